@@ -1,0 +1,32 @@
+#!/bin/sh
+# Install the Debian packages ofc builds and tests against, only those missing.
+# Called by `make` when a dependency check fails; safe to run by hand.
+set -eu
+
+PKGS="libyaml-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
+liblpsolve55-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libcmocka-dev
+pkg-config graphviz iproute2 iputils-ping"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+		missing="$missing $p"
+	fi
+done
+
+[ -z "$missing" ] && exit 0
+
+echo "install-deps: installing:$missing" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		SUDO="sudo"
+	else
+		echo "install-deps: need root (or sudo) to install:$missing" >&2
+		exit 1
+	fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

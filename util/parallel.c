@@ -1,0 +1,78 @@
+/* A minimal parallel-for over pthreads: the schedule and graph code has
+ * embarrassingly parallel loops (one BFS per source, one LP per node and
+ * step) and two cores to spread them over. */
+#include "util/util.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+struct pf_job {
+	size_t n, grain;
+	atomic_size_t next;
+	void (*fn)(void *ctx, size_t i, unsigned worker);
+	void *ctx;
+};
+
+struct pf_worker {
+	struct pf_job *job;
+	unsigned id;
+};
+
+unsigned ofc_cpu_count(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (unsigned)n : 1;
+}
+
+static void *pf_run(void *arg)
+{
+	struct pf_worker *w = arg;
+	struct pf_job *job = w->job;
+
+	for (;;) {
+		size_t lo = atomic_fetch_add(&job->next, job->grain);
+
+		if (lo >= job->n)
+			break;
+		size_t hi = lo + job->grain < job->n ? lo + job->grain : job->n;
+		for (size_t i = lo; i < hi; i++)
+			job->fn(job->ctx, i, w->id);
+	}
+	return NULL;
+}
+
+void parallel_for(size_t n, size_t grain, unsigned threads,
+		  void (*fn)(void *ctx, size_t i, unsigned worker), void *ctx)
+{
+	struct pf_job job = {.n = n, .grain = grain ? grain : 1, .fn = fn, .ctx = ctx};
+	pthread_t tid[64];
+	struct pf_worker w[64];
+	unsigned started = 0;
+
+	atomic_init(&job.next, 0);
+	if (threads == 0)
+		threads = ofc_cpu_count();
+	if (threads > ARRAY_SIZE(tid))
+		threads = ARRAY_SIZE(tid);
+	if ((size_t)threads > (n + job.grain - 1) / job.grain)
+		threads = (unsigned)((n + job.grain - 1) / job.grain);
+	if (threads <= 1) {
+		for (size_t i = 0; i < n; i++)
+			fn(ctx, i, 0);
+		return;
+	}
+	for (unsigned t = 1; t < threads; t++) {
+		w[t].job = &job;
+		w[t].id = t;
+		if (pthread_create(&tid[t], NULL, pf_run, &w[t]) != 0)
+			break;
+		started = t;
+	}
+	w[0].job = &job;
+	w[0].id = 0;
+	pf_run(&w[0]);
+	for (unsigned t = 1; t <= started; t++)
+		pthread_join(tid[t], NULL);
+}

@@ -1,0 +1,197 @@
+/* util — errors, growable strings, a JSON writer, unit parsing, atomic files,
+ * a parallel-for. The bottom of the module stack: depends on libc only.
+ *
+ * Allocation failure aborts (xmalloc and friends), as in git and Redis: every
+ * caller would otherwise have to unwind a state that cannot be reported
+ * anyway. Everything else reports through struct ofc_error and never prints.
+ */
+#ifndef OFC_UTIL_H
+#define OFC_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#if defined(__GNUC__)
+#define OFC_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define OFC_PRINTF(f, a)
+#endif
+
+/* ---- errors ----------------------------------------------------------- */
+
+enum ofc_errcode {
+	OFC_OK = 0,
+	OFC_E_INPUT,   /* bad input: config, spec, demand file, frame (exit 2) */
+	OFC_E_USAGE,   /* command-line usage (exit 2) */
+	OFC_E_RUNTIME, /* I/O, device, solver, timeout (exit 1) */
+};
+
+struct ofc_error {
+	enum ofc_errcode code;
+	char file[256]; /* input the error is in; "" when none */
+	unsigned line;  /* 1-based; 0 when the input has no position */
+	unsigned col;
+	char msg[512];
+};
+
+void ofc_error_clear(struct ofc_error *err);
+/* Both return -1 so callers can write `return ofc_error_set(...)`. */
+int ofc_error_set(struct ofc_error *err, enum ofc_errcode code, const char *fmt, ...)
+	OFC_PRINTF(3, 4);
+int ofc_error_at(struct ofc_error *err, enum ofc_errcode code, const char *file, unsigned line,
+		 unsigned col, const char *fmt, ...) OFC_PRINTF(6, 7);
+/* "FILE:LINE:COL: msg", "FILE: msg" or "msg", into buf. Returns buf. */
+const char *ofc_error_str(const struct ofc_error *err, char *buf, size_t n);
+/* Exit status for a main: 2 for input and usage errors, 1 otherwise. */
+int ofc_error_exit_code(const struct ofc_error *err);
+/* Prefix the message with "what: " (keeps position). */
+void ofc_error_prefix(struct ofc_error *err, const char *fmt, ...) OFC_PRINTF(2, 3);
+
+/* ---- memory ----------------------------------------------------------- */
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+/* realloc to n * size, aborting on multiplication overflow. */
+void *xreallocarray(void *p, size_t n, size_t size);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) OFC_PRINTF(1, 2);
+
+/* Grow *arr (of *cap elements of size sz) so that it holds at least need. */
+void grow_array(void **arr, size_t *cap, size_t need, size_t sz);
+#define GROW(arr, cap, need) grow_array((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+/* ---- arena -------------------------------------------------------------
+ * Many small allocations freed together (protobuf messages being built,
+ * per-request scratch). Memory is zeroed. */
+struct arena_block;
+struct arena {
+	struct arena_block *head;
+};
+void *arena_alloc(struct arena *a, size_t n);
+/* n elements of size sz, checked for overflow. */
+void *arena_array(struct arena *a, size_t n, size_t sz);
+char *arena_strdup(struct arena *a, const char *s);
+char *arena_printf(struct arena *a, const char *fmt, ...) OFC_PRINTF(2, 3);
+void arena_free(struct arena *a);
+
+/* ---- strbuf ----------------------------------------------------------- */
+
+struct strbuf {
+	char *buf; /* always NUL-terminated once anything was added */
+	size_t len;
+	size_t cap;
+};
+#define STRBUF_INIT {NULL, 0, 0}
+
+void sb_add(struct strbuf *sb, const char *s, size_t n);
+void sb_puts(struct strbuf *sb, const char *s);
+void sb_putc(struct strbuf *sb, char c);
+void sb_printf(struct strbuf *sb, const char *fmt, ...) OFC_PRINTF(2, 3);
+void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap);
+void sb_reset(struct strbuf *sb);
+void sb_free(struct strbuf *sb);
+/* Hand the buffer to the caller (who frees it); sb is reset. Never NULL. */
+char *sb_detach(struct strbuf *sb);
+
+/* ---- JSON writer -------------------------------------------------------
+ * Streams to a FILE. Commas and indentation are automatic. Pretty mode puts
+ * each object member and each container element of an array on its own
+ * line, and keeps arrays of scalars on one line ([0, 1]).
+ */
+#define JSON_MAX_DEPTH 32
+
+struct json_level {
+	bool is_array;
+	bool multiline; /* an array that holds containers */
+	unsigned count;
+};
+
+struct json_writer {
+	FILE *out;
+	bool pretty;
+	bool after_key;
+	int depth;
+	struct json_level level[JSON_MAX_DEPTH];
+};
+
+void jw_init(struct json_writer *w, FILE *out, bool pretty);
+void jw_obj_begin(struct json_writer *w);
+void jw_obj_end(struct json_writer *w);
+void jw_arr_begin(struct json_writer *w);
+void jw_arr_end(struct json_writer *w);
+void jw_key(struct json_writer *w, const char *key);
+void jw_str(struct json_writer *w, const char *s);
+void jw_int(struct json_writer *w, int64_t v);
+void jw_uint(struct json_writer *w, uint64_t v);
+/* Shortest text that reads back as the same double; null when not finite. */
+void jw_double(struct json_writer *w, double v);
+void jw_bool(struct json_writer *w, bool v);
+void jw_null(struct json_writer *w);
+/* Ends the document with a newline. */
+void jw_finish(struct json_writer *w);
+/* Escape s as a JSON string (with quotes) into sb. */
+void json_escape(struct strbuf *sb, const char *s);
+
+/* ---- units -------------------------------------------------------------
+ * Numbers as people write them: "64MiB", "4MB", "128" (bytes); "40Gbps",
+ * "100Gb/s", "12.5GB/s"; "25us", "10ms", "1.5s". Negative values, missing
+ * numbers, unknown units and overflow are errors; *why then points to a
+ * static explanation suitable for an error message.
+ */
+int parse_size(const char *s, uint64_t *bytes, const char **why);
+int parse_rate(const char *s, double *bits_per_s, const char **why);
+int parse_duration(const char *s, double *seconds, const char **why);
+/* Unsigned decimal integer, all of s, no sign, no overflow. */
+int parse_u64(const char *s, uint64_t *v);
+int parse_u32(const char *s, uint32_t *v);
+/* Formatting for people: "64 MiB", "40 Gb/s", "25 us". */
+void fmt_size(char *buf, size_t n, uint64_t bytes);
+void fmt_rate(char *buf, size_t n, double bits_per_s);
+void fmt_duration(char *buf, size_t n, double seconds);
+
+/* ---- files ------------------------------------------------------------- */
+
+/* Read a whole file (at most max bytes) into a NUL-terminated buffer. */
+int read_file(const char *path, size_t max, char **data, size_t *len, struct ofc_error *err);
+
+/* Output that appears all at once or not at all: written to PATH.tmp.XXXXXX
+ * in the same directory, flushed, fsynced, renamed over PATH, and the
+ * directory fsynced. Path "-" writes to stdout directly. */
+struct atomic_file {
+	FILE *f;
+	char *path;
+	char *tmp; /* NULL for stdout */
+};
+int atomic_open(struct atomic_file *af, const char *path, struct ofc_error *err);
+int atomic_commit(struct atomic_file *af, struct ofc_error *err);
+/* Drop the temporary file; safe after a failed commit and on a closed af. */
+void atomic_abort(struct atomic_file *af);
+/* Write one buffer atomically. */
+int atomic_write(const char *path, const void *data, size_t len, struct ofc_error *err);
+
+/* ---- parallel loops ----------------------------------------------------
+ * Run fn(ctx, i, worker) for i in [0, n) on `threads` threads (0 = the number
+ * of online CPUs). Items are handed out in blocks of `grain`. worker is in
+ * [0, threads) so callers can keep per-thread scratch space.
+ */
+unsigned ofc_cpu_count(void);
+void parallel_for(size_t n, size_t grain, unsigned threads,
+		  void (*fn)(void *ctx, size_t i, unsigned worker), void *ctx);
+
+/* ---- misc -------------------------------------------------------------- */
+
+/* Levenshtein distance, for "did you mean" hints; capped at 255. */
+unsigned edit_distance(const char *a, const char *b);
+/* Monotonic clock in seconds. */
+double now_seconds(void);
+/* Peak resident set size of this process in bytes (0 when unknown). */
+uint64_t peak_rss_bytes(void);
+
+#endif
