@@ -1,0 +1,266 @@
+/* Degrees, connectivity, diameter and all-pairs distances. */
+#include "topo/topo.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint32_t moore_diameter(uint64_t n, uint32_t d)
+{
+	uint64_t reach = 1, layer = 1;
+	uint32_t k = 0;
+
+	if (n <= 1)
+		return 0;
+	if (d == 0)
+		return UINT32_MAX;
+	if (d == 1)
+		return (uint32_t)(n - 1);
+	/* 1 + d + ... + d^k >= n */
+	while (reach < n) {
+		layer *= d;
+		reach += layer;
+		k++;
+	}
+	return k;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* ---- bit-parallel BFS ----------------------------------------------------
+ * 256 sources at a time: each node keeps a 256-bit set of the sources that
+ * reached it. One level is one pass over the in-arcs: a node's new bits are
+ * the OR of its in-neighbours' frontier bits, minus the bits it has seen.
+ * The work per level is 4 words per arc, whatever the frontier size. */
+
+#define BFS_WORDS 4
+#define BFS_BATCH (64 * BFS_WORDS)
+
+struct bfs_ctx {
+	const struct graph *t; /* transpose: pull along in-arcs */
+	uint32_t nbatches;
+	uint64_t **buf; /* per worker: seen, frontier, next (n * BFS_WORDS each) */
+	_Atomic uint32_t ecc_max;
+	atomic_bool disconnected;
+};
+
+static void bfs_batch(void *arg, size_t b, unsigned worker)
+{
+	struct bfs_ctx *c = arg;
+	const struct graph *t = c->t;
+	uint32_t n = t->n, s0 = (uint32_t)b * BFS_BATCH;
+	uint32_t ns = n - s0 < BFS_BATCH ? n - s0 : BFS_BATCH;
+	uint64_t *seen = c->buf[worker], *fr = seen + (size_t)n * BFS_WORDS,
+		 *nx = fr + (size_t)n * BFS_WORDS;
+	uint64_t full[BFS_WORDS] = {0};
+	uint32_t level = 0;
+
+	for (uint32_t i = 0; i < ns; i++)
+		full[i / 64] |= 1ull << (i % 64);
+	memset(seen, 0, (size_t)n * BFS_WORDS * sizeof(uint64_t) * 2);
+	for (uint32_t i = 0; i < ns; i++) {
+		seen[(size_t)(s0 + i) * BFS_WORDS + i / 64] |= 1ull << (i % 64);
+		fr[(size_t)(s0 + i) * BFS_WORDS + i / 64] |= 1ull << (i % 64);
+	}
+	for (;;) {
+		uint64_t any = 0;
+
+		for (uint32_t v = 0; v < n; v++) {
+			uint64_t acc[BFS_WORDS] = {0};
+			uint64_t *sv = seen + (size_t)v * BFS_WORDS;
+
+			for (uint32_t a = t->off[v]; a < t->off[v + 1]; a++) {
+				const uint64_t *f = fr + (size_t)t->adj[a] * BFS_WORDS;
+
+				for (int w = 0; w < BFS_WORDS; w++)
+					acc[w] |= f[w];
+			}
+			for (int w = 0; w < BFS_WORDS; w++) {
+				acc[w] &= ~sv[w];
+				sv[w] |= acc[w];
+				nx[(size_t)v * BFS_WORDS + w] = acc[w];
+				any |= acc[w];
+			}
+		}
+		if (!any)
+			break;
+		level++;
+		uint64_t *tmp = fr;
+		fr = nx;
+		nx = tmp;
+	}
+	for (uint32_t v = 0; v < n; v++)
+		for (int w = 0; w < BFS_WORDS; w++)
+			if ((seen[(size_t)v * BFS_WORDS + w] & full[w]) != full[w])
+				atomic_store(&c->disconnected, true);
+	uint32_t cur = atomic_load(&c->ecc_max);
+	while (level > cur && !atomic_compare_exchange_weak(&c->ecc_max, &cur, level))
+		;
+}
+
+/* Eccentricity of one source by a plain queue BFS; UINT32_MAX if some node
+ * is unreachable. */
+static uint32_t eccentricity(const struct graph *g, uint32_t s)
+{
+	uint32_t *dist = xmalloc((size_t)g->n * sizeof(uint32_t));
+	uint32_t *queue = xmalloc((size_t)g->n * sizeof(uint32_t));
+	uint32_t head = 0, tail = 0, ecc = 0;
+
+	memset(dist, 0xff, (size_t)g->n * sizeof(uint32_t));
+	dist[s] = 0;
+	queue[tail++] = s;
+	while (head < tail) {
+		uint32_t u = queue[head++];
+
+		ecc = dist[u];
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			if (dist[g->adj[a]] == UINT32_MAX) {
+				dist[g->adj[a]] = dist[u] + 1;
+				queue[tail++] = g->adj[a];
+			}
+	}
+	free(dist);
+	free(queue);
+	return tail == g->n ? ecc : UINT32_MAX;
+}
+
+void topo_facts(const struct graph *g, struct topo_facts *f, unsigned threads)
+{
+	struct graph *t = graph_transpose(g);
+	uint32_t n = g->n;
+
+	memset(f, 0, sizeof(*f));
+	f->nodes = n;
+	f->arcs = g->m;
+	f->min_out = f->min_in = UINT32_MAX;
+	f->symmetric = true;
+
+	uint32_t *a = xmalloc((size_t)(g->m ? g->m : 1) * sizeof(uint32_t));
+	uint32_t *b = xmalloc((size_t)(g->m ? g->m : 1) * sizeof(uint32_t));
+	for (uint32_t u = 0; u < n; u++) {
+		uint32_t dout = graph_outdeg(g, u), din = graph_outdeg(t, u);
+
+		f->min_out = dout < f->min_out ? dout : f->min_out;
+		f->max_out = dout > f->max_out ? dout : f->max_out;
+		f->min_in = din < f->min_in ? din : f->min_in;
+		f->max_in = din > f->max_in ? din : f->max_in;
+		memcpy(a, graph_out(g, u), dout * sizeof(uint32_t));
+		qsort(a, dout, sizeof(uint32_t), cmp_u32);
+		for (uint32_t i = 0; i < dout; i++) {
+			if (a[i] == u)
+				f->self_loops++;
+			if (i && a[i] == a[i - 1])
+				f->parallel_arcs++;
+		}
+		/* Symmetric iff every node's out-multiset equals its in-multiset. */
+		if (f->symmetric) {
+			if (din != dout) {
+				f->symmetric = false;
+			} else {
+				memcpy(b, graph_out(t, u), din * sizeof(uint32_t));
+				qsort(b, din, sizeof(uint32_t), cmp_u32);
+				if (memcmp(a, b, din * sizeof(uint32_t)) != 0)
+					f->symmetric = false;
+			}
+		}
+	}
+	free(a);
+	free(b);
+	if (n == 0)
+		f->min_out = f->min_in = 0;
+	f->regular = f->min_out == f->max_out && f->min_in == f->max_in && f->min_in == f->min_out;
+	f->degree = f->regular ? f->min_out : f->max_out;
+	f->moore_diameter = moore_diameter(n, f->degree);
+
+	if (g->vertex_transitive || n == 1) {
+		uint32_t e = eccentricity(g, 0);
+
+		f->strongly_connected = e != UINT32_MAX;
+		f->diameter = f->strongly_connected ? e : 0;
+		f->diameter_known = true;
+	} else if (n > TOPO_MAX_APSP_NODES) {
+		/* Strongly connected iff node 0 reaches all and all reach node 0. */
+		f->strongly_connected = eccentricity(g, 0) != UINT32_MAX &&
+					eccentricity(t, 0) != UINT32_MAX;
+		f->diameter_known = false;
+	} else {
+		struct bfs_ctx c = {.t = t, .nbatches = (n + BFS_BATCH - 1) / BFS_BATCH};
+
+		if (threads == 0)
+			threads = ofc_cpu_count();
+		if (threads > c.nbatches)
+			threads = c.nbatches;
+		c.buf = xcalloc(threads, sizeof(uint64_t *));
+		for (unsigned w = 0; w < threads; w++)
+			c.buf[w] = xmalloc((size_t)n * BFS_WORDS * 3 * sizeof(uint64_t));
+		atomic_init(&c.ecc_max, 0);
+		atomic_init(&c.disconnected, false);
+		parallel_for(c.nbatches, 1, threads, bfs_batch, &c);
+		for (unsigned w = 0; w < threads; w++)
+			free(c.buf[w]);
+		free(c.buf);
+		f->strongly_connected = !atomic_load(&c.disconnected);
+		f->diameter = f->strongly_connected ? atomic_load(&c.ecc_max) : 0;
+		f->diameter_known = true;
+	}
+	graph_free(t);
+}
+
+struct dist_ctx {
+	const struct graph *g;
+	uint16_t *dist;
+	uint32_t **queue;
+};
+
+static void dist_one(void *arg, size_t s, unsigned worker)
+{
+	struct dist_ctx *c = arg;
+	const struct graph *g = c->g;
+	uint16_t *d = c->dist + s * g->n;
+	uint32_t *q = c->queue[worker], head = 0, tail = 0;
+
+	for (uint32_t v = 0; v < g->n; v++)
+		d[v] = TOPO_UNREACHABLE;
+	d[s] = 0;
+	q[tail++] = (uint32_t)s;
+	while (head < tail) {
+		uint32_t u = q[head++];
+		uint16_t du = d[u];
+
+		if (du + 1 >= TOPO_UNREACHABLE)
+			continue;
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			if (d[g->adj[a]] == TOPO_UNREACHABLE) {
+				d[g->adj[a]] = (uint16_t)(du + 1);
+				q[tail++] = g->adj[a];
+			}
+	}
+}
+
+uint16_t *topo_distances(const struct graph *g, unsigned threads, struct ofc_error *err)
+{
+	struct dist_ctx c = {.g = g};
+	uint64_t cells = (uint64_t)g->n * g->n;
+
+	if (cells > (1ull << 30))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "all-pairs distances for %u nodes need %llu MiB; limit 2048",
+				     g->n, (unsigned long long)(cells * 2 >> 20)),
+		       NULL;
+	if (threads == 0)
+		threads = ofc_cpu_count();
+	c.dist = xmalloc(cells * sizeof(uint16_t) + 1);
+	c.queue = xcalloc(threads, sizeof(uint32_t *));
+	for (unsigned w = 0; w < threads; w++)
+		c.queue[w] = xmalloc(((size_t)g->n + 1) * sizeof(uint32_t));
+	parallel_for(g->n, 16, threads, dist_one, &c);
+	for (unsigned w = 0; w < threads; w++)
+		free(c.queue[w]);
+	free(c.queue);
+	return c.dist;
+}

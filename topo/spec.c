@@ -1,0 +1,599 @@
+/* Topology specs: "torus:8x8", "genkautz:1024,4", "line^3(circulant:16:3,4)".
+ *
+ *   spec   := family | func
+ *   family := NAME ':' params            (per family, see families[] below)
+ *   func   := 'line' ['^' K] '(' spec ')' | 'reverse' '(' spec ')'
+ *           | 'degree' '(' spec ',' K ')' | 'power' '(' spec ',' K ')'
+ *           | 'product' '(' spec ',' spec {',' spec} ')'
+ *
+ * Commas inside a family's parameters and between arguments are told apart
+ * from where they stand: the last top-level comma of degree()/power() comes
+ * before the integer, and product() arguments start with a letter. So
+ * "degree(circulant:16:3,4,2)" is circulant:16:{3,4} expanded twice.
+ */
+#include "topo/internal.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 16
+#define MAX_PARAMS 32
+
+struct parser {
+	const char *s;
+	struct ofc_error *err;
+	int depth;
+};
+
+static int fail(struct parser *p, size_t pos, const char *fmt, ...) OFC_PRINTF(3, 4);
+static int fail(struct parser *p, size_t pos, const char *fmt, ...)
+{
+	va_list ap;
+
+	p->err->code = OFC_E_INPUT;
+	p->err->file[0] = '\0';
+	p->err->line = 0;
+	p->err->col = (unsigned)pos + 1;
+	va_start(ap, fmt);
+	vsnprintf(p->err->msg, sizeof(p->err->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static size_t skip_space(const char *s, size_t i, size_t hi)
+{
+	while (i < hi && s[i] == ' ')
+		i++;
+	return i;
+}
+
+static size_t trim_end(const char *s, size_t lo, size_t hi)
+{
+	while (hi > lo && s[hi - 1] == ' ')
+		hi--;
+	return hi;
+}
+
+/* A decimal integer at *i (< hi); advances *i. */
+static int number(struct parser *p, size_t *i, size_t hi, uint32_t *v, const char *what)
+{
+	uint64_t x = 0;
+	size_t start = *i;
+
+	if (start >= hi || !isdigit((unsigned char)p->s[start]))
+		return fail(p, start, "expected %s", what);
+	while (*i < hi && isdigit((unsigned char)p->s[*i])) {
+		x = x * 10 + (uint64_t)(p->s[*i] - '0');
+		if (x > UINT32_MAX)
+			return fail(p, start, "%s is too large", what);
+		(*i)++;
+	}
+	*v = (uint32_t)x;
+	return 0;
+}
+
+/* Parameters: numbers separated by the given separators, exactly filling
+ * [i, hi). seps[k] is the separator after parameter k; '*' repeats the
+ * previous one as often as needed. */
+static int params(struct parser *p, size_t i, size_t hi, const char *seps, uint32_t *v,
+		  uint32_t *count, const char *what)
+{
+	uint32_t k = 0;
+	char sep = 0;
+
+	for (;;) {
+		if (k == MAX_PARAMS)
+			return fail(p, i, "too many parameters");
+		if (number(p, &i, hi, &v[k], what) < 0)
+			return -1;
+		k++;
+		if (i == hi)
+			break;
+		if (*seps && *seps != '*')
+			sep = *seps++;
+		else if (*seps == '*' && !sep)
+			return fail(p, i, "unexpected '%c'", p->s[i]);
+		if (!sep || p->s[i] != sep)
+			return fail(p, i, "unexpected '%c' in %s", p->s[i], what);
+		i++;
+	}
+	*count = k;
+	return 0;
+}
+
+static int check_size(struct parser *p, size_t pos, uint64_t nodes, uint64_t degree)
+{
+	if (nodes > TOPO_MAX_NODES)
+		return fail(p, pos, "too many nodes (%llu; limit %u)", (unsigned long long)nodes,
+			    TOPO_MAX_NODES);
+	if (nodes * degree > TOPO_MAX_ARCS)
+		return fail(p, pos, "too many links (%llu; limit %u)",
+			    (unsigned long long)(nodes * degree), TOPO_MAX_ARCS);
+	return 0;
+}
+
+/* nodes = base^exp with overflow detection (saturates above the limit). */
+static uint64_t power_sat(uint64_t base, uint32_t exp)
+{
+	uint64_t r = 1;
+
+	for (uint32_t i = 0; i < exp; i++) {
+		r *= base;
+		if (r > (uint64_t)TOPO_MAX_NODES * 4)
+			return (uint64_t)TOPO_MAX_NODES * 4;
+	}
+	return r;
+}
+
+struct family {
+	const char *name;
+	const char *syntax;
+	int (*build)(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *canon);
+};
+
+#define NEED(cond, pos, ...)                                                                       \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			return fail(p, pos, __VA_ARGS__);                                          \
+	} while (0)
+
+static int b_ring(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+{
+	uint32_t v[MAX_PARAMS], k;
+
+	if (params(p, lo, hi, "", v, &k, "a node count") < 0)
+		return -1;
+	NEED(v[0] >= 2, lo, "a ring needs at least 2 nodes");
+	if (check_size(p, lo, v[0], 1) < 0)
+		return -1;
+	*g = topo_ring(v[0]);
+	sb_printf(c, "ring:%u", v[0]);
+	return 0;
+}
+
+static int b_biring(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+{
+	uint32_t v[MAX_PARAMS], k;
+
+	if (params(p, lo, hi, "", v, &k, "a node count") < 0)
+		return -1;
+	NEED(v[0] >= 2, lo, "a ring needs at least 2 nodes");
+	if (check_size(p, lo, v[0], 2) < 0)
+		return -1;
+	*g = topo_biring(v[0]);
+	sb_printf(c, "biring:%u", v[0]);
+	return 0;
+}
+
+static int b_torus(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+{
+	uint32_t v[MAX_PARAMS], k;
+	uint64_t n = 1;
+	size_t i = lo;
+
+	if (params(p, lo, hi, "x*", v, &k, "dimensions like 8x8") < 0)
+		return -1;
+	for (uint32_t d = 0; d < k; d++) {
+		NEED(v[d] >= 2, i, "torus dimension %u must be at least 2", d + 1);
+		n *= v[d];
+		if (n > TOPO_MAX_NODES)
+			break;
+		while (i < hi && p->s[i] != 'x')
+			i++;
+		i++;
+	}
+	if (check_size(p, lo, n, 2ull * k) < 0)
+		return -1;
+	*g = topo_torus(v, k);
+	sb_puts(c, "torus:");
+	for (uint32_t d = 0; d < k; d++)
+		sb_printf(c, "%s%u", d ? "x" : "", v[d]);
+	return 0;
+}
+
+static int b_hypercube(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+{
+	uint32_t v[MAX_PARAMS], k;
+
+	if (params(p, lo, hi, "", v, &k, "a dimension") < 0)
+		return -1;
+	NEED(v[0] >= 1 && v[0] <= 22, lo, "hypercube dimension must be 1..22");
+	if (check_size(p, lo, 1ull << v[0], v[0]) < 0)
+		return -1;
+	*g = topo_hypercube(v[0]);
+	sb_printf(c, "hypercube:%u", v[0]);
+	return 0;
+}
+
+static int b_complete(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+{
+	uint32_t v[MAX_PARAMS], k;
+
+	if (params(p, lo, hi, "", v, &k, "a node count") < 0)
+		return -1;
+	NEED(v[0] >= 2, lo, "a complete graph needs at least 2 nodes");
+	if (check_size(p, lo, v[0], v[0] - 1ull) < 0)
+		return -1;
+	*g = topo_complete(v[0]);
+	sb_printf(c, "complete:%u", v[0]);
+	return 0;
+}
+
+static int b_bipartite(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+{
+	uint32_t v[MAX_PARAMS], k;
+
+	if (params(p, lo, hi, "", v, &k, "a degree") < 0)
+		return -1;
+	NEED(v[0] >= 1, lo, "bipartite degree must be at least 1");
+	if (check_size(p, lo, 2ull * v[0], v[0]) < 0)
+		return -1;
+	*g = topo_bipartite(v[0]);
+	sb_printf(c, "bipartite:%u", v[0]);
+	return 0;
+}
+
+static int b_hamming(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+{
+	uint32_t v[MAX_PARAMS], k;
+
+	if (params(p, lo, hi, ",", v, &k, "n,q") < 0)
+		return -1;
+	NEED(k == 2, lo, "hamming takes n,q");
+	NEED(v[0] >= 1, lo, "hamming dimension n must be at least 1");
+	NEED(v[1] >= 2, lo, "hamming alphabet q must be at least 2");
+	if (check_size(p, lo, power_sat(v[1], v[0]), (uint64_t)v[0] * (v[1] - 1)) < 0)
+		return -1;
+	*g = topo_hamming(v[0], v[1]);
+	sb_printf(c, "hamming:%u,%u", v[0], v[1]);
+	return 0;
+}
+
+static int b_circulant(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+{
+	uint32_t v[MAX_PARAMS], k;
+
+	if (params(p, lo, hi, ":,*", v, &k, "N:a,b,...") < 0)
+		return -1;
+	NEED(k >= 2, lo, "circulant takes N:a,b,... (at least one offset)");
+	NEED(v[0] >= 2, lo, "a circulant needs at least 2 nodes");
+	for (uint32_t i = 1; i < k; i++)
+		NEED(v[i] >= 1 && v[i] < v[0], lo, "circulant offset %u must be in 1..%u", v[i],
+		     v[0] - 1);
+	if (check_size(p, lo, v[0], 2ull * (k - 1)) < 0)
+		return -1;
+	*g = topo_circulant(v[0], v + 1, k - 1);
+	sb_printf(c, "circulant:%u:", v[0]);
+	for (uint32_t i = 1; i < k; i++)
+		sb_printf(c, "%s%u", i > 1 ? "," : "", v[i]);
+	return 0;
+}
+
+static int b_kautz(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+{
+	uint32_t v[MAX_PARAMS], k;
+
+	if (params(p, lo, hi, ",", v, &k, "d,n") < 0)
+		return -1;
+	NEED(k == 2, lo, "kautz takes d,n");
+	NEED(v[0] >= 1 && v[0] <= 254, lo, "kautz degree d must be 1..254");
+	NEED(v[1] <= 63, lo, "kautz word length n must be at most 63");
+	if (check_size(p, lo, power_sat(v[0], v[1]) * (v[0] + 1ull), v[0]) < 0)
+		return -1;
+	*g = topo_kautz(v[0], v[1]);
+	sb_printf(c, "kautz:%u,%u", v[0], v[1]);
+	return 0;
+}
+
+static int b_genkautz(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+{
+	uint32_t v[MAX_PARAMS], k;
+
+	if (params(p, lo, hi, ",", v, &k, "N,d") < 0)
+		return -1;
+	NEED(k == 2, lo, "genkautz takes N,d");
+	NEED(v[1] >= 1, lo, "genkautz degree d must be at least 1");
+	NEED(v[0] >= v[1] + 1ull, lo, "genkautz needs N >= d + 1 nodes");
+	if (check_size(p, lo, v[0], v[1]) < 0)
+		return -1;
+	*g = topo_genkautz(v[0], v[1]);
+	sb_printf(c, "genkautz:%u,%u", v[0], v[1]);
+	return 0;
+}
+
+static int b_debruijn(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+{
+	uint32_t v[MAX_PARAMS], k;
+
+	if (params(p, lo, hi, ",", v, &k, "d,n") < 0)
+		return -1;
+	NEED(k == 2, lo, "debruijn takes d,n");
+	NEED(v[0] >= 2, lo, "debruijn degree d must be at least 2");
+	NEED(v[1] >= 1, lo, "debruijn word length n must be at least 1");
+	if (check_size(p, lo, power_sat(v[0], v[1]), v[0]) < 0)
+		return -1;
+	*g = topo_debruijn(v[0], v[1]);
+	sb_printf(c, "debruijn:%u,%u", v[0], v[1]);
+	return 0;
+}
+
+static const struct family families[] = {
+	{"ring", "ring:N", b_ring},
+	{"biring", "biring:N", b_biring},
+	{"torus", "torus:AxB[xC...]", b_torus},
+	{"hypercube", "hypercube:D", b_hypercube},
+	{"complete", "complete:N", b_complete},
+	{"bipartite", "bipartite:D", b_bipartite},
+	{"hamming", "hamming:n,q", b_hamming},
+	{"circulant", "circulant:N:a,b,...", b_circulant},
+	{"kautz", "kautz:d,n", b_kautz},
+	{"genkautz", "genkautz:N,d", b_genkautz},
+	{"debruijn", "debruijn:d,n", b_debruijn},
+};
+
+static const char *const funcs[] = {"line", "degree", "product", "power", "reverse"};
+
+static int parse(struct parser *p, size_t lo, size_t hi, struct graph **out, struct strbuf *canon);
+
+static const char *closest_name(const char *word)
+{
+	const char *best = NULL;
+	unsigned bd = 3;
+
+	for (size_t i = 0; i < ARRAY_SIZE(families); i++) {
+		unsigned d = edit_distance(word, families[i].name);
+		if (d < bd) {
+			bd = d;
+			best = families[i].name;
+		}
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(funcs); i++) {
+		unsigned d = edit_distance(word, funcs[i]);
+		if (d < bd) {
+			bd = d;
+			best = funcs[i];
+		}
+	}
+	return best;
+}
+
+/* One argument spec in [lo, hi), trimmed, non-empty. */
+static int arg_spec(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+{
+	lo = skip_space(p->s, lo, hi);
+	hi = trim_end(p->s, lo, hi);
+	if (lo == hi)
+		return fail(p, lo, "expected a topology spec");
+	return parse(p, lo, hi, g, c);
+}
+
+static int arg_int(struct parser *p, size_t lo, size_t hi, uint32_t *v, const char *what)
+{
+	lo = skip_space(p->s, lo, hi);
+	hi = trim_end(p->s, lo, hi);
+	size_t i = lo;
+	if (number(p, &i, hi, v, what) < 0)
+		return -1;
+	if (i != hi)
+		return fail(p, i, "unexpected '%c' after %s", p->s[i], what);
+	return 0;
+}
+
+static int func(struct parser *p, const char *name, size_t name_end, size_t lo, size_t hi,
+		struct graph **out, struct strbuf *canon)
+{
+	size_t i = name_end, open, close;
+	uint32_t times = 1;
+	struct graph *g = NULL, *x = NULL;
+	struct strbuf sub = STRBUF_INIT;
+	int depth = 0;
+
+	if (strcmp(name, "line") == 0 && i < hi && p->s[i] == '^') {
+		i++;
+		if (number(p, &i, hi, &times, "a repeat count after '^'") < 0)
+			return -1;
+		NEED(times >= 1 && times <= 8, name_end + 1, "line^K needs K in 1..8");
+	}
+	i = skip_space(p->s, i, hi);
+	if (i >= hi || p->s[i] != '(')
+		return fail(p, i, "expected '(' after %s", name);
+	open = i;
+	for (close = open; close < hi; close++) {
+		if (p->s[close] == '(')
+			depth++;
+		else if (p->s[close] == ')' && --depth == 0)
+			break;
+	}
+	if (close >= hi)
+		return fail(p, open, "unbalanced '('");
+	if (trim_end(p->s, close + 1, hi) != close + 1)
+		return fail(p, close + 1, "unexpected text after ')'");
+
+	/* Top-level commas inside the parentheses. */
+	size_t commas[MAX_PARAMS];
+	unsigned nc = 0;
+	depth = 0;
+	for (size_t k = open + 1; k < close; k++) {
+		if (p->s[k] == '(')
+			depth++;
+		else if (p->s[k] == ')')
+			depth--;
+		else if (p->s[k] == ',' && depth == 0 && nc < MAX_PARAMS)
+			commas[nc++] = k;
+	}
+
+	if (strcmp(name, "line") == 0 || strcmp(name, "reverse") == 0) {
+		if (arg_spec(p, open + 1, close, &g, &sub) < 0)
+			goto fail;
+		if (name[0] == 'r') {
+			x = graph_transpose(g);
+			sb_printf(canon, "reverse(%s)", sub.buf);
+		} else {
+			for (uint32_t t = 0; t < times; t++) {
+				x = topo_line(g, p->err);
+				if (!x) {
+					p->err->col = (unsigned)lo + 1;
+					goto fail;
+				}
+				graph_free(g);
+				g = x;
+			}
+			g = NULL;
+			if (times == 1)
+				sb_printf(canon, "line(%s)", sub.buf);
+			else
+				sb_printf(canon, "line^%u(%s)", times, sub.buf);
+		}
+	} else if (strcmp(name, "degree") == 0 || strcmp(name, "power") == 0) {
+		uint32_t k;
+
+		if (nc == 0) {
+			fail(p, close, "%s(SPEC,n) needs a count after a comma", name);
+			goto fail;
+		}
+		size_t last = commas[nc - 1];
+		if (arg_spec(p, open + 1, last, &g, &sub) < 0 ||
+		    arg_int(p, last + 1, close, &k, "a count") < 0)
+			goto fail;
+		if (name[0] == 'd') {
+			if (k < 1) {
+				fail(p, last + 1, "degree expansion needs n >= 1");
+				goto fail;
+			}
+			x = topo_degree_expand(g, k, p->err);
+		} else {
+			if (k < 1 || k > 16) {
+				fail(p, last + 1, "power needs n in 1..16");
+				goto fail;
+			}
+			x = g;
+			for (uint32_t t = 1; t < k && x; t++) {
+				struct graph *y = topo_product(x, g, p->err);
+
+				if (x != g)
+					graph_free(x);
+				x = y;
+			}
+			if (x == g) { /* power(G,1) */
+				g = NULL;
+			}
+		}
+		if (!x) {
+			p->err->col = (unsigned)lo + 1;
+			goto fail;
+		}
+		sb_printf(canon, "%s(%s,%u)", name, sub.buf, k);
+	} else { /* product */
+		size_t starts[MAX_PARAMS + 1], ends[MAX_PARAMS + 1];
+		unsigned na = 0;
+
+		starts[0] = open + 1;
+		for (unsigned k = 0; k < nc; k++) {
+			size_t nx = skip_space(p->s, commas[k] + 1, close);
+
+			if (nx < close && isalpha((unsigned char)p->s[nx])) {
+				ends[na++] = commas[k];
+				starts[na] = commas[k] + 1;
+			}
+		}
+		ends[na++] = close;
+		if (na < 2) {
+			fail(p, close, "product needs at least two topologies");
+			goto fail;
+		}
+		sb_puts(canon, "product(");
+		for (unsigned k = 0; k < na; k++) {
+			struct graph *f = NULL;
+
+			sb_reset(&sub);
+			if (arg_spec(p, starts[k], ends[k], &f, &sub) < 0)
+				goto fail;
+			sb_printf(canon, "%s%s", k ? "," : "", sub.buf);
+			if (!g) {
+				g = f;
+				continue;
+			}
+			x = topo_product(g, f, p->err);
+			graph_free(f);
+			graph_free(g);
+			g = x;
+			x = NULL;
+			if (!g) {
+				p->err->col = (unsigned)lo + 1;
+				goto fail;
+			}
+		}
+		sb_putc(canon, ')');
+		x = g;
+		g = NULL;
+	}
+	graph_free(g);
+	sb_free(&sub);
+	*out = x;
+	return 0;
+fail:
+	graph_free(g);
+	sb_free(&sub);
+	return -1;
+}
+
+static int parse(struct parser *p, size_t lo, size_t hi, struct graph **out, struct strbuf *canon)
+{
+	char name[32];
+	size_t i = lo;
+
+	if (++p->depth > MAX_DEPTH)
+		return fail(p, lo, "nested too deeply");
+	while (i < hi && (isalnum((unsigned char)p->s[i])))
+		i++;
+	if (i == lo || !isalpha((unsigned char)p->s[lo]))
+		return fail(p, lo, "expected a topology name such as torus:8x8");
+	if (i - lo >= sizeof(name))
+		return fail(p, lo, "unknown topology '%.*s'", 31, p->s + lo);
+	memcpy(name, p->s + lo, i - lo);
+	name[i - lo] = '\0';
+
+	for (size_t f = 0; f < ARRAY_SIZE(funcs); f++)
+		if (strcmp(name, funcs[f]) == 0) {
+			int rc = func(p, name, i, lo, hi, out, canon);
+			p->depth--;
+			return rc;
+		}
+	for (size_t f = 0; f < ARRAY_SIZE(families); f++) {
+		if (strcmp(name, families[f].name) != 0)
+			continue;
+		if (i >= hi || p->s[i] != ':')
+			return fail(p, i, "expected ':' after '%s' (%s)", name,
+				    families[f].syntax);
+		int rc = families[f].build(p, i + 1, hi, out, canon);
+		p->depth--;
+		return rc;
+	}
+	const char *hint = closest_name(name);
+	if (hint)
+		return fail(p, lo, "unknown topology '%s' (did you mean '%s'?)", name, hint);
+	return fail(p, lo, "unknown topology '%s'", name);
+}
+
+int topo_build(const char *spec, struct graph **out, struct ofc_error *err)
+{
+	struct parser p = {.s = spec, .err = err};
+	struct strbuf canon = STRBUF_INIT;
+	size_t len = strlen(spec), lo, hi;
+
+	*out = NULL;
+	if (len > TOPO_MAX_SPEC)
+		return fail(&p, 0, "spec too long (limit %d characters)", TOPO_MAX_SPEC);
+	lo = skip_space(spec, 0, len);
+	hi = trim_end(spec, lo, len);
+	if (lo == hi)
+		return fail(&p, 0, "empty topology spec");
+	if (parse(&p, lo, hi, out, &canon) < 0) {
+		sb_free(&canon);
+		return -1;
+	}
+	free((*out)->spec);
+	(*out)->spec = sb_detach(&canon);
+	return 0;
+}

@@ -1,0 +1,124 @@
+/* topo — directed multigraphs for direct-connect fabrics: topology families
+ * and expansions built from a spec string, distances and diameters, and the
+ * decomposition of a d-regular digraph into d port permutations (what an
+ * optical circuit switch or patch panel realises).
+ *
+ * Graphs are stored as CSR arrays of uint32_t: no per-arc allocation, and a
+ * million-arc graph is 4 MiB. Multi-arcs and self-loops are allowed: the
+ * generalized Kautz and de Bruijn families have self-loops, tori with a
+ * dimension of 2 have parallel arcs.
+ */
+#ifndef OFC_TOPO_H
+#define OFC_TOPO_H
+
+#include "util/util.h"
+
+/* Limits that keep a spec from asking for more than the machine has. */
+#define TOPO_MAX_NODES (1u << 22)
+#define TOPO_MAX_ARCS (1u << 25)
+#define TOPO_MAX_SPEC 1024
+#define TOPO_UNREACHABLE UINT16_MAX
+/* Above this many nodes the diameter of a graph that is not vertex-transitive
+ * (n BFS runs) is not computed: it would take minutes. */
+#define TOPO_MAX_APSP_NODES (1u << 18)
+
+struct graph {
+	uint32_t n;	   /* nodes 0 .. n-1 */
+	uint32_t m;	   /* arcs, counting each parallel arc and self-loop */
+	uint32_t *off;	   /* n + 1 offsets into adj */
+	uint32_t *adj;	   /* heads, grouped by tail in the family's port order */
+	char *spec;	   /* canonical spec, owned */
+	bool vertex_transitive; /* every node looks the same: one BFS gives the diameter */
+};
+
+static inline uint32_t graph_outdeg(const struct graph *g, uint32_t u)
+{
+	return g->off[u + 1] - g->off[u];
+}
+
+static inline const uint32_t *graph_out(const struct graph *g, uint32_t u)
+{
+	return g->adj + g->off[u];
+}
+
+/* Build the graph a spec names: a family ("torus:8x8", "genkautz:1024,4", ...)
+ * or an expansion of one ("line^2(circulant:16:3,4)", "product(ring:4,ring:8)").
+ * On error, err->col is the 1-based column in spec where the problem is.
+ * The grammar and every family are documented in docs/topologies.md. */
+int topo_build(const char *spec, struct graph **out, struct ofc_error *err);
+void graph_free(struct graph *g);
+
+/* Build from an arc list (tails[i] -> heads[i]); arcs keep their order per
+ * tail. Takes no ownership. */
+struct graph *graph_from_arcs(uint32_t n, uint32_t m, const uint32_t *tails, const uint32_t *heads,
+			      const char *spec);
+struct graph *graph_transpose(const struct graph *g);
+
+/* Expansions (Zhao et al., "Efficient Direct-Connect Topologies", Sec. 5):
+ * the line graph L(G) (nodes are arcs, uv -> vw), degree expansion G*n
+ * (each node split into n copies, arcs between all copies), Cartesian
+ * product and power. Each returns NULL and sets err when the result would
+ * be larger than the limits or the input is unsuitable. */
+struct graph *topo_line(const struct graph *g, struct ofc_error *err);
+struct graph *topo_degree_expand(const struct graph *g, uint32_t n, struct ofc_error *err);
+struct graph *topo_product(const struct graph *a, const struct graph *b, struct ofc_error *err);
+
+/* ---- facts -------------------------------------------------------------- */
+
+struct topo_facts {
+	uint32_t nodes;
+	uint32_t arcs;
+	uint32_t min_out, max_out, min_in, max_in;
+	bool regular;	    /* every in- and out-degree equal */
+	uint32_t degree;    /* out-degree when regular, else max_out */
+	bool symmetric;	    /* every arc u->v has a reverse v->u (same multiplicity) */
+	uint32_t self_loops;
+	uint32_t parallel_arcs; /* arcs beyond the first between the same ordered pair */
+	bool strongly_connected;
+	bool diameter_known;	 /* false for huge non-vertex-transitive graphs */
+	uint32_t diameter;	 /* valid when strongly_connected && diameter_known */
+	uint32_t moore_diameter; /* valid when degree >= 1 */
+};
+
+/* Degrees, symmetry, strong connectivity and the diameter. Diameter by a
+ * bit-parallel BFS (256 sources per sweep) on `threads` threads (0 = all);
+ * one BFS when the graph is vertex-transitive. */
+void topo_facts(const struct graph *g, struct topo_facts *f, unsigned threads);
+
+/* Smallest k with 1 + d + ... + d^k >= n: the directed Moore bound on the
+ * diameter of any n-node digraph of out-degree d. n - 1 for d = 1. */
+uint32_t moore_diameter(uint64_t n, uint32_t d);
+
+/* All-pairs distances, dist[s * n + t], TOPO_UNREACHABLE where none. The
+ * caller frees. NULL (with err set) when n * n entries would not fit. */
+uint16_t *topo_distances(const struct graph *g, unsigned threads, struct ofc_error *err);
+
+/* ---- ports -------------------------------------------------------------- */
+
+/* A d-regular digraph as d permutations: to[j * n + u] is the node that
+ * port j of u transmits to; port j of that node receives it. Each row is a
+ * permutation and together they are the arc multiset (Koenig: a d-regular
+ * bipartite multigraph splits into d perfect matchings). Self-loops stay in
+ * the permutations (to[j*n+u] == u); they are listed separately so callers
+ * can leave those ports dark or loop them back. */
+struct port_map {
+	uint32_t n, d;
+	uint32_t *to;
+	uint32_t nself;
+	uint32_t *self_node; /* nself entries: node and port of each self-loop */
+	uint32_t *self_port;
+};
+
+int topo_ports(const struct graph *g, struct port_map *pm, struct ofc_error *err);
+void port_map_free(struct port_map *pm);
+
+/* ---- output ------------------------------------------------------------- */
+
+/* The object `ofc topo --json` prints: spec, nodes, degree, edges, diameter,
+ * moore_diameter, edge_list, and more; ports/self_loops when pm != NULL. */
+void topo_write_json(struct json_writer *w, const struct graph *g, const struct topo_facts *f,
+		     const struct port_map *pm);
+/* Graphviz: an undirected graph for symmetric topologies, else a digraph. */
+void topo_write_dot(FILE *out, const struct graph *g, const struct topo_facts *f);
+
+#endif
