@@ -1,0 +1,141 @@
+/* `ofc`: the command table and what the commands share. */
+#include "controller/cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define OFC_VERSION "0.1.0"
+
+static const struct cli_cmd commands[] = {
+	{"validate", "FILE", "check a fabric config and its wiring", cmd_validate},
+	{"show", "FILE [--json | --format text|json|pb] [-o OUT]",
+	 "print the validated fabric, its topology and circuits", cmd_show},
+	{"topo", "SPEC [--json | --dot] [--ports] [--format text|json|dot|pb] [-o OUT]",
+	 "generate a topology: facts, edges, port permutations", cmd_topo},
+};
+
+static void usage_all(FILE *out)
+{
+	fprintf(out, "usage: ofc COMMAND [ARGS]\n       ofc --help | --version\n\ncommands:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'ofc COMMAND --help' shows a command's options. Exit status: 0 success, "
+		     "1 runtime failure, 2 bad input or usage.\n");
+}
+
+int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "ofc %s: ", cmd->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nusage: ofc %s %s\n", cmd->name, cmd->usage);
+	return 2;
+}
+
+int cli_help(const struct cli_cmd *cmd, const char *details)
+{
+	printf("usage: ofc %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->summary);
+	if (details)
+		printf("\n%s", details);
+	return 0;
+}
+
+int cli_fail(const struct ofc_error *err)
+{
+	char buf[1024];
+
+	ofc_error_str(err, buf, sizeof(buf));
+	if (err->file[0] && err->line)
+		fprintf(stderr, "%s\n", buf);
+	else
+		fprintf(stderr, "ofc: %s\n", buf);
+	return ofc_error_exit_code(err) ? ofc_error_exit_code(err) : 1;
+}
+
+int cli_getopt(const struct cli_cmd *cmd, int argc, char **argv, const char *shortopts,
+	       const struct option *longopts)
+{
+	int c;
+
+	opterr = 0;
+	c = getopt_long(argc, argv, shortopts, longopts, NULL);
+	if (c == '?') {
+		if (optopt)
+			cli_usage_error(cmd, "unknown option '-%c' or missing argument", optopt);
+		else
+			cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+		return -2;
+	}
+	if (c == ':') {
+		cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+		return -2;
+	}
+	return c;
+}
+
+int cli_format(const struct cli_cmd *cmd, const char *s, unsigned allowed, enum out_format *out)
+{
+	static const struct {
+		const char *name;
+		enum out_format f;
+	} fmts[] = {{"text", FMT_TEXT}, {"json", FMT_JSON}, {"dot", FMT_DOT}, {"pb", FMT_PB}};
+
+	for (size_t i = 0; i < ARRAY_SIZE(fmts); i++)
+		if (strcmp(s, fmts[i].name) == 0 && (allowed & fmts[i].f)) {
+			*out = fmts[i].f;
+			return 0;
+		}
+	return cli_usage_error(cmd, "unknown format '%s'", s);
+}
+
+int cli_output_open(struct cli_output *o, const char *path, struct ofc_error *err)
+{
+	memset(o, 0, sizeof(*o));
+	if (atomic_open(&o->af, path ? path : "-", err) < 0)
+		return -1;
+	o->f = o->af.f;
+	return 0;
+}
+
+int cli_output_commit(struct cli_output *o, struct ofc_error *err)
+{
+	o->f = NULL;
+	return atomic_commit(&o->af, err);
+}
+
+void cli_output_abort(struct cli_output *o)
+{
+	o->f = NULL;
+	if (o->af.tmp)
+		atomic_abort(&o->af);
+	else if (o->af.path)
+		atomic_commit(&o->af, &(struct ofc_error){0});
+}
+
+int ofc_cli_main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage_all(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage_all(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("ofc %s\n", OFC_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (strcmp(argv[1], commands[i].name) == 0) {
+			optind = 0; /* GNU: reinitialise getopt for this argv */
+			return commands[i].run(&commands[i], argc - 1, argv + 1);
+		}
+	fprintf(stderr, "ofc: unknown command '%s'\n", argv[1]);
+	usage_all(stderr);
+	return 2;
+}
