@@ -1,0 +1,200 @@
+/* sched — the one schedule type every algorithm in ofc emits, the one
+ * verifier every schedule goes through, and the shared exports.
+ *
+ * A schedule is a list of steps; a step is a list of transfers; a transfer
+ * moves part of one block from src to dst. Which block: for allgather the
+ * block of node `origin` (each node's contribution); for reduce-scatter and
+ * allreduce the shard `origin` (the part node `origin` ends up owning);
+ * for all-to-all the block from origin to target, numbered origin*N+target.
+ * Parts are fixed-point fractions of a block, SCHED_ONE being the whole,
+ * so interval arithmetic in the verifier is exact.
+ *
+ * On a WDM ring a transfer rides a lightpath (direction, fibre, wavelength);
+ * on a direct-connect topology it rides the sender's port `lane`. A step is
+ * one block time: one lightpath (or one link) carries at most one block per
+ * step on a ring, and its load is counted per step on a topology.
+ *
+ * Records are 20 bytes: a 4096-node all-gather has 16.7 M transfers.
+ */
+#ifndef OFC_SCHED_H
+#define OFC_SCHED_H
+
+#include "topo/topo.h"
+#include "util/util.h"
+
+#define SCHED_ONE (1u << 31) /* a whole block */
+#define SCHED_MAX_NODES 65535u
+#define SCHED_NO_LANE 0xffffu
+
+enum sched_collective {
+	SCHED_ALLGATHER = 1,
+	SCHED_REDUCE_SCATTER = 2,
+	SCHED_ALLREDUCE = 3,
+	SCHED_ALLTOALL = 4,
+};
+
+enum xfer_op { XFER_COPY = 0, XFER_REDUCE = 1 };
+enum ring_dir { DIR_NONE = 0, DIR_CW = 1, DIR_CCW = 2 };
+
+struct xfer {
+	uint16_t src, dst;
+	uint32_t block;	 /* see above; sched_block_origin()/_target() decode it */
+	uint32_t offset; /* fixed point, SCHED_ONE = one block */
+	uint32_t length;
+	uint16_t lane;	 /* WDM: wavelength; direct-connect: sender's port; or none */
+	uint8_t fibre;	 /* WDM fibre within the direction */
+	uint8_t flags;	 /* bits 0-1: enum ring_dir, bit 2: XFER_REDUCE */
+};
+
+static inline enum ring_dir xfer_dir(const struct xfer *x)
+{
+	return (enum ring_dir)(x->flags & 3u);
+}
+
+static inline enum xfer_op xfer_op(const struct xfer *x)
+{
+	return (x->flags & 4u) ? XFER_REDUCE : XFER_COPY;
+}
+
+static inline uint8_t xfer_flags(enum ring_dir dir, enum xfer_op op)
+{
+	return (uint8_t)((unsigned)dir | (op == XFER_REDUCE ? 4u : 0u));
+}
+
+#define SCHED_MAX_METRICS 16
+
+struct sched_metric {
+	char name[32];
+	double value;
+};
+
+struct schedule {
+	enum sched_collective collective;
+	char algorithm[48];
+	char topology[TOPO_MAX_SPEC + 1]; /* spec, or "wdm-ring:N" */
+	uint32_t nodes;
+	uint64_t size_bytes; /* per-node data the schedule was priced for */
+
+	uint32_t nsteps;
+	uint32_t *step_start; /* nsteps + 1 offsets into xfers */
+	struct xfer *xfers;
+	size_t nxfers, cap_xfers;
+	size_t cap_steps;
+
+	/* Filled by the generator, the cost model and the verifier. */
+	double time_us;
+	double lower_bound_us;
+	bool verified;
+	struct sched_metric metrics[SCHED_MAX_METRICS];
+	unsigned nmetrics;
+};
+
+void sched_init(struct schedule *s, enum sched_collective c, const char *algorithm,
+		uint32_t nodes);
+void sched_free(struct schedule *s);
+/* Reserve room for n more transfers (optional; sched_add grows as needed). */
+void sched_reserve(struct schedule *s, size_t n);
+/* Open a new step; transfers added after belong to it. Empty steps count. */
+void sched_step(struct schedule *s);
+void sched_add(struct schedule *s, const struct xfer *x);
+/* Steps of s2 appended after those of s (same nodes and collective family). */
+void sched_append(struct schedule *s, const struct schedule *s2);
+void sched_set_metric(struct schedule *s, const char *name, double value);
+/* NAN when absent. */
+double sched_metric(const struct schedule *s, const char *name);
+
+static inline uint32_t sched_step_size(const struct schedule *s, uint32_t t)
+{
+	return s->step_start[t + 1] - s->step_start[t];
+}
+
+static inline uint32_t sched_block_origin(const struct schedule *s, uint32_t block)
+{
+	return s->collective == SCHED_ALLTOALL ? block / s->nodes : block;
+}
+
+static inline uint32_t sched_block_target(const struct schedule *s, uint32_t block)
+{
+	return s->collective == SCHED_ALLTOALL ? block % s->nodes : UINT32_MAX;
+}
+
+const char *sched_collective_name(enum sched_collective c);
+int sched_collective_parse(const char *name, enum sched_collective *c);
+
+/* Fixed point from a fraction, and back. */
+static inline uint32_t sched_fix(double fraction)
+{
+	double v = fraction * (double)SCHED_ONE + 0.5;
+
+	return v <= 0 ? 0 : v >= (double)SCHED_ONE ? SCHED_ONE : (uint32_t)v;
+}
+
+static inline double sched_frac(uint32_t fixed)
+{
+	return (double)fixed / (double)SCHED_ONE;
+}
+
+/* ---- the verifier --------------------------------------------------------
+ * Checks, for every schedule ofc emits:
+ *  - causality: a node sends only data it held at the start of the step
+ *    (transfers within a step see the state before the step);
+ *  - completeness: allgather, every node ends with every block; all-to-all,
+ *    every block reaches its target exactly once; reduce-scatter, node s
+ *    ends with shard s reduced over all N inputs, each exactly once;
+ *    allreduce, every node ends with every shard so reduced;
+ *  - on a direct-connect topology (opts.graph): every transfer uses a link
+ *    of the graph (port `lane` when given); per-step link loads are summed;
+ *  - on a WDM ring (opts.wdm): directions, fibres and wavelengths in range;
+ *    no two lightpaths share a fibre segment, direction, fibre and
+ *    wavelength in one step; a lightpath carries at most one block per step;
+ *    no node adds or drops more lightpaths in a step than its MRRs allow.
+ * Reduce semantics are tracked as (count, sum of random 64-bit weights) of
+ * the inputs in each partial result: any input counted twice or missed
+ * changes the final pair (with probability 1 - 2^-64 for a wrong sum).
+ */
+struct verify_wdm {
+	uint32_t wavelengths; /* per fibre */
+	uint32_t fibres;      /* per direction */
+	uint32_t max_add;     /* lightpaths a node may add (and drop) per step */
+};
+
+struct verify_opts {
+	const struct graph *graph;    /* direct-connect: transfers must follow arcs */
+	const struct verify_wdm *wdm; /* WDM ring on nodes 0..N-1 in ring order */
+	uint64_t seed;		      /* for the reduce weights; 0 = fixed default */
+};
+
+struct verify_report {
+	bool ok;
+	char error[320];
+	uint32_t bad_step;  /* where the first error is (when !ok) */
+	size_t bad_xfer;
+	uint32_t nsteps;
+	size_t ntransfers;
+	/* Direct-connect: the most data (in blocks) on one link in each step,
+	 * summed over steps, and the largest of them. */
+	double sum_max_link_load;
+	double max_link_load;
+	/* WDM: the most wavelengths busy on one fibre segment in any step. */
+	uint32_t max_wavelengths_used;
+	/* Copy collectives: data received by a node that already had it. */
+	double duplicate_blocks;
+};
+
+/* Returns 0 when the schedule is correct; otherwise -1 with the first error
+ * in report->error. */
+int sched_verify(const struct schedule *s, const struct verify_opts *o,
+		 struct verify_report *report);
+
+/* ---- exports ------------------------------------------------------------- */
+
+/* The shape every schedule in ofc shares:
+ * {"collective", "algorithm", "nodes", "steps": [{"transfers": [{"src",
+ * "dst", "origin", "offset", "length", ...}]}]}, plus the summary fields.
+ * WDM fields appear on ring schedules, "port" on direct-connect ones,
+ * "target" on all-to-all, "op": "reduce" on reducing transfers. */
+void sched_write_json(struct json_writer *w, const struct schedule *s, bool with_steps);
+/* A compact listing for people: per step, its transfers (up to a limit). */
+void sched_write_text(FILE *out, const struct schedule *s, uint32_t max_lines);
+
+#endif

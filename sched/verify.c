@@ -1,0 +1,806 @@
+/* The verifier: one model checker for every schedule ofc emits (see the
+ * contract in sched.h).
+ *
+ * State is what each node holds of each block, as exact fixed-point
+ * intervals. Copy collectives keep a bitmap of whole blocks held (the
+ * common case: 2 MiB for a 4096-node all-gather) and interval lists only
+ * for blocks a node holds part of. Reduce collectives keep, per node and
+ * shard, a (count, weight-sum) pair for the inputs folded in, piecewise
+ * over the shard. A step is checked in two phases so every transfer sees
+ * the state from before the step: read (causality, links, lightpaths),
+ * then write (deliveries, grouped by receiver and block).
+ */
+#include "sched/sched.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define EMPTY_KEY UINT64_MAX
+#define BITMAP_MAX_BITS (1ull << 28)
+
+struct seg {
+	uint32_t lo, hi;
+	uint32_t count;
+	uint64_t hash;
+};
+
+struct seglist {
+	uint32_t n, cap;
+	struct seg *v;
+};
+
+/* Open addressing, (node, block) -> seglist. */
+struct segmap {
+	uint64_t *keys;
+	struct seglist *vals;
+	size_t cap, used;
+};
+
+struct delivery {
+	uint64_t key; /* dst * nblocks + block */
+	uint32_t lo, hi;
+	uint32_t count;
+	uint8_t op;
+	uint64_t hash;
+	size_t xfer; /* for error messages */
+};
+
+struct rentry { /* reduce mode, per (node, shard) */
+	uint32_t count;
+	uint32_t list; /* 0: uniform (count, hash) over the shard; else seglists index */
+	uint64_t hash;
+};
+
+struct vstate {
+	const struct schedule *s;
+	const struct verify_opts *o;
+	struct verify_report *r;
+	uint32_t n;
+	uint64_t nblocks;
+	bool reduce;
+
+	uint64_t *full; /* copy mode: whole blocks held, bit node * nblocks + block */
+	struct segmap map;
+
+	struct rentry *dense; /* reduce mode */
+	struct seglist *lists;
+	uint32_t nlists, cap_lists;
+	uint64_t *weight; /* reduce mode: weight of each node's input */
+	uint64_t total_weight;
+
+	struct delivery *dl;
+	size_t ndl, cap_dl;
+	struct seg *pieces; /* scratch */
+	size_t npieces, cap_pieces;
+
+	/* Direct-connect link loads, per arc, stamped with the step. */
+	uint32_t *arc_stamp;
+	uint64_t *arc_load;
+
+	/* WDM lightpath bookkeeping, per channel (dir, fibre, wavelength). */
+	uint32_t channels;
+	uint32_t *seg_stamp; /* channel * n + segment */
+	uint32_t *seg_owner; /* (src << 16 | dst) of the lightpath on that segment */
+	uint32_t *lp_stamp;  /* channel * n + src: a lightpath seen this step */
+	uint64_t *lp_load;
+	uint32_t *busy_stamp; /* (dir, fibre) * n + segment */
+	uint32_t *busy;
+	uint32_t *add_stamp, *add_count, *drop_stamp, *drop_count;
+};
+
+/* ---- errors --------------------------------------------------------------- */
+
+static int fail(struct vstate *v, uint32_t step, size_t xi, const char *fmt, ...)
+	OFC_PRINTF(4, 5);
+static int fail(struct vstate *v, uint32_t step, size_t xi, const char *fmt, ...)
+{
+	char what[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	v->r->ok = false;
+	v->r->bad_step = step;
+	v->r->bad_xfer = xi;
+	if (xi < v->s->nxfers) {
+		const struct xfer *x = &v->s->xfers[xi];
+
+		snprintf(v->r->error, sizeof(v->r->error),
+			 "step %u, transfer %u -> %u of block %u [%.6g, %.6g): %s", step + 1,
+			 x->src, x->dst, x->block, sched_frac(x->offset),
+			 sched_frac(x->offset) + sched_frac(x->length), what);
+	} else {
+		snprintf(v->r->error, sizeof(v->r->error), "%s", what);
+	}
+	return -1;
+}
+
+/* ---- interval lists -------------------------------------------------------- */
+
+static struct seglist *map_get(struct segmap *m, uint64_t key, bool create)
+{
+	if (create && (m->used + 1) * 2 > m->cap) {
+		struct segmap g = {0};
+
+		g.cap = m->cap ? m->cap * 2 : 1024;
+		g.keys = xmalloc(g.cap * sizeof(uint64_t));
+		g.vals = xcalloc(g.cap, sizeof(struct seglist));
+		memset(g.keys, 0xff, g.cap * sizeof(uint64_t));
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->keys[i] != EMPTY_KEY) {
+				size_t h = (m->keys[i] * 0x9e3779b97f4a7c15ull) >> 20;
+
+				for (h &= g.cap - 1; g.keys[h] != EMPTY_KEY; h = (h + 1) & (g.cap - 1))
+					;
+				g.keys[h] = m->keys[i];
+				g.vals[h] = m->vals[i];
+			}
+		g.used = m->used;
+		free(m->keys);
+		free(m->vals);
+		*m = g;
+	}
+	if (!m->cap)
+		return NULL;
+	size_t h = ((key * 0x9e3779b97f4a7c15ull) >> 20) & (m->cap - 1);
+	while (m->keys[h] != EMPTY_KEY) {
+		if (m->keys[h] == key)
+			return &m->vals[h];
+		h = (h + 1) & (m->cap - 1);
+	}
+	if (!create)
+		return NULL;
+	m->keys[h] = key;
+	m->used++;
+	return &m->vals[h];
+}
+
+static void list_push(struct seglist *l, struct seg s)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 4;
+		l->v = xreallocarray(l->v, l->cap, sizeof(struct seg));
+	}
+	l->v[l->n++] = s;
+}
+
+/* Presence: is [lo, hi) covered by the (sorted, disjoint) list? */
+static bool list_covers(const struct seglist *l, uint32_t lo, uint32_t hi)
+{
+	for (uint32_t i = 0; i < l->n && lo < hi; i++) {
+		if (l->v[i].hi <= lo)
+			continue;
+		if (l->v[i].lo > lo)
+			return false;
+		lo = l->v[i].hi;
+	}
+	return lo >= hi;
+}
+
+/* Presence: add [lo, hi), return how much of it was already there. */
+static uint64_t list_add(struct seglist *l, uint32_t lo, uint32_t hi)
+{
+	uint64_t overlap = 0;
+	struct seglist out = {0};
+	bool placed = false;
+
+	for (uint32_t i = 0; i < l->n; i++) {
+		struct seg s = l->v[i];
+
+		if (s.hi < lo || s.lo > hi) { /* disjoint, not touching */
+			if (!placed && s.lo > hi) {
+				list_push(&out, (struct seg){lo, hi, 1, 0});
+				placed = true;
+			}
+			list_push(&out, s);
+			continue;
+		}
+		uint32_t a = s.lo > lo ? s.lo : lo, b = s.hi < hi ? s.hi : hi;
+		if (b > a)
+			overlap += b - a;
+		lo = s.lo < lo ? s.lo : lo;
+		hi = s.hi > hi ? s.hi : hi;
+	}
+	if (!placed)
+		list_push(&out, (struct seg){lo, hi, 1, 0});
+	free(l->v);
+	*l = out;
+	return overlap;
+}
+
+/* ---- copy mode -------------------------------------------------------------- */
+
+static uint32_t origin_of(const struct vstate *v, uint64_t block)
+{
+	return v->s->collective == SCHED_ALLTOALL ? (uint32_t)(block / v->n) : (uint32_t)block;
+}
+
+static bool bit_get(const struct vstate *v, uint64_t key)
+{
+	return v->full && (v->full[key >> 6] >> (key & 63)) & 1;
+}
+
+static bool holds(struct vstate *v, uint32_t node, uint64_t block, uint32_t lo, uint32_t hi)
+{
+	uint64_t key = (uint64_t)node * v->nblocks + block;
+	const struct seglist *l;
+
+	if (origin_of(v, block) == node || bit_get(v, key))
+		return true;
+	l = map_get(&v->map, key, false);
+	return l && list_covers(l, lo, hi);
+}
+
+/* ---- reduce mode ------------------------------------------------------------ */
+
+static uint64_t splitmix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* The sender's value over [lo, hi) as pieces in v->pieces. */
+static void reduce_pieces(struct vstate *v, uint64_t key, uint32_t lo, uint32_t hi)
+{
+	const struct rentry *e = &v->dense[key];
+
+	v->npieces = 0;
+	if (!e->list) {
+		GROW(v->pieces, v->cap_pieces, 1);
+		v->pieces[v->npieces++] = (struct seg){lo, hi, e->count, e->hash};
+		return;
+	}
+	const struct seglist *l = &v->lists[e->list];
+	for (uint32_t i = 0; i < l->n; i++) {
+		uint32_t a = l->v[i].lo > lo ? l->v[i].lo : lo;
+		uint32_t b = l->v[i].hi < hi ? l->v[i].hi : hi;
+
+		if (b > a) {
+			GROW(v->pieces, v->cap_pieces, v->npieces + 1);
+			v->pieces[v->npieces++] = (struct seg){a, b, l->v[i].count, l->v[i].hash};
+		}
+	}
+}
+
+/* Apply one piece to the receiver: fold in (REDUCE) or overwrite (COPY). */
+static void reduce_apply(struct vstate *v, uint64_t key, const struct delivery *d)
+{
+	struct rentry *e = &v->dense[key];
+
+	if (!e->list) {
+		if (d->lo == 0 && d->hi == SCHED_ONE) {
+			if (d->op == XFER_REDUCE) {
+				e->count += d->count;
+				e->hash += d->hash;
+			} else {
+				e->count = d->count;
+				e->hash = d->hash;
+			}
+			return;
+		}
+		if (v->nlists + 1 >= v->cap_lists) {
+			size_t cap = v->cap_lists ? v->cap_lists * 2 : 1024;
+
+			v->lists = xreallocarray(v->lists, cap, sizeof(struct seglist));
+			memset(v->lists + v->cap_lists, 0,
+			       (cap - v->cap_lists) * sizeof(struct seglist));
+			v->cap_lists = (uint32_t)cap;
+		}
+		e->list = ++v->nlists;
+		list_push(&v->lists[e->list], (struct seg){0, SCHED_ONE, e->count, e->hash});
+	}
+	struct seglist *l = &v->lists[e->list], out = {0};
+	for (uint32_t i = 0; i < l->n; i++) {
+		struct seg s = l->v[i];
+		uint32_t cut[4] = {s.lo, s.hi, s.hi, s.hi};
+		unsigned nc = 1;
+
+		/* Split s at d->lo and d->hi when they fall inside it. */
+		if (d->lo > s.lo && d->lo < s.hi)
+			cut[nc++] = d->lo;
+		if (d->hi > s.lo && d->hi < s.hi)
+			cut[nc++] = d->hi;
+		cut[nc++] = s.hi;
+		for (unsigned k = 0; k + 1 < nc; k++) {
+			struct seg p = {cut[k], cut[k + 1], s.count, s.hash};
+
+			if (p.lo >= p.hi)
+				continue;
+			if (p.lo >= d->lo && p.hi <= d->hi) {
+				if (d->op == XFER_REDUCE) {
+					p.count += d->count;
+					p.hash += d->hash;
+				} else {
+					p.count = d->count;
+					p.hash = d->hash;
+				}
+			}
+			/* Merge with an equal neighbour to keep lists short. */
+			if (out.n && out.v[out.n - 1].hi == p.lo && out.v[out.n - 1].count == p.count &&
+			    out.v[out.n - 1].hash == p.hash)
+				out.v[out.n - 1].hi = p.hi;
+			else
+				list_push(&out, p);
+		}
+	}
+	free(l->v);
+	*l = out;
+	if (l->n == 1) { /* uniform again */
+		e->count = l->v[0].count;
+		e->hash = l->v[0].hash;
+		free(l->v);
+		memset(l, 0, sizeof(*l));
+		e->list = 0; /* the list slot is left unused */
+	}
+}
+
+/* ---- per-step checks ---------------------------------------------------------- */
+
+static int check_link(struct vstate *v, uint32_t t, size_t xi)
+{
+	const struct graph *g = v->o->graph;
+	const struct xfer *x = &v->s->xfers[xi];
+	uint32_t deg = graph_outdeg(g, x->src), arc = UINT32_MAX, mult = 0;
+	const uint32_t *out = graph_out(g, x->src);
+
+	if (x->lane != SCHED_NO_LANE) {
+		if (x->lane >= deg || out[x->lane] != x->dst)
+			return fail(v, t, xi, "port %u of node %u does not lead to node %u", x->lane,
+				    x->src, x->dst);
+		arc = g->off[x->src] + x->lane;
+		mult = 1;
+	} else {
+		for (uint32_t k = 0; k < deg; k++)
+			if (out[k] == x->dst) {
+				if (arc == UINT32_MAX)
+					arc = g->off[x->src] + k;
+				mult++;
+			}
+		if (!mult)
+			return fail(v, t, xi, "there is no link %u -> %u in %s", x->src, x->dst,
+				    g->spec);
+	}
+	/* Without a port, parallel links share the load evenly. */
+	for (uint32_t k = 0, a = arc; k < mult; a++) {
+		if (g->adj[a] != x->dst)
+			continue;
+		if (v->arc_stamp[a] != t + 1) {
+			v->arc_stamp[a] = t + 1;
+			v->arc_load[a] = 0;
+		}
+		v->arc_load[a] += x->length / mult;
+		k++;
+	}
+	return 0;
+}
+
+/* Segment k of the ring is the fibre from node k to node k+1 (CW) or from
+ * node k+1 to node k (CCW). */
+static int check_lightpath(struct vstate *v, uint32_t t, size_t xi)
+{
+	const struct verify_wdm *w = v->o->wdm;
+	const struct xfer *x = &v->s->xfers[xi];
+	enum ring_dir dir = xfer_dir(x);
+	uint32_t n = v->n, stamp = t + 1;
+
+	if (dir != DIR_CW && dir != DIR_CCW)
+		return fail(v, t, xi, "no ring direction");
+	if (x->fibre >= w->fibres)
+		return fail(v, t, xi, "fibre %u out of range (%u per direction)", x->fibre,
+			    w->fibres);
+	if (x->lane >= w->wavelengths)
+		return fail(v, t, xi, "wavelength %u out of range (%u per fibre)", x->lane,
+			    w->wavelengths);
+
+	uint32_t df = (dir == DIR_CW ? 0 : w->fibres) + x->fibre;
+	uint32_t ch = df * w->wavelengths + x->lane;
+	uint32_t owner = (uint32_t)x->src << 16 | x->dst;
+	size_t lp = (size_t)ch * n + x->src;
+
+	/* Walk the segments: each must be free on this channel or ours. */
+	uint32_t len = dir == DIR_CW ? (x->dst + n - x->src) % n : (x->src + n - x->dst) % n;
+	uint32_t seg = dir == DIR_CW ? x->src : (x->src + n - 1) % n;
+	for (uint32_t k = 0; k < len; k++) {
+		size_t i = (size_t)ch * n + seg;
+
+		if (v->seg_stamp[i] == stamp) {
+			if (v->seg_owner[i] != owner)
+				return fail(v, t, xi,
+					    "lightpath conflict on segment %u-%u (%s fibre %u "
+					    "wavelength %u) with lightpath %u -> %u",
+					    seg, (seg + 1) % n, dir == DIR_CW ? "cw" : "ccw",
+					    x->fibre, x->lane, v->seg_owner[i] >> 16,
+					    v->seg_owner[i] & 0xffff);
+		} else {
+			size_t b = (size_t)df * n + seg;
+
+			v->seg_stamp[i] = stamp;
+			v->seg_owner[i] = owner;
+			if (v->busy_stamp[b] != stamp) {
+				v->busy_stamp[b] = stamp;
+				v->busy[b] = 0;
+			}
+			if (++v->busy[b] > v->r->max_wavelengths_used)
+				v->r->max_wavelengths_used = v->busy[b];
+		}
+		seg = dir == DIR_CW ? (seg + 1) % n : (seg + n - 1) % n;
+	}
+
+	/* Capacity: one block per lightpath per step. */
+	if (v->lp_stamp[lp] != stamp) {
+		v->lp_stamp[lp] = stamp;
+		v->lp_load[lp] = 0;
+		if (v->add_stamp[x->src] != stamp) {
+			v->add_stamp[x->src] = stamp;
+			v->add_count[x->src] = 0;
+		}
+		if (v->drop_stamp[x->dst] != stamp) {
+			v->drop_stamp[x->dst] = stamp;
+			v->drop_count[x->dst] = 0;
+		}
+		if (++v->add_count[x->src] > w->max_add)
+			return fail(v, t, xi, "node %u adds more than %u lightpaths in one step",
+				    x->src, w->max_add);
+		if (++v->drop_count[x->dst] > w->max_add)
+			return fail(v, t, xi, "node %u drops more than %u lightpaths in one step",
+				    x->dst, w->max_add);
+	}
+	v->lp_load[lp] += x->length;
+	if (v->lp_load[lp] > SCHED_ONE)
+		return fail(v, t, xi, "lightpath %u -> %u (%s fibre %u wavelength %u) carries more "
+				      "than one block in one step",
+			    x->src, x->dst, dir == DIR_CW ? "cw" : "ccw", x->fibre, x->lane);
+	return 0;
+}
+
+static void push_delivery(struct vstate *v, struct delivery d)
+{
+	GROW(v->dl, v->cap_dl, v->ndl + 1);
+	v->dl[v->ndl++] = d;
+}
+
+static int read_phase(struct vstate *v, uint32_t t)
+{
+	const struct schedule *s = v->s;
+
+	v->ndl = 0;
+	for (size_t xi = s->step_start[t]; xi < s->step_start[t + 1]; xi++) {
+		const struct xfer *x = &s->xfers[xi];
+		uint32_t lo = x->offset, hi;
+
+		if (x->src >= v->n || x->dst >= v->n)
+			return fail(v, t, xi, "node out of range (%u nodes)", v->n);
+		if (x->src == x->dst)
+			return fail(v, t, xi, "a node sends to itself");
+		if (x->block >= v->nblocks)
+			return fail(v, t, xi, "no such block");
+		if (x->length == 0 || x->offset >= SCHED_ONE ||
+		    (uint64_t)x->offset + x->length > SCHED_ONE)
+			return fail(v, t, xi, "part outside the block");
+		if (s->collective == SCHED_ALLTOALL &&
+		    x->block / v->n == x->block % v->n)
+			return fail(v, t, xi, "all-to-all has no block from a node to itself");
+		hi = lo + x->length;
+		if (v->o->graph && check_link(v, t, xi) < 0)
+			return -1;
+		if (v->o->wdm && check_lightpath(v, t, xi) < 0)
+			return -1;
+
+		uint64_t skey = (uint64_t)x->src * v->nblocks + x->block;
+		uint64_t dkey = (uint64_t)x->dst * v->nblocks + x->block;
+		if (!v->reduce) {
+			if (xfer_op(x) == XFER_REDUCE)
+				return fail(v, t, xi, "a reducing transfer in %s",
+					    sched_collective_name(s->collective));
+			if (!holds(v, x->src, x->block, lo, hi))
+				return fail(v, t, xi, "node %u does not hold that data at the start "
+						      "of the step",
+					    x->src);
+			push_delivery(v, (struct delivery){dkey, lo, hi, 1, XFER_COPY, 0, xi});
+			continue;
+		}
+		reduce_pieces(v, skey, lo, hi);
+		for (size_t k = 0; k < v->npieces; k++)
+			push_delivery(v, (struct delivery){dkey, v->pieces[k].lo, v->pieces[k].hi,
+							   v->pieces[k].count, xfer_op(x),
+							   v->pieces[k].hash, xi});
+	}
+	return 0;
+}
+
+static int cmp_delivery(const void *a, const void *b)
+{
+	const struct delivery *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return (x->xfer > y->xfer) - (x->xfer < y->xfer);
+}
+
+static int write_phase(struct vstate *v, uint32_t t)
+{
+	bool a2a = v->s->collective == SCHED_ALLTOALL;
+
+	if (v->reduce) {
+		/* Additive, so order within the step does not matter. */
+		for (size_t i = 0; i < v->ndl; i++)
+			reduce_apply(v, v->dl[i].key, &v->dl[i]);
+		return 0;
+	}
+	qsort(v->dl, v->ndl, sizeof(*v->dl), cmp_delivery);
+	for (size_t i = 0; i < v->ndl;) {
+		size_t j = i;
+		uint64_t key = v->dl[i].key;
+		uint32_t node = (uint32_t)(key / v->nblocks);
+		uint64_t block = key % v->nblocks;
+		bool at_target = a2a && block % v->n == node;
+
+		while (j < v->ndl && v->dl[j].key == key)
+			j++;
+		/* Overlaps among this step's deliveries of the same block. */
+		for (size_t k = i + 1; k < j; k++)
+			if (v->dl[k].lo < v->dl[k - 1].hi) {
+				uint32_t ov = (v->dl[k].hi < v->dl[k - 1].hi ? v->dl[k].hi
+									      : v->dl[k - 1].hi) -
+					      v->dl[k].lo;
+				if (at_target)
+					return fail(v, t, v->dl[k].xfer,
+						    "block delivered to its target twice");
+				v->r->duplicate_blocks += sched_frac(ov);
+			}
+		if (origin_of(v, block) == node || bit_get(v, key)) {
+			if (at_target)
+				return fail(v, t, v->dl[i].xfer, "block delivered to its target twice");
+			for (size_t k = i; k < j; k++)
+				v->r->duplicate_blocks += sched_frac(v->dl[k].hi - v->dl[k].lo);
+			i = j;
+			continue;
+		}
+		/* The whole block in one go: straight to the bitmap. */
+		if (v->full && v->dl[i].lo == 0 && v->dl[i].hi == SCHED_ONE &&
+		    !map_get(&v->map, key, false)) {
+			v->full[key >> 6] |= 1ull << (key & 63);
+			for (size_t k = i + 1; k < j; k++)
+				v->r->duplicate_blocks += sched_frac(v->dl[k].hi - v->dl[k].lo);
+			i = j;
+			continue;
+		}
+		struct seglist *l = map_get(&v->map, key, true);
+		for (size_t k = i; k < j; k++) {
+			uint64_t ov = list_add(l, v->dl[k].lo, v->dl[k].hi);
+
+			if (ov && at_target)
+				return fail(v, t, v->dl[k].xfer, "block delivered to its target twice");
+			v->r->duplicate_blocks += sched_frac((uint32_t)ov);
+		}
+		if (v->full && l->n == 1 && l->v[0].lo == 0 && l->v[0].hi == SCHED_ONE) {
+			v->full[key >> 6] |= 1ull << (key & 63);
+			free(l->v);
+			memset(l, 0, sizeof(*l));
+		}
+		i = j;
+	}
+	return 0;
+}
+
+static int step_loads(struct vstate *v, uint32_t t)
+{
+	const struct graph *g = v->o->graph;
+	uint64_t max = 0;
+
+	for (size_t xi = v->s->step_start[t]; xi < v->s->step_start[t + 1]; xi++) {
+		const struct xfer *x = &v->s->xfers[xi];
+
+		for (uint32_t a = g->off[x->src]; a < g->off[x->src + 1]; a++)
+			if (v->arc_stamp[a] == t + 1 && v->arc_load[a] > max)
+				max = v->arc_load[a];
+	}
+	double load = (double)max / SCHED_ONE;
+	v->r->sum_max_link_load += load;
+	if (load > v->r->max_link_load)
+		v->r->max_link_load = load;
+	return 0;
+}
+
+/* ---- final state ------------------------------------------------------------- */
+
+static bool full_copy(struct vstate *v, uint32_t node, uint64_t block)
+{
+	uint64_t key = (uint64_t)node * v->nblocks + block;
+	const struct seglist *l;
+
+	if (origin_of(v, block) == node || bit_get(v, key))
+		return true;
+	l = map_get(&v->map, key, false);
+	return l && list_covers(l, 0, SCHED_ONE);
+}
+
+static bool full_reduce(struct vstate *v, uint64_t key)
+{
+	const struct rentry *e = &v->dense[key];
+
+	if (!e->list)
+		return e->count == v->n && e->hash == v->total_weight;
+	const struct seglist *l = &v->lists[e->list];
+	for (uint32_t i = 0; i < l->n; i++)
+		if (l->v[i].count != v->n || l->v[i].hash != v->total_weight)
+			return false;
+	return true;
+}
+
+static int final_check(struct vstate *v)
+{
+	uint32_t n = v->n, T = v->s->nsteps;
+
+	switch (v->s->collective) {
+	case SCHED_ALLGATHER:
+		for (uint32_t u = 0; u < n; u++)
+			for (uint32_t b = 0; b < n; b++)
+				if (!full_copy(v, u, b))
+					return fail(v, T, SIZE_MAX,
+						    "incomplete: after the last step node %u lacks "
+						    "(part of) block %u",
+						    u, b);
+		break;
+	case SCHED_ALLTOALL:
+		for (uint32_t o = 0; o < n; o++)
+			for (uint32_t t = 0; t < n; t++)
+				if (o != t && !full_copy(v, t, (uint64_t)o * n + t))
+					return fail(v, T, SIZE_MAX,
+						    "incomplete: the block from %u never (fully) "
+						    "reached %u",
+						    o, t);
+		break;
+	case SCHED_REDUCE_SCATTER:
+		for (uint32_t u = 0; u < n; u++)
+			if (!full_reduce(v, (uint64_t)u * n + u))
+				return fail(v, T, SIZE_MAX,
+					    "node %u does not end with shard %u reduced over all %u "
+					    "inputs, each exactly once",
+					    u, u, n);
+		break;
+	case SCHED_ALLREDUCE:
+		for (uint32_t u = 0; u < n; u++)
+			for (uint32_t b = 0; b < n; b++)
+				if (!full_reduce(v, (uint64_t)u * n + b))
+					return fail(v, T, SIZE_MAX,
+						    "node %u does not end with shard %u reduced over "
+						    "all %u inputs, each exactly once",
+						    u, b, n);
+		break;
+	}
+	return 0;
+}
+
+/* ---- setup ------------------------------------------------------------------- */
+
+static int setup(struct vstate *v)
+{
+	const struct schedule *s = v->s;
+	uint32_t n = v->n;
+
+	v->reduce = s->collective == SCHED_REDUCE_SCATTER || s->collective == SCHED_ALLREDUCE;
+	v->nblocks = s->collective == SCHED_ALLTOALL ? (uint64_t)n * n : n;
+	if (v->reduce) {
+		if ((uint64_t)n * n > (1ull << 24))
+			return fail(v, 0, SIZE_MAX, "%u nodes: too large to verify a reduction "
+						    "(limit 4096)",
+				    n);
+		v->dense = xcalloc((size_t)n * n, sizeof(struct rentry));
+		v->weight = xmalloc((size_t)n * sizeof(uint64_t));
+		v->cap_lists = 1;
+		v->lists = xcalloc(1, sizeof(struct seglist));
+		for (uint32_t u = 0; u < n; u++) {
+			v->weight[u] = splitmix64((v->o->seed ? v->o->seed : 0x0fc) + u);
+			v->total_weight += v->weight[u];
+		}
+		for (uint32_t u = 0; u < n; u++)
+			for (uint32_t b = 0; b < n; b++)
+				v->dense[(size_t)u * n + b] = (struct rentry){1, 0, v->weight[u]};
+	} else {
+		uint64_t bits = (uint64_t)n * v->nblocks;
+
+		if (bits <= BITMAP_MAX_BITS)
+			v->full = xcalloc(bits / 64 + 1, sizeof(uint64_t));
+		else if (s->collective == SCHED_ALLGATHER)
+			return fail(v, 0, SIZE_MAX, "%u nodes: too large to verify", n);
+	}
+	if (v->o->graph) {
+		const struct graph *g = v->o->graph;
+
+		if (g->n != n)
+			return fail(v, 0, SIZE_MAX, "the schedule has %u nodes, the topology %u", n,
+				    g->n);
+		v->arc_stamp = xcalloc((size_t)g->m + 1, sizeof(uint32_t));
+		v->arc_load = xcalloc((size_t)g->m + 1, sizeof(uint64_t));
+	}
+	if (v->o->wdm) {
+		const struct verify_wdm *w = v->o->wdm;
+
+		if (w->wavelengths == 0 || w->fibres == 0 || w->fibres > 255 ||
+		    w->wavelengths > 65535)
+			return fail(v, 0, SIZE_MAX, "bad WDM ring parameters");
+		v->channels = 2 * w->fibres * w->wavelengths;
+		size_t cells = (size_t)v->channels * n;
+		v->seg_stamp = xcalloc(cells, sizeof(uint32_t));
+		v->seg_owner = xcalloc(cells, sizeof(uint32_t));
+		v->lp_stamp = xcalloc(cells, sizeof(uint32_t));
+		v->lp_load = xcalloc(cells, sizeof(uint64_t));
+		v->busy_stamp = xcalloc((size_t)2 * w->fibres * n, sizeof(uint32_t));
+		v->busy = xcalloc((size_t)2 * w->fibres * n, sizeof(uint32_t));
+		v->add_stamp = xcalloc(n, sizeof(uint32_t));
+		v->add_count = xcalloc(n, sizeof(uint32_t));
+		v->drop_stamp = xcalloc(n, sizeof(uint32_t));
+		v->drop_count = xcalloc(n, sizeof(uint32_t));
+	}
+	return 0;
+}
+
+static void teardown(struct vstate *v)
+{
+	for (size_t i = 0; i < v->map.cap; i++)
+		if (v->map.keys[i] != EMPTY_KEY)
+			free(v->map.vals[i].v);
+	free(v->map.keys);
+	free(v->map.vals);
+	for (uint32_t i = 0; i <= v->nlists && v->lists; i++)
+		free(v->lists[i].v);
+	free(v->lists);
+	free(v->dense);
+	free(v->weight);
+	free(v->full);
+	free(v->dl);
+	free(v->pieces);
+	free(v->arc_stamp);
+	free(v->arc_load);
+	free(v->seg_stamp);
+	free(v->seg_owner);
+	free(v->lp_stamp);
+	free(v->lp_load);
+	free(v->busy_stamp);
+	free(v->busy);
+	free(v->add_stamp);
+	free(v->add_count);
+	free(v->drop_stamp);
+	free(v->drop_count);
+}
+
+int sched_verify(const struct schedule *s, const struct verify_opts *o,
+		 struct verify_report *report)
+{
+	static const struct verify_opts none = {0};
+	struct vstate v = {.s = s, .o = o ? o : &none, .r = report, .n = s->nodes};
+	int rc = -1;
+
+	memset(report, 0, sizeof(*report));
+	report->ok = true;
+	report->nsteps = s->nsteps;
+	report->ntransfers = s->nxfers;
+	if (s->nodes < 2 || s->nodes > SCHED_MAX_NODES) {
+		fail(&v, 0, SIZE_MAX, "%u nodes: a schedule has 2..%u", s->nodes, SCHED_MAX_NODES);
+		return -1;
+	}
+	if (s->collective < SCHED_ALLGATHER || s->collective > SCHED_ALLTOALL) {
+		fail(&v, 0, SIZE_MAX, "unknown collective");
+		return -1;
+	}
+	if (setup(&v) < 0)
+		goto out;
+	for (uint32_t t = 0; t < s->nsteps; t++) {
+		if (read_phase(&v, t) < 0 || write_phase(&v, t) < 0)
+			goto out;
+		if (v.o->graph)
+			step_loads(&v, t);
+	}
+	if (final_check(&v) < 0)
+		goto out;
+	rc = 0;
+out:
+	teardown(&v);
+	return rc;
+}

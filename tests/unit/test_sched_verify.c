@@ -1,0 +1,349 @@
+/* The verifier accepts correct schedules and names the first error of
+ * broken ones: causality, completeness, links, lightpaths, reduce counts. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sched/sched.h"
+
+static struct xfer X(uint32_t src, uint32_t dst, uint32_t block)
+{
+	return (struct xfer){.src = (uint16_t)src, .dst = (uint16_t)dst, .block = block,
+			     .offset = 0, .length = SCHED_ONE, .lane = SCHED_NO_LANE};
+}
+
+/* Ring all-gather on a one-way ring: in step t node u forwards block u - t. */
+static void ring_allgather(struct schedule *s, uint32_t n)
+{
+	sched_init(s, SCHED_ALLGATHER, "ring", n);
+	for (uint32_t t = 0; t + 1 < n; t++) {
+		sched_step(s);
+		for (uint32_t u = 0; u < n; u++) {
+			struct xfer x = X(u, (u + 1) % n, (u + n - t) % n);
+			sched_add(s, &x);
+		}
+	}
+}
+
+static void test_ring_allgather_ok(void **state)
+{
+	struct schedule s;
+	struct verify_report r;
+	struct graph *g;
+	struct ofc_error err = {0};
+	(void)state;
+
+	ring_allgather(&s, 6);
+	assert_int_equal(topo_build("ring:6", &g, &err), 0);
+	struct verify_opts o = {.graph = g};
+	assert_int_equal(sched_verify(&s, &o, &r), 0);
+	assert_true(r.ok);
+	assert_int_equal(r.nsteps, 5);
+	/* Every link carries one block in each of the 5 steps. */
+	assert_true(r.sum_max_link_load > 4.999 && r.sum_max_link_load < 5.001);
+	assert_true(r.duplicate_blocks == 0);
+	graph_free(g);
+	sched_free(&s);
+}
+
+static void test_causality(void **state)
+{
+	struct schedule s;
+	struct verify_report r;
+	(void)state;
+
+	ring_allgather(&s, 5);
+	/* Step 1: node 0 forwards block 3, which it only receives in step 2. */
+	s.xfers[0].block = 3;
+	assert_int_equal(sched_verify(&s, NULL, &r), -1);
+	assert_false(r.ok);
+	assert_int_equal(r.bad_step, 0);
+	assert_non_null(strstr(r.error, "does not hold"));
+	sched_free(&s);
+}
+
+static void test_same_step_is_not_visible(void **state)
+{
+	struct schedule s;
+	struct verify_report r;
+	(void)state;
+
+	/* 0 -> 1 and 1 -> 2 of block 0 in the same step: 1 does not hold it yet. */
+	sched_init(&s, SCHED_ALLGATHER, "bad", 3);
+	sched_step(&s);
+	struct xfer a = X(0, 1, 0), b = X(1, 2, 0);
+	sched_add(&s, &a);
+	sched_add(&s, &b);
+	assert_int_equal(sched_verify(&s, NULL, &r), -1);
+	assert_non_null(strstr(r.error, "does not hold"));
+	sched_free(&s);
+}
+
+static void test_incomplete(void **state)
+{
+	struct schedule s;
+	struct verify_report r;
+	(void)state;
+
+	ring_allgather(&s, 4);
+	s.nsteps--; /* drop the last step */
+	assert_int_equal(sched_verify(&s, NULL, &r), -1);
+	assert_non_null(strstr(r.error, "incomplete"));
+	sched_free(&s);
+}
+
+static void test_partial_blocks(void **state)
+{
+	struct schedule s;
+	struct verify_report r;
+	(void)state;
+
+	/* Node 0's block reaches 1 in halves; 1 forwards the halves next step. */
+	sched_init(&s, SCHED_ALLGATHER, "halves", 2);
+	sched_step(&s);
+	struct xfer a = X(0, 1, 0), b = X(1, 0, 1);
+	a.length = SCHED_ONE / 2;
+	sched_add(&s, &a);
+	sched_add(&s, &b);
+	sched_step(&s);
+	a.offset = SCHED_ONE / 2;
+	sched_add(&s, &a);
+	assert_int_equal(sched_verify(&s, NULL, &r), 0);
+
+	/* A third of a block twice leaves a gap. */
+	sched_free(&s);
+	sched_init(&s, SCHED_ALLGATHER, "gap", 2);
+	sched_step(&s);
+	a = X(0, 1, 0);
+	a.length = SCHED_ONE / 3;
+	sched_add(&s, &a);
+	sched_add(&s, &b);
+	sched_step(&s);
+	a.offset = SCHED_ONE / 2;
+	a.length = SCHED_ONE / 2;
+	sched_add(&s, &a);
+	assert_int_equal(sched_verify(&s, NULL, &r), -1);
+	assert_non_null(strstr(r.error, "node 1 lacks"));
+	sched_free(&s);
+}
+
+static void test_links(void **state)
+{
+	struct schedule s;
+	struct verify_report r;
+	struct graph *g;
+	struct ofc_error err = {0};
+	(void)state;
+
+	ring_allgather(&s, 4);
+	assert_int_equal(topo_build("ring:4", &g, &err), 0);
+	struct verify_opts o = {.graph = g};
+	s.xfers[0].lane = 0; /* port 0 of node 0 leads to 1: fine */
+	assert_int_equal(sched_verify(&s, &o, &r), 0);
+	s.xfers[0].lane = 1; /* ring:4 has one port */
+	assert_int_equal(sched_verify(&s, &o, &r), -1);
+	assert_non_null(strstr(r.error, "port 1 of node 0"));
+	graph_free(g);
+	sched_free(&s);
+
+	/* 0 -> 2 is not a link of a one-way ring. */
+	assert_int_equal(topo_build("ring:3", &g, &err), 0);
+	sched_init(&s, SCHED_ALLGATHER, "bad", 3);
+	sched_step(&s);
+	struct xfer x = X(0, 2, 0);
+	sched_add(&s, &x);
+	o.graph = g;
+	assert_int_equal(sched_verify(&s, &o, &r), -1);
+	assert_non_null(strstr(r.error, "no link 0 -> 2"));
+	graph_free(g);
+	sched_free(&s);
+}
+
+/* Reduce-scatter on a one-way ring: step t, node u passes its running sum
+ * of shard u - t - 1 to u + 1, which adds its own input. */
+static void ring_reduce_scatter(struct schedule *s, uint32_t n)
+{
+	sched_init(s, SCHED_REDUCE_SCATTER, "ring", n);
+	for (uint32_t t = 0; t + 1 < n; t++) {
+		sched_step(s);
+		for (uint32_t u = 0; u < n; u++) {
+			struct xfer x = X(u, (u + 1) % n, (u + 2 * n - t - 1) % n);
+			x.flags = xfer_flags(DIR_NONE, XFER_REDUCE);
+			sched_add(s, &x);
+		}
+	}
+}
+
+static void test_reduce_scatter(void **state)
+{
+	struct schedule s;
+	struct verify_report r;
+	(void)state;
+
+	ring_reduce_scatter(&s, 5);
+	assert_int_equal(sched_verify(&s, NULL, &r), 0);
+
+	/* Send one partial sum twice: an input is counted twice. */
+	struct xfer dup = s.xfers[s.step_start[s.nsteps - 1]];
+	sched_add(&s, &dup);
+	assert_int_equal(sched_verify(&s, NULL, &r), -1);
+	assert_non_null(strstr(r.error, "each exactly once"));
+	sched_free(&s);
+
+	/* Copy instead of reduce: inputs are lost. */
+	ring_reduce_scatter(&s, 4);
+	s.xfers[1].flags = xfer_flags(DIR_NONE, XFER_COPY);
+	assert_int_equal(sched_verify(&s, NULL, &r), -1);
+	sched_free(&s);
+}
+
+static void test_allreduce(void **state)
+{
+	struct schedule s, ag;
+	struct verify_report r;
+	(void)state;
+
+	/* Reduce-scatter then all-gather of the reduced shards. */
+	ring_reduce_scatter(&s, 4);
+	s.collective = SCHED_ALLREDUCE;
+	ring_allgather(&ag, 4);
+	sched_append(&s, &ag);
+	assert_int_equal(s.nsteps, 6);
+	assert_int_equal(sched_verify(&s, NULL, &r), 0);
+
+	/* Without the all-gather only the owners are complete. */
+	s.nsteps = 3;
+	assert_int_equal(sched_verify(&s, NULL, &r), -1);
+	sched_free(&ag);
+	sched_free(&s);
+}
+
+static void test_alltoall(void **state)
+{
+	struct schedule s;
+	struct verify_report r;
+	uint32_t n = 4;
+	(void)state;
+
+	sched_init(&s, SCHED_ALLTOALL, "direct", n);
+	sched_step(&s);
+	for (uint32_t o = 0; o < n; o++)
+		for (uint32_t t = 0; t < n; t++)
+			if (o != t) {
+				struct xfer x = X(o, t, o * n + t);
+				sched_add(&s, &x);
+			}
+	assert_int_equal(sched_verify(&s, NULL, &r), 0);
+
+	/* Relay through node 2 in a second step: still fine. */
+	s.xfers[0].dst = 2; /* block 0 -> 1 goes to 2 first */
+	sched_step(&s);
+	struct xfer relay = X(2, 1, 0 * n + 1);
+	sched_add(&s, &relay);
+	assert_int_equal(sched_verify(&s, NULL, &r), 0);
+
+	/* Delivered to its target twice. */
+	struct xfer again = X(2, 1, 0 * n + 1);
+	sched_add(&s, &again);
+	assert_int_equal(sched_verify(&s, NULL, &r), -1);
+	assert_non_null(strstr(r.error, "twice"));
+	sched_free(&s);
+}
+
+static struct xfer L(uint32_t src, uint32_t dst, uint32_t block, enum ring_dir d, uint32_t fibre,
+		     uint32_t wl)
+{
+	struct xfer x = X(src, dst, block);
+
+	x.flags = xfer_flags(d, XFER_COPY);
+	x.fibre = (uint8_t)fibre;
+	x.lane = (uint16_t)wl;
+	return x;
+}
+
+static void test_wdm(void **state)
+{
+	struct schedule s;
+	struct verify_report r;
+	struct verify_wdm w = {.wavelengths = 2, .fibres = 1, .max_add = 4};
+	struct verify_opts o = {.wdm = &w};
+	(void)state;
+
+	/* 0->2 and 1->3 clockwise share segment 1-2: not on one wavelength. */
+	sched_init(&s, SCHED_ALLGATHER, "wdm", 4);
+	sched_step(&s);
+	struct xfer a = L(0, 2, 0, DIR_CW, 0, 0), b = L(1, 3, 1, DIR_CW, 0, 0);
+	sched_add(&s, &a);
+	sched_add(&s, &b);
+	assert_int_equal(sched_verify(&s, &o, &r), -1);
+	assert_non_null(strstr(r.error, "conflict on segment 1-2"));
+
+	/* On two wavelengths they coexist; 2 wavelengths busy on segment 1-2. */
+	s.xfers[1].lane = 1;
+	/* Counter-clockwise 3->1 uses other fibres: no conflict. */
+	struct xfer c = L(3, 1, 3, DIR_CCW, 0, 0);
+	sched_add(&s, &c);
+	r.max_wavelengths_used = 0;
+	assert_int_equal(sched_verify(&s, &o, &r), -1); /* incomplete, but ... */
+	assert_non_null(strstr(r.error, "incomplete"));
+	assert_int_equal(r.max_wavelengths_used, 2);
+
+	/* Wavelength out of range. */
+	s.xfers[1].lane = 2;
+	assert_int_equal(sched_verify(&s, &o, &r), -1);
+	assert_non_null(strstr(r.error, "wavelength 2 out of range"));
+	sched_free(&s);
+
+	/* One lightpath, two whole blocks in one step: over capacity. */
+	sched_init(&s, SCHED_ALLGATHER, "wdm", 4);
+	sched_step(&s);
+	a = L(0, 1, 0, DIR_CW, 0, 0);
+	sched_add(&s, &a);
+	sched_step(&s);
+	a = L(1, 2, 0, DIR_CW, 0, 0);
+	b = L(1, 2, 1, DIR_CW, 0, 0);
+	sched_add(&s, &a);
+	sched_add(&s, &b);
+	assert_int_equal(sched_verify(&s, &o, &r), -1);
+	assert_non_null(strstr(r.error, "more than one block"));
+
+	/* Half of each fits. */
+	s.xfers[1].length = SCHED_ONE / 2;
+	s.xfers[2].length = SCHED_ONE / 2;
+	assert_int_equal(sched_verify(&s, &o, &r), -1);
+	assert_non_null(strstr(r.error, "incomplete"));
+	sched_free(&s);
+
+	/* Add limit: node 0 adds 3 lightpaths where 2 are allowed. */
+	w.max_add = 2;
+	w.wavelengths = 4;
+	sched_init(&s, SCHED_ALLGATHER, "wdm", 4);
+	sched_step(&s);
+	for (uint32_t k = 1; k <= 3; k++) {
+		struct xfer x = L(0, k, 0, DIR_CW, 0, k);
+		sched_add(&s, &x);
+	}
+	assert_int_equal(sched_verify(&s, &o, &r), -1);
+	assert_non_null(strstr(r.error, "adds more than 2"));
+	sched_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ring_allgather_ok),
+		cmocka_unit_test(test_causality),
+		cmocka_unit_test(test_same_step_is_not_visible),
+		cmocka_unit_test(test_incomplete),
+		cmocka_unit_test(test_partial_blocks),
+		cmocka_unit_test(test_links),
+		cmocka_unit_test(test_reduce_scatter),
+		cmocka_unit_test(test_allreduce),
+		cmocka_unit_test(test_alltoall),
+		cmocka_unit_test(test_wdm),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
