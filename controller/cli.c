@@ -12,6 +12,10 @@ static const struct cli_cmd commands[] = {
 	 "print the validated fabric, its topology and circuits", cmd_show},
 	{"topo", "SPEC [--json | --dot] [--ports] [--format text|json|dot|pb] [-o OUT]",
 	 "generate a topology: facts, edges, port permutations", cmd_topo},
+	{"schedule",
+	 "(FILE | --topology SPEC) --collective C [--algo A] [--size M] [--alpha T] "
+	 "[--bandwidth B] [--chunks P] [--overlap] [--json] [--format text|json|pb -o OUT]",
+	 "plan a collective schedule, verify it and price it", cmd_schedule},
 };
 
 static void usage_all(FILE *out)

@@ -39,7 +39,37 @@ int cli_output_open(struct cli_output *o, const char *path, struct ofc_error *er
 int cli_output_commit(struct cli_output *o, struct ofc_error *err);
 void cli_output_abort(struct cli_output *o);
 
+/* `ofc schedule`: options every algorithm shares, parsed once. */
+struct schedule_request {
+	const struct cli_cmd *cmd;
+	const char *file;	   /* FILE, validated into fabric */
+	struct fabric *fabric;	   /* NULL with --topology */
+	const char *spec;	   /* --topology SPEC */
+	struct graph *graph;	   /* the topology: from --topology, or the fabric's */
+	enum sched_collective collective;
+	const char *algo;	   /* --algo (default chosen per fabric kind) */
+	uint64_t size;		   /* --size, bytes per node; 0 = from the config */
+	double alpha;		   /* --alpha, seconds per step */
+	double bandwidth;	   /* --bandwidth, a node's egress bits/s */
+	bool alpha_set, bandwidth_set;
+	uint32_t chunks;	   /* --chunks P, 0 = exact fractions */
+	bool overlap;		   /* --overlap (WDM: pre-tune MRRs) */
+	bool json;		   /* --json: the summary as JSON */
+	enum out_format format;	   /* --format for -o */
+	const char *output;	   /* -o FILE: the whole schedule */
+	unsigned threads;	   /* --threads, 0 = all CPUs */
+};
+
+/* Write the whole schedule to req->output in req->format (json, text, pb).
+ * Nothing to do when no -o was given. */
+int cli_write_schedule(const struct schedule_request *req, const struct schedule *s,
+		       struct ofc_error *err);
+/* The two families of schedules; each returns the exit status. */
+int schedule_wdm(struct schedule_request *req);	   /* WDM rings (cmd_schedule_wdm.c) */
+int schedule_direct(struct schedule_request *req); /* direct-connect (cmd_schedule_dc.c) */
+
 int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_show(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv);
 

@@ -10,6 +10,7 @@
 #ifndef OFC_CONTROLLER_H
 #define OFC_CONTROLLER_H
 
+#include "sched/sched.h"
 #include "topo/topo.h"
 #include "util/util.h"
 
@@ -199,6 +200,10 @@ int collective_op_parse(const char *s, enum collective_op *op);
 int fabric_pack(const struct fabric *f, uint8_t **buf, size_t *len, struct ofc_error *err);
 int topology_pack(const struct graph *g, const struct topo_facts *facts, const struct port_map *pm,
 		  uint8_t **buf, size_t *len);
+/* A schedule as ofc.v1.Schedule, written step by step: the header, then one
+ * message per step holding only that step (protobuf merges concatenated
+ * messages, appending repeated fields), so memory stays one step's worth. */
+int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err);
 /* The JSON form of the same ofc.v1.Fabric message (`ofc show --json`). */
 int fabric_write_json(const struct fabric *f, FILE *out, struct ofc_error *err);
 /* People's form (`ofc show`). */

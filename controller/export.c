@@ -4,6 +4,7 @@
 #include "controller/controller.h"
 #include "controller/export.h"
 #include "controller/pbjson.h"
+#include "proto/schedule.pb-c.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -263,4 +264,92 @@ int fabric_write_json(const struct fabric *f, FILE *out, struct ofc_error *err)
 	jw_finish(&w);
 	arena_free(&a);
 	return 0;
+}
+
+static Ofc__V1__Transfer *transfer_msg(struct arena *a, const struct schedule *s,
+				       const struct xfer *x)
+{
+	Ofc__V1__Transfer *m = NEW(a, Ofc__V1__Transfer, OFC__V1__TRANSFER__INIT);
+
+	SET(m, src, x->src);
+	SET(m, dst, x->dst);
+	SET(m, origin, sched_block_origin(s, x->block));
+	if (s->collective == SCHED_ALLTOALL)
+		SET(m, target, sched_block_target(s, x->block));
+	SET(m, offset, sched_frac(x->offset));
+	SET(m, length, sched_frac(x->length));
+	SET(m, op, xfer_op(x) == XFER_REDUCE ? OFC__V1__TRANSFER_OP__TRANSFER_OP_REDUCE
+					     : OFC__V1__TRANSFER_OP__TRANSFER_OP_COPY);
+	if (xfer_dir(x) != DIR_NONE) {
+		SET(m, direction, xfer_dir(x) == DIR_CW ? OFC__V1__DIRECTION__DIRECTION_CW
+							: OFC__V1__DIRECTION__DIRECTION_CCW);
+		SET(m, fibre, x->fibre);
+		SET(m, wavelength, x->lane);
+	} else if (x->lane != SCHED_NO_LANE) {
+		SET(m, port, x->lane);
+	}
+	return m;
+}
+
+static int write_packed(const ProtobufCMessage *m, FILE *out, struct ofc_error *err)
+{
+	uint8_t *buf;
+	size_t len;
+
+	pack(m, &buf, &len);
+	if (len && fwrite(buf, 1, len, out) != len) {
+		free(buf);
+		return ofc_error_set(err, OFC_E_RUNTIME, "short write");
+	}
+	free(buf);
+	return 0;
+}
+
+int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err)
+{
+	struct arena a = {0};
+	Ofc__V1__Schedule *h = NEW(&a, Ofc__V1__Schedule, OFC__V1__SCHEDULE__INIT);
+	int rc;
+
+	h->collective = S(sched_collective_name(s->collective));
+	h->algorithm = S(s->algorithm);
+	SET(h, nodes, s->nodes);
+	if (s->topology[0])
+		h->topology = S(s->topology);
+	if (s->size_bytes)
+		SET(h, size_bytes, s->size_bytes);
+	SET(h, num_steps, s->nsteps);
+	if (s->time_us == s->time_us)
+		SET(h, time_us, s->time_us);
+	if (s->lower_bound_us == s->lower_bound_us)
+		SET(h, lower_bound_us, s->lower_bound_us);
+	SET(h, verified, s->verified);
+	h->n_metrics = s->nmetrics;
+	h->metrics = arena_array(&a, s->nmetrics, sizeof(*h->metrics));
+	for (unsigned i = 0; i < s->nmetrics; i++) {
+		Ofc__V1__Schedule__MetricsEntry *e =
+			NEW(&a, Ofc__V1__Schedule__MetricsEntry, OFC__V1__SCHEDULE__METRICS_ENTRY__INIT);
+
+		e->key = S(s->metrics[i].name);
+		SET(e, value, s->metrics[i].value);
+		h->metrics[i] = e;
+	}
+	rc = write_packed(&h->base, out, err);
+	arena_free(&a);
+
+	for (uint32_t t = 0; t < s->nsteps && rc == 0; t++) {
+		Ofc__V1__Schedule *m = NEW(&a, Ofc__V1__Schedule, OFC__V1__SCHEDULE__INIT);
+		Ofc__V1__Step *st = NEW(&a, Ofc__V1__Step, OFC__V1__STEP__INIT);
+		uint32_t k = sched_step_size(s, t);
+
+		st->n_transfers = k;
+		st->transfers = arena_array(&a, k, sizeof(*st->transfers));
+		for (uint32_t i = 0; i < k; i++)
+			st->transfers[i] = transfer_msg(&a, s, &s->xfers[s->step_start[t] + i]);
+		m->n_steps = 1;
+		m->steps = &st;
+		rc = write_packed(&m->base, out, err);
+		arena_free(&a);
+	}
+	return rc;
 }
