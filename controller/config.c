@@ -6,9 +6,9 @@
  * Every error is raised on a YAML node and so names FILE:LINE:COL.
  *
  * Hostile input is bounded before the document is built: a pre-pass over
- * the event stream limits nesting depth, and the walk counts nodes visited,
- * so aliases that expand without bound (or refer to themselves) stop at
- * CONFIG_MAX_NODES instead of eating memory or stack.
+ * the event stream limits nesting depth and the size of the document with
+ * its aliases expanded (so aliases that expand without bound, or refer to
+ * themselves, are refused); the walk also counts the nodes it visits.
  */
 #include "controller/controller.h"
 
@@ -819,9 +819,103 @@ static int yaml_failure(struct loader *L, yaml_parser_t *p)
 			    p->problem ? p->problem : "unknown");
 }
 
-/* Event pre-pass: syntax, nesting depth, one document, not empty. */
+/* Anchors seen by the pre-pass: name -> nodes the anchored subtree expands
+ * to (aliases inside it expanded), or OPEN while it is being parsed. */
+#define OPEN UINT64_MAX
+
+struct anchors {
+	char **names;
+	uint64_t *size;
+	size_t cap, used;
+};
+
+static size_t anchor_slot(const struct anchors *a, const char *name)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	size_t i = (size_t)h & (a->cap - 1);
+	while (a->names[i] && strcmp(a->names[i], name) != 0)
+		i = (i + 1) & (a->cap - 1);
+	return i;
+}
+
+static void anchor_set(struct anchors *a, const char *name, uint64_t size)
+{
+	if ((a->used + 1) * 2 > a->cap) {
+		struct anchors g = {.cap = a->cap ? a->cap * 2 : 64};
+
+		g.names = xcalloc(g.cap, sizeof(char *));
+		g.size = xcalloc(g.cap, sizeof(uint64_t));
+		for (size_t i = 0; i < a->cap; i++)
+			if (a->names[i]) {
+				size_t j = anchor_slot(&g, a->names[i]);
+
+				g.names[j] = a->names[i];
+				g.size[j] = a->size[i];
+			}
+		g.used = a->used;
+		free(a->names);
+		free(a->size);
+		*a = g;
+	}
+	size_t i = anchor_slot(a, name);
+	if (!a->names[i]) {
+		a->names[i] = xstrdup(name);
+		a->used++;
+	}
+	a->size[i] = size; /* YAML lets an anchor be redefined; the latest wins */
+}
+
+static bool anchor_get(const struct anchors *a, const char *name, uint64_t *size)
+{
+	if (!a->cap)
+		return false;
+	size_t i = anchor_slot(a, name);
+	if (!a->names[i])
+		return false;
+	*size = a->size[i];
+	return true;
+}
+
+static void anchors_free(struct anchors *a)
+{
+	for (size_t i = 0; i < a->cap; i++)
+		free(a->names[i]);
+	free(a->names);
+	free(a->size);
+}
+
+static int mark_error(struct loader *L, yaml_mark_t m, const char *fmt, ...) OFC_PRINTF(3, 4);
+static int mark_error(struct loader *L, yaml_mark_t m, const char *fmt, ...)
+{
+	va_list ap;
+
+	L->err->code = OFC_E_INPUT;
+	snprintf(L->err->file, sizeof(L->err->file), "%s", L->file);
+	L->err->line = (unsigned)m.line + 1;
+	L->err->col = (unsigned)m.column + 1;
+	va_start(ap, fmt);
+	vsnprintf(L->err->msg, sizeof(L->err->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Event pre-pass: syntax, nesting depth, one document, not empty, and the
+ * size of the document with every alias expanded. libyaml's loader shares
+ * aliased nodes instead of copying them, so a small file can describe an
+ * exponentially large tree (or a cycle: "&a [*a]"); anything that walks it
+ * would blow up. The pre-pass computes the expanded size from the events and
+ * refuses the file before any tree is built. */
 static int prepass(struct loader *L)
 {
+	struct {
+		uint64_t count; /* nodes in this collection so far, expanded */
+		char *anchor;
+	} stack[CONFIG_MAX_DEPTH + 1];
+	struct anchors anchors = {0};
+	uint64_t total = 0;
 	yaml_parser_t p;
 	yaml_event_t ev;
 	int depth = 0, docs = 0, rc = 0;
@@ -830,6 +924,9 @@ static int prepass(struct loader *L)
 	yaml_parser_initialize(&p);
 	yaml_parser_set_input_string(&p, (const unsigned char *)L->text, L->len);
 	while (!done) {
+		uint64_t add = 0;
+		const char *anchor = NULL;
+
 		if (!yaml_parser_parse(&p, &ev)) {
 			rc = yaml_failure(L, &p);
 			break;
@@ -837,25 +934,53 @@ static int prepass(struct loader *L)
 		switch (ev.type) {
 		case YAML_SEQUENCE_START_EVENT:
 		case YAML_MAPPING_START_EVENT:
-			if (++depth > CONFIG_MAX_DEPTH) {
-				rc = ofc_error_at(L->err, OFC_E_INPUT, L->file,
-						  (unsigned)ev.start_mark.line + 1,
-						  (unsigned)ev.start_mark.column + 1,
-						  "nested too deeply (limit %d levels)",
-						  CONFIG_MAX_DEPTH);
+			if (depth + 1 > CONFIG_MAX_DEPTH) {
+				rc = mark_error(L, ev.start_mark,
+						"nested too deeply (limit %d levels)",
+						CONFIG_MAX_DEPTH);
 				done = true;
+				break;
 			}
+			anchor = ev.type == YAML_SEQUENCE_START_EVENT
+					 ? (const char *)ev.data.sequence_start.anchor
+					 : (const char *)ev.data.mapping_start.anchor;
+			stack[depth].count = 1;
+			stack[depth].anchor = anchor ? xstrdup(anchor) : NULL;
+			if (anchor)
+				anchor_set(&anchors, anchor, OPEN);
+			depth++;
 			break;
 		case YAML_SEQUENCE_END_EVENT:
 		case YAML_MAPPING_END_EVENT:
 			depth--;
+			add = stack[depth].count;
+			if (stack[depth].anchor) {
+				anchor_set(&anchors, stack[depth].anchor, add);
+				free(stack[depth].anchor);
+			}
 			break;
+		case YAML_SCALAR_EVENT:
+			add = 1;
+			if (ev.data.scalar.anchor)
+				anchor_set(&anchors, (const char *)ev.data.scalar.anchor, 1);
+			break;
+		case YAML_ALIAS_EVENT: {
+			const char *name = (const char *)ev.data.alias.anchor;
+
+			if (!anchor_get(&anchors, name, &add)) {
+				rc = mark_error(L, ev.start_mark, "alias '*%s' has no anchor", name);
+				done = true;
+			} else if (add == OPEN) {
+				rc = mark_error(L, ev.start_mark,
+						"alias '*%s' refers to a node that contains it", name);
+				done = true;
+			}
+			break;
+		}
 		case YAML_DOCUMENT_START_EVENT:
 			if (++docs > 1) {
-				rc = ofc_error_at(L->err, OFC_E_INPUT, L->file,
-						  (unsigned)ev.start_mark.line + 1,
-						  (unsigned)ev.start_mark.column + 1,
-						  "more than one YAML document; a config is one");
+				rc = mark_error(L, ev.start_mark,
+						"more than one YAML document; a config is one");
 				done = true;
 			}
 			break;
@@ -865,8 +990,23 @@ static int prepass(struct loader *L)
 		default:
 			break;
 		}
+		if (add && rc == 0) {
+			uint64_t *into = depth ? &stack[depth - 1].count : &total;
+
+			*into = *into + add > CONFIG_MAX_NODES ? CONFIG_MAX_NODES + 1ull : *into + add;
+			if (*into > CONFIG_MAX_NODES) {
+				rc = mark_error(L, ev.start_mark,
+						"document too large: more than %u nodes once YAML "
+						"aliases are expanded",
+						CONFIG_MAX_NODES);
+				done = true;
+			}
+		}
 		yaml_event_delete(&ev);
 	}
+	while (depth > 0)
+		free(stack[--depth].anchor);
+	anchors_free(&anchors);
 	yaml_parser_delete(&p);
 	if (rc == 0 && docs == 0)
 		rc = ofc_error_at(L->err, OFC_E_INPUT, L->file, 1, 1,

@@ -3,11 +3,15 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+/* value * mult / div: sub-unit scales divide by an exact power of ten, so
+ * "25us" is the double nearest 25e-6, not 25 * 1e-6 rounded twice. */
 struct unit {
 	const char *name;
 	double mult;
+	double div;
 };
 
 static const struct unit size_units[] = {
@@ -25,34 +29,37 @@ static const struct unit rate_units[] = {
 };
 
 static const struct unit duration_units[] = {
-	{"ns", 1e-9}, {"us", 1e-6}, {"\xc2\xb5s", 1e-6}, {"ms", 1e-3},
-	{"s", 1},     {"min", 60},  {"h", 3600},
+	{"ns", 1, 1e9}, {"us", 1, 1e6}, {"\xc2\xb5s", 1, 1e6}, {"ms", 1, 1e3},
+	{"s", 1, 1},	{"min", 60, 1}, {"h", 3600, 1},
 };
 
-/* Digits with an optional fraction; no sign, no exponent. Sets *end. */
+/* Digits with an optional fraction; no sign, no exponent. Sets *end. The
+ * syntax is checked here and the value read by strtod, which rounds
+ * correctly ("13.33" is the double nearest 13.33). */
 static int parse_decimal(const char *s, double *v, const char **end)
 {
 	const char *p = s;
-	double x = 0, scale = 1;
 	bool digits = false;
+	char buf[64];
 
 	while (*p >= '0' && *p <= '9') {
-		x = x * 10 + (*p - '0');
 		p++;
 		digits = true;
 	}
 	if (*p == '.') {
 		p++;
 		while (*p >= '0' && *p <= '9') {
-			scale /= 10;
-			x += (*p - '0') * scale;
 			p++;
 			digits = true;
 		}
 	}
-	if (!digits || !isfinite(x))
+	if (!digits || (size_t)(p - s) >= sizeof(buf))
 		return -1;
-	*v = x;
+	memcpy(buf, s, (size_t)(p - s));
+	buf[p - s] = '\0';
+	*v = strtod(buf, NULL);
+	if (!isfinite(*v))
+		return -1;
 	*end = p;
 	return 0;
 }
@@ -92,6 +99,8 @@ static int parse_quantity(const char *s, const struct unit *units, size_t nunits
 	for (size_t i = 0; i < nunits; i++) {
 		if (strcmp(p, units[i].name) == 0) {
 			*out = v * units[i].mult;
+			if (units[i].div > 1)
+				*out = v / units[i].div;
 			return 0;
 		}
 	}
