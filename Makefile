@@ -56,6 +56,8 @@ STAMP    = $(BUILD)/.deps-ok
 
 .PHONY: all run test unit cli check bench fuzz clean deps format
 .DEFAULT_GOAL := all
+# Keep generated protobuf sources and test objects: they are not throwaway.
+.SECONDARY:
 
 all: $(BINS)
 

@@ -1,0 +1,222 @@
+/* controller: the loader fills the model, validation resolves wiring and
+ * circuits, and the protobuf export holds what the model holds. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/controller.h"
+#include "proto/fabric.pb-c.h"
+
+static struct fabric *load(const char *text)
+{
+	struct ofc_error err = {0};
+	struct fabric *f = NULL;
+	char buf[1024];
+
+	if (config_parse("t.yaml", text, strlen(text), &f, &err) < 0 ||
+	    fabric_validate(f, &err) < 0)
+		fail_msg("%s", ofc_error_str(&err, buf, sizeof(buf)));
+	return f;
+}
+
+static int load_error(const char *text, struct ofc_error *err)
+{
+	struct fabric *f = NULL;
+	int rc = config_parse("t.yaml", text, strlen(text), &f, err);
+
+	if (rc == 0) {
+		rc = fabric_validate(f, err);
+		fabric_free(f);
+	}
+	return rc;
+}
+
+static const char ring_cfg[] = "name: r\n"
+			       "hosts:\n"
+			       "  - {name: a}\n"
+			       "  - {name: b}\n"
+			       "  - {name: c}\n"
+			       "rings:\n"
+			       "  - name: ring0\n"
+			       "    nodes: [c, a, b]\n"
+			       "    wavelengths: 8\n"
+			       "    rate_per_wavelength: 25Gbps\n"
+			       "    interfaces_per_node: 2\n"
+			       "collectives:\n"
+			       "  - {op: allgather, size: 64MiB}\n"
+			       "  - {op: reduce-scatter, size: 1GB, algorithm: bfb}\n";
+
+static void test_ring_model(void **state)
+{
+	(void)state;
+	struct fabric *f = load(ring_cfg);
+
+	assert_int_equal(f->nhosts, 3);
+	assert_int_equal(f->nrings, 1);
+	const struct ring *r = &f->rings[0];
+	assert_int_equal(r->nmembers, 3);
+	assert_int_equal(r->members[0], 2); /* c, a, b in ring order */
+	assert_int_equal(r->members[1], 0);
+	assert_int_equal(r->members[2], 1);
+	assert_int_equal(r->wavelengths, 8);
+	assert_int_equal(r->fibres, 1);	    /* default */
+	assert_int_equal(r->interfaces, 2);
+	assert_int_equal(r->mrrs, 8);	    /* default: one per wavelength */
+	assert_true(r->rate == 25e9);
+	assert_true(r->mrr_delay == 25e-6); /* default */
+	assert_int_equal(f->ncollectives, 2);
+	assert_int_equal(f->collectives[0].op, COLL_ALLGATHER);
+	assert_int_equal(f->collectives[0].size, 64ull << 20);
+	assert_int_equal(f->collectives[1].op, COLL_REDUCE_SCATTER);
+	assert_int_equal(f->collectives[1].size, 1000000000ull);
+	assert_string_equal(f->collectives[1].algorithm, "bfb");
+	assert_null(f->graph);
+	assert_true(f->cost.alpha == 10e-6); /* default */
+	assert_int_equal(fabric_find_host(f, "b"), 1);
+	assert_int_equal(fabric_find_host(f, "z"), -1);
+	fabric_free(f);
+}
+
+static const char ocs_cfg[] = "name: o\n"
+			      "hosts: {count: 8, prefix: g, first_index: 1, ports: 2, port_rate: 100Gbps}\n"
+			      "switches:\n"
+			      "  - {name: s0, type: ocs, ports: 16}\n"
+			      "wiring: {pattern: sequential, switches: [s0], first_port: 1}\n"
+			      "topology: biring:8\n";
+
+static void test_ocs_circuits(void **state)
+{
+	(void)state;
+	struct fabric *f = load(ocs_cfg);
+
+	assert_string_equal(f->hosts[0].name, "g1");
+	assert_string_equal(f->hosts[7].name, "g8");
+	assert_int_equal(f->nwiring, 16);
+	/* Host i port j on switch port 1 + 2i + j. */
+	for (uint32_t k = 0; k < 16; k++) {
+		assert_int_equal(f->wiring[k].host, k / 2);
+		assert_int_equal(f->wiring[k].host_port, k % 2);
+		assert_int_equal(f->wiring[k].sw_port, k + 1);
+	}
+	assert_int_equal(f->ncircuits, 16);
+	assert_true(f->switches[0].reconfig_time == 10e-3); /* OCS default */
+	/* biring port 0 is +1: host u port 0 (in 1+2u) to host u+1 port 0 (out 1+2(u+1)). */
+	for (uint32_t k = 0; k < f->ncircuits; k++) {
+		const struct circuit *c = &f->circuits[k];
+
+		assert_int_equal(c->src_port, c->dst_port);
+		assert_int_equal(c->in_port, 1 + 2 * c->src_host + c->src_port);
+		assert_int_equal(c->out_port, 1 + 2 * c->dst_host + c->dst_port);
+		if (c->src_port == 0)
+			assert_int_equal(c->dst_host, (c->src_host + 1) % 8);
+		else
+			assert_int_equal(c->dst_host, (c->src_host + 7) % 8);
+	}
+	assert_true(f->cost.link_bandwidth == 100e9); /* from the hosts' port rate */
+	fabric_free(f);
+}
+
+#define SELF_LOOP_CFG(mode)                                                                        \
+	"name: k\n"                                                                                 \
+	"hosts: {count: 10, ports: 2}\n"                                                            \
+	"switches: [{name: p, type: patch-panel, ports: 20}]\n"                                     \
+	"wiring: {pattern: sequential, switches: [p]}\n"                                            \
+	"topology: {spec: 'genkautz:10,2', self_loops: " mode "}\n"
+
+static void test_dark_self_loops(void **state)
+{
+	(void)state;
+	struct fabric *f = load(SELF_LOOP_CFG("dark"));
+
+	assert_int_equal(f->facts.self_loops, 2);
+	assert_int_equal(f->ncircuits, 18); /* 20 arcs minus 2 dark self-loops */
+	assert_true(f->switches[0].move_time == 60); /* patch-panel default */
+	for (uint32_t k = 0; k < f->ncircuits; k++)
+		assert_int_not_equal(f->circuits[k].src_host, f->circuits[k].dst_host);
+	fabric_free(f);
+
+	/* Looped back, they are circuits from a port to itself. */
+	f = load(SELF_LOOP_CFG("loopback"));
+	assert_int_equal(f->ncircuits, 20);
+	uint32_t loops = 0;
+	for (uint32_t k = 0; k < f->ncircuits; k++)
+		loops += f->circuits[k].src_host == f->circuits[k].dst_host;
+	assert_int_equal(loops, 2);
+	fabric_free(f);
+}
+
+static void test_errors_carry_positions(void **state)
+{
+	struct ofc_error err = {0};
+	char buf[512];
+	(void)state;
+
+	assert_int_equal(load_error("name: t\nhosts:\n  - {name: a, portz: 2}\n", &err), -1);
+	assert_string_equal(ofc_error_str(&err, buf, sizeof(buf)),
+			    "t.yaml:3:15: unknown key 'portz' in hosts (did you mean 'ports'?)");
+	assert_int_equal(ofc_error_exit_code(&err), 2);
+
+	assert_int_equal(load_error("name: t\nhosts:\n  - {name: a}\ntopology: ring:3\n", &err),
+			 -1);
+	assert_string_equal(ofc_error_str(&err, buf, sizeof(buf)),
+			    "t.yaml:4:11: topology 'ring:3' has 3 nodes but the fabric has 1 hosts");
+}
+
+/* The packed ofc.v1.Fabric, decoded by protobuf-c, holds the model. */
+static void test_fabric_pb_roundtrip(void **state)
+{
+	struct ofc_error err = {0};
+	uint8_t *buf;
+	size_t len;
+	(void)state;
+
+	struct fabric *f = load(ocs_cfg);
+	assert_int_equal(fabric_pack(f, &buf, &len, &err), 0);
+	Ofc__V1__Fabric *m = ofc__v1__fabric__unpack(NULL, len, buf);
+	assert_non_null(m);
+	assert_string_equal(m->name, "o");
+	assert_int_equal(m->n_hosts, 8);
+	assert_string_equal(m->hosts[3]->name, "g4");
+	assert_int_equal(m->hosts[3]->ports, 2);
+	assert_true(m->hosts[3]->port_rate_bps == 100e9);
+	assert_int_equal(m->n_switches, 1);
+	assert_int_equal(m->switches[0]->kind, OFC__V1__SWITCH_KIND__SWITCH_KIND_OCS);
+	assert_true(m->switches[0]->has_reconfig_time_s && !m->switches[0]->has_move_time_s);
+	assert_int_equal(m->n_wiring, 16);
+	assert_int_equal(m->n_circuits, f->ncircuits);
+	for (size_t k = 0; k < m->n_circuits; k++) {
+		assert_int_equal(m->circuits[k]->in_port, f->circuits[k].in_port);
+		assert_int_equal(m->circuits[k]->out_port, f->circuits[k].out_port);
+		assert_string_equal(m->circuits[k]->src_host, f->hosts[f->circuits[k].src_host].name);
+	}
+	assert_non_null(m->logical);
+	assert_string_equal(m->logical->spec, "biring:8");
+	assert_true(m->logical->has_diameter);
+	assert_int_equal(m->logical->diameter, 4);
+	assert_int_equal(m->logical->n_edge_list, 16);
+	assert_int_equal(m->logical->n_ports, 2);
+	assert_int_equal(m->logical->ports[0]->n_to, 8);
+	assert_int_equal(m->logical->ports[0]->to[7], 0);
+	assert_string_equal(m->topology->spec, "biring:8");
+	assert_true(m->cost_model->alpha_s == 10e-6);
+	ofc__v1__fabric__free_unpacked(m, NULL);
+	free(buf);
+	fabric_free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ring_model),
+		cmocka_unit_test(test_ocs_circuits),
+		cmocka_unit_test(test_dark_self_loops),
+		cmocka_unit_test(test_errors_carry_positions),
+		cmocka_unit_test(test_fabric_pb_roundtrip),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,453 @@
+/* topo: families against known facts, the diameter against plain BFS,
+ * expansions, port permutations on structured and random multigraphs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo/topo.h"
+
+static struct graph *build(const char *spec)
+{
+	struct ofc_error err = {0};
+	struct graph *g = NULL;
+
+	if (topo_build(spec, &g, &err) < 0)
+		fail_msg("%s: %s (column %u)", spec, err.msg, err.col);
+	return g;
+}
+
+struct known {
+	const char *spec;
+	uint32_t n, d, diameter;
+};
+
+/* Facts from the literature or by hand: torus diameters are the sum of
+ * floor(dim/2); Kautz K(d,n) has (d+1)d^n nodes and diameter n+1; de Bruijn
+ * d^n nodes and diameter n; C(n,{m,m+1}) with m = ceil((-1+sqrt(2n-1))/2)
+ * has diameter m (Boesch-Wang). */
+static const struct known known[] = {
+	{"ring:7", 7, 1, 6},
+	{"biring:7", 7, 2, 3},
+	{"biring:8", 8, 2, 4},
+	{"torus:8x8", 64, 4, 8},
+	{"torus:4x6", 24, 4, 5},
+	{"torus:5x7", 35, 4, 5},
+	{"torus:3x3x2", 18, 6, 3},
+	{"torus:3x3x3x2", 54, 8, 4},
+	{"torus:32x32", 1024, 4, 32},
+	{"hypercube:10", 1024, 10, 10},
+	{"complete:5", 5, 4, 1},
+	{"bipartite:4", 8, 4, 2},
+	{"hamming:2,3", 9, 4, 2},
+	{"hamming:3,4", 64, 9, 3},
+	{"circulant:16:3,4", 16, 4, 3},
+	{"circulant:12:2,3", 12, 4, 2},
+	{"circulant:7:2,3", 7, 4, 2},
+	{"circulant:41:4,5", 41, 4, 4},
+	{"kautz:4,4", 1280, 4, 5},
+	{"kautz:2,3", 24, 2, 4},
+	{"kautz:4,0", 5, 4, 1},
+	{"debruijn:2,5", 32, 2, 5},
+	{"debruijn:4,3", 64, 4, 3},
+	{"genkautz:20,4", 20, 4, 2},   /* = K(4,1) */
+	{"genkautz:1024,4", 1024, 4, 5},
+	{"line(bipartite:2)", 8, 2, 3},
+	{"line^2(bipartite:2)", 16, 2, 4},
+	{"line^3(circulant:16:3,4)", 1024, 4, 6},
+	{"product(ring:4,ring:8)", 32, 2, 10},
+	{"power(complete:3,2)", 9, 4, 2},
+	{"degree(ring:4,2)", 8, 2, 4},
+};
+
+static void test_known_facts(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		struct graph *g = build(known[i].spec);
+		struct topo_facts f;
+
+		topo_facts(g, &f, 2);
+		if (g->n != known[i].n || f.degree != known[i].d || !f.regular ||
+		    !f.strongly_connected || f.diameter != known[i].diameter)
+			fail_msg("%s: n=%u d=%u regular=%d diameter=%u, want n=%u d=%u diameter=%u",
+				 known[i].spec, g->n, f.degree, f.regular, f.diameter, known[i].n,
+				 known[i].d, known[i].diameter);
+		assert_int_equal(g->m, (uint64_t)known[i].n * known[i].d);
+		graph_free(g);
+	}
+}
+
+static void test_moore(void **state)
+{
+	(void)state;
+	assert_int_equal(moore_diameter(1024, 4), 5); /* 1+4+16+64+256 = 341 < 1024 */
+	assert_int_equal(moore_diameter(341, 4), 4);
+	assert_int_equal(moore_diameter(342, 4), 5);
+	assert_int_equal(moore_diameter(64, 4), 3);
+	assert_int_equal(moore_diameter(10, 1), 9);
+	assert_int_equal(moore_diameter(1, 3), 0);
+	assert_int_equal(moore_diameter(8, 2), 3);
+	assert_int_equal(moore_diameter(7, 2), 2);
+}
+
+/* Imase-Itoh: D(Pi(d,m)) <= ceil(log_d m), and Thm 21 of Zhao et al.:
+ * D = k implies m > 1 + d + ... + d^(k-2): within one of the Moore bound. */
+static void test_genkautz_near_moore(void **state)
+{
+	(void)state;
+	for (uint32_t d = 2; d <= 5; d++)
+		for (uint32_t m = d + 1; m <= 200; m += 7) {
+			char spec[64];
+			struct topo_facts f;
+
+			snprintf(spec, sizeof(spec), "genkautz:%u,%u", m, d);
+			struct graph *g = build(spec);
+			topo_facts(g, &f, 1);
+			assert_true(f.strongly_connected);
+			assert_true(f.diameter <= f.moore_diameter + 1);
+			uint32_t logd = 0;
+			for (uint64_t p = 1; p < m; p *= d)
+				logd++;
+			assert_true(f.diameter <= logd);
+			/* Self-loops exactly when d+1 does not divide m. */
+			assert_int_equal(f.self_loops > 0, m % (d + 1) != 0);
+			graph_free(g);
+		}
+}
+
+/* Kautz K(d,n) is the generalized Kautz graph on d^(n+1) + d^n nodes. */
+static void test_kautz_matches_genkautz(void **state)
+{
+	struct topo_facts a, b;
+	(void)state;
+
+	struct graph *k = build("kautz:3,3"), *gk = build("genkautz:108,3");
+	topo_facts(k, &a, 1);
+	topo_facts(gk, &b, 1);
+	assert_int_equal(k->n, gk->n);
+	assert_int_equal(a.diameter, b.diameter);
+	assert_int_equal(a.self_loops, 0);
+	assert_int_equal(b.self_loops, 0);
+	graph_free(k);
+	graph_free(gk);
+}
+
+/* The bit-parallel diameter agrees with plain BFS distances. */
+static void test_diameter_against_bfs(void **state)
+{
+	static const char *const specs[] = {
+		"genkautz:300,3", "kautz:2,5", "debruijn:3,4", "line(circulant:16:3,4)",
+		"reverse(genkautz:77,2)", "line^2(complete:4)", "genkautz:513,2",
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		struct ofc_error err = {0};
+		struct graph *g = build(specs[i]);
+		struct topo_facts f;
+		uint16_t *dist = topo_distances(g, 2, &err);
+		uint32_t max = 0;
+
+		assert_non_null(dist);
+		for (size_t k = 0; k < (size_t)g->n * g->n; k++)
+			if (dist[k] > max)
+				max = dist[k];
+		topo_facts(g, &f, 2);
+		assert_false(g->vertex_transitive);
+		assert_int_equal(f.diameter, max);
+		free(dist);
+		graph_free(g);
+	}
+}
+
+static void test_not_connected(void **state)
+{
+	struct topo_facts f;
+	(void)state;
+
+	struct graph *g = build("circulant:12:4,6");
+	topo_facts(g, &f, 1);
+	assert_false(f.strongly_connected);
+	graph_free(g);
+	/* A non-vertex-transitive disconnected graph: line graph of a
+	 * disconnected circulant. */
+	g = build("line(circulant:12:4)");
+	topo_facts(g, &f, 1);
+	assert_false(f.strongly_connected);
+	graph_free(g);
+}
+
+static void test_symmetry(void **state)
+{
+	struct topo_facts f;
+	(void)state;
+
+	struct graph *g = build("torus:4x4");
+	topo_facts(g, &f, 1);
+	assert_true(f.symmetric);
+	graph_free(g);
+	g = build("genkautz:30,3");
+	topo_facts(g, &f, 1);
+	assert_false(f.symmetric);
+	graph_free(g);
+	g = build("ring:5");
+	topo_facts(g, &f, 1);
+	assert_false(f.symmetric);
+	graph_free(g);
+}
+
+/* The arcs of reverse(reverse(G)) are those of G, as multisets per node. */
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void test_reverse_and_transpose(void **state)
+{
+	(void)state;
+	struct graph *g = build("genkautz:50,3"), *rr = build("reverse(reverse(genkautz:50,3))");
+
+	assert_int_equal(g->m, rr->m);
+	for (uint32_t u = 0; u < g->n; u++) {
+		uint32_t a[8], b[8], k = graph_outdeg(g, u);
+
+		assert_int_equal(k, graph_outdeg(rr, u));
+		memcpy(a, graph_out(g, u), k * 4);
+		memcpy(b, graph_out(rr, u), k * 4);
+		qsort(a, k, 4, cmp_u32);
+		qsort(b, k, 4, cmp_u32);
+		assert_memory_equal(a, b, k * 4);
+	}
+	graph_free(g);
+	graph_free(rr);
+}
+
+/* Every port row is a permutation; self-loops are counted. (Together the
+ * rows are the arcs: check_ports_multiset.) */
+static void check_ports(const struct graph *g, const struct port_map *pm)
+{
+	uint32_t n = g->n, d = pm->d, nself = 0;
+	uint32_t *seen = calloc(n, sizeof(uint32_t));
+
+	assert_int_equal((uint64_t)n * d, g->m);
+	for (uint32_t j = 0; j < d; j++) {
+		memset(seen, 0, n * sizeof(uint32_t));
+		for (uint32_t u = 0; u < n; u++) {
+			uint32_t v = pm->to[(size_t)j * n + u];
+
+			assert_true(v < n);
+			assert_int_equal(seen[v], 0);
+			seen[v] = 1;
+			nself += v == u;
+		}
+	}
+	free(seen);
+	assert_int_equal(nself, pm->nself);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void check_ports_multiset(const struct graph *g, const struct port_map *pm)
+{
+	uint64_t *arcs = malloc((size_t)g->m * sizeof(uint64_t));
+	uint64_t *pairs = malloc((size_t)g->m * sizeof(uint64_t));
+
+	for (uint32_t u = 0, k = 0; u < g->n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			arcs[k++] = (uint64_t)u << 32 | g->adj[a];
+	for (uint32_t j = 0; j < pm->d; j++)
+		for (uint32_t u = 0; u < g->n; u++)
+			pairs[(size_t)j * g->n + u] = (uint64_t)u << 32 | pm->to[(size_t)j * g->n + u];
+	qsort(arcs, g->m, 8, cmp_u64);
+	qsort(pairs, g->m, 8, cmp_u64);
+	assert_memory_equal(arcs, pairs, (size_t)g->m * 8);
+	free(arcs);
+	free(pairs);
+}
+
+static void test_ports_families(void **state)
+{
+	static const char *const specs[] = {
+		"torus:8x8", "torus:3x3x2", "genkautz:1024,4", "genkautz:27,6", "kautz:3,3",
+		"debruijn:2,6", "hypercube:6", "line^2(circulant:16:3,4)", "bipartite:5",
+		"degree(ring:5,3)", "complete:9", "biring:2",
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		struct ofc_error err = {0};
+		struct port_map pm;
+		struct graph *g = build(specs[i]);
+
+		assert_int_equal(topo_ports(g, &pm, &err), 0);
+		check_ports(g, &pm);
+		check_ports_multiset(g, &pm);
+		port_map_free(&pm);
+		graph_free(g);
+	}
+}
+
+/* Cayley families keep port j = generator j: torus port 0 is +x. */
+static void test_ports_keep_generators(void **state)
+{
+	struct ofc_error err = {0};
+	struct port_map pm;
+	(void)state;
+
+	struct graph *g = build("torus:4x4");
+	assert_int_equal(topo_ports(g, &pm, &err), 0);
+	for (uint32_t u = 0; u < 16; u++) {
+		assert_int_equal(pm.to[0 * 16 + u], (u / 4) * 4 + (u % 4 + 1) % 4); /* +x */
+		assert_int_equal(pm.to[2 * 16 + u], ((u / 4 + 1) % 4) * 4 + u % 4); /* +y */
+	}
+	port_map_free(&pm);
+	graph_free(g);
+}
+
+/* Random d-regular multigraphs with self-loops and parallel arcs, arcs in
+ * a random order per node: the matching has real work to do. */
+static void test_ports_random_multigraphs(void **state)
+{
+	(void)state;
+	srand(12345);
+	for (int round = 0; round < 40; round++) {
+		uint32_t n = 2 + (uint32_t)rand() % 200, d = 1 + (uint32_t)rand() % 6;
+		uint32_t *tails = malloc((size_t)n * d * 4), *heads = malloc((size_t)n * d * 4);
+		uint32_t *perm = malloc(n * 4);
+		struct ofc_error err = {0};
+		struct port_map pm;
+
+		/* d random permutations make a d-regular multigraph ... */
+		for (uint32_t j = 0; j < d; j++) {
+			for (uint32_t u = 0; u < n; u++)
+				perm[u] = u;
+			for (uint32_t u = n - 1; u > 0; u--) {
+				uint32_t k = (uint32_t)rand() % (u + 1), t = perm[u];
+				perm[u] = perm[k];
+				perm[k] = t;
+			}
+			for (uint32_t u = 0; u < n; u++) {
+				tails[(size_t)u * d + j] = u;
+				heads[(size_t)u * d + j] = perm[u];
+			}
+		}
+		/* ... whose arcs we shuffle within each node. */
+		for (uint32_t u = 0; u < n; u++)
+			for (uint32_t j = d - 1; j > 0; j--) {
+				uint32_t k = (uint32_t)rand() % (j + 1), t = heads[(size_t)u * d + j];
+				heads[(size_t)u * d + j] = heads[(size_t)u * d + k];
+				heads[(size_t)u * d + k] = t;
+			}
+		struct graph *g = graph_from_arcs(n, n * d, tails, heads, "random");
+		assert_int_equal(topo_ports(g, &pm, &err), 0);
+		check_ports(g, &pm);
+		check_ports_multiset(g, &pm);
+		port_map_free(&pm);
+		graph_free(g);
+		free(tails);
+		free(heads);
+		free(perm);
+	}
+}
+
+static void test_ports_not_regular(void **state)
+{
+	uint32_t tails[] = {0, 0, 1}, heads[] = {1, 2, 2};
+	struct ofc_error err = {0};
+	struct port_map pm;
+	(void)state;
+
+	struct graph *g = graph_from_arcs(3, 3, tails, heads, "odd");
+	assert_int_equal(topo_ports(g, &pm, &err), -1);
+	assert_non_null(strstr(err.msg, "not regular"));
+	graph_free(g);
+}
+
+static void test_canonical_specs(void **state)
+{
+	static const char *const in[][2] = {
+		{"torus:8x8", "torus:8x8"},
+		{"line^1(ring:4)", "line(ring:4)"},
+		{"degree(circulant:16:3,4,2)", "degree(circulant:16:3,4,2)"},
+		{"product( ring:4 , ring:8 )", "product(ring:4,ring:8)"},
+		{"power(complete:3,2)", "power(complete:3,2)"},
+		{"line^2(bipartite:2)", "line^2(bipartite:2)"},
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		struct graph *g = build(in[i][0]);
+
+		assert_string_equal(g->spec, in[i][1]);
+		graph_free(g);
+	}
+}
+
+static void test_spec_errors(void **state)
+{
+	static const struct {
+		const char *spec;
+		unsigned col;
+		const char *msg;
+	} bad[] = {
+		{"torus:8xq", 9, "expected dimensions like 8x8"},
+		{"ring:1", 6, "a ring needs at least 2 nodes"},
+		{"hypercube:0", 11, "hypercube dimension must be 1..22"},
+		{"product(ring:4)", 15, "product needs at least two topologies"},
+		{"line^9(ring:4)", 6, "line^K needs K in 1..8"},
+		{"line(ring:4)x", 13, "unexpected text after ')'"},
+		{"degree(debruijn:2,3,2)", 1,
+		 "degree expansion needs a graph without self-loops (node 0 has one)"},
+		{"line^8(complete:50)", 1, "the line graph would have"},
+		{"hamming:2", 9, "hamming takes n,q"},
+		{"kautz:0,3", 7, "kautz degree d must be 1..254"},
+		{"debruijn:1,3", 10, "debruijn degree d must be at least 2"},
+		{"circulant:16", 11, "circulant takes N:a,b,... (at least one offset)"},
+		{"((((", 1, "expected a topology name such as torus:8x8"},
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ofc_error err = {0};
+		struct graph *g = NULL;
+
+		assert_int_equal(topo_build(bad[i].spec, &g, &err), -1);
+		assert_null(g);
+		assert_int_equal(err.code, OFC_E_INPUT);
+		if (err.col != bad[i].col || !strstr(err.msg, bad[i].msg))
+			fail_msg("%s: column %u '%s', want column %u '%s'", bad[i].spec, err.col,
+				 err.msg, bad[i].col, bad[i].msg);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_known_facts),
+		cmocka_unit_test(test_moore),
+		cmocka_unit_test(test_genkautz_near_moore),
+		cmocka_unit_test(test_kautz_matches_genkautz),
+		cmocka_unit_test(test_diameter_against_bfs),
+		cmocka_unit_test(test_not_connected),
+		cmocka_unit_test(test_symmetry),
+		cmocka_unit_test(test_reverse_and_transpose),
+		cmocka_unit_test(test_ports_families),
+		cmocka_unit_test(test_ports_keep_generators),
+		cmocka_unit_test(test_ports_random_multigraphs),
+		cmocka_unit_test(test_ports_not_regular),
+		cmocka_unit_test(test_canonical_specs),
+		cmocka_unit_test(test_spec_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,316 @@
+/* util: units, the JSON writer, atomic files, errors, parallel_for, arena. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+#include <dirent.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/util.h"
+
+static void test_sizes(void **state)
+{
+	const char *why;
+	uint64_t v;
+	(void)state;
+
+	assert_int_equal(parse_size("64MiB", &v, &why), 0);
+	assert_int_equal(v, 64ull << 20);
+	assert_int_equal(parse_size("4MB", &v, &why), 0);
+	assert_int_equal(v, 4000000);
+	assert_int_equal(parse_size("128", &v, &why), 0);
+	assert_int_equal(v, 128);
+	assert_int_equal(parse_size("1.5KiB", &v, &why), 0);
+	assert_int_equal(v, 1536);
+	assert_int_equal(parse_size("2 GiB", &v, &why), 0);
+	assert_int_equal(v, 2ull << 30);
+	assert_int_equal(parse_size("1.5B", &v, &why), -1);
+	assert_string_equal(why, "not a whole number of bytes");
+	assert_int_equal(parse_size("-1MiB", &v, &why), -1);
+	assert_string_equal(why, "must not be negative");
+	assert_int_equal(parse_size("64Mb", &v, &why), -1);
+	assert_int_equal(parse_size("MiB", &v, &why), -1);
+	assert_int_equal(parse_size("", &v, &why), -1);
+	assert_int_equal(parse_size("1e3", &v, &why), -1);
+	assert_int_equal(parse_size("99999999TiB", &v, &why), -1);
+	assert_string_equal(why, "size too large");
+}
+
+static void test_rates_and_durations(void **state)
+{
+	const char *why;
+	double v;
+	(void)state;
+
+	assert_int_equal(parse_rate("40Gbps", &v, &why), 0);
+	assert_true(v == 40e9);
+	assert_int_equal(parse_rate("100Gb/s", &v, &why), 0);
+	assert_true(v == 100e9);
+	assert_int_equal(parse_rate("12.5GB/s", &v, &why), 0);
+	assert_true(v == 100e9);
+	assert_int_equal(parse_rate("40", &v, &why), -1); /* rates need a unit */
+	assert_int_equal(parse_rate("40Gbs", &v, &why), -1);
+	assert_int_equal(parse_duration("25us", &v, &why), 0);
+	assert_true(v == 25e-6); /* exactly the double nearest 25e-6 */
+	assert_int_equal(parse_duration("13.33us", &v, &why), 0);
+	assert_true(v == 13.33e-6);
+	assert_int_equal(parse_duration("10ms", &v, &why), 0);
+	assert_true(v == 10e-3);
+	assert_int_equal(parse_duration("1.5s", &v, &why), 0);
+	assert_true(v == 1.5);
+	assert_int_equal(parse_duration("2min", &v, &why), 0);
+	assert_true(v == 120);
+	assert_int_equal(parse_duration("0", &v, &why), 0); /* zero needs no unit */
+	assert_true(v == 0);
+	assert_int_equal(parse_duration("25", &v, &why), -1);
+	assert_int_equal(parse_duration("-25us", &v, &why), -1);
+	assert_int_equal(parse_duration("25 parsecs", &v, &why), -1);
+	assert_int_equal(parse_duration("nan", &v, &why), -1);
+}
+
+static void test_integers(void **state)
+{
+	uint32_t v32;
+	uint64_t v64;
+	(void)state;
+
+	assert_int_equal(parse_u32("4294967295", &v32), 0);
+	assert_int_equal(v32, 4294967295u);
+	assert_int_equal(parse_u32("4294967296", &v32), -1);
+	assert_int_equal(parse_u64("18446744073709551615", &v64), 0);
+	assert_int_equal(parse_u64("18446744073709551616", &v64), -1);
+	assert_int_equal(parse_u32("12a", &v32), -1);
+	assert_int_equal(parse_u32("-1", &v32), -1);
+	assert_int_equal(parse_u32("", &v32), -1);
+}
+
+static void test_format(void **state)
+{
+	char b[64];
+	(void)state;
+
+	fmt_size(b, sizeof(b), 64ull << 20);
+	assert_string_equal(b, "64 MiB");
+	fmt_rate(b, sizeof(b), 40e9);
+	assert_string_equal(b, "40 Gb/s");
+	fmt_duration(b, sizeof(b), 25e-6);
+	assert_string_equal(b, "25 us");
+	fmt_duration(b, sizeof(b), 0);
+	assert_string_equal(b, "0 s");
+}
+
+static char *json_of(void (*fill)(struct json_writer *), bool pretty)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct json_writer w;
+
+	jw_init(&w, f, pretty);
+	fill(&w);
+	fclose(f);
+	return buf;
+}
+
+static void fill_doc(struct json_writer *w)
+{
+	jw_obj_begin(w);
+	jw_key(w, "name");
+	jw_str(w, "a\"b\\c\n\x01");
+	jw_key(w, "n");
+	jw_int(w, -3);
+	jw_key(w, "x");
+	jw_double(w, 0.1);
+	jw_key(w, "third");
+	jw_double(w, 1.0 / 3);
+	jw_key(w, "inf");
+	jw_double(w, 1.0 / 0.0);
+	jw_key(w, "list");
+	jw_arr_begin(w);
+	jw_uint(w, 1);
+	jw_uint(w, 2);
+	jw_arr_end(w);
+	jw_key(w, "pairs");
+	jw_arr_begin(w);
+	for (int i = 0; i < 2; i++) {
+		jw_arr_begin(w);
+		jw_int(w, i);
+		jw_bool(w, i);
+		jw_arr_end(w);
+	}
+	jw_arr_end(w);
+	jw_key(w, "empty");
+	jw_obj_begin(w);
+	jw_obj_end(w);
+	jw_key(w, "none");
+	jw_null(w);
+	jw_obj_end(w);
+}
+
+static void test_json(void **state)
+{
+	(void)state;
+	char *compact = json_of(fill_doc, false);
+	assert_string_equal(compact, "{\"name\":\"a\\\"b\\\\c\\n\\u0001\",\"n\":-3,\"x\":0.1,"
+				     "\"third\":0.3333333333333333,\"inf\":null,\"list\":[1,2],"
+				     "\"pairs\":[[0,false],[1,true]],\"empty\":{},\"none\":null}");
+	free(compact);
+	char *pretty = json_of(fill_doc, true);
+	assert_string_equal(pretty, "{\n  \"name\": \"a\\\"b\\\\c\\n\\u0001\",\n  \"n\": -3,\n"
+				    "  \"x\": 0.1,\n  \"third\": 0.3333333333333333,\n"
+				    "  \"inf\": null,\n  \"list\": [1, 2],\n  \"pairs\": [\n"
+				    "    [0, false],\n    [1, true]\n  ],\n  \"empty\": {},\n"
+				    "  \"none\": null\n}");
+	free(pretty);
+}
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void test_atomic_files(void **state)
+{
+	char dir[] = "/tmp/ofc-test-XXXXXX";
+	struct ofc_error err = {0};
+	struct atomic_file af;
+	char path[256], *data;
+	size_t len;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out", dir);
+	assert_int_equal(atomic_write(path, "old", 3, &err), 0);
+
+	/* While a write is open the old content stays in place. */
+	assert_int_equal(atomic_open(&af, path, &err), 0);
+	fputs("new content", af.f);
+	assert_int_equal(read_file(path, 100, &data, &len, &err), 0);
+	assert_string_equal(data, "old");
+	free(data);
+	assert_int_equal(count_entries(dir), 2); /* out and its temporary */
+	assert_int_equal(atomic_commit(&af, &err), 0);
+	assert_int_equal(read_file(path, 100, &data, &len, &err), 0);
+	assert_string_equal(data, "new content");
+	free(data);
+	assert_int_equal(count_entries(dir), 1);
+
+	/* Aborting leaves the old file and no temporary. */
+	assert_int_equal(atomic_open(&af, path, &err), 0);
+	fputs("discarded", af.f);
+	atomic_abort(&af);
+	assert_int_equal(read_file(path, 100, &data, &len, &err), 0);
+	assert_string_equal(data, "new content");
+	free(data);
+	assert_int_equal(count_entries(dir), 1);
+
+	/* A directory that does not exist is a runtime error. */
+	snprintf(path, sizeof(path), "%s/missing/out", dir);
+	assert_int_equal(atomic_write(path, "x", 1, &err), -1);
+	assert_int_equal(err.code, OFC_E_RUNTIME);
+
+	/* read_file enforces its limit. */
+	snprintf(path, sizeof(path), "%s/out", dir);
+	assert_int_equal(read_file(path, 4, &data, &len, &err), -1);
+	assert_int_equal(err.code, OFC_E_INPUT);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_errors(void **state)
+{
+	struct ofc_error err = {0};
+	char buf[256];
+	(void)state;
+
+	ofc_error_at(&err, OFC_E_INPUT, "f.yaml", 3, 7, "bad %s", "thing");
+	assert_string_equal(ofc_error_str(&err, buf, sizeof(buf)), "f.yaml:3:7: bad thing");
+	assert_int_equal(ofc_error_exit_code(&err), 2);
+	ofc_error_prefix(&err, "ring %d", 2);
+	assert_string_equal(ofc_error_str(&err, buf, sizeof(buf)), "f.yaml:3:7: ring 2: bad thing");
+	ofc_error_set(&err, OFC_E_RUNTIME, "device gone");
+	assert_string_equal(ofc_error_str(&err, buf, sizeof(buf)), "device gone");
+	assert_int_equal(ofc_error_exit_code(&err), 1);
+	assert_int_equal(edit_distance("wavelenghts", "wavelengths"), 2);
+	assert_int_equal(edit_distance("torus", "torus"), 0);
+	assert_int_equal(edit_distance("", "abc"), 3);
+}
+
+struct sum_ctx {
+	atomic_ullong sum;
+	atomic_uint seen[4];
+};
+
+static void add_one(void *arg, size_t i, unsigned worker)
+{
+	struct sum_ctx *c = arg;
+
+	atomic_fetch_add(&c->sum, i);
+	atomic_fetch_add(&c->seen[worker], 1);
+}
+
+static void test_parallel_for(void **state)
+{
+	struct sum_ctx c;
+	(void)state;
+
+	for (unsigned threads = 1; threads <= 4; threads++) {
+		memset(&c, 0, sizeof(c));
+		parallel_for(100000, 7, threads, add_one, &c);
+		assert_int_equal(atomic_load(&c.sum), 100000ull * 99999 / 2);
+		unsigned total = 0;
+		for (unsigned w = 0; w < 4; w++) {
+			if (w >= threads)
+				assert_int_equal(atomic_load(&c.seen[w]), 0);
+			total += atomic_load(&c.seen[w]);
+		}
+		assert_int_equal(total, 100000);
+	}
+}
+
+static void test_arena_and_strbuf(void **state)
+{
+	struct arena a = {0};
+	struct strbuf sb = STRBUF_INIT;
+	(void)state;
+
+	char *s = arena_printf(&a, "%s-%d", "x", 42);
+	assert_string_equal(s, "x-42");
+	uint64_t *big = arena_array(&a, 100000, sizeof(uint64_t));
+	for (int i = 0; i < 100000; i++)
+		assert_int_equal(big[i], 0); /* zeroed */
+	arena_free(&a);
+
+	for (int i = 0; i < 1000; i++)
+		sb_printf(&sb, "%d,", i);
+	assert_int_equal(sb.len, strlen(sb.buf));
+	assert_memory_equal(sb.buf, "0,1,2,", 6);
+	char *p = sb_detach(&sb);
+	assert_null(sb.buf);
+	free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sizes),	  cmocka_unit_test(test_rates_and_durations),
+		cmocka_unit_test(test_integers),  cmocka_unit_test(test_format),
+		cmocka_unit_test(test_json),	  cmocka_unit_test(test_atomic_files),
+		cmocka_unit_test(test_errors),	  cmocka_unit_test(test_parallel_for),
+		cmocka_unit_test(test_arena_and_strbuf),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
