@@ -1,0 +1,18 @@
+# libFuzzer builds of the input parsers (make fuzz). Run one for a while:
+#   mkdir -p build-fuzz/c1 build-fuzz/c2  (new units go to the first directory)
+#   build-fuzz/fuzz_config build-fuzz/c1 tests/fuzz/corpus/config -max_total_time=60
+#   build-fuzz/fuzz_topo build-fuzz/c2 tests/fuzz/corpus/topo -max_total_time=60
+BUILD   ?= build-fuzz
+FLAGS    = -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+SAN_LIB  = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+
+all: $(BUILD)/fuzz_config $(BUILD)/fuzz_topo
+
+lib:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD) CC=clang OPT="-O1 -g" SAN="$(SAN_LIB)" $(BUILD)/libofc.a
+
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c lib
+	clang $(FLAGS) -std=c11 -D_GNU_SOURCE -I. -I$(BUILD)/gen $< $(BUILD)/libofc.a -o $@ \
+	  $$(pkg-config --libs yaml-0.1 libprotobuf-c libnl-3.0 libnl-route-3.0) -llpsolve55 -lcolamd -ldl -lpthread -lm
+
+.PHONY: all lib

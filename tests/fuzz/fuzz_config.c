@@ -1,0 +1,23 @@
+/* libFuzzer: the YAML loader and validator must never crash, leak or hang,
+ * and must reject bad input with a positioned OFC_E_INPUT error. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/controller.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct ofc_error err = {0};
+	struct fabric *f = NULL;
+
+	if (config_parse("fuzz.yaml", (const char *)data, size, &f, &err) == 0) {
+		if (fabric_validate(f, &err) < 0 && err.code != OFC_E_INPUT)
+			abort();
+		fabric_free(f);
+	} else if (err.code != OFC_E_INPUT || err.line == 0) {
+		abort(); /* every config error is bad input with a position */
+	}
+	return 0;
+}
