@@ -232,3 +232,20 @@ void sched_write_text(FILE *out, const struct schedule *s, uint32_t max_lines)
 	if (lines >= max_lines)
 		fprintf(out, "... (--format json -o FILE writes every transfer)\n");
 }
+
+struct xfer *sched_append_steps(struct schedule *s, uint32_t k, const size_t *counts)
+{
+	size_t total = 0, base = s->nxfers;
+
+	for (uint32_t i = 0; i < k; i++)
+		total += counts[i];
+	if (base + total > UINT32_MAX)
+		abort(); /* step offsets are 32-bit: no schedule ofc can hold gets here */
+	sched_reserve(s, total);
+	for (uint32_t i = 0; i < k; i++) {
+		sched_step(s);
+		s->nxfers += counts[i];
+		s->step_start[s->nsteps] = (uint32_t)s->nxfers;
+	}
+	return s->xfers + base;
+}
