@@ -269,6 +269,54 @@ int expand_predict(const struct topo_tree *t, enum sched_collective c, const str
 int expand_schedule(const struct topo_tree *t, enum sched_collective c, const struct bfb_opts *o,
 		    struct schedule *s, struct expand_figures *f, struct ofc_error *err);
 
+/* ---- classic baselines (sched/baseline.c) -----------------------------------
+ * For comparison through the same pipeline: "ring" (one-way ring along a
+ * Hamiltonian cycle of the topology), "bidir-ring" (both ways, half each),
+ * "recursive" (recursive doubling / halving, N a power of two; relayed
+ * store-and-forward where partners are not linked, allgather only) and
+ * "torus-rings" (the traditional per-dimension torus schedule; t must name
+ * a torus). An error of kind OFC_E_INPUT says why one does not apply. */
+bool baseline_known(const char *algo);
+const char *baseline_name(unsigned i); /* the i-th baseline; NULL past the end */
+int baseline_schedule(const struct graph *g, const struct topo_tree *t, const char *algo,
+		      enum sched_collective c, struct schedule *s, struct ofc_error *err);
+
+/* ---- the topology finder (sched/finder.c) ----------------------------------
+ * Zhao et al. Sec. 5.4 / App. G: the Pareto frontier of (tau_L, tau_B) over
+ * base families (evaluated by BFB) and their expansions (priced by the
+ * paper's formulas, or by BFB on the expanded graph where that is cheap and
+ * better) for exactly N nodes of degree d. Figures are per allgather;
+ * allreduce doubles both. The Diamond and DBJMod graphs of the paper are not
+ * recoverable from it and are not candidates. */
+struct finder_entry {
+	char spec[TOPO_MAX_SPEC + 1];
+	char how[96];
+	uint32_t steps;	   /* allgather tau_L */
+	struct frac tau_b; /* allgather tau_B */
+	double tau_b_value;
+	bool bw_optimal, moore_optimal;
+	bool exact; /* the figures are exact (else the paper's upper bound) */
+};
+
+struct finder_result {
+	uint32_t nodes, degree;
+	struct finder_entry *front; /* ascending steps, descending tau_B */
+	size_t n;
+	uint64_t evaluated; /* graphs evaluated by BFB */
+	size_t states;	    /* (nodes, degree) pairs searched */
+	double seconds;
+};
+
+int finder_run(uint32_t n, uint32_t d, unsigned threads, struct finder_result *r,
+	       struct ofc_error *err);
+void finder_free(struct finder_result *r);
+/* The time of collective c on entry e under cost (allreduce: twice both). */
+double finder_time_us(const struct finder_entry *e, enum sched_collective c,
+		      const struct sched_cost *cost);
+/* The entry minimising the summed time of a workload of nwork collectives. */
+size_t finder_pick(const struct finder_result *r, const enum sched_collective *colls,
+		   const struct sched_cost *costs, size_t nwork);
+
 /* ---- the verifier --------------------------------------------------------
  * Checks, for every schedule ofc emits:
  *  - causality: a node sends only data it held at the start of the step
@@ -329,6 +377,9 @@ int sched_verify(const struct schedule *s, const struct verify_opts *o,
  * WDM fields appear on ring schedules, "port" on direct-connect ones,
  * "target" on all-to-all, "op": "reduce" on reducing transfers. */
 void sched_write_json(struct json_writer *w, const struct schedule *s, bool with_steps);
+/* The same members without the enclosing braces, for callers that add
+ * their own (the fabric-aware export adds the links). */
+void sched_write_json_members(struct json_writer *w, const struct schedule *s, bool with_steps);
 /* A compact listing for people: per step, its transfers (up to a limit). */
 void sched_write_text(FILE *out, const struct schedule *s, uint32_t max_lines);
 

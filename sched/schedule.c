@@ -116,9 +116,15 @@ static bool is_wdm(const struct schedule *s)
 
 void sched_write_json(struct json_writer *w, const struct schedule *s, bool with_steps)
 {
+	jw_obj_begin(w);
+	sched_write_json_members(w, s, with_steps);
+	jw_obj_end(w);
+}
+
+void sched_write_json_members(struct json_writer *w, const struct schedule *s, bool with_steps)
+{
 	bool wdm = is_wdm(s);
 
-	jw_obj_begin(w);
 	jw_key(w, "collective");
 	jw_str(w, sched_collective_name(s->collective));
 	jw_key(w, "algorithm");
@@ -194,7 +200,6 @@ void sched_write_json(struct json_writer *w, const struct schedule *s, bool with
 		}
 		jw_arr_end(w);
 	}
-	jw_obj_end(w);
 }
 
 void sched_write_text(FILE *out, const struct schedule *s, uint32_t max_lines)
