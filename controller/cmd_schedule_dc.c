@@ -691,12 +691,15 @@ static int setup(struct dc *c, struct ofc_error *err)
 		return cli_fail(err);
 	/* M: --size, else the config's collective of this kind. */
 	c->cost.size = req->size;
-	if (!c->cost.size && req->fabric)
+	if (!c->cost.size && req->fabric && req->fabric->ncollectives) {
+		/* the config's collective of this kind, else its first */
+		c->cost.size = req->fabric->collectives[0].size;
 		for (uint32_t i = 0; i < req->fabric->ncollectives; i++)
 			if ((int)req->fabric->collectives[i].op == (int)req->collective) {
 				c->cost.size = req->fabric->collectives[i].size;
 				break;
 			}
+	}
 	if (!c->cost.size)
 		return cli_usage_error(req->cmd, "missing --size (data per node, e.g. 1MiB)");
 	c->cost.alpha = req->alpha;
