@@ -6,31 +6,31 @@
 #include <string.h>
 
 static const char help[] =
-	"Every candidate has exactly N nodes of degree D: base families evaluated by BFB\n"
-	"and their line-graph, degree, power and product expansions priced by the paper's\n"
-	"formulas (or by BFB on the expanded graph where that is cheap and better).\n\n"
-	"  --nodes N        hosts\n"
-	"  --degree D       ports per host\n"
-	"  --collective C   allreduce (default), allgather or reduce-scatter\n"
-	"  --size M         data per node for the pick (default 1MiB)\n"
-	"  --alpha T        latency per step (default 10us)\n"
-	"  --bandwidth B    a node's egress bandwidth (default 100Gbps)\n"
-	"  --json           print the frontier and the pick as JSON\n"
-	"  --threads N      worker threads (default: all CPUs)\n";
+    "Every candidate has exactly N nodes of degree D: base families evaluated by BFB\n"
+    "and their line-graph, degree, power and product expansions priced by the paper's\n"
+    "formulas (or by BFB on the expanded graph where that is cheap and better).\n\n"
+    "  --nodes N        hosts\n"
+    "  --degree D       ports per host\n"
+    "  --collective C   allreduce (default), allgather or reduce-scatter\n"
+    "  --size M         data per node for the pick (default 1MiB)\n"
+    "  --alpha T        latency per step (default 10us)\n"
+    "  --bandwidth B    a node's egress bandwidth (default 100Gbps)\n"
+    "  --json           print the frontier and the pick as JSON\n"
+    "  --threads N      worker threads (default: all CPUs)\n";
 
 int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"nodes", required_argument, NULL, 'n'},
-		{"degree", required_argument, NULL, 'd'},
-		{"collective", required_argument, NULL, 'c'},
-		{"size", required_argument, NULL, 's'},
-		{"alpha", required_argument, NULL, 'A'},
-		{"bandwidth", required_argument, NULL, 'B'},
-		{"json", no_argument, NULL, 'j'},
-		{"threads", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"nodes", required_argument, NULL, 'n'},
+	    {"degree", required_argument, NULL, 'd'},
+	    {"collective", required_argument, NULL, 'c'},
+	    {"size", required_argument, NULL, 's'},
+	    {"alpha", required_argument, NULL, 'A'},
+	    {"bandwidth", required_argument, NULL, 'B'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"threads", required_argument, NULL, 't'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	struct sched_cost cost = {.alpha = 10e-6, .bandwidth = 100e9, .size = 1u << 20};
 	enum sched_collective coll = SCHED_ALLREDUCE;
@@ -48,24 +48,27 @@ int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 			return 2;
 		case 'n':
 			if (parse_u32(optarg, &n) < 0 || n < 2 || n > SCHED_MAX_NODES)
-				return cli_usage_error(cmd, "--nodes must be 2..%u", SCHED_MAX_NODES);
+				return cli_usage_error(cmd, "--nodes must be 2..%u",
+						       SCHED_MAX_NODES);
 			have_n = true;
 			break;
 		case 'd':
 			if (parse_u32(optarg, &d) < 0 || d < 1 || d > BFB_MAX_DEGREE)
-				return cli_usage_error(cmd, "--degree must be 1..%u", BFB_MAX_DEGREE);
+				return cli_usage_error(cmd, "--degree must be 1..%u",
+						       BFB_MAX_DEGREE);
 			have_d = true;
 			break;
 		case 'c':
 			if (sched_collective_parse(optarg, &coll) < 0 || coll == SCHED_ALLTOALL)
-				return cli_usage_error(cmd,
-						       "--collective must be allreduce, allgather or "
-						       "reduce-scatter");
+				return cli_usage_error(
+				    cmd, "--collective must be allreduce, allgather or "
+					 "reduce-scatter");
 			break;
 		case 's':
 			if (parse_size(optarg, &cost.size, &why) < 0 || cost.size == 0)
 				return cli_usage_error(cmd, "bad --size '%s': %s", optarg,
-						       cost.size == 0 && !why ? "must be > 0" : why);
+						       cost.size == 0 && !why ? "must be > 0"
+									      : why);
 			break;
 		case 'A':
 			if (parse_duration(optarg, &cost.alpha, &why) < 0)
@@ -177,7 +180,8 @@ int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 		fmt_duration(a, sizeof(a), cost.alpha);
 		fmt_rate(b, sizeof(b), cost.bandwidth);
 		printf("Pareto frontier for %u nodes of degree %u, %s (%s = %s):\n", n, d,
-		       sched_collective_name(coll), k == 2 ? "reduce-scatter + allgather" : "T_L + T_B",
+		       sched_collective_name(coll),
+		       k == 2 ? "reduce-scatter + allgather" : "T_L + T_B",
 		       k == 2 ? "2 x allgather" : "one phase");
 		printf("  %5s  %-24s %11s  %s\n", "tau_L", "tau_B", "time_us", "topology");
 		for (size_t i = 0; i < r.n; i++) {
@@ -186,17 +190,18 @@ int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 			char tb[64];
 
 			if (frac_valid(tk) && tk.den != 1)
-				snprintf(tb, sizeof(tb), "%s = %.4f", frac_str(tk, buf, sizeof(buf)),
-					 k * e->tau_b_value);
+				snprintf(tb, sizeof(tb), "%s = %.4f",
+					 frac_str(tk, buf, sizeof(buf)), k * e->tau_b_value);
 			else
 				snprintf(tb, sizeof(tb), "%.6g", k * e->tau_b_value);
-			printf("%s %5u  %-24s %11.1f  %s\n", i == pick ? "*" : " ", k * e->steps, tb,
-			       finder_time_us(e, coll, &cost), e->spec);
+			printf("%s %5u  %-24s %11.1f  %s\n", i == pick ? "*" : " ", k * e->steps,
+			       tb, finder_time_us(e, coll, &cost), e->spec);
 			printf("  %5s  %s%s%s%s\n", "", e->how, e->bw_optimal ? "; BW-optimal" : "",
 			       e->moore_optimal ? "; Moore-optimal" : "",
 			       e->exact ? "" : "; T_B is the paper's upper bound");
 		}
-		printf("pick (*) for M = %s, alpha = %s, B = %s: %s at %.1f us (lower bound %.1f us)\n",
+		printf("pick (*) for M = %s, alpha = %s, B = %s: %s at %.1f us (lower bound %.1f "
+		       "us)\n",
 		       m, a, b, r.front[pick].spec, finder_time_us(&r.front[pick], coll, &cost),
 		       lb_us);
 		printf("%llu graphs evaluated by BFB in %.2f s\n", (unsigned long long)r.evaluated,

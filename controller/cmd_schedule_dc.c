@@ -92,7 +92,8 @@ static void fabric_view_init(struct dc *c)
 		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
 			c->fv.arc2port[a] = UINT32_MAX;
 			for (uint32_t j = 0; j < d; j++)
-				if (!used[(size_t)u * d + j] && heads[(size_t)u * d + j] == g->adj[a]) {
+				if (!used[(size_t)u * d + j] &&
+				    heads[(size_t)u * d + j] == g->adj[a]) {
 					used[(size_t)u * d + j] = 1;
 					c->fv.arc2port[a] = j;
 					break;
@@ -153,7 +154,6 @@ static void finish(struct dc *c, struct outcome *o)
 	o->ratio = o->time_us / c->lb_us;
 
 	struct schedule *s = &o->s;
-	char buf[64];
 	s->size_bytes = c->cost.size;
 	s->time_us = o->time_us;
 	s->lower_bound_us = c->lb_us;
@@ -165,7 +165,6 @@ static void finish(struct dc *c, struct outcome *o)
 	sched_set_metric(s, "bandwidth_bps", c->cost.bandwidth);
 	if (o->is_bfb && c->bopts.chunks)
 		sched_set_metric(s, "chunks", c->bopts.chunks);
-	(void)buf;
 }
 
 static void run_bfb(struct dc *c, struct outcome *o, bool lp)
@@ -275,7 +274,8 @@ static void write_links_json(const struct dc *c, struct json_writer *w, const st
 		for (uint32_t j = 0; j < d; j++) {
 			if (!used[(size_t)u * d + j])
 				continue;
-			uint32_t v = f->ports.to[(size_t)j * n + u], k = c->fv.circuit[(size_t)u * d + j];
+			uint32_t v = f->ports.to[(size_t)j * n + u],
+				 k = c->fv.circuit[(size_t)u * d + j];
 
 			jw_obj_begin(w);
 			jw_key(w, "src");
@@ -307,7 +307,6 @@ static void write_links_json(const struct dc *c, struct json_writer *w, const st
 static void write_summary_json(const struct dc *c, const struct outcome *o, struct json_writer *w)
 {
 	const struct schedule_request *req = c->req;
-	char buf[64];
 
 	jw_key(w, "algorithm");
 	jw_str(w, o->algo);
@@ -397,7 +396,6 @@ static void write_summary_json(const struct dc *c, const struct outcome *o, stru
 		jw_uint(w, f->ncircuits);
 		jw_obj_end(w);
 	}
-	(void)buf;
 }
 
 static void text_tau(FILE *out, struct frac f, double v)
@@ -445,12 +443,14 @@ static void write_summary_text(const struct dc *c, const struct outcome *o, FILE
 		fprintf(out, "  construction %s\n", o->pred.how);
 		fprintf(out, "    predicted  %u steps, tau_B ", o->pred.steps);
 		text_tau(out, o->pred.tau_b, o->pred.tau_b_value);
-		fprintf(out, "%s\n", o->pred.exact ? " (the paper's formulas, exact here)"
-						   : " (the paper's upper bound)");
+		fprintf(out, "%s\n",
+			o->pred.exact ? " (the paper's formulas, exact here)"
+				      : " (the paper's upper bound)");
 	}
 	if (c->fv.on)
-		fprintf(out, "  fabric       %s: ports are host NIC ports; %u circuits carry the "
-			     "links (-o lists them)\n",
+		fprintf(out,
+			"  fabric       %s: ports are host NIC ports; %u circuits carry the "
+			"links (-o lists them)\n",
 			req->fabric->name, req->fabric->ncircuits);
 }
 
@@ -541,13 +541,15 @@ static int write_schedule(const struct dc *c, const struct outcome *o, struct of
 				uint8_t *used = xcalloc((size_t)n * d, 1);
 
 				for (size_t i = 0; i < o->s.nxfers; i++)
-					used[(size_t)o->s.xfers[i].src * d + o->s.xfers[i].lane] = 1;
+					used[(size_t)o->s.xfers[i].src * d + o->s.xfers[i].lane] =
+					    1;
 				m.links = arena_array(&a, (size_t)n * d, sizeof(*m.links));
 				for (uint32_t u = 0; u < n; u++)
 					for (uint32_t j = 0; j < d; j++) {
 						if (!used[(size_t)u * d + j])
 							continue;
-						Ofc__V1__FabricLink *l = arena_alloc(&a, sizeof(*l));
+						Ofc__V1__FabricLink *l =
+						    arena_alloc(&a, sizeof(*l));
 						uint32_t v = f->ports.to[(size_t)j * n + u];
 						uint32_t k = c->fv.circuit[(size_t)u * d + j];
 
@@ -559,7 +561,8 @@ static int write_schedule(const struct dc *c, const struct outcome *o, struct of
 						l->src_host = f->hosts[u].name;
 						l->dst_host = f->hosts[v].name;
 						if (k) {
-							const struct circuit *ci = &f->circuits[k - 1];
+							const struct circuit *ci =
+							    &f->circuits[k - 1];
 
 							l->switch_name = f->switches[ci->sw].name;
 							l->has_in_port = l->has_out_port = 1;
@@ -583,7 +586,8 @@ static int write_schedule(const struct dc *c, const struct outcome *o, struct of
 		if (c->fv.on) {
 			const struct fabric *f = req->fabric;
 
-			fprintf(out.f, "links (port j of a host transmits to port j of the other):\n");
+			fprintf(out.f,
+				"links (port j of a host transmits to port j of the other):\n");
 			for (uint32_t k = 0; k < f->ncircuits; k++) {
 				const struct circuit *ci = &f->circuits[k];
 
@@ -675,7 +679,7 @@ static void write_table_json(const struct dc *c, struct outcome *all, unsigned n
 /* ---- the command -------------------------------------------------------------- */
 
 static const char *algos_help =
-	"bfb, bfb-lp, expansion, ring, bidir-ring, recursive, torus-rings or all";
+    "bfb, bfb-lp, expansion, ring, bidir-ring, recursive, torus-rings or all";
 
 static int setup(struct dc *c, struct ofc_error *err)
 {
@@ -683,9 +687,9 @@ static int setup(struct dc *c, struct ofc_error *err)
 	const struct graph *g = c->g;
 
 	if (req->collective == SCHED_ALLTOALL)
-		return cli_usage_error(req->cmd,
-				       "alltoall is not scheduled on direct-connect topologies here "
-				       "(allgather, reduce-scatter, allreduce)");
+		return cli_usage_error(
+		    req->cmd, "alltoall is not scheduled on direct-connect topologies here "
+			      "(allgather, reduce-scatter, allreduce)");
 	c->d = graph_outdeg(g, 0);
 	if (topo_build_tree(g->spec, NULL, &c->tree, err) < 0)
 		return cli_fail(err);
@@ -731,8 +735,9 @@ int schedule_direct(struct schedule_request *req)
 
 	if (strcmp(algo, "bfb") && strcmp(algo, "bfb-lp") && strcmp(algo, "expansion") &&
 	    strcmp(algo, "all") && !baseline_known(algo))
-		return cli_usage_error(req->cmd, "unknown --algo '%s' for a direct-connect topology "
-						 "(%s)",
+		return cli_usage_error(req->cmd,
+				       "unknown --algo '%s' for a direct-connect topology "
+				       "(%s)",
 				       algo, algos_help);
 	rc = setup(&c, &err);
 	if (rc)
@@ -758,8 +763,8 @@ int schedule_direct(struct schedule_request *req)
 			outcome_free(cons);
 		} else if (c.tree->op == TOPO_PRODUCT && main_o->applies) {
 			/* No construction: Thm 13 predicts BFB on the product. */
-			if (expand_predict(c.tree, req->collective, &c.bopts, &main_o->pred, &err) ==
-			    0)
+			if (expand_predict(c.tree, req->collective, &c.bopts, &main_o->pred,
+					   &err) == 0)
 				main_o->has_pred = true;
 		}
 	} else if (strcmp(algo, "expansion") == 0) {

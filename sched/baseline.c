@@ -27,9 +27,13 @@
 static void add(struct schedule *s, uint32_t src, uint32_t dst, uint32_t block, uint64_t lo,
 		uint64_t hi, uint32_t lane, enum xfer_op op)
 {
-	struct xfer x = {.src = (uint16_t)src, .dst = (uint16_t)dst, .block = block,
-			 .offset = (uint32_t)lo, .length = (uint32_t)(hi - lo),
-			 .lane = (uint16_t)lane, .flags = xfer_flags(DIR_NONE, op)};
+	struct xfer x = {.src = (uint16_t)src,
+			 .dst = (uint16_t)dst,
+			 .block = block,
+			 .offset = (uint32_t)lo,
+			 .length = (uint32_t)(hi - lo),
+			 .lane = (uint16_t)lane,
+			 .flags = xfer_flags(DIR_NONE, op)};
 
 	sched_add(s, &x);
 }
@@ -127,10 +131,9 @@ static int hamilton(const struct graph *g, bool both, uint32_t *cycle, struct of
 	free(ncand);
 	free(next);
 	if (rc < 0)
-		ofc_error_set(err, OFC_E_INPUT,
-			      "no %sHamiltonian cycle found in %s (searched %u steps)",
-			      both ? "two-way " : "", g->spec ? g->spec : "the topology",
-			      HAMILTON_BUDGET);
+		ofc_error_set(
+		    err, OFC_E_INPUT, "no %sHamiltonian cycle found in %s (searched %u steps)",
+		    both ? "two-way " : "", g->spec ? g->spec : "the topology", HAMILTON_BUDGET);
 	return rc;
 }
 
@@ -155,8 +158,8 @@ static void ring_phase(struct schedule *s, const struct graph *g, const uint32_t
 			add(s, u, fw, pi[(i + 2 * n - shift) % n], 0, half, port_to(g, u, fw),
 			    reduce ? XFER_REDUCE : XFER_COPY);
 			if (two)
-				add(s, u, bw, pi[(i + shift) % n], half, SCHED_ONE, port_to(g, u, bw),
-				    reduce ? XFER_REDUCE : XFER_COPY);
+				add(s, u, bw, pi[(i + shift) % n], half, SCHED_ONE,
+				    port_to(g, u, bw), reduce ? XFER_REDUCE : XFER_COPY);
 		}
 	}
 }
@@ -288,10 +291,11 @@ static int recursive_schedule(const struct graph *g, enum sched_collective c, st
 			for (uint32_t r = 0; r < k; r++)
 				if (!has_arc(g, u, u ^ (1u << r)))
 					return ofc_error_set(
-						err, OFC_E_INPUT,
-						"recursive halving needs node u linked to u^2^r: %u and "
-						"%u are not, and partial sums cannot be relayed",
-						u, u ^ (1u << r));
+					    err, OFC_E_INPUT,
+					    "recursive halving needs node u linked to u^2^r: %u "
+					    "and "
+					    "%u are not, and partial sums cannot be relayed",
+					    u, u ^ (1u << r));
 	sched_init(s, c, "recursive", n);
 	if (c != SCHED_ALLGATHER)
 		halving(s, g, k);
@@ -307,8 +311,8 @@ struct txfer {
 	struct xfer x;
 };
 
-static int torus_schedule(const struct graph *g, const struct topo_tree *t,
-			  enum sched_collective c, struct schedule *s, struct ofc_error *err)
+static int torus_schedule(const struct graph *g, const struct topo_tree *t, enum sched_collective c,
+			  struct schedule *s, struct ofc_error *err)
 {
 	if (!t || t->op != TOPO_FAMILY || strcmp(t->name, "torus") != 0)
 		return ofc_error_set(err, OFC_E_INPUT, "torus-rings needs a torus:AxB... topology");
@@ -338,40 +342,48 @@ static int torus_schedule(const struct graph *g, const struct topo_tree *t,
 			for (uint32_t st = 0; st + 1 < a[j]; st++)
 				for (uint32_t x = 0; x < N; x++) {
 					uint32_t xj = (x / stride[j]) % a[j];
-					uint32_t fw = x - xj * stride[j] + ((xj + 1) % a[j]) * stride[j];
+					uint32_t fw =
+					    x - xj * stride[j] + ((xj + 1) % a[j]) * stride[j];
 					uint32_t bw = x - xj * stride[j] +
 						      ((xj + a[j] - 1) % a[j]) * stride[j];
 
 					for (uint32_t e = 0; e < nspread; e++) {
-						/* origin: x with the spread coordinates set to e's digits */
+						/* origin: x with the spread coordinates set to e's
+						 * digits */
 						uint32_t o = x, r = e;
 
 						for (uint32_t z = 0; z < ns; z++) {
 							uint32_t dz = spread[z];
 							uint32_t xz = (x / stride[dz]) % a[dz];
 
-							o = o - xz * stride[dz] + (r % a[dz]) * stride[dz];
+							o = o - xz * stride[dz] +
+							    (r % a[dz]) * stride[dz];
 							r /= a[dz];
 						}
 						uint32_t oj = (o / stride[j]) % a[j];
-						uint32_t ofw = o - oj * stride[j] +
-							       ((xj + a[j] - st) % a[j]) * stride[j];
+						uint32_t ofw =
+						    o - oj * stride[j] +
+						    ((xj + a[j] - st) % a[j]) * stride[j];
 						uint32_t obw = o - oj * stride[j] +
 							       ((xj + st) % a[j]) * stride[j];
 
 						GROW(buf, cap, nbuf + 2);
-						buf[nbuf++] = (struct txfer){
-							t0 + st,
-							{.src = (uint16_t)x, .dst = (uint16_t)fw,
-							 .block = ofw, .offset = (uint32_t)b0,
-							 .length = (uint32_t)(mid - b0),
-							 .lane = (uint16_t)(2 * j)}};
-						buf[nbuf++] = (struct txfer){
-							t0 + st,
-							{.src = (uint16_t)x, .dst = (uint16_t)bw,
-							 .block = obw, .offset = (uint32_t)mid,
-							 .length = (uint32_t)(b1 - mid),
-							 .lane = (uint16_t)(2 * j + 1)}};
+						buf[nbuf++] =
+						    (struct txfer){t0 + st,
+								   {.src = (uint16_t)x,
+								    .dst = (uint16_t)fw,
+								    .block = ofw,
+								    .offset = (uint32_t)b0,
+								    .length = (uint32_t)(mid - b0),
+								    .lane = (uint16_t)(2 * j)}};
+						buf[nbuf++] =
+						    (struct txfer){t0 + st,
+								   {.src = (uint16_t)x,
+								    .dst = (uint16_t)bw,
+								    .block = obw,
+								    .offset = (uint32_t)mid,
+								    .length = (uint32_t)(b1 - mid),
+								    .lane = (uint16_t)(2 * j + 1)}};
 					}
 				}
 			t0 += a[j] - 1;

@@ -32,9 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SUBSET_MAX 20	   /* BFB_SUBSETS: 2^20 subsets at most */
-#define AUTO_SUBSETS 12	   /* BFB_AUTO: subsets up to 12 candidate links */
-#define LP_UNITS (1 << 24) /* LP fractions as multiples of 2^-24 of a shard */
+#define SUBSET_MAX   20	       /* BFB_SUBSETS: 2^20 subsets at most */
+#define AUTO_SUBSETS 12	       /* BFB_AUTO: subsets up to 12 candidate links */
+#define LP_UNITS     (1 << 24) /* LP fractions as multiples of 2^-24 of a shard */
 
 enum pass { PASS_EVAL, PASS_COUNT, PASS_WRITE };
 
@@ -86,7 +86,7 @@ struct view {
 	uint32_t n, d, D;
 	const uint32_t *in_off, *in_peer, *in_arc;
 	uint32_t *own_off, *own_peer, *own_arc; /* allocated here (allgather) */
-	const uint16_t **row; /* row[x][v] = d_H(v, x); NULL when not computed */
+	const uint16_t **row;			/* row[x][v] = d_H(v, x); NULL when not computed */
 	uint16_t *dist;
 	uint16_t *rows; /* evaluation of a vertex-transitive graph: a few rows */
 	const struct bfb_opts *o;
@@ -224,7 +224,7 @@ static int64_t net_maxflow(struct net *f, uint32_t s, uint32_t t)
 			}
 			total += b;
 		}
-phase_done:;
+	phase_done:;
 	}
 	return total;
 }
@@ -532,8 +532,9 @@ static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, 
 					uint32_t v = w->order[gr->first + i];
 					uint32_t peer = vw->in_peer[base + link];
 					uint32_t arc = vw->in_arc[base + link];
-					uint64_t a = ((uint64_t)used * SCHED_ONE + (uint64_t)su / 2) /
-						     (uint64_t)su;
+					uint64_t a =
+					    ((uint64_t)used * SCHED_ONE + (uint64_t)su / 2) /
+					    (uint64_t)su;
 					uint64_t b = ((uint64_t)(used + take) * SCHED_ONE +
 						      (uint64_t)su / 2) /
 						     (uint64_t)su;
@@ -715,7 +716,8 @@ static void solve_node(void *arg, size_t ui, unsigned wid)
 			int64_t fl = build_and_flow(w, ng, d, su, cap);
 
 			if (fl != su * (int64_t)m) {
-				worker_fail(w, "BFB: the max flow falls short of U* (internal error)");
+				worker_fail(w,
+					    "BFB: the max flow falls short of U* (internal error)");
 				return;
 			}
 			flows_from_net(w, ng, d);
@@ -1057,8 +1059,9 @@ static int check_graph(const struct graph *g, bool full, uint32_t *deg, struct o
 		}
 	free(in);
 	if (d > BFB_MAX_DEGREE)
-		return ofc_error_set(err, OFC_E_INPUT, "degree %u: BFB handles up to %u links per node",
-				     d, BFB_MAX_DEGREE);
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "degree %u: BFB handles up to %u links per node", d,
+				     BFB_MAX_DEGREE);
 	*deg = d;
 	return 0;
 }
@@ -1074,8 +1077,9 @@ int bfb_schedule(const struct graph *g, enum sched_collective c, const struct bf
 		o = &defaults;
 	memset(st, 0, sizeof(*st));
 	if (c != SCHED_ALLGATHER && c != SCHED_REDUCE_SCATTER && c != SCHED_ALLREDUCE)
-		return ofc_error_set(err, OFC_E_INPUT, "BFB schedules allgather, reduce-scatter and "
-						       "allreduce");
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "BFB schedules allgather, reduce-scatter and "
+				     "allreduce");
 	if (check_graph(g, s != NULL || !g->vertex_transitive, &d, err) < 0)
 		return -1;
 	st->nodes = g->n;

@@ -20,16 +20,16 @@
 #include <string.h>
 
 struct built {
-	struct graph *g;     /* the subtree's graph, as topo_build makes it */
-	struct graph *h;     /* transposed builds: the construction graph, H ~ g^T */
-	uint32_t *phi;	     /* transposed builds: H node -> g node */
-	struct schedule a;   /* allgather on g (forward) or on h (transposed) */
+	struct graph *g;   /* the subtree's graph, as topo_build makes it */
+	struct graph *h;   /* transposed builds: the construction graph, H ~ g^T */
+	uint32_t *phi;	   /* transposed builds: H node -> g node */
+	struct schedule a; /* allgather on g (forward) or on h (transposed) */
 	bool have_sched;
-	uint32_t steps;	     /* predicted */
+	uint32_t steps; /* predicted */
 	struct frac tau;
 	double tau_value;
-	bool exact;	     /* every formula used so far holds with equality */
-	bool bfb;	     /* the schedule is a BFB schedule (Thm 10 applies) */
+	bool exact; /* every formula used so far holds with equality */
+	bool bfb;   /* the schedule is a BFB schedule (Thm 10 applies) */
 	struct strbuf how;
 };
 
@@ -58,8 +58,12 @@ bool expand_applies(const struct topo_tree *t)
 static void add(struct schedule *s, uint32_t src, uint32_t dst, uint32_t block, uint32_t off,
 		uint32_t len, uint32_t lane)
 {
-	struct xfer x = {.src = (uint16_t)src, .dst = (uint16_t)dst, .block = block, .offset = off,
-			 .length = len, .lane = (uint16_t)lane,
+	struct xfer x = {.src = (uint16_t)src,
+			 .dst = (uint16_t)dst,
+			 .block = block,
+			 .offset = off,
+			 .length = len,
+			 .lane = (uint16_t)lane,
 			 .flags = xfer_flags(DIR_NONE, XFER_COPY)};
 
 	sched_add(s, &x);
@@ -216,20 +220,22 @@ static void power_expand(const struct graph *g, const struct schedule *a, uint32
 						sbase += dig[2 * nfree + e] * pw[shared[e]];
 						obase += dig[2 * nfree + e] * pw[shared[e]];
 					}
-					for (uint32_t k = a->step_start[t]; k < a->step_start[t + 1];
-					     k++) {
+					for (uint32_t k = a->step_start[t];
+					     k < a->step_start[t + 1]; k++) {
 						const struct xfer *x = &a->xfers[k];
-						uint64_t lo = b0 + (x->offset * (b1 - b0) +
-								    SCHED_ONE / 2) / SCHED_ONE;
+						uint64_t lo =
+						    b0 + (x->offset * (b1 - b0) + SCHED_ONE / 2) /
+							     SCHED_ONE;
 						uint64_t hi =
-							b0 + (((uint64_t)x->offset + x->length) *
-								      (b1 - b0) +
-							      SCHED_ONE / 2) /
-								     SCHED_ONE;
+						    b0 +
+						    (((uint64_t)x->offset + x->length) * (b1 - b0) +
+						     SCHED_ONE / 2) /
+							SCHED_ONE;
 
 						if (hi <= lo)
 							continue;
-						add(out, sbase + x->src * pw[j], sbase + x->dst * pw[j],
+						add(out, sbase + x->src * pw[j],
+						    sbase + x->dst * pw[j],
 						    obase + x->block * pw[j], (uint32_t)lo,
 						    (uint32_t)(hi - lo), j * d + x->lane);
 					}
@@ -351,8 +357,8 @@ static int build_line(const struct topo_tree *t, bool transposed, const struct b
 		}
 		if (sched && x->m > SCHED_MAX_NODES)
 			return ofc_error_set(err, OFC_E_INPUT,
-					     "line graph: %u nodes (schedules have at most %u)", x->m,
-					     SCHED_MAX_NODES);
+					     "line graph: %u nodes (schedules have at most %u)",
+					     x->m, SCHED_MAX_NODES);
 		struct graph *lg = topo_line(b->g, err);
 		if (!lg)
 			return -1;
@@ -446,8 +452,7 @@ static int build_degree(const struct topo_tree *t, bool transposed, const struct
 	return 0;
 }
 
-static int power_graph(const struct graph *g, uint32_t n, struct graph **out,
-		       struct ofc_error *err)
+static int power_graph(const struct graph *g, uint32_t n, struct graph **out, struct ofc_error *err)
 {
 	struct graph *x = NULL;
 
@@ -478,8 +483,9 @@ static int build_power(const struct topo_tree *t, bool transposed, const struct 
 		return -1;
 	if (sched && pg->n > SCHED_MAX_NODES) {
 		graph_free(pg);
-		return ofc_error_set(err, OFC_E_INPUT, "power: %u nodes (schedules have at most %u)",
-				     pg->n, SCHED_MAX_NODES);
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "power: %u nodes (schedules have at most %u)", pg->n,
+				     SCHED_MAX_NODES);
 	}
 	if (transposed && power_graph(b->h, n, &ph, err) < 0) {
 		graph_free(pg);
@@ -549,8 +555,7 @@ static void reverse_into(const struct built *b, struct schedule *out)
 
 	for (uint32_t x = 0; x < h->n; x++)
 		for (uint32_t e = h->off[x]; e < h->off[x + 1]; e++)
-			amap[e] = arc_with_rank(g, b->phi[h->adj[e]], b->phi[x],
-						arc_rank(h, x, e));
+			amap[e] = arc_with_rank(g, b->phi[h->adj[e]], b->phi[x], arc_rank(h, x, e));
 	sched_reserve(out, a->nxfers);
 	for (uint32_t so = 0; so < a->nsteps; so++) {
 		uint32_t t = a->nsteps - 1 - so;
@@ -559,9 +564,12 @@ static void reverse_into(const struct built *b, struct schedule *out)
 		for (uint32_t i = a->step_start[t]; i < a->step_start[t + 1]; i++) {
 			const struct xfer *x = &a->xfers[i];
 			uint32_t ga = amap[h->off[x->src] + x->lane], src = b->phi[x->dst];
-			struct xfer r = {.src = (uint16_t)src, .dst = (uint16_t)b->phi[x->src],
-					 .block = b->phi[x->block], .offset = x->offset,
-					 .length = x->length, .lane = (uint16_t)(ga - g->off[src]),
+			struct xfer r = {.src = (uint16_t)src,
+					 .dst = (uint16_t)b->phi[x->src],
+					 .block = b->phi[x->block],
+					 .offset = x->offset,
+					 .length = x->length,
+					 .lane = (uint16_t)(ga - g->off[src]),
 					 .flags = xfer_flags(DIR_NONE, XFER_REDUCE)};
 
 			sched_add(out, &r);
@@ -592,8 +600,9 @@ static int run(const struct topo_tree *t, enum sched_collective c, const struct 
 	f->tau_b = frac_make(0, 1);
 	f->exact = true;
 	if (c != SCHED_ALLGATHER && c != SCHED_REDUCE_SCATTER && c != SCHED_ALLREDUCE)
-		return ofc_error_set(err, OFC_E_INPUT, "expansions schedule allgather, "
-						       "reduce-scatter and allreduce");
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "expansions schedule allgather, "
+				     "reduce-scatter and allreduce");
 	if (c != SCHED_ALLGATHER) {
 		if (build(t, true, o, s != NULL, &b, err) < 0)
 			goto fail;

@@ -23,9 +23,9 @@
 #include <string.h>
 
 #define CIRC_EXHAUSTIVE 3000  /* generator sets tried exhaustively up to this many */
-#define REFINE_FULL 1024      /* BFB on an expanded graph: any graph up to this size */
-#define REFINE_VT 16384	      /* ... vertex-transitive ones up to this size */
-#define NON_VT_MAX BFB_MAX_NODES
+#define REFINE_FULL	1024  /* BFB on an expanded graph: any graph up to this size */
+#define REFINE_VT	16384 /* ... vertex-transitive ones up to this size */
+#define NON_VT_MAX	BFB_MAX_NODES
 
 struct cand {
 	char *spec;
@@ -33,11 +33,11 @@ struct cand {
 	struct frac tau;
 	double tau_value;
 	const char *how;
-	bool bfb;	 /* the figures are those of a BFB schedule */
-	bool bw_opt;	 /* tau == (N-1)/N */
-	bool simple;	 /* no self-loops, no parallel arcs */
-	bool no_loops;	 /* no self-loops (degree expansion needs that) */
-	bool exact;	 /* formula with equality (else an upper bound) */
+	bool bfb;      /* the figures are those of a BFB schedule */
+	bool bw_opt;   /* tau == (N-1)/N */
+	bool simple;   /* no self-loops, no parallel arcs */
+	bool no_loops; /* no self-loops (degree expansion needs that) */
+	bool exact;    /* formula with equality (else an upper bound) */
 };
 
 struct state {
@@ -65,8 +65,8 @@ static void cand_free(struct cand *c)
 static bool dominates(const struct cand *a, const struct cand *b)
 {
 	int c = frac_valid(a->tau) && frac_valid(b->tau)
-			? frac_cmp(a->tau, b->tau)
-			: (a->tau_value > b->tau_value) - (a->tau_value < b->tau_value);
+		    ? frac_cmp(a->tau, b->tau)
+		    : (a->tau_value > b->tau_value) - (a->tau_value < b->tau_value);
 
 	return a->steps <= b->steps && c <= 0;
 }
@@ -186,7 +186,7 @@ static void add_circulants(struct search *s, struct state *st, uint32_t n, uint3
 	uint32_t half = n / 2, gens[16], best = UINT32_MAX;
 	uint16_t *dist = xmalloc((size_t)n * sizeof(uint16_t));
 	uint32_t *q = xmalloc((size_t)n * sizeof(uint32_t));
-	uint32_t (*keep)[16] = NULL;
+	uint32_t(*keep)[16] = NULL;
 	size_t nkeep = 0, capk = 0;
 	bool exhaustive = binom(half, k) <= CIRC_EXHAUSTIVE;
 
@@ -385,9 +385,8 @@ static void refine(struct search *s, struct state *st, struct cand *c)
 	graph_free(g);
 	if (!ok || !evaluate(s, c->spec, &b))
 		return;
-	bool better = b.steps < c->steps ||
-		      (b.steps == c->steps && frac_valid(b.tau) && frac_valid(c->tau) &&
-		       frac_cmp(b.tau, c->tau) < 0);
+	bool better = b.steps < c->steps || (b.steps == c->steps && frac_valid(b.tau) &&
+					     frac_valid(c->tau) && frac_cmp(b.tau, c->tau) < 0);
 	if (better) {
 		c->steps = b.steps;
 		c->tau = b.tau;
@@ -417,8 +416,8 @@ static void expansions(struct search *s, struct state *st)
 			struct cand c = *x;
 
 			if (k)
-				c.spec = xasprintf("line^%u(%.*s", k + 1,
-						   (int)(strlen(inner)), inner);
+				c.spec =
+				    xasprintf("line^%u(%.*s", k + 1, (int)(strlen(inner)), inner);
 			else
 				c.spec = xasprintf("line(%s)", x->spec);
 			c.steps = x->steps + 1;

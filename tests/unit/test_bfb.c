@@ -33,8 +33,8 @@ static uint32_t diameter(const struct graph *g)
 
 /* Build, verify, and check that the per-step link loads the verifier
  * measures add up to the tau_B the generator reports. */
-static void check_schedule(const struct graph *g, enum sched_collective c,
-			   const struct bfb_opts *o, struct bfb_stats *st)
+static void check_schedule(const struct graph *g, enum sched_collective c, const struct bfb_opts *o,
+			   struct bfb_stats *st)
 {
 	struct schedule s;
 	struct verify_report r;
@@ -58,35 +58,35 @@ static const struct {
 	const char *spec;
 	int64_t num, den;
 } known[] = {
-	{"genkautz:1024,4", 341, 256}, /* Table 4: allreduce 2.664 */
-	{"torus:4x6", 23, 24},
-	{"torus:5x7", 34, 35},
-	{"torus:32x32", 1023, 1024},
-	{"hypercube:10", 1023, 1024},
-	{"bipartite:2", 3, 4}, /* Fig. 1 */
-	{"line(bipartite:2)", 1, 1},
-	{"line^2(bipartite:2)", 9, 8},
-	{"circulant:16:3,4", 15, 16},
-	{"line(circulant:16:3,4)", 1, 1},
-	/* The simple 3x3x2 and 3x3x3x2 tori of Frontera (the size-2 dimension
-	 * is one link): (N-1)/N. */
-	{"product(biring:3,biring:3,complete:2)", 17, 18},
-	{"product(biring:3,biring:3,biring:3,complete:2)", 53, 54},
-	/* ofc's torus:3x3x2 doubles the size-2 link: at step 1 the four
-	 * neighbours in the other dimensions each have one link to u, so
-	 * U*_1 = 1 > 5/6 and tau_B = 1. */
-	{"torus:3x3x2", 1, 1},
-	{"product(ring:4,ring:8)", 31, 32},
-	{"genkautz:8,2", 7, 4}, /* twice optimal: the upper edge of Fig. 12 */
-	{"kautz:4,1", 1, 1},
-	{"complete:5", 4, 5},
-	{"degree(complete:3,2)", 5, 6},
-	{"circulant:7:2,3", 6, 7},
-	{"bipartite:4", 7, 8},
-	{"hamming:2,3", 8, 9},
-	{"degree(biring:5,2)", 9, 10},
-	{"circulant:11:2,3", 10, 11},
-	{"circulant:12:2,3", 11, 12},
+    {"genkautz:1024,4", 341, 256}, /* Table 4: allreduce 2.664 */
+    {"torus:4x6", 23, 24},
+    {"torus:5x7", 34, 35},
+    {"torus:32x32", 1023, 1024},
+    {"hypercube:10", 1023, 1024},
+    {"bipartite:2", 3, 4}, /* Fig. 1 */
+    {"line(bipartite:2)", 1, 1},
+    {"line^2(bipartite:2)", 9, 8},
+    {"circulant:16:3,4", 15, 16},
+    {"line(circulant:16:3,4)", 1, 1},
+    /* The simple 3x3x2 and 3x3x3x2 tori of Frontera (the size-2 dimension
+     * is one link): (N-1)/N. */
+    {"product(biring:3,biring:3,complete:2)", 17, 18},
+    {"product(biring:3,biring:3,biring:3,complete:2)", 53, 54},
+    /* ofc's torus:3x3x2 doubles the size-2 link: at step 1 the four
+     * neighbours in the other dimensions each have one link to u, so
+     * U*_1 = 1 > 5/6 and tau_B = 1. */
+    {"torus:3x3x2", 1, 1},
+    {"product(ring:4,ring:8)", 31, 32},
+    {"genkautz:8,2", 7, 4}, /* twice optimal: the upper edge of Fig. 12 */
+    {"kautz:4,1", 1, 1},
+    {"complete:5", 4, 5},
+    {"degree(complete:3,2)", 5, 6},
+    {"circulant:7:2,3", 6, 7},
+    {"bipartite:4", 7, 8},
+    {"hamming:2,3", 8, 9},
+    {"degree(biring:5,2)", 9, 10},
+    {"circulant:11:2,3", 10, 11},
+    {"circulant:12:2,3", 11, 12},
 };
 
 static void test_known_values(void **state)
@@ -104,8 +104,8 @@ static void test_known_values(void **state)
 				 (long long)known[i].den);
 		/* Steps always equal the diameter. */
 		assert_int_equal(st.steps, diameter(g));
-		assert_true(st.bw_optimal == (known[i].num * (int64_t)g->n ==
-					      known[i].den * ((int64_t)g->n - 1)));
+		assert_true(st.bw_optimal ==
+			    (known[i].num * (int64_t)g->n == known[i].den * ((int64_t)g->n - 1)));
 		graph_free(g);
 	}
 }
@@ -196,8 +196,8 @@ static struct graph *random_regular(uint32_t n, uint32_t d, uint64_t seed)
  * passes the verifier. */
 static void test_methods_agree_schedules(void **state)
 {
-	const char *specs[] = {"hypercube:5", "genkautz:50,3", "line(genkautz:10,3)", "torus:3x5",
-			       "debruijn:2,4", "circulant:20:2,7"};
+	const char *specs[] = {"hypercube:5", "genkautz:50,3", "line(genkautz:10,3)",
+			       "torus:3x5",   "debruijn:2,4",  "circulant:20:2,7"};
 	struct ofc_error err = {0};
 	(void)state;
 
@@ -350,20 +350,20 @@ static void test_expansions(void **state)
 		uint32_t steps;
 		int64_t num, den; /* predicted allgather tau_B */
 	} cases[] = {
-		{"line(bipartite:2)", 3, 1, 1},
-		{"line^2(bipartite:2)", 4, 9, 8},
-		/* Cor. 1.2: 15/16 + (4/3)(1/16 - 1/1024) */
-		{"line^3(circulant:16:3,4)", 6, 261, 256},
-		/* Thm 11: 4/5 + 1/10 */
-		{"degree(biring:5,2)", 3, 9, 10},
-		{"degree(ring:4,2)", 4, 7, 8},
-		/* Thm 12: (4/5)(5/4)(24/25) */
-		{"power(circulant:5:1,2,2)", 2, 24, 25},
-		{"power(ring:4,2)", 6, 15, 16},
-		/* Table 4: (UniRing(1,4) x UniRing(1,8))^2, 40 allreduce steps */
-		{"power(product(ring:4,ring:8),2)", 20, 1023, 1024},
-		{"degree(line(bipartite:2),2)", 4, 17, 16},
-		{"line(genkautz:10,3)", 4, 29, 20},
+	    {"line(bipartite:2)", 3, 1, 1},
+	    {"line^2(bipartite:2)", 4, 9, 8},
+	    /* Cor. 1.2: 15/16 + (4/3)(1/16 - 1/1024) */
+	    {"line^3(circulant:16:3,4)", 6, 261, 256},
+	    /* Thm 11: 4/5 + 1/10 */
+	    {"degree(biring:5,2)", 3, 9, 10},
+	    {"degree(ring:4,2)", 4, 7, 8},
+	    /* Thm 12: (4/5)(5/4)(24/25) */
+	    {"power(circulant:5:1,2,2)", 2, 24, 25},
+	    {"power(ring:4,2)", 6, 15, 16},
+	    /* Table 4: (UniRing(1,4) x UniRing(1,8))^2, 40 allreduce steps */
+	    {"power(product(ring:4,ring:8),2)", 20, 1023, 1024},
+	    {"degree(line(bipartite:2),2)", 4, 17, 16},
+	    {"line(genkautz:10,3)", 4, 29, 20},
 	};
 	(void)state;
 
@@ -391,8 +391,8 @@ static void test_expansions(void **state)
 				    0);
 			double measured = r.sum_max_link_load * graph_outdeg(g, 0) / g->n;
 			if (fabs(measured - f.tau_b_value) > 1e-6)
-				fail_msg("%s: measured %.9f predicted %.9f", cases[i].spec, measured,
-					 f.tau_b_value);
+				fail_msg("%s: measured %.9f predicted %.9f", cases[i].spec,
+					 measured, f.tau_b_value);
 			assert_true(f.exact);
 			sched_free(&s);
 			topo_tree_free(t);
@@ -403,15 +403,15 @@ static void test_expansions(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_known_values),
-		cmocka_unit_test(test_fig5_lp),
-		cmocka_unit_test(test_methods_agree_random),
-		cmocka_unit_test(test_methods_agree_schedules),
-		cmocka_unit_test(test_reduce_scatter_by_reversal),
-		cmocka_unit_test(test_chunks),
-		cmocka_unit_test(test_figures_only),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_expansions),
+	    cmocka_unit_test(test_known_values),
+	    cmocka_unit_test(test_fig5_lp),
+	    cmocka_unit_test(test_methods_agree_random),
+	    cmocka_unit_test(test_methods_agree_schedules),
+	    cmocka_unit_test(test_reduce_scatter_by_reversal),
+	    cmocka_unit_test(test_chunks),
+	    cmocka_unit_test(test_figures_only),
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_expansions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
