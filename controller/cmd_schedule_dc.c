@@ -808,7 +808,7 @@ int schedule_direct(struct schedule_request *req)
 	rc = 0;
 	for (unsigned i = 0; i < nall; i++)
 		if (all[i].applies && !all[i].verified) {
-			fprintf(stderr, "ofc schedule: the verifier rejected the %s schedule: %s\n",
+			fprintf(stderr, "ofc schedule: the %s schedule is not verified: %s\n",
 				all[i].algo, all[i].verify_error);
 			rc = 1;
 		}
