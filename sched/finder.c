@@ -240,10 +240,15 @@ static void add_circulants(struct search *s, struct state *st, uint32_t n, uint3
 			for (uint32_t j = (uint32_t)i + 1; j < k; j++)
 				gens[j] = gens[j - 1] + 1;
 		} else {
-			if (gens[k - 1] >= half)
+			/* Runs {m, .., m+k-1}: every m up to 64, then 192 more spread
+			 * over the rest (one BFS each; the range is O(n)). */
+			uint32_t m = gens[0], step = half > 256 ? (half - 64) / 192 + 1 : 1;
+
+			m = m < 64 ? m + 1 : m + step;
+			if (m + k - 1 > half)
 				break;
 			for (uint32_t j = 0; j < k; j++)
-				gens[j]++;
+				gens[j] = m + j;
 		}
 	}
 	for (size_t i = 0; i < nkeep; i++) {
