@@ -400,9 +400,31 @@ static void test_expansions(void **state)
 		}
 }
 
+/* Exact fractions: reduced, compared exactly, overflow marked invalid. */
+static void test_fractions(void **state)
+{
+	char buf[64];
+	(void)state;
+
+	struct frac a = frac_add(frac_make(15, 16), frac_mul(frac_make(4, 3), frac_make(63, 1024)));
+	assert_string_equal(frac_str(a, buf, sizeof(buf)), "261/256"); /* Cor. 1.2, Table 4 */
+	assert_string_equal(frac_str(frac_make(6, -4), buf, sizeof(buf)), "-3/2");
+	assert_true(frac_cmp(frac_make(2, 3), frac_make(3, 4)) < 0);
+	assert_true(frac_cmp(frac_sub(frac_make(1, 2), frac_make(1, 3)), frac_make(1, 6)) == 0);
+	assert_true(frac_cmp(frac_div(frac_make(1, 2), frac_make(1, 4)), frac_make(2, 1)) == 0);
+	struct frac r = frac_from_double(2.0 / 3.0 + 1e-9, 4, 1e-6);
+	assert_true(r.num == 2 && r.den == 3);
+	assert_false(frac_valid(frac_from_double(0.123456, 4, 1e-6)));
+	struct frac big = frac_make(INT64_MAX / 2, 1);
+	assert_false(frac_valid(frac_mul(big, frac_make(5, 1))));
+	assert_false(frac_valid(frac_add(big, frac_make(1, 0))));
+	assert_string_equal(frac_str(frac_make(1, 0), buf, sizeof(buf)), "?");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_fractions),
 	    cmocka_unit_test(test_known_values),
 	    cmocka_unit_test(test_fig5_lp),
 	    cmocka_unit_test(test_methods_agree_random),
