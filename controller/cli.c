@@ -16,6 +16,9 @@ static const struct cli_cmd commands[] = {
 	 "(FILE | --topology SPEC) --collective C [--algo A] [--size M] [--alpha T] "
 	 "[--bandwidth B] [--chunks P] [--overlap] [--json] [--format text|json|pb -o OUT]",
 	 "plan a collective schedule, verify it and price it", cmd_schedule},
+	{"finder",
+	 "--nodes N --degree D [--collective C] [--size M] [--alpha T] [--bandwidth B] [--json]",
+	 "the best direct-connect topologies for N hosts of D ports", cmd_finder},
 };
 
 static void usage_all(FILE *out)

@@ -72,5 +72,6 @@ int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_show(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv);
 
 #endif

@@ -1,11 +1,822 @@
-/* ofc schedule on a direct-connect topology: not built yet (the BFB issue
- * builds it). */
+/* ofc schedule on a direct-connect topology: BFB (exact or lp_solve), the
+ * paper's expansion constructions, the classic baselines, or all of them
+ * side by side; every schedule goes through the verifier, and is priced
+ * by the alpha-beta model against the Moore / (N-1)/N lower bound.
+ *
+ * On a fabric config wired through switches the schedule is fabric-aware:
+ * transfer ports are the hosts' NIC ports (the port permutations of the
+ * wiring, which differ from the topology's arc order for word digraphs
+ * such as generalized Kautz), and the export lists, for every link used,
+ * the switch ports that carry it. */
 #include "controller/cli.h"
+#include "proto/schedule.pb-c.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One algorithm's outcome. */
+struct outcome {
+	char algo[32];
+	bool applies;
+	char why[520]; /* when it does not apply */
+	struct schedule s;
+	bool have;
+	uint32_t steps;
+	struct frac tau_b; /* as reported: exact for BFB, else from the measured loads */
+	double tau_b_value;
+	double measured; /* from the verifier's link loads */
+	size_t ntransfers;
+	bool verified;
+	char verify_error[320];
+	double gen_s, verify_s;
+	double time_us, ratio;
+	bool is_bfb;
+	struct bfb_stats bst;
+	bool has_pred;
+	struct expand_figures pred;
+};
+
+/* The fabric's view of the topology: port j of u transmits to
+ * ports.to[j * n + u]; arc2port maps the topology's CSR arcs to ports, and
+ * pg is the same graph with arcs in port order (CSR lane = NIC port). */
+struct fabric_view {
+	bool on;
+	uint32_t *arc2port;
+	struct graph *pg;
+	uint32_t *circuit; /* (u * d + j) -> circuit index + 1, 0 when none */
+};
+
+struct dc {
+	struct schedule_request *req;
+	const struct graph *g;
+	struct topo_tree *tree;
+	uint32_t d;
+	struct sched_cost cost;
+	struct cost_bound lb;
+	double lb_us;
+	struct bfb_opts bopts;
+	struct fabric_view fv;
+};
+
+/* ---- fabric mapping -------------------------------------------------------- */
+
+static void fabric_view_free(struct fabric_view *fv)
+{
+	free(fv->arc2port);
+	graph_free(fv->pg);
+	free(fv->circuit);
+	memset(fv, 0, sizeof(*fv));
+}
+
+static void fabric_view_init(struct dc *c)
+{
+	const struct fabric *f = c->req->fabric;
+	const struct graph *g = c->g;
+
+	if (!f || !f->ports.to || f->ports.n != g->n)
+		return;
+	uint32_t n = g->n, d = f->ports.d;
+	uint32_t *tails = xmalloc((size_t)n * d * sizeof(uint32_t));
+	uint32_t *heads = xmalloc((size_t)n * d * sizeof(uint32_t));
+	uint8_t *used = xcalloc((size_t)n * d, 1);
+
+	c->fv.arc2port = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t j = 0; j < d; j++) {
+			tails[(size_t)u * d + j] = u;
+			heads[(size_t)u * d + j] = f->ports.to[(size_t)j * n + u];
+		}
+	/* The k-th parallel arc u -> v takes the k-th port of u that leads to v. */
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
+			c->fv.arc2port[a] = UINT32_MAX;
+			for (uint32_t j = 0; j < d; j++)
+				if (!used[(size_t)u * d + j] &&
+				    heads[(size_t)u * d + j] == g->adj[a]) {
+					used[(size_t)u * d + j] = 1;
+					c->fv.arc2port[a] = j;
+					break;
+				}
+		}
+	c->fv.pg = graph_from_arcs(n, n * d, tails, heads, g->spec);
+	c->fv.circuit = xcalloc((size_t)n * d, sizeof(uint32_t));
+	for (uint32_t k = 0; k < f->ncircuits; k++) {
+		const struct circuit *ci = &f->circuits[k];
+
+		if (ci->src_host < n && ci->src_port < d)
+			c->fv.circuit[(size_t)ci->src_host * d + ci->src_port] = k + 1;
+	}
+	free(tails);
+	free(heads);
+	free(used);
+	c->fv.on = true;
+}
+
+/* Transfer ports from topology arc positions to NIC ports. */
+static void to_nic_ports(const struct dc *c, struct schedule *s)
+{
+	for (size_t i = 0; i < s->nxfers; i++) {
+		struct xfer *x = &s->xfers[i];
+
+		if (x->lane != SCHED_NO_LANE)
+			x->lane = (uint16_t)c->fv.arc2port[c->g->off[x->src] + x->lane];
+	}
+}
+
+/* ---- running one algorithm ---------------------------------------------------- */
+
+static void finish(struct dc *c, struct outcome *o)
+{
+	struct verify_report r;
+	struct verify_opts vo = {.graph = c->fv.on ? c->fv.pg : c->g};
+	double t0 = now_seconds();
+
+	if (c->fv.on)
+		to_nic_ports(c, &o->s);
+	o->have = true;
+	o->steps = o->s.nsteps;
+	o->ntransfers = o->s.nxfers;
+	o->verified = sched_verify(&o->s, &vo, &r) == 0;
+	o->verify_s = now_seconds() - t0;
+	if (!o->verified)
+		snprintf(o->verify_error, sizeof(o->verify_error), "%s", r.error);
+	o->measured = r.sum_max_link_load * c->d / c->g->n;
+	if (!o->is_bfb) {
+		/* Baselines and constructions: tau_B is what the links carry. */
+		o->tau_b = frac_from_double(o->measured, 16 * (int64_t)c->g->n, 1e-7);
+		o->tau_b_value = o->measured;
+		if (o->has_pred && frac_valid(o->pred.tau_b) &&
+		    fabs(frac_value(o->pred.tau_b) - o->measured) < 1e-7)
+			o->tau_b = o->pred.tau_b;
+	}
+	o->time_us = cost_time_us(&c->cost, o->steps, o->tau_b_value);
+	o->ratio = o->time_us / c->lb_us;
+
+	struct schedule *s = &o->s;
+	s->size_bytes = c->cost.size;
+	s->time_us = o->time_us;
+	s->lower_bound_us = c->lb_us;
+	s->verified = o->verified;
+	sched_set_metric(s, "tau_l", o->steps);
+	sched_set_metric(s, "tau_b", o->tau_b_value);
+	sched_set_metric(s, "tau_b_measured", o->measured);
+	sched_set_metric(s, "alpha_us", c->cost.alpha * 1e6);
+	sched_set_metric(s, "bandwidth_bps", c->cost.bandwidth);
+	if (o->is_bfb && c->bopts.chunks)
+		sched_set_metric(s, "chunks", c->bopts.chunks);
+}
+
+static void run_bfb(struct dc *c, struct outcome *o, bool lp)
+{
+	struct ofc_error err = {0};
+	struct bfb_opts bo = c->bopts;
+	double t0 = now_seconds();
+
+	snprintf(o->algo, sizeof(o->algo), "%s", lp ? "bfb-lp" : "bfb");
+	if (lp)
+		bo.method = BFB_LP;
+	o->is_bfb = true;
+	if (bfb_schedule(c->g, c->req->collective, &bo, &o->s, &o->bst, &err) < 0) {
+		snprintf(o->why, sizeof(o->why), "%s", err.msg);
+		return;
+	}
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	o->tau_b = o->bst.tau_b;
+	o->tau_b_value = o->bst.tau_b_value;
+	finish(c, o);
+}
+
+static void run_expansion(struct dc *c, struct outcome *o)
+{
+	struct ofc_error err = {0};
+	double t0 = now_seconds();
+
+	snprintf(o->algo, sizeof(o->algo), "expansion");
+	if (!expand_applies(c->tree)) {
+		snprintf(o->why, sizeof(o->why),
+			 "%s is not a line, degree or power expansion (no construction)",
+			 c->g->spec);
+		return;
+	}
+	if (expand_schedule(c->tree, c->req->collective, &c->bopts, &o->s, &o->pred, &err) < 0) {
+		snprintf(o->why, sizeof(o->why), "%s", err.msg);
+		return;
+	}
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	o->has_pred = true;
+	snprintf(o->s.algorithm, sizeof(o->s.algorithm), "expansion");
+	finish(c, o);
+}
+
+static void run_baseline(struct dc *c, struct outcome *o, const char *algo)
+{
+	struct ofc_error err = {0};
+	double t0 = now_seconds();
+
+	snprintf(o->algo, sizeof(o->algo), "%s", algo);
+	if (baseline_schedule(c->g, c->tree, algo, c->req->collective, &o->s, &err) < 0) {
+		snprintf(o->why, sizeof(o->why), "%s", err.msg);
+		return;
+	}
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	finish(c, o);
+}
+
+static void outcome_free(struct outcome *o)
+{
+	if (o->have)
+		sched_free(&o->s);
+	o->have = false;
+}
+
+/* ---- output ------------------------------------------------------------------ */
+
+static void write_tau_json(struct json_writer *w, const char *key, struct frac f, double v)
+{
+	char buf[64];
+	char k2[64];
+
+	jw_key(w, key);
+	jw_double(w, v);
+	snprintf(k2, sizeof(k2), "%s_fraction", key);
+	jw_key(w, k2);
+	if (frac_valid(f))
+		jw_str(w, frac_str(f, buf, sizeof(buf)));
+	else
+		jw_null(w);
+}
+
+static double thm20_bound(const struct dc *c, const struct outcome *o)
+{
+	/* Thm 20: T_B <= T_B^OPT + (M/B) d (d^D - 1) / ((d - 1) P N), per phase. */
+	double d = c->d, D = (double)o->steps / cost_phases(c->req->collective),
+	       P = c->bopts.chunks, N = c->g->n;
+	double extra = (d == 1 ? D : d * (pow(d, D) - 1) / (d - 1)) / (P * N);
+
+	return o->bst.tau_b_exact_value + cost_phases(c->req->collective) * extra;
+}
+
+static void write_links_json(const struct dc *c, struct json_writer *w, const struct schedule *s)
+{
+	const struct fabric *f = c->req->fabric;
+	uint32_t n = c->g->n, d = f->ports.d;
+	uint8_t *used = xcalloc((size_t)n * d, 1);
+
+	for (size_t i = 0; i < s->nxfers; i++)
+		used[(size_t)s->xfers[i].src * d + s->xfers[i].lane] = 1;
+	jw_key(w, "links");
+	jw_arr_begin(w);
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t j = 0; j < d; j++) {
+			if (!used[(size_t)u * d + j])
+				continue;
+			uint32_t v = f->ports.to[(size_t)j * n + u],
+				 k = c->fv.circuit[(size_t)u * d + j];
+
+			jw_obj_begin(w);
+			jw_key(w, "src");
+			jw_uint(w, u);
+			jw_key(w, "src_host");
+			jw_str(w, f->hosts[u].name);
+			jw_key(w, "port");
+			jw_uint(w, j);
+			jw_key(w, "dst");
+			jw_uint(w, v);
+			jw_key(w, "dst_host");
+			jw_str(w, f->hosts[v].name);
+			if (k) {
+				const struct circuit *ci = &f->circuits[k - 1];
+
+				jw_key(w, "switch");
+				jw_str(w, f->switches[ci->sw].name);
+				jw_key(w, "in_port");
+				jw_uint(w, ci->in_port);
+				jw_key(w, "out_port");
+				jw_uint(w, ci->out_port);
+			}
+			jw_obj_end(w);
+		}
+	jw_arr_end(w);
+	free(used);
+}
+
+static void write_summary_json(const struct dc *c, const struct outcome *o, struct json_writer *w)
+{
+	const struct schedule_request *req = c->req;
+
+	jw_key(w, "algorithm");
+	jw_str(w, o->algo);
+	jw_key(w, "collective");
+	jw_str(w, sched_collective_name(req->collective));
+	jw_key(w, "topology");
+	jw_str(w, c->g->spec);
+	jw_key(w, "nodes");
+	jw_uint(w, c->g->n);
+	jw_key(w, "degree");
+	jw_uint(w, c->d);
+	jw_key(w, "size_bytes");
+	jw_uint(w, c->cost.size);
+	jw_key(w, "alpha_us");
+	jw_double(w, c->cost.alpha * 1e6);
+	jw_key(w, "bandwidth_bps");
+	jw_double(w, c->cost.bandwidth);
+	jw_key(w, "num_steps");
+	jw_uint(w, o->steps);
+	jw_key(w, "tau_l");
+	jw_uint(w, o->steps);
+	write_tau_json(w, "tau_b", o->tau_b, o->tau_b_value);
+	jw_key(w, "tau_b_measured");
+	jw_double(w, o->measured);
+	jw_key(w, "time_us");
+	jw_double(w, o->time_us);
+	jw_key(w, "lower_bound_us");
+	jw_double(w, c->lb_us);
+	jw_key(w, "lower_bound_steps");
+	jw_uint(w, c->lb.steps);
+	write_tau_json(w, "lower_bound_tau_b", c->lb.tau_b, frac_value(c->lb.tau_b));
+	jw_key(w, "ratio");
+	jw_double(w, o->ratio);
+	jw_key(w, "moore_optimal");
+	jw_bool(w, o->steps == c->lb.steps);
+	jw_key(w, "bw_optimal");
+	jw_bool(w, frac_valid(o->tau_b) ? frac_cmp(o->tau_b, c->lb.tau_b) == 0
+					: fabs(o->tau_b_value - frac_value(c->lb.tau_b)) < 1e-9);
+	jw_key(w, "verified");
+	jw_bool(w, o->verified);
+	if (!o->verified) {
+		jw_key(w, "verify_error");
+		jw_str(w, o->verify_error);
+	}
+	jw_key(w, "num_transfers");
+	jw_uint(w, o->ntransfers);
+	jw_key(w, "generate_s");
+	jw_double(w, o->gen_s);
+	jw_key(w, "verify_s");
+	jw_double(w, o->verify_s);
+	if (o->is_bfb) {
+		jw_key(w, "problems");
+		jw_uint(w, o->bst.problems);
+		jw_key(w, "lps_solved");
+		jw_uint(w, o->bst.lps);
+		if (c->bopts.chunks) {
+			jw_key(w, "chunks");
+			jw_uint(w, c->bopts.chunks);
+			write_tau_json(w, "tau_b_fractional", o->bst.tau_b_exact,
+				       o->bst.tau_b_exact_value);
+			jw_key(w, "thm20_tau_b_bound");
+			jw_double(w, thm20_bound(c, o));
+		}
+	}
+	if (o->has_pred) {
+		jw_key(w, "predicted");
+		jw_obj_begin(w);
+		jw_key(w, "construction");
+		jw_str(w, o->pred.how);
+		jw_key(w, "num_steps");
+		jw_uint(w, o->pred.steps);
+		write_tau_json(w, "tau_b", o->pred.tau_b, o->pred.tau_b_value);
+		jw_key(w, "exact");
+		jw_bool(w, o->pred.exact);
+		jw_obj_end(w);
+	}
+	if (c->fv.on) {
+		const struct fabric *f = req->fabric;
+
+		jw_key(w, "fabric");
+		jw_obj_begin(w);
+		jw_key(w, "name");
+		jw_str(w, f->name);
+		jw_key(w, "ports");
+		jw_str(w, "transfer ports are host NIC ports");
+		jw_key(w, "circuits");
+		jw_uint(w, f->ncircuits);
+		jw_obj_end(w);
+	}
+}
+
+static void text_tau(FILE *out, struct frac f, double v)
+{
+	char buf[64];
+
+	if (frac_valid(f) && f.den != 1)
+		fprintf(out, "%s = %.9g", frac_str(f, buf, sizeof(buf)), v);
+	else
+		fprintf(out, "%.9g", v);
+}
+
+static void write_summary_text(const struct dc *c, const struct outcome *o, FILE *out)
+{
+	const struct schedule_request *req = c->req;
+	char a[48], b[48], m[48];
+	double mb = cost_mb_us(&c->cost);
+
+	fmt_size(m, sizeof(m), c->cost.size);
+	fmt_duration(a, sizeof(a), c->cost.alpha);
+	fmt_rate(b, sizeof(b), c->cost.bandwidth);
+	fprintf(out, "%s %s on %s: %u nodes, degree %u\n", o->algo,
+		sched_collective_name(req->collective), c->g->spec, c->g->n, c->d);
+	fprintf(out, "  workload     M = %s, alpha = %s, B = %s (M/B = %.6g us)\n", m, a, b, mb);
+	fprintf(out, "  steps        %u (T_L = %.6g us)\n", o->steps,
+		o->steps * c->cost.alpha * 1e6);
+	fprintf(out, "  tau_B        ");
+	text_tau(out, o->tau_b, o->tau_b_value);
+	fprintf(out, " (T_B = %.6g us)\n", o->tau_b_value * mb);
+	if (o->is_bfb && c->bopts.chunks) {
+		fprintf(out, "  chunks       %u per shard; fractional optimum ", c->bopts.chunks);
+		text_tau(out, o->bst.tau_b_exact, o->bst.tau_b_exact_value);
+		fprintf(out, ", Thm 20 bound %.9g\n", thm20_bound(c, o));
+	}
+	fprintf(out, "  time         %.6g us\n", o->time_us);
+	fprintf(out, "  lower bound  %.6g us (%u steps, tau_B* ", c->lb_us, c->lb.steps);
+	text_tau(out, c->lb.tau_b, frac_value(c->lb.tau_b));
+	fprintf(out, ")\n  ratio        %.4f\n", o->ratio);
+	if (o->verified)
+		fprintf(out, "  verified     yes: %zu transfers, link loads give tau_B %.9g\n",
+			o->ntransfers, o->measured);
+	else
+		fprintf(out, "  verified     NO: %s\n", o->verify_error);
+	if (o->has_pred) {
+		fprintf(out, "  construction %s\n", o->pred.how);
+		fprintf(out, "    predicted  %u steps, tau_B ", o->pred.steps);
+		text_tau(out, o->pred.tau_b, o->pred.tau_b_value);
+		fprintf(out, "%s\n",
+			o->pred.exact ? " (the paper's formulas, exact here)"
+				      : " (the paper's upper bound)");
+	}
+	if (c->fv.on)
+		fprintf(out,
+			"  fabric       %s: ports are host NIC ports; %u circuits carry the "
+			"links (-o lists them)\n",
+			req->fabric->name, req->fabric->ncircuits);
+}
+
+/* The expansion construction next to BFB on the expanded graph. */
+static void write_construction_text(const struct outcome *e, FILE *out)
+{
+	if (!e->applies) {
+		fprintf(out, "  construction not built: %s\n", e->why);
+		return;
+	}
+	fprintf(out, "  construction %s\n", e->pred.how);
+	fprintf(out, "    predicted  %u steps, tau_B ", e->pred.steps);
+	text_tau(out, e->pred.tau_b, e->pred.tau_b_value);
+	fprintf(out, "%s\n", e->pred.exact ? " (exact)" : " (upper bound)");
+	fprintf(out, "    built      %u steps, tau_B %.9g, %zu transfers, verified %s\n", e->steps,
+		e->measured, e->ntransfers, e->verified ? "yes" : "NO");
+	if (!e->verified)
+		fprintf(out, "    verifier: %s\n", e->verify_error);
+}
+
+static void write_construction_json(const struct outcome *e, struct json_writer *w)
+{
+	jw_key(w, "expansion");
+	jw_obj_begin(w);
+	if (!e->applies) {
+		jw_key(w, "error");
+		jw_str(w, e->why);
+		jw_obj_end(w);
+		return;
+	}
+	jw_key(w, "construction");
+	jw_str(w, e->pred.how);
+	jw_key(w, "predicted");
+	jw_obj_begin(w);
+	jw_key(w, "num_steps");
+	jw_uint(w, e->pred.steps);
+	write_tau_json(w, "tau_b", e->pred.tau_b, e->pred.tau_b_value);
+	jw_key(w, "exact");
+	jw_bool(w, e->pred.exact);
+	jw_obj_end(w);
+	jw_key(w, "measured");
+	jw_obj_begin(w);
+	jw_key(w, "num_steps");
+	jw_uint(w, e->steps);
+	jw_key(w, "tau_b");
+	jw_double(w, e->measured);
+	jw_key(w, "num_transfers");
+	jw_uint(w, e->ntransfers);
+	jw_key(w, "time_us");
+	jw_double(w, e->time_us);
+	jw_key(w, "verified");
+	jw_bool(w, e->verified);
+	if (!e->verified) {
+		jw_key(w, "verify_error");
+		jw_str(w, e->verify_error);
+	}
+	jw_obj_end(w);
+	jw_obj_end(w);
+}
+
+/* The whole schedule to -o: the shared shape plus, on a fabric, the links. */
+static int write_schedule(const struct dc *c, const struct outcome *o, struct ofc_error *err)
+{
+	const struct schedule_request *req = c->req;
+	struct cli_output out;
+	char buf[64];
+	int rc = 0;
+
+	if (!req->output)
+		return 0;
+	if (cli_output_open(&out, req->output, err) < 0)
+		return -1;
+	if (req->format == FMT_PB) {
+		rc = schedule_write_pb(&o->s, out.f, err);
+		if (rc == 0) {
+			/* One more Schedule message with the direct-connect fields:
+			 * protobuf merges concatenated messages. */
+			Ofc__V1__Schedule m = OFC__V1__SCHEDULE__INIT;
+			struct arena a = {0};
+			uint8_t *pk;
+			size_t len;
+
+			if (frac_valid(o->tau_b))
+				m.tau_b_fraction = arena_strdup(&a, frac_str(o->tau_b, buf, 64));
+			if (c->fv.on) {
+				const struct fabric *f = req->fabric;
+				uint32_t n = c->g->n, d = f->ports.d;
+				uint8_t *used = xcalloc((size_t)n * d, 1);
+
+				for (size_t i = 0; i < o->s.nxfers; i++)
+					used[(size_t)o->s.xfers[i].src * d + o->s.xfers[i].lane] =
+					    1;
+				m.links = arena_array(&a, (size_t)n * d, sizeof(*m.links));
+				for (uint32_t u = 0; u < n; u++)
+					for (uint32_t j = 0; j < d; j++) {
+						if (!used[(size_t)u * d + j])
+							continue;
+						Ofc__V1__FabricLink *l =
+						    arena_alloc(&a, sizeof(*l));
+						uint32_t v = f->ports.to[(size_t)j * n + u];
+						uint32_t k = c->fv.circuit[(size_t)u * d + j];
+
+						ofc__v1__fabric_link__init(l);
+						l->has_src = l->has_port = l->has_dst = 1;
+						l->src = u;
+						l->port = j;
+						l->dst = v;
+						l->src_host = f->hosts[u].name;
+						l->dst_host = f->hosts[v].name;
+						if (k) {
+							const struct circuit *ci =
+							    &f->circuits[k - 1];
+
+							l->switch_name = f->switches[ci->sw].name;
+							l->has_in_port = l->has_out_port = 1;
+							l->in_port = ci->in_port;
+							l->out_port = ci->out_port;
+						}
+						m.links[m.n_links++] = l;
+					}
+				free(used);
+			}
+			len = protobuf_c_message_get_packed_size(&m.base);
+			pk = xmalloc(len + 1);
+			protobuf_c_message_pack(&m.base, pk);
+			if (len && fwrite(pk, 1, len, out.f) != len)
+				rc = ofc_error_set(err, OFC_E_RUNTIME, "short write");
+			free(pk);
+			arena_free(&a);
+		}
+	} else if (req->format == FMT_TEXT) {
+		sched_write_text(out.f, &o->s, UINT32_MAX);
+		if (c->fv.on) {
+			const struct fabric *f = req->fabric;
+
+			fprintf(out.f,
+				"links (port j of a host transmits to port j of the other):\n");
+			for (uint32_t k = 0; k < f->ncircuits; k++) {
+				const struct circuit *ci = &f->circuits[k];
+
+				fprintf(out.f, "  %s:%u -> %s:%u  via %s %u -> %u\n",
+					f->hosts[ci->src_host].name, ci->src_port,
+					f->hosts[ci->dst_host].name, ci->dst_port,
+					f->switches[ci->sw].name, ci->in_port, ci->out_port);
+			}
+		}
+	} else {
+		struct json_writer w;
+
+		jw_init(&w, out.f, true);
+		jw_obj_begin(&w);
+		sched_write_json_members(&w, &o->s, true);
+		jw_key(&w, "tau_b_fraction");
+		if (frac_valid(o->tau_b))
+			jw_str(&w, frac_str(o->tau_b, buf, sizeof(buf)));
+		else
+			jw_null(&w);
+		if (c->fv.on)
+			write_links_json(c, &w, &o->s);
+		jw_obj_end(&w);
+		jw_finish(&w);
+	}
+	if (rc == 0)
+		return cli_output_commit(&out, err);
+	cli_output_abort(&out);
+	return -1;
+}
+
+static void write_table_text(const struct dc *c, struct outcome *all, unsigned n, FILE *out)
+{
+	fprintf(out, "%s on %s: %u nodes, degree %u; lower bound %.6g us (%u steps, tau_B* %.6g)\n",
+		sched_collective_name(c->req->collective), c->g->spec, c->g->n, c->d, c->lb_us,
+		c->lb.steps, frac_value(c->lb.tau_b));
+	fprintf(out, "  %-12s %7s %14s %12s %8s  %s\n", "algorithm", "steps", "tau_B", "time_us",
+		"ratio", "verified");
+	for (unsigned i = 0; i < n; i++) {
+		const struct outcome *o = &all[i];
+		char buf[64];
+
+		if (!o->applies) {
+			fprintf(out, "  %-12s n/a: %s\n", o->algo, o->why);
+			continue;
+		}
+		if (frac_valid(o->tau_b) && o->tau_b.den != 1 && o->tau_b.den < 100000)
+			frac_str(o->tau_b, buf, sizeof(buf));
+		else
+			snprintf(buf, sizeof(buf), "%.6g", o->tau_b_value);
+		fprintf(out, "  %-12s %7u %14s %12.6g %8.4f  %s\n", o->algo, o->steps, buf,
+			o->time_us, o->ratio, o->verified ? "yes" : "NO");
+	}
+}
+
+static void write_table_json(const struct dc *c, struct outcome *all, unsigned n,
+			     struct json_writer *w)
+{
+	jw_key(w, "comparison");
+	jw_arr_begin(w);
+	for (unsigned i = 0; i < n; i++) {
+		const struct outcome *o = &all[i];
+
+		jw_obj_begin(w);
+		jw_key(w, "algorithm");
+		jw_str(w, o->algo);
+		if (!o->applies) {
+			jw_key(w, "error");
+			jw_str(w, o->why);
+		} else {
+			jw_key(w, "num_steps");
+			jw_uint(w, o->steps);
+			write_tau_json(w, "tau_b", o->tau_b, o->tau_b_value);
+			jw_key(w, "time_us");
+			jw_double(w, o->time_us);
+			jw_key(w, "ratio");
+			jw_double(w, o->ratio);
+			jw_key(w, "verified");
+			jw_bool(w, o->verified);
+			jw_key(w, "num_transfers");
+			jw_uint(w, o->ntransfers);
+		}
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	(void)c;
+}
+
+/* ---- the command -------------------------------------------------------------- */
+
+static const char *algos_help =
+    "bfb, bfb-lp, expansion, ring, bidir-ring, recursive, torus-rings or all";
+
+static int setup(struct dc *c, struct ofc_error *err)
+{
+	struct schedule_request *req = c->req;
+	const struct graph *g = c->g;
+
+	if (req->collective == SCHED_ALLTOALL)
+		return cli_usage_error(
+		    req->cmd, "alltoall is not scheduled on direct-connect topologies here "
+			      "(allgather, reduce-scatter, allreduce)");
+	c->d = graph_outdeg(g, 0);
+	if (topo_build_tree(g->spec, NULL, &c->tree, err) < 0)
+		return cli_fail(err);
+	/* M: --size, else the config's collective of this kind. */
+	c->cost.size = req->size;
+	if (!c->cost.size && req->fabric && req->fabric->ncollectives) {
+		/* the config's collective of this kind, else its first */
+		c->cost.size = req->fabric->collectives[0].size;
+		for (uint32_t i = 0; i < req->fabric->ncollectives; i++)
+			if ((int)req->fabric->collectives[i].op == (int)req->collective) {
+				c->cost.size = req->fabric->collectives[i].size;
+				break;
+			}
+	}
+	if (!c->cost.size)
+		return cli_usage_error(req->cmd, "missing --size (data per node, e.g. 1MiB)");
+	c->cost.alpha = req->alpha;
+	/* B is a node's egress: d links of the config's link bandwidth, or
+	 * 100 Gb/s when nothing says otherwise. */
+	if (req->bandwidth_set)
+		c->cost.bandwidth = req->bandwidth;
+	else if (req->fabric && req->fabric->cost.link_bandwidth > 0)
+		c->cost.bandwidth = req->fabric->cost.link_bandwidth * c->d;
+	else
+		c->cost.bandwidth = 100e9;
+	c->bopts.chunks = req->chunks;
+	c->bopts.threads = req->threads;
+	if (c->d == 0 || cost_lower_bound(req->collective, g->n, c->d, &c->lb) < 0)
+		return cli_usage_error(req->cmd, "%s has no links", g->spec);
+	c->lb_us = cost_time_us(&c->cost, c->lb.steps, frac_value(c->lb.tau_b));
+	fabric_view_init(c);
+	return 0;
+}
 
 int schedule_direct(struct schedule_request *req)
 {
-	fprintf(stderr, "ofc schedule: %s: schedules on direct-connect topologies are not built "
-			"yet\n",
-		req->graph->spec);
-	return 1;
+	struct dc c = {.req = req, .g = req->graph};
+	struct ofc_error err = {0};
+	const char *algo = req->algo ? req->algo : "bfb";
+	struct outcome *all = NULL, *main_o = NULL, *cons = NULL;
+	unsigned nall = 0;
+	int rc;
+
+	if (strcmp(algo, "bfb") && strcmp(algo, "bfb-lp") && strcmp(algo, "expansion") &&
+	    strcmp(algo, "all") && !baseline_known(algo))
+		return cli_usage_error(req->cmd,
+				       "unknown --algo '%s' for a direct-connect topology "
+				       "(%s)",
+				       algo, algos_help);
+	rc = setup(&c, &err);
+	if (rc)
+		goto out;
+
+	unsigned cap = 8;
+	all = xcalloc(cap, sizeof(*all));
+	if (strcmp(algo, "all") == 0) {
+		run_bfb(&c, &all[nall++], false);
+		run_expansion(&c, &all[nall++]);
+		for (unsigned i = 0; baseline_name(i); i++)
+			run_baseline(&c, &all[nall++], baseline_name(i));
+		main_o = &all[0];
+		/* Keep only BFB's schedule (the one -o writes). */
+		for (unsigned i = 1; i < nall; i++)
+			outcome_free(&all[i]);
+	} else if (strcmp(algo, "bfb") == 0 || strcmp(algo, "bfb-lp") == 0) {
+		run_bfb(&c, &all[nall++], strcmp(algo, "bfb-lp") == 0);
+		main_o = &all[0];
+		if (expand_applies(c.tree)) {
+			cons = &all[nall++];
+			run_expansion(&c, cons);
+			outcome_free(cons);
+		} else if (c.tree->op == TOPO_PRODUCT && main_o->applies) {
+			/* No construction: Thm 13 predicts BFB on the product. */
+			if (expand_predict(c.tree, req->collective, &c.bopts, &main_o->pred,
+					   &err) == 0)
+				main_o->has_pred = true;
+		}
+	} else if (strcmp(algo, "expansion") == 0) {
+		run_expansion(&c, &all[nall++]);
+		main_o = &all[0];
+	} else {
+		run_baseline(&c, &all[nall++], algo);
+		main_o = &all[0];
+	}
+
+	if (!main_o->applies) {
+		/* The chosen algorithm cannot run on this topology or input. */
+		fprintf(stderr, "ofc schedule: %s: %s\n", main_o->algo, main_o->why);
+		rc = 2;
+		goto out;
+	}
+	if (req->json) {
+		struct json_writer w;
+
+		jw_init(&w, stdout, true);
+		jw_obj_begin(&w);
+		write_summary_json(&c, main_o, &w);
+		if (cons)
+			write_construction_json(cons, &w);
+		if (strcmp(algo, "all") == 0)
+			write_table_json(&c, all, nall, &w);
+		jw_obj_end(&w);
+		jw_finish(&w);
+	} else {
+		if (strcmp(algo, "all") == 0)
+			write_table_text(&c, all, nall, stdout);
+		else
+			write_summary_text(&c, main_o, stdout);
+		if (cons)
+			write_construction_text(cons, stdout);
+	}
+	if (write_schedule(&c, main_o, &err) < 0) {
+		rc = cli_fail(&err);
+		goto out;
+	}
+	rc = 0;
+	for (unsigned i = 0; i < nall; i++)
+		if (all[i].applies && !all[i].verified) {
+			fprintf(stderr, "ofc schedule: the %s schedule is not verified: %s\n",
+				all[i].algo, all[i].verify_error);
+			rc = 1;
+		}
+out:
+	for (unsigned i = 0; i < nall; i++)
+		outcome_free(&all[i]);
+	free(all);
+	topo_tree_free(c.tree);
+	fabric_view_free(&c.fv);
+	return rc;
 }

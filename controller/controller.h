@@ -112,6 +112,10 @@ struct topo_target {
 	struct src_loc spec_loc;
 	unsigned spec_quoted; /* 1 when the scalar was quoted: columns shift */
 	enum self_loop_mode self_loops;
+	/* spec: auto -> the topology finder's pick for the fabric's collectives
+	 * (validation replaces spec with the pick and sets these). */
+	bool auto_picked;
+	double auto_time_us; /* the workload's predicted time on the pick */
 };
 
 enum collective_op {

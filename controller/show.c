@@ -113,6 +113,10 @@ void fabric_write_text(const struct fabric *f, FILE *out)
 
 		fprintf(out, "\ntopology %s: %u nodes, degree %u, %u links%s\n", f->graph->spec,
 			t->nodes, t->degree, t->arcs, t->symmetric ? " (bidirectional)" : "");
+		if (f->topology.auto_picked)
+			fprintf(out, "  picked by the topology finder (topology: auto) for the "
+				     "collectives: %.6g us predicted\n",
+				f->topology.auto_time_us);
 		if (t->diameter_known)
 			fprintf(out, "  diameter %u; the Moore bound for %u nodes of degree %u is %u\n",
 				t->diameter, t->nodes, t->degree, t->moore_diameter);

@@ -413,6 +413,61 @@ static int spec_error(struct fabric *f, const struct ofc_error *sub, struct ofc_
 	return at(err, f, loc, "topology '%s': %s", t->spec, sub->msg);
 }
 
+/* topology: auto -> the finder's pick for N hosts of (the fewest) ports,
+ * minimising the summed time of the config's collectives under its cost
+ * model (Zhao et al. Sec. 5.4). */
+static int pick_topology(struct fabric *f, struct ofc_error *err)
+{
+	struct topo_target *t = &f->topology;
+	enum sched_collective colls[64];
+	struct sched_cost costs[64];
+	size_t nw = 0;
+	uint32_t d = UINT32_MAX;
+	double rate = f->cost.bandwidth_set ? f->cost.link_bandwidth : f->hosts[0].port_rate;
+
+	for (uint32_t h = 0; h < f->nhosts; h++)
+		if (f->hosts[h].ports < d)
+			d = f->hosts[h].ports;
+	if (d > BFB_MAX_DEGREE)
+		d = BFB_MAX_DEGREE;
+	if (d == 0 || d >= f->nhosts)
+		return at(err, f, t->spec_loc,
+			  "topology 'auto': %u hosts with %u ports each have no direct-connect "
+			  "topology to choose",
+			  f->nhosts, d);
+	for (uint32_t i = 0; i < f->ncollectives && nw < ARRAY_SIZE(colls); i++) {
+		enum collective_op op = f->collectives[i].op;
+
+		if (op != COLL_ALLGATHER && op != COLL_REDUCE_SCATTER && op != COLL_ALLREDUCE)
+			continue;
+		colls[nw] = op == COLL_ALLGATHER	  ? SCHED_ALLGATHER
+			    : op == COLL_REDUCE_SCATTER ? SCHED_REDUCE_SCATTER
+							: SCHED_ALLREDUCE;
+		costs[nw] = (struct sched_cost){
+			.alpha = f->cost.alpha_set ? f->cost.alpha : 10e-6,
+			.bandwidth = (rate > 0 ? rate : 100e9) * d,
+			.size = f->collectives[i].size};
+		nw++;
+	}
+	if (!nw)
+		return at(err, f, t->spec_loc,
+			  "topology 'auto' needs a collective to choose for: add an allgather, "
+			  "reduce-scatter or allreduce under 'collectives'");
+	struct finder_result r;
+	struct ofc_error sub = {0};
+	if (finder_run(f->nhosts, d, 0, &r, &sub) < 0)
+		return at(err, f, t->spec_loc, "topology 'auto': %s", sub.msg);
+	size_t p = finder_pick(&r, colls, costs, nw);
+	t->auto_time_us = 0;
+	for (size_t i = 0; i < nw; i++)
+		t->auto_time_us += finder_time_us(&r.front[p], colls[i], &costs[i]);
+	free(t->spec);
+	t->spec = xstrdup(r.front[p].spec);
+	t->auto_picked = true;
+	finder_free(&r);
+	return 0;
+}
+
 static int check_topology(struct fabric *f, struct wiring_ctx *w, struct ofc_error *err)
 {
 	struct topo_target *t = &f->topology;
@@ -421,6 +476,8 @@ static int check_topology(struct fabric *f, struct wiring_ctx *w, struct ofc_err
 
 	if (!t->present)
 		return 0;
+	if (strcmp(t->spec, "auto") == 0 && pick_topology(f, err) < 0)
+		return -1;
 	ofc_error_clear(&sub);
 	if (topo_build(t->spec, &f->graph, &sub) < 0)
 		return spec_error(f, &sub, err);

@@ -99,6 +99,10 @@ void sched_step(struct schedule *s);
 void sched_add(struct schedule *s, const struct xfer *x);
 /* Steps of s2 appended after those of s (same nodes and collective family). */
 void sched_append(struct schedule *s, const struct schedule *s2);
+/* Append k empty steps whose sizes are counts[0..k-1] and return where the
+ * first of their transfers goes: generators that know their sizes fill the
+ * steps in place (in parallel) instead of adding transfers one by one. */
+struct xfer *sched_append_steps(struct schedule *s, uint32_t k, const size_t *counts);
 void sched_set_metric(struct schedule *s, const char *name, double value);
 /* NAN when absent. */
 double sched_metric(const struct schedule *s, const char *name);
@@ -133,6 +137,185 @@ static inline double sched_frac(uint32_t fixed)
 {
 	return (double)fixed / (double)SCHED_ONE;
 }
+
+/* ---- exact fractions -------------------------------------------------------
+ * tau_B of a BFB schedule is a sum of c/|K| with |K| <= degree, so it is a
+ * small rational (341/256 for genkautz:1024,4). int64 with overflow checks;
+ * a value that does not fit is invalid (den == 0): keep the double too. */
+struct frac {
+	int64_t num;
+	int64_t den; /* > 0 when valid */
+};
+
+static inline bool frac_valid(struct frac a)
+{
+	return a.den > 0;
+}
+
+struct frac frac_make(int64_t num, int64_t den);
+struct frac frac_add(struct frac a, struct frac b);
+struct frac frac_sub(struct frac a, struct frac b);
+struct frac frac_mul(struct frac a, struct frac b);
+struct frac frac_div(struct frac a, struct frac b);
+/* -1, 0, 1; both must be valid. */
+int frac_cmp(struct frac a, struct frac b);
+double frac_value(struct frac a); /* NAN when invalid */
+/* "341/256", "3/4", "1"; "?" when invalid. Returns buf. */
+const char *frac_str(struct frac a, char *buf, size_t n);
+/* The fraction nearest x with denominator <= maxden, if within tol. */
+struct frac frac_from_double(double x, int64_t maxden, double tol);
+
+/* ---- cost model (sched/cost.c) ----------------------------------------------
+ * The alpha-beta model of Zhao et al. (Sec. 3.2): a schedule costs
+ * tau_L * alpha + tau_B * M / B, where tau_L counts steps and tau_B is the
+ * bandwidth term in units of M/B. A node's egress B is split over its d
+ * links, so a step whose busiest link carries sigma shards (of M/N bytes)
+ * adds (d/N) sigma to tau_B. */
+struct sched_cost {
+	double alpha;	  /* seconds per communication step */
+	double bandwidth; /* a node's egress, bits/s; each of its d links gets B/d */
+	uint64_t size;	  /* M: bytes of the whole vector at each node */
+};
+
+double cost_mb_us(const struct sched_cost *c); /* M/B in microseconds */
+double cost_time_us(const struct sched_cost *c, double tau_l, double tau_b);
+/* Communication phases: 2 for allreduce (reduce-scatter + allgather). */
+unsigned cost_phases(enum sched_collective c);
+
+/* The lower bound on any N-node topology of degree d: Moore-optimal steps
+ * (Def. 12) and tau_B* = (N-1)/N (Thm 6), both doubled for allreduce by
+ * reduce-scatter + allgather (App. B.3). -1 for all-to-all (not modelled
+ * here). */
+struct cost_bound {
+	uint32_t steps;
+	struct frac tau_b;
+};
+int cost_lower_bound(enum sched_collective c, uint32_t n, uint32_t d, struct cost_bound *b);
+
+/* ---- BFB: breadth-first-broadcast schedules (sched/bfb.c) --------------------
+ * Zhao et al., Sec. 6: at step t node u receives the shards of the nodes at
+ * distance t from it, each from in-neighbours at distance t-1 from the
+ * source, balanced by one small LP per (u, t) (eq. 3). Steps = diameter.
+ * The LP optimum is U*_{u,t} = max over sets K of u's in-links of
+ * |{sources whose candidate links all lie in K}| / |K| (min cut, Thm 19);
+ * the exact methods compute that and then one integral max flow, so every
+ * fraction is exact. Reduce-scatter is the reverse of BFB allgather on the
+ * transposed graph (Cor. 3.1), allreduce is reduce-scatter then allgather.
+ * Transfers carry the sender's port (lane = CSR position of the arc). */
+enum bfb_method {
+	BFB_AUTO = 0, /* subsets for few candidate links, min cut otherwise */
+	BFB_SUBSETS,  /* U* by the subset formula over candidate links (<= 20) */
+	BFB_MINCUT,   /* U* by parametric max flow (Dinkelbach on the min cut) */
+	BFB_LP,	      /* U* and fractions from LP (3), solved by lp_solve */
+};
+
+#define BFB_MAX_DEGREE 64
+#define BFB_MAX_NODES 8192 /* all-pairs distances: 128 MiB */
+
+struct bfb_opts {
+	enum bfb_method method;
+	uint32_t chunks;  /* P: whole chunks of 1/P shard (App. D.2); 0 = exact */
+	unsigned threads; /* 0 = all CPUs */
+};
+
+struct bfb_stats {
+	uint32_t nodes, degree;
+	uint32_t steps;		/* communication steps: the diameter (twice for allreduce) */
+	struct frac tau_b;	/* as scheduled (with chunks: W/P per step) */
+	double tau_b_value;
+	struct frac tau_b_exact; /* the fractional optimum, without chunking */
+	double tau_b_exact_value;
+	bool bw_optimal;	/* tau_b == the (N-1)/N bound (per phase) */
+	uint64_t problems;	/* (node, step) problems with a choice to make */
+	uint64_t lps;		/* of which solved by lp_solve */
+	double seconds_distances, seconds_generate;
+};
+
+/* Build the BFB schedule for collective c on g into s (sched_init is done
+ * here), or, with s == NULL, compute only the figures: then a
+ * vertex-transitive graph is evaluated at one node. g must be regular and
+ * strongly connected, degree <= BFB_MAX_DEGREE, nodes <= BFB_MAX_NODES
+ * (or any size for figures on a vertex-transitive graph). */
+int bfb_schedule(const struct graph *g, enum sched_collective c, const struct bfb_opts *o,
+		 struct schedule *s, struct bfb_stats *st, struct ofc_error *err);
+/* One (u, t) problem of LP (3) on its own: m sources, masks[i] the in-links
+ * (bit k = in-link k of d) that may carry source i. U* = *c / *k, reduced. */
+int bfb_solve_node(uint32_t m, const uint64_t *masks, uint32_t d, enum bfb_method method,
+		   uint64_t *c, uint64_t *k, struct ofc_error *err);
+
+/* ---- expansion constructions (sched/expand.c) -----------------------------
+ * Zhao et al. Sec. 5: the line graph (Def. 2), degree expansion (Def. 4)
+ * and Cartesian power (Def. 14) grow a schedule on a base graph into one on
+ * the expanded graph, with figures predicted by Thm 1 / Cor. 1.2, Thm 11 and
+ * Thm 12 from the base's (BFB) figures. Products of different graphs have
+ * no construction: BFB, predicted by Thm 13 when the factors are
+ * BW-optimal. Reduce-scatter applies the construction to the transposed
+ * base and reverses it (Cor. 3.2); allreduce is both. */
+struct expand_figures {
+	uint32_t steps;	   /* predicted tau_L */
+	struct frac tau_b; /* predicted tau_B */
+	double tau_b_value;
+	bool exact;	   /* the formulas hold with equality (else upper bounds) */
+	char how[384];	   /* "line^3 of BFB on circulant:16:3,4" */
+};
+
+/* true when the spec's root is a line, degree or power expansion. */
+bool expand_applies(const struct topo_tree *t);
+/* The paper's predicted figures for the construction of t. */
+int expand_predict(const struct topo_tree *t, enum sched_collective c, const struct bfb_opts *o,
+		   struct expand_figures *f, struct ofc_error *err);
+/* Build the construction's schedule (on the graph topo_build(t->spec)
+ * makes) and its predicted figures. */
+int expand_schedule(const struct topo_tree *t, enum sched_collective c, const struct bfb_opts *o,
+		    struct schedule *s, struct expand_figures *f, struct ofc_error *err);
+
+/* ---- classic baselines (sched/baseline.c) -----------------------------------
+ * For comparison through the same pipeline: "ring" (one-way ring along a
+ * Hamiltonian cycle of the topology), "bidir-ring" (both ways, half each),
+ * "recursive" (recursive doubling / halving, N a power of two; relayed
+ * store-and-forward where partners are not linked, allgather only) and
+ * "torus-rings" (the traditional per-dimension torus schedule; t must name
+ * a torus). An error of kind OFC_E_INPUT says why one does not apply. */
+bool baseline_known(const char *algo);
+const char *baseline_name(unsigned i); /* the i-th baseline; NULL past the end */
+int baseline_schedule(const struct graph *g, const struct topo_tree *t, const char *algo,
+		      enum sched_collective c, struct schedule *s, struct ofc_error *err);
+
+/* ---- the topology finder (sched/finder.c) ----------------------------------
+ * Zhao et al. Sec. 5.4 / App. G: the Pareto frontier of (tau_L, tau_B) over
+ * base families (evaluated by BFB) and their expansions (priced by the
+ * paper's formulas, or by BFB on the expanded graph where that is cheap and
+ * better) for exactly N nodes of degree d. Figures are per allgather;
+ * allreduce doubles both. The Diamond and DBJMod graphs of the paper are not
+ * recoverable from it and are not candidates. */
+struct finder_entry {
+	char spec[TOPO_MAX_SPEC + 1];
+	char how[96];
+	uint32_t steps;	   /* allgather tau_L */
+	struct frac tau_b; /* allgather tau_B */
+	double tau_b_value;
+	bool bw_optimal, moore_optimal;
+	bool exact; /* the figures are exact (else the paper's upper bound) */
+};
+
+struct finder_result {
+	uint32_t nodes, degree;
+	struct finder_entry *front; /* ascending steps, descending tau_B */
+	size_t n;
+	uint64_t evaluated; /* graphs evaluated by BFB */
+	size_t states;	    /* (nodes, degree) pairs searched */
+	double seconds;
+};
+
+int finder_run(uint32_t n, uint32_t d, unsigned threads, struct finder_result *r,
+	       struct ofc_error *err);
+void finder_free(struct finder_result *r);
+/* The time of collective c on entry e under cost (allreduce: twice both). */
+double finder_time_us(const struct finder_entry *e, enum sched_collective c,
+		      const struct sched_cost *cost);
+/* The entry minimising the summed time of a workload of nwork collectives. */
+size_t finder_pick(const struct finder_result *r, const enum sched_collective *colls,
+		   const struct sched_cost *costs, size_t nwork);
 
 /* ---- the verifier --------------------------------------------------------
  * Checks, for every schedule ofc emits:
@@ -194,6 +377,9 @@ int sched_verify(const struct schedule *s, const struct verify_opts *o,
  * WDM fields appear on ring schedules, "port" on direct-connect ones,
  * "target" on all-to-all, "op": "reduce" on reducing transfers. */
 void sched_write_json(struct json_writer *w, const struct schedule *s, bool with_steps);
+/* The same members without the enclosing braces, for callers that add
+ * their own (the fabric-aware export adds the links). */
+void sched_write_json_members(struct json_writer *w, const struct schedule *s, bool with_steps);
 /* A compact listing for people: per step, its transfers (up to a limit). */
 void sched_write_text(FILE *out, const struct schedule *s, uint32_t max_lines);
 

@@ -116,9 +116,15 @@ static bool is_wdm(const struct schedule *s)
 
 void sched_write_json(struct json_writer *w, const struct schedule *s, bool with_steps)
 {
+	jw_obj_begin(w);
+	sched_write_json_members(w, s, with_steps);
+	jw_obj_end(w);
+}
+
+void sched_write_json_members(struct json_writer *w, const struct schedule *s, bool with_steps)
+{
 	bool wdm = is_wdm(s);
 
-	jw_obj_begin(w);
 	jw_key(w, "collective");
 	jw_str(w, sched_collective_name(s->collective));
 	jw_key(w, "algorithm");
@@ -194,7 +200,6 @@ void sched_write_json(struct json_writer *w, const struct schedule *s, bool with
 		}
 		jw_arr_end(w);
 	}
-	jw_obj_end(w);
 }
 
 void sched_write_text(FILE *out, const struct schedule *s, uint32_t max_lines)
@@ -231,4 +236,21 @@ void sched_write_text(FILE *out, const struct schedule *s, uint32_t max_lines)
 	}
 	if (lines >= max_lines)
 		fprintf(out, "... (--format json -o FILE writes every transfer)\n");
+}
+
+struct xfer *sched_append_steps(struct schedule *s, uint32_t k, const size_t *counts)
+{
+	size_t total = 0, base = s->nxfers;
+
+	for (uint32_t i = 0; i < k; i++)
+		total += counts[i];
+	if (base + total > UINT32_MAX)
+		abort(); /* step offsets are 32-bit: no schedule ofc can hold gets here */
+	sched_reserve(s, total);
+	for (uint32_t i = 0; i < k; i++) {
+		sched_step(s);
+		s->nxfers += counts[i];
+		s->step_start[s->nsteps] = (uint32_t)s->nxfers;
+	}
+	return s->xfers + base;
 }

@@ -24,6 +24,12 @@ struct parser {
 	const char *s;
 	struct ofc_error *err;
 	int depth;
+	/* topo_build_tree: finished subtrees, innermost first; a function's
+	 * arguments are the entries its parse pushed above its own mark. */
+	bool want_tree;
+	struct topo_tree **tree;
+	size_t ntree, cap_tree;
+	uint32_t last_k; /* line^K, degree(.,n), power(.,n) of the last func() */
 };
 
 static int fail(struct parser *p, size_t pos, const char *fmt, ...) OFC_PRINTF(3, 4);
@@ -335,6 +341,7 @@ static const struct family families[] = {
 static const char *const funcs[] = {"line", "degree", "product", "power", "reverse"};
 
 static int parse(struct parser *p, size_t lo, size_t hi, struct graph **out, struct strbuf *canon);
+static int topo_build_with(struct parser *p, struct graph **out);
 
 static const char *closest_name(const char *word)
 {
@@ -440,6 +447,7 @@ static int func(struct parser *p, const char *name, size_t name_end, size_t lo, 
 				g = x;
 			}
 			g = NULL;
+			p->last_k = times;
 			if (times == 1)
 				sb_printf(canon, "line(%s)", sub.buf);
 			else
@@ -484,6 +492,7 @@ static int func(struct parser *p, const char *name, size_t name_end, size_t lo, 
 			goto fail;
 		}
 		sb_printf(canon, "%s(%s,%u)", name, sub.buf, k);
+		p->last_k = k;
 	} else { /* product */
 		size_t starts[MAX_PARAMS + 1], ends[MAX_PARAMS + 1];
 		unsigned na = 0;
@@ -538,7 +547,66 @@ fail:
 	return -1;
 }
 
+static int parse_node(struct parser *p, size_t lo, size_t hi, struct graph **out,
+		      struct strbuf *canon);
+
+/* The tree node for what parse_node just added to canon (from `start`). */
+static void push_tree(struct parser *p, size_t mark, size_t start, const struct strbuf *canon)
+{
+	static const struct {
+		const char *name;
+		enum topo_op op;
+	} ops[] = {{"line", TOPO_LINE},	      {"degree", TOPO_DEGREE},   {"product", TOPO_PRODUCT},
+		   {"power", TOPO_POWER},     {"reverse", TOPO_REVERSE}};
+	struct topo_tree *t = xcalloc(1, sizeof(*t));
+	const char *spec = canon->buf + start;
+	size_t len = canon->len - start, nl = 0;
+
+	t->spec = xstrndup(spec, len);
+	while (nl < len && isalpha((unsigned char)spec[nl]))
+		nl++;
+	snprintf(t->name, sizeof(t->name), "%.*s", (int)nl, spec);
+	t->op = TOPO_FAMILY;
+	for (size_t i = 0; i < ARRAY_SIZE(ops); i++)
+		if (strcmp(t->name, ops[i].name) == 0) {
+			t->op = ops[i].op;
+			t->k = ops[i].op == TOPO_PRODUCT || ops[i].op == TOPO_REVERSE ? 0 : p->last_k;
+		}
+	if (t->op == TOPO_FAMILY) {
+		/* The family's numbers, in order: "circulant:16:3,4" -> 16 3 4. */
+		for (size_t i = nl; i < len && t->nparams < ARRAY_SIZE(t->params);) {
+			if (!isdigit((unsigned char)spec[i])) {
+				i++;
+				continue;
+			}
+			uint32_t v = 0;
+			while (i < len && isdigit((unsigned char)spec[i]))
+				v = v * 10 + (uint32_t)(spec[i++] - '0');
+			t->params[t->nparams++] = v;
+		}
+	}
+	t->nargs = (uint32_t)(p->ntree - mark);
+	if (t->nargs) {
+		t->args = xmalloc(t->nargs * sizeof(*t->args));
+		memcpy(t->args, p->tree + mark, t->nargs * sizeof(*t->args));
+	}
+	p->ntree = mark;
+	GROW(p->tree, p->cap_tree, p->ntree + 1);
+	p->tree[p->ntree++] = t;
+}
+
 static int parse(struct parser *p, size_t lo, size_t hi, struct graph **out, struct strbuf *canon)
+{
+	size_t mark = p->ntree, start = canon->len;
+	int rc = parse_node(p, lo, hi, out, canon);
+
+	if (rc == 0 && p->want_tree)
+		push_tree(p, mark, start, canon);
+	return rc;
+}
+
+static int parse_node(struct parser *p, size_t lo, size_t hi, struct graph **out,
+		      struct strbuf *canon)
 {
 	char name[32];
 	size_t i = lo;
@@ -576,20 +644,60 @@ static int parse(struct parser *p, size_t lo, size_t hi, struct graph **out, str
 	return fail(p, lo, "unknown topology '%s'", name);
 }
 
+void topo_tree_free(struct topo_tree *t)
+{
+	if (!t)
+		return;
+	for (uint32_t i = 0; i < t->nargs; i++)
+		topo_tree_free(t->args[i]);
+	free(t->args);
+	free(t->spec);
+	free(t);
+}
+
+int topo_build_tree(const char *spec, struct graph **out, struct topo_tree **tree,
+		    struct ofc_error *err)
+{
+	struct parser p = {.s = spec, .err = err, .want_tree = true};
+	struct graph *g = NULL;
+	int rc = topo_build_with(&p, &g);
+
+	*tree = NULL;
+	if (rc == 0 && p.ntree == 1) {
+		*tree = p.tree[0];
+		p.ntree = 0;
+	}
+	for (size_t i = 0; i < p.ntree; i++)
+		topo_tree_free(p.tree[i]);
+	free(p.tree);
+	if (out)
+		*out = g;
+	else
+		graph_free(g);
+	return rc;
+}
+
 int topo_build(const char *spec, struct graph **out, struct ofc_error *err)
 {
 	struct parser p = {.s = spec, .err = err};
+
+	return topo_build_with(&p, out);
+}
+
+static int topo_build_with(struct parser *p, struct graph **out)
+{
+	const char *spec = p->s;
 	struct strbuf canon = STRBUF_INIT;
 	size_t len = strlen(spec), lo, hi;
 
 	*out = NULL;
 	if (len > TOPO_MAX_SPEC)
-		return fail(&p, 0, "spec too long (limit %d characters)", TOPO_MAX_SPEC);
+		return fail(p, 0, "spec too long (limit %d characters)", TOPO_MAX_SPEC);
 	lo = skip_space(spec, 0, len);
 	hi = trim_end(spec, lo, len);
 	if (lo == hi)
-		return fail(&p, 0, "empty topology spec");
-	if (parse(&p, lo, hi, out, &canon) < 0) {
+		return fail(p, 0, "empty topology spec");
+	if (parse(p, lo, hi, out, &canon) < 0) {
 		sb_free(&canon);
 		return -1;
 	}

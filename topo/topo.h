@@ -48,6 +48,30 @@ static inline const uint32_t *graph_out(const struct graph *g, uint32_t u)
 int topo_build(const char *spec, struct graph **out, struct ofc_error *err);
 void graph_free(struct graph *g);
 
+/* The structure of a spec, for code that builds schedules the way the
+ * topology was built (the expansion constructions of Zhao et al.): one node
+ * per family or function, arguments in order, each with its canonical
+ * spec. "line^3(circulant:16:3,4)" is a TOPO_LINE node with k = 3 over a
+ * TOPO_FAMILY node named "circulant" with params 16, 3, 4. */
+enum topo_op { TOPO_FAMILY = 0, TOPO_LINE, TOPO_DEGREE, TOPO_PRODUCT, TOPO_POWER, TOPO_REVERSE };
+
+struct topo_tree {
+	enum topo_op op;
+	char name[16];	    /* family or function name: "torus", "line", ... */
+	uint32_t k;	    /* line^k, degree(., k), power(., k); 0 otherwise */
+	uint32_t nparams;   /* TOPO_FAMILY: the numbers of its spec, in order */
+	uint32_t params[32];
+	char *spec;	    /* canonical spec of this subtree, owned */
+	uint32_t nargs;
+	struct topo_tree **args;
+};
+
+/* topo_build that also returns the tree (the caller frees both; out may be
+ * NULL when only the tree is wanted). Same errors as topo_build. */
+int topo_build_tree(const char *spec, struct graph **out, struct topo_tree **tree,
+		    struct ofc_error *err);
+void topo_tree_free(struct topo_tree *t);
+
 /* Build from an arc list (tails[i] -> heads[i]); arcs keep their order per
  * tail. Takes no ownership. */
 struct graph *graph_from_arcs(uint32_t n, uint32_t m, const uint32_t *tails, const uint32_t *heads,

@@ -1,0 +1,485 @@
+/* Classic schedules on direct-connect topologies, for comparison with BFB
+ * through the same verifier and cost model (Zhao et al. Sec. 8 and App. I):
+ *
+ *  ring        one-way ring along a Hamiltonian cycle of the topology:
+ *              N-1 steps, one port per node busy;
+ *  bidir-ring  the same cycle both ways, half of every shard each way
+ *              (needs the reverse arcs);
+ *  recursive   recursive doubling (allgather) and halving (reduce-scatter),
+ *              Rabenseifner for allreduce, N a power of two. A partner that
+ *              is not a neighbour is reached store-and-forward along a
+ *              shortest path (one hop per step); partial sums cannot be
+ *              relayed in this model (the relay would overwrite its own),
+ *              so reductions need every partner to be a neighbour;
+ *  torus-rings the traditional torus schedule: a two-way ring per
+ *              dimension, dimensions in turn, each sub-shard i starting at
+ *              dimension i (Sack & Gropp): sum (a_j - 1) steps.
+ *
+ * Reduce-scatter is the reversed allgather where the topology is symmetric
+ * (Thm 3; a symmetric graph is its own transpose), else built directly. */
+#include "sched/sched.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define HAMILTON_BUDGET 4000000u
+
+static void add(struct schedule *s, uint32_t src, uint32_t dst, uint32_t block, uint64_t lo,
+		uint64_t hi, uint32_t lane, enum xfer_op op)
+{
+	struct xfer x = {.src = (uint16_t)src,
+			 .dst = (uint16_t)dst,
+			 .block = block,
+			 .offset = (uint32_t)lo,
+			 .length = (uint32_t)(hi - lo),
+			 .lane = (uint16_t)lane,
+			 .flags = xfer_flags(DIR_NONE, op)};
+
+	sched_add(s, &x);
+}
+
+static uint32_t port_to(const struct graph *g, uint32_t u, uint32_t v)
+{
+	for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+		if (g->adj[a] == v)
+			return a - g->off[u];
+	return UINT32_MAX;
+}
+
+static bool has_arc(const struct graph *g, uint32_t u, uint32_t v)
+{
+	return port_to(g, u, v) != UINT32_MAX;
+}
+
+/* ---- Hamiltonian cycles ------------------------------------------------------ */
+
+/* Depth-first search with Warnsdorff's rule (fewest onward choices first);
+ * neighbours of the start that can close the cycle are saved for last.
+ * `both` restricts to arcs whose reverse exists. */
+static int hamilton(const struct graph *g, bool both, uint32_t *cycle, struct ofc_error *err)
+{
+	uint32_t n = g->n, d = graph_outdeg(g, 0) ? graph_outdeg(g, 0) : 1;
+	uint8_t *seen = xcalloc(n, 1), *closes = xcalloc(n, 1);
+	uint32_t *cand = xmalloc((size_t)n * d * sizeof(uint32_t));
+	uint32_t *ncand = xcalloc(n, sizeof(uint32_t)), *next = xcalloc(n, sizeof(uint32_t));
+	uint64_t budget = HAMILTON_BUDGET;
+	uint32_t depth = 0;
+	int rc = -1;
+
+	for (uint32_t v = 0; v < n; v++)
+		closes[v] = has_arc(g, v, 0) && (!both || has_arc(g, 0, v));
+	cycle[0] = 0;
+	seen[0] = 1;
+	ncand[0] = UINT32_MAX; /* candidates not computed yet */
+	while (budget--) {
+		uint32_t u = cycle[depth];
+
+		if (depth == n - 1) {
+			if (closes[u]) {
+				rc = 0;
+				break;
+			}
+		} else if (ncand[depth] == UINT32_MAX) {
+			/* Order u's unvisited out-neighbours by their onward choices. */
+			uint32_t k = 0, score[64];
+			uint32_t *c = cand + (size_t)depth * d;
+
+			for (uint32_t a = g->off[u]; a < g->off[u + 1] && k < 64; a++) {
+				uint32_t v = g->adj[a], on = 0;
+				bool dup = false;
+
+				if (seen[v] || (both && !has_arc(g, v, u)))
+					continue;
+				for (uint32_t i = 0; i < k; i++)
+					dup |= c[i] == v;
+				if (dup)
+					continue;
+				for (uint32_t b = g->off[v]; b < g->off[v + 1]; b++)
+					on += !seen[g->adj[b]];
+				score[k] = on + (closes[v] ? 1000 : 0);
+				c[k++] = v;
+			}
+			for (uint32_t i = 1; i < k; i++)
+				for (uint32_t j = i; j > 0 && score[j] < score[j - 1]; j--) {
+					uint32_t ts = score[j], tc = c[j];
+
+					score[j] = score[j - 1];
+					c[j] = c[j - 1];
+					score[j - 1] = ts;
+					c[j - 1] = tc;
+				}
+			ncand[depth] = k;
+			next[depth] = 0;
+		}
+		if (depth < n - 1 && next[depth] < ncand[depth]) {
+			uint32_t v = cand[(size_t)depth * d + next[depth]++];
+
+			seen[v] = 1;
+			cycle[++depth] = v;
+			ncand[depth] = UINT32_MAX;
+			continue;
+		}
+		/* Dead end: step back. */
+		if (depth == 0)
+			break;
+		seen[cycle[depth]] = 0;
+		depth--;
+	}
+	free(seen);
+	free(closes);
+	free(cand);
+	free(ncand);
+	free(next);
+	if (rc < 0)
+		ofc_error_set(
+		    err, OFC_E_INPUT, "no %sHamiltonian cycle found in %s (searched %u steps)",
+		    both ? "two-way " : "", g->spec ? g->spec : "the topology", HAMILTON_BUDGET);
+	return rc;
+}
+
+/* ---- rings --------------------------------------------------------------------- */
+
+/* Allgather: at step s node pi[i] forwards block pi[i - s] to pi[i + 1].
+ * Reduce-scatter: at step s it passes its running sum of shard
+ * pi[i - s - 1]; after N - 1 steps pi[i] holds shard pi[i] reduced. The
+ * two-way ring moves [0, 1/2) forward and [1/2, 1) backward. */
+static void ring_phase(struct schedule *s, const struct graph *g, const uint32_t *pi, bool two,
+		       bool reduce)
+{
+	uint32_t n = g->n;
+	uint64_t half = two ? SCHED_ONE / 2 : SCHED_ONE;
+
+	for (uint32_t st = 0; st + 1 < n; st++) {
+		sched_step(s);
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t u = pi[i], fw = pi[(i + 1) % n], bw = pi[(i + n - 1) % n];
+			uint32_t shift = reduce ? st + 1 : st;
+
+			add(s, u, fw, pi[(i + 2 * n - shift) % n], 0, half, port_to(g, u, fw),
+			    reduce ? XFER_REDUCE : XFER_COPY);
+			if (two)
+				add(s, u, bw, pi[(i + shift) % n], half, SCHED_ONE,
+				    port_to(g, u, bw), reduce ? XFER_REDUCE : XFER_COPY);
+		}
+	}
+}
+
+static int ring_schedule(const struct graph *g, bool two, enum sched_collective c,
+			 struct schedule *s, struct ofc_error *err)
+{
+	uint32_t *pi = xmalloc((size_t)g->n * sizeof(uint32_t));
+
+	if (hamilton(g, two, pi, err) < 0) {
+		free(pi);
+		return -1;
+	}
+	sched_init(s, c, two ? "bidir-ring" : "ring", g->n);
+	sched_reserve(s, (size_t)g->n * (g->n - 1) * (two ? 2 : 1) * cost_phases(c));
+	if (c != SCHED_ALLGATHER)
+		ring_phase(s, g, pi, two, true);
+	if (c != SCHED_REDUCE_SCATTER)
+		ring_phase(s, g, pi, two, false);
+	free(pi);
+	return 0;
+}
+
+/* ---- recursive doubling and halving -------------------------------------------- */
+
+/* A shortest path u -> p (BFS parents), written to path[0] = u .. p. */
+static uint32_t path_to(const struct graph *g, uint32_t u, uint32_t p, uint32_t *par,
+			uint32_t *queue, uint32_t *path)
+{
+	uint32_t head = 0, tail = 0, len = 0;
+
+	for (uint32_t v = 0; v < g->n; v++)
+		par[v] = UINT32_MAX;
+	par[u] = u;
+	queue[tail++] = u;
+	while (head < tail && par[p] == UINT32_MAX) {
+		uint32_t x = queue[head++];
+
+		for (uint32_t a = g->off[x]; a < g->off[x + 1]; a++)
+			if (par[g->adj[a]] == UINT32_MAX) {
+				par[g->adj[a]] = x;
+				queue[tail++] = g->adj[a];
+			}
+	}
+	for (uint32_t v = p; v != u; v = par[v])
+		len++;
+	path[len] = p;
+	for (uint32_t v = p, i = len; v != u; v = par[v])
+		path[--i] = par[v];
+	return len;
+}
+
+/* Doubling: in round r node u sends the 2^r blocks of its aligned subcube
+ * to u ^ 2^r, relayed along a shortest path when they are not linked. */
+static void doubling(struct schedule *s, const struct graph *g, uint32_t k)
+{
+	uint32_t n = g->n, *par = xmalloc((size_t)n * sizeof(uint32_t));
+	uint32_t *queue = xmalloc((size_t)n * sizeof(uint32_t));
+	uint32_t *plen = xmalloc((size_t)n * sizeof(uint32_t));
+	size_t *poff = xmalloc(((size_t)n + 1) * sizeof(size_t)), cap = 0;
+	uint32_t *paths = NULL;
+
+	for (uint32_t r = 0; r < k; r++) {
+		uint32_t L = 0, size = 1u << r;
+
+		poff[0] = 0;
+		for (uint32_t u = 0; u < n; u++) {
+			GROW(paths, cap, poff[u] + n + 1);
+			plen[u] = path_to(g, u, u ^ size, par, queue, paths + poff[u]);
+			poff[u + 1] = poff[u] + plen[u] + 1;
+			if (plen[u] > L)
+				L = plen[u];
+		}
+		for (uint32_t h = 0; h < L; h++) {
+			sched_step(s);
+			for (uint32_t u = 0; u < n; u++) {
+				const uint32_t *p = paths + poff[u];
+				uint32_t base = u & ~(size - 1);
+
+				if (h >= plen[u])
+					continue;
+				for (uint32_t b = base; b < base + size; b++)
+					add(s, p[h], p[h + 1], b, 0, SCHED_ONE,
+					    port_to(g, p[h], p[h + 1]), XFER_COPY);
+			}
+		}
+	}
+	free(par);
+	free(queue);
+	free(paths);
+	free(plen);
+	free(poff);
+}
+
+/* Halving: in round r (from the top bit down) u keeps the half of its
+ * range with its own bit r and passes the partial sums of the other half
+ * to u ^ 2^r. */
+static void halving(struct schedule *s, const struct graph *g, uint32_t k)
+{
+	uint32_t n = g->n;
+
+	for (uint32_t r = k; r-- > 0;) {
+		uint32_t size = 1u << r;
+
+		sched_step(s);
+		for (uint32_t u = 0; u < n; u++) {
+			uint32_t p = u ^ size, base = (p & ~(size - 1));
+
+			for (uint32_t b = base; b < base + size; b++)
+				add(s, u, p, b, 0, SCHED_ONE, port_to(g, u, p), XFER_REDUCE);
+		}
+	}
+}
+
+static int recursive_schedule(const struct graph *g, enum sched_collective c, struct schedule *s,
+			      struct ofc_error *err)
+{
+	uint32_t n = g->n, k = 0;
+
+	if (n & (n - 1))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "recursive doubling/halving needs a power-of-two node count "
+				     "(%u nodes)",
+				     n);
+	while ((1u << k) < n)
+		k++;
+	if (c != SCHED_ALLGATHER)
+		for (uint32_t u = 0; u < n; u++)
+			for (uint32_t r = 0; r < k; r++)
+				if (!has_arc(g, u, u ^ (1u << r)))
+					return ofc_error_set(
+					    err, OFC_E_INPUT,
+					    "recursive halving needs node u linked to u^2^r: %u "
+					    "and "
+					    "%u are not, and partial sums cannot be relayed",
+					    u, u ^ (1u << r));
+	sched_init(s, c, "recursive", n);
+	if (c != SCHED_ALLGATHER)
+		halving(s, g, k);
+	if (c != SCHED_REDUCE_SCATTER)
+		doubling(s, g, k);
+	return 0;
+}
+
+/* ---- the traditional torus schedule --------------------------------------------- */
+
+struct txfer {
+	uint32_t step;
+	struct xfer x;
+};
+
+static int torus_schedule(const struct graph *g, const struct topo_tree *t, enum sched_collective c,
+			  struct schedule *s, struct ofc_error *err)
+{
+	if (!t || t->op != TOPO_FAMILY || strcmp(t->name, "torus") != 0)
+		return ofc_error_set(err, OFC_E_INPUT, "torus-rings needs a torus:AxB... topology");
+	uint32_t n = t->nparams, N = g->n, T = 0, stride[32];
+	const uint32_t *a = t->params;
+
+	for (uint32_t j = 0, p = 1; j < n; j++) {
+		stride[j] = p;
+		p *= a[j];
+		T += a[j] - 1;
+	}
+	struct txfer *buf = NULL;
+	size_t nbuf = 0, cap = 0;
+	/* Sub-shard i spreads along dimensions i, i+1, ..., i-1. */
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t b0 = (uint64_t)i * SCHED_ONE / n, b1 = (uint64_t)(i + 1) * SCHED_ONE / n;
+		uint64_t mid = (b0 + b1) / 2;
+		uint32_t t0 = 0;
+
+		for (uint32_t q = 0; q < n; q++) {
+			uint32_t j = (i + q) % n, nspread = 1, spread[32], ns = 0;
+
+			for (uint32_t p = 0; p < q; p++) {
+				spread[ns++] = (i + p) % n;
+				nspread *= a[(i + p) % n];
+			}
+			for (uint32_t st = 0; st + 1 < a[j]; st++)
+				for (uint32_t x = 0; x < N; x++) {
+					uint32_t xj = (x / stride[j]) % a[j];
+					uint32_t fw =
+					    x - xj * stride[j] + ((xj + 1) % a[j]) * stride[j];
+					uint32_t bw = x - xj * stride[j] +
+						      ((xj + a[j] - 1) % a[j]) * stride[j];
+
+					for (uint32_t e = 0; e < nspread; e++) {
+						/* origin: x with the spread coordinates set to e's
+						 * digits */
+						uint32_t o = x, r = e;
+
+						for (uint32_t z = 0; z < ns; z++) {
+							uint32_t dz = spread[z];
+							uint32_t xz = (x / stride[dz]) % a[dz];
+
+							o = o - xz * stride[dz] +
+							    (r % a[dz]) * stride[dz];
+							r /= a[dz];
+						}
+						uint32_t oj = (o / stride[j]) % a[j];
+						uint32_t ofw =
+						    o - oj * stride[j] +
+						    ((xj + a[j] - st) % a[j]) * stride[j];
+						uint32_t obw = o - oj * stride[j] +
+							       ((xj + st) % a[j]) * stride[j];
+
+						GROW(buf, cap, nbuf + 2);
+						buf[nbuf++] =
+						    (struct txfer){t0 + st,
+								   {.src = (uint16_t)x,
+								    .dst = (uint16_t)fw,
+								    .block = ofw,
+								    .offset = (uint32_t)b0,
+								    .length = (uint32_t)(mid - b0),
+								    .lane = (uint16_t)(2 * j)}};
+						buf[nbuf++] =
+						    (struct txfer){t0 + st,
+								   {.src = (uint16_t)x,
+								    .dst = (uint16_t)bw,
+								    .block = obw,
+								    .offset = (uint32_t)mid,
+								    .length = (uint32_t)(b1 - mid),
+								    .lane = (uint16_t)(2 * j + 1)}};
+					}
+				}
+			t0 += a[j] - 1;
+		}
+	}
+	/* Steps in order (a counting sort by step). */
+	size_t *count = xcalloc((size_t)T + 1, sizeof(size_t));
+	for (size_t k = 0; k < nbuf; k++)
+		count[buf[k].step]++;
+	struct schedule ag;
+	sched_init(&ag, SCHED_ALLGATHER, "torus-rings", N);
+	struct xfer *out = sched_append_steps(&ag, T, count);
+	size_t *pos = xcalloc((size_t)T + 1, sizeof(size_t));
+	for (uint32_t st = 1; st <= T; st++)
+		pos[st] = pos[st - 1] + count[st - 1];
+	for (size_t k = 0; k < nbuf; k++)
+		out[pos[buf[k].step]++] = buf[k].x;
+	free(buf);
+	free(count);
+	free(pos);
+
+	sched_init(s, c, "torus-rings", N);
+	if (c != SCHED_ALLGATHER) {
+		/* A torus is symmetric: the allgather reversed, arc u -> v mapped
+		 * to the arc v -> u of the same rank among parallel arcs. */
+		sched_reserve(s, ag.nxfers * cost_phases(c));
+		for (uint32_t so = 0; so < ag.nsteps; so++) {
+			uint32_t tt = ag.nsteps - 1 - so;
+
+			sched_step(s);
+			for (uint32_t k = ag.step_start[tt]; k < ag.step_start[tt + 1]; k++) {
+				struct xfer x = ag.xfers[k];
+				uint32_t arc = g->off[x.src] + x.lane, rank = 0, lane = 0;
+
+				for (uint32_t b = g->off[x.src]; b < arc; b++)
+					rank += g->adj[b] == x.dst;
+				for (uint32_t b = g->off[x.dst]; b < g->off[x.dst + 1]; b++)
+					if (g->adj[b] == x.src && rank-- == 0) {
+						lane = b - g->off[x.dst];
+						break;
+					}
+				uint16_t tmp = x.src;
+				x.src = x.dst;
+				x.dst = tmp;
+				x.lane = (uint16_t)lane;
+				x.flags = xfer_flags(DIR_NONE, XFER_REDUCE);
+				sched_add(s, &x);
+			}
+		}
+	}
+	if (c != SCHED_REDUCE_SCATTER)
+		sched_append(s, &ag);
+	sched_free(&ag);
+	return 0;
+}
+
+/* ---- entry ------------------------------------------------------------------------ */
+
+static const char *const names[] = {"ring", "bidir-ring", "recursive", "torus-rings"};
+
+bool baseline_known(const char *algo)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (strcmp(algo, names[i]) == 0)
+			return true;
+	return false;
+}
+
+const char *baseline_name(unsigned i)
+{
+	return i < ARRAY_SIZE(names) ? names[i] : NULL;
+}
+
+int baseline_schedule(const struct graph *g, const struct topo_tree *t, const char *algo,
+		      enum sched_collective c, struct schedule *s, struct ofc_error *err)
+{
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	if (c != SCHED_ALLGATHER && c != SCHED_REDUCE_SCATTER && c != SCHED_ALLREDUCE)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%s schedules allgather, reduce-scatter and allreduce", algo);
+	if (g->n < 2 || g->n > SCHED_MAX_NODES)
+		return ofc_error_set(err, OFC_E_INPUT, "%u nodes: schedules have 2..%u", g->n,
+				     SCHED_MAX_NODES);
+	if (strcmp(algo, "ring") == 0)
+		rc = ring_schedule(g, false, c, s, err);
+	else if (strcmp(algo, "bidir-ring") == 0)
+		rc = ring_schedule(g, true, c, s, err);
+	else if (strcmp(algo, "recursive") == 0)
+		rc = recursive_schedule(g, c, s, err);
+	else if (strcmp(algo, "torus-rings") == 0)
+		rc = torus_schedule(g, t, c, s, err);
+	else
+		return ofc_error_set(err, OFC_E_USAGE, "unknown baseline '%s'", algo);
+	if (rc == 0)
+		snprintf(s->topology, sizeof(s->topology), "%s", g->spec ? g->spec : "");
+	return rc;
+}

@@ -1,0 +1,1149 @@
+/* BFB (breadth-first-broadcast) schedules, Zhao et al. Sec. 6 and App. D.
+ *
+ * BFB allgather on a digraph H: at step t, node u receives the shard of
+ * every node v at distance t from it, from in-neighbours w with
+ * d(v, w) = t - 1 (Def. 15). Every such w holds all of v's shard, so the
+ * only decision is how much of it each candidate in-link carries: LP (3),
+ * one per (u, t), minimising the most any in-link of u carries.
+ *
+ * The LP optimum has a closed form (min cut, as in the proof of Thm 19):
+ * U*_{u,t} = max over link sets K of |{v : cand(v) in K}| / |K|, a fraction
+ * with denominator <= d. We compute it exactly (subset formula, or a
+ * parametric max flow for many candidate links), then the fractions
+ * themselves from one integral max flow: with U* = c/k, give every source
+ * k units and every link capacity c; integrality makes every fraction a
+ * multiple of 1/k, so fixed-point offsets are exact up to rounding of
+ * 1/k itself. With --chunks P the same flow with P units per source and
+ * capacity ceil(P U*) is the integer program (12) solved exactly.
+ *
+ * Sources with the same candidate set are one group in the flow (their
+ * problems are identical); a group's flow is laid over its sources end to
+ * end, so most sources travel in one piece.
+ *
+ * Reduce-scatter is BFB allgather on H = G^T run backwards (Cor. 3.1):
+ * the allgather transfer w -> u of v's part at step t is the reduce-scatter
+ * transfer u -> w of the partial sum of shard v at step D - t + 1, over the
+ * arc u -> w of G. The problems for all (u, t) are independent: they run in
+ * parallel, twice (count, then write every transfer in place). */
+#include "rwa/rwa.h"
+#include "sched/sched.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SUBSET_MAX   20	       /* BFB_SUBSETS: 2^20 subsets at most */
+#define AUTO_SUBSETS 12	       /* BFB_AUTO: subsets up to 12 candidate links */
+#define LP_UNITS     (1 << 24) /* LP fractions as multiples of 2^-24 of a shard */
+
+enum pass { PASS_EVAL, PASS_COUNT, PASS_WRITE };
+
+struct group {
+	uint64_t mask; /* candidate in-links (bit k: in-link k of u) */
+	uint32_t cnt;
+	uint32_t first; /* its sources: order[first .. first + cnt) */
+	uint32_t gl;	/* its link flows: gl_link/gl_flow[gl .. gl + popcount(mask)) */
+};
+
+/* A small max-flow network (Dinic): source, groups, links, sink. */
+struct net {
+	uint32_t nv, ne;
+	size_t cap_v, cap_e;
+	uint32_t *head, *nxt, *to, *it, *queue, *path;
+	int32_t *level;
+	int64_t *cap;
+};
+
+struct worker {
+	uint32_t *src; /* the sources of u, by distance */
+	uint64_t *mask;
+	uint32_t *tstart, *tcur; /* D + 2 */
+	uint32_t *gid, *order;
+	struct group *groups;
+	uint64_t *hkey;
+	uint32_t *hval;
+	size_t hcap;
+	uint32_t *gl_link;
+	int64_t *gl_flow;
+	size_t cap_gl;
+	uint64_t *subset; /* 2^SUBSET_MAX counters, allocated on first use */
+	struct net net;
+	double *lpx;
+	int *lpcol;
+	double *lpval;
+	size_t cap_lp;
+	/* per-step maxima of U* (c/k), of W (chunks) and of U (LP) */
+	uint64_t *max_c, *max_k, *max_w;
+	double *max_u;
+	uint64_t problems, lps;
+	bool failed;
+	char why[200];
+};
+
+struct view {
+	const struct graph *g;
+	bool reverse; /* reduce-scatter: BFB allgather on g^T, run backwards */
+	uint32_t n, d, D;
+	const uint32_t *in_off, *in_peer, *in_arc;
+	uint32_t *own_off, *own_peer, *own_arc; /* allocated here (allgather) */
+	const uint16_t **row;			/* row[x][v] = d_H(v, x); NULL when not computed */
+	uint16_t *dist;
+	uint16_t *rows; /* evaluation of a vertex-transitive graph: a few rows */
+	const struct bfb_opts *o;
+	enum pass pass;
+	uint32_t nrecv; /* receivers to process: n, or 1 (vertex-transitive figures) */
+	/* per (u, t), index u * D + t - 1 */
+	uint32_t *uc;
+	uint8_t *uk;
+	size_t *count, *offset;
+	struct xfer *out;
+	struct worker *w;
+	unsigned nworkers;
+};
+
+/* ---- helpers -------------------------------------------------------------- */
+
+static int popcount64(uint64_t x)
+{
+	return __builtin_popcountll(x);
+}
+
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+static void worker_fail(struct worker *w, const char *msg)
+{
+	if (!w->failed) {
+		w->failed = true;
+		snprintf(w->why, sizeof(w->why), "%s", msg);
+	}
+}
+
+/* ---- max flow --------------------------------------------------------------- */
+
+static void net_reset(struct net *f, uint32_t nv)
+{
+	if (nv > f->cap_v) {
+		f->cap_v = nv * 2;
+		f->head = xreallocarray(f->head, f->cap_v, sizeof(uint32_t));
+		f->it = xreallocarray(f->it, f->cap_v, sizeof(uint32_t));
+		f->queue = xreallocarray(f->queue, f->cap_v, sizeof(uint32_t));
+		f->path = xreallocarray(f->path, f->cap_v, sizeof(uint32_t));
+		f->level = xreallocarray(f->level, f->cap_v, sizeof(int32_t));
+	}
+	f->nv = nv;
+	f->ne = 0;
+	memset(f->head, 0xff, nv * sizeof(uint32_t));
+}
+
+static uint32_t net_edge(struct net *f, uint32_t a, uint32_t b, int64_t c)
+{
+	if (f->ne + 2 > f->cap_e) {
+		f->cap_e = f->cap_e ? f->cap_e * 2 : 256;
+		f->nxt = xreallocarray(f->nxt, f->cap_e, sizeof(uint32_t));
+		f->to = xreallocarray(f->to, f->cap_e, sizeof(uint32_t));
+		f->cap = xreallocarray(f->cap, f->cap_e, sizeof(int64_t));
+	}
+	uint32_t e = f->ne;
+	f->to[e] = b;
+	f->cap[e] = c;
+	f->nxt[e] = f->head[a];
+	f->head[a] = e;
+	f->to[e + 1] = a;
+	f->cap[e + 1] = 0;
+	f->nxt[e + 1] = f->head[b];
+	f->head[b] = e + 1;
+	f->ne += 2;
+	return e;
+}
+
+static bool net_bfs(struct net *f, uint32_t s, uint32_t t)
+{
+	uint32_t qh = 0, qt = 0;
+
+	for (uint32_t v = 0; v < f->nv; v++)
+		f->level[v] = -1;
+	f->level[s] = 0;
+	f->queue[qt++] = s;
+	while (qh < qt) {
+		uint32_t v = f->queue[qh++];
+
+		for (uint32_t e = f->head[v]; e != UINT32_MAX; e = f->nxt[e])
+			if (f->cap[e] > 0 && f->level[f->to[e]] < 0) {
+				f->level[f->to[e]] = f->level[v] + 1;
+				f->queue[qt++] = f->to[e];
+			}
+	}
+	return f->level[t] >= 0;
+}
+
+/* Dinic: blocking flows along shortest residual paths, found iteratively. */
+static int64_t net_maxflow(struct net *f, uint32_t s, uint32_t t)
+{
+	int64_t total = 0;
+
+	while (net_bfs(f, s, t)) {
+		memcpy(f->it, f->head, f->nv * sizeof(uint32_t));
+		for (;;) {
+			uint32_t v = s, depth = 0;
+
+			while (v != t) {
+				uint32_t e = f->it[v];
+
+				while (e != UINT32_MAX &&
+				       (f->cap[e] <= 0 || f->level[f->to[e]] != f->level[v] + 1))
+					e = f->nxt[e];
+				f->it[v] = e;
+				if (e != UINT32_MAX) {
+					f->path[depth++] = e;
+					v = f->to[e];
+					continue;
+				}
+				if (v == s)
+					goto phase_done;
+				f->level[v] = -1; /* dead end */
+				e = f->path[--depth];
+				v = f->to[e ^ 1u];
+				f->it[v] = f->nxt[f->it[v]];
+			}
+			int64_t b = INT64_MAX;
+			for (uint32_t i = 0; i < depth; i++)
+				if (f->cap[f->path[i]] < b)
+					b = f->cap[f->path[i]];
+			for (uint32_t i = 0; i < depth; i++) {
+				f->cap[f->path[i]] -= b;
+				f->cap[f->path[i] ^ 1u] += b;
+			}
+			total += b;
+		}
+	phase_done:;
+	}
+	return total;
+}
+
+static void net_free(struct net *f)
+{
+	free(f->head);
+	free(f->nxt);
+	free(f->to);
+	free(f->it);
+	free(f->queue);
+	free(f->path);
+	free(f->level);
+	free(f->cap);
+}
+
+/* ---- one (u, t) problem ------------------------------------------------------- */
+
+/* Group the sources src[lo, hi) by candidate set; fills groups, gid and
+ * order (sources grouped, in source order within a group). */
+static uint32_t group_sources(struct worker *w, uint32_t lo, uint32_t hi)
+{
+	uint32_t m = hi - lo, ng = 0;
+	size_t cap = 16;
+
+	while (cap < 2 * (size_t)m)
+		cap *= 2;
+	if (cap > w->hcap) {
+		w->hcap = cap;
+		w->hkey = xreallocarray(w->hkey, cap, sizeof(uint64_t));
+		w->hval = xreallocarray(w->hval, cap, sizeof(uint32_t));
+	}
+	memset(w->hval, 0xff, cap * sizeof(uint32_t));
+	for (uint32_t i = 0; i < m; i++) {
+		uint64_t key = w->mask[lo + i];
+		size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+
+		while (w->hval[h] != UINT32_MAX && w->hkey[h] != key)
+			h = (h + 1) & (cap - 1);
+		if (w->hval[h] == UINT32_MAX) {
+			w->hkey[h] = key;
+			w->hval[h] = ng;
+			w->groups[ng] = (struct group){.mask = key};
+			ng++;
+		}
+		w->gid[i] = w->hval[h];
+		w->groups[w->hval[h]].cnt++;
+	}
+	uint32_t pos = 0, gl = 0;
+	for (uint32_t g = 0; g < ng; g++) {
+		w->groups[g].first = pos;
+		w->groups[g].gl = gl;
+		pos += w->groups[g].cnt;
+		gl += (uint32_t)popcount64(w->groups[g].mask);
+		w->groups[g].cnt = 0;
+	}
+	for (uint32_t i = 0; i < m; i++) {
+		struct group *g = &w->groups[w->gid[i]];
+
+		w->order[g->first + g->cnt++] = w->src[lo + i];
+	}
+	if (gl > w->cap_gl) {
+		w->cap_gl = gl * 2;
+		w->gl_link = xreallocarray(w->gl_link, w->cap_gl, sizeof(uint32_t));
+		w->gl_flow = xreallocarray(w->gl_flow, w->cap_gl, sizeof(int64_t));
+	}
+	for (uint32_t g = 0; g < ng; g++) {
+		uint32_t k = w->groups[g].gl;
+
+		for (uint64_t b = w->groups[g].mask; b; b &= b - 1)
+			w->gl_link[k++] = (uint32_t)__builtin_ctzll(b);
+	}
+	return ng;
+}
+
+/* The flow network for supply `su` per source and capacity `cap` per link;
+ * returns the max flow. Nodes: 0 source, 1..ng groups, then links, sink. */
+static int64_t build_and_flow(struct worker *w, uint32_t ng, uint32_t d, int64_t su, int64_t cap)
+{
+	struct net *f = &w->net;
+	uint32_t sink = ng + d + 1;
+
+	net_reset(f, ng + d + 2);
+	for (uint32_t k = 0; k < d; k++)
+		net_edge(f, 1 + ng + k, sink, cap);
+	for (uint32_t g = 0; g < ng; g++) {
+		const struct group *gr = &w->groups[g];
+		int64_t supply = su * gr->cnt;
+
+		net_edge(f, 0, 1 + g, supply);
+		/* Link edges in descending order: the adjacency list is a stack, so
+		 * Dinic tries the lowest link first. */
+		for (int i = popcount64(gr->mask) - 1; i >= 0; i--)
+			net_edge(f, 1 + g, 1 + ng + w->gl_link[gr->gl + (uint32_t)i], supply);
+	}
+	return net_maxflow(f, 0, sink);
+}
+
+/* Group flows from the network: the flow on an edge is its reverse's residual. */
+static void flows_from_net(struct worker *w, uint32_t ng, uint32_t d)
+{
+	const struct net *f = &w->net;
+
+	for (uint32_t g = 0; g < ng; g++) {
+		const struct group *gr = &w->groups[g];
+
+		for (uint32_t e = f->head[1 + g]; e != UINT32_MAX; e = f->nxt[e]) {
+			uint32_t to = f->to[e];
+
+			if ((e & 1u) || to < 1 + ng || to >= 1 + ng + d)
+				continue;
+			uint32_t link = to - 1 - ng;
+			for (uint32_t i = 0; i < (uint32_t)popcount64(gr->mask); i++)
+				if (w->gl_link[gr->gl + i] == link)
+					w->gl_flow[gr->gl + i] = f->cap[e ^ 1u];
+		}
+	}
+}
+
+/* U* = max over K of sources(K) / |K| by summing counts over subsets of the
+ * candidate links (a zeta transform over the links that occur). */
+static void solve_subsets(struct worker *w, uint32_t ng, uint64_t *c, uint64_t *k)
+{
+	uint64_t uni = 0;
+	uint32_t pos[64];
+	int dp = 0;
+
+	for (uint32_t g = 0; g < ng; g++)
+		uni |= w->groups[g].mask;
+	for (uint64_t b = uni; b; b &= b - 1)
+		pos[dp++] = (uint32_t)__builtin_ctzll(b);
+	if (!w->subset)
+		w->subset = xmalloc(((size_t)1 << SUBSET_MAX) * sizeof(uint64_t));
+	size_t full = (size_t)1 << dp;
+	uint64_t *f = w->subset;
+	memset(f, 0, full * sizeof(uint64_t));
+	for (uint32_t g = 0; g < ng; g++) {
+		size_t cm = 0;
+
+		for (int i = 0; i < dp; i++)
+			if (w->groups[g].mask >> pos[i] & 1)
+				cm |= (size_t)1 << i;
+		f[cm] += w->groups[g].cnt;
+	}
+	for (int i = 0; i < dp; i++)
+		for (size_t K = 0; K < full; K++)
+			if (K >> i & 1)
+				f[K] += f[K ^ ((size_t)1 << i)];
+	uint64_t bc = 0, bk = 1;
+	for (size_t K = 1; K < full; K++) {
+		uint64_t pc = (uint64_t)__builtin_popcountll(K);
+
+		if (f[K] * bk > bc * pc) {
+			bc = f[K];
+			bk = pc;
+		}
+	}
+	uint64_t g = gcd_u64(bc, bk);
+	*c = bc / g;
+	*k = bk / g;
+}
+
+/* U* by Dinkelbach's method on the min cut: with capacity c/k, a flow
+ * short of every source's supply has a cut whose link side K holds
+ * sources(K) / |K| > c/k; raise c/k to that and repeat. */
+static int solve_mincut(struct worker *w, uint32_t ng, uint32_t d, uint32_t m, uint64_t *c,
+			uint64_t *k)
+{
+	uint64_t uni = 0;
+
+	for (uint32_t g = 0; g < ng; g++)
+		uni |= w->groups[g].mask;
+	uint64_t cc = m, kk = (uint64_t)popcount64(uni), gg = gcd_u64(cc, kk);
+	cc /= gg;
+	kk /= gg;
+	for (unsigned iter = 0; iter <= 2 * d + 2; iter++) {
+		int64_t flow = build_and_flow(w, ng, d, (int64_t)kk, (int64_t)cc);
+
+		if (flow == (int64_t)(kk * m)) {
+			*c = cc;
+			*k = kk;
+			return 0;
+		}
+		/* Residual reachability from the source marks the cut. */
+		struct net *f = &w->net;
+		net_bfs(f, 0, f->nv - 1);
+		uint64_t fk = 0, nk = 0;
+		for (uint32_t g = 0; g < ng; g++)
+			if (f->level[1 + g] >= 0)
+				fk += w->groups[g].cnt;
+		for (uint32_t l = 0; l < d; l++)
+			if (f->level[1 + ng + l] >= 0)
+				nk++;
+		if (nk == 0 || fk * kk <= cc * nk)
+			break; /* cannot happen: the cut is tighter than c/k */
+		gg = gcd_u64(fk, nk);
+		cc = fk / gg;
+		kk = nk / gg;
+	}
+	worker_fail(w, "BFB: the parametric min cut did not converge");
+	return -1;
+}
+
+/* LP (3) for the grouped sources: y[g][a] (shards of group g on link a) and
+ * U; minimise U subject to every link carrying <= U and every group being
+ * delivered. Fills the group flows in units of 1/LP_UNITS shard. */
+static int solve_lp(struct worker *w, uint32_t ng, uint32_t d, double *u_out)
+{
+	uint32_t ny = 0;
+	uint64_t uni = 0;
+
+	for (uint32_t g = 0; g < ng; g++) {
+		ny += (uint32_t)popcount64(w->groups[g].mask);
+		uni |= w->groups[g].mask;
+	}
+	if (ny + 1 > w->cap_lp) {
+		w->cap_lp = (ny + 1) * 2;
+		w->lpx = xreallocarray(w->lpx, w->cap_lp, sizeof(double));
+		w->lpcol = xreallocarray(w->lpcol, w->cap_lp, sizeof(int));
+		w->lpval = xreallocarray(w->lpval, w->cap_lp, sizeof(double));
+	}
+	struct lp *lp = lp_new((int)ny + 1);
+	struct ofc_error err = {0};
+	int ucol = (int)ny, n;
+
+	lp_set_obj_coef(lp, ucol, 1.0);
+	for (uint32_t a = 0; a < d; a++) {
+		if (!(uni >> a & 1))
+			continue;
+		n = 0;
+		for (uint32_t g = 0; g < ng; g++)
+			for (uint32_t i = 0; i < (uint32_t)popcount64(w->groups[g].mask); i++)
+				if (w->gl_link[w->groups[g].gl + i] == a) {
+					w->lpcol[n] = (int)(w->groups[g].gl + i);
+					w->lpval[n++] = 1.0;
+				}
+		w->lpcol[n] = ucol;
+		w->lpval[n++] = -1.0;
+		lp_add_row(lp, n, w->lpcol, w->lpval, LP_LE, 0.0);
+	}
+	for (uint32_t g = 0; g < ng; g++) {
+		n = 0;
+		for (uint32_t i = 0; i < (uint32_t)popcount64(w->groups[g].mask); i++) {
+			w->lpcol[n] = (int)(w->groups[g].gl + i);
+			w->lpval[n++] = 1.0;
+		}
+		lp_add_row(lp, n, w->lpcol, w->lpval, LP_EQ, (double)w->groups[g].cnt);
+	}
+	enum lp_result r = lp_solve(lp, &err);
+	if (r != LP_OPTIMAL) {
+		char msg[200];
+
+		snprintf(msg, sizeof(msg), "BFB: lp_solve: %s %.150s", lp_result_str(r), err.msg);
+		lp_free(lp);
+		worker_fail(w, msg);
+		return -1;
+	}
+	lp_solution(lp, w->lpx);
+	*u_out = w->lpx[ucol];
+	lp_free(lp);
+	w->lps++;
+	/* Round to integer units, keeping every group's total exact. */
+	for (uint32_t g = 0; g < ng; g++) {
+		const struct group *gr = &w->groups[g];
+		uint32_t np = (uint32_t)popcount64(gr->mask), big = gr->gl;
+		int64_t want = (int64_t)gr->cnt * LP_UNITS, sum = 0;
+
+		for (uint32_t i = gr->gl; i < gr->gl + np; i++) {
+			double y = w->lpx[i] < 0 ? 0 : w->lpx[i];
+
+			w->gl_flow[i] = (int64_t)llround(y * LP_UNITS);
+			sum += w->gl_flow[i];
+			if (w->gl_flow[i] > w->gl_flow[big])
+				big = i;
+		}
+		w->gl_flow[big] += want - sum;
+		if (w->gl_flow[big] < 0)
+			w->gl_flow[big] = 0; /* LP noise on an empty group: cannot stay short */
+	}
+	return 0;
+}
+
+/* Lay every group's link flows over its sources end to end (each source
+ * `su` units long) and emit the pieces: count them, or write transfers. */
+static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, uint32_t u,
+			  int64_t su, struct xfer *out)
+{
+	size_t npieces = 0;
+	const struct graph *g = vw->g;
+	uint32_t base = vw->in_off[u];
+
+	for (uint32_t gi = 0; gi < ng; gi++) {
+		const struct group *gr = &w->groups[gi];
+		uint32_t np = (uint32_t)popcount64(gr->mask), i = 0;
+		int64_t used = 0;
+
+		for (uint32_t p = 0; p < np; p++) {
+			int64_t fl = w->gl_flow[gr->gl + p];
+			uint32_t link = w->gl_link[gr->gl + p];
+
+			while (fl > 0 && i < gr->cnt) {
+				int64_t take = su - used < fl ? su - used : fl;
+
+				if (out) {
+					uint32_t v = w->order[gr->first + i];
+					uint32_t peer = vw->in_peer[base + link];
+					uint32_t arc = vw->in_arc[base + link];
+					uint64_t a =
+					    ((uint64_t)used * SCHED_ONE + (uint64_t)su / 2) /
+					    (uint64_t)su;
+					uint64_t b = ((uint64_t)(used + take) * SCHED_ONE +
+						      (uint64_t)su / 2) /
+						     (uint64_t)su;
+					struct xfer *x = &out[npieces];
+
+					x->block = v;
+					x->offset = (uint32_t)a;
+					x->length = (uint32_t)(b - a);
+					x->fibre = 0;
+					if (!vw->reverse) {
+						x->src = (uint16_t)peer;
+						x->dst = (uint16_t)u;
+						x->lane = (uint16_t)(arc - g->off[peer]);
+						x->flags = xfer_flags(DIR_NONE, XFER_COPY);
+					} else {
+						x->src = (uint16_t)u;
+						x->dst = (uint16_t)peer;
+						x->lane = (uint16_t)(arc - g->off[u]);
+						x->flags = xfer_flags(DIR_NONE, XFER_REDUCE);
+					}
+				}
+				npieces++;
+				used += take;
+				fl -= take;
+				if (used == su) {
+					i++;
+					used = 0;
+				}
+			}
+		}
+	}
+	return npieces;
+}
+
+/* Sort the sources of u by distance (src[tstart[t] .. tstart[t + 1]) are
+ * those at distance t) and find each one's candidate in-links: in-link k
+ * from w is a candidate for v at distance t when d(v, w) = t - 1. */
+static void collect(const struct view *vw, struct worker *w, uint32_t u)
+{
+	uint32_t n = vw->n, D = vw->D, deg = vw->in_off[u + 1] - vw->in_off[u];
+	const uint16_t *ru = vw->row[u];
+	const uint16_t *rw[BFB_MAX_DEGREE];
+
+	for (uint32_t k = 0; k < deg; k++)
+		rw[k] = vw->row[vw->in_peer[vw->in_off[u] + k]];
+	memset(w->tcur, 0, ((size_t)D + 2) * sizeof(uint32_t));
+	for (uint32_t v = 0; v < n; v++)
+		w->tcur[ru[v]]++;
+	w->tstart[1] = 0;
+	for (uint32_t t = 1; t <= D; t++)
+		w->tstart[t + 1] = w->tstart[t] + w->tcur[t];
+	memcpy(w->tcur, w->tstart, ((size_t)D + 2) * sizeof(uint32_t));
+	for (uint32_t v = 0; v < n; v++) {
+		uint32_t t = ru[v];
+		uint64_t m = 0;
+
+		if (t == 0)
+			continue;
+		for (uint32_t k = 0; k < deg; k++)
+			m |= (uint64_t)(rw[k][v] + 1u == t) << k;
+		uint32_t p = w->tcur[t]++;
+		w->src[p] = v;
+		w->mask[p] = m;
+	}
+}
+
+/* U*_{u,t} as c/k for the grouped sources (not in the write pass). */
+static int solve_value(const struct view *vw, struct worker *w, uint32_t ng, uint32_t m,
+		       bool single, uint64_t *c, uint64_t *k, double *ulp)
+{
+	uint32_t d = vw->d;
+
+	*c = 0;
+	*k = 1;
+	if (single) {
+		uint32_t per[BFB_MAX_DEGREE] = {0};
+
+		for (uint32_t g = 0; g < ng; g++)
+			per[__builtin_ctzll(w->groups[g].mask)] += w->groups[g].cnt;
+		for (uint32_t a = 0; a < d; a++)
+			if (per[a] > *c)
+				*c = per[a];
+		*ulp = (double)*c;
+		return 0;
+	}
+	if (vw->o->method == BFB_LP) {
+		if (solve_lp(w, ng, d, ulp) < 0)
+			return -1;
+		/* The LP optimum is a fraction with denominator <= d (min cut). */
+		struct frac f = frac_from_double(*ulp, d, 1e-6);
+		if (!frac_valid(f) || f.num <= 0) {
+			worker_fail(w, "BFB: the LP optimum is not a fraction with denominator <= "
+				       "degree (numerical trouble in lp_solve)");
+			return -1;
+		}
+		*c = (uint64_t)f.num;
+		*k = (uint64_t)f.den;
+		return 0;
+	}
+	uint64_t uni = 0;
+	for (uint32_t g = 0; g < ng; g++)
+		uni |= w->groups[g].mask;
+	int dp = popcount64(uni);
+	enum bfb_method method = vw->o->method;
+	if ((method == BFB_SUBSETS && dp <= SUBSET_MAX) ||
+	    (method == BFB_AUTO && dp <= AUTO_SUBSETS))
+		solve_subsets(w, ng, c, k);
+	else if (solve_mincut(w, ng, d, m, c, k) < 0)
+		return -1;
+	*ulp = (double)*c / (double)*k;
+	return 0;
+}
+
+static void solve_node(void *arg, size_t ui, unsigned wid)
+{
+	struct view *vw = arg;
+	struct worker *w = &vw->w[wid];
+	uint32_t u = (uint32_t)ui, D = vw->D, d = vw->d;
+	uint32_t P = vw->o->chunks;
+	bool lp = vw->o->method == BFB_LP;
+
+	if (w->failed)
+		return;
+	collect(vw, w, u);
+	for (uint32_t t = 1; t <= D; t++) {
+		uint32_t lo = w->tstart[t], hi = w->tstart[t + 1], m = hi - lo, ng;
+		size_t idx = (size_t)u * D + t - 1;
+		uint64_t c, k;
+		double ulp = 0;
+		bool single = true;
+
+		if (m == 0) { /* no node at distance t from u */
+			if (vw->pass == PASS_COUNT)
+				vw->count[idx] = 0;
+			continue;
+		}
+		ng = group_sources(w, lo, hi);
+		for (uint32_t g = 0; g < ng; g++)
+			if (popcount64(w->groups[g].mask) != 1)
+				single = false;
+		if (vw->pass == PASS_WRITE) {
+			c = vw->uc[idx];
+			k = vw->uk[idx];
+			if (lp && !single && !P && solve_lp(w, ng, d, &ulp) < 0)
+				return;
+		} else {
+			if (!single)
+				w->problems++;
+			if (solve_value(vw, w, ng, m, single, &c, &k, &ulp) < 0)
+				return;
+			vw->uc[idx] = (uint32_t)c;
+			vw->uk[idx] = (uint8_t)k;
+			if (c * w->max_k[t - 1] > w->max_c[t - 1] * k) {
+				w->max_c[t - 1] = c;
+				w->max_k[t - 1] = k;
+			}
+			if (ulp > w->max_u[t - 1])
+				w->max_u[t - 1] = ulp;
+		}
+		int64_t su = (int64_t)k, cap = (int64_t)c;
+		if (P) {
+			/* IP (12): P chunks per source; capacity ceil(P U*) is optimal
+			 * because flows with integral capacities are integral. */
+			su = P;
+			cap = (int64_t)(((uint64_t)P * c + k - 1) / k);
+			if (vw->pass != PASS_WRITE && (uint64_t)cap > w->max_w[t - 1])
+				w->max_w[t - 1] = (uint64_t)cap;
+		}
+		if (vw->pass == PASS_EVAL)
+			continue;
+
+		/* The fractions: one integral max flow (or the LP's own). */
+		if (single) {
+			for (uint32_t g = 0; g < ng; g++)
+				w->gl_flow[w->groups[g].gl] = su * (int64_t)w->groups[g].cnt;
+		} else if (lp && !P) {
+			su = LP_UNITS; /* solve_lp set the flows in these units */
+		} else {
+			int64_t fl = build_and_flow(w, ng, d, su, cap);
+
+			if (fl != su * (int64_t)m) {
+				worker_fail(w,
+					    "BFB: the max flow falls short of U* (internal error)");
+				return;
+			}
+			flows_from_net(w, ng, d);
+		}
+		if (vw->pass == PASS_COUNT)
+			vw->count[idx] = emit_pieces(vw, w, ng, u, su, NULL);
+		else
+			emit_pieces(vw, w, ng, u, su, vw->out + vw->offset[idx]);
+	}
+}
+
+/* ---- views, distances and passes ------------------------------------------------ */
+
+/* BFS over g from s into row (distances from s). */
+static void bfs_row(const struct graph *g, uint32_t s, uint16_t *row, uint32_t *queue)
+{
+	uint32_t head = 0, tail = 0;
+
+	for (uint32_t v = 0; v < g->n; v++)
+		row[v] = TOPO_UNREACHABLE;
+	row[s] = 0;
+	queue[tail++] = s;
+	while (head < tail) {
+		uint32_t u = queue[head++];
+
+		if (row[u] + 1 >= TOPO_UNREACHABLE)
+			continue;
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			if (row[g->adj[a]] == TOPO_UNREACHABLE) {
+				row[g->adj[a]] = (uint16_t)(row[u] + 1);
+				queue[tail++] = g->adj[a];
+			}
+	}
+}
+
+static void worker_free(struct worker *w)
+{
+	free(w->src);
+	free(w->mask);
+	free(w->tstart);
+	free(w->tcur);
+	free(w->gid);
+	free(w->order);
+	free(w->groups);
+	free(w->hkey);
+	free(w->hval);
+	free(w->gl_link);
+	free(w->gl_flow);
+	free(w->subset);
+	net_free(&w->net);
+	free(w->lpx);
+	free(w->lpcol);
+	free(w->lpval);
+	free(w->max_c);
+	free(w->max_k);
+	free(w->max_w);
+	free(w->max_u);
+}
+
+static void view_free(struct view *vw)
+{
+	free(vw->own_off);
+	free(vw->own_peer);
+	free(vw->own_arc);
+	free(vw->row);
+	free(vw->dist);
+	free(vw->rows);
+	free(vw->uc);
+	free(vw->uk);
+	free(vw->count);
+	free(vw->offset);
+	for (unsigned i = 0; vw->w && i < vw->nworkers; i++)
+		worker_free(&vw->w[i]);
+	free(vw->w);
+}
+
+/* In-links of every node of H: for allgather H = g, in-links of u are the
+ * arcs w -> u of g; for reduce-scatter H = g^T, they are u's own arcs. */
+static void view_links(struct view *vw)
+{
+	const struct graph *g = vw->g;
+	uint32_t n = g->n;
+
+	if (vw->reverse) {
+		vw->own_arc = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+		for (uint32_t a = 0; a < g->m; a++)
+			vw->own_arc[a] = a;
+		vw->in_off = g->off;
+		vw->in_peer = g->adj;
+		vw->in_arc = vw->own_arc;
+		return;
+	}
+	vw->own_off = xcalloc((size_t)n + 1, sizeof(uint32_t));
+	vw->own_peer = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	vw->own_arc = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	for (uint32_t a = 0; a < g->m; a++)
+		vw->own_off[g->adj[a] + 1]++;
+	for (uint32_t u = 0; u < n; u++)
+		vw->own_off[u + 1] += vw->own_off[u];
+	uint32_t *pos = xmalloc((size_t)n * sizeof(uint32_t));
+	memcpy(pos, vw->own_off, (size_t)n * sizeof(uint32_t));
+	for (uint32_t w = 0; w < n; w++)
+		for (uint32_t a = g->off[w]; a < g->off[w + 1]; a++) {
+			uint32_t p = pos[g->adj[a]]++;
+
+			vw->own_peer[p] = w;
+			vw->own_arc[p] = a;
+		}
+	free(pos);
+	vw->in_off = vw->own_off;
+	vw->in_peer = vw->own_peer;
+	vw->in_arc = vw->own_arc;
+}
+
+/* row[x][v] = d_H(v, x): BFS from x over H^T, which is g itself for
+ * reduce-scatter (H = g^T) and g^T for allgather. */
+static int view_distances(struct view *vw, bool one_node, struct ofc_error *err)
+{
+	const struct graph *g = vw->g;
+	struct graph *t = vw->reverse ? NULL : graph_transpose(g);
+	const struct graph *h = vw->reverse ? g : t;
+	uint32_t n = g->n;
+
+	vw->row = xcalloc(n, sizeof(uint16_t *));
+	if (one_node) {
+		/* A vertex-transitive graph: node 0 and its in-neighbours suffice. */
+		uint32_t deg = vw->in_off[1] - vw->in_off[0];
+		uint32_t *queue = xmalloc((size_t)n * sizeof(uint32_t));
+
+		vw->rows = xmalloc((size_t)(deg + 1) * n * sizeof(uint16_t));
+		bfs_row(h, 0, vw->rows, queue);
+		vw->row[0] = vw->rows;
+		for (uint32_t k = 0; k < deg; k++) {
+			uint32_t x = vw->in_peer[vw->in_off[0] + k];
+
+			if (!vw->row[x]) {
+				bfs_row(h, x, vw->rows + (size_t)(k + 1) * n, queue);
+				vw->row[x] = vw->rows + (size_t)(k + 1) * n;
+			}
+		}
+		free(queue);
+	} else {
+		vw->dist = topo_distances(h, vw->o->threads, err);
+		if (!vw->dist) {
+			graph_free(t);
+			return -1;
+		}
+		for (uint32_t x = 0; x < n; x++)
+			vw->row[x] = vw->dist + (size_t)x * n;
+	}
+	graph_free(t);
+
+	uint32_t D = 0;
+	for (uint32_t x = 0; x < n; x++) {
+		if (!vw->row[x])
+			continue;
+		for (uint32_t v = 0; v < n; v++) {
+			if (vw->row[x][v] == TOPO_UNREACHABLE)
+				return ofc_error_set(err, OFC_E_INPUT,
+						     "%s is not strongly connected: node %u cannot "
+						     "reach node %u",
+						     g->spec ? g->spec : "the topology",
+						     vw->reverse ? x : v, vw->reverse ? v : x);
+			if (vw->row[x][v] > D)
+				D = vw->row[x][v];
+		}
+	}
+	vw->D = D;
+	return 0;
+}
+
+static void workers_init(struct view *vw)
+{
+	unsigned th = vw->o->threads ? vw->o->threads : ofc_cpu_count();
+	uint32_t n = vw->n, D = vw->D;
+
+	if (th > 64)
+		th = 64;
+	vw->nworkers = th;
+	vw->w = xcalloc(th, sizeof(struct worker));
+	for (unsigned i = 0; i < th; i++) {
+		struct worker *w = &vw->w[i];
+
+		w->src = xmalloc((size_t)n * sizeof(uint32_t));
+		w->mask = xmalloc((size_t)n * sizeof(uint64_t));
+		w->tstart = xmalloc(((size_t)D + 2) * sizeof(uint32_t));
+		w->tcur = xmalloc(((size_t)D + 2) * sizeof(uint32_t));
+		w->gid = xmalloc((size_t)n * sizeof(uint32_t));
+		w->order = xmalloc((size_t)n * sizeof(uint32_t));
+		w->groups = xmalloc((size_t)n * sizeof(struct group));
+		w->max_c = xcalloc(D, sizeof(uint64_t));
+		w->max_k = xmalloc((size_t)D * sizeof(uint64_t));
+		for (uint32_t t = 0; t < D; t++)
+			w->max_k[t] = 1;
+		w->max_w = xcalloc(D, sizeof(uint64_t));
+		w->max_u = xcalloc(D, sizeof(double));
+	}
+}
+
+struct phase_result {
+	uint32_t steps;
+	struct frac tau_b, tau_b_exact;
+	double tau_b_value, tau_b_exact_value;
+	uint64_t problems, lps;
+};
+
+/* One BFB allgather on H (g, or g^T run backwards), appended to s. */
+static int run_view(const struct graph *g, bool reverse, const struct bfb_opts *o,
+		    struct schedule *s, struct phase_result *pr, struct bfb_stats *st,
+		    struct ofc_error *err)
+{
+	struct view vw = {.g = g, .reverse = reverse, .n = g->n, .o = o};
+	uint32_t n = g->n;
+	int rc = -1;
+	bool one = !s && g->vertex_transitive;
+	double t0 = now_seconds();
+
+	view_links(&vw);
+	vw.d = vw.in_off[1] - vw.in_off[0];
+	if (view_distances(&vw, one, err) < 0)
+		goto out;
+	st->seconds_distances += now_seconds() - t0;
+	t0 = now_seconds();
+	uint32_t D = vw.D;
+	size_t cells = (size_t)n * D;
+	vw.uc = xcalloc(cells, sizeof(uint32_t));
+	vw.uk = xcalloc(cells, sizeof(uint8_t));
+	workers_init(&vw);
+	vw.nrecv = one ? 1 : n;
+	vw.pass = s ? PASS_COUNT : PASS_EVAL;
+	if (s)
+		vw.count = xcalloc(cells, sizeof(size_t));
+	parallel_for(vw.nrecv, 4, vw.nworkers, solve_node, &vw);
+	for (unsigned i = 0; i < vw.nworkers; i++)
+		if (vw.w[i].failed) {
+			ofc_error_set(err, OFC_E_RUNTIME, "%s", vw.w[i].why);
+			goto out;
+		}
+
+	/* tau_B = (d/N) sum_t max_u U*_{u,t} (eq. 4), exactly. */
+	struct frac sum = frac_make(0, 1), sumw = frac_make(0, 1);
+	double sumd = 0;
+	for (uint32_t t = 0; t < D; t++) {
+		uint64_t bc = 0, bk = 1, bw = 0;
+		double bu = 0;
+
+		for (unsigned i = 0; i < vw.nworkers; i++) {
+			struct worker *w = &vw.w[i];
+
+			if (w->max_c[t] * bk > bc * w->max_k[t]) {
+				bc = w->max_c[t];
+				bk = w->max_k[t];
+			}
+			if (w->max_w[t] > bw)
+				bw = w->max_w[t];
+			if (w->max_u[t] > bu)
+				bu = w->max_u[t];
+		}
+		sum = frac_add(sum, frac_make((int64_t)bc, (int64_t)bk));
+		/* The LP path reports lp_solve's own optimum as the decimal. */
+		sumd += o->method == BFB_LP ? bu : (double)bc / (double)bk;
+		if (o->chunks)
+			sumw = frac_add(sumw, frac_make((int64_t)bw, o->chunks));
+	}
+	struct frac scale = frac_make(vw.d, n);
+	pr->steps = D;
+	pr->tau_b_exact = frac_mul(sum, scale);
+	pr->tau_b_exact_value = sumd * vw.d / n;
+	if (o->chunks) {
+		pr->tau_b = frac_mul(sumw, scale);
+		pr->tau_b_value = frac_value(pr->tau_b);
+	} else {
+		pr->tau_b = pr->tau_b_exact;
+		pr->tau_b_value = pr->tau_b_exact_value;
+	}
+	for (unsigned i = 0; i < vw.nworkers; i++) {
+		pr->problems += vw.w[i].problems;
+		pr->lps += vw.w[i].lps;
+	}
+
+	if (s) {
+		/* Place the pieces of every (u, t) step by step, then write them. */
+		size_t *per_step = xcalloc(D, sizeof(size_t));
+		size_t pos = 0;
+
+		vw.offset = xmalloc(cells * sizeof(size_t));
+		for (uint32_t so = 0; so < D; so++) {
+			uint32_t t = reverse ? D - so : so + 1;
+
+			for (uint32_t u = 0; u < n; u++) {
+				size_t idx = (size_t)u * D + t - 1;
+
+				vw.offset[idx] = pos;
+				pos += vw.count[idx];
+				per_step[so] += vw.count[idx];
+			}
+		}
+		vw.out = sched_append_steps(s, D, per_step);
+		free(per_step);
+		vw.pass = PASS_WRITE;
+		parallel_for(n, 4, vw.nworkers, solve_node, &vw);
+		for (unsigned i = 0; i < vw.nworkers; i++)
+			if (vw.w[i].failed) {
+				ofc_error_set(err, OFC_E_RUNTIME, "%s", vw.w[i].why);
+				goto out;
+			}
+	}
+	st->seconds_generate += now_seconds() - t0;
+	rc = 0;
+out:
+	view_free(&vw);
+	return rc;
+}
+
+static int check_graph(const struct graph *g, bool full, uint32_t *deg, struct ofc_error *err)
+{
+	uint32_t n = g->n, d = graph_outdeg(g, 0);
+	uint32_t *in;
+
+	if (n < 2)
+		return ofc_error_set(err, OFC_E_INPUT, "a collective needs at least 2 nodes");
+	if (n > SCHED_MAX_NODES)
+		return ofc_error_set(err, OFC_E_INPUT, "%u nodes: schedules have at most %u", n,
+				     SCHED_MAX_NODES);
+	if (full && n > BFB_MAX_NODES)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%u nodes: BFB schedules are built for up to %u nodes", n,
+				     BFB_MAX_NODES);
+	in = xcalloc(n, sizeof(uint32_t));
+	for (uint32_t a = 0; a < g->m; a++)
+		in[g->adj[a]]++;
+	for (uint32_t u = 0; u < n; u++)
+		if (graph_outdeg(g, u) != d || in[u] != d) {
+			free(in);
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "%s is not regular (node %u): the cost model needs "
+					     "every node to have the same degree",
+					     g->spec ? g->spec : "the topology", u);
+		}
+	free(in);
+	if (d > BFB_MAX_DEGREE)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "degree %u: BFB handles up to %u links per node", d,
+				     BFB_MAX_DEGREE);
+	*deg = d;
+	return 0;
+}
+
+int bfb_schedule(const struct graph *g, enum sched_collective c, const struct bfb_opts *o,
+		 struct schedule *s, struct bfb_stats *st, struct ofc_error *err)
+{
+	static const struct bfb_opts defaults = {0};
+	struct phase_result rs = {0}, ag = {0};
+	uint32_t d = 0;
+
+	if (!o)
+		o = &defaults;
+	memset(st, 0, sizeof(*st));
+	if (c != SCHED_ALLGATHER && c != SCHED_REDUCE_SCATTER && c != SCHED_ALLREDUCE)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "BFB schedules allgather, reduce-scatter and "
+				     "allreduce");
+	if (check_graph(g, s != NULL || !g->vertex_transitive, &d, err) < 0)
+		return -1;
+	st->nodes = g->n;
+	st->degree = d;
+	if (s) {
+		sched_init(s, c, o->method == BFB_LP ? "bfb-lp" : "bfb", g->n);
+		snprintf(s->topology, sizeof(s->topology), "%s", g->spec ? g->spec : "");
+	}
+	if (c != SCHED_ALLGATHER && run_view(g, true, o, s, &rs, st, err) < 0)
+		goto fail;
+	if (c != SCHED_REDUCE_SCATTER && run_view(g, false, o, s, &ag, st, err) < 0)
+		goto fail;
+
+	struct frac zero = frac_make(0, 1);
+	st->steps = rs.steps + ag.steps;
+	st->tau_b = frac_add(c != SCHED_ALLGATHER ? rs.tau_b : zero,
+			     c != SCHED_REDUCE_SCATTER ? ag.tau_b : zero);
+	st->tau_b_value = rs.tau_b_value + ag.tau_b_value;
+	st->tau_b_exact = frac_add(c != SCHED_ALLGATHER ? rs.tau_b_exact : zero,
+				   c != SCHED_REDUCE_SCATTER ? ag.tau_b_exact : zero);
+	st->tau_b_exact_value = rs.tau_b_exact_value + ag.tau_b_exact_value;
+	st->problems = rs.problems + ag.problems;
+	st->lps = rs.lps + ag.lps;
+	struct frac opt = frac_mul(frac_make(cost_phases(c), 1), frac_make(g->n - 1, g->n));
+	st->bw_optimal = frac_valid(st->tau_b) ? frac_cmp(st->tau_b, opt) == 0
+					       : fabs(st->tau_b_value - frac_value(opt)) < 1e-9;
+	return 0;
+fail:
+	if (s)
+		sched_free(s);
+	return -1;
+}
+
+int bfb_solve_node(uint32_t m, const uint64_t *masks, uint32_t d, enum bfb_method method,
+		   uint64_t *c, uint64_t *k, struct ofc_error *err)
+{
+	struct bfb_opts o = {.method = method};
+	struct view vw = {.d = d, .o = &o};
+	struct worker w = {0};
+	bool single = true;
+	double ulp;
+	int rc = 0;
+
+	if (d == 0 || d > BFB_MAX_DEGREE || m == 0)
+		return ofc_error_set(err, OFC_E_INPUT, "need 1..%u links and some sources",
+				     BFB_MAX_DEGREE);
+	for (uint32_t i = 0; i < m; i++)
+		if (!masks[i] || (d < 64 && masks[i] >> d))
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "source %u has no candidate link among %u", i, d);
+	w.src = xmalloc((size_t)m * sizeof(uint32_t));
+	w.mask = xmalloc((size_t)m * sizeof(uint64_t));
+	w.gid = xmalloc((size_t)m * sizeof(uint32_t));
+	w.order = xmalloc((size_t)m * sizeof(uint32_t));
+	w.groups = xmalloc((size_t)m * sizeof(struct group));
+	for (uint32_t i = 0; i < m; i++) {
+		w.src[i] = i;
+		w.mask[i] = masks[i];
+	}
+	uint32_t ng = group_sources(&w, 0, m);
+	for (uint32_t g = 0; g < ng; g++)
+		single &= popcount64(w.groups[g].mask) == 1;
+	if (solve_value(&vw, &w, ng, m, single, c, k, &ulp) < 0)
+		rc = ofc_error_set(err, OFC_E_RUNTIME, "%s", w.why);
+	worker_free(&w);
+	return rc;
+}

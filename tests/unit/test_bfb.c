@@ -1,0 +1,440 @@
+/* BFB schedules: the paper's exact tau_B values, every schedule through the
+ * verifier with the link loads adding up to the reported tau_B, the three
+ * exact methods and lp_solve agreeing, reduce-scatter by reversal on a
+ * graph that is not reverse-symmetric, integer chunks within Thm 20. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/sched.h"
+
+static struct graph *build(const char *spec)
+{
+	struct graph *g = NULL;
+	struct ofc_error err = {0};
+
+	if (topo_build(spec, &g, &err) < 0)
+		fail_msg("%s: %s", spec, err.msg);
+	return g;
+}
+
+static uint32_t diameter(const struct graph *g)
+{
+	struct topo_facts f;
+
+	topo_facts(g, &f, 0);
+	return f.diameter;
+}
+
+/* Build, verify, and check that the per-step link loads the verifier
+ * measures add up to the tau_B the generator reports. */
+static void check_schedule(const struct graph *g, enum sched_collective c, const struct bfb_opts *o,
+			   struct bfb_stats *st)
+{
+	struct schedule s;
+	struct verify_report r;
+	struct verify_opts vo = {.graph = g};
+	struct ofc_error err = {0};
+
+	if (bfb_schedule(g, c, o, &s, st, &err) < 0)
+		fail_msg("%s: %s", g->spec, err.msg);
+	if (sched_verify(&s, &vo, &r) < 0)
+		fail_msg("%s %s: %s", g->spec, sched_collective_name(c), r.error);
+	assert_int_equal(s.nsteps, st->steps);
+	double measured = r.sum_max_link_load * st->degree / g->n;
+	if (fabs(measured - st->tau_b_value) > 1e-6)
+		fail_msg("%s: verifier measures tau_B %.9f, generator says %.9f", g->spec, measured,
+			 st->tau_b_value);
+	assert_true(r.duplicate_blocks == 0);
+	sched_free(&s);
+}
+
+static const struct {
+	const char *spec;
+	int64_t num, den;
+} known[] = {
+    {"genkautz:1024,4", 341, 256}, /* Table 4: allreduce 2.664 */
+    {"torus:4x6", 23, 24},
+    {"torus:5x7", 34, 35},
+    {"torus:32x32", 1023, 1024},
+    {"hypercube:10", 1023, 1024},
+    {"bipartite:2", 3, 4}, /* Fig. 1 */
+    {"line(bipartite:2)", 1, 1},
+    {"line^2(bipartite:2)", 9, 8},
+    {"circulant:16:3,4", 15, 16},
+    {"line(circulant:16:3,4)", 1, 1},
+    /* The simple 3x3x2 and 3x3x3x2 tori of Frontera (the size-2 dimension
+     * is one link): (N-1)/N. */
+    {"product(biring:3,biring:3,complete:2)", 17, 18},
+    {"product(biring:3,biring:3,biring:3,complete:2)", 53, 54},
+    /* ofc's torus:3x3x2 doubles the size-2 link: at step 1 the four
+     * neighbours in the other dimensions each have one link to u, so
+     * U*_1 = 1 > 5/6 and tau_B = 1. */
+    {"torus:3x3x2", 1, 1},
+    {"product(ring:4,ring:8)", 31, 32},
+    {"genkautz:8,2", 7, 4}, /* twice optimal: the upper edge of Fig. 12 */
+    {"kautz:4,1", 1, 1},
+    {"complete:5", 4, 5},
+    {"degree(complete:3,2)", 5, 6},
+    {"circulant:7:2,3", 6, 7},
+    {"bipartite:4", 7, 8},
+    {"hamming:2,3", 8, 9},
+    {"degree(biring:5,2)", 9, 10},
+    {"circulant:11:2,3", 10, 11},
+    {"circulant:12:2,3", 11, 12},
+};
+
+static void test_known_values(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(known); i++) {
+		struct graph *g = build(known[i].spec);
+		struct bfb_stats st;
+		char buf[64];
+
+		check_schedule(g, SCHED_ALLGATHER, NULL, &st);
+		if (st.tau_b.num != known[i].num || st.tau_b.den != known[i].den)
+			fail_msg("%s: tau_B %s, want %lld/%lld", known[i].spec,
+				 frac_str(st.tau_b, buf, sizeof(buf)), (long long)known[i].num,
+				 (long long)known[i].den);
+		/* Steps always equal the diameter. */
+		assert_int_equal(st.steps, diameter(g));
+		assert_true(st.bw_optimal ==
+			    (known[i].num * (int64_t)g->n == known[i].den * ((int64_t)g->n - 1)));
+		graph_free(g);
+	}
+}
+
+/* Fig. 5: u2 hears v1 from w1 or w2 and v2 from w2 or w3: U = 2/3; u1 with
+ * w1 and w2 only: U = 1. */
+static void test_fig5_lp(void **state)
+{
+	const uint64_t u2[] = {0x3, 0x6}, u1[] = {0x1, 0x2};
+	struct ofc_error err = {0};
+	uint64_t c, k;
+	(void)state;
+
+	for (int m = BFB_AUTO; m <= BFB_LP; m++) {
+		assert_int_equal(bfb_solve_node(2, u2, 3, (enum bfb_method)m, &c, &k, &err), 0);
+		assert_true(c == 2 && k == 3);
+		assert_int_equal(bfb_solve_node(2, u1, 2, (enum bfb_method)m, &c, &k, &err), 0);
+		assert_true(c == 1 && k == 1);
+	}
+	const uint64_t bad[] = {0x0};
+	assert_int_equal(bfb_solve_node(1, bad, 3, BFB_AUTO, &c, &k, &err), -1);
+}
+
+/* The subset formula, the parametric min cut and lp_solve agree on random
+ * problems (the min-cut argument of Thm 19 says they must). */
+static void test_methods_agree_random(void **state)
+{
+	uint64_t seed = 12345, masks[40];
+	struct ofc_error err = {0};
+	(void)state;
+
+	for (int trial = 0; trial < 300; trial++) {
+		uint32_t d = 1 + (uint32_t)(trial % 9), m = 1 + (uint32_t)((trial * 7) % 40);
+		uint64_t c[4], k[4];
+
+		for (uint32_t i = 0; i < m; i++) {
+			do {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				masks[i] = (seed >> 33) & ((1ull << d) - 1);
+				/* sparser sets are the interesting ones */
+				if (trial % 2)
+					masks[i] &= (seed >> 17);
+			} while (!masks[i]);
+		}
+		for (int meth = BFB_AUTO; meth <= BFB_LP; meth++)
+			assert_int_equal(bfb_solve_node(m, masks, d, (enum bfb_method)meth,
+							&c[meth], &k[meth], &err),
+					 0);
+		for (int meth = 1; meth < 4; meth++)
+			if (c[meth] != c[0] || k[meth] != k[0])
+				fail_msg("trial %d: method %d gives %llu/%llu, auto %llu/%llu",
+					 trial, meth, (unsigned long long)c[meth],
+					 (unsigned long long)k[meth], (unsigned long long)c[0],
+					 (unsigned long long)k[0]);
+	}
+}
+
+/* A d-regular digraph: the union of d random permutations. */
+static struct graph *random_regular(uint32_t n, uint32_t d, uint64_t seed)
+{
+	uint32_t *tails = xmalloc((size_t)n * d * sizeof(uint32_t));
+	uint32_t *heads = xmalloc((size_t)n * d * sizeof(uint32_t));
+	uint32_t *perm = xmalloc((size_t)n * sizeof(uint32_t));
+
+	for (uint32_t j = 0; j < d; j++) {
+		for (uint32_t i = 0; i < n; i++)
+			perm[i] = i;
+		for (uint32_t i = n - 1; i > 0; i--) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			uint32_t r = (uint32_t)((seed >> 33) % (i + 1)), t = perm[i];
+			perm[i] = perm[r];
+			perm[r] = t;
+		}
+		for (uint32_t u = 0; u < n; u++) {
+			tails[j * n + u] = u;
+			heads[j * n + u] = perm[u];
+		}
+	}
+	struct graph *g = graph_from_arcs(n, n * d, tails, heads, "random");
+	free(tails);
+	free(heads);
+	free(perm);
+	return g;
+}
+
+/* Whole schedules: every method, every collective, on structured and random
+ * graphs (with self-loops and parallel arcs), gives the same exact tau_B and
+ * passes the verifier. */
+static void test_methods_agree_schedules(void **state)
+{
+	const char *specs[] = {"hypercube:5", "genkautz:50,3", "line(genkautz:10,3)",
+			       "torus:3x5",   "debruijn:2,4",  "circulant:20:2,7"};
+	struct ofc_error err = {0};
+	(void)state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(specs) + 6; i++) {
+		struct graph *g = i < ARRAY_SIZE(specs) ? build(specs[i])
+							: random_regular(30 + 7 * (uint32_t)i,
+									 2 + (uint32_t)i % 4, i);
+		struct bfb_stats base;
+
+		if (bfb_schedule(g, SCHED_ALLGATHER, NULL, NULL, &base, &err) < 0) {
+			/* a random graph that is not strongly connected */
+			assert_non_null(strstr(err.msg, "not strongly connected"));
+			graph_free(g);
+			continue;
+		}
+		for (int c = SCHED_ALLGATHER; c <= SCHED_ALLREDUCE; c++)
+			for (int meth = BFB_AUTO; meth <= BFB_LP; meth++) {
+				struct bfb_opts o = {.method = (enum bfb_method)meth};
+				struct bfb_stats st;
+
+				check_schedule(g, (enum sched_collective)c, &o, &st);
+				if (c == SCHED_ALLGATHER)
+					assert_true(frac_cmp(st.tau_b, base.tau_b) == 0);
+				if (meth == BFB_LP)
+					assert_true(st.lps > 0 || st.problems == 0);
+			}
+		graph_free(g);
+	}
+}
+
+/* Reduce-scatter on generalized Kautz (not reverse-symmetric) is BFB
+ * allgather on the transpose, reversed: same steps and tau_B as allgather
+ * on reverse(G); allreduce is both. */
+static void test_reduce_scatter_by_reversal(void **state)
+{
+	struct graph *g = build("genkautz:200,3"), *t = build("reverse(genkautz:200,3)");
+	struct bfb_stats rs, ag, agt, ar;
+	(void)state;
+
+	check_schedule(g, SCHED_REDUCE_SCATTER, NULL, &rs);
+	check_schedule(g, SCHED_ALLGATHER, NULL, &ag);
+	check_schedule(t, SCHED_ALLGATHER, NULL, &agt);
+	check_schedule(g, SCHED_ALLREDUCE, NULL, &ar);
+	assert_true(frac_cmp(rs.tau_b, agt.tau_b) == 0);
+	assert_int_equal(rs.steps, agt.steps);
+	assert_true(frac_cmp(ar.tau_b, frac_add(rs.tau_b, ag.tau_b)) == 0);
+	assert_int_equal(ar.steps, rs.steps + ag.steps);
+	graph_free(g);
+	graph_free(t);
+
+	/* Table 4: genkautz:1024,4 allreduce = 2 x 341/256. */
+	g = build("genkautz:1024,4");
+	check_schedule(g, SCHED_ALLREDUCE, NULL, &ar);
+	assert_true(ar.tau_b.num == 341 && ar.tau_b.den == 128);
+	assert_int_equal(ar.steps, 10);
+	graph_free(g);
+}
+
+/* Integer chunks: every part is a whole number of 1/P chunks, the schedule
+ * verifies, and tau_B lies between the fractional optimum and the Thm 20
+ * bound tau + d(d^D - 1)/((d - 1) P N). */
+static void test_chunks(void **state)
+{
+	const char *specs[] = {"hypercube:6", "genkautz:100,4", "torus:5x7", "circulant:16:3,4",
+			       "line(bipartite:3)"};
+	(void)state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
+		struct graph *g = build(specs[i]);
+
+		for (uint32_t P = 1; P <= 7; P += 3) {
+			struct bfb_opts o = {.chunks = P};
+			struct bfb_stats st;
+			struct schedule s;
+			struct ofc_error err = {0};
+
+			check_schedule(g, SCHED_ALLGATHER, &o, &st);
+			assert_int_equal(bfb_schedule(g, SCHED_ALLGATHER, &o, &s, &st, &err), 0);
+			for (size_t x = 0; x < s.nxfers; x++) {
+				double a = sched_frac(s.xfers[x].offset) * P,
+				       b = sched_frac(s.xfers[x].length) * P;
+				assert_true(fabs(a - nearbyint(a)) < 1e-6);
+				assert_true(fabs(b - nearbyint(b)) < 1e-6 && b > 0.5);
+			}
+			sched_free(&s);
+			double d = st.degree, D = st.steps, N = g->n;
+			double bound = st.tau_b_exact_value +
+				       (d == 1 ? D : d * (pow(d, D) - 1) / (d - 1)) / (P * N);
+			assert_true(st.tau_b_value >= st.tau_b_exact_value - 1e-12);
+			assert_true(st.tau_b_value <= bound + 1e-12);
+		}
+		graph_free(g);
+	}
+}
+
+/* Figures alone (one node of a vertex-transitive graph) match the schedule. */
+static void test_figures_only(void **state)
+{
+	const char *specs[] = {"torus:6x9", "hypercube:7", "circulant:30:4,5", "genkautz:60,3"};
+	struct ofc_error err = {0};
+	(void)state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
+		struct graph *g = build(specs[i]);
+		struct bfb_stats a, b;
+		struct schedule s;
+
+		assert_int_equal(bfb_schedule(g, SCHED_ALLREDUCE, NULL, NULL, &a, &err), 0);
+		assert_int_equal(bfb_schedule(g, SCHED_ALLREDUCE, NULL, &s, &b, &err), 0);
+		assert_true(frac_cmp(a.tau_b, b.tau_b) == 0);
+		assert_int_equal(a.steps, b.steps);
+		sched_free(&s);
+		graph_free(g);
+	}
+}
+
+static void test_errors(void **state)
+{
+	struct ofc_error err = {0};
+	struct bfb_stats st;
+	struct schedule s;
+	(void)state;
+
+	/* Two disjoint rings: regular but not strongly connected. */
+	uint32_t tails[] = {0, 1, 2, 3}, heads[] = {1, 0, 3, 2};
+	struct graph *g = graph_from_arcs(4, 4, tails, heads, "two-rings");
+	assert_int_equal(bfb_schedule(g, SCHED_ALLGATHER, NULL, &s, &st, &err), -1);
+	assert_non_null(strstr(err.msg, "not strongly connected"));
+	graph_free(g);
+
+	/* Not regular. */
+	uint32_t t2[] = {0, 0, 1, 2}, h2[] = {1, 2, 0, 0};
+	g = graph_from_arcs(3, 4, t2, h2, "star");
+	assert_int_equal(bfb_schedule(g, SCHED_ALLGATHER, NULL, &s, &st, &err), -1);
+	assert_non_null(strstr(err.msg, "not regular"));
+	assert_int_equal(err.code, OFC_E_INPUT);
+	graph_free(g);
+
+	g = build("torus:4x4");
+	assert_int_equal(bfb_schedule(g, SCHED_ALLTOALL, NULL, &s, &st, &err), -1);
+	graph_free(g);
+}
+
+/* The expansion constructions verify, and their measured figures equal the
+ * paper's predictions (Thm 1/10, 11, 12 hold with equality on BFB bases). */
+static void test_expansions(void **state)
+{
+	static const struct {
+		const char *spec;
+		uint32_t steps;
+		int64_t num, den; /* predicted allgather tau_B */
+	} cases[] = {
+	    {"line(bipartite:2)", 3, 1, 1},
+	    {"line^2(bipartite:2)", 4, 9, 8},
+	    /* Cor. 1.2: 15/16 + (4/3)(1/16 - 1/1024) */
+	    {"line^3(circulant:16:3,4)", 6, 261, 256},
+	    /* Thm 11: 4/5 + 1/10 */
+	    {"degree(biring:5,2)", 3, 9, 10},
+	    {"degree(ring:4,2)", 4, 7, 8},
+	    /* Thm 12: (4/5)(5/4)(24/25) */
+	    {"power(circulant:5:1,2,2)", 2, 24, 25},
+	    {"power(ring:4,2)", 6, 15, 16},
+	    /* Table 4: (UniRing(1,4) x UniRing(1,8))^2, 40 allreduce steps */
+	    {"power(product(ring:4,ring:8),2)", 20, 1023, 1024},
+	    {"degree(line(bipartite:2),2)", 4, 17, 16},
+	    {"line(genkautz:10,3)", 4, 29, 20},
+	};
+	(void)state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		for (int c = SCHED_ALLGATHER; c <= SCHED_ALLREDUCE; c++) {
+			struct graph *g;
+			struct topo_tree *t;
+			struct ofc_error err = {0};
+			struct expand_figures f;
+			struct schedule s;
+			struct verify_report r;
+			uint32_t k = cost_phases((enum sched_collective)c);
+
+			assert_int_equal(topo_build_tree(cases[i].spec, &g, &t, &err), 0);
+			assert_true(expand_applies(t));
+			if (expand_schedule(t, (enum sched_collective)c, NULL, &s, &f, &err) < 0)
+				fail_msg("%s: %s", cases[i].spec, err.msg);
+			struct verify_opts vo = {.graph = g};
+			if (sched_verify(&s, &vo, &r) < 0)
+				fail_msg("%s %s: %s", cases[i].spec,
+					 sched_collective_name((enum sched_collective)c), r.error);
+			assert_int_equal(f.steps, k * cases[i].steps);
+			assert_int_equal(s.nsteps, f.steps);
+			assert_true(frac_cmp(f.tau_b, frac_make(k * cases[i].num, cases[i].den)) ==
+				    0);
+			double measured = r.sum_max_link_load * graph_outdeg(g, 0) / g->n;
+			if (fabs(measured - f.tau_b_value) > 1e-6)
+				fail_msg("%s: measured %.9f predicted %.9f", cases[i].spec,
+					 measured, f.tau_b_value);
+			assert_true(f.exact);
+			sched_free(&s);
+			topo_tree_free(t);
+			graph_free(g);
+		}
+}
+
+/* Exact fractions: reduced, compared exactly, overflow marked invalid. */
+static void test_fractions(void **state)
+{
+	char buf[64];
+	(void)state;
+
+	struct frac a = frac_add(frac_make(15, 16), frac_mul(frac_make(4, 3), frac_make(63, 1024)));
+	assert_string_equal(frac_str(a, buf, sizeof(buf)), "261/256"); /* Cor. 1.2, Table 4 */
+	assert_string_equal(frac_str(frac_make(6, -4), buf, sizeof(buf)), "-3/2");
+	assert_true(frac_cmp(frac_make(2, 3), frac_make(3, 4)) < 0);
+	assert_true(frac_cmp(frac_sub(frac_make(1, 2), frac_make(1, 3)), frac_make(1, 6)) == 0);
+	assert_true(frac_cmp(frac_div(frac_make(1, 2), frac_make(1, 4)), frac_make(2, 1)) == 0);
+	struct frac r = frac_from_double(2.0 / 3.0 + 1e-9, 4, 1e-6);
+	assert_true(r.num == 2 && r.den == 3);
+	assert_false(frac_valid(frac_from_double(0.123456, 4, 1e-6)));
+	struct frac big = frac_make(INT64_MAX / 2, 1);
+	assert_false(frac_valid(frac_mul(big, frac_make(5, 1))));
+	assert_false(frac_valid(frac_add(big, frac_make(1, 0))));
+	assert_string_equal(frac_str(frac_make(1, 0), buf, sizeof(buf)), "?");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_fractions),
+	    cmocka_unit_test(test_known_values),
+	    cmocka_unit_test(test_fig5_lp),
+	    cmocka_unit_test(test_methods_agree_random),
+	    cmocka_unit_test(test_methods_agree_schedules),
+	    cmocka_unit_test(test_reduce_scatter_by_reversal),
+	    cmocka_unit_test(test_chunks),
+	    cmocka_unit_test(test_figures_only),
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_expansions),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
