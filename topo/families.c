@@ -32,26 +32,35 @@ struct graph *topo_biring(uint32_t n)
 {
 	uint32_t gen = 1;
 
-	return topo_circulant(n, &gen, 1);
+	/* Two nodes: one link each way, like the torus dimension of size 2. */
+	return n == 2 ? topo_complete(2) : topo_circulant(n, &gen, 1);
 }
 
+/* A dimension of size 2 contributes one link each way: its +1 and -1
+ * neighbours are the same node, and the torus is the Cartesian product of
+ * rings with K_2 for the size-2 ones, as in Zhao et al. (Frontera's 3x3x2
+ * torus has degree 5 and BFB reaches (N-1)/N on it). Use circulant:2:1 in a
+ * product for a doubled link. */
 struct graph *topo_torus(const uint32_t *dims, uint32_t ndims)
 {
-	uint32_t n = 1, d = 2 * ndims;
+	uint32_t n = 1, d = 0;
 
-	for (uint32_t i = 0; i < ndims; i++)
+	for (uint32_t i = 0; i < ndims; i++) {
 		n *= dims[i];
+		d += dims[i] == 2 ? 1 : 2;
+	}
 	struct graph *g = graph_regular(n, d);
 	for (uint32_t u = 0; u < n; u++) {
 		uint32_t stride = 1, *a = g->adj + (size_t)u * d;
 
-		/* Node index = x0 + A0 * (x1 + A1 * (x2 + ...)). */
+		/* Node index = x0 + A0 * (x1 + A1 * (x2 + ...)); ports +x0, -x0, +x1, ... */
 		for (uint32_t i = 0; i < ndims; i++) {
 			uint32_t x = (u / stride) % dims[i];
 			uint32_t base = u - x * stride;
 
-			a[2 * i] = base + ((x + 1) % dims[i]) * stride;
-			a[2 * i + 1] = base + ((x + dims[i] - 1) % dims[i]) * stride;
+			*a++ = base + ((x + 1) % dims[i]) * stride;
+			if (dims[i] > 2)
+				*a++ = base + ((x + dims[i] - 1) % dims[i]) * stride;
 			stride *= dims[i];
 		}
 	}

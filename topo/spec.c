@@ -191,7 +191,7 @@ static int b_torus(struct parser *p, size_t lo, size_t hi, struct graph **g, str
 	}
 	if (check_size(p, lo, n, 2ull * k) < 0)
 		return -1;
-	*g = topo_torus(v, k);
+	*g = topo_torus(v, k); /* a dimension of 2 has one link each way */
 	sb_puts(c, "torus:");
 	for (uint32_t d = 0; d < k; d++)
 		sb_printf(c, "%s%u", d ? "x" : "", v[d]);

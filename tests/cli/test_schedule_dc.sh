@@ -24,7 +24,9 @@ circulant:16:3,4 15/16 3
 line(circulant:16:3,4) 1 4
 product(biring:3,biring:3,complete:2) 17/18 3
 product(biring:3,biring:3,biring:3,complete:2) 53/54 4
-torus:3x3x2 1 3
+torus:3x3x2 17/18 3
+torus:3x3x3x2 53/54 4
+product(biring:3,biring:3,circulant:2:1) 1 3
 EOF
 
 # Table 4 (N = 1024, d = 4, alpha = 10 us, M/B = 2^20 B at 100 Gb/s, allreduce).

@@ -9,7 +9,8 @@ expect_json 'j["nodes"]==1024 and j["degree"]==10 and j["diameter"]==10' $OFC to
 expect_json 'j["nodes"]==1280 and j["degree"]==4 and j["diameter"]==5' $OFC topo kautz:4,4 --json
 expect_json 'j["nodes"]==1024 and j["diameter"]==5 and j["moore_diameter"]==5 and j["self_loops"]==4' $OFC topo genkautz:1024,4 --json
 expect_json 'j["nodes"]==5 and j["degree"]==1 and j["diameter"]==4 and j["edge_list"]==[[0,1],[1,2],[2,3],[3,4],[4,0]]' $OFC topo ring:5 --json
-expect_json 'j["nodes"]==24 and j["degree"]==6 and j["diameter"]==4 and j["parallel_edges"]==24' $OFC topo torus:2x3x4 --json
+expect_json 'j["nodes"]==24 and j["degree"]==5 and j["diameter"]==4 and j["parallel_edges"]==0 and j["edges"]==120' $OFC topo torus:2x3x4 --json
+expect_json 'j["degree"]==3 and j["parallel_edges"]==6' $OFC topo 'product(ring:3,circulant:2:1)' --json
 expect_json 'j["nodes"]==16 and j["degree"]==4 and j["diameter"]==3' $OFC topo circulant:16:3,4 --json
 expect_json 'j["nodes"]==8 and j["self_loops"]==2 and j["diameter"]==3' $OFC topo debruijn:2,3 --json
 expect_json 'j["nodes"]==9 and j["degree"]==4 and j["diameter"]==2' $OFC topo hamming:2,3 --json

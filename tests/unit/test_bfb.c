@@ -68,14 +68,16 @@ static const struct {
     {"line^2(bipartite:2)", 9, 8},
     {"circulant:16:3,4", 15, 16},
     {"line(circulant:16:3,4)", 1, 1},
-    /* The simple 3x3x2 and 3x3x3x2 tori of Frontera (the size-2 dimension
-     * is one link): (N-1)/N. */
+    /* Frontera's 3x3x2 and 3x3x3x2 tori (a size-2 dimension is one link):
+     * (N-1)/N, the same as the explicit products. */
+    {"torus:3x3x2", 17, 18},
+    {"torus:3x3x3x2", 53, 54},
     {"product(biring:3,biring:3,complete:2)", 17, 18},
     {"product(biring:3,biring:3,biring:3,complete:2)", 53, 54},
-    /* ofc's torus:3x3x2 doubles the size-2 link: at step 1 the four
-     * neighbours in the other dimensions each have one link to u, so
-     * U*_1 = 1 > 5/6 and tau_B = 1. */
-    {"torus:3x3x2", 1, 1},
+    /* A doubled size-2 link (circulant:2:1 has two parallel arcs): at step 1
+     * the four neighbours in the other dimensions each reach u over one
+     * link, so U*_1 = 1 > 5/6 and tau_B = 1. */
+    {"product(biring:3,biring:3,circulant:2:1)", 1, 1},
     {"product(ring:4,ring:8)", 31, 32},
     {"genkautz:8,2", 7, 4}, /* twice optimal: the upper edge of Fig. 12 */
     {"kautz:4,1", 1, 1},

@@ -36,8 +36,10 @@ static const struct known known[] = {
 	{"torus:8x8", 64, 4, 8},
 	{"torus:4x6", 24, 4, 5},
 	{"torus:5x7", 35, 4, 5},
-	{"torus:3x3x2", 18, 6, 3},
-	{"torus:3x3x3x2", 54, 8, 4},
+	{"torus:3x3x2", 18, 5, 3}, /* a size-2 dimension is one link */
+	{"torus:3x3x3x2", 54, 7, 4},
+	{"torus:2x2x2", 8, 3, 3},    /* = hypercube:3 */
+	{"biring:2", 2, 1, 1},
 	{"torus:32x32", 1024, 4, 32},
 	{"hypercube:10", 1024, 10, 10},
 	{"complete:5", 5, 4, 1},
