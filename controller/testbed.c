@@ -191,9 +191,10 @@ int testbed_up(struct ctl *c, uint32_t *ncircuits, struct ofc_error *err)
 		sb_printf(&sb, "%s\n", names[h]);
 		maxp = f->hosts[h].ports > maxp ? f->hosts[h].ports : maxp;
 	}
-	if ((uint64_t)f->nhosts * maxp > 65536u || f->nhosts > 65536u) {
+	if ((uint64_t)f->nhosts * maxp > 32768u || f->nhosts > 65535u) {
 		ofc_error_set(err, OFC_E_INPUT,
-			      "a testbed addresses at most 65536 host ports from 198.18.0.0/15; "
+			      "a testbed addresses at most 32768 host ports (a /31 each in "
+			      "198.18.0.0/16) and 65535 hosts (198.19.0.0/16); "
 			      "this fabric has %u hosts x %u ports",
 			      f->nhosts, maxp);
 		goto out;

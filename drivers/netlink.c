@@ -174,15 +174,19 @@ static int nlk_read(struct device *dev, struct device_state *out, struct ofc_err
 			for (obj = nl_cache_get_first(ac); obj; obj = nl_cache_get_next(obj)) {
 				struct rtnl_addr *a = (struct rtnl_addr *)obj;
 				int ifi = rtnl_addr_get_ifindex(a);
+				uint32_t local = addr_u32(rtnl_addr_get_local(a));
+
+				if (!local)
+					continue; /* IPv6 link-local and the like */
 
 				for (uint32_t q = 0; q < p->ports; q++) {
 					struct end *x = &o[(size_t)h * p->ports + q];
 					struct end *y = &in[(size_t)h * p->ports + q];
 
 					if (x->ifindex == ifi)
-						x->addr = addr_u32(rtnl_addr_get_local(a));
+						x->addr = local;
 					if (y->ifindex == ifi)
-						y->addr = addr_u32(rtnl_addr_get_local(a));
+						y->addr = local;
 				}
 			}
 			for (obj = nl_cache_get_first(rcache); obj; obj = nl_cache_get_next(obj)) {
@@ -192,7 +196,8 @@ static int nlk_read(struct device *dev, struct device_state *out, struct ofc_err
 
 				if (rtnl_route_get_protocol(r) != RTPROT_OFC ||
 				    nl_addr_get_prefixlen(rtnl_route_get_dst(r)) != 32 ||
-				    (dst >> 16) != ((198u << 8) | 19u) || (dst & 0xffffu) >= p->n ||
+				    (dst >> 16) != ((198u << 8) | 19u) || (dst & 0xffffu) == 0 ||
+				    (dst & 0xffffu) > p->n ||
 				    rtnl_route_get_nnexthops(r) != 1)
 					continue;
 				nh = rtnl_route_nexthop_n(r, 0);
@@ -200,8 +205,8 @@ static int nlk_read(struct device *dev, struct device_state *out, struct ofc_err
 					if (o[(size_t)h * p->ports + q].ifindex &&
 					    o[(size_t)h * p->ports + q].ifindex ==
 						    rtnl_route_nh_get_ifindex(nh))
-						state_add_route(out,
-								(struct hroute){h, dst & 0xffffu, q});
+						state_add_route(out, (struct hroute){
+									     h, (dst & 0xffffu) - 1, q});
 			}
 		}
 		if (lc)

@@ -19,7 +19,8 @@
 
 uint32_t testbed_host_addr(uint32_t host)
 {
-	return (198u << 24) | (19u << 16) | (host & 0xffffu); /* 198.19.0.0/16 */
+	/* 198.19.0.1 .. 198.19.255.255: host 0 is .0.1, not the network's .0.0 */
+	return (198u << 24) | (19u << 16) | ((host + 1) & 0xffffu);
 }
 
 uint32_t testbed_link_addr(uint32_t host, uint32_t port, uint32_t host_ports, bool dst_end)
