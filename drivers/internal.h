@@ -36,4 +36,13 @@ int tl1_driver_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 		     struct ofc_error *err);
 void tl1_driver_close(struct device *dev);
 
+/* MRR agent frames (docs/mrr.md): a 4-byte big-endian length, then one
+ * protobuf message of at most MRR_MAX_FRAME bytes. */
+#define MRR_MAX_FRAME (1u << 20)
+int mrr_frame_send(int fd, const void *msg, size_t len, double deadline, struct ofc_error *err);
+/* Reads one frame into *buf (grown as needed); *len its size. Returns 0, or
+ * -1 with err set (timeout, closed, oversized). */
+int mrr_frame_recv(int fd, uint8_t **buf, size_t *cap, size_t *len, double deadline,
+		   struct ofc_error *err);
+
 #endif
