@@ -78,6 +78,7 @@ struct fabric_cmd {
 	const char *state_dir_opt;
 	char *state_dir;
 	bool json, dry_run;
+	bool progress; /* events on stderr (when it is a terminal) */
 	double timeout; /* try: seconds to wait for confirm */
 	struct fabric *fabric;
 	struct ctl *ctl;

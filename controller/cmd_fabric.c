@@ -77,16 +77,25 @@ int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc,
 		return cli_usage_error(cmd, "missing FILE");
 	}
 	fc->state_dir = ctl_state_dir(fc->state_dir_opt);
+	fc->progress = isatty(STDERR_FILENO);
 	return 0;
 }
 
+/* Progress goes to stderr when it is a terminal (people watch a long apply;
+ * scripts get the outcome and the error alone). A repaired transaction is
+ * always reported: it changed devices the user did not ask to change now. */
 static void print_event(void *ctx, const struct ctl_event *ev)
 {
 	struct fabric_cmd *fc = ctx;
 	const char *dev = ev->device ? ev->device : "";
 	const char *sep = ev->device ? ": " : "";
 
-	(void)fc;
+	if (ev->kind == CTL_EV_RECOVERED) {
+		fprintf(stderr, "ofc: repaired %s\n", ev->message);
+		return;
+	}
+	if (!fc->progress)
+		return;
 	switch (ev->kind) {
 	case CTL_EV_TXN_STARTED:
 		fprintf(stderr, "transaction %llu: %s\n", (unsigned long long)ev->txn, ev->message);
@@ -103,9 +112,6 @@ static void print_event(void *ctx, const struct ctl_event *ev)
 		break;
 	case CTL_EV_DEVICE_BACK:
 		fprintf(stderr, "  %s: back\n", dev);
-		break;
-	case CTL_EV_RECOVERED:
-		fprintf(stderr, "ofc: repaired %s\n", ev->message);
 		break;
 	default:
 		break;
@@ -581,10 +587,12 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, &old);
-	fprintf(stderr,
-		"applied (trial %llu); run 'ofc confirm' within %.0f s to keep it, or it is "
-		"reverted\n",
-		(unsigned long long)res.txn, fc.timeout);
+	if (!fc.json) {
+		printf("applied (trial %llu); run 'ofc confirm' within %.0f s to keep it, or it "
+		       "is reverted\n",
+		       (unsigned long long)res.txn, fc.timeout);
+		fflush(stdout);
+	}
 	for (;;) {
 		struct timespec tick = {0, 100 * 1000 * 1000};
 		struct timespec now;

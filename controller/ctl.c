@@ -294,19 +294,16 @@ static int read_device(struct ctl *c, struct ctl_device *cd, struct ofc_error *e
 {
 	struct device_state s;
 
+	/* The driver reconnects and retries on its own; a read that still
+	 * fails leaves the device closed, so the next use starts afresh. */
 	if (device_read(&cd->dev, &s, err) < 0) {
-		/* One reconnect: the session may have died under a failed command. */
 		device_close(&cd->dev);
-		ofc_error_clear(err);
-		if (device_read(&cd->dev, &s, err) < 0) {
-			device_close(&cd->dev);
-			cd->read_ok = false;
-			cd->read_err = *err;
-			if (!cd->lost)
-				emit(c, CTL_EV_DEVICE_LOST, cd->cfg.name, "%s", err->msg);
-			cd->lost = true;
-			return -1;
-		}
+		cd->read_ok = false;
+		cd->read_err = *err;
+		if (!cd->lost)
+			emit(c, CTL_EV_DEVICE_LOST, cd->cfg.name, "%s", err->msg);
+		cd->lost = true;
+		return -1;
 	}
 	if (cd->lost)
 		emit(c, CTL_EV_DEVICE_BACK, cd->cfg.name, NULL);
