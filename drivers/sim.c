@@ -21,6 +21,7 @@ void sim_device_init(struct sim_device *s, enum dev_class cls, uint32_t ports)
 	state_init(&s->state, cls);
 	s->ports = ports;
 	s->mode = FAULT_DENY;
+	s->fail_count = 1;
 }
 
 void sim_device_free(struct sim_device *s)
