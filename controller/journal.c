@@ -40,16 +40,20 @@ static void pack_device(struct arena *a, Ofc__V1__DeviceRecord *r, const char *n
 	r->driver = arena_strdup(a, driver);
 	r->n_xconn = (size_t)s->nxc * 2;
 	r->xconn = arena_array(a, r->n_xconn + 1, sizeof(uint32_t));
-	memcpy(r->xconn, s->xc, r->n_xconn * sizeof(uint32_t));
+	if (r->n_xconn)
+		memcpy(r->xconn, s->xc, r->n_xconn * sizeof(uint32_t));
 	r->n_channels = (size_t)s->nch * 4;
 	r->channels = arena_array(a, r->n_channels + 1, sizeof(uint32_t));
-	memcpy(r->channels, s->ch, r->n_channels * sizeof(uint32_t));
+	if (r->n_channels)
+		memcpy(r->channels, s->ch, r->n_channels * sizeof(uint32_t));
 	r->n_links = (size_t)s->nlinks * 4;
 	r->links = arena_array(a, r->n_links + 1, sizeof(uint32_t));
-	memcpy(r->links, s->links, r->n_links * sizeof(uint32_t));
+	if (r->n_links)
+		memcpy(r->links, s->links, r->n_links * sizeof(uint32_t));
 	r->n_routes = (size_t)s->nroutes * 3;
 	r->routes = arena_array(a, r->n_routes + 1, sizeof(uint32_t));
-	memcpy(r->routes, s->routes, r->n_routes * sizeof(uint32_t));
+	if (r->n_routes)
+		memcpy(r->routes, s->routes, r->n_routes * sizeof(uint32_t));
 }
 
 static int unpack_device(const Ofc__V1__DeviceRecord *r, struct device_state *s, const char *path,

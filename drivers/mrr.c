@@ -75,12 +75,14 @@ static int exchange(struct device *dev, Ofc__V1__MrrRequest *req, Ofc__V1__MrrRe
 {
 	struct mrr_priv *p = dev->priv;
 	double deadline = now_seconds() + dev->cfg.timeout;
-	size_t n = ofc__v1__mrr_request__get_packed_size(req), len;
-	uint8_t *out = xmalloc(n + 1);
+	size_t n, len;
+	uint8_t *out;
 	int rc;
 
 	req->has_seq = true;
 	req->seq = ++p->seq;
+	n = ofc__v1__mrr_request__get_packed_size(req);
+	out = xmalloc(n + 1);
 	n = ofc__v1__mrr_request__pack(req, out);
 	dev->stats.commands++;
 	rc = mrr_frame_send(p->fd, out, n, deadline, err);

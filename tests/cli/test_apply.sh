@@ -202,8 +202,23 @@ expect_json 'j["devices"][0]["driver"]=="patch-panel" and j["devices"][0]["add"]
 expect_stdout_has "committed transaction 1: 48 operations" $OFC apply "$TMP/panel.yaml" --device "panel0=127.0.0.1:$p_port" --state-dir "$ST"
 stop_emu "$p_pid"
 
+# ---- sim devices from a config keep their state in the state directory -------------
+cat >"$TMP/sim.yaml" <<EOF
+name: simtorus
+hosts: {count: 64, prefix: h, ports: 4}
+switches:
+  - {name: ocs0, type: ocs, ports: 256, driver: {type: sim}}
+wiring: {pattern: sequential, switches: [ocs0]}
+topology: torus:8x8
+EOF
+expect_json 'j["devices"][0]["driver"]=="sim" and j["devices"][0]["add"]==256' \
+	$OFC plan "$TMP/sim.yaml" --state-dir "$ST" --json
+expect_stdout_has "committed transaction 1: 256 operations" $OFC apply "$TMP/sim.yaml" --state-dir "$ST"
+expect_json 'j["operations"]==0' $OFC plan "$TMP/sim.yaml" --state-dir "$ST" --json
+[ "$(wc -l <"$ST/sim-ocs0.txt")" -eq 256 ] && ok || bad "sim state not persisted"
+
 # ---- status without a config, and usage errors ------------------------------------
-expect_json 'sorted(f["fabric"] for f in j["fabrics"])==["testbed12-patch","torus64-ocs"] and all(f["transaction"] is None for f in j["fabrics"])' \
+expect_json 'sorted(f["fabric"] for f in j["fabrics"])==["simtorus","testbed12-patch","torus64-ocs"] and all(f["transaction"] is None for f in j["fabrics"])' \
 	$OFC status --state-dir "$ST" --json
 expect_error 2 "ofc apply: --device 'ocs0': expected NAME=HOST:PORT" $OFC apply "$TORUS" --device ocs0 --state-dir "$ST"
 expect_error 2 "ofc apply: --device 'ocs9': $TORUS has no switch or ring of that name" $OFC apply "$TORUS" --device ocs9=127.0.0.1:5 --state-dir "$ST"

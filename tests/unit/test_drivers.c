@@ -143,6 +143,7 @@ static void test_sim_faults(void **state)
 	assert_int_equal(sim.state.nxc, 1);
 	assert_non_null(strstr(err.msg, "refused"));
 	/* close-after: the op happened but the answer was lost. */
+	sim_device_free(&sim);
 	sim_device_init(&sim, DEV_SWITCH, 4);
 	sim.fail_at = 3;
 	sim.mode = FAULT_CLOSE_AFTER;
