@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 
 static const struct driver_ops *const drivers[] = {
@@ -161,6 +162,39 @@ int tcp_connect(const char *address, double timeout, struct ofc_error *err)
 				     strerror(e ? e : ECONNREFUSED));
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+int tcp_listen(const char *address, const char *port_file, struct ofc_error *err)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t len = sizeof(sa);
+	char host[64], port[16], buf[16];
+	uint32_t p;
+	int fd, one = 1, n;
+
+	if (split_address(address, host, sizeof(host), port, sizeof(port)) < 0 ||
+	    parse_u32(port, &p) < 0 || p > 65535 || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+		return ofc_error_set(err, OFC_E_USAGE, "bad address '%s': expected IPv4:PORT",
+				     address);
+	sa.sin_port = htons((uint16_t)p);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "socket: %s", strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
+		int e = errno;
+
+		close(fd);
+		return ofc_error_set(err, OFC_E_RUNTIME, "cannot listen on %s: %s", address,
+				     strerror(e));
+	}
+	n = snprintf(buf, sizeof(buf), "%u\n", ntohs(sa.sin_port));
+	if (port_file && atomic_write(port_file, buf, (size_t)n, err) < 0) {
+		close(fd);
+		return -1;
+	}
 	return fd;
 }
 

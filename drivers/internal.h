@@ -14,6 +14,9 @@ extern const struct driver_ops sim_driver_ops;
 /* "host:port" or "[v6]:port" -> a connected TCP socket, within timeout
  * seconds. Returns the fd, or -1 with err set (OFC_E_RUNTIME). */
 int tcp_connect(const char *address, double timeout, struct ofc_error *err);
+/* Listen on "IPv4:PORT" (port 0: any free port) for the emulators and
+ * write the port to port_file (atomically) when given. Returns the fd. */
+int tcp_listen(const char *address, const char *port_file, struct ofc_error *err);
 /* Write all of buf before the deadline (now_seconds() clock). */
 int fd_write_all(int fd, const void *buf, size_t n, double deadline, struct ofc_error *err);
 /* Read at most n bytes, waiting until the deadline. Returns bytes read,

@@ -311,7 +311,7 @@ int main(int argc, char **argv)
 	const char *listen_addr = NULL, *port_file = NULL, *log_path = NULL;
 	struct ofc_error err = {0};
 	uint64_t v;
-	int c, lfd, one = 1;
+	int c, lfd;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -366,34 +366,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	const char *colon = strrchr(listen_addr, ':');
-	struct sockaddr_in sa = {.sin_family = AF_INET};
-	socklen_t slen = sizeof(sa);
-	char host[64];
-	uint32_t port;
-	if (!colon || (size_t)(colon - listen_addr) >= sizeof(host) ||
-	    parse_u32(colon + 1, &port) < 0 || port > 65535)
-		return bad_usage("bad --listen (expected IPv4:PORT)", listen_addr);
-	memcpy(host, listen_addr, (size_t)(colon - listen_addr));
-	host[colon - listen_addr] = 0;
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
-		return bad_usage("bad --listen (expected IPv4:PORT)", listen_addr);
-	sa.sin_port = htons((uint16_t)port);
-	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 16) < 0 ||
-	    getsockname(lfd, (struct sockaddr *)&sa, &slen) < 0) {
-		fprintf(stderr, "mrr-emu: cannot listen on %s: %s\n", listen_addr, strerror(errno));
-		return 1;
-	}
-	if (port_file) {
-		char buf[16];
-		int len = snprintf(buf, sizeof(buf), "%u\n", ntohs(sa.sin_port));
-
-		if (atomic_write(port_file, buf, (size_t)len, &err) < 0) {
-			fprintf(stderr, "mrr-emu: %s\n", err.msg);
-			return 1;
-		}
+	lfd = tcp_listen(listen_addr, port_file, &err);
+	if (lfd < 0) {
+		fprintf(stderr, "mrr-emu: %s\n", err.msg);
+		return err.code == OFC_E_USAGE ? 2 : 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	for (int i = 0; i < MAX_CLIENTS; i++)

@@ -14,7 +14,7 @@
  * the socket listens). --state loads cross-connects at start and saves them
  * after every change, so a restarted emulator keeps its switch state.
  */
-#include "drivers/drivers.h"
+#include "drivers/internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -335,36 +335,6 @@ static void on_readable(struct emu *e, struct client *c)
 		drop(c);
 }
 
-static int listen_on(const char *addr, uint16_t *port_out)
-{
-	char host[64];
-	const char *colon = strrchr(addr, ':');
-	uint32_t port;
-	struct sockaddr_in sa = {.sin_family = AF_INET};
-	socklen_t len = sizeof(sa);
-	int fd, one = 1;
-
-	if (!colon || (size_t)(colon - addr) >= sizeof(host) || parse_u32(colon + 1, &port) < 0 ||
-	    port > 65535)
-		return -2;
-	memcpy(host, addr, (size_t)(colon - addr));
-	host[colon - addr] = 0;
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
-		return -2;
-	sa.sin_port = htons((uint16_t)port);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
-		close(fd);
-		return -1;
-	}
-	*port_out = ntohs(sa.sin_port);
-	return fd;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -384,7 +354,6 @@ int main(int argc, char **argv)
 	struct emu e = {.fail_count = 1, .mode = FAULT_DENY};
 	const char *listen_addr = NULL, *port_file = NULL, *log_path = NULL;
 	struct ofc_error err = {0};
-	uint16_t port;
 	uint64_t v;
 	int c, lfd;
 
@@ -457,21 +426,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ocs-emu: %s: %s\n", log_path, strerror(errno));
 		return 1;
 	}
-	lfd = listen_on(listen_addr, &port);
-	if (lfd == -2)
-		return bad_usage("bad --listen '%s': expected IPv4:PORT", listen_addr);
+	lfd = tcp_listen(listen_addr, port_file, &err);
 	if (lfd < 0) {
-		fprintf(stderr, "ocs-emu: cannot listen on %s: %s\n", listen_addr, strerror(errno));
-		return 1;
-	}
-	if (port_file) {
-		char buf[16];
-		int len = snprintf(buf, sizeof(buf), "%u\n", port);
-
-		if (atomic_write(port_file, buf, (size_t)len, &err) < 0) {
-			fprintf(stderr, "ocs-emu: %s\n", err.msg);
-			return 1;
-		}
+		fprintf(stderr, "ocs-emu: %s\n", err.msg);
+		return err.code == OFC_E_USAGE ? 2 : 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	for (int i = 0; i < MAX_CLIENTS; i++)

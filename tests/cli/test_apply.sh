@@ -229,4 +229,26 @@ expect_error 2 "ofc status: too many arguments" $OFC status a b
 expect_exit 2 $OFC apply "$TMP/nonexistent.yaml" --state-dir "$ST"
 expect_exit 0 $OFC apply --help
 
+# The emulators refuse bad options and survive bad input.
+expect_error 2 "ocs-emu: bad address 'nope': expected IPv4:PORT" $BUILD/ocs-emu --listen nope --ports 4
+expect_exit 2 $BUILD/ocs-emu --listen 127.0.0.1:0 --ports 0
+expect_exit 2 $BUILD/ocs-emu --listen 127.0.0.1:0 --ports 4 --fail-mode explode
+expect_exit 2 $BUILD/mrr-emu --listen 127.0.0.1:0 --nodes 4
+start_emu ocs-emu g --ports 8 --credentials configs/credentials/ocs0.cred
+python3 - "$g_port" >"$TMP/raw" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+s.sendall(b"\x00\xff\x01;ENT-PATCH::1,9:7:;")
+data = b""
+while data.count(b";") < 2:
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    data += chunk
+print(data.decode("ascii", "replace"))
+PY
+grep -q "M  0 DENY" "$TMP/raw" && grep -q "M  7 DENY" "$TMP/raw" && grep -q "PLNA" "$TMP/raw" && ok || bad "ocs-emu on garbage input" "$(cat "$TMP/raw")"
+kill -0 "$g_pid" 2>/dev/null && ok || bad "ocs-emu died on garbage input"
+stop_emu "$g_pid"
+
 finish
