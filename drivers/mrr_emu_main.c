@@ -359,18 +359,17 @@ int main(int argc, char **argv)
 		return bad_usage("ring too large", NULL);
 	if (!a.mrrs)
 		a.mrrs = a.wl;
-	a.on = xcalloc((size_t)a.nodes * a.ifaces * a.wl * 2 + 1, 1);
-	a.used = xcalloc((size_t)a.nodes * a.ifaces + 1, sizeof(uint32_t));
-	if (log_path && !(a.log = fopen(log_path, "a"))) {
-		fprintf(stderr, "mrr-emu: %s: %s\n", log_path, strerror(errno));
-		return 1;
-	}
-
 	lfd = tcp_listen(listen_addr, port_file, &err);
 	if (lfd < 0) {
 		fprintf(stderr, "mrr-emu: %s\n", err.msg);
 		return err.code == OFC_E_USAGE ? 2 : 1;
 	}
+	if (log_path && !(a.log = fopen(log_path, "a"))) {
+		fprintf(stderr, "mrr-emu: %s: %s\n", log_path, strerror(errno));
+		return 1;
+	}
+	a.on = xcalloc((size_t)a.nodes * a.ifaces * a.wl * 2 + 1, 1);
+	a.used = xcalloc((size_t)a.nodes * a.ifaces + 1, sizeof(uint32_t));
 	signal(SIGPIPE, SIG_IGN);
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		a.clients[i].fd = -1;

@@ -335,6 +335,23 @@ static void on_readable(struct emu *e, struct client *c)
 		drop(c);
 }
 
+/* Tell the caller the port (only once the state is loaded: a test that
+ * sees the port file may connect at once). */
+static int report_port(int lfd, const char *port_file, struct ofc_error *err)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+	char buf[16];
+	int n;
+
+	if (getsockname(lfd, (struct sockaddr *)&sa, &len) < 0) {
+		ofc_error_set(err, OFC_E_RUNTIME, "getsockname: %s", strerror(errno));
+		return 1;
+	}
+	n = snprintf(buf, sizeof(buf), "%u\n", ntohs(sa.sin_port));
+	return atomic_write(port_file, buf, (size_t)n, err) < 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -416,20 +433,26 @@ int main(int argc, char **argv)
 		return bad_usage("unexpected argument '%s'", argv[optind]);
 	if (!listen_addr || !e.n)
 		return bad_usage("%s", "--listen and --ports are required");
-	e.to = xcalloc(e.n + 1, sizeof(uint32_t));
-	e.from = xcalloc(e.n + 1, sizeof(uint32_t));
-	if (e.state_path && load_state(&e, &err) < 0) {
-		fprintf(stderr, "ocs-emu: %s\n", err.msg);
-		return 2;
-	}
-	if (log_path && !(e.log = fopen(log_path, "a"))) {
-		fprintf(stderr, "ocs-emu: %s: %s\n", log_path, strerror(errno));
-		return 1;
-	}
-	lfd = tcp_listen(listen_addr, port_file, &err);
+	lfd = tcp_listen(listen_addr, NULL, &err);
 	if (lfd < 0) {
 		fprintf(stderr, "ocs-emu: %s\n", err.msg);
 		return err.code == OFC_E_USAGE ? 2 : 1;
+	}
+	e.to = xcalloc(e.n + 1, sizeof(uint32_t));
+	e.from = xcalloc(e.n + 1, sizeof(uint32_t));
+	int rc = 0;
+	if (e.state_path && load_state(&e, &err) < 0)
+		rc = 2;
+	else if (log_path && !(e.log = fopen(log_path, "a"))) {
+		ofc_error_set(&err, OFC_E_RUNTIME, "%s: %s", log_path, strerror(errno));
+		rc = 1;
+	} else if (port_file)
+		rc = report_port(lfd, port_file, &err);
+	if (rc) {
+		fprintf(stderr, "ocs-emu: %s\n", err.msg);
+		free(e.to);
+		free(e.from);
+		return rc;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	for (int i = 0; i < MAX_CLIENTS; i++)
