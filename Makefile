@@ -67,6 +67,9 @@ $(STAMP): scripts/install-deps.sh
 	@scripts/install-deps.sh
 	@mkdir -p $(BUILD) && touch $@
 
+# Generated C is never an intermediate to delete: a missing header next to
+# its .c would fail the next build of that object.
+.SECONDARY: $(PROTO_C) $(PROTO_H)
 $(BUILD)/gen/proto/%.pb-c.c $(BUILD)/gen/proto/%.pb-c.h: proto/%.proto | $(STAMP)
 	@mkdir -p $(BUILD)/gen
 	@echo "  PROTOC  $<"
@@ -78,7 +81,7 @@ $(BUILD)/obj/%.o: %.c | $(STAMP) $(PROTO_H)
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 # Generated protobuf C is not ours to lint: no -Werror extras there.
-$(BUILD)/gen/proto/%.pb-c.o: $(BUILD)/gen/proto/%.pb-c.c
+$(BUILD)/gen/proto/%.pb-c.o: $(BUILD)/gen/proto/%.pb-c.c $(BUILD)/gen/proto/%.pb-c.h
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CSTD) $(OPT) $(SAN) -I$(BUILD)/gen $(PKG_CFLAGS) -c $< -o $@
 

@@ -19,6 +19,20 @@ static const struct cli_cmd commands[] = {
 	{"finder",
 	 "--nodes N --degree D [--collective C] [--size M] [--alpha T] [--bandwidth B] [--json]",
 	 "the best direct-connect topologies for N hosts of D ports", cmd_finder},
+	{"plan", "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
+	 "read every device and show what would change to reach the config", cmd_plan},
+	{"apply", "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--dry-run] [--json]",
+	 "change the devices as one transaction: journal, apply, verify, or roll back",
+	 cmd_apply},
+	{"try", "FILE [--timeout S] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
+	 "apply, then revert unless 'ofc confirm' arrives within S seconds", cmd_try},
+	{"confirm", "[FILE] [--state-dir DIR] [--json]", "keep what a running 'ofc try' applied",
+	 cmd_confirm},
+	{"status", "[FILE] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
+	 "recorded and live device state, and any unfinished transaction", cmd_status},
+	{"testbed", "up|check|down FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
+	 "hosts as network namespaces, circuits as veth pairs, routes over netlink",
+	 cmd_testbed},
 };
 
 static void usage_all(FILE *out)

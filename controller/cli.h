@@ -68,6 +68,41 @@ int cli_write_schedule(const struct schedule_request *req, const struct schedule
 int schedule_wdm(struct schedule_request *req);	   /* WDM rings (cmd_schedule_wdm.c) */
 int schedule_direct(struct schedule_request *req); /* direct-connect (cmd_schedule_dc.c) */
 
+/* Commands that talk to devices (cmd_fabric.c, cmd_status.c, cmd_testbed.c)
+ * share FILE, --device, --state-dir and --json. */
+struct fabric_cmd {
+	const struct cli_cmd *cmd;
+	const char *file;
+	const char *overrides[256]; /* "NAME=HOST:PORT" */
+	uint32_t noverrides;
+	const char *state_dir_opt;
+	char *state_dir;
+	bool json, dry_run;
+	bool progress; /* events on stderr (when it is a terminal) */
+	double timeout; /* try: seconds to wait for confirm */
+	struct fabric *fabric;
+	struct ctl *ctl;
+};
+extern const char fabric_cmd_options[];
+/* Returns 0 to go on, -1 after --help (exit 0), or an exit status. */
+int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc, char **argv,
+		     const struct option *extra, int (*on_extra)(struct fabric_cmd *, int, const char *),
+		     const char *help, bool file_optional);
+int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg);
+int fabric_cmd_open(struct fabric_cmd *fc, bool with_testbed, struct ofc_error *err);
+/* Take the lock and resolve a journal a crash left. */
+int fabric_cmd_repair(struct fabric_cmd *fc, struct ofc_error *err);
+/* Print err, free fc, return the exit status. */
+int fabric_cmd_fail(struct fabric_cmd *fc, const struct ofc_error *err);
+void fabric_cmd_free(struct fabric_cmd *fc);
+void json_state(struct json_writer *w, const struct device_state *s);
+
+int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_apply(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_try(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_status(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_show(const struct cli_cmd *cmd, int argc, char **argv);

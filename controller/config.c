@@ -494,6 +494,15 @@ static void ring_init(void *p)
 	driver_init(&r->driver);
 }
 
+static const struct key lightpath_keys[] = {
+	{"from", h_name, OFF(struct lightpath_cfg, from), .required = true},
+	{"to", h_name, OFF(struct lightpath_cfg, to), .required = true},
+	{"wavelength", h_u32, OFF(struct lightpath_cfg, wavelength), .min = 0, .max = 4095,
+	 .required = true},
+	{"interface", h_u32, OFF(struct lightpath_cfg, interface), .min = 0, .max = 63},
+	{NULL},
+};
+
 static const struct key ring_keys[] = {
 	{"name", h_name, OFF(struct ring, name), .required = true},
 	{"nodes", h_ring_nodes, .required = true},
@@ -506,6 +515,8 @@ static const struct key ring_keys[] = {
 	{"mrr_tuning_delay", h_duration, OFF(struct ring, mrr_delay), .min = 0, .max = 10},
 	{"oeo_delay", h_duration, OFF(struct ring, oeo_delay), .min = 0, .max = 10},
 	{"driver", h_driver, OFF(struct ring, driver)},
+	{"lightpaths", h_list, OFF(struct ring, lightpaths), lightpath_keys,
+	 sizeof(struct lightpath_cfg), OFF(struct ring, nlightpaths)},
 	{NULL},
 };
 

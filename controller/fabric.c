@@ -29,6 +29,11 @@ void fabric_free(struct fabric *f)
 		free(r->node_locs);
 		free(r->members);
 		driver_free(&r->driver);
+		for (uint32_t k = 0; k < r->nlightpaths; k++) {
+			free(r->lightpaths[k].from);
+			free(r->lightpaths[k].to);
+		}
+		free(r->lightpaths);
 	}
 	free(f->rings);
 	for (uint32_t i = 0; i < f->nswitches; i++) {

@@ -236,6 +236,8 @@ static int check_rings(struct fabric *f, struct ofc_error *err)
 			r->mrrs = r->wavelengths;
 		snprintf(what, sizeof(what), "ring '%s'", r->name);
 		rc = check_driver(f, &r->driver, what, ring_drivers, err);
+		if (rc == 0)
+			rc = ring_check_lightpaths(f, i, err);
 	}
 	free(seen);
 	return rc;

@@ -1,0 +1,362 @@
+/* Reconfiguration speed: plan, apply and verify 384 cross-connects against
+ * build/ocs-emu with zero switching delay (target: under 200 ms), and the
+ * per-command overhead of each driver (tl1, patch-panel, mrr, netlink,
+ * sim). The emulators run as real processes on loopback; the netlink part
+ * needs root and makes its own network namespaces (skipped otherwise).
+ *
+ *   build/bench/reconfig [REPS]      (BUILD=dir picks the emulators' directory)
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "controller/controller.h"
+
+struct emu {
+	pid_t pid;
+	char port[16];
+};
+
+static int start_emu(const char *dir, const char *const *argv_tail, struct emu *e)
+{
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	char *bin = xasprintf("%s/%s", build, argv_tail[0]);
+	char *pf = xasprintf("%s/port", dir);
+	const char *argv[32];
+	int n = 0;
+
+	unlink(pf);
+	argv[n++] = bin;
+	argv[n++] = "--listen";
+	argv[n++] = "127.0.0.1:0";
+	argv[n++] = "--port-file";
+	argv[n++] = pf;
+	for (int i = 1; argv_tail[i] && n < 30; i++)
+		argv[n++] = argv_tail[i];
+	argv[n] = NULL;
+	e->pid = fork();
+	if (e->pid == 0) {
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	for (int i = 0; i < 2000; i++) {
+		FILE *f = fopen(pf, "r");
+
+		if (f) {
+			bool got = fgets(e->port, sizeof(e->port), f) != NULL;
+
+			fclose(f);
+			if (got) {
+				e->port[strcspn(e->port, "\n")] = 0;
+				free(bin);
+				free(pf);
+				return 0;
+			}
+		}
+		usleep(1000);
+	}
+	fprintf(stderr, "reconfig: %s did not start\n", bin);
+	free(bin);
+	free(pf);
+	return -1;
+}
+
+static void stop_emu(struct emu *e)
+{
+	kill(e->pid, SIGTERM);
+	waitpid(e->pid, NULL, 0);
+}
+
+static struct fabric *fabric_from(const char *dir, const char *text)
+{
+	char *path = xasprintf("%s/fabric.yaml", dir);
+	struct ofc_error err = {0};
+	struct fabric *f;
+
+	if (atomic_write(path, text, strlen(text), &err) < 0 || fabric_open(path, &f, &err) < 0) {
+		fprintf(stderr, "reconfig: %s\n", err.msg);
+		exit(1);
+	}
+	free(path);
+	return f;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One transaction from whatever the device holds to f's target; returns
+ * plan + apply + verify seconds, and the driver's command count. */
+static double one_apply(struct fabric *f, const char *dir, const char *override, uint32_t *ops,
+			uint64_t *cmds, double *apply_s)
+{
+	const char *ov[] = {override};
+	struct ctl_opts o = {.state_dir = dir, .overrides = ov, .noverrides = override ? 1 : 0};
+	struct ofc_error err = {0};
+	struct ctl_result res;
+	struct ctl *c;
+	double t0 = now_seconds(), t1;
+
+	if (ctl_open(f, &o, &c, &err) < 0 || ctl_plan(c, &err) < 0) {
+		fprintf(stderr, "reconfig: %s\n", err.msg);
+		exit(1);
+	}
+	t1 = now_seconds();
+	uint64_t before = c->devs[0].dev.stats.commands;
+	double in_driver = c->devs[0].dev.stats.seconds;
+	if (ctl_apply(c, 0, &res, &err) < 0) {
+		fprintf(stderr, "reconfig: %s\n", err.msg);
+		exit(1);
+	}
+	(void)t1;
+	/* Time inside the driver (commands and their replies), without the
+	 * journal's and the state file's fsyncs. */
+	*apply_s = c->devs[0].dev.stats.seconds - in_driver;
+	*ops = res.ops_applied;
+	*cmds = c->devs[0].dev.stats.commands - before;
+	ctl_close(c);
+	return now_seconds() - t0;
+}
+
+static void write_cred(const char *dir)
+{
+	char *p = xasprintf("%s/c.cred", dir);
+	struct ofc_error err = {0};
+
+	atomic_write(p, "user: admin\npassword: bench\n", 28, &err);
+	free(p);
+}
+
+/* 96 hosts x 4 ports wired as torus:8x12 on one 384-port switch: 384
+ * cross-connects. */
+static char *switch_config(const char *type, const char *driver, double move)
+{
+	return xasprintf("name: bench\nhosts: {count: 96, prefix: h, ports: 4}\n"
+			 "switches:\n  - name: sw0\n    type: %s\n    ports: 384\n%s"
+			 "    driver: {type: %s, address: 127.0.0.1:1, credentials: c.cred, "
+			 "timeout: 5s}\n"
+			 "wiring: {pattern: sequential, switches: [sw0]}\ntopology: torus:8x12\n",
+			 type,
+			 move > 0 ? "    move_time: 0s\n" : "    reconfig_time: 0s\n", driver);
+}
+
+static void bench_switch(const char *dir, const char *type, const char *driver, int reps,
+			 bool headline)
+{
+	char *text = switch_config(type, driver, strcmp(type, "patch-panel") == 0 ? 1 : 0);
+	struct fabric *f = fabric_from(dir, text);
+	double *total = xcalloc((size_t)reps, sizeof(double));
+	double *app = xcalloc((size_t)reps, sizeof(double));
+	uint32_t ops = 0;
+	uint64_t cmds = 0;
+
+	for (int r = 0; r < reps; r++) {
+		const char *argv[] = {"ocs-emu", "--ports", "384", "--delay-ms", "0", NULL};
+		struct emu e;
+		char *ov;
+		char *st = xasprintf("%s/st%d-%s", dir, r, driver);
+
+		if (start_emu(dir, argv, &e) < 0)
+			exit(1);
+		ov = xasprintf("sw0=127.0.0.1:%s", e.port);
+		total[r] = one_apply(f, st, ov, &ops, &cmds, &app[r]);
+		stop_emu(&e);
+		free(ov);
+		free(st);
+	}
+	qsort(total, (size_t)reps, sizeof(double), cmp_double);
+	qsort(app, (size_t)reps, sizeof(double), cmp_double);
+	if (headline)
+		printf("plan+apply+verify %u cross-connects (tl1, ocs-emu, delay 0): median %.1f ms, "
+		       "min %.1f ms, max %.1f ms over %d runs (target < 200 ms)\n",
+		       ops, total[reps / 2] * 1e3, total[0] * 1e3, total[reps - 1] * 1e3, reps);
+	printf("  %-12s %6.1f us/command (apply: %u changes + read-back = %llu commands, median "
+	       "%.2f ms)\n",
+	       driver, app[reps / 2] * 1e6 / (double)cmds, ops, (unsigned long long)cmds,
+	       app[reps / 2] * 1e3);
+	free(total);
+	free(app);
+	fabric_free(f);
+	free(text);
+}
+
+static void bench_mrr(const char *dir, int reps)
+{
+	/* 64 nodes, 16 wavelengths: 64 lightpaths n_i -> n_{i+1}, wavelength
+	 * i mod 16 = 128 MRR tunings. */
+	struct strbuf sb = STRBUF_INIT;
+	double *app = xcalloc((size_t)reps, sizeof(double));
+	uint32_t ops = 0;
+	uint64_t cmds = 0;
+
+	sb_puts(&sb, "name: bench\nhosts: {count: 64, prefix: n}\nrings:\n  - name: ring0\n"
+		     "    nodes: all\n    wavelengths: 16\n    rate_per_wavelength: 40Gbps\n"
+		     "    mrr_tuning_delay: 0s\n"
+		     "    driver: {type: mrr, address: 127.0.0.1:1, timeout: 5s}\n"
+		     "    lightpaths:\n");
+	for (int i = 0; i < 64; i++)
+		sb_printf(&sb, "      - {from: n%d, to: n%d, wavelength: %d}\n", i, (i + 1) % 64, i % 16);
+	struct fabric *f = fabric_from(dir, sb.buf);
+	for (int r = 0; r < reps; r++) {
+		const char *argv[] = {"mrr-emu", "--nodes", "64", "--wavelengths", "16",
+				      "--delay-us", "0", NULL};
+		struct emu e;
+		double a;
+		char *st = xasprintf("%s/mst%d", dir, r), *ov;
+
+		if (start_emu(dir, argv, &e) < 0)
+			exit(1);
+		ov = xasprintf("ring0=127.0.0.1:%s", e.port);
+		one_apply(f, st, ov, &ops, &cmds, &a);
+		app[r] = a;
+		stop_emu(&e);
+		free(ov);
+		free(st);
+	}
+	qsort(app, (size_t)reps, sizeof(double), cmp_double);
+	printf("  %-12s %6.1f us/command (apply: %u tunings + read-back = %llu requests, median "
+	       "%.2f ms)\n",
+	       "mrr", app[reps / 2] * 1e6 / (double)cmds, ops, (unsigned long long)cmds,
+	       app[reps / 2] * 1e3);
+	free(app);
+	fabric_free(f);
+	sb_free(&sb);
+}
+
+static void bench_sim(const char *dir, int reps)
+{
+	char *text = xasprintf("name: bench\nhosts: {count: 96, prefix: h, ports: 4}\n"
+			       "switches:\n  - {name: sw0, type: ocs, ports: 384, driver: {type: sim}}\n"
+			       "wiring: {pattern: sequential, switches: [sw0]}\ntopology: torus:8x12\n");
+	struct fabric *f = fabric_from(dir, text);
+	double *app = xcalloc((size_t)reps, sizeof(double));
+	uint32_t ops = 0;
+	uint64_t cmds = 0;
+
+	for (int r = 0; r < reps; r++) {
+		char *st = xasprintf("%s/sst%d", dir, r);
+
+		one_apply(f, st, NULL, &ops, &cmds, &app[r]);
+		free(st);
+	}
+	qsort(app, (size_t)reps, sizeof(double), cmp_double);
+	printf("  %-12s %6.1f us/command (in process; its state file is rewritten after the "
+	       "batch; %llu commands, median %.2f ms)\n",
+	       "sim", app[reps / 2] * 1e6 / (double)cmds, (unsigned long long)cmds,
+	       app[reps / 2] * 1e3);
+	free(app);
+	fabric_free(f);
+	free(text);
+}
+
+/* netlink: a 16-host testbed (torus:4x4) brought to its target from
+ * nothing: 64 veth circuits (create, address, raise both ends) and 240
+ * routes. */
+static void bench_netlink(void)
+{
+	const uint32_t n = 16, ports = 4;
+	char *names[16];
+	struct device dev;
+	struct device_state cur, want;
+	struct op_batch b = {0};
+	struct ofc_error err = {0};
+	uint32_t done;
+	struct graph *g;
+	struct port_map pm;
+	struct hlink links[64];
+	uint32_t nl = 0;
+
+	if (geteuid() != 0) {
+		printf("  %-12s skipped: needs root for network namespaces\n", "netlink");
+		return;
+	}
+	topo_build("torus:4x4", &g, &err);
+	topo_ports(g, &pm, &err);
+	for (uint32_t j = 0; j < pm.d; j++)
+		for (uint32_t u = 0; u < n; u++)
+			links[nl++] = (struct hlink){u, j, pm.to[(size_t)j * n + u], j};
+	for (uint32_t h = 0; h < n; h++) {
+		names[h] = xasprintf("ofc-bench%d-h%u", (int)getpid(), h);
+		if (netns_create(names[h], testbed_host_addr(h), &err) < 0) {
+			printf("  %-12s skipped: %s\n", "netlink", err.msg);
+			for (uint32_t k = 0; k < h; k++)
+				netns_delete(names[k], &err);
+			return;
+		}
+	}
+	/* testbed_target needs a fabric only for its host count. */
+	struct fabric fake = {.nhosts = n};
+	testbed_target(&fake, links, nl, &want);
+	struct device_cfg cfg = {.name = "testbed", .driver = "netlink", .cls = DEV_HOSTS,
+				 .timeout = 5, .netns = (const char *const *)names, .nhosts = n,
+				 .host_ports = ports};
+	device_init(&dev, &cfg, &err);
+	device_read(&dev, &cur, &err);
+	state_diff(&cur, &want, &b);
+	uint32_t nlink = 0;
+	for (uint32_t i = 0; i < b.n; i++)
+		nlink += b.ops[i].kind == OP_LINK_ADD;
+	struct op_batch links_only = {.ops = b.ops, .n = nlink};
+	struct op_batch routes_only = {.ops = b.ops + nlink, .n = b.n - nlink};
+	double t0 = now_seconds();
+	int rc = device_apply(&dev, &links_only, &done, &err);
+	double t1 = now_seconds();
+	if (rc == 0)
+		rc = device_apply(&dev, &routes_only, &done, &err);
+	double t2 = now_seconds();
+	state_free(&cur);
+	if (rc == 0)
+		rc = device_read(&dev, &cur, &err);
+	double t3 = now_seconds();
+	if (rc == 0 && state_equal(&cur, &want))
+		printf("  %-12s %6.1f us/circuit (veth pair across namespaces, 2 addresses, 2 links "
+		       "up), %.1f us/route, read-back of 16 hosts %.2f ms\n",
+		       "netlink", (t1 - t0) * 1e6 / nlink, (t2 - t1) * 1e6 / routes_only.n,
+		       (t3 - t2) * 1e3);
+	else
+		printf("  %-12s failed: %s\n", "netlink", err.msg);
+	device_close(&dev);
+	for (uint32_t h = 0; h < n; h++) {
+		netns_delete(names[h], &err);
+		free(names[h]);
+	}
+	state_free(&cur);
+	state_free(&want);
+	batch_free(&b);
+	port_map_free(&pm);
+	graph_free(g);
+}
+
+int main(int argc, char **argv)
+{
+	char dir[] = "/tmp/ofc-bench.XXXXXX";
+	int reps = argc > 1 ? atoi(argv[1]) : 7;
+
+	if (reps < 1 || reps > 1000)
+		reps = 7;
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	write_cred(dir);
+	printf("reconfiguration (%d runs each; state directory in %s)\n", reps, dir);
+	bench_switch(dir, "ocs", "tl1", reps, true);
+	printf("per-command overhead of each driver (zero device delay, loopback):\n");
+	bench_switch(dir, "ocs", "tl1", reps, false);
+	bench_switch(dir, "patch-panel", "patch-panel", reps, false);
+	bench_mrr(dir, reps);
+	bench_sim(dir, reps);
+	bench_netlink();
+	char *cmd = xasprintf("rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "reconfig: could not remove %s\n", dir);
+	free(cmd);
+	return 0;
+}

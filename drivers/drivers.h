@@ -1,0 +1,257 @@
+/* drivers — every device ofc changes, behind one interface (struct
+ * driver_ops, after the kernel's net_device_ops). The core never asks which
+ * driver a device has: it reads state, applies batches of operations and
+ * closes, and the driver turns those into TL1 commands, protobuf frames or
+ * netlink requests.
+ *
+ * Three classes of device state:
+ *   switches (OCS, patch panel): cross-connects ingress -> egress, ports 1..N;
+ *   rings (MRR agents): channels (node, interface, wavelength, add|drop) tuned on;
+ *   hosts (netlink testbed): veth circuits between host ports, and routes.
+ *
+ * Fault injection lives in the emulators (build/ocs-emu, build/mrr-emu) and
+ * in the sim driver, never in the core.
+ */
+#ifndef OFC_DRIVERS_H
+#define OFC_DRIVERS_H
+
+#include "util/util.h"
+
+enum dev_class { DEV_SWITCH = 1, DEV_RING = 2, DEV_HOSTS = 3 };
+
+/* A cross-connect: ingress port `in` to egress port `out`, both 1..N. */
+struct xconn {
+	uint32_t in, out;
+};
+
+enum mrr_role { MRR_ADD = 1, MRR_DROP = 2 };
+
+/* One MRR tuned onto a wavelength: node (index in ring order), optical
+ * interface, wavelength, and whether it adds (transmits) or drops. */
+struct mrr_chan {
+	uint32_t node, iface, wl, role;
+};
+
+/* A veth circuit: host src_host's port src_port transmits to dst_host's
+ * port dst_port (hosts are fabric host indices). */
+struct hlink {
+	uint32_t src_host, src_port, dst_host, dst_port;
+};
+
+/* In host `host`, traffic for dst_host leaves through the circuit of its
+ * port `port`. */
+struct hroute {
+	uint32_t host, dst_host, port;
+};
+
+/* What a device holds. Arrays are kept sorted (state_sort) so states
+ * compare and diff in one pass. */
+struct device_state {
+	enum dev_class cls;
+	struct xconn *xc;
+	uint32_t nxc;
+	size_t xc_cap;
+	struct mrr_chan *ch;
+	uint32_t nch;
+	size_t ch_cap;
+	struct hlink *links;
+	uint32_t nlinks;
+	size_t links_cap;
+	struct hroute *routes;
+	uint32_t nroutes;
+	size_t routes_cap;
+};
+
+void state_init(struct device_state *s, enum dev_class cls);
+void state_free(struct device_state *s);
+void state_clear(struct device_state *s);
+void state_copy(struct device_state *dst, const struct device_state *src);
+void state_add_xconn(struct device_state *s, uint32_t in, uint32_t out);
+void state_add_chan(struct device_state *s, struct mrr_chan c);
+void state_add_link(struct device_state *s, struct hlink l);
+void state_add_route(struct device_state *s, struct hroute r);
+void state_sort(struct device_state *s);
+bool state_equal(const struct device_state *a, const struct device_state *b);
+/* Number of entries (cross-connects + channels + links + routes). */
+uint32_t state_size(const struct device_state *s);
+
+enum op_kind {
+	OP_DISCONNECT = 1, /* xc: remove ingress xc.in (xc.out: what it held) */
+	OP_CONNECT,	   /* xc: connect xc.in -> xc.out */
+	OP_TUNE_OFF,	   /* ch: detune the MRR */
+	OP_TUNE_ON,	   /* ch: tune the MRR onto the wavelength */
+	OP_LINK_DEL,	   /* link: remove the veth circuit */
+	OP_LINK_ADD,	   /* link: create, address and raise the veth circuit */
+	OP_ROUTE_SET,	   /* route: add or replace */
+	OP_ROUTE_DEL,	   /* route: remove */
+};
+
+struct op {
+	enum op_kind kind;
+	union {
+		struct xconn xc;
+		struct mrr_chan ch;
+		struct hlink link;
+		struct hroute route;
+	};
+};
+
+struct op_batch {
+	struct op *ops;
+	uint32_t n;
+	size_t cap;
+};
+
+void batch_add(struct op_batch *b, struct op op);
+void batch_free(struct op_batch *b);
+
+/* The operations that take a device from `cur` to `want`, in the order they
+ * can be applied: removals first (so ports and wavelengths are free), then
+ * additions, then routes. Entries present in both are not touched. A route
+ * through a circuit that is removed or added is set again: the kernel
+ * drops routes with their link. */
+void state_diff(const struct device_state *cur, const struct device_state *want,
+		struct op_batch *out);
+/* One line for people: "connect 3 -> 17", "tune on node 2 if 0 wl 5 add". */
+void op_describe(const struct op *op, char *buf, size_t n);
+
+/* ---- devices -------------------------------------------------------------- */
+
+struct sim_device;
+
+/* What a driver needs to know about its device; filled by the controller
+ * from the fabric config. Strings are borrowed for the device's life. */
+struct device_cfg {
+	const char *name;
+	const char *driver;	     /* tl1, patch-panel, mrr, netlink, sim */
+	const char *address;	     /* host:port (already overridden by --device) */
+	const char *credentials;     /* resolved path, or NULL */
+	double timeout;		     /* seconds per command */
+	uint32_t retries;	     /* extra attempts after a lost connection */
+	enum dev_class cls;
+	uint32_t ports;		     /* switches: N */
+	double move_time;	     /* patch panels: seconds per move */
+	uint32_t ring_nodes, interfaces, wavelengths, mrrs; /* rings */
+	double mrr_delay;
+	/* hosts (netlink): namespace per host and host ports */
+	const char *const *netns;    /* nhosts namespace names */
+	uint32_t nhosts, host_ports;
+	const char *state_dir;	     /* sim devices without an in-process twin persist here */
+	struct sim_device *sim;	     /* sim: the in-process device, or NULL */
+};
+
+struct device_stats {
+	uint64_t commands;	/* requests sent (including retries and reads) */
+	uint64_t retries;	/* reconnects after a lost connection */
+	double seconds;		/* wall time inside the driver */
+};
+
+struct device {
+	struct device_cfg cfg;
+	const struct driver_ops *ops;
+	void *priv;
+	bool open;
+	struct device_stats stats;
+};
+
+struct driver_ops {
+	const char *name;
+	enum dev_class cls; /* 0: any (sim) */
+	int (*open)(struct device *, struct ofc_error *);
+	int (*read_state)(struct device *, struct device_state *, struct ofc_error *);
+	/* Apply ops in order; *done is how many took effect for certain. On
+	 * failure the next op (index *done) may or may not have: callers read
+	 * back before undoing. */
+	int (*apply)(struct device *, const struct op_batch *, uint32_t *done, struct ofc_error *);
+	void (*close)(struct device *);
+};
+
+/* The driver named as in the config, or NULL. */
+const struct driver_ops *driver_find(const char *name);
+
+/* Set up dev (no I/O yet). */
+int device_init(struct device *dev, const struct device_cfg *cfg, struct ofc_error *err);
+/* Wrappers that open on first use, time the driver and prefix errors with
+ * the device name. */
+int device_read(struct device *dev, struct device_state *out, struct ofc_error *err);
+int device_apply(struct device *dev, const struct op_batch *b, uint32_t *done,
+		 struct ofc_error *err);
+void device_close(struct device *dev);
+
+/* ---- credentials ------------------------------------------------------------ */
+
+#define CRED_MAX 128
+struct credentials {
+	char user[CRED_MAX];
+	char password[CRED_MAX];
+};
+/* `# comment`, `user: NAME`, `password: SECRET`. Errors name the file and
+ * line, never the secret. */
+int credentials_load(const char *path, struct credentials *c, struct ofc_error *err);
+/* Overwrite the secret in memory. */
+void credentials_wipe(struct credentials *c);
+
+/* ---- sim ------------------------------------------------------------------- */
+
+enum fault_mode {
+	FAULT_DENY = 1,	   /* refuse the command */
+	FAULT_CLOSE,	   /* drop the connection before acting */
+	FAULT_CLOSE_AFTER, /* act, then drop the connection before answering */
+	FAULT_STALL,	   /* never answer */
+	FAULT_GARBAGE,	   /* answer with bytes that are not a reply */
+	FAULT_LIE,	   /* the next read-back reports a wrong entry */
+};
+/* "deny", "close", ... ; 0 when unknown. */
+enum fault_mode fault_mode_parse(const char *s);
+const char *fault_mode_name(enum fault_mode m);
+
+/* An in-process device with the emulators' fault injection: commands are
+ * counted from 1 (reads and writes alike); commands fail_at .. fail_at +
+ * fail_count - 1 fail in `mode`. */
+struct sim_device {
+	struct device_state state;
+	uint32_t ports; /* switches: 0 = unlimited */
+	uint64_t commands;
+	uint64_t fail_at, fail_count;
+	enum fault_mode mode;
+	bool lie_armed;
+};
+void sim_device_init(struct sim_device *s, enum dev_class cls, uint32_t ports);
+void sim_device_free(struct sim_device *s);
+
+/* ---- TL1 (shared by the driver and build/ocs-emu) ---------------------------- */
+
+#define TL1_MAX_LINE 1024
+#define TL1_MAX_REPLY (1u << 20)
+
+/* A parsed command: VERB:TID:AID:CTAG:GENERAL:PARAMS...; fields are the
+ * colon-separated blocks after the verb; pointers into the caller's buffer. */
+struct tl1_cmd {
+	char verb[32];
+	const char *field[8];
+	uint32_t nfield;
+};
+/* Parse one command (without the ';'); the text is modified in place. */
+int tl1_parse_cmd(char *text, struct tl1_cmd *cmd, struct ofc_error *err);
+
+/* ---- netlink testbed hosts -------------------------------------------------- */
+
+#define NETNS_DIR "/run/netns"
+/* Create the named namespace as `ip netns add` does (a bind mount of a new
+ * network namespace under /run/netns), with loopback up, forwarding on and
+ * reverse-path filtering off, and `addr` (198.19.x.y) on lo. Existing
+ * namespaces are reused. */
+int netns_create(const char *name, uint32_t host_addr, struct ofc_error *err);
+int netns_delete(const char *name, struct ofc_error *err);
+bool netns_exists(const char *name);
+/* Host h's own address (on lo) and the two ends of the circuit from host
+ * port (h, p): addresses in 198.18.0.0/15, as host-order uint32. */
+uint32_t testbed_host_addr(uint32_t host);
+uint32_t testbed_link_addr(uint32_t host, uint32_t port, uint32_t host_ports, bool dst_end);
+
+/* ICMP echo from every namespace to every other host's address. reach[s*n+d]
+ * is set when s reached d. Returns 0 when the probe itself ran. */
+int testbed_ping_all(const char *const *netns, uint32_t n, double timeout, uint8_t *reach,
+		     struct ofc_error *err);
+
+#endif

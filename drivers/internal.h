@@ -1,0 +1,51 @@
+/* Private to drivers/: the driver ops tables, TCP helpers and the TL1
+ * client the tl1 and patch-panel drivers share. */
+#ifndef OFC_DRIVERS_INTERNAL_H
+#define OFC_DRIVERS_INTERNAL_H
+
+#include "drivers/drivers.h"
+
+extern const struct driver_ops tl1_driver_ops;
+extern const struct driver_ops patch_panel_driver_ops;
+extern const struct driver_ops mrr_driver_ops;
+extern const struct driver_ops netlink_driver_ops;
+extern const struct driver_ops sim_driver_ops;
+
+/* "host:port" or "[v6]:port" -> a connected TCP socket, within timeout
+ * seconds. Returns the fd, or -1 with err set (OFC_E_RUNTIME). */
+int tcp_connect(const char *address, double timeout, struct ofc_error *err);
+/* Listen on "IPv4:PORT" (port 0: any free port) for the emulators and
+ * write the port to port_file (atomically) when given. Returns the fd. */
+int tcp_listen(const char *address, const char *port_file, struct ofc_error *err);
+/* Write all of buf before the deadline (now_seconds() clock). */
+int fd_write_all(int fd, const void *buf, size_t n, double deadline, struct ofc_error *err);
+/* Read at most n bytes, waiting until the deadline. Returns bytes read,
+ * 0 at end of stream, -1 with err set on timeout or error. */
+long fd_read_some(int fd, void *buf, size_t n, double deadline, struct ofc_error *err);
+
+/* The TL1 session both the tl1 and patch-panel drivers run: login,
+ * commands with ctags, reconnect and bounded retries. `extra_time` is
+ * added to every command's timeout (a panel's robot takes its move time). */
+struct tl1_session {
+	int fd;
+	uint32_t ctag;
+	double extra_time;
+	struct credentials cred;
+	struct strbuf in; /* bytes received and not yet consumed */
+};
+int tl1_driver_open(struct device *dev, double extra_time, struct ofc_error *err);
+int tl1_driver_read(struct device *dev, struct device_state *out, struct ofc_error *err);
+int tl1_driver_apply(struct device *dev, const struct op_batch *b, uint32_t *done,
+		     struct ofc_error *err);
+void tl1_driver_close(struct device *dev);
+
+/* MRR agent frames (docs/mrr.md): a 4-byte big-endian length, then one
+ * protobuf message of at most MRR_MAX_FRAME bytes. */
+#define MRR_MAX_FRAME (1u << 20)
+int mrr_frame_send(int fd, const void *msg, size_t len, double deadline, struct ofc_error *err);
+/* Reads one frame into *buf (grown as needed); *len its size. Returns 0, or
+ * -1 with err set (timeout, closed, oversized). */
+int mrr_frame_recv(int fd, uint8_t **buf, size_t *cap, size_t *len, double deadline,
+		   struct ofc_error *err);
+
+#endif

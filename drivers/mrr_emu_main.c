@@ -1,0 +1,408 @@
+/* build/mrr-emu: the agent of an MRR-based WDM ring, speaking the protobuf
+ * frames of proto/mrr.proto (docs/mrr.md) on a TCP port, for tests and
+ * demos without hardware. Like ocs-emu it misbehaves on request, from the
+ * K-th request it receives (counted from 1 over the process's life).
+ *
+ *   mrr-emu --listen 127.0.0.1:PORT --nodes N --wavelengths W
+ *           [--interfaces I] [--mrrs M] [--delay-us D] [--ring NAME]
+ *           [--fail-at K [--fail-count C] [--fail-mode MODE]]
+ *           [--port-file FILE] [--log FILE]
+ */
+#include "drivers/internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/mrr.pb-c.h"
+
+#define MAX_CLIENTS 32
+
+struct client {
+	int fd;
+	bool stalled;
+	struct strbuf in;
+};
+
+struct agent {
+	uint32_t nodes, ifaces, wl, mrrs, delay_us;
+	const char *ring;
+	uint8_t *on; /* [node][iface][wl][role-1] */
+	uint32_t *used; /* MRRs in use per (node, iface) */
+	uint64_t requests, fail_at, fail_count;
+	enum fault_mode mode;
+	bool lie_armed;
+	FILE *log;
+	struct client clients[MAX_CLIENTS];
+};
+
+static size_t slot(const struct agent *a, uint32_t node, uint32_t iface, uint32_t wl, uint32_t role)
+{
+	return (((size_t)node * a->ifaces + iface) * a->wl + wl) * 2 + (role - 1);
+}
+
+static void send_reply(struct client *c, Ofc__V1__MrrReply *r)
+{
+	size_t n = ofc__v1__mrr_reply__get_packed_size(r);
+	uint8_t *buf = xmalloc(n + 4);
+	uint32_t be = htonl((uint32_t)n);
+
+	memcpy(buf, &be, 4);
+	ofc__v1__mrr_reply__pack(r, buf + 4);
+	(void)!send(c->fd, buf, n + 4, MSG_NOSIGNAL);
+	free(buf);
+}
+
+static const char *check_channel(const struct agent *a, const Ofc__V1__MrrChannel *ch)
+{
+	if (ch->node >= a->nodes)
+		return "no such node";
+	if (ch->interface >= a->ifaces)
+		return "no such interface";
+	if (ch->wavelength >= a->wl)
+		return "no such wavelength";
+	if (ch->role != OFC__V1__MRR_ROLE__MRR_ROLE_ADD && ch->role != OFC__V1__MRR_ROLE__MRR_ROLE_DROP)
+		return "role must be add or drop";
+	return NULL;
+}
+
+static void pause_us(uint32_t us)
+{
+	struct timespec ts = {us / 1000000, (long)(us % 1000000) * 1000L};
+
+	while (us && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Returns false when the connection must close. */
+static bool handle(struct agent *a, struct client *c, const uint8_t *data, size_t len)
+{
+	Ofc__V1__MrrRequest *req = ofc__v1__mrr_request__unpack(NULL, len, data);
+	Ofc__V1__MrrReply r = OFC__V1__MRR_REPLY__INIT;
+	Ofc__V1__MrrChannel *chans = NULL, **chp = NULL;
+	enum fault_mode fault = 0;
+	bool keep = true;
+
+	a->requests++;
+	if (a->log) {
+		fprintf(a->log, "%llu %s\n", (unsigned long long)a->requests,
+			!req ? "garbage" : req->body_case == OFC__V1__MRR_REQUEST__BODY_HELLO ? "hello"
+			: req->body_case == OFC__V1__MRR_REQUEST__BODY_GET_STATE ? "get-state"
+			: req->body_case == OFC__V1__MRR_REQUEST__BODY_TUNE ? "tune" : "unknown");
+		fflush(a->log);
+	}
+	if (a->fail_at && a->requests >= a->fail_at && a->requests < a->fail_at + a->fail_count)
+		fault = a->mode;
+	r.has_status = true;
+	r.status = OFC__V1__MRR_STATUS__MRR_STATUS_OK;
+	if (req) {
+		r.has_seq = true;
+		r.seq = req->seq;
+	}
+	switch (fault) {
+	case FAULT_DENY:
+		r.status = OFC__V1__MRR_STATUS__MRR_STATUS_REFUSED;
+		r.message = "injected fault";
+		send_reply(c, &r);
+		goto out;
+	case FAULT_CLOSE:
+		keep = false;
+		goto out;
+	case FAULT_STALL:
+		c->stalled = true;
+		goto out;
+	case FAULT_GARBAGE: {
+		static const uint8_t junk[] = {0, 0, 0, 6, 0x0f, 0xff, 0xff, 0xff, 0xff, 0xff};
+		(void)!send(c->fd, junk, sizeof(junk), MSG_NOSIGNAL);
+		goto out;
+	}
+	case FAULT_LIE:
+		a->lie_armed = true;
+		break;
+	default:
+		break;
+	}
+	if (!req) {
+		r.status = OFC__V1__MRR_STATUS__MRR_STATUS_BAD_REQUEST;
+		r.message = "not an MrrRequest";
+	} else if (req->body_case == OFC__V1__MRR_REQUEST__BODY_HELLO) {
+		if (a->ring && req->hello->ring && strcmp(a->ring, req->hello->ring) != 0) {
+			r.status = OFC__V1__MRR_STATUS__MRR_STATUS_REFUSED;
+			r.message = "this agent drives another ring";
+		}
+		r.ring = (char *)(a->ring ? a->ring : "");
+		r.has_nodes = r.has_interfaces = r.has_wavelengths = true;
+		r.has_mrrs_per_interface = r.has_tuning_delay_ns = true;
+		r.nodes = a->nodes;
+		r.interfaces = a->ifaces;
+		r.wavelengths = a->wl;
+		r.mrrs_per_interface = a->mrrs;
+		r.tuning_delay_ns = (uint64_t)a->delay_us * 1000u;
+	} else if (req->body_case == OFC__V1__MRR_REQUEST__BODY_GET_STATE) {
+		size_t total = (size_t)a->nodes * a->ifaces * a->wl * 2, n = 0;
+
+		chans = xcalloc(total + 2, sizeof(*chans));
+		chp = xcalloc(total + 2, sizeof(*chp));
+		for (uint32_t nd = 0; nd < a->nodes; nd++)
+			for (uint32_t i = 0; i < a->ifaces; i++)
+				for (uint32_t w = 0; w < a->wl; w++)
+					for (uint32_t role = 1; role <= 2; role++) {
+						if (!a->on[slot(a, nd, i, w, role)])
+							continue;
+						Ofc__V1__MrrChannel *ch = &chans[n];
+
+						ofc__v1__mrr_channel__init(ch);
+						ch->has_node = ch->has_interface = true;
+						ch->has_wavelength = ch->has_role = true;
+						ch->node = nd;
+						ch->interface = i;
+						ch->wavelength = w;
+						ch->role = (Ofc__V1__MrrRole)role;
+						chp[n] = &chans[n];
+						n++;
+					}
+		if (a->lie_armed) {
+			/* Report a channel that is not there: node 0 drops the last wavelength. */
+			a->lie_armed = false;
+			ofc__v1__mrr_channel__init(&chans[n]);
+			chans[n].has_node = chans[n].has_interface = true;
+			chans[n].has_wavelength = chans[n].has_role = true;
+			chans[n].wavelength = a->wl - 1;
+			chans[n].role = a->on[slot(a, 0, 0, a->wl - 1, 2)]
+						? OFC__V1__MRR_ROLE__MRR_ROLE_ADD
+						: OFC__V1__MRR_ROLE__MRR_ROLE_DROP;
+			chp[n] = &chans[n];
+			n++;
+		}
+		r.n_channels = n;
+		r.channels = chp;
+	} else if (req->body_case == OFC__V1__MRR_REQUEST__BODY_TUNE) {
+		const Ofc__V1__MrrTune *t = req->tune;
+		const char *why = NULL;
+
+		for (size_t i = 0; i < t->n_off && !why; i++)
+			why = check_channel(a, t->off[i]);
+		for (size_t i = 0; i < t->n_on && !why; i++)
+			why = check_channel(a, t->on[i]);
+		if (!why) {
+			for (size_t i = 0; i < t->n_off; i++) {
+				const Ofc__V1__MrrChannel *ch = t->off[i];
+				size_t s = slot(a, ch->node, ch->interface, ch->wavelength, ch->role);
+
+				if (a->on[s]) {
+					a->on[s] = 0;
+					a->used[(size_t)ch->node * a->ifaces + ch->interface]--;
+				}
+			}
+			for (size_t i = 0; i < t->n_on && !why; i++) {
+				const Ofc__V1__MrrChannel *ch = t->on[i];
+				size_t s = slot(a, ch->node, ch->interface, ch->wavelength, ch->role);
+				uint32_t *u = &a->used[(size_t)ch->node * a->ifaces + ch->interface];
+
+				if (a->on[s])
+					continue;
+				if (*u >= a->mrrs) {
+					why = "every MRR of the interface is in use";
+					break;
+				}
+				a->on[s] = 1;
+				(*u)++;
+			}
+			pause_us(a->delay_us);
+			r.has_settled_ns = true;
+			r.settled_ns = (uint64_t)a->delay_us * 1000u;
+		}
+		if (why) {
+			r.status = OFC__V1__MRR_STATUS__MRR_STATUS_REFUSED;
+			r.message = (char *)why;
+		}
+	} else {
+		r.status = OFC__V1__MRR_STATUS__MRR_STATUS_BAD_REQUEST;
+		r.message = "empty request";
+	}
+	if (fault == FAULT_CLOSE_AFTER)
+		keep = false;
+	else
+		send_reply(c, &r);
+out:
+	free(chans);
+	free(chp);
+	if (req)
+		ofc__v1__mrr_request__free_unpacked(req, NULL);
+	return keep;
+}
+
+static void drop_client(struct client *c)
+{
+	close(c->fd);
+	sb_free(&c->in);
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+}
+
+static void on_readable(struct agent *a, struct client *c)
+{
+	char buf[65536];
+	ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
+
+	if (n <= 0) {
+		drop_client(c);
+		return;
+	}
+	sb_add(&c->in, buf, (size_t)n);
+	while (c->in.len >= 4) {
+		uint32_t be, len;
+
+		memcpy(&be, c->in.buf, 4);
+		len = ntohl(be);
+		if (len > MRR_MAX_FRAME) {
+			drop_client(c);
+			return;
+		}
+		if (c->in.len < 4 + (size_t)len)
+			break;
+		bool keep = c->stalled || handle(a, c, (const uint8_t *)c->in.buf + 4, len);
+		memmove(c->in.buf, c->in.buf + 4 + len, c->in.len - 4 - len);
+		c->in.len -= 4 + len;
+		if (!keep) {
+			drop_client(c);
+			return;
+		}
+	}
+}
+
+static int bad_usage(const char *msg, const char *arg)
+{
+	fprintf(stderr, "mrr-emu: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+	fprintf(stderr, "usage: mrr-emu --listen HOST:PORT --nodes N --wavelengths W [--interfaces I]\n"
+			"               [--mrrs M] [--delay-us D] [--ring NAME] [--fail-at K [--fail-count C]\n"
+			"               [--fail-mode deny|close|close-after|stall|garbage|lie]]\n"
+			"               [--port-file FILE] [--log FILE]\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"listen", required_argument, NULL, 'l'},
+		{"nodes", required_argument, NULL, 'n'},
+		{"wavelengths", required_argument, NULL, 'w'},
+		{"interfaces", required_argument, NULL, 'i'},
+		{"mrrs", required_argument, NULL, 'm'},
+		{"delay-us", required_argument, NULL, 'd'},
+		{"ring", required_argument, NULL, 'r'},
+		{"fail-at", required_argument, NULL, 'k'},
+		{"fail-count", required_argument, NULL, 'C'},
+		{"fail-mode", required_argument, NULL, 'M'},
+		{"port-file", required_argument, NULL, 'p'},
+		{"log", required_argument, NULL, 'L'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct agent a = {.ifaces = 1, .delay_us = 25, .fail_count = 1, .mode = FAULT_DENY};
+	const char *listen_addr = NULL, *port_file = NULL, *log_path = NULL;
+	struct ofc_error err = {0};
+	uint64_t v;
+	int c, lfd;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		uint32_t *dst = c == 'n' ? &a.nodes : c == 'w' ? &a.wl : c == 'i' ? &a.ifaces
+			      : c == 'm' ? &a.mrrs : c == 'd' ? &a.delay_us : NULL;
+
+		if (dst) {
+			if (parse_u32(optarg, dst) < 0 || (*dst == 0 && c != 'd') || *dst > 1000000)
+				return bad_usage("bad number", optarg);
+			continue;
+		}
+		switch (c) {
+		case 'l':
+			listen_addr = optarg;
+			break;
+		case 'r':
+			a.ring = optarg;
+			break;
+		case 'k':
+		case 'C':
+			if (parse_u64(optarg, &v) < 0 || v < 1)
+				return bad_usage("--fail-at/--fail-count need a positive integer", optarg);
+			*(c == 'k' ? &a.fail_at : &a.fail_count) = v;
+			break;
+		case 'M':
+			if (!(a.mode = fault_mode_parse(optarg)))
+				return bad_usage("unknown --fail-mode", optarg);
+			break;
+		case 'p':
+			port_file = optarg;
+			break;
+		case 'L':
+			log_path = optarg;
+			break;
+		case 'h':
+			bad_usage("help", NULL);
+			return 0;
+		default:
+			return bad_usage("unknown option or missing value", argv[optind - 1]);
+		}
+	}
+	if (optind != argc || !listen_addr || !a.nodes || !a.wl)
+		return bad_usage("--listen, --nodes and --wavelengths are required", NULL);
+	if ((uint64_t)a.nodes * a.ifaces * a.wl > 100000000u)
+		return bad_usage("ring too large", NULL);
+	if (!a.mrrs)
+		a.mrrs = a.wl;
+	lfd = tcp_listen(listen_addr, port_file, &err);
+	if (lfd < 0) {
+		fprintf(stderr, "mrr-emu: %s\n", err.msg);
+		return err.code == OFC_E_USAGE ? 2 : 1;
+	}
+	if (log_path && !(a.log = fopen(log_path, "a"))) {
+		fprintf(stderr, "mrr-emu: %s: %s\n", log_path, strerror(errno));
+		return 1;
+	}
+	a.on = xcalloc((size_t)a.nodes * a.ifaces * a.wl * 2 + 1, 1);
+	a.used = xcalloc((size_t)a.nodes * a.ifaces + 1, sizeof(uint32_t));
+	signal(SIGPIPE, SIG_IGN);
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		a.clients[i].fd = -1;
+	for (;;) {
+		struct pollfd p[MAX_CLIENTS + 1];
+		struct client *who[MAX_CLIENTS + 1];
+		nfds_t np = 0;
+
+		p[np++] = (struct pollfd){.fd = lfd, .events = POLLIN};
+		for (int i = 0; i < MAX_CLIENTS; i++)
+			if (a.clients[i].fd >= 0) {
+				who[np] = &a.clients[i];
+				p[np++] = (struct pollfd){.fd = a.clients[i].fd, .events = POLLIN};
+			}
+		if (poll(p, np, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return 1;
+		}
+		for (nfds_t i = 1; i < np; i++)
+			if (p[i].revents)
+				on_readable(&a, who[i]);
+		if (p[0].revents & POLLIN) {
+			int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+			bool placed = false;
+
+			for (int i = 0; i < MAX_CLIENTS && fd >= 0 && !placed; i++)
+				if (a.clients[i].fd < 0) {
+					a.clients[i].fd = fd;
+					placed = true;
+				}
+			if (!placed && fd >= 0)
+				close(fd);
+		}
+	}
+}

@@ -1,0 +1,187 @@
+/* Network namespaces for the testbed, made the way `ip netns add` makes
+ * them: a new network namespace kept alive by a bind mount of
+ * /proc/self/ns/net on /run/netns/NAME. The process enters the namespace
+ * only long enough to set it up, and returns to where it was. */
+#include "drivers/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <net/if.h>
+#include <netlink/route/addr.h>
+#include <netlink/route/link.h>
+
+uint32_t testbed_host_addr(uint32_t host)
+{
+	/* 198.19.0.1 .. 198.19.255.255: host 0 is .0.1, not the network's .0.0 */
+	return (198u << 24) | (19u << 16) | ((host + 1) & 0xffffu);
+}
+
+uint32_t testbed_link_addr(uint32_t host, uint32_t port, uint32_t host_ports, bool dst_end)
+{
+	/* 198.18.0.0/16: a /31 per circuit, numbered by its source port. */
+	uint32_t idx = host * host_ports + port;
+
+	return (198u << 24) | (18u << 16) | ((idx * 2 + (dst_end ? 1 : 0)) & 0xffffu);
+}
+
+bool netns_exists(const char *name)
+{
+	char *path = xasprintf("%s/%s", NETNS_DIR, name);
+	bool yes = access(path, F_OK) == 0;
+
+	free(path);
+	return yes;
+}
+
+static int write_sysctl(const char *path, const char *value, struct ofc_error *err)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int e;
+
+	if (fd < 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "%s: %s", path, strerror(errno));
+	if (write(fd, value, strlen(value)) < 0) {
+		e = errno;
+		close(fd);
+		return ofc_error_set(err, OFC_E_RUNTIME, "%s: %s", path, strerror(e));
+	}
+	close(fd);
+	return 0;
+}
+
+/* Inside the new namespace: forwarding on, reverse-path filter off (a
+ * circuit is one-way, so replies come back on another interface), lo up
+ * with the host's address. */
+static int setup_inside(uint32_t host_addr, struct ofc_error *err)
+{
+	struct nl_sock *sk = nl_socket_alloc();
+	struct rtnl_link *lo = NULL, *change = NULL;
+	struct rtnl_addr *addr = NULL;
+	struct nl_addr *local = NULL;
+	uint32_t be = htonl(host_addr);
+	int rc;
+
+	if (write_sysctl("/proc/sys/net/ipv4/ip_forward", "1", err) < 0 ||
+	    write_sysctl("/proc/sys/net/ipv4/conf/all/rp_filter", "0", err) < 0 ||
+	    write_sysctl("/proc/sys/net/ipv4/conf/default/rp_filter", "0", err) < 0) {
+		nl_socket_free(sk);
+		return -1;
+	}
+	rc = nl_connect(sk, NETLINK_ROUTE);
+	if (rc == 0)
+		rc = rtnl_link_get_kernel(sk, 0, "lo", &lo);
+	if (rc == 0) {
+		change = rtnl_link_alloc();
+		rtnl_link_set_flags(change, IFF_UP);
+		rc = rtnl_link_change(sk, lo, change, 0);
+	}
+	if (rc == 0) {
+		addr = rtnl_addr_alloc();
+		local = nl_addr_build(AF_INET, &be, 4);
+		nl_addr_set_prefixlen(local, 32);
+		rtnl_addr_set_ifindex(addr, rtnl_link_get_ifindex(lo));
+		rtnl_addr_set_local(addr, local);
+		rc = rtnl_addr_add(sk, addr, NLM_F_REPLACE);
+	}
+	if (rc < 0)
+		ofc_error_set(err, OFC_E_RUNTIME, "setting up loopback: %s", nl_geterror(rc));
+	if (local)
+		nl_addr_put(local);
+	if (addr)
+		rtnl_addr_put(addr);
+	if (change)
+		rtnl_link_put(change);
+	if (lo)
+		rtnl_link_put(lo);
+	nl_socket_free(sk);
+	return rc < 0 ? -1 : 0;
+}
+
+int netns_create(const char *name, uint32_t host_addr, struct ofc_error *err)
+{
+	char *path = xasprintf("%s/%s", NETNS_DIR, name);
+	int orig = -1, fd, rc = -1;
+	bool made = false;
+
+	if (strlen(name) > 200 || strchr(name, '/')) {
+		free(path);
+		return ofc_error_set(err, OFC_E_INPUT, "bad namespace name '%s'", name);
+	}
+	if (mkdir(NETNS_DIR, 0755) != 0 && errno != EEXIST) {
+		ofc_error_set(err, OFC_E_RUNTIME, "cannot create %s: %s", NETNS_DIR,
+			      strerror(errno));
+		goto out;
+	}
+	orig = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (orig < 0) {
+		ofc_error_set(err, OFC_E_RUNTIME, "no network namespace support: %s",
+			      strerror(errno));
+		goto out;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		/* Reuse it if it is a live namespace (a bind mount). */
+		if (setns(fd, CLONE_NEWNET) == 0) {
+			close(fd);
+			rc = setup_inside(host_addr, err);
+			goto back;
+		}
+		close(fd);
+		umount2(path, MNT_DETACH);
+		unlink(path);
+	}
+	fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
+	if (fd < 0) {
+		ofc_error_set(err, OFC_E_RUNTIME, "cannot create %s: %s", path, strerror(errno));
+		goto out;
+	}
+	close(fd);
+	made = true;
+	if (unshare(CLONE_NEWNET) != 0) {
+		ofc_error_set(err, OFC_E_RUNTIME,
+			      "cannot create a network namespace (%s): the testbed needs root",
+			      strerror(errno));
+		goto out;
+	}
+	if (mount("/proc/self/ns/net", path, "none", MS_BIND, NULL) != 0) {
+		ofc_error_set(err, OFC_E_RUNTIME, "cannot bind-mount %s: %s", path,
+			      strerror(errno));
+		goto back;
+	}
+	made = false;
+	rc = setup_inside(host_addr, err);
+back:
+	if (setns(orig, CLONE_NEWNET) != 0 && rc == 0)
+		rc = ofc_error_set(err, OFC_E_RUNTIME, "cannot return to the original namespace");
+out:
+	if (made)
+		unlink(path);
+	if (orig >= 0)
+		close(orig);
+	free(path);
+	return rc;
+}
+
+int netns_delete(const char *name, struct ofc_error *err)
+{
+	char *path = xasprintf("%s/%s", NETNS_DIR, name);
+	int rc = 0;
+
+	/* The namespace, and the veths in it, go when the last mount and
+	 * process let go of it. */
+	if (umount2(path, MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT)
+		rc = ofc_error_set(err, OFC_E_RUNTIME, "cannot unmount %s: %s", path,
+				   strerror(errno));
+	if (rc == 0 && unlink(path) != 0 && errno != ENOENT)
+		rc = ofc_error_set(err, OFC_E_RUNTIME, "cannot remove %s: %s", path,
+				   strerror(errno));
+	free(path);
+	return rc;
+}

@@ -1,0 +1,430 @@
+/* The tl1 driver: optical circuit switches in the TL1 dialect of Polatis
+ * switches, over TCP. The dialect (command forms, egress numbering N+k,
+ * reply framing, DENY codes) is in docs/tl1.md; build/ocs-emu speaks the
+ * same one.
+ *
+ * Every command carries a fresh ctag and waits for the reply with that
+ * ctag. A lost connection, a timeout or a reply that is not TL1 closes the
+ * session; the command is retried on a new session (connect, ACT-USER) up
+ * to `retries` times. A retried command may already have taken effect, so
+ * the retries are idempotent: ENT-PATCH of a pair that exists is COMPLD,
+ * and DLT-PATCH of a free ingress (DENY SNVS) counts as done on a retry.
+ */
+#include "drivers/internal.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- parsing ---------------------------------------------------------------- */
+
+int tl1_parse_cmd(char *text, struct tl1_cmd *cmd, struct ofc_error *err)
+{
+	char *p = text, *end;
+	size_t vlen;
+
+	memset(cmd, 0, sizeof(*cmd));
+	while (*p && isspace((unsigned char)*p))
+		p++;
+	end = p + strlen(p);
+	while (end > p && isspace((unsigned char)end[-1]))
+		*--end = 0;
+	for (char *q = p; *q; q++)
+		if (!isprint((unsigned char)*q))
+			return ofc_error_set(err, OFC_E_INPUT, "non-printable byte 0x%02x",
+					     (unsigned char)*q);
+	vlen = strcspn(p, ":");
+	if (vlen == 0 || vlen >= sizeof(cmd->verb))
+		return ofc_error_set(err, OFC_E_INPUT, "missing or overlong verb");
+	for (size_t i = 0; i < vlen; i++) {
+		char c = (char)toupper((unsigned char)p[i]);
+
+		if (!isalnum((unsigned char)c) && c != '-')
+			return ofc_error_set(err, OFC_E_INPUT, "bad verb");
+		cmd->verb[i] = c;
+	}
+	p += vlen;
+	while (*p == ':') {
+		*p++ = 0;
+		if (cmd->nfield == ARRAY_SIZE(cmd->field))
+			return ofc_error_set(err, OFC_E_INPUT, "too many fields");
+		cmd->field[cmd->nfield++] = p;
+		p += strcspn(p, ":");
+	}
+	return 0;
+}
+
+/* ---- session ------------------------------------------------------------------ */
+
+struct tl1_reply {
+	bool compld;
+	char code[16]; /* DENY: the error code line */
+	char **lines;  /* payload lines, trimmed */
+	uint32_t nlines;
+	size_t lines_cap;
+};
+
+static void reply_reset(struct tl1_reply *r)
+{
+	for (uint32_t i = 0; i < r->nlines; i++)
+		free(r->lines[i]);
+	r->nlines = 0;
+	r->compld = false;
+	r->code[0] = 0;
+}
+
+static void reply_free(struct tl1_reply *r)
+{
+	reply_reset(r);
+	free(r->lines);
+}
+
+static void session_drop(struct tl1_session *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	sb_reset(&s->in);
+}
+
+static char *trim_line(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\r' || e[-1] == '\t'))
+		*--e = 0;
+	return s;
+}
+
+/* Parse one reply block (the text before a ';' line). Returns 1 when it
+ * answers ctag, 0 when it answers an older ctag (a late reply to a command
+ * that timed out: skip it), -1 on anything that is not a TL1 reply. */
+static int parse_block(char *block, uint32_t ctag, struct tl1_reply *r, struct ofc_error *err)
+{
+	char *save = NULL, *line;
+	bool seen_m = false;
+
+	reply_reset(r);
+	for (line = strtok_r(block, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *t = trim_line(line);
+
+		if (!*t)
+			continue;
+		if (!seen_m) {
+			unsigned long got;
+			char *end, status[16];
+
+			if (t[0] != 'M' || t[1] != ' ') {
+				/* The header: source id, date and time. */
+				if (line[0] == ' ')
+					continue;
+				return ofc_error_set(err, OFC_E_RUNTIME,
+						     "garbage reply (expected 'M  CTAG COMPLD|DENY', got "
+						     "'%.40s')",
+						     t);
+			}
+			t += 2;
+			while (*t == ' ')
+				t++;
+			got = strtoul(t, &end, 10);
+			if (end == t || *end != ' ')
+				return ofc_error_set(err, OFC_E_RUNTIME, "garbage reply: bad ctag in "
+									 "'M %.40s'",
+						     t);
+			if (sscanf(end, " %15s", status) != 1)
+				return ofc_error_set(err, OFC_E_RUNTIME, "garbage reply: no status");
+			if (got < ctag)
+				return 0;
+			if (got != ctag)
+				return ofc_error_set(err, OFC_E_RUNTIME,
+						     "reply for ctag %lu while waiting for %u", got,
+						     ctag);
+			if (strcmp(status, "COMPLD") == 0)
+				r->compld = true;
+			else if (strcmp(status, "DENY") != 0)
+				return ofc_error_set(err, OFC_E_RUNTIME,
+						     "garbage reply: status '%.15s'", status);
+			seen_m = true;
+			continue;
+		}
+		if (!r->compld && !r->code[0] && t[0] != '"' && t[0] != '/') {
+			snprintf(r->code, sizeof(r->code), "%.15s", t);
+			continue;
+		}
+		GROW(r->lines, r->lines_cap, (size_t)r->nlines + 1);
+		r->lines[r->nlines++] = xstrdup(t);
+	}
+	if (!seen_m)
+		return ofc_error_set(err, OFC_E_RUNTIME, "garbage reply: no 'M' line");
+	return 1;
+}
+
+/* Read until the reply to ctag is complete. */
+static int read_reply(struct tl1_session *s, uint32_t ctag, double deadline, struct tl1_reply *r,
+		      struct ofc_error *err)
+{
+	for (;;) {
+		/* A complete block ends with a line holding only ';'. */
+		char *buf = s->in.buf;
+		size_t len = s->in.len, start = 0;
+
+		for (size_t i = 0; i < len; i++) {
+			unsigned char c = (unsigned char)buf[i];
+
+			if (c != '\r' && c != '\n' && c != '\t' && (c < 0x20 || c > 0x7e))
+				return ofc_error_set(err, OFC_E_RUNTIME,
+						     "garbage reply: byte 0x%02x is not TL1 text", c);
+			if (c == '\n') {
+				char *ln = buf + start;
+				size_t ll = i - start;
+
+				while (ll && (ln[ll - 1] == '\r' || ln[ll - 1] == ' '))
+					ll--;
+				while (ll && *ln == ' ') {
+					ln++;
+					ll--;
+				}
+				if (ll == 1 && *ln == ';') {
+					char *block = xstrndup(buf, start);
+					int rc = parse_block(block, ctag, r, err);
+
+					free(block);
+					memmove(buf, buf + i + 1, len - i - 1);
+					s->in.len = len - i - 1;
+					buf[s->in.len] = 0;
+					if (rc != 0)
+						return rc < 0 ? -1 : 0;
+					i = (size_t)-1; /* rescan what is left */
+					len = s->in.len;
+					start = 0;
+					continue;
+				}
+				start = i + 1;
+			}
+		}
+		if (s->in.len > TL1_MAX_REPLY)
+			return ofc_error_set(err, OFC_E_RUNTIME, "reply larger than %u bytes",
+					     TL1_MAX_REPLY);
+		char chunk[4096];
+		long n = fd_read_some(s->fd, chunk, sizeof(chunk), deadline, err);
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			return ofc_error_set(err, OFC_E_RUNTIME, "connection closed by the device");
+		sb_add(&s->in, chunk, (size_t)n);
+	}
+}
+
+/* The blocks of a command around its ctag: VERB PRE CTAG POST ';'. */
+struct tl1_args {
+	const char *pre, *post;
+};
+
+/* One command on the current session; no retries. */
+static int exchange(struct device *dev, struct tl1_session *s, const char *verb,
+		    struct tl1_args a, struct tl1_reply *r, struct ofc_error *err)
+{
+	double deadline = now_seconds() + dev->cfg.timeout + s->extra_time;
+	uint32_t ctag = ++s->ctag;
+	char *cmd;
+	int rc;
+
+	cmd = xasprintf("%s%s%u%s;\r\n", verb, a.pre, ctag, a.post);
+	dev->stats.commands++;
+	rc = fd_write_all(s->fd, cmd, strlen(cmd), deadline, err);
+	explicit_bzero(cmd, strlen(cmd)); /* ACT-USER carries the password */
+	free(cmd);
+	if (rc == 0)
+		rc = read_reply(s, ctag, deadline, r, err);
+	return rc;
+}
+
+static int login(struct device *dev, struct tl1_session *s, struct ofc_error *err)
+{
+	struct tl1_reply r = {0};
+	char pre[CRED_MAX + 8], post[CRED_MAX + 8];
+	int rc;
+
+	s->fd = tcp_connect(dev->cfg.address, dev->cfg.timeout, err);
+	if (s->fd < 0)
+		return -1;
+	snprintf(pre, sizeof(pre), "::%s:", s->cred.user);
+	snprintf(post, sizeof(post), "::%s", s->cred.password);
+	rc = exchange(dev, s, "ACT-USER", (struct tl1_args){pre, post}, &r, err);
+	explicit_bzero(post, sizeof(post));
+	if (rc == 0 && !r.compld)
+		rc = ofc_error_set(err, OFC_E_RUNTIME,
+				   "login refused for user '%s' at %s (%s): check the credentials "
+				   "file",
+				   s->cred.user, dev->cfg.address, r.code[0] ? r.code : "DENY");
+	if (rc < 0)
+		session_drop(s);
+	reply_free(&r);
+	return rc;
+}
+
+/* A command with reconnects: returns 0 with the reply (COMPLD or DENY),
+ * or -1 when no attempt got an answer. *attempt is the attempt that
+ * answered (0 for the first). A refused login is final. */
+static int command(struct device *dev, const char *verb, struct tl1_args args, struct tl1_reply *r,
+		   uint32_t *attempt, struct ofc_error *err)
+{
+	struct tl1_session *s = dev->priv;
+	struct ofc_error last = {0};
+
+	for (uint32_t a = 0; a <= dev->cfg.retries; a++) {
+		if (a)
+			dev->stats.retries++;
+		if (s->fd < 0) {
+			if (login(dev, s, &last) < 0) {
+				if (strstr(last.msg, "login refused")) {
+					*err = last;
+					return -1;
+				}
+				continue;
+			}
+		}
+		if (exchange(dev, s, verb, args, r, &last) == 0) {
+			*attempt = a;
+			return 0;
+		}
+		session_drop(s);
+	}
+	*err = last;
+	ofc_error_prefix(err, "%s (after %u attempt%s)", verb, dev->cfg.retries + 1,
+			 dev->cfg.retries ? "s" : "");
+	return -1;
+}
+
+int tl1_driver_open(struct device *dev, double extra_time, struct ofc_error *err)
+{
+	struct tl1_session *s = xcalloc(1, sizeof(*s));
+
+	s->fd = -1;
+	s->extra_time = extra_time;
+	if (credentials_load(dev->cfg.credentials, &s->cred, err) < 0) {
+		free(s);
+		return -1;
+	}
+	dev->priv = s;
+	/* Log in now, so a wrong password or a dead device shows before any plan. */
+	for (uint32_t a = 0; a <= dev->cfg.retries; a++) {
+		if (login(dev, s, err) == 0)
+			return 0;
+		if (strstr(err->msg, "login refused"))
+			break;
+	}
+	tl1_driver_close(dev);
+	return -1;
+}
+
+int tl1_driver_read(struct device *dev, struct device_state *out, struct ofc_error *err)
+{
+	struct tl1_reply r = {0};
+	uint32_t attempt, n = dev->cfg.ports;
+	int rc;
+
+	rc = command(dev, "RTRV-PATCH", (struct tl1_args){":::", ":"}, &r, &attempt, err);
+	if (rc == 0 && !r.compld)
+		rc = ofc_error_set(err, OFC_E_RUNTIME, "RTRV-PATCH refused (%s)", r.code);
+	for (uint32_t i = 0; rc == 0 && i < r.nlines; i++) {
+		unsigned in, eg;
+		char tail;
+
+		if (r.lines[i][0] == '/')
+			continue; /* a comment line */
+		if (sscanf(r.lines[i], "\"%u,%u\"%c", &in, &eg, &tail) != 2 || in < 1 || in > n ||
+		    eg <= n || eg > 2 * n)
+			rc = ofc_error_set(err, OFC_E_RUNTIME,
+					   "RTRV-PATCH: impossible cross-connect '%.40s' on a %ux%u "
+					   "switch",
+					   r.lines[i], n, n);
+		else
+			state_add_xconn(out, in, eg - n);
+	}
+	reply_free(&r);
+	return rc;
+}
+
+int tl1_driver_apply(struct device *dev, const struct op_batch *b, uint32_t *done,
+		     struct ofc_error *err)
+{
+	struct tl1_reply r = {0};
+	uint32_t n = dev->cfg.ports;
+	int rc = 0;
+
+	for (uint32_t i = 0; i < b->n && rc == 0; i++) {
+		const struct op *op = &b->ops[i];
+		uint32_t attempt;
+		char args[64];
+
+		if (op->kind == OP_CONNECT) {
+			snprintf(args, sizeof(args), "::%u,%u:", op->xc.in, n + op->xc.out);
+			rc = command(dev, "ENT-PATCH", (struct tl1_args){args, ":"}, &r, &attempt,
+				     err);
+		} else if (op->kind == OP_DISCONNECT) {
+			snprintf(args, sizeof(args), "::%u:", op->xc.in);
+			rc = command(dev, "DLT-PATCH", (struct tl1_args){args, ":"}, &r, &attempt,
+				     err);
+			if (rc == 0 && !r.compld && attempt > 0 && strcmp(r.code, "SNVS") == 0)
+				r.compld = true; /* the first attempt did it */
+		} else {
+			rc = ofc_error_set(err, OFC_E_RUNTIME, "a switch cannot do operation %d",
+					   (int)op->kind);
+			break;
+		}
+		if (rc == 0 && !r.compld) {
+			char what[64];
+
+			op_describe(op, what, sizeof(what));
+			rc = ofc_error_set(err, OFC_E_RUNTIME, "device refused %s (%s%s%s)", what,
+					   r.code[0] ? r.code : "DENY", r.nlines ? ": " : "",
+					   r.nlines ? r.lines[0] : "");
+		}
+		if (rc == 0)
+			(*done)++;
+	}
+	reply_free(&r);
+	return rc;
+}
+
+void tl1_driver_close(struct device *dev)
+{
+	struct tl1_session *s = dev->priv;
+
+	if (!s)
+		return;
+	if (s->fd >= 0) {
+		/* Log out politely; the switch drops the session either way. */
+		struct tl1_reply r = {0};
+		struct ofc_error ignore = {0};
+		char pre[CRED_MAX + 8];
+
+		snprintf(pre, sizeof(pre), "::%s:", s->cred.user);
+		exchange(dev, s, "CANC-USER", (struct tl1_args){pre, ":"}, &r, &ignore);
+		reply_free(&r);
+	}
+	session_drop(s);
+	sb_free(&s->in);
+	credentials_wipe(&s->cred);
+	free(s);
+	dev->priv = NULL;
+}
+
+static int tl1_open(struct device *dev, struct ofc_error *err)
+{
+	return tl1_driver_open(dev, 0, err);
+}
+
+const struct driver_ops tl1_driver_ops = {
+	.name = "tl1",
+	.cls = DEV_SWITCH,
+	.open = tl1_open,
+	.read_state = tl1_driver_read,
+	.apply = tl1_driver_apply,
+	.close = tl1_driver_close,
+};

@@ -1,0 +1,39 @@
+# Helpers for tests that run device emulators. Source after lib.sh.
+# Emulators listen on 127.0.0.1 port 0 and write the port they got.
+
+EMUS=""
+# start_ocs NAME ARGS...: start build/ocs-emu; sets NAME_port and NAME_pid.
+start_emu() {
+	kind=$1
+	name=$2
+	shift 2
+	rm -f "$TMP/$name.port"
+	"$BUILD/$kind" --listen 127.0.0.1:0 --port-file "$TMP/$name.port" "$@" 2>>"$TMP/$name.stderr" &
+	pid=$!
+	EMUS="$EMUS $pid"
+	i=0
+	while [ ! -s "$TMP/$name.port" ] && [ $i -lt 2500 ]; do
+		sleep 0.002
+		i=$((i + 1))
+	done
+	eval "${name}_pid=$pid"
+	eval "${name}_port=$(cat "$TMP/$name.port" 2>/dev/null)"
+}
+stop_emu() {
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+stop_all_emus() {
+	for p in $EMUS; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+}
+trap 'stop_all_emus; rm -rf "$TMP"' EXIT
+
+# A copy of configs/torus64-ocs.yaml in $TMP with the topology, timeout and
+# retries changed: make_torus_config OUT TOPOLOGY TIMEOUT RETRIES
+make_torus_config() {
+	cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
+	sed -e "s|^topology: .*|topology: $2|" -e "s|timeout: .*|timeout: $3|" \
+		-e "s|retries: .*|retries: $4|" -e "s|credentials: .*|credentials: ocs0.cred|" \
+		configs/torus64-ocs.yaml >"$1"
+}

@@ -1,0 +1,343 @@
+/* The transaction engine over sim devices: every command of an apply
+ * failing in every fault mode leaves the device as it was (or at the
+ * target, when the apply stands); a device that dies mid-apply leaves a
+ * journal that recovery finishes or undoes; trials revert unless confirmed;
+ * one changer at a time. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "controller/controller.h"
+
+static const char cfg_fmt[] = "name: simfab\n"
+			      "hosts: {count: 64, prefix: h, ports: 4}\n"
+			      "switches:\n"
+			      "  - {name: ocs0, type: ocs, ports: 256, driver: {type: sim}}\n"
+			      "wiring: {pattern: sequential, switches: [ocs0]}\n"
+			      "topology: %s\n";
+
+struct world {
+	char dir[64];
+	struct sim_device sim;
+	struct fabric *torus, *circ;
+	uint32_t events[16];
+};
+
+static struct sim_device *lookup(void *ctx, const char *name)
+{
+	struct world *w = ctx;
+
+	return strcmp(name, "ocs0") == 0 ? &w->sim : NULL;
+}
+
+static void on_event(void *ctx, const struct ctl_event *ev)
+{
+	struct world *w = ctx;
+
+	w->events[ev->kind]++;
+}
+
+static struct fabric *load(const char *spec)
+{
+	char *text = xasprintf(cfg_fmt, spec);
+	struct fabric *f;
+	struct ofc_error err = {0};
+
+	assert_int_equal(config_parse("sim.yaml", text, strlen(text), &f, &err), 0);
+	assert_int_equal(fabric_validate(f, &err), 0);
+	free(text);
+	return f;
+}
+
+static int setup(void **state)
+{
+	struct world *w = xcalloc(1, sizeof(*w));
+	/* tmpfs when there is one: the sweep fsyncs thousands of small files. */
+	const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+
+	snprintf(w->dir, sizeof(w->dir), "%s/ofc-ctl.XXXXXX", base);
+	assert_non_null(mkdtemp(w->dir));
+	sim_device_init(&w->sim, DEV_SWITCH, 256);
+	w->torus = load("torus:8x8");
+	w->circ = load("circulant:64:3,8");
+	*state = w;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct world *w = *state;
+	char *cmd = xasprintf("rm -rf '%s'", w->dir);
+
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	sim_device_free(&w->sim);
+	fabric_free(w->torus);
+	fabric_free(w->circ);
+	free(w);
+	return 0;
+}
+
+static struct ctl *open_ctl(struct world *w, struct fabric *f)
+{
+	struct ctl_opts o = {.state_dir = w->dir, .sim_lookup = lookup, .on_event = on_event,
+			     .ctx = w};
+	struct ofc_error err = {0};
+	struct ctl *c;
+
+	assert_int_equal(ctl_open(f, &o, &c, &err), 0);
+	assert_int_equal(c->ndevs, 1);
+	return c;
+}
+
+/* Plan and apply f on the sim device as it is. */
+static int apply(struct world *w, struct fabric *f, double deadline, struct ctl_result *res,
+		 struct ofc_error *err)
+{
+	struct ctl *c = open_ctl(w, f);
+	int rc = ctl_plan(c, err);
+
+	if (rc == 0)
+		rc = ctl_apply(c, deadline, res, err);
+	ctl_close(c);
+	return rc;
+}
+
+static void target_of(struct world *w, struct fabric *f, struct device_state *out)
+{
+	struct ctl *c = open_ctl(w, f);
+
+	state_init(out, DEV_SWITCH);
+	state_copy(out, &c->devs[0].target);
+	ctl_close(c);
+}
+
+static void reset(struct world *w, const struct device_state *s)
+{
+	state_copy(&w->sim.state, s);
+	w->sim.commands = 0;
+	w->sim.fail_at = 0;
+	w->sim.fail_count = 1;
+	w->sim.lie_armed = false;
+}
+
+static bool journal_exists(struct world *w)
+{
+	char *p = xasprintf("%s/simfab.journal", w->dir);
+	bool yes = access(p, F_OK) == 0;
+
+	free(p);
+	return yes;
+}
+
+static void test_fault_sweep(void **state)
+{
+	struct world *w = *state;
+	struct device_state pre, tgt;
+	struct ctl_result res;
+	struct ofc_error err = {0};
+	uint64_t m;
+	(void)state;
+
+	target_of(w, w->circ, &pre);
+	target_of(w, w->torus, &tgt);
+	reset(w, &pre);
+	assert_int_equal(apply(w, w->torus, 0, &res, &err), 0);
+	assert_true(state_equal(&w->sim.state, &tgt));
+	m = w->sim.commands; /* open, read, changes, read-back */
+	assert_int_equal(m, 3 + res.ops_applied);
+	assert_int_equal(res.ops_applied, 256);
+
+	for (enum fault_mode mode = FAULT_DENY; mode <= FAULT_LIE; mode++) {
+		uint32_t failed = 0;
+
+		for (uint64_t k = 1; k <= m; k++) {
+			reset(w, &pre);
+			w->sim.fail_at = k;
+			w->sim.mode = mode;
+			int rc = apply(w, w->torus, 0, &res, &err);
+
+			if (rc == 0) {
+				/* A lie armed before the plan's read only skews the
+				 * plan; the read-back still finds the target. */
+				assert_int_equal(mode, FAULT_LIE);
+				assert_true(state_equal(&w->sim.state, &tgt));
+				continue;
+			}
+			failed++;
+			assert_true(state_equal(&w->sim.state, &pre));
+			assert_false(journal_exists(w));
+			if (k > 2)
+				assert_true(res.rolled_back && res.rollback_ok);
+		}
+		/* Every mode but lie fails at every command; a lie (on the
+		 * next read) fails every apply whose read-back it reaches. */
+		assert_int_equal(failed, mode == FAULT_LIE ? m - 2 : m);
+	}
+	state_free(&pre);
+	state_free(&tgt);
+}
+
+static void test_recovery(void **state)
+{
+	struct world *w = *state;
+	struct device_state pre, tgt;
+	struct ctl_result res;
+	struct ofc_error err = {0};
+	struct ctl_record rec;
+	bool did;
+
+	target_of(w, w->circ, &pre);
+	target_of(w, w->torus, &tgt);
+
+	/* The device dies half-way: the rollback cannot reach it either. */
+	reset(w, &pre);
+	w->sim.fail_at = 100;
+	w->sim.fail_count = 1u << 30;
+	w->sim.mode = FAULT_CLOSE;
+	assert_int_equal(apply(w, w->torus, 0, &res, &err), -1);
+	assert_true(res.rolled_back);
+	assert_false(res.rollback_ok);
+	assert_true(journal_exists(w));
+	assert_int_equal(ctl_load_record(w->dir, "simfab", &rec, &err), 0);
+	assert_true(rec.have_journal);
+	assert_string_equal(rec.journal_phase, "rolling-back");
+	ctl_record_free(&rec);
+	/* It comes back; the next changer undoes the half-applied change. */
+	w->sim.fail_at = 0;
+	struct ctl *c = open_ctl(w, w->torus);
+	assert_int_equal(ctl_recover(c, &did, &err), 0);
+	assert_true(did);
+	ctl_close(c);
+	assert_false(journal_exists(w));
+	assert_true(state_equal(&w->sim.state, &pre));
+	assert_int_equal(ctl_load_record(w->dir, "simfab", &rec, &err), 0);
+	assert_true(state_equal(&rec.dev_states[0], &pre));
+	ctl_record_free(&rec);
+
+	/* The device dies at the read-back, every change made: recovery
+	 * finishes the transaction instead. */
+	reset(w, &pre);
+	w->sim.fail_at = 3 + 256;
+	w->sim.fail_count = 1u << 30;
+	assert_int_equal(apply(w, w->torus, 0, &res, &err), -1);
+	assert_true(journal_exists(w));
+	uint64_t txn = res.txn;
+	w->sim.fail_at = 0;
+	c = open_ctl(w, w->torus);
+	assert_int_equal(ctl_recover(c, &did, &err), 0);
+	ctl_close(c);
+	assert_true(did);
+	assert_true(state_equal(&w->sim.state, &tgt));
+	assert_int_equal(ctl_load_record(w->dir, "simfab", &rec, &err), 0);
+	assert_true(state_equal(&rec.dev_states[0], &tgt));
+	assert_int_equal(rec.generation, txn);
+	ctl_record_free(&rec);
+	assert_true(w->events[CTL_EV_RECOVERED] >= 2);
+	state_free(&pre);
+	state_free(&tgt);
+}
+
+static void test_trial(void **state)
+{
+	struct world *w = *state;
+	struct device_state pre, tgt;
+	struct ctl_result res, fin;
+	struct ofc_error err = {0};
+	char *name = NULL;
+	uint64_t id;
+	bool did;
+
+	target_of(w, w->circ, &pre);
+	target_of(w, w->torus, &tgt);
+
+	/* Not confirmed: reverted. */
+	reset(w, &pre);
+	struct ctl *c = open_ctl(w, w->torus);
+	assert_int_equal(ctl_plan(c, &err), 0);
+	assert_int_equal(ctl_apply(c, 1e12, &res, &err), 0);
+	assert_true(state_equal(&w->sim.state, &tgt));
+	assert_false(ctl_trial_confirmed(c));
+	assert_int_equal(ctl_trial_finish(c, false, &fin, &err), 0);
+	assert_true(state_equal(&w->sim.state, &pre));
+	ctl_close(c);
+
+	/* Confirmed by another party: kept. */
+	c = open_ctl(w, w->torus);
+	assert_int_equal(ctl_plan(c, &err), 0);
+	assert_int_equal(ctl_apply(c, 1e12, &res, &err), 0);
+	assert_int_equal(ctl_confirm(w->dir, NULL, &name, &id, &err), 0);
+	assert_string_equal(name, "simfab");
+	assert_int_equal(id, res.txn);
+	assert_true(ctl_trial_confirmed(c));
+	assert_int_equal(ctl_trial_finish(c, true, &fin, &err), 0);
+	assert_true(state_equal(&w->sim.state, &tgt));
+	ctl_close(c);
+	free(name);
+	assert_int_equal(ctl_confirm(w->dir, NULL, &name, &id, &err), -1);
+
+	/* A trial whose process died is reverted by the next changer. */
+	c = open_ctl(w, w->circ);
+	assert_int_equal(ctl_plan(c, &err), 0);
+	assert_int_equal(ctl_apply(c, 1e12, &res, &err), 0);
+	ctl_close(c); /* "crash": no finish */
+	assert_true(state_equal(&w->sim.state, &pre));
+	c = open_ctl(w, w->circ);
+	assert_int_equal(ctl_recover(c, &did, &err), 0);
+	assert_true(did);
+	assert_true(state_equal(&w->sim.state, &tgt));
+	ctl_close(c);
+	state_free(&pre);
+	state_free(&tgt);
+}
+
+static void test_lock(void **state)
+{
+	struct world *w = *state;
+	struct ofc_error err = {0};
+	struct ctl *a = open_ctl(w, w->torus), *b = open_ctl(w, w->torus);
+	char want[64];
+
+	assert_int_equal(ctl_lock(a, &err), 0);
+	assert_int_equal(ctl_lock(b, &err), -1);
+	snprintf(want, sizeof(want), "(pid %d)", (int)getpid());
+	assert_non_null(strstr(err.msg, want));
+	ctl_close(a);
+	assert_int_equal(ctl_lock(b, &err), 0);
+	ctl_close(b);
+}
+
+static void test_overrides(void **state)
+{
+	struct world *w = *state;
+	const char *bad[] = {"ocs1=127.0.0.1:5"};
+	const char *good[] = {"ocs0=127.0.0.1:5"};
+	struct ctl_opts o = {.state_dir = w->dir, .overrides = bad, .noverrides = 1};
+	struct ofc_error err = {0};
+	struct ctl *c;
+
+	assert_int_equal(ctl_open(w->torus, &o, &c, &err), -1);
+	assert_int_equal(err.code, OFC_E_USAGE);
+	o.overrides = good;
+	assert_int_equal(ctl_open(w->torus, &o, &c, &err), 0);
+	assert_string_equal(c->devs[0].dev.cfg.address, "127.0.0.1:5");
+	ctl_close(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_fault_sweep, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recovery, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trial, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overrides, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

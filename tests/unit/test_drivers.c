@@ -1,0 +1,240 @@
+/* drivers/: state diffs (order, untouched entries, routes through moved
+ * circuits), the TL1 command parser, credentials files, the sim driver. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "drivers/drivers.h"
+
+/* Apply a batch to a sim device; returns the driver's result. */
+static int sim_run(struct sim_device *sim, const struct op_batch *b, uint32_t *done,
+		   struct ofc_error *err)
+{
+	struct device dev;
+	struct device_cfg cfg = {.name = "s", .driver = "sim", .cls = sim->state.cls, .sim = sim};
+	int rc;
+
+	assert_int_equal(device_init(&dev, &cfg, err), 0);
+	rc = device_apply(&dev, b, done, err);
+	device_close(&dev);
+	return rc;
+}
+
+static void test_switch_diff(void **state)
+{
+	struct device_state cur, want;
+	struct op_batch b = {0};
+	struct sim_device sim;
+	struct ofc_error err = {0};
+	uint32_t done;
+	(void)state;
+
+	state_init(&cur, DEV_SWITCH);
+	state_init(&want, DEV_SWITCH);
+	/* 1->2 stays, 3->4 moves to 3->5, 5->6 goes, 7->4 arrives (egress 4 is
+	 * only free once 3->4 is gone). */
+	state_add_xconn(&cur, 1, 2);
+	state_add_xconn(&cur, 3, 4);
+	state_add_xconn(&cur, 5, 6);
+	state_add_xconn(&want, 1, 2);
+	state_add_xconn(&want, 3, 5);
+	state_add_xconn(&want, 7, 4);
+	state_sort(&cur);
+	state_sort(&want);
+	state_diff(&cur, &want, &b);
+	assert_int_equal(b.n, 4);
+	assert_int_equal(b.ops[0].kind, OP_DISCONNECT);
+	assert_int_equal(b.ops[0].xc.in, 3);
+	assert_int_equal(b.ops[1].kind, OP_DISCONNECT);
+	assert_int_equal(b.ops[1].xc.in, 5);
+	assert_int_equal(b.ops[2].kind, OP_CONNECT);
+	assert_int_equal(b.ops[3].kind, OP_CONNECT);
+	for (uint32_t i = 0; i < b.n; i++)
+		assert_int_not_equal(b.ops[i].xc.in, 1); /* never touched */
+
+	/* A switch that refuses a busy egress accepts the batch in this order. */
+	sim_device_init(&sim, DEV_SWITCH, 8);
+	state_copy(&sim.state, &cur);
+	assert_int_equal(sim_run(&sim, &b, &done, &err), 0);
+	assert_int_equal(done, 4);
+	assert_true(state_equal(&sim.state, &want));
+
+	/* Reversed, the batch would fail on the busy egress. */
+	struct op_batch rev = {0};
+	for (uint32_t i = b.n; i-- > 0;)
+		if (b.ops[i].kind == OP_CONNECT)
+			batch_add(&rev, b.ops[i]);
+	state_copy(&sim.state, &cur);
+	assert_int_equal(sim_run(&sim, &rev, &done, &err), -1);
+	assert_non_null(strstr(err.msg, "port in use"));
+	batch_free(&rev);
+	batch_free(&b);
+	sim_device_free(&sim);
+	state_free(&cur);
+	state_free(&want);
+}
+
+static void test_hosts_diff(void **state)
+{
+	struct device_state cur, want;
+	struct op_batch b = {0};
+	struct sim_device sim;
+	struct ofc_error err = {0};
+	uint32_t done, sets = 0, dels = 0;
+	(void)state;
+
+	state_init(&cur, DEV_HOSTS);
+	state_init(&want, DEV_HOSTS);
+	state_add_link(&cur, (struct hlink){0, 0, 1, 0});
+	state_add_link(&cur, (struct hlink){1, 0, 2, 0});
+	state_add_route(&cur, (struct hroute){0, 1, 0});
+	state_add_route(&cur, (struct hroute){0, 2, 0});
+	state_add_route(&cur, (struct hroute){1, 2, 0});
+	/* Host 1's port 0 now goes to host 0: its circuit moves, so the route
+	 * through it is set again even though (1 -> 0 via port 0) is new and
+	 * (0 -> 1 via 0) is unchanged and stays untouched. */
+	state_add_link(&want, (struct hlink){0, 0, 1, 0});
+	state_add_link(&want, (struct hlink){1, 0, 0, 0});
+	state_add_route(&want, (struct hroute){0, 1, 0});
+	state_add_route(&want, (struct hroute){1, 0, 0});
+	state_sort(&cur);
+	state_sort(&want);
+	state_diff(&cur, &want, &b);
+	for (uint32_t i = 0; i < b.n; i++) {
+		sets += b.ops[i].kind == OP_ROUTE_SET;
+		dels += b.ops[i].kind == OP_ROUTE_DEL;
+		if (b.ops[i].kind == OP_ROUTE_SET)
+			assert_false(b.ops[i].route.host == 0 && b.ops[i].route.dst_host == 1);
+	}
+	assert_int_equal(b.ops[0].kind, OP_LINK_DEL);
+	assert_int_equal(b.ops[1].kind, OP_LINK_ADD);
+	assert_int_equal(sets, 1);
+	assert_int_equal(dels, 2);
+	sim_device_init(&sim, DEV_HOSTS, 0);
+	state_copy(&sim.state, &cur);
+	assert_int_equal(sim_run(&sim, &b, &done, &err), 0);
+	assert_true(state_equal(&sim.state, &want));
+	batch_free(&b);
+	sim_device_free(&sim);
+	state_free(&cur);
+	state_free(&want);
+}
+
+static void test_sim_faults(void **state)
+{
+	struct sim_device sim;
+	struct op_batch b = {0};
+	struct ofc_error err = {0};
+	uint32_t done;
+	(void)state;
+
+	sim_device_init(&sim, DEV_SWITCH, 4);
+	for (uint32_t i = 1; i <= 3; i++)
+		batch_add(&b, (struct op){.kind = OP_CONNECT, .xc = {i, i + 1}});
+	/* Command 1 is the open; 2..4 the connects: refuse the 3rd command. */
+	sim.fail_at = 3;
+	assert_int_equal(sim_run(&sim, &b, &done, &err), -1);
+	assert_int_equal(done, 1);
+	assert_int_equal(sim.state.nxc, 1);
+	assert_non_null(strstr(err.msg, "refused"));
+	/* close-after: the op happened but the answer was lost. */
+	sim_device_free(&sim);
+	sim_device_init(&sim, DEV_SWITCH, 4);
+	sim.fail_at = 3;
+	sim.mode = FAULT_CLOSE_AFTER;
+	assert_int_equal(sim_run(&sim, &b, &done, &err), -1);
+	assert_int_equal(done, 1);
+	assert_int_equal(sim.state.nxc, 2);
+	sim_device_free(&sim);
+	batch_free(&b);
+}
+
+static void test_tl1_parse(void **state)
+{
+	struct tl1_cmd c;
+	struct ofc_error err = {0};
+	char a[] = "  ent-patch::3,259:17:\r\n";
+	char b[] = "ACT-USER::admin:1::secret";
+	char bad1[] = ":::1:";
+	char bad2[] = "RTRV-PATCH:::\x01:";
+	char bad3[] = "A:1:2:3:4:5:6:7:8:9";
+	(void)state;
+
+	assert_int_equal(tl1_parse_cmd(a, &c, &err), 0);
+	assert_string_equal(c.verb, "ENT-PATCH");
+	assert_int_equal(c.nfield, 4);
+	assert_string_equal(c.field[1], "3,259");
+	assert_string_equal(c.field[2], "17");
+	assert_int_equal(tl1_parse_cmd(b, &c, &err), 0);
+	assert_string_equal(c.field[4], "secret");
+	assert_int_equal(tl1_parse_cmd(bad1, &c, &err), -1);
+	assert_int_equal(tl1_parse_cmd(bad2, &c, &err), -1);
+	assert_non_null(strstr(err.msg, "non-printable"));
+	assert_int_equal(tl1_parse_cmd(bad3, &c, &err), -1);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_credentials(void **state)
+{
+	char dir[] = "/tmp/ofc-cred.XXXXXX";
+	struct credentials c;
+	struct ofc_error err = {0};
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	char *p = xasprintf("%s/c", dir);
+	write_text(p, "# demo\n\nuser: admin\n  password:  s3cret  \n");
+	assert_int_equal(credentials_load(p, &c, &err), 0);
+	assert_string_equal(c.user, "admin");
+	assert_string_equal(c.password, "s3cret");
+	credentials_wipe(&c);
+	assert_int_equal(c.password[0], 0);
+
+	write_text(p, "user: admin\n");
+	assert_int_equal(credentials_load(p, &c, &err), -1);
+	assert_non_null(strstr(err.msg, "needs both"));
+	write_text(p, "user: admin\npassword: a;b\n");
+	assert_int_equal(credentials_load(p, &c, &err), -1);
+	assert_int_equal(err.line, 2);
+	assert_null(strstr(err.msg, "a;b")); /* never echo the secret */
+	write_text(p, "user: admin\npasswd: x\n");
+	assert_int_equal(credentials_load(p, &c, &err), -1);
+	assert_non_null(strstr(err.msg, "unknown key 'passwd'"));
+	unlink(p);
+	assert_int_equal(credentials_load(p, &c, &err), -1);
+	rmdir(dir);
+	free(p);
+}
+
+static void test_fault_names(void **state)
+{
+	(void)state;
+	for (int m = FAULT_DENY; m <= FAULT_LIE; m++)
+		assert_int_equal(fault_mode_parse(fault_mode_name((enum fault_mode)m)), m);
+	assert_int_equal(fault_mode_parse("explode"), 0);
+	assert_null(driver_find("snmp"));
+	assert_non_null(driver_find("tl1"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_switch_diff), cmocka_unit_test(test_hosts_diff),
+		cmocka_unit_test(test_sim_faults),  cmocka_unit_test(test_tl1_parse),
+		cmocka_unit_test(test_credentials), cmocka_unit_test(test_fault_names),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
