@@ -68,8 +68,6 @@ $(STAMP): scripts/install-deps.sh
 	@mkdir -p $(BUILD) && touch $@
 
 # Generated C is never an intermediate to delete: a missing header next to
-# its .c would fail the next build of that object.
-.SECONDARY: $(PROTO_C) $(PROTO_H)
 $(BUILD)/gen/proto/%.pb-c.c $(BUILD)/gen/proto/%.pb-c.h: proto/%.proto | $(STAMP)
 	@mkdir -p $(BUILD)/gen
 	@echo "  PROTOC  $<"
