@@ -288,6 +288,18 @@ int ctl_lock(struct ctl *c, struct ofc_error *err)
 	return 0;
 }
 
+void ctl_handover(struct ctl *from, struct ctl *to)
+{
+	if (to->lock_fd >= 0)
+		close(to->lock_fd);
+	to->lock_fd = from->lock_fd;
+	from->lock_fd = -1;
+	for (uint32_t i = 0; i < to->ndevs; i++)
+		for (uint32_t k = 0; k < from->ndevs; k++)
+			if (strcmp(to->devs[i].cfg.name, from->devs[k].cfg.name) == 0)
+				to->devs[i].lost = from->devs[k].lost;
+}
+
 /* ---- reading and planning ---------------------------------------------------- */
 
 static int read_device(struct ctl *c, struct ctl_device *cd, struct ofc_error *err)
