@@ -1056,8 +1056,8 @@ static void job_done(struct ofcd *d, struct job *j)
 		job_free(j);
 		return;
 	}
-	d->running = NULL;
 	if (j->kind == JOB_PROBE) {
+		d->running = NULL;
 		for (uint32_t i = 0; i < j->nprobe; i++) {
 			Ofc__V1__DeviceState *m = snap_dev(d->snap, j->probe[i].name);
 
@@ -1074,6 +1074,8 @@ static void job_done(struct ofcd *d, struct job *j)
 	} else {
 		Ofc__V1__Response *r = ofc__v1__response__unpack(NULL, j->reply_len, j->reply);
 
+		/* Publish first, then tell: whoever hears "committed" and asks
+		 * sees the committed state. */
 		if (j->snap) {
 			snapshot_free(d->snap);
 			d->snap = j->snap;
@@ -1085,6 +1087,15 @@ static void job_done(struct ofcd *d, struct job *j)
 			j->new_cfg = NULL;
 		}
 		changed(d);
+		while (j->deferred) {
+			struct note *n = j->deferred;
+
+			j->deferred = n->next;
+			on_event(d, n);
+			note_free(n);
+		}
+		j->deferred_tail = NULL;
+		d->running = NULL;
 		ofcd_log(d,
 			 r && r->status == OFC__V1__STATUS__STATUS_OK ? OFCD_LOG_NOTICE
 								      : OFCD_LOG_WARNING,
@@ -1219,9 +1230,8 @@ static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
 			job_done(d, n->job);
 		else
 			on_event(d, n);
-		free(n->device);
-		free(n->message);
-		free(n);
+		n->job = NULL; /* job_done freed it */
+		note_free(n);
 		n = next;
 	}
 	reap(d);
@@ -1484,10 +1494,7 @@ void ofcd_close(struct ofcd *d)
 		struct note *n = d->notes;
 
 		d->notes = n->next;
-		job_free(n->job);
-		free(n->device);
-		free(n->message);
-		free(n);
+		note_free(n);
 	}
 	if (d->listen_fd >= 0)
 		close(d->listen_fd);

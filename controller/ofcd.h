@@ -74,6 +74,8 @@ struct probe_dev {
 	char error[512];
 };
 
+struct note;
+
 struct job {
 	struct job *next;
 	enum job_kind kind;
@@ -105,10 +107,15 @@ struct job {
 	struct probe_dev *probe;
 	uint32_t nprobe;
 	uint64_t txn;	     /* the transaction it ran (0: none) */
+	/* Events that say how it ended (committed, rolled back, config
+	 * applied): delivered after its snapshot is published, so a client
+	 * that sees one and asks for the state sees what it announced. */
+	struct note *deferred, *deferred_tail;
 	const char *outcome; /* "committed", "rolled-back", ... */
 };
 
 void job_free(struct job *j);
+void note_free(struct note *n);
 
 /* From a worker to the loop: an event, or (job != NULL) a finished job. */
 struct note {
@@ -173,6 +180,7 @@ struct ofcd {
 	/* ---- mutation worker (before ofcd_run: the opening thread) ---- */
 	struct fabcfg *w_cfg;
 	struct ctl *w_ctl;
+	struct job *w_job; /* the job the mutation worker runs */
 };
 
 void ofcd_log(struct ofcd *d, int level, const char *fmt, ...) OFC_PRINTF(3, 4);

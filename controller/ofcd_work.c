@@ -33,7 +33,23 @@ void job_free(struct job *j)
 	snapshot_free(j->snap);
 	fabcfg_unref(j->new_cfg);
 	free(j->probe);
+	while (j->deferred) {
+		struct note *n = j->deferred;
+
+		j->deferred = n->next;
+		note_free(n);
+	}
 	free(j);
+}
+
+void note_free(struct note *n)
+{
+	if (!n)
+		return;
+	job_free(n->job);
+	free(n->device);
+	free(n->message);
+	free(n);
 }
 
 /* ---- events from ctl ------------------------------------------------------------ */
@@ -48,6 +64,19 @@ static void post_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, 
 	n->device = device ? xstrdup(device) : NULL;
 	n->message = xstrdup(message ? message : "");
 	n->time_ms = unix_ms();
+	if (d->w_job && (kind == OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED ||
+			 kind == OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLED_BACK ||
+			 kind == OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED ||
+			 kind == OFC__V1__EVENT__KIND__KIND_RECOVERED)) {
+		struct job *j = d->w_job;
+
+		if (j->deferred_tail)
+			j->deferred_tail->next = n;
+		else
+			j->deferred = n;
+		j->deferred_tail = n;
+		return;
+	}
 	ofcd_note(d, n);
 }
 
@@ -702,7 +731,9 @@ void *ofcd_mutation_worker(void *arg)
 			break;
 		j = d->mjob;
 		pthread_mutex_unlock(&d->mu);
+		d->w_job = j;
 		ofcd_run_job(d, j);
+		d->w_job = NULL;
 		pthread_mutex_lock(&d->mu);
 		d->mjob = NULL;
 		finished(d, j);
