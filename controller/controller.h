@@ -296,6 +296,7 @@ struct ctl {
 	char **netns; /* testbed namespaces, one per host, when up */
 	uint64_t txn; /* the transaction running or last run */
 	uint64_t prev_generation; /* of the record before it (kept by a rollback) */
+	char *prev_topology;	  /* ... and its topology (a rollback records it again) */
 };
 
 /* The state directory: `dir` if given, else $OFC_STATE_DIR, else
