@@ -571,8 +571,10 @@ out:
 	}
 	if (j->kind == JOB_RELOAD && an.r.status != OFC__V1__STATUS__STATUS_OK)
 		post_event(d, OFC__V1__EVENT__KIND__KIND_CONFIG_REJECTED, 0, NULL, an.r.message);
+	if (!an.t.state)
+		an.t.state = an.r.status == OFC__V1__STATUS__STATUS_INVALID ? "refused" : "failed";
 	if (!j->outcome)
-		j->outcome = "refused";
+		j->outcome = an.t.state;
 	ctl_close(nc);
 	fabcfg_unref(ncfg);
 	response_pack(&an.r, &j->reply, &j->reply_len);

@@ -325,4 +325,17 @@ expect_error 2 "ofc: fabric 'ring8' has no circuit switch to rewire: change its 
 	$OFC --socket "$SOCK" reconfigure --topology ring:8
 expect_exit 0 stop_ofcd
 
+# ---- the systemd unit and its sample options name options ofcd has ------------------
+$OFCD --help >"$TMP/help"
+opts=$(sed -n 's/^Exec[A-Za-z]*=[^ ]*ofcd //p' contrib/ofcd.service | grep -o -- '--[a-z-]*')
+sample=$(. ./contrib/ofcd.conf && echo "$OFCD_OPTS")
+n=0
+for o in $opts $(echo "$sample" | grep -o -- '--[a-z-]*'); do
+	grep -q -- "^  $o " "$TMP/help" || bad "contrib: ofcd has no option $o"
+	n=$((n + 1))
+done
+[ $n -ge 10 ] && ok || bad "contrib: only $n options found"
+# The sample values parse (all but the group, which this machine may lack).
+expect_stdout_has ": ok" $OFCD --check --config "$TORUS" $(echo "$sample" | sed 's/--admin-group [^ ]*//')
+
 finish
