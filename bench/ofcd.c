@@ -9,7 +9,9 @@
  *   resident memory of the daemon: idle, and its peak under load.
  *
  * Usage: build/bench/ofcd [READS_PER_CLIENT] (default 2000). Binaries are
- * found next to this one (BUILD/bench/ofcd -> BUILD/ofcd, BUILD/ocs-emu). */
+ * found next to this one (BUILD/bench/ofcd -> BUILD/ofcd, BUILD/ocs-emu).
+ * OFCD_WRAP="valgrind --leak-check=full --error-exitcode=9" runs the daemon
+ * under that command; the exit status then includes the daemon's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -45,7 +47,7 @@ static pid_t spawn(char *const argv[], const char *log)
 			dup2(fd, STDERR_FILENO);
 			dup2(fd, STDOUT_FILENO);
 		}
-		execv(argv[0], argv);
+		execvp(argv[0], argv);
 		_exit(127);
 	}
 	return pid;
@@ -79,6 +81,28 @@ static long proc_kb(pid_t pid, const char *key)
 			v = strtol(line + strlen(key) + 1, NULL, 10);
 	fclose(f);
 	return v;
+}
+
+/* CPU seconds the process has used (user + system), from /proc/PID/stat. */
+static double proc_cpu(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut = 0, st = 0;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')'); /* the command name may hold spaces */
+	if (!p ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -225,7 +249,7 @@ static void *sampler(void *arg)
 	return NULL;
 }
 
-static void load(struct env *e, int clients, int reads, bool reconfigs, const char *label)
+static int load(struct env *e, int clients, int reads, bool reconfigs, const char *label)
 {
 	struct run r = {.e = e, .reads = reads, .reconfigs = reconfigs};
 	struct worker w[CLIENTS];
@@ -235,6 +259,7 @@ static void load(struct env *e, int clients, int reads, bool reconfigs, const ch
 
 	r.lat = xcalloc(n + 1, sizeof(double));
 	pthread_create(&th[CLIENTS + 1], NULL, sampler, &r);
+	double cpu0 = proc_cpu(e->daemon);
 	t0 = now_seconds();
 	for (int i = 0; i < clients; i++) {
 		w[i] = (struct worker){&r, i};
@@ -247,21 +272,22 @@ static void load(struct env *e, int clients, int reads, bool reconfigs, const ch
 	if (reconfigs)
 		pthread_join(th[CLIENTS], NULL);
 	secs = now_seconds() - t0;
+	double cpu = proc_cpu(e->daemon) - cpu0;
 	atomic_store(&r.stop_sampler, true);
 	pthread_join(th[CLIENTS + 1], NULL);
 	qsort(r.lat, n, sizeof(double), cmp_double);
-	printf("| %s | %d x %d | %.1f | %.1f | %.1f | %.0f | %d | %.1f |\n", label, clients, reads,
-	       pct(r.lat, n, 0.5) * 1e6, pct(r.lat, n, 0.99) * 1e6, r.lat[n - 1] * 1e6,
-	       (double)n / secs, atomic_load(&r.errors), r.peak_kb / 1024.0);
+	printf("| %s | %d x %d | %.1f | %.1f | %.1f | %.0f | %.1f | %d | %.1f |\n", label, clients,
+	       reads, pct(r.lat, n, 0.5) * 1e6, pct(r.lat, n, 0.99) * 1e6, r.lat[n - 1] * 1e6,
+	       (double)n / secs, cpu / (double)n * 1e6, atomic_load(&r.errors), r.peak_kb / 1024.0);
 	if (reconfigs) {
 		qsort(r.rc_lat, RECONFIGS, sizeof(double), cmp_double);
 		printf("|   (the %d Reconfigure under that load) | | p50 %.1f ms | p99 %.1f ms | | "
-		       "| | "
-		       "|\n",
+		       "| | | |\n",
 		       RECONFIGS, pct(r.rc_lat, RECONFIGS, 0.5) * 1e3,
 		       pct(r.rc_lat, RECONFIGS, 0.99) * 1e3);
 	}
 	free(r.lat);
+	return atomic_load(&r.errors);
 }
 
 /* ---- setting up ---------------------------------------------------------------------- */
@@ -317,21 +343,29 @@ static int setup(struct env *e, const char *argv0)
 	free(pt);
 	snprintf(dev, sizeof(dev), "ocs0=127.0.0.1:%d", e->port);
 	char *d = xasprintf("%s/ofcd", e->build), *st = xasprintf("%s/state", e->dir);
-	char *dargv[] = {d,
-			 "--foreground",
-			 "--config",
-			 cfg,
-			 "--socket",
-			 e->sock,
-			 "--state-dir",
-			 st,
-			 "--device",
-			 dev,
-			 "--probe-interval",
-			 "0",
-			 "--log-level",
-			 "warning",
-			 NULL};
+	const char *wrap = getenv("OFCD_WRAP");
+	char *words = xstrdup(wrap ? wrap : ""), *save = NULL, *dargv[64];
+	int k = 0;
+
+	for (char *w = strtok_r(words, " ", &save); w && k < 40; w = strtok_r(NULL, " ", &save))
+		dargv[k++] = w;
+	const char *rest[] = {d,
+			      "--foreground",
+			      "--config",
+			      cfg,
+			      "--socket",
+			      e->sock,
+			      "--state-dir",
+			      st,
+			      "--device",
+			      dev,
+			      "--probe-interval",
+			      "0",
+			      "--log-level",
+			      "warning"};
+	for (size_t i = 0; i < ARRAY_SIZE(rest); i++)
+		dargv[k++] = (char *)rest[i];
+	dargv[k] = NULL;
 	e->daemon = spawn(dargv, log);
 	for (int i = 0; i < 1000; i++) {
 		struct ofcd_client c;
@@ -346,22 +380,28 @@ static int setup(struct env *e, const char *argv0)
 	return -1;
 }
 
-static void teardown(struct env *e)
+/* Stops everything; returns the daemon's exit status. */
+static int teardown(struct env *e)
 {
-	int st;
+	int st = 0, rc = 0;
 	char *cmd = xasprintf("rm -rf '%s'", e->dir);
 
 	if (e->daemon > 0) {
 		kill(e->daemon, SIGTERM);
 		waitpid(e->daemon, &st, 0);
+		rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		if (rc)
+			fprintf(stderr, "bench: ofcd exited with %d (log kept in %s)\n", rc,
+				e->dir);
 	}
 	if (e->emu > 0) {
 		kill(e->emu, SIGTERM);
 		waitpid(e->emu, &st, 0);
 	}
-	if (system(cmd) != 0)
+	if (!rc && system(cmd) != 0)
 		fprintf(stderr, "bench: could not remove %s\n", e->dir);
 	free(cmd);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -388,11 +428,12 @@ int main(int argc, char **argv)
 	long idle = proc_kb(e.daemon, "VmRSS:");
 
 	printf("ofcd: 64-host torus64-ocs, 256-port ocs-emu with no switching delay\n\n");
-	printf("| GetState | clients x requests | p50 us | p99 us | max us | requests/s | errors | "
-	       "peak RSS MiB |\n|---|---|---|---|---|---|---|---|\n");
-	load(&e, 1, reads, false, "one client");
-	load(&e, CLIENTS, reads, false, "32 clients");
-	load(&e, CLIENTS, reads, true, "32 clients + 20 Reconfigure");
+	printf("| GetState | clients x requests | p50 us | p99 us | max us | requests/s | "
+	       "daemon CPU us/request | errors | peak RSS MiB |\n"
+	       "|---|---|---|---|---|---|---|---|---|\n");
+	errors += load(&e, 1, reads, false, "one client");
+	errors += load(&e, CLIENTS, reads, false, "32 clients");
+	errors += load(&e, CLIENTS, reads, true, "32 clients + 20 Reconfigure");
 
 	for (int i = 0; i < RECONFIGS; i++) {
 		lat[i] = reconfigure(&c, i % 2 ? "torus:8x8" : "circulant:64:3,8",
@@ -436,7 +477,8 @@ int main(int argc, char **argv)
 	printf("\n| ofcd resident memory | MiB |\n|---|---|\n| idle, one committed state | %.1f |\n"
 	       "| peak over the whole run (VmHWM) | %.1f |\n",
 	       idle / 1024.0, proc_kb(e.daemon, "VmHWM:") / 1024.0);
-	printf("\nerrors outside the load tables: %d\n", atomic_load(&errors));
-	teardown(&e);
-	return atomic_load(&errors) ? 1 : 0;
+	printf("\nerrors in all: %d\n", atomic_load(&errors));
+	int drc = teardown(&e);
+	printf("ofcd exit status after SIGTERM: %d\n", drc);
+	return atomic_load(&errors) || drc ? 1 : 0;
 }
