@@ -311,7 +311,7 @@ static const char *job_kind_name(enum job_kind k)
 
 static void broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn,
 			    uint64_t ticket, const char *device, const char *message,
-			    uint64_t time_ms);
+			    const char *sentence, uint64_t time_ms);
 
 static void enqueue(struct ofcd *d, struct job *j)
 {
@@ -328,7 +328,7 @@ static void enqueue(struct ofcd *d, struct job *j)
 		 (unsigned long long)j->ticket, job_kind_name(j->kind), j->target, j->peer.uid,
 		 j->peer.pid, d->nqueue - 1 + (d->running && d->running->kind != JOB_PROBE));
 	ofcd_log(d, OFCD_LOG_INFO, "queued %s", msg);
-	broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_QUEUED, 0, j->ticket, NULL, msg,
+	broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_QUEUED, 0, j->ticket, NULL, msg, msg,
 			unix_ms());
 	changed(d);
 	maybe_start(d);
@@ -358,7 +358,7 @@ static void cancel_job(struct ofcd *d, struct job *j, const char *why)
 	snprintf(msg, sizeof(msg), "ticket %llu (%s %s) %s", (unsigned long long)j->ticket,
 		 job_kind_name(j->kind), j->target, why);
 	broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_CANCELLED, 0, j->ticket, NULL, msg,
-			unix_ms());
+			msg, unix_ms());
 	job_free(j);
 	changed(d);
 }
@@ -937,7 +937,7 @@ static void reap(struct ofcd *d)
 
 static void broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn,
 			    uint64_t ticket, const char *device, const char *message,
-			    uint64_t time_ms)
+			    const char *sentence, uint64_t time_ms)
 {
 	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 	Ofc__V1__Event e = OFC__V1__EVENT__INIT;
@@ -957,7 +957,7 @@ static void broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t 
 	}
 	r.has_id = r.has_status = 1;
 	r.status = OFC__V1__STATUS__STATUS_OK;
-	r.message = (char *)message;
+	r.message = (char *)sentence;
 	r.body_case = OFC__V1__RESPONSE__BODY_EVENT;
 	r.event = &e;
 	for (size_t i = 0; i < d->nconns; i++) {
@@ -1036,13 +1036,18 @@ static void on_event(struct ofcd *d, struct note *n)
 	default:
 		break;
 	}
-	char txn[48] = "";
+	/* One sentence for people (the answer's message, and the log); the
+	 * event keeps the bare detail. */
+	char txn[48] = "", line[900];
 	if (n->txn)
 		snprintf(txn, sizeof(txn), " (transaction %llu)", (unsigned long long)n->txn);
-	ofcd_log(d, level, "%s%s%s%s%s%s", names[n->kind] ? names[n->kind] : "event", txn,
-		 n->device ? ": " : "", n->device ? n->device : "",
-		 n->message && *n->message ? ": " : "", n->message ? n->message : "");
-	broadcast_event(d, n->kind, n->txn, ticket, n->device, n->message, n->time_ms);
+	const char *name =
+	    (size_t)n->kind < ARRAY_SIZE(names) && names[n->kind] ? names[n->kind] : "event";
+	snprintf(line, sizeof(line), "%s%s%s%s%s%s", name, txn, n->device ? ": " : "",
+		 n->device ? n->device : "", n->message && *n->message ? ": " : "",
+		 n->message ? n->message : "");
+	ofcd_log(d, level, "%s", line);
+	broadcast_event(d, n->kind, n->txn, ticket, n->device, n->message, line, n->time_ms);
 }
 
 static void job_done(struct ofcd *d, struct job *j)

@@ -743,6 +743,9 @@ static bool wait_event(struct ofcd_client *c, Ofc__V1__Event__Kind kind, char *m
 	while (ofcd_recv(c, &r, &err) == 0) {
 		bool hit = r->body_case == OFC__V1__RESPONSE__BODY_EVENT && r->event->kind == kind;
 
+		/* Every answer, events included, has a sentence for people. */
+		assert_true(r->message && *r->message);
+
 		if (hit && msg)
 			snprintf(msg, n, "%s", r->event->message ? r->event->message : "");
 		ofc__v1__response__free_unpacked(r, NULL);
