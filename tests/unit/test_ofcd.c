@@ -1,11 +1,14 @@
-/* ofcd in-process, over its real Unix sockets, with a sim switch: the event
- * loop; the load test (32 clients x 1,000 GetState with 20 Reconfigure
- * interleaved: every request answered, no error, the state consistent at
- * the end); fuzzed frames that never disturb a bystander; queue order and
- * cancel; reloads that keep the old config on error; GetSchedule against
- * the library; a client that vanishes or stalls. */
+/* ofcd in-process, over its real Unix sockets: the load test against
+ * build/ocs-emu over TL1 (32 clients x 1,000 GetState with 20 Reconfigure
+ * interleaved: every request answered, no error, the switch and the record
+ * consistent at the end); then, with a sim switch, fuzzed frames that never
+ * disturb a bystander; queue order and cancel; reloads that keep the old
+ * config on error; GetSchedule against the library; clients that vanish
+ * or stall. */
+#include <libgen.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -13,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -28,6 +32,9 @@ static const char cfg_fmt[] = "name: simfab\n"
 			      "topology: %s\n"
 			      "collectives:\n"
 			      "  - {op: allreduce, size: 1MiB}\n";
+
+/* The build directory, from argv[0] (BUILD/tests/test_ofcd). */
+static char build_dir[512] = "build";
 
 struct world {
 	char dir[64];
@@ -208,6 +215,79 @@ static void test_frame_length(void **state)
 	assert_int_equal(h[3], 4);
 }
 
+/* ---- an emulated switch ------------------------------------------------------------ */
+
+/* Start BUILD/ocs-emu (256 ports, the repository's credentials) on an
+ * ephemeral port; returns its pid, *port the port. */
+static pid_t start_emulator(struct world *w, int *port)
+{
+	char *emu = xasprintf("%s/ocs-emu", build_dir), *pf = xasprintf("%s/emu.port", w->dir);
+	char *text = NULL;
+	struct ofc_error err = {0};
+	size_t len;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *argv[] = {emu,
+				"--listen",
+				"127.0.0.1:0",
+				"--port-file",
+				pf,
+				"--ports",
+				"256",
+				"--credentials",
+				"configs/credentials/ocs0.cred",
+				NULL};
+
+		execv(emu, argv);
+		_exit(127);
+	}
+	for (int i = 0; i < 2000 && !text; i++) {
+		if (access(pf, F_OK) != 0 || read_file(pf, 64, &text, &len, &err) < 0) {
+			text = NULL;
+			usleep(2000);
+		}
+	}
+	assert_non_null(text);
+	*port = atoi(text);
+	free(text);
+	free(emu);
+	free(pf);
+	return pid;
+}
+
+static void stop_emulator(pid_t pid)
+{
+	int st;
+
+	kill(pid, SIGTERM);
+	waitpid(pid, &st, 0);
+}
+
+/* The config of the load test: the torus over TL1 to the emulator. */
+static void write_tl1_config(struct world *w, int port)
+{
+	char cwd[1024], *text;
+
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	text = xasprintf("name: tlfab\n"
+			 "hosts: {count: 64, prefix: h, ports: 4}\n"
+			 "switches:\n"
+			 "  - name: ocs0\n"
+			 "    type: ocs\n"
+			 "    ports: 256\n"
+			 "    driver: {type: tl1, address: 127.0.0.1:%d, credentials: "
+			 "%s/configs/credentials/ocs0.cred, timeout: 5s, retries: 2}\n"
+			 "wiring: {pattern: sequential, switches: [ocs0]}\n"
+			 "topology: torus:8x8\n"
+			 "collectives:\n"
+			 "  - {op: allreduce, size: 1MiB}\n",
+			 port, cwd);
+	write_config(w, text);
+	free(text);
+}
+
 /* ---- load ------------------------------------------------------------------------ */
 
 #define CLIENTS	  32
@@ -299,6 +379,10 @@ static void test_load(void **state)
 	struct ofcd_client c;
 	Ofc__V1__Response *r;
 
+	int port;
+	pid_t emu = start_emulator(w, &port);
+
+	write_tl1_config(w, port);
 	start(w, 30, 0);
 	for (int i = 0; i < CLIENTS; i++)
 		assert_int_equal(pthread_create(&th[i], NULL, reader, &L), 0);
@@ -336,20 +420,26 @@ static void test_load(void **state)
 	ofcd_disconnect(&c);
 	stop(w);
 
-	/* The sim switch holds exactly the torus's circuits. */
+	/* The switch holds exactly the torus's circuits, and the record says so. */
 	struct fabric *f;
+	struct ctl *c2;
+	struct ctl_record rec;
 	struct ofc_error err = {0};
+	struct ctl_opts co = {.state_dir = w->dir};
 	assert_int_equal(fabric_open(w->cfg, &f, &err), 0);
-	assert_int_equal(w->sim.state.nxc, f->ncircuits);
-	for (uint32_t k = 0; k < f->ncircuits; k++) {
-		bool found = false;
-
-		for (uint32_t i = 0; i < w->sim.state.nxc && !found; i++)
-			found = w->sim.state.xc[i].in == f->circuits[k].in_port &&
-				w->sim.state.xc[i].out == f->circuits[k].out_port;
-		assert_true(found);
-	}
+	assert_int_equal(ctl_open(f, &co, &c2, &err), 0);
+	assert_int_equal(ctl_read(c2, &err), 0);
+	assert_true(state_equal(&c2->devs[0].actual, &c2->devs[0].target));
+	assert_int_equal(c2->devs[0].actual.nxc, f->ncircuits);
+	assert_int_equal(ctl_load_record(w->dir, "tlfab", &rec, &err), 0);
+	assert_true(rec.have_state && !rec.have_journal);
+	assert_int_equal(rec.generation, RECONFIGS);
+	assert_string_equal(rec.topology, "torus:8x8");
+	assert_true(state_equal(&rec.dev_states[0], &c2->devs[0].actual));
+	ctl_record_free(&rec);
+	ctl_close(c2);
 	fabric_free(f);
+	stop_emulator(emu);
 	print_message("load: %d GetState answered, %d seen during a transaction\n",
 		      atomic_load(&L.answered), atomic_load(&L.in_progress_seen));
 }
@@ -927,8 +1017,13 @@ static void test_stalled_clients(void **state)
 	stop(w);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	char *copy = xstrdup(argv[0]);
+
+	(void)argc;
+	snprintf(build_dir, sizeof(build_dir), "%s/..", dirname(copy));
+	free(copy);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_frame_length),
 	    cmocka_unit_test_setup_teardown(test_load, setup, teardown),
