@@ -752,7 +752,8 @@ static int write_phase(struct vstate *v, uint32_t t)
 		}
 		v->full[key >> 6] |= 1ull << (key & 63);
 	}
-	qsort(v->dl, v->ndl, sizeof(*v->dl), cmp_delivery);
+	if (v->ndl > 1)
+		qsort(v->dl, v->ndl, sizeof(*v->dl), cmp_delivery);
 	for (size_t i = 0; i < v->ndl;) {
 		size_t j = i;
 		uint64_t key = v->dl[i].key;
