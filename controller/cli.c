@@ -16,6 +16,16 @@ static const struct cli_cmd commands[] = {
 	 "(FILE | --topology SPEC) --collective C [--algo A] [--size M] [--alpha T] "
 	 "[--bandwidth B] [--chunks P] [--overlap] [--json] [--format text|json|pb -o OUT]",
 	 "plan a collective schedule, verify it and price it", cmd_schedule},
+	{"optree",
+	 "--nodes N --wavelengths W [--fibres F] [--block-size B] [--algo optree|ring|ne|onestage|all] "
+	 "[--radices LIST] [--interfaces I] [--mrrs M] [--overlap] [--json] "
+	 "[--format text|json|pb -o OUT]",
+	 "all-gather on a WDM ring: OpTree's plan, its baselines, verified", cmd_optree},
+	{"rwa",
+	 "--nodes N --wavelengths W [--fibres F] (--pattern all-to-all | --demands FILE) "
+	 "[--engine heuristic|ilp|lp] [--objective min-wavelengths|max-served] [--time-limit S] "
+	 "[--json] [--lightpaths]",
+	 "routing and wavelength assignment for demands on a WDM ring", cmd_rwa},
 };
 
 static void usage_all(FILE *out)
