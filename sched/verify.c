@@ -491,6 +491,20 @@ static inline void push_delivery(struct vstate *v, struct delivery d)
 static void sort_lpaths(struct vstate *v, size_t m, unsigned bits)
 {
 	struct lpath *a = v->lps, *b = v->lps_tmp;
+
+	if (m < 256) { /* small steps: clearing 2048 buckets per pass would dominate */
+		for (size_t i = 1; i < m; i++) {
+			struct lpath t = a[i];
+			size_t j = i;
+
+			while (j && a[j - 1].key > t.key) {
+				a[j] = a[j - 1];
+				j--;
+			}
+			a[j] = t;
+		}
+		return;
+	}
 	unsigned passes = (bits + 10) / 11, width = passes ? (bits + passes - 1) / passes : 0;
 	uint32_t cnt[2049];
 
@@ -511,6 +525,59 @@ static void sort_lpaths(struct vstate *v, size_t m, unsigned bits)
 	}
 	v->lps = a;
 	v->lps_tmp = b;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Busy wavelengths of a sparse step: per (dir, fibre), the end points of
+ * its distinct lightpaths sorted (ends before starts at one segment), and
+ * the deepest overlap. */
+static void busy_sparse(struct vstate *v, size_t m)
+{
+	const struct verify_wdm *w = v->o->wdm;
+	uint32_t n = v->n, half = w->fibres * w->wavelengths;
+	uint64_t *ev = xmalloc((4 * m + 1) * sizeof(uint64_t));
+	size_t ne = 0;
+
+	/* Event: df << 40 | position << 1 | (start ? 1 : 0). */
+	for (size_t k = 0; k < m; k++) {
+		const struct lpath *q = &v->lps[k];
+
+		if (k && q->key == v->lps[k - 1].key && q->owner == v->lps[k - 1].owner)
+			continue;
+		uint32_t c = (uint32_t)(q->key / n), src = q->owner >> 16, dst = q->owner & 0xffff;
+		uint64_t df = c / w->wavelengths;
+		uint32_t st = (uint32_t)(q->key - (uint64_t)c * n);
+		uint32_t e = st + (c < half ? (dst > src ? dst - src : dst + n - src)
+					    : (src > dst ? src - dst : src + n - dst));
+
+		ev[ne++] = df << 40 | (uint64_t)st << 1 | 1;
+		if (e <= n) {
+			ev[ne++] = df << 40 | (uint64_t)e << 1;
+		} else {
+			ev[ne++] = df << 40 | (uint64_t)n << 1;
+			ev[ne++] = df << 40 | 0 << 1 | 1;
+			ev[ne++] = df << 40 | (uint64_t)(e - n) << 1;
+		}
+	}
+	qsort(ev, ne, sizeof(uint64_t), cmp_u64);
+	uint32_t run = 0;
+	for (size_t i = 0; i < ne; i++) {
+		if (i && ev[i] >> 40 != ev[i - 1] >> 40)
+			run = 0;
+		if (ev[i] & 1) {
+			if (++run > v->r->max_wavelengths_used)
+				v->r->max_wavelengths_used = run;
+		} else {
+			run--;
+		}
+	}
+	free(ev);
 }
 
 /* The step's lightpaths sorted per channel by first segment. They are
@@ -596,12 +663,21 @@ static void wdm_sorted_check(struct vstate *v, uint32_t t)
 		goto bad;
 	(void)owner;
 
-	/* Busy wavelengths per (dir, fibre) and segment. */
+	/* Busy wavelengths per (dir, fibre) and segment: nothing to learn once
+	 * some fibre segment had all W busy; a difference array over the ring
+	 * when the step is dense, sorted end points when it is sparse. */
 	uint32_t dfs = 2 * w->fibres;
+	for (size_t k = 0; k < m; k++)
+		v->sadd[v->lps[k].owner >> 16] = v->sdrop[v->lps[k].owner & 0xffff] = 0;
+	if (v->r->max_wavelengths_used >= w->wavelengths)
+		return;
+	if (m * 16 < n) {
+		busy_sparse(v, m);
+		return;
+	}
 	for (size_t k = 0; k < m; k++) {
 		const struct lpath *q = &v->lps[k];
 
-		v->sadd[q->owner >> 16] = v->sdrop[q->owner & 0xffff] = 0;
 		if (k && q->key == v->lps[k - 1].key && q->owner == v->lps[k - 1].owner)
 			continue;
 		uint32_t c = (uint32_t)(q->key / n), src = q->owner >> 16, dst = q->owner & 0xffff;
