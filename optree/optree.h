@@ -25,6 +25,7 @@
 
 #define OPTREE_MAX_DEPTH 32
 #define OPTREE_MAX_NODES 8192u /* N(N-1) transfers of 20 bytes: 1.3 GB here */
+#define OPTREE_MAX_CELLS (1u << 25) /* 2 F W N: the verifier's per-channel state */
 
 struct optree_ring {
 	uint32_t nodes;	      /* N */

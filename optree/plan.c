@@ -38,6 +38,14 @@ int optree_ring_check(const struct optree_ring *r, struct ofc_error *err)
 		return ofc_error_set(err, OFC_E_INPUT, "fibres per direction must be 1..255");
 	if (r->max_add < 1)
 		return ofc_error_set(err, OFC_E_INPUT, "a node must add at least one lightpath");
+	/* The verifier keeps state per (direction, fibre, wavelength) and node. */
+	uint64_t cells = 2ull * r->fibres * r->wavelengths * r->nodes;
+	if (cells > OPTREE_MAX_CELLS)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "2 x %u fibres x %u wavelengths x %u nodes = %llu channel-nodes: "
+				     "too many to verify (limit %u)",
+				     r->fibres, r->wavelengths, r->nodes, (unsigned long long)cells,
+				     OPTREE_MAX_CELLS);
 	if (!(r->rate > 0) || !(r->mrr_delay >= 0) || !(r->oeo_delay >= 0) || !r->block_bytes)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "rate and block size must be positive, delays not negative");

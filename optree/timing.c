@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HISTORY_MAX 64
+#define HISTORY_MAX 16
 
 static void set_range(uint64_t *b, uint32_t lo, uint32_t hi)
 {
@@ -58,6 +58,8 @@ void optree_timing(const struct optree_ring *r, const struct optree_result *res,
 	uint64_t *add = xcalloc(chw, 8), *drop = xcalloc(chw, 8), *thru = xcalloc(chw, 8);
 	uint64_t *tx = xcalloc(chw, 8), *rx = xcalloc(chw, 8), *change = xcalloc(chw, 8);
 	uint64_t *hist = xcalloc(chw * (w + 1), 8); /* used bitsets: this step and w before */
+	uint32_t *hch = xmalloc((size_t)(w + 1) * nch * sizeof(uint32_t)); /* their channels */
+	uint32_t *hn = xcalloc(w + 1, sizeof(uint32_t));
 	uint8_t *touched = xcalloc(nch, 1);
 	uint32_t *tlist = xmalloc(nch * sizeof(uint32_t));
 	bool *stage_start = xcalloc((size_t)s->nsteps + 1, sizeof(bool));
@@ -96,8 +98,13 @@ void optree_timing(const struct optree_ring *r, const struct optree_result *res,
 		}
 		/* Rings that must change, and the new state. */
 		bool any = false;
-		uint64_t *used = hist + (size_t)(st % (w + 1)) * chw;
-		memset(used, 0, chw * 8);
+		uint32_t slot = st % (w + 1);
+		uint64_t *used = hist + (size_t)slot * chw;
+		/* Clear what the step that last had this slot touched. */
+		for (uint32_t i = 0; i < hn[slot]; i++)
+			memset(used + (size_t)hch[(size_t)slot * nch + i] * words, 0, words * 8);
+		hn[slot] = nt;
+		memcpy(hch + (size_t)slot * nch, tlist, nt * sizeof(uint32_t));
 		for (uint32_t i = 0; i < nt; i++) {
 			size_t o = (size_t)tlist[i] * words;
 
@@ -117,9 +124,11 @@ void optree_timing(const struct optree_ring *r, const struct optree_result *res,
 			uint32_t idle = st < w ? st : w;
 
 			for (uint32_t j = 1; j <= w && j <= st && idle >= j; j++) {
-				const uint64_t *prev = hist + (size_t)((st - j) % (w + 1)) * chw;
+				uint32_t ps = (st - j) % (w + 1);
+				const uint64_t *prev = hist + (size_t)ps * chw;
 				bool hit = false;
 
+				/* Only channels both steps touched can meet. */
 				for (uint32_t i = 0; i < nt && !hit; i++) {
 					size_t o = (size_t)tlist[i] * words;
 
@@ -170,6 +179,8 @@ void optree_timing(const struct optree_ring *r, const struct optree_result *res,
 	free(rx);
 	free(change);
 	free(hist);
+	free(hch);
+	free(hn);
 	free(touched);
 	free(tlist);
 	free(stage_start);

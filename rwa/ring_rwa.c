@@ -469,7 +469,7 @@ int rwa_solve(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t 
 		if (res == LP_FEASIBLE || res == LP_TIMEOUT)
 			rep->time_limit_hit = true;
 	} else if (!max_served && opts->engine == RWA_ENGINE_ILP && !rep->time_limit_hit) {
-		uint32_t ub = wavelengths_of(ring, sol);
+		uint32_t ub = wavelengths_of(ring, sol) + (opts->pure_ilp ? 1 : 0);
 
 		for (uint32_t c = rep->lower_bound; c < ub; c++) {
 			struct rwa_solution ilp = {0};

@@ -171,6 +171,10 @@ struct rwa_opts {
 	enum rwa_engine engine;
 	enum rwa_objective objective;
 	double time_limit; /* seconds for lp_solve (ILP and LP); 0 = none */
+	/* ILP, min wavelengths: solve the exact model up to and including the
+	 * heuristic's count, even when the heuristic already meets the bound
+	 * (to measure the ILP itself; the answer is the same). */
+	bool pure_ilp;
 };
 
 struct rwa_report {

@@ -308,6 +308,14 @@ static void test_ilp_matches_exhaustive(void **state)
 		assert_int_equal(rep.wavelengths_used, opt);
 		if (rep.ilp_solves)
 			harder++;
+		/* The ILP on its own (no help from the heuristic) agrees. */
+		struct rwa_opts pure = ilp;
+		pure.pure_ilp = true;
+		rwa_solution_free(&sol);
+		assert_int_equal(rwa_solve(&ring, dem, nd, &pure, &sol, &rep, &err), 0);
+		assert_int_equal(rwa_check(&ring, dem, nd, &sol, false, &err), 0);
+		assert_true(rep.optimal && rep.ilp_solves >= 1);
+		assert_int_equal(rep.wavelengths_used, opt);
 		/* The heuristic never beats the optimum; the LP never passes it. */
 		assert_int_equal(rwa_solve(&ring, dem, nd, &heur, &hs, &hrep, &err), 0);
 		assert_true(hrep.wavelengths_used >= opt);
