@@ -187,13 +187,13 @@ int main(int argc, char **argv)
 	if (strcmp(what, "headline") == 0)
 		return headline();
 	if (strcmp(what, "ilp") == 0)
-		return ilp(argc > 2 ? (uint32_t)atoi(argv[2]) : 16, argc > 3 ? atof(argv[3]) : 60);
+		return ilp(argc > 2 ? (uint32_t)atoi(argv[2]) : 32, argc > 3 ? atof(argv[3]) : 60);
 	if (strcmp(what, "all") != 0) {
 		fprintf(stderr, "usage: optree_bench [headline | ilp [MAXN] [LIMIT_S]]\n");
 		return 2;
 	}
 	rc |= headline();
 	rc |= compare();
-	rc |= ilp(16, 60);
+	rc |= ilp(32, 60);
 	return rc;
 }

@@ -276,6 +276,14 @@ enum lp_result rwa_ilp(const struct rwa_ring *ring, const struct rwa_demand *dem
 		lp_maximize(lp, true);
 		for (int c = 0; c < ncols; c++)
 			lp_set_obj_coef(lp, c, 1);
+	} else {
+		/* Feasibility: any point will do. Small pseudo-random costs make
+		 * the LP optima at the nodes break the channels' symmetry, so the
+		 * dives reach integer points fast, and the search stops at the
+		 * first (N = 10..12 all-to-all: seconds, not past a minute). */
+		for (int c = 0; c < ncols; c++)
+			lp_set_obj_coef(lp, c, (double)(((uint32_t)c * 2654435761u) % 1000) / 1000.0);
+		lp_set_break_at_first(lp, true);
 	}
 	lp_set_time_limit(lp, time_limit);
 	res = lp_solve(lp, err);

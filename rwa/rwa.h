@@ -45,6 +45,9 @@ void lp_set_integer(struct lp *lp, int col, bool integer);
 void lp_set_binary(struct lp *lp, int col);
 /* Wall-clock limit for solve (0 = none). */
 void lp_set_time_limit(struct lp *lp, double seconds);
+/* MIP: stop at the first integer solution found (for feasibility models
+ * whose objective only guides the search). */
+void lp_set_break_at_first(struct lp *lp, bool on);
 /* Solve. err is set (OFC_E_RUNTIME) for LP_FAILED only. */
 enum lp_result lp_solve(struct lp *lp, struct ofc_error *err);
 const char *lp_result_str(enum lp_result r);

@@ -22,8 +22,11 @@ expect_stdout_has '  1      0      cw   0' $OFC rwa --nodes 3 --wavelengths 4 --
 # Not enough wavelengths: reported, not hidden.
 expect_json 'j["fits"] is False and j["wavelengths_used"]==3' $OFC rwa --nodes 3 --wavelengths 2 --demands "$TMP/odd.txt" --engine ilp --json
 
-# The time limit stops the ILP and says so (11 nodes: bound 15, tilings 16).
-expect_json 'j["time_limit_hit"] is True and j["optimal"] is False and j["wavelengths_used"]==16 and j["verified"]' $OFC rwa --nodes 11 --wavelengths 64 --pattern all-to-all --engine ilp --time-limit 1s --json
+# 11 nodes: the tilings need 16, the ILP finds the bound, 15.
+expect_json 'j["wavelengths_used"]==15 and j["lower_bound"]==15 and j["optimal"] is True and j["verified"]' $OFC rwa --nodes 11 --wavelengths 64 --pattern all-to-all --engine ilp --json
+# The time limit stops the ILP and says so (21 nodes: bound 55, tilings 57).
+expect_json 'j["time_limit_hit"] is True and j["optimal"] is False and j["wavelengths_used"]==57 and j["lower_bound"]==55 and j["verified"]' $OFC rwa --nodes 21 --wavelengths 64 --pattern all-to-all --engine ilp --time-limit 1s --json
+expect_stdout_has 'time limit        reached: lp_solve stopped before proving the answer' $OFC rwa --nodes 21 --wavelengths 64 --pattern all-to-all --engine ilp --time-limit 1s
 
 # Bad demand files: FILE:LINE:COL and exit 2.
 printf '0 1\n# fine\n0 9\n' >"$TMP/d1.txt"
