@@ -20,6 +20,17 @@ struct levels {
 int levels_build(uint32_t n, const uint32_t *radix, uint32_t depth, struct levels *L,
 		 struct ofc_error *err);
 void levels_free(struct levels *L);
+/* Incremental: arrays for levels 0..depth (n groups each), level 0 set. */
+void levels_init(struct levels *L, uint32_t n, uint32_t depth);
+/* Level p + 1 from level p with radix m: 1 when some group splits
+ * unevenly, 0 when none does, -1 when no group has two nodes (a stage
+ * with nothing to do). */
+int levels_split(struct levels *L, uint32_t p, uint32_t m);
+/* A line stage (i >= 2) without building its demands: the most blocks on
+ * one segment-direction (= its colours), and the counts after it in out.
+ * f: scratch of 2(n + 1). */
+uint64_t line_stage_load(const struct levels *L, uint32_t i, const uint32_t *cnt, uint32_t *out,
+			 int64_t *f);
 
 /* One demand of a stage: src sends all it holds (count blocks) to dst. */
 struct ot_arc {

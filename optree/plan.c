@@ -126,53 +126,119 @@ static double plan_time(const struct optree_ring *r, uint32_t steps, uint32_t de
 	return steps * step_us(r) + depth * (r->mrr_delay + r->oeo_delay) * 1e6;
 }
 
-/* Predict; stop early (returning 1) once the time passes `cutoff`. */
-static int evaluate(const struct optree_ring *r, const uint32_t *radix, uint32_t depth,
-		    struct optree_plan *p, struct s1cache *cache, double cutoff,
-		    struct ofc_error *err)
-{
+/* A prediction in progress: the levels so far and the counts before each
+ * stage, so a search can extend a prefix without recomputing it. */
+struct pred {
+	const struct optree_ring *r;
+	struct s1cache *cache;
 	struct levels L;
-	uint32_t FW = ring_channels(r), n = r->nodes;
+	uint32_t *cnt[OPTREE_MAX_DEPTH + 1];
+	int64_t *scratch;
+	bool uneven[OPTREE_MAX_DEPTH + 1];
+	uint32_t radix[OPTREE_MAX_DEPTH];
+	uint32_t stage_steps[OPTREE_MAX_DEPTH];
+};
 
-	if (levels_build(n, radix, depth, &L, err) < 0)
-		return -1;
-	memset(p, 0, sizeof(*p));
-	p->depth = depth;
-	memcpy(p->radix, radix, depth * sizeof(uint32_t));
-	p->uneven = L.uneven;
-	uint32_t *cnt = xmalloc((size_t)n * sizeof(uint32_t));
+static void pred_init(struct pred *P, const struct optree_ring *r, struct s1cache *cache,
+		      uint32_t depth)
+{
+	uint32_t n = r->nodes;
+
+	memset(P, 0, sizeof(*P));
+	P->r = r;
+	P->cache = cache;
+	levels_init(&P->L, n, depth);
+	for (uint32_t i = 0; i <= depth; i++)
+		P->cnt[i] = xmalloc((size_t)n * sizeof(uint32_t));
 	for (uint32_t u = 0; u < n; u++)
-		cnt[u] = 1;
-	for (uint32_t i = 1; i <= depth; i++) {
-		struct stage_rwa st;
-		uint32_t colours = UINT32_MAX;
+		P->cnt[0][u] = 1;
+	P->scratch = xmalloc(2 * ((size_t)n + 1) * sizeof(int64_t));
+}
 
-		stage_arcs(&L, i, cnt, &st);
-		if (i == 1 && !st.m && cache)
-			for (uint32_t c = 0; c < cache->n; c++)
-				if (cache->radix[c] == radix[0])
-					colours = cache->colours[c];
+static void pred_free(struct pred *P)
+{
+	levels_free(&P->L);
+	for (uint32_t i = 0; i <= OPTREE_MAX_DEPTH; i++)
+		free(P->cnt[i]);
+	free(P->scratch);
+}
+
+/* Stage d + 1 with radix m after the first d: its colour steps, or
+ * UINT32_MAX when it would have nothing to do. Same routing and colouring
+ * as the builder, so the figure is what the builder realises. */
+static uint32_t pred_stage(struct pred *P, uint32_t d, uint32_t m)
+{
+	uint32_t n = P->r->nodes, FW = ring_channels(P->r), colours = UINT32_MAX;
+	int rc = levels_split(&P->L, d, m);
+
+	if (rc < 0)
+		return UINT32_MAX;
+	P->radix[d] = m;
+	P->uneven[d + 1] = P->uneven[d] || rc == 1;
+	P->L.depth = d + 1;
+	if (d >= 1) {
+		colours = (uint32_t)line_stage_load(&P->L, d + 1, P->cnt[d], P->cnt[d + 1],
+						    P->scratch);
+	} else {
+		struct stage_rwa st;
+
+		stage_arcs(&P->L, 1, P->cnt[0], &st);
+		if (!st.m && P->cache)
+			for (uint32_t c = 0; c < P->cache->n; c++)
+				if (P->cache->radix[c] == m)
+					colours = P->cache->colours[c];
 		if (colours == UINT32_MAX) {
-			stage_colour(&L, i, false, &st);
+			stage_colour(&P->L, 1, false, &st);
 			colours = st.colours;
-			if (i == 1 && !st.m && cache && cache->n < 64) {
-				cache->radix[cache->n] = radix[0];
-				cache->colours[cache->n++] = colours;
+			if (!st.m && P->cache && P->cache->n < 64) {
+				P->cache->radix[P->cache->n] = m;
+				P->cache->colours[P->cache->n++] = colours;
 			}
 		}
-		p->stage_steps[i - 1] = (colours + FW - 1) / FW;
-		p->steps += p->stage_steps[i - 1];
-		stage_counts(&st, cnt, n);
+		memcpy(P->cnt[1], P->cnt[0], (size_t)n * sizeof(uint32_t));
+		stage_counts(&st, P->cnt[1], n);
 		stage_rwa_free(&st);
-		if (plan_time(r, p->steps, i) > cutoff) {
-			free(cnt);
-			levels_free(&L);
-			return 1;
-		}
 	}
-	free(cnt);
+	P->stage_steps[d] = (colours + FW - 1) / FW;
+	return P->stage_steps[d];
+}
+
+static bool pred_done(const struct pred *P, uint32_t d)
+{
+	for (uint32_t g = 0; g < P->L.ngroups[d]; g++)
+		if (P->L.size[d][g] != 1)
+			return false;
+	return true;
+}
+
+static void pred_plan(const struct pred *P, uint32_t depth, struct optree_plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->depth = depth;
+	p->uneven = P->uneven[depth];
+	for (uint32_t i = 0; i < depth; i++) {
+		p->radix[i] = P->radix[i];
+		p->stage_steps[i] = P->stage_steps[i];
+		p->steps += P->stage_steps[i];
+	}
+	p->time_us = plan_time(P->r, p->steps, depth);
+}
+
+static int evaluate(const struct optree_ring *r, const uint32_t *radix, uint32_t depth,
+		    struct optree_plan *p, struct s1cache *cache, struct ofc_error *err)
+{
+	struct levels L;
+	struct pred P;
+
+	/* levels_build for its checks and messages. */
+	if (levels_build(r->nodes, radix, depth, &L, err) < 0)
+		return -1;
 	levels_free(&L);
-	p->time_us = plan_time(r, p->steps, depth);
+	pred_init(&P, r, cache, depth);
+	for (uint32_t i = 0; i < depth; i++)
+		pred_stage(&P, i, radix[i]);
+	pred_plan(&P, depth, p);
+	pred_free(&P);
 	return 0;
 }
 
@@ -181,7 +247,7 @@ int optree_plan_radices(const struct optree_ring *r, const uint32_t *radix, uint
 {
 	if (optree_ring_check(r, err) < 0)
 		return -1;
-	return evaluate(r, radix, depth, p, NULL, INFINITY, err);
+	return evaluate(r, radix, depth, p, NULL, err);
 }
 
 /* ---- searching -------------------------------------------------------------------- */
@@ -272,6 +338,13 @@ static void plan_exact(const struct optree_ring *r, struct optree_plan *best, bo
 	}
 	for (uint32_t j = 1; j < d.ndiv; j++) {
 		uint32_t m1 = d.div[j], ofs_n = m1 - 1, col[3];
+		/* Stage 1 alone needs its total shortest length over the 2N
+		 * segment-directions: s floor(m^2/4) / (2 F W) steps. Skip radices
+		 * that cannot beat the best so far (one-stage, mostly). */
+		uint64_t need = (uint64_t)(n / m1) * ((uint64_t)m1 * m1 / 4);
+		if (*have && plan_time(r, (uint32_t)((need + 2ull * FW - 1) / (2ull * FW)), 1) >
+				     best->time_us)
+			continue;
 		uint32_t *ofs = xmalloc(((size_t)ofs_n + 1) * sizeof(uint32_t));
 		struct optree_plan p = {0};
 
@@ -306,6 +379,48 @@ static void plan_exact(const struct optree_ring *r, struct optree_plan *best, bo
 	free(d.depth);
 }
 
+struct search {
+	struct pred P;
+	uint32_t k, a;
+	struct optree_plan *best;
+	bool *have;
+};
+
+/* Stages d.. of a sequence of a and a + 1; prod is the product so far. */
+static void search(struct search *S, uint32_t d, uint32_t steps, uint64_t prod)
+{
+	const struct optree_ring *r = S->P.r;
+
+	if (d == S->k) {
+		struct optree_plan p;
+
+		if (!pred_done(&S->P, d) || !S->P.uneven[d])
+			return;
+		pred_plan(&S->P, d, &p);
+		if (!*S->have || better(&p, S->best)) {
+			*S->best = p;
+			*S->have = true;
+		}
+		return;
+	}
+	for (uint32_t m = S->a + 1; m >= S->a; m--) {
+		/* The rest can multiply by at most (a + 1)^(k - d - 1). */
+		uint64_t reach = prod * m;
+
+		for (uint32_t i = d + 1; i < S->k && reach < r->nodes; i++)
+			reach *= S->a + 1;
+		if (reach < r->nodes)
+			continue;
+		uint32_t st = pred_stage(&S->P, d, m);
+		if (st == UINT32_MAX)
+			continue;
+		if (*S->have && plan_time(r, steps + st, d + 1) >
+					S->best->time_us + 1e-9 * (fabs(S->best->time_us) + 1))
+			continue;
+		search(S, d + 1, steps + st, prod * m);
+	}
+}
+
 int optree_plan_best(const struct optree_ring *r, struct optree_plan *best, struct ofc_error *err)
 {
 	struct s1cache cache = {0};
@@ -317,10 +432,22 @@ int optree_plan_best(const struct optree_ring *r, struct optree_plan *best, stru
 	plan_exact(r, best, &have);
 
 	/* Balanced uneven sequences: k radices of a or a + 1 (a the integer
-	 * k-th root of N), the larger first since stage 1 is the cheaper
-	 * (its load is N m / 8, a line stage's N m / 4). */
+	 * k-th root of N), in every order: where the larger ones go matters
+	 * (stage 1 is the cheaper, N m / 8 against N m / 4, and unequal groups
+	 * load some nodes more than others). A depth-first search extends
+	 * prefixes stage by stage and drops those already slower than the best
+	 * plan (the DP's exact one to start with), for depths within two of
+	 * Theorem 2's. */
+	struct optree_analytic an;
+	optree_analytic(r, &an);
 	for (uint32_t k = 2; k <= OPTREE_MAX_DEPTH && (1ull << (k - 1)) < n; k++) {
 		uint32_t a = (uint32_t)floor(pow((double)n, 1.0 / k));
+		struct search S;
+
+		/* Depths far from Theorem 2's are never close (the exact search
+		 * above still covers them); they would dominate the time. */
+		if (k + 2 < an.depth || k > an.depth + 2)
+			continue;
 
 		while (a > 2 && pow((double)a, k) > n)
 			a--;
@@ -328,35 +455,20 @@ int optree_plan_best(const struct optree_ring *r, struct optree_plan *best, stru
 			a++;
 		if (a < 2)
 			a = 2;
-		for (uint32_t j = 0; j <= k; j++) {
-			uint32_t radix[OPTREE_MAX_DEPTH];
-			uint64_t prod = 1, head = 1;
-			struct optree_plan p;
-			struct ofc_error e2 = {0};
-
-			for (uint32_t i = 0; i < k; i++) {
-				radix[i] = i < j ? a + 1 : a;
-				prod *= radix[i];
-				if (i + 1 < k)
-					head *= radix[i];
-			}
-			if (prod < n || head >= n)
-				continue;
-			if (evaluate(r, radix, k, &p, &cache, have ? best->time_us : INFINITY, &e2) ||
-			    !p.uneven)
-				continue;
-			if (!have || better(&p, best)) {
-				*best = p;
-				have = true;
-			}
-		}
+		pred_init(&S.P, r, &cache, k);
+		S.k = k;
+		S.a = a;
+		S.best = best;
+		S.have = &have;
+		search(&S, 0, 0, 1);
+		pred_free(&S.P);
 	}
 	if (!have)
 		return ofc_error_set(err, OFC_E_RUNTIME, "no plan for %u nodes", n);
 	/* The exact search predicted with closed forms; evaluate() is what the
 	 * builder does, so use its figures (they agree; tests check it). */
 	struct optree_plan check;
-	if (evaluate(r, best->radix, best->depth, &check, &cache, INFINITY, err) < 0)
+	if (evaluate(r, best->radix, best->depth, &check, &cache, err) < 0)
 		return -1;
 	*best = check;
 	return 0;

@@ -20,59 +20,73 @@ void levels_free(struct levels *L)
 	memset(L, 0, sizeof(*L));
 }
 
-int levels_build(uint32_t n, const uint32_t *radix, uint32_t depth, struct levels *L,
-		 struct ofc_error *err)
+void levels_init(struct levels *L, uint32_t n, uint32_t depth)
 {
 	memset(L, 0, sizeof(*L));
 	L->n = n;
 	L->depth = depth;
-	if (depth < 1 || depth > OPTREE_MAX_DEPTH)
+	for (uint32_t i = 0; i <= depth && i <= OPTREE_MAX_DEPTH; i++) {
+		L->start[i] = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+		L->size[i] = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+		L->child[i] = xmalloc(((size_t)n + 2) * sizeof(uint32_t));
+	}
+	L->ngroups[0] = 1;
+	L->start[0][0] = 0;
+	L->size[0][0] = n;
+}
+
+int levels_split(struct levels *L, uint32_t p, uint32_t m)
+{
+	uint32_t ng = 0, busy = 0, i = p + 1;
+	bool uneven = false;
+
+	for (uint32_t g = 0; g < L->ngroups[p]; g++) {
+		uint32_t sz = L->size[p][g], c = sz < m ? sz : m, at = L->start[p][g];
+
+		busy += sz >= 2;
+		L->child[p][g] = ng;
+		if (sz % c || sz != L->size[p][0])
+			uneven = true;
+		for (uint32_t k = 0; k < c; k++) {
+			uint32_t s = sz / c + (k < sz % c);
+
+			L->start[i][ng] = at;
+			L->size[i][ng++] = s;
+			at += s;
+		}
+	}
+	L->child[p][L->ngroups[p]] = ng;
+	L->ngroups[i] = ng;
+	return busy ? (uneven ? 1 : 0) : -1;
+}
+
+int levels_build(uint32_t n, const uint32_t *radix, uint32_t depth, struct levels *L,
+		 struct ofc_error *err)
+{
+	if (depth < 1 || depth > OPTREE_MAX_DEPTH) {
+		memset(L, 0, sizeof(*L));
 		return ofc_error_set(err, OFC_E_INPUT, "a plan has 1..%u stages",
 				     OPTREE_MAX_DEPTH);
-	L->ngroups[0] = 1;
-	L->start[0] = xcalloc(1, sizeof(uint32_t));
-	L->size[0] = xmalloc(sizeof(uint32_t));
-	L->size[0][0] = n;
+	}
+	levels_init(L, n, depth);
 	for (uint32_t i = 1; i <= depth; i++) {
-		uint32_t m = radix[i - 1], ng = 0, p = i - 1, busy = 0;
+		int rc;
 
-		if (m < 2) {
+		if (radix[i - 1] < 2) {
 			levels_free(L);
 			return ofc_error_set(err, OFC_E_INPUT, "radix %u of stage %u: must be 2 or more",
-					     m, i);
+					     radix[i - 1], i);
 		}
-		for (uint32_t g = 0; g < L->ngroups[p]; g++) {
-			ng += L->size[p][g] < m ? L->size[p][g] : m;
-			if (L->size[p][g] >= 2)
-				busy++;
-		}
-		if (!busy) {
+		rc = levels_split(L, i - 1, radix[i - 1]);
+		if (rc < 0) {
 			levels_free(L);
 			return ofc_error_set(err, OFC_E_INPUT,
 					     "stage %u has nothing to do: the radices before it "
 					     "already reach single nodes",
 					     i);
 		}
-		L->ngroups[i] = ng;
-		L->start[i] = xmalloc((size_t)ng * sizeof(uint32_t));
-		L->size[i] = xmalloc((size_t)ng * sizeof(uint32_t));
-		L->child[p] = xmalloc(((size_t)L->ngroups[p] + 1) * sizeof(uint32_t));
-		ng = 0;
-		for (uint32_t g = 0; g < L->ngroups[p]; g++) {
-			uint32_t sz = L->size[p][g], c = sz < m ? sz : m, at = L->start[p][g];
-
-			L->child[p][g] = ng;
-			if (sz % c || (g && sz != L->size[p][0]))
-				L->uneven = true;
-			for (uint32_t k = 0; k < c; k++) {
-				uint32_t s = sz / c + (k < sz % c);
-
-				L->start[i][ng] = at;
-				L->size[i][ng++] = s;
-				at += s;
-			}
-		}
-		L->child[p][L->ngroups[p]] = ng;
+		if (rc)
+			L->uneven = true;
 	}
 	for (uint32_t g = 0; g < L->ngroups[depth]; g++)
 		if (L->size[depth][g] != 1) {
@@ -86,6 +100,49 @@ int levels_build(uint32_t n, const uint32_t *radix, uint32_t depth, struct level
 					     (unsigned long long)prod, n);
 		}
 	return 0;
+}
+
+uint64_t line_stage_load(const struct levels *L, uint32_t i, const uint32_t *cnt, uint32_t *out,
+			 int64_t *f)
+{
+	uint32_t n = L->n, p = i - 1;
+	int64_t *cw = f, *ccw = f + n + 1, best = 0, a = 0, b = 0;
+
+	memset(f, 0, 2 * ((size_t)n + 1) * sizeof(int64_t));
+	memcpy(out, cnt, (size_t)n * sizeof(uint32_t));
+	for (uint32_t g = 0; g < L->ngroups[p]; g++) {
+		uint32_t c0 = L->child[p][g], c1 = L->child[p][g + 1];
+
+		for (uint32_t x = c0; x < c1; x++)
+			for (uint32_t j = 0; j < L->size[i][x]; j++) {
+				uint32_t v = L->start[i][x] + j;
+
+				for (uint32_t y = c0; y < c1; y++) {
+					if (y == x)
+						continue;
+					uint32_t jj = j < L->size[i][y] ? j : L->size[i][y] - 1;
+					uint32_t r = L->start[i][y] + jj;
+
+					if (r > v) {
+						cw[v] += cnt[v];
+						cw[r] -= cnt[v];
+					} else {
+						ccw[r] += cnt[v];
+						ccw[v] -= cnt[v];
+					}
+					out[r] += cnt[v];
+				}
+			}
+	}
+	for (uint32_t x = 0; x < n; x++) {
+		a += cw[x];
+		b += ccw[x];
+		if (a > best)
+			best = a;
+		if (b > best)
+			best = b;
+	}
+	return (uint64_t)best;
 }
 
 void stage_rwa_free(struct stage_rwa *st)
