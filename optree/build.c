@@ -363,32 +363,96 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 
 /* ---- baselines ---------------------------------------------------------------- */
 
-/* Ring all-gather: in step t node u forwards block u - t to u + 1. One
- * lightpath per node, all on wavelength 0 of fibre 0 clockwise. */
+/* Wavelengths for demands whose routes are fixed, through rwa/ like every
+ * other lightpath: exact interval colouring per direction (neighbour links
+ * never wrap), the circular heuristic if some arc does. Runs by arc index. */
+static void colour_fixed(uint32_t n, const struct ot_arc *arc, size_t na, struct rwa_solution *sol)
+{
+	struct rwa_arc *ra = xmalloc((na + 1) * sizeof(*ra));
+
+	rwa_solution_reset(sol);
+	for (int d = 1; d <= 2; d++) {
+		size_t k = 0;
+		bool wraps = false;
+
+		for (size_t i = 0; i < na; i++)
+			if (arc[i].dir == d) {
+				uint32_t s = rwa_arc_start(n, arc[i].src, arc[i].dst, d);
+				uint32_t len = rwa_arc_len(n, arc[i].src, arc[i].dst, d);
+
+				ra[k++] = (struct rwa_arc){s, len, arc[i].count, (uint32_t)i};
+				wraps |= s + len > n;
+			}
+		if (wraps)
+			rwa_color_circle(n, ra, k, d, sol);
+		else
+			rwa_color_line(n, ra, k, d, sol);
+	}
+	free(ra);
+}
+
+static uint32_t colour_steps(const struct optree_ring *r, const struct rwa_solution *sol)
+{
+	uint32_t c = sol->colours[RWA_CW] > sol->colours[RWA_CCW] ? sol->colours[RWA_CW]
+								  : sol->colours[RWA_CCW];
+
+	return (c + ring_channels(r) - 1) / ring_channels(r);
+}
+
+/* One stage of fixed-route demands: the blocks of arc i are blk[i][0..count),
+ * laid on the arc's colours in order, colour steps in order. */
+static void emit_fixed(struct emitter *e, const struct ot_arc *arc, const struct rwa_solution *sol,
+		       const uint32_t *blk, uint32_t per_arc, struct optree_stage *st)
+{
+	uint32_t FW = ring_channels(e->r), cs = colour_steps(e->r, sol);
+
+	for (uint32_t t = 0; t < cs; t++) {
+		for (size_t k = 0, inst = 0; k < sol->nruns; k++) {
+			const struct rwa_run *ru = &sol->runs[k];
+
+			inst = (k && sol->runs[k - 1].id == ru->id) ? inst + sol->runs[k - 1].count : 0;
+			for (uint32_t c = 0; c < ru->count; c++)
+				if ((ru->colour + c) / FW == t)
+					put(e, arc[ru->id].src, arc[ru->id].dst,
+					    blk[(size_t)ru->id * per_arc + inst + c], ru->dir,
+					    (ru->colour + c) % FW);
+		}
+		st->steps += flush(e);
+	}
+	st->colour_steps = cs;
+}
+
+/* Ring all-gather: in step t node u forwards block u - t to u + 1,
+ * clockwise; the same lightpaths every step. */
 static void build_ring(const struct optree_ring *r, struct optree_result *res)
 {
 	uint32_t n = r->nodes, cap = 0;
 	struct emitter e;
 	struct ot_arc *arc = xmalloc((size_t)n * sizeof(*arc));
+	uint32_t *blk = xmalloc((size_t)n * sizeof(uint32_t));
+	struct rwa_solution sol = {0};
 
+	for (uint32_t u = 0; u < n; u++)
+		arc[u] = (struct ot_arc){u, (u + 1) % n, 1, RWA_CW};
+	colour_fixed(n, arc, n, &sol);
 	emitter_init(&e, r, &res->sched);
 	sched_reserve(&res->sched, (size_t)n * (n - 1));
+	uint32_t lb = demands_lower_bound(r, arc, n);
 	for (uint32_t t = 0; t + 1 < n; t++) {
 		struct optree_stage *st = add_stage(res, &cap);
 
-		for (uint32_t u = 0; u < n; u++) {
-			put(&e, u, (u + 1) % n, (u + n - t) % n, RWA_CW, 0);
-			arc[u] = (struct ot_arc){u, (u + 1) % n, 1, RWA_CW};
-		}
-		st->steps = st->colour_steps = flush(&e);
-		st->colour_steps = 1;
+		for (uint32_t u = 0; u < n; u++)
+			blk[u] = (u + n - t) % n;
+		emit_fixed(&e, arc, &sol, blk, 1, st);
 		st->max_load = 1;
-		st->lower_bound = demands_lower_bound(r, arc, n);
+		st->lower_bound = lb;
 		st->transfers = n;
 	}
 	res->split_steps = e.split_steps;
 	emitter_free(&e);
+	rwa_solution_free(&sol);
 	free(arc);
+	free(blk);
 }
 
 /* Neighbor exchange (Chen et al. 2005), N even: step 0 pairs (2i, 2i+1)
@@ -398,64 +462,53 @@ static void build_ring(const struct optree_ring *r, struct optree_result *res)
  * neighbour take two channels of that direction. */
 static int build_ne(const struct optree_ring *r, struct optree_result *res, struct ofc_error *err)
 {
-	uint32_t n = r->nodes, FW = ring_channels(r), cap = 0;
+	uint32_t n = r->nodes, cap = 0;
 	struct emitter e;
+	struct rwa_solution sol[3] = {{0}};
 
 	if (n % 2)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "neighbor exchange needs an even number of nodes (%u)", n);
-	uint32_t *got = xmalloc((size_t)2 * n * sizeof(uint32_t)), *next = xmalloc((size_t)2 * n * sizeof(uint32_t));
+	uint32_t *got = xmalloc((size_t)2 * n * sizeof(uint32_t));
+	uint32_t *next = xmalloc((size_t)2 * n * sizeof(uint32_t));
 	struct ot_arc *arc = xmalloc((size_t)n * sizeof(*arc));
 	emitter_init(&e, r, &res->sched);
 	sched_reserve(&res->sched, (size_t)n * (n - 1));
 	for (uint32_t k = 0; k < n / 2; k++) {
 		struct optree_stage *st = add_stage(res, &cap);
-		uint32_t nb = k == 0 ? 1 : 2;
+		uint32_t nb = k == 0 ? 1 : 2, pattern = k == 0 ? 0 : 1 + k % 2;
 
 		for (uint32_t u = 0; u < n; u++) {
 			uint32_t p0 = u % 2 == 0 ? (u + 1) % n : (u + n - 1) % n;
 			uint32_t p1 = u % 2 == 0 ? (u + n - 1) % n : (u + 1) % n;
 			uint32_t to = k % 2 == 1 ? p1 : p0;
-			uint32_t blk[2] = {u, p0};
 
-			if (k >= 2) {
-				blk[0] = got[2 * u];
-				blk[1] = got[2 * u + 1];
+			if (k < 2) {
+				next[2 * u] = u;
+				next[2 * u + 1] = p0;
+			} else {
+				next[2 * u] = got[2 * u];
+				next[2 * u + 1] = got[2 * u + 1];
 			}
-			next[2 * to] = blk[0];
-			next[2 * to + 1] = blk[1];
 			arc[u] = (struct ot_arc){u, to, nb, to == (u + 1) % n ? RWA_CW : RWA_CCW};
 		}
-		/* Channel c of the pair's direction in colour step c / FW. */
-		uint32_t csteps = (nb + FW - 1) / FW;
-		for (uint32_t cst = 0; cst < csteps; cst++) {
-			for (uint32_t u = 0; u < n; u++) {
-				uint32_t blk[2];
-
-				if (k == 0) {
-					blk[0] = u;
-				} else if (k == 1) {
-					blk[0] = u;
-					blk[1] = u % 2 == 0 ? (u + 1) % n : (u + n - 1) % n;
-				} else {
-					blk[0] = got[2 * u];
-					blk[1] = got[2 * u + 1];
-				}
-				for (uint32_t c = cst * FW; c < nb && c < (cst + 1) * FW; c++)
-					put(&e, u, arc[u].dst, blk[c], arc[u].dir, c - cst * FW);
-			}
-			st->steps += flush(&e);
-		}
-		st->colour_steps = csteps;
+		/* The same three link patterns recur: colour each once. */
+		if (!sol[pattern].nruns)
+			colour_fixed(n, arc, n, &sol[pattern]);
+		emit_fixed(&e, arc, &sol[pattern], next, 2, st);
 		st->max_load = nb;
 		st->lower_bound = demands_lower_bound(r, arc, n);
 		st->transfers = (uint64_t)n * nb;
-		uint32_t *t = got;
-		got = next;
-		next = t;
+		/* What each node received: its partner's two blocks. */
+		for (uint32_t u = 0; u < n; u++) {
+			got[2 * arc[u].dst] = next[2 * u];
+			got[2 * arc[u].dst + 1] = next[2 * u + 1];
+		}
 	}
 	res->split_steps = e.split_steps;
 	emitter_free(&e);
+	for (int i = 0; i < 3; i++)
+		rwa_solution_free(&sol[i]);
 	free(got);
 	free(next);
 	free(arc);
