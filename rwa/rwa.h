@@ -135,7 +135,9 @@ uint32_t rwa_arc_start(uint32_t n, uint32_t src, uint32_t dst, enum rwa_dir dir)
 /* Exact interval colouring: the arcs must not wrap (start + len <= N); uses
  * exactly as many colours as the largest load of one segment (an interval
  * graph is perfect), taking the lowest free colours left to right. Runs are
- * appended to sol with direction dir; sol->colours[dir] is raised. */
+ * appended to sol with direction dir, numbered on from sol->colours[dir]
+ * (so calls can stack), which is raised to the colours used. The same for
+ * the two routines below. */
 void rwa_color_line(uint32_t n, const struct rwa_arc *arcs, size_t narcs, enum rwa_dir dir,
 		    struct rwa_solution *sol);
 /* Arcs that may wrap (circular-arc colouring is NP-hard): the better of
