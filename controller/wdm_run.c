@@ -329,10 +329,12 @@ static void write_table(FILE *f, const struct wdm_request *q, struct wdm_outcome
 	for (size_t i = 0; i < n; i++)
 		if (o[i].built && o[i].tm.time_us > 0 && best > 0 && algos[i] != OPTREE_TREE)
 			for (size_t j = 0; j < n; j++)
-				if (o[j].built && algos[j] == OPTREE_TREE)
-					fprintf(f, "optree takes %.2f %% less time than %s\n",
-						100.0 * (1 - o[j].tm.time_us / o[i].tm.time_us),
-						optree_algo_name(algos[i]));
+				if (o[j].built && algos[j] == OPTREE_TREE) {
+					double d = 100.0 * (1 - o[j].tm.time_us / o[i].tm.time_us);
+
+					fprintf(f, "optree takes %.2f %% %s time than %s\n", fabs(d),
+						d >= 0 ? "less" : "more", optree_algo_name(algos[i]));
+				}
 }
 
 int wdm_run(const struct wdm_request *q)

@@ -35,10 +35,9 @@ struct emitter {
 	struct schedule *s;
 	bool open;
 	uint32_t *add, *drop; /* per node, this step */
-	uint32_t *sub;	      /* split: sub-step of each record */
+	uint32_t *sub;	      /* split: colour, then sub-step, of each record */
+	uint32_t *path;	      /* split: an alternating path */
 	size_t cap_sub;
-	uint32_t *sub_add, *sub_drop;
-	size_t sub_cap; /* sub-steps with counters allocated */
 	uint32_t split_steps;
 };
 
@@ -56,8 +55,7 @@ static void emitter_free(struct emitter *e)
 	free(e->add);
 	free(e->drop);
 	free(e->sub);
-	free(e->sub_add);
-	free(e->sub_drop);
+	free(e->path);
 }
 
 static inline void put(struct emitter *e, uint32_t src, uint32_t dst, uint32_t block, uint8_t dir,
@@ -106,30 +104,79 @@ static uint32_t flush(struct emitter *e)
 		e->add[x[k].src] = e->drop[x[k].dst] = 0;
 	if (!over)
 		return 1;
-	/* First sub-step where both ends still have room. */
+	/* The fewest sub-steps: the lightpaths are the edges of a bipartite
+	 * multigraph (adding nodes, dropping nodes) of largest degree D. Colour
+	 * its edges with D colours (Koenig: for each edge take a colour free at
+	 * its sender; if it is taken at the receiver, swap two colours along
+	 * the alternating path from there, which cannot come back to the
+	 * sender) and put max_add colours in each sub-step: ceil(D / max_add)
+	 * sub-steps, which no split can beat (a node with D lightpaths needs
+	 * that many). */
+	uint32_t D = 0;
+	for (size_t k = 0; k < m; k++) {
+		if (++e->add[x[k].src] > D)
+			D = e->add[x[k].src];
+		if (++e->drop[x[k].dst] > D)
+			D = e->drop[x[k].dst];
+	}
+	for (size_t k = 0; k < m; k++)
+		e->add[x[k].src] = e->drop[x[k].dst] = 0;
 	if (m > e->cap_sub) {
 		e->cap_sub = m;
 		e->sub = xreallocarray(e->sub, m, sizeof(uint32_t));
+		e->path = xreallocarray(e->path, m, sizeof(uint32_t));
 	}
+	/* at[side][node * D + colour]: the edge there, or UINT32_MAX. */
+	uint32_t *at[2];
+	at[0] = xmalloc((size_t)n * D * sizeof(uint32_t));
+	at[1] = xmalloc((size_t)n * D * sizeof(uint32_t));
+	memset(at[0], 0xff, (size_t)n * D * sizeof(uint32_t));
+	memset(at[1], 0xff, (size_t)n * D * sizeof(uint32_t));
 	for (size_t k = 0; k < m; k++) {
-		uint32_t j = 0, src = x[k].src, dst = x[k].dst;
+		uint32_t u = x[k].src, v = x[k].dst, a = 0, b = 0;
 
-		for (;; j++) {
-			if (j == e->sub_cap) {
-				e->sub_cap++;
-				e->sub_add = xreallocarray(e->sub_add, e->sub_cap * n, sizeof(uint32_t));
-				e->sub_drop = xreallocarray(e->sub_drop, e->sub_cap * n, sizeof(uint32_t));
-				memset(e->sub_add + (size_t)j * n, 0, n * sizeof(uint32_t));
-				memset(e->sub_drop + (size_t)j * n, 0, n * sizeof(uint32_t));
+		while (at[0][(size_t)u * D + a] != UINT32_MAX)
+			a++;
+		while (at[1][(size_t)v * D + b] != UINT32_MAX)
+			b++;
+		if (at[1][(size_t)v * D + a] != UINT32_MAX) {
+			/* The path from v along colours a, b, a, ...: swap a and b
+			 * on it, which frees a at v (it never reaches u). */
+			size_t np = 0;
+			uint32_t w = v, side = 1, c = a;
+
+			while (at[side][(size_t)w * D + c] != UINT32_MAX) {
+				uint32_t f = at[side][(size_t)w * D + c];
+
+				e->path[np++] = f;
+				w = side ? x[f].src : x[f].dst;
+				side = !side;
+				c = c == a ? b : a;
 			}
-			if (e->sub_add[(size_t)j * n + src] < A && e->sub_drop[(size_t)j * n + dst] < A)
-				break;
+			for (size_t i = 0; i < np; i++) {
+				uint32_t f = e->path[i], cf = e->sub[f];
+
+				at[0][(size_t)x[f].src * D + cf] = UINT32_MAX;
+				at[1][(size_t)x[f].dst * D + cf] = UINT32_MAX;
+			}
+			for (size_t i = 0; i < np; i++) {
+				uint32_t f = e->path[i], cf = e->sub[f] == a ? b : a;
+
+				e->sub[f] = cf;
+				at[0][(size_t)x[f].src * D + cf] = f;
+				at[1][(size_t)x[f].dst * D + cf] = f;
+			}
 		}
-		e->sub_add[(size_t)j * n + src]++;
-		e->sub_drop[(size_t)j * n + dst]++;
-		e->sub[k] = j;
-		if (j + 1 > nsub)
-			nsub = j + 1;
+		at[0][(size_t)u * D + a] = (uint32_t)k;
+		at[1][(size_t)v * D + a] = (uint32_t)k;
+		e->sub[k] = a;
+	}
+	free(at[0]);
+	free(at[1]);
+	for (size_t k = 0; k < m; k++) {
+		e->sub[k] /= A;
+		if (e->sub[k] + 1 > nsub)
+			nsub = e->sub[k] + 1;
 	}
 	struct xfer *tmp = xmalloc(m * sizeof(*tmp));
 	memcpy(tmp, x, m * sizeof(*tmp));
@@ -141,10 +188,6 @@ static uint32_t flush(struct emitter *e)
 			if (e->sub[k] == j)
 				s->xfers[s->nxfers++] = tmp[k];
 		s->step_start[s->nsteps] = (uint32_t)s->nxfers;
-	}
-	for (size_t k = 0; k < m; k++) {
-		e->sub_add[(size_t)e->sub[k] * n + tmp[k].src] = 0;
-		e->sub_drop[(size_t)e->sub[k] * n + tmp[k].dst] = 0;
 	}
 	free(tmp);
 	e->split_steps += nsub - 1;

@@ -27,10 +27,11 @@ void levels_init(struct levels *L, uint32_t n, uint32_t depth);
  * with nothing to do). */
 int levels_split(struct levels *L, uint32_t p, uint32_t m);
 /* A line stage (i >= 2) without building its demands: the most blocks on
- * one segment-direction (= its colours), and the counts after it in out.
- * f: scratch of 2(n + 1). */
+ * one segment-direction (= its colours), the counts after it in out, and
+ * in *most the most blocks one node adds or drops in it. f: scratch of
+ * 2(n + 1). */
 uint64_t line_stage_load(const struct levels *L, uint32_t i, const uint32_t *cnt, uint32_t *out,
-			 int64_t *f);
+			 int64_t *f, uint64_t *most);
 
 /* One demand of a stage: src sends all it holds (count blocks) to dst. */
 struct ot_arc {

@@ -176,9 +176,10 @@ static uint32_t pred_stage(struct pred *P, uint32_t d, uint32_t m)
 	P->radix[d] = m;
 	P->uneven[d + 1] = P->uneven[d] || rc == 1;
 	P->L.depth = d + 1;
+	uint64_t most = 0;
 	if (d >= 1) {
 		colours = (uint32_t)line_stage_load(&P->L, d + 1, P->cnt[d], P->cnt[d + 1],
-						    P->scratch);
+						    P->scratch, &most);
 	} else {
 		struct stage_rwa st;
 
@@ -197,9 +198,18 @@ static uint32_t pred_stage(struct pred *P, uint32_t d, uint32_t m)
 		}
 		memcpy(P->cnt[1], P->cnt[0], (size_t)n * sizeof(uint32_t));
 		stage_counts(&st, P->cnt[1], n);
+		for (uint32_t u = 0; u < n; u++)
+			if (P->cnt[1][u] - 1 > most)
+				most = P->cnt[1][u] - 1; /* stage 1: adds = drops = m - 1 */
 		stage_rwa_free(&st);
 	}
 	P->stage_steps[d] = (colours + FW - 1) / FW;
+	/* A node adds (and drops) at most max_add lightpaths, one block each,
+	 * per step: fewer steps than that needs means splits (the builder's
+	 * greedy split can take more; the prediction is exact without them). */
+	uint32_t per = P->r->max_add < 2 * FW ? P->r->max_add : 2 * FW;
+	if ((most + per - 1) / per > P->stage_steps[d])
+		P->stage_steps[d] = (uint32_t)((most + per - 1) / per);
 	return P->stage_steps[d];
 }
 
@@ -299,6 +309,7 @@ static void plan_exact(const struct optree_ring *r, struct optree_plan *best, bo
 	uint32_t n = r->nodes, FW = ring_channels(r);
 	struct dp d = {0};
 	double per_stage = (r->mrr_delay + r->oeo_delay) * 1e6;
+	uint32_t per = r->max_add < 2 * FW ? r->max_add : 2 * FW;
 
 	d.div = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
 	for (uint32_t v = 1; v <= n; v++)
@@ -321,6 +332,10 @@ static void plan_exact(const struct optree_ring *r, struct optree_plan *best, bo
 			uint32_t rest = div_index(&d, v / m);
 			uint64_t load = (uint64_t)n / m * (m / 2) * ((m + 1) / 2);
 			uint32_t st = (uint32_t)((load + FW - 1) / FW);
+			/* Each node adds N/v blocks to each of m - 1 others. */
+			uint64_t adds = (uint64_t)(n / v) * (m - 1);
+			if ((adds + per - 1) / per > st)
+				st = (uint32_t)((adds + per - 1) / per);
 			double t = st * step_us(r) + per_stage + d.best[rest];
 
 			if (d.depth[rest] + 1 > OPTREE_MAX_DEPTH - 1)
@@ -357,12 +372,18 @@ static void plan_exact(const struct optree_ring *r, struct optree_plan *best, bo
 		p.radix[0] = m1;
 		p.depth = 1;
 		p.steps = p.stage_steps[0];
+		if ((uint64_t)(m1 - 1 + per - 1) / per > p.stage_steps[0])
+			p.stage_steps[0] = (m1 - 1 + per - 1) / per;
+		p.steps = p.stage_steps[0];
 		for (uint32_t k = div_index(&d, n / m1); d.div[k] > 1;) {
 			uint32_t m = d.choice[k];
 			uint64_t load = (uint64_t)n / m * (m / 2) * ((m + 1) / 2);
+			uint64_t adds = (uint64_t)(n / d.div[k]) * (m - 1);
 
 			p.radix[p.depth] = m;
 			p.stage_steps[p.depth] = (uint32_t)((load + FW - 1) / FW);
+			if ((adds + per - 1) / per > p.stage_steps[p.depth])
+				p.stage_steps[p.depth] = (uint32_t)((adds + per - 1) / per);
 			p.steps += p.stage_steps[p.depth++];
 			k = div_index(&d, d.div[k] / m);
 		}

@@ -152,7 +152,7 @@ void optree_timing(const struct optree_ring *r, const struct optree_result *res,
 				t->retune_stages++;
 				stall_stage_plain += d_mrr;
 				stall_stage += overlap ? wait : d_mrr;
-				if (overlap && wait == 0)
+				if (overlap && wait == 0 && d_mrr > 0)
 					t->hidden_stages++;
 			}
 		}

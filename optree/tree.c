@@ -103,10 +103,12 @@ int levels_build(uint32_t n, const uint32_t *radix, uint32_t depth, struct level
 }
 
 uint64_t line_stage_load(const struct levels *L, uint32_t i, const uint32_t *cnt, uint32_t *out,
-			 int64_t *f)
+			 int64_t *f, uint64_t *most)
 {
 	uint32_t n = L->n, p = i - 1;
 	int64_t *cw = f, *ccw = f + n + 1, best = 0, a = 0, b = 0;
+
+	*most = 0;
 
 	memset(f, 0, 2 * ((size_t)n + 1) * sizeof(int64_t));
 	memcpy(out, cnt, (size_t)n * sizeof(uint32_t));
@@ -132,9 +134,14 @@ uint64_t line_stage_load(const struct levels *L, uint32_t i, const uint32_t *cnt
 					}
 					out[r] += cnt[v];
 				}
+				/* Blocks v adds: all it holds, to each other child. */
+				if ((uint64_t)cnt[v] * (c1 - c0 - 1) > *most)
+					*most = (uint64_t)cnt[v] * (c1 - c0 - 1);
 			}
 	}
 	for (uint32_t x = 0; x < n; x++) {
+		if (out[x] - cnt[x] > *most)
+			*most = out[x] - cnt[x]; /* blocks x drops */
 		a += cw[x];
 		b += ccw[x];
 		if (a > best)

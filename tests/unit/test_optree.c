@@ -168,11 +168,27 @@ static void test_add_drop_split(void **state)
 	struct verify_report rep;
 	assert_int_equal(sched_verify(&big.sched, &vo, &rep), -1);
 	assert_non_null(strstr(rep.error, "more than 3 lightpaths"));
-	/* ... so the builder splits steps, and says so. */
+	/* ... so the builder splits steps, and says so, into as few as any
+	 * split can: ceil(D / 3) for a step whose busiest node has D. */
 	uint32_t steps = build_ok(&r, OPTREE_ONESTAGE, NULL, 0, false, &res);
 	assert_true(res.split_steps > 0);
 	assert_int_equal(steps, big.sched.nsteps + res.split_steps);
 	assert_true(res.stage[0].steps > res.stage[0].colour_steps);
+	uint32_t fewest = 0;
+	for (uint32_t t = 0; t < big.sched.nsteps; t++) {
+		uint32_t add[16] = {0}, drop[16] = {0}, d = 0;
+
+		for (uint32_t k = big.sched.step_start[t]; k < big.sched.step_start[t + 1]; k++) {
+			const struct xfer *x = &big.sched.xfers[k];
+
+			if (++add[x->src] > d)
+				d = add[x->src];
+			if (++drop[x->dst] > d)
+				d = drop[x->dst];
+		}
+		fewest += (d + 2) / 3;
+	}
+	assert_int_equal(steps, fewest);
 	optree_result_free(&res);
 	optree_result_free(&big);
 	/* The baselines split too (ne sends two blocks a step). */
