@@ -54,8 +54,14 @@ static void write_json(const struct rwa_ring *ring, const struct rwa_demand *dem
 	jw_uint(&w, rep->wavelengths_used);
 	jw_key(&w, "lower_bound");
 	jw_uint(&w, rep->lower_bound);
+	/* The gap of what was optimised: wavelengths, or lightpaths served. */
 	jw_key(&w, "gap");
-	jw_int(&w, (int64_t)rep->wavelengths_used - (int64_t)rep->lower_bound);
+	if (strcmp(objective, "max-served") == 0)
+		jw_int(&w, (int64_t)rep->served_bound - (int64_t)rep->served);
+	else
+		jw_int(&w, (int64_t)rep->wavelengths_used - (int64_t)rep->lower_bound);
+	jw_key(&w, "gap_unit");
+	jw_str(&w, strcmp(objective, "max-served") == 0 ? "lightpaths" : "wavelengths");
 	jw_key(&w, "relaxation");
 	jw_double(&w, rep->relaxation);
 	jw_key(&w, "max_load");
@@ -110,14 +116,20 @@ static void write_text(const struct rwa_ring *ring, const struct rwa_demand *dem
 	printf("  engine            %s: %s\n", engine, rep->method);
 	if (max_served) {
 		printf("  served            %llu of %llu lightpaths within %u wavelengths "
-		       "(upper bound %llu)%s\n",
+		       "(upper bound %llu, gap %llu)%s\n",
 		       (unsigned long long)rep->served, (unsigned long long)rep->demanded,
 		       ring->wavelengths, (unsigned long long)rep->served_bound,
+		       (unsigned long long)(rep->served_bound - rep->served),
 		       rep->optimal ? ": optimal" : "");
 	}
-	printf("  wavelengths used  %u (lower bound %u, gap %lld)%s\n", rep->wavelengths_used,
-	       rep->lower_bound, (long long)rep->wavelengths_used - (long long)rep->lower_bound,
-	       !max_served && rep->optimal ? ": optimal" : "");
+	if (max_served)
+		printf("  wavelengths used  %u (serving every lightpath needs at least %u)\n",
+		       rep->wavelengths_used, rep->lower_bound);
+	else
+		printf("  wavelengths used  %u (lower bound %u, gap %lld)%s\n", rep->wavelengths_used,
+		       rep->lower_bound,
+		       (long long)rep->wavelengths_used - (long long)rep->lower_bound,
+		       rep->optimal ? ": optimal" : "");
 	if (!isnan(rep->relaxation))
 		printf("  LP relaxation     %.3f wavelengths\n", rep->relaxation);
 	if (rep->time_limit_hit)
