@@ -16,7 +16,7 @@ expect_json 'all(l["direction"] in ("cw","ccw") and l["fibre"]<2 and l["waveleng
 # Three arcs pairwise overlapping round a 3-ring: load 2 but 3 wavelengths.
 printf '# an odd cycle\n0 2 1 cw\n1 0 1 cw\n2 1 cw   # count defaults to 1\n' >"$TMP/odd.txt"
 expect_json 'j["wavelengths_used"]==3 and j["lower_bound"]==3 and abs(j["relaxation"]-2)<1e-6 and j["optimal"] and j["fits"]' $OFC rwa --nodes 3 --wavelengths 4 --demands "$TMP/odd.txt" --engine ilp --json
-expect_json 'j["lightpaths_served"]==2 and j["served_upper_bound"]==2 and j["optimal"] is True' $OFC rwa --nodes 3 --wavelengths 2 --demands "$TMP/odd.txt" --engine ilp --objective max-served --json
+expect_json 'j["lightpaths_served"]==2 and j["served_upper_bound"]==2 and j["gap"]==0 and j["gap_unit"]=="lightpaths" and j["optimal"] is True' $OFC rwa --nodes 3 --wavelengths 2 --demands "$TMP/odd.txt" --engine ilp --objective max-served --json
 expect_stdout_has 'wavelengths used  3 (lower bound 3, gap 0): optimal' $OFC rwa --nodes 3 --wavelengths 4 --demands "$TMP/odd.txt" --engine ilp
 expect_stdout_has '  1      0      cw   0' $OFC rwa --nodes 3 --wavelengths 4 --demands "$TMP/odd.txt" --lightpaths
 # Not enough wavelengths: reported, not hidden.
