@@ -145,6 +145,11 @@ void lp_set_time_limit(struct lp *lp, double seconds)
 	set_timeout(lp->m, seconds > 0 ? (long)ceil(seconds) : 0);
 }
 
+void lp_set_break_at_first(struct lp *lp, bool on)
+{
+	set_break_at_first(lp->m, on ? TRUE : FALSE);
+}
+
 enum lp_result lp_solve(struct lp *lp, struct ofc_error *err)
 {
 	row_mode(lp, false);
