@@ -1,7 +1,8 @@
 #!/bin/sh
 # make run: the main job of ofc on an example fabric, end to end.
 #   1. validate the config and show the fabric, its topology and circuits;
-#   2. plan the collective schedules it asks for, verify and price them;
+#   2. plan the collective schedules it asks for, verify and price them (and
+#      OpTree against its baselines on the paper's 16-node WDM ring);
 #   3. reconfigure the switch: an OCS emulator (build/ocs-emu) stands in
 #      for the Polatis switch on a loopback port; plan, apply, status.
 # Nothing outside a temporary directory and the loopback port is touched.
@@ -30,6 +31,9 @@ $OFC show "$CONFIG"
 
 step "ofc schedule $CONFIG --collective allreduce --size 64MiB --algo all"
 $OFC schedule "$CONFIG" --collective allreduce --size 64MiB --algo all
+
+step "ofc schedule configs/ring16-optree.yaml --collective allgather --algo all  (a WDM ring)"
+$OFC schedule configs/ring16-optree.yaml --collective allgather --algo all
 
 step "an emulated 256-port OCS on loopback (build/ocs-emu)"
 "$BUILD/ocs-emu" --listen 127.0.0.1:0 --port-file "$TMP/port" --ports 256 \
