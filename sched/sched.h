@@ -357,8 +357,9 @@ struct mcf_opts {
 /* Routes: for each pair (src, dst) one or more weighted paths, each a list
  * of hops (arc = CSR index, step = when it moves: the time-expanded step for
  * the time-stepped MCF, the hop index otherwise). Weights of a pair sum to 1.
- * When symmetric, only node 0's routes are kept: pair (s, t)'s routes are
- * node 0's routes to perm[s][t]'s preimage... see mcf_route_arc(). */
+ * When symmetric, only node 0's routes are kept: pair (s, perm[s][t]) uses
+ * node 0's routes to t with every arc (u, port j) moved to (perm[s][u], j)
+ * (a2a_routes_expand does that). */
 struct a2a_routes {
 	uint32_t n;
 	bool symmetric;	 /* routes of node 0 only; others by translation */
@@ -400,6 +401,33 @@ void mcf_result_free(struct mcf_result *r);
 int mcf_child_lp(const struct graph *g, uint32_t s, const double *cap, double *theta_s,
 		 struct ofc_error *err);
 void a2a_routes_free(struct a2a_routes *r);
+
+/* ---- all-to-all schedules from routes (sched/alltoall.c) ---------------------
+ * The MCF's routes lowered three ways (Basu et al. Sec. 3.1.3-3.1.4, App. D):
+ * time-stepped (store-and-forward: every hop at its time-expanded step),
+ * weighted paths (at most `max_paths` per pair, for source-routed fabrics,
+ * all routes at once, cut-through) and single-path routing (one path per
+ * pair, chosen among the MCF's paths by load); and the baselines: direct
+ * exchange over one shortest path per pair (BFS, port order) and the
+ * load-aware shortest path of App. D. */
+/* Symmetric routes to every source's (by the translations). */
+void a2a_routes_expand(const struct graph *g, struct a2a_routes *rt);
+/* Keep the max_paths heaviest paths of every pair, weights renormalised. */
+void a2a_routes_limit(struct a2a_routes *rt, uint32_t max_paths);
+/* One path per pair among its routes, greedy by load then improved by
+ * rerouting passes; weights become 1. */
+void a2a_routes_single(const struct graph *g, struct a2a_routes *rt);
+int a2a_direct_routes(const struct graph *g, struct a2a_routes *rt, struct ofc_error *err);
+int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes *rt,
+			struct ofc_error *err);
+/* The most shards one link carries over all routes (a cut-through
+ * schedule's bandwidth term), and the most paths a pair has. */
+double a2a_max_link_load(const struct graph *g, const struct a2a_routes *rt);
+uint32_t a2a_max_paths(const struct a2a_routes *rt);
+/* The schedule: `stepped` puts every hop at its step, else hop i of every
+ * route at step i. Each pair's block is split among its routes by weight. */
+int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool stepped,
+		 const char *algorithm, struct schedule *s, struct ofc_error *err);
 
 /* ---- the verifier --------------------------------------------------------
  * Checks, for every schedule ofc emits:
