@@ -429,6 +429,51 @@ uint32_t a2a_max_paths(const struct a2a_routes *rt);
 int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool stepped,
 		 const char *algorithm, struct schedule *s, struct ofc_error *err);
 
+/* ---- Swing allreduce and its torus baselines (sched/swing.c) ------------------
+ * De Sensi et al., "Swing: Short-cutting Rings for Higher-Bandwidth
+ * Allreduce" (notes: swing-allreduce.md). On a torus whose network routes
+ * (minimal, dimension order, a tie split over both directions) a node talks
+ * to its peer pi(r, s) = r +- rho(sigma) in one dimension, rho(s) =
+ * sum_{i<=s} (-2)^i; 2D collectives (D plain, D mirrored) each carry 1/2D of
+ * the vector on their own port (multiport). Bandwidth-optimal: reduce-scatter
+ * then allgather over the block sets {q} + reach(q, s+1), a block sent twice
+ * by a node only in the last step (even non-power-of-two sizes, Sec. 2.6);
+ * latency-optimal: the whole vector every step (power-of-two sizes).
+ * Recursive doubling (Rabenseifner's halving/doubling, torus order,
+ * single port) uses the same machinery with the peer r XOR 2^sigma.
+ * Transfers name logical peers (lane SCHED_NO_LANE): the verifier checks the
+ * reduce semantics without a graph, and the link loads come from routing
+ * every transfer on the torus. */
+enum swing_variant { SWING_BANDWIDTH = 0, SWING_LATENCY = 1 };
+
+#define SWING_MAX_SCHEDULE_NODES 1024u
+
+struct torus_figures {
+	uint32_t steps;	   /* tau_L */
+	double tau_b;	   /* sum over steps of the busiest routed link, (d/N) shards */
+	double hops;	   /* sum over steps of the longest message's hops */
+	double psi;	   /* the algorithmic bandwidth deficiency (Table 2, on d ports) */
+	double xi;	   /* congestion deficiency: tau_b / (2 psi), eq. (1) */
+	uint32_t instances; /* concurrent collectives (ports used) */
+};
+
+/* rho(s) = sum_{i=0..s} (-2)^i (Eq. 2). */
+int64_t swing_rho(uint32_t s);
+/* Swing's peer of r at step s of collective c (of 2D, c >= D mirrored) on
+ * torus dims d[0..D-1]. */
+uint32_t swing_peer(const uint32_t *dims, uint32_t D, uint32_t c, uint32_t r, uint32_t s);
+/* algo "swing" or "recursive-doubling" on the torus t names; s may be NULL
+ * for the figures alone (power-of-two sizes, any size up to 2^24 nodes);
+ * otherwise the allreduce schedule (up to SWING_MAX_SCHEDULE_NODES) and its
+ * figures measured from it. */
+int torus_allreduce(const struct topo_tree *t, const char *algo, enum swing_variant v,
+		    bool multiport, struct schedule *s, struct torus_figures *f,
+		    struct ofc_error *err);
+/* Figures of any schedule on torus t, its transfers routed (Xi with the
+ * given psi). */
+int torus_routed_figures(const struct topo_tree *t, const struct schedule *s, double psi,
+			 struct torus_figures *f, struct ofc_error *err);
+
 /* ---- the verifier --------------------------------------------------------
  * Checks, for every schedule ofc emits:
  *  - causality: a node sends only data it held at the start of the step
