@@ -45,6 +45,10 @@ struct outcome {
 	uint32_t max_paths;
 	struct mcf_result mcf;
 	bool have_mcf;
+	/* swing and its torus baselines */
+	bool is_torus;
+	struct torus_figures tf;
+	const char *variant;
 };
 
 /* The fabric's view of the topology: port j of u transmits to
@@ -244,6 +248,112 @@ static void outcome_free(struct outcome *o)
 	if (o->have_mcf)
 		mcf_result_free(&o->mcf);
 	o->have_mcf = false;
+}
+
+/* ---- Swing and its baselines on a torus ------------------------------------------ */
+
+/* Verified without a graph (peers are routed, not linked), priced by the
+ * routed loads: T = sum_s (alpha + h_s t_hop) + tau_B M/B (notes 4.3). */
+static void torus_finish(struct dc *c, struct outcome *o)
+{
+	struct verify_report r;
+	double t0 = now_seconds();
+
+	o->is_torus = true;
+	o->have = true;
+	o->steps = o->s.nsteps;
+	o->ntransfers = o->s.nxfers;
+	o->verified = sched_verify(&o->s, NULL, &r) == 0;
+	o->verify_s = now_seconds() - t0;
+	if (!o->verified)
+		snprintf(o->verify_error, sizeof(o->verify_error), "%s", r.error);
+	o->measured = o->tf.tau_b;
+	o->tau_b_value = o->tf.tau_b;
+	o->tau_b = frac_from_double(o->tf.tau_b, 16 * (int64_t)c->g->n, 1e-9);
+	o->time_us = cost_time_us(&c->cost, o->steps, o->tau_b_value) +
+		     o->tf.hops * c->req->hop_latency * 1e6;
+	o->ratio = o->time_us / c->lb_us;
+	o->s.size_bytes = c->cost.size;
+	o->s.time_us = o->time_us;
+	o->s.lower_bound_us = c->lb_us;
+	o->s.verified = o->verified;
+	sched_set_metric(&o->s, "tau_l", o->steps);
+	sched_set_metric(&o->s, "tau_b", o->tau_b_value);
+	sched_set_metric(&o->s, "congestion_deficiency", o->tf.xi);
+}
+
+static void run_torus(struct dc *c, struct outcome *o, const char *algo, enum swing_variant v)
+{
+	struct ofc_error err = {0};
+	double t0 = now_seconds();
+
+	snprintf(o->algo, sizeof(o->algo), "%s", algo);
+	o->variant = v == SWING_LATENCY ? "latency" : "bandwidth";
+	if (c->req->collective != SCHED_ALLREDUCE) {
+		snprintf(o->why, sizeof(o->why), "%s schedules allreduce", algo);
+		return;
+	}
+	if (torus_allreduce(c->tree, algo, v, true, &o->s, &o->tf, &err) < 0) {
+		snprintf(o->why, sizeof(o->why), "%s", err.msg);
+		return;
+	}
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	torus_finish(c, o);
+}
+
+/* The variant the cost model prefers (the paper picks per size). */
+static void run_torus_auto(struct dc *c, struct outcome *o, const char *algo)
+{
+	const char *v = c->req->variant ? c->req->variant : "auto";
+
+	if (strcmp(v, "auto")) {
+		run_torus(c, o, algo, strcmp(v, "latency") == 0 ? SWING_LATENCY : SWING_BANDWIDTH);
+		return;
+	}
+	struct outcome lat = {0};
+	run_torus(c, o, algo, SWING_BANDWIDTH);
+	run_torus(c, &lat, algo, SWING_LATENCY);
+	if (lat.applies && (!o->applies || lat.time_us < o->time_us)) {
+		outcome_free(o);
+		*o = lat;
+	} else {
+		outcome_free(&lat);
+	}
+}
+
+/* A classic baseline (ring, bidir-ring, torus-rings = bucket) priced the
+ * same way: its transfers are between neighbours, so routed = linked. */
+static void run_torus_baseline(struct dc *c, struct outcome *o, const char *algo)
+{
+	struct ofc_error err = {0};
+	double t0 = now_seconds(), d = c->d, k;
+	const char *name = strcmp(algo, "bucket") == 0 ? "torus-rings" : algo;
+
+	snprintf(o->algo, sizeof(o->algo), "%s", algo);
+	o->variant = "bandwidth";
+	if (baseline_schedule(c->g, c->tree, name, c->req->collective, &o->s, &err) < 0) {
+		snprintf(o->why, sizeof(o->why), "%s", err.msg);
+		return;
+	}
+	o->gen_s = now_seconds() - t0;
+	/* Ports used: one ring, two (both ways), or 2 per dimension. */
+	k = strcmp(name, "ring") == 0 ? 1 : strcmp(name, "bidir-ring") == 0 ? 2 : d;
+	if (torus_routed_figures(c->tree, &o->s, d / k, &o->tf, &err) < 0) {
+		snprintf(o->why, sizeof(o->why), "%s", err.msg);
+		sched_free(&o->s);
+		return;
+	}
+	o->tf.instances = (uint32_t)k;
+	o->applies = true;
+	torus_finish(c, o);
+	/* Neighbour-only: the graph check holds too. */
+	struct verify_report r;
+	struct verify_opts vo = {.graph = c->g};
+	if (o->verified && sched_verify(&o->s, &vo, &r) < 0) {
+		o->verified = false;
+		snprintf(o->verify_error, sizeof(o->verify_error), "%s", r.error);
+	}
 }
 
 /* ---- all-to-all ------------------------------------------------------------------ */
@@ -526,6 +636,22 @@ static void write_summary_json(const struct dc *c, const struct outcome *o, stru
 	jw_double(w, o->verify_s);
 	if (o->is_a2a)
 		write_a2a_json(c, o, w);
+	if (o->is_torus) {
+		jw_key(w, "variant");
+		jw_str(w, o->variant);
+		jw_key(w, "congestion_deficiency");
+		jw_double(w, o->tf.xi);
+		jw_key(w, "bandwidth_deficiency");
+		jw_double(w, o->tf.psi);
+		jw_key(w, "instances");
+		jw_uint(w, o->tf.instances);
+		jw_key(w, "hop_latency_us");
+		jw_double(w, c->req->hop_latency * 1e6);
+		jw_key(w, "hops");
+		jw_double(w, o->tf.hops);
+		jw_key(w, "routing");
+		jw_str(w, "minimal, dimension order, ties split");
+	}
 	if (o->is_bfb) {
 		jw_key(w, "problems");
 		jw_uint(w, o->bst.problems);
@@ -822,8 +948,13 @@ static void write_table_text(const struct dc *c, struct outcome *all, unsigned n
 			frac_str(o->tau_b, buf, sizeof(buf));
 		else
 			snprintf(buf, sizeof(buf), "%.6g", o->tau_b_value);
-		fprintf(out, "  %-12s %7u %14s %12.6g %8.4f  %s\n", o->algo, o->steps, buf,
+		fprintf(out, "  %-12s %7u %14s %12.6g %8.4f  %s", o->algo, o->steps, buf,
 			o->time_us, o->ratio, o->verified ? "yes" : "NO");
+		if (o->is_torus)
+			fprintf(out, "  xi %.6g", o->tf.xi);
+		if (o->is_a2a)
+			fprintf(out, "  theta %.6g", o->theta);
+		fprintf(out, "\n");
 	}
 }
 
@@ -853,6 +984,12 @@ static void write_table_json(const struct dc *c, struct outcome *all, unsigned n
 			jw_bool(w, o->verified);
 			jw_key(w, "num_transfers");
 			jw_uint(w, o->ntransfers);
+			if (o->is_torus) {
+				jw_key(w, "variant");
+				jw_str(w, o->variant);
+				jw_key(w, "congestion_deficiency");
+				jw_double(w, o->tf.xi);
+			}
 			if (o->is_a2a) {
 				jw_key(w, "theta");
 				jw_double(w, o->theta);
@@ -931,12 +1068,17 @@ int schedule_direct(struct schedule_request *req)
 					       "sp-balanced or all)",
 					       algo);
 	} else if (strcmp(algo, "bfb") && strcmp(algo, "bfb-lp") && strcmp(algo, "expansion") &&
-		   strcmp(algo, "all") && !baseline_known(algo)) {
+		   strcmp(algo, "all") && !baseline_known(algo) && strcmp(algo, "swing") &&
+		   strcmp(algo, "recursive-doubling") && strcmp(algo, "bucket") &&
+		   strcmp(algo, "swing-all")) {
 		return cli_usage_error(req->cmd,
 				       "unknown --algo '%s' for a direct-connect topology "
 				       "(%s)",
 				       algo, algos_help);
 	}
+	if (req->variant && strcmp(algo, "swing") && strcmp(algo, "recursive-doubling"))
+		return cli_usage_error(req->cmd, "--variant goes with --algo swing or "
+						 "recursive-doubling");
 	if (req->lowering && (req->collective != SCHED_ALLTOALL || strcmp(algo, "mcf")))
 		return cli_usage_error(req->cmd, "--lowering goes with --collective alltoall "
 						 "--algo mcf");
@@ -966,6 +1108,27 @@ int schedule_direct(struct schedule_request *req)
 			run_a2a_baseline(&c, &all[nall++], algo);
 		}
 		main_o = &all[0];
+	} else if (strcmp(algo, "swing") == 0 || strcmp(algo, "recursive-doubling") == 0) {
+		run_torus_auto(&c, &all[nall++], algo);
+		main_o = &all[0];
+	} else if (strcmp(algo, "bucket") == 0) {
+		run_torus_baseline(&c, &all[nall++], "bucket");
+		main_o = &all[0];
+	} else if (strcmp(algo, "swing-all") == 0) {
+		run_torus(&c, &all[nall], "swing", SWING_BANDWIDTH);
+		snprintf(all[nall++].algo, sizeof(all[0].algo), "swing/B");
+		run_torus(&c, &all[nall], "swing", SWING_LATENCY);
+		snprintf(all[nall++].algo, sizeof(all[0].algo), "swing/L");
+		run_torus(&c, &all[nall], "recursive-doubling", SWING_BANDWIDTH);
+		snprintf(all[nall++].algo, sizeof(all[0].algo), "rd/B");
+		run_torus(&c, &all[nall], "recursive-doubling", SWING_LATENCY);
+		snprintf(all[nall++].algo, sizeof(all[0].algo), "rd/L");
+		run_torus_baseline(&c, &all[nall++], "ring");
+		run_torus_baseline(&c, &all[nall++], "bidir-ring");
+		run_torus_baseline(&c, &all[nall++], "bucket");
+		main_o = &all[0];
+		for (unsigned i = 1; i < nall; i++)
+			outcome_free(&all[i]);
 	} else if (strcmp(algo, "all") == 0) {
 		run_bfb(&c, &all[nall++], false);
 		run_expansion(&c, &all[nall++]);
@@ -1010,12 +1173,12 @@ int schedule_direct(struct schedule_request *req)
 		write_summary_json(&c, main_o, &w);
 		if (cons)
 			write_construction_json(cons, &w);
-		if (strcmp(algo, "all") == 0)
+		if (strcmp(algo, "all") == 0 || strcmp(algo, "swing-all") == 0)
 			write_table_json(&c, all, nall, &w);
 		jw_obj_end(&w);
 		jw_finish(&w);
 	} else {
-		if (strcmp(algo, "all") == 0)
+		if (strcmp(algo, "all") == 0 || strcmp(algo, "swing-all") == 0)
 			write_table_text(&c, all, nall, stdout);
 		else
 			write_summary_text(&c, main_o, stdout);
