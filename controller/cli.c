@@ -14,7 +14,8 @@ static const struct cli_cmd commands[] = {
 	 "generate a topology: facts, edges, port permutations", cmd_topo},
 	{"schedule",
 	 "(FILE | --topology SPEC) --collective C [--algo A] [--size M] [--alpha T] "
-	 "[--bandwidth B] [--chunks P] [--overlap] [--json] [--format text|json|pb -o OUT]",
+	 "[--bandwidth B] [--chunks P] [--overlap] [--lowering L] [--variant V] [--hop-latency T] "
+	 "[--json] [--format text|json|pb -o OUT]",
 	 "plan a collective schedule, verify it and price it", cmd_schedule},
 	{"finder",
 	 "--nodes N --degree D [--collective C] [--size M] [--alpha T] [--bandwidth B] [--json]",

@@ -59,6 +59,9 @@ struct schedule_request {
 	enum out_format format;	   /* --format for -o */
 	const char *output;	   /* -o FILE: the whole schedule */
 	unsigned threads;	   /* --threads, 0 = all CPUs */
+	const char *lowering;	   /* --lowering (all-to-all mcf): steps, paths, single */
+	const char *variant;	   /* --variant (swing, recursive-doubling): auto, bandwidth, latency */
+	double hop_latency;	   /* --hop-latency, seconds per hop (routed torus schedules) */
 };
 
 /* Write the whole schedule to req->output in req->format (json, text, pb).

@@ -32,6 +32,11 @@ int lp_ncols(const struct lp *lp);
 int lp_nrows(const struct lp *lp);
 /* Add columns (>= 0, continuous); returns the index of the first. */
 int lp_add_cols(struct lp *lp, int n);
+/* Add one column (>= 0, continuous) with its objective coefficient and its
+ * entries in existing rows (any order); returns its index. Column
+ * generation adds columns this way: lp_solve's next solve starts from the
+ * last basis (the new column nonbasic), so re-solving is a warm start. */
+int lp_add_col(struct lp *lp, double obj, int n, const int *rows, const double *vals);
 void lp_maximize(struct lp *lp, bool maximize);
 /* Sparse objective: coefficients for the listed columns, 0 elsewhere. */
 int lp_set_objective(struct lp *lp, int n, const int *cols, const double *vals);
@@ -50,6 +55,9 @@ void lp_set_time_limit(struct lp *lp, double seconds);
 void lp_set_break_at_first(struct lp *lp, bool on);
 /* Solve. err is set (OFC_E_RUNTIME) for LP_FAILED only. */
 enum lp_result lp_solve(struct lp *lp, struct ofc_error *err);
+/* Forget the last basis: the next solve starts from the slack basis (a
+ * cold start, for when a warm start ran into numerical trouble). */
+void lp_reset_basis(struct lp *lp);
 const char *lp_result_str(enum lp_result r);
 double lp_objective(const struct lp *lp);
 /* Primal values of all columns into x (ncols entries). */
