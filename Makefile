@@ -106,9 +106,10 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(OPT) $(SAN) $^ -o $@ $(LDLIBS_ALL)
 
+# The main job on an example config: validate, schedule, reconfigure an
+# emulated OCS (scripts/demo.sh).
 run: all
-	$(BUILD)/ofc validate configs/torus64-ocs.yaml
-	$(BUILD)/ofc show configs/torus64-ocs.yaml
+	@BUILD=$(BUILD) scripts/demo.sh configs/torus64-ocs.yaml
 
 unit: $(TESTS)
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done

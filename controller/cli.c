@@ -14,7 +14,8 @@ static const struct cli_cmd commands[] = {
 	 "generate a topology: facts, edges, port permutations", cmd_topo},
 	{"schedule",
 	 "(FILE | --topology SPEC) --collective C [--algo A] [--size M] [--alpha T] "
-	 "[--bandwidth B] [--chunks P] [--overlap] [--json] [--format text|json|pb -o OUT]",
+	 "[--bandwidth B] [--chunks P] [--overlap] [--lowering L] [--variant V] [--hop-latency T] "
+	 "[--json] [--format text|json|pb -o OUT]",
 	 "plan a collective schedule, verify it and price it", cmd_schedule},
 	{"finder",
 	 "--nodes N --degree D [--collective C] [--size M] [--alpha T] [--bandwidth B] [--json]",
@@ -33,6 +34,16 @@ static const struct cli_cmd commands[] = {
 	{"testbed", "up|check|down FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
 	 "hosts as network namespaces, circuits as veth pairs, routes over netlink",
 	 cmd_testbed},
+	{"optree",
+	 "--nodes N --wavelengths W [--fibres F] [--block-size B] [--algo optree|ring|ne|onestage|all] "
+	 "[--radices LIST] [--interfaces I] [--mrrs M] [--overlap] [--json] "
+	 "[--format text|json|pb -o OUT]",
+	 "all-gather on a WDM ring: OpTree's plan, its baselines, verified", cmd_optree},
+	{"rwa",
+	 "--nodes N --wavelengths W [--fibres F] (--pattern all-to-all | --demands FILE) "
+	 "[--engine heuristic|ilp|lp] [--objective min-wavelengths|max-served] [--time-limit S] "
+	 "[--json] [--lightpaths]",
+	 "routing and wavelength assignment for demands on a WDM ring", cmd_rwa},
 	{"reconfigure", "(--topology SPEC | --collective C --size M) [--dry-run] [--json]",
 	 "rewire the fabric through ofcd (with --socket PATH)", cmd_daemon_only},
 	{"watch", "[--count N] [--json]", "print ofcd's events (with --socket PATH)",

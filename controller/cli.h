@@ -6,6 +6,7 @@
 #include <getopt.h>
 
 #include "controller/controller.h"
+#include "optree/optree.h"
 
 struct cli_cmd {
 	const char *name;
@@ -58,6 +59,9 @@ struct schedule_request {
 	enum out_format format;	   /* --format for -o */
 	const char *output;	   /* -o FILE: the whole schedule */
 	unsigned threads;	   /* --threads, 0 = all CPUs */
+	const char *lowering;	   /* --lowering (all-to-all mcf): steps, paths, single */
+	const char *variant;	   /* --variant (swing, recursive-doubling): auto, bandwidth, latency */
+	double hop_latency;	   /* --hop-latency, seconds per hop (routed torus schedules) */
 };
 
 /* Write the whole schedule to req->output in req->format (json, text, pb).
@@ -103,7 +107,26 @@ int cmd_try(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_status(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv);
+/* All-gather on a WDM ring (controller/wdm_run.c): the ring, the
+ * algorithm ("ring", "ne", "onestage", "optree" or "all") and the outputs.
+ * Builds, verifies, prices and prints; returns the exit status. */
+struct wdm_request {
+	const struct cli_cmd *cmd;
+	struct optree_ring ring;
+	const char *ring_name; /* from a config, or NULL */
+	const char *algo;
+	uint32_t radix[OPTREE_MAX_DEPTH]; /* --radices: a forced plan */
+	uint32_t depth;			   /* 0 = the planner's best */
+	bool overlap;
+	bool json;
+	enum out_format format; /* for -o */
+	const char *output;
+};
+int wdm_run(const struct wdm_request *q);
+
 int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_show(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv);

@@ -6,18 +6,22 @@
 #include <string.h>
 
 static const char help[] =
-	"FILE is a fabric config: a WDM ring in it gets ring schedules, a topology\n"
-	"gets direct-connect schedules. --topology SPEC schedules on a topology alone.\n\n"
-	"  --collective C   allgather, reduce-scatter, allreduce or alltoall\n"
-	"  --algo A         the algorithm, or 'all' to compare them\n"
-	"  --size M         data per node, e.g. 64MiB (default: the config's collective)\n"
-	"  --alpha T        latency per step, e.g. 10us (default: the config's, or 10us)\n"
-	"  --bandwidth B    a node's egress bandwidth, e.g. 100Gbps\n"
-	"  --chunks P       split each shard into P equal chunks\n"
-	"  --overlap        WDM: pre-tune MRRs for the next stage while idle\n"
-	"  --json           print the summary as JSON\n"
-	"  --format F -o OUT  write the whole schedule (text, json or pb)\n"
-	"  --threads N      worker threads (default: all CPUs)\n";
+    "FILE is a fabric config: a WDM ring in it gets ring schedules, a topology\n"
+    "gets direct-connect schedules. --topology SPEC schedules on a topology alone.\n\n"
+    "  --collective C   allgather, reduce-scatter, allreduce or alltoall\n"
+    "  --algo A         the algorithm, or 'all' to compare them\n"
+    "  --size M         data per node, e.g. 64MiB (default: the config's collective)\n"
+    "  --alpha T        latency per step, e.g. 10us (default: the config's, or 10us)\n"
+    "  --bandwidth B    a node's egress bandwidth, e.g. 100Gbps\n"
+    "  --chunks P       split each shard into P equal chunks\n"
+    "  --overlap        WDM: pre-tune MRRs for the next stage while idle\n"
+    "  --json           print the summary as JSON\n"
+    "  --format F -o OUT  write the whole schedule (text, json or pb)\n"
+    "  --threads N      worker threads (default: all CPUs)\n"
+    "  --lowering L     all-to-all mcf: steps (time-stepped, default), paths\n"
+    "                   (weighted, at most d per pair) or single (one path per pair)\n"
+    "  --variant V      swing / recursive-doubling: auto (default), bandwidth, latency\n"
+    "  --hop-latency T  swing and its baselines: latency per hop, e.g. 400ns\n";
 
 int cli_write_schedule(const struct schedule_request *req, const struct schedule *s,
 		       struct ofc_error *err)
@@ -54,20 +58,23 @@ int cli_write_schedule(const struct schedule_request *req, const struct schedule
 int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"topology", required_argument, NULL, 'T'},
-		{"collective", required_argument, NULL, 'c'},
-		{"algo", required_argument, NULL, 'a'},
-		{"size", required_argument, NULL, 's'},
-		{"alpha", required_argument, NULL, 'A'},
-		{"bandwidth", required_argument, NULL, 'B'},
-		{"chunks", required_argument, NULL, 'P'},
-		{"overlap", no_argument, NULL, 'O'},
-		{"json", no_argument, NULL, 'j'},
-		{"format", required_argument, NULL, 'f'},
-		{"output", required_argument, NULL, 'o'},
-		{"threads", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"topology", required_argument, NULL, 'T'},
+	    {"collective", required_argument, NULL, 'c'},
+	    {"algo", required_argument, NULL, 'a'},
+	    {"size", required_argument, NULL, 's'},
+	    {"alpha", required_argument, NULL, 'A'},
+	    {"bandwidth", required_argument, NULL, 'B'},
+	    {"chunks", required_argument, NULL, 'P'},
+	    {"overlap", no_argument, NULL, 'O'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"threads", required_argument, NULL, 't'},
+	    {"lowering", required_argument, NULL, 'L'},
+	    {"variant", required_argument, NULL, 'V'},
+	    {"hop-latency", required_argument, NULL, 'H'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	struct schedule_request req = {.cmd = cmd, .format = FMT_JSON};
 	struct ofc_error err = {0};
@@ -75,7 +82,7 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 	const char *why;
 	int c, rc;
 
-	while ((c = cli_getopt(cmd, argc, argv, "T:c:a:s:A:B:P:Ojf:o:t:h", opts)) != -1) {
+	while ((c = cli_getopt(cmd, argc, argv, "T:c:a:s:A:B:P:Ojf:o:t:L:V:H:h", opts)) != -1) {
 		switch (c) {
 		case -2:
 			return 2;
@@ -131,6 +138,24 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 		case 't':
 			if (parse_u32(optarg, &req.threads) < 0 || req.threads > 64)
 				return cli_usage_error(cmd, "--threads must be 0..64");
+			break;
+		case 'L':
+			if (strcmp(optarg, "steps") && strcmp(optarg, "paths") &&
+			    strcmp(optarg, "single"))
+				return cli_usage_error(cmd, "--lowering is steps, paths or single");
+			req.lowering = optarg;
+			break;
+		case 'V':
+			if (strcmp(optarg, "auto") && strcmp(optarg, "bandwidth") &&
+			    strcmp(optarg, "latency"))
+				return cli_usage_error(cmd,
+						       "--variant is auto, bandwidth or latency");
+			req.variant = optarg;
+			break;
+		case 'H':
+			if (parse_duration(optarg, &req.hop_latency, &why) < 0)
+				return cli_usage_error(cmd, "bad --hop-latency '%s': %s", optarg,
+						       why);
 			break;
 		case 'h':
 			return cli_help(cmd, help);

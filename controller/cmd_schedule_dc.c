@@ -35,6 +35,20 @@ struct outcome {
 	struct bfb_stats bst;
 	bool has_pred;
 	struct expand_figures pred;
+	/* all-to-all */
+	bool is_a2a;
+	const char *lowering; /* steps, paths, single; NULL for the baselines */
+	bool cut_through;     /* routed: every route at once (else store-and-forward steps) */
+	double theta;	      /* what the schedule achieves, per unit link capacity */
+	double theta_mcf;     /* the max concurrent flow (mcf only) */
+	double max_load;      /* shards on the busiest link, all routes */
+	uint32_t max_paths;
+	struct mcf_result mcf;
+	bool have_mcf;
+	/* swing and its torus baselines */
+	bool is_torus;
+	struct torus_figures tf;
+	const char *variant;
 };
 
 /* The fabric's view of the topology: port j of u transmits to
@@ -231,6 +245,217 @@ static void outcome_free(struct outcome *o)
 	if (o->have)
 		sched_free(&o->s);
 	o->have = false;
+	if (o->have_mcf)
+		mcf_result_free(&o->mcf);
+	o->have_mcf = false;
+}
+
+/* ---- Swing and its baselines on a torus ------------------------------------------ */
+
+/* Verified without a graph (peers are routed, not linked), priced by the
+ * routed loads: T = sum_s (alpha + h_s t_hop) + tau_B M/B (notes 4.3). */
+static void torus_finish(struct dc *c, struct outcome *o)
+{
+	struct verify_report r;
+	double t0 = now_seconds();
+
+	o->is_torus = true;
+	o->have = true;
+	o->steps = o->s.nsteps;
+	o->ntransfers = o->s.nxfers;
+	o->verified = sched_verify(&o->s, NULL, &r) == 0;
+	o->verify_s = now_seconds() - t0;
+	if (!o->verified)
+		snprintf(o->verify_error, sizeof(o->verify_error), "%s", r.error);
+	o->measured = o->tf.tau_b;
+	o->tau_b_value = o->tf.tau_b;
+	o->tau_b = frac_from_double(o->tf.tau_b, 16 * (int64_t)c->g->n, 1e-9);
+	o->time_us = cost_time_us(&c->cost, o->steps, o->tau_b_value) +
+		     o->tf.hops * c->req->hop_latency * 1e6;
+	o->ratio = o->time_us / c->lb_us;
+	o->s.size_bytes = c->cost.size;
+	o->s.time_us = o->time_us;
+	o->s.lower_bound_us = c->lb_us;
+	o->s.verified = o->verified;
+	sched_set_metric(&o->s, "tau_l", o->steps);
+	sched_set_metric(&o->s, "tau_b", o->tau_b_value);
+	sched_set_metric(&o->s, "congestion_deficiency", o->tf.xi);
+}
+
+static void run_torus(struct dc *c, struct outcome *o, const char *algo, enum swing_variant v)
+{
+	struct ofc_error err = {0};
+	double t0 = now_seconds();
+
+	snprintf(o->algo, sizeof(o->algo), "%s", algo);
+	o->variant = v == SWING_LATENCY ? "latency" : "bandwidth";
+	if (c->req->collective != SCHED_ALLREDUCE) {
+		snprintf(o->why, sizeof(o->why), "%s schedules allreduce", algo);
+		return;
+	}
+	if (torus_allreduce(c->tree, algo, v, true, &o->s, &o->tf, &err) < 0) {
+		snprintf(o->why, sizeof(o->why), "%s", err.msg);
+		return;
+	}
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	torus_finish(c, o);
+}
+
+/* The variant the cost model prefers (the paper picks per size). */
+static void run_torus_auto(struct dc *c, struct outcome *o, const char *algo)
+{
+	const char *v = c->req->variant ? c->req->variant : "auto";
+
+	if (strcmp(v, "auto")) {
+		run_torus(c, o, algo, strcmp(v, "latency") == 0 ? SWING_LATENCY : SWING_BANDWIDTH);
+		return;
+	}
+	struct outcome lat = {0};
+	run_torus(c, o, algo, SWING_BANDWIDTH);
+	run_torus(c, &lat, algo, SWING_LATENCY);
+	if (lat.applies && (!o->applies || lat.time_us < o->time_us)) {
+		outcome_free(o);
+		*o = lat;
+	} else {
+		outcome_free(&lat);
+	}
+}
+
+/* A classic baseline (ring, bidir-ring, torus-rings = bucket) priced the
+ * same way: its transfers are between neighbours, so routed = linked. */
+static void run_torus_baseline(struct dc *c, struct outcome *o, const char *algo)
+{
+	struct ofc_error err = {0};
+	double t0 = now_seconds(), d = c->d, k;
+	const char *name = strcmp(algo, "bucket") == 0 ? "torus-rings" : algo;
+
+	snprintf(o->algo, sizeof(o->algo), "%s", algo);
+	o->variant = "bandwidth";
+	if (baseline_schedule(c->g, c->tree, name, c->req->collective, &o->s, &err) < 0) {
+		snprintf(o->why, sizeof(o->why), "%s", err.msg);
+		return;
+	}
+	o->gen_s = now_seconds() - t0;
+	/* Ports used: one ring, two (both ways), or 2 per dimension. */
+	k = strcmp(name, "ring") == 0 ? 1 : strcmp(name, "bidir-ring") == 0 ? 2 : d;
+	if (torus_routed_figures(c->tree, &o->s, d / k, &o->tf, &err) < 0) {
+		snprintf(o->why, sizeof(o->why), "%s", err.msg);
+		sched_free(&o->s);
+		return;
+	}
+	o->tf.instances = (uint32_t)k;
+	o->applies = true;
+	torus_finish(c, o);
+	/* Neighbour-only: the graph check holds too. */
+	struct verify_report r;
+	struct verify_opts vo = {.graph = c->g};
+	if (o->verified && sched_verify(&o->s, &vo, &r) < 0) {
+		o->verified = false;
+		snprintf(o->verify_error, sizeof(o->verify_error), "%s", r.error);
+	}
+}
+
+/* ---- all-to-all ------------------------------------------------------------------ */
+
+/* Above this many nodes the all-to-all schedule (N^2 blocks, each split
+ * over paths of up to the diameter) is not built: theta only. */
+#define A2A_MAX_SCHEDULE_NODES 1024u
+
+/* Price an all-to-all schedule: store-and-forward steps by the verifier's
+ * per-step loads (finish), or cut-through routes: one step, the busiest
+ * link's total load. */
+static void a2a_finish(struct dc *c, struct outcome *o, const struct a2a_routes *rt)
+{
+	o->is_a2a = true;
+	o->max_load = a2a_max_link_load(c->fv.on ? c->g : c->g, rt);
+	o->max_paths = a2a_max_paths(rt);
+	finish(c, o);
+	if (o->cut_through) {
+		o->tau_b_value = o->max_load * c->d / c->g->n;
+		o->tau_b = frac_from_double(o->tau_b_value, 16 * (int64_t)c->g->n, 1e-9);
+		o->theta = 1 / o->max_load;
+		o->time_us = cost_time_us(&c->cost, 1, o->tau_b_value);
+	} else {
+		/* tau_B = (d/N) sum_t U_t: the theta of a fluid flow as fast. */
+		o->theta = (double)c->d / c->g->n / o->measured;
+	}
+	o->ratio = o->time_us / c->lb_us;
+	o->s.time_us = o->time_us;
+	sched_set_metric(&o->s, "tau_b", o->tau_b_value);
+	sched_set_metric(&o->s, "theta", o->theta);
+}
+
+static void run_a2a_mcf(struct dc *c, struct outcome *o, const char *lowering)
+{
+	struct ofc_error err = {0};
+	struct topo_facts f;
+	bool steps = strcmp(lowering, "steps") == 0;
+	double t0 = now_seconds();
+
+	snprintf(o->algo, sizeof(o->algo), "mcf");
+	o->lowering = lowering;
+	o->cut_through = !steps;
+	if (c->g->n > A2A_MAX_SCHEDULE_NODES) {
+		snprintf(o->why, sizeof(o->why),
+			 "%u nodes: all-to-all schedules are built for up to %u nodes", c->g->n,
+			 A2A_MAX_SCHEDULE_NODES);
+		return;
+	}
+	topo_facts(c->g, &f, c->req->threads);
+	struct mcf_opts mo = {
+	    .steps = steps ? f.diameter : 0, .threads = c->req->threads, .routes = true};
+	if (mcf_solve(c->g, &mo, &o->mcf, &err) < 0) {
+		snprintf(o->why, sizeof(o->why), "%s", err.msg);
+		return;
+	}
+	o->have_mcf = true;
+	o->theta_mcf = o->mcf.theta;
+	struct a2a_routes *rt = &o->mcf.routes;
+	a2a_routes_expand(c->g, rt);
+	if (strcmp(lowering, "paths") == 0)
+		a2a_routes_limit(rt, c->d);
+	else if (strcmp(lowering, "single") == 0)
+		a2a_routes_single(c->g, rt);
+	if (a2a_schedule(c->g, rt, steps, "mcf", &o->s, &err) < 0) {
+		snprintf(o->why, sizeof(o->why), "%s", err.msg);
+		return;
+	}
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	a2a_finish(c, o, rt);
+	if (!steps) /* the fluid MCF's theta, of which the paths keep this much */
+		sched_set_metric(&o->s, "theta_mcf", o->theta_mcf);
+}
+
+static void run_a2a_baseline(struct dc *c, struct outcome *o, const char *algo)
+{
+	struct ofc_error err = {0};
+	struct a2a_routes rt;
+	double t0 = now_seconds();
+	int rc;
+
+	snprintf(o->algo, sizeof(o->algo), "%s", algo);
+	o->cut_through = true;
+	if (c->g->n > A2A_MAX_SCHEDULE_NODES) {
+		snprintf(o->why, sizeof(o->why),
+			 "%u nodes: all-to-all schedules are built for up to %u nodes", c->g->n,
+			 A2A_MAX_SCHEDULE_NODES);
+		return;
+	}
+	rc = strcmp(algo, "direct") == 0 ? a2a_direct_routes(c->g, &rt, &err)
+					 : a2a_balanced_routes(c->g, 0x0fc, &rt, &err);
+	if (rc == 0)
+		rc = a2a_schedule(c->g, &rt, false, algo, &o->s, &err);
+	if (rc < 0) {
+		snprintf(o->why, sizeof(o->why), "%s", err.msg);
+		a2a_routes_free(&rt);
+		return;
+	}
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	a2a_finish(c, o, &rt);
+	a2a_routes_free(&rt);
 }
 
 /* ---- output ------------------------------------------------------------------ */
@@ -304,6 +529,58 @@ static void write_links_json(const struct dc *c, struct json_writer *w, const st
 	free(used);
 }
 
+static double theta_bound(const struct dc *c)
+{
+	/* Thm 2 with unit link capacity: theta <= d / L(N, d). */
+	return (double)c->d / (double)moore_tree_cost(c->g->n, c->d);
+}
+
+static void write_a2a_json(const struct dc *c, const struct outcome *o, struct json_writer *w)
+{
+	jw_key(w, "theta");
+	jw_double(w, o->theta);
+	jw_key(w, "theta_bound");
+	jw_double(w, theta_bound(c));
+	jw_key(w, "theta_ratio");
+	jw_double(w, o->theta / theta_bound(c));
+	jw_key(w, "forwarding");
+	jw_str(w, o->cut_through ? "cut-through routes" : "store-and-forward steps");
+	jw_key(w, "max_link_load");
+	jw_double(w, o->max_load);
+	jw_key(w, "max_paths_per_pair");
+	jw_uint(w, o->max_paths);
+	if (o->have_mcf) {
+		jw_key(w, "lowering");
+		jw_str(w, o->lowering);
+		jw_key(w, "mcf");
+		jw_obj_begin(w);
+		jw_key(w, "theta");
+		jw_double(w, o->theta_mcf);
+		jw_key(w, "method");
+		jw_str(w, o->mcf.symmetric ? "symmetric" : "column generation");
+		jw_key(w, "time_stepped");
+		jw_bool(w, o->mcf.steps > 0);
+		jw_key(w, "lower_bound");
+		jw_double(w, o->mcf.lower);
+		jw_key(w, "objective");
+		jw_double(w, o->mcf.objective);
+		jw_key(w, "iterations");
+		jw_uint(w, o->mcf.iterations);
+		jw_key(w, "columns");
+		jw_uint(w, o->mcf.columns);
+		jw_key(w, "seconds");
+		jw_double(w, o->mcf.seconds);
+		if (o->mcf.step_load) {
+			jw_key(w, "step_loads");
+			jw_arr_begin(w);
+			for (uint32_t t = 0; t < o->mcf.steps; t++)
+				jw_double(w, o->mcf.step_load[t]);
+			jw_arr_end(w);
+		}
+		jw_obj_end(w);
+	}
+}
+
 static void write_summary_json(const struct dc *c, const struct outcome *o, struct json_writer *w)
 {
 	const struct schedule_request *req = c->req;
@@ -357,6 +634,24 @@ static void write_summary_json(const struct dc *c, const struct outcome *o, stru
 	jw_double(w, o->gen_s);
 	jw_key(w, "verify_s");
 	jw_double(w, o->verify_s);
+	if (o->is_a2a)
+		write_a2a_json(c, o, w);
+	if (o->is_torus) {
+		jw_key(w, "variant");
+		jw_str(w, o->variant);
+		jw_key(w, "congestion_deficiency");
+		jw_double(w, o->tf.xi);
+		jw_key(w, "bandwidth_deficiency");
+		jw_double(w, o->tf.psi);
+		jw_key(w, "instances");
+		jw_uint(w, o->tf.instances);
+		jw_key(w, "hop_latency_us");
+		jw_double(w, c->req->hop_latency * 1e6);
+		jw_key(w, "hops");
+		jw_double(w, o->tf.hops);
+		jw_key(w, "routing");
+		jw_str(w, "minimal, dimension order, ties split");
+	}
 	if (o->is_bfb) {
 		jw_key(w, "problems");
 		jw_uint(w, o->bst.problems);
@@ -439,6 +734,21 @@ static void write_summary_text(const struct dc *c, const struct outcome *o, FILE
 			o->ntransfers, o->measured);
 	else
 		fprintf(out, "  verified     NO: %s\n", o->verify_error);
+	if (o->is_a2a) {
+		fprintf(out,
+			"  theta        %.9g per link capacity (%s); bound d/L(N,d) = %.9g, "
+			"ratio %.4f\n",
+			o->theta, o->cut_through ? "cut-through routes" : "store-and-forward steps",
+			theta_bound(c), o->theta / theta_bound(c));
+		if (o->have_mcf)
+			fprintf(
+			    out,
+			    "  mcf          theta %.9g (%s, %u iterations, %.3f s), lowered to %s, "
+			    "at most %u paths per pair\n",
+			    o->theta_mcf,
+			    o->mcf.symmetric ? "one-source symmetric" : "column generation",
+			    o->mcf.iterations, o->mcf.seconds, o->lowering, o->max_paths);
+	}
 	if (o->has_pred) {
 		fprintf(out, "  construction %s\n", o->pred.how);
 		fprintf(out, "    predicted  %u steps, tau_B ", o->pred.steps);
@@ -638,8 +948,13 @@ static void write_table_text(const struct dc *c, struct outcome *all, unsigned n
 			frac_str(o->tau_b, buf, sizeof(buf));
 		else
 			snprintf(buf, sizeof(buf), "%.6g", o->tau_b_value);
-		fprintf(out, "  %-12s %7u %14s %12.6g %8.4f  %s\n", o->algo, o->steps, buf,
+		fprintf(out, "  %-12s %7u %14s %12.6g %8.4f  %s", o->algo, o->steps, buf,
 			o->time_us, o->ratio, o->verified ? "yes" : "NO");
+		if (o->is_torus)
+			fprintf(out, "  xi %.6g", o->tf.xi);
+		if (o->is_a2a)
+			fprintf(out, "  theta %.6g", o->theta);
+		fprintf(out, "\n");
 	}
 }
 
@@ -669,6 +984,20 @@ static void write_table_json(const struct dc *c, struct outcome *all, unsigned n
 			jw_bool(w, o->verified);
 			jw_key(w, "num_transfers");
 			jw_uint(w, o->ntransfers);
+			if (o->is_torus) {
+				jw_key(w, "variant");
+				jw_str(w, o->variant);
+				jw_key(w, "congestion_deficiency");
+				jw_double(w, o->tf.xi);
+			}
+			if (o->is_a2a) {
+				jw_key(w, "theta");
+				jw_double(w, o->theta);
+				if (o->lowering) {
+					jw_key(w, "lowering");
+					jw_str(w, o->lowering);
+				}
+			}
 		}
 		jw_obj_end(w);
 	}
@@ -686,10 +1015,6 @@ static int setup(struct dc *c, struct ofc_error *err)
 	struct schedule_request *req = c->req;
 	const struct graph *g = c->g;
 
-	if (req->collective == SCHED_ALLTOALL)
-		return cli_usage_error(
-		    req->cmd, "alltoall is not scheduled on direct-connect topologies here "
-			      "(allgather, reduce-scatter, allreduce)");
 	c->d = graph_outdeg(g, 0);
 	if (topo_build_tree(g->spec, NULL, &c->tree, err) < 0)
 		return cli_fail(err);
@@ -733,19 +1058,78 @@ int schedule_direct(struct schedule_request *req)
 	unsigned nall = 0;
 	int rc;
 
-	if (strcmp(algo, "bfb") && strcmp(algo, "bfb-lp") && strcmp(algo, "expansion") &&
-	    strcmp(algo, "all") && !baseline_known(algo))
+	if (req->collective == SCHED_ALLTOALL) {
+		if (!req->algo)
+			algo = "mcf";
+		if (strcmp(algo, "mcf") && strcmp(algo, "direct") && strcmp(algo, "sp-balanced") &&
+		    strcmp(algo, "all"))
+			return cli_usage_error(req->cmd,
+					       "unknown --algo '%s' for alltoall (mcf, direct, "
+					       "sp-balanced or all)",
+					       algo);
+	} else if (strcmp(algo, "bfb") && strcmp(algo, "bfb-lp") && strcmp(algo, "expansion") &&
+		   strcmp(algo, "all") && !baseline_known(algo) && strcmp(algo, "swing") &&
+		   strcmp(algo, "recursive-doubling") && strcmp(algo, "bucket") &&
+		   strcmp(algo, "swing-all")) {
 		return cli_usage_error(req->cmd,
 				       "unknown --algo '%s' for a direct-connect topology "
 				       "(%s)",
 				       algo, algos_help);
+	}
+	if (req->variant && strcmp(algo, "swing") && strcmp(algo, "recursive-doubling"))
+		return cli_usage_error(req->cmd, "--variant goes with --algo swing or "
+						 "recursive-doubling");
+	if (req->lowering && (req->collective != SCHED_ALLTOALL || strcmp(algo, "mcf")))
+		return cli_usage_error(req->cmd, "--lowering goes with --collective alltoall "
+						 "--algo mcf");
 	rc = setup(&c, &err);
 	if (rc)
 		goto out;
 
 	unsigned cap = 8;
 	all = xcalloc(cap, sizeof(*all));
-	if (strcmp(algo, "all") == 0) {
+	if (req->collective == SCHED_ALLTOALL) {
+		static const char *const lowerings[] = {"steps", "paths", "single"};
+
+		if (strcmp(algo, "all") == 0) {
+			for (unsigned i = 0; i < ARRAY_SIZE(lowerings); i++) {
+				run_a2a_mcf(&c, &all[nall], lowerings[i]);
+				snprintf(all[nall].algo, sizeof(all[nall].algo), "mcf/%s",
+					 lowerings[i]);
+				nall++;
+			}
+			run_a2a_baseline(&c, &all[nall++], "direct");
+			run_a2a_baseline(&c, &all[nall++], "sp-balanced");
+			for (unsigned i = 1; i < nall; i++)
+				outcome_free(&all[i]);
+		} else if (strcmp(algo, "mcf") == 0) {
+			run_a2a_mcf(&c, &all[nall++], req->lowering ? req->lowering : "steps");
+		} else {
+			run_a2a_baseline(&c, &all[nall++], algo);
+		}
+		main_o = &all[0];
+	} else if (strcmp(algo, "swing") == 0 || strcmp(algo, "recursive-doubling") == 0) {
+		run_torus_auto(&c, &all[nall++], algo);
+		main_o = &all[0];
+	} else if (strcmp(algo, "bucket") == 0) {
+		run_torus_baseline(&c, &all[nall++], "bucket");
+		main_o = &all[0];
+	} else if (strcmp(algo, "swing-all") == 0) {
+		run_torus(&c, &all[nall], "swing", SWING_BANDWIDTH);
+		snprintf(all[nall++].algo, sizeof(all[0].algo), "swing/B");
+		run_torus(&c, &all[nall], "swing", SWING_LATENCY);
+		snprintf(all[nall++].algo, sizeof(all[0].algo), "swing/L");
+		run_torus(&c, &all[nall], "recursive-doubling", SWING_BANDWIDTH);
+		snprintf(all[nall++].algo, sizeof(all[0].algo), "rd/B");
+		run_torus(&c, &all[nall], "recursive-doubling", SWING_LATENCY);
+		snprintf(all[nall++].algo, sizeof(all[0].algo), "rd/L");
+		run_torus_baseline(&c, &all[nall++], "ring");
+		run_torus_baseline(&c, &all[nall++], "bidir-ring");
+		run_torus_baseline(&c, &all[nall++], "bucket");
+		main_o = &all[0];
+		for (unsigned i = 1; i < nall; i++)
+			outcome_free(&all[i]);
+	} else if (strcmp(algo, "all") == 0) {
 		run_bfb(&c, &all[nall++], false);
 		run_expansion(&c, &all[nall++]);
 		for (unsigned i = 0; baseline_name(i); i++)
@@ -789,12 +1173,12 @@ int schedule_direct(struct schedule_request *req)
 		write_summary_json(&c, main_o, &w);
 		if (cons)
 			write_construction_json(cons, &w);
-		if (strcmp(algo, "all") == 0)
+		if (strcmp(algo, "all") == 0 || strcmp(algo, "swing-all") == 0)
 			write_table_json(&c, all, nall, &w);
 		jw_obj_end(&w);
 		jw_finish(&w);
 	} else {
-		if (strcmp(algo, "all") == 0)
+		if (strcmp(algo, "all") == 0 || strcmp(algo, "swing-all") == 0)
 			write_table_text(&c, all, nall, stdout);
 		else
 			write_summary_text(&c, main_o, stdout);

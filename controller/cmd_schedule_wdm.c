@@ -1,9 +1,50 @@
-/* ofc schedule on a WDM ring: not built yet (the OpTree issue builds it). */
+/* ofc schedule FILE on a config with a WDM ring: all-gather by OpTree or a
+ * baseline, with the ring's own parameters (wavelengths, fibres, rate,
+ * interfaces x MRRs, delays). Schedule node k is the ring's k-th member. */
 #include "controller/cli.h"
+
+#include <string.h>
 
 int schedule_wdm(struct schedule_request *req)
 {
-	fprintf(stderr, "ofc schedule: %s: schedules on WDM rings are not built yet\n",
-		req->file);
-	return 1;
+	const struct fabric *f = req->fabric;
+	const struct ring *ring = &f->rings[0];
+	struct wdm_request q = {.cmd = req->cmd,
+				.ring_name = ring->name,
+				.algo = req->algo ? req->algo : "optree",
+				.overlap = req->overlap,
+				.json = req->json,
+				.format = req->format,
+				.output = req->output};
+	uint64_t size = req->size;
+
+	if (req->collective != SCHED_ALLGATHER)
+		return cli_usage_error(req->cmd,
+				       "%s: on a WDM ring only allgather is scheduled (OpTree and "
+				       "its baselines), not %s",
+				       req->file, sched_collective_name(req->collective));
+	if (f->nrings > 1)
+		fprintf(stderr, "ofc schedule: %s has %u rings; scheduling the first, '%s'\n",
+			req->file, f->nrings, ring->name);
+	if (req->chunks || req->alpha_set || req->bandwidth_set)
+		return cli_usage_error(req->cmd, "--chunks, --alpha and --bandwidth apply to "
+						 "direct-connect topologies, not WDM rings");
+	/* The block size: --size, else the config's first allgather. */
+	for (uint32_t i = 0; !size && i < f->ncollectives; i++)
+		if (f->collectives[i].op == COLL_ALLGATHER)
+			size = f->collectives[i].size;
+	if (!size)
+		size = 4u << 20;
+	q.ring = (struct optree_ring){
+		.nodes = ring->nmembers,
+		.wavelengths = ring->wavelengths,
+		.fibres = ring->fibres,
+		/* A config without mrrs_per_interface: one MRR per wavelength. */
+		.max_add = ring->interfaces * (ring->mrrs ? ring->mrrs : ring->wavelengths),
+		.rate = ring->rate,
+		.mrr_delay = ring->mrr_delay,
+		.oeo_delay = ring->oeo_delay,
+		.block_bytes = size,
+	};
+	return wdm_run(&q);
 }

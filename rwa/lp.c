@@ -80,6 +80,29 @@ int lp_add_cols(struct lp *lp, int n)
 	return first;
 }
 
+int lp_add_col(struct lp *lp, double obj, int n, const int *rows, const double *vals)
+{
+	row_mode(lp, false);
+	scratch(lp, n + 1);
+	/* lp_solve wants the row numbers ascending, the objective as row 0. */
+	lp->colno[0] = 0;
+	lp->val[0] = obj;
+	for (int i = 0; i < n; i++) {
+		int j = i + 1;
+
+		while (j > 1 && lp->colno[j - 1] > rows[i] + 1) {
+			lp->colno[j] = lp->colno[j - 1];
+			lp->val[j] = lp->val[j - 1];
+			j--;
+		}
+		lp->colno[j] = rows[i] + 1;
+		lp->val[j] = vals[i];
+	}
+	if (!add_columnex(lp->m, n + 1, lp->val, lp->colno))
+		return -1;
+	return lp->ncols++;
+}
+
 void lp_maximize(struct lp *lp, bool maximize)
 {
 	if (maximize)
@@ -145,6 +168,11 @@ void lp_set_time_limit(struct lp *lp, double seconds)
 	set_timeout(lp->m, seconds > 0 ? (long)ceil(seconds) : 0);
 }
 
+void lp_set_break_at_first(struct lp *lp, bool on)
+{
+	set_break_at_first(lp->m, on ? TRUE : FALSE);
+}
+
 enum lp_result lp_solve(struct lp *lp, struct ofc_error *err)
 {
 	row_mode(lp, false);
@@ -168,11 +196,17 @@ enum lp_result lp_solve(struct lp *lp, struct ofc_error *err)
 	}
 }
 
+void lp_reset_basis(struct lp *lp)
+{
+	row_mode(lp, false);
+	default_basis(lp->m);
+}
+
 const char *lp_result_str(enum lp_result r)
 {
-	static const char *const s[] = {"optimal", "feasible (not proven optimal)", "infeasible",
-					"unbounded", "time limit reached without a solution",
-					"failed"};
+	static const char *const s[] = {
+	    "optimal",	 "feasible (not proven optimal)",	  "infeasible",
+	    "unbounded", "time limit reached without a solution", "failed"};
 
 	return (unsigned)r < ARRAY_SIZE(s) ? s[r] : "unknown";
 }

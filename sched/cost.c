@@ -33,8 +33,18 @@ int cost_lower_bound(enum sched_collective c, uint32_t n, uint32_t d, struct cos
 {
 	unsigned k = cost_phases(c);
 
-	if (c == SCHED_ALLTOALL || n < 2 || d < 1)
+	if (n < 2 || d < 1)
 		return -1;
+	if (c == SCHED_ALLTOALL) {
+		/* Basu et al. Cor. 3: T >= m L(N, d) / (N d b) = (M/B) L(N, d) / N,
+		 * from theta <= d b / L(N, d) (Thm 2); and no fewer steps than
+		 * the diameter. */
+		uint64_t L = moore_tree_cost(n, d);
+
+		b->steps = moore_diameter(n, d);
+		b->tau_b = frac_make((int64_t)L, n);
+		return L ? 0 : -1;
+	}
 	b->steps = k * moore_diameter(n, d);
 	b->tau_b = frac_mul(frac_make(k, 1), frac_make((int64_t)n - 1, n));
 	return 0;

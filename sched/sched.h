@@ -184,8 +184,8 @@ unsigned cost_phases(enum sched_collective c);
 
 /* The lower bound on any N-node topology of degree d: Moore-optimal steps
  * (Def. 12) and tau_B* = (N-1)/N (Thm 6), both doubled for allreduce by
- * reduce-scatter + allgather (App. B.3). -1 for all-to-all (not modelled
- * here). */
+ * reduce-scatter + allgather (App. B.3). All-to-all: Moore-optimal steps
+ * and tau_B* = L(N, d) / N (Basu et al. Cor. 3, the Moore-tree bound). */
 struct cost_bound {
 	uint32_t steps;
 	struct frac tau_b;
@@ -316,6 +316,163 @@ double finder_time_us(const struct finder_entry *e, enum sched_collective c,
 /* The entry minimising the summed time of a workload of nwork collectives. */
 size_t finder_pick(const struct finder_result *r, const enum sched_collective *colls,
 		   const struct sched_cost *costs, size_t nwork);
+
+/* ---- all-to-all by multicommodity flow (sched/mcf.c) --------------------------
+ * Basu et al., "Efficient All-to-All Collective Communication Schedules for
+ * Direct-Connect Topologies" (notes: alltoall-mcf.md). All-to-all is the max
+ * concurrent multicommodity flow with N(N-1) unit commodities; with unit link
+ * capacity theta is the rate every ordered pair gets, so a shard of M/N bytes
+ * needs (M/N) / (theta b) and the bound is theta <= d / L(N, d) (Thm 2).
+ *
+ * Methods: FULL is the link LP (1)-(5); MASTER the paper's source-aggregated
+ * master LP (6)-(9) (children (10)-(14) by mcf_child_lp); COLGEN solves the
+ * master by Dantzig-Wolfe column generation: a column is one source's
+ * shortest-path tree under the dual link prices, and every iteration
+ * certifies a bound (the Lagrangian of the current prices), so it stops at a
+ * proven gap; SYMMETRIC applies when the port labels make the graph a Cayley
+ * graph (tori, hypercubes, circulants, Hamming, complete, bipartite): the
+ * translation taking 0 to s is an automorphism that keeps ports, so one
+ * source's flow, translated, is every source's, and the master collapses to
+ * one source with one capacity row per port (solved by the same column
+ * generation). With steps T > 0 the problem is the time-stepped MCF (15)-(20)
+ * on the time-expanded graph (store-and-forward, T steps), minimising the sum
+ * of the per-step maximum link loads U_t; the same decomposition applies
+ * because a single-source flow on the time-expanded graph splits into paths. */
+enum mcf_method {
+	MCF_AUTO = 0,  /* SYMMETRIC when it applies, else COLGEN */
+	MCF_SYMMETRIC, /* one source, one capacity row per port */
+	MCF_COLGEN,    /* the master LP by column generation */
+	MCF_MASTER,    /* the master LP (6)-(9) as one LP (fluid only) */
+	MCF_FULL,      /* the link LP (1)-(5) (fluid only; small graphs) */
+};
+
+struct mcf_opts {
+	enum mcf_method method;
+	uint32_t steps;	  /* 0: fluid MCF; T > 0: time-stepped with T steps */
+	unsigned threads; /* 0 = all CPUs */
+	double gap;	  /* relative gap at which column generation stops; 0 = 1e-9 */
+	bool routes;	  /* keep the routes (for lowering) */
+};
+
+/* Routes: for each pair (src, dst) one or more weighted paths, each a list
+ * of hops (arc = CSR index, step = when it moves: the time-expanded step for
+ * the time-stepped MCF, the hop index otherwise). Weights of a pair sum to 1.
+ * When symmetric, only node 0's routes are kept: pair (s, perm[s][t]) uses
+ * node 0's routes to t with every arc (u, port j) moved to (perm[s][u], j)
+ * (a2a_routes_expand does that). */
+struct a2a_routes {
+	uint32_t n;
+	bool symmetric;	 /* routes of node 0 only; others by translation */
+	uint32_t *perm;	 /* symmetric: perm[s * n + u], the translation 0 -> s */
+	size_t nroutes;
+	uint32_t *src, *dst; /* per route */
+	double *w;
+	size_t *off;	     /* nroutes + 1 offsets into arc/step */
+	uint32_t *arc, *step;
+	size_t cap_routes, cap_hops;
+};
+
+struct mcf_result {
+	uint32_t nodes, degree, steps;
+	enum mcf_method method; /* the one used */
+	bool symmetric;
+	double theta;	  /* fluid: the max concurrent flow; time-stepped: 1 / sum U_t */
+	double objective; /* 1 / theta: shard-times (per unit link capacity) */
+	double lower;	  /* certified lower bound on objective (= objective when exact) */
+	double *step_load; /* time-stepped: U_t, steps entries */
+	uint32_t iterations;
+	size_t columns;
+	double seconds;
+	double *flow;	  /* MASTER: g[s * m + a], source-aggregated arc flows */
+	struct a2a_routes routes; /* when opts.routes */
+};
+
+/* L(N, d) of the Moore tree (notes Sec. 3): the least sum of distances from
+ * one node to the N-1 others in any digraph of out-degree d. 0 on overflow. */
+uint64_t moore_tree_cost(uint64_t n, uint32_t d);
+/* The port-preserving translations of g (see above): perm[s * n + u] for all
+ * s (perm may be NULL to only test). true when g is such a Cayley graph. */
+bool mcf_translations(const struct graph *g, uint32_t *perm, unsigned threads);
+int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result *r,
+	      struct ofc_error *err);
+void mcf_result_free(struct mcf_result *r);
+/* The child LP (10)-(14) of source s: max theta_s with the per-destination
+ * flows of s inside the capacities cap[a] (the master's g^s). */
+int mcf_child_lp(const struct graph *g, uint32_t s, const double *cap, double *theta_s,
+		 struct ofc_error *err);
+void a2a_routes_free(struct a2a_routes *r);
+
+/* ---- all-to-all schedules from routes (sched/alltoall.c) ---------------------
+ * The MCF's routes lowered three ways (Basu et al. Sec. 3.1.3-3.1.4, App. D):
+ * time-stepped (store-and-forward: every hop at its time-expanded step),
+ * weighted paths (at most `max_paths` per pair, for source-routed fabrics,
+ * all routes at once, cut-through) and single-path routing (one path per
+ * pair, chosen among the MCF's paths by load); and the baselines: direct
+ * exchange over one shortest path per pair (BFS, port order) and the
+ * load-aware shortest path of App. D. */
+/* Symmetric routes to every source's (by the translations). */
+void a2a_routes_expand(const struct graph *g, struct a2a_routes *rt);
+/* Keep the max_paths heaviest paths of every pair, weights renormalised. */
+void a2a_routes_limit(struct a2a_routes *rt, uint32_t max_paths);
+/* One path per pair among its routes, greedy by load then improved by
+ * rerouting passes; weights become 1. */
+void a2a_routes_single(const struct graph *g, struct a2a_routes *rt);
+int a2a_direct_routes(const struct graph *g, struct a2a_routes *rt, struct ofc_error *err);
+int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes *rt,
+			struct ofc_error *err);
+/* The most shards one link carries over all routes (a cut-through
+ * schedule's bandwidth term), and the most paths a pair has. */
+double a2a_max_link_load(const struct graph *g, const struct a2a_routes *rt);
+uint32_t a2a_max_paths(const struct a2a_routes *rt);
+/* The schedule: `stepped` puts every hop at its step, else hop i of every
+ * route at step i. Each pair's block is split among its routes by weight. */
+int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool stepped,
+		 const char *algorithm, struct schedule *s, struct ofc_error *err);
+
+/* ---- Swing allreduce and its torus baselines (sched/swing.c) ------------------
+ * De Sensi et al., "Swing: Short-cutting Rings for Higher-Bandwidth
+ * Allreduce" (notes: swing-allreduce.md). On a torus whose network routes
+ * (minimal, dimension order, a tie split over both directions) a node talks
+ * to its peer pi(r, s) = r +- rho(sigma) in one dimension, rho(s) =
+ * sum_{i<=s} (-2)^i; 2D collectives (D plain, D mirrored) each carry 1/2D of
+ * the vector on their own port (multiport). Bandwidth-optimal: reduce-scatter
+ * then allgather over the block sets {q} + reach(q, s+1), a block sent twice
+ * by a node only in the last step (even non-power-of-two sizes, Sec. 2.6);
+ * latency-optimal: the whole vector every step (power-of-two sizes).
+ * Recursive doubling (Rabenseifner's halving/doubling, torus order,
+ * single port) uses the same machinery with the peer r XOR 2^sigma.
+ * Transfers name logical peers (lane SCHED_NO_LANE): the verifier checks the
+ * reduce semantics without a graph, and the link loads come from routing
+ * every transfer on the torus. */
+enum swing_variant { SWING_BANDWIDTH = 0, SWING_LATENCY = 1 };
+
+#define SWING_MAX_SCHEDULE_NODES 1024u
+
+struct torus_figures {
+	uint32_t steps;	   /* tau_L */
+	double tau_b;	   /* sum over steps of the busiest routed link, (d/N) shards */
+	double hops;	   /* sum over steps of the longest message's hops */
+	double psi;	   /* the algorithmic bandwidth deficiency (Table 2, on d ports) */
+	double xi;	   /* congestion deficiency: tau_b / (2 psi), eq. (1) */
+	uint32_t instances; /* concurrent collectives (ports used) */
+};
+
+/* rho(s) = sum_{i=0..s} (-2)^i (Eq. 2). */
+int64_t swing_rho(uint32_t s);
+/* Swing's peer of r at step s of collective c (of 2D, c >= D mirrored) on
+ * torus dims d[0..D-1]. */
+uint32_t swing_peer(const uint32_t *dims, uint32_t D, uint32_t c, uint32_t r, uint32_t s);
+/* algo "swing" or "recursive-doubling" on the torus t names; s may be NULL
+ * for the figures alone (power-of-two sizes, any size up to 2^24 nodes);
+ * otherwise the allreduce schedule (up to SWING_MAX_SCHEDULE_NODES) and its
+ * figures measured from it. */
+int torus_allreduce(const struct topo_tree *t, const char *algo, enum swing_variant v,
+		    bool multiport, struct schedule *s, struct torus_figures *f,
+		    struct ofc_error *err);
+/* Figures of any schedule on torus t, its transfers routed (Xi with the
+ * given psi). */
+int torus_routed_figures(const struct topo_tree *t, const struct schedule *s, double psi,
+			 struct torus_figures *f, struct ofc_error *err);
 
 /* ---- the verifier --------------------------------------------------------
  * Checks, for every schedule ofc emits:

@@ -70,6 +70,10 @@ struct vstate {
 
 	struct delivery *dl;
 	size_t ndl, cap_dl;
+	/* Copy mode: whole blocks delivered this step, by transfer index (the
+	 * common case, kept out of the sorted delivery list). */
+	uint32_t *whole;
+	size_t nwhole, cap_whole;
 	struct seg *pieces; /* scratch */
 	size_t npieces, cap_pieces;
 
@@ -86,6 +90,22 @@ struct vstate {
 	uint32_t *busy_stamp; /* (dir, fibre) * n + segment */
 	uint32_t *busy;
 	uint32_t *add_stamp, *add_count, *drop_stamp, *drop_count;
+	/* Fast WDM path: a step's lightpaths sorted by (channel, first segment)
+	 * prove it conflict-free in O(transfers); only a step with a conflict
+	 * walks the segments (seg_stamp/seg_owner, allocated then) to report
+	 * the first offending transfer exactly as a walk in order finds it. */
+	struct lpath *lps, *lps_tmp;
+	size_t cap_lps;
+	int32_t *busy_diff; /* (dir, fibre) * (n + 1) + segment */
+	uint8_t *df_seen;
+	uint32_t *sadd, *sdrop; /* per node, lightpaths added/dropped (sorted check) */
+	bool walk;
+};
+
+struct lpath {
+	uint64_t key;	 /* channel * n + first segment */
+	uint32_t owner;	 /* src << 16 | dst */
+	uint32_t amount; /* fixed-point length carried */
 };
 
 /* ---- errors --------------------------------------------------------------- */
@@ -400,7 +420,10 @@ static int check_lightpath(struct vstate *v, uint32_t t, size_t xi)
 	uint32_t owner = (uint32_t)x->src << 16 | x->dst;
 	size_t lp = (size_t)ch * n + x->src;
 
-	/* Walk the segments: each must be free on this channel or ours. */
+	/* Walk the segments: each must be free on this channel or ours. Steps
+	 * the sorted check cleared skip this (it also counted busy channels). */
+	if (!v->walk)
+		return 0; /* the sorted check covered segments, capacity, add/drop */
 	uint32_t len = dir == DIR_CW ? (x->dst + n - x->src) % n : (x->src + n - x->dst) % n;
 	uint32_t seg = dir == DIR_CW ? x->src : (x->src + n - 1) % n;
 	for (uint32_t k = 0; k < len; k++) {
@@ -456,10 +479,241 @@ static int check_lightpath(struct vstate *v, uint32_t t, size_t xi)
 	return 0;
 }
 
-static void push_delivery(struct vstate *v, struct delivery d)
+static inline void push_delivery(struct vstate *v, struct delivery d)
 {
-	GROW(v->dl, v->cap_dl, v->ndl + 1);
+	if (v->ndl == v->cap_dl)
+		GROW(v->dl, v->cap_dl, v->ndl + 1);
 	v->dl[v->ndl++] = d;
+}
+
+/* LSD radix sort of a step's lightpaths by key (< 2^bits), in as few
+ * passes of up to 11 bits as it takes. */
+static void sort_lpaths(struct vstate *v, size_t m, unsigned bits)
+{
+	struct lpath *a = v->lps, *b = v->lps_tmp;
+
+	if (m < 256) { /* small steps: clearing 2048 buckets per pass would dominate */
+		for (size_t i = 1; i < m; i++) {
+			struct lpath t = a[i];
+			size_t j = i;
+
+			while (j && a[j - 1].key > t.key) {
+				a[j] = a[j - 1];
+				j--;
+			}
+			a[j] = t;
+		}
+		return;
+	}
+	unsigned passes = (bits + 10) / 11, width = passes ? (bits + passes - 1) / passes : 0;
+	uint32_t cnt[2049];
+
+	for (unsigned p = 0; p < passes; p++) {
+		unsigned sh = p * width;
+		uint64_t mask = (1ull << width) - 1;
+
+		memset(cnt, 0, ((size_t)mask + 2) * sizeof(uint32_t));
+		for (size_t i = 0; i < m; i++)
+			cnt[((a[i].key >> sh) & mask) + 1]++;
+		for (uint64_t k = 1; k <= mask + 1; k++)
+			cnt[k] += cnt[k - 1];
+		for (size_t i = 0; i < m; i++)
+			b[cnt[(a[i].key >> sh) & mask]++] = a[i];
+		struct lpath *t = a;
+		a = b;
+		b = t;
+	}
+	v->lps = a;
+	v->lps_tmp = b;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Busy wavelengths of a sparse step: per (dir, fibre), the end points of
+ * its distinct lightpaths sorted (ends before starts at one segment), and
+ * the deepest overlap. */
+static void busy_sparse(struct vstate *v, size_t m)
+{
+	const struct verify_wdm *w = v->o->wdm;
+	uint32_t n = v->n, half = w->fibres * w->wavelengths;
+	uint64_t *ev = xmalloc((4 * m + 1) * sizeof(uint64_t));
+	size_t ne = 0;
+
+	/* Event: df << 40 | position << 1 | (start ? 1 : 0). */
+	for (size_t k = 0; k < m; k++) {
+		const struct lpath *q = &v->lps[k];
+
+		if (k && q->key == v->lps[k - 1].key && q->owner == v->lps[k - 1].owner)
+			continue;
+		uint32_t c = (uint32_t)(q->key / n), src = q->owner >> 16, dst = q->owner & 0xffff;
+		uint64_t df = c / w->wavelengths;
+		uint32_t st = (uint32_t)(q->key - (uint64_t)c * n);
+		uint32_t e = st + (c < half ? (dst > src ? dst - src : dst + n - src)
+					    : (src > dst ? src - dst : src + n - dst));
+
+		ev[ne++] = df << 40 | (uint64_t)st << 1 | 1;
+		if (e <= n) {
+			ev[ne++] = df << 40 | (uint64_t)e << 1;
+		} else {
+			ev[ne++] = df << 40 | (uint64_t)n << 1;
+			ev[ne++] = df << 40 | 0 << 1 | 1;
+			ev[ne++] = df << 40 | (uint64_t)(e - n) << 1;
+		}
+	}
+	qsort(ev, ne, sizeof(uint64_t), cmp_u64);
+	uint32_t run = 0;
+	for (size_t i = 0; i < ne; i++) {
+		if (i && ev[i] >> 40 != ev[i - 1] >> 40)
+			run = 0;
+		if (ev[i] & 1) {
+			if (++run > v->r->max_wavelengths_used)
+				v->r->max_wavelengths_used = run;
+		} else {
+			run--;
+		}
+	}
+	free(ev);
+}
+
+/* The step's lightpaths sorted per channel by first segment. They are
+ * conflict-free when each ends before the next begins (the last, wrapping
+ * round, before the first) unless both are the same lightpath; a lightpath
+ * (same channel, src, dst) carries at most one block in total; a node adds
+ * and drops at most max_add distinct lightpaths. On any violation it sets
+ * v->walk, and the per-transfer checks run in full to report the first
+ * offending transfer exactly as before. Otherwise it counts the busy
+ * wavelengths per fibre segment with difference arrays. Transfers out of
+ * range are left to the per-transfer checks. */
+static void wdm_sorted_check(struct vstate *v, uint32_t t)
+{
+	const struct schedule *s = v->s;
+	const struct verify_wdm *w = v->o->wdm;
+	uint32_t n = v->n, half = w->fibres * w->wavelengths;
+	size_t m = 0, need = s->step_start[t + 1] - s->step_start[t];
+
+	v->walk = false;
+	if (need > v->cap_lps) {
+		v->cap_lps = need;
+		v->lps = xreallocarray(v->lps, need, sizeof(struct lpath));
+		v->lps_tmp = xreallocarray(v->lps_tmp, need, sizeof(struct lpath));
+	}
+	for (size_t xi = s->step_start[t]; xi < s->step_start[t + 1]; xi++) {
+		const struct xfer *x = &s->xfers[xi];
+		enum ring_dir dir = xfer_dir(x);
+
+		if (x->src >= n || x->dst >= n || x->src == x->dst ||
+		    (dir != DIR_CW && dir != DIR_CCW) || x->fibre >= w->fibres ||
+		    x->lane >= w->wavelengths)
+			continue;
+		uint32_t ch = (dir == DIR_CW ? 0 : half) + x->fibre * w->wavelengths + x->lane;
+		uint32_t first = dir == DIR_CW ? x->src : x->dst;
+
+		v->lps[m++] = (struct lpath){(uint64_t)ch * n + first, (uint32_t)x->src << 16 | x->dst,
+					     x->length};
+	}
+	uint64_t top = (uint64_t)v->channels * n;
+	unsigned bits = 0;
+	while (bits < 64 && (top >> bits))
+		bits++;
+	sort_lpaths(v, m, bits);
+
+	/* Per channel (keys ch * n .. ch * n + n - 1), distinct lightpaths. */
+	uint32_t ch = 0, first = 0, reach = 0, owner = 0, A = w->max_add;
+	uint64_t base = 0, load = 0;
+	bool any = false;
+	for (size_t k = 0; k < m; k++) {
+		const struct lpath *q = &v->lps[k];
+		uint32_t src = q->owner >> 16, dst = q->owner & 0xffff;
+
+		if (k && q->key == v->lps[k - 1].key && q->owner == v->lps[k - 1].owner) {
+			load += q->amount; /* the same lightpath again */
+			if (load > SCHED_ONE)
+				goto bad;
+			continue;
+		}
+		if (!any || q->key >= base + n) {
+			/* A new channel: the previous one's wrap-around first. */
+			if (any && reach > n && reach - n > first)
+				goto bad;
+			while (q->key >= base + n) {
+				ch++;
+				base += n;
+			}
+			any = true;
+			first = (uint32_t)(q->key - base);
+			reach = 0;
+		}
+		uint32_t st = (uint32_t)(q->key - base);
+		uint32_t len = ch < half ? (dst > src ? dst - src : dst + n - src)
+					 : (src > dst ? src - dst : src + n - dst);
+		if (st < reach)
+			goto bad;
+		reach = st + len;
+		owner = q->owner;
+		load = q->amount;
+		if (load > SCHED_ONE || ++v->sadd[src] > A || ++v->sdrop[dst] > A)
+			goto bad;
+	}
+	if (any && reach > n && reach - n > first)
+		goto bad;
+	(void)owner;
+
+	/* Busy wavelengths per (dir, fibre) and segment: nothing to learn once
+	 * some fibre segment had all W busy; a difference array over the ring
+	 * when the step is dense, sorted end points when it is sparse. */
+	uint32_t dfs = 2 * w->fibres;
+	for (size_t k = 0; k < m; k++)
+		v->sadd[v->lps[k].owner >> 16] = v->sdrop[v->lps[k].owner & 0xffff] = 0;
+	if (v->r->max_wavelengths_used >= w->wavelengths)
+		return;
+	if (m * 16 < n) {
+		busy_sparse(v, m);
+		return;
+	}
+	for (size_t k = 0; k < m; k++) {
+		const struct lpath *q = &v->lps[k];
+
+		if (k && q->key == v->lps[k - 1].key && q->owner == v->lps[k - 1].owner)
+			continue;
+		uint32_t c = (uint32_t)(q->key / n), src = q->owner >> 16, dst = q->owner & 0xffff;
+		uint32_t df = c / w->wavelengths, st = (uint32_t)(q->key - (uint64_t)c * n);
+		uint32_t e = st + (c < half ? (dst > src ? dst - src : dst + n - src)
+					    : (src > dst ? src - dst : src + n - dst));
+		int32_t *d = v->busy_diff + (size_t)df * (n + 1);
+
+		v->df_seen[df] = 1;
+		d[st]++;
+		if (e <= n) {
+			d[e]--;
+		} else {
+			d[n]--;
+			d[0]++;
+			d[e - n]--;
+		}
+	}
+	for (uint32_t df = 0; df < dfs; df++) {
+		int32_t *d = v->busy_diff + (size_t)df * (n + 1), run = 0;
+
+		if (!v->df_seen[df])
+			continue;
+		v->df_seen[df] = 0;
+		for (uint32_t x = 0; x <= n; x++) {
+			run += d[x];
+			d[x] = 0;
+			if (x < n && (uint32_t)run > v->r->max_wavelengths_used)
+				v->r->max_wavelengths_used = (uint32_t)run;
+		}
+	}
+	return;
+bad:
+	for (size_t k = 0; k < m; k++)
+		v->sadd[v->lps[k].owner >> 16] = v->sdrop[v->lps[k].owner & 0xffff] = 0;
+	v->walk = true;
 }
 
 static int read_phase(struct vstate *v, uint32_t t)
@@ -467,6 +721,19 @@ static int read_phase(struct vstate *v, uint32_t t)
 	const struct schedule *s = v->s;
 
 	v->ndl = 0;
+	v->nwhole = 0;
+	if (v->o->wdm) {
+		wdm_sorted_check(v, t);
+		if (v->walk && !v->seg_stamp) {
+			size_t cells = (size_t)v->channels * v->n;
+			uint32_t dfn = 2 * v->o->wdm->fibres * v->n;
+
+			v->seg_stamp = xcalloc(cells, sizeof(uint32_t));
+			v->seg_owner = xcalloc(cells, sizeof(uint32_t));
+			v->busy_stamp = xcalloc(dfn, sizeof(uint32_t));
+			v->busy = xcalloc(dfn, sizeof(uint32_t));
+		}
+	}
 	for (size_t xi = s->step_start[t]; xi < s->step_start[t + 1]; xi++) {
 		const struct xfer *x = &s->xfers[xi];
 		uint32_t lo = x->offset, hi;
@@ -499,7 +766,13 @@ static int read_phase(struct vstate *v, uint32_t t)
 				return fail(v, t, xi, "node %u does not hold that data at the start "
 						      "of the step",
 					    x->src);
-			push_delivery(v, (struct delivery){dkey, lo, hi, 1, XFER_COPY, 0, xi});
+			if (v->full && lo == 0 && hi == SCHED_ONE) {
+				if (v->nwhole == v->cap_whole)
+					GROW(v->whole, v->cap_whole, v->nwhole + 1);
+				v->whole[v->nwhole++] = (uint32_t)xi;
+			} else {
+				push_delivery(v, (struct delivery){dkey, lo, hi, 1, XFER_COPY, 0, xi});
+			}
 			continue;
 		}
 		reduce_pieces(v, skey, lo, hi);
@@ -532,7 +805,31 @@ static int write_phase(struct vstate *v, uint32_t t)
 			reduce_apply(v, v->dl[i].key, &v->dl[i]);
 		return 0;
 	}
-	qsort(v->dl, v->ndl, sizeof(*v->dl), cmp_delivery);
+	/* Whole blocks to nodes that hold none of the block in pieces go
+	 * straight to the bitmap, in transfer order, without sorting; the rest
+	 * (parts of blocks, or blocks already held in part) are sorted and
+	 * merged below. A second whole copy in one step is a duplicate (at an
+	 * all-to-all target, an error), as in the sorted path. */
+	for (size_t i = 0; i < v->nwhole; i++) {
+		const struct xfer *x = &v->s->xfers[v->whole[i]];
+		uint32_t node = x->dst;
+		uint64_t block = x->block, key = (uint64_t)node * v->nblocks + block;
+
+		if (map_get(&v->map, key, false)) {
+			push_delivery(v, (struct delivery){key, 0, SCHED_ONE, 1, XFER_COPY, 0,
+							   v->whole[i]});
+			continue;
+		}
+		if (origin_of(v, block) == node || bit_get(v, key)) {
+			if (a2a && block % v->n == node)
+				return fail(v, t, v->whole[i], "block delivered to its target twice");
+			v->r->duplicate_blocks += 1;
+			continue;
+		}
+		v->full[key >> 6] |= 1ull << (key & 63);
+	}
+	if (v->ndl > 1)
+		qsort(v->dl, v->ndl, sizeof(*v->dl), cmp_delivery);
 	for (size_t i = 0; i < v->ndl;) {
 		size_t j = i;
 		uint64_t key = v->dl[i].key;
@@ -640,12 +937,21 @@ static int final_check(struct vstate *v)
 	switch (v->s->collective) {
 	case SCHED_ALLGATHER:
 		for (uint32_t u = 0; u < n; u++)
-			for (uint32_t b = 0; b < n; b++)
+			for (uint32_t b = 0; b < n; b++) {
+				uint64_t key = (uint64_t)u * n + b;
+
+				/* A word of whole blocks at once when it is full. */
+				if (v->full && (key & 63) == 0 && b + 64 <= n &&
+				    v->full[key >> 6] == ~0ull) {
+					b += 63;
+					continue;
+				}
 				if (!full_copy(v, u, b))
 					return fail(v, T, SIZE_MAX,
 						    "incomplete: after the last step node %u lacks "
 						    "(part of) block %u",
 						    u, b);
+			}
 		break;
 	case SCHED_ALLTOALL:
 		for (uint32_t o = 0; o < n; o++)
@@ -727,12 +1033,12 @@ static int setup(struct vstate *v)
 			return fail(v, 0, SIZE_MAX, "bad WDM ring parameters");
 		v->channels = 2 * w->fibres * w->wavelengths;
 		size_t cells = (size_t)v->channels * n;
-		v->seg_stamp = xcalloc(cells, sizeof(uint32_t));
-		v->seg_owner = xcalloc(cells, sizeof(uint32_t));
 		v->lp_stamp = xcalloc(cells, sizeof(uint32_t));
 		v->lp_load = xcalloc(cells, sizeof(uint64_t));
-		v->busy_stamp = xcalloc((size_t)2 * w->fibres * n, sizeof(uint32_t));
-		v->busy = xcalloc((size_t)2 * w->fibres * n, sizeof(uint32_t));
+		v->busy_diff = xcalloc((size_t)2 * w->fibres * (n + 1), sizeof(int32_t));
+		v->df_seen = xcalloc((size_t)2 * w->fibres, 1);
+		v->sadd = xcalloc(n, sizeof(uint32_t));
+		v->sdrop = xcalloc(n, sizeof(uint32_t));
 		v->add_stamp = xcalloc(n, sizeof(uint32_t));
 		v->add_count = xcalloc(n, sizeof(uint32_t));
 		v->drop_stamp = xcalloc(n, sizeof(uint32_t));
@@ -755,6 +1061,7 @@ static void teardown(struct vstate *v)
 	free(v->weight);
 	free(v->full);
 	free(v->dl);
+	free(v->whole);
 	free(v->pieces);
 	free(v->arc_stamp);
 	free(v->arc_load);
@@ -768,6 +1075,12 @@ static void teardown(struct vstate *v)
 	free(v->add_count);
 	free(v->drop_stamp);
 	free(v->drop_count);
+	free(v->lps);
+	free(v->lps_tmp);
+	free(v->busy_diff);
+	free(v->df_seen);
+	free(v->sadd);
+	free(v->sdrop);
 }
 
 int sched_verify(const struct schedule *s, const struct verify_opts *o,

@@ -132,10 +132,22 @@ static uint64_t power_sat(uint64_t base, uint32_t exp)
 	return r;
 }
 
+/* A family: how its parameters are written, and a check that validates
+ * them, says where a problem is, and gives the size of the graph. One
+ * generic driver (build_family) parses, checks, bounds the size, builds and
+ * prints the canonical spec, so each family is only what is special about
+ * it. */
 struct family {
 	const char *name;
 	const char *syntax;
-	int (*build)(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *canon);
+	const char *seps;	 /* separators after each parameter; '*' repeats the last */
+	const char *what;	 /* what the parameters are, for "expected ..." */
+	uint32_t min_k, max_k;	 /* how many parameters */
+	const char *count_msg;	 /* when the count is wrong */
+	/* Range checks; sets the node count and degree, or fails at pos. */
+	int (*check)(struct parser *p, size_t pos, const uint32_t *v, uint32_t k, uint64_t *nodes,
+		     uint64_t *degree);
+	struct graph *(*build)(const uint32_t *v, uint32_t k);
 };
 
 #define NEED(cond, pos, ...)                                                                       \
@@ -144,199 +156,237 @@ struct family {
 			return fail(p, pos, __VA_ARGS__);                                          \
 	} while (0)
 
-static int b_ring(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+static int c_ring(struct parser *p, size_t pos, const uint32_t *v, uint32_t k, uint64_t *n,
+		  uint64_t *d)
 {
-	uint32_t v[MAX_PARAMS], k;
-
-	if (params(p, lo, hi, "", v, &k, "a node count") < 0)
-		return -1;
-	NEED(v[0] >= 2, lo, "a ring needs at least 2 nodes");
-	if (check_size(p, lo, v[0], 1) < 0)
-		return -1;
-	*g = topo_ring(v[0]);
-	sb_printf(c, "ring:%u", v[0]);
+	(void)k;
+	NEED(v[0] >= 2, pos, "a ring needs at least 2 nodes");
+	*n = v[0];
+	*d = 1;
 	return 0;
 }
 
-static int b_biring(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+static int c_biring(struct parser *p, size_t pos, const uint32_t *v, uint32_t k, uint64_t *n,
+		    uint64_t *d)
 {
-	uint32_t v[MAX_PARAMS], k;
-
-	if (params(p, lo, hi, "", v, &k, "a node count") < 0)
-		return -1;
-	NEED(v[0] >= 2, lo, "a ring needs at least 2 nodes");
-	if (check_size(p, lo, v[0], 2) < 0)
-		return -1;
-	*g = topo_biring(v[0]);
-	sb_printf(c, "biring:%u", v[0]);
+	(void)k;
+	NEED(v[0] >= 2, pos, "a ring needs at least 2 nodes");
+	*n = v[0];
+	*d = 2;
 	return 0;
 }
 
-static int b_torus(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+static int c_torus(struct parser *p, size_t pos, const uint32_t *v, uint32_t k, uint64_t *n,
+		   uint64_t *d)
 {
-	uint32_t v[MAX_PARAMS], k;
-	uint64_t n = 1;
-	size_t i = lo;
+	size_t i = pos;
 
-	if (params(p, lo, hi, "x*", v, &k, "dimensions like 8x8") < 0)
-		return -1;
-	for (uint32_t d = 0; d < k; d++) {
-		NEED(v[d] >= 2, i, "torus dimension %u must be at least 2", d + 1);
-		n *= v[d];
-		if (n > TOPO_MAX_NODES)
+	*n = 1;
+	*d = 0;
+	for (uint32_t j = 0; j < k; j++) {
+		NEED(v[j] >= 2, i, "torus dimension %u must be at least 2", j + 1);
+		*n *= v[j];
+		*d += v[j] == 2 ? 1 : 2; /* a dimension of 2 has one link each way */
+		if (*n > TOPO_MAX_NODES)
 			break;
-		while (i < hi && p->s[i] != 'x')
+		while (p->s[i] && p->s[i] != 'x')
 			i++;
 		i++;
 	}
-	if (check_size(p, lo, n, 2ull * k) < 0)
-		return -1;
-	*g = topo_torus(v, k); /* a dimension of 2 has one link each way */
-	sb_puts(c, "torus:");
-	for (uint32_t d = 0; d < k; d++)
-		sb_printf(c, "%s%u", d ? "x" : "", v[d]);
 	return 0;
 }
 
-static int b_hypercube(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+static int c_hypercube(struct parser *p, size_t pos, const uint32_t *v, uint32_t k, uint64_t *n,
+		       uint64_t *d)
 {
-	uint32_t v[MAX_PARAMS], k;
-
-	if (params(p, lo, hi, "", v, &k, "a dimension") < 0)
-		return -1;
-	NEED(v[0] >= 1 && v[0] <= 22, lo, "hypercube dimension must be 1..22");
-	if (check_size(p, lo, 1ull << v[0], v[0]) < 0)
-		return -1;
-	*g = topo_hypercube(v[0]);
-	sb_printf(c, "hypercube:%u", v[0]);
+	(void)k;
+	NEED(v[0] >= 1 && v[0] <= 22, pos, "hypercube dimension must be 1..22");
+	*n = 1ull << v[0];
+	*d = v[0];
 	return 0;
 }
 
-static int b_complete(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+static int c_complete(struct parser *p, size_t pos, const uint32_t *v, uint32_t k, uint64_t *n,
+		      uint64_t *d)
 {
-	uint32_t v[MAX_PARAMS], k;
-
-	if (params(p, lo, hi, "", v, &k, "a node count") < 0)
-		return -1;
-	NEED(v[0] >= 2, lo, "a complete graph needs at least 2 nodes");
-	if (check_size(p, lo, v[0], v[0] - 1ull) < 0)
-		return -1;
-	*g = topo_complete(v[0]);
-	sb_printf(c, "complete:%u", v[0]);
+	(void)k;
+	NEED(v[0] >= 2, pos, "a complete graph needs at least 2 nodes");
+	*n = v[0];
+	*d = v[0] - 1ull;
 	return 0;
 }
 
-static int b_bipartite(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+static int c_bipartite(struct parser *p, size_t pos, const uint32_t *v, uint32_t k, uint64_t *n,
+		       uint64_t *d)
 {
-	uint32_t v[MAX_PARAMS], k;
-
-	if (params(p, lo, hi, "", v, &k, "a degree") < 0)
-		return -1;
-	NEED(v[0] >= 1, lo, "bipartite degree must be at least 1");
-	if (check_size(p, lo, 2ull * v[0], v[0]) < 0)
-		return -1;
-	*g = topo_bipartite(v[0]);
-	sb_printf(c, "bipartite:%u", v[0]);
+	(void)k;
+	NEED(v[0] >= 1, pos, "bipartite degree must be at least 1");
+	*n = 2ull * v[0];
+	*d = v[0];
 	return 0;
 }
 
-static int b_hamming(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+static int c_hamming(struct parser *p, size_t pos, const uint32_t *v, uint32_t k, uint64_t *n,
+		     uint64_t *d)
 {
-	uint32_t v[MAX_PARAMS], k;
-
-	if (params(p, lo, hi, ",", v, &k, "n,q") < 0)
-		return -1;
-	NEED(k == 2, lo, "hamming takes n,q");
-	NEED(v[0] >= 1, lo, "hamming dimension n must be at least 1");
-	NEED(v[1] >= 2, lo, "hamming alphabet q must be at least 2");
-	if (check_size(p, lo, power_sat(v[1], v[0]), (uint64_t)v[0] * (v[1] - 1)) < 0)
-		return -1;
-	*g = topo_hamming(v[0], v[1]);
-	sb_printf(c, "hamming:%u,%u", v[0], v[1]);
+	(void)k;
+	NEED(v[0] >= 1, pos, "hamming dimension n must be at least 1");
+	NEED(v[1] >= 2, pos, "hamming alphabet q must be at least 2");
+	*n = power_sat(v[1], v[0]);
+	*d = (uint64_t)v[0] * (v[1] - 1);
 	return 0;
 }
 
-static int b_circulant(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+static int c_circulant(struct parser *p, size_t pos, const uint32_t *v, uint32_t k, uint64_t *n,
+		       uint64_t *d)
 {
-	uint32_t v[MAX_PARAMS], k;
-
-	if (params(p, lo, hi, ":,*", v, &k, "N:a,b,...") < 0)
-		return -1;
-	NEED(k >= 2, lo, "circulant takes N:a,b,... (at least one offset)");
-	NEED(v[0] >= 2, lo, "a circulant needs at least 2 nodes");
+	NEED(v[0] >= 2, pos, "a circulant needs at least 2 nodes");
 	for (uint32_t i = 1; i < k; i++)
-		NEED(v[i] >= 1 && v[i] < v[0], lo, "circulant offset %u must be in 1..%u", v[i],
+		NEED(v[i] >= 1 && v[i] < v[0], pos, "circulant offset %u must be in 1..%u", v[i],
 		     v[0] - 1);
-	if (check_size(p, lo, v[0], 2ull * (k - 1)) < 0)
-		return -1;
-	*g = topo_circulant(v[0], v + 1, k - 1);
-	sb_printf(c, "circulant:%u:", v[0]);
-	for (uint32_t i = 1; i < k; i++)
-		sb_printf(c, "%s%u", i > 1 ? "," : "", v[i]);
+	*n = v[0];
+	*d = 2ull * (k - 1);
 	return 0;
 }
 
-static int b_kautz(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+static int c_kautz(struct parser *p, size_t pos, const uint32_t *v, uint32_t k, uint64_t *n,
+		   uint64_t *d)
 {
-	uint32_t v[MAX_PARAMS], k;
-
-	if (params(p, lo, hi, ",", v, &k, "d,n") < 0)
-		return -1;
-	NEED(k == 2, lo, "kautz takes d,n");
-	NEED(v[0] >= 1 && v[0] <= 254, lo, "kautz degree d must be 1..254");
-	NEED(v[1] <= 63, lo, "kautz word length n must be at most 63");
-	if (check_size(p, lo, power_sat(v[0], v[1]) * (v[0] + 1ull), v[0]) < 0)
-		return -1;
-	*g = topo_kautz(v[0], v[1]);
-	sb_printf(c, "kautz:%u,%u", v[0], v[1]);
+	(void)k;
+	NEED(v[0] >= 1 && v[0] <= 254, pos, "kautz degree d must be 1..254");
+	NEED(v[1] <= 63, pos, "kautz word length n must be at most 63");
+	*n = power_sat(v[0], v[1]) * (v[0] + 1ull);
+	*d = v[0];
 	return 0;
 }
 
-static int b_genkautz(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+static int c_genkautz(struct parser *p, size_t pos, const uint32_t *v, uint32_t k, uint64_t *n,
+		      uint64_t *d)
 {
-	uint32_t v[MAX_PARAMS], k;
-
-	if (params(p, lo, hi, ",", v, &k, "N,d") < 0)
-		return -1;
-	NEED(k == 2, lo, "genkautz takes N,d");
-	NEED(v[1] >= 1, lo, "genkautz degree d must be at least 1");
-	NEED(v[0] >= v[1] + 1ull, lo, "genkautz needs N >= d + 1 nodes");
-	if (check_size(p, lo, v[0], v[1]) < 0)
-		return -1;
-	*g = topo_genkautz(v[0], v[1]);
-	sb_printf(c, "genkautz:%u,%u", v[0], v[1]);
+	(void)k;
+	NEED(v[1] >= 1, pos, "genkautz degree d must be at least 1");
+	NEED(v[0] >= v[1] + 1ull, pos, "genkautz needs N >= d + 1 nodes");
+	*n = v[0];
+	*d = v[1];
 	return 0;
 }
 
-static int b_debruijn(struct parser *p, size_t lo, size_t hi, struct graph **g, struct strbuf *c)
+static int c_debruijn(struct parser *p, size_t pos, const uint32_t *v, uint32_t k, uint64_t *n,
+		      uint64_t *d)
 {
-	uint32_t v[MAX_PARAMS], k;
-
-	if (params(p, lo, hi, ",", v, &k, "d,n") < 0)
-		return -1;
-	NEED(k == 2, lo, "debruijn takes d,n");
-	NEED(v[0] >= 2, lo, "debruijn degree d must be at least 2");
-	NEED(v[1] >= 1, lo, "debruijn word length n must be at least 1");
-	if (check_size(p, lo, power_sat(v[0], v[1]), v[0]) < 0)
-		return -1;
-	*g = topo_debruijn(v[0], v[1]);
-	sb_printf(c, "debruijn:%u,%u", v[0], v[1]);
+	(void)k;
+	NEED(v[0] >= 2, pos, "debruijn degree d must be at least 2");
+	NEED(v[1] >= 1, pos, "debruijn word length n must be at least 1");
+	*n = power_sat(v[0], v[1]);
+	*d = v[0];
 	return 0;
+}
+
+static struct graph *g_ring(const uint32_t *v, uint32_t k)
+{
+	(void)k;
+	return topo_ring(v[0]);
+}
+
+static struct graph *g_biring(const uint32_t *v, uint32_t k)
+{
+	(void)k;
+	return topo_biring(v[0]);
+}
+
+static struct graph *g_hypercube(const uint32_t *v, uint32_t k)
+{
+	(void)k;
+	return topo_hypercube(v[0]);
+}
+
+static struct graph *g_complete(const uint32_t *v, uint32_t k)
+{
+	(void)k;
+	return topo_complete(v[0]);
+}
+
+static struct graph *g_bipartite(const uint32_t *v, uint32_t k)
+{
+	(void)k;
+	return topo_bipartite(v[0]);
+}
+
+static struct graph *g_hamming(const uint32_t *v, uint32_t k)
+{
+	(void)k;
+	return topo_hamming(v[0], v[1]);
+}
+
+static struct graph *g_circulant(const uint32_t *v, uint32_t k)
+{
+	return topo_circulant(v[0], v + 1, k - 1);
+}
+
+static struct graph *g_kautz(const uint32_t *v, uint32_t k)
+{
+	(void)k;
+	return topo_kautz(v[0], v[1]);
+}
+
+static struct graph *g_genkautz(const uint32_t *v, uint32_t k)
+{
+	(void)k;
+	return topo_genkautz(v[0], v[1]);
+}
+
+static struct graph *g_debruijn(const uint32_t *v, uint32_t k)
+{
+	(void)k;
+	return topo_debruijn(v[0], v[1]);
 }
 
 static const struct family families[] = {
-	{"ring", "ring:N", b_ring},
-	{"biring", "biring:N", b_biring},
-	{"torus", "torus:AxB[xC...]", b_torus},
-	{"hypercube", "hypercube:D", b_hypercube},
-	{"complete", "complete:N", b_complete},
-	{"bipartite", "bipartite:D", b_bipartite},
-	{"hamming", "hamming:n,q", b_hamming},
-	{"circulant", "circulant:N:a,b,...", b_circulant},
-	{"kautz", "kautz:d,n", b_kautz},
-	{"genkautz", "genkautz:N,d", b_genkautz},
-	{"debruijn", "debruijn:d,n", b_debruijn},
+	{"ring", "ring:N", "", "a node count", 1, 1, NULL, c_ring, g_ring},
+	{"biring", "biring:N", "", "a node count", 1, 1, NULL, c_biring, g_biring},
+	{"torus", "torus:AxB[xC...]", "x*", "dimensions like 8x8", 1, MAX_PARAMS, NULL, c_torus,
+	 topo_torus},
+	{"hypercube", "hypercube:D", "", "a dimension", 1, 1, NULL, c_hypercube, g_hypercube},
+	{"complete", "complete:N", "", "a node count", 1, 1, NULL, c_complete, g_complete},
+	{"bipartite", "bipartite:D", "", "a degree", 1, 1, NULL, c_bipartite, g_bipartite},
+	{"hamming", "hamming:n,q", ",", "n,q", 2, 2, "hamming takes n,q", c_hamming, g_hamming},
+	{"circulant", "circulant:N:a,b,...", ":,*", "N:a,b,...", 2, MAX_PARAMS,
+	 "circulant takes N:a,b,... (at least one offset)", c_circulant, g_circulant},
+	{"kautz", "kautz:d,n", ",", "d,n", 2, 2, "kautz takes d,n", c_kautz, g_kautz},
+	{"genkautz", "genkautz:N,d", ",", "N,d", 2, 2, "genkautz takes N,d", c_genkautz, g_genkautz},
+	{"debruijn", "debruijn:d,n", ",", "d,n", 2, 2, "debruijn takes d,n", c_debruijn,
+	 g_debruijn},
 };
+
+/* The separator written before parameter i (i >= 1), as params() reads it. */
+static char sep_before(const char *seps, uint32_t i)
+{
+	char sep = 0;
+
+	for (uint32_t j = 1; j <= i && *seps; j++)
+		if (*seps != '*')
+			sep = *seps++;
+	return sep;
+}
+
+static int build_family(struct parser *p, const struct family *f, size_t lo, size_t hi,
+			struct graph **g, struct strbuf *canon)
+{
+	uint32_t v[MAX_PARAMS], k = 0;
+	uint64_t nodes, degree;
+
+	if (params(p, lo, hi, f->seps, v, &k, f->what) < 0)
+		return -1;
+	if (k < f->min_k || k > f->max_k)
+		return fail(p, lo, "%s", f->count_msg);
+	if (f->check(p, lo, v, k, &nodes, &degree) < 0 || check_size(p, lo, nodes, degree) < 0)
+		return -1;
+	*g = f->build(v, k);
+	sb_printf(canon, "%s:%u", f->name, v[0]);
+	for (uint32_t i = 1; i < k; i++)
+		sb_printf(canon, "%c%u", sep_before(f->seps, i), v[i]);
+	return 0;
+}
 
 static const char *const funcs[] = {"line", "degree", "product", "power", "reverse"};
 
@@ -634,7 +684,7 @@ static int parse_node(struct parser *p, size_t lo, size_t hi, struct graph **out
 		if (i >= hi || p->s[i] != ':')
 			return fail(p, i, "expected ':' after '%s' (%s)", name,
 				    families[f].syntax);
-		int rc = families[f].build(p, i + 1, hi, out, canon);
+		int rc = build_family(p, &families[f], i + 1, hi, out, canon);
 		p->depth--;
 		return rc;
 	}

@@ -121,7 +121,7 @@ assert len(j['links'])==sum(1 for q in p for u in range(30) if q[u]!=u) # self-l
 
 # Bad input: exit 2 with a usage line or a reason.
 expect_error 2 "ofc schedule: unknown --algo 'bfs' for a direct-connect topology (bfb, bfb-lp, expansion, ring, bidir-ring, recursive, torus-rings or all)" $S --topology torus:4x4 --collective allgather --algo bfs
-expect_error 2 "ofc schedule: alltoall is not scheduled on direct-connect topologies here (allgather, reduce-scatter, allreduce)" $S --topology torus:4x4 --collective alltoall
+expect_error 2 "ofc schedule: unknown --algo 'bfb' for alltoall (mcf, direct, sp-balanced or all)" $S --topology torus:4x4 --collective alltoall --algo bfb
 expect_error 2 "ofc schedule: missing --size (data per node, e.g. 1MiB)" $OFC schedule --topology torus:4x4 --collective allgather
 expect_error 2 "ofc schedule: expansion: torus:4x4 is not a line, degree or power expansion (no construction)" $S --topology torus:4x4 --collective allgather --algo expansion
 expect_error 2 "ofc schedule: recursive: recursive doubling/halving needs a power-of-two node count (12 nodes)" $S --topology circulant:12:2,3 --collective allgather --algo recursive

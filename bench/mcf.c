@@ -1,0 +1,72 @@
+/* All-to-all theta: how it and its solve time grow with N (tori by the
+ * one-source symmetric reduction, generalized Kautz by column generation),
+ * the plain master LP for comparison, and Swing's congestion deficiency.
+ * `build/bench/mcf [full]` (full adds genkautz N >= 100, which ran for
+ * minutes here, and the plain master LP). */
+#include "sched/sched.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void row(const char *spec, enum mcf_method m, double limit_s)
+{
+	struct graph *g;
+	struct ofc_error err = {0};
+	struct mcf_result r;
+	struct mcf_opts o = {.method = m};
+
+	if (topo_build(spec, &g, &err) < 0)
+		return;
+	double t0 = now_seconds();
+	if (mcf_solve(g, &o, &r, &err) < 0) {
+		printf("| %s | %u | - | - | - | %s |\n", spec, g->n, err.msg);
+	} else {
+		double b = (double)r.degree / (double)moore_tree_cost(g->n, r.degree);
+		printf("| %s | %u | %.6g | %.6g | %.4f | %s, %u it | %.3f |\n", spec, g->n, r.theta, b,
+		       r.theta / b,
+		       r.method == MCF_SYMMETRIC ? "symmetric"
+		       : r.method == MCF_COLGEN	 ? "colgen"
+						 : "master LP",
+		       r.iterations, now_seconds() - t0);
+		mcf_result_free(&r);
+	}
+	fflush(stdout);
+	graph_free(g);
+	(void)limit_s;
+}
+
+int main(int argc, char **argv)
+{
+	bool quick = !(argc > 1 && strcmp(argv[1], "full") == 0);
+	static const char *const tori[] = {"torus:4x4", "torus:8x8", "torus:16x16", "torus:32x32",
+					   "torus:8x8x8", "torus:16x16x4", "hypercube:10"};
+	static const char *const gk[] = {"genkautz:16,4", "genkautz:27,6", "genkautz:32,4",
+					 "genkautz:64,4", "genkautz:100,4", "genkautz:128,4"};
+
+	printf("| topology | N | theta | d/L(N,d) | ratio | method | seconds |\n|---|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < ARRAY_SIZE(tori); i++)
+		row(tori[i], MCF_AUTO, 0);
+	for (size_t i = 0; i < ARRAY_SIZE(gk) && (!quick || i < 4); i++)
+		row(gk[i], MCF_AUTO, 0);
+	if (!quick)
+		row("genkautz:64,4", MCF_MASTER, 0);
+
+	printf("\n| torus | Swing(B) xi | RD(B) xi | seconds |\n|---|---|---|---|\n");
+	static const char *const sw[] = {"torus:8x8", "torus:16x16", "torus:32x32", "torus:64x64",
+					 "torus:128x128", "torus:8x8x8", "torus:8x8x8x8", "torus:64x16",
+					 "torus:128x8", "torus:256x4"};
+	for (size_t i = 0; i < ARRAY_SIZE(sw); i++) {
+		struct topo_tree *t;
+		struct ofc_error err = {0};
+		struct torus_figures a, b;
+		double t0 = now_seconds();
+
+		if (topo_build_tree(sw[i], NULL, &t, &err) < 0)
+			continue;
+		if (torus_allreduce(t, "swing", SWING_BANDWIDTH, true, NULL, &a, &err) == 0 &&
+		    torus_allreduce(t, "recursive-doubling", SWING_BANDWIDTH, true, NULL, &b, &err) == 0)
+			printf("| %s | %.4f | %.4f | %.3f |\n", sw[i], a.xi, b.xi, now_seconds() - t0);
+		topo_tree_free(t);
+	}
+	return 0;
+}

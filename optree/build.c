@@ -1,0 +1,627 @@
+/* Building the schedules: OpTree (and one-stage, its k = 1 case) from the
+ * stages' colourings, and the ring and neighbor-exchange baselines.
+ *
+ * A stage's colours are cut into steps of F*W channels; colour c of a
+ * direction is channel c mod F*W of step c / (F*W) (rwa_channel()). Every
+ * step then goes through the per-node add/drop check: a step in which some
+ * node would add or drop more lightpaths than its MRRs allow is split into
+ * as many steps as it takes (greedily; a subset of a conflict-free step is
+ * conflict-free, and data held before the step is still held after it).
+ */
+#include "optree/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct verify_wdm optree_verify_wdm(const struct optree_ring *r)
+{
+	return (struct verify_wdm){r->wavelengths, r->fibres, r->max_add};
+}
+
+void optree_result_free(struct optree_result *res)
+{
+	sched_free(&res->sched);
+	free(res->stage);
+	memset(res, 0, sizeof(*res));
+}
+
+/* ---- steps and the add/drop limit -----------------------------------------
+ * Transfers go straight into the schedule (reserved in advance); a step
+ * that breaks the limit is taken out again and put back as sub-steps. */
+
+struct emitter {
+	const struct optree_ring *r;
+	struct schedule *s;
+	bool open;
+	uint32_t *add, *drop; /* per node, this step */
+	uint32_t *sub;	      /* split: colour, then sub-step, of each record */
+	uint32_t *path;	      /* split: an alternating path */
+	size_t cap_sub;
+	uint32_t split_steps;
+};
+
+static void emitter_init(struct emitter *e, const struct optree_ring *r, struct schedule *s)
+{
+	memset(e, 0, sizeof(*e));
+	e->r = r;
+	e->s = s;
+	e->add = xcalloc(r->nodes, sizeof(uint32_t));
+	e->drop = xcalloc(r->nodes, sizeof(uint32_t));
+}
+
+static void emitter_free(struct emitter *e)
+{
+	free(e->add);
+	free(e->drop);
+	free(e->sub);
+	free(e->path);
+}
+
+static inline void put(struct emitter *e, uint32_t src, uint32_t dst, uint32_t block, uint8_t dir,
+		       uint32_t slot)
+{
+	const struct optree_ring *r = e->r;
+	struct schedule *s = e->s;
+
+	if (!e->open) {
+		sched_step(s);
+		e->open = true;
+	}
+	if (s->nxfers == s->cap_xfers)
+		sched_reserve(s, s->nxfers + 1024);
+	s->xfers[s->nxfers++] = (struct xfer){(uint16_t)src,
+					      (uint16_t)dst,
+					      block,
+					      0,
+					      SCHED_ONE,
+					      (uint16_t)(slot / r->fibres),
+					      (uint8_t)(slot % r->fibres),
+					      xfer_flags((enum ring_dir)dir, XFER_COPY)};
+}
+
+/* Close the step; returns the schedule steps it became (1, or more when
+ * split for the add/drop limit). */
+static uint32_t flush(struct emitter *e)
+{
+	struct schedule *s = e->s;
+	uint32_t A = e->r->max_add, n = e->r->nodes, nsub = 1;
+	size_t begin = s->step_start[s->nsteps - 1], m = s->nxfers - begin;
+	struct xfer *x = s->xfers + begin;
+	bool over = false;
+
+	if (!e->open)
+		return 0;
+	e->open = false;
+	s->step_start[s->nsteps] = (uint32_t)s->nxfers;
+	for (size_t k = 0; k < m; k++) {
+		if (++e->add[x[k].src] > A)
+			over = true;
+		if (++e->drop[x[k].dst] > A)
+			over = true;
+	}
+	for (size_t k = 0; k < m; k++)
+		e->add[x[k].src] = e->drop[x[k].dst] = 0;
+	if (!over)
+		return 1;
+	/* The fewest sub-steps: the lightpaths are the edges of a bipartite
+	 * multigraph (adding nodes, dropping nodes) of largest degree D. Colour
+	 * its edges with D colours (Koenig: for each edge take a colour free at
+	 * its sender; if it is taken at the receiver, swap two colours along
+	 * the alternating path from there, which cannot come back to the
+	 * sender) and put max_add colours in each sub-step: ceil(D / max_add)
+	 * sub-steps, which no split can beat (a node with D lightpaths needs
+	 * that many). */
+	uint32_t D = 0;
+	for (size_t k = 0; k < m; k++) {
+		if (++e->add[x[k].src] > D)
+			D = e->add[x[k].src];
+		if (++e->drop[x[k].dst] > D)
+			D = e->drop[x[k].dst];
+	}
+	for (size_t k = 0; k < m; k++)
+		e->add[x[k].src] = e->drop[x[k].dst] = 0;
+	if (m > e->cap_sub) {
+		e->cap_sub = m;
+		e->sub = xreallocarray(e->sub, m, sizeof(uint32_t));
+		e->path = xreallocarray(e->path, m, sizeof(uint32_t));
+	}
+	/* at[side][node * D + colour]: the edge there, or UINT32_MAX. */
+	uint32_t *at[2];
+	at[0] = xmalloc((size_t)n * D * sizeof(uint32_t));
+	at[1] = xmalloc((size_t)n * D * sizeof(uint32_t));
+	memset(at[0], 0xff, (size_t)n * D * sizeof(uint32_t));
+	memset(at[1], 0xff, (size_t)n * D * sizeof(uint32_t));
+	for (size_t k = 0; k < m; k++) {
+		uint32_t u = x[k].src, v = x[k].dst, a = 0, b = 0;
+
+		while (at[0][(size_t)u * D + a] != UINT32_MAX)
+			a++;
+		while (at[1][(size_t)v * D + b] != UINT32_MAX)
+			b++;
+		if (at[1][(size_t)v * D + a] != UINT32_MAX) {
+			/* The path from v along colours a, b, a, ...: swap a and b
+			 * on it, which frees a at v (it never reaches u). */
+			size_t np = 0;
+			uint32_t w = v, side = 1, c = a;
+
+			while (at[side][(size_t)w * D + c] != UINT32_MAX) {
+				uint32_t f = at[side][(size_t)w * D + c];
+
+				e->path[np++] = f;
+				w = side ? x[f].src : x[f].dst;
+				side = !side;
+				c = c == a ? b : a;
+			}
+			for (size_t i = 0; i < np; i++) {
+				uint32_t f = e->path[i], cf = e->sub[f];
+
+				at[0][(size_t)x[f].src * D + cf] = UINT32_MAX;
+				at[1][(size_t)x[f].dst * D + cf] = UINT32_MAX;
+			}
+			for (size_t i = 0; i < np; i++) {
+				uint32_t f = e->path[i], cf = e->sub[f] == a ? b : a;
+
+				e->sub[f] = cf;
+				at[0][(size_t)x[f].src * D + cf] = f;
+				at[1][(size_t)x[f].dst * D + cf] = f;
+			}
+		}
+		at[0][(size_t)u * D + a] = (uint32_t)k;
+		at[1][(size_t)v * D + a] = (uint32_t)k;
+		e->sub[k] = a;
+	}
+	free(at[0]);
+	free(at[1]);
+	for (size_t k = 0; k < m; k++) {
+		e->sub[k] /= A;
+		if (e->sub[k] + 1 > nsub)
+			nsub = e->sub[k] + 1;
+	}
+	struct xfer *tmp = xmalloc(m * sizeof(*tmp));
+	memcpy(tmp, x, m * sizeof(*tmp));
+	s->nxfers = begin;
+	for (uint32_t j = 0; j < nsub; j++) {
+		if (j)
+			sched_step(s);
+		for (size_t k = 0; k < m; k++)
+			if (e->sub[k] == j)
+				s->xfers[s->nxfers++] = tmp[k];
+		s->step_start[s->nsteps] = (uint32_t)s->nxfers;
+	}
+	free(tmp);
+	e->split_steps += nsub - 1;
+	return nsub;
+}
+
+static struct optree_stage *add_stage(struct optree_result *res, uint32_t *cap)
+{
+	if (res->nstages == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		res->stage = xreallocarray(res->stage, *cap, sizeof(*res->stage));
+	}
+	struct optree_stage *st = &res->stage[res->nstages++];
+	memset(st, 0, sizeof(*st));
+	st->first_step = res->sched.nsteps;
+	st->groups = 1;
+	return st;
+}
+
+/* ---- the tree --------------------------------------------------------------- */
+
+/* A piece of a colour run inside one step. */
+struct piece {
+	uint32_t arc;
+	uint32_t colour; /* first colour, within the step: colour mod F*W */
+	uint32_t count;
+	uint32_t inst; /* index of its first lightpath among the arc's (= block index) */
+	uint8_t dir;
+};
+
+/* Holdings: blocks each node holds, as CSR over nodes (node ids < 65536). */
+struct hold {
+	uint32_t *off;
+	uint16_t *b;
+};
+
+static int build_tree(const struct optree_ring *r, const struct optree_plan *plan, bool overlap,
+		      struct optree_result *res, struct ofc_error *err)
+{
+	uint32_t n = r->nodes, FW = ring_channels(r), depth = plan->depth, cap_st = 0;
+	struct levels L;
+	struct stage_rwa st[OPTREE_MAX_DEPTH];
+	uint32_t *cnt, cs[OPTREE_MAX_DEPTH], part[OPTREE_MAX_DEPTH];
+	bool first[OPTREE_MAX_DEPTH] = {0}, mirror[OPTREE_MAX_DEPTH] = {0};
+	uint64_t total = 0;
+
+	if (levels_build(n, plan->radix, depth, &L, err) < 0)
+		return -1;
+	/* Pass 1: every stage's demands and colours (counts only needed). */
+	cnt = xmalloc((size_t)n * sizeof(uint32_t));
+	for (uint32_t u = 0; u < n; u++)
+		cnt[u] = 1;
+	for (uint32_t i = 1; i <= depth; i++) {
+		struct stage_rwa *s = &st[i - 1];
+
+		stage_arcs(&L, i, cnt, s);
+		stage_colour(&L, i, true, s);
+		cs[i - 1] = (s->colours + FW - 1) / FW;
+		/* Channels busy in the last colour step, when it is not full. */
+		uint32_t used = 0;
+		for (int d = 1; d <= 2; d++)
+			if (s->sol.colours[d] > (cs[i - 1] - 1) * FW &&
+			    s->sol.colours[d] - (cs[i - 1] - 1) * FW > used)
+				used = s->sol.colours[d] - (cs[i - 1] - 1) * FW;
+		part[i - 1] = used < FW ? used : 0;
+		for (size_t k = 0; k < s->narcs; k++)
+			total += s->arc[k].count;
+		stage_counts(s, cnt, n);
+	}
+	/* --overlap: pair stage ends. Stage i's partly filled step goes last on
+	 * the top channels and stage i+1's first on the bottom ones, when they
+	 * fit side by side: the channels stage i+1 starts on were idle during
+	 * stage i's last step, so their MRRs can be retuned then. A stage's
+	 * partial step serves one boundary: greedy left to right is optimal on
+	 * a path. */
+	if (overlap)
+		for (uint32_t i = 0; i + 1 < depth; i++)
+			if (part[i] && part[i + 1] && !first[i] && part[i] + part[i + 1] <= FW) {
+				mirror[i] = true;
+				first[i + 1] = true;
+			}
+
+	sched_reserve(&res->sched, total);
+	struct emitter e;
+	struct hold h = {xmalloc(((size_t)n + 1) * sizeof(uint32_t)), xmalloc(n * sizeof(uint16_t))},
+		    h2;
+	for (uint32_t u = 0; u <= n; u++)
+		h.off[u] = u;
+	for (uint32_t u = 0; u < n; u++)
+		h.b[u] = (uint16_t)u;
+	emitter_init(&e, r, &res->sched);
+
+	/* Pass 2: emit, stage by stage, keeping what every node holds. */
+	for (uint32_t i = 1; i <= depth; i++) {
+		struct stage_rwa *s = &st[i - 1];
+		struct optree_stage *os = add_stage(res, &cap_st);
+		uint32_t steps = cs[i - 1];
+
+		os->radix = 0;
+		os->groups = 0;
+		os->min_group = UINT32_MAX;
+		for (uint32_t g = 0; g < L.ngroups[i - 1]; g++) {
+			uint32_t c = L.child[i - 1][g + 1] - L.child[i - 1][g];
+
+			if (c < 2)
+				continue;
+			os->groups++;
+			if (c > os->radix)
+				os->radix = c;
+			if (L.size[i - 1][g] < os->min_group)
+				os->min_group = L.size[i - 1][g];
+			if (L.size[i - 1][g] > os->max_group)
+				os->max_group = L.size[i - 1][g];
+		}
+		os->colour_steps = steps;
+		os->max_load = s->max_load;
+		os->lower_bound = stage_lower_bound(r, &L, i, s->arc, s->narcs);
+		os->partial_channels = part[i - 1];
+		os->partial_first = first[i - 1];
+
+		/* Pieces by step (CSR): runs cut at step boundaries. */
+		uint32_t *poff = xcalloc((size_t)steps + 2, sizeof(uint32_t));
+		uint32_t *inst = xmalloc((s->sol.nruns + 1) * sizeof(uint32_t));
+		for (size_t k = 0; k < s->sol.nruns; k++) {
+			const struct rwa_run *ru = &s->sol.runs[k];
+
+			/* Runs of one arc are consecutive, in colour order. */
+			inst[k] = (k && s->sol.runs[k - 1].id == ru->id) ? inst[k - 1] + s->sol.runs[k - 1].count
+									: 0;
+			for (uint32_t t = ru->colour / FW; t <= (ru->colour + ru->count - 1) / FW; t++)
+				poff[t + 1]++;
+		}
+		for (uint32_t t = 0; t < steps; t++)
+			poff[t + 1] += poff[t];
+		struct piece *pc = xmalloc(((size_t)poff[steps] + 1) * sizeof(*pc));
+		uint32_t *fill = xcalloc((size_t)steps + 1, sizeof(uint32_t));
+		for (size_t k = 0; k < s->sol.nruns; k++) {
+			const struct rwa_run *ru = &s->sol.runs[k];
+			uint32_t c = ru->colour, end = ru->colour + ru->count;
+
+			while (c < end) {
+				uint32_t t = c / FW, stop = (t + 1) * FW < end ? (t + 1) * FW : end;
+
+				pc[poff[t] + fill[t]++] = (struct piece){
+					ru->id, c - t * FW, stop - c, inst[k] + (c - ru->colour), ru->dir};
+				c = stop;
+			}
+		}
+		free(fill);
+		free(inst);
+
+		for (uint32_t o = 0; o < steps; o++) {
+			/* partial_first: the last colour step goes first. */
+			uint32_t t = first[i - 1] ? (o == 0 ? steps - 1 : o - 1) : o;
+			bool top = mirror[i - 1] && t == steps - 1;
+
+			for (uint32_t k = poff[t]; k < poff[t + 1]; k++) {
+				const struct piece *q = &pc[k];
+				const struct ot_arc *a = &s->arc[q->arc];
+				const uint16_t *held = h.b + h.off[a->src];
+
+				for (uint32_t c = 0; c < q->count; c++) {
+					uint32_t slot = q->colour + c;
+
+					put(&e, a->src, a->dst, held[q->inst + c], q->dir,
+					    top ? FW - 1 - slot : slot);
+				}
+			}
+			os->steps += flush(&e);
+		}
+		free(pc);
+		free(poff);
+		os->transfers = res->sched.nxfers - res->sched.step_start[os->first_step];
+
+		if (i == depth)
+			break;
+		/* What every node holds after the stage. */
+		h2.off = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+		uint32_t *grow = xmalloc((size_t)n * sizeof(uint32_t));
+		for (uint32_t u = 0; u < n; u++)
+			grow[u] = h.off[u + 1] - h.off[u];
+		for (size_t k = 0; k < s->narcs; k++)
+			grow[s->arc[k].dst] += h.off[s->arc[k].src + 1] - h.off[s->arc[k].src];
+		h2.off[0] = 0;
+		for (uint32_t u = 0; u < n; u++)
+			h2.off[u + 1] = h2.off[u] + grow[u];
+		h2.b = xmalloc(((size_t)h2.off[n] + 1) * sizeof(uint16_t));
+		for (uint32_t u = 0; u < n; u++) {
+			uint32_t k = h.off[u + 1] - h.off[u];
+
+			memcpy(h2.b + h2.off[u], h.b + h.off[u], k * sizeof(uint16_t));
+			grow[u] = k;
+		}
+		for (size_t k = 0; k < s->narcs; k++) {
+			uint32_t src = s->arc[k].src, dst = s->arc[k].dst;
+			uint32_t m = h.off[src + 1] - h.off[src];
+
+			memcpy(h2.b + h2.off[dst] + grow[dst], h.b + h.off[src], m * sizeof(uint16_t));
+			grow[dst] += m;
+		}
+		free(grow);
+		free(h.off);
+		free(h.b);
+		h = h2;
+	}
+	free(h.off);
+	free(h.b);
+	res->split_steps = e.split_steps;
+	emitter_free(&e);
+	for (uint32_t i = 0; i < depth; i++)
+		stage_rwa_free(&st[i]);
+	free(cnt);
+	levels_free(&L);
+	return 0;
+}
+
+/* ---- baselines ---------------------------------------------------------------- */
+
+/* Wavelengths for demands whose routes are fixed, through rwa/ like every
+ * other lightpath: exact interval colouring per direction (neighbour links
+ * never wrap), the circular heuristic if some arc does. Runs by arc index. */
+static void colour_fixed(uint32_t n, const struct ot_arc *arc, size_t na, struct rwa_solution *sol)
+{
+	struct rwa_arc *ra = xmalloc((na + 1) * sizeof(*ra));
+
+	rwa_solution_reset(sol);
+	for (int d = 1; d <= 2; d++) {
+		size_t k = 0;
+		bool wraps = false;
+
+		for (size_t i = 0; i < na; i++)
+			if (arc[i].dir == d) {
+				uint32_t s = rwa_arc_start(n, arc[i].src, arc[i].dst, d);
+				uint32_t len = rwa_arc_len(n, arc[i].src, arc[i].dst, d);
+
+				ra[k++] = (struct rwa_arc){s, len, arc[i].count, (uint32_t)i};
+				wraps |= s + len > n;
+			}
+		if (wraps)
+			rwa_color_circle(n, ra, k, d, sol);
+		else
+			rwa_color_line(n, ra, k, d, sol);
+	}
+	free(ra);
+}
+
+static uint32_t colour_steps(const struct optree_ring *r, const struct rwa_solution *sol)
+{
+	uint32_t c = sol->colours[RWA_CW] > sol->colours[RWA_CCW] ? sol->colours[RWA_CW]
+								  : sol->colours[RWA_CCW];
+
+	return (c + ring_channels(r) - 1) / ring_channels(r);
+}
+
+/* One stage of fixed-route demands: the blocks of arc i are blk[i][0..count),
+ * laid on the arc's colours in order, colour steps in order. */
+static void emit_fixed(struct emitter *e, const struct ot_arc *arc, const struct rwa_solution *sol,
+		       const uint32_t *blk, uint32_t per_arc, struct optree_stage *st)
+{
+	uint32_t FW = ring_channels(e->r), cs = colour_steps(e->r, sol);
+
+	for (uint32_t t = 0; t < cs; t++) {
+		for (size_t k = 0, inst = 0; k < sol->nruns; k++) {
+			const struct rwa_run *ru = &sol->runs[k];
+
+			inst = (k && sol->runs[k - 1].id == ru->id) ? inst + sol->runs[k - 1].count : 0;
+			for (uint32_t c = 0; c < ru->count; c++)
+				if ((ru->colour + c) / FW == t)
+					put(e, arc[ru->id].src, arc[ru->id].dst,
+					    blk[(size_t)ru->id * per_arc + inst + c], ru->dir,
+					    (ru->colour + c) % FW);
+		}
+		st->steps += flush(e);
+	}
+	st->colour_steps = cs;
+}
+
+/* Ring all-gather: in step t node u forwards block u - t to u + 1,
+ * clockwise; the same lightpaths every step. */
+static void build_ring(const struct optree_ring *r, struct optree_result *res)
+{
+	uint32_t n = r->nodes, cap = 0;
+	struct emitter e;
+	struct ot_arc *arc = xmalloc((size_t)n * sizeof(*arc));
+	uint32_t *blk = xmalloc((size_t)n * sizeof(uint32_t));
+	struct rwa_solution sol = {0};
+
+	for (uint32_t u = 0; u < n; u++)
+		arc[u] = (struct ot_arc){u, (u + 1) % n, 1, RWA_CW};
+	colour_fixed(n, arc, n, &sol);
+	emitter_init(&e, r, &res->sched);
+	sched_reserve(&res->sched, (size_t)n * (n - 1));
+	uint32_t lb = demands_lower_bound(r, arc, n);
+	for (uint32_t t = 0; t + 1 < n; t++) {
+		struct optree_stage *st = add_stage(res, &cap);
+
+		for (uint32_t u = 0; u < n; u++)
+			blk[u] = (u + n - t) % n;
+		emit_fixed(&e, arc, &sol, blk, 1, st);
+		st->max_load = 1;
+		st->lower_bound = lb;
+		st->transfers = n;
+	}
+	res->split_steps = e.split_steps;
+	emitter_free(&e);
+	rwa_solution_free(&sol);
+	free(arc);
+	free(blk);
+}
+
+/* Neighbor exchange (Chen et al. 2005), N even: step 0 pairs (2i, 2i+1)
+ * swap their blocks; then partners alternate between the other neighbour
+ * and the first one, each node passing on the two blocks it received in
+ * the step before (its own two in step 1). N/2 steps; two blocks to one
+ * neighbour take two channels of that direction. */
+static int build_ne(const struct optree_ring *r, struct optree_result *res, struct ofc_error *err)
+{
+	uint32_t n = r->nodes, cap = 0;
+	struct emitter e;
+	struct rwa_solution sol[3] = {{0}};
+
+	if (n % 2)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "neighbor exchange needs an even number of nodes (%u)", n);
+	uint32_t *got = xmalloc((size_t)2 * n * sizeof(uint32_t));
+	uint32_t *next = xmalloc((size_t)2 * n * sizeof(uint32_t));
+	struct ot_arc *arc = xmalloc((size_t)n * sizeof(*arc));
+	emitter_init(&e, r, &res->sched);
+	sched_reserve(&res->sched, (size_t)n * (n - 1));
+	for (uint32_t k = 0; k < n / 2; k++) {
+		struct optree_stage *st = add_stage(res, &cap);
+		uint32_t nb = k == 0 ? 1 : 2, pattern = k == 0 ? 0 : 1 + k % 2;
+
+		for (uint32_t u = 0; u < n; u++) {
+			uint32_t p0 = u % 2 == 0 ? (u + 1) % n : (u + n - 1) % n;
+			uint32_t p1 = u % 2 == 0 ? (u + n - 1) % n : (u + 1) % n;
+			uint32_t to = k % 2 == 1 ? p1 : p0;
+
+			if (k < 2) {
+				next[2 * u] = u;
+				next[2 * u + 1] = p0;
+			} else {
+				next[2 * u] = got[2 * u];
+				next[2 * u + 1] = got[2 * u + 1];
+			}
+			arc[u] = (struct ot_arc){u, to, nb, to == (u + 1) % n ? RWA_CW : RWA_CCW};
+		}
+		/* The same three link patterns recur: colour each once. */
+		if (!sol[pattern].nruns)
+			colour_fixed(n, arc, n, &sol[pattern]);
+		emit_fixed(&e, arc, &sol[pattern], next, 2, st);
+		st->max_load = nb;
+		st->lower_bound = demands_lower_bound(r, arc, n);
+		st->transfers = (uint64_t)n * nb;
+		/* What each node received: its partner's two blocks. */
+		for (uint32_t u = 0; u < n; u++) {
+			got[2 * arc[u].dst] = next[2 * u];
+			got[2 * arc[u].dst + 1] = next[2 * u + 1];
+		}
+	}
+	res->split_steps = e.split_steps;
+	emitter_free(&e);
+	for (int i = 0; i < 3; i++)
+		rwa_solution_free(&sol[i]);
+	free(got);
+	free(next);
+	free(arc);
+	return 0;
+}
+
+int optree_build(const struct optree_ring *r, const struct optree_opts *o,
+		 struct optree_result *res, struct ofc_error *err)
+{
+	struct optree_analytic an;
+	int rc = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (optree_ring_check(r, err) < 0)
+		return -1;
+	if (r->nodes > OPTREE_MAX_NODES)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%u nodes: schedules are built for at most %u (N(N-1) "
+				     "transfers)",
+				     r->nodes, OPTREE_MAX_NODES);
+	res->algo = o->algo;
+	res->overlap = o->overlap;
+	sched_init(&res->sched, SCHED_ALLGATHER, optree_algo_name(o->algo), r->nodes);
+	snprintf(res->sched.topology, sizeof(res->sched.topology), "wdm-ring:%u", r->nodes);
+	res->sched.size_bytes = r->block_bytes;
+	optree_analytic(r, &an);
+	switch (o->algo) {
+	case OPTREE_RING:
+		build_ring(r, res);
+		res->analytic_steps = r->nodes - 1;
+		res->analytic_depth = r->nodes - 1;
+		break;
+	case OPTREE_NE:
+		rc = build_ne(r, res, err);
+		res->analytic_steps = r->nodes / 2;
+		res->analytic_depth = r->nodes / 2;
+		break;
+	case OPTREE_ONESTAGE: {
+		uint32_t radix = r->nodes;
+
+		rc = optree_plan_radices(r, &radix, 1, &res->plan, err);
+		if (rc == 0)
+			rc = build_tree(r, &res->plan, false, res, err);
+		/* Lemma 1: about N^2/8 wavelengths for all-to-all on a ring. */
+		res->analytic_steps = (double)r->nodes * r->nodes / (8.0 * ring_channels(r));
+		res->analytic_depth = 1;
+		break;
+	}
+	case OPTREE_TREE:
+		if (o->plan)
+			res->plan = *o->plan;
+		else
+			rc = optree_plan_best(r, &res->plan, err);
+		if (rc == 0)
+			rc = build_tree(r, &res->plan, o->overlap, res, err);
+		res->analytic_steps = an.steps;
+		res->analytic_depth = an.depth;
+		break;
+	default:
+		rc = ofc_error_set(err, OFC_E_INPUT, "unknown algorithm");
+	}
+	if (rc < 0) {
+		optree_result_free(res);
+		return -1;
+	}
+	for (uint32_t i = 0; i < res->nstages; i++)
+		res->lower_bound_steps += res->stage[i].lower_bound;
+	sched_set_metric(&res->sched, "stages", res->nstages);
+	sched_set_metric(&res->sched, "lower_bound_steps", res->lower_bound_steps);
+	sched_set_metric(&res->sched, "analytic_steps", res->analytic_steps);
+	sched_set_metric(&res->sched, "split_steps", res->split_steps);
+	return 0;
+}

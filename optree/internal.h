@@ -1,0 +1,81 @@
+/* Private to optree/: the tree's levels and stages, shared by the planner
+ * (plan.c), the builder (build.c) and the baselines. */
+#ifndef OFC_OPTREE_INTERNAL_H
+#define OFC_OPTREE_INTERNAL_H
+
+#include "optree/optree.h"
+#include "rwa/rwa.h"
+
+/* Groups per level: level 0 is [0, N); level i splits each level-(i-1)
+ * group g into the groups child[i-1][g] .. child[i-1][g+1]-1 of level i. */
+struct levels {
+	uint32_t n, depth;
+	uint32_t ngroups[OPTREE_MAX_DEPTH + 1];
+	uint32_t *start[OPTREE_MAX_DEPTH + 1];
+	uint32_t *size[OPTREE_MAX_DEPTH + 1];
+	uint32_t *child[OPTREE_MAX_DEPTH + 1]; /* ngroups + 1 offsets */
+	bool uneven;
+};
+
+int levels_build(uint32_t n, const uint32_t *radix, uint32_t depth, struct levels *L,
+		 struct ofc_error *err);
+void levels_free(struct levels *L);
+/* Incremental: arrays for levels 0..depth (n groups each), level 0 set. */
+void levels_init(struct levels *L, uint32_t n, uint32_t depth);
+/* Level p + 1 from level p with radix m: 1 when some group splits
+ * unevenly, 0 when none does, -1 when no group has two nodes (a stage
+ * with nothing to do). */
+int levels_split(struct levels *L, uint32_t p, uint32_t m);
+/* A line stage (i >= 2) without building its demands: the most blocks on
+ * one segment-direction (= its colours), the counts after it in out, and
+ * in *most the most blocks one node adds or drops in it. f: scratch of
+ * 2(n + 1). */
+uint64_t line_stage_load(const struct levels *L, uint32_t i, const uint32_t *cnt, uint32_t *out,
+			 int64_t *f, uint64_t *most);
+
+/* One demand of a stage: src sends all it holds (count blocks) to dst. */
+struct ot_arc {
+	uint32_t src, dst;
+	uint32_t count;
+	uint8_t dir; /* set by the stage's colouring */
+};
+
+struct stage_rwa {
+	struct ot_arc *arc;
+	size_t narcs;
+	struct rwa_solution sol; /* items are arc indices */
+	uint32_t colours;	 /* the larger direction */
+	uint64_t max_load;
+	bool line;		 /* groups are lines inside the ring (stages >= 2) */
+	uint32_t m, s;		 /* regular stage 1: u sends to u + t*s, t = 1..m-1 */
+};
+
+/* Stage i (1-based) of the levels, with cnt[u] = blocks node u holds
+ * before it: its demands, routed (stage_arcs), then coloured
+ * (stage_colour). Stage 1 with equal groups is a circulant set (tilings;
+ * directions come with the colouring); unequal, shortest routes and the
+ * circular heuristic; later stages are lines (exact interval colouring).
+ * With runs = false only the colour count and loads are computed (for
+ * lines without colouring at all: an interval graph's colours are its
+ * load). */
+void stage_arcs(const struct levels *L, uint32_t i, const uint32_t *cnt, struct stage_rwa *st);
+void stage_colour(const struct levels *L, uint32_t i, bool runs, struct stage_rwa *st);
+void stage_rwa_free(struct stage_rwa *st);
+/* cnt after the stage (in place). */
+void stage_counts(const struct stage_rwa *st, uint32_t *cnt, uint32_t n);
+
+/* Lower bound on the steps of one stage given its demands: total shortest
+ * length over 2N segment-directions; with line groups, the multi-cut bound
+ * (every group's traffic across its busiest cut either crosses that cut
+ * or, the long way round, every other group's); adds and drops per node. */
+uint32_t stage_lower_bound(const struct optree_ring *r, const struct levels *L, uint32_t i,
+			   const struct ot_arc *arc, size_t narcs);
+uint32_t demands_lower_bound(const struct optree_ring *r, const struct ot_arc *arc,
+			     size_t narcs);
+
+static inline uint32_t ring_channels(const struct optree_ring *r)
+{
+	return r->wavelengths * r->fibres;
+}
+
+#endif

@@ -1,0 +1,502 @@
+/* All-to-all schedules from routes: the MCF's routes lowered three ways,
+ * and the two baselines of Basu et al. (direct exchange over shortest
+ * paths, and the load-aware shortest path of App. D), all in the shared
+ * schedule type so the verifier checks every one (each ordered pair's
+ * block delivered to its target exactly once, relays store-and-forward). */
+#include "sched/sched.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void add_route(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, const uint32_t *arc,
+		      const uint32_t *step, uint32_t len)
+{
+	size_t r = rt->nroutes, h0 = r ? rt->off[r] : 0;
+
+	if (r + 2 > rt->cap_routes) {
+		rt->cap_routes = rt->cap_routes ? rt->cap_routes * 2 : 1024;
+		rt->src = xreallocarray(rt->src, rt->cap_routes, sizeof(uint32_t));
+		rt->dst = xreallocarray(rt->dst, rt->cap_routes, sizeof(uint32_t));
+		rt->w = xreallocarray(rt->w, rt->cap_routes, sizeof(double));
+		rt->off = xreallocarray(rt->off, rt->cap_routes + 1, sizeof(size_t));
+	}
+	if (h0 + len > rt->cap_hops) {
+		rt->cap_hops = (h0 + len) * 2 + 1024;
+		rt->arc = xreallocarray(rt->arc, rt->cap_hops, sizeof(uint32_t));
+		rt->step = xreallocarray(rt->step, rt->cap_hops, sizeof(uint32_t));
+	}
+	rt->off[0] = 0;
+	memcpy(rt->arc + h0, arc, len * sizeof(uint32_t));
+	if (step)
+		memcpy(rt->step + h0, step, len * sizeof(uint32_t));
+	else
+		for (uint32_t i = 0; i < len; i++)
+			rt->step[h0 + i] = i;
+	rt->src[r] = s;
+	rt->dst[r] = t;
+	rt->w[r] = w;
+	rt->off[r + 1] = h0 + len;
+	rt->nroutes++;
+}
+
+static uint32_t *arc_tails(const struct graph *g)
+{
+	uint32_t *tail = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+
+	for (uint32_t u = 0; u < g->n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			tail[a] = u;
+	return tail;
+}
+
+void a2a_routes_expand(const struct graph *g, struct a2a_routes *rt)
+{
+	struct a2a_routes all = {.n = rt->n};
+	uint32_t n = g->n, *tail, *arc = NULL;
+	size_t cap = 0;
+
+	if (!rt->symmetric)
+		return;
+	tail = arc_tails(g);
+	for (uint32_t s = 0; s < n; s++) {
+		const uint32_t *p = rt->perm + (size_t)s * n;
+
+		for (size_t r = 0; r < rt->nroutes; r++) {
+			size_t len = rt->off[r + 1] - rt->off[r];
+
+			GROW(arc, cap, len + 1);
+			for (size_t h = 0; h < len; h++) {
+				uint32_t a = rt->arc[rt->off[r] + h], u = tail[a];
+
+				arc[h] = g->off[p[u]] + (a - g->off[u]);
+			}
+			add_route(&all, p[rt->src[r]], p[rt->dst[r]], rt->w[r], arc,
+				  rt->step + rt->off[r], (uint32_t)len);
+		}
+	}
+	free(arc);
+	free(tail);
+	a2a_routes_free(rt);
+	*rt = all;
+}
+
+/* Routes in pair order (routes of one pair are contiguous already). */
+void a2a_routes_limit(struct a2a_routes *rt, uint32_t max_paths)
+{
+	struct a2a_routes out = {.n = rt->n, .symmetric = rt->symmetric, .perm = rt->perm};
+	size_t *idx = NULL, cap = 0;
+
+	for (size_t r = 0; r < rt->nroutes;) {
+		size_t e = r, k;
+		double sum = 0;
+
+		while (e < rt->nroutes && rt->src[e] == rt->src[r] && rt->dst[e] == rt->dst[r])
+			e++;
+		GROW(idx, cap, e - r);
+		for (k = 0; k < e - r; k++)
+			idx[k] = r + k;
+		/* Heaviest first (insertion sort: a pair has few routes). */
+		for (size_t i = 1; i < e - r; i++)
+			for (size_t j = i; j > 0 && rt->w[idx[j]] > rt->w[idx[j - 1]]; j--) {
+				size_t t = idx[j];
+				idx[j] = idx[j - 1];
+				idx[j - 1] = t;
+			}
+		k = e - r < max_paths ? e - r : max_paths;
+		for (size_t i = 0; i < k; i++)
+			sum += rt->w[idx[i]];
+		for (size_t i = 0; i < k; i++) {
+			size_t q = idx[i];
+
+			add_route(&out, rt->src[q], rt->dst[q], rt->w[q] / sum,
+				  rt->arc + rt->off[q], rt->step + rt->off[q],
+				  (uint32_t)(rt->off[q + 1] - rt->off[q]));
+		}
+		r = e;
+	}
+	free(idx);
+	rt->perm = NULL;
+	a2a_routes_free(rt);
+	*rt = out;
+}
+
+uint32_t a2a_max_paths(const struct a2a_routes *rt)
+{
+	uint32_t best = 0;
+
+	for (size_t r = 0; r < rt->nroutes;) {
+		size_t e = r;
+
+		while (e < rt->nroutes && rt->src[e] == rt->src[r] && rt->dst[e] == rt->dst[r])
+			e++;
+		if (e - r > best)
+			best = (uint32_t)(e - r);
+		r = e;
+	}
+	return best;
+}
+
+double a2a_max_link_load(const struct graph *g, const struct a2a_routes *rt)
+{
+	double *load = xcalloc((size_t)g->m + 1, sizeof(double)), max = 0;
+
+	for (size_t r = 0; r < rt->nroutes; r++)
+		for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++)
+			load[rt->arc[h]] += rt->w[r];
+	for (uint32_t a = 0; a < g->m; a++)
+		if (load[a] > max)
+			max = load[a];
+	free(load);
+	return max;
+}
+
+/* The most load on a route's links if it took one more unit. */
+static uint64_t route_peak(const struct a2a_routes *rt, size_t r, const uint64_t *load)
+{
+	uint64_t peak = 0;
+
+	for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++)
+		if (load[rt->arc[h]] + 1 > peak)
+			peak = load[rt->arc[h]] + 1;
+	return peak;
+}
+
+static void route_load(const struct a2a_routes *rt, size_t r, uint64_t *load, int sign)
+{
+	for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++)
+		load[rt->arc[h]] += (uint64_t)(int64_t)sign;
+}
+
+/* Single path (App. D's equal-weight routing with one path): among each
+ * pair's MCF paths, heaviest-weight first, the one whose busiest link is
+ * least loaded; then passes that reroute a pair when that lowers its peak. */
+void a2a_routes_single(const struct graph *g, struct a2a_routes *rt)
+{
+	uint64_t *load = xcalloc((size_t)g->m + 1, sizeof(uint64_t));
+	size_t npairs = 0, *first = NULL, *chosen = NULL, cap1 = 0, cap2 = 0;
+
+	for (size_t r = 0; r < rt->nroutes;) {
+		size_t e = r, best = r;
+
+		while (e < rt->nroutes && rt->src[e] == rt->src[r] && rt->dst[e] == rt->dst[r])
+			e++;
+		for (size_t q = r + 1; q < e; q++)
+			if (route_peak(rt, q, load) < route_peak(rt, best, load) ||
+			    (route_peak(rt, q, load) == route_peak(rt, best, load) &&
+			     rt->w[q] > rt->w[best]))
+				best = q;
+		route_load(rt, best, load, 1);
+		GROW(first, cap1, npairs + 2);
+		GROW(chosen, cap2, npairs + 1);
+		first[npairs] = r;
+		chosen[npairs++] = best;
+		first[npairs] = e;
+		r = e;
+	}
+	for (int pass = 0; pass < 4; pass++) {
+		bool moved = false;
+
+		for (size_t p = 0; p < npairs; p++) {
+			size_t cur = chosen[p], best = cur;
+
+			route_load(rt, cur, load, -1);
+			for (size_t q = first[p]; q < first[p + 1]; q++)
+				if (route_peak(rt, q, load) < route_peak(rt, best, load))
+					best = q;
+			route_load(rt, best, load, 1);
+			moved |= best != cur;
+			chosen[p] = best;
+		}
+		if (!moved)
+			break;
+	}
+	struct a2a_routes out = {.n = rt->n};
+	for (size_t p = 0; p < npairs; p++) {
+		size_t q = chosen[p];
+
+		add_route(&out, rt->src[q], rt->dst[q], 1, rt->arc + rt->off[q],
+			  rt->step + rt->off[q], (uint32_t)(rt->off[q + 1] - rt->off[q]));
+	}
+	free(load);
+	free(first);
+	free(chosen);
+	a2a_routes_free(rt);
+	*rt = out;
+	(void)g;
+}
+
+/* ---- baselines ---------------------------------------------------------------- */
+
+static int check_graph(const struct graph *g, struct ofc_error *err)
+{
+	if (g->n < 2 || g->n > SCHED_MAX_NODES)
+		return ofc_error_set(err, OFC_E_INPUT, "%u nodes: all-to-all needs 2..%u", g->n,
+				     SCHED_MAX_NODES);
+	return 0;
+}
+
+/* The path s -> t in a parent-arc array, source first, into arc[]. */
+static uint32_t path_of(const struct graph *g, const uint32_t *tail, const uint32_t *parent,
+			uint32_t s, uint32_t t, uint32_t *arc)
+{
+	uint32_t len = 0;
+
+	for (uint32_t v = t; v != s; v = tail[parent[v]])
+		len++;
+	for (uint32_t v = t, i = len; v != s; v = tail[parent[v]])
+		arc[--i] = parent[v];
+	(void)g;
+	return len;
+}
+
+int a2a_direct_routes(const struct graph *g, struct a2a_routes *rt, struct ofc_error *err)
+{
+	uint32_t n = g->n, *tail, *parent, *queue, *arc;
+
+	memset(rt, 0, sizeof(*rt));
+	if (check_graph(g, err) < 0)
+		return -1;
+	rt->n = n;
+	tail = arc_tails(g);
+	parent = xmalloc(n * sizeof(uint32_t));
+	queue = xmalloc(n * sizeof(uint32_t));
+	arc = xmalloc(n * sizeof(uint32_t));
+	for (uint32_t s = 0; s < n; s++) {
+		uint32_t head = 0, qt = 0;
+
+		for (uint32_t v = 0; v < n; v++)
+			parent[v] = UINT32_MAX;
+		queue[qt++] = s;
+		parent[s] = 0;
+		while (head < qt) {
+			uint32_t u = queue[head++];
+
+			for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+				if (parent[g->adj[a]] == UINT32_MAX) {
+					parent[g->adj[a]] = a;
+					queue[qt++] = g->adj[a];
+				}
+		}
+		if (qt != n) {
+			free(tail), free(parent), free(queue), free(arc);
+			a2a_routes_free(rt);
+			return ofc_error_set(err, OFC_E_INPUT, "%s is not strongly connected",
+					     g->spec ? g->spec : "the topology");
+		}
+		for (uint32_t t = 0; t < n; t++)
+			if (t != s)
+				add_route(rt, s, t, 1, arc, NULL,
+					  path_of(g, tail, parent, s, t, arc));
+	}
+	free(tail);
+	free(parent);
+	free(queue);
+	free(arc);
+	return 0;
+}
+
+static uint64_t splitmix(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* App. D (after Domke et al.): Dijkstra per pair in random order, every arc
+ * weighing W0 + the routes already on it, W0 = |K| + 1 so that routes stay
+ * shortest and only ties are broken by load. Routes come out in pair order. */
+int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes *rt,
+			struct ofc_error *err)
+{
+	uint32_t n = g->n, *tail, *parent, *arc, *heapn, *pos;
+	uint64_t npairs = (uint64_t)n * (n - 1), *order, *w, W0 = npairs + 1, *dist;
+	struct a2a_routes tmp = {.n = n};
+
+	memset(rt, 0, sizeof(*rt));
+	if (check_graph(g, err) < 0)
+		return -1;
+	tail = arc_tails(g);
+	parent = xmalloc(n * sizeof(uint32_t));
+	arc = xmalloc(n * sizeof(uint32_t));
+	heapn = xmalloc(n * sizeof(uint32_t));
+	pos = xmalloc(n * sizeof(uint32_t));
+	dist = xmalloc(n * sizeof(uint64_t));
+	w = xmalloc(((size_t)g->m + 1) * sizeof(uint64_t));
+	order = xmalloc(npairs * sizeof(uint64_t));
+	for (uint32_t a = 0; a < g->m; a++)
+		w[a] = W0;
+	for (uint64_t k = 0, i = 0; k < (uint64_t)n * n; k++)
+		if (k / n != k % n)
+			order[i++] = k;
+	for (uint64_t i = npairs; i > 1; i--) { /* Fisher-Yates */
+		uint64_t j = splitmix(&seed) % i, t = order[i - 1];
+
+		order[i - 1] = order[j];
+		order[j] = t;
+	}
+	uint32_t *route_of = xmalloc(npairs * sizeof(uint32_t));
+	for (uint64_t i = 0; i < npairs; i++) {
+		uint32_t s = (uint32_t)(order[i] / n), t = (uint32_t)(order[i] % n), hn = 0;
+
+		for (uint32_t v = 0; v < n; v++) {
+			dist[v] = UINT64_MAX;
+			pos[v] = UINT32_MAX;
+		}
+		dist[s] = 0;
+		heapn[hn++] = s;
+		pos[s] = 0;
+		while (hn) {
+			/* A plain binary heap on dist. */
+			uint32_t u = heapn[0];
+
+			heapn[0] = heapn[--hn];
+			pos[heapn[0]] = 0;
+			pos[u] = UINT32_MAX - 1;
+			for (uint32_t k = 0;;) {
+				uint32_t l = 2 * k + 1, r = l + 1, m = k;
+
+				if (l < hn && dist[heapn[l]] < dist[heapn[m]])
+					m = l;
+				if (r < hn && dist[heapn[r]] < dist[heapn[m]])
+					m = r;
+				if (m == k)
+					break;
+				uint32_t x = heapn[k];
+				heapn[k] = heapn[m];
+				heapn[m] = x;
+				pos[heapn[k]] = k;
+				pos[heapn[m]] = m;
+				k = m;
+			}
+			if (u == t)
+				break;
+			for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
+				uint32_t v = g->adj[a];
+
+				if (v == u || pos[v] == UINT32_MAX - 1 || dist[u] + w[a] >= dist[v])
+					continue;
+				dist[v] = dist[u] + w[a];
+				parent[v] = a;
+				if (pos[v] == UINT32_MAX) {
+					pos[v] = hn;
+					heapn[hn++] = v;
+				}
+				for (uint32_t k = pos[v];
+				     k > 0 && dist[heapn[(k - 1) / 2]] > dist[heapn[k]];
+				     k = (k - 1) / 2) {
+					uint32_t x = heapn[k], p = (k - 1) / 2;
+
+					heapn[k] = heapn[p];
+					heapn[p] = x;
+					pos[heapn[k]] = k;
+					pos[heapn[p]] = p;
+				}
+			}
+		}
+		if (dist[t] == UINT64_MAX) {
+			free(route_of);
+			free(tail), free(parent), free(arc), free(heapn), free(pos), free(dist),
+			    free(w);
+			free(order);
+			a2a_routes_free(&tmp);
+			return ofc_error_set(err, OFC_E_INPUT, "%s is not strongly connected",
+					     g->spec ? g->spec : "the topology");
+		}
+		uint32_t len = path_of(g, tail, parent, s, t, arc);
+		for (uint32_t h = 0; h < len; h++)
+			w[arc[h]]++;
+		route_of[(size_t)s * (n - 1) + (t < s ? t : t - 1)] = (uint32_t)tmp.nroutes;
+		add_route(&tmp, s, t, 1, arc, NULL, len);
+	}
+	/* Pair order, as every other route set. */
+	rt->n = n;
+	for (uint64_t p = 0; p < npairs; p++) {
+		size_t q = route_of[p];
+
+		add_route(rt, tmp.src[q], tmp.dst[q], 1, tmp.arc + tmp.off[q], NULL,
+			  (uint32_t)(tmp.off[q + 1] - tmp.off[q]));
+	}
+	free(route_of);
+	a2a_routes_free(&tmp);
+	free(tail);
+	free(parent);
+	free(arc);
+	free(heapn);
+	free(pos);
+	free(dist);
+	free(w);
+	free(order);
+	return 0;
+}
+
+/* ---- the schedule ------------------------------------------------------------- */
+
+int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool stepped,
+		 const char *algorithm, struct schedule *s, struct ofc_error *err)
+{
+	uint32_t n = g->n, nsteps = 0, *tail;
+	size_t *count, *pos;
+
+	memset(s, 0, sizeof(*s));
+	if (rt->symmetric)
+		return ofc_error_set(err, OFC_E_RUNTIME, "expand symmetric routes first");
+	for (size_t r = 0; r < rt->nroutes; r++)
+		for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++) {
+			uint32_t st = stepped ? rt->step[h] : (uint32_t)(h - rt->off[r]);
+
+			if (st + 1 > nsteps)
+				nsteps = st + 1;
+		}
+	tail = arc_tails(g);
+	count = xcalloc((size_t)nsteps + 1, sizeof(size_t));
+	pos = xcalloc((size_t)nsteps + 1, sizeof(size_t));
+	/* Pieces: a pair's routes split its block [0, 1) in order. */
+	uint32_t *lo = xmalloc((rt->nroutes + 1) * sizeof(uint32_t));
+	uint32_t *hi = xmalloc((rt->nroutes + 1) * sizeof(uint32_t));
+	for (size_t r = 0; r < rt->nroutes;) {
+		size_t e = r;
+		double cum = 0;
+
+		while (e < rt->nroutes && rt->src[e] == rt->src[r] && rt->dst[e] == rt->dst[r])
+			e++;
+		for (size_t q = r; q < e; q++) {
+			lo[q] = sched_fix(cum);
+			cum += rt->w[q];
+			hi[q] = q + 1 == e ? SCHED_ONE : sched_fix(cum);
+			if (hi[q] > lo[q])
+				for (size_t h = rt->off[q]; h < rt->off[q + 1]; h++)
+					count[stepped ? rt->step[h] : h - rt->off[q]]++;
+		}
+		r = e;
+	}
+	sched_init(s, SCHED_ALLTOALL, algorithm, n);
+	snprintf(s->topology, sizeof(s->topology), "%s", g->spec ? g->spec : "");
+	struct xfer *out = sched_append_steps(s, nsteps, count);
+	for (uint32_t t = 1; t <= nsteps; t++)
+		pos[t] = pos[t - 1] + count[t - 1];
+	for (size_t r = 0; r < rt->nroutes; r++) {
+		if (hi[r] <= lo[r])
+			continue;
+		for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++) {
+			uint32_t a = rt->arc[h], u = tail[a];
+			uint32_t st = stepped ? rt->step[h] : (uint32_t)(h - rt->off[r]);
+
+			out[pos[st]++] = (struct xfer){.src = (uint16_t)u,
+						       .dst = (uint16_t)g->adj[a],
+						       .block = rt->src[r] * n + rt->dst[r],
+						       .offset = lo[r],
+						       .length = hi[r] - lo[r],
+						       .lane = (uint16_t)(a - g->off[u]),
+						       .flags = xfer_flags(DIR_NONE, XFER_COPY)};
+		}
+	}
+	free(lo);
+	free(hi);
+	free(count);
+	free(pos);
+	free(tail);
+	return 0;
+}

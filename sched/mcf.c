@@ -1,0 +1,1219 @@
+/* All-to-all as a max concurrent multicommodity flow (Basu et al.; notes
+ * alltoall-mcf.md): the Moore-tree bound, the port-preserving translations
+ * of Cayley graphs, the link LP (1)-(5), the master LP (6)-(9) and its
+ * children (10)-(14), and the master solved by column generation, fluid or
+ * time-stepped (15)-(20), on all sources or, by symmetry, on one.
+ *
+ * Column generation (Dantzig-Wolfe on the master). The master's feasible
+ * set for one source s is the set of flows that sink one unit at every
+ * other node; its vertices are spanning out-trees (each arc carries the
+ * number of nodes below it). So the master is
+ *
+ *   min sum_k U_k   s.t.  sum_c a(r, c) x_c <= U_slot(r)   for every link row r
+ *                         sum_{c of s} x_c >= 1             for every source s
+ *
+ * with a column c per tree. Unit demand and a minimised maximum load Z is the
+ * same LP as max theta with unit capacity: theta = 1 / Z. A fluid problem has
+ * one slot (Z) and one row per arc; the time-stepped one has a slot per step
+ * (U_t) and a row per (arc, step), and its trees live on the time-expanded
+ * graph (holding is free). Given the duals y >= 0 of the link rows, the best
+ * column of source s is its shortest-path tree under y, and for any y the
+ * value sum_s dist_y(s) / max_slot sum_{r in slot} y_r is a lower bound on
+ * the optimum (a feasible dual: Lagrangian relaxation), so the loop stops
+ * when master and bound meet within the gap. Symmetric problems have a
+ * single source and one row per port (per step): the orbit of an arc under
+ * the translations is its port (Sec. 2.2 of the notes, [X]).
+ */
+#include "sched/sched.h"
+
+#include "rwa/rwa.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_PARENT UINT32_MAX
+#define HOLD	  (UINT32_MAX - 1)
+#define MAX_ITER  20000u
+/* A column out of the master's solution this many iterations is dropped
+ * (the pricing brings it back when it prices out again). */
+#define KEEP_ITERS 3u
+
+uint64_t moore_tree_cost(uint64_t n, uint32_t d)
+{
+	uint64_t L = 0, rem = n ? n - 1 : 0, layer = d;
+
+	if (d == 0)
+		return 0;
+	for (uint64_t i = 1; rem > 0; i++) {
+		uint64_t k = rem < layer ? rem : layer;
+
+		L += i * k;
+		rem -= k;
+		/* Layers only grow; past n they no longer matter. */
+		if (layer <= n)
+			layer *= d;
+	}
+	return L;
+}
+
+/* ---- translations -------------------------------------------------------- */
+
+struct trans_ctx {
+	const struct graph *g;
+	uint32_t *perm;	   /* n * n, or NULL */
+	uint32_t *scratch; /* per worker: n map + n queue */
+	bool *ok;	   /* per s */
+};
+
+/* The map taking 0 to s and port j of u to port j of its image, by BFS;
+ * false when two arcs disagree or the map is not a bijection. */
+static bool translation(const struct graph *g, uint32_t s, uint32_t *map, uint32_t *queue)
+{
+	uint32_t n = g->n, head = 0, tail = 0;
+
+	for (uint32_t u = 0; u < n; u++)
+		map[u] = UINT32_MAX;
+	map[0] = s;
+	queue[tail++] = 0;
+	while (head < tail) {
+		uint32_t u = queue[head++], tu = map[u], d = graph_outdeg(g, u);
+
+		if (graph_outdeg(g, tu) != d)
+			return false;
+		for (uint32_t j = 0; j < d; j++) {
+			uint32_t v = g->adj[g->off[u] + j], w = g->adj[g->off[tu] + j];
+
+			if (map[v] == UINT32_MAX) {
+				map[v] = w;
+				queue[tail++] = v;
+			} else if (map[v] != w) {
+				return false;
+			}
+		}
+	}
+	if (tail != n)
+		return false;
+	/* A bijection: queue is free now, reuse it as a seen-mark. */
+	for (uint32_t u = 0; u < n; u++)
+		queue[u] = 0;
+	for (uint32_t u = 0; u < n; u++) {
+		if (queue[map[u]])
+			return false;
+		queue[map[u]] = 1;
+	}
+	return true;
+}
+
+static void trans_one(void *ctx, size_t s, unsigned worker)
+{
+	struct trans_ctx *c = ctx;
+	uint32_t n = c->g->n, *map = c->scratch + (size_t)worker * 2 * n;
+
+	c->ok[s] = translation(c->g, (uint32_t)s, map, map + n);
+	if (c->ok[s] && c->perm)
+		memcpy(c->perm + s * n, map, n * sizeof(uint32_t));
+}
+
+bool mcf_translations(const struct graph *g, uint32_t *perm, unsigned threads)
+{
+	unsigned nt = threads ? threads : ofc_cpu_count();
+	struct trans_ctx c = {.g = g, .perm = perm};
+	bool all = true;
+
+	if (g->n < 2)
+		return false;
+	c.scratch = xmalloc((size_t)nt * 2 * g->n * sizeof(uint32_t));
+	c.ok = xcalloc(g->n, sizeof(bool));
+	parallel_for(g->n, 16, nt, trans_one, &c);
+	for (uint32_t s = 0; s < g->n; s++)
+		all &= c.ok[s];
+	free(c.scratch);
+	free(c.ok);
+	return all;
+}
+
+/* ---- shortest-path trees (the pricing problem) ---------------------------------- */
+
+struct heap {
+	uint32_t *node;
+	double *key;
+	uint32_t *pos; /* node -> index, UINT32_MAX when out */
+	uint32_t n;
+};
+
+static void heap_swap(struct heap *h, uint32_t i, uint32_t j)
+{
+	uint32_t a = h->node[i], b = h->node[j];
+	double k = h->key[i];
+
+	h->node[i] = b;
+	h->node[j] = a;
+	h->key[i] = h->key[j];
+	h->key[j] = k;
+	h->pos[b] = i;
+	h->pos[a] = j;
+}
+
+static void heap_up(struct heap *h, uint32_t i)
+{
+	while (i > 0 && h->key[(i - 1) / 2] > h->key[i]) {
+		heap_swap(h, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+static void heap_push_or_lower(struct heap *h, uint32_t v, double key)
+{
+	uint32_t i = h->pos[v];
+
+	if (i == UINT32_MAX) {
+		i = h->n++;
+		h->node[i] = v;
+		h->pos[v] = i;
+	}
+	h->key[i] = key;
+	heap_up(h, i);
+}
+
+static uint32_t heap_pop(struct heap *h)
+{
+	uint32_t top = h->node[0];
+
+	heap_swap(h, 0, --h->n);
+	h->pos[top] = UINT32_MAX;
+	for (uint32_t i = 0;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < h->n && h->key[l] < h->key[m])
+			m = l;
+		if (r < h->n && h->key[r] < h->key[m])
+			m = r;
+		if (m == i)
+			break;
+		heap_swap(h, i, m);
+		i = m;
+	}
+	return top;
+}
+
+/* The problem the column generation solves: a graph, which arcs are rows
+ * (self-loops never are), and how an (arc, step) maps to a link row. */
+struct cg {
+	const struct graph *g;
+	uint32_t n, T;	/* T = 0: fluid */
+	uint32_t slots; /* max(T, 1) */
+	uint32_t nsrc;	/* sources with their own columns: n, or 1 (symmetric) */
+	bool symmetric;
+	uint32_t *arc_tail;
+	uint32_t *arc_row; /* arc -> row within a slot, UINT32_MAX for self-loops */
+	uint32_t rows_per_slot;
+	uint32_t R; /* link rows: rows_per_slot * slots */
+	unsigned threads;
+
+	struct lp *lp;
+	uint32_t nlp_cols; /* U_k first, then the trees */
+	double *y;	   /* link prices */
+	double *duals;
+
+	/* columns: source and parent array (n or n * (T + 1) entries each) */
+	size_t ncols, cap_cols, psize;
+	uint32_t *col_src;
+	uint32_t *col_parent;
+	uint32_t *col_last; /* last iteration the column was in the LP's solution */
+	uint32_t *live;	    /* columns in the LP, in LP order (after the U_k) */
+	size_t nlive, cap_live;
+	uint32_t iter;
+
+	/* hashes of the trees already columns (open addressing, 0 = empty) */
+	uint64_t *seen;	    /* tree hash */
+	uint32_t *seen_col; /* its column */
+	size_t cap_seen;
+
+	/* per-worker pricing scratch */
+	struct cg_scratch *ws;
+	/* per-source pricing results */
+	double *best;	/* cost of the best tree of s */
+	uint32_t *cand; /* nsrc * psize parent arrays */
+};
+
+struct cg_scratch {
+	struct heap h;
+	double *dist; /* n * (T + 1) */
+	double *cnt;  /* R: column coefficients being built */
+	uint32_t *touched;
+	uint32_t ntouched;
+};
+
+static uint32_t row_of(const struct cg *c, uint32_t arc, uint32_t step)
+{
+	uint32_t r = c->arc_row[arc];
+
+	return r == UINT32_MAX ? r : step * c->rows_per_slot + r;
+}
+
+/* Fluid: Dijkstra from s under the link prices; parent[v] is the arc into
+ * v. Returns the sum of the distances (the tree's cost). */
+static double dijkstra(const struct cg *c, struct cg_scratch *w, uint32_t s, uint32_t *parent)
+{
+	const struct graph *g = c->g;
+	double total = 0;
+
+	for (uint32_t v = 0; v < c->n; v++) {
+		w->dist[v] = INFINITY;
+		parent[v] = NO_PARENT;
+	}
+	w->dist[s] = 0;
+	heap_push_or_lower(&w->h, s, 0);
+	while (w->h.n) {
+		uint32_t u = heap_pop(&w->h);
+
+		total += w->dist[u];
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
+			uint32_t v = g->adj[a], r = c->arc_row[a];
+			double nd;
+
+			if (r == UINT32_MAX)
+				continue;
+			/* A tiny per-hop term breaks ties towards fewer hops. */
+			nd = w->dist[u] + c->y[r] + 1e-12;
+			if (nd < w->dist[v]) {
+				w->dist[v] = nd;
+				parent[v] = a;
+				heap_push_or_lower(&w->h, v, nd);
+			}
+		}
+	}
+	return total;
+}
+
+/* Time-stepped: shortest paths from (s, 0) to every (v, T) on the
+ * time-expanded graph; parent[t * n + v] is HOLD, an arc moved in step t
+ * (1-based), or NO_PARENT. */
+static double dag_paths(const struct cg *c, struct cg_scratch *w, uint32_t s, uint32_t *parent)
+{
+	const struct graph *g = c->g;
+	uint32_t n = c->n, T = c->T;
+	double total = 0;
+
+	for (uint32_t v = 0; v < n; v++) {
+		w->dist[v] = v == s ? 0 : INFINITY;
+		parent[v] = NO_PARENT;
+	}
+	for (uint32_t t = 1; t <= T; t++) {
+		double *prev = w->dist + (size_t)(t - 1) * n, *cur = prev + n;
+		uint32_t *par = parent + (size_t)t * n;
+
+		for (uint32_t v = 0; v < n; v++) {
+			cur[v] = prev[v];
+			par[v] = HOLD;
+		}
+		for (uint32_t u = 0; u < n; u++) {
+			if (isinf(prev[u]))
+				continue;
+			for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
+				uint32_t r = row_of(c, a, t - 1);
+				double nd;
+
+				if (r == UINT32_MAX)
+					continue;
+				nd = prev[u] + c->y[r] + 1e-12;
+				if (nd < cur[g->adj[a]]) {
+					cur[g->adj[a]] = nd;
+					par[g->adj[a]] = a;
+				}
+			}
+		}
+	}
+	for (uint32_t v = 0; v < n; v++)
+		if (v != s)
+			total += w->dist[(size_t)T * n + v];
+	return total;
+}
+
+/* Walk the route of destination t in a parent array: calls back each hop
+ * (arc, step), destination first. Returns the hop count. */
+static uint32_t walk(const struct cg *c, const uint32_t *parent, uint32_t t,
+		     void (*hop)(void *, uint32_t arc, uint32_t step), void *ctx)
+{
+	uint32_t hops = 0;
+
+	if (c->T == 0) {
+		for (uint32_t v = t; parent[v] != NO_PARENT; v = c->arc_tail[parent[v]]) {
+			hop(ctx, parent[v], 0);
+			hops++;
+		}
+		return hops;
+	}
+	uint32_t v = t;
+	for (uint32_t st = c->T; st >= 1; st--) {
+		uint32_t p = parent[(size_t)st * c->n + v];
+
+		if (p == HOLD || p == NO_PARENT)
+			continue;
+		hop(ctx, p, st - 1);
+		hops++;
+		v = c->arc_tail[p];
+	}
+	return hops;
+}
+
+static void count_hop(void *ctx, uint32_t arc, uint32_t step)
+{
+	struct {
+		const struct cg *c;
+		struct cg_scratch *w;
+	} *k = ctx;
+	uint32_t r = row_of(k->c, arc, step);
+
+	if (k->w->cnt[r] == 0)
+		k->w->touched[k->w->ntouched++] = r;
+	k->w->cnt[r] += 1;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static uint64_t tree_hash(const struct cg *c, uint32_t s, const uint32_t *parent)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull * (s + 1);
+
+	for (size_t i = 0; i < c->psize; i++)
+		h = (h ^ parent[i]) * 0x100000001b3ull;
+	return h ? h : 1;
+}
+
+/* The column of a tree with hash h, or UINT32_MAX (then slot *at is free). */
+static uint32_t tree_find(struct cg *c, uint64_t h, size_t *at)
+{
+	if ((c->ncols + 1) * 2 > c->cap_seen) {
+		size_t cap = c->cap_seen ? c->cap_seen * 2 : 1024;
+		uint64_t *t = xcalloc(cap, sizeof(uint64_t));
+		uint32_t *tc = xmalloc(cap * sizeof(uint32_t));
+
+		for (size_t i = 0; i < c->cap_seen; i++)
+			if (c->seen[i]) {
+				size_t j = c->seen[i] & (cap - 1);
+
+				while (t[j])
+					j = (j + 1) & (cap - 1);
+				t[j] = c->seen[i];
+				tc[j] = c->seen_col[i];
+			}
+		free(c->seen);
+		free(c->seen_col);
+		c->seen = t;
+		c->seen_col = tc;
+		c->cap_seen = cap;
+	}
+	size_t j = h & (c->cap_seen - 1);
+	while (c->seen[j]) {
+		if (c->seen[j] == h)
+			return c->seen_col[j];
+		j = (j + 1) & (c->cap_seen - 1);
+	}
+	*at = j;
+	return UINT32_MAX;
+}
+
+/* The tree's coefficients: per link row, the destinations routed over it
+ * (left in w->touched, sorted, and w->cnt; the caller clears cnt). */
+static void tree_coefs(const struct cg *c, struct cg_scratch *w, uint32_t s, const uint32_t *parent)
+{
+	struct {
+		const struct cg *c;
+		struct cg_scratch *w;
+	} k = {c, w};
+	uint32_t src = c->symmetric ? 0 : s;
+
+	w->ntouched = 0;
+	for (uint32_t t = 0; t < c->n; t++)
+		if (t != src)
+			walk(c, parent, t, count_hop, &k);
+	qsort(w->touched, w->ntouched, sizeof(uint32_t), cmp_u32);
+}
+
+/* Put column k into the LP; with load != NULL also add its coefficients
+ * there. */
+static int lp_put(struct cg *c, struct cg_scratch *w, uint32_t k, double *load,
+		  struct ofc_error *err)
+{
+	uint32_t s = c->col_src[k];
+	int *rows, col;
+	double *vals;
+
+	tree_coefs(c, w, s, c->col_parent + (size_t)k * c->psize);
+	rows = xmalloc(((size_t)w->ntouched + 1) * sizeof(int));
+	vals = xmalloc(((size_t)w->ntouched + 1) * sizeof(double));
+	for (uint32_t i = 0; i < w->ntouched; i++) {
+		rows[i] = (int)w->touched[i];
+		vals[i] = w->cnt[w->touched[i]];
+		w->cnt[w->touched[i]] = 0;
+		if (load)
+			load[rows[i]] += vals[i];
+	}
+	rows[w->ntouched] = (int)(c->R + s);
+	vals[w->ntouched] = 1;
+	col = lp_add_col(c->lp, 0, (int)w->ntouched + 1, rows, vals);
+	free(rows);
+	free(vals);
+	if (col < 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "lp_solve refused a column");
+	GROW(c->live, c->cap_live, c->nlive + 1);
+	c->live[c->nlive++] = k;
+	c->col_last[k] = c->iter;
+	return 0;
+}
+
+/* Add a tree as a master column: a new one, or one dropped earlier back
+ * into the LP. Returns 1 when it added one, 0 when the tree is in the LP
+ * already. */
+static int add_column(struct cg *c, struct cg_scratch *w, uint32_t s, const uint32_t *parent,
+		      double *load, struct ofc_error *err)
+{
+	size_t at = 0;
+	uint64_t h = tree_hash(c, s, parent);
+	uint32_t k = tree_find(c, h, &at);
+
+	if (k == UINT32_MAX) {
+		k = (uint32_t)c->ncols;
+		if (c->ncols + 1 > c->cap_cols) {
+			c->cap_cols = c->cap_cols ? c->cap_cols * 2 : 1024;
+			c->col_src = xreallocarray(c->col_src, c->cap_cols, sizeof(uint32_t));
+			c->col_last = xreallocarray(c->col_last, c->cap_cols, sizeof(uint32_t));
+			c->col_parent =
+			    xreallocarray(c->col_parent, c->cap_cols, c->psize * sizeof(uint32_t));
+		}
+		c->col_src[k] = s;
+		c->col_last[k] = UINT32_MAX;
+		memcpy(c->col_parent + (size_t)k * c->psize, parent, c->psize * sizeof(uint32_t));
+		c->seen[at] = h;
+		c->seen_col[at] = k;
+		c->ncols++;
+	}
+	for (size_t i = 0; i < c->nlive; i++)
+		if (c->live[i] == k)
+			return 0;
+	return lp_put(c, w, k, load, err) < 0 ? -1 : 1;
+}
+
+static void price_one(void *ctx, size_t s, unsigned worker)
+{
+	struct cg *c = ctx;
+	struct cg_scratch *w = &c->ws[worker];
+	uint32_t *parent = c->cand + s * c->psize;
+
+	c->best[s] =
+	    c->T ? dag_paths(c, w, (uint32_t)s, parent) : dijkstra(c, w, (uint32_t)s, parent);
+}
+
+static void cg_free(struct cg *c)
+{
+	unsigned nt = c->threads;
+
+	lp_free(c->lp);
+	free(c->arc_tail);
+	free(c->arc_row);
+	free(c->y);
+	free(c->duals);
+	free(c->col_src);
+	free(c->col_parent);
+	free(c->seen);
+	free(c->seen_col);
+	free(c->col_last);
+	free(c->live);
+	free(c->best);
+	free(c->cand);
+	for (unsigned i = 0; c->ws && i < nt; i++) {
+		free(c->ws[i].h.node);
+		free(c->ws[i].h.key);
+		free(c->ws[i].h.pos);
+		free(c->ws[i].dist);
+		free(c->ws[i].cnt);
+		free(c->ws[i].touched);
+	}
+	free(c->ws);
+}
+
+static void cg_setup(struct cg *c, const struct graph *g, uint32_t T, bool symmetric,
+		     unsigned threads)
+{
+	uint32_t n = g->n;
+
+	c->g = g;
+	c->n = n;
+	c->T = T;
+	c->slots = T ? T : 1;
+	c->symmetric = symmetric;
+	c->nsrc = symmetric ? 1 : n;
+	c->threads = threads ? threads : ofc_cpu_count();
+	c->arc_tail = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	c->arc_row = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			c->arc_tail[a] = u;
+	/* Rows: every arc but self-loops; by symmetry, every port. */
+	uint32_t rows = 0, d = graph_outdeg(g, 0);
+	for (uint32_t a = 0; a < g->m; a++) {
+		uint32_t u = c->arc_tail[a];
+
+		if (g->adj[a] == u)
+			c->arc_row[a] = UINT32_MAX;
+		else if (symmetric)
+			c->arc_row[a] = a - g->off[u];
+		else
+			c->arc_row[a] = rows++;
+	}
+	c->rows_per_slot = symmetric ? d : rows;
+	c->R = c->rows_per_slot * c->slots;
+	c->psize = (size_t)n * (T ? T + 1 : 1);
+	c->y = xcalloc(c->R, sizeof(double));
+	c->best = xcalloc(c->nsrc, sizeof(double));
+	c->cand = xmalloc(c->nsrc * c->psize * sizeof(uint32_t));
+	c->ws = xcalloc(c->threads, sizeof(*c->ws));
+	for (unsigned i = 0; i < c->threads; i++) {
+		struct cg_scratch *w = &c->ws[i];
+
+		w->h.node = xmalloc(n * sizeof(uint32_t));
+		w->h.key = xmalloc(n * sizeof(double));
+		w->h.pos = xmalloc(n * sizeof(uint32_t));
+		memset(w->h.pos, 0xff, n * sizeof(uint32_t));
+		w->dist = xmalloc(c->psize * sizeof(double));
+		w->cnt = xcalloc(c->R, sizeof(double));
+		w->touched = xmalloc(c->R * sizeof(uint32_t));
+	}
+}
+
+/* The master: U_k columns, link rows (<= U_slot), demand rows (>= 1). */
+static void cg_master(struct cg *c)
+{
+	c->lp = lp_new((int)c->slots);
+	for (uint32_t k = 0; k < c->slots; k++)
+		lp_set_obj_coef(c->lp, (int)k, 1);
+	for (uint32_t r = 0; r < c->R; r++) {
+		int col = (int)(r / c->rows_per_slot);
+		double v = -1;
+
+		lp_add_row(c->lp, 1, &col, &v, LP_LE, 0);
+	}
+	for (uint32_t s = 0; s < c->nsrc; s++)
+		lp_add_row(c->lp, 0, NULL, NULL, LP_GE, 1);
+	c->duals = xmalloc(((size_t)c->R + c->nsrc) * sizeof(double));
+}
+
+/* A new master holding only the columns used in the last KEEP_ITERS
+ * iterations: lp_solve then solves a small LP from scratch, which is faster
+ * and steadier than its warm starts on a growing one (those run into
+ * numerical trouble on the larger instances). */
+static int cg_rebuild(struct cg *c, struct ofc_error *err)
+{
+	uint32_t *old = c->live;
+	size_t nold = c->nlive;
+
+	lp_free(c->lp);
+	free(c->duals);
+	cg_master(c);
+	c->live = NULL;
+	c->nlive = c->cap_live = 0;
+	for (size_t i = 0; i < nold; i++) {
+		uint32_t k = old[i], last = c->col_last[k];
+
+		if (last + KEEP_ITERS >= c->iter && lp_put(c, &c->ws[0], k, NULL, err) < 0) {
+			free(old);
+			return -1;
+		}
+		c->col_last[k] = last;
+	}
+	free(old);
+	return 0;
+}
+
+/* The tree's cost under prices y. */
+static double tree_cost(const struct cg *c, struct cg_scratch *w, uint32_t s,
+			const uint32_t *parent, const double *y)
+{
+	double cost = 0;
+
+	tree_coefs(c, w, s, parent);
+	for (uint32_t i = 0; i < w->ntouched; i++) {
+		cost += w->cnt[w->touched[i]] * y[w->touched[i]];
+		w->cnt[w->touched[i]] = 0;
+	}
+	return cost;
+}
+
+/* Price every source at c->y; returns the Lagrangian bound those prices
+ * certify (0 when they are all zero). */
+static double price_all(struct cg *c)
+{
+	double total = 0, ymax = 0;
+
+	parallel_for(c->nsrc, 1, c->threads, price_one, c);
+	for (uint32_t s = 0; s < c->nsrc; s++)
+		total += c->best[s];
+	for (uint32_t k = 0; k < c->slots; k++) {
+		double sum = 0;
+
+		for (uint32_t r = k * c->rows_per_slot; r < (k + 1) * c->rows_per_slot; r++)
+			sum += c->y[r];
+		if (sum > ymax)
+			ymax = sum;
+	}
+	return ymax > 0 ? total / ymax : 0;
+}
+
+/* Columns to start from: a few rounds of multiplicative weights (the
+ * Garg-Koenemann idea): every source's shortest-path tree under prices that
+ * grow exponentially with the load the trees so far put on each link. The
+ * master on these is already close to optimal, so the column generation
+ * proper (whose first duals otherwise price a single link) needs few
+ * iterations. */
+static int warm_start(struct cg *c, double *lb, double **center, struct ofc_error *err)
+{
+	double *load = xcalloc(c->R, sizeof(double));
+	uint32_t rounds = c->nsrc == 1 ? 8 : 12;
+
+	for (uint32_t r = 0; r < c->R; r++)
+		c->y[r] = 1;
+	for (uint32_t k = 0; k < rounds; k++) {
+		double max = 0, b = price_all(c);
+
+		/* These prices certify a bound too (the first, uniform ones give
+		 * the distance bound sum c(e) / sum dist(s, t)). */
+		if (b > *lb) {
+			*lb = b;
+			if (!*center)
+				*center = xmalloc(c->R * sizeof(double));
+			memcpy(*center, c->y, c->R * sizeof(double));
+		}
+		for (uint32_t s = 0; s < c->nsrc; s++)
+			if (add_column(c, &c->ws[0], s, c->cand + s * c->psize, load, err) < 0) {
+				free(load);
+				return -1;
+			}
+		for (uint32_t r = 0; r < c->R; r++)
+			if (load[r] > max)
+				max = load[r];
+		for (uint32_t r = 0; r < c->R; r++)
+			c->y[r] = exp(8.0 * load[r] / max);
+	}
+	free(load);
+	return 0;
+}
+
+/* Column generation with Wentges smoothing: pricing at a mix of the LP's
+ * duals and the prices that gave the best bound so far damps the duals'
+ * oscillation (the tail of plain column generation); a tree is added only
+ * when it prices out against the LP's own duals, and when none does at the
+ * mix, the LP's duals are priced directly (no false stop). */
+static int cg_run(struct cg *c, double gap, struct mcf_result *res, struct ofc_error *err)
+{
+	double ub = INFINITY, lb = 0, alpha = 0.5;
+	double *ylp = xmalloc(c->R * sizeof(double)), *center = NULL, *x = NULL;
+	uint32_t it;
+	int rc = -1;
+
+	cg_master(c);
+	if (warm_start(c, &lb, &center, err) < 0)
+		goto out;
+	for (it = 1; it <= MAX_ITER; it++) {
+		enum lp_result lr;
+
+		c->iter = it;
+		if (it > 1 && cg_rebuild(c, err) < 0)
+			goto out;
+		lr = lp_solve(c->lp, err);
+
+		if (lr == LP_FAILED) {
+			/* A warm start can run into numerical trouble in
+			 * lp_solve: start this one from the slack basis. */
+			ofc_error_clear(err);
+			lp_reset_basis(c->lp);
+			lr = lp_solve(c->lp, err);
+		}
+		if (lr != LP_OPTIMAL) {
+			if (lr != LP_FAILED)
+				ofc_error_set(err, OFC_E_RUNTIME, "master LP: %s",
+					      lp_result_str(lr));
+			goto out;
+		}
+		ub = lp_objective(c->lp);
+		if (lp_duals(c->lp, c->duals) < 0) {
+			ofc_error_set(err, OFC_E_RUNTIME, "master LP: no duals");
+			goto out;
+		}
+		for (uint32_t r = 0; r < c->R; r++)
+			ylp[r] = c->duals[r] < 0 ? -c->duals[r] : 0;
+		x = xreallocarray(x, (size_t)lp_ncols(c->lp), sizeof(double));
+		lp_solution(c->lp, x);
+		for (size_t i = 0; i < c->nlive; i++)
+			if (x[c->slots + i] > 0)
+				c->col_last[c->live[i]] = it;
+		uint32_t added = 0;
+		for (int pass = center ? 0 : 1; pass < 2 && !added; pass++) {
+			double b;
+
+			for (uint32_t r = 0; r < c->R; r++)
+				c->y[r] = pass ? ylp[r] : alpha * center[r] + (1 - alpha) * ylp[r];
+			b = price_all(c);
+			if (b > lb) {
+				lb = b;
+				if (!center)
+					center = xmalloc(c->R * sizeof(double));
+				memcpy(center, c->y, c->R * sizeof(double));
+			}
+			if (ub - lb <= gap * ub)
+				break;
+			for (uint32_t s = 0; s < c->nsrc; s++) {
+				double pi = c->duals[c->R + s] > 0 ? c->duals[c->R + s] : 0;
+				const uint32_t *tree = c->cand + s * c->psize;
+				double cost =
+				    pass ? c->best[s] : tree_cost(c, &c->ws[0], s, tree, ylp);
+
+				/* lp_solve's duals are good to about 1e-9. */
+				if (cost < pi - 1e-9 * (1 + pi)) {
+					int a = add_column(c, &c->ws[0], s, tree, NULL, err);
+
+					if (a < 0)
+						goto out;
+					added += (uint32_t)a;
+				}
+			}
+		}
+		if (ub - lb <= gap * ub || !added)
+			break; /* converged, or LP-optimal: nothing prices out */
+	}
+	if (it > MAX_ITER) {
+		ofc_error_set(err, OFC_E_RUNTIME,
+			      "column generation did not converge in %u iterations (gap %g)",
+			      MAX_ITER, (ub - lb) / ub);
+		goto out;
+	}
+	res->iterations = it;
+	res->columns = c->ncols;
+	res->objective = ub;
+	res->lower = lb < ub ? lb : ub;
+	res->theta = 1 / ub;
+	if (c->T) {
+		/* x is the last solve's solution: the U_k come first. */
+		res->step_load = xmalloc(c->T * sizeof(double));
+		memcpy(res->step_load, x, c->T * sizeof(double));
+	}
+	rc = 0;
+out:
+	free(x);
+	free(ylp);
+	free(center);
+	return rc;
+}
+
+/* ---- routes from the trees -------------------------------------------------------- */
+
+struct hopbuf {
+	uint32_t arc[64 * 1024], step[64 * 1024];
+	uint32_t n;
+};
+
+static void push_hop(void *ctx, uint32_t arc, uint32_t step)
+{
+	struct hopbuf *b = ctx;
+
+	b->arc[b->n] = arc;
+	b->step[b->n] = step;
+	b->n++;
+}
+
+static void route_add(struct a2a_routes *rt, uint32_t s, uint32_t t, double w,
+		      const struct hopbuf *b)
+{
+	size_t r = rt->nroutes, h0 = rt->nroutes ? rt->off[r] : 0;
+
+	if (r + 2 > rt->cap_routes) {
+		rt->cap_routes = rt->cap_routes ? rt->cap_routes * 2 : 1024;
+		rt->src = xreallocarray(rt->src, rt->cap_routes, sizeof(uint32_t));
+		rt->dst = xreallocarray(rt->dst, rt->cap_routes, sizeof(uint32_t));
+		rt->w = xreallocarray(rt->w, rt->cap_routes, sizeof(double));
+		rt->off = xreallocarray(rt->off, rt->cap_routes + 1, sizeof(size_t));
+	}
+	if (!rt->nroutes)
+		rt->off[0] = 0;
+	if (h0 + b->n > rt->cap_hops) {
+		rt->cap_hops = (h0 + b->n) * 2 + 1024;
+		rt->arc = xreallocarray(rt->arc, rt->cap_hops, sizeof(uint32_t));
+		rt->step = xreallocarray(rt->step, rt->cap_hops, sizeof(uint32_t));
+	}
+	/* The walk goes from the destination back: store source first. */
+	for (uint32_t i = 0; i < b->n; i++) {
+		rt->arc[h0 + i] = b->arc[b->n - 1 - i];
+		rt->step[h0 + i] = b->step[b->n - 1 - i];
+	}
+	rt->src[r] = s;
+	rt->dst[r] = t;
+	rt->w[r] = w;
+	rt->off[r + 1] = h0 + b->n;
+	rt->nroutes++;
+}
+
+/* Every pair's distinct paths with their weights (identical paths of
+ * different trees merged), the weights of a pair summing to 1. */
+static int cg_routes(struct cg *c, struct a2a_routes *rt, struct ofc_error *err)
+{
+	double *x = xmalloc(lp_ncols(c->lp) * sizeof(double));
+	double *sum = xcalloc(c->nsrc, sizeof(double));
+	struct hopbuf *b = xmalloc(sizeof(*b)), *b2 = xmalloc(sizeof(*b2));
+
+	lp_solution(c->lp, x);
+	rt->n = c->n;
+	for (size_t i = 0; i < c->nlive; i++)
+		sum[c->col_src[c->live[i]]] += x[c->slots + i];
+	for (uint32_t s = 0; s < c->nsrc; s++) {
+		size_t first = rt->nroutes;
+
+		for (uint32_t t = 0; t < c->n; t++) {
+			if (t == s)
+				continue;
+			size_t pair0 = rt->nroutes;
+
+			for (size_t i = 0; i < c->nlive; i++) {
+				size_t k = c->live[i];
+				double w = x[c->slots + i];
+
+				if (c->col_src[k] != s || w <= 1e-12 * sum[s])
+					continue;
+				b->n = 0;
+				walk(c, c->col_parent + k * c->psize, t, push_hop, b);
+				if (b->n > ARRAY_SIZE(b->arc) / 2) {
+					free(x), free(sum), free(b), free(b2);
+					return ofc_error_set(err, OFC_E_RUNTIME, "route too long");
+				}
+				/* Same path as one of this pair's routes so far? */
+				bool merged = false;
+				for (size_t r = pair0; r < rt->nroutes && !merged; r++) {
+					size_t len = rt->off[r + 1] - rt->off[r];
+
+					if (len != b->n)
+						continue;
+					merged = true;
+					for (uint32_t q = 0; q < len && merged; q++)
+						merged = rt->arc[rt->off[r] + q] ==
+							     b->arc[b->n - 1 - q] &&
+							 rt->step[rt->off[r] + q] ==
+							     b->step[b->n - 1 - q];
+					if (merged)
+						rt->w[r] += w / sum[s];
+				}
+				if (!merged)
+					route_add(rt, s, t, w / sum[s], b);
+			}
+		}
+		(void)first;
+	}
+	free(x);
+	free(sum);
+	free(b);
+	free(b2);
+	return 0;
+}
+
+void a2a_routes_free(struct a2a_routes *r)
+{
+	free(r->perm);
+	free(r->src);
+	free(r->dst);
+	free(r->w);
+	free(r->off);
+	free(r->arc);
+	free(r->step);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---- the plain LPs ---------------------------------------------------------------- */
+
+/* The master LP (6)-(9): g[s][a] for every source and non-loop arc, theta. */
+static int master_lp(const struct graph *g, struct mcf_result *res, struct ofc_error *err)
+{
+	uint32_t n = g->n, m = g->m;
+	uint32_t *tail = xmalloc(((size_t)m + 1) * sizeof(uint32_t));
+	int ncols = (int)((size_t)n * m + 1), th = ncols - 1;
+	struct lp *lp;
+	int *cols;
+	double *vals;
+
+	if ((size_t)n * m + 1 > (size_t)INT32_MAX / 2) {
+		free(tail);
+		return ofc_error_set(err, OFC_E_INPUT, "the master LP would be too large");
+	}
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			tail[a] = u;
+	lp = lp_new(ncols);
+	lp_maximize(lp, true);
+	lp_set_obj_coef(lp, th, 1);
+	cols = xmalloc(((size_t)n + 2 * (size_t)m + 2) * sizeof(int));
+	vals = xmalloc(((size_t)n + 2 * (size_t)m + 2) * sizeof(double));
+	for (uint32_t a = 0; a < m; a++) {
+		if (g->adj[a] == tail[a]) {
+			/* A self-loop carries nothing useful. */
+			for (uint32_t s = 0; s < n; s++)
+				lp_set_bounds(lp, (int)((size_t)s * m + a), 0, 0);
+			continue;
+		}
+		for (uint32_t s = 0; s < n; s++) {
+			cols[s] = (int)((size_t)s * m + a);
+			vals[s] = 1;
+		}
+		lp_add_row(lp, (int)n, cols, vals, LP_LE, 1);
+	}
+	/* (8): in(u) - out(u) - theta >= 0 for every source s and u != s. */
+	struct graph *gt = graph_transpose(g);
+	uint32_t *in_arc = xmalloc(((size_t)m + 1) * sizeof(uint32_t));
+	/* Arcs into v, as indices of g: match the transpose's order. */
+	uint32_t *fill = xcalloc(n, sizeof(uint32_t));
+	for (uint32_t a = 0; a < m; a++) {
+		uint32_t v = g->adj[a];
+
+		in_arc[gt->off[v] + fill[v]++] = a;
+	}
+	free(fill);
+	for (uint32_t s = 0; s < n; s++)
+		for (uint32_t u = 0; u < n; u++) {
+			int k = 0;
+
+			if (u == s)
+				continue;
+			for (uint32_t i = gt->off[u]; i < gt->off[u + 1]; i++) {
+				uint32_t a = in_arc[i];
+
+				if (tail[a] == u)
+					continue;
+				cols[k] = (int)((size_t)s * m + a);
+				vals[k++] = 1;
+			}
+			for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
+				if (g->adj[a] == u)
+					continue;
+				cols[k] = (int)((size_t)s * m + a);
+				vals[k++] = -1;
+			}
+			cols[k] = th;
+			vals[k++] = -1;
+			lp_add_row(lp, k, cols, vals, LP_GE, 0);
+		}
+	enum lp_result lr = lp_solve(lp, err);
+	int rc = 0;
+	if (lr != LP_OPTIMAL) {
+		rc = lr == LP_FAILED
+			 ? -1
+			 : ofc_error_set(err, OFC_E_RUNTIME, "master LP: %s", lp_result_str(lr));
+	} else {
+		double *x = xmalloc((size_t)ncols * sizeof(double));
+
+		lp_solution(lp, x);
+		res->theta = x[th];
+		res->objective = 1 / x[th];
+		res->lower = res->objective;
+		res->flow = xmalloc((size_t)n * m * sizeof(double));
+		memcpy(res->flow, x, (size_t)n * m * sizeof(double));
+		free(x);
+	}
+	lp_free(lp);
+	graph_free(gt);
+	free(in_arc);
+	free(cols);
+	free(vals);
+	free(tail);
+	return rc;
+}
+
+/* Commodity flows of one source s over every destination t != s, with
+ * capacities: the common core of the link LP (1)-(5) (all sources, unit
+ * capacity shared) and the child LP (10)-(14) (one source, cap = g^s). The
+ * sink constraint counts net inflow (the notes' caveat to (4)). */
+static int commodity_lp(const struct graph *g, const uint32_t *srcs, uint32_t nsrcs,
+			const double *cap, double *theta, struct ofc_error *err)
+{
+	uint32_t n = g->n, m = g->m;
+	size_t K = (size_t)nsrcs * (n - 1), ncols = K * m + 1;
+	int th = (int)(ncols - 1);
+	uint32_t *tail = xmalloc(((size_t)m + 1) * sizeof(uint32_t));
+	int *cols;
+	double *vals;
+	struct lp *lp;
+
+	if (ncols > 4000000)
+		return free(tail),
+		       ofc_error_set(err, OFC_E_INPUT,
+				     "the link LP would have %zu columns (limit 4M)", ncols);
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			tail[a] = u;
+	lp = lp_new((int)ncols);
+	lp_maximize(lp, true);
+	lp_set_obj_coef(lp, th, 1);
+	cols = xmalloc((K + 2 * (size_t)m + 2) * sizeof(int));
+	vals = xmalloc((K + 2 * (size_t)m + 2) * sizeof(double));
+	/* Capacity: all commodities on an arc. */
+	for (uint32_t a = 0; a < m; a++) {
+		bool loop = g->adj[a] == tail[a];
+
+		for (size_t k = 0; k < K; k++) {
+			cols[k] = (int)(k * m + a);
+			vals[k] = 1;
+			if (loop)
+				lp_set_bounds(lp, cols[k], 0, 0);
+		}
+		if (!loop)
+			lp_add_row(lp, (int)K, cols, vals, LP_LE, cap ? cap[a] : 1);
+	}
+	/* Per commodity (s, t) and node u: net inflow >= 0 (transit), >= theta
+	 * (sink); nothing needed at the source (flow leaves it). */
+	struct graph *gt = graph_transpose(g);
+	uint32_t *in_arc = xmalloc(((size_t)m + 1) * sizeof(uint32_t));
+	uint32_t *fill = xcalloc(n, sizeof(uint32_t));
+	for (uint32_t a = 0; a < m; a++)
+		in_arc[gt->off[g->adj[a]] + fill[g->adj[a]]++] = a;
+	free(fill);
+	size_t k = 0;
+	for (uint32_t i = 0; i < nsrcs; i++)
+		for (uint32_t t = 0; t < n; t++) {
+			uint32_t s = srcs[i];
+
+			if (t == s)
+				continue;
+			for (uint32_t u = 0; u < n; u++) {
+				int q = 0;
+
+				if (u == s)
+					continue;
+				for (uint32_t j = gt->off[u]; j < gt->off[u + 1]; j++) {
+					if (tail[in_arc[j]] == u)
+						continue;
+					cols[q] = (int)(k * m + in_arc[j]);
+					vals[q++] = 1;
+				}
+				for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
+					if (g->adj[a] == u)
+						continue;
+					cols[q] = (int)(k * m + a);
+					vals[q++] = -1;
+				}
+				if (u == t) {
+					cols[q] = th;
+					vals[q++] = -1;
+				}
+				lp_add_row(lp, q, cols, vals, LP_GE, 0);
+			}
+			k++;
+		}
+	enum lp_result lr = lp_solve(lp, err);
+	int rc = 0;
+	if (lr != LP_OPTIMAL)
+		rc = lr == LP_FAILED
+			 ? -1
+			 : ofc_error_set(err, OFC_E_RUNTIME, "link LP: %s", lp_result_str(lr));
+	else
+		*theta = lp_objective(lp);
+	lp_free(lp);
+	graph_free(gt);
+	free(in_arc);
+	free(cols);
+	free(vals);
+	free(tail);
+	return rc;
+}
+
+int mcf_child_lp(const struct graph *g, uint32_t s, const double *cap, double *theta_s,
+		 struct ofc_error *err)
+{
+	if (s >= g->n)
+		return ofc_error_set(err, OFC_E_INPUT, "no node %u", s);
+	return commodity_lp(g, &s, 1, cap, theta_s, err);
+}
+
+/* ---- entry ---------------------------------------------------------------------- */
+
+int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result *r,
+	      struct ofc_error *err)
+{
+	struct topo_facts f;
+	double t0 = now_seconds();
+	enum mcf_method method = o->method;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	topo_facts(g, &f, o->threads);
+	if (g->n < 2 || g->n > SCHED_MAX_NODES)
+		return ofc_error_set(err, OFC_E_INPUT, "%u nodes: all-to-all needs 2..%u", g->n,
+				     SCHED_MAX_NODES);
+	if (!f.strongly_connected)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%s is not strongly connected: some pairs have no path",
+				     g->spec ? g->spec : "the topology");
+	if (o->steps && (!f.diameter_known || o->steps < f.diameter))
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "a time-stepped schedule needs at least the diameter (%u) steps", f.diameter);
+	r->nodes = g->n;
+	r->degree = f.degree;
+	r->steps = o->steps;
+	if (method == MCF_AUTO || method == MCF_SYMMETRIC) {
+		bool sym = mcf_translations(g, NULL, o->threads);
+
+		if (!sym && method == MCF_SYMMETRIC)
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "%s: its ports are not translations of one Cayley "
+					     "graph, so the one-source reduction does not apply",
+					     g->spec ? g->spec : "the topology");
+		method = sym ? MCF_SYMMETRIC : MCF_COLGEN;
+	}
+	r->method = method;
+	if ((method == MCF_MASTER || method == MCF_FULL) && (o->steps || o->routes))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "the %s LP gives theta only (fluid); routes and time steps "
+				     "come from column generation",
+				     method == MCF_MASTER ? "master" : "link");
+	if (method == MCF_MASTER) {
+		rc = master_lp(g, r, err);
+	} else if (method == MCF_FULL) {
+		uint32_t *all = xmalloc(g->n * sizeof(uint32_t));
+
+		for (uint32_t s = 0; s < g->n; s++)
+			all[s] = s;
+		rc = commodity_lp(g, all, g->n, NULL, &r->theta, err);
+		free(all);
+		if (rc == 0)
+			r->objective = r->lower = 1 / r->theta;
+	} else {
+		struct cg c = {0};
+
+		r->symmetric = method == MCF_SYMMETRIC;
+		cg_setup(&c, g, o->steps, r->symmetric, o->threads);
+		rc = cg_run(&c, o->gap > 0 ? o->gap : 1e-9, r, err);
+		if (rc == 0 && o->routes) {
+			rc = cg_routes(&c, &r->routes, err);
+			r->routes.symmetric = r->symmetric;
+			if (rc == 0 && r->symmetric) {
+				r->routes.perm = xmalloc((size_t)g->n * g->n * sizeof(uint32_t));
+				mcf_translations(g, r->routes.perm, o->threads);
+			}
+		}
+		cg_free(&c);
+	}
+	r->seconds = now_seconds() - t0;
+	if (rc < 0)
+		mcf_result_free(r);
+	return rc;
+}
+
+void mcf_result_free(struct mcf_result *r)
+{
+	free(r->step_load);
+	free(r->flow);
+	a2a_routes_free(&r->routes);
+	r->step_load = NULL;
+	r->flow = NULL;
+}

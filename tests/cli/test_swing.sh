@@ -1,0 +1,25 @@
+#!/bin/sh
+# ofc schedule --algo swing and its torus baselines: congestion deficiency,
+# verified allreduce schedules, the comparison table, bad input.
+SUITE=swing
+. "$(dirname "$0")/lib.sh"
+
+S="$OFC schedule --size 1MiB --alpha 10us --bandwidth 100Gbps --collective allreduce"
+
+expect_json 'j["algorithm"]=="swing" and j["collective"]=="allreduce" and j["nodes"]==64 and j["num_steps"]==12 and j["verified"] and abs(j["congestion_deficiency"]-1.078125)<1e-9 and j["time_us"]>0 and j["variant"]=="bandwidth"' \
+	$S --topology torus:8x8 --algo swing --json
+expect_json 'j["variant"]=="latency" and j["num_steps"]==6 and j["verified"]' $S --size 64B --topology torus:8x8 --algo swing --json
+expect_json 'j["verified"] and j["num_steps"]==10' $S --topology torus:6x4 --algo swing --variant bandwidth --json
+expect_json 'j["verified"] and abs(j["congestion_deficiency"]-1.21875)<1e-9' $S --topology torus:8x8 --algo recursive-doubling --variant bandwidth --json
+expect_json '[c["algorithm"] for c in j["comparison"]]==["swing/B","swing/L","rd/B","rd/L","ring","bidir-ring","bucket"] and all(c["verified"] for c in j["comparison"]) and all("congestion_deficiency" in c for c in j["comparison"]) and j["comparison"][0]["congestion_deficiency"]<j["comparison"][2]["congestion_deficiency"]' \
+	$S --topology torus:8x8 --algo swing-all --json
+# Hop latency adds to the time (notes 4.3).
+a=$($S --topology torus:8x8 --algo swing --variant bandwidth --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["time_us"])')
+expect_json "abs(j['time_us']-$a-j['hops']*0.4)<1e-6" $S --topology torus:8x8 --algo swing --variant bandwidth --hop-latency 400ns --json
+
+expect_error 2 "ofc schedule: swing: swing needs even torus dimensions (5 is odd)" $S --topology torus:5x4 --algo swing
+expect_error 2 "ofc schedule: swing: swing needs a torus:AxB... topology" $S --topology hypercube:3 --algo swing
+expect_error 2 "ofc schedule: --variant is auto, bandwidth or latency" $S --topology torus:4x4 --algo swing --variant fast
+expect_error 2 "ofc schedule: --variant goes with --algo swing or recursive-doubling" $S --topology torus:4x4 --algo bfb --variant latency
+
+finish

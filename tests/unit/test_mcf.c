@@ -1,0 +1,210 @@
+/* All-to-all by multicommodity flow: the Moore-tree cost, theta on the
+ * notes' graphs, every method agreeing (link LP, master LP, its children,
+ * column generation, the one-source symmetric reduction), the time-stepped
+ * MCF at the diameter, and the routes summing to one per pair. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <math.h>
+
+#include "sched/sched.h"
+
+static struct graph *build(const char *spec)
+{
+	struct graph *g = NULL;
+	struct ofc_error err = {0};
+
+	assert_int_equal(topo_build(spec, &g, &err), 0);
+	return g;
+}
+
+static double theta_of(const char *spec, enum mcf_method m)
+{
+	struct graph *g = build(spec);
+	struct mcf_opts o = {.method = m};
+	struct mcf_result r;
+	struct ofc_error err = {0};
+
+	assert_int_equal(mcf_solve(g, &o, &r, &err), 0);
+	assert_true(r.lower <= r.objective * (1 + 1e-12));
+	assert_true(r.objective - r.lower <= 1e-8 * r.objective);
+	double t = r.theta;
+	mcf_result_free(&r);
+	graph_free(g);
+	return t;
+}
+
+static void test_moore_tree_cost(void **state)
+{
+	(void)state;
+	assert_int_equal(moore_tree_cost(8, 3), 11);
+	assert_int_equal(moore_tree_cost(27, 6), 46);
+	assert_int_equal(moore_tree_cost(100, 4), 288);
+	assert_int_equal(moore_tree_cost(1000, 4), 4547);
+	assert_int_equal(moore_tree_cost(64, 4), 165);
+	assert_int_equal(moore_tree_cost(4096, 6), 18615);
+	/* d = 1: a path. */
+	assert_int_equal(moore_tree_cost(5, 1), 10);
+}
+
+static void test_theta_targets(void **state)
+{
+	static const struct {
+		const char *spec;
+		double theta;
+	} t[] = {
+	    {"torus:4x4", 0.125},	 {"torus:3x3x3", 1.0 / 9},    {"hypercube:3", 0.25},
+	    {"bipartite:4", 0.4},	 {"genkautz:27,6", 0.118182}, {"genkautz:64,4", 0.021708},
+	    {"genkautz:16,4", 0.132075}, {"torus:8x8", 8.0 / 512},    {"torus:32x32", 8.0 / 32768},
+	};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		double th = theta_of(t[i].spec, MCF_AUTO);
+
+		if (fabs(th - t[i].theta) > 5e-7)
+			fail_msg("%s: theta %.9f, want %.6f", t[i].spec, th, t[i].theta);
+	}
+}
+
+/* The link LP, the master LP, column generation and the symmetric reduction
+ * agree, and each child LP given the master's g^s reaches the same theta. */
+static void test_methods_agree(void **state)
+{
+	static const char *const specs[] = {"hypercube:3", "bipartite:4",   "genkautz:8,3",
+					    "torus:3x3",   "genkautz:10,3", "circulant:9:1,2"};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
+		struct graph *g = build(specs[i]);
+		struct mcf_opts om = {.method = MCF_MASTER};
+		struct mcf_result r;
+		struct ofc_error err = {0};
+		double full = theta_of(specs[i], MCF_FULL), cg = theta_of(specs[i], MCF_COLGEN);
+
+		assert_int_equal(mcf_solve(g, &om, &r, &err), 0);
+		if (fabs(full - r.theta) > 1e-7 || fabs(cg - r.theta) > 1e-7)
+			fail_msg("%s: link LP %.9f, master %.9f, colgen %.9f", specs[i], full,
+				 r.theta, cg);
+		if (mcf_translations(g, NULL, 0)) {
+			double sym = theta_of(specs[i], MCF_SYMMETRIC);
+
+			assert_true(fabs(sym - r.theta) < 1e-7);
+		}
+		for (uint32_t s = 0; s < g->n; s += 3) {
+			double ts;
+
+			assert_int_equal(mcf_child_lp(g, s, r.flow + (size_t)s * g->m, &ts, &err),
+					 0);
+			if (fabs(ts - r.theta) > 1e-7)
+				fail_msg("%s: child %u theta %.9f, master %.9f", specs[i], s, ts,
+					 r.theta);
+		}
+		mcf_result_free(&r);
+		graph_free(g);
+	}
+}
+
+static void test_translations(void **state)
+{
+	static const struct {
+		const char *spec;
+		bool cayley;
+	} t[] = {
+	    {"torus:4x6", true},	{"torus:3x3x2", true},	  {"hypercube:4", true},
+	    {"bipartite:3", true},	{"complete:5", true},	  {"hamming:2,3", true},
+	    {"circulant:12:2,3", true}, {"genkautz:27,6", false}, {"line(bipartite:2)", false}};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		struct graph *g = build(t[i].spec);
+		uint32_t *perm = xmalloc((size_t)g->n * g->n * sizeof(uint32_t));
+		bool c = mcf_translations(g, perm, 0);
+
+		if (c != t[i].cayley)
+			fail_msg("%s: translations %d", t[i].spec, c);
+		if (c) /* every translation keeps every arc and its port */
+			for (uint32_t s = 0; s < g->n; s++)
+				for (uint32_t u = 0; u < g->n; u++)
+					for (uint32_t j = 0; j < graph_outdeg(g, u); j++)
+						assert_int_equal(
+						    g->adj[g->off[perm[s * g->n + u]] + j],
+						    perm[s * g->n + g->adj[g->off[u] + j]]);
+		free(perm);
+		graph_free(g);
+	}
+}
+
+/* Time-stepped MCF at T = diameter: sum_t U_t = 1 / theta (notes 2.3). */
+static void test_time_stepped(void **state)
+{
+	static const struct {
+		const char *spec;
+		uint32_t T;
+		double sum;
+		enum mcf_method m;
+	} t[] = {{"hypercube:3", 3, 4, MCF_AUTO},
+		 {"bipartite:4", 2, 2.5, MCF_AUTO},
+		 {"torus:4x4", 4, 8, MCF_AUTO},
+		 {"hypercube:3", 3, 4, MCF_COLGEN},
+		 {"genkautz:8,3", 2, 4, MCF_AUTO}};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		struct graph *g = build(t[i].spec);
+		struct mcf_opts o = {.method = t[i].m, .steps = t[i].T, .routes = true};
+		struct mcf_result r;
+		struct ofc_error err = {0};
+		double sum = 0;
+
+		assert_int_equal(mcf_solve(g, &o, &r, &err), 0);
+		for (uint32_t k = 0; k < t[i].T; k++)
+			sum += r.step_load[k];
+		if (fabs(sum - t[i].sum) > 1e-6 || fabs(r.objective - t[i].sum) > 1e-6)
+			fail_msg("%s T=%u: sum U_t %.9f, want %g", t[i].spec, t[i].T, sum,
+				 t[i].sum);
+		/* Routes: weights of a pair sum to 1, hops move forward in time. */
+		const struct a2a_routes *rt = &r.routes;
+		double *w = xcalloc((size_t)g->n * g->n, sizeof(double));
+		for (size_t k = 0; k < rt->nroutes; k++) {
+			w[(size_t)rt->src[k] * g->n + rt->dst[k]] += rt->w[k];
+			for (size_t h = rt->off[k] + 1; h < rt->off[k + 1]; h++)
+				assert_true(rt->step[h] > rt->step[h - 1]);
+		}
+		uint32_t nsrc = rt->symmetric ? 1 : g->n;
+		for (uint32_t s = 0; s < nsrc; s++)
+			for (uint32_t u = 0; u < g->n; u++)
+				if (u != s)
+					assert_true(fabs(w[(size_t)s * g->n + u] - 1) < 1e-9);
+		free(w);
+		mcf_result_free(&r);
+		graph_free(g);
+	}
+}
+
+static void test_bad_input(void **state)
+{
+	struct graph *g = build("genkautz:27,6");
+	struct mcf_opts o = {.method = MCF_SYMMETRIC};
+	struct mcf_result r;
+	struct ofc_error err = {0};
+	(void)state;
+
+	assert_int_equal(mcf_solve(g, &o, &r, &err), -1);
+	assert_int_equal(err.code, OFC_E_INPUT);
+	o.method = MCF_AUTO;
+	o.steps = 1; /* below the diameter */
+	assert_int_equal(mcf_solve(g, &o, &r, &err), -1);
+	assert_non_null(strstr(err.msg, "diameter"));
+	graph_free(g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_moore_tree_cost), cmocka_unit_test(test_theta_targets),
+	    cmocka_unit_test(test_methods_agree),   cmocka_unit_test(test_translations),
+	    cmocka_unit_test(test_time_stepped),    cmocka_unit_test(test_bad_input),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
