@@ -371,15 +371,18 @@ static int write_schedule(const Ofc__V1__Schedule *s, enum out_format f, const c
 static void print_schedule(const Ofc__V1__Schedule *s)
 {
 	double tau = 0;
+	bool have_tau = false;
 
 	for (size_t i = 0; i < s->n_metrics; i++)
-		if (strcmp(s->metrics[i]->key, "tau_b") == 0)
+		if (strcmp(s->metrics[i]->key, "tau_b") == 0) {
 			tau = s->metrics[i]->value;
+			have_tau = true;
+		}
 	printf("%s %s on %s: %u nodes\n", s->algorithm, s->collective, s->topology, s->nodes);
 	printf("  steps        %u\n", s->num_steps);
-	if (s->tau_b_fraction && strchr(s->tau_b_fraction, '/'))
+	if (have_tau && s->tau_b_fraction && strchr(s->tau_b_fraction, '/'))
 		printf("  tau_B        %s = %.9g\n", s->tau_b_fraction, tau);
-	else
+	else if (have_tau)
 		printf("  tau_B        %.9g\n", tau);
 	printf("  time         %.6g us\n", s->time_us);
 	printf("  lower bound  %.6g us\n", s->lower_bound_us);

@@ -401,12 +401,14 @@ bool testbed_is_up(const char *state_dir, const char *fabric);
  * expansion construction or a baseline), verify it with sched_verify and
  * price it with the alpha-beta model. On a fabric wired through switches the
  * transfer ports are the hosts' NIC ports (the wiring's port permutations)
- * and the links used are listed with the switch ports that carry them. */
+ * and the links used are listed with the switch ports that carry them.
+ * On a fabric with a WDM ring (and no spec): all-gather by OpTree or its
+ * baselines on its first ring (algorithm optree, ring, ne, onestage). */
 struct schedule_query {
 	const struct fabric *fabric; /* validated; NULL with spec alone */
 	const char *spec;	     /* a topology instead of the fabric's (no NIC ports) */
 	enum sched_collective collective;
-	const char *algorithm;	     /* NULL: bfb */
+	const char *algorithm;	     /* NULL: bfb (optree on a WDM ring) */
 	uint64_t size;		     /* bytes per node; 0: the fabric's collective of that kind */
 	uint32_t chunks;	     /* BFB: P chunks per shard; 0: exact fractions */
 	unsigned threads;	     /* 0: all CPUs */

@@ -458,10 +458,31 @@ static int get_state(struct conn *c, uint64_t id, const Ofc__V1__GetState *g)
 	return 0;
 }
 
+/* What GetSchedule computes (schedule_api.c): BFB, the expansion
+ * construction and the baselines on direct-connect topologies, OpTree and
+ * its baselines on WDM rings. */
 static bool algorithm_known(const char *a)
 {
+	static const char *const wdm[] = {"optree", "ring", "ne", "onestage"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(wdm); i++)
+		if (!strcmp(a, wdm[i]))
+			return true;
 	return !strcmp(a, "bfb") || !strcmp(a, "bfb-lp") || !strcmp(a, "expansion") ||
 	       baseline_known(a);
+}
+
+/* What `ofc schedule` does and the daemon does not (yet): all-to-all by
+ * MCF and its baselines, Swing and the routed torus allreduces. */
+static bool algorithm_cli_only(const char *a)
+{
+	static const char *const cli[] = {
+	    "mcf", "direct", "sp-balanced", "swing", "recursive-doubling", "bucket", "swing-all"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cli); i++)
+		if (!strcmp(a, cli[i]))
+			return true;
+	return false;
 }
 
 static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g)
@@ -478,23 +499,27 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
 			     "unknown collective '%.64s' (allgather, reduce-scatter, allreduce)",
 			     g->collective);
+	if (coll == SCHED_ALLTOALL ||
+	    (g->algorithm && *g->algorithm && algorithm_cli_only(g->algorithm)))
+		return reply(c, id, OFC__V1__STATUS__STATUS_UNAVAILABLE,
+			     "%s%s%s schedules are not available from the daemon yet: run 'ofc "
+			     "schedule %s --collective %s%s%s' on the controller host",
+			     coll == SCHED_ALLTOALL ? "all-to-all" : g->algorithm,
+			     coll == SCHED_ALLTOALL ? "" : " ",
+			     coll == SCHED_ALLTOALL ? "" : g->collective, d->cfg->path,
+			     g->collective, g->algorithm && *g->algorithm ? " --algo " : "",
+			     g->algorithm && *g->algorithm ? g->algorithm : "");
 	if (g->algorithm && *g->algorithm && !algorithm_known(g->algorithm))
 		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
 			     "unknown algorithm '%.64s' (bfb, bfb-lp, expansion, ring, bidir-ring, "
-			     "recursive, torus-rings)",
+			     "recursive, torus-rings; on a WDM ring optree, ring, ne, onestage)",
 			     g->algorithm);
 	if (g->topology && strlen(g->topology) > TOPO_MAX_SPEC)
 		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
 			     "topology spec longer than %u characters", TOPO_MAX_SPEC);
 	if (g->has_chunks && g->chunks > 1000000)
 		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID, "chunks must be 0..1000000");
-	if ((!g->topology || !*g->topology) && d->cfg->f->nrings)
-		return reply(c, id, OFC__V1__STATUS__STATUS_UNAVAILABLE,
-			     "schedules on WDM rings are not available from the daemon yet "
-			     "(fabric '%s' is a ring): run 'ofc schedule %s' on the controller "
-			     "host",
-			     d->cfg->f->name, d->cfg->path);
-	if ((!g->topology || !*g->topology) && !d->cfg->f->graph)
+	if ((!g->topology || !*g->topology) && !d->cfg->f->graph && !d->cfg->f->nrings)
 		return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
 			     "fabric '%s' has no topology: ask for one with topology",
 			     d->cfg->f->name);

@@ -247,8 +247,19 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 		s->topo_edges = topology_msg(a, g, &facts, pm, true);
 	}
 
-	/* The workload's schedule on it, verified and priced (figures only). */
-	if (g && cfg->coll && !f->nrings) {
+	/* The workload's schedule on it, verified and priced (figures only): on
+	 * a WDM ring, the config's allgather by OpTree. */
+	if (f->nrings && cfg->coll == SCHED_ALLGATHER) {
+		struct schedule_query q = {.fabric = f, .collective = cfg->coll, .size = cfg->size};
+		struct schedule_result r;
+
+		if (schedule_compute(&q, &r, &err) == 0) {
+			st->schedule = summary(a, &r);
+			schedule_result_free(&r);
+		} else {
+			snprintf(why, why_len, "no OpTree schedule: %s", err.msg);
+		}
+	} else if (g && cfg->coll && !f->nrings) {
 		struct schedule_query q = {
 		    .fabric = f,
 		    .spec = own ? g->spec : NULL,

@@ -5,10 +5,14 @@
  * map transfer ports to NIC ports on a wired fabric, verify with
  * sched_verify against the graph in that port order, and price with the
  * alpha-beta model (Zhao et al. Sec. 3.2) against the Moore / (N-1)/N
- * lower bound. The CLI file is not shared: it is being extended by the
- * schedule issues, and this file keeps to what the daemon needs. */
+ * lower bound. On a fabric with a WDM ring: all-gather by OpTree or its
+ * baselines (optree/), with the ring's own parameters, verified against the
+ * ring's wavelengths and add/drop limits, as `ofc schedule FILE` does
+ * (controller/cmd_schedule_wdm.c, wdm_run.c). The CLI files are not shared:
+ * they print as they go, and this file keeps to what the daemon needs. */
 #include "controller/controller.h"
 #include "controller/export.h"
+#include "optree/optree.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -119,6 +123,77 @@ static int generate(const struct schedule_query *q, const struct graph *g, const
 	return rc;
 }
 
+/* All-gather on the fabric's first WDM ring (the CLI's choice too):
+ * OpTree or a baseline, verified on the ring, priced by optree's time
+ * model (Eq. 3 of the OpTree paper). */
+static int ring_schedule(const struct schedule_query *q, struct schedule_result *r,
+			 struct ofc_error *err)
+{
+	const struct fabric *f = q->fabric;
+	const struct ring *ring = &f->rings[0];
+	const char *algo = q->algorithm && *q->algorithm ? q->algorithm : "optree";
+	struct optree_opts opts = {.algo = OPTREE_TREE};
+	struct optree_result res;
+	struct optree_time tm;
+	struct verify_report vr;
+	uint64_t size = q->size;
+
+	if (q->collective != SCHED_ALLGATHER)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "on a WDM ring only allgather is scheduled (OpTree and its "
+				     "baselines), not %s",
+				     sched_collective_name(q->collective));
+	if (optree_algo_parse(algo, &opts.algo) < 0)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "unknown algorithm '%s' for a WDM ring (optree, ring, ne, "
+				     "onestage)",
+				     algo);
+	if (q->chunks)
+		return ofc_error_set(err, OFC_E_INPUT, "chunks apply to direct-connect topologies");
+	/* The block size: the request's, else the config's first allgather. */
+	for (uint32_t i = 0; !size && i < f->ncollectives; i++)
+		if (f->collectives[i].op == COLL_ALLGATHER)
+			size = f->collectives[i].size;
+	if (!size)
+		size = 4u << 20;
+	struct optree_ring or
+	    = {
+		.nodes = ring->nmembers,
+		.wavelengths = ring->wavelengths,
+		.fibres = ring->fibres,
+		/* A config without mrrs_per_interface: one MRR per wavelength. */
+		.max_add = ring->interfaces * (ring->mrrs ? ring->mrrs : ring->wavelengths),
+		.rate = ring->rate,
+		.mrr_delay = ring->mrr_delay,
+		.oeo_delay = ring->oeo_delay,
+		.block_bytes = size,
+	    };
+	if (optree_ring_check(& or, err) < 0)
+		return -1;
+	if (or.nodes > OPTREE_MAX_NODES)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%u nodes: ring schedules are built for at most %u nodes",
+				     or.nodes, OPTREE_MAX_NODES);
+	if (optree_build(& or, &opts, &res, err) < 0)
+		return -1;
+	struct verify_wdm w = optree_verify_wdm(& or);
+	struct verify_opts vo = {.wdm = &w};
+	res.sched.verified = sched_verify(&res.sched, &vo, &vr) == 0;
+	if (!res.sched.verified)
+		snprintf(r->verify_error, sizeof(r->verify_error), "%s", vr.error);
+	optree_timing(& or, &res, false, &tm);
+	res.sched.time_us = tm.time_us;
+	res.sched.lower_bound_us = res.lower_bound_steps * tm.step_us;
+	sched_set_metric(&res.sched, "max_wavelengths_used", vr.max_wavelengths_used);
+	/* The schedule is ours; the rest of the result goes. */
+	r->s = res.sched;
+	memset(&res.sched, 0, sizeof(res.sched));
+	optree_result_free(&res);
+	r->tau_b = (struct frac){0, 0};
+	r->tau_b_value = NAN;
+	return 0;
+}
+
 int schedule_compute(const struct schedule_query *q, struct schedule_result *r,
 		     struct ofc_error *err)
 {
@@ -132,6 +207,15 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r,
 	int rc = -1;
 
 	memset(r, 0, sizeof(*r));
+	if (!q->spec && q->fabric && q->fabric->nrings) {
+		if (ring_schedule(q, r, err) < 0) {
+			sched_free(&r->s);
+			if (err->code != OFC_E_RUNTIME)
+				err->code = OFC_E_INPUT;
+			return -1;
+		}
+		return 0;
+	}
 	if (strcmp(algo, "bfb") && strcmp(algo, "bfb-lp") && strcmp(algo, "expansion") &&
 	    !baseline_known(algo))
 		return ofc_error_set(err, OFC_E_INPUT,

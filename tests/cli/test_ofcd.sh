@@ -123,8 +123,10 @@ protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/remote.pb" >"$TM
 # Another topology than the fabric's (what-if), figures only.
 expect_json 'j["schedule"]["algorithm"]=="ring" and j["schedule"]["topology"]=="torus:8x8" and j["schedule"]["steps"]==[] and j["schedule"]["num_steps"]==63 and j["schedule"]["verified"] and "links" not in j["schedule"] or j["schedule"]["links"]==[]' \
 	$OFC --socket "$SOCK" schedule --collective allgather --algo ring --topology torus:8x8 --summary --json
-expect_error 2 "ofc: alltoall is not scheduled on direct-connect topologies here (allgather, reduce-scatter, allreduce)" \
+expect_error 1 "ofc: all-to-all schedules are not available from the daemon yet: run 'ofc schedule $CIRC --collective alltoall' on the controller host" \
 	$OFC --socket "$SOCK" schedule --collective alltoall
+expect_error 1 "ofc: swing allreduce schedules are not available from the daemon yet: run 'ofc schedule $CIRC --collective allreduce --algo swing' on the controller host" \
+	$OFC --socket "$SOCK" schedule --collective allreduce --algo swing
 expect_exit 2 $OFC --socket "$SOCK" schedule --collective allreduce --algo torus-rings
 # The read-only socket: reads yes, mutations no (even for root).
 expect_stdout_has "fabric torus64-ocs" $OFC --socket "$RO" status
@@ -319,8 +321,18 @@ start_ofcd d6.log --config tests/configs/ring8-mrr.yaml --socket "$SOCK" --state
 	--device "ring0=127.0.0.1:$m_port" --probe-interval 0
 expect_stdout_has "committed transaction 1: 8 operations" $OFC --socket "$SOCK" apply tests/configs/ring8-mrr.yaml
 state_is 's["devices"][0]["kind"]=="ring" and len(s["devices"][0]["lightpaths"])==4 and s["devices"][0]["entries"]==8 and s["at_target"]'
-expect_error 1 "ofc: schedules on WDM rings are not available from the daemon yet (fabric 'ring8' is a ring): run 'ofc schedule $PWD/tests/configs/ring8-mrr.yaml' on the controller host" \
-	$OFC --socket "$SOCK" schedule --collective allgather
+# OpTree on the ring: the same ofc.v1.Schedule as `ofc schedule FILE`.
+expect_stdout_has "verified     yes" $OFC --socket "$SOCK" schedule --collective allgather -o "$TMP/ring-remote.pb"
+expect_exit 0 $OFC schedule tests/configs/ring8-mrr.yaml --collective allgather --format pb -o "$TMP/ring-local.pb"
+protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/ring-remote.pb" >"$TMP/ring-remote.txt" &&
+	protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/ring-local.pb" >"$TMP/ring-local.txt" &&
+	cmp -s "$TMP/ring-remote.txt" "$TMP/ring-local.txt" && grep -q 'algorithm: "optree"' "$TMP/ring-remote.txt" &&
+	grep -q "wavelength:" "$TMP/ring-remote.txt" && ok ||
+	bad "GetSchedule on the ring differs from ofc schedule" "$(diff "$TMP/ring-remote.txt" "$TMP/ring-local.txt" | head -5)"
+expect_json 'j["schedule"]["algorithm"]=="ne" and j["schedule"]["verified"]' \
+	$OFC --socket "$SOCK" schedule --collective allgather --algo ne --summary --json
+expect_error 2 "ofc: on a WDM ring only allgather is scheduled (OpTree and its baselines), not allreduce" \
+	$OFC --socket "$SOCK" schedule --collective allreduce
 expect_error 2 "ofc: fabric 'ring8' has no circuit switch to rewire: change its lightpaths with ApplyConfig" \
 	$OFC --socket "$SOCK" reconfigure --topology ring:8
 expect_exit 0 stop_ofcd
