@@ -426,7 +426,9 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 				    "ofc.v1.Schedule `ofc schedule` exports.\n\n"
 				    "  --collective C  allgather, reduce-scatter or allreduce\n"
 				    "  --algo A        bfb (default), bfb-lp, expansion, ring, "
-				    "bidir-ring, recursive,\n                  torus-rings\n"
+				    "bidir-ring, recursive,\n                  torus-rings; on a "
+				    "WDM ring: optree (default), ring, ne,\n                  "
+				    "onestage\n"
 				    "  --size M        data per node (default: the config's)\n"
 				    "  --summary       figures only, no steps\n"
 				    "  --format pb|json -o OUT  write the schedule (default pb)\n");
