@@ -106,7 +106,7 @@ struct job {
 	struct fabcfg *new_cfg; /* the config now running, when it changed */
 	struct probe_dev *probe;
 	uint32_t nprobe;
-	uint64_t txn;	     /* the transaction it ran (0: none) */
+	uint64_t txn; /* the transaction it ran (0: none) */
 	/* Events that say how it ended (committed, rolled back, config
 	 * applied): delivered after its snapshot is published, so a client
 	 * that sees one and asks for the state sees what it announced. */
