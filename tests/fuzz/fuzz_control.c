@@ -44,6 +44,16 @@ static void *run(void *arg)
 	return NULL;
 }
 
+/* The temporary directory goes with the process (the daemon thread is
+ * still running then; unlinking under it is harmless). */
+static void cleanup(void)
+{
+	char *cmd = xasprintf("rm -rf '%s'", F.dir);
+
+	(void)!system(cmd);
+	free(cmd);
+}
+
 static void start(void)
 {
 	struct ofc_error err = {0};
@@ -52,6 +62,7 @@ static void start(void)
 	snprintf(F.dir, sizeof(F.dir), "/tmp/ofcd-fuzz.XXXXXX");
 	if (!mkdtemp(F.dir))
 		abort();
+	atexit(cleanup);
 	snprintf(F.cfg, sizeof(F.cfg), "%s/fab.yaml", F.dir);
 	snprintf(F.sock, sizeof(F.sock), "%s/ofcd.sock", F.dir);
 	snprintf(F.ro, sizeof(F.ro), "%s/ro.sock", F.dir);
