@@ -44,13 +44,21 @@ static const struct cli_cmd commands[] = {
 	 "[--engine heuristic|ilp|lp] [--objective min-wavelengths|max-served] [--time-limit S] "
 	 "[--json] [--lightpaths]",
 	 "routing and wavelength assignment for demands on a WDM ring", cmd_rwa},
+	{"reconfigure", "(--topology SPEC | --collective C --size M) [--dry-run] [--json]",
+	 "rewire the fabric through ofcd (with --socket PATH)", cmd_daemon_only},
+	{"watch", "[--count N] [--json]", "print ofcd's events (with --socket PATH)",
+	 cmd_daemon_only},
+	{"cancel", "TICKET", "cancel a mutation queued in ofcd (with --socket PATH)",
+	 cmd_daemon_only},
 };
 
 static void usage_all(FILE *out)
 {
-	fprintf(out, "usage: ofc COMMAND [ARGS]\n       ofc --help | --version\n\ncommands:\n");
+	fprintf(out, "usage: ofc COMMAND [ARGS]\n       ofc --socket PATH "
+		     "status|apply|reconfigure|schedule|watch|cancel [ARGS]\n"
+		     "       ofc --help | --version\n\ncommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+		fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n'ofc COMMAND --help' shows a command's options. Exit status: 0 success, "
 		     "1 runtime failure, 2 bad input or usage.\n");
 }
@@ -158,6 +166,9 @@ int ofc_cli_main(int argc, char **argv)
 		usage_all(stdout);
 		return 0;
 	}
+	/* --socket PATH: ask the daemon instead of acting locally. */
+	if (strcmp(argv[1], "--socket") == 0 || strncmp(argv[1], "--socket=", 9) == 0)
+		return remote_main(argc, argv);
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("ofc %s\n", OFC_VERSION);
 		return 0;

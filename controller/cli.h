@@ -132,4 +132,9 @@ int cmd_show(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv);
 
+/* `ofc --socket PATH COMMAND ...`: the commands ofcd answers (cmd_remote.c). */
+int remote_main(int argc, char **argv);
+/* reconfigure, watch, cancel without --socket: say they need the daemon. */
+int cmd_daemon_only(const struct cli_cmd *cmd, int argc, char **argv);
+
 #endif

@@ -296,6 +296,7 @@ struct ctl {
 	char **netns; /* testbed namespaces, one per host, when up */
 	uint64_t txn; /* the transaction running or last run */
 	uint64_t prev_generation; /* of the record before it (kept by a rollback) */
+	char *prev_topology;	  /* ... and its topology (a rollback records it again) */
 };
 
 /* The state directory: `dir` if given, else $OFC_STATE_DIR, else
@@ -307,6 +308,11 @@ void ctl_close(struct ctl *c);
 /* Take the fabric's lock (non-blocking: a second changer gets an error
  * naming the holder). */
 int ctl_lock(struct ctl *c, struct ofc_error *err);
+
+/* Move the fabric's lock, and which devices were lost, from one ctl to
+ * another of the same fabric (ofcd swaps configs without letting go of the
+ * lock). `from` keeps its devices but no longer holds the lock. */
+void ctl_handover(struct ctl *from, struct ctl *to);
 
 /* If a journal is left over and nobody holds the lock, finish or undo that
  * transaction (ctl_lock first). *did is set when there was one to repair. */
@@ -388,6 +394,151 @@ int testbed_current_links(struct ctl *c, struct hlink **links, uint32_t *n, stru
 int testbed_up(struct ctl *c, uint32_t *ncircuits, struct ofc_error *err);
 int testbed_down(struct ctl *c, uint32_t *nremoved, struct ofc_error *err);
 bool testbed_is_up(const char *state_dir, const char *fabric);
+
+/* ---- schedules for a fabric or a topology (controller/schedule_api.c) ------
+ * What `ofc schedule` computes for direct-connect topologies, as a library
+ * call for ofcd's GetSchedule and State: build the schedule (BFB, the
+ * expansion construction or a baseline), verify it with sched_verify and
+ * price it with the alpha-beta model. On a fabric wired through switches the
+ * transfer ports are the hosts' NIC ports (the wiring's port permutations)
+ * and the links used are listed with the switch ports that carry them.
+ * On a fabric with a WDM ring (and no spec): all-gather by OpTree or its
+ * baselines on its first ring (algorithm optree, ring, ne, onestage). */
+struct schedule_query {
+	const struct fabric *fabric; /* validated; NULL with spec alone */
+	const char *spec;	     /* a topology instead of the fabric's (no NIC ports) */
+	enum sched_collective collective;
+	const char *algorithm;	     /* NULL: bfb (optree on a WDM ring) */
+	uint64_t size;		     /* bytes per node; 0: the fabric's collective of that kind */
+	uint32_t chunks;	     /* BFB: P chunks per shard; 0: exact fractions */
+	unsigned threads;	     /* 0: all CPUs */
+};
+
+struct schedule_link {
+	uint32_t src, port, dst;
+	int32_t circuit; /* index into fabric->circuits, -1 when none */
+};
+
+struct schedule_result {
+	struct schedule s;	   /* verified (s.verified) and priced */
+	struct frac tau_b;	   /* exact for BFB, else from the measured link loads */
+	double tau_b_value;
+	double measured;	   /* tau_B from the verifier's link loads */
+	char verify_error[320];	   /* when !s.verified */
+	struct cost_bound lb;
+	uint32_t degree;
+	bool nic_ports;		   /* transfer ports are NIC ports of the fabric */
+	struct schedule_link *links; /* with nic_ports: every link used */
+	uint32_t nlinks;
+	const struct fabric *fabric;
+};
+
+/* Errors: OFC_E_INPUT for requests that cannot be met (unknown algorithm,
+ * an algorithm that does not apply, a topology spec that does not parse:
+ * err->col is then the column in the spec), OFC_E_RUNTIME otherwise. A
+ * schedule the verifier rejects is returned (0) with s.verified false. */
+int schedule_compute(const struct schedule_query *q, struct schedule_result *r,
+		     struct ofc_error *err);
+void schedule_result_free(struct schedule_result *r);
+
+/* ---- ofcd: the controller daemon (controller/ofcd*.c) ----------------------
+ * Serves the control API (proto/control.proto, docs/control.md) on a Unix
+ * socket: frames of a 4-byte big-endian length and one protobuf message.
+ * Reads are answered by the event loop from the last committed state;
+ * mutations run one at a time, in arrival order, on a worker thread that
+ * owns the struct ctl; schedules are computed on a second worker. The
+ * daemon holds the fabric's lock for its whole life. Nothing here prints:
+ * log lines go to opts.log. */
+
+#define OFCD_MAX_FRAME_DEFAULT (16u << 20)
+
+/* Log levels are syslog's. */
+enum ofcd_log_level {
+	OFCD_LOG_ERR = 3,
+	OFCD_LOG_WARNING = 4,
+	OFCD_LOG_NOTICE = 5,
+	OFCD_LOG_INFO = 6,
+	OFCD_LOG_DEBUG = 7,
+};
+
+struct ofcd_opts {
+	const char *config_path;
+	const char *socket_path;      /* mutations (root, admin group) and reads */
+	const char *ro_socket_path;   /* reads only, for anyone; NULL: none */
+	unsigned socket_mode;	      /* of the main socket (default 0660) */
+	bool have_admin_group;
+	unsigned admin_gid;	      /* members may mutate */
+	const char *admin_group;      /* its name, for messages */
+	const char *state_dir;	      /* NULL: ctl_state_dir(NULL) */
+	const char *const *overrides; /* "NAME=HOST:PORT" (--device) */
+	uint32_t noverrides;
+	uint32_t max_frame;	      /* bytes, both ways; 0: OFCD_MAX_FRAME_DEFAULT */
+	uint32_t max_clients;	      /* 0: 1024 */
+	double client_timeout;	      /* seconds a half-sent request or an unread reply may
+					 wait; 0: 30 */
+	double probe_interval;	      /* seconds between device reads when idle; 0: never */
+	bool signals;		      /* ofcd_run takes SIGTERM/SIGINT (stop), SIGHUP (reload) */
+	int log_level;		      /* enum ofcd_log_level: this and more urgent */
+	void (*log)(void *ctx, int level, const char *msg);
+	void *log_ctx;
+	/* Tests: in-process twins of sim devices (ctl_opts.sim_lookup). */
+	struct sim_device *(*sim_lookup)(void *ctx, const char *device);
+	void *sim_ctx;
+};
+
+struct ofcd;
+
+/* Load and validate the config, take the fabric's lock, recover any
+ * unfinished transaction, adopt the recorded topology and bind the sockets.
+ * No threads yet (the caller may daemonize after this). Errors: OFC_E_INPUT
+ * for a bad config (with its position), OFC_E_USAGE for bad options,
+ * OFC_E_RUNTIME otherwise. */
+int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *err);
+/* Serve until stopped; then finish the running transaction, answer what
+ * can be answered and return 0. */
+int ofcd_run(struct ofcd *d, struct ofc_error *err);
+/* Ask a running daemon to stop (as SIGTERM) or reload its config (as
+ * SIGHUP). Thread-safe and async-signal-safe. */
+void ofcd_stop(struct ofcd *d);
+void ofcd_reload(struct ofcd *d);
+/* Removes the sockets and frees everything. */
+void ofcd_close(struct ofcd *d);
+
+/* ---- ofcd clients (controller/ofcd_client.c) -------------------------------
+ * One connection; requests and responses are ofc.v1.Request and
+ * ofc.v1.Response (include "proto/control.pb-c.h" to build them). */
+struct Ofc__V1__Request;
+struct Ofc__V1__Response;
+
+struct ofcd_client {
+	int fd;
+	uint32_t max_frame; /* largest response accepted */
+	double timeout;	    /* seconds per send or receive; 0: wait forever */
+	char path[108];
+};
+
+int ofcd_connect(struct ofcd_client *c, const char *path, struct ofc_error *err);
+int ofcd_send(struct ofcd_client *c, const struct Ofc__V1__Request *req, struct ofc_error *err);
+/* The next response; free it with ofc__v1__response__free_unpacked. */
+int ofcd_recv(struct ofcd_client *c, struct Ofc__V1__Response **resp, struct ofc_error *err);
+/* Send req, then receive until the response with req's id. */
+int ofcd_call(struct ofcd_client *c, const struct Ofc__V1__Request *req,
+	      struct Ofc__V1__Response **resp, struct ofc_error *err);
+void ofcd_disconnect(struct ofcd_client *c);
+
+/* A frame's 4-byte big-endian length. */
+static inline void frame_put_len(uint8_t h[4], uint32_t n)
+{
+	h[0] = (uint8_t)(n >> 24);
+	h[1] = (uint8_t)(n >> 16);
+	h[2] = (uint8_t)(n >> 8);
+	h[3] = (uint8_t)n;
+}
+
+static inline uint32_t frame_get_len(const uint8_t h[4])
+{
+	return (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+}
 
 /* ---- CLI ---------------------------------------------------------------- */
 

@@ -248,6 +248,7 @@ void ctl_close(struct ctl *c)
 	if (c->lock_fd >= 0)
 		close(c->lock_fd); /* releases the flock */
 	free(c->state_dir);
+	free(c->prev_topology);
 	free(c);
 }
 
@@ -286,6 +287,18 @@ int ctl_lock(struct ctl *c, struct ofc_error *err)
 		(void)!pwrite(fd, buf, (size_t)len, 0);
 	c->lock_fd = fd;
 	return 0;
+}
+
+void ctl_handover(struct ctl *from, struct ctl *to)
+{
+	if (to->lock_fd >= 0)
+		close(to->lock_fd);
+	to->lock_fd = from->lock_fd;
+	from->lock_fd = -1;
+	for (uint32_t i = 0; i < to->ndevs; i++)
+		for (uint32_t k = 0; k < from->ndevs; k++)
+			if (strcmp(to->devs[i].cfg.name, from->devs[k].cfg.name) == 0)
+				to->devs[i].lost = from->devs[k].lost;
 }
 
 /* ---- reading and planning ---------------------------------------------------- */
@@ -436,10 +449,13 @@ static uint64_t next_txn_id(struct ctl *c)
 	uint64_t id = 1;
 
 	c->prev_generation = 0;
+	free(c->prev_topology);
+	c->prev_topology = NULL;
 	if (ctl_load_record(c->state_dir, c->fabric->name, &r, &e) == 0) {
 		if (r.have_state) {
 			id = r.generation + 1;
 			c->prev_generation = r.generation;
+			c->prev_topology = xstrdup(r.topology ? r.topology : "");
 		}
 		if (r.have_journal && r.journal_id >= id)
 			id = r.journal_id + 1;
@@ -482,7 +498,10 @@ static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_res
 	if (undo(c, last, j->before, &e) == 0) {
 		res->rollback_ok = true;
 		/* The devices are verified at their old state: record it. */
-		if (record_write(c, c->prev_generation, j->before, &e) == 0)
+		/* ... under the topology they realise again, not the one
+		 * this transaction was for. */
+		if (record_write(c, c->prev_generation, j->before,
+				 c->prev_topology ? c->prev_topology : "", &e) == 0)
 			journal_remove(c, &e);
 		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL, "every device verified at its previous state");
 	} else {
@@ -497,7 +516,7 @@ static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_res
 static int commit(struct ctl *c, struct journal *j, struct ofc_error *err)
 {
 	if (set_phase(c, j, JOURNAL_COMMITTING, err) < 0 ||
-	    record_write(c, c->txn, j->target, err) < 0 || journal_remove(c, err) < 0)
+	    record_write(c, c->txn, j->target, NULL, err) < 0 || journal_remove(c, err) < 0)
 		return -1;
 	emit(c, CTL_EV_TXN_COMMITTED, NULL, NULL);
 	return 0;

@@ -305,11 +305,9 @@ static int write_packed(const ProtobufCMessage *m, FILE *out, struct ofc_error *
 	return 0;
 }
 
-int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err)
+Ofc__V1__Schedule *schedule_header_msg(struct arena *a, const struct schedule *s)
 {
-	struct arena a = {0};
-	Ofc__V1__Schedule *h = NEW(&a, Ofc__V1__Schedule, OFC__V1__SCHEDULE__INIT);
-	int rc;
+	Ofc__V1__Schedule *h = NEW(a, Ofc__V1__Schedule, OFC__V1__SCHEDULE__INIT);
 
 	h->collective = S(sched_collective_name(s->collective));
 	h->algorithm = S(s->algorithm);
@@ -325,30 +323,43 @@ int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err
 		SET(h, lower_bound_us, s->lower_bound_us);
 	SET(h, verified, s->verified);
 	h->n_metrics = s->nmetrics;
-	h->metrics = arena_array(&a, s->nmetrics, sizeof(*h->metrics));
+	h->metrics = arena_array(a, s->nmetrics, sizeof(*h->metrics));
 	for (unsigned i = 0; i < s->nmetrics; i++) {
 		Ofc__V1__Schedule__MetricsEntry *e =
-			NEW(&a, Ofc__V1__Schedule__MetricsEntry, OFC__V1__SCHEDULE__METRICS_ENTRY__INIT);
+			NEW(a, Ofc__V1__Schedule__MetricsEntry, OFC__V1__SCHEDULE__METRICS_ENTRY__INIT);
 
 		e->key = S(s->metrics[i].name);
 		SET(e, value, s->metrics[i].value);
 		h->metrics[i] = e;
 	}
-	rc = write_packed(&h->base, out, err);
+	return h;
+}
+
+Ofc__V1__Schedule *schedule_step_msg(struct arena *a, const struct schedule *s, uint32_t t)
+{
+	Ofc__V1__Schedule *m = NEW(a, Ofc__V1__Schedule, OFC__V1__SCHEDULE__INIT);
+	Ofc__V1__Step *st = NEW(a, Ofc__V1__Step, OFC__V1__STEP__INIT);
+	uint32_t k = sched_step_size(s, t);
+
+	st->n_transfers = k;
+	st->transfers = arena_array(a, k, sizeof(*st->transfers));
+	for (uint32_t i = 0; i < k; i++)
+		st->transfers[i] = transfer_msg(a, s, &s->xfers[s->step_start[t] + i]);
+	m->n_steps = 1;
+	m->steps = arena_array(a, 1, sizeof(*m->steps));
+	m->steps[0] = st;
+	return m;
+}
+
+int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err)
+{
+	struct arena a = {0};
+	int rc;
+
+	rc = write_packed(&schedule_header_msg(&a, s)->base, out, err);
 	arena_free(&a);
-
 	for (uint32_t t = 0; t < s->nsteps && rc == 0; t++) {
-		Ofc__V1__Schedule *m = NEW(&a, Ofc__V1__Schedule, OFC__V1__SCHEDULE__INIT);
-		Ofc__V1__Step *st = NEW(&a, Ofc__V1__Step, OFC__V1__STEP__INIT);
-		uint32_t k = sched_step_size(s, t);
-
-		st->n_transfers = k;
-		st->transfers = arena_array(&a, k, sizeof(*st->transfers));
-		for (uint32_t i = 0; i < k; i++)
-			st->transfers[i] = transfer_msg(&a, s, &s->xfers[s->step_start[t] + i]);
-		m->n_steps = 1;
-		m->steps = &st;
-		rc = write_packed(&m->base, out, err);
+		rc = write_packed(&schedule_step_msg(&a, s, t)->base, out, err);
 		arena_free(&a);
 	}
 	return rc;

@@ -116,7 +116,7 @@ static ProtobufCMessage *read_msg(const char *path, const ProtobufCMessageDescri
 /* ---- state file ------------------------------------------------------------- */
 
 int record_write(const struct ctl *c, uint64_t generation, const struct device_state *states,
-		 struct ofc_error *err)
+		 const char *topology, struct ofc_error *err)
 {
 	Ofc__V1__FabricRecord r = OFC__V1__FABRIC_RECORD__INIT;
 	struct arena a = {0};
@@ -129,7 +129,7 @@ int record_write(const struct ctl *c, uint64_t generation, const struct device_s
 	r.generation = generation;
 	r.has_time_unix_ms = true;
 	r.time_unix_ms = unix_ms();
-	r.topology = c->fabric->topology.spec;
+	r.topology = (char *)(topology ? topology : c->fabric->topology.spec);
 	r.n_devices = c->ndevs;
 	r.devices = arena_array(&a, c->ndevs + 1, sizeof(*r.devices));
 	for (uint32_t i = 0; i < c->ndevs; i++) {

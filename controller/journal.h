@@ -28,9 +28,10 @@ struct journal {
 char *ctl_path(const char *state_dir, const char *fabric, const char *ext);
 uint64_t unix_ms(void);
 const char *journal_phase_name(enum journal_phase p);
-/* states[i] belongs to c->devs[i]. */
+/* states[i] belongs to c->devs[i]; topology is the spec they realise
+ * (NULL: the ctl's fabric's). */
 int record_write(const struct ctl *c, uint64_t generation, const struct device_state *states,
-		 struct ofc_error *err);
+		 const char *topology, struct ofc_error *err);
 int journal_write(const struct ctl *c, const struct journal *j, struct ofc_error *err);
 /* *missing when there is no journal (returns 0). */
 int journal_read(const char *state_dir, const char *fabric, struct journal *j, bool *missing,

@@ -1,0 +1,377 @@
+/* A verified, priced direct-connect schedule as one library call, for ofcd
+ * (GetSchedule, and the schedule summary in State). The same steps as
+ * `ofc schedule` on a topology (controller/cmd_schedule_dc.c): generate
+ * (BFB, the expansion construction of Zhao et al. Sec. 5, or a baseline),
+ * map transfer ports to NIC ports on a wired fabric, verify with
+ * sched_verify against the graph in that port order, and price with the
+ * alpha-beta model (Zhao et al. Sec. 3.2) against the Moore / (N-1)/N
+ * lower bound. On a fabric with a WDM ring: all-gather by OpTree or its
+ * baselines (optree/), with the ring's own parameters, verified against the
+ * ring's wavelengths and add/drop limits, as `ofc schedule FILE` does
+ * (controller/cmd_schedule_wdm.c, wdm_run.c). The CLI files are not shared:
+ * they print as they go, and this file keeps to what the daemon needs. */
+#include "controller/controller.h"
+#include "controller/export.h"
+#include "optree/optree.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The fabric's view of the topology: port j of u transmits to
+ * ports.to[j * n + u]. arc2port maps the graph's CSR arcs to NIC ports (the
+ * k-th parallel arc u -> v takes the k-th port of u that reaches v) and pg
+ * is the same graph with arcs in port order, so a transfer's lane is its
+ * NIC port and the verifier checks it against the wiring. */
+struct fabric_view {
+	uint32_t *arc2port;
+	struct graph *pg;
+};
+
+static bool view_init(const struct fabric *f, const struct graph *g, struct fabric_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	if (!f || !f->ports.to || f->ports.n != g->n)
+		return false;
+	uint32_t n = g->n, d = f->ports.d;
+	uint32_t *tails = xmalloc((size_t)n * d * sizeof(uint32_t));
+	uint32_t *heads = xmalloc((size_t)n * d * sizeof(uint32_t));
+	uint8_t *used = xcalloc((size_t)n * d, 1);
+
+	v->arc2port = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t j = 0; j < d; j++) {
+			tails[(size_t)u * d + j] = u;
+			heads[(size_t)u * d + j] = f->ports.to[(size_t)j * n + u];
+		}
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
+			v->arc2port[a] = UINT32_MAX;
+			for (uint32_t j = 0; j < d; j++)
+				if (!used[(size_t)u * d + j] &&
+				    heads[(size_t)u * d + j] == g->adj[a]) {
+					used[(size_t)u * d + j] = 1;
+					v->arc2port[a] = j;
+					break;
+				}
+		}
+	v->pg = graph_from_arcs(n, n * d, tails, heads, g->spec);
+	free(tails);
+	free(heads);
+	free(used);
+	return true;
+}
+
+static void view_free(struct fabric_view *v)
+{
+	free(v->arc2port);
+	graph_free(v->pg);
+}
+
+/* M: the request's, else the fabric's collective of this kind, else its
+ * first collective's size. */
+static uint64_t pick_size(const struct schedule_query *q)
+{
+	const struct fabric *f = q->fabric;
+
+	if (q->size || !f || !f->ncollectives)
+		return q->size;
+	for (uint32_t i = 0; i < f->ncollectives; i++)
+		if ((int)f->collectives[i].op == (int)q->collective)
+			return f->collectives[i].size;
+	return f->collectives[0].size;
+}
+
+static int generate(const struct schedule_query *q, const struct graph *g, const char *algo,
+		    struct schedule_result *r, bool *is_bfb, struct expand_figures *pred,
+		    struct ofc_error *err)
+{
+	struct bfb_opts bo = {.chunks = q->chunks, .threads = q->threads};
+	struct topo_tree *tree = NULL;
+	struct bfb_stats st;
+	int rc;
+
+	*is_bfb = false;
+	if (strcmp(algo, "bfb") == 0 || strcmp(algo, "bfb-lp") == 0) {
+		if (strcmp(algo, "bfb-lp") == 0)
+			bo.method = BFB_LP;
+		rc = bfb_schedule(g, q->collective, &bo, &r->s, &st, err);
+		if (rc == 0) {
+			*is_bfb = true;
+			r->tau_b = st.tau_b;
+			r->tau_b_value = st.tau_b_value;
+			snprintf(r->s.algorithm, sizeof(r->s.algorithm), "%s", algo);
+		}
+		return rc;
+	}
+	if (topo_build_tree(g->spec, NULL, &tree, err) < 0)
+		return -1;
+	if (strcmp(algo, "expansion") == 0) {
+		if (!expand_applies(tree))
+			rc = ofc_error_set(err, OFC_E_INPUT,
+					   "%s is not a line, degree or power expansion (no "
+					   "construction)",
+					   g->spec);
+		else
+			rc = expand_schedule(tree, q->collective, &bo, &r->s, pred, err);
+		if (rc == 0)
+			snprintf(r->s.algorithm, sizeof(r->s.algorithm), "expansion");
+	} else {
+		rc = baseline_schedule(g, tree, algo, q->collective, &r->s, err);
+	}
+	topo_tree_free(tree);
+	return rc;
+}
+
+/* All-gather on the fabric's first WDM ring (the CLI's choice too):
+ * OpTree or a baseline, verified on the ring, priced by optree's time
+ * model (Eq. 3 of the OpTree paper). */
+static int ring_schedule(const struct schedule_query *q, struct schedule_result *r,
+			 struct ofc_error *err)
+{
+	const struct fabric *f = q->fabric;
+	const struct ring *ring = &f->rings[0];
+	const char *algo = q->algorithm && *q->algorithm ? q->algorithm : "optree";
+	struct optree_opts opts = {.algo = OPTREE_TREE};
+	struct optree_result res;
+	struct optree_time tm;
+	struct verify_report vr;
+	uint64_t size = q->size;
+
+	if (q->collective != SCHED_ALLGATHER)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "on a WDM ring only allgather is scheduled (OpTree and its "
+				     "baselines), not %s",
+				     sched_collective_name(q->collective));
+	if (optree_algo_parse(algo, &opts.algo) < 0)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "unknown algorithm '%s' for a WDM ring (optree, ring, ne, "
+				     "onestage)",
+				     algo);
+	if (q->chunks)
+		return ofc_error_set(err, OFC_E_INPUT, "chunks apply to direct-connect topologies");
+	/* The block size: the request's, else the config's first allgather. */
+	for (uint32_t i = 0; !size && i < f->ncollectives; i++)
+		if (f->collectives[i].op == COLL_ALLGATHER)
+			size = f->collectives[i].size;
+	if (!size)
+		size = 4u << 20;
+	struct optree_ring or
+	    = {
+		.nodes = ring->nmembers,
+		.wavelengths = ring->wavelengths,
+		.fibres = ring->fibres,
+		/* A config without mrrs_per_interface: one MRR per wavelength. */
+		.max_add = ring->interfaces * (ring->mrrs ? ring->mrrs : ring->wavelengths),
+		.rate = ring->rate,
+		.mrr_delay = ring->mrr_delay,
+		.oeo_delay = ring->oeo_delay,
+		.block_bytes = size,
+	    };
+	if (optree_ring_check(& or, err) < 0)
+		return -1;
+	if (or.nodes > OPTREE_MAX_NODES)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%u nodes: ring schedules are built for at most %u nodes",
+				     or.nodes, OPTREE_MAX_NODES);
+	if (optree_build(& or, &opts, &res, err) < 0)
+		return -1;
+	struct verify_wdm w = optree_verify_wdm(& or);
+	struct verify_opts vo = {.wdm = &w};
+	res.sched.verified = sched_verify(&res.sched, &vo, &vr) == 0;
+	if (!res.sched.verified)
+		snprintf(r->verify_error, sizeof(r->verify_error), "%s", vr.error);
+	optree_timing(& or, &res, false, &tm);
+	res.sched.time_us = tm.time_us;
+	res.sched.lower_bound_us = res.lower_bound_steps * tm.step_us;
+	sched_set_metric(&res.sched, "max_wavelengths_used", vr.max_wavelengths_used);
+	/* The schedule is ours; the rest of the result goes. */
+	r->s = res.sched;
+	memset(&res.sched, 0, sizeof(res.sched));
+	optree_result_free(&res);
+	r->tau_b = (struct frac){0, 0};
+	r->tau_b_value = NAN;
+	return 0;
+}
+
+int schedule_compute(const struct schedule_query *q, struct schedule_result *r,
+		     struct ofc_error *err)
+{
+	const char *algo = q->algorithm && *q->algorithm ? q->algorithm : "bfb";
+	struct graph *own = NULL;
+	const struct graph *g;
+	struct fabric_view v = {0};
+	struct sched_cost cost;
+	struct expand_figures pred = {0};
+	bool is_bfb, nic;
+	int rc = -1;
+
+	memset(r, 0, sizeof(*r));
+	if (!q->spec && q->fabric && q->fabric->nrings) {
+		if (ring_schedule(q, r, err) < 0) {
+			sched_free(&r->s);
+			if (err->code != OFC_E_RUNTIME)
+				err->code = OFC_E_INPUT;
+			return -1;
+		}
+		return 0;
+	}
+	if (strcmp(algo, "bfb") && strcmp(algo, "bfb-lp") && strcmp(algo, "expansion") &&
+	    !baseline_known(algo))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "unknown algorithm '%s' (bfb, bfb-lp, expansion, ring, "
+				     "bidir-ring, recursive, torus-rings)",
+				     algo);
+	if (q->collective == SCHED_ALLTOALL)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "alltoall is not scheduled on direct-connect topologies here "
+				     "(allgather, reduce-scatter, allreduce)");
+	if (q->spec) {
+		if (topo_build(q->spec, &own, err) < 0) {
+			err->code = OFC_E_INPUT;
+			return -1;
+		}
+		g = own;
+	} else if (q->fabric && q->fabric->graph) {
+		g = q->fabric->graph;
+	} else {
+		return ofc_error_set(err, OFC_E_INPUT, "no topology to schedule on");
+	}
+	r->degree = graph_outdeg(g, 0);
+	cost.size = pick_size(q);
+	if (!cost.size) {
+		rc = ofc_error_set(err, OFC_E_INPUT, "no size: give the data per node");
+		goto out;
+	}
+	cost.alpha = q->fabric && q->fabric->cost.alpha > 0 ? q->fabric->cost.alpha : 10e-6;
+	/* B is a node's egress: d links of the config's link bandwidth, or
+	 * 100 Gb/s when nothing says otherwise (as `ofc schedule`). */
+	cost.bandwidth = q->fabric && q->fabric->cost.link_bandwidth > 0
+			     ? q->fabric->cost.link_bandwidth * r->degree
+			     : 100e9;
+	if (r->degree == 0 || cost_lower_bound(q->collective, g->n, r->degree, &r->lb) < 0) {
+		rc = ofc_error_set(err, OFC_E_INPUT, "%s has no links", g->spec);
+		goto out;
+	}
+	if (generate(q, g, algo, r, &is_bfb, &pred, err) < 0) {
+		if (err->code != OFC_E_RUNTIME)
+			err->code = OFC_E_INPUT;
+		goto out;
+	}
+
+	/* NIC ports only when the schedule runs on the fabric's own graph. */
+	nic = !own && view_init(q->fabric, g, &v);
+	if (nic)
+		for (size_t i = 0; i < r->s.nxfers; i++) {
+			struct xfer *x = &r->s.xfers[i];
+
+			if (x->lane != SCHED_NO_LANE)
+				x->lane = (uint16_t)v.arc2port[g->off[x->src] + x->lane];
+		}
+
+	struct verify_report rep;
+	struct verify_opts vo = {.graph = nic ? v.pg : g};
+	r->s.verified = sched_verify(&r->s, &vo, &rep) == 0;
+	if (!r->s.verified)
+		snprintf(r->verify_error, sizeof(r->verify_error), "%s", rep.error);
+	r->measured = rep.sum_max_link_load * r->degree / g->n;
+	if (!is_bfb) {
+		/* Baselines and constructions: tau_B is what the links carry. */
+		r->tau_b = frac_from_double(r->measured, 16 * (int64_t)g->n, 1e-7);
+		r->tau_b_value = r->measured;
+		/* The construction's predicted figure, exact, when it is met. */
+		if (frac_valid(pred.tau_b) && fabs(frac_value(pred.tau_b) - r->measured) < 1e-7)
+			r->tau_b = pred.tau_b;
+	}
+	double lb_us = cost_time_us(&cost, r->lb.steps, frac_value(r->lb.tau_b));
+	r->s.size_bytes = cost.size;
+	r->s.time_us = cost_time_us(&cost, r->s.nsteps, r->tau_b_value);
+	r->s.lower_bound_us = lb_us;
+	sched_set_metric(&r->s, "tau_l", r->s.nsteps);
+	sched_set_metric(&r->s, "tau_b", r->tau_b_value);
+	sched_set_metric(&r->s, "tau_b_measured", r->measured);
+	sched_set_metric(&r->s, "alpha_us", cost.alpha * 1e6);
+	sched_set_metric(&r->s, "bandwidth_bps", cost.bandwidth);
+	if (is_bfb && q->chunks)
+		sched_set_metric(&r->s, "chunks", q->chunks);
+
+	if (nic) {
+		const struct fabric *f = q->fabric;
+		uint32_t n = g->n, d = f->ports.d;
+		uint8_t *used = xcalloc((size_t)n * d, 1);
+		int32_t *circ = xmalloc((size_t)n * d * sizeof(int32_t));
+
+		for (size_t i = 0; i < (size_t)n * d; i++)
+			circ[i] = -1;
+		for (uint32_t k = 0; k < f->ncircuits; k++) {
+			const struct circuit *ci = &f->circuits[k];
+
+			if (ci->src_host < n && ci->src_port < d)
+				circ[(size_t)ci->src_host * d + ci->src_port] = (int32_t)k;
+		}
+		for (size_t i = 0; i < r->s.nxfers; i++)
+			if (r->s.xfers[i].lane < d)
+				used[(size_t)r->s.xfers[i].src * d + r->s.xfers[i].lane] = 1;
+		r->links = xcalloc((size_t)n * d + 1, sizeof(*r->links));
+		for (uint32_t u = 0; u < n; u++)
+			for (uint32_t j = 0; j < d; j++)
+				if (used[(size_t)u * d + j])
+					r->links[r->nlinks++] = (struct schedule_link){
+					    u, j, f->ports.to[(size_t)j * n + u],
+					    circ[(size_t)u * d + j]};
+		free(used);
+		free(circ);
+		r->nic_ports = true;
+		r->fabric = f;
+	}
+	rc = 0;
+out:
+	if (rc < 0)
+		sched_free(&r->s);
+	view_free(&v);
+	graph_free(own);
+	return rc;
+}
+
+void schedule_result_free(struct schedule_result *r)
+{
+	sched_free(&r->s);
+	free(r->links);
+	memset(r, 0, sizeof(*r));
+}
+
+Ofc__V1__Schedule *schedule_extra_msg(struct arena *a, const struct schedule_result *r)
+{
+	Ofc__V1__Schedule *m = arena_alloc(a, sizeof(*m));
+	char buf[64];
+
+	ofc__v1__schedule__init(m);
+	if (frac_valid(r->tau_b))
+		m->tau_b_fraction = arena_strdup(a, frac_str(r->tau_b, buf, sizeof(buf)));
+	if (!r->nic_ports)
+		return m;
+	const struct fabric *f = r->fabric;
+	m->links = arena_array(a, r->nlinks, sizeof(*m->links));
+	for (uint32_t i = 0; i < r->nlinks; i++) {
+		const struct schedule_link *k = &r->links[i];
+		Ofc__V1__FabricLink *l = arena_alloc(a, sizeof(*l));
+
+		ofc__v1__fabric_link__init(l);
+		l->has_src = l->has_port = l->has_dst = 1;
+		l->src = k->src;
+		l->port = k->port;
+		l->dst = k->dst;
+		l->src_host = f->hosts[k->src].name;
+		l->dst_host = f->hosts[k->dst].name;
+		if (k->circuit >= 0) {
+			const struct circuit *ci = &f->circuits[k->circuit];
+
+			l->switch_name = f->switches[ci->sw].name;
+			l->has_in_port = l->has_out_port = 1;
+			l->in_port = ci->in_port;
+			l->out_port = ci->out_port;
+		}
+		m->links[m->n_links++] = l;
+	}
+	return m;
+}
