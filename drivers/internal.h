@@ -17,6 +17,31 @@ int tcp_connect(const char *address, double timeout, struct ofc_error *err);
 /* Listen on "IPv4:PORT" (port 0: any free port) for the emulators and
  * write the port to port_file (atomically) when given. Returns the fd. */
 int tcp_listen(const char *address, const char *port_file, struct ofc_error *err);
+/* The emulators' server loop (drivers/emu.c). */
+#define EMU_MAX_CLIENTS 32
+
+struct emu_client {
+	int fd; /* -1: a free slot */
+	bool stalled;	/* a stalled session never answers again */
+	bool logged_in; /* TL1 */
+	struct strbuf in; /* received, not yet a whole message */
+};
+
+struct emu_server {
+	struct emu_client clients[EMU_MAX_CLIENTS];
+	/* The next whole message at the front of c->in: point *msg at it and
+	 * return how many bytes it takes; 0 when it is not all there yet; -1
+	 * when the client broke the framing (it is dropped). */
+	long (*frame)(struct emu_client *c, char **msg, size_t *len);
+	/* Answer one message; false drops the client. */
+	bool (*handle)(void *ctx, struct emu_client *c, char *msg, size_t len);
+	void *ctx;
+	size_t max_pending; /* more unframed bytes than this drop the client */
+};
+
+/* Serve forever on the listening socket; returns -1 when poll fails. */
+int emu_serve(struct emu_server *s, int lfd);
+
 /* Write all of buf before the deadline (now_seconds() clock). */
 int fd_write_all(int fd, const void *buf, size_t n, double deadline, struct ofc_error *err);
 /* Read at most n bytes, waiting until the deadline. Returns bytes read,

@@ -24,14 +24,6 @@
 
 #include "proto/mrr.pb-c.h"
 
-#define MAX_CLIENTS 32
-
-struct client {
-	int fd;
-	bool stalled;
-	struct strbuf in;
-};
-
 struct agent {
 	uint32_t nodes, ifaces, wl, mrrs, delay_us;
 	const char *ring;
@@ -41,7 +33,6 @@ struct agent {
 	enum fault_mode mode;
 	bool lie_armed;
 	FILE *log;
-	struct client clients[MAX_CLIENTS];
 };
 
 static size_t slot(const struct agent *a, uint32_t node, uint32_t iface, uint32_t wl, uint32_t role)
@@ -49,7 +40,7 @@ static size_t slot(const struct agent *a, uint32_t node, uint32_t iface, uint32_
 	return (((size_t)node * a->ifaces + iface) * a->wl + wl) * 2 + (role - 1);
 }
 
-static void send_reply(struct client *c, Ofc__V1__MrrReply *r)
+static void send_reply(struct emu_client *c, Ofc__V1__MrrReply *r)
 {
 	size_t n = ofc__v1__mrr_reply__get_packed_size(r);
 	uint8_t *buf = xmalloc(n + 4);
@@ -83,7 +74,7 @@ static void pause_us(uint32_t us)
 }
 
 /* Returns false when the connection must close. */
-static bool handle(struct agent *a, struct client *c, const uint8_t *data, size_t len)
+static bool handle(struct agent *a, struct emu_client *c, const uint8_t *data, size_t len)
 {
 	Ofc__V1__MrrRequest *req = ofc__v1__mrr_request__unpack(NULL, len, data);
 	Ofc__V1__MrrReply r = OFC__V1__MRR_REPLY__INIT;
@@ -240,43 +231,26 @@ out:
 	return keep;
 }
 
-static void drop_client(struct client *c)
+/* Frames: a 4-byte big-endian length, then one MrrRequest. */
+static long frame(struct emu_client *c, char **msg, size_t *len)
 {
-	close(c->fd);
-	sb_free(&c->in);
-	memset(c, 0, sizeof(*c));
-	c->fd = -1;
+	uint32_t be;
+
+	if (c->in.len < 4)
+		return 0;
+	memcpy(&be, c->in.buf, 4);
+	*len = ntohl(be);
+	if (*len > MRR_MAX_FRAME)
+		return -1;
+	if (c->in.len < 4 + *len)
+		return 0;
+	*msg = c->in.buf + 4;
+	return (long)(4 + *len);
 }
 
-static void on_readable(struct agent *a, struct client *c)
+static bool handle_msg(void *ctx, struct emu_client *c, char *msg, size_t len)
 {
-	char buf[65536];
-	ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
-
-	if (n <= 0) {
-		drop_client(c);
-		return;
-	}
-	sb_add(&c->in, buf, (size_t)n);
-	while (c->in.len >= 4) {
-		uint32_t be, len;
-
-		memcpy(&be, c->in.buf, 4);
-		len = ntohl(be);
-		if (len > MRR_MAX_FRAME) {
-			drop_client(c);
-			return;
-		}
-		if (c->in.len < 4 + (size_t)len)
-			break;
-		bool keep = c->stalled || handle(a, c, (const uint8_t *)c->in.buf + 4, len);
-		memmove(c->in.buf, c->in.buf + 4 + len, c->in.len - 4 - len);
-		c->in.len -= 4 + len;
-		if (!keep) {
-			drop_client(c);
-			return;
-		}
-	}
+	return handle(ctx, c, (const uint8_t *)msg, len);
 }
 
 static int bad_usage(const char *msg, const char *arg)
@@ -371,38 +345,9 @@ int main(int argc, char **argv)
 	a.on = xcalloc((size_t)a.nodes * a.ifaces * a.wl * 2 + 1, 1);
 	a.used = xcalloc((size_t)a.nodes * a.ifaces + 1, sizeof(uint32_t));
 	signal(SIGPIPE, SIG_IGN);
-	for (int i = 0; i < MAX_CLIENTS; i++)
-		a.clients[i].fd = -1;
-	for (;;) {
-		struct pollfd p[MAX_CLIENTS + 1];
-		struct client *who[MAX_CLIENTS + 1];
-		nfds_t np = 0;
-
-		p[np++] = (struct pollfd){.fd = lfd, .events = POLLIN};
-		for (int i = 0; i < MAX_CLIENTS; i++)
-			if (a.clients[i].fd >= 0) {
-				who[np] = &a.clients[i];
-				p[np++] = (struct pollfd){.fd = a.clients[i].fd, .events = POLLIN};
-			}
-		if (poll(p, np, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return 1;
-		}
-		for (nfds_t i = 1; i < np; i++)
-			if (p[i].revents)
-				on_readable(&a, who[i]);
-		if (p[0].revents & POLLIN) {
-			int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-			bool placed = false;
-
-			for (int i = 0; i < MAX_CLIENTS && fd >= 0 && !placed; i++)
-				if (a.clients[i].fd < 0) {
-					a.clients[i].fd = fd;
-					placed = true;
-				}
-			if (!placed && fd >= 0)
-				close(fd);
-		}
-	}
+	struct emu_server srv = {.frame = frame, .handle = handle_msg, .ctx = &a,
+				 .max_pending = MRR_MAX_FRAME + 4};
+	emu_serve(&srv, lfd);
+	fprintf(stderr, "mrr-emu: poll: %s\n", strerror(errno));
+	return 1;
 }

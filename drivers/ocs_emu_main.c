@@ -28,15 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_CLIENTS 32
 #define MAX_PORTS 100000u
-
-struct client {
-	int fd;
-	bool logged_in;
-	bool stalled; /* a stalled session never answers again */
-	struct strbuf in;
-};
 
 struct emu {
 	uint32_t n;
@@ -50,7 +42,6 @@ struct emu {
 	bool lie_armed;
 	const char *state_path;
 	FILE *log;
-	struct client clients[MAX_CLIENTS];
 };
 
 static void usage(FILE *out)
@@ -70,7 +61,7 @@ static int bad_usage(const char *fmt, const char *arg)
 	return 2;
 }
 
-static void reply(struct client *c, const char *ctag, bool ok, const char *code,
+static void reply(struct emu_client *c, const char *ctag, bool ok, const char *code,
 		  const struct strbuf *payload)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -159,7 +150,7 @@ static bool parse_port(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
 }
 
 /* Handle one command; returns false when the session must close. */
-static bool handle(struct emu *e, struct client *c, char *text)
+static bool handle(struct emu *e, struct emu_client *c, char *text)
 {
 	struct ofc_error err = {0};
 	struct tl1_cmd cmd;
@@ -292,47 +283,26 @@ static bool handle(struct emu *e, struct client *c, char *text)
 	return keep;
 }
 
-static void drop(struct client *c)
-{
-	close(c->fd);
-	sb_free(&c->in);
-	memset(c, 0, sizeof(*c));
-	c->fd = -1;
-}
-
 /* Commands end at ';'. A session sending more than this without one is
  * not speaking TL1. */
 #define MAX_PENDING 65536
 
-static void on_readable(struct emu *e, struct client *c)
+static long frame(struct emu_client *c, char **msg, size_t *len)
 {
-	char buf[4096];
-	ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
+	char *semi = memchr(c->in.buf, ';', c->in.len);
 
-	if (n <= 0) {
-		drop(c);
-		return;
-	}
-	sb_add(&c->in, buf, (size_t)n);
-	for (;;) {
-		char *semi = memchr(c->in.buf, ';', c->in.len);
-		size_t used;
+	if (!semi)
+		return 0;
+	*semi = 0;
+	*msg = c->in.buf;
+	*len = (size_t)(semi - c->in.buf);
+	return (long)*len + 1;
+}
 
-		if (!semi)
-			break;
-		*semi = 0;
-		used = (size_t)(semi - c->in.buf) + 1;
-		bool keep = c->stalled || handle(e, c, c->in.buf);
-		memmove(c->in.buf, c->in.buf + used, c->in.len - used);
-		c->in.len -= used;
-		c->in.buf[c->in.len] = 0;
-		if (!keep) {
-			drop(c);
-			return;
-		}
-	}
-	if (c->in.len > MAX_PENDING)
-		drop(c);
+static bool handle_msg(void *ctx, struct emu_client *c, char *msg, size_t len)
+{
+	(void)len;
+	return handle(ctx, c, msg);
 }
 
 /* Tell the caller the port (only once the state is loaded: a test that
@@ -455,43 +425,9 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	for (int i = 0; i < MAX_CLIENTS; i++)
-		e.clients[i].fd = -1;
-	for (;;) {
-		struct pollfd p[MAX_CLIENTS + 1];
-		struct client *who[MAX_CLIENTS + 1];
-		nfds_t np = 0;
-
-		p[np++] = (struct pollfd){.fd = lfd, .events = POLLIN};
-		for (int i = 0; i < MAX_CLIENTS; i++)
-			if (e.clients[i].fd >= 0) {
-				who[np] = &e.clients[i];
-				p[np++] = (struct pollfd){.fd = e.clients[i].fd, .events = POLLIN};
-			}
-		if (poll(p, np, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			fprintf(stderr, "ocs-emu: poll: %s\n", strerror(errno));
-			return 1;
-		}
-		for (nfds_t i = 1; i < np; i++)
-			if (p[i].revents)
-				on_readable(&e, who[i]);
-		if (p[0].revents & POLLIN) {
-			int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-			int slot = -1;
-
-			for (int i = 0; i < MAX_CLIENTS && fd >= 0; i++)
-				if (e.clients[i].fd < 0) {
-					slot = i;
-					break;
-				}
-			if (slot < 0) {
-				if (fd >= 0)
-					close(fd);
-				continue;
-			}
-			e.clients[slot].fd = fd;
-		}
-	}
+	struct emu_server srv = {.frame = frame, .handle = handle_msg, .ctx = &e,
+				 .max_pending = MAX_PENDING};
+	emu_serve(&srv, lfd);
+	fprintf(stderr, "ocs-emu: poll: %s\n", strerror(errno));
+	return 1;
 }
