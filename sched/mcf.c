@@ -1038,37 +1038,6 @@ static void push_hop(void *ctx, uint32_t arc, uint32_t step)
 	b->n++;
 }
 
-/* Append a route of len hops (given destination first when reversed). */
-static void route_push(struct a2a_routes *rt, uint32_t s, uint32_t t, double w,
-		       const uint32_t *arc, const uint32_t *step, size_t len, bool reversed)
-{
-	size_t r = rt->nroutes, h0 = rt->nroutes ? rt->off[r] : 0;
-
-	if (r + 2 > rt->cap_routes) {
-		rt->cap_routes = rt->cap_routes ? rt->cap_routes * 2 : 1024;
-		rt->src = xreallocarray(rt->src, rt->cap_routes, sizeof(uint32_t));
-		rt->dst = xreallocarray(rt->dst, rt->cap_routes, sizeof(uint32_t));
-		rt->w = xreallocarray(rt->w, rt->cap_routes, sizeof(double));
-		rt->off = xreallocarray(rt->off, rt->cap_routes + 1, sizeof(size_t));
-	}
-	if (!rt->nroutes)
-		rt->off[0] = 0;
-	if (h0 + len > rt->cap_hops) {
-		rt->cap_hops = (h0 + len) * 2 + 1024;
-		rt->arc = xreallocarray(rt->arc, rt->cap_hops, sizeof(uint32_t));
-		rt->step = xreallocarray(rt->step, rt->cap_hops, sizeof(uint32_t));
-	}
-	for (size_t i = 0; i < len; i++) {
-		rt->arc[h0 + i] = arc[reversed ? len - 1 - i : i];
-		rt->step[h0 + i] = step[reversed ? len - 1 - i : i];
-	}
-	rt->src[r] = s;
-	rt->dst[r] = t;
-	rt->w[r] = w;
-	rt->off[r + 1] = h0 + len;
-	rt->nroutes++;
-}
-
 /* Every pair's distinct paths with their weights (identical paths of
  * different trees merged), the weights of a pair summing to 1: from the kept
  * solution, for each class's representative. */
@@ -1101,26 +1070,30 @@ static int cg_routes(struct cg *c, struct a2a_routes *rt, struct ofc_error *err)
 					free(sum), free(b);
 					return ofc_error_set(err, OFC_E_RUNTIME, "route too long");
 				}
+				/* The walk goes from the destination back. */
+				for (uint32_t q = 0; q < b->n / 2; q++) {
+					uint32_t a = b->arc[q], st = b->step[q];
+
+					b->arc[q] = b->arc[b->n - 1 - q];
+					b->step[q] = b->step[b->n - 1 - q];
+					b->arc[b->n - 1 - q] = a;
+					b->step[b->n - 1 - q] = st;
+				}
 				/* Same path as one of this pair's routes so far? */
 				bool merged = false;
 				for (size_t r = pair0; r < rt->nroutes && !merged; r++) {
 					size_t len = rt->off[r + 1] - rt->off[r];
 
-					if (len != b->n)
-						continue;
-					merged = true;
-					for (uint32_t q = 0; q < len && merged; q++)
-						merged = rt->arc[rt->off[r] + q] ==
-							     b->arc[b->n - 1 - q] &&
-							 rt->step[rt->off[r] + q] ==
-							     b->step[b->n - 1 - q];
+					merged = len == b->n &&
+						 !memcmp(rt->arc + rt->off[r], b->arc,
+							 len * sizeof(uint32_t)) &&
+						 !memcmp(rt->step + rt->off[r], b->step,
+							 len * sizeof(uint32_t));
 					if (merged)
 						rt->w[r] += w / sum[s];
 				}
-				/* The walk goes from the destination back. */
 				if (!merged)
-					route_push(rt, src, t, w / sum[s], b->arc, b->step, b->n,
-						   true);
+					a2a_routes_add(rt, src, t, w / sum[s], b->arc, b->step, b->n);
 			}
 		}
 	}
@@ -1192,8 +1165,7 @@ static void mirror_routes(const struct cg *c, struct a2a_routes *rt)
 					}
 					if (merged)
 						continue;
-					route_push(&out, v, t, rt->w[r] / stab, arc, step, len,
-						   false);
+					a2a_routes_add(&out, v, t, rt->w[r] / stab, arc, step, len);
 				}
 			}
 		}

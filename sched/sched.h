@@ -423,6 +423,9 @@ const char *mcf_stop_name(enum mcf_stop s);
 int mcf_child_lp(const struct graph *g, uint32_t s, const double *cap, double *theta_s,
 		 struct ofc_error *err);
 void a2a_routes_free(struct a2a_routes *r);
+/* Append a route of len hops, source first; step NULL: hop i at step i. */
+void a2a_routes_add(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, const uint32_t *arc,
+		    const uint32_t *step, size_t len);
 
 /* ---- all-to-all schedules from routes (sched/alltoall.c) ---------------------
  * The MCF's routes lowered three ways (Basu et al. Sec. 3.1.3-3.1.4, App. D):
