@@ -62,6 +62,7 @@ struct schedule_request {
 	const char *lowering;	   /* --lowering (all-to-all mcf): steps, paths, single */
 	const char *variant;	   /* --variant (swing, recursive-doubling): auto, bandwidth, latency */
 	double hop_latency;	   /* --hop-latency, seconds per hop (routed torus schedules) */
+	double time_limit;	   /* --time-limit (all-to-all mcf), seconds; 0 = none */
 };
 
 /* Write the whole schedule to req->output in req->format (json, text, pb).

@@ -21,7 +21,9 @@ static const char help[] =
     "  --lowering L     all-to-all mcf: steps (time-stepped, default), paths\n"
     "                   (weighted, at most d per pair) or single (one path per pair)\n"
     "  --variant V      swing / recursive-doubling: auto (default), bandwidth, latency\n"
-    "  --hop-latency T  swing and its baselines: latency per hop, e.g. 400ns\n";
+    "  --hop-latency T  swing and its baselines: latency per hop, e.g. 400ns\n"
+    "  --time-limit T   all-to-all mcf: stop column generation after T (default\n"
+    "                   60s; 0 = none) with theta certified within a reported gap\n";
 
 int cli_write_schedule(const struct schedule_request *req, const struct schedule *s,
 		       struct ofc_error *err)
@@ -73,10 +75,11 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"lowering", required_argument, NULL, 'L'},
 	    {"variant", required_argument, NULL, 'V'},
 	    {"hop-latency", required_argument, NULL, 'H'},
+	    {"time-limit", required_argument, NULL, 'l'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	struct schedule_request req = {.cmd = cmd, .format = FMT_JSON};
+	struct schedule_request req = {.cmd = cmd, .format = FMT_JSON, .time_limit = 60};
 	struct ofc_error err = {0};
 	bool collective_set = false, format_set = false;
 	const char *why;
@@ -156,6 +159,10 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 			if (parse_duration(optarg, &req.hop_latency, &why) < 0)
 				return cli_usage_error(cmd, "bad --hop-latency '%s': %s", optarg,
 						       why);
+			break;
+		case 'l':
+			if (parse_duration(optarg, &req.time_limit, &why) < 0)
+				return cli_usage_error(cmd, "bad --time-limit '%s': %s", optarg, why);
 			break;
 		case 'h':
 			return cli_help(cmd, help);

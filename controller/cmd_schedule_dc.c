@@ -403,8 +403,10 @@ static void run_a2a_mcf(struct dc *c, struct outcome *o, const char *lowering)
 		return;
 	}
 	topo_facts(c->g, &f, c->req->threads);
-	struct mcf_opts mo = {
-	    .steps = steps ? f.diameter : 0, .threads = c->req->threads, .routes = true};
+	struct mcf_opts mo = {.steps = steps ? f.diameter : 0,
+			      .threads = c->req->threads,
+			      .time_limit = c->req->time_limit,
+			      .routes = true};
 	if (mcf_solve(c->g, &mo, &o->mcf, &err) < 0) {
 		snprintf(o->why, sizeof(o->why), "%s", err.msg);
 		return;
@@ -557,7 +559,19 @@ static void write_a2a_json(const struct dc *c, const struct outcome *o, struct j
 		jw_key(w, "theta");
 		jw_double(w, o->theta_mcf);
 		jw_key(w, "method");
-		jw_str(w, o->mcf.symmetric ? "symmetric" : "column generation");
+		jw_str(w, mcf_method_name(o->mcf.method));
+		jw_key(w, "optimal");
+		jw_bool(w, o->mcf.optimal);
+		jw_key(w, "theta_gap");
+		jw_double(w, o->mcf.gap);
+		jw_key(w, "stop");
+		jw_str(w, mcf_stop_name(o->mcf.stop));
+		jw_key(w, "group_order");
+		jw_uint(w, o->mcf.group_order);
+		jw_key(w, "sources_solved");
+		jw_uint(w, o->mcf.classes);
+		jw_key(w, "capacity_rows");
+		jw_uint(w, o->mcf.rows);
 		jw_key(w, "time_stepped");
 		jw_bool(w, o->mcf.steps > 0);
 		jw_key(w, "lower_bound");
@@ -740,14 +754,22 @@ static void write_summary_text(const struct dc *c, const struct outcome *o, FILE
 			"ratio %.4f\n",
 			o->theta, o->cut_through ? "cut-through routes" : "store-and-forward steps",
 			theta_bound(c), o->theta / theta_bound(c));
-		if (o->have_mcf)
-			fprintf(
-			    out,
-			    "  mcf          theta %.9g (%s, %u iterations, %.3f s), lowered to %s, "
-			    "at most %u paths per pair\n",
-			    o->theta_mcf,
-			    o->mcf.symmetric ? "one-source symmetric" : "column generation",
-			    o->mcf.iterations, o->mcf.seconds, o->lowering, o->max_paths);
+		if (o->have_mcf) {
+			fprintf(out,
+				"  mcf          theta %.9g (%s, %u sources of %u, %u iterations, "
+				"%.3f s), lowered to %s, at most %u paths per pair\n",
+				o->theta_mcf, mcf_method_name(o->mcf.method), o->mcf.classes,
+				o->mcf.nodes, o->mcf.iterations, o->mcf.seconds, o->lowering,
+				o->max_paths);
+			if (o->mcf.optimal)
+				fprintf(out, "               optimal (the LP bound meets the flow)\n");
+			else
+				fprintf(out,
+					"               NOT proven optimal (%s): the optimum is at most "
+					"%.9g, gap %.3g%%\n",
+					mcf_stop_name(o->mcf.stop), 1 / o->mcf.lower,
+					100 * o->mcf.gap);
+		}
 	}
 	if (o->has_pred) {
 		fprintf(out, "  construction %s\n", o->pred.how);

@@ -168,6 +168,18 @@ void lp_set_time_limit(struct lp *lp, double seconds)
 	set_timeout(lp->m, seconds > 0 ? (long)ceil(seconds) : 0);
 }
 
+void lp_set_scaling(struct lp *lp, enum lp_scaling s)
+{
+	/* 196 = SCALE_GEOMETRIC + SCALE_EQUILIBRATE + SCALE_INTEGERS, what
+	 * make_lp sets. */
+	static const int mode[] = {[LP_SCALE_DEFAULT] = SCALE_GEOMETRIC + SCALE_EQUILIBRATE +
+							   SCALE_INTEGERS,
+				   [LP_SCALE_GEOMETRIC] = SCALE_GEOMETRIC,
+				   [LP_SCALE_NONE] = SCALE_NONE};
+
+	set_scaling(lp->m, mode[s]);
+}
+
 void lp_set_break_at_first(struct lp *lp, bool on)
 {
 	set_break_at_first(lp->m, on ? TRUE : FALSE);

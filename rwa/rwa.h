@@ -50,6 +50,12 @@ void lp_set_integer(struct lp *lp, int col, bool integer);
 void lp_set_binary(struct lp *lp, int col);
 /* Wall-clock limit for solve (0 = none). */
 void lp_set_time_limit(struct lp *lp, double seconds);
+/* lp_solve's scaling: its default (geometric, equilibrated), geometric
+ * alone, or none. Column generation masters with dense columns solve about
+ * twice as fast with geometric alone, and do not stall or fail in LUSOL the
+ * way they do when equilibrated (bench/RESULTS.md, issue 7b). */
+enum lp_scaling { LP_SCALE_DEFAULT = 0, LP_SCALE_GEOMETRIC, LP_SCALE_NONE };
+void lp_set_scaling(struct lp *lp, enum lp_scaling s);
 /* MIP: stop at the first integer solution found (for feasibility models
  * whose objective only guides the search). */
 void lp_set_break_at_first(struct lp *lp, bool on);

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void add_route(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, const uint32_t *arc,
-		      const uint32_t *step, uint32_t len)
+void a2a_routes_add(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, const uint32_t *arc,
+		    const uint32_t *step, size_t len)
 {
 	size_t r = rt->nroutes, h0 = r ? rt->off[r] : 0;
 
@@ -31,8 +31,8 @@ static void add_route(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, c
 	if (step)
 		memcpy(rt->step + h0, step, len * sizeof(uint32_t));
 	else
-		for (uint32_t i = 0; i < len; i++)
-			rt->step[h0 + i] = i;
+		for (size_t i = 0; i < len; i++)
+			rt->step[h0 + i] = (uint32_t)i;
 	rt->src[r] = s;
 	rt->dst[r] = t;
 	rt->w[r] = w;
@@ -71,7 +71,7 @@ void a2a_routes_expand(const struct graph *g, struct a2a_routes *rt)
 
 				arc[h] = g->off[p[u]] + (a - g->off[u]);
 			}
-			add_route(&all, p[rt->src[r]], p[rt->dst[r]], rt->w[r], arc,
+			a2a_routes_add(&all, p[rt->src[r]], p[rt->dst[r]], rt->w[r], arc,
 				  rt->step + rt->off[r], (uint32_t)len);
 		}
 	}
@@ -109,7 +109,7 @@ void a2a_routes_limit(struct a2a_routes *rt, uint32_t max_paths)
 		for (size_t i = 0; i < k; i++) {
 			size_t q = idx[i];
 
-			add_route(&out, rt->src[q], rt->dst[q], rt->w[q] / sum,
+			a2a_routes_add(&out, rt->src[q], rt->dst[q], rt->w[q] / sum,
 				  rt->arc + rt->off[q], rt->step + rt->off[q],
 				  (uint32_t)(rt->off[q + 1] - rt->off[q]));
 		}
@@ -215,7 +215,7 @@ void a2a_routes_single(const struct graph *g, struct a2a_routes *rt)
 	for (size_t p = 0; p < npairs; p++) {
 		size_t q = chosen[p];
 
-		add_route(&out, rt->src[q], rt->dst[q], 1, rt->arc + rt->off[q],
+		a2a_routes_add(&out, rt->src[q], rt->dst[q], 1, rt->arc + rt->off[q],
 			  rt->step + rt->off[q], (uint32_t)(rt->off[q + 1] - rt->off[q]));
 	}
 	free(load);
@@ -286,7 +286,7 @@ int a2a_direct_routes(const struct graph *g, struct a2a_routes *rt, struct ofc_e
 		}
 		for (uint32_t t = 0; t < n; t++)
 			if (t != s)
-				add_route(rt, s, t, 1, arc, NULL,
+				a2a_routes_add(rt, s, t, 1, arc, NULL,
 					  path_of(g, tail, parent, s, t, arc));
 	}
 	free(tail);
@@ -409,14 +409,14 @@ int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes 
 		for (uint32_t h = 0; h < len; h++)
 			w[arc[h]]++;
 		route_of[(size_t)s * (n - 1) + (t < s ? t : t - 1)] = (uint32_t)tmp.nroutes;
-		add_route(&tmp, s, t, 1, arc, NULL, len);
+		a2a_routes_add(&tmp, s, t, 1, arc, NULL, len);
 	}
 	/* Pair order, as every other route set. */
 	rt->n = n;
 	for (uint64_t p = 0; p < npairs; p++) {
 		size_t q = route_of[p];
 
-		add_route(rt, tmp.src[q], tmp.dst[q], 1, tmp.arc + tmp.off[q], NULL,
+		a2a_routes_add(rt, tmp.src[q], tmp.dst[q], 1, tmp.arc + tmp.off[q], NULL,
 			  (uint32_t)(tmp.off[q + 1] - tmp.off[q]));
 	}
 	free(route_of);

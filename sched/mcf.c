@@ -37,7 +37,18 @@
 #define MAX_ITER  20000u
 /* A column out of the master's solution this many iterations is dropped
  * (the pricing brings it back when it prices out again). */
-#define KEEP_ITERS 3u
+#define KEEP_ITERS 4u
+/* Rounds of multiplicative weights before the master (warm_start). The
+ * mirrored master, small, is solved once or twice from many; the plain
+ * master on n sources with as many columns stalls in lp_solve (genkautz:27,6
+ * does with 40), so it starts from fewer and generates the rest. */
+#define MW_ROUNDS	40u
+#define MW_ROUNDS_PLAIN 12u
+/* A master solve taking this many times the slowest one so far (and at
+ * least STALL_MIN seconds) has stalled: lp_solve cycles on some of these
+ * degenerate masters. */
+#define STALL_FACTOR 50.0
+#define STALL_MIN    10.0
 
 uint64_t moore_tree_cost(uint64_t n, uint32_t d)
 {
@@ -203,17 +214,27 @@ struct cg {
 	const struct graph *g;
 	uint32_t n, T;	/* T = 0: fluid */
 	uint32_t slots; /* max(T, 1) */
-	uint32_t nsrc;	/* sources with their own columns: n, or 1 (symmetric) */
-	bool symmetric;
+	enum mcf_method method; /* COLGEN, SYMMETRIC or MIRRORED */
+	const struct graph_group *grp; /* MIRRORED: the automorphisms */
+	/* Classes: sources with their own columns, one per orbit of nodes (n
+	 * of one node each without symmetry). A class's tree stands for its
+	 * src_weight sources; a row for the row_size arcs of an orbit (notes
+	 * fluid-mcf-mirrored-dw.md 4.3: the symmetric solution loads every arc
+	 * of an orbit alike, so a row holds the load of one of them). */
+	uint32_t nsrc;
+	uint32_t *src_node;  /* nsrc: the class's representative */
+	double *src_weight;  /* nsrc: nodes in the class */
 	uint32_t *arc_tail;
 	uint32_t *arc_row; /* arc -> row within a slot, UINT32_MAX for self-loops */
 	uint32_t rows_per_slot;
-	uint32_t R; /* link rows: rows_per_slot * slots */
+	double *row_size; /* rows_per_slot: arcs in the row's orbit */
+	uint32_t R;	  /* link rows: rows_per_slot * slots */
 	unsigned threads;
 
 	struct lp *lp;
 	uint32_t nlp_cols; /* U_k first, then the trees */
-	double *y;	   /* link prices */
+	double *y;	   /* link prices (per row) */
+	double *ys;	   /* per-arc prices: y / row_size */
 	double *duals;
 
 	/* columns: source and parent array (n or n * (T + 1) entries each) */
@@ -224,6 +245,15 @@ struct cg {
 	uint32_t *live;	    /* columns in the LP, in LP order (after the U_k) */
 	size_t nlive, cap_live;
 	uint32_t iter;
+	/* the best primal so far: U_k and column weights, its columns */
+	double *sol;
+	uint32_t *sol_live;
+	size_t sol_n;
+	double slowest; /* the slowest master solve so far, seconds */
+	/* lp_solve's scaling for the master: geometric alone solves the
+	 * mirrored masters about twice as fast; the plain ones solve best
+	 * (steadiest) with lp_solve's default. */
+	enum lp_scaling scaling;
 
 	/* hashes of the trees already columns (open addressing, 0 = empty) */
 	uint64_t *seen;	    /* tree hash */
@@ -276,7 +306,7 @@ static double dijkstra(const struct cg *c, struct cg_scratch *w, uint32_t s, uin
 			if (r == UINT32_MAX)
 				continue;
 			/* A tiny per-hop term breaks ties towards fewer hops. */
-			nd = w->dist[u] + c->y[r] + 1e-12;
+			nd = w->dist[u] + c->ys[r] + 1e-12;
 			if (nd < w->dist[v]) {
 				w->dist[v] = nd;
 				parent[v] = a;
@@ -317,7 +347,7 @@ static double dag_paths(const struct cg *c, struct cg_scratch *w, uint32_t s, ui
 
 				if (r == UINT32_MAX)
 					continue;
-				nd = prev[u] + c->y[r] + 1e-12;
+				nd = prev[u] + c->ys[r] + 1e-12;
 				if (nd < cur[g->adj[a]]) {
 					cur[g->adj[a]] = nd;
 					par[g->adj[a]] = a;
@@ -428,7 +458,7 @@ static void tree_coefs(const struct cg *c, struct cg_scratch *w, uint32_t s, con
 		const struct cg *c;
 		struct cg_scratch *w;
 	} k = {c, w};
-	uint32_t src = c->symmetric ? 0 : s;
+	uint32_t src = c->src_node[s];
 
 	w->ntouched = 0;
 	for (uint32_t t = 0; t < c->n; t++)
@@ -437,10 +467,15 @@ static void tree_coefs(const struct cg *c, struct cg_scratch *w, uint32_t s, con
 	qsort(w->touched, w->ntouched, sizeof(uint32_t), cmp_u32);
 }
 
-/* Put column k into the LP; with load != NULL also add its coefficients
- * there. */
-static int lp_put(struct cg *c, struct cg_scratch *w, uint32_t k, double *load,
-		  struct ofc_error *err)
+/* A class-s tree's coefficient on row r, given the hops over r's arcs: its
+ * src_weight sources (mirrored) spread that load over the row_size arcs. */
+static double coef(const struct cg *c, uint32_t s, uint32_t r, double hops)
+{
+	return hops * c->src_weight[s] / c->row_size[r % c->rows_per_slot];
+}
+
+/* Put column k into the LP. */
+static int lp_put(struct cg *c, struct cg_scratch *w, uint32_t k, struct ofc_error *err)
 {
 	uint32_t s = c->col_src[k];
 	int *rows, col;
@@ -451,10 +486,8 @@ static int lp_put(struct cg *c, struct cg_scratch *w, uint32_t k, double *load,
 	vals = xmalloc(((size_t)w->ntouched + 1) * sizeof(double));
 	for (uint32_t i = 0; i < w->ntouched; i++) {
 		rows[i] = (int)w->touched[i];
-		vals[i] = w->cnt[w->touched[i]];
+		vals[i] = coef(c, s, rows[i], w->cnt[w->touched[i]]);
 		w->cnt[w->touched[i]] = 0;
-		if (load)
-			load[rows[i]] += vals[i];
 	}
 	rows[w->ntouched] = (int)(c->R + s);
 	vals[w->ntouched] = 1;
@@ -469,11 +502,8 @@ static int lp_put(struct cg *c, struct cg_scratch *w, uint32_t k, double *load,
 	return 0;
 }
 
-/* Add a tree as a master column: a new one, or one dropped earlier back
- * into the LP. Returns 1 when it added one, 0 when the tree is in the LP
- * already. */
-static int add_column(struct cg *c, struct cg_scratch *w, uint32_t s, const uint32_t *parent,
-		      double *load, struct ofc_error *err)
+/* The column of a tree: a known one, or a new one (not in the LP yet). */
+static uint32_t store_tree(struct cg *c, uint32_t s, const uint32_t *parent)
 {
 	size_t at = 0;
 	uint64_t h = tree_hash(c, s, parent);
@@ -495,20 +525,26 @@ static int add_column(struct cg *c, struct cg_scratch *w, uint32_t s, const uint
 		c->seen_col[at] = k;
 		c->ncols++;
 	}
+	return k;
+}
+
+/* Put column k into the LP unless it is there: 1 when it put it. */
+static int add_column(struct cg *c, struct cg_scratch *w, uint32_t k, struct ofc_error *err)
+{
 	for (size_t i = 0; i < c->nlive; i++)
 		if (c->live[i] == k)
 			return 0;
-	return lp_put(c, w, k, load, err) < 0 ? -1 : 1;
+	return lp_put(c, w, k, err) < 0 ? -1 : 1;
 }
 
 static void price_one(void *ctx, size_t s, unsigned worker)
 {
 	struct cg *c = ctx;
 	struct cg_scratch *w = &c->ws[worker];
-	uint32_t *parent = c->cand + s * c->psize;
+	uint32_t *parent = c->cand + s * c->psize, v = c->src_node[s];
 
-	c->best[s] =
-	    c->T ? dag_paths(c, w, (uint32_t)s, parent) : dijkstra(c, w, (uint32_t)s, parent);
+	c->best[s] = c->src_weight[s] *
+		     (c->T ? dag_paths(c, w, v, parent) : dijkstra(c, w, v, parent));
 }
 
 static void cg_free(struct cg *c)
@@ -519,6 +555,12 @@ static void cg_free(struct cg *c)
 	free(c->arc_tail);
 	free(c->arc_row);
 	free(c->y);
+	free(c->ys);
+	free(c->src_node);
+	free(c->src_weight);
+	free(c->row_size);
+	free(c->sol);
+	free(c->sol_live);
 	free(c->duals);
 	free(c->col_src);
 	free(c->col_parent);
@@ -539,39 +581,76 @@ static void cg_free(struct cg *c)
 	free(c->ws);
 }
 
-static void cg_setup(struct cg *c, const struct graph *g, uint32_t T, bool symmetric,
-		     unsigned threads)
+static void cg_setup(struct cg *c, const struct graph *g, uint32_t T, enum mcf_method method,
+		     const struct graph_group *grp, unsigned threads)
 {
-	uint32_t n = g->n;
+	uint32_t n = g->n, d = graph_outdeg(g, 0);
 
 	c->g = g;
 	c->n = n;
 	c->T = T;
 	c->slots = T ? T : 1;
-	c->symmetric = symmetric;
-	c->nsrc = symmetric ? 1 : n;
+	c->method = method;
+	c->grp = grp;
+	c->scaling = method == MCF_MIRRORED ? LP_SCALE_GEOMETRIC : LP_SCALE_DEFAULT;
 	c->threads = threads ? threads : ofc_cpu_count();
 	c->arc_tail = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
 	c->arc_row = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
 	for (uint32_t u = 0; u < n; u++)
 		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
 			c->arc_tail[a] = u;
-	/* Rows: every arc but self-loops; by symmetry, every port. */
-	uint32_t rows = 0, d = graph_outdeg(g, 0);
+	/* Classes: every node; one (node 0, standing for all n) under the
+	 * translations; the orbits of nodes under the group. */
+	c->nsrc = method == MCF_SYMMETRIC ? 1 : method == MCF_MIRRORED ? grp->norbits : n;
+	c->src_node = xmalloc(c->nsrc * sizeof(uint32_t));
+	c->src_weight = xcalloc(c->nsrc, sizeof(double));
+	if (method == MCF_MIRRORED) {
+		for (uint32_t u = n; u-- > 0;)
+			c->src_node[grp->orbit[u]] = u; /* the smallest */
+		for (uint32_t u = 0; u < n; u++)
+			c->src_weight[grp->orbit[u]]++;
+	} else {
+		for (uint32_t s = 0; s < c->nsrc; s++) {
+			c->src_node[s] = s;
+			c->src_weight[s] = method == MCF_SYMMETRIC ? n : 1;
+		}
+	}
+	/* Rows: every arc but self-loops; under the translations every port;
+	 * under the group every orbit of arcs (self-loops map to self-loops). */
+	uint32_t rows = 0, *orow = NULL;
+	if (method == MCF_MIRRORED) {
+		orow = xmalloc(((size_t)grp->narc_orbits + 1) * sizeof(uint32_t));
+		memset(orow, 0xff, ((size_t)grp->narc_orbits + 1) * sizeof(uint32_t));
+	}
 	for (uint32_t a = 0; a < g->m; a++) {
 		uint32_t u = c->arc_tail[a];
 
 		if (g->adj[a] == u)
 			c->arc_row[a] = UINT32_MAX;
-		else if (symmetric)
+		else if (method == MCF_SYMMETRIC)
 			c->arc_row[a] = a - g->off[u];
+		else if (method == MCF_MIRRORED)
+			c->arc_row[a] = orow[grp->arc_orbit[a]] != UINT32_MAX
+					    ? orow[grp->arc_orbit[a]]
+					    : (orow[grp->arc_orbit[a]] = rows++);
 		else
 			c->arc_row[a] = rows++;
 	}
-	c->rows_per_slot = symmetric ? d : rows;
+	free(orow);
+	c->rows_per_slot = method == MCF_SYMMETRIC ? d : rows;
+	c->row_size = xcalloc(c->rows_per_slot, sizeof(double));
+	if (method == MCF_SYMMETRIC) {
+		for (uint32_t j = 0; j < d; j++)
+			c->row_size[j] = n;
+	} else {
+		for (uint32_t a = 0; a < g->m; a++)
+			if (c->arc_row[a] != UINT32_MAX)
+				c->row_size[c->arc_row[a]]++;
+	}
 	c->R = c->rows_per_slot * c->slots;
 	c->psize = (size_t)n * (T ? T + 1 : 1);
 	c->y = xcalloc(c->R, sizeof(double));
+	c->ys = xcalloc(c->R, sizeof(double));
 	c->best = xcalloc(c->nsrc, sizeof(double));
 	c->cand = xmalloc(c->nsrc * c->psize * sizeof(uint32_t));
 	c->ws = xcalloc(c->threads, sizeof(*c->ws));
@@ -589,9 +668,10 @@ static void cg_setup(struct cg *c, const struct graph *g, uint32_t T, bool symme
 }
 
 /* The master: U_k columns, link rows (<= U_slot), demand rows (>= 1). */
-static void cg_master(struct cg *c)
+static void cg_master(struct cg *c, enum lp_scaling scaling)
 {
 	c->lp = lp_new((int)c->slots);
+	lp_set_scaling(c->lp, scaling);
 	for (uint32_t k = 0; k < c->slots; k++)
 		lp_set_obj_coef(c->lp, (int)k, 1);
 	for (uint32_t r = 0; r < c->R; r++) {
@@ -606,23 +686,24 @@ static void cg_master(struct cg *c)
 }
 
 /* A new master holding only the columns used in the last KEEP_ITERS
- * iterations: lp_solve then solves a small LP from scratch, which is faster
- * and steadier than its warm starts on a growing one (those run into
- * numerical trouble on the larger instances). */
-static int cg_rebuild(struct cg *c, struct ofc_error *err)
+ * iterations (all of them with all): lp_solve then solves a small LP from
+ * scratch, which is faster and steadier than its warm starts on a growing
+ * one (those run into numerical trouble on the larger instances, and take
+ * as many pivots as a cold start). */
+static int cg_rebuild(struct cg *c, bool all, enum lp_scaling scaling, struct ofc_error *err)
 {
 	uint32_t *old = c->live;
 	size_t nold = c->nlive;
 
 	lp_free(c->lp);
 	free(c->duals);
-	cg_master(c);
+	cg_master(c, scaling);
 	c->live = NULL;
 	c->nlive = c->cap_live = 0;
 	for (size_t i = 0; i < nold; i++) {
 		uint32_t k = old[i], last = c->col_last[k];
 
-		if (last + KEEP_ITERS >= c->iter && lp_put(c, &c->ws[0], k, NULL, err) < 0) {
+		if ((all || last + KEEP_ITERS >= c->iter) && lp_put(c, &c->ws[0], k, err) < 0) {
 			free(old);
 			return -1;
 		}
@@ -640,8 +721,10 @@ static double tree_cost(const struct cg *c, struct cg_scratch *w, uint32_t s,
 
 	tree_coefs(c, w, s, parent);
 	for (uint32_t i = 0; i < w->ntouched; i++) {
-		cost += w->cnt[w->touched[i]] * y[w->touched[i]];
-		w->cnt[w->touched[i]] = 0;
+		uint32_t r = w->touched[i];
+
+		cost += coef(c, s, r, w->cnt[r]) * y[r];
+		w->cnt[r] = 0;
 	}
 	return cost;
 }
@@ -652,6 +735,8 @@ static double price_all(struct cg *c)
 {
 	double total = 0, ymax = 0;
 
+	for (uint32_t r = 0; r < c->R; r++)
+		c->ys[r] = c->y[r] / c->row_size[r % c->rows_per_slot];
 	parallel_for(c->nsrc, 1, c->threads, price_one, c);
 	for (uint32_t s = 0; s < c->nsrc; s++)
 		total += c->best[s];
@@ -666,16 +751,49 @@ static double price_all(struct cg *c)
 	return ymax > 0 ? total / ymax : 0;
 }
 
+/* The objective of a solution given its link loads: sum over slots of the
+ * most loaded row (fluid: Z). */
+static double objective_of(const struct cg *c, const double *load)
+{
+	double total = 0;
+
+	for (uint32_t k = 0; k < c->slots; k++) {
+		double max = 0;
+
+		for (uint32_t r = k * c->rows_per_slot; r < (k + 1) * c->rows_per_slot; r++)
+			if (load[r] > max)
+				max = load[r];
+		total += max;
+	}
+	return total;
+}
+
+/* Keep a master solution (x over the LP's columns, U_k first) as the best
+ * primal: it is what the routes and the step loads come from. */
+static void keep_solution(struct cg *c, const double *x)
+{
+	c->sol_n = c->nlive;
+	c->sol_live = xreallocarray(c->sol_live, c->nlive + 1, sizeof(uint32_t));
+	c->sol = xreallocarray(c->sol, c->slots + c->nlive + 1, sizeof(double));
+	memcpy(c->sol_live, c->live, c->nlive * sizeof(uint32_t));
+	memcpy(c->sol, x, (c->slots + c->nlive) * sizeof(double));
+}
+
 /* Columns to start from: a few rounds of multiplicative weights (the
  * Garg-Koenemann idea): every source's shortest-path tree under prices that
  * grow exponentially with the load the trees so far put on each link. The
  * master on these is already close to optimal, so the column generation
  * proper (whose first duals otherwise price a single link) needs few
- * iterations. */
-static int warm_start(struct cg *c, double *lb, double **center, struct ofc_error *err)
+ * iterations. The trees' average is a feasible flow, the primal to fall
+ * back on when the time runs out before the master is solved once (*ub). */
+static int warm_start(struct cg *c, double *lb, double **center, double *ub,
+		      struct ofc_error *err)
 {
 	double *load = xcalloc(c->R, sizeof(double));
-	uint32_t rounds = c->nsrc == 1 ? 8 : 12;
+	uint32_t rounds = c->nsrc == 1 ? 8 : c->method == MCF_MIRRORED ? MW_ROUNDS : MW_ROUNDS_PLAIN;
+	double *picks = NULL;
+	size_t cap_picks = 0;
+	int rc = -1;
 
 	for (uint32_t r = 0; r < c->R; r++)
 		c->y[r] = 1;
@@ -690,58 +808,142 @@ static int warm_start(struct cg *c, double *lb, double **center, struct ofc_erro
 				*center = xmalloc(c->R * sizeof(double));
 			memcpy(*center, c->y, c->R * sizeof(double));
 		}
-		for (uint32_t s = 0; s < c->nsrc; s++)
-			if (add_column(c, &c->ws[0], s, c->cand + s * c->psize, load, err) < 0) {
-				free(load);
-				return -1;
+		for (uint32_t s = 0; s < c->nsrc; s++) {
+			const uint32_t *tree = c->cand + s * c->psize;
+			struct cg_scratch *w = &c->ws[0];
+			uint32_t col = store_tree(c, s, tree);
+
+			if (add_column(c, w, col, err) < 0)
+				goto out;
+			if (col >= cap_picks) {
+				size_t old = cap_picks;
+
+				GROW(picks, cap_picks, (size_t)col + 1);
+				memset(picks + old, 0, (cap_picks - old) * sizeof(double));
 			}
+			picks[col] += 1.0 / rounds;
+			tree_coefs(c, w, s, tree);
+			for (uint32_t i = 0; i < w->ntouched; i++) {
+				uint32_t r = w->touched[i];
+
+				load[r] += coef(c, s, r, w->cnt[r]);
+				w->cnt[r] = 0;
+			}
+		}
 		for (uint32_t r = 0; r < c->R; r++)
 			if (load[r] > max)
 				max = load[r];
 		for (uint32_t r = 0; r < c->R; r++)
 			c->y[r] = exp(8.0 * load[r] / max);
 	}
+	/* The average, a feasible flow: loads / rounds, each slot's U_k its
+	 * busiest row, every tree picked weighted by how often. */
+	for (uint32_t r = 0; r < c->R; r++)
+		load[r] /= rounds;
+	*ub = objective_of(c, load);
+	c->sol_n = 0;
+	c->sol_live = xreallocarray(c->sol_live, c->ncols + 1, sizeof(uint32_t));
+	c->sol = xreallocarray(c->sol, c->slots + c->ncols + 1, sizeof(double));
+	for (uint32_t k = 0; k < c->slots; k++) {
+		c->sol[k] = 0;
+		for (uint32_t r = k * c->rows_per_slot; r < (k + 1) * c->rows_per_slot; r++)
+			c->sol[k] = fmax(c->sol[k], load[r]);
+	}
+	for (size_t k = 0; k < c->ncols; k++)
+		if (k < cap_picks && picks[k] > 0) {
+			c->sol_live[c->sol_n] = (uint32_t)k;
+			c->sol[c->slots + c->sol_n++] = picks[k];
+		}
+	rc = 0;
+out:
+	free(picks);
 	free(load);
-	return 0;
+	return rc;
+}
+
+/* Solve the master: 0 when solved, 1 when it stopped (*stop says why), -1
+ * on errors. lp_solve can stall (cycle) or fail in LUSOL on these degenerate
+ * masters; a stalled or failed solve is tried again on a fresh model with
+ * another scaling (changing the scaling of a model lp_solve has scaled
+ * already does not help). */
+static int master_solve(struct cg *c, double deadline, enum mcf_stop *stop,
+			struct ofc_error *err)
+{
+	const enum lp_scaling scaling[] = {c->scaling, c->scaling == LP_SCALE_GEOMETRIC
+							   ? LP_SCALE_DEFAULT
+							   : LP_SCALE_GEOMETRIC,
+					   LP_SCALE_NONE};
+
+	for (size_t i = 0; i < ARRAY_SIZE(scaling); i++) {
+		double t0 = now_seconds(), limit = 0;
+		enum lp_result lr;
+
+		/* The first solve has nothing to compare with: the deadline only. */
+		if (c->slowest > 0)
+			limit = fmax(STALL_MIN, STALL_FACTOR * c->slowest);
+		if (deadline > 0) {
+			if (deadline - t0 <= 0)
+				break;
+			if (limit == 0 || deadline - t0 < limit)
+				limit = deadline - t0;
+		}
+		if (i && cg_rebuild(c, true, scaling[i], err) < 0)
+			return -1;
+		lp_set_time_limit(c->lp, limit);
+		lr = lp_solve(c->lp, err);
+		if (lr == LP_OPTIMAL) {
+			c->slowest = fmax(c->slowest, now_seconds() - t0);
+			return 0;
+		}
+		if (lr == LP_INFEASIBLE || lr == LP_UNBOUNDED)
+			/* Not lp_solve's trouble: the model's. */
+			return ofc_error_set(err, OFC_E_RUNTIME, "master LP: %s",
+					     lp_result_str(lr));
+		ofc_error_clear(err);
+		if (deadline > 0 && now_seconds() >= deadline)
+			break;
+	}
+	*stop = deadline > 0 && now_seconds() >= deadline ? MCF_STOP_TIME : MCF_STOP_LP;
+	return 1;
 }
 
 /* Column generation with Wentges smoothing: pricing at a mix of the LP's
  * duals and the prices that gave the best bound so far damps the duals'
  * oscillation (the tail of plain column generation); a tree is added only
  * when it prices out against the LP's own duals, and when none does at the
- * mix, the LP's duals are priced directly (no false stop). */
-static int cg_run(struct cg *c, double gap, struct mcf_result *res, struct ofc_error *err)
+ * mix, the LP's duals are priced directly (no false stop).
+ *
+ * Every solved master is a feasible flow (ub) and every priced y a
+ * Lagrangian bound (lb), so stopping early, at the deadline, still leaves
+ * an answer certified within ub / lb - 1 of the optimum. */
+static int cg_run(struct cg *c, double gap, double deadline, struct mcf_result *res,
+		  struct ofc_error *err)
 {
 	double ub = INFINITY, lb = 0, alpha = 0.5;
 	double *ylp = xmalloc(c->R * sizeof(double)), *center = NULL, *x = NULL;
-	uint32_t it;
+	uint32_t it, solves = 0;
+	bool lp_optimal = false;
 	int rc = -1;
 
-	cg_master(c);
-	if (warm_start(c, &lb, &center, err) < 0)
+	cg_master(c, c->scaling);
+	if (warm_start(c, &lb, &center, &ub, err) < 0)
 		goto out;
-	for (it = 1; it <= MAX_ITER; it++) {
-		enum lp_result lr;
+	for (it = 1; it <= MAX_ITER && ub - lb > gap * ub; it++) {
+		int lr;
 
+		if (deadline > 0 && now_seconds() >= deadline) {
+			res->stop = MCF_STOP_TIME;
+			break;
+		}
 		c->iter = it;
-		if (it > 1 && cg_rebuild(c, err) < 0)
+		if (it > 1 && cg_rebuild(c, false, c->scaling, err) < 0)
 			goto out;
-		lr = lp_solve(c->lp, err);
-
-		if (lr == LP_FAILED) {
-			/* A warm start can run into numerical trouble in
-			 * lp_solve: start this one from the slack basis. */
-			ofc_error_clear(err);
-			lp_reset_basis(c->lp);
-			lr = lp_solve(c->lp, err);
-		}
-		if (lr != LP_OPTIMAL) {
-			if (lr != LP_FAILED)
-				ofc_error_set(err, OFC_E_RUNTIME, "master LP: %s",
-					      lp_result_str(lr));
+		lr = master_solve(c, deadline, &res->stop, err);
+		if (lr < 0)
 			goto out;
-		}
-		ub = lp_objective(c->lp);
+		if (lr > 0)
+			break; /* out of time, or lp_solve gave up: keep the last master */
+		solves++;
 		if (lp_duals(c->lp, c->duals) < 0) {
 			ofc_error_set(err, OFC_E_RUNTIME, "master LP: no duals");
 			goto out;
@@ -750,6 +952,12 @@ static int cg_run(struct cg *c, double gap, struct mcf_result *res, struct ofc_e
 			ylp[r] = c->duals[r] < 0 ? -c->duals[r] : 0;
 		x = xreallocarray(x, (size_t)lp_ncols(c->lp), sizeof(double));
 		lp_solution(c->lp, x);
+		/* The master keeps its optimum's columns, so its value only
+		 * falls; the warm start's average may still be better. */
+		if (lp_objective(c->lp) < ub) {
+			ub = lp_objective(c->lp);
+			keep_solution(c, x);
+		}
 		for (size_t i = 0; i < c->nlive; i++)
 			if (x[c->slots + i] > 0)
 				c->col_last[c->live[i]] = it;
@@ -773,10 +981,9 @@ static int cg_run(struct cg *c, double gap, struct mcf_result *res, struct ofc_e
 				const uint32_t *tree = c->cand + s * c->psize;
 				double cost =
 				    pass ? c->best[s] : tree_cost(c, &c->ws[0], s, tree, ylp);
-
 				/* lp_solve's duals are good to about 1e-9. */
 				if (cost < pi - 1e-9 * (1 + pi)) {
-					int a = add_column(c, &c->ws[0], s, tree, NULL, err);
+					int a = add_column(c, &c->ws[0], store_tree(c, s, tree), err);
 
 					if (a < 0)
 						goto out;
@@ -784,24 +991,28 @@ static int cg_run(struct cg *c, double gap, struct mcf_result *res, struct ofc_e
 				}
 			}
 		}
-		if (ub - lb <= gap * ub || !added)
-			break; /* converged, or LP-optimal: nothing prices out */
+		if (!added) {
+			/* Nothing prices out: the master is optimal (lb may
+			 * trail ub by the duals' noise). */
+			lp_optimal = true;
+			break;
+		}
 	}
-	if (it > MAX_ITER) {
-		ofc_error_set(err, OFC_E_RUNTIME,
-			      "column generation did not converge in %u iterations (gap %g)",
-			      MAX_ITER, (ub - lb) / ub);
-		goto out;
-	}
-	res->iterations = it;
+	res->iterations = solves;
 	res->columns = c->ncols;
 	res->objective = ub;
 	res->lower = lb < ub ? lb : ub;
 	res->theta = 1 / ub;
+	res->optimal = lp_optimal || ub - res->lower <= gap * ub;
+	res->gap = ub / res->lower - 1;
+	if (res->optimal)
+		res->stop = MCF_STOP_OPTIMAL;
+	else if (res->stop == MCF_STOP_OPTIMAL)
+		res->stop = MCF_STOP_ITERATIONS;
 	if (c->T) {
-		/* x is the last solve's solution: the U_k come first. */
+		/* The kept solution's U_k come first. */
 		res->step_load = xmalloc(c->T * sizeof(double));
-		memcpy(res->step_load, x, c->T * sizeof(double));
+		memcpy(res->step_load, c->sol, c->T * sizeof(double));
 	}
 	rc = 0;
 out:
@@ -827,96 +1038,144 @@ static void push_hop(void *ctx, uint32_t arc, uint32_t step)
 	b->n++;
 }
 
-static void route_add(struct a2a_routes *rt, uint32_t s, uint32_t t, double w,
-		      const struct hopbuf *b)
-{
-	size_t r = rt->nroutes, h0 = rt->nroutes ? rt->off[r] : 0;
-
-	if (r + 2 > rt->cap_routes) {
-		rt->cap_routes = rt->cap_routes ? rt->cap_routes * 2 : 1024;
-		rt->src = xreallocarray(rt->src, rt->cap_routes, sizeof(uint32_t));
-		rt->dst = xreallocarray(rt->dst, rt->cap_routes, sizeof(uint32_t));
-		rt->w = xreallocarray(rt->w, rt->cap_routes, sizeof(double));
-		rt->off = xreallocarray(rt->off, rt->cap_routes + 1, sizeof(size_t));
-	}
-	if (!rt->nroutes)
-		rt->off[0] = 0;
-	if (h0 + b->n > rt->cap_hops) {
-		rt->cap_hops = (h0 + b->n) * 2 + 1024;
-		rt->arc = xreallocarray(rt->arc, rt->cap_hops, sizeof(uint32_t));
-		rt->step = xreallocarray(rt->step, rt->cap_hops, sizeof(uint32_t));
-	}
-	/* The walk goes from the destination back: store source first. */
-	for (uint32_t i = 0; i < b->n; i++) {
-		rt->arc[h0 + i] = b->arc[b->n - 1 - i];
-		rt->step[h0 + i] = b->step[b->n - 1 - i];
-	}
-	rt->src[r] = s;
-	rt->dst[r] = t;
-	rt->w[r] = w;
-	rt->off[r + 1] = h0 + b->n;
-	rt->nroutes++;
-}
-
 /* Every pair's distinct paths with their weights (identical paths of
- * different trees merged), the weights of a pair summing to 1. */
+ * different trees merged), the weights of a pair summing to 1: from the kept
+ * solution, for each class's representative. */
 static int cg_routes(struct cg *c, struct a2a_routes *rt, struct ofc_error *err)
 {
-	double *x = xmalloc(lp_ncols(c->lp) * sizeof(double));
+	const double *x = c->sol + c->slots;
 	double *sum = xcalloc(c->nsrc, sizeof(double));
-	struct hopbuf *b = xmalloc(sizeof(*b)), *b2 = xmalloc(sizeof(*b2));
+	struct hopbuf *b = xmalloc(sizeof(*b));
 
-	lp_solution(c->lp, x);
 	rt->n = c->n;
-	for (size_t i = 0; i < c->nlive; i++)
-		sum[c->col_src[c->live[i]]] += x[c->slots + i];
+	for (size_t i = 0; i < c->sol_n; i++)
+		sum[c->col_src[c->sol_live[i]]] += x[i];
 	for (uint32_t s = 0; s < c->nsrc; s++) {
-		size_t first = rt->nroutes;
+		uint32_t src = c->src_node[s];
 
 		for (uint32_t t = 0; t < c->n; t++) {
-			if (t == s)
+			if (t == src)
 				continue;
 			size_t pair0 = rt->nroutes;
 
-			for (size_t i = 0; i < c->nlive; i++) {
-				size_t k = c->live[i];
-				double w = x[c->slots + i];
+			for (size_t i = 0; i < c->sol_n; i++) {
+				size_t k = c->sol_live[i];
+				double w = x[i];
 
 				if (c->col_src[k] != s || w <= 1e-12 * sum[s])
 					continue;
 				b->n = 0;
 				walk(c, c->col_parent + k * c->psize, t, push_hop, b);
 				if (b->n > ARRAY_SIZE(b->arc) / 2) {
-					free(x), free(sum), free(b), free(b2);
+					free(sum), free(b);
 					return ofc_error_set(err, OFC_E_RUNTIME, "route too long");
+				}
+				/* The walk goes from the destination back. */
+				for (uint32_t q = 0; q < b->n / 2; q++) {
+					uint32_t a = b->arc[q], st = b->step[q];
+
+					b->arc[q] = b->arc[b->n - 1 - q];
+					b->step[q] = b->step[b->n - 1 - q];
+					b->arc[b->n - 1 - q] = a;
+					b->step[b->n - 1 - q] = st;
 				}
 				/* Same path as one of this pair's routes so far? */
 				bool merged = false;
 				for (size_t r = pair0; r < rt->nroutes && !merged; r++) {
 					size_t len = rt->off[r + 1] - rt->off[r];
 
-					if (len != b->n)
-						continue;
-					merged = true;
-					for (uint32_t q = 0; q < len && merged; q++)
-						merged = rt->arc[rt->off[r] + q] ==
-							     b->arc[b->n - 1 - q] &&
-							 rt->step[rt->off[r] + q] ==
-							     b->step[b->n - 1 - q];
+					merged = len == b->n &&
+						 !memcmp(rt->arc + rt->off[r], b->arc,
+							 len * sizeof(uint32_t)) &&
+						 !memcmp(rt->step + rt->off[r], b->step,
+							 len * sizeof(uint32_t));
 					if (merged)
 						rt->w[r] += w / sum[s];
 				}
 				if (!merged)
-					route_add(rt, s, t, w / sum[s], b);
+					a2a_routes_add(rt, src, t, w / sum[s], b->arc, b->step, b->n);
 			}
 		}
-		(void)first;
 	}
-	free(x);
 	free(sum);
 	free(b);
-	free(b2);
 	return 0;
+}
+
+/* The representatives' routes mirrored to every source (notes
+ * fluid-mcf-mirrored-dw.md 4.3): source v of class k gets, for each group
+ * element h with h(o_k) = v, the routes of o_k to h^-1(t) moved by h, with
+ * weight 1 / |stabiliser of o_k|. That averages o_k's solution over the
+ * whole group, so every arc of an orbit carries the same load: the load the
+ * master's orbit row bounds. Identical paths of a pair are merged. */
+static void mirror_routes(const struct cg *c, struct a2a_routes *rt)
+{
+	const struct graph_group *grp = c->grp;
+	uint32_t n = c->n, m = c->g->m, H = grp->order;
+	struct a2a_routes out = {.n = n};
+	/* Routes of (class, t): rt is in class order, then t order. */
+	size_t *first = xmalloc(((size_t)c->nsrc * n + 1) * sizeof(size_t));
+	uint32_t *inv = xmalloc((size_t)H * n * sizeof(uint32_t));
+	uint32_t *arc = NULL, *step = NULL;
+	size_t cap = 0;
+
+	for (size_t i = 0; i <= (size_t)c->nsrc * n; i++)
+		first[i] = SIZE_MAX;
+	for (size_t r = rt->nroutes; r-- > 0;)
+		first[(size_t)c->grp->orbit[rt->src[r]] * n + rt->dst[r]] = r;
+	for (uint32_t h = 0; h < H; h++)
+		for (uint32_t u = 0; u < n; u++)
+			inv[(size_t)h * n + grp->node[(size_t)h * n + u]] = u;
+	for (uint32_t v = 0; v < n; v++) {
+		uint32_t k = grp->orbit[v], o = c->src_node[k];
+		double stab = H / c->src_weight[k];
+
+		for (uint32_t t = 0; t < n; t++) {
+			size_t pair0 = out.nroutes;
+
+			if (t == v)
+				continue;
+			for (uint32_t h = 0; h < H; h++) {
+				const uint32_t *hn = grp->node + (size_t)h * n;
+				const uint32_t *ha = grp->arc + (size_t)h * m;
+				uint32_t t0 = inv[(size_t)h * n + t];
+
+				if (hn[o] != v)
+					continue;
+				for (size_t r = first[(size_t)k * n + t0];
+				     r < rt->nroutes && rt->src[r] == o && rt->dst[r] == t0; r++) {
+					size_t len = rt->off[r + 1] - rt->off[r];
+					bool merged = false;
+
+					GROW(arc, cap, len + 1);
+					step = xreallocarray(step, cap, sizeof(uint32_t));
+					for (size_t i = 0; i < len; i++) {
+						arc[i] = ha[rt->arc[rt->off[r] + i]];
+						step[i] = rt->step[rt->off[r] + i];
+					}
+					for (size_t q = pair0; q < out.nroutes && !merged; q++) {
+						if (out.off[q + 1] - out.off[q] != len)
+							continue;
+						merged = !memcmp(out.arc + out.off[q], arc,
+								 len * sizeof(uint32_t)) &&
+							 !memcmp(out.step + out.off[q], step,
+								 len * sizeof(uint32_t));
+						if (merged)
+							out.w[q] += rt->w[r] / stab;
+					}
+					if (merged)
+						continue;
+					a2a_routes_add(&out, v, t, rt->w[r] / stab, arc, step, len);
+				}
+			}
+		}
+	}
+	free(first);
+	free(inv);
+	free(arc);
+	free(step);
+	a2a_routes_free(rt);
+	*rt = out;
 }
 
 void a2a_routes_free(struct a2a_routes *r)
@@ -1136,6 +1395,32 @@ int mcf_child_lp(const struct graph *g, uint32_t s, const double *cap, double *t
 
 /* ---- entry ---------------------------------------------------------------------- */
 
+const char *mcf_method_name(enum mcf_method m)
+{
+	static const char *const name[] = {
+	    [MCF_AUTO] = "auto",
+	    [MCF_SYMMETRIC] = "one-source symmetric",
+	    [MCF_COLGEN] = "column generation",
+	    [MCF_MASTER] = "master LP",
+	    [MCF_FULL] = "link LP",
+	    [MCF_MIRRORED] = "mirrored column generation",
+	};
+
+	return (size_t)m < ARRAY_SIZE(name) && name[m] ? name[m] : "unknown";
+}
+
+const char *mcf_stop_name(enum mcf_stop s)
+{
+	static const char *const name[] = {
+	    [MCF_STOP_OPTIMAL] = "optimal",
+	    [MCF_STOP_TIME] = "time limit",
+	    [MCF_STOP_LP] = "lp_solve gave up",
+	    [MCF_STOP_ITERATIONS] = "iteration limit",
+	};
+
+	return (size_t)s < ARRAY_SIZE(name) && name[s] ? name[s] : "unknown";
+}
+
 int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result *r,
 	      struct ofc_error *err)
 {
@@ -1170,6 +1455,16 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 					     g->spec ? g->spec : "the topology");
 		method = sym ? MCF_SYMMETRIC : MCF_COLGEN;
 	}
+	struct graph_group grp = {0};
+	if ((o->method == MCF_AUTO && method == MCF_COLGEN) || method == MCF_MIRRORED) {
+		/* The group listed element by element: within 64 MiB. */
+		uint64_t cap = (16u << 20) / ((uint64_t)g->n + g->m);
+
+		graph_automorphisms(g, cap > 65536 ? 65536 : (uint32_t)cap, &grp);
+		if (grp.order > 1)
+			method = MCF_MIRRORED;
+		r->group_order = grp.order;
+	}
 	r->method = method;
 	if ((method == MCF_MASTER || method == MCF_FULL) && (o->steps || o->routes))
 		return ofc_error_set(err, OFC_E_INPUT,
@@ -1191,8 +1486,13 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 		struct cg c = {0};
 
 		r->symmetric = method == MCF_SYMMETRIC;
-		cg_setup(&c, g, o->steps, r->symmetric, o->threads);
-		rc = cg_run(&c, o->gap > 0 ? o->gap : 1e-9, r, err);
+		if (r->symmetric)
+			r->group_order = g->n;
+		cg_setup(&c, g, o->steps, method, &grp, o->threads);
+		r->classes = c.nsrc;
+		r->rows = c.rows_per_slot;
+		rc = cg_run(&c, o->gap > 0 ? o->gap : 1e-9, o->time_limit > 0 ? t0 + o->time_limit : 0,
+			    r, err);
 		if (rc == 0 && o->routes) {
 			rc = cg_routes(&c, &r->routes, err);
 			r->routes.symmetric = r->symmetric;
@@ -1200,9 +1500,14 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 				r->routes.perm = xmalloc((size_t)g->n * g->n * sizeof(uint32_t));
 				mcf_translations(g, r->routes.perm, o->threads);
 			}
+			if (rc == 0 && method == MCF_MIRRORED)
+				mirror_routes(&c, &r->routes);
 		}
 		cg_free(&c);
 	}
+	if (method == MCF_MASTER || method == MCF_FULL)
+		r->optimal = true;
+	graph_group_free(&grp);
 	r->seconds = now_seconds() - t0;
 	if (rc < 0)
 		mcf_result_free(r);

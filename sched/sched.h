@@ -339,19 +339,22 @@ size_t finder_pick(const struct finder_result *r, const enum sched_collective *c
  * of the per-step maximum link loads U_t; the same decomposition applies
  * because a single-source flow on the time-expanded graph splits into paths. */
 enum mcf_method {
-	MCF_AUTO = 0,  /* SYMMETRIC when it applies, else COLGEN */
+	MCF_AUTO = 0,  /* SYMMETRIC when it applies, else MIRRORED, else COLGEN */
 	MCF_SYMMETRIC, /* one source, one capacity row per port */
 	MCF_COLGEN,    /* the master LP by column generation */
 	MCF_MASTER,    /* the master LP (6)-(9) as one LP (fluid only) */
 	MCF_FULL,      /* the link LP (1)-(5) (fluid only; small graphs) */
+	MCF_MIRRORED,  /* one source per orbit of Aut(g), one row per arc orbit */
 };
 
 struct mcf_opts {
 	enum mcf_method method;
-	uint32_t steps;	  /* 0: fluid MCF; T > 0: time-stepped with T steps */
-	unsigned threads; /* 0 = all CPUs */
-	double gap;	  /* relative gap at which column generation stops; 0 = 1e-9 */
-	bool routes;	  /* keep the routes (for lowering) */
+	uint32_t steps;	    /* 0: fluid MCF; T > 0: time-stepped with T steps */
+	unsigned threads;   /* 0 = all CPUs */
+	double gap;	    /* relative gap at which column generation stops; 0 = 1e-9 */
+	double time_limit;  /* seconds for column generation; 0 = none. At the limit
+			     * it stops with the best flow and bound so far */
+	bool routes;	    /* keep the routes (for lowering) */
 };
 
 /* Routes: for each pair (src, dst) one or more weighted paths, each a list
@@ -372,6 +375,15 @@ struct a2a_routes {
 	size_t cap_routes, cap_hops;
 };
 
+/* Why column generation stopped; all but OPTIMAL leave theta certified
+ * within mcf_result.gap instead. */
+enum mcf_stop {
+	MCF_STOP_OPTIMAL = 0, /* the bound met the flow (opts.gap) */
+	MCF_STOP_TIME,	      /* opts.time_limit */
+	MCF_STOP_LP,	      /* lp_solve failed or stalled on every retry */
+	MCF_STOP_ITERATIONS,  /* the iteration cap */
+};
+
 struct mcf_result {
 	uint32_t nodes, degree, steps;
 	enum mcf_method method; /* the one used */
@@ -379,6 +391,12 @@ struct mcf_result {
 	double theta;	  /* fluid: the max concurrent flow; time-stepped: 1 / sum U_t */
 	double objective; /* 1 / theta: shard-times (per unit link capacity) */
 	double lower;	  /* certified lower bound on objective (= objective when exact) */
+	bool optimal;	  /* objective proven optimal (within opts.gap) */
+	enum mcf_stop stop;
+	double gap;	  /* objective / lower - 1: theta >= optimum / (1 + gap) */
+	uint32_t classes; /* sources solved: orbits of nodes (n without symmetry) */
+	uint32_t rows;	  /* capacity rows (per step): orbits of arcs */
+	uint32_t group_order; /* automorphisms used (SYMMETRIC: the n translations) */
 	double *step_load; /* time-stepped: U_t, steps entries */
 	uint32_t iterations;
 	size_t columns;
@@ -396,11 +414,18 @@ bool mcf_translations(const struct graph *g, uint32_t *perm, unsigned threads);
 int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result *r,
 	      struct ofc_error *err);
 void mcf_result_free(struct mcf_result *r);
+/* For people: "symmetric", "mirrored", "column generation", ... */
+const char *mcf_method_name(enum mcf_method m);
+/* For people: "optimal", "time limit", ... */
+const char *mcf_stop_name(enum mcf_stop s);
 /* The child LP (10)-(14) of source s: max theta_s with the per-destination
  * flows of s inside the capacities cap[a] (the master's g^s). */
 int mcf_child_lp(const struct graph *g, uint32_t s, const double *cap, double *theta_s,
 		 struct ofc_error *err);
 void a2a_routes_free(struct a2a_routes *r);
+/* Append a route of len hops, source first; step NULL: hop i at step i. */
+void a2a_routes_add(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, const uint32_t *arc,
+		    const uint32_t *step, size_t len);
 
 /* ---- all-to-all schedules from routes (sched/alltoall.c) ---------------------
  * The MCF's routes lowered three ways (Basu et al. Sec. 3.1.3-3.1.4, App. D):

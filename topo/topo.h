@@ -136,6 +136,30 @@ struct port_map {
 int topo_ports(const struct graph *g, struct port_map *pm, struct ofc_error *err);
 void port_map_free(struct port_map *pm);
 
+/* ---- automorphisms (topo/automorph.c) ----------------------------------- */
+
+/* A group of automorphisms of a digraph: node permutations that map the arc
+ * multiset onto itself (the arcs u -> v onto as many arcs h(u) -> h(v);
+ * ports need not be kept), each with where it takes every arc. Listed
+ * element by element, the identity first. Orbits are numbered in order of
+ * their smallest member. */
+struct graph_group {
+	uint32_t n, m;
+	uint32_t order;
+	uint32_t *node; /* order * n: node[i * n + u] = h_i(u) */
+	uint32_t *arc;	/* order * m: arc[i * m + a] = h_i(a) */
+	uint32_t norbits, *orbit;	/* node orbits; orbit[u] */
+	uint32_t narc_orbits, *arc_orbit; /* arc orbits; arc_orbit[a] */
+	double full_order; /* |Aut(g)| as the search found it (node maps) */
+	bool complete;	   /* the elements are all of Aut(g) */
+};
+
+/* Aut(g) by individualisation and refinement (McKay's scheme), found
+ * without knowing the family; at most max_order elements are listed (a
+ * subgroup when Aut(g) is larger, then complete is false). */
+void graph_automorphisms(const struct graph *g, uint32_t max_order, struct graph_group *grp);
+void graph_group_free(struct graph_group *grp);
+
 /* ---- output ------------------------------------------------------------- */
 
 /* The object `ofc topo --json` prints: spec, nodes, degree, edges, diameter,

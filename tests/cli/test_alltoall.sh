@@ -47,7 +47,19 @@ for st in j['steps']:
 assert len(got)==56 and all(abs(v-1)<1e-6 for v in got.values()), got
 "; then ok; else bad "alltoall JSON export"; fi
 
+# Generalized Kautz is not a Cayley graph of its ports, but its
+# automorphisms (x -> -x - 1 among them) let the master keep one source per
+# orbit: proven optimal, fewer sources solved than nodes.
+expect_json 'j["mcf"]["method"]=="mirrored column generation" and j["mcf"]["optimal"] and j["mcf"]["theta_gap"]<1e-8 and j["mcf"]["group_order"]>=2 and j["mcf"]["sources_solved"]<64 and abs(j["mcf"]["theta"]-0.021708)<5e-7 and j["verified"]' \
+	$S --topology genkautz:64,4 --lowering paths --json
+# Stopped by --time-limit: a feasible flow, lowered and verified, with the
+# gap to the LP bound, not claimed optimal.
+expect_json 'not j["mcf"]["optimal"] and j["mcf"]["stop"]=="time limit" and j["mcf"]["theta_gap"]>0 and j["mcf"]["theta"]<=1/j["mcf"]["lower_bound"] and j["verified"]' \
+	$S --topology genkautz:100,4 --lowering paths --time-limit 1ns --json
+expect_stdout_has "NOT proven optimal (time limit)" $S --topology genkautz:100,4 --lowering paths --time-limit 1ns
+
 # Bad input.
+expect_error 2 "ofc schedule: bad --time-limit 'soon': expected a duration such as 25us, 10ms or 1.5s" $S --topology torus:4x4 --time-limit soon
 expect_error 2 "ofc schedule: --lowering is steps, paths or single" $S --topology torus:4x4 --lowering fast
 expect_error 2 "ofc schedule: --lowering goes with --collective alltoall --algo mcf" $OFC schedule --size 1MiB --topology torus:4x4 --collective allgather --lowering paths
 expect_error 2 "ofc schedule: mcf: 1600 nodes: all-to-all schedules are built for up to 1024 nodes" $S --topology torus:40x40

@@ -182,6 +182,84 @@ static void test_time_stepped(void **state)
 	}
 }
 
+/* The busiest arc's load when every pair sends one unit along its routes
+ * (fluid: the objective Z = 1 / theta the routes realise). */
+static double route_max_load(const struct graph *g, const struct a2a_routes *rt)
+{
+	double *load = xcalloc(g->m, sizeof(double)), max = 0;
+
+	for (size_t k = 0; k < rt->nroutes; k++)
+		for (size_t h = rt->off[k]; h < rt->off[k + 1]; h++)
+			load[rt->arc[h]] += rt->w[k];
+	for (uint32_t a = 0; a < g->m; a++)
+		max = fmax(max, load[a]);
+	free(load);
+	return max;
+}
+
+/* The mirrored master (one source per orbit of Aut(g), one row per orbit of
+ * arcs) finds the plain master's theta on graphs that are not Cayley graphs
+ * of their ports, and its routes, mirrored to every source, realise it: no
+ * arc carries more than 1 / theta. */
+static void test_mirrored(void **state)
+{
+	static const struct {
+		const char *spec;
+		uint32_t min_order; /* automorphisms it must find, at least */
+	} t[] = {{"genkautz:8,3", 2},  {"genkautz:10,3", 2}, {"genkautz:12,2", 2},
+		 {"genkautz:27,6", 2}, {"kautz:2,3", 2},     {"debruijn:2,4", 2}};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		struct graph *g = build(t[i].spec);
+		struct mcf_opts o = {.method = MCF_MIRRORED, .routes = true};
+		struct mcf_result r;
+		struct ofc_error err = {0};
+		double plain = theta_of(t[i].spec, MCF_COLGEN);
+
+		assert_int_equal(mcf_solve(g, &o, &r, &err), 0);
+		assert_int_equal(r.method, MCF_MIRRORED);
+		assert_true(r.optimal);
+		if (r.group_order < t[i].min_order || r.classes >= g->n)
+			fail_msg("%s: %u automorphisms, %u sources solved", t[i].spec,
+				 r.group_order, r.classes);
+		if (fabs(r.theta - plain) > 1e-7 * plain)
+			fail_msg("%s: mirrored theta %.9f, plain %.9f", t[i].spec, r.theta, plain);
+		double z = route_max_load(g, &r.routes);
+		if (fabs(z - r.objective) > 1e-6 * r.objective)
+			fail_msg("%s: routes load an arc %.9f, objective %.9f", t[i].spec, z,
+				 r.objective);
+		mcf_result_free(&r);
+		graph_free(g);
+	}
+}
+
+/* Stopped by the time limit before the master is solved, column generation
+ * still answers: the warm start's feasible flow, with a Lagrangian bound on
+ * the optimum and the gap between them, not claimed optimal. */
+static void test_time_limit(void **state)
+{
+	struct graph *g = build("genkautz:100,4");
+	struct mcf_opts o = {.method = MCF_AUTO, .time_limit = 1e-9, .routes = true};
+	struct mcf_opts exact = {.method = MCF_AUTO};
+	struct mcf_result r, e;
+	struct ofc_error err = {0};
+	(void)state;
+
+	assert_int_equal(mcf_solve(g, &exact, &e, &err), 0);
+	assert_true(e.optimal);
+	assert_int_equal(mcf_solve(g, &o, &r, &err), 0);
+	assert_false(r.optimal);
+	assert_int_equal(r.stop, MCF_STOP_TIME);
+	/* theta is a feasible flow's; 1 / lower bounds the optimum from above. */
+	assert_true(r.theta <= e.theta * (1 + 1e-9));
+	assert_true(1 / r.lower >= e.theta * (1 - 1e-9));
+	assert_true(r.gap > 0 && fabs(r.gap - (r.objective / r.lower - 1)) < 1e-12);
+	assert_true(fabs(route_max_load(g, &r.routes) - r.objective) < 1e-6 * r.objective);
+	mcf_result_free(&r);
+	mcf_result_free(&e);
+	graph_free(g);
+}
+
 static void test_bad_input(void **state)
 {
 	struct graph *g = build("genkautz:27,6");
@@ -204,7 +282,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_moore_tree_cost), cmocka_unit_test(test_theta_targets),
 	    cmocka_unit_test(test_methods_agree),   cmocka_unit_test(test_translations),
-	    cmocka_unit_test(test_time_stepped),    cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_time_stepped),    cmocka_unit_test(test_mirrored),
+	    cmocka_unit_test(test_time_limit),      cmocka_unit_test(test_bad_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

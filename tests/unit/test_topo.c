@@ -433,6 +433,169 @@ static void test_spec_errors(void **state)
 	}
 }
 
+/* ---- automorphisms --------------------------------------------------------- */
+
+/* A rigid digraph: 2 in, 2 out at every node (so colour refinement alone
+ * splits nothing), automorphism group trivial (checked by brute force). */
+static struct graph *rigid7(void)
+{
+	static const uint32_t t[] = {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6};
+	static const uint32_t h[] = {2, 3, 4, 5, 0, 6, 1, 4, 3, 6, 0, 1, 2, 5};
+
+	return graph_from_arcs(7, 14, t, h, "rigid7");
+}
+
+/* Arcs u -> v counted (n <= 8). */
+static void arc_counts(const struct graph *g, uint32_t *cnt)
+{
+	memset(cnt, 0, (size_t)g->n * g->n * sizeof(uint32_t));
+	for (uint32_t u = 0; u < g->n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			cnt[u * g->n + g->adj[a]]++;
+}
+
+/* |Aut(g)| by trying all n! node permutations (n <= 8). */
+static uint32_t brute_order(const struct graph *g)
+{
+	uint32_t n = g->n, p[8], cnt[64], found = 0;
+	bool used[8] = {0};
+	uint32_t depth = 0;
+
+	arc_counts(g, cnt);
+	/* Iterative permutation walk: p[0..depth) fixed. */
+	p[0] = UINT32_MAX;
+	while (true) {
+		uint32_t v = p[depth] + 1;
+
+		if (depth < n && p[depth] != UINT32_MAX)
+			used[p[depth]] = false;
+		if (p[depth] == UINT32_MAX)
+			v = 0;
+		while (v < n && used[v])
+			v++;
+		if (v == n) {
+			if (depth == 0)
+				break;
+			depth--;
+			continue;
+		}
+		p[depth] = v;
+		used[v] = true;
+		if (depth + 1 < n) {
+			p[++depth] = UINT32_MAX;
+			continue;
+		}
+		bool ok = true;
+		for (uint32_t x = 0; x < n * n && ok; x++)
+			ok = cnt[x] == cnt[p[x / n] * n + p[x % n]];
+		found += ok;
+	}
+	return found;
+}
+
+/* Every listed element maps nodes and arcs consistently; identity first. */
+static void check_group(const struct graph *g, const struct graph_group *grp)
+{
+	uint32_t *tail = malloc(g->m * sizeof(uint32_t));
+
+	for (uint32_t u = 0; u < g->n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			tail[a] = u;
+	for (uint32_t u = 0; u < g->n; u++)
+		assert_int_equal(grp->node[u], u);
+	for (uint32_t i = 0; i < grp->order; i++) {
+		const uint32_t *hn = grp->node + (size_t)i * g->n, *ha = grp->arc + (size_t)i * g->m;
+		bool *hit = calloc(g->m, sizeof(bool));
+
+		for (uint32_t a = 0; a < g->m; a++) {
+			assert_int_equal(tail[ha[a]], hn[tail[a]]);
+			assert_int_equal(g->adj[ha[a]], hn[g->adj[a]]);
+			assert_false(hit[ha[a]]);
+			hit[ha[a]] = true;
+		}
+		for (uint32_t u = 0; u < g->n; u++) /* orbits are unions of images */
+			assert_int_equal(grp->orbit[hn[u]], grp->orbit[u]);
+		free(hit);
+	}
+	free(tail);
+}
+
+static void test_automorphisms_brute(void **state)
+{
+	static const char *const specs[] = {
+	    "genkautz:8,3", "genkautz:7,2",	"genkautz:6,2",	 "hypercube:3", "kautz:2,1",
+	    "debruijn:2,3", "line(bipartite:2)", "circulant:8:1,3", "ring:5",	   "rigid7"};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
+		struct graph *g = strcmp(specs[i], "rigid7") ? build(specs[i]) : rigid7();
+		struct graph_group grp;
+		uint32_t want = brute_order(g);
+
+		graph_automorphisms(g, 100000, &grp);
+		check_group(g, &grp);
+		if (!grp.complete || grp.full_order != want || grp.order != want)
+			fail_msg("%s: found %u (full %g, complete %d), brute force %u", specs[i],
+				 grp.order, grp.full_order, grp.complete, want);
+		graph_group_free(&grp);
+		graph_free(g);
+	}
+}
+
+/* Generalized Kautz (Imase-Itoh, x -> -d x - a) always has phi(x) = -x - 1:
+ * phi(-d x - a) = d x + a - 1 = -d phi(x) - (d + 1 - a). GK(64, 4) is the
+ * de Bruijn graph B(4, 3), whose group is S_4 on the symbols: 24 elements,
+ * 5 node orbits (aaa, aab, aba, abb, abc) and 15 arc orbits (the set
+ * partitions of 4 positions). GK(27, 6) has phi only. */
+static void test_automorphisms_genkautz(void **state)
+{
+	static const struct {
+		const char *spec;
+		uint32_t order, norbits, narc;
+	} t[] = {{"genkautz:64,4", 24, 5, 15}, {"genkautz:27,6", 2, 14, 81},
+		 {"genkautz:80,4", 120, 2, 5}, {"genkautz:100,4", 10, 10, 40}};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		struct graph *g = build(t[i].spec);
+		struct graph_group grp;
+		bool phi = false;
+
+		graph_automorphisms(g, 100000, &grp);
+		check_group(g, &grp);
+		if (grp.order != t[i].order || grp.norbits != t[i].norbits ||
+		    grp.narc_orbits != t[i].narc || !grp.complete)
+			fail_msg("%s: order %u, %u node and %u arc orbits", t[i].spec, grp.order,
+				 grp.norbits, grp.narc_orbits);
+		for (uint32_t k = 0; k < grp.order && !phi; k++) {
+			phi = true;
+			for (uint32_t x = 0; x < g->n && phi; x++)
+				phi = grp.node[(size_t)k * g->n + x] == (2 * g->n - x - 1) % g->n;
+		}
+		assert_true(phi);
+		graph_group_free(&grp);
+		graph_free(g);
+	}
+}
+
+/* A cap on the listed elements keeps a subgroup, and says so. */
+static void test_automorphisms_cap(void **state)
+{
+	struct graph *g = build("torus:4x4");
+	struct graph_group grp;
+	(void)state;
+
+	graph_automorphisms(g, 100000, &grp);
+	assert_int_equal(grp.order, 384); /* C4 x C4 = Q4: 2^4 4! */
+	assert_true(grp.complete);
+	graph_group_free(&grp);
+	graph_automorphisms(g, 50, &grp);
+	check_group(g, &grp);
+	assert_true(grp.order > 1 && grp.order <= 50 && 384 % grp.order == 0);
+	assert_false(grp.complete);
+	assert_true(grp.full_order == 384);
+	graph_group_free(&grp);
+	graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -450,6 +613,9 @@ int main(void)
 		cmocka_unit_test(test_ports_not_regular),
 		cmocka_unit_test(test_canonical_specs),
 		cmocka_unit_test(test_spec_errors),
+		cmocka_unit_test(test_automorphisms_brute),
+		cmocka_unit_test(test_automorphisms_genkautz),
+		cmocka_unit_test(test_automorphisms_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,531 @@
+/* Automorphisms of a digraph by individualisation and refinement, the scheme
+ * of McKay's nauty (McKay and Piperno, "Practical graph isomorphism, II",
+ * J. Symb. Comput. 60, 2014, Sec. 2-3) without its pruning by invariants:
+ *
+ * - Refinement: colour refinement to the coarsest equitable partition: a
+ *   node's new colour is its old colour with the multisets of its out- and
+ *   in-neighbours' colours. Colours are ranks of sorted keys, so refining
+ *   g and its image under an automorphism gives the same colours on images.
+ * - Search: to map node x to y, individualise x in one copy and y in the
+ *   other, refine both in lockstep (their sorted keys must agree round by
+ *   round, else no automorphism does it), and branch on the first
+ *   non-singleton cell until both partitions are discrete; the colour
+ *   correspondence is then the candidate map, checked arc by arc.
+ * - Group: along a base b_1, b_2, ... (the first node of the first
+ *   non-singleton cell, level by level until discrete), from the deepest
+ *   level up, search for each w in b_i's cell that the generators so far do
+ *   not already reach an automorphism fixing b_1 .. b_{i-1} and taking b_i
+ *   to w (the Schreier-Sims base and strong generating set). The product of
+ *   the orbit sizes is |Aut(g)|.
+ *
+ * Each search is capped (refinements); a cut search may miss automorphisms,
+ * so the group found is then a subgroup, and `complete` says so. The group
+ * is listed element by element up to a caller's limit (a subgroup when Aut
+ * is larger): schedulers use it to mirror one solution to every node of an
+ * orbit (fluid-mcf-mirrored-dw.md Sec. 4.3), for which any subgroup is
+ * correct and a larger one only faster.
+ */
+#include "topo/topo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A node's key in a refinement round: old colour first, so cells only
+ * split; node last, for a deterministic order within equal keys. */
+struct nkey {
+	uint32_t col;
+	uint64_t h;
+	uint32_t node;
+};
+
+struct ws {
+	const struct graph *g;
+	struct graph *gt; /* in-neighbours */
+	uint32_t n;
+	struct nkey *ka, *kb;
+	uint32_t *nb; /* neighbour colours of one node */
+	uint32_t *inv;
+	uint64_t budget; /* refinements left for the current search */
+	bool cut;	 /* some search ran out of budget */
+	/* arc map check */
+	uint64_t *pa, *pb;
+};
+
+static uint64_t mix(uint64_t h, uint64_t x)
+{
+	h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 31);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct nkey *x = a, *y = b;
+
+	if (x->col != y->col)
+		return x->col < y->col ? -1 : 1;
+	if (x->h != y->h)
+		return x->h < y->h ? -1 : 1;
+	return (x->node > y->node) - (x->node < y->node);
+}
+
+static uint64_t neighbour_hash(struct ws *w, const struct graph *g, uint32_t u, const uint32_t *col,
+			       uint64_t h)
+{
+	uint32_t k = 0;
+
+	for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+		w->nb[k++] = col[g->adj[a]];
+	qsort(w->nb, k, sizeof(uint32_t), cmp_u32);
+	for (uint32_t i = 0; i < k; i++)
+		h = mix(h, w->nb[i]);
+	return mix(h, k);
+}
+
+/* One round: keys of every node, sorted (into key). */
+static void round_keys(struct ws *w, const uint32_t *col, struct nkey *key)
+{
+	for (uint32_t u = 0; u < w->n; u++) {
+		uint64_t h = neighbour_hash(w, w->g, u, col, 0x51ed27d5u);
+
+		key[u].h = neighbour_hash(w, w->gt, u, col, h);
+		key[u].col = col[u];
+		key[u].node = u;
+	}
+	qsort(key, w->n, sizeof(*key), cmp_key);
+}
+
+/* New colours from sorted keys: the rank of each distinct (col, h). */
+static uint32_t recolour(const struct nkey *key, uint32_t n, uint32_t *col)
+{
+	uint32_t c = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (i && (key[i].col != key[i - 1].col || key[i].h != key[i - 1].h))
+			c++;
+		col[key[i].node] = c;
+	}
+	return n ? c + 1 : 0;
+}
+
+/* Refine one partition to equitable. */
+static uint32_t refine(struct ws *w, uint32_t *col, uint32_t ncol)
+{
+	for (;;) {
+		uint32_t k;
+
+		round_keys(w, col, w->ka);
+		k = recolour(w->ka, w->n, col);
+		if (k == ncol)
+			return k;
+		ncol = k;
+	}
+}
+
+/* Refine two partitions in lockstep; false when their keys differ in some
+ * round (no automorphism maps one onto the other). */
+static bool refine_pair(struct ws *w, uint32_t *ca, uint32_t *cb, uint32_t *ncol)
+{
+	for (;;) {
+		uint32_t k;
+
+		round_keys(w, ca, w->ka);
+		round_keys(w, cb, w->kb);
+		for (uint32_t i = 0; i < w->n; i++)
+			if (w->ka[i].col != w->kb[i].col || w->ka[i].h != w->kb[i].h)
+				return false;
+		k = recolour(w->ka, w->n, ca);
+		recolour(w->kb, w->n, cb);
+		if (k == *ncol)
+			return true;
+		*ncol = k;
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Is map an automorphism (arc multisets kept)? Then amap says where each
+ * arc goes: the arcs u -> v onto the arcs map(u) -> map(v) in port order. */
+static bool arc_map(struct ws *w, const uint32_t *map, uint32_t *amap)
+{
+	const struct graph *g = w->g;
+
+	for (uint32_t u = 0; u < w->n; u++) {
+		uint32_t hu = map[u], d = graph_outdeg(g, u);
+
+		if (graph_outdeg(g, hu) != d)
+			return false;
+		/* (head, arc) packed so sorting orders by head, then port. */
+		for (uint32_t i = 0; i < d; i++) {
+			uint32_t a = g->off[u] + i, b = g->off[hu] + i;
+
+			w->pa[i] = (uint64_t)map[g->adj[a]] << 32 | a;
+			w->pb[i] = (uint64_t)g->adj[b] << 32 | b;
+		}
+		qsort(w->pa, d, sizeof(uint64_t), cmp_u64);
+		qsort(w->pb, d, sizeof(uint64_t), cmp_u64);
+		for (uint32_t i = 0; i < d; i++) {
+			if (w->pa[i] >> 32 != w->pb[i] >> 32)
+				return false;
+			amap[(uint32_t)w->pa[i]] = (uint32_t)w->pb[i];
+		}
+	}
+	return true;
+}
+
+/* An automorphism taking partition ca onto cb (refined, same shape). */
+static bool search(struct ws *w, const uint32_t *ca, const uint32_t *cb, uint32_t ncol,
+		   uint32_t *map, uint32_t *amap)
+{
+	uint32_t n = w->n, cell = UINT32_MAX, x = UINT32_MAX;
+	bool found = false;
+
+	if (ncol == n) {
+		for (uint32_t u = 0; u < n; u++)
+			w->inv[cb[u]] = u;
+		for (uint32_t u = 0; u < n; u++)
+			map[u] = w->inv[ca[u]];
+		return arc_map(w, map, amap);
+	}
+	/* The first non-singleton cell, and its first node in ca. */
+	uint32_t *size = xcalloc(ncol, sizeof(uint32_t));
+	for (uint32_t u = 0; u < n; u++)
+		size[ca[u]]++;
+	for (uint32_t c = 0; c < ncol && cell == UINT32_MAX; c++)
+		if (size[c] > 1)
+			cell = c;
+	free(size);
+	for (uint32_t u = 0; u < n && x == UINT32_MAX; u++)
+		if (ca[u] == cell)
+			x = u;
+	uint32_t *a2 = xmalloc(2 * (size_t)n * sizeof(uint32_t)), *b2 = a2 + n;
+	for (uint32_t y = 0; y < n && !found; y++) {
+		uint32_t k = ncol + 1;
+
+		if (cb[y] != cell)
+			continue;
+		if (w->budget == 0) {
+			w->cut = true;
+			break;
+		}
+		w->budget--;
+		memcpy(a2, ca, n * sizeof(uint32_t));
+		memcpy(b2, cb, n * sizeof(uint32_t));
+		a2[x] = ncol;
+		b2[y] = ncol;
+		if (refine_pair(w, a2, b2, &k))
+			found = search(w, a2, b2, k, map, amap);
+	}
+	free(a2);
+	return found;
+}
+
+/* ---- the group, element by element ---------------------------------------------- */
+
+struct elems {
+	uint32_t n, m, order, cap;
+	uint32_t *node, *arc;
+	uint64_t *hash; /* open addressing over element indices + 1 */
+	uint32_t *slot;
+	uint32_t nslot;
+};
+
+static uint64_t perm_hash(const uint32_t *p, uint32_t n)
+{
+	uint64_t h = 0x2545f4914f6cdd1dull;
+
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static bool elem_find(const struct elems *e, const uint32_t *node, const uint32_t *arc, uint64_t h,
+		      uint32_t *at)
+{
+	uint32_t j = (uint32_t)(h & (e->nslot - 1));
+
+	while (e->slot[j]) {
+		uint32_t k = e->slot[j] - 1;
+
+		if (e->hash[k] == h && !memcmp(e->node + (size_t)k * e->n, node, e->n * 4ull) &&
+		    !memcmp(e->arc + (size_t)k * e->m, arc, e->m * 4ull))
+			return true;
+		j = (j + 1) & (e->nslot - 1);
+	}
+	*at = j;
+	return false;
+}
+
+/* Add an element unless present; false when it is. */
+static bool elem_add(struct elems *e, const uint32_t *node, const uint32_t *arc)
+{
+	uint64_t h = perm_hash(node, e->n) ^ perm_hash(arc, e->m) * 31;
+	uint32_t at = 0;
+
+	if (elem_find(e, node, arc, h, &at))
+		return false;
+	uint32_t k = e->order++;
+	memcpy(e->node + (size_t)k * e->n, node, e->n * 4ull);
+	memcpy(e->arc + (size_t)k * e->m, arc, e->m * 4ull);
+	e->hash[k] = h;
+	e->slot[at] = k + 1;
+	return true;
+}
+
+/* The closure of the group e with generators gens (node/arc, ngen of them):
+ * false, e unchanged in its first `order` elements, when it would exceed
+ * e->cap. Elements times generators until nothing is new: in a finite group
+ * that is the group generated. */
+static bool closure(struct elems *e, const uint32_t *gn, const uint32_t *ga, uint32_t ngen)
+{
+	uint32_t before = e->order, n = e->n, m = e->m;
+	uint32_t *pn = xmalloc((size_t)n * 4), *pa = xmalloc((size_t)m * 4 + 4);
+
+	for (uint32_t i = 0; i < e->order; i++)
+		for (uint32_t k = 0; k < ngen; k++) {
+			const uint32_t *en = e->node + (size_t)i * n, *ea = e->arc + (size_t)i * m;
+
+			for (uint32_t u = 0; u < n; u++)
+				pn[u] = gn[(size_t)k * n + en[u]];
+			for (uint32_t a = 0; a < m; a++)
+				pa[a] = ga[(size_t)k * m + ea[a]];
+			if (e->order == e->cap) {
+				uint32_t at;
+
+				if (elem_find(e, pn, pa, perm_hash(pn, n) ^ perm_hash(pa, m) * 31,
+					      &at))
+					continue;
+				/* Too many: drop what this call added. */
+				e->order = before;
+				memset(e->slot, 0, e->nslot * sizeof(uint32_t));
+				for (uint32_t j = 0; j < before; j++) {
+					uint32_t s = (uint32_t)(e->hash[j] & (e->nslot - 1));
+
+					while (e->slot[s])
+						s = (s + 1) & (e->nslot - 1);
+					e->slot[s] = j + 1;
+				}
+				free(pn);
+				free(pa);
+				return false;
+			}
+			elem_add(e, pn, pa);
+		}
+	free(pn);
+	free(pa);
+	return true;
+}
+
+static void orbits(const struct elems *e, uint32_t n, size_t stride, const uint32_t *perm,
+		   uint32_t *orbit, uint32_t *count)
+{
+	uint32_t k = 0;
+
+	for (uint32_t u = 0; u < n; u++)
+		orbit[u] = UINT32_MAX;
+	for (uint32_t u = 0; u < n; u++) {
+		if (orbit[u] != UINT32_MAX)
+			continue;
+		for (uint32_t i = 0; i < e->order; i++)
+			orbit[perm[(size_t)i * stride + u]] = k;
+		k++;
+	}
+	*count = k;
+}
+
+void graph_automorphisms(const struct graph *g, uint32_t max_order, struct graph_group *grp)
+{
+	uint32_t n = g->n, m = g->m, maxdeg = 1;
+	struct ws w = {.g = g, .n = n};
+
+	memset(grp, 0, sizeof(*grp));
+	grp->n = n;
+	grp->m = m;
+	for (uint32_t u = 0; u < n; u++)
+		if (graph_outdeg(g, u) > maxdeg)
+			maxdeg = graph_outdeg(g, u);
+	w.gt = graph_transpose(g);
+	for (uint32_t u = 0; u < n; u++)
+		if (graph_outdeg(w.gt, u) > maxdeg)
+			maxdeg = graph_outdeg(w.gt, u);
+	w.ka = xmalloc(((size_t)n + 1) * sizeof(struct nkey));
+	w.kb = xmalloc(((size_t)n + 1) * sizeof(struct nkey));
+	w.nb = xmalloc((size_t)maxdeg * sizeof(uint32_t));
+	w.inv = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+	w.pa = xmalloc((size_t)maxdeg * sizeof(uint64_t));
+	w.pb = xmalloc((size_t)maxdeg * sizeof(uint64_t));
+
+	/* The base: P_0 the equitable refinement of the unit partition, P_i+1
+	 * that of P_i with b_i individualised. */
+	uint32_t nlev = 0, caplev = 0, *lev = NULL, *lcol = NULL, *base = NULL;
+	uint32_t *col = xcalloc((size_t)n + 1, sizeof(uint32_t));
+	uint32_t ncol = refine(&w, col, n ? 1 : 0);
+	for (;;) {
+		uint32_t cell = UINT32_MAX, x = UINT32_MAX;
+
+		if (nlev + 1 > caplev) {
+			caplev = caplev ? caplev * 2 : 8;
+			lev = xreallocarray(lev, caplev, (size_t)n * sizeof(uint32_t));
+			lcol = xreallocarray(lcol, caplev, sizeof(uint32_t));
+			base = xreallocarray(base, caplev, sizeof(uint32_t));
+		}
+		memcpy(lev + (size_t)nlev * n, col, (size_t)n * sizeof(uint32_t));
+		lcol[nlev] = ncol;
+		if (ncol == n)
+			break;
+		uint32_t *size = xcalloc(ncol, sizeof(uint32_t));
+		for (uint32_t u = 0; u < n; u++)
+			size[col[u]]++;
+		for (uint32_t c = 0; c < ncol && cell == UINT32_MAX; c++)
+			if (size[c] > 1)
+				cell = c;
+		free(size);
+		for (uint32_t u = 0; u < n && x == UINT32_MAX; u++)
+			if (col[u] == cell)
+				x = u;
+		base[nlev++] = x;
+		col[x] = ncol;
+		ncol = refine(&w, col, ncol + 1);
+	}
+
+	/* Strong generators, deepest level first. */
+	uint32_t ngen = 0, capgen = 0, *gn = NULL, *ga = NULL;
+	uint32_t *map = xmalloc((size_t)n * sizeof(uint32_t) + 4);
+	uint32_t *amap = xmalloc((size_t)m * sizeof(uint32_t) + 4);
+	uint32_t *a0 = xmalloc(2 * ((size_t)n + 1) * sizeof(uint32_t)), *b0 = a0 + n + 1;
+	uint32_t *reach = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+	uint32_t *queue = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+	double full = 1;
+	for (uint32_t i = nlev; i-- > 0;) {
+		const uint32_t *pc = lev + (size_t)i * n;
+		uint32_t b = base[i], norb = 0;
+
+		/* The orbit of b under the generators so far (all fix b_1..b_i-1). */
+		memset(reach, 0, (size_t)n * sizeof(uint32_t));
+		reach[b] = 1;
+		queue[norb++] = b;
+		for (uint32_t q = 0; q < norb; q++)
+			for (uint32_t k = 0; k < ngen; k++) {
+				uint32_t v = gn[(size_t)k * n + queue[q]];
+
+				if (!reach[v]) {
+					reach[v] = 1;
+					queue[norb++] = v;
+				}
+			}
+		for (uint32_t y = 0; y < n; y++) {
+			uint32_t k = lcol[i] + 1;
+
+			if (pc[y] != pc[b] || reach[y])
+				continue;
+			memcpy(a0, pc, (size_t)n * sizeof(uint32_t));
+			memcpy(b0, pc, (size_t)n * sizeof(uint32_t));
+			a0[b] = lcol[i];
+			b0[y] = lcol[i];
+			/* A search per candidate: 64 refinements, plenty when the
+			 * partitions go discrete in a level or two. */
+			w.budget = 64;
+			if (!refine_pair(&w, a0, b0, &k) || !search(&w, a0, b0, k, map, amap))
+				continue;
+			if (ngen + 1 > capgen) {
+				capgen = capgen ? capgen * 2 : 8;
+				gn = xreallocarray(gn, capgen, (size_t)n * sizeof(uint32_t));
+				ga = xreallocarray(ga, capgen, (size_t)m * sizeof(uint32_t) + 4);
+			}
+			memcpy(gn + (size_t)ngen * n, map, (size_t)n * sizeof(uint32_t));
+			memcpy(ga + (size_t)ngen * m, amap, (size_t)m * sizeof(uint32_t));
+			ngen++;
+			/* Grow the orbit with the new generator. */
+			for (uint32_t q = 0; q < norb; q++)
+				for (uint32_t k2 = 0; k2 < ngen; k2++) {
+					uint32_t v = gn[(size_t)k2 * n + queue[q]];
+
+					if (!reach[v]) {
+						reach[v] = 1;
+						queue[norb++] = v;
+					}
+				}
+		}
+		full *= norb;
+	}
+	grp->full_order = full;
+
+	/* The elements: generators added while the group stays within
+	 * max_order (a subgroup otherwise). */
+	struct elems e = {.n = n, .m = m, .cap = max_order ? max_order : 1};
+	e.node = xmalloc((size_t)e.cap * n * sizeof(uint32_t) + 4);
+	e.arc = xmalloc((size_t)e.cap * m * sizeof(uint32_t) + 4);
+	e.hash = xmalloc((size_t)e.cap * sizeof(uint64_t));
+	for (e.nslot = 16; e.nslot < 2 * e.cap; e.nslot *= 2)
+		;
+	e.slot = xcalloc(e.nslot, sizeof(uint32_t));
+	for (uint32_t u = 0; u < n; u++)
+		map[u] = u;
+	for (uint32_t a = 0; a < m; a++)
+		amap[a] = a;
+	elem_add(&e, map, amap);
+	bool all = !w.cut;
+	uint32_t nacc = 0;
+	uint32_t *accn = xmalloc(((size_t)ngen + 1) * n * sizeof(uint32_t) + 4);
+	uint32_t *acca = xmalloc(((size_t)ngen + 1) * m * sizeof(uint32_t) + 4);
+	for (uint32_t k = 0; k < ngen; k++) {
+		memcpy(accn + (size_t)nacc * n, gn + (size_t)k * n, (size_t)n * sizeof(uint32_t));
+		memcpy(acca + (size_t)nacc * m, ga + (size_t)k * m, (size_t)m * sizeof(uint32_t));
+		if (closure(&e, accn, acca, nacc + 1))
+			nacc++;
+		else
+			all = false;
+	}
+	grp->complete = all;
+	grp->order = e.order;
+	grp->node = e.node;
+	grp->arc = e.arc;
+	grp->orbit = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+	grp->arc_orbit = xmalloc(((size_t)m + 1) * sizeof(uint32_t));
+	orbits(&e, n, n, e.node, grp->orbit, &grp->norbits);
+	orbits(&e, m, m, e.arc, grp->arc_orbit, &grp->narc_orbits);
+
+	free(e.hash);
+	free(e.slot);
+	free(accn);
+	free(acca);
+	free(gn);
+	free(ga);
+	free(map);
+	free(amap);
+	free(a0);
+	free(reach);
+	free(queue);
+	free(lev);
+	free(lcol);
+	free(base);
+	free(col);
+	free(w.ka);
+	free(w.kb);
+	free(w.nb);
+	free(w.inv);
+	free(w.pa);
+	free(w.pb);
+	graph_free(w.gt);
+}
+
+void graph_group_free(struct graph_group *grp)
+{
+	free(grp->node);
+	free(grp->arc);
+	free(grp->orbit);
+	free(grp->arc_orbit);
+	memset(grp, 0, sizeof(*grp));
+}
