@@ -280,6 +280,8 @@ static void torus_finish(struct dc *c, struct outcome *o)
 	sched_set_metric(&o->s, "tau_l", o->steps);
 	sched_set_metric(&o->s, "tau_b", o->tau_b_value);
 	sched_set_metric(&o->s, "congestion_deficiency", o->tf.xi);
+	sched_set_metric(&o->s, "alpha_us", c->cost.alpha * 1e6);
+	sched_set_metric(&o->s, "bandwidth_bps", c->cost.bandwidth);
 }
 
 static void run_torus(struct dc *c, struct outcome *o, const char *algo, enum swing_variant v)
@@ -358,18 +360,15 @@ static void run_torus_baseline(struct dc *c, struct outcome *o, const char *algo
 
 /* ---- all-to-all ------------------------------------------------------------------ */
 
-/* Above this many nodes the all-to-all schedule (N^2 blocks, each split
- * over paths of up to the diameter) is not built: theta only. */
-#define A2A_MAX_SCHEDULE_NODES 1024u
-
 /* Price an all-to-all schedule: store-and-forward steps by the verifier's
  * per-step loads (finish), or cut-through routes: one step, the busiest
  * link's total load. */
-static void a2a_finish(struct dc *c, struct outcome *o, const struct a2a_routes *rt)
+static void a2a_finish(struct dc *c, struct outcome *o, const struct a2a_outcome *a)
 {
 	o->is_a2a = true;
-	o->max_load = a2a_max_link_load(c->fv.on ? c->g : c->g, rt);
-	o->max_paths = a2a_max_paths(rt);
+	o->cut_through = a->cut_through;
+	o->max_load = a->max_load;
+	o->max_paths = a->max_paths;
 	finish(c, o);
 	if (o->cut_through) {
 		o->tau_b_value = o->max_load * c->d / c->g->n;
@@ -386,78 +385,36 @@ static void a2a_finish(struct dc *c, struct outcome *o, const struct a2a_routes 
 	sched_set_metric(&o->s, "theta", o->theta);
 }
 
-static void run_a2a_mcf(struct dc *c, struct outcome *o, const char *lowering)
+/* mcf (lowered as asked), direct or sp-balanced, built by a2a_build. */
+static void run_a2a(struct dc *c, struct outcome *o, const char *algo, const char *lowering)
 {
 	struct ofc_error err = {0};
-	struct topo_facts f;
-	bool steps = strcmp(lowering, "steps") == 0;
+	struct a2a_request q = {.algo = algo,
+				.lowering = lowering,
+				.mcf = {.threads = c->req->threads, .time_limit = c->req->time_limit}};
+	struct a2a_outcome a;
 	double t0 = now_seconds();
-
-	snprintf(o->algo, sizeof(o->algo), "mcf");
-	o->lowering = lowering;
-	o->cut_through = !steps;
-	if (c->g->n > A2A_MAX_SCHEDULE_NODES) {
-		snprintf(o->why, sizeof(o->why),
-			 "%u nodes: all-to-all schedules are built for up to %u nodes", c->g->n,
-			 A2A_MAX_SCHEDULE_NODES);
-		return;
-	}
-	topo_facts(c->g, &f, c->req->threads);
-	struct mcf_opts mo = {.steps = steps ? f.diameter : 0,
-			      .threads = c->req->threads,
-			      .time_limit = c->req->time_limit,
-			      .routes = true};
-	if (mcf_solve(c->g, &mo, &o->mcf, &err) < 0) {
-		snprintf(o->why, sizeof(o->why), "%s", err.msg);
-		return;
-	}
-	o->have_mcf = true;
-	o->theta_mcf = o->mcf.theta;
-	struct a2a_routes *rt = &o->mcf.routes;
-	a2a_routes_expand(c->g, rt);
-	if (strcmp(lowering, "paths") == 0)
-		a2a_routes_limit(rt, c->d);
-	else if (strcmp(lowering, "single") == 0)
-		a2a_routes_single(c->g, rt);
-	if (a2a_schedule(c->g, rt, steps, "mcf", &o->s, &err) < 0) {
-		snprintf(o->why, sizeof(o->why), "%s", err.msg);
-		return;
-	}
-	o->gen_s = now_seconds() - t0;
-	o->applies = true;
-	a2a_finish(c, o, rt);
-	if (!steps) /* the fluid MCF's theta, of which the paths keep this much */
-		sched_set_metric(&o->s, "theta_mcf", o->theta_mcf);
-}
-
-static void run_a2a_baseline(struct dc *c, struct outcome *o, const char *algo)
-{
-	struct ofc_error err = {0};
-	struct a2a_routes rt;
-	double t0 = now_seconds();
-	int rc;
 
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
-	o->cut_through = true;
-	if (c->g->n > A2A_MAX_SCHEDULE_NODES) {
-		snprintf(o->why, sizeof(o->why),
-			 "%u nodes: all-to-all schedules are built for up to %u nodes", c->g->n,
-			 A2A_MAX_SCHEDULE_NODES);
-		return;
-	}
-	rc = strcmp(algo, "direct") == 0 ? a2a_direct_routes(c->g, &rt, &err)
-					 : a2a_balanced_routes(c->g, 0x0fc, &rt, &err);
-	if (rc == 0)
-		rc = a2a_schedule(c->g, &rt, false, algo, &o->s, &err);
-	if (rc < 0) {
+	o->lowering = lowering;
+	if (a2a_build(c->g, &q, &o->s, &a, &err) < 0) {
 		snprintf(o->why, sizeof(o->why), "%s", err.msg);
-		a2a_routes_free(&rt);
 		return;
 	}
 	o->gen_s = now_seconds() - t0;
 	o->applies = true;
-	a2a_finish(c, o, &rt);
-	a2a_routes_free(&rt);
+	a2a_finish(c, o, &a);
+	if (a.have_mcf) {
+		/* The outcome keeps the flow's figures; the routes are spent. */
+		o->mcf = a.mcf;
+		a2a_routes_free(&o->mcf.routes);
+		o->have_mcf = true;
+		o->theta_mcf = o->mcf.theta;
+		if (o->cut_through) /* the fluid MCF's theta, of which the paths keep this much */
+			sched_set_metric(&o->s, "theta_mcf", o->theta_mcf);
+		sched_set_metric(&o->s, "theta_optimal", o->mcf.optimal);
+		sched_set_metric(&o->s, "theta_gap", o->mcf.gap);
+	}
 }
 
 /* ---- output ------------------------------------------------------------------ */
@@ -1115,19 +1072,19 @@ int schedule_direct(struct schedule_request *req)
 
 		if (strcmp(algo, "all") == 0) {
 			for (unsigned i = 0; i < ARRAY_SIZE(lowerings); i++) {
-				run_a2a_mcf(&c, &all[nall], lowerings[i]);
+				run_a2a(&c, &all[nall], "mcf", lowerings[i]);
 				snprintf(all[nall].algo, sizeof(all[nall].algo), "mcf/%s",
 					 lowerings[i]);
 				nall++;
 			}
-			run_a2a_baseline(&c, &all[nall++], "direct");
-			run_a2a_baseline(&c, &all[nall++], "sp-balanced");
+			run_a2a(&c, &all[nall++], "direct", NULL);
+			run_a2a(&c, &all[nall++], "sp-balanced", NULL);
 			for (unsigned i = 1; i < nall; i++)
 				outcome_free(&all[i]);
 		} else if (strcmp(algo, "mcf") == 0) {
-			run_a2a_mcf(&c, &all[nall++], req->lowering ? req->lowering : "steps");
+			run_a2a(&c, &all[nall++], "mcf", req->lowering ? req->lowering : "steps");
 		} else {
-			run_a2a_baseline(&c, &all[nall++], algo);
+			run_a2a(&c, &all[nall++], algo, NULL);
 		}
 		main_o = &all[0];
 	} else if (strcmp(algo, "swing") == 0 || strcmp(algo, "recursive-doubling") == 0) {

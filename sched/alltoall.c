@@ -500,3 +500,65 @@ int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool steppe
 	free(tail);
 	return 0;
 }
+
+int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedule *s,
+	      struct a2a_outcome *o, struct ofc_error *err)
+{
+	const char *low = q->lowering ? q->lowering : "steps";
+	bool mcf = strcmp(q->algo, "mcf") == 0, steps = mcf && strcmp(low, "steps") == 0;
+	struct a2a_routes own = {0}, *rt = &own;
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	memset(s, 0, sizeof(*s));
+	if (!mcf && strcmp(q->algo, "direct") && strcmp(q->algo, "sp-balanced"))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "unknown all-to-all algorithm '%s' (mcf, direct, sp-balanced)",
+				     q->algo);
+	if (mcf && !steps && strcmp(low, "paths") && strcmp(low, "single"))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "unknown lowering '%s' (steps, paths, single)", low);
+	if (g->n > A2A_MAX_NODES)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%u nodes: all-to-all schedules are built for up to %u nodes",
+				     g->n, A2A_MAX_NODES);
+	o->cut_through = !steps;
+	if (mcf) {
+		struct mcf_opts mo = q->mcf;
+		struct topo_facts f;
+
+		topo_facts(g, &f, mo.threads);
+		mo.steps = steps ? f.diameter : 0;
+		mo.routes = true;
+		if (mcf_solve(g, &mo, &o->mcf, err) < 0)
+			return -1;
+		o->have_mcf = true;
+		rt = &o->mcf.routes;
+		a2a_routes_expand(g, rt);
+		if (strcmp(low, "paths") == 0)
+			a2a_routes_limit(rt, graph_outdeg(g, 0));
+		else if (strcmp(low, "single") == 0)
+			a2a_routes_single(g, rt);
+		rc = 0;
+	} else {
+		rc = strcmp(q->algo, "direct") == 0 ? a2a_direct_routes(g, rt, err)
+						    : a2a_balanced_routes(g, 0x0fc, rt, err);
+	}
+	if (rc == 0)
+		rc = a2a_schedule(g, rt, steps, q->algo, s, err);
+	if (rc == 0) {
+		o->max_load = a2a_max_link_load(g, rt);
+		o->max_paths = a2a_max_paths(rt);
+	}
+	a2a_routes_free(&own);
+	if (rc < 0)
+		a2a_outcome_free(o);
+	return rc;
+}
+
+void a2a_outcome_free(struct a2a_outcome *o)
+{
+	if (o->have_mcf)
+		mcf_result_free(&o->mcf);
+	memset(o, 0, sizeof(*o));
+}

@@ -454,6 +454,29 @@ uint32_t a2a_max_paths(const struct a2a_routes *rt);
 int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool stepped,
 		 const char *algorithm, struct schedule *s, struct ofc_error *err);
 
+/* One all-to-all schedule from its algorithm, for the CLI and the daemon
+ * alike: "mcf" (mcf_solve on b->mcf's method, threads and time limit, then
+ * lowered by b->lowering: "steps" at the diameter, the default; "paths", at
+ * most d weighted paths per pair; "single"), "direct" or "sp-balanced".
+ * Schedules are built for up to A2A_MAX_NODES nodes (N^2 blocks, each over
+ * paths up to the diameter). The schedule is not verified here. */
+#define A2A_MAX_NODES 1024u
+struct a2a_request {
+	const char *algo;
+	const char *lowering;
+	struct mcf_opts mcf; /* method, threads, gap, time_limit */
+};
+struct a2a_outcome {
+	bool cut_through;	/* routed (one step, hop i at i), not stepped */
+	double max_load;	/* blocks on the busiest link over all routes */
+	uint32_t max_paths;	/* most paths a pair uses */
+	bool have_mcf;
+	struct mcf_result mcf;	/* mcf: the flow (its routes as lowered) */
+};
+int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedule *s,
+	      struct a2a_outcome *o, struct ofc_error *err);
+void a2a_outcome_free(struct a2a_outcome *o);
+
 /* ---- Swing allreduce and its torus baselines (sched/swing.c) ------------------
  * De Sensi et al., "Swing: Short-cutting Rings for Higher-Bandwidth
  * Allreduce" (notes: swing-allreduce.md). On a torus whose network routes
