@@ -459,30 +459,29 @@ static int get_state(struct conn *c, uint64_t id, const Ofc__V1__GetState *g)
 }
 
 /* What GetSchedule computes (schedule_api.c): BFB, the expansion
- * construction and the baselines on direct-connect topologies, OpTree and
- * its baselines on WDM rings. */
+ * construction and the baselines, Swing and its torus baselines, and
+ * all-to-all by MCF and its baselines on direct-connect topologies; OpTree
+ * and its baselines on WDM rings. */
 static bool algorithm_known(const char *a)
 {
 	static const char *const wdm[] = {"optree", "ring", "ne", "onestage"};
+	static const char *const dc[] = {
+	    "bfb",    "bfb-lp", "expansion", "swing",	     "recursive-doubling",
+	    "bucket", "mcf",	"direct",    "sp-balanced"};
 
 	for (size_t i = 0; i < ARRAY_SIZE(wdm); i++)
 		if (!strcmp(a, wdm[i]))
 			return true;
-	return !strcmp(a, "bfb") || !strcmp(a, "bfb-lp") || !strcmp(a, "expansion") ||
-	       baseline_known(a);
+	for (size_t i = 0; i < ARRAY_SIZE(dc); i++)
+		if (!strcmp(a, dc[i]))
+			return true;
+	return baseline_known(a);
 }
 
-/* What `ofc schedule` does and the daemon does not (yet): all-to-all by
- * MCF and its baselines, Swing and the routed torus allreduces. */
+/* `ofc schedule --algo swing-all` is a comparison table, not a schedule. */
 static bool algorithm_cli_only(const char *a)
 {
-	static const char *const cli[] = {
-	    "mcf", "direct", "sp-balanced", "swing", "recursive-doubling", "bucket", "swing-all"};
-
-	for (size_t i = 0; i < ARRAY_SIZE(cli); i++)
-		if (!strcmp(a, cli[i]))
-			return true;
-	return false;
+	return !strcmp(a, "swing-all");
 }
 
 static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g)
@@ -494,25 +493,22 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 	if (!g->collective || !*g->collective)
 		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
 			     "get_schedule needs a collective (allgather, reduce-scatter, "
-			     "allreduce)");
+			     "allreduce, alltoall)");
 	if (sched_collective_parse(g->collective, &coll) < 0)
 		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-			     "unknown collective '%.64s' (allgather, reduce-scatter, allreduce)",
+			     "unknown collective '%.64s' (allgather, reduce-scatter, allreduce, "
+			     "alltoall)",
 			     g->collective);
-	if (coll == SCHED_ALLTOALL ||
-	    (g->algorithm && *g->algorithm && algorithm_cli_only(g->algorithm)))
-		return reply(c, id, OFC__V1__STATUS__STATUS_UNAVAILABLE,
-			     "%s%s%s schedules are not available from the daemon yet: run 'ofc "
-			     "schedule %s --collective %s%s%s' on the controller host",
-			     coll == SCHED_ALLTOALL ? "all-to-all" : g->algorithm,
-			     coll == SCHED_ALLTOALL ? "" : " ",
-			     coll == SCHED_ALLTOALL ? "" : g->collective, d->cfg->path,
-			     g->collective, g->algorithm && *g->algorithm ? " --algo " : "",
-			     g->algorithm && *g->algorithm ? g->algorithm : "");
+	if (g->algorithm && *g->algorithm && algorithm_cli_only(g->algorithm))
+		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+			     "%.64s compares algorithms ('ofc schedule %s --collective %s --algo "
+			     "%.64s'); ask for one of them",
+			     g->algorithm, d->cfg->path, g->collective, g->algorithm);
 	if (g->algorithm && *g->algorithm && !algorithm_known(g->algorithm))
 		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
 			     "unknown algorithm '%.64s' (bfb, bfb-lp, expansion, ring, bidir-ring, "
-			     "recursive, torus-rings; on a WDM ring optree, ring, ne, onestage)",
+			     "recursive, torus-rings; swing, recursive-doubling, bucket; mcf, "
+			     "direct, sp-balanced; on a WDM ring optree, ring, ne, onestage)",
 			     g->algorithm);
 	if (g->topology && strlen(g->topology) > TOPO_MAX_SPEC)
 		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,

@@ -82,8 +82,60 @@ static uint64_t pick_size(const struct schedule_query *q)
 	return f->collectives[0].size;
 }
 
+/* What generate() made, for pricing: BFB knows its tau_B exactly; the
+ * rest are priced by the loads their links carry, all-to-all by its routes
+ * (cut-through) or its steps, Swing and its torus baselines by their
+ * routed figures (Swing's peers are not neighbours). */
+enum gen_kind { GEN_BFB, GEN_MEASURED, GEN_A2A, GEN_TORUS };
+struct gen {
+	enum gen_kind kind;
+	struct expand_figures pred; /* expansion: the construction's figures */
+	struct a2a_outcome a2a;
+	struct torus_figures tf;
+};
+
+static bool torus_algo(const char *algo)
+{
+	return strcmp(algo, "swing") == 0 || strcmp(algo, "recursive-doubling") == 0 ||
+	       strcmp(algo, "bucket") == 0;
+}
+
+static bool a2a_algo(const char *algo)
+{
+	return strcmp(algo, "mcf") == 0 || strcmp(algo, "direct") == 0 ||
+	       strcmp(algo, "sp-balanced") == 0;
+}
+
+/* Swing or recursive doubling, the variant the cost model prefers (as `ofc
+ * schedule --variant auto`); bucket = the per-dimension rings. */
+static int torus_generate(const struct topo_tree *tree, const char *algo,
+			  const struct sched_cost *cost, struct schedule *s,
+			  struct torus_figures *tf, struct ofc_error *err)
+{
+	struct schedule lat = {0};
+	struct torus_figures ltf;
+
+	if (strcmp(algo, "bucket") == 0)
+		return torus_allreduce(tree, "torus-rings", SWING_BANDWIDTH, true, s, tf, err);
+	if (torus_allreduce(tree, algo, SWING_BANDWIDTH, true, s, tf, err) < 0)
+		return -1;
+	if (torus_allreduce(tree, algo, SWING_LATENCY, true, &lat, &ltf, err) < 0) {
+		/* The bandwidth-optimal one stands. */
+		ofc_error_clear(err);
+		return 0;
+	}
+	if (cost_time_us(cost, ltf.steps, ltf.tau_b) < cost_time_us(cost, tf->steps, tf->tau_b)) {
+		sched_free(s);
+		*s = lat;
+		*tf = ltf;
+	} else {
+		sched_free(&lat);
+	}
+	return 0;
+}
+
 static int generate(const struct schedule_query *q, const struct graph *g, const char *algo,
-		    struct schedule_result *r, bool *is_bfb, struct expand_figures *pred,
+		    const struct sched_cost *cost, struct schedule_result *r, struct gen *gen,
 		    struct ofc_error *err)
 {
 	struct bfb_opts bo = {.chunks = q->chunks, .threads = q->threads};
@@ -91,13 +143,29 @@ static int generate(const struct schedule_query *q, const struct graph *g, const
 	struct bfb_stats st;
 	int rc;
 
-	*is_bfb = false;
+	gen->kind = GEN_MEASURED;
+	if (q->collective == SCHED_ALLTOALL) {
+		/* The daemon answers within a minute: a larger MCF stops with
+		 * theta certified within a gap (metrics theta_optimal, theta_gap). */
+		struct a2a_request aq = {.algo = algo,
+					 .mcf = {.threads = q->threads, .time_limit = 60}};
+
+		if (!a2a_algo(algo))
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "'%s' does not schedule alltoall (mcf, direct, "
+					     "sp-balanced)",
+					     algo);
+		gen->kind = GEN_A2A;
+		return a2a_build(g, &aq, &r->s, &gen->a2a, err);
+	}
+	if (a2a_algo(algo))
+		return ofc_error_set(err, OFC_E_INPUT, "%s schedules alltoall", algo);
 	if (strcmp(algo, "bfb") == 0 || strcmp(algo, "bfb-lp") == 0) {
 		if (strcmp(algo, "bfb-lp") == 0)
 			bo.method = BFB_LP;
 		rc = bfb_schedule(g, q->collective, &bo, &r->s, &st, err);
 		if (rc == 0) {
-			*is_bfb = true;
+			gen->kind = GEN_BFB;
 			r->tau_b = st.tau_b;
 			r->tau_b_value = st.tau_b_value;
 			snprintf(r->s.algorithm, sizeof(r->s.algorithm), "%s", algo);
@@ -106,14 +174,23 @@ static int generate(const struct schedule_query *q, const struct graph *g, const
 	}
 	if (topo_build_tree(g->spec, NULL, &tree, err) < 0)
 		return -1;
-	if (strcmp(algo, "expansion") == 0) {
+	if (torus_algo(algo)) {
+		if (q->collective != SCHED_ALLREDUCE)
+			rc = ofc_error_set(err, OFC_E_INPUT, "%s schedules allreduce", algo);
+		else
+			rc = torus_generate(tree, algo, cost, &r->s, &gen->tf, err);
+		if (rc == 0) {
+			gen->kind = GEN_TORUS;
+			snprintf(r->s.algorithm, sizeof(r->s.algorithm), "%s", algo);
+		}
+	} else if (strcmp(algo, "expansion") == 0) {
 		if (!expand_applies(tree))
 			rc = ofc_error_set(err, OFC_E_INPUT,
 					   "%s is not a line, degree or power expansion (no "
 					   "construction)",
 					   g->spec);
 		else
-			rc = expand_schedule(tree, q->collective, &bo, &r->s, pred, err);
+			rc = expand_schedule(tree, q->collective, &bo, &r->s, &gen->pred, err);
 		if (rc == 0)
 			snprintf(r->s.algorithm, sizeof(r->s.algorithm), "expansion");
 	} else {
@@ -197,13 +274,15 @@ static int ring_schedule(const struct schedule_query *q, struct schedule_result 
 int schedule_compute(const struct schedule_query *q, struct schedule_result *r,
 		     struct ofc_error *err)
 {
-	const char *algo = q->algorithm && *q->algorithm ? q->algorithm : "bfb";
+	const char *algo = q->algorithm && *q->algorithm ? q->algorithm
+			   : q->collective == SCHED_ALLTOALL ? "mcf"
+							     : "bfb";
 	struct graph *own = NULL;
 	const struct graph *g;
 	struct fabric_view v = {0};
 	struct sched_cost cost;
-	struct expand_figures pred = {0};
-	bool is_bfb, nic;
+	struct gen gen = {0};
+	bool nic;
 	int rc = -1;
 
 	memset(r, 0, sizeof(*r));
@@ -217,15 +296,12 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r,
 		return 0;
 	}
 	if (strcmp(algo, "bfb") && strcmp(algo, "bfb-lp") && strcmp(algo, "expansion") &&
-	    !baseline_known(algo))
+	    !baseline_known(algo) && !torus_algo(algo) && !a2a_algo(algo))
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "unknown algorithm '%s' (bfb, bfb-lp, expansion, ring, "
-				     "bidir-ring, recursive, torus-rings)",
+				     "bidir-ring, recursive, torus-rings; swing, "
+				     "recursive-doubling, bucket; mcf, direct, sp-balanced)",
 				     algo);
-	if (q->collective == SCHED_ALLTOALL)
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "alltoall is not scheduled on direct-connect topologies here "
-				     "(allgather, reduce-scatter, allreduce)");
 	if (q->spec) {
 		if (topo_build(q->spec, &own, err) < 0) {
 			err->code = OFC_E_INPUT;
@@ -253,7 +329,7 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r,
 		rc = ofc_error_set(err, OFC_E_INPUT, "%s has no links", g->spec);
 		goto out;
 	}
-	if (generate(q, g, algo, r, &is_bfb, &pred, err) < 0) {
+	if (generate(q, g, algo, &cost, r, &gen, err) < 0) {
 		if (err->code != OFC_E_RUNTIME)
 			err->code = OFC_E_INPUT;
 		goto out;
@@ -269,30 +345,60 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r,
 				x->lane = (uint16_t)v.arc2port[g->off[x->src] + x->lane];
 		}
 
+	/* Swing's peers are routed, not linked: reduce semantics only. */
 	struct verify_report rep;
-	struct verify_opts vo = {.graph = nic ? v.pg : g};
+	struct verify_opts vo = {.graph = gen.kind == GEN_TORUS ? NULL : nic ? v.pg : g};
 	r->s.verified = sched_verify(&r->s, &vo, &rep) == 0;
 	if (!r->s.verified)
 		snprintf(r->verify_error, sizeof(r->verify_error), "%s", rep.error);
 	r->measured = rep.sum_max_link_load * r->degree / g->n;
-	if (!is_bfb) {
+	uint32_t steps = r->s.nsteps;
+	switch (gen.kind) {
+	case GEN_BFB:
+		break;
+	case GEN_MEASURED:
 		/* Baselines and constructions: tau_B is what the links carry. */
 		r->tau_b = frac_from_double(r->measured, 16 * (int64_t)g->n, 1e-7);
 		r->tau_b_value = r->measured;
 		/* The construction's predicted figure, exact, when it is met. */
-		if (frac_valid(pred.tau_b) && fabs(frac_value(pred.tau_b) - r->measured) < 1e-7)
-			r->tau_b = pred.tau_b;
+		if (frac_valid(gen.pred.tau_b) &&
+		    fabs(frac_value(gen.pred.tau_b) - r->measured) < 1e-7)
+			r->tau_b = gen.pred.tau_b;
+		break;
+	case GEN_A2A:
+		/* Cut-through routes: one alpha, the busiest link's load;
+		 * store-and-forward steps: the per-step loads. */
+		r->tau_b_value = gen.a2a.cut_through ? gen.a2a.max_load * r->degree / g->n
+						     : r->measured;
+		r->tau_b = frac_from_double(r->tau_b_value, 16 * (int64_t)g->n,
+					    gen.a2a.cut_through ? 1e-9 : 1e-7);
+		if (gen.a2a.cut_through)
+			steps = 1;
+		sched_set_metric(&r->s, "theta", (double)r->degree / g->n / r->tau_b_value);
+		if (gen.a2a.have_mcf) {
+			if (gen.a2a.cut_through) /* what the paths keep of the fluid flow */
+				sched_set_metric(&r->s, "theta_mcf", gen.a2a.mcf.theta);
+			sched_set_metric(&r->s, "theta_optimal", gen.a2a.mcf.optimal);
+			sched_set_metric(&r->s, "theta_gap", gen.a2a.mcf.gap);
+		}
+		break;
+	case GEN_TORUS:
+		r->tau_b_value = gen.tf.tau_b;
+		r->tau_b = frac_from_double(r->tau_b_value, 16 * (int64_t)g->n, 1e-9);
+		sched_set_metric(&r->s, "congestion_deficiency", gen.tf.xi);
+		break;
 	}
 	double lb_us = cost_time_us(&cost, r->lb.steps, frac_value(r->lb.tau_b));
 	r->s.size_bytes = cost.size;
-	r->s.time_us = cost_time_us(&cost, r->s.nsteps, r->tau_b_value);
+	r->s.time_us = cost_time_us(&cost, steps, r->tau_b_value);
 	r->s.lower_bound_us = lb_us;
 	sched_set_metric(&r->s, "tau_l", r->s.nsteps);
 	sched_set_metric(&r->s, "tau_b", r->tau_b_value);
-	sched_set_metric(&r->s, "tau_b_measured", r->measured);
+	if (gen.kind != GEN_TORUS) /* routed: no links for the verifier to load */
+		sched_set_metric(&r->s, "tau_b_measured", r->measured);
 	sched_set_metric(&r->s, "alpha_us", cost.alpha * 1e6);
 	sched_set_metric(&r->s, "bandwidth_bps", cost.bandwidth);
-	if (is_bfb && q->chunks)
+	if (gen.kind == GEN_BFB && q->chunks)
 		sched_set_metric(&r->s, "chunks", q->chunks);
 
 	if (nic) {
@@ -328,6 +434,7 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r,
 out:
 	if (rc < 0)
 		sched_free(&r->s);
+	a2a_outcome_free(&gen.a2a);
 	view_free(&v);
 	graph_free(own);
 	return rc;

@@ -123,10 +123,33 @@ protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/remote.pb" >"$TM
 # Another topology than the fabric's (what-if), figures only.
 expect_json 'j["schedule"]["algorithm"]=="ring" and j["schedule"]["topology"]=="torus:8x8" and j["schedule"]["steps"]==[] and j["schedule"]["num_steps"]==63 and j["schedule"]["verified"] and "links" not in j["schedule"] or j["schedule"]["links"]==[]' \
 	$OFC --socket "$SOCK" schedule --collective allgather --algo ring --topology torus:8x8 --summary --json
-expect_error 1 "ofc: all-to-all schedules are not available from the daemon yet: run 'ofc schedule $CIRC --collective alltoall' on the controller host" \
-	$OFC --socket "$SOCK" schedule --collective alltoall
-expect_error 1 "ofc: swing allreduce schedules are not available from the daemon yet: run 'ofc schedule $CIRC --collective allreduce --algo swing' on the controller host" \
-	$OFC --socket "$SOCK" schedule --collective allreduce --algo swing
+# All-to-all by MCF (on the fabric's NIC ports) and Swing (what-if on a
+# torus): again the message `ofc schedule` exports.
+same_schedule() { # NAME REMOTE-ARGS -- LOCAL-ARGS
+	name=$1
+	shift
+	remote=""
+	while [ "$1" != "--" ]; do remote="$remote $1"; shift; done
+	shift
+	# shellcheck disable=SC2086
+	$OFC --socket "$SOCK" schedule $remote -o "$TMP/r.pb" >/dev/null 2>"$TMP/err" &&
+		$OFC schedule "$@" --format pb -o "$TMP/l.pb" >/dev/null 2>>"$TMP/err" &&
+		protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/r.pb" >"$TMP/r.txt" &&
+		protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/l.pb" >"$TMP/l.txt" &&
+		cmp -s "$TMP/r.txt" "$TMP/l.txt" && grep -q "verified: true" "$TMP/r.txt" && ok ||
+		bad "GetSchedule $name differs from ofc schedule" "$(head -c 300 "$TMP/err")" \
+			"$(diff "$TMP/r.txt" "$TMP/l.txt" | head -30)"
+}
+same_schedule "alltoall mcf" --collective alltoall --size 1MiB -- \
+	"$CIRC" --collective alltoall --size 1MiB
+same_schedule "alltoall direct" --collective alltoall --algo direct --size 1MiB -- \
+	"$CIRC" --collective alltoall --algo direct --size 1MiB
+# (the fabric's cost model: alpha 10us, 4 links of 100Gbps)
+same_schedule "swing" --collective allreduce --algo swing --size 1MiB --topology torus:8x8 -- \
+	--topology torus:8x8 --collective allreduce --algo swing --size 1MiB --alpha 10us \
+	--bandwidth 400Gbps
+expect_error 2 "ofc: swing schedules allreduce" \
+	$OFC --socket "$SOCK" schedule --collective allgather --algo swing --topology torus:8x8
 expect_exit 2 $OFC --socket "$SOCK" schedule --collective allreduce --algo torus-rings
 # The read-only socket: reads yes, mutations no (even for root).
 expect_stdout_has "fabric torus64-ocs" $OFC --socket "$RO" status
