@@ -59,6 +59,25 @@ struct tl1_session {
 	struct strbuf in; /* bytes received and not yet consumed */
 };
 int tl1_driver_open(struct device *dev, double extra_time, struct ofc_error *err);
+
+/* A TL1 reply: COMPLD or DENY, the DENY code line, the payload lines. */
+struct tl1_reply {
+	bool compld;
+	char code[16]; /* DENY: the error code line */
+	char **lines;  /* payload lines, trimmed */
+	uint32_t nlines;
+	size_t lines_cap;
+};
+void tl1_reply_free(struct tl1_reply *r);
+/* Take the reply to ctag out of the bytes received so far: 1 when it is
+ * complete (its bytes consumed; replies to older ctags, late answers to
+ * commands that timed out, are skipped), 0 when more bytes are needed, -1
+ * when the bytes are not a TL1 reply or answer another ctag. Pure: the
+ * driver feeds it from the socket, the fuzzer from its input. */
+int tl1_take_reply(struct strbuf *in, uint32_t ctag, struct tl1_reply *r, struct ofc_error *err);
+/* A RTRV-PATCH payload line "IN,EGRESS" on a ports x ports switch, egress
+ * numbered ports+1..2*ports: 0 with *in and *out (1-based), -1 otherwise. */
+int tl1_parse_xconn(const char *line, uint32_t ports, uint32_t *in, uint32_t *out);
 int tl1_driver_read(struct device *dev, struct device_state *out, struct ofc_error *err);
 int tl1_driver_apply(struct device *dev, const struct op_batch *b, uint32_t *done,
 		     struct ofc_error *err);

@@ -57,14 +57,6 @@ int tl1_parse_cmd(char *text, struct tl1_cmd *cmd, struct ofc_error *err)
 
 /* ---- session ------------------------------------------------------------------ */
 
-struct tl1_reply {
-	bool compld;
-	char code[16]; /* DENY: the error code line */
-	char **lines;  /* payload lines, trimmed */
-	uint32_t nlines;
-	size_t lines_cap;
-};
-
 static void reply_reset(struct tl1_reply *r)
 {
 	for (uint32_t i = 0; i < r->nlines; i++)
@@ -74,10 +66,11 @@ static void reply_reset(struct tl1_reply *r)
 	r->code[0] = 0;
 }
 
-static void reply_free(struct tl1_reply *r)
+void tl1_reply_free(struct tl1_reply *r)
 {
 	reply_reset(r);
 	free(r->lines);
+	memset(r, 0, sizeof(*r));
 }
 
 static void session_drop(struct tl1_session *s)
@@ -163,49 +156,72 @@ static int parse_block(char *block, uint32_t ctag, struct tl1_reply *r, struct o
 	return 1;
 }
 
+int tl1_take_reply(struct strbuf *in, uint32_t ctag, struct tl1_reply *r, struct ofc_error *err)
+{
+	/* A complete block ends with a line holding only ';'. */
+	char *buf = in->buf;
+	size_t len = in->len, start = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)buf[i];
+
+		if (c != '\r' && c != '\n' && c != '\t' && (c < 0x20 || c > 0x7e))
+			return ofc_error_set(err, OFC_E_RUNTIME,
+					     "garbage reply: byte 0x%02x is not TL1 text", c);
+		if (c == '\n') {
+			char *ln = buf + start;
+			size_t ll = i - start;
+
+			while (ll && (ln[ll - 1] == '\r' || ln[ll - 1] == ' '))
+				ll--;
+			while (ll && *ln == ' ') {
+				ln++;
+				ll--;
+			}
+			if (ll == 1 && *ln == ';') {
+				char *block = xstrndup(buf, start);
+				int rc = parse_block(block, ctag, r, err);
+
+				free(block);
+				memmove(buf, buf + i + 1, len - i - 1);
+				in->len = len - i - 1;
+				buf[in->len] = 0;
+				if (rc != 0)
+					return rc;
+				i = (size_t)-1; /* rescan what is left */
+				len = in->len;
+				start = 0;
+				continue;
+			}
+			start = i + 1;
+		}
+	}
+	return 0;
+}
+
+int tl1_parse_xconn(const char *line, uint32_t ports, uint32_t *in, uint32_t *out)
+{
+	unsigned i, e;
+	char tail;
+
+	/* "IN,EGRESS", egress numbered N+1..2N (docs/tl1.md). */
+	if (sscanf(line, "\"%u,%u\"%c", &i, &e, &tail) != 2 || i < 1 || i > ports || e <= ports ||
+	    e > 2 * ports)
+		return -1;
+	*in = i;
+	*out = e - ports;
+	return 0;
+}
+
 /* Read until the reply to ctag is complete. */
 static int read_reply(struct tl1_session *s, uint32_t ctag, double deadline, struct tl1_reply *r,
 		      struct ofc_error *err)
 {
 	for (;;) {
-		/* A complete block ends with a line holding only ';'. */
-		char *buf = s->in.buf;
-		size_t len = s->in.len, start = 0;
+		int rc = tl1_take_reply(&s->in, ctag, r, err);
 
-		for (size_t i = 0; i < len; i++) {
-			unsigned char c = (unsigned char)buf[i];
-
-			if (c != '\r' && c != '\n' && c != '\t' && (c < 0x20 || c > 0x7e))
-				return ofc_error_set(err, OFC_E_RUNTIME,
-						     "garbage reply: byte 0x%02x is not TL1 text", c);
-			if (c == '\n') {
-				char *ln = buf + start;
-				size_t ll = i - start;
-
-				while (ll && (ln[ll - 1] == '\r' || ln[ll - 1] == ' '))
-					ll--;
-				while (ll && *ln == ' ') {
-					ln++;
-					ll--;
-				}
-				if (ll == 1 && *ln == ';') {
-					char *block = xstrndup(buf, start);
-					int rc = parse_block(block, ctag, r, err);
-
-					free(block);
-					memmove(buf, buf + i + 1, len - i - 1);
-					s->in.len = len - i - 1;
-					buf[s->in.len] = 0;
-					if (rc != 0)
-						return rc < 0 ? -1 : 0;
-					i = (size_t)-1; /* rescan what is left */
-					len = s->in.len;
-					start = 0;
-					continue;
-				}
-				start = i + 1;
-			}
-		}
+		if (rc != 0)
+			return rc < 0 ? -1 : 0;
 		if (s->in.len > TL1_MAX_REPLY)
 			return ofc_error_set(err, OFC_E_RUNTIME, "reply larger than %u bytes",
 					     TL1_MAX_REPLY);
@@ -263,7 +279,7 @@ static int login(struct device *dev, struct tl1_session *s, struct ofc_error *er
 				   s->cred.user, dev->cfg.address, r.code[0] ? r.code : "DENY");
 	if (rc < 0)
 		session_drop(s);
-	reply_free(&r);
+	tl1_reply_free(&r);
 	return rc;
 }
 
@@ -332,21 +348,19 @@ int tl1_driver_read(struct device *dev, struct device_state *out, struct ofc_err
 	if (rc == 0 && !r.compld)
 		rc = ofc_error_set(err, OFC_E_RUNTIME, "RTRV-PATCH refused (%s)", r.code);
 	for (uint32_t i = 0; rc == 0 && i < r.nlines; i++) {
-		unsigned in, eg;
-		char tail;
+		uint32_t in, eg;
 
 		if (r.lines[i][0] == '/')
 			continue; /* a comment line */
-		if (sscanf(r.lines[i], "\"%u,%u\"%c", &in, &eg, &tail) != 2 || in < 1 || in > n ||
-		    eg <= n || eg > 2 * n)
+		if (tl1_parse_xconn(r.lines[i], n, &in, &eg) < 0)
 			rc = ofc_error_set(err, OFC_E_RUNTIME,
 					   "RTRV-PATCH: impossible cross-connect '%.40s' on a %ux%u "
 					   "switch",
 					   r.lines[i], n, n);
 		else
-			state_add_xconn(out, in, eg - n);
+			state_add_xconn(out, in, eg);
 	}
-	reply_free(&r);
+	tl1_reply_free(&r);
 	return rc;
 }
 
@@ -388,7 +402,7 @@ int tl1_driver_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 		if (rc == 0)
 			(*done)++;
 	}
-	reply_free(&r);
+	tl1_reply_free(&r);
 	return rc;
 }
 
@@ -406,7 +420,7 @@ void tl1_driver_close(struct device *dev)
 
 		snprintf(pre, sizeof(pre), "::%s:", s->cred.user);
 		exchange(dev, s, "CANC-USER", (struct tl1_args){pre, ":"}, &r, &ignore);
-		reply_free(&r);
+		tl1_reply_free(&r);
 	}
 	session_drop(s);
 	sb_free(&s->in);

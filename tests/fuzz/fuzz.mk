@@ -3,12 +3,13 @@
 #   build-fuzz/fuzz_config build-fuzz/c1 tests/fuzz/corpus/config -max_total_time=60
 #   build-fuzz/fuzz_topo build-fuzz/c2 tests/fuzz/corpus/topo -max_total_time=60
 #   build-fuzz/fuzz_control build-fuzz/c3 tests/fuzz/corpus/control -max_total_time=60 -detect_leaks=0
-#   (the daemon it fuzzes lives for the whole run, so leak checks at exit do not apply)
+#   build-fuzz/fuzz_tl1 build-fuzz/c4 tests/fuzz/corpus/tl1 -max_total_time=60
+#   (the daemon fuzz_control fuzzes lives for the whole run, so leak checks at exit do not apply)
 BUILD   ?= build-fuzz
 FLAGS    = -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 SAN_LIB  = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 
-all: $(BUILD)/fuzz_config $(BUILD)/fuzz_topo $(BUILD)/fuzz_control
+all: $(BUILD)/fuzz_config $(BUILD)/fuzz_topo $(BUILD)/fuzz_control $(BUILD)/fuzz_tl1
 
 lib:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD) CC=clang OPT="-O1 -g" SAN="$(SAN_LIB)" $(BUILD)/libofc.a

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "drivers/drivers.h"
+#include "drivers/internal.h"
 
 /* Apply a batch to a sim device; returns the driver's result. */
 static int sim_run(struct sim_device *sim, const struct op_batch *b, uint32_t *done,
@@ -229,11 +230,59 @@ static void test_fault_names(void **state)
 	assert_non_null(driver_find("tl1"));
 }
 
+/* The driver's reply framing: a reply split across reads completes only
+ * with its ';' line, a late reply to an older ctag is skipped, a reply to
+ * another ctag and bytes that are not TL1 are errors; RTRV-PATCH lines map
+ * egress N+k to k and reject what a switch of that size cannot have. */
+static void test_tl1_replies(void **state)
+{
+	static const char late[] = "M  3 COMPLD\r\n;\r\n";
+	static const char part1[] = "\r\n\n   OCS 26-11-21 10:00:00\r\nM  4 COMPLD\r\n   \"1,";
+	static const char part2[] = "65\"\r\n   /* done */\r\n;\r\nM  5";
+	struct strbuf in = {0};
+	struct tl1_reply r = {0};
+	struct ofc_error err = {0};
+	uint32_t a, b;
+	(void)state;
+
+	sb_add(&in, late, strlen(late));
+	sb_add(&in, part1, strlen(part1));
+	assert_int_equal(tl1_take_reply(&in, 4, &r, &err), 0); /* not complete yet */
+	sb_add(&in, part2, strlen(part2));
+	assert_int_equal(tl1_take_reply(&in, 4, &r, &err), 1);
+	assert_true(r.compld);
+	assert_int_equal(r.nlines, 2);
+	assert_string_equal(r.lines[0], "\"1,65\"");
+	assert_string_equal(in.buf, "M  5"); /* the next reply's start stays */
+	assert_int_equal(tl1_parse_xconn(r.lines[0], 64, &a, &b), 0);
+	assert_int_equal(a, 1);
+	assert_int_equal(b, 1);
+	assert_int_equal(tl1_parse_xconn("\"1,64\"", 64, &a, &b), -1); /* an ingress */
+	assert_int_equal(tl1_parse_xconn("\"0,65\"", 64, &a, &b), -1);
+	assert_int_equal(tl1_parse_xconn("\"1,65\"x", 64, &a, &b), -1);
+
+	sb_reset(&in);
+	sb_puts(&in, "M  9 DENY\r\n   SNVS\r\n;\r\n");
+	assert_int_equal(tl1_take_reply(&in, 7, &r, &err), -1);
+	assert_non_null(strstr(err.msg, "reply for ctag 9 while waiting for 7"));
+	sb_reset(&in);
+	sb_puts(&in, "M  7 DENY\r\n   SNVS\r\n;\r\n");
+	assert_int_equal(tl1_take_reply(&in, 7, &r, &err), 1);
+	assert_false(r.compld);
+	assert_string_equal(r.code, "SNVS");
+	sb_reset(&in);
+	sb_add(&in, "M  7 \x01", 6);
+	assert_int_equal(tl1_take_reply(&in, 7, &r, &err), -1);
+	assert_non_null(strstr(err.msg, "byte 0x01 is not TL1 text"));
+	tl1_reply_free(&r);
+	sb_free(&in);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_switch_diff), cmocka_unit_test(test_hosts_diff),
-		cmocka_unit_test(test_sim_faults),  cmocka_unit_test(test_tl1_parse),
+		cmocka_unit_test(test_sim_faults),  cmocka_unit_test(test_tl1_parse), cmocka_unit_test(test_tl1_replies),
 		cmocka_unit_test(test_credentials), cmocka_unit_test(test_fault_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
