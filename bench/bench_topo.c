@@ -7,8 +7,13 @@
 #include "topo/topo.h"
 
 static const char *const default_specs[] = {
-	"genkautz:4096,4", "torus:64x64",      "hypercube:12",	  "kautz:4,5",
-	"genkautz:65536,4", "torus:256x256",   "line^3(circulant:16:3,4)",
+    "genkautz:4096,4",
+    "torus:64x64",
+    "hypercube:12",
+    "kautz:4,5",
+    "genkautz:65536,4",
+    "torus:256x256",
+    "line^3(circulant:16:3,4)",
 };
 
 int main(int argc, char **argv)

@@ -27,7 +27,8 @@ static void row(const char *spec, enum mcf_method m, double limit_s)
 		char gap[32] = "optimal";
 
 		if (!r.optimal)
-			snprintf(gap, sizeof(gap), "%.2f%% (%s)", 100 * r.gap, mcf_stop_name(r.stop));
+			snprintf(gap, sizeof(gap), "%.2f%% (%s)", 100 * r.gap,
+				 mcf_stop_name(r.stop));
 		printf("| %s | %u | %.6g | %.6g | %.4f | %s | %s, %u/%u sources, |G| %u, %u it | "
 		       "%.3f |\n",
 		       spec, g->n, r.theta, b, r.theta / b, gap, mcf_method_name(r.method),
@@ -41,8 +42,9 @@ static void row(const char *spec, enum mcf_method m, double limit_s)
 int main(int argc, char **argv)
 {
 	bool quick = !(argc > 1 && strcmp(argv[1], "full") == 0);
-	static const char *const tori[] = {"torus:4x4", "torus:8x8", "torus:16x16", "torus:32x32",
-					   "torus:8x8x8", "torus:16x16x4", "hypercube:10"};
+	static const char *const tori[] = {"torus:4x4",	  "torus:8x8",	 "torus:16x16",
+					   "torus:32x32", "torus:8x8x8", "torus:16x16x4",
+					   "hypercube:10"};
 	static const char *const gk[] = {"genkautz:16,4",  "genkautz:27,6",  "genkautz:32,4",
 					 "genkautz:64,4",  "genkautz:100,4", "genkautz:128,4",
 					 "genkautz:256,4", "genkautz:512,4", "genkautz:1024,4"};
@@ -63,9 +65,9 @@ int main(int argc, char **argv)
 	}
 
 	printf("\n| torus | Swing(B) xi | RD(B) xi | seconds |\n|---|---|---|---|\n");
-	static const char *const sw[] = {"torus:8x8", "torus:16x16", "torus:32x32", "torus:64x64",
-					 "torus:128x128", "torus:8x8x8", "torus:8x8x8x8", "torus:64x16",
-					 "torus:128x8", "torus:256x4"};
+	static const char *const sw[] = {
+	    "torus:8x8",   "torus:16x16",   "torus:32x32", "torus:64x64", "torus:128x128",
+	    "torus:8x8x8", "torus:8x8x8x8", "torus:64x16", "torus:128x8", "torus:256x4"};
 	for (size_t i = 0; i < ARRAY_SIZE(sw); i++) {
 		struct topo_tree *t;
 		struct ofc_error err = {0};
@@ -75,8 +77,10 @@ int main(int argc, char **argv)
 		if (topo_build_tree(sw[i], NULL, &t, &err) < 0)
 			continue;
 		if (torus_allreduce(t, "swing", SWING_BANDWIDTH, true, NULL, &a, &err) == 0 &&
-		    torus_allreduce(t, "recursive-doubling", SWING_BANDWIDTH, true, NULL, &b, &err) == 0)
-			printf("| %s | %.4f | %.4f | %.3f |\n", sw[i], a.xi, b.xi, now_seconds() - t0);
+		    torus_allreduce(t, "recursive-doubling", SWING_BANDWIDTH, true, NULL, &b,
+				    &err) == 0)
+			printf("| %s | %.4f | %.4f | %.3f |\n", sw[i], a.xi, b.xi,
+			       now_seconds() - t0);
 		topo_tree_free(t);
 	}
 	return 0;

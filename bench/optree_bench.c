@@ -80,7 +80,8 @@ static int headline(void)
 			for (uint32_t i = 0; i < p.depth; i++)
 				printf(" %u", p.radix[i]);
 			printf(" (%s), %u steps, %zu transfers, max %u wavelengths, verified %s\n",
-			       p.uneven ? "uneven" : "even", steps, xfers, maxw, rep.ok ? "yes" : "NO");
+			       p.uneven ? "uneven" : "even", steps, xfers, maxw,
+			       rep.ok ? "yes" : "NO");
 		}
 		optree_result_free(&res);
 	}
@@ -140,8 +141,8 @@ static int ilp(uint32_t maxn, double limit)
 
 	printf("\nILP engine alone (pure_ilp), all-to-all, W = 64 x 1 fibre, %.0f s limit each\n",
 	       limit);
-	printf("  %4s %6s %6s %10s %12s %7s %9s\n", "N", "ILP", "bound", "heuristic",
-	       "ILP proved", "models", "seconds");
+	printf("  %4s %6s %6s %10s %12s %7s %9s\n", "N", "ILP", "bound", "heuristic", "ILP proved",
+	       "models", "seconds");
 	for (uint32_t n = 3; n <= maxn && cut < 2; n++) {
 		struct rwa_ring rg = {n, 64, 1};
 		struct rwa_demand *dem;

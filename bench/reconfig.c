@@ -143,8 +143,8 @@ static char *switch_config(const char *type, const char *driver, double move)
 			 "    driver: {type: %s, address: 127.0.0.1:1, credentials: c.cred, "
 			 "timeout: 5s}\n"
 			 "wiring: {pattern: sequential, switches: [sw0]}\ntopology: torus:8x12\n",
-			 type,
-			 move > 0 ? "    move_time: 0s\n" : "    reconfig_time: 0s\n", driver);
+			 type, move > 0 ? "    move_time: 0s\n" : "    reconfig_time: 0s\n",
+			 driver);
 }
 
 static void bench_switch(const char *dir, const char *type, const char *driver, int reps,
@@ -174,9 +174,10 @@ static void bench_switch(const char *dir, const char *type, const char *driver, 
 	qsort(total, (size_t)reps, sizeof(double), cmp_double);
 	qsort(app, (size_t)reps, sizeof(double), cmp_double);
 	if (headline)
-		printf("plan+apply+verify %u cross-connects (tl1, ocs-emu, delay 0): median %.1f ms, "
-		       "min %.1f ms, max %.1f ms over %d runs (target < 200 ms)\n",
-		       ops, total[reps / 2] * 1e3, total[0] * 1e3, total[reps - 1] * 1e3, reps);
+		printf(
+		    "plan+apply+verify %u cross-connects (tl1, ocs-emu, delay 0): median %.1f ms, "
+		    "min %.1f ms, max %.1f ms over %d runs (target < 200 ms)\n",
+		    ops, total[reps / 2] * 1e3, total[0] * 1e3, total[reps - 1] * 1e3, reps);
 	printf("  %-12s %6.1f us/command (apply: %u changes + read-back = %llu commands, median "
 	       "%.2f ms)\n",
 	       driver, app[reps / 2] * 1e6 / (double)cmds, ops, (unsigned long long)cmds,
@@ -202,11 +203,12 @@ static void bench_mrr(const char *dir, int reps)
 		     "    driver: {type: mrr, address: 127.0.0.1:1, timeout: 5s}\n"
 		     "    lightpaths:\n");
 	for (int i = 0; i < 64; i++)
-		sb_printf(&sb, "      - {from: n%d, to: n%d, wavelength: %d}\n", i, (i + 1) % 64, i % 16);
+		sb_printf(&sb, "      - {from: n%d, to: n%d, wavelength: %d}\n", i, (i + 1) % 64,
+			  i % 16);
 	struct fabric *f = fabric_from(dir, sb.buf);
 	for (int r = 0; r < reps; r++) {
-		const char *argv[] = {"mrr-emu", "--nodes", "64", "--wavelengths", "16",
-				      "--delay-us", "0", NULL};
+		const char *argv[] = {"mrr-emu", "--nodes",    "64", "--wavelengths",
+				      "16",	 "--delay-us", "0",  NULL};
 		struct emu e;
 		double a;
 		char *st = xasprintf("%s/mst%d", dir, r), *ov;
@@ -232,9 +234,10 @@ static void bench_mrr(const char *dir, int reps)
 
 static void bench_sim(const char *dir, int reps)
 {
-	char *text = xasprintf("name: bench\nhosts: {count: 96, prefix: h, ports: 4}\n"
-			       "switches:\n  - {name: sw0, type: ocs, ports: 384, driver: {type: sim}}\n"
-			       "wiring: {pattern: sequential, switches: [sw0]}\ntopology: torus:8x12\n");
+	char *text =
+	    xasprintf("name: bench\nhosts: {count: 96, prefix: h, ports: 4}\n"
+		      "switches:\n  - {name: sw0, type: ocs, ports: 384, driver: {type: sim}}\n"
+		      "wiring: {pattern: sequential, switches: [sw0]}\ntopology: torus:8x12\n");
 	struct fabric *f = fabric_from(dir, text);
 	double *app = xcalloc((size_t)reps, sizeof(double));
 	uint32_t ops = 0;
@@ -294,8 +297,12 @@ static void bench_netlink(void)
 	/* testbed_target needs a fabric only for its host count. */
 	struct fabric fake = {.nhosts = n};
 	testbed_target(&fake, links, nl, &want);
-	struct device_cfg cfg = {.name = "testbed", .driver = "netlink", .cls = DEV_HOSTS,
-				 .timeout = 5, .netns = (const char *const *)names, .nhosts = n,
+	struct device_cfg cfg = {.name = "testbed",
+				 .driver = "netlink",
+				 .cls = DEV_HOSTS,
+				 .timeout = 5,
+				 .netns = (const char *const *)names,
+				 .nhosts = n,
 				 .host_ports = ports};
 	device_init(&dev, &cfg, &err);
 	device_read(&dev, &cur, &err);
@@ -316,10 +323,11 @@ static void bench_netlink(void)
 		rc = device_read(&dev, &cur, &err);
 	double t3 = now_seconds();
 	if (rc == 0 && state_equal(&cur, &want))
-		printf("  %-12s %6.1f us/circuit (veth pair across namespaces, 2 addresses, 2 links "
-		       "up), %.1f us/route, read-back of 16 hosts %.2f ms\n",
-		       "netlink", (t1 - t0) * 1e6 / nlink, (t2 - t1) * 1e6 / routes_only.n,
-		       (t3 - t2) * 1e3);
+		printf(
+		    "  %-12s %6.1f us/circuit (veth pair across namespaces, 2 addresses, 2 links "
+		    "up), %.1f us/route, read-back of 16 hosts %.2f ms\n",
+		    "netlink", (t1 - t0) * 1e6 / nlink, (t2 - t1) * 1e6 / routes_only.n,
+		    (t3 - t2) * 1e3);
 	else
 		printf("  %-12s failed: %s\n", "netlink", err.msg);
 	device_close(&dev);

@@ -7,49 +7,45 @@
 #define OFC_VERSION "0.1.0"
 
 static const struct cli_cmd commands[] = {
-	{"validate", "FILE", "check a fabric config and its wiring", cmd_validate},
-	{"show", "FILE [--json | --format text|json|pb] [-o OUT]",
-	 "print the validated fabric, its topology and circuits", cmd_show},
-	{"topo", "SPEC [--json | --dot] [--ports] [--format text|json|dot|pb] [-o OUT]",
-	 "generate a topology: facts, edges, port permutations", cmd_topo},
-	{"schedule",
-	 "(FILE | --topology SPEC) --collective C [--algo A] [--size M] [--alpha T] "
-	 "[--bandwidth B] [--chunks P] [--overlap] [--lowering L] [--variant V] [--hop-latency T] "
-	 "[--json] [--format text|json|pb -o OUT]",
-	 "plan a collective schedule, verify it and price it", cmd_schedule},
-	{"finder",
-	 "--nodes N --degree D [--collective C] [--size M] [--alpha T] [--bandwidth B] [--json]",
-	 "the best direct-connect topologies for N hosts of D ports", cmd_finder},
-	{"plan", "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
-	 "read every device and show what would change to reach the config", cmd_plan},
-	{"apply", "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--dry-run] [--json]",
-	 "change the devices as one transaction: journal, apply, verify, or roll back",
-	 cmd_apply},
-	{"try", "FILE [--timeout S] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
-	 "apply, then revert unless 'ofc confirm' arrives within S seconds", cmd_try},
-	{"confirm", "[FILE] [--state-dir DIR] [--json]", "keep what a running 'ofc try' applied",
-	 cmd_confirm},
-	{"status", "[FILE] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
-	 "recorded and live device state, and any unfinished transaction", cmd_status},
-	{"testbed", "up|check|down FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
-	 "hosts as network namespaces, circuits as veth pairs, routes over netlink",
-	 cmd_testbed},
-	{"optree",
-	 "--nodes N --wavelengths W [--fibres F] [--block-size B] [--algo optree|ring|ne|onestage|all] "
-	 "[--radices LIST] [--interfaces I] [--mrrs M] [--overlap] [--json] "
-	 "[--format text|json|pb -o OUT]",
-	 "all-gather on a WDM ring: OpTree's plan, its baselines, verified", cmd_optree},
-	{"rwa",
-	 "--nodes N --wavelengths W [--fibres F] (--pattern all-to-all | --demands FILE) "
-	 "[--engine heuristic|ilp|lp] [--objective min-wavelengths|max-served] [--time-limit S] "
-	 "[--json] [--lightpaths]",
-	 "routing and wavelength assignment for demands on a WDM ring", cmd_rwa},
-	{"reconfigure", "(--topology SPEC | --collective C --size M) [--dry-run] [--json]",
-	 "rewire the fabric through ofcd (with --socket PATH)", cmd_daemon_only},
-	{"watch", "[--count N] [--json]", "print ofcd's events (with --socket PATH)",
-	 cmd_daemon_only},
-	{"cancel", "TICKET", "cancel a mutation queued in ofcd (with --socket PATH)",
-	 cmd_daemon_only},
+    {"validate", "FILE", "check a fabric config and its wiring", cmd_validate},
+    {"show", "FILE [--json | --format text|json|pb] [-o OUT]",
+     "print the validated fabric, its topology and circuits", cmd_show},
+    {"topo", "SPEC [--json | --dot] [--ports] [--format text|json|dot|pb] [-o OUT]",
+     "generate a topology: facts, edges, port permutations", cmd_topo},
+    {"schedule",
+     "(FILE | --topology SPEC) --collective C [--algo A] [--size M] [--alpha T] "
+     "[--bandwidth B] [--chunks P] [--overlap] [--lowering L] [--variant V] [--hop-latency T] "
+     "[--json] [--format text|json|pb -o OUT]",
+     "plan a collective schedule, verify it and price it", cmd_schedule},
+    {"finder",
+     "--nodes N --degree D [--collective C] [--size M] [--alpha T] [--bandwidth B] [--json]",
+     "the best direct-connect topologies for N hosts of D ports", cmd_finder},
+    {"plan", "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
+     "read every device and show what would change to reach the config", cmd_plan},
+    {"apply", "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--dry-run] [--json]",
+     "change the devices as one transaction: journal, apply, verify, or roll back", cmd_apply},
+    {"try", "FILE [--timeout S] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
+     "apply, then revert unless 'ofc confirm' arrives within S seconds", cmd_try},
+    {"confirm", "[FILE] [--state-dir DIR] [--json]", "keep what a running 'ofc try' applied",
+     cmd_confirm},
+    {"status", "[FILE] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
+     "recorded and live device state, and any unfinished transaction", cmd_status},
+    {"testbed", "up|check|down FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
+     "hosts as network namespaces, circuits as veth pairs, routes over netlink", cmd_testbed},
+    {"optree",
+     "--nodes N --wavelengths W [--fibres F] [--block-size B] [--algo optree|ring|ne|onestage|all] "
+     "[--radices LIST] [--interfaces I] [--mrrs M] [--overlap] [--json] "
+     "[--format text|json|pb -o OUT]",
+     "all-gather on a WDM ring: OpTree's plan, its baselines, verified", cmd_optree},
+    {"rwa",
+     "--nodes N --wavelengths W [--fibres F] (--pattern all-to-all | --demands FILE) "
+     "[--engine heuristic|ilp|lp] [--objective min-wavelengths|max-served] [--time-limit S] "
+     "[--json] [--lightpaths]",
+     "routing and wavelength assignment for demands on a WDM ring", cmd_rwa},
+    {"reconfigure", "(--topology SPEC | --collective C --size M) [--dry-run] [--json]",
+     "rewire the fabric through ofcd (with --socket PATH)", cmd_daemon_only},
+    {"watch", "[--count N] [--json]", "print ofcd's events (with --socket PATH)", cmd_daemon_only},
+    {"cancel", "TICKET", "cancel a mutation queued in ofcd (with --socket PATH)", cmd_daemon_only},
 };
 
 static void usage_all(FILE *out)

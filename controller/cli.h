@@ -43,26 +43,26 @@ void cli_output_abort(struct cli_output *o);
 /* `ofc schedule`: options every algorithm shares, parsed once. */
 struct schedule_request {
 	const struct cli_cmd *cmd;
-	const char *file;	   /* FILE, validated into fabric */
-	struct fabric *fabric;	   /* NULL with --topology */
-	const char *spec;	   /* --topology SPEC */
-	struct graph *graph;	   /* the topology: from --topology, or the fabric's */
+	const char *file;      /* FILE, validated into fabric */
+	struct fabric *fabric; /* NULL with --topology */
+	const char *spec;      /* --topology SPEC */
+	struct graph *graph;   /* the topology: from --topology, or the fabric's */
 	enum sched_collective collective;
-	const char *algo;	   /* --algo (default chosen per fabric kind) */
-	uint64_t size;		   /* --size, bytes per node; 0 = from the config */
-	double alpha;		   /* --alpha, seconds per step */
-	double bandwidth;	   /* --bandwidth, a node's egress bits/s */
+	const char *algo; /* --algo (default chosen per fabric kind) */
+	uint64_t size;	  /* --size, bytes per node; 0 = from the config */
+	double alpha;	  /* --alpha, seconds per step */
+	double bandwidth; /* --bandwidth, a node's egress bits/s */
 	bool alpha_set, bandwidth_set;
-	uint32_t chunks;	   /* --chunks P, 0 = exact fractions */
-	bool overlap;		   /* --overlap (WDM: pre-tune MRRs) */
-	bool json;		   /* --json: the summary as JSON */
-	enum out_format format;	   /* --format for -o */
-	const char *output;	   /* -o FILE: the whole schedule */
-	unsigned threads;	   /* --threads, 0 = all CPUs */
-	const char *lowering;	   /* --lowering (all-to-all mcf): steps, paths, single */
-	const char *variant;	   /* --variant (swing, recursive-doubling): auto, bandwidth, latency */
-	double hop_latency;	   /* --hop-latency, seconds per hop (routed torus schedules) */
-	double time_limit;	   /* --time-limit (all-to-all mcf), seconds; 0 = none */
+	uint32_t chunks;	/* --chunks P, 0 = exact fractions */
+	bool overlap;		/* --overlap (WDM: pre-tune MRRs) */
+	bool json;		/* --json: the summary as JSON */
+	enum out_format format; /* --format for -o */
+	const char *output;	/* -o FILE: the whole schedule */
+	unsigned threads;	/* --threads, 0 = all CPUs */
+	const char *lowering;	/* --lowering (all-to-all mcf): steps, paths, single */
+	const char *variant; /* --variant (swing, recursive-doubling): auto, bandwidth, latency */
+	double hop_latency;  /* --hop-latency, seconds per hop (routed torus schedules) */
+	double time_limit;   /* --time-limit (all-to-all mcf), seconds; 0 = none */
 };
 
 /* Write the whole schedule to req->output in req->format (json, text, pb).
@@ -83,7 +83,7 @@ struct fabric_cmd {
 	const char *state_dir_opt;
 	char *state_dir;
 	bool json, dry_run;
-	bool progress; /* events on stderr (when it is a terminal) */
+	bool progress;	/* events on stderr (when it is a terminal) */
 	double timeout; /* try: seconds to wait for confirm */
 	struct fabric *fabric;
 	struct ctl *ctl;
@@ -91,8 +91,9 @@ struct fabric_cmd {
 extern const char fabric_cmd_options[];
 /* Returns 0 to go on, -1 after --help (exit 0), or an exit status. */
 int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc, char **argv,
-		     const struct option *extra, int (*on_extra)(struct fabric_cmd *, int, const char *),
-		     const char *help, bool file_optional);
+		     const struct option *extra,
+		     int (*on_extra)(struct fabric_cmd *, int, const char *), const char *help,
+		     bool file_optional);
 int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg);
 int fabric_cmd_open(struct fabric_cmd *fc, bool with_testbed, struct ofc_error *err);
 /* Take the lock and resolve a journal a crash left. */
@@ -117,7 +118,7 @@ struct wdm_request {
 	const char *ring_name; /* from a config, or NULL */
 	const char *algo;
 	uint32_t radix[OPTREE_MAX_DEPTH]; /* --radices: a forced plan */
-	uint32_t depth;			   /* 0 = the planner's best */
+	uint32_t depth;			  /* 0 = the planner's best */
 	bool overlap;
 	bool json;
 	enum out_format format; /* for -o */

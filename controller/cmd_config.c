@@ -35,11 +35,11 @@ int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv)
 int cmd_show(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"format", required_argument, NULL, 'f'},
-		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"json", no_argument, NULL, 'j'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	enum out_format fmt = FMT_TEXT;
 	const char *outpath = NULL;
@@ -63,10 +63,11 @@ int cmd_show(const struct cli_cmd *cmd, int argc, char **argv)
 			outpath = optarg;
 			break;
 		case 'h':
-			return cli_help(cmd, "--json is --format json; --format pb writes an "
-					     "ofc.v1.Fabric message (proto/fabric.proto), to -o OUT\n"
-					     "or stdout. Files are written to a temporary name and "
-					     "renamed.\n");
+			return cli_help(cmd,
+					"--json is --format json; --format pb writes an "
+					"ofc.v1.Fabric message (proto/fabric.proto), to -o OUT\n"
+					"or stdout. Files are written to a temporary name and "
+					"renamed.\n");
 		}
 	}
 	if (optind != argc - 1)

@@ -14,14 +14,15 @@
 #define MAX_OVERRIDES ARRAY_SIZE(((struct fabric_cmd *)0)->overrides)
 
 const char fabric_cmd_options[] =
-	"  --device NAME=HOST:PORT  talk to device NAME at another address (repeatable)\n"
-	"  --state-dir DIR          where state and journal live (default $OFC_STATE_DIR,\n"
-	"                           else " OFC_STATE_DIR_DEFAULT ")\n"
-	"  --json                   machine-readable output\n";
+    "  --device NAME=HOST:PORT  talk to device NAME at another address (repeatable)\n"
+    "  --state-dir DIR          where state and journal live (default $OFC_STATE_DIR,\n"
+    "                           else " OFC_STATE_DIR_DEFAULT ")\n"
+    "  --json                   machine-readable output\n";
 
 int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc, char **argv,
-		     const struct option *extra, int (*on_extra)(struct fabric_cmd *, int, const char *),
-		     const char *help, bool file_optional)
+		     const struct option *extra,
+		     int (*on_extra)(struct fabric_cmd *, int, const char *), const char *help,
+		     bool file_optional)
 {
 	struct option opts[24];
 	size_t n = 0;
@@ -42,8 +43,8 @@ int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc,
 			return 2;
 		case 'D':
 			if (!strchr(optarg, '='))
-				return cli_usage_error(cmd, "--device '%s': expected NAME=HOST:PORT",
-						       optarg);
+				return cli_usage_error(
+				    cmd, "--device '%s': expected NAME=HOST:PORT", optarg);
 			if (fc->noverrides == MAX_OVERRIDES)
 				return cli_usage_error(cmd, "too many --device options");
 			fc->overrides[fc->noverrides++] = optarg;
@@ -121,12 +122,12 @@ static void print_event(void *ctx, const struct ctl_event *ev)
 int fabric_cmd_open(struct fabric_cmd *fc, bool with_testbed, struct ofc_error *err)
 {
 	struct ctl_opts o = {
-		.state_dir = fc->state_dir,
-		.overrides = (const char *const *)fc->overrides,
-		.noverrides = fc->noverrides,
-		.on_event = print_event,
-		.ctx = fc,
-		.no_testbed = !with_testbed,
+	    .state_dir = fc->state_dir,
+	    .overrides = (const char *const *)fc->overrides,
+	    .noverrides = fc->noverrides,
+	    .on_event = print_event,
+	    .ctx = fc,
+	    .no_testbed = !with_testbed,
 	};
 
 	if (fabric_open(fc->file, &fc->fabric, err) < 0)
@@ -153,8 +154,8 @@ void fabric_cmd_free(struct fabric_cmd *fc)
 
 int fabric_cmd_fail(struct fabric_cmd *fc, const struct ofc_error *err)
 {
-	int rc = err->code == OFC_E_USAGE ? cli_usage_error(fc->cmd, "%s", err->msg)
-					  : cli_fail(err);
+	int rc =
+	    err->code == OFC_E_USAGE ? cli_usage_error(fc->cmd, "%s", err->msg) : cli_fail(err);
 
 	fabric_cmd_free(fc);
 	return rc;
@@ -170,10 +171,10 @@ static const char *class_name(enum dev_class c)
 static void json_op(struct json_writer *w, const struct op *op)
 {
 	static const char *const names[] = {
-		[OP_DISCONNECT] = "disconnect", [OP_CONNECT] = "connect",
-		[OP_TUNE_OFF] = "detune",	[OP_TUNE_ON] = "tune",
-		[OP_LINK_DEL] = "remove-circuit", [OP_LINK_ADD] = "add-circuit",
-		[OP_ROUTE_SET] = "set-route",	[OP_ROUTE_DEL] = "remove-route",
+	    [OP_DISCONNECT] = "disconnect",   [OP_CONNECT] = "connect",
+	    [OP_TUNE_OFF] = "detune",	      [OP_TUNE_ON] = "tune",
+	    [OP_LINK_DEL] = "remove-circuit", [OP_LINK_ADD] = "add-circuit",
+	    [OP_ROUTE_SET] = "set-route",     [OP_ROUTE_DEL] = "remove-route",
 	};
 
 	jw_obj_begin(w);
@@ -324,9 +325,8 @@ static void write_plan_text(const struct ctl *c, FILE *out)
 
 	for (uint32_t i = 0; i < c->ndevs; i++)
 		est += c->devs[i].est_seconds;
-	fprintf(out, "fabric %s: %u operation%s on %u device%s", c->fabric->name,
-		ctl_plan_size(c), ctl_plan_size(c) == 1 ? "" : "s", c->ndevs,
-		c->ndevs == 1 ? "" : "s");
+	fprintf(out, "fabric %s: %u operation%s on %u device%s", c->fabric->name, ctl_plan_size(c),
+		ctl_plan_size(c) == 1 ? "" : "s", c->ndevs, c->ndevs == 1 ? "" : "s");
 	if (est > 0) {
 		char buf[32];
 
@@ -342,17 +342,18 @@ static void write_plan_text(const struct ctl *c, FILE *out)
 		fprintf(out, "%s (%s%s%s): ", cd->cfg.name, cd->cfg.driver,
 			cd->cfg.address ? " at " : "", cd->cfg.address ? cd->cfg.address : "");
 		if (cd->cfg.cls == DEV_SWITCH)
-			fprintf(out, "%u cross-connect%s to remove, %u to add, %u unchanged\n", k.del,
-				k.del == 1 ? "" : "s", k.add, cd->target.nxc - k.add);
+			fprintf(out, "%u cross-connect%s to remove, %u to add, %u unchanged\n",
+				k.del, k.del == 1 ? "" : "s", k.add, cd->target.nxc - k.add);
 		else if (cd->cfg.cls == DEV_RING)
 			fprintf(out, "%u MRR%s to detune, %u to tune, %u unchanged\n", k.del,
 				k.del == 1 ? "" : "s", k.add, cd->target.nch - k.add);
 		else
-			fprintf(out,
-				"%u circuit%s to remove, %u to add; %u route%s to set, %u to remove; "
-				"%u unchanged\n",
-				k.del, k.del == 1 ? "" : "s", k.add, k.rset, k.rset == 1 ? "" : "s",
-				k.rdel, kept);
+			fprintf(
+			    out,
+			    "%u circuit%s to remove, %u to add; %u route%s to set, %u to remove; "
+			    "%u unchanged\n",
+			    k.del, k.del == 1 ? "" : "s", k.add, k.rset, k.rset == 1 ? "" : "s",
+			    k.rdel, kept);
 		for (uint32_t j = 0; j < cd->plan.n; j++) {
 			char buf[200];
 
@@ -424,12 +425,13 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	struct fabric_cmd fc;
 	struct ofc_error err = {0};
-	int rc = fabric_cmd_parse(&fc, cmd, argc, argv, NULL, NULL,
-				  "Reads every device of the fabric and prints what would change to "
-				  "reach the\nconfig's target: cross-connects to remove and add, MRRs "
-				  "to retune, testbed\ncircuits and routes. Circuits that stay are not "
-				  "touched.\n\n",
-				  false);
+	int rc =
+	    fabric_cmd_parse(&fc, cmd, argc, argv, NULL, NULL,
+			     "Reads every device of the fabric and prints what would change to "
+			     "reach the\nconfig's target: cross-connects to remove and add, MRRs "
+			     "to retune, testbed\ncircuits and routes. Circuits that stay are not "
+			     "touched.\n\n",
+			     false);
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
@@ -520,12 +522,12 @@ static void write_result(const struct fabric_cmd *fc, const struct ctl_result *r
 static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double trial)
 {
 	static const struct option extra_apply[] = {
-		{"dry-run", no_argument, NULL, 'n'},
-		{0},
+	    {"dry-run", no_argument, NULL, 'n'},
+	    {0},
 	};
 	static const struct option extra_try[] = {
-		{"timeout", required_argument, NULL, 't'},
-		{0},
+	    {"timeout", required_argument, NULL, 't'},
+	    {0},
 	};
 	struct fabric_cmd fc;
 	struct ofc_error err = {0};
@@ -533,15 +535,15 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 	int rc;
 
 	rc = fabric_cmd_parse(
-		&fc, cmd, argc, argv, trial > 0 ? extra_try : extra_apply, fabric_cmd_extra,
-		trial > 0 ? "Applies like 'ofc apply', then waits --timeout S seconds (default 60) "
-			    "for\n'ofc confirm'. Without it, or on Ctrl-C, the fabric is put back "
-			    "as it was.\nExit 0 when confirmed, 1 when reverted or failed.\n\n"
-			  : "Plans, records the intent in the journal (fsync), applies per device, "
-			    "reads\nback and compares, then commits. On any failure it undoes what "
-			    "was applied in\nreverse order, reads back again and exits 1 saying "
-			    "whether the fabric is back\nwhere it was. --dry-run only plans.\n\n",
-		false);
+	    &fc, cmd, argc, argv, trial > 0 ? extra_try : extra_apply, fabric_cmd_extra,
+	    trial > 0 ? "Applies like 'ofc apply', then waits --timeout S seconds (default 60) "
+			"for\n'ofc confirm'. Without it, or on Ctrl-C, the fabric is put back "
+			"as it was.\nExit 0 when confirmed, 1 when reverted or failed.\n\n"
+		      : "Plans, records the intent in the journal (fsync), applies per device, "
+			"reads\nback and compares, then commits. On any failure it undoes what "
+			"was applied in\nreverse order, reads back again and exits 1 saying "
+			"whether the fabric is back\nwhere it was. --dry-run only plans.\n\n",
+	    false);
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if (fc.timeout == 0)
@@ -652,8 +654,9 @@ int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg)
 	if (c == 't') {
 		if (parse_duration(arg, &fc->timeout, &why) < 0 || fc->timeout <= 0 ||
 		    fc->timeout > 86400)
-			return cli_usage_error(fc->cmd, "--timeout must be a duration up to 1 day, "
-							"got '%s'",
+			return cli_usage_error(fc->cmd,
+					       "--timeout must be a duration up to 1 day, "
+					       "got '%s'",
 					       arg);
 		return 0;
 	}
@@ -698,7 +701,9 @@ int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv)
 	if (fc.json)
 		printf("{\"fabric\": \"%s\", \"transaction\": %llu, \"outcome\": \"%s\"}\n", name,
 		       (unsigned long long)txn,
-		       pending ? "confirmed" : kept ? "committed" : "reverted");
+		       pending ? "confirmed"
+		       : kept  ? "committed"
+			       : "reverted");
 	else if (pending)
 		printf("confirmed trial %llu of fabric %s; 'ofc try' will commit it\n",
 		       (unsigned long long)txn, name);
@@ -706,8 +711,9 @@ int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv)
 		printf("confirmed trial %llu of fabric %s: committed\n", (unsigned long long)txn,
 		       name);
 	else
-		fprintf(stderr, "ofc: trial %llu of fabric %s was reverted before the confirmation "
-				"arrived\n",
+		fprintf(stderr,
+			"ofc: trial %llu of fabric %s was reverted before the confirmation "
+			"arrived\n",
 			(unsigned long long)txn, name);
 	free(name);
 	fabric_cmd_free(&fc);

@@ -9,42 +9,42 @@
 #include <string.h>
 
 static const char help[] =
-	"  --nodes N          ring nodes (2..8192)\n"
-	"  --wavelengths W    wavelengths per fibre\n"
-	"  --fibres F         fibres per direction (default 1)\n"
-	"  --block-size B     data each node contributes, e.g. 4MiB (default 4MiB)\n"
-	"  --algo A           optree (default), ring, ne, onestage, or all (a table)\n"
-	"  --radices LIST     force OpTree's radices, e.g. 4,4 (default: the planner's)\n"
-	"  --interfaces I     optical interfaces per node (default 4)\n"
-	"  --mrrs M           MRRs per interface (default 64); a node adds and drops\n"
-	"                     at most I x M lightpaths per step, larger steps are split\n"
-	"  --rate R           bandwidth per wavelength (default 40Gbps)\n"
-	"  --mrr-delay D      MRR retuning time (default 25us)\n"
-	"  --oeo-delay D      O/E/O conversion time per stage (default 10ns)\n"
-	"  --overlap          pre-tune the next stage's MRRs where wavelengths are idle\n"
-	"  --json             the summary as JSON (an array with --algo all)\n"
-	"  --format F -o OUT  write the schedule: json, text or pb (ofc.v1.Schedule)\n";
+    "  --nodes N          ring nodes (2..8192)\n"
+    "  --wavelengths W    wavelengths per fibre\n"
+    "  --fibres F         fibres per direction (default 1)\n"
+    "  --block-size B     data each node contributes, e.g. 4MiB (default 4MiB)\n"
+    "  --algo A           optree (default), ring, ne, onestage, or all (a table)\n"
+    "  --radices LIST     force OpTree's radices, e.g. 4,4 (default: the planner's)\n"
+    "  --interfaces I     optical interfaces per node (default 4)\n"
+    "  --mrrs M           MRRs per interface (default 64); a node adds and drops\n"
+    "                     at most I x M lightpaths per step, larger steps are split\n"
+    "  --rate R           bandwidth per wavelength (default 40Gbps)\n"
+    "  --mrr-delay D      MRR retuning time (default 25us)\n"
+    "  --oeo-delay D      O/E/O conversion time per stage (default 10ns)\n"
+    "  --overlap          pre-tune the next stage's MRRs where wavelengths are idle\n"
+    "  --json             the summary as JSON (an array with --algo all)\n"
+    "  --format F -o OUT  write the schedule: json, text or pb (ofc.v1.Schedule)\n";
 
 int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"nodes", required_argument, NULL, 'n'},
-		{"wavelengths", required_argument, NULL, 'w'},
-		{"fibres", required_argument, NULL, 'F'},
-		{"block-size", required_argument, NULL, 'b'},
-		{"algo", required_argument, NULL, 'a'},
-		{"radices", required_argument, NULL, 'r'},
-		{"interfaces", required_argument, NULL, 'I'},
-		{"mrrs", required_argument, NULL, 'M'},
-		{"rate", required_argument, NULL, 'R'},
-		{"mrr-delay", required_argument, NULL, 'D'},
-		{"oeo-delay", required_argument, NULL, 'E'},
-		{"overlap", no_argument, NULL, 'O'},
-		{"json", no_argument, NULL, 'j'},
-		{"format", required_argument, NULL, 'f'},
-		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"nodes", required_argument, NULL, 'n'},
+	    {"wavelengths", required_argument, NULL, 'w'},
+	    {"fibres", required_argument, NULL, 'F'},
+	    {"block-size", required_argument, NULL, 'b'},
+	    {"algo", required_argument, NULL, 'a'},
+	    {"radices", required_argument, NULL, 'r'},
+	    {"interfaces", required_argument, NULL, 'I'},
+	    {"mrrs", required_argument, NULL, 'M'},
+	    {"rate", required_argument, NULL, 'R'},
+	    {"mrr-delay", required_argument, NULL, 'D'},
+	    {"oeo-delay", required_argument, NULL, 'E'},
+	    {"overlap", no_argument, NULL, 'O'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	struct wdm_request q = {.cmd = cmd, .algo = "optree", .format = FMT_JSON};
 	uint32_t interfaces = 4, mrrs = 64;
@@ -61,7 +61,8 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 		case 'n':
 			if (parse_u32(optarg, &q.ring.nodes) < 0 || q.ring.nodes < 2 ||
 			    q.ring.nodes > OPTREE_MAX_NODES)
-				return cli_usage_error(cmd, "--nodes must be 2..%u", OPTREE_MAX_NODES);
+				return cli_usage_error(cmd, "--nodes must be 2..%u",
+						       OPTREE_MAX_NODES);
 			have_n = true;
 			break;
 		case 'w':
@@ -76,7 +77,8 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 				return cli_usage_error(cmd, "--fibres must be 1..255");
 			break;
 		case 'b':
-			if (parse_size(optarg, &q.ring.block_bytes, &why) < 0 || !q.ring.block_bytes)
+			if (parse_size(optarg, &q.ring.block_bytes, &why) < 0 ||
+			    !q.ring.block_bytes)
 				return cli_usage_error(cmd, "bad --block-size '%s': %s", optarg,
 						       q.ring.block_bytes ? why : "must be > 0");
 			break;
@@ -88,7 +90,8 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 				return cli_usage_error(cmd, "%s", err.msg);
 			break;
 		case 'I':
-			if (parse_u32(optarg, &interfaces) < 0 || interfaces < 1 || interfaces > 1024)
+			if (parse_u32(optarg, &interfaces) < 0 || interfaces < 1 ||
+			    interfaces > 1024)
 				return cli_usage_error(cmd, "--interfaces must be 1..1024");
 			break;
 		case 'M':
@@ -102,11 +105,13 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 			break;
 		case 'D':
 			if (parse_duration(optarg, &q.ring.mrr_delay, &why) < 0)
-				return cli_usage_error(cmd, "bad --mrr-delay '%s': %s", optarg, why);
+				return cli_usage_error(cmd, "bad --mrr-delay '%s': %s", optarg,
+						       why);
 			break;
 		case 'E':
 			if (parse_duration(optarg, &q.ring.oeo_delay, &why) < 0)
-				return cli_usage_error(cmd, "bad --oeo-delay '%s': %s", optarg, why);
+				return cli_usage_error(cmd, "bad --oeo-delay '%s': %s", optarg,
+						       why);
 			break;
 		case 'O':
 			q.overlap = true;

@@ -7,18 +7,18 @@
 #include <string.h>
 
 static const char help[] =
-	"  --nodes N            ring nodes\n"
-	"  --wavelengths W      wavelengths per fibre\n"
-	"  --fibres F           fibres per direction (default 1)\n"
-	"  --pattern all-to-all one lightpath from every node to every other\n"
-	"  --demands FILE       one demand per line: SRC DST [COUNT] [cw|ccw|any]\n"
-	"                       ('#' starts a comment)\n"
-	"  --engine E           heuristic (default), ilp (exact, lp_solve) or lp (the\n"
-	"                       relaxation as a lower bound, with the heuristic's assignment)\n"
-	"  --objective O        min-wavelengths (default) or max-served (within W)\n"
-	"  --time-limit S       lp_solve's limit for ilp and lp, e.g. 60s (default 60s)\n"
-	"  --json               the result as JSON, with every lightpath\n"
-	"  --lightpaths         list every lightpath in the text output too\n";
+    "  --nodes N            ring nodes\n"
+    "  --wavelengths W      wavelengths per fibre\n"
+    "  --fibres F           fibres per direction (default 1)\n"
+    "  --pattern all-to-all one lightpath from every node to every other\n"
+    "  --demands FILE       one demand per line: SRC DST [COUNT] [cw|ccw|any]\n"
+    "                       ('#' starts a comment)\n"
+    "  --engine E           heuristic (default), ilp (exact, lp_solve) or lp (the\n"
+    "                       relaxation as a lower bound, with the heuristic's assignment)\n"
+    "  --objective O        min-wavelengths (default) or max-served (within W)\n"
+    "  --time-limit S       lp_solve's limit for ilp and lp, e.g. 60s (default 60s)\n"
+    "  --json               the result as JSON, with every lightpath\n"
+    "  --lightpaths         list every lightpath in the text output too\n";
 
 static void write_json(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t ndem,
 		       const struct rwa_solution *sol, const struct rwa_report *rep,
@@ -126,8 +126,8 @@ static void write_text(const struct rwa_ring *ring, const struct rwa_demand *dem
 		printf("  wavelengths used  %u (serving every lightpath needs at least %u)\n",
 		       rep->wavelengths_used, rep->lower_bound);
 	else
-		printf("  wavelengths used  %u (lower bound %u, gap %lld)%s\n", rep->wavelengths_used,
-		       rep->lower_bound,
+		printf("  wavelengths used  %u (lower bound %u, gap %lld)%s\n",
+		       rep->wavelengths_used, rep->lower_bound,
 		       (long long)rep->wavelengths_used - (long long)rep->lower_bound,
 		       rep->optimal ? ": optimal" : "");
 	if (!isnan(rep->relaxation))
@@ -157,22 +157,23 @@ static void write_text(const struct rwa_ring *ring, const struct rwa_demand *dem
 int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"nodes", required_argument, NULL, 'n'},
-		{"wavelengths", required_argument, NULL, 'w'},
-		{"fibres", required_argument, NULL, 'F'},
-		{"pattern", required_argument, NULL, 'p'},
-		{"demands", required_argument, NULL, 'd'},
-		{"engine", required_argument, NULL, 'e'},
-		{"objective", required_argument, NULL, 'O'},
-		{"time-limit", required_argument, NULL, 't'},
-		{"json", no_argument, NULL, 'j'},
-		{"lightpaths", no_argument, NULL, 'l'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"nodes", required_argument, NULL, 'n'},
+	    {"wavelengths", required_argument, NULL, 'w'},
+	    {"fibres", required_argument, NULL, 'F'},
+	    {"pattern", required_argument, NULL, 'p'},
+	    {"demands", required_argument, NULL, 'd'},
+	    {"engine", required_argument, NULL, 'e'},
+	    {"objective", required_argument, NULL, 'O'},
+	    {"time-limit", required_argument, NULL, 't'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"lightpaths", no_argument, NULL, 'l'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	struct rwa_ring ring = {0, 0, 1};
 	struct rwa_opts o = {RWA_ENGINE_HEURISTIC, RWA_MIN_WAVELENGTHS, 60};
-	const char *pattern = NULL, *file = NULL, *engine = "heuristic", *objective = "min-wavelengths";
+	const char *pattern = NULL, *file = NULL, *engine = "heuristic",
+		   *objective = "min-wavelengths";
 	bool json = false, list = false, have_n = false, have_w = false;
 	struct ofc_error err = {0};
 	const char *why;
@@ -185,7 +186,8 @@ int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv)
 		case 'n':
 			if (parse_u32(optarg, &ring.nodes) < 0 || ring.nodes < 2 ||
 			    ring.nodes > SCHED_MAX_NODES)
-				return cli_usage_error(cmd, "--nodes must be 2..%u", SCHED_MAX_NODES);
+				return cli_usage_error(cmd, "--nodes must be 2..%u",
+						       SCHED_MAX_NODES);
 			have_n = true;
 			break;
 		case 'w':
@@ -195,12 +197,14 @@ int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv)
 			have_w = true;
 			break;
 		case 'F':
-			if (parse_u32(optarg, &ring.fibres) < 0 || ring.fibres < 1 || ring.fibres > 255)
+			if (parse_u32(optarg, &ring.fibres) < 0 || ring.fibres < 1 ||
+			    ring.fibres > 255)
 				return cli_usage_error(cmd, "--fibres must be 1..255");
 			break;
 		case 'p':
 			if (strcmp(optarg, "all-to-all") != 0)
-				return cli_usage_error(cmd, "unknown --pattern '%s' (all-to-all)", optarg);
+				return cli_usage_error(cmd, "unknown --pattern '%s' (all-to-all)",
+						       optarg);
 			pattern = optarg;
 			break;
 		case 'd':
@@ -215,8 +219,8 @@ int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv)
 			else if (strcmp(optarg, "lp") == 0)
 				o.engine = RWA_ENGINE_LP;
 			else
-				return cli_usage_error(cmd, "unknown --engine '%s' (heuristic, ilp, lp)",
-						       optarg);
+				return cli_usage_error(
+				    cmd, "unknown --engine '%s' (heuristic, ilp, lp)", optarg);
 			break;
 		case 'O':
 			objective = optarg;
@@ -235,8 +239,8 @@ int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv)
 			    o.time_limit > 86400)
 				return cli_usage_error(cmd, "bad --time-limit '%s': %s", optarg,
 						       o.time_limit <= 0 || o.time_limit > 86400
-							       ? "must be more than 0 and at most a day"
-							       : why);
+							   ? "must be more than 0 and at most a day"
+							   : why);
 			break;
 		case 'j':
 			json = true;
@@ -255,16 +259,16 @@ int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv)
 	if (!have_w)
 		return cli_usage_error(cmd, "missing --wavelengths");
 	if (!pattern == !file)
-		return cli_usage_error(cmd, "give --pattern all-to-all or --demands FILE (one of them)");
+		return cli_usage_error(cmd,
+				       "give --pattern all-to-all or --demands FILE (one of them)");
 
 	struct rwa_demand *dem = NULL;
 	size_t ndem = 0;
 	if (pattern) {
 		if ((uint64_t)ring.nodes * (ring.nodes - 1) > RWA_MAX_DEMANDS)
-			return cli_usage_error(cmd, "all-to-all on %u nodes is %llu lightpaths (limit %u)",
-					       ring.nodes,
-					       (unsigned long long)ring.nodes * (ring.nodes - 1),
-					       RWA_MAX_DEMANDS);
+			return cli_usage_error(
+			    cmd, "all-to-all on %u nodes is %llu lightpaths (limit %u)", ring.nodes,
+			    (unsigned long long)ring.nodes * (ring.nodes - 1), RWA_MAX_DEMANDS);
 		rwa_all_to_all(ring.nodes, &dem, &ndem);
 	} else if (rwa_load_demands(file, ring.nodes, &dem, &ndem, &err) < 0) {
 		return cli_fail(&err);

@@ -162,7 +162,8 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 			break;
 		case 'l':
 			if (parse_duration(optarg, &req.time_limit, &why) < 0)
-				return cli_usage_error(cmd, "bad --time-limit '%s': %s", optarg, why);
+				return cli_usage_error(cmd, "bad --time-limit '%s': %s", optarg,
+						       why);
 			break;
 		case 'h':
 			return cli_help(cmd, help);

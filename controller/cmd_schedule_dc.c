@@ -389,9 +389,10 @@ static void a2a_finish(struct dc *c, struct outcome *o, const struct a2a_outcome
 static void run_a2a(struct dc *c, struct outcome *o, const char *algo, const char *lowering)
 {
 	struct ofc_error err = {0};
-	struct a2a_request q = {.algo = algo,
-				.lowering = lowering,
-				.mcf = {.threads = c->req->threads, .time_limit = c->req->time_limit}};
+	struct a2a_request q = {
+	    .algo = algo,
+	    .lowering = lowering,
+	    .mcf = {.threads = c->req->threads, .time_limit = c->req->time_limit}};
 	struct a2a_outcome a;
 	double t0 = now_seconds();
 
@@ -719,10 +720,12 @@ static void write_summary_text(const struct dc *c, const struct outcome *o, FILE
 				o->mcf.nodes, o->mcf.iterations, o->mcf.seconds, o->lowering,
 				o->max_paths);
 			if (o->mcf.optimal)
-				fprintf(out, "               optimal (the LP bound meets the flow)\n");
+				fprintf(out,
+					"               optimal (the LP bound meets the flow)\n");
 			else
 				fprintf(out,
-					"               NOT proven optimal (%s): the optimum is at most "
+					"               NOT proven optimal (%s): the optimum is at "
+					"most "
 					"%.9g, gap %.3g%%\n",
 					mcf_stop_name(o->mcf.stop), 1 / o->mcf.lower,
 					100 * o->mcf.gap);

@@ -36,15 +36,15 @@ int schedule_wdm(struct schedule_request *req)
 	if (!size)
 		size = 4u << 20;
 	q.ring = (struct optree_ring){
-		.nodes = ring->nmembers,
-		.wavelengths = ring->wavelengths,
-		.fibres = ring->fibres,
-		/* A config without mrrs_per_interface: one MRR per wavelength. */
-		.max_add = ring->interfaces * (ring->mrrs ? ring->mrrs : ring->wavelengths),
-		.rate = ring->rate,
-		.mrr_delay = ring->mrr_delay,
-		.oeo_delay = ring->oeo_delay,
-		.block_bytes = size,
+	    .nodes = ring->nmembers,
+	    .wavelengths = ring->wavelengths,
+	    .fibres = ring->fibres,
+	    /* A config without mrrs_per_interface: one MRR per wavelength. */
+	    .max_add = ring->interfaces * (ring->mrrs ? ring->mrrs : ring->wavelengths),
+	    .rate = ring->rate,
+	    .mrr_delay = ring->mrr_delay,
+	    .oeo_delay = ring->oeo_delay,
+	    .block_bytes = size,
 	};
 	return wdm_run(&q);
 }

@@ -37,12 +37,11 @@ static void text_txn(const struct ctl_record *r)
 		printf("  no unfinished transaction\n");
 		return;
 	}
-	printf("  transaction %llu: %s, %s\n", (unsigned long long)r->journal_id,
-	       r->journal_phase,
+	printf("  transaction %llu: %s, %s\n", (unsigned long long)r->journal_id, r->journal_phase,
 	       r->journal_owner_alive
-		       ? "in progress"
-		       : "UNFINISHED (its process is gone): the next plan, apply, try or "
-			 "testbed command repairs it");
+		   ? "in progress"
+		   : "UNFINISHED (its process is gone): the next plan, apply, try or "
+		     "testbed command repairs it");
 }
 
 static int status_all(struct fabric_cmd *fc)
@@ -113,13 +112,14 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 	struct ofc_error err = {0};
 	struct ctl_record r;
 	bool all_reachable = true, in_sync = true, at_target = true;
-	int rc = fabric_cmd_parse(&fc, cmd, argc, argv, NULL, NULL,
-				  "Without FILE: every fabric in the state directory, its recorded "
-				  "state and any\nunfinished transaction. With FILE: also each "
-				  "device's live state, whether it\nagrees with the record (in_sync) "
-				  "and with the config (at_target). Exit 1 when a\ndevice cannot be "
-				  "read. Status never changes anything.\n\n",
-				  true);
+	int rc =
+	    fabric_cmd_parse(&fc, cmd, argc, argv, NULL, NULL,
+			     "Without FILE: every fabric in the state directory, its recorded "
+			     "state and any\nunfinished transaction. With FILE: also each "
+			     "device's live state, whether it\nagrees with the record (in_sync) "
+			     "and with the config (at_target). Exit 1 when a\ndevice cannot be "
+			     "read. Status never changes anything.\n\n",
+			     true);
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
@@ -217,7 +217,9 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 			       cd->cfg.name, cd->cfg.driver, cd->cfg.address ? " at " : "",
 			       cd->cfg.address ? cd->cfg.address : "", state_size(&cd->actual),
 			       state_size(&cd->actual) == 1 ? "y" : "ies",
-			       sync ? "matches" : rec ? "DIFFERS FROM" : "no record of", 
+			       sync  ? "matches"
+			       : rec ? "DIFFERS FROM"
+				     : "no record of",
 			       target ? "at" : "not at");
 		}
 	}

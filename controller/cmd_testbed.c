@@ -17,8 +17,9 @@ static int check(struct fabric_cmd *fc)
 	if (!testbed_is_up(fc->state_dir, f->name)) {
 		free(reach);
 		free(names);
-		ofc_error_set(&err, OFC_E_RUNTIME, "the testbed of fabric '%s' is not up (run 'ofc "
-						   "testbed up %s')",
+		ofc_error_set(&err, OFC_E_RUNTIME,
+			      "the testbed of fabric '%s' is not up (run 'ofc "
+			      "testbed up %s')",
 			      f->name, fc->file);
 		return fabric_cmd_fail(fc, &err);
 	}
@@ -97,15 +98,16 @@ int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "unknown action '%s' (expected up, check or down)",
 				       action);
 	rc = fabric_cmd_parse(
-		&fc, cmd, strcmp(action, "help") ? argc - 1 : argc,
-		strcmp(action, "help") ? argv + 1 : argv, NULL, NULL,
-		"up: one network namespace per host (ofc-FABRIC-HOST), one veth pair per circuit\n"
-		"the switches hold now, addresses from 198.18.0.0/15 and routes along shortest\n"
-		"paths, relayed by intermediate hosts. While it is up, 'ofc apply' moves its\n"
-		"circuits and routes with the switches.\ncheck: ICMP echo between every ordered pair of "
-		"hosts; exit 1 unless all reach.\ndown: remove every namespace the testbed made.\n"
-		"Needs root (network namespaces).\n\n",
-		false);
+	    &fc, cmd, strcmp(action, "help") ? argc - 1 : argc,
+	    strcmp(action, "help") ? argv + 1 : argv, NULL, NULL,
+	    "up: one network namespace per host (ofc-FABRIC-HOST), one veth pair per circuit\n"
+	    "the switches hold now, addresses from 198.18.0.0/15 and routes along shortest\n"
+	    "paths, relayed by intermediate hosts. While it is up, 'ofc apply' moves its\n"
+	    "circuits and routes with the switches.\ncheck: ICMP echo between every ordered pair "
+	    "of "
+	    "hosts; exit 1 unless all reach.\ndown: remove every namespace the testbed made.\n"
+	    "Needs root (network namespaces).\n\n",
+	    false);
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if (fabric_cmd_open(&fc, false, &err) < 0)

@@ -24,8 +24,9 @@ static void write_text(FILE *out, const struct graph *g, const struct topo_facts
 	else
 		fprintf(out, "  diameter         %u\n", f->diameter);
 	if (f->moore_diameter != UINT32_MAX)
-		fprintf(out, "  Moore bound      %u (lowest diameter any %u-node digraph of degree %u "
-			     "can have)\n",
+		fprintf(out,
+			"  Moore bound      %u (lowest diameter any %u-node digraph of degree %u "
+			"can have)\n",
 			f->moore_diameter, g->n, f->degree);
 	fprintf(out, "  self-loops       %u\n", f->self_loops);
 	fprintf(out, "  parallel links   %u\n", f->parallel_arcs);
@@ -43,7 +44,8 @@ static void write_text(FILE *out, const struct graph *g, const struct topo_facts
 		fprintf(out, "    (%u nodes: --json lists them)\n", g->n);
 	}
 	for (uint32_t k = 0; k < pm->nself && k < 8; k++)
-		fprintf(out, "    self-loop: node %u port %u\n", pm->self_node[k], pm->self_port[k]);
+		fprintf(out, "    self-loop: node %u port %u\n", pm->self_node[k],
+			pm->self_port[k]);
 	if (pm->nself > 8)
 		fprintf(out, "    ... %u self-loops in all\n", pm->nself);
 }
@@ -51,14 +53,10 @@ static void write_text(FILE *out, const struct graph *g, const struct topo_facts
 int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"dot", no_argument, NULL, 'd'},
-		{"ports", no_argument, NULL, 'p'},
-		{"format", required_argument, NULL, 'f'},
-		{"output", required_argument, NULL, 'o'},
-		{"threads", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"json", no_argument, NULL, 'j'},	      {"dot", no_argument, NULL, 'd'},
+	    {"ports", no_argument, NULL, 'p'},	      {"format", required_argument, NULL, 'f'},
+	    {"output", required_argument, NULL, 'o'}, {"threads", required_argument, NULL, 't'},
+	    {"help", no_argument, NULL, 'h'},	      {0},
 	};
 	enum out_format fmt = FMT_TEXT;
 	const char *outpath = NULL;
@@ -97,13 +95,13 @@ int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv)
 			break;
 		case 'h':
 			return cli_help(
-				cmd,
-				"Specs: ring:N biring:N torus:AxB[xC...] hypercube:D complete:N "
-				"bipartite:D\n  hamming:n,q circulant:N:a,b,... kautz:d,n "
-				"genkautz:N,d debruijn:d,n\nExpansions: line(S) line^K(S) degree(S,n) "
-				"product(S,T,...) power(S,n) reverse(S)\n\n--ports adds the "
-				"decomposition into port permutations (ports[j][u] = the node\nport j "
-				"of u transmits to). --format pb writes ofc.v1.Topology to -o OUT.\n");
+			    cmd,
+			    "Specs: ring:N biring:N torus:AxB[xC...] hypercube:D complete:N "
+			    "bipartite:D\n  hamming:n,q circulant:N:a,b,... kautz:d,n "
+			    "genkautz:N,d debruijn:d,n\nExpansions: line(S) line^K(S) degree(S,n) "
+			    "product(S,T,...) power(S,n) reverse(S)\n\n--ports adds the "
+			    "decomposition into port permutations (ports[j][u] = the node\nport j "
+			    "of u transmits to). --format pb writes ofc.v1.Topology to -o OUT.\n");
 		}
 	}
 	if (optind != argc - 1)

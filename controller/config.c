@@ -41,13 +41,13 @@ struct choice {
 struct key {
 	const char *name;
 	handler_fn fn;
-	size_t off;		  /* where the value goes in base */
-	const struct key *sub;	  /* nested mapping table */
-	size_t size;		  /* sequences of mappings: element size */
-	size_t count_off;	  /* sequences: offset of the uint32_t count */
-	size_t loc_off;		  /* offset + 1 of a struct src_loc for the value; 0: none */
-	size_t set_off;		  /* offset + 1 of a bool set when the key is present */
-	double min, max;	  /* numeric range (min == max == 0: none) */
+	size_t off;	       /* where the value goes in base */
+	const struct key *sub; /* nested mapping table */
+	size_t size;	       /* sequences of mappings: element size */
+	size_t count_off;      /* sequences: offset of the uint32_t count */
+	size_t loc_off;	       /* offset + 1 of a struct src_loc for the value; 0: none */
+	size_t set_off;	       /* offset + 1 of a bool set when the key is present */
+	double min, max;       /* numeric range (min == max == 0: none) */
 	bool required;
 	const struct choice *choices;
 	void (*init)(void *elem); /* defaults for a new element */
@@ -60,7 +60,7 @@ struct key {
 /* ---- errors on nodes ------------------------------------------------------ */
 
 static int node_error(struct loader *L, const yaml_node_t *n, const char *fmt, ...)
-	OFC_PRINTF(3, 4);
+    OFC_PRINTF(3, 4);
 static int node_error(struct loader *L, const yaml_node_t *n, const char *fmt, ...)
 {
 	va_list ap;
@@ -311,8 +311,8 @@ static int h_list(struct loader *L, yaml_node_t *n, const struct key *k, void *b
 		return node_error(L, n, "'%s' must be a list, not %s", k->name, type_name(n));
 	size_t total = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
 	if (total > CONFIG_MAX_HOSTS)
-		return node_error(L, n, "'%s' has too many entries (%zu; limit %u)", k->name,
-				  total, CONFIG_MAX_HOSTS);
+		return node_error(L, n, "'%s' has too many entries (%zu; limit %u)", k->name, total,
+				  CONFIG_MAX_HOSTS);
 	*arr = xcalloc(total ? total : 1, k->size);
 	*count = 0;
 	mark(k, base, n);
@@ -335,8 +335,7 @@ static int name_list(struct loader *L, yaml_node_t *n, const char *what, char **
 		     struct src_loc **locs, uint32_t *count)
 {
 	if (n->type != YAML_SEQUENCE_NODE)
-		return node_error(L, n, "'%s' must be a list of names, not %s", what,
-				  type_name(n));
+		return node_error(L, n, "'%s' must be a list of names, not %s", what, type_name(n));
 	size_t total = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
 	if (total > CONFIG_MAX_HOSTS)
 		return node_error(L, n, "'%s' has too many entries", what);
@@ -372,16 +371,17 @@ static void driver_init(struct driver_cfg *d)
 static int h_driver(struct loader *L, yaml_node_t *n, const struct key *k, void *base);
 
 static const struct key driver_keys[] = {
-	{"type", h_str, OFF(struct driver_cfg, type), .required = true},
-	{"address", h_str, OFF(struct driver_cfg, address), .loc_off = LOC(struct driver_cfg, address_loc)},
-	{"credentials", h_str, OFF(struct driver_cfg, credentials),
-	 .loc_off = LOC(struct driver_cfg, credentials_loc)},
-	{"timeout", h_duration, OFF(struct driver_cfg, timeout), .min = 0.001, .max = 3600},
-	{"retries", h_u32, OFF(struct driver_cfg, retries), .min = 0, .max = 10},
-	{"password", h_refuse,
-	 .why = "passwords never go in the config: put them in a credentials file and "
-		"name it with 'credentials: PATH'"},
-	{NULL},
+    {"type", h_str, OFF(struct driver_cfg, type), .required = true},
+    {"address", h_str, OFF(struct driver_cfg, address),
+     .loc_off = LOC(struct driver_cfg, address_loc)},
+    {"credentials", h_str, OFF(struct driver_cfg, credentials),
+     .loc_off = LOC(struct driver_cfg, credentials_loc)},
+    {"timeout", h_duration, OFF(struct driver_cfg, timeout), .min = 0.001, .max = 3600},
+    {"retries", h_u32, OFF(struct driver_cfg, retries), .min = 0, .max = 10},
+    {"password", h_refuse,
+     .why = "passwords never go in the config: put them in a credentials file and "
+	    "name it with 'credentials: PATH'"},
+    {NULL},
 };
 
 static int h_driver(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
@@ -401,10 +401,10 @@ static void host_init(void *p)
 }
 
 static const struct key host_keys[] = {
-	{"name", h_name, OFF(struct host, name), .required = true},
-	{"ports", h_u32, OFF(struct host, ports), .min = 1, .max = 64},
-	{"port_rate", h_rate, OFF(struct host, port_rate)},
-	{NULL},
+    {"name", h_name, OFF(struct host, name), .required = true},
+    {"ports", h_u32, OFF(struct host, ports), .min = 1, .max = 64},
+    {"port_rate", h_rate, OFF(struct host, port_rate)},
+    {NULL},
 };
 
 struct host_gen {
@@ -417,13 +417,13 @@ struct host_gen {
 };
 
 static const struct key host_gen_keys[] = {
-	{"count", h_u32, OFF(struct host_gen, count), .min = 1, .max = CONFIG_MAX_HOSTS,
-	 .required = true},
-	{"prefix", h_name, OFF(struct host_gen, prefix)},
-	{"first_index", h_u32, OFF(struct host_gen, start), .min = 0, .max = 1000000000},
-	{"ports", h_u32, OFF(struct host_gen, ports), .min = 1, .max = 64},
-	{"port_rate", h_rate, OFF(struct host_gen, port_rate)},
-	{NULL},
+    {"count", h_u32, OFF(struct host_gen, count), .min = 1, .max = CONFIG_MAX_HOSTS,
+     .required = true},
+    {"prefix", h_name, OFF(struct host_gen, prefix)},
+    {"first_index", h_u32, OFF(struct host_gen, start), .min = 0, .max = 1000000000},
+    {"ports", h_u32, OFF(struct host_gen, ports), .min = 1, .max = 64},
+    {"port_rate", h_rate, OFF(struct host_gen, port_rate)},
+    {NULL},
 };
 
 /* hosts: a list of {name, ports, port_rate}, or {count, prefix, ...}. */
@@ -433,9 +433,13 @@ static int h_hosts(struct loader *L, yaml_node_t *n, const struct key *k, void *
 
 	f->hosts_loc = loc_of(n);
 	if (n->type == YAML_SEQUENCE_NODE) {
-		struct key list = {.name = k->name, .fn = h_list, .off = OFF(struct fabric, hosts),
-				   .sub = host_keys, .size = sizeof(struct host),
-				   .count_off = OFF(struct fabric, nhosts), .init = host_init};
+		struct key list = {.name = k->name,
+				   .fn = h_list,
+				   .off = OFF(struct fabric, hosts),
+				   .sub = host_keys,
+				   .size = sizeof(struct host),
+				   .count_off = OFF(struct fabric, nhosts),
+				   .init = host_init};
 		return h_list(L, n, &list, base);
 	}
 	if (n->type != YAML_MAPPING_NODE)
@@ -495,35 +499,34 @@ static void ring_init(void *p)
 }
 
 static const struct key lightpath_keys[] = {
-	{"from", h_name, OFF(struct lightpath_cfg, from), .required = true},
-	{"to", h_name, OFF(struct lightpath_cfg, to), .required = true},
-	{"wavelength", h_u32, OFF(struct lightpath_cfg, wavelength), .min = 0, .max = 4095,
-	 .required = true},
-	{"interface", h_u32, OFF(struct lightpath_cfg, interface), .min = 0, .max = 63},
-	{NULL},
+    {"from", h_name, OFF(struct lightpath_cfg, from), .required = true},
+    {"to", h_name, OFF(struct lightpath_cfg, to), .required = true},
+    {"wavelength", h_u32, OFF(struct lightpath_cfg, wavelength), .min = 0, .max = 4095,
+     .required = true},
+    {"interface", h_u32, OFF(struct lightpath_cfg, interface), .min = 0, .max = 63},
+    {NULL},
 };
 
 static const struct key ring_keys[] = {
-	{"name", h_name, OFF(struct ring, name), .required = true},
-	{"nodes", h_ring_nodes, .required = true},
-	{"wavelengths", h_u32, OFF(struct ring, wavelengths), .min = 1, .max = 4096,
-	 .required = true},
-	{"fibres_per_direction", h_u32, OFF(struct ring, fibres), .min = 1, .max = 64},
-	{"rate_per_wavelength", h_rate, OFF(struct ring, rate), .required = true},
-	{"interfaces_per_node", h_u32, OFF(struct ring, interfaces), .min = 1, .max = 64},
-	{"mrrs_per_interface", h_u32, OFF(struct ring, mrrs), .min = 1, .max = 4096},
-	{"mrr_tuning_delay", h_duration, OFF(struct ring, mrr_delay), .min = 0, .max = 10},
-	{"oeo_delay", h_duration, OFF(struct ring, oeo_delay), .min = 0, .max = 10},
-	{"driver", h_driver, OFF(struct ring, driver)},
-	{"lightpaths", h_list, OFF(struct ring, lightpaths), lightpath_keys,
-	 sizeof(struct lightpath_cfg), OFF(struct ring, nlightpaths)},
-	{NULL},
+    {"name", h_name, OFF(struct ring, name), .required = true},
+    {"nodes", h_ring_nodes, .required = true},
+    {"wavelengths", h_u32, OFF(struct ring, wavelengths), .min = 1, .max = 4096, .required = true},
+    {"fibres_per_direction", h_u32, OFF(struct ring, fibres), .min = 1, .max = 64},
+    {"rate_per_wavelength", h_rate, OFF(struct ring, rate), .required = true},
+    {"interfaces_per_node", h_u32, OFF(struct ring, interfaces), .min = 1, .max = 64},
+    {"mrrs_per_interface", h_u32, OFF(struct ring, mrrs), .min = 1, .max = 4096},
+    {"mrr_tuning_delay", h_duration, OFF(struct ring, mrr_delay), .min = 0, .max = 10},
+    {"oeo_delay", h_duration, OFF(struct ring, oeo_delay), .min = 0, .max = 10},
+    {"driver", h_driver, OFF(struct ring, driver)},
+    {"lightpaths", h_list, OFF(struct ring, lightpaths), lightpath_keys,
+     sizeof(struct lightpath_cfg), OFF(struct ring, nlightpaths)},
+    {NULL},
 };
 
 static const struct choice switch_types[] = {
-	{"ocs", SWITCH_OCS},
-	{"patch-panel", SWITCH_PATCH_PANEL},
-	{NULL, 0},
+    {"ocs", SWITCH_OCS},
+    {"patch-panel", SWITCH_PATCH_PANEL},
+    {NULL, 0},
 };
 
 static void switch_init(void *p)
@@ -534,22 +537,23 @@ static void switch_init(void *p)
 }
 
 static const struct key switch_keys[] = {
-	{"name", h_name, OFF(struct fswitch, name), .required = true},
-	{"type", h_choice, OFF(struct fswitch, kind), .choices = switch_types, .required = true},
-	{"ports", h_u32, OFF(struct fswitch, ports), .min = 1, .max = 100000, .required = true,
-	 .loc_off = LOC(struct fswitch, ports_loc)},
-	{"reconfig_time", h_duration, OFF(struct fswitch, reconfig_time), .min = 0, .max = 3600,
-	 .loc_off = LOC(struct fswitch, reconfig_loc), .set_off = OFF(struct fswitch, reconfig_set) + 1},
-	{"move_time", h_duration, OFF(struct fswitch, move_time), .min = 0, .max = 86400,
-	 .loc_off = LOC(struct fswitch, move_loc), .set_off = OFF(struct fswitch, move_set) + 1},
-	{"driver", h_driver, OFF(struct fswitch, driver)},
-	{NULL},
+    {"name", h_name, OFF(struct fswitch, name), .required = true},
+    {"type", h_choice, OFF(struct fswitch, kind), .choices = switch_types, .required = true},
+    {"ports", h_u32, OFF(struct fswitch, ports), .min = 1, .max = 100000, .required = true,
+     .loc_off = LOC(struct fswitch, ports_loc)},
+    {"reconfig_time", h_duration, OFF(struct fswitch, reconfig_time), .min = 0, .max = 3600,
+     .loc_off = LOC(struct fswitch, reconfig_loc),
+     .set_off = OFF(struct fswitch, reconfig_set) + 1},
+    {"move_time", h_duration, OFF(struct fswitch, move_time), .min = 0, .max = 86400,
+     .loc_off = LOC(struct fswitch, move_loc), .set_off = OFF(struct fswitch, move_set) + 1},
+    {"driver", h_driver, OFF(struct fswitch, driver)},
+    {NULL},
 };
 
 static const struct choice wiring_patterns[] = {
-	{"sequential", WIRING_SEQUENTIAL},
-	{"per-port", WIRING_PER_PORT},
-	{NULL, 0},
+    {"sequential", WIRING_SEQUENTIAL},
+    {"per-port", WIRING_PER_PORT},
+    {NULL, 0},
 };
 
 static int h_wiring_switches(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
@@ -561,20 +565,20 @@ static int h_wiring_switches(struct loader *L, yaml_node_t *n, const struct key 
 }
 
 static const struct key wiring_pattern_keys[] = {
-	{"pattern", h_choice, OFF(struct wiring_cfg, pattern), .choices = wiring_patterns,
-	 .required = true},
-	{"switches", h_wiring_switches, .required = true},
-	{"first_port", h_u32, OFF(struct wiring_cfg, first_port), .min = 1, .max = 100000},
-	{NULL},
+    {"pattern", h_choice, OFF(struct wiring_cfg, pattern), .choices = wiring_patterns,
+     .required = true},
+    {"switches", h_wiring_switches, .required = true},
+    {"first_port", h_u32, OFF(struct wiring_cfg, first_port), .min = 1, .max = 100000},
+    {NULL},
 };
 
 static const struct key attachment_keys[] = {
-	{"host", h_name, OFF(struct attachment, host_name), .required = true},
-	{"port", h_u32, OFF(struct attachment, host_port), .min = 0, .max = 63, .required = true},
-	{"switch", h_name, OFF(struct attachment, switch_name), .required = true},
-	{"switch_port", h_u32, OFF(struct attachment, sw_port), .min = 1, .max = 100000,
-	 .required = true},
-	{NULL},
+    {"host", h_name, OFF(struct attachment, host_name), .required = true},
+    {"port", h_u32, OFF(struct attachment, host_port), .min = 0, .max = 63, .required = true},
+    {"switch", h_name, OFF(struct attachment, switch_name), .required = true},
+    {"switch_port", h_u32, OFF(struct attachment, sw_port), .min = 1, .max = 100000,
+     .required = true},
+    {NULL},
 };
 
 /* wiring: {pattern, switches, first_port}, or a list of attachments. */
@@ -585,8 +589,10 @@ static int h_wiring(struct loader *L, yaml_node_t *n, const struct key *k, void 
 	w->loc = loc_of(n);
 	w->first_port = 1;
 	if (n->type == YAML_SEQUENCE_NODE) {
-		struct key list = {.name = "wiring", .off = OFF(struct wiring_cfg, explicit_list),
-				   .sub = attachment_keys, .size = sizeof(struct attachment),
+		struct key list = {.name = "wiring",
+				   .off = OFF(struct wiring_cfg, explicit_list),
+				   .sub = attachment_keys,
+				   .size = sizeof(struct attachment),
 				   .count_off = OFF(struct wiring_cfg, nexplicit)};
 		w->pattern = WIRING_EXPLICIT;
 		return h_list(L, n, &list, w);
@@ -617,15 +623,15 @@ static int h_spec(struct loader *L, yaml_node_t *n, const struct key *k, void *b
 }
 
 static const struct choice self_loop_modes[] = {
-	{"loopback", SELF_LOOPS_LOOPBACK},
-	{"dark", SELF_LOOPS_DARK},
-	{NULL, 0},
+    {"loopback", SELF_LOOPS_LOOPBACK},
+    {"dark", SELF_LOOPS_DARK},
+    {NULL, 0},
 };
 
 static const struct key topology_keys[] = {
-	{"spec", h_spec, .required = true},
-	{"self_loops", h_choice, OFF(struct topo_target, self_loops), .choices = self_loop_modes},
-	{NULL},
+    {"spec", h_spec, .required = true},
+    {"self_loops", h_choice, OFF(struct topo_target, self_loops), .choices = self_loop_modes},
+    {NULL},
 };
 
 /* topology: SPEC, or {spec: SPEC, self_loops: loopback|dark}. */
@@ -647,44 +653,44 @@ static int h_topology(struct loader *L, yaml_node_t *n, const struct key *k, voi
 }
 
 static const struct choice collective_ops[] = {
-	{"allgather", COLL_ALLGATHER},
-	{"reduce-scatter", COLL_REDUCE_SCATTER},
-	{"allreduce", COLL_ALLREDUCE},
-	{"alltoall", COLL_ALLTOALL},
-	{NULL, 0},
+    {"allgather", COLL_ALLGATHER},
+    {"reduce-scatter", COLL_REDUCE_SCATTER},
+    {"allreduce", COLL_ALLREDUCE},
+    {"alltoall", COLL_ALLTOALL},
+    {NULL, 0},
 };
 
 static const struct key collective_keys[] = {
-	{"op", h_choice, OFF(struct collective, op), .choices = collective_ops, .required = true},
-	{"size", h_size, OFF(struct collective, size), .min = 1, .max = 1.8e19, .required = true},
-	{"algorithm", h_name, OFF(struct collective, algorithm)},
-	{NULL},
+    {"op", h_choice, OFF(struct collective, op), .choices = collective_ops, .required = true},
+    {"size", h_size, OFF(struct collective, size), .min = 1, .max = 1.8e19, .required = true},
+    {"algorithm", h_name, OFF(struct collective, algorithm)},
+    {NULL},
 };
 
 static const struct key cost_keys[] = {
-	{"alpha", h_duration, OFF(struct cost_model, alpha), .min = 0, .max = 10,
-	 .set_off = OFF(struct cost_model, alpha_set) + 1},
-	{"link_bandwidth", h_rate, OFF(struct cost_model, link_bandwidth),
-	 .set_off = OFF(struct cost_model, bandwidth_set) + 1},
-	{NULL},
+    {"alpha", h_duration, OFF(struct cost_model, alpha), .min = 0, .max = 10,
+     .set_off = OFF(struct cost_model, alpha_set) + 1},
+    {"link_bandwidth", h_rate, OFF(struct cost_model, link_bandwidth),
+     .set_off = OFF(struct cost_model, bandwidth_set) + 1},
+    {NULL},
 };
 
 static const struct key fabric_keys[] = {
-	{"version", h_u32, OFF(struct fabric, version), .min = 1, .max = 1},
-	{"name", h_name, OFF(struct fabric, name), .required = true,
-	 .loc_off = LOC(struct fabric, name_loc)},
-	{"description", h_str, OFF(struct fabric, description)},
-	{"hosts", h_hosts, .required = true},
-	{"rings", h_list, OFF(struct fabric, rings), ring_keys, sizeof(struct ring),
-	 OFF(struct fabric, nrings), .init = ring_init},
-	{"switches", h_list, OFF(struct fabric, switches), switch_keys, sizeof(struct fswitch),
-	 OFF(struct fabric, nswitches), .init = switch_init},
-	{"wiring", h_wiring, OFF(struct fabric, wiring_cfg)},
-	{"topology", h_topology, OFF(struct fabric, topology)},
-	{"collectives", h_list, OFF(struct fabric, collectives), collective_keys,
-	 sizeof(struct collective), OFF(struct fabric, ncollectives)},
-	{"cost_model", h_mapping, OFF(struct fabric, cost), cost_keys},
-	{NULL},
+    {"version", h_u32, OFF(struct fabric, version), .min = 1, .max = 1},
+    {"name", h_name, OFF(struct fabric, name), .required = true,
+     .loc_off = LOC(struct fabric, name_loc)},
+    {"description", h_str, OFF(struct fabric, description)},
+    {"hosts", h_hosts, .required = true},
+    {"rings", h_list, OFF(struct fabric, rings), ring_keys, sizeof(struct ring),
+     OFF(struct fabric, nrings), .init = ring_init},
+    {"switches", h_list, OFF(struct fabric, switches), switch_keys, sizeof(struct fswitch),
+     OFF(struct fabric, nswitches), .init = switch_init},
+    {"wiring", h_wiring, OFF(struct fabric, wiring_cfg)},
+    {"topology", h_topology, OFF(struct fabric, topology)},
+    {"collectives", h_list, OFF(struct fabric, collectives), collective_keys,
+     sizeof(struct collective), OFF(struct fabric, ncollectives)},
+    {"cost_model", h_mapping, OFF(struct fabric, cost), cost_keys},
+    {NULL},
 };
 
 /* ---- the walk ------------------------------------------------------------- */
@@ -722,7 +728,8 @@ static int process_mapping(struct loader *L, yaml_node_t *n, const struct key *t
 		goto out;
 	}
 	*(struct src_loc *)base = loc_of(n);
-	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+	     p++) {
 		yaml_node_t *kn = yaml_document_get_node(&L->doc, p->key);
 		yaml_node_t *vn = yaml_document_get_node(&L->doc, p->value);
 		const char *name;
@@ -953,8 +960,8 @@ static int prepass(struct loader *L)
 				break;
 			}
 			anchor = ev.type == YAML_SEQUENCE_START_EVENT
-					 ? (const char *)ev.data.sequence_start.anchor
-					 : (const char *)ev.data.mapping_start.anchor;
+				     ? (const char *)ev.data.sequence_start.anchor
+				     : (const char *)ev.data.mapping_start.anchor;
 			stack[depth].count = 1;
 			stack[depth].anchor = anchor ? xstrdup(anchor) : NULL;
 			if (anchor)
@@ -979,11 +986,13 @@ static int prepass(struct loader *L)
 			const char *name = (const char *)ev.data.alias.anchor;
 
 			if (!anchor_get(&anchors, name, &add)) {
-				rc = mark_error(L, ev.start_mark, "alias '*%s' has no anchor", name);
+				rc =
+				    mark_error(L, ev.start_mark, "alias '*%s' has no anchor", name);
 				done = true;
 			} else if (add == OPEN) {
 				rc = mark_error(L, ev.start_mark,
-						"alias '*%s' refers to a node that contains it", name);
+						"alias '*%s' refers to a node that contains it",
+						name);
 				done = true;
 			}
 			break;
@@ -1004,7 +1013,8 @@ static int prepass(struct loader *L)
 		if (add && rc == 0) {
 			uint64_t *into = depth ? &stack[depth - 1].count : &total;
 
-			*into = *into + add > CONFIG_MAX_NODES ? CONFIG_MAX_NODES + 1ull : *into + add;
+			*into =
+			    *into + add > CONFIG_MAX_NODES ? CONFIG_MAX_NODES + 1ull : *into + add;
 			if (*into > CONFIG_MAX_NODES) {
 				rc = mark_error(L, ev.start_mark,
 						"document too large: more than %u nodes once YAML "
@@ -1061,8 +1071,9 @@ int config_parse(const char *file, const char *text, size_t len, struct fabric *
 	root = yaml_document_get_root_node(&L.doc);
 	if (!root || (root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0 &&
 		      root->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)) {
-		rc = ofc_error_at(err, OFC_E_INPUT, file, root ? (unsigned)root->start_mark.line + 1 : 1,
-				  1, "empty configuration: expected a mapping with name, hosts, ...");
+		rc = ofc_error_at(err, OFC_E_INPUT, file,
+				  root ? (unsigned)root->start_mark.line + 1 : 1, 1,
+				  "empty configuration: expected a mapping with name, hosts, ...");
 	} else if (root->type != YAML_MAPPING_NODE) {
 		rc = node_error(&L, root,
 				"a config must be a mapping with name, hosts, ...; this is %s",

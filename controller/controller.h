@@ -19,7 +19,7 @@
 #define CONFIG_MAX_DEPTH 64	    /* YAML nesting */
 #define CONFIG_MAX_NODES 2000000u   /* YAML nodes visited, aliases expanded */
 #define CONFIG_MAX_HOSTS 262144u
-#define NAME_MAX_LEN 63
+#define NAME_MAX_LEN	 63
 
 /* Where a value was in the config: 1-based line and column. */
 struct src_loc {
@@ -39,11 +39,11 @@ struct host {
 struct driver_cfg {
 	struct src_loc loc;
 	bool present;
-	char *type;	   /* tl1, patch-panel, mrr, netlink, sim */
-	char *address;	   /* "host:port" as written, NULL when none */
-	char *credentials; /* path as written, NULL when none */
+	char *type;		/* tl1, patch-panel, mrr, netlink, sim */
+	char *address;		/* "host:port" as written, NULL when none */
+	char *credentials;	/* path as written, NULL when none */
 	char *credentials_path; /* resolved against the config's directory */
-	double timeout;	   /* seconds per command */
+	double timeout;		/* seconds per command */
 	uint32_t retries;
 	struct src_loc address_loc, credentials_loc;
 };
@@ -60,11 +60,11 @@ struct lightpath_cfg {
 struct ring {
 	struct src_loc loc;
 	char *name;
-	bool all_nodes;	     /* nodes: all */
-	char **node_names;   /* as written, when not all */
+	bool all_nodes;	   /* nodes: all */
+	char **node_names; /* as written, when not all */
 	struct src_loc *node_locs;
 	uint32_t nnode_names;
-	uint32_t *members;   /* host indices in ring order (after validation) */
+	uint32_t *members; /* host indices in ring order (after validation) */
 	uint32_t nmembers;
 	uint32_t wavelengths; /* per fibre */
 	uint32_t fibres;      /* per direction */
@@ -183,12 +183,12 @@ struct fabric {
 
 	/* Filled by fabric_validate(). */
 	bool validated;
-	uint32_t *host_index; /* host indices sorted by name, for lookups */
+	uint32_t *host_index;	   /* host indices sorted by name, for lookups */
 	struct attachment *wiring; /* resolved: one per wired host port */
 	uint32_t nwiring;
-	struct graph *graph;	   /* target topology, NULL when none */
+	struct graph *graph; /* target topology, NULL when none */
 	struct topo_facts facts;
-	struct port_map ports;	   /* its port permutations, when wired */
+	struct port_map ports; /* its port permutations, when wired */
 	struct circuit *circuits;
 	uint32_t ncircuits;
 };
@@ -225,7 +225,6 @@ int fabric_write_json(const struct fabric *f, FILE *out, struct ofc_error *err);
 /* People's form (`ofc show`). */
 void fabric_write_text(const struct fabric *f, FILE *out);
 
-
 /* ---- reconfiguration: plan, transactions, journal, recovery --------------
  * (controller/ctl.c, controller/journal.c). A struct ctl holds one fabric's
  * managed devices: its switches and rings that have a driver, and, while a
@@ -244,13 +243,13 @@ void fabric_write_text(const struct fabric *f, FILE *out);
 
 enum ctl_event_kind {
 	CTL_EV_TXN_STARTED = 1,
-	CTL_EV_DEVICE_APPLIED,	 /* one device changed and verified */
+	CTL_EV_DEVICE_APPLIED, /* one device changed and verified */
 	CTL_EV_TXN_COMMITTED,
 	CTL_EV_TXN_ROLLING_BACK, /* message: why */
 	CTL_EV_TXN_ROLLED_BACK,	 /* every device verified at its old state */
 	CTL_EV_DEVICE_LOST,	 /* message: the error */
 	CTL_EV_DEVICE_BACK,
-	CTL_EV_RECOVERED,	 /* a journal left by a crash was resolved */
+	CTL_EV_RECOVERED, /* a journal left by a crash was resolved */
 	CTL_EV_TRIAL_STARTED,
 };
 
@@ -262,8 +261,8 @@ struct ctl_event {
 };
 
 struct ctl_opts {
-	const char *state_dir;		/* NULL: ctl_state_dir(NULL) */
-	const char *const *overrides;	/* "NAME=HOST:PORT" (--device) */
+	const char *state_dir;	      /* NULL: ctl_state_dir(NULL) */
+	const char *const *overrides; /* "NAME=HOST:PORT" (--device) */
 	uint32_t noverrides;
 	/* sim devices: the in-process twin of a device, or NULL for a file in
 	 * the state directory. */
@@ -274,16 +273,16 @@ struct ctl_opts {
 };
 
 struct ctl_device {
-	struct device_cfg cfg;	    /* strings borrowed from the fabric */
+	struct device_cfg cfg; /* strings borrowed from the fabric */
 	struct device dev;
 	struct device_state target; /* what the config wants */
 	struct device_state actual; /* last read */
 	bool read_ok;
 	struct ofc_error read_err;
-	struct op_batch plan;	    /* actual -> target */
-	double op_seconds;	    /* switching time per operation (config) */
-	double est_seconds;	    /* switching time the plan will take */
-	bool lost;		    /* the last read failed */
+	struct op_batch plan; /* actual -> target */
+	double op_seconds;    /* switching time per operation (config) */
+	double est_seconds;   /* switching time the plan will take */
+	bool lost;	      /* the last read failed */
 };
 
 struct ctl {
@@ -293,8 +292,8 @@ struct ctl {
 	int lock_fd;
 	struct ctl_device *devs;
 	uint32_t ndevs;
-	char **netns; /* testbed namespaces, one per host, when up */
-	uint64_t txn; /* the transaction running or last run */
+	char **netns;		  /* testbed namespaces, one per host, when up */
+	uint64_t txn;		  /* the transaction running or last run */
 	uint64_t prev_generation; /* of the record before it (kept by a rollback) */
 	char *prev_topology;	  /* ... and its topology (a rollback records it again) */
 };
@@ -327,8 +326,8 @@ uint32_t ctl_plan_size(const struct ctl *c);
 struct ctl_result {
 	uint64_t txn;
 	uint32_t ops_applied;
-	bool rolled_back;   /* a failure was undone */
-	bool rollback_ok;   /* ... and every device verified at its old state */
+	bool rolled_back; /* a failure was undone */
+	bool rollback_ok; /* ... and every device verified at its old state */
 	char failed_device[NAME_MAX_LEN + 1];
 	double seconds;
 };
@@ -366,7 +365,7 @@ struct ctl_record {
 	uint64_t journal_id;
 	const char *journal_phase; /* "applying", "rolling-back", "trial", "committing" */
 	uint32_t journal_pid;
-	bool journal_owner_alive;  /* the process that wrote it holds the lock */
+	bool journal_owner_alive; /* the process that wrote it holds the lock */
 	double trial_deadline;
 };
 int ctl_load_record(const char *state_dir, const char *fabric, struct ctl_record *r,
@@ -408,10 +407,10 @@ struct schedule_query {
 	const struct fabric *fabric; /* validated; NULL with spec alone */
 	const char *spec;	     /* a topology instead of the fabric's (no NIC ports) */
 	enum sched_collective collective;
-	const char *algorithm;	     /* NULL: bfb (optree on a WDM ring) */
-	uint64_t size;		     /* bytes per node; 0: the fabric's collective of that kind */
-	uint32_t chunks;	     /* BFB: P chunks per shard; 0: exact fractions */
-	unsigned threads;	     /* 0: all CPUs */
+	const char *algorithm; /* NULL: bfb (optree on a WDM ring) */
+	uint64_t size;	       /* bytes per node; 0: the fabric's collective of that kind */
+	uint32_t chunks;       /* BFB: P chunks per shard; 0: exact fractions */
+	unsigned threads;      /* 0: all CPUs */
 };
 
 struct schedule_link {
@@ -420,14 +419,14 @@ struct schedule_link {
 };
 
 struct schedule_result {
-	struct schedule s;	   /* verified (s.verified) and priced */
-	struct frac tau_b;	   /* exact for BFB, else from the measured link loads */
+	struct schedule s; /* verified (s.verified) and priced */
+	struct frac tau_b; /* exact for BFB, else from the measured link loads */
 	double tau_b_value;
-	double measured;	   /* tau_B from the verifier's link loads */
-	char verify_error[320];	   /* when !s.verified */
+	double measured;	/* tau_B from the verifier's link loads */
+	char verify_error[320]; /* when !s.verified */
 	struct cost_bound lb;
 	uint32_t degree;
-	bool nic_ports;		   /* transfer ports are NIC ports of the fabric */
+	bool nic_ports;		     /* transfer ports are NIC ports of the fabric */
 	struct schedule_link *links; /* with nic_ports: every link used */
 	uint32_t nlinks;
 	const struct fabric *fabric;
@@ -463,22 +462,22 @@ enum ofcd_log_level {
 
 struct ofcd_opts {
 	const char *config_path;
-	const char *socket_path;      /* mutations (root, admin group) and reads */
-	const char *ro_socket_path;   /* reads only, for anyone; NULL: none */
-	unsigned socket_mode;	      /* of the main socket (default 0660) */
+	const char *socket_path;    /* mutations (root, admin group) and reads */
+	const char *ro_socket_path; /* reads only, for anyone; NULL: none */
+	unsigned socket_mode;	    /* of the main socket (default 0660) */
 	bool have_admin_group;
 	unsigned admin_gid;	      /* members may mutate */
 	const char *admin_group;      /* its name, for messages */
 	const char *state_dir;	      /* NULL: ctl_state_dir(NULL) */
 	const char *const *overrides; /* "NAME=HOST:PORT" (--device) */
 	uint32_t noverrides;
-	uint32_t max_frame;	      /* bytes, both ways; 0: OFCD_MAX_FRAME_DEFAULT */
-	uint32_t max_clients;	      /* 0: 1024 */
-	double client_timeout;	      /* seconds a half-sent request or an unread reply may
-					 wait; 0: 30 */
-	double probe_interval;	      /* seconds between device reads when idle; 0: never */
-	bool signals;		      /* ofcd_run takes SIGTERM/SIGINT (stop), SIGHUP (reload) */
-	int log_level;		      /* enum ofcd_log_level: this and more urgent */
+	uint32_t max_frame;    /* bytes, both ways; 0: OFCD_MAX_FRAME_DEFAULT */
+	uint32_t max_clients;  /* 0: 1024 */
+	double client_timeout; /* seconds a half-sent request or an unread reply may
+				  wait; 0: 30 */
+	double probe_interval; /* seconds between device reads when idle; 0: never */
+	bool signals;	       /* ofcd_run takes SIGTERM/SIGINT (stop), SIGHUP (reload) */
+	int log_level;	       /* enum ofcd_log_level: this and more urgent */
 	void (*log)(void *ctx, int level, const char *msg);
 	void *log_ctx;
 	/* Tests: in-process twins of sim devices (ctl_opts.sim_lookup). */

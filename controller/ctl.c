@@ -33,10 +33,9 @@ char *ctl_state_dir(const char *dir)
 	return xstrdup(OFC_STATE_DIR_DEFAULT);
 }
 
-static void emit(struct ctl *c, enum ctl_event_kind kind, const char *device, const char *fmt,
-		 ...) OFC_PRINTF(4, 5);
-static void emit(struct ctl *c, enum ctl_event_kind kind, const char *device, const char *fmt,
-		 ...)
+static void emit(struct ctl *c, enum ctl_event_kind kind, const char *device, const char *fmt, ...)
+    OFC_PRINTF(4, 5);
+static void emit(struct ctl *c, enum ctl_event_kind kind, const char *device, const char *fmt, ...)
 {
 	char msg[640];
 	va_list ap;
@@ -49,9 +48,9 @@ static void emit(struct ctl *c, enum ctl_event_kind kind, const char *device, co
 		vsnprintf(msg, sizeof(msg), fmt, ap);
 		va_end(ap);
 	}
-	c->opts.on_event(c->opts.ctx,
-			 &(struct ctl_event){.kind = kind, .txn = c->txn, .device = device,
-					     .message = msg});
+	c->opts.on_event(
+	    c->opts.ctx,
+	    &(struct ctl_event){.kind = kind, .txn = c->txn, .device = device, .message = msg});
 }
 
 static int mkdir_p(const char *dir, struct ofc_error *err)
@@ -91,8 +90,7 @@ static const char *override_for(const struct ctl_opts *o, const char *name)
 	return NULL;
 }
 
-static int check_overrides(const struct fabric *f, const struct ctl_opts *o,
-			   struct ofc_error *err)
+static int check_overrides(const struct fabric *f, const struct ctl_opts *o, struct ofc_error *err)
 {
 	for (uint32_t i = 0; i < o->noverrides; i++) {
 		const char *eq = strchr(o->overrides[i], '=');
@@ -107,10 +105,11 @@ static int check_overrides(const struct fabric *f, const struct ctl_opts *o,
 		colon = strrchr(eq, ':');
 		if (!colon || colon == eq + 1 || parse_u32(colon + 1, &port) < 0 || port < 1 ||
 		    port > 65535)
-			return ofc_error_set(err, OFC_E_USAGE,
-					     "--device '%s': expected NAME=HOST:PORT with a port in "
-					     "1..65535",
-					     o->overrides[i]);
+			return ofc_error_set(
+			    err, OFC_E_USAGE,
+			    "--device '%s': expected NAME=HOST:PORT with a port in "
+			    "1..65535",
+			    o->overrides[i]);
 		for (uint32_t s = 0; s < f->nswitches; s++)
 			found |= strlen(f->switches[s].name) == (size_t)(eq - o->overrides[i]) &&
 				 strncmp(f->switches[s].name, o->overrides[i],
@@ -120,9 +119,10 @@ static int check_overrides(const struct fabric *f, const struct ctl_opts *o,
 				 strncmp(f->rings[r].name, o->overrides[i],
 					 (size_t)(eq - o->overrides[i])) == 0;
 		if (!found)
-			return ofc_error_set(err, OFC_E_USAGE,
-					     "--device '%.*s': %s has no switch or ring of that name",
-					     (int)(eq - o->overrides[i]), o->overrides[i], f->file);
+			return ofc_error_set(
+			    err, OFC_E_USAGE,
+			    "--device '%.*s': %s has no switch or ring of that name",
+			    (int)(eq - o->overrides[i]), o->overrides[i], f->file);
 	}
 	return 0;
 }
@@ -136,14 +136,14 @@ static struct ctl_device *add_device(struct ctl *c, const struct driver_cfg *d, 
 	cd = &c->devs[c->ndevs++];
 	memset(cd, 0, sizeof(*cd));
 	cd->cfg = (struct device_cfg){
-		.name = name,
-		.driver = d ? d->type : "netlink",
-		.address = d ? d->address : NULL,
-		.credentials = d ? d->credentials_path : NULL,
-		.timeout = d ? d->timeout : 5,
-		.retries = d ? d->retries : 0,
-		.cls = cls,
-		.state_dir = c->state_dir,
+	    .name = name,
+	    .driver = d ? d->type : "netlink",
+	    .address = d ? d->address : NULL,
+	    .credentials = d ? d->credentials_path : NULL,
+	    .timeout = d ? d->timeout : 5,
+	    .retries = d ? d->retries : 0,
+	    .cls = cls,
+	    .state_dir = c->state_dir,
 	};
 	if (d && override_for(&c->opts, name))
 		cd->cfg.address = override_for(&c->opts, name);
@@ -503,7 +503,8 @@ static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_res
 		if (record_write(c, c->prev_generation, j->before,
 				 c->prev_topology ? c->prev_topology : "", &e) == 0)
 			journal_remove(c, &e);
-		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL, "every device verified at its previous state");
+		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL,
+		     "every device verified at its previous state");
 	} else {
 		res->rollback_ok = false;
 		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL,
@@ -686,9 +687,10 @@ int ctl_confirm(const char *state_dir, const char *name, char **fabric_out, uint
 	if (ntrials == 0) {
 		free(chosen);
 		if (name)
-			return ofc_error_set(err, OFC_E_RUNTIME,
-					     "fabric '%s' has no trial waiting for confirmation in %s",
-					     name, state_dir);
+			return ofc_error_set(
+			    err, OFC_E_RUNTIME,
+			    "fabric '%s' has no trial waiting for confirmation in %s", name,
+			    state_dir);
 		return ofc_error_set(err, OFC_E_RUNTIME,
 				     "no trial is waiting for confirmation in %s", state_dir);
 	}
@@ -731,11 +733,12 @@ int ctl_recover(struct ctl *c, bool *did, struct ofc_error *err)
 	for (uint32_t i = 0; same && i < c->ndevs; i++)
 		same = strcmp(j.names[i], c->devs[i].cfg.name) == 0;
 	if (!same) {
-		rc = ofc_error_set(err, OFC_E_RUNTIME,
-				   "unfinished transaction %llu was made with a config whose devices "
-				   "differ (%s); run any changing command with that config to "
-				   "repair it first",
-				   (unsigned long long)j.id, j.config);
+		rc = ofc_error_set(
+		    err, OFC_E_RUNTIME,
+		    "unfinished transaction %llu was made with a config whose devices "
+		    "differ (%s); run any changing command with that config to "
+		    "repair it first",
+		    (unsigned long long)j.id, j.config);
 		journal_free(&j);
 		return rc;
 	}

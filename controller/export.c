@@ -1,8 +1,8 @@
 /* The fabric and topologies as protobuf messages (proto/fabric.proto,
  * proto/topology.proto). Messages are built in an arena that borrows the
  * model's strings, packed, and dropped in one go. */
-#include "controller/controller.h"
 #include "controller/export.h"
+#include "controller/controller.h"
 #include "controller/pbjson.h"
 #include "proto/schedule.pb-c.h"
 
@@ -175,13 +175,13 @@ Ofc__V1__Fabric *fabric_msg(struct arena *a, const struct fabric *f)
 
 	if (f->topology.present) {
 		Ofc__V1__TopologyTarget *t =
-			NEW(a, Ofc__V1__TopologyTarget, OFC__V1__TOPOLOGY_TARGET__INIT);
+		    NEW(a, Ofc__V1__TopologyTarget, OFC__V1__TOPOLOGY_TARGET__INIT);
 
 		t->spec = S(f->graph ? f->graph->spec : f->topology.spec);
 		SET(t, self_loops,
 		    f->topology.self_loops == SELF_LOOPS_DARK
-			    ? OFC__V1__SELF_LOOPS__SELF_LOOPS_DARK
-			    : OFC__V1__SELF_LOOPS__SELF_LOOPS_LOOPBACK);
+			? OFC__V1__SELF_LOOPS__SELF_LOOPS_DARK
+			: OFC__V1__SELF_LOOPS__SELF_LOOPS_LOOPBACK);
 		m->topology = t;
 	}
 
@@ -203,8 +203,8 @@ Ofc__V1__Fabric *fabric_msg(struct arena *a, const struct fabric *f)
 	m->cost_model = cm;
 
 	if (f->graph)
-		m->logical = topology_msg(a, f->graph, &f->facts, f->ports.to ? &f->ports : NULL,
-					  true);
+		m->logical =
+		    topology_msg(a, f->graph, &f->facts, f->ports.to ? &f->ports : NULL, true);
 
 	m->n_circuits = f->ncircuits;
 	m->circuits = arena_array(a, f->ncircuits, sizeof(*m->circuits));
@@ -278,11 +278,13 @@ static Ofc__V1__Transfer *transfer_msg(struct arena *a, const struct schedule *s
 		SET(m, target, sched_block_target(s, x->block));
 	SET(m, offset, sched_frac(x->offset));
 	SET(m, length, sched_frac(x->length));
-	SET(m, op, xfer_op(x) == XFER_REDUCE ? OFC__V1__TRANSFER_OP__TRANSFER_OP_REDUCE
-					     : OFC__V1__TRANSFER_OP__TRANSFER_OP_COPY);
+	SET(m, op,
+	    xfer_op(x) == XFER_REDUCE ? OFC__V1__TRANSFER_OP__TRANSFER_OP_REDUCE
+				      : OFC__V1__TRANSFER_OP__TRANSFER_OP_COPY);
 	if (xfer_dir(x) != DIR_NONE) {
-		SET(m, direction, xfer_dir(x) == DIR_CW ? OFC__V1__DIRECTION__DIRECTION_CW
-							: OFC__V1__DIRECTION__DIRECTION_CCW);
+		SET(m, direction,
+		    xfer_dir(x) == DIR_CW ? OFC__V1__DIRECTION__DIRECTION_CW
+					  : OFC__V1__DIRECTION__DIRECTION_CCW);
 		SET(m, fibre, x->fibre);
 		SET(m, wavelength, x->lane);
 	} else if (x->lane != SCHED_NO_LANE) {
@@ -326,7 +328,7 @@ Ofc__V1__Schedule *schedule_header_msg(struct arena *a, const struct schedule *s
 	h->metrics = arena_array(a, s->nmetrics, sizeof(*h->metrics));
 	for (unsigned i = 0; i < s->nmetrics; i++) {
 		Ofc__V1__Schedule__MetricsEntry *e =
-			NEW(a, Ofc__V1__Schedule__MetricsEntry, OFC__V1__SCHEDULE__METRICS_ENTRY__INIT);
+		    NEW(a, Ofc__V1__Schedule__MetricsEntry, OFC__V1__SCHEDULE__METRICS_ENTRY__INIT);
 
 		e->key = S(s->metrics[i].name);
 		SET(e, value, s->metrics[i].value);

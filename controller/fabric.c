@@ -100,10 +100,10 @@ int fabric_find_switch(const struct fabric *f, const char *name)
 }
 
 static const char *const op_names[] = {
-	[COLL_ALLGATHER] = "allgather",
-	[COLL_REDUCE_SCATTER] = "reduce-scatter",
-	[COLL_ALLREDUCE] = "allreduce",
-	[COLL_ALLTOALL] = "alltoall",
+    [COLL_ALLGATHER] = "allgather",
+    [COLL_REDUCE_SCATTER] = "reduce-scatter",
+    [COLL_ALLREDUCE] = "allreduce",
+    [COLL_ALLTOALL] = "alltoall",
 };
 
 const char *collective_op_name(enum collective_op op)

@@ -72,7 +72,8 @@ static int unpack_device(const Ofc__V1__DeviceRecord *r, struct device_state *s,
 		state_add_link(s, (struct hlink){r->links[i], r->links[i + 1], r->links[i + 2],
 						 r->links[i + 3]});
 	for (size_t i = 0; i < r->n_routes; i += 3)
-		state_add_route(s, (struct hroute){r->routes[i], r->routes[i + 1], r->routes[i + 2]});
+		state_add_route(s,
+				(struct hroute){r->routes[i], r->routes[i + 1], r->routes[i + 2]});
 	state_sort(s);
 	return 0;
 }
@@ -146,10 +147,10 @@ int record_write(const struct ctl *c, uint64_t generation, const struct device_s
 /* ---- journal ---------------------------------------------------------------- */
 
 static const char *const phase_names[] = {
-	[JOURNAL_APPLYING] = "applying",
-	[JOURNAL_ROLLING_BACK] = "rolling-back",
-	[JOURNAL_TRIAL] = "trial",
-	[JOURNAL_COMMITTING] = "committing",
+    [JOURNAL_APPLYING] = "applying",
+    [JOURNAL_ROLLING_BACK] = "rolling-back",
+    [JOURNAL_TRIAL] = "trial",
+    [JOURNAL_COMMITTING] = "committing",
 };
 
 const char *journal_phase_name(enum journal_phase p)

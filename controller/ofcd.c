@@ -466,7 +466,7 @@ static bool algorithm_known(const char *a)
 {
 	static const char *const wdm[] = {"optree", "ring", "ne", "onestage"};
 	static const char *const dc[] = {
-	    "bfb",    "bfb-lp", "expansion", "swing",	     "recursive-doubling",
+	    "bfb",    "bfb-lp", "expansion", "swing",	   "recursive-doubling",
 	    "bucket", "mcf",	"direct",    "sp-balanced"};
 
 	for (size_t i = 0; i < ARRAY_SIZE(wdm); i++)

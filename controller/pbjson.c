@@ -43,8 +43,8 @@ static void scalar(struct json_writer *w, const ProtobufCFieldDescriptor *fd, co
 		jw_bool(w, *(const protobuf_c_boolean *)p);
 		break;
 	case PROTOBUF_C_TYPE_ENUM: {
-		const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-			fd->descriptor, *(const int *)p);
+		const ProtobufCEnumValue *v =
+		    protobuf_c_enum_descriptor_get_value(fd->descriptor, *(const int *)p);
 		if (v)
 			jw_str(w, v->name);
 		else
@@ -56,7 +56,7 @@ static void scalar(struct json_writer *w, const ProtobufCFieldDescriptor *fd, co
 		break;
 	case PROTOBUF_C_TYPE_BYTES: {
 		static const char b64[] =
-			"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 		const ProtobufCBinaryData *b = p;
 		struct strbuf sb = STRBUF_INIT;
 
@@ -160,9 +160,9 @@ void pb_write_json(struct json_writer *w, const ProtobufCMessage *m)
 				jw_obj_begin(w);
 				for (size_t k = 0; k < n; k++) {
 					const ProtobufCMessage *e =
-						((const ProtobufCMessage *const *)arr)[k];
+					    ((const ProtobufCMessage *const *)arr)[k];
 					const char *key =
-						*(char *const *)at_off(e, md->fields[0].offset);
+					    *(char *const *)at_off(e, md->fields[0].offset);
 
 					jw_key(w, key ? key : "");
 					scalar(w, &md->fields[1], at_off(e, md->fields[1].offset));

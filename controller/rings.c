@@ -59,8 +59,9 @@ int ring_check_lightpaths(struct fabric *f, uint32_t ri, struct ofc_error *err)
 			return lp_error(err, f, lp, "ring '%s': a lightpath from '%s' to itself",
 					r->name, lp->from);
 		if (lp->wavelength >= r->wavelengths)
-			return lp_error(err, f, lp, "ring '%s' has wavelengths 0..%u; there is no %u",
-					r->name, r->wavelengths - 1, lp->wavelength);
+			return lp_error(err, f, lp,
+					"ring '%s' has wavelengths 0..%u; there is no %u", r->name,
+					r->wavelengths - 1, lp->wavelength);
 		if (lp->interface >= r->interfaces)
 			return lp_error(err, f, lp,
 					"ring '%s' has interfaces 0..%u per node; there is no %u",
@@ -84,10 +85,10 @@ int ring_check_lightpaths(struct fabric *f, uint32_t ri, struct ofc_error *err)
 		       s.ch[i + run].iface == s.ch[i].iface)
 			run++;
 		if (rc == 0 && run > r->mrrs)
-			rc = ofc_error_at(err, OFC_E_INPUT, f->file, r->loc.line, r->loc.col,
-					  "ring '%s': node %s interface %u needs %u MRRs but has %u",
-					  r->name, f->hosts[r->members[s.ch[i].node]].name,
-					  s.ch[i].iface, run, r->mrrs);
+			rc = ofc_error_at(
+			    err, OFC_E_INPUT, f->file, r->loc.line, r->loc.col,
+			    "ring '%s': node %s interface %u needs %u MRRs but has %u", r->name,
+			    f->hosts[r->members[s.ch[i].node]].name, s.ch[i].iface, run, r->mrrs);
 	}
 	state_free(&s);
 	return rc;
@@ -101,8 +102,10 @@ void ring_target(const struct fabric *f, uint32_t ri, struct device_state *out)
 	for (uint32_t k = 0; k < r->nlightpaths; k++) {
 		const struct lightpath_cfg *lp = &r->lightpaths[k];
 
-		state_add_chan(out, (struct mrr_chan){lp->src, lp->interface, lp->wavelength, MRR_ADD});
-		state_add_chan(out, (struct mrr_chan){lp->dst, lp->interface, lp->wavelength, MRR_DROP});
+		state_add_chan(out,
+			       (struct mrr_chan){lp->src, lp->interface, lp->wavelength, MRR_ADD});
+		state_add_chan(out,
+			       (struct mrr_chan){lp->dst, lp->interface, lp->wavelength, MRR_DROP});
 	}
 	state_sort(out);
 }

@@ -274,7 +274,7 @@ static int ring_schedule(const struct schedule_query *q, struct schedule_result 
 int schedule_compute(const struct schedule_query *q, struct schedule_result *r,
 		     struct ofc_error *err)
 {
-	const char *algo = q->algorithm && *q->algorithm ? q->algorithm
+	const char *algo = q->algorithm && *q->algorithm     ? q->algorithm
 			   : q->collective == SCHED_ALLTOALL ? "mcf"
 							     : "bfb";
 	struct graph *own = NULL;
@@ -368,8 +368,8 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r,
 	case GEN_A2A:
 		/* Cut-through routes: one alpha, the busiest link's load;
 		 * store-and-forward steps: the per-step loads. */
-		r->tau_b_value = gen.a2a.cut_through ? gen.a2a.max_load * r->degree / g->n
-						     : r->measured;
+		r->tau_b_value =
+		    gen.a2a.cut_through ? gen.a2a.max_load * r->degree / g->n : r->measured;
 		r->tau_b = frac_from_double(r->tau_b_value, 16 * (int64_t)g->n,
 					    gen.a2a.cut_through ? 1e-9 : 1e-7);
 		if (gen.a2a.cut_through)

@@ -59,14 +59,16 @@ void fabric_write_text(const struct fabric *f, FILE *out)
 		const struct ring *r = &f->rings[i];
 
 		fmt_rate(a, sizeof(a), r->rate);
-		fprintf(out, "\nWDM ring %s: %u nodes, %u wavelength%s x %s per fibre, %u fibre%s per "
-			     "direction\n",
+		fprintf(out,
+			"\nWDM ring %s: %u nodes, %u wavelength%s x %s per fibre, %u fibre%s per "
+			"direction\n",
 			r->name, r->nmembers, r->wavelengths, r->wavelengths == 1 ? "" : "s", a,
 			r->fibres, r->fibres == 1 ? "" : "s");
 		fmt_duration(a, sizeof(a), r->mrr_delay);
 		fmt_duration(b, sizeof(b), r->oeo_delay);
-		fprintf(out, "  per node: %u interface%s x %u MRRs (add/drop up to %u wavelengths); "
-			     "MRR tuning %s, O/E/O %s\n",
+		fprintf(out,
+			"  per node: %u interface%s x %u MRRs (add/drop up to %u wavelengths); "
+			"MRR tuning %s, O/E/O %s\n",
 			r->interfaces, r->interfaces == 1 ? "" : "s", r->mrrs,
 			r->interfaces * r->mrrs, a, b);
 		fmt_rate(a, sizeof(a),
@@ -81,8 +83,10 @@ void fabric_write_text(const struct fabric *f, FILE *out)
 
 		if (s->kind == SWITCH_OCS) {
 			fmt_duration(a, sizeof(a), s->reconfig_time);
-			fprintf(out, "\noptical circuit switch %s: %u x %u ports, reconfigures in %s\n  ",
-				s->name, s->ports, s->ports, a);
+			fprintf(
+			    out,
+			    "\noptical circuit switch %s: %u x %u ports, reconfigures in %s\n  ",
+			    s->name, s->ports, s->ports, a);
 		} else {
 			fmt_duration(a, sizeof(a), s->move_time);
 			fprintf(out, "\npatch panel %s: %u x %u ports, %s per move\n  ", s->name,
@@ -114,11 +118,13 @@ void fabric_write_text(const struct fabric *f, FILE *out)
 		fprintf(out, "\ntopology %s: %u nodes, degree %u, %u links%s\n", f->graph->spec,
 			t->nodes, t->degree, t->arcs, t->symmetric ? " (bidirectional)" : "");
 		if (f->topology.auto_picked)
-			fprintf(out, "  picked by the topology finder (topology: auto) for the "
-				     "collectives: %.6g us predicted\n",
+			fprintf(out,
+				"  picked by the topology finder (topology: auto) for the "
+				"collectives: %.6g us predicted\n",
 				f->topology.auto_time_us);
 		if (t->diameter_known)
-			fprintf(out, "  diameter %u; the Moore bound for %u nodes of degree %u is %u\n",
+			fprintf(out,
+				"  diameter %u; the Moore bound for %u nodes of degree %u is %u\n",
 				t->diameter, t->nodes, t->degree, t->moore_diameter);
 		if (t->self_loops)
 			fprintf(out, "  %u self-loop%s (%s)\n", t->self_loops,
@@ -159,7 +165,8 @@ void fabric_write_text(const struct fabric *f, FILE *out)
 
 			fmt_size(a, sizeof(a), c->size);
 			fprintf(out, "  %s of %s per node%s%s\n", collective_op_name(c->op), a,
-				c->algorithm ? ", algorithm " : "", c->algorithm ? c->algorithm : "");
+				c->algorithm ? ", algorithm " : "",
+				c->algorithm ? c->algorithm : "");
 		}
 	}
 	fmt_duration(a, sizeof(a), f->cost.alpha);

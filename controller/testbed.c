@@ -116,13 +116,14 @@ int testbed_current_links(struct ctl *c, struct hlink **links, uint32_t *n, stru
 			for (uint32_t k = 0; k < cd->actual.nxc; k++) {
 				const struct xconn *x = &cd->actual.xc[k];
 				const struct attachment *a = x->in <= sw->ports ? at[x->in] : NULL;
-				const struct attachment *b = x->out <= sw->ports ? at[x->out] : NULL;
+				const struct attachment *b =
+				    x->out <= sw->ports ? at[x->out] : NULL;
 
 				if (!a || !b)
 					continue; /* a port no host is cabled to */
 				GROW(*links, cap, (size_t)*n + 1);
-				(*links)[(*n)++] = (struct hlink){a->host, a->host_port, b->host,
-								  b->host_port};
+				(*links)[(*n)++] =
+				    (struct hlink){a->host, a->host_port, b->host, b->host_port};
 			}
 		} else {
 			/* No driver: the switch is taken to hold the config's circuits. */
@@ -205,9 +206,13 @@ int testbed_up(struct ctl *c, uint32_t *ncircuits, struct ofc_error *err)
 		if (netns_create(names[h], testbed_host_addr(h), err) < 0)
 			goto out;
 	testbed_target(f, links, nlinks, &want);
-	struct device_cfg cfg = {.name = "testbed", .driver = "netlink", .cls = DEV_HOSTS,
-				 .timeout = 5, .netns = (const char *const *)names,
-				 .nhosts = f->nhosts, .host_ports = maxp};
+	struct device_cfg cfg = {.name = "testbed",
+				 .driver = "netlink",
+				 .cls = DEV_HOSTS,
+				 .timeout = 5,
+				 .netns = (const char *const *)names,
+				 .nhosts = f->nhosts,
+				 .host_ports = maxp};
 	if (device_init(&dev, &cfg, err) < 0)
 		goto out;
 	if (device_read(&dev, &got, err) == 0) {

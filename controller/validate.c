@@ -128,8 +128,7 @@ static int check_driver(struct fabric *f, struct driver_cfg *d, const char *devi
 			ok = true;
 	}
 	if (!ok) {
-		at(err, f, d->loc, "driver '%s' cannot drive %s (use %s)", d->type, device,
-		   sb.buf);
+		at(err, f, d->loc, "driver '%s' cannot drive %s (use %s)", d->type, device, sb.buf);
 		sb_free(&sb);
 		return -1;
 	}
@@ -139,7 +138,8 @@ static int check_driver(struct fabric *f, struct driver_cfg *d, const char *devi
 			  device);
 	if (d->address && check_address(d->address) < 0)
 		return at(err, f, d->address_loc,
-			  "bad address '%s': expected HOST:PORT with a port in 1..65535", d->address);
+			  "bad address '%s': expected HOST:PORT with a port in 1..65535",
+			  d->address);
 	if (strcmp(d->type, "tl1") == 0 && !d->credentials)
 		return at(err, f, d->loc, "driver 'tl1' of %s needs 'credentials: FILE' to log in",
 			  device);
@@ -148,8 +148,8 @@ static int check_driver(struct fabric *f, struct driver_cfg *d, const char *devi
 
 		free(d->credentials_path);
 		d->credentials_path = d->credentials[0] == '/'
-					      ? xstrdup(d->credentials)
-					      : xasprintf("%s/%s", f->dir, d->credentials);
+					  ? xstrdup(d->credentials)
+					  : xasprintf("%s/%s", f->dir, d->credentials);
 		if (stat(d->credentials_path, &st) != 0 || access(d->credentials_path, R_OK) != 0)
 			return at(err, f, d->credentials_loc, "credentials file '%s': %s",
 				  d->credentials, strerror(errno));
@@ -180,9 +180,10 @@ static int check_switches(struct fabric *f, struct ofc_error *err)
 				s->reconfig_time = 10e-3;
 		} else {
 			if (s->reconfig_set)
-				return at(err, f, s->reconfig_loc,
-					  "'reconfig_time' is for optical circuit switches; a patch "
-					  "panel takes 'move_time' (per move)");
+				return at(
+				    err, f, s->reconfig_loc,
+				    "'reconfig_time' is for optical circuit switches; a patch "
+				    "panel takes 'move_time' (per move)");
 			if (!s->move_set)
 				s->move_time = 60;
 		}
@@ -228,8 +229,9 @@ static int check_rings(struct fabric *f, struct ofc_error *err)
 		if (rc)
 			break;
 		if (r->nmembers < 2) {
-			rc = at(err, f, r->nodes_loc, "ring '%s' has %u node%s; a ring needs at least 2",
-				r->name, r->nmembers, r->nmembers == 1 ? "" : "s");
+			rc = at(err, f, r->nodes_loc,
+				"ring '%s' has %u node%s; a ring needs at least 2", r->name,
+				r->nmembers, r->nmembers == 1 ? "" : "s");
 			break;
 		}
 		if (r->mrrs == 0)
@@ -247,7 +249,7 @@ static int check_rings(struct fabric *f, struct ofc_error *err)
 
 struct wiring_ctx {
 	uint32_t maxports;
-	uint32_t *by_host_port; /* host * maxports + port -> attachment index */
+	uint32_t *by_host_port;	   /* host * maxports + port -> attachment index */
 	uint32_t **by_switch_port; /* per switch: port -> attachment index */
 };
 
@@ -306,7 +308,8 @@ static int check_wiring(struct fabric *f, struct wiring_ctx *w, struct ofc_error
 	memset(w->by_host_port, 0xff, (size_t)f->nhosts * w->maxports * sizeof(uint32_t));
 	w->by_switch_port = xcalloc(f->nswitches + 1, sizeof(uint32_t *));
 	for (uint32_t s = 0; s < f->nswitches; s++) {
-		w->by_switch_port[s] = xmalloc(((size_t)f->switches[s].ports + 1) * sizeof(uint32_t));
+		w->by_switch_port[s] =
+		    xmalloc(((size_t)f->switches[s].ports + 1) * sizeof(uint32_t));
 		memset(w->by_switch_port[s], 0xff,
 		       ((size_t)f->switches[s].ports + 1) * sizeof(uint32_t));
 	}
@@ -340,8 +343,11 @@ static int check_wiring(struct fabric *f, struct wiring_ctx *w, struct ofc_error
 					s++;
 					port = wc->first_port;
 				}
-				struct attachment a = {.loc = wc->loc, .host = h, .host_port = p,
-						       .sw = sw[s], .sw_port = port++};
+				struct attachment a = {.loc = wc->loc,
+						       .host = h,
+						       .host_port = p,
+						       .sw = sw[s],
+						       .sw_port = port++};
 				rc = add_attachment(f, w, a, err);
 			}
 	} else if (wc->pattern == WIRING_PER_PORT) {
@@ -369,8 +375,11 @@ static int check_wiring(struct fabric *f, struct wiring_ctx *w, struct ofc_error
 		}
 		for (uint32_t h = 0; h < f->nhosts && rc == 0; h++)
 			for (uint32_t p = 0; p < f->hosts[h].ports && rc == 0; p++) {
-				struct attachment a = {.loc = wc->loc, .host = h, .host_port = p,
-						       .sw = sw[p], .sw_port = wc->first_port + h};
+				struct attachment a = {.loc = wc->loc,
+						       .host = h,
+						       .host_port = p,
+						       .sw = sw[p],
+						       .sw_port = wc->first_port + h};
 				rc = add_attachment(f, w, a, err);
 			}
 	} else { /* explicit */
@@ -384,11 +393,13 @@ static int check_wiring(struct fabric *f, struct wiring_ctx *w, struct ofc_error
 				break;
 			}
 			if (s < 0) {
-				rc = at(err, f, a.loc, "wiring: no switch named '%s'", a.switch_name);
+				rc = at(err, f, a.loc, "wiring: no switch named '%s'",
+					a.switch_name);
 				break;
 			}
 			if (a.host_port >= f->hosts[h].ports) {
-				rc = at(err, f, a.loc, "host '%s' has ports 0..%u; there is no port %u",
+				rc = at(err, f, a.loc,
+					"host '%s' has ports 0..%u; there is no port %u",
 					a.host_name, f->hosts[h].ports - 1, a.host_port);
 				break;
 			}
@@ -442,13 +453,12 @@ static int pick_topology(struct fabric *f, struct ofc_error *err)
 
 		if (op != COLL_ALLGATHER && op != COLL_REDUCE_SCATTER && op != COLL_ALLREDUCE)
 			continue;
-		colls[nw] = op == COLL_ALLGATHER	  ? SCHED_ALLGATHER
+		colls[nw] = op == COLL_ALLGATHER	? SCHED_ALLGATHER
 			    : op == COLL_REDUCE_SCATTER ? SCHED_REDUCE_SCATTER
 							: SCHED_ALLREDUCE;
-		costs[nw] = (struct sched_cost){
-			.alpha = f->cost.alpha_set ? f->cost.alpha : 10e-6,
-			.bandwidth = (rate > 0 ? rate : 100e9) * d,
-			.size = f->collectives[i].size};
+		costs[nw] = (struct sched_cost){.alpha = f->cost.alpha_set ? f->cost.alpha : 10e-6,
+						.bandwidth = (rate > 0 ? rate : 100e9) * d,
+						.size = f->collectives[i].size};
 		nw++;
 	}
 	if (!nw)
@@ -484,8 +494,9 @@ static int check_topology(struct fabric *f, struct wiring_ctx *w, struct ofc_err
 	if (topo_build(t->spec, &f->graph, &sub) < 0)
 		return spec_error(f, &sub, err);
 	if (f->graph->n != f->nhosts)
-		return at(err, f, t->spec_loc, "topology '%s' has %u nodes but the fabric has %u hosts",
-			  f->graph->spec, f->graph->n, f->nhosts);
+		return at(err, f, t->spec_loc,
+			  "topology '%s' has %u nodes but the fabric has %u hosts", f->graph->spec,
+			  f->graph->n, f->nhosts);
 	topo_facts(f->graph, &f->facts, 0);
 	if (!f->facts.strongly_connected)
 		return at(err, f, t->spec_loc,
@@ -500,8 +511,8 @@ static int check_topology(struct fabric *f, struct wiring_ctx *w, struct ofc_err
 	if (f->facts.max_out > min_ports || f->facts.max_in > min_ports)
 		return at(err, f, t->spec_loc,
 			  "topology '%s' needs %u ports per host but host '%s' has %u",
-			  f->graph->spec, f->facts.max_out > f->facts.max_in ? f->facts.max_out
-									     : f->facts.max_in,
+			  f->graph->spec,
+			  f->facts.max_out > f->facts.max_in ? f->facts.max_out : f->facts.max_in,
 			  f->hosts[min_host].name, min_ports);
 
 	bool wired = f->wiring_cfg.pattern != WIRING_NONE;
@@ -547,9 +558,13 @@ static int check_topology(struct fabric *f, struct wiring_ctx *w, struct ofc_err
 					  f->graph->spec, f->hosts[u].name, j,
 					  f->switches[a->sw].name, f->hosts[v].name, j,
 					  f->switches[b->sw].name);
-			f->circuits[f->ncircuits++] = (struct circuit){
-				.sw = a->sw, .in_port = a->sw_port, .out_port = b->sw_port,
-				.src_host = u, .src_port = j, .dst_host = v, .dst_port = j};
+			f->circuits[f->ncircuits++] = (struct circuit){.sw = a->sw,
+								       .in_port = a->sw_port,
+								       .out_port = b->sw_port,
+								       .src_host = u,
+								       .src_port = j,
+								       .dst_host = v,
+								       .dst_port = j};
 		}
 	return 0;
 }

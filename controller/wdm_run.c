@@ -19,8 +19,7 @@ struct wdm_outcome {
 	char why[512]; /* when not built */
 };
 
-static const enum optree_algo all_algos[] = {OPTREE_RING, OPTREE_NE, OPTREE_ONESTAGE,
-					     OPTREE_TREE};
+static const enum optree_algo all_algos[] = {OPTREE_RING, OPTREE_NE, OPTREE_ONESTAGE, OPTREE_TREE};
 
 static void fmt_radices(char *buf, size_t n, const struct optree_plan *p)
 {
@@ -58,7 +57,7 @@ static int run_one(const struct wdm_request *q, enum optree_algo a, struct wdm_o
 	optree_timing(&q->ring, &o->res, q->overlap, &o->tm);
 	o->res.sched.time_us = o->tm.time_us;
 	o->res.sched.lower_bound_us =
-		o->res.lower_bound_steps * o->tm.step_us; /* the bandwidth term of the bound */
+	    o->res.lower_bound_steps * o->tm.step_us; /* the bandwidth term of the bound */
 	sched_set_metric(&o->res.sched, "max_wavelengths_used", o->vr.max_wavelengths_used);
 	return 0;
 }
@@ -200,18 +199,19 @@ static void write_text_one(FILE *f, const struct wdm_request *q, const struct wd
 	const struct optree_ring *ring = &q->ring;
 	char size[32], rate[32], d1[32], d2[32], rad[256];
 	static const char *const title[] = {
-		[OPTREE_RING] = "ring all-gather",
-		[OPTREE_NE] = "neighbor exchange",
-		[OPTREE_ONESTAGE] = "one-stage all-to-all broadcast",
-		[OPTREE_TREE] = "OpTree",
+	    [OPTREE_RING] = "ring all-gather",
+	    [OPTREE_NE] = "neighbor exchange",
+	    [OPTREE_ONESTAGE] = "one-stage all-to-all broadcast",
+	    [OPTREE_TREE] = "OpTree",
 	};
 
 	fmt_size(size, sizeof(size), ring->block_bytes);
 	fmt_rate(rate, sizeof(rate), ring->rate);
 	fmt_duration(d1, sizeof(d1), ring->mrr_delay);
 	fmt_duration(d2, sizeof(d2), ring->oeo_delay);
-	fprintf(f, "%s all-gather on a WDM ring%s%s: %u nodes, %u wavelengths x %u fibre%s per "
-		   "direction, %s blocks at %s\n",
+	fprintf(f,
+		"%s all-gather on a WDM ring%s%s: %u nodes, %u wavelengths x %u fibre%s per "
+		"direction, %s blocks at %s\n",
 		title[a], q->ring_name ? " " : "", q->ring_name ? q->ring_name : "", ring->nodes,
 		ring->wavelengths, ring->fibres, ring->fibres == 1 ? "" : "s", size, rate);
 	if (!o->built) {
@@ -219,11 +219,13 @@ static void write_text_one(FILE *f, const struct wdm_request *q, const struct wd
 		return;
 	}
 	if (a == OPTREE_TREE) {
-		fprintf(f, "  analytic optimum      depth k* = %u (Theorem 2; stationary point %.2f), "
-			   "m = N^(1/k) = %.2f\n",
+		fprintf(f,
+			"  analytic optimum      depth k* = %u (Theorem 2; stationary point %.2f), "
+			"m = N^(1/k) = %.2f\n",
 			o->an.depth, o->an.k_real, o->an.radix);
-		fprintf(f, "                        S = N m (2k-1) / (8W) = %.2f steps "
-			   "(Theorem 1)\n",
+		fprintf(f,
+			"                        S = N m (2k-1) / (8W) = %.2f steps "
+			"(Theorem 1)\n",
 			o->an.steps);
 		fmt_radices(rad, sizeof(rad), &r->plan);
 		fprintf(f, "  realised plan         radices %s (%u stage%s, %s groups)\n", rad,
@@ -250,8 +252,8 @@ static void write_text_one(FILE *f, const struct wdm_request *q, const struct wd
 		fprintf(f, "  analytic              %.0f steps\n", r->analytic_steps);
 	}
 	int64_t gap = (int64_t)r->sched.nsteps - (int64_t)r->lower_bound_steps;
-	fprintf(f, "  total steps           %u (lower bound %u, gap %lld = %.1f %%", r->sched.nsteps,
-		r->lower_bound_steps, (long long)gap,
+	fprintf(f, "  total steps           %u (lower bound %u, gap %lld = %.1f %%",
+		r->sched.nsteps, r->lower_bound_steps, (long long)gap,
 		r->lower_bound_steps ? 100.0 * (double)gap / r->lower_bound_steps : 0.0);
 	if (r->analytic_steps > 0)
 		fprintf(f, "; analytic %.2f, %+.1f %%", r->analytic_steps,
@@ -264,18 +266,21 @@ static void write_text_one(FILE *f, const struct wdm_request *q, const struct wd
 	if (r->split_steps)
 		fprintf(f, "steps split to respect it, %u more step%s\n", r->split_steps,
 			r->split_steps == 1 ? "" : "s");
-	fprintf(f, "  predicted time        T = %u x %.3f us + %u x %s retune + %u x %s O/E/O = "
-		   "%.2f us\n",
+	fprintf(f,
+		"  predicted time        T = %u x %.3f us + %u x %s retune + %u x %s O/E/O = "
+		"%.2f us\n",
 		r->sched.nsteps, o->tm.step_us, o->tm.retune_stages, d1, r->nstages, d2,
 		o->tm.plain_us);
 	if (q->overlap)
-		fprintf(f, "  with --overlap        %.2f us: %u of %u stage retune%s hidden, %.2f us "
-			   "saved (%.3f %%)\n",
+		fprintf(f,
+			"  with --overlap        %.2f us: %u of %u stage retune%s hidden, %.2f us "
+			"saved (%.3f %%)\n",
 			o->tm.time_us, o->tm.hidden_stages, o->tm.retune_stages,
 			o->tm.retune_stages == 1 ? "" : "s", o->tm.saved_us,
 			o->tm.plain_us > 0 ? 100.0 * o->tm.saved_us / o->tm.plain_us : 0.0);
-	fprintf(f, "  MRR retuning          %u of %u steps change some ring; charging every one: "
-		   "%.2f us\n",
+	fprintf(f,
+		"  MRR retuning          %u of %u steps change some ring; charging every one: "
+		"%.2f us\n",
 		o->tm.retune_steps, r->sched.nsteps, o->tm.all_retunes_us);
 	if (o->verified)
 		fprintf(f, "  verified              yes (%zu transfers)\n", r->sched.nxfers);
@@ -291,8 +296,9 @@ static void write_table(FILE *f, const struct wdm_request *q, struct wdm_outcome
 	double best = INFINITY;
 
 	fmt_size(size, sizeof(size), ring->block_bytes);
-	fprintf(f, "all-gather on a WDM ring%s%s: %u nodes, %u wavelengths x %u fibre%s per "
-		   "direction, %s blocks\n\n",
+	fprintf(f,
+		"all-gather on a WDM ring%s%s: %u nodes, %u wavelengths x %u fibre%s per "
+		"direction, %s blocks\n\n",
 		q->ring_name ? " " : "", q->ring_name ? q->ring_name : "", ring->nodes,
 		ring->wavelengths, ring->fibres, ring->fibres == 1 ? "" : "s", size);
 	for (size_t i = 0; i < n; i++)
@@ -316,7 +322,8 @@ static void write_table(FILE *f, const struct wdm_request *q, struct wdm_outcome
 			optree_algo_name(algos[i]), x->res.nstages, x->res.sched.nsteps,
 			x->res.analytic_steps, x->res.lower_bound_steps,
 			(long long)x->res.sched.nsteps - (long long)x->res.lower_bound_steps,
-			x->vr.max_wavelengths_used, x->tm.time_us, ratio, x->verified ? "yes" : "NO");
+			x->vr.max_wavelengths_used, x->tm.time_us, ratio,
+			x->verified ? "yes" : "NO");
 	}
 	for (size_t i = 0; i < n; i++)
 		if (o[i].built && algos[i] == OPTREE_TREE) {
@@ -332,8 +339,9 @@ static void write_table(FILE *f, const struct wdm_request *q, struct wdm_outcome
 				if (o[j].built && algos[j] == OPTREE_TREE) {
 					double d = 100.0 * (1 - o[j].tm.time_us / o[i].tm.time_us);
 
-					fprintf(f, "optree takes %.2f %% %s time than %s\n", fabs(d),
-						d >= 0 ? "less" : "more", optree_algo_name(algos[i]));
+					fprintf(f, "optree takes %.2f %% %s time than %s\n",
+						fabs(d), d >= 0 ? "less" : "more",
+						optree_algo_name(algos[i]));
 				}
 }
 
@@ -351,8 +359,8 @@ int wdm_run(const struct wdm_request *q)
 		if (q->output)
 			return cli_usage_error(q->cmd, "-o writes one schedule: pick one --algo");
 	} else if (optree_algo_parse(q->algo, &one) < 0) {
-		return cli_usage_error(q->cmd, "unknown --algo '%s' (ring, ne, onestage, optree, all)",
-				       q->algo);
+		return cli_usage_error(
+		    q->cmd, "unknown --algo '%s' (ring, ne, onestage, optree, all)", q->algo);
 	}
 	if (q->depth && n == 1 && one != OPTREE_TREE)
 		return cli_usage_error(q->cmd, "--radices applies to --algo optree");
@@ -411,7 +419,8 @@ int wdm_run(const struct wdm_request *q)
 	fflush(stdout);
 
 	if (n == 1 && q->output) {
-		struct schedule_request sr = {.cmd = q->cmd, .format = q->format, .output = q->output};
+		struct schedule_request sr = {
+		    .cmd = q->cmd, .format = q->format, .output = q->output};
 
 		if (cli_write_schedule(&sr, &o[0].res.sched, &err) < 0)
 			rc = cli_fail(&err);

@@ -2,21 +2,20 @@
  * helpers and credentials files. */
 #include "drivers/internal.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <arpa/inet.h>
 #include <unistd.h>
 
 static const struct driver_ops *const drivers[] = {
-	&tl1_driver_ops, &patch_panel_driver_ops, &mrr_driver_ops,
-	&netlink_driver_ops, &sim_driver_ops,
+    &tl1_driver_ops, &patch_panel_driver_ops, &mrr_driver_ops, &netlink_driver_ops, &sim_driver_ops,
 };
 
 const struct driver_ops *driver_find(const char *name)
@@ -301,7 +300,7 @@ int credentials_load(const char *path, struct credentials *c, struct ofc_error *
 		*colon = 0;
 		val = trim(colon + 1);
 		key = trim(key);
-		char *dst = strcmp(key, "user") == 0	 ? c->user
+		char *dst = strcmp(key, "user") == 0	   ? c->user
 			    : strcmp(key, "password") == 0 ? c->password
 							   : NULL;
 		if (!dst) {

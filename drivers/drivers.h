@@ -123,27 +123,27 @@ struct sim_device;
  * from the fabric config. Strings are borrowed for the device's life. */
 struct device_cfg {
 	const char *name;
-	const char *driver;	     /* tl1, patch-panel, mrr, netlink, sim */
-	const char *address;	     /* host:port (already overridden by --device) */
-	const char *credentials;     /* resolved path, or NULL */
-	double timeout;		     /* seconds per command */
-	uint32_t retries;	     /* extra attempts after a lost connection */
+	const char *driver;	 /* tl1, patch-panel, mrr, netlink, sim */
+	const char *address;	 /* host:port (already overridden by --device) */
+	const char *credentials; /* resolved path, or NULL */
+	double timeout;		 /* seconds per command */
+	uint32_t retries;	 /* extra attempts after a lost connection */
 	enum dev_class cls;
-	uint32_t ports;		     /* switches: N */
-	double move_time;	     /* patch panels: seconds per move */
+	uint32_t ports;					    /* switches: N */
+	double move_time;				    /* patch panels: seconds per move */
 	uint32_t ring_nodes, interfaces, wavelengths, mrrs; /* rings */
 	double mrr_delay;
 	/* hosts (netlink): namespace per host and host ports */
-	const char *const *netns;    /* nhosts namespace names */
+	const char *const *netns; /* nhosts namespace names */
 	uint32_t nhosts, host_ports;
-	const char *state_dir;	     /* sim devices without an in-process twin persist here */
-	struct sim_device *sim;	     /* sim: the in-process device, or NULL */
+	const char *state_dir;	/* sim devices without an in-process twin persist here */
+	struct sim_device *sim; /* sim: the in-process device, or NULL */
 };
 
 struct device_stats {
-	uint64_t commands;	/* requests sent (including retries and reads) */
-	uint64_t retries;	/* reconnects after a lost connection */
-	double seconds;		/* wall time inside the driver */
+	uint64_t commands; /* requests sent (including retries and reads) */
+	uint64_t retries;  /* reconnects after a lost connection */
+	double seconds;	   /* wall time inside the driver */
 };
 
 struct device {
@@ -221,7 +221,7 @@ void sim_device_free(struct sim_device *s);
 
 /* ---- TL1 (shared by the driver and build/ocs-emu) ---------------------------- */
 
-#define TL1_MAX_LINE 1024
+#define TL1_MAX_LINE  1024
 #define TL1_MAX_REPLY (1u << 20)
 
 /* A parsed command: VERB:TID:AID:CTAG:GENERAL:PARAMS...; fields are the

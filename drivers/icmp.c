@@ -69,7 +69,8 @@ static void send_echo(int fd, uint16_t id, uint32_t dst)
 		struct icmphdr h;
 		uint32_t cookie;
 	} pkt = {0};
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(testbed_host_addr(dst))};
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(testbed_host_addr(dst))};
 
 	pkt.h.type = ICMP_ECHO;
 	pkt.h.un.echo.id = htons(id);

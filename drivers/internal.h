@@ -21,9 +21,9 @@ int tcp_listen(const char *address, const char *port_file, struct ofc_error *err
 #define EMU_MAX_CLIENTS 32
 
 struct emu_client {
-	int fd; /* -1: a free slot */
-	bool stalled;	/* a stalled session never answers again */
-	bool logged_in; /* TL1 */
+	int fd;		  /* -1: a free slot */
+	bool stalled;	  /* a stalled session never answers again */
+	bool logged_in;	  /* TL1 */
 	struct strbuf in; /* received, not yet a whole message */
 };
 

@@ -18,7 +18,8 @@ int mrr_frame_send(int fd, const void *msg, size_t len, double deadline, struct 
 	uint32_t be = htonl((uint32_t)len);
 
 	if (len > MRR_MAX_FRAME)
-		return ofc_error_set(err, OFC_E_RUNTIME, "frame of %zu bytes is over the limit", len);
+		return ofc_error_set(err, OFC_E_RUNTIME, "frame of %zu bytes is over the limit",
+				     len);
 	if (fd_write_all(fd, &be, 4, deadline, err) < 0)
 		return -1;
 	return fd_write_all(fd, msg, len, deadline, err);
@@ -49,7 +50,8 @@ int mrr_frame_recv(int fd, uint8_t **buf, size_t *cap, size_t *len, double deadl
 	*len = ntohl(be);
 	if (*len > MRR_MAX_FRAME)
 		return ofc_error_set(err, OFC_E_RUNTIME,
-				     "garbage reply: frame length %zu is over the 1 MiB limit", *len);
+				     "garbage reply: frame length %zu is over the 1 MiB limit",
+				     *len);
 	GROW(*buf, *cap, *len + 1);
 	return read_exact(fd, *buf, *len, deadline, err);
 }
@@ -118,9 +120,9 @@ static int hello(struct device *dev, struct ofc_error *err)
 	if (rc == 0 && r->status != OFC__V1__MRR_STATUS__MRR_STATUS_OK)
 		rc = ofc_error_set(err, OFC_E_RUNTIME, "agent at %s refused hello: %s",
 				   dev->cfg.address, r->message ? r->message : "no reason given");
-	else if (rc == 0 && (r->nodes != dev->cfg.ring_nodes ||
-			     r->wavelengths != dev->cfg.wavelengths ||
-			     r->interfaces != dev->cfg.interfaces))
+	else if (rc == 0 &&
+		 (r->nodes != dev->cfg.ring_nodes || r->wavelengths != dev->cfg.wavelengths ||
+		  r->interfaces != dev->cfg.interfaces))
 		rc = ofc_error_set(err, OFC_E_RUNTIME,
 				   "agent at %s drives %u nodes x %u interfaces x %u wavelengths; "
 				   "the config says %u x %u x %u",
@@ -144,7 +146,8 @@ static int request(struct device *dev, Ofc__V1__MrrRequest *req, Ofc__V1__MrrRep
 		if (a)
 			dev->stats.retries++;
 		if (p->fd < 0 && hello(dev, &last) < 0) {
-			if (strstr(last.msg, "refused hello") || strstr(last.msg, "the config says"))
+			if (strstr(last.msg, "refused hello") ||
+			    strstr(last.msg, "the config says"))
 				break;
 			continue;
 		}
@@ -186,9 +189,9 @@ static int mrr_read(struct device *dev, struct device_state *out, struct ofc_err
 	if (request(dev, &req, &r, err) < 0)
 		return -1;
 	rc = r->status == OFC__V1__MRR_STATUS__MRR_STATUS_OK
-		     ? 0
-		     : ofc_error_set(err, OFC_E_RUNTIME, "agent refused to report its state: %s",
-				     r->message ? r->message : "");
+		 ? 0
+		 : ofc_error_set(err, OFC_E_RUNTIME, "agent refused to report its state: %s",
+				 r->message ? r->message : "");
 	for (size_t i = 0; rc == 0 && i < r->n_channels; i++) {
 		const Ofc__V1__MrrChannel *c = r->channels[i];
 
@@ -196,10 +199,11 @@ static int mrr_read(struct device *dev, struct device_state *out, struct ofc_err
 		    c->wavelength >= dev->cfg.wavelengths ||
 		    (c->role != OFC__V1__MRR_ROLE__MRR_ROLE_ADD &&
 		     c->role != OFC__V1__MRR_ROLE__MRR_ROLE_DROP))
-			rc = ofc_error_set(err, OFC_E_RUNTIME,
-					   "agent reports an impossible channel (node %u, interface "
-					   "%u, wavelength %u)",
-					   c->node, c->interface, c->wavelength);
+			rc =
+			    ofc_error_set(err, OFC_E_RUNTIME,
+					  "agent reports an impossible channel (node %u, interface "
+					  "%u, wavelength %u)",
+					  c->node, c->interface, c->wavelength);
 		else
 			state_add_chan(out, (struct mrr_chan){c->node, c->interface, c->wavelength,
 							      (uint32_t)c->role});
@@ -264,10 +268,10 @@ static void mrr_close(struct device *dev)
 }
 
 const struct driver_ops mrr_driver_ops = {
-	.name = "mrr",
-	.cls = DEV_RING,
-	.open = mrr_open,
-	.read_state = mrr_read,
-	.apply = mrr_apply,
-	.close = mrr_close,
+    .name = "mrr",
+    .cls = DEV_RING,
+    .open = mrr_open,
+    .read_state = mrr_read,
+    .apply = mrr_apply,
+    .close = mrr_close,
 };

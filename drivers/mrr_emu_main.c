@@ -27,7 +27,7 @@
 struct agent {
 	uint32_t nodes, ifaces, wl, mrrs, delay_us;
 	const char *ring;
-	uint8_t *on; /* [node][iface][wl][role-1] */
+	uint8_t *on;	/* [node][iface][wl][role-1] */
 	uint32_t *used; /* MRRs in use per (node, iface) */
 	uint64_t requests, fail_at, fail_count;
 	enum fault_mode mode;
@@ -60,7 +60,8 @@ static const char *check_channel(const struct agent *a, const Ofc__V1__MrrChanne
 		return "no such interface";
 	if (ch->wavelength >= a->wl)
 		return "no such wavelength";
-	if (ch->role != OFC__V1__MRR_ROLE__MRR_ROLE_ADD && ch->role != OFC__V1__MRR_ROLE__MRR_ROLE_DROP)
+	if (ch->role != OFC__V1__MRR_ROLE__MRR_ROLE_ADD &&
+	    ch->role != OFC__V1__MRR_ROLE__MRR_ROLE_DROP)
 		return "role must be add or drop";
 	return NULL;
 }
@@ -85,9 +86,11 @@ static bool handle(struct agent *a, struct emu_client *c, const uint8_t *data, s
 	a->requests++;
 	if (a->log) {
 		fprintf(a->log, "%llu %s\n", (unsigned long long)a->requests,
-			!req ? "garbage" : req->body_case == OFC__V1__MRR_REQUEST__BODY_HELLO ? "hello"
+			!req							 ? "garbage"
+			: req->body_case == OFC__V1__MRR_REQUEST__BODY_HELLO	 ? "hello"
 			: req->body_case == OFC__V1__MRR_REQUEST__BODY_GET_STATE ? "get-state"
-			: req->body_case == OFC__V1__MRR_REQUEST__BODY_TUNE ? "tune" : "unknown");
+			: req->body_case == OFC__V1__MRR_REQUEST__BODY_TUNE	 ? "tune"
+										 : "unknown");
 		fflush(a->log);
 	}
 	if (a->fail_at && a->requests >= a->fail_at && a->requests < a->fail_at + a->fail_count)
@@ -168,8 +171,8 @@ static bool handle(struct agent *a, struct emu_client *c, const uint8_t *data, s
 			chans[n].has_wavelength = chans[n].has_role = true;
 			chans[n].wavelength = a->wl - 1;
 			chans[n].role = a->on[slot(a, 0, 0, a->wl - 1, 2)]
-						? OFC__V1__MRR_ROLE__MRR_ROLE_ADD
-						: OFC__V1__MRR_ROLE__MRR_ROLE_DROP;
+					    ? OFC__V1__MRR_ROLE__MRR_ROLE_ADD
+					    : OFC__V1__MRR_ROLE__MRR_ROLE_DROP;
 			chp[n] = &chans[n];
 			n++;
 		}
@@ -186,7 +189,8 @@ static bool handle(struct agent *a, struct emu_client *c, const uint8_t *data, s
 		if (!why) {
 			for (size_t i = 0; i < t->n_off; i++) {
 				const Ofc__V1__MrrChannel *ch = t->off[i];
-				size_t s = slot(a, ch->node, ch->interface, ch->wavelength, ch->role);
+				size_t s =
+				    slot(a, ch->node, ch->interface, ch->wavelength, ch->role);
 
 				if (a->on[s]) {
 					a->on[s] = 0;
@@ -195,8 +199,10 @@ static bool handle(struct agent *a, struct emu_client *c, const uint8_t *data, s
 			}
 			for (size_t i = 0; i < t->n_on && !why; i++) {
 				const Ofc__V1__MrrChannel *ch = t->on[i];
-				size_t s = slot(a, ch->node, ch->interface, ch->wavelength, ch->role);
-				uint32_t *u = &a->used[(size_t)ch->node * a->ifaces + ch->interface];
+				size_t s =
+				    slot(a, ch->node, ch->interface, ch->wavelength, ch->role);
+				uint32_t *u =
+				    &a->used[(size_t)ch->node * a->ifaces + ch->interface];
 
 				if (a->on[s])
 					continue;
@@ -256,30 +262,32 @@ static bool handle_msg(void *ctx, struct emu_client *c, char *msg, size_t len)
 static int bad_usage(const char *msg, const char *arg)
 {
 	fprintf(stderr, "mrr-emu: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
-	fprintf(stderr, "usage: mrr-emu --listen HOST:PORT --nodes N --wavelengths W [--interfaces I]\n"
-			"               [--mrrs M] [--delay-us D] [--ring NAME] [--fail-at K [--fail-count C]\n"
-			"               [--fail-mode deny|close|close-after|stall|garbage|lie]]\n"
-			"               [--port-file FILE] [--log FILE]\n");
+	fprintf(
+	    stderr,
+	    "usage: mrr-emu --listen HOST:PORT --nodes N --wavelengths W [--interfaces I]\n"
+	    "               [--mrrs M] [--delay-us D] [--ring NAME] [--fail-at K [--fail-count C]\n"
+	    "               [--fail-mode deny|close|close-after|stall|garbage|lie]]\n"
+	    "               [--port-file FILE] [--log FILE]\n");
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"listen", required_argument, NULL, 'l'},
-		{"nodes", required_argument, NULL, 'n'},
-		{"wavelengths", required_argument, NULL, 'w'},
-		{"interfaces", required_argument, NULL, 'i'},
-		{"mrrs", required_argument, NULL, 'm'},
-		{"delay-us", required_argument, NULL, 'd'},
-		{"ring", required_argument, NULL, 'r'},
-		{"fail-at", required_argument, NULL, 'k'},
-		{"fail-count", required_argument, NULL, 'C'},
-		{"fail-mode", required_argument, NULL, 'M'},
-		{"port-file", required_argument, NULL, 'p'},
-		{"log", required_argument, NULL, 'L'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"listen", required_argument, NULL, 'l'},
+	    {"nodes", required_argument, NULL, 'n'},
+	    {"wavelengths", required_argument, NULL, 'w'},
+	    {"interfaces", required_argument, NULL, 'i'},
+	    {"mrrs", required_argument, NULL, 'm'},
+	    {"delay-us", required_argument, NULL, 'd'},
+	    {"ring", required_argument, NULL, 'r'},
+	    {"fail-at", required_argument, NULL, 'k'},
+	    {"fail-count", required_argument, NULL, 'C'},
+	    {"fail-mode", required_argument, NULL, 'M'},
+	    {"port-file", required_argument, NULL, 'p'},
+	    {"log", required_argument, NULL, 'L'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	struct agent a = {.ifaces = 1, .delay_us = 25, .fail_count = 1, .mode = FAULT_DENY};
 	const char *listen_addr = NULL, *port_file = NULL, *log_path = NULL;
@@ -289,8 +297,12 @@ int main(int argc, char **argv)
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		uint32_t *dst = c == 'n' ? &a.nodes : c == 'w' ? &a.wl : c == 'i' ? &a.ifaces
-			      : c == 'm' ? &a.mrrs : c == 'd' ? &a.delay_us : NULL;
+		uint32_t *dst = c == 'n'   ? &a.nodes
+				: c == 'w' ? &a.wl
+				: c == 'i' ? &a.ifaces
+				: c == 'm' ? &a.mrrs
+				: c == 'd' ? &a.delay_us
+					   : NULL;
 
 		if (dst) {
 			if (parse_u32(optarg, dst) < 0 || (*dst == 0 && c != 'd') || *dst > 1000000)
@@ -307,7 +319,8 @@ int main(int argc, char **argv)
 		case 'k':
 		case 'C':
 			if (parse_u64(optarg, &v) < 0 || v < 1)
-				return bad_usage("--fail-at/--fail-count need a positive integer", optarg);
+				return bad_usage("--fail-at/--fail-count need a positive integer",
+						 optarg);
 			*(c == 'k' ? &a.fail_at : &a.fail_count) = v;
 			break;
 		case 'M':
@@ -345,8 +358,8 @@ int main(int argc, char **argv)
 	a.on = xcalloc((size_t)a.nodes * a.ifaces * a.wl * 2 + 1, 1);
 	a.used = xcalloc((size_t)a.nodes * a.ifaces + 1, sizeof(uint32_t));
 	signal(SIGPIPE, SIG_IGN);
-	struct emu_server srv = {.frame = frame, .handle = handle_msg, .ctx = &a,
-				 .max_pending = MRR_MAX_FRAME + 4};
+	struct emu_server srv = {
+	    .frame = frame, .handle = handle_msg, .ctx = &a, .max_pending = MRR_MAX_FRAME + 4};
 	emu_serve(&srv, lfd);
 	fprintf(stderr, "mrr-emu: poll: %s\n", strerror(errno));
 	return 1;

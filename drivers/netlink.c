@@ -160,7 +160,8 @@ static int nlk_read(struct device *dev, struct device_state *out, struct ofc_err
 				struct rtnl_link *l = (struct rtnl_link *)obj;
 				const char *name = rtnl_link_get_name(l);
 				int q = port_of(name, 'o', p->ports);
-				struct end *x = q >= 0 ? &o[(size_t)h * p->ports + (uint32_t)q] : NULL;
+				struct end *x =
+				    q >= 0 ? &o[(size_t)h * p->ports + (uint32_t)q] : NULL;
 
 				if (!x && (q = port_of(name, 'i', p->ports)) >= 0)
 					x = &in[(size_t)h * p->ports + (uint32_t)q];
@@ -170,7 +171,8 @@ static int nlk_read(struct device *dev, struct device_state *out, struct ofc_err
 				}
 			}
 			for (uint32_t q = 0; q < p->ports; q++)
-				p->oif[(size_t)h * p->ports + q] = o[(size_t)h * p->ports + q].ifindex;
+				p->oif[(size_t)h * p->ports + q] =
+				    o[(size_t)h * p->ports + q].ifindex;
 			for (obj = nl_cache_get_first(ac); obj; obj = nl_cache_get_next(obj)) {
 				struct rtnl_addr *a = (struct rtnl_addr *)obj;
 				int ifi = rtnl_addr_get_ifindex(a);
@@ -197,16 +199,16 @@ static int nlk_read(struct device *dev, struct device_state *out, struct ofc_err
 				if (rtnl_route_get_protocol(r) != RTPROT_OFC ||
 				    nl_addr_get_prefixlen(rtnl_route_get_dst(r)) != 32 ||
 				    (dst >> 16) != ((198u << 8) | 19u) || (dst & 0xffffu) == 0 ||
-				    (dst & 0xffffu) > p->n ||
-				    rtnl_route_get_nnexthops(r) != 1)
+				    (dst & 0xffffu) > p->n || rtnl_route_get_nnexthops(r) != 1)
 					continue;
 				nh = rtnl_route_nexthop_n(r, 0);
 				for (uint32_t q = 0; q < p->ports; q++)
 					if (o[(size_t)h * p->ports + q].ifindex &&
 					    o[(size_t)h * p->ports + q].ifindex ==
-						    rtnl_route_nh_get_ifindex(nh))
-						state_add_route(out, (struct hroute){
-									     h, (dst & 0xffffu) - 1, q});
+						rtnl_route_nh_get_ifindex(nh))
+						state_add_route(
+						    out,
+						    (struct hroute){h, (dst & 0xffffu) - 1, q});
 			}
 		}
 		if (lc)
@@ -230,7 +232,8 @@ static int nlk_read(struct device *dev, struct device_state *out, struct ofc_err
 				continue;
 			const struct end *x = &o[idx];
 			if (x->ifindex && x->up && x->addr == y->addr - 1)
-				state_add_link(out, (struct hlink){idx / p->ports, idx % p->ports, v, q});
+				state_add_link(
+				    out, (struct hlink){idx / p->ports, idx % p->ports, v, q});
 		}
 	free(o);
 	free(in);
@@ -361,7 +364,7 @@ static int set_route(struct nl_priv *p, const struct hroute *r, bool del, struct
 }
 
 static int nlk_apply(struct device *dev, const struct op_batch *b, uint32_t *done,
-		    struct ofc_error *err)
+		     struct ofc_error *err)
 {
 	struct nl_priv *p = dev->priv;
 
@@ -385,7 +388,8 @@ static int nlk_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 		case OP_LINK_DEL:
 			rc = del_link(p->sk[op->link.src_host], 'o', op->link.src_port, err);
 			if (rc == 0)
-				rc = del_link(p->sk[op->link.dst_host], 'i', op->link.dst_port, err);
+				rc =
+				    del_link(p->sk[op->link.dst_host], 'i', op->link.dst_port, err);
 			p->oif[(size_t)op->link.src_host * p->ports + op->link.src_port] = 0;
 			break;
 		case OP_ROUTE_SET:
@@ -404,10 +408,10 @@ static int nlk_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 }
 
 const struct driver_ops netlink_driver_ops = {
-	.name = "netlink",
-	.cls = DEV_HOSTS,
-	.open = nlk_open,
-	.read_state = nlk_read,
-	.apply = nlk_apply,
-	.close = nlk_close,
+    .name = "netlink",
+    .cls = DEV_HOSTS,
+    .open = nlk_open,
+    .read_state = nlk_read,
+    .apply = nlk_apply,
+    .close = nlk_close,
 };

@@ -46,10 +46,11 @@ struct emu {
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: ocs-emu --listen HOST:PORT --ports N [--delay-ms D] [--credentials FILE]\n"
-		     "               [--fail-at K [--fail-count C] [--fail-mode MODE]] [--state FILE]\n"
-		     "               [--port-file FILE] [--log FILE]\n"
-		     "MODE: deny (default), close, close-after, stall, garbage, lie\n");
+	fprintf(out,
+		"usage: ocs-emu --listen HOST:PORT --ports N [--delay-ms D] [--credentials FILE]\n"
+		"               [--fail-at K [--fail-count C] [--fail-mode MODE]] [--state FILE]\n"
+		"               [--port-file FILE] [--log FILE]\n"
+		"MODE: deny (default), close, close-after, stall, garbage, lie\n");
 }
 
 static int bad_usage(const char *fmt, const char *arg)
@@ -165,15 +166,15 @@ static bool handle(struct emu *e, struct emu_client *c, char *text)
 	}
 	if (!cmd.verb[0])
 		return true;
-	ctag = cmd.nfield >= 3 && cmd.field[2][0] && strlen(cmd.field[2]) < 16 ? cmd.field[2]
-									   : "0";
+	ctag = cmd.nfield >= 3 && cmd.field[2][0] && strlen(cmd.field[2]) < 16 ? cmd.field[2] : "0";
 	e->commands++;
 	if (e->log) {
 		/* Never log the password (the fifth block of ACT-USER). */
 		fprintf(e->log, "%llu %s", (unsigned long long)e->commands, cmd.verb);
 		for (uint32_t i = 0; i < cmd.nfield; i++)
 			fprintf(e->log, ":%s",
-				strcmp(cmd.verb, "ACT-USER") == 0 && i >= 4 ? "********" : cmd.field[i]);
+				strcmp(cmd.verb, "ACT-USER") == 0 && i >= 4 ? "********"
+									    : cmd.field[i]);
 		fprintf(e->log, "\n");
 		fflush(e->log);
 	}
@@ -325,18 +326,18 @@ static int report_port(int lfd, const char *port_file, struct ofc_error *err)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"listen", required_argument, NULL, 'l'},
-		{"ports", required_argument, NULL, 'n'},
-		{"delay-ms", required_argument, NULL, 'd'},
-		{"credentials", required_argument, NULL, 'c'},
-		{"fail-at", required_argument, NULL, 'k'},
-		{"fail-count", required_argument, NULL, 'C'},
-		{"fail-mode", required_argument, NULL, 'm'},
-		{"state", required_argument, NULL, 's'},
-		{"port-file", required_argument, NULL, 'p'},
-		{"log", required_argument, NULL, 'L'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"listen", required_argument, NULL, 'l'},
+	    {"ports", required_argument, NULL, 'n'},
+	    {"delay-ms", required_argument, NULL, 'd'},
+	    {"credentials", required_argument, NULL, 'c'},
+	    {"fail-at", required_argument, NULL, 'k'},
+	    {"fail-count", required_argument, NULL, 'C'},
+	    {"fail-mode", required_argument, NULL, 'm'},
+	    {"state", required_argument, NULL, 's'},
+	    {"port-file", required_argument, NULL, 'p'},
+	    {"log", required_argument, NULL, 'L'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	struct emu e = {.fail_count = 1, .mode = FAULT_DENY};
 	const char *listen_addr = NULL, *port_file = NULL, *log_path = NULL;
@@ -362,20 +363,22 @@ int main(int argc, char **argv)
 			if (credentials_load(optarg, &e.cred, &err) < 0) {
 				char buf[1024];
 
-				fprintf(stderr, "ocs-emu: %s\n", ofc_error_str(&err, buf, sizeof(buf)));
+				fprintf(stderr, "ocs-emu: %s\n",
+					ofc_error_str(&err, buf, sizeof(buf)));
 				return 2;
 			}
 			e.have_cred = true;
 			break;
 		case 'k':
 			if (parse_u64(optarg, &v) < 0 || v < 1)
-				return bad_usage("--fail-at must be a positive integer, got '%s'", optarg);
+				return bad_usage("--fail-at must be a positive integer, got '%s'",
+						 optarg);
 			e.fail_at = v;
 			break;
 		case 'C':
 			if (parse_u64(optarg, &v) < 0 || v < 1)
-				return bad_usage("--fail-count must be a positive integer, got '%s'",
-						 optarg);
+				return bad_usage(
+				    "--fail-count must be a positive integer, got '%s'", optarg);
 			e.fail_count = v;
 			break;
 		case 'm':
@@ -425,8 +428,8 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	struct emu_server srv = {.frame = frame, .handle = handle_msg, .ctx = &e,
-				 .max_pending = MAX_PENDING};
+	struct emu_server srv = {
+	    .frame = frame, .handle = handle_msg, .ctx = &e, .max_pending = MAX_PENDING};
 	emu_serve(&srv, lfd);
 	fprintf(stderr, "ocs-emu: poll: %s\n", strerror(errno));
 	return 1;

@@ -11,10 +11,10 @@ static int panel_open(struct device *dev, struct ofc_error *err)
 }
 
 const struct driver_ops patch_panel_driver_ops = {
-	.name = "patch-panel",
-	.cls = DEV_SWITCH,
-	.open = panel_open,
-	.read_state = tl1_driver_read,
-	.apply = tl1_driver_apply,
-	.close = tl1_driver_close,
+    .name = "patch-panel",
+    .cls = DEV_SWITCH,
+    .open = panel_open,
+    .read_state = tl1_driver_read,
+    .apply = tl1_driver_apply,
+    .close = tl1_driver_close,
 };

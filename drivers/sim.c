@@ -37,8 +37,9 @@ static int load(struct sim_priv *p, struct ofc_error *err)
 	FILE *probe = fopen(p->path, "r");
 
 	if (!probe)
-		return errno == ENOENT ? 0 : ofc_error_set(err, OFC_E_RUNTIME, "%s: %s", p->path,
-							   strerror(errno));
+		return errno == ENOENT
+			   ? 0
+			   : ofc_error_set(err, OFC_E_RUNTIME, "%s: %s", p->path, strerror(errno));
 	fclose(probe);
 	if (read_file(p->path, 64u << 20, &text, &len, err) < 0)
 		return -1;
@@ -130,7 +131,8 @@ static int sim_open(struct device *dev, struct ofc_error *err)
 	} else {
 		if (!dev->cfg.state_dir) {
 			free(p);
-			return ofc_error_set(err, OFC_E_RUNTIME, "sim device without a state directory");
+			return ofc_error_set(err, OFC_E_RUNTIME,
+					     "sim device without a state directory");
 		}
 		p->dev = &p->owned;
 		sim_device_init(p->dev, dev->cfg.cls, dev->cfg.ports);
@@ -167,7 +169,8 @@ static int sim_read(struct device *dev, struct device_state *out, struct ofc_err
 	if (p->dev->lie_armed) {
 		p->dev->lie_armed = false;
 		if (out->nxc)
-			out->xc[0].out = out->xc[0].out % (p->dev->ports ? p->dev->ports : 1u << 20) + 1;
+			out->xc[0].out =
+			    out->xc[0].out % (p->dev->ports ? p->dev->ports : 1u << 20) + 1;
 		else
 			state_add_xconn(out, 1, 1);
 	}
@@ -311,10 +314,10 @@ static void sim_close(struct device *dev)
 }
 
 const struct driver_ops sim_driver_ops = {
-	.name = "sim",
-	.cls = 0,
-	.open = sim_open,
-	.read_state = sim_read,
-	.apply = sim_apply,
-	.close = sim_close,
+    .name = "sim",
+    .cls = 0,
+    .open = sim_open,
+    .read_state = sim_read,
+    .apply = sim_apply,
+    .close = sim_close,
 };

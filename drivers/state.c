@@ -25,13 +25,13 @@ void state_clear(struct device_state *s)
 	s->nxc = s->nch = s->nlinks = s->nroutes = 0;
 }
 
-#define COPY_ARR(dst, src, arr, n, cap)                                                 \
-	do {                                                                            \
-		(dst)->n = 0;                                                           \
-		GROW((dst)->arr, (dst)->cap, (size_t)(src)->n + 1);                     \
-		if ((src)->n)                                                           \
-			memcpy((dst)->arr, (src)->arr, (src)->n * sizeof(*(src)->arr)); \
-		(dst)->n = (src)->n;                                                    \
+#define COPY_ARR(dst, src, arr, n, cap)                                                            \
+	do {                                                                                       \
+		(dst)->n = 0;                                                                      \
+		GROW((dst)->arr, (dst)->cap, (size_t)(src)->n + 1);                                \
+		if ((src)->n)                                                                      \
+			memcpy((dst)->arr, (src)->arr, (src)->n * sizeof(*(src)->arr));            \
+		(dst)->n = (src)->n;                                                               \
 	} while (0)
 
 void state_copy(struct device_state *dst, const struct device_state *src)
@@ -134,24 +134,24 @@ void batch_free(struct op_batch *b)
 
 /* Merge walk over two sorted arrays: calls gone(x) for entries only in cur
  * and new(x) for entries only in want. */
-#define MERGE(cur, want, n, arr, cmp, ONLY_CUR, ONLY_WANT)                              \
-	do {                                                                            \
-		uint32_t i_ = 0, j_ = 0;                                                \
-		while (i_ < (cur)->n || j_ < (want)->n) {                               \
-			int c_ = i_ == (cur)->n	   ? 1                                  \
-				 : j_ == (want)->n ? -1                                 \
-						   : cmp(&(cur)->arr[i_], &(want)->arr[j_]); \
-			if (c_ < 0) {                                                   \
-				ONLY_CUR(&(cur)->arr[i_]);                              \
-				i_++;                                                   \
-			} else if (c_ > 0) {                                            \
-				ONLY_WANT(&(want)->arr[j_]);                            \
-				j_++;                                                   \
-			} else {                                                        \
-				i_++;                                                   \
-				j_++;                                                   \
-			}                                                               \
-		}                                                                       \
+#define MERGE(cur, want, n, arr, cmp, ONLY_CUR, ONLY_WANT)                                         \
+	do {                                                                                       \
+		uint32_t i_ = 0, j_ = 0;                                                           \
+		while (i_ < (cur)->n || j_ < (want)->n) {                                          \
+			int c_ = i_ == (cur)->n	   ? 1                                             \
+				 : j_ == (want)->n ? -1                                            \
+						   : cmp(&(cur)->arr[i_], &(want)->arr[j_]);       \
+			if (c_ < 0) {                                                              \
+				ONLY_CUR(&(cur)->arr[i_]);                                         \
+				i_++;                                                              \
+			} else if (c_ > 0) {                                                       \
+				ONLY_WANT(&(want)->arr[j_]);                                       \
+				j_++;                                                              \
+			} else {                                                                   \
+				i_++;                                                              \
+				j_++;                                                              \
+			}                                                                          \
+		}                                                                                  \
 	} while (0)
 
 static void diff_switch(const struct device_state *cur, const struct device_state *want,
@@ -170,7 +170,8 @@ static void diff_switch(const struct device_state *cur, const struct device_stat
 			j++;
 		} else {
 			if (cur->xc[i].out != want->xc[j].out)
-				batch_add(out, (struct op){.kind = OP_DISCONNECT, .xc = cur->xc[i]});
+				batch_add(out,
+					  (struct op){.kind = OP_DISCONNECT, .xc = cur->xc[i]});
 			i++;
 			j++;
 		}
@@ -192,8 +193,8 @@ void state_diff(const struct device_state *cur, const struct device_state *want,
 	diff_switch(cur, want, out);
 
 #define OFF_CH(x) batch_add(out, (struct op){.kind = OP_TUNE_OFF, .ch = *(x)})
-#define ON_CH(x) batch_add(out, (struct op){.kind = OP_TUNE_ON, .ch = *(x)})
-#define NOP(x) (void)(x)
+#define ON_CH(x)  batch_add(out, (struct op){.kind = OP_TUNE_ON, .ch = *(x)})
+#define NOP(x)	  (void)(x)
 	MERGE(cur, want, nch, ch, cmp_ch, OFF_CH, NOP);
 	MERGE(cur, want, nch, ch, cmp_ch, NOP, ON_CH);
 
@@ -210,12 +211,13 @@ void state_diff(const struct device_state *cur, const struct device_state *want,
 	/* Routes are keyed by (host, dst_host), one port each. */
 	uint32_t i = 0, k = 0;
 	while (i < cur->nroutes || k < want->nroutes) {
-		int c = i == cur->nroutes    ? 1
-			: k == want->nroutes ? -1
-					     : cmp_u32s(&cur->routes[i].host,
-							&want->routes[k].host, 2);
+		int c = i == cur->nroutes ? 1
+			: k == want->nroutes
+			    ? -1
+			    : cmp_u32s(&cur->routes[i].host, &want->routes[k].host, 2);
 		if (c < 0) {
-			batch_add(out, (struct op){.kind = OP_ROUTE_DEL, .route = cur->routes[i++]});
+			batch_add(out,
+				  (struct op){.kind = OP_ROUTE_DEL, .route = cur->routes[i++]});
 			continue;
 		}
 		const struct hroute *r = &want->routes[k++];
@@ -271,8 +273,8 @@ void op_describe(const struct op *op, char *buf, size_t n)
 }
 
 static const char *const fault_names[] = {
-	[FAULT_DENY] = "deny",		 [FAULT_CLOSE] = "close", [FAULT_CLOSE_AFTER] = "close-after",
-	[FAULT_STALL] = "stall",	 [FAULT_GARBAGE] = "garbage", [FAULT_LIE] = "lie",
+    [FAULT_DENY] = "deny",   [FAULT_CLOSE] = "close",	  [FAULT_CLOSE_AFTER] = "close-after",
+    [FAULT_STALL] = "stall", [FAULT_GARBAGE] = "garbage", [FAULT_LIE] = "lie",
 };
 
 enum fault_mode fault_mode_parse(const char *s)

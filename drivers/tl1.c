@@ -115,21 +115,24 @@ static int parse_block(char *block, uint32_t ctag, struct tl1_reply *r, struct o
 				/* The header: source id, date and time. */
 				if (line[0] == ' ')
 					continue;
-				return ofc_error_set(err, OFC_E_RUNTIME,
-						     "garbage reply (expected 'M  CTAG COMPLD|DENY', got "
-						     "'%.40s')",
-						     t);
+				return ofc_error_set(
+				    err, OFC_E_RUNTIME,
+				    "garbage reply (expected 'M  CTAG COMPLD|DENY', got "
+				    "'%.40s')",
+				    t);
 			}
 			t += 2;
 			while (*t == ' ')
 				t++;
 			got = strtoul(t, &end, 10);
 			if (end == t || *end != ' ')
-				return ofc_error_set(err, OFC_E_RUNTIME, "garbage reply: bad ctag in "
-									 "'M %.40s'",
+				return ofc_error_set(err, OFC_E_RUNTIME,
+						     "garbage reply: bad ctag in "
+						     "'M %.40s'",
 						     t);
 			if (sscanf(end, " %15s", status) != 1)
-				return ofc_error_set(err, OFC_E_RUNTIME, "garbage reply: no status");
+				return ofc_error_set(err, OFC_E_RUNTIME,
+						     "garbage reply: no status");
 			if (got < ctag)
 				return 0;
 			if (got != ctag)
@@ -241,8 +244,8 @@ struct tl1_args {
 };
 
 /* One command on the current session; no retries. */
-static int exchange(struct device *dev, struct tl1_session *s, const char *verb,
-		    struct tl1_args a, struct tl1_reply *r, struct ofc_error *err)
+static int exchange(struct device *dev, struct tl1_session *s, const char *verb, struct tl1_args a,
+		    struct tl1_reply *r, struct ofc_error *err)
 {
 	double deadline = now_seconds() + dev->cfg.timeout + s->extra_time;
 	uint32_t ctag = ++s->ctag;
@@ -353,10 +356,11 @@ int tl1_driver_read(struct device *dev, struct device_state *out, struct ofc_err
 		if (r.lines[i][0] == '/')
 			continue; /* a comment line */
 		if (tl1_parse_xconn(r.lines[i], n, &in, &eg) < 0)
-			rc = ofc_error_set(err, OFC_E_RUNTIME,
-					   "RTRV-PATCH: impossible cross-connect '%.40s' on a %ux%u "
-					   "switch",
-					   r.lines[i], n, n);
+			rc =
+			    ofc_error_set(err, OFC_E_RUNTIME,
+					  "RTRV-PATCH: impossible cross-connect '%.40s' on a %ux%u "
+					  "switch",
+					  r.lines[i], n, n);
 		else
 			state_add_xconn(out, in, eg);
 	}
@@ -435,10 +439,10 @@ static int tl1_open(struct device *dev, struct ofc_error *err)
 }
 
 const struct driver_ops tl1_driver_ops = {
-	.name = "tl1",
-	.cls = DEV_SWITCH,
-	.open = tl1_open,
-	.read_state = tl1_driver_read,
-	.apply = tl1_driver_apply,
-	.close = tl1_driver_close,
+    .name = "tl1",
+    .cls = DEV_SWITCH,
+    .open = tl1_open,
+    .read_state = tl1_driver_read,
+    .apply = tl1_driver_apply,
+    .close = tl1_driver_close,
 };

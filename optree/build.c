@@ -272,7 +272,8 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 
 	sched_reserve(&res->sched, total);
 	struct emitter e;
-	struct hold h = {xmalloc(((size_t)n + 1) * sizeof(uint32_t)), xmalloc(n * sizeof(uint16_t))},
+	struct hold h = {xmalloc(((size_t)n + 1) * sizeof(uint32_t)),
+			 xmalloc(n * sizeof(uint16_t))},
 		    h2;
 	for (uint32_t u = 0; u <= n; u++)
 		h.off[u] = u;
@@ -315,9 +316,11 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 			const struct rwa_run *ru = &s->sol.runs[k];
 
 			/* Runs of one arc are consecutive, in colour order. */
-			inst[k] = (k && s->sol.runs[k - 1].id == ru->id) ? inst[k - 1] + s->sol.runs[k - 1].count
-									: 0;
-			for (uint32_t t = ru->colour / FW; t <= (ru->colour + ru->count - 1) / FW; t++)
+			inst[k] = (k && s->sol.runs[k - 1].id == ru->id)
+				      ? inst[k - 1] + s->sol.runs[k - 1].count
+				      : 0;
+			for (uint32_t t = ru->colour / FW; t <= (ru->colour + ru->count - 1) / FW;
+			     t++)
 				poff[t + 1]++;
 		}
 		for (uint32_t t = 0; t < steps; t++)
@@ -331,8 +334,9 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 			while (c < end) {
 				uint32_t t = c / FW, stop = (t + 1) * FW < end ? (t + 1) * FW : end;
 
-				pc[poff[t] + fill[t]++] = (struct piece){
-					ru->id, c - t * FW, stop - c, inst[k] + (c - ru->colour), ru->dir};
+				pc[poff[t] + fill[t]++] =
+				    (struct piece){ru->id, c - t * FW, stop - c,
+						   inst[k] + (c - ru->colour), ru->dir};
 				c = stop;
 			}
 		}
@@ -385,7 +389,8 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 			uint32_t src = s->arc[k].src, dst = s->arc[k].dst;
 			uint32_t m = h.off[src + 1] - h.off[src];
 
-			memcpy(h2.b + h2.off[dst] + grow[dst], h.b + h.off[src], m * sizeof(uint16_t));
+			memcpy(h2.b + h2.off[dst] + grow[dst], h.b + h.off[src],
+			       m * sizeof(uint16_t));
 			grow[dst] += m;
 		}
 		free(grow);
@@ -453,7 +458,8 @@ static void emit_fixed(struct emitter *e, const struct ot_arc *arc, const struct
 		for (size_t k = 0, inst = 0; k < sol->nruns; k++) {
 			const struct rwa_run *ru = &sol->runs[k];
 
-			inst = (k && sol->runs[k - 1].id == ru->id) ? inst + sol->runs[k - 1].count : 0;
+			inst = (k && sol->runs[k - 1].id == ru->id) ? inst + sol->runs[k - 1].count
+								    : 0;
 			for (uint32_t c = 0; c < ru->count; c++)
 				if ((ru->colour + c) / FW == t)
 					put(e, arc[ru->id].src, arc[ru->id].dst,

@@ -46,8 +46,8 @@ struct stage_rwa {
 	struct rwa_solution sol; /* items are arc indices */
 	uint32_t colours;	 /* the larger direction */
 	uint64_t max_load;
-	bool line;		 /* groups are lines inside the ring (stages >= 2) */
-	uint32_t m, s;		 /* regular stage 1: u sends to u + t*s, t = 1..m-1 */
+	bool line;     /* groups are lines inside the ring (stages >= 2) */
+	uint32_t m, s; /* regular stage 1: u sends to u + t*s, t = 1..m-1 */
 };
 
 /* Stage i (1-based) of the levels, with cnt[u] = blocks node u holds
@@ -70,8 +70,7 @@ void stage_counts(const struct stage_rwa *st, uint32_t *cnt, uint32_t n);
  * or, the long way round, every other group's); adds and drops per node. */
 uint32_t stage_lower_bound(const struct optree_ring *r, const struct levels *L, uint32_t i,
 			   const struct ot_arc *arc, size_t narcs);
-uint32_t demands_lower_bound(const struct optree_ring *r, const struct ot_arc *arc,
-			     size_t narcs);
+uint32_t demands_lower_bound(const struct optree_ring *r, const struct ot_arc *arc, size_t narcs);
 
 static inline uint32_t ring_channels(const struct optree_ring *r)
 {

@@ -24,7 +24,7 @@
 #include "util/util.h"
 
 #define OPTREE_MAX_DEPTH 32
-#define OPTREE_MAX_NODES 8192u /* N(N-1) transfers of 20 bytes: 1.3 GB here */
+#define OPTREE_MAX_NODES 8192u	    /* N(N-1) transfers of 20 bytes: 1.3 GB here */
 #define OPTREE_MAX_CELLS (1u << 25) /* 2 F W N: the verifier's per-channel state */
 
 struct optree_ring {
@@ -93,16 +93,16 @@ struct optree_opts {
 };
 
 struct optree_stage {
-	uint32_t radix;		/* tree: children per group (largest); baselines: 0 */
-	uint32_t groups;	/* groups it runs in (tree), or 1 */
+	uint32_t radix;	 /* tree: children per group (largest); baselines: 0 */
+	uint32_t groups; /* groups it runs in (tree), or 1 */
 	uint32_t min_group, max_group;
-	uint32_t first_step;	/* 0-based */
-	uint32_t steps;		/* realised, after add/drop splits */
-	uint32_t colour_steps;	/* from the wavelength assignment alone */
-	uint64_t max_load;	/* blocks on the busiest segment-direction */
-	uint32_t lower_bound;	/* steps no routing and assignment of this stage can beat */
+	uint32_t first_step;	   /* 0-based */
+	uint32_t steps;		   /* realised, after add/drop splits */
+	uint32_t colour_steps;	   /* from the wavelength assignment alone */
+	uint64_t max_load;	   /* blocks on the busiest segment-direction */
+	uint32_t lower_bound;	   /* steps no routing and assignment of this stage can beat */
 	uint32_t partial_channels; /* channels used in its one partly filled step (0: none) */
-	bool partial_first;	/* --overlap put that step first (else last) */
+	bool partial_first;	   /* --overlap put that step first (else last) */
 	uint64_t transfers;
 };
 
@@ -139,14 +139,14 @@ struct verify_wdm optree_verify_wdm(const struct optree_ring *r);
  * step is the longest such wait. The paper charges retuning per stage;
  * steps inside a stage retune too, which `all_retunes_us` counts. */
 struct optree_time {
-	double step_us;	       /* b / B_lambda */
-	double time_us;	       /* the model above (with overlap when asked) */
-	double plain_us;       /* without overlap */
-	double saved_us;       /* plain_us - time_us */
+	double step_us;		/* b / B_lambda */
+	double time_us;		/* the model above (with overlap when asked) */
+	double plain_us;	/* without overlap */
+	double saved_us;	/* plain_us - time_us */
 	uint32_t retune_stages; /* R */
 	uint32_t hidden_stages; /* stage starts whose retune overlap hid completely */
 	uint32_t retune_steps;	/* steps (of all) that need some MRR changed */
-	double all_retunes_us; /* charging every such step, overlap as asked */
+	double all_retunes_us;	/* charging every such step, overlap as asked */
 	double all_retunes_plain_us;
 };
 

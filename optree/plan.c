@@ -6,10 +6,10 @@
 #include <string.h>
 
 static const char *const algo_names[] = {
-	[OPTREE_RING] = "ring",
-	[OPTREE_NE] = "ne",
-	[OPTREE_ONESTAGE] = "onestage",
-	[OPTREE_TREE] = "optree",
+    [OPTREE_RING] = "ring",
+    [OPTREE_NE] = "ne",
+    [OPTREE_ONESTAGE] = "onestage",
+    [OPTREE_TREE] = "optree",
 };
 
 const char *optree_algo_name(enum optree_algo a)
@@ -41,11 +41,12 @@ int optree_ring_check(const struct optree_ring *r, struct ofc_error *err)
 	/* The verifier keeps state per (direction, fibre, wavelength) and node. */
 	uint64_t cells = 2ull * r->fibres * r->wavelengths * r->nodes;
 	if (cells > OPTREE_MAX_CELLS)
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "2 x %u fibres x %u wavelengths x %u nodes = %llu channel-nodes: "
-				     "too many to verify (limit %u)",
-				     r->fibres, r->wavelengths, r->nodes, (unsigned long long)cells,
-				     OPTREE_MAX_CELLS);
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "2 x %u fibres x %u wavelengths x %u nodes = %llu channel-nodes: "
+		    "too many to verify (limit %u)",
+		    r->fibres, r->wavelengths, r->nodes, (unsigned long long)cells,
+		    OPTREE_MAX_CELLS);
 	if (!(r->rate > 0) || !(r->mrr_delay >= 0) || !(r->oeo_delay >= 0) || !r->block_bytes)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "rate and block size must be positive, delays not negative");
@@ -343,7 +344,8 @@ static void plan_exact(const struct optree_ring *r, struct optree_plan *best, bo
 			if (t < d.best[k] - 1e-9 * (fabs(t) + 1) ||
 			    (t <= d.best[k] + 1e-9 * (fabs(t) + 1) &&
 			     (st + d.steps[rest] < d.steps[k] ||
-			      (st + d.steps[rest] == d.steps[k] && d.depth[rest] + 1 < d.depth[k])))) {
+			      (st + d.steps[rest] == d.steps[k] &&
+			       d.depth[rest] + 1 < d.depth[k])))) {
 				d.best[k] = t;
 				d.choice[k] = m;
 				d.steps[k] = st + d.steps[rest];
@@ -358,7 +360,7 @@ static void plan_exact(const struct optree_ring *r, struct optree_plan *best, bo
 		 * that cannot beat the best so far (one-stage, mostly). */
 		uint64_t need = (uint64_t)(n / m1) * ((uint64_t)m1 * m1 / 4);
 		if (*have && plan_time(r, (uint32_t)((need + 2ull * FW - 1) / (2ull * FW)), 1) >
-				     best->time_us)
+				 best->time_us)
 			continue;
 		uint32_t *ofs = xmalloc(((size_t)ofs_n + 1) * sizeof(uint32_t));
 		struct optree_plan p = {0};
@@ -436,7 +438,7 @@ static void search(struct search *S, uint32_t d, uint32_t steps, uint64_t prod)
 		if (st == UINT32_MAX)
 			continue;
 		if (*S->have && plan_time(r, steps + st, d + 1) >
-					S->best->time_us + 1e-9 * (fabs(S->best->time_us) + 1))
+				    S->best->time_us + 1e-9 * (fabs(S->best->time_us) + 1))
 			continue;
 		search(S, d + 1, steps + st, prod * m);
 	}

@@ -109,8 +109,8 @@ void optree_timing(const struct optree_ring *r, const struct optree_result *res,
 			size_t o = (size_t)tlist[i] * words;
 
 			for (size_t k = o; k < o + words; k++) {
-				uint64_t c = (add[k] & ~tx[k]) | (thru[k] & tx[k]) | (drop[k] & ~rx[k]) |
-					     (thru[k] & rx[k]);
+				uint64_t c = (add[k] & ~tx[k]) | (thru[k] & tx[k]) |
+					     (drop[k] & ~rx[k]) | (thru[k] & rx[k]);
 
 				change[k] = c;
 				any |= c != 0;

@@ -65,8 +65,7 @@ int levels_build(uint32_t n, const uint32_t *radix, uint32_t depth, struct level
 {
 	if (depth < 1 || depth > OPTREE_MAX_DEPTH) {
 		memset(L, 0, sizeof(*L));
-		return ofc_error_set(err, OFC_E_INPUT, "a plan has 1..%u stages",
-				     OPTREE_MAX_DEPTH);
+		return ofc_error_set(err, OFC_E_INPUT, "a plan has 1..%u stages", OPTREE_MAX_DEPTH);
 	}
 	levels_init(L, n, depth);
 	for (uint32_t i = 1; i <= depth; i++) {
@@ -74,7 +73,8 @@ int levels_build(uint32_t n, const uint32_t *radix, uint32_t depth, struct level
 
 		if (radix[i - 1] < 2) {
 			levels_free(L);
-			return ofc_error_set(err, OFC_E_INPUT, "radix %u of stage %u: must be 2 or more",
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "radix %u of stage %u: must be 2 or more",
 					     radix[i - 1], i);
 		}
 		rc = levels_split(L, i - 1, radix[i - 1]);
@@ -95,9 +95,10 @@ int levels_build(uint32_t n, const uint32_t *radix, uint32_t depth, struct level
 			for (uint32_t i = 0; i < depth; i++)
 				prod *= radix[i];
 			levels_free(L);
-			return ofc_error_set(err, OFC_E_INPUT,
-					     "the radices multiply to %llu, fewer than the %u nodes",
-					     (unsigned long long)prod, n);
+			return ofc_error_set(
+			    err, OFC_E_INPUT,
+			    "the radices multiply to %llu, fewer than the %u nodes",
+			    (unsigned long long)prod, n);
 		}
 	return 0;
 }
@@ -301,9 +302,9 @@ void stage_colour(const struct levels *L, uint32_t i, bool runs, struct stage_rw
 			for (size_t x = 0; x < na; x++)
 				if (st->arc[x].dir == d)
 					ra[nr++] = (struct rwa_arc){
-						rwa_arc_start(n, st->arc[x].src, st->arc[x].dst, d),
-						rwa_arc_len(n, st->arc[x].src, st->arc[x].dst, d),
-						st->arc[x].count, (uint32_t)x};
+					    rwa_arc_start(n, st->arc[x].src, st->arc[x].dst, d),
+					    rwa_arc_len(n, st->arc[x].src, st->arc[x].dst, d),
+					    st->arc[x].count, (uint32_t)x};
 			if (st->line)
 				rwa_color_line(n, ra, nr, d, &st->sol);
 			else
@@ -317,7 +318,7 @@ void stage_colour(const struct levels *L, uint32_t i, bool runs, struct stage_rw
 		}
 	}
 	st->colours = st->sol.colours[RWA_CW] > st->sol.colours[RWA_CCW] ? st->sol.colours[RWA_CW]
-									  : st->sol.colours[RWA_CCW];
+									 : st->sol.colours[RWA_CCW];
 }
 
 void stage_counts(const struct stage_rwa *st, uint32_t *cnt, uint32_t n)

@@ -63,8 +63,7 @@ static uint32_t bundle_colours(uint32_t n, uint32_t sum)
 
 /* Lengths l[0..m) sorted descending, all distinct. Greedy largest-first
  * subset of the unused ones summing to exactly target; marks them in pick. */
-static bool subset_sum(const uint32_t *l, const bool *used, uint32_t m, uint32_t target,
-		       bool *pick)
+static bool subset_sum(const uint32_t *l, const bool *used, uint32_t m, uint32_t target, bool *pick)
 {
 	uint32_t rem = target;
 
@@ -136,7 +135,8 @@ static void bundle_dir(uint32_t n, const uint64_t *key, uint32_t m, bool pairs_f
 			if (best == UINT32_MAX)
 				continue;
 			used[i] = used[best] = true;
-			o->b[o->nb++] = (struct bundle){o->nall, 2, l[i] + l[best], 0, l[i] + l[best]};
+			o->b[o->nb++] =
+			    (struct bundle){o->nall, 2, l[i] + l[best], 0, l[i] + l[best]};
 			take(o, l, key, i);
 			take(o, l, key, best);
 			total -= l[i] + l[best];
@@ -307,8 +307,7 @@ static uint32_t block_index(uint32_t n, uint32_t q, uint32_t x)
 	return (x - nbig * big) % small;
 }
 
-void rwa_circulant(uint32_t n, const uint32_t *offsets, uint32_t noffsets,
-		   struct rwa_solution *sol)
+void rwa_circulant(uint32_t n, const uint32_t *offsets, uint32_t noffsets, struct rwa_solution *sol)
 {
 	struct cplan p;
 	uint32_t *col = xmalloc(((size_t)noffsets + 1) * sizeof(uint32_t));
@@ -346,12 +345,12 @@ void rwa_circulant(uint32_t n, const uint32_t *offsets, uint32_t noffsets,
 			} else {
 				dir[p.tie_ofs] = RWA_CCW;
 				col[p.tie_ofs] =
-					base[RWA_CCW] + p.tie_base[RWA_CCW] + (pair - p.tie_cw);
+				    base[RWA_CCW] + p.tie_base[RWA_CCW] + (pair - p.tie_cw);
 			}
 		}
 		for (uint32_t j = 0; j < noffsets; j++)
 			sol->runs[sol->nruns++] =
-				(struct rwa_run){u * noffsets + j, col[j], 1, dir[j]};
+			    (struct rwa_run){u * noffsets + j, col[j], 1, dir[j]};
 	}
 	for (int d = 1; d <= 2; d++)
 		if (base[d] + p.colours[d] > sol->colours[d])

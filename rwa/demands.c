@@ -116,8 +116,7 @@ int rwa_parse_demands(const char *file, const char *text, size_t len, uint32_t n
 			memcpy(buf, tok[k], tlen[k]);
 			buf[tlen[k]] = 0;
 			if (parse_u32(buf, &v[k]) < 0)
-				FAIL(k, "'%s' is not a %s", buf,
-				     k == 2 ? "count" : "node number");
+				FAIL(k, "'%s' is not a %s", buf, k == 2 ? "count" : "node number");
 		}
 		x.src = v[0];
 		x.dst = v[1];
@@ -137,7 +136,7 @@ int rwa_parse_demands(const char *file, const char *text, size_t len, uint32_t n
 #undef FAIL
 		GROW(d, cap, n + 1);
 		d[n++] = x;
-next:
+	next:
 		p = eol ? eol + 1 : end;
 	}
 	*dem = d;

@@ -17,8 +17,8 @@ static inline unsigned rwa_dirs(const struct rwa_demand *d)
  * max_served = true: maximise the lightpaths routed with every load <= F*W.
  * Loads are kept as variables chained segment to segment, so the model has
  * O(demands + N) non-zeros however long the arcs are. */
-enum lp_result rwa_lp_relax(const struct rwa_ring *ring, const struct rwa_demand *dem,
-			    size_t ndem, bool max_served, double time_limit, double *value,
+enum lp_result rwa_lp_relax(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t ndem,
+			    bool max_served, double time_limit, double *value,
 			    struct ofc_error *err);
 
 /* The exact model with C wavelengths per fibre: binary z[d][dir][channel],

@@ -172,8 +172,8 @@ void lp_set_scaling(struct lp *lp, enum lp_scaling s)
 {
 	/* 196 = SCALE_GEOMETRIC + SCALE_EQUILIBRATE + SCALE_INTEGERS, what
 	 * make_lp sets. */
-	static const int mode[] = {[LP_SCALE_DEFAULT] = SCALE_GEOMETRIC + SCALE_EQUILIBRATE +
-							   SCALE_INTEGERS,
+	static const int mode[] = {[LP_SCALE_DEFAULT] =
+				       SCALE_GEOMETRIC + SCALE_EQUILIBRATE + SCALE_INTEGERS,
 				   [LP_SCALE_GEOMETRIC] = SCALE_GEOMETRIC,
 				   [LP_SCALE_NONE] = SCALE_NONE};
 

@@ -172,7 +172,8 @@ void rwa_color_line(uint32_t n, const struct rwa_arc *arcs, size_t narcs, enum r
 			uint32_t done = heap_pop(heap, &nheap).arc;
 
 			for (uint32_t r = first[done]; r < first[done] + nr[done]; r++)
-				for (uint32_t c = sr[r].colour; c < sr[r].colour + sr[r].count; c++) {
+				for (uint32_t c = sr[r].colour; c < sr[r].colour + sr[r].count;
+				     c++) {
 					free_bits[c / 64] |= 1ull << (c % 64);
 					if (c / 64 < lowest)
 						lowest = c / 64;
@@ -184,7 +185,8 @@ void rwa_color_line(uint32_t n, const struct rwa_arc *arcs, size_t narcs, enum r
 		first[order[k]] = (uint32_t)nsr;
 		for (size_t w = lowest; need && w < words; w++) {
 			while (need && free_bits[w]) {
-				uint32_t c = (uint32_t)(w * 64) + (uint32_t)__builtin_ctzll(free_bits[w]);
+				uint32_t c =
+				    (uint32_t)(w * 64) + (uint32_t)__builtin_ctzll(free_bits[w]);
 
 				free_bits[w] &= free_bits[w] - 1;
 				need--;
@@ -317,7 +319,8 @@ static uint32_t color_cut_sweep(uint32_t n, struct unit *u, size_t nu)
 	 * a max-heap by busy (the latest free, best fit). O(arcs log N). */
 	size_t cap = ncross + nline + 1;
 	uint32_t *limit = xmalloc(cap * sizeof(uint32_t));
-	struct heap_item *pend = xmalloc(cap * sizeof(*pend)), *plain = xmalloc(cap * sizeof(*plain));
+	struct heap_item *pend = xmalloc(cap * sizeof(*pend)),
+			 *plain = xmalloc(cap * sizeof(*plain));
 	size_t npend = 0, nplain = 0;
 	uint32_t *fen = xcalloc((size_t)n + 1, sizeof(uint32_t));
 	uint32_t *top = xmalloc(((size_t)n + 1) * sizeof(uint32_t)); /* stack per window end */
@@ -431,7 +434,8 @@ static uint32_t color_first_fit(uint32_t n, struct unit *u, size_t nu)
 		for (c = 0; c < ncol; c++) {
 			const uint64_t *b = occ + (size_t)c * words;
 
-			if (e <= n ? bits_free(b, s, e) : bits_free(b, s, n) && bits_free(b, 0, e - n))
+			if (e <= n ? bits_free(b, s, e)
+				   : bits_free(b, s, n) && bits_free(b, 0, e - n))
 				break;
 		}
 		if (c == ncol) {

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum lp_result rwa_lp_relax(const struct rwa_ring *ring, const struct rwa_demand *dem,
-			    size_t ndem, bool max_served, double time_limit, double *value,
+enum lp_result rwa_lp_relax(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t ndem,
+			    bool max_served, double time_limit, double *value,
 			    struct ofc_error *err)
 {
 	uint32_t n = ring->nodes;
@@ -160,8 +160,10 @@ enum lp_result rwa_ilp(const struct rwa_ring *ring, const struct rwa_demand *dem
 	int64_t slack = (int64_t)2 * n * K;
 	for (size_t d = 0; d < ndem; d++) {
 		uint32_t cw = rwa_arc_len(n, dem[d].src, dem[d].dst, RWA_CW);
-		uint32_t len = dem[d].dir == RWA_CW ? cw : dem[d].dir == RWA_CCW ? n - cw
-					   : cw < n - cw ? cw : n - cw;
+		uint32_t len = dem[d].dir == RWA_CW    ? cw
+			       : dem[d].dir == RWA_CCW ? n - cw
+			       : cw < n - cw	       ? cw
+						       : n - cw;
 
 		slack -= (int64_t)dem[d].count * len;
 		allow[d] = (uint8_t)rwa_dirs(&dem[d]);
@@ -199,8 +201,8 @@ enum lp_result rwa_ilp(const struct rwa_ring *ring, const struct rwa_demand *dem
 
 		lt = lt < n - lt ? lt : n - lt;
 		while (j) {
-			uint32_t lj = rwa_arc_len(n, dem[order[j - 1]].src, dem[order[j - 1]].dst,
-						  RWA_CW);
+			uint32_t lj =
+			    rwa_arc_len(n, dem[order[j - 1]].src, dem[order[j - 1]].dst, RWA_CW);
 
 			lj = lj < n - lj ? lj : n - lj;
 			if (lj >= lt)
@@ -241,7 +243,7 @@ enum lp_result rwa_ilp(const struct rwa_ring *ring, const struct rwa_demand *dem
 		for (int r = 1; r <= 2; r++)
 			if (allow[d] & (1u << r))
 				starts[(r - 1) * n + rwa_arc_start(n, dem[d].src, dem[d].dst, r)] =
-					true;
+				    true;
 	for (int r = 1; r <= 2; r++)
 		for (uint32_t e = 0; e < n; e++) {
 			size_t nd = 0;
@@ -261,10 +263,12 @@ enum lp_result rwa_ilp(const struct rwa_ring *ring, const struct rwa_demand *dem
 			if (nd >= 2 || tight)
 				for (uint32_t q = 0; q < K; q++) {
 					for (size_t i = 0; i < nd; i++) {
-						cols[i] = (int)((2 * over[i] + (size_t)r - 1) * K + q);
+						cols[i] =
+						    (int)((2 * over[i] + (size_t)r - 1) * K + q);
 						vals[i] = 1;
 					}
-					lp_add_row(lp, (int)nd, cols, vals, tight ? LP_EQ : LP_LE, 1);
+					lp_add_row(lp, (int)nd, cols, vals, tight ? LP_EQ : LP_LE,
+						   1);
 				}
 			free(over);
 		}
@@ -282,7 +286,8 @@ enum lp_result rwa_ilp(const struct rwa_ring *ring, const struct rwa_demand *dem
 		 * dives reach integer points fast, and the search stops at the
 		 * first (N = 10..12 all-to-all: seconds, not past a minute). */
 		for (int c = 0; c < ncols; c++)
-			lp_set_obj_coef(lp, c, (double)(((uint32_t)c * 2654435761u) % 1000) / 1000.0);
+			lp_set_obj_coef(lp, c,
+					(double)(((uint32_t)c * 2654435761u) % 1000) / 1000.0);
 		lp_set_break_at_first(lp, true);
 	}
 	lp_set_time_limit(lp, time_limit);
@@ -298,7 +303,7 @@ enum lp_result rwa_ilp(const struct rwa_ring *ring, const struct rwa_demand *dem
 					if (x[(2 * d + (size_t)r - 1) * K + q] > 0.5) {
 						GROW(sol->runs, sol->cap, sol->nruns + 1);
 						sol->runs[sol->nruns++] =
-							(struct rwa_run){(uint32_t)d, q, 1, (uint8_t)r};
+						    (struct rwa_run){(uint32_t)d, q, 1, (uint8_t)r};
 						if (q + 1 > sol->colours[r])
 							sol->colours[r] = q + 1;
 					}

@@ -38,8 +38,9 @@ static int check_demands(const struct rwa_ring *r, const struct rwa_demand *dem,
 			 struct ofc_error *err)
 {
 	if (r->nodes < 2 || r->wavelengths < 1 || r->fibres < 1)
-		return ofc_error_set(err, OFC_E_INPUT, "a ring needs 2 or more nodes, 1 or more "
-						       "wavelengths and fibres");
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "a ring needs 2 or more nodes, 1 or more "
+				     "wavelengths and fibres");
 	for (size_t i = 0; i < ndem; i++) {
 		const struct rwa_demand *d = &dem[i];
 
@@ -119,8 +120,8 @@ uint32_t rwa_combinatorial_bound(const struct rwa_ring *ring, const struct rwa_d
 /* A shift-invariant set (every node, the same offsets, one lightpath each,
  * free direction)? Then ofs gets the offsets and map[u * nofs + j] the
  * demand index of (u, u + ofs[j]). */
-static bool circulant_shape(const struct rwa_ring *ring, const struct rwa_demand *dem,
-			    size_t ndem, uint32_t **ofs_out, uint32_t *nofs_out, uint32_t **map_out)
+static bool circulant_shape(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t ndem,
+			    uint32_t **ofs_out, uint32_t *nofs_out, uint32_t **map_out)
 {
 	uint32_t n = ring->nodes;
 
@@ -180,8 +181,8 @@ static int cmp_run_id(const void *a, const void *b)
 	return (x->colour > y->colour) - (x->colour < y->colour);
 }
 
-static const char *heuristic(const struct rwa_ring *ring, const struct rwa_demand *dem,
-			     size_t ndem, struct rwa_solution *sol)
+static const char *heuristic(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t ndem,
+			     struct rwa_solution *sol)
 {
 	uint32_t n = ring->nodes, *ofs, nofs, *map;
 
@@ -217,10 +218,9 @@ static const char *heuristic(const struct rwa_ring *ring, const struct rwa_deman
 		}
 		for (int r = 1; r <= 2; r++)
 			if (c[r])
-				arcs[r][narcs[r]++] =
-					(struct rwa_arc){rwa_arc_start(n, d->src, d->dst, r),
-							 rwa_arc_len(n, d->src, d->dst, r), c[r],
-							 (uint32_t)i};
+				arcs[r][narcs[r]++] = (struct rwa_arc){
+				    rwa_arc_start(n, d->src, d->dst, r),
+				    rwa_arc_len(n, d->src, d->dst, r), c[r], (uint32_t)i};
 	}
 	for (int r = 1; r <= 2; r++) {
 		rwa_color_circle(n, arcs[r], narcs[r], r, sol);
@@ -255,12 +255,14 @@ int rwa_check(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t 
 		const struct rwa_run *r = &sol->runs[i];
 
 		if (r->id >= ndem || (r->dir != RWA_CW && r->dir != RWA_CCW)) {
-			rc = ofc_error_set(err, OFC_E_RUNTIME, "run %zu: bad demand or direction", i);
+			rc = ofc_error_set(err, OFC_E_RUNTIME, "run %zu: bad demand or direction",
+					   i);
 			goto out;
 		}
 		if (dem[r->id].dir != RWA_ANY && dem[r->id].dir != r->dir) {
 			rc = ofc_error_set(err, OFC_E_RUNTIME,
-					   "demand %u routed against its fixed direction", r->id + 1);
+					   "demand %u routed against its fixed direction",
+					   r->id + 1);
 			goto out;
 		}
 		got[r->id] += r->count;
@@ -270,8 +272,8 @@ int rwa_check(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t 
 		if (max_served ? got[d] > dem[d].count : got[d] != dem[d].count) {
 			rc = ofc_error_set(err, OFC_E_RUNTIME,
 					   "demand %zu (%u -> %u) has %llu lightpaths, wants %u",
-					   d + 1, dem[d].src, dem[d].dst, (unsigned long long)got[d],
-					   dem[d].count);
+					   d + 1, dem[d].src, dem[d].dst,
+					   (unsigned long long)got[d], dem[d].count);
 			goto out;
 		}
 	struct lp_unit *u = xmalloc((units + 1) * sizeof(*u));
@@ -281,10 +283,10 @@ int rwa_check(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t 
 		const struct rwa_demand *d = &dem[r->id];
 
 		for (uint32_t c = 0; c < r->count; c++)
-			u[k++] = (struct lp_unit){
-				(uint64_t)r->dir << 62 | (uint64_t)(r->colour + c) << 24 |
-					rwa_arc_start(n, d->src, d->dst, r->dir),
-				rwa_arc_len(n, d->src, d->dst, r->dir), r->id};
+			u[k++] = (struct lp_unit){(uint64_t)r->dir << 62 |
+						      (uint64_t)(r->colour + c) << 24 |
+						      rwa_arc_start(n, d->src, d->dst, r->dir),
+						  rwa_arc_len(n, d->src, d->dst, r->dir), r->id};
 	}
 	qsort(u, k, sizeof(*u), cmp_unit);
 	for (size_t i = 0; i < k && rc == 0; i++) {
@@ -301,13 +303,13 @@ int rwa_check(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t 
 					    : (uint32_t)(u[i].key & 0xffffff) + n;
 
 			if (e > ns)
-				rc = ofc_error_set(err, OFC_E_RUNTIME,
-						   "demands %u and %u share segment %u on %s "
-						   "colour %u",
-						   u[a].id + 1, a < j ? u[a + 1].id + 1 : u[i].id + 1,
-						   (a < j ? ns : ns - n) % n,
-						   (ch >> 38) == RWA_CW ? "cw" : "ccw",
-						   (uint32_t)(ch & 0x3fffffffffull));
+				rc = ofc_error_set(
+				    err, OFC_E_RUNTIME,
+				    "demands %u and %u share segment %u on %s "
+				    "colour %u",
+				    u[a].id + 1, a < j ? u[a + 1].id + 1 : u[i].id + 1,
+				    (a < j ? ns : ns - n) % n, (ch >> 38) == RWA_CW ? "cw" : "ccw",
+				    (uint32_t)(ch & 0x3fffffffffull));
 		}
 		i = j;
 	}
@@ -440,10 +442,11 @@ int rwa_solve(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t 
 		uint64_t cols = (uint64_t)2 * ndem * ring->fibres * (c ? c : 1);
 
 		if (cols > RWA_ILP_MAX_COLUMNS)
-			return ofc_error_set(err, OFC_E_INPUT,
-					     "the exact model would have %llu columns (limit %u): use "
-					     "--engine heuristic or lp",
-					     (unsigned long long)cols, RWA_ILP_MAX_COLUMNS);
+			return ofc_error_set(
+			    err, OFC_E_INPUT,
+			    "the exact model would have %llu columns (limit %u): use "
+			    "--engine heuristic or lp",
+			    (unsigned long long)cols, RWA_ILP_MAX_COLUMNS);
 	}
 	if (max_served && opts->engine == RWA_ENGINE_ILP && !rep->time_limit_hit) {
 		struct rwa_solution ilp = {0};
@@ -514,7 +517,8 @@ int rwa_solve(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t 
 			uint32_t lim = ring->fibres * ring->wavelengths;
 
 			if (x->colour + x->count > lim)
-				rep->served -= x->colour + x->count - (x->colour > lim ? x->colour : lim);
+				rep->served -=
+				    x->colour + x->count - (x->colour > lim ? x->colour : lim);
 		}
 		rep->optimal = rep->wavelengths_used == rep->lower_bound;
 	}

@@ -17,12 +17,12 @@ struct lp;
 enum lp_rel { LP_LE = 1, LP_GE = 2, LP_EQ = 3 };
 
 enum lp_result {
-	LP_OPTIMAL = 0,	   /* proven optimal */
-	LP_FEASIBLE,	   /* stopped (time limit) with a feasible, unproven solution */
+	LP_OPTIMAL = 0, /* proven optimal */
+	LP_FEASIBLE,	/* stopped (time limit) with a feasible, unproven solution */
 	LP_INFEASIBLE,
 	LP_UNBOUNDED,
-	LP_TIMEOUT,	   /* stopped without a feasible solution */
-	LP_FAILED,	   /* numerical trouble or an internal error */
+	LP_TIMEOUT, /* stopped without a feasible solution */
+	LP_FAILED,  /* numerical trouble or an internal error */
 };
 
 /* A model with ncols columns, all >= 0 and continuous, objective 0, minimise. */
@@ -242,7 +242,7 @@ uint32_t rwa_combinatorial_bound(const struct rwa_ring *ring, const struct rwa_d
 /* ---- demand sets (rwa/demands.c) ---- */
 
 #define RWA_MAX_DEMANDS 1000000u
-#define RWA_MAX_COUNT 65535u
+#define RWA_MAX_COUNT	65535u
 
 /* The all-to-all pattern: one lightpath from every node to every other. */
 void rwa_all_to_all(uint32_t n, struct rwa_demand **dem, size_t *ndem);

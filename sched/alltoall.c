@@ -72,7 +72,7 @@ void a2a_routes_expand(const struct graph *g, struct a2a_routes *rt)
 				arc[h] = g->off[p[u]] + (a - g->off[u]);
 			}
 			a2a_routes_add(&all, p[rt->src[r]], p[rt->dst[r]], rt->w[r], arc,
-				  rt->step + rt->off[r], (uint32_t)len);
+				       rt->step + rt->off[r], (uint32_t)len);
 		}
 	}
 	free(arc);
@@ -110,8 +110,8 @@ void a2a_routes_limit(struct a2a_routes *rt, uint32_t max_paths)
 			size_t q = idx[i];
 
 			a2a_routes_add(&out, rt->src[q], rt->dst[q], rt->w[q] / sum,
-				  rt->arc + rt->off[q], rt->step + rt->off[q],
-				  (uint32_t)(rt->off[q + 1] - rt->off[q]));
+				       rt->arc + rt->off[q], rt->step + rt->off[q],
+				       (uint32_t)(rt->off[q + 1] - rt->off[q]));
 		}
 		r = e;
 	}
@@ -216,7 +216,7 @@ void a2a_routes_single(const struct graph *g, struct a2a_routes *rt)
 		size_t q = chosen[p];
 
 		a2a_routes_add(&out, rt->src[q], rt->dst[q], 1, rt->arc + rt->off[q],
-			  rt->step + rt->off[q], (uint32_t)(rt->off[q + 1] - rt->off[q]));
+			       rt->step + rt->off[q], (uint32_t)(rt->off[q + 1] - rt->off[q]));
 	}
 	free(load);
 	free(first);
@@ -287,7 +287,7 @@ int a2a_direct_routes(const struct graph *g, struct a2a_routes *rt, struct ofc_e
 		for (uint32_t t = 0; t < n; t++)
 			if (t != s)
 				a2a_routes_add(rt, s, t, 1, arc, NULL,
-					  path_of(g, tail, parent, s, t, arc));
+					       path_of(g, tail, parent, s, t, arc));
 	}
 	free(tail);
 	free(parent);
@@ -417,7 +417,7 @@ int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes 
 		size_t q = route_of[p];
 
 		a2a_routes_add(rt, tmp.src[q], tmp.dst[q], 1, tmp.arc + tmp.off[q], NULL,
-			  (uint32_t)(tmp.off[q + 1] - tmp.off[q]));
+			       (uint32_t)(tmp.off[q + 1] - tmp.off[q]));
 	}
 	free(route_of);
 	a2a_routes_free(&tmp);

@@ -212,9 +212,9 @@ static uint32_t heap_pop(struct heap *h)
  * (self-loops never are), and how an (arc, step) maps to a link row. */
 struct cg {
 	const struct graph *g;
-	uint32_t n, T;	/* T = 0: fluid */
-	uint32_t slots; /* max(T, 1) */
-	enum mcf_method method; /* COLGEN, SYMMETRIC or MIRRORED */
+	uint32_t n, T;		       /* T = 0: fluid */
+	uint32_t slots;		       /* max(T, 1) */
+	enum mcf_method method;	       /* COLGEN, SYMMETRIC or MIRRORED */
 	const struct graph_group *grp; /* MIRRORED: the automorphisms */
 	/* Classes: sources with their own columns, one per orbit of nodes (n
 	 * of one node each without symmetry). A class's tree stands for its
@@ -222,8 +222,8 @@ struct cg {
 	 * fluid-mcf-mirrored-dw.md 4.3: the symmetric solution loads every arc
 	 * of an orbit alike, so a row holds the load of one of them). */
 	uint32_t nsrc;
-	uint32_t *src_node;  /* nsrc: the class's representative */
-	double *src_weight;  /* nsrc: nodes in the class */
+	uint32_t *src_node; /* nsrc: the class's representative */
+	double *src_weight; /* nsrc: nodes in the class */
 	uint32_t *arc_tail;
 	uint32_t *arc_row; /* arc -> row within a slot, UINT32_MAX for self-loops */
 	uint32_t rows_per_slot;
@@ -543,8 +543,8 @@ static void price_one(void *ctx, size_t s, unsigned worker)
 	struct cg_scratch *w = &c->ws[worker];
 	uint32_t *parent = c->cand + s * c->psize, v = c->src_node[s];
 
-	c->best[s] = c->src_weight[s] *
-		     (c->T ? dag_paths(c, w, v, parent) : dijkstra(c, w, v, parent));
+	c->best[s] =
+	    c->src_weight[s] * (c->T ? dag_paths(c, w, v, parent) : dijkstra(c, w, v, parent));
 }
 
 static void cg_free(struct cg *c)
@@ -786,11 +786,12 @@ static void keep_solution(struct cg *c, const double *x)
  * proper (whose first duals otherwise price a single link) needs few
  * iterations. The trees' average is a feasible flow, the primal to fall
  * back on when the time runs out before the master is solved once (*ub). */
-static int warm_start(struct cg *c, double *lb, double **center, double *ub,
-		      struct ofc_error *err)
+static int warm_start(struct cg *c, double *lb, double **center, double *ub, struct ofc_error *err)
 {
 	double *load = xcalloc(c->R, sizeof(double));
-	uint32_t rounds = c->nsrc == 1 ? 8 : c->method == MCF_MIRRORED ? MW_ROUNDS : MW_ROUNDS_PLAIN;
+	uint32_t rounds = c->nsrc == 1		      ? 8
+			  : c->method == MCF_MIRRORED ? MW_ROUNDS
+						      : MW_ROUNDS_PLAIN;
 	double *picks = NULL;
 	size_t cap_picks = 0;
 	int rc = -1;
@@ -866,13 +867,11 @@ out:
  * masters; a stalled or failed solve is tried again on a fresh model with
  * another scaling (changing the scaling of a model lp_solve has scaled
  * already does not help). */
-static int master_solve(struct cg *c, double deadline, enum mcf_stop *stop,
-			struct ofc_error *err)
+static int master_solve(struct cg *c, double deadline, enum mcf_stop *stop, struct ofc_error *err)
 {
-	const enum lp_scaling scaling[] = {c->scaling, c->scaling == LP_SCALE_GEOMETRIC
-							   ? LP_SCALE_DEFAULT
-							   : LP_SCALE_GEOMETRIC,
-					   LP_SCALE_NONE};
+	const enum lp_scaling scaling[] = {
+	    c->scaling, c->scaling == LP_SCALE_GEOMETRIC ? LP_SCALE_DEFAULT : LP_SCALE_GEOMETRIC,
+	    LP_SCALE_NONE};
 
 	for (size_t i = 0; i < ARRAY_SIZE(scaling); i++) {
 		double t0 = now_seconds(), limit = 0;
@@ -983,7 +982,8 @@ static int cg_run(struct cg *c, double gap, double deadline, struct mcf_result *
 				    pass ? c->best[s] : tree_cost(c, &c->ws[0], s, tree, ylp);
 				/* lp_solve's duals are good to about 1e-9. */
 				if (cost < pi - 1e-9 * (1 + pi)) {
-					int a = add_column(c, &c->ws[0], store_tree(c, s, tree), err);
+					int a =
+					    add_column(c, &c->ws[0], store_tree(c, s, tree), err);
 
 					if (a < 0)
 						goto out;
@@ -1093,7 +1093,8 @@ static int cg_routes(struct cg *c, struct a2a_routes *rt, struct ofc_error *err)
 						rt->w[r] += w / sum[s];
 				}
 				if (!merged)
-					a2a_routes_add(rt, src, t, w / sum[s], b->arc, b->step, b->n);
+					a2a_routes_add(rt, src, t, w / sum[s], b->arc, b->step,
+						       b->n);
 			}
 		}
 	}
@@ -1491,8 +1492,8 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 		cg_setup(&c, g, o->steps, method, &grp, o->threads);
 		r->classes = c.nsrc;
 		r->rows = c.rows_per_slot;
-		rc = cg_run(&c, o->gap > 0 ? o->gap : 1e-9, o->time_limit > 0 ? t0 + o->time_limit : 0,
-			    r, err);
+		rc = cg_run(&c, o->gap > 0 ? o->gap : 1e-9,
+			    o->time_limit > 0 ? t0 + o->time_limit : 0, r, err);
 		if (rc == 0 && o->routes) {
 			rc = cg_routes(&c, &r->routes, err);
 			r->routes.symmetric = r->symmetric;

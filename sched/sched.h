@@ -22,9 +22,9 @@
 #include "topo/topo.h"
 #include "util/util.h"
 
-#define SCHED_ONE (1u << 31) /* a whole block */
+#define SCHED_ONE	(1u << 31) /* a whole block */
 #define SCHED_MAX_NODES 65535u
-#define SCHED_NO_LANE 0xffffu
+#define SCHED_NO_LANE	0xffffu
 
 enum sched_collective {
 	SCHED_ALLGATHER = 1,
@@ -41,9 +41,9 @@ struct xfer {
 	uint32_t block;	 /* see above; sched_block_origin()/_target() decode it */
 	uint32_t offset; /* fixed point, SCHED_ONE = one block */
 	uint32_t length;
-	uint16_t lane;	 /* WDM: wavelength; direct-connect: sender's port; or none */
-	uint8_t fibre;	 /* WDM fibre within the direction */
-	uint8_t flags;	 /* bits 0-1: enum ring_dir, bit 2: XFER_REDUCE */
+	uint16_t lane; /* WDM: wavelength; direct-connect: sender's port; or none */
+	uint8_t fibre; /* WDM fibre within the direction */
+	uint8_t flags; /* bits 0-1: enum ring_dir, bit 2: XFER_REDUCE */
 };
 
 static inline enum ring_dir xfer_dir(const struct xfer *x)
@@ -89,8 +89,7 @@ struct schedule {
 	unsigned nmetrics;
 };
 
-void sched_init(struct schedule *s, enum sched_collective c, const char *algorithm,
-		uint32_t nodes);
+void sched_init(struct schedule *s, enum sched_collective c, const char *algorithm, uint32_t nodes);
 void sched_free(struct schedule *s);
 /* Reserve room for n more transfers (optional; sched_add grows as needed). */
 void sched_reserve(struct schedule *s, size_t n);
@@ -210,7 +209,7 @@ enum bfb_method {
 };
 
 #define BFB_MAX_DEGREE 64
-#define BFB_MAX_NODES 8192 /* all-pairs distances: 128 MiB */
+#define BFB_MAX_NODES  8192 /* all-pairs distances: 128 MiB */
 
 struct bfb_opts {
 	enum bfb_method method;
@@ -220,14 +219,14 @@ struct bfb_opts {
 
 struct bfb_stats {
 	uint32_t nodes, degree;
-	uint32_t steps;		/* communication steps: the diameter (twice for allreduce) */
-	struct frac tau_b;	/* as scheduled (with chunks: W/P per step) */
+	uint32_t steps;	   /* communication steps: the diameter (twice for allreduce) */
+	struct frac tau_b; /* as scheduled (with chunks: W/P per step) */
 	double tau_b_value;
 	struct frac tau_b_exact; /* the fractional optimum, without chunking */
 	double tau_b_exact_value;
-	bool bw_optimal;	/* tau_b == the (N-1)/N bound (per phase) */
-	uint64_t problems;	/* (node, step) problems with a choice to make */
-	uint64_t lps;		/* of which solved by lp_solve */
+	bool bw_optimal;   /* tau_b == the (N-1)/N bound (per phase) */
+	uint64_t problems; /* (node, step) problems with a choice to make */
+	uint64_t lps;	   /* of which solved by lp_solve */
 	double seconds_distances, seconds_generate;
 };
 
@@ -255,8 +254,8 @@ struct expand_figures {
 	uint32_t steps;	   /* predicted tau_L */
 	struct frac tau_b; /* predicted tau_B */
 	double tau_b_value;
-	bool exact;	   /* the formulas hold with equality (else upper bounds) */
-	char how[384];	   /* "line^3 of BFB on circulant:16:3,4" */
+	bool exact;    /* the formulas hold with equality (else upper bounds) */
+	char how[384]; /* "line^3 of BFB on circulant:16:3,4" */
 };
 
 /* true when the spec's root is a line, degree or power expansion. */
@@ -349,12 +348,12 @@ enum mcf_method {
 
 struct mcf_opts {
 	enum mcf_method method;
-	uint32_t steps;	    /* 0: fluid MCF; T > 0: time-stepped with T steps */
-	unsigned threads;   /* 0 = all CPUs */
-	double gap;	    /* relative gap at which column generation stops; 0 = 1e-9 */
-	double time_limit;  /* seconds for column generation; 0 = none. At the limit
-			     * it stops with the best flow and bound so far */
-	bool routes;	    /* keep the routes (for lowering) */
+	uint32_t steps;	   /* 0: fluid MCF; T > 0: time-stepped with T steps */
+	unsigned threads;  /* 0 = all CPUs */
+	double gap;	   /* relative gap at which column generation stops; 0 = 1e-9 */
+	double time_limit; /* seconds for column generation; 0 = none. At the limit
+			    * it stops with the best flow and bound so far */
+	bool routes;	   /* keep the routes (for lowering) */
 };
 
 /* Routes: for each pair (src, dst) one or more weighted paths, each a list
@@ -365,12 +364,12 @@ struct mcf_opts {
  * (a2a_routes_expand does that). */
 struct a2a_routes {
 	uint32_t n;
-	bool symmetric;	 /* routes of node 0 only; others by translation */
-	uint32_t *perm;	 /* symmetric: perm[s * n + u], the translation 0 -> s */
+	bool symmetric; /* routes of node 0 only; others by translation */
+	uint32_t *perm; /* symmetric: perm[s * n + u], the translation 0 -> s */
 	size_t nroutes;
 	uint32_t *src, *dst; /* per route */
 	double *w;
-	size_t *off;	     /* nroutes + 1 offsets into arc/step */
+	size_t *off; /* nroutes + 1 offsets into arc/step */
 	uint32_t *arc, *step;
 	size_t cap_routes, cap_hops;
 };
@@ -393,15 +392,15 @@ struct mcf_result {
 	double lower;	  /* certified lower bound on objective (= objective when exact) */
 	bool optimal;	  /* objective proven optimal (within opts.gap) */
 	enum mcf_stop stop;
-	double gap;	  /* objective / lower - 1: theta >= optimum / (1 + gap) */
-	uint32_t classes; /* sources solved: orbits of nodes (n without symmetry) */
-	uint32_t rows;	  /* capacity rows (per step): orbits of arcs */
+	double gap;	      /* objective / lower - 1: theta >= optimum / (1 + gap) */
+	uint32_t classes;     /* sources solved: orbits of nodes (n without symmetry) */
+	uint32_t rows;	      /* capacity rows (per step): orbits of arcs */
 	uint32_t group_order; /* automorphisms used (SYMMETRIC: the n translations) */
-	double *step_load; /* time-stepped: U_t, steps entries */
+	double *step_load;    /* time-stepped: U_t, steps entries */
 	uint32_t iterations;
 	size_t columns;
 	double seconds;
-	double *flow;	  /* MASTER: g[s * m + a], source-aggregated arc flows */
+	double *flow;		  /* MASTER: g[s * m + a], source-aggregated arc flows */
 	struct a2a_routes routes; /* when opts.routes */
 };
 
@@ -467,11 +466,11 @@ struct a2a_request {
 	struct mcf_opts mcf; /* method, threads, gap, time_limit */
 };
 struct a2a_outcome {
-	bool cut_through;	/* routed (one step, hop i at i), not stepped */
-	double max_load;	/* blocks on the busiest link over all routes */
-	uint32_t max_paths;	/* most paths a pair uses */
+	bool cut_through;   /* routed (one step, hop i at i), not stepped */
+	double max_load;    /* blocks on the busiest link over all routes */
+	uint32_t max_paths; /* most paths a pair uses */
 	bool have_mcf;
-	struct mcf_result mcf;	/* mcf: the flow (its routes as lowered) */
+	struct mcf_result mcf; /* mcf: the flow (its routes as lowered) */
 };
 int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedule *s,
 	      struct a2a_outcome *o, struct ofc_error *err);
@@ -497,11 +496,11 @@ enum swing_variant { SWING_BANDWIDTH = 0, SWING_LATENCY = 1 };
 #define SWING_MAX_SCHEDULE_NODES 1024u
 
 struct torus_figures {
-	uint32_t steps;	   /* tau_L */
-	double tau_b;	   /* sum over steps of the busiest routed link, (d/N) shards */
-	double hops;	   /* sum over steps of the longest message's hops */
-	double psi;	   /* the algorithmic bandwidth deficiency (Table 2, on d ports) */
-	double xi;	   /* congestion deficiency: tau_b / (2 psi), eq. (1) */
+	uint32_t steps;	    /* tau_L */
+	double tau_b;	    /* sum over steps of the busiest routed link, (d/N) shards */
+	double hops;	    /* sum over steps of the longest message's hops */
+	double psi;	    /* the algorithmic bandwidth deficiency (Table 2, on d ports) */
+	double xi;	    /* congestion deficiency: tau_b / (2 psi), eq. (1) */
 	uint32_t instances; /* concurrent collectives (ports used) */
 };
 
@@ -555,7 +554,7 @@ struct verify_opts {
 struct verify_report {
 	bool ok;
 	char error[320];
-	uint32_t bad_step;  /* where the first error is (when !ok) */
+	uint32_t bad_step; /* where the first error is (when !ok) */
 	size_t bad_xfer;
 	uint32_t nsteps;
 	size_t ntransfers;

@@ -6,10 +6,10 @@
 #include <string.h>
 
 static const char *const collective_names[] = {
-	[SCHED_ALLGATHER] = "allgather",
-	[SCHED_REDUCE_SCATTER] = "reduce-scatter",
-	[SCHED_ALLREDUCE] = "allreduce",
-	[SCHED_ALLTOALL] = "alltoall",
+    [SCHED_ALLGATHER] = "allgather",
+    [SCHED_REDUCE_SCATTER] = "reduce-scatter",
+    [SCHED_ALLREDUCE] = "allreduce",
+    [SCHED_ALLTOALL] = "alltoall",
 };
 
 const char *sched_collective_name(enum sched_collective c)
@@ -29,8 +29,7 @@ int sched_collective_parse(const char *name, enum sched_collective *c)
 	return -1;
 }
 
-void sched_init(struct schedule *s, enum sched_collective c, const char *algorithm,
-		uint32_t nodes)
+void sched_init(struct schedule *s, enum sched_collective c, const char *algorithm, uint32_t nodes)
 {
 	memset(s, 0, sizeof(*s));
 	s->collective = c;
@@ -208,8 +207,7 @@ void sched_write_text(FILE *out, const struct schedule *s, uint32_t max_lines)
 	uint32_t lines = 0;
 
 	fprintf(out, "%s schedule '%s' on %u nodes: %u steps, %zu transfers\n",
-		sched_collective_name(s->collective), s->algorithm, s->nodes, s->nsteps,
-		s->nxfers);
+		sched_collective_name(s->collective), s->algorithm, s->nodes, s->nsteps, s->nxfers);
 	for (uint32_t t = 0; t < s->nsteps && lines < max_lines; t++) {
 		fprintf(out, "step %u: %u transfers\n", t + 1, sched_step_size(s, t));
 		lines++;

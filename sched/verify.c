@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EMPTY_KEY UINT64_MAX
+#define EMPTY_KEY	UINT64_MAX
 #define BITMAP_MAX_BITS (1ull << 28)
 
 struct seg {
@@ -110,8 +110,7 @@ struct lpath {
 
 /* ---- errors --------------------------------------------------------------- */
 
-static int fail(struct vstate *v, uint32_t step, size_t xi, const char *fmt, ...)
-	OFC_PRINTF(4, 5);
+static int fail(struct vstate *v, uint32_t step, size_t xi, const char *fmt, ...) OFC_PRINTF(4, 5);
 static int fail(struct vstate *v, uint32_t step, size_t xi, const char *fmt, ...)
 {
 	char what[200];
@@ -151,7 +150,8 @@ static struct seglist *map_get(struct segmap *m, uint64_t key, bool create)
 			if (m->keys[i] != EMPTY_KEY) {
 				size_t h = (m->keys[i] * 0x9e3779b97f4a7c15ull) >> 20;
 
-				for (h &= g.cap - 1; g.keys[h] != EMPTY_KEY; h = (h + 1) & (g.cap - 1))
+				for (h &= g.cap - 1; g.keys[h] != EMPTY_KEY;
+				     h = (h + 1) & (g.cap - 1))
 					;
 				g.keys[h] = m->keys[i];
 				g.vals[h] = m->vals[i];
@@ -339,8 +339,8 @@ static void reduce_apply(struct vstate *v, uint64_t key, const struct delivery *
 				}
 			}
 			/* Merge with an equal neighbour to keep lists short. */
-			if (out.n && out.v[out.n - 1].hi == p.lo && out.v[out.n - 1].count == p.count &&
-			    out.v[out.n - 1].hash == p.hash)
+			if (out.n && out.v[out.n - 1].hi == p.lo &&
+			    out.v[out.n - 1].count == p.count && out.v[out.n - 1].hash == p.hash)
 				out.v[out.n - 1].hi = p.hi;
 			else
 				list_push(&out, p);
@@ -368,8 +368,8 @@ static int check_link(struct vstate *v, uint32_t t, size_t xi)
 
 	if (x->lane != SCHED_NO_LANE) {
 		if (x->lane >= deg || out[x->lane] != x->dst)
-			return fail(v, t, xi, "port %u of node %u does not lead to node %u", x->lane,
-				    x->src, x->dst);
+			return fail(v, t, xi, "port %u of node %u does not lead to node %u",
+				    x->lane, x->src, x->dst);
 		arc = g->off[x->src] + x->lane;
 		mult = 1;
 	} else {
@@ -473,8 +473,9 @@ static int check_lightpath(struct vstate *v, uint32_t t, size_t xi)
 	}
 	v->lp_load[lp] += x->length;
 	if (v->lp_load[lp] > SCHED_ONE)
-		return fail(v, t, xi, "lightpath %u -> %u (%s fibre %u wavelength %u) carries more "
-				      "than one block in one step",
+		return fail(v, t, xi,
+			    "lightpath %u -> %u (%s fibre %u wavelength %u) carries more "
+			    "than one block in one step",
 			    x->src, x->dst, dir == DIR_CW ? "cw" : "ccw", x->fibre, x->lane);
 	return 0;
 }
@@ -613,8 +614,8 @@ static void wdm_sorted_check(struct vstate *v, uint32_t t)
 		uint32_t ch = (dir == DIR_CW ? 0 : half) + x->fibre * w->wavelengths + x->lane;
 		uint32_t first = dir == DIR_CW ? x->src : x->dst;
 
-		v->lps[m++] = (struct lpath){(uint64_t)ch * n + first, (uint32_t)x->src << 16 | x->dst,
-					     x->length};
+		v->lps[m++] = (struct lpath){(uint64_t)ch * n + first,
+					     (uint32_t)x->src << 16 | x->dst, x->length};
 	}
 	uint64_t top = (uint64_t)v->channels * n;
 	unsigned bits = 0;
@@ -747,8 +748,7 @@ static int read_phase(struct vstate *v, uint32_t t)
 		if (x->length == 0 || x->offset >= SCHED_ONE ||
 		    (uint64_t)x->offset + x->length > SCHED_ONE)
 			return fail(v, t, xi, "part outside the block");
-		if (s->collective == SCHED_ALLTOALL &&
-		    x->block / v->n == x->block % v->n)
+		if (s->collective == SCHED_ALLTOALL && x->block / v->n == x->block % v->n)
 			return fail(v, t, xi, "all-to-all has no block from a node to itself");
 		hi = lo + x->length;
 		if (v->o->graph && check_link(v, t, xi) < 0)
@@ -763,15 +763,17 @@ static int read_phase(struct vstate *v, uint32_t t)
 				return fail(v, t, xi, "a reducing transfer in %s",
 					    sched_collective_name(s->collective));
 			if (!holds(v, x->src, x->block, lo, hi))
-				return fail(v, t, xi, "node %u does not hold that data at the start "
-						      "of the step",
+				return fail(v, t, xi,
+					    "node %u does not hold that data at the start "
+					    "of the step",
 					    x->src);
 			if (v->full && lo == 0 && hi == SCHED_ONE) {
 				if (v->nwhole == v->cap_whole)
 					GROW(v->whole, v->cap_whole, v->nwhole + 1);
 				v->whole[v->nwhole++] = (uint32_t)xi;
 			} else {
-				push_delivery(v, (struct delivery){dkey, lo, hi, 1, XFER_COPY, 0, xi});
+				push_delivery(v,
+					      (struct delivery){dkey, lo, hi, 1, XFER_COPY, 0, xi});
 			}
 			continue;
 		}
@@ -816,13 +818,14 @@ static int write_phase(struct vstate *v, uint32_t t)
 		uint64_t block = x->block, key = (uint64_t)node * v->nblocks + block;
 
 		if (map_get(&v->map, key, false)) {
-			push_delivery(v, (struct delivery){key, 0, SCHED_ONE, 1, XFER_COPY, 0,
-							   v->whole[i]});
+			push_delivery(
+			    v, (struct delivery){key, 0, SCHED_ONE, 1, XFER_COPY, 0, v->whole[i]});
 			continue;
 		}
 		if (origin_of(v, block) == node || bit_get(v, key)) {
 			if (a2a && block % v->n == node)
-				return fail(v, t, v->whole[i], "block delivered to its target twice");
+				return fail(v, t, v->whole[i],
+					    "block delivered to its target twice");
 			v->r->duplicate_blocks += 1;
 			continue;
 		}
@@ -843,7 +846,7 @@ static int write_phase(struct vstate *v, uint32_t t)
 		for (size_t k = i + 1; k < j; k++)
 			if (v->dl[k].lo < v->dl[k - 1].hi) {
 				uint32_t ov = (v->dl[k].hi < v->dl[k - 1].hi ? v->dl[k].hi
-									      : v->dl[k - 1].hi) -
+									     : v->dl[k - 1].hi) -
 					      v->dl[k].lo;
 				if (at_target)
 					return fail(v, t, v->dl[k].xfer,
@@ -852,7 +855,8 @@ static int write_phase(struct vstate *v, uint32_t t)
 			}
 		if (origin_of(v, block) == node || bit_get(v, key)) {
 			if (at_target)
-				return fail(v, t, v->dl[i].xfer, "block delivered to its target twice");
+				return fail(v, t, v->dl[i].xfer,
+					    "block delivered to its target twice");
 			for (size_t k = i; k < j; k++)
 				v->r->duplicate_blocks += sched_frac(v->dl[k].hi - v->dl[k].lo);
 			i = j;
@@ -872,7 +876,8 @@ static int write_phase(struct vstate *v, uint32_t t)
 			uint64_t ov = list_add(l, v->dl[k].lo, v->dl[k].hi);
 
 			if (ov && at_target)
-				return fail(v, t, v->dl[k].xfer, "block delivered to its target twice");
+				return fail(v, t, v->dl[k].xfer,
+					    "block delivered to its target twice");
 			v->r->duplicate_blocks += sched_frac((uint32_t)ov);
 		}
 		if (v->full && l->n == 1 && l->v[0].lo == 0 && l->v[0].hi == SCHED_ONE) {
@@ -965,19 +970,21 @@ static int final_check(struct vstate *v)
 	case SCHED_REDUCE_SCATTER:
 		for (uint32_t u = 0; u < n; u++)
 			if (!full_reduce(v, (uint64_t)u * n + u))
-				return fail(v, T, SIZE_MAX,
-					    "node %u does not end with shard %u reduced over all %u "
-					    "inputs, each exactly once",
-					    u, u, n);
+				return fail(
+				    v, T, SIZE_MAX,
+				    "node %u does not end with shard %u reduced over all %u "
+				    "inputs, each exactly once",
+				    u, u, n);
 		break;
 	case SCHED_ALLREDUCE:
 		for (uint32_t u = 0; u < n; u++)
 			for (uint32_t b = 0; b < n; b++)
 				if (!full_reduce(v, (uint64_t)u * n + b))
-					return fail(v, T, SIZE_MAX,
-						    "node %u does not end with shard %u reduced over "
-						    "all %u inputs, each exactly once",
-						    u, b, n);
+					return fail(
+					    v, T, SIZE_MAX,
+					    "node %u does not end with shard %u reduced over "
+					    "all %u inputs, each exactly once",
+					    u, b, n);
 		break;
 	}
 	return 0;
@@ -994,8 +1001,9 @@ static int setup(struct vstate *v)
 	v->nblocks = s->collective == SCHED_ALLTOALL ? (uint64_t)n * n : n;
 	if (v->reduce) {
 		if ((uint64_t)n * n > (1ull << 24))
-			return fail(v, 0, SIZE_MAX, "%u nodes: too large to verify a reduction "
-						    "(limit 4096)",
+			return fail(v, 0, SIZE_MAX,
+				    "%u nodes: too large to verify a reduction "
+				    "(limit 4096)",
 				    n);
 		v->dense = xcalloc((size_t)n * n, sizeof(struct rentry));
 		v->weight = xmalloc((size_t)n * sizeof(uint64_t));

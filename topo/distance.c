@@ -185,8 +185,8 @@ void topo_facts(const struct graph *g, struct topo_facts *f, unsigned threads)
 		f->diameter_known = true;
 	} else if (n > TOPO_MAX_APSP_NODES) {
 		/* Strongly connected iff node 0 reaches all and all reach node 0. */
-		f->strongly_connected = eccentricity(g, 0) != UINT32_MAX &&
-					eccentricity(t, 0) != UINT32_MAX;
+		f->strongly_connected =
+		    eccentricity(g, 0) != UINT32_MAX && eccentricity(t, 0) != UINT32_MAX;
 		f->diameter_known = false;
 	} else {
 		struct bfs_ctx c = {.t = t, .nbatches = (n + BFS_BATCH - 1) / BFS_BATCH};

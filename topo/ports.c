@@ -23,7 +23,7 @@ struct hk {
 	uint32_t *match_r;   /* right node -> left node, NONE if free */
 	uint32_t *dist;
 	uint32_t *queue;
-	uint32_t *iter;	     /* next arc to try, per left node */
+	uint32_t *iter; /* next arc to try, per left node */
 	uint32_t *stack, *via;
 };
 
@@ -120,10 +120,11 @@ int topo_ports(const struct graph *g, struct port_map *pm, struct ofc_error *err
 			uint32_t bad = indeg[v];
 
 			free(indeg);
-			return ofc_error_set(err, OFC_E_INPUT,
-					     "%s is not regular (node %u has in-degree %u, out-degree "
-					     "is %u): no port permutations",
-					     g->spec, v, bad, d);
+			return ofc_error_set(
+			    err, OFC_E_INPUT,
+			    "%s is not regular (node %u has in-degree %u, out-degree "
+			    "is %u): no port permutations",
+			    g->spec, v, bad, d);
 		}
 	free(indeg);
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DEPTH 16
+#define MAX_DEPTH  16
 #define MAX_PARAMS 32
 
 struct parser {
@@ -140,10 +140,10 @@ static uint64_t power_sat(uint64_t base, uint32_t exp)
 struct family {
 	const char *name;
 	const char *syntax;
-	const char *seps;	 /* separators after each parameter; '*' repeats the last */
-	const char *what;	 /* what the parameters are, for "expected ..." */
-	uint32_t min_k, max_k;	 /* how many parameters */
-	const char *count_msg;	 /* when the count is wrong */
+	const char *seps;      /* separators after each parameter; '*' repeats the last */
+	const char *what;      /* what the parameters are, for "expected ..." */
+	uint32_t min_k, max_k; /* how many parameters */
+	const char *count_msg; /* when the count is wrong */
 	/* Range checks; sets the node count and degree, or fails at pos. */
 	int (*check)(struct parser *p, size_t pos, const uint32_t *v, uint32_t k, uint64_t *nodes,
 		     uint64_t *degree);
@@ -342,20 +342,19 @@ static struct graph *g_debruijn(const uint32_t *v, uint32_t k)
 }
 
 static const struct family families[] = {
-	{"ring", "ring:N", "", "a node count", 1, 1, NULL, c_ring, g_ring},
-	{"biring", "biring:N", "", "a node count", 1, 1, NULL, c_biring, g_biring},
-	{"torus", "torus:AxB[xC...]", "x*", "dimensions like 8x8", 1, MAX_PARAMS, NULL, c_torus,
-	 topo_torus},
-	{"hypercube", "hypercube:D", "", "a dimension", 1, 1, NULL, c_hypercube, g_hypercube},
-	{"complete", "complete:N", "", "a node count", 1, 1, NULL, c_complete, g_complete},
-	{"bipartite", "bipartite:D", "", "a degree", 1, 1, NULL, c_bipartite, g_bipartite},
-	{"hamming", "hamming:n,q", ",", "n,q", 2, 2, "hamming takes n,q", c_hamming, g_hamming},
-	{"circulant", "circulant:N:a,b,...", ":,*", "N:a,b,...", 2, MAX_PARAMS,
-	 "circulant takes N:a,b,... (at least one offset)", c_circulant, g_circulant},
-	{"kautz", "kautz:d,n", ",", "d,n", 2, 2, "kautz takes d,n", c_kautz, g_kautz},
-	{"genkautz", "genkautz:N,d", ",", "N,d", 2, 2, "genkautz takes N,d", c_genkautz, g_genkautz},
-	{"debruijn", "debruijn:d,n", ",", "d,n", 2, 2, "debruijn takes d,n", c_debruijn,
-	 g_debruijn},
+    {"ring", "ring:N", "", "a node count", 1, 1, NULL, c_ring, g_ring},
+    {"biring", "biring:N", "", "a node count", 1, 1, NULL, c_biring, g_biring},
+    {"torus", "torus:AxB[xC...]", "x*", "dimensions like 8x8", 1, MAX_PARAMS, NULL, c_torus,
+     topo_torus},
+    {"hypercube", "hypercube:D", "", "a dimension", 1, 1, NULL, c_hypercube, g_hypercube},
+    {"complete", "complete:N", "", "a node count", 1, 1, NULL, c_complete, g_complete},
+    {"bipartite", "bipartite:D", "", "a degree", 1, 1, NULL, c_bipartite, g_bipartite},
+    {"hamming", "hamming:n,q", ",", "n,q", 2, 2, "hamming takes n,q", c_hamming, g_hamming},
+    {"circulant", "circulant:N:a,b,...", ":,*", "N:a,b,...", 2, MAX_PARAMS,
+     "circulant takes N:a,b,... (at least one offset)", c_circulant, g_circulant},
+    {"kautz", "kautz:d,n", ",", "d,n", 2, 2, "kautz takes d,n", c_kautz, g_kautz},
+    {"genkautz", "genkautz:N,d", ",", "N,d", 2, 2, "genkautz takes N,d", c_genkautz, g_genkautz},
+    {"debruijn", "debruijn:d,n", ",", "d,n", 2, 2, "debruijn takes d,n", c_debruijn, g_debruijn},
 };
 
 /* The separator written before parameter i (i >= 1), as params() reads it. */
@@ -606,8 +605,11 @@ static void push_tree(struct parser *p, size_t mark, size_t start, const struct 
 	static const struct {
 		const char *name;
 		enum topo_op op;
-	} ops[] = {{"line", TOPO_LINE},	      {"degree", TOPO_DEGREE},   {"product", TOPO_PRODUCT},
-		   {"power", TOPO_POWER},     {"reverse", TOPO_REVERSE}};
+	} ops[] = {{"line", TOPO_LINE},
+		   {"degree", TOPO_DEGREE},
+		   {"product", TOPO_PRODUCT},
+		   {"power", TOPO_POWER},
+		   {"reverse", TOPO_REVERSE}};
 	struct topo_tree *t = xcalloc(1, sizeof(*t));
 	const char *spec = canon->buf + start;
 	size_t len = canon->len - start, nl = 0;
@@ -620,7 +622,8 @@ static void push_tree(struct parser *p, size_t mark, size_t start, const struct 
 	for (size_t i = 0; i < ARRAY_SIZE(ops); i++)
 		if (strcmp(t->name, ops[i].name) == 0) {
 			t->op = ops[i].op;
-			t->k = ops[i].op == TOPO_PRODUCT || ops[i].op == TOPO_REVERSE ? 0 : p->last_k;
+			t->k =
+			    ops[i].op == TOPO_PRODUCT || ops[i].op == TOPO_REVERSE ? 0 : p->last_k;
 		}
 	if (t->op == TOPO_FAMILY) {
 		/* The family's numbers, in order: "circulant:16:3,4" -> 16 3 4. */
@@ -682,8 +685,7 @@ static int parse_node(struct parser *p, size_t lo, size_t hi, struct graph **out
 		if (strcmp(name, families[f].name) != 0)
 			continue;
 		if (i >= hi || p->s[i] != ':')
-			return fail(p, i, "expected ':' after '%s' (%s)", name,
-				    families[f].syntax);
+			return fail(p, i, "expected ':' after '%s' (%s)", name, families[f].syntax);
 		int rc = build_family(p, &families[f], i + 1, hi, out, canon);
 		p->depth--;
 		return rc;

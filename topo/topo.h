@@ -14,20 +14,20 @@
 #include "util/util.h"
 
 /* Limits that keep a spec from asking for more than the machine has. */
-#define TOPO_MAX_NODES (1u << 22)
-#define TOPO_MAX_ARCS (1u << 25)
-#define TOPO_MAX_SPEC 1024
+#define TOPO_MAX_NODES	 (1u << 22)
+#define TOPO_MAX_ARCS	 (1u << 25)
+#define TOPO_MAX_SPEC	 1024
 #define TOPO_UNREACHABLE UINT16_MAX
 /* Above this many nodes the diameter of a graph that is not vertex-transitive
  * (n BFS runs) is not computed: it would take minutes. */
 #define TOPO_MAX_APSP_NODES (1u << 18)
 
 struct graph {
-	uint32_t n;	   /* nodes 0 .. n-1 */
-	uint32_t m;	   /* arcs, counting each parallel arc and self-loop */
-	uint32_t *off;	   /* n + 1 offsets into adj */
-	uint32_t *adj;	   /* heads, grouped by tail in the family's port order */
-	char *spec;	   /* canonical spec, owned */
+	uint32_t n;		/* nodes 0 .. n-1 */
+	uint32_t m;		/* arcs, counting each parallel arc and self-loop */
+	uint32_t *off;		/* n + 1 offsets into adj */
+	uint32_t *adj;		/* heads, grouped by tail in the family's port order */
+	char *spec;		/* canonical spec, owned */
 	bool vertex_transitive; /* every node looks the same: one BFS gives the diameter */
 };
 
@@ -57,11 +57,11 @@ enum topo_op { TOPO_FAMILY = 0, TOPO_LINE, TOPO_DEGREE, TOPO_PRODUCT, TOPO_POWER
 
 struct topo_tree {
 	enum topo_op op;
-	char name[16];	    /* family or function name: "torus", "line", ... */
-	uint32_t k;	    /* line^k, degree(., k), power(., k); 0 otherwise */
-	uint32_t nparams;   /* TOPO_FAMILY: the numbers of its spec, in order */
+	char name[16];	  /* family or function name: "torus", "line", ... */
+	uint32_t k;	  /* line^k, degree(., k), power(., k); 0 otherwise */
+	uint32_t nparams; /* TOPO_FAMILY: the numbers of its spec, in order */
 	uint32_t params[32];
-	char *spec;	    /* canonical spec of this subtree, owned */
+	char *spec; /* canonical spec of this subtree, owned */
 	uint32_t nargs;
 	struct topo_tree **args;
 };
@@ -93,9 +93,9 @@ struct topo_facts {
 	uint32_t nodes;
 	uint32_t arcs;
 	uint32_t min_out, max_out, min_in, max_in;
-	bool regular;	    /* every in- and out-degree equal */
-	uint32_t degree;    /* out-degree when regular, else max_out */
-	bool symmetric;	    /* every arc u->v has a reverse v->u (same multiplicity) */
+	bool regular;	 /* every in- and out-degree equal */
+	uint32_t degree; /* out-degree when regular, else max_out */
+	bool symmetric;	 /* every arc u->v has a reverse v->u (same multiplicity) */
 	uint32_t self_loops;
 	uint32_t parallel_arcs; /* arcs beyond the first between the same ordered pair */
 	bool strongly_connected;
@@ -146,12 +146,12 @@ void port_map_free(struct port_map *pm);
 struct graph_group {
 	uint32_t n, m;
 	uint32_t order;
-	uint32_t *node; /* order * n: node[i * n + u] = h_i(u) */
-	uint32_t *arc;	/* order * m: arc[i * m + a] = h_i(a) */
-	uint32_t norbits, *orbit;	/* node orbits; orbit[u] */
+	uint32_t *node;			  /* order * n: node[i * n + u] = h_i(u) */
+	uint32_t *arc;			  /* order * m: arc[i * m + a] = h_i(a) */
+	uint32_t norbits, *orbit;	  /* node orbits; orbit[u] */
 	uint32_t narc_orbits, *arc_orbit; /* arc orbits; arc_orbit[a] */
-	double full_order; /* |Aut(g)| as the search found it (node maps) */
-	bool complete;	   /* the elements are all of Aut(g) */
+	double full_order;		  /* |Aut(g)| as the search found it (node maps) */
+	bool complete;			  /* the elements are all of Aut(g) */
 };
 
 /* Aut(g) by individualisation and refinement (McKay's scheme), found

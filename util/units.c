@@ -15,22 +15,31 @@ struct unit {
 };
 
 static const struct unit size_units[] = {
-	{"B", 1},	   {"KB", 1e3},	      {"kB", 1e3},	  {"MB", 1e6},
-	{"GB", 1e9},	   {"TB", 1e12},      {"KiB", 1024.0},	  {"MiB", 1048576.0},
-	{"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+    {"B", 1},
+    {"KB", 1e3},
+    {"kB", 1e3},
+    {"MB", 1e6},
+    {"GB", 1e9},
+    {"TB", 1e12},
+    {"KiB", 1024.0},
+    {"MiB", 1048576.0},
+    {"GiB", 1073741824.0},
+    {"TiB", 1099511627776.0},
 };
 
 static const struct unit rate_units[] = {
-	{"bps", 1},	 {"Kbps", 1e3},	 {"kbps", 1e3},	 {"Mbps", 1e6},	 {"Gbps", 1e9},
-	{"Tbps", 1e12},	 {"b/s", 1},	 {"Kb/s", 1e3},	 {"kb/s", 1e3},	 {"Mb/s", 1e6},
-	{"Gb/s", 1e9},	 {"Tb/s", 1e12}, {"B/s", 8},	 {"KB/s", 8e3},	 {"kB/s", 8e3},
-	{"MB/s", 8e6},	 {"GB/s", 8e9},	 {"TB/s", 8e12}, {"KiB/s", 8192.0},
-	{"MiB/s", 8388608.0}, {"GiB/s", 8589934592.0},
+    {"bps", 1},	       {"Kbps", 1e3},	     {"kbps", 1e3},
+    {"Mbps", 1e6},     {"Gbps", 1e9},	     {"Tbps", 1e12},
+    {"b/s", 1},	       {"Kb/s", 1e3},	     {"kb/s", 1e3},
+    {"Mb/s", 1e6},     {"Gb/s", 1e9},	     {"Tb/s", 1e12},
+    {"B/s", 8},	       {"KB/s", 8e3},	     {"kB/s", 8e3},
+    {"MB/s", 8e6},     {"GB/s", 8e9},	     {"TB/s", 8e12},
+    {"KiB/s", 8192.0}, {"MiB/s", 8388608.0}, {"GiB/s", 8589934592.0},
 };
 
 static const struct unit duration_units[] = {
-	{"ns", 1, 1e9}, {"us", 1, 1e6}, {"\xc2\xb5s", 1, 1e6}, {"ms", 1, 1e3},
-	{"s", 1, 1},	{"min", 60, 1}, {"h", 3600, 1},
+    {"ns", 1, 1e9}, {"us", 1, 1e6}, {"\xc2\xb5s", 1, 1e6}, {"ms", 1, 1e3},
+    {"s", 1, 1},    {"min", 60, 1}, {"h", 3600, 1},
 };
 
 /* Digits with an optional fraction; no sign, no exponent. Sets *end. The
@@ -64,8 +73,8 @@ static int parse_decimal(const char *s, double *v, const char **end)
 	return 0;
 }
 
-static int parse_quantity(const char *s, const struct unit *units, size_t nunits, bool unit_optional,
-			  double *out, const char **why, const char *expect)
+static int parse_quantity(const char *s, const struct unit *units, size_t nunits,
+			  bool unit_optional, double *out, const char **why, const char *expect)
 {
 	const char *p;
 	double v;

@@ -34,7 +34,7 @@ enum ofc_errcode {
 struct ofc_error {
 	enum ofc_errcode code;
 	char file[256]; /* input the error is in; "" when none */
-	unsigned line;  /* 1-based; 0 when the input has no position */
+	unsigned line;	/* 1-based; 0 when the input has no position */
 	unsigned col;
 	char msg[512];
 };
@@ -42,7 +42,7 @@ struct ofc_error {
 void ofc_error_clear(struct ofc_error *err);
 /* Both return -1 so callers can write `return ofc_error_set(...)`. */
 int ofc_error_set(struct ofc_error *err, enum ofc_errcode code, const char *fmt, ...)
-	OFC_PRINTF(3, 4);
+    OFC_PRINTF(3, 4);
 int ofc_error_at(struct ofc_error *err, enum ofc_errcode code, const char *file, unsigned line,
 		 unsigned col, const char *fmt, ...) OFC_PRINTF(6, 7);
 /* "FILE:LINE:COL: msg", "FILE: msg" or "msg", into buf. Returns buf. */
@@ -88,7 +88,10 @@ struct strbuf {
 	size_t len;
 	size_t cap;
 };
-#define STRBUF_INIT {NULL, 0, 0}
+#define STRBUF_INIT                                                                                \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
 void sb_add(struct strbuf *sb, const char *s, size_t n);
 void sb_puts(struct strbuf *sb, const char *s);

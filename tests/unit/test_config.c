@@ -64,9 +64,9 @@ static void test_ring_model(void **state)
 	assert_int_equal(r->members[1], 0);
 	assert_int_equal(r->members[2], 1);
 	assert_int_equal(r->wavelengths, 8);
-	assert_int_equal(r->fibres, 1);	    /* default */
+	assert_int_equal(r->fibres, 1); /* default */
 	assert_int_equal(r->interfaces, 2);
-	assert_int_equal(r->mrrs, 8);	    /* default: one per wavelength */
+	assert_int_equal(r->mrrs, 8); /* default: one per wavelength */
 	assert_true(r->rate == 25e9);
 	assert_true(r->mrr_delay == 25e-6); /* default */
 	assert_int_equal(f->ncollectives, 2);
@@ -82,12 +82,13 @@ static void test_ring_model(void **state)
 	fabric_free(f);
 }
 
-static const char ocs_cfg[] = "name: o\n"
-			      "hosts: {count: 8, prefix: g, first_index: 1, ports: 2, port_rate: 100Gbps}\n"
-			      "switches:\n"
-			      "  - {name: s0, type: ocs, ports: 16}\n"
-			      "wiring: {pattern: sequential, switches: [s0], first_port: 1}\n"
-			      "topology: biring:8\n";
+static const char ocs_cfg[] =
+    "name: o\n"
+    "hosts: {count: 8, prefix: g, first_index: 1, ports: 2, port_rate: 100Gbps}\n"
+    "switches:\n"
+    "  - {name: s0, type: ocs, ports: 16}\n"
+    "wiring: {pattern: sequential, switches: [s0], first_port: 1}\n"
+    "topology: biring:8\n";
 
 static void test_ocs_circuits(void **state)
 {
@@ -122,10 +123,10 @@ static void test_ocs_circuits(void **state)
 }
 
 #define SELF_LOOP_CFG(mode)                                                                        \
-	"name: k\n"                                                                                 \
-	"hosts: {count: 10, ports: 2}\n"                                                            \
-	"switches: [{name: p, type: patch-panel, ports: 20}]\n"                                     \
-	"wiring: {pattern: sequential, switches: [p]}\n"                                            \
+	"name: k\n"                                                                                \
+	"hosts: {count: 10, ports: 2}\n"                                                           \
+	"switches: [{name: p, type: patch-panel, ports: 20}]\n"                                    \
+	"wiring: {pattern: sequential, switches: [p]}\n"                                           \
 	"topology: {spec: 'genkautz:10,2', self_loops: " mode "}\n"
 
 static void test_dark_self_loops(void **state)
@@ -134,7 +135,7 @@ static void test_dark_self_loops(void **state)
 	struct fabric *f = load(SELF_LOOP_CFG("dark"));
 
 	assert_int_equal(f->facts.self_loops, 2);
-	assert_int_equal(f->ncircuits, 18); /* 20 arcs minus 2 dark self-loops */
+	assert_int_equal(f->ncircuits, 18);	     /* 20 arcs minus 2 dark self-loops */
 	assert_true(f->switches[0].move_time == 60); /* patch-panel default */
 	for (uint32_t k = 0; k < f->ncircuits; k++)
 		assert_int_not_equal(f->circuits[k].src_host, f->circuits[k].dst_host);
@@ -163,8 +164,9 @@ static void test_errors_carry_positions(void **state)
 
 	assert_int_equal(load_error("name: t\nhosts:\n  - {name: a}\ntopology: ring:3\n", &err),
 			 -1);
-	assert_string_equal(ofc_error_str(&err, buf, sizeof(buf)),
-			    "t.yaml:4:11: topology 'ring:3' has 3 nodes but the fabric has 1 hosts");
+	assert_string_equal(
+	    ofc_error_str(&err, buf, sizeof(buf)),
+	    "t.yaml:4:11: topology 'ring:3' has 3 nodes but the fabric has 1 hosts");
 }
 
 /* The packed ofc.v1.Fabric, decoded by protobuf-c, holds the model. */
@@ -192,7 +194,8 @@ static void test_fabric_pb_roundtrip(void **state)
 	for (size_t k = 0; k < m->n_circuits; k++) {
 		assert_int_equal(m->circuits[k]->in_port, f->circuits[k].in_port);
 		assert_int_equal(m->circuits[k]->out_port, f->circuits[k].out_port);
-		assert_string_equal(m->circuits[k]->src_host, f->hosts[f->circuits[k].src_host].name);
+		assert_string_equal(m->circuits[k]->src_host,
+				    f->hosts[f->circuits[k].src_host].name);
 	}
 	assert_non_null(m->logical);
 	assert_string_equal(m->logical->spec, "biring:8");
@@ -212,11 +215,11 @@ static void test_fabric_pb_roundtrip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ring_model),
-		cmocka_unit_test(test_ocs_circuits),
-		cmocka_unit_test(test_dark_self_loops),
-		cmocka_unit_test(test_errors_carry_positions),
-		cmocka_unit_test(test_fabric_pb_roundtrip),
+	    cmocka_unit_test(test_ring_model),
+	    cmocka_unit_test(test_ocs_circuits),
+	    cmocka_unit_test(test_dark_self_loops),
+	    cmocka_unit_test(test_errors_carry_positions),
+	    cmocka_unit_test(test_fabric_pb_roundtrip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,8 +86,8 @@ static int teardown(void **state)
 
 static struct ctl *open_ctl(struct world *w, struct fabric *f)
 {
-	struct ctl_opts o = {.state_dir = w->dir, .sim_lookup = lookup, .on_event = on_event,
-			     .ctx = w};
+	struct ctl_opts o = {
+	    .state_dir = w->dir, .sim_lookup = lookup, .on_event = on_event, .ctx = w};
 	struct ofc_error err = {0};
 	struct ctl *c;
 
@@ -333,11 +333,11 @@ static void test_overrides(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_fault_sweep, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_recovery, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_trial, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_overrides, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fault_sweep, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_recovery, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_trial, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_overrides, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

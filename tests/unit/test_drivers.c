@@ -281,9 +281,10 @@ static void test_tl1_replies(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_switch_diff), cmocka_unit_test(test_hosts_diff),
-		cmocka_unit_test(test_sim_faults),  cmocka_unit_test(test_tl1_parse), cmocka_unit_test(test_tl1_replies),
-		cmocka_unit_test(test_credentials), cmocka_unit_test(test_fault_names),
+	    cmocka_unit_test(test_switch_diff), cmocka_unit_test(test_hosts_diff),
+	    cmocka_unit_test(test_sim_faults),	cmocka_unit_test(test_tl1_parse),
+	    cmocka_unit_test(test_tl1_replies), cmocka_unit_test(test_credentials),
+	    cmocka_unit_test(test_fault_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

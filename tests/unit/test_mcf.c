@@ -283,7 +283,7 @@ int main(void)
 	    cmocka_unit_test(test_moore_tree_cost), cmocka_unit_test(test_theta_targets),
 	    cmocka_unit_test(test_methods_agree),   cmocka_unit_test(test_translations),
 	    cmocka_unit_test(test_time_stepped),    cmocka_unit_test(test_mirrored),
-	    cmocka_unit_test(test_time_limit),      cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_time_limit),	    cmocka_unit_test(test_bad_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -119,7 +119,7 @@ static void test_n1024(void **state)
  * uneven and odd plans; everything verifies. */
 static void test_plans_predict_and_verify(void **state)
 {
-	static const uint32_t cases[][2] = {{2, 1},  {3, 1},   {5, 2},   {12, 3},  {27, 4},
+	static const uint32_t cases[][2] = {{2, 1},  {3, 1},   {5, 2},	  {12, 3},  {27, 4},
 					    {37, 4}, {100, 8}, {210, 16}, {256, 7}, {1000, 64}};
 	(void)state;
 
@@ -317,15 +317,11 @@ static void test_bad_plans(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_theorem2_depths),
-		cmocka_unit_test(test_worked_example),
-		cmocka_unit_test(test_n1024),
-		cmocka_unit_test(test_plans_predict_and_verify),
-		cmocka_unit_test(test_add_drop_split),
-		cmocka_unit_test(test_mutations_fail),
-		cmocka_unit_test(test_time_model),
-		cmocka_unit_test(test_overlap_hides_retunes),
-		cmocka_unit_test(test_bad_plans),
+	    cmocka_unit_test(test_theorem2_depths), cmocka_unit_test(test_worked_example),
+	    cmocka_unit_test(test_n1024),	    cmocka_unit_test(test_plans_predict_and_verify),
+	    cmocka_unit_test(test_add_drop_split),  cmocka_unit_test(test_mutations_fail),
+	    cmocka_unit_test(test_time_model),	    cmocka_unit_test(test_overlap_hides_retunes),
+	    cmocka_unit_test(test_bad_plans),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

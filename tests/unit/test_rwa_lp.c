@@ -78,9 +78,9 @@ static void test_infeasible_and_added_columns(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lp_optimum_and_duals),
-		cmocka_unit_test(test_ilp),
-		cmocka_unit_test(test_infeasible_and_added_columns),
+	    cmocka_unit_test(test_lp_optimum_and_duals),
+	    cmocka_unit_test(test_ilp),
+	    cmocka_unit_test(test_infeasible_and_added_columns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

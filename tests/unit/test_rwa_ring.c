@@ -65,7 +65,7 @@ static void test_circulant_optree_stage(void **state)
 
 	/* Stage 1 of OpTree on N = m * s: offsets s, 2s, ..., (m-1)s; every
 	 * even m tiles to exactly N*m/8 colours per direction. */
-	static const uint32_t cases[][2] = {{16, 4}, {16, 2}, {64, 8}, {1024, 4}, {96, 12},
+	static const uint32_t cases[][2] = {{16, 4},  {16, 2},	 {64, 8},  {1024, 4}, {96, 12},
 					    {60, 10}, {112, 14}, {64, 16}, {48, 6}};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		uint32_t n = cases[c][0], m = cases[c][1], s = n / m, ofs[64], col[3];
@@ -87,7 +87,7 @@ static void test_circulant_optree_stage(void **state)
 		for (uint32_t u = 0; u < n; u++)
 			for (uint32_t t = 0; t + 1 < m; t++)
 				dem[u * (m - 1) + t] =
-					(struct rwa_demand){u, (u + ofs[t]) % n, 1, RWA_ANY};
+				    (struct rwa_demand){u, (u + ofs[t]) % n, 1, RWA_ANY};
 		struct rwa_ring ring = {n, 1, 1};
 		struct ofc_error err2 = {0};
 		assert_int_equal(rwa_check(&ring, dem, (size_t)n * (m - 1), &sol, false, &err2), 0);
@@ -189,8 +189,10 @@ static bool overlap(const struct ex *e, uint32_t a, uint32_t b, int dir)
 {
 	uint32_t n = e->ring->nodes;
 	const struct rwa_demand *x = &e->dem[e->unit_dem[a]], *y = &e->dem[e->unit_dem[b]];
-	uint32_t sa = rwa_arc_start(n, x->src, x->dst, dir), la = rwa_arc_len(n, x->src, x->dst, dir);
-	uint32_t sb = rwa_arc_start(n, y->src, y->dst, dir), lb = rwa_arc_len(n, y->src, y->dst, dir);
+	uint32_t sa = rwa_arc_start(n, x->src, x->dst, dir),
+		 la = rwa_arc_len(n, x->src, x->dst, dir);
+	uint32_t sb = rwa_arc_start(n, y->src, y->dst, dir),
+		 lb = rwa_arc_len(n, y->src, y->dst, dir);
 
 	return (sb + n - sa) % n < la || (sa + n - sb) % n < lb;
 }
@@ -244,8 +246,7 @@ static void ex_init(struct ex *e, const struct rwa_ring *ring, const struct rwa_
 			e->unit_dem[e->nunits++] = (uint32_t)i;
 }
 
-static uint32_t exhaustive_min(const struct rwa_ring *ring, const struct rwa_demand *dem,
-			       size_t nd)
+static uint32_t exhaustive_min(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t nd)
 {
 	struct ex e;
 	uint32_t w;
@@ -280,7 +281,8 @@ static void random_demands(uint32_t n, uint32_t nd, struct rwa_demand *dem)
 	for (uint32_t i = 0; i < nd; i++) {
 		uint32_t s = rnd(n), t = (s + 1 + rnd(n - 1)) % n;
 
-		dem[i] = (struct rwa_demand){s, t, 1 + (rnd(4) == 0), (uint8_t)(rnd(3) ? 0 : 1 + rnd(2))};
+		dem[i] = (struct rwa_demand){s, t, 1 + (rnd(4) == 0),
+					     (uint8_t)(rnd(3) ? 0 : 1 + rnd(2))};
 	}
 }
 
@@ -381,20 +383,20 @@ static void test_demand_file(void **state)
 	static const struct {
 		const char *text, *msg;
 	} bad[] = {
-		{"0 1\n0 9\n", "d.txt:2:3: node 9 out of range: the ring has nodes 0..7"},
-		{"0\n", "d.txt:1:1: a demand needs SRC and DST (and optionally COUNT and cw|ccw|any)"},
-		{"1 1\n", "d.txt:1:3: a demand from node 1 to itself"},
-		{"0 1 0\n", "d.txt:1:5: count must be 1..65535"},
-		{"0 1 2 sideways\n", "d.txt:1:7: unknown direction 'sideways' (cw, ccw or any)"},
-		{"0 x\n", "d.txt:1:3: 'x' is not a node number"},
-		{"0 1 2 3 4\n", "d.txt:1:9: too many fields: a demand is SRC DST [COUNT] [cw|ccw|any]"},
-		{"# ok\n-1 2\n", "d.txt:2:1: '-1' is not a node number"},
+	    {"0 1\n0 9\n", "d.txt:2:3: node 9 out of range: the ring has nodes 0..7"},
+	    {"0\n", "d.txt:1:1: a demand needs SRC and DST (and optionally COUNT and cw|ccw|any)"},
+	    {"1 1\n", "d.txt:1:3: a demand from node 1 to itself"},
+	    {"0 1 0\n", "d.txt:1:5: count must be 1..65535"},
+	    {"0 1 2 sideways\n", "d.txt:1:7: unknown direction 'sideways' (cw, ccw or any)"},
+	    {"0 x\n", "d.txt:1:3: 'x' is not a node number"},
+	    {"0 1 2 3 4\n", "d.txt:1:9: too many fields: a demand is SRC DST [COUNT] [cw|ccw|any]"},
+	    {"# ok\n-1 2\n", "d.txt:2:1: '-1' is not a node number"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		d = NULL;
-		assert_int_equal(rwa_parse_demands("d.txt", bad[i].text, strlen(bad[i].text), 8, &d,
-						   &n, &err),
-				 -1);
+		assert_int_equal(
+		    rwa_parse_demands("d.txt", bad[i].text, strlen(bad[i].text), 8, &d, &n, &err),
+		    -1);
 		assert_int_equal(err.code, OFC_E_INPUT);
 		assert_string_equal(ofc_error_str(&err, buf, sizeof(buf)), bad[i].msg);
 	}
@@ -403,13 +405,13 @@ static void test_demand_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_circulant_all_to_all),
-		cmocka_unit_test(test_circulant_optree_stage),
-		cmocka_unit_test(test_line_exact),
-		cmocka_unit_test(test_circle_valid),
-		cmocka_unit_test(test_ilp_matches_exhaustive),
-		cmocka_unit_test(test_odd_cycle_needs_ilp),
-		cmocka_unit_test(test_demand_file),
+	    cmocka_unit_test(test_circulant_all_to_all),
+	    cmocka_unit_test(test_circulant_optree_stage),
+	    cmocka_unit_test(test_line_exact),
+	    cmocka_unit_test(test_circle_valid),
+	    cmocka_unit_test(test_ilp_matches_exhaustive),
+	    cmocka_unit_test(test_odd_cycle_needs_ilp),
+	    cmocka_unit_test(test_demand_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,14 +9,18 @@
 
 #include "sched/sched.h"
 
-static struct xfer X(uint32_t src, uint32_t dst, uint32_t block)
-{
-	return (struct xfer){.src = (uint16_t)src, .dst = (uint16_t)dst, .block = block,
-			     .offset = 0, .length = SCHED_ONE, .lane = SCHED_NO_LANE};
+static struct xfer X(uint32_t src, uint32_t dst, uint32_t block) {
+	return (struct xfer){.src = (uint16_t)src,
+			     .dst = (uint16_t)dst,
+			     .block = block,
+			     .offset = 0,
+			     .length = SCHED_ONE,
+			     .lane = SCHED_NO_LANE};
 }
 
 /* Ring all-gather on a one-way ring: in step t node u forwards block u - t. */
-static void ring_allgather(struct schedule *s, uint32_t n)
+static void
+ring_allgather(struct schedule *s, uint32_t n)
 {
 	sched_init(s, SCHED_ALLGATHER, "ring", n);
 	for (uint32_t t = 0; t + 1 < n; t++) {
@@ -254,8 +258,7 @@ static void test_alltoall(void **state)
 }
 
 static struct xfer L(uint32_t src, uint32_t dst, uint32_t block, enum ring_dir d, uint32_t fibre,
-		     uint32_t wl)
-{
+		     uint32_t wl) {
 	struct xfer x = X(src, dst, block);
 
 	x.flags = xfer_flags(d, XFER_COPY);
@@ -264,7 +267,8 @@ static struct xfer L(uint32_t src, uint32_t dst, uint32_t block, enum ring_dir d
 	return x;
 }
 
-static void test_wdm(void **state)
+static void
+test_wdm(void **state)
 {
 	struct schedule s;
 	struct verify_report r;
@@ -334,16 +338,16 @@ static void test_wdm(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ring_allgather_ok),
-		cmocka_unit_test(test_causality),
-		cmocka_unit_test(test_same_step_is_not_visible),
-		cmocka_unit_test(test_incomplete),
-		cmocka_unit_test(test_partial_blocks),
-		cmocka_unit_test(test_links),
-		cmocka_unit_test(test_reduce_scatter),
-		cmocka_unit_test(test_allreduce),
-		cmocka_unit_test(test_alltoall),
-		cmocka_unit_test(test_wdm),
+	    cmocka_unit_test(test_ring_allgather_ok),
+	    cmocka_unit_test(test_causality),
+	    cmocka_unit_test(test_same_step_is_not_visible),
+	    cmocka_unit_test(test_incomplete),
+	    cmocka_unit_test(test_partial_blocks),
+	    cmocka_unit_test(test_links),
+	    cmocka_unit_test(test_reduce_scatter),
+	    cmocka_unit_test(test_allreduce),
+	    cmocka_unit_test(test_alltoall),
+	    cmocka_unit_test(test_wdm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,39 +30,39 @@ struct known {
  * d^n nodes and diameter n; C(n,{m,m+1}) with m = ceil((-1+sqrt(2n-1))/2)
  * has diameter m (Boesch-Wang). */
 static const struct known known[] = {
-	{"ring:7", 7, 1, 6},
-	{"biring:7", 7, 2, 3},
-	{"biring:8", 8, 2, 4},
-	{"torus:8x8", 64, 4, 8},
-	{"torus:4x6", 24, 4, 5},
-	{"torus:5x7", 35, 4, 5},
-	{"torus:3x3x2", 18, 5, 3}, /* a size-2 dimension is one link */
-	{"torus:3x3x3x2", 54, 7, 4},
-	{"torus:2x2x2", 8, 3, 3},    /* = hypercube:3 */
-	{"biring:2", 2, 1, 1},
-	{"torus:32x32", 1024, 4, 32},
-	{"hypercube:10", 1024, 10, 10},
-	{"complete:5", 5, 4, 1},
-	{"bipartite:4", 8, 4, 2},
-	{"hamming:2,3", 9, 4, 2},
-	{"hamming:3,4", 64, 9, 3},
-	{"circulant:16:3,4", 16, 4, 3},
-	{"circulant:12:2,3", 12, 4, 2},
-	{"circulant:7:2,3", 7, 4, 2},
-	{"circulant:41:4,5", 41, 4, 4},
-	{"kautz:4,4", 1280, 4, 5},
-	{"kautz:2,3", 24, 2, 4},
-	{"kautz:4,0", 5, 4, 1},
-	{"debruijn:2,5", 32, 2, 5},
-	{"debruijn:4,3", 64, 4, 3},
-	{"genkautz:20,4", 20, 4, 2},   /* = K(4,1) */
-	{"genkautz:1024,4", 1024, 4, 5},
-	{"line(bipartite:2)", 8, 2, 3},
-	{"line^2(bipartite:2)", 16, 2, 4},
-	{"line^3(circulant:16:3,4)", 1024, 4, 6},
-	{"product(ring:4,ring:8)", 32, 2, 10},
-	{"power(complete:3,2)", 9, 4, 2},
-	{"degree(ring:4,2)", 8, 2, 4},
+    {"ring:7", 7, 1, 6},
+    {"biring:7", 7, 2, 3},
+    {"biring:8", 8, 2, 4},
+    {"torus:8x8", 64, 4, 8},
+    {"torus:4x6", 24, 4, 5},
+    {"torus:5x7", 35, 4, 5},
+    {"torus:3x3x2", 18, 5, 3}, /* a size-2 dimension is one link */
+    {"torus:3x3x3x2", 54, 7, 4},
+    {"torus:2x2x2", 8, 3, 3}, /* = hypercube:3 */
+    {"biring:2", 2, 1, 1},
+    {"torus:32x32", 1024, 4, 32},
+    {"hypercube:10", 1024, 10, 10},
+    {"complete:5", 5, 4, 1},
+    {"bipartite:4", 8, 4, 2},
+    {"hamming:2,3", 9, 4, 2},
+    {"hamming:3,4", 64, 9, 3},
+    {"circulant:16:3,4", 16, 4, 3},
+    {"circulant:12:2,3", 12, 4, 2},
+    {"circulant:7:2,3", 7, 4, 2},
+    {"circulant:41:4,5", 41, 4, 4},
+    {"kautz:4,4", 1280, 4, 5},
+    {"kautz:2,3", 24, 2, 4},
+    {"kautz:4,0", 5, 4, 1},
+    {"debruijn:2,5", 32, 2, 5},
+    {"debruijn:4,3", 64, 4, 3},
+    {"genkautz:20,4", 20, 4, 2}, /* = K(4,1) */
+    {"genkautz:1024,4", 1024, 4, 5},
+    {"line(bipartite:2)", 8, 2, 3},
+    {"line^2(bipartite:2)", 16, 2, 4},
+    {"line^3(circulant:16:3,4)", 1024, 4, 6},
+    {"product(ring:4,ring:8)", 32, 2, 10},
+    {"power(complete:3,2)", 9, 4, 2},
+    {"degree(ring:4,2)", 8, 2, 4},
 };
 
 static void test_known_facts(void **state)
@@ -142,8 +142,10 @@ static void test_kautz_matches_genkautz(void **state)
 static void test_diameter_against_bfs(void **state)
 {
 	static const char *const specs[] = {
-		"genkautz:300,3", "kautz:2,5", "debruijn:3,4", "line(circulant:16:3,4)",
-		"reverse(genkautz:77,2)", "line^2(complete:4)", "genkautz:513,2",
+	    "genkautz:300,3",	      "kautz:2,5",
+	    "debruijn:3,4",	      "line(circulant:16:3,4)",
+	    "reverse(genkautz:77,2)", "line^2(complete:4)",
+	    "genkautz:513,2",
 	};
 	(void)state;
 
@@ -270,7 +272,8 @@ static void check_ports_multiset(const struct graph *g, const struct port_map *p
 			arcs[k++] = (uint64_t)u << 32 | g->adj[a];
 	for (uint32_t j = 0; j < pm->d; j++)
 		for (uint32_t u = 0; u < g->n; u++)
-			pairs[(size_t)j * g->n + u] = (uint64_t)u << 32 | pm->to[(size_t)j * g->n + u];
+			pairs[(size_t)j * g->n + u] =
+			    (uint64_t)u << 32 | pm->to[(size_t)j * g->n + u];
 	qsort(arcs, g->m, 8, cmp_u64);
 	qsort(pairs, g->m, 8, cmp_u64);
 	assert_memory_equal(arcs, pairs, (size_t)g->m * 8);
@@ -281,9 +284,9 @@ static void check_ports_multiset(const struct graph *g, const struct port_map *p
 static void test_ports_families(void **state)
 {
 	static const char *const specs[] = {
-		"torus:8x8", "torus:3x3x2", "genkautz:1024,4", "genkautz:27,6", "kautz:3,3",
-		"debruijn:2,6", "hypercube:6", "line^2(circulant:16:3,4)", "bipartite:5",
-		"degree(ring:5,3)", "complete:9", "biring:2",
+	    "torus:8x8",   "torus:3x3x2",      "genkautz:1024,4", "genkautz:27,6",
+	    "kautz:3,3",   "debruijn:2,6",     "hypercube:6",	  "line^2(circulant:16:3,4)",
+	    "bipartite:5", "degree(ring:5,3)", "complete:9",	  "biring:2",
 	};
 	(void)state;
 
@@ -347,7 +350,8 @@ static void test_ports_random_multigraphs(void **state)
 		/* ... whose arcs we shuffle within each node. */
 		for (uint32_t u = 0; u < n; u++)
 			for (uint32_t j = d - 1; j > 0; j--) {
-				uint32_t k = (uint32_t)rand() % (j + 1), t = heads[(size_t)u * d + j];
+				uint32_t k = (uint32_t)rand() % (j + 1),
+					 t = heads[(size_t)u * d + j];
 				heads[(size_t)u * d + j] = heads[(size_t)u * d + k];
 				heads[(size_t)u * d + k] = t;
 			}
@@ -379,12 +383,12 @@ static void test_ports_not_regular(void **state)
 static void test_canonical_specs(void **state)
 {
 	static const char *const in[][2] = {
-		{"torus:8x8", "torus:8x8"},
-		{"line^1(ring:4)", "line(ring:4)"},
-		{"degree(circulant:16:3,4,2)", "degree(circulant:16:3,4,2)"},
-		{"product( ring:4 , ring:8 )", "product(ring:4,ring:8)"},
-		{"power(complete:3,2)", "power(complete:3,2)"},
-		{"line^2(bipartite:2)", "line^2(bipartite:2)"},
+	    {"torus:8x8", "torus:8x8"},
+	    {"line^1(ring:4)", "line(ring:4)"},
+	    {"degree(circulant:16:3,4,2)", "degree(circulant:16:3,4,2)"},
+	    {"product( ring:4 , ring:8 )", "product(ring:4,ring:8)"},
+	    {"power(complete:3,2)", "power(complete:3,2)"},
+	    {"line^2(bipartite:2)", "line^2(bipartite:2)"},
 	};
 	(void)state;
 
@@ -403,20 +407,20 @@ static void test_spec_errors(void **state)
 		unsigned col;
 		const char *msg;
 	} bad[] = {
-		{"torus:8xq", 9, "expected dimensions like 8x8"},
-		{"ring:1", 6, "a ring needs at least 2 nodes"},
-		{"hypercube:0", 11, "hypercube dimension must be 1..22"},
-		{"product(ring:4)", 15, "product needs at least two topologies"},
-		{"line^9(ring:4)", 6, "line^K needs K in 1..8"},
-		{"line(ring:4)x", 13, "unexpected text after ')'"},
-		{"degree(debruijn:2,3,2)", 1,
-		 "degree expansion needs a graph without self-loops (node 0 has one)"},
-		{"line^8(complete:50)", 1, "the line graph would have"},
-		{"hamming:2", 9, "hamming takes n,q"},
-		{"kautz:0,3", 7, "kautz degree d must be 1..254"},
-		{"debruijn:1,3", 10, "debruijn degree d must be at least 2"},
-		{"circulant:16", 11, "circulant takes N:a,b,... (at least one offset)"},
-		{"((((", 1, "expected a topology name such as torus:8x8"},
+	    {"torus:8xq", 9, "expected dimensions like 8x8"},
+	    {"ring:1", 6, "a ring needs at least 2 nodes"},
+	    {"hypercube:0", 11, "hypercube dimension must be 1..22"},
+	    {"product(ring:4)", 15, "product needs at least two topologies"},
+	    {"line^9(ring:4)", 6, "line^K needs K in 1..8"},
+	    {"line(ring:4)x", 13, "unexpected text after ')'"},
+	    {"degree(debruijn:2,3,2)", 1,
+	     "degree expansion needs a graph without self-loops (node 0 has one)"},
+	    {"line^8(complete:50)", 1, "the line graph would have"},
+	    {"hamming:2", 9, "hamming takes n,q"},
+	    {"kautz:0,3", 7, "kautz degree d must be 1..254"},
+	    {"debruijn:1,3", 10, "debruijn degree d must be at least 2"},
+	    {"circulant:16", 11, "circulant takes N:a,b,... (at least one offset)"},
+	    {"((((", 1, "expected a topology name such as torus:8x8"},
 	};
 	(void)state;
 
@@ -504,7 +508,8 @@ static void check_group(const struct graph *g, const struct graph_group *grp)
 	for (uint32_t u = 0; u < g->n; u++)
 		assert_int_equal(grp->node[u], u);
 	for (uint32_t i = 0; i < grp->order; i++) {
-		const uint32_t *hn = grp->node + (size_t)i * g->n, *ha = grp->arc + (size_t)i * g->m;
+		const uint32_t *hn = grp->node + (size_t)i * g->n,
+			       *ha = grp->arc + (size_t)i * g->m;
 		bool *hit = calloc(g->m, sizeof(bool));
 
 		for (uint32_t a = 0; a < g->m; a++) {
@@ -523,7 +528,7 @@ static void check_group(const struct graph *g, const struct graph_group *grp)
 static void test_automorphisms_brute(void **state)
 {
 	static const char *const specs[] = {
-	    "genkautz:8,3", "genkautz:7,2",	"genkautz:6,2",	 "hypercube:3", "kautz:2,1",
+	    "genkautz:8,3", "genkautz:7,2",	 "genkautz:6,2",    "hypercube:3", "kautz:2,1",
 	    "debruijn:2,3", "line(bipartite:2)", "circulant:8:1,3", "ring:5",	   "rigid7"};
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
@@ -551,8 +556,10 @@ static void test_automorphisms_genkautz(void **state)
 	static const struct {
 		const char *spec;
 		uint32_t order, norbits, narc;
-	} t[] = {{"genkautz:64,4", 24, 5, 15}, {"genkautz:27,6", 2, 14, 81},
-		 {"genkautz:80,4", 120, 2, 5}, {"genkautz:100,4", 10, 10, 40}};
+	} t[] = {{"genkautz:64,4", 24, 5, 15},
+		 {"genkautz:27,6", 2, 14, 81},
+		 {"genkautz:80,4", 120, 2, 5},
+		 {"genkautz:100,4", 10, 10, 40}};
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
 		struct graph *g = build(t[i].spec);
@@ -599,23 +606,23 @@ static void test_automorphisms_cap(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_known_facts),
-		cmocka_unit_test(test_moore),
-		cmocka_unit_test(test_genkautz_near_moore),
-		cmocka_unit_test(test_kautz_matches_genkautz),
-		cmocka_unit_test(test_diameter_against_bfs),
-		cmocka_unit_test(test_not_connected),
-		cmocka_unit_test(test_symmetry),
-		cmocka_unit_test(test_reverse_and_transpose),
-		cmocka_unit_test(test_ports_families),
-		cmocka_unit_test(test_ports_keep_generators),
-		cmocka_unit_test(test_ports_random_multigraphs),
-		cmocka_unit_test(test_ports_not_regular),
-		cmocka_unit_test(test_canonical_specs),
-		cmocka_unit_test(test_spec_errors),
-		cmocka_unit_test(test_automorphisms_brute),
-		cmocka_unit_test(test_automorphisms_genkautz),
-		cmocka_unit_test(test_automorphisms_cap),
+	    cmocka_unit_test(test_known_facts),
+	    cmocka_unit_test(test_moore),
+	    cmocka_unit_test(test_genkautz_near_moore),
+	    cmocka_unit_test(test_kautz_matches_genkautz),
+	    cmocka_unit_test(test_diameter_against_bfs),
+	    cmocka_unit_test(test_not_connected),
+	    cmocka_unit_test(test_symmetry),
+	    cmocka_unit_test(test_reverse_and_transpose),
+	    cmocka_unit_test(test_ports_families),
+	    cmocka_unit_test(test_ports_keep_generators),
+	    cmocka_unit_test(test_ports_random_multigraphs),
+	    cmocka_unit_test(test_ports_not_regular),
+	    cmocka_unit_test(test_canonical_specs),
+	    cmocka_unit_test(test_spec_errors),
+	    cmocka_unit_test(test_automorphisms_brute),
+	    cmocka_unit_test(test_automorphisms_genkautz),
+	    cmocka_unit_test(test_automorphisms_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

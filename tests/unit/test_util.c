@@ -306,11 +306,15 @@ static void test_arena_and_strbuf(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sizes),	  cmocka_unit_test(test_rates_and_durations),
-		cmocka_unit_test(test_integers),  cmocka_unit_test(test_format),
-		cmocka_unit_test(test_json),	  cmocka_unit_test(test_atomic_files),
-		cmocka_unit_test(test_errors),	  cmocka_unit_test(test_parallel_for),
-		cmocka_unit_test(test_arena_and_strbuf),
+	    cmocka_unit_test(test_sizes),
+	    cmocka_unit_test(test_rates_and_durations),
+	    cmocka_unit_test(test_integers),
+	    cmocka_unit_test(test_format),
+	    cmocka_unit_test(test_json),
+	    cmocka_unit_test(test_atomic_files),
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_parallel_for),
+	    cmocka_unit_test(test_arena_and_strbuf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

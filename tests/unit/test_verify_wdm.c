@@ -12,15 +12,19 @@
 #include "sched/sched.h"
 
 static struct xfer L(uint32_t src, uint32_t dst, uint32_t block, enum ring_dir d, uint32_t fibre,
-		     uint32_t wl)
-{
-	return (struct xfer){.src = (uint16_t)src, .dst = (uint16_t)dst, .block = block,
-			     .offset = 0, .length = SCHED_ONE, .lane = (uint16_t)wl,
-			     .fibre = (uint8_t)fibre, .flags = xfer_flags(d, XFER_COPY)};
+		     uint32_t wl) {
+	return (struct xfer){.src = (uint16_t)src,
+			     .dst = (uint16_t)dst,
+			     .block = block,
+			     .offset = 0,
+			     .length = SCHED_ONE,
+			     .lane = (uint16_t)wl,
+			     .fibre = (uint8_t)fibre,
+			     .flags = xfer_flags(d, XFER_COPY)};
 }
 
-static int verify(struct schedule *s, uint32_t w, uint32_t f, uint32_t max_add,
-		  struct verify_report *r)
+static int
+verify(struct schedule *s, uint32_t w, uint32_t f, uint32_t max_add, struct verify_report *r)
 {
 	struct verify_wdm wdm = {w, f, max_add};
 	struct verify_opts o = {.wdm = &wdm};
@@ -161,11 +165,11 @@ static void test_busy_sparse_and_dense(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_wrap_conflict),
-		cmocka_unit_test(test_first_offender),
-		cmocka_unit_test(test_one_lightpath_two_halves),
-		cmocka_unit_test(test_drop_limit),
-		cmocka_unit_test(test_busy_sparse_and_dense),
+	    cmocka_unit_test(test_wrap_conflict),
+	    cmocka_unit_test(test_first_offender),
+	    cmocka_unit_test(test_one_lightpath_two_halves),
+	    cmocka_unit_test(test_drop_limit),
+	    cmocka_unit_test(test_busy_sparse_and_dense),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
