@@ -2,7 +2,8 @@
 # make run: the main job of ofc on an example fabric, end to end.
 #   1. validate the config and show the fabric, its topology and circuits;
 #   2. plan the collective schedules it asks for, verify and price them (and
-#      OpTree against its baselines on the paper's 16-node WDM ring);
+#      OpTree against its baselines on the paper's 16-node WDM ring, and an
+#      all-to-all by max concurrent flow on the same fabric);
 #   3. reconfigure the switch: an OCS emulator (build/ocs-emu) stands in
 #      for the Polatis switch on a loopback port; plan, apply, status.
 # Nothing outside a temporary directory and the loopback port is touched.
@@ -31,6 +32,9 @@ $OFC show "$CONFIG"
 
 step "ofc schedule $CONFIG --collective allreduce --size 64MiB --algo all"
 $OFC schedule "$CONFIG" --collective allreduce --size 64MiB --algo all
+
+step "ofc schedule $CONFIG --collective alltoall --size 1MiB --algo all"
+$OFC schedule "$CONFIG" --collective alltoall --size 1MiB --algo all
 
 step "ofc schedule configs/ring16-optree.yaml --collective allgather --algo all  (a WDM ring)"
 $OFC schedule configs/ring16-optree.yaml --collective allgather --algo all
