@@ -9,7 +9,7 @@
  * such as generalized Kautz), and the export lists, for every link used,
  * the switch ports that carry it. */
 #include "controller/cli.h"
-#include "proto/schedule.pb-c.h"
+#include "controller/export.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -51,16 +51,6 @@ struct outcome {
 	const char *variant;
 };
 
-/* The fabric's view of the topology: port j of u transmits to
- * ports.to[j * n + u]; arc2port maps the topology's CSR arcs to ports, and
- * pg is the same graph with arcs in port order (CSR lane = NIC port). */
-struct fabric_view {
-	bool on;
-	uint32_t *arc2port;
-	struct graph *pg;
-	uint32_t *circuit; /* (u * d + j) -> circuit index + 1, 0 when none */
-};
-
 struct dc {
 	struct schedule_request *req;
 	const struct graph *g;
@@ -70,84 +60,20 @@ struct dc {
 	struct cost_bound lb;
 	double lb_us;
 	struct bfb_opts bopts;
-	struct fabric_view fv;
+	struct fabric_view fv; /* with nic: transfers run on the fabric's NIC ports */
+	bool nic;
 };
-
-/* ---- fabric mapping -------------------------------------------------------- */
-
-static void fabric_view_free(struct fabric_view *fv)
-{
-	free(fv->arc2port);
-	graph_free(fv->pg);
-	free(fv->circuit);
-	memset(fv, 0, sizeof(*fv));
-}
-
-static void fabric_view_init(struct dc *c)
-{
-	const struct fabric *f = c->req->fabric;
-	const struct graph *g = c->g;
-
-	if (!f || !f->ports.to || f->ports.n != g->n)
-		return;
-	uint32_t n = g->n, d = f->ports.d;
-	uint32_t *tails = xmalloc((size_t)n * d * sizeof(uint32_t));
-	uint32_t *heads = xmalloc((size_t)n * d * sizeof(uint32_t));
-	uint8_t *used = xcalloc((size_t)n * d, 1);
-
-	c->fv.arc2port = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
-	for (uint32_t u = 0; u < n; u++)
-		for (uint32_t j = 0; j < d; j++) {
-			tails[(size_t)u * d + j] = u;
-			heads[(size_t)u * d + j] = f->ports.to[(size_t)j * n + u];
-		}
-	/* The k-th parallel arc u -> v takes the k-th port of u that leads to v. */
-	for (uint32_t u = 0; u < n; u++)
-		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
-			c->fv.arc2port[a] = UINT32_MAX;
-			for (uint32_t j = 0; j < d; j++)
-				if (!used[(size_t)u * d + j] &&
-				    heads[(size_t)u * d + j] == g->adj[a]) {
-					used[(size_t)u * d + j] = 1;
-					c->fv.arc2port[a] = j;
-					break;
-				}
-		}
-	c->fv.pg = graph_from_arcs(n, n * d, tails, heads, g->spec);
-	c->fv.circuit = xcalloc((size_t)n * d, sizeof(uint32_t));
-	for (uint32_t k = 0; k < f->ncircuits; k++) {
-		const struct circuit *ci = &f->circuits[k];
-
-		if (ci->src_host < n && ci->src_port < d)
-			c->fv.circuit[(size_t)ci->src_host * d + ci->src_port] = k + 1;
-	}
-	free(tails);
-	free(heads);
-	free(used);
-	c->fv.on = true;
-}
-
-/* Transfer ports from topology arc positions to NIC ports. */
-static void to_nic_ports(const struct dc *c, struct schedule *s)
-{
-	for (size_t i = 0; i < s->nxfers; i++) {
-		struct xfer *x = &s->xfers[i];
-
-		if (x->lane != SCHED_NO_LANE)
-			x->lane = (uint16_t)c->fv.arc2port[c->g->off[x->src] + x->lane];
-	}
-}
 
 /* ---- running one algorithm ---------------------------------------------------- */
 
 static void finish(struct dc *c, struct outcome *o)
 {
 	struct verify_report r;
-	struct verify_opts vo = {.graph = c->fv.on ? c->fv.pg : c->g};
+	struct verify_opts vo = {.graph = c->nic ? c->fv.pg : c->g};
 	double t0 = now_seconds();
 
-	if (c->fv.on)
-		to_nic_ports(c, &o->s);
+	if (c->nic)
+		fabric_view_to_nic(&c->fv, c->g, &o->s);
 	o->have = true;
 	o->steps = o->s.nsteps;
 	o->ntransfers = o->s.nxfers;
@@ -448,45 +374,39 @@ static double thm20_bound(const struct dc *c, const struct outcome *o)
 static void write_links_json(const struct dc *c, struct json_writer *w, const struct schedule *s)
 {
 	const struct fabric *f = c->req->fabric;
-	uint32_t n = c->g->n, d = f->ports.d;
-	uint8_t *used = xcalloc((size_t)n * d, 1);
+	struct schedule_link *links;
+	uint32_t nlinks = fabric_view_links(&c->fv, f, s, &links);
 
-	for (size_t i = 0; i < s->nxfers; i++)
-		used[(size_t)s->xfers[i].src * d + s->xfers[i].lane] = 1;
 	jw_key(w, "links");
 	jw_arr_begin(w);
-	for (uint32_t u = 0; u < n; u++)
-		for (uint32_t j = 0; j < d; j++) {
-			if (!used[(size_t)u * d + j])
-				continue;
-			uint32_t v = f->ports.to[(size_t)j * n + u],
-				 k = c->fv.circuit[(size_t)u * d + j];
+	for (uint32_t i = 0; i < nlinks; i++) {
+		const struct schedule_link *k = &links[i];
 
-			jw_obj_begin(w);
-			jw_key(w, "src");
-			jw_uint(w, u);
-			jw_key(w, "src_host");
-			jw_str(w, f->hosts[u].name);
-			jw_key(w, "port");
-			jw_uint(w, j);
-			jw_key(w, "dst");
-			jw_uint(w, v);
-			jw_key(w, "dst_host");
-			jw_str(w, f->hosts[v].name);
-			if (k) {
-				const struct circuit *ci = &f->circuits[k - 1];
+		jw_obj_begin(w);
+		jw_key(w, "src");
+		jw_uint(w, k->src);
+		jw_key(w, "src_host");
+		jw_str(w, f->hosts[k->src].name);
+		jw_key(w, "port");
+		jw_uint(w, k->port);
+		jw_key(w, "dst");
+		jw_uint(w, k->dst);
+		jw_key(w, "dst_host");
+		jw_str(w, f->hosts[k->dst].name);
+		if (k->circuit >= 0) {
+			const struct circuit *ci = &f->circuits[k->circuit];
 
-				jw_key(w, "switch");
-				jw_str(w, f->switches[ci->sw].name);
-				jw_key(w, "in_port");
-				jw_uint(w, ci->in_port);
-				jw_key(w, "out_port");
-				jw_uint(w, ci->out_port);
-			}
-			jw_obj_end(w);
+			jw_key(w, "switch");
+			jw_str(w, f->switches[ci->sw].name);
+			jw_key(w, "in_port");
+			jw_uint(w, ci->in_port);
+			jw_key(w, "out_port");
+			jw_uint(w, ci->out_port);
 		}
+		jw_obj_end(w);
+	}
 	jw_arr_end(w);
-	free(used);
+	free(links);
 }
 
 static double theta_bound(const struct dc *c)
@@ -650,7 +570,7 @@ static void write_summary_json(const struct dc *c, const struct outcome *o, stru
 		jw_bool(w, o->pred.exact);
 		jw_obj_end(w);
 	}
-	if (c->fv.on) {
+	if (c->nic) {
 		const struct fabric *f = req->fabric;
 
 		jw_key(w, "fabric");
@@ -739,7 +659,7 @@ static void write_summary_text(const struct dc *c, const struct outcome *o, FILE
 			o->pred.exact ? " (the paper's formulas, exact here)"
 				      : " (the paper's upper bound)");
 	}
-	if (c->fv.on)
+	if (c->nic)
 		fprintf(out,
 			"  fabric       %s: ports are host NIC ports; %u circuits carry the "
 			"links (-o lists them)\n",
@@ -820,62 +740,27 @@ static int write_schedule(const struct dc *c, const struct outcome *o, struct of
 		if (rc == 0) {
 			/* One more Schedule message with the direct-connect fields:
 			 * protobuf merges concatenated messages. */
-			Ofc__V1__Schedule m = OFC__V1__SCHEDULE__INIT;
+			struct schedule_link *links = NULL;
+			uint32_t nlinks =
+			    c->nic ? fabric_view_links(&c->fv, req->fabric, &o->s, &links) : 0;
 			struct arena a = {0};
+			Ofc__V1__Schedule *m =
+			    schedule_fabric_msg(&a, o->tau_b, req->fabric, links, nlinks);
 			uint8_t *pk;
 			size_t len;
 
-			if (frac_valid(o->tau_b))
-				m.tau_b_fraction = arena_strdup(&a, frac_str(o->tau_b, buf, 64));
-			if (c->fv.on) {
-				const struct fabric *f = req->fabric;
-				uint32_t n = c->g->n, d = f->ports.d;
-				uint8_t *used = xcalloc((size_t)n * d, 1);
-
-				for (size_t i = 0; i < o->s.nxfers; i++)
-					used[(size_t)o->s.xfers[i].src * d + o->s.xfers[i].lane] =
-					    1;
-				m.links = arena_array(&a, (size_t)n * d, sizeof(*m.links));
-				for (uint32_t u = 0; u < n; u++)
-					for (uint32_t j = 0; j < d; j++) {
-						if (!used[(size_t)u * d + j])
-							continue;
-						Ofc__V1__FabricLink *l =
-						    arena_alloc(&a, sizeof(*l));
-						uint32_t v = f->ports.to[(size_t)j * n + u];
-						uint32_t k = c->fv.circuit[(size_t)u * d + j];
-
-						ofc__v1__fabric_link__init(l);
-						l->has_src = l->has_port = l->has_dst = 1;
-						l->src = u;
-						l->port = j;
-						l->dst = v;
-						l->src_host = f->hosts[u].name;
-						l->dst_host = f->hosts[v].name;
-						if (k) {
-							const struct circuit *ci =
-							    &f->circuits[k - 1];
-
-							l->switch_name = f->switches[ci->sw].name;
-							l->has_in_port = l->has_out_port = 1;
-							l->in_port = ci->in_port;
-							l->out_port = ci->out_port;
-						}
-						m.links[m.n_links++] = l;
-					}
-				free(used);
-			}
-			len = protobuf_c_message_get_packed_size(&m.base);
+			len = protobuf_c_message_get_packed_size(&m->base);
 			pk = xmalloc(len + 1);
-			protobuf_c_message_pack(&m.base, pk);
+			protobuf_c_message_pack(&m->base, pk);
 			if (len && fwrite(pk, 1, len, out.f) != len)
 				rc = ofc_error_set(err, OFC_E_RUNTIME, "short write");
 			free(pk);
+			free(links);
 			arena_free(&a);
 		}
 	} else if (req->format == FMT_TEXT) {
 		sched_write_text(out.f, &o->s, UINT32_MAX);
-		if (c->fv.on) {
+		if (c->nic) {
 			const struct fabric *f = req->fabric;
 
 			fprintf(out.f,
@@ -900,7 +785,7 @@ static int write_schedule(const struct dc *c, const struct outcome *o, struct of
 			jw_str(&w, frac_str(o->tau_b, buf, sizeof(buf)));
 		else
 			jw_null(&w);
-		if (c->fv.on)
+		if (c->nic)
 			write_links_json(c, &w, &o->s);
 		jw_obj_end(&w);
 		jw_finish(&w);
@@ -1027,7 +912,7 @@ static int setup(struct dc *c, struct ofc_error *err)
 	if (c->d == 0 || cost_lower_bound(req->collective, g->n, c->d, &c->lb) < 0)
 		return cli_usage_error(req->cmd, "%s has no links", g->spec);
 	c->lb_us = cost_time_us(&c->cost, c->lb.steps, frac_value(c->lb.tau_b));
-	fabric_view_init(c);
+	c->nic = fabric_view_init(req->fabric, g, &c->fv);
 	return 0;
 }
 

@@ -418,6 +418,27 @@ struct schedule_link {
 	int32_t circuit; /* index into fabric->circuits, -1 when none */
 };
 
+/* A topology on the fabric's wiring, where port j of host u transmits to
+ * ports.to[j * n + u]. arc2port maps the graph's CSR arcs to NIC ports (the
+ * k-th parallel arc u -> v takes the k-th port of u that reaches v) and pg
+ * is the same graph with arcs in port order, so a transfer's lane is its
+ * NIC port and the verifier checks it against the wiring. One for the CLI
+ * (`ofc schedule FILE`) and the daemon (schedule_compute). */
+struct fabric_view {
+	uint32_t *arc2port;
+	struct graph *pg;
+	int32_t *circuit; /* (u * d + j) -> index into fabric->circuits, -1 when none */
+};
+/* false (and an empty view) when the fabric has no wiring for g's nodes. */
+bool fabric_view_init(const struct fabric *f, const struct graph *g, struct fabric_view *v);
+void fabric_view_free(struct fabric_view *v);
+/* Transfer lanes from positions among g's arcs to NIC ports. */
+void fabric_view_to_nic(const struct fabric_view *v, const struct graph *g, struct schedule *s);
+/* The links a schedule on NIC ports uses, in (host, port) order: the count,
+ * with *links allocated (free it). */
+uint32_t fabric_view_links(const struct fabric_view *v, const struct fabric *f,
+			   const struct schedule *s, struct schedule_link **links);
+
 struct schedule_result {
 	struct schedule s; /* verified (s.verified) and priced */
 	struct frac tau_b; /* exact for BFB, else from the measured link loads */

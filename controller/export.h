@@ -19,5 +19,8 @@ Ofc__V1__Fabric *fabric_msg(struct arena *a, const struct fabric *f);
 Ofc__V1__Schedule *schedule_header_msg(struct arena *a, const struct schedule *s);
 Ofc__V1__Schedule *schedule_step_msg(struct arena *a, const struct schedule *s, uint32_t t);
 Ofc__V1__Schedule *schedule_extra_msg(struct arena *a, const struct schedule_result *r);
+/* The same from its parts (f and links only on NIC ports; nlinks 0 else). */
+Ofc__V1__Schedule *schedule_fabric_msg(struct arena *a, struct frac tau_b, const struct fabric *f,
+				       const struct schedule_link *links, uint32_t nlinks);
 
 #endif

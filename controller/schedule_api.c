@@ -18,17 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The fabric's view of the topology: port j of u transmits to
- * ports.to[j * n + u]. arc2port maps the graph's CSR arcs to NIC ports (the
- * k-th parallel arc u -> v takes the k-th port of u that reaches v) and pg
- * is the same graph with arcs in port order, so a transfer's lane is its
- * NIC port and the verifier checks it against the wiring. */
-struct fabric_view {
-	uint32_t *arc2port;
-	struct graph *pg;
-};
-
-static bool view_init(const struct fabric *f, const struct graph *g, struct fabric_view *v)
+bool fabric_view_init(const struct fabric *f, const struct graph *g, struct fabric_view *v)
 {
 	memset(v, 0, sizeof(*v));
 	if (!f || !f->ports.to || f->ports.n != g->n)
@@ -56,16 +46,57 @@ static bool view_init(const struct fabric *f, const struct graph *g, struct fabr
 				}
 		}
 	v->pg = graph_from_arcs(n, n * d, tails, heads, g->spec);
+	v->circuit = xmalloc((size_t)n * d * sizeof(int32_t));
+	for (size_t i = 0; i < (size_t)n * d; i++)
+		v->circuit[i] = -1;
+	for (uint32_t k = 0; k < f->ncircuits; k++) {
+		const struct circuit *ci = &f->circuits[k];
+
+		if (ci->src_host < n && ci->src_port < d)
+			v->circuit[(size_t)ci->src_host * d + ci->src_port] = (int32_t)k;
+	}
 	free(tails);
 	free(heads);
 	free(used);
 	return true;
 }
 
-static void view_free(struct fabric_view *v)
+void fabric_view_free(struct fabric_view *v)
 {
 	free(v->arc2port);
 	graph_free(v->pg);
+	free(v->circuit);
+	memset(v, 0, sizeof(*v));
+}
+
+void fabric_view_to_nic(const struct fabric_view *v, const struct graph *g, struct schedule *s)
+{
+	for (size_t i = 0; i < s->nxfers; i++) {
+		struct xfer *x = &s->xfers[i];
+
+		if (x->lane != SCHED_NO_LANE)
+			x->lane = (uint16_t)v->arc2port[g->off[x->src] + x->lane];
+	}
+}
+
+uint32_t fabric_view_links(const struct fabric_view *v, const struct fabric *f,
+			   const struct schedule *s, struct schedule_link **links)
+{
+	uint32_t n = f->ports.n, d = f->ports.d, nlinks = 0;
+	uint8_t *used = xcalloc((size_t)n * d, 1);
+
+	for (size_t i = 0; i < s->nxfers; i++)
+		if (s->xfers[i].lane < d)
+			used[(size_t)s->xfers[i].src * d + s->xfers[i].lane] = 1;
+	*links = xcalloc((size_t)n * d + 1, sizeof(**links));
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t j = 0; j < d; j++)
+			if (used[(size_t)u * d + j])
+				(*links)[nlinks++] =
+				    (struct schedule_link){u, j, f->ports.to[(size_t)j * n + u],
+							   v->circuit[(size_t)u * d + j]};
+	free(used);
+	return nlinks;
 }
 
 /* M: the request's, else the fabric's collective of this kind, else its
@@ -336,14 +367,9 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r,
 	}
 
 	/* NIC ports only when the schedule runs on the fabric's own graph. */
-	nic = !own && view_init(q->fabric, g, &v);
+	nic = !own && fabric_view_init(q->fabric, g, &v);
 	if (nic)
-		for (size_t i = 0; i < r->s.nxfers; i++) {
-			struct xfer *x = &r->s.xfers[i];
-
-			if (x->lane != SCHED_NO_LANE)
-				x->lane = (uint16_t)v.arc2port[g->off[x->src] + x->lane];
-		}
+		fabric_view_to_nic(&v, g, &r->s);
 
 	/* Swing's peers are routed, not linked: reduce semantics only. */
 	struct verify_report rep;
@@ -402,40 +428,16 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r,
 		sched_set_metric(&r->s, "chunks", q->chunks);
 
 	if (nic) {
-		const struct fabric *f = q->fabric;
-		uint32_t n = g->n, d = f->ports.d;
-		uint8_t *used = xcalloc((size_t)n * d, 1);
-		int32_t *circ = xmalloc((size_t)n * d * sizeof(int32_t));
-
-		for (size_t i = 0; i < (size_t)n * d; i++)
-			circ[i] = -1;
-		for (uint32_t k = 0; k < f->ncircuits; k++) {
-			const struct circuit *ci = &f->circuits[k];
-
-			if (ci->src_host < n && ci->src_port < d)
-				circ[(size_t)ci->src_host * d + ci->src_port] = (int32_t)k;
-		}
-		for (size_t i = 0; i < r->s.nxfers; i++)
-			if (r->s.xfers[i].lane < d)
-				used[(size_t)r->s.xfers[i].src * d + r->s.xfers[i].lane] = 1;
-		r->links = xcalloc((size_t)n * d + 1, sizeof(*r->links));
-		for (uint32_t u = 0; u < n; u++)
-			for (uint32_t j = 0; j < d; j++)
-				if (used[(size_t)u * d + j])
-					r->links[r->nlinks++] = (struct schedule_link){
-					    u, j, f->ports.to[(size_t)j * n + u],
-					    circ[(size_t)u * d + j]};
-		free(used);
-		free(circ);
+		r->nlinks = fabric_view_links(&v, q->fabric, &r->s, &r->links);
+		r->fabric = q->fabric;
 		r->nic_ports = true;
-		r->fabric = f;
 	}
 	rc = 0;
 out:
 	if (rc < 0)
 		sched_free(&r->s);
 	a2a_outcome_free(&gen.a2a);
-	view_free(&v);
+	fabric_view_free(&v);
 	graph_free(own);
 	return rc;
 }
@@ -449,20 +451,24 @@ void schedule_result_free(struct schedule_result *r)
 
 Ofc__V1__Schedule *schedule_extra_msg(struct arena *a, const struct schedule_result *r)
 {
+	return schedule_fabric_msg(a, r->tau_b, r->fabric, r->links, r->nic_ports ? r->nlinks : 0);
+}
+
+Ofc__V1__Schedule *schedule_fabric_msg(struct arena *a, struct frac tau_b, const struct fabric *f,
+				       const struct schedule_link *links, uint32_t nlinks)
+{
 	Ofc__V1__Schedule *m = arena_alloc(a, sizeof(*m));
 	char buf[64];
 
 	ofc__v1__schedule__init(m);
-	if (frac_valid(r->tau_b))
-		m->tau_b_fraction = arena_strdup(a, frac_str(r->tau_b, buf, sizeof(buf)));
-	if (!r->nic_ports)
+	if (frac_valid(tau_b))
+		m->tau_b_fraction = arena_strdup(a, frac_str(tau_b, buf, sizeof(buf)));
+	if (!nlinks)
 		return m;
-	const struct fabric *f = r->fabric;
-	m->links = arena_array(a, r->nlinks, sizeof(*m->links));
-	for (uint32_t i = 0; i < r->nlinks; i++) {
-		const struct schedule_link *k = &r->links[i];
+	m->links = arena_array(a, nlinks, sizeof(*m->links));
+	for (uint32_t i = 0; i < nlinks; i++) {
+		const struct schedule_link *k = &links[i];
 		Ofc__V1__FabricLink *l = arena_alloc(a, sizeof(*l));
-
 		ofc__v1__fabric_link__init(l);
 		l->has_src = l->has_port = l->has_dst = 1;
 		l->src = k->src;
