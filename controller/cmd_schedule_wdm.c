@@ -16,7 +16,6 @@ int schedule_wdm(struct schedule_request *req)
 				.json = req->json,
 				.format = req->format,
 				.output = req->output};
-	uint64_t size = req->size;
 
 	if (req->collective != SCHED_ALLGATHER)
 		return cli_usage_error(req->cmd,
@@ -29,22 +28,6 @@ int schedule_wdm(struct schedule_request *req)
 	if (req->chunks || req->alpha_set || req->bandwidth_set)
 		return cli_usage_error(req->cmd, "--chunks, --alpha and --bandwidth apply to "
 						 "direct-connect topologies, not WDM rings");
-	/* The block size: --size, else the config's first allgather. */
-	for (uint32_t i = 0; !size && i < f->ncollectives; i++)
-		if (f->collectives[i].op == COLL_ALLGATHER)
-			size = f->collectives[i].size;
-	if (!size)
-		size = 4u << 20;
-	q.ring = (struct optree_ring){
-	    .nodes = ring->nmembers,
-	    .wavelengths = ring->wavelengths,
-	    .fibres = ring->fibres,
-	    /* A config without mrrs_per_interface: one MRR per wavelength. */
-	    .max_add = ring->interfaces * (ring->mrrs ? ring->mrrs : ring->wavelengths),
-	    .rate = ring->rate,
-	    .mrr_delay = ring->mrr_delay,
-	    .oeo_delay = ring->oeo_delay,
-	    .block_bytes = size,
-	};
+	q.ring = ring_optree_model(f, ring, req->size);
 	return wdm_run(&q);
 }

@@ -11,6 +11,7 @@
 #define OFC_CONTROLLER_H
 
 #include "drivers/drivers.h"
+#include "optree/optree.h"
 #include "sched/sched.h"
 #include "topo/topo.h"
 #include "util/util.h"
@@ -192,6 +193,12 @@ struct fabric {
 	struct circuit *circuits;
 	uint32_t ncircuits;
 };
+
+/* OpTree's model of a config's ring for all-gathers of size-byte blocks
+ * (0: the config's first allgather's, else 4 MiB); a config without
+ * mrrs_per_interface has one MRR per wavelength. */
+struct optree_ring ring_optree_model(const struct fabric *f, const struct ring *ring,
+				     uint64_t size);
 
 /* Parse YAML text (named `file` in messages; dir for relative paths). */
 int config_parse(const char *file, const char *text, size_t len, struct fabric **out,

@@ -244,7 +244,6 @@ static int ring_schedule(const struct schedule_query *q, struct schedule_result 
 	struct optree_result res;
 	struct optree_time tm;
 	struct verify_report vr;
-	uint64_t size = q->size;
 
 	if (q->collective != SCHED_ALLGATHER)
 		return ofc_error_set(err, OFC_E_INPUT,
@@ -258,38 +257,22 @@ static int ring_schedule(const struct schedule_query *q, struct schedule_result 
 				     algo);
 	if (q->chunks)
 		return ofc_error_set(err, OFC_E_INPUT, "chunks apply to direct-connect topologies");
-	/* The block size: the request's, else the config's first allgather. */
-	for (uint32_t i = 0; !size && i < f->ncollectives; i++)
-		if (f->collectives[i].op == COLL_ALLGATHER)
-			size = f->collectives[i].size;
-	if (!size)
-		size = 4u << 20;
-	struct optree_ring or
-	    = {
-		.nodes = ring->nmembers,
-		.wavelengths = ring->wavelengths,
-		.fibres = ring->fibres,
-		/* A config without mrrs_per_interface: one MRR per wavelength. */
-		.max_add = ring->interfaces * (ring->mrrs ? ring->mrrs : ring->wavelengths),
-		.rate = ring->rate,
-		.mrr_delay = ring->mrr_delay,
-		.oeo_delay = ring->oeo_delay,
-		.block_bytes = size,
-	    };
-	if (optree_ring_check(& or, err) < 0)
+	struct optree_ring model = ring_optree_model(f, ring, q->size);
+
+	if (optree_ring_check(&model, err) < 0)
 		return -1;
-	if (or.nodes > OPTREE_MAX_NODES)
+	if (model.nodes > OPTREE_MAX_NODES)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "%u nodes: ring schedules are built for at most %u nodes",
-				     or.nodes, OPTREE_MAX_NODES);
-	if (optree_build(& or, &opts, &res, err) < 0)
+				     model.nodes, OPTREE_MAX_NODES);
+	if (optree_build(&model, &opts, &res, err) < 0)
 		return -1;
-	struct verify_wdm w = optree_verify_wdm(& or);
+	struct verify_wdm w = optree_verify_wdm(&model);
 	struct verify_opts vo = {.wdm = &w};
 	res.sched.verified = sched_verify(&res.sched, &vo, &vr) == 0;
 	if (!res.sched.verified)
 		snprintf(r->verify_error, sizeof(r->verify_error), "%s", vr.error);
-	optree_timing(& or, &res, false, &tm);
+	optree_timing(&model, &res, false, &tm);
 	res.sched.time_us = tm.time_us;
 	res.sched.lower_bound_us = res.lower_bound_steps * tm.step_us;
 	sched_set_metric(&res.sched, "max_wavelengths_used", vr.max_wavelengths_used);
