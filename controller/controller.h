@@ -466,6 +466,9 @@ struct schedule_result {
  * schedule the verifier rejects is returned (0) with s.verified false. */
 int schedule_compute(const struct schedule_query *q, struct schedule_result *r,
 		     struct ofc_error *err);
+/* The algorithms schedule_compute knows by name (whether one applies to a
+ * given fabric and collective, only schedule_compute tells). */
+bool schedule_algorithm_known(const char *algo);
 void schedule_result_free(struct schedule_result *r);
 
 /* ---- ofcd: the controller daemon (controller/ofcd*.c) ----------------------

@@ -458,26 +458,6 @@ static int get_state(struct conn *c, uint64_t id, const Ofc__V1__GetState *g)
 	return 0;
 }
 
-/* What GetSchedule computes (schedule_api.c): BFB, the expansion
- * construction and the baselines, Swing and its torus baselines, and
- * all-to-all by MCF and its baselines on direct-connect topologies; OpTree
- * and its baselines on WDM rings. */
-static bool algorithm_known(const char *a)
-{
-	static const char *const wdm[] = {"optree", "ring", "ne", "onestage"};
-	static const char *const dc[] = {
-	    "bfb",    "bfb-lp", "expansion", "swing",	   "recursive-doubling",
-	    "bucket", "mcf",	"direct",    "sp-balanced"};
-
-	for (size_t i = 0; i < ARRAY_SIZE(wdm); i++)
-		if (!strcmp(a, wdm[i]))
-			return true;
-	for (size_t i = 0; i < ARRAY_SIZE(dc); i++)
-		if (!strcmp(a, dc[i]))
-			return true;
-	return baseline_known(a);
-}
-
 /* `ofc schedule --algo swing-all` is a comparison table, not a schedule. */
 static bool algorithm_cli_only(const char *a)
 {
@@ -504,7 +484,7 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 			     "%.64s compares algorithms ('ofc schedule %s --collective %s --algo "
 			     "%.64s'); ask for one of them",
 			     g->algorithm, d->cfg->path, g->collective, g->algorithm);
-	if (g->algorithm && *g->algorithm && !algorithm_known(g->algorithm))
+	if (g->algorithm && *g->algorithm && !schedule_algorithm_known(g->algorithm))
 		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
 			     "unknown algorithm '%.64s' (bfb, bfb-lp, expansion, ring, bidir-ring, "
 			     "recursive, torus-rings; swing, recursive-doubling, bucket; mcf, "

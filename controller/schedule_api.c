@@ -285,6 +285,20 @@ static int ring_schedule(const struct schedule_query *q, struct schedule_result 
 	return 0;
 }
 
+/* On direct-connect topologies. */
+static bool dc_algo_known(const char *algo)
+{
+	return !strcmp(algo, "bfb") || !strcmp(algo, "bfb-lp") || !strcmp(algo, "expansion") ||
+	       baseline_known(algo) || torus_algo(algo) || a2a_algo(algo);
+}
+
+bool schedule_algorithm_known(const char *algo)
+{
+	enum optree_algo wdm;
+
+	return dc_algo_known(algo) || optree_algo_parse(algo, &wdm) == 0;
+}
+
 int schedule_compute(const struct schedule_query *q, struct schedule_result *r,
 		     struct ofc_error *err)
 {
@@ -309,8 +323,7 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r,
 		}
 		return 0;
 	}
-	if (strcmp(algo, "bfb") && strcmp(algo, "bfb-lp") && strcmp(algo, "expansion") &&
-	    !baseline_known(algo) && !torus_algo(algo) && !a2a_algo(algo))
+	if (!dc_algo_known(algo))
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "unknown algorithm '%s' (bfb, bfb-lp, expansion, ring, "
 				     "bidir-ring, recursive, torus-rings; swing, "
