@@ -32,7 +32,9 @@ CFLAGS_ALL = $(CSTD) $(OPT) $(SAN) $(WARN) -I. -I$(BUILD)/gen $(PKG_CFLAGS) -MMD
 LDLIBS_ALL = $(PKG_LIBS) $(LPSOLVE_LIBS) -lpthread -lm
 
 MODULES  = util topo sched rwa optree drivers controller
-SRC_ALL  = $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
+# Modules may hold sub-folders (controller/cli/, drivers/emu/, ...).
+SRC_ALL  = $(sort $(shell find $(MODULES) -name '*.c'))
+HDR_ALL  = $(sort $(shell find $(MODULES) -name '*.h'))
 MAIN_SRC = $(filter %_main.c,$(SRC_ALL))
 LIB_SRC  = $(filter-out %_main.c,$(SRC_ALL))
 # foo_bar_main.c builds $(BUILD)/foo-bar.
@@ -133,7 +135,7 @@ fuzz:
 	@$(MAKE) --no-print-directory -f tests/fuzz/fuzz.mk BUILD=build-fuzz
 
 format:
-	clang-format -i $(SRC_ALL) $(wildcard */*.h) $(TEST_SRC) $(BENCH_SRC)
+	clang-format -i $(SRC_ALL) $(HDR_ALL) $(TEST_SRC) $(wildcard tests/unit/*.h) $(BENCH_SRC)
 
 clean:
 	rm -rf $(BUILD) build-san build-fuzz
