@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Check that ofc's files and folders form a stack: no circles.
+
+Two kinds of arrows, both read from what the compiler saw, not from names:
+
+  calls     file A -> file B when A's object refers to a symbol B's object
+            defines (nm on $BUILD/obj/**.o, so macros and inline helpers
+            that vanish at compile time draw no arrow);
+  includes  file A -> header H for every #include "H" in A.
+
+A folder is the directory a file sits in (controller/cli, drivers/emu, ...),
+and an arrow between files is an arrow between their folders. The check
+fails when:
+
+  - two or more source files call each other in a circle;
+  - two or more folders depend on each other in a circle (calls or includes);
+  - a file includes a private header (internal.h, or any header not named
+    after its folder) of another folder.
+
+Usage: scripts/check-layers.py [--build DIR] [--order]
+  --order   print the folders from the bottom of the stack up, with what
+            each depends on (for docs/ARCHITECTURE.md).
+Exit status: 0 no circle, 1 a circle or a private include, 2 usage.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+MODULES = ["util", "topo", "sched", "rwa", "optree", "fluid", "drivers", "controller"]
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def sources(root):
+    out = []
+    for m in MODULES:
+        for d, _, files in os.walk(os.path.join(root, m)):
+            for f in files:
+                if f.endswith((".c", ".h")):
+                    out.append(os.path.relpath(os.path.join(d, f), root))
+    return sorted(out)
+
+
+def folder(path):
+    return os.path.dirname(path)
+
+
+def public_header(path):
+    """A folder's public header is named after it: topo/topo.h,
+    controller/cli/cli.h."""
+    d = folder(path)
+    return os.path.basename(path) == os.path.basename(d) + ".h"
+
+
+def symbol_arrows(root, build, files):
+    defined, used = {}, {}
+    for src in files:
+        if not src.endswith(".c"):
+            continue
+        obj = os.path.join(build, "obj", src[:-2] + ".o")
+        if not os.path.exists(obj):
+            sys.exit(f"check-layers: {obj} is missing: build first (make)")
+        out = subprocess.run(["nm", "-P", obj], capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) < 2:
+                continue
+            name, kind = parts[0], parts[1]
+            if kind == "U":
+                used.setdefault(src, set()).add(name)
+            elif kind in "TDBRGSVW" and kind.isupper():
+                defined.setdefault(name, src)
+    arrows = {}
+    for src, names in used.items():
+        for n in names:
+            dst = defined.get(n)
+            if dst and dst != src:
+                arrows.setdefault(src, {}).setdefault(dst, set()).add(n)
+    return arrows
+
+
+def include_arrows(root, files):
+    arrows, problems = {}, []
+    known = set(files)
+    for src in files:
+        with open(os.path.join(root, src), encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+        for inc in INCLUDE.findall(text):
+            if inc not in known:
+                continue  # generated protobuf headers, system headers
+            arrows.setdefault(src, set()).add(inc)
+            if folder(inc) != folder(src) and not public_header(inc):
+                problems.append(f"{src} includes {inc}, a private header of {folder(inc)}/")
+    return arrows, problems
+
+
+def circles(nodes, edges):
+    """Strongly connected components with more than one node (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        # iterative Tarjan: (node, iterator over successors)
+        work = [(v, iter(sorted(edges.get(v, ()))))]
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        while work:
+            node, it = work[-1]
+            advanced = False
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(edges.get(w, ())))))
+                    advanced = True
+                    break
+                if w in on:
+                    low[node] = min(low[node], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == node:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+
+    for v in sorted(nodes):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description="no circles among ofc's files and folders")
+    ap.add_argument("--build", default=os.environ.get("BUILD", "build"))
+    ap.add_argument("--order", action="store_true")
+    args = ap.parse_args()
+    root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    build = args.build if os.path.isabs(args.build) else os.path.join(root, args.build)
+
+    files = sources(root)
+    calls = symbol_arrows(root, build, files)
+    incs, problems = include_arrows(root, files)
+
+    bad = 0
+    for comp in circles(set(files), {k: set(v) for k, v in calls.items()}):
+        bad += 1
+        print("check-layers: these files call each other in a circle:")
+        for a in comp:
+            for b in sorted(set(calls.get(a, {})) & set(comp)):
+                names = sorted(calls[a][b])
+                more = f" and {len(names) - 4} more" if len(names) > 4 else ""
+                print(f"  {a} -> {b}: {', '.join(names[:4])}{more}")
+
+    fedges = {}
+    why = {}
+    for a, bs in calls.items():
+        for b in bs:
+            if folder(a) != folder(b):
+                fedges.setdefault(folder(a), set()).add(folder(b))
+                why.setdefault((folder(a), folder(b)), f"{a} calls {b} ({sorted(bs[b])[0]})")
+    for a, bs in incs.items():
+        for b in bs:
+            if folder(a) != folder(b):
+                fedges.setdefault(folder(a), set()).add(folder(b))
+                why.setdefault((folder(a), folder(b)), f"{a} includes {b}")
+    folders = {folder(f) for f in files}
+    for comp in circles(folders, fedges):
+        bad += 1
+        print("check-layers: these folders depend on each other in a circle:")
+        for a in comp:
+            for b in sorted(fedges.get(a, set()) & set(comp)):
+                print(f"  {a}/ -> {b}/: {why[(a, b)]}")
+    for p in problems:
+        bad += 1
+        print(f"check-layers: {p}")
+
+    if args.order and not bad:
+        # bottom first: a folder after everything it depends on
+        level = {}
+
+        def depth(f, seen=()):
+            if f not in level:
+                level[f] = 1 + max((depth(g) for g in fedges.get(f, ())), default=-1)
+            return level[f]
+
+        for f in folders:
+            depth(f)
+        for f in sorted(folders, key=lambda x: (level[x], x)):
+            deps = ", ".join(sorted(fedges.get(f, ())))
+            print(f"{level[f]:2}  {f}/" + (f"  -> {deps}" if deps else ""))
+    if bad:
+        print(f"check-layers: {bad} problem(s)")
+        return 1
+    print(f"check-layers: {len(files)} files in {len(folders)} folders, no circles")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
