@@ -9,7 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/controller.h"
+#include "controller/cli/cli.h"
+#include "controller/config/config.h"
+#include "controller/export/export.h"
+#include "controller/ofcd/ofcd.h"
+#include "controller/reconfig/reconfig.h"
+#include "controller/schedule/schedule.h"
 #include "proto/fabric.pb-c.h"
 
 static struct fabric *load(const char *text)

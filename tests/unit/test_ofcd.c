@@ -21,7 +21,12 @@
 
 #include <cmocka.h>
 
-#include "controller/controller.h"
+#include "controller/cli/cli.h"
+#include "controller/config/config.h"
+#include "controller/export/export.h"
+#include "controller/ofcd/ofcd.h"
+#include "controller/reconfig/reconfig.h"
+#include "controller/schedule/schedule.h"
 #include "proto/control.pb-c.h"
 
 static const char cfg_fmt[] = "name: simfab\n"

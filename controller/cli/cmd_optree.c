@@ -1,0 +1,144 @@
+/* ofc optree: plan and verify an all-gather on a WDM ring given by flags
+ * (no config). Defaults are the OpTree paper's system: 40 Gb/s per
+ * wavelength, 4 interfaces x 64 MRRs per node, 25 us MRR retuning, 4 MiB
+ * blocks, one fibre per direction (the paper's step counts assume W
+ * wavelengths per direction). */
+#include "controller/cli/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char help[] =
+    "  --nodes N          ring nodes (2..8192)\n"
+    "  --wavelengths W    wavelengths per fibre\n"
+    "  --fibres F         fibres per direction (default 1)\n"
+    "  --block-size B     data each node contributes, e.g. 4MiB (default 4MiB)\n"
+    "  --algo A           optree (default), ring, ne, onestage, or all (a table)\n"
+    "  --radices LIST     force OpTree's radices, e.g. 4,4 (default: the planner's)\n"
+    "  --interfaces I     optical interfaces per node (default 4)\n"
+    "  --mrrs M           MRRs per interface (default 64); a node adds and drops\n"
+    "                     at most I x M lightpaths per step, larger steps are split\n"
+    "  --rate R           bandwidth per wavelength (default 40Gbps)\n"
+    "  --mrr-delay D      MRR retuning time (default 25us)\n"
+    "  --oeo-delay D      O/E/O conversion time per stage (default 10ns)\n"
+    "  --overlap          pre-tune the next stage's MRRs where wavelengths are idle\n"
+    "  --json             the summary as JSON (an array with --algo all)\n"
+    "  --format F -o OUT  write the schedule: json, text or pb (ofc.v1.Schedule)\n";
+
+int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"nodes", required_argument, NULL, 'n'},
+	    {"wavelengths", required_argument, NULL, 'w'},
+	    {"fibres", required_argument, NULL, 'F'},
+	    {"block-size", required_argument, NULL, 'b'},
+	    {"algo", required_argument, NULL, 'a'},
+	    {"radices", required_argument, NULL, 'r'},
+	    {"interfaces", required_argument, NULL, 'I'},
+	    {"mrrs", required_argument, NULL, 'M'},
+	    {"rate", required_argument, NULL, 'R'},
+	    {"mrr-delay", required_argument, NULL, 'D'},
+	    {"oeo-delay", required_argument, NULL, 'E'},
+	    {"overlap", no_argument, NULL, 'O'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	struct wdm_request q = {.cmd = cmd, .algo = "optree", .format = FMT_JSON};
+	uint32_t interfaces = 4, mrrs = 64;
+	bool have_n = false, have_w = false, format_set = false;
+	struct ofc_error err = {0};
+	const char *why;
+	int c;
+
+	q.ring = (struct optree_ring){0, 0, 1, 0, 40e9, 25e-6, 10e-9, 4u << 20};
+	while ((c = cli_getopt(cmd, argc, argv, "n:w:F:b:a:r:I:M:R:D:E:Ojf:o:h", opts)) != -1) {
+		switch (c) {
+		case -2:
+			return 2;
+		case 'n':
+			if (parse_u32(optarg, &q.ring.nodes) < 0 || q.ring.nodes < 2 ||
+			    q.ring.nodes > OPTREE_MAX_NODES)
+				return cli_usage_error(cmd, "--nodes must be 2..%u",
+						       OPTREE_MAX_NODES);
+			have_n = true;
+			break;
+		case 'w':
+			if (parse_u32(optarg, &q.ring.wavelengths) < 0 || q.ring.wavelengths < 1 ||
+			    q.ring.wavelengths > 65535)
+				return cli_usage_error(cmd, "--wavelengths must be 1..65535");
+			have_w = true;
+			break;
+		case 'F':
+			if (parse_u32(optarg, &q.ring.fibres) < 0 || q.ring.fibres < 1 ||
+			    q.ring.fibres > 255)
+				return cli_usage_error(cmd, "--fibres must be 1..255");
+			break;
+		case 'b':
+			if (parse_size(optarg, &q.ring.block_bytes, &why) < 0 ||
+			    !q.ring.block_bytes)
+				return cli_usage_error(cmd, "bad --block-size '%s': %s", optarg,
+						       q.ring.block_bytes ? why : "must be > 0");
+			break;
+		case 'a':
+			q.algo = optarg;
+			break;
+		case 'r':
+			if (optree_parse_radices(optarg, q.radix, &q.depth, &err) < 0)
+				return cli_usage_error(cmd, "%s", err.msg);
+			break;
+		case 'I':
+			if (parse_u32(optarg, &interfaces) < 0 || interfaces < 1 ||
+			    interfaces > 1024)
+				return cli_usage_error(cmd, "--interfaces must be 1..1024");
+			break;
+		case 'M':
+			if (parse_u32(optarg, &mrrs) < 0 || mrrs < 1 || mrrs > 65535)
+				return cli_usage_error(cmd, "--mrrs must be 1..65535");
+			break;
+		case 'R':
+			if (parse_rate(optarg, &q.ring.rate, &why) < 0 || !(q.ring.rate > 0))
+				return cli_usage_error(cmd, "bad --rate '%s': %s", optarg,
+						       q.ring.rate > 0 ? why : "must be > 0");
+			break;
+		case 'D':
+			if (parse_duration(optarg, &q.ring.mrr_delay, &why) < 0)
+				return cli_usage_error(cmd, "bad --mrr-delay '%s': %s", optarg,
+						       why);
+			break;
+		case 'E':
+			if (parse_duration(optarg, &q.ring.oeo_delay, &why) < 0)
+				return cli_usage_error(cmd, "bad --oeo-delay '%s': %s", optarg,
+						       why);
+			break;
+		case 'O':
+			q.overlap = true;
+			break;
+		case 'j':
+			q.json = true;
+			break;
+		case 'f':
+			if (cli_format(cmd, optarg, FMT_TEXT | FMT_JSON | FMT_PB, &q.format))
+				return 2;
+			format_set = true;
+			break;
+		case 'o':
+			q.output = optarg;
+			break;
+		case 'h':
+			return cli_help(cmd, help);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if (!have_n)
+		return cli_usage_error(cmd, "missing --nodes");
+	if (!have_w)
+		return cli_usage_error(cmd, "missing --wavelengths");
+	if (format_set && !q.output)
+		return cli_usage_error(cmd, "--format needs -o OUT");
+	q.ring.max_add = interfaces * mrrs;
+	return wdm_run(&q);
+}

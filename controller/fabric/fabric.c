@@ -1,0 +1,139 @@
+/* The fabric model: lookups, names, and freeing what the loader built. */
+#include "controller/config/config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void driver_free(struct driver_cfg *d)
+{
+	free(d->type);
+	free(d->address);
+	free(d->credentials);
+	free(d->credentials_path);
+}
+
+void fabric_free(struct fabric *f)
+{
+	if (!f)
+		return;
+	for (uint32_t i = 0; i < f->nhosts; i++)
+		free(f->hosts[i].name);
+	free(f->hosts);
+	for (uint32_t i = 0; i < f->nrings; i++) {
+		struct ring *r = &f->rings[i];
+
+		free(r->name);
+		for (uint32_t k = 0; k < r->nnode_names; k++)
+			free(r->node_names[k]);
+		free(r->node_names);
+		free(r->node_locs);
+		free(r->members);
+		driver_free(&r->driver);
+		for (uint32_t k = 0; k < r->nlightpaths; k++) {
+			free(r->lightpaths[k].from);
+			free(r->lightpaths[k].to);
+		}
+		free(r->lightpaths);
+	}
+	free(f->rings);
+	for (uint32_t i = 0; i < f->nswitches; i++) {
+		free(f->switches[i].name);
+		driver_free(&f->switches[i].driver);
+	}
+	free(f->switches);
+	for (uint32_t i = 0; i < f->wiring_cfg.nswitch_names; i++)
+		free(f->wiring_cfg.switch_names[i]);
+	free(f->wiring_cfg.switch_names);
+	free(f->wiring_cfg.switch_locs);
+	for (uint32_t i = 0; i < f->wiring_cfg.nexplicit; i++) {
+		free(f->wiring_cfg.explicit_list[i].host_name);
+		free(f->wiring_cfg.explicit_list[i].switch_name);
+	}
+	free(f->wiring_cfg.explicit_list);
+	free(f->topology.spec);
+	for (uint32_t i = 0; i < f->ncollectives; i++) {
+		free(f->collectives[i].algorithm);
+	}
+	free(f->collectives);
+	free(f->wiring);
+	graph_free(f->graph);
+	port_map_free(&f->ports);
+	free(f->circuits);
+	free(f->host_index);
+	free(f->file);
+	free(f->dir);
+	free(f->name);
+	free(f->description);
+	free(f);
+}
+
+int fabric_find_host(const struct fabric *f, const char *name)
+{
+	if (f->host_index) {
+		uint32_t lo = 0, hi = f->nhosts;
+
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			int c = strcmp(f->hosts[f->host_index[mid]].name, name);
+
+			if (c == 0)
+				return (int)f->host_index[mid];
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return -1;
+	}
+	for (uint32_t i = 0; i < f->nhosts; i++)
+		if (strcmp(f->hosts[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+int fabric_find_switch(const struct fabric *f, const char *name)
+{
+	for (uint32_t i = 0; i < f->nswitches; i++)
+		if (strcmp(f->switches[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static const char *const op_names[] = {
+    [COLL_ALLGATHER] = "allgather",
+    [COLL_REDUCE_SCATTER] = "reduce-scatter",
+    [COLL_ALLREDUCE] = "allreduce",
+    [COLL_ALLTOALL] = "alltoall",
+};
+
+const char *collective_op_name(enum collective_op op)
+{
+	if ((size_t)op < ARRAY_SIZE(op_names) && op_names[op])
+		return op_names[op];
+	return "unknown";
+}
+
+int collective_op_parse(const char *s, enum collective_op *op)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(op_names); i++)
+		if (op_names[i] && strcmp(op_names[i], s) == 0) {
+			*op = (enum collective_op)i;
+			return 0;
+		}
+	return -1;
+}
+
+int fabric_open(const char *path, struct fabric **out, struct ofc_error *err)
+{
+	struct fabric *f;
+
+	*out = NULL;
+	if (config_load(path, &f, err) < 0)
+		return -1;
+	if (fabric_validate(f, err) < 0) {
+		fabric_free(f);
+		return -1;
+	}
+	*out = f;
+	return 0;
+}
