@@ -172,9 +172,10 @@ expect_exit 0 stop_ofcd
 
 # ---- the admin group; reads during a transaction; cancel; events; SIGTERM ----------------
 stop_emu "$e_pid"
-# 8 ms per cross-connect: a 256-change reconfigure takes about two seconds,
-# time enough to look at it while it runs.
-start_emu ocs-emu s --ports 256 --credentials configs/credentials/ocs0.cred --delay-ms 8
+# 20 ms per cross-connect: a 256-change reconfigure takes about five seconds,
+# time enough to look at it while it runs even on a loaded 2-core machine
+# (at 8 ms the queue-and-cancel steps below sometimes came after the commit).
+start_emu ocs-emu s --ports 256 --credentials configs/credentials/ocs0.cred --delay-ms 20
 DEV="ocs0=127.0.0.1:$s_port"
 ADMIN=$(getent group users | cut -d: -f3)
 start_ofcd d2.log --config "$TORUS" --socket "$SOCK" --socket-mode 0660 --admin-group users \
