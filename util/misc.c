@@ -33,6 +33,14 @@ unsigned edit_distance(const char *a, const char *b)
 	return row[lb] > 255 ? 255 : row[lb];
 }
 
+uint64_t unix_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 double now_seconds(void)
 {
 	struct timespec ts;

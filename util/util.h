@@ -194,6 +194,8 @@ void parallel_for(size_t n, size_t grain, unsigned threads,
 unsigned edit_distance(const char *a, const char *b);
 /* Monotonic clock in seconds. */
 double now_seconds(void);
+/* Wall-clock milliseconds since the epoch (records, events). */
+uint64_t unix_ms(void);
 /* Peak resident set size of this process in bytes (0 when unknown). */
 uint64_t peak_rss_bytes(void);
 

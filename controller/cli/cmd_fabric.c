@@ -3,7 +3,6 @@
  * changes the fabric first takes its lock and repairs any transaction a
  * crash left behind (ctl_recover). */
 #include "controller/cli/internal.h"
-#include "controller/reconfig/internal.h"
 
 #include <signal.h>
 #include <stdlib.h>

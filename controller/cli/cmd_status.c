@@ -3,7 +3,6 @@
  * record and with the config's target. Status only reads: it takes no lock
  * and repairs nothing, so it can show a transaction a crash left behind. */
 #include "controller/cli/internal.h"
-#include "controller/reconfig/internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1103,3 +1103,18 @@ int config_load(const char *path, struct fabric **out, struct ofc_error *err)
 	free(text);
 	return rc;
 }
+
+int fabric_open(const char *path, struct fabric **out, struct ofc_error *err)
+{
+	struct fabric *f;
+
+	*out = NULL;
+	if (config_load(path, &f, err) < 0)
+		return -1;
+	if (fabric_validate(f, err) < 0) {
+		fabric_free(f);
+		return -1;
+	}
+	*out = f;
+	return 0;
+}

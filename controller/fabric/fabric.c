@@ -1,5 +1,5 @@
 /* The fabric model: lookups, names, and freeing what the loader built. */
-#include "controller/config/config.h"
+#include "controller/fabric/fabric.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -121,19 +121,4 @@ int collective_op_parse(const char *s, enum collective_op *op)
 			return 0;
 		}
 	return -1;
-}
-
-int fabric_open(const char *path, struct fabric **out, struct ofc_error *err)
-{
-	struct fabric *f;
-
-	*out = NULL;
-	if (config_load(path, &f, err) < 0)
-		return -1;
-	if (fabric_validate(f, err) < 0) {
-		fabric_free(f);
-		return -1;
-	}
-	*out = f;
-	return 0;
 }

@@ -195,7 +195,8 @@ int fabric_find_switch(const struct fabric *f, const char *name);
 const char *collective_op_name(enum collective_op op);
 int collective_op_parse(const char *s, enum collective_op *op);
 
-/* The MRR channels ring r's lightpaths need (controller/fabric/rings.c). */
+/* The MRR channels ring r's lightpaths need: an MRR adding the wavelength
+ * at the source, one dropping it at the destination (fabric/rings.c). */
 void ring_target(const struct fabric *f, uint32_t r, struct device_state *out);
 
 #endif

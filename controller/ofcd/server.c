@@ -13,7 +13,6 @@
  * pipelining cannot make the daemon buffer without bound. Nothing a client
  * does blocks the loop; mutations and schedules run on the workers. */
 #include "controller/ofcd/internal.h"
-#include "controller/reconfig/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,6 @@
  * schedule worker computes GetSchedule answers. Both hand finished jobs
  * back as notes; the loop answers and publishes. */
 #include "controller/export/export.h"
-#include "controller/reconfig/internal.h"
 #include "controller/ofcd/internal.h"
 
 #include <stdlib.h>

@@ -26,7 +26,6 @@ struct journal {
 };
 
 char *ctl_path(const char *state_dir, const char *fabric, const char *ext);
-uint64_t unix_ms(void);
 const char *journal_phase_name(enum journal_phase p);
 /* states[i] belongs to c->devs[i]; topology is the spec they realise
  * (NULL: the ctl's fabric's). */

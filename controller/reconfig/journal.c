@@ -22,14 +22,6 @@ char *ctl_path(const char *state_dir, const char *fabric, const char *ext)
 	return xasprintf("%s/%s.%s", state_dir, fabric, ext);
 }
 
-uint64_t unix_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* ---- device state <-> DeviceRecord ------------------------------------------ */
 
 static void pack_device(struct arena *a, Ofc__V1__DeviceRecord *r, const char *name,
