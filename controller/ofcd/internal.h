@@ -1,10 +1,13 @@
 /* Private to controller/ofcd/: the parts of ofcd that its files share.
  *
- *   ofcd.c        the event loop side: sockets, connections, frames,
+ *   server.c      the event loop side: sockets, connections, frames,
  *                 authorisation, reads from the snapshot, the mutation queue
- *   ofcd_work.c   the two workers: mutations (owns the struct ctl) and
+ *   work.c        the two workers: mutations (owns the struct ctl) and
  *                 schedules; the start-up (config, lock, recovery)
- *   ofcd_state.c  snapshots: the last committed state as an ofc.v1.State
+ *   snapshot.c    snapshots: the last committed state as an ofc.v1.State
+ *   jobs.c        jobs and notes handed between the threads, the log
+ *   loop.c        the event loop (loop.h)
+ *   client.c      the client side of the socket (ofcd.h)
  *
  * Threads: the loop thread owns connections, the queue and the published
  * snapshot; the mutation worker owns the running config and its ctl; the
@@ -191,7 +194,7 @@ void ofcd_log(struct ofcd *d, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
 /* Queue a note for the loop and wake it (any thread). */
 void ofcd_note(struct ofcd *d, struct note *n);
 
-/* ofcd_work.c */
+/* work.c */
 int ofcd_start(struct ofcd *d, struct ofc_error *err); /* config, lock, recovery */
 void *ofcd_mutation_worker(void *arg);
 void *ofcd_schedule_worker(void *arg);

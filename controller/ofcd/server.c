@@ -65,39 +65,6 @@ static const char *const status_names[] = {"ok",	"invalid",  "denied",
 					   "busy",	"failed",   "not-found",
 					   "cancelled", "internal", "unavailable"};
 
-/* ---- logging ----------------------------------------------------------------- */
-
-void ofcd_log(struct ofcd *d, int level, const char *fmt, ...)
-{
-	char msg[1200];
-	va_list ap;
-
-	if (!d->o.log || level > d->o.log_level)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	/* Client-supplied strings end up here: no control characters in logs. */
-	for (char *p = msg; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-	d->o.log(d->o.log_ctx, level, msg);
-}
-
-void ofcd_note(struct ofcd *d, struct note *n)
-{
-	uint64_t one = 1;
-
-	pthread_mutex_lock(&d->note_mu);
-	if (d->notes_tail)
-		d->notes_tail->next = n;
-	else
-		d->notes = n;
-	d->notes_tail = n;
-	pthread_mutex_unlock(&d->note_mu);
-	(void)!write(d->wake_fd, &one, sizeof(one));
-}
-
 static void changed(struct ofcd *d)
 {
 	d->version++;

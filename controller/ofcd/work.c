@@ -11,46 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void response_pack(const Ofc__V1__Response *r, uint8_t **buf, size_t *len)
-{
-	*len = protobuf_c_message_get_packed_size(&r->base);
-	*buf = xmalloc(*len + 1);
-	protobuf_c_message_pack(&r->base, *buf);
-}
-
-void job_free(struct job *j)
-{
-	if (!j)
-		return;
-	free(j->target);
-	free(j->yaml);
-	free(j->filename);
-	free(j->spec);
-	free(j->algo);
-	fabcfg_unref(j->cfg);
-	free(j->reply);
-	snapshot_free(j->snap);
-	fabcfg_unref(j->new_cfg);
-	free(j->probe);
-	while (j->deferred) {
-		struct note *n = j->deferred;
-
-		j->deferred = n->next;
-		note_free(n);
-	}
-	free(j);
-}
-
-void note_free(struct note *n)
-{
-	if (!n)
-		return;
-	job_free(n->job);
-	free(n->device);
-	free(n->message);
-	free(n);
-}
-
 /* ---- events from ctl ------------------------------------------------------------ */
 
 static void post_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, const char *device,
