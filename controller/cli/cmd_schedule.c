@@ -25,38 +25,6 @@ static const char help[] =
     "  --time-limit T   all-to-all mcf: stop column generation after T (default\n"
     "                   60s; 0 = none) with theta certified within a reported gap\n";
 
-int cli_write_schedule(const struct schedule_request *req, const struct schedule *s,
-		       struct ofc_error *err)
-{
-	struct cli_output out;
-	int rc = 0;
-
-	if (!req->output)
-		return 0;
-	if (cli_output_open(&out, req->output, err) < 0)
-		return -1;
-	switch (req->format) {
-	case FMT_PB:
-		rc = schedule_write_pb(s, out.f, err);
-		break;
-	case FMT_TEXT:
-		sched_write_text(out.f, s, UINT32_MAX);
-		break;
-	default: {
-		struct json_writer w;
-
-		jw_init(&w, out.f, true);
-		sched_write_json(&w, s, true);
-		jw_finish(&w);
-		break;
-	}
-	}
-	if (rc == 0)
-		return cli_output_commit(&out, err);
-	cli_output_abort(&out);
-	return -1;
-}
-
 int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {

@@ -182,15 +182,7 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 		at_target &= target;
 		if (fc.json) {
 			jw_obj_begin(&w);
-			jw_key(&w, "name");
-			jw_str(&w, cd->cfg.name);
-			jw_key(&w, "driver");
-			jw_str(&w, cd->cfg.driver);
-			jw_key(&w, "address");
-			if (cd->cfg.address)
-				jw_str(&w, cd->cfg.address);
-			else
-				jw_null(&w);
+			json_device(&w, cd, false);
 			jw_key(&w, "reachable");
 			jw_bool(&w, cd->read_ok);
 			jw_key(&w, "error");

@@ -79,7 +79,7 @@ int schedule_wdm(struct schedule_request *req);	   /* WDM rings (cmd_schedule_wd
 int schedule_direct(struct schedule_request *req); /* direct-connect (cmd_schedule_dc.c) */
 
 /* Commands that talk to devices (cmd_fabric.c, cmd_status.c, cmd_testbed.c)
- * share FILE, --device, --state-dir and --json. */
+ * share FILE, --device, --state-dir and --json (fabric_cmd.c). */
 struct fabric_cmd {
 	const struct cli_cmd *cmd;
 	const char *file;
@@ -107,6 +107,7 @@ int fabric_cmd_repair(struct fabric_cmd *fc, struct ofc_error *err);
 int fabric_cmd_fail(struct fabric_cmd *fc, const struct ofc_error *err);
 void fabric_cmd_free(struct fabric_cmd *fc);
 void json_state(struct json_writer *w, const struct device_state *s);
+void json_device(struct json_writer *w, const struct ctl_device *cd, bool with_class);
 
 int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_apply(const struct cli_cmd *cmd, int argc, char **argv);
