@@ -38,7 +38,7 @@ Ofc__V1__Fabric *fabric_msg(struct arena *a, const struct fabric *f);
 
 /* ofc.v1.Schedule in pieces that protobuf merges when concatenated (as
  * schedule_write_pb writes them): the header with every figure and no
- * steps, one message per step, and (schedule_api.c) the direct-connect
+ * steps, one message per step, and the direct-connect
  * fields of a computed schedule: tau_b_fraction and the links used. */
 Ofc__V1__Schedule *schedule_header_msg(struct arena *a, const struct schedule *s);
 Ofc__V1__Schedule *schedule_step_msg(struct arena *a, const struct schedule *s, uint32_t t);

@@ -11,7 +11,6 @@
  * (controller/cmd_schedule_wdm.c, wdm_run.c). The CLI files are not shared:
  * they print as they go, and this file keeps to what the daemon needs. */
 #include "controller/schedule/schedule.h"
-#include "controller/export/export.h"
 #include "optree/optree.h"
 
 #include <math.h>
@@ -443,44 +442,4 @@ void schedule_result_free(struct schedule_result *r)
 	sched_free(&r->s);
 	free(r->links);
 	memset(r, 0, sizeof(*r));
-}
-
-Ofc__V1__Schedule *schedule_extra_msg(struct arena *a, const struct schedule_result *r)
-{
-	return schedule_fabric_msg(a, r->tau_b, r->fabric, r->links, r->nic_ports ? r->nlinks : 0);
-}
-
-Ofc__V1__Schedule *schedule_fabric_msg(struct arena *a, struct frac tau_b, const struct fabric *f,
-				       const struct schedule_link *links, uint32_t nlinks)
-{
-	Ofc__V1__Schedule *m = arena_alloc(a, sizeof(*m));
-	char buf[64];
-
-	ofc__v1__schedule__init(m);
-	if (frac_valid(tau_b))
-		m->tau_b_fraction = arena_strdup(a, frac_str(tau_b, buf, sizeof(buf)));
-	if (!nlinks)
-		return m;
-	m->links = arena_array(a, nlinks, sizeof(*m->links));
-	for (uint32_t i = 0; i < nlinks; i++) {
-		const struct schedule_link *k = &links[i];
-		Ofc__V1__FabricLink *l = arena_alloc(a, sizeof(*l));
-		ofc__v1__fabric_link__init(l);
-		l->has_src = l->has_port = l->has_dst = 1;
-		l->src = k->src;
-		l->port = k->port;
-		l->dst = k->dst;
-		l->src_host = f->hosts[k->src].name;
-		l->dst_host = f->hosts[k->dst].name;
-		if (k->circuit >= 0) {
-			const struct circuit *ci = &f->circuits[k->circuit];
-
-			l->switch_name = f->switches[ci->sw].name;
-			l->has_in_port = l->has_out_port = 1;
-			l->in_port = ci->in_port;
-			l->out_port = ci->out_port;
-		}
-		m->links[m->n_links++] = l;
-	}
-	return m;
 }
