@@ -46,44 +46,45 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	struct wdm_request q = {.cmd = cmd, .algo = "optree", .format = FMT_JSON};
+	struct schedule_query q = {.collective = SCHED_ALLGATHER, .algorithm = "optree"};
+	struct schedule_print p = {.cmd = cmd, .format = FMT_JSON};
+	struct optree_ring ring = {0, 0, 1, 0, 40e9, 25e-6, 10e-9, 4u << 20};
 	uint32_t interfaces = 4, mrrs = 64;
 	bool have_n = false, have_w = false, format_set = false;
 	struct ofc_error err = {0};
 	const char *why;
 	int c;
 
-	q.ring = (struct optree_ring){0, 0, 1, 0, 40e9, 25e-6, 10e-9, 4u << 20};
 	while ((c = cli_getopt(cmd, argc, argv, "n:w:F:b:a:r:I:M:R:D:E:Ojf:o:h", opts)) != -1) {
 		switch (c) {
 		case -2:
 			return 2;
 		case 'n':
-			if (parse_u32(optarg, &q.ring.nodes) < 0 || q.ring.nodes < 2 ||
-			    q.ring.nodes > OPTREE_MAX_NODES)
+			if (parse_u32(optarg, &ring.nodes) < 0 || ring.nodes < 2 ||
+			    ring.nodes > OPTREE_MAX_NODES)
 				return cli_usage_error(cmd, "--nodes must be 2..%u",
 						       OPTREE_MAX_NODES);
 			have_n = true;
 			break;
 		case 'w':
-			if (parse_u32(optarg, &q.ring.wavelengths) < 0 || q.ring.wavelengths < 1 ||
-			    q.ring.wavelengths > 65535)
+			if (parse_u32(optarg, &ring.wavelengths) < 0 || ring.wavelengths < 1 ||
+			    ring.wavelengths > 65535)
 				return cli_usage_error(cmd, "--wavelengths must be 1..65535");
 			have_w = true;
 			break;
 		case 'F':
-			if (parse_u32(optarg, &q.ring.fibres) < 0 || q.ring.fibres < 1 ||
-			    q.ring.fibres > 255)
+			if (parse_u32(optarg, &ring.fibres) < 0 || ring.fibres < 1 ||
+			    ring.fibres > 255)
 				return cli_usage_error(cmd, "--fibres must be 1..255");
 			break;
 		case 'b':
-			if (parse_size(optarg, &q.ring.block_bytes, &why) < 0 ||
-			    !q.ring.block_bytes)
+			if (parse_size(optarg, &ring.block_bytes, &why) < 0 ||
+			    !ring.block_bytes)
 				return cli_usage_error(cmd, "bad --block-size '%s': %s", optarg,
-						       q.ring.block_bytes ? why : "must be > 0");
+						       ring.block_bytes ? why : "must be > 0");
 			break;
 		case 'a':
-			q.algo = optarg;
+			q.algorithm = optarg;
 			break;
 		case 'r':
 			if (optree_parse_radices(optarg, q.radix, &q.depth, &err) < 0)
@@ -99,17 +100,17 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 				return cli_usage_error(cmd, "--mrrs must be 1..65535");
 			break;
 		case 'R':
-			if (parse_rate(optarg, &q.ring.rate, &why) < 0 || !(q.ring.rate > 0))
+			if (parse_rate(optarg, &ring.rate, &why) < 0 || !(ring.rate > 0))
 				return cli_usage_error(cmd, "bad --rate '%s': %s", optarg,
-						       q.ring.rate > 0 ? why : "must be > 0");
+						       ring.rate > 0 ? why : "must be > 0");
 			break;
 		case 'D':
-			if (parse_duration(optarg, &q.ring.mrr_delay, &why) < 0)
+			if (parse_duration(optarg, &ring.mrr_delay, &why) < 0)
 				return cli_usage_error(cmd, "bad --mrr-delay '%s': %s", optarg,
 						       why);
 			break;
 		case 'E':
-			if (parse_duration(optarg, &q.ring.oeo_delay, &why) < 0)
+			if (parse_duration(optarg, &ring.oeo_delay, &why) < 0)
 				return cli_usage_error(cmd, "bad --oeo-delay '%s': %s", optarg,
 						       why);
 			break;
@@ -117,15 +118,15 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 			q.overlap = true;
 			break;
 		case 'j':
-			q.json = true;
+			p.json = true;
 			break;
 		case 'f':
-			if (cli_format(cmd, optarg, FMT_TEXT | FMT_JSON | FMT_PB, &q.format))
+			if (cli_format(cmd, optarg, FMT_TEXT | FMT_JSON | FMT_PB, &p.format))
 				return 2;
 			format_set = true;
 			break;
 		case 'o':
-			q.output = optarg;
+			p.output = optarg;
 			break;
 		case 'h':
 			return cli_help(cmd, help);
@@ -137,8 +138,9 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "missing --nodes");
 	if (!have_w)
 		return cli_usage_error(cmd, "missing --wavelengths");
-	if (format_set && !q.output)
+	if (format_set && !p.output)
 		return cli_usage_error(cmd, "--format needs -o OUT");
-	q.ring.max_add = interfaces * mrrs;
-	return wdm_run(&q);
+	ring.max_add = interfaces * mrrs;
+	q.ring = &ring;
+	return cli_schedule(&p, &q);
 }

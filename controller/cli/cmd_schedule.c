@@ -1,5 +1,5 @@
-/* ofc schedule: the options every schedule shares, then the WDM-ring or the
- * direct-connect family of algorithms. */
+/* ofc schedule: options into a schedule_query, the pipeline
+ * (controller/schedule), and the printers of its two families. */
 #include "controller/cli/internal.h"
 
 #include <stdlib.h>
@@ -25,7 +25,56 @@ static const char help[] =
     "  --time-limit T   all-to-all mcf: stop column generation after T (default\n"
     "                   60s; 0 = none) with theta certified within a reported gap\n";
 
-int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
+/* The ring family's refusal that comes before any work: -o names one file. */
+static bool ring_request(const struct schedule_query *q)
+{
+	return q->ring || (!q->spec && q->fabric && q->fabric->nrings);
+}
+
+int cli_schedule(const struct schedule_print *p, const struct schedule_query *q)
+{
+	struct schedule_result r;
+	struct ofc_error err = {0};
+	bool spec_error;
+	int rc;
+
+	if (ring_request(q) && q->algorithm && strcmp(q->algorithm, "all") == 0 && p->output)
+		return cli_usage_error(p->cmd, "-o writes one schedule: pick one --algo");
+	if (schedule_compute(q, &r, &spec_error, &err) < 0) {
+		if (spec_error) {
+			fprintf(stderr, "ofc %s: invalid topology '%s' at column %u: %s\n",
+				p->cmd->name, q->spec, err.col, err.msg);
+			return 2;
+		}
+		if (err.code == OFC_E_USAGE)
+			return cli_usage_error(p->cmd, "%s%s%s", err.file, err.file[0] ? ": " : "",
+					       err.msg);
+		return cli_fail(&err);
+	}
+	if (r.note[0])
+		fprintf(stderr, "ofc %s: %s\n", p->cmd->name, r.note);
+	if (!r.main->applies && !(r.kind == SCHEDULE_RING && r.compare)) {
+		/* The chosen algorithm cannot run on this topology or input. */
+		if (r.kind == SCHEDULE_DIRECT) {
+			fprintf(stderr, "ofc %s: %s: %s\n", p->cmd->name, r.main->algo,
+				r.main->why);
+			rc = 2;
+		} else if (r.main->why_code == OFC_E_RUNTIME) {
+			fprintf(stderr, "ofc %s: %s\n", p->cmd->name, r.main->why);
+			rc = 1;
+		} else {
+			rc = cli_usage_error(p->cmd, "%s", r.main->why);
+		}
+	} else {
+		rc = r.kind == SCHEDULE_RING ? print_ring(p, &r) : print_direct(p, &r);
+	}
+	schedule_result_free(&r);
+	return rc;
+}
+
+/* Options into the request; returns -1 to go on, else the exit status. */
+static int parse_options(const struct cli_cmd *cmd, int argc, char **argv,
+			 struct schedule_query *q, struct schedule_print *p, const char **file)
 {
 	static const struct option opts[] = {
 	    {"topology", required_argument, NULL, 'T'},
@@ -47,21 +96,19 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	struct schedule_request req = {.cmd = cmd, .format = FMT_JSON, .time_limit = 60};
-	struct ofc_error err = {0};
 	bool collective_set = false, format_set = false;
-	const char *why;
-	int c, rc;
+	const char *why = NULL;
+	int c;
 
 	while ((c = cli_getopt(cmd, argc, argv, "T:c:a:s:A:B:P:Ojf:o:t:L:V:H:h", opts)) != -1) {
 		switch (c) {
 		case -2:
 			return 2;
 		case 'T':
-			req.spec = optarg;
+			q->spec = optarg;
 			break;
 		case 'c':
-			if (sched_collective_parse(optarg, &req.collective) < 0)
+			if (sched_collective_parse(optarg, &q->collective) < 0)
 				return cli_usage_error(cmd,
 						       "unknown collective '%s' (allgather, "
 						       "reduce-scatter, allreduce, alltoall)",
@@ -69,69 +116,71 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 			collective_set = true;
 			break;
 		case 'a':
-			req.algo = optarg;
+			q->algorithm = optarg;
 			break;
 		case 's':
-			if (parse_size(optarg, &req.size, &why) < 0 || req.size == 0)
+			if (parse_size(optarg, &q->size, &why) < 0 || q->size == 0)
 				return cli_usage_error(cmd, "bad --size '%s': %s", optarg,
-						       req.size == 0 && !why ? "must be > 0" : why);
+						       q->size == 0 && !why ? "must be > 0" : why);
 			break;
 		case 'A':
-			if (parse_duration(optarg, &req.alpha, &why) < 0)
+			if (parse_duration(optarg, &q->alpha, &why) < 0)
 				return cli_usage_error(cmd, "bad --alpha '%s': %s", optarg, why);
-			req.alpha_set = true;
+			q->alpha_set = true;
 			break;
 		case 'B':
-			if (parse_rate(optarg, &req.bandwidth, &why) < 0 || req.bandwidth <= 0)
+			if (parse_rate(optarg, &q->bandwidth, &why) < 0 || q->bandwidth <= 0)
 				return cli_usage_error(cmd, "bad --bandwidth '%s': %s", optarg,
-						       req.bandwidth <= 0 ? "must be > 0" : why);
-			req.bandwidth_set = true;
+						       q->bandwidth <= 0 ? "must be > 0" : why);
+			q->bandwidth_set = true;
 			break;
 		case 'P':
-			if (parse_u32(optarg, &req.chunks) < 0 || req.chunks < 1 ||
-			    req.chunks > 1000000)
+			if (parse_u32(optarg, &q->chunks) < 0 || q->chunks < 1 ||
+			    q->chunks > 1000000)
 				return cli_usage_error(cmd, "--chunks must be 1..1000000");
 			break;
 		case 'O':
-			req.overlap = true;
+			q->overlap = true;
 			break;
 		case 'j':
-			req.json = true;
+			p->json = true;
 			break;
 		case 'f':
-			if (cli_format(cmd, optarg, FMT_TEXT | FMT_JSON | FMT_PB, &req.format))
+			if (cli_format(cmd, optarg, FMT_TEXT | FMT_JSON | FMT_PB, &p->format))
 				return 2;
 			format_set = true;
 			break;
 		case 'o':
-			req.output = optarg;
+			p->output = optarg;
 			break;
 		case 't':
-			if (parse_u32(optarg, &req.threads) < 0 || req.threads > 64)
+			if (parse_u32(optarg, &q->threads) < 0 || q->threads > 64)
 				return cli_usage_error(cmd, "--threads must be 0..64");
 			break;
 		case 'L':
 			if (strcmp(optarg, "steps") && strcmp(optarg, "paths") &&
 			    strcmp(optarg, "single"))
 				return cli_usage_error(cmd, "--lowering is steps, paths or single");
-			req.lowering = optarg;
+			q->lowering = optarg;
 			break;
 		case 'V':
 			if (strcmp(optarg, "auto") && strcmp(optarg, "bandwidth") &&
 			    strcmp(optarg, "latency"))
 				return cli_usage_error(cmd,
 						       "--variant is auto, bandwidth or latency");
-			req.variant = optarg;
+			q->variant = optarg;
 			break;
 		case 'H':
-			if (parse_duration(optarg, &req.hop_latency, &why) < 0)
+			if (parse_duration(optarg, &q->hop_latency, &why) < 0)
 				return cli_usage_error(cmd, "bad --hop-latency '%s': %s", optarg,
 						       why);
 			break;
 		case 'l':
-			if (parse_duration(optarg, &req.time_limit, &why) < 0)
+			if (parse_duration(optarg, &q->time_limit, &why) < 0)
 				return cli_usage_error(cmd, "bad --time-limit '%s': %s", optarg,
 						       why);
+			if (q->time_limit == 0)
+				q->time_limit = -1; /* none */
 			break;
 		case 'h':
 			return cli_help(cmd, help);
@@ -139,39 +188,33 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 	}
 	if (optind < argc - 1)
 		return cli_usage_error(cmd, "too many arguments");
-	req.file = optind < argc ? argv[optind] : NULL;
-	if (!req.file == !req.spec)
+	*file = optind < argc ? argv[optind] : NULL;
+	if (!*file == !q->spec)
 		return cli_usage_error(cmd, "give a config FILE or --topology SPEC (one of them)");
 	if (!collective_set)
 		return cli_usage_error(cmd, "missing --collective");
-	if (format_set && !req.output)
+	if (format_set && !p->output)
 		return cli_usage_error(cmd, "--format needs -o OUT");
+	return -1;
+}
 
-	if (req.file) {
-		if (fabric_open(req.file, &req.fabric, &err) < 0)
+int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
+{
+	struct schedule_query q = {0};
+	struct schedule_print p = {.cmd = cmd, .format = FMT_JSON};
+	struct fabric *f = NULL;
+	struct ofc_error err = {0};
+	const char *file = NULL;
+	int rc = parse_options(cmd, argc, argv, &q, &p, &file);
+
+	if (rc >= 0)
+		return rc;
+	if (file) {
+		if (fabric_open(file, &f, &err) < 0)
 			return cli_fail(&err);
-		req.graph = req.fabric->graph;
-		if (!req.alpha_set)
-			req.alpha = req.fabric->cost.alpha;
-	} else {
-		if (topo_build(req.spec, &req.graph, &err) < 0) {
-			fprintf(stderr, "ofc schedule: invalid topology '%s' at column %u: %s\n",
-				req.spec, err.col, err.msg);
-			return 2;
-		}
-		if (!req.alpha_set)
-			req.alpha = 10e-6;
+		q.fabric = f;
 	}
-	if (req.fabric && req.fabric->nrings)
-		rc = schedule_wdm(&req);
-	else if (!req.graph)
-		rc = cli_usage_error(cmd, "%s has neither a WDM ring nor a topology to schedule on",
-				     req.file);
-	else
-		rc = schedule_direct(&req);
-	if (req.fabric)
-		fabric_free(req.fabric);
-	else
-		graph_free(req.graph);
+	rc = cli_schedule(&p, &q);
+	fabric_free(f);
 	return rc;
 }

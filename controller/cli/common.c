@@ -99,7 +99,7 @@ void cli_output_abort(struct cli_output *o)
 		atomic_commit(&o->af, &(struct ofc_error){0});
 }
 
-int cli_write_schedule(const struct schedule_request *req, const struct schedule *s,
+int cli_write_schedule(const struct schedule_print *req, const struct schedule *s,
 		       struct ofc_error *err)
 {
 	struct cli_output out;

@@ -45,38 +45,24 @@ int cli_output_open(struct cli_output *o, const char *path, struct ofc_error *er
 int cli_output_commit(struct cli_output *o, struct ofc_error *err);
 void cli_output_abort(struct cli_output *o);
 
-/* `ofc schedule`: options every algorithm shares, parsed once. */
-struct schedule_request {
+/* `ofc schedule` and `ofc optree`: what to print of a schedule_result. */
+struct schedule_print {
 	const struct cli_cmd *cmd;
-	const char *file;      /* FILE, validated into fabric */
-	struct fabric *fabric; /* NULL with --topology */
-	const char *spec;      /* --topology SPEC */
-	struct graph *graph;   /* the topology: from --topology, or the fabric's */
-	enum sched_collective collective;
-	const char *algo; /* --algo (default chosen per fabric kind) */
-	uint64_t size;	  /* --size, bytes per node; 0 = from the config */
-	double alpha;	  /* --alpha, seconds per step */
-	double bandwidth; /* --bandwidth, a node's egress bits/s */
-	bool alpha_set, bandwidth_set;
-	uint32_t chunks;	/* --chunks P, 0 = exact fractions */
-	bool overlap;		/* --overlap (WDM: pre-tune MRRs) */
 	bool json;		/* --json: the summary as JSON */
 	enum out_format format; /* --format for -o */
 	const char *output;	/* -o FILE: the whole schedule */
-	unsigned threads;	/* --threads, 0 = all CPUs */
-	const char *lowering;	/* --lowering (all-to-all mcf): steps, paths, single */
-	const char *variant; /* --variant (swing, recursive-doubling): auto, bandwidth, latency */
-	double hop_latency;  /* --hop-latency, seconds per hop (routed torus schedules) */
-	double time_limit;   /* --time-limit (all-to-all mcf), seconds; 0 = none */
 };
 
-/* Write the whole schedule to req->output in req->format (json, text, pb).
- * Nothing to do when no -o was given. */
-int cli_write_schedule(const struct schedule_request *req, const struct schedule *s,
+/* Compute q through the pipeline (controller/schedule), print the summary
+ * or the comparison, write -o; returns the exit status (cmd_schedule.c). */
+int cli_schedule(const struct schedule_print *p, const struct schedule_query *q);
+/* The two families' printers; each returns the exit status. */
+int print_direct(const struct schedule_print *p, const struct schedule_result *r);
+int print_ring(const struct schedule_print *p, const struct schedule_result *r);
+/* Write a schedule to p->output in p->format (json, text, pb). Nothing to
+ * do when no -o was given. */
+int cli_write_schedule(const struct schedule_print *p, const struct schedule *s,
 		       struct ofc_error *err);
-/* The two families of schedules; each returns the exit status. */
-int schedule_wdm(struct schedule_request *req);	   /* WDM rings (cmd_schedule_wdm.c) */
-int schedule_direct(struct schedule_request *req); /* direct-connect (cmd_schedule_dc.c) */
 
 /* Commands that talk to devices (cmd_fabric.c, cmd_status.c, cmd_testbed.c)
  * share FILE, --device, --state-dir and --json (fabric_cmd.c). */
@@ -115,23 +101,6 @@ int cmd_try(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_status(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv);
-/* All-gather on a WDM ring (controller/wdm_run.c): the ring, the
- * algorithm ("ring", "ne", "onestage", "optree" or "all") and the outputs.
- * Builds, verifies, prices and prints; returns the exit status. */
-struct wdm_request {
-	const struct cli_cmd *cmd;
-	struct optree_ring ring;
-	const char *ring_name; /* from a config, or NULL */
-	const char *algo;
-	uint32_t radix[OPTREE_MAX_DEPTH]; /* --radices: a forced plan */
-	uint32_t depth;			  /* 0 = the planner's best */
-	bool overlap;
-	bool json;
-	enum out_format format; /* for -o */
-	const char *output;
-};
-int wdm_run(const struct wdm_request *q);
-
 int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv);

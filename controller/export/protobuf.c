@@ -367,7 +367,7 @@ int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err
 
 Ofc__V1__Schedule *schedule_extra_msg(struct arena *a, const struct schedule_result *r)
 {
-	return schedule_fabric_msg(a, r->tau_b, r->fabric, r->links, r->nic_ports ? r->nlinks : 0);
+	return schedule_fabric_msg(a, r->main->tau_b, r->fabric, r->links, r->nic_ports ? r->nlinks : 0);
 }
 
 Ofc__V1__Schedule *schedule_fabric_msg(struct arena *a, struct frac tau_b, const struct fabric *f,

@@ -141,7 +141,7 @@ static const struct device_state *recorded(const struct ctl_record *r, const cha
  * the arena (the schedule itself is freed right after). */
 static Ofc__V1__Schedule *summary(struct arena *a, const struct schedule_result *r)
 {
-	Ofc__V1__Schedule *h = schedule_header_msg(a, &r->s);
+	Ofc__V1__Schedule *h = schedule_header_msg(a, &r->main->s);
 	Ofc__V1__Schedule *x = schedule_extra_msg(a, r);
 
 	h->algorithm = arena_strdup(a, h->algorithm);
@@ -253,7 +253,7 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 		struct schedule_query q = {.fabric = f, .collective = cfg->coll, .size = cfg->size};
 		struct schedule_result r;
 
-		if (schedule_compute(&q, &r, &err) == 0) {
+		if (schedule_compute(&q, &r, NULL, &err) == 0 && schedule_check(&r, &err) == 0) {
 			st->schedule = summary(a, &r);
 			schedule_result_free(&r);
 		} else {
@@ -268,7 +268,7 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 		};
 		struct schedule_result r;
 
-		if (schedule_compute(&q, &r, &err) == 0) {
+		if (schedule_compute(&q, &r, NULL, &err) == 0 && schedule_check(&r, &err) == 0) {
 			st->schedule = summary(a, &r);
 			schedule_result_free(&r);
 		} else if (!why[0]) {

@@ -505,10 +505,12 @@ static void run_mutation(struct ofcd *d, struct job *j)
 		    .fabric = d->w_cfg->f, .collective = j->coll, .size = j->size};
 		struct schedule_result r;
 
-		if (schedule_compute(&q, &r, &err) == 0) {
-			an.t.schedule = schedule_header_msg(&an.a, &r.s);
+		if (schedule_compute(&q, &r, NULL, &err) == 0 && schedule_check(&r, &err) == 0) {
+			const struct schedule *s = &r.main->s;
+
+			an.t.schedule = schedule_header_msg(&an.a, s);
 			an.t.schedule->algorithm = arena_strdup(&an.a, an.t.schedule->algorithm);
-			an.t.schedule->topology = arena_strdup(&an.a, r.s.topology);
+			an.t.schedule->topology = arena_strdup(&an.a, s->topology);
 			for (size_t i = 0; i < an.t.schedule->n_metrics; i++)
 				an.t.schedule->metrics[i]->key =
 				    arena_strdup(&an.a, an.t.schedule->metrics[i]->key);
@@ -518,7 +520,7 @@ static void run_mutation(struct ofcd *d, struct job *j)
 				      "%s; topology %s picked for %s: %s takes %u steps, %.6g us "
 				      "(verified)",
 				      an.r.message, j->target, sched_collective_name(j->coll),
-				      r.s.algorithm, r.s.nsteps, r.s.time_us);
+				      s->algorithm, s->nsteps, s->time_us);
 			schedule_result_free(&r);
 		}
 	}
@@ -598,10 +600,12 @@ static void run_schedule(struct job *j)
 	resp.has_id = resp.has_status = 1;
 	resp.id = j->req_id;
 	fmt_size(lim, sizeof(lim), j->max_frame);
-	if (schedule_compute(&q, &r, &err) < 0) {
+	bool spec_error;
+
+	if (schedule_compute(&q, &r, &spec_error, &err) < 0 || schedule_check(&r, &err) < 0) {
 		resp.status = err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
 							: OFC__V1__STATUS__STATUS_INVALID;
-		resp.message = err.col && j->spec
+		resp.message = spec_error
 				   ? arena_printf(&a, "topology '%s' at column %u: %s", j->spec,
 						  err.col, err.msg)
 				   : err.msg;
@@ -609,25 +613,26 @@ static void run_schedule(struct job *j)
 		arena_free(&a);
 		return;
 	}
+	const struct schedule *s = &r.main->s;
 	bool steps = !j->summary_only;
-	if (steps && (double)r.s.nxfers * MIN_TRANSFER_BYTES > j->max_frame)
+	if (steps && (double)s->nxfers * MIN_TRANSFER_BYTES > j->max_frame)
 		goto too_big;
-	resp.status = r.s.verified ? OFC__V1__STATUS__STATUS_OK : OFC__V1__STATUS__STATUS_INTERNAL;
-	resp.message = r.s.verified
+	resp.status = s->verified ? OFC__V1__STATUS__STATUS_OK : OFC__V1__STATUS__STATUS_INTERNAL;
+	resp.message = s->verified
 			   ? arena_printf(&a, "%s %s on %s: %u steps, %.6g us, verified",
-					  r.s.algorithm, sched_collective_name(r.s.collective),
-					  r.s.topology, r.s.nsteps, r.s.time_us)
+					  s->algorithm, sched_collective_name(s->collective),
+					  s->topology, s->nsteps, s->time_us)
 			   : arena_printf(&a, "the %s schedule failed verification: %s",
-					  r.s.algorithm, r.verify_error);
-	Ofc__V1__Schedule *h = schedule_header_msg(&a, &r.s), *x = schedule_extra_msg(&a, &r);
+					  s->algorithm, r.main->verify_error);
+	Ofc__V1__Schedule *h = schedule_header_msg(&a, s), *x = schedule_extra_msg(&a, &r);
 	h->tau_b_fraction = x->tau_b_fraction;
 	h->n_links = x->n_links;
 	h->links = x->links;
 	if (steps) {
-		h->n_steps = r.s.nsteps;
-		h->steps = arena_array(&a, r.s.nsteps, sizeof(*h->steps));
-		for (uint32_t t = 0; t < r.s.nsteps; t++)
-			h->steps[t] = schedule_step_msg(&a, &r.s, t)->steps[0];
+		h->n_steps = s->nsteps;
+		h->steps = arena_array(&a, s->nsteps, sizeof(*h->steps));
+		for (uint32_t t = 0; t < s->nsteps; t++)
+			h->steps[t] = schedule_step_msg(&a, s, t)->steps[0];
 	}
 	resp.body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
 	resp.schedule = h;
@@ -647,7 +652,7 @@ too_big:
 				    "the %s schedule (%zu transfers in %u steps) does not fit in a "
 				    "frame of %s: ask with summary_only, or run ofcd with a larger "
 				    "--max-frame",
-				    r.s.algorithm, r.s.nxfers, r.s.nsteps, lim);
+				    s->algorithm, s->nxfers, s->nsteps, lim);
 	response_pack(&resp, &j->reply, &j->reply_len);
 	arena_free(&a);
 	schedule_result_free(&r);

@@ -148,6 +148,27 @@ same_schedule "alltoall direct" --collective alltoall --algo direct --size 1MiB 
 same_schedule "swing" --collective allreduce --algo swing --size 1MiB --topology torus:8x8 -- \
 	--topology torus:8x8 --collective allreduce --algo swing --size 1MiB --alpha 10us \
 	--bandwidth 400Gbps
+# Every other algorithm through the one pipeline: on the fabric's NIC ports,
+# and what-if on topologies where the algorithm applies.
+for a in bfb bfb-lp; do
+	same_schedule "allreduce $a" --collective allreduce --algo $a --size 1MiB -- \
+		"$CIRC" --collective allreduce --algo $a --size 1MiB
+done
+for a in ring bidir-ring recursive; do
+	same_schedule "allgather $a on a torus" --collective allgather --algo $a --size 1MiB \
+		--topology torus:8x8 -- --topology torus:8x8 --collective allgather --algo $a \
+		--size 1MiB --alpha 10us --bandwidth 400Gbps
+done
+same_schedule "alltoall sp-balanced" --collective alltoall --algo sp-balanced --size 1MiB -- \
+	"$CIRC" --collective alltoall --algo sp-balanced --size 1MiB
+same_schedule "allgather expansion" --collective allgather --algo expansion --size 1MiB \
+	--topology 'line(circulant:16:3,4)' -- --topology 'line(circulant:16:3,4)' \
+	--collective allgather --algo expansion --size 1MiB --alpha 10us --bandwidth 400Gbps
+for a in torus-rings recursive-doubling bucket; do
+	same_schedule "allreduce $a on a torus" --collective allreduce --algo $a --size 1MiB \
+		--topology torus:8x8 -- --topology torus:8x8 --collective allreduce --algo $a \
+		--size 1MiB --alpha 10us --bandwidth 400Gbps
+done
 expect_error 2 "ofc: swing schedules allreduce" \
 	$OFC --socket "$SOCK" schedule --collective allgather --algo swing --topology torus:8x8
 expect_exit 2 $OFC --socket "$SOCK" schedule --collective allreduce --algo torus-rings
@@ -353,6 +374,10 @@ protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/ring-remote.pb" 
 	cmp -s "$TMP/ring-remote.txt" "$TMP/ring-local.txt" && grep -q 'algorithm: "optree"' "$TMP/ring-remote.txt" &&
 	grep -q "wavelength:" "$TMP/ring-remote.txt" && ok ||
 	bad "GetSchedule on the ring differs from ofc schedule" "$(diff "$TMP/ring-remote.txt" "$TMP/ring-local.txt" | head -5)"
+for a in ring ne onestage; do
+	same_schedule "ring allgather $a" --collective allgather --algo $a -- \
+		tests/configs/ring8-mrr.yaml --collective allgather --algo $a
+done
 expect_json 'j["schedule"]["algorithm"]=="ne" and j["schedule"]["verified"]' \
 	$OFC --socket "$SOCK" schedule --collective allgather --algo ne --summary --json
 expect_error 2 "ofc: on a WDM ring only allgather is scheduled (OpTree and its baselines), not allreduce" \

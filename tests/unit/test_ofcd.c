@@ -937,15 +937,15 @@ static void test_reload_and_apply(void **state)
 
 		assert_int_equal(fabric_open(w->cfg, &f, &err), 0);
 		q.fabric = f;
-		assert_int_equal(schedule_compute(&q, &sr, &err), 0);
-		assert_true(sr.s.verified);
-		assert_int_equal(r->schedule->num_steps, sr.s.nsteps);
-		assert_int_equal(r->schedule->n_steps, sr.s.nsteps);
+		assert_int_equal(schedule_compute(&q, &sr, NULL, &err), 0);
+		assert_true(sr.main->s.verified);
+		assert_int_equal(r->schedule->num_steps, sr.main->s.nsteps);
+		assert_int_equal(r->schedule->n_steps, sr.main->s.nsteps);
 		for (size_t t = 0; t < r->schedule->n_steps; t++)
 			nx += r->schedule->steps[t]->n_transfers;
-		assert_int_equal(nx, sr.s.nxfers);
+		assert_int_equal(nx, sr.main->s.nxfers);
 		assert_int_equal(r->schedule->size_bytes, 1u << 20);
-		assert_true(r->schedule->time_us == sr.s.time_us);
+		assert_true(r->schedule->time_us == sr.main->s.time_us);
 		assert_int_equal(r->schedule->n_links, sr.nlinks);
 		schedule_result_free(&sr);
 		fabric_free(f);
