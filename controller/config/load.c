@@ -653,10 +653,10 @@ static int h_topology(struct loader *L, yaml_node_t *n, const struct key *k, voi
 }
 
 static const struct choice collective_ops[] = {
-    {"allgather", COLL_ALLGATHER},
-    {"reduce-scatter", COLL_REDUCE_SCATTER},
-    {"allreduce", COLL_ALLREDUCE},
-    {"alltoall", COLL_ALLTOALL},
+    {"allgather", SCHED_ALLGATHER},
+    {"reduce-scatter", SCHED_REDUCE_SCATTER},
+    {"allreduce", SCHED_ALLREDUCE},
+    {"alltoall", SCHED_ALLTOALL},
     {NULL, 0},
 };
 

@@ -449,13 +449,11 @@ static int pick_topology(struct fabric *f, struct ofc_error *err)
 			  "topology to choose",
 			  f->nhosts, d);
 	for (uint32_t i = 0; i < f->ncollectives && nw < ARRAY_SIZE(colls); i++) {
-		enum collective_op op = f->collectives[i].op;
+		enum sched_collective op = f->collectives[i].op;
 
-		if (op != COLL_ALLGATHER && op != COLL_REDUCE_SCATTER && op != COLL_ALLREDUCE)
+		if (op != SCHED_ALLGATHER && op != SCHED_REDUCE_SCATTER && op != SCHED_ALLREDUCE)
 			continue;
-		colls[nw] = op == COLL_ALLGATHER	? SCHED_ALLGATHER
-			    : op == COLL_REDUCE_SCATTER ? SCHED_REDUCE_SCATTER
-							: SCHED_ALLREDUCE;
+		colls[nw] = op;
 		costs[nw] = (struct sched_cost){.alpha = f->cost.alpha_set ? f->cost.alpha : 10e-6,
 						.bandwidth = (rate > 0 ? rate : 100e9) * d,
 						.size = f->collectives[i].size};

@@ -164,7 +164,7 @@ void fabric_write_text(const struct fabric *f, FILE *out)
 			const struct collective *c = &f->collectives[i];
 
 			fmt_size(a, sizeof(a), c->size);
-			fprintf(out, "  %s of %s per node%s%s\n", collective_op_name(c->op), a,
+			fprintf(out, "  %s of %s per node%s%s\n", sched_collective_name(c->op), a,
 				c->algorithm ? ", algorithm " : "",
 				c->algorithm ? c->algorithm : "");
 		}

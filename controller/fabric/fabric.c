@@ -98,27 +98,3 @@ int fabric_find_switch(const struct fabric *f, const char *name)
 			return (int)i;
 	return -1;
 }
-
-static const char *const op_names[] = {
-    [COLL_ALLGATHER] = "allgather",
-    [COLL_REDUCE_SCATTER] = "reduce-scatter",
-    [COLL_ALLREDUCE] = "allreduce",
-    [COLL_ALLTOALL] = "alltoall",
-};
-
-const char *collective_op_name(enum collective_op op)
-{
-	if ((size_t)op < ARRAY_SIZE(op_names) && op_names[op])
-		return op_names[op];
-	return "unknown";
-}
-
-int collective_op_parse(const char *s, enum collective_op *op)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(op_names); i++)
-		if (op_names[i] && strcmp(op_names[i], s) == 0) {
-			*op = (enum collective_op)i;
-			return 0;
-		}
-	return -1;
-}

@@ -123,16 +123,9 @@ struct topo_target {
 	double auto_time_us; /* the workload's predicted time on the pick */
 };
 
-enum collective_op {
-	COLL_ALLGATHER = 1,
-	COLL_REDUCE_SCATTER = 2,
-	COLL_ALLREDUCE = 3,
-	COLL_ALLTOALL = 4,
-};
-
 struct collective {
 	struct src_loc loc;
-	enum collective_op op;
+	enum sched_collective op;
 	uint64_t size; /* bytes per node */
 	char *algorithm;
 };
@@ -192,8 +185,6 @@ struct fabric {
 void fabric_free(struct fabric *f);
 int fabric_find_host(const struct fabric *f, const char *name);
 int fabric_find_switch(const struct fabric *f, const char *name);
-const char *collective_op_name(enum collective_op op);
-int collective_op_parse(const char *s, enum collective_op *op);
 
 /* The MRR channels ring r's lightpaths need: an MRR adding the wavelength
  * at the source, one dropping it at the destination (fabric/rings.c). */

@@ -25,8 +25,8 @@ struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const 
 	/* The workload to show: the config's first collective a direct-connect
 	 * schedule exists for. */
 	for (uint32_t i = 0; i < f->ncollectives && !c->coll; i++)
-		if (f->collectives[i].op != COLL_ALLTOALL) {
-			c->coll = (enum sched_collective)f->collectives[i].op;
+		if (f->collectives[i].op != SCHED_ALLTOALL) {
+			c->coll = f->collectives[i].op;
 			c->size = f->collectives[i].size;
 		}
 	return c;

@@ -386,7 +386,7 @@ static uint64_t pick_size(const struct schedule_query *q)
 	if (q->size || !f || !f->ncollectives)
 		return q->size;
 	for (uint32_t i = 0; i < f->ncollectives; i++)
-		if ((int)f->collectives[i].op == (int)q->collective)
+		if (f->collectives[i].op == q->collective)
 			return f->collectives[i].size;
 	return f->collectives[0].size;
 }

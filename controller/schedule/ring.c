@@ -7,7 +7,7 @@
 struct optree_ring ring_optree_model(const struct fabric *f, const struct ring *ring, uint64_t size)
 {
 	for (uint32_t i = 0; !size && i < f->ncollectives; i++)
-		if (f->collectives[i].op == COLL_ALLGATHER)
+		if (f->collectives[i].op == SCHED_ALLGATHER)
 			size = f->collectives[i].size;
 	return (struct optree_ring){
 	    .nodes = ring->nmembers,

@@ -75,9 +75,9 @@ static void test_ring_model(void **state)
 	assert_true(r->rate == 25e9);
 	assert_true(r->mrr_delay == 25e-6); /* default */
 	assert_int_equal(f->ncollectives, 2);
-	assert_int_equal(f->collectives[0].op, COLL_ALLGATHER);
+	assert_int_equal(f->collectives[0].op, SCHED_ALLGATHER);
 	assert_int_equal(f->collectives[0].size, 64ull << 20);
-	assert_int_equal(f->collectives[1].op, COLL_REDUCE_SCATTER);
+	assert_int_equal(f->collectives[1].op, SCHED_REDUCE_SCATTER);
 	assert_int_equal(f->collectives[1].size, 1000000000ull);
 	assert_string_equal(f->collectives[1].algorithm, "bfb");
 	assert_null(f->graph);
