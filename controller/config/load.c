@@ -201,56 +201,65 @@ static int h_u32(struct loader *L, yaml_node_t *n, const struct key *k, void *ba
 	return 0;
 }
 
-static int h_size(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+/* Sizes (64MiB), rates (40Gbps) and durations (25us): the unit's parser,
+ * its range, and the field's type (uint64_t bytes, double bits/s or s). */
+enum quantity { Q_SIZE, Q_RATE, Q_DURATION };
+
+static int h_quantity(struct loader *L, yaml_node_t *n, const struct key *k, void *base,
+		      enum quantity q)
 {
+	static const char *const what[] = {"size", "rate", "duration"};
 	const char *s, *why;
-	uint64_t v;
+	uint64_t bytes = 0;
+	double v = 0;
+	int rc;
 
 	if (scalar(L, n, k, &s) < 0)
 		return -1;
-	if (parse_size(s, &v, &why) < 0)
-		return node_error(L, n, "'%s': bad size '%s': %s", k->name, s, why);
-	if (range_set(k) && ((double)v < k->min || (double)v > k->max))
-		return node_error(L, n, "'%s' must be at least %.0f bytes, got '%s'", k->name,
-				  k->min, s);
-	*(uint64_t *)field(base, k->off) = v;
+	rc = q == Q_SIZE   ? parse_size(s, &bytes, &why)
+	     : q == Q_RATE ? parse_rate(s, &v, &why)
+			   : parse_duration(s, &v, &why);
+	if (rc < 0)
+		return node_error(L, n, "'%s': bad %s '%s': %s", k->name, what[q], s, why);
+	switch (q) {
+	case Q_SIZE:
+		if (range_set(k) && ((double)bytes < k->min || (double)bytes > k->max))
+			return node_error(L, n, "'%s' must be at least %.0f bytes, got '%s'",
+					  k->name, k->min, s);
+		*(uint64_t *)field(base, k->off) = bytes;
+		break;
+	case Q_RATE:
+		if (v <= 0)
+			return node_error(L, n, "'%s' must be greater than zero", k->name);
+		if (v > 1e15)
+			return node_error(L, n, "'%s' is out of range (above 1 Pb/s): '%s'",
+					  k->name, s);
+		*(double *)field(base, k->off) = v;
+		break;
+	case Q_DURATION:
+		if (range_set(k) && (v < k->min || v > k->max))
+			return node_error(L, n, "'%s' is out of range: '%s' (allowed %g s to %g s)",
+					  k->name, s, k->min, k->max);
+		*(double *)field(base, k->off) = v;
+		break;
+	}
 	mark(k, base, n);
 	return 0;
+}
+
+static int h_size(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+{
+	return h_quantity(L, n, k, base, Q_SIZE);
 }
 
 static int h_rate(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
-	const char *s, *why;
-	double v;
-
-	if (scalar(L, n, k, &s) < 0)
-		return -1;
-	if (parse_rate(s, &v, &why) < 0)
-		return node_error(L, n, "'%s': bad rate '%s': %s", k->name, s, why);
-	if (v <= 0)
-		return node_error(L, n, "'%s' must be greater than zero", k->name);
-	if (v > 1e15)
-		return node_error(L, n, "'%s' is out of range (above 1 Pb/s): '%s'", k->name, s);
-	*(double *)field(base, k->off) = v;
-	mark(k, base, n);
-	return 0;
+	return h_quantity(L, n, k, base, Q_RATE);
 }
 
 static int h_duration(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
-	const char *s, *why;
-	double v;
-
-	if (scalar(L, n, k, &s) < 0)
-		return -1;
-	if (parse_duration(s, &v, &why) < 0)
-		return node_error(L, n, "'%s': bad duration '%s': %s", k->name, s, why);
-	if (range_set(k) && (v < k->min || v > k->max))
-		return node_error(L, n, "'%s' is out of range: '%s' (allowed %g s to %g s)",
-				  k->name, s, k->min, k->max);
-	*(double *)field(base, k->off) = v;
-	mark(k, base, n);
-	return 0;
+	return h_quantity(L, n, k, base, Q_DURATION);
 }
 
 static int h_choice(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
