@@ -1,5 +1,5 @@
 /* ofcd: the controller daemon. Options, logging (stderr or syslog) and
- * daemonizing; the daemon itself is controller/ofcd*.c. Exit status: 0 after
+ * daemonizing; the daemon itself is the rest of controller/ofcd/. Exit status: 0 after
  * a clean stop, 1 on a runtime failure, 2 on bad options or a bad config. */
 #include "controller/config/config.h"
 #include "controller/ofcd/ofcd.h"
@@ -146,7 +146,16 @@ static int check_config(const char *path)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The command line, parsed. */
+struct args {
+	struct ofcd_opts o;
+	const char *devices[MAX_DEVICES];
+	const char *config, *sock, *ro, *state;
+	bool foreground, use_syslog, check;
+};
+
+/* Options into args; returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
 	    {"config", required_argument, NULL, 'c'},
@@ -169,57 +178,52 @@ int main(int argc, char **argv)
 	    {0},
 	};
 	static const char *const levels[] = {"err", "warning", "notice", "info", "debug"};
-	struct ofcd_opts o = {.probe_interval = 10, .log_level = OFCD_LOG_NOTICE};
-	const char *devices[MAX_DEVICES];
-	const char *config = NULL, *sock = NULL, *ro = NULL, *state = NULL, *why;
-	bool foreground = false, use_syslog = false, check = false;
-	struct logger lg;
-	struct ofc_error err = {0};
-	struct ofcd *d;
-	int c, report_fd = -1, rc;
+	struct ofcd_opts *o = &a->o;
+	const char *why;
 	uint64_t v;
 	char *end;
+	int c;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			config = optarg;
+			a->config = optarg;
 			break;
 		case 's':
-			sock = optarg;
+			a->sock = optarg;
 			break;
 		case 'r':
-			ro = optarg;
+			a->ro = optarg;
 			break;
 		case 'S':
-			state = optarg;
+			a->state = optarg;
 			break;
 		case 'D':
 			if (!strchr(optarg, '='))
 				return usage("--device '%s': expected NAME=HOST:PORT", optarg);
-			if (o.noverrides == MAX_DEVICES)
+			if (o->noverrides == MAX_DEVICES)
 				return usage("too many --device options%s", "");
-			devices[o.noverrides++] = optarg;
+			a->devices[o->noverrides++] = optarg;
 			break;
 		case 'f':
-			foreground = true;
+			a->foreground = true;
 			break;
 		case 'y':
-			use_syslog = true;
+			a->use_syslog = true;
 			break;
 		case 'g': {
 			struct group *g = getgrnam(optarg);
 
 			if (g) {
-				o.admin_gid = g->gr_gid;
+				o->admin_gid = g->gr_gid;
 			} else if (parse_u64(optarg, &v) == 0 && v < UINT32_MAX) {
-				o.admin_gid = (unsigned)v;
+				o->admin_gid = (unsigned)v;
 			} else {
 				return usage("--admin-group '%s': no such group", optarg);
 			}
-			o.have_admin_group = true;
-			o.admin_group = optarg;
+			o->have_admin_group = true;
+			o->admin_group = optarg;
 			break;
 		}
 		case 'm':
@@ -229,48 +233,48 @@ int main(int argc, char **argv)
 				return usage(
 				    "--socket-mode '%s': expected an octal mode such as 0660",
 				    optarg);
-			o.socket_mode = (unsigned)v;
+			o->socket_mode = (unsigned)v;
 			break;
 		case 'F':
 			if (parse_size(optarg, &v, &why) < 0 || v < 64 || v > (1u << 30))
 				return usage(
 				    "--max-frame '%s': expected a size from 64 bytes to 1GiB",
 				    optarg);
-			o.max_frame = (uint32_t)v;
+			o->max_frame = (uint32_t)v;
 			break;
 		case 'C':
 			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 65536)
 				return usage("--max-clients '%s': expected 1..65536", optarg);
-			o.max_clients = (uint32_t)v;
+			o->max_clients = (uint32_t)v;
 			break;
 		case 'T':
-			if (parse_duration(optarg, &o.client_timeout, &why) < 0 ||
-			    o.client_timeout < 0.1 || o.client_timeout > 86400)
+			if (parse_duration(optarg, &o->client_timeout, &why) < 0 ||
+			    o->client_timeout < 0.1 || o->client_timeout > 86400)
 				return usage(
 				    "--client-timeout '%s': expected a duration from 100ms "
 				    "to 1 day",
 				    optarg);
 			break;
 		case 'P':
-			if (parse_duration(optarg, &o.probe_interval, &why) < 0 ||
-			    (o.probe_interval > 0 && o.probe_interval < 0.1) ||
-			    o.probe_interval > 86400)
+			if (parse_duration(optarg, &o->probe_interval, &why) < 0 ||
+			    (o->probe_interval > 0 && o->probe_interval < 0.1) ||
+			    o->probe_interval > 86400)
 				return usage("--probe-interval '%s': expected 0 or a duration from "
 					     "100ms to 1 day",
 					     optarg);
 			break;
 		case 'l':
-			o.log_level = 0;
+			o->log_level = 0;
 			for (size_t i = 0; i < ARRAY_SIZE(levels); i++)
 				if (strcmp(optarg, levels[i]) == 0)
-					o.log_level = OFCD_LOG_ERR + (int)i;
-			if (!o.log_level)
+					o->log_level = OFCD_LOG_ERR + (int)i;
+			if (!o->log_level)
 				return usage(
 				    "--log-level '%s': err, warning, notice, info or debug",
 				    optarg);
 			break;
 		case 'k':
-			check = true;
+			a->check = true;
 			break;
 		case 'h':
 			printf("%s%s", usage_line, help_text);
@@ -287,40 +291,35 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage("unexpected argument '%s'", argv[optind]);
-	if (!config)
+	if (!a->config)
 		return usage("missing --config FILE%s", "");
-	if (check)
-		return check_config(config);
-	if (!sock)
+	if (a->check)
+		return -1;
+	if (!a->sock)
 		return usage("missing --socket PATH%s", "");
+	return -1;
+}
 
-	char *aconfig = absolute(config), *asock = absolute(sock), *aro = absolute(ro),
-	     *astate = absolute(state);
-	o.config_path = aconfig;
-	o.socket_path = asock;
-	o.ro_socket_path = aro;
-	o.state_dir = astate;
-	o.overrides = devices;
-	o.signals = true;
-	lg.use_syslog = use_syslog || !foreground;
-	o.log = log_line;
-	o.log_ctx = &lg;
-	if (lg.use_syslog)
-		openlog("ofcd", LOG_PID, LOG_DAEMON);
+/* Open the daemon (detached unless --foreground, the parent waiting for
+ * the verdict on the start-up), serve until stopped. */
+static int serve(struct ofcd_opts *o, bool foreground, struct logger *lg)
+{
+	struct ofc_error err = {0};
+	struct ofcd *d;
+	int report_fd = -1, rc = 0;
+	char buf[1024];
+
 	signal(SIGPIPE, SIG_IGN);
 	if (!foreground && daemonize(&report_fd) < 0) {
 		fprintf(stderr, "ofcd: cannot daemonize: %s\n", strerror(errno));
 		return 1;
 	}
-	rc = 0;
-	if (ofcd_open(&o, &d, &err) < 0) {
-		char buf[1024];
-
+	if (ofcd_open(o, &d, &err) < 0) {
 		ofc_error_str(&err, buf, sizeof(buf));
 		fprintf(stderr, err.line ? "%s\n" : "ofcd: %s\n", buf);
 		rc = ofc_error_exit_code(&err) ? ofc_error_exit_code(&err) : 1;
 		report(report_fd, (char)rc);
-		goto out;
+		return rc;
 	}
 	if (!foreground) {
 		int null = open("/dev/null", O_RDWR);
@@ -337,13 +336,38 @@ int main(int argc, char **argv)
 		report(report_fd, (char)rc);
 	}
 	if (rc == 0 && ofcd_run(d, &err) < 0) {
-		char buf[1024];
-
-		log_line(&lg, OFCD_LOG_ERR, ofc_error_str(&err, buf, sizeof(buf)));
+		log_line(lg, OFCD_LOG_ERR, ofc_error_str(&err, buf, sizeof(buf)));
 		rc = 1;
 	}
 	ofcd_close(d);
-out:
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = {.o = {.probe_interval = 10, .log_level = OFCD_LOG_NOTICE}};
+	struct logger lg;
+	int rc = parse_args(argc, argv, &a);
+
+	if (rc >= 0)
+		return rc;
+	if (a.check)
+		return check_config(a.config);
+
+	char *aconfig = absolute(a.config), *asock = absolute(a.sock), *aro = absolute(a.ro),
+	     *astate = absolute(a.state);
+	a.o.config_path = aconfig;
+	a.o.socket_path = asock;
+	a.o.ro_socket_path = aro;
+	a.o.state_dir = astate;
+	a.o.overrides = a.devices;
+	a.o.signals = true;
+	lg.use_syslog = a.use_syslog || !a.foreground;
+	a.o.log = log_line;
+	a.o.log_ctx = &lg;
+	if (lg.use_syslog)
+		openlog("ofcd", LOG_PID, LOG_DAEMON);
+	rc = serve(&a.o, a.foreground, &lg);
 	free(aconfig);
 	free(asock);
 	free(aro);
