@@ -18,6 +18,130 @@ static const char help[] =
     "  --json           print the frontier and the pick as JSON\n"
     "  --threads N      worker threads (default: all CPUs)\n";
 
+/* What the finder was asked, and the figures every output shows. */
+struct finder_req {
+	uint32_t n, d;
+	enum sched_collective coll;
+	struct sched_cost cost;
+	struct cost_bound lb;
+	double lb_us;
+	unsigned k; /* phases: 2 for allreduce */
+	size_t pick;
+};
+
+static void write_json(const struct finder_req *q, const struct finder_result *r)
+{
+	const struct sched_cost *cost = &q->cost;
+	unsigned k = q->k;
+	char buf[64];
+
+	struct json_writer w;
+
+	jw_init(&w, stdout, true);
+	jw_obj_begin(&w);
+	jw_key(&w, "nodes");
+	jw_uint(&w, q->n);
+	jw_key(&w, "degree");
+	jw_uint(&w, q->d);
+	jw_key(&w, "collective");
+	jw_str(&w, sched_collective_name(q->coll));
+	jw_key(&w, "size_bytes");
+	jw_uint(&w, cost->size);
+	jw_key(&w, "alpha_us");
+	jw_double(&w, cost->alpha * 1e6);
+	jw_key(&w, "bandwidth_bps");
+	jw_double(&w, cost->bandwidth);
+	jw_key(&w, "lower_bound_us");
+	jw_double(&w, q->lb_us);
+	jw_key(&w, "lower_bound_steps");
+	jw_uint(&w, q->lb.steps);
+	jw_key(&w, "lower_bound_tau_b");
+	jw_double(&w, frac_value(q->lb.tau_b));
+	jw_key(&w, "frontier");
+	jw_arr_begin(&w);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct finder_entry *e = &r->front[i];
+		struct frac tk = frac_mul(e->tau_b, frac_make(k, 1));
+
+		jw_obj_begin(&w);
+		jw_key(&w, "spec");
+		jw_str(&w, e->spec);
+		jw_key(&w, "how");
+		jw_str(&w, e->how);
+		jw_key(&w, "tau_l");
+		jw_uint(&w, k * e->steps);
+		jw_key(&w, "tau_b");
+		jw_double(&w, k * e->tau_b_value);
+		jw_key(&w, "tau_b_fraction");
+		if (frac_valid(tk))
+			jw_str(&w, frac_str(tk, buf, sizeof(buf)));
+		else
+			jw_null(&w);
+		jw_key(&w, "time_us");
+		jw_double(&w, finder_time_us(e, q->coll, cost));
+		jw_key(&w, "bw_optimal");
+		jw_bool(&w, e->bw_optimal);
+		jw_key(&w, "moore_optimal");
+		jw_bool(&w, e->moore_optimal);
+		jw_key(&w, "exact");
+		jw_bool(&w, e->exact);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_key(&w, "pick");
+	jw_obj_begin(&w);
+	jw_key(&w, "spec");
+	jw_str(&w, r->front[q->pick].spec);
+	jw_key(&w, "index");
+	jw_uint(&w, q->pick);
+	jw_key(&w, "time_us");
+	jw_double(&w, finder_time_us(&r->front[q->pick], q->coll, cost));
+	jw_obj_end(&w);
+	jw_key(&w, "graphs_evaluated");
+	jw_uint(&w, r->evaluated);
+	jw_key(&w, "seconds");
+	jw_double(&w, r->seconds);
+	jw_obj_end(&w);
+	jw_finish(&w);
+}
+
+static void write_text(const struct finder_req *q, const struct finder_result *r)
+{
+	const struct sched_cost *cost = &q->cost;
+	unsigned k = q->k;
+	char buf[64], a[48], b[48], m[48];
+
+	fmt_size(m, sizeof(m), cost->size);
+	fmt_duration(a, sizeof(a), cost->alpha);
+	fmt_rate(b, sizeof(b), cost->bandwidth);
+	printf("Pareto frontier for %u nodes of degree %u, %s (%s = %s):\n", q->n, q->d,
+	       sched_collective_name(q->coll), k == 2 ? "reduce-scatter + allgather" : "T_L + T_B",
+	       k == 2 ? "2 x allgather" : "one phase");
+	printf("  %5s  %-24s %11s  %s\n", "tau_L", "tau_B", "time_us", "topology");
+	for (size_t i = 0; i < r->n; i++) {
+		const struct finder_entry *e = &r->front[i];
+		struct frac tk = frac_mul(e->tau_b, frac_make(k, 1));
+		char tb[64];
+
+		if (frac_valid(tk) && tk.den != 1)
+			snprintf(tb, sizeof(tb), "%s = %.4f", frac_str(tk, buf, sizeof(buf)),
+				 k * e->tau_b_value);
+		else
+			snprintf(tb, sizeof(tb), "%.6g", k * e->tau_b_value);
+		printf("%s %5u  %-24s %11.1f  %s\n", i == q->pick ? "*" : " ", k * e->steps, tb,
+		       finder_time_us(e, q->coll, cost), e->spec);
+		printf("  %5s  %s%s%s%s\n", "", e->how, e->bw_optimal ? "; BW-optimal" : "",
+		       e->moore_optimal ? "; Moore-optimal" : "",
+		       e->exact ? "" : "; T_B is the paper's upper bound");
+	}
+	printf("pick (*) for M = %s, alpha = %s, B = %s: %s at %.1f us (lower bound %.1f "
+	       "us)\n",
+	       m, a, b, r->front[q->pick].spec, finder_time_us(&r->front[q->pick], q->coll, cost),
+	       q->lb_us);
+	printf("%llu graphs evaluated by BFB in %.2f s\n", (unsigned long long)r->evaluated,
+	       r->seconds);
+}
+
 int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -99,114 +223,16 @@ int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 	if (finder_run(n, d, threads, &r, &err) < 0)
 		return cli_fail(&err);
 
-	struct cost_bound lb;
-	cost_lower_bound(coll, n, d, &lb);
-	double lb_us = cost_time_us(&cost, lb.steps, frac_value(lb.tau_b));
-	size_t pick = finder_pick(&r, &coll, &cost, 1);
-	unsigned k = cost_phases(coll);
-	char buf[64], a[48], b[48], m[48];
+	struct finder_req q = {.n = n, .d = d, .coll = coll, .cost = cost};
 
-	if (json) {
-		struct json_writer w;
-
-		jw_init(&w, stdout, true);
-		jw_obj_begin(&w);
-		jw_key(&w, "nodes");
-		jw_uint(&w, n);
-		jw_key(&w, "degree");
-		jw_uint(&w, d);
-		jw_key(&w, "collective");
-		jw_str(&w, sched_collective_name(coll));
-		jw_key(&w, "size_bytes");
-		jw_uint(&w, cost.size);
-		jw_key(&w, "alpha_us");
-		jw_double(&w, cost.alpha * 1e6);
-		jw_key(&w, "bandwidth_bps");
-		jw_double(&w, cost.bandwidth);
-		jw_key(&w, "lower_bound_us");
-		jw_double(&w, lb_us);
-		jw_key(&w, "lower_bound_steps");
-		jw_uint(&w, lb.steps);
-		jw_key(&w, "lower_bound_tau_b");
-		jw_double(&w, frac_value(lb.tau_b));
-		jw_key(&w, "frontier");
-		jw_arr_begin(&w);
-		for (size_t i = 0; i < r.n; i++) {
-			const struct finder_entry *e = &r.front[i];
-			struct frac tk = frac_mul(e->tau_b, frac_make(k, 1));
-
-			jw_obj_begin(&w);
-			jw_key(&w, "spec");
-			jw_str(&w, e->spec);
-			jw_key(&w, "how");
-			jw_str(&w, e->how);
-			jw_key(&w, "tau_l");
-			jw_uint(&w, k * e->steps);
-			jw_key(&w, "tau_b");
-			jw_double(&w, k * e->tau_b_value);
-			jw_key(&w, "tau_b_fraction");
-			if (frac_valid(tk))
-				jw_str(&w, frac_str(tk, buf, sizeof(buf)));
-			else
-				jw_null(&w);
-			jw_key(&w, "time_us");
-			jw_double(&w, finder_time_us(e, coll, &cost));
-			jw_key(&w, "bw_optimal");
-			jw_bool(&w, e->bw_optimal);
-			jw_key(&w, "moore_optimal");
-			jw_bool(&w, e->moore_optimal);
-			jw_key(&w, "exact");
-			jw_bool(&w, e->exact);
-			jw_obj_end(&w);
-		}
-		jw_arr_end(&w);
-		jw_key(&w, "pick");
-		jw_obj_begin(&w);
-		jw_key(&w, "spec");
-		jw_str(&w, r.front[pick].spec);
-		jw_key(&w, "index");
-		jw_uint(&w, pick);
-		jw_key(&w, "time_us");
-		jw_double(&w, finder_time_us(&r.front[pick], coll, &cost));
-		jw_obj_end(&w);
-		jw_key(&w, "graphs_evaluated");
-		jw_uint(&w, r.evaluated);
-		jw_key(&w, "seconds");
-		jw_double(&w, r.seconds);
-		jw_obj_end(&w);
-		jw_finish(&w);
-	} else {
-		fmt_size(m, sizeof(m), cost.size);
-		fmt_duration(a, sizeof(a), cost.alpha);
-		fmt_rate(b, sizeof(b), cost.bandwidth);
-		printf("Pareto frontier for %u nodes of degree %u, %s (%s = %s):\n", n, d,
-		       sched_collective_name(coll),
-		       k == 2 ? "reduce-scatter + allgather" : "T_L + T_B",
-		       k == 2 ? "2 x allgather" : "one phase");
-		printf("  %5s  %-24s %11s  %s\n", "tau_L", "tau_B", "time_us", "topology");
-		for (size_t i = 0; i < r.n; i++) {
-			const struct finder_entry *e = &r.front[i];
-			struct frac tk = frac_mul(e->tau_b, frac_make(k, 1));
-			char tb[64];
-
-			if (frac_valid(tk) && tk.den != 1)
-				snprintf(tb, sizeof(tb), "%s = %.4f",
-					 frac_str(tk, buf, sizeof(buf)), k * e->tau_b_value);
-			else
-				snprintf(tb, sizeof(tb), "%.6g", k * e->tau_b_value);
-			printf("%s %5u  %-24s %11.1f  %s\n", i == pick ? "*" : " ", k * e->steps,
-			       tb, finder_time_us(e, coll, &cost), e->spec);
-			printf("  %5s  %s%s%s%s\n", "", e->how, e->bw_optimal ? "; BW-optimal" : "",
-			       e->moore_optimal ? "; Moore-optimal" : "",
-			       e->exact ? "" : "; T_B is the paper's upper bound");
-		}
-		printf("pick (*) for M = %s, alpha = %s, B = %s: %s at %.1f us (lower bound %.1f "
-		       "us)\n",
-		       m, a, b, r.front[pick].spec, finder_time_us(&r.front[pick], coll, &cost),
-		       lb_us);
-		printf("%llu graphs evaluated by BFB in %.2f s\n", (unsigned long long)r.evaluated,
-		       r.seconds);
-	}
+	cost_lower_bound(coll, n, d, &q.lb);
+	q.lb_us = cost_time_us(&cost, q.lb.steps, frac_value(q.lb.tau_b));
+	q.pick = finder_pick(&r, &coll, &cost, 1);
+	q.k = cost_phases(coll);
+	if (json)
+		write_json(&q, &r);
+	else
+		write_text(&q, &r);
 	finder_free(&r);
 	return 0;
 }
