@@ -154,7 +154,16 @@ static void write_text(const struct rwa_ring *ring, const struct rwa_demand *dem
 	}
 }
 
-int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv)
+/* `ofc rwa` as asked. */
+struct rwa_cmd {
+	struct rwa_ring ring;
+	struct rwa_opts o;
+	const char *pattern, *file, *engine, *objective;
+	bool json, list;
+};
+
+/* Options into q; returns -1 to go on, else the exit status. */
+static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struct rwa_cmd *q)
 {
 	static const struct option opts[] = {
 	    {"nodes", required_argument, NULL, 'n'},
@@ -170,12 +179,9 @@ int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	struct rwa_ring ring = {0, 0, 1};
-	struct rwa_opts o = {RWA_ENGINE_HEURISTIC, RWA_MIN_WAVELENGTHS, 60};
-	const char *pattern = NULL, *file = NULL, *engine = "heuristic",
-		   *objective = "min-wavelengths";
-	bool json = false, list = false, have_n = false, have_w = false;
-	struct ofc_error err = {0};
+	struct rwa_ring *ring = &q->ring;
+	struct rwa_opts *o = &q->o;
+	bool have_n = false, have_w = false;
 	const char *why;
 	int c;
 
@@ -184,50 +190,50 @@ int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv)
 		case -2:
 			return 2;
 		case 'n':
-			if (parse_u32(optarg, &ring.nodes) < 0 || ring.nodes < 2 ||
-			    ring.nodes > SCHED_MAX_NODES)
+			if (parse_u32(optarg, &ring->nodes) < 0 || ring->nodes < 2 ||
+			    ring->nodes > SCHED_MAX_NODES)
 				return cli_usage_error(cmd, "--nodes must be 2..%u",
 						       SCHED_MAX_NODES);
 			have_n = true;
 			break;
 		case 'w':
-			if (parse_u32(optarg, &ring.wavelengths) < 0 || ring.wavelengths < 1 ||
-			    ring.wavelengths > 65535)
+			if (parse_u32(optarg, &ring->wavelengths) < 0 || ring->wavelengths < 1 ||
+			    ring->wavelengths > 65535)
 				return cli_usage_error(cmd, "--wavelengths must be 1..65535");
 			have_w = true;
 			break;
 		case 'F':
-			if (parse_u32(optarg, &ring.fibres) < 0 || ring.fibres < 1 ||
-			    ring.fibres > 255)
+			if (parse_u32(optarg, &ring->fibres) < 0 || ring->fibres < 1 ||
+			    ring->fibres > 255)
 				return cli_usage_error(cmd, "--fibres must be 1..255");
 			break;
 		case 'p':
 			if (strcmp(optarg, "all-to-all") != 0)
 				return cli_usage_error(cmd, "unknown --pattern '%s' (all-to-all)",
 						       optarg);
-			pattern = optarg;
+			q->pattern = optarg;
 			break;
 		case 'd':
-			file = optarg;
+			q->file = optarg;
 			break;
 		case 'e':
-			engine = optarg;
+			q->engine = optarg;
 			if (strcmp(optarg, "heuristic") == 0)
-				o.engine = RWA_ENGINE_HEURISTIC;
+				o->engine = RWA_ENGINE_HEURISTIC;
 			else if (strcmp(optarg, "ilp") == 0)
-				o.engine = RWA_ENGINE_ILP;
+				o->engine = RWA_ENGINE_ILP;
 			else if (strcmp(optarg, "lp") == 0)
-				o.engine = RWA_ENGINE_LP;
+				o->engine = RWA_ENGINE_LP;
 			else
 				return cli_usage_error(
 				    cmd, "unknown --engine '%s' (heuristic, ilp, lp)", optarg);
 			break;
 		case 'O':
-			objective = optarg;
+			q->objective = optarg;
 			if (strcmp(optarg, "min-wavelengths") == 0)
-				o.objective = RWA_MIN_WAVELENGTHS;
+				o->objective = RWA_MIN_WAVELENGTHS;
 			else if (strcmp(optarg, "max-served") == 0)
-				o.objective = RWA_MAX_SERVED;
+				o->objective = RWA_MAX_SERVED;
 			else
 				return cli_usage_error(cmd,
 						       "unknown --objective '%s' (min-wavelengths, "
@@ -235,18 +241,18 @@ int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv)
 						       optarg);
 			break;
 		case 't':
-			if (parse_duration(optarg, &o.time_limit, &why) < 0 || o.time_limit <= 0 ||
-			    o.time_limit > 86400)
+			if (parse_duration(optarg, &o->time_limit, &why) < 0 ||
+			    o->time_limit <= 0 || o->time_limit > 86400)
 				return cli_usage_error(cmd, "bad --time-limit '%s': %s", optarg,
-						       o.time_limit <= 0 || o.time_limit > 86400
+						       o->time_limit <= 0 || o->time_limit > 86400
 							   ? "must be more than 0 and at most a day"
 							   : why);
 			break;
 		case 'j':
-			json = true;
+			q->json = true;
 			break;
 		case 'l':
-			list = true;
+			q->list = true;
 			break;
 		case 'h':
 			return cli_help(cmd, help);
@@ -258,36 +264,51 @@ int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "missing --nodes");
 	if (!have_w)
 		return cli_usage_error(cmd, "missing --wavelengths");
-	if (!pattern == !file)
+	if (!q->pattern == !q->file)
 		return cli_usage_error(cmd,
 				       "give --pattern all-to-all or --demands FILE (one of them)");
+	return -1;
+}
 
+int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv)
+{
+	struct rwa_cmd q = {.ring = {0, 0, 1},
+			    .o = {RWA_ENGINE_HEURISTIC, RWA_MIN_WAVELENGTHS, 60},
+			    .engine = "heuristic",
+			    .objective = "min-wavelengths"};
+	struct ofc_error err = {0};
+	int rc = parse_options(cmd, argc, argv, &q);
+
+	if (rc >= 0)
+		return rc;
 	struct rwa_demand *dem = NULL;
 	size_t ndem = 0;
-	if (pattern) {
-		if ((uint64_t)ring.nodes * (ring.nodes - 1) > RWA_MAX_DEMANDS)
+	if (q.pattern) {
+		if ((uint64_t)q.ring.nodes * (q.ring.nodes - 1) > RWA_MAX_DEMANDS)
 			return cli_usage_error(
-			    cmd, "all-to-all on %u nodes is %llu lightpaths (limit %u)", ring.nodes,
-			    (unsigned long long)ring.nodes * (ring.nodes - 1), RWA_MAX_DEMANDS);
-		rwa_all_to_all(ring.nodes, &dem, &ndem);
-	} else if (rwa_load_demands(file, ring.nodes, &dem, &ndem, &err) < 0) {
+			    cmd, "all-to-all on %u nodes is %llu lightpaths (limit %u)",
+			    q.ring.nodes, (unsigned long long)q.ring.nodes * (q.ring.nodes - 1),
+			    RWA_MAX_DEMANDS);
+		rwa_all_to_all(q.ring.nodes, &dem, &ndem);
+	} else if (rwa_load_demands(q.file, q.ring.nodes, &dem, &ndem, &err) < 0) {
 		return cli_fail(&err);
 	}
 	struct rwa_solution sol = {0};
 	struct rwa_report rep;
-	if (rwa_solve(&ring, dem, ndem, &o, &sol, &rep, &err) < 0) {
+	if (rwa_solve(&q.ring, dem, ndem, &q.o, &sol, &rep, &err) < 0) {
 		free(dem);
 		rwa_solution_free(&sol);
 		return cli_fail(&err);
 	}
-	bool verified = rwa_check(&ring, dem, ndem, &sol, o.objective == RWA_MAX_SERVED, &err) == 0;
-	const char *source = pattern ? pattern : file;
-	if (json)
-		write_json(&ring, dem, ndem, &sol, &rep, engine, objective, source, verified);
+	bool verified =
+	    rwa_check(&q.ring, dem, ndem, &sol, q.o.objective == RWA_MAX_SERVED, &err) == 0;
+	const char *source = q.pattern ? q.pattern : q.file;
+	if (q.json)
+		write_json(&q.ring, dem, ndem, &sol, &rep, q.engine, q.objective, source, verified);
 	else
-		write_text(&ring, dem, ndem, &sol, &rep, engine, o.objective == RWA_MAX_SERVED,
-			   source, verified, list);
-	int rc = 0;
+		write_text(&q.ring, dem, ndem, &sol, &rep, q.engine,
+			   q.o.objective == RWA_MAX_SERVED, source, verified, q.list);
+	rc = 0;
 	if (!verified) {
 		fprintf(stderr, "ofc rwa: the assignment failed its check: %s\n", err.msg);
 		rc = 1;
