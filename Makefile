@@ -56,7 +56,7 @@ BENCHES   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 STAMP    = $(BUILD)/.deps-ok
 
-.PHONY: all run test unit cli check bench fuzz clean deps format
+.PHONY: all run test unit integration check bench fuzz clean deps format
 .DEFAULT_GOAL := all
 # Keep generated protobuf sources and test objects: they are not throwaway.
 .SECONDARY:
@@ -116,11 +116,11 @@ run: all
 unit: $(TESTS)
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 
-cli: all
-	@BUILD=$(BUILD) tests/cli/run.sh
+integration: all
+	@BUILD=$(BUILD) tests/integration/run.sh
 
 test: all $(TESTS)
-	@$(MAKE) --no-print-directory unit cli
+	@$(MAKE) --no-print-directory unit integration
 
 # Sanitizer build in its own directory; detect_leaks keeps LeakSanitizer on.
 check:

@@ -3,7 +3,7 @@
 
 BUILD=${BUILD:-build}
 OFC=${OFC:-$BUILD/ofc}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ofc-cli.XXXXXX")
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ofc-it.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 pass=0
 fail=0
