@@ -18,7 +18,7 @@
 #include "controller/config/config.h"
 #include "controller/export/export.h"
 #include "controller/ofcd/ofcd.h"
-#include "controller/reconfig/reconfig.h"
+#include "controller/reconfig/internal.h"
 #include "controller/schedule/schedule.h"
 
 struct emu {

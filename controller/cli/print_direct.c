@@ -36,16 +36,15 @@ static double thm20_bound(const struct schedule_result *r, const struct schedule
 	return o->bst.tau_b_exact_value + cost_phases(r->collective) * extra;
 }
 
-static void write_links_json(const struct schedule_result *r, struct json_writer *w, const struct schedule *s)
+/* The links the main schedule uses, with the circuits that carry them. */
+static void write_links_json(const struct schedule_result *r, struct json_writer *w)
 {
 	const struct fabric *f = r->fabric;
-	struct schedule_link *links;
-	uint32_t nlinks = fabric_view_links(&r->fv, f, s, &links);
 
 	jw_key(w, "links");
 	jw_arr_begin(w);
-	for (uint32_t i = 0; i < nlinks; i++) {
-		const struct schedule_link *k = &links[i];
+	for (uint32_t i = 0; i < r->nlinks; i++) {
+		const struct schedule_link *k = &r->links[i];
 
 		jw_obj_begin(w);
 		jw_key(w, "src");
@@ -71,7 +70,6 @@ static void write_links_json(const struct schedule_result *r, struct json_writer
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
-	free(links);
 }
 
 static double theta_bound(const struct schedule_result *r)
@@ -80,7 +78,8 @@ static double theta_bound(const struct schedule_result *r)
 	return (double)r->degree / (double)moore_tree_cost(r->g->n, r->degree);
 }
 
-static void write_a2a_json(const struct schedule_result *r, const struct schedule_outcome *o, struct json_writer *w)
+static void write_a2a_json(const struct schedule_result *r, const struct schedule_outcome *o,
+			   struct json_writer *w)
 {
 	jw_key(w, "theta");
 	jw_double(w, o->theta);
@@ -138,7 +137,8 @@ static void write_a2a_json(const struct schedule_result *r, const struct schedul
 	}
 }
 
-static void write_summary_json(const struct schedule_result *r, const struct schedule_outcome *o, struct json_writer *w)
+static void write_summary_json(const struct schedule_result *r, const struct schedule_outcome *o,
+			       struct json_writer *w)
 {
 
 	jw_key(w, "algorithm");
@@ -259,7 +259,8 @@ static void text_tau(FILE *out, struct frac f, double v)
 		fprintf(out, "%.9g", v);
 }
 
-static void write_summary_text(const struct schedule_result *r, const struct schedule_outcome *o, FILE *out)
+static void write_summary_text(const struct schedule_result *r, const struct schedule_outcome *o,
+			       FILE *out)
 {
 	char a[48], b[48], m[48];
 	double mb = cost_mb_us(&r->cost);
@@ -386,10 +387,12 @@ static void write_construction_json(const struct schedule_outcome *e, struct jso
 	jw_obj_end(w);
 }
 
-/* The whole schedule to -o: the shared shape plus, on a fabric, the links. */
+/* The whole main schedule to -o: the shared shape plus, on a fabric, the
+ * links. */
 static int write_schedule(const struct schedule_print *p, const struct schedule_result *r,
-			  const struct schedule_outcome *o, struct ofc_error *err)
+			  struct ofc_error *err)
 {
+	const struct schedule_outcome *o = r->main;
 	struct cli_output out;
 	char buf[64];
 	int rc = 0;
@@ -403,12 +406,8 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 		if (rc == 0) {
 			/* One more Schedule message with the direct-connect fields:
 			 * protobuf merges concatenated messages. */
-			struct schedule_link *links = NULL;
-			uint32_t nlinks =
-			    r->nic_ports ? fabric_view_links(&r->fv, r->fabric, &o->s, &links) : 0;
 			struct arena a = {0};
-			Ofc__V1__Schedule *m =
-			    schedule_fabric_msg(&a, o->tau_b, r->fabric, links, nlinks);
+			Ofc__V1__Schedule *m = schedule_extra_msg(&a, r);
 			uint8_t *pk;
 			size_t len;
 
@@ -418,7 +417,6 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 			if (len && fwrite(pk, 1, len, out.f) != len)
 				rc = ofc_error_set(err, OFC_E_RUNTIME, "short write");
 			free(pk);
-			free(links);
 			arena_free(&a);
 		}
 	} else if (p->format == FMT_TEXT) {
@@ -449,7 +447,7 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 		else
 			jw_null(&w);
 		if (r->nic_ports)
-			write_links_json(r, &w, &o->s);
+			write_links_json(r, &w);
 		jw_obj_end(&w);
 		jw_finish(&w);
 	}
@@ -488,8 +486,7 @@ static void write_table_text(const struct schedule_result *r, FILE *out)
 	}
 }
 
-static void write_table_json(const struct schedule_result *r,
-			     struct json_writer *w)
+static void write_table_json(const struct schedule_result *r, struct json_writer *w)
 {
 	jw_key(w, "comparison");
 	jw_arr_begin(w);
@@ -560,7 +557,7 @@ int print_direct(const struct schedule_print *p, const struct schedule_result *r
 		if (r->construction)
 			write_construction_text(r->construction, stdout);
 	}
-	if (write_schedule(p, r, main_o, &err) < 0)
+	if (write_schedule(p, r, &err) < 0)
 		return cli_fail(&err);
 	for (unsigned i = 0; i < r->nout; i++)
 		if (r->out[i].applies && !r->out[i].verified) {

@@ -24,7 +24,5 @@ int config_load(const char *path, struct fabric **out, struct ofc_error *err);
 int fabric_validate(struct fabric *f, struct ofc_error *err);
 /* config_load + fabric_validate. */
 int fabric_open(const char *path, struct fabric **out, struct ofc_error *err);
-/* Check ring r's lightpaths and resolve their ends (called by validation). */
-int ring_check_lightpaths(struct fabric *f, uint32_t r, struct ofc_error *err);
 
 #endif

@@ -3,7 +3,7 @@
  * need (ring_target) tune no MRR twice and fit the MRRs an interface has.
  * Whether lightpaths share a fibre segment is routing and wavelength
  * assignment, checked in rwa/, not here. */
-#include "controller/config/config.h"
+#include "controller/config/internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -38,4 +38,10 @@ int journal_read(const char *state_dir, const char *fabric, struct journal *j, b
 int journal_remove(const struct ctl *c, struct ofc_error *err);
 void journal_free(struct journal *j);
 
+/* The hosts' state for a set of circuits: links and shortest-path routes. */
+void testbed_target(const struct fabric *f, const struct hlink *links, uint32_t nlinks,
+		    struct device_state *out);
+/* Circuits the switches hold now, as host links (reads the switches). */
+int testbed_current_links(struct ctl *c, struct hlink **links, uint32_t *n, struct ofc_error *err);
+
 #endif

@@ -160,13 +160,8 @@ int ctl_list_fabrics(const char *state_dir, char ***names, uint32_t *n, struct o
 
 /* The MRR channels ring r's lightpaths need (controller/rings.c). */
 
-/* The hosts' state for a set of circuits: links and shortest-path routes. */
-void testbed_target(const struct fabric *f, const struct hlink *links, uint32_t nlinks,
-		    struct device_state *out);
 /* Namespace name of host h: "ofc-<fabric>-<host>" (caller frees). */
 char *testbed_netns_name(const struct fabric *f, uint32_t h);
-/* Circuits the switches hold now, as host links (reads the switches). */
-int testbed_current_links(struct ctl *c, struct hlink **links, uint32_t *n, struct ofc_error *err);
 int testbed_up(struct ctl *c, uint32_t *ncircuits, struct ofc_error *err);
 int testbed_down(struct ctl *c, uint32_t *nremoved, struct ofc_error *err);
 bool testbed_is_up(const char *state_dir, const char *fabric);

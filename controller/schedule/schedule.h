@@ -24,12 +24,6 @@
 #include "controller/fabric/fabric.h"
 #include "optree/optree.h"
 
-/* OpTree's model of a config's ring for all-gathers of size-byte blocks
- * (0: the config's first allgather's, else 4 MiB); a config without
- * mrrs_per_interface has one MRR per wavelength (controller/schedule/ring.c). */
-struct optree_ring ring_optree_model(const struct fabric *f, const struct ring *ring,
-				     uint64_t size);
-
 /* ---- the request -------------------------------------------------------- */
 
 struct schedule_query {
@@ -41,18 +35,18 @@ struct schedule_query {
 	/* NULL: bfb (mcf for alltoall, optree on a WDM ring). "all" compares
 	 * every algorithm of the kind; "swing-all" Swing and its baselines. */
 	const char *algorithm;
-	uint64_t size;		   /* bytes per node; 0: the fabric's collective of that kind */
-	double alpha;		   /* seconds per step (alpha_set); else the fabric's, or 10 us */
-	double bandwidth;	   /* a node's egress, bits/s (bandwidth_set); else d links of
-				      the fabric's link rate, or 100 Gb/s */
+	uint64_t size;	  /* bytes per node; 0: the fabric's collective of that kind */
+	double alpha;	  /* seconds per step (alpha_set); else the fabric's, or 10 us */
+	double bandwidth; /* a node's egress, bits/s (bandwidth_set); else d links of
+			     the fabric's link rate, or 100 Gb/s */
 	bool alpha_set, bandwidth_set;
-	uint32_t chunks;	   /* BFB: P chunks per shard; 0: exact fractions */
-	unsigned threads;	   /* 0: all CPUs */
-	const char *lowering;	   /* all-to-all mcf: steps (default), paths, single */
-	const char *variant;	   /* swing, recursive-doubling: auto (default), bandwidth, latency */
-	double hop_latency;	   /* seconds per hop (routed torus schedules) */
-	double time_limit;	   /* all-to-all mcf, seconds: 0 = 60 s, < 0 = none */
-	bool overlap;		   /* WDM: pre-tune MRRs for the next stage while idle */
+	uint32_t chunks;      /* BFB: P chunks per shard; 0: exact fractions */
+	unsigned threads;     /* 0: all CPUs */
+	const char *lowering; /* all-to-all mcf: steps (default), paths, single */
+	const char *variant;  /* swing, recursive-doubling: auto (default), bandwidth, latency */
+	double hop_latency;   /* seconds per hop (routed torus schedules) */
+	double time_limit;    /* all-to-all mcf, seconds: 0 = 60 s, < 0 = none */
+	bool overlap;	      /* WDM: pre-tune MRRs for the next stage while idle */
 	uint32_t radix[OPTREE_MAX_DEPTH]; /* WDM: a forced OpTree plan ... */
 	uint32_t depth;			  /* ... of this many stages (0: the planner's) */
 };
@@ -74,16 +68,6 @@ struct fabric_view {
 	struct graph *pg;
 	int32_t *circuit; /* (u * d + j) -> index into fabric->circuits, -1 when none */
 };
-/* false (and an empty view) when the fabric has no wiring for g's nodes. */
-bool fabric_view_init(const struct fabric *f, const struct graph *g, struct fabric_view *v);
-void fabric_view_free(struct fabric_view *v);
-/* Transfer lanes from positions among g's arcs to NIC ports. */
-void fabric_view_to_nic(const struct fabric_view *v, const struct graph *g, struct schedule *s);
-/* The links a schedule on NIC ports uses, in (host, port) order: the count,
- * with *links allocated (free it). */
-uint32_t fabric_view_links(const struct fabric_view *v, const struct fabric *f,
-			   const struct schedule *s, struct schedule_link **links);
-
 /* What an all-gather on a WDM ring adds to an outcome. */
 struct ring_outcome {
 	enum optree_algo algo;
@@ -95,8 +79,8 @@ struct ring_outcome {
 
 /* One algorithm's outcome. */
 struct schedule_outcome {
-	char algo[32];		   /* as the comparison table names it (e.g. "mcf/paths") */
-	bool applies;		   /* built; else why says why not */
+	char algo[32]; /* as the comparison table names it (e.g. "mcf/paths") */
+	bool applies;  /* built; else why says why not */
 	char why[520];
 	enum ofc_errcode why_code; /* OFC_E_INPUT: the algorithm does not apply; RUNTIME */
 	bool have;		   /* s is held (comparisons keep only the main one) */
@@ -143,7 +127,7 @@ struct schedule_result {
 	const struct fabric *fabric; /* the query's */
 	const char *algorithm;	     /* as asked, or the default */
 	enum sched_collective collective;
-	bool compare;		     /* a table of algorithms ("all", "swing-all") */
+	bool compare; /* a table of algorithms ("all", "swing-all") */
 	struct schedule_outcome *out;
 	uint32_t nout;
 	struct schedule_outcome *main; /* the one asked for (first of a comparison) */
