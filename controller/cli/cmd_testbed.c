@@ -1,5 +1,5 @@
 /* ofc testbed up|check|down FILE: the fabric's hosts as network namespaces
- * and its circuits as veth pairs (controller/testbed.c). */
+ * and its circuits as veth pairs (controller/reconfig/testbed.c). */
 #include "controller/cli/internal.h"
 
 #include <stdlib.h>

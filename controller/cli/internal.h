@@ -1,5 +1,5 @@
 /* Private to controller/cli/: what every `ofc` command shares. Each command is
- * one function in a cmd_*.c file and one line in the table in cli.c. */
+ * one function in a cmd_*.c file and one line in the table in main.c. */
 #ifndef OFC_CONTROLLER_CLI_INTERNAL_H
 #define OFC_CONTROLLER_CLI_INTERNAL_H
 

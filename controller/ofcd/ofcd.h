@@ -4,7 +4,7 @@
 
 #include "controller/fabric/fabric.h"
 
-/* ---- ofcd: the controller daemon (controller/ofcd*.c) ----------------------
+/* ---- ofcd: the controller daemon (controller/ofcd/) ----------------------
  * Serves the control API (proto/control.proto, docs/control.md) on a Unix
  * socket: frames of a 4-byte big-endian length and one protobuf message.
  * Reads are answered by the event loop from the last committed state;

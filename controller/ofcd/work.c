@@ -1,7 +1,7 @@
 /* ofcd's workers. The mutation worker owns the running config and its
  * struct ctl, and runs ApplyConfig, Reconfigure, reloads and device probes
  * one at a time, as the loop hands them over; each mutation is the
- * transaction of controller/ctl.c on a new validated fabric (a changed
+ * transaction of controller/reconfig/ctl.c on a new validated fabric (a changed
  * topology is a new fabric: the running YAML with another spec). The
  * schedule worker computes GetSchedule answers. Both hand finished jobs
  * back as notes; the loop answers and publishes. */

@@ -6,7 +6,7 @@
 #include "controller/fabric/fabric.h"
 
 /* ---- reconfiguration: plan, transactions, journal, recovery --------------
- * (controller/ctl.c, controller/journal.c). A struct ctl holds one fabric's
+ * (reconfig/ctl.c, reconfig/journal.c). A struct ctl holds one fabric's
  * managed devices: its switches and rings that have a driver, and, while a
  * testbed is up, the Linux hosts (netlink). Everything here reports through
  * struct ofc_error and the event callback; nothing prints. ofcd runs the same
@@ -154,7 +154,7 @@ void ctl_record_free(struct ctl_record *r);
 /* Fabrics with a state or journal file in the directory (caller frees). */
 int ctl_list_fabrics(const char *state_dir, char ***names, uint32_t *n, struct ofc_error *err);
 
-/* ---- testbed (controller/testbed.c) ---------------------------------------
+/* ---- testbed (controller/reconfig/testbed.c) ---------------------------------------
  * One network namespace per host, one veth pair per circuit, addresses from
  * 198.18.0.0/15, routes along shortest paths of the circuits. */
 
