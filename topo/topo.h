@@ -77,6 +77,8 @@ void topo_tree_free(struct topo_tree *t);
 struct graph *graph_from_arcs(uint32_t n, uint32_t m, const uint32_t *tails, const uint32_t *heads,
 			      const char *spec);
 struct graph *graph_transpose(const struct graph *g);
+/* The tail of every arc, in CSR order (m + 1 entries; caller frees). */
+uint32_t *graph_arc_tails(const struct graph *g);
 
 /* Expansions (Zhao et al., "Efficient Direct-Connect Topologies", Sec. 5):
  * the line graph L(G) (nodes are arcs, uv -> vw), degree expansion G*n
