@@ -5,7 +5,6 @@
 #include "proto/control.pb-c.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -46,61 +45,35 @@ void ofcd_disconnect(struct ofcd_client *c)
 	c->fd = -1;
 }
 
-/* Wait until fd is ready for `events`, at most c->timeout seconds. */
-static int wait_fd(struct ofcd_client *c, short events, struct ofc_error *err)
+/* Every send and receive is bounded by c->timeout from its start (0: a
+ * wait the user chose, such as watch). */
+static double deadline(const struct ofcd_client *c)
 {
-	struct pollfd p = {.fd = c->fd, .events = events};
-	int ms = c->timeout > 0 ? (int)(c->timeout * 1000) : -1;
-	int n;
-
-	do
-		n = poll(&p, 1, ms);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return ofc_error_set(err, OFC_E_RUNTIME, "poll: %s", strerror(errno));
-	if (n == 0)
-		return ofc_error_set(err, OFC_E_RUNTIME, "ofcd at %s did not answer within %g s",
-				     c->path, c->timeout);
-	return 0;
+	return c->timeout > 0 ? now_seconds() + c->timeout : 0;
 }
 
-static int write_all(struct ofcd_client *c, const uint8_t *p, size_t n, struct ofc_error *err)
+/* The framing helper's error, told as the client's. */
+static int client_error(const struct ofcd_client *c, size_t len, struct ofc_error *err)
 {
-	while (n) {
-		ssize_t k;
+	char why[sizeof(err->msg)];
 
-		if (wait_fd(c, POLLOUT, err) < 0)
-			return -1;
-		k = send(c->fd, p, n, MSG_NOSIGNAL);
-		if (k < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return ofc_error_set(err, OFC_E_RUNTIME, "lost the connection to ofcd: %s",
-					     strerror(errno));
-		}
-		p += k;
-		n -= (size_t)k;
+	switch (err->reason) {
+	case OFC_R_TIMEOUT:
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_TIMEOUT,
+				      "ofcd at %s did not answer within %g s", c->path, c->timeout);
+	case OFC_R_CLOSED:
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_CLOSED,
+				      "ofcd closed the connection");
+	case OFC_R_TOO_BIG:
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_TOO_BIG,
+				      "ofcd sent a frame of %zu bytes, more than the %u this "
+				      "client accepts",
+				      len, c->max_frame);
+	default:
+		snprintf(why, sizeof(why), "%s", err->msg);
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST,
+				      "lost the connection to ofcd: %.400s", why);
 	}
-	return 0;
-}
-
-static int read_all(struct ofcd_client *c, uint8_t *p, size_t n, struct ofc_error *err)
-{
-	while (n) {
-		ssize_t k;
-
-		if (wait_fd(c, POLLIN, err) < 0)
-			return -1;
-		k = recv(c->fd, p, n, 0);
-		if (k < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (k <= 0)
-			return ofc_error_set(err, OFC_E_RUNTIME, "ofcd closed the connection%s%s",
-					     k < 0 ? ": " : "", k < 0 ? strerror(errno) : "");
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
 }
 
 int ofcd_send(struct ofcd_client *c, const struct Ofc__V1__Request *req, struct ofc_error *err)
@@ -112,38 +85,28 @@ int ofcd_send(struct ofcd_client *c, const struct Ofc__V1__Request *req, struct 
 	if (len > UINT32_MAX)
 		return ofc_error_set(err, OFC_E_INPUT, "request too large");
 	buf = xmalloc(len + 4);
-	frame_put_len(buf, (uint32_t)len);
+	frame_len_put(buf, (uint32_t)len);
 	protobuf_c_message_pack(&req->base, buf + 4);
-	rc = write_all(c, buf, len + 4, err);
+	rc = fd_write_all(c->fd, buf, len + 4, deadline(c), err);
 	free(buf);
-	return rc;
+	return rc < 0 ? client_error(c, len, err) : 0;
 }
 
 int ofcd_recv(struct ofcd_client *c, struct Ofc__V1__Response **resp, struct ofc_error *err)
 {
-	uint8_t h[4], *body;
-	uint32_t len;
+	uint8_t *body = NULL;
+	size_t cap = 0, len = 0;
 
 	*resp = NULL;
-	if (read_all(c, h, 4, err) < 0)
-		return -1;
-	len = frame_get_len(h);
-	if (len > c->max_frame)
-		return ofc_error_set(err, OFC_E_RUNTIME,
-				     "ofcd sent a frame of %u bytes, more than the %u this client "
-				     "accepts",
-				     len, c->max_frame);
-	body = xmalloc((size_t)len + 1);
-	if (read_all(c, body, len, err) < 0) {
+	if (frame_recv(c->fd, &body, &cap, &len, c->max_frame, deadline(c), err) < 0) {
 		free(body);
-		return -1;
+		return client_error(c, len, err);
 	}
 	*resp = ofc__v1__response__unpack(NULL, len, body);
 	free(body);
 	if (!*resp)
-		return ofc_error_set(err, OFC_E_RUNTIME,
-				     "ofcd sent a frame that is not an "
-				     "ofc.v1.Response");
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+				      "ofcd sent a frame that is not an ofc.v1.Response");
 	return 0;
 }
 

@@ -89,19 +89,4 @@ int ofcd_call(struct ofcd_client *c, const struct Ofc__V1__Request *req,
 	      struct Ofc__V1__Response **resp, struct ofc_error *err);
 void ofcd_disconnect(struct ofcd_client *c);
 
-/* A frame's 4-byte big-endian length. */
-static inline void frame_put_len(uint8_t h[4], uint32_t n)
-{
-	h[0] = (uint8_t)(n >> 24);
-	h[1] = (uint8_t)(n >> 16);
-	h[2] = (uint8_t)(n >> 8);
-	h[3] = (uint8_t)n;
-}
-
-static inline uint32_t frame_get_len(const uint8_t h[4])
-{
-	return (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
-}
-
-
 #endif

@@ -174,7 +174,7 @@ static void conn_queue(struct conn *c, const void *a, size_t alen, const void *b
 		c->out.cap = (c->out.len + n + 4) * 3 / 2 + 256;
 		c->out.b = xrealloc(c->out.b, c->out.cap);
 	}
-	frame_put_len(c->out.b + c->out.len, (uint32_t)n);
+	frame_len_put(c->out.b + c->out.len, (uint32_t)n);
 	if (alen)
 		memcpy(c->out.b + c->out.len + 4, a, alen);
 	if (blen)
@@ -688,7 +688,7 @@ static void process_input(struct conn *c)
 	size_t off = 0;
 
 	while (!c->dead && !c->closing && c->reading && c->in_len - off >= 4) {
-		uint32_t len = frame_get_len(c->in + off);
+		uint32_t len = frame_len_get(c->in + off);
 
 		if (len > d->o.max_frame) {
 			ofcd_log(d, OFCD_LOG_WARNING,
@@ -740,8 +740,8 @@ static void conn_event(struct loop *l, int fd, void *ctx, unsigned mask)
 			size_t need = c->in_cap * 2;
 			size_t max = (size_t)d->o.max_frame + 4;
 
-			if (c->in_len >= 4 && frame_get_len(c->in) + 4u > need)
-				need = frame_get_len(c->in) + 4u;
+			if (c->in_len >= 4 && frame_len_get(c->in) + 4u > need)
+				need = frame_len_get(c->in) + 4u;
 			need = need > max ? max : need;
 			if (need <= c->in_cap)
 				break; /* cannot happen: process_input closes on oversize */
@@ -839,7 +839,7 @@ static void accept_event(struct loop *l, int lfd, void *ctx, unsigned mask)
 			r.status = OFC__V1__STATUS__STATUS_BUSY;
 			r.message = (char *)busy;
 			n = protobuf_c_message_pack(&r.base, buf + 4);
-			frame_put_len(buf, (uint32_t)n);
+			frame_len_put(buf, (uint32_t)n);
 			(void)!send(fd, buf, n + 4, MSG_NOSIGNAL | MSG_DONTWAIT);
 			close(fd);
 			free(c);

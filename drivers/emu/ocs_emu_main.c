@@ -14,7 +14,7 @@
  * the socket listens). --state loads cross-connects at start and saves them
  * after every change, so a restarted emulator keeps its switch state.
  */
-#include "drivers/internal.h"
+#include "drivers/emu/emu.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -37,30 +37,17 @@ struct emu {
 	uint32_t delay_ms;
 	struct credentials cred;
 	bool have_cred;
-	uint64_t commands, fail_at, fail_count;
-	enum fault_mode mode;
+	uint64_t commands;
 	bool lie_armed;
 	const char *state_path;
-	FILE *log;
+	struct emu_common co; /* listen, port file, log, faults */
 };
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: ocs-emu --listen HOST:PORT --ports N [--delay-ms D] [--credentials FILE]\n"
-		"               [--fail-at K [--fail-count C] [--fail-mode MODE]] [--state FILE]\n"
-		"               [--port-file FILE] [--log FILE]\n"
-		"MODE: deny (default), close, close-after, stall, garbage, lie\n");
-}
-
-static int bad_usage(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "ocs-emu: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n");
-	usage(stderr);
-	return 2;
-}
+static const char usage[] =
+    "usage: ocs-emu --listen HOST:PORT --ports N [--delay-ms D] [--credentials FILE]\n"
+    "               [--fail-at K [--fail-count C] [--fail-mode MODE]] [--state FILE]\n"
+    "               [--port-file FILE] [--log FILE]\n"
+    "MODE: deny (default), close, close-after, stall, garbage, lie\n";
 
 static void reply(struct emu_client *c, const char *ctag, bool ok, const char *code,
 		  const struct strbuf *payload)
@@ -126,9 +113,11 @@ static int load_state(struct emu *e, struct ofc_error *err)
 			*next++ = 0;
 		if (sscanf(line, "%u %u", &a, &b) != 2 || a < 1 || a > e->n || b < 1 || b > e->n ||
 		    e->to[a] || e->from[b]) {
+			/* the message quotes the line: free the text after */
+			ofc_error_set(err, OFC_E_INPUT, "%s: bad line '%.40s'", e->state_path,
+				      line);
 			free(text);
-			return ofc_error_set(err, OFC_E_INPUT, "%s: bad line '%.40s'",
-					     e->state_path, line);
+			return -1;
 		}
 		e->to[a] = b;
 		e->from[b] = a;
@@ -168,18 +157,19 @@ static bool handle(struct emu *e, struct emu_client *c, char *text)
 		return true;
 	ctag = cmd.nfield >= 3 && cmd.field[2][0] && strlen(cmd.field[2]) < 16 ? cmd.field[2] : "0";
 	e->commands++;
-	if (e->log) {
+	if (e->co.log) {
 		/* Never log the password (the fifth block of ACT-USER). */
-		fprintf(e->log, "%llu %s", (unsigned long long)e->commands, cmd.verb);
+		fprintf(e->co.log, "%llu %s", (unsigned long long)e->commands, cmd.verb);
 		for (uint32_t i = 0; i < cmd.nfield; i++)
-			fprintf(e->log, ":%s",
+			fprintf(e->co.log, ":%s",
 				strcmp(cmd.verb, "ACT-USER") == 0 && i >= 4 ? "********"
 									    : cmd.field[i]);
-		fprintf(e->log, "\n");
-		fflush(e->log);
+		fprintf(e->co.log, "\n");
+		fflush(e->co.log);
 	}
-	if (e->fail_at && e->commands >= e->fail_at && e->commands < e->fail_at + e->fail_count)
-		fault = e->mode;
+	if (e->co.fail_at && e->commands >= e->co.fail_at &&
+	    e->commands < e->co.fail_at + e->co.fail_count)
+		fault = e->co.mode;
 	switch (fault) {
 	case FAULT_DENY:
 		reply(c, ctag, false, "SROF", NULL);
@@ -308,119 +298,72 @@ static bool handle_msg(void *ctx, struct emu_client *c, char *msg, size_t len)
 
 /* Tell the caller the port (only once the state is loaded: a test that
  * sees the port file may connect at once). */
-static int report_port(int lfd, const char *port_file, struct ofc_error *err)
-{
-	struct sockaddr_in sa;
-	socklen_t len = sizeof(sa);
-	char buf[16];
-	int n;
-
-	if (getsockname(lfd, (struct sockaddr *)&sa, &len) < 0) {
-		ofc_error_set(err, OFC_E_RUNTIME, "getsockname: %s", strerror(errno));
-		return 1;
-	}
-	n = snprintf(buf, sizeof(buf), "%u\n", ntohs(sa.sin_port));
-	return atomic_write(port_file, buf, (size_t)n, err) < 0 ? 1 : 0;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"listen", required_argument, NULL, 'l'},
+	    EMU_COMMON_OPTIONS,
 	    {"ports", required_argument, NULL, 'n'},
 	    {"delay-ms", required_argument, NULL, 'd'},
 	    {"credentials", required_argument, NULL, 'c'},
-	    {"fail-at", required_argument, NULL, 'k'},
-	    {"fail-count", required_argument, NULL, 'C'},
-	    {"fail-mode", required_argument, NULL, 'm'},
 	    {"state", required_argument, NULL, 's'},
-	    {"port-file", required_argument, NULL, 'p'},
-	    {"log", required_argument, NULL, 'L'},
-	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	struct emu e = {.fail_count = 1, .mode = FAULT_DENY};
-	const char *listen_addr = NULL, *port_file = NULL, *log_path = NULL;
+	struct emu e = {
+	    .co = {.prog = "ocs-emu", .usage = usage, .fail_count = 1, .mode = FAULT_DENY}};
 	struct ofc_error err = {0};
-	uint64_t v;
-	int c, lfd;
+	char buf[1024];
+	int c, lfd, rc;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'l':
-			listen_addr = optarg;
-			break;
 		case 'n':
 			if (parse_u32(optarg, &e.n) < 0 || e.n < 1 || e.n > MAX_PORTS)
-				return bad_usage("--ports must be 1..100000, got '%s'", optarg);
+				return emu_usage_error(&e.co, "--ports must be 1..100000, got '%s'",
+						       optarg);
 			break;
 		case 'd':
 			if (parse_u32(optarg, &e.delay_ms) < 0 || e.delay_ms > 600000)
-				return bad_usage("--delay-ms must be 0..600000, got '%s'", optarg);
+				return emu_usage_error(
+				    &e.co, "--delay-ms must be 0..600000, got '%s'", optarg);
 			break;
 		case 'c':
 			if (credentials_load(optarg, &e.cred, &err) < 0) {
-				char buf[1024];
-
 				fprintf(stderr, "ocs-emu: %s\n",
 					ofc_error_str(&err, buf, sizeof(buf)));
 				return 2;
 			}
 			e.have_cred = true;
 			break;
-		case 'k':
-			if (parse_u64(optarg, &v) < 0 || v < 1)
-				return bad_usage("--fail-at must be a positive integer, got '%s'",
-						 optarg);
-			e.fail_at = v;
-			break;
-		case 'C':
-			if (parse_u64(optarg, &v) < 0 || v < 1)
-				return bad_usage(
-				    "--fail-count must be a positive integer, got '%s'", optarg);
-			e.fail_count = v;
-			break;
-		case 'm':
-			e.mode = fault_mode_parse(optarg);
-			if (!e.mode)
-				return bad_usage("unknown --fail-mode '%s'", optarg);
-			break;
 		case 's':
 			e.state_path = optarg;
 			break;
-		case 'p':
-			port_file = optarg;
-			break;
-		case 'L':
-			log_path = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			return bad_usage("unknown option or missing value: '%s'", argv[optind - 1]);
+			rc = emu_common_option(&e.co, c, optarg);
+			if (rc == 1)
+				return emu_usage_error(&e.co,
+						       "unknown option or missing value: '%s'",
+						       argv[optind - 1]);
+			if (rc)
+				return rc < 0 ? 0 : rc;
 		}
 	}
 	if (optind != argc)
-		return bad_usage("unexpected argument '%s'", argv[optind]);
-	if (!listen_addr || !e.n)
-		return bad_usage("%s", "--listen and --ports are required");
-	lfd = tcp_listen(listen_addr, NULL, &err);
+		return emu_usage_error(&e.co, "unexpected argument '%s'", argv[optind]);
+	if (!e.co.listen || !e.n)
+		return emu_usage_error(&e.co, "%s", "--listen and --ports are required");
+	lfd = emu_listen(&e.co, &err);
 	if (lfd < 0) {
 		fprintf(stderr, "ocs-emu: %s\n", err.msg);
 		return err.code == OFC_E_USAGE ? 2 : 1;
 	}
 	e.to = xcalloc(e.n + 1, sizeof(uint32_t));
 	e.from = xcalloc(e.n + 1, sizeof(uint32_t));
-	int rc = 0;
+	rc = 0;
 	if (e.state_path && load_state(&e, &err) < 0)
 		rc = 2;
-	else if (log_path && !(e.log = fopen(log_path, "a"))) {
-		ofc_error_set(&err, OFC_E_RUNTIME, "%s: %s", log_path, strerror(errno));
+	else if (emu_start(&e.co, lfd, &err) < 0)
 		rc = 1;
-	} else if (port_file)
-		rc = report_port(lfd, port_file, &err);
 	if (rc) {
 		fprintf(stderr, "ocs-emu: %s\n", err.msg);
 		free(e.to);

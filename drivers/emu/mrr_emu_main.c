@@ -8,7 +8,7 @@
  *           [--fail-at K [--fail-count C] [--fail-mode MODE]]
  *           [--port-file FILE] [--log FILE]
  */
-#include "drivers/internal.h"
+#include "drivers/emu/emu.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -29,10 +29,9 @@ struct agent {
 	const char *ring;
 	uint8_t *on;	/* [node][iface][wl][role-1] */
 	uint32_t *used; /* MRRs in use per (node, iface) */
-	uint64_t requests, fail_at, fail_count;
-	enum fault_mode mode;
+	uint64_t requests;
 	bool lie_armed;
-	FILE *log;
+	struct emu_common co; /* listen, port file, log, faults */
 };
 
 static size_t slot(const struct agent *a, uint32_t node, uint32_t iface, uint32_t wl, uint32_t role)
@@ -44,9 +43,7 @@ static void send_reply(struct emu_client *c, Ofc__V1__MrrReply *r)
 {
 	size_t n = ofc__v1__mrr_reply__get_packed_size(r);
 	uint8_t *buf = xmalloc(n + 4);
-	uint32_t be = htonl((uint32_t)n);
-
-	memcpy(buf, &be, 4);
+	frame_len_put(buf, (uint32_t)n);
 	ofc__v1__mrr_reply__pack(r, buf + 4);
 	(void)!send(c->fd, buf, n + 4, MSG_NOSIGNAL);
 	free(buf);
@@ -84,17 +81,18 @@ static bool handle(struct agent *a, struct emu_client *c, const uint8_t *data, s
 	bool keep = true;
 
 	a->requests++;
-	if (a->log) {
-		fprintf(a->log, "%llu %s\n", (unsigned long long)a->requests,
+	if (a->co.log) {
+		fprintf(a->co.log, "%llu %s\n", (unsigned long long)a->requests,
 			!req							 ? "garbage"
 			: req->body_case == OFC__V1__MRR_REQUEST__BODY_HELLO	 ? "hello"
 			: req->body_case == OFC__V1__MRR_REQUEST__BODY_GET_STATE ? "get-state"
 			: req->body_case == OFC__V1__MRR_REQUEST__BODY_TUNE	 ? "tune"
 										 : "unknown");
-		fflush(a->log);
+		fflush(a->co.log);
 	}
-	if (a->fail_at && a->requests >= a->fail_at && a->requests < a->fail_at + a->fail_count)
-		fault = a->mode;
+	if (a->co.fail_at && a->requests >= a->co.fail_at &&
+	    a->requests < a->co.fail_at + a->co.fail_count)
+		fault = a->co.mode;
 	r.has_status = true;
 	r.status = OFC__V1__MRR_STATUS__MRR_STATUS_OK;
 	if (req) {
@@ -240,12 +238,9 @@ out:
 /* Frames: a 4-byte big-endian length, then one MrrRequest. */
 static long frame(struct emu_client *c, char **msg, size_t *len)
 {
-	uint32_t be;
-
 	if (c->in.len < 4)
 		return 0;
-	memcpy(&be, c->in.buf, 4);
-	*len = ntohl(be);
+	*len = frame_len_get((const uint8_t *)c->in.buf);
 	if (*len > MRR_MAX_FRAME)
 		return -1;
 	if (c->in.len < 4 + *len)
@@ -259,41 +254,30 @@ static bool handle_msg(void *ctx, struct emu_client *c, char *msg, size_t len)
 	return handle(ctx, c, (const uint8_t *)msg, len);
 }
 
-static int bad_usage(const char *msg, const char *arg)
-{
-	fprintf(stderr, "mrr-emu: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
-	fprintf(
-	    stderr,
-	    "usage: mrr-emu --listen HOST:PORT --nodes N --wavelengths W [--interfaces I]\n"
-	    "               [--mrrs M] [--delay-us D] [--ring NAME] [--fail-at K [--fail-count C]\n"
-	    "               [--fail-mode deny|close|close-after|stall|garbage|lie]]\n"
-	    "               [--port-file FILE] [--log FILE]\n");
-	return 2;
-}
+static const char usage[] =
+    "usage: mrr-emu --listen HOST:PORT --nodes N --wavelengths W [--interfaces I]\n"
+    "               [--mrrs M] [--delay-us D] [--ring NAME] [--fail-at K [--fail-count C]\n"
+    "               [--fail-mode deny|close|close-after|stall|garbage|lie]]\n"
+    "               [--port-file FILE] [--log FILE]\n";
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"listen", required_argument, NULL, 'l'},
+	    EMU_COMMON_OPTIONS,
 	    {"nodes", required_argument, NULL, 'n'},
 	    {"wavelengths", required_argument, NULL, 'w'},
 	    {"interfaces", required_argument, NULL, 'i'},
 	    {"mrrs", required_argument, NULL, 'm'},
 	    {"delay-us", required_argument, NULL, 'd'},
 	    {"ring", required_argument, NULL, 'r'},
-	    {"fail-at", required_argument, NULL, 'k'},
-	    {"fail-count", required_argument, NULL, 'C'},
-	    {"fail-mode", required_argument, NULL, 'M'},
-	    {"port-file", required_argument, NULL, 'p'},
-	    {"log", required_argument, NULL, 'L'},
-	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	struct agent a = {.ifaces = 1, .delay_us = 25, .fail_count = 1, .mode = FAULT_DENY};
-	const char *listen_addr = NULL, *port_file = NULL, *log_path = NULL;
+	struct agent a = {
+	    .ifaces = 1,
+	    .delay_us = 25,
+	    .co = {.prog = "mrr-emu", .usage = usage, .fail_count = 1, .mode = FAULT_DENY}};
 	struct ofc_error err = {0};
-	uint64_t v;
-	int c, lfd;
+	int c, lfd, rc;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -306,54 +290,31 @@ int main(int argc, char **argv)
 
 		if (dst) {
 			if (parse_u32(optarg, dst) < 0 || (*dst == 0 && c != 'd') || *dst > 1000000)
-				return bad_usage("bad number", optarg);
+				return emu_usage_error(&a.co, "bad number: %s", optarg);
 			continue;
 		}
-		switch (c) {
-		case 'l':
-			listen_addr = optarg;
-			break;
-		case 'r':
+		if (c == 'r') {
 			a.ring = optarg;
-			break;
-		case 'k':
-		case 'C':
-			if (parse_u64(optarg, &v) < 0 || v < 1)
-				return bad_usage("--fail-at/--fail-count need a positive integer",
-						 optarg);
-			*(c == 'k' ? &a.fail_at : &a.fail_count) = v;
-			break;
-		case 'M':
-			if (!(a.mode = fault_mode_parse(optarg)))
-				return bad_usage("unknown --fail-mode", optarg);
-			break;
-		case 'p':
-			port_file = optarg;
-			break;
-		case 'L':
-			log_path = optarg;
-			break;
-		case 'h':
-			bad_usage("help", NULL);
-			return 0;
-		default:
-			return bad_usage("unknown option or missing value", argv[optind - 1]);
+			continue;
 		}
+		rc = emu_common_option(&a.co, c, optarg);
+		if (rc == 1)
+			return emu_usage_error(&a.co, "unknown option or missing value: %s",
+					       argv[optind - 1]);
+		if (rc)
+			return rc < 0 ? 0 : rc;
 	}
-	if (optind != argc || !listen_addr || !a.nodes || !a.wl)
-		return bad_usage("--listen, --nodes and --wavelengths are required", NULL);
+	if (optind != argc || !a.co.listen || !a.nodes || !a.wl)
+		return emu_usage_error(&a.co, "%s",
+				       "--listen, --nodes and --wavelengths are required");
 	if ((uint64_t)a.nodes * a.ifaces * a.wl > 100000000u)
-		return bad_usage("ring too large", NULL);
+		return emu_usage_error(&a.co, "%s", "ring too large");
 	if (!a.mrrs)
 		a.mrrs = a.wl;
-	lfd = tcp_listen(listen_addr, port_file, &err);
-	if (lfd < 0) {
+	lfd = emu_listen(&a.co, &err);
+	if (lfd < 0 || emu_start(&a.co, lfd, &err) < 0) {
 		fprintf(stderr, "mrr-emu: %s\n", err.msg);
 		return err.code == OFC_E_USAGE ? 2 : 1;
-	}
-	if (log_path && !(a.log = fopen(log_path, "a"))) {
-		fprintf(stderr, "mrr-emu: %s: %s\n", log_path, strerror(errno));
-		return 1;
 	}
 	a.on = xcalloc((size_t)a.nodes * a.ifaces * a.wl * 2 + 1, 1);
 	a.used = xcalloc((size_t)a.nodes * a.ifaces + 1, sizeof(uint32_t));

@@ -3,7 +3,7 @@
  * emulator's framing and hand each to its handler. A stalled session (a
  * fault the emulators inject) never answers again; a client that breaks
  * the framing or hangs up is dropped. */
-#include "drivers/internal.h"
+#include "drivers/emu/emu.h"
 
 #include <errno.h>
 #include <poll.h>
