@@ -56,7 +56,7 @@ BENCHES   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 STAMP    = $(BUILD)/.deps-ok
 
-.PHONY: all run test unit integration check bench fuzz clean deps format
+.PHONY: all run test layers unit integration check bench fuzz clean deps format
 .DEFAULT_GOAL := all
 # Keep generated protobuf sources and test objects: they are not throwaway.
 .SECONDARY:
@@ -119,8 +119,12 @@ unit: $(TESTS)
 integration: all
 	@BUILD=$(BUILD) tests/integration/run.sh
 
+# No circles between files or folders, no private header across folders.
+layers: all
+	@scripts/check-layers.py --build $(BUILD)
+
 test: all $(TESTS)
-	@$(MAKE) --no-print-directory unit integration
+	@$(MAKE) --no-print-directory layers unit integration
 
 # Sanitizer build in its own directory; detect_leaks keeps LeakSanitizer on.
 check:
