@@ -108,17 +108,6 @@ static int popcount64(uint64_t x)
 	return __builtin_popcountll(x);
 }
 
-static uint64_t gcd_u64(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 static void worker_fail(struct worker *w, const char *msg)
 {
 	if (!w->failed) {
