@@ -174,34 +174,15 @@ static bool stage1_regular(const struct levels *L, uint32_t *m, uint32_t *s)
 
 static uint64_t max_load(uint32_t n, const struct ot_arc *arc, size_t narcs)
 {
-	int64_t *f = xcalloc((size_t)2 * (n + 1), sizeof(int64_t));
-	int64_t best = 0;
+	struct rwa_load l;
+	uint64_t best;
 
-	for (size_t k = 0; k < narcs; k++) {
-		int64_t *g = f + (arc[k].dir == RWA_CW ? 0 : n + 1);
-		uint32_t s = rwa_arc_start(n, arc[k].src, arc[k].dst, arc[k].dir);
-		uint32_t len = rwa_arc_len(n, arc[k].src, arc[k].dst, arc[k].dir);
-
-		g[s] += arc[k].count;
-		if (s + len <= n) {
-			g[s + len] -= arc[k].count;
-		} else {
-			g[n] -= arc[k].count;
-			g[0] += arc[k].count;
-			g[s + len - n] -= arc[k].count;
-		}
-	}
-	for (int r = 0; r < 2; r++) {
-		int64_t run = 0;
-
-		for (uint32_t x = 0; x < n; x++) {
-			run += f[r * (n + 1) + x];
-			if (run > best)
-				best = run;
-		}
-	}
-	free(f);
-	return (uint64_t)best;
+	rwa_load_init(&l, n);
+	for (size_t k = 0; k < narcs; k++)
+		rwa_load_add(&l, arc[k].src, arc[k].dst, arc[k].dir, arc[k].count);
+	best = rwa_load_max(&l);
+	rwa_load_free(&l);
+	return best;
 }
 
 void stage_arcs(const struct levels *L, uint32_t i, const uint32_t *cnt, struct stage_rwa *st)

@@ -319,41 +319,65 @@ out:
 	return rc;
 }
 
-uint64_t rwa_solution_max_load(const struct rwa_ring *ring, const struct rwa_demand *dem,
-			       size_t ndem, const struct rwa_solution *sol)
+void rwa_load_init(struct rwa_load *l, uint32_t n)
 {
-	uint32_t n = ring->nodes;
-	int64_t *f = xcalloc((size_t)2 * (n + 1), sizeof(int64_t));
+	l->n = n;
+	l->f = xcalloc((size_t)2 * (n + 1), sizeof(int64_t));
+}
+
+void rwa_load_add(struct rwa_load *l, uint32_t src, uint32_t dst, enum rwa_dir dir, int64_t count)
+{
+	uint32_t n = l->n, s = rwa_arc_start(n, src, dst, dir), len = rwa_arc_len(n, src, dst, dir);
+	int64_t *g = l->f + (dir == RWA_CW ? 0 : n + 1);
+
+	g[s] += count;
+	if (s + len <= n) {
+		g[s + len] -= count;
+	} else { /* wraps past segment n-1 */
+		g[n] -= count;
+		g[0] += count;
+		g[s + len - n] -= count;
+	}
+}
+
+uint64_t rwa_load_max(const struct rwa_load *l)
+{
 	int64_t best = 0;
 
-	(void)ndem;
-	for (size_t i = 0; i < sol->nruns; i++) {
-		const struct rwa_run *r = &sol->runs[i];
-		const struct rwa_demand *d = &dem[r->id];
-		uint32_t s = rwa_arc_start(n, d->src, d->dst, r->dir);
-		uint32_t len = rwa_arc_len(n, d->src, d->dst, r->dir);
-		int64_t *g = f + (r->dir - 1) * (n + 1);
-
-		g[s] += r->count;
-		if (s + len <= n) {
-			g[s + len] -= r->count;
-		} else {
-			g[n] -= r->count;
-			g[0] += r->count;
-			g[s + len - n] -= r->count;
-		}
-	}
 	for (int r = 0; r < 2; r++) {
 		int64_t run = 0;
 
-		for (uint32_t x = 0; x < n; x++) {
-			run += f[r * (n + 1) + x];
+		for (uint32_t x = 0; x < l->n; x++) {
+			run += l->f[r * (l->n + 1) + x];
 			if (run > best)
 				best = run;
 		}
 	}
-	free(f);
 	return (uint64_t)best;
+}
+
+void rwa_load_free(struct rwa_load *l)
+{
+	free(l->f);
+	l->f = NULL;
+}
+
+uint64_t rwa_solution_max_load(const struct rwa_ring *ring, const struct rwa_demand *dem,
+			       size_t ndem, const struct rwa_solution *sol)
+{
+	struct rwa_load l;
+	uint64_t best;
+
+	(void)ndem;
+	rwa_load_init(&l, ring->nodes);
+	for (size_t i = 0; i < sol->nruns; i++) {
+		const struct rwa_run *r = &sol->runs[i];
+
+		rwa_load_add(&l, dem[r->id].src, dem[r->id].dst, r->dir, r->count);
+	}
+	best = rwa_load_max(&l);
+	rwa_load_free(&l);
+	return best;
 }
 
 /* ---- the engines ------------------------------------------------------------------ */
