@@ -26,7 +26,7 @@
  * arc u -> w of G. The problems for all (u, t) are independent: they run in
  * parallel, twice (count, then write every transfer in place). */
 #include "rwa/rwa.h"
-#include "sched/sched.h"
+#include "sched/internal.h"
 
 #include <math.h>
 #include <stdlib.h>

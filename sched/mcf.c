@@ -24,7 +24,7 @@
  * single source and one row per port (per step): the orbit of an arc under
  * the translations is its port (Sec. 2.2 of the notes, [X]).
  */
-#include "sched/sched.h"
+#include "sched/internal.h"
 
 #include "rwa/rwa.h"
 
