@@ -258,8 +258,10 @@ PY
 
 # ---- kill -9 during a Reconfigure, then restart -----------------------------------------
 stop_emu "$s_pid"
-# 4 ms per cross-connect: a 256-change reconfigure takes about 0.4 s.
-start_emu ocs-emu k --ports 256 --credentials configs/credentials/ocs0.cred --delay-ms 4
+# 10 ms per cross-connect: a 256-change reconfigure takes about 2.5 s, so a
+# kill up to 250 ms after the poll sees it applying lands inside it even when
+# the poll itself is slow (at 4 ms, a loaded machine saw the commit first).
+start_emu ocs-emu k --ports 256 --credentials configs/credentials/ocs0.cred --delay-ms 10
 DEV="ocs0=127.0.0.1:$k_port"
 # consistent: nothing unfinished, the record is what the switch holds, and
 # that is one of the two topologies.
