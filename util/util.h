@@ -167,7 +167,7 @@ void json_escape(struct strbuf *sb, const char *s);
 
 /* ---- units -------------------------------------------------------------
  * Numbers as people write them: "64MiB", "4MB", "128" (bytes); "40Gbps",
- * "100Gb/s", "12.5GB/s"; "25us", "10ms", "1.5s". Negative values, missing
+ * "100Gb/s", "12.5GB/s"; "25us", "10ms", "1.5s", "30" (seconds). Negative values, missing
  * numbers, unknown units and overflow are errors; *why then points to a
  * static explanation suitable for an error message.
  */

@@ -151,14 +151,14 @@ collectives:
   - op: allgather
     size: 64Mb
 YAML
-check unit_duration "11:23: 'mrr_tuning_delay': bad duration '25': expected a duration such as 25us, 10ms or 1.5s" <<YAML
+check unit_duration "11:23: 'mrr_tuning_delay': bad duration '25 parsecs': expected a duration such as 30 (seconds), 25us, 10ms or 1.5s" <<YAML
 $HOSTS
 rings:
   - name: r0
     nodes: all
     wavelengths: 2
     rate_per_wavelength: 40Gbps
-    mrr_tuning_delay: 25
+    mrr_tuning_delay: 25 parsecs
 YAML
 check bad_choice "8:11: 'type' must be one of ocs, patch-panel; got 'router'" <<YAML
 $HOSTS
