@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -222,6 +223,13 @@ static void write_plan_json(const struct ctl *c, FILE *out)
 
 /* ---- plan ---------------------------------------------------------------------- */
 
+static bool is_directory(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	struct fabric_cmd fc;
@@ -236,6 +244,16 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
+	/* A plan only reads: a mistyped --state-dir is an error, not a new
+	 * empty directory that hides the fabric's record. */
+	fc.reads_only = true;
+	if (!is_directory(fc.state_dir)) {
+		rc = cli_usage_error(cmd,
+				     "state directory '%s' does not exist (ofc apply creates it)",
+				     fc.state_dir);
+		fabric_cmd_free(&fc);
+		return rc;
+	}
 	if (fabric_cmd_open(&fc, true, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
 	/* Repair a crashed transaction first, unless another ofc is busy:

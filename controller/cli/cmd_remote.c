@@ -32,11 +32,11 @@ static int connect_fail(const struct ofc_error *err)
 	return err->code == OFC_E_USAGE ? 2 : 1;
 }
 
-static void print_json(const ProtobufCMessage *m)
+static void print_json(FILE *out, const ProtobufCMessage *m)
 {
 	struct json_writer w;
 
-	jw_init(&w, stdout, true);
+	jw_init(&w, out, true);
 	pb_write_json(&w, m);
 	jw_finish(&w);
 }
@@ -65,7 +65,7 @@ static int finish(struct remote *r, Ofc__V1__Response *resp)
 	int rc = status_exit(resp->status);
 
 	if (r->json) {
-		print_json(&resp->base);
+		print_json(stdout, &resp->base);
 	} else if (rc == 0) {
 		printf("%s\n", resp->message ? resp->message : "ok");
 	} else if (resp->body_case == OFC__V1__RESPONSE__BODY_CONFIG_ERROR &&
@@ -83,17 +83,12 @@ static int finish(struct remote *r, Ofc__V1__Response *resp)
 /* Options every remote command has: --json, --timeout. */
 static int common_opt(struct remote *r, int c, const char *arg)
 {
-	const char *why;
-
 	if (c == 'j') {
 		r->json = true;
 		return 0;
 	}
-	if (c == 'W') {
-		if (parse_duration(arg, &r->timeout, &why) < 0 || r->timeout < 0)
-			return cli_usage_error(r->cmd, "bad --timeout '%s'", arg);
-		return 0;
-	}
+	if (c == 'W')
+		return cli_opt_duration(r->cmd, "timeout", arg, &r->timeout);
 	return 2;
 }
 
@@ -272,7 +267,7 @@ static int r_reconfigure(struct remote *r, int argc, char **argv)
 	Ofc__V1__Workload wl = OFC__V1__WORKLOAD__INIT;
 	Ofc__V1__Response *resp;
 	enum sched_collective coll;
-	const char *spec = NULL, *why;
+	const char *spec = NULL;
 	int c, rc;
 
 	while ((c = cli_getopt(r->cmd, argc, argv, "h", opts)) != -1) {
@@ -298,13 +293,14 @@ static int r_reconfigure(struct remote *r, int argc, char **argv)
 			wl.collective = optarg;
 			break;
 		case 's':
-			if (parse_size(optarg, &wl.size_bytes, &why) < 0 || !wl.size_bytes)
-				return cli_usage_error(r->cmd, "bad --size '%s'", optarg);
+			if (cli_opt_size(r->cmd, "size", optarg, &wl.size_bytes))
+				return 2;
 			wl.has_size_bytes = 1;
 			break;
 		case 'N':
-			if (parse_u32(optarg, &wl.nodes) < 0 || !wl.nodes)
-				return cli_usage_error(r->cmd, "bad --nodes '%s'", optarg);
+			if (cli_opt_u32(r->cmd, "nodes", optarg, 1, SCHED_MAX_NODES,
+					"node ids in a schedule are 16 bits", &wl.nodes))
+				return 2;
 			wl.has_nodes = 1;
 			break;
 		case 'n':
@@ -368,7 +364,7 @@ static int write_schedule(const Ofc__V1__Schedule *s, enum out_format f, const c
 	return 0;
 }
 
-static void print_schedule(const Ofc__V1__Schedule *s)
+static void print_schedule(FILE *out, const Ofc__V1__Schedule *s)
 {
 	double tau = 0;
 	bool have_tau = false;
@@ -378,18 +374,20 @@ static void print_schedule(const Ofc__V1__Schedule *s)
 			tau = s->metrics[i]->value;
 			have_tau = true;
 		}
-	printf("%s %s on %s: %u nodes\n", s->algorithm, s->collective, s->topology, s->nodes);
-	printf("  steps        %u\n", s->num_steps);
+	fprintf(out, "%s %s on %s: %u nodes\n", s->algorithm, s->collective, s->topology, s->nodes);
+	fprintf(out, "  steps        %u\n", s->num_steps);
 	if (have_tau && s->tau_b_fraction && strchr(s->tau_b_fraction, '/'))
-		printf("  tau_B        %s = %.9g\n", s->tau_b_fraction, tau);
+		fprintf(out, "  tau_B        %s = %.9g\n", s->tau_b_fraction, tau);
 	else if (have_tau)
-		printf("  tau_B        %.9g\n", tau);
-	printf("  time         %.6g us\n", s->time_us);
-	printf("  lower bound  %.6g us\n", s->lower_bound_us);
-	printf("  ratio        %.4f\n", s->lower_bound_us > 0 ? s->time_us / s->lower_bound_us : 0);
-	printf("  verified     %s\n", s->verified ? "yes" : "NO");
+		fprintf(out, "  tau_B        %.9g\n", tau);
+	fprintf(out, "  time         %.6g us\n", s->time_us);
+	fprintf(out, "  lower bound  %.6g us\n", s->lower_bound_us);
+	fprintf(out, "  ratio        %.4f\n",
+		s->lower_bound_us > 0 ? s->time_us / s->lower_bound_us : 0);
+	fprintf(out, "  verified     %s\n", s->verified ? "yes" : "NO");
 	if (s->n_links)
-		printf("  fabric       ports are host NIC ports; %zu links used\n", s->n_links);
+		fprintf(out, "  fabric       ports are host NIC ports; %zu links used\n",
+			s->n_links);
 }
 
 static int r_schedule(struct remote *r, int argc, char **argv)
@@ -411,8 +409,8 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 	Ofc__V1__Response *resp;
 	enum sched_collective coll;
 	enum out_format fmt = FMT_PB;
-	const char *output = NULL, *why;
-	bool format_set = false;
+	const char *output = NULL;
+	bool format_set = false, out_is_stdout;
 	int c, rc;
 
 	while ((c = cli_getopt(r->cmd, argc, argv, "ho:", opts)) != -1) {
@@ -444,17 +442,16 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 			gs.algorithm = optarg;
 			break;
 		case 's':
-			if (parse_size(optarg, &gs.size_bytes, &why) < 0 || !gs.size_bytes)
-				return cli_usage_error(r->cmd, "bad --size '%s'", optarg);
+			if (cli_opt_size(r->cmd, "size", optarg, &gs.size_bytes))
+				return 2;
 			gs.has_size_bytes = 1;
 			break;
 		case 'T':
 			gs.topology = optarg;
 			break;
 		case 'P':
-			if (parse_u32(optarg, &gs.chunks) < 0 || gs.chunks < 1 ||
-			    gs.chunks > 1000000)
-				return cli_usage_error(r->cmd, "--chunks must be 1..1000000");
+			if (cli_opt_u32(r->cmd, "chunks", optarg, 1, 1000000, NULL, &gs.chunks))
+				return 2;
 			gs.has_chunks = 1;
 			break;
 		case 'S':
@@ -486,12 +483,14 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 	if (resp->body_case != OFC__V1__RESPONSE__BODY_SCHEDULE)
 		return finish(r, resp);
 	rc = status_exit(resp->status);
+	out_is_stdout = output && strcmp(output, "-") == 0;
 	if (output && (c = write_schedule(resp->schedule, fmt, output)) != 0)
 		rc = c;
+	/* -o - puts the schedule on stdout: the summary goes to stderr. */
 	if (r->json)
-		print_json(&resp->base);
+		print_json(out_is_stdout ? stderr : stdout, &resp->base);
 	else
-		print_schedule(resp->schedule);
+		print_schedule(out_is_stdout ? stderr : stdout, resp->schedule);
 	if (resp->status != OFC__V1__STATUS__STATUS_OK)
 		fprintf(stderr, "ofc: %s\n", resp->message ? resp->message : "failed");
 	ofc__v1__response__free_unpacked(resp, NULL);
@@ -524,8 +523,8 @@ static int r_watch(struct remote *r, int argc, char **argv)
 					"  --timeout DUR  stop when no event came for DUR "
 					"(exit 1)\n  --json         one JSON object per line\n");
 		if (c == 'n') {
-			if (parse_u32(optarg, &count) < 0 || !count)
-				return cli_usage_error(r->cmd, "bad --count '%s'", optarg);
+			if (cli_opt_u32(r->cmd, "count", optarg, 1, UINT32_MAX, NULL, &count))
+				return 2;
 		} else if ((rc = common_opt(r, c, optarg)) != 0) {
 			return rc;
 		}

@@ -125,6 +125,7 @@ int fabric_cmd_open(struct fabric_cmd *fc, bool with_testbed, struct ofc_error *
 	    .on_event = print_event,
 	    .ctx = fc,
 	    .no_testbed = !with_testbed,
+	    .no_mkdir = fc->reads_only,
 	};
 
 	if (fabric_open(fc->file, &fc->fabric, err) < 0)
@@ -165,18 +166,17 @@ static const char *class_name(enum dev_class c)
 
 int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg)
 {
-	const char *why;
-
 	if (c == 'n') {
 		fc->dry_run = true;
 		return 0;
 	}
 	if (c == 't') {
-		if (parse_duration(arg, &fc->timeout, &why) < 0 || fc->timeout <= 0 ||
-		    fc->timeout > 86400)
+		if (cli_opt_duration(fc->cmd, "timeout", arg, &fc->timeout))
+			return 2;
+		if (fc->timeout <= 0 || fc->timeout > 86400)
 			return cli_usage_error(fc->cmd,
-					       "--timeout must be a duration up to 1 day, "
-					       "got '%s'",
+					       "bad --timeout '%s': must be more than 0 and at "
+					       "most a day",
 					       arg);
 		return 0;
 	}

@@ -36,6 +36,15 @@ int cli_getopt(const struct cli_cmd *cmd, int argc, char **argv, const char *sho
 /* Parse --format; `allowed` is a mask of enum out_format. */
 int cli_format(const struct cli_cmd *cmd, const char *s, unsigned allowed, enum out_format *out);
 
+/* Option values: 0, or a usage error's exit status (2) after saying which
+ * option, which value and why (the parser's reason or the range). */
+int cli_opt_size(const struct cli_cmd *cmd, const char *opt, const char *arg, uint64_t *out);
+int cli_opt_rate(const struct cli_cmd *cmd, const char *opt, const char *arg, double *out);
+int cli_opt_duration(const struct cli_cmd *cmd, const char *opt, const char *arg, double *out);
+/* A whole number in lo..hi; limit_why (may be NULL) says where hi comes from. */
+int cli_opt_u32(const struct cli_cmd *cmd, const char *opt, const char *arg, uint32_t lo,
+		uint32_t hi, const char *limit_why, uint32_t *out);
+
 /* Output to a file (atomically) or stdout ("-" or NULL). */
 struct cli_output {
 	struct atomic_file af;
@@ -53,6 +62,9 @@ struct schedule_print {
 	const char *output;	/* -o FILE: the whole schedule */
 };
 
+/* Where the summary goes: stdout, or stderr when -o - puts the schedule
+ * itself on stdout (so a pipe gets one document, never two mixed). */
+FILE *cli_summary_stream(const struct schedule_print *p);
 /* Compute q through the pipeline (controller/schedule), print the summary
  * or the comparison, write -o; returns the exit status (cmd_schedule.c). */
 int cli_schedule(const struct schedule_print *p, const struct schedule_query *q);
@@ -74,8 +86,9 @@ struct fabric_cmd {
 	const char *state_dir_opt;
 	char *state_dir;
 	bool json, dry_run;
-	bool progress;	/* events on stderr (when it is a terminal) */
-	double timeout; /* try: seconds to wait for confirm */
+	bool progress;	 /* events on stderr (when it is a terminal) */
+	bool reads_only; /* plan, status: never create the state directory */
+	double timeout;	 /* try: seconds to wait for confirm */
 	struct fabric *fabric;
 	struct ctl *ctl;
 };

@@ -166,7 +166,7 @@ int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struc
 	c->opts = *o;
 	c->lock_fd = -1;
 	c->state_dir = ctl_state_dir(o->state_dir);
-	if (mkdir_p(c->state_dir, err) < 0) {
+	if (!o->no_mkdir && mkdir_p(c->state_dir, err) < 0) {
 		ctl_close(c);
 		return -1;
 	}
@@ -249,6 +249,7 @@ void ctl_close(struct ctl *c)
 		close(c->lock_fd); /* releases the flock */
 	free(c->state_dir);
 	free(c->prev_topology);
+	free(c->prev_config);
 	free(c);
 }
 
@@ -451,11 +452,14 @@ static uint64_t next_txn_id(struct ctl *c)
 	c->prev_generation = 0;
 	free(c->prev_topology);
 	c->prev_topology = NULL;
+	free(c->prev_config);
+	c->prev_config = NULL;
 	if (ctl_load_record(c->state_dir, c->fabric->name, &r, &e) == 0) {
 		if (r.have_state) {
 			id = r.generation + 1;
 			c->prev_generation = r.generation;
 			c->prev_topology = xstrdup(r.topology ? r.topology : "");
+			c->prev_config = xstrdup(r.config ? r.config : "");
 		}
 		if (r.have_journal && r.journal_id >= id)
 			id = r.journal_id + 1;
@@ -501,7 +505,8 @@ static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_res
 		/* ... under the topology they realise again, not the one
 		 * this transaction was for. */
 		if (record_write(c, c->prev_generation, j->before,
-				 c->prev_topology ? c->prev_topology : "", &e) == 0)
+				 c->prev_topology ? c->prev_topology : "",
+				 c->prev_config ? c->prev_config : "", &e) == 0)
 			journal_remove(c, &e);
 		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL,
 		     "every device verified at its previous state");
@@ -517,7 +522,7 @@ static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_res
 static int commit(struct ctl *c, struct journal *j, struct ofc_error *err)
 {
 	if (set_phase(c, j, JOURNAL_COMMITTING, err) < 0 ||
-	    record_write(c, c->txn, j->target, NULL, err) < 0 || journal_remove(c, err) < 0)
+	    record_write(c, c->txn, j->target, NULL, NULL, err) < 0 || journal_remove(c, err) < 0)
 		return -1;
 	emit(c, CTL_EV_TXN_COMMITTED, NULL, NULL);
 	return 0;

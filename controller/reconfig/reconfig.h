@@ -50,6 +50,7 @@ struct ctl_opts {
 	void (*on_event)(void *ctx, const struct ctl_event *ev);
 	void *ctx;
 	bool no_testbed; /* leave the hosts out even when a testbed is up */
+	bool no_mkdir;	 /* readers: never create the state directory */
 };
 
 struct ctl_device {
@@ -76,6 +77,7 @@ struct ctl {
 	uint64_t txn;		  /* the transaction running or last run */
 	uint64_t prev_generation; /* of the record before it (kept by a rollback) */
 	char *prev_topology;	  /* ... and its topology (a rollback records it again) */
+	char *prev_config;	  /* ... and the config file that asked for it */
 };
 
 /* The state directory: `dir` if given, else $OFC_STATE_DIR, else
