@@ -168,7 +168,10 @@ void graph_group_free(struct graph_group *grp);
  * moore_diameter, edge_list, and more; ports/self_loops when pm != NULL. */
 void topo_write_json(struct json_writer *w, const struct graph *g, const struct topo_facts *f,
 		     const struct port_map *pm);
-/* Graphviz: an undirected graph for symmetric topologies, else a digraph. */
+/* Graphviz: an undirected graph for symmetric topologies, else a digraph.
+ * Tori are laid out as grids (neato, pinned positions). */
 void topo_write_dot(FILE *out, const struct graph *g, const struct topo_facts *f);
+/* Node u's place in that grid (inches), when g is a torus; else false. */
+bool topo_grid_pos(const struct graph *g, uint32_t u, double *x, double *y);
 
 #endif

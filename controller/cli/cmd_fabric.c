@@ -102,13 +102,44 @@ static struct plan_counts count_plan(const struct op_batch *b)
 	return k;
 }
 
-static void op_text(const struct fabric *f, const struct op *op, char *buf, size_t n)
+/* The host port cabled to each port of a switch (attachment index + 1, 0
+ * for none), so a plan names host:port as `ofc show` does. Caller frees. */
+static uint32_t *switch_ports(const struct fabric *f, const struct ctl_device *cd)
 {
+	int s = cd->cfg.cls == DEV_SWITCH ? fabric_find_switch(f, cd->cfg.name) : -1;
+	uint32_t *at;
+
+	if (s < 0)
+		return NULL;
+	at = xcalloc((size_t)f->switches[s].ports + 2, sizeof(*at));
+	for (uint32_t i = 0; i < f->nwiring; i++)
+		if (f->wiring[i].sw == (uint32_t)s && f->wiring[i].sw_port <= f->switches[s].ports)
+			at[f->wiring[i].sw_port] = i + 1;
+	return at;
+}
+
+static void port_name(const struct fabric *f, const uint32_t *at, uint32_t ports, uint32_t p,
+		      char *buf, size_t n)
+{
+	if (at && p <= ports && at[p])
+		snprintf(buf, n, "%s:%u", f->hosts[f->wiring[at[p] - 1].host].name,
+			 f->wiring[at[p] - 1].host_port);
+	else
+		snprintf(buf, n, "-");
+}
+
+static void op_text(const struct fabric *f, const uint32_t *at, uint32_t ports, const struct op *op,
+		    char *buf, size_t n)
+{
+	char from[80], to[80];
+
 	switch (op->kind) {
 	case OP_DISCONNECT:
 	case OP_CONNECT:
-		snprintf(buf, n, "%c %u -> %u", op->kind == OP_CONNECT ? '+' : '-', op->xc.in,
-			 op->xc.out);
+		port_name(f, at, ports, op->xc.in, from, sizeof(from));
+		port_name(f, at, ports, op->xc.out, to, sizeof(to));
+		snprintf(buf, n, "%c %u -> %u  (%s -> %s)", op->kind == OP_CONNECT ? '+' : '-',
+			 op->xc.in, op->xc.out, from, to);
 		break;
 	case OP_TUNE_OFF:
 	case OP_TUNE_ON:
@@ -166,12 +197,15 @@ static void write_plan_text(const struct ctl *c, FILE *out)
 			    "%u unchanged\n",
 			    k.del, k.del == 1 ? "" : "s", k.add, k.rset, k.rset == 1 ? "" : "s",
 			    k.rdel, kept);
-		for (uint32_t j = 0; j < cd->plan.n; j++) {
-			char buf[200];
+		uint32_t *at = switch_ports(c->fabric, cd);
 
-			op_text(c->fabric, &cd->plan.ops[j], buf, sizeof(buf));
+		for (uint32_t j = 0; j < cd->plan.n; j++) {
+			char buf[240];
+
+			op_text(c->fabric, at, cd->cfg.ports, &cd->plan.ops[j], buf, sizeof(buf));
 			fprintf(out, "  %s\n", buf);
 		}
+		free(at);
 	}
 	if (c->ndevs == 0)
 		fprintf(out, "(no switch or ring of this fabric has a driver: nothing to drive)\n");

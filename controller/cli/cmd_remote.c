@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct remote {
@@ -497,6 +498,23 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 	return rc;
 }
 
+/* "2024-05-01T12:34:56.789+02:00": local time with ms and the offset, so
+ * lines from hosts in other zones still sort and compare. */
+static const char *iso_time_ms(uint64_t unix_ms, char *buf, size_t n)
+{
+	time_t t = (time_t)(unix_ms / 1000);
+	struct tm tm;
+	char date[32], zone[8];
+
+	if (!localtime_r(&t, &tm) || !strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm) ||
+	    !strftime(zone, sizeof(zone), "%z", &tm) || strlen(zone) != 5) {
+		snprintf(buf, n, "%llu", (unsigned long long)unix_ms);
+		return buf;
+	}
+	snprintf(buf, n, "%s.%03u%.3s:%s", date, (unsigned)(unix_ms % 1000), zone, zone + 3);
+	return buf;
+}
+
 /* ---- watch and cancel --------------------------------------------------------------------- */
 
 static int r_watch(struct remote *r, int argc, char **argv)
@@ -521,7 +539,10 @@ static int r_watch(struct remote *r, int argc, char **argv)
 					"rejected;\nrequests queued and cancelled.\n\n"
 					"  --count N      stop after N events\n"
 					"  --timeout DUR  stop when no event came for DUR "
-					"(exit 1)\n  --json         one JSON object per line\n");
+					"(a normal end: exit 0)\n"
+					"  --json         one JSON object per line (time_unix_ms "
+					"as sent)\n\nEach line: the time (ISO 8601, local, "
+					"with ms), the event, the device, the message.\n");
 		if (c == 'n') {
 			if (cli_opt_u32(r->cmd, "count", optarg, 1, UINT32_MAX, NULL, &count))
 				return 2;
@@ -550,8 +571,12 @@ static int r_watch(struct remote *r, int argc, char **argv)
 	if (!r->json)
 		fprintf(stderr, "watching %s\n", r->socket);
 	while (!count || seen < count) {
-		if (ofcd_recv(&r->cl, &resp, &err) < 0)
+		if (ofcd_recv(&r->cl, &resp, &err) < 0) {
+			/* --timeout: no event for that long is the end asked for. */
+			if (err.reason == OFC_R_TIMEOUT && r->timeout > 0)
+				break;
 			goto fail;
+		}
 		if (resp->body_case == OFC__V1__RESPONSE__BODY_EVENT) {
 			const Ofc__V1__Event *e = resp->event;
 			const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
@@ -565,7 +590,10 @@ static int r_watch(struct remote *r, int argc, char **argv)
 				pb_write_json(&jw, &e->base);
 				jw_finish(&jw);
 			} else {
-				printf("%llu %s%s%s%s%s\n", (unsigned long long)e->time_unix_ms,
+				char when[64];
+
+				printf("%s %s%s%s%s%s\n",
+				       iso_time_ms(e->time_unix_ms, when, sizeof(when)),
 				       v ? v->name + 5 : "?", e->device ? " " : "",
 				       e->device ? e->device : "",
 				       e->message && *e->message ? ": " : "",
@@ -650,27 +678,25 @@ static const struct {
      r_cancel},
 };
 
-int remote_main(int argc, char **argv)
+bool remote_command(const char *name)
 {
-	struct remote r = {0};
-	const char *name;
-	int shift;
+	for (size_t i = 0; i < ARRAY_SIZE(remote_cmds); i++)
+		if (strcmp(name, remote_cmds[i].name) == 0)
+			return true;
+	return false;
+}
 
-	/* argv: ofc --socket PATH COMMAND ... | ofc --socket=PATH COMMAND ... */
-	if (strncmp(argv[1], "--socket=", 9) == 0) {
-		r.socket = argv[1] + 9;
-		shift = 2;
-	} else {
-		r.socket = argc > 2 ? argv[2] : NULL;
-		shift = 3;
-	}
+int remote_main(const char *socket, int argc, char **argv)
+{
+	struct remote r = {.socket = socket};
+
 	if (!r.socket || !*r.socket) {
 		fprintf(stderr, "ofc: --socket needs the path of ofcd's socket\n"
 				"usage: ofc --socket PATH status|apply|reconfigure|schedule|watch|"
 				"cancel ...\n");
 		return 2;
 	}
-	if (argc <= shift) {
+	if (argc < 1) {
 		fprintf(stderr,
 			"ofc: missing a command after --socket %s\n"
 			"usage: ofc --socket PATH status|apply|reconfigure|schedule|watch|"
@@ -678,26 +704,43 @@ int remote_main(int argc, char **argv)
 			r.socket);
 		return 2;
 	}
-	name = argv[shift];
 	for (size_t i = 0; i < ARRAY_SIZE(remote_cmds); i++)
-		if (strcmp(name, remote_cmds[i].name) == 0) {
+		if (strcmp(argv[0], remote_cmds[i].name) == 0) {
 			r.cmd = &remote_cmds[i].cmd;
 			optind = 0;
-			return remote_cmds[i].run(&r, argc - shift, argv + shift);
+			return remote_cmds[i].run(&r, argc, argv);
 		}
 	fprintf(stderr,
 		"ofc: '%s' does not talk to ofcd (status, apply, reconfigure, schedule, watch and "
 		"cancel do)\nusage: ofc --socket PATH status|apply|reconfigure|schedule|watch|"
 		"cancel ...\n",
-		name);
+		argv[0]);
 	return 2;
 }
 
+static bool wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return true;
+	return false;
+}
+
+/* reconfigure, watch and cancel without a socket: --help still answers
+ * (it needs no daemon); anything else says how to name the daemon. */
 int cmd_daemon_only(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "ofc %s: this command talks to ofcd: ofc --socket PATH %s %s\n", cmd->name,
-		cmd->name, cmd->usage);
+	if (wants_help(argc, argv))
+		for (size_t i = 0; i < ARRAY_SIZE(remote_cmds); i++)
+			if (strcmp(cmd->name, remote_cmds[i].name) == 0) {
+				struct remote r = {.cmd = &remote_cmds[i].cmd};
+
+				optind = 0;
+				return remote_cmds[i].run(&r, argc, argv);
+			}
+	fprintf(stderr,
+		"ofc %s: this command talks to ofcd: give --socket PATH or set OFC_SOCKET\n"
+		"usage: ofc --socket PATH %s %s\n",
+		cmd->name, cmd->name, cmd->usage);
 	return 2;
 }

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
 {
@@ -114,6 +115,14 @@ void cli_output_abort(struct cli_output *o)
 		atomic_abort(&o->af);
 	else if (o->af.path)
 		atomic_commit(&o->af, &(struct ofc_error){0});
+}
+
+bool cli_binary_to_terminal(const struct cli_cmd *cmd)
+{
+	if (!isatty(STDOUT_FILENO))
+		return false;
+	cli_usage_error(cmd, "--format pb writes binary: give -o OUT, or redirect stdout");
+	return true;
 }
 
 FILE *cli_summary_stream(const struct schedule_print *p)

@@ -62,6 +62,9 @@ struct schedule_print {
 	const char *output;	/* -o FILE: the whole schedule */
 };
 
+/* A binary format with no -o: stdout is fine unless it is a terminal; then
+ * a usage error (returns true after printing it). */
+bool cli_binary_to_terminal(const struct cli_cmd *cmd);
 /* Where the summary goes: stdout, or stderr when -o - puts the schedule
  * itself on stdout (so a pipe gets one document, never two mixed). */
 FILE *cli_summary_stream(const struct schedule_print *p);
@@ -122,8 +125,11 @@ int cmd_show(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv);
 
-/* `ofc --socket PATH COMMAND ...`: the commands ofcd answers (cmd_remote.c). */
-int remote_main(int argc, char **argv);
+/* `ofc --socket PATH COMMAND ...`: the commands ofcd answers (cmd_remote.c);
+ * argv[0] is the command. */
+int remote_main(const char *socket, int argc, char **argv);
+/* Whether ofcd answers this command. */
+bool remote_command(const char *name);
 /* reconfigure, watch, cancel without --socket: say they need the daemon. */
 int cmd_daemon_only(const struct cli_cmd *cmd, int argc, char **argv);
 

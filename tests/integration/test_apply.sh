@@ -219,6 +219,8 @@ topology: torus:8x8
 EOF
 expect_json 'j["devices"][0]["driver"]=="sim" and j["devices"][0]["add"]==256' \
 	$OFC plan "$TMP/sim.yaml" --state-dir "$ST" --json
+# The plan names the host ports behind each switch port, as ofc show does.
+expect_stdout_has "  + 1 -> 5  (h0:0 -> h1:0)" $OFC plan "$TMP/sim.yaml" --state-dir "$ST"
 expect_stdout_has "committed transaction 1: 256 operations" $OFC apply "$TMP/sim.yaml" --state-dir "$ST"
 expect_json 'j["operations"]==0' $OFC plan "$TMP/sim.yaml" --state-dir "$ST" --json
 [ "$(wc -l <"$ST/sim-ocs0.txt")" -eq 256 ] && ok || bad "sim state not persisted"
