@@ -8,6 +8,12 @@
 #ifndef OFC_UTIL_H
 #define OFC_UTIL_H
 
+/* The release, from the VERSION file (the Makefile passes it); every binary
+ * prints it for --version. */
+#ifndef OFC_VERSION
+#define OFC_VERSION "unknown"
+#endif
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>

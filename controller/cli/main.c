@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OFC_VERSION "0.1.0"
-
 static const struct cli_cmd commands[] = {
     {"validate", "FILE", "check a fabric config and its wiring", cmd_validate},
     {"show", "FILE [--json | --dot | --format text|json|dot|pb] [-o OUT]",
