@@ -245,6 +245,8 @@ int frame_recv(int fd, uint8_t **buf, size_t *cap, size_t *len, size_t max, doub
 
 /* Greatest common divisor (gcd(0, 0) = 0). */
 uint64_t gcd_u64(uint64_t a, uint64_t b);
+/* ceil(a / b) for b > 0, without overflow for any a. */
+uint64_t ceil_div_u64(uint64_t a, uint64_t b);
 /* Levenshtein distance, for "did you mean" hints; capped at 255. */
 unsigned edit_distance(const char *a, const char *b);
 /* Monotonic clock in seconds. */
