@@ -186,6 +186,11 @@ void fabric_free(struct fabric *f);
 int fabric_find_host(const struct fabric *f, const char *name);
 int fabric_find_switch(const struct fabric *f, const char *name);
 
+/* The cross-connects that realise f->ports over f->wiring (replacing
+ * f->circuits); FILE:LINE:COL errors at the topology when a port is not
+ * wired or a circuit would span two switches (fabric/circuits.c). */
+int fabric_circuits(struct fabric *f, struct ofc_error *err);
+
 /* The MRR channels ring r's lightpaths need: an MRR adding the wavelength
  * at the source, one dropping it at the destination (fabric/rings.c). */
 void ring_target(const struct fabric *f, uint32_t r, struct device_state *out);
