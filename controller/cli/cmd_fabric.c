@@ -211,7 +211,7 @@ static void write_plan_text(const struct ctl *c, FILE *out)
 		fprintf(out, "(no switch or ring of this fabric has a driver: nothing to drive)\n");
 }
 
-static void write_plan_json(const struct ctl *c, FILE *out)
+static void write_plan_json(const struct ctl *c, FILE *out, const struct fabric_relabel *rel)
 {
 	struct json_writer w;
 
@@ -223,6 +223,23 @@ static void write_plan_json(const struct ctl *c, FILE *out)
 	jw_str(&w, c->fabric->file);
 	jw_key(&w, "operations");
 	jw_uint(&w, ctl_plan_size(c));
+	if (rel) {
+		jw_key(&w, "relabel");
+		jw_obj_begin(&w);
+		jw_key(&w, "links");
+		jw_uint(&w, rel->arcs);
+		jw_key(&w, "kept");
+		jw_uint(&w, rel->kept);
+		jw_key(&w, "kept_identity");
+		jw_uint(&w, rel->kept_identity);
+		jw_key(&w, "renumbered_nodes");
+		jw_uint(&w, rel->moved_nodes);
+		jw_key(&w, "complete");
+		jw_bool(&w, rel->complete);
+		jw_key(&w, "seconds");
+		jw_double(&w, rel->seconds);
+		jw_obj_end(&w);
+	}
 	jw_key(&w, "devices");
 	jw_arr_begin(&w);
 	for (uint32_t i = 0; i < c->ndevs; i++) {
@@ -269,7 +286,7 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 	struct fabric_cmd fc;
 	struct ofc_error err = {0};
 	int rc =
-	    fabric_cmd_parse(&fc, cmd, argc, argv, NULL, NULL,
+	    fabric_cmd_parse(&fc, cmd, argc, argv, fabric_cmd_relabel_options, fabric_cmd_extra,
 			     "Reads every device of the fabric and prints what would change to "
 			     "reach the\nconfig's target: cross-connects to remove and add, MRRs "
 			     "to retune, testbed\ncircuits and routes. Circuits that stay are not "
@@ -301,10 +318,10 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 		fprintf(stderr, "ofc plan: note: %s\n", err.msg);
 		ofc_error_clear(&err);
 	}
-	if (ctl_plan(fc.ctl, &err) < 0)
+	if (ctl_plan(fc.ctl, &err) < 0 || fabric_cmd_relabel(&fc, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
 	if (fc.json)
-		write_plan_json(fc.ctl, stdout);
+		write_plan_json(fc.ctl, stdout, fc.relabel ? &fc.relabelled : NULL);
 	else
 		write_plan_text(fc.ctl, stdout);
 	fabric_cmd_free(&fc);
@@ -376,10 +393,14 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 {
 	static const struct option extra_apply[] = {
 	    {"dry-run", no_argument, NULL, 'n'},
+	    {"relabel", no_argument, NULL, 'R'},
+	    {"relabel-budget", required_argument, NULL, 'B'},
 	    {0},
 	};
 	static const struct option extra_try[] = {
 	    {"timeout", required_argument, NULL, 't'},
+	    {"relabel", no_argument, NULL, 'R'},
+	    {"relabel-budget", required_argument, NULL, 'B'},
 	    {0},
 	};
 	struct fabric_cmd fc;
@@ -402,11 +423,11 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 	if (fc.timeout == 0)
 		fc.timeout = 60;
 	if (fabric_cmd_open(&fc, true, &err) < 0 || fabric_cmd_repair(&fc, &err) < 0 ||
-	    ctl_plan(fc.ctl, &err) < 0)
+	    ctl_plan(fc.ctl, &err) < 0 || fabric_cmd_relabel(&fc, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
 	if (fc.dry_run) {
 		if (fc.json)
-			write_plan_json(fc.ctl, stdout);
+			write_plan_json(fc.ctl, stdout, fc.relabel ? &fc.relabelled : NULL);
 		else
 			write_plan_text(fc.ctl, stdout);
 		fabric_cmd_free(&fc);

@@ -92,6 +92,9 @@ struct fabric_cmd {
 	bool progress;	 /* events on stderr (when it is a terminal) */
 	bool reads_only; /* plan, status: never create the state directory */
 	double timeout;	 /* try: seconds to wait for confirm */
+	bool relabel;	 /* plan, apply, try: renumber to keep circuits */
+	double relabel_budget;
+	struct fabric_relabel relabelled; /* what --relabel found */
 	struct fabric *fabric;
 	struct ctl *ctl;
 };
@@ -102,6 +105,12 @@ int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc,
 		     int (*on_extra)(struct fabric_cmd *, int, const char *), const char *help,
 		     bool file_optional);
 int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg);
+/* --relabel and --relabel-budget, for plan, apply and try. */
+extern const struct option fabric_cmd_relabel_options[];
+extern const char fabric_cmd_relabel_help[];
+/* After ctl_plan: with --relabel, renumber and plan again, saying what it
+ * saved on stderr (text) or in the JSON later. */
+int fabric_cmd_relabel(struct fabric_cmd *fc, struct ofc_error *err);
 int fabric_cmd_open(struct fabric_cmd *fc, bool with_testbed, struct ofc_error *err);
 /* Take the lock and resolve a journal a crash left. */
 int fabric_cmd_repair(struct fabric_cmd *fc, struct ofc_error *err);

@@ -103,6 +103,15 @@ int ctl_recover(struct ctl *c, bool *did, struct ofc_error *err);
 int ctl_read(struct ctl *c, struct ofc_error *err);
 /* ctl_read, then each device's plan from actual to target. */
 int ctl_plan(struct ctl *c, struct ofc_error *err);
+/* Each device's plan from its last read to its target (what ctl_plan does
+ * after reading). */
+void ctl_diff(struct ctl *c);
+/* After ctl_plan: renumber the target topology so that the most
+ * cross-connects the switches hold stay (fabric_relabel), then the
+ * switches' and testbed's targets and plans again. For a topology wanted
+ * up to the numbering of its nodes: `ofc plan|apply|try --relabel`. */
+int ctl_relabel(struct ctl *c, const struct relabel_opts *o, struct fabric_relabel *rep,
+		struct ofc_error *err);
 uint32_t ctl_plan_size(const struct ctl *c);
 
 struct ctl_result {
