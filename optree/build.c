@@ -30,18 +30,8 @@ void optree_result_free(struct optree_result *res)
  * Transfers go straight into the schedule (reserved in advance); a step
  * that breaks the limit is taken out again and put back as sub-steps. */
 
-struct emitter {
-	const struct optree_ring *r;
-	struct schedule *s;
-	bool open;
-	uint32_t *add, *drop; /* per node, this step */
-	uint32_t *sub;	      /* split: colour, then sub-step, of each record */
-	uint32_t *path;	      /* split: an alternating path */
-	size_t cap_sub;
-	uint32_t split_steps;
-};
 
-static void emitter_init(struct emitter *e, const struct optree_ring *r, struct schedule *s)
+void emitter_init(struct emitter *e, const struct optree_ring *r, struct schedule *s)
 {
 	memset(e, 0, sizeof(*e));
 	e->r = r;
@@ -50,7 +40,7 @@ static void emitter_init(struct emitter *e, const struct optree_ring *r, struct 
 	e->drop = xcalloc(r->nodes, sizeof(uint32_t));
 }
 
-static void emitter_free(struct emitter *e)
+void emitter_free(struct emitter *e)
 {
 	free(e->add);
 	free(e->drop);
@@ -58,31 +48,9 @@ static void emitter_free(struct emitter *e)
 	free(e->path);
 }
 
-static inline void put(struct emitter *e, uint32_t src, uint32_t dst, uint32_t block, uint8_t dir,
-		       uint32_t slot)
-{
-	const struct optree_ring *r = e->r;
-	struct schedule *s = e->s;
-
-	if (!e->open) {
-		sched_step(s);
-		e->open = true;
-	}
-	if (s->nxfers == s->cap_xfers)
-		sched_reserve(s, s->nxfers + 1024);
-	s->xfers[s->nxfers++] = (struct xfer){(uint16_t)src,
-					      (uint16_t)dst,
-					      block,
-					      0,
-					      SCHED_ONE,
-					      (uint16_t)(slot / r->fibres),
-					      (uint8_t)(slot % r->fibres),
-					      xfer_flags((enum ring_dir)dir, XFER_COPY)};
-}
-
 /* Close the step; returns the schedule steps it became (1, or more when
  * split for the add/drop limit). */
-static uint32_t flush(struct emitter *e)
+uint32_t emit_flush(struct emitter *e)
 {
 	struct schedule *s = e->s;
 	uint32_t A = e->r->max_add, n = e->r->nodes, nsub = 1;
@@ -194,7 +162,7 @@ static uint32_t flush(struct emitter *e)
 	return nsub;
 }
 
-static struct optree_stage *add_stage(struct optree_result *res, uint32_t *cap)
+struct optree_stage *result_add_stage(struct optree_result *res, uint32_t *cap)
 {
 	if (res->nstages == *cap) {
 		*cap = *cap ? *cap * 2 : 16;
@@ -284,7 +252,7 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 	/* Pass 2: emit, stage by stage, keeping what every node holds. */
 	for (uint32_t i = 1; i <= depth; i++) {
 		struct stage_rwa *s = &st[i - 1];
-		struct optree_stage *os = add_stage(res, &cap_st);
+		struct optree_stage *os = result_add_stage(res, &cap_st);
 		uint32_t steps = cs[i - 1];
 
 		os->radix = 0;
@@ -356,11 +324,11 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 				for (uint32_t c = 0; c < q->count; c++) {
 					uint32_t slot = q->colour + c;
 
-					put(&e, a->src, a->dst, held[q->inst + c], q->dir,
+					emit_put(&e, a->src, a->dst, held[q->inst + c], q->dir,
 					    top ? FW - 1 - slot : slot);
 				}
 			}
-			os->steps += flush(&e);
+			os->steps += emit_flush(&e);
 		}
 		free(pc);
 		free(poff);
@@ -414,7 +382,7 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 /* Wavelengths for demands whose routes are fixed, through rwa/ like every
  * other lightpath: exact interval colouring per direction (neighbour links
  * never wrap), the circular heuristic if some arc does. Runs by arc index. */
-static void colour_fixed(uint32_t n, const struct ot_arc *arc, size_t na, struct rwa_solution *sol)
+void colour_fixed(uint32_t n, const struct ot_arc *arc, size_t na, struct rwa_solution *sol)
 {
 	struct rwa_arc *ra = xmalloc((na + 1) * sizeof(*ra));
 
@@ -439,7 +407,7 @@ static void colour_fixed(uint32_t n, const struct ot_arc *arc, size_t na, struct
 	free(ra);
 }
 
-static uint32_t colour_steps(const struct optree_ring *r, const struct rwa_solution *sol)
+uint32_t colour_steps(const struct optree_ring *r, const struct rwa_solution *sol)
 {
 	uint32_t c = sol->colours[RWA_CW] > sol->colours[RWA_CCW] ? sol->colours[RWA_CW]
 								  : sol->colours[RWA_CCW];
@@ -449,7 +417,7 @@ static uint32_t colour_steps(const struct optree_ring *r, const struct rwa_solut
 
 /* One stage of fixed-route demands: the blocks of arc i are blk[i][0..count),
  * laid on the arc's colours in order, colour steps in order. */
-static void emit_fixed(struct emitter *e, const struct ot_arc *arc, const struct rwa_solution *sol,
+void emit_fixed(struct emitter *e, const struct ot_arc *arc, const struct rwa_solution *sol,
 		       const uint32_t *blk, uint32_t per_arc, struct optree_stage *st)
 {
 	uint32_t FW = ring_channels(e->r), cs = colour_steps(e->r, sol);
@@ -462,11 +430,11 @@ static void emit_fixed(struct emitter *e, const struct ot_arc *arc, const struct
 								    : 0;
 			for (uint32_t c = 0; c < ru->count; c++)
 				if ((ru->colour + c) / FW == t)
-					put(e, arc[ru->id].src, arc[ru->id].dst,
+					emit_put(e, arc[ru->id].src, arc[ru->id].dst,
 					    blk[(size_t)ru->id * per_arc + inst + c], ru->dir,
 					    (ru->colour + c) % FW);
 		}
-		st->steps += flush(e);
+		st->steps += emit_flush(e);
 	}
 	st->colour_steps = cs;
 }
@@ -488,7 +456,7 @@ static void build_ring(const struct optree_ring *r, struct optree_result *res)
 	sched_reserve(&res->sched, (size_t)n * (n - 1));
 	uint32_t lb = demands_lower_bound(r, arc, n);
 	for (uint32_t t = 0; t + 1 < n; t++) {
-		struct optree_stage *st = add_stage(res, &cap);
+		struct optree_stage *st = result_add_stage(res, &cap);
 
 		for (uint32_t u = 0; u < n; u++)
 			blk[u] = (u + n - t) % n;
@@ -524,7 +492,7 @@ static int build_ne(const struct optree_ring *r, struct optree_result *res, stru
 	emitter_init(&e, r, &res->sched);
 	sched_reserve(&res->sched, (size_t)n * (n - 1));
 	for (uint32_t k = 0; k < n / 2; k++) {
-		struct optree_stage *st = add_stage(res, &cap);
+		struct optree_stage *st = result_add_stage(res, &cap);
 		uint32_t nb = k == 0 ? 1 : 2, pattern = k == 0 ? 0 : 1 + k % 2;
 
 		for (uint32_t u = 0; u < n; u++) {
@@ -564,25 +532,13 @@ static int build_ne(const struct optree_ring *r, struct optree_result *res, stru
 	return 0;
 }
 
-int optree_build(const struct optree_ring *r, const struct optree_opts *o,
-		 struct optree_result *res, struct ofc_error *err)
+/* The all-gather of an algorithm into res (sched initialised). */
+static int build_allgather(const struct optree_ring *r, const struct optree_opts *o,
+			   struct optree_result *res, struct ofc_error *err)
 {
 	struct optree_analytic an;
 	int rc = 0;
 
-	memset(res, 0, sizeof(*res));
-	if (optree_ring_check(r, err) < 0)
-		return -1;
-	if (r->nodes > OPTREE_MAX_NODES)
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "%u nodes: schedules are built for at most %u (N(N-1) "
-				     "transfers)",
-				     r->nodes, OPTREE_MAX_NODES);
-	res->algo = o->algo;
-	res->overlap = o->overlap;
-	sched_init(&res->sched, SCHED_ALLGATHER, optree_algo_name(o->algo), r->nodes);
-	snprintf(res->sched.topology, sizeof(res->sched.topology), "wdm-ring:%u", r->nodes);
-	res->sched.size_bytes = r->block_bytes;
 	optree_analytic(r, &an);
 	switch (o->algo) {
 	case OPTREE_RING:
@@ -616,15 +572,79 @@ int optree_build(const struct optree_ring *r, const struct optree_opts *o,
 		res->analytic_steps = an.steps;
 		res->analytic_depth = an.depth;
 		break;
+	case OPTREE_WRHT:
+		rc = build_wrht(r, res, err);
+		res->analytic_steps = NAN; /* no closed form available to us */
+		res->analytic_depth = res->nstages;
+		break;
 	default:
 		rc = ofc_error_set(err, OFC_E_INPUT, "unknown algorithm");
+	}
+	return rc;
+}
+
+int optree_build(const struct optree_ring *r, const struct optree_opts *o,
+		 struct optree_result *res, struct ofc_error *err)
+{
+	enum sched_collective c = o->collective ? o->collective : SCHED_ALLGATHER;
+	int rc = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (optree_ring_check(r, err) < 0)
+		return -1;
+	if (r->nodes > OPTREE_MAX_NODES)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%u nodes: schedules are built for at most %u (N(N-1) "
+				     "transfers)",
+				     r->nodes, OPTREE_MAX_NODES);
+	if (c == SCHED_ALLTOALL && o->algo != OPTREE_ONESTAGE)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "all-to-all on a WDM ring is built as direct lightpaths "
+				     "(--algo onestage, through the RWA engines), not %s",
+				     optree_algo_name(o->algo));
+	res->algo = o->algo;
+	res->overlap = o->overlap;
+	res->collective = c;
+	sched_init(&res->sched, c == SCHED_ALLTOALL ? SCHED_ALLTOALL : SCHED_ALLGATHER,
+		   optree_algo_name(o->algo), r->nodes);
+	snprintf(res->sched.topology, sizeof(res->sched.topology), "wdm-ring:%u", r->nodes);
+	res->sched.size_bytes = r->block_bytes;
+	if (c == SCHED_ALLTOALL) {
+		rc = build_alltoall(r, o, res, err);
+		res->analytic_steps = (double)r->nodes * r->nodes / (8.0 * ring_channels(r));
+		res->analytic_depth = 1;
+	} else {
+		rc = build_allgather(r, o, res, err);
+	}
+	if (rc == 0 && (c == SCHED_REDUCE_SCATTER || c == SCHED_ALLREDUCE)) {
+		struct optree_result ag;
+
+		if (c == SCHED_ALLREDUCE) {
+			/* The same all-gather again, forwards. */
+			struct optree_opts o2 = *o;
+
+			o2.collective = SCHED_ALLGATHER;
+			o2.plan = o->algo == OPTREE_TREE ? &res->plan : o->plan;
+			rc = optree_build(r, &o2, &ag, err);
+		}
+		if (rc == 0) {
+			result_reverse(res);
+			if (c == SCHED_ALLREDUCE) {
+				/* Stage bounds are summed below; the all-gather's
+				 * come with its stages. */
+				result_concat(res, &ag);
+			}
+		}
 	}
 	if (rc < 0) {
 		optree_result_free(res);
 		return -1;
 	}
+	res->lower_bound_steps = 0;
 	for (uint32_t i = 0; i < res->nstages; i++)
 		res->lower_bound_steps += res->stage[i].lower_bound;
+	snprintf(res->sched.algorithm, sizeof(res->sched.algorithm), "%s",
+		 optree_algo_name(o->algo));
 	sched_set_metric(&res->sched, "stages", res->nstages);
 	sched_set_metric(&res->sched, "lower_bound_steps", res->lower_bound_steps);
 	sched_set_metric(&res->sched, "analytic_steps", res->analytic_steps);

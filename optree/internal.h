@@ -72,6 +72,72 @@ uint32_t stage_lower_bound(const struct optree_ring *r, const struct levels *L, 
 			   const struct ot_arc *arc, size_t narcs);
 uint32_t demands_lower_bound(const struct optree_ring *r, const struct ot_arc *arc, size_t narcs);
 
+
+/* ---- emitting steps (build.c) ----------------------------------------------
+ * Transfers go straight into the schedule; emit_flush closes a step and
+ * splits it where some node would add or drop more lightpaths than its
+ * MRRs allow (returns the schedule steps it became). */
+struct emitter {
+	const struct optree_ring *r;
+	struct schedule *s;
+	bool open;
+	uint32_t *add, *drop; /* per node, this step */
+	uint32_t *sub;	      /* split: colour, then sub-step, of each record */
+	uint32_t *path;	      /* split: an alternating path */
+	size_t cap_sub;
+	uint32_t split_steps;
+	enum xfer_op op; /* what emit_put records */
+};
+
+void emitter_init(struct emitter *e, const struct optree_ring *r, struct schedule *s);
+void emitter_free(struct emitter *e);
+uint32_t emit_flush(struct emitter *e);
+struct optree_stage *result_add_stage(struct optree_result *res, uint32_t *cap);
+/* Fixed-route demands coloured through rwa/ (interval colouring per
+ * direction, the circular heuristic if some arc wraps); runs by arc index. */
+void colour_fixed(uint32_t n, const struct ot_arc *arc, size_t na, struct rwa_solution *sol);
+uint32_t colour_steps(const struct optree_ring *r, const struct rwa_solution *sol);
+/* One stage of fixed-route demands: the blocks of arc i are
+ * blk[i * per_arc + 0..count), laid on the arc's colours in order. */
+void emit_fixed(struct emitter *e, const struct ot_arc *arc, const struct rwa_solution *sol,
+		const uint32_t *blk, uint32_t per_arc, struct optree_stage *st);
+
+static inline void emit_put(struct emitter *e, uint32_t src, uint32_t dst, uint32_t block, uint8_t dir,
+		       uint32_t slot)
+{
+	const struct optree_ring *r = e->r;
+	struct schedule *s = e->s;
+
+	if (!e->open) {
+		sched_step(s);
+		e->open = true;
+	}
+	if (s->nxfers == s->cap_xfers)
+		sched_reserve(s, s->nxfers + 1024);
+	s->xfers[s->nxfers++] = (struct xfer){(uint16_t)src,
+					      (uint16_t)dst,
+					      block,
+					      0,
+					      SCHED_ONE,
+					      (uint16_t)(slot / r->fibres),
+					      (uint8_t)(slot % r->fibres),
+					      xfer_flags((enum ring_dir)dir, e->op)};
+}
+
+
+/* ---- the other collectives (collectives.c) and Wrht (wrht.c) ---- */
+
+/* Reduce-scatter from an all-gather: time reversed, every lightpath turned
+ * round (same fibre and wavelength, the other direction), copies become
+ * reductions. In place. */
+void result_reverse(struct optree_result *res);
+/* Allreduce: rs (a reduce-scatter) followed by ag (an all-gather); ag is
+ * freed, rs becomes the allreduce. */
+void result_concat(struct optree_result *rs, struct optree_result *ag);
+int build_alltoall(const struct optree_ring *r, const struct optree_opts *o,
+		   struct optree_result *res, struct ofc_error *err);
+int build_wrht(const struct optree_ring *r, struct optree_result *res, struct ofc_error *err);
+
 static inline uint32_t ring_channels(const struct optree_ring *r)
 {
 	return r->wavelengths * r->fibres;

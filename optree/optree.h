@@ -41,9 +41,16 @@ struct optree_ring {
 /* Range checks for a ring (OFC_E_INPUT with the reason). */
 int optree_ring_check(const struct optree_ring *r, struct ofc_error *err);
 
-enum optree_algo { OPTREE_RING = 1, OPTREE_NE = 2, OPTREE_ONESTAGE = 3, OPTREE_TREE = 4 };
+enum optree_algo {
+	OPTREE_RING = 1,
+	OPTREE_NE = 2,
+	OPTREE_ONESTAGE = 3,
+	OPTREE_TREE = 4,
+	OPTREE_WRHT = 5,
+};
 
-const char *optree_algo_name(enum optree_algo a); /* "ring", "ne", "onestage", "optree" */
+/* "ring", "ne", "onestage", "optree", "wrht" */
+const char *optree_algo_name(enum optree_algo a);
 int optree_algo_parse(const char *s, enum optree_algo *a);
 
 /* ---- the paper's analytic optimum (Theorems 1-3) ------------------------ */
@@ -88,6 +95,16 @@ struct optree_opts {
 	enum optree_algo algo;
 	const struct optree_plan *plan; /* tree: the plan to build (NULL: the best) */
 	bool overlap; /* arrange stage ends so the next stage's MRRs can be pre-tuned */
+	/* 0 or SCHED_ALLGATHER; SCHED_REDUCE_SCATTER: the all-gather of the
+	 * algorithm reversed in time with every lightpath turned round (a
+	 * broadcast tree read backwards is a reduction tree; Zhao et al.'s
+	 * Cor. 3.1 argument, which holds for any schedule in which no node
+	 * receives a block twice); SCHED_ALLREDUCE: that reduce-scatter, then
+	 * the all-gather. SCHED_ALLTOALL: direct lightpaths for all N(N-1)
+	 * pairs, routed and coloured by the RWA engine `rwa` (only "onestage"). */
+	enum sched_collective collective;
+	int rwa_engine;	   /* all-to-all: enum rwa_engine, 0 = the heuristic */
+	double time_limit; /* all-to-all ILP/LP: seconds for lp_solve, 0 = none */
 };
 
 struct optree_stage {
@@ -115,6 +132,9 @@ struct optree_result {
 	double analytic_steps;	    /* the algorithm's closed form */
 	uint32_t analytic_depth;
 	bool overlap;
+	enum sched_collective collective;
+	uint32_t wrht_radix;	/* Wrht: the group size it chose */
+	const char *rwa_method; /* all-to-all: how rwa_solve assigned the lightpaths */
 };
 
 /* Build the schedule of an algorithm. Errors: OFC_E_INPUT for rings or

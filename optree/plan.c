@@ -10,6 +10,7 @@ static const char *const algo_names[] = {
     [OPTREE_NE] = "ne",
     [OPTREE_ONESTAGE] = "onestage",
     [OPTREE_TREE] = "optree",
+    [OPTREE_WRHT] = "wrht",
 };
 
 const char *optree_algo_name(enum optree_algo a)

@@ -4,6 +4,7 @@
  * blocks, one fibre per direction (the paper's step counts assume W
  * wavelengths per direction). */
 #include "controller/cli/internal.h"
+#include "rwa/rwa.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,11 @@ static const char help[] =
     "  --wavelengths W    wavelengths per fibre\n"
     "  --fibres F         fibres per direction (default 1)\n"
     "  --block-size B     data each node contributes, e.g. 4MiB (default 4MiB)\n"
-    "  --algo A           optree (default), ring, ne, onestage, or all (a table)\n"
+    "  --collective C     allgather (default), reduce-scatter, allreduce or alltoall\n"
+    "                     (reduce-scatter is the all-gather reversed, allreduce\n"
+    "                     both; all-to-all is direct lightpaths, --algo onestage)\n"
+    "  --algo A           optree (default), ring, ne, onestage, wrht, or all (a table)\n"
+    "  --engine E         all-to-all RWA engine: heuristic (default), ilp or lp\n"
     "  --radices LIST     force OpTree's radices, e.g. 4,4 (default: the planner's)\n"
     "  --interfaces I     optical interfaces per node (default 4)\n"
     "  --mrrs M           MRRs per interface (default 64); a node adds and drops\n"
@@ -33,6 +38,8 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"fibres", required_argument, NULL, 'F'},
 	    {"block-size", required_argument, NULL, 'b'},
 	    {"algo", required_argument, NULL, 'a'},
+	    {"collective", required_argument, NULL, 'c'},
+	    {"engine", required_argument, NULL, 'e'},
 	    {"radices", required_argument, NULL, 'r'},
 	    {"interfaces", required_argument, NULL, 'I'},
 	    {"mrrs", required_argument, NULL, 'M'},
@@ -54,7 +61,7 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 	struct ofc_error err = {0};
 	int c;
 
-	while ((c = cli_getopt(cmd, argc, argv, "n:w:F:b:a:r:I:M:R:D:E:Ojf:o:h", opts)) != -1) {
+	while ((c = cli_getopt(cmd, argc, argv, "n:w:F:b:a:c:e:r:I:M:R:D:E:Ojf:o:h", opts)) != -1) {
 		switch (c) {
 		case -2:
 			return 2;
@@ -80,6 +87,23 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 			break;
 		case 'a':
 			q.algorithm = optarg;
+			break;
+		case 'c':
+			if (sched_collective_parse(optarg, &q.collective) < 0)
+				return cli_usage_error(cmd,
+						       "unknown collective '%s' (allgather, "
+						       "reduce-scatter, allreduce, alltoall)",
+						       optarg);
+			break;
+		case 'e':
+			if (strcmp(optarg, "heuristic") == 0)
+				q.rwa_engine = RWA_ENGINE_HEURISTIC;
+			else if (strcmp(optarg, "ilp") == 0)
+				q.rwa_engine = RWA_ENGINE_ILP;
+			else if (strcmp(optarg, "lp") == 0)
+				q.rwa_engine = RWA_ENGINE_LP;
+			else
+				return cli_usage_error(cmd, "--engine is heuristic, ilp or lp");
 			break;
 		case 'r':
 			if (optree_parse_radices(optarg, q.radix, &q.depth, &err) < 0)

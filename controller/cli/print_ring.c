@@ -27,6 +27,8 @@ static void write_json_one(struct json_writer *w, const struct schedule_result *
 	jw_obj_begin(w);
 	jw_key(w, "algorithm");
 	jw_str(w, optree_algo_name(a));
+	jw_key(w, "collective");
+	jw_str(w, sched_collective_name(q->collective));
 	jw_key(w, "nodes");
 	jw_uint(w, ring->nodes);
 	jw_key(w, "wavelengths");
@@ -60,6 +62,14 @@ static void write_json_one(struct json_writer *w, const struct schedule_result *
 		jw_double(w, o->ring.an.radix);
 		jw_key(w, "analytic_time_us");
 		jw_double(w, o->ring.an.time_us);
+	}
+	if (a == OPTREE_WRHT) {
+		jw_key(w, "wrht_group");
+		jw_uint(w, res->wrht_radix);
+	}
+	if (res->rwa_method) {
+		jw_key(w, "rwa_method");
+		jw_str(w, res->rwa_method);
 	}
 	jw_key(w, "radices");
 	jw_arr_begin(w);
@@ -155,10 +165,11 @@ static void write_text_one(FILE *f, const struct schedule_result *q, const struc
 	const struct optree_ring *ring = &q->ring;
 	char size[32], rate[32], d1[32], d2[32], rad[256];
 	static const char *const title[] = {
-	    [OPTREE_RING] = "ring all-gather",
+	    [OPTREE_RING] = "ring",
 	    [OPTREE_NE] = "neighbor exchange",
-	    [OPTREE_ONESTAGE] = "one-stage all-to-all broadcast",
+	    [OPTREE_ONESTAGE] = "one-stage",
 	    [OPTREE_TREE] = "OpTree",
+	    [OPTREE_WRHT] = "Wrht",
 	};
 
 	fmt_size(size, sizeof(size), ring->block_bytes);
@@ -166,9 +177,9 @@ static void write_text_one(FILE *f, const struct schedule_result *q, const struc
 	fmt_duration(d1, sizeof(d1), ring->mrr_delay);
 	fmt_duration(d2, sizeof(d2), ring->oeo_delay);
 	fprintf(f,
-		"%s all-gather on a WDM ring%s%s: %u nodes, %u wavelengths x %u fibre%s per "
+		"%s %s on a WDM ring%s%s: %u nodes, %u wavelengths x %u fibre%s per "
 		"direction, %s blocks at %s\n",
-		title[a], q->ring_name ? " " : "", q->ring_name ? q->ring_name : "", ring->nodes,
+		title[a], sched_collective_name(q->collective), q->ring_name ? " " : "", q->ring_name ? q->ring_name : "", ring->nodes,
 		ring->wavelengths, ring->fibres, ring->fibres == 1 ? "" : "s", size, rate);
 	if (!o->applies) {
 		fprintf(f, "  not built: %s\n", o->why);
@@ -202,8 +213,15 @@ static void write_text_one(FILE *f, const struct schedule_result *q, const struc
 				s->steps > s->colour_steps ? " (split)" : "");
 		}
 	} else if (a == OPTREE_ONESTAGE) {
-		fprintf(f, "  analytic              N^2 / (8W) = %.2f steps (Lemma 1)\n",
-			res->analytic_steps);
+		fprintf(f, "  analytic              N^2 / (8W) = %.2f steps (Lemma 1)%s\n",
+			res->analytic_steps,
+			q->collective == SCHED_ALLREDUCE ? ", twice" : "");
+		if (res->rwa_method)
+			fprintf(f, "  lightpaths            %s\n", res->rwa_method);
+	} else if (a == OPTREE_WRHT) {
+		fprintf(f, "  groups                %u nodes (m-ary tree of %u stages, gather then "
+			   "broadcast)\n",
+			res->wrht_radix, res->nstages);
 	} else {
 		fprintf(f, "  analytic              %.0f steps\n", res->analytic_steps);
 	}
@@ -211,7 +229,7 @@ static void write_text_one(FILE *f, const struct schedule_result *q, const struc
 	fprintf(f, "  total steps           %u (lower bound %u, gap %lld = %.1f %%",
 		o->steps, res->lower_bound_steps, (long long)gap,
 		res->lower_bound_steps ? 100.0 * (double)gap / res->lower_bound_steps : 0.0);
-	if (res->analytic_steps > 0)
+	if (isfinite(res->analytic_steps) && res->analytic_steps > 0)
 		fprintf(f, "; analytic %.2f, %+.1f %%", res->analytic_steps,
 			100.0 * (o->steps - res->analytic_steps) / res->analytic_steps);
 	fprintf(f, ")\n");
@@ -254,9 +272,9 @@ static void write_table(FILE *f, const struct schedule_result *q)
 
 	fmt_size(size, sizeof(size), ring->block_bytes);
 	fprintf(f,
-		"all-gather on a WDM ring%s%s: %u nodes, %u wavelengths x %u fibre%s per "
+		"%s on a WDM ring%s%s: %u nodes, %u wavelengths x %u fibre%s per "
 		"direction, %s blocks\n\n",
-		q->ring_name ? " " : "", q->ring_name ? q->ring_name : "", ring->nodes,
+		sched_collective_name(q->collective), q->ring_name ? " " : "", q->ring_name ? q->ring_name : "", ring->nodes,
 		ring->wavelengths, ring->fibres, ring->fibres == 1 ? "" : "s", size);
 	for (size_t i = 0; i < n; i++)
 		if (o[i].applies && o[i].ring.tm.time_us < best)
@@ -275,9 +293,13 @@ static void write_table(FILE *f, const struct schedule_result *q)
 
 		if (best > 0)
 			snprintf(ratio, sizeof(ratio), "x%.2f", x->ring.tm.time_us / best);
-		fprintf(f, "%-9s  %-7u  %-7u  %-9.2f  %-7u  %-5lld  %-6u  %-14.2f  %-8s  %s\n",
-			optree_algo_name(o[i].ring.algo), x->ring.res.nstages, x->steps,
-			x->ring.res.analytic_steps, x->ring.res.lower_bound_steps,
+		char an[16] = "-";
+
+		if (isfinite(x->ring.res.analytic_steps))
+			snprintf(an, sizeof(an), "%.2f", x->ring.res.analytic_steps);
+		fprintf(f, "%-9s  %-7u  %-7u  %-9s  %-7u  %-5lld  %-6u  %-14.2f  %-8s  %s\n",
+			optree_algo_name(o[i].ring.algo), x->ring.res.nstages, x->steps, an,
+			x->ring.res.lower_bound_steps,
 			(long long)x->steps - (long long)x->ring.res.lower_bound_steps,
 			x->ring.vr.max_wavelengths_used, x->ring.tm.time_us, ratio,
 			x->verified ? "yes" : "NO");

@@ -12,11 +12,12 @@ int schedule_ring(struct schedule_result *r, const struct schedule_query *q, con
 		  struct ofc_error *err); /* ring.c */
 bool direct_algorithm_known(const char *algo);
 
-/* OpTree's model of a config's ring for all-gathers of size-byte blocks
- * (0: the config's first allgather's, else 4 MiB); a config without
+/* OpTree's model of a config's ring for collective c of size-byte blocks
+ * (0: the config's first collective of that kind, else its first
+ * allgather's, else 4 MiB); a config without
  * mrrs_per_interface has one MRR per wavelength (controller/schedule/ring.c). */
 struct optree_ring ring_optree_model(const struct fabric *f, const struct ring *ring,
-				     uint64_t size);
+				     enum sched_collective c, uint64_t size);
 
 /* The fabric view (fabric_view.c). */
 /* false (and an empty view) when the fabric has no wiring for g's nodes. */

@@ -4,8 +4,12 @@
 #include <math.h>
 #include <string.h>
 
-struct optree_ring ring_optree_model(const struct fabric *f, const struct ring *ring, uint64_t size)
+struct optree_ring ring_optree_model(const struct fabric *f, const struct ring *ring,
+				     enum sched_collective c, uint64_t size)
 {
+	for (uint32_t i = 0; !size && i < f->ncollectives; i++)
+		if (f->collectives[i].op == c)
+			size = f->collectives[i].size;
 	for (uint32_t i = 0; !size && i < f->ncollectives; i++)
 		if (f->collectives[i].op == SCHED_ALLGATHER)
 			size = f->collectives[i].size;
@@ -21,16 +25,21 @@ struct optree_ring ring_optree_model(const struct fabric *f, const struct ring *
 	};
 }
 
-/* ---- all-gather on a WDM ring ---------------------------------------------------- */
+/* ---- collectives on a WDM ring ---------------------------------------------------- */
 
-static const enum optree_algo all_algos[] = {OPTREE_RING, OPTREE_NE, OPTREE_ONESTAGE, OPTREE_TREE};
+static const enum optree_algo all_algos[] = {OPTREE_RING, OPTREE_NE,	  OPTREE_ONESTAGE,
+					     OPTREE_WRHT, OPTREE_TREE};
 
 /* Build one algorithm, verify it with the one verifier against the ring's
  * wavelengths and add/drop limits, and price it (Eq. 3). */
 static void run_one(struct schedule_result *r, const struct schedule_query *q, enum optree_algo a,
 		    struct schedule_outcome *o)
 {
-	struct optree_opts opts = {a, NULL, q->overlap};
+	struct optree_opts opts = {.algo = a,
+				   .overlap = q->overlap,
+				   .collective = q->collective,
+				   .rwa_engine = q->rwa_engine,
+				   .time_limit = q->time_limit > 0 ? q->time_limit : 0};
 	struct optree_plan forced;
 	struct ofc_error err = {0};
 	struct ring_outcome *w = &o->ring;
@@ -91,11 +100,6 @@ int schedule_ring(struct schedule_result *r, const struct schedule_query *q, con
 		const struct fabric *f = q->fabric;
 		const struct ring *ring = &f->rings[0];
 
-		if (q->collective != SCHED_ALLGATHER)
-			return ofc_error_at(err, OFC_E_USAGE, f->file, 0, 0,
-					    "on a WDM ring only allgather is scheduled (OpTree and "
-					    "its baselines), not %s",
-					    sched_collective_name(q->collective));
 		if (f->nrings > 1)
 			snprintf(r->note, sizeof(r->note),
 				 "%s has %u rings; scheduling the first, '%s'", f->file, f->nrings,
@@ -104,7 +108,7 @@ int schedule_ring(struct schedule_result *r, const struct schedule_query *q, con
 			return ofc_error_set(err, OFC_E_USAGE,
 					     "--chunks, --alpha and --bandwidth apply to "
 					     "direct-connect topologies, not WDM rings");
-		r->ring = ring_optree_model(f, ring, q->size);
+		r->ring = ring_optree_model(f, ring, q->collective, q->size);
 		r->ring_name = ring->name;
 	}
 	if (strcmp(algo, "all") == 0) {
@@ -113,7 +117,8 @@ int schedule_ring(struct schedule_result *r, const struct schedule_query *q, con
 		r->compare = true;
 	} else if (optree_algo_parse(algo, &one) < 0) {
 		return ofc_error_set(err, OFC_E_USAGE,
-				     "unknown --algo '%s' (ring, ne, onestage, optree, all)", algo);
+				     "unknown --algo '%s' (ring, ne, onestage, wrht, optree, all)",
+				     algo);
 	}
 	if (q->depth && n == 1 && one != OPTREE_TREE)
 		return ofc_error_set(err, OFC_E_USAGE, "--radices applies to --algo optree");

@@ -15,8 +15,10 @@
  * listed with the switch ports that carry them.
  *
  * WDM rings (a fabric's first ring, or the parameters of `ofc optree`):
- * all-gather by OpTree or its baselines (optree/), verified against the
- * ring's wavelengths and add/drop limits, priced by Eq. 3 of the OpTree
+ * every collective by OpTree, Wrht or the baselines (optree/: reduce-scatter
+ * is the all-gather reversed, allreduce both, all-to-all direct lightpaths
+ * through the RWA engines), verified against the ring's wavelengths and
+ * add/drop limits with reduce semantics, priced by Eq. 3 of the OpTree
  * paper. */
 #ifndef OFC_CONTROLLER_SCHEDULE_H
 #define OFC_CONTROLLER_SCHEDULE_H
@@ -49,6 +51,7 @@ struct schedule_query {
 	bool overlap;	      /* WDM: pre-tune MRRs for the next stage while idle */
 	uint32_t radix[OPTREE_MAX_DEPTH]; /* WDM: a forced OpTree plan ... */
 	uint32_t depth;			  /* ... of this many stages (0: the planner's) */
+	int rwa_engine; /* WDM all-to-all: enum rwa_engine (0: the heuristic) */
 };
 
 /* ---- the answer ---------------------------------------------------------- */
@@ -68,7 +71,7 @@ struct fabric_view {
 	struct graph *pg;
 	int32_t *circuit; /* (u * d + j) -> index into fabric->circuits, -1 when none */
 };
-/* What an all-gather on a WDM ring adds to an outcome. */
+/* What a collective on a WDM ring adds to an outcome. */
 struct ring_outcome {
 	enum optree_algo algo;
 	struct optree_result res; /* res.sched is moved to the outcome's s */

@@ -400,8 +400,9 @@ for a in ring ne onestage; do
 done
 expect_json 'j["schedule"]["algorithm"]=="ne" and j["schedule"]["verified"]' \
 	$OFC --socket "$SOCK" schedule --collective allgather --algo ne --summary --json
-expect_error 2 "ofc: on a WDM ring only allgather is scheduled (OpTree and its baselines), not allreduce" \
-	$OFC --socket "$SOCK" schedule --collective allreduce
+# Every collective on the ring, the daemon's the same as the CLI's.
+same_schedule "ring allreduce optree" --collective allreduce --algo optree -- \
+	tests/configs/ring8-mrr.yaml --collective allreduce --algo optree
 expect_error 2 "ofc: fabric 'ring8' has no circuit switch to rewire: change its lightpaths with ApplyConfig" \
 	$OFC --socket "$SOCK" reconfigure --topology ring:8
 expect_exit 0 stop_ofcd
