@@ -28,6 +28,10 @@ static const char help[] =
     "  --oeo-delay D      O/E/O conversion time per stage (default 10ns)\n"
     "  --overlap          pre-tune the next stage's MRRs where wavelengths are idle\n"
     "  --json             the summary as JSON (an array with --algo all)\n"
+    "  --sweep KEY=VALUES...  every algorithm over a grid, e.g. nodes=1024,2048\n"
+    "                     size=4MiB..128MiB (doubling) wavelengths=64,96,128: a table\n"
+    "                     of times (Eq. 3) with each schedule built and verified once\n"
+    "  --plot FILE.svg    with --sweep: time against size per algorithm\n"
     "  --format F -o OUT  write the schedule: json, text or pb (ofc.v1.Schedule)\n";
 
 int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
@@ -48,6 +52,8 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"oeo-delay", required_argument, NULL, 'E'},
 	    {"overlap", no_argument, NULL, 'O'},
 	    {"json", no_argument, NULL, 'j'},
+	    {"sweep", no_argument, NULL, 'S'},
+	    {"plot", required_argument, NULL, 'P'},
 	    {"format", required_argument, NULL, 'f'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"help", no_argument, NULL, 'h'},
@@ -57,11 +63,12 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 	struct schedule_print p = {.cmd = cmd, .format = FMT_JSON};
 	struct optree_ring ring = {0, 0, 1, 0, 40e9, 25e-6, 10e-9, 4u << 20};
 	uint32_t interfaces = 4, mrrs = 64;
-	bool have_n = false, have_w = false, format_set = false;
+	bool have_n = false, have_w = false, format_set = false, sweep = false;
+	const char *plot = NULL;
 	struct ofc_error err = {0};
 	int c;
 
-	while ((c = cli_getopt(cmd, argc, argv, "n:w:F:b:a:c:e:r:I:M:R:D:E:Ojf:o:h", opts)) != -1) {
+	while ((c = cli_getopt(cmd, argc, argv, "n:w:F:b:a:c:e:r:I:M:R:D:E:OjSP:f:o:h", opts)) != -1) {
 		switch (c) {
 		case -2:
 			return 2;
@@ -135,6 +142,12 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 		case 'j':
 			p.json = true;
 			break;
+		case 'S':
+			sweep = true;
+			break;
+		case 'P':
+			plot = optarg;
+			break;
 		case 'f':
 			if (cli_format(cmd, optarg, FMT_TEXT | FMT_JSON | FMT_PB, &p.format))
 				return 2;
@@ -146,6 +159,15 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 		case 'h':
 			return cli_help(cmd, help);
 		}
+	}
+	if (plot && !sweep)
+		return cli_usage_error(cmd, "--plot goes with --sweep");
+	if (sweep) {
+		if (p.json || p.output || q.depth || (q.algorithm && strcmp(q.algorithm, "optree")))
+			return cli_usage_error(cmd, "--sweep compares every algorithm in a table: no "
+						    "--algo, --radices, --json or -o");
+		ring.max_add = interfaces * mrrs;
+		return optree_sweep(cmd, &q, &ring, argv + optind, argc - optind, plot);
 	}
 	if (optind < argc)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);

@@ -74,6 +74,11 @@ int cli_schedule(const struct schedule_print *p, const struct schedule_query *q)
 /* The two families' printers; each returns the exit status. */
 int print_direct(const struct schedule_print *p, const struct schedule_result *r);
 int print_ring(const struct schedule_print *p, const struct schedule_result *r);
+/* ofc optree --sweep KEY=VALUES...: every ring algorithm over a grid, the
+ * table on stdout, and with plot an SVG of time against size
+ * (optree_sweep.c). Returns the exit status. */
+int optree_sweep(const struct cli_cmd *cmd, const struct schedule_query *q,
+		 const struct optree_ring *base, char **args, int nargs, const char *plot);
 /* Write a schedule to p->output in p->format (json, text, pb). Nothing to
  * do when no -o was given. */
 int cli_write_schedule(const struct schedule_print *p, const struct schedule *s,

@@ -31,10 +31,10 @@ static const struct cli_cmd commands[] = {
     {"testbed", "up|check|down FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
      "hosts as network namespaces, circuits as veth pairs, routes over netlink", cmd_testbed},
     {"optree",
-     "--nodes N --wavelengths W [--fibres F] [--block-size B] [--algo optree|ring|ne|onestage|all] "
-     "[--radices LIST] [--interfaces I] [--mrrs M] [--overlap] [--json] "
-     "[--format text|json|pb -o OUT]",
-     "all-gather on a WDM ring: OpTree's plan, its baselines, verified", cmd_optree},
+     "--nodes N --wavelengths W [--fibres F] [--block-size B] [--collective C] "
+     "[--algo optree|ring|ne|onestage|wrht|all] [--radices LIST] [--interfaces I] [--mrrs M] "
+     "[--overlap] [--json] [--format text|json|pb -o OUT] | --sweep KEY=VALUES... [--plot FILE]",
+     "collectives on a WDM ring: OpTree's plan, Wrht and the baselines, verified", cmd_optree},
     {"rwa",
      "--nodes N --wavelengths W [--fibres F] (--pattern all-to-all | --demands FILE) "
      "[--engine heuristic|ilp|lp] [--objective min-wavelengths|max-served] [--time-limit S] "

@@ -32,6 +32,25 @@ expect_stdout_has 'with --overlap        7574.77 us: 1 of 2 stage retunes hidden
 expect_json 'j["ring"]=="ring0" and j["radices"]==[4,4] and j["num_steps"]==12 and j["verified"]' $OFC schedule configs/ring16-optree.yaml --collective allgather --algo optree --json
 expect_json 'len(j)==5 and j[1]["num_steps"]==8' $OFC schedule configs/ring16-optree.yaml --collective allgather --algo all --json
 
+# --sweep: every algorithm over a grid, each schedule verified once; --plot
+# draws time against size per algorithm, one panel per ring.
+expect_exit 0 $OFC optree --sweep nodes=16,32 wavelengths=2,4 size=1MiB..4MiB --plot "$TMP/sweep.svg"
+$OFC optree --sweep nodes=16,32 wavelengths=2,4 size=1MiB..4MiB >"$TMP/sweep.txt"
+if [ "$(grep -c '^16 \|^32 ' "$TMP/sweep.txt")" -eq 12 ] && grep -q '^  N = 16, W = 2: ring 15 ne 8 onestage 16 wrht 27 optree 12$' "$TMP/sweep.txt" &&
+	! grep -q 'NOT verified' "$TMP/sweep.txt"; then ok; else bad "sweep table" "$(head -5 "$TMP/sweep.txt")"; fi
+if python3 - "$TMP/sweep.svg" <<'PY'; then ok; else bad "sweep SVG"; fi
+import sys, xml.dom.minidom as m
+d = m.parse(sys.argv[1])
+lines = d.getElementsByTagName("polyline")
+assert len(lines) == 4 * 5, len(lines)
+for l in lines:
+    assert len(l.getAttribute("points").split()) == 3
+texts = [t.firstChild.data for t in d.getElementsByTagName("text") if t.firstChild]
+assert "allgather, N = 32, W = 4" in texts and "wrht" in texts and "optree" in texts
+PY
+expect_error 2 "ofc optree: unknown --sweep key in 'nodez=4' (nodes, wavelengths, size)" $OFC optree --sweep nodez=4
+expect_error 2 "ofc optree: --plot goes with --sweep" $OFC optree --nodes 16 --wavelengths 2 --plot "$TMP/x.svg"
+
 # Exports: the shared JSON shape, protobuf, text.
 expect_exit 0 $OFC optree --nodes 16 --wavelengths 2 --format json -o "$TMP/s.json"
 if python3 - "$TMP/s.json" <<'PY'; then ok; else bad "JSON export has the wrong shape"; fi
