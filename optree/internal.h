@@ -61,6 +61,9 @@ struct stage_rwa {
 void stage_arcs(const struct levels *L, uint32_t i, const uint32_t *cnt, struct stage_rwa *st);
 void stage_colour(const struct levels *L, uint32_t i, bool runs, struct stage_rwa *st);
 void stage_rwa_free(struct stage_rwa *st);
+/* Colours per direction of stage 1 on m equal groups of s nodes: the
+ * better of rwa_circulant's tilings and the circular-arc heuristic. */
+void stage1_colours(uint32_t n, uint32_t m, uint32_t s, uint32_t colours[3]);
 /* cnt after the stage (in place). */
 void stage_counts(const struct stage_rwa *st, uint32_t *cnt, uint32_t n);
 

@@ -366,9 +366,8 @@ static void plan_exact(const struct optree_ring *r, struct optree_plan *best, bo
 		uint32_t *ofs = xmalloc(((size_t)ofs_n + 1) * sizeof(uint32_t));
 		struct optree_plan p = {0};
 
-		for (uint32_t t = 1; t < m1; t++)
-			ofs[t - 1] = t * (n / m1);
-		rwa_circulant_colours(n, ofs, ofs_n, col);
+		(void)ofs_n;
+		stage1_colours(n, m1, n / m1, col);
 		free(ofs);
 		uint32_t c = col[RWA_CW] > col[RWA_CCW] ? col[RWA_CW] : col[RWA_CCW];
 		p.stage_steps[0] = (c + FW - 1) / FW;

@@ -246,6 +246,83 @@ void stage_arcs(const struct levels *L, uint32_t i, const uint32_t *cnt, struct 
 	}
 }
 
+/* Stage 1 on equal groups: the tilings of rwa_circulant use exactly the
+ * load for even radices, but for odd ones the orbits of lengths s, 2s, ...
+ * do not bundle into divisors of N and take more colours than the load
+ * (N = 500, m = 5: 350 for a load of 300). There the same arcs, routed
+ * the same way, are also given to the circular-arc heuristic, which for
+ * these instances reaches the load (tests check it exhaustively on small
+ * rings), and the better colouring is kept. With sol == NULL only the
+ * counts. Units beyond STAGE1_CIRCLE_MAX are not tried (time). */
+#define STAGE1_CIRCLE_MAX 4000000u
+
+static void stage1_alternative(uint32_t n, uint32_t m, uint32_t s, const uint32_t colours[3],
+			       struct rwa_solution *sol, uint32_t out[3])
+{
+	uint32_t load[3] = {0, 0, 0}, ties = 0;
+
+	out[RWA_CW] = colours[RWA_CW];
+	out[RWA_CCW] = colours[RWA_CCW];
+	for (uint32_t t = 1; t < m; t++) {
+		uint32_t cw = t * s;
+
+		if (2 * cw < n)
+			load[RWA_CW] += cw;
+		else if (2 * cw > n)
+			load[RWA_CCW] += n - cw;
+		else
+			ties++;
+	}
+	/* Antipodal pairs: n/2 each, shared out by rwa_circulant. */
+	if ((colours[RWA_CW] <= load[RWA_CW] + ties * n / 2 &&
+	     colours[RWA_CCW] <= load[RWA_CCW] + ties * n / 2) ||
+	    ties || (uint64_t)n * (m - 1) > STAGE1_CIRCLE_MAX)
+		return;
+	struct rwa_arc *ra = xmalloc(((size_t)n * (m - 1) / 2 + 1) * sizeof(*ra));
+	struct rwa_solution alt = {0};
+	for (int d = 1; d <= 2; d++) {
+		size_t k = 0;
+
+		for (uint32_t u = 0; u < n; u++)
+			for (uint32_t t = 1; t < m; t++) {
+				uint32_t cw = t * s;
+
+				if ((d == RWA_CW) != (2 * cw < n))
+					continue;
+				ra[k++] = (struct rwa_arc){d == RWA_CW ? u : (u + cw) % n,
+							   d == RWA_CW ? cw : n - cw, 1,
+							   u * (m - 1) + t - 1};
+			}
+		rwa_color_circle(n, ra, k, d, &alt);
+	}
+	free(ra);
+	uint32_t a = alt.colours[RWA_CW] > alt.colours[RWA_CCW] ? alt.colours[RWA_CW]
+								 : alt.colours[RWA_CCW];
+	uint32_t c = colours[RWA_CW] > colours[RWA_CCW] ? colours[RWA_CW] : colours[RWA_CCW];
+	if (a < c) {
+		out[RWA_CW] = alt.colours[RWA_CW];
+		out[RWA_CCW] = alt.colours[RWA_CCW];
+		if (sol) {
+			/* Runs by item id (node, offset), as rwa_circulant's. */
+			rwa_solution_free(sol);
+			*sol = alt;
+			return;
+		}
+	}
+	rwa_solution_free(&alt);
+}
+
+void stage1_colours(uint32_t n, uint32_t m, uint32_t s, uint32_t colours[3])
+{
+	uint32_t *ofs = xmalloc((size_t)m * sizeof(uint32_t)), c[3];
+
+	for (uint32_t t = 1; t < m; t++)
+		ofs[t - 1] = t * s;
+	rwa_circulant_colours(n, ofs, m - 1, c);
+	free(ofs);
+	stage1_alternative(n, m, s, c, NULL, colours);
+}
+
 void stage_colour(const struct levels *L, uint32_t i, bool runs, struct stage_rwa *st)
 {
 	uint32_t n = L->n;
@@ -263,11 +340,13 @@ void stage_colour(const struct levels *L, uint32_t i, bool runs, struct stage_rw
 				if (st->arc[k].count != 1)
 					abort();
 			rwa_circulant(n, ofs, st->m - 1, &st->sol);
+			uint32_t c[3] = {0, st->sol.colours[RWA_CW], st->sol.colours[RWA_CCW]}, o[3];
+			stage1_alternative(n, st->m, st->s, c, &st->sol, o);
 			for (size_t r = 0; r < st->sol.nruns; r++)
 				st->arc[st->sol.runs[r].id].dir = st->sol.runs[r].dir;
 			st->max_load = max_load(n, st->arc, na);
 		} else {
-			rwa_circulant_colours(n, ofs, st->m - 1, st->sol.colours);
+			stage1_colours(n, st->m, st->s, st->sol.colours);
 		}
 		free(ofs);
 	} else {
