@@ -83,6 +83,21 @@ int device_apply(struct device *dev, const struct op_batch *b, uint32_t *done,
 	return rc;
 }
 
+int device_apply_batch(struct device *dev, const struct op_batch *b, struct ofc_error *err)
+{
+	double t0 = now_seconds();
+	uint32_t done = 0;
+	int rc = ensure_open(dev, err);
+
+	if (rc == 0 && b->n)
+		rc = dev->ops->apply_batch ? dev->ops->apply_batch(dev, b, err)
+					   : dev->ops->apply(dev, b, &done, err);
+	if (rc < 0)
+		ofc_error_prefix(err, "%s", dev->cfg.name);
+	dev->stats.seconds += now_seconds() - t0;
+	return rc;
+}
+
 void device_close(struct device *dev)
 {
 	if (dev->open && dev->ops)

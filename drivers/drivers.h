@@ -163,6 +163,11 @@ struct driver_ops {
 	 * failure the next op (index *done) may or may not have: callers read
 	 * back before undoing. */
 	int (*apply)(struct device *, const struct op_batch *, uint32_t *done, struct ofc_error *);
+	/* Optional: all ops as one request, applied in order and settling once
+	 * (an MRR agent retunes its rings in parallel: one tuning delay for a
+	 * whole stage). The device may have applied any prefix on failure;
+	 * callers read back. NULL: apply. */
+	int (*apply_batch)(struct device *, const struct op_batch *, struct ofc_error *);
 	void (*close)(struct device *);
 };
 
@@ -176,6 +181,9 @@ int device_init(struct device *dev, const struct device_cfg *cfg, struct ofc_err
 int device_read(struct device *dev, struct device_state *out, struct ofc_error *err);
 int device_apply(struct device *dev, const struct op_batch *b, uint32_t *done,
 		 struct ofc_error *err);
+/* The whole batch as one request where the driver can (apply_batch), else
+ * op by op; errors prefixed with the device name. */
+int device_apply_batch(struct device *dev, const struct op_batch *b, struct ofc_error *err);
 void device_close(struct device *dev);
 
 /* ---- credentials ------------------------------------------------------------ */

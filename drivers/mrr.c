@@ -226,6 +226,58 @@ static int mrr_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 	return 0;
 }
 
+/* A whole retune in one MrrTune: the agent takes the `off` channels off,
+ * then tunes the `on` ones, in order, and acknowledges once they have
+ * settled. The ack is awaited until the request's absolute deadline
+ * (exchange()); a refusal names the agent's reason, which says the
+ * channel. */
+static int mrr_apply_batch(struct device *dev, const struct op_batch *b, struct ofc_error *err)
+{
+	Ofc__V1__MrrRequest req = OFC__V1__MRR_REQUEST__INIT;
+	Ofc__V1__MrrTune t = OFC__V1__MRR_TUNE__INIT;
+	Ofc__V1__MrrChannel *ch = xcalloc((size_t)b->n + 1, sizeof(*ch));
+	Ofc__V1__MrrChannel **on = xcalloc((size_t)b->n + 1, sizeof(*on));
+	Ofc__V1__MrrChannel **off = xcalloc((size_t)b->n + 1, sizeof(*off));
+	Ofc__V1__MrrReply *r = NULL;
+	int rc = 0;
+
+	for (uint32_t i = 0; i < b->n && rc == 0; i++) {
+		const struct op *op = &b->ops[i];
+
+		if (op->kind != OP_TUNE_ON && op->kind != OP_TUNE_OFF) {
+			rc = ofc_error_set(err, OFC_E_RUNTIME, "a ring cannot do operation %d",
+					   (int)op->kind);
+			break;
+		}
+		ofc__v1__mrr_channel__init(&ch[i]);
+		ch[i].has_node = ch[i].has_interface = ch[i].has_wavelength = ch[i].has_role = true;
+		ch[i].node = op->ch.node;
+		ch[i].interface = op->ch.iface;
+		ch[i].wavelength = op->ch.wl;
+		ch[i].role = (Ofc__V1__MrrRole)op->ch.role;
+		if (op->kind == OP_TUNE_ON)
+			on[t.n_on++] = &ch[i];
+		else
+			off[t.n_off++] = &ch[i];
+	}
+	t.on = on;
+	t.off = off;
+	req.body_case = OFC__V1__MRR_REQUEST__BODY_TUNE;
+	req.tune = &t;
+	if (rc == 0 && request(dev, &req, &r, err) < 0)
+		rc = -1;
+	if (rc == 0 && r->status != OFC__V1__MRR_STATUS__MRR_STATUS_OK)
+		rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
+				    "agent refused a retune of %u MRRs: %s", b->n,
+				    r->message ? r->message : "no reason given");
+	if (r)
+		ofc__v1__mrr_reply__free_unpacked(r, NULL);
+	free(ch);
+	free(on);
+	free(off);
+	return rc;
+}
+
 static void mrr_close(struct device *dev)
 {
 	struct mrr_priv *p = dev->priv;
@@ -244,5 +296,6 @@ const struct driver_ops mrr_driver_ops = {
     .open = mrr_open,
     .read_state = mrr_read,
     .apply = mrr_apply,
+    .apply_batch = mrr_apply_batch,
     .close = mrr_close,
 };

@@ -192,11 +192,27 @@ void state_diff(const struct device_state *cur, const struct device_state *want,
 {
 	diff_switch(cur, want, out);
 
-#define OFF_CH(x) batch_add(out, (struct op){.kind = OP_TUNE_OFF, .ch = *(x)})
-#define ON_CH(x)  batch_add(out, (struct op){.kind = OP_TUNE_ON, .ch = *(x)})
-#define NOP(x)	  (void)(x)
-	MERGE(cur, want, nch, ch, cmp_ch, OFF_CH, NOP);
-	MERGE(cur, want, nch, ch, cmp_ch, NOP, ON_CH);
+	/* MRRs in the order that keeps light from circling or colliding on
+	 * the way: adds go off first (their light stops), then drops; new
+	 * drops come on before the adds whose light they take off the ring.
+	 * Reversed (a rollback), the order is just as safe. */
+	for (uint32_t role = MRR_ADD, pass = 0; pass < 2; pass++, role = MRR_DROP) {
+#define OFF_CH(x)                                                                                  \
+	do {                                                                                       \
+		if ((x)->role == role)                                                             \
+			batch_add(out, (struct op){.kind = OP_TUNE_OFF, .ch = *(x)});              \
+	} while (0)
+#define NOP(x) (void)(x)
+		MERGE(cur, want, nch, ch, cmp_ch, OFF_CH, NOP);
+	}
+	for (uint32_t role = MRR_DROP, pass = 0; pass < 2; pass++, role = MRR_ADD) {
+#define ON_CH(x)                                                                                   \
+	do {                                                                                       \
+		if ((x)->role == role)                                                             \
+			batch_add(out, (struct op){.kind = OP_TUNE_ON, .ch = *(x)});               \
+	} while (0)
+		MERGE(cur, want, nch, ch, cmp_ch, NOP, ON_CH);
+	}
 
 	/* Links, then routes: a route through a port whose circuit goes or
 	 * comes must be (re)set, since the kernel removes routes together

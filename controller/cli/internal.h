@@ -133,6 +133,7 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_ring(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_show(const struct cli_cmd *cmd, int argc, char **argv);

@@ -35,6 +35,10 @@ static const struct cli_cmd commands[] = {
      "[--algo optree|ring|ne|onestage|wrht|all] [--radices LIST] [--interfaces I] [--mrrs M] "
      "[--overlap] [--json] [--format text|json|pb -o OUT] | --sweep KEY=VALUES... [--plot FILE]",
      "collectives on a WDM ring: OpTree's plan, Wrht and the baselines, verified", cmd_optree},
+    {"ring",
+     "run FILE --collective C [--algo A] [--size M] [--overlap] [--show-configs] "
+     "[--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
+     "run a verified schedule on a WDM ring's MRR agents, step by step", cmd_ring},
     {"rwa",
      "--nodes N --wavelengths W [--fibres F] (--pattern all-to-all | --demands FILE) "
      "[--engine heuristic|ilp|lp] [--objective min-wavelengths|max-served] [--time-limit S] "

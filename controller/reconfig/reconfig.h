@@ -177,4 +177,54 @@ int testbed_up(struct ctl *c, uint32_t *ncircuits, struct ofc_error *err);
 int testbed_down(struct ctl *c, uint32_t *nremoved, struct ofc_error *err);
 bool testbed_is_up(const char *state_dir, const char *fabric);
 
+/* ---- running a schedule on a WDM ring (reconfig/ring_run.c) ----------------
+ * `ofc ring run`: every step of a verified ring schedule becomes a
+ * configuration of MRR channels (interface 2f: fibre f clockwise, 2f + 1:
+ * counter-clockwise), pushed through the ring's driver one retune per step
+ * (one request, one tuning delay), with the next step's idle lightpaths
+ * pre-tuned during a step's transmission when overlap is set. Transmission
+ * is the cost model's (steps x b / B_lambda); tuning is measured. Holds the
+ * fabric's lock; a refused retune or a lost agent stops the run and the
+ * ring goes back to its static configuration (read back and compared), as
+ * it does at the end. Errors name the stage, the step and the agent's
+ * reason. */
+struct ring_run_opts {
+	bool overlap;
+	double step_us; /* b / B_lambda */
+	double mrr_us;	/* Eq. 3's d_mrr and d_oeo, for the prediction */
+	double oeo_us;
+};
+
+struct ring_run_stage {
+	uint32_t first_step, steps;
+	uint32_t retunes;	 /* steps that waited for a retune */
+	uint32_t ops, early_ops; /* MRR changes; of them overlapped */
+	double tune_us;		 /* measured, the ring waiting for acknowledgements */
+	double pretune_us;	 /* measured, overlapped with transmission */
+	double tx_us;		 /* the cost model */
+	double idle_us;		 /* the ring dark between steps */
+	double start_us, end_us; /* realised timeline */
+	double predicted_us;	 /* Eq. 3: steps b / B_lambda + d_mrr + d_oeo */
+};
+
+struct ring_run_report {
+	struct ring_run_stage *stage;
+	uint32_t nstages, steps, retunes;
+	uint64_t ops, early_ops;
+	double realised_us, predicted_us, tune_us;
+	double hidden_us; /* overlapped tuning that transmission covered */
+	bool failed;
+	uint32_t failed_stage, failed_step; /* 0-based */
+	bool restored;			    /* the ring holds its static configuration */
+};
+
+int ring_run(struct ctl *c, uint32_t ring_index, const struct schedule *s,
+	     const uint32_t *stage_first, uint32_t nstages, const struct ring_run_opts *o,
+	     struct ring_run_report *rep, struct ofc_error *err);
+void ring_run_report_free(struct ring_run_report *rep);
+/* The MRR configuration of every step (nsteps states, caller frees each
+ * and the array): what `ofc ring run` tunes, for checking and printing. */
+int ring_run_configs(const struct fabric *f, uint32_t ring_index, const struct schedule *s,
+		     struct device_state **out, struct ofc_error *err);
+
 #endif

@@ -6,7 +6,17 @@
  *   mrr-emu --listen 127.0.0.1:PORT --nodes N --wavelengths W
  *           [--interfaces I] [--mrrs M] [--delay-us D] [--ring NAME]
  *           [--fail-at K [--fail-count C] [--fail-mode MODE]]
- *           [--port-file FILE] [--log FILE]
+ *           [--port-file FILE] [--log FILE] [--refuse-conflicts]
+ *
+ * It also watches the light: interface 2f carries fibre f clockwise and
+ * interface 2f+1 fibre f counter-clockwise (docs/mrr.md). The light a node
+ * adds on (interface, wavelength) travels that way until the first node
+ * that drops it; it collides when it passes a node that adds the same
+ * wavelength there, and it circles for ever when nobody drops it. Every
+ * single MRR change of a tune is checked in order, so a retune that
+ * collides midway is caught too: logged as CONFLICT, and refused (nothing
+ * changed) with --refuse-conflicts. With --log every tune is logged with
+ * its channels and the state after it.
  */
 #include "drivers/emu/emu.h"
 
@@ -30,6 +40,8 @@ struct agent {
 	uint8_t *on;	/* [node][iface][wl][role-1] */
 	uint32_t *used; /* MRRs in use per (node, iface) */
 	uint64_t requests;
+	uint64_t conflicts;
+	bool refuse_conflicts;
 	bool lie_armed;
 	struct emu_common co; /* listen, port file, log, faults */
 };
@@ -37,6 +49,65 @@ struct agent {
 static size_t slot(const struct agent *a, uint32_t node, uint32_t iface, uint32_t wl, uint32_t role)
 {
 	return (((size_t)node * a->ifaces + iface) * a->wl + wl) * 2 + (role - 1);
+}
+
+/* The light of (iface, wl) in state `on`: "" when it is sound, else why.
+ * A node dropping the wavelength takes it off; one adding it puts it on
+ * after its drop (a relay). */
+static bool light_ok(const struct agent *a, const uint8_t *on, uint32_t iface, uint32_t wl,
+		     char *why, size_t n)
+{
+	uint32_t N = a->nodes;
+	int step = iface % 2 ? -1 : 1;
+
+	for (uint32_t u = 0; u < N; u++) {
+		if (!on[slot(a, u, iface, wl, MRR_ADD)])
+			continue;
+		uint32_t v = u;
+
+		for (uint32_t hops = 0;; hops++) {
+			v = (uint32_t)(((int64_t)v + step + N) % N);
+			if (on[slot(a, v, iface, wl, MRR_DROP)])
+				break;
+			if (v == u || hops > N) {
+				snprintf(why, n,
+					 "the light node %u adds on interface %u wavelength %u is "
+					 "never dropped",
+					 u, iface, wl);
+				return false;
+			}
+			if (on[slot(a, v, iface, wl, MRR_ADD)]) {
+				snprintf(why, n,
+					 "the light node %u adds on interface %u wavelength %u "
+					 "collides with node %u's",
+					 u, iface, wl, v);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+static void log_channels(FILE *f, const char *what, Ofc__V1__MrrChannel **ch, size_t n)
+{
+	fprintf(f, " %s", what);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, " n%u/i%u/w%u/%s", ch[i]->node, ch[i]->interface, ch[i]->wavelength,
+			ch[i]->role == OFC__V1__MRR_ROLE__MRR_ROLE_ADD ? "add" : "drop");
+}
+
+static void log_state(const struct agent *a)
+{
+	fprintf(a->co.log, "%llu state", (unsigned long long)a->requests);
+	for (uint32_t nd = 0; nd < a->nodes; nd++)
+		for (uint32_t i = 0; i < a->ifaces; i++)
+			for (uint32_t w = 0; w < a->wl; w++)
+				for (uint32_t role = 1; role <= 2; role++)
+					if (a->on[slot(a, nd, i, w, role)])
+						fprintf(a->co.log, " n%u/i%u/w%u/%s", nd, i, w,
+							role == MRR_ADD ? "add" : "drop");
+	fprintf(a->co.log, "\n");
+	fflush(a->co.log);
 }
 
 static void send_reply(struct emu_client *c, Ofc__V1__MrrReply *r)
@@ -79,15 +150,21 @@ static bool handle(struct agent *a, struct emu_client *c, const uint8_t *data, s
 	Ofc__V1__MrrChannel *chans = NULL, **chp = NULL;
 	enum fault_mode fault = 0;
 	bool keep = true;
+	char reason[256];
 
 	a->requests++;
 	if (a->co.log) {
-		fprintf(a->co.log, "%llu %s\n", (unsigned long long)a->requests,
+		fprintf(a->co.log, "%llu %s", (unsigned long long)a->requests,
 			!req							 ? "garbage"
 			: req->body_case == OFC__V1__MRR_REQUEST__BODY_HELLO	 ? "hello"
 			: req->body_case == OFC__V1__MRR_REQUEST__BODY_GET_STATE ? "get-state"
 			: req->body_case == OFC__V1__MRR_REQUEST__BODY_TUNE	 ? "tune"
 										 : "unknown");
+		if (req && req->body_case == OFC__V1__MRR_REQUEST__BODY_TUNE) {
+			log_channels(a->co.log, "off", req->tune->off, req->tune->n_off);
+			log_channels(a->co.log, "on", req->tune->on, req->tune->n_on);
+		}
+		fprintf(a->co.log, "\n");
 		fflush(a->co.log);
 	}
 	if (a->co.fail_at && a->requests >= a->co.fail_at &&
@@ -185,35 +262,60 @@ static bool handle(struct agent *a, struct emu_client *c, const uint8_t *data, s
 		for (size_t i = 0; i < t->n_on && !why; i++)
 			why = check_channel(a, t->on[i]);
 		if (!why) {
-			for (size_t i = 0; i < t->n_off; i++) {
-				const Ofc__V1__MrrChannel *ch = t->off[i];
-				size_t s =
-				    slot(a, ch->node, ch->interface, ch->wavelength, ch->role);
+			/* On a copy, one MRR at a time, checking the light after each
+			 * change: a refusal leaves the agent as it was. */
+			size_t cells = (size_t)a->nodes * a->ifaces * a->wl * 2;
+			uint8_t *on = xmalloc(cells + 1);
+			uint32_t *used = xmalloc(((size_t)a->nodes * a->ifaces + 1) * sizeof(uint32_t));
+			char clash[200] = "";
 
-				if (a->on[s]) {
-					a->on[s] = 0;
-					a->used[(size_t)ch->node * a->ifaces + ch->interface]--;
-				}
-			}
-			for (size_t i = 0; i < t->n_on && !why; i++) {
-				const Ofc__V1__MrrChannel *ch = t->on[i];
-				size_t s =
-				    slot(a, ch->node, ch->interface, ch->wavelength, ch->role);
-				uint32_t *u =
-				    &a->used[(size_t)ch->node * a->ifaces + ch->interface];
+			memcpy(on, a->on, cells);
+			memcpy(used, a->used, (size_t)a->nodes * a->ifaces * sizeof(uint32_t));
+			for (size_t i = 0; i < t->n_off + t->n_on && !why; i++) {
+				bool off = i < t->n_off;
+				const Ofc__V1__MrrChannel *ch = off ? t->off[i] : t->on[i - t->n_off];
+				size_t s = slot(a, ch->node, ch->interface, ch->wavelength, ch->role);
+				uint32_t *u = &used[(size_t)ch->node * a->ifaces + ch->interface];
 
-				if (a->on[s])
-					continue;
-				if (*u >= a->mrrs) {
-					why = "every MRR of the interface is in use";
-					break;
+				if (off && on[s]) {
+					on[s] = 0;
+					(*u)--;
+				} else if (!off && !on[s]) {
+					if (*u >= a->mrrs) {
+						snprintf(reason, sizeof(reason),
+							 "node %u interface %u: every MRR of the "
+							 "interface is in use",
+							 ch->node, ch->interface);
+						why = reason;
+						break;
+					}
+					on[s] = 1;
+					(*u)++;
 				}
-				a->on[s] = 1;
-				(*u)++;
+				if (!clash[0] && !light_ok(a, on, ch->interface, ch->wavelength, clash,
+							   sizeof(clash)))
+					a->conflicts++;
 			}
-			pause_us(a->delay_us);
-			r.has_settled_ns = true;
-			r.settled_ns = (uint64_t)a->delay_us * 1000u;
+			if (clash[0] && a->co.log) {
+				fprintf(a->co.log, "%llu CONFLICT %s\n",
+					(unsigned long long)a->requests, clash);
+				fflush(a->co.log);
+			}
+			if (!why && clash[0] && a->refuse_conflicts) {
+				snprintf(reason, sizeof(reason), "lightpaths would collide: %s", clash);
+				why = reason;
+			}
+			if (!why) {
+				memcpy(a->on, on, cells);
+				memcpy(a->used, used, (size_t)a->nodes * a->ifaces * sizeof(uint32_t));
+				pause_us(a->delay_us);
+				r.has_settled_ns = true;
+				r.settled_ns = (uint64_t)a->delay_us * 1000u;
+				if (a->co.log)
+					log_state(a);
+			}
+			free(on);
+			free(used);
 		}
 		if (why) {
 			r.status = OFC__V1__MRR_STATUS__MRR_STATUS_REFUSED;
@@ -258,7 +360,7 @@ static const char usage[] =
     "usage: mrr-emu --listen HOST:PORT --nodes N --wavelengths W [--interfaces I]\n"
     "               [--mrrs M] [--delay-us D] [--ring NAME] [--fail-at K [--fail-count C]\n"
     "               [--fail-mode deny|close|close-after|stall|garbage|lie]]\n"
-    "               [--port-file FILE] [--log FILE]\n";
+    "               [--port-file FILE] [--log FILE] [--refuse-conflicts]\n";
 
 static const char help[] =
     "\nThe agent of an MRR-based WDM ring, speaking the protobuf frames of\n"
@@ -274,7 +376,11 @@ static const char help[] =
     "  --fail-count C       ... for C requests (default 1)\n"
     "  --fail-mode MODE     deny, close, close-after, stall, garbage or lie\n"
     "  --port-file FILE     write the port listened on (atomically, once listening)\n"
-    "  --log FILE           log every request and reply\n"
+    "  --log FILE           log every request (tunes with their channels and the\n"
+    "                       state after them) and every CONFLICT of light\n"
+    "  --refuse-conflicts   refuse a tune that would make light collide or circle\n"
+    "                       at any point of it (even interfaces carry light\n"
+    "                       clockwise, odd ones counter-clockwise)\n"
     "  --help, --version    this text; the version\n";
 
 int main(int argc, char **argv)
@@ -287,6 +393,7 @@ int main(int argc, char **argv)
 	    {"mrrs", required_argument, NULL, 'm'},
 	    {"delay-us", required_argument, NULL, 'd'},
 	    {"ring", required_argument, NULL, 'r'},
+	    {"refuse-conflicts", no_argument, NULL, 'X'},
 	    {0},
 	};
 	struct agent a = {.ifaces = 1,
@@ -315,6 +422,10 @@ int main(int argc, char **argv)
 		}
 		if (c == 'r') {
 			a.ring = optarg;
+			continue;
+		}
+		if (c == 'X') {
+			a.refuse_conflicts = true;
 			continue;
 		}
 		rc = emu_common_option(&a.co, c, optarg);

@@ -39,9 +39,10 @@ for k in 1 2 3 4 5 6 7; do
 done
 [ $n_ok -eq 7 ] && ok
 
+# Adds go off before drops (the light stops first): the move starts at node 6.
 start_emu mrr-emu f --nodes 8 --wavelengths 4 --interfaces 2 --mrrs 4 --fail-at 14 --fail-mode deny
 $OFC apply "$CFG" --device "ring0=127.0.0.1:$f_port" --state-dir "$ST" >/dev/null 2>&1
-expect_error 1 "ofc: ring0: agent refused tune off node 2 interface 0 wavelength 2 drop: injected fault" \
+expect_error 1 "ofc: ring0: agent refused tune off node 6 interface 0 wavelength 2 add: injected fault" \
 	$OFC apply "$TMP/moved.yaml" --device "ring0=127.0.0.1:$f_port" --state-dir "$ST"
 grep -q "every device is verified back" "$TMP/err" && ok || bad "no rollback report"
 stop_emu "$f_pid"

@@ -1,0 +1,275 @@
+/* ofc ring run FILE: run a verified ring schedule on the ring's MRR agents
+ * (controller/reconfig/ring_run.c) and report the realised timeline against
+ * Eq. 3 of the OpTree paper. */
+#include "controller/cli/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char help[] =
+    "Runs the schedule of a collective on the config's first WDM ring: every\n"
+    "step's lightpaths become MRR settings (interface 2f: fibre f clockwise, 2f+1:\n"
+    "counter-clockwise), retuned through the ring's driver step by step; the\n"
+    "ring ends, or after a refused retune or a lost agent goes back, at its\n"
+    "static configuration (the config's lightpaths).\n\n"
+    "  --collective C   allgather, reduce-scatter, allreduce or alltoall\n"
+    "  --algo A         optree (default), ring, ne, onestage, wrht\n"
+    "  --size M         data per node, e.g. 4MiB (default: the config's collective)\n"
+    "  --overlap        tune the next step's idle lightpaths during a step\n"
+    "  --show-configs   with --json: every step's MRR channels\n"
+    "  --device NAME=HOST:PORT  talk to device NAME at another address (repeatable)\n"
+    "  --state-dir DIR          where the lock lives (default $OFC_STATE_DIR,\n"
+    "                           else " OFC_STATE_DIR_DEFAULT ")\n"
+    "  --json                   machine-readable output\n";
+
+static void chan_str(char *buf, size_t n, const struct mrr_chan *c)
+{
+	snprintf(buf, n, "n%u/i%u/w%u/%s", c->node, c->iface, c->wl,
+		 c->role == MRR_ADD ? "add" : "drop");
+}
+
+static void print_json(const struct fabric *f, const struct schedule_outcome *o,
+		       const struct ring_run_report *rep, const struct device_state *cfg,
+		       bool overlap, const struct ofc_error *err, int rc)
+{
+	struct json_writer w;
+	char buf[64];
+
+	jw_init(&w, stdout, true);
+	jw_obj_begin(&w);
+	jw_key(&w, "ring");
+	jw_str(&w, f->rings[0].name);
+	jw_key(&w, "collective");
+	jw_str(&w, sched_collective_name(o->s.collective));
+	jw_key(&w, "algorithm");
+	jw_str(&w, o->algo);
+	jw_key(&w, "overlap");
+	jw_bool(&w, overlap);
+	jw_key(&w, "ok");
+	jw_bool(&w, rc == 0);
+	if (rc) {
+		jw_key(&w, "error");
+		jw_str(&w, err->msg);
+		jw_key(&w, "failed_stage");
+		jw_uint(&w, rep->failed_stage + 1);
+		jw_key(&w, "failed_step");
+		jw_uint(&w, rep->failed_step + 1);
+	}
+	jw_key(&w, "restored");
+	jw_bool(&w, rep->restored);
+	jw_key(&w, "steps");
+	jw_uint(&w, o->s.nsteps);
+	jw_key(&w, "retunes");
+	jw_uint(&w, rep->retunes);
+	jw_key(&w, "mrr_ops");
+	jw_uint(&w, rep->ops);
+	jw_key(&w, "early_ops");
+	jw_uint(&w, rep->early_ops);
+	jw_key(&w, "realised_us");
+	jw_double(&w, rep->realised_us);
+	jw_key(&w, "predicted_us");
+	jw_double(&w, rep->predicted_us);
+	jw_key(&w, "hidden_us");
+	jw_double(&w, rep->hidden_us);
+	jw_key(&w, "stages");
+	jw_arr_begin(&w);
+	for (uint32_t i = 0; i < rep->nstages; i++) {
+		const struct ring_run_stage *s = &rep->stage[i];
+
+		jw_obj_begin(&w);
+		jw_key(&w, "first_step");
+		jw_uint(&w, s->first_step + 1);
+		jw_key(&w, "steps");
+		jw_uint(&w, s->steps);
+		jw_key(&w, "retunes");
+		jw_uint(&w, s->retunes);
+		jw_key(&w, "ops");
+		jw_uint(&w, s->ops);
+		jw_key(&w, "early_ops");
+		jw_uint(&w, s->early_ops);
+		jw_key(&w, "tune_us");
+		jw_double(&w, s->tune_us);
+		jw_key(&w, "pretune_us");
+		jw_double(&w, s->pretune_us);
+		jw_key(&w, "tx_us");
+		jw_double(&w, s->tx_us);
+		jw_key(&w, "idle_us");
+		jw_double(&w, s->idle_us);
+		jw_key(&w, "start_us");
+		jw_double(&w, s->start_us);
+		jw_key(&w, "end_us");
+		jw_double(&w, s->end_us);
+		jw_key(&w, "predicted_us");
+		jw_double(&w, s->predicted_us);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	if (cfg) {
+		jw_key(&w, "configs");
+		jw_arr_begin(&w);
+		for (uint32_t t = 0; t < o->s.nsteps; t++) {
+			jw_arr_begin(&w);
+			for (uint32_t k = 0; k < cfg[t].nch; k++) {
+				chan_str(buf, sizeof(buf), &cfg[t].ch[k]);
+				jw_str(&w, buf);
+			}
+			jw_arr_end(&w);
+		}
+		jw_arr_end(&w);
+	}
+	jw_obj_end(&w);
+	jw_finish(&w);
+}
+
+static void print_text(const struct fabric *f, const struct schedule_outcome *o,
+		       const struct ring_run_report *rep, bool overlap)
+{
+	printf("%s %s on ring %s: %u steps in %u stages, %llu MRR changes in %u retunes%s\n",
+	       o->algo, sched_collective_name(o->s.collective), f->rings[0].name, o->s.nsteps,
+	       rep->nstages, (unsigned long long)rep->ops, rep->retunes,
+	       overlap ? " (with overlap)" : "");
+	printf("  stage  steps  retunes  tuning (us)  overlapped (us)  transmission (us)  idle "
+	       "(us)  ends at (us)  Eq. 3 (us)\n");
+	for (uint32_t i = 0; i < rep->nstages; i++) {
+		const struct ring_run_stage *s = &rep->stage[i];
+
+		printf("  %-5u  %-5u  %-7u  %-11.1f  %-15.1f  %-17.1f  %-9.1f  %-12.1f  %.1f\n",
+		       i + 1, s->steps, s->retunes, s->tune_us, s->pretune_us, s->tx_us, s->idle_us,
+		       s->end_us, s->predicted_us);
+	}
+	printf("  realised %.1f us against Eq. 3's %.1f us (%+.2f %%); tuning %.1f us waited "
+	       "for, %.1f us hidden under transmission\n",
+	       rep->realised_us, rep->predicted_us,
+	       rep->predicted_us > 0 ? 100.0 * (rep->realised_us / rep->predicted_us - 1) : 0.0,
+	       rep->tune_us, rep->hidden_us);
+	printf("  ring %s is back at its static configuration\n", f->rings[0].name);
+}
+
+int cmd_ring(const struct cli_cmd *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"collective", required_argument, NULL, 'c'},
+	    {"algo", required_argument, NULL, 'a'},
+	    {"size", required_argument, NULL, 's'},
+	    {"overlap", no_argument, NULL, 'O'},
+	    {"show-configs", no_argument, NULL, 'C'},
+	    {"device", required_argument, NULL, 'D'},
+	    {"state-dir", required_argument, NULL, 'S'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	struct fabric_cmd fc = {0};
+	struct schedule_query q = {.algorithm = "optree"};
+	bool have_coll = false, show = false;
+	struct ofc_error err = {0};
+	int c;
+
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
+		return cli_help(cmd, help);
+	if (argc < 2 || strcmp(argv[1], "run") != 0)
+		return cli_usage_error(cmd, "expected 'run'");
+	argc--;
+	argv++;
+	fc.cmd = cmd;
+	while ((c = cli_getopt(cmd, argc, argv, "h", opts)) != -1) {
+		switch (c) {
+		case -2:
+			return 2;
+		case 'c':
+			if (sched_collective_parse(optarg, &q.collective) < 0)
+				return cli_usage_error(cmd,
+						       "unknown collective '%s' (allgather, "
+						       "reduce-scatter, allreduce, alltoall)",
+						       optarg);
+			have_coll = true;
+			break;
+		case 'a':
+			q.algorithm = optarg;
+			break;
+		case 's':
+			if (cli_opt_size(cmd, "size", optarg, &q.size))
+				return 2;
+			break;
+		case 'O':
+			q.overlap = true;
+			break;
+		case 'C':
+			show = true;
+			break;
+		case 'D':
+			if (!strchr(optarg, '='))
+				return cli_usage_error(cmd, "--device '%s': expected NAME=HOST:PORT",
+						       optarg);
+			if (fc.noverrides == ARRAY_SIZE(fc.overrides))
+				return cli_usage_error(cmd, "too many --device options");
+			fc.overrides[fc.noverrides++] = optarg;
+			break;
+		case 'S':
+			fc.state_dir_opt = optarg;
+			break;
+		case 'j':
+			fc.json = true;
+			break;
+		case 'h':
+			return cli_help(cmd, help);
+		}
+	}
+	if (optind != argc - 1)
+		return cli_usage_error(cmd, "give one config FILE");
+	if (!have_coll)
+		return cli_usage_error(cmd, "missing --collective");
+	if (strcmp(q.algorithm, "all") == 0)
+		return cli_usage_error(cmd, "a run takes one --algo");
+	fc.file = argv[optind];
+	fc.state_dir = ctl_state_dir(fc.state_dir_opt);
+	if (fabric_cmd_open(&fc, false, &err) < 0)
+		return fabric_cmd_fail(&fc, &err);
+	if (!fc.fabric->nrings) {
+		err = (struct ofc_error){.code = OFC_E_USAGE};
+		snprintf(err.msg, sizeof(err.msg), "%s has no WDM ring", fc.file);
+		return fabric_cmd_fail(&fc, &err);
+	}
+	q.fabric = fc.fabric;
+	struct schedule_result r;
+	if (schedule_compute(&q, &r, NULL, &err) < 0)
+		return fabric_cmd_fail(&fc, &err);
+	struct schedule_outcome *o = r.main;
+	int rc = 0;
+	if (!o->applies || !o->verified) {
+		fprintf(stderr, "ofc ring: %s\n", o->applies ? o->verify_error : o->why);
+		schedule_result_free(&r);
+		fabric_cmd_free(&fc);
+		return o->why_code == OFC_E_INPUT ? 2 : 1;
+	}
+	const struct optree_result *res = &o->ring.res;
+	uint32_t *first = xcalloc(res->nstages + 1, sizeof(uint32_t));
+	for (uint32_t i = 0; i < res->nstages; i++)
+		first[i] = res->stage[i].first_step;
+	struct ring_run_opts ro = {q.overlap, o->ring.tm.step_us, r.ring.mrr_delay * 1e6,
+				   r.ring.oeo_delay * 1e6};
+	struct ring_run_report rep;
+	struct device_state *cfg = NULL;
+	if (show && ring_run_configs(fc.fabric, 0, &o->s, &cfg, &err) < 0)
+		cfg = NULL;
+	rc = ring_run(fc.ctl, 0, &o->s, first, res->nstages, &ro, &rep, &err);
+	if (fc.json)
+		print_json(fc.fabric, o, &rep, cfg, q.overlap, &err, rc);
+	else if (rc == 0)
+		print_text(fc.fabric, o, &rep, q.overlap);
+	if (rc < 0)
+		rc = err.code == OFC_E_USAGE ? cli_usage_error(cmd, "%s", err.msg)
+		     : err.code == OFC_E_INPUT ? (cli_fail(&err), 2)
+					       : cli_fail(&err);
+	if (cfg) {
+		for (uint32_t t = 0; t < o->s.nsteps; t++)
+			state_free(&cfg[t]);
+		free(cfg);
+	}
+	ring_run_report_free(&rep);
+	free(first);
+	schedule_result_free(&r);
+	fabric_cmd_free(&fc);
+	return rc;
+}
