@@ -31,6 +31,32 @@ struct hold {
 	uint16_t *b;
 };
 
+/* Steps of a stage whose lightpaths differ from the step before, with its
+ * colours laid row-major (colour c: step c / F W, channel c mod F W) or
+ * column-major (step c mod steps, channel c / steps): sums of hashes of
+ * (arc, channel) per step, compared. */
+static uint32_t layout_changes(const struct rwa_solution *sol, uint32_t steps, uint32_t FW,
+			       bool colmajor)
+{
+	uint64_t *h = xcalloc((size_t)steps + 1, sizeof(uint64_t));
+	uint32_t changes = 0;
+
+	for (size_t k = 0; k < sol->nruns; k++) {
+		const struct rwa_run *ru = &sol->runs[k];
+
+		for (uint32_t c = ru->colour; c < ru->colour + ru->count; c++) {
+			uint32_t t = colmajor ? c % steps : c / FW, q = colmajor ? c / steps : c % FW;
+			uint64_t x = ((uint64_t)ru->id << 20 | q) * 0x9e3779b97f4a7c15ull;
+
+			h[t] += (x ^ (x >> 29)) * 0xbf58476d1ce4e5b9ull + ru->dir;
+		}
+	}
+	for (uint32_t t = 1; t < steps; t++)
+		changes += h[t] != h[t - 1];
+	free(h);
+	return changes;
+}
+
 static int build_tree(const struct optree_ring *r, const struct optree_plan *plan, bool overlap,
 		      struct optree_result *res, struct ofc_error *err)
 {
@@ -116,8 +142,6 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 		os->partial_channels = part[i - 1];
 		os->partial_first = first[i - 1];
 
-		/* Pieces by step (CSR): runs cut at step boundaries. */
-		uint32_t *poff = xcalloc((size_t)steps + 2, sizeof(uint32_t));
 		uint32_t *inst = xmalloc((s->sol.nruns + 1) * sizeof(uint32_t));
 		for (size_t k = 0; k < s->sol.nruns; k++) {
 			const struct rwa_run *ru = &s->sol.runs[k];
@@ -126,6 +150,42 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 			inst[k] = (k && s->sol.runs[k - 1].id == ru->id)
 				      ? inst[k - 1] + s->sol.runs[k - 1].count
 				      : 0;
+		}
+		if (!first[i - 1] && !mirror[i - 1] && steps > 1 &&
+		    layout_changes(&s->sol, steps, FW, true) <
+			layout_changes(&s->sol, steps, FW, false)) {
+			/* Column-major: colour c rides channel c / steps in step
+			 * c mod steps (a bijection onto steps x F W, so still
+			 * conflict-free). An arc's run of colours then keeps one
+			 * lightpath over consecutive steps: the ring retunes when
+			 * arcs start and end, not at every step of a stage. Taken
+			 * when it changes the lightpaths at fewer steps than the
+			 * row-major layout (whose full rows also persist), and
+			 * when --overlap does not pair this stage's partial step
+			 * with a neighbour's. */
+			for (uint32_t t = 0; t < steps; t++) {
+				for (size_t k = 0; k < s->sol.nruns; k++) {
+					const struct rwa_run *ru = &s->sol.runs[k];
+					const struct ot_arc *a = &s->arc[ru->id];
+					const uint16_t *held = h.b + h.off[a->src];
+					uint32_t end = ru->colour + ru->count;
+					uint32_t c = ru->colour + (t + steps - ru->colour % steps) % steps;
+
+					for (; c < end; c += steps)
+						emit_put(&e, a->src, a->dst,
+							 held[inst[k] + (c - ru->colour)], ru->dir,
+							 c / steps);
+				}
+				os->steps += emit_flush(&e);
+			}
+			free(inst);
+			goto stage_done;
+		}
+		/* Pieces by step (CSR): runs cut at step boundaries. */
+		uint32_t *poff = xcalloc((size_t)steps + 2, sizeof(uint32_t));
+		for (size_t k = 0; k < s->sol.nruns; k++) {
+			const struct rwa_run *ru = &s->sol.runs[k];
+
 			for (uint32_t t = ru->colour / FW; t <= (ru->colour + ru->count - 1) / FW;
 			     t++)
 				poff[t + 1]++;
@@ -171,6 +231,7 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 		}
 		free(pc);
 		free(poff);
+	stage_done:
 		os->transfers = res->sched.nxfers - res->sched.step_start[os->first_step];
 
 		if (i == depth)

@@ -64,7 +64,7 @@ $OFC ring run $CFG --collective allgather --device "ring0=127.0.0.1:$e_port" --s
 stop_emu "$e_pid"
 tunes=$(grep -c '^[0-9]* tune' "$TMP/e.log")
 last=$(($(grep '^[0-9]* tune' "$TMP/e.log" | tail -1 | cut -d' ' -f1) - 2)) # before the restore
-[ "$tunes" -ge 8 ] && ok || bad "expected retunes in the log, got $tunes"
+[ "$tunes" -ge 5 ] && ok || bad "expected retunes in the log, got $tunes"
 
 # A refusal at every retune in turn: the run stops, says where, and the
 # ring ends static.
@@ -87,7 +87,7 @@ for k in $(seq 3 "$last"); do
 		bad "ring run fail-at $k: exit $rc" "$(head -c 300 "$TMP/err")"
 	fi
 done
-[ $n_ok -eq $n ] && [ $n -ge 7 ] && ok
+[ $n_ok -eq $n ] && [ $n -ge 5 ] && ok
 
 # A ring with static lightpaths (ring8) comes back to them, also after a
 # fault; the agent dropping the connection is survived (retried).

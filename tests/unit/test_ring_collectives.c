@@ -271,6 +271,27 @@ static void test_theorem2_spots(void **state)
 	}
 }
 
+/* Within a stage an arc's consecutive colours keep one lightpath over
+ * consecutive steps (column-major layout where that changes less): the
+ * ring retunes when arcs start and end, not at every step. */
+static void test_lightpaths_persist(void **state)
+{
+	static const uint32_t cases[][3] = {{16, 2, 6}, {1024, 64, 15}};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct optree_ring r = ring(cases[i][0], cases[i][1], 1);
+		struct optree_result res;
+		struct optree_time tm;
+
+		build_ok(&r, OPTREE_TREE, SCHED_ALLGATHER, &res);
+		optree_timing(&r, &res, false, &tm);
+		/* Laid row-major, N = 1024 retuned at 60 of its 72 steps. */
+		assert_int_equal(tm.retune_steps, cases[i][2]);
+		optree_result_free(&res);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -280,6 +301,7 @@ int main(void)
 	    cmocka_unit_test(test_wrht),
 	    cmocka_unit_test(test_stage_colour_at_load),
 	    cmocka_unit_test(test_theorem2_spots),
+	    cmocka_unit_test(test_lightpaths_persist),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
