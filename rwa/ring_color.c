@@ -213,6 +213,7 @@ void rwa_color_line(uint32_t n, const struct rwa_arc *arcs, size_t narcs, enum r
 
 /* ---- circular arcs ---------------------------------------------------------- */
 
+
 struct unit {
 	uint32_t start, len; /* in the caller's coordinates */
 	uint32_t id;
@@ -450,6 +451,102 @@ static uint32_t color_first_fit(uint32_t n, struct unit *u, size_t nu)
 	return ncol;
 }
 
+/* (c) Exact, for small sets only: backtracking over the units in start
+ * order, each taking a colour no overlapping unit has, a new colour only
+ * as the next one (colours are interchangeable). Tries k colours; false
+ * when there is no such colouring or the node budget runs out. */
+#define EXACT_MAX_UNITS 64
+
+struct exact {
+	uint64_t conflict[EXACT_MAX_UNITS][2]; /* units sharing a segment */
+	uint32_t colour[EXACT_MAX_UNITS];
+	uint32_t nu, k;
+	uint64_t budget;
+};
+
+static bool exact_rec(struct exact *x, uint32_t i, uint32_t used)
+{
+	if (i == x->nu)
+		return true;
+	if (!x->budget)
+		return false;
+	x->budget--;
+	for (uint32_t c = 0; c < x->k && c <= used; c++) {
+		bool ok = true;
+
+		for (uint32_t j = 0; j < i && ok; j++)
+			if ((x->conflict[i][j / 64] >> (j % 64) & 1) && x->colour[j] == c)
+				ok = false;
+		if (!ok)
+			continue;
+		x->colour[i] = c;
+		if (exact_rec(x, i + 1, c == used ? used + 1 : used))
+			return true;
+		if (!x->budget)
+			return false;
+	}
+	return false;
+}
+
+static bool covers(uint32_t n, const struct unit *u, uint32_t seg)
+{
+	return (seg + n - u->start) % n < u->len;
+}
+
+static int cmp_unit_start(const void *a, const void *b)
+{
+	const struct unit *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->len < y->len) - (x->len > y->len);
+}
+
+/* Colour u (sorted here) with k colours exactly, within the budget. */
+static bool color_exact(uint32_t n, struct unit *u, size_t nu, uint32_t k, uint64_t budget)
+{
+	struct exact x = {.nu = (uint32_t)nu, .k = k, .budget = budget};
+
+	if (nu > EXACT_MAX_UNITS)
+		return false;
+	qsort(u, nu, sizeof(*u), cmp_unit_start);
+	for (size_t i = 0; i < nu; i++)
+		for (size_t j = 0; j < nu; j++)
+			if (i != j && (covers(n, &u[j], u[i].start) || covers(n, &u[i], u[j].start)))
+				x.conflict[i][j / 64] |= 1ull << (j % 64);
+	if (!exact_rec(&x, 0, 0))
+		return false;
+	for (size_t i = 0; i < nu; i++)
+		u[i].colour = x.colour[i];
+	return true;
+}
+
+/* The most units over one segment: no colouring uses fewer colours. */
+static uint32_t units_load(uint32_t n, const struct unit *u, size_t nu)
+{
+	int64_t *d = xcalloc((size_t)n + 1, sizeof(int64_t)), run = 0, best = 0;
+
+	for (size_t i = 0; i < nu; i++) {
+		uint32_t s = u[i].start, e = s + u[i].len;
+
+		d[s]++;
+		if (e <= n) {
+			d[e]--;
+		} else {
+			d[n]--;
+			d[0]++;
+			d[e - n]--;
+		}
+	}
+	for (uint32_t x = 0; x < n; x++) {
+		run += d[x];
+		if (run > best)
+			best = run;
+	}
+	free(d);
+	return (uint32_t)best;
+}
+
 void rwa_color_circle(uint32_t n, const struct rwa_arc *arcs, size_t narcs, enum rwa_dir dir,
 		      struct rwa_solution *sol)
 {
@@ -481,6 +578,24 @@ void rwa_color_circle(uint32_t n, const struct rwa_arc *arcs, size_t narcs, enum
 		} else {
 			free(b);
 		}
+		if (cb < ca)
+			ca = cb;
+	}
+	/* Above the load on a small set: look for a colouring with fewer
+	 * colours, from the load up (the heuristics miss some; tests check
+	 * small rings exhaustively). */
+	if (nu <= EXACT_MAX_UNITS) {
+		uint32_t load = units_load(n, a, nu);
+
+		b = xmalloc(nu * sizeof(*b));
+		for (uint32_t k = load; k < ca; k++) {
+			memcpy(b, a, nu * sizeof(*b));
+			if (color_exact(n, b, nu, k, 200000)) {
+				memcpy(a, b, nu * sizeof(*b));
+				break;
+			}
+		}
+		free(b);
 	}
 	uint32_t base = sol->colours[dir];
 	qsort(a, nu, sizeof(*a), cmp_unit_id);

@@ -171,7 +171,9 @@ void rwa_color_line(uint32_t n, const struct rwa_arc *arcs, size_t narcs, enum r
  * their own colours, then sweep the rest left to right, best-fitting each
  * into the colour whose free window fits it most tightly; and (b) first-fit
  * after sorting by length, longest first (when the instance is small enough
- * for it). Never fewer colours than the largest load, rarely many more. */
+ * for it); then, for at most 64 lightpaths above their load, (c) an exact
+ * backtracking search from the load up (bounded). Never fewer colours than
+ * the largest load, rarely many more. */
 void rwa_color_circle(uint32_t n, const struct rwa_arc *arcs, size_t narcs, enum rwa_dir dir,
 		      struct rwa_solution *sol);
 

@@ -232,6 +232,29 @@ static void test_stage_colour_at_load(void **state)
 			levels_free(&L);
 			free(cnt);
 		}
+	/* Every stage 1 of every radix on rings up to 16 nodes, equal groups or
+	 * not, one-stage included: at the load (the heuristics, then the
+	 * bounded exact search for small sets). Larger uneven ones may take a
+	 * colour or two more (N = 17, m = 9: 21 for 20). */
+	for (uint32_t n = 2; n <= 16; n++)
+		for (uint32_t m = 2; m <= n; m++) {
+			struct levels L;
+			struct stage_rwa st;
+			uint32_t cnt[16];
+
+			for (uint32_t u = 0; u < n; u++)
+				cnt[u] = 1;
+			levels_init(&L, n, 1);
+			levels_split(&L, 0, m);
+			L.depth = 1;
+			stage_arcs(&L, 1, cnt, &st);
+			stage_colour(&L, 1, true, &st);
+			if (st.colours != st.max_load)
+				fail_msg("N=%u m=%u: %u colours for a load of %llu", n, m, st.colours,
+					 (unsigned long long)st.max_load);
+			stage_rwa_free(&st);
+			levels_free(&L);
+		}
 	/* And the schedule built on an odd radix verifies at that count. */
 	struct optree_ring r = ring(500, 10, 1);
 	struct optree_result res;
