@@ -73,9 +73,14 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 	cnt = xmalloc((size_t)n * sizeof(uint32_t));
 	for (uint32_t u = 0; u < n; u++)
 		cnt[u] = 1;
+	uint32_t mincnt[OPTREE_MAX_DEPTH];
 	for (uint32_t i = 1; i <= depth; i++) {
 		struct stage_rwa *s = &st[i - 1];
 
+		mincnt[i - 1] = UINT32_MAX;
+		for (uint32_t u = 0; u < n; u++)
+			if (cnt[u] < mincnt[i - 1])
+				mincnt[i - 1] = cnt[u];
 		stage_arcs(&L, i, cnt, s);
 		stage_colour(&L, i, true, s);
 		cs[i - 1] = (s->colours + FW - 1) / FW;
@@ -90,18 +95,36 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 			total += s->arc[k].count;
 		stage_counts(s, cnt, n);
 	}
-	/* --overlap: pair stage ends. Stage i's partly filled step goes last on
-	 * the top channels and stage i+1's first on the bottom ones, when they
-	 * fit side by side: the channels stage i+1 starts on were idle during
-	 * stage i's last step, so their MRRs can be retuned then. A stage's
-	 * partial step serves one boundary: greedy left to right is optimal on
-	 * a path. */
-	if (overlap)
-		for (uint32_t i = 0; i + 1 < depth; i++)
-			if (part[i] && part[i + 1] && !first[i] && part[i] + part[i + 1] <= FW) {
-				mirror[i] = true;
-				first[i + 1] = true;
-			}
+	/* Merge stage ends. When stage i's last colour step and stage i+1's
+	 * fit side by side on the channels (both partly filled), they become one
+	 * step: stage i's on the top channels, stage i+1's (its first) on the
+	 * bottom ones, disjoint, so conflict-free. Stage i+1's part may only
+	 * carry blocks its senders held before that step; its arcs' last
+	 * colours carry their highest instances, so the blocks each node
+	 * received in the shared step are put first in its holdings (checked
+	 * below). A node receives at most 2 part_i blocks in the shared step
+	 * and an arc of stage i+1 has at most part_(i+1) colours in it, so an
+	 * arc carrying at least part_i+1 + 2 part_i blocks can always fill them
+	 * from older ones: merges are made where every node holds that many
+	 * (optree_merges; the check stays as a guard). A stage's
+	 * partial step serves one boundary: greedy left to right, as the
+	 * planner predicts (plan.c). It also gives --overlap what it pairs
+	 * stages for: stage i+1 starts on channels idle in stage i's end. */
+	bool merge[OPTREE_MAX_DEPTH] = {0};
+	for (uint32_t i = 0; i + 1 < depth; i++)
+		if (optree_merges(part[i], part[i + 1], mincnt[i + 1], FW) && !first[i]) {
+			merge[i] = true;
+			mirror[i] = true;
+			first[i + 1] = true;
+		} else if (overlap && part[i] && part[i + 1] && !first[i] &&
+			   part[i] + part[i + 1] <= FW) {
+			/* --overlap, where they cannot merge: the same arrangement
+			 * in two steps, so stage i+1 starts on channels that were
+			 * idle in stage i's last step and their MRRs can be
+			 * retuned then. */
+			mirror[i] = true;
+			first[i + 1] = true;
+		}
 
 	sched_reserve(&res->sched, total);
 	struct emitter e;
@@ -113,6 +136,8 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 	for (uint32_t u = 0; u < n; u++)
 		h.b[u] = (uint16_t)u;
 	emitter_init(&e, r, &res->sched);
+	uint32_t *late = xcalloc((size_t)n + 1, sizeof(uint32_t)); /* per node, see below */
+	uint32_t *mark = xcalloc((size_t)n + 1, sizeof(uint32_t)); /* per block */
 
 	/* Pass 2: emit, stage by stage, keeping what every node holds. */
 	for (uint32_t i = 1; i <= depth; i++) {
@@ -141,6 +166,9 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 		os->lower_bound = stage_lower_bound(r, &L, i, s->arc, s->narcs);
 		os->partial_channels = part[i - 1];
 		os->partial_first = first[i - 1];
+		size_t x0 = res->sched.nxfers;
+		/* Stage i-1 left its last step open for this stage's first. */
+		bool joined = e.open;
 
 		uint32_t *inst = xmalloc((s->sol.nruns + 1) * sizeof(uint32_t));
 		for (size_t k = 0; k < s->sol.nruns; k++) {
@@ -210,6 +238,19 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 		free(fill);
 		free(inst);
 
+		if (joined) {
+			/* The shared step: every piece of our partial step must
+			 * carry blocks held before it (late ones come first). */
+			for (uint32_t k = poff[steps - 1]; k < poff[steps] && joined; k++)
+				if (pc[k].inst < late[s->arc[pc[k].arc].src])
+					joined = false;
+			if (joined) {
+				os->first_step = res->sched.nsteps - 1;
+				os->merged = true;
+			}
+			else /* the stage before keeps its last step */
+				res->stage[res->nstages - 2].steps += emit_flush(&e);
+		}
 		for (uint32_t o = 0; o < steps; o++) {
 			/* partial_first: the last colour step goes first. */
 			uint32_t t = first[i - 1] ? (o == 0 ? steps - 1 : o - 1) : o;
@@ -227,12 +268,15 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 					    top ? FW - 1 - slot : slot);
 				}
 			}
+			/* A merged stage leaves its last step open for the next. */
+			if (merge[i - 1] && o == steps - 1)
+				break;
 			os->steps += emit_flush(&e);
 		}
 		free(pc);
 		free(poff);
 	stage_done:
-		os->transfers = res->sched.nxfers - res->sched.step_start[os->first_step];
+		os->transfers = res->sched.nxfers - x0;
 
 		if (i == depth)
 			break;
@@ -265,9 +309,51 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 		free(h.off);
 		free(h.b);
 		h = h2;
+		/* Merging into the next stage: the blocks each node received in
+		 * the open (shared) step go first in its holdings, so the next
+		 * stage's partial step, which carries its arcs' last instances,
+		 * sends only blocks held before it. */
+		memset(late, 0, (size_t)n * sizeof(uint32_t));
+		if (e.open) {
+			const struct schedule *sc = &res->sched;
+
+			for (size_t k = sc->step_start[sc->nsteps - 1]; k < sc->nxfers; k++) {
+				uint32_t u = sc->xfers[k].dst;
+
+				if (mark[sc->xfers[k].block] != u + 1) {
+					mark[sc->xfers[k].block] = u + 1;
+					late[u]++;
+				}
+			}
+			for (uint32_t u = 0; u < n; u++) {
+				uint16_t *b = h.b + h.off[u];
+				uint32_t len = h.off[u + 1] - h.off[u], front = 0;
+
+				if (!late[u])
+					continue;
+				/* Mark u's late blocks again (marks are per block, and
+				 * another node may have overwritten them). */
+				for (size_t k = sc->step_start[sc->nsteps - 1]; k < sc->nxfers; k++)
+					if (sc->xfers[k].dst == u)
+						mark[sc->xfers[k].block] = u + 1;
+				for (uint32_t j = 0; j < len; j++)
+					if (mark[b[j]] == u + 1) {
+						uint16_t x = b[j];
+
+						memmove(b + front + 1, b + front,
+							(j - front) * sizeof(uint16_t));
+						b[front++] = x;
+					}
+				late[u] = front;
+			}
+			for (size_t k = sc->step_start[sc->nsteps - 1]; k < sc->nxfers; k++)
+				mark[sc->xfers[k].block] = 0;
+		}
 	}
 	free(h.off);
 	free(h.b);
+	free(late);
+	free(mark);
 	res->split_steps = e.split_steps;
 	emitter_free(&e);
 	for (uint32_t i = 0; i < depth; i++)
@@ -480,9 +566,10 @@ int optree_build(const struct optree_ring *r, const struct optree_opts *o,
 		optree_result_free(res);
 		return -1;
 	}
+	/* Stages that merged share one step with the stage before. */
 	res->lower_bound_steps = 0;
 	for (uint32_t i = 0; i < res->nstages; i++)
-		res->lower_bound_steps += res->stage[i].lower_bound;
+		res->lower_bound_steps += res->stage[i].lower_bound - res->stage[i].merged;
 	snprintf(res->sched.algorithm, sizeof(res->sched.algorithm), "%s",
 		 optree_algo_name(o->algo));
 	sched_set_metric(&res->sched, "stages", res->nstages);

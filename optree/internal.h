@@ -141,6 +141,15 @@ int build_alltoall(const struct optree_ring *r, const struct optree_opts *o,
 		   struct optree_result *res, struct ofc_error *err);
 int build_wrht(const struct optree_ring *r, struct optree_result *res, struct ofc_error *err);
 
+/* Whether stage i's partial last step (a channels) and stage i+1's partial
+ * first step (b channels) share one step, given that every node holds at
+ * least held blocks before stage i+1 (build.c explains why; plan.c
+ * predicts with the same rule). */
+static inline bool optree_merges(uint32_t a, uint32_t b, uint32_t held, uint32_t FW)
+{
+	return a && b && a + b <= FW && (uint64_t)held >= (uint64_t)b + 2ull * a;
+}
+
 static inline uint32_t ring_channels(const struct optree_ring *r)
 {
 	return r->wavelengths * r->fibres;

@@ -117,7 +117,8 @@ struct optree_stage {
 	uint64_t max_load;	   /* blocks on the busiest segment-direction */
 	uint32_t lower_bound;	   /* steps no routing and assignment of this stage can beat */
 	uint32_t partial_channels; /* channels used in its one partly filled step (0: none) */
-	bool partial_first;	   /* --overlap put that step first (else last) */
+	bool partial_first;	   /* that step goes first (else last) */
+	bool merged;		   /* its first step also carries the previous stage's last */
 	uint64_t transfers;
 };
 
@@ -128,7 +129,7 @@ struct optree_result {
 	struct optree_stage *stage;
 	uint32_t nstages;
 	uint32_t split_steps;	    /* extra steps made by add/drop splits */
-	uint32_t lower_bound_steps; /* sum of the stages' bounds */
+	uint32_t lower_bound_steps; /* sum of the stages' bounds, less one per merge */
 	double analytic_steps;	    /* the algorithm's closed form */
 	uint32_t analytic_depth;
 	bool overlap;

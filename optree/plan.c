@@ -139,6 +139,7 @@ struct pred {
 	bool uneven[OPTREE_MAX_DEPTH + 1];
 	uint32_t radix[OPTREE_MAX_DEPTH];
 	uint32_t stage_steps[OPTREE_MAX_DEPTH];
+	uint32_t colours[OPTREE_MAX_DEPTH]; /* the larger direction's */
 };
 
 static void pred_init(struct pred *P, const struct optree_ring *r, struct s1cache *cache,
@@ -205,6 +206,7 @@ static uint32_t pred_stage(struct pred *P, uint32_t d, uint32_t m)
 				most = P->cnt[1][u] - 1; /* stage 1: adds = drops = m - 1 */
 		stage_rwa_free(&st);
 	}
+	P->colours[d] = colours;
 	P->stage_steps[d] = (colours + FW - 1) / FW;
 	/* A node adds (and drops) at most max_add lightpaths, one block each,
 	 * per step: fewer steps than that needs means splits (the builder's
@@ -232,6 +234,25 @@ static void pred_plan(const struct pred *P, uint32_t depth, struct optree_plan *
 		p->radix[i] = P->radix[i];
 		p->stage_steps[i] = P->stage_steps[i];
 		p->steps += P->stage_steps[i];
+	}
+	/* The builder merges a stage's partly filled last step with the next
+	 * stage's partly filled first one when they fit side by side (build.c),
+	 * greedily from the first stage; the step goes to the later stage. */
+	uint32_t FW = ring_channels(P->r);
+	bool used = false;
+	for (uint32_t i = 0; i + 1 < depth; i++) {
+		uint32_t a = P->colours[i] % FW, b = P->colours[i + 1] % FW, held = UINT32_MAX;
+
+		for (uint32_t u = 0; a && b && u < P->r->nodes; u++)
+			if (P->cnt[i + 1][u] < held)
+				held = P->cnt[i + 1][u];
+		if (!used && optree_merges(a, b, held, FW)) {
+			p->stage_steps[i]--;
+			p->steps--;
+			used = true;
+		} else {
+			used = false;
+		}
 	}
 	p->time_us = plan_time(P->r, p->steps, depth);
 }

@@ -315,6 +315,47 @@ static void test_lightpaths_persist(void **state)
 	}
 }
 
+/* A stage's partly filled last step and the next stage's partly filled
+ * first step share one step where they fit side by side: fewer steps than
+ * the stages' colour steps, as the planner predicts, verified for every
+ * collective (the reversal keeps the shared step). */
+static void test_stage_ends_merge(void **state)
+{
+	static const uint32_t cases[][3] = {{1000, 32, 1}, {729, 96, 2}, {27, 4, 1}};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct optree_ring r = ring(cases[i][0], cases[i][1], 1);
+		struct optree_result res, rs;
+		struct optree_plan p;
+		struct ofc_error err = {0};
+		uint32_t radix[3] = {3, 3, 3}, colour_steps = 0, merged = 0;
+
+		if (r.nodes == 27)
+			assert_int_equal(optree_plan_radices(&r, radix, 3, &p, &err), 0);
+		else
+			assert_int_equal(optree_plan_best(&r, &p, &err), 0);
+		struct optree_opts o = {.algo = OPTREE_TREE, .plan = &p};
+		assert_int_equal(optree_build(&r, &o, &res, &err), 0);
+		struct verify_report rep;
+		assert_int_equal(verify(&r, &res.sched, &rep), 0);
+		for (uint32_t k = 0; k < res.nstages; k++) {
+			colour_steps += res.stage[k].colour_steps;
+			merged += res.stage[k].merged;
+			assert_int_equal(res.stage[k].steps, p.stage_steps[k]);
+		}
+		assert_int_equal(merged, cases[i][2]);
+		assert_int_equal(res.sched.nsteps, colour_steps - merged);
+		assert_int_equal(res.sched.nsteps, p.steps);
+		optree_result_free(&res);
+		o.collective = SCHED_ALLREDUCE;
+		assert_int_equal(optree_build(&r, &o, &rs, &err), 0);
+		assert_int_equal(verify(&r, &rs.sched, &rep), 0);
+		assert_int_equal(rs.sched.nsteps, 2 * p.steps);
+		optree_result_free(&rs);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +366,7 @@ int main(void)
 	    cmocka_unit_test(test_stage_colour_at_load),
 	    cmocka_unit_test(test_theorem2_spots),
 	    cmocka_unit_test(test_lightpaths_persist),
+	    cmocka_unit_test(test_stage_ends_merge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
