@@ -117,7 +117,7 @@ int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv)
 	if (fabric_cmd_repair(&fc, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
 	if (strcmp(action, "up") == 0) {
-		if (testbed_up(fc.ctl, &n, &err) < 0)
+		if (testbed_up(fc.ctl, 0, &n, &err) < 0)
 			return fabric_cmd_fail(&fc, &err);
 		if (fc.json)
 			printf("{\"fabric\": \"%s\", \"hosts\": %u, \"circuits\": %u}\n",

@@ -262,6 +262,24 @@ static int h_duration(struct loader *L, yaml_node_t *n, const struct key *k, voi
 	return h_quantity(L, n, k, base, Q_DURATION);
 }
 
+/* A plain number in (0, 1]: the testbed's rate_scale. */
+static int h_quantity_scale(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+{
+	const char *s;
+	char *end;
+	double v;
+
+	if (scalar(L, n, k, &s) < 0)
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0 && v <= 1))
+		return node_error(L, n, "'%s' must be a number in (0, 1], got '%s'", k->name, s);
+	*(double *)field(base, k->off) = v;
+	mark(k, base, n);
+	return 0;
+}
+
 static int h_choice(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -684,6 +702,13 @@ static const struct key cost_keys[] = {
     {NULL},
 };
 
+static const struct key testbed_keys[] = {
+    {"link_rate", h_rate, OFF(struct testbed_cfg, link_rate)},
+    {"link_latency", h_duration, OFF(struct testbed_cfg, link_latency), .min = 0, .max = 1},
+    {"rate_scale", h_quantity_scale, OFF(struct testbed_cfg, rate_scale)},
+    {NULL},
+};
+
 static const struct key fabric_keys[] = {
     {"version", h_u32, OFF(struct fabric, version), .min = 1, .max = 1},
     {"name", h_name, OFF(struct fabric, name), .required = true,
@@ -699,6 +724,7 @@ static const struct key fabric_keys[] = {
     {"collectives", h_list, OFF(struct fabric, collectives), collective_keys,
      sizeof(struct collective), OFF(struct fabric, ncollectives)},
     {"cost_model", h_mapping, OFF(struct fabric, cost), cost_keys},
+    {"testbed", h_mapping, OFF(struct fabric, testbed), testbed_keys},
     {NULL},
 };
 

@@ -137,6 +137,16 @@ struct cost_model {
 	bool alpha_set, bandwidth_set;
 };
 
+/* How `ofc testbed up` shapes the circuits (docs/testbed.md): every veth
+ * to link_rate (else the hosts' port_rate, else the cost model's
+ * link_bandwidth) times rate_scale, delayed by link_latency. */
+struct testbed_cfg {
+	struct src_loc loc;
+	double link_rate;    /* bits/s; 0: not given */
+	double link_latency; /* seconds */
+	double rate_scale;   /* 0: not given (1) */
+};
+
 /* A cross-connect the target topology needs. */
 struct circuit {
 	uint32_t sw, in_port, out_port;
@@ -166,6 +176,7 @@ struct fabric {
 	struct collective *collectives;
 	uint32_t ncollectives;
 	struct cost_model cost;
+	struct testbed_cfg testbed;
 
 	/* Filled by fabric_validate(). */
 	bool validated;

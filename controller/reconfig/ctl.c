@@ -215,6 +215,8 @@ int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struc
 		cd->cfg.netns = (const char *const *)c->netns;
 		cd->cfg.nhosts = f->nhosts;
 		cd->cfg.host_ports = maxp;
+		testbed_shaping_recorded(c->state_dir, f->name, &cd->cfg.link_rate,
+					 &cd->cfg.link_latency);
 		for (uint32_t k = 0; k < f->ncircuits; k++)
 			links[k] = (struct hlink){f->circuits[k].src_host, f->circuits[k].src_port,
 						  f->circuits[k].dst_host, f->circuits[k].dst_port};

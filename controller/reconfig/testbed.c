@@ -96,7 +96,7 @@ static char **read_netns_list(const struct ctl *c, uint32_t *n)
 	return names;
 }
 
-int testbed_up(struct ctl *c, uint32_t *ncircuits, struct ofc_error *err)
+int testbed_up(struct ctl *c, double rate_scale, uint32_t *ncircuits, struct ofc_error *err)
 {
 	const struct fabric *f = c->fabric;
 	char *path = ctl_path(c->state_dir, f->name, "testbed");
@@ -107,6 +107,7 @@ int testbed_up(struct ctl *c, uint32_t *ncircuits, struct ofc_error *err)
 	struct op_batch ops = {0};
 	uint32_t nlinks = 0, done, maxp = 1;
 	char **names = xcalloc(f->nhosts + 1, sizeof(char *));
+	double rate, latency;
 	int rc = -1;
 
 	*ncircuits = 0;
@@ -127,7 +128,9 @@ int testbed_up(struct ctl *c, uint32_t *ncircuits, struct ofc_error *err)
 			      f->nhosts, maxp);
 		goto out;
 	}
-	if (atomic_write(path, sb.buf, sb.len, err) < 0)
+	testbed_shaping(f, rate_scale, &rate, &latency);
+	if (atomic_write(path, sb.buf, sb.len, err) < 0 ||
+	    testbed_shaping_write(c->state_dir, f->name, rate, latency, err) < 0)
 		goto out;
 	for (uint32_t h = 0; h < f->nhosts; h++)
 		if (netns_create(names[h], testbed_host_addr(h), err) < 0)
@@ -139,7 +142,9 @@ int testbed_up(struct ctl *c, uint32_t *ncircuits, struct ofc_error *err)
 				 .timeout = 5,
 				 .netns = (const char *const *)names,
 				 .nhosts = f->nhosts,
-				 .host_ports = maxp};
+				 .host_ports = maxp,
+				 .link_rate = rate,
+				 .link_latency = latency};
 	if (device_init(&dev, &cfg, err) < 0)
 		goto out;
 	if (device_read(&dev, &got, err) == 0) {
@@ -148,7 +153,11 @@ int testbed_up(struct ctl *c, uint32_t *ncircuits, struct ofc_error *err)
 			state_free(&got);
 			if (device_read(&dev, &got, err) == 0) {
 				if (state_equal(&got, &want))
-					rc = 0;
+					/* Circuits that were there already get the
+					 * shaping asked for now too. */
+					rc = testbed_shape_links((const char *const *)names,
+								 f->nhosts, maxp, rate, latency,
+								 err);
 				else
 					ofc_error_set(err, OFC_E_RUNTIME,
 						      "testbed read-back does not match what was "
@@ -203,6 +212,10 @@ int testbed_down(struct ctl *c, uint32_t *nremoved, struct ofc_error *err)
 	if (rc == 0 && unlink(path) != 0 && errno != ENOENT)
 		rc = ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0, "cannot remove: %s",
 				  strerror(errno));
+	free(path);
+	path = ctl_path(c->state_dir, c->fabric->name, "links");
+	if (rc == 0)
+		unlink(path);
 	free(path);
 	return rc;
 }
