@@ -55,7 +55,7 @@ int netlink_shape(struct nl_sock *sk, int ifindex, const char *ifname, double ra
 		/* A bucket of 1 ms of traffic (at least 32 KiB, a few
 		 * full-size packets) and a queue of 100 ms: TCP fills the
 		 * link without being dropped into slow start. */
-		bucket = (int)(bps / 1000 > 32768 ? bps / 1000 : 32768);
+		bucket = (int)(bps / 1000 > 98304 ? bps / 1000 : 98304);
 		limit = (int)(bps / 10 > 4.0 * bucket ? bps / 10 : 4.0 * bucket);
 		q = rtnl_qdisc_alloc();
 		rtnl_tc_set_ifindex(TC_CAST(q), ifindex);
@@ -77,6 +77,13 @@ int netlink_shape(struct nl_sock *sk, int ifindex, const char *ifname, double ra
 		rtnl_netem_set_limit(q, 100000);		     /* packets */
 		e = rtnl_qdisc_add(sk, q, NLM_F_CREATE | NLM_F_REPLACE);
 		rtnl_qdisc_put(q);
+		/* The kernel answers ENOENT for a qdisc kind it does not have. */
+		if (e == -NLE_OBJ_NOTFOUND)
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "shaping %s: this kernel has no netem qdisc "
+					     "(CONFIG_NET_SCH_NETEM), so link_latency cannot be "
+					     "emulated; leave it out",
+					     ifname);
 	}
 	if (e < 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "shaping %s: %s", ifname,

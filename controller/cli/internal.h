@@ -76,6 +76,7 @@ struct fabric_cmd {
 	bool json, dry_run;
 	bool progress;	/* events on stderr (when it is a terminal) */
 	double timeout; /* try: seconds to wait for confirm */
+	double rate_scale; /* testbed up: --rate-scale (0: the config's) */
 	struct fabric *fabric;
 	struct ctl *ctl;
 };
@@ -101,6 +102,11 @@ int cmd_try(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_status(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv);
+/* The exec/ view of a testbed's circuits (borrows t's arrays). */
+struct exec_net;
+void testbed_exec_net(const struct testbed_net *t, uint16_t port, struct exec_net *net);
+/* `ofc testbed run` (cmd_run.c): argv[0] is "run". */
+int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv);

@@ -30,7 +30,9 @@ static const struct cli_cmd commands[] = {
      cmd_confirm},
     {"status", "[FILE] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
      "recorded and live device state, and any unfinished transaction", cmd_status},
-    {"testbed", "up|check|down FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
+    {"testbed",
+     "up|check|run|down FILE [--rate-scale X] [--device NAME=HOST:PORT]... [--state-dir DIR] "
+     "[--json]",
      "hosts as network namespaces, circuits as veth pairs, routes over netlink", cmd_testbed},
     {"optree",
      "--nodes N --wavelengths W [--fibres F] [--block-size B] [--algo optree|ring|ne|onestage|all] "

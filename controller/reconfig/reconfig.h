@@ -172,4 +172,21 @@ void testbed_shaping(const struct fabric *f, double rate_scale, double *rate, do
 int testbed_down(struct ctl *c, uint32_t *nremoved, struct ofc_error *err);
 bool testbed_is_up(const char *state_dir, const char *fabric);
 
+/* What a run on the testbed needs to know (exec/ takes it as struct
+ * exec_net): the circuits the hosts hold now, read from the kernel, with
+ * both ends' addresses, and each host's routed address. Arrays are
+ * [host * ports + port]; peer is UINT32_MAX where a port has no circuit. */
+struct testbed_net {
+	uint32_t nhosts, ports;
+	char **netns; /* namespace per host */
+	uint32_t *peer, *peer_addr, *local_addr;
+	uint32_t *host_addr;
+	uint32_t ncircuits;
+	double rate, latency; /* the shaping `testbed up` recorded (0: none) */
+};
+/* Fails when the testbed is not up or a namespace cannot be read. */
+int testbed_net_read(const struct fabric *f, const char *state_dir, struct testbed_net *out,
+		     struct ofc_error *err);
+void testbed_net_free(struct testbed_net *t);
+
 #endif
