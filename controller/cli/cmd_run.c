@@ -180,6 +180,14 @@ static void execute(struct run_args *a, const struct testbed_net *t, struct sche
 			return;
 		}
 		drop_transfer(s, a->drop);
+		/* What the verifier says of the broken schedule (semantics only:
+		 * the lanes are checked against the circuits by the run). */
+		struct verify_opts vo = {0};
+		struct verify_report vr;
+
+		row->verified = sched_verify(s, &vo, &vr) == 0;
+		if (!row->verified)
+			snprintf(row->verify_error, sizeof(row->verify_error), "%s", vr.error);
 	}
 	row->steps = s->nsteps;
 	row->transfers = s->nxfers;
@@ -212,7 +220,12 @@ static void run_computed(struct run_args *a, const struct testbed_net *t, const 
 	snprintf(algo, sizeof(algo), "%s", name);
 	if ((slash = strchr(algo, '/'))) {
 		*slash = 0;
-		q.lowering = slash + 1;
+		if (strcmp(algo, "swing") == 0 || strcmp(algo, "rd") == 0)
+			q.variant = strcmp(slash + 1, "L") == 0 ? "latency" : "bandwidth";
+		else
+			q.lowering = slash + 1;
+		if (strcmp(algo, "rd") == 0)
+			snprintf(algo, sizeof(algo), "recursive-doubling");
 	}
 	q.algorithm = algo;
 	if (schedule_compute(&q, &r, NULL, &err) < 0) {
@@ -425,7 +438,8 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 	rows = xcalloc(MAX_RUNS, sizeof(*rows));
 	if (a.schedule_file) {
 		run_loaded(&a, &t, &rows[nrows++]);
-	} else if (a.q.algorithm && strcmp(a.q.algorithm, "all") == 0) {
+	} else if (a.q.algorithm &&
+		   (strcmp(a.q.algorithm, "all") == 0 || strcmp(a.q.algorithm, "swing-all") == 0)) {
 		struct schedule_result r;
 
 		if (schedule_compute(&a.q, &r, NULL, &err) < 0) {
