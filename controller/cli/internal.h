@@ -20,7 +20,7 @@ struct cli_cmd {
 	int (*run)(const struct cli_cmd *cmd, int argc, char **argv);
 };
 
-enum out_format { FMT_TEXT = 1, FMT_JSON = 2, FMT_DOT = 4, FMT_PB = 8 };
+enum out_format { FMT_TEXT = 1, FMT_JSON = 2, FMT_DOT = 4, FMT_PB = 8, FMT_MSCCL = 16 };
 
 /* "ofc NAME: message" and the usage line on stderr; returns 2. */
 int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...) OFC_PRINTF(2, 3);
