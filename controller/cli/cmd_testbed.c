@@ -195,7 +195,7 @@ int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv)
 	int rc;
 
 	static const struct option up_opts[] = {
-	    {"rate-scale", required_argument, NULL, 'R'},
+	    {"rate-scale", required_argument, NULL, 'x'},
 	    {0},
 	};
 

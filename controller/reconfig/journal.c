@@ -109,7 +109,7 @@ static ProtobufCMessage *read_msg(const char *path, const ProtobufCMessageDescri
 /* ---- state file ------------------------------------------------------------- */
 
 int record_write(const struct ctl *c, uint64_t generation, const struct device_state *states,
-		 const char *topology, struct ofc_error *err)
+		 const char *topology, const char *config, struct ofc_error *err)
 {
 	Ofc__V1__FabricRecord r = OFC__V1__FABRIC_RECORD__INIT;
 	struct arena a = {0};
@@ -117,7 +117,7 @@ int record_write(const struct ctl *c, uint64_t generation, const struct device_s
 	int rc;
 
 	r.fabric = c->fabric->name;
-	r.config = c->fabric->file;
+	r.config = (char *)(config ? config : c->fabric->file);
 	r.has_generation = true;
 	r.generation = generation;
 	r.has_time_unix_ms = true;
