@@ -36,6 +36,19 @@ static const char help[] =
     "                     schedule, to see the data check catch it\n"
     "  --port N           TCP port the agents listen on (default 7462)\n";
 
+/* The exec/ view of a testbed (borrows t's arrays). */
+void testbed_exec_net(const struct testbed_net *t, uint16_t port, struct exec_net *net)
+{
+	*net = (struct exec_net){.nhosts = t->nhosts,
+				 .netns = (const char *const *)t->netns,
+				 .lanes = t->ports,
+				 .lane_peer = t->peer,
+				 .lane_addr = t->peer_addr,
+				 .lane_local = t->local_addr,
+				 .host_addr = t->host_addr,
+				 .tcp_port = port};
+}
+
 struct run_args {
 	struct fabric_cmd fc;
 	struct schedule_query q;

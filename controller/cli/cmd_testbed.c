@@ -9,19 +9,6 @@
 
 #define PROBE_PORT 7461
 
-/* The exec/ view of a testbed (borrows t's arrays). */
-void testbed_exec_net(const struct testbed_net *t, uint16_t port, struct exec_net *net)
-{
-	*net = (struct exec_net){.nhosts = t->nhosts,
-				 .netns = (const char *const *)t->netns,
-				 .lanes = t->ports,
-				 .lane_peer = t->peer,
-				 .lane_addr = t->peer_addr,
-				 .lane_local = t->local_addr,
-				 .host_addr = t->host_addr,
-				 .tcp_port = port};
-}
-
 /* Per circuit: the shaping the kernel holds and what a probe measures. */
 static int check_links(struct fabric_cmd *fc, struct json_writer *w, int *status)
 {
