@@ -51,8 +51,8 @@ struct dw {
 	uint32_t *cls_of; /* per origin index: class */
 	uint32_t nrows;	  /* capacity rows (one per orbit of capacities) */
 	uint32_t *row_cap;
-	int32_t *cap_row; /* per capacity: its row if it is a representative */
-	uint32_t nconv;	  /* convexity rows */
+	int32_t *cap_row;     /* per capacity: its row if it is a representative */
+	uint32_t nconv;	      /* convexity rows */
 	uint32_t *conv_first; /* per class: its first convexity row */
 	struct pricer *pr;
 	struct column *cols;
@@ -234,11 +234,11 @@ static int dw_setup(struct dw *d, const struct fluid_group *g, struct ofc_error 
 
 			if (idx[img] < 0) {
 				free(idx);
-				return ofc_error_set(err, OFC_E_INPUT,
-						     "the group takes origin '%s' to '%s', which is "
-						     "not an origin",
-						     fluid_vertex_name(n, p->orig[i]),
-						     fluid_vertex_name(n, img));
+				return ofc_error_set(
+				    err, OFC_E_INPUT,
+				    "the group takes origin '%s' to '%s', which is "
+				    "not an origin",
+				    fluid_vertex_name(n, p->orig[i]), fluid_vertex_name(n, img));
 			}
 			if (d->cls_of[idx[img]] == UINT32_MAX) {
 				d->cls_of[idx[img]] = k;
@@ -249,7 +249,8 @@ static int dw_setup(struct dw *d, const struct fluid_group *g, struct ofc_error 
 	free(idx);
 	/* Capacity orbits: the image of capacity c under h is the capacity of
 	 * arc h(a) (per-arc ones) or set h(s). */
-	uint32_t narc_caps = p->ncaps - n->nsets, *cap_of_arc = xmalloc((ne + 1) * sizeof(uint32_t));
+	uint32_t narc_caps = p->ncaps - n->nsets,
+		 *cap_of_arc = xmalloc((ne + 1) * sizeof(uint32_t));
 
 	for (uint32_t e = 0; e < ne; e++)
 		cap_of_arc[e] = UINT32_MAX;
@@ -269,7 +270,8 @@ static int dw_setup(struct dw *d, const struct fluid_group *g, struct ofc_error 
 			uint32_t img;
 
 			if (c < narc_caps)
-				img = cap_of_arc[d->harc[(size_t)h * ne + p->cap_arc[p->cap_off[c]]]];
+				img =
+				    cap_of_arc[d->harc[(size_t)h * ne + p->cap_arc[p->cap_off[c]]]];
 			else
 				img = narc_caps + g->set[(size_t)h * n->nsets + (c - narc_caps)];
 			if (img < p->ncaps)
@@ -292,7 +294,8 @@ static double solve_master(struct dw *d, bool phase2, double *lambda, struct ofc
 
 	lp_set_scaling(lp, LP_SCALE_GEOMETRIC);
 	for (uint32_t r = 0; r < d->nrows; r++)
-		lp_add_row(lp, 0, NULL, NULL, LP_LE, phase2 ? d->rfix * p->cap_bw[d->row_cap[r]] : 0);
+		lp_add_row(lp, 0, NULL, NULL, LP_LE,
+			   phase2 ? d->rfix * p->cap_bw[d->row_cap[r]] : 0);
 	for (uint32_t r = 0; r < d->nconv; r++)
 		lp_add_row(lp, 0, NULL, NULL, LP_EQ, 1);
 	int *rows = xmalloc((nr + 1) * sizeof(int));
@@ -326,12 +329,13 @@ static double solve_master(struct dw *d, bool phase2, double *lambda, struct ofc
 	free(vals);
 	if (p->deadline > 0)
 		lp_set_time_limit(lp, p->deadline - now_seconds() > 1 ? p->deadline - now_seconds()
-								    : 1);
+								      : 1);
 	enum lp_result res = lp_solve(lp, err);
 
 	if (res != LP_OPTIMAL) {
 		if (res != LP_FAILED)
-			ofc_error_set(err, OFC_E_RUNTIME, "the DW master is %s", lp_result_str(res));
+			ofc_error_set(err, OFC_E_RUNTIME, "the DW master is %s",
+				      lp_result_str(res));
 		lp_free(lp);
 		free(colmap);
 		return NAN;
@@ -500,7 +504,8 @@ static double lp_bound(struct dw *d, bool phase2, double tol, uint32_t *added,
 				double hv;
 
 				for (uint32_t a = 0; a < na; a++)
-					d->disc[a] = 1 - strength[s] * (d->wbuf[a] < 1 ? d->wbuf[a] : 1);
+					d->disc[a] =
+					    1 - strength[s] * (d->wbuf[a] < 1 ? d->wbuf[a] : 1);
 				pricer_honest(&d->pr[k], d->chat, d->disc, d->wbuf2, &hv);
 				if (!isinf(hv) && hv - sigma < -tol) {
 					add_tree_column(d, k, d->wbuf2, true);
@@ -517,11 +522,18 @@ static double lp_bound(struct dw *d, bool phase2, double tol, uint32_t *added,
  * while they improve the master; when none does, the cut LP bounds the
  * relaxation: equal (within the gap) proves the trees optimal for LP 4.2
  * itself. Returns 0, or -1 (err). */
-static int run_phase(struct dw *d, bool phase2, double *zout, double *lbout, uint32_t *iters,
-		     bool *timed_out, struct ofc_error *err)
+static bool gap_closed(const struct problem *p, double z, double lb)
+{
+	return z - lb <= p->gap * (fabs(z) > 1e-12 ? fabs(z) : 1e-12);
+}
+
+/* lb: a bound known before (the relaxation's value when realising trees),
+ * or -INFINITY. */
+static int run_phase(struct dw *d, bool phase2, double lb, double *zout, double *lbout,
+		     uint32_t *iters, bool *timed_out, struct ofc_error *err)
 {
 	const struct problem *p = d->p;
-	double z = NAN, lb = -INFINITY;
+	double z = NAN;
 
 	*timed_out = false;
 	for (uint32_t it = 0;; it++) {
@@ -541,7 +553,9 @@ static int run_phase(struct dw *d, bool phase2, double *zout, double *lbout, uin
 		if (!p->copy) {
 			if (z + lag > lb)
 				lb = z + lag;
-		} else if (!added || !d->trees_only) {
+		} else if ((!added || !d->trees_only) && !(d->trees_only && gap_closed(p, z, lb))) {
+			/* (trees that meet the relaxation's value need no new
+			 * bound: the cut LP is where lp_solve can stall) */
 			lag = lp_bound(d, phase2, tol, &added, err);
 			if (isnan(lag))
 				return -1;
@@ -549,8 +563,9 @@ static int run_phase(struct dw *d, bool phase2, double *zout, double *lbout, uin
 				lb = z + lag;
 		}
 		*iters = it + 1;
-		report_progress(p, phase2 ? "phase 2" : "phase 1", d->x->T, it + 1, z, lb, d->ncols);
-		if (!added || z - lb <= p->gap * (fabs(z) > 1e-12 ? fabs(z) : 1e-12))
+		report_progress(p, phase2 ? "phase 2" : "phase 1", d->x->T, it + 1, z, lb,
+				d->ncols);
+		if (!added || gap_closed(p, z, lb))
 			break;
 		if (past_deadline(p)) {
 			*timed_out = true;
@@ -638,13 +653,14 @@ static void dw_routing(struct dw *d, const double *lambda, const struct fluid_gr
 
 				m = 0;
 				for (uint32_t i = 0; i < c->narcs; i++)
-					for (long q = 0; !tx_is_hold(x, c->arcs[i]) && q < lround(c->w[i]);
+					for (long q = 0;
+					     !tx_is_hold(x, c->arcs[i]) && q < lround(c->w[i]);
 					     q++) {
 						ta[m] = tx_phys(x, c->arcs[i]);
 						tl[m++] = tx_layer(x, c->arcs[i]);
 					}
-				routing_add_piece(&tmp, d->rep[k], UINT32_MAX, cacc[0], cacc[0] + lam, ta,
-						  tl, m);
+				routing_add_piece(&tmp, d->rep[k], UINT32_MAX, cacc[0],
+						  cacc[0] + lam, ta, tl, m);
 				free(ta);
 				free(tl);
 				cacc[0] += lam;
@@ -657,8 +673,8 @@ static void dw_routing(struct dw *d, const double *lambda, const struct fluid_gr
 						ha[m] = tx_phys(x, c->arcs[i]);
 						hl[m++] = tx_layer(x, c->arcs[i]);
 					}
-				routing_add_piece(&tmp, d->rep[k], pr->dest[c->dest],
-						  cacc[c->dest], cacc[c->dest] + lam, ha, hl, m);
+				routing_add_piece(&tmp, d->rep[k], pr->dest[c->dest], cacc[c->dest],
+						  cacc[c->dest] + lam, ha, hl, m);
 				cacc[c->dest] += lam;
 			}
 		}
@@ -695,8 +711,8 @@ static void dw_routing(struct dw *d, const double *lambda, const struct fluid_gr
 				double base = p->copy ? acc[o2] : 0;
 
 				routing_add_piece(&r->routing, o2, tg, base + share * q->lo,
-						  base + share * q->hi, ha, tmp.hop_layer + q->first,
-						  q->nhops);
+						  base + share * q->hi, ha,
+						  tmp.hop_layer + q->first, q->nhops);
 			}
 			if (p->copy) {
 				acc[o2] += share;
@@ -815,13 +831,14 @@ int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_g
 		} else {
 			pricer_paths(&d.pr[k], d.chat, d.patharcs, d.pathlen, d.pathcost);
 			for (uint32_t j = 0; j < d.pr[k].ndest; j++)
-				add_path_column(&d, k, j, d.patharcs + (size_t)j * x->T, d.pathlen[j]);
+				add_path_column(&d, k, j, d.patharcs + (size_t)j * x->T,
+						d.pathlen[j]);
 		}
 	}
 	double t1 = now_seconds(), z, lb;
 	bool timed;
 
-	if (run_phase(&d, false, &z, &lb, &r->iterations[0], &timed, err) < 0) {
+	if (run_phase(&d, false, -INFINITY, &z, &lb, &r->iterations[0], &timed, err) < 0) {
 		r->stop = FLUID_STOP_LP;
 		goto out;
 	}
@@ -834,7 +851,7 @@ int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_g
 	if (phase2 && !timed) {
 		d.rfix = z * (1 + p->slack);
 		t1 = now_seconds();
-		if (run_phase(&d, true, &z, &lb, &r->iterations[1], &timed, err) < 0) {
+		if (run_phase(&d, true, -INFINITY, &z, &lb, &r->iterations[1], &timed, err) < 0) {
 			r->stop = FLUID_STOP_LP;
 			goto out;
 		}
@@ -855,12 +872,18 @@ int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_g
 
 			d.trees_only = true;
 			t1 = now_seconds();
-			if (run_phase(&d, false, &zr, &lbr, &it, &timed, err) < 0) {
+			if (run_phase(&d, false, r->rstar_lower, &zr, &lbr, &it, &timed, err) < 0) {
 				r->stop = FLUID_STOP_LP;
 				goto out;
 			}
-			d.rfix = zr * (1 + p->slack);
-			if (!timed && run_phase(&d, true, &zr, &lbr, &it, &timed, err) < 0) {
+			/* Trees at the relaxation's R* keep its objective as a
+			 * bound (the same R fixed); slower trees do not. */
+			bool same_r = gap_closed(p, zr, r->rstar_lower);
+
+			if (!same_r)
+				d.rfix = zr * (1 + p->slack);
+			if (!timed && run_phase(&d, true, same_r ? r->objective_lower : -INFINITY,
+						&zr, &lbr, &it, &timed, err) < 0) {
 				r->stop = FLUID_STOP_LP;
 				goto out;
 			}
@@ -872,8 +895,9 @@ int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_g
 		if (isnan(solve_master(&d, true, lambda, err)))
 			goto out;
 		dw_routing(&d, lambda, grp, r);
-		r->routing.exact = r->routing.r_actual <= r->rstar * (1 + 10 * p->slack + p->gap) &&
-				   r->routing.cost <= r->objective * (1 + 10 * p->slack + p->gap) + 1e-9;
+		r->routing.exact =
+		    r->routing.r_actual <= r->rstar * (1 + 10 * p->slack + p->gap) &&
+		    r->routing.cost <= r->objective * (1 + 10 * p->slack + p->gap) + 1e-9;
 	}
 	r->columns = d.ncols;
 	for (uint32_t k = 0; k < d.ncls; k++) {

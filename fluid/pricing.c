@@ -22,8 +22,8 @@
 /* Below this a max flow of 1 is short (and a cut is added). */
 #define CUT_TOL 1e-7
 
-static bool column_arc(const struct texp *x, uint32_t a, uint32_t o,
-		       const uint64_t *fw, const uint64_t *bany)
+static bool column_arc(const struct texp *x, uint32_t a, uint32_t o, const uint64_t *fw,
+		       const uint64_t *bany)
 {
 	if (!bit_test(fw, tx_tail(x, a)) || !bit_test(bany, tx_head(x, a)))
 		return false;
@@ -54,8 +54,8 @@ static int add_cut(struct pricer *pr, const uint64_t *side, bool sink_side, stru
 	return 0;
 }
 
-int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x,
-		uint32_t origin, struct ofc_error *err)
+int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x, uint32_t origin,
+		struct ofc_error *err)
 {
 	uint32_t na = tx_narcs(x), nn = tx_nnodes(x), words = (nn + 63) / 64;
 	uint64_t *fw = xmalloc(words * 8), *bany = xcalloc(words, 8), *b = xmalloc(words * 8);
@@ -160,8 +160,8 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 	}
 	for (uint32_t v = 0; v < nn; v++)
 		if (deg[v + 1] > deg[v])
-			lp_add_row(pr->lp, (int)(deg[v + 1] - deg[v]), rc + deg[v], rv + deg[v], LP_EQ,
-				   0);
+			lp_add_row(pr->lp, (int)(deg[v + 1] - deg[v]), rc + deg[v], rv + deg[v],
+				   LP_EQ, 0);
 	free(deg);
 	free(rc);
 	free(rv);
@@ -234,13 +234,22 @@ int pricer_tree(struct pricer *pr, const double *chat, double *w, double *value,
 		pr->objv[c] = (e == UINT32_MAX ? 0 : chat[e]) + eps;
 	}
 	lp_set_objective(pr->lp, (int)pr->ncols, pr->objc, pr->objv);
+	/* Each call starts from the slack basis, which is dual feasible (costs
+	 * >= 0, cuts >= 1), and runs the dual simplex alone, also after added
+	 * cuts. Warm starts after a price change need the primal simplex,
+	 * which stalls on these degenerate LPs (16-GPU model W, no NVLink:
+	 * minutes in one solve, where cold dual starts take 0.1 s). */
+	lp_reset_basis(pr->lp);
+	if (pr->p->deadline > 0)
+		lp_set_time_limit(pr->lp, pr->p->deadline - now_seconds());
 	for (;;) {
 		enum lp_result res = lp_solve(pr->lp, err);
 
 		pr->rounds++;
 		if (res != LP_OPTIMAL) {
 			if (res != LP_FAILED)
-				ofc_error_set(err, OFC_E_RUNTIME, "pricing LP %s", lp_result_str(res));
+				ofc_error_set(err, OFC_E_RUNTIME, "pricing LP %s",
+					      lp_result_str(res));
 			goto out;
 		}
 		lp_solution(pr->lp, sol);
@@ -316,7 +325,8 @@ void pricer_paths(struct pricer *pr, const double *chat, uint32_t *arcs, uint32_
 			if (isinf(pr->dist[u]))
 				continue;
 			for (uint32_t k = x->out_off[v]; k < x->out_off[v + 1]; k++) {
-				uint32_t e = x->out_arc[k], h = x->net->head[e], y = (t + 1) * nv + h;
+				uint32_t e = x->out_arc[k], h = x->net->head[e],
+					 y = (t + 1) * nv + h;
 				double d = pr->dist[u] + chat[e];
 
 				if (h == pr->origin)
