@@ -16,6 +16,7 @@
 #include <cmocka.h>
 #include <math.h>
 
+#include "controller/controller.h"
 #include "fluid/fluid.h"
 
 /* The thesis prints 3 significant figures for latency, 4 for objectives. */
@@ -450,6 +451,87 @@ static void test_modelw_group(void **state)
 	}
 }
 
+/* ---- server fabrics in YAML (controller/servers.c) ------------------------- */
+
+/* The generated model W configs are the builder's network, vertex for
+ * vertex and arc for arc, and solve to the same R*. */
+static void test_yaml_modelw(void **state)
+{
+	static const char *const files[] = {"examples/modelw/all-links-2.yaml",
+					    "examples/modelw/no-nvlink-2.yaml",
+					    "examples/modelw/only-nvlink-2.yaml"};
+	(void)state;
+	for (int s = 0; s < 3; s++) {
+		struct fabric *f = NULL;
+		struct fluid_net a, b;
+		struct ofc_error err = {0};
+
+		if (fabric_open(files[s], &f, &err) < 0 || fabric_server_net(f, &a, &err) < 0)
+			fail_msg("%s:%u:%u: %s", err.file, err.line, err.col, err.msg);
+		assert_int_equal(fluid_build_modelw(&b, 2, s, NULL, &err), 0);
+		assert_int_equal(a.nverts, b.nverts);
+		assert_int_equal(a.narcs, b.narcs);
+		for (uint32_t v = 0; v < a.nverts; v++) {
+			assert_string_equal(fluid_vertex_name(&a, v), fluid_vertex_name(&b, v));
+			assert_int_equal(a.kind[v], b.kind[v]);
+		}
+		for (uint32_t e = 0; e < a.narcs; e++) {
+			assert_int_equal(a.tail[e], b.tail[e]);
+			assert_int_equal(a.head[e], b.head[e]);
+			assert_rel(a.bw[e], b.bw[e], 1e-12, "bandwidth");
+			assert_rel(a.cost[e], b.cost[e], 0, "cost");
+		}
+		fluid_net_free(&a);
+		fluid_net_free(&b);
+		fabric_free(f);
+	}
+}
+
+static void yaml_error(const char *text, unsigned line, unsigned col, const char *msg)
+{
+	struct fabric *f = NULL;
+	struct fluid_net n;
+	struct ofc_error err = {0};
+	int rc = config_parse("t.yaml", text, strlen(text), &f, &err);
+
+	if (rc == 0)
+		rc = fabric_server_net(f, &n, &err);
+	assert_int_not_equal(rc, 0);
+	if (err.line != line || err.col != col || !strstr(err.msg, msg))
+		fail_msg("got %u:%u: %s; want %u:%u: ...%s", err.line, err.col, err.msg, line, col,
+			 msg);
+	fabric_free(f);
+}
+
+/* Errors name FILE:LINE:COL: unknown kinds, templates, vertices, arcs. */
+static void test_yaml_errors(void **state)
+{
+	static const char head[] = "version: 1\nname: t\nservers:\n"
+				   "  - name: box\n    vertices:\n"
+				   "      - {name: g0, kind: gpu}\n      - {name: g1, kind: gpu}\n"
+				   "      - {name: sw, kind: switch}\n    links:\n"
+				   "      - {from: g0, to: sw, bandwidth: 8GB/s, cost: 1}\n";
+	char buf[1024];
+	(void)state;
+
+	snprintf(buf, sizeof(buf),
+		 "%s      - {from: g1, to: sx, bandwidth: 8GB/s}\n"
+		 "hosts:\n  - {name: a, server: box}\n",
+		 head);
+	yaml_error(buf, 11, 24, "unknown vertex 'a/sx'");
+	snprintf(buf, sizeof(buf), "%shosts:\n  - {name: a, server: bx}\n", head);
+	yaml_error(buf, 12, 23, "unknown server template 'bx'");
+	snprintf(buf, sizeof(buf),
+		 "%s    capacity_sets:\n      - name: up\n"
+		 "        bandwidth: 8GB/s\n        arcs: [g0>sw, g1>sw]\n"
+		 "hosts:\n  - {name: a, server: box}\n",
+		 head);
+	yaml_error(buf, 14, 23, "no link from 'g1' to 'sw'");
+	snprintf(buf, sizeof(buf), "%s", head);
+	memcpy(strstr(buf, "switch}"), "disk}  ", 7);
+	yaml_error(buf, 8, 26, "'kind' must be one of gpu, memory, switch, nic");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -466,6 +548,8 @@ int main(void)
 	    cmocka_unit_test(test_modelw8_hop_limited),
 	    cmocka_unit_test(test_modelw16_mirrored),
 	    cmocka_unit_test(test_modelw16_methods_agree),
+	    cmocka_unit_test(test_yaml_modelw),
+	    cmocka_unit_test(test_yaml_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
