@@ -24,7 +24,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "controller/controller.h"
+#include "controller/cli/cli.h"
+#include "controller/config/config.h"
+#include "controller/export/export.h"
+#include "controller/ofcd/ofcd.h"
+#include "controller/reconfig/reconfig.h"
+#include "controller/schedule/schedule.h"
 #include "proto/control.pb-c.h"
 
 #define CLIENTS	  32

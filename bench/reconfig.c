@@ -14,7 +14,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "controller/controller.h"
+#include "controller/cli/cli.h"
+#include "controller/config/config.h"
+#include "controller/export/export.h"
+#include "controller/ofcd/ofcd.h"
+#include "controller/reconfig/internal.h"
+#include "controller/schedule/schedule.h"
 
 struct emu {
 	pid_t pid;

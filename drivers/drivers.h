@@ -254,4 +254,9 @@ uint32_t testbed_link_addr(uint32_t host, uint32_t port, uint32_t host_ports, bo
 int testbed_ping_all(const char *const *netns, uint32_t n, double timeout, uint8_t *reach,
 		     struct ofc_error *err);
 
+/* MRR agent frames (docs/mrr.md): a 4-byte big-endian length, then one
+ * protobuf message of at most MRR_MAX_FRAME bytes (util's frame_send and
+ * frame_recv). */
+#define MRR_MAX_FRAME (1u << 20)
+
 #endif

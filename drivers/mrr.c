@@ -13,49 +13,6 @@
 
 #include "proto/mrr.pb-c.h"
 
-int mrr_frame_send(int fd, const void *msg, size_t len, double deadline, struct ofc_error *err)
-{
-	uint32_t be = htonl((uint32_t)len);
-
-	if (len > MRR_MAX_FRAME)
-		return ofc_error_set(err, OFC_E_RUNTIME, "frame of %zu bytes is over the limit",
-				     len);
-	if (fd_write_all(fd, &be, 4, deadline, err) < 0)
-		return -1;
-	return fd_write_all(fd, msg, len, deadline, err);
-}
-
-static int read_exact(int fd, uint8_t *p, size_t n, double deadline, struct ofc_error *err)
-{
-	while (n) {
-		long r = fd_read_some(fd, p, n, deadline, err);
-
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			return ofc_error_set(err, OFC_E_RUNTIME, "connection closed by the peer");
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
-int mrr_frame_recv(int fd, uint8_t **buf, size_t *cap, size_t *len, double deadline,
-		   struct ofc_error *err)
-{
-	uint32_t be;
-
-	if (read_exact(fd, (uint8_t *)&be, 4, deadline, err) < 0)
-		return -1;
-	*len = ntohl(be);
-	if (*len > MRR_MAX_FRAME)
-		return ofc_error_set(err, OFC_E_RUNTIME,
-				     "garbage reply: frame length %zu is over the 1 MiB limit",
-				     *len);
-	GROW(*buf, *cap, *len + 1);
-	return read_exact(fd, *buf, *len, deadline, err);
-}
-
 struct mrr_priv {
 	int fd;
 	uint64_t seq;
@@ -87,17 +44,24 @@ static int exchange(struct device *dev, Ofc__V1__MrrRequest *req, Ofc__V1__MrrRe
 	out = xmalloc(n + 1);
 	n = ofc__v1__mrr_request__pack(req, out);
 	dev->stats.commands++;
-	rc = mrr_frame_send(p->fd, out, n, deadline, err);
+	rc = frame_send(p->fd, out, n, MRR_MAX_FRAME, deadline, err);
 	free(out);
-	if (rc < 0 || mrr_frame_recv(p->fd, &p->buf, &p->cap, &len, deadline, err) < 0)
+	if (rc < 0 || frame_recv(p->fd, &p->buf, &p->cap, &len, MRR_MAX_FRAME, deadline, err) < 0) {
+		if (err->reason == OFC_R_TOO_BIG)
+			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+					      "garbage reply: frame length %zu is over the 1 MiB "
+					      "limit",
+					      len);
 		return -1;
+	}
 	*reply = ofc__v1__mrr_reply__unpack(NULL, len, p->buf);
 	if (!*reply)
-		return ofc_error_set(err, OFC_E_RUNTIME, "garbage reply: not an MrrReply message");
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+				      "garbage reply: not an MrrReply message");
 	if (!(*reply)->has_seq || (*reply)->seq != p->seq) {
 		ofc__v1__mrr_reply__free_unpacked(*reply, NULL);
 		*reply = NULL;
-		return ofc_error_set(err, OFC_E_RUNTIME, "reply out of sequence");
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE, "reply out of sequence");
 	}
 	return 0;
 }
@@ -118,21 +82,28 @@ static int hello(struct device *dev, struct ofc_error *err)
 	req.hello = &h;
 	rc = exchange(dev, &req, &r, err);
 	if (rc == 0 && r->status != OFC__V1__MRR_STATUS__MRR_STATUS_OK)
-		rc = ofc_error_set(err, OFC_E_RUNTIME, "agent at %s refused hello: %s",
-				   dev->cfg.address, r->message ? r->message : "no reason given");
+		rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_AUTH, "agent at %s refused hello: %s",
+				    dev->cfg.address, r->message ? r->message : "no reason given");
 	else if (rc == 0 &&
 		 (r->nodes != dev->cfg.ring_nodes || r->wavelengths != dev->cfg.wavelengths ||
 		  r->interfaces != dev->cfg.interfaces))
-		rc = ofc_error_set(err, OFC_E_RUNTIME,
-				   "agent at %s drives %u nodes x %u interfaces x %u wavelengths; "
-				   "the config says %u x %u x %u",
-				   dev->cfg.address, r->nodes, r->interfaces, r->wavelengths,
-				   dev->cfg.ring_nodes, dev->cfg.interfaces, dev->cfg.wavelengths);
+		rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_IDENTITY,
+				    "agent at %s drives %u nodes x %u interfaces x %u wavelengths; "
+				    "the config says %u x %u x %u",
+				    dev->cfg.address, r->nodes, r->interfaces, r->wavelengths,
+				    dev->cfg.ring_nodes, dev->cfg.interfaces, dev->cfg.wavelengths);
 	if (r)
 		ofc__v1__mrr_reply__free_unpacked(r, NULL);
 	if (rc < 0)
 		drop(p);
 	return rc;
+}
+
+/* A refused hello, or an agent that drives another ring than the config
+ * describes: reconnecting cannot help. */
+static bool final(const struct ofc_error *err)
+{
+	return err->reason == OFC_R_AUTH || err->reason == OFC_R_IDENTITY;
 }
 
 /* With reconnects, as the tl1 driver does; a refused hello is final. */
@@ -146,8 +117,7 @@ static int request(struct device *dev, Ofc__V1__MrrRequest *req, Ofc__V1__MrrRep
 		if (a)
 			dev->stats.retries++;
 		if (p->fd < 0 && hello(dev, &last) < 0) {
-			if (strstr(last.msg, "refused hello") ||
-			    strstr(last.msg, "the config says"))
+			if (final(&last))
 				break;
 			continue;
 		}
@@ -170,7 +140,7 @@ static int mrr_open(struct device *dev, struct ofc_error *err)
 	for (uint32_t a = 0; a <= dev->cfg.retries; a++) {
 		if (hello(dev, err) == 0)
 			return 0;
-		if (strstr(err->msg, "refused hello") || strstr(err->msg, "the config says"))
+		if (final(err))
 			break;
 	}
 	mrr_close(dev);
@@ -190,8 +160,9 @@ static int mrr_read(struct device *dev, struct device_state *out, struct ofc_err
 		return -1;
 	rc = r->status == OFC__V1__MRR_STATUS__MRR_STATUS_OK
 		 ? 0
-		 : ofc_error_set(err, OFC_E_RUNTIME, "agent refused to report its state: %s",
-				 r->message ? r->message : "");
+		 : ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
+				  "agent refused to report its state: %s",
+				  r->message ? r->message : "");
 	for (size_t i = 0; rc == 0 && i < r->n_channels; i++) {
 		const Ofc__V1__MrrChannel *c = r->channels[i];
 
@@ -199,11 +170,11 @@ static int mrr_read(struct device *dev, struct device_state *out, struct ofc_err
 		    c->wavelength >= dev->cfg.wavelengths ||
 		    (c->role != OFC__V1__MRR_ROLE__MRR_ROLE_ADD &&
 		     c->role != OFC__V1__MRR_ROLE__MRR_ROLE_DROP))
-			rc =
-			    ofc_error_set(err, OFC_E_RUNTIME,
-					  "agent reports an impossible channel (node %u, interface "
-					  "%u, wavelength %u)",
-					  c->node, c->interface, c->wavelength);
+			rc = ofc_error_setr(
+			    err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+			    "agent reports an impossible channel (node %u, interface "
+			    "%u, wavelength %u)",
+			    c->node, c->interface, c->wavelength);
 		else
 			state_add_chan(out, (struct mrr_chan){c->node, c->interface, c->wavelength,
 							      (uint32_t)c->role});
@@ -244,8 +215,8 @@ static int mrr_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 			return -1;
 		if (r->status != OFC__V1__MRR_STATUS__MRR_STATUS_OK) {
 			op_describe(op, what, sizeof(what));
-			ofc_error_set(err, OFC_E_RUNTIME, "agent refused %s: %s", what,
-				      r->message ? r->message : "no reason given");
+			ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED, "agent refused %s: %s",
+				       what, r->message ? r->message : "no reason given");
 			ofc__v1__mrr_reply__free_unpacked(r, NULL);
 			return -1;
 		}

@@ -115,8 +115,8 @@ static int parse_block(char *block, uint32_t ctag, struct tl1_reply *r, struct o
 				/* The header: source id, date and time. */
 				if (line[0] == ' ')
 					continue;
-				return ofc_error_set(
-				    err, OFC_E_RUNTIME,
+				return ofc_error_setr(
+				    err, OFC_E_RUNTIME, OFC_R_GARBAGE,
 				    "garbage reply (expected 'M  CTAG COMPLD|DENY', got "
 				    "'%.40s')",
 				    t);
@@ -126,24 +126,24 @@ static int parse_block(char *block, uint32_t ctag, struct tl1_reply *r, struct o
 				t++;
 			got = strtoul(t, &end, 10);
 			if (end == t || *end != ' ')
-				return ofc_error_set(err, OFC_E_RUNTIME,
-						     "garbage reply: bad ctag in "
-						     "'M %.40s'",
-						     t);
+				return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+						      "garbage reply: bad ctag in "
+						      "'M %.40s'",
+						      t);
 			if (sscanf(end, " %15s", status) != 1)
-				return ofc_error_set(err, OFC_E_RUNTIME,
-						     "garbage reply: no status");
+				return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+						      "garbage reply: no status");
 			if (got < ctag)
 				return 0;
 			if (got != ctag)
-				return ofc_error_set(err, OFC_E_RUNTIME,
-						     "reply for ctag %lu while waiting for %u", got,
-						     ctag);
+				return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+						      "reply for ctag %lu while waiting for %u",
+						      got, ctag);
 			if (strcmp(status, "COMPLD") == 0)
 				r->compld = true;
 			else if (strcmp(status, "DENY") != 0)
-				return ofc_error_set(err, OFC_E_RUNTIME,
-						     "garbage reply: status '%.15s'", status);
+				return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+						      "garbage reply: status '%.15s'", status);
 			seen_m = true;
 			continue;
 		}
@@ -155,7 +155,8 @@ static int parse_block(char *block, uint32_t ctag, struct tl1_reply *r, struct o
 		r->lines[r->nlines++] = xstrdup(t);
 	}
 	if (!seen_m)
-		return ofc_error_set(err, OFC_E_RUNTIME, "garbage reply: no 'M' line");
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+				      "garbage reply: no 'M' line");
 	return 1;
 }
 
@@ -169,8 +170,8 @@ int tl1_take_reply(struct strbuf *in, uint32_t ctag, struct tl1_reply *r, struct
 		unsigned char c = (unsigned char)buf[i];
 
 		if (c != '\r' && c != '\n' && c != '\t' && (c < 0x20 || c > 0x7e))
-			return ofc_error_set(err, OFC_E_RUNTIME,
-					     "garbage reply: byte 0x%02x is not TL1 text", c);
+			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+					      "garbage reply: byte 0x%02x is not TL1 text", c);
 		if (c == '\n') {
 			char *ln = buf + start;
 			size_t ll = i - start;
@@ -226,14 +227,15 @@ static int read_reply(struct tl1_session *s, uint32_t ctag, double deadline, str
 		if (rc != 0)
 			return rc < 0 ? -1 : 0;
 		if (s->in.len > TL1_MAX_REPLY)
-			return ofc_error_set(err, OFC_E_RUNTIME, "reply larger than %u bytes",
-					     TL1_MAX_REPLY);
+			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_TOO_BIG,
+					      "reply larger than %u bytes", TL1_MAX_REPLY);
 		char chunk[4096];
 		long n = fd_read_some(s->fd, chunk, sizeof(chunk), deadline, err);
 		if (n < 0)
 			return -1;
 		if (n == 0)
-			return ofc_error_set(err, OFC_E_RUNTIME, "connection closed by the device");
+			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_CLOSED,
+					      "connection closed by the device");
 		sb_add(&s->in, chunk, (size_t)n);
 	}
 }
@@ -276,10 +278,10 @@ static int login(struct device *dev, struct tl1_session *s, struct ofc_error *er
 	rc = exchange(dev, s, "ACT-USER", (struct tl1_args){pre, post}, &r, err);
 	explicit_bzero(post, sizeof(post));
 	if (rc == 0 && !r.compld)
-		rc = ofc_error_set(err, OFC_E_RUNTIME,
-				   "login refused for user '%s' at %s (%s): check the credentials "
-				   "file",
-				   s->cred.user, dev->cfg.address, r.code[0] ? r.code : "DENY");
+		rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_AUTH,
+				    "login refused for user '%s' at %s (%s): check the credentials "
+				    "file",
+				    s->cred.user, dev->cfg.address, r.code[0] ? r.code : "DENY");
 	if (rc < 0)
 		session_drop(s);
 	tl1_reply_free(&r);
@@ -300,7 +302,7 @@ static int command(struct device *dev, const char *verb, struct tl1_args args, s
 			dev->stats.retries++;
 		if (s->fd < 0) {
 			if (login(dev, s, &last) < 0) {
-				if (strstr(last.msg, "login refused")) {
+				if (last.reason == OFC_R_AUTH) {
 					*err = last;
 					return -1;
 				}
@@ -334,7 +336,7 @@ int tl1_driver_open(struct device *dev, double extra_time, struct ofc_error *err
 	for (uint32_t a = 0; a <= dev->cfg.retries; a++) {
 		if (login(dev, s, err) == 0)
 			return 0;
-		if (strstr(err->msg, "login refused"))
+		if (err->reason == OFC_R_AUTH)
 			break;
 	}
 	tl1_driver_close(dev);
@@ -349,18 +351,19 @@ int tl1_driver_read(struct device *dev, struct device_state *out, struct ofc_err
 
 	rc = command(dev, "RTRV-PATCH", (struct tl1_args){":::", ":"}, &r, &attempt, err);
 	if (rc == 0 && !r.compld)
-		rc = ofc_error_set(err, OFC_E_RUNTIME, "RTRV-PATCH refused (%s)", r.code);
+		rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED, "RTRV-PATCH refused (%s)",
+				    r.code);
 	for (uint32_t i = 0; rc == 0 && i < r.nlines; i++) {
 		uint32_t in, eg;
 
 		if (r.lines[i][0] == '/')
 			continue; /* a comment line */
 		if (tl1_parse_xconn(r.lines[i], n, &in, &eg) < 0)
-			rc =
-			    ofc_error_set(err, OFC_E_RUNTIME,
-					  "RTRV-PATCH: impossible cross-connect '%.40s' on a %ux%u "
-					  "switch",
-					  r.lines[i], n, n);
+			rc = ofc_error_setr(
+			    err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+			    "RTRV-PATCH: impossible cross-connect '%.40s' on a %ux%u "
+			    "switch",
+			    r.lines[i], n, n);
 		else
 			state_add_xconn(out, in, eg);
 	}
@@ -399,9 +402,10 @@ int tl1_driver_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 			char what[64];
 
 			op_describe(op, what, sizeof(what));
-			rc = ofc_error_set(err, OFC_E_RUNTIME, "device refused %s (%s%s%s)", what,
-					   r.code[0] ? r.code : "DENY", r.nlines ? ": " : "",
-					   r.nlines ? r.lines[0] : "");
+			rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
+					    "device refused %s (%s%s%s)", what,
+					    r.code[0] ? r.code : "DENY", r.nlines ? ": " : "",
+					    r.nlines ? r.lines[0] : "");
 		}
 		if (rc == 0)
 			(*done)++;

@@ -77,4 +77,7 @@ static inline uint32_t ring_channels(const struct optree_ring *r)
 	return r->wavelengths * r->fibres;
 }
 
+/* S(k) of Theorem 1 with the continuous radix N^(1/k). */
+double optree_analytic_steps(const struct optree_ring *r, double k);
+
 #endif

@@ -57,8 +57,6 @@ struct optree_analytic {
 };
 
 void optree_analytic(const struct optree_ring *r, struct optree_analytic *a);
-/* S(k) of Theorem 1 with the continuous radix N^(1/k). */
-double optree_analytic_steps(const struct optree_ring *r, double k);
 
 /* ---- plans -------------------------------------------------------------- */
 

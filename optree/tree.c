@@ -174,34 +174,15 @@ static bool stage1_regular(const struct levels *L, uint32_t *m, uint32_t *s)
 
 static uint64_t max_load(uint32_t n, const struct ot_arc *arc, size_t narcs)
 {
-	int64_t *f = xcalloc((size_t)2 * (n + 1), sizeof(int64_t));
-	int64_t best = 0;
+	struct rwa_load l;
+	uint64_t best;
 
-	for (size_t k = 0; k < narcs; k++) {
-		int64_t *g = f + (arc[k].dir == RWA_CW ? 0 : n + 1);
-		uint32_t s = rwa_arc_start(n, arc[k].src, arc[k].dst, arc[k].dir);
-		uint32_t len = rwa_arc_len(n, arc[k].src, arc[k].dst, arc[k].dir);
-
-		g[s] += arc[k].count;
-		if (s + len <= n) {
-			g[s + len] -= arc[k].count;
-		} else {
-			g[n] -= arc[k].count;
-			g[0] += arc[k].count;
-			g[s + len - n] -= arc[k].count;
-		}
-	}
-	for (int r = 0; r < 2; r++) {
-		int64_t run = 0;
-
-		for (uint32_t x = 0; x < n; x++) {
-			run += f[r * (n + 1) + x];
-			if (run > best)
-				best = run;
-		}
-	}
-	free(f);
-	return (uint64_t)best;
+	rwa_load_init(&l, n);
+	for (size_t k = 0; k < narcs; k++)
+		rwa_load_add(&l, arc[k].src, arc[k].dst, arc[k].dir, arc[k].count);
+	best = rwa_load_max(&l);
+	rwa_load_free(&l);
+	return best;
 }
 
 void stage_arcs(const struct levels *L, uint32_t i, const uint32_t *cnt, struct stage_rwa *st)
@@ -331,11 +312,6 @@ void stage_counts(const struct stage_rwa *st, uint32_t *cnt, uint32_t n)
 	free(old);
 }
 
-static uint32_t ceil_div(uint64_t a, uint64_t b)
-{
-	return (uint32_t)((a + b - 1) / b);
-}
-
 uint32_t demands_lower_bound(const struct optree_ring *r, const struct ot_arc *arc, size_t narcs)
 {
 	uint32_t n = r->nodes, FW = ring_channels(r);
@@ -363,9 +339,9 @@ uint32_t demands_lower_bound(const struct optree_ring *r, const struct ot_arc *a
 	}
 	free(add);
 	free(drop);
-	uint32_t lb = ceil_div(dist, (uint64_t)2 * n * FW);
-	if (ceil_div(most, per_node) > lb)
-		lb = ceil_div(most, per_node);
+	uint32_t lb = (uint32_t)ceil_div_u64(dist, (uint64_t)2 * n * FW);
+	if (ceil_div_u64(most, per_node) > lb)
+		lb = (uint32_t)ceil_div_u64(most, per_node);
 	return lb ? lb : 1;
 }
 
@@ -403,6 +379,7 @@ uint32_t stage_lower_bound(const struct optree_ring *r, const struct levels *L, 
 		}
 	}
 	free(f);
-	uint32_t mc = cuts >= 2 ? ceil_div(sum, (uint64_t)2 * cuts * FW) : ceil_div(sum, 4ull * FW);
+	uint32_t mc = cuts >= 2 ? (uint32_t)ceil_div_u64(sum, (uint64_t)2 * cuts * FW)
+				: (uint32_t)ceil_div_u64(sum, 4ull * FW);
 	return mc > lb ? mc : lb;
 }

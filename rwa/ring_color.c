@@ -51,17 +51,6 @@ out:
 		sol->colours[dir] = colour + count;
 }
 
-static uint32_t gcd32(uint32_t a, uint32_t b)
-{
-	while (b) {
-		uint32_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 /* ---- exact interval colouring ------------------------------------------- */
 
 struct heap_item {
@@ -129,7 +118,7 @@ void rwa_color_line(uint32_t n, const struct rwa_arc *arcs, size_t narcs, enum r
 
 	for (size_t i = 0; i < narcs; i++)
 		if (arcs[i].count)
-			g = gcd32(g, arcs[i].count);
+			g = (uint32_t)gcd_u64(g, arcs[i].count);
 	if (!g)
 		return;
 

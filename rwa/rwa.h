@@ -150,6 +150,18 @@ static inline void rwa_channel(const struct rwa_ring *r, uint32_t colour, uint32
 uint32_t rwa_arc_len(uint32_t n, uint32_t src, uint32_t dst, enum rwa_dir dir);
 uint32_t rwa_arc_start(uint32_t n, uint32_t src, uint32_t dst, enum rwa_dir dir);
 
+/* The load of every ring segment per direction, by difference arrays:
+ * add arcs (count lightpaths from src to dst the way dir goes round), then
+ * read the busiest segment of either direction. O(arcs + n). */
+struct rwa_load {
+	uint32_t n;
+	int64_t *f; /* [direction 0|1][segment 0..n] */
+};
+void rwa_load_init(struct rwa_load *l, uint32_t n);
+void rwa_load_add(struct rwa_load *l, uint32_t src, uint32_t dst, enum rwa_dir dir, int64_t count);
+uint64_t rwa_load_max(const struct rwa_load *l);
+void rwa_load_free(struct rwa_load *l);
+
 /* ---- colouring primitives (rwa/ring_color.c, rwa/circulant.c) ---- */
 
 /* Exact interval colouring: the arcs must not wrap (start + len <= N); uses

@@ -3,153 +3,11 @@
  * paths, and the load-aware shortest path of App. D), all in the shared
  * schedule type so the verifier checks every one (each ordered pair's
  * block delivered to its target exactly once, relays store-and-forward). */
-#include "sched/sched.h"
+#include "sched/internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-void a2a_routes_add(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, const uint32_t *arc,
-		    const uint32_t *step, size_t len)
-{
-	size_t r = rt->nroutes, h0 = r ? rt->off[r] : 0;
-
-	if (r + 2 > rt->cap_routes) {
-		rt->cap_routes = rt->cap_routes ? rt->cap_routes * 2 : 1024;
-		rt->src = xreallocarray(rt->src, rt->cap_routes, sizeof(uint32_t));
-		rt->dst = xreallocarray(rt->dst, rt->cap_routes, sizeof(uint32_t));
-		rt->w = xreallocarray(rt->w, rt->cap_routes, sizeof(double));
-		rt->off = xreallocarray(rt->off, rt->cap_routes + 1, sizeof(size_t));
-	}
-	if (h0 + len > rt->cap_hops) {
-		rt->cap_hops = (h0 + len) * 2 + 1024;
-		rt->arc = xreallocarray(rt->arc, rt->cap_hops, sizeof(uint32_t));
-		rt->step = xreallocarray(rt->step, rt->cap_hops, sizeof(uint32_t));
-	}
-	rt->off[0] = 0;
-	memcpy(rt->arc + h0, arc, len * sizeof(uint32_t));
-	if (step)
-		memcpy(rt->step + h0, step, len * sizeof(uint32_t));
-	else
-		for (size_t i = 0; i < len; i++)
-			rt->step[h0 + i] = (uint32_t)i;
-	rt->src[r] = s;
-	rt->dst[r] = t;
-	rt->w[r] = w;
-	rt->off[r + 1] = h0 + len;
-	rt->nroutes++;
-}
-
-static uint32_t *arc_tails(const struct graph *g)
-{
-	uint32_t *tail = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
-
-	for (uint32_t u = 0; u < g->n; u++)
-		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
-			tail[a] = u;
-	return tail;
-}
-
-void a2a_routes_expand(const struct graph *g, struct a2a_routes *rt)
-{
-	struct a2a_routes all = {.n = rt->n};
-	uint32_t n = g->n, *tail, *arc = NULL;
-	size_t cap = 0;
-
-	if (!rt->symmetric)
-		return;
-	tail = arc_tails(g);
-	for (uint32_t s = 0; s < n; s++) {
-		const uint32_t *p = rt->perm + (size_t)s * n;
-
-		for (size_t r = 0; r < rt->nroutes; r++) {
-			size_t len = rt->off[r + 1] - rt->off[r];
-
-			GROW(arc, cap, len + 1);
-			for (size_t h = 0; h < len; h++) {
-				uint32_t a = rt->arc[rt->off[r] + h], u = tail[a];
-
-				arc[h] = g->off[p[u]] + (a - g->off[u]);
-			}
-			a2a_routes_add(&all, p[rt->src[r]], p[rt->dst[r]], rt->w[r], arc,
-				       rt->step + rt->off[r], (uint32_t)len);
-		}
-	}
-	free(arc);
-	free(tail);
-	a2a_routes_free(rt);
-	*rt = all;
-}
-
-/* Routes in pair order (routes of one pair are contiguous already). */
-void a2a_routes_limit(struct a2a_routes *rt, uint32_t max_paths)
-{
-	struct a2a_routes out = {.n = rt->n, .symmetric = rt->symmetric, .perm = rt->perm};
-	size_t *idx = NULL, cap = 0;
-
-	for (size_t r = 0; r < rt->nroutes;) {
-		size_t e = r, k;
-		double sum = 0;
-
-		while (e < rt->nroutes && rt->src[e] == rt->src[r] && rt->dst[e] == rt->dst[r])
-			e++;
-		GROW(idx, cap, e - r);
-		for (k = 0; k < e - r; k++)
-			idx[k] = r + k;
-		/* Heaviest first (insertion sort: a pair has few routes). */
-		for (size_t i = 1; i < e - r; i++)
-			for (size_t j = i; j > 0 && rt->w[idx[j]] > rt->w[idx[j - 1]]; j--) {
-				size_t t = idx[j];
-				idx[j] = idx[j - 1];
-				idx[j - 1] = t;
-			}
-		k = e - r < max_paths ? e - r : max_paths;
-		for (size_t i = 0; i < k; i++)
-			sum += rt->w[idx[i]];
-		for (size_t i = 0; i < k; i++) {
-			size_t q = idx[i];
-
-			a2a_routes_add(&out, rt->src[q], rt->dst[q], rt->w[q] / sum,
-				       rt->arc + rt->off[q], rt->step + rt->off[q],
-				       (uint32_t)(rt->off[q + 1] - rt->off[q]));
-		}
-		r = e;
-	}
-	free(idx);
-	rt->perm = NULL;
-	a2a_routes_free(rt);
-	*rt = out;
-}
-
-uint32_t a2a_max_paths(const struct a2a_routes *rt)
-{
-	uint32_t best = 0;
-
-	for (size_t r = 0; r < rt->nroutes;) {
-		size_t e = r;
-
-		while (e < rt->nroutes && rt->src[e] == rt->src[r] && rt->dst[e] == rt->dst[r])
-			e++;
-		if (e - r > best)
-			best = (uint32_t)(e - r);
-		r = e;
-	}
-	return best;
-}
-
-double a2a_max_link_load(const struct graph *g, const struct a2a_routes *rt)
-{
-	double *load = xcalloc((size_t)g->m + 1, sizeof(double)), max = 0;
-
-	for (size_t r = 0; r < rt->nroutes; r++)
-		for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++)
-			load[rt->arc[h]] += rt->w[r];
-	for (uint32_t a = 0; a < g->m; a++)
-		if (load[a] > max)
-			max = load[a];
-	free(load);
-	return max;
-}
 
 /* The most load on a route's links if it took one more unit. */
 static uint64_t route_peak(const struct a2a_routes *rt, size_t r, const uint64_t *load)
@@ -258,7 +116,7 @@ int a2a_direct_routes(const struct graph *g, struct a2a_routes *rt, struct ofc_e
 	if (check_graph(g, err) < 0)
 		return -1;
 	rt->n = n;
-	tail = arc_tails(g);
+	tail = graph_arc_tails(g);
 	parent = xmalloc(n * sizeof(uint32_t));
 	queue = xmalloc(n * sizeof(uint32_t));
 	arc = xmalloc(n * sizeof(uint32_t));
@@ -318,7 +176,7 @@ int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes 
 	memset(rt, 0, sizeof(*rt));
 	if (check_graph(g, err) < 0)
 		return -1;
-	tail = arc_tails(g);
+	tail = graph_arc_tails(g);
 	parent = xmalloc(n * sizeof(uint32_t));
 	arc = xmalloc(n * sizeof(uint32_t));
 	heapn = xmalloc(n * sizeof(uint32_t));
@@ -450,7 +308,7 @@ int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool steppe
 			if (st + 1 > nsteps)
 				nsteps = st + 1;
 		}
-	tail = arc_tails(g);
+	tail = graph_arc_tails(g);
 	count = xcalloc((size_t)nsteps + 1, sizeof(size_t));
 	pos = xcalloc((size_t)nsteps + 1, sizeof(size_t));
 	/* Pieces: a pair's routes split its block [0, 1) in order. */

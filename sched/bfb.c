@@ -26,7 +26,7 @@
  * arc u -> w of G. The problems for all (u, t) are independent: they run in
  * parallel, twice (count, then write every transfer in place). */
 #include "rwa/rwa.h"
-#include "sched/sched.h"
+#include "sched/internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -106,17 +106,6 @@ struct view {
 static int popcount64(uint64_t x)
 {
 	return __builtin_popcountll(x);
-}
-
-static uint64_t gcd_u64(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
 }
 
 static void worker_fail(struct worker *w, const char *msg)

@@ -13,17 +13,9 @@ static const struct frac invalid = {0, 0};
 
 static int64_t gcd64(int64_t a, int64_t b)
 {
-	if (a < 0)
-		a = -a;
-	if (b < 0)
-		b = -b;
-	while (b) {
-		int64_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
+	/* |INT64_MIN| does not fit: such fractions are invalid anyway */
+	return (int64_t)gcd_u64(a < 0 ? -(uint64_t)a : (uint64_t)a,
+				b < 0 ? -(uint64_t)b : (uint64_t)b);
 }
 
 static struct frac reduce128(__int128 num, __int128 den)

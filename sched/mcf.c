@@ -24,7 +24,7 @@
  * single source and one row per port (per step): the orbit of an arc under
  * the translations is its port (Sec. 2.2 of the notes, [X]).
  */
-#include "sched/sched.h"
+#include "sched/internal.h"
 
 #include "rwa/rwa.h"
 
@@ -594,11 +594,8 @@ static void cg_setup(struct cg *c, const struct graph *g, uint32_t T, enum mcf_m
 	c->grp = grp;
 	c->scaling = method == MCF_MIRRORED ? LP_SCALE_GEOMETRIC : LP_SCALE_DEFAULT;
 	c->threads = threads ? threads : ofc_cpu_count();
-	c->arc_tail = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	c->arc_tail = graph_arc_tails(g);
 	c->arc_row = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
-	for (uint32_t u = 0; u < n; u++)
-		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
-			c->arc_tail[a] = u;
 	/* Classes: every node; one (node 0, standing for all n) under the
 	 * translations; the orbits of nodes under the group. */
 	c->nsrc = method == MCF_SYMMETRIC ? 1 : method == MCF_MIRRORED ? grp->norbits : n;
@@ -1179,25 +1176,13 @@ static void mirror_routes(const struct cg *c, struct a2a_routes *rt)
 	*rt = out;
 }
 
-void a2a_routes_free(struct a2a_routes *r)
-{
-	free(r->perm);
-	free(r->src);
-	free(r->dst);
-	free(r->w);
-	free(r->off);
-	free(r->arc);
-	free(r->step);
-	memset(r, 0, sizeof(*r));
-}
-
 /* ---- the plain LPs ---------------------------------------------------------------- */
 
 /* The master LP (6)-(9): g[s][a] for every source and non-loop arc, theta. */
 static int master_lp(const struct graph *g, struct mcf_result *res, struct ofc_error *err)
 {
 	uint32_t n = g->n, m = g->m;
-	uint32_t *tail = xmalloc(((size_t)m + 1) * sizeof(uint32_t));
+	uint32_t *tail = graph_arc_tails(g);
 	int ncols = (int)((size_t)n * m + 1), th = ncols - 1;
 	struct lp *lp;
 	int *cols;
@@ -1207,9 +1192,6 @@ static int master_lp(const struct graph *g, struct mcf_result *res, struct ofc_e
 		free(tail);
 		return ofc_error_set(err, OFC_E_INPUT, "the master LP would be too large");
 	}
-	for (uint32_t u = 0; u < n; u++)
-		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
-			tail[a] = u;
 	lp = lp_new(ncols);
 	lp_maximize(lp, true);
 	lp_set_obj_coef(lp, th, 1);
@@ -1299,7 +1281,7 @@ static int commodity_lp(const struct graph *g, const uint32_t *srcs, uint32_t ns
 	uint32_t n = g->n, m = g->m;
 	size_t K = (size_t)nsrcs * (n - 1), ncols = K * m + 1;
 	int th = (int)(ncols - 1);
-	uint32_t *tail = xmalloc(((size_t)m + 1) * sizeof(uint32_t));
+	uint32_t *tail = graph_arc_tails(g);
 	int *cols;
 	double *vals;
 	struct lp *lp;
@@ -1308,9 +1290,6 @@ static int commodity_lp(const struct graph *g, const uint32_t *srcs, uint32_t ns
 		return free(tail),
 		       ofc_error_set(err, OFC_E_INPUT,
 				     "the link LP would have %zu columns (limit 4M)", ncols);
-	for (uint32_t u = 0; u < n; u++)
-		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
-			tail[a] = u;
 	lp = lp_new((int)ncols);
 	lp_maximize(lp, true);
 	lp_set_obj_coef(lp, th, 1);

@@ -242,10 +242,6 @@ struct bfb_stats {
  * (or any size for figures on a vertex-transitive graph). */
 int bfb_schedule(const struct graph *g, enum sched_collective c, const struct bfb_opts *o,
 		 struct schedule *s, struct bfb_stats *st, struct ofc_error *err);
-/* One (u, t) problem of LP (3) on its own: m sources, masks[i] the in-links
- * (bit k = in-link k of d) that may carry source i. U* = *c / *k, reduced. */
-int bfb_solve_node(uint32_t m, const uint64_t *masks, uint32_t d, enum bfb_method method,
-		   uint64_t *c, uint64_t *k, struct ofc_error *err);
 
 /* ---- expansion constructions (sched/expand.c) -----------------------------
  * Zhao et al. Sec. 5: the line graph (Def. 2), degree expansion (Def. 4)
@@ -412,9 +408,6 @@ struct mcf_result {
 /* L(N, d) of the Moore tree (notes Sec. 3): the least sum of distances from
  * one node to the N-1 others in any digraph of out-degree d. 0 on overflow. */
 uint64_t moore_tree_cost(uint64_t n, uint32_t d);
-/* The port-preserving translations of g (see above): perm[s * n + u] for all
- * s (perm may be NULL to only test). true when g is such a Cayley graph. */
-bool mcf_translations(const struct graph *g, uint32_t *perm, unsigned threads);
 int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result *r,
 	      struct ofc_error *err);
 void mcf_result_free(struct mcf_result *r);
@@ -422,14 +415,7 @@ void mcf_result_free(struct mcf_result *r);
 const char *mcf_method_name(enum mcf_method m);
 /* For people: "optimal", "time limit", ... */
 const char *mcf_stop_name(enum mcf_stop s);
-/* The child LP (10)-(14) of source s: max theta_s with the per-destination
- * flows of s inside the capacities cap[a] (the master's g^s). */
-int mcf_child_lp(const struct graph *g, uint32_t s, const double *cap, double *theta_s,
-		 struct ofc_error *err);
 void a2a_routes_free(struct a2a_routes *r);
-/* Append a route of len hops, source first; step NULL: hop i at step i. */
-void a2a_routes_add(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, const uint32_t *arc,
-		    const uint32_t *step, size_t len);
 
 /* ---- all-to-all schedules from routes (sched/alltoall.c) ---------------------
  * The MCF's routes lowered three ways (Basu et al. Sec. 3.1.3-3.1.4, App. D):
@@ -438,25 +424,8 @@ void a2a_routes_add(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, con
  * all routes at once, cut-through) and single-path routing (one path per
  * pair, chosen among the MCF's paths by load); and the baselines: direct
  * exchange over one shortest path per pair (BFS, port order) and the
- * load-aware shortest path of App. D. */
-/* Symmetric routes to every source's (by the translations). */
-void a2a_routes_expand(const struct graph *g, struct a2a_routes *rt);
-/* Keep the max_paths heaviest paths of every pair, weights renormalised. */
-void a2a_routes_limit(struct a2a_routes *rt, uint32_t max_paths);
-/* One path per pair among its routes, greedy by load then improved by
- * rerouting passes; weights become 1. */
-void a2a_routes_single(const struct graph *g, struct a2a_routes *rt);
-int a2a_direct_routes(const struct graph *g, struct a2a_routes *rt, struct ofc_error *err);
-int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes *rt,
-			struct ofc_error *err);
-/* The most shards one link carries over all routes (a cut-through
- * schedule's bandwidth term), and the most paths a pair has. */
-double a2a_max_link_load(const struct graph *g, const struct a2a_routes *rt);
-uint32_t a2a_max_paths(const struct a2a_routes *rt);
-/* The schedule: `stepped` puts every hop at its step, else hop i of every
- * route at step i. Each pair's block is split among its routes by weight. */
-int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool stepped,
-		 const char *algorithm, struct schedule *s, struct ofc_error *err);
+ * load-aware shortest path of App. D. The lowerings themselves are private
+ * (sched/internal.h); a2a_build is the way in. */
 
 /* One all-to-all schedule from its algorithm, for the CLI and the daemon
  * alike: "mcf" (mcf_solve on b->mcf's method, threads and time limit, then
@@ -509,11 +478,6 @@ struct torus_figures {
 	uint32_t instances; /* concurrent collectives (ports used) */
 };
 
-/* rho(s) = sum_{i=0..s} (-2)^i (Eq. 2). */
-int64_t swing_rho(uint32_t s);
-/* Swing's peer of r at step s of collective c (of 2D, c >= D mirrored) on
- * torus dims d[0..D-1]. */
-uint32_t swing_peer(const uint32_t *dims, uint32_t D, uint32_t c, uint32_t r, uint32_t s);
 /* algo "swing" or "recursive-doubling" on the torus t names; s may be NULL
  * for the figures alone (power-of-two sizes, any size up to 2^24 nodes);
  * otherwise the allreduce schedule (up to SWING_MAX_SCHEDULE_NODES) and its

@@ -10,7 +10,7 @@
  * step it would be sent (Sec. 2.6: with non-power-of-two sizes a block can
  * appear twice); the allgather mirrors it in reverse step order.
  */
-#include "sched/sched.h"
+#include "sched/internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* CSR digraphs: construction from arc lists, transpose, free. */
+/* CSR digraphs: construction from arc lists, transpose, arc tails, free. */
 #include "topo/topo.h"
 
 #include <stdlib.h>
@@ -47,6 +47,16 @@ struct graph *graph_transpose(const struct graph *g)
 			t->adj[pos[g->adj[i]]++] = u;
 	free(pos);
 	return t;
+}
+
+uint32_t *graph_arc_tails(const struct graph *g)
+{
+	uint32_t *tail = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+
+	for (uint32_t u = 0; u < g->n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			tail[a] = u;
+	return tail;
 }
 
 void graph_free(struct graph *g)

@@ -18,6 +18,7 @@ int ofc_error_set(struct ofc_error *err, enum ofc_errcode code, const char *fmt,
 	va_list ap;
 
 	err->code = code;
+	err->reason = OFC_R_NONE;
 	err->file[0] = '\0';
 	err->line = err->col = 0;
 	va_start(ap, fmt);
@@ -26,12 +27,47 @@ int ofc_error_set(struct ofc_error *err, enum ofc_errcode code, const char *fmt,
 	return -1;
 }
 
+int ofc_error_setr(struct ofc_error *err, enum ofc_errcode code, enum ofc_reason reason,
+		   const char *fmt, ...)
+{
+	va_list ap;
+
+	err->code = code;
+	err->reason = reason;
+	err->file[0] = '\0';
+	err->line = err->col = 0;
+	va_start(ap, fmt);
+	set_msg(err, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+const char *ofc_reason_name(enum ofc_reason r)
+{
+	static const char *const names[] = {
+	    [OFC_R_NONE] = "",
+	    [OFC_R_TIMEOUT] = "timeout",
+	    [OFC_R_CLOSED] = "closed",
+	    [OFC_R_LOST] = "lost",
+	    [OFC_R_AUTH] = "auth",
+	    [OFC_R_IDENTITY] = "identity",
+	    [OFC_R_REFUSED] = "refused",
+	    [OFC_R_GARBAGE] = "garbage",
+	    [OFC_R_TOO_BIG] = "too-big",
+	    [OFC_R_MISMATCH] = "mismatch",
+	    [OFC_R_CREDENTIALS] = "credentials",
+	};
+
+	return (size_t)r < ARRAY_SIZE(names) && names[r] ? names[r] : "";
+}
+
 int ofc_error_at(struct ofc_error *err, enum ofc_errcode code, const char *file, unsigned line,
 		 unsigned col, const char *fmt, ...)
 {
 	va_list ap;
 
 	err->code = code;
+	err->reason = OFC_R_NONE;
 	snprintf(err->file, sizeof(err->file), "%s", file ? file : "");
 	err->line = line;
 	err->col = col;

@@ -33,6 +33,30 @@ unsigned edit_distance(const char *a, const char *b)
 	return row[lb] > 255 ? 255 : row[lb];
 }
 
+uint64_t unix_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+uint64_t gcd_u64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+uint64_t ceil_div_u64(uint64_t a, uint64_t b)
+{
+	return a / b + (a % b != 0);
+}
+
 double now_seconds(void)
 {
 	struct timespec ts;

@@ -8,6 +8,12 @@
 #ifndef OFC_UTIL_H
 #define OFC_UTIL_H
 
+/* The release, from the VERSION file (the Makefile passes it); every binary
+ * prints it for --version. */
+#ifndef OFC_VERSION
+#define OFC_VERSION "unknown"
+#endif
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,10 +37,28 @@ enum ofc_errcode {
 	OFC_E_RUNTIME, /* I/O, device, solver, timeout (exit 1) */
 };
 
+/* Why a device or a peer failed, for decisions (retry or not) and for
+ * people who must not see the device's own words (read-only clients): a
+ * fixed vocabulary, independent of the message text. */
+enum ofc_reason {
+	OFC_R_NONE = 0,
+	OFC_R_TIMEOUT,	   /* no answer before the deadline */
+	OFC_R_CLOSED,	   /* the peer closed the connection */
+	OFC_R_LOST,	   /* cannot connect, or the connection broke */
+	OFC_R_AUTH,	   /* login or hello refused */
+	OFC_R_IDENTITY,	   /* the device is not the one the config describes */
+	OFC_R_REFUSED,	   /* the device refused a command */
+	OFC_R_GARBAGE,	   /* what came back is not the protocol */
+	OFC_R_TOO_BIG,	   /* a frame or reply over its limit */
+	OFC_R_MISMATCH,	   /* read-back differs from what was applied */
+	OFC_R_CREDENTIALS, /* the credentials file is unusable */
+};
+
 struct ofc_error {
 	enum ofc_errcode code;
-	char file[256]; /* input the error is in; "" when none */
-	unsigned line;	/* 1-based; 0 when the input has no position */
+	enum ofc_reason reason; /* OFC_R_NONE unless a device or peer failed */
+	char file[256];		/* input the error is in; "" when none */
+	unsigned line;		/* 1-based; 0 when the input has no position */
 	unsigned col;
 	char msg[512];
 };
@@ -47,6 +71,11 @@ int ofc_error_at(struct ofc_error *err, enum ofc_errcode code, const char *file,
 		 unsigned col, const char *fmt, ...) OFC_PRINTF(6, 7);
 /* "FILE:LINE:COL: msg", "FILE: msg" or "msg", into buf. Returns buf. */
 const char *ofc_error_str(const struct ofc_error *err, char *buf, size_t n);
+/* ofc_error_set with a reason. */
+int ofc_error_setr(struct ofc_error *err, enum ofc_errcode code, enum ofc_reason reason,
+		   const char *fmt, ...) OFC_PRINTF(4, 5);
+/* "timeout", "closed", ...; "" for OFC_R_NONE. */
+const char *ofc_reason_name(enum ofc_reason r);
 /* Exit status for a main: 2 for input and usage errors, 1 otherwise. */
 int ofc_error_exit_code(const struct ofc_error *err);
 /* Prefix the message with "what: " (keeps position). */
@@ -144,7 +173,7 @@ void json_escape(struct strbuf *sb, const char *s);
 
 /* ---- units -------------------------------------------------------------
  * Numbers as people write them: "64MiB", "4MB", "128" (bytes); "40Gbps",
- * "100Gb/s", "12.5GB/s"; "25us", "10ms", "1.5s". Negative values, missing
+ * "100Gb/s", "12.5GB/s"; "25us", "10ms", "1.5s", "30" (seconds). Negative values, missing
  * numbers, unknown units and overflow are errors; *why then points to a
  * static explanation suitable for an error message.
  */
@@ -188,12 +217,42 @@ unsigned ofc_cpu_count(void);
 void parallel_for(size_t n, size_t grain, unsigned threads,
 		  void (*fn)(void *ctx, size_t i, unsigned worker), void *ctx);
 
+/* ---- descriptors and frames (util/frame.c) -------------------------------
+ * Blocking I/O on a non-blocking or blocking fd, bounded by an absolute
+ * deadline on the now_seconds() clock (0: no deadline, for waits a person
+ * chose, such as `ofc watch`). Errors are OFC_E_RUNTIME with a reason:
+ * OFC_R_TIMEOUT, OFC_R_CLOSED (end of stream where bytes were due),
+ * OFC_R_LOST (any other socket error), OFC_R_TOO_BIG.
+ *
+ * A frame is a 4-byte big-endian length and that many bytes: ofcd's
+ * control socket and the MRR ring agents speak it. */
+int fd_write_all(int fd, const void *buf, size_t n, double deadline, struct ofc_error *err);
+/* At most n bytes: the count, 0 at end of stream, -1 with err set. */
+long fd_read_some(int fd, void *buf, size_t n, double deadline, struct ofc_error *err);
+int fd_read_exact(int fd, void *buf, size_t n, double deadline, struct ofc_error *err);
+
+void frame_len_put(uint8_t h[4], uint32_t n);
+uint32_t frame_len_get(const uint8_t h[4]);
+/* One frame of len bytes (len <= max). */
+int frame_send(int fd, const void *msg, size_t len, size_t max, double deadline,
+	       struct ofc_error *err);
+/* One frame into *buf (grown as needed, one spare byte); *len its size.
+ * A length over max is OFC_R_TOO_BIG and nothing more is read. */
+int frame_recv(int fd, uint8_t **buf, size_t *cap, size_t *len, size_t max, double deadline,
+	       struct ofc_error *err);
+
 /* ---- misc -------------------------------------------------------------- */
 
+/* Greatest common divisor (gcd(0, 0) = 0). */
+uint64_t gcd_u64(uint64_t a, uint64_t b);
+/* ceil(a / b) for b > 0, without overflow for any a. */
+uint64_t ceil_div_u64(uint64_t a, uint64_t b);
 /* Levenshtein distance, for "did you mean" hints; capped at 255. */
 unsigned edit_distance(const char *a, const char *b);
 /* Monotonic clock in seconds. */
 double now_seconds(void);
+/* Wall-clock milliseconds since the epoch (records, events). */
+uint64_t unix_ms(void);
 /* Peak resident set size of this process in bytes (0 when unknown). */
 uint64_t peak_rss_bytes(void);
 

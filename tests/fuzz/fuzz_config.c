@@ -3,7 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/controller.h"
+#include "controller/cli/cli.h"
+#include "controller/config/config.h"
+#include "controller/export/export.h"
+#include "controller/ofcd/ofcd.h"
+#include "controller/reconfig/reconfig.h"
+#include "controller/schedule/schedule.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

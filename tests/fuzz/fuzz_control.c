@@ -13,7 +13,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "controller/controller.h"
+#include "controller/cli/cli.h"
+#include "controller/config/config.h"
+#include "controller/export/export.h"
+#include "controller/ofcd/ofcd.h"
+#include "controller/reconfig/reconfig.h"
+#include "controller/schedule/schedule.h"
 #include "proto/control.pb-c.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

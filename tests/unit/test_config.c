@@ -9,7 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/controller.h"
+#include "controller/cli/cli.h"
+#include "controller/config/config.h"
+#include "controller/export/export.h"
+#include "controller/ofcd/ofcd.h"
+#include "controller/reconfig/reconfig.h"
+#include "controller/schedule/schedule.h"
 #include "proto/fabric.pb-c.h"
 
 static struct fabric *load(const char *text)
@@ -70,9 +75,9 @@ static void test_ring_model(void **state)
 	assert_true(r->rate == 25e9);
 	assert_true(r->mrr_delay == 25e-6); /* default */
 	assert_int_equal(f->ncollectives, 2);
-	assert_int_equal(f->collectives[0].op, COLL_ALLGATHER);
+	assert_int_equal(f->collectives[0].op, SCHED_ALLGATHER);
 	assert_int_equal(f->collectives[0].size, 64ull << 20);
-	assert_int_equal(f->collectives[1].op, COLL_REDUCE_SCATTER);
+	assert_int_equal(f->collectives[1].op, SCHED_REDUCE_SCATTER);
 	assert_int_equal(f->collectives[1].size, 1000000000ull);
 	assert_string_equal(f->collectives[1].algorithm, "bfb");
 	assert_null(f->graph);

@@ -13,7 +13,12 @@
 
 #include <cmocka.h>
 
-#include "controller/controller.h"
+#include "controller/cli/cli.h"
+#include "controller/config/config.h"
+#include "controller/export/export.h"
+#include "controller/ofcd/ofcd.h"
+#include "controller/reconfig/reconfig.h"
+#include "controller/schedule/schedule.h"
 
 static const char cfg_fmt[] = "name: simfab\n"
 			      "hosts: {count: 64, prefix: h, ports: 4}\n"

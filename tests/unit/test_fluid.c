@@ -16,7 +16,8 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "controller/controller.h"
+#include "controller/config/config.h"
+#include "controller/fabric/fabric.h"
 #include "fluid/fluid.h"
 
 /* The thesis prints 3 significant figures for latency, 4 for objectives. */

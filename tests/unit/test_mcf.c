@@ -11,7 +11,7 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "sched/sched.h"
+#include "sched/internal.h"
 
 static struct graph *build(const char *spec)
 {

@@ -21,7 +21,12 @@
 
 #include <cmocka.h>
 
-#include "controller/controller.h"
+#include "controller/cli/cli.h"
+#include "controller/config/config.h"
+#include "controller/export/export.h"
+#include "controller/ofcd/ofcd.h"
+#include "controller/reconfig/reconfig.h"
+#include "controller/schedule/schedule.h"
 #include "proto/control.pb-c.h"
 
 static const char cfg_fmt[] = "name: simfab\n"
@@ -207,10 +212,10 @@ static void test_frame_length(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
-		frame_put_len(h, v[i]);
-		assert_int_equal(frame_get_len(h), v[i]);
+		frame_len_put(h, v[i]);
+		assert_int_equal(frame_len_get(h), v[i]);
 	}
-	frame_put_len(h, 0x01020304);
+	frame_len_put(h, 0x01020304);
 	assert_int_equal(h[0], 1);
 	assert_int_equal(h[3], 4);
 }
@@ -507,11 +512,11 @@ static Ofc__V1__Response *read_answer(int fd)
 	return ofcd_recv(&c, &r, &err) < 0 ? NULL : r;
 }
 
-static void frame_send(int fd, const uint8_t *body, uint32_t n)
+static void send_frame(int fd, const uint8_t *body, uint32_t n)
 {
 	uint8_t *buf = xmalloc((size_t)n + 4);
 
-	frame_put_len(buf, n);
+	frame_len_put(buf, n);
 	if (n)
 		memcpy(buf + 4, body, n);
 	send_all(fd, buf, (size_t)n + 4);
@@ -545,7 +550,7 @@ static void test_fuzz(void **state)
 		uint8_t h[4];
 
 		fd = raw_connect(w->sock);
-		frame_put_len(h, huge[i]);
+		frame_len_put(h, huge[i]);
 		send_all(fd, h, 4);
 		r = read_answer(fd);
 		assert_non_null(r);
@@ -558,14 +563,14 @@ static void test_fuzz(void **state)
 
 	/* Length 0: an empty Request, which has no body. The connection stays. */
 	fd = raw_connect(w->sock);
-	frame_send(fd, NULL, 0);
+	send_frame(fd, NULL, 0);
 	r = read_answer(fd);
 	assert_non_null(r);
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
 	assert_non_null(strstr(r->message, "has no body"));
 	ofc__v1__response__free_unpacked(r, NULL);
 	/* Bytes that are not a Request: answered, connection kept. */
-	frame_send(fd, (const uint8_t *)"\xff\xff\xff\xff\xff", 5);
+	send_frame(fd, (const uint8_t *)"\xff\xff\xff\xff\xff", 5);
 	r = read_answer(fd);
 	assert_non_null(r);
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
@@ -685,7 +690,7 @@ static void test_fuzz(void **state)
 			send_all(fd, buf, n);
 			break;
 		case 1: /* a valid frame cut short, then gone */
-			frame_put_len(buf, (uint32_t)vlen);
+			frame_len_put(buf, (uint32_t)vlen);
 			memcpy(buf + 4, valid, vlen);
 			send_all(fd, buf, 1 + seed % (vlen + 3));
 			break;
@@ -693,7 +698,7 @@ static void test_fuzz(void **state)
 			memcpy(buf, valid, vlen);
 			for (int k = 0; k < 3; k++)
 				buf[(seed >> (k * 8)) % vlen] ^= (uint8_t)(seed >> (k * 8 + 4));
-			frame_send(fd, buf, (uint32_t)vlen);
+			send_frame(fd, buf, (uint32_t)vlen);
 			break;
 		}
 		close(fd);
@@ -747,7 +752,7 @@ static void test_order_and_cancel(void **state)
 		req.has_id = 1;
 		req.id = (uint64_t)i + 1;
 		len = protobuf_c_message_pack(&req.base, buf + n + 4);
-		frame_put_len(buf + n, (uint32_t)len);
+		frame_len_put(buf + n, (uint32_t)len);
 		n += len + 4;
 	}
 	send_all(fd, buf, n);
@@ -932,15 +937,15 @@ static void test_reload_and_apply(void **state)
 
 		assert_int_equal(fabric_open(w->cfg, &f, &err), 0);
 		q.fabric = f;
-		assert_int_equal(schedule_compute(&q, &sr, &err), 0);
-		assert_true(sr.s.verified);
-		assert_int_equal(r->schedule->num_steps, sr.s.nsteps);
-		assert_int_equal(r->schedule->n_steps, sr.s.nsteps);
+		assert_int_equal(schedule_compute(&q, &sr, NULL, &err), 0);
+		assert_true(sr.main->s.verified);
+		assert_int_equal(r->schedule->num_steps, sr.main->s.nsteps);
+		assert_int_equal(r->schedule->n_steps, sr.main->s.nsteps);
 		for (size_t t = 0; t < r->schedule->n_steps; t++)
 			nx += r->schedule->steps[t]->n_transfers;
-		assert_int_equal(nx, sr.s.nxfers);
+		assert_int_equal(nx, sr.main->s.nxfers);
 		assert_int_equal(r->schedule->size_bytes, 1u << 20);
-		assert_true(r->schedule->time_us == sr.s.time_us);
+		assert_true(r->schedule->time_us == sr.main->s.time_us);
 		assert_int_equal(r->schedule->n_links, sr.nlinks);
 		schedule_result_free(&sr);
 		fabric_free(f);
@@ -965,7 +970,7 @@ static void test_stalled_clients(void **state)
 	start(w, 0.3, 0);
 	/* Half a frame, then silence: disconnected after the timeout. */
 	half = raw_connect(w->sock);
-	frame_put_len(h, 100);
+	frame_len_put(h, 100);
 	h[4] = 0x08;
 	send_all(half, h, 5);
 	/* Many requests and never a read: its replies pile up, and it is
@@ -982,7 +987,7 @@ static void test_stalled_clients(void **state)
 		req.body_case = OFC__V1__REQUEST__BODY_GET_STATE;
 		req.get_state = &gs;
 		n = protobuf_c_message_pack(&req.base, buf + 4);
-		frame_put_len(buf, (uint32_t)n);
+		frame_len_put(buf, (uint32_t)n);
 		for (int i = 0; i < 2000; i++)
 			send_all(mute, buf, n + 4);
 	}

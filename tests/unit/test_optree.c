@@ -10,7 +10,7 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "optree/optree.h"
+#include "optree/internal.h"
 
 static struct optree_ring ring(uint32_t n, uint32_t w)
 {

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "sched/sched.h"
+#include "sched/internal.h"
 
 static struct topo_tree *tree(const char *spec)
 {

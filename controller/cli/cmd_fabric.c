@@ -1,0 +1,575 @@
+/* ofc plan | apply | try | confirm: the commands that change devices, over
+ * the transaction engine (controller/reconfig). Each command that changes
+ * the fabric first takes its lock and repairs any transaction a crash left
+ * behind (ctl_recover); what they share with status and testbed is in
+ * fabric_cmd.c. */
+#include "controller/cli/internal.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- output -------------------------------------------------------------------- */
+
+static void json_op(struct json_writer *w, const struct op *op)
+{
+	static const char *const names[] = {
+	    [OP_DISCONNECT] = "disconnect",   [OP_CONNECT] = "connect",
+	    [OP_TUNE_OFF] = "detune",	      [OP_TUNE_ON] = "tune",
+	    [OP_LINK_DEL] = "remove-circuit", [OP_LINK_ADD] = "add-circuit",
+	    [OP_ROUTE_SET] = "set-route",     [OP_ROUTE_DEL] = "remove-route",
+	};
+
+	jw_obj_begin(w);
+	jw_key(w, "op");
+	jw_str(w, names[op->kind]);
+	switch (op->kind) {
+	case OP_DISCONNECT:
+	case OP_CONNECT:
+		jw_key(w, "in");
+		jw_uint(w, op->xc.in);
+		jw_key(w, "out");
+		jw_uint(w, op->xc.out);
+		break;
+	case OP_TUNE_OFF:
+	case OP_TUNE_ON:
+		jw_key(w, "node");
+		jw_uint(w, op->ch.node);
+		jw_key(w, "interface");
+		jw_uint(w, op->ch.iface);
+		jw_key(w, "wavelength");
+		jw_uint(w, op->ch.wl);
+		jw_key(w, "role");
+		jw_str(w, op->ch.role == MRR_ADD ? "add" : "drop");
+		break;
+	case OP_LINK_DEL:
+	case OP_LINK_ADD:
+		jw_key(w, "src");
+		jw_arr_begin(w);
+		jw_uint(w, op->link.src_host);
+		jw_uint(w, op->link.src_port);
+		jw_arr_end(w);
+		jw_key(w, "dst");
+		jw_arr_begin(w);
+		jw_uint(w, op->link.dst_host);
+		jw_uint(w, op->link.dst_port);
+		jw_arr_end(w);
+		break;
+	case OP_ROUTE_SET:
+	case OP_ROUTE_DEL:
+		jw_key(w, "host");
+		jw_uint(w, op->route.host);
+		jw_key(w, "to");
+		jw_uint(w, op->route.dst_host);
+		jw_key(w, "port");
+		jw_uint(w, op->route.port);
+		break;
+	}
+	jw_obj_end(w);
+}
+
+/* Counts of a plan by kind: removals, additions, routes. */
+struct plan_counts {
+	uint32_t del, add, rset, rdel;
+};
+
+static struct plan_counts count_plan(const struct op_batch *b)
+{
+	struct plan_counts k = {0};
+
+	for (uint32_t i = 0; i < b->n; i++)
+		switch (b->ops[i].kind) {
+		case OP_DISCONNECT:
+		case OP_TUNE_OFF:
+		case OP_LINK_DEL:
+			k.del++;
+			break;
+		case OP_CONNECT:
+		case OP_TUNE_ON:
+		case OP_LINK_ADD:
+			k.add++;
+			break;
+		case OP_ROUTE_SET:
+			k.rset++;
+			break;
+		case OP_ROUTE_DEL:
+			k.rdel++;
+			break;
+		}
+	return k;
+}
+
+/* The host port cabled to each port of a switch (attachment index + 1, 0
+ * for none), so a plan names host:port as `ofc show` does. Caller frees. */
+static uint32_t *switch_ports(const struct fabric *f, const struct ctl_device *cd)
+{
+	int s = cd->cfg.cls == DEV_SWITCH ? fabric_find_switch(f, cd->cfg.name) : -1;
+	uint32_t *at;
+
+	if (s < 0)
+		return NULL;
+	at = xcalloc((size_t)f->switches[s].ports + 2, sizeof(*at));
+	for (uint32_t i = 0; i < f->nwiring; i++)
+		if (f->wiring[i].sw == (uint32_t)s && f->wiring[i].sw_port <= f->switches[s].ports)
+			at[f->wiring[i].sw_port] = i + 1;
+	return at;
+}
+
+static void port_name(const struct fabric *f, const uint32_t *at, uint32_t ports, uint32_t p,
+		      char *buf, size_t n)
+{
+	if (at && p <= ports && at[p])
+		snprintf(buf, n, "%s:%u", f->hosts[f->wiring[at[p] - 1].host].name,
+			 f->wiring[at[p] - 1].host_port);
+	else
+		snprintf(buf, n, "-");
+}
+
+static void op_text(const struct fabric *f, const uint32_t *at, uint32_t ports, const struct op *op,
+		    char *buf, size_t n)
+{
+	char from[80], to[80];
+
+	switch (op->kind) {
+	case OP_DISCONNECT:
+	case OP_CONNECT:
+		port_name(f, at, ports, op->xc.in, from, sizeof(from));
+		port_name(f, at, ports, op->xc.out, to, sizeof(to));
+		snprintf(buf, n, "%c %u -> %u  (%s -> %s)", op->kind == OP_CONNECT ? '+' : '-',
+			 op->xc.in, op->xc.out, from, to);
+		break;
+	case OP_TUNE_OFF:
+	case OP_TUNE_ON:
+		snprintf(buf, n, "%c node %u interface %u wavelength %u %s",
+			 op->kind == OP_TUNE_ON ? '+' : '-', op->ch.node, op->ch.iface, op->ch.wl,
+			 op->ch.role == MRR_ADD ? "add" : "drop");
+		break;
+	case OP_LINK_DEL:
+	case OP_LINK_ADD:
+		snprintf(buf, n, "%c circuit %s:%u -> %s:%u", op->kind == OP_LINK_ADD ? '+' : '-',
+			 f->hosts[op->link.src_host].name, op->link.src_port,
+			 f->hosts[op->link.dst_host].name, op->link.dst_port);
+		break;
+	case OP_ROUTE_SET:
+	case OP_ROUTE_DEL:
+		snprintf(buf, n, "%c route on %s to %s via port %u",
+			 op->kind == OP_ROUTE_SET ? '~' : '-', f->hosts[op->route.host].name,
+			 f->hosts[op->route.dst_host].name, op->route.port);
+		break;
+	}
+}
+
+static void write_plan_text(const struct ctl *c, FILE *out)
+{
+	double est = 0;
+
+	for (uint32_t i = 0; i < c->ndevs; i++)
+		est += c->devs[i].est_seconds;
+	fprintf(out, "fabric %s: %u operation%s on %u device%s", c->fabric->name, ctl_plan_size(c),
+		ctl_plan_size(c) == 1 ? "" : "s", c->ndevs, c->ndevs == 1 ? "" : "s");
+	if (est > 0) {
+		char buf[32];
+
+		fmt_duration(buf, sizeof(buf), est);
+		fprintf(out, " (switching time about %s)", buf);
+	}
+	fprintf(out, "\n");
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		const struct ctl_device *cd = &c->devs[i];
+		struct plan_counts k = count_plan(&cd->plan);
+		uint32_t kept = state_size(&cd->target) - k.add - k.rset;
+
+		fprintf(out, "%s (%s%s%s): ", cd->cfg.name, cd->cfg.driver,
+			cd->cfg.address ? " at " : "", cd->cfg.address ? cd->cfg.address : "");
+		if (cd->cfg.cls == DEV_SWITCH)
+			fprintf(out, "%u cross-connect%s to remove, %u to add, %u unchanged\n",
+				k.del, k.del == 1 ? "" : "s", k.add, cd->target.nxc - k.add);
+		else if (cd->cfg.cls == DEV_RING)
+			fprintf(out, "%u MRR%s to detune, %u to tune, %u unchanged\n", k.del,
+				k.del == 1 ? "" : "s", k.add, cd->target.nch - k.add);
+		else
+			fprintf(
+			    out,
+			    "%u circuit%s to remove, %u to add; %u route%s to set, %u to remove; "
+			    "%u unchanged\n",
+			    k.del, k.del == 1 ? "" : "s", k.add, k.rset, k.rset == 1 ? "" : "s",
+			    k.rdel, kept);
+		uint32_t *at = switch_ports(c->fabric, cd);
+
+		for (uint32_t j = 0; j < cd->plan.n; j++) {
+			char buf[240];
+
+			op_text(c->fabric, at, cd->cfg.ports, &cd->plan.ops[j], buf, sizeof(buf));
+			fprintf(out, "  %s\n", buf);
+		}
+		free(at);
+	}
+	if (c->ndevs == 0)
+		fprintf(out, "(no switch or ring of this fabric has a driver: nothing to drive)\n");
+}
+
+static void write_plan_json(const struct ctl *c, FILE *out, const struct fabric_relabel *rel)
+{
+	struct json_writer w;
+
+	jw_init(&w, out, true);
+	jw_obj_begin(&w);
+	jw_key(&w, "fabric");
+	jw_str(&w, c->fabric->name);
+	jw_key(&w, "config");
+	jw_str(&w, c->fabric->file);
+	jw_key(&w, "operations");
+	jw_uint(&w, ctl_plan_size(c));
+	if (rel) {
+		jw_key(&w, "relabel");
+		jw_obj_begin(&w);
+		jw_key(&w, "links");
+		jw_uint(&w, rel->arcs);
+		jw_key(&w, "kept");
+		jw_uint(&w, rel->kept);
+		jw_key(&w, "kept_identity");
+		jw_uint(&w, rel->kept_identity);
+		jw_key(&w, "renumbered_nodes");
+		jw_uint(&w, rel->moved_nodes);
+		jw_key(&w, "complete");
+		jw_bool(&w, rel->complete);
+		jw_key(&w, "seconds");
+		jw_double(&w, rel->seconds);
+		jw_obj_end(&w);
+	}
+	jw_key(&w, "devices");
+	jw_arr_begin(&w);
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		const struct ctl_device *cd = &c->devs[i];
+		struct plan_counts k = count_plan(&cd->plan);
+
+		jw_obj_begin(&w);
+		json_device(&w, cd, true);
+		jw_key(&w, "remove");
+		jw_uint(&w, k.del);
+		jw_key(&w, "add");
+		jw_uint(&w, k.add);
+		jw_key(&w, "routes_set");
+		jw_uint(&w, k.rset);
+		jw_key(&w, "routes_remove");
+		jw_uint(&w, k.rdel);
+		jw_key(&w, "unchanged");
+		jw_uint(&w, state_size(&cd->target) - k.add - k.rset);
+		jw_key(&w, "estimated_seconds");
+		jw_double(&w, cd->est_seconds);
+		jw_key(&w, "ops");
+		jw_arr_begin(&w);
+		for (uint32_t j = 0; j < cd->plan.n; j++)
+			json_op(&w, &cd->plan.ops[j]);
+		jw_arr_end(&w);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_obj_end(&w);
+	jw_finish(&w);
+}
+
+/* ---- plan ---------------------------------------------------------------------- */
+
+static bool is_directory(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
+{
+	struct fabric_cmd fc;
+	struct ofc_error err = {0};
+	int rc =
+	    fabric_cmd_parse(&fc, cmd, argc, argv, fabric_cmd_relabel_options, fabric_cmd_extra,
+			     "Reads every device of the fabric and prints what would change to "
+			     "reach the\nconfig's target: cross-connects to remove and add, MRRs "
+			     "to retune, testbed\ncircuits and routes. Circuits that stay are not "
+			     "touched.\n\n",
+			     false);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	/* A plan only reads: a mistyped --state-dir is an error, not a new
+	 * empty directory that hides the fabric's record. */
+	fc.reads_only = true;
+	if (!is_directory(fc.state_dir)) {
+		rc = cli_usage_error(cmd,
+				     "state directory '%s' does not exist (ofc apply creates it)",
+				     fc.state_dir);
+		fabric_cmd_free(&fc);
+		return rc;
+	}
+	if (fabric_cmd_open(&fc, true, &err) < 0)
+		return fabric_cmd_fail(&fc, &err);
+	/* Repair a crashed transaction first, unless another ofc is busy:
+	 * then only read. */
+	if (ctl_lock(fc.ctl, &err) == 0) {
+		bool did;
+
+		if (ctl_recover(fc.ctl, &did, &err) < 0)
+			return fabric_cmd_fail(&fc, &err);
+	} else {
+		fprintf(stderr, "ofc plan: note: %s\n", err.msg);
+		ofc_error_clear(&err);
+	}
+	if (ctl_plan(fc.ctl, &err) < 0 || fabric_cmd_relabel(&fc, &err) < 0)
+		return fabric_cmd_fail(&fc, &err);
+	if (fc.json)
+		write_plan_json(fc.ctl, stdout, fc.relabel ? &fc.relabelled : NULL);
+	else
+		write_plan_text(fc.ctl, stdout);
+	fabric_cmd_free(&fc);
+	return 0;
+}
+
+/* ---- apply and try ------------------------------------------------------------------ */
+
+static void report_failure(const struct ctl_result *res)
+{
+	if (!res->rolled_back)
+		return;
+	if (res->rollback_ok)
+		fprintf(stderr,
+			"ofc: rolled back transaction %llu: every device is verified back at its "
+			"previous state; the fabric is where it was\n",
+			(unsigned long long)res->txn);
+	else
+		fprintf(stderr,
+			"ofc: ROLLBACK INCOMPLETE for transaction %llu: some device could not be "
+			"restored or verified; the journal is kept and the next ofc command that "
+			"touches the fabric will finish or undo it\n",
+			(unsigned long long)res->txn);
+}
+
+static void write_result(const struct fabric_cmd *fc, const struct ctl_result *res, bool ok,
+			 const char *outcome, const struct ofc_error *err)
+{
+	if (fc->json) {
+		struct json_writer w;
+
+		jw_init(&w, stdout, true);
+		jw_obj_begin(&w);
+		jw_key(&w, "fabric");
+		jw_str(&w, fc->fabric->name);
+		jw_key(&w, "transaction");
+		jw_uint(&w, res->txn);
+		jw_key(&w, "outcome");
+		jw_str(&w, outcome);
+		jw_key(&w, "operations");
+		jw_uint(&w, res->ops_applied);
+		jw_key(&w, "rolled_back");
+		jw_bool(&w, res->rolled_back);
+		jw_key(&w, "restored");
+		jw_bool(&w, res->rolled_back && res->rollback_ok);
+		jw_key(&w, "failed_device");
+		if (res->failed_device[0])
+			jw_str(&w, res->failed_device);
+		else
+			jw_null(&w);
+		jw_key(&w, "error");
+		if (!ok)
+			jw_str(&w, err->msg);
+		else
+			jw_null(&w);
+		jw_key(&w, "seconds");
+		jw_double(&w, res->seconds);
+		jw_obj_end(&w);
+		jw_finish(&w);
+	} else if (ok) {
+		printf("%s transaction %llu: %u operation%s on %u device%s in %.3f s\n", outcome,
+		       (unsigned long long)res->txn, res->ops_applied,
+		       res->ops_applied == 1 ? "" : "s", fc->ctl->ndevs,
+		       fc->ctl->ndevs == 1 ? "" : "s", res->seconds);
+	}
+}
+
+static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double trial)
+{
+	static const struct option extra_apply[] = {
+	    {"dry-run", no_argument, NULL, 'n'},
+	    {"relabel", no_argument, NULL, 'R'},
+	    {"relabel-budget", required_argument, NULL, 'B'},
+	    {0},
+	};
+	static const struct option extra_try[] = {
+	    {"timeout", required_argument, NULL, 't'},
+	    {"relabel", no_argument, NULL, 'R'},
+	    {"relabel-budget", required_argument, NULL, 'B'},
+	    {0},
+	};
+	struct fabric_cmd fc;
+	struct ofc_error err = {0};
+	struct ctl_result res = {0};
+	int rc;
+
+	rc = fabric_cmd_parse(
+	    &fc, cmd, argc, argv, trial > 0 ? extra_try : extra_apply, fabric_cmd_extra,
+	    trial > 0 ? "Applies like 'ofc apply', then waits --timeout S seconds (default 60) "
+			"for\n'ofc confirm'. Without it, or on Ctrl-C, the fabric is put back "
+			"as it was.\nExit 0 when confirmed, 1 when reverted or failed.\n\n"
+		      : "Plans, records the intent in the journal (fsync), applies per device, "
+			"reads\nback and compares, then commits. On any failure it undoes what "
+			"was applied in\nreverse order, reads back again and exits 1 saying "
+			"whether the fabric is back\nwhere it was. --dry-run only plans.\n\n",
+	    false);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (fc.timeout == 0)
+		fc.timeout = 60;
+	if (fabric_cmd_open(&fc, true, &err) < 0 || fabric_cmd_repair(&fc, &err) < 0 ||
+	    ctl_plan(fc.ctl, &err) < 0 || fabric_cmd_relabel(&fc, &err) < 0)
+		return fabric_cmd_fail(&fc, &err);
+	if (fc.dry_run) {
+		if (fc.json)
+			write_plan_json(fc.ctl, stdout, fc.relabel ? &fc.relabelled : NULL);
+		else
+			write_plan_text(fc.ctl, stdout);
+		fabric_cmd_free(&fc);
+		return 0;
+	}
+	double deadline = 0;
+	if (trial > 0) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		deadline = (double)ts.tv_sec + ts.tv_nsec / 1e9 + fc.timeout;
+	}
+	if (ctl_apply(fc.ctl, deadline, &res, &err) < 0) {
+		rc = cli_fail(&err);
+		report_failure(&res);
+		write_result(&fc, &res, false, res.rolled_back ? "rolled-back" : "failed", &err);
+		fabric_cmd_free(&fc);
+		return rc;
+	}
+	if (trial <= 0) {
+		write_result(&fc, &res, true, "committed", &err);
+		fabric_cmd_free(&fc);
+		return 0;
+	}
+
+	/* Wait for `ofc confirm`; SIGINT/SIGTERM end the wait early (and so
+	 * revert), taken synchronously so no handler state is needed. */
+	sigset_t set, old;
+	bool confirmed = false;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	if (!fc.json) {
+		printf("applied (trial %llu); run 'ofc confirm' within %.0f s to keep it, or it "
+		       "is reverted\n",
+		       (unsigned long long)res.txn, fc.timeout);
+		fflush(stdout);
+	}
+	for (;;) {
+		struct timespec tick = {0, 100 * 1000 * 1000};
+		struct timespec now;
+
+		if (ctl_trial_confirmed(fc.ctl)) {
+			confirmed = true;
+			break;
+		}
+		clock_gettime(CLOCK_REALTIME, &now);
+		if ((double)now.tv_sec + now.tv_nsec / 1e9 >= deadline)
+			break;
+		if (sigtimedwait(&set, NULL, &tick) > 0) {
+			fprintf(stderr, "interrupted: reverting\n");
+			break;
+		}
+	}
+	struct ctl_result fin;
+	rc = ctl_trial_finish(fc.ctl, confirmed, &fin, &err);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	fin.ops_applied = res.ops_applied;
+	fin.seconds = res.seconds;
+	if (rc < 0) {
+		rc = cli_fail(&err);
+		report_failure(&fin);
+		write_result(&fc, &fin, false, "failed", &err);
+	} else if (confirmed) {
+		write_result(&fc, &fin, true, "confirmed", &err);
+	} else {
+		ofc_error_set(&err, OFC_E_RUNTIME,
+			      "not confirmed within %.0f s: reverted; the fabric is where it was",
+			      fc.timeout);
+		rc = cli_fail(&err);
+		write_result(&fc, &fin, false, "reverted", &err);
+	}
+	fabric_cmd_free(&fc);
+	return rc;
+}
+
+int cmd_apply(const struct cli_cmd *cmd, int argc, char **argv)
+{
+	return apply_common(cmd, argc, argv, 0);
+}
+
+int cmd_try(const struct cli_cmd *cmd, int argc, char **argv)
+{
+	return apply_common(cmd, argc, argv, 1);
+}
+
+/* ---- confirm ------------------------------------------------------------------------ */
+
+int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv)
+{
+	struct fabric_cmd fc;
+	struct ofc_error err = {0};
+	struct fabric *f = NULL;
+	char *name = NULL;
+	uint64_t txn = 0;
+	int rc = fabric_cmd_parse(&fc, cmd, argc, argv, NULL, NULL,
+				  "Keeps the configuration a running 'ofc try' applied. With FILE, "
+				  "the trial of\nthat fabric; without, the only trial waiting.\n\n",
+				  true);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (fc.file && config_load(fc.file, &f, &err) < 0)
+		return fabric_cmd_fail(&fc, &err);
+	rc = ctl_confirm(fc.state_dir, f ? f->name : NULL, &name, &txn, &err);
+	fabric_free(f);
+	if (rc < 0)
+		return fabric_cmd_fail(&fc, &err);
+	/* Wait (briefly) for the trial to commit, to say what happened. */
+	struct ctl_record r;
+	bool pending = true, kept = false;
+	for (int i = 0; i < 100 && pending; i++) {
+		if (ctl_load_record(fc.state_dir, name, &r, &err) < 0)
+			break;
+		pending = r.have_journal;
+		kept = !pending && r.have_state && r.generation == txn;
+		ctl_record_free(&r);
+		if (pending)
+			usleep(50 * 1000);
+	}
+	rc = pending || kept ? 0 : 1;
+	if (fc.json)
+		printf("{\"fabric\": \"%s\", \"transaction\": %llu, \"outcome\": \"%s\"}\n", name,
+		       (unsigned long long)txn,
+		       pending ? "confirmed"
+		       : kept  ? "committed"
+			       : "reverted");
+	else if (pending)
+		printf("confirmed trial %llu of fabric %s; 'ofc try' will commit it\n",
+		       (unsigned long long)txn, name);
+	else if (kept)
+		printf("confirmed trial %llu of fabric %s: committed\n", (unsigned long long)txn,
+		       name);
+	else
+		fprintf(stderr,
+			"ofc: trial %llu of fabric %s was reverted before the confirmation "
+			"arrived\n",
+			(unsigned long long)txn, name);
+	free(name);
+	fabric_cmd_free(&fc);
+	return rc;
+}

@@ -1,0 +1,746 @@
+/* `ofc --socket PATH COMMAND ...`: status, apply, reconfigure, schedule,
+ * watch and cancel asked of a running ofcd over its control socket instead
+ * of done locally. Exit status follows the answer: 0 for OK, 2 for a
+ * request the daemon found invalid (a config error prints as
+ * FILE:LINE:COL: message), 1 for anything else (denied, failed, busy, ...).
+ * --json prints the whole ofc.v1.Response as JSON. */
+#include "controller/cli/internal.h"
+#include "controller/export/export.h"
+#include "proto/control.pb-c.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct remote {
+	const struct cli_cmd *cmd;
+	const char *socket;
+	struct ofcd_client cl;
+	bool json;
+	double timeout;
+};
+
+static int status_exit(Ofc__V1__Status st)
+{
+	return st == OFC__V1__STATUS__STATUS_OK ? 0 : st == OFC__V1__STATUS__STATUS_INVALID ? 2 : 1;
+}
+
+static int connect_fail(const struct ofc_error *err)
+{
+	fprintf(stderr, "ofc: %s\n", err->msg);
+	return err->code == OFC_E_USAGE ? 2 : 1;
+}
+
+static void print_json(FILE *out, const ProtobufCMessage *m)
+{
+	struct json_writer w;
+
+	jw_init(&w, out, true);
+	pb_write_json(&w, m);
+	jw_finish(&w);
+}
+
+/* One request, one answer. Returns 0 with *resp, or an exit status. */
+static int call(struct remote *r, Ofc__V1__Request *req, Ofc__V1__Response **resp)
+{
+	struct ofc_error err = {0};
+
+	req->has_id = 1;
+	req->id = (uint64_t)getpid();
+	if (ofcd_connect(&r->cl, r->socket, &err) < 0)
+		return connect_fail(&err);
+	r->cl.timeout = r->timeout;
+	if (ofcd_call(&r->cl, req, resp, &err) < 0) {
+		ofcd_disconnect(&r->cl);
+		return connect_fail(&err);
+	}
+	ofcd_disconnect(&r->cl);
+	return 0;
+}
+
+/* The outcome of a mutation or cancel: the message, or the error. */
+static int finish(struct remote *r, Ofc__V1__Response *resp)
+{
+	int rc = status_exit(resp->status);
+
+	if (r->json) {
+		print_json(stdout, &resp->base);
+	} else if (rc == 0) {
+		printf("%s\n", resp->message ? resp->message : "ok");
+	} else if (resp->body_case == OFC__V1__RESPONSE__BODY_CONFIG_ERROR &&
+		   resp->config_error->has_line) {
+		fprintf(stderr, "%s:%u:%u: %s\n", resp->config_error->file,
+			resp->config_error->line, resp->config_error->column,
+			resp->config_error->message);
+	} else {
+		fprintf(stderr, "ofc: %s\n", resp->message ? resp->message : "failed");
+	}
+	ofc__v1__response__free_unpacked(resp, NULL);
+	return rc;
+}
+
+/* Options every remote command has: --json, --timeout. */
+static int common_opt(struct remote *r, int c, const char *arg)
+{
+	if (c == 'j') {
+		r->json = true;
+		return 0;
+	}
+	if (c == 'W')
+		return cli_opt_duration(r->cmd, "timeout", arg, &r->timeout);
+	return 2;
+}
+
+#define COMMON_OPTS                                                                                \
+	{"json", no_argument, NULL, 'j'}, {"timeout", required_argument, NULL, 'W'},               \
+	{                                                                                          \
+		"help", no_argument, NULL, 'h'                                                     \
+	}
+
+/* ---- status ------------------------------------------------------------------ */
+
+static void print_state(const Ofc__V1__State *s)
+{
+	printf("fabric %s (config %s), generation %llu%s\n", s->fabric_name ? s->fabric_name : "?",
+	       s->config_file ? s->config_file : "?", (unsigned long long)s->config_generation,
+	       s->config_generation ? "" : " (nothing committed yet)");
+	if (s->topology) {
+		printf("  topology   %s: %u nodes, degree %u", s->topology->spec,
+		       s->topology->nodes, s->topology->degree);
+		if (s->topology->has_diameter)
+			printf(", diameter %u", s->topology->diameter);
+		printf("\n");
+	} else {
+		printf("  topology   none recorded\n");
+	}
+	printf("  target     %s, %s\n", s->target_topology ? s->target_topology : "-",
+	       s->at_target ? "at target" : "NOT at target");
+	if (s->schedule)
+		printf("  schedule   %s %s: %u steps, %.6g us (lower bound %.6g us), verified %s\n",
+		       s->schedule->algorithm, s->schedule->collective, s->schedule->num_steps,
+		       s->schedule->time_us, s->schedule->lower_bound_us,
+		       s->schedule->verified ? "yes" : "NO");
+	if (s->transaction)
+		printf("  transaction %llu: %s (%s %s, ticket %llu)\n",
+		       (unsigned long long)s->transaction->id,
+		       s->transaction->state ? s->transaction->state : "?",
+		       s->transaction->kind ? s->transaction->kind : "-",
+		       s->transaction->target ? s->transaction->target : "-",
+		       (unsigned long long)s->transaction->ticket);
+	else
+		printf("  no transaction in progress\n");
+	for (size_t i = 0; i < s->n_queue; i++)
+		printf("  queued     ticket %llu: %s %s (uid %u pid %u)\n",
+		       (unsigned long long)s->queue[i]->ticket, s->queue[i]->kind,
+		       s->queue[i]->target, s->queue[i]->peer_uid, s->queue[i]->peer_pid);
+	for (size_t i = 0; i < s->n_devices; i++) {
+		const Ofc__V1__DeviceState *d = s->devices[i];
+
+		printf("  %s (%s %s%s%s): %u entr%s recorded, %s", d->name, d->kind, d->driver,
+		       d->address ? " at " : "", d->address ? d->address : "", d->entries,
+		       d->entries == 1 ? "y" : "ies", d->at_target ? "at target" : "not at target");
+		if (d->has_reachable)
+			printf(", %s", d->reachable ? "reachable" : "UNREACHABLE");
+		if (d->has_in_sync)
+			printf(", %s", d->in_sync ? "in sync" : "DIFFERS from the record");
+		if (d->error)
+			printf(": %s", d->error);
+		printf("\n");
+	}
+}
+
+static int r_status(struct remote *r, int argc, char **argv)
+{
+	static const struct option opts[] = {{"fabric", no_argument, NULL, 'F'},
+					     {"edges", no_argument, NULL, 'E'},
+					     COMMON_OPTS,
+					     {0}};
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__GetState gs = OFC__V1__GET_STATE__INIT;
+	Ofc__V1__Response *resp;
+	int c, rc;
+
+	r->timeout = 30;
+	while ((c = cli_getopt(r->cmd, argc, argv, "h", opts)) != -1) {
+		if (c == -2)
+			return 2;
+		if (c == 'h')
+			return cli_help(r->cmd,
+					"Asks ofcd for the last committed state: devices, "
+					"circuits, lightpaths, the\ntopology and its "
+					"schedule, and any transaction in progress or "
+					"queued.\n\n  --fabric   include the running config\n"
+					"  --edges    include the topology's edges and port "
+					"layers\n  --json     the ofc.v1.Response as JSON\n");
+		if (c == 'F') {
+			gs.has_with_fabric = gs.with_fabric = 1;
+		} else if (c == 'E') {
+			gs.has_with_edges = gs.with_edges = 1;
+		} else if ((rc = common_opt(r, c, optarg)) != 0) {
+			return rc;
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(r->cmd,
+				       "unexpected argument '%s' (the daemon knows its "
+				       "config)",
+				       argv[optind]);
+	req.body_case = OFC__V1__REQUEST__BODY_GET_STATE;
+	req.get_state = &gs;
+	if ((rc = call(r, &req, &resp)) != 0)
+		return rc;
+	if (resp->status == OFC__V1__STATUS__STATUS_OK && !r->json &&
+	    resp->body_case == OFC__V1__RESPONSE__BODY_STATE) {
+		print_state(resp->state);
+		ofc__v1__response__free_unpacked(resp, NULL);
+		return 0;
+	}
+	return finish(r, resp);
+}
+
+/* ---- apply ---------------------------------------------------------------------- */
+
+static int r_apply(struct remote *r, int argc, char **argv)
+{
+	static const struct option opts[] = {{"dry-run", no_argument, NULL, 'n'}, COMMON_OPTS, {0}};
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__ApplyConfig ac = OFC__V1__APPLY_CONFIG__INIT;
+	Ofc__V1__Response *resp;
+	struct ofc_error err = {0};
+	char *text, real[PATH_MAX];
+	size_t len;
+	int c, rc;
+
+	while ((c = cli_getopt(r->cmd, argc, argv, "h", opts)) != -1) {
+		if (c == -2)
+			return 2;
+		if (c == 'h')
+			return cli_help(
+			    r->cmd, "Sends FILE to ofcd, which validates it (errors come back "
+				    "as FILE:LINE:COL)\nand drives the devices to its target as "
+				    "one transaction, after the mutations\nqueued before it. The "
+				    "fabric's name must be the one ofcd serves.\n\n  --dry-run  "
+				    "validate and plan only\n  --json     the ofc.v1.Response as "
+				    "JSON\n  --timeout DUR  give up waiting after DUR\n");
+		if (c == 'n')
+			ac.has_dry_run = ac.dry_run = 1;
+		else if ((rc = common_opt(r, c, optarg)) != 0)
+			return rc;
+	}
+	if (optind != argc - 1)
+		return cli_usage_error(r->cmd,
+				       optind < argc ? "too many arguments" : "missing FILE");
+	if (read_file(argv[optind], CONFIG_MAX_BYTES, &text, &len, &err) < 0)
+		return cli_fail(&err);
+	if (strlen(text) != len) {
+		free(text);
+		fprintf(stderr, "ofc: %s: the config contains a NUL byte\n", argv[optind]);
+		return 2;
+	}
+	/* The daemon resolves relative paths in the config (credentials)
+	 * from the file's directory, whatever its own working directory. */
+	ac.yaml = text;
+	ac.filename = realpath(argv[optind], real) ? real : argv[optind];
+	req.body_case = OFC__V1__REQUEST__BODY_APPLY_CONFIG;
+	req.apply_config = &ac;
+	rc = call(r, &req, &resp);
+	free(text);
+	return rc ? rc : finish(r, resp);
+}
+
+/* ---- reconfigure ------------------------------------------------------------------ */
+
+static int r_reconfigure(struct remote *r, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"topology", required_argument, NULL, 'T'},
+	    {"collective", required_argument, NULL, 'c'},
+	    {"size", required_argument, NULL, 's'},
+	    {"nodes", required_argument, NULL, 'N'},
+	    {"dry-run", no_argument, NULL, 'n'},
+	    COMMON_OPTS,
+	    {0},
+	};
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__Reconfigure rq = OFC__V1__RECONFIGURE__INIT;
+	Ofc__V1__Workload wl = OFC__V1__WORKLOAD__INIT;
+	Ofc__V1__Response *resp;
+	enum sched_collective coll;
+	const char *spec = NULL;
+	int c, rc;
+
+	while ((c = cli_getopt(r->cmd, argc, argv, "h", opts)) != -1) {
+		switch (c) {
+		case -2:
+			return 2;
+		case 'h':
+			return cli_help(
+			    r->cmd, "Asks ofcd to rewire the fabric as one transaction: to "
+				    "--topology SPEC, or\nto the topology the finder picks for a "
+				    "workload (--collective, --size and\noptionally --nodes, which "
+				    "must be every host).\n\n  --dry-run  validate and plan only\n"
+				    "  --json     the ofc.v1.Response as JSON\n");
+		case 'T':
+			spec = optarg;
+			break;
+		case 'c':
+			if (sched_collective_parse(optarg, &coll) < 0)
+				return cli_usage_error(r->cmd,
+						       "unknown collective '%s' (allgather, "
+						       "reduce-scatter, allreduce)",
+						       optarg);
+			wl.collective = optarg;
+			break;
+		case 's':
+			if (cli_opt_size(r->cmd, "size", optarg, &wl.size_bytes))
+				return 2;
+			wl.has_size_bytes = 1;
+			break;
+		case 'N':
+			if (cli_opt_u32(r->cmd, "nodes", optarg, 1, SCHED_MAX_NODES,
+					"node ids in a schedule are 16 bits", &wl.nodes))
+				return 2;
+			wl.has_nodes = 1;
+			break;
+		case 'n':
+			rq.has_dry_run = rq.dry_run = 1;
+			break;
+		default:
+			if ((rc = common_opt(r, c, optarg)) != 0)
+				return rc;
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(r->cmd, "unexpected argument '%s'", argv[optind]);
+	if (spec && (wl.collective || wl.has_size_bytes || wl.has_nodes))
+		return cli_usage_error(r->cmd, "give --topology or a workload, not both");
+	if (spec) {
+		rq.target_case = OFC__V1__RECONFIGURE__TARGET_TOPOLOGY;
+		rq.topology = (char *)spec;
+	} else if (wl.collective && wl.has_size_bytes) {
+		rq.target_case = OFC__V1__RECONFIGURE__TARGET_WORKLOAD;
+		rq.workload = &wl;
+	} else {
+		return cli_usage_error(r->cmd,
+				       "give --topology SPEC, or --collective C and --size M");
+	}
+	req.body_case = OFC__V1__REQUEST__BODY_RECONFIGURE;
+	req.reconfigure = &rq;
+	rc = call(r, &req, &resp);
+	return rc ? rc : finish(r, resp);
+}
+
+/* ---- schedule -------------------------------------------------------------------------- */
+
+static int write_schedule(const Ofc__V1__Schedule *s, enum out_format f, const char *path)
+{
+	struct cli_output out;
+	struct ofc_error err = {0};
+
+	if (cli_output_open(&out, path, &err) < 0)
+		return cli_fail(&err);
+	if (f == FMT_PB) {
+		size_t n = protobuf_c_message_get_packed_size(&s->base);
+		uint8_t *buf = xmalloc(n + 1);
+
+		protobuf_c_message_pack(&s->base, buf);
+		if (n && fwrite(buf, 1, n, out.f) != n)
+			ofc_error_set(&err, OFC_E_RUNTIME, "%s: short write", path);
+		free(buf);
+	} else {
+		struct json_writer w;
+
+		jw_init(&w, out.f, true);
+		pb_write_json(&w, &s->base);
+		jw_finish(&w);
+	}
+	if (err.code) {
+		cli_output_abort(&out);
+		return cli_fail(&err);
+	}
+	if (cli_output_commit(&out, &err) < 0)
+		return cli_fail(&err);
+	return 0;
+}
+
+static void print_schedule(FILE *out, const Ofc__V1__Schedule *s)
+{
+	double tau = 0;
+	bool have_tau = false;
+
+	for (size_t i = 0; i < s->n_metrics; i++)
+		if (strcmp(s->metrics[i]->key, "tau_b") == 0) {
+			tau = s->metrics[i]->value;
+			have_tau = true;
+		}
+	fprintf(out, "%s %s on %s: %u nodes\n", s->algorithm, s->collective, s->topology, s->nodes);
+	fprintf(out, "  steps        %u\n", s->num_steps);
+	if (have_tau && s->tau_b_fraction && strchr(s->tau_b_fraction, '/'))
+		fprintf(out, "  tau_B        %s = %.9g\n", s->tau_b_fraction, tau);
+	else if (have_tau)
+		fprintf(out, "  tau_B        %.9g\n", tau);
+	fprintf(out, "  time         %.6g us\n", s->time_us);
+	fprintf(out, "  lower bound  %.6g us\n", s->lower_bound_us);
+	fprintf(out, "  ratio        %.4f\n",
+		s->lower_bound_us > 0 ? s->time_us / s->lower_bound_us : 0);
+	fprintf(out, "  verified     %s\n", s->verified ? "yes" : "NO");
+	if (s->n_links)
+		fprintf(out, "  fabric       ports are host NIC ports; %zu links used\n",
+			s->n_links);
+}
+
+static int r_schedule(struct remote *r, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"collective", required_argument, NULL, 'c'},
+	    {"algo", required_argument, NULL, 'a'},
+	    {"size", required_argument, NULL, 's'},
+	    {"topology", required_argument, NULL, 'T'},
+	    {"chunks", required_argument, NULL, 'P'},
+	    {"summary", no_argument, NULL, 'S'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"output", required_argument, NULL, 'o'},
+	    COMMON_OPTS,
+	    {0},
+	};
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__GetSchedule gs = OFC__V1__GET_SCHEDULE__INIT;
+	Ofc__V1__Response *resp;
+	enum sched_collective coll;
+	enum out_format fmt = FMT_PB;
+	const char *output = NULL;
+	bool format_set = false, out_is_stdout;
+	int c, rc;
+
+	while ((c = cli_getopt(r->cmd, argc, argv, "ho:", opts)) != -1) {
+		switch (c) {
+		case -2:
+			return 2;
+		case 'h':
+			return cli_help(
+			    r->cmd, "Asks ofcd for a verified, priced schedule on the fabric's "
+				    "committed topology\n(or --topology SPEC), the same "
+				    "ofc.v1.Schedule `ofc schedule` exports.\n\n"
+				    "  --collective C  allgather, reduce-scatter, allreduce or "
+				    "alltoall\n"
+				    "  --algo A        bfb (default), bfb-lp, expansion, ring, "
+				    "bidir-ring, recursive,\n                  torus-rings; "
+				    "allreduce on a torus: swing,\n                  "
+				    "recursive-doubling, bucket; alltoall: mcf (default),\n"
+				    "                  direct, sp-balanced; on a WDM ring: optree "
+				    "(default), ring,\n                  ne, onestage\n"
+				    "  --size M        data per node (default: the config's)\n"
+				    "  --summary       figures only, no steps\n"
+				    "  --format pb|json -o OUT  write the schedule (default pb)\n");
+		case 'c':
+			if (sched_collective_parse(optarg, &coll) < 0)
+				return cli_usage_error(r->cmd, "unknown collective '%s'", optarg);
+			gs.collective = optarg;
+			break;
+		case 'a':
+			gs.algorithm = optarg;
+			break;
+		case 's':
+			if (cli_opt_size(r->cmd, "size", optarg, &gs.size_bytes))
+				return 2;
+			gs.has_size_bytes = 1;
+			break;
+		case 'T':
+			gs.topology = optarg;
+			break;
+		case 'P':
+			if (cli_opt_u32(r->cmd, "chunks", optarg, 1, 1000000, NULL, &gs.chunks))
+				return 2;
+			gs.has_chunks = 1;
+			break;
+		case 'S':
+			gs.has_summary_only = gs.summary_only = 1;
+			break;
+		case 'f':
+			if (cli_format(r->cmd, optarg, FMT_PB | FMT_JSON, &fmt))
+				return 2;
+			format_set = true;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		default:
+			if ((rc = common_opt(r, c, optarg)) != 0)
+				return rc;
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(r->cmd, "unexpected argument '%s'", argv[optind]);
+	if (!gs.collective)
+		return cli_usage_error(r->cmd, "missing --collective");
+	if (format_set && !output)
+		return cli_usage_error(r->cmd, "--format needs -o OUT");
+	req.body_case = OFC__V1__REQUEST__BODY_GET_SCHEDULE;
+	req.get_schedule = &gs;
+	if ((rc = call(r, &req, &resp)) != 0)
+		return rc;
+	if (resp->body_case != OFC__V1__RESPONSE__BODY_SCHEDULE)
+		return finish(r, resp);
+	rc = status_exit(resp->status);
+	out_is_stdout = output && strcmp(output, "-") == 0;
+	if (output && (c = write_schedule(resp->schedule, fmt, output)) != 0)
+		rc = c;
+	/* -o - puts the schedule on stdout: the summary goes to stderr. */
+	if (r->json)
+		print_json(out_is_stdout ? stderr : stdout, &resp->base);
+	else
+		print_schedule(out_is_stdout ? stderr : stdout, resp->schedule);
+	if (resp->status != OFC__V1__STATUS__STATUS_OK)
+		fprintf(stderr, "ofc: %s\n", resp->message ? resp->message : "failed");
+	ofc__v1__response__free_unpacked(resp, NULL);
+	return rc;
+}
+
+/* "2024-05-01T12:34:56.789+02:00": local time with ms and the offset, so
+ * lines from hosts in other zones still sort and compare. */
+static const char *iso_time_ms(uint64_t unix_ms, char *buf, size_t n)
+{
+	time_t t = (time_t)(unix_ms / 1000);
+	struct tm tm;
+	char date[32], zone[8];
+
+	if (!localtime_r(&t, &tm) || !strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm) ||
+	    !strftime(zone, sizeof(zone), "%z", &tm) || strlen(zone) != 5) {
+		snprintf(buf, n, "%llu", (unsigned long long)unix_ms);
+		return buf;
+	}
+	snprintf(buf, n, "%s.%03u%.3s:%s", date, (unsigned)(unix_ms % 1000), zone, zone + 3);
+	return buf;
+}
+
+/* ---- watch and cancel --------------------------------------------------------------------- */
+
+static int r_watch(struct remote *r, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"count", required_argument, NULL, 'n'}, COMMON_OPTS, {0}};
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__Watch w = OFC__V1__WATCH__INIT;
+	Ofc__V1__Response *resp;
+	struct ofc_error err = {0};
+	uint32_t count = 0, seen = 0;
+	int c, rc;
+
+	while ((c = cli_getopt(r->cmd, argc, argv, "h", opts)) != -1) {
+		if (c == -2)
+			return 2;
+		if (c == 'h')
+			return cli_help(r->cmd,
+					"Prints ofcd's events as they happen, one per line: "
+					"transactions started,\ncommitted, rolled back; "
+					"devices lost and back; configs applied or "
+					"rejected;\nrequests queued and cancelled.\n\n"
+					"  --count N      stop after N events\n"
+					"  --timeout DUR  stop when no event came for DUR "
+					"(a normal end: exit 0)\n"
+					"  --json         one JSON object per line (time_unix_ms "
+					"as sent)\n\nEach line: the time (ISO 8601, local, "
+					"with ms), the event, the device, the message.\n");
+		if (c == 'n') {
+			if (cli_opt_u32(r->cmd, "count", optarg, 1, UINT32_MAX, NULL, &count))
+				return 2;
+		} else if ((rc = common_opt(r, c, optarg)) != 0) {
+			return rc;
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(r->cmd, "unexpected argument '%s'", argv[optind]);
+	req.has_id = 1;
+	req.id = 1;
+	req.body_case = OFC__V1__REQUEST__BODY_WATCH;
+	req.watch = &w;
+	if (ofcd_connect(&r->cl, r->socket, &err) < 0)
+		return connect_fail(&err);
+	r->cl.timeout = r->timeout;
+	if (ofcd_call(&r->cl, &req, &resp, &err) < 0)
+		goto fail;
+	rc = status_exit(resp->status);
+	if (rc) {
+		ofcd_disconnect(&r->cl);
+		return finish(r, resp);
+	}
+	ofc__v1__response__free_unpacked(resp, NULL);
+	/* The acknowledgement is out: say so, for scripts that wait on it. */
+	if (!r->json)
+		fprintf(stderr, "watching %s\n", r->socket);
+	while (!count || seen < count) {
+		if (ofcd_recv(&r->cl, &resp, &err) < 0) {
+			/* --timeout: no event for that long is the end asked for. */
+			if (err.reason == OFC_R_TIMEOUT && r->timeout > 0)
+				break;
+			goto fail;
+		}
+		if (resp->body_case == OFC__V1__RESPONSE__BODY_EVENT) {
+			const Ofc__V1__Event *e = resp->event;
+			const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+			    &ofc__v1__event__kind__descriptor, e->kind);
+
+			seen++;
+			if (r->json) {
+				struct json_writer jw;
+
+				jw_init(&jw, stdout, false);
+				pb_write_json(&jw, &e->base);
+				jw_finish(&jw);
+			} else {
+				char when[64];
+
+				printf("%s %s%s%s%s%s\n",
+				       iso_time_ms(e->time_unix_ms, when, sizeof(when)),
+				       v ? v->name + 5 : "?", e->device ? " " : "",
+				       e->device ? e->device : "",
+				       e->message && *e->message ? ": " : "",
+				       e->message ? e->message : "");
+			}
+			fflush(stdout);
+		}
+		ofc__v1__response__free_unpacked(resp, NULL);
+	}
+	ofcd_disconnect(&r->cl);
+	return 0;
+fail:
+	ofcd_disconnect(&r->cl);
+	return connect_fail(&err);
+}
+
+static int r_cancel(struct remote *r, int argc, char **argv)
+{
+	static const struct option opts[] = {COMMON_OPTS, {0}};
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__Cancel k = OFC__V1__CANCEL__INIT;
+	Ofc__V1__Response *resp;
+	int c, rc;
+
+	r->timeout = 30;
+	while ((c = cli_getopt(r->cmd, argc, argv, "h", opts)) != -1) {
+		if (c == -2)
+			return 2;
+		if (c == 'h')
+			return cli_help(r->cmd,
+					"Cancels a queued mutation by its ticket (ofc --socket "
+					"PATH status lists\nthem). A running transaction is "
+					"never cancelled.\n");
+		if ((rc = common_opt(r, c, optarg)) != 0)
+			return rc;
+	}
+	if (optind != argc - 1)
+		return cli_usage_error(r->cmd,
+				       optind < argc ? "too many arguments" : "missing TICKET");
+	if (parse_u64(argv[optind], &k.ticket) < 0 || !k.ticket)
+		return cli_usage_error(r->cmd, "bad TICKET '%s'", argv[optind]);
+	k.has_ticket = 1;
+	req.body_case = OFC__V1__REQUEST__BODY_CANCEL;
+	req.cancel = &k;
+	rc = call(r, &req, &resp);
+	return rc ? rc : finish(r, resp);
+}
+
+/* ---- dispatch ------------------------------------------------------------------------------- */
+
+/* Named "--socket PATH NAME" so usage errors print the whole command. */
+static const struct {
+	const char *name;
+	struct cli_cmd cmd;
+	int (*run)(struct remote *r, int argc, char **argv);
+} remote_cmds[] = {
+    {"status",
+     {"--socket PATH status", "[--fabric] [--edges] [--json]", "the daemon's committed state",
+      NULL},
+     r_status},
+    {"apply",
+     {"--socket PATH apply", "FILE [--dry-run] [--json]",
+      "send a config to the daemon and apply it", NULL},
+     r_apply},
+    {"reconfigure",
+     {"--socket PATH reconfigure",
+      "(--topology SPEC | --collective C --size M [--nodes N]) [--dry-run] [--json]",
+      "rewire the fabric through the daemon", NULL},
+     r_reconfigure},
+    {"schedule",
+     {"--socket PATH schedule",
+      "--collective C [--algo A] [--size M] [--topology SPEC] [--chunks P] [--summary] "
+      "[--json] [--format pb|json -o OUT]",
+      "a verified schedule from the daemon", NULL},
+     r_schedule},
+    {"watch",
+     {"--socket PATH watch", "[--count N] [--timeout DUR] [--json]", "print the daemon's events",
+      NULL},
+     r_watch},
+    {"cancel",
+     {"--socket PATH cancel", "TICKET [--json]", "cancel a queued mutation", NULL},
+     r_cancel},
+};
+
+bool remote_command(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(remote_cmds); i++)
+		if (strcmp(name, remote_cmds[i].name) == 0)
+			return true;
+	return false;
+}
+
+int remote_main(const char *socket, int argc, char **argv)
+{
+	struct remote r = {.socket = socket};
+
+	if (!r.socket || !*r.socket) {
+		fprintf(stderr, "ofc: --socket needs the path of ofcd's socket\n"
+				"usage: ofc --socket PATH status|apply|reconfigure|schedule|watch|"
+				"cancel ...\n");
+		return 2;
+	}
+	if (argc < 1) {
+		fprintf(stderr,
+			"ofc: missing a command after --socket %s\n"
+			"usage: ofc --socket PATH status|apply|reconfigure|schedule|watch|"
+			"cancel ...\n",
+			r.socket);
+		return 2;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(remote_cmds); i++)
+		if (strcmp(argv[0], remote_cmds[i].name) == 0) {
+			r.cmd = &remote_cmds[i].cmd;
+			optind = 0;
+			return remote_cmds[i].run(&r, argc, argv);
+		}
+	fprintf(stderr,
+		"ofc: '%s' does not talk to ofcd (status, apply, reconfigure, schedule, watch and "
+		"cancel do)\nusage: ofc --socket PATH status|apply|reconfigure|schedule|watch|"
+		"cancel ...\n",
+		argv[0]);
+	return 2;
+}
+
+static bool wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return true;
+	return false;
+}
+
+/* reconfigure, watch and cancel without a socket: --help still answers
+ * (it needs no daemon); anything else says how to name the daemon. */
+int cmd_daemon_only(const struct cli_cmd *cmd, int argc, char **argv)
+{
+	if (wants_help(argc, argv))
+		for (size_t i = 0; i < ARRAY_SIZE(remote_cmds); i++)
+			if (strcmp(cmd->name, remote_cmds[i].name) == 0) {
+				struct remote r = {.cmd = &remote_cmds[i].cmd};
+
+				optind = 0;
+				return remote_cmds[i].run(&r, argc, argv);
+			}
+	fprintf(stderr,
+		"ofc %s: this command talks to ofcd: give --socket PATH or set OFC_SOCKET\n"
+		"usage: ofc --socket PATH %s %s\n",
+		cmd->name, cmd->name, cmd->usage);
+	return 2;
+}

@@ -1,0 +1,214 @@
+/* ofc schedule: options into a schedule_query, the pipeline
+ * (controller/schedule), and the printers of its two families. */
+#include "controller/cli/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char help[] =
+    "FILE is a fabric config: a WDM ring in it gets ring schedules, a topology\n"
+    "gets direct-connect schedules. --topology SPEC schedules on a topology alone.\n\n"
+    "  --collective C   allgather, reduce-scatter, allreduce or alltoall\n"
+    "  --algo A         the algorithm, or 'all' to compare them\n"
+    "  --size M         data per node, e.g. 64MiB (default: the config's collective)\n"
+    "  --alpha T        latency per step, e.g. 10us (default: the config's, or 10us)\n"
+    "  --bandwidth B    a node's egress bandwidth, e.g. 100Gbps\n"
+    "  --chunks P       split each shard into P equal chunks\n"
+    "  --overlap        WDM: pre-tune MRRs for the next stage while idle\n"
+    "  --json           print the summary as JSON\n"
+    "  --format F -o OUT  write the whole schedule (text, json or pb)\n"
+    "  --threads N      worker threads (default: all CPUs)\n"
+    "  --lowering L     all-to-all mcf: steps (time-stepped, default), paths\n"
+    "                   (weighted, at most d per pair) or single (one path per pair)\n"
+    "  --variant V      swing / recursive-doubling: auto (default), bandwidth, latency\n"
+    "  --hop-latency T  swing and its baselines: latency per hop, e.g. 400ns\n"
+    "  --time-limit T   all-to-all mcf: stop column generation after T (default\n"
+    "                   60s; 0 = none) with theta certified within a reported gap\n";
+
+/* The ring family's refusal that comes before any work: -o names one file. */
+static bool ring_request(const struct schedule_query *q)
+{
+	return q->ring || (!q->spec && q->fabric && q->fabric->nrings);
+}
+
+int cli_schedule(const struct schedule_print *p, const struct schedule_query *q)
+{
+	struct schedule_result r;
+	struct ofc_error err = {0};
+	bool spec_error;
+	int rc;
+
+	if (ring_request(q) && q->algorithm && strcmp(q->algorithm, "all") == 0 && p->output)
+		return cli_usage_error(p->cmd, "-o writes one schedule: pick one --algo");
+	if (schedule_compute(q, &r, &spec_error, &err) < 0) {
+		if (spec_error) {
+			fprintf(stderr, "ofc %s: invalid topology '%s' at column %u: %s\n",
+				p->cmd->name, q->spec, err.col, err.msg);
+			return 2;
+		}
+		if (err.code == OFC_E_USAGE)
+			return cli_usage_error(p->cmd, "%s%s%s", err.file, err.file[0] ? ": " : "",
+					       err.msg);
+		return cli_fail(&err);
+	}
+	if (r.note[0])
+		fprintf(stderr, "ofc %s: %s\n", p->cmd->name, r.note);
+	if (!r.main->applies && !(r.kind == SCHEDULE_RING && r.compare)) {
+		/* The chosen algorithm cannot run on this topology or input. */
+		if (r.kind == SCHEDULE_DIRECT) {
+			fprintf(stderr, "ofc %s: %s: %s\n", p->cmd->name, r.main->algo,
+				r.main->why);
+			rc = 2;
+		} else if (r.main->why_code == OFC_E_RUNTIME) {
+			fprintf(stderr, "ofc %s: %s\n", p->cmd->name, r.main->why);
+			rc = 1;
+		} else {
+			rc = cli_usage_error(p->cmd, "%s", r.main->why);
+		}
+	} else {
+		rc = r.kind == SCHEDULE_RING ? print_ring(p, &r) : print_direct(p, &r);
+	}
+	schedule_result_free(&r);
+	return rc;
+}
+
+/* Options into the request; returns -1 to go on, else the exit status. */
+static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struct schedule_query *q,
+			 struct schedule_print *p, const char **file)
+{
+	static const struct option opts[] = {
+	    {"topology", required_argument, NULL, 'T'},
+	    {"collective", required_argument, NULL, 'c'},
+	    {"algo", required_argument, NULL, 'a'},
+	    {"size", required_argument, NULL, 's'},
+	    {"alpha", required_argument, NULL, 'A'},
+	    {"bandwidth", required_argument, NULL, 'B'},
+	    {"chunks", required_argument, NULL, 'P'},
+	    {"overlap", no_argument, NULL, 'O'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"threads", required_argument, NULL, 't'},
+	    {"lowering", required_argument, NULL, 'L'},
+	    {"variant", required_argument, NULL, 'V'},
+	    {"hop-latency", required_argument, NULL, 'H'},
+	    {"time-limit", required_argument, NULL, 'l'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	bool collective_set = false, format_set = false;
+	int c;
+
+	while ((c = cli_getopt(cmd, argc, argv, "T:c:a:s:A:B:P:Ojf:o:t:L:V:H:h", opts)) != -1) {
+		switch (c) {
+		case -2:
+			return 2;
+		case 'T':
+			q->spec = optarg;
+			break;
+		case 'c':
+			if (sched_collective_parse(optarg, &q->collective) < 0)
+				return cli_usage_error(cmd,
+						       "unknown collective '%s' (allgather, "
+						       "reduce-scatter, allreduce, alltoall)",
+						       optarg);
+			collective_set = true;
+			break;
+		case 'a':
+			q->algorithm = optarg;
+			break;
+		case 's':
+			if (cli_opt_size(cmd, "size", optarg, &q->size))
+				return 2;
+			break;
+		case 'A':
+			if (cli_opt_duration(cmd, "alpha", optarg, &q->alpha))
+				return 2;
+			q->alpha_set = true;
+			break;
+		case 'B':
+			if (cli_opt_rate(cmd, "bandwidth", optarg, &q->bandwidth))
+				return 2;
+			q->bandwidth_set = true;
+			break;
+		case 'P':
+			if (cli_opt_u32(cmd, "chunks", optarg, 1, 1000000, NULL, &q->chunks))
+				return 2;
+			break;
+		case 'O':
+			q->overlap = true;
+			break;
+		case 'j':
+			p->json = true;
+			break;
+		case 'f':
+			if (cli_format(cmd, optarg, FMT_TEXT | FMT_JSON | FMT_PB, &p->format))
+				return 2;
+			format_set = true;
+			break;
+		case 'o':
+			p->output = optarg;
+			break;
+		case 't':
+			if (parse_u32(optarg, &q->threads) < 0 || q->threads > 64)
+				return cli_usage_error(cmd, "--threads must be 0..64");
+			break;
+		case 'L':
+			if (strcmp(optarg, "steps") && strcmp(optarg, "paths") &&
+			    strcmp(optarg, "single"))
+				return cli_usage_error(cmd, "--lowering is steps, paths or single");
+			q->lowering = optarg;
+			break;
+		case 'V':
+			if (strcmp(optarg, "auto") && strcmp(optarg, "bandwidth") &&
+			    strcmp(optarg, "latency"))
+				return cli_usage_error(cmd,
+						       "--variant is auto, bandwidth or latency");
+			q->variant = optarg;
+			break;
+		case 'H':
+			if (cli_opt_duration(cmd, "hop-latency", optarg, &q->hop_latency))
+				return 2;
+			break;
+		case 'l':
+			if (cli_opt_duration(cmd, "time-limit", optarg, &q->time_limit))
+				return 2;
+			if (q->time_limit == 0)
+				q->time_limit = -1; /* none */
+			break;
+		case 'h':
+			return cli_help(cmd, help);
+		}
+	}
+	if (optind < argc - 1)
+		return cli_usage_error(cmd, "too many arguments");
+	*file = optind < argc ? argv[optind] : NULL;
+	if (!*file == !q->spec)
+		return cli_usage_error(cmd, "give a config FILE or --topology SPEC (one of them)");
+	if (!collective_set)
+		return cli_usage_error(cmd, "missing --collective");
+	if (format_set && !p->output)
+		return cli_usage_error(cmd, "--format needs -o OUT");
+	return -1;
+}
+
+int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
+{
+	struct schedule_query q = {0};
+	struct schedule_print p = {.cmd = cmd, .format = FMT_JSON};
+	struct fabric *f = NULL;
+	struct ofc_error err = {0};
+	const char *file = NULL;
+	int rc = parse_options(cmd, argc, argv, &q, &p, &file);
+
+	if (rc >= 0)
+		return rc;
+	if (file) {
+		if (fabric_open(file, &f, &err) < 0)
+			return cli_fail(&err);
+		q.fabric = f;
+	}
+	rc = cli_schedule(&p, &q);
+	fabric_free(f);
+	return rc;
+}

@@ -1,0 +1,230 @@
+/* ofc status [FILE]: the recorded state, any unfinished transaction and,
+ * with FILE, what every device holds now and whether that agrees with the
+ * record and with the config's target. Status only reads: it takes no lock
+ * and repairs nothing, so it can show a transaction a crash left behind. */
+#include "controller/cli/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void json_txn(struct json_writer *w, const struct ctl_record *r)
+{
+	jw_key(w, "transaction");
+	if (!r->have_journal) {
+		jw_null(w);
+		return;
+	}
+	jw_obj_begin(w);
+	jw_key(w, "id");
+	jw_uint(w, r->journal_id);
+	jw_key(w, "phase");
+	jw_str(w, r->journal_phase);
+	jw_key(w, "pid");
+	jw_uint(w, r->journal_pid);
+	jw_key(w, "running");
+	jw_bool(w, r->journal_owner_alive);
+	if (r->trial_deadline > 0) {
+		jw_key(w, "trial_deadline_unix");
+		jw_double(w, r->trial_deadline);
+	}
+	jw_obj_end(w);
+}
+
+static void text_txn(const struct ctl_record *r)
+{
+	if (!r->have_journal) {
+		printf("  no unfinished transaction\n");
+		return;
+	}
+	printf("  transaction %llu: %s, %s\n", (unsigned long long)r->journal_id, r->journal_phase,
+	       r->journal_owner_alive
+		   ? "in progress"
+		   : "UNFINISHED (its process is gone): the next plan, apply, try or "
+		     "testbed command repairs it");
+}
+
+static int status_all(struct fabric_cmd *fc)
+{
+	struct ofc_error err = {0};
+	struct json_writer w;
+	char **names;
+	uint32_t n;
+
+	if (ctl_list_fabrics(fc->state_dir, &names, &n, &err) < 0)
+		return fabric_cmd_fail(fc, &err);
+	if (fc->json) {
+		jw_init(&w, stdout, true);
+		jw_obj_begin(&w);
+		jw_key(&w, "state_dir");
+		jw_str(&w, fc->state_dir);
+		jw_key(&w, "fabrics");
+		jw_arr_begin(&w);
+	} else {
+		printf("state directory %s: %u fabric%s\n", fc->state_dir, n, n == 1 ? "" : "s");
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct ctl_record r;
+
+		if (ctl_load_record(fc->state_dir, names[i], &r, &err) < 0) {
+			char buf[700];
+
+			fprintf(stderr, "ofc: %s\n", ofc_error_str(&err, buf, sizeof(buf)));
+			continue;
+		}
+		if (fc->json) {
+			jw_obj_begin(&w);
+			jw_key(&w, "fabric");
+			jw_str(&w, names[i]);
+			jw_key(&w, "generation");
+			jw_uint(&w, r.generation);
+			jw_key(&w, "config");
+			jw_str(&w, r.config ? r.config : "");
+			jw_key(&w, "topology");
+			jw_str(&w, r.topology ? r.topology : "");
+			jw_key(&w, "testbed_up");
+			jw_bool(&w, testbed_is_up(fc->state_dir, names[i]));
+			json_txn(&w, &r);
+			jw_obj_end(&w);
+		} else {
+			printf("%s: generation %llu, config %s, topology %s%s\n", names[i],
+			       (unsigned long long)r.generation, r.config ? r.config : "-",
+			       r.topology && *r.topology ? r.topology : "-",
+			       testbed_is_up(fc->state_dir, names[i]) ? ", testbed up" : "");
+			text_txn(&r);
+		}
+		ctl_record_free(&r);
+		free(names[i]);
+	}
+	free(names);
+	if (fc->json) {
+		jw_arr_end(&w);
+		jw_obj_end(&w);
+		jw_finish(&w);
+	}
+	fabric_cmd_free(fc);
+	return 0;
+}
+
+int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
+{
+	struct fabric_cmd fc;
+	struct ofc_error err = {0};
+	struct ctl_record r;
+	bool all_reachable = true, in_sync = true, at_target = true;
+	int rc =
+	    fabric_cmd_parse(&fc, cmd, argc, argv, NULL, NULL,
+			     "Without FILE: every fabric in the state directory, its recorded "
+			     "state and any\nunfinished transaction. With FILE: also each "
+			     "device's live state, whether it\nagrees with the record (in_sync) "
+			     "and with the config (at_target). Exit 1 when a\ndevice cannot be "
+			     "read. Status never changes anything.\n\n",
+			     true);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	fc.reads_only = true;
+	if (!fc.file)
+		return status_all(&fc);
+	if (fabric_cmd_open(&fc, true, &err) < 0 ||
+	    ctl_load_record(fc.state_dir, fc.fabric->name, &r, &err) < 0)
+		return fabric_cmd_fail(&fc, &err);
+	ctl_read(fc.ctl, &err);
+
+	struct json_writer w;
+	if (fc.json) {
+		jw_init(&w, stdout, true);
+		jw_obj_begin(&w);
+		jw_key(&w, "fabric");
+		jw_str(&w, fc.fabric->name);
+		jw_key(&w, "state_dir");
+		jw_str(&w, fc.state_dir);
+		jw_key(&w, "recorded");
+		if (r.have_state) {
+			jw_obj_begin(&w);
+			jw_key(&w, "generation");
+			jw_uint(&w, r.generation);
+			jw_key(&w, "time_unix_ms");
+			jw_uint(&w, r.time_unix_ms);
+			jw_key(&w, "config");
+			jw_str(&w, r.config);
+			jw_key(&w, "topology");
+			jw_str(&w, r.topology);
+			jw_obj_end(&w);
+		} else {
+			jw_null(&w);
+		}
+		json_txn(&w, &r);
+		jw_key(&w, "testbed_up");
+		jw_bool(&w, testbed_is_up(fc.state_dir, fc.fabric->name));
+		jw_key(&w, "devices");
+		jw_arr_begin(&w);
+	} else {
+		printf("fabric %s (state in %s)\n", fc.fabric->name, fc.state_dir);
+		if (r.have_state)
+			printf("  recorded: generation %llu, topology %s, from %s\n",
+			       (unsigned long long)r.generation, *r.topology ? r.topology : "-",
+			       r.config);
+		else
+			printf("  recorded: nothing yet (no transaction has committed)\n");
+		text_txn(&r);
+	}
+	for (uint32_t i = 0; i < fc.ctl->ndevs; i++) {
+		const struct ctl_device *cd = &fc.ctl->devs[i];
+		const struct device_state *rec = NULL;
+		bool sync, target;
+
+		for (uint32_t k = 0; k < r.ndevs; k++)
+			if (strcmp(r.dev_names[k], cd->cfg.name) == 0)
+				rec = &r.dev_states[k];
+		sync = cd->read_ok && rec && state_equal(rec, &cd->actual);
+		target = cd->read_ok && state_equal(&cd->target, &cd->actual);
+		all_reachable &= cd->read_ok;
+		in_sync &= sync;
+		at_target &= target;
+		if (fc.json) {
+			jw_obj_begin(&w);
+			json_device(&w, cd, false);
+			jw_key(&w, "reachable");
+			jw_bool(&w, cd->read_ok);
+			jw_key(&w, "error");
+			if (cd->read_ok)
+				jw_null(&w);
+			else
+				jw_str(&w, cd->read_err.msg);
+			jw_key(&w, "in_sync");
+			jw_bool(&w, sync);
+			jw_key(&w, "at_target");
+			jw_bool(&w, target);
+			if (cd->read_ok) {
+				jw_key(&w, "entries");
+				jw_uint(&w, state_size(&cd->actual));
+				json_state(&w, &cd->actual);
+			}
+			jw_obj_end(&w);
+		} else if (!cd->read_ok) {
+			printf("  %s (%s): UNREACHABLE: %s\n", cd->cfg.name, cd->cfg.driver,
+			       cd->read_err.msg);
+		} else {
+			printf("  %s (%s%s%s): %u entr%s; %s the record; %s the config's target\n",
+			       cd->cfg.name, cd->cfg.driver, cd->cfg.address ? " at " : "",
+			       cd->cfg.address ? cd->cfg.address : "", state_size(&cd->actual),
+			       state_size(&cd->actual) == 1 ? "y" : "ies",
+			       sync  ? "matches"
+			       : rec ? "DIFFERS FROM"
+				     : "no record of",
+			       target ? "at" : "not at");
+		}
+	}
+	if (fc.json) {
+		jw_arr_end(&w);
+		jw_key(&w, "in_sync");
+		jw_bool(&w, in_sync);
+		jw_key(&w, "at_target");
+		jw_bool(&w, at_target);
+		jw_obj_end(&w);
+		jw_finish(&w);
+	}
+	ctl_record_free(&r);
+	fabric_cmd_free(&fc);
+	return all_reachable ? 0 : 1;
+}

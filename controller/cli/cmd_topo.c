@@ -1,0 +1,165 @@
+/* ofc topo SPEC: build a topology and print its facts, edges and ports. */
+#include "controller/cli/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void write_text(FILE *out, const struct graph *g, const struct topo_facts *f,
+		       const struct port_map *pm)
+{
+	fprintf(out, "topology %s\n", g->spec);
+	fprintf(out, "  nodes            %u\n", g->n);
+	if (f->regular)
+		fprintf(out, "  degree           %u (regular)\n", f->degree);
+	else
+		fprintf(out, "  degree           out %u..%u, in %u..%u (not regular)\n", f->min_out,
+			f->max_out, f->min_in, f->max_in);
+	fprintf(out, "  links            %u%s\n", g->m,
+		f->symmetric ? " (bidirectional: every link has its reverse)" : " (directed)");
+	if (!f->strongly_connected)
+		fprintf(out, "  diameter         none: not strongly connected\n");
+	else if (!f->diameter_known)
+		fprintf(out, "  diameter         not computed (above %u nodes)\n",
+			TOPO_MAX_APSP_NODES);
+	else
+		fprintf(out, "  diameter         %u\n", f->diameter);
+	if (f->moore_diameter != UINT32_MAX)
+		fprintf(out,
+			"  Moore bound      %u (lowest diameter any %u-node digraph of degree %u "
+			"can have)\n",
+			f->moore_diameter, g->n, f->degree);
+	fprintf(out, "  self-loops       %u\n", f->self_loops);
+	fprintf(out, "  parallel links   %u\n", f->parallel_arcs);
+	if (!pm)
+		return;
+	fprintf(out, "  port permutations %u: port j of node u transmits to ports[j][u]\n", pm->d);
+	if (g->n <= 32) {
+		for (uint32_t j = 0; j < pm->d; j++) {
+			fprintf(out, "    port %-2u", j);
+			for (uint32_t u = 0; u < pm->n; u++)
+				fprintf(out, " %u", pm->to[(size_t)j * pm->n + u]);
+			fprintf(out, "\n");
+		}
+	} else {
+		fprintf(out, "    (%u nodes: --json lists them)\n", g->n);
+	}
+	for (uint32_t k = 0; k < pm->nself && k < 8; k++)
+		fprintf(out, "    self-loop: node %u port %u\n", pm->self_node[k],
+			pm->self_port[k]);
+	if (pm->nself > 8)
+		fprintf(out, "    ... %u self-loops in all\n", pm->nself);
+}
+
+int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"json", no_argument, NULL, 'j'},	      {"dot", no_argument, NULL, 'd'},
+	    {"ports", no_argument, NULL, 'p'},	      {"format", required_argument, NULL, 'f'},
+	    {"output", required_argument, NULL, 'o'}, {"threads", required_argument, NULL, 't'},
+	    {"help", no_argument, NULL, 'h'},	      {0},
+	};
+	enum out_format fmt = FMT_TEXT;
+	const char *outpath = NULL;
+	bool want_ports = false;
+	unsigned threads = 0;
+	struct ofc_error err = {0};
+	struct port_map pm = {0};
+	struct topo_facts facts;
+	struct cli_output out;
+	struct graph *g;
+	int c, rc = 0;
+
+	while ((c = cli_getopt(cmd, argc, argv, "jdpf:o:t:h", opts)) != -1) {
+		switch (c) {
+		case -2:
+			return 2;
+		case 'j':
+			fmt = FMT_JSON;
+			break;
+		case 'd':
+			fmt = FMT_DOT;
+			break;
+		case 'p':
+			want_ports = true;
+			break;
+		case 'f':
+			if (cli_format(cmd, optarg, FMT_TEXT | FMT_JSON | FMT_DOT | FMT_PB, &fmt))
+				return 2;
+			break;
+		case 'o':
+			outpath = optarg;
+			break;
+		case 't':
+			if (parse_u32(optarg, &threads) < 0 || threads > 64)
+				return cli_usage_error(cmd, "--threads must be 0..64");
+			break;
+		case 'h':
+			return cli_help(
+			    cmd,
+			    "Specs: ring:N biring:N torus:AxB[xC...] hypercube:D complete:N "
+			    "bipartite:D\n  hamming:n,q circulant:N:a,b,... kautz:d,n "
+			    "genkautz:N,d debruijn:d,n\nExpansions: line(S) line^K(S) degree(S,n) "
+			    "product(S,T,...) power(S,n) reverse(S)\n\n--ports adds the "
+			    "decomposition into port permutations (ports[j][u] = the node\nport j "
+			    "of u transmits to). --format pb writes ofc.v1.Topology to -o OUT (or "
+			    "to\nstdout when it is not a terminal). --dot lays tori out as "
+			    "grids.\n");
+		}
+	}
+	if (optind != argc - 1)
+		return cli_usage_error(cmd, optind >= argc ? "missing SPEC" : "too many arguments");
+	if (fmt == FMT_PB && !outpath && cli_binary_to_terminal(cmd))
+		return 2;
+	if (fmt == FMT_PB)
+		want_ports = true;
+
+	const char *spec = argv[optind];
+	if (topo_build(spec, &g, &err) < 0) {
+		fprintf(stderr, "ofc topo: invalid spec '%s' at column %u: %s\n", spec, err.col,
+			err.msg);
+		return 2;
+	}
+	topo_facts(g, &facts, threads);
+	if (want_ports && topo_ports(g, &pm, &err) < 0) {
+		graph_free(g);
+		return cli_fail(&err);
+	}
+	if (cli_output_open(&out, outpath, &err) < 0) {
+		port_map_free(&pm);
+		graph_free(g);
+		return cli_fail(&err);
+	}
+	switch (fmt) {
+	case FMT_TEXT:
+		write_text(out.f, g, &facts, want_ports ? &pm : NULL);
+		break;
+	case FMT_JSON: {
+		struct json_writer w;
+
+		jw_init(&w, out.f, true);
+		topo_write_json(&w, g, &facts, want_ports ? &pm : NULL);
+		jw_finish(&w);
+		break;
+	}
+	case FMT_DOT:
+		topo_write_dot(out.f, g, &facts);
+		break;
+	case FMT_PB: {
+		uint8_t *buf;
+		size_t len;
+
+		topology_pack(g, &facts, &pm, &buf, &len);
+		if (fwrite(buf, 1, len, out.f) != len)
+			rc = ofc_error_set(&err, OFC_E_RUNTIME, "short write");
+		free(buf);
+		break;
+	}
+	}
+	if (rc == 0)
+		rc = cli_output_commit(&out, &err);
+	else
+		cli_output_abort(&out);
+	port_map_free(&pm);
+	graph_free(g);
+	return rc == 0 ? 0 : cli_fail(&err);
+}

@@ -1,0 +1,216 @@
+/* What every `ofc` command shares: usage and help text, errors as exit
+ * statuses, getopt with the command's own options, --format, and outputs
+ * written atomically to a file or to stdout. */
+#include "controller/cli/internal.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "ofc %s: ", cmd->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nusage: ofc %s %s\n", cmd->name, cmd->usage);
+	return 2;
+}
+
+int cli_help(const struct cli_cmd *cmd, const char *details)
+{
+	printf("usage: ofc %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->summary);
+	if (details)
+		printf("\n%s", details);
+	return 0;
+}
+
+int cli_fail(const struct ofc_error *err)
+{
+	char buf[1024];
+
+	ofc_error_str(err, buf, sizeof(buf));
+	if (err->file[0] && err->line)
+		fprintf(stderr, "%s\n", buf);
+	else
+		fprintf(stderr, "ofc: %s\n", buf);
+	return ofc_error_exit_code(err) ? ofc_error_exit_code(err) : 1;
+}
+
+static bool option_takes_value(int val, const char *shortopts, const struct option *longopts)
+{
+	const char *p = strchr(shortopts, val);
+
+	if (p && p[1] == ':')
+		return true;
+	for (const struct option *o = longopts; o && o->name; o++)
+		if (o->val == val && !o->flag && o->has_arg == required_argument)
+			return true;
+	return false;
+}
+
+int cli_getopt(const struct cli_cmd *cmd, int argc, char **argv, const char *shortopts,
+	       const struct option *longopts)
+{
+	int c;
+
+	opterr = 0;
+	c = getopt_long(argc, argv, shortopts, longopts, NULL);
+	if (c == '?') {
+		/* getopt says '?' for both: an option it knows (optopt is its
+		 * value, a long option's too) that lacks its value, or one it
+		 * does not know (optopt 0 for a long one). */
+		if (optopt && option_takes_value(optopt, shortopts, longopts))
+			cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+		else if (optopt)
+			cli_usage_error(cmd, "unknown option '-%c'", optopt);
+		else
+			cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+		return -2;
+	}
+	if (c == ':') {
+		cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+		return -2;
+	}
+	return c;
+}
+
+int cli_format(const struct cli_cmd *cmd, const char *s, unsigned allowed, enum out_format *out)
+{
+	static const struct {
+		const char *name;
+		enum out_format f;
+	} fmts[] = {{"text", FMT_TEXT}, {"json", FMT_JSON}, {"dot", FMT_DOT}, {"pb", FMT_PB}};
+
+	for (size_t i = 0; i < ARRAY_SIZE(fmts); i++)
+		if (strcmp(s, fmts[i].name) == 0 && (allowed & fmts[i].f)) {
+			*out = fmts[i].f;
+			return 0;
+		}
+	return cli_usage_error(cmd, "unknown format '%s'", s);
+}
+
+int cli_output_open(struct cli_output *o, const char *path, struct ofc_error *err)
+{
+	memset(o, 0, sizeof(*o));
+	if (atomic_open(&o->af, path ? path : "-", err) < 0)
+		return -1;
+	o->f = o->af.f;
+	return 0;
+}
+
+int cli_output_commit(struct cli_output *o, struct ofc_error *err)
+{
+	o->f = NULL;
+	return atomic_commit(&o->af, err);
+}
+
+void cli_output_abort(struct cli_output *o)
+{
+	o->f = NULL;
+	if (o->af.tmp)
+		atomic_abort(&o->af);
+	else if (o->af.path)
+		atomic_commit(&o->af, &(struct ofc_error){0});
+}
+
+bool cli_binary_to_terminal(const struct cli_cmd *cmd)
+{
+	if (!isatty(STDOUT_FILENO))
+		return false;
+	cli_usage_error(cmd, "--format pb writes binary: give -o OUT, or redirect stdout");
+	return true;
+}
+
+FILE *cli_summary_stream(const struct schedule_print *p)
+{
+	return p->output && strcmp(p->output, "-") == 0 ? stderr : stdout;
+}
+
+int cli_write_schedule(const struct schedule_print *req, const struct schedule *s,
+		       struct ofc_error *err)
+{
+	struct cli_output out;
+	int rc = 0;
+
+	if (!req->output)
+		return 0;
+	if (cli_output_open(&out, req->output, err) < 0)
+		return -1;
+	switch (req->format) {
+	case FMT_PB:
+		rc = schedule_write_pb(s, out.f, err);
+		break;
+	case FMT_TEXT:
+		sched_write_text(out.f, s, UINT32_MAX);
+		break;
+	default: {
+		struct json_writer w;
+
+		jw_init(&w, out.f, true);
+		sched_write_json(&w, s, true);
+		jw_finish(&w);
+		break;
+	}
+	}
+	if (rc == 0)
+		return cli_output_commit(&out, err);
+	cli_output_abort(&out);
+	return -1;
+}
+
+/* Option values with units or ranges. Each names the option, the value and
+ * the real reason: the parser's (a bad unit, a stray character) or the
+ * range's. */
+int cli_opt_size(const struct cli_cmd *cmd, const char *opt, const char *arg, uint64_t *out)
+{
+	const char *why = NULL;
+	uint64_t v;
+
+	if (parse_size(arg, &v, &why) < 0)
+		return cli_usage_error(cmd, "bad --%s '%s': %s", opt, arg, why);
+	if (v == 0)
+		return cli_usage_error(cmd, "bad --%s '%s': must be more than 0", opt, arg);
+	*out = v;
+	return 0;
+}
+
+int cli_opt_rate(const struct cli_cmd *cmd, const char *opt, const char *arg, double *out)
+{
+	const char *why = NULL;
+	double v;
+
+	if (parse_rate(arg, &v, &why) < 0)
+		return cli_usage_error(cmd, "bad --%s '%s': %s", opt, arg, why);
+	if (!(v > 0))
+		return cli_usage_error(cmd, "bad --%s '%s': must be more than 0", opt, arg);
+	*out = v;
+	return 0;
+}
+
+int cli_opt_duration(const struct cli_cmd *cmd, const char *opt, const char *arg, double *out)
+{
+	const char *why = NULL;
+
+	if (parse_duration(arg, out, &why) < 0)
+		return cli_usage_error(cmd, "bad --%s '%s': %s", opt, arg, why);
+	return 0;
+}
+
+int cli_opt_u32(const struct cli_cmd *cmd, const char *opt, const char *arg, uint32_t lo,
+		uint32_t hi, const char *limit_why, uint32_t *out)
+{
+	uint32_t v;
+
+	if (parse_u32(arg, &v) < 0)
+		return cli_usage_error(cmd, "bad --%s '%s': expected a whole number", opt, arg);
+	if (v < lo || v > hi)
+		return cli_usage_error(cmd, "bad --%s '%s': must be %u..%u%s%s%s", opt, arg, lo, hi,
+				       limit_why ? " (" : "", limit_why ? limit_why : "",
+				       limit_why ? ")" : "");
+	*out = v;
+	return 0;
+}

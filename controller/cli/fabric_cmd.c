@@ -1,0 +1,293 @@
+/* What the commands that talk to a fabric's devices share (plan, apply,
+ * try, confirm, status, testbed): FILE, --device, --state-dir and --json,
+ * opening the fabric and its devices, progress events on a terminal, and
+ * the JSON of a device and its state. */
+#include "controller/cli/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_OVERRIDES ARRAY_SIZE(((struct fabric_cmd *)0)->overrides)
+
+const char fabric_cmd_options[] =
+    "  --device NAME=HOST:PORT  talk to device NAME at another address (repeatable)\n"
+    "  --state-dir DIR          where state and journal live (default $OFC_STATE_DIR,\n"
+    "                           else " OFC_STATE_DIR_DEFAULT ")\n"
+    "  --json                   machine-readable output\n";
+
+int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc, char **argv,
+		     const struct option *extra,
+		     int (*on_extra)(struct fabric_cmd *, int, const char *), const char *help,
+		     bool file_optional)
+{
+	struct option opts[24];
+	size_t n = 0;
+	int c;
+
+	memset(fc, 0, sizeof(*fc));
+	fc->cmd = cmd;
+	opts[n++] = (struct option){"device", required_argument, NULL, 'D'};
+	opts[n++] = (struct option){"state-dir", required_argument, NULL, 'S'};
+	opts[n++] = (struct option){"json", no_argument, NULL, 'j'};
+	opts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+	for (const struct option *o = extra; o && o->name && n < ARRAY_SIZE(opts) - 1; o++)
+		opts[n++] = *o;
+	opts[n] = (struct option){0};
+	while ((c = cli_getopt(cmd, argc, argv, "h", opts)) != -1) {
+		switch (c) {
+		case -2:
+			return 2;
+		case 'D':
+			if (!strchr(optarg, '='))
+				return cli_usage_error(
+				    cmd, "--device '%s': expected NAME=HOST:PORT", optarg);
+			if (fc->noverrides == MAX_OVERRIDES)
+				return cli_usage_error(cmd, "too many --device options");
+			fc->overrides[fc->noverrides++] = optarg;
+			break;
+		case 'S':
+			if (!*optarg)
+				return cli_usage_error(cmd, "--state-dir needs a directory");
+			fc->state_dir_opt = optarg;
+			break;
+		case 'j':
+			fc->json = true;
+			break;
+		case 'h': {
+			bool relabel = false;
+
+			for (const struct option *o = extra; o && o->name; o++)
+				relabel |= o->val == 'R';
+			char *text = xasprintf("%s%s%s", help, fabric_cmd_options,
+					       relabel ? fabric_cmd_relabel_help : "");
+
+			cli_help(cmd, text);
+			free(text);
+			return -1;
+		}
+		default:
+			if (!on_extra || on_extra(fc, c, optarg) != 0)
+				return 2;
+		}
+	}
+	if (optind < argc - 1) {
+		return cli_usage_error(cmd, "too many arguments");
+	}
+	if (optind == argc - 1)
+		fc->file = argv[optind];
+	else if (!file_optional) {
+		return cli_usage_error(cmd, "missing FILE");
+	}
+	fc->state_dir = ctl_state_dir(fc->state_dir_opt);
+	fc->progress = isatty(STDERR_FILENO);
+	return 0;
+}
+
+/* Progress goes to stderr when it is a terminal (people watch a long apply;
+ * scripts get the outcome and the error alone). A repaired transaction is
+ * always reported: it changed devices the user did not ask to change now. */
+static void print_event(void *ctx, const struct ctl_event *ev)
+{
+	struct fabric_cmd *fc = ctx;
+	const char *dev = ev->device ? ev->device : "";
+	const char *sep = ev->device ? ": " : "";
+
+	if (ev->kind == CTL_EV_RECOVERED) {
+		fprintf(stderr, "ofc: repaired %s\n", ev->message);
+		return;
+	}
+	if (!fc->progress)
+		return;
+	switch (ev->kind) {
+	case CTL_EV_TXN_STARTED:
+		fprintf(stderr, "transaction %llu: %s\n", (unsigned long long)ev->txn, ev->message);
+		break;
+	case CTL_EV_DEVICE_APPLIED:
+		fprintf(stderr, "  %s%s%s\n", dev, sep, ev->message);
+		break;
+	case CTL_EV_TXN_ROLLING_BACK:
+		fprintf(stderr, "transaction %llu failed on %s: rolling back\n",
+			(unsigned long long)ev->txn, dev);
+		break;
+	case CTL_EV_DEVICE_LOST:
+		fprintf(stderr, "  %s: lost: %s\n", dev, ev->message);
+		break;
+	case CTL_EV_DEVICE_BACK:
+		fprintf(stderr, "  %s: back\n", dev);
+		break;
+	default:
+		break;
+	}
+}
+
+int fabric_cmd_open(struct fabric_cmd *fc, bool with_testbed, struct ofc_error *err)
+{
+	struct ctl_opts o = {
+	    .state_dir = fc->state_dir,
+	    .overrides = (const char *const *)fc->overrides,
+	    .noverrides = fc->noverrides,
+	    .on_event = print_event,
+	    .ctx = fc,
+	    .no_testbed = !with_testbed,
+	    .no_mkdir = fc->reads_only,
+	};
+
+	if (fabric_open(fc->file, &fc->fabric, err) < 0)
+		return -1;
+	return ctl_open(fc->fabric, &o, &fc->ctl, err);
+}
+
+int fabric_cmd_repair(struct fabric_cmd *fc, struct ofc_error *err)
+{
+	bool did;
+
+	if (ctl_lock(fc->ctl, err) < 0)
+		return -1;
+	return ctl_recover(fc->ctl, &did, err);
+}
+
+void fabric_cmd_free(struct fabric_cmd *fc)
+{
+	ctl_close(fc->ctl);
+	fabric_free(fc->fabric);
+	free(fc->state_dir);
+	memset(fc, 0, sizeof(*fc));
+}
+
+int fabric_cmd_fail(struct fabric_cmd *fc, const struct ofc_error *err)
+{
+	int rc =
+	    err->code == OFC_E_USAGE ? cli_usage_error(fc->cmd, "%s", err->msg) : cli_fail(err);
+
+	fabric_cmd_free(fc);
+	return rc;
+}
+
+static const char *class_name(enum dev_class c)
+{
+	return c == DEV_SWITCH ? "switch" : c == DEV_RING ? "ring" : "hosts";
+}
+
+int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg)
+{
+	if (c == 'n') {
+		fc->dry_run = true;
+		return 0;
+	}
+	if (c == 'R') {
+		fc->relabel = true;
+		return 0;
+	}
+	if (c == 'B') {
+		if (cli_opt_duration(fc->cmd, "relabel-budget", arg, &fc->relabel_budget))
+			return 2;
+		if (fc->relabel_budget <= 0 || fc->relabel_budget > 3600)
+			return cli_usage_error(fc->cmd,
+					       "bad --relabel-budget '%s': must be more than 0 "
+					       "and at most an hour",
+					       arg);
+		fc->relabel = true;
+		return 0;
+	}
+	if (c == 't') {
+		if (cli_opt_duration(fc->cmd, "timeout", arg, &fc->timeout))
+			return 2;
+		if (fc->timeout <= 0 || fc->timeout > 86400)
+			return cli_usage_error(fc->cmd,
+					       "bad --timeout '%s': must be more than 0 and at "
+					       "most a day",
+					       arg);
+		return 0;
+	}
+	return 2;
+}
+
+const struct option fabric_cmd_relabel_options[] = {
+    {"relabel", no_argument, NULL, 'R'},
+    {"relabel-budget", required_argument, NULL, 'B'},
+    {0},
+};
+
+const char fabric_cmd_relabel_help[] =
+    "  --relabel                the topology is wanted up to the numbering of its nodes:\n"
+    "                           choose which host plays which node so that the most\n"
+    "                           cross-connects in place stay (a search; see docs/relabel.md)\n"
+    "  --relabel-budget S       time for that search (default 2 s)\n";
+
+int fabric_cmd_relabel(struct fabric_cmd *fc, struct ofc_error *err)
+{
+	struct relabel_opts o = {.budget_s = fc->relabel_budget > 0 ? fc->relabel_budget : 2};
+	uint32_t before = ctl_plan_size(fc->ctl);
+
+	if (!fc->relabel)
+		return 0;
+	if (ctl_relabel(fc->ctl, &o, &fc->relabelled, err) < 0)
+		return -1;
+	if (!fc->json) {
+		const struct fabric_relabel *r = &fc->relabelled;
+
+		fprintf(stderr,
+			"relabelled: %u operation%s instead of %u; %llu of %llu links stay in "
+			"place (%llu with the config's numbering), %u node%s renumbered%s\n",
+			ctl_plan_size(fc->ctl), ctl_plan_size(fc->ctl) == 1 ? "" : "s", before,
+			(unsigned long long)r->kept, (unsigned long long)r->arcs,
+			(unsigned long long)r->kept_identity, r->moved_nodes,
+			r->moved_nodes == 1 ? "" : "s",
+			r->complete ? "" : " (best found within the budget)");
+	}
+	return 0;
+}
+
+/* A device's identity as plan and status print it: name, class (plan
+ * only), driver and address. */
+void json_device(struct json_writer *w, const struct ctl_device *cd, bool with_class)
+{
+	jw_key(w, "name");
+	jw_str(w, cd->cfg.name);
+	if (with_class) {
+		jw_key(w, "class");
+		jw_str(w, class_name(cd->cfg.cls));
+	}
+	jw_key(w, "driver");
+	jw_str(w, cd->cfg.driver);
+	jw_key(w, "address");
+	if (cd->cfg.address)
+		jw_str(w, cd->cfg.address);
+	else
+		jw_null(w);
+}
+
+void json_state(struct json_writer *w, const struct device_state *s)
+{
+	if (s->nxc || s->cls == DEV_SWITCH) {
+		jw_key(w, "xconn");
+		jw_arr_begin(w);
+		for (uint32_t i = 0; i < s->nxc; i++) {
+			jw_arr_begin(w);
+			jw_uint(w, s->xc[i].in);
+			jw_uint(w, s->xc[i].out);
+			jw_arr_end(w);
+		}
+		jw_arr_end(w);
+	}
+	if (s->nch || s->cls == DEV_RING) {
+		jw_key(w, "channels");
+		jw_arr_begin(w);
+		for (uint32_t i = 0; i < s->nch; i++) {
+			jw_arr_begin(w);
+			jw_uint(w, s->ch[i].node);
+			jw_uint(w, s->ch[i].iface);
+			jw_uint(w, s->ch[i].wl);
+			jw_uint(w, s->ch[i].role);
+			jw_arr_end(w);
+		}
+		jw_arr_end(w);
+	}
+	if (s->nlinks || s->cls == DEV_HOSTS) {
+		jw_key(w, "circuits");
+		jw_uint(w, s->nlinks);
+		jw_key(w, "routes");
+		jw_uint(w, s->nroutes);
+	}
+}

@@ -1,0 +1,145 @@
+/* Private to controller/cli/: what every `ofc` command shares. Each command is
+ * one function in a cmd_*.c file and one line in the table in main.c. */
+#ifndef OFC_CONTROLLER_CLI_INTERNAL_H
+#define OFC_CONTROLLER_CLI_INTERNAL_H
+
+#include <getopt.h>
+
+#include "controller/cli/cli.h"
+#include "controller/config/config.h"
+#include "controller/export/export.h"
+#include "controller/ofcd/ofcd.h"
+#include "controller/reconfig/reconfig.h"
+#include "controller/schedule/schedule.h"
+#include "optree/optree.h"
+
+struct cli_cmd {
+	const char *name;
+	const char *usage;   /* arguments after "ofc NAME" */
+	const char *summary; /* one line for `ofc --help` */
+	int (*run)(const struct cli_cmd *cmd, int argc, char **argv);
+};
+
+enum out_format { FMT_TEXT = 1, FMT_JSON = 2, FMT_DOT = 4, FMT_PB = 8 };
+
+/* "ofc NAME: message" and the usage line on stderr; returns 2. */
+int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...) OFC_PRINTF(2, 3);
+/* The usage line and options on stdout (for --help); returns 0. */
+int cli_help(const struct cli_cmd *cmd, const char *details);
+/* An error on stderr: "FILE:LINE:COL: message" for input with a position,
+ * "ofc: message" otherwise. Returns the exit status it calls for. */
+int cli_fail(const struct ofc_error *err);
+/* getopt_long over argv with the command's own long options; reports
+ * unknown options and missing arguments as usage errors (returns -2 then). */
+int cli_getopt(const struct cli_cmd *cmd, int argc, char **argv, const char *shortopts,
+	       const struct option *longopts);
+/* Parse --format; `allowed` is a mask of enum out_format. */
+int cli_format(const struct cli_cmd *cmd, const char *s, unsigned allowed, enum out_format *out);
+
+/* Option values: 0, or a usage error's exit status (2) after saying which
+ * option, which value and why (the parser's reason or the range). */
+int cli_opt_size(const struct cli_cmd *cmd, const char *opt, const char *arg, uint64_t *out);
+int cli_opt_rate(const struct cli_cmd *cmd, const char *opt, const char *arg, double *out);
+int cli_opt_duration(const struct cli_cmd *cmd, const char *opt, const char *arg, double *out);
+/* A whole number in lo..hi; limit_why (may be NULL) says where hi comes from. */
+int cli_opt_u32(const struct cli_cmd *cmd, const char *opt, const char *arg, uint32_t lo,
+		uint32_t hi, const char *limit_why, uint32_t *out);
+
+/* Output to a file (atomically) or stdout ("-" or NULL). */
+struct cli_output {
+	struct atomic_file af;
+	FILE *f;
+};
+int cli_output_open(struct cli_output *o, const char *path, struct ofc_error *err);
+int cli_output_commit(struct cli_output *o, struct ofc_error *err);
+void cli_output_abort(struct cli_output *o);
+
+/* `ofc schedule` and `ofc optree`: what to print of a schedule_result. */
+struct schedule_print {
+	const struct cli_cmd *cmd;
+	bool json;		/* --json: the summary as JSON */
+	enum out_format format; /* --format for -o */
+	const char *output;	/* -o FILE: the whole schedule */
+};
+
+/* A binary format with no -o: stdout is fine unless it is a terminal; then
+ * a usage error (returns true after printing it). */
+bool cli_binary_to_terminal(const struct cli_cmd *cmd);
+/* Where the summary goes: stdout, or stderr when -o - puts the schedule
+ * itself on stdout (so a pipe gets one document, never two mixed). */
+FILE *cli_summary_stream(const struct schedule_print *p);
+/* Compute q through the pipeline (controller/schedule), print the summary
+ * or the comparison, write -o; returns the exit status (cmd_schedule.c). */
+int cli_schedule(const struct schedule_print *p, const struct schedule_query *q);
+/* The two families' printers; each returns the exit status. */
+int print_direct(const struct schedule_print *p, const struct schedule_result *r);
+int print_ring(const struct schedule_print *p, const struct schedule_result *r);
+/* Write a schedule to p->output in p->format (json, text, pb). Nothing to
+ * do when no -o was given. */
+int cli_write_schedule(const struct schedule_print *p, const struct schedule *s,
+		       struct ofc_error *err);
+
+/* Commands that talk to devices (cmd_fabric.c, cmd_status.c, cmd_testbed.c)
+ * share FILE, --device, --state-dir and --json (fabric_cmd.c). */
+struct fabric_cmd {
+	const struct cli_cmd *cmd;
+	const char *file;
+	const char *overrides[256]; /* "NAME=HOST:PORT" */
+	uint32_t noverrides;
+	const char *state_dir_opt;
+	char *state_dir;
+	bool json, dry_run;
+	bool progress;	 /* events on stderr (when it is a terminal) */
+	bool reads_only; /* plan, status: never create the state directory */
+	double timeout;	 /* try: seconds to wait for confirm */
+	bool relabel;	 /* plan, apply, try: renumber to keep circuits */
+	double relabel_budget;
+	struct fabric_relabel relabelled; /* what --relabel found */
+	struct fabric *fabric;
+	struct ctl *ctl;
+};
+extern const char fabric_cmd_options[];
+/* Returns 0 to go on, -1 after --help (exit 0), or an exit status. */
+int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc, char **argv,
+		     const struct option *extra,
+		     int (*on_extra)(struct fabric_cmd *, int, const char *), const char *help,
+		     bool file_optional);
+int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg);
+/* --relabel and --relabel-budget, for plan, apply and try. */
+extern const struct option fabric_cmd_relabel_options[];
+extern const char fabric_cmd_relabel_help[];
+/* After ctl_plan: with --relabel, renumber and plan again, saying what it
+ * saved on stderr (text) or in the JSON later. */
+int fabric_cmd_relabel(struct fabric_cmd *fc, struct ofc_error *err);
+int fabric_cmd_open(struct fabric_cmd *fc, bool with_testbed, struct ofc_error *err);
+/* Take the lock and resolve a journal a crash left. */
+int fabric_cmd_repair(struct fabric_cmd *fc, struct ofc_error *err);
+/* Print err, free fc, return the exit status. */
+int fabric_cmd_fail(struct fabric_cmd *fc, const struct ofc_error *err);
+void fabric_cmd_free(struct fabric_cmd *fc);
+void json_state(struct json_writer *w, const struct device_state *s);
+void json_device(struct json_writer *w, const struct ctl_device *cd, bool with_class);
+
+int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_apply(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_try(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_status(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_show(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv);
+
+/* `ofc --socket PATH COMMAND ...`: the commands ofcd answers (cmd_remote.c);
+ * argv[0] is the command. */
+int remote_main(const char *socket, int argc, char **argv);
+/* Whether ofcd answers this command. */
+bool remote_command(const char *name);
+/* reconfigure, watch, cancel without --socket: say they need the daemon. */
+int cmd_daemon_only(const struct cli_cmd *cmd, int argc, char **argv);
+
+#endif

@@ -1,0 +1,129 @@
+/* `ofc`: the command table and the dispatch to one command. */
+#include "controller/cli/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const struct cli_cmd commands[] = {
+    {"validate", "FILE", "check a fabric config and its wiring", cmd_validate},
+    {"show", "FILE [--json | --dot | --format text|json|dot|pb] [-o OUT]",
+     "print the validated fabric, its topology and circuits", cmd_show},
+    {"topo", "SPEC [--json | --dot] [--ports] [--format text|json|dot|pb] [-o OUT]",
+     "generate a topology: facts, edges, port permutations", cmd_topo},
+    {"schedule",
+     "(FILE | --topology SPEC) --collective C [--algo A] [--size M] [--alpha T] "
+     "[--bandwidth B] [--chunks P] [--overlap] [--lowering L] [--variant V] [--hop-latency T] "
+     "[--json] [--format text|json|pb -o OUT]",
+     "plan a collective schedule, verify it and price it", cmd_schedule},
+    {"finder",
+     "--nodes N --degree D [--collective C] [--size M] [--alpha T] [--bandwidth B] [--json]",
+     "the best direct-connect topologies for N hosts of D ports", cmd_finder},
+    {"plan", "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
+     "read every device and show what would change to reach the config", cmd_plan},
+    {"apply", "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--dry-run] [--json]",
+     "change the devices as one transaction: journal, apply, verify, or roll back", cmd_apply},
+    {"try", "FILE [--timeout S] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
+     "apply, then revert unless 'ofc confirm' arrives within S seconds", cmd_try},
+    {"confirm", "[FILE] [--state-dir DIR] [--json]", "keep what a running 'ofc try' applied",
+     cmd_confirm},
+    {"status", "[FILE] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
+     "recorded and live device state, and any unfinished transaction", cmd_status},
+    {"testbed", "up|check|down FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
+     "hosts as network namespaces, circuits as veth pairs, routes over netlink", cmd_testbed},
+    {"optree",
+     "--nodes N --wavelengths W [--fibres F] [--block-size B] [--algo optree|ring|ne|onestage|all] "
+     "[--radices LIST] [--interfaces I] [--mrrs M] [--overlap] [--json] "
+     "[--format text|json|pb -o OUT]",
+     "all-gather on a WDM ring: OpTree's plan, its baselines, verified", cmd_optree},
+    {"rwa",
+     "--nodes N --wavelengths W [--fibres F] (--pattern all-to-all | --demands FILE) "
+     "[--engine heuristic|ilp|lp] [--objective min-wavelengths|max-served] [--time-limit S] "
+     "[--json] [--lightpaths]",
+     "routing and wavelength assignment for demands on a WDM ring", cmd_rwa},
+    {"reconfigure", "(--topology SPEC | --collective C --size M) [--dry-run] [--json]",
+     "rewire the fabric through ofcd (with --socket PATH)", cmd_daemon_only},
+    {"watch", "[--count N] [--json]", "print ofcd's events (with --socket PATH)", cmd_daemon_only},
+    {"cancel", "TICKET", "cancel a mutation queued in ofcd (with --socket PATH)", cmd_daemon_only},
+};
+
+static void usage_all(FILE *out)
+{
+	fprintf(out, "usage: ofc COMMAND [ARGS]\n       ofc --socket PATH "
+		     "status|apply|reconfigure|schedule|watch|cancel [ARGS]\n"
+		     "       ofc --help | --version\n\ncommands:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'ofc COMMAND --help' shows a command's options. --socket PATH may come "
+		     "anywhere;\nOFC_SOCKET=PATH is --socket PATH for status, apply, reconfigure, "
+		     "schedule, watch\nand cancel (OFC_SOCKET= unset or empty: they act locally). "
+		     "Exit status: 0 success,\n1 runtime failure, 2 bad input or usage.\n");
+}
+
+/* --socket PATH (or --socket=PATH) anywhere before "--": taken out of argv
+ * (compacted in place). Returns 1 when found, 0 when not, -1 when it has no
+ * value. */
+static int take_socket(int *argc, char **argv, const char **socket)
+{
+	int out = 1, found = 0;
+
+	for (int i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < *argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		if (strncmp(argv[i], "--socket=", 9) == 0) {
+			*socket = argv[i] + 9;
+			found = 1;
+		} else if (strcmp(argv[i], "--socket") == 0) {
+			if (i + 1 >= *argc)
+				return -1;
+			*socket = argv[++i];
+			found = 1;
+		} else {
+			argv[out++] = argv[i];
+		}
+	}
+	*argc = out;
+	argv[out] = NULL;
+	return found;
+}
+
+int ofc_cli_main(int argc, char **argv)
+{
+	const char *socket = NULL, *env = getenv("OFC_SOCKET");
+	int has_socket = take_socket(&argc, argv, &socket);
+
+	if (has_socket < 0) {
+		fprintf(stderr, "ofc: --socket needs the path of ofcd's socket\n");
+		usage_all(stderr);
+		return 2;
+	}
+	if (argc < 2) {
+		usage_all(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage_all(stdout);
+		return 0;
+	}
+	/* --socket PATH anywhere, or $OFC_SOCKET for the commands ofcd answers:
+	 * ask the daemon instead of acting locally. */
+	if (has_socket)
+		return remote_main(socket, argc - 1, argv + 1);
+	if (env && *env && remote_command(argv[1]))
+		return remote_main(env, argc - 1, argv + 1);
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("ofc %s\n", OFC_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (strcmp(argv[1], commands[i].name) == 0) {
+			optind = 0; /* GNU: reinitialise getopt for this argv */
+			return commands[i].run(&commands[i], argc - 1, argv + 1);
+		}
+	fprintf(stderr, "ofc: unknown command '%s'\n", argv[1]);
+	usage_all(stderr);
+	return 2;
+}

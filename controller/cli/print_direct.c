@@ -1,0 +1,571 @@
+/* How `ofc schedule` prints a direct-connect result (controller/schedule):
+ * the summary of one algorithm (text or JSON), the table of a comparison,
+ * the expansion construction next to BFB, and with -o the whole schedule;
+ * on a fabric wired through switches the export lists, for every link
+ * used, the switch ports that carry it. */
+#include "controller/cli/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- output ------------------------------------------------------------------ */
+
+static void write_tau_json(struct json_writer *w, const char *key, struct frac f, double v)
+{
+	char buf[64];
+	char k2[64];
+
+	jw_key(w, key);
+	jw_double(w, v);
+	snprintf(k2, sizeof(k2), "%s_fraction", key);
+	jw_key(w, k2);
+	if (frac_valid(f))
+		jw_str(w, frac_str(f, buf, sizeof(buf)));
+	else
+		jw_null(w);
+}
+
+static double thm20_bound(const struct schedule_result *r, const struct schedule_outcome *o)
+{
+	/* Thm 20: T_B <= T_B^OPT + (M/B) d (d^D - 1) / ((d - 1) P N), per phase. */
+	double d = r->degree, D = (double)o->steps / cost_phases(r->collective),
+	       P = r->bopts.chunks, N = r->g->n;
+	double extra = (d == 1 ? D : d * (pow(d, D) - 1) / (d - 1)) / (P * N);
+
+	return o->bst.tau_b_exact_value + cost_phases(r->collective) * extra;
+}
+
+/* The links the main schedule uses, with the circuits that carry them. */
+static void write_links_json(const struct schedule_result *r, struct json_writer *w)
+{
+	const struct fabric *f = r->fabric;
+
+	jw_key(w, "links");
+	jw_arr_begin(w);
+	for (uint32_t i = 0; i < r->nlinks; i++) {
+		const struct schedule_link *k = &r->links[i];
+
+		jw_obj_begin(w);
+		jw_key(w, "src");
+		jw_uint(w, k->src);
+		jw_key(w, "src_host");
+		jw_str(w, f->hosts[k->src].name);
+		jw_key(w, "port");
+		jw_uint(w, k->port);
+		jw_key(w, "dst");
+		jw_uint(w, k->dst);
+		jw_key(w, "dst_host");
+		jw_str(w, f->hosts[k->dst].name);
+		if (k->circuit >= 0) {
+			const struct circuit *ci = &f->circuits[k->circuit];
+
+			jw_key(w, "switch");
+			jw_str(w, f->switches[ci->sw].name);
+			jw_key(w, "in_port");
+			jw_uint(w, ci->in_port);
+			jw_key(w, "out_port");
+			jw_uint(w, ci->out_port);
+		}
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
+static double theta_bound(const struct schedule_result *r)
+{
+	/* Thm 2 with unit link capacity: theta <= d / L(N, d). */
+	return (double)r->degree / (double)moore_tree_cost(r->g->n, r->degree);
+}
+
+static void write_a2a_json(const struct schedule_result *r, const struct schedule_outcome *o,
+			   struct json_writer *w)
+{
+	jw_key(w, "theta");
+	jw_double(w, o->theta);
+	jw_key(w, "theta_bound");
+	jw_double(w, theta_bound(r));
+	jw_key(w, "theta_ratio");
+	jw_double(w, o->theta / theta_bound(r));
+	jw_key(w, "forwarding");
+	jw_str(w, o->cut_through ? "cut-through routes" : "store-and-forward steps");
+	jw_key(w, "max_link_load");
+	jw_double(w, o->max_load);
+	jw_key(w, "max_paths_per_pair");
+	jw_uint(w, o->max_paths);
+	if (o->have_mcf) {
+		jw_key(w, "lowering");
+		jw_str(w, o->lowering);
+		jw_key(w, "mcf");
+		jw_obj_begin(w);
+		jw_key(w, "theta");
+		jw_double(w, o->theta_mcf);
+		jw_key(w, "method");
+		jw_str(w, mcf_method_name(o->mcf.method));
+		jw_key(w, "optimal");
+		jw_bool(w, o->mcf.optimal);
+		jw_key(w, "theta_gap");
+		jw_double(w, o->mcf.gap);
+		jw_key(w, "stop");
+		jw_str(w, mcf_stop_name(o->mcf.stop));
+		jw_key(w, "group_order");
+		jw_uint(w, o->mcf.group_order);
+		jw_key(w, "sources_solved");
+		jw_uint(w, o->mcf.classes);
+		jw_key(w, "capacity_rows");
+		jw_uint(w, o->mcf.rows);
+		jw_key(w, "time_stepped");
+		jw_bool(w, o->mcf.steps > 0);
+		jw_key(w, "lower_bound");
+		jw_double(w, o->mcf.lower);
+		jw_key(w, "objective");
+		jw_double(w, o->mcf.objective);
+		jw_key(w, "iterations");
+		jw_uint(w, o->mcf.iterations);
+		jw_key(w, "columns");
+		jw_uint(w, o->mcf.columns);
+		jw_key(w, "seconds");
+		jw_double(w, o->mcf.seconds);
+		if (o->mcf.step_load) {
+			jw_key(w, "step_loads");
+			jw_arr_begin(w);
+			for (uint32_t t = 0; t < o->mcf.steps; t++)
+				jw_double(w, o->mcf.step_load[t]);
+			jw_arr_end(w);
+		}
+		jw_obj_end(w);
+	}
+}
+
+static void write_summary_json(const struct schedule_result *r, const struct schedule_outcome *o,
+			       struct json_writer *w)
+{
+
+	jw_key(w, "algorithm");
+	jw_str(w, o->algo);
+	jw_key(w, "collective");
+	jw_str(w, sched_collective_name(r->collective));
+	jw_key(w, "topology");
+	jw_str(w, r->g->spec);
+	jw_key(w, "nodes");
+	jw_uint(w, r->g->n);
+	jw_key(w, "degree");
+	jw_uint(w, r->degree);
+	jw_key(w, "size_bytes");
+	jw_uint(w, r->cost.size);
+	jw_key(w, "alpha_us");
+	jw_double(w, r->cost.alpha * 1e6);
+	jw_key(w, "bandwidth_bps");
+	jw_double(w, r->cost.bandwidth);
+	jw_key(w, "num_steps");
+	jw_uint(w, o->steps);
+	jw_key(w, "tau_l");
+	jw_uint(w, o->steps);
+	write_tau_json(w, "tau_b", o->tau_b, o->tau_b_value);
+	jw_key(w, "tau_b_measured");
+	jw_double(w, o->measured);
+	jw_key(w, "time_us");
+	jw_double(w, o->time_us);
+	jw_key(w, "lower_bound_us");
+	jw_double(w, r->lb_us);
+	jw_key(w, "lower_bound_steps");
+	jw_uint(w, r->lb.steps);
+	write_tau_json(w, "lower_bound_tau_b", r->lb.tau_b, frac_value(r->lb.tau_b));
+	jw_key(w, "ratio");
+	jw_double(w, o->ratio);
+	jw_key(w, "moore_optimal");
+	jw_bool(w, o->steps == r->lb.steps);
+	jw_key(w, "bw_optimal");
+	jw_bool(w, frac_valid(o->tau_b) ? frac_cmp(o->tau_b, r->lb.tau_b) == 0
+					: fabs(o->tau_b_value - frac_value(r->lb.tau_b)) < 1e-9);
+	jw_key(w, "verified");
+	jw_bool(w, o->verified);
+	if (!o->verified) {
+		jw_key(w, "verify_error");
+		jw_str(w, o->verify_error);
+	}
+	jw_key(w, "num_transfers");
+	jw_uint(w, o->ntransfers);
+	jw_key(w, "generate_s");
+	jw_double(w, o->gen_s);
+	jw_key(w, "verify_s");
+	jw_double(w, o->verify_s);
+	if (o->is_a2a)
+		write_a2a_json(r, o, w);
+	if (o->is_torus) {
+		jw_key(w, "variant");
+		jw_str(w, o->variant);
+		jw_key(w, "congestion_deficiency");
+		jw_double(w, o->tf.xi);
+		jw_key(w, "bandwidth_deficiency");
+		jw_double(w, o->tf.psi);
+		jw_key(w, "instances");
+		jw_uint(w, o->tf.instances);
+		jw_key(w, "hop_latency_us");
+		jw_double(w, r->hop_latency * 1e6);
+		jw_key(w, "hops");
+		jw_double(w, o->tf.hops);
+		jw_key(w, "routing");
+		jw_str(w, "minimal, dimension order, ties split");
+	}
+	if (o->is_bfb) {
+		jw_key(w, "problems");
+		jw_uint(w, o->bst.problems);
+		jw_key(w, "lps_solved");
+		jw_uint(w, o->bst.lps);
+		if (r->bopts.chunks) {
+			jw_key(w, "chunks");
+			jw_uint(w, r->bopts.chunks);
+			write_tau_json(w, "tau_b_fractional", o->bst.tau_b_exact,
+				       o->bst.tau_b_exact_value);
+			jw_key(w, "thm20_tau_b_bound");
+			jw_double(w, thm20_bound(r, o));
+		}
+	}
+	if (o->has_pred) {
+		jw_key(w, "predicted");
+		jw_obj_begin(w);
+		jw_key(w, "construction");
+		jw_str(w, o->pred.how);
+		jw_key(w, "num_steps");
+		jw_uint(w, o->pred.steps);
+		write_tau_json(w, "tau_b", o->pred.tau_b, o->pred.tau_b_value);
+		jw_key(w, "exact");
+		jw_bool(w, o->pred.exact);
+		jw_obj_end(w);
+	}
+	if (r->nic_ports) {
+		const struct fabric *f = r->fabric;
+
+		jw_key(w, "fabric");
+		jw_obj_begin(w);
+		jw_key(w, "name");
+		jw_str(w, f->name);
+		jw_key(w, "ports");
+		jw_str(w, "transfer ports are host NIC ports");
+		jw_key(w, "circuits");
+		jw_uint(w, f->ncircuits);
+		jw_obj_end(w);
+	}
+}
+
+static void text_tau(FILE *out, struct frac f, double v)
+{
+	char buf[64];
+
+	if (frac_valid(f) && f.den != 1)
+		fprintf(out, "%s = %.9g", frac_str(f, buf, sizeof(buf)), v);
+	else
+		fprintf(out, "%.9g", v);
+}
+
+static void write_summary_text(const struct schedule_result *r, const struct schedule_outcome *o,
+			       FILE *out)
+{
+	char a[48], b[48], m[48];
+	double mb = cost_mb_us(&r->cost);
+
+	fmt_size(m, sizeof(m), r->cost.size);
+	fmt_duration(a, sizeof(a), r->cost.alpha);
+	fmt_rate(b, sizeof(b), r->cost.bandwidth);
+	fprintf(out, "%s %s on %s: %u nodes, degree %u\n", o->algo,
+		sched_collective_name(r->collective), r->g->spec, r->g->n, r->degree);
+	fprintf(out, "  workload     M = %s, alpha = %s, B = %s (M/B = %.6g us)\n", m, a, b, mb);
+	fprintf(out, "  steps        %u (T_L = %.6g us)\n", o->steps,
+		o->steps * r->cost.alpha * 1e6);
+	fprintf(out, "  tau_B        ");
+	text_tau(out, o->tau_b, o->tau_b_value);
+	fprintf(out, " (T_B = %.6g us)\n", o->tau_b_value * mb);
+	if (o->is_bfb && r->bopts.chunks) {
+		fprintf(out, "  chunks       %u per shard; fractional optimum ", r->bopts.chunks);
+		text_tau(out, o->bst.tau_b_exact, o->bst.tau_b_exact_value);
+		fprintf(out, ", Thm 20 bound %.9g\n", thm20_bound(r, o));
+	}
+	fprintf(out, "  time         %.6g us\n", o->time_us);
+	fprintf(out, "  lower bound  %.6g us (%u steps, tau_B* ", r->lb_us, r->lb.steps);
+	text_tau(out, r->lb.tau_b, frac_value(r->lb.tau_b));
+	fprintf(out, ")\n  ratio        %.4f\n", o->ratio);
+	if (o->verified)
+		fprintf(out, "  verified     yes: %zu transfers, link loads give tau_B %.9g\n",
+			o->ntransfers, o->measured);
+	else
+		fprintf(out, "  verified     NO: %s\n", o->verify_error);
+	if (o->is_a2a) {
+		fprintf(out,
+			"  theta        %.9g per link capacity (%s); bound d/L(N,d) = %.9g, "
+			"ratio %.4f\n",
+			o->theta, o->cut_through ? "cut-through routes" : "store-and-forward steps",
+			theta_bound(r), o->theta / theta_bound(r));
+		if (o->have_mcf) {
+			fprintf(out,
+				"  mcf          theta %.9g (%s, %u sources of %u, %u iterations, "
+				"%.3f s), lowered to %s, at most %u paths per pair\n",
+				o->theta_mcf, mcf_method_name(o->mcf.method), o->mcf.classes,
+				o->mcf.nodes, o->mcf.iterations, o->mcf.seconds, o->lowering,
+				o->max_paths);
+			if (o->mcf.optimal)
+				fprintf(out,
+					"               optimal (the LP bound meets the flow)\n");
+			else
+				fprintf(out,
+					"               NOT proven optimal (%s): the optimum is at "
+					"most "
+					"%.9g, gap %.3g%%\n",
+					mcf_stop_name(o->mcf.stop), 1 / o->mcf.lower,
+					100 * o->mcf.gap);
+		}
+	}
+	if (o->has_pred) {
+		fprintf(out, "  construction %s\n", o->pred.how);
+		fprintf(out, "    predicted  %u steps, tau_B ", o->pred.steps);
+		text_tau(out, o->pred.tau_b, o->pred.tau_b_value);
+		fprintf(out, "%s\n",
+			o->pred.exact ? " (the paper's formulas, exact here)"
+				      : " (the paper's upper bound)");
+	}
+	if (r->nic_ports)
+		fprintf(out,
+			"  fabric       %s: ports are host NIC ports; %u circuits carry the "
+			"links (-o lists them)\n",
+			r->fabric->name, r->fabric->ncircuits);
+}
+
+/* The expansion construction next to BFB on the expanded graph. */
+static void write_construction_text(const struct schedule_outcome *e, FILE *out)
+{
+	if (!e->applies) {
+		fprintf(out, "  construction not built: %s\n", e->why);
+		return;
+	}
+	fprintf(out, "  construction %s\n", e->pred.how);
+	fprintf(out, "    predicted  %u steps, tau_B ", e->pred.steps);
+	text_tau(out, e->pred.tau_b, e->pred.tau_b_value);
+	fprintf(out, "%s\n", e->pred.exact ? " (exact)" : " (upper bound)");
+	fprintf(out, "    built      %u steps, tau_B %.9g, %zu transfers, verified %s\n", e->steps,
+		e->measured, e->ntransfers, e->verified ? "yes" : "NO");
+	if (!e->verified)
+		fprintf(out, "    verifier: %s\n", e->verify_error);
+}
+
+static void write_construction_json(const struct schedule_outcome *e, struct json_writer *w)
+{
+	jw_key(w, "expansion");
+	jw_obj_begin(w);
+	if (!e->applies) {
+		jw_key(w, "error");
+		jw_str(w, e->why);
+		jw_obj_end(w);
+		return;
+	}
+	jw_key(w, "construction");
+	jw_str(w, e->pred.how);
+	jw_key(w, "predicted");
+	jw_obj_begin(w);
+	jw_key(w, "num_steps");
+	jw_uint(w, e->pred.steps);
+	write_tau_json(w, "tau_b", e->pred.tau_b, e->pred.tau_b_value);
+	jw_key(w, "exact");
+	jw_bool(w, e->pred.exact);
+	jw_obj_end(w);
+	jw_key(w, "measured");
+	jw_obj_begin(w);
+	jw_key(w, "num_steps");
+	jw_uint(w, e->steps);
+	jw_key(w, "tau_b");
+	jw_double(w, e->measured);
+	jw_key(w, "num_transfers");
+	jw_uint(w, e->ntransfers);
+	jw_key(w, "time_us");
+	jw_double(w, e->time_us);
+	jw_key(w, "verified");
+	jw_bool(w, e->verified);
+	if (!e->verified) {
+		jw_key(w, "verify_error");
+		jw_str(w, e->verify_error);
+	}
+	jw_obj_end(w);
+	jw_obj_end(w);
+}
+
+/* The whole main schedule to -o: the shared shape plus, on a fabric, the
+ * links. */
+static int write_schedule(const struct schedule_print *p, const struct schedule_result *r,
+			  struct ofc_error *err)
+{
+	const struct schedule_outcome *o = r->main;
+	struct cli_output out;
+	char buf[64];
+	int rc = 0;
+
+	if (!p->output)
+		return 0;
+	if (cli_output_open(&out, p->output, err) < 0)
+		return -1;
+	if (p->format == FMT_PB) {
+		rc = schedule_write_pb(&o->s, out.f, err);
+		if (rc == 0) {
+			/* One more Schedule message with the direct-connect fields:
+			 * protobuf merges concatenated messages. */
+			struct arena a = {0};
+			Ofc__V1__Schedule *m = schedule_extra_msg(&a, r);
+			uint8_t *pk;
+			size_t len;
+
+			len = protobuf_c_message_get_packed_size(&m->base);
+			pk = xmalloc(len + 1);
+			protobuf_c_message_pack(&m->base, pk);
+			if (len && fwrite(pk, 1, len, out.f) != len)
+				rc = ofc_error_set(err, OFC_E_RUNTIME, "short write");
+			free(pk);
+			arena_free(&a);
+		}
+	} else if (p->format == FMT_TEXT) {
+		sched_write_text(out.f, &o->s, UINT32_MAX);
+		if (r->nic_ports) {
+			const struct fabric *f = r->fabric;
+
+			fprintf(out.f,
+				"links (port j of a host transmits to port j of the other):\n");
+			for (uint32_t k = 0; k < f->ncircuits; k++) {
+				const struct circuit *ci = &f->circuits[k];
+
+				fprintf(out.f, "  %s:%u -> %s:%u  via %s %u -> %u\n",
+					f->hosts[ci->src_host].name, ci->src_port,
+					f->hosts[ci->dst_host].name, ci->dst_port,
+					f->switches[ci->sw].name, ci->in_port, ci->out_port);
+			}
+		}
+	} else {
+		struct json_writer w;
+
+		jw_init(&w, out.f, true);
+		jw_obj_begin(&w);
+		sched_write_json_members(&w, &o->s, true);
+		jw_key(&w, "tau_b_fraction");
+		if (frac_valid(o->tau_b))
+			jw_str(&w, frac_str(o->tau_b, buf, sizeof(buf)));
+		else
+			jw_null(&w);
+		if (r->nic_ports)
+			write_links_json(r, &w);
+		jw_obj_end(&w);
+		jw_finish(&w);
+	}
+	if (rc == 0)
+		return cli_output_commit(&out, err);
+	cli_output_abort(&out);
+	return -1;
+}
+
+static void write_table_text(const struct schedule_result *r, FILE *out)
+{
+	fprintf(out, "%s on %s: %u nodes, degree %u; lower bound %.6g us (%u steps, tau_B* %.6g)\n",
+		sched_collective_name(r->collective), r->g->spec, r->g->n, r->degree, r->lb_us,
+		r->lb.steps, frac_value(r->lb.tau_b));
+	fprintf(out, "  %-12s %7s %14s %12s %8s  %s\n", "algorithm", "steps", "tau_B", "time_us",
+		"ratio", "verified");
+	for (unsigned i = 0; i < r->nout; i++) {
+		const struct schedule_outcome *o = &r->out[i];
+		char buf[64];
+
+		if (!o->applies) {
+			fprintf(out, "  %-12s n/a: %s\n", o->algo, o->why);
+			continue;
+		}
+		if (frac_valid(o->tau_b) && o->tau_b.den != 1 && o->tau_b.den < 100000)
+			frac_str(o->tau_b, buf, sizeof(buf));
+		else
+			snprintf(buf, sizeof(buf), "%.6g", o->tau_b_value);
+		fprintf(out, "  %-12s %7u %14s %12.6g %8.4f  %s", o->algo, o->steps, buf,
+			o->time_us, o->ratio, o->verified ? "yes" : "NO");
+		if (o->is_torus)
+			fprintf(out, "  xi %.6g", o->tf.xi);
+		if (o->is_a2a)
+			fprintf(out, "  theta %.6g", o->theta);
+		fprintf(out, "\n");
+	}
+}
+
+static void write_table_json(const struct schedule_result *r, struct json_writer *w)
+{
+	jw_key(w, "comparison");
+	jw_arr_begin(w);
+	for (unsigned i = 0; i < r->nout; i++) {
+		const struct schedule_outcome *o = &r->out[i];
+
+		jw_obj_begin(w);
+		jw_key(w, "algorithm");
+		jw_str(w, o->algo);
+		if (!o->applies) {
+			jw_key(w, "error");
+			jw_str(w, o->why);
+		} else {
+			jw_key(w, "num_steps");
+			jw_uint(w, o->steps);
+			write_tau_json(w, "tau_b", o->tau_b, o->tau_b_value);
+			jw_key(w, "time_us");
+			jw_double(w, o->time_us);
+			jw_key(w, "ratio");
+			jw_double(w, o->ratio);
+			jw_key(w, "verified");
+			jw_bool(w, o->verified);
+			jw_key(w, "num_transfers");
+			jw_uint(w, o->ntransfers);
+			if (o->is_torus) {
+				jw_key(w, "variant");
+				jw_str(w, o->variant);
+				jw_key(w, "congestion_deficiency");
+				jw_double(w, o->tf.xi);
+			}
+			if (o->is_a2a) {
+				jw_key(w, "theta");
+				jw_double(w, o->theta);
+				if (o->lowering) {
+					jw_key(w, "lowering");
+					jw_str(w, o->lowering);
+				}
+			}
+		}
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
+int print_direct(const struct schedule_print *p, const struct schedule_result *r)
+{
+	const struct schedule_outcome *main_o = r->main;
+	struct ofc_error err = {0};
+	FILE *out = cli_summary_stream(p);
+	int rc = 0;
+
+	if (p->json) {
+		struct json_writer w;
+
+		jw_init(&w, out, true);
+		jw_obj_begin(&w);
+		write_summary_json(r, main_o, &w);
+		if (r->construction)
+			write_construction_json(r->construction, &w);
+		if (r->compare)
+			write_table_json(r, &w);
+		jw_obj_end(&w);
+		jw_finish(&w);
+	} else {
+		if (r->compare)
+			write_table_text(r, out);
+		else
+			write_summary_text(r, main_o, out);
+		if (r->construction)
+			write_construction_text(r->construction, out);
+	}
+	fflush(out);
+	if (write_schedule(p, r, &err) < 0)
+		return cli_fail(&err);
+	for (unsigned i = 0; i < r->nout; i++)
+		if (r->out[i].applies && !r->out[i].verified) {
+			fprintf(stderr, "ofc schedule: the %s schedule is not verified: %s\n",
+				r->out[i].algo, r->out[i].verify_error);
+			rc = 1;
+		}
+	return rc;
+}

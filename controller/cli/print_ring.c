@@ -1,0 +1,339 @@
+/* How `ofc optree` and `ofc schedule` on a config with a ring print an
+ * all-gather on a WDM ring (controller/schedule): the summary of one
+ * algorithm (text or JSON), or the table of all of them, and with -o the
+ * schedule itself. */
+#include "controller/cli/internal.h"
+#include "optree/optree.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void fmt_radices(char *buf, size_t n, const struct optree_plan *p)
+{
+	size_t k = 0;
+
+	buf[0] = 0;
+	for (uint32_t i = 0; i < p->depth && k + 12 < n; i++)
+		k += (size_t)snprintf(buf + k, n - k, "%s%u", i ? "x" : "", p->radix[i]);
+}
+
+static void write_json_one(struct json_writer *w, const struct schedule_result *q,
+			   const struct schedule_outcome *o, enum optree_algo a)
+{
+	const struct optree_result *res = &o->ring.res;
+	const struct optree_ring *ring = &q->ring;
+
+	jw_obj_begin(w);
+	jw_key(w, "algorithm");
+	jw_str(w, optree_algo_name(a));
+	jw_key(w, "nodes");
+	jw_uint(w, ring->nodes);
+	jw_key(w, "wavelengths");
+	jw_uint(w, ring->wavelengths);
+	jw_key(w, "fibres");
+	jw_uint(w, ring->fibres);
+	if (q->ring_name) {
+		jw_key(w, "ring");
+		jw_str(w, q->ring_name);
+	}
+	jw_key(w, "block_bytes");
+	jw_uint(w, ring->block_bytes);
+	jw_key(w, "max_add");
+	jw_uint(w, ring->max_add);
+	if (!o->applies) {
+		jw_key(w, "error");
+		jw_str(w, o->why);
+		jw_key(w, "verified");
+		jw_bool(w, false);
+		jw_obj_end(w);
+		return;
+	}
+	jw_key(w, "analytic_depth");
+	jw_uint(w, res->analytic_depth);
+	jw_key(w, "analytic_steps");
+	jw_double(w, res->analytic_steps);
+	if (a == OPTREE_TREE) {
+		jw_key(w, "analytic_k");
+		jw_double(w, o->ring.an.k_real);
+		jw_key(w, "analytic_radix");
+		jw_double(w, o->ring.an.radix);
+		jw_key(w, "analytic_time_us");
+		jw_double(w, o->ring.an.time_us);
+	}
+	jw_key(w, "radices");
+	jw_arr_begin(w);
+	if (a == OPTREE_TREE || a == OPTREE_ONESTAGE)
+		for (uint32_t i = 0; i < res->plan.depth; i++)
+			jw_uint(w, res->plan.radix[i]);
+	jw_arr_end(w);
+	jw_key(w, "uneven");
+	jw_bool(w, (a == OPTREE_TREE || a == OPTREE_ONESTAGE) && res->plan.uneven);
+	jw_key(w, "stages");
+	jw_uint(w, res->nstages);
+	jw_key(w, "stage_steps");
+	jw_arr_begin(w);
+	for (uint32_t i = 0; i < res->nstages; i++)
+		jw_uint(w, res->stage[i].steps);
+	jw_arr_end(w);
+	if (a == OPTREE_TREE || a == OPTREE_ONESTAGE) {
+		jw_key(w, "stage_detail");
+		jw_arr_begin(w);
+		for (uint32_t i = 0; i < res->nstages; i++) {
+			const struct optree_stage *s = &res->stage[i];
+
+			jw_obj_begin(w);
+			jw_key(w, "radix");
+			jw_uint(w, s->radix);
+			jw_key(w, "groups");
+			jw_uint(w, s->groups);
+			jw_key(w, "min_group");
+			jw_uint(w, s->min_group);
+			jw_key(w, "max_group");
+			jw_uint(w, s->max_group);
+			jw_key(w, "max_load");
+			jw_uint(w, s->max_load);
+			jw_key(w, "steps");
+			jw_uint(w, s->steps);
+			jw_key(w, "colour_steps");
+			jw_uint(w, s->colour_steps);
+			jw_key(w, "lower_bound");
+			jw_uint(w, s->lower_bound);
+			jw_key(w, "partial_channels");
+			jw_uint(w, s->partial_channels);
+			jw_key(w, "transfers");
+			jw_uint(w, s->transfers);
+			jw_obj_end(w);
+		}
+		jw_arr_end(w);
+	}
+	jw_key(w, "num_steps");
+	jw_uint(w, o->steps);
+	jw_key(w, "num_transfers");
+	jw_uint(w, o->ntransfers);
+	jw_key(w, "max_wavelengths_used");
+	jw_uint(w, o->ring.vr.max_wavelengths_used);
+	jw_key(w, "lower_bound_steps");
+	jw_uint(w, res->lower_bound_steps);
+	jw_key(w, "gap_steps");
+	jw_int(w, (int64_t)o->steps - (int64_t)res->lower_bound_steps);
+	jw_key(w, "split_steps");
+	jw_uint(w, res->split_steps);
+	jw_key(w, "step_us");
+	jw_double(w, o->ring.tm.step_us);
+	jw_key(w, "time_us");
+	jw_double(w, o->ring.tm.time_us);
+	jw_key(w, "overlap");
+	jw_bool(w, q->overlap);
+	jw_key(w, "time_plain_us");
+	jw_double(w, o->ring.tm.plain_us);
+	jw_key(w, "overlap_saved_us");
+	jw_double(w, o->ring.tm.saved_us);
+	jw_key(w, "stage_retunes");
+	jw_uint(w, o->ring.tm.retune_stages);
+	jw_key(w, "hidden_stage_retunes");
+	jw_uint(w, o->ring.tm.hidden_stages);
+	jw_key(w, "mrr_retune_steps");
+	jw_uint(w, o->ring.tm.retune_steps);
+	jw_key(w, "time_all_retunes_us");
+	jw_double(w, o->ring.tm.all_retunes_us);
+	jw_key(w, "time_all_retunes_plain_us");
+	jw_double(w, o->ring.tm.all_retunes_plain_us);
+	jw_key(w, "verified");
+	jw_bool(w, o->verified);
+	if (!o->verified) {
+		jw_key(w, "verify_error");
+		jw_str(w, o->verify_error);
+	}
+	jw_obj_end(w);
+}
+
+static void write_text_one(FILE *f, const struct schedule_result *q, const struct schedule_outcome *o,
+			   enum optree_algo a)
+{
+	const struct optree_result *res = &o->ring.res;
+	const struct optree_ring *ring = &q->ring;
+	char size[32], rate[32], d1[32], d2[32], rad[256];
+	static const char *const title[] = {
+	    [OPTREE_RING] = "ring all-gather",
+	    [OPTREE_NE] = "neighbor exchange",
+	    [OPTREE_ONESTAGE] = "one-stage all-to-all broadcast",
+	    [OPTREE_TREE] = "OpTree",
+	};
+
+	fmt_size(size, sizeof(size), ring->block_bytes);
+	fmt_rate(rate, sizeof(rate), ring->rate);
+	fmt_duration(d1, sizeof(d1), ring->mrr_delay);
+	fmt_duration(d2, sizeof(d2), ring->oeo_delay);
+	fprintf(f,
+		"%s all-gather on a WDM ring%s%s: %u nodes, %u wavelengths x %u fibre%s per "
+		"direction, %s blocks at %s\n",
+		title[a], q->ring_name ? " " : "", q->ring_name ? q->ring_name : "", ring->nodes,
+		ring->wavelengths, ring->fibres, ring->fibres == 1 ? "" : "s", size, rate);
+	if (!o->applies) {
+		fprintf(f, "  not built: %s\n", o->why);
+		return;
+	}
+	if (a == OPTREE_TREE) {
+		fprintf(f,
+			"  analytic optimum      depth k* = %u (Theorem 2; stationary point %.2f), "
+			"m = N^(1/k) = %.2f\n",
+			o->ring.an.depth, o->ring.an.k_real, o->ring.an.radix);
+		fprintf(f,
+			"                        S = N m (2k-1) / (8W) = %.2f steps "
+			"(Theorem 1)\n",
+			o->ring.an.steps);
+		fmt_radices(rad, sizeof(rad), &res->plan);
+		fprintf(f, "  realised plan         radices %s (%u stage%s, %s groups)\n", rad,
+			res->plan.depth, res->plan.depth == 1 ? "" : "s",
+			res->plan.uneven ? "uneven" : "even");
+		fprintf(f, "    stage  radix  groups  group size   max load  lower bound  steps\n");
+		for (uint32_t i = 0; i < res->nstages; i++) {
+			const struct optree_stage *s = &res->stage[i];
+			char gs[32];
+
+			if (s->min_group == s->max_group)
+				snprintf(gs, sizeof(gs), "%u", s->min_group);
+			else
+				snprintf(gs, sizeof(gs), "%u-%u", s->min_group, s->max_group);
+			fprintf(f, "    %-5u  %-5u  %-6u  %-11s  %-8llu  %-11u  %u%s\n", i + 1,
+				s->radix, s->groups, gs, (unsigned long long)s->max_load,
+				s->lower_bound, s->steps,
+				s->steps > s->colour_steps ? " (split)" : "");
+		}
+	} else if (a == OPTREE_ONESTAGE) {
+		fprintf(f, "  analytic              N^2 / (8W) = %.2f steps (Lemma 1)\n",
+			res->analytic_steps);
+	} else {
+		fprintf(f, "  analytic              %.0f steps\n", res->analytic_steps);
+	}
+	int64_t gap = (int64_t)o->steps - (int64_t)res->lower_bound_steps;
+	fprintf(f, "  total steps           %u (lower bound %u, gap %lld = %.1f %%",
+		o->steps, res->lower_bound_steps, (long long)gap,
+		res->lower_bound_steps ? 100.0 * (double)gap / res->lower_bound_steps : 0.0);
+	if (res->analytic_steps > 0)
+		fprintf(f, "; analytic %.2f, %+.1f %%", res->analytic_steps,
+			100.0 * (o->steps - res->analytic_steps) / res->analytic_steps);
+	fprintf(f, ")\n");
+	fprintf(f, "  max wavelengths used  %u of %u on any fibre in any step\n",
+		o->ring.vr.max_wavelengths_used, ring->wavelengths);
+	fprintf(f, "  add/drop limit        %u lightpaths per node per step: %s", ring->max_add,
+		res->split_steps ? "" : "no step split\n");
+	if (res->split_steps)
+		fprintf(f, "steps split to respect it, %u more step%s\n", res->split_steps,
+			res->split_steps == 1 ? "" : "s");
+	fprintf(f,
+		"  predicted time        T = %u x %.3f us + %u x %s retune + %u x %s O/E/O = "
+		"%.2f us\n",
+		o->steps, o->ring.tm.step_us, o->ring.tm.retune_stages, d1, res->nstages, d2,
+		o->ring.tm.plain_us);
+	if (q->overlap)
+		fprintf(f,
+			"  with --overlap        %.2f us: %u of %u stage retune%s hidden, %.2f us "
+			"saved (%.3f %%)\n",
+			o->ring.tm.time_us, o->ring.tm.hidden_stages, o->ring.tm.retune_stages,
+			o->ring.tm.retune_stages == 1 ? "" : "s", o->ring.tm.saved_us,
+			o->ring.tm.plain_us > 0 ? 100.0 * o->ring.tm.saved_us / o->ring.tm.plain_us : 0.0);
+	fprintf(f,
+		"  MRR retuning          %u of %u steps change some ring; charging every one: "
+		"%.2f us\n",
+		o->ring.tm.retune_steps, o->steps, o->ring.tm.all_retunes_us);
+	if (o->verified)
+		fprintf(f, "  verified              yes (%zu transfers)\n", o->ntransfers);
+	else
+		fprintf(f, "  verified              NO: %s\n", o->verify_error);
+}
+
+static void write_table(FILE *f, const struct schedule_result *q)
+{
+	const struct optree_ring *ring = &q->ring;
+	const struct schedule_outcome *o = q->out;
+	size_t n = q->nout;
+	char size[32];
+	double best = INFINITY;
+
+	fmt_size(size, sizeof(size), ring->block_bytes);
+	fprintf(f,
+		"all-gather on a WDM ring%s%s: %u nodes, %u wavelengths x %u fibre%s per "
+		"direction, %s blocks\n\n",
+		q->ring_name ? " " : "", q->ring_name ? q->ring_name : "", ring->nodes,
+		ring->wavelengths, ring->fibres, ring->fibres == 1 ? "" : "s", size);
+	for (size_t i = 0; i < n; i++)
+		if (o[i].applies && o[i].ring.tm.time_us < best)
+			best = o[i].ring.tm.time_us;
+	fprintf(f, "%-9s  %-7s  %-7s  %-9s  %-7s  %-5s  %-6s  %-14s  %-8s  %s\n", "algorithm",
+		"stages", "steps", "analytic", "bound", "gap", "max wl", "time (us)", "vs best",
+		"verified");
+	for (size_t i = 0; i < n; i++) {
+		const struct schedule_outcome *x = &o[i];
+
+		if (!x->applies) {
+			fprintf(f, "%-9s  not built: %s\n", optree_algo_name(o[i].ring.algo), x->why);
+			continue;
+		}
+		char ratio[24] = "-";
+
+		if (best > 0)
+			snprintf(ratio, sizeof(ratio), "x%.2f", x->ring.tm.time_us / best);
+		fprintf(f, "%-9s  %-7u  %-7u  %-9.2f  %-7u  %-5lld  %-6u  %-14.2f  %-8s  %s\n",
+			optree_algo_name(o[i].ring.algo), x->ring.res.nstages, x->steps,
+			x->ring.res.analytic_steps, x->ring.res.lower_bound_steps,
+			(long long)x->steps - (long long)x->ring.res.lower_bound_steps,
+			x->ring.vr.max_wavelengths_used, x->ring.tm.time_us, ratio,
+			x->verified ? "yes" : "NO");
+	}
+	for (size_t i = 0; i < n; i++)
+		if (o[i].applies && o[i].ring.algo == OPTREE_TREE) {
+			char rad[256];
+
+			fmt_radices(rad, sizeof(rad), &o[i].ring.res.plan);
+			fprintf(f, "\noptree radices %s; analytic depth %u (k = %.2f)\n", rad,
+				o[i].ring.an.depth, o[i].ring.an.k_real);
+		}
+	for (size_t i = 0; i < n; i++)
+		if (o[i].applies && o[i].ring.tm.time_us > 0 && best > 0 && o[i].ring.algo != OPTREE_TREE)
+			for (size_t j = 0; j < n; j++)
+				if (o[j].applies && o[j].ring.algo == OPTREE_TREE) {
+					double d = 100.0 * (1 - o[j].ring.tm.time_us / o[i].ring.tm.time_us);
+
+					fprintf(f, "optree takes %.2f %% %s time than %s\n",
+						fabs(d), d >= 0 ? "less" : "more",
+						optree_algo_name(o[i].ring.algo));
+				}
+}
+
+int print_ring(const struct schedule_print *p, const struct schedule_result *r)
+{
+	struct ofc_error err = {0};
+	FILE *out = cli_summary_stream(p);
+	int rc = 0;
+
+	if (p->json) {
+		struct json_writer w;
+
+		jw_init(&w, out, true);
+		if (r->compare)
+			jw_arr_begin(&w);
+		for (size_t i = 0; i < r->nout; i++)
+			write_json_one(&w, r, &r->out[i], r->out[i].ring.algo);
+		if (r->compare)
+			jw_arr_end(&w);
+		jw_finish(&w);
+	} else if (r->compare) {
+		write_table(out, r);
+	} else {
+		write_text_one(out, r, r->main, r->main->ring.algo);
+	}
+	fflush(out);
+
+	if (!r->compare && cli_write_schedule(p, &r->main->s, &err) < 0)
+		rc = cli_fail(&err);
+	for (size_t i = 0; i < r->nout; i++)
+		if (r->out[i].applies && !r->out[i].verified) {
+			fprintf(stderr, "ofc %s: the %s schedule failed verification: %s\n",
+				p->cmd->name, optree_algo_name(r->out[i].ring.algo),
+				r->out[i].verify_error);
+			rc = 1;
+		}
+	return rc;
+}

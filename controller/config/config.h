@@ -1,0 +1,28 @@
+/* controller/config — YAML fabric configs in, a validated struct fabric out.
+ *
+ * Data flow: config_load() reads YAML into a struct fabric (syntax, types,
+ * units, unknown keys: every error names FILE:LINE:COL); fabric_validate()
+ * then checks the model as a whole (names, references, ranges, whether the
+ * wiring can realise the topology) and resolves it: hosts are numbered,
+ * wiring is explicit, the target topology and its circuits are computed.
+ */
+#ifndef OFC_CONTROLLER_CONFIG_H
+#define OFC_CONTROLLER_CONFIG_H
+
+#include "controller/fabric/fabric.h"
+
+#define CONFIG_MAX_BYTES (8u << 20) /* a config larger than this is refused */
+#define CONFIG_MAX_DEPTH 64	    /* YAML nesting */
+#define CONFIG_MAX_NODES 2000000u   /* YAML nodes visited, aliases expanded */
+
+/* Parse YAML text (named `file` in messages; dir for relative paths). */
+int config_parse(const char *file, const char *text, size_t len, struct fabric **out,
+		 struct ofc_error *err);
+/* Read and parse a file (size-limited). */
+int config_load(const char *path, struct fabric **out, struct ofc_error *err);
+/* Check the model as a whole and resolve references; see the file comment. */
+int fabric_validate(struct fabric *f, struct ofc_error *err);
+/* config_load + fabric_validate. */
+int fabric_open(const char *path, struct fabric **out, struct ofc_error *err);
+
+#endif

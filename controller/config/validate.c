@@ -1,0 +1,566 @@
+/* Validation of a loaded fabric as a whole, after the loader has checked
+ * every value on its own: unique names, references that resolve, devices
+ * and their drivers, wiring, and whether the wiring can realise the target
+ * topology. Also resolves: host indices, explicit wiring, the topology graph,
+ * its port permutations and the circuits each switch must hold.
+ * Every error names the place in the config it is about. */
+#include "controller/config/internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NONE UINT32_MAX
+
+static int at(struct ofc_error *err, const struct fabric *f, struct src_loc loc, const char *fmt,
+	      ...) OFC_PRINTF(4, 5);
+static int at(struct ofc_error *err, const struct fabric *f, struct src_loc loc, const char *fmt,
+	      ...)
+{
+	va_list ap;
+
+	err->code = OFC_E_INPUT;
+	snprintf(err->file, sizeof(err->file), "%s", f->file);
+	err->line = loc.line ? loc.line : 1;
+	err->col = loc.col ? loc.col : 1;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ---- names ---------------------------------------------------------------- */
+
+static int cmp_host(const void *a, const void *b, void *ctx)
+{
+	const struct fabric *f = ctx;
+
+	return strcmp(f->hosts[*(const uint32_t *)a].name, f->hosts[*(const uint32_t *)b].name);
+}
+
+static int index_hosts(struct fabric *f, struct ofc_error *err)
+{
+	f->host_index = xmalloc(((size_t)f->nhosts + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < f->nhosts; i++)
+		f->host_index[i] = i;
+	qsort_r(f->host_index, f->nhosts, sizeof(uint32_t), cmp_host, f);
+	for (uint32_t i = 1; i < f->nhosts; i++) {
+		const struct host *a = &f->hosts[f->host_index[i - 1]];
+		const struct host *b = &f->hosts[f->host_index[i]];
+
+		if (strcmp(a->name, b->name) == 0) {
+			const struct host *later = a->loc.line > b->loc.line ? a : b;
+			const struct host *first = later == a ? b : a;
+
+			return at(err, f, later->loc, "duplicate host name '%s' (first at line %u)",
+				  a->name, first->loc.line);
+		}
+	}
+	return 0;
+}
+
+/* Switches and rings share one namespace: both are devices that
+ * `--device NAME=HOST:PORT` can point elsewhere. */
+static int check_device_names(struct fabric *f, struct ofc_error *err)
+{
+	uint32_t n = f->nswitches + f->nrings;
+	const char **names = xcalloc(n + 1, sizeof(char *));
+	struct src_loc *locs = xcalloc(n + 1, sizeof(struct src_loc));
+	int rc = 0;
+
+	for (uint32_t i = 0; i < f->nswitches; i++) {
+		names[i] = f->switches[i].name;
+		locs[i] = f->switches[i].loc;
+	}
+	for (uint32_t i = 0; i < f->nrings; i++) {
+		names[f->nswitches + i] = f->rings[i].name;
+		locs[f->nswitches + i] = f->rings[i].loc;
+	}
+	for (uint32_t i = 0; i < n && rc == 0; i++)
+		for (uint32_t j = 0; j < i; j++)
+			if (strcmp(names[i], names[j]) == 0) {
+				rc = at(err, f, locs[i],
+					"duplicate device name '%s' (first at line %u)", names[i],
+					locs[j].line);
+				break;
+			}
+	free(names);
+	free(locs);
+	return rc;
+}
+
+/* ---- drivers -------------------------------------------------------------- */
+
+static int check_address(const char *addr)
+{
+	const char *colon;
+	uint32_t port;
+
+	if (addr[0] == '[') { /* [v6]:port */
+		const char *close = strchr(addr, ']');
+
+		if (!close || close == addr + 1 || close[1] != ':')
+			return -1;
+		colon = close + 1;
+	} else {
+		colon = strrchr(addr, ':');
+		if (!colon || colon == addr)
+			return -1;
+	}
+	if (parse_u32(colon + 1, &port) < 0 || port < 1 || port > 65535)
+		return -1;
+	return 0;
+}
+
+static int check_driver(struct fabric *f, struct driver_cfg *d, const char *device,
+			const char *const *allowed, struct ofc_error *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	bool ok = false;
+
+	if (!d->present)
+		return 0;
+	for (const char *const *a = allowed; *a; a++) {
+		sb_printf(&sb, "%s%s", a == allowed ? "" : " or ", *a);
+		if (strcmp(*a, d->type) == 0)
+			ok = true;
+	}
+	if (!ok) {
+		at(err, f, d->loc, "driver '%s' cannot drive %s (use %s)", d->type, device, sb.buf);
+		sb_free(&sb);
+		return -1;
+	}
+	sb_free(&sb);
+	if (strcmp(d->type, "sim") != 0 && !d->address)
+		return at(err, f, d->loc, "driver '%s' of %s needs 'address: HOST:PORT'", d->type,
+			  device);
+	if (d->address && check_address(d->address) < 0)
+		return at(err, f, d->address_loc,
+			  "bad address '%s': expected HOST:PORT with a port in 1..65535",
+			  d->address);
+	if (strcmp(d->type, "tl1") == 0 && !d->credentials)
+		return at(err, f, d->loc, "driver 'tl1' of %s needs 'credentials: FILE' to log in",
+			  device);
+	if (d->credentials) {
+		struct stat st;
+
+		free(d->credentials_path);
+		d->credentials_path = d->credentials[0] == '/'
+					  ? xstrdup(d->credentials)
+					  : xasprintf("%s/%s", f->dir, d->credentials);
+		if (stat(d->credentials_path, &st) != 0 || access(d->credentials_path, R_OK) != 0)
+			return at(err, f, d->credentials_loc, "credentials file '%s': %s",
+				  d->credentials, strerror(errno));
+		if (!S_ISREG(st.st_mode))
+			return at(err, f, d->credentials_loc,
+				  "credentials file '%s' is not a regular file", d->credentials);
+	}
+	return 0;
+}
+
+static int check_switches(struct fabric *f, struct ofc_error *err)
+{
+	static const char *const ocs_drivers[] = {"tl1", "sim", NULL};
+	static const char *const panel_drivers[] = {"patch-panel", "sim", NULL};
+
+	for (uint32_t i = 0; i < f->nswitches; i++) {
+		struct fswitch *s = &f->switches[i];
+		char what[96];
+
+		snprintf(what, sizeof(what), "%s '%s'",
+			 s->kind == SWITCH_OCS ? "optical circuit switch" : "patch panel", s->name);
+		if (s->kind == SWITCH_OCS) {
+			if (s->move_set)
+				return at(err, f, s->move_loc,
+					  "'move_time' is for patch panels; an OCS takes "
+					  "'reconfig_time'");
+			if (!s->reconfig_set)
+				s->reconfig_time = 10e-3;
+		} else {
+			if (s->reconfig_set)
+				return at(
+				    err, f, s->reconfig_loc,
+				    "'reconfig_time' is for optical circuit switches; a patch "
+				    "panel takes 'move_time' (per move)");
+			if (!s->move_set)
+				s->move_time = 60;
+		}
+		if (check_driver(f, &s->driver, what,
+				 s->kind == SWITCH_OCS ? ocs_drivers : panel_drivers, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- rings ---------------------------------------------------------------- */
+
+static int check_rings(struct fabric *f, struct ofc_error *err)
+{
+	static const char *const ring_drivers[] = {"mrr", "sim", NULL};
+	uint8_t *seen = xcalloc(f->nhosts + 1, 1);
+	int rc = 0;
+
+	for (uint32_t i = 0; i < f->nrings && rc == 0; i++) {
+		struct ring *r = &f->rings[i];
+		char what[96];
+
+		r->nmembers = r->all_nodes ? f->nhosts : r->nnode_names;
+		r->members = xcalloc(r->nmembers + 1, sizeof(uint32_t));
+		memset(seen, 0, f->nhosts);
+		for (uint32_t k = 0; k < r->nmembers; k++) {
+			int h = r->all_nodes ? (int)k : fabric_find_host(f, r->node_names[k]);
+
+			if (h < 0) {
+				rc = at(err, f, r->node_locs[k], "ring '%s': no host named '%s'",
+					r->name, r->node_names[k]);
+				break;
+			}
+			if (seen[h]) {
+				rc = at(err, f, r->node_locs[k],
+					"ring '%s': host '%s' appears twice", r->name,
+					f->hosts[h].name);
+				break;
+			}
+			seen[h] = 1;
+			r->members[k] = (uint32_t)h;
+		}
+		if (rc)
+			break;
+		if (r->nmembers < 2) {
+			rc = at(err, f, r->nodes_loc,
+				"ring '%s' has %u node%s; a ring needs at least 2", r->name,
+				r->nmembers, r->nmembers == 1 ? "" : "s");
+			break;
+		}
+		if (r->mrrs == 0)
+			r->mrrs = r->wavelengths;
+		snprintf(what, sizeof(what), "ring '%s'", r->name);
+		rc = check_driver(f, &r->driver, what, ring_drivers, err);
+		if (rc == 0)
+			rc = ring_check_lightpaths(f, i, err);
+	}
+	free(seen);
+	return rc;
+}
+
+/* ---- wiring --------------------------------------------------------------- */
+
+struct wiring_ctx {
+	uint32_t maxports;
+	uint32_t *by_host_port;	   /* host * maxports + port -> attachment index */
+	uint32_t **by_switch_port; /* per switch: port -> attachment index */
+};
+
+static int add_attachment(struct fabric *f, struct wiring_ctx *w, struct attachment a,
+			  struct ofc_error *err)
+{
+	const struct fswitch *s = &f->switches[a.sw];
+
+	if (a.sw_port < 1 || a.sw_port > s->ports)
+		return at(err, f, a.loc, "switch '%s' has ports 1..%u; there is no port %u",
+			  s->name, s->ports, a.sw_port);
+	uint32_t *hp = &w->by_host_port[(size_t)a.host * w->maxports + a.host_port];
+	uint32_t *sp = &w->by_switch_port[a.sw][a.sw_port];
+	if (*hp != NONE)
+		return at(err, f, a.loc, "host port %s:%u is already wired (line %u)",
+			  f->hosts[a.host].name, a.host_port, f->wiring[*hp].loc.line);
+	if (*sp != NONE)
+		return at(err, f, a.loc, "switch port %s:%u is already wired to %s:%u (line %u)",
+			  s->name, a.sw_port, f->hosts[f->wiring[*sp].host].name,
+			  f->wiring[*sp].host_port, f->wiring[*sp].loc.line);
+	*hp = *sp = f->nwiring;
+	a.host_name = a.switch_name = NULL;
+	f->wiring[f->nwiring++] = a;
+	return 0;
+}
+
+static int resolve_switch_list(struct fabric *f, uint32_t *out, struct ofc_error *err)
+{
+	const struct wiring_cfg *wc = &f->wiring_cfg;
+
+	for (uint32_t i = 0; i < wc->nswitch_names; i++) {
+		int s = fabric_find_switch(f, wc->switch_names[i]);
+
+		if (s < 0)
+			return at(err, f, wc->switch_locs[i], "wiring: no switch named '%s'",
+				  wc->switch_names[i]);
+		out[i] = (uint32_t)s;
+	}
+	return 0;
+}
+
+static int check_wiring(struct fabric *f, struct wiring_ctx *w, struct ofc_error *err)
+{
+	const struct wiring_cfg *wc = &f->wiring_cfg;
+	uint64_t host_ports = 0;
+	uint32_t *sw = NULL;
+	int rc = 0;
+
+	w->maxports = 1;
+	for (uint32_t h = 0; h < f->nhosts; h++) {
+		host_ports += f->hosts[h].ports;
+		if (f->hosts[h].ports > w->maxports)
+			w->maxports = f->hosts[h].ports;
+	}
+	w->by_host_port = xmalloc(((size_t)f->nhosts * w->maxports + 1) * sizeof(uint32_t));
+	memset(w->by_host_port, 0xff, (size_t)f->nhosts * w->maxports * sizeof(uint32_t));
+	w->by_switch_port = xcalloc(f->nswitches + 1, sizeof(uint32_t *));
+	for (uint32_t s = 0; s < f->nswitches; s++) {
+		w->by_switch_port[s] =
+		    xmalloc(((size_t)f->switches[s].ports + 1) * sizeof(uint32_t));
+		memset(w->by_switch_port[s], 0xff,
+		       ((size_t)f->switches[s].ports + 1) * sizeof(uint32_t));
+	}
+	if (wc->pattern == WIRING_NONE)
+		return 0;
+	f->wiring = xcalloc(host_ports + wc->nexplicit + 1, sizeof(struct attachment));
+	sw = xcalloc(wc->nswitch_names + 1, sizeof(uint32_t));
+	if (resolve_switch_list(f, sw, err) < 0) {
+		free(sw);
+		return -1;
+	}
+
+	if (wc->pattern == WIRING_SEQUENTIAL) {
+		uint64_t capacity = 0;
+		uint32_t s = 0, port = wc->first_port;
+
+		for (uint32_t i = 0; i < wc->nswitch_names; i++)
+			if (f->switches[sw[i]].ports >= wc->first_port)
+				capacity += f->switches[sw[i]].ports - wc->first_port + 1;
+		if (host_ports > capacity) {
+			rc = at(err, f, wc->loc,
+				"more host ports than switch ports: %u hosts have %llu ports, the "
+				"listed switches have %llu from port %u on",
+				f->nhosts, (unsigned long long)host_ports,
+				(unsigned long long)capacity, wc->first_port);
+			goto out;
+		}
+		for (uint32_t h = 0; h < f->nhosts && rc == 0; h++)
+			for (uint32_t p = 0; p < f->hosts[h].ports && rc == 0; p++) {
+				while (port > f->switches[sw[s]].ports) {
+					s++;
+					port = wc->first_port;
+				}
+				struct attachment a = {.loc = wc->loc,
+						       .host = h,
+						       .host_port = p,
+						       .sw = sw[s],
+						       .sw_port = port++};
+				rc = add_attachment(f, w, a, err);
+			}
+	} else if (wc->pattern == WIRING_PER_PORT) {
+		uint32_t need = 0;
+
+		for (uint32_t h = 0; h < f->nhosts; h++)
+			need = f->hosts[h].ports > need ? f->hosts[h].ports : need;
+		if (wc->nswitch_names < need) {
+			rc = at(err, f, wc->loc,
+				"per-port wiring needs one switch per host port: hosts have up to "
+				"%u ports but %u switch%s listed",
+				need, wc->nswitch_names, wc->nswitch_names == 1 ? " is" : "es are");
+			goto out;
+		}
+		for (uint32_t p = 0; p < need; p++) {
+			const struct fswitch *x = &f->switches[sw[p]];
+
+			if ((uint64_t)wc->first_port + f->nhosts - 1 > x->ports) {
+				rc = at(err, f, wc->switch_locs[p],
+					"more host ports than switch ports: switch '%s' has %u "
+					"ports but %u hosts need one each from port %u",
+					x->name, x->ports, f->nhosts, wc->first_port);
+				goto out;
+			}
+		}
+		for (uint32_t h = 0; h < f->nhosts && rc == 0; h++)
+			for (uint32_t p = 0; p < f->hosts[h].ports && rc == 0; p++) {
+				struct attachment a = {.loc = wc->loc,
+						       .host = h,
+						       .host_port = p,
+						       .sw = sw[p],
+						       .sw_port = wc->first_port + h};
+				rc = add_attachment(f, w, a, err);
+			}
+	} else { /* explicit */
+		for (uint32_t i = 0; i < wc->nexplicit && rc == 0; i++) {
+			struct attachment a = wc->explicit_list[i];
+			int h = fabric_find_host(f, a.host_name);
+			int s = fabric_find_switch(f, a.switch_name);
+
+			if (h < 0) {
+				rc = at(err, f, a.loc, "wiring: no host named '%s'", a.host_name);
+				break;
+			}
+			if (s < 0) {
+				rc = at(err, f, a.loc, "wiring: no switch named '%s'",
+					a.switch_name);
+				break;
+			}
+			if (a.host_port >= f->hosts[h].ports) {
+				rc = at(err, f, a.loc,
+					"host '%s' has ports 0..%u; there is no port %u",
+					a.host_name, f->hosts[h].ports - 1, a.host_port);
+				break;
+			}
+			a.host = (uint32_t)h;
+			a.sw = (uint32_t)s;
+			rc = add_attachment(f, w, a, err);
+		}
+	}
+out:
+	free(sw);
+	return rc;
+}
+
+/* ---- topology ------------------------------------------------------------- */
+
+/* A spec error at column c of the spec becomes a config position. */
+static int spec_error(struct fabric *f, const struct ofc_error *sub, struct ofc_error *err)
+{
+	const struct topo_target *t = &f->topology;
+	struct src_loc loc = t->spec_loc;
+
+	if (sub->col)
+		loc.col += t->spec_quoted + sub->col - 1;
+	return at(err, f, loc, "topology '%s': %s", t->spec, sub->msg);
+}
+
+/* topology: auto -> the finder's pick for N hosts of (the fewest) ports,
+ * minimising the summed time of the config's collectives under its cost
+ * model (Zhao et al. Sec. 5.4). */
+static int pick_topology(struct fabric *f, struct ofc_error *err)
+{
+	struct topo_target *t = &f->topology;
+	enum sched_collective colls[64];
+	struct sched_cost costs[64];
+	size_t nw = 0;
+	uint32_t d = UINT32_MAX;
+	double rate = f->cost.bandwidth_set ? f->cost.link_bandwidth : f->hosts[0].port_rate;
+
+	for (uint32_t h = 0; h < f->nhosts; h++)
+		if (f->hosts[h].ports < d)
+			d = f->hosts[h].ports;
+	if (d > BFB_MAX_DEGREE)
+		d = BFB_MAX_DEGREE;
+	if (d == 0 || d >= f->nhosts)
+		return at(err, f, t->spec_loc,
+			  "topology 'auto': %u hosts with %u ports each have no direct-connect "
+			  "topology to choose",
+			  f->nhosts, d);
+	for (uint32_t i = 0; i < f->ncollectives && nw < ARRAY_SIZE(colls); i++) {
+		enum sched_collective op = f->collectives[i].op;
+
+		if (op != SCHED_ALLGATHER && op != SCHED_REDUCE_SCATTER && op != SCHED_ALLREDUCE)
+			continue;
+		colls[nw] = op;
+		costs[nw] = (struct sched_cost){.alpha = f->cost.alpha_set ? f->cost.alpha : 10e-6,
+						.bandwidth = (rate > 0 ? rate : 100e9) * d,
+						.size = f->collectives[i].size};
+		nw++;
+	}
+	if (!nw)
+		return at(err, f, t->spec_loc,
+			  "topology 'auto' needs a collective to choose for: add an allgather, "
+			  "reduce-scatter or allreduce under 'collectives'");
+	struct finder_result r;
+	struct ofc_error sub = {0};
+	if (finder_run(f->nhosts, d, 0, &r, &sub) < 0)
+		return at(err, f, t->spec_loc, "topology 'auto': %s", sub.msg);
+	size_t p = finder_pick(&r, colls, costs, nw);
+	t->auto_time_us = 0;
+	for (size_t i = 0; i < nw; i++)
+		t->auto_time_us += finder_time_us(&r.front[p], colls[i], &costs[i]);
+	free(t->spec);
+	t->spec = xstrdup(r.front[p].spec);
+	t->auto_picked = true;
+	finder_free(&r);
+	return 0;
+}
+
+static int check_topology(struct fabric *f, struct ofc_error *err)
+{
+	struct topo_target *t = &f->topology;
+	struct ofc_error sub;
+	uint32_t min_ports = UINT32_MAX, min_host = 0;
+
+	if (!t->present)
+		return 0;
+	if (strcmp(t->spec, "auto") == 0 && pick_topology(f, err) < 0)
+		return -1;
+	ofc_error_clear(&sub);
+	if (topo_build(t->spec, &f->graph, &sub) < 0)
+		return spec_error(f, &sub, err);
+	if (f->graph->n != f->nhosts)
+		return at(err, f, t->spec_loc,
+			  "topology '%s' has %u nodes but the fabric has %u hosts", f->graph->spec,
+			  f->graph->n, f->nhosts);
+	topo_facts(f->graph, &f->facts, 0);
+	if (!f->facts.strongly_connected)
+		return at(err, f, t->spec_loc,
+			  "topology '%s' is not strongly connected: some hosts could never reach "
+			  "others",
+			  f->graph->spec);
+	for (uint32_t h = 0; h < f->nhosts; h++)
+		if (f->hosts[h].ports < min_ports) {
+			min_ports = f->hosts[h].ports;
+			min_host = h;
+		}
+	if (f->facts.max_out > min_ports || f->facts.max_in > min_ports)
+		return at(err, f, t->spec_loc,
+			  "topology '%s' needs %u ports per host but host '%s' has %u",
+			  f->graph->spec,
+			  f->facts.max_out > f->facts.max_in ? f->facts.max_out : f->facts.max_in,
+			  f->hosts[min_host].name, min_ports);
+
+	bool wired = f->wiring_cfg.pattern != WIRING_NONE;
+	if (!f->facts.regular) {
+		if (wired)
+			return at(err, f, t->spec_loc,
+				  "topology '%s' is not regular: a switch fabric cannot realise it "
+				  "as port permutations",
+				  f->graph->spec);
+		return 0;
+	}
+	if (topo_ports(f->graph, &f->ports, &sub) < 0)
+		return spec_error(f, &sub, err);
+	if (!wired) {
+		if (f->nswitches)
+			return at(err, f, t->spec_loc,
+				  "topology '%s' needs circuits but no host is wired to a switch "
+				  "(add 'wiring')",
+				  f->graph->spec);
+		return 0;
+	}
+
+	return fabric_circuits(f, err);
+}
+
+int fabric_validate(struct fabric *f, struct ofc_error *err)
+{
+	struct wiring_ctx w = {0};
+	int rc = -1;
+
+	if (f->validated)
+		return 0;
+	if (f->nhosts == 0)
+		return at(err, f, f->hosts_loc, "the fabric has no hosts");
+	if (index_hosts(f, err) < 0 || check_device_names(f, err) < 0 ||
+	    check_switches(f, err) < 0 || check_rings(f, err) < 0)
+		return -1;
+	if (check_wiring(f, &w, err) < 0 || check_topology(f, err) < 0)
+		goto out;
+	if (!f->cost.alpha_set)
+		f->cost.alpha = 10e-6;
+	if (!f->cost.bandwidth_set)
+		f->cost.link_bandwidth = f->hosts[0].port_rate;
+	f->validated = true;
+	rc = 0;
+out:
+	free(w.by_host_port);
+	if (w.by_switch_port)
+		for (uint32_t s = 0; s < f->nswitches; s++)
+			free(w.by_switch_port[s]);
+	free(w.by_switch_port);
+	return rc;
+}

@@ -1,0 +1,53 @@
+/* controller/export — the fabric, topologies and schedules as protobuf
+ * (the .proto files in proto/), JSON (the same messages walked through their
+ * descriptors) and text for people. Messages are built in an arena that
+ * borrows the model's strings. */
+#ifndef OFC_CONTROLLER_EXPORT_H
+#define OFC_CONTROLLER_EXPORT_H
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "controller/fabric/fabric.h"
+#include "controller/schedule/schedule.h"
+#include "proto/fabric.pb-c.h"
+#include "proto/schedule.pb-c.h"
+#include "proto/topology.pb-c.h"
+
+/* Serialise the validated fabric as ofc.v1.Fabric / a graph as
+ * ofc.v1.Topology. The caller frees *buf. */
+int fabric_pack(const struct fabric *f, uint8_t **buf, size_t *len, struct ofc_error *err);
+int topology_pack(const struct graph *g, const struct topo_facts *facts, const struct port_map *pm,
+		  uint8_t **buf, size_t *len);
+/* A schedule as ofc.v1.Schedule, written step by step: the header, then one
+ * message per step holding only that step (protobuf merges concatenated
+ * messages, appending repeated fields), so memory stays one step's worth. */
+int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err);
+/* The JSON form of the same ofc.v1.Fabric message (`ofc show --json`). */
+int fabric_write_json(const struct fabric *f, FILE *out, struct ofc_error *err);
+/* People's form (`ofc show`). */
+void fabric_write_text(const struct fabric *f, FILE *out);
+/* Graphviz (`ofc show --dot`): hosts with their ports, switches and rings,
+ * the wiring, and the circuits in their switch's colour (dot.c). */
+void fabric_write_dot(const struct fabric *f, FILE *out);
+
+/* Any protobuf-c message as JSON (controller/export/pbjson.c). */
+void pb_write_json(struct json_writer *w, const ProtobufCMessage *m);
+
+/* ---- messages, for callers that assemble their own (ofcd) ---------------- */
+
+Ofc__V1__Topology *topology_msg(struct arena *a, const struct graph *g, const struct topo_facts *f,
+				const struct port_map *pm, bool edges);
+Ofc__V1__Fabric *fabric_msg(struct arena *a, const struct fabric *f);
+
+/* ofc.v1.Schedule in pieces that protobuf merges when concatenated (as
+ * schedule_write_pb writes them): the header with every figure and no
+ * steps, one message per step, and the direct-connect
+ * fields of a computed schedule: tau_b_fraction and the links used. */
+Ofc__V1__Schedule *schedule_header_msg(struct arena *a, const struct schedule *s);
+Ofc__V1__Schedule *schedule_step_msg(struct arena *a, const struct schedule *s, uint32_t t);
+Ofc__V1__Schedule *schedule_extra_msg(struct arena *a, const struct schedule_result *r);
+/* The same from its parts (f and links only on NIC ports; nlinks 0 else). */
+Ofc__V1__Schedule *schedule_fabric_msg(struct arena *a, struct frac tau_b, const struct fabric *f,
+				       const struct schedule_link *links, uint32_t nlinks);
+
+#endif

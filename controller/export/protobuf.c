@@ -1,0 +1,406 @@
+/* The fabric and topologies as protobuf messages (proto/fabric.proto,
+ * proto/topology.proto). Messages are built in an arena that borrows the
+ * model's strings, packed, and dropped in one go. */
+#include "controller/export/export.h"
+#include "proto/schedule.pb-c.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SET(msg, field, value)                                                                     \
+	do {                                                                                       \
+		(msg)->has_##field = 1;                                                            \
+		(msg)->field = (value);                                                            \
+	} while (0)
+
+#define NEW(a, type, ...) (type *)new_msg((a), sizeof(type), &(type)__VA_ARGS__)
+
+static void *new_msg(struct arena *a, size_t size, const void *init)
+{
+	void *p = arena_alloc(a, size);
+
+	memcpy(p, init, size);
+	return p;
+}
+
+static char *S(const char *s)
+{
+	return (char *)(s ? s : ""); /* protobuf-c wants char *; it only reads */
+}
+
+Ofc__V1__Topology *topology_msg(struct arena *a, const struct graph *g, const struct topo_facts *f,
+				const struct port_map *pm, bool edges)
+{
+	Ofc__V1__Topology *t = NEW(a, Ofc__V1__Topology, OFC__V1__TOPOLOGY__INIT);
+
+	t->spec = S(g->spec);
+	SET(t, nodes, g->n);
+	SET(t, degree, f->degree);
+	SET(t, regular, f->regular);
+	SET(t, edges, g->m);
+	SET(t, symmetric, f->symmetric);
+	SET(t, strongly_connected, f->strongly_connected);
+	if (f->strongly_connected && f->diameter_known)
+		SET(t, diameter, f->diameter);
+	if (f->moore_diameter != UINT32_MAX)
+		SET(t, moore_diameter, f->moore_diameter);
+	SET(t, self_loops, f->self_loops);
+	SET(t, parallel_edges, f->parallel_arcs);
+	SET(t, vertex_transitive, g->vertex_transitive);
+	if (edges) {
+		Ofc__V1__Edge *e = arena_array(a, g->m, sizeof(*e));
+
+		t->edge_list = arena_array(a, g->m, sizeof(*t->edge_list));
+		t->n_edge_list = g->m;
+		for (uint32_t u = 0, k = 0; u < g->n; u++)
+			for (uint32_t i = g->off[u]; i < g->off[u + 1]; i++, k++) {
+				ofc__v1__edge__init(&e[k]);
+				SET(&e[k], src, u);
+				SET(&e[k], dst, g->adj[i]);
+				t->edge_list[k] = &e[k];
+			}
+	}
+	if (pm && pm->to) {
+		Ofc__V1__PortLayer *l = arena_array(a, pm->d, sizeof(*l));
+		Ofc__V1__SelfLoop *s = arena_array(a, pm->nself, sizeof(*s));
+
+		t->ports = arena_array(a, pm->d, sizeof(*t->ports));
+		t->n_ports = pm->d;
+		for (uint32_t j = 0; j < pm->d; j++) {
+			ofc__v1__port_layer__init(&l[j]);
+			l[j].n_to = pm->n;
+			l[j].to = pm->to + (size_t)j * pm->n;
+			t->ports[j] = &l[j];
+		}
+		t->self_loop_ports = arena_array(a, pm->nself, sizeof(*t->self_loop_ports));
+		t->n_self_loop_ports = pm->nself;
+		for (uint32_t k = 0; k < pm->nself; k++) {
+			ofc__v1__self_loop__init(&s[k]);
+			SET(&s[k], node, pm->self_node[k]);
+			SET(&s[k], port, pm->self_port[k]);
+			t->self_loop_ports[k] = &s[k];
+		}
+	}
+	return t;
+}
+
+static Ofc__V1__Driver *driver_msg(struct arena *a, const struct driver_cfg *d)
+{
+	Ofc__V1__Driver *m;
+
+	if (!d->present)
+		return NULL;
+	m = NEW(a, Ofc__V1__Driver, OFC__V1__DRIVER__INIT);
+	m->type = S(d->type);
+	m->address = d->address;
+	m->credentials = d->credentials;
+	SET(m, timeout_s, d->timeout);
+	SET(m, retries, d->retries);
+	return m;
+}
+
+Ofc__V1__Fabric *fabric_msg(struct arena *a, const struct fabric *f)
+{
+	Ofc__V1__Fabric *m = NEW(a, Ofc__V1__Fabric, OFC__V1__FABRIC__INIT);
+
+	m->name = S(f->name);
+	m->description = f->description;
+
+	m->n_hosts = f->nhosts;
+	m->hosts = arena_array(a, f->nhosts, sizeof(*m->hosts));
+	for (uint32_t i = 0; i < f->nhosts; i++) {
+		Ofc__V1__Host *h = NEW(a, Ofc__V1__Host, OFC__V1__HOST__INIT);
+
+		h->name = S(f->hosts[i].name);
+		SET(h, ports, f->hosts[i].ports);
+		SET(h, port_rate_bps, f->hosts[i].port_rate);
+		m->hosts[i] = h;
+	}
+
+	m->n_rings = f->nrings;
+	m->rings = arena_array(a, f->nrings, sizeof(*m->rings));
+	for (uint32_t i = 0; i < f->nrings; i++) {
+		const struct ring *r = &f->rings[i];
+		Ofc__V1__Ring *x = NEW(a, Ofc__V1__Ring, OFC__V1__RING__INIT);
+
+		x->name = S(r->name);
+		x->n_nodes = r->nmembers;
+		x->nodes = arena_array(a, r->nmembers, sizeof(char *));
+		for (uint32_t k = 0; k < r->nmembers; k++)
+			x->nodes[k] = S(f->hosts[r->members[k]].name);
+		SET(x, wavelengths, r->wavelengths);
+		SET(x, fibres_per_direction, r->fibres);
+		SET(x, rate_per_wavelength_bps, r->rate);
+		SET(x, interfaces_per_node, r->interfaces);
+		SET(x, mrrs_per_interface, r->mrrs);
+		SET(x, mrr_tuning_delay_s, r->mrr_delay);
+		SET(x, oeo_delay_s, r->oeo_delay);
+		x->driver = driver_msg(a, &r->driver);
+		m->rings[i] = x;
+	}
+
+	m->n_switches = f->nswitches;
+	m->switches = arena_array(a, f->nswitches, sizeof(*m->switches));
+	for (uint32_t i = 0; i < f->nswitches; i++) {
+		const struct fswitch *s = &f->switches[i];
+		Ofc__V1__Switch *x = NEW(a, Ofc__V1__Switch, OFC__V1__SWITCH__INIT);
+
+		x->name = S(s->name);
+		SET(x, kind,
+		    s->kind == SWITCH_OCS ? OFC__V1__SWITCH_KIND__SWITCH_KIND_OCS
+					  : OFC__V1__SWITCH_KIND__SWITCH_KIND_PATCH_PANEL);
+		SET(x, ports, s->ports);
+		if (s->kind == SWITCH_OCS)
+			SET(x, reconfig_time_s, s->reconfig_time);
+		else
+			SET(x, move_time_s, s->move_time);
+		x->driver = driver_msg(a, &s->driver);
+		m->switches[i] = x;
+	}
+
+	m->n_wiring = f->nwiring;
+	m->wiring = arena_array(a, f->nwiring, sizeof(*m->wiring));
+	for (uint32_t i = 0; i < f->nwiring; i++) {
+		const struct attachment *w = &f->wiring[i];
+		Ofc__V1__Attachment *x = NEW(a, Ofc__V1__Attachment, OFC__V1__ATTACHMENT__INIT);
+
+		x->host = S(f->hosts[w->host].name);
+		SET(x, host_port, w->host_port);
+		x->switch_name = S(f->switches[w->sw].name);
+		SET(x, switch_port, w->sw_port);
+		m->wiring[i] = x;
+	}
+
+	if (f->topology.present) {
+		Ofc__V1__TopologyTarget *t =
+		    NEW(a, Ofc__V1__TopologyTarget, OFC__V1__TOPOLOGY_TARGET__INIT);
+
+		t->spec = S(f->graph ? f->graph->spec : f->topology.spec);
+		SET(t, self_loops,
+		    f->topology.self_loops == SELF_LOOPS_DARK
+			? OFC__V1__SELF_LOOPS__SELF_LOOPS_DARK
+			: OFC__V1__SELF_LOOPS__SELF_LOOPS_LOOPBACK);
+		m->topology = t;
+	}
+
+	m->n_collectives = f->ncollectives;
+	m->collectives = arena_array(a, f->ncollectives, sizeof(*m->collectives));
+	for (uint32_t i = 0; i < f->ncollectives; i++) {
+		const struct collective *c = &f->collectives[i];
+		Ofc__V1__Collective *x = NEW(a, Ofc__V1__Collective, OFC__V1__COLLECTIVE__INIT);
+
+		SET(x, op, (Ofc__V1__CollectiveOp)c->op);
+		SET(x, size_bytes, c->size);
+		x->algorithm = c->algorithm;
+		m->collectives[i] = x;
+	}
+
+	Ofc__V1__CostModel *cm = NEW(a, Ofc__V1__CostModel, OFC__V1__COST_MODEL__INIT);
+	SET(cm, alpha_s, f->cost.alpha);
+	SET(cm, link_bandwidth_bps, f->cost.link_bandwidth);
+	m->cost_model = cm;
+
+	if (f->graph)
+		m->logical =
+		    topology_msg(a, f->graph, &f->facts, f->ports.to ? &f->ports : NULL, true);
+
+	m->n_circuits = f->ncircuits;
+	m->circuits = arena_array(a, f->ncircuits, sizeof(*m->circuits));
+	for (uint32_t i = 0; i < f->ncircuits; i++) {
+		const struct circuit *c = &f->circuits[i];
+		Ofc__V1__Circuit *x = NEW(a, Ofc__V1__Circuit, OFC__V1__CIRCUIT__INIT);
+
+		x->switch_name = S(f->switches[c->sw].name);
+		SET(x, in_port, c->in_port);
+		SET(x, out_port, c->out_port);
+		x->src_host = S(f->hosts[c->src_host].name);
+		SET(x, src_port, c->src_port);
+		x->dst_host = S(f->hosts[c->dst_host].name);
+		SET(x, dst_port, c->dst_port);
+		m->circuits[i] = x;
+	}
+	return m;
+}
+
+static void pack(const ProtobufCMessage *m, uint8_t **buf, size_t *len)
+{
+	*len = protobuf_c_message_get_packed_size(m);
+	*buf = xmalloc(*len + 1);
+	protobuf_c_message_pack(m, *buf);
+}
+
+int fabric_pack(const struct fabric *f, uint8_t **buf, size_t *len, struct ofc_error *err)
+{
+	struct arena a = {0};
+
+	if (!f->validated)
+		return ofc_error_set(err, OFC_E_RUNTIME, "fabric not validated");
+	pack(&fabric_msg(&a, f)->base, buf, len);
+	arena_free(&a);
+	return 0;
+}
+
+int topology_pack(const struct graph *g, const struct topo_facts *facts, const struct port_map *pm,
+		  uint8_t **buf, size_t *len)
+{
+	struct arena a = {0};
+
+	pack(&topology_msg(&a, g, facts, pm, true)->base, buf, len);
+	arena_free(&a);
+	return 0;
+}
+
+int fabric_write_json(const struct fabric *f, FILE *out, struct ofc_error *err)
+{
+	struct arena a = {0};
+	struct json_writer w;
+
+	if (!f->validated)
+		return ofc_error_set(err, OFC_E_RUNTIME, "fabric not validated");
+	jw_init(&w, out, true);
+	pb_write_json(&w, &fabric_msg(&a, f)->base);
+	jw_finish(&w);
+	arena_free(&a);
+	return 0;
+}
+
+static Ofc__V1__Transfer *transfer_msg(struct arena *a, const struct schedule *s,
+				       const struct xfer *x)
+{
+	Ofc__V1__Transfer *m = NEW(a, Ofc__V1__Transfer, OFC__V1__TRANSFER__INIT);
+
+	SET(m, src, x->src);
+	SET(m, dst, x->dst);
+	SET(m, origin, sched_block_origin(s, x->block));
+	if (s->collective == SCHED_ALLTOALL)
+		SET(m, target, sched_block_target(s, x->block));
+	SET(m, offset, sched_frac(x->offset));
+	SET(m, length, sched_frac(x->length));
+	SET(m, op,
+	    xfer_op(x) == XFER_REDUCE ? OFC__V1__TRANSFER_OP__TRANSFER_OP_REDUCE
+				      : OFC__V1__TRANSFER_OP__TRANSFER_OP_COPY);
+	if (xfer_dir(x) != DIR_NONE) {
+		SET(m, direction,
+		    xfer_dir(x) == DIR_CW ? OFC__V1__DIRECTION__DIRECTION_CW
+					  : OFC__V1__DIRECTION__DIRECTION_CCW);
+		SET(m, fibre, x->fibre);
+		SET(m, wavelength, x->lane);
+	} else if (x->lane != SCHED_NO_LANE) {
+		SET(m, port, x->lane);
+	}
+	return m;
+}
+
+static int write_packed(const ProtobufCMessage *m, FILE *out, struct ofc_error *err)
+{
+	uint8_t *buf;
+	size_t len;
+
+	pack(m, &buf, &len);
+	if (len && fwrite(buf, 1, len, out) != len) {
+		free(buf);
+		return ofc_error_set(err, OFC_E_RUNTIME, "short write");
+	}
+	free(buf);
+	return 0;
+}
+
+Ofc__V1__Schedule *schedule_header_msg(struct arena *a, const struct schedule *s)
+{
+	Ofc__V1__Schedule *h = NEW(a, Ofc__V1__Schedule, OFC__V1__SCHEDULE__INIT);
+
+	h->collective = S(sched_collective_name(s->collective));
+	h->algorithm = S(s->algorithm);
+	SET(h, nodes, s->nodes);
+	if (s->topology[0])
+		h->topology = S(s->topology);
+	if (s->size_bytes)
+		SET(h, size_bytes, s->size_bytes);
+	SET(h, num_steps, s->nsteps);
+	if (s->time_us == s->time_us)
+		SET(h, time_us, s->time_us);
+	if (s->lower_bound_us == s->lower_bound_us)
+		SET(h, lower_bound_us, s->lower_bound_us);
+	SET(h, verified, s->verified);
+	h->n_metrics = s->nmetrics;
+	h->metrics = arena_array(a, s->nmetrics, sizeof(*h->metrics));
+	for (unsigned i = 0; i < s->nmetrics; i++) {
+		Ofc__V1__Schedule__MetricsEntry *e =
+		    NEW(a, Ofc__V1__Schedule__MetricsEntry, OFC__V1__SCHEDULE__METRICS_ENTRY__INIT);
+
+		e->key = S(s->metrics[i].name);
+		SET(e, value, s->metrics[i].value);
+		h->metrics[i] = e;
+	}
+	return h;
+}
+
+Ofc__V1__Schedule *schedule_step_msg(struct arena *a, const struct schedule *s, uint32_t t)
+{
+	Ofc__V1__Schedule *m = NEW(a, Ofc__V1__Schedule, OFC__V1__SCHEDULE__INIT);
+	Ofc__V1__Step *st = NEW(a, Ofc__V1__Step, OFC__V1__STEP__INIT);
+	uint32_t k = sched_step_size(s, t);
+
+	st->n_transfers = k;
+	st->transfers = arena_array(a, k, sizeof(*st->transfers));
+	for (uint32_t i = 0; i < k; i++)
+		st->transfers[i] = transfer_msg(a, s, &s->xfers[s->step_start[t] + i]);
+	m->n_steps = 1;
+	m->steps = arena_array(a, 1, sizeof(*m->steps));
+	m->steps[0] = st;
+	return m;
+}
+
+int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err)
+{
+	struct arena a = {0};
+	int rc;
+
+	rc = write_packed(&schedule_header_msg(&a, s)->base, out, err);
+	arena_free(&a);
+	for (uint32_t t = 0; t < s->nsteps && rc == 0; t++) {
+		rc = write_packed(&schedule_step_msg(&a, s, t)->base, out, err);
+		arena_free(&a);
+	}
+	return rc;
+}
+
+Ofc__V1__Schedule *schedule_extra_msg(struct arena *a, const struct schedule_result *r)
+{
+	return schedule_fabric_msg(a, r->main->tau_b, r->fabric, r->links, r->nic_ports ? r->nlinks : 0);
+}
+
+Ofc__V1__Schedule *schedule_fabric_msg(struct arena *a, struct frac tau_b, const struct fabric *f,
+				       const struct schedule_link *links, uint32_t nlinks)
+{
+	Ofc__V1__Schedule *m = arena_alloc(a, sizeof(*m));
+	char buf[64];
+
+	ofc__v1__schedule__init(m);
+	if (frac_valid(tau_b))
+		m->tau_b_fraction = arena_strdup(a, frac_str(tau_b, buf, sizeof(buf)));
+	if (!nlinks)
+		return m;
+	m->links = arena_array(a, nlinks, sizeof(*m->links));
+	for (uint32_t i = 0; i < nlinks; i++) {
+		const struct schedule_link *k = &links[i];
+		Ofc__V1__FabricLink *l = arena_alloc(a, sizeof(*l));
+		ofc__v1__fabric_link__init(l);
+		l->has_src = l->has_port = l->has_dst = 1;
+		l->src = k->src;
+		l->port = k->port;
+		l->dst = k->dst;
+		l->src_host = f->hosts[k->src].name;
+		l->dst_host = f->hosts[k->dst].name;
+		if (k->circuit >= 0) {
+			const struct circuit *ci = &f->circuits[k->circuit];
+
+			l->switch_name = f->switches[ci->sw].name;
+			l->has_in_port = l->has_out_port = 1;
+			l->in_port = ci->in_port;
+			l->out_port = ci->out_port;
+		}
+		m->links[m->n_links++] = l;
+	}
+	return m;
+}

@@ -1,0 +1,200 @@
+/* A fabric as a person reads it (`ofc show`). */
+#include "controller/export/export.h"
+
+#include <string.h>
+
+static void driver_line(FILE *out, const struct driver_cfg *d)
+{
+	if (!d->present) {
+		fprintf(out, "no driver (modelled only)");
+		return;
+	}
+	fprintf(out, "driver %s", d->type);
+	if (d->address)
+		fprintf(out, " at %s", d->address);
+	if (d->credentials)
+		fprintf(out, ", credentials %s", d->credentials);
+}
+
+/* "h0..h63" when names are generated, else the first few. */
+static void host_names(FILE *out, const struct fabric *f)
+{
+	if (f->hosts_generated || f->nhosts > 6) {
+		fprintf(out, "%s..%s", f->hosts[0].name, f->hosts[f->nhosts - 1].name);
+		return;
+	}
+	for (uint32_t i = 0; i < f->nhosts; i++)
+		fprintf(out, "%s%s", i ? ", " : "", f->hosts[i].name);
+}
+
+static void write_hosts(const struct fabric *f, FILE *out)
+{
+	uint32_t pmin = UINT32_MAX, pmax = 0;
+	uint64_t ports = 0;
+	char a[48];
+
+	for (uint32_t i = 0; i < f->nhosts; i++) {
+		pmin = f->hosts[i].ports < pmin ? f->hosts[i].ports : pmin;
+		pmax = f->hosts[i].ports > pmax ? f->hosts[i].ports : pmax;
+		ports += f->hosts[i].ports;
+	}
+	fprintf(out, "\nhosts: %u (", f->nhosts);
+	host_names(out, f);
+	if (pmin == pmax)
+		fprintf(out, "), %u port%s each", pmin, pmin == 1 ? "" : "s");
+	else
+		fprintf(out, "), %u to %u ports, %llu in all", pmin, pmax,
+			(unsigned long long)ports);
+	if (f->hosts[0].port_rate > 0) {
+		fmt_rate(a, sizeof(a), f->hosts[0].port_rate);
+		fprintf(out, " at %s", a);
+	}
+	fprintf(out, "\n");
+}
+
+static void write_ring(const struct ring *r, FILE *out)
+{
+	char a[48], b[48];
+
+	fmt_rate(a, sizeof(a), r->rate);
+	fprintf(out,
+		"\nWDM ring %s: %u nodes, %u wavelength%s x %s per fibre, %u fibre%s per "
+		"direction\n",
+		r->name, r->nmembers, r->wavelengths, r->wavelengths == 1 ? "" : "s", a, r->fibres,
+		r->fibres == 1 ? "" : "s");
+	fmt_duration(a, sizeof(a), r->mrr_delay);
+	fmt_duration(b, sizeof(b), r->oeo_delay);
+	fprintf(out,
+		"  per node: %u interface%s x %u MRRs (add/drop up to %u wavelengths); "
+		"MRR tuning %s, O/E/O %s\n",
+		r->interfaces, r->interfaces == 1 ? "" : "s", r->mrrs, r->interfaces * r->mrrs, a,
+		b);
+	fmt_rate(a, sizeof(a), r->rate * r->wavelengths * r->fibres * 2.0 /* both directions */);
+	fprintf(out, "  capacity per ring segment: %s (both directions)\n  ", a);
+	driver_line(out, &r->driver);
+	fprintf(out, "\n");
+}
+
+static void write_switch(const struct fswitch *s, FILE *out)
+{
+	char a[48];
+
+	if (s->kind == SWITCH_OCS) {
+		fmt_duration(a, sizeof(a), s->reconfig_time);
+		fprintf(out, "\noptical circuit switch %s: %u x %u ports, reconfigures in %s\n  ",
+			s->name, s->ports, s->ports, a);
+	} else {
+		fmt_duration(a, sizeof(a), s->move_time);
+		fprintf(out, "\npatch panel %s: %u x %u ports, %s per move\n  ", s->name, s->ports,
+			s->ports, a);
+	}
+	driver_line(out, &s->driver);
+	fprintf(out, "\n");
+}
+
+static void write_wiring(const struct fabric *f, FILE *out)
+{
+	static const char *const pat[] = {"", "explicit", "sequential", "per-port"};
+
+	fprintf(out, "\nwiring (%s): %u host ports attached", pat[f->wiring_cfg.pattern],
+		f->nwiring);
+	for (uint32_t s = 0; s < f->nswitches; s++) {
+		uint32_t used = 0;
+
+		for (uint32_t i = 0; i < f->nwiring; i++)
+			used += f->wiring[i].sw == s;
+		fprintf(out, "%s %s %u/%u", s ? "," : ";", f->switches[s].name, used,
+			f->switches[s].ports);
+	}
+	fprintf(out, "\n");
+}
+
+/* How many circuits each switch carries, and the first few of them. */
+static void write_circuits(const struct fabric *f, FILE *out)
+{
+	uint32_t show = f->ncircuits < 4 ? f->ncircuits : 4;
+
+	fprintf(out, "  circuits: %u", f->ncircuits);
+	for (uint32_t s = 0; s < f->nswitches; s++) {
+		uint32_t c = 0;
+
+		for (uint32_t i = 0; i < f->ncircuits; i++)
+			c += f->circuits[i].sw == s;
+		if (c)
+			fprintf(out, "%s %u on %s", s ? "," : ";", c, f->switches[s].name);
+	}
+	fprintf(out, "\n");
+	for (uint32_t i = 0; i < show; i++) {
+		const struct circuit *c = &f->circuits[i];
+
+		fprintf(out, "    %s:%u -> %s:%u  (%s in %u -> out %u)\n",
+			f->hosts[c->src_host].name, c->src_port, f->hosts[c->dst_host].name,
+			c->dst_port, f->switches[c->sw].name, c->in_port, c->out_port);
+	}
+	if (show < f->ncircuits)
+		fprintf(out, "    ... (%u more; --json lists them all)\n", f->ncircuits - show);
+}
+
+static void write_topology(const struct fabric *f, FILE *out)
+{
+	const struct topo_facts *t = &f->facts;
+
+	fprintf(out, "\ntopology %s: %u nodes, degree %u, %u links%s\n", f->graph->spec, t->nodes,
+		t->degree, t->arcs, t->symmetric ? " (bidirectional)" : "");
+	if (f->topology.auto_picked)
+		fprintf(out,
+			"  picked by the topology finder (topology: auto) for the "
+			"collectives: %.6g us predicted\n",
+			f->topology.auto_time_us);
+	if (t->diameter_known)
+		fprintf(out, "  diameter %u; the Moore bound for %u nodes of degree %u is %u\n",
+			t->diameter, t->nodes, t->degree, t->moore_diameter);
+	if (t->self_loops)
+		fprintf(out, "  %u self-loop%s (%s)\n", t->self_loops,
+			t->self_loops == 1 ? "" : "s",
+			f->topology.self_loops == SELF_LOOPS_DARK ? "ports left dark"
+								  : "ports looped back");
+	if (f->ncircuits)
+		write_circuits(f, out);
+}
+
+static void write_workload(const struct fabric *f, FILE *out)
+{
+	char a[48], b[48];
+
+	if (f->ncollectives) {
+		fprintf(out, "\ncollectives:\n");
+		for (uint32_t i = 0; i < f->ncollectives; i++) {
+			const struct collective *c = &f->collectives[i];
+
+			fmt_size(a, sizeof(a), c->size);
+			fprintf(out, "  %s of %s per node%s%s\n", sched_collective_name(c->op), a,
+				c->algorithm ? ", algorithm " : "",
+				c->algorithm ? c->algorithm : "");
+		}
+	}
+	fmt_duration(a, sizeof(a), f->cost.alpha);
+	fprintf(out, "\ncost model: alpha %s per step", a);
+	if (f->cost.link_bandwidth > 0) {
+		fmt_rate(b, sizeof(b), f->cost.link_bandwidth);
+		fprintf(out, ", link bandwidth %s", b);
+	}
+	fprintf(out, "\n");
+}
+
+void fabric_write_text(const struct fabric *f, FILE *out)
+{
+	fprintf(out, "fabric %s (%s)\n", f->name, f->file);
+	if (f->description)
+		fprintf(out, "  %s\n", f->description);
+	write_hosts(f, out);
+	for (uint32_t i = 0; i < f->nrings; i++)
+		write_ring(&f->rings[i], out);
+	for (uint32_t i = 0; i < f->nswitches; i++)
+		write_switch(&f->switches[i], out);
+	if (f->nwiring)
+		write_wiring(f, out);
+	if (f->graph)
+		write_topology(f, out);
+	write_workload(f, out);
+}

@@ -1,0 +1,136 @@
+/* The fabric model: lookups, names, and freeing what the loader built. */
+#include "controller/fabric/fabric.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void driver_free(struct driver_cfg *d)
+{
+	free(d->type);
+	free(d->address);
+	free(d->credentials);
+	free(d->credentials_path);
+}
+
+static void sv_free(struct sv_vertex *v, uint32_t nv, struct sv_link *l, uint32_t nl,
+		    struct sv_set *s, uint32_t ns)
+{
+	for (uint32_t i = 0; i < nv; i++)
+		free(v[i].name);
+	for (uint32_t i = 0; i < nl; i++) {
+		free(l[i].from);
+		free(l[i].to);
+	}
+	for (uint32_t i = 0; i < ns; i++) {
+		free(s[i].name);
+		for (uint32_t k = 0; k < s[i].narcs; k++)
+			free(s[i].arcs[k]);
+		free(s[i].arcs);
+		free(s[i].arc_locs);
+	}
+	free(v);
+	free(l);
+	free(s);
+}
+
+static void servers_free(struct fabric *f)
+{
+	for (uint32_t i = 0; i < f->nservers; i++) {
+		struct server_template *t = &f->servers[i];
+
+		free(t->name);
+		sv_free(t->vertices, t->nvertices, t->links, t->nlinks, t->sets, t->nsets);
+	}
+	free(f->servers);
+	sv_free(f->fvertices, f->nfvertices, f->flinks, f->nflinks, f->fsets, f->nfsets);
+}
+
+void fabric_free(struct fabric *f)
+{
+	if (!f)
+		return;
+	servers_free(f);
+	for (uint32_t i = 0; i < f->nhosts; i++) {
+		free(f->hosts[i].name);
+		free(f->hosts[i].server);
+	}
+	free(f->hosts);
+	for (uint32_t i = 0; i < f->nrings; i++) {
+		struct ring *r = &f->rings[i];
+
+		free(r->name);
+		for (uint32_t k = 0; k < r->nnode_names; k++)
+			free(r->node_names[k]);
+		free(r->node_names);
+		free(r->node_locs);
+		free(r->members);
+		driver_free(&r->driver);
+		for (uint32_t k = 0; k < r->nlightpaths; k++) {
+			free(r->lightpaths[k].from);
+			free(r->lightpaths[k].to);
+		}
+		free(r->lightpaths);
+	}
+	free(f->rings);
+	for (uint32_t i = 0; i < f->nswitches; i++) {
+		free(f->switches[i].name);
+		driver_free(&f->switches[i].driver);
+	}
+	free(f->switches);
+	for (uint32_t i = 0; i < f->wiring_cfg.nswitch_names; i++)
+		free(f->wiring_cfg.switch_names[i]);
+	free(f->wiring_cfg.switch_names);
+	free(f->wiring_cfg.switch_locs);
+	for (uint32_t i = 0; i < f->wiring_cfg.nexplicit; i++) {
+		free(f->wiring_cfg.explicit_list[i].host_name);
+		free(f->wiring_cfg.explicit_list[i].switch_name);
+	}
+	free(f->wiring_cfg.explicit_list);
+	free(f->topology.spec);
+	for (uint32_t i = 0; i < f->ncollectives; i++) {
+		free(f->collectives[i].algorithm);
+	}
+	free(f->collectives);
+	free(f->wiring);
+	graph_free(f->graph);
+	port_map_free(&f->ports);
+	free(f->circuits);
+	free(f->host_index);
+	free(f->file);
+	free(f->dir);
+	free(f->name);
+	free(f->description);
+	free(f);
+}
+
+int fabric_find_host(const struct fabric *f, const char *name)
+{
+	if (f->host_index) {
+		uint32_t lo = 0, hi = f->nhosts;
+
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			int c = strcmp(f->hosts[f->host_index[mid]].name, name);
+
+			if (c == 0)
+				return (int)f->host_index[mid];
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return -1;
+	}
+	for (uint32_t i = 0; i < f->nhosts; i++)
+		if (strcmp(f->hosts[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+int fabric_find_switch(const struct fabric *f, const char *name)
+{
+	for (uint32_t i = 0; i < f->nswitches; i++)
+		if (strcmp(f->switches[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}

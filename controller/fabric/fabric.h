@@ -1,0 +1,266 @@
+/* controller/fabric — the fabric model: hosts, switches, WDM rings, wiring,
+ * the target topology and its circuits, the collectives and cost model a
+ * config names. controller/config fills it from YAML and validates it;
+ * everything above reads it. Every struct the loader fills starts with its
+ * struct src_loc, so errors found later still name FILE:LINE:COL. */
+#ifndef OFC_CONTROLLER_FABRIC_H
+#define OFC_CONTROLLER_FABRIC_H
+
+#include "drivers/drivers.h"
+#include "sched/sched.h"
+#include "topo/topo.h"
+#include "util/util.h"
+
+#define CONFIG_MAX_HOSTS 262144u
+#define NAME_MAX_LEN	 63
+
+/* Where a value was in the config: 1-based line and column. */
+struct src_loc {
+	uint32_t line, col;
+};
+
+/* Every struct below starts with its own location (the mapping it came
+ * from): the loader fills it without knowing the type. */
+
+struct host {
+	struct src_loc loc;
+	char *name;
+	uint32_t ports;	  /* NIC ports */
+	double port_rate; /* bits/s per port, 0 when not given */
+	char *server;	  /* a server template it instantiates, or NULL */
+	struct src_loc server_loc;
+};
+
+/* Server fabrics (issue 13, fluid/): a template's vertices, links and
+ * capacity sets, instantiated per host as "host/vertex"; and the same at
+ * fabric level for rails and circuits between NICs. */
+enum server_kind { SK_GPU = 0, SK_MEMORY, SK_SWITCH };
+struct sv_vertex {
+	struct src_loc loc;
+	char *name;
+	int kind; /* enum server_kind */
+};
+struct sv_link {
+	struct src_loc loc;
+	char *from, *to;
+	double bandwidth; /* bits/s per direction */
+	double cost;	  /* per unit of data */
+	bool one_way;
+	struct src_loc from_loc, to_loc;
+};
+struct sv_set {
+	struct src_loc loc;
+	char *name;
+	double bandwidth; /* bits/s shared by the arcs */
+	char **arcs;	  /* "from>to" */
+	struct src_loc *arc_locs;
+	uint32_t narcs;
+};
+struct server_template {
+	struct src_loc loc;
+	char *name;
+	struct sv_vertex *vertices;
+	uint32_t nvertices;
+	struct sv_link *links;
+	uint32_t nlinks;
+	struct sv_set *sets;
+	uint32_t nsets;
+};
+
+struct driver_cfg {
+	struct src_loc loc;
+	bool present;
+	char *type;		/* tl1, patch-panel, mrr, netlink, sim */
+	char *address;		/* "host:port" as written, NULL when none */
+	char *credentials;	/* path as written, NULL when none */
+	char *credentials_path; /* resolved against the config's directory */
+	double timeout;		/* seconds per command */
+	uint32_t retries;
+	struct src_loc address_loc, credentials_loc;
+};
+
+/* A lightpath a ring should carry (config `lightpaths`): the MRRs of
+ * `interface` at `from` add the wavelength and those at `to` drop it. */
+struct lightpath_cfg {
+	struct src_loc loc;
+	char *from, *to;
+	uint32_t wavelength, interface;
+	uint32_t src, dst; /* ring positions, after validation */
+};
+
+struct ring {
+	struct src_loc loc;
+	char *name;
+	bool all_nodes;	   /* nodes: all */
+	char **node_names; /* as written, when not all */
+	struct src_loc *node_locs;
+	uint32_t nnode_names;
+	uint32_t *members; /* host indices in ring order (after validation) */
+	uint32_t nmembers;
+	uint32_t wavelengths; /* per fibre */
+	uint32_t fibres;      /* per direction */
+	double rate;	      /* bits/s per wavelength */
+	uint32_t interfaces;  /* optical interfaces per node */
+	uint32_t mrrs;	      /* MRRs per interface */
+	double mrr_delay;     /* seconds to retune an MRR */
+	double oeo_delay;     /* seconds per O/E/O conversion */
+	struct driver_cfg driver;
+	struct src_loc nodes_loc;
+	struct lightpath_cfg *lightpaths;
+	uint32_t nlightpaths;
+};
+
+enum switch_kind { SWITCH_OCS = 1, SWITCH_PATCH_PANEL = 2 };
+
+struct fswitch {
+	struct src_loc loc;
+	char *name;
+	enum switch_kind kind;
+	uint32_t ports; /* N x N: ingress and egress ports 1..N */
+	double reconfig_time;
+	double move_time;
+	bool reconfig_set, move_set;
+	struct driver_cfg driver;
+	struct src_loc ports_loc, reconfig_loc, move_loc;
+};
+
+/* Host port (host, host_port) is cabled to switch port sw_port: transmit
+ * fibre to ingress sw_port, receive fibre from egress sw_port. */
+struct attachment {
+	struct src_loc loc;
+	char *host_name, *switch_name; /* as written (explicit wiring) */
+	uint32_t host_port, sw_port;
+	uint32_t host, sw; /* indices, after validation */
+};
+
+enum wiring_pattern { WIRING_NONE = 0, WIRING_EXPLICIT, WIRING_SEQUENTIAL, WIRING_PER_PORT };
+
+struct wiring_cfg {
+	struct src_loc loc;
+	enum wiring_pattern pattern;
+	char **switch_names;
+	struct src_loc *switch_locs;
+	uint32_t nswitch_names;
+	uint32_t first_port;
+	struct attachment *explicit_list;
+	uint32_t nexplicit;
+};
+
+enum self_loop_mode { SELF_LOOPS_LOOPBACK = 1, SELF_LOOPS_DARK = 2 };
+
+struct topo_target {
+	struct src_loc loc;
+	bool present;
+	char *spec;
+	struct src_loc spec_loc;
+	unsigned spec_quoted; /* 1 when the scalar was quoted: columns shift */
+	enum self_loop_mode self_loops;
+	/* spec: auto -> the topology finder's pick for the fabric's collectives
+	 * (validation replaces spec with the pick and sets these). */
+	bool auto_picked;
+	double auto_time_us; /* the workload's predicted time on the pick */
+};
+
+struct collective {
+	struct src_loc loc;
+	enum sched_collective op;
+	uint64_t size; /* bytes per node */
+	char *algorithm;
+};
+
+struct cost_model {
+	struct src_loc loc;
+	double alpha;	       /* seconds per step */
+	double link_bandwidth; /* bits/s */
+	bool alpha_set, bandwidth_set;
+};
+
+/* A cross-connect the target topology needs. */
+struct circuit {
+	uint32_t sw, in_port, out_port;
+	uint32_t src_host, src_port, dst_host, dst_port;
+};
+
+struct fabric {
+	struct src_loc loc; /* first, as in every struct the loader fills */
+	char *file;	    /* path as given, for messages */
+	char *dir;	    /* directory of the file: relative paths resolve here */
+	char *name;
+	char *description;
+	uint32_t version;
+	struct src_loc name_loc;
+
+	struct host *hosts;
+	uint32_t nhosts;
+	struct src_loc hosts_loc;
+	bool hosts_generated;
+
+	struct ring *rings;
+	uint32_t nrings;
+	struct fswitch *switches;
+	uint32_t nswitches;
+	struct wiring_cfg wiring_cfg;
+	struct topo_target topology;
+	struct collective *collectives;
+	uint32_t ncollectives;
+	struct cost_model cost;
+	struct server_template *servers; /* templates */
+	uint32_t nservers;
+	struct sv_vertex *fvertices; /* fabric-level vertices (rail switches) */
+	uint32_t nfvertices;
+	struct sv_link *flinks; /* rails, circuits between NICs */
+	uint32_t nflinks;
+	struct sv_set *fsets;
+	uint32_t nfsets;
+
+	/* Filled by fabric_validate(). */
+	bool validated;
+	uint32_t *host_index;	   /* host indices sorted by name, for lookups */
+	struct attachment *wiring; /* resolved: one per wired host port */
+	uint32_t nwiring;
+	struct graph *graph; /* target topology, NULL when none */
+	struct topo_facts facts;
+	struct port_map ports; /* its port permutations, when wired */
+	struct circuit *circuits;
+	uint32_t ncircuits;
+};
+
+/* OpTree's model of a config's ring for all-gathers of size-byte blocks
+ * (0: the config's first allgather's, else 4 MiB); a config without
+ * mrrs_per_interface has one MRR per wavelength. */
+void fabric_free(struct fabric *f);
+/* The server fabric of a config (hosts with `server`, fabric vertices,
+ * links and capacity sets) as fluid's network (fabric/servers.c); errors
+ * name FILE:LINE:COL. OFC_E_INPUT when the config has no server hosts. */
+struct fluid_net;
+int fabric_server_net(const struct fabric *f, struct fluid_net *n, struct ofc_error *err);
+int fabric_find_host(const struct fabric *f, const char *name);
+int fabric_find_switch(const struct fabric *f, const char *name);
+
+/* The cross-connects that realise f->ports over f->wiring (replacing
+ * f->circuits); FILE:LINE:COL errors at the topology when a port is not
+ * wired or a circuit would span two switches (fabric/circuits.c). */
+int fabric_circuits(struct fabric *f, struct ofc_error *err);
+
+/* Renumber the target topology so that its circuits keep the most
+ * cross-connects the switches hold now (actual[s]: switch s's read state,
+ * NULL when unknown), for a topology wanted up to the numbering of its
+ * nodes (`ofc plan --relabel`). Replaces f->graph, f->ports and
+ * f->circuits; the report counts host-level links (fabric/relabel.c). */
+struct fabric_relabel {
+	uint64_t arcs;		/* links of the target */
+	uint64_t kept_identity; /* in place under the config's numbering */
+	uint64_t kept;		/* ... under the one chosen */
+	uint32_t moved_nodes;	/* topology nodes given another host */
+	bool complete;		/* every link in place: no better numbering exists */
+	uint32_t rounds;
+	double seconds;
+};
+int fabric_relabel(struct fabric *f, const struct device_state *const *actual,
+		   const struct relabel_opts *o, struct fabric_relabel *rep, struct ofc_error *err);
+
+/* The MRR channels ring r's lightpaths need: an MRR adding the wavelength
+ * at the source, one dropping it at the destination (fabric/rings.c). */
+void ring_target(const struct fabric *f, uint32_t r, struct device_state *out);
+
+#endif

@@ -1,7 +1,0 @@
-/* ofc: the operator's command line. Everything is in libofc. */
-#include "controller/controller.h"
-
-int main(int argc, char **argv)
-{
-	return ofc_cli_main(argc, argv);
-}

@@ -1,0 +1,206 @@
+/* Private to controller/ofcd/: the parts of ofcd that its files share.
+ *
+ *   server.c      the event loop side: sockets, connections, frames,
+ *                 authorisation, reads from the snapshot, the mutation queue
+ *   work.c        the two workers: mutations (owns the struct ctl) and
+ *                 schedules; the start-up (config, lock, recovery)
+ *   snapshot.c    snapshots: the last committed state as an ofc.v1.State
+ *   jobs.c        jobs and notes handed between the threads, the log
+ *   loop.c        the event loop (loop.h)
+ *   client.c      the client side of the socket (ofcd.h)
+ *
+ * Threads: the loop thread owns connections, the queue and the published
+ * snapshot; the mutation worker owns the running config and its ctl; the
+ * schedule worker only reads configs it holds a reference to. They talk
+ * through jobs (handed over under ofcd.mu) and notes (events and finished
+ * jobs, under ofcd.note_mu, with an eventfd to wake the loop). */
+#ifndef OFC_CONTROLLER_OFCD_INTERNAL_H
+#define OFC_CONTROLLER_OFCD_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+
+#include "controller/config/config.h"
+#include "controller/export/export.h"
+#include "controller/ofcd/ofcd.h"
+#include "controller/reconfig/reconfig.h"
+#include "controller/schedule/schedule.h"
+#include "controller/ofcd/loop.h"
+#include "proto/control.pb-c.h"
+
+/* A validated config, immutable once shared: the mutation worker, the
+ * snapshots and the schedule jobs each hold a reference. */
+struct fabcfg {
+	atomic_uint refs;
+	struct fabric *f;
+	char *yaml;
+	size_t yaml_len;
+	char *path; /* the file it came from (messages, relative paths) */
+	/* The workload State.schedule describes (collective 0: none). */
+	enum sched_collective coll;
+	uint64_t size;
+};
+
+struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const char *path);
+struct fabcfg *fabcfg_ref(struct fabcfg *c);
+void fabcfg_unref(struct fabcfg *c);
+
+/* The last committed state, as the loop serves it. Built by a worker,
+ * then owned by the loop thread (which overlays device reachability on
+ * it in place). */
+struct snapshot {
+	struct arena a;
+	struct fabcfg *cfg;    /* borrowed strings live here */
+	struct graph *graph;   /* the recorded topology when it is not the config's */
+	struct port_map ports; /* ... and its port layers */
+	Ofc__V1__State *state; /* without topology, fabric, transaction, queue */
+	Ofc__V1__Topology *topo, *topo_edges;
+	Ofc__V1__Fabric *fabric;
+	Ofc__V1__TransactionInfo *unfinished; /* a journal on disk, if any */
+	uint32_t ndevs;
+	Ofc__V1__DeviceState **devs; /* = state->devices */
+};
+
+struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fabcfg *cfg, char *why,
+				size_t why_len);
+void snapshot_free(struct snapshot *s);
+
+enum job_kind {
+	JOB_APPLY_CONFIG = 1,
+	JOB_RECONFIGURE,
+	JOB_RELOAD, /* SIGHUP: the config file again */
+	JOB_PROBE,  /* read every device (health, drift) */
+	JOB_SCHEDULE,
+};
+
+struct probe_dev {
+	char name[NAME_MAX_LEN + 1];
+	bool reachable;
+	bool in_sync; /* the read agrees with the record */
+	char error[512];
+};
+
+struct note;
+
+struct job {
+	struct job *next;
+	enum job_kind kind;
+	uint64_t ticket;  /* mutations: the daemon's number (Cancel, State.queue) */
+	uint64_t conn_id; /* who to answer; 0: nobody */
+	uint64_t req_id;
+	struct ucred peer;
+	bool dry_run;
+	char *target; /* for people: the topology, workload or file */
+	/* apply-config */
+	char *yaml, *filename;
+	size_t yaml_len;
+	/* reconfigure (spec or workload) and schedule */
+	char *spec;
+	bool workload;
+	uint32_t nodes;
+	enum sched_collective coll;
+	uint64_t size;
+	char *algo;
+	uint32_t chunks;
+	bool summary_only;
+	struct fabcfg *cfg; /* schedule: the config it runs on */
+	uint32_t max_frame;
+	/* results */
+	uint8_t *reply; /* a packed Response for conn_id (no frame header) */
+	size_t reply_len;
+	struct snapshot *snap;	/* to publish */
+	struct fabcfg *new_cfg; /* the config now running, when it changed */
+	struct probe_dev *probe;
+	uint32_t nprobe;
+	uint64_t txn; /* the transaction it ran (0: none) */
+	/* Events that say how it ended (committed, rolled back, config
+	 * applied): delivered after its snapshot is published, so a client
+	 * that sees one and asks for the state sees what it announced. */
+	struct note *deferred, *deferred_tail;
+	const char *outcome; /* "committed", "rolled-back", ... */
+};
+
+void job_free(struct job *j);
+void note_free(struct note *n);
+
+/* From a worker to the loop: an event, or (job != NULL) a finished job. */
+struct note {
+	struct note *next;
+	struct job *job;
+	Ofc__V1__Event__Kind kind;
+	uint64_t txn, ticket;
+	char *device, *message;
+	uint64_t time_ms;
+};
+
+struct conn;
+
+struct ofcd {
+	struct ofcd_opts o;
+	char *state_dir;
+	int listen_fd, ro_fd;
+	bool bound_main, bound_ro; /* the socket files are ours to remove */
+	int wake_fd;		   /* eventfd: notes, stop and reload requests */
+	int sig_fd;		   /* signalfd with opts.signals, else -1 */
+	atomic_int stop_req, reload_req;
+	struct loop *loop;
+
+	/* ---- loop thread ---- */
+	struct conn **conns;
+	size_t nconns, cap_conns;
+	uint64_t next_conn_id;
+	struct snapshot *snap;
+	struct fabcfg *cfg; /* the running config, for schedules */
+	uint64_t version;   /* of what GetState shows; the cache is keyed by it */
+	struct {
+		uint8_t *buf;
+		size_t len;
+		uint64_t version;
+		bool valid;
+	} cache[4];
+	struct job *queue, *queue_tail; /* mutations waiting, in order */
+	uint32_t nqueue;
+	struct job *running; /* on the mutation worker */
+	uint64_t running_txn;
+	const char *running_state;
+	uint32_t sched_pending; /* schedule jobs handed out */
+	uint64_t next_ticket;
+	bool stopping;
+	double drain_deadline;
+	uint64_t sweep_timer, probe_timer, drain_timer;
+	uint64_t requests, errors; /* answered; answered with an error */
+
+	/* ---- handing jobs to the workers ---- */
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	struct job *mjob;		  /* for the mutation worker */
+	struct job *squeue, *squeue_tail; /* for the schedule worker */
+	bool workers_stop;
+	pthread_t mthread, sthread;
+	bool threads_started;
+
+	/* ---- notes to the loop ---- */
+	pthread_mutex_t note_mu;
+	struct note *notes, *notes_tail;
+
+	/* ---- mutation worker (before ofcd_run: the opening thread) ---- */
+	struct fabcfg *w_cfg;
+	struct ctl *w_ctl;
+	struct job *w_job; /* the job the mutation worker runs */
+};
+
+void ofcd_log(struct ofcd *d, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
+/* Queue a note for the loop and wake it (any thread). */
+void ofcd_note(struct ofcd *d, struct note *n);
+
+/* work.c */
+int ofcd_start(struct ofcd *d, struct ofc_error *err); /* config, lock, recovery */
+void *ofcd_mutation_worker(void *arg);
+void *ofcd_schedule_worker(void *arg);
+void ofcd_run_job(struct ofcd *d, struct job *j);
+
+/* A packed Response (caller frees *buf). */
+void response_pack(const Ofc__V1__Response *r, uint8_t **buf, size_t *len);
+
+#endif

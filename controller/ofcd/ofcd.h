@@ -1,0 +1,101 @@
+/* controller/ofcd — the controller daemon and its clients. */
+#ifndef OFC_CONTROLLER_OFCD_H
+#define OFC_CONTROLLER_OFCD_H
+
+#include "controller/fabric/fabric.h"
+
+/* ---- ofcd: the controller daemon (controller/ofcd/) ----------------------
+ * Serves the control API (proto/control.proto, docs/control.md) on a Unix
+ * socket: frames of a 4-byte big-endian length and one protobuf message.
+ * Reads are answered by the event loop from the last committed state;
+ * mutations run one at a time, in arrival order, on a worker thread that
+ * owns the struct ctl; schedules are computed on a second worker. The
+ * daemon holds the fabric's lock for its whole life. Nothing here prints:
+ * log lines go to opts.log. */
+
+#define OFCD_MAX_FRAME_DEFAULT (16u << 20)
+
+/* Log levels are syslog's. */
+enum ofcd_log_level {
+	OFCD_LOG_ERR = 3,
+	OFCD_LOG_WARNING = 4,
+	OFCD_LOG_NOTICE = 5,
+	OFCD_LOG_INFO = 6,
+	OFCD_LOG_DEBUG = 7,
+};
+
+struct ofcd_opts {
+	const char *config_path;
+	const char *socket_path;    /* mutations (root, admin group) and reads */
+	const char *ro_socket_path; /* reads only, for anyone; NULL: none */
+	unsigned socket_mode;	    /* of the main socket (default 0660) */
+	bool have_admin_group;
+	unsigned admin_gid;	      /* members may mutate */
+	const char *admin_group;      /* its name, for messages */
+	const char *state_dir;	      /* NULL: ctl_state_dir(NULL) */
+	const char *const *overrides; /* "NAME=HOST:PORT" (--device) */
+	uint32_t noverrides;
+	uint32_t max_frame;    /* bytes, both ways; 0: OFCD_MAX_FRAME_DEFAULT */
+	uint32_t max_clients;  /* 0: 1024 */
+	double client_timeout; /* seconds a half-sent request or an unread reply may
+				  wait; 0: 30 */
+	double probe_interval; /* seconds between device reads when idle; 0: never */
+	bool signals;	       /* ofcd_run takes SIGTERM/SIGINT (stop), SIGHUP (reload) */
+	int log_level;	       /* enum ofcd_log_level: this and more urgent */
+	void (*log)(void *ctx, int level, const char *msg);
+	void *log_ctx;
+	/* The service manager's view (the main sends it to systemd): called
+	 * with "READY=1" when the loop starts serving and "STOPPING=1" when a
+	 * stop begins. NULL: nobody listens. */
+	void (*notify)(void *ctx, const char *state);
+	/* Listening sockets handed over (socket activation): serve these
+	 * instead of binding socket_path / ro_socket_path, and never unlink
+	 * those paths (the service manager owns them). -1: none. */
+	bool inherit_fds;
+	int main_fd, ro_fd;
+	/* Tests: in-process twins of sim devices (ctl_opts.sim_lookup). */
+	struct sim_device *(*sim_lookup)(void *ctx, const char *device);
+	void *sim_ctx;
+};
+
+struct ofcd;
+
+/* Load and validate the config, take the fabric's lock, recover any
+ * unfinished transaction, adopt the recorded topology and bind the sockets.
+ * No threads yet (the caller may daemonize after this). Errors: OFC_E_INPUT
+ * for a bad config (with its position), OFC_E_USAGE for bad options,
+ * OFC_E_RUNTIME otherwise. */
+int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *err);
+/* Serve until stopped; then finish the running transaction, answer what
+ * can be answered and return 0. */
+int ofcd_run(struct ofcd *d, struct ofc_error *err);
+/* Ask a running daemon to stop (as SIGTERM) or reload its config (as
+ * SIGHUP). Thread-safe and async-signal-safe. */
+void ofcd_stop(struct ofcd *d);
+void ofcd_reload(struct ofcd *d);
+/* Removes the sockets and frees everything. */
+void ofcd_close(struct ofcd *d);
+
+/* ---- ofcd clients (controller/ofcd_client.c) -------------------------------
+ * One connection; requests and responses are ofc.v1.Request and
+ * ofc.v1.Response (include "proto/control.pb-c.h" to build them). */
+struct Ofc__V1__Request;
+struct Ofc__V1__Response;
+
+struct ofcd_client {
+	int fd;
+	uint32_t max_frame; /* largest response accepted */
+	double timeout;	    /* seconds per send or receive; 0: wait forever */
+	char path[108];
+};
+
+int ofcd_connect(struct ofcd_client *c, const char *path, struct ofc_error *err);
+int ofcd_send(struct ofcd_client *c, const struct Ofc__V1__Request *req, struct ofc_error *err);
+/* The next response; free it with ofc__v1__response__free_unpacked. */
+int ofcd_recv(struct ofcd_client *c, struct Ofc__V1__Response **resp, struct ofc_error *err);
+/* Send req, then receive until the response with req's id. */
+int ofcd_call(struct ofcd_client *c, const struct Ofc__V1__Request *req,
+	      struct Ofc__V1__Response **resp, struct ofc_error *err);
+void ofcd_disconnect(struct ofcd_client *c);
+
+#endif

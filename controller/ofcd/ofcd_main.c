@@ -1,0 +1,436 @@
+/* ofcd: the controller daemon. Options, logging (stderr, syslog or the
+ * journal), daemonizing and what systemd is told (sd_notify, socket
+ * activation); the daemon itself is the rest of controller/ofcd/. Exit
+ * status: 0 after a clean stop, 1 on a runtime failure, 2 on bad options or
+ * a bad config. */
+#include "controller/config/config.h"
+#include "controller/ofcd/ofcd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-journal.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_DEVICES 256
+
+static const char usage_line[] =
+    "usage: ofcd --config FILE --socket PATH [--ro-socket PATH] [--state-dir DIR]\n"
+    "            [--device NAME=HOST:PORT]... [--foreground] [--syslog] [--admin-group NAME]\n"
+    "            [--socket-mode MODE] [--max-frame SIZE] [--max-clients N]\n"
+    "            [--client-timeout DUR] [--probe-interval DUR] [--log-level LEVEL] [--check]\n"
+    "            [--journal] | --help | --version\n";
+
+static const char help_text[] =
+    "\nServes the control API (proto/control.proto, docs/control.md) for one fabric.\n\n"
+    "  --config FILE            the fabric config (YAML); SIGHUP reloads and applies it\n"
+    "  --socket PATH            the main control socket: reads for anyone who can open it,\n"
+    "                           mutations for root and --admin-group\n"
+    "  --ro-socket PATH         a read-only socket (mode 0666) for everyone\n"
+    "  --state-dir DIR          state and journal (default $OFC_STATE_DIR, else /var/lib/ofc)\n"
+    "  --device NAME=HOST:PORT  talk to device NAME at another address (repeatable)\n"
+    "  --foreground             stay in the foreground and log to stderr\n"
+    "  --syslog                 log to syslog even in the foreground\n"
+    "  --journal                log to the systemd journal with each line's priority (the\n"
+    "                           default when stderr is the journal: JOURNAL_STREAM)\n"
+    "  --admin-group NAME       members may mutate; the main socket gets this group\n"
+    "  --socket-mode MODE       of the main socket, octal (default 0660)\n"
+    "  --max-frame SIZE         largest frame either way (default 16MiB)\n"
+    "  --max-clients N          connections at once (default 1024)\n"
+    "  --client-timeout DUR     a half-sent request or unread reply may wait (default 30s)\n"
+    "  --probe-interval DUR     read every device this often when idle (default 10s; 0: "
+    "never)\n"
+    "  --log-level LEVEL        err, warning, notice (default), info or debug\n"
+    "  --check                  validate the config, print what would be served, exit\n\n"
+    "Under systemd (Type=notify) it sends READY=1 once its sockets are bound, STATUS=\n"
+    "lines and STOPPING=1; sockets passed by socket activation (LISTEN_FDS: the main\n"
+    "socket, then optionally the read-only one) replace --socket and --ro-socket.\n";
+
+struct logger {
+	bool use_syslog;
+	bool use_journal;
+	bool notify; /* NOTIFY_SOCKET: tell systemd how it goes */
+};
+
+static const char *level_name(int level)
+{
+	static const char *const names[] = {"emerg",   "alert",	 "crit", "err",
+					    "warning", "notice", "info", "debug"};
+
+	return level >= 0 && level <= 7 ? names[level] : "log";
+}
+
+static void log_line(void *ctx, int level, const char *msg)
+{
+	struct logger *lg = ctx;
+
+	/* The service's status line follows what an operator is told. */
+	if (lg->notify && level <= OFCD_LOG_NOTICE)
+		sd_notifyf(0, "STATUS=%s", msg);
+	if (lg->use_journal) {
+		sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", level, "SYSLOG_IDENTIFIER=ofcd",
+				NULL);
+		return;
+	}
+	if (lg->use_syslog) {
+		syslog(level, "%s", msg);
+		return;
+	}
+	struct timespec ts;
+	struct tm tm;
+	char when[32];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	fprintf(stderr, "%s.%03ld ofcd[%d] %s: %s\n", when, ts.tv_nsec / 1000000, (int)getpid(),
+		level_name(level), msg);
+}
+
+static void notify_state(void *ctx, const char *state)
+{
+	struct logger *lg = ctx;
+
+	if (lg->notify)
+		sd_notify(0, state);
+}
+
+/* systemd connects stderr to the journal and says so in JOURNAL_STREAM
+ * ("dev:inode" of that stream): then log there with priorities. */
+static bool stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	return js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 && fstat(STDERR_FILENO, &st) == 0 &&
+	       (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+static int usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "ofcd: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n%s", usage_line);
+	return 2;
+}
+
+/* Paths survive the chdir("/") of daemonizing, and a reload finds the
+ * same file. */
+static char *absolute(const char *path)
+{
+	char cwd[PATH_MAX];
+
+	if (!path || path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return path ? xstrdup(path) : NULL;
+	return xasprintf("%s/%s", cwd, path);
+}
+
+/* Detach: the child carries on; the parent exits with the child's verdict
+ * on its start-up, so `ofcd` without --foreground still fails visibly. */
+static int daemonize(int *report_fd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p) != 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid > 0) {
+		char rc = 1;
+
+		close(p[1]);
+		if (read(p[0], &rc, 1) != 1)
+			rc = 1;
+		_exit(rc);
+	}
+	close(p[0]);
+	setsid();
+	*report_fd = p[1];
+	return 0;
+}
+
+static void report(int fd, char rc)
+{
+	if (fd >= 0) {
+		(void)!write(fd, &rc, 1);
+		close(fd);
+	}
+}
+
+static int check_config(const char *path)
+{
+	struct fabric *f;
+	struct ofc_error err = {0};
+	char buf[1024];
+
+	if (fabric_open(path, &f, &err) < 0) {
+		ofc_error_str(&err, buf, sizeof(buf));
+		fprintf(stderr, err.line ? "%s\n" : "ofcd: %s\n", buf);
+		return ofc_error_exit_code(&err);
+	}
+	printf("%s: fabric %s, %u hosts, %u switches, %u rings, topology %s: ok\n", path, f->name,
+	       f->nhosts, f->nswitches, f->nrings, f->topology.present ? f->topology.spec : "-");
+	fabric_free(f);
+	return 0;
+}
+
+/* The command line, parsed. */
+struct args {
+	struct ofcd_opts o;
+	const char *devices[MAX_DEVICES];
+	const char *config, *sock, *ro, *state;
+	bool foreground, use_syslog, use_journal, check;
+};
+
+/* Options into args; returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	static const struct option opts[] = {
+	    {"config", required_argument, NULL, 'c'},
+	    {"socket", required_argument, NULL, 's'},
+	    {"ro-socket", required_argument, NULL, 'r'},
+	    {"state-dir", required_argument, NULL, 'S'},
+	    {"device", required_argument, NULL, 'D'},
+	    {"foreground", no_argument, NULL, 'f'},
+	    {"syslog", no_argument, NULL, 'y'},
+	    {"journal", no_argument, NULL, 'J'},
+	    {"admin-group", required_argument, NULL, 'g'},
+	    {"socket-mode", required_argument, NULL, 'm'},
+	    {"max-frame", required_argument, NULL, 'F'},
+	    {"max-clients", required_argument, NULL, 'C'},
+	    {"client-timeout", required_argument, NULL, 'T'},
+	    {"probe-interval", required_argument, NULL, 'P'},
+	    {"log-level", required_argument, NULL, 'l'},
+	    {"check", no_argument, NULL, 'k'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {0},
+	};
+	static const char *const levels[] = {"err", "warning", "notice", "info", "debug"};
+	struct ofcd_opts *o = &a->o;
+	const char *why;
+	uint64_t v;
+	char *end;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			a->config = optarg;
+			break;
+		case 's':
+			a->sock = optarg;
+			break;
+		case 'r':
+			a->ro = optarg;
+			break;
+		case 'S':
+			a->state = optarg;
+			break;
+		case 'D':
+			if (!strchr(optarg, '='))
+				return usage("--device '%s': expected NAME=HOST:PORT", optarg);
+			if (o->noverrides == MAX_DEVICES)
+				return usage("too many --device options%s", "");
+			a->devices[o->noverrides++] = optarg;
+			break;
+		case 'f':
+			a->foreground = true;
+			break;
+		case 'y':
+			a->use_syslog = true;
+			break;
+		case 'J':
+			a->use_journal = true;
+			break;
+		case 'g': {
+			struct group *g = getgrnam(optarg);
+
+			if (g) {
+				o->admin_gid = g->gr_gid;
+			} else if (parse_u64(optarg, &v) == 0 && v < UINT32_MAX) {
+				o->admin_gid = (unsigned)v;
+			} else {
+				return usage("--admin-group '%s': no such group", optarg);
+			}
+			o->have_admin_group = true;
+			o->admin_group = optarg;
+			break;
+		}
+		case 'm':
+			errno = 0;
+			v = strtoull(optarg, &end, 8);
+			if (errno || !*optarg || *end || v > 0777)
+				return usage(
+				    "--socket-mode '%s': expected an octal mode such as 0660",
+				    optarg);
+			o->socket_mode = (unsigned)v;
+			break;
+		case 'F':
+			if (parse_size(optarg, &v, &why) < 0 || v < 64 || v > (1u << 30))
+				return usage(
+				    "--max-frame '%s': expected a size from 64 bytes to 1GiB",
+				    optarg);
+			o->max_frame = (uint32_t)v;
+			break;
+		case 'C':
+			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 65536)
+				return usage("--max-clients '%s': expected 1..65536", optarg);
+			o->max_clients = (uint32_t)v;
+			break;
+		case 'T':
+			if (parse_duration(optarg, &o->client_timeout, &why) < 0 ||
+			    o->client_timeout < 0.1 || o->client_timeout > 86400)
+				return usage(
+				    "--client-timeout '%s': expected a duration from 100ms "
+				    "to 1 day",
+				    optarg);
+			break;
+		case 'P':
+			if (parse_duration(optarg, &o->probe_interval, &why) < 0 ||
+			    (o->probe_interval > 0 && o->probe_interval < 0.1) ||
+			    o->probe_interval > 86400)
+				return usage("--probe-interval '%s': expected 0 or a duration from "
+					     "100ms to 1 day",
+					     optarg);
+			break;
+		case 'l':
+			o->log_level = 0;
+			for (size_t i = 0; i < ARRAY_SIZE(levels); i++)
+				if (strcmp(optarg, levels[i]) == 0)
+					o->log_level = OFCD_LOG_ERR + (int)i;
+			if (!o->log_level)
+				return usage(
+				    "--log-level '%s': err, warning, notice, info or debug",
+				    optarg);
+			break;
+		case 'k':
+			a->check = true;
+			break;
+		case 'h':
+			printf("%s%s", usage_line, help_text);
+			return 0;
+		case 'V':
+			printf("ofcd %s\n", OFC_VERSION);
+			return 0;
+		default:
+			if (optopt)
+				return usage("unknown option or missing value: %s",
+					     argv[optind - 1]);
+			return usage("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage("unexpected argument '%s'", argv[optind]);
+	if (!a->config)
+		return usage("missing --config FILE%s", "");
+	if (a->check)
+		return -1;
+	if (!a->sock && !getenv("LISTEN_FDS"))
+		return usage("missing --socket PATH%s", "");
+	return -1;
+}
+
+/* Open the daemon (detached unless --foreground, the parent waiting for
+ * the verdict on the start-up), serve until stopped. */
+static int serve(struct ofcd_opts *o, bool foreground, struct logger *lg)
+{
+	struct ofc_error err = {0};
+	struct ofcd *d;
+	int report_fd = -1, rc = 0;
+	char buf[1024];
+
+	signal(SIGPIPE, SIG_IGN);
+	if (!foreground && daemonize(&report_fd) < 0) {
+		fprintf(stderr, "ofcd: cannot daemonize: %s\n", strerror(errno));
+		return 1;
+	}
+	if (ofcd_open(o, &d, &err) < 0) {
+		ofc_error_str(&err, buf, sizeof(buf));
+		fprintf(stderr, err.line ? "%s\n" : "ofcd: %s\n", buf);
+		rc = ofc_error_exit_code(&err) ? ofc_error_exit_code(&err) : 1;
+		report(report_fd, (char)rc);
+		return rc;
+	}
+	if (!foreground) {
+		int null = open("/dev/null", O_RDWR);
+
+		if (chdir("/") != 0 || null < 0) {
+			rc = 1;
+		} else {
+			dup2(null, STDIN_FILENO);
+			dup2(null, STDOUT_FILENO);
+			dup2(null, STDERR_FILENO);
+			if (null > STDERR_FILENO)
+				close(null);
+		}
+		report(report_fd, (char)rc);
+	}
+	if (rc == 0 && ofcd_run(d, &err) < 0) {
+		log_line(lg, OFCD_LOG_ERR, ofc_error_str(&err, buf, sizeof(buf)));
+		rc = 1;
+	}
+	ofcd_close(d);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = {.o = {.probe_interval = 10, .log_level = OFCD_LOG_NOTICE}};
+	struct logger lg;
+	int rc = parse_args(argc, argv, &a);
+
+	if (rc >= 0)
+		return rc;
+	if (a.check)
+		return check_config(a.config);
+
+	char *aconfig = absolute(a.config), *asock = absolute(a.sock), *aro = absolute(a.ro),
+	     *astate = absolute(a.state);
+	a.o.config_path = aconfig;
+	a.o.socket_path = asock;
+	a.o.ro_socket_path = aro;
+	a.o.state_dir = astate;
+	a.o.overrides = a.devices;
+	a.o.signals = true;
+	/* Socket activation: the first fd passed is the main socket, a second
+	 * the read-only one (systemd's ofcd.socket). */
+	int nfds = sd_listen_fds(1);
+
+	if (nfds > 0) {
+		a.o.inherit_fds = true;
+		a.o.main_fd = SD_LISTEN_FDS_START;
+		a.o.ro_fd = nfds > 1 ? SD_LISTEN_FDS_START + 1 : -1;
+		if (!a.o.socket_path)
+			a.o.socket_path = "(socket from systemd)";
+	}
+	lg.use_journal = a.use_journal || (a.foreground && !a.use_syslog && stderr_is_journal());
+	lg.use_syslog = !lg.use_journal && (a.use_syslog || !a.foreground);
+	lg.notify = getenv("NOTIFY_SOCKET") != NULL;
+	a.o.log = log_line;
+	a.o.log_ctx = &lg;
+	a.o.notify = notify_state;
+	if (lg.use_syslog)
+		openlog("ofcd", LOG_PID, LOG_DAEMON);
+	rc = serve(&a.o, a.foreground, &lg);
+	free(aconfig);
+	free(asock);
+	free(aro);
+	free(astate);
+	if (lg.use_syslog)
+		closelog();
+	return rc;
+}

@@ -1,0 +1,1509 @@
+/* ofcd's loop side: the control sockets, connections, frames, peer
+ * credentials, answers to reads from the published snapshot, and the queue
+ * of mutations (docs/control.md, docs/ARCHITECTURE.md "ofcd").
+ *
+ * Every connection is non-blocking with its own input and output buffers.
+ * A frame larger than the limit is answered with an error and the
+ * connection closed (there is no way to resynchronise without reading it);
+ * a frame that is not a Request is answered with an error and the
+ * connection kept (the framing is intact). A client that leaves half a
+ * request or an unread reply for longer than the client timeout, or lets
+ * unread replies grow past the limit, is disconnected. While a client's
+ * unsent replies exceed OUT_HIGH its further requests wait in the kernel:
+ * pipelining cannot make the daemon buffer without bound. Nothing a client
+ * does blocks the loop; mutations and schedules run on the workers. */
+#include "controller/ofcd/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS 59
+#endif
+
+#define OUT_HIGH      (1u << 20)  /* stop reading a client's requests above this much unsent */
+#define IN_INITIAL    (16u << 10) /* input buffer to start with */
+#define READ_BUDGET   (1u << 20)  /* bytes read from one client per wake-up (fairness) */
+#define MAX_QUEUE     64	  /* mutations waiting */
+#define MAX_SCHEDULES 16	  /* GetSchedule jobs handed out */
+#define DRAIN_SECONDS 2.0	  /* on stop: time to send what is queued */
+
+struct obuf {
+	uint8_t *b;
+	size_t off, len, cap; /* unsent bytes are [off, len) */
+};
+
+struct conn {
+	struct ofcd *d;
+	uint64_t id;
+	int fd;
+	bool ro;	 /* accepted on the read-only socket */
+	bool may_mutate; /* not ro, and root or in the admin group */
+	struct ucred peer;
+	uint8_t *in;
+	size_t in_len, in_cap;
+	struct obuf out;
+	double in_since;  /* a partial frame has been waiting since (0: none) */
+	double out_since; /* unsent replies made no progress since */
+	bool reading;	  /* LOOP_READ is registered */
+	bool watching;
+	uint64_t watch_id;
+	bool closing; /* send what is queued, then close */
+	bool dead;    /* to be closed by reap() */
+};
+
+static const char *const status_names[] = {"ok",	"invalid",  "denied",
+					   "busy",	"failed",   "not-found",
+					   "cancelled", "internal", "unavailable"};
+
+static void changed(struct ofcd *d)
+{
+	d->version++;
+}
+
+/* ---- connections: output ------------------------------------------------------------ */
+
+static size_t unsent(const struct conn *c)
+{
+	return c->out.len - c->out.off;
+}
+
+static void conn_kill(struct conn *c, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
+static void conn_kill(struct conn *c, int level, const char *fmt, ...)
+{
+	char why[600];
+	va_list ap;
+
+	if (c->dead)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (why[0])
+		ofcd_log(c->d, level, "closing the connection of uid %u pid %d: %s", c->peer.uid,
+			 c->peer.pid, why);
+	c->dead = true;
+	loop_del(c->d->loop, c->fd, LOOP_READ | LOOP_WRITE);
+}
+
+static void conn_read_pause(struct conn *c, bool pause)
+{
+	if (pause && c->reading)
+		loop_del(c->d->loop, c->fd, LOOP_READ);
+	else if (!pause && !c->reading && !c->dead &&
+		 loop_add(c->d->loop, c->fd, LOOP_READ, NULL, NULL) < 0)
+		return;
+	c->reading = !pause;
+}
+
+static void process_input(struct conn *c);
+static void reap(struct ofcd *d);
+
+static void conn_flush(struct conn *c)
+{
+	struct ofcd *d = c->d;
+
+	while (unsent(c)) {
+		ssize_t k =
+		    send(c->fd, c->out.b + c->out.off, unsent(c), MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			conn_kill(c, OFCD_LOG_INFO, "write: %s", strerror(errno));
+			return;
+		}
+		c->out.off += (size_t)k;
+		c->out_since = now_seconds();
+	}
+	if (unsent(c)) {
+		loop_add(d->loop, c->fd, LOOP_WRITE, NULL, NULL);
+		if (unsent(c) > OUT_HIGH)
+			conn_read_pause(c, true);
+		return;
+	}
+	c->out.off = c->out.len = 0;
+	if (c->out.cap > (4u << 20)) { /* a big schedule went out: give it back */
+		free(c->out.b);
+		c->out.b = NULL;
+		c->out.cap = 0;
+	}
+	loop_del(d->loop, c->fd, LOOP_WRITE);
+	if (c->closing) {
+		conn_kill(c, OFCD_LOG_DEBUG, "%s", "");
+		return;
+	}
+	if (!c->reading) {
+		conn_read_pause(c, false);
+		process_input(c); /* requests that waited in the buffer */
+	}
+}
+
+/* Queue one frame made of parts a and b (either may be empty). */
+static void conn_queue(struct conn *c, const void *a, size_t alen, const void *b, size_t blen)
+{
+	struct ofcd *d = c->d;
+	size_t n = alen + blen, limit = (size_t)d->o.max_frame + (8u << 20);
+
+	if (c->dead)
+		return;
+	if (unsent(c) + n + 4 > limit) {
+		conn_kill(c, OFCD_LOG_WARNING, "%zu bytes of replies unread (slow client)",
+			  unsent(c) + n);
+		return;
+	}
+	if (!unsent(c))
+		c->out_since = now_seconds();
+	if (c->out.off && c->out.len + n + 4 > c->out.cap) {
+		memmove(c->out.b, c->out.b + c->out.off, unsent(c));
+		c->out.len -= c->out.off;
+		c->out.off = 0;
+	}
+	if (c->out.len + n + 4 > c->out.cap) {
+		c->out.cap = (c->out.len + n + 4) * 3 / 2 + 256;
+		c->out.b = xrealloc(c->out.b, c->out.cap);
+	}
+	frame_len_put(c->out.b + c->out.len, (uint32_t)n);
+	if (alen)
+		memcpy(c->out.b + c->out.len + 4, a, alen);
+	if (blen)
+		memcpy(c->out.b + c->out.len + 4 + alen, b, blen);
+	c->out.len += n + 4;
+	conn_flush(c);
+}
+
+static void send_response(struct conn *c, const Ofc__V1__Response *r)
+{
+	size_t n = protobuf_c_message_get_packed_size(&r->base);
+	uint8_t small[512], *buf = n <= sizeof(small) ? small : xmalloc(n);
+
+	protobuf_c_message_pack(&r->base, buf);
+	if (n > c->d->o.max_frame) {
+		Ofc__V1__Response e = OFC__V1__RESPONSE__INIT;
+		char msg[200];
+
+		snprintf(msg, sizeof(msg),
+			 "the answer is %zu bytes, more than the frame limit of %u bytes", n,
+			 c->d->o.max_frame);
+		e.has_id = e.has_status = 1;
+		e.id = r->id;
+		e.status = OFC__V1__STATUS__STATUS_INVALID;
+		e.message = msg;
+		send_response(c, &e);
+	} else {
+		conn_queue(c, buf, n, NULL, 0);
+	}
+	if (buf != small)
+		free(buf);
+}
+
+/* Returns 0, so handlers can end with `return reply(...)`. */
+static int reply(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
+    OFC_PRINTF(4, 5);
+static int reply(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
+{
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	r.has_id = r.has_status = 1;
+	r.id = id;
+	r.status = st;
+	r.message = msg;
+	if (st != OFC__V1__STATUS__STATUS_OK)
+		c->d->errors++;
+	send_response(c, &r);
+	return 0;
+}
+
+static struct conn *find_conn(struct ofcd *d, uint64_t id)
+{
+	for (size_t i = 0; i < d->nconns; i++)
+		if (d->conns[i]->id == id && !d->conns[i]->dead)
+			return d->conns[i];
+	return NULL;
+}
+
+/* ---- the mutation queue -------------------------------------------------------------- */
+
+static void hand_to_worker(struct ofcd *d, struct job *j)
+{
+	d->running = j;
+	d->running_txn = 0;
+	d->running_state = "running";
+	pthread_mutex_lock(&d->mu);
+	d->mjob = j;
+	pthread_cond_broadcast(&d->cond);
+	pthread_mutex_unlock(&d->mu);
+}
+
+static void maybe_start(struct ofcd *d)
+{
+	struct job *j = d->queue;
+
+	if (d->running || !j)
+		return;
+	d->queue = j->next;
+	if (!d->queue)
+		d->queue_tail = NULL;
+	d->nqueue--;
+	j->next = NULL;
+	hand_to_worker(d, j);
+	changed(d);
+}
+
+static const char *job_kind_name(enum job_kind k)
+{
+	return k == JOB_APPLY_CONFIG  ? "apply-config"
+	       : k == JOB_RECONFIGURE ? "reconfigure"
+	       : k == JOB_RELOAD      ? "reload"
+	       : k == JOB_PROBE	      ? "probe"
+				      : "schedule";
+}
+
+static void broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn,
+			    uint64_t ticket, const char *device, const char *message,
+			    const char *sentence, uint64_t time_ms);
+
+static void enqueue(struct ofcd *d, struct job *j)
+{
+	char msg[600];
+
+	j->ticket = ++d->next_ticket;
+	if (d->queue_tail)
+		d->queue_tail->next = j;
+	else
+		d->queue = j;
+	d->queue_tail = j;
+	d->nqueue++;
+	snprintf(msg, sizeof(msg), "ticket %llu: %s %s from uid %u pid %d (%u ahead)",
+		 (unsigned long long)j->ticket, job_kind_name(j->kind), j->target, j->peer.uid,
+		 j->peer.pid, d->nqueue - 1 + (d->running && d->running->kind != JOB_PROBE));
+	ofcd_log(d, OFCD_LOG_INFO, "queued %s", msg);
+	broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_QUEUED, 0, j->ticket, NULL, msg, msg,
+			unix_ms());
+	changed(d);
+	maybe_start(d);
+}
+
+/* Take a queued mutation out; answer its client CANCELLED. */
+static void cancel_job(struct ofcd *d, struct job *j, const char *why)
+{
+	struct job **pp = &d->queue, *prev = NULL;
+	struct conn *c;
+
+	for (; *pp && *pp != j; pp = &(*pp)->next)
+		prev = *pp;
+	if (!*pp)
+		return;
+	*pp = j->next;
+	if (d->queue_tail == j)
+		d->queue_tail = prev;
+	d->nqueue--;
+	c = find_conn(d, j->conn_id);
+	if (c)
+		reply(c, j->req_id, OFC__V1__STATUS__STATUS_CANCELLED, "ticket %llu (%s %s) %s",
+		      (unsigned long long)j->ticket, job_kind_name(j->kind), j->target, why);
+	ofcd_log(d, OFCD_LOG_NOTICE, "ticket %llu (%s %s) %s", (unsigned long long)j->ticket,
+		 job_kind_name(j->kind), j->target, why);
+	char msg[600];
+	snprintf(msg, sizeof(msg), "ticket %llu (%s %s) %s", (unsigned long long)j->ticket,
+		 job_kind_name(j->kind), j->target, why);
+	broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_CANCELLED, 0, j->ticket, NULL, msg,
+			msg, unix_ms());
+	job_free(j);
+	changed(d);
+}
+
+/* ---- reads --------------------------------------------------------------------------- */
+
+static Ofc__V1__TransactionInfo *txn_info(struct arena *a, const struct job *j, const char *state,
+					  uint64_t txn)
+{
+	Ofc__V1__TransactionInfo *t = arena_alloc(a, sizeof(*t));
+
+	ofc__v1__transaction_info__init(t);
+	if (txn) {
+		t->has_id = 1;
+		t->id = txn;
+	}
+	t->state = (char *)state;
+	t->target = j->target;
+	t->kind = (char *)job_kind_name(j->kind);
+	t->has_ticket = t->has_dry_run = t->has_peer_uid = t->has_peer_pid = 1;
+	t->ticket = j->ticket;
+	t->dry_run = j->dry_run;
+	t->peer_uid = j->peer.uid;
+	t->peer_pid = (uint32_t)j->peer.pid;
+	return t;
+}
+
+/* The packed State answer without its id, for one combination of
+ * GetState's options, rebuilt only when something it shows changed. A
+ * request's answer is this plus a packed Response holding only the id:
+ * protobuf merges concatenated messages, so the two make one Response. */
+static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, size_t *len)
+{
+	struct snapshot *s = d->snap;
+	Ofc__V1__State *st = s->state;
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+	struct arena a = {0};
+	char msg[400];
+
+	if (d->cache[variant].valid && d->cache[variant].version == d->version) {
+		*buf = d->cache[variant].buf;
+		*len = d->cache[variant].len;
+		return;
+	}
+	st->topology = variant & 2 ? s->topo_edges : s->topo;
+	st->fabric = variant & 1 ? s->fabric : NULL;
+	st->transaction = s->unfinished;
+	if (d->running && d->running->kind != JOB_PROBE)
+		st->transaction = txn_info(&a, d->running, d->running_state, d->running_txn);
+	st->n_queue = d->nqueue;
+	st->queue = arena_array(&a, d->nqueue, sizeof(*st->queue));
+	size_t k = 0;
+	for (struct job *j = d->queue; j; j = j->next)
+		st->queue[k++] = txn_info(&a, j, "queued", 0);
+	snprintf(msg, sizeof(msg), "fabric %s: generation %llu, topology %s%s", st->fabric_name,
+		 (unsigned long long)st->config_generation,
+		 s->topo ? s->topo->spec : "(none recorded)",
+		 st->transaction ? ", a transaction is in progress" : "");
+	r.has_status = 1;
+	r.status = OFC__V1__STATUS__STATUS_OK;
+	r.message = msg;
+	r.body_case = OFC__V1__RESPONSE__BODY_STATE;
+	r.state = st;
+	free(d->cache[variant].buf);
+	response_pack(&r, &d->cache[variant].buf, &d->cache[variant].len);
+	d->cache[variant].valid = true;
+	d->cache[variant].version = d->version;
+	st->topology = NULL;
+	st->fabric = NULL;
+	st->transaction = NULL;
+	st->queue = NULL;
+	st->n_queue = 0;
+	arena_free(&a);
+	*buf = d->cache[variant].buf;
+	*len = d->cache[variant].len;
+}
+
+static int get_state(struct conn *c, uint64_t id, const Ofc__V1__GetState *g)
+{
+	Ofc__V1__Response idr = OFC__V1__RESPONSE__INIT;
+	unsigned variant = (g && g->with_fabric ? 1u : 0u) | (g && g->with_edges ? 2u : 0u);
+	const uint8_t *body;
+	uint8_t idbuf[16];
+	size_t len, idlen;
+
+	state_answer(c->d, variant, &body, &len);
+	idr.has_id = 1;
+	idr.id = id;
+	idlen = protobuf_c_message_pack(&idr.base, idbuf);
+	if (len + idlen > c->d->o.max_frame) {
+		reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+		      "the state is %zu bytes, more than the frame limit of %u bytes%s", len,
+		      c->d->o.max_frame, variant ? ": ask without with_fabric / with_edges" : "");
+		return 0;
+	}
+	conn_queue(c, body, len, idbuf, idlen);
+	return 0;
+}
+
+/* `ofc schedule --algo swing-all` is a comparison table, not a schedule. */
+static bool algorithm_cli_only(const char *a)
+{
+	return !strcmp(a, "swing-all");
+}
+
+static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g)
+{
+	struct ofcd *d = c->d;
+	enum sched_collective coll;
+	struct job *j;
+
+	if (!g->collective || !*g->collective)
+		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+			     "get_schedule needs a collective (allgather, reduce-scatter, "
+			     "allreduce, alltoall)");
+	if (sched_collective_parse(g->collective, &coll) < 0)
+		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+			     "unknown collective '%.64s' (allgather, reduce-scatter, allreduce, "
+			     "alltoall)",
+			     g->collective);
+	if (g->algorithm && *g->algorithm && algorithm_cli_only(g->algorithm))
+		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+			     "%.64s compares algorithms ('ofc schedule %s --collective %s --algo "
+			     "%.64s'); ask for one of them",
+			     g->algorithm, d->cfg->path, g->collective, g->algorithm);
+	if (g->algorithm && *g->algorithm && !schedule_algorithm_known(g->algorithm))
+		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+			     "unknown algorithm '%.64s' (bfb, bfb-lp, expansion, ring, bidir-ring, "
+			     "recursive, torus-rings; swing, recursive-doubling, bucket; mcf, "
+			     "direct, sp-balanced; on a WDM ring optree, ring, ne, onestage)",
+			     g->algorithm);
+	if (g->topology && strlen(g->topology) > TOPO_MAX_SPEC)
+		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+			     "topology spec longer than %u characters", TOPO_MAX_SPEC);
+	if (g->has_chunks && g->chunks > 1000000)
+		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID, "chunks must be 0..1000000");
+	if ((!g->topology || !*g->topology) && !d->cfg->f->graph && !d->cfg->f->nrings)
+		return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+			     "fabric '%s' has no topology: ask for one with topology",
+			     d->cfg->f->name);
+	if (d->stopping)
+		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
+	if (d->sched_pending >= MAX_SCHEDULES)
+		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
+			     "%u schedules are being computed; try again shortly",
+			     d->sched_pending);
+	j = xcalloc(1, sizeof(*j));
+	j->kind = JOB_SCHEDULE;
+	j->conn_id = c->id;
+	j->req_id = id;
+	j->peer = c->peer;
+	j->coll = coll;
+	j->algo = g->algorithm && *g->algorithm ? xstrdup(g->algorithm) : NULL;
+	j->size = g->has_size_bytes ? g->size_bytes : 0;
+	j->spec = g->topology && *g->topology ? xstrdup(g->topology) : NULL;
+	j->chunks = g->has_chunks ? g->chunks : 0;
+	j->summary_only = g->has_summary_only && g->summary_only;
+	j->cfg = fabcfg_ref(d->cfg);
+	j->max_frame = d->o.max_frame;
+	d->sched_pending++;
+	pthread_mutex_lock(&d->mu);
+	if (d->squeue_tail)
+		d->squeue_tail->next = j;
+	else
+		d->squeue = j;
+	d->squeue_tail = j;
+	pthread_cond_broadcast(&d->cond);
+	pthread_mutex_unlock(&d->mu);
+	return 0;
+}
+
+/* ---- mutations --------------------------------------------------------------------- */
+
+static int deny(struct conn *c, uint64_t id, const char *what)
+{
+	struct ofcd *d = c->d;
+
+	ofcd_log(d, OFCD_LOG_WARNING, "denied %s to uid %u gid %u pid %d on the %s socket", what,
+		 c->peer.uid, c->peer.gid, c->peer.pid, c->ro ? "read-only" : "main");
+	if (c->ro)
+		return reply(c, id, OFC__V1__STATUS__STATUS_DENIED,
+			     "permission denied: %s on the read-only socket, which answers reads "
+			     "only; mutations go to the main socket",
+			     what);
+	if (d->o.have_admin_group)
+		return reply(c, id, OFC__V1__STATUS__STATUS_DENIED,
+			     "permission denied: %s needs root or membership of group '%s' (you "
+			     "are uid %u, pid %d)",
+			     what, d->o.admin_group ? d->o.admin_group : "?", c->peer.uid,
+			     c->peer.pid);
+	return reply(c, id, OFC__V1__STATUS__STATUS_DENIED,
+		     "permission denied: %s needs root (you are uid %u, pid %d; ofcd has no "
+		     "--admin-group)",
+		     what, c->peer.uid, c->peer.pid);
+}
+
+static int mutation(struct conn *c, const Ofc__V1__Request *req)
+{
+	struct ofcd *d = c->d;
+	uint64_t id = req->id;
+	bool apply = req->body_case == OFC__V1__REQUEST__BODY_APPLY_CONFIG;
+	const char *what = apply ? "apply-config" : "reconfigure";
+	struct job *j;
+
+	if (!c->may_mutate)
+		return deny(c, id, what);
+	if (d->stopping)
+		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
+	if (d->nqueue >= MAX_QUEUE)
+		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
+			     "%u mutations are waiting already; try again later", d->nqueue);
+	j = xcalloc(1, sizeof(*j));
+	j->conn_id = c->id;
+	j->req_id = id;
+	j->peer = c->peer;
+	if (apply) {
+		const Ofc__V1__ApplyConfig *a = req->apply_config;
+
+		if (!a->yaml || !*a->yaml) {
+			job_free(j);
+			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				     "apply_config needs the config's yaml");
+		}
+		j->kind = JOB_APPLY_CONFIG;
+		j->yaml_len = strlen(a->yaml);
+		j->yaml = xstrdup(a->yaml);
+		j->filename = xstrdup(a->filename && *a->filename ? a->filename : "apply-config");
+		j->target = xstrdup(j->filename);
+		j->dry_run = a->has_dry_run && a->dry_run;
+	} else {
+		const Ofc__V1__Reconfigure *r = req->reconfigure;
+
+		j->kind = JOB_RECONFIGURE;
+		j->dry_run = r->has_dry_run && r->dry_run;
+		if (r->target_case == OFC__V1__RECONFIGURE__TARGET_TOPOLOGY && r->topology &&
+		    *r->topology && strlen(r->topology) <= TOPO_MAX_SPEC) {
+			j->spec = xstrdup(r->topology);
+			j->target = xstrdup(r->topology);
+		} else if (r->target_case == OFC__V1__RECONFIGURE__TARGET_WORKLOAD) {
+			const Ofc__V1__Workload *w = r->workload;
+			char sz[32];
+
+			if (!w->collective || sched_collective_parse(w->collective, &j->coll) < 0 ||
+			    !w->has_size_bytes || w->size_bytes == 0) {
+				job_free(j);
+				return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+					     "a workload needs a collective (allgather, "
+					     "reduce-scatter, allreduce) and a size_bytes > 0");
+			}
+			j->workload = true;
+			j->nodes = w->has_nodes ? w->nodes : 0;
+			j->size = w->size_bytes;
+			fmt_size(sz, sizeof(sz), j->size);
+			j->target = xasprintf("workload %s of %s per node", w->collective, sz);
+		} else {
+			job_free(j);
+			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				     "reconfigure needs a topology spec (up to %u characters) or a "
+				     "workload",
+				     TOPO_MAX_SPEC);
+		}
+	}
+	enqueue(d, j);
+	return 0;
+}
+
+static int cancel(struct conn *c, const Ofc__V1__Request *req)
+{
+	struct ofcd *d = c->d;
+	const Ofc__V1__Cancel *k = req->cancel;
+	bool by_ticket = k->has_ticket && k->ticket, by_id = k->has_request_id;
+	struct job *j;
+
+	if (!c->may_mutate)
+		return deny(c, req->id, "cancel");
+	if (!by_ticket && !by_id)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "cancel needs a ticket or a request_id");
+	for (j = d->queue; j; j = j->next)
+		if (by_ticket ? j->ticket == k->ticket
+			      : j->conn_id == c->id && j->req_id == k->request_id)
+			break;
+	if (j) {
+		char why[200];
+		uint64_t t = j->ticket;
+
+		snprintf(why, sizeof(why), "cancelled by uid %u pid %d before it started",
+			 c->peer.uid, c->peer.pid);
+		cancel_job(d, j, why);
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_OK, "cancelled ticket %llu",
+			     (unsigned long long)t);
+	}
+	j = d->running;
+	if (j && j->kind != JOB_PROBE &&
+	    (by_ticket ? j->ticket == k->ticket
+		       : j->conn_id == c->id && j->req_id == k->request_id))
+		return reply(
+		    c, req->id, OFC__V1__STATUS__STATUS_BUSY,
+		    "ticket %llu is running: a transaction in progress is never cancelled; "
+		    "it commits or rolls back",
+		    (unsigned long long)j->ticket);
+	if (by_ticket)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+			     "no mutation with ticket %llu is waiting",
+			     (unsigned long long)k->ticket);
+	return reply(c, req->id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+		     "request %llu of this connection is not waiting",
+		     (unsigned long long)k->request_id);
+}
+
+/* ---- frames -------------------------------------------------------------------------- */
+
+static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
+{
+	struct ofcd *d = c->d;
+	Ofc__V1__Request *req = ofc__v1__request__unpack(NULL, len, p);
+
+	d->requests++;
+	if (!req) {
+		ofcd_log(d, OFCD_LOG_INFO, "uid %u pid %d sent %u bytes that are not a Request",
+			 c->peer.uid, c->peer.pid, len);
+		return reply(c, 0, OFC__V1__STATUS__STATUS_INVALID,
+			     "malformed request: %u bytes that are not an ofc.v1.Request message",
+			     len);
+	}
+	switch (req->body_case) {
+	case OFC__V1__REQUEST__BODY_GET_STATE:
+		get_state(c, req->id, req->get_state);
+		break;
+	case OFC__V1__REQUEST__BODY_GET_SCHEDULE:
+		get_schedule(c, req->id, req->get_schedule);
+		break;
+	case OFC__V1__REQUEST__BODY_WATCH:
+		c->watching = true;
+		c->watch_id = req->id;
+		reply(c, req->id, OFC__V1__STATUS__STATUS_OK, "watching the events of fabric %s",
+		      d->cfg->f->name);
+		break;
+	case OFC__V1__REQUEST__BODY_APPLY_CONFIG:
+	case OFC__V1__REQUEST__BODY_RECONFIGURE:
+		mutation(c, req);
+		break;
+	case OFC__V1__REQUEST__BODY_CANCEL:
+		cancel(c, req);
+		break;
+	default:
+		reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+		      "request %llu has no body: expected one of apply_config, reconfigure, "
+		      "get_schedule, get_state, watch, cancel",
+		      (unsigned long long)req->id);
+		break;
+	}
+	ofc__v1__request__free_unpacked(req, NULL);
+	return 0;
+}
+
+/* Answer every complete frame in the input buffer. */
+static void process_input(struct conn *c)
+{
+	struct ofcd *d = c->d;
+	size_t off = 0;
+
+	while (!c->dead && !c->closing && c->reading && c->in_len - off >= 4) {
+		uint32_t len = frame_len_get(c->in + off);
+
+		if (len > d->o.max_frame) {
+			ofcd_log(d, OFCD_LOG_WARNING,
+				 "uid %u pid %d announced a frame of %u bytes (limit %u): closing",
+				 c->peer.uid, c->peer.pid, len, d->o.max_frame);
+			/* Answered, then closed once the answer is out. */
+			c->closing = true;
+			conn_read_pause(c, true);
+			reply(c, 0, OFC__V1__STATUS__STATUS_INVALID,
+			      "frame of %u bytes is larger than the limit of %u bytes; closing the "
+			      "connection",
+			      len, d->o.max_frame);
+			off = c->in_len;
+			break;
+		}
+		if (c->in_len - off - 4 < len)
+			break;
+		handle_frame(c, c->in + off + 4, len);
+		off += 4 + (size_t)len;
+	}
+	if (off) {
+		memmove(c->in, c->in + off, c->in_len - off);
+		c->in_len -= off;
+		c->in_since = 0;
+	}
+	if (c->in_len && !c->in_since)
+		c->in_since = now_seconds();
+	if (c->in_cap > (1u << 20) && c->in_len < IN_INITIAL) {
+		c->in_cap = IN_INITIAL;
+		c->in = xrealloc(c->in, c->in_cap);
+	}
+}
+
+static void conn_event(struct loop *l, int fd, void *ctx, unsigned mask)
+{
+	struct conn *c = ctx;
+	struct ofcd *d = c->d;
+	size_t budget = READ_BUDGET;
+
+	(void)l;
+	if ((mask & LOOP_WRITE) && !c->dead)
+		conn_flush(c);
+	while ((mask & LOOP_READ) && c->reading && !c->dead && budget) {
+		size_t want;
+		ssize_t k;
+
+		/* Room for the frame being received, up to the frame limit. */
+		if (c->in_len == c->in_cap) {
+			size_t need = c->in_cap * 2;
+			size_t max = (size_t)d->o.max_frame + 4;
+
+			if (c->in_len >= 4 && frame_len_get(c->in) + 4u > need)
+				need = frame_len_get(c->in) + 4u;
+			need = need > max ? max : need;
+			if (need <= c->in_cap)
+				break; /* cannot happen: process_input closes on oversize */
+			c->in = xrealloc(c->in, need);
+			c->in_cap = need;
+		}
+		want = c->in_cap - c->in_len;
+		k = recv(fd, c->in + c->in_len, want < budget ? want : budget, 0);
+		if (k == 0) {
+			if (c->in_len)
+				conn_kill(c, OFCD_LOG_INFO,
+					  "went away in the middle of a request (%zu bytes)",
+					  c->in_len);
+			else
+				conn_kill(c, OFCD_LOG_DEBUG, "%s", "");
+			break;
+		}
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				conn_kill(c, OFCD_LOG_INFO, "read: %s", strerror(errno));
+			break;
+		}
+		c->in_len += (size_t)k;
+		budget -= (size_t)k;
+		process_input(c);
+	}
+	reap(d);
+}
+
+/* ---- accepting ---------------------------------------------------------------------------- */
+
+static bool in_admin_group(const struct ofcd *d, int fd, const struct ucred *cr)
+{
+	gid_t small[64], *g = small;
+	socklen_t len = sizeof(small);
+	bool yes = false;
+
+	if (!d->o.have_admin_group)
+		return false;
+	if (cr->gid == d->o.admin_gid)
+		return true;
+	/* Supplementary groups of the peer as they were at connect(). */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g, &len) != 0) {
+		if (errno != ERANGE)
+			return false;
+		g = xmalloc(len);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g, &len) != 0)
+			len = 0;
+	}
+	for (size_t i = 0; i < len / sizeof(gid_t); i++)
+		yes |= g[i] == d->o.admin_gid;
+	if (g != small)
+		free(g);
+	return yes;
+}
+
+static void accept_event(struct loop *l, int lfd, void *ctx, unsigned mask)
+{
+	struct ofcd *d = ctx;
+
+	(void)mask;
+	for (;;) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct ucred cr;
+		socklen_t crlen = sizeof(cr);
+		struct conn *c;
+
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE)
+				ofcd_log(d, OFCD_LOG_ERR, "accept: %s", strerror(errno));
+			return;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0) {
+			ofcd_log(d, OFCD_LOG_WARNING, "SO_PEERCRED: %s: connection refused",
+				 strerror(errno));
+			close(fd);
+			continue;
+		}
+		c = xcalloc(1, sizeof(*c));
+		c->d = d;
+		c->fd = fd;
+		if (d->nconns >= d->o.max_clients ||
+		    loop_add(l, fd, LOOP_READ, conn_event, c) < 0) {
+			static const char busy[] = "ofcd has too many clients";
+			Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+			uint8_t buf[128];
+			size_t n;
+
+			ofcd_log(d, OFCD_LOG_WARNING,
+				 "refused a connection from uid %u pid %d: %zu clients already",
+				 cr.uid, cr.pid, d->nconns);
+			r.has_status = 1;
+			r.status = OFC__V1__STATUS__STATUS_BUSY;
+			r.message = (char *)busy;
+			n = protobuf_c_message_pack(&r.base, buf + 4);
+			frame_len_put(buf, (uint32_t)n);
+			(void)!send(fd, buf, n + 4, MSG_NOSIGNAL | MSG_DONTWAIT);
+			close(fd);
+			free(c);
+			continue;
+		}
+		c->id = ++d->next_conn_id;
+		c->peer = cr;
+		c->ro = lfd == d->ro_fd;
+		c->may_mutate = !c->ro && (cr.uid == 0 || in_admin_group(d, fd, &cr));
+		c->in_cap = IN_INITIAL;
+		c->in = xmalloc(c->in_cap);
+		c->reading = true;
+		GROW(d->conns, d->cap_conns, d->nconns + 1);
+		d->conns[d->nconns++] = c;
+		ofcd_log(d, OFCD_LOG_DEBUG, "connection %llu from uid %u pid %d on the %s socket%s",
+			 (unsigned long long)c->id, cr.uid, cr.pid, c->ro ? "read-only" : "main",
+			 c->may_mutate ? " (may mutate)" : "");
+	}
+}
+
+static void conn_free(struct ofcd *d, struct conn *c)
+{
+	/* Its queued mutations have nobody to answer: they are dropped (a
+	 * running one finishes: a transaction is never cut short). */
+	for (struct job *j = d->queue, *next; j; j = next) {
+		next = j->next;
+		if (j->conn_id == c->id)
+			cancel_job(d, j, "dropped: its client went away");
+	}
+	loop_del(d->loop, c->fd, LOOP_READ | LOOP_WRITE);
+	close(c->fd);
+	free(c->in);
+	free(c->out.b);
+	free(c);
+}
+
+/* Close the connections marked dead. */
+static void reap(struct ofcd *d)
+{
+	struct conn **dead = NULL;
+	size_t k = 0, ndead = 0, cap = 0;
+
+	/* Out of the table first: freeing one may cancel its queued jobs,
+	 * which tells the watchers, which walks the table. */
+	for (size_t i = 0; i < d->nconns; i++) {
+		struct conn *c = d->conns[i];
+
+		if (c->dead) {
+			GROW(dead, cap, ndead + 1);
+			dead[ndead++] = c;
+		} else {
+			d->conns[k++] = c;
+		}
+	}
+	d->nconns = k;
+	for (size_t i = 0; i < ndead; i++)
+		conn_free(d, dead[i]);
+	free(dead);
+}
+
+/* ---- events and finished jobs ------------------------------------------------------------ */
+
+static void broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn,
+			    uint64_t ticket, const char *device, const char *message,
+			    const char *sentence, uint64_t time_ms)
+{
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+	Ofc__V1__Event e = OFC__V1__EVENT__INIT;
+
+	e.has_kind = e.has_time_unix_ms = 1;
+	e.kind = kind;
+	e.time_unix_ms = time_ms;
+	e.message = (char *)message;
+	e.device = (char *)device;
+	if (txn) {
+		e.has_transaction = 1;
+		e.transaction = txn;
+	}
+	if (ticket) {
+		e.has_ticket = 1;
+		e.ticket = ticket;
+	}
+	r.has_id = r.has_status = 1;
+	r.status = OFC__V1__STATUS__STATUS_OK;
+	r.message = (char *)sentence;
+	r.body_case = OFC__V1__RESPONSE__BODY_EVENT;
+	r.event = &e;
+	for (size_t i = 0; i < d->nconns; i++) {
+		struct conn *c = d->conns[i];
+
+		if (!c->watching || c->dead)
+			continue;
+		r.id = c->watch_id;
+		send_response(c, &r);
+	}
+}
+
+static Ofc__V1__DeviceState *snap_dev(struct snapshot *s, const char *name)
+{
+	for (uint32_t i = 0; name && i < s->ndevs; i++)
+		if (strcmp(s->devs[i]->name, name) == 0)
+			return s->devs[i];
+	return NULL;
+}
+
+static void set_reachable(struct ofcd *d, Ofc__V1__DeviceState *m, bool up, const char *error)
+{
+	if (!m)
+		return;
+	m->has_reachable = 1;
+	m->reachable = up;
+	m->error = up || !error ? NULL : arena_strdup(&d->snap->a, error);
+	changed(d);
+}
+
+static void on_event(struct ofcd *d, struct note *n)
+{
+	static const char *const names[] = {
+	    [OFC__V1__EVENT__KIND__KIND_TRANSACTION_STARTED] = "transaction started",
+	    [OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED] = "transaction committed",
+	    [OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLED_BACK] = "transaction rolled back",
+	    [OFC__V1__EVENT__KIND__KIND_DEVICE_LOST] = "device lost",
+	    [OFC__V1__EVENT__KIND__KIND_DEVICE_BACK] = "device back",
+	    [OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED] = "config applied",
+	    [OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLING_BACK] = "transaction rolling back",
+	    [OFC__V1__EVENT__KIND__KIND_DEVICE_APPLIED] = "device applied",
+	    [OFC__V1__EVENT__KIND__KIND_RECOVERED] = "recovered",
+	    [OFC__V1__EVENT__KIND__KIND_CONFIG_REJECTED] = "config rejected",
+	};
+	int level = OFCD_LOG_INFO;
+	uint64_t ticket = d->running ? d->running->ticket : 0;
+
+	switch (n->kind) {
+	case OFC__V1__EVENT__KIND__KIND_TRANSACTION_STARTED:
+		d->running_txn = n->txn;
+		d->running_state = "applying";
+		changed(d);
+		break;
+	case OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLING_BACK:
+		d->running_state = "rolling-back";
+		level = OFCD_LOG_WARNING;
+		changed(d);
+		break;
+	case OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLED_BACK:
+	case OFC__V1__EVENT__KIND__KIND_CONFIG_REJECTED:
+		level = OFCD_LOG_WARNING;
+		break;
+	case OFC__V1__EVENT__KIND__KIND_DEVICE_LOST:
+		level = OFCD_LOG_WARNING;
+		set_reachable(d, snap_dev(d->snap, n->device), false, n->message);
+		break;
+	case OFC__V1__EVENT__KIND__KIND_DEVICE_BACK:
+		level = OFCD_LOG_NOTICE;
+		set_reachable(d, snap_dev(d->snap, n->device), true, NULL);
+		break;
+	case OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED:
+	case OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED:
+	case OFC__V1__EVENT__KIND__KIND_RECOVERED:
+		level = OFCD_LOG_NOTICE;
+		break;
+	default:
+		break;
+	}
+	/* One sentence for people (the answer's message, and the log); the
+	 * event keeps the bare detail. */
+	char txn[48] = "", line[900];
+	if (n->txn)
+		snprintf(txn, sizeof(txn), " (transaction %llu)", (unsigned long long)n->txn);
+	const char *name =
+	    (size_t)n->kind < ARRAY_SIZE(names) && names[n->kind] ? names[n->kind] : "event";
+	snprintf(line, sizeof(line), "%s%s%s%s%s%s", name, txn, n->device ? ": " : "",
+		 n->device ? n->device : "", n->message && *n->message ? ": " : "",
+		 n->message ? n->message : "");
+	ofcd_log(d, level, "%s", line);
+	broadcast_event(d, n->kind, n->txn, ticket, n->device, n->message, line, n->time_ms);
+}
+
+static void job_done(struct ofcd *d, struct job *j)
+{
+	struct conn *c = j->conn_id ? find_conn(d, j->conn_id) : NULL;
+
+	if (j->kind == JOB_SCHEDULE) {
+		d->sched_pending--;
+		if (c)
+			conn_queue(c, j->reply, j->reply_len, NULL, 0);
+		job_free(j);
+		return;
+	}
+	if (j->kind == JOB_PROBE) {
+		d->running = NULL;
+		for (uint32_t i = 0; i < j->nprobe; i++) {
+			Ofc__V1__DeviceState *m = snap_dev(d->snap, j->probe[i].name);
+
+			if (!m)
+				continue;
+			if (!m->has_reachable || m->reachable != j->probe[i].reachable)
+				set_reachable(d, m, j->probe[i].reachable, j->probe[i].error);
+			if (!m->has_in_sync || m->in_sync != j->probe[i].in_sync) {
+				m->has_in_sync = 1;
+				m->in_sync = j->probe[i].in_sync;
+				changed(d);
+			}
+		}
+	} else {
+		Ofc__V1__Response *r = ofc__v1__response__unpack(NULL, j->reply_len, j->reply);
+
+		/* Publish first, then tell: whoever hears "committed" and asks
+		 * sees the committed state. */
+		if (j->snap) {
+			snapshot_free(d->snap);
+			d->snap = j->snap;
+			j->snap = NULL;
+		}
+		if (j->new_cfg) {
+			fabcfg_unref(d->cfg);
+			d->cfg = j->new_cfg;
+			j->new_cfg = NULL;
+		}
+		changed(d);
+		while (j->deferred) {
+			struct note *n = j->deferred;
+
+			j->deferred = n->next;
+			on_event(d, n);
+			note_free(n);
+		}
+		j->deferred_tail = NULL;
+		d->running = NULL;
+		ofcd_log(d,
+			 r && r->status == OFC__V1__STATUS__STATUS_OK ? OFCD_LOG_NOTICE
+								      : OFCD_LOG_WARNING,
+			 "ticket %llu: %s%s %s from uid %u pid %d: %s: %s",
+			 (unsigned long long)j->ticket, job_kind_name(j->kind),
+			 j->dry_run ? " (dry run)" : "", j->target, j->peer.uid, j->peer.pid,
+			 r && r->status < ARRAY_SIZE(status_names) ? status_names[r->status] : "?",
+			 r && r->message ? r->message : "");
+		if (r && r->status != OFC__V1__STATUS__STATUS_OK && c)
+			d->errors++;
+		if (r)
+			ofc__v1__response__free_unpacked(r, NULL);
+		if (c)
+			conn_queue(c, j->reply, j->reply_len, NULL, 0);
+		else if (j->conn_id)
+			ofcd_log(d, OFCD_LOG_INFO,
+				 "ticket %llu: its client went away before the answer",
+				 (unsigned long long)j->ticket);
+	}
+	job_free(j);
+	maybe_start(d);
+}
+
+/* ---- stopping and reloading ------------------------------------------------------------ */
+
+static int64_t drain_timer(struct loop *l, uint64_t id, void *ctx)
+{
+	struct ofcd *d = ctx;
+	bool pending = false;
+
+	(void)id;
+	for (size_t i = 0; i < d->nconns; i++)
+		pending |= !d->conns[i]->dead && unsent(d->conns[i]) > 0;
+	if (!pending || now_seconds() > d->drain_deadline) {
+		loop_stop(l);
+		return LOOP_NOMORE;
+	}
+	return 20;
+}
+
+static void check_drain(struct ofcd *d)
+{
+	if (!d->stopping || d->running || d->sched_pending || d->drain_timer)
+		return;
+	d->drain_deadline = now_seconds() + DRAIN_SECONDS;
+	d->drain_timer = loop_timer(d->loop, 0, drain_timer, d);
+}
+
+static void begin_stop(struct ofcd *d)
+{
+	struct job *sq;
+
+	if (d->stopping)
+		return;
+	d->stopping = true;
+	if (d->o.notify)
+		d->o.notify(d->o.log_ctx, "STOPPING=1");
+	if (d->running && d->running->kind != JOB_PROBE)
+		ofcd_log(d, OFCD_LOG_NOTICE, "stopping after ticket %llu (%s %s) finishes",
+			 (unsigned long long)d->running->ticket, job_kind_name(d->running->kind),
+			 d->running->target);
+	else
+		ofcd_log(d, OFCD_LOG_NOTICE, "stopping");
+	/* No new clients; the ones connected still get their reads answered
+	 * while the running transaction finishes. */
+	for (int *fd = &d->listen_fd; fd; fd = fd == &d->listen_fd ? &d->ro_fd : NULL)
+		if (*fd >= 0) {
+			loop_del(d->loop, *fd, LOOP_READ);
+			close(*fd);
+			*fd = -1;
+		}
+	while (d->queue)
+		cancel_job(d, d->queue, "cancelled: ofcd is shutting down");
+	pthread_mutex_lock(&d->mu);
+	sq = d->squeue;
+	d->squeue = d->squeue_tail = NULL;
+	pthread_mutex_unlock(&d->mu);
+	while (sq) {
+		struct job *next = sq->next;
+		struct conn *c = find_conn(d, sq->conn_id);
+
+		if (c)
+			reply(c, sq->req_id, OFC__V1__STATUS__STATUS_CANCELLED,
+			      "cancelled: ofcd is shutting down");
+		d->sched_pending--;
+		job_free(sq);
+		sq = next;
+	}
+	changed(d);
+	check_drain(d);
+}
+
+static void queue_reload(struct ofcd *d)
+{
+	struct job *j;
+
+	if (d->stopping)
+		return;
+	for (j = d->queue; j; j = j->next)
+		if (j->kind == JOB_RELOAD)
+			return; /* one waiting reload reads the newest file anyway */
+	ofcd_log(d, OFCD_LOG_NOTICE, "reloading %s", d->o.config_path);
+	j = xcalloc(1, sizeof(*j));
+	j->kind = JOB_RELOAD;
+	j->peer.pid = getpid();
+	j->peer.uid = getuid();
+	j->peer.gid = getgid();
+	j->filename = xstrdup(d->o.config_path);
+	j->target = xstrdup(d->o.config_path);
+	enqueue(d, j);
+}
+
+static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
+{
+	struct ofcd *d = ctx;
+	uint64_t v;
+	struct note *n;
+
+	(void)l;
+	(void)mask;
+	(void)!read(fd, &v, sizeof(v));
+	if (atomic_exchange(&d->stop_req, 0))
+		begin_stop(d);
+	if (atomic_exchange(&d->reload_req, 0))
+		queue_reload(d);
+	pthread_mutex_lock(&d->note_mu);
+	n = d->notes;
+	d->notes = d->notes_tail = NULL;
+	pthread_mutex_unlock(&d->note_mu);
+	while (n) {
+		struct note *next = n->next;
+
+		if (n->job)
+			job_done(d, n->job);
+		else
+			on_event(d, n);
+		n->job = NULL; /* job_done freed it */
+		note_free(n);
+		n = next;
+	}
+	reap(d);
+	check_drain(d);
+}
+
+static void signal_event(struct loop *l, int fd, void *ctx, unsigned mask)
+{
+	struct ofcd *d = ctx;
+	struct signalfd_siginfo si;
+
+	(void)l;
+	(void)mask;
+	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			queue_reload(d);
+		} else {
+			ofcd_log(d, OFCD_LOG_NOTICE, "%s from pid %u", strsignal((int)si.ssi_signo),
+				 si.ssi_pid);
+			begin_stop(d);
+		}
+	}
+	reap(d);
+}
+
+/* Disconnect clients that stalled: half a request, or replies unread, for
+ * longer than the client timeout. */
+static int64_t sweep_timer(struct loop *l, uint64_t id, void *ctx)
+{
+	struct ofcd *d = ctx;
+	double now = now_seconds(), t = d->o.client_timeout;
+
+	(void)l;
+	(void)id;
+	for (size_t i = 0; i < d->nconns; i++) {
+		struct conn *c = d->conns[i];
+
+		if (c->dead)
+			continue;
+		if (c->in_since && now - c->in_since > t)
+			conn_kill(c, OFCD_LOG_WARNING,
+				  "half a request (%zu bytes) waited %.0f s for the rest",
+				  c->in_len, now - c->in_since);
+		else if (unsent(c) && now - c->out_since > t)
+			conn_kill(c, OFCD_LOG_WARNING, "%zu bytes of replies unread for %.0f s",
+				  unsent(c), now - c->out_since);
+	}
+	reap(d);
+	return t < 1 ? 100 : 1000;
+}
+
+static int64_t probe_timer(struct loop *l, uint64_t id, void *ctx)
+{
+	struct ofcd *d = ctx;
+
+	(void)l;
+	(void)id;
+	if (!d->stopping && !d->running && !d->queue) {
+		struct job *j = xcalloc(1, sizeof(*j));
+
+		j->kind = JOB_PROBE;
+		hand_to_worker(d, j);
+	}
+	return (int64_t)(d->o.probe_interval * 1000);
+}
+
+/* ---- opening and running ------------------------------------------------------------------ */
+
+static int listen_unix(const char *path, unsigned mode, int gid, int *out, struct ofc_error *err)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct stat st;
+	mode_t old;
+	int fd;
+
+	*out = -1;
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return ofc_error_set(err, OFC_E_USAGE, "socket path too long: %s", path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return ofc_error_set(err, OFC_E_RUNTIME, "%s exists and is not a socket",
+					     path);
+		/* A socket nobody answers on is left over from a crash. */
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+			close(fd);
+			return ofc_error_set(err, OFC_E_RUNTIME,
+					     "another ofcd is serving %s already", path);
+		}
+		if (fd >= 0)
+			close(fd);
+		unlink(path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "socket: %s", strerror(errno));
+	/* Created private, then opened up: no moment with a wider mode. */
+	old = umask(0177);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		int e = errno;
+
+		umask(old);
+		close(fd);
+		return ofc_error_set(err, OFC_E_RUNTIME, "cannot bind %s: %s", path, strerror(e));
+	}
+	umask(old);
+	if ((gid >= 0 && chown(path, (uid_t)-1, (gid_t)gid) != 0) || chmod(path, mode) != 0 ||
+	    listen(fd, 128) != 0) {
+		int e = errno;
+
+		close(fd);
+		unlink(path);
+		return ofc_error_set(err, OFC_E_RUNTIME, "cannot set up %s: %s", path, strerror(e));
+	}
+	*out = fd;
+	return 0;
+}
+
+int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *err)
+{
+	struct ofcd *d = xcalloc(1, sizeof(*d));
+
+	*out = NULL;
+	d->o = *o;
+	if (!d->o.max_frame)
+		d->o.max_frame = OFCD_MAX_FRAME_DEFAULT;
+	if (!d->o.max_clients)
+		d->o.max_clients = 1024;
+	if (d->o.client_timeout <= 0)
+		d->o.client_timeout = 30;
+	if (!d->o.socket_mode)
+		d->o.socket_mode = 0660;
+	if (!d->o.log_level)
+		d->o.log_level = OFCD_LOG_NOTICE;
+	d->listen_fd = d->ro_fd = d->sig_fd = -1;
+	d->state_dir = ctl_state_dir(o->state_dir);
+	pthread_mutex_init(&d->mu, NULL);
+	pthread_cond_init(&d->cond, NULL);
+	pthread_mutex_init(&d->note_mu, NULL);
+	d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (d->wake_fd < 0) {
+		ofc_error_set(err, OFC_E_RUNTIME, "eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	if (!o->config_path || !o->socket_path) {
+		ofc_error_set(err, OFC_E_USAGE, "ofcd needs a config and a socket");
+		goto fail;
+	}
+	if (ofcd_start(d, err) < 0)
+		goto fail;
+	if (o->inherit_fds) {
+		/* Socket activation: the manager bound them (mode, group). */
+		d->listen_fd = o->main_fd;
+		d->ro_fd = o->ro_fd;
+		fcntl(d->listen_fd, F_SETFL, fcntl(d->listen_fd, F_GETFL) | O_NONBLOCK);
+		if (d->ro_fd >= 0)
+			fcntl(d->ro_fd, F_SETFL, fcntl(d->ro_fd, F_GETFL) | O_NONBLOCK);
+	} else if (listen_unix(o->socket_path, d->o.socket_mode,
+			       o->have_admin_group ? (int)o->admin_gid : -1, &d->listen_fd,
+			       err) < 0) {
+		goto fail;
+	} else {
+		d->bound_main = true;
+	}
+	if (o->ro_socket_path && !o->inherit_fds) {
+		if (listen_unix(o->ro_socket_path, 0666, -1, &d->ro_fd, err) < 0)
+			goto fail;
+		d->bound_ro = true;
+	}
+	ofcd_log(d, OFCD_LOG_NOTICE, "serving fabric %s (config %s, state in %s) on %s%s%s",
+		 d->cfg->f->name, o->config_path, d->state_dir, o->socket_path,
+		 o->ro_socket_path ? " and read-only on " : "",
+		 o->ro_socket_path ? o->ro_socket_path : "");
+	*out = d;
+	return 0;
+fail:
+	ofcd_close(d);
+	return -1;
+}
+
+int ofcd_run(struct ofcd *d, struct ofc_error *err)
+{
+	sigset_t set;
+	int rc;
+
+	d->loop = loop_new((int)d->o.max_clients * 2 + 1024, err);
+	if (!d->loop)
+		return -1;
+	if (d->o.signals) {
+		sigemptyset(&set);
+		sigaddset(&set, SIGTERM);
+		sigaddset(&set, SIGINT);
+		sigaddset(&set, SIGHUP);
+		/* Blocked before the workers start, so they inherit it and
+		 * every signal arrives through the signalfd. */
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+		d->sig_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+		if (d->sig_fd < 0)
+			return ofc_error_set(err, OFC_E_RUNTIME, "signalfd: %s", strerror(errno));
+		loop_add(d->loop, d->sig_fd, LOOP_READ, signal_event, d);
+	}
+	loop_add(d->loop, d->listen_fd, LOOP_READ, accept_event, d);
+	if (d->ro_fd >= 0)
+		loop_add(d->loop, d->ro_fd, LOOP_READ, accept_event, d);
+	loop_add(d->loop, d->wake_fd, LOOP_READ, wake_event, d);
+	d->sweep_timer = loop_timer(d->loop, 1000, sweep_timer, d);
+	if (d->o.probe_interval > 0)
+		d->probe_timer =
+		    loop_timer(d->loop, (int64_t)(d->o.probe_interval * 1000), probe_timer, d);
+	if (pthread_create(&d->mthread, NULL, ofcd_mutation_worker, d) != 0 ||
+	    pthread_create(&d->sthread, NULL, ofcd_schedule_worker, d) != 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "cannot start the worker threads");
+	d->threads_started = true;
+	if (d->o.notify)
+		d->o.notify(d->o.log_ctx, "READY=1");
+	/* A stop asked before the loop ran is in the eventfd already. */
+	rc = loop_run(d->loop, err);
+	pthread_mutex_lock(&d->mu);
+	d->workers_stop = true;
+	pthread_cond_broadcast(&d->cond);
+	pthread_mutex_unlock(&d->mu);
+	pthread_join(d->mthread, NULL);
+	pthread_join(d->sthread, NULL);
+	d->threads_started = false;
+	ofcd_log(d, OFCD_LOG_NOTICE, "stopped: %llu requests answered, %llu with an error",
+		 (unsigned long long)d->requests, (unsigned long long)d->errors);
+	return rc;
+}
+
+void ofcd_stop(struct ofcd *d)
+{
+	uint64_t one = 1;
+
+	atomic_store(&d->stop_req, 1);
+	(void)!write(d->wake_fd, &one, sizeof(one));
+}
+
+void ofcd_reload(struct ofcd *d)
+{
+	uint64_t one = 1;
+
+	atomic_store(&d->reload_req, 1);
+	(void)!write(d->wake_fd, &one, sizeof(one));
+}
+
+void ofcd_close(struct ofcd *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->nconns; i++) {
+		close(d->conns[i]->fd);
+		free(d->conns[i]->in);
+		free(d->conns[i]->out.b);
+		free(d->conns[i]);
+	}
+	free(d->conns);
+	while (d->queue) {
+		struct job *j = d->queue;
+
+		d->queue = j->next;
+		job_free(j);
+	}
+	while (d->squeue) {
+		struct job *j = d->squeue;
+
+		d->squeue = j->next;
+		job_free(j);
+	}
+	job_free(d->mjob);
+	while (d->notes) {
+		struct note *n = d->notes;
+
+		d->notes = n->next;
+		note_free(n);
+	}
+	if (d->listen_fd >= 0)
+		close(d->listen_fd);
+	if (d->ro_fd >= 0)
+		close(d->ro_fd);
+	if (d->bound_main)
+		unlink(d->o.socket_path);
+	if (d->bound_ro)
+		unlink(d->o.ro_socket_path);
+	if (d->sig_fd >= 0)
+		close(d->sig_fd);
+	if (d->wake_fd >= 0)
+		close(d->wake_fd);
+	for (size_t i = 0; i < ARRAY_SIZE(d->cache); i++)
+		free(d->cache[i].buf);
+	snapshot_free(d->snap);
+	fabcfg_unref(d->cfg);
+	ctl_close(d->w_ctl);
+	fabcfg_unref(d->w_cfg);
+	loop_free(d->loop);
+	pthread_mutex_destroy(&d->mu);
+	pthread_cond_destroy(&d->cond);
+	pthread_mutex_destroy(&d->note_mu);
+	free(d->state_dir);
+	free(d);
+}

@@ -1,0 +1,302 @@
+/* Snapshots: the last committed state of the fabric as the ofc.v1.State
+ * ofcd answers GetState with. Built from the record on disk (what the last
+ * transaction left on the devices) and the running config (names, wiring,
+ * targets), once per change, so a read costs a pack and nothing else. */
+#include "controller/export/export.h"
+#include "controller/ofcd/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- shared configs ----------------------------------------------------------- */
+
+struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const char *path)
+{
+	struct fabcfg *c = xcalloc(1, sizeof(*c));
+
+	atomic_init(&c->refs, 1);
+	c->f = f;
+	c->yaml = xmalloc(len + 1);
+	memcpy(c->yaml, yaml, len);
+	c->yaml[len] = 0;
+	c->yaml_len = len;
+	c->path = xstrdup(path);
+	/* The workload to show: the config's first collective a direct-connect
+	 * schedule exists for. */
+	for (uint32_t i = 0; i < f->ncollectives && !c->coll; i++)
+		if (f->collectives[i].op != SCHED_ALLTOALL) {
+			c->coll = f->collectives[i].op;
+			c->size = f->collectives[i].size;
+		}
+	return c;
+}
+
+struct fabcfg *fabcfg_ref(struct fabcfg *c)
+{
+	atomic_fetch_add(&c->refs, 1);
+	return c;
+}
+
+void fabcfg_unref(struct fabcfg *c)
+{
+	if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
+		return;
+	fabric_free(c->f);
+	free(c->yaml);
+	free(c->path);
+	free(c);
+}
+
+/* ---- devices ---------------------------------------------------------------------- */
+
+static const char *kind_name(enum dev_class c)
+{
+	return c == DEV_SWITCH ? "switch" : c == DEV_RING ? "ring" : "hosts";
+}
+
+/* The recorded cross-connects of switch sw as circuits between host ports,
+ * through the wiring (switch port -> host port). */
+static void add_circuits(struct arena *a, const struct fabric *f, int sw,
+			 const struct device_state *s, Ofc__V1__DeviceState *m)
+{
+	uint32_t ports = sw >= 0 ? f->switches[sw].ports : 0;
+	const struct attachment **at = xcalloc((size_t)ports + 2, sizeof(*at));
+
+	for (uint32_t k = 0; k < f->nwiring; k++)
+		if ((int)f->wiring[k].sw == sw && f->wiring[k].sw_port <= ports)
+			at[f->wiring[k].sw_port] = &f->wiring[k];
+	m->circuits = arena_array(a, s->nxc, sizeof(*m->circuits));
+	for (uint32_t i = 0; i < s->nxc; i++) {
+		Ofc__V1__Circuit *c = arena_alloc(a, sizeof(*c));
+		uint32_t in = s->xc[i].in, out = s->xc[i].out;
+
+		ofc__v1__circuit__init(c);
+		c->switch_name = m->name;
+		c->has_in_port = c->has_out_port = 1;
+		c->in_port = in;
+		c->out_port = out;
+		if (in <= ports && at[in]) {
+			c->src_host = f->hosts[at[in]->host].name;
+			c->has_src_port = 1;
+			c->src_port = at[in]->host_port;
+		}
+		if (out <= ports && at[out]) {
+			c->dst_host = f->hosts[at[out]->host].name;
+			c->has_dst_port = 1;
+			c->dst_port = at[out]->host_port;
+		}
+		m->circuits[m->n_circuits++] = c;
+	}
+	free(at);
+}
+
+static bool has_chan(const struct device_state *s, struct mrr_chan c)
+{
+	for (uint32_t i = 0; i < s->nch; i++)
+		if (memcmp(&s->ch[i], &c, sizeof(c)) == 0)
+			return true;
+	return false;
+}
+
+/* The ring's configured lightpaths whose add and drop MRRs are both tuned
+ * in the record (rings.c: add at the source, drop at the destination). */
+static void add_lightpaths(struct arena *a, const struct fabric *f, int r,
+			   const struct device_state *s, Ofc__V1__DeviceState *m)
+{
+	const struct ring *ring = &f->rings[r];
+
+	m->lightpaths = arena_array(a, ring->nlightpaths, sizeof(*m->lightpaths));
+	for (uint32_t k = 0; k < ring->nlightpaths; k++) {
+		const struct lightpath_cfg *lp = &ring->lightpaths[k];
+		Ofc__V1__Lightpath *l;
+
+		if (!has_chan(s,
+			      (struct mrr_chan){lp->src, lp->interface, lp->wavelength, MRR_ADD}) ||
+		    !has_chan(s,
+			      (struct mrr_chan){lp->dst, lp->interface, lp->wavelength, MRR_DROP}))
+			continue;
+		l = arena_alloc(a, sizeof(*l));
+		ofc__v1__lightpath__init(l);
+		l->from = lp->from;
+		l->to = lp->to;
+		l->has_wavelength = l->has_interface = 1;
+		l->wavelength = lp->wavelength;
+		l->interface = lp->interface;
+		m->lightpaths[m->n_lightpaths++] = l;
+	}
+}
+
+static const struct device_state *recorded(const struct ctl_record *r, const char *name)
+{
+	for (uint32_t i = 0; i < r->ndevs; i++)
+		if (strcmp(r->dev_names[i], name) == 0)
+			return &r->dev_states[i];
+	return NULL;
+}
+
+/* ---- the schedule summary ------------------------------------------------------------ */
+
+/* The schedule's figures without its steps, with every string copied into
+ * the arena (the schedule itself is freed right after). */
+static Ofc__V1__Schedule *summary(struct arena *a, const struct schedule_result *r)
+{
+	Ofc__V1__Schedule *h = schedule_header_msg(a, &r->main->s);
+	Ofc__V1__Schedule *x = schedule_extra_msg(a, r);
+
+	h->algorithm = arena_strdup(a, h->algorithm);
+	h->topology = h->topology ? arena_strdup(a, h->topology) : NULL;
+	for (size_t i = 0; i < h->n_metrics; i++)
+		h->metrics[i]->key = arena_strdup(a, h->metrics[i]->key);
+	h->tau_b_fraction = x->tau_b_fraction;
+	return h;
+}
+
+/* ---- building ------------------------------------------------------------------------ */
+
+struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fabcfg *cfg, char *why,
+				size_t why_len)
+{
+	struct snapshot *s = xcalloc(1, sizeof(*s));
+	struct arena *a = &s->a;
+	const struct fabric *f = cfg->f;
+	struct ctl_record rec;
+	struct ofc_error err = {0};
+	Ofc__V1__State *st;
+	bool all_at_target = true;
+
+	why[0] = 0;
+	s->cfg = fabcfg_ref(cfg);
+	st = s->state = arena_alloc(a, sizeof(*st));
+	ofc__v1__state__init(st);
+	if (ctl_load_record(state_dir, f->name, &rec, &err) < 0) {
+		snprintf(why, why_len, "cannot read the record: %s", err.msg);
+		memset(&rec, 0, sizeof(rec));
+	}
+	st->fabric_name = f->name;
+	st->config_file = arena_strdup(a, cfg->path);
+	if (f->topology.present)
+		st->target_topology = f->topology.spec;
+	st->has_config_generation = 1;
+	st->config_generation = rec.have_state ? rec.generation : 0;
+	if (rec.have_state) {
+		st->has_committed_unix_ms = 1;
+		st->committed_unix_ms = rec.time_unix_ms;
+	}
+	st->has_daemon_pid = 1;
+	st->daemon_pid = (uint64_t)getpid();
+
+	s->ndevs = c->ndevs;
+	s->devs = st->devices = arena_array(a, c->ndevs, sizeof(*st->devices));
+	st->n_devices = c->ndevs;
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		const struct ctl_device *cd = &c->devs[i];
+		const struct device_state *r = recorded(&rec, cd->cfg.name);
+		Ofc__V1__DeviceState *m = arena_alloc(a, sizeof(*m));
+
+		ofc__v1__device_state__init(m);
+		m->name = arena_strdup(a, cd->cfg.name);
+		m->driver = arena_strdup(a, cd->cfg.driver);
+		m->kind = (char *)kind_name(cd->cfg.cls);
+		if (cd->cfg.address)
+			m->address = arena_strdup(a, cd->cfg.address);
+		if (cd->read_ok || cd->lost) {
+			m->has_reachable = 1;
+			m->reachable = !cd->lost;
+			if (cd->lost)
+				m->error = arena_strdup(a, cd->read_err.msg);
+		}
+		m->has_at_target = 1;
+		m->at_target = r && state_equal(r, &cd->target);
+		all_at_target &= m->at_target;
+		if (r) {
+			m->has_entries = 1;
+			m->entries = state_size(r);
+			if (cd->cfg.cls == DEV_SWITCH)
+				add_circuits(a, f, fabric_find_switch(f, cd->cfg.name), r, m);
+			for (uint32_t k = 0; k < f->nrings && cd->cfg.cls == DEV_RING; k++)
+				if (strcmp(f->rings[k].name, cd->cfg.name) == 0)
+					add_lightpaths(a, f, (int)k, r, m);
+		}
+		st->devices[i] = m;
+	}
+	st->has_at_target = 1;
+	st->at_target = rec.have_state && all_at_target;
+
+	/* The committed topology: the config's graph when it is the one
+	 * recorded, else built from the record's spec. */
+	const struct graph *g = NULL;
+	const struct port_map *pm = NULL;
+	struct topo_facts facts;
+	bool own = false;
+	if (rec.have_state && rec.topology && *rec.topology) {
+		if (f->graph && strcmp(rec.topology, f->topology.spec) == 0) {
+			g = f->graph;
+			facts = f->facts;
+			pm = f->ports.to ? &f->ports : NULL;
+		} else if (topo_build(rec.topology, &s->graph, &err) == 0) {
+			g = s->graph;
+			own = true;
+			topo_facts(g, &facts, 0);
+			if (facts.regular && topo_ports(g, &s->ports, &err) == 0)
+				pm = &s->ports;
+		}
+	}
+	if (g) {
+		s->topo = topology_msg(a, g, &facts, pm, false);
+		s->topo_edges = topology_msg(a, g, &facts, pm, true);
+	}
+
+	/* The workload's schedule on it, verified and priced (figures only): on
+	 * a WDM ring, the config's allgather by OpTree. */
+	if (f->nrings && cfg->coll == SCHED_ALLGATHER) {
+		struct schedule_query q = {.fabric = f, .collective = cfg->coll, .size = cfg->size};
+		struct schedule_result r;
+
+		if (schedule_compute(&q, &r, NULL, &err) == 0 && schedule_check(&r, &err) == 0) {
+			st->schedule = summary(a, &r);
+			schedule_result_free(&r);
+		} else {
+			snprintf(why, why_len, "no OpTree schedule: %s", err.msg);
+		}
+	} else if (g && cfg->coll && !f->nrings) {
+		struct schedule_query q = {
+		    .fabric = f,
+		    .spec = own ? g->spec : NULL,
+		    .collective = cfg->coll,
+		    .size = cfg->size,
+		};
+		struct schedule_result r;
+
+		if (schedule_compute(&q, &r, NULL, &err) == 0 && schedule_check(&r, &err) == 0) {
+			st->schedule = summary(a, &r);
+			schedule_result_free(&r);
+		} else if (!why[0]) {
+			snprintf(why, why_len, "no schedule for %s: %s",
+				 sched_collective_name(cfg->coll), err.msg);
+		}
+	}
+	s->fabric = fabric_msg(a, f);
+	if (rec.have_journal) {
+		Ofc__V1__TransactionInfo *t = arena_alloc(a, sizeof(*t));
+
+		ofc__v1__transaction_info__init(t);
+		t->has_id = 1;
+		t->id = rec.journal_id;
+		t->state = arena_printf(a, "unfinished (%s)", rec.journal_phase);
+		s->unfinished = t;
+	}
+	ctl_record_free(&rec);
+	return s;
+}
+
+void snapshot_free(struct snapshot *s)
+{
+	if (!s)
+		return;
+	arena_free(&s->a);
+	graph_free(s->graph);
+	port_map_free(&s->ports);
+	fabcfg_unref(s->cfg);
+	free(s);
+}

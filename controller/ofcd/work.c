@@ -1,0 +1,734 @@
+/* ofcd's workers. The mutation worker owns the running config and its
+ * struct ctl, and runs ApplyConfig, Reconfigure, reloads and device probes
+ * one at a time, as the loop hands them over; each mutation is the
+ * transaction of controller/reconfig/ctl.c on a new validated fabric (a changed
+ * topology is a new fabric: the running YAML with another spec). The
+ * schedule worker computes GetSchedule answers. Both hand finished jobs
+ * back as notes; the loop answers and publishes. */
+#include "controller/export/export.h"
+#include "controller/ofcd/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- events from ctl ------------------------------------------------------------ */
+
+static void post_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, const char *device,
+		       const char *message)
+{
+	struct note *n = xcalloc(1, sizeof(*n));
+
+	n->kind = kind;
+	n->txn = txn;
+	n->device = device ? xstrdup(device) : NULL;
+	n->message = xstrdup(message ? message : "");
+	n->time_ms = unix_ms();
+	if (d->w_job && (kind == OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED ||
+			 kind == OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLED_BACK ||
+			 kind == OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED ||
+			 kind == OFC__V1__EVENT__KIND__KIND_RECOVERED)) {
+		struct job *j = d->w_job;
+
+		if (j->deferred_tail)
+			j->deferred_tail->next = n;
+		else
+			j->deferred = n;
+		j->deferred_tail = n;
+		return;
+	}
+	ofcd_note(d, n);
+}
+
+static void on_ctl_event(void *ctx, const struct ctl_event *ev)
+{
+	static const Ofc__V1__Event__Kind kinds[] = {
+	    [CTL_EV_TXN_STARTED] = OFC__V1__EVENT__KIND__KIND_TRANSACTION_STARTED,
+	    [CTL_EV_DEVICE_APPLIED] = OFC__V1__EVENT__KIND__KIND_DEVICE_APPLIED,
+	    [CTL_EV_TXN_COMMITTED] = OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED,
+	    [CTL_EV_TXN_ROLLING_BACK] = OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLING_BACK,
+	    [CTL_EV_TXN_ROLLED_BACK] = OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLED_BACK,
+	    [CTL_EV_DEVICE_LOST] = OFC__V1__EVENT__KIND__KIND_DEVICE_LOST,
+	    [CTL_EV_DEVICE_BACK] = OFC__V1__EVENT__KIND__KIND_DEVICE_BACK,
+	    [CTL_EV_RECOVERED] = OFC__V1__EVENT__KIND__KIND_RECOVERED,
+	};
+	struct ofcd *d = ctx;
+
+	if ((size_t)ev->kind >= ARRAY_SIZE(kinds) || !kinds[ev->kind])
+		return; /* trials are not run by the daemon */
+	post_event(d, kinds[ev->kind], ev->txn, ev->device, ev->message);
+}
+
+/* ---- configs and ctls ------------------------------------------------------------ */
+
+/* The daemon's --device overrides that name a device of f: a new config
+ * may drop a device the daemon was started with. */
+static uint32_t overrides_for(const struct ofcd *d, const struct fabric *f, const char **out)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < d->o.noverrides; i++) {
+		const char *o = d->o.overrides[i], *eq = strchr(o, '=');
+		size_t len = eq ? (size_t)(eq - o) : 0;
+		bool found = false;
+
+		for (uint32_t s = 0; s < f->nswitches && !found; s++)
+			found = strlen(f->switches[s].name) == len &&
+				strncmp(f->switches[s].name, o, len) == 0;
+		for (uint32_t r = 0; r < f->nrings && !found; r++)
+			found = strlen(f->rings[r].name) == len &&
+				strncmp(f->rings[r].name, o, len) == 0;
+		if (found)
+			out[n++] = o;
+	}
+	return n;
+}
+
+static struct sim_device *sim_lookup(void *ctx, const char *device)
+{
+	struct ofcd *d = ctx;
+
+	return d->o.sim_lookup(d->o.sim_ctx, device);
+}
+
+static int open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **out,
+		    struct ofc_error *err)
+{
+	const char **ov = xcalloc(d->o.noverrides + 1, sizeof(char *));
+	struct ctl_opts co = {
+	    .state_dir = d->state_dir,
+	    .on_event = on_ctl_event,
+	    .ctx = d, /* for both callbacks: sim lookups go on to opts.sim_ctx */
+	    .sim_lookup = d->o.sim_lookup ? sim_lookup : NULL,
+	};
+	int rc;
+
+	if (strict) {
+		co.overrides = d->o.overrides;
+		co.noverrides = d->o.noverrides;
+	} else {
+		co.noverrides = overrides_for(d, f, ov);
+		co.overrides = ov;
+	}
+	rc = ctl_open(f, &co, out, err);
+	free(ov);
+	return rc;
+}
+
+/* The running YAML with another topology: a new fabric, validated. Errors
+ * carry no position (the spec is not in the file): a spec that does not
+ * parse names its column in the spec. */
+static int fabric_with_topology(const struct fabcfg *cfg, const char *spec, struct fabric **out,
+				struct ofc_error *err)
+{
+	struct ofc_error sub = {0};
+	struct graph *g;
+	struct fabric *f;
+
+	*out = NULL;
+	if (topo_build(spec, &g, &sub) < 0) {
+		if (sub.col)
+			return ofc_error_set(err, OFC_E_INPUT, "topology '%s' at column %u: %s",
+					     spec, sub.col, sub.msg);
+		return ofc_error_set(err, OFC_E_INPUT, "topology '%s': %s", spec, sub.msg);
+	}
+	graph_free(g);
+	if (config_parse(cfg->path, cfg->yaml, cfg->yaml_len, &f, err) < 0)
+		return -1;
+	free(f->topology.spec);
+	f->topology.spec = xstrdup(spec);
+	f->topology.present = true;
+	f->topology.spec_quoted = 0;
+	f->topology.auto_picked = false;
+	if (fabric_validate(f, err) < 0) {
+		fabric_free(f);
+		err->file[0] = 0;
+		err->line = err->col = 0;
+		err->code = OFC_E_INPUT;
+		return -1;
+	}
+	*out = f;
+	return 0;
+}
+
+/* Reconfigure for a workload: the finder's pick for every host of the
+ * fabric at the fewest NIC ports any host has, minimising the workload's
+ * time under the config's cost model (Zhao et al. Sec. 5.4). */
+static int pick_topology(const struct fabric *f, const struct job *j, char *spec, size_t n,
+			 struct ofc_error *err)
+{
+	struct finder_result r;
+	uint32_t d = UINT32_MAX;
+
+	if (j->nodes && j->nodes != f->nhosts)
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "workload of %u nodes: fabric '%s' has %u hosts, and a topology "
+		    "spans all of them",
+		    j->nodes, f->name, f->nhosts);
+	if (j->coll != SCHED_ALLGATHER && j->coll != SCHED_REDUCE_SCATTER &&
+	    j->coll != SCHED_ALLREDUCE)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "workload: the finder picks topologies for allgather, "
+				     "reduce-scatter and allreduce");
+	for (uint32_t h = 0; h < f->nhosts; h++)
+		d = f->hosts[h].ports < d ? f->hosts[h].ports : d;
+	d = d > BFB_MAX_DEGREE ? BFB_MAX_DEGREE : d;
+	if (d == 0 || d >= f->nhosts)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "workload: %u hosts with %u ports each have no direct-connect "
+				     "topology to choose",
+				     f->nhosts, d);
+	if (finder_run(f->nhosts, d, 0, &r, err) < 0)
+		return -1;
+	struct sched_cost cost = {
+	    .alpha = f->cost.alpha > 0 ? f->cost.alpha : 10e-6,
+	    .bandwidth = (f->cost.link_bandwidth > 0 ? f->cost.link_bandwidth : 100e9) * d,
+	    .size = j->size,
+	};
+	size_t p = finder_pick(&r, &j->coll, &cost, 1);
+	snprintf(spec, n, "%s", r.front[p].spec);
+	finder_free(&r);
+	return 0;
+}
+
+/* ---- start-up ---------------------------------------------------------------------- */
+
+int ofcd_start(struct ofcd *d, struct ofc_error *err)
+{
+	struct fabric *f;
+	char *text;
+	size_t len;
+	bool did;
+	char why[400];
+
+	if (read_file(d->o.config_path, CONFIG_MAX_BYTES, &text, &len, err) < 0)
+		return -1;
+	if (config_parse(d->o.config_path, text, len, &f, err) < 0 || fabric_validate(f, err) < 0) {
+		if (f)
+			fabric_free(f);
+		free(text);
+		return -1;
+	}
+	d->w_cfg = fabcfg_new(f, text, len, d->o.config_path);
+	free(text);
+	if (open_ctl(d, f, true, &d->w_ctl, err) < 0)
+		return -1;
+	if (ctl_lock(d->w_ctl, err) < 0)
+		return -1;
+	/* A transaction a crash left (of ofcd or of `ofc apply`) is finished or
+	 * undone before anything else. If the devices cannot be read now, the
+	 * daemon serves anyway and every mutation tries again first. */
+	if (ctl_recover(d->w_ctl, &did, err) < 0) {
+		ofcd_log(d, OFCD_LOG_ERR, "recovery of an unfinished transaction failed: %s",
+			 err->msg);
+		ofc_error_clear(err);
+	} else if (did) {
+		ofcd_log(d, OFCD_LOG_NOTICE,
+			 "recovered an unfinished transaction from the journal");
+	}
+
+	/* Serve what the devices hold: a Reconfigure before a restart left a
+	 * topology the config file does not name. */
+	struct ctl_record rec;
+	if (ctl_load_record(d->state_dir, f->name, &rec, err) == 0) {
+		if (rec.have_state && !rec.have_journal && rec.topology && *rec.topology &&
+		    f->topology.present && f->nswitches &&
+		    strcmp(rec.topology, f->topology.spec) != 0) {
+			struct fabric *nf;
+			struct ctl *nc;
+			struct ofc_error e = {0};
+
+			if (fabric_with_topology(d->w_cfg, rec.topology, &nf, &e) == 0 &&
+			    open_ctl(d, nf, false, &nc, &e) == 0) {
+				struct fabcfg *nc_cfg = fabcfg_new(
+				    nf, d->w_cfg->yaml, d->w_cfg->yaml_len, d->w_cfg->path);
+
+				ofcd_log(
+				    d, OFCD_LOG_NOTICE,
+				    "serving the recorded topology %s (the config asks for %s; "
+				    "reload or reconfigure to change it)",
+				    rec.topology, f->topology.spec);
+				ctl_handover(d->w_ctl, nc);
+				ctl_close(d->w_ctl);
+				fabcfg_unref(d->w_cfg);
+				d->w_ctl = nc;
+				d->w_cfg = nc_cfg;
+			} else {
+				if (nf)
+					fabric_free(nf);
+				ofcd_log(d, OFCD_LOG_WARNING,
+					 "the recorded topology %s does not fit the config: %s",
+					 rec.topology, e.msg);
+			}
+		}
+		ctl_record_free(&rec);
+	} else {
+		ofcd_log(d, OFCD_LOG_ERR, "%s", err->msg);
+		ofc_error_clear(err);
+	}
+	d->snap = snapshot_build(d->state_dir, d->w_ctl, d->w_cfg, why, sizeof(why));
+	if (why[0])
+		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
+	d->cfg = fabcfg_ref(d->w_cfg);
+	return 0;
+}
+
+/* ---- mutations ------------------------------------------------------------------------ */
+
+struct answer {
+	struct arena a;
+	Ofc__V1__Response r;
+	Ofc__V1__TransactionInfo t;
+	Ofc__V1__ConfigError ce;
+};
+
+static void answer_init(struct answer *an, const struct job *j)
+{
+	memset(an, 0, sizeof(*an));
+	ofc__v1__response__init(&an->r);
+	ofc__v1__transaction_info__init(&an->t);
+	ofc__v1__config_error__init(&an->ce);
+	an->r.has_id = 1;
+	an->r.id = j->req_id;
+	an->r.has_status = 1;
+	an->t.kind = j->kind == JOB_APPLY_CONFIG ? "apply-config"
+		     : j->kind == JOB_RELOAD	 ? "reload"
+						 : "reconfigure";
+	an->t.target = j->target;
+	an->t.has_ticket = 1;
+	an->t.ticket = j->ticket;
+	an->t.has_dry_run = 1;
+	an->t.dry_run = j->dry_run;
+	an->t.has_peer_uid = an->t.has_peer_pid = 1;
+	an->t.peer_uid = j->peer.uid;
+	an->t.peer_pid = (uint32_t)j->peer.pid;
+	an->r.body_case = OFC__V1__RESPONSE__BODY_TRANSACTION;
+	an->r.transaction = &an->t;
+}
+
+static void answer_status(struct answer *an, Ofc__V1__Status st, const char *fmt, ...)
+    OFC_PRINTF(3, 4);
+static void answer_status(struct answer *an, Ofc__V1__Status st, const char *fmt, ...)
+{
+	va_list ap;
+	struct strbuf sb = STRBUF_INIT;
+
+	va_start(ap, fmt);
+	sb_vprintf(&sb, fmt, ap);
+	va_end(ap);
+	an->r.status = st;
+	an->r.message = arena_strdup(&an->a, sb.buf ? sb.buf : "");
+	sb_free(&sb);
+}
+
+/* A config that did not load or validate: status INVALID with its
+ * position, so clients can point at the line. */
+static void answer_config_error(struct answer *an, const struct ofc_error *err)
+{
+	char buf[900];
+
+	answer_status(an, OFC__V1__STATUS__STATUS_INVALID, "%s",
+		      ofc_error_str(err, buf, sizeof(buf)));
+	an->ce.file = arena_strdup(&an->a, err->file);
+	an->ce.has_line = an->ce.has_column = err->line > 0;
+	an->ce.line = err->line;
+	an->ce.column = err->col;
+	an->ce.message = arena_strdup(&an->a, err->msg);
+	an->r.body_case = OFC__V1__RESPONSE__BODY_CONFIG_ERROR;
+	an->r.config_error = &an->ce;
+}
+
+/* The new fabric a mutation asks for, and its shared config. */
+static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct fabcfg **out)
+{
+	struct ofc_error err = {0};
+	struct fabric *f = NULL;
+	const struct fabric *cur = d->w_cfg->f;
+
+	*out = NULL;
+	if (j->kind == JOB_RELOAD) {
+		free(j->yaml);
+		j->yaml = NULL;
+		if (read_file(d->o.config_path, CONFIG_MAX_BYTES, &j->yaml, &j->yaml_len, &err) <
+		    0) {
+			answer_config_error(an, &err);
+			return -1;
+		}
+	}
+	if (j->kind == JOB_APPLY_CONFIG || j->kind == JOB_RELOAD) {
+		if (config_parse(j->filename, j->yaml, j->yaml_len, &f, &err) < 0 ||
+		    fabric_validate(f, &err) < 0) {
+			fabric_free(f);
+			answer_config_error(an, &err);
+			return -1;
+		}
+		if (strcmp(f->name, cur->name) != 0) {
+			answer_status(
+			    an, OFC__V1__STATUS__STATUS_INVALID,
+			    "this ofcd serves fabric '%s'; the config is for '%s' (each fabric "
+			    "has its own ofcd)",
+			    cur->name, f->name);
+			fabric_free(f);
+			return -1;
+		}
+		*out = fabcfg_new(f, j->yaml, j->yaml_len, j->filename);
+		return 0;
+	}
+	/* Reconfigure: the running config with another topology. */
+	char spec[TOPO_MAX_SPEC + 1];
+	if (cur->nrings || !cur->nswitches) {
+		answer_status(an, OFC__V1__STATUS__STATUS_INVALID,
+			      "fabric '%s' has no circuit switch to rewire: change its %s with "
+			      "ApplyConfig",
+			      cur->name, cur->nrings ? "lightpaths" : "config");
+		return -1;
+	}
+	if (j->workload) {
+		if (pick_topology(cur, j, spec, sizeof(spec), &err) < 0) {
+			answer_status(an,
+				      err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
+								: OFC__V1__STATUS__STATUS_INVALID,
+				      "%s", err.msg);
+			return -1;
+		}
+		free(j->target);
+		j->target = xstrdup(spec);
+		an->t.target = j->target;
+	} else {
+		snprintf(spec, sizeof(spec), "%s", j->spec);
+	}
+	if (fabric_with_topology(d->w_cfg, spec, &f, &err) < 0) {
+		answer_status(an, OFC__V1__STATUS__STATUS_INVALID, "%s", err.msg);
+		return -1;
+	}
+	*out = fabcfg_new(f, d->w_cfg->yaml, d->w_cfg->yaml_len, d->w_cfg->path);
+	if (j->workload) {
+		(*out)->coll = j->coll;
+		(*out)->size = j->size;
+	} else {
+		(*out)->coll = d->w_cfg->coll;
+		(*out)->size = d->w_cfg->size;
+	}
+	return 0;
+}
+
+static void run_mutation(struct ofcd *d, struct job *j)
+{
+	struct answer an;
+	struct ofc_error err = {0};
+	struct fabcfg *ncfg = NULL;
+	struct ctl *nc = NULL;
+	struct ctl_result res = {0};
+	bool did = false, touched = false;
+	char why[400];
+
+	answer_init(&an, j);
+	/* A journal left by an earlier failure is resolved first. */
+	if (ctl_recover(d->w_ctl, &did, &err) < 0) {
+		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED,
+			      "an unfinished transaction could not be repaired first: %s", err.msg);
+		touched = did;
+		goto out;
+	}
+	touched = did;
+	if (build_target(d, j, &an, &ncfg) < 0)
+		goto out;
+	if (open_ctl(d, ncfg->f, false, &nc, &err) < 0) {
+		answer_status(&an, OFC__V1__STATUS__STATUS_INVALID, "%s", err.msg);
+		goto out;
+	}
+	ctl_handover(d->w_ctl, nc);
+	if (ctl_plan(nc, &err) < 0) {
+		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "cannot read the devices: %s",
+			      err.msg);
+		ctl_handover(nc, d->w_ctl);
+		goto out;
+	}
+	if (j->dry_run) {
+		an.t.state = "planned";
+		an.t.has_operations = 1;
+		an.t.operations = ctl_plan_size(nc);
+		answer_status(&an, OFC__V1__STATUS__STATUS_OK,
+			      "%u operation%s on %u device%s would take fabric '%s' to %s",
+			      an.t.operations, an.t.operations == 1 ? "" : "s", nc->ndevs,
+			      nc->ndevs == 1 ? "" : "s", ncfg->f->name, j->target);
+		j->outcome = "planned";
+		ctl_handover(nc, d->w_ctl);
+		goto out;
+	}
+	touched = true;
+	int rc = ctl_apply(nc, 0, &res, &err);
+	j->txn = res.txn;
+	an.t.has_id = 1;
+	an.t.id = res.txn;
+	an.t.has_operations = an.t.has_seconds = 1;
+	an.t.operations = res.ops_applied;
+	an.t.seconds = res.seconds;
+	if (rc == 0) {
+		an.t.state = "committed";
+		j->outcome = "committed";
+		answer_status(&an, OFC__V1__STATUS__STATUS_OK,
+			      "committed transaction %llu: %u operation%s on %u device%s in %.3f s",
+			      (unsigned long long)res.txn, res.ops_applied,
+			      res.ops_applied == 1 ? "" : "s", nc->ndevs, nc->ndevs == 1 ? "" : "s",
+			      res.seconds);
+		ctl_close(d->w_ctl);
+		d->w_ctl = nc;
+		nc = NULL;
+		fabcfg_unref(d->w_cfg);
+		d->w_cfg = ncfg;
+		j->new_cfg = fabcfg_ref(ncfg);
+		ncfg = NULL;
+		if (j->kind != JOB_RECONFIGURE)
+			post_event(d, OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED, res.txn, NULL,
+				   j->filename);
+	} else {
+		an.t.state = res.rolled_back ? "rolled-back" : "failed";
+		j->outcome = an.t.state;
+		if (res.failed_device[0])
+			an.t.failed_device = arena_strdup(&an.a, res.failed_device);
+		an.t.has_restored = 1;
+		an.t.restored = res.rolled_back && res.rollback_ok;
+		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "transaction %llu failed: %s%s",
+			      (unsigned long long)res.txn, err.msg,
+			      !res.rolled_back ? ""
+			      : res.rollback_ok
+				  ? "; rolled back: every device is verified back at its previous "
+				    "state"
+				  : "; ROLLBACK INCOMPLETE: the journal is kept and the next "
+				    "mutation retries it");
+		ctl_handover(nc, d->w_ctl);
+	}
+	if (an.r.status == OFC__V1__STATUS__STATUS_OK && j->workload && !j->dry_run) {
+		/* The schedule the workload gets on the picked topology. */
+		struct schedule_query q = {
+		    .fabric = d->w_cfg->f, .collective = j->coll, .size = j->size};
+		struct schedule_result r;
+
+		if (schedule_compute(&q, &r, NULL, &err) == 0 && schedule_check(&r, &err) == 0) {
+			const struct schedule *s = &r.main->s;
+
+			an.t.schedule = schedule_header_msg(&an.a, s);
+			an.t.schedule->algorithm = arena_strdup(&an.a, an.t.schedule->algorithm);
+			an.t.schedule->topology = arena_strdup(&an.a, s->topology);
+			for (size_t i = 0; i < an.t.schedule->n_metrics; i++)
+				an.t.schedule->metrics[i]->key =
+				    arena_strdup(&an.a, an.t.schedule->metrics[i]->key);
+			an.t.schedule->tau_b_fraction =
+			    schedule_extra_msg(&an.a, &r)->tau_b_fraction;
+			answer_status(&an, OFC__V1__STATUS__STATUS_OK,
+				      "%s; topology %s picked for %s: %s takes %u steps, %.6g us "
+				      "(verified)",
+				      an.r.message, j->target, sched_collective_name(j->coll),
+				      s->algorithm, s->nsteps, s->time_us);
+			schedule_result_free(&r);
+		}
+	}
+out:
+	if (touched) {
+		j->snap = snapshot_build(d->state_dir, d->w_ctl, d->w_cfg, why, sizeof(why));
+		if (why[0])
+			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
+	}
+	if (j->kind == JOB_RELOAD && an.r.status != OFC__V1__STATUS__STATUS_OK)
+		post_event(d, OFC__V1__EVENT__KIND__KIND_CONFIG_REJECTED, 0, NULL, an.r.message);
+	if (!an.t.state)
+		an.t.state = an.r.status == OFC__V1__STATUS__STATUS_INVALID ? "refused" : "failed";
+	if (!j->outcome)
+		j->outcome = an.t.state;
+	ctl_close(nc);
+	fabcfg_unref(ncfg);
+	response_pack(&an.r, &j->reply, &j->reply_len);
+	arena_free(&an.a);
+}
+
+/* Read every device: reachability (device lost / back events come from
+ * ctl) and whether each still holds what the record says. */
+static void run_probe(struct ofcd *d, struct job *j)
+{
+	struct ctl *c = d->w_ctl;
+	struct ctl_record rec;
+	struct ofc_error err = {0};
+	bool have = ctl_load_record(d->state_dir, d->w_cfg->f->name, &rec, &err) == 0;
+
+	ctl_read(c, &err);
+	j->probe = xcalloc(c->ndevs + 1, sizeof(*j->probe));
+	j->nprobe = c->ndevs;
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		struct probe_dev *p = &j->probe[i];
+		const struct device_state *r = NULL;
+
+		snprintf(p->name, sizeof(p->name), "%s", c->devs[i].cfg.name);
+		p->reachable = c->devs[i].read_ok;
+		if (!p->reachable)
+			snprintf(p->error, sizeof(p->error), "%s", c->devs[i].read_err.msg);
+		for (uint32_t k = 0; have && k < rec.ndevs; k++)
+			if (strcmp(rec.dev_names[k], p->name) == 0)
+				r = &rec.dev_states[k];
+		p->in_sync = p->reachable && r && state_equal(r, &c->devs[i].actual);
+	}
+	if (have)
+		ctl_record_free(&rec);
+}
+
+/* ---- schedules ---------------------------------------------------------------------- */
+
+/* The answer to GetSchedule: one Response holding the whole ofc.v1.Schedule.
+ * (Concatenated pieces would merge under the protobuf rules, but protobuf-c
+ * replaces a oneof member seen twice instead of merging it, so clients
+ * built on it would lose all but the last piece.) The message tree is
+ * built only when the schedule can fit in a frame: every transfer packs to
+ * at least MIN_TRANSFER_BYTES. */
+#define MIN_TRANSFER_BYTES 24
+
+static void run_schedule(struct job *j)
+{
+	struct schedule_query q = {
+	    .fabric = j->cfg->f,
+	    .spec = j->spec,
+	    .collective = j->coll,
+	    .algorithm = j->algo,
+	    .size = j->size,
+	    .chunks = j->chunks,
+	};
+	struct schedule_result r;
+	struct ofc_error err = {0};
+	Ofc__V1__Response resp = OFC__V1__RESPONSE__INIT;
+	struct arena a = {0};
+	char lim[32];
+
+	resp.has_id = resp.has_status = 1;
+	resp.id = j->req_id;
+	fmt_size(lim, sizeof(lim), j->max_frame);
+	bool spec_error;
+
+	if (schedule_compute(&q, &r, &spec_error, &err) < 0 || schedule_check(&r, &err) < 0) {
+		resp.status = err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
+							: OFC__V1__STATUS__STATUS_INVALID;
+		resp.message = spec_error
+				   ? arena_printf(&a, "topology '%s' at column %u: %s", j->spec,
+						  err.col, err.msg)
+				   : err.msg;
+		response_pack(&resp, &j->reply, &j->reply_len);
+		arena_free(&a);
+		return;
+	}
+	const struct schedule *s = &r.main->s;
+	bool steps = !j->summary_only;
+	if (steps && (double)s->nxfers * MIN_TRANSFER_BYTES > j->max_frame)
+		goto too_big;
+	resp.status = s->verified ? OFC__V1__STATUS__STATUS_OK : OFC__V1__STATUS__STATUS_INTERNAL;
+	resp.message = s->verified
+			   ? arena_printf(&a, "%s %s on %s: %u steps, %.6g us, verified",
+					  s->algorithm, sched_collective_name(s->collective),
+					  s->topology, s->nsteps, s->time_us)
+			   : arena_printf(&a, "the %s schedule failed verification: %s",
+					  s->algorithm, r.main->verify_error);
+	Ofc__V1__Schedule *h = schedule_header_msg(&a, s), *x = schedule_extra_msg(&a, &r);
+	h->tau_b_fraction = x->tau_b_fraction;
+	h->n_links = x->n_links;
+	h->links = x->links;
+	if (steps) {
+		h->n_steps = s->nsteps;
+		h->steps = arena_array(&a, s->nsteps, sizeof(*h->steps));
+		for (uint32_t t = 0; t < s->nsteps; t++)
+			h->steps[t] = schedule_step_msg(&a, s, t)->steps[0];
+	}
+	resp.body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
+	resp.schedule = h;
+	if (protobuf_c_message_get_packed_size(&resp.base) > j->max_frame)
+		goto too_big;
+	response_pack(&resp, &j->reply, &j->reply_len);
+	arena_free(&a);
+	schedule_result_free(&r);
+	return;
+too_big:
+	arena_free(&a);
+	ofc__v1__response__init(&resp);
+	resp.has_id = resp.has_status = 1;
+	resp.id = j->req_id;
+	resp.status = OFC__V1__STATUS__STATUS_INVALID;
+	resp.message = arena_printf(&a,
+				    "the %s schedule (%zu transfers in %u steps) does not fit in a "
+				    "frame of %s: ask with summary_only, or run ofcd with a larger "
+				    "--max-frame",
+				    s->algorithm, s->nxfers, s->nsteps, lim);
+	response_pack(&resp, &j->reply, &j->reply_len);
+	arena_free(&a);
+	schedule_result_free(&r);
+}
+
+/* ---- the threads ------------------------------------------------------------------------ */
+
+void ofcd_run_job(struct ofcd *d, struct job *j)
+{
+	switch (j->kind) {
+	case JOB_PROBE:
+		run_probe(d, j);
+		break;
+	case JOB_SCHEDULE:
+		run_schedule(j);
+		break;
+	default:
+		run_mutation(d, j);
+		break;
+	}
+}
+
+static void finished(struct ofcd *d, struct job *j)
+{
+	struct note *n = xcalloc(1, sizeof(*n));
+
+	n->job = j;
+	ofcd_note(d, n);
+}
+
+void *ofcd_mutation_worker(void *arg)
+{
+	struct ofcd *d = arg;
+
+	pthread_mutex_lock(&d->mu);
+	for (;;) {
+		struct job *j;
+
+		while (!d->mjob && !d->workers_stop)
+			pthread_cond_wait(&d->cond, &d->mu);
+		if (!d->mjob)
+			break;
+		j = d->mjob;
+		pthread_mutex_unlock(&d->mu);
+		d->w_job = j;
+		ofcd_run_job(d, j);
+		d->w_job = NULL;
+		pthread_mutex_lock(&d->mu);
+		d->mjob = NULL;
+		finished(d, j);
+	}
+	pthread_mutex_unlock(&d->mu);
+	return NULL;
+}
+
+void *ofcd_schedule_worker(void *arg)
+{
+	struct ofcd *d = arg;
+
+	pthread_mutex_lock(&d->mu);
+	for (;;) {
+		struct job *j;
+
+		while (!d->squeue && !d->workers_stop)
+			pthread_cond_wait(&d->cond, &d->mu);
+		if (!d->squeue)
+			break;
+		j = d->squeue;
+		d->squeue = j->next;
+		if (!d->squeue)
+			d->squeue_tail = NULL;
+		pthread_mutex_unlock(&d->mu);
+		ofcd_run_job(d, j);
+		finished(d, j);
+		pthread_mutex_lock(&d->mu);
+	}
+	pthread_mutex_unlock(&d->mu);
+	return NULL;
+}

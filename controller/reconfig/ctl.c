@@ -1,0 +1,848 @@
+/* Reconfiguration as a transaction (DESIGN.md §5): plan (read every device,
+ * diff against the target), record the intent in the journal (fsync), apply
+ * per device, read back and compare, commit. On any failure, undo what was
+ * applied device by device in reverse order and verify again. A crash at
+ * any point leaves the journal, which the next changer resolves
+ * (ctl_recover): finish when every device already holds the target, else
+ * undo back to the recorded "before" states.
+ *
+ * Undo does not replay inverse operations blindly: the failed operation may
+ * or may not have taken effect (a timeout, a lost reply), so each device is
+ * read again and diffed against its old state. Because the forward plan is
+ * removals-then-additions, that diff is the forward plan reversed. */
+#include "controller/reconfig/internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *ctl_state_dir(const char *dir)
+{
+	const char *env = getenv("OFC_STATE_DIR");
+
+	if (dir && *dir)
+		return xstrdup(dir);
+	if (env && *env)
+		return xstrdup(env);
+	return xstrdup(OFC_STATE_DIR_DEFAULT);
+}
+
+static void emit(struct ctl *c, enum ctl_event_kind kind, const char *device, const char *fmt, ...)
+    OFC_PRINTF(4, 5);
+static void emit(struct ctl *c, enum ctl_event_kind kind, const char *device, const char *fmt, ...)
+{
+	char msg[640];
+	va_list ap;
+
+	if (!c->opts.on_event)
+		return;
+	msg[0] = 0;
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+	}
+	c->opts.on_event(
+	    c->opts.ctx,
+	    &(struct ctl_event){.kind = kind, .txn = c->txn, .device = device, .message = msg});
+}
+
+static int mkdir_p(const char *dir, struct ofc_error *err)
+{
+	char *p = xstrdup(dir);
+	int rc = 0;
+
+	for (char *s = p + 1;; s++) {
+		if (*s == '/' || !*s) {
+			char keep = *s;
+
+			*s = 0;
+			if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+				rc = ofc_error_at(err, OFC_E_RUNTIME, p, 0, 0,
+						  "cannot create the state directory: %s",
+						  strerror(errno));
+				break;
+			}
+			*s = keep;
+			if (!keep)
+				break;
+		}
+	}
+	free(p);
+	return rc;
+}
+
+/* ---- devices of a fabric ------------------------------------------------------ */
+
+static const char *override_for(const struct ctl_opts *o, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (uint32_t i = 0; i < o->noverrides; i++)
+		if (strncmp(o->overrides[i], name, n) == 0 && o->overrides[i][n] == '=')
+			return o->overrides[i] + n + 1;
+	return NULL;
+}
+
+static int check_overrides(const struct fabric *f, const struct ctl_opts *o, struct ofc_error *err)
+{
+	for (uint32_t i = 0; i < o->noverrides; i++) {
+		const char *eq = strchr(o->overrides[i], '=');
+		const char *colon;
+		bool found = false;
+		uint32_t port;
+
+		if (!eq || eq == o->overrides[i])
+			return ofc_error_set(err, OFC_E_USAGE,
+					     "--device '%s': expected NAME=HOST:PORT",
+					     o->overrides[i]);
+		colon = strrchr(eq, ':');
+		if (!colon || colon == eq + 1 || parse_u32(colon + 1, &port) < 0 || port < 1 ||
+		    port > 65535)
+			return ofc_error_set(
+			    err, OFC_E_USAGE,
+			    "--device '%s': expected NAME=HOST:PORT with a port in "
+			    "1..65535",
+			    o->overrides[i]);
+		for (uint32_t s = 0; s < f->nswitches; s++)
+			found |= strlen(f->switches[s].name) == (size_t)(eq - o->overrides[i]) &&
+				 strncmp(f->switches[s].name, o->overrides[i],
+					 (size_t)(eq - o->overrides[i])) == 0;
+		for (uint32_t r = 0; r < f->nrings; r++)
+			found |= strlen(f->rings[r].name) == (size_t)(eq - o->overrides[i]) &&
+				 strncmp(f->rings[r].name, o->overrides[i],
+					 (size_t)(eq - o->overrides[i])) == 0;
+		if (!found)
+			return ofc_error_set(
+			    err, OFC_E_USAGE,
+			    "--device '%.*s': %s has no switch or ring of that name",
+			    (int)(eq - o->overrides[i]), o->overrides[i], f->file);
+	}
+	return 0;
+}
+
+static struct ctl_device *add_device(struct ctl *c, const struct driver_cfg *d, const char *name,
+				     enum dev_class cls)
+{
+	struct ctl_device *cd;
+
+	c->devs = xreallocarray(c->devs, c->ndevs + 1, sizeof(*c->devs));
+	cd = &c->devs[c->ndevs++];
+	memset(cd, 0, sizeof(*cd));
+	cd->cfg = (struct device_cfg){
+	    .name = name,
+	    .driver = d ? d->type : "netlink",
+	    .address = d ? d->address : NULL,
+	    .credentials = d ? d->credentials_path : NULL,
+	    .timeout = d ? d->timeout : 5,
+	    .retries = d ? d->retries : 0,
+	    .cls = cls,
+	    .state_dir = c->state_dir,
+	};
+	if (d && override_for(&c->opts, name))
+		cd->cfg.address = override_for(&c->opts, name);
+	if (c->opts.sim_lookup && d && strcmp(d->type, "sim") == 0)
+		cd->cfg.sim = c->opts.sim_lookup(c->opts.ctx, name);
+	state_init(&cd->target, cls);
+	state_init(&cd->actual, cls);
+	return cd;
+}
+
+/* The cross-connects switch s holds when the fabric is at its target. */
+static void switch_target(const struct fabric *f, uint32_t s, struct device_state *target)
+{
+	state_clear(target);
+	for (uint32_t k = 0; k < f->ncircuits; k++)
+		if (f->circuits[k].sw == s)
+			state_add_xconn(target, f->circuits[k].in_port, f->circuits[k].out_port);
+	state_sort(target);
+}
+
+/* The testbed's circuits and routes at the fabric's target. */
+static void hosts_target(const struct fabric *f, struct device_state *target)
+{
+	struct hlink *links = xcalloc(f->ncircuits + 1, sizeof(*links));
+
+	state_clear(target);
+	for (uint32_t k = 0; k < f->ncircuits; k++)
+		links[k] = (struct hlink){f->circuits[k].src_host, f->circuits[k].src_port,
+					  f->circuits[k].dst_host, f->circuits[k].dst_port};
+	testbed_target(f, links, f->ncircuits, target);
+	free(links);
+}
+
+int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struct ofc_error *err)
+{
+	struct ctl *c;
+
+	*out = NULL;
+	if (check_overrides(f, o, err) < 0)
+		return -1;
+	c = xcalloc(1, sizeof(*c));
+	c->fabric = f;
+	c->opts = *o;
+	c->lock_fd = -1;
+	c->state_dir = ctl_state_dir(o->state_dir);
+	if (!o->no_mkdir && mkdir_p(c->state_dir, err) < 0) {
+		ctl_close(c);
+		return -1;
+	}
+	for (uint32_t s = 0; s < f->nswitches; s++) {
+		const struct fswitch *sw = &f->switches[s];
+		struct ctl_device *cd;
+
+		if (!sw->driver.present)
+			continue;
+		cd = add_device(c, &sw->driver, sw->name, DEV_SWITCH);
+		cd->cfg.ports = sw->ports;
+		cd->cfg.move_time = sw->kind == SWITCH_PATCH_PANEL ? sw->move_time : 0;
+		cd->op_seconds = sw->kind == SWITCH_PATCH_PANEL ? sw->move_time : sw->reconfig_time;
+		switch_target(f, s, &cd->target);
+	}
+	for (uint32_t r = 0; r < f->nrings; r++) {
+		const struct ring *ring = &f->rings[r];
+		struct ctl_device *cd;
+
+		if (!ring->driver.present)
+			continue;
+		cd = add_device(c, &ring->driver, ring->name, DEV_RING);
+		cd->cfg.ring_nodes = ring->nmembers;
+		cd->cfg.interfaces = ring->interfaces;
+		cd->cfg.wavelengths = ring->wavelengths;
+		cd->cfg.mrrs = ring->mrrs;
+		cd->cfg.mrr_delay = ring->mrr_delay;
+		cd->op_seconds = ring->mrr_delay;
+		ring_target(f, r, &cd->target);
+	}
+	if (!o->no_testbed && testbed_is_up(c->state_dir, f->name)) {
+		struct ctl_device *cd;
+		uint32_t maxp = 1;
+		c->netns = xcalloc(f->nhosts + 1, sizeof(char *));
+		for (uint32_t h = 0; h < f->nhosts; h++) {
+			c->netns[h] = testbed_netns_name(f, h);
+			maxp = f->hosts[h].ports > maxp ? f->hosts[h].ports : maxp;
+		}
+		cd = add_device(c, NULL, "testbed", DEV_HOSTS);
+		cd->cfg.netns = (const char *const *)c->netns;
+		cd->cfg.nhosts = f->nhosts;
+		cd->cfg.host_ports = maxp;
+		hosts_target(f, &cd->target);
+	}
+	for (uint32_t i = 0; i < c->ndevs; i++)
+		if (device_init(&c->devs[i].dev, &c->devs[i].cfg, err) < 0) {
+			ctl_close(c);
+			return -1;
+		}
+	*out = c;
+	return 0;
+}
+
+void ctl_close(struct ctl *c)
+{
+	if (!c)
+		return;
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		device_close(&c->devs[i].dev);
+		state_free(&c->devs[i].target);
+		state_free(&c->devs[i].actual);
+		batch_free(&c->devs[i].plan);
+	}
+	free(c->devs);
+	if (c->netns)
+		for (uint32_t h = 0; h < c->fabric->nhosts; h++)
+			free(c->netns[h]);
+	free(c->netns);
+	if (c->lock_fd >= 0)
+		close(c->lock_fd); /* releases the flock */
+	free(c->state_dir);
+	free(c->prev_topology);
+	free(c->prev_config);
+	free(c);
+}
+
+int ctl_lock(struct ctl *c, struct ofc_error *err)
+{
+	char *path = ctl_path(c->state_dir, c->fabric->name, "lock");
+	char buf[32];
+	int fd;
+
+	if (c->lock_fd >= 0) {
+		free(path);
+		return 0;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0, "cannot open the lock: %s",
+			     strerror(errno));
+		free(path);
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+		buf[n > 0 ? n : 0] = 0;
+		buf[strcspn(buf, "\n")] = 0;
+		close(fd);
+		free(path);
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "fabric '%s' is being changed by another ofc (pid %s); try "
+				     "again when it has finished",
+				     c->fabric->name, buf[0] ? buf : "?");
+	}
+	free(path);
+	int len = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) == 0)
+		(void)!pwrite(fd, buf, (size_t)len, 0);
+	c->lock_fd = fd;
+	return 0;
+}
+
+void ctl_handover(struct ctl *from, struct ctl *to)
+{
+	if (to->lock_fd >= 0)
+		close(to->lock_fd);
+	to->lock_fd = from->lock_fd;
+	from->lock_fd = -1;
+	for (uint32_t i = 0; i < to->ndevs; i++)
+		for (uint32_t k = 0; k < from->ndevs; k++)
+			if (strcmp(to->devs[i].cfg.name, from->devs[k].cfg.name) == 0)
+				to->devs[i].lost = from->devs[k].lost;
+}
+
+/* ---- reading and planning ---------------------------------------------------- */
+
+static int read_device(struct ctl *c, struct ctl_device *cd, struct ofc_error *err)
+{
+	struct device_state s;
+
+	/* The driver reconnects and retries on its own; a read that still
+	 * fails leaves the device closed, so the next use starts afresh. */
+	if (device_read(&cd->dev, &s, err) < 0) {
+		device_close(&cd->dev);
+		cd->read_ok = false;
+		cd->read_err = *err;
+		if (!cd->lost)
+			emit(c, CTL_EV_DEVICE_LOST, cd->cfg.name, "%s", err->msg);
+		cd->lost = true;
+		return -1;
+	}
+	if (cd->lost)
+		emit(c, CTL_EV_DEVICE_BACK, cd->cfg.name, NULL);
+	cd->lost = false;
+	state_free(&cd->actual);
+	cd->actual = s;
+	cd->read_ok = true;
+	return 0;
+}
+
+int ctl_read(struct ctl *c, struct ofc_error *err)
+{
+	int rc = 0;
+
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		struct ofc_error e = {0};
+
+		if (read_device(c, &c->devs[i], &e) < 0 && rc == 0) {
+			*err = e;
+			rc = -1;
+		}
+	}
+	return rc;
+}
+
+int ctl_plan(struct ctl *c, struct ofc_error *err)
+{
+	if (ctl_read(c, err) < 0)
+		return -1;
+	ctl_diff(c);
+	return 0;
+}
+
+void ctl_diff(struct ctl *c)
+{
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		struct ctl_device *cd = &c->devs[i];
+
+		batch_free(&cd->plan);
+		state_diff(&cd->actual, &cd->target, &cd->plan);
+		cd->est_seconds = cd->plan.n * cd->op_seconds;
+	}
+}
+
+int ctl_relabel(struct ctl *c, const struct relabel_opts *o, struct fabric_relabel *rep,
+		struct ofc_error *err)
+{
+	struct fabric *f = c->fabric;
+	const struct device_state **actual = xcalloc((size_t)f->nswitches + 1, sizeof(*actual));
+
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		int s = c->devs[i].cfg.cls == DEV_SWITCH ? fabric_find_switch(f, c->devs[i].cfg.name)
+							  : -1;
+
+		if (s >= 0 && c->devs[i].read_ok)
+			actual[s] = &c->devs[i].actual;
+	}
+	int rc = fabric_relabel(f, actual, o, rep, err);
+	free(actual);
+	if (rc < 0)
+		return -1;
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		struct ctl_device *cd = &c->devs[i];
+
+		if (cd->cfg.cls == DEV_SWITCH)
+			switch_target(f, (uint32_t)fabric_find_switch(f, cd->cfg.name), &cd->target);
+		else if (cd->cfg.cls == DEV_HOSTS)
+			hosts_target(f, &cd->target);
+	}
+	ctl_diff(c);
+	return 0;
+}
+
+uint32_t ctl_plan_size(const struct ctl *c)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < c->ndevs; i++)
+		n += c->devs[i].plan.n;
+	return n;
+}
+
+/* ---- applying and undoing ------------------------------------------------------ */
+
+static void mismatch(const struct device_state *want, const struct device_state *got,
+		     struct ofc_error *err)
+{
+	struct op_batch d = {0};
+	char what[128] = "";
+
+	state_diff(want, got, &d);
+	if (d.n)
+		op_describe(&d.ops[0], what, sizeof(what));
+	ofc_error_set(err, OFC_E_RUNTIME,
+		      "read-back does not match: the device differs in %u entr%s (first: "
+		      "it would take '%s' to match what it reports)",
+		      d.n, d.n == 1 ? "y" : "ies", what);
+	batch_free(&d);
+}
+
+/* Bring one device to `want`: read, diff, apply, read back, compare. */
+static int converge(struct ctl *c, struct ctl_device *cd, const struct device_state *want,
+		    uint32_t *applied, struct ofc_error *err)
+{
+	struct op_batch ops = {0};
+	uint32_t done = 0;
+	int rc;
+
+	if (read_device(c, cd, err) < 0)
+		return -1;
+	state_diff(&cd->actual, want, &ops);
+	rc = device_apply(&cd->dev, &ops, &done, err);
+	if (applied)
+		*applied += done;
+	batch_free(&ops);
+	if (rc < 0) {
+		device_close(&cd->dev);
+		return -1;
+	}
+	if (read_device(c, cd, err) < 0)
+		return -1;
+	if (!state_equal(&cd->actual, want)) {
+		mismatch(want, &cd->actual, err);
+		ofc_error_prefix(err, "%s", cd->cfg.name);
+		return -1;
+	}
+	return 0;
+}
+
+/* Undo devices last..0 back to before[]; a device that fails is tried
+ * once more after the others. Returns 0 when every device verified. */
+static int undo(struct ctl *c, int last, const struct device_state *before, struct ofc_error *err)
+{
+	bool *pending = xcalloc((size_t)last + 2, 1);
+	int rc = 0;
+
+	for (int round = 0; round < 2; round++) {
+		rc = 0;
+		for (int i = last; i >= 0; i--) {
+			struct ofc_error e = {0};
+
+			if (round && !pending[i])
+				continue;
+			if (converge(c, &c->devs[i], &before[i], NULL, &e) < 0) {
+				pending[i] = true;
+				if (rc == 0)
+					*err = e;
+				rc = -1;
+			} else {
+				pending[i] = false;
+			}
+		}
+		if (rc == 0)
+			break;
+	}
+	free(pending);
+	return rc;
+}
+
+static uint64_t next_txn_id(struct ctl *c)
+{
+	struct ctl_record r;
+	struct ofc_error e = {0};
+	uint64_t id = 1;
+
+	c->prev_generation = 0;
+	free(c->prev_topology);
+	c->prev_topology = NULL;
+	free(c->prev_config);
+	c->prev_config = NULL;
+	if (ctl_load_record(c->state_dir, c->fabric->name, &r, &e) == 0) {
+		if (r.have_state) {
+			id = r.generation + 1;
+			c->prev_generation = r.generation;
+			c->prev_topology = xstrdup(r.topology ? r.topology : "");
+			c->prev_config = xstrdup(r.config ? r.config : "");
+		}
+		if (r.have_journal && r.journal_id >= id)
+			id = r.journal_id + 1;
+		ctl_record_free(&r);
+	}
+	return id;
+}
+
+static void journal_from_ctl(struct ctl *c, struct journal *j, const struct device_state *before)
+{
+	memset(j, 0, sizeof(*j));
+	j->id = c->txn;
+	j->started_ms = unix_ms();
+	j->ndevs = c->ndevs;
+	j->names = xcalloc(c->ndevs + 1, sizeof(char *));
+	j->drivers = xcalloc(c->ndevs + 1, sizeof(char *));
+	j->before = xcalloc(c->ndevs + 1, sizeof(struct device_state));
+	j->target = xcalloc(c->ndevs + 1, sizeof(struct device_state));
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		j->names[i] = xstrdup(c->devs[i].cfg.name);
+		j->drivers[i] = xstrdup(c->devs[i].cfg.driver);
+		state_copy(&j->before[i], &before[i]);
+		state_copy(&j->target[i], &c->devs[i].target);
+	}
+}
+
+static int set_phase(struct ctl *c, struct journal *j, enum journal_phase p, struct ofc_error *err)
+{
+	j->phase = p;
+	return journal_write(c, j, err);
+}
+
+/* Undo everything from device `last` down and settle the records. */
+static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_result *res)
+{
+	struct ofc_error e = {0};
+
+	set_phase(c, j, JOURNAL_ROLLING_BACK, &e);
+	res->rolled_back = true;
+	if (undo(c, last, j->before, &e) == 0) {
+		res->rollback_ok = true;
+		/* The devices are verified at their old state: record it. */
+		/* ... under the topology they realise again, not the one
+		 * this transaction was for. */
+		if (record_write(c, c->prev_generation, j->before,
+				 c->prev_topology ? c->prev_topology : "",
+				 c->prev_config ? c->prev_config : "", &e) == 0)
+			journal_remove(c, &e);
+		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL,
+		     "every device verified at its previous state");
+	} else {
+		res->rollback_ok = false;
+		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL,
+		     "rollback incomplete: %s; the journal is kept and the next command that "
+		     "touches the fabric retries it",
+		     e.msg);
+	}
+}
+
+static int commit(struct ctl *c, struct journal *j, struct ofc_error *err)
+{
+	if (set_phase(c, j, JOURNAL_COMMITTING, err) < 0 ||
+	    record_write(c, c->txn, j->target, NULL, NULL, err) < 0 || journal_remove(c, err) < 0)
+		return -1;
+	emit(c, CTL_EV_TXN_COMMITTED, NULL, NULL);
+	return 0;
+}
+
+int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, struct ofc_error *err)
+{
+	struct device_state *before = xcalloc(c->ndevs + 1, sizeof(*before));
+	double t0 = now_seconds();
+	struct journal j;
+	int failed = -1, rc = -1;
+
+	memset(res, 0, sizeof(*res));
+	if (ctl_lock(c, err) < 0) {
+		free(before);
+		return -1;
+	}
+	c->txn = res->txn = next_txn_id(c);
+	for (uint32_t i = 0; i < c->ndevs; i++)
+		state_copy(&before[i], &c->devs[i].actual);
+	journal_from_ctl(c, &j, before);
+	/* The intent is on disk (fsynced) before any device is touched. */
+	if (set_phase(c, &j, JOURNAL_APPLYING, err) < 0)
+		goto out;
+	emit(c, CTL_EV_TXN_STARTED, NULL, "%u operation%s on %u device%s", ctl_plan_size(c),
+	     ctl_plan_size(c) == 1 ? "" : "s", c->ndevs, c->ndevs == 1 ? "" : "s");
+	for (uint32_t i = 0; i < c->ndevs && failed < 0; i++) {
+		struct ctl_device *cd = &c->devs[i];
+		uint32_t done = 0;
+
+		if (cd->plan.n == 0)
+			continue;
+		if (device_apply(&cd->dev, &cd->plan, &done, err) < 0 ||
+		    read_device(c, cd, err) < 0) {
+			failed = (int)i;
+		} else if (!state_equal(&cd->actual, &cd->target)) {
+			mismatch(&cd->target, &cd->actual, err);
+			ofc_error_prefix(err, "%s", cd->cfg.name);
+			failed = (int)i;
+		}
+		res->ops_applied += done;
+		if (failed < 0)
+			emit(c, CTL_EV_DEVICE_APPLIED, cd->cfg.name, "%u operation%s, verified",
+			     done, done == 1 ? "" : "s");
+	}
+	if (failed >= 0) {
+		snprintf(res->failed_device, sizeof(res->failed_device), "%s",
+			 c->devs[failed].cfg.name);
+		emit(c, CTL_EV_TXN_ROLLING_BACK, c->devs[failed].cfg.name, "%s", err->msg);
+		roll_back(c, &j, failed, res);
+		goto out;
+	}
+	if (trial_deadline > 0) {
+		j.trial_deadline = trial_deadline;
+		if (set_phase(c, &j, JOURNAL_TRIAL, err) < 0)
+			goto out;
+		emit(c, CTL_EV_TRIAL_STARTED, NULL, NULL);
+		rc = 0;
+		goto out;
+	}
+	rc = commit(c, &j, err);
+out:
+	res->seconds = now_seconds() - t0;
+	journal_free(&j);
+	for (uint32_t i = 0; i < c->ndevs; i++)
+		state_free(&before[i]);
+	free(before);
+	return rc;
+}
+
+/* ---- trials ------------------------------------------------------------------------- */
+
+static char *confirm_path(const struct ctl *c)
+{
+	return ctl_path(c->state_dir, c->fabric->name, "confirm");
+}
+
+bool ctl_trial_confirmed(const struct ctl *c)
+{
+	char *path = confirm_path(c), *data = NULL;
+	struct ofc_error e = {0};
+	uint64_t id = 0;
+	size_t len;
+	bool yes = false;
+
+	if (access(path, F_OK) == 0 && read_file(path, 64, &data, &len, &e) == 0) {
+		data[strcspn(data, "\n")] = 0;
+		yes = parse_u64(data, &id) == 0 && id == c->txn;
+	}
+	free(data);
+	free(path);
+	return yes;
+}
+
+/* Resolve an open journal j (trial or crash) by committing or undoing it. */
+static int settle(struct ctl *c, struct journal *j, bool keep, struct ctl_result *res,
+		  struct ofc_error *err)
+{
+	char *cpath = confirm_path(c);
+	int rc;
+
+	if (keep) {
+		rc = commit(c, j, err);
+	} else {
+		roll_back(c, j, (int)c->ndevs - 1, res);
+		rc = res->rollback_ok ? 0 : -1;
+		if (rc < 0)
+			ofc_error_set(err, OFC_E_RUNTIME,
+				      "could not restore every device; the journal is kept");
+	}
+	unlink(cpath);
+	free(cpath);
+	return rc;
+}
+
+int ctl_trial_finish(struct ctl *c, bool confirmed, struct ctl_result *res, struct ofc_error *err)
+{
+	struct journal j;
+	bool missing;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	res->txn = c->txn;
+	if (journal_read(c->state_dir, c->fabric->name, &j, &missing, err) < 0)
+		return -1;
+	if (missing || j.id != c->txn || j.phase != JOURNAL_TRIAL) {
+		journal_free(&j);
+		return ofc_error_set(err, OFC_E_RUNTIME, "no open trial %llu for fabric '%s'",
+				     (unsigned long long)c->txn, c->fabric->name);
+	}
+	rc = settle(c, &j, confirmed, res, err);
+	journal_free(&j);
+	return rc;
+}
+
+int ctl_confirm(const char *state_dir, const char *name, char **fabric_out, uint64_t *txn_out,
+		struct ofc_error *err)
+{
+	char **names = NULL, *chosen = NULL;
+	uint32_t n = 0, ntrials = 0;
+	uint64_t id = 0;
+	int rc = 0;
+
+	*fabric_out = NULL;
+	if (ctl_list_fabrics(state_dir, &names, &n, err) < 0)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		struct journal j;
+		struct ofc_error e = {0};
+		bool missing;
+
+		if (name && strcmp(name, names[i]) != 0)
+			continue;
+		if (journal_read(state_dir, names[i], &j, &missing, &e) == 0 && !missing &&
+		    j.phase == JOURNAL_TRIAL) {
+			ntrials++;
+			free(chosen);
+			chosen = xstrdup(names[i]);
+			id = j.id;
+		}
+		if (!missing)
+			journal_free(&j);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	if (ntrials == 0) {
+		free(chosen);
+		if (name)
+			return ofc_error_set(
+			    err, OFC_E_RUNTIME,
+			    "fabric '%s' has no trial waiting for confirmation in %s", name,
+			    state_dir);
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "no trial is waiting for confirmation in %s", state_dir);
+	}
+	if (ntrials > 1) {
+		free(chosen);
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "several fabrics have trials waiting: name the config");
+	}
+	char *path = ctl_path(state_dir, chosen, "confirm");
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)id);
+	rc = atomic_write(path, buf, (size_t)len, err);
+	free(path);
+	*fabric_out = chosen;
+	*txn_out = id;
+	return rc;
+}
+
+/* ---- recovery ----------------------------------------------------------------------- */
+
+int ctl_recover(struct ctl *c, bool *did, struct ofc_error *err)
+{
+	struct ctl_result res;
+	struct journal j;
+	bool missing, at_target = true;
+	int rc;
+
+	*did = false;
+	if (ctl_lock(c, err) < 0)
+		return -1;
+	if (journal_read(c->state_dir, c->fabric->name, &j, &missing, err) < 0)
+		return -1;
+	if (missing)
+		return 0;
+	*did = true;
+	next_txn_id(c); /* for prev_generation */
+	c->txn = j.id;
+	/* The journal's devices must be this config's, in the same order. */
+	bool same = j.ndevs == c->ndevs;
+	for (uint32_t i = 0; same && i < c->ndevs; i++)
+		same = strcmp(j.names[i], c->devs[i].cfg.name) == 0;
+	if (!same) {
+		rc = ofc_error_set(
+		    err, OFC_E_RUNTIME,
+		    "unfinished transaction %llu was made with a config whose devices "
+		    "differ (%s); run any changing command with that config to "
+		    "repair it first",
+		    (unsigned long long)j.id, j.config);
+		journal_free(&j);
+		return rc;
+	}
+	if (ctl_read(c, err) < 0) {
+		ofc_error_prefix(err, "cannot repair unfinished transaction %llu",
+				 (unsigned long long)j.id);
+		journal_free(&j);
+		return -1;
+	}
+	for (uint32_t i = 0; i < c->ndevs; i++)
+		at_target &= state_equal(&c->devs[i].actual, &j.target[i]);
+	/* A trial is kept only if it was confirmed; anything else that already
+	 * reached its target everywhere is finished, the rest undone. */
+	bool keep = j.phase == JOURNAL_TRIAL ? at_target && ctl_trial_confirmed(c) : at_target;
+	memset(&res, 0, sizeof(res));
+	rc = settle(c, &j, keep, &res, err);
+	if (rc == 0)
+		emit(c, CTL_EV_RECOVERED, NULL, "unfinished transaction %llu (%s) %s",
+		     (unsigned long long)j.id, journal_phase_name(j.phase),
+		     keep ? "finished: every device held its target" : "undone: devices restored");
+	journal_free(&j);
+	return rc;
+}
+
+int ctl_list_fabrics(const char *state_dir, char ***names, uint32_t *n, struct ofc_error *err)
+{
+	DIR *d = opendir(state_dir);
+	struct dirent *de;
+	size_t cap = 0;
+
+	*names = NULL;
+	*n = 0;
+	if (!d) {
+		if (errno == ENOENT)
+			return 0;
+		return ofc_error_at(err, OFC_E_RUNTIME, state_dir, 0, 0, "cannot read: %s",
+				    strerror(errno));
+	}
+	while ((de = readdir(d))) {
+		const char *dot = strrchr(de->d_name, '.');
+		bool dup = false;
+
+		if (!dot || (strcmp(dot, ".state") != 0 && strcmp(dot, ".journal") != 0))
+			continue;
+		for (uint32_t i = 0; i < *n; i++)
+			dup |= strlen((*names)[i]) == (size_t)(dot - de->d_name) &&
+			       strncmp((*names)[i], de->d_name, (size_t)(dot - de->d_name)) == 0;
+		if (dup)
+			continue;
+		GROW(*names, cap, (size_t)*n + 1);
+		(*names)[(*n)++] = xstrndup(de->d_name, (size_t)(dot - de->d_name));
+	}
+	closedir(d);
+	return 0;
+}

@@ -1,0 +1,47 @@
+/* Private to controller/reconfig/: the on-disk records behind struct ctl (state
+ * file and journal), shared by ctl.c, testbed.c and the commands. */
+#ifndef OFC_CONTROLLER_RECONFIG_INTERNAL_H
+#define OFC_CONTROLLER_RECONFIG_INTERNAL_H
+
+#include "controller/reconfig/reconfig.h"
+
+/* Values match ofc.v1.Journal.Phase. */
+enum journal_phase {
+	JOURNAL_APPLYING = 1,
+	JOURNAL_ROLLING_BACK = 2,
+	JOURNAL_TRIAL = 3,
+	JOURNAL_COMMITTING = 4,
+};
+
+struct journal {
+	uint64_t id;
+	enum journal_phase phase;
+	uint32_t pid;
+	uint64_t started_ms;
+	double trial_deadline;
+	char *config;
+	uint32_t ndevs;
+	char **names, **drivers;
+	struct device_state *before, *target;
+};
+
+char *ctl_path(const char *state_dir, const char *fabric, const char *ext);
+const char *journal_phase_name(enum journal_phase p);
+/* states[i] belongs to c->devs[i]; topology is the spec they realise and
+ * config the file that asked for it (NULL: the ctl's fabric's). */
+int record_write(const struct ctl *c, uint64_t generation, const struct device_state *states,
+		 const char *topology, const char *config, struct ofc_error *err);
+int journal_write(const struct ctl *c, const struct journal *j, struct ofc_error *err);
+/* *missing when there is no journal (returns 0). */
+int journal_read(const char *state_dir, const char *fabric, struct journal *j, bool *missing,
+		 struct ofc_error *err);
+int journal_remove(const struct ctl *c, struct ofc_error *err);
+void journal_free(struct journal *j);
+
+/* The hosts' state for a set of circuits: links and shortest-path routes. */
+void testbed_target(const struct fabric *f, const struct hlink *links, uint32_t nlinks,
+		    struct device_state *out);
+/* Circuits the switches hold now, as host links (reads the switches). */
+int testbed_current_links(struct ctl *c, struct hlink **links, uint32_t *n, struct ofc_error *err);
+
+#endif

@@ -1,0 +1,337 @@
+/* The files a fabric keeps in the state directory, as protobuf messages
+ * (proto/state.proto): the recorded state after the last commit and the
+ * journal of a transaction in progress. Both are replaced whole by
+ * write-to-temp, fsync, rename (atomic_write), so a crash leaves either the
+ * old file or the new one, never half of one. */
+#include "controller/reconfig/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/state.pb-c.h"
+
+#define RECORD_MAX_BYTES (256u << 20)
+
+char *ctl_path(const char *state_dir, const char *fabric, const char *ext)
+{
+	return xasprintf("%s/%s.%s", state_dir, fabric, ext);
+}
+
+/* ---- device state <-> DeviceRecord ------------------------------------------ */
+
+static void pack_device(struct arena *a, Ofc__V1__DeviceRecord *r, const char *name,
+			const char *driver, const struct device_state *s)
+{
+	ofc__v1__device_record__init(r);
+	r->name = arena_strdup(a, name);
+	r->driver = arena_strdup(a, driver);
+	r->n_xconn = (size_t)s->nxc * 2;
+	r->xconn = arena_array(a, r->n_xconn + 1, sizeof(uint32_t));
+	if (r->n_xconn)
+		memcpy(r->xconn, s->xc, r->n_xconn * sizeof(uint32_t));
+	r->n_channels = (size_t)s->nch * 4;
+	r->channels = arena_array(a, r->n_channels + 1, sizeof(uint32_t));
+	if (r->n_channels)
+		memcpy(r->channels, s->ch, r->n_channels * sizeof(uint32_t));
+	r->n_links = (size_t)s->nlinks * 4;
+	r->links = arena_array(a, r->n_links + 1, sizeof(uint32_t));
+	if (r->n_links)
+		memcpy(r->links, s->links, r->n_links * sizeof(uint32_t));
+	r->n_routes = (size_t)s->nroutes * 3;
+	r->routes = arena_array(a, r->n_routes + 1, sizeof(uint32_t));
+	if (r->n_routes)
+		memcpy(r->routes, s->routes, r->n_routes * sizeof(uint32_t));
+}
+
+static int unpack_device(const Ofc__V1__DeviceRecord *r, struct device_state *s, const char *path,
+			 struct ofc_error *err)
+{
+	if (r->n_xconn % 2 || r->n_channels % 4 || r->n_links % 4 || r->n_routes % 3)
+		return ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0,
+				    "corrupt record for device '%s'", r->name ? r->name : "?");
+	state_init(s, 0);
+	for (size_t i = 0; i < r->n_xconn; i += 2)
+		state_add_xconn(s, r->xconn[i], r->xconn[i + 1]);
+	for (size_t i = 0; i < r->n_channels; i += 4)
+		state_add_chan(s, (struct mrr_chan){r->channels[i], r->channels[i + 1],
+						    r->channels[i + 2], r->channels[i + 3]});
+	for (size_t i = 0; i < r->n_links; i += 4)
+		state_add_link(s, (struct hlink){r->links[i], r->links[i + 1], r->links[i + 2],
+						 r->links[i + 3]});
+	for (size_t i = 0; i < r->n_routes; i += 3)
+		state_add_route(s,
+				(struct hroute){r->routes[i], r->routes[i + 1], r->routes[i + 2]});
+	state_sort(s);
+	return 0;
+}
+
+static int write_msg(const char *path, const ProtobufCMessage *m, struct ofc_error *err)
+{
+	size_t len = protobuf_c_message_get_packed_size(m);
+	uint8_t *buf = xmalloc(len + 1);
+	int rc;
+
+	protobuf_c_message_pack(m, buf);
+	rc = atomic_write(path, buf, len, err);
+	free(buf);
+	return rc;
+}
+
+/* NULL with *missing set when the file does not exist. */
+static ProtobufCMessage *read_msg(const char *path, const ProtobufCMessageDescriptor *d,
+				  bool *missing, struct ofc_error *err)
+{
+	ProtobufCMessage *m;
+	char *data;
+	size_t len;
+
+	*missing = false;
+	if (access(path, F_OK) != 0 && errno == ENOENT) {
+		*missing = true;
+		return NULL;
+	}
+	if (read_file(path, RECORD_MAX_BYTES, &data, &len, err) < 0)
+		return NULL;
+	m = protobuf_c_message_unpack(d, NULL, len, (const uint8_t *)data);
+	free(data);
+	if (!m)
+		ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0,
+			     "corrupt file: not an %s message (move it aside to start afresh)",
+			     d->name);
+	return m;
+}
+
+/* ---- state file ------------------------------------------------------------- */
+
+int record_write(const struct ctl *c, uint64_t generation, const struct device_state *states,
+		 const char *topology, const char *config, struct ofc_error *err)
+{
+	Ofc__V1__FabricRecord r = OFC__V1__FABRIC_RECORD__INIT;
+	struct arena a = {0};
+	char *path = ctl_path(c->state_dir, c->fabric->name, "state");
+	int rc;
+
+	r.fabric = c->fabric->name;
+	r.config = (char *)(config ? config : c->fabric->file);
+	r.has_generation = true;
+	r.generation = generation;
+	r.has_time_unix_ms = true;
+	r.time_unix_ms = unix_ms();
+	r.topology = (char *)(topology ? topology : c->fabric->topology.spec);
+	r.n_devices = c->ndevs;
+	r.devices = arena_array(&a, c->ndevs + 1, sizeof(*r.devices));
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		r.devices[i] = arena_alloc(&a, sizeof(**r.devices));
+		pack_device(&a, r.devices[i], c->devs[i].dev.cfg.name, c->devs[i].dev.cfg.driver,
+			    &states[i]);
+	}
+	rc = write_msg(path, &r.base, err);
+	arena_free(&a);
+	free(path);
+	return rc;
+}
+
+/* ---- journal ---------------------------------------------------------------- */
+
+static const char *const phase_names[] = {
+    [JOURNAL_APPLYING] = "applying",
+    [JOURNAL_ROLLING_BACK] = "rolling-back",
+    [JOURNAL_TRIAL] = "trial",
+    [JOURNAL_COMMITTING] = "committing",
+};
+
+const char *journal_phase_name(enum journal_phase p)
+{
+	return p >= JOURNAL_APPLYING && p <= JOURNAL_COMMITTING ? phase_names[p] : "unknown";
+}
+
+int journal_write(const struct ctl *c, const struct journal *j, struct ofc_error *err)
+{
+	Ofc__V1__Journal m = OFC__V1__JOURNAL__INIT;
+	struct arena a = {0};
+	char *path = ctl_path(c->state_dir, c->fabric->name, "journal");
+	int rc;
+
+	m.has_id = true;
+	m.id = j->id;
+	m.has_phase = true;
+	m.phase = (Ofc__V1__Journal__Phase)j->phase;
+	m.fabric = c->fabric->name;
+	m.config = c->fabric->file;
+	m.has_pid = true;
+	m.pid = (uint32_t)getpid();
+	m.has_started_unix_ms = true;
+	m.started_unix_ms = j->started_ms;
+	m.topology = c->fabric->topology.spec;
+	if (j->trial_deadline > 0) {
+		m.has_trial_deadline_unix = true;
+		m.trial_deadline_unix = j->trial_deadline;
+	}
+	m.n_before = m.n_target = j->ndevs;
+	m.before = arena_array(&a, j->ndevs + 1, sizeof(*m.before));
+	m.target = arena_array(&a, j->ndevs + 1, sizeof(*m.target));
+	for (uint32_t i = 0; i < j->ndevs; i++) {
+		m.before[i] = arena_alloc(&a, sizeof(**m.before));
+		m.target[i] = arena_alloc(&a, sizeof(**m.target));
+		pack_device(&a, m.before[i], j->names[i], j->drivers[i], &j->before[i]);
+		pack_device(&a, m.target[i], j->names[i], j->drivers[i], &j->target[i]);
+	}
+	rc = write_msg(path, &m.base, err);
+	arena_free(&a);
+	free(path);
+	return rc;
+}
+
+void journal_free(struct journal *j)
+{
+	for (uint32_t i = 0; i < j->ndevs; i++) {
+		free(j->names[i]);
+		free(j->drivers[i]);
+		state_free(&j->before[i]);
+		state_free(&j->target[i]);
+	}
+	free(j->names);
+	free(j->drivers);
+	free(j->before);
+	free(j->target);
+	free(j->config);
+	memset(j, 0, sizeof(*j));
+}
+
+int journal_read(const char *state_dir, const char *fabric, struct journal *j, bool *missing,
+		 struct ofc_error *err)
+{
+	char *path = ctl_path(state_dir, fabric, "journal");
+	Ofc__V1__Journal *m;
+	int rc = 0;
+
+	memset(j, 0, sizeof(*j));
+	m = (Ofc__V1__Journal *)read_msg(path, &ofc__v1__journal__descriptor, missing, err);
+	if (!m) {
+		free(path);
+		return *missing ? 0 : -1;
+	}
+	if (m->n_before != m->n_target || !m->has_id || !m->has_phase) {
+		rc = ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0, "corrupt journal");
+		goto out;
+	}
+	j->id = m->id;
+	j->phase = (enum journal_phase)m->phase;
+	j->pid = m->pid;
+	j->started_ms = m->started_unix_ms;
+	j->trial_deadline = m->has_trial_deadline_unix ? m->trial_deadline_unix : 0;
+	j->config = xstrdup(m->config ? m->config : "");
+	j->ndevs = (uint32_t)m->n_before;
+	j->names = xcalloc(j->ndevs + 1, sizeof(char *));
+	j->drivers = xcalloc(j->ndevs + 1, sizeof(char *));
+	j->before = xcalloc(j->ndevs + 1, sizeof(struct device_state));
+	j->target = xcalloc(j->ndevs + 1, sizeof(struct device_state));
+	for (uint32_t i = 0; i < j->ndevs && rc == 0; i++) {
+		j->names[i] = xstrdup(m->before[i]->name ? m->before[i]->name : "");
+		j->drivers[i] = xstrdup(m->before[i]->driver ? m->before[i]->driver : "");
+		rc = unpack_device(m->before[i], &j->before[i], path, err);
+		if (rc == 0)
+			rc = unpack_device(m->target[i], &j->target[i], path, err);
+	}
+	if (rc < 0)
+		journal_free(j);
+out:
+	ofc__v1__journal__free_unpacked(m, NULL);
+	free(path);
+	return rc;
+}
+
+int journal_remove(const struct ctl *c, struct ofc_error *err)
+{
+	char *path = ctl_path(c->state_dir, c->fabric->name, "journal");
+	int rc = 0;
+
+	if (unlink(path) != 0 && errno != ENOENT)
+		rc = ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0, "cannot remove: %s",
+				  strerror(errno));
+	free(path);
+	return rc;
+}
+
+/* ---- reading records for status ---------------------------------------------- */
+
+static bool lock_held_elsewhere(const char *state_dir, const char *fabric)
+{
+	char *path = ctl_path(state_dir, fabric, "lock");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool held = false;
+
+	free(path);
+	if (fd < 0)
+		return false;
+	if (flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK)
+		held = true;
+	close(fd);
+	return held;
+}
+
+int ctl_load_record(const char *state_dir, const char *fabric, struct ctl_record *r,
+		    struct ofc_error *err)
+{
+	char *path = ctl_path(state_dir, fabric, "state");
+	Ofc__V1__FabricRecord *m;
+	struct journal j;
+	bool missing;
+	int rc = 0;
+
+	memset(r, 0, sizeof(*r));
+	m = (Ofc__V1__FabricRecord *)read_msg(path, &ofc__v1__fabric_record__descriptor, &missing,
+					      err);
+	if (!m && !missing) {
+		free(path);
+		return -1;
+	}
+	if (m) {
+		r->have_state = true;
+		r->generation = m->generation;
+		r->time_unix_ms = m->time_unix_ms;
+		r->config = xstrdup(m->config ? m->config : "");
+		r->topology = xstrdup(m->topology ? m->topology : "");
+		r->ndevs = (uint32_t)m->n_devices;
+		r->dev_names = xcalloc(r->ndevs + 1, sizeof(char *));
+		r->dev_states = xcalloc(r->ndevs + 1, sizeof(struct device_state));
+		for (uint32_t i = 0; i < r->ndevs && rc == 0; i++) {
+			r->dev_names[i] = xstrdup(m->devices[i]->name ? m->devices[i]->name : "");
+			rc = unpack_device(m->devices[i], &r->dev_states[i], path, err);
+		}
+		ofc__v1__fabric_record__free_unpacked(m, NULL);
+	}
+	free(path);
+	if (rc == 0 && journal_read(state_dir, fabric, &j, &missing, err) < 0)
+		rc = -1;
+	if (rc == 0 && !missing) {
+		r->have_journal = true;
+		r->journal_id = j.id;
+		r->journal_phase = journal_phase_name(j.phase);
+		r->journal_pid = j.pid;
+		r->trial_deadline = j.trial_deadline;
+		r->journal_owner_alive = lock_held_elsewhere(state_dir, fabric);
+		journal_free(&j);
+	}
+	if (rc < 0)
+		ctl_record_free(r);
+	return rc;
+}
+
+void ctl_record_free(struct ctl_record *r)
+{
+	for (uint32_t i = 0; i < r->ndevs; i++) {
+		free(r->dev_names[i]);
+		state_free(&r->dev_states[i]);
+	}
+	free(r->dev_names);
+	free(r->dev_states);
+	free(r->config);
+	free(r->topology);
+	memset(r, 0, sizeof(*r));
+}

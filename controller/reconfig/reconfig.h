@@ -1,0 +1,180 @@
+/* controller/reconfig — plans, transactions, the journal, recovery and the
+ * testbed. */
+#ifndef OFC_CONTROLLER_RECONFIG_H
+#define OFC_CONTROLLER_RECONFIG_H
+
+#include "controller/fabric/fabric.h"
+
+/* ---- reconfiguration: plan, transactions, journal, recovery --------------
+ * (reconfig/ctl.c, reconfig/journal.c). A struct ctl holds one fabric's
+ * managed devices: its switches and rings that have a driver, and, while a
+ * testbed is up, the Linux hosts (netlink). Everything here reports through
+ * struct ofc_error and the event callback; nothing prints. ofcd runs the same
+ * calls; reads of the last committed state (ctl_load_record) never wait
+ * for a transaction.
+ *
+ * On disk, in the state directory (ctl_state_dir()): <fabric>.state (the
+ * recorded state of the last commit), <fabric>.journal (a transaction in
+ * progress), <fabric>.lock (flock: one changer at a time), <fabric>.confirm
+ * (`ofc confirm` for `ofc try`), <fabric>.testbed (the testbed is up).
+ */
+
+#define OFC_STATE_DIR_DEFAULT "/var/lib/ofc"
+
+enum ctl_event_kind {
+	CTL_EV_TXN_STARTED = 1,
+	CTL_EV_DEVICE_APPLIED, /* one device changed and verified */
+	CTL_EV_TXN_COMMITTED,
+	CTL_EV_TXN_ROLLING_BACK, /* message: why */
+	CTL_EV_TXN_ROLLED_BACK,	 /* every device verified at its old state */
+	CTL_EV_DEVICE_LOST,	 /* message: the error */
+	CTL_EV_DEVICE_BACK,
+	CTL_EV_RECOVERED, /* a journal left by a crash was resolved */
+	CTL_EV_TRIAL_STARTED,
+};
+
+struct ctl_event {
+	enum ctl_event_kind kind;
+	uint64_t txn;
+	const char *device; /* NULL when about the whole fabric */
+	const char *message;
+};
+
+struct ctl_opts {
+	const char *state_dir;	      /* NULL: ctl_state_dir(NULL) */
+	const char *const *overrides; /* "NAME=HOST:PORT" (--device) */
+	uint32_t noverrides;
+	/* sim devices: the in-process twin of a device, or NULL for a file in
+	 * the state directory. */
+	struct sim_device *(*sim_lookup)(void *ctx, const char *device);
+	void (*on_event)(void *ctx, const struct ctl_event *ev);
+	void *ctx;
+	bool no_testbed; /* leave the hosts out even when a testbed is up */
+	bool no_mkdir;	 /* readers: never create the state directory */
+};
+
+struct ctl_device {
+	struct device_cfg cfg; /* strings borrowed from the fabric */
+	struct device dev;
+	struct device_state target; /* what the config wants */
+	struct device_state actual; /* last read */
+	bool read_ok;
+	struct ofc_error read_err;
+	struct op_batch plan; /* actual -> target */
+	double op_seconds;    /* switching time per operation (config) */
+	double est_seconds;   /* switching time the plan will take */
+	bool lost;	      /* the last read failed */
+};
+
+struct ctl {
+	struct fabric *fabric; /* borrowed */
+	struct ctl_opts opts;
+	char *state_dir;
+	int lock_fd;
+	struct ctl_device *devs;
+	uint32_t ndevs;
+	char **netns;		  /* testbed namespaces, one per host, when up */
+	uint64_t txn;		  /* the transaction running or last run */
+	uint64_t prev_generation; /* of the record before it (kept by a rollback) */
+	char *prev_topology;	  /* ... and its topology (a rollback records it again) */
+	char *prev_config;	  /* ... and the config file that asked for it */
+};
+
+/* The state directory: `dir` if given, else $OFC_STATE_DIR, else
+ * OFC_STATE_DIR_DEFAULT. Returns a new string. */
+char *ctl_state_dir(const char *dir);
+/* Set up the devices of a validated fabric. No I/O to devices. */
+int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struct ofc_error *err);
+void ctl_close(struct ctl *c);
+/* Take the fabric's lock (non-blocking: a second changer gets an error
+ * naming the holder). */
+int ctl_lock(struct ctl *c, struct ofc_error *err);
+
+/* Move the fabric's lock, and which devices were lost, from one ctl to
+ * another of the same fabric (ofcd swaps configs without letting go of the
+ * lock). `from` keeps its devices but no longer holds the lock. */
+void ctl_handover(struct ctl *from, struct ctl *to);
+
+/* If a journal is left over and nobody holds the lock, finish or undo that
+ * transaction (ctl_lock first). *did is set when there was one to repair. */
+int ctl_recover(struct ctl *c, bool *did, struct ofc_error *err);
+/* Read every device; per-device results in devs[i].actual/read_ok/read_err.
+ * Fails (the first error) when any device could not be read. */
+int ctl_read(struct ctl *c, struct ofc_error *err);
+/* ctl_read, then each device's plan from actual to target. */
+int ctl_plan(struct ctl *c, struct ofc_error *err);
+/* Each device's plan from its last read to its target (what ctl_plan does
+ * after reading). */
+void ctl_diff(struct ctl *c);
+/* After ctl_plan: renumber the target topology so that the most
+ * cross-connects the switches hold stay (fabric_relabel), then the
+ * switches' and testbed's targets and plans again. For a topology wanted
+ * up to the numbering of its nodes: `ofc plan|apply|try --relabel`. */
+int ctl_relabel(struct ctl *c, const struct relabel_opts *o, struct fabric_relabel *rep,
+		struct ofc_error *err);
+uint32_t ctl_plan_size(const struct ctl *c);
+
+struct ctl_result {
+	uint64_t txn;
+	uint32_t ops_applied;
+	bool rolled_back; /* a failure was undone */
+	bool rollback_ok; /* ... and every device verified at its old state */
+	char failed_device[NAME_MAX_LEN + 1];
+	double seconds;
+};
+
+/* Apply the plan (ctl_plan first) as one transaction: journal the intent
+ * (fsync), apply per device in order, read back and compare, then commit
+ * (state file, journal removed). On any failure undo what was applied, in
+ * reverse order, read back again and return -1 with err saying what failed;
+ * res says whether the fabric is back where it was. With trial_deadline
+ * (Unix seconds) > 0 the transaction stays open in PHASE_TRIAL instead of
+ * committing: ctl_trial_finish() ends it. */
+int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, struct ofc_error *err);
+/* Commit (confirmed) or undo the open trial. */
+int ctl_trial_finish(struct ctl *c, bool confirmed, struct ctl_result *res, struct ofc_error *err);
+/* Whether `ofc confirm` has confirmed the open trial of this ctl. */
+bool ctl_trial_confirmed(const struct ctl *c);
+/* Confirm the trial of fabric `name` (NULL: the only trial in the
+ * directory). *fabric_out gets the fabric's name (caller frees), *txn_out
+ * the trial's transaction: once the journal is gone, the record's
+ * generation equals it if the trial was kept (a rollback keeps the old
+ * generation). */
+int ctl_confirm(const char *state_dir, const char *name, char **fabric_out, uint64_t *txn_out,
+		struct ofc_error *err);
+
+/* The recorded state and the journal, as read from disk. */
+struct ctl_record {
+	bool have_state;
+	uint64_t generation;
+	uint64_t time_unix_ms;
+	char *config, *topology;
+	uint32_t ndevs;
+	char **dev_names;
+	struct device_state *dev_states;
+	bool have_journal;
+	uint64_t journal_id;
+	const char *journal_phase; /* "applying", "rolling-back", "trial", "committing" */
+	uint32_t journal_pid;
+	bool journal_owner_alive; /* the process that wrote it holds the lock */
+	double trial_deadline;
+};
+int ctl_load_record(const char *state_dir, const char *fabric, struct ctl_record *r,
+		    struct ofc_error *err);
+void ctl_record_free(struct ctl_record *r);
+/* Fabrics with a state or journal file in the directory (caller frees). */
+int ctl_list_fabrics(const char *state_dir, char ***names, uint32_t *n, struct ofc_error *err);
+
+/* ---- testbed (controller/reconfig/testbed.c) ---------------------------------------
+ * One network namespace per host, one veth pair per circuit, addresses from
+ * 198.18.0.0/15, routes along shortest paths of the circuits. */
+
+/* The MRR channels ring r's lightpaths need (controller/rings.c). */
+
+/* Namespace name of host h: "ofc-<fabric>-<host>" (caller frees). */
+char *testbed_netns_name(const struct fabric *f, uint32_t h);
+int testbed_up(struct ctl *c, uint32_t *ncircuits, struct ofc_error *err);
+int testbed_down(struct ctl *c, uint32_t *nremoved, struct ofc_error *err);
+bool testbed_is_up(const char *state_dir, const char *fabric);
+
+#endif

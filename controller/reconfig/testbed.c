@@ -1,0 +1,208 @@
+/* The testbed: the fabric's hosts as network namespaces on this machine,
+ * its circuits as veth pairs, driven through the netlink driver. What the
+ * hosts should hold follows from the circuits: one veth per circuit
+ * (addressed from 198.18.0.0/15) and, in every host, a route to every other
+ * host's address along a shortest path of the circuit graph, so that
+ * intermediate hosts relay traffic as they do in a direct-connect fabric
+ * (Zhao et al., "Efficient Direct-Connect Topologies", Sec. 2: hosts forward).
+ *
+ * <state-dir>/<fabric>.testbed lists the namespaces the testbed made, one
+ * per line; it is written before the first namespace exists, so `testbed
+ * down` removes everything even after a crash half-way up. */
+#include "controller/reconfig/internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int testbed_current_links(struct ctl *c, struct hlink **links, uint32_t *n, struct ofc_error *err)
+{
+	const struct fabric *f = c->fabric;
+	size_t cap = 0;
+	int rc = 0;
+
+	*links = NULL;
+	*n = 0;
+	for (uint32_t s = 0; s < f->nswitches && rc == 0; s++) {
+		const struct fswitch *sw = &f->switches[s];
+		struct attachment **at = xcalloc((size_t)sw->ports + 2, sizeof(*at));
+		struct ctl_device *cd = NULL;
+
+		for (uint32_t i = 0; i < c->ndevs; i++)
+			if (c->devs[i].cfg.cls == DEV_SWITCH &&
+			    strcmp(c->devs[i].cfg.name, sw->name) == 0)
+				cd = &c->devs[i];
+		for (uint32_t w = 0; w < f->nwiring; w++)
+			if (f->wiring[w].sw == s)
+				at[f->wiring[w].sw_port] = &f->wiring[w];
+		if (cd && !cd->read_ok) {
+			*err = cd->read_err;
+			rc = -1;
+		} else if (cd) {
+			for (uint32_t k = 0; k < cd->actual.nxc; k++) {
+				const struct xconn *x = &cd->actual.xc[k];
+				const struct attachment *a = x->in <= sw->ports ? at[x->in] : NULL;
+				const struct attachment *b =
+				    x->out <= sw->ports ? at[x->out] : NULL;
+
+				if (!a || !b)
+					continue; /* a port no host is cabled to */
+				GROW(*links, cap, (size_t)*n + 1);
+				(*links)[(*n)++] =
+				    (struct hlink){a->host, a->host_port, b->host, b->host_port};
+			}
+		} else {
+			/* No driver: the switch is taken to hold the config's circuits. */
+			for (uint32_t k = 0; k < f->ncircuits; k++) {
+				const struct circuit *ci = &f->circuits[k];
+
+				if (ci->sw != s)
+					continue;
+				GROW(*links, cap, (size_t)*n + 1);
+				(*links)[(*n)++] = (struct hlink){ci->src_host, ci->src_port,
+								  ci->dst_host, ci->dst_port};
+			}
+		}
+		free(at);
+	}
+	return rc;
+}
+
+/* The namespaces listed in the testbed file (or NULL when none). */
+static char **read_netns_list(const struct ctl *c, uint32_t *n)
+{
+	char *path = ctl_path(c->state_dir, c->fabric->name, "testbed");
+	char *data, *line, *next, **names = NULL;
+	struct ofc_error e = {0};
+	size_t len, cap = 0;
+
+	*n = 0;
+	if (access(path, F_OK) != 0 || read_file(path, 16u << 20, &data, &len, &e) < 0) {
+		free(path);
+		return NULL;
+	}
+	for (line = data; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		if (!*line)
+			continue;
+		GROW(names, cap, (size_t)*n + 1);
+		names[(*n)++] = xstrdup(line);
+	}
+	free(data);
+	free(path);
+	return names;
+}
+
+int testbed_up(struct ctl *c, uint32_t *ncircuits, struct ofc_error *err)
+{
+	const struct fabric *f = c->fabric;
+	char *path = ctl_path(c->state_dir, f->name, "testbed");
+	struct strbuf sb = STRBUF_INIT;
+	struct hlink *links = NULL;
+	struct device dev;
+	struct device_state want, got;
+	struct op_batch ops = {0};
+	uint32_t nlinks = 0, done, maxp = 1;
+	char **names = xcalloc(f->nhosts + 1, sizeof(char *));
+	int rc = -1;
+
+	*ncircuits = 0;
+	state_init(&want, DEV_HOSTS);
+	state_init(&got, DEV_HOSTS);
+	if (ctl_read(c, err) < 0 || testbed_current_links(c, &links, &nlinks, err) < 0)
+		goto out;
+	for (uint32_t h = 0; h < f->nhosts; h++) {
+		names[h] = testbed_netns_name(f, h);
+		sb_printf(&sb, "%s\n", names[h]);
+		maxp = f->hosts[h].ports > maxp ? f->hosts[h].ports : maxp;
+	}
+	if ((uint64_t)f->nhosts * maxp > 32768u || f->nhosts > 65535u) {
+		ofc_error_set(err, OFC_E_INPUT,
+			      "a testbed addresses at most 32768 host ports (a /31 each in "
+			      "198.18.0.0/16) and 65535 hosts (198.19.0.0/16); "
+			      "this fabric has %u hosts x %u ports",
+			      f->nhosts, maxp);
+		goto out;
+	}
+	if (atomic_write(path, sb.buf, sb.len, err) < 0)
+		goto out;
+	for (uint32_t h = 0; h < f->nhosts; h++)
+		if (netns_create(names[h], testbed_host_addr(h), err) < 0)
+			goto out;
+	testbed_target(f, links, nlinks, &want);
+	struct device_cfg cfg = {.name = "testbed",
+				 .driver = "netlink",
+				 .cls = DEV_HOSTS,
+				 .timeout = 5,
+				 .netns = (const char *const *)names,
+				 .nhosts = f->nhosts,
+				 .host_ports = maxp};
+	if (device_init(&dev, &cfg, err) < 0)
+		goto out;
+	if (device_read(&dev, &got, err) == 0) {
+		state_diff(&got, &want, &ops);
+		if (device_apply(&dev, &ops, &done, err) == 0) {
+			state_free(&got);
+			if (device_read(&dev, &got, err) == 0) {
+				if (state_equal(&got, &want))
+					rc = 0;
+				else
+					ofc_error_set(err, OFC_E_RUNTIME,
+						      "testbed read-back does not match what was "
+						      "set up");
+			}
+		}
+	}
+	device_close(&dev);
+	*ncircuits = want.nlinks;
+out:
+	for (uint32_t h = 0; h < f->nhosts; h++)
+		free(names[h]);
+	free(names);
+	free(links);
+	batch_free(&ops);
+	state_free(&want);
+	state_free(&got);
+	sb_free(&sb);
+	free(path);
+	return rc;
+}
+
+int testbed_down(struct ctl *c, uint32_t *nremoved, struct ofc_error *err)
+{
+	char *path = ctl_path(c->state_dir, c->fabric->name, "testbed");
+	uint32_t n = 0;
+	char **names = read_netns_list(c, &n);
+	int rc = 0;
+
+	*nremoved = 0;
+	if (!names) {
+		/* No record: remove what this config's names would be. */
+		n = c->fabric->nhosts;
+		names = xcalloc(n + 1, sizeof(char *));
+		for (uint32_t h = 0; h < n; h++)
+			names[h] = testbed_netns_name(c->fabric, h);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct ofc_error e = {0};
+
+		if (!netns_exists(names[i])) {
+		} else if (netns_delete(names[i], &e) < 0) {
+			if (rc == 0)
+				*err = e;
+			rc = -1;
+		} else {
+			(*nremoved)++;
+		}
+		free(names[i]);
+	}
+	free(names);
+	if (rc == 0 && unlink(path) != 0 && errno != ENOENT)
+		rc = ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0, "cannot remove: %s",
+				  strerror(errno));
+	free(path);
+	return rc;
+}

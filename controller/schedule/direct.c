@@ -1,0 +1,541 @@
+/* Schedules on a direct-connect topology: BFB (exact or lp_solve), the
+ * paper's expansion constructions, the classic baselines, all-to-all by
+ * MCF and its baselines, Swing and its torus baselines, one algorithm or
+ * all of them side by side. Every schedule goes through the verifier and
+ * is priced by the alpha-beta model against the Moore / (N-1)/N lower bound
+ * (Zhao et al., "Efficient Direct-Connect Topologies for Collective
+ * Communications", Sec. 3.2).
+ *
+ * On a fabric config wired through switches the schedule is fabric-aware:
+ * transfer ports are the hosts' NIC ports (the port permutations of the
+ * wiring, which differ from the topology's arc order for word digraphs
+ * such as generalized Kautz), verified against the graph in port order. */
+#include "controller/schedule/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- one algorithm ------------------------------------------------------------ */
+
+static void finish(struct schedule_result *r, struct schedule_outcome *o)
+{
+	struct verify_report rep;
+	struct verify_opts vo = {.graph = r->nic_ports ? r->fv.pg : r->g};
+	double t0 = now_seconds();
+
+	if (r->nic_ports)
+		fabric_view_to_nic(&r->fv, r->g, &o->s);
+	o->have = true;
+	o->steps = o->s.nsteps;
+	o->ntransfers = o->s.nxfers;
+	o->verified = sched_verify(&o->s, &vo, &rep) == 0;
+	o->verify_s = now_seconds() - t0;
+	if (!o->verified)
+		snprintf(o->verify_error, sizeof(o->verify_error), "%s", rep.error);
+	o->measured = rep.sum_max_link_load * r->degree / r->g->n;
+	if (!o->is_bfb) {
+		/* Baselines and constructions: tau_B is what the links carry. */
+		o->tau_b = frac_from_double(o->measured, 16 * (int64_t)r->g->n, 1e-7);
+		o->tau_b_value = o->measured;
+		/* The construction's predicted figure, exact, when it is met. */
+		if (o->has_pred && frac_valid(o->pred.tau_b) &&
+		    fabs(frac_value(o->pred.tau_b) - o->measured) < 1e-7)
+			o->tau_b = o->pred.tau_b;
+	}
+	o->time_us = cost_time_us(&r->cost, o->steps, o->tau_b_value);
+	o->ratio = o->time_us / r->lb_us;
+
+	struct schedule *s = &o->s;
+	s->size_bytes = r->cost.size;
+	s->time_us = o->time_us;
+	s->lower_bound_us = r->lb_us;
+	s->verified = o->verified;
+	sched_set_metric(s, "tau_l", o->steps);
+	sched_set_metric(s, "tau_b", o->tau_b_value);
+	sched_set_metric(s, "tau_b_measured", o->measured);
+	sched_set_metric(s, "alpha_us", r->cost.alpha * 1e6);
+	sched_set_metric(s, "bandwidth_bps", r->cost.bandwidth);
+	if (o->is_bfb && r->bopts.chunks)
+		sched_set_metric(s, "chunks", r->bopts.chunks);
+}
+
+static void not_applies(struct schedule_outcome *o, const struct ofc_error *err)
+{
+	snprintf(o->why, sizeof(o->why), "%s", err->msg);
+	o->why_code = err->code == OFC_E_RUNTIME ? OFC_E_RUNTIME : OFC_E_INPUT;
+}
+
+static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
+		    struct schedule_outcome *o, bool lp)
+{
+	struct ofc_error err = {0};
+	struct bfb_opts bo = r->bopts;
+	double t0 = now_seconds();
+
+	snprintf(o->algo, sizeof(o->algo), "%s", lp ? "bfb-lp" : "bfb");
+	if (lp)
+		bo.method = BFB_LP;
+	o->is_bfb = true;
+	if (bfb_schedule(r->g, q->collective, &bo, &o->s, &o->bst, &err) < 0) {
+		not_applies(o, &err);
+		return;
+	}
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	o->tau_b = o->bst.tau_b;
+	o->tau_b_value = o->bst.tau_b_value;
+	finish(r, o);
+}
+
+static void run_expansion(struct schedule_result *r, const struct schedule_query *q,
+			  struct schedule_outcome *o)
+{
+	struct ofc_error err = {0};
+	double t0 = now_seconds();
+
+	snprintf(o->algo, sizeof(o->algo), "expansion");
+	if (!expand_applies(r->tree)) {
+		snprintf(o->why, sizeof(o->why),
+			 "%s is not a line, degree or power expansion (no construction)",
+			 r->g->spec);
+		o->why_code = OFC_E_INPUT;
+		return;
+	}
+	if (expand_schedule(r->tree, q->collective, &r->bopts, &o->s, &o->pred, &err) < 0) {
+		not_applies(o, &err);
+		return;
+	}
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	o->has_pred = true;
+	snprintf(o->s.algorithm, sizeof(o->s.algorithm), "expansion");
+	finish(r, o);
+}
+
+static void run_baseline(struct schedule_result *r, const struct schedule_query *q,
+			 struct schedule_outcome *o, const char *algo)
+{
+	struct ofc_error err = {0};
+	double t0 = now_seconds();
+
+	snprintf(o->algo, sizeof(o->algo), "%s", algo);
+	if (baseline_schedule(r->g, r->tree, algo, q->collective, &o->s, &err) < 0) {
+		not_applies(o, &err);
+		return;
+	}
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	finish(r, o);
+}
+
+void schedule_outcome_free(struct schedule_outcome *o)
+{
+	if (o->have)
+		sched_free(&o->s);
+	o->have = false;
+	if (o->have_mcf)
+		mcf_result_free(&o->mcf);
+	o->have_mcf = false;
+	if (o->is_ring)
+		optree_result_free(&o->ring.res);
+	o->is_ring = false;
+}
+
+/* Keep the figures, drop the schedule (comparisons keep only the main one). */
+static void drop_schedule(struct schedule_outcome *o)
+{
+	if (o->have)
+		sched_free(&o->s);
+	o->have = false;
+}
+
+/* ---- Swing and its baselines on a torus ------------------------------------------ */
+
+/* Verified without a graph (peers are routed, not linked), priced by the
+ * routed loads: T = sum_s (alpha + h_s t_hop) + tau_B M/B (Swing notes 4.3). */
+static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
+{
+	struct verify_report rep;
+	double t0 = now_seconds();
+
+	o->is_torus = true;
+	o->have = true;
+	o->steps = o->s.nsteps;
+	o->ntransfers = o->s.nxfers;
+	o->verified = sched_verify(&o->s, NULL, &rep) == 0;
+	o->verify_s = now_seconds() - t0;
+	if (!o->verified)
+		snprintf(o->verify_error, sizeof(o->verify_error), "%s", rep.error);
+	o->measured = o->tf.tau_b;
+	o->tau_b_value = o->tf.tau_b;
+	o->tau_b = frac_from_double(o->tf.tau_b, 16 * (int64_t)r->g->n, 1e-9);
+	o->time_us = cost_time_us(&r->cost, o->steps, o->tau_b_value) +
+		     o->tf.hops * r->hop_latency * 1e6;
+	o->ratio = o->time_us / r->lb_us;
+	o->s.size_bytes = r->cost.size;
+	o->s.time_us = o->time_us;
+	o->s.lower_bound_us = r->lb_us;
+	o->s.verified = o->verified;
+	sched_set_metric(&o->s, "tau_l", o->steps);
+	sched_set_metric(&o->s, "tau_b", o->tau_b_value);
+	sched_set_metric(&o->s, "congestion_deficiency", o->tf.xi);
+	sched_set_metric(&o->s, "alpha_us", r->cost.alpha * 1e6);
+	sched_set_metric(&o->s, "bandwidth_bps", r->cost.bandwidth);
+}
+
+static void run_torus(struct schedule_result *r, const struct schedule_query *q,
+		      struct schedule_outcome *o, const char *algo, enum swing_variant v)
+{
+	struct ofc_error err = {0};
+	double t0 = now_seconds();
+
+	snprintf(o->algo, sizeof(o->algo), "%s", algo);
+	o->variant = v == SWING_LATENCY ? "latency" : "bandwidth";
+	if (q->collective != SCHED_ALLREDUCE) {
+		snprintf(o->why, sizeof(o->why), "%s schedules allreduce", algo);
+		o->why_code = OFC_E_INPUT;
+		return;
+	}
+	if (torus_allreduce(r->tree, algo, v, true, &o->s, &o->tf, &err) < 0) {
+		not_applies(o, &err);
+		return;
+	}
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	torus_finish(r, o);
+}
+
+/* The variant the cost model prefers (the paper picks per size). */
+static void run_torus_auto(struct schedule_result *r, const struct schedule_query *q,
+			   struct schedule_outcome *o, const char *algo)
+{
+	const char *v = q->variant ? q->variant : "auto";
+
+	if (strcmp(v, "auto")) {
+		run_torus(r, q, o, algo, strcmp(v, "latency") == 0 ? SWING_LATENCY : SWING_BANDWIDTH);
+		return;
+	}
+	struct schedule_outcome lat = {0};
+	run_torus(r, q, o, algo, SWING_BANDWIDTH);
+	run_torus(r, q, &lat, algo, SWING_LATENCY);
+	if (lat.applies && (!o->applies || lat.time_us < o->time_us)) {
+		schedule_outcome_free(o);
+		*o = lat;
+	} else {
+		schedule_outcome_free(&lat);
+	}
+}
+
+/* A classic baseline (ring, bidir-ring, torus-rings = bucket) priced the
+ * same way: its transfers are between neighbours, so routed = linked. */
+static void run_torus_baseline(struct schedule_result *r, const struct schedule_query *q,
+			       struct schedule_outcome *o, const char *algo)
+{
+	struct ofc_error err = {0};
+	double t0 = now_seconds(), d = r->degree, k;
+	const char *name = strcmp(algo, "bucket") == 0 ? "torus-rings" : algo;
+
+	snprintf(o->algo, sizeof(o->algo), "%s", algo);
+	o->variant = "bandwidth";
+	if (baseline_schedule(r->g, r->tree, name, q->collective, &o->s, &err) < 0) {
+		not_applies(o, &err);
+		return;
+	}
+	o->gen_s = now_seconds() - t0;
+	/* Ports used: one ring, two (both ways), or 2 per dimension. */
+	k = strcmp(name, "ring") == 0 ? 1 : strcmp(name, "bidir-ring") == 0 ? 2 : d;
+	if (torus_routed_figures(r->tree, &o->s, d / k, &o->tf, &err) < 0) {
+		not_applies(o, &err);
+		sched_free(&o->s);
+		return;
+	}
+	o->tf.instances = (uint32_t)k;
+	o->applies = true;
+	torus_finish(r, o);
+	/* Neighbour-only: the graph check holds too. */
+	struct verify_report rep;
+	struct verify_opts vo = {.graph = r->g};
+	if (o->verified && sched_verify(&o->s, &vo, &rep) < 0) {
+		o->verified = false;
+		o->s.verified = false;
+		snprintf(o->verify_error, sizeof(o->verify_error), "%s", rep.error);
+	}
+}
+
+/* ---- all-to-all ------------------------------------------------------------------ */
+
+/* Price an all-to-all schedule: store-and-forward steps by the verifier's
+ * per-step loads (finish), or cut-through routes: one step, the busiest
+ * link's total load. */
+static void a2a_finish(struct schedule_result *r, struct schedule_outcome *o,
+		       const struct a2a_outcome *a)
+{
+	o->is_a2a = true;
+	o->cut_through = a->cut_through;
+	o->max_load = a->max_load;
+	o->max_paths = a->max_paths;
+	finish(r, o);
+	if (o->cut_through) {
+		o->tau_b_value = o->max_load * r->degree / r->g->n;
+		o->tau_b = frac_from_double(o->tau_b_value, 16 * (int64_t)r->g->n, 1e-9);
+		o->theta = 1 / o->max_load;
+		o->time_us = cost_time_us(&r->cost, 1, o->tau_b_value);
+	} else {
+		/* tau_B = (d/N) sum_t U_t: the theta of a fluid flow as fast. */
+		o->theta = (double)r->degree / r->g->n / o->measured;
+	}
+	o->ratio = o->time_us / r->lb_us;
+	o->s.time_us = o->time_us;
+	sched_set_metric(&o->s, "tau_b", o->tau_b_value);
+	sched_set_metric(&o->s, "theta", o->theta);
+}
+
+/* mcf (lowered as asked), direct or sp-balanced, built by a2a_build. */
+static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
+		    struct schedule_outcome *o, const char *algo, const char *lowering)
+{
+	struct ofc_error err = {0};
+	struct a2a_request aq = {
+	    .algo = algo,
+	    .lowering = lowering,
+	    .mcf = {.threads = q->threads,
+		    .time_limit = q->time_limit == 0  ? 60
+				  : q->time_limit < 0 ? 0
+						      : q->time_limit}};
+	struct a2a_outcome a;
+	double t0 = now_seconds();
+
+	snprintf(o->algo, sizeof(o->algo), "%s", algo);
+	o->lowering = lowering;
+	if (a2a_build(r->g, &aq, &o->s, &a, &err) < 0) {
+		not_applies(o, &err);
+		return;
+	}
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	a2a_finish(r, o, &a);
+	if (a.have_mcf) {
+		/* The outcome keeps the flow's figures; the routes are spent. */
+		o->mcf = a.mcf;
+		a2a_routes_free(&o->mcf.routes);
+		o->have_mcf = true;
+		o->theta_mcf = o->mcf.theta;
+		if (o->cut_through) /* the fluid MCF's theta, of which the paths keep this much */
+			sched_set_metric(&o->s, "theta_mcf", o->theta_mcf);
+		sched_set_metric(&o->s, "theta_optimal", o->mcf.optimal);
+		sched_set_metric(&o->s, "theta_gap", o->mcf.gap);
+	}
+}
+
+/* ---- the algorithms by name ------------------------------------------------------- */
+
+static bool torus_algo(const char *algo)
+{
+	return strcmp(algo, "swing") == 0 || strcmp(algo, "recursive-doubling") == 0 ||
+	       strcmp(algo, "bucket") == 0 || strcmp(algo, "swing-all") == 0;
+}
+
+static bool a2a_algo(const char *algo)
+{
+	return strcmp(algo, "mcf") == 0 || strcmp(algo, "direct") == 0 ||
+	       strcmp(algo, "sp-balanced") == 0;
+}
+
+bool direct_algorithm_known(const char *algo)
+{
+	return !strcmp(algo, "bfb") || !strcmp(algo, "bfb-lp") || !strcmp(algo, "expansion") ||
+	       baseline_known(algo) || (torus_algo(algo) && strcmp(algo, "swing-all")) ||
+	       a2a_algo(algo);
+}
+
+static const char *algos_help =
+    "bfb, bfb-lp, expansion, ring, bidir-ring, recursive, torus-rings or all";
+
+/* The request's options against the algorithm, before anything is built. */
+static int check_options(const struct schedule_query *q, const char *algo, struct ofc_error *err)
+{
+	if (q->collective == SCHED_ALLTOALL) {
+		if (!a2a_algo(algo) && strcmp(algo, "all"))
+			return ofc_error_set(err, OFC_E_USAGE,
+					     "unknown --algo '%s' for alltoall (mcf, direct, "
+					     "sp-balanced or all)",
+					     algo);
+	} else if (strcmp(algo, "bfb") && strcmp(algo, "bfb-lp") && strcmp(algo, "expansion") &&
+		   strcmp(algo, "all") && !baseline_known(algo) && !torus_algo(algo) &&
+		   !a2a_algo(algo)) {
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "unknown --algo '%s' for a direct-connect topology (%s)", algo,
+				     algos_help);
+	}
+	if (q->variant && strcmp(algo, "swing") && strcmp(algo, "recursive-doubling"))
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "--variant goes with --algo swing or recursive-doubling");
+	if (q->lowering && (q->collective != SCHED_ALLTOALL || strcmp(algo, "mcf")))
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "--lowering goes with --collective alltoall --algo mcf");
+	return 0;
+}
+
+/* M: the request's, else the fabric's collective of this kind, else its
+ * first collective's size. */
+static uint64_t pick_size(const struct schedule_query *q)
+{
+	const struct fabric *f = q->fabric;
+
+	if (q->size || !f || !f->ncollectives)
+		return q->size;
+	for (uint32_t i = 0; i < f->ncollectives; i++)
+		if (f->collectives[i].op == q->collective)
+			return f->collectives[i].size;
+	return f->collectives[0].size;
+}
+
+static int setup(struct schedule_result *r, const struct schedule_query *q, struct ofc_error *err)
+{
+	const struct graph *g = r->g;
+	const struct fabric *f = q->fabric;
+
+	r->degree = graph_outdeg(g, 0);
+	if (topo_build_tree(g->spec, NULL, &r->tree, err) < 0)
+		return -1;
+	r->cost.size = pick_size(q);
+	if (!r->cost.size)
+		return ofc_error_set(err, OFC_E_USAGE, "missing --size (data per node, e.g. 1MiB)");
+	r->cost.alpha = q->alpha_set ? q->alpha : f ? f->cost.alpha : 10e-6;
+	/* B is a node's egress: d links of the config's link bandwidth, or
+	 * 100 Gb/s when nothing says otherwise. */
+	if (q->bandwidth_set)
+		r->cost.bandwidth = q->bandwidth;
+	else if (f && f->cost.link_bandwidth > 0)
+		r->cost.bandwidth = f->cost.link_bandwidth * r->degree;
+	else
+		r->cost.bandwidth = 100e9;
+	r->bopts.chunks = q->chunks;
+	r->bopts.threads = q->threads;
+	r->hop_latency = q->hop_latency;
+	if (r->degree == 0 || cost_lower_bound(q->collective, g->n, r->degree, &r->lb) < 0)
+		return ofc_error_set(err, OFC_E_USAGE, "%s has no links", g->spec);
+	r->lb_us = cost_time_us(&r->cost, r->lb.steps, frac_value(r->lb.tau_b));
+	/* NIC ports only when the schedule runs on the fabric's own graph. */
+	r->nic_ports = !r->own_graph && fabric_view_init(f, g, &r->fv);
+	return 0;
+}
+
+static struct schedule_outcome *next(struct schedule_result *r)
+{
+	return &r->out[r->nout++];
+}
+
+/* The comparisons keep every figure but only the first schedule. */
+static void keep_first(struct schedule_result *r)
+{
+	for (uint32_t i = 1; i < r->nout; i++)
+		drop_schedule(&r->out[i]);
+}
+
+static void run_alltoall(struct schedule_result *r, const struct schedule_query *q,
+			 const char *algo)
+{
+	static const char *const lowerings[] = {"steps", "paths", "single"};
+
+	if (strcmp(algo, "all") == 0) {
+		for (unsigned i = 0; i < ARRAY_SIZE(lowerings); i++) {
+			struct schedule_outcome *o = next(r);
+
+			run_a2a(r, q, o, "mcf", lowerings[i]);
+			snprintf(o->algo, sizeof(o->algo), "mcf/%s", lowerings[i]);
+		}
+		run_a2a(r, q, next(r), "direct", NULL);
+		run_a2a(r, q, next(r), "sp-balanced", NULL);
+		keep_first(r);
+	} else if (strcmp(algo, "mcf") == 0) {
+		run_a2a(r, q, next(r), "mcf", q->lowering ? q->lowering : "steps");
+	} else {
+		run_a2a(r, q, next(r), algo, NULL);
+	}
+}
+
+static void run_swing_all(struct schedule_result *r, const struct schedule_query *q)
+{
+	static const struct {
+		const char *algo, *label;
+		enum swing_variant v;
+	} runs[] = {
+	    {"swing", "swing/B", SWING_BANDWIDTH},
+	    {"swing", "swing/L", SWING_LATENCY},
+	    {"recursive-doubling", "rd/B", SWING_BANDWIDTH},
+	    {"recursive-doubling", "rd/L", SWING_LATENCY},
+	};
+
+	for (unsigned i = 0; i < ARRAY_SIZE(runs); i++) {
+		struct schedule_outcome *o = next(r);
+
+		run_torus(r, q, o, runs[i].algo, runs[i].v);
+		snprintf(o->algo, sizeof(o->algo), "%s", runs[i].label);
+	}
+	run_torus_baseline(r, q, next(r), "ring");
+	run_torus_baseline(r, q, next(r), "bidir-ring");
+	run_torus_baseline(r, q, next(r), "bucket");
+	keep_first(r);
+}
+
+/* BFB, with the expansion construction it is compared with when the
+ * topology is one, or Thm 13's prediction on a product. */
+static void run_bfb_and_construction(struct schedule_result *r, const struct schedule_query *q,
+				     bool lp)
+{
+	struct schedule_outcome *o = next(r);
+	struct ofc_error err = {0};
+
+	run_bfb(r, q, o, lp);
+	if (expand_applies(r->tree)) {
+		r->construction = next(r);
+		run_expansion(r, q, r->construction);
+		drop_schedule(r->construction);
+	} else if (r->tree->op == TOPO_PRODUCT && o->applies) {
+		/* No construction: Thm 13 predicts BFB on the product. */
+		if (expand_predict(r->tree, q->collective, &r->bopts, &o->pred, &err) == 0)
+			o->has_pred = true;
+	}
+}
+
+int schedule_direct(struct schedule_result *r, const struct schedule_query *q, const char *algo,
+		    struct ofc_error *err)
+{
+	if (check_options(q, algo, err) < 0 || setup(r, q, err) < 0)
+		return -1;
+	r->out = xcalloc(8, sizeof(*r->out));
+	r->compare = strcmp(algo, "all") == 0 || strcmp(algo, "swing-all") == 0;
+	if (q->collective == SCHED_ALLTOALL) {
+		run_alltoall(r, q, algo);
+	} else if (strcmp(algo, "swing") == 0 || strcmp(algo, "recursive-doubling") == 0) {
+		run_torus_auto(r, q, next(r), algo);
+	} else if (strcmp(algo, "bucket") == 0) {
+		run_torus_baseline(r, q, next(r), "bucket");
+	} else if (strcmp(algo, "swing-all") == 0) {
+		run_swing_all(r, q);
+	} else if (strcmp(algo, "all") == 0) {
+		run_bfb(r, q, next(r), false);
+		run_expansion(r, q, next(r));
+		for (unsigned i = 0; baseline_name(i); i++)
+			run_baseline(r, q, next(r), baseline_name(i));
+		keep_first(r);
+	} else if (strcmp(algo, "bfb") == 0 || strcmp(algo, "bfb-lp") == 0) {
+		run_bfb_and_construction(r, q, strcmp(algo, "bfb-lp") == 0);
+	} else if (strcmp(algo, "expansion") == 0) {
+		run_expansion(r, q, next(r));
+	} else if (a2a_algo(algo)) {
+		struct schedule_outcome *o = next(r);
+
+		snprintf(o->algo, sizeof(o->algo), "%s", algo);
+		snprintf(o->why, sizeof(o->why), "%s schedules alltoall", algo);
+		o->why_code = OFC_E_INPUT;
+	} else {
+		run_baseline(r, q, next(r), algo);
+	}
+	r->main = &r->out[0];
+	if (r->nic_ports && r->main->applies)
+		r->nlinks = fabric_view_links(&r->fv, q->fabric, &r->main->s, &r->links);
+	return 0;
+}

@@ -1,0 +1,78 @@
+/* schedule_compute: which family a request belongs to, its topology, and
+ * the algorithm it names or the family's default. */
+#include "controller/schedule/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool schedule_algorithm_known(const char *algo)
+{
+	enum optree_algo wdm;
+
+	return direct_algorithm_known(algo) || optree_algo_parse(algo, &wdm) == 0;
+}
+
+int schedule_compute(const struct schedule_query *q, struct schedule_result *r, bool *spec_error,
+		     struct ofc_error *err)
+{
+	const struct fabric *f = q->fabric;
+	bool ring = q->ring || (!q->spec && f && f->nrings);
+	const char *algo = q->algorithm && *q->algorithm     ? q->algorithm
+			   : ring			     ? "optree"
+			   : q->collective == SCHED_ALLTOALL ? "mcf"
+							     : "bfb";
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (spec_error)
+		*spec_error = false;
+	r->fabric = f;
+	r->algorithm = algo;
+	r->collective = q->collective;
+	if (ring) {
+		rc = schedule_ring(r, q, algo, err);
+	} else {
+		r->kind = SCHEDULE_DIRECT;
+		if (q->spec) {
+			if (topo_build(q->spec, &r->own_graph, err) < 0) {
+				err->code = OFC_E_INPUT;
+				if (spec_error)
+					*spec_error = true;
+				return -1;
+			}
+			r->g = r->own_graph;
+		} else if (f && f->graph) {
+			r->g = f->graph;
+		} else {
+			return ofc_error_set(err, OFC_E_USAGE,
+					     "%s has neither a WDM ring nor a topology to schedule on",
+					     f ? f->file : "the request");
+		}
+		rc = schedule_direct(r, q, algo, err);
+	}
+	if (rc < 0)
+		schedule_result_free(r);
+	return rc;
+}
+
+void schedule_result_free(struct schedule_result *r)
+{
+	for (uint32_t i = 0; i < r->nout; i++)
+		schedule_outcome_free(&r->out[i]);
+	free(r->out);
+	topo_tree_free(r->tree);
+	fabric_view_free(&r->fv);
+	graph_free(r->own_graph);
+	free(r->links);
+	memset(r, 0, sizeof(*r));
+}
+
+int schedule_check(struct schedule_result *r, struct ofc_error *err)
+{
+	if (r->main && r->main->applies)
+		return 0;
+	ofc_error_set(err, r->main ? r->main->why_code : OFC_E_RUNTIME, "%s",
+		      r->main ? r->main->why : "nothing was scheduled");
+	schedule_result_free(r);
+	return -1;
+}

@@ -1,0 +1,150 @@
+/* A config's WDM ring as OpTree's model (optree/optree.h). */
+#include "controller/schedule/internal.h"
+
+#include <math.h>
+#include <string.h>
+
+struct optree_ring ring_optree_model(const struct fabric *f, const struct ring *ring, uint64_t size)
+{
+	for (uint32_t i = 0; !size && i < f->ncollectives; i++)
+		if (f->collectives[i].op == SCHED_ALLGATHER)
+			size = f->collectives[i].size;
+	return (struct optree_ring){
+	    .nodes = ring->nmembers,
+	    .wavelengths = ring->wavelengths,
+	    .fibres = ring->fibres,
+	    .max_add = ring->interfaces * (ring->mrrs ? ring->mrrs : ring->wavelengths),
+	    .rate = ring->rate,
+	    .mrr_delay = ring->mrr_delay,
+	    .oeo_delay = ring->oeo_delay,
+	    .block_bytes = size ? size : 4u << 20,
+	};
+}
+
+/* ---- all-gather on a WDM ring ---------------------------------------------------- */
+
+static const enum optree_algo all_algos[] = {OPTREE_RING, OPTREE_NE, OPTREE_ONESTAGE, OPTREE_TREE};
+
+/* Build one algorithm, verify it with the one verifier against the ring's
+ * wavelengths and add/drop limits, and price it (Eq. 3). */
+static void run_one(struct schedule_result *r, const struct schedule_query *q, enum optree_algo a,
+		    struct schedule_outcome *o)
+{
+	struct optree_opts opts = {a, NULL, q->overlap};
+	struct optree_plan forced;
+	struct ofc_error err = {0};
+	struct ring_outcome *w = &o->ring;
+
+	snprintf(o->algo, sizeof(o->algo), "%s", optree_algo_name(a));
+	o->is_ring = true;
+	w->algo = a;
+	optree_analytic(&r->ring, &w->an);
+	if (a == OPTREE_TREE && q->depth) {
+		if (optree_plan_radices(&r->ring, q->radix, q->depth, &forced, &err) < 0)
+			goto fail;
+		opts.plan = &forced;
+	}
+	if (optree_build(&r->ring, &opts, &w->res, &err) < 0)
+		goto fail;
+	struct verify_wdm vw = optree_verify_wdm(&r->ring);
+	struct verify_opts vo = {.wdm = &vw};
+	struct schedule *s = &w->res.sched;
+
+	o->applies = true;
+	o->verified = sched_verify(s, &vo, &w->vr) == 0;
+	if (!o->verified)
+		snprintf(o->verify_error, sizeof(o->verify_error), "%s", w->vr.error);
+	s->verified = o->verified;
+	optree_timing(&r->ring, &w->res, q->overlap, &w->tm);
+	o->time_us = w->tm.time_us;
+	s->time_us = w->tm.time_us;
+	/* the bandwidth term of the bound */
+	s->lower_bound_us = w->res.lower_bound_steps * w->tm.step_us;
+	o->tau_b = (struct frac){0, 0};
+	o->tau_b_value = NAN;
+	/* The outcome holds the schedule; the rest of the result stays. */
+	o->have = true;
+	o->s = *s;
+	memset(s, 0, sizeof(*s));
+	o->steps = o->s.nsteps;
+	o->ntransfers = o->s.nxfers;
+	sched_set_metric(&o->s, "max_wavelengths_used", w->vr.max_wavelengths_used);
+	return;
+fail:
+	snprintf(o->why, sizeof(o->why), "%s", err.msg);
+	o->why_code = err.code;
+}
+
+int schedule_ring(struct schedule_result *r, const struct schedule_query *q, const char *algo,
+		  struct ofc_error *err)
+{
+	enum optree_algo one;
+	const enum optree_algo *algos = &one;
+	size_t n = 1;
+
+	r->kind = SCHEDULE_RING;
+	r->overlap = q->overlap;
+	if (q->ring) {
+		r->ring = *q->ring;
+		r->ring_name = q->ring_name;
+	} else {
+		const struct fabric *f = q->fabric;
+		const struct ring *ring = &f->rings[0];
+
+		if (q->collective != SCHED_ALLGATHER)
+			return ofc_error_at(err, OFC_E_USAGE, f->file, 0, 0,
+					    "on a WDM ring only allgather is scheduled (OpTree and "
+					    "its baselines), not %s",
+					    sched_collective_name(q->collective));
+		if (f->nrings > 1)
+			snprintf(r->note, sizeof(r->note),
+				 "%s has %u rings; scheduling the first, '%s'", f->file, f->nrings,
+				 ring->name);
+		if (q->chunks || q->alpha_set || q->bandwidth_set)
+			return ofc_error_set(err, OFC_E_USAGE,
+					     "--chunks, --alpha and --bandwidth apply to "
+					     "direct-connect topologies, not WDM rings");
+		r->ring = ring_optree_model(f, ring, q->size);
+		r->ring_name = ring->name;
+	}
+	if (strcmp(algo, "all") == 0) {
+		algos = all_algos;
+		n = ARRAY_SIZE(all_algos);
+		r->compare = true;
+	} else if (optree_algo_parse(algo, &one) < 0) {
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "unknown --algo '%s' (ring, ne, onestage, optree, all)", algo);
+	}
+	if (q->depth && n == 1 && one != OPTREE_TREE)
+		return ofc_error_set(err, OFC_E_USAGE, "--radices applies to --algo optree");
+	if (optree_ring_check(&r->ring, err) < 0)
+		return -1;
+	if (q->depth) {
+		struct optree_plan p;
+
+		if (optree_plan_radices(&r->ring, q->radix, q->depth, &p, err) < 0) {
+			err->code = OFC_E_USAGE;
+			return -1;
+		}
+	}
+	if (r->ring.nodes > OPTREE_MAX_NODES)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%u nodes: schedules are built for at most %u nodes (the "
+				     "schedule holds N(N-1) transfers)",
+				     r->ring.nodes, OPTREE_MAX_NODES);
+
+	r->out = xcalloc(n, sizeof(*r->out));
+	for (size_t i = 0; i < n; i++) {
+		struct schedule_outcome *o = &r->out[r->nout++];
+
+		run_one(r, q, algos[i], o);
+		/* Keep only the summary of the algorithms compared: the schedule
+		 * of a 4096-node all-gather is 335 MB. */
+		if (n > 1 && o->have) {
+			sched_free(&o->s);
+			o->have = false;
+		}
+	}
+	r->main = &r->out[0];
+	return 0;
+}

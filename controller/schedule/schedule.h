@@ -1,0 +1,179 @@
+/* controller/schedule — the one pipeline from a fabric, a topology or a WDM
+ * ring's parameters to verified, priced schedules. `ofc schedule`, `ofc
+ * optree` and ofcd (GetSchedule, the schedule in State and in Reconfigure
+ * answers) all call schedule_compute(); the callers parse options and print,
+ * nothing else.
+ *
+ * Direct-connect topologies (a fabric's target topology, or a spec): BFB
+ * (exact or through lp_solve), the expansion constructions of Zhao et al.
+ * Sec. 5, the classic baselines, all-to-all by MCF (three lowerings) and
+ * its baselines, Swing and recursive doubling on tori. Every schedule goes
+ * through sched_verify and is priced by the alpha-beta model (Zhao et al.
+ * Sec. 3.2) against the Moore / (N-1)/N lower bound. On a fabric wired
+ * through switches the transfer ports are the hosts' NIC ports (the
+ * wiring's port permutations, struct fabric_view) and the links used are
+ * listed with the switch ports that carry them.
+ *
+ * WDM rings (a fabric's first ring, or the parameters of `ofc optree`):
+ * all-gather by OpTree or its baselines (optree/), verified against the
+ * ring's wavelengths and add/drop limits, priced by Eq. 3 of the OpTree
+ * paper. */
+#ifndef OFC_CONTROLLER_SCHEDULE_H
+#define OFC_CONTROLLER_SCHEDULE_H
+
+#include "controller/fabric/fabric.h"
+#include "optree/optree.h"
+
+/* ---- the request -------------------------------------------------------- */
+
+struct schedule_query {
+	const struct fabric *fabric;	/* validated; NULL with spec or ring alone */
+	const char *spec;		/* a topology instead of the fabric's (no NIC ports) */
+	const struct optree_ring *ring; /* a WDM ring by its parameters (no fabric) */
+	const char *ring_name;		/* ... and its name in outputs, or NULL */
+	enum sched_collective collective;
+	/* NULL: bfb (mcf for alltoall, optree on a WDM ring). "all" compares
+	 * every algorithm of the kind; "swing-all" Swing and its baselines. */
+	const char *algorithm;
+	uint64_t size;	  /* bytes per node; 0: the fabric's collective of that kind */
+	double alpha;	  /* seconds per step (alpha_set); else the fabric's, or 10 us */
+	double bandwidth; /* a node's egress, bits/s (bandwidth_set); else d links of
+			     the fabric's link rate, or 100 Gb/s */
+	bool alpha_set, bandwidth_set;
+	uint32_t chunks;      /* BFB: P chunks per shard; 0: exact fractions */
+	unsigned threads;     /* 0: all CPUs */
+	const char *lowering; /* all-to-all mcf: steps (default), paths, single */
+	const char *variant;  /* swing, recursive-doubling: auto (default), bandwidth, latency */
+	double hop_latency;   /* seconds per hop (routed torus schedules) */
+	double time_limit;    /* all-to-all mcf, seconds: 0 = 60 s, < 0 = none */
+	bool overlap;	      /* WDM: pre-tune MRRs for the next stage while idle */
+	uint32_t radix[OPTREE_MAX_DEPTH]; /* WDM: a forced OpTree plan ... */
+	uint32_t depth;			  /* ... of this many stages (0: the planner's) */
+};
+
+/* ---- the answer ---------------------------------------------------------- */
+
+struct schedule_link {
+	uint32_t src, port, dst;
+	int32_t circuit; /* index into fabric->circuits, -1 when none */
+};
+
+/* A topology on the fabric's wiring, where port j of host u transmits to
+ * ports.to[j * n + u]. arc2port maps the graph's CSR arcs to NIC ports (the
+ * k-th parallel arc u -> v takes the k-th port of u that reaches v) and pg
+ * is the same graph with arcs in port order, so a transfer's lane is its
+ * NIC port and the verifier checks it against the wiring. */
+struct fabric_view {
+	uint32_t *arc2port;
+	struct graph *pg;
+	int32_t *circuit; /* (u * d + j) -> index into fabric->circuits, -1 when none */
+};
+/* What an all-gather on a WDM ring adds to an outcome. */
+struct ring_outcome {
+	enum optree_algo algo;
+	struct optree_result res; /* res.sched is moved to the outcome's s */
+	struct verify_report vr;
+	struct optree_time tm;
+	struct optree_analytic an;
+};
+
+/* One algorithm's outcome. */
+struct schedule_outcome {
+	char algo[32]; /* as the comparison table names it (e.g. "mcf/paths") */
+	bool applies;  /* built; else why says why not */
+	char why[520];
+	enum ofc_errcode why_code; /* OFC_E_INPUT: the algorithm does not apply; RUNTIME */
+	bool have;		   /* s is held (comparisons keep only the main one) */
+	struct schedule s;	   /* verified (s.verified) and priced */
+	uint32_t steps;		   /* s.nsteps (a cut-through all-to-all is priced as 1) */
+	size_t ntransfers;
+	struct frac tau_b; /* exact for BFB, else from the measured link loads */
+	double tau_b_value;
+	double measured; /* tau_B from the verifier's link loads */
+	bool verified;
+	char verify_error[320];
+	double gen_s, verify_s;
+	double time_us, ratio; /* ratio to the lower bound */
+	/* BFB */
+	bool is_bfb;
+	struct bfb_stats bst;
+	/* expansions: the construction's predicted figures (and Thm 13 for
+	 * BFB on a product) */
+	bool has_pred;
+	struct expand_figures pred;
+	/* all-to-all */
+	bool is_a2a;
+	const char *lowering; /* steps, paths, single; NULL for the baselines */
+	bool cut_through;     /* routed: every route at once (else store-and-forward steps) */
+	double theta;	      /* what the schedule achieves, per unit link capacity */
+	double theta_mcf;     /* the max concurrent flow (mcf only) */
+	double max_load;      /* shards on the busiest link, all routes */
+	uint32_t max_paths;
+	struct mcf_result mcf;
+	bool have_mcf;
+	/* Swing and its torus baselines */
+	bool is_torus;
+	struct torus_figures tf;
+	const char *variant;
+	/* WDM rings */
+	bool is_ring;
+	struct ring_outcome ring;
+};
+
+enum schedule_kind { SCHEDULE_DIRECT = 1, SCHEDULE_RING = 2 };
+
+struct schedule_result {
+	enum schedule_kind kind;
+	const struct fabric *fabric; /* the query's */
+	const char *algorithm;	     /* as asked, or the default */
+	enum sched_collective collective;
+	bool compare; /* a table of algorithms ("all", "swing-all") */
+	struct schedule_outcome *out;
+	uint32_t nout;
+	struct schedule_outcome *main; /* the one asked for (first of a comparison) */
+	/* BFB next to the expansion construction it implements (or NULL) */
+	struct schedule_outcome *construction;
+	char note[256]; /* something to tell people (several rings), or "" */
+
+	/* direct-connect */
+	const struct graph *g;
+	struct graph *own_graph; /* built from the query's spec */
+	struct topo_tree *tree;
+	uint32_t degree;
+	struct sched_cost cost;
+	struct cost_bound lb;
+	double lb_us;
+	struct bfb_opts bopts;
+	double hop_latency;
+	bool nic_ports; /* transfer ports are NIC ports of the fabric */
+	struct fabric_view fv;
+	struct schedule_link *links; /* with nic_ports: every link main uses */
+	uint32_t nlinks;
+
+	/* WDM ring */
+	struct optree_ring ring;
+	const char *ring_name;
+	bool overlap;
+};
+
+/* Errors: OFC_E_USAGE for requests that contradict themselves (an option
+ * that does not go with the algorithm; err->file names the config when the
+ * config is what contradicts), OFC_E_INPUT for requests that cannot be met
+ * (unknown algorithm, a topology spec that does not parse: then
+ * *spec_error is set and err->col is the column in the spec), OFC_E_RUNTIME
+ * otherwise. An algorithm that does not apply to the topology or the
+ * collective is returned (0) with main->applies false and the reason in
+ * main->why; a schedule the verifier rejects is returned (0) with
+ * verified false. spec_error may be NULL. */
+int schedule_compute(const struct schedule_query *q, struct schedule_result *r, bool *spec_error,
+		     struct ofc_error *err);
+void schedule_result_free(struct schedule_result *r);
+/* For callers that want one schedule or an error (ofcd): 0 when the main
+ * outcome was built; else -1 with its reason in err (OFC_E_INPUT when the
+ * algorithm does not apply, OFC_E_RUNTIME) and r freed. */
+int schedule_check(struct schedule_result *r, struct ofc_error *err);
+/* The algorithms schedule_compute knows by name (whether one applies to a
+ * given fabric and collective, only schedule_compute tells). */
+bool schedule_algorithm_known(const char *algo);
+
+#endif

@@ -1,0 +1,398 @@
+/* build/ocs-emu: an optical circuit switch (or robotic patch panel) that
+ * speaks the TL1 dialect of docs/tl1.md on a TCP port, for tests and demos
+ * without hardware. It can be told to misbehave on the K-th command it
+ * receives (counted from 1 over the life of the process, every command of
+ * every session): refuse it, drop the connection, stall, answer garbage, or
+ * report a wrong cross-connect on the next read-back.
+ *
+ *   ocs-emu --listen 127.0.0.1:PORT --ports N [--delay-ms D]
+ *           [--credentials FILE] [--fail-at K [--fail-count C]
+ *           [--fail-mode deny|close|close-after|stall|garbage|lie]]
+ *           [--state FILE] [--port-file FILE] [--log FILE]
+ *
+ * Port 0 picks a free port; --port-file gets it (written atomically once
+ * the socket listens). --state loads cross-connects at start and saves them
+ * after every change, so a restarted emulator keeps its switch state.
+ */
+#include "drivers/emu/emu.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_PORTS 100000u
+
+struct emu {
+	uint32_t n;
+	uint32_t *to;	/* ingress -> egress (1..n), 0 = free */
+	uint32_t *from; /* egress -> ingress */
+	uint32_t delay_ms;
+	struct credentials cred;
+	bool have_cred;
+	uint64_t commands;
+	bool lie_armed;
+	const char *state_path;
+	struct emu_common co; /* listen, port file, log, faults */
+};
+
+static const char usage[] =
+    "usage: ocs-emu --listen HOST:PORT --ports N [--delay-ms D] [--credentials FILE]\n"
+    "               [--fail-at K [--fail-count C] [--fail-mode MODE]] [--state FILE]\n"
+    "               [--port-file FILE] [--log FILE]\n"
+    "MODE: deny (default), close, close-after, stall, garbage, lie\n";
+
+static const char help[] =
+    "\nAn optical circuit switch (or robotic patch panel) speaking ofc's TL1 dialect\n"
+    "(docs/tl1.md) on TCP, for tests and demos without hardware.\n\n"
+    "  --listen HOST:PORT   IPv4 address and port to listen on (port 0: any free one)\n"
+    "  --ports N            N x N ports, numbered 1..N\n"
+    "  --delay-ms D         time each cross-connect change takes (a patch panel's move)\n"
+    "  --credentials FILE   the user and password ACT-USER must give\n"
+    "  --fail-at K          misbehave from the K-th command received (counted from 1)\n"
+    "  --fail-count C       ... for C commands (default 1)\n"
+    "  --fail-mode MODE     how: deny (refuse), close, close-after (act, then drop the\n"
+    "                       connection), stall, garbage, lie (the next read-back lies)\n"
+    "  --state FILE         load cross-connects at start, save them after every change\n"
+    "  --port-file FILE     write the port listened on (atomically, once listening)\n"
+    "  --log FILE           log every command and reply\n"
+    "  --help, --version    this text; the version\n";
+
+static void reply(struct emu_client *c, const char *ctag, bool ok, const char *code,
+		  const struct strbuf *payload)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char when[32];
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	sb_printf(&sb, "\r\n\n   OCS-EMU %s\r\nM  %s %s\r\n", when, ctag, ok ? "COMPLD" : "DENY");
+	if (!ok)
+		sb_printf(&sb, "   %s\r\n", code);
+	if (payload && payload->len)
+		sb_add(&sb, payload->buf, payload->len);
+	sb_puts(&sb, ";\r\n");
+	/* Loopback, small replies: a blocking send is fine; ignore errors (the
+	 * peer may be gone, which the next poll shows). */
+	(void)!send(c->fd, sb.buf, sb.len, MSG_NOSIGNAL);
+	sb_free(&sb);
+}
+
+/* Write-then-rename, without fsync: the emulator's state must survive the
+ * emulator being restarted, not the machine crashing, and an fsync per
+ * cross-connect would make the fault-injection sweeps crawl. */
+static void save_state(struct emu *e)
+{
+	char *tmp;
+	FILE *f;
+
+	if (!e->state_path)
+		return;
+	tmp = xasprintf("%s.tmp", e->state_path);
+	f = fopen(tmp, "w");
+	if (f) {
+		for (uint32_t i = 1; i <= e->n; i++)
+			if (e->to[i])
+				fprintf(f, "%u %u\n", i, e->to[i]);
+		if (fclose(f) == 0 && rename(tmp, e->state_path) == 0) {
+			free(tmp);
+			return;
+		}
+	}
+	fprintf(stderr, "ocs-emu: saving state to %s: %s\n", e->state_path, strerror(errno));
+	free(tmp);
+}
+
+static int load_state(struct emu *e, struct ofc_error *err)
+{
+	char *text, *line, *next;
+	size_t len;
+
+	if (access(e->state_path, F_OK) != 0)
+		return 0;
+	if (read_file(e->state_path, 16u << 20, &text, &len, err) < 0)
+		return -1;
+	for (line = text; line && *line; line = next) {
+		unsigned a, b;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		if (sscanf(line, "%u %u", &a, &b) != 2 || a < 1 || a > e->n || b < 1 || b > e->n ||
+		    e->to[a] || e->from[b]) {
+			/* the message quotes the line: free the text after */
+			ofc_error_set(err, OFC_E_INPUT, "%s: bad line '%.40s'", e->state_path,
+				      line);
+			free(text);
+			return -1;
+		}
+		e->to[a] = b;
+		e->from[b] = a;
+	}
+	free(text);
+	return 0;
+}
+
+static void pause_ms(uint32_t ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+
+	while (ms && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static bool parse_port(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	return s && parse_u32(s, out) == 0 && *out >= lo && *out <= hi;
+}
+
+/* Handle one command; returns false when the session must close. */
+static bool handle(struct emu *e, struct emu_client *c, char *text)
+{
+	struct ofc_error err = {0};
+	struct tl1_cmd cmd;
+	struct strbuf pay = STRBUF_INIT;
+	const char *ctag;
+	enum fault_mode fault = 0;
+	bool keep = true;
+
+	if (tl1_parse_cmd(text, &cmd, &err) < 0) {
+		reply(c, "0", false, "IISP", NULL);
+		return true;
+	}
+	if (!cmd.verb[0])
+		return true;
+	ctag = cmd.nfield >= 3 && cmd.field[2][0] && strlen(cmd.field[2]) < 16 ? cmd.field[2] : "0";
+	e->commands++;
+	if (e->co.log) {
+		/* Never log the password (the fifth block of ACT-USER). */
+		fprintf(e->co.log, "%llu %s", (unsigned long long)e->commands, cmd.verb);
+		for (uint32_t i = 0; i < cmd.nfield; i++)
+			fprintf(e->co.log, ":%s",
+				strcmp(cmd.verb, "ACT-USER") == 0 && i >= 4 ? "********"
+									    : cmd.field[i]);
+		fprintf(e->co.log, "\n");
+		fflush(e->co.log);
+	}
+	if (e->co.fail_at && e->commands >= e->co.fail_at &&
+	    e->commands < e->co.fail_at + e->co.fail_count)
+		fault = e->co.mode;
+	switch (fault) {
+	case FAULT_DENY:
+		reply(c, ctag, false, "SROF", NULL);
+		return true;
+	case FAULT_CLOSE:
+		return false;
+	case FAULT_STALL:
+		c->stalled = true;
+		return true;
+	case FAULT_GARBAGE: {
+		static const char junk[] = "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n;\r\n";
+		(void)!send(c->fd, junk, sizeof(junk) - 1, MSG_NOSIGNAL);
+		return true;
+	}
+	case FAULT_LIE:
+		e->lie_armed = true;
+		break;
+	default:
+		break;
+	}
+
+	bool ok = true;
+	const char *code = "";
+	if (strcmp(cmd.verb, "ACT-USER") == 0) {
+		const char *user = cmd.nfield > 1 ? cmd.field[1] : "";
+		const char *pw = cmd.nfield > 4 ? cmd.field[4] : "";
+
+		ok = !e->have_cred ||
+		     (strcmp(user, e->cred.user) == 0 && strcmp(pw, e->cred.password) == 0);
+		code = "PIUI";
+		c->logged_in = ok;
+	} else if (!c->logged_in) {
+		ok = false;
+		code = "PLNA";
+	} else if (strcmp(cmd.verb, "RTRV-PATCH") == 0) {
+		bool lie = e->lie_armed;
+
+		e->lie_armed = false;
+		for (uint32_t i = 1; i <= e->n; i++) {
+			uint32_t out = e->to[i];
+
+			if (!out)
+				continue;
+			if (lie) {
+				out = out % e->n + 1;
+				lie = false;
+			}
+			sb_printf(&pay, "   \"%u,%u\"\r\n", i, e->n + out);
+		}
+		if (lie) /* nothing connected: invent one */
+			sb_printf(&pay, "   \"1,%u\"\r\n", e->n + 1);
+	} else if (strcmp(cmd.verb, "ENT-PATCH") == 0) {
+		char aid[64];
+		char *comma;
+		uint32_t in, out;
+
+		snprintf(aid, sizeof(aid), "%s", cmd.nfield > 1 ? cmd.field[1] : "");
+		comma = strchr(aid, ',');
+		if (comma)
+			*comma++ = 0;
+		if (!comma || !parse_port(aid, 1, e->n, &in) ||
+		    !parse_port(comma, e->n + 1, 2 * e->n, &out)) {
+			ok = false;
+			code = "IIAC";
+		} else if (e->to[in] == out - e->n) {
+			ok = true; /* already so: idempotent */
+		} else if (e->to[in] || e->from[out - e->n]) {
+			ok = false;
+			code = "SAIS";
+		} else {
+			pause_ms(e->delay_ms);
+			e->to[in] = out - e->n;
+			e->from[out - e->n] = in;
+			save_state(e);
+		}
+	} else if (strcmp(cmd.verb, "DLT-PATCH") == 0) {
+		uint32_t in;
+
+		if (!parse_port(cmd.nfield > 1 ? cmd.field[1] : NULL, 1, e->n, &in)) {
+			ok = false;
+			code = "IIAC";
+		} else if (!e->to[in]) {
+			ok = false;
+			code = "SNVS";
+		} else {
+			pause_ms(e->delay_ms);
+			e->from[e->to[in]] = 0;
+			e->to[in] = 0;
+			save_state(e);
+		}
+	} else if (strcmp(cmd.verb, "CANC-USER") == 0) {
+		keep = false;
+	} else {
+		ok = false;
+		code = "ICNV";
+	}
+	if (fault == FAULT_CLOSE_AFTER)
+		keep = false;
+	else
+		reply(c, ctag, ok, code, &pay);
+	sb_free(&pay);
+	return keep;
+}
+
+/* Commands end at ';'. A session sending more than this without one is
+ * not speaking TL1. */
+#define MAX_PENDING 65536
+
+static long frame(struct emu_client *c, char **msg, size_t *len)
+{
+	char *semi = memchr(c->in.buf, ';', c->in.len);
+
+	if (!semi)
+		return 0;
+	*semi = 0;
+	*msg = c->in.buf;
+	*len = (size_t)(semi - c->in.buf);
+	return (long)*len + 1;
+}
+
+static bool handle_msg(void *ctx, struct emu_client *c, char *msg, size_t len)
+{
+	(void)len;
+	return handle(ctx, c, msg);
+}
+
+/* Tell the caller the port (only once the state is loaded: a test that
+ * sees the port file may connect at once). */
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    EMU_COMMON_OPTIONS,
+	    {"ports", required_argument, NULL, 'n'},
+	    {"delay-ms", required_argument, NULL, 'd'},
+	    {"credentials", required_argument, NULL, 'c'},
+	    {"state", required_argument, NULL, 's'},
+	    {0},
+	};
+	struct emu e = {.co = {.prog = "ocs-emu",
+			       .usage = usage,
+			       .help = help,
+			       .fail_count = 1,
+			       .mode = FAULT_DENY}};
+	struct ofc_error err = {0};
+	char buf[1024];
+	int c, lfd, rc;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (parse_u32(optarg, &e.n) < 0 || e.n < 1 || e.n > MAX_PORTS)
+				return emu_usage_error(&e.co, "--ports must be 1..100000, got '%s'",
+						       optarg);
+			break;
+		case 'd':
+			if (parse_u32(optarg, &e.delay_ms) < 0 || e.delay_ms > 600000)
+				return emu_usage_error(
+				    &e.co, "--delay-ms must be 0..600000, got '%s'", optarg);
+			break;
+		case 'c':
+			if (credentials_load(optarg, &e.cred, &err) < 0) {
+				fprintf(stderr, "ocs-emu: %s\n",
+					ofc_error_str(&err, buf, sizeof(buf)));
+				return 2;
+			}
+			e.have_cred = true;
+			break;
+		case 's':
+			e.state_path = optarg;
+			break;
+		default:
+			rc = emu_common_option(&e.co, c, optarg);
+			if (rc == 1)
+				return emu_usage_error(&e.co,
+						       "unknown option or missing value: '%s'",
+						       argv[optind - 1]);
+			if (rc)
+				return rc < 0 ? 0 : rc;
+		}
+	}
+	if (optind != argc)
+		return emu_usage_error(&e.co, "unexpected argument '%s'", argv[optind]);
+	if (!e.co.listen || !e.n)
+		return emu_usage_error(&e.co, "%s", "--listen and --ports are required");
+	lfd = emu_listen(&e.co, &err);
+	if (lfd < 0) {
+		fprintf(stderr, "ocs-emu: %s\n", err.msg);
+		return err.code == OFC_E_USAGE ? 2 : 1;
+	}
+	e.to = xcalloc(e.n + 1, sizeof(uint32_t));
+	e.from = xcalloc(e.n + 1, sizeof(uint32_t));
+	rc = 0;
+	if (e.state_path && load_state(&e, &err) < 0)
+		rc = 2;
+	else if (emu_start(&e.co, lfd, &err) < 0)
+		rc = 1;
+	if (rc) {
+		fprintf(stderr, "ocs-emu: %s\n", err.msg);
+		free(e.to);
+		free(e.from);
+		return rc;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	struct emu_server srv = {
+	    .frame = frame, .handle = handle_msg, .ctx = &e, .max_pending = MAX_PENDING};
+	emu_serve(&srv, lfd);
+	fprintf(stderr, "ocs-emu: poll: %s\n", strerror(errno));
+	return 1;
+}

@@ -1,0 +1,55 @@
+/* Private to sched/: the pieces of the engines that their own files and
+ * the white-box unit tests call (BFB's single problem, the MCF's child LP
+ * and translation test, Swing's peers), not the API of the module. */
+#ifndef OFC_SCHED_INTERNAL_H
+#define OFC_SCHED_INTERNAL_H
+
+#include "sched/sched.h"
+
+/* One (u, t) problem of LP (3) on its own: m sources, masks[i] the in-links
+ * (bit k = in-link k of d) that may carry source i. U* = *c / *k, reduced. */
+int bfb_solve_node(uint32_t m, const uint64_t *masks, uint32_t d, enum bfb_method method,
+		   uint64_t *c, uint64_t *k, struct ofc_error *err);
+
+/* The port-preserving translations of g (see above): perm[s * n + u] for all
+ * s (perm may be NULL to only test). true when g is such a Cayley graph. */
+bool mcf_translations(const struct graph *g, uint32_t *perm, unsigned threads);
+
+/* The child LP (10)-(14) of source s: max theta_s with the per-destination
+ * flows of s inside the capacities cap[a] (the master's g^s). */
+int mcf_child_lp(const struct graph *g, uint32_t s, const double *cap, double *theta_s,
+		 struct ofc_error *err);
+
+/* rho(s) = sum_{i=0..s} (-2)^i (Eq. 2). */
+int64_t swing_rho(uint32_t s);
+
+/* Swing's peer of r at step s of collective c (of 2D, c >= D mirrored) on
+ * torus dims d[0..D-1]. */
+uint32_t swing_peer(const uint32_t *dims, uint32_t D, uint32_t c, uint32_t r, uint32_t s);
+
+/* ---- route sets (routes.c) and their lowerings (alltoall.c), under
+ * a2a_build ------------------------------------------------------------- */
+/* Append a route of len hops, source first; step NULL: hop i at step i. */
+void a2a_routes_add(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, const uint32_t *arc,
+		    const uint32_t *step, size_t len);
+
+/* Symmetric routes to every source's (by the translations). */
+void a2a_routes_expand(const struct graph *g, struct a2a_routes *rt);
+/* Keep the max_paths heaviest paths of every pair, weights renormalised. */
+void a2a_routes_limit(struct a2a_routes *rt, uint32_t max_paths);
+/* One path per pair among its routes, greedy by load then improved by
+ * rerouting passes; weights become 1. */
+void a2a_routes_single(const struct graph *g, struct a2a_routes *rt);
+int a2a_direct_routes(const struct graph *g, struct a2a_routes *rt, struct ofc_error *err);
+int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes *rt,
+			struct ofc_error *err);
+/* The most shards one link carries over all routes (a cut-through
+ * schedule's bandwidth term), and the most paths a pair has. */
+double a2a_max_link_load(const struct graph *g, const struct a2a_routes *rt);
+uint32_t a2a_max_paths(const struct a2a_routes *rt);
+/* The schedule: `stepped` puts every hop at its step, else hop i of every
+ * route at step i. Each pair's block is split among its routes by weight. */
+int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool stepped,
+		 const char *algorithm, struct schedule *s, struct ofc_error *err);
+
+#endif

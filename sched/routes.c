@@ -1,0 +1,153 @@
+/* Route sets (struct a2a_routes): per ordered pair, weighted paths as arcs
+ * and the step of each hop. The MCF writes them, the all-to-all lowerings
+ * read them; the operations on a set (append, mirror by the group of a
+ * symmetric solution, keep the heaviest few per pair, loads) live here so
+ * both sit on this file and not on each other. */
+#include "sched/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void a2a_routes_add(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, const uint32_t *arc,
+		    const uint32_t *step, size_t len)
+{
+	size_t r = rt->nroutes, h0 = r ? rt->off[r] : 0;
+
+	if (r + 2 > rt->cap_routes) {
+		rt->cap_routes = rt->cap_routes ? rt->cap_routes * 2 : 1024;
+		rt->src = xreallocarray(rt->src, rt->cap_routes, sizeof(uint32_t));
+		rt->dst = xreallocarray(rt->dst, rt->cap_routes, sizeof(uint32_t));
+		rt->w = xreallocarray(rt->w, rt->cap_routes, sizeof(double));
+		rt->off = xreallocarray(rt->off, rt->cap_routes + 1, sizeof(size_t));
+	}
+	if (h0 + len > rt->cap_hops) {
+		rt->cap_hops = (h0 + len) * 2 + 1024;
+		rt->arc = xreallocarray(rt->arc, rt->cap_hops, sizeof(uint32_t));
+		rt->step = xreallocarray(rt->step, rt->cap_hops, sizeof(uint32_t));
+	}
+	rt->off[0] = 0;
+	memcpy(rt->arc + h0, arc, len * sizeof(uint32_t));
+	if (step)
+		memcpy(rt->step + h0, step, len * sizeof(uint32_t));
+	else
+		for (size_t i = 0; i < len; i++)
+			rt->step[h0 + i] = (uint32_t)i;
+	rt->src[r] = s;
+	rt->dst[r] = t;
+	rt->w[r] = w;
+	rt->off[r + 1] = h0 + len;
+	rt->nroutes++;
+}
+
+void a2a_routes_expand(const struct graph *g, struct a2a_routes *rt)
+{
+	struct a2a_routes all = {.n = rt->n};
+	uint32_t n = g->n, *tail, *arc = NULL;
+	size_t cap = 0;
+
+	if (!rt->symmetric)
+		return;
+	tail = graph_arc_tails(g);
+	for (uint32_t s = 0; s < n; s++) {
+		const uint32_t *p = rt->perm + (size_t)s * n;
+
+		for (size_t r = 0; r < rt->nroutes; r++) {
+			size_t len = rt->off[r + 1] - rt->off[r];
+
+			GROW(arc, cap, len + 1);
+			for (size_t h = 0; h < len; h++) {
+				uint32_t a = rt->arc[rt->off[r] + h], u = tail[a];
+
+				arc[h] = g->off[p[u]] + (a - g->off[u]);
+			}
+			a2a_routes_add(&all, p[rt->src[r]], p[rt->dst[r]], rt->w[r], arc,
+				       rt->step + rt->off[r], (uint32_t)len);
+		}
+	}
+	free(arc);
+	free(tail);
+	a2a_routes_free(rt);
+	*rt = all;
+}
+
+/* Routes in pair order (routes of one pair are contiguous already). */
+void a2a_routes_limit(struct a2a_routes *rt, uint32_t max_paths)
+{
+	struct a2a_routes out = {.n = rt->n, .symmetric = rt->symmetric, .perm = rt->perm};
+	size_t *idx = NULL, cap = 0;
+
+	for (size_t r = 0; r < rt->nroutes;) {
+		size_t e = r, k;
+		double sum = 0;
+
+		while (e < rt->nroutes && rt->src[e] == rt->src[r] && rt->dst[e] == rt->dst[r])
+			e++;
+		GROW(idx, cap, e - r);
+		for (k = 0; k < e - r; k++)
+			idx[k] = r + k;
+		/* Heaviest first (insertion sort: a pair has few routes). */
+		for (size_t i = 1; i < e - r; i++)
+			for (size_t j = i; j > 0 && rt->w[idx[j]] > rt->w[idx[j - 1]]; j--) {
+				size_t t = idx[j];
+				idx[j] = idx[j - 1];
+				idx[j - 1] = t;
+			}
+		k = e - r < max_paths ? e - r : max_paths;
+		for (size_t i = 0; i < k; i++)
+			sum += rt->w[idx[i]];
+		for (size_t i = 0; i < k; i++) {
+			size_t q = idx[i];
+
+			a2a_routes_add(&out, rt->src[q], rt->dst[q], rt->w[q] / sum,
+				       rt->arc + rt->off[q], rt->step + rt->off[q],
+				       (uint32_t)(rt->off[q + 1] - rt->off[q]));
+		}
+		r = e;
+	}
+	free(idx);
+	rt->perm = NULL;
+	a2a_routes_free(rt);
+	*rt = out;
+}
+
+uint32_t a2a_max_paths(const struct a2a_routes *rt)
+{
+	uint32_t best = 0;
+
+	for (size_t r = 0; r < rt->nroutes;) {
+		size_t e = r;
+
+		while (e < rt->nroutes && rt->src[e] == rt->src[r] && rt->dst[e] == rt->dst[r])
+			e++;
+		if (e - r > best)
+			best = (uint32_t)(e - r);
+		r = e;
+	}
+	return best;
+}
+
+double a2a_max_link_load(const struct graph *g, const struct a2a_routes *rt)
+{
+	double *load = xcalloc((size_t)g->m + 1, sizeof(double)), max = 0;
+
+	for (size_t r = 0; r < rt->nroutes; r++)
+		for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++)
+			load[rt->arc[h]] += rt->w[r];
+	for (uint32_t a = 0; a < g->m; a++)
+		if (load[a] > max)
+			max = load[a];
+	free(load);
+	return max;
+}
+
+void a2a_routes_free(struct a2a_routes *r)
+{
+	free(r->perm);
+	free(r->src);
+	free(r->dst);
+	free(r->w);
+	free(r->off);
+	free(r->arc);
+	free(r->step);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,70 @@
+# Helpers for the CLI integration tests. Source this; call `finish` last.
+# Each check prints one line; failures print what was expected and what came.
+
+BUILD=${BUILD:-build}
+OFC=${OFC:-$BUILD/ofc}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ofc-it.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() {
+	fail=$((fail + 1))
+	printf 'FAIL: %s\n' "$1"
+	shift
+	for l in "$@"; do printf '      %s\n' "$l"; done
+}
+
+# expect_exit CODE CMD...: the command exits with CODE.
+expect_exit() {
+	want=$1
+	shift
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	got=$?
+	if [ "$got" -eq "$want" ]; then ok; else
+		bad "$* exited $got, want $want" "stderr: $(head -c 400 "$TMP/err")"
+	fi
+}
+
+# expect_error CODE 'LINE' CMD...: exits with CODE and the first stderr line is LINE.
+expect_error() {
+	want=$1
+	line=$2
+	shift 2
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	got=$?
+	first=$(head -n 1 "$TMP/err")
+	if [ "$got" -eq "$want" ] && [ "$first" = "$line" ]; then ok; else
+		bad "$*" "want exit $want: $line" "got  exit $got: $first"
+	fi
+}
+
+# expect_stdout_has 'TEXT' CMD...: exits 0 and stdout contains TEXT.
+expect_stdout_has() {
+	text=$1
+	shift
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	got=$?
+	if [ "$got" -eq 0 ] && grep -qF -- "$text" "$TMP/out"; then ok; else
+		bad "$* should print '$text'" "exit $got; stdout: $(head -c 300 "$TMP/out")" \
+			"stderr: $(head -c 300 "$TMP/err")"
+	fi
+}
+
+# expect_json 'PYTHON-EXPR' CMD...: exits 0 and the expression over the JSON
+# on stdout (bound to j) is true.
+expect_json() {
+	expr=$1
+	shift
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	got=$?
+	if [ "$got" -eq 0 ] && python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if ($expr) else 1)" "$TMP/out"; then ok; else
+		bad "$*: $expr" "exit $got; stdout: $(head -c 300 "$TMP/out")" "stderr: $(head -c 300 "$TMP/err")"
+	fi
+}
+
+finish() {
+	printf '%s: %d passed, %d failed\n' "$SUITE" "$pass" "$fail"
+	[ "$fail" -eq 0 ]
+}

@@ -1,0 +1,67 @@
+#!/bin/sh
+# ofc schedule --collective alltoall: theta by max concurrent flow, its three
+# lowerings and the two baselines, every schedule verified; bad input.
+SUITE=alltoall
+. "$(dirname "$0")/lib.sh"
+
+S="$OFC schedule --size 1MiB --alpha 10us --bandwidth 100Gbps --collective alltoall"
+
+# theta (unit links: the fluid MCF, which the weighted paths lower) and the
+# Moore-tree bound d / L(N, d), verified schedules.
+while read -r spec theta bound; do
+	expect_json "j['algorithm']=='mcf' and j['collective']=='alltoall' and j['verified'] and abs(j['mcf']['theta']-$theta)<5e-7 and abs(j['theta_bound']-$bound)<5e-7 and j['nodes']>0 and j['num_steps']>0 and j['time_us']>0" \
+		$S --topology "$spec" --lowering paths --json
+done <<'EOF2'
+torus:4x4 0.125 0.153846
+torus:3x3x3 0.111111 0.130435
+hypercube:3 0.25 0.272727
+bipartite:4 0.4 0.4
+genkautz:27,6 0.118182 0.130435
+EOF2
+
+# Time-stepped at the diameter: sum of per-step loads = 1/theta, so tau_B =
+# (d/N)/theta exactly, and the schedule's theta is the MCF's.
+expect_json 'j["num_steps"]==4 and abs(j["tau_b"]-2)<1e-6 and abs(j["tau_b_measured"]-2)<1e-6 and abs(sum(j["mcf"]["step_loads"])-8)<1e-6 and abs(j["theta"]-0.125)<1e-6' \
+	$S --topology torus:4x4 --json
+# Weighted paths keep theta with at most d paths per pair; cut-through time.
+expect_json 'j["lowering"]=="paths" and j["max_paths_per_pair"]<=6 and abs(j["theta"]-j["mcf"]["theta"])<1e-6 and j["verified"]' \
+	$S --topology genkautz:27,6 --lowering paths --json
+expect_json 'j["lowering"]=="single" and j["max_paths_per_pair"]==1 and j["verified"] and j["theta"]<=j["mcf"]["theta"]+1e-9' \
+	$S --topology torus:3x3x3 --lowering single --json
+# Baselines and --algo all: the MCF's paths are never worse than direct exchange.
+expect_json '[c["algorithm"] for c in j["comparison"]]==["mcf/steps","mcf/paths","mcf/single","direct","sp-balanced"] and all(c["verified"] for c in j["comparison"]) and j["comparison"][1]["theta"]>=j["comparison"][3]["theta"]-1e-9' \
+	$S --topology genkautz:16,4 --algo all --json
+expect_json 'j["algorithm"]=="direct" and j["verified"] and abs(j["theta"]-1/12)<1e-9' $S --topology torus:4x4 --algo direct --json
+
+# Export: every ordered pair's block, in the shared shape.
+expect_exit 0 $S --topology hypercube:3 -o "$TMP/a.json"
+if python3 -c "
+import json
+j=json.load(open('$TMP/a.json'))
+assert j['collective']=='alltoall' and j['verified']
+got={}
+for st in j['steps']:
+    for x in st['transfers']:
+        if x['dst']==x['target']:
+            got[(x['origin'],x['target'])]=got.get((x['origin'],x['target']),0)+x['length']
+assert len(got)==56 and all(abs(v-1)<1e-6 for v in got.values()), got
+"; then ok; else bad "alltoall JSON export"; fi
+
+# Generalized Kautz is not a Cayley graph of its ports, but its
+# automorphisms (x -> -x - 1 among them) let the master keep one source per
+# orbit: proven optimal, fewer sources solved than nodes.
+expect_json 'j["mcf"]["method"]=="mirrored column generation" and j["mcf"]["optimal"] and j["mcf"]["theta_gap"]<1e-8 and j["mcf"]["group_order"]>=2 and j["mcf"]["sources_solved"]<64 and abs(j["mcf"]["theta"]-0.021708)<5e-7 and j["verified"]' \
+	$S --topology genkautz:64,4 --lowering paths --json
+# Stopped by --time-limit: a feasible flow, lowered and verified, with the
+# gap to the LP bound, not claimed optimal.
+expect_json 'not j["mcf"]["optimal"] and j["mcf"]["stop"]=="time limit" and j["mcf"]["theta_gap"]>0 and j["mcf"]["theta"]<=1/j["mcf"]["lower_bound"] and j["verified"]' \
+	$S --topology genkautz:100,4 --lowering paths --time-limit 1ns --json
+expect_stdout_has "NOT proven optimal (time limit)" $S --topology genkautz:100,4 --lowering paths --time-limit 1ns
+
+# Bad input.
+expect_error 2 "ofc schedule: bad --time-limit 'soon': expected a duration such as 30 (seconds), 25us, 10ms or 1.5s" $S --topology torus:4x4 --time-limit soon
+expect_error 2 "ofc schedule: --lowering is steps, paths or single" $S --topology torus:4x4 --lowering fast
+expect_error 2 "ofc schedule: --lowering goes with --collective alltoall --algo mcf" $OFC schedule --size 1MiB --topology torus:4x4 --collective allgather --lowering paths
+expect_error 2 "ofc schedule: mcf: 1600 nodes: all-to-all schedules are built for up to 1024 nodes" $S --topology torus:40x40
+
+finish

@@ -1,0 +1,422 @@
+#!/bin/sh
+# ofcd against build/ocs-emu and build/mrr-emu, driven by `ofc --socket`:
+# options and bad configs; reads, reconfigures, applies and schedules;
+# reads answered during a transaction; cancel; events; permissions for an
+# unprivileged uid; SIGHUP (good and bad config); SIGTERM finishing the
+# running transaction; kill -9 during a Reconfigure, then a restart; a
+# journal left by a killed `ofc apply` recovered at start; daemonizing.
+SUITE=ofcd
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/emu.sh"
+
+OFCD=${OFCD:-$BUILD/ofcd}
+DAEMONS=""
+trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm -rf "$TMP"' EXIT
+# An unprivileged client must reach the sockets.
+chmod 755 "$TMP"
+
+ST="$TMP/state"
+SOCK="$TMP/ofcd.sock"
+RO="$TMP/ro.sock"
+TORUS="$TMP/torus.yaml"
+CIRC="$TMP/circ.yaml"
+make_torus_config "$TORUS" torus:8x8 2s 2
+make_torus_config "$CIRC" circulant:64:3,8 2s 2
+
+# start_ofcd LOG ARGS...: ofcd in the foreground; waits until it answers.
+start_ofcd() {
+	log=$1
+	shift
+	"$OFCD" --foreground "$@" 2>>"$TMP/$log" &
+	ofcd_pid=$!
+	DAEMONS="$DAEMONS $ofcd_pid"
+	_w=0
+	until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $_w -ge 1000 ]; do
+		sleep 0.01
+		_w=$((_w + 1))
+	done
+}
+stop_ofcd() { # exit status of the daemon after SIGTERM
+	kill -TERM "$ofcd_pid"
+	wait "$ofcd_pid"
+}
+# state_json EXPR: the daemon's state (status --json), checked by EXPR over s.
+state_is() {
+	expect_json "(lambda s: $1)(j)" sh -c "$OFC --socket '$SOCK' status --json | python3 -c 'import json,sys; r=json.load(sys.stdin); json.dump(r[\"state\"], sys.stdout)'"
+}
+# wait_state EXPR: poll until the state satisfies EXPR (at most 10 s).
+wait_state() {
+	_w=0
+	while [ $_w -lt 500 ]; do
+		if $OFC --socket "$SOCK" status --json 2>/dev/null |
+			python3 -c "import json,sys; j=json.load(sys.stdin)['state']; sys.exit(0 if ($1) else 1)" 2>/dev/null; then
+			return 0
+		fi
+		sleep 0.02
+		_w=$((_w + 1))
+	done
+	return 1
+}
+
+# ---- options and configs ------------------------------------------------------------
+expect_error 2 "ofcd: missing --config FILE" $OFCD --socket "$SOCK"
+expect_error 2 "ofcd: missing --socket PATH" $OFCD --config "$TORUS"
+expect_error 2 "ofcd: --device 'ocs0': expected NAME=HOST:PORT" $OFCD --config "$TORUS" --socket "$SOCK" --device ocs0
+expect_error 2 "ofcd: --max-frame 'huge': expected a size from 64 bytes to 1GiB" $OFCD --config "$TORUS" --socket "$SOCK" --max-frame huge
+expect_error 2 "ofcd: --admin-group 'no-such-group-here': no such group" $OFCD --config "$TORUS" --socket "$SOCK" --admin-group no-such-group-here
+expect_error 2 "ofcd: unknown option '--bogus'" $OFCD --bogus
+expect_exit 0 $OFCD --help
+printf 'name: x\nhosts: {count: 4, prefix: h}\nwavelenghts: 3\n' >"$TMP/bad.yaml"
+expect_error 2 "$TMP/bad.yaml:3:1: unknown key 'wavelenghts' in the config (expected version, name, description, hosts, rings, switches, wiring, topology, collectives, cost_model)" \
+	$OFCD --config "$TMP/bad.yaml" --socket "$SOCK" --foreground --state-dir "$ST"
+[ ! -e "$SOCK" ] && ok || bad "a bad config left a socket"
+expect_stdout_has "fabric torus64-ocs, 64 hosts, 1 switches, 0 rings, topology torus:8x8: ok" $OFCD --check --config "$TORUS"
+expect_error 2 "ofcd: --device 'ocs9': $TMP/torus.yaml has no switch or ring of that name" \
+	$OFCD --config "$TORUS" --socket "$SOCK" --foreground --state-dir "$ST" --device ocs9=127.0.0.1:5
+expect_error 1 "ofc: cannot connect to ofcd at $TMP/none.sock: No such file or directory (is ofcd running?)" \
+	$OFC --socket "$TMP/none.sock" status
+expect_error 2 "ofc: 'topo' does not talk to ofcd (status, apply, reconfigure, schedule, watch and cancel do)" \
+	$OFC --socket "$SOCK" topo ring:4
+expect_error 2 "ofc reconfigure: this command talks to ofcd: give --socket PATH or set OFC_SOCKET" \
+	$OFC reconfigure --topology ring:4
+# --help needs no daemon.
+expect_stdout_has "usage: ofc --socket PATH reconfigure (--topology SPEC" $OFC reconfigure --help
+expect_stdout_has "usage: ofc --socket PATH watch" $OFC watch -h
+expect_error 2 "ofc: --socket needs the path of ofcd's socket" $OFC status --socket
+
+# ---- serving: state, reconfigure, apply, schedule --------------------------------------
+start_emu ocs-emu e --ports 256 --credentials configs/credentials/ocs0.cred
+DEV="ocs0=127.0.0.1:$e_port"
+start_ofcd d1.log --config "$TORUS" --socket "$SOCK" --ro-socket "$RO" --socket-mode 0666 \
+	--state-dir "$ST" --device "$DEV" --probe-interval 0 --log-level info
+state_is 's["fabric_name"]=="torus64-ocs" and s["config_generation"]==0 and "topology" not in s and s["target_topology"]=="torus:8x8" and not s["at_target"] and s["devices"][0]["name"]=="ocs0" and s["devices"][0]["kind"]=="switch"'
+# --socket anywhere on the line, or OFC_SOCKET, for the commands ofcd answers.
+expect_json 'j["state"]["fabric_name"]=="torus64-ocs"' $OFC status --json --socket "$SOCK"
+expect_json 'j["state"]["fabric_name"]=="torus64-ocs"' $OFC status --socket="$SOCK" --json
+expect_json 'j["state"]["fabric_name"]=="torus64-ocs"' env OFC_SOCKET="$SOCK" $OFC status --json
+# ... and OFC_SOCKET leaves the local-only commands local.
+expect_stdout_has "topology ring:4" env OFC_SOCKET="$SOCK" $OFC topo ring:4
+# watch --timeout: no event for that long is a normal end, not a dead daemon.
+expect_exit 0 $OFC watch --socket "$SOCK" --timeout 0.3
+expect_stdout_has "committed transaction 1: 256 operations on 1 device" $OFC --socket "$SOCK" reconfigure --topology torus:8x8
+state_is 's["config_generation"]==1 and s["topology"]["spec"]=="torus:8x8" and s["topology"]["diameter"]==8 and s["at_target"] and len(s["devices"][0]["circuits"])==256 and s["schedule"]["verified"] and s["schedule"]["collective"]=="allreduce"'
+# What the daemon recorded is what the switch holds.
+expect_json 'j["in_sync"] and j["at_target"] and j["recorded"]["generation"]==1' \
+	$OFC status "$TORUS" --device "$DEV" --state-dir "$ST" --json
+# While ofcd runs, nobody else changes the fabric.
+expect_exit 1 $OFC apply "$CIRC" --device "$DEV" --state-dir "$ST"
+grep -q "is being changed by another ofc (pid $ofcd_pid)" "$TMP/err" && ok || bad "local apply not refused" "$(cat "$TMP/err")"
+expect_error 2 "ofc: topology 'torus:8x' at column 9: expected dimensions like 8x8" \
+	$OFC --socket "$SOCK" reconfigure --topology torus:8x
+expect_error 2 "ofc: topology 'torus:4x4' has 16 nodes but the fabric has 64 hosts" \
+	$OFC --socket "$SOCK" reconfigure --topology torus:4x4
+expect_stdout_has "256 operations on 1 device would take fabric 'torus64-ocs' to circulant:64:3,8" \
+	$OFC --socket "$SOCK" reconfigure --topology circulant:64:3,8 --dry-run
+state_is 's["config_generation"]==1 and s["topology"]["spec"]=="torus:8x8"'
+# A workload: the finder picks the topology; the answer carries its schedule.
+expect_json 'j["status"]=="STATUS_OK" and j["transaction"]["state"]=="committed" and j["transaction"]["schedule"]["verified"] and j["transaction"]["schedule"]["topology"]==j["transaction"]["target"]' \
+	$OFC --socket "$SOCK" reconfigure --collective allgather --size 1MiB --nodes 64 --json
+expect_error 2 "ofc: workload of 32 nodes: fabric 'torus64-ocs' has 64 hosts, and a topology spans all of them" \
+	$OFC --socket "$SOCK" reconfigure --collective allgather --size 1MiB --nodes 32
+# apply: errors come back with their position; a good config is applied.
+printf 'name: torus64-ocs\nhosts: {count: 64, prefix: h, ports: 4}\nswitchs: []\n' >"$TMP/typo.yaml"
+expect_error 2 "$TMP/typo.yaml:3:1: unknown key 'switchs' in the config (did you mean 'switches'?)" \
+	$OFC --socket "$SOCK" apply "$TMP/typo.yaml"
+expect_stdout_has "committed transaction 3" $OFC --socket "$SOCK" apply "$CIRC"
+state_is 's["config_generation"]==3 and s["topology"]["spec"]=="circulant:64:3,8" and s["config_file"]=="'"$CIRC"'"'
+# The schedule is the message `ofc schedule FILE` exports, byte for byte once decoded.
+expect_stdout_has "verified     yes" $OFC --socket "$SOCK" schedule --collective allreduce --size 1MiB -o "$TMP/remote.pb"
+expect_exit 0 $OFC schedule "$CIRC" --collective allreduce --size 1MiB --format pb -o "$TMP/local.pb"
+protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/remote.pb" >"$TMP/remote.txt" &&
+	protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/local.pb" >"$TMP/local.txt" &&
+	cmp -s "$TMP/remote.txt" "$TMP/local.txt" && grep -q "verified: true" "$TMP/remote.txt" &&
+	[ "$(grep -c 'transfers {' "$TMP/remote.txt")" -gt 1000 ] && ok ||
+	bad "GetSchedule differs from ofc schedule" "$(diff "$TMP/remote.txt" "$TMP/local.txt" | head -5)"
+# Another topology than the fabric's (what-if), figures only.
+expect_json 'j["schedule"]["algorithm"]=="ring" and j["schedule"]["topology"]=="torus:8x8" and j["schedule"]["steps"]==[] and j["schedule"]["num_steps"]==63 and j["schedule"]["verified"] and "links" not in j["schedule"] or j["schedule"]["links"]==[]' \
+	$OFC --socket "$SOCK" schedule --collective allgather --algo ring --topology torus:8x8 --summary --json
+# All-to-all by MCF (on the fabric's NIC ports) and Swing (what-if on a
+# torus): again the message `ofc schedule` exports.
+same_schedule() { # NAME REMOTE-ARGS -- LOCAL-ARGS
+	name=$1
+	shift
+	remote=""
+	while [ "$1" != "--" ]; do remote="$remote $1"; shift; done
+	shift
+	# shellcheck disable=SC2086
+	$OFC --socket "$SOCK" schedule $remote -o "$TMP/r.pb" >/dev/null 2>"$TMP/err" &&
+		$OFC schedule "$@" --format pb -o "$TMP/l.pb" >/dev/null 2>>"$TMP/err" &&
+		protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/r.pb" >"$TMP/r.txt" &&
+		protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/l.pb" >"$TMP/l.txt" &&
+		cmp -s "$TMP/r.txt" "$TMP/l.txt" && grep -q "verified: true" "$TMP/r.txt" && ok ||
+		bad "GetSchedule $name differs from ofc schedule" "$(head -c 300 "$TMP/err")" \
+			"$(diff "$TMP/r.txt" "$TMP/l.txt" | head -30)"
+}
+same_schedule "alltoall mcf" --collective alltoall --size 1MiB -- \
+	"$CIRC" --collective alltoall --size 1MiB
+same_schedule "alltoall direct" --collective alltoall --algo direct --size 1MiB -- \
+	"$CIRC" --collective alltoall --algo direct --size 1MiB
+# (the fabric's cost model: alpha 10us, 4 links of 100Gbps)
+same_schedule "swing" --collective allreduce --algo swing --size 1MiB --topology torus:8x8 -- \
+	--topology torus:8x8 --collective allreduce --algo swing --size 1MiB --alpha 10us \
+	--bandwidth 400Gbps
+# Every other algorithm through the one pipeline: on the fabric's NIC ports,
+# and what-if on topologies where the algorithm applies.
+for a in bfb bfb-lp; do
+	same_schedule "allreduce $a" --collective allreduce --algo $a --size 1MiB -- \
+		"$CIRC" --collective allreduce --algo $a --size 1MiB
+done
+for a in ring bidir-ring recursive; do
+	same_schedule "allgather $a on a torus" --collective allgather --algo $a --size 1MiB \
+		--topology torus:8x8 -- --topology torus:8x8 --collective allgather --algo $a \
+		--size 1MiB --alpha 10us --bandwidth 400Gbps
+done
+same_schedule "alltoall sp-balanced" --collective alltoall --algo sp-balanced --size 1MiB -- \
+	"$CIRC" --collective alltoall --algo sp-balanced --size 1MiB
+same_schedule "allgather expansion" --collective allgather --algo expansion --size 1MiB \
+	--topology 'line(circulant:16:3,4)' -- --topology 'line(circulant:16:3,4)' \
+	--collective allgather --algo expansion --size 1MiB --alpha 10us --bandwidth 400Gbps
+for a in torus-rings recursive-doubling bucket; do
+	same_schedule "allreduce $a on a torus" --collective allreduce --algo $a --size 1MiB \
+		--topology torus:8x8 -- --topology torus:8x8 --collective allreduce --algo $a \
+		--size 1MiB --alpha 10us --bandwidth 400Gbps
+done
+expect_error 2 "ofc: swing schedules allreduce" \
+	$OFC --socket "$SOCK" schedule --collective allgather --algo swing --topology torus:8x8
+expect_exit 2 $OFC --socket "$SOCK" schedule --collective allreduce --algo torus-rings
+# The read-only socket: reads yes, mutations no (even for root).
+expect_stdout_has "fabric torus64-ocs" $OFC --socket "$RO" status
+expect_error 1 "ofc: permission denied: reconfigure on the read-only socket, which answers reads only; mutations go to the main socket" \
+	$OFC --socket "$RO" reconfigure --topology torus:8x8
+
+# ---- an unprivileged uid ----------------------------------------------------------------
+NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+if [ "$(id -u)" -eq 0 ]; then
+	ASAN_OPTIONS=detect_leaks=0 $NOBODY $OFC --socket "$SOCK" reconfigure --topology torus:8x8 >"$TMP/out" 2>"$TMP/err"
+	[ $? -eq 1 ] && grep -q "^ofc: permission denied: reconfigure needs root (you are uid 65534, pid " "$TMP/err" && ok ||
+		bad "nobody's mutation not refused" "$(cat "$TMP/err")"
+	ASAN_OPTIONS=detect_leaks=0 expect_stdout_has "fabric torus64-ocs" $NOBODY $OFC --socket "$SOCK" status
+	ASAN_OPTIONS=detect_leaks=0 expect_stdout_has "verified     yes" $NOBODY $OFC --socket "$RO" schedule --collective allreduce --summary
+	grep -q "denied reconfigure to uid 65534 gid 65534 pid [0-9]* on the main socket" "$TMP/d1.log" && ok ||
+		bad "the denial is not logged with uid and pid"
+	state_is 's["config_generation"]==3'
+fi
+expect_exit 0 stop_ofcd
+
+# ---- the admin group; reads during a transaction; cancel; events; SIGTERM ----------------
+stop_emu "$e_pid"
+# 20 ms per cross-connect: a 256-change reconfigure takes about five seconds,
+# time enough to look at it while it runs even on a loaded 2-core machine
+# (at 8 ms the queue-and-cancel steps below sometimes came after the commit).
+start_emu ocs-emu s --ports 256 --credentials configs/credentials/ocs0.cred --delay-ms 20
+DEV="ocs0=127.0.0.1:$s_port"
+ADMIN=$(getent group users | cut -d: -f3)
+start_ofcd d2.log --config "$TORUS" --socket "$SOCK" --socket-mode 0660 --admin-group users \
+	--state-dir "$ST" --device "$DEV" --probe-interval 0
+if [ "$(id -u)" -eq 0 ] && [ -n "$ADMIN" ]; then
+	[ "$(stat -c '%a %g' "$SOCK")" = "660 $ADMIN" ] && ok || bad "socket mode/group: $(stat -c '%a %g' "$SOCK")"
+	ASAN_OPTIONS=detect_leaks=0 expect_stdout_has "would take fabric 'torus64-ocs' to torus:8x8" \
+		setpriv --reuid=65534 --regid=65534 --groups "$ADMIN" $OFC --socket "$SOCK" reconfigure --topology torus:8x8 --dry-run
+fi
+$OFC --socket "$SOCK" watch --json >"$TMP/events" 2>/dev/null &
+watch_pid=$!
+# Text events carry local ISO 8601 times with ms; JSON keeps time_unix_ms.
+OFC_SOCKET="$SOCK" $OFC watch --count 2 >"$TMP/events.txt" 2>/dev/null &
+watch_text_pid=$!
+sleep 0.2
+$OFC --socket "$SOCK" reconfigure --topology torus:8x8 >"$TMP/r1.out" 2>&1 &
+r1=$!
+wait_state '"transaction" in j and j["transaction"]["state"]=="applying"' && ok || bad "no transaction seen in progress"
+# Read while it runs: the last committed state (generation 3, the circulant).
+state_is 's["transaction"]["state"]=="applying" and s["transaction"]["target"]=="torus:8x8" and s["config_generation"]==3 and s["topology"]["spec"]=="circulant:64:3,8"'
+$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 >"$TMP/r2.out" 2>&1 &
+r2=$!
+wait_state 'len(j["queue"])==1' && ok || bad "the second reconfigure is not queued"
+TICKETS=$($OFC --socket "$SOCK" status --json | python3 -c 'import json,sys; s=json.load(sys.stdin)["state"]; print(s["transaction"]["ticket"], s["queue"][0]["ticket"])')
+T1=${TICKETS% *}
+T2=${TICKETS#* }
+expect_error 1 "ofc: ticket $T1 is running: a transaction in progress is never cancelled; it commits or rolls back" \
+	$OFC --socket "$SOCK" cancel "$T1"
+expect_stdout_has "cancelled ticket $T2" $OFC --socket "$SOCK" cancel "$T2"
+wait $r2
+[ $? -eq 1 ] && grep -q "^ofc: ticket $T2 (reconfigure circulant:64:1,8) cancelled by uid 0 pid" "$TMP/r2.out" && ok || bad "cancelled client" "$(cat "$TMP/r2.out")"
+wait $r1
+[ $? -eq 0 ] && grep -q "committed transaction 4: 256 operations" "$TMP/r1.out" && ok || bad "first reconfigure" "$(cat "$TMP/r1.out")"
+state_is 's["config_generation"]==4 and s["topology"]["spec"]=="torus:8x8" and "transaction" not in s and s["queue"]==[]'
+# SIGTERM while a transaction runs: it finishes (committed), then ofcd exits 0.
+$OFC --socket "$SOCK" reconfigure --topology circulant:64:3,8 >"$TMP/r3.out" 2>&1 &
+r3=$!
+wait_state '"transaction" in j and j["transaction"]["state"]=="applying"' && ok || bad "no transaction to interrupt"
+kill -TERM "$ofcd_pid"
+wait "$ofcd_pid"
+[ $? -eq 0 ] && ok || bad "ofcd did not exit 0 after SIGTERM"
+wait $r3
+[ $? -eq 0 ] && grep -q "committed transaction 5" "$TMP/r3.out" && ok || bad "SIGTERM cut the transaction short" "$(cat "$TMP/r3.out")"
+grep -q "stopping after ticket" "$TMP/d2.log" && ok || bad "no stop notice" "$(tail -3 "$TMP/d2.log")"
+[ ! -e "$SOCK" ] && ok || bad "the socket outlived ofcd"
+expect_json 'j["in_sync"] and j["at_target"] and j["recorded"]["generation"]==5 and j["transaction"] is None' \
+	$OFC status "$CIRC" --device "$DEV" --state-dir "$ST" --json
+wait $watch_pid 2>/dev/null
+wait $watch_text_pid
+[ $? -eq 0 ] && grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}[+-][0-9]{2}:[0-9]{2} REQUEST_QUEUED' "$TMP/events.txt" &&
+	ok || bad "watch: ISO 8601 times" "$(cat "$TMP/events.txt")"
+python3 - "$TMP/events" <<'PY' && ok || bad "events" "$(head -c 600 "$TMP/events")"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+kinds = [e["kind"] for e in ev]
+want = ["KIND_REQUEST_QUEUED", "KIND_TRANSACTION_STARTED", "KIND_DEVICE_APPLIED", "KIND_TRANSACTION_COMMITTED"]
+pos = 0
+for k in kinds:
+    if pos < len(want) and k == want[pos]:
+        pos += 1
+assert pos == len(want), kinds
+assert "KIND_REQUEST_CANCELLED" in kinds
+assert all(e.get("transaction") for e in ev if e["kind"] in ("KIND_TRANSACTION_STARTED", "KIND_TRANSACTION_COMMITTED"))
+PY
+
+# ---- kill -9 during a Reconfigure, then restart -----------------------------------------
+stop_emu "$s_pid"
+# 10 ms per cross-connect: a 256-change reconfigure takes about 2.5 s, so a
+# kill up to 250 ms after the poll sees it applying lands inside it even when
+# the poll itself is slow (at 4 ms, a loaded machine saw the commit first).
+start_emu ocs-emu k --ports 256 --credentials configs/credentials/ocs0.cred --delay-ms 10
+DEV="ocs0=127.0.0.1:$k_port"
+# consistent: nothing unfinished, the record is what the switch holds, and
+# that is one of the two topologies.
+consistent() {
+	for cfg in "$TORUS" "$CIRC"; do
+		$OFC status "$cfg" --device "$DEV" --state-dir "$ST" --json |
+			python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if j["in_sync"] and j["at_target"] and j["transaction"] is None else 1)' &&
+			return 0
+	done
+	return 1
+}
+start_ofcd d3.log --config "$TORUS" --socket "$SOCK" --state-dir "$ST" --device "$DEV" --probe-interval 0
+expect_stdout_has "committed" $OFC --socket "$SOCK" reconfigure --topology torus:8x8
+seed=${OFC_CRASH_SEED:-$$}
+echo "ofcd: kill -9 seed $seed"
+journals=0
+i=1
+while [ $i -le 6 ]; do
+	cur=$($OFC --socket "$SOCK" status --json | python3 -c 'import json,sys; s=json.load(sys.stdin)["state"]; print(s.get("topology",{}).get("spec",""))')
+	next=torus:8x8
+	[ "$cur" = torus:8x8 ] && next=circulant:64:3,8
+	$OFC --socket "$SOCK" reconfigure --topology "$next" >/dev/null 2>&1 &
+	rc_pid=$!
+	# a random moment of the transaction, once it is applying
+	ms=$(python3 -c "import random; random.seed($seed * 10 + $i); print(random.randint(0, 250))")
+	wait_state '"transaction" in j and j["transaction"]["state"]=="applying"' || bad "run $i: no transaction"
+	sleep "$(printf '0.%03d' "$ms")"
+	kill -9 "$ofcd_pid"
+	wait "$ofcd_pid" 2>/dev/null
+	wait "$rc_pid" 2>/dev/null
+	[ -e "$ST/torus64-ocs.journal" ] && journals=$((journals + 1))
+	# Restart: the journal is resolved, and what the daemon serves is what
+	# the switch holds.
+	start_ofcd d3.log --config "$TORUS" --socket "$SOCK" --state-dir "$ST" --device "$DEV" --probe-interval 0
+	[ ! -e "$ST/torus64-ocs.journal" ] && ok || bad "run $i: journal left after restart"
+	state_is '"transaction" not in s and s["at_target"] and s["topology"]["spec"]==s["target_topology"]'
+	consistent && ok || bad "run $i (kill after $ms ms): record and switch disagree"
+	i=$((i + 1))
+done
+echo "ofcd: 6 kills during a reconfigure, $journals left a journal"
+[ $journals -ge 3 ] && ok || bad "only $journals kills left a transaction to recover (seed $seed)"
+grep -q "recovered an unfinished transaction from the journal" "$TMP/d3.log" && ok || bad "no recovery logged"
+
+# ---- SIGHUP: a good config is applied, a bad one rejected ------------------------------
+cp "$TORUS" "$TMP/live.yaml"
+expect_exit 0 stop_ofcd
+rm -f "$SOCK"
+start_ofcd d4.log --config "$TMP/live.yaml" --socket "$SOCK" --state-dir "$ST" --device "$DEV" --probe-interval 0
+$OFC --socket "$SOCK" reconfigure --topology torus:8x8 >/dev/null 2>&1
+cp "$CIRC" "$TMP/live.yaml"
+kill -HUP "$ofcd_pid"
+wait_state 'j["topology"]["spec"]=="circulant:64:3,8" and "transaction" not in j' && ok || bad "SIGHUP did not apply the new config"
+printf 'name: torus64-ocs\nhosts: {count: 64, prefix: h, ports: 4}\ntopology: torus:8x8\nextra: 1\n' >"$TMP/live.yaml"
+GEN=$($OFC --socket "$SOCK" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"]["config_generation"])')
+kill -HUP "$ofcd_pid"
+i=0
+until grep -q "config rejected" "$TMP/d4.log" || [ $i -ge 500 ]; do sleep 0.01; i=$((i + 1)); done
+grep -q "config rejected: $TMP/live.yaml:4:1: unknown key 'extra'" "$TMP/d4.log" && ok || bad "bad reload not logged" "$(tail -3 "$TMP/d4.log")"
+state_is 's["topology"]["spec"]=="circulant:64:3,8" and s["target_topology"]=="circulant:64:3,8" and s["config_generation"]=='"$GEN"
+expect_exit 0 stop_ofcd
+
+# ---- a journal left by a killed `ofc apply` is repaired when ofcd starts -------------------
+stop_emu "$k_pid"
+start_emu ocs-emu j --ports 256 --credentials configs/credentials/ocs0.cred --delay-ms 2
+DEV="ocs0=127.0.0.1:$j_port"
+$OFC apply "$TORUS" --device "$DEV" --state-dir "$ST" >/dev/null 2>&1
+$OFC apply "$CIRC" --device "$DEV" --state-dir "$ST" >/dev/null 2>&1 &
+a_pid=$!
+i=0
+until [ -e "$ST/torus64-ocs.journal" ] || [ $i -ge 500 ]; do sleep 0.005; i=$((i + 1)); done
+sleep 0.1
+kill -9 $a_pid
+wait $a_pid 2>/dev/null
+[ -e "$ST/torus64-ocs.journal" ] && ok || bad "the killed apply left no journal"
+start_ofcd d5.log --config "$TORUS" --socket "$SOCK" --state-dir "$ST" --device "$DEV" --probe-interval 0
+grep -q "recovered an unfinished transaction from the journal" "$TMP/d5.log" && ok || bad "start-up recovery" "$(cat "$TMP/d5.log")"
+[ ! -e "$ST/torus64-ocs.journal" ] && ok || bad "journal left after start"
+state_is '"transaction" not in s and s["at_target"]'
+# A second daemon: same socket, or same fabric elsewhere, refused.
+expect_error 1 "ofcd: fabric 'torus64-ocs' is being changed by another ofc (pid $ofcd_pid); try again when it has finished" \
+	$OFCD --foreground --config "$TORUS" --socket "$TMP/other.sock" --state-dir "$ST" --device "$DEV"
+expect_exit 0 stop_ofcd
+
+# ---- daemonized, with device probes ------------------------------------------------------------
+$OFCD --config "$TORUS" --socket "$SOCK" --state-dir "$ST" --device "$DEV" --probe-interval 200ms
+[ $? -eq 0 ] && ok || bad "ofcd did not daemonize"
+i=0
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $i -ge 500 ]; do sleep 0.01; i=$((i + 1)); done
+DPID=$($OFC --socket "$SOCK" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"]["daemon_pid"])')
+DAEMONS="$DAEMONS $DPID"
+wait_state 'j["devices"][0].get("reachable") is True and j["devices"][0].get("in_sync") is True' && ok || bad "probe: device not seen"
+expect_error 1 "ofcd: another ofcd is serving $SOCK already" $OFCD --foreground --config "$TORUS" --socket "$SOCK" --state-dir "$TMP/st2"
+# The device goes away: the probe says so, and says when it is back.
+stop_emu "$j_pid"
+wait_state 'j["devices"][0].get("reachable") is False and "Connection refused" in j["devices"][0].get("error","")' && ok || bad "probe: lost device not seen"
+kill -TERM "$DPID"
+i=0
+while kill -0 "$DPID" 2>/dev/null && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+[ ! -e "$SOCK" ] && ok || bad "daemonized ofcd did not stop"
+
+# ---- a WDM ring fabric ----------------------------------------------------------------------
+start_emu mrr-emu m --nodes 8 --wavelengths 4 --interfaces 2 --mrrs 4
+start_ofcd d6.log --config tests/configs/ring8-mrr.yaml --socket "$SOCK" --state-dir "$ST" \
+	--device "ring0=127.0.0.1:$m_port" --probe-interval 0
+expect_stdout_has "committed transaction 1: 8 operations" $OFC --socket "$SOCK" apply tests/configs/ring8-mrr.yaml
+state_is 's["devices"][0]["kind"]=="ring" and len(s["devices"][0]["lightpaths"])==4 and s["devices"][0]["entries"]==8 and s["at_target"]'
+# OpTree on the ring: the same ofc.v1.Schedule as `ofc schedule FILE`.
+expect_stdout_has "verified     yes" $OFC --socket "$SOCK" schedule --collective allgather -o "$TMP/ring-remote.pb"
+expect_exit 0 $OFC schedule tests/configs/ring8-mrr.yaml --collective allgather --format pb -o "$TMP/ring-local.pb"
+protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/ring-remote.pb" >"$TMP/ring-remote.txt" &&
+	protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/ring-local.pb" >"$TMP/ring-local.txt" &&
+	cmp -s "$TMP/ring-remote.txt" "$TMP/ring-local.txt" && grep -q 'algorithm: "optree"' "$TMP/ring-remote.txt" &&
+	grep -q "wavelength:" "$TMP/ring-remote.txt" && ok ||
+	bad "GetSchedule on the ring differs from ofc schedule" "$(diff "$TMP/ring-remote.txt" "$TMP/ring-local.txt" | head -5)"
+for a in ring ne onestage; do
+	same_schedule "ring allgather $a" --collective allgather --algo $a -- \
+		tests/configs/ring8-mrr.yaml --collective allgather --algo $a
+done
+expect_json 'j["schedule"]["algorithm"]=="ne" and j["schedule"]["verified"]' \
+	$OFC --socket "$SOCK" schedule --collective allgather --algo ne --summary --json
+expect_error 2 "ofc: on a WDM ring only allgather is scheduled (OpTree and its baselines), not allreduce" \
+	$OFC --socket "$SOCK" schedule --collective allreduce
+expect_error 2 "ofc: fabric 'ring8' has no circuit switch to rewire: change its lightpaths with ApplyConfig" \
+	$OFC --socket "$SOCK" reconfigure --topology ring:8
+expect_exit 0 stop_ofcd
+
+# ---- the systemd unit and its sample options name options ofcd has ------------------
+$OFCD --help >"$TMP/help"
+opts=$(sed -n 's/^Exec[A-Za-z]*=[^ ]*ofcd //p' contrib/ofcd.service | grep -o -- '--[a-z-]*')
+sample=$(. ./contrib/ofcd.conf && echo "$OFCD_OPTS")
+n=0
+for o in $opts $(echo "$sample" | grep -o -- '--[a-z-]*'); do
+	grep -q -- "^  $o " "$TMP/help" || bad "contrib: ofcd has no option $o"
+	n=$((n + 1))
+done
+[ $n -ge 10 ] && ok || bad "contrib: only $n options found"
+# The sample values parse (all but the group, which this machine may lack).
+expect_stdout_has ": ok" $OFCD --check --config "$TORUS" $(echo "$sample" | sed 's/--admin-group [^ ]*//')
+
+finish

@@ -1,0 +1,133 @@
+#!/bin/sh
+# ofc schedule on direct-connect topologies: exact tau_B values, Table 4,
+# expansions, reduce collectives, chunks, baselines, exports, fabric-aware
+# ports, bad input.
+SUITE=schedule-dc
+. "$(dirname "$0")/lib.sh"
+
+S="$OFC schedule --size 1MiB --alpha 10us --bandwidth 100Gbps"
+
+# Exact tau_B (allgather), steps = diameter, verified.
+while read -r spec frac steps; do
+	expect_json "j['tau_b_fraction']=='$frac' and j['num_steps']==$steps and j['verified'] and abs(j['tau_b_measured']-j['tau_b'])<1e-6" \
+		$S --topology "$spec" --collective allgather --json
+done <<'EOF'
+genkautz:1024,4 341/256 5
+torus:4x6 23/24 5
+torus:5x7 34/35 5
+torus:32x32 1023/1024 32
+hypercube:10 1023/1024 10
+bipartite:2 3/4 2
+line(bipartite:2) 1 3
+line^2(bipartite:2) 9/8 4
+circulant:16:3,4 15/16 3
+line(circulant:16:3,4) 1 4
+product(biring:3,biring:3,complete:2) 17/18 3
+product(biring:3,biring:3,biring:3,complete:2) 53/54 4
+torus:3x3x2 17/18 3
+torus:3x3x3x2 53/54 4
+product(biring:3,biring:3,circulant:2:1) 1 3
+EOF
+
+# Table 4 (N = 1024, d = 4, alpha = 10 us, M/B = 2^20 B at 100 Gb/s, allreduce).
+expect_json 'round(j["time_us"],1)==323.5 and round(j["lower_bound_us"],1)==267.6 and j["tau_b_fraction"]=="341/128" and j["num_steps"]==10 and j["verified"]' \
+	$S --topology genkautz:1024,4 --collective allreduce --json
+expect_json 'round(j["time_us"],1)==291.0 and j["tau_b_fraction"]=="261/128" and j["num_steps"]==12 and j["verified"] and j["expansion"]["predicted"]["tau_b_fraction"]=="261/128" and j["expansion"]["predicted"]["num_steps"]==12 and j["expansion"]["measured"]["verified"] and abs(j["expansion"]["measured"]["tau_b"]-2.0390625)<1e-6' \
+	$S --topology 'line^3(circulant:16:3,4)' --collective allreduce --json
+
+# Expansion constructions: predicted == measured, for every collective.
+for spec in 'degree(biring:5,2)' 'power(circulant:5:1,2,2)' 'line(genkautz:10,3)'; do
+	for c in allgather reduce-scatter allreduce; do
+		expect_json 'j["verified"] and j["predicted"]["exact"] and j["predicted"]["num_steps"]==j["num_steps"] and abs(j["predicted"]["tau_b"]-j["tau_b_measured"])<1e-6' \
+			$S --topology "$spec" --collective $c --algo expansion --json
+	done
+done
+# BFB on a degree expansion beats the construction by a step (Table 5, N = 10).
+expect_json 'j["num_steps"]==2 and j["tau_b_fraction"]=="9/10" and j["expansion"]["predicted"]["num_steps"]==3' \
+	$S --topology 'degree(biring:5,2)' --collective allgather --json
+# Products: Thm 13 predicts BW-optimal BFB.
+expect_json 'j["predicted"]["tau_b_fraction"]=="31/32" and j["tau_b_fraction"]=="31/32" and j["num_steps"]==10' \
+	$S --topology 'product(ring:4,ring:8)' --collective allgather --json
+
+# Reduce-scatter by reversal on generalized Kautz; lp_solve agrees.
+expect_json 'j["verified"] and j["tau_b_fraction"]=="341/256"' $S --topology genkautz:1024,4 --collective reduce-scatter --json
+exact=$($S --topology genkautz:40,3 --collective allreduce --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["tau_b_fraction"])')
+expect_json "j['verified'] and j['algorithm']=='bfb-lp' and j['lps_solved']>0 and j['tau_b_fraction']=='$exact' and '$exact'!='None'" \
+	$S --topology genkautz:40,3 --collective allreduce --algo bfb-lp --json
+
+# Integer chunks within Thm 20.
+expect_json 'j["chunks"]==3 and j["verified"] and j["tau_b_fractional"]<=j["tau_b"]<=j["thm20_tau_b_bound"]' \
+	$S --topology hypercube:6 --collective allreduce --chunks 3 --json
+
+# Baselines and --algo all.
+expect_json 'j["tau_b_fraction"]=="15/4" and j["num_steps"]==15 and j["verified"]' $S --topology torus:4x4 --collective allgather --algo ring --json
+expect_json 'j["tau_b_fraction"]=="15/4" and j["num_steps"]==30 and j["verified"]' $S --topology torus:4x4 --collective allreduce --algo bidir-ring --json
+expect_json 'j["tau_b_fraction"]=="15/4" and j["num_steps"]==4 and j["verified"]' $S --topology hypercube:4 --collective reduce-scatter --algo recursive --json
+expect_json 'j["tau_b_fraction"]=="15/8" and j["num_steps"]==12 and j["verified"]' $S --topology torus:4x4 --collective allreduce --algo torus-rings --json
+expect_json '[c["algorithm"] for c in j["comparison"]]==["bfb","expansion","ring","bidir-ring","recursive","torus-rings"] and all(c["verified"] for c in j["comparison"] if "error" not in c) and "error" in j["comparison"][1] and j["comparison"][0]["time_us"]<=min(c["time_us"] for c in j["comparison"] if "time_us" in c)' \
+	$S --topology torus:8x8 --collective allreduce --algo all --json
+expect_stdout_has 'recursive    n/a: recursive doubling/halving needs a power-of-two node count (24 nodes)' \
+	$S --topology torus:4x6 --collective allgather --algo all
+
+# Exports: the shared schedule shape, pb with the exact fraction, text.
+expect_exit 0 $S --topology torus:4x4 --collective allgather -o "$TMP/s.json"
+if python3 -c "
+import json,sys
+j=json.load(open('$TMP/s.json'))
+assert j['tau_b_fraction']=='15/16' and j['verified'] and len(j['steps'])==4
+for st in j['steps']:
+    for x in st['transfers']:
+        assert {'src','dst','origin','offset','length','port'} <= set(x), x
+" ; then ok; else bad "schedule JSON export"; fi
+expect_exit 0 $S --topology genkautz:20,3 --collective allreduce --format pb -o "$TMP/s.pb"
+if protoc --decode=ofc.v1.Schedule proto/schedule.proto <"$TMP/s.pb" >"$TMP/s.txt" &&
+	grep -q '^tau_b_fraction: "' "$TMP/s.txt" && grep -q 'op: TRANSFER_OP_REDUCE' "$TMP/s.txt" &&
+	[ "$(grep -c '^steps {' "$TMP/s.txt")" -eq 6 ]; then ok; else bad "schedule pb does not decode"; fi
+expect_exit 0 $S --topology torus:3x3 --collective allgather --format text -o "$TMP/s.out"
+grep -q '^step 1: ' "$TMP/s.out" && ok || bad "text export"
+
+# Fabric-aware: generalized Kautz through patch panels, one per port. For
+# genkautz:30,3 the port permutations put 60 arcs on another port than their
+# position in the topology, so this checks the mapping: the transfer ports
+# are NIC ports (port j of src reaches dst in the permutations), and the
+# links name the panel and its ports.
+cat >"$TMP/gk.yaml" <<'EOF'
+version: 1
+name: gk20
+hosts: {count: 30, prefix: n, ports: 3, port_rate: 25Gbps}
+switches:
+  - {name: p0, type: patch-panel, ports: 30}
+  - {name: p1, type: patch-panel, ports: 30}
+  - {name: p2, type: patch-panel, ports: 30}
+wiring: {pattern: per-port, switches: [p0, p1, p2]}
+topology: genkautz:30,3
+collectives:
+  - {op: allreduce, size: 1MiB}
+EOF
+expect_json 'j["verified"] and j["fabric"]["circuits"]==90 and j["bandwidth_bps"]==75e9' $OFC schedule "$TMP/gk.yaml" --collective allreduce --json
+expect_exit 0 $OFC schedule "$TMP/gk.yaml" --collective allgather -o "$TMP/gk.json"
+$OFC topo genkautz:30,3 --ports --json >"$TMP/gkp.json"
+if python3 -c "
+import json
+j=json.load(open('$TMP/gk.json')); p=json.load(open('$TMP/gkp.json'))['ports']
+links={(l['src'],l['port']):l for l in j['links']}
+for st in j['steps']:
+    for x in st['transfers']:
+        assert p[x['port']][x['src']]==x['dst'], x
+        l=links[(x['src'],x['port'])]
+        assert l['dst']==x['dst'] and l['switch']=='p%d'%x['port'] and l['in_port']==1+x['src'] and l['out_port']==1+x['dst'], l
+assert len(j['links'])==sum(1 for q in p for u in range(30) if q[u]!=u) # self-loops are never used
+"; then ok; else bad "fabric-aware ports and links"; fi
+
+# Bad input: exit 2 with a usage line or a reason.
+expect_error 2 "ofc schedule: unknown --algo 'bfs' for a direct-connect topology (bfb, bfb-lp, expansion, ring, bidir-ring, recursive, torus-rings or all)" $S --topology torus:4x4 --collective allgather --algo bfs
+expect_error 2 "ofc schedule: unknown --algo 'bfb' for alltoall (mcf, direct, sp-balanced or all)" $S --topology torus:4x4 --collective alltoall --algo bfb
+expect_error 2 "ofc schedule: missing --size (data per node, e.g. 1MiB)" $OFC schedule --topology torus:4x4 --collective allgather
+expect_error 2 "ofc schedule: expansion: torus:4x4 is not a line, degree or power expansion (no construction)" $S --topology torus:4x4 --collective allgather --algo expansion
+expect_error 2 "ofc schedule: recursive: recursive doubling/halving needs a power-of-two node count (12 nodes)" $S --topology circulant:12:2,3 --collective allgather --algo recursive
+expect_error 2 "ofc schedule: torus-rings: torus-rings needs a torus:AxB... topology" $S --topology hypercube:3 --collective allgather --algo torus-rings
+expect_error 2 "ofc schedule: bfb: 10000 nodes: BFB schedules are built for up to 8192 nodes" $S --topology torus:100x100 --collective allgather
+expect_error 2 "ofc schedule: bad --chunks '0': must be 1..1000000" $S --topology torus:4x4 --collective allgather --chunks 0
+expect_exit 2 $S --topology 'line(ring:3' --collective allgather
+
+finish

@@ -1,0 +1,131 @@
+/* The classic baselines (sched/baseline.c) on the closed forms they must
+ * meet, every schedule through the verifier: a one-way ring takes N-1
+ * steps each loading one link with a shard (tau_B = (N-1) d/N), a two-way
+ * ring halves that, recursive doubling on a hypercube takes log N steps
+ * with the same (N-1) d/N, the per-dimension torus schedule is
+ * bandwidth-optimal on equal sides in D(a-1) steps; allreduce doubles all of them.
+ * Where one does not apply, an OFC_E_INPUT error says why. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sched/sched.h"
+
+struct outcome {
+	uint32_t steps;
+	struct frac tau_b; /* from the verifier's link loads */
+};
+
+static int run(const char *spec, const char *algo, enum sched_collective c, struct outcome *o,
+	       struct ofc_error *err)
+{
+	struct graph *g;
+	struct topo_tree *t;
+	struct schedule s;
+	struct verify_report rep;
+	int rc;
+
+	assert_int_equal(topo_build_tree(spec, &g, &t, err), 0);
+	rc = baseline_schedule(g, t, algo, c, &s, err);
+	if (rc == 0) {
+		struct verify_opts vo = {.graph = g};
+
+		if (sched_verify(&s, &vo, &rep) < 0)
+			fail_msg("%s on %s: %s", algo, spec, rep.error);
+		o->steps = s.nsteps;
+		o->tau_b = frac_from_double(rep.sum_max_link_load * graph_outdeg(g, 0) / g->n,
+					    16 * (int64_t)g->n, 1e-9);
+		sched_free(&s);
+	}
+	topo_tree_free(t);
+	graph_free(g);
+	return rc;
+}
+
+static void expect(const char *spec, const char *algo, enum sched_collective c, uint32_t steps,
+		   int64_t num, int64_t den)
+{
+	struct outcome o;
+	struct ofc_error err = {0};
+
+	if (run(spec, algo, c, &o, &err) < 0)
+		fail_msg("%s on %s: %s", algo, spec, err.msg);
+	if (o.steps != steps || frac_cmp(o.tau_b, frac_make(num, den)) != 0)
+		fail_msg("%s %s on %s: %u steps, tau_B %lld/%lld; want %u, %lld/%lld", algo,
+			 sched_collective_name(c), spec, o.steps, (long long)o.tau_b.num,
+			 (long long)o.tau_b.den, steps, (long long)num, (long long)den);
+}
+
+static void test_rings(void **state)
+{
+	static const struct {
+		const char *spec;
+		int64_t n, d;
+	} g[] = {{"torus:4x4", 16, 4}, {"circulant:12:1,5", 12, 4}, {"biring:9", 9, 2}};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(g); i++) {
+		int64_t n = g[i].n, d = g[i].d;
+
+		expect(g[i].spec, "ring", SCHED_ALLGATHER, n - 1, (n - 1) * d, n);
+		expect(g[i].spec, "ring", SCHED_REDUCE_SCATTER, n - 1, (n - 1) * d, n);
+		expect(g[i].spec, "ring", SCHED_ALLREDUCE, 2 * (n - 1), 2 * (n - 1) * d, n);
+		expect(g[i].spec, "bidir-ring", SCHED_ALLGATHER, n - 1, (n - 1) * d, 2 * n);
+		expect(g[i].spec, "bidir-ring", SCHED_ALLREDUCE, 2 * (n - 1), (n - 1) * d, n);
+	}
+}
+
+static void test_recursive(void **state)
+{
+	(void)state;
+	/* hypercube: every partner is a neighbour */
+	expect("hypercube:4", "recursive", SCHED_ALLGATHER, 4, 15 * 4, 16);
+	expect("hypercube:5", "recursive", SCHED_ALLGATHER, 5, 31 * 5, 32);
+	expect("hypercube:4", "recursive", SCHED_REDUCE_SCATTER, 4, 15 * 4, 16);
+	expect("hypercube:4", "recursive", SCHED_ALLREDUCE, 8, 2 * 15 * 4, 16);
+}
+
+static void test_torus_rings(void **state)
+{
+	(void)state;
+	/* two-way rings per dimension, a sub-shard starting at each: on a cube
+	 * with sides a that is D(a-1) steps and (N-1)/N, bandwidth-optimal */
+	expect("torus:4x4", "torus-rings", SCHED_ALLGATHER, 6, 15, 16);
+	expect("torus:6x6", "torus-rings", SCHED_ALLGATHER, 10, 35, 36);
+	expect("torus:4x4x4", "torus-rings", SCHED_ALLGATHER, 9, 63, 64);
+	expect("torus:4x4", "torus-rings", SCHED_ALLREDUCE, 12, 2 * 15, 16);
+}
+
+static void test_refusals(void **state)
+{
+	struct outcome o;
+	struct ofc_error err = {0};
+
+	(void)state;
+	assert_int_equal(run("circulant:12:1,5", "recursive", SCHED_ALLGATHER, &o, &err), -1);
+	assert_int_equal(err.code, OFC_E_INPUT);
+	assert_non_null(strstr(err.msg, "power-of-two"));
+	assert_int_equal(run("hypercube:4", "torus-rings", SCHED_ALLGATHER, &o, &err), -1);
+	assert_int_equal(err.code, OFC_E_INPUT);
+	assert_non_null(strstr(err.msg, "torus"));
+	assert_true(baseline_known("ring") && baseline_known("torus-rings"));
+	assert_false(baseline_known("bfb"));
+	for (unsigned i = 0; baseline_name(i); i++)
+		assert_true(baseline_known(baseline_name(i)));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_rings),
+	    cmocka_unit_test(test_recursive),
+	    cmocka_unit_test(test_torus_rings),
+	    cmocka_unit_test(test_refusals),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

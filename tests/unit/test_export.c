@@ -1,0 +1,191 @@
+/* Exports (controller/export): the fabric and a topology packed as
+ * protobuf decode to the model they came from; a schedule written step by
+ * step decodes, once protobuf merges the pieces, to one message with every
+ * step and transfer in order; the JSON of a message is the same data; the
+ * text of `ofc show` names what the fabric holds. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "controller/config/config.h"
+#include "controller/export/export.h"
+
+static const char cfg[] = "name: xfab\n"
+			  "description: sixteen hosts\n"
+			  "hosts: {count: 16, prefix: h, ports: 4}\n"
+			  "switches:\n"
+			  "  - {name: ocs0, type: ocs, ports: 64}\n"
+			  "wiring: {pattern: sequential, switches: [ocs0]}\n"
+			  "topology: torus:4x4\n"
+			  "collectives:\n"
+			  "  - {op: allreduce, size: 1MiB}\n";
+
+static struct fabric *load(void)
+{
+	struct fabric *f;
+	struct ofc_error err = {0};
+
+	assert_int_equal(config_parse("x.yaml", cfg, strlen(cfg), &f, &err), 0);
+	assert_int_equal(fabric_validate(f, &err), 0);
+	return f;
+}
+
+static void test_fabric_pb(void **state)
+{
+	struct fabric *f = load();
+	struct ofc_error err = {0};
+	uint8_t *buf;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(fabric_pack(f, &buf, &len, &err), 0);
+	Ofc__V1__Fabric *m = ofc__v1__fabric__unpack(NULL, len, buf);
+	assert_non_null(m);
+	assert_string_equal(m->name, "xfab");
+	assert_string_equal(m->description, "sixteen hosts");
+	assert_int_equal(m->n_hosts, 16);
+	assert_string_equal(m->hosts[15]->name, "h15");
+	assert_int_equal(m->hosts[3]->ports, 4);
+	assert_int_equal(m->n_switches, 1);
+	assert_int_equal(m->switches[0]->ports, 64);
+	assert_int_equal(m->n_wiring, f->nwiring);
+	assert_string_equal(m->topology->spec, "torus:4x4");
+	assert_int_equal(m->n_collectives, 1);
+	assert_int_equal(m->collectives[0]->op, (int)SCHED_ALLREDUCE);
+	assert_int_equal(m->collectives[0]->size_bytes, 1u << 20);
+	/* 16 hosts x 4 ports: one circuit per arc of the torus */
+	assert_int_equal(m->n_circuits, f->ncircuits);
+	assert_int_equal(m->n_circuits, 64);
+	for (size_t i = 0; i < m->n_circuits; i++) {
+		const struct circuit *c = &f->circuits[i];
+
+		assert_int_equal(m->circuits[i]->in_port, c->in_port);
+		assert_int_equal(m->circuits[i]->out_port, c->out_port);
+		assert_string_equal(m->circuits[i]->src_host, f->hosts[c->src_host].name);
+	}
+	assert_non_null(m->logical);
+	assert_int_equal(m->logical->nodes, 16);
+	ofc__v1__fabric__free_unpacked(m, NULL);
+	free(buf);
+	fabric_free(f);
+}
+
+static void test_topology_pb(void **state)
+{
+	struct graph *g;
+	struct topo_facts facts;
+	struct port_map pm;
+	struct ofc_error err = {0};
+	uint8_t *buf;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(topo_build("circulant:12:1,5", &g, &err), 0);
+	topo_facts(g, &facts, 0);
+	assert_int_equal(topo_ports(g, &pm, &err), 0);
+	assert_int_equal(topology_pack(g, &facts, &pm, &buf, &len), 0);
+	Ofc__V1__Topology *m = ofc__v1__topology__unpack(NULL, len, buf);
+	assert_non_null(m);
+	assert_string_equal(m->spec, "circulant:12:1,5");
+	assert_int_equal(m->nodes, 12);
+	assert_int_equal(m->degree, 4);
+	assert_int_equal(m->diameter, facts.diameter);
+	ofc__v1__topology__free_unpacked(m, NULL);
+	free(buf);
+	port_map_free(&pm);
+	graph_free(g);
+}
+
+/* The schedule's pieces, concatenated, are one Schedule message. */
+static void test_schedule_pb_streamed(void **state)
+{
+	struct graph *g;
+	struct schedule s;
+	struct bfb_stats st;
+	struct bfb_opts bo = {0};
+	struct ofc_error err = {0};
+	char *data = NULL;
+	size_t len = 0;
+
+	(void)state;
+	assert_int_equal(topo_build("torus:4x4", &g, &err), 0);
+	assert_int_equal(bfb_schedule(g, SCHED_ALLREDUCE, &bo, &s, &st, &err), 0);
+	s.time_us = 12.5;
+	sched_set_metric(&s, "tau_b", st.tau_b_value);
+	FILE *mem = open_memstream(&data, &len);
+	assert_int_equal(schedule_write_pb(&s, mem, &err), 0);
+	fclose(mem);
+	Ofc__V1__Schedule *m = ofc__v1__schedule__unpack(NULL, len, (uint8_t *)data);
+	assert_non_null(m);
+	assert_string_equal(m->collective, "allreduce");
+	assert_string_equal(m->algorithm, "bfb");
+	assert_int_equal(m->nodes, 16);
+	assert_int_equal(m->num_steps, s.nsteps);
+	assert_int_equal(m->n_steps, s.nsteps);
+	assert_true(m->time_us == 12.5);
+	size_t k = 0;
+	for (uint32_t t = 0; t < s.nsteps; t++) {
+		assert_int_equal(m->steps[t]->n_transfers, sched_step_size(&s, t));
+		for (size_t i = 0; i < m->steps[t]->n_transfers; i++, k++) {
+			assert_int_equal(m->steps[t]->transfers[i]->src, s.xfers[k].src);
+			assert_int_equal(m->steps[t]->transfers[i]->dst, s.xfers[k].dst);
+		}
+	}
+	assert_int_equal(k, s.nxfers);
+	bool found = false;
+	for (size_t i = 0; i < m->n_metrics; i++)
+		if (strcmp(m->metrics[i]->key, "tau_b") == 0)
+			found = m->metrics[i]->value == st.tau_b_value;
+	assert_true(found);
+	ofc__v1__schedule__free_unpacked(m, NULL);
+	free(data);
+	sched_free(&s);
+	graph_free(g);
+}
+
+static void test_json_and_text(void **state)
+{
+	struct fabric *f = load();
+	struct ofc_error err = {0};
+	char *data = NULL;
+	size_t len = 0;
+
+	(void)state;
+	FILE *mem = open_memstream(&data, &len);
+	assert_int_equal(fabric_write_json(f, mem, &err), 0);
+	fclose(mem);
+	assert_non_null(strstr(data, "\"name\": \"xfab\""));
+	assert_non_null(strstr(data, "\"spec\": \"torus:4x4\""));
+	assert_non_null(strstr(data, "\"op\": \"COLLECTIVE_OP_ALLREDUCE\""));
+	assert_non_null(strstr(data, "\"size_bytes\": 1048576"));
+	free(data);
+
+	data = NULL;
+	mem = open_memstream(&data, &len);
+	fabric_write_text(f, mem);
+	fclose(mem);
+	assert_non_null(strstr(data, "fabric xfab (x.yaml)\n  sixteen hosts\n"));
+	assert_non_null(strstr(data, "hosts: 16 (h0..h15), 4 ports each\n"));
+	assert_non_null(strstr(data, "optical circuit switch ocs0: 64 x 64 ports"));
+	assert_non_null(strstr(data, "topology torus:4x4: 16 nodes, degree 4, 64 links"));
+	assert_non_null(strstr(data, "circuits: 64; 64 on ocs0\n"));
+	assert_non_null(strstr(data, "allreduce of 1 MiB per node"));
+	free(data);
+	fabric_free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_fabric_pb),
+	    cmocka_unit_test(test_topology_pb),
+	    cmocka_unit_test(test_schedule_pb_streamed),
+	    cmocka_unit_test(test_json_and_text),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,217 @@
+/* The state directory's files (controller/reconfig/journal.c): the
+ * recorded state and the journal survive a round trip through disk exactly,
+ * a file that is not the message it should be is refused with its path and
+ * the way out, a journal whose before and target lists disagree is refused,
+ * and ctl_load_record shows what is there. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "controller/config/config.h"
+#include "controller/reconfig/internal.h"
+
+static const char cfg[] = "name: jfab\n"
+			  "hosts: {count: 16, prefix: h, ports: 2}\n"
+			  "switches:\n"
+			  "  - {name: ocs0, type: ocs, ports: 32, driver: {type: sim}}\n"
+			  "wiring: {pattern: sequential, switches: [ocs0]}\n"
+			  "topology: ring:16\n";
+
+struct world {
+	char dir[64];
+	struct fabric *f;
+	struct ctl *c;
+};
+
+static int setup(void **state)
+{
+	struct world *w = xcalloc(1, sizeof(*w));
+	struct ofc_error err = {0};
+
+	snprintf(w->dir, sizeof(w->dir), "/tmp/ofc-journal.XXXXXX");
+	assert_non_null(mkdtemp(w->dir));
+	assert_int_equal(config_parse("j.yaml", cfg, strlen(cfg), &w->f, &err), 0);
+	assert_int_equal(fabric_validate(w->f, &err), 0);
+	struct ctl_opts o = {.state_dir = w->dir, .no_testbed = true};
+	assert_int_equal(ctl_open(w->f, &o, &w->c, &err), 0);
+	assert_int_equal(w->c->ndevs, 1);
+	*state = w;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct world *w = *state;
+	char *cmd = xasprintf("rm -rf '%s'", w->dir);
+
+	ctl_close(w->c);
+	fabric_free(w->f);
+	(void)!system(cmd);
+	free(cmd);
+	free(w);
+	return 0;
+}
+
+static void write_file(const char *dir, const char *name, const void *data, size_t len)
+{
+	char *path = xasprintf("%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	fclose(f);
+	free(path);
+}
+
+static void some_state(struct device_state *s, uint32_t salt)
+{
+	state_init(s, DEV_SWITCH);
+	for (uint32_t i = 1; i <= 8; i++)
+		state_add_xconn(s, i, (i * 7 + salt) % 32 + 1);
+	state_sort(s);
+}
+
+static void test_record_round_trip(void **state)
+{
+	struct world *w = *state;
+	struct device_state s;
+	struct ctl_record r;
+	struct ofc_error err = {0};
+
+	some_state(&s, 3);
+	assert_int_equal(record_write(w->c, 42, &s, "ring:16", NULL, &err), 0);
+	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), 0);
+	assert_true(r.have_state);
+	assert_false(r.have_journal);
+	assert_int_equal(r.generation, 42);
+	assert_string_equal(r.topology, "ring:16");
+	assert_string_equal(r.config, "j.yaml");
+	assert_int_equal(r.ndevs, 1);
+	assert_string_equal(r.dev_names[0], "ocs0");
+	assert_true(state_equal(&r.dev_states[0], &s));
+	assert_true(r.time_unix_ms > 0);
+	ctl_record_free(&r);
+	/* A rollback records the config of the record before, not its own. */
+	assert_int_equal(record_write(w->c, 41, &s, "ring:8", "before.yaml", &err), 0);
+	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), 0);
+	assert_string_equal(r.config, "before.yaml");
+	assert_string_equal(r.topology, "ring:8");
+	ctl_record_free(&r);
+	state_free(&s);
+
+	char **names;
+	uint32_t n;
+	assert_int_equal(ctl_list_fabrics(w->dir, &names, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(names[0], "jfab");
+	free(names[0]);
+	free(names);
+}
+
+static void test_journal_round_trip(void **state)
+{
+	struct world *w = *state;
+	struct journal j = {0}, back;
+	struct ofc_error err = {0};
+	bool missing;
+	char *names[] = {"ocs0"}, *drivers[] = {"sim"};
+	struct device_state before, target;
+
+	assert_int_equal(journal_read(w->dir, "jfab", &back, &missing, &err), 0);
+	assert_true(missing);
+	some_state(&before, 1);
+	some_state(&target, 5);
+	j.id = 7;
+	j.phase = JOURNAL_TRIAL;
+	j.started_ms = 1234;
+	j.trial_deadline = 1.5e9;
+	j.ndevs = 1;
+	j.names = names;
+	j.drivers = drivers;
+	j.before = &before;
+	j.target = &target;
+	assert_int_equal(journal_write(w->c, &j, &err), 0);
+	assert_int_equal(journal_read(w->dir, "jfab", &back, &missing, &err), 0);
+	assert_false(missing);
+	assert_int_equal(back.id, 7);
+	assert_int_equal(back.phase, JOURNAL_TRIAL);
+	assert_int_equal(back.pid, (uint32_t)getpid());
+	assert_int_equal(back.started_ms, 1234);
+	assert_true(back.trial_deadline == 1.5e9);
+	assert_int_equal(back.ndevs, 1);
+	assert_string_equal(back.names[0], "ocs0");
+	assert_string_equal(back.drivers[0], "sim");
+	assert_true(state_equal(&back.before[0], &before));
+	assert_true(state_equal(&back.target[0], &target));
+	assert_false(state_equal(&back.before[0], &back.target[0]));
+	journal_free(&back);
+
+	/* status sees it, and whether its writer still runs */
+	struct ctl_record r;
+	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), 0);
+	assert_true(r.have_journal);
+	assert_int_equal(r.journal_id, 7);
+	assert_string_equal(r.journal_phase, "trial");
+	ctl_record_free(&r);
+
+	assert_int_equal(journal_remove(w->c, &err), 0);
+	assert_int_equal(journal_read(w->dir, "jfab", &back, &missing, &err), 0);
+	assert_true(missing);
+	state_free(&before);
+	state_free(&target);
+}
+
+static void test_damaged_files_refused(void **state)
+{
+	struct world *w = *state;
+	struct ctl_record r;
+	struct journal j;
+	struct ofc_error err = {0};
+	bool missing;
+	static const uint8_t garbage[] = {0xff, 0xff, 0xff, 0xff, 0x0f, 0x00, 0x13};
+
+	write_file(w->dir, "jfab.state", garbage, sizeof(garbage));
+	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), -1);
+	assert_non_null(strstr(err.file, "jfab.state"));
+	assert_non_null(strstr(err.msg, "corrupt file"));
+	assert_non_null(strstr(err.msg, "move it aside"));
+	unlink(strstr(err.file, w->dir));
+
+	ofc_error_clear(&err);
+	write_file(w->dir, "jfab.journal", garbage, sizeof(garbage));
+	assert_int_equal(journal_read(w->dir, "jfab", &j, &missing, &err), -1);
+	assert_false(missing);
+	assert_non_null(strstr(err.msg, "corrupt file"));
+
+	/* A Journal message without an id is not a journal ofc wrote. */
+	ofc_error_clear(&err);
+	write_file(w->dir, "jfab.journal", "", 0);
+	assert_int_equal(journal_read(w->dir, "jfab", &j, &missing, &err), -1);
+	assert_non_null(strstr(err.msg, "corrupt journal"));
+}
+
+static void test_phase_names(void **state)
+{
+	(void)state;
+	assert_string_equal(journal_phase_name(JOURNAL_APPLYING), "applying");
+	assert_string_equal(journal_phase_name(JOURNAL_ROLLING_BACK), "rolling-back");
+	assert_string_equal(journal_phase_name(JOURNAL_COMMITTING), "committing");
+	assert_string_equal(journal_phase_name((enum journal_phase)99), "unknown");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_record_round_trip, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_journal_round_trip, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_damaged_files_refused, setup, teardown),
+	    cmocka_unit_test(test_phase_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
