@@ -7,8 +7,8 @@
 #include <string.h>
 
 static const char *const coll_names[] = {
-    [FLUID_ALLGATHER] = "allgather",	       [FLUID_BROADCAST] = "broadcast",
-    [FLUID_REDUCE] = "reduce",		       [FLUID_REDUCE_SCATTER] = "reduce-scatter",
+    [FLUID_ALLGATHER] = "allgather", [FLUID_BROADCAST] = "broadcast",
+    [FLUID_REDUCE] = "reduce",	     [FLUID_REDUCE_SCATTER] = "reduce-scatter",
     [FLUID_ALLTOALL] = "alltoall",
 };
 
@@ -46,24 +46,6 @@ int fluid_method_parse(const char *name, enum fluid_method *m)
 			return 0;
 		}
 	return -1;
-}
-
-void report_progress(const struct problem *p, const char *stage, uint32_t hops, uint32_t it,
-		     double value, double bound, size_t columns)
-{
-	const struct fluid_opts *o = p->opts;
-
-	if (!o->progress)
-		return;
-	struct fluid_progress pr = {.stage = stage,
-				    .hops = hops,
-				    .iteration = it,
-				    .value = value,
-				    .bound = bound,
-				    .columns = columns,
-				    .seconds = now_seconds() - p->t0};
-
-	o->progress(o->progress_ctx, &pr);
 }
 
 void fluid_result_free(struct fluid_result *r)
@@ -167,7 +149,9 @@ static int problem_init(struct problem *p, const struct fluid_net *n, const stru
 	memset(p, 0, sizeof(*p));
 	p->net = n;
 	p->opts = o;
-	p->coll = c == FLUID_REDUCE ? FLUID_BROADCAST : c == FLUID_REDUCE_SCATTER ? FLUID_ALLGATHER : c;
+	p->coll = c == FLUID_REDUCE	      ? FLUID_BROADCAST
+		  : c == FLUID_REDUCE_SCATTER ? FLUID_ALLGATHER
+					      : c;
 	p->copy = p->coll != FLUID_ALLTOALL;
 	p->slack = o->slack > 0 ? o->slack : 1e-7;
 	p->gap = o->gap > 0 ? o->gap : 1e-7;
@@ -178,8 +162,8 @@ static int problem_init(struct problem *p, const struct fluid_net *n, const stru
 	p->nterm = fluid_terminals(n, p->term);
 	if (p->coll == FLUID_BROADCAST) {
 		if (o->root >= n->nverts || !(n->kind[o->root] & FLUID_TERMINAL))
-			return ofc_error_set(err, OFC_E_INPUT, "the root (vertex %u) is not a terminal",
-					     o->root);
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "the root (vertex %u) is not a terminal", o->root);
 		p->orig = xmalloc(sizeof(uint32_t));
 		p->orig[0] = o->root;
 		p->norig = 1;
@@ -237,8 +221,8 @@ static int problem_init(struct problem *p, const struct fluid_net *n, const stru
 }
 
 /* Solve at hop limit T: phase 1, and phase 2 when asked. */
-static int solve_at(const struct problem *p, const struct fluid_group *grp, uint32_t T,
-		    bool phase2, struct fluid_result *r, struct ofc_error *err)
+static int solve_at(const struct problem *p, const struct fluid_group *grp, uint32_t T, bool phase2,
+		    struct fluid_result *r, struct ofc_error *err)
 {
 	struct texp x;
 	int rc;
@@ -274,10 +258,9 @@ int fluid_solve(const struct fluid_net *n, const struct fluid_opts *o, struct fl
 	if (reversed(o->collective)) {
 		for (uint32_t v = 0; v < n->nverts; v++)
 			if ((n->kind[v] & FLUID_TERMINAL) && !(n->kind[v] & FLUID_CAN_REDUCE))
-				return ofc_error_set(err, OFC_E_INPUT,
-						     "terminal '%s' cannot reduce: no %s",
-						     fluid_vertex_name(n, v),
-						     fluid_collective_name(o->collective));
+				return ofc_error_set(
+				    err, OFC_E_INPUT, "terminal '%s' cannot reduce: no %s",
+				    fluid_vertex_name(n, v), fluid_collective_name(o->collective));
 		reverse_net(n, &rev);
 		use = &rev;
 	}
