@@ -82,6 +82,7 @@ static int run_child(const struct bcase *c, double limit)
 {
 	struct rusage ru;
 	int st = 0;
+	fflush(stdout);
 	pid_t pid = fork();
 
 	if (pid == 0)
