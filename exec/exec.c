@@ -404,6 +404,9 @@ static void check(struct agent *a)
 			if (v != a->u)
 				check_block(a, v * r->n + a->u, NULL, v);
 		break;
+	case SCHED_BROADCAST: /* refused by exec_run */
+	case SCHED_REDUCE:
+		break;
 	}
 }
 
@@ -621,6 +624,11 @@ int exec_run(const struct schedule *s, const struct exec_net *net, const struct 
 	if (s->nodes < 2 || s->nodes > EXEC_MAX_HOSTS)
 		return ofc_error_set(err, OFC_E_INPUT, "runs take 2 to %u hosts, not %u",
 				     EXEC_MAX_HOSTS, s->nodes);
+	if (s->collective == SCHED_BROADCAST || s->collective == SCHED_REDUCE)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "the testbed runs allgather, reduce-scatter, allreduce and "
+				     "all-to-all, not %s",
+				     sched_collective_name(s->collective));
 	r.nblocks = s->collective == SCHED_ALLTOALL ? r.n * r.n : r.n;
 	r.E = o->size / r.n / 4;
 	if (r.E == 0)

@@ -214,6 +214,9 @@ static void locate(struct mx *m, uint32_t u, uint32_t b, unsigned *buf, uint32_t
 			*off = m->rk[u].slot[b] * Q;
 		}
 		return;
+	case SCHED_BROADCAST: /* refused by schedule_write_msccl */
+	case SCHED_REDUCE:
+		return;
 	}
 }
 
@@ -291,6 +294,11 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 	if (n < 2 || n > MSCCL_MAX_RANKS)
 		return ofc_error_set(err, OFC_E_INPUT, "MSCCL programs here take 2 to %u ranks",
 				     MSCCL_MAX_RANKS);
+	if (s->collective == SCHED_BROADCAST || s->collective == SCHED_REDUCE)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "MSCCL programs here are allgather, reduce-scatter, allreduce "
+				     "and all-to-all, not %s",
+				     sched_collective_name(s->collective));
 	for (size_t k = 0; k < s->nxfers; k++)
 		if (xfer_dir(&s->xfers[k]) != DIR_NONE)
 			return ofc_error_set(err, OFC_E_INPUT,
@@ -331,6 +339,9 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 					r->slot[x->block] = slots++;
 			}
 			r->nchunks[BUF_S] = slots * Q;
+			break;
+		case SCHED_BROADCAST: /* refused above */
+		case SCHED_REDUCE:
 			break;
 		}
 		for (unsigned b = 0; b < 3; b++) {
