@@ -523,6 +523,12 @@ int optree_build(const struct optree_ring *r, const struct optree_opts *o,
 				     "%u nodes: schedules are built for at most %u (N(N-1) "
 				     "transfers)",
 				     r->nodes, OPTREE_MAX_NODES);
+	if (c != SCHED_ALLGATHER && c != SCHED_REDUCE_SCATTER && c != SCHED_ALLREDUCE &&
+	    c != SCHED_ALLTOALL)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "on a WDM ring: allgather, reduce-scatter, allreduce or "
+				     "alltoall, not %s",
+				     sched_collective_name(c));
 	if (c == SCHED_ALLTOALL && o->algo != OPTREE_ONESTAGE)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "all-to-all on a WDM ring is built as direct lightpaths "
