@@ -156,7 +156,8 @@ static int overlap(void)
 			struct optree_ring r = ring(1024, ws[i]);
 			struct optree_opts o = {.algo = OPTREE_TREE,
 						.overlap = true,
-						.collective = c ? SCHED_ALLREDUCE : SCHED_ALLGATHER};
+						.collective =
+						    c ? SCHED_ALLREDUCE : SCHED_ALLGATHER};
 			struct optree_result res;
 			struct optree_time tm;
 			struct ofc_error err = {0};
@@ -223,8 +224,9 @@ static int ilp(uint32_t maxn, double limit)
 
 static int gap(void)
 {
-	static const uint32_t ns[] = {64,   96,	  100,	128,  192,  256,  384,	500,  512,  729,  768,
-				      1000, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384};
+	static const uint32_t ns[] = {64,   96,	  100,	128,  192,  256,   384,
+				      500,  512,  729,	768,  1000, 1024,  1536,
+				      2048, 3072, 4096, 6144, 8192, 12288, 16384};
 	static const uint32_t ws[] = {4, 8, 16, 32, 64, 96, 128};
 	uint32_t total = 0, within = 0;
 	double worst = 0;
@@ -251,8 +253,8 @@ static int gap(void)
 			}
 			if (g > worst)
 				worst = g;
-			printf("  N=%-5u W=%-3u %4u steps, analytic %8.2f: %+6.1f %%  radices", ns[i],
-			       ws[j], p.steps, a.steps, g);
+			printf("  N=%-5u W=%-3u %4u steps, analytic %8.2f: %+6.1f %%  radices",
+			       ns[i], ws[j], p.steps, a.steps, g);
 			for (uint32_t k = 0; k < p.depth; k++)
 				printf(" %u(%u)", p.radix[k], p.stage_steps[k]);
 			printf("\n");
@@ -275,7 +277,8 @@ int main(int argc, char **argv)
 	if (strcmp(what, "ilp") == 0)
 		return ilp(argc > 2 ? (uint32_t)atoi(argv[2]) : 32, argc > 3 ? atof(argv[3]) : 60);
 	if (strcmp(what, "all") != 0) {
-		fprintf(stderr, "usage: optree_bench [headline | gap | overlap | ilp [MAXN] [LIMIT_S]]\n");
+		fprintf(stderr,
+			"usage: optree_bench [headline | gap | overlap | ilp [MAXN] [LIMIT_S]]\n");
 		return 2;
 	}
 	rc |= headline();

@@ -45,7 +45,8 @@ static uint32_t layout_changes(const struct rwa_solution *sol, uint32_t steps, u
 		const struct rwa_run *ru = &sol->runs[k];
 
 		for (uint32_t c = ru->colour; c < ru->colour + ru->count; c++) {
-			uint32_t t = colmajor ? c % steps : c / FW, q = colmajor ? c / steps : c % FW;
+			uint32_t t = colmajor ? c % steps : c / FW,
+				 q = colmajor ? c / steps : c % FW;
 			uint64_t x = ((uint64_t)ru->id << 20 | q) * 0x9e3779b97f4a7c15ull;
 
 			h[t] += (x ^ (x >> 29)) * 0xbf58476d1ce4e5b9ull + ru->dir;
@@ -197,7 +198,8 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 					const struct ot_arc *a = &s->arc[ru->id];
 					const uint16_t *held = h.b + h.off[a->src];
 					uint32_t end = ru->colour + ru->count;
-					uint32_t c = ru->colour + (t + steps - ru->colour % steps) % steps;
+					uint32_t c =
+					    ru->colour + (t + steps - ru->colour % steps) % steps;
 
 					for (; c < end; c += steps)
 						emit_put(&e, a->src, a->dst,
@@ -247,8 +249,7 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 			if (joined) {
 				os->first_step = res->sched.nsteps - 1;
 				os->merged = true;
-			}
-			else /* the stage before keeps its last step */
+			} else /* the stage before keeps its last step */
 				res->stage[res->nstages - 2].steps += emit_flush(&e);
 		}
 		for (uint32_t o = 0; o < steps; o++) {
@@ -265,7 +266,7 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 					uint32_t slot = q->colour + c;
 
 					emit_put(&e, a->src, a->dst, held[q->inst + c], q->dir,
-					    top ? FW - 1 - slot : slot);
+						 top ? FW - 1 - slot : slot);
 				}
 			}
 			/* A merged stage leaves its last step open for the next. */

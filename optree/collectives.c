@@ -67,8 +67,8 @@ void result_concat(struct optree_result *rs, struct optree_result *ag)
 	rs->sched.collective = SCHED_ALLREDUCE;
 	rs->collective = SCHED_ALLREDUCE;
 	sched_append(&rs->sched, &ag->sched);
-	rs->stage = xreallocarray(rs->stage, (size_t)rs->nstages + ag->nstages + 1,
-				  sizeof(*rs->stage));
+	rs->stage =
+	    xreallocarray(rs->stage, (size_t)rs->nstages + ag->nstages + 1, sizeof(*rs->stage));
 	for (uint32_t i = 0; i < ag->nstages; i++) {
 		rs->stage[rs->nstages + i] = ag->stage[i];
 		rs->stage[rs->nstages + i].first_step += T;
@@ -85,7 +85,7 @@ int build_alltoall(const struct optree_ring *r, const struct optree_opts *o,
 	uint32_t n = r->nodes, cap = 0;
 	struct rwa_ring ring = {n, r->wavelengths, r->fibres};
 	struct rwa_opts ro = {.engine = o->rwa_engine ? (enum rwa_engine)o->rwa_engine
-						    : RWA_ENGINE_HEURISTIC,
+						      : RWA_ENGINE_HEURISTIC,
 			      .objective = RWA_MIN_WAVELENGTHS,
 			      .time_limit = o->time_limit};
 	struct rwa_solution sol = {0};
@@ -94,10 +94,11 @@ int build_alltoall(const struct optree_ring *r, const struct optree_opts *o,
 	size_t ndem;
 
 	if ((uint64_t)n * (n - 1) > RWA_MAX_DEMANDS)
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "all-to-all on %u nodes is %llu lightpaths; rwa_solve takes at "
-				     "most %u",
-				     n, (unsigned long long)n * (n - 1), RWA_MAX_DEMANDS);
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "all-to-all on %u nodes is %llu lightpaths; rwa_solve takes at "
+		    "most %u",
+		    n, (unsigned long long)n * (n - 1), RWA_MAX_DEMANDS);
 	rwa_all_to_all(n, &dem, &ndem);
 	if (rwa_solve(&ring, dem, ndem, &ro, &sol, &rep, err) < 0) {
 		free(dem);

@@ -26,7 +26,6 @@ void optree_result_free(struct optree_result *res)
  * Transfers go straight into the schedule (reserved in advance); a step
  * that breaks the limit is taken out again and put back as sub-steps. */
 
-
 void emitter_init(struct emitter *e, const struct optree_ring *r, struct schedule *s)
 {
 	memset(e, 0, sizeof(*e));
@@ -210,7 +209,7 @@ uint32_t colour_steps(const struct optree_ring *r, const struct rwa_solution *so
 /* One stage of fixed-route demands: the blocks of arc i are blk[i][0..count),
  * laid on the arc's colours in order, colour steps in order. */
 void emit_fixed(struct emitter *e, const struct ot_arc *arc, const struct rwa_solution *sol,
-		       const uint32_t *blk, uint32_t per_arc, struct optree_stage *st)
+		const uint32_t *blk, uint32_t per_arc, struct optree_stage *st)
 {
 	uint32_t FW = ring_channels(e->r), cs = colour_steps(e->r, sol);
 
@@ -223,11 +222,10 @@ void emit_fixed(struct emitter *e, const struct ot_arc *arc, const struct rwa_so
 			for (uint32_t c = 0; c < ru->count; c++)
 				if ((ru->colour + c) / FW == t)
 					emit_put(e, arc[ru->id].src, arc[ru->id].dst,
-					    blk[(size_t)ru->id * per_arc + inst + c], ru->dir,
-					    (ru->colour + c) % FW);
+						 blk[(size_t)ru->id * per_arc + inst + c], ru->dir,
+						 (ru->colour + c) % FW);
 		}
 		st->steps += emit_flush(e);
 	}
 	st->colour_steps = cs;
 }
-

@@ -75,7 +75,6 @@ uint32_t stage_lower_bound(const struct optree_ring *r, const struct levels *L, 
 			   const struct ot_arc *arc, size_t narcs);
 uint32_t demands_lower_bound(const struct optree_ring *r, const struct ot_arc *arc, size_t narcs);
 
-
 /* ---- emitting steps (build.c) ----------------------------------------------
  * Transfers go straight into the schedule; emit_flush closes a step and
  * splits it where some node would add or drop more lightpaths than its
@@ -105,8 +104,8 @@ uint32_t colour_steps(const struct optree_ring *r, const struct rwa_solution *so
 void emit_fixed(struct emitter *e, const struct ot_arc *arc, const struct rwa_solution *sol,
 		const uint32_t *blk, uint32_t per_arc, struct optree_stage *st);
 
-static inline void emit_put(struct emitter *e, uint32_t src, uint32_t dst, uint32_t block, uint8_t dir,
-		       uint32_t slot)
+static inline void emit_put(struct emitter *e, uint32_t src, uint32_t dst, uint32_t block,
+			    uint8_t dir, uint32_t slot)
 {
 	const struct optree_ring *r = e->r;
 	struct schedule *s = e->s;
@@ -126,7 +125,6 @@ static inline void emit_put(struct emitter *e, uint32_t src, uint32_t dst, uint3
 					      (uint8_t)(slot % r->fibres),
 					      xfer_flags((enum ring_dir)dir, e->op)};
 }
-
 
 /* ---- the other collectives (collectives.c) and Wrht (wrht.c) ---- */
 

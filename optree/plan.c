@@ -6,11 +6,8 @@
 #include <string.h>
 
 static const char *const algo_names[] = {
-    [OPTREE_RING] = "ring",
-    [OPTREE_NE] = "ne",
-    [OPTREE_ONESTAGE] = "onestage",
-    [OPTREE_TREE] = "optree",
-    [OPTREE_WRHT] = "wrht",
+    [OPTREE_RING] = "ring",   [OPTREE_NE] = "ne",     [OPTREE_ONESTAGE] = "onestage",
+    [OPTREE_TREE] = "optree", [OPTREE_WRHT] = "wrht",
 };
 
 const char *optree_algo_name(enum optree_algo a)

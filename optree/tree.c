@@ -296,8 +296,8 @@ static void stage1_alternative(uint32_t n, uint32_t m, uint32_t s, const uint32_
 		rwa_color_circle(n, ra, k, d, &alt);
 	}
 	free(ra);
-	uint32_t a = alt.colours[RWA_CW] > alt.colours[RWA_CCW] ? alt.colours[RWA_CW]
-								 : alt.colours[RWA_CCW];
+	uint32_t a =
+	    alt.colours[RWA_CW] > alt.colours[RWA_CCW] ? alt.colours[RWA_CW] : alt.colours[RWA_CCW];
 	uint32_t c = colours[RWA_CW] > colours[RWA_CCW] ? colours[RWA_CW] : colours[RWA_CCW];
 	if (a < c) {
 		out[RWA_CW] = alt.colours[RWA_CW];
@@ -340,7 +340,8 @@ void stage_colour(const struct levels *L, uint32_t i, bool runs, struct stage_rw
 				if (st->arc[k].count != 1)
 					abort();
 			rwa_circulant(n, ofs, st->m - 1, &st->sol);
-			uint32_t c[3] = {0, st->sol.colours[RWA_CW], st->sol.colours[RWA_CCW]}, o[3];
+			uint32_t c[3] = {0, st->sol.colours[RWA_CW], st->sol.colours[RWA_CCW]},
+				 o[3];
 			stage1_alternative(n, st->m, st->s, c, &st->sol, o);
 			for (size_t r = 0; r < st->sol.nruns; r++)
 				st->arc[st->sol.runs[r].id].dir = st->sol.runs[r].dir;

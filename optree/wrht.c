@@ -124,8 +124,8 @@ static uint64_t stage_load(uint32_t n, const struct ot_arc *arc, size_t na)
 
 /* Predicted time of group size m (colours = loads: every stage is a set
  * of line intervals). */
-static double predict(const struct optree_ring *r, uint32_t m, struct ot_arc *arc,
-		      struct warc *wa, uint32_t *steps)
+static double predict(const struct optree_ring *r, uint32_t m, struct ot_arc *arc, struct warc *wa,
+		      uint32_t *steps)
 {
 	struct wtree t;
 	struct ofc_error err = {0};

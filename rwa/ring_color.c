@@ -213,7 +213,6 @@ void rwa_color_line(uint32_t n, const struct rwa_arc *arcs, size_t narcs, enum r
 
 /* ---- circular arcs ---------------------------------------------------------- */
 
-
 struct unit {
 	uint32_t start, len; /* in the caller's coordinates */
 	uint32_t id;
@@ -512,7 +511,8 @@ static bool color_exact(uint32_t n, struct unit *u, size_t nu, uint32_t k, uint6
 	qsort(u, nu, sizeof(*u), cmp_unit_start);
 	for (size_t i = 0; i < nu; i++)
 		for (size_t j = 0; j < nu; j++)
-			if (i != j && (covers(n, &u[j], u[i].start) || covers(n, &u[i], u[j].start)))
+			if (i != j &&
+			    (covers(n, &u[j], u[i].start) || covers(n, &u[i], u[j].start)))
 				x.conflict[i][j / 64] |= 1ull << (j % 64);
 	if (!exact_rec(&x, 0, 0))
 		return false;

@@ -68,7 +68,8 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 	struct ofc_error err = {0};
 	int c;
 
-	while ((c = cli_getopt(cmd, argc, argv, "n:w:F:b:a:c:e:r:I:M:R:D:E:OjSP:f:o:h", opts)) != -1) {
+	while ((c = cli_getopt(cmd, argc, argv, "n:w:F:b:a:c:e:r:I:M:R:D:E:OjSP:f:o:h", opts)) !=
+	       -1) {
 		switch (c) {
 		case -2:
 			return 2;
@@ -164,8 +165,9 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "--plot goes with --sweep");
 	if (sweep) {
 		if (p.json || p.output || q.depth || (q.algorithm && strcmp(q.algorithm, "optree")))
-			return cli_usage_error(cmd, "--sweep compares every algorithm in a table: no "
-						    "--algo, --radices, --json or -o");
+			return cli_usage_error(cmd,
+					       "--sweep compares every algorithm in a table: no "
+					       "--algo, --radices, --json or -o");
 		ring.max_add = interfaces * mrrs;
 		return optree_sweep(cmd, &q, &ring, argv + optind, argc - optind, plot);
 	}

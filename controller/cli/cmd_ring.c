@@ -200,8 +200,8 @@ int cmd_ring(const struct cli_cmd *cmd, int argc, char **argv)
 			break;
 		case 'D':
 			if (!strchr(optarg, '='))
-				return cli_usage_error(cmd, "--device '%s': expected NAME=HOST:PORT",
-						       optarg);
+				return cli_usage_error(
+				    cmd, "--device '%s': expected NAME=HOST:PORT", optarg);
 			if (fc.noverrides == ARRAY_SIZE(fc.overrides))
 				return cli_usage_error(cmd, "too many --device options");
 			fc.overrides[fc.noverrides++] = optarg;
@@ -259,7 +259,7 @@ int cmd_ring(const struct cli_cmd *cmd, int argc, char **argv)
 	else if (rc == 0)
 		print_text(fc.fabric, o, &rep, q.overlap);
 	if (rc < 0)
-		rc = err.code == OFC_E_USAGE ? cli_usage_error(cmd, "%s", err.msg)
+		rc = err.code == OFC_E_USAGE   ? cli_usage_error(cmd, "%s", err.msg)
 		     : err.code == OFC_E_INPUT ? (cli_fail(&err), 2)
 					       : cli_fail(&err);
 	if (cfg) {

@@ -55,10 +55,11 @@ static int parse_list(const struct cli_cmd *cmd, const char *key, const char *v,
 		if ((sizes ? parse_size(buf, &lo, &why) : parse_u64(buf, &lo)) < 0 ||
 		    (sizes ? parse_size(dots + 2, &hi, &why) : parse_u64(dots + 2, &hi)) < 0 ||
 		    !lo || hi < lo)
-			return cli_usage_error(cmd,
-					       "bad --sweep %s='%s': expected LO..HI (doubling) or a "
-					       "list A,B,C",
-					       key, v);
+			return cli_usage_error(
+			    cmd,
+			    "bad --sweep %s='%s': expected LO..HI (doubling) or a "
+			    "list A,B,C",
+			    key, v);
 		for (uint64_t x = lo; x <= hi && *n < SWEEP_MAX; x *= 2)
 			out[(*n)++] = x;
 		return 0;
@@ -150,35 +151,42 @@ static void svg_panel(FILE *f, double x0, double y0, double w, double h,
 		ly1 = ly0 + 1;
 	r.nodes = c->nodes;
 	r.wavelengths = c->wl;
-	fprintf(f, "<g>\n<text x='%.1f' y='%.1f' font-size='13' text-anchor='middle'>%s, N = %u, "
-		   "W = %u</text>\n",
+	fprintf(f,
+		"<g>\n<text x='%.1f' y='%.1f' font-size='13' text-anchor='middle'>%s, N = %u, "
+		"W = %u</text>\n",
 		x0 + w / 2, y0 + 16, sched_collective_name(coll), c->nodes, c->wl);
-	fprintf(f, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='none' stroke='#888'/>\n",
+	fprintf(f,
+		"<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='none' stroke='#888'/>\n",
 		pl, pt, pr - pl, pb - pt);
 	for (double e = ly0; e <= ly1 + 1e-9; e++) {
 		double y = pb - (e - ly0) / (ly1 - ly0) * (pb - pt);
 
 		fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#ddd'/>\n", pl, y,
 			pr, y);
-		fprintf(f, "<text x='%.1f' y='%.1f' font-size='10' text-anchor='end'>1e%+.0f ms</text>\n",
-			pl - 4, y + 3, e - 3);
+		fprintf(
+		    f,
+		    "<text x='%.1f' y='%.1f' font-size='10' text-anchor='end'>1e%+.0f ms</text>\n",
+		    pl - 4, y + 3, e - 3);
 	}
 	for (uint32_t k = 0; k < sw->ns; k++) {
 		double x = pl + (log2((double)sw->size[k]) - lx0) / (lx1 - lx0) * (pr - pl);
 
 		fmt_size(sz, sizeof(sz), sw->size[k]);
-		fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#eee'/>\n", x, pt, x,
-			pb);
-		fprintf(f, "<text x='%.1f' y='%.1f' font-size='10' text-anchor='middle'>%s</text>\n",
+		fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#eee'/>\n", x, pt,
+			x, pb);
+		fprintf(f,
+			"<text x='%.1f' y='%.1f' font-size='10' text-anchor='middle'>%s</text>\n",
 			x, pb + 14, sz);
 	}
-	fprintf(f, "<text x='%.1f' y='%.1f' font-size='11' text-anchor='middle'>block size per "
-		   "node</text>\n",
+	fprintf(f,
+		"<text x='%.1f' y='%.1f' font-size='11' text-anchor='middle'>block size per "
+		"node</text>\n",
 		(pl + pr) / 2, pb + 30);
 	for (int a = 0; a < NALGO; a++) {
 		if (!c->steps[a])
 			continue;
-		fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='2' points='", colour[a]);
+		fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='2' points='",
+			colour[a]);
 		for (uint32_t k = 0; k < sw->ns; k++) {
 			double t = time_us(&r, c, a, sw->size[k]);
 			double x = pl + (log2((double)sw->size[k]) - lx0) / (lx1 - lx0) * (pr - pl);
@@ -218,19 +226,21 @@ static int write_svg(const char *path, const struct optree_ring *base, const str
 	if (cli_output_open(&out, path, &err) < 0)
 		return cli_fail(&err);
 	FILE *f = out.f;
-	fprintf(f, "<?xml version='1.0' encoding='UTF-8'?>\n<svg xmlns='http://www.w3.org/2000/svg' "
-		   "width='%.0f' height='%.0f' font-family='sans-serif'>\n",
+	fprintf(f,
+		"<?xml version='1.0' encoding='UTF-8'?>\n<svg xmlns='http://www.w3.org/2000/svg' "
+		"width='%.0f' height='%.0f' font-family='sans-serif'>\n",
 		W, H);
 	fprintf(f, "<rect width='100%%' height='100%%' fill='white'/>\n");
 	for (uint32_t i = 0; i < ncells; i++)
-		svg_panel(f, (i % cols) * pw, (i / cols) * ph, pw, ph, base, &cells[i], sw, tmin, tmax,
-			  coll);
+		svg_panel(f, (i % cols) * pw, (i / cols) * ph, pw, ph, base, &cells[i], sw, tmin,
+			  tmax, coll);
 	/* Legend along the bottom. */
 	for (int a = 0; a < NALGO; a++) {
 		double x = 20 + a * 110, y = rows * ph + 20;
 
-		fprintf(f, "<line x1='%.0f' y1='%.0f' x2='%.0f' y2='%.0f' stroke='%s' "
-			   "stroke-width='3'/>\n",
+		fprintf(f,
+			"<line x1='%.0f' y1='%.0f' x2='%.0f' y2='%.0f' stroke='%s' "
+			"stroke-width='3'/>\n",
 			x, y, x + 24, y, colour[a]);
 		fprintf(f, "<text x='%.0f' y='%.0f' font-size='12'>%s</text>\n", x + 30, y + 4,
 			optree_algo_name(algos[a]));

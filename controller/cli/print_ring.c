@@ -158,17 +158,15 @@ static void write_json_one(struct json_writer *w, const struct schedule_result *
 	jw_obj_end(w);
 }
 
-static void write_text_one(FILE *f, const struct schedule_result *q, const struct schedule_outcome *o,
-			   enum optree_algo a)
+static void write_text_one(FILE *f, const struct schedule_result *q,
+			   const struct schedule_outcome *o, enum optree_algo a)
 {
 	const struct optree_result *res = &o->ring.res;
 	const struct optree_ring *ring = &q->ring;
 	char size[32], rate[32], d1[32], d2[32], rad[256];
 	static const char *const title[] = {
-	    [OPTREE_RING] = "ring",
-	    [OPTREE_NE] = "neighbor exchange",
-	    [OPTREE_ONESTAGE] = "one-stage",
-	    [OPTREE_TREE] = "OpTree",
+	    [OPTREE_RING] = "ring",	     [OPTREE_NE] = "neighbor exchange",
+	    [OPTREE_ONESTAGE] = "one-stage", [OPTREE_TREE] = "OpTree",
 	    [OPTREE_WRHT] = "Wrht",
 	};
 
@@ -179,8 +177,9 @@ static void write_text_one(FILE *f, const struct schedule_result *q, const struc
 	fprintf(f,
 		"%s %s on a WDM ring%s%s: %u nodes, %u wavelengths x %u fibre%s per "
 		"direction, %s blocks at %s\n",
-		title[a], sched_collective_name(q->collective), q->ring_name ? " " : "", q->ring_name ? q->ring_name : "", ring->nodes,
-		ring->wavelengths, ring->fibres, ring->fibres == 1 ? "" : "s", size, rate);
+		title[a], sched_collective_name(q->collective), q->ring_name ? " " : "",
+		q->ring_name ? q->ring_name : "", ring->nodes, ring->wavelengths, ring->fibres,
+		ring->fibres == 1 ? "" : "s", size, rate);
 	if (!o->applies) {
 		fprintf(f, "  not built: %s\n", o->why);
 		return;
@@ -214,20 +213,20 @@ static void write_text_one(FILE *f, const struct schedule_result *q, const struc
 		}
 	} else if (a == OPTREE_ONESTAGE) {
 		fprintf(f, "  analytic              N^2 / (8W) = %.2f steps (Lemma 1)%s\n",
-			res->analytic_steps,
-			q->collective == SCHED_ALLREDUCE ? ", twice" : "");
+			res->analytic_steps, q->collective == SCHED_ALLREDUCE ? ", twice" : "");
 		if (res->rwa_method)
 			fprintf(f, "  lightpaths            %s\n", res->rwa_method);
 	} else if (a == OPTREE_WRHT) {
-		fprintf(f, "  groups                %u nodes (m-ary tree of %u stages, gather then "
-			   "broadcast)\n",
+		fprintf(f,
+			"  groups                %u nodes (m-ary tree of %u stages, gather then "
+			"broadcast)\n",
 			res->wrht_radix, res->nstages);
 	} else {
 		fprintf(f, "  analytic              %.0f steps\n", res->analytic_steps);
 	}
 	int64_t gap = (int64_t)o->steps - (int64_t)res->lower_bound_steps;
-	fprintf(f, "  total steps           %u (lower bound %u, gap %lld = %.1f %%",
-		o->steps, res->lower_bound_steps, (long long)gap,
+	fprintf(f, "  total steps           %u (lower bound %u, gap %lld = %.1f %%", o->steps,
+		res->lower_bound_steps, (long long)gap,
 		res->lower_bound_steps ? 100.0 * (double)gap / res->lower_bound_steps : 0.0);
 	if (isfinite(res->analytic_steps) && res->analytic_steps > 0)
 		fprintf(f, "; analytic %.2f, %+.1f %%", res->analytic_steps,
@@ -251,7 +250,8 @@ static void write_text_one(FILE *f, const struct schedule_result *q, const struc
 			"saved (%.3f %%)\n",
 			o->ring.tm.time_us, o->ring.tm.hidden_stages, o->ring.tm.retune_stages,
 			o->ring.tm.retune_stages == 1 ? "" : "s", o->ring.tm.saved_us,
-			o->ring.tm.plain_us > 0 ? 100.0 * o->ring.tm.saved_us / o->ring.tm.plain_us : 0.0);
+			o->ring.tm.plain_us > 0 ? 100.0 * o->ring.tm.saved_us / o->ring.tm.plain_us
+						: 0.0);
 	fprintf(f,
 		"  MRR retuning          %u of %u steps change some ring; charging every one: "
 		"%.2f us\n",
@@ -274,8 +274,9 @@ static void write_table(FILE *f, const struct schedule_result *q)
 	fprintf(f,
 		"%s on a WDM ring%s%s: %u nodes, %u wavelengths x %u fibre%s per "
 		"direction, %s blocks\n\n",
-		sched_collective_name(q->collective), q->ring_name ? " " : "", q->ring_name ? q->ring_name : "", ring->nodes,
-		ring->wavelengths, ring->fibres, ring->fibres == 1 ? "" : "s", size);
+		sched_collective_name(q->collective), q->ring_name ? " " : "",
+		q->ring_name ? q->ring_name : "", ring->nodes, ring->wavelengths, ring->fibres,
+		ring->fibres == 1 ? "" : "s", size);
 	for (size_t i = 0; i < n; i++)
 		if (o[i].applies && o[i].ring.tm.time_us < best)
 			best = o[i].ring.tm.time_us;
@@ -286,7 +287,8 @@ static void write_table(FILE *f, const struct schedule_result *q)
 		const struct schedule_outcome *x = &o[i];
 
 		if (!x->applies) {
-			fprintf(f, "%-9s  not built: %s\n", optree_algo_name(o[i].ring.algo), x->why);
+			fprintf(f, "%-9s  not built: %s\n", optree_algo_name(o[i].ring.algo),
+				x->why);
 			continue;
 		}
 		char ratio[24] = "-";
@@ -313,10 +315,12 @@ static void write_table(FILE *f, const struct schedule_result *q)
 				o[i].ring.an.depth, o[i].ring.an.k_real);
 		}
 	for (size_t i = 0; i < n; i++)
-		if (o[i].applies && o[i].ring.tm.time_us > 0 && best > 0 && o[i].ring.algo != OPTREE_TREE)
+		if (o[i].applies && o[i].ring.tm.time_us > 0 && best > 0 &&
+		    o[i].ring.algo != OPTREE_TREE)
 			for (size_t j = 0; j < n; j++)
 				if (o[j].applies && o[j].ring.algo == OPTREE_TREE) {
-					double d = 100.0 * (1 - o[j].ring.tm.time_us / o[i].ring.tm.time_us);
+					double d = 100.0 * (1 - o[j].ring.tm.time_us /
+								    o[i].ring.tm.time_us);
 
 					fprintf(f, "optree takes %.2f %% %s time than %s\n",
 						fabs(d), d >= 0 ? "less" : "more",

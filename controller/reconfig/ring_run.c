@@ -122,10 +122,11 @@ static int step_config(const struct rr *r, const struct schedule *s, uint32_t t,
 				continue;
 			on[cell(r, c)] = 1;
 			if (++used[(size_t)c.node * r->I + c.iface] > r->ring->mrrs)
-				return ofc_error_set(err, OFC_E_INPUT,
-						     "step %u needs more than the %u MRRs of node %u "
-						     "interface %u",
-						     t + 1, r->ring->mrrs, c.node, c.iface);
+				return ofc_error_set(
+				    err, OFC_E_INPUT,
+				    "step %u needs more than the %u MRRs of node %u "
+				    "interface %u",
+				    t + 1, r->ring->mrrs, c.node, c.iface);
 		}
 	}
 	return 0;
@@ -369,15 +370,16 @@ int ring_run(struct ctl *c, uint32_t ri, const struct schedule *s, const uint32_
 	}
 	/* Done: back to the static configuration. */
 	if (restore(&cd->dev, &r, &cd->target, cur, tmp, &b, err) < 0) {
-		ofc_error_prefix(err, "ring '%s': the schedule ran, but restoring its static "
-				      "configuration failed",
+		ofc_error_prefix(err,
+				 "ring '%s': the schedule ran, but restoring its static "
+				 "configuration failed",
 				 ring->name);
 		rc = -1;
 	} else {
 		rep->restored = true;
 	}
 	goto out;
-fail: {
+fail : {
 	struct ofc_error why = *err, rerr = {0};
 
 	if (restore(&cd->dev, &r, &cd->target, cur, tmp, &b, &rerr) == 0) {

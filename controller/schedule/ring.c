@@ -27,8 +27,8 @@ struct optree_ring ring_optree_model(const struct fabric *f, const struct ring *
 
 /* ---- collectives on a WDM ring ---------------------------------------------------- */
 
-static const enum optree_algo all_algos[] = {OPTREE_RING, OPTREE_NE,	  OPTREE_ONESTAGE,
-					     OPTREE_WRHT, OPTREE_TREE};
+static const enum optree_algo all_algos[] = {OPTREE_RING, OPTREE_NE, OPTREE_ONESTAGE, OPTREE_WRHT,
+					     OPTREE_TREE};
 
 /* Build one algorithm, verify it with the one verifier against the ring's
  * wavelengths and add/drop limits, and price it (Eq. 3). */

@@ -51,7 +51,7 @@ struct schedule_query {
 	bool overlap;	      /* WDM: pre-tune MRRs for the next stage while idle */
 	uint32_t radix[OPTREE_MAX_DEPTH]; /* WDM: a forced OpTree plan ... */
 	uint32_t depth;			  /* ... of this many stages (0: the planner's) */
-	int rwa_engine; /* WDM all-to-all: enum rwa_engine (0: the heuristic) */
+	int rwa_engine;			  /* WDM all-to-all: enum rwa_engine (0: the heuristic) */
 };
 
 /* ---- the answer ---------------------------------------------------------- */

@@ -266,15 +266,18 @@ static bool handle(struct agent *a, struct emu_client *c, const uint8_t *data, s
 			 * change: a refusal leaves the agent as it was. */
 			size_t cells = (size_t)a->nodes * a->ifaces * a->wl * 2;
 			uint8_t *on = xmalloc(cells + 1);
-			uint32_t *used = xmalloc(((size_t)a->nodes * a->ifaces + 1) * sizeof(uint32_t));
+			uint32_t *used =
+			    xmalloc(((size_t)a->nodes * a->ifaces + 1) * sizeof(uint32_t));
 			char clash[200] = "";
 
 			memcpy(on, a->on, cells);
 			memcpy(used, a->used, (size_t)a->nodes * a->ifaces * sizeof(uint32_t));
 			for (size_t i = 0; i < t->n_off + t->n_on && !why; i++) {
 				bool off = i < t->n_off;
-				const Ofc__V1__MrrChannel *ch = off ? t->off[i] : t->on[i - t->n_off];
-				size_t s = slot(a, ch->node, ch->interface, ch->wavelength, ch->role);
+				const Ofc__V1__MrrChannel *ch =
+				    off ? t->off[i] : t->on[i - t->n_off];
+				size_t s =
+				    slot(a, ch->node, ch->interface, ch->wavelength, ch->role);
 				uint32_t *u = &used[(size_t)ch->node * a->ifaces + ch->interface];
 
 				if (off && on[s]) {
@@ -292,8 +295,8 @@ static bool handle(struct agent *a, struct emu_client *c, const uint8_t *data, s
 					on[s] = 1;
 					(*u)++;
 				}
-				if (!clash[0] && !light_ok(a, on, ch->interface, ch->wavelength, clash,
-							   sizeof(clash)))
+				if (!clash[0] && !light_ok(a, on, ch->interface, ch->wavelength,
+							   clash, sizeof(clash)))
 					a->conflicts++;
 			}
 			if (clash[0] && a->co.log) {
@@ -302,12 +305,14 @@ static bool handle(struct agent *a, struct emu_client *c, const uint8_t *data, s
 				fflush(a->co.log);
 			}
 			if (!why && clash[0] && a->refuse_conflicts) {
-				snprintf(reason, sizeof(reason), "lightpaths would collide: %s", clash);
+				snprintf(reason, sizeof(reason), "lightpaths would collide: %s",
+					 clash);
 				why = reason;
 			}
 			if (!why) {
 				memcpy(a->on, on, cells);
-				memcpy(a->used, used, (size_t)a->nodes * a->ifaces * sizeof(uint32_t));
+				memcpy(a->used, used,
+				       (size_t)a->nodes * a->ifaces * sizeof(uint32_t));
 				pause_us(a->delay_us);
 				r.has_settled_ns = true;
 				r.settled_ns = (uint64_t)a->delay_us * 1000u;

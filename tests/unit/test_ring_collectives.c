@@ -55,7 +55,8 @@ static uint32_t build_ok(const struct optree_ring *r, enum optree_algo a, enum s
 
 static void test_reduce_collectives(void **state)
 {
-	static const uint32_t cases[][3] = {{16, 2, 1}, {37, 4, 1}, {64, 4, 2}, {30, 3, 2}, {3, 1, 1}};
+	static const uint32_t cases[][3] = {
+	    {16, 2, 1}, {37, 4, 1}, {64, 4, 2}, {30, 3, 2}, {3, 1, 1}};
 	(void)state;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -82,7 +83,8 @@ static void test_reduce_collectives(void **state)
 				assert_int_equal(sched_step_size(&rs.sched, s),
 						 sched_step_size(&ag.sched, T - 1 - s));
 				const struct xfer *x = &rs.sched.xfers[rs.sched.step_start[s]];
-				const struct xfer *y = &ag.sched.xfers[ag.sched.step_start[T - 1 - s]];
+				const struct xfer *y =
+				    &ag.sched.xfers[ag.sched.step_start[T - 1 - s]];
 				assert_int_equal(x->src, y->dst);
 				assert_int_equal(x->dst, y->src);
 				assert_int_equal(x->lane, y->lane);
@@ -146,8 +148,10 @@ static void test_alltoall(void **state)
 	struct optree_ring r = ring(6, 2, 1);
 	struct optree_result h, ilp;
 	struct ofc_error err = {0};
-	struct optree_opts o = {.algo = OPTREE_ONESTAGE, .collective = SCHED_ALLTOALL,
-				.rwa_engine = RWA_ENGINE_ILP, .time_limit = 20};
+	struct optree_opts o = {.algo = OPTREE_ONESTAGE,
+				.collective = SCHED_ALLTOALL,
+				.rwa_engine = RWA_ENGINE_ILP,
+				.time_limit = 20};
 	build_ok(&r, OPTREE_ONESTAGE, SCHED_ALLTOALL, &h);
 	assert_int_equal(optree_build(&r, &o, &ilp, &err), 0);
 	struct verify_report rep;
@@ -222,12 +226,13 @@ static void test_stage_colour_at_load(void **state)
 			 * one (docs/ARCHITECTURE.md, OpTree). */
 			if (m <= 23 ? st.colours != st.max_load
 				    : st.colours > st.max_load + st.max_load / 100)
-				fail_msg("N=%u m=%u: %u colours for a load of %llu", n, m, st.colours,
-					 (unsigned long long)st.max_load);
+				fail_msg("N=%u m=%u: %u colours for a load of %llu", n, m,
+					 st.colours, (unsigned long long)st.max_load);
 			/* The count the planner predicts with is the same. */
 			uint32_t c[3];
 			stage1_colours(n, m, n / m, c);
-			assert_int_equal(c[RWA_CW] > c[RWA_CCW] ? c[RWA_CW] : c[RWA_CCW], st.colours);
+			assert_int_equal(c[RWA_CW] > c[RWA_CCW] ? c[RWA_CW] : c[RWA_CCW],
+					 st.colours);
 			stage_rwa_free(&st);
 			levels_free(&L);
 			free(cnt);
@@ -250,8 +255,8 @@ static void test_stage_colour_at_load(void **state)
 			stage_arcs(&L, 1, cnt, &st);
 			stage_colour(&L, 1, true, &st);
 			if (st.colours != st.max_load)
-				fail_msg("N=%u m=%u: %u colours for a load of %llu", n, m, st.colours,
-					 (unsigned long long)st.max_load);
+				fail_msg("N=%u m=%u: %u colours for a load of %llu", n, m,
+					 st.colours, (unsigned long long)st.max_load);
 			stage_rwa_free(&st);
 			levels_free(&L);
 		}
@@ -276,7 +281,7 @@ static void test_stage_colour_at_load(void **state)
  * build/bench/optree_bench gap): within 5 % of the analytic steps. */
 static void test_theorem2_spots(void **state)
 {
-	static const uint32_t cases[][2] = {{1000, 4}, {500, 8}, {4096, 64}, {2048, 16},
+	static const uint32_t cases[][2] = {{1000, 4},	  {500, 8},   {4096, 64}, {2048, 16},
 					    {16384, 128}, {8192, 32}, {729, 32}};
 	(void)state;
 
