@@ -120,6 +120,24 @@ NOW=$($OFC status $CFG8 --device "ring0=127.0.0.1:$s_port" --state-dir "$ST" --j
 	ok || bad "lost agent: exit $rc" "$(head -c 300 "$TMP/err")"
 stop_emu "$s_pid"
 
+# The emulator watches the light: two lightpaths on one wavelength whose
+# light would collide (n1 adds wavelength 0 where n0's passes) are logged as
+# a CONFLICT, and refused with --refuse-conflicts (the apply rolls back).
+sed -e 's|{from: n4, to: n7, wavelength: 0}|{from: n1, to: n5, wavelength: 0}|' \
+	-e '/{from: n1, to: n5, wavelength: 1, interface: 1}/d' $CFG8 >"$TMP/clash.yaml"
+rm -f "$TMP/c.log"
+start_emu mrr-emu c --nodes 8 --wavelengths 4 --interfaces 2 --mrrs 4 --log "$TMP/c.log"
+expect_exit 0 $OFC apply "$TMP/clash.yaml" --device "ring0=127.0.0.1:$c_port" --state-dir "$TMP/st2"
+grep -q "CONFLICT the light node 0 adds on interface 0 wavelength 0 collides with node 1's" "$TMP/c.log" &&
+	ok || bad "no CONFLICT logged" "$(grep -v state "$TMP/c.log" | tail -3)"
+stop_emu "$c_pid"
+start_emu mrr-emu c --nodes 8 --wavelengths 4 --interfaces 2 --mrrs 4 --refuse-conflicts
+$OFC apply "$TMP/clash.yaml" --device "ring0=127.0.0.1:$c_port" --state-dir "$TMP/st3" >/dev/null 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "lightpaths would collide" "$TMP/err" && grep -q "rolled back" "$TMP/err" &&
+	ok || bad "colliding light not refused: exit $rc" "$(head -c 300 "$TMP/err")"
+stop_emu "$c_pid"
+
 # Bad requests.
 expect_error 2 "ofc ring: missing --collective" $OFC ring run $CFG
 expect_error 2 "ofc ring: expected 'run'" $OFC ring walk $CFG
