@@ -82,7 +82,7 @@ static int nlk_open(struct device *dev, struct ofc_error *err)
 	for (uint32_t h = 0; h < p->n && rc == 0; h++) {
 		char *path = xasprintf("%s/%s", NETNS_DIR, dev->cfg.netns[h]);
 
-		p->nsfd[h] = open(path, O_RDONLY | O_CLOEXEC);
+		p->nsfd[h] = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (p->nsfd[h] < 0 || setns(p->nsfd[h], CLONE_NEWNET) != 0) {
 			rc = ofc_error_set(err, OFC_E_RUNTIME,
 					   "host namespace %s: %s (is the testbed up?)", path,

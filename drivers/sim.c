@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct sim_priv {
 	struct sim_device *dev;
@@ -34,15 +35,13 @@ static int load(struct sim_priv *p, struct ofc_error *err)
 	char *text, *line, *next;
 	size_t len;
 	unsigned lineno = 0;
-	FILE *probe = fopen(p->path, "r");
-
-	if (!probe)
-		return errno == ENOENT
-			   ? 0
-			   : ofc_error_set(err, OFC_E_RUNTIME, "%s: %s", p->path, strerror(errno));
-	fclose(probe);
-	if (read_file(p->path, 64u << 20, &text, &len, err) < 0)
+	if (access(p->path, F_OK) != 0 && errno == ENOENT)
+		return 0;
+	if (read_file(p->path, 64u << 20, &text, &len, err) < 0) {
+		err->code = OFC_E_RUNTIME;
+		err->reason = OFC_R_GARBAGE;
 		return -1;
+	}
 	for (line = text; line && *line; line = next) {
 		uint32_t a, b, c, d;
 		char kind;

@@ -262,10 +262,20 @@ int ctl_lock(struct ctl *c, struct ofc_error *err)
 		free(path);
 		return 0;
 	}
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	/* Non-blocking, then checked: a FIFO in the lock's place must not
+	 * hang the opener. */
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
 	if (fd < 0) {
 		ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0, "cannot open the lock: %s",
 			     strerror(errno));
+		free(path);
+		return -1;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0,
+			     "the lock is not a regular file: remove it (rm '%s')", path);
 		free(path);
 		return -1;
 	}

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -95,8 +96,10 @@ static ProtobufCMessage *read_msg(const char *path, const ProtobufCMessageDescri
 		*missing = true;
 		return NULL;
 	}
-	if (read_file(path, RECORD_MAX_BYTES, &data, &len, err) < 0)
+	if (read_file(path, RECORD_MAX_BYTES, &data, &len, err) < 0) {
+		err->code = OFC_E_RUNTIME; /* the state directory, not the user's input */
 		return NULL;
+	}
 	m = protobuf_c_message_unpack(d, NULL, len, (const uint8_t *)data);
 	free(data);
 	if (!m)
@@ -263,12 +266,17 @@ int journal_remove(const struct ctl *c, struct ofc_error *err)
 static bool lock_held_elsewhere(const char *state_dir, const char *fabric)
 {
 	char *path = ctl_path(state_dir, fabric, "lock");
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	bool held = false;
+	struct stat st;
 
 	free(path);
 	if (fd < 0)
 		return false;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return false;
+	}
 	if (flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK)
 		held = true;
 	close(fd);
