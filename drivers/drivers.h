@@ -75,6 +75,15 @@ bool state_equal(const struct device_state *a, const struct device_state *b);
 /* Number of entries (cross-connects + channels + links + routes). */
 uint32_t state_size(const struct device_state *s);
 
+struct device_cfg;
+/* Whether sorted state s is one the device cfg describes can hold: entries
+ * of its class only; switch ports 1..ports; a ring's nodes, interfaces and
+ * wavelengths, roles add or drop; the testbed's hosts and ports; no entry,
+ * ingress, egress or route twice. Limits of 0 in cfg are not checked.
+ * Returns 0, or -1 with err (OFC_E_RUNTIME, OFC_R_GARBAGE) naming the
+ * first offence. Used on what devices report and on the journal. */
+int state_check(const struct device_state *s, const struct device_cfg *cfg, struct ofc_error *err);
+
 enum op_kind {
 	OP_DISCONNECT = 1, /* xc: remove ingress xc.in (xc.out: what it held) */
 	OP_CONNECT,	   /* xc: connect xc.in -> xc.out */

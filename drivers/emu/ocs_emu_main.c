@@ -208,14 +208,17 @@ static bool handle(struct emu *e, struct emu_client *c, char *text)
 		bool lie = e->lie_armed;
 
 		e->lie_armed = false;
+		/* The lie is a state the switch could hold (its first
+		 * cross-connect left out), so the driver's comparison, not its
+		 * sanity check, is what catches it. */
 		for (uint32_t i = 1; i <= e->n; i++) {
 			uint32_t out = e->to[i];
 
 			if (!out)
 				continue;
 			if (lie) {
-				out = out % e->n + 1;
 				lie = false;
+				continue;
 			}
 			sb_printf(&pay, "   \"%u,%u\"\r\n", i, e->n + out);
 		}
