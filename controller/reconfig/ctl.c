@@ -354,6 +354,13 @@ int ctl_read(struct ctl *c, struct ofc_error *err)
 
 int ctl_plan(struct ctl *c, struct ofc_error *err)
 {
+	struct ctl_record r;
+
+	/* A damaged record or journal stops the plan with the way out, before
+	 * any device is read: what would be applied next would overwrite it. */
+	if (ctl_load_record(c->state_dir, c->fabric->name, &r, err) < 0)
+		return -1;
+	ctl_record_free(&r);
 	if (ctl_read(c, err) < 0)
 		return -1;
 	for (uint32_t i = 0; i < c->ndevs; i++) {
@@ -452,26 +459,28 @@ static int undo(struct ctl *c, int last, const struct device_state *before, stru
 	return rc;
 }
 
-static uint64_t next_txn_id(struct ctl *c)
+/* The next transaction's id, after the record's generation and any
+ * journal's. A record or journal that cannot be read is an error: going on
+ * restarted the ids at 1 and overwrote the record. */
+static int next_txn_id(struct ctl *c, uint64_t *id, struct ofc_error *err)
 {
 	struct ctl_record r;
-	struct ofc_error e = {0};
-	uint64_t id = 1;
 
+	*id = 1;
 	c->prev_generation = 0;
 	free(c->prev_topology);
 	c->prev_topology = NULL;
-	if (ctl_load_record(c->state_dir, c->fabric->name, &r, &e) == 0) {
-		if (r.have_state) {
-			id = r.generation + 1;
-			c->prev_generation = r.generation;
-			c->prev_topology = xstrdup(r.topology ? r.topology : "");
-		}
-		if (r.have_journal && r.journal_id >= id)
-			id = r.journal_id + 1;
-		ctl_record_free(&r);
+	if (ctl_load_record(c->state_dir, c->fabric->name, &r, err) < 0)
+		return -1;
+	if (r.have_state) {
+		*id = r.generation + 1;
+		c->prev_generation = r.generation;
+		c->prev_topology = xstrdup(r.topology ? r.topology : "");
 	}
-	return id;
+	if (r.have_journal && r.journal_id >= *id)
+		*id = r.journal_id + 1;
+	ctl_record_free(&r);
+	return 0;
 }
 
 static void journal_from_ctl(struct ctl *c, struct journal *j, const struct device_state *before)
@@ -545,7 +554,11 @@ int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, stru
 		free(before);
 		return -1;
 	}
-	c->txn = res->txn = next_txn_id(c);
+	if (next_txn_id(c, &c->txn, err) < 0) {
+		free(before);
+		return -1;
+	}
+	res->txn = c->txn;
 	for (uint32_t i = 0; i < c->ndevs; i++)
 		state_copy(&before[i], &c->devs[i].actual);
 	journal_from_ctl(c, &j, before);
@@ -736,7 +749,11 @@ int ctl_recover(struct ctl *c, bool *did, struct ofc_error *err)
 	if (missing)
 		return 0;
 	*did = true;
-	next_txn_id(c); /* for prev_generation */
+	uint64_t ignore;
+	if (next_txn_id(c, &ignore, err) < 0) { /* for prev_generation */
+		journal_free(&j);
+		return -1;
+	}
 	c->txn = j.id;
 	/* The journal's devices must be this config's, in the same order. */
 	bool same = j.ndevs == c->ndevs;
@@ -752,6 +769,30 @@ int ctl_recover(struct ctl *c, bool *did, struct ofc_error *err)
 		journal_free(&j);
 		return rc;
 	}
+	/* Every value the journal holds must fit its device before a device
+	 * is driven to it: egress 4294967042 on a 256-port switch was sent as
+	 * port 2. */
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		struct ofc_error e = {0};
+		bool tgt = false;
+
+		if (state_check(&j.before[i], &c->devs[i].cfg, &e) < 0 ||
+		    (tgt = true, state_check(&j.target[i], &c->devs[i].cfg, &e) < 0)) {
+			char *path = ctl_path(c->state_dir, c->fabric->name, "journal");
+
+			rc = ofc_error_at(
+			    err, OFC_E_RUNTIME, path, 0, 0,
+			    "unfinished transaction %llu: the %s state of device '%s' "
+			    "does not fit the device (%s). Nothing was changed; check "
+			    "what the devices hold (ofc status), then move the journal "
+			    "aside: mv '%s' '%s.corrupt'",
+			    (unsigned long long)j.id, tgt ? "target" : "previous",
+			    c->devs[i].cfg.name, e.msg, path, path);
+			free(path);
+			journal_free(&j);
+			return rc;
+		}
+	}
 	if (ctl_read(c, err) < 0) {
 		ofc_error_prefix(err, "cannot repair unfinished transaction %llu",
 				 (unsigned long long)j.id);
@@ -760,15 +801,23 @@ int ctl_recover(struct ctl *c, bool *did, struct ofc_error *err)
 	}
 	for (uint32_t i = 0; i < c->ndevs; i++)
 		at_target &= state_equal(&c->devs[i].actual, &j.target[i]);
-	/* A trial is kept only if it was confirmed; anything else that already
-	 * reached its target everywhere is finished, the rest undone. */
-	bool keep = j.phase == JOURNAL_TRIAL ? at_target && ctl_trial_confirmed(c) : at_target;
+	/* The repair goes the way the journal was going. A rollback is always
+	 * finished as a rollback: after "ROLLBACK INCOMPLETE" the devices may
+	 * well hold the target (the undo is what failed), and committing it
+	 * would reverse what the operator was told. A trial is kept only if it
+	 * was confirmed; anything else that already reached its target
+	 * everywhere is finished, the rest undone. */
+	bool keep = j.phase == JOURNAL_ROLLING_BACK ? false
+		    : j.phase == JOURNAL_TRIAL	    ? at_target && ctl_trial_confirmed(c)
+						    : at_target;
 	memset(&res, 0, sizeof(res));
 	rc = settle(c, &j, keep, &res, err);
 	if (rc == 0)
 		emit(c, CTL_EV_RECOVERED, NULL, "unfinished transaction %llu (%s) %s",
 		     (unsigned long long)j.id, journal_phase_name(j.phase),
-		     keep ? "finished: every device held its target" : "undone: devices restored");
+		     keep			       ? "finished: every device held its target"
+		     : j.phase == JOURNAL_ROLLING_BACK ? "rolled back: devices restored"
+						       : "undone: devices restored");
 	journal_free(&j);
 	return rc;
 }

@@ -70,4 +70,16 @@ grep -q "the lock is not a regular file" "$TMP/err" && ok || bad "FIFO lock" "$(
 expect_exit 0 bounded $OFC status "$TORUS" --device "$DEV" --state-dir "$ST"
 rm "$ST/torus64-ocs.lock"
 
+# ---- damaged state files stop every change ------------------------------------------------
+cp "$ST/torus64-ocs.state" "$TMP/good.state"
+printf '\377\377\377\377\017' >"$ST/torus64-ocs.state"
+cp "$ST/torus64-ocs.state" "$TMP/bad.state"
+for cmd in plan apply try; do
+	expect_error 1 "ofc: $ST/torus64-ocs.state: corrupt file: not an ofc.v1.FabricRecord message. Nothing is planned or changed while it is there; move it aside to start a new record: mv '$ST/torus64-ocs.state' '$ST/torus64-ocs.state.corrupt'" \
+		bounded $OFC $cmd "$TORUS" --device "$DEV" --state-dir "$ST"
+done
+cmp -s "$ST/torus64-ocs.state" "$TMP/bad.state" && ok || bad "the damaged state file was overwritten"
+mv "$ST/torus64-ocs.state" "$ST/torus64-ocs.state.corrupt"
+expect_stdout_has "0 operations" bounded $OFC plan "$TORUS" --device "$DEV" --state-dir "$ST"
+
 finish
