@@ -195,8 +195,8 @@ static int mrr_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 		char what[96];
 
 		if (op->kind != OP_TUNE_ON && op->kind != OP_TUNE_OFF)
-			return ofc_error_set(err, OFC_E_RUNTIME, "a ring cannot do operation %d",
-					     (int)op->kind);
+			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
+					      "a ring cannot do operation %d", (int)op->kind);
 		ch.has_node = ch.has_interface = ch.has_wavelength = ch.has_role = true;
 		ch.node = op->ch.node;
 		ch.interface = op->ch.iface;

@@ -305,10 +305,10 @@ static int login(struct device *dev, struct tl1_session *s, struct ofc_error *er
 	rc = exchange(dev, s, "ACT-USER", (struct tl1_args){pre, post}, &r, err);
 	explicit_bzero(post, sizeof(post));
 	if (rc == 0 && !r.compld)
+		/* Not even the user name: it comes from the credentials file. */
 		rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_AUTH,
-				    "login refused for user '%s' at %s (%s): check the credentials "
-				    "file",
-				    s->cred.user, dev->cfg.address, r.code[0] ? r.code : "DENY");
+				    "login refused at %s (%s): check the credentials file",
+				    dev->cfg.address, r.code[0] ? r.code : "DENY");
 	if (rc < 0)
 		session_drop(s);
 	tl1_reply_free(&r);
@@ -354,7 +354,7 @@ int tl1_driver_open(struct device *dev, double extra_time, struct ofc_error *err
 
 	s->fd = -1;
 	s->extra_time = extra_time;
-	if (credentials_load(dev->cfg.credentials, &s->cred, err) < 0) {
+	if (credentials_load(dev->cfg.credentials, dev->cfg.credentials_dir, &s->cred, err) < 0) {
 		free(s);
 		return -1;
 	}

@@ -33,9 +33,12 @@ char *ctl_state_dir(const char *dir)
 	return xstrdup(OFC_STATE_DIR_DEFAULT);
 }
 
-static void emit(struct ctl *c, enum ctl_event_kind kind, const char *device, const char *fmt, ...)
-    OFC_PRINTF(4, 5);
-static void emit(struct ctl *c, enum ctl_event_kind kind, const char *device, const char *fmt, ...)
+/* reason: why a device failed (DEVICE_LOST, ROLLING_BACK, an incomplete
+ * rollback), for listeners that must not show the device's own words. */
+static void emit(struct ctl *c, enum ctl_event_kind kind, const char *device,
+		 enum ofc_reason reason, const char *fmt, ...) OFC_PRINTF(5, 6);
+static void emit(struct ctl *c, enum ctl_event_kind kind, const char *device,
+		 enum ofc_reason reason, const char *fmt, ...)
 {
 	char msg[640];
 	va_list ap;
@@ -50,7 +53,8 @@ static void emit(struct ctl *c, enum ctl_event_kind kind, const char *device, co
 	}
 	c->opts.on_event(
 	    c->opts.ctx,
-	    &(struct ctl_event){.kind = kind, .txn = c->txn, .device = device, .message = msg});
+	    &(struct ctl_event){
+		.kind = kind, .txn = c->txn, .device = device, .message = msg, .reason = reason});
 }
 
 static int mkdir_p(const char *dir, struct ofc_error *err)
@@ -140,6 +144,7 @@ static struct ctl_device *add_device(struct ctl *c, const struct driver_cfg *d, 
 	    .driver = d ? d->type : "netlink",
 	    .address = d ? d->address : NULL,
 	    .credentials = d ? d->credentials_path : NULL,
+	    .credentials_dir = c->opts.credentials_dir,
 	    .timeout = d ? d->timeout : 5,
 	    .retries = d ? d->retries : 0,
 	    .cls = cls,
@@ -324,12 +329,12 @@ static int read_device(struct ctl *c, struct ctl_device *cd, struct ofc_error *e
 		cd->read_ok = false;
 		cd->read_err = *err;
 		if (!cd->lost)
-			emit(c, CTL_EV_DEVICE_LOST, cd->cfg.name, "%s", err->msg);
+			emit(c, CTL_EV_DEVICE_LOST, cd->cfg.name, err->reason, "%s", err->msg);
 		cd->lost = true;
 		return -1;
 	}
 	if (cd->lost)
-		emit(c, CTL_EV_DEVICE_BACK, cd->cfg.name, NULL);
+		emit(c, CTL_EV_DEVICE_BACK, cd->cfg.name, OFC_R_NONE, NULL);
 	cd->lost = false;
 	state_free(&cd->actual);
 	cd->actual = s;
@@ -393,10 +398,10 @@ static void mismatch(const struct device_state *want, const struct device_state 
 	state_diff(want, got, &d);
 	if (d.n)
 		op_describe(&d.ops[0], what, sizeof(what));
-	ofc_error_set(err, OFC_E_RUNTIME,
-		      "read-back does not match: the device differs in %u entr%s (first: "
-		      "it would take '%s' to match what it reports)",
-		      d.n, d.n == 1 ? "y" : "ies", what);
+	ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_MISMATCH,
+		       "read-back does not match: the device differs in %u entr%s (first: "
+		       "it would take '%s' to match what it reports)",
+		       d.n, d.n == 1 ? "y" : "ies", what);
 	batch_free(&d);
 }
 
@@ -522,11 +527,11 @@ static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_res
 		if (record_write(c, c->prev_generation, j->before,
 				 c->prev_topology ? c->prev_topology : "", &e) == 0)
 			journal_remove(c, &e);
-		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL,
+		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL, OFC_R_NONE,
 		     "every device verified at its previous state");
 	} else {
 		res->rollback_ok = false;
-		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL,
+		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL, e.reason ? e.reason : OFC_R_LOST,
 		     "rollback incomplete: %s; the journal is kept and the next command that "
 		     "touches the fabric retries it",
 		     e.msg);
@@ -538,7 +543,7 @@ static int commit(struct ctl *c, struct journal *j, struct ofc_error *err)
 	if (set_phase(c, j, JOURNAL_COMMITTING, err) < 0 ||
 	    record_write(c, c->txn, j->target, NULL, err) < 0 || journal_remove(c, err) < 0)
 		return -1;
-	emit(c, CTL_EV_TXN_COMMITTED, NULL, NULL);
+	emit(c, CTL_EV_TXN_COMMITTED, NULL, OFC_R_NONE, NULL);
 	return 0;
 }
 
@@ -565,8 +570,9 @@ int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, stru
 	/* The intent is on disk (fsynced) before any device is touched. */
 	if (set_phase(c, &j, JOURNAL_APPLYING, err) < 0)
 		goto out;
-	emit(c, CTL_EV_TXN_STARTED, NULL, "%u operation%s on %u device%s", ctl_plan_size(c),
-	     ctl_plan_size(c) == 1 ? "" : "s", c->ndevs, c->ndevs == 1 ? "" : "s");
+	emit(c, CTL_EV_TXN_STARTED, NULL, OFC_R_NONE, "%u operation%s on %u device%s",
+	     ctl_plan_size(c), ctl_plan_size(c) == 1 ? "" : "s", c->ndevs,
+	     c->ndevs == 1 ? "" : "s");
 	for (uint32_t i = 0; i < c->ndevs && failed < 0; i++) {
 		struct ctl_device *cd = &c->devs[i];
 		uint32_t done = 0;
@@ -583,13 +589,14 @@ int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, stru
 		}
 		res->ops_applied += done;
 		if (failed < 0)
-			emit(c, CTL_EV_DEVICE_APPLIED, cd->cfg.name, "%u operation%s, verified",
-			     done, done == 1 ? "" : "s");
+			emit(c, CTL_EV_DEVICE_APPLIED, cd->cfg.name, OFC_R_NONE,
+			     "%u operation%s, verified", done, done == 1 ? "" : "s");
 	}
 	if (failed >= 0) {
 		snprintf(res->failed_device, sizeof(res->failed_device), "%s",
 			 c->devs[failed].cfg.name);
-		emit(c, CTL_EV_TXN_ROLLING_BACK, c->devs[failed].cfg.name, "%s", err->msg);
+		emit(c, CTL_EV_TXN_ROLLING_BACK, c->devs[failed].cfg.name, err->reason, "%s",
+		     err->msg);
 		roll_back(c, &j, failed, res);
 		goto out;
 	}
@@ -597,7 +604,7 @@ int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, stru
 		j.trial_deadline = trial_deadline;
 		if (set_phase(c, &j, JOURNAL_TRIAL, err) < 0)
 			goto out;
-		emit(c, CTL_EV_TRIAL_STARTED, NULL, NULL);
+		emit(c, CTL_EV_TRIAL_STARTED, NULL, OFC_R_NONE, NULL);
 		rc = 0;
 		goto out;
 	}
@@ -813,7 +820,7 @@ int ctl_recover(struct ctl *c, bool *did, struct ofc_error *err)
 	memset(&res, 0, sizeof(res));
 	rc = settle(c, &j, keep, &res, err);
 	if (rc == 0)
-		emit(c, CTL_EV_RECOVERED, NULL, "unfinished transaction %llu (%s) %s",
+		emit(c, CTL_EV_RECOVERED, NULL, OFC_R_NONE, "unfinished transaction %llu (%s) %s",
 		     (unsigned long long)j.id, journal_phase_name(j.phase),
 		     keep			       ? "finished: every device held its target"
 		     : j.phase == JOURNAL_ROLLING_BACK ? "rolled back: devices restored"

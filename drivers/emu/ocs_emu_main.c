@@ -331,7 +331,7 @@ int main(int argc, char **argv)
 				    &e.co, "--delay-ms must be 0..600000, got '%s'", optarg);
 			break;
 		case 'c':
-			if (credentials_load(optarg, &e.cred, &err) < 0) {
+			if (credentials_load(optarg, NULL, &e.cred, &err) < 0) {
 				fprintf(stderr, "ocs-emu: %s\n",
 					ofc_error_str(&err, buf, sizeof(buf)));
 				return 2;

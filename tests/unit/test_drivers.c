@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -143,6 +144,7 @@ static void test_sim_faults(void **state)
 	assert_int_equal(done, 1);
 	assert_int_equal(sim.state.nxc, 1);
 	assert_non_null(strstr(err.msg, "refused"));
+	assert_int_equal(err.reason, OFC_R_REFUSED); /* what read-only clients see */
 	/* close-after: the op happened but the answer was lost. */
 	sim_device_free(&sim);
 	sim_device_init(&sim, DEV_SWITCH, 4);
@@ -151,6 +153,7 @@ static void test_sim_faults(void **state)
 	assert_int_equal(sim_run(&sim, &b, &done, &err), -1);
 	assert_int_equal(done, 1);
 	assert_int_equal(sim.state.nxc, 2);
+	assert_int_equal(err.reason, OFC_R_LOST);
 	sim_device_free(&sim);
 	batch_free(&b);
 }
@@ -198,26 +201,101 @@ static void test_credentials(void **state)
 	assert_non_null(mkdtemp(dir));
 	char *p = xasprintf("%s/c", dir);
 	write_text(p, "# demo\n\nuser: admin\n  password:  s3cret  \n");
-	assert_int_equal(credentials_load(p, &c, &err), 0);
+	assert_int_equal(credentials_load(p, NULL, &c, &err), 0);
 	assert_string_equal(c.user, "admin");
 	assert_string_equal(c.password, "s3cret");
 	credentials_wipe(&c);
 	assert_int_equal(c.password[0], 0);
 
 	write_text(p, "user: admin\n");
-	assert_int_equal(credentials_load(p, &c, &err), -1);
+	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
 	assert_non_null(strstr(err.msg, "needs both"));
+	assert_int_equal(err.reason, OFC_R_CREDENTIALS);
 	write_text(p, "user: admin\npassword: a;b\n");
-	assert_int_equal(credentials_load(p, &c, &err), -1);
+	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
 	assert_int_equal(err.line, 2);
 	assert_null(strstr(err.msg, "a;b")); /* never echo the secret */
-	write_text(p, "user: admin\npasswd: x\n");
-	assert_int_equal(credentials_load(p, &c, &err), -1);
-	assert_non_null(strstr(err.msg, "unknown key 'passwd'"));
+	/* Nor a key: the file may be any file at all. */
+	write_text(p, "user: admin\nroot-only-secret-x: x\n");
+	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
+	assert_string_equal(err.msg, "unknown key (expected 'user' or 'password')");
+	write_text(p, "user: a\nuser: b\npassword: x\n");
+	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
+	assert_string_equal(err.msg, "'user' given twice");
 	unlink(p);
-	assert_int_equal(credentials_load(p, &c, &err), -1);
+	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
 	rmdir(dir);
 	free(p);
+}
+
+/* A daemon's credentials directory: only files directly in it, no links,
+ * owned by root (or this user) and writable by nobody else; a FIFO is
+ * refused without blocking. */
+static void test_credentials_dir(void **state)
+{
+	char dir[] = "/tmp/ofc-cred.XXXXXX", other[] = "/tmp/ofc-other.XXXXXX";
+	struct credentials c;
+	struct ofc_error err = {0};
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(other));
+	chmod(dir, 0755);
+	char *in = xasprintf("%s/ocs.cred", dir), *out = xasprintf("%s/secret", other);
+	char *link = xasprintf("%s/link.cred", dir), *fifo = xasprintf("%s/fifo.cred", dir);
+	char *dotted = xasprintf("%s/../%s/ocs.cred", dir, strrchr(dir, '/') + 1);
+	write_text(in, "user: admin\npassword: pw\n");
+	write_text(out, "user: root\npassword: hunter2\n");
+	chmod(in, 0600);
+
+	assert_int_equal(credentials_load(in, dir, &c, &err), 0);
+	assert_string_equal(c.password, "pw");
+	credentials_wipe(&c);
+	/* Spelled another way, still the directory. */
+	assert_int_equal(credentials_load(dotted, dir, &c, &err), 0);
+	credentials_wipe(&c);
+	assert_int_equal(credentials_check_path(in, dir, &err), 0);
+
+	assert_int_equal(credentials_load(out, dir, &c, &err), -1);
+	assert_int_equal(err.reason, OFC_R_CREDENTIALS);
+	assert_non_null(strstr(err.msg, "outside ofcd's credentials directory"));
+	assert_null(strstr(err.msg, "hunter2"));
+	assert_int_equal(credentials_check_path(out, dir, &err), -1);
+
+	assert_int_equal(symlink(out, link), 0);
+	assert_int_equal(credentials_load(link, dir, &c, &err), -1);
+	assert_string_equal(err.msg, "is a symbolic link (not followed here)");
+
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	alarm(20);
+	assert_int_equal(credentials_load(fifo, dir, &c, &err), -1);
+	alarm(0);
+	assert_string_equal(err.msg, "is not a regular file");
+
+	chmod(in, 0620);
+	assert_int_equal(credentials_load(in, dir, &c, &err), -1);
+	assert_string_equal(err.msg, "credentials file is writable by group or others");
+	chmod(in, 0600);
+	chmod(dir, 0777);
+	assert_int_equal(credentials_load(in, dir, &c, &err), -1);
+	assert_string_equal(err.msg, "credentials directory is writable by group or others");
+	chmod(dir, 0755);
+	if (geteuid() == 0) {
+		assert_int_equal(chown(in, 65534, 65534), 0);
+		assert_int_equal(credentials_load(in, dir, &c, &err), -1);
+		assert_string_equal(err.msg, "credentials file is not owned by root");
+	}
+	unlink(in);
+	unlink(link);
+	unlink(fifo);
+	unlink(out);
+	rmdir(dir);
+	rmdir(other);
+	free(in);
+	free(out);
+	free(link);
+	free(fifo);
+	free(dotted);
 }
 
 static void test_fault_names(void **state)
@@ -389,11 +467,11 @@ static void test_state_check(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_switch_diff), cmocka_unit_test(test_hosts_diff),
-	    cmocka_unit_test(test_sim_faults),	cmocka_unit_test(test_tl1_parse),
-	    cmocka_unit_test(test_tl1_replies), cmocka_unit_test(test_credentials),
-	    cmocka_unit_test(test_fault_names), cmocka_unit_test(test_reply_numbers),
-	    cmocka_unit_test(test_state_check),
+	    cmocka_unit_test(test_switch_diff),	    cmocka_unit_test(test_hosts_diff),
+	    cmocka_unit_test(test_sim_faults),	    cmocka_unit_test(test_tl1_parse),
+	    cmocka_unit_test(test_tl1_replies),	    cmocka_unit_test(test_credentials),
+	    cmocka_unit_test(test_credentials_dir), cmocka_unit_test(test_fault_names),
+	    cmocka_unit_test(test_reply_numbers),   cmocka_unit_test(test_state_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
