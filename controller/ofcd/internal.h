@@ -23,10 +23,10 @@
 
 #include "controller/config/config.h"
 #include "controller/export/export.h"
+#include "controller/ofcd/loop.h"
 #include "controller/ofcd/ofcd.h"
 #include "controller/reconfig/reconfig.h"
 #include "controller/schedule/schedule.h"
-#include "controller/ofcd/loop.h"
 #include "proto/control.pb-c.h"
 
 /* A validated config, immutable once shared: the mutation worker, the
@@ -60,6 +60,9 @@ struct snapshot {
 	Ofc__V1__TransactionInfo *unfinished; /* a journal on disk, if any */
 	uint32_t ndevs;
 	Ofc__V1__DeviceState **devs; /* = state->devices */
+	/* What read-only clients see of devs[i]->error: the reason's word
+	 * (ofcd_public_reason), never the device's own text. */
+	const char **public_error;
 };
 
 struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fabcfg *cfg, char *why,
@@ -79,6 +82,7 @@ struct probe_dev {
 	bool reachable;
 	bool in_sync; /* the read agrees with the record */
 	char error[512];
+	enum ofc_reason reason;
 };
 
 struct note;
@@ -124,21 +128,28 @@ struct job {
 void job_free(struct job *j);
 void note_free(struct note *n);
 
-/* From a worker to the loop: an event, or (job != NULL) a finished job. */
+/* From a worker to the loop: an event, or (job != NULL) a finished job.
+ * message is what watchers get (fixed words where a device failed), detail
+ * what the log gets (NULL: the message), reason why a device failed. */
 struct note {
 	struct note *next;
 	struct job *job;
 	Ofc__V1__Event__Kind kind;
 	uint64_t txn, ticket;
-	char *device, *message;
+	char *device, *message, *detail;
+	enum ofc_reason reason;
 	uint64_t time_ms;
 };
 
 struct conn;
+struct allow_entry;
 
 struct ofcd {
 	struct ofcd_opts o;
 	char *state_dir;
+	char *cred_dir;		   /* o.credentials_dir or the default */
+	struct allow_entry *allow; /* o.allow_devices, parsed */
+	uint32_t nallow;
 	int listen_fd, ro_fd;
 	bool bound_main, bound_ro; /* the socket files are ours to remove */
 	int wake_fd;		   /* eventfd: notes, stop and reload requests */
@@ -158,7 +169,7 @@ struct ofcd {
 		size_t len;
 		uint64_t version;
 		bool valid;
-	} cache[4];
+	} cache[8]; /* by GetState's options, and whether the asker reads only */
 	struct job *queue, *queue_tail; /* mutations waiting, in order */
 	uint32_t nqueue;
 	struct job *running; /* on the mutation worker */
@@ -188,11 +199,26 @@ struct ofcd {
 	struct fabcfg *w_cfg;
 	struct ctl *w_ctl;
 	struct job *w_job; /* the job the mutation worker runs */
+	char **w_trusted;  /* device addresses of the --config file, as last read */
+	uint32_t nw_trusted;
 };
 
 void ofcd_log(struct ofcd *d, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
+/* (snapshot.c) A device failure as read-only clients and watchers see it: the reason's
+ * word ("timeout", "lost", "auth", ...), "error" when there is none. */
+const char *ofcd_public_reason(enum ofc_reason r);
 /* Queue a note for the loop and wake it (any thread). */
 void ofcd_note(struct ofcd *d, struct note *n);
+
+/* policy.c: what a config may make the daemon do (credentials, addresses) */
+int ofcd_allow_parse(struct ofcd *d, struct ofc_error *err);
+/* Before validation: credentials inside the credentials directory; for a
+ * config from the API (from_api), device addresses allowed. Errors are
+ * OFC_E_INPUT at the offending node. */
+int ofcd_check_config(const struct ofcd *d, const struct fabric *f, bool from_api,
+		      struct ofc_error *err);
+/* Remember the --config file's device addresses (worker). */
+void ofcd_trust_config(struct ofcd *d, const struct fabric *f);
 
 /* work.c */
 int ofcd_start(struct ofcd *d, struct ofc_error *err); /* config, lock, recovery */

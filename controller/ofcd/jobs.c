@@ -77,5 +77,6 @@ void note_free(struct note *n)
 	job_free(n->job);
 	free(n->device);
 	free(n->message);
+	free(n->detail);
 	free(n);
 }

@@ -13,7 +13,8 @@
  * daemon holds the fabric's lock for its whole life. Nothing here prints:
  * log lines go to opts.log. */
 
-#define OFCD_MAX_FRAME_DEFAULT (16u << 20)
+#define OFCD_MAX_FRAME_DEFAULT	     (16u << 20)
+#define OFCD_CREDENTIALS_DIR_DEFAULT "/etc/ofc/credentials"
 
 /* Log levels are syslog's. */
 enum ofcd_log_level {
@@ -35,6 +36,13 @@ struct ofcd_opts {
 	const char *state_dir;	      /* NULL: ctl_state_dir(NULL) */
 	const char *const *overrides; /* "NAME=HOST:PORT" (--device) */
 	uint32_t noverrides;
+	/* Every config's credentials files must be in this directory, root's
+	 * and closed to others (NULL: OFCD_CREDENTIALS_DIR_DEFAULT). */
+	const char *credentials_dir;
+	/* Addresses a config sent over the API may name, besides those of the
+	 * --config file and the overrides: "HOST:PORT" or "CIDR:PORT". */
+	const char *const *allow_devices;
+	uint32_t nallow_devices;
 	uint32_t max_frame;    /* bytes, both ways; 0: OFCD_MAX_FRAME_DEFAULT */
 	uint32_t max_clients;  /* 0: 1024 */
 	double client_timeout; /* seconds a half-sent request or an unread reply may

@@ -22,6 +22,7 @@
 static const char usage_line[] =
     "usage: ofcd --config FILE --socket PATH [--ro-socket PATH] [--state-dir DIR]\n"
     "            [--device NAME=HOST:PORT]... [--foreground] [--syslog] [--admin-group NAME]\n"
+    "            [--credentials-dir DIR] [--allow-device HOST:PORT|CIDR:PORT]...\n"
     "            [--socket-mode MODE] [--max-frame SIZE] [--max-clients N]\n"
     "            [--client-timeout DUR] [--probe-interval DUR] [--log-level LEVEL] [--check]\n";
 
@@ -33,6 +34,9 @@ static const char help_text[] =
     "  --ro-socket PATH         a read-only socket (mode 0666) for everyone\n"
     "  --state-dir DIR          state and journal (default $OFC_STATE_DIR, else /var/lib/ofc)\n"
     "  --device NAME=HOST:PORT  talk to device NAME at another address (repeatable)\n"
+    "  --credentials-dir DIR    credentials files only from here (default /etc/ofc/credentials)\n"
+    "  --allow-device ADDR      HOST:PORT or CIDR:PORT a config sent to ofcd may name\n"
+    "                           (repeatable; --config's own addresses are always allowed)\n"
     "  --foreground             stay in the foreground and log to stderr\n"
     "  --syslog                 log to syslog even in the foreground\n"
     "  --admin-group NAME       members may mutate; the main socket gets this group\n"
@@ -150,6 +154,7 @@ static int check_config(const char *path)
 struct args {
 	struct ofcd_opts o;
 	const char *devices[MAX_DEVICES];
+	const char *allow[MAX_DEVICES];
 	const char *config, *sock, *ro, *state;
 	bool foreground, use_syslog, check;
 };
@@ -163,6 +168,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 	    {"ro-socket", required_argument, NULL, 'r'},
 	    {"state-dir", required_argument, NULL, 'S'},
 	    {"device", required_argument, NULL, 'D'},
+	    {"credentials-dir", required_argument, NULL, 'K'},
+	    {"allow-device", required_argument, NULL, 'A'},
 	    {"foreground", no_argument, NULL, 'f'},
 	    {"syslog", no_argument, NULL, 'y'},
 	    {"admin-group", required_argument, NULL, 'g'},
@@ -205,6 +212,14 @@ static int parse_args(int argc, char **argv, struct args *a)
 			if (o->noverrides == MAX_DEVICES)
 				return usage("too many --device options%s", "");
 			a->devices[o->noverrides++] = optarg;
+			break;
+		case 'K':
+			o->credentials_dir = optarg;
+			break;
+		case 'A':
+			if (o->nallow_devices == MAX_DEVICES)
+				return usage("too many --allow-device options%s", "");
+			a->allow[o->nallow_devices++] = optarg;
 			break;
 		case 'f':
 			a->foreground = true;
@@ -355,12 +370,14 @@ int main(int argc, char **argv)
 		return check_config(a.config);
 
 	char *aconfig = absolute(a.config), *asock = absolute(a.sock), *aro = absolute(a.ro),
-	     *astate = absolute(a.state);
+	     *astate = absolute(a.state), *acred = absolute(a.o.credentials_dir);
 	a.o.config_path = aconfig;
 	a.o.socket_path = asock;
 	a.o.ro_socket_path = aro;
 	a.o.state_dir = astate;
 	a.o.overrides = a.devices;
+	a.o.allow_devices = a.allow;
+	a.o.credentials_dir = acred;
 	a.o.signals = true;
 	lg.use_syslog = a.use_syslog || !a.foreground;
 	a.o.log = log_line;
@@ -372,6 +389,7 @@ int main(int argc, char **argv)
 	free(asock);
 	free(aro);
 	free(astate);
+	free(acred);
 	if (lg.use_syslog)
 		closelog();
 	return rc;

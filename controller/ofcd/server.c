@@ -371,6 +371,29 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	}
 	st->topology = variant & 2 ? s->topo_edges : s->topo;
 	st->fabric = variant & 1 ? s->fabric : NULL;
+	/* Read-only clients: device failures as the reason's word, and no
+	 * credentials paths in the fabric. Swapped in for the pack and back. */
+	bool ro = variant & 4;
+	const char **errs = ro ? xcalloc(s->ndevs + 1, sizeof(*errs)) : NULL;
+	for (uint32_t i = 0; ro && i < s->ndevs; i++) {
+		errs[i] = s->devs[i]->error;
+		s->devs[i]->error = s->devs[i]->error ? (char *)s->public_error[i] : NULL;
+	}
+	char **creds = NULL;
+	size_t nsw = s->fabric ? s->fabric->n_switches : 0,
+	       nrg = s->fabric ? s->fabric->n_rings : 0;
+	if (ro && st->fabric) {
+		creds = xcalloc(nsw + nrg + 1, sizeof(*creds));
+		for (size_t i = 0; i < nsw + nrg; i++) {
+			Ofc__V1__Driver *dr = i < nsw ? s->fabric->switches[i]->driver
+						      : s->fabric->rings[i - nsw]->driver;
+
+			if (dr) {
+				creds[i] = dr->credentials;
+				dr->credentials = NULL;
+			}
+		}
+	}
 	st->transaction = s->unfinished;
 	if (d->running && d->running->kind != JOB_PROBE)
 		st->transaction = txn_info(&a, d->running, d->running_state, d->running_txn);
@@ -392,6 +415,17 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	response_pack(&r, &d->cache[variant].buf, &d->cache[variant].len);
 	d->cache[variant].valid = true;
 	d->cache[variant].version = d->version;
+	for (uint32_t i = 0; ro && i < s->ndevs; i++)
+		s->devs[i]->error = (char *)errs[i];
+	for (size_t i = 0; creds && i < nsw + nrg; i++) {
+		Ofc__V1__Driver *dr =
+		    i < nsw ? s->fabric->switches[i]->driver : s->fabric->rings[i - nsw]->driver;
+
+		if (dr)
+			dr->credentials = creds[i];
+	}
+	free(errs);
+	free(creds);
 	st->topology = NULL;
 	st->fabric = NULL;
 	st->transaction = NULL;
@@ -405,7 +439,8 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 static int get_state(struct conn *c, uint64_t id, const Ofc__V1__GetState *g)
 {
 	Ofc__V1__Response idr = OFC__V1__RESPONSE__INIT;
-	unsigned variant = (g && g->with_fabric ? 1u : 0u) | (g && g->with_edges ? 2u : 0u);
+	unsigned variant = (g && g->with_fabric ? 1u : 0u) | (g && g->with_edges ? 2u : 0u) |
+			   (c->may_mutate ? 0u : 4u);
 	const uint8_t *body;
 	uint8_t idbuf[16];
 	size_t len, idlen;
@@ -417,7 +452,8 @@ static int get_state(struct conn *c, uint64_t id, const Ofc__V1__GetState *g)
 	if (len + idlen > c->d->o.max_frame) {
 		reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
 		      "the state is %zu bytes, more than the frame limit of %u bytes%s", len,
-		      c->d->o.max_frame, variant ? ": ask without with_fabric / with_edges" : "");
+		      c->d->o.max_frame,
+		      variant & 3 ? ": ask without with_fabric / with_edges" : "");
 		return 0;
 	}
 	conn_queue(c, body, len, idbuf, idlen);
@@ -937,21 +973,28 @@ static void broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t 
 	}
 }
 
-static Ofc__V1__DeviceState *snap_dev(struct snapshot *s, const char *name)
+/* The index of device `name` in the snapshot, or -1. */
+static int snap_dev(struct snapshot *s, const char *name)
 {
 	for (uint32_t i = 0; name && i < s->ndevs; i++)
 		if (strcmp(s->devs[i]->name, name) == 0)
-			return s->devs[i];
-	return NULL;
+			return (int)i;
+	return -1;
 }
 
-static void set_reachable(struct ofcd *d, Ofc__V1__DeviceState *m, bool up, const char *error)
+/* error: the device's text (root and the admin group see it); reason:
+ * what read-only clients see instead. */
+static void set_reachable(struct ofcd *d, int i, bool up, const char *error, enum ofc_reason reason)
 {
-	if (!m)
+	Ofc__V1__DeviceState *m;
+
+	if (i < 0)
 		return;
+	m = d->snap->devs[i];
 	m->has_reachable = 1;
 	m->reachable = up;
 	m->error = up || !error ? NULL : arena_strdup(&d->snap->a, error);
+	d->snap->public_error[i] = m->error ? ofcd_public_reason(reason) : NULL;
 	changed(d);
 }
 
@@ -989,11 +1032,12 @@ static void on_event(struct ofcd *d, struct note *n)
 		break;
 	case OFC__V1__EVENT__KIND__KIND_DEVICE_LOST:
 		level = OFCD_LOG_WARNING;
-		set_reachable(d, snap_dev(d->snap, n->device), false, n->message);
+		set_reachable(d, snap_dev(d->snap, n->device), false,
+			      n->detail ? n->detail : n->message, n->reason);
 		break;
 	case OFC__V1__EVENT__KIND__KIND_DEVICE_BACK:
 		level = OFCD_LOG_NOTICE;
-		set_reachable(d, snap_dev(d->snap, n->device), true, NULL);
+		set_reachable(d, snap_dev(d->snap, n->device), true, NULL, OFC_R_NONE);
 		break;
 	case OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED:
 	case OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED:
@@ -1010,10 +1054,15 @@ static void on_event(struct ofcd *d, struct note *n)
 		snprintf(txn, sizeof(txn), " (transaction %llu)", (unsigned long long)n->txn);
 	const char *name =
 	    (size_t)n->kind < ARRAY_SIZE(names) && names[n->kind] ? names[n->kind] : "event";
+	/* The log gets the detail; watchers the public message. */
+	const char *detail = n->detail ? n->detail : n->message;
 	snprintf(line, sizeof(line), "%s%s%s%s%s%s", name, txn, n->device ? ": " : "",
-		 n->device ? n->device : "", n->message && *n->message ? ": " : "",
-		 n->message ? n->message : "");
+		 n->device ? n->device : "", detail && *detail ? ": " : "", detail ? detail : "");
 	ofcd_log(d, level, "%s", line);
+	if (n->detail)
+		snprintf(line, sizeof(line), "%s%s%s%s%s%s", name, txn, n->device ? ": " : "",
+			 n->device ? n->device : "", n->message && *n->message ? ": " : "",
+			 n->message ? n->message : "");
 	broadcast_event(d, n->kind, n->txn, ticket, n->device, n->message, line, n->time_ms);
 }
 
@@ -1031,12 +1080,14 @@ static void job_done(struct ofcd *d, struct job *j)
 	if (j->kind == JOB_PROBE) {
 		d->running = NULL;
 		for (uint32_t i = 0; i < j->nprobe; i++) {
-			Ofc__V1__DeviceState *m = snap_dev(d->snap, j->probe[i].name);
+			int k = snap_dev(d->snap, j->probe[i].name);
+			Ofc__V1__DeviceState *m = k >= 0 ? d->snap->devs[k] : NULL;
 
 			if (!m)
 				continue;
 			if (!m->has_reachable || m->reachable != j->probe[i].reachable)
-				set_reachable(d, m, j->probe[i].reachable, j->probe[i].error);
+				set_reachable(d, k, j->probe[i].reachable, j->probe[i].error,
+					      j->probe[i].reason);
 			if (!m->has_in_sync || m->in_sync != j->probe[i].in_sync) {
 				m->has_in_sync = 1;
 				m->in_sync = j->probe[i].in_sync;
@@ -1341,6 +1392,9 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 		d->o.log_level = OFCD_LOG_NOTICE;
 	d->listen_fd = d->ro_fd = d->sig_fd = -1;
 	d->state_dir = ctl_state_dir(o->state_dir);
+	d->cred_dir =
+	    xstrdup(o->credentials_dir && *o->credentials_dir ? o->credentials_dir
+							      : OFCD_CREDENTIALS_DIR_DEFAULT);
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_cond_init(&d->cond, NULL);
 	pthread_mutex_init(&d->note_mu, NULL);
@@ -1353,6 +1407,8 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 		ofc_error_set(err, OFC_E_USAGE, "ofcd needs a config and a socket");
 		goto fail;
 	}
+	if (ofcd_allow_parse(d, err) < 0)
+		goto fail;
 	if (ofcd_start(d, err) < 0)
 		goto fail;
 	if (listen_unix(o->socket_path, d->o.socket_mode,
@@ -1490,6 +1546,11 @@ void ofcd_close(struct ofcd *d)
 	pthread_mutex_destroy(&d->mu);
 	pthread_cond_destroy(&d->cond);
 	pthread_mutex_destroy(&d->note_mu);
+	for (uint32_t i = 0; i < d->nw_trusted; i++)
+		free(d->w_trusted[i]);
+	free(d->w_trusted);
+	free(d->allow);
+	free(d->cred_dir);
 	free(d->state_dir);
 	free(d);
 }

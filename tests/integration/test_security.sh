@@ -18,7 +18,7 @@ make_torus_config "$TORUS" torus:8x8 2s 1
 start_ofcd() {
 	log=$1
 	shift
-	"$OFCD" --foreground "$@" 2>>"$TMP/$log" &
+	"$OFCD" --foreground --credentials-dir "$TMP" "$@" 2>>"$TMP/$log" &
 	ofcd_pid=$!
 	DAEMONS="$DAEMONS $ofcd_pid"
 	_w=0
@@ -81,5 +81,129 @@ done
 cmp -s "$ST/torus64-ocs.state" "$TMP/bad.state" && ok || bad "the damaged state file was overwritten"
 mv "$ST/torus64-ocs.state" "$ST/torus64-ocs.state.corrupt"
 expect_stdout_has "0 operations" bounded $OFC plan "$TORUS" --device "$DEV" --state-dir "$ST"
+
+# ---- credentials and device addresses from a config sent to ofcd -----------------------
+# The attacker: a member of the admin group (not root) with a listener of
+# their own that records whatever reaches it.
+ADMIN=$(getent group users | cut -d: -f3)
+AS_ADMIN=""
+if [ "$(id -u)" -eq 0 ] && [ -n "$ADMIN" ]; then
+	AS_ADMIN="setpriv --reuid=65534 --regid=65534 --groups $ADMIN"
+fi
+export ASAN_OPTIONS=detect_leaks=0
+python3 - "$TMP/listen.port" "$TMP/listen.got" <<'PY' &
+import socket, sys, threading
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1]))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+def serve(c):
+    while True:
+        b = c.recv(4096)
+        if not b:
+            return
+        with open(sys.argv[2], "ab") as f:
+            f.write(b)
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PY
+LISTENER=$!
+EMUS="$EMUS $LISTENER"
+i=0
+until [ -s "$TMP/listen.port" ] || [ $i -ge 500 ]; do sleep 0.01; i=$((i + 1)); done
+LPORT=$(cat "$TMP/listen.port")
+: >"$TMP/listen.got"
+# A root-only file in the credentials format, and one that is not.
+mkdir -m 700 "$TMP/root"
+printf 'user: r00t\npassword: TOPSECRET-PW\n' >"$TMP/root/secret.cred"
+printf 'TOPSECRET-LINE-ONE\nTOPSECRET: TWO\n' >"$TMP/root/shadow"
+chmod 600 "$TMP/root/secret.cred" "$TMP/root/shadow"
+CREDS="$TMP/creds"
+mkdir -m 755 "$CREDS"
+cp configs/credentials/ocs0.cred "$CREDS/ocs0.cred"
+# The emulator's address is in the operator's config (trusted); no --device
+# override, which would take the place of any address a config gives.
+sed -e "s|credentials: .*|credentials: $CREDS/ocs0.cred|" -e "s|address: .*|address: 127.0.0.1:$e_port|" \
+	"$TORUS" >"$TMP/good.yaml"
+chmod 644 "$TMP/good.yaml"
+RO="$TMP/ro.sock"
+rm -f "$ST/torus64-ocs.state.corrupt"
+"$OFCD" --foreground --credentials-dir "$CREDS" --config "$TMP/good.yaml" --socket "$SOCK" \
+	--ro-socket "$RO" --admin-group users --state-dir "$ST" \
+	--probe-interval 200ms 2>>"$TMP/d2.log" &
+ofcd_pid=$!
+DAEMONS="$DAEMONS $ofcd_pid"
+i=0
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $i -ge 1000 ]; do sleep 0.01; i=$((i + 1)); done
+evil() { # NAME CREDENTIALS ADDRESS: a config for the attacker to send
+	sed -e "s|credentials: .*|credentials: $2|" -e "s|address: .*|address: $3|" "$TORUS" >"$TMP/$1"
+	chmod 644 "$TMP/$1"
+}
+$OFC --socket "$RO" watch --json >"$TMP/events" 2>/dev/null &
+WATCH=$!
+sleep 0.3
+evil e1.yaml "$TMP/root/secret.cred" "127.0.0.1:$LPORT"
+expect_error 2 "$TMP/e1.yaml:22:20: credentials '$TMP/root/secret.cred' of ocs0: outside ofcd's credentials directory $CREDS: a daemon reads credentials only from there (ofcd --credentials-dir)" \
+	$AS_ADMIN $OFC --socket "$SOCK" apply "$TMP/e1.yaml" --dry-run
+evil e2.yaml ../root/shadow "127.0.0.1:$LPORT"
+expect_exit 2 $AS_ADMIN $OFC --socket "$SOCK" apply "$TMP/e2.yaml" --dry-run
+grep -q "outside ofcd's credentials directory" "$TMP/err" && ok || bad "relative path out" "$(cat "$TMP/err")"
+# Inside the directory, but a device address nobody allowed.
+evil e3.yaml "$CREDS/ocs0.cred" "127.0.0.1:$LPORT"
+expect_error 2 "$TMP/e3.yaml:21:16: address '127.0.0.1:$LPORT' of ocs0 is not one ofcd may reach for a config sent to it: allow it with --allow-device, or name it in ofcd's --config" \
+	$AS_ADMIN $OFC --socket "$SOCK" apply "$TMP/e3.yaml" --dry-run
+# A symbolic link in the directory to the secret.
+ln -s "$TMP/root/secret.cred" "$CREDS/link.cred"
+evil e4.yaml "$CREDS/link.cred" "127.0.0.1:$e_port"
+expect_exit 1 $AS_ADMIN $OFC --socket "$SOCK" apply "$TMP/e4.yaml" --dry-run
+grep -q "is a symbolic link (not followed here)" "$TMP/err" && ok || bad "symlink followed" "$(cat "$TMP/err")"
+sleep 0.3
+[ ! -s "$TMP/listen.got" ] && ok || bad "ofcd sent something to the attacker's address" "$(head -c 200 "$TMP/listen.got")"
+if grep -q TOPSECRET "$TMP/err" "$TMP/out" "$TMP/d2.log" "$TMP/events"; then bad "a secret was echoed"; else ok; fi
+# The operator's own config still works.
+expect_stdout_has "committed transaction" $OFC --socket "$SOCK" apply "$TMP/good.yaml"
+# The device goes away: the read-only watcher and GetState on the read-only
+# socket see the reason's word only; root on the main socket sees the text.
+stop_emu "$e_pid"
+i=0
+until grep -q KIND_DEVICE_LOST "$TMP/events" || [ $i -ge 1000 ]; do sleep 0.01; i=$((i + 1)); done
+python3 - "$TMP/events" <<'PY' && ok || bad "events carry device text" "$(grep DEVICE_LOST "$TMP/events")"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+lost = [e for e in ev if e["kind"] == "KIND_DEVICE_LOST"]
+words = {"timeout", "closed", "lost", "auth", "identity", "refused", "garbage", "too-big",
+         "mismatch", "credentials", "error"}
+assert lost and all(e["message"] in words for e in lost), lost
+assert lost[-1]["message"] == "lost", lost
+PY
+$OFC --socket "$RO" status --fabric --json >"$TMP/ro.json" 2>/dev/null
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["state"]; d=s["devices"][0]; sys.exit(0 if d.get("error")=="lost" and "credentials" not in s["fabric"]["switches"][0]["driver"] else 1)' "$TMP/ro.json" && ok ||
+	bad "read-only GetState shows device text or credentials paths" "$(head -c 600 "$TMP/ro.json")"
+if grep -q "Connection refused\|ocs0.cred" "$TMP/ro.json"; then bad "read-only GetState leaks"; else ok; fi
+$OFC --socket "$SOCK" status --fabric --json >"$TMP/rw.json" 2>/dev/null
+grep -q "Connection refused" "$TMP/rw.json" && grep -q "ocs0.cred" "$TMP/rw.json" && ok ||
+	bad "root does not see the device's error" "$(head -c 400 "$TMP/rw.json")"
+kill "$WATCH" 2>/dev/null
+expect_exit 0 stop_ofcd
+# --allow-device: a CIDR admits its addresses on its port only.
+expect_error 2 "ofcd: --allow-device '10.0.0.0/33:5': expected an address/prefix such as 10.0.0.0/8:3082" \
+	$OFCD --config "$TMP/good.yaml" --socket "$SOCK" --allow-device 10.0.0.0/33:5
+start_emu ocs-emu e2 --ports 256 --credentials configs/credentials/ocs0.cred
+"$OFCD" --foreground --credentials-dir "$CREDS" --config "$TMP/good.yaml" --socket "$SOCK" \
+	--state-dir "$ST" --probe-interval 0 --allow-device "127.0.0.0/8:$e2_port" 2>>"$TMP/d3.log" &
+ofcd_pid=$!
+DAEMONS="$DAEMONS $ofcd_pid"
+i=0
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $i -ge 1000 ]; do sleep 0.01; i=$((i + 1)); done
+evil e5.yaml "$CREDS/ocs0.cred" "127.0.0.1:$e2_port"
+expect_stdout_has "would take fabric 'torus64-ocs'" $OFC --socket "$SOCK" apply "$TMP/e5.yaml" --dry-run
+expect_exit 2 $OFC --socket "$SOCK" apply "$TMP/e3.yaml" --dry-run
+[ ! -s "$TMP/listen.got" ] && ok || bad "ofcd sent something to the attacker's address"
+expect_exit 0 stop_ofcd
+# The operator's --config is held to the credentials directory too.
+expect_error 2 "$TORUS:22:20: credentials 'ocs0.cred' of ocs0: outside ofcd's credentials directory $CREDS: a daemon reads credentials only from there (ofcd --credentials-dir)" \
+	$OFCD --foreground --credentials-dir "$CREDS" --config "$TORUS" --socket "$SOCK" --state-dir "$ST"
 
 finish

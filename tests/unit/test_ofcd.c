@@ -87,7 +87,12 @@ static void *run(void *arg)
 
 static void start(struct world *w, double client_timeout, uint32_t max_frame)
 {
+	char cred_dir[1100], cwd[1024];
+
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	snprintf(cred_dir, sizeof(cred_dir), "%s/configs/credentials", cwd);
 	struct ofcd_opts o = {
+	    .credentials_dir = cred_dir,
 	    .config_path = w->cfg,
 	    .socket_path = w->sock,
 	    .ro_socket_path = w->ro,
@@ -885,7 +890,12 @@ static void test_reload_and_apply(void **state)
 	write_config(w, "name: simfab\nhosts: {count: 64, prefix: h, ports: 4}\nbogus: 1\n");
 	ofcd_reload(w->d);
 	assert_true(wait_event(&wc, OFC__V1__EVENT__KIND__KIND_CONFIG_REJECTED, msg, sizeof(msg)));
-	assert_non_null(strstr(msg, "fab.yaml:3:1: unknown key 'bogus'"));
+	/* Watchers get where; the log gets what. */
+	assert_non_null(strstr(msg, "fab.yaml:3:1: the config was rejected"));
+	assert_null(strstr(msg, "bogus"));
+	pthread_mutex_lock(&w->log_mu);
+	assert_non_null(strstr(w->log.buf, "fab.yaml:3:1: unknown key 'bogus'"));
+	pthread_mutex_unlock(&w->log_mu);
 	r = get_state(&c, 2);
 	assert_string_equal(r->state->topology->spec, "circulant:64:3,8");
 	assert_string_equal(r->state->target_topology, "circulant:64:3,8");
