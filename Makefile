@@ -6,21 +6,26 @@
 #   make check      the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      benchmarks (results are recorded in bench/RESULTS.md)
 #   make fuzz       build the libFuzzer targets (clang)
+#   make install    binaries, man pages, completion, systemd unit, sysusers.d
+#                   and tmpfiles.d, headers, libofc.a and ofc.pc under
+#                   $(DESTDIR)$(PREFIX) (PREFIX=/usr/local)
 #
 # BUILD=dir selects the output directory, so several builds (sanitizers, a
 # helper's worktree) never share objects.
 
 BUILD    ?= build
+# One version for every binary (--version), the man pages and ofc.pc.
+VERSION  := $(shell cat VERSION)
 CC       ?= cc
 OPT      ?= -O2 -g
 SAN      ?=
 V        ?= 0
 Q         = $(if $(filter 1,$(V)),,@)
-CSTD      = -std=c11 -D_GNU_SOURCE
+CSTD      = -std=c11 -D_GNU_SOURCE -DOFC_VERSION='"$(VERSION)"'
 WARN      = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wformat=2 -Wno-format-nonliteral -Wvla -Wpointer-arith \
             -Wno-missing-field-initializers
-PKGS      = yaml-0.1 libprotobuf-c libnl-3.0 libnl-route-3.0 libnl-genl-3.0
+PKGS      = yaml-0.1 libprotobuf-c libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libsystemd
 # lp_solve ships no pkg-config file: its headers live in /usr/include/lpsolve
 # and the static library needs COLAMD (suitesparse) and libdl.
 LPSOLVE_LIBS = -llpsolve55 -lcolamd -ldl
@@ -56,12 +61,28 @@ BENCHES   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 STAMP    = $(BUILD)/.deps-ok
 
-.PHONY: all run test layers unit integration check bench fuzz clean deps format
+# Man pages are generated from each binary's --help (scripts/man.py) and
+# the hand-written sections in docs/man/NAME.extra, so they list every
+# option the binary has.
+MAN1     = ofc ocs-emu mrr-emu
+MAN8     = ofcd
+MANS     = $(patsubst %,$(BUILD)/man/%.1,$(MAN1)) $(patsubst %,$(BUILD)/man/%.8,$(MAN8))
+
+.PHONY: all run test layers unit integration check bench fuzz clean deps format install python
 .DEFAULT_GOAL := all
 # Keep generated protobuf sources and test objects: they are not throwaway.
 .SECONDARY:
 
-all: $(BINS)
+all: $(BINS) $(MANS) $(BUILD)/ofc.pc python
+
+$(BUILD)/man/%.1: $(BUILD)/% scripts/man.py docs/man/%.extra VERSION
+	@mkdir -p $(dir $@)
+	@echo "  MAN     $@"
+	$(Q)scripts/man.py $< $* 1 $(VERSION) docs/man/$*.extra >$@.tmp && mv $@.tmp $@
+$(BUILD)/man/%.8: $(BUILD)/% scripts/man.py docs/man/%.extra VERSION
+	@mkdir -p $(dir $@)
+	@echo "  MAN     $@"
+	$(Q)scripts/man.py $< $* 8 $(VERSION) docs/man/$*.extra >$@.tmp && mv $@.tmp $@
 
 # Install the Debian packages when any is missing; the stamp keeps this to once.
 deps: $(STAMP)
@@ -116,8 +137,9 @@ run: all
 unit: $(TESTS)
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 
+# CC and SAN: test_install builds a program against the library as built.
 integration: all
-	@BUILD=$(BUILD) tests/integration/run.sh
+	@BUILD=$(BUILD) CC="$(CC)" SAN="$(SAN)" tests/integration/run.sh
 
 # No circles between files or folders, no private header across folders.
 layers: all
@@ -143,5 +165,77 @@ format:
 
 clean:
 	rm -rf $(BUILD) build-san build-fuzz
+
+# The Python client (python/ofc_client) with its protobuf modules generated
+# into ofc_client.pb: protoc writes "from proto import x_pb2", which is
+# rewritten to the package's own relative import.
+PY_SRC = $(wildcard python/ofc_client/*.py)
+python: $(BUILD)/python/ofc_client/pb/__init__.py
+$(BUILD)/python/ofc_client/pb/__init__.py: $(PY_SRC) $(PROTOS) | $(STAMP)
+	@echo "  PYTHON  $(BUILD)/python/ofc_client"
+	$(Q)rm -rf $(BUILD)/python && mkdir -p $(BUILD)/python/gen $(BUILD)/python/ofc_client/pb
+	$(Q)cp $(PY_SRC) $(BUILD)/python/ofc_client/
+	$(Q)protoc -I. --python_out=$(BUILD)/python/gen $(PROTOS)
+	$(Q)for f in $(BUILD)/python/gen/proto/*_pb2.py; do \
+	  sed -e 's/^from proto import /from . import /' $$f >$(BUILD)/python/ofc_client/pb/$$(basename $$f) || exit 1; done
+	$(Q)rm -rf $(BUILD)/python/gen
+	$(Q)echo '"""Generated from proto/ by make: the ofc.v1 messages."""' >$@
+
+# ---- install ----------------------------------------------------------------
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+SBINDIR    ?= $(PREFIX)/sbin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+SYSCONFDIR ?= /etc
+# systemd reads units, sysusers.d and tmpfiles.d under /usr/local/lib too.
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+COMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
+# Debian's python3 looks in /usr/lib/python3/dist-packages and
+# /usr/local/lib/python3.X/dist-packages.
+PYVER      := $(shell python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PYTHONDIR  ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python$(PYVER)/dist-packages)
+
+# Every module's public header (never internal.h or loop.h), and the
+# generated protobuf headers they include, under include/ofc/ as the
+# sources name them ("topo/topo.h", "proto/fabric.pb-c.h").
+PUBLIC_H = $(filter-out %/internal.h %/loop.h,$(HDR_ALL))
+
+$(BUILD)/ofc.pc: contrib/ofc.pc.in VERSION Makefile
+	@mkdir -p $(dir $@)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	  -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	  -e 's|@REQUIRES@|$(filter-out libsystemd,$(PKGS))|' -e 's|@LIBS@|$(LPSOLVE_LIBS) -lpthread -lm|' \
+	  $< >$@
+
+install: all $(LIB)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	  $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(UNITDIR) \
+	  $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
+	  $(DESTDIR)$(INCLUDEDIR)/ofc/proto $(DESTDIR)$(SYSCONFDIR)/default \
+	  $(DESTDIR)$(DATADIR)/doc/ofc $(DESTDIR)$(PYTHONDIR)
+	install -m 0755 $(BUILD)/ofc $(BUILD)/ocs-emu $(BUILD)/mrr-emu $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(BUILD)/ofcd $(DESTDIR)$(SBINDIR)/
+	install -m 0644 $(patsubst %,$(BUILD)/man/%.1,$(MAN1)) $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(patsubst %,$(BUILD)/man/%.8,$(MAN8)) $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 contrib/ofc.bash-completion $(DESTDIR)$(COMPLETIONDIR)/ofc
+	sed -e 's|/usr/local/sbin|$(SBINDIR)|g' -e 's|/usr/local/share|$(DATADIR)|g' \
+	  contrib/ofcd.service >$(DESTDIR)$(UNITDIR)/ofcd.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/ofcd.service
+	install -m 0644 contrib/ofc.sysusers $(DESTDIR)$(SYSUSERSDIR)/ofc.conf
+	install -m 0644 contrib/ofc.tmpfiles $(DESTDIR)$(TMPFILESDIR)/ofc.conf
+	test -e $(DESTDIR)$(SYSCONFDIR)/default/ofcd || \
+	  install -m 0644 contrib/ofcd.conf $(DESTDIR)$(SYSCONFDIR)/default/ofcd
+	install -m 0644 $(LIB) $(DESTDIR)$(LIBDIR)/libofc.a
+	install -m 0644 $(BUILD)/ofc.pc $(DESTDIR)$(LIBDIR)/pkgconfig/ofc.pc
+	for h in $(PUBLIC_H); do install -D -m 0644 $$h $(DESTDIR)$(INCLUDEDIR)/ofc/$$h || exit 1; done
+	install -m 0644 $(PROTO_H) $(DESTDIR)$(INCLUDEDIR)/ofc/proto/
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(DATADIR)/doc/ofc/
+	cp -r $(BUILD)/python/ofc_client $(DESTDIR)$(PYTHONDIR)/
+	find $(DESTDIR)$(PYTHONDIR)/ofc_client -name __pycache__ -prune -exec rm -rf {} +
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

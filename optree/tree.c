@@ -312,11 +312,6 @@ void stage_counts(const struct stage_rwa *st, uint32_t *cnt, uint32_t n)
 	free(old);
 }
 
-static uint32_t ceil_div(uint64_t a, uint64_t b)
-{
-	return (uint32_t)((a + b - 1) / b);
-}
-
 uint32_t demands_lower_bound(const struct optree_ring *r, const struct ot_arc *arc, size_t narcs)
 {
 	uint32_t n = r->nodes, FW = ring_channels(r);
@@ -344,9 +339,9 @@ uint32_t demands_lower_bound(const struct optree_ring *r, const struct ot_arc *a
 	}
 	free(add);
 	free(drop);
-	uint32_t lb = ceil_div(dist, (uint64_t)2 * n * FW);
-	if (ceil_div(most, per_node) > lb)
-		lb = ceil_div(most, per_node);
+	uint32_t lb = (uint32_t)ceil_div_u64(dist, (uint64_t)2 * n * FW);
+	if (ceil_div_u64(most, per_node) > lb)
+		lb = (uint32_t)ceil_div_u64(most, per_node);
 	return lb ? lb : 1;
 }
 
@@ -384,6 +379,7 @@ uint32_t stage_lower_bound(const struct optree_ring *r, const struct levels *L, 
 		}
 	}
 	free(f);
-	uint32_t mc = cuts >= 2 ? ceil_div(sum, (uint64_t)2 * cuts * FW) : ceil_div(sum, 4ull * FW);
+	uint32_t mc = cuts >= 2 ? (uint32_t)ceil_div_u64(sum, (uint64_t)2 * cuts * FW)
+				: (uint32_t)ceil_div_u64(sum, 4ull * FW);
 	return mc > lb ? mc : lb;
 }

@@ -21,11 +21,6 @@
 /* LP sizes the heuristic solves by itself for a sharper bound. */
 #define HEURISTIC_LP_MAX_DEMANDS 20000u
 
-static uint32_t ceil_div64(uint64_t a, uint64_t b)
-{
-	return (uint32_t)((a + b - 1) / b);
-}
-
 /* Bounds are compared with a little slack for the LP's rounding. */
 static uint32_t ceil_eps(double v)
 {
@@ -64,7 +59,9 @@ uint32_t rwa_combinatorial_bound(const struct rwa_ring *ring, const struct rwa_d
 	uint32_t n = ring->nodes, F = ring->fibres;
 	uint64_t dist = 0, best = 0;
 	uint64_t *add = xcalloc(n, sizeof(uint64_t)), *drop = xcalloc(n, sizeof(uint64_t));
-	int64_t *fixed = xcalloc((size_t)2 * n + 2, sizeof(int64_t));
+	struct rwa_load fixed; /* demands whose direction is given */
+
+	rwa_load_init(&fixed, n);
 
 	for (size_t i = 0; i < ndem; i++) {
 		const struct rwa_demand *d = &dem[i];
@@ -76,42 +73,25 @@ uint32_t rwa_combinatorial_bound(const struct rwa_ring *ring, const struct rwa_d
 			dist += (uint64_t)d->count * (cw < ccw ? cw : ccw);
 			continue;
 		}
-		uint32_t len = d->dir == RWA_CW ? cw : ccw;
-		uint32_t s = rwa_arc_start(n, d->src, d->dst, d->dir);
-		int64_t *f = fixed + (d->dir - 1) * (n + 1);
-
-		dist += (uint64_t)d->count * len;
-		f[s] += d->count;
-		if (s + len <= n) {
-			f[s + len] -= d->count;
-		} else {
-			f[n] -= d->count;
-			f[0] += d->count;
-			f[s + len - n] -= d->count;
-		}
+		dist += (uint64_t)d->count * (d->dir == RWA_CW ? cw : ccw);
+		rwa_load_add(&fixed, d->src, d->dst, d->dir, d->count);
 	}
 	/* Every lightpath uses its length in segment-directions; there are 2N
 	 * of them with F channels each per wavelength. */
-	best = ceil_div64(dist, (uint64_t)2 * n * F);
+	best = ceil_div_u64(dist, (uint64_t)2 * n * F);
 	for (uint32_t u = 0; u < n; u++) {
 		/* A node adds at most 2F lightpaths per wavelength (F fibres, 2 ways). */
 		uint64_t a = add[u] > drop[u] ? add[u] : drop[u];
 
-		if (ceil_div64(a, (uint64_t)2 * F) > best)
-			best = ceil_div64(a, (uint64_t)2 * F);
+		if (ceil_div_u64(a, (uint64_t)2 * F) > best)
+			best = ceil_div_u64(a, (uint64_t)2 * F);
 	}
-	for (int r = 0; r < 2; r++) {
-		int64_t run = 0, *f = fixed + r * (n + 1);
-
-		for (uint32_t x = 0; x < n; x++) {
-			run += f[x];
-			if (run > 0 && ceil_div64((uint64_t)run, F) > best)
-				best = ceil_div64((uint64_t)run, F);
-		}
-	}
+	/* The busiest segment of the fixed routes, over its F fibres. */
+	if (ceil_div_u64(rwa_load_max(&fixed), F) > best)
+		best = ceil_div_u64(rwa_load_max(&fixed), F);
 	free(add);
 	free(drop);
-	free(fixed);
+	rwa_load_free(&fixed);
 	return (uint32_t)best;
 }
 

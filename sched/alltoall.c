@@ -3,7 +3,7 @@
  * paths, and the load-aware shortest path of App. D), all in the shared
  * schedule type so the verifier checks every one (each ordered pair's
  * block delivered to its target exactly once, relays store-and-forward). */
-#include "sched/sched.h"
+#include "sched/internal.h"
 
 #include <math.h>
 #include <stdlib.h>

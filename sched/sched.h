@@ -411,9 +411,6 @@ const char *mcf_method_name(enum mcf_method m);
 /* For people: "optimal", "time limit", ... */
 const char *mcf_stop_name(enum mcf_stop s);
 void a2a_routes_free(struct a2a_routes *r);
-/* Append a route of len hops, source first; step NULL: hop i at step i. */
-void a2a_routes_add(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, const uint32_t *arc,
-		    const uint32_t *step, size_t len);
 
 /* ---- all-to-all schedules from routes (sched/alltoall.c) ---------------------
  * The MCF's routes lowered three ways (Basu et al. Sec. 3.1.3-3.1.4, App. D):
@@ -422,25 +419,8 @@ void a2a_routes_add(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, con
  * all routes at once, cut-through) and single-path routing (one path per
  * pair, chosen among the MCF's paths by load); and the baselines: direct
  * exchange over one shortest path per pair (BFS, port order) and the
- * load-aware shortest path of App. D. */
-/* Symmetric routes to every source's (by the translations). */
-void a2a_routes_expand(const struct graph *g, struct a2a_routes *rt);
-/* Keep the max_paths heaviest paths of every pair, weights renormalised. */
-void a2a_routes_limit(struct a2a_routes *rt, uint32_t max_paths);
-/* One path per pair among its routes, greedy by load then improved by
- * rerouting passes; weights become 1. */
-void a2a_routes_single(const struct graph *g, struct a2a_routes *rt);
-int a2a_direct_routes(const struct graph *g, struct a2a_routes *rt, struct ofc_error *err);
-int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes *rt,
-			struct ofc_error *err);
-/* The most shards one link carries over all routes (a cut-through
- * schedule's bandwidth term), and the most paths a pair has. */
-double a2a_max_link_load(const struct graph *g, const struct a2a_routes *rt);
-uint32_t a2a_max_paths(const struct a2a_routes *rt);
-/* The schedule: `stepped` puts every hop at its step, else hop i of every
- * route at step i. Each pair's block is split among its routes by weight. */
-int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool stepped,
-		 const char *algorithm, struct schedule *s, struct ofc_error *err);
+ * load-aware shortest path of App. D. The lowerings themselves are private
+ * (sched/internal.h); a2a_build is the way in. */
 
 /* One all-to-all schedule from its algorithm, for the CLI and the daemon
  * alike: "mcf" (mcf_solve on b->mcf's method, threads and time limit, then

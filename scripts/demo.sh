@@ -51,6 +51,7 @@ done
 PORT=$(cat "$TMP/port")
 echo "ocs-emu listening on 127.0.0.1:$PORT"
 DEV="--device ocs0=127.0.0.1:$PORT --state-dir $TMP/state"
+mkdir -p "$TMP/state" # ofc plan reads it and never creates it
 
 step "ofc plan $CONFIG $DEV"
 $OFC plan "$CONFIG" $DEV | head -12

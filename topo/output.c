@@ -1,7 +1,9 @@
 /* Topologies as JSON and Graphviz. */
 #include "topo/topo.h"
 
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 void topo_write_json(struct json_writer *w, const struct graph *g, const struct topo_facts *f,
 		     const struct port_map *pm)
@@ -72,25 +74,96 @@ void topo_write_json(struct json_writer *w, const struct graph *g, const struct 
 	jw_obj_end(w);
 }
 
+/* The dimensions of a plain torus spec ("torus:4x8x2"), 0 for anything
+ * else: nodes are x0 + A0 (x1 + A1 (x2 + ...)) as topo_torus numbers them. */
+static uint32_t torus_dims(const struct graph *g, uint32_t *dims, uint32_t max)
+{
+	const char *p = g->spec;
+	uint32_t k = 0;
+	uint64_t n = 1;
+
+	if (strncmp(p, "torus:", 6) != 0)
+		return 0;
+	p += 6;
+	while (k < max) {
+		char *end;
+		unsigned long v = strtoul(p, &end, 10);
+
+		if (end == p || v < 2 || v > g->n)
+			return 0;
+		dims[k++] = (uint32_t)v;
+		n *= v;
+		if (*end == '\0')
+			break;
+		if (*end != 'x')
+			return 0;
+		p = end + 1;
+	}
+	return n == g->n ? k : 0;
+}
+
+/* Where node u of a torus sits: x0 across, x1 down, and the slices of
+ * higher dimensions side by side, one column apart. */
+static void torus_pos(const uint32_t *dims, uint32_t k, uint32_t u, double *x, double *y)
+{
+	uint32_t x0 = u % dims[0], rest = u / dims[0];
+	uint32_t x1 = k > 1 ? rest % dims[1] : 0, slice = k > 1 ? rest / dims[1] : 0;
+
+	*x = 1.2 * ((double)x0 + (double)slice * (dims[0] + 1));
+	*y = x1 ? -1.2 * (double)x1 : 0;
+}
+
+bool topo_grid_pos(const struct graph *g, uint32_t u, double *x, double *y)
+{
+	uint32_t dims[32], k = torus_dims(g, dims, 32);
+
+	if (!k || u >= g->n)
+		return false;
+	torus_pos(dims, k, u, x, y);
+	return true;
+}
+
 void topo_write_dot(FILE *out, const struct graph *g, const struct topo_facts *f)
 {
 	/* Symmetric graphs print each u -- v once: the arcs u->v with u <= v
 	 * (a self-loop is its own reverse and prints once per arc). */
 	bool undirected = f->symmetric;
+	uint32_t dims[32], k = torus_dims(g, dims, 32);
 
 	fprintf(out, "%s \"%s\" {\n", undirected ? "graph" : "digraph", g->spec);
 	fprintf(out, "  graph [label=\"%s: %u nodes, degree %u", g->spec, g->n, f->degree);
 	if (f->strongly_connected && f->diameter_known)
 		fprintf(out, ", diameter %u", f->diameter);
-	fprintf(out, "\", layout=%s];\n", g->n <= 64 ? "circo" : "sfdp");
+	/* A torus is drawn as the grid it is (neato keeps pinned positions);
+	 * its wrap-around links are dashed curves. Other families on a circle
+	 * (circo) when small, else a force layout. */
+	if (k)
+		fprintf(out, "\", layout=neato, splines=curved];\n");
+	else
+		fprintf(out, "\", layout=%s];\n", g->n <= 64 ? "circo" : "sfdp");
 	fprintf(out, "  node [shape=circle, fontsize=10];\n");
+	for (uint32_t u = 0; k && u < g->n; u++) {
+		double x, y;
+
+		torus_pos(dims, k, u, &x, &y);
+		fprintf(out, "  %u [pos=\"%.2f,%.2f!\"];\n", u, x, y);
+	}
 	for (uint32_t u = 0; u < g->n; u++)
 		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
 			uint32_t v = g->adj[a];
+			bool wrap = false;
 
 			if (undirected && v < u)
 				continue;
-			fprintf(out, "  %u %s %u;\n", u, undirected ? "--" : "->", v);
+			if (k) {
+				double ux, uy, vx, vy;
+
+				torus_pos(dims, k, u, &ux, &uy);
+				torus_pos(dims, k, v, &vx, &vy);
+				wrap = fabs(ux - vx) + fabs(uy - vy) > 1.3;
+			}
+			fprintf(out, "  %u %s %u%s;\n", u, undirected ? "--" : "->", v,
+				wrap ? " [style=dashed]" : "");
 		}
 	fprintf(out, "}\n");
 }

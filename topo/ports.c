@@ -8,7 +8,11 @@
  * Hopcroft-Karp, O(d m sqrt n) in all. Each round starts from the greedy
  * matching "first unused arc of every node, in the family's port order", so
  * topologies whose port j is already a permutation (tori, circulants,
- * hypercubes) keep port j = generator j and need no augmenting at all. */
+ * hypercubes) keep port j = generator j and need no augmenting at all.
+ * topo_ports_prefer first seeds round j with the arcs a switch already
+ * carries on port j (and keeps those arcs out of other rounds' greedy
+ * starts), so a reconfiguration leaves them in place unless the matching
+ * cannot be completed around them. */
 #include "topo/topo.h"
 
 #include <stdlib.h>
@@ -98,7 +102,55 @@ static bool hk_dfs(struct hk *h, uint32_t s)
 	return false;
 }
 
+/* reserved[a] = j + 1 when prefer asks port j to carry arc a (one arc per
+ * preferred entry, parallel arcs taken in order); 0 for the rest. */
+static uint32_t *reserve_preferred(const struct graph *g, const struct port_map *prefer)
+{
+	uint32_t *reserved = xcalloc((size_t)g->m + 1, sizeof(uint32_t));
+
+	if (!prefer || prefer->n != g->n)
+		return reserved;
+	for (uint32_t j = 0; j < prefer->d; j++)
+		for (uint32_t u = 0; u < g->n; u++) {
+			uint32_t v = prefer->to[(size_t)j * g->n + u];
+
+			for (uint32_t a = g->off[u]; v != NONE && a < g->off[u + 1]; a++)
+				if (g->adj[a] == v && !reserved[a]) {
+					reserved[a] = j + 1;
+					break;
+				}
+		}
+	return reserved;
+}
+
+/* Round j's greedy start: the arcs reserved for port j, then the first
+ * free unreserved arc of every node in port order. */
+static uint32_t greedy_start(struct hk *h, const uint32_t *reserved, uint32_t j)
+{
+	const struct graph *g = h->g;
+	uint32_t matched = 0;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t u = 0; u < g->n; u++)
+			for (uint32_t a = g->off[u]; h->match_l[u] == NONE && a < g->off[u + 1]; a++) {
+				bool want = pass == 0 ? reserved[a] == j + 1 : reserved[a] == 0;
+
+				if (want && !h->used[a] && h->match_r[g->adj[a]] == NONE) {
+					h->match_l[u] = a;
+					h->match_r[g->adj[a]] = u;
+					matched++;
+				}
+			}
+	return matched;
+}
+
 int topo_ports(const struct graph *g, struct port_map *pm, struct ofc_error *err)
+{
+	return topo_ports_prefer(g, NULL, pm, err);
+}
+
+int topo_ports_prefer(const struct graph *g, const struct port_map *prefer, struct port_map *pm,
+		      struct ofc_error *err)
 {
 	uint32_t n = g->n, d = n ? graph_outdeg(g, 0) : 0;
 	uint32_t *indeg = xcalloc((size_t)n + 1, sizeof(uint32_t));
@@ -142,21 +194,12 @@ int topo_ports(const struct graph *g, struct port_map *pm, struct ofc_error *err
 	pm->d = d;
 	pm->to = xmalloc(((size_t)n * d + 1) * sizeof(uint32_t));
 
+	uint32_t *reserved = reserve_preferred(g, prefer);
 	int rc = 0;
 	for (uint32_t j = 0; j < d && rc == 0; j++) {
-		uint32_t matched = 0;
-
 		memset(h.match_l, 0xff, (size_t)n * sizeof(uint32_t));
 		memset(h.match_r, 0xff, (size_t)n * sizeof(uint32_t));
-		/* Greedy start in port order. */
-		for (uint32_t u = 0; u < n; u++)
-			for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
-				if (!used[a] && h.match_r[g->adj[a]] == NONE) {
-					h.match_l[u] = a;
-					h.match_r[g->adj[a]] = u;
-					matched++;
-					break;
-				}
+		uint32_t matched = greedy_start(&h, reserved, j);
 		while (matched < n && hk_bfs(&h)) {
 			for (uint32_t u = 0; u < n; u++)
 				h.iter[u] = g->off[u];
@@ -193,6 +236,7 @@ int topo_ports(const struct graph *g, struct port_map *pm, struct ofc_error *err
 				}
 	}
 	free(used);
+	free(reserved);
 	free(h.match_l);
 	free(h.match_r);
 	free(h.dist);

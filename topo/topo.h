@@ -138,6 +138,45 @@ struct port_map {
 int topo_ports(const struct graph *g, struct port_map *pm, struct ofc_error *err);
 void port_map_free(struct port_map *pm);
 
+/* The same, with port j of node u kept on the node it goes to in prefer
+ * (a partial map: prefer->to entries UINT32_MAX are free) wherever the
+ * target has that arc and a perfect matching still exists: how a switch
+ * keeps the cross-connects it already holds. prefer may be NULL. */
+int topo_ports_prefer(const struct graph *g, const struct port_map *prefer, struct port_map *pm,
+		      struct ofc_error *err);
+
+/* ---- relabelling (topo/relabel.c) ---------------------------------------
+ * Which host should play which node of a target topology so that the most
+ * circuits in place can stay: a bijection map[node] = host keeping the most
+ * target arcs u -> v present as map[u] -> map[v] in the current wiring
+ * (counted with multiplicity). It contains graph isomorphism, so it is a
+ * search with a budget (greedy growth with a 2-path tie-break, then
+ * swaps); it stops early when every arc is kept, and never keeps fewer than
+ * the identity. Deterministic for a given seed when max_rounds, not the
+ * budget, ends it. */
+struct relabel_opts {
+	double budget_s;     /* wall-clock seconds; 0 = 1 s */
+	uint32_t max_rounds; /* 0 = as many as the budget allows */
+	uint64_t seed;	     /* tie-breaking; 0 = a fixed default */
+};
+
+struct relabel_result {
+	uint32_t *map;		/* target node -> host (n entries) */
+	uint64_t arcs;		/* target arcs */
+	uint64_t kept;		/* of which in place under map */
+	uint64_t kept_identity; /* ... under the identity */
+	bool complete;		/* every arc kept: nothing can do better */
+	uint32_t rounds;
+	double seconds;
+};
+
+int topo_relabel(const struct graph *cur, const struct graph *target, const struct relabel_opts *o,
+		 struct relabel_result *r, struct ofc_error *err);
+/* Arcs of target kept in cur under map (an independent count). */
+uint64_t topo_relabel_kept(const struct graph *cur, const struct graph *target,
+			   const uint32_t *map);
+void relabel_result_free(struct relabel_result *r);
+
 /* ---- automorphisms (topo/automorph.c) ----------------------------------- */
 
 /* A group of automorphisms of a digraph: node permutations that map the arc
@@ -168,7 +207,10 @@ void graph_group_free(struct graph_group *grp);
  * moore_diameter, edge_list, and more; ports/self_loops when pm != NULL. */
 void topo_write_json(struct json_writer *w, const struct graph *g, const struct topo_facts *f,
 		     const struct port_map *pm);
-/* Graphviz: an undirected graph for symmetric topologies, else a digraph. */
+/* Graphviz: an undirected graph for symmetric topologies, else a digraph.
+ * Tori are laid out as grids (neato, pinned positions). */
 void topo_write_dot(FILE *out, const struct graph *g, const struct topo_facts *f);
+/* Node u's place in that grid (inches), when g is a torus; else false. */
+bool topo_grid_pos(const struct graph *g, uint32_t u, double *x, double *y);
 
 #endif

@@ -52,6 +52,11 @@ uint64_t gcd_u64(uint64_t a, uint64_t b)
 	return a;
 }
 
+uint64_t ceil_div_u64(uint64_t a, uint64_t b)
+{
+	return a / b + (a % b != 0);
+}
+
 double now_seconds(void)
 {
 	struct timespec ts;

@@ -144,8 +144,9 @@ int parse_rate(const char *s, double *bits_per_s, const char **why)
 
 int parse_duration(const char *s, double *seconds, const char **why)
 {
-	return parse_quantity(s, duration_units, ARRAY_SIZE(duration_units), false, seconds, why,
-			      "expected a duration such as 25us, 10ms or 1.5s");
+	/* A bare number is seconds, as `--timeout 60` and `sleep 60` read. */
+	return parse_quantity(s, duration_units, ARRAY_SIZE(duration_units), true, seconds, why,
+			      "expected a duration such as 30 (seconds), 25us, 10ms or 1.5s");
 }
 
 int parse_u64(const char *s, uint64_t *v)

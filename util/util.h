@@ -8,6 +8,12 @@
 #ifndef OFC_UTIL_H
 #define OFC_UTIL_H
 
+/* The release, from the VERSION file (the Makefile passes it); every binary
+ * prints it for --version. */
+#ifndef OFC_VERSION
+#define OFC_VERSION "unknown"
+#endif
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -167,7 +173,7 @@ void json_escape(struct strbuf *sb, const char *s);
 
 /* ---- units -------------------------------------------------------------
  * Numbers as people write them: "64MiB", "4MB", "128" (bytes); "40Gbps",
- * "100Gb/s", "12.5GB/s"; "25us", "10ms", "1.5s". Negative values, missing
+ * "100Gb/s", "12.5GB/s"; "25us", "10ms", "1.5s", "30" (seconds). Negative values, missing
  * numbers, unknown units and overflow are errors; *why then points to a
  * static explanation suitable for an error message.
  */
@@ -248,6 +254,8 @@ int frame_recv(int fd, uint8_t **buf, size_t *cap, size_t *len, size_t max, doub
 
 /* Greatest common divisor (gcd(0, 0) = 0). */
 uint64_t gcd_u64(uint64_t a, uint64_t b);
+/* ceil(a / b) for b > 0, without overflow for any a. */
+uint64_t ceil_div_u64(uint64_t a, uint64_t b);
 /* Levenshtein distance, for "did you mean" hints; capped at 255. */
 unsigned edit_distance(const char *a, const char *b);
 /* Monotonic clock in seconds. */

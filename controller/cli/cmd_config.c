@@ -35,11 +35,9 @@ int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv)
 int cmd_show(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"json", no_argument, NULL, 'j'},
-	    {"format", required_argument, NULL, 'f'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
+	    {"json", no_argument, NULL, 'j'},	      {"dot", no_argument, NULL, 'd'},
+	    {"format", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},	      {0},
 	};
 	enum out_format fmt = FMT_TEXT;
 	const char *outpath = NULL;
@@ -48,15 +46,18 @@ int cmd_show(const struct cli_cmd *cmd, int argc, char **argv)
 	struct fabric *f;
 	int c, rc = 0;
 
-	while ((c = cli_getopt(cmd, argc, argv, "jf:o:h", opts)) != -1) {
+	while ((c = cli_getopt(cmd, argc, argv, "jdf:o:h", opts)) != -1) {
 		switch (c) {
 		case -2:
 			return 2;
 		case 'j':
 			fmt = FMT_JSON;
 			break;
+		case 'd':
+			fmt = FMT_DOT;
+			break;
 		case 'f':
-			if (cli_format(cmd, optarg, FMT_TEXT | FMT_JSON | FMT_PB, &fmt))
+			if (cli_format(cmd, optarg, FMT_TEXT | FMT_JSON | FMT_DOT | FMT_PB, &fmt))
 				return 2;
 			break;
 		case 'o':
@@ -66,14 +67,16 @@ int cmd_show(const struct cli_cmd *cmd, int argc, char **argv)
 			return cli_help(cmd,
 					"--json is --format json; --format pb writes an "
 					"ofc.v1.Fabric message (proto/fabric.proto), to -o OUT\n"
-					"or stdout. Files are written to a temporary name and "
-					"renamed.\n");
+					"or to stdout when it is not a terminal. --dot draws the "
+					"hosts, their ports, the\nswitches and the circuits "
+					"(graphviz: dot -Tsvg). Files are written to a\ntemporary "
+					"name and renamed.\n");
 		}
 	}
 	if (optind != argc - 1)
 		return cli_usage_error(cmd, optind >= argc ? "missing FILE" : "too many arguments");
-	if (fmt == FMT_PB && !outpath)
-		return cli_usage_error(cmd, "--format pb needs -o OUT");
+	if (fmt == FMT_PB && !outpath && cli_binary_to_terminal(cmd))
+		return 2;
 	if (fabric_open(argv[optind], &f, &err) < 0)
 		return cli_fail(&err);
 	if (cli_output_open(&out, outpath, &err) < 0) {
@@ -84,6 +87,8 @@ int cmd_show(const struct cli_cmd *cmd, int argc, char **argv)
 		fabric_write_text(f, out.f);
 	} else if (fmt == FMT_JSON) {
 		rc = fabric_write_json(f, out.f, &err);
+	} else if (fmt == FMT_DOT) {
+		fabric_write_dot(f, out.f);
 	} else {
 		uint8_t *buf;
 		size_t len;

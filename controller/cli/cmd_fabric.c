@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -101,13 +102,44 @@ static struct plan_counts count_plan(const struct op_batch *b)
 	return k;
 }
 
-static void op_text(const struct fabric *f, const struct op *op, char *buf, size_t n)
+/* The host port cabled to each port of a switch (attachment index + 1, 0
+ * for none), so a plan names host:port as `ofc show` does. Caller frees. */
+static uint32_t *switch_ports(const struct fabric *f, const struct ctl_device *cd)
 {
+	int s = cd->cfg.cls == DEV_SWITCH ? fabric_find_switch(f, cd->cfg.name) : -1;
+	uint32_t *at;
+
+	if (s < 0)
+		return NULL;
+	at = xcalloc((size_t)f->switches[s].ports + 2, sizeof(*at));
+	for (uint32_t i = 0; i < f->nwiring; i++)
+		if (f->wiring[i].sw == (uint32_t)s && f->wiring[i].sw_port <= f->switches[s].ports)
+			at[f->wiring[i].sw_port] = i + 1;
+	return at;
+}
+
+static void port_name(const struct fabric *f, const uint32_t *at, uint32_t ports, uint32_t p,
+		      char *buf, size_t n)
+{
+	if (at && p <= ports && at[p])
+		snprintf(buf, n, "%s:%u", f->hosts[f->wiring[at[p] - 1].host].name,
+			 f->wiring[at[p] - 1].host_port);
+	else
+		snprintf(buf, n, "-");
+}
+
+static void op_text(const struct fabric *f, const uint32_t *at, uint32_t ports, const struct op *op,
+		    char *buf, size_t n)
+{
+	char from[80], to[80];
+
 	switch (op->kind) {
 	case OP_DISCONNECT:
 	case OP_CONNECT:
-		snprintf(buf, n, "%c %u -> %u", op->kind == OP_CONNECT ? '+' : '-', op->xc.in,
-			 op->xc.out);
+		port_name(f, at, ports, op->xc.in, from, sizeof(from));
+		port_name(f, at, ports, op->xc.out, to, sizeof(to));
+		snprintf(buf, n, "%c %u -> %u  (%s -> %s)", op->kind == OP_CONNECT ? '+' : '-',
+			 op->xc.in, op->xc.out, from, to);
 		break;
 	case OP_TUNE_OFF:
 	case OP_TUNE_ON:
@@ -165,18 +197,21 @@ static void write_plan_text(const struct ctl *c, FILE *out)
 			    "%u unchanged\n",
 			    k.del, k.del == 1 ? "" : "s", k.add, k.rset, k.rset == 1 ? "" : "s",
 			    k.rdel, kept);
-		for (uint32_t j = 0; j < cd->plan.n; j++) {
-			char buf[200];
+		uint32_t *at = switch_ports(c->fabric, cd);
 
-			op_text(c->fabric, &cd->plan.ops[j], buf, sizeof(buf));
+		for (uint32_t j = 0; j < cd->plan.n; j++) {
+			char buf[240];
+
+			op_text(c->fabric, at, cd->cfg.ports, &cd->plan.ops[j], buf, sizeof(buf));
 			fprintf(out, "  %s\n", buf);
 		}
+		free(at);
 	}
 	if (c->ndevs == 0)
 		fprintf(out, "(no switch or ring of this fabric has a driver: nothing to drive)\n");
 }
 
-static void write_plan_json(const struct ctl *c, FILE *out)
+static void write_plan_json(const struct ctl *c, FILE *out, const struct fabric_relabel *rel)
 {
 	struct json_writer w;
 
@@ -188,6 +223,23 @@ static void write_plan_json(const struct ctl *c, FILE *out)
 	jw_str(&w, c->fabric->file);
 	jw_key(&w, "operations");
 	jw_uint(&w, ctl_plan_size(c));
+	if (rel) {
+		jw_key(&w, "relabel");
+		jw_obj_begin(&w);
+		jw_key(&w, "links");
+		jw_uint(&w, rel->arcs);
+		jw_key(&w, "kept");
+		jw_uint(&w, rel->kept);
+		jw_key(&w, "kept_identity");
+		jw_uint(&w, rel->kept_identity);
+		jw_key(&w, "renumbered_nodes");
+		jw_uint(&w, rel->moved_nodes);
+		jw_key(&w, "complete");
+		jw_bool(&w, rel->complete);
+		jw_key(&w, "seconds");
+		jw_double(&w, rel->seconds);
+		jw_obj_end(&w);
+	}
 	jw_key(&w, "devices");
 	jw_arr_begin(&w);
 	for (uint32_t i = 0; i < c->ndevs; i++) {
@@ -222,12 +274,19 @@ static void write_plan_json(const struct ctl *c, FILE *out)
 
 /* ---- plan ---------------------------------------------------------------------- */
 
+static bool is_directory(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	struct fabric_cmd fc;
 	struct ofc_error err = {0};
 	int rc =
-	    fabric_cmd_parse(&fc, cmd, argc, argv, NULL, NULL,
+	    fabric_cmd_parse(&fc, cmd, argc, argv, fabric_cmd_relabel_options, fabric_cmd_extra,
 			     "Reads every device of the fabric and prints what would change to "
 			     "reach the\nconfig's target: cross-connects to remove and add, MRRs "
 			     "to retune, testbed\ncircuits and routes. Circuits that stay are not "
@@ -236,6 +295,16 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
+	/* A plan only reads: a mistyped --state-dir is an error, not a new
+	 * empty directory that hides the fabric's record. */
+	fc.reads_only = true;
+	if (!is_directory(fc.state_dir)) {
+		rc = cli_usage_error(cmd,
+				     "state directory '%s' does not exist (ofc apply creates it)",
+				     fc.state_dir);
+		fabric_cmd_free(&fc);
+		return rc;
+	}
 	if (fabric_cmd_open(&fc, true, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
 	/* Repair a crashed transaction first, unless another ofc is busy:
@@ -249,10 +318,10 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 		fprintf(stderr, "ofc plan: note: %s\n", err.msg);
 		ofc_error_clear(&err);
 	}
-	if (ctl_plan(fc.ctl, &err) < 0)
+	if (ctl_plan(fc.ctl, &err) < 0 || fabric_cmd_relabel(&fc, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
 	if (fc.json)
-		write_plan_json(fc.ctl, stdout);
+		write_plan_json(fc.ctl, stdout, fc.relabel ? &fc.relabelled : NULL);
 	else
 		write_plan_text(fc.ctl, stdout);
 	fabric_cmd_free(&fc);
@@ -324,10 +393,14 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 {
 	static const struct option extra_apply[] = {
 	    {"dry-run", no_argument, NULL, 'n'},
+	    {"relabel", no_argument, NULL, 'R'},
+	    {"relabel-budget", required_argument, NULL, 'B'},
 	    {0},
 	};
 	static const struct option extra_try[] = {
 	    {"timeout", required_argument, NULL, 't'},
+	    {"relabel", no_argument, NULL, 'R'},
+	    {"relabel-budget", required_argument, NULL, 'B'},
 	    {0},
 	};
 	struct fabric_cmd fc;
@@ -350,11 +423,11 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 	if (fc.timeout == 0)
 		fc.timeout = 60;
 	if (fabric_cmd_open(&fc, true, &err) < 0 || fabric_cmd_repair(&fc, &err) < 0 ||
-	    ctl_plan(fc.ctl, &err) < 0)
+	    ctl_plan(fc.ctl, &err) < 0 || fabric_cmd_relabel(&fc, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
 	if (fc.dry_run) {
 		if (fc.json)
-			write_plan_json(fc.ctl, stdout);
+			write_plan_json(fc.ctl, stdout, fc.relabel ? &fc.relabelled : NULL);
 		else
 			write_plan_text(fc.ctl, stdout);
 		fabric_cmd_free(&fc);

@@ -163,7 +163,6 @@ int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 	bool json = false, have_n = false, have_d = false;
 	struct finder_result r;
 	struct ofc_error err = {0};
-	const char *why;
 	int c;
 
 	while ((c = cli_getopt(cmd, argc, argv, "n:d:c:s:A:B:jt:h", opts)) != -1) {
@@ -171,15 +170,15 @@ int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 		case -2:
 			return 2;
 		case 'n':
-			if (parse_u32(optarg, &n) < 0 || n < 2 || n > SCHED_MAX_NODES)
-				return cli_usage_error(cmd, "--nodes must be 2..%u",
-						       SCHED_MAX_NODES);
+			if (cli_opt_u32(cmd, "nodes", optarg, 2, SCHED_MAX_NODES,
+					"node ids in a schedule are 16 bits", &n))
+				return 2;
 			have_n = true;
 			break;
 		case 'd':
-			if (parse_u32(optarg, &d) < 0 || d < 1 || d > BFB_MAX_DEGREE)
-				return cli_usage_error(cmd, "--degree must be 1..%u",
-						       BFB_MAX_DEGREE);
+			if (cli_opt_u32(cmd, "degree", optarg, 1, BFB_MAX_DEGREE,
+					"BFB's link masks are 64 bits", &d))
+				return 2;
 			have_d = true;
 			break;
 		case 'c':
@@ -189,19 +188,16 @@ int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 					 "reduce-scatter");
 			break;
 		case 's':
-			if (parse_size(optarg, &cost.size, &why) < 0 || cost.size == 0)
-				return cli_usage_error(cmd, "bad --size '%s': %s", optarg,
-						       cost.size == 0 && !why ? "must be > 0"
-									      : why);
+			if (cli_opt_size(cmd, "size", optarg, &cost.size))
+				return 2;
 			break;
 		case 'A':
-			if (parse_duration(optarg, &cost.alpha, &why) < 0)
-				return cli_usage_error(cmd, "bad --alpha '%s': %s", optarg, why);
+			if (cli_opt_duration(cmd, "alpha", optarg, &cost.alpha))
+				return 2;
 			break;
 		case 'B':
-			if (parse_rate(optarg, &cost.bandwidth, &why) < 0 || cost.bandwidth <= 0)
-				return cli_usage_error(cmd, "bad --bandwidth '%s': %s", optarg,
-						       cost.bandwidth <= 0 ? "must be > 0" : why);
+			if (cli_opt_rate(cmd, "bandwidth", optarg, &cost.bandwidth))
+				return 2;
 			break;
 		case 'j':
 			json = true;

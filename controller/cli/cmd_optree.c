@@ -52,7 +52,6 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 	uint32_t interfaces = 4, mrrs = 64;
 	bool have_n = false, have_w = false, format_set = false;
 	struct ofc_error err = {0};
-	const char *why;
 	int c;
 
 	while ((c = cli_getopt(cmd, argc, argv, "n:w:F:b:a:r:I:M:R:D:E:Ojf:o:h", opts)) != -1) {
@@ -60,28 +59,24 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 		case -2:
 			return 2;
 		case 'n':
-			if (parse_u32(optarg, &ring.nodes) < 0 || ring.nodes < 2 ||
-			    ring.nodes > OPTREE_MAX_NODES)
-				return cli_usage_error(cmd, "--nodes must be 2..%u",
-						       OPTREE_MAX_NODES);
+			if (cli_opt_u32(cmd, "nodes", optarg, 2, OPTREE_MAX_NODES,
+					"an all-gather is N(N-1) transfers", &ring.nodes))
+				return 2;
 			have_n = true;
 			break;
 		case 'w':
-			if (parse_u32(optarg, &ring.wavelengths) < 0 || ring.wavelengths < 1 ||
-			    ring.wavelengths > 65535)
-				return cli_usage_error(cmd, "--wavelengths must be 1..65535");
+			if (cli_opt_u32(cmd, "wavelengths", optarg, 1, 65535, NULL,
+					&ring.wavelengths))
+				return 2;
 			have_w = true;
 			break;
 		case 'F':
-			if (parse_u32(optarg, &ring.fibres) < 0 || ring.fibres < 1 ||
-			    ring.fibres > 255)
-				return cli_usage_error(cmd, "--fibres must be 1..255");
+			if (cli_opt_u32(cmd, "fibres", optarg, 1, 255, NULL, &ring.fibres))
+				return 2;
 			break;
 		case 'b':
-			if (parse_size(optarg, &ring.block_bytes, &why) < 0 ||
-			    !ring.block_bytes)
-				return cli_usage_error(cmd, "bad --block-size '%s': %s", optarg,
-						       ring.block_bytes ? why : "must be > 0");
+			if (cli_opt_size(cmd, "block-size", optarg, &ring.block_bytes))
+				return 2;
 			break;
 		case 'a':
 			q.algorithm = optarg;
@@ -91,28 +86,24 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 				return cli_usage_error(cmd, "%s", err.msg);
 			break;
 		case 'I':
-			if (parse_u32(optarg, &interfaces) < 0 || interfaces < 1 ||
-			    interfaces > 1024)
-				return cli_usage_error(cmd, "--interfaces must be 1..1024");
+			if (cli_opt_u32(cmd, "interfaces", optarg, 1, 1024, NULL, &interfaces))
+				return 2;
 			break;
 		case 'M':
-			if (parse_u32(optarg, &mrrs) < 0 || mrrs < 1 || mrrs > 65535)
-				return cli_usage_error(cmd, "--mrrs must be 1..65535");
+			if (cli_opt_u32(cmd, "mrrs", optarg, 1, 65535, NULL, &mrrs))
+				return 2;
 			break;
 		case 'R':
-			if (parse_rate(optarg, &ring.rate, &why) < 0 || !(ring.rate > 0))
-				return cli_usage_error(cmd, "bad --rate '%s': %s", optarg,
-						       ring.rate > 0 ? why : "must be > 0");
+			if (cli_opt_rate(cmd, "rate", optarg, &ring.rate))
+				return 2;
 			break;
 		case 'D':
-			if (parse_duration(optarg, &ring.mrr_delay, &why) < 0)
-				return cli_usage_error(cmd, "bad --mrr-delay '%s': %s", optarg,
-						       why);
+			if (cli_opt_duration(cmd, "mrr-delay", optarg, &ring.mrr_delay))
+				return 2;
 			break;
 		case 'E':
-			if (parse_duration(optarg, &ring.oeo_delay, &why) < 0)
-				return cli_usage_error(cmd, "bad --oeo-delay '%s': %s", optarg,
-						       why);
+			if (cli_opt_duration(cmd, "oeo-delay", optarg, &ring.oeo_delay))
+				return 2;
 			break;
 		case 'O':
 			q.overlap = true;

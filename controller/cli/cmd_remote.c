@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct remote {
@@ -32,11 +33,11 @@ static int connect_fail(const struct ofc_error *err)
 	return err->code == OFC_E_USAGE ? 2 : 1;
 }
 
-static void print_json(const ProtobufCMessage *m)
+static void print_json(FILE *out, const ProtobufCMessage *m)
 {
 	struct json_writer w;
 
-	jw_init(&w, stdout, true);
+	jw_init(&w, out, true);
 	pb_write_json(&w, m);
 	jw_finish(&w);
 }
@@ -65,7 +66,7 @@ static int finish(struct remote *r, Ofc__V1__Response *resp)
 	int rc = status_exit(resp->status);
 
 	if (r->json) {
-		print_json(&resp->base);
+		print_json(stdout, &resp->base);
 	} else if (rc == 0) {
 		printf("%s\n", resp->message ? resp->message : "ok");
 	} else if (resp->body_case == OFC__V1__RESPONSE__BODY_CONFIG_ERROR &&
@@ -83,17 +84,12 @@ static int finish(struct remote *r, Ofc__V1__Response *resp)
 /* Options every remote command has: --json, --timeout. */
 static int common_opt(struct remote *r, int c, const char *arg)
 {
-	const char *why;
-
 	if (c == 'j') {
 		r->json = true;
 		return 0;
 	}
-	if (c == 'W') {
-		if (parse_duration(arg, &r->timeout, &why) < 0 || r->timeout < 0)
-			return cli_usage_error(r->cmd, "bad --timeout '%s'", arg);
-		return 0;
-	}
+	if (c == 'W')
+		return cli_opt_duration(r->cmd, "timeout", arg, &r->timeout);
 	return 2;
 }
 
@@ -272,7 +268,7 @@ static int r_reconfigure(struct remote *r, int argc, char **argv)
 	Ofc__V1__Workload wl = OFC__V1__WORKLOAD__INIT;
 	Ofc__V1__Response *resp;
 	enum sched_collective coll;
-	const char *spec = NULL, *why;
+	const char *spec = NULL;
 	int c, rc;
 
 	while ((c = cli_getopt(r->cmd, argc, argv, "h", opts)) != -1) {
@@ -298,13 +294,14 @@ static int r_reconfigure(struct remote *r, int argc, char **argv)
 			wl.collective = optarg;
 			break;
 		case 's':
-			if (parse_size(optarg, &wl.size_bytes, &why) < 0 || !wl.size_bytes)
-				return cli_usage_error(r->cmd, "bad --size '%s'", optarg);
+			if (cli_opt_size(r->cmd, "size", optarg, &wl.size_bytes))
+				return 2;
 			wl.has_size_bytes = 1;
 			break;
 		case 'N':
-			if (parse_u32(optarg, &wl.nodes) < 0 || !wl.nodes)
-				return cli_usage_error(r->cmd, "bad --nodes '%s'", optarg);
+			if (cli_opt_u32(r->cmd, "nodes", optarg, 1, SCHED_MAX_NODES,
+					"node ids in a schedule are 16 bits", &wl.nodes))
+				return 2;
 			wl.has_nodes = 1;
 			break;
 		case 'n':
@@ -368,7 +365,7 @@ static int write_schedule(const Ofc__V1__Schedule *s, enum out_format f, const c
 	return 0;
 }
 
-static void print_schedule(const Ofc__V1__Schedule *s)
+static void print_schedule(FILE *out, const Ofc__V1__Schedule *s)
 {
 	double tau = 0;
 	bool have_tau = false;
@@ -378,18 +375,20 @@ static void print_schedule(const Ofc__V1__Schedule *s)
 			tau = s->metrics[i]->value;
 			have_tau = true;
 		}
-	printf("%s %s on %s: %u nodes\n", s->algorithm, s->collective, s->topology, s->nodes);
-	printf("  steps        %u\n", s->num_steps);
+	fprintf(out, "%s %s on %s: %u nodes\n", s->algorithm, s->collective, s->topology, s->nodes);
+	fprintf(out, "  steps        %u\n", s->num_steps);
 	if (have_tau && s->tau_b_fraction && strchr(s->tau_b_fraction, '/'))
-		printf("  tau_B        %s = %.9g\n", s->tau_b_fraction, tau);
+		fprintf(out, "  tau_B        %s = %.9g\n", s->tau_b_fraction, tau);
 	else if (have_tau)
-		printf("  tau_B        %.9g\n", tau);
-	printf("  time         %.6g us\n", s->time_us);
-	printf("  lower bound  %.6g us\n", s->lower_bound_us);
-	printf("  ratio        %.4f\n", s->lower_bound_us > 0 ? s->time_us / s->lower_bound_us : 0);
-	printf("  verified     %s\n", s->verified ? "yes" : "NO");
+		fprintf(out, "  tau_B        %.9g\n", tau);
+	fprintf(out, "  time         %.6g us\n", s->time_us);
+	fprintf(out, "  lower bound  %.6g us\n", s->lower_bound_us);
+	fprintf(out, "  ratio        %.4f\n",
+		s->lower_bound_us > 0 ? s->time_us / s->lower_bound_us : 0);
+	fprintf(out, "  verified     %s\n", s->verified ? "yes" : "NO");
 	if (s->n_links)
-		printf("  fabric       ports are host NIC ports; %zu links used\n", s->n_links);
+		fprintf(out, "  fabric       ports are host NIC ports; %zu links used\n",
+			s->n_links);
 }
 
 static int r_schedule(struct remote *r, int argc, char **argv)
@@ -411,8 +410,8 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 	Ofc__V1__Response *resp;
 	enum sched_collective coll;
 	enum out_format fmt = FMT_PB;
-	const char *output = NULL, *why;
-	bool format_set = false;
+	const char *output = NULL;
+	bool format_set = false, out_is_stdout;
 	int c, rc;
 
 	while ((c = cli_getopt(r->cmd, argc, argv, "ho:", opts)) != -1) {
@@ -444,17 +443,16 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 			gs.algorithm = optarg;
 			break;
 		case 's':
-			if (parse_size(optarg, &gs.size_bytes, &why) < 0 || !gs.size_bytes)
-				return cli_usage_error(r->cmd, "bad --size '%s'", optarg);
+			if (cli_opt_size(r->cmd, "size", optarg, &gs.size_bytes))
+				return 2;
 			gs.has_size_bytes = 1;
 			break;
 		case 'T':
 			gs.topology = optarg;
 			break;
 		case 'P':
-			if (parse_u32(optarg, &gs.chunks) < 0 || gs.chunks < 1 ||
-			    gs.chunks > 1000000)
-				return cli_usage_error(r->cmd, "--chunks must be 1..1000000");
+			if (cli_opt_u32(r->cmd, "chunks", optarg, 1, 1000000, NULL, &gs.chunks))
+				return 2;
 			gs.has_chunks = 1;
 			break;
 		case 'S':
@@ -486,16 +484,35 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 	if (resp->body_case != OFC__V1__RESPONSE__BODY_SCHEDULE)
 		return finish(r, resp);
 	rc = status_exit(resp->status);
+	out_is_stdout = output && strcmp(output, "-") == 0;
 	if (output && (c = write_schedule(resp->schedule, fmt, output)) != 0)
 		rc = c;
+	/* -o - puts the schedule on stdout: the summary goes to stderr. */
 	if (r->json)
-		print_json(&resp->base);
+		print_json(out_is_stdout ? stderr : stdout, &resp->base);
 	else
-		print_schedule(resp->schedule);
+		print_schedule(out_is_stdout ? stderr : stdout, resp->schedule);
 	if (resp->status != OFC__V1__STATUS__STATUS_OK)
 		fprintf(stderr, "ofc: %s\n", resp->message ? resp->message : "failed");
 	ofc__v1__response__free_unpacked(resp, NULL);
 	return rc;
+}
+
+/* "2024-05-01T12:34:56.789+02:00": local time with ms and the offset, so
+ * lines from hosts in other zones still sort and compare. */
+static const char *iso_time_ms(uint64_t unix_ms, char *buf, size_t n)
+{
+	time_t t = (time_t)(unix_ms / 1000);
+	struct tm tm;
+	char date[32], zone[8];
+
+	if (!localtime_r(&t, &tm) || !strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm) ||
+	    !strftime(zone, sizeof(zone), "%z", &tm) || strlen(zone) != 5) {
+		snprintf(buf, n, "%llu", (unsigned long long)unix_ms);
+		return buf;
+	}
+	snprintf(buf, n, "%s.%03u%.3s:%s", date, (unsigned)(unix_ms % 1000), zone, zone + 3);
+	return buf;
 }
 
 /* ---- watch and cancel --------------------------------------------------------------------- */
@@ -522,10 +539,13 @@ static int r_watch(struct remote *r, int argc, char **argv)
 					"rejected;\nrequests queued and cancelled.\n\n"
 					"  --count N      stop after N events\n"
 					"  --timeout DUR  stop when no event came for DUR "
-					"(exit 1)\n  --json         one JSON object per line\n");
+					"(a normal end: exit 0)\n"
+					"  --json         one JSON object per line (time_unix_ms "
+					"as sent)\n\nEach line: the time (ISO 8601, local, "
+					"with ms), the event, the device, the message.\n");
 		if (c == 'n') {
-			if (parse_u32(optarg, &count) < 0 || !count)
-				return cli_usage_error(r->cmd, "bad --count '%s'", optarg);
+			if (cli_opt_u32(r->cmd, "count", optarg, 1, UINT32_MAX, NULL, &count))
+				return 2;
 		} else if ((rc = common_opt(r, c, optarg)) != 0) {
 			return rc;
 		}
@@ -551,8 +571,12 @@ static int r_watch(struct remote *r, int argc, char **argv)
 	if (!r->json)
 		fprintf(stderr, "watching %s\n", r->socket);
 	while (!count || seen < count) {
-		if (ofcd_recv(&r->cl, &resp, &err) < 0)
+		if (ofcd_recv(&r->cl, &resp, &err) < 0) {
+			/* --timeout: no event for that long is the end asked for. */
+			if (err.reason == OFC_R_TIMEOUT && r->timeout > 0)
+				break;
 			goto fail;
+		}
 		if (resp->body_case == OFC__V1__RESPONSE__BODY_EVENT) {
 			const Ofc__V1__Event *e = resp->event;
 			const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
@@ -566,7 +590,10 @@ static int r_watch(struct remote *r, int argc, char **argv)
 				pb_write_json(&jw, &e->base);
 				jw_finish(&jw);
 			} else {
-				printf("%llu %s%s%s%s%s\n", (unsigned long long)e->time_unix_ms,
+				char when[64];
+
+				printf("%s %s%s%s%s%s\n",
+				       iso_time_ms(e->time_unix_ms, when, sizeof(when)),
 				       v ? v->name + 5 : "?", e->device ? " " : "",
 				       e->device ? e->device : "",
 				       e->message && *e->message ? ": " : "",
@@ -651,27 +678,25 @@ static const struct {
      r_cancel},
 };
 
-int remote_main(int argc, char **argv)
+bool remote_command(const char *name)
 {
-	struct remote r = {0};
-	const char *name;
-	int shift;
+	for (size_t i = 0; i < ARRAY_SIZE(remote_cmds); i++)
+		if (strcmp(name, remote_cmds[i].name) == 0)
+			return true;
+	return false;
+}
 
-	/* argv: ofc --socket PATH COMMAND ... | ofc --socket=PATH COMMAND ... */
-	if (strncmp(argv[1], "--socket=", 9) == 0) {
-		r.socket = argv[1] + 9;
-		shift = 2;
-	} else {
-		r.socket = argc > 2 ? argv[2] : NULL;
-		shift = 3;
-	}
+int remote_main(const char *socket, int argc, char **argv)
+{
+	struct remote r = {.socket = socket};
+
 	if (!r.socket || !*r.socket) {
 		fprintf(stderr, "ofc: --socket needs the path of ofcd's socket\n"
 				"usage: ofc --socket PATH status|apply|reconfigure|schedule|watch|"
 				"cancel ...\n");
 		return 2;
 	}
-	if (argc <= shift) {
+	if (argc < 1) {
 		fprintf(stderr,
 			"ofc: missing a command after --socket %s\n"
 			"usage: ofc --socket PATH status|apply|reconfigure|schedule|watch|"
@@ -679,26 +704,43 @@ int remote_main(int argc, char **argv)
 			r.socket);
 		return 2;
 	}
-	name = argv[shift];
 	for (size_t i = 0; i < ARRAY_SIZE(remote_cmds); i++)
-		if (strcmp(name, remote_cmds[i].name) == 0) {
+		if (strcmp(argv[0], remote_cmds[i].name) == 0) {
 			r.cmd = &remote_cmds[i].cmd;
 			optind = 0;
-			return remote_cmds[i].run(&r, argc - shift, argv + shift);
+			return remote_cmds[i].run(&r, argc, argv);
 		}
 	fprintf(stderr,
 		"ofc: '%s' does not talk to ofcd (status, apply, reconfigure, schedule, watch and "
 		"cancel do)\nusage: ofc --socket PATH status|apply|reconfigure|schedule|watch|"
 		"cancel ...\n",
-		name);
+		argv[0]);
 	return 2;
 }
 
+static bool wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return true;
+	return false;
+}
+
+/* reconfigure, watch and cancel without a socket: --help still answers
+ * (it needs no daemon); anything else says how to name the daemon. */
 int cmd_daemon_only(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "ofc %s: this command talks to ofcd: ofc --socket PATH %s %s\n", cmd->name,
-		cmd->name, cmd->usage);
+	if (wants_help(argc, argv))
+		for (size_t i = 0; i < ARRAY_SIZE(remote_cmds); i++)
+			if (strcmp(cmd->name, remote_cmds[i].name) == 0) {
+				struct remote r = {.cmd = &remote_cmds[i].cmd};
+
+				optind = 0;
+				return remote_cmds[i].run(&r, argc, argv);
+			}
+	fprintf(stderr,
+		"ofc %s: this command talks to ofcd: give --socket PATH or set OFC_SOCKET\n"
+		"usage: ofc --socket PATH %s %s\n",
+		cmd->name, cmd->name, cmd->usage);
 	return 2;
 }

@@ -18,7 +18,9 @@ static const char help[] =
     "  --objective O        min-wavelengths (default) or max-served (within W)\n"
     "  --time-limit S       lp_solve's limit for ilp and lp, e.g. 60s (default 60s)\n"
     "  --json               the result as JSON, with every lightpath\n"
-    "  --lightpaths         list every lightpath in the text output too\n";
+    "  --lightpaths         list every lightpath in the text output too\n\n"
+    "Exit status 1 when the assignment (min-wavelengths) needs more wavelengths than\n"
+    "the ring has; the result is printed all the same.\n";
 
 static void write_json(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t ndem,
 		       const struct rwa_solution *sol, const struct rwa_report *rep,
@@ -182,7 +184,6 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 	struct rwa_ring *ring = &q->ring;
 	struct rwa_opts *o = &q->o;
 	bool have_n = false, have_w = false;
-	const char *why;
 	int c;
 
 	while ((c = cli_getopt(cmd, argc, argv, "n:w:F:p:d:e:O:t:jlh", opts)) != -1) {
@@ -190,22 +191,20 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 		case -2:
 			return 2;
 		case 'n':
-			if (parse_u32(optarg, &ring->nodes) < 0 || ring->nodes < 2 ||
-			    ring->nodes > SCHED_MAX_NODES)
-				return cli_usage_error(cmd, "--nodes must be 2..%u",
-						       SCHED_MAX_NODES);
+			if (cli_opt_u32(cmd, "nodes", optarg, 2, SCHED_MAX_NODES,
+					"node ids in a schedule are 16 bits", &ring->nodes))
+				return 2;
 			have_n = true;
 			break;
 		case 'w':
-			if (parse_u32(optarg, &ring->wavelengths) < 0 || ring->wavelengths < 1 ||
-			    ring->wavelengths > 65535)
-				return cli_usage_error(cmd, "--wavelengths must be 1..65535");
+			if (cli_opt_u32(cmd, "wavelengths", optarg, 1, 65535, NULL,
+					&ring->wavelengths))
+				return 2;
 			have_w = true;
 			break;
 		case 'F':
-			if (parse_u32(optarg, &ring->fibres) < 0 || ring->fibres < 1 ||
-			    ring->fibres > 255)
-				return cli_usage_error(cmd, "--fibres must be 1..255");
+			if (cli_opt_u32(cmd, "fibres", optarg, 1, 255, NULL, &ring->fibres))
+				return 2;
 			break;
 		case 'p':
 			if (strcmp(optarg, "all-to-all") != 0)
@@ -241,12 +240,13 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 						       optarg);
 			break;
 		case 't':
-			if (parse_duration(optarg, &o->time_limit, &why) < 0 ||
-			    o->time_limit <= 0 || o->time_limit > 86400)
-				return cli_usage_error(cmd, "bad --time-limit '%s': %s", optarg,
-						       o->time_limit <= 0 || o->time_limit > 86400
-							   ? "must be more than 0 and at most a day"
-							   : why);
+			if (cli_opt_duration(cmd, "time-limit", optarg, &o->time_limit))
+				return 2;
+			if (o->time_limit <= 0 || o->time_limit > 86400)
+				return cli_usage_error(cmd,
+						       "bad --time-limit '%s': must be more than 0 "
+						       "and at most a day",
+						       optarg);
 			break;
 		case 'j':
 			q->json = true;
@@ -311,6 +311,17 @@ int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv)
 	rc = 0;
 	if (!verified) {
 		fprintf(stderr, "ofc rwa: the assignment failed its check: %s\n", err.msg);
+		rc = 1;
+	} else if (q.o.objective == RWA_MIN_WAVELENGTHS && !rep.fits) {
+		/* The answer cannot be lit on this ring: a script must not take
+		 * it for a plan. The ilp engine has proven no assignment fits
+		 * (unless its time limit cut it short); the others only found none. */
+		fprintf(stderr,
+			"ofc rwa: does not fit: %u wavelength%s per fibre needed, the ring has "
+			"%u%s\n",
+			rep.wavelengths_used, rep.wavelengths_used == 1 ? "" : "s",
+			q.ring.wavelengths,
+			q.o.engine == RWA_ENGINE_ILP && rep.optimal ? "" : " (not proven optimal)");
 		rc = 1;
 	}
 	free(dem);

@@ -73,8 +73,8 @@ int cli_schedule(const struct schedule_print *p, const struct schedule_query *q)
 }
 
 /* Options into the request; returns -1 to go on, else the exit status. */
-static int parse_options(const struct cli_cmd *cmd, int argc, char **argv,
-			 struct schedule_query *q, struct schedule_print *p, const char **file)
+static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struct schedule_query *q,
+			 struct schedule_print *p, const char **file)
 {
 	static const struct option opts[] = {
 	    {"topology", required_argument, NULL, 'T'},
@@ -97,7 +97,6 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv,
 	    {0},
 	};
 	bool collective_set = false, format_set = false;
-	const char *why = NULL;
 	int c;
 
 	while ((c = cli_getopt(cmd, argc, argv, "T:c:a:s:A:B:P:Ojf:o:t:L:V:H:h", opts)) != -1) {
@@ -119,25 +118,22 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv,
 			q->algorithm = optarg;
 			break;
 		case 's':
-			if (parse_size(optarg, &q->size, &why) < 0 || q->size == 0)
-				return cli_usage_error(cmd, "bad --size '%s': %s", optarg,
-						       q->size == 0 && !why ? "must be > 0" : why);
+			if (cli_opt_size(cmd, "size", optarg, &q->size))
+				return 2;
 			break;
 		case 'A':
-			if (parse_duration(optarg, &q->alpha, &why) < 0)
-				return cli_usage_error(cmd, "bad --alpha '%s': %s", optarg, why);
+			if (cli_opt_duration(cmd, "alpha", optarg, &q->alpha))
+				return 2;
 			q->alpha_set = true;
 			break;
 		case 'B':
-			if (parse_rate(optarg, &q->bandwidth, &why) < 0 || q->bandwidth <= 0)
-				return cli_usage_error(cmd, "bad --bandwidth '%s': %s", optarg,
-						       q->bandwidth <= 0 ? "must be > 0" : why);
+			if (cli_opt_rate(cmd, "bandwidth", optarg, &q->bandwidth))
+				return 2;
 			q->bandwidth_set = true;
 			break;
 		case 'P':
-			if (parse_u32(optarg, &q->chunks) < 0 || q->chunks < 1 ||
-			    q->chunks > 1000000)
-				return cli_usage_error(cmd, "--chunks must be 1..1000000");
+			if (cli_opt_u32(cmd, "chunks", optarg, 1, 1000000, NULL, &q->chunks))
+				return 2;
 			break;
 		case 'O':
 			q->overlap = true;
@@ -171,14 +167,12 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv,
 			q->variant = optarg;
 			break;
 		case 'H':
-			if (parse_duration(optarg, &q->hop_latency, &why) < 0)
-				return cli_usage_error(cmd, "bad --hop-latency '%s': %s", optarg,
-						       why);
+			if (cli_opt_duration(cmd, "hop-latency", optarg, &q->hop_latency))
+				return 2;
 			break;
 		case 'l':
-			if (parse_duration(optarg, &q->time_limit, &why) < 0)
-				return cli_usage_error(cmd, "bad --time-limit '%s': %s", optarg,
-						       why);
+			if (cli_opt_duration(cmd, "time-limit", optarg, &q->time_limit))
+				return 2;
 			if (q->time_limit == 0)
 				q->time_limit = -1; /* none */
 			break;

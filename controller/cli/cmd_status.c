@@ -122,6 +122,7 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
+	fc.reads_only = true;
 	if (!fc.file)
 		return status_all(&fc);
 	if (fabric_cmd_open(&fc, true, &err) < 0 ||

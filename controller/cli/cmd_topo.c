@@ -101,13 +101,15 @@ int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv)
 			    "genkautz:N,d debruijn:d,n\nExpansions: line(S) line^K(S) degree(S,n) "
 			    "product(S,T,...) power(S,n) reverse(S)\n\n--ports adds the "
 			    "decomposition into port permutations (ports[j][u] = the node\nport j "
-			    "of u transmits to). --format pb writes ofc.v1.Topology to -o OUT.\n");
+			    "of u transmits to). --format pb writes ofc.v1.Topology to -o OUT (or "
+			    "to\nstdout when it is not a terminal). --dot lays tori out as "
+			    "grids.\n");
 		}
 	}
 	if (optind != argc - 1)
 		return cli_usage_error(cmd, optind >= argc ? "missing SPEC" : "too many arguments");
-	if (fmt == FMT_PB && !outpath)
-		return cli_usage_error(cmd, "--format pb needs -o OUT");
+	if (fmt == FMT_PB && !outpath && cli_binary_to_terminal(cmd))
+		return 2;
 	if (fmt == FMT_PB)
 		want_ports = true;
 

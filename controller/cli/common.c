@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
 {
@@ -39,6 +40,18 @@ int cli_fail(const struct ofc_error *err)
 	return ofc_error_exit_code(err) ? ofc_error_exit_code(err) : 1;
 }
 
+static bool option_takes_value(int val, const char *shortopts, const struct option *longopts)
+{
+	const char *p = strchr(shortopts, val);
+
+	if (p && p[1] == ':')
+		return true;
+	for (const struct option *o = longopts; o && o->name; o++)
+		if (o->val == val && !o->flag && o->has_arg == required_argument)
+			return true;
+	return false;
+}
+
 int cli_getopt(const struct cli_cmd *cmd, int argc, char **argv, const char *shortopts,
 	       const struct option *longopts)
 {
@@ -47,8 +60,13 @@ int cli_getopt(const struct cli_cmd *cmd, int argc, char **argv, const char *sho
 	opterr = 0;
 	c = getopt_long(argc, argv, shortopts, longopts, NULL);
 	if (c == '?') {
-		if (optopt)
-			cli_usage_error(cmd, "unknown option '-%c' or missing argument", optopt);
+		/* getopt says '?' for both: an option it knows (optopt is its
+		 * value, a long option's too) that lacks its value, or one it
+		 * does not know (optopt 0 for a long one). */
+		if (optopt && option_takes_value(optopt, shortopts, longopts))
+			cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+		else if (optopt)
+			cli_usage_error(cmd, "unknown option '-%c'", optopt);
 		else
 			cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
 		return -2;
@@ -99,6 +117,19 @@ void cli_output_abort(struct cli_output *o)
 		atomic_commit(&o->af, &(struct ofc_error){0});
 }
 
+bool cli_binary_to_terminal(const struct cli_cmd *cmd)
+{
+	if (!isatty(STDOUT_FILENO))
+		return false;
+	cli_usage_error(cmd, "--format pb writes binary: give -o OUT, or redirect stdout");
+	return true;
+}
+
+FILE *cli_summary_stream(const struct schedule_print *p)
+{
+	return p->output && strcmp(p->output, "-") == 0 ? stderr : stdout;
+}
+
 int cli_write_schedule(const struct schedule_print *req, const struct schedule *s,
 		       struct ofc_error *err)
 {
@@ -129,4 +160,57 @@ int cli_write_schedule(const struct schedule_print *req, const struct schedule *
 		return cli_output_commit(&out, err);
 	cli_output_abort(&out);
 	return -1;
+}
+
+/* Option values with units or ranges. Each names the option, the value and
+ * the real reason: the parser's (a bad unit, a stray character) or the
+ * range's. */
+int cli_opt_size(const struct cli_cmd *cmd, const char *opt, const char *arg, uint64_t *out)
+{
+	const char *why = NULL;
+	uint64_t v;
+
+	if (parse_size(arg, &v, &why) < 0)
+		return cli_usage_error(cmd, "bad --%s '%s': %s", opt, arg, why);
+	if (v == 0)
+		return cli_usage_error(cmd, "bad --%s '%s': must be more than 0", opt, arg);
+	*out = v;
+	return 0;
+}
+
+int cli_opt_rate(const struct cli_cmd *cmd, const char *opt, const char *arg, double *out)
+{
+	const char *why = NULL;
+	double v;
+
+	if (parse_rate(arg, &v, &why) < 0)
+		return cli_usage_error(cmd, "bad --%s '%s': %s", opt, arg, why);
+	if (!(v > 0))
+		return cli_usage_error(cmd, "bad --%s '%s': must be more than 0", opt, arg);
+	*out = v;
+	return 0;
+}
+
+int cli_opt_duration(const struct cli_cmd *cmd, const char *opt, const char *arg, double *out)
+{
+	const char *why = NULL;
+
+	if (parse_duration(arg, out, &why) < 0)
+		return cli_usage_error(cmd, "bad --%s '%s': %s", opt, arg, why);
+	return 0;
+}
+
+int cli_opt_u32(const struct cli_cmd *cmd, const char *opt, const char *arg, uint32_t lo,
+		uint32_t hi, const char *limit_why, uint32_t *out)
+{
+	uint32_t v;
+
+	if (parse_u32(arg, &v) < 0)
+		return cli_usage_error(cmd, "bad --%s '%s': expected a whole number", opt, arg);
+	if (v < lo || v > hi)
+		return cli_usage_error(cmd, "bad --%s '%s': must be %u..%u%s%s%s", opt, arg, lo, hi,
+				       limit_why ? " (" : "", limit_why ? limit_why : "",
+				       limit_why ? ")" : "");
+	*out = v;
+	return 0;
 }

@@ -55,7 +55,12 @@ int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc,
 			fc->json = true;
 			break;
 		case 'h': {
-			char *text = xasprintf("%s%s", help, fabric_cmd_options);
+			bool relabel = false;
+
+			for (const struct option *o = extra; o && o->name; o++)
+				relabel |= o->val == 'R';
+			char *text = xasprintf("%s%s%s", help, fabric_cmd_options,
+					       relabel ? fabric_cmd_relabel_help : "");
 
 			cli_help(cmd, text);
 			free(text);
@@ -125,6 +130,7 @@ int fabric_cmd_open(struct fabric_cmd *fc, bool with_testbed, struct ofc_error *
 	    .on_event = print_event,
 	    .ctx = fc,
 	    .no_testbed = !with_testbed,
+	    .no_mkdir = fc->reads_only,
 	};
 
 	if (fabric_open(fc->file, &fc->fabric, err) < 0)
@@ -165,22 +171,72 @@ static const char *class_name(enum dev_class c)
 
 int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg)
 {
-	const char *why;
-
 	if (c == 'n') {
 		fc->dry_run = true;
 		return 0;
 	}
-	if (c == 't') {
-		if (parse_duration(arg, &fc->timeout, &why) < 0 || fc->timeout <= 0 ||
-		    fc->timeout > 86400)
+	if (c == 'R') {
+		fc->relabel = true;
+		return 0;
+	}
+	if (c == 'B') {
+		if (cli_opt_duration(fc->cmd, "relabel-budget", arg, &fc->relabel_budget))
+			return 2;
+		if (fc->relabel_budget <= 0 || fc->relabel_budget > 3600)
 			return cli_usage_error(fc->cmd,
-					       "--timeout must be a duration up to 1 day, "
-					       "got '%s'",
+					       "bad --relabel-budget '%s': must be more than 0 "
+					       "and at most an hour",
+					       arg);
+		fc->relabel = true;
+		return 0;
+	}
+	if (c == 't') {
+		if (cli_opt_duration(fc->cmd, "timeout", arg, &fc->timeout))
+			return 2;
+		if (fc->timeout <= 0 || fc->timeout > 86400)
+			return cli_usage_error(fc->cmd,
+					       "bad --timeout '%s': must be more than 0 and at "
+					       "most a day",
 					       arg);
 		return 0;
 	}
 	return 2;
+}
+
+const struct option fabric_cmd_relabel_options[] = {
+    {"relabel", no_argument, NULL, 'R'},
+    {"relabel-budget", required_argument, NULL, 'B'},
+    {0},
+};
+
+const char fabric_cmd_relabel_help[] =
+    "  --relabel                the topology is wanted up to the numbering of its nodes:\n"
+    "                           choose which host plays which node so that the most\n"
+    "                           cross-connects in place stay (a search; see docs/relabel.md)\n"
+    "  --relabel-budget S       time for that search (default 2 s)\n";
+
+int fabric_cmd_relabel(struct fabric_cmd *fc, struct ofc_error *err)
+{
+	struct relabel_opts o = {.budget_s = fc->relabel_budget > 0 ? fc->relabel_budget : 2};
+	uint32_t before = ctl_plan_size(fc->ctl);
+
+	if (!fc->relabel)
+		return 0;
+	if (ctl_relabel(fc->ctl, &o, &fc->relabelled, err) < 0)
+		return -1;
+	if (!fc->json) {
+		const struct fabric_relabel *r = &fc->relabelled;
+
+		fprintf(stderr,
+			"relabelled: %u operation%s instead of %u; %llu of %llu links stay in "
+			"place (%llu with the config's numbering), %u node%s renumbered%s\n",
+			ctl_plan_size(fc->ctl), ctl_plan_size(fc->ctl) == 1 ? "" : "s", before,
+			(unsigned long long)r->kept, (unsigned long long)r->arcs,
+			(unsigned long long)r->kept_identity, r->moved_nodes,
+			r->moved_nodes == 1 ? "" : "s",
+			r->complete ? "" : " (best found within the budget)");
+	}
+	return 0;
 }
 
 /* A device's identity as plan and status print it: name, class (plan

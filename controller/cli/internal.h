@@ -36,6 +36,15 @@ int cli_getopt(const struct cli_cmd *cmd, int argc, char **argv, const char *sho
 /* Parse --format; `allowed` is a mask of enum out_format. */
 int cli_format(const struct cli_cmd *cmd, const char *s, unsigned allowed, enum out_format *out);
 
+/* Option values: 0, or a usage error's exit status (2) after saying which
+ * option, which value and why (the parser's reason or the range). */
+int cli_opt_size(const struct cli_cmd *cmd, const char *opt, const char *arg, uint64_t *out);
+int cli_opt_rate(const struct cli_cmd *cmd, const char *opt, const char *arg, double *out);
+int cli_opt_duration(const struct cli_cmd *cmd, const char *opt, const char *arg, double *out);
+/* A whole number in lo..hi; limit_why (may be NULL) says where hi comes from. */
+int cli_opt_u32(const struct cli_cmd *cmd, const char *opt, const char *arg, uint32_t lo,
+		uint32_t hi, const char *limit_why, uint32_t *out);
+
 /* Output to a file (atomically) or stdout ("-" or NULL). */
 struct cli_output {
 	struct atomic_file af;
@@ -53,6 +62,12 @@ struct schedule_print {
 	const char *output;	/* -o FILE: the whole schedule */
 };
 
+/* A binary format with no -o: stdout is fine unless it is a terminal; then
+ * a usage error (returns true after printing it). */
+bool cli_binary_to_terminal(const struct cli_cmd *cmd);
+/* Where the summary goes: stdout, or stderr when -o - puts the schedule
+ * itself on stdout (so a pipe gets one document, never two mixed). */
+FILE *cli_summary_stream(const struct schedule_print *p);
 /* Compute q through the pipeline (controller/schedule), print the summary
  * or the comparison, write -o; returns the exit status (cmd_schedule.c). */
 int cli_schedule(const struct schedule_print *p, const struct schedule_query *q);
@@ -74,8 +89,12 @@ struct fabric_cmd {
 	const char *state_dir_opt;
 	char *state_dir;
 	bool json, dry_run;
-	bool progress;	/* events on stderr (when it is a terminal) */
-	double timeout; /* try: seconds to wait for confirm */
+	bool progress;	 /* events on stderr (when it is a terminal) */
+	bool reads_only; /* plan, status: never create the state directory */
+	double timeout;	 /* try: seconds to wait for confirm */
+	bool relabel;	 /* plan, apply, try: renumber to keep circuits */
+	double relabel_budget;
+	struct fabric_relabel relabelled; /* what --relabel found */
 	struct fabric *fabric;
 	struct ctl *ctl;
 };
@@ -86,6 +105,12 @@ int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc,
 		     int (*on_extra)(struct fabric_cmd *, int, const char *), const char *help,
 		     bool file_optional);
 int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg);
+/* --relabel and --relabel-budget, for plan, apply and try. */
+extern const struct option fabric_cmd_relabel_options[];
+extern const char fabric_cmd_relabel_help[];
+/* After ctl_plan: with --relabel, renumber and plan again, saying what it
+ * saved on stderr (text) or in the JSON later. */
+int fabric_cmd_relabel(struct fabric_cmd *fc, struct ofc_error *err);
 int fabric_cmd_open(struct fabric_cmd *fc, bool with_testbed, struct ofc_error *err);
 /* Take the lock and resolve a journal a crash left. */
 int fabric_cmd_repair(struct fabric_cmd *fc, struct ofc_error *err);
@@ -109,8 +134,11 @@ int cmd_show(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv);
 
-/* `ofc --socket PATH COMMAND ...`: the commands ofcd answers (cmd_remote.c). */
-int remote_main(int argc, char **argv);
+/* `ofc --socket PATH COMMAND ...`: the commands ofcd answers (cmd_remote.c);
+ * argv[0] is the command. */
+int remote_main(const char *socket, int argc, char **argv);
+/* Whether ofcd answers this command. */
+bool remote_command(const char *name);
 /* reconfigure, watch, cancel without --socket: say they need the daemon. */
 int cmd_daemon_only(const struct cli_cmd *cmd, int argc, char **argv);
 

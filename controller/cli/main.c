@@ -4,11 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OFC_VERSION "0.1.0"
-
 static const struct cli_cmd commands[] = {
     {"validate", "FILE", "check a fabric config and its wiring", cmd_validate},
-    {"show", "FILE [--json | --format text|json|pb] [-o OUT]",
+    {"show", "FILE [--json | --dot | --format text|json|dot|pb] [-o OUT]",
      "print the validated fabric, its topology and circuits", cmd_show},
     {"topo", "SPEC [--json | --dot] [--ports] [--format text|json|dot|pb] [-o OUT]",
      "generate a topology: facts, edges, port permutations", cmd_topo},
@@ -55,12 +53,52 @@ static void usage_all(FILE *out)
 		     "       ofc --help | --version\n\ncommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\n'ofc COMMAND --help' shows a command's options. Exit status: 0 success, "
-		     "1 runtime failure, 2 bad input or usage.\n");
+	fprintf(out, "\n'ofc COMMAND --help' shows a command's options. --socket PATH may come "
+		     "anywhere;\nOFC_SOCKET=PATH is --socket PATH for status, apply, reconfigure, "
+		     "schedule, watch\nand cancel (OFC_SOCKET= unset or empty: they act locally). "
+		     "Exit status: 0 success,\n1 runtime failure, 2 bad input or usage.\n");
+}
+
+/* --socket PATH (or --socket=PATH) anywhere before "--": taken out of argv
+ * (compacted in place). Returns 1 when found, 0 when not, -1 when it has no
+ * value. */
+static int take_socket(int *argc, char **argv, const char **socket)
+{
+	int out = 1, found = 0;
+
+	for (int i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < *argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		if (strncmp(argv[i], "--socket=", 9) == 0) {
+			*socket = argv[i] + 9;
+			found = 1;
+		} else if (strcmp(argv[i], "--socket") == 0) {
+			if (i + 1 >= *argc)
+				return -1;
+			*socket = argv[++i];
+			found = 1;
+		} else {
+			argv[out++] = argv[i];
+		}
+	}
+	*argc = out;
+	argv[out] = NULL;
+	return found;
 }
 
 int ofc_cli_main(int argc, char **argv)
 {
+	const char *socket = NULL, *env = getenv("OFC_SOCKET");
+	int has_socket = take_socket(&argc, argv, &socket);
+
+	if (has_socket < 0) {
+		fprintf(stderr, "ofc: --socket needs the path of ofcd's socket\n");
+		usage_all(stderr);
+		return 2;
+	}
 	if (argc < 2) {
 		usage_all(stderr);
 		return 2;
@@ -70,9 +108,12 @@ int ofc_cli_main(int argc, char **argv)
 		usage_all(stdout);
 		return 0;
 	}
-	/* --socket PATH: ask the daemon instead of acting locally. */
-	if (strcmp(argv[1], "--socket") == 0 || strncmp(argv[1], "--socket=", 9) == 0)
-		return remote_main(argc, argv);
+	/* --socket PATH anywhere, or $OFC_SOCKET for the commands ofcd answers:
+	 * ask the daemon instead of acting locally. */
+	if (has_socket)
+		return remote_main(socket, argc - 1, argv + 1);
+	if (env && *env && remote_command(argv[1]))
+		return remote_main(env, argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("ofc %s\n", OFC_VERSION);
 		return 0;

@@ -535,12 +535,13 @@ int print_direct(const struct schedule_print *p, const struct schedule_result *r
 {
 	const struct schedule_outcome *main_o = r->main;
 	struct ofc_error err = {0};
+	FILE *out = cli_summary_stream(p);
 	int rc = 0;
 
 	if (p->json) {
 		struct json_writer w;
 
-		jw_init(&w, stdout, true);
+		jw_init(&w, out, true);
 		jw_obj_begin(&w);
 		write_summary_json(r, main_o, &w);
 		if (r->construction)
@@ -551,12 +552,13 @@ int print_direct(const struct schedule_print *p, const struct schedule_result *r
 		jw_finish(&w);
 	} else {
 		if (r->compare)
-			write_table_text(r, stdout);
+			write_table_text(r, out);
 		else
-			write_summary_text(r, main_o, stdout);
+			write_summary_text(r, main_o, out);
 		if (r->construction)
-			write_construction_text(r->construction, stdout);
+			write_construction_text(r->construction, out);
 	}
+	fflush(out);
 	if (write_schedule(p, r, &err) < 0)
 		return cli_fail(&err);
 	for (unsigned i = 0; i < r->nout; i++)

@@ -305,12 +305,13 @@ static void write_table(FILE *f, const struct schedule_result *q)
 int print_ring(const struct schedule_print *p, const struct schedule_result *r)
 {
 	struct ofc_error err = {0};
+	FILE *out = cli_summary_stream(p);
 	int rc = 0;
 
 	if (p->json) {
 		struct json_writer w;
 
-		jw_init(&w, stdout, true);
+		jw_init(&w, out, true);
 		if (r->compare)
 			jw_arr_begin(&w);
 		for (size_t i = 0; i < r->nout; i++)
@@ -319,11 +320,11 @@ int print_ring(const struct schedule_print *p, const struct schedule_result *r)
 			jw_arr_end(&w);
 		jw_finish(&w);
 	} else if (r->compare) {
-		write_table(stdout, r);
+		write_table(out, r);
 	} else {
-		write_text_one(stdout, r, r->main, r->main->ring.algo);
+		write_text_one(out, r, r->main, r->main->ring.algo);
 	}
-	fflush(stdout);
+	fflush(out);
 
 	if (!r->compare && cli_write_schedule(p, &r->main->s, &err) < 0)
 		rc = cli_fail(&err);

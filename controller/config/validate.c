@@ -478,7 +478,7 @@ static int pick_topology(struct fabric *f, struct ofc_error *err)
 	return 0;
 }
 
-static int check_topology(struct fabric *f, struct wiring_ctx *w, struct ofc_error *err)
+static int check_topology(struct fabric *f, struct ofc_error *err)
 {
 	struct topo_target *t = &f->topology;
 	struct ofc_error sub;
@@ -533,38 +533,7 @@ static int check_topology(struct fabric *f, struct wiring_ctx *w, struct ofc_err
 		return 0;
 	}
 
-	uint32_t n = f->ports.n, d = f->ports.d;
-	f->circuits = xcalloc((size_t)n * d + 1, sizeof(struct circuit));
-	for (uint32_t j = 0; j < d; j++)
-		for (uint32_t u = 0; u < n; u++) {
-			uint32_t v = f->ports.to[(size_t)j * n + u];
-			uint32_t ia = w->by_host_port[(size_t)u * w->maxports + j];
-			uint32_t ib = w->by_host_port[(size_t)v * w->maxports + j];
-
-			if (v == u && t->self_loops == SELF_LOOPS_DARK)
-				continue;
-			if (ia == NONE || ib == NONE)
-				return at(err, f, t->spec_loc,
-					  "topology '%s' uses port %u of host '%s', which is not "
-					  "wired to a switch",
-					  f->graph->spec, j, f->hosts[ia == NONE ? u : v].name);
-			const struct attachment *a = &f->wiring[ia], *b = &f->wiring[ib];
-			if (a->sw != b->sw)
-				return at(err, f, t->spec_loc,
-					  "topology '%s' needs a circuit from %s:%u (on '%s') to "
-					  "%s:%u (on '%s'): they are on different switches",
-					  f->graph->spec, f->hosts[u].name, j,
-					  f->switches[a->sw].name, f->hosts[v].name, j,
-					  f->switches[b->sw].name);
-			f->circuits[f->ncircuits++] = (struct circuit){.sw = a->sw,
-								       .in_port = a->sw_port,
-								       .out_port = b->sw_port,
-								       .src_host = u,
-								       .src_port = j,
-								       .dst_host = v,
-								       .dst_port = j};
-		}
-	return 0;
+	return fabric_circuits(f, err);
 }
 
 int fabric_validate(struct fabric *f, struct ofc_error *err)
@@ -579,7 +548,7 @@ int fabric_validate(struct fabric *f, struct ofc_error *err)
 	if (index_hosts(f, err) < 0 || check_device_names(f, err) < 0 ||
 	    check_switches(f, err) < 0 || check_rings(f, err) < 0)
 		return -1;
-	if (check_wiring(f, &w, err) < 0 || check_topology(f, &w, err) < 0)
+	if (check_wiring(f, &w, err) < 0 || check_topology(f, err) < 0)
 		goto out;
 	if (!f->cost.alpha_set)
 		f->cost.alpha = 10e-6;

@@ -26,6 +26,9 @@ int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err
 int fabric_write_json(const struct fabric *f, FILE *out, struct ofc_error *err);
 /* People's form (`ofc show`). */
 void fabric_write_text(const struct fabric *f, FILE *out);
+/* Graphviz (`ofc show --dot`): hosts with their ports, switches and rings,
+ * the wiring, and the circuits in their switch's colour (dot.c). */
+void fabric_write_dot(const struct fabric *f, FILE *out);
 
 /* Any protobuf-c message as JSON (controller/export/pbjson.c). */
 void pb_write_json(struct json_writer *w, const ProtobufCMessage *m);

@@ -186,6 +186,28 @@ void fabric_free(struct fabric *f);
 int fabric_find_host(const struct fabric *f, const char *name);
 int fabric_find_switch(const struct fabric *f, const char *name);
 
+/* The cross-connects that realise f->ports over f->wiring (replacing
+ * f->circuits); FILE:LINE:COL errors at the topology when a port is not
+ * wired or a circuit would span two switches (fabric/circuits.c). */
+int fabric_circuits(struct fabric *f, struct ofc_error *err);
+
+/* Renumber the target topology so that its circuits keep the most
+ * cross-connects the switches hold now (actual[s]: switch s's read state,
+ * NULL when unknown), for a topology wanted up to the numbering of its
+ * nodes (`ofc plan --relabel`). Replaces f->graph, f->ports and
+ * f->circuits; the report counts host-level links (fabric/relabel.c). */
+struct fabric_relabel {
+	uint64_t arcs;		/* links of the target */
+	uint64_t kept_identity; /* in place under the config's numbering */
+	uint64_t kept;		/* ... under the one chosen */
+	uint32_t moved_nodes;	/* topology nodes given another host */
+	bool complete;		/* every link in place: no better numbering exists */
+	uint32_t rounds;
+	double seconds;
+};
+int fabric_relabel(struct fabric *f, const struct device_state *const *actual,
+		   const struct relabel_opts *o, struct fabric_relabel *rep, struct ofc_error *err);
+
 /* The MRR channels ring r's lightpaths need: an MRR adding the wavelength
  * at the source, one dropping it at the destination (fabric/rings.c). */
 void ring_target(const struct fabric *f, uint32_t r, struct device_state *out);

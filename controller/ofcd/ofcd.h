@@ -52,6 +52,15 @@ struct ofcd_opts {
 	int log_level;	       /* enum ofcd_log_level: this and more urgent */
 	void (*log)(void *ctx, int level, const char *msg);
 	void *log_ctx;
+	/* The service manager's view (the main sends it to systemd): called
+	 * with "READY=1" when the loop starts serving and "STOPPING=1" when a
+	 * stop begins. NULL: nobody listens. */
+	void (*notify)(void *ctx, const char *state);
+	/* Listening sockets handed over (socket activation): serve these
+	 * instead of binding socket_path / ro_socket_path, and never unlink
+	 * those paths (the service manager owns them). -1: none. */
+	bool inherit_fds;
+	int main_fd, ro_fd;
 	/* Tests: in-process twins of sim devices (ctl_opts.sim_lookup). */
 	struct sim_device *(*sim_lookup)(void *ctx, const char *device);
 	void *sim_ctx;

@@ -1,6 +1,8 @@
-/* ofcd: the controller daemon. Options, logging (stderr or syslog) and
- * daemonizing; the daemon itself is the rest of controller/ofcd/. Exit status: 0 after
- * a clean stop, 1 on a runtime failure, 2 on bad options or a bad config. */
+/* ofcd: the controller daemon. Options, logging (stderr, syslog or the
+ * journal), daemonizing and what systemd is told (sd_notify, socket
+ * activation); the daemon itself is the rest of controller/ofcd/. Exit
+ * status: 0 after a clean stop, 1 on a runtime failure, 2 on bad options or
+ * a bad config. */
 #include "controller/config/config.h"
 #include "controller/ofcd/ofcd.h"
 
@@ -12,19 +14,22 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-journal.h>
 #include <time.h>
 #include <unistd.h>
 
-#define OFCD_VERSION "0.1.0"
-#define MAX_DEVICES  256
+#define MAX_DEVICES 256
 
 static const char usage_line[] =
     "usage: ofcd --config FILE --socket PATH [--ro-socket PATH] [--state-dir DIR]\n"
     "            [--device NAME=HOST:PORT]... [--foreground] [--syslog] [--admin-group NAME]\n"
     "            [--credentials-dir DIR] [--allow-device HOST:PORT|CIDR:PORT]...\n"
     "            [--socket-mode MODE] [--max-frame SIZE] [--max-clients N]\n"
-    "            [--client-timeout DUR] [--probe-interval DUR] [--log-level LEVEL] [--check]\n";
+    "            [--client-timeout DUR] [--probe-interval DUR] [--log-level LEVEL] [--check]\n"
+    "            [--journal] | --help | --version\n";
 
 static const char help_text[] =
     "\nServes the control API (proto/control.proto, docs/control.md) for one fabric.\n\n"
@@ -39,6 +44,8 @@ static const char help_text[] =
     "                           (repeatable; --config's own addresses are always allowed)\n"
     "  --foreground             stay in the foreground and log to stderr\n"
     "  --syslog                 log to syslog even in the foreground\n"
+    "  --journal                log to the systemd journal with each line's priority (the\n"
+    "                           default when stderr is the journal: JOURNAL_STREAM)\n"
     "  --admin-group NAME       members may mutate; the main socket gets this group\n"
     "  --socket-mode MODE       of the main socket, octal (default 0660)\n"
     "  --max-frame SIZE         largest frame either way (default 16MiB)\n"
@@ -47,10 +54,15 @@ static const char help_text[] =
     "  --probe-interval DUR     read every device this often when idle (default 10s; 0: "
     "never)\n"
     "  --log-level LEVEL        err, warning, notice (default), info or debug\n"
-    "  --check                  validate the config, print what would be served, exit\n";
+    "  --check                  validate the config, print what would be served, exit\n\n"
+    "Under systemd (Type=notify) it sends READY=1 once its sockets are bound, STATUS=\n"
+    "lines and STOPPING=1; sockets passed by socket activation (LISTEN_FDS: the main\n"
+    "socket, then optionally the read-only one) replace --socket and --ro-socket.\n";
 
 struct logger {
 	bool use_syslog;
+	bool use_journal;
+	bool notify; /* NOTIFY_SOCKET: tell systemd how it goes */
 };
 
 static const char *level_name(int level)
@@ -65,6 +77,14 @@ static void log_line(void *ctx, int level, const char *msg)
 {
 	struct logger *lg = ctx;
 
+	/* The service's status line follows what an operator is told. */
+	if (lg->notify && level <= OFCD_LOG_NOTICE)
+		sd_notifyf(0, "STATUS=%s", msg);
+	if (lg->use_journal) {
+		sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", level, "SYSLOG_IDENTIFIER=ofcd",
+				NULL);
+		return;
+	}
 	if (lg->use_syslog) {
 		syslog(level, "%s", msg);
 		return;
@@ -78,6 +98,26 @@ static void log_line(void *ctx, int level, const char *msg)
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
 	fprintf(stderr, "%s.%03ld ofcd[%d] %s: %s\n", when, ts.tv_nsec / 1000000, (int)getpid(),
 		level_name(level), msg);
+}
+
+static void notify_state(void *ctx, const char *state)
+{
+	struct logger *lg = ctx;
+
+	if (lg->notify)
+		sd_notify(0, state);
+}
+
+/* systemd connects stderr to the journal and says so in JOURNAL_STREAM
+ * ("dev:inode" of that stream): then log there with priorities. */
+static bool stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	return js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 && fstat(STDERR_FILENO, &st) == 0 &&
+	       (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
 }
 
 static int usage(const char *fmt, const char *arg)
@@ -156,7 +196,7 @@ struct args {
 	const char *devices[MAX_DEVICES];
 	const char *allow[MAX_DEVICES];
 	const char *config, *sock, *ro, *state;
-	bool foreground, use_syslog, check;
+	bool foreground, use_syslog, use_journal, check;
 };
 
 /* Options into args; returns -1 to go on, else the exit status. */
@@ -172,6 +212,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	    {"allow-device", required_argument, NULL, 'A'},
 	    {"foreground", no_argument, NULL, 'f'},
 	    {"syslog", no_argument, NULL, 'y'},
+	    {"journal", no_argument, NULL, 'J'},
 	    {"admin-group", required_argument, NULL, 'g'},
 	    {"socket-mode", required_argument, NULL, 'm'},
 	    {"max-frame", required_argument, NULL, 'F'},
@@ -226,6 +267,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 			break;
 		case 'y':
 			a->use_syslog = true;
+			break;
+		case 'J':
+			a->use_journal = true;
 			break;
 		case 'g': {
 			struct group *g = getgrnam(optarg);
@@ -295,7 +339,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 			printf("%s%s", usage_line, help_text);
 			return 0;
 		case 'V':
-			printf("ofcd %s\n", OFCD_VERSION);
+			printf("ofcd %s\n", OFC_VERSION);
 			return 0;
 		default:
 			if (optopt)
@@ -310,7 +354,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		return usage("missing --config FILE%s", "");
 	if (a->check)
 		return -1;
-	if (!a->sock)
+	if (!a->sock && !getenv("LISTEN_FDS"))
 		return usage("missing --socket PATH%s", "");
 	return -1;
 }
@@ -379,9 +423,23 @@ int main(int argc, char **argv)
 	a.o.allow_devices = a.allow;
 	a.o.credentials_dir = acred;
 	a.o.signals = true;
-	lg.use_syslog = a.use_syslog || !a.foreground;
+	/* Socket activation: the first fd passed is the main socket, a second
+	 * the read-only one (systemd's ofcd.socket). */
+	int nfds = sd_listen_fds(1);
+
+	if (nfds > 0) {
+		a.o.inherit_fds = true;
+		a.o.main_fd = SD_LISTEN_FDS_START;
+		a.o.ro_fd = nfds > 1 ? SD_LISTEN_FDS_START + 1 : -1;
+		if (!a.o.socket_path)
+			a.o.socket_path = "(socket from systemd)";
+	}
+	lg.use_journal = a.use_journal || (a.foreground && !a.use_syslog && stderr_is_journal());
+	lg.use_syslog = !lg.use_journal && (a.use_syslog || !a.foreground);
+	lg.notify = getenv("NOTIFY_SOCKET") != NULL;
 	a.o.log = log_line;
 	a.o.log_ctx = &lg;
+	a.o.notify = notify_state;
 	if (lg.use_syslog)
 		openlog("ofcd", LOG_PID, LOG_DAEMON);
 	rc = serve(&a.o, a.foreground, &lg);

@@ -1174,6 +1174,8 @@ static void begin_stop(struct ofcd *d)
 	if (d->stopping)
 		return;
 	d->stopping = true;
+	if (d->o.notify)
+		d->o.notify(d->o.log_ctx, "STOPPING=1");
 	if (d->running && d->running->kind != JOB_PROBE)
 		ofcd_log(d, OFCD_LOG_NOTICE, "stopping after ticket %llu (%s %s) finishes",
 			 (unsigned long long)d->running->ticket, job_kind_name(d->running->kind),
@@ -1411,11 +1413,21 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 		goto fail;
 	if (ofcd_start(d, err) < 0)
 		goto fail;
-	if (listen_unix(o->socket_path, d->o.socket_mode,
-			o->have_admin_group ? (int)o->admin_gid : -1, &d->listen_fd, err) < 0)
+	if (o->inherit_fds) {
+		/* Socket activation: the manager bound them (mode, group). */
+		d->listen_fd = o->main_fd;
+		d->ro_fd = o->ro_fd;
+		fcntl(d->listen_fd, F_SETFL, fcntl(d->listen_fd, F_GETFL) | O_NONBLOCK);
+		if (d->ro_fd >= 0)
+			fcntl(d->ro_fd, F_SETFL, fcntl(d->ro_fd, F_GETFL) | O_NONBLOCK);
+	} else if (listen_unix(o->socket_path, d->o.socket_mode,
+			       o->have_admin_group ? (int)o->admin_gid : -1, &d->listen_fd,
+			       err) < 0) {
 		goto fail;
-	d->bound_main = true;
-	if (o->ro_socket_path) {
+	} else {
+		d->bound_main = true;
+	}
+	if (o->ro_socket_path && !o->inherit_fds) {
 		if (listen_unix(o->ro_socket_path, 0666, -1, &d->ro_fd, err) < 0)
 			goto fail;
 		d->bound_ro = true;
@@ -1464,6 +1476,8 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	    pthread_create(&d->sthread, NULL, ofcd_schedule_worker, d) != 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "cannot start the worker threads");
 	d->threads_started = true;
+	if (d->o.notify)
+		d->o.notify(d->o.log_ctx, "READY=1");
 	/* A stop asked before the loop ran is in the eventfd already. */
 	rc = loop_run(d->loop, err);
 	pthread_mutex_lock(&d->mu);

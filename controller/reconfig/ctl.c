@@ -159,6 +159,29 @@ static struct ctl_device *add_device(struct ctl *c, const struct driver_cfg *d, 
 	return cd;
 }
 
+/* The cross-connects switch s holds when the fabric is at its target. */
+static void switch_target(const struct fabric *f, uint32_t s, struct device_state *target)
+{
+	state_clear(target);
+	for (uint32_t k = 0; k < f->ncircuits; k++)
+		if (f->circuits[k].sw == s)
+			state_add_xconn(target, f->circuits[k].in_port, f->circuits[k].out_port);
+	state_sort(target);
+}
+
+/* The testbed's circuits and routes at the fabric's target. */
+static void hosts_target(const struct fabric *f, struct device_state *target)
+{
+	struct hlink *links = xcalloc(f->ncircuits + 1, sizeof(*links));
+
+	state_clear(target);
+	for (uint32_t k = 0; k < f->ncircuits; k++)
+		links[k] = (struct hlink){f->circuits[k].src_host, f->circuits[k].src_port,
+					  f->circuits[k].dst_host, f->circuits[k].dst_port};
+	testbed_target(f, links, f->ncircuits, target);
+	free(links);
+}
+
 int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struct ofc_error *err)
 {
 	struct ctl *c;
@@ -171,7 +194,7 @@ int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struc
 	c->opts = *o;
 	c->lock_fd = -1;
 	c->state_dir = ctl_state_dir(o->state_dir);
-	if (mkdir_p(c->state_dir, err) < 0) {
+	if (!o->no_mkdir && mkdir_p(c->state_dir, err) < 0) {
 		ctl_close(c);
 		return -1;
 	}
@@ -185,11 +208,7 @@ int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struc
 		cd->cfg.ports = sw->ports;
 		cd->cfg.move_time = sw->kind == SWITCH_PATCH_PANEL ? sw->move_time : 0;
 		cd->op_seconds = sw->kind == SWITCH_PATCH_PANEL ? sw->move_time : sw->reconfig_time;
-		for (uint32_t k = 0; k < f->ncircuits; k++)
-			if (f->circuits[k].sw == s)
-				state_add_xconn(&cd->target, f->circuits[k].in_port,
-						f->circuits[k].out_port);
-		state_sort(&cd->target);
+		switch_target(f, s, &cd->target);
 	}
 	for (uint32_t r = 0; r < f->nrings; r++) {
 		const struct ring *ring = &f->rings[r];
@@ -209,8 +228,6 @@ int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struc
 	if (!o->no_testbed && testbed_is_up(c->state_dir, f->name)) {
 		struct ctl_device *cd;
 		uint32_t maxp = 1;
-		struct hlink *links = xcalloc(f->ncircuits + 1, sizeof(*links));
-
 		c->netns = xcalloc(f->nhosts + 1, sizeof(char *));
 		for (uint32_t h = 0; h < f->nhosts; h++) {
 			c->netns[h] = testbed_netns_name(f, h);
@@ -220,11 +237,7 @@ int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struc
 		cd->cfg.netns = (const char *const *)c->netns;
 		cd->cfg.nhosts = f->nhosts;
 		cd->cfg.host_ports = maxp;
-		for (uint32_t k = 0; k < f->ncircuits; k++)
-			links[k] = (struct hlink){f->circuits[k].src_host, f->circuits[k].src_port,
-						  f->circuits[k].dst_host, f->circuits[k].dst_port};
-		testbed_target(f, links, f->ncircuits, &cd->target);
-		free(links);
+		hosts_target(f, &cd->target);
 	}
 	for (uint32_t i = 0; i < c->ndevs; i++)
 		if (device_init(&c->devs[i].dev, &c->devs[i].cfg, err) < 0) {
@@ -254,6 +267,7 @@ void ctl_close(struct ctl *c)
 		close(c->lock_fd); /* releases the flock */
 	free(c->state_dir);
 	free(c->prev_topology);
+	free(c->prev_config);
 	free(c);
 }
 
@@ -368,6 +382,12 @@ int ctl_plan(struct ctl *c, struct ofc_error *err)
 	ctl_record_free(&r);
 	if (ctl_read(c, err) < 0)
 		return -1;
+	ctl_diff(c);
+	return 0;
+}
+
+void ctl_diff(struct ctl *c)
+{
 	for (uint32_t i = 0; i < c->ndevs; i++) {
 		struct ctl_device *cd = &c->devs[i];
 
@@ -375,6 +395,34 @@ int ctl_plan(struct ctl *c, struct ofc_error *err)
 		state_diff(&cd->actual, &cd->target, &cd->plan);
 		cd->est_seconds = cd->plan.n * cd->op_seconds;
 	}
+}
+
+int ctl_relabel(struct ctl *c, const struct relabel_opts *o, struct fabric_relabel *rep,
+		struct ofc_error *err)
+{
+	struct fabric *f = c->fabric;
+	const struct device_state **actual = xcalloc((size_t)f->nswitches + 1, sizeof(*actual));
+
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		int s = c->devs[i].cfg.cls == DEV_SWITCH ? fabric_find_switch(f, c->devs[i].cfg.name)
+							  : -1;
+
+		if (s >= 0 && c->devs[i].read_ok)
+			actual[s] = &c->devs[i].actual;
+	}
+	int rc = fabric_relabel(f, actual, o, rep, err);
+	free(actual);
+	if (rc < 0)
+		return -1;
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		struct ctl_device *cd = &c->devs[i];
+
+		if (cd->cfg.cls == DEV_SWITCH)
+			switch_target(f, (uint32_t)fabric_find_switch(f, cd->cfg.name), &cd->target);
+		else if (cd->cfg.cls == DEV_HOSTS)
+			hosts_target(f, &cd->target);
+	}
+	ctl_diff(c);
 	return 0;
 }
 
@@ -475,12 +523,15 @@ static int next_txn_id(struct ctl *c, uint64_t *id, struct ofc_error *err)
 	c->prev_generation = 0;
 	free(c->prev_topology);
 	c->prev_topology = NULL;
+	free(c->prev_config);
+	c->prev_config = NULL;
 	if (ctl_load_record(c->state_dir, c->fabric->name, &r, err) < 0)
 		return -1;
 	if (r.have_state) {
 		*id = r.generation + 1;
 		c->prev_generation = r.generation;
 		c->prev_topology = xstrdup(r.topology ? r.topology : "");
+		c->prev_config = xstrdup(r.config ? r.config : "");
 	}
 	if (r.have_journal && r.journal_id >= *id)
 		*id = r.journal_id + 1;
@@ -525,7 +576,8 @@ static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_res
 		/* ... under the topology they realise again, not the one
 		 * this transaction was for. */
 		if (record_write(c, c->prev_generation, j->before,
-				 c->prev_topology ? c->prev_topology : "", &e) == 0)
+				 c->prev_topology ? c->prev_topology : "",
+				 c->prev_config ? c->prev_config : "", &e) == 0)
 			journal_remove(c, &e);
 		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL, OFC_R_NONE,
 		     "every device verified at its previous state");
@@ -541,7 +593,7 @@ static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_res
 static int commit(struct ctl *c, struct journal *j, struct ofc_error *err)
 {
 	if (set_phase(c, j, JOURNAL_COMMITTING, err) < 0 ||
-	    record_write(c, c->txn, j->target, NULL, err) < 0 || journal_remove(c, err) < 0)
+	    record_write(c, c->txn, j->target, NULL, NULL, err) < 0 || journal_remove(c, err) < 0)
 		return -1;
 	emit(c, CTL_EV_TXN_COMMITTED, NULL, OFC_R_NONE, NULL);
 	return 0;

@@ -170,7 +170,7 @@ static const char *twice(char *const *names, uint32_t n)
 /* ---- state file ------------------------------------------------------------- */
 
 int record_write(const struct ctl *c, uint64_t generation, const struct device_state *states,
-		 const char *topology, struct ofc_error *err)
+		 const char *topology, const char *config, struct ofc_error *err)
 {
 	Ofc__V1__FabricRecord r = OFC__V1__FABRIC_RECORD__INIT;
 	struct arena a = {0};
@@ -178,7 +178,7 @@ int record_write(const struct ctl *c, uint64_t generation, const struct device_s
 	int rc;
 
 	r.fabric = c->fabric->name;
-	r.config = c->fabric->file;
+	r.config = (char *)(config ? config : c->fabric->file);
 	r.has_generation = true;
 	r.generation = generation;
 	r.has_time_unix_ms = true;

@@ -55,6 +55,7 @@ struct ctl_opts {
 	void (*on_event)(void *ctx, const struct ctl_event *ev);
 	void *ctx;
 	bool no_testbed; /* leave the hosts out even when a testbed is up */
+	bool no_mkdir;	 /* readers: never create the state directory */
 };
 
 struct ctl_device {
@@ -81,6 +82,7 @@ struct ctl {
 	uint64_t txn;		  /* the transaction running or last run */
 	uint64_t prev_generation; /* of the record before it (kept by a rollback) */
 	char *prev_topology;	  /* ... and its topology (a rollback records it again) */
+	char *prev_config;	  /* ... and the config file that asked for it */
 };
 
 /* The state directory: `dir` if given, else $OFC_STATE_DIR, else
@@ -106,6 +108,15 @@ int ctl_recover(struct ctl *c, bool *did, struct ofc_error *err);
 int ctl_read(struct ctl *c, struct ofc_error *err);
 /* ctl_read, then each device's plan from actual to target. */
 int ctl_plan(struct ctl *c, struct ofc_error *err);
+/* Each device's plan from its last read to its target (what ctl_plan does
+ * after reading). */
+void ctl_diff(struct ctl *c);
+/* After ctl_plan: renumber the target topology so that the most
+ * cross-connects the switches hold stay (fabric_relabel), then the
+ * switches' and testbed's targets and plans again. For a topology wanted
+ * up to the numbering of its nodes: `ofc plan|apply|try --relabel`. */
+int ctl_relabel(struct ctl *c, const struct relabel_opts *o, struct fabric_relabel *rep,
+		struct ofc_error *err);
 uint32_t ctl_plan_size(const struct ctl *c);
 
 struct ctl_result {

@@ -43,6 +43,7 @@ int emu_serve(struct emu_server *s, int lfd);
 struct emu_common {
 	const char *prog;  /* "ocs-emu", for messages */
 	const char *usage; /* the whole usage text, printed after a usage error */
+	const char *help;  /* what each option does, after the usage for --help */
 	const char *listen, *port_file, *log_path;
 	uint64_t fail_at, fail_count; /* commands fail_at .. fail_at+fail_count-1 fail */
 	enum fault_mode mode;
@@ -56,6 +57,7 @@ struct emu_common {
 	    {"fail-count", required_argument, NULL, 'C'},                                          \
 	    {"fail-mode", required_argument, NULL, 'M'},                                           \
 	    {"port-file", required_argument, NULL, 'p'}, {"log", required_argument, NULL, 'L'},    \
+	    {"version", no_argument, NULL, 'V'},                                                   \
 	{                                                                                          \
 		"help", no_argument, NULL, 'h'                                                     \
 	}
@@ -64,7 +66,7 @@ struct emu_common {
 int emu_usage_error(const struct emu_common *e, const char *fmt, const char *arg);
 /* One option code from getopt_long: 0 when it was a shared option and is
  * taken, 1 when it is not a shared one (the emulator's own), 2 after a
- * usage error (printed), -1 after --help (printed; exit 0). */
+ * usage error (printed), -1 after --help or --version (printed; exit 0). */
 int emu_common_option(struct emu_common *e, int c, const char *arg);
 /* Listen on "IPv4:PORT" (port 0: any free port). The fd, or -1 with err
  * set (OFC_E_USAGE for a bad address). */

@@ -260,6 +260,23 @@ static const char usage[] =
     "               [--fail-mode deny|close|close-after|stall|garbage|lie]]\n"
     "               [--port-file FILE] [--log FILE]\n";
 
+static const char help[] =
+    "\nThe agent of an MRR-based WDM ring, speaking the protobuf frames of\n"
+    "proto/mrr.proto (docs/mrr.md) on TCP, for tests and demos without hardware.\n\n"
+    "  --listen HOST:PORT   IPv4 address and port to listen on (port 0: any free one)\n"
+    "  --nodes N            ring nodes\n"
+    "  --wavelengths W      wavelengths per fibre\n"
+    "  --interfaces I       optical interfaces per node (default 1)\n"
+    "  --mrrs M             MRRs per interface (default: one per wavelength)\n"
+    "  --delay-us D         time an MRR takes to tune, in us (default 25)\n"
+    "  --ring NAME          the ring this agent drives (a hello naming another fails)\n"
+    "  --fail-at K          misbehave from the K-th request received (counted from 1)\n"
+    "  --fail-count C       ... for C requests (default 1)\n"
+    "  --fail-mode MODE     deny, close, close-after, stall, garbage or lie\n"
+    "  --port-file FILE     write the port listened on (atomically, once listening)\n"
+    "  --log FILE           log every request and reply\n"
+    "  --help, --version    this text; the version\n";
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -272,10 +289,13 @@ int main(int argc, char **argv)
 	    {"ring", required_argument, NULL, 'r'},
 	    {0},
 	};
-	struct agent a = {
-	    .ifaces = 1,
-	    .delay_us = 25,
-	    .co = {.prog = "mrr-emu", .usage = usage, .fail_count = 1, .mode = FAULT_DENY}};
+	struct agent a = {.ifaces = 1,
+			  .delay_us = 25,
+			  .co = {.prog = "mrr-emu",
+				 .usage = usage,
+				 .help = help,
+				 .fail_count = 1,
+				 .mode = FAULT_DENY}};
 	struct ofc_error err = {0};
 	int c, lfd, rc;
 

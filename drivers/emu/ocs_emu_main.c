@@ -49,6 +49,22 @@ static const char usage[] =
     "               [--port-file FILE] [--log FILE]\n"
     "MODE: deny (default), close, close-after, stall, garbage, lie\n";
 
+static const char help[] =
+    "\nAn optical circuit switch (or robotic patch panel) speaking ofc's TL1 dialect\n"
+    "(docs/tl1.md) on TCP, for tests and demos without hardware.\n\n"
+    "  --listen HOST:PORT   IPv4 address and port to listen on (port 0: any free one)\n"
+    "  --ports N            N x N ports, numbered 1..N\n"
+    "  --delay-ms D         time each cross-connect change takes (a patch panel's move)\n"
+    "  --credentials FILE   the user and password ACT-USER must give\n"
+    "  --fail-at K          misbehave from the K-th command received (counted from 1)\n"
+    "  --fail-count C       ... for C commands (default 1)\n"
+    "  --fail-mode MODE     how: deny (refuse), close, close-after (act, then drop the\n"
+    "                       connection), stall, garbage, lie (the next read-back lies)\n"
+    "  --state FILE         load cross-connects at start, save them after every change\n"
+    "  --port-file FILE     write the port listened on (atomically, once listening)\n"
+    "  --log FILE           log every command and reply\n"
+    "  --help, --version    this text; the version\n";
+
 static void reply(struct emu_client *c, const char *ctag, bool ok, const char *code,
 		  const struct strbuf *payload)
 {
@@ -311,8 +327,11 @@ int main(int argc, char **argv)
 	    {"state", required_argument, NULL, 's'},
 	    {0},
 	};
-	struct emu e = {
-	    .co = {.prog = "ocs-emu", .usage = usage, .fail_count = 1, .mode = FAULT_DENY}};
+	struct emu e = {.co = {.prog = "ocs-emu",
+			       .usage = usage,
+			       .help = help,
+			       .fail_count = 1,
+			       .mode = FAULT_DENY}};
 	struct ofc_error err = {0};
 	char buf[1024];
 	int c, lfd, rc;

@@ -48,7 +48,10 @@ int emu_common_option(struct emu_common *e, int c, const char *arg)
 		e->log_path = arg;
 		return 0;
 	case 'h':
-		printf("%s", e->usage);
+		printf("%s%s", e->usage, e->help ? e->help : "");
+		return -1;
+	case 'V':
+		printf("%s %s\n", e->prog, OFC_VERSION);
 		return -1;
 	default:
 		return 1;

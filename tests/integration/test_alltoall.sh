@@ -59,7 +59,7 @@ expect_json 'not j["mcf"]["optimal"] and j["mcf"]["stop"]=="time limit" and j["m
 expect_stdout_has "NOT proven optimal (time limit)" $S --topology genkautz:100,4 --lowering paths --time-limit 1ns
 
 # Bad input.
-expect_error 2 "ofc schedule: bad --time-limit 'soon': expected a duration such as 25us, 10ms or 1.5s" $S --topology torus:4x4 --time-limit soon
+expect_error 2 "ofc schedule: bad --time-limit 'soon': expected a duration such as 30 (seconds), 25us, 10ms or 1.5s" $S --topology torus:4x4 --time-limit soon
 expect_error 2 "ofc schedule: --lowering is steps, paths or single" $S --topology torus:4x4 --lowering fast
 expect_error 2 "ofc schedule: --lowering goes with --collective alltoall --algo mcf" $OFC schedule --size 1MiB --topology torus:4x4 --collective allgather --lowering paths
 expect_error 2 "ofc schedule: mcf: 1600 nodes: all-to-all schedules are built for up to 1024 nodes" $S --topology torus:40x40

@@ -7,6 +7,7 @@ SUITE=apply
 . "$(dirname "$0")/emu.sh"
 
 ST="$TMP/state"
+mkdir -p "$ST" # plan and status never create it
 TORUS="$TMP/torus.yaml"
 CIRC="$TMP/circ.yaml"
 make_torus_config "$TORUS" torus:8x8 2s 2
@@ -173,9 +174,14 @@ cmp -s "$TMP/run.state" "$TMP/circ.state" && ok || bad "garbage at login changed
 # ---- try and confirm ----------------------------------------------------------------
 cp "$TMP/circ.state" "$TMP/run.state"
 start_emu ocs-emu t --ports 256 --credentials configs/credentials/ocs0.cred --state "$TMP/run.state"
+expect_exit 0 $OFC apply "$CIRC" --device "ocs0=127.0.0.1:$t_port" --state-dir "$ST"
+# A bare number is seconds, as the help says.
 expect_error 1 "ofc: not confirmed within 1 s: reverted; the fabric is where it was" \
-	$OFC try "$TORUS" --timeout 1s --device "ocs0=127.0.0.1:$t_port" --state-dir "$ST"
+	$OFC try "$TORUS" --timeout 1 --device "ocs0=127.0.0.1:$t_port" --state-dir "$ST"
 if [ "$(xconn "$TORUS" "$t_port")" = "$PRE" ]; then ok; else bad "try without confirm did not revert"; fi
+# The record names the config the devices hold again, not the trial's.
+expect_json "[f for f in j['fabrics'] if f['fabric']=='torus64-ocs'][0]['config']=='$CIRC' and [f for f in j['fabrics'] if f['fabric']=='torus64-ocs'][0]['topology']=='circulant:64:3,8'" \
+	$OFC status --state-dir "$ST" --json
 $OFC try "$TORUS" --timeout 30s --device "ocs0=127.0.0.1:$t_port" --state-dir "$ST" >"$TMP/try.out" 2>"$TMP/try.err" &
 try_pid=$!
 i=0
@@ -213,6 +219,8 @@ topology: torus:8x8
 EOF
 expect_json 'j["devices"][0]["driver"]=="sim" and j["devices"][0]["add"]==256' \
 	$OFC plan "$TMP/sim.yaml" --state-dir "$ST" --json
+# The plan names the host ports behind each switch port, as ofc show does.
+expect_stdout_has "  + 1 -> 5  (h0:0 -> h1:0)" $OFC plan "$TMP/sim.yaml" --state-dir "$ST"
 expect_stdout_has "committed transaction 1: 256 operations" $OFC apply "$TMP/sim.yaml" --state-dir "$ST"
 expect_json 'j["operations"]==0' $OFC plan "$TMP/sim.yaml" --state-dir "$ST" --json
 [ "$(wc -l <"$ST/sim-ocs0.txt")" -eq 256 ] && ok || bad "sim state not persisted"
@@ -224,7 +232,14 @@ expect_error 2 "ofc apply: --device 'ocs0': expected NAME=HOST:PORT" $OFC apply 
 expect_error 2 "ofc apply: --device 'ocs9': $TORUS has no switch or ring of that name" $OFC apply "$TORUS" --device ocs9=127.0.0.1:5 --state-dir "$ST"
 expect_error 2 "ofc apply: --device 'ocs0=127.0.0.1:99999': expected NAME=HOST:PORT with a port in 1..65535" $OFC apply "$TORUS" --device ocs0=127.0.0.1:99999 --state-dir "$ST"
 expect_error 2 "ofc plan: missing FILE" $OFC plan
-expect_error 2 "ofc try: --timeout must be a duration up to 1 day, got 'soon'" $OFC try "$TORUS" --timeout soon
+# plan only reads: a state directory that is not there is an error, never created.
+expect_error 2 "ofc plan: state directory '$TMP/no/such' does not exist (ofc apply creates it)" \
+	$OFC plan "$TORUS" --state-dir "$TMP/no/such"
+[ ! -e "$TMP/no" ] && ok || bad "plan created the state directory"
+expect_error 2 "ofc try: bad --timeout 'soon': expected a duration such as 30 (seconds), 25us, 10ms or 1.5s" $OFC try "$TORUS" --timeout soon
+expect_error 2 "ofc try: bad --timeout '2d': expected a duration such as 30 (seconds), 25us, 10ms or 1.5s" $OFC try "$TORUS" --timeout 2d
+expect_error 2 "ofc try: bad --timeout '90000': must be more than 0 and at most a day" $OFC try "$TORUS" --timeout 90000
+expect_error 2 "ofc try: option '--timeout' needs a value" $OFC try "$TORUS" --timeout
 expect_error 2 "ofc status: too many arguments" $OFC status a b
 expect_exit 2 $OFC apply "$TMP/nonexistent.yaml" --state-dir "$ST"
 expect_exit 0 $OFC apply --help

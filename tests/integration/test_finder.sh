@@ -56,8 +56,8 @@ expect_error 2 "$TMP/auto3.yaml:7:11: topology 'auto' needs a collective to choo
 expect_error 2 "ofc finder: missing --nodes" $OFC finder --degree 4
 expect_error 2 "ofc finder: missing --degree" $OFC finder --nodes 16
 expect_error 2 "ofc finder: --degree 8 needs more than 8 nodes" $OFC finder --nodes 8 --degree 8
-expect_error 2 "ofc finder: --nodes must be 2..65535" $OFC finder --nodes 1 --degree 1
-expect_error 2 "ofc finder: --degree must be 1..64" $OFC finder --nodes 100 --degree 0
+expect_error 2 "ofc finder: bad --nodes '1': must be 2..65535 (node ids in a schedule are 16 bits)" $OFC finder --nodes 1 --degree 1
+expect_error 2 "ofc finder: bad --degree '0': must be 1..64 (BFB's link masks are 64 bits)" $OFC finder --nodes 100 --degree 0
 expect_error 2 "ofc finder: bad --size 'lots': expected a size such as 4096, 64KiB, 4MB or 1GiB" $OFC finder --nodes 100 --degree 4 --size lots
 expect_error 2 "ofc finder: --collective must be allreduce, allgather or reduce-scatter" $OFC finder --nodes 100 --degree 4 --collective alltoall
 expect_exit 0 $OFC finder --help

@@ -6,6 +6,7 @@ SUITE=mrr
 . "$(dirname "$0")/emu.sh"
 
 ST="$TMP/state"
+mkdir -p "$ST" # plan and status never create it
 CFG=tests/configs/ring8-mrr.yaml
 start_emu mrr-emu m --nodes 8 --wavelengths 4 --interfaces 2 --mrrs 4 --log "$TMP/m.log"
 DEV="ring0=127.0.0.1:$m_port"

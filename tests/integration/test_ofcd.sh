@@ -78,8 +78,12 @@ expect_error 1 "ofc: cannot connect to ofcd at $TMP/none.sock: No such file or d
 	$OFC --socket "$TMP/none.sock" status
 expect_error 2 "ofc: 'topo' does not talk to ofcd (status, apply, reconfigure, schedule, watch and cancel do)" \
 	$OFC --socket "$SOCK" topo ring:4
-expect_error 2 "ofc reconfigure: this command talks to ofcd: ofc --socket PATH reconfigure (--topology SPEC | --collective C --size M) [--dry-run] [--json]" \
+expect_error 2 "ofc reconfigure: this command talks to ofcd: give --socket PATH or set OFC_SOCKET" \
 	$OFC reconfigure --topology ring:4
+# --help needs no daemon.
+expect_stdout_has "usage: ofc --socket PATH reconfigure (--topology SPEC" $OFC reconfigure --help
+expect_stdout_has "usage: ofc --socket PATH watch" $OFC watch -h
+expect_error 2 "ofc: --socket needs the path of ofcd's socket" $OFC status --socket
 
 # ---- serving: state, reconfigure, apply, schedule --------------------------------------
 start_emu ocs-emu e --ports 256 --credentials configs/credentials/ocs0.cred
@@ -87,6 +91,14 @@ DEV="ocs0=127.0.0.1:$e_port"
 start_ofcd d1.log --config "$TORUS" --socket "$SOCK" --ro-socket "$RO" --socket-mode 0666 \
 	--state-dir "$ST" --device "$DEV" --probe-interval 0 --log-level info
 state_is 's["fabric_name"]=="torus64-ocs" and s["config_generation"]==0 and "topology" not in s and s["target_topology"]=="torus:8x8" and not s["at_target"] and s["devices"][0]["name"]=="ocs0" and s["devices"][0]["kind"]=="switch"'
+# --socket anywhere on the line, or OFC_SOCKET, for the commands ofcd answers.
+expect_json 'j["state"]["fabric_name"]=="torus64-ocs"' $OFC status --json --socket "$SOCK"
+expect_json 'j["state"]["fabric_name"]=="torus64-ocs"' $OFC status --socket="$SOCK" --json
+expect_json 'j["state"]["fabric_name"]=="torus64-ocs"' env OFC_SOCKET="$SOCK" $OFC status --json
+# ... and OFC_SOCKET leaves the local-only commands local.
+expect_stdout_has "topology ring:4" env OFC_SOCKET="$SOCK" $OFC topo ring:4
+# watch --timeout: no event for that long is a normal end, not a dead daemon.
+expect_exit 0 $OFC watch --socket "$SOCK" --timeout 0.3
 expect_stdout_has "committed transaction 1: 256 operations on 1 device" $OFC --socket "$SOCK" reconfigure --topology torus:8x8
 state_is 's["config_generation"]==1 and s["topology"]["spec"]=="torus:8x8" and s["topology"]["diameter"]==8 and s["at_target"] and len(s["devices"][0]["circuits"])==256 and s["schedule"]["verified"] and s["schedule"]["collective"]=="allreduce"'
 # What the daemon recorded is what the switch holds.
@@ -209,6 +221,9 @@ if [ "$(id -u)" -eq 0 ] && [ -n "$ADMIN" ]; then
 fi
 $OFC --socket "$SOCK" watch --json >"$TMP/events" 2>/dev/null &
 watch_pid=$!
+# Text events carry local ISO 8601 times with ms; JSON keeps time_unix_ms.
+OFC_SOCKET="$SOCK" $OFC watch --count 2 >"$TMP/events.txt" 2>/dev/null &
+watch_text_pid=$!
 sleep 0.2
 $OFC --socket "$SOCK" reconfigure --topology torus:8x8 >"$TMP/r1.out" 2>&1 &
 r1=$!
@@ -243,6 +258,9 @@ grep -q "stopping after ticket" "$TMP/d2.log" && ok || bad "no stop notice" "$(t
 expect_json 'j["in_sync"] and j["at_target"] and j["recorded"]["generation"]==5 and j["transaction"] is None' \
 	$OFC status "$CIRC" --device "$DEV" --state-dir "$ST" --json
 wait $watch_pid 2>/dev/null
+wait $watch_text_pid
+[ $? -eq 0 ] && grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}[+-][0-9]{2}:[0-9]{2} REQUEST_QUEUED' "$TMP/events.txt" &&
+	ok || bad "watch: ISO 8601 times" "$(cat "$TMP/events.txt")"
 python3 - "$TMP/events" <<'PY' && ok || bad "events" "$(head -c 600 "$TMP/events")"
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]

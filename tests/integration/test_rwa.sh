@@ -19,8 +19,15 @@ expect_json 'j["wavelengths_used"]==3 and j["lower_bound"]==3 and abs(j["relaxat
 expect_json 'j["lightpaths_served"]==2 and j["served_upper_bound"]==2 and j["gap"]==0 and j["gap_unit"]=="lightpaths" and j["optimal"] is True' $OFC rwa --nodes 3 --wavelengths 2 --demands "$TMP/odd.txt" --engine ilp --objective max-served --json
 expect_stdout_has 'wavelengths used  3 (lower bound 3, gap 0): optimal' $OFC rwa --nodes 3 --wavelengths 4 --demands "$TMP/odd.txt" --engine ilp
 expect_stdout_has '  1      0      cw   0' $OFC rwa --nodes 3 --wavelengths 4 --demands "$TMP/odd.txt" --lightpaths
-# Not enough wavelengths: reported, not hidden.
-expect_json 'j["fits"] is False and j["wavelengths_used"]==3' $OFC rwa --nodes 3 --wavelengths 2 --demands "$TMP/odd.txt" --engine ilp --json
+# Not enough wavelengths: reported, not hidden, and exit 1 (a script must
+# not take the answer for a plan it can light).
+expect_error 1 "ofc rwa: does not fit: 3 wavelengths per fibre needed, the ring has 2" \
+	$OFC rwa --nodes 3 --wavelengths 2 --demands "$TMP/odd.txt" --engine ilp --json
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["fits"] is False and j["wavelengths_used"]==3 else 1)' "$TMP/out" &&
+	ok || bad "rwa that does not fit: JSON still printed" "$(head -c 300 "$TMP/out")"
+expect_error 1 "ofc rwa: does not fit: 8 wavelengths per fibre needed, the ring has 4 (not proven optimal)" \
+	$OFC rwa --nodes 8 --wavelengths 4 --pattern all-to-all
+grep -q "fits in 4         no: more wavelengths than the ring has" "$TMP/out" && ok || bad "rwa text: fits line" "$(cat "$TMP/out")"
 
 # 11 nodes: the tilings need 16, the ILP finds the bound, 15.
 expect_json 'j["wavelengths_used"]==15 and j["lower_bound"]==15 and j["optimal"] is True and j["verified"]' $OFC rwa --nodes 11 --wavelengths 64 --pattern all-to-all --engine ilp --json

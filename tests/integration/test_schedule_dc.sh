@@ -127,7 +127,7 @@ expect_error 2 "ofc schedule: expansion: torus:4x4 is not a line, degree or powe
 expect_error 2 "ofc schedule: recursive: recursive doubling/halving needs a power-of-two node count (12 nodes)" $S --topology circulant:12:2,3 --collective allgather --algo recursive
 expect_error 2 "ofc schedule: torus-rings: torus-rings needs a torus:AxB... topology" $S --topology hypercube:3 --collective allgather --algo torus-rings
 expect_error 2 "ofc schedule: bfb: 10000 nodes: BFB schedules are built for up to 8192 nodes" $S --topology torus:100x100 --collective allgather
-expect_error 2 "ofc schedule: --chunks must be 1..1000000" $S --topology torus:4x4 --collective allgather --chunks 0
+expect_error 2 "ofc schedule: bad --chunks '0': must be 1..1000000" $S --topology torus:4x4 --collective allgather --chunks 0
 expect_exit 2 $S --topology 'line(ring:3' --collective allgather
 
 finish

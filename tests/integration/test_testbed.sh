@@ -13,6 +13,7 @@ if [ "$(id -u)" -ne 0 ] || ! unshare --net true 2>/dev/null; then
 fi
 
 ST="$TMP/state"
+mkdir -p "$ST" # plan and status never create it
 NAME="tb$$"
 cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
 sed -e "s|^name: tb16|name: $NAME|" -e "s|credentials: .*|credentials: ocs0.cred|" \

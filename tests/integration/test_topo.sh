@@ -59,7 +59,16 @@ expect_error 2 "ofc topo: invalid spec 'ring:99999999999' at column 6: a node co
 # Usage errors.
 expect_error 2 "ofc topo: missing SPEC" $OFC topo
 expect_error 2 "ofc topo: unknown option '--jsn'" $OFC topo torus:4x4 --jsn
-expect_error 2 "ofc topo: --format pb needs -o OUT" $OFC topo torus:4x4 --format pb
+# --format pb without -o: stdout when it is not a terminal, else a usage error.
+$OFC topo torus:4x4 --format pb | protoc --decode=ofc.v1.Topology -I. proto/topology.proto >"$TMP/topo.txt" &&
+	grep -q 'spec: "torus:4x4"' "$TMP/topo.txt" && ok || bad "topo --format pb to a pipe"
+$OFC show configs/torus64-ocs.yaml --format pb | protoc --decode=ofc.v1.Fabric -I. proto/fabric.proto >"$TMP/fab.txt" &&
+	grep -q 'name: "torus64-ocs"' "$TMP/fab.txt" && ok || bad "show --format pb to a pipe"
+if command -v script >/dev/null 2>&1; then
+	script -qec "$OFC show configs/torus64-ocs.yaml --format pb" /dev/null >"$TMP/tty.out" 2>&1
+	[ $? -eq 2 ] && grep -q "ofc show: --format pb writes binary: give -o OUT, or redirect stdout" "$TMP/tty.out" &&
+		ok || bad "show --format pb to a terminal" "$(cat "$TMP/tty.out")"
+fi
 expect_error 2 "ofc topo: unknown format 'xml'" $OFC topo torus:4x4 --format xml
 expect_error 2 "ofc: unknown command 'topology'" $OFC topology torus:4x4
 expect_exit 2 $OFC

@@ -367,6 +367,47 @@ static void test_ports_random_multigraphs(void **state)
 	}
 }
 
+/* A switch's current port permutations are kept: asked to prefer a
+ * decomposition the graph has (another port order of it), topo_ports_prefer
+ * gives back exactly that; with half the entries free it is still a valid
+ * decomposition that keeps every preferred entry it can. */
+static void test_ports_prefer(void **state)
+{
+	static const char *const specs[] = {"torus:4x4", "genkautz:64,4", "line^2(circulant:16:3,4)"};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		struct ofc_error err = {0};
+		struct port_map pm, want, got;
+		struct graph *g = build(specs[i]);
+
+		assert_int_equal(topo_ports(g, &pm, &err), 0);
+		uint32_t n = pm.n, d = pm.d, kept = 0, asked = 0;
+		want = (struct port_map){.n = n, .d = d, .to = malloc((size_t)n * d * 4)};
+		for (uint32_t j = 0; j < d; j++) /* ports in reverse order */
+			memcpy(want.to + (size_t)j * n, pm.to + (size_t)(d - 1 - j) * n, n * 4);
+		assert_int_equal(topo_ports_prefer(g, &want, &got, &err), 0);
+		assert_memory_equal(got.to, want.to, (size_t)n * d * 4);
+		port_map_free(&got);
+
+		for (size_t k = 0; k < (size_t)n * d; k += 2)
+			want.to[k] = UINT32_MAX;
+		assert_int_equal(topo_ports_prefer(g, &want, &got, &err), 0);
+		check_ports(g, &got);
+		check_ports_multiset(g, &got);
+		for (size_t k = 0; k < (size_t)n * d; k++)
+			if (want.to[k] != UINT32_MAX) {
+				asked++;
+				kept += got.to[k] == want.to[k];
+			}
+		assert_int_equal(kept, asked); /* a decomposition exists that keeps them all */
+		port_map_free(&got);
+		port_map_free(&want);
+		port_map_free(&pm);
+		graph_free(g);
+	}
+}
+
 static void test_ports_not_regular(void **state)
 {
 	uint32_t tails[] = {0, 0, 1}, heads[] = {1, 2, 2};
@@ -617,6 +658,7 @@ int main(void)
 	    cmocka_unit_test(test_ports_families),
 	    cmocka_unit_test(test_ports_keep_generators),
 	    cmocka_unit_test(test_ports_random_multigraphs),
+	    cmocka_unit_test(test_ports_prefer),
 	    cmocka_unit_test(test_ports_not_regular),
 	    cmocka_unit_test(test_canonical_specs),
 	    cmocka_unit_test(test_spec_errors),

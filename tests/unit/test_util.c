@@ -68,7 +68,13 @@ static void test_rates_and_durations(void **state)
 	assert_true(v == 120);
 	assert_int_equal(parse_duration("0", &v, &why), 0); /* zero needs no unit */
 	assert_true(v == 0);
-	assert_int_equal(parse_duration("25", &v, &why), -1);
+	/* A bare number is seconds (`try --timeout 60`, `--time-limit 30`). */
+	assert_int_equal(parse_duration("25", &v, &why), 0);
+	assert_true(v == 25);
+	assert_int_equal(parse_duration("0.5", &v, &why), 0);
+	assert_true(v == 0.5);
+	assert_int_equal(parse_duration("25x", &v, &why), -1);
+	assert_string_equal(why, "expected a duration such as 30 (seconds), 25us, 10ms or 1.5s");
 	assert_int_equal(parse_duration("-25us", &v, &why), -1);
 	assert_int_equal(parse_duration("25 parsecs", &v, &why), -1);
 	assert_int_equal(parse_duration("nan", &v, &why), -1);

@@ -1,0 +1,95 @@
+/* Circuits: the cross-connects that realise the target topology's port
+ * permutations over the fabric's wiring. Port j of host u transmits to
+ * port j of host ports.to[j][u], so each (j, u) is one cross-connect on the
+ * switch both ports are cabled to. Validation builds them once; a
+ * relabelling (fabric/relabel.c) builds them again for the new numbering. */
+#include "controller/fabric/fabric.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define NONE UINT32_MAX
+
+static int at(struct ofc_error *err, const struct fabric *f, struct src_loc loc, const char *fmt,
+	      ...) OFC_PRINTF(4, 5);
+static int at(struct ofc_error *err, const struct fabric *f, struct src_loc loc, const char *fmt,
+	      ...)
+{
+	va_list ap;
+
+	err->code = OFC_E_INPUT;
+	snprintf(err->file, sizeof(err->file), "%s", f->file);
+	err->line = loc.line ? loc.line : 1;
+	err->col = loc.col ? loc.col : 1;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* host * maxports + port -> index into f->wiring, NONE where not wired. */
+static uint32_t *index_host_ports(const struct fabric *f, uint32_t *maxports)
+{
+	uint32_t mp = 1;
+
+	for (uint32_t h = 0; h < f->nhosts; h++)
+		mp = f->hosts[h].ports > mp ? f->hosts[h].ports : mp;
+	for (uint32_t i = 0; i < f->nwiring; i++)
+		mp = f->wiring[i].host_port + 1 > mp ? f->wiring[i].host_port + 1 : mp;
+	uint32_t *by = xmalloc(((size_t)f->nhosts * mp + 1) * sizeof(uint32_t));
+
+	for (size_t k = 0; k < (size_t)f->nhosts * mp; k++)
+		by[k] = NONE;
+	for (uint32_t i = 0; i < f->nwiring; i++)
+		by[(size_t)f->wiring[i].host * mp + f->wiring[i].host_port] = i;
+	*maxports = mp;
+	return by;
+}
+
+int fabric_circuits(struct fabric *f, struct ofc_error *err)
+{
+	const struct topo_target *t = &f->topology;
+	uint32_t n = f->ports.n, d = f->ports.d, mp;
+	uint32_t *by = index_host_ports(f, &mp);
+	int rc = 0;
+
+	free(f->circuits);
+	f->ncircuits = 0;
+	f->circuits = xcalloc((size_t)n * d + 1, sizeof(struct circuit));
+	for (uint32_t j = 0; j < d && rc == 0; j++)
+		for (uint32_t u = 0; u < n; u++) {
+			uint32_t v = f->ports.to[(size_t)j * n + u];
+			uint32_t ia = j < mp ? by[(size_t)u * mp + j] : NONE;
+			uint32_t ib = j < mp ? by[(size_t)v * mp + j] : NONE;
+
+			if (v == u && t->self_loops == SELF_LOOPS_DARK)
+				continue;
+			if (ia == NONE || ib == NONE) {
+				rc = at(err, f, t->spec_loc,
+					"topology '%s' uses port %u of host '%s', which is not "
+					"wired to a switch",
+					f->graph->spec, j, f->hosts[ia == NONE ? u : v].name);
+				break;
+			}
+			const struct attachment *a = &f->wiring[ia], *b = &f->wiring[ib];
+			if (a->sw != b->sw) {
+				rc = at(err, f, t->spec_loc,
+					"topology '%s' needs a circuit from %s:%u (on '%s') to "
+					"%s:%u (on '%s'): they are on different switches",
+					f->graph->spec, f->hosts[u].name, j,
+					f->switches[a->sw].name, f->hosts[v].name, j,
+					f->switches[b->sw].name);
+				break;
+			}
+			f->circuits[f->ncircuits++] = (struct circuit){.sw = a->sw,
+								       .in_port = a->sw_port,
+								       .out_port = b->sw_port,
+								       .src_host = u,
+								       .src_port = j,
+								       .dst_host = v,
+								       .dst_port = j};
+		}
+	free(by);
+	return rc;
+}

@@ -1,0 +1,245 @@
+"""ofc_client: talk to ofcd, the ofc controller daemon, from Python.
+
+ofcd answers the control API of proto/control.proto (package ofc.v1) on a
+Unix socket. Every frame, either way, is a 4-byte big-endian length and one
+protobuf message: a Request in, a Response out (a Watch gets one Response
+acknowledging it, then one per event). The generated message classes are in
+ofc_client.pb (control_pb2, fabric_pb2, schedule_pb2, topology_pb2, ...),
+built from proto/ by `make`; nothing here is generated.
+
+    from ofc_client import Client, OfcError
+
+    with Client("/run/ofc/ofcd.sock", timeout=30) as ofc:
+        state = ofc.get_state()                     # ofc_client.pb.control_pb2.State
+        print(state.fabric_name, state.topology.spec, state.at_target)
+        done = ofc.reconfigure(topology="torus:8x8")  # one transaction, committed
+        print(done.message)                         # "committed transaction 4: ..."
+        sched = ofc.get_schedule("allreduce", summary_only=True)
+        print(sched.algorithm, sched.num_steps, sched.time_us)
+        for event in ofc.watch(idle_timeout=5):     # ends after 5 s without events
+            print(event.kind, event.message)
+
+A request the daemon refuses or that fails raises OfcError (its .status is
+the ofc.v1.Status name, .response the whole Response, .config_error the
+FILE:LINE:COL of a bad config). A daemon that does not answer within the
+timeout raises TimeoutError; a broken connection ConnectionError.
+
+Mutations (apply_config, reconfigure, cancel) need the main socket and
+root or the daemon's --admin-group; the read-only socket answers reads.
+
+Each call opens its own connection, like `ofc --socket`: a Client is cheap,
+holds no connection between calls and may be shared by threads.
+"""
+
+import itertools
+import os
+import socket
+import struct
+import time
+
+from .pb import control_pb2
+
+__all__ = ["Client", "OfcError", "control_pb2", "MAX_FRAME"]
+
+#: The daemon's default frame limit (--max-frame); answers above it are refused.
+MAX_FRAME = 16 << 20
+
+_ids = itertools.count(1)
+
+
+class OfcError(Exception):
+    """The daemon answered with a status other than STATUS_OK."""
+
+    def __init__(self, response):
+        self.response = response
+        self.status = control_pb2.Status.Name(response.status)
+        self.config_error = (response.config_error
+                             if response.WhichOneof("body") == "config_error" else None)
+        msg = response.message or self.status
+        if self.config_error is not None and self.config_error.HasField("line"):
+            ce = self.config_error
+            msg = f"{ce.file}:{ce.line}:{ce.column}: {ce.message}"
+        super().__init__(msg)
+
+
+class _Conn:
+    """One connection: frames out and in, each within the deadline."""
+
+    def __init__(self, path, timeout, max_frame):
+        self.timeout = timeout
+        self.max_frame = max_frame
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.sock.settimeout(timeout)
+            self.sock.connect(path)
+        except OSError as e:
+            self.sock.close()
+            if isinstance(e, socket.timeout):
+                raise TimeoutError(f"ofcd at {path} did not accept within {timeout} s") from e
+            raise ConnectionError(f"cannot connect to ofcd at {path}: {e.strerror or e}") from e
+        self.path = path
+
+    def close(self):
+        self.sock.close()
+
+    def _recv_exact(self, n, deadline):
+        buf = bytearray()
+        while len(buf) < n:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise TimeoutError(f"ofcd at {self.path} did not answer within {self.timeout} s")
+            self.sock.settimeout(left)
+            try:
+                chunk = self.sock.recv(n - len(buf))
+            except socket.timeout as e:
+                raise TimeoutError(
+                    f"ofcd at {self.path} did not answer within {self.timeout} s") from e
+            if not chunk:
+                raise ConnectionError(f"ofcd at {self.path} closed the connection")
+            buf += chunk
+        return bytes(buf)
+
+    def send(self, request):
+        data = request.SerializeToString()
+        self.sock.settimeout(self.timeout)
+        try:
+            self.sock.sendall(struct.pack(">I", len(data)) + data)
+        except socket.timeout as e:
+            raise TimeoutError(f"ofcd at {self.path} did not take the request") from e
+
+    def recv(self, timeout="default"):
+        t = self.timeout if timeout == "default" else timeout
+        deadline = None if t is None else time.monotonic() + t
+        (n,) = struct.unpack(">I", self._recv_exact(4, deadline))
+        if n > self.max_frame:
+            raise ConnectionError(f"ofcd sent a frame of {n} bytes (limit {self.max_frame})")
+        resp = control_pb2.Response()
+        resp.ParseFromString(self._recv_exact(n, deadline))
+        return resp
+
+
+class Client:
+    """A client of one ofcd socket. timeout: seconds for each request
+    (None: wait for ever); max_frame: the largest answer accepted."""
+
+    def __init__(self, path=None, timeout=30.0, max_frame=MAX_FRAME):
+        self.path = path or os.environ.get("OFC_SOCKET") or "/run/ofc/ofcd.sock"
+        self.timeout = timeout
+        self.max_frame = max_frame
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    # ---- the protocol ---------------------------------------------------
+
+    def call(self, request, check=True):
+        """Send one ofc.v1.Request, return its ofc.v1.Response (raises
+        OfcError on a status other than OK when check is true)."""
+        if not request.HasField("id"):
+            request.id = next(_ids)
+        conn = _Conn(self.path, self.timeout, self.max_frame)
+        try:
+            conn.send(request)
+            resp = conn.recv()
+        finally:
+            conn.close()
+        if check and resp.status != control_pb2.STATUS_OK:
+            raise OfcError(resp)
+        return resp
+
+    # ---- reads ----------------------------------------------------------
+
+    def get_state(self, with_fabric=False, with_edges=False):
+        """The last committed state: devices, topology, schedule, the
+        transaction running and the queue (ofc.v1.State)."""
+        req = control_pb2.Request()
+        req.get_state.with_fabric = with_fabric
+        req.get_state.with_edges = with_edges
+        return self.call(req).state
+
+    def get_schedule(self, collective, algorithm=None, size_bytes=None, topology=None,
+                     summary_only=False, chunks=None):
+        """A verified, priced schedule (ofc.v1.Schedule) on the committed
+        topology, or on `topology` (a what-if spec)."""
+        req = control_pb2.Request()
+        gs = req.get_schedule
+        gs.collective = collective
+        if algorithm:
+            gs.algorithm = algorithm
+        if size_bytes:
+            gs.size_bytes = size_bytes
+        if topology:
+            gs.topology = topology
+        if summary_only:
+            gs.summary_only = True
+        if chunks:
+            gs.chunks = chunks
+        return self.call(req).schedule
+
+    def watch(self, idle_timeout=None, count=None):
+        """Yield ofc.v1.Event as they happen. Ends after `count` events, or
+        when none came for `idle_timeout` seconds (None: never)."""
+        req = control_pb2.Request(id=next(_ids))
+        req.watch.SetInParent()
+        conn = _Conn(self.path, self.timeout, self.max_frame)
+        try:
+            conn.send(req)
+            ack = conn.recv()
+            if ack.status != control_pb2.STATUS_OK:
+                raise OfcError(ack)
+            seen = 0
+            while count is None or seen < count:
+                try:
+                    resp = conn.recv(timeout=idle_timeout)
+                except TimeoutError:
+                    if idle_timeout is None:
+                        raise
+                    return
+                if resp.WhichOneof("body") == "event":
+                    seen += 1
+                    yield resp.event
+        finally:
+            conn.close()
+
+    # ---- mutations ------------------------------------------------------
+
+    def apply_config(self, yaml_text, filename=None, dry_run=False):
+        """Validate the YAML and drive the devices to its target as one
+        transaction. Returns the Response (message, transaction info)."""
+        req = control_pb2.Request()
+        req.apply_config.yaml = yaml_text
+        if filename:
+            req.apply_config.filename = os.path.abspath(filename)
+        if dry_run:
+            req.apply_config.dry_run = True
+        return self.call(req)
+
+    def reconfigure(self, topology=None, collective=None, size_bytes=None, nodes=None,
+                    dry_run=False):
+        """Rewire to a topology spec, or to the finder's pick for a
+        workload (collective and size_bytes). Returns the Response."""
+        req = control_pb2.Request()
+        rq = req.reconfigure
+        if topology and collective:
+            raise ValueError("give a topology or a workload, not both")
+        if topology:
+            rq.topology = topology
+        elif collective and size_bytes:
+            rq.workload.collective = collective
+            rq.workload.size_bytes = size_bytes
+            if nodes:
+                rq.workload.nodes = nodes
+        else:
+            raise ValueError("give topology=SPEC, or collective= and size_bytes=")
+        if dry_run:
+            rq.dry_run = True
+        return self.call(req)
+
+    def cancel(self, ticket):
+        """Cancel a queued mutation by its ticket (a running one never is)."""
+        req = control_pb2.Request()
+        req.cancel.ticket = ticket
+        return self.call(req)

@@ -1,0 +1,58 @@
+#!/bin/sh
+# Sharp edges of `ofc` that operators hit (issue 12): option errors that name
+# the real reason, bare seconds, -o - keeping stdout one document, DOT
+# pictures graphviz accepts.
+SUITE=cli
+. "$(dirname "$0")/lib.sh"
+
+S="$OFC schedule --topology torus:4x4 --collective allreduce"
+# --size 0 is a usage error, not a crash.
+expect_error 2 "ofc schedule: bad --size '0': must be more than 0" $S --size 0
+expect_error 2 "ofc finder: bad --size '0': must be more than 0" $OFC finder --nodes 16 --degree 4 --size 0
+# Each error names the parser's reason.
+expect_error 2 "ofc schedule: bad --bandwidth '100G': expected a rate such as 40Gbps, 100Gb/s or 12.5GB/s" $S --size 1MiB --bandwidth 100G
+expect_error 2 "ofc schedule: bad --bandwidth '0Gbps': must be more than 0" $S --size 1MiB --bandwidth 0Gbps
+expect_error 2 "ofc finder: bad --nodes '16x': expected a whole number" $OFC finder --nodes 16x --degree 4
+expect_error 2 "ofc schedule: option '--collective' needs a value" $OFC schedule --topology torus:4x4 --collective
+expect_error 2 "ofc schedule: option '-o' needs a value" $S --size 1MiB -o
+expect_error 2 "ofc schedule: unknown option '--colective'" $S --colective allreduce
+expect_error 2 "ofc rwa: bad --nodes '70000': must be 2..65535 (node ids in a schedule are 16 bits)" $OFC rwa --nodes 70000 --wavelengths 2 --pattern all-to-all
+# A bare number is seconds.
+expect_json 'j["num_steps"]>0' $OFC schedule --topology torus:4x4 --collective alltoall --size 1MiB --time-limit 30 --json
+expect_json 'j["optimal"]' $OFC rwa --nodes 6 --wavelengths 8 --pattern all-to-all --engine ilp --time-limit 60 --json
+
+# -o - puts the schedule alone on stdout; the summary goes to stderr.
+for fmt in json pb text; do
+	$S --size 1MiB --format $fmt -o - >"$TMP/sched.$fmt" 2>"$TMP/sum.$fmt"
+	[ $? -eq 0 ] && grep -q "^bfb allreduce on torus:4x4" "$TMP/sum.$fmt" && ok || bad "-o - ($fmt): summary not on stderr" "$(head -3 "$TMP/sum.$fmt")"
+done
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["collective"]=="allreduce" and j["steps"] else 1)' "$TMP/sched.json" &&
+	ok || bad "-o - json: stdout is not one JSON document" "$(head -c 200 "$TMP/sched.json")"
+protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/sched.pb" | grep -q 'collective: "allreduce"' &&
+	ok || bad "-o - pb: stdout does not decode"
+$OFC optree --nodes 16 --wavelengths 2 --json --format json -o - >"$TMP/opt.json" 2>"$TMP/opt.sum"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); k=json.load(open(sys.argv[2])); sys.exit(0 if j["algorithm"]=="optree" and k["algorithm"]=="optree" else 1)' "$TMP/opt.json" "$TMP/opt.sum" &&
+	ok || bad "optree --json -o -: two documents, one per stream"
+# Without -o -, the summary stays on stdout.
+expect_stdout_has "bfb allreduce on torus:4x4" $S --size 1MiB --format json -o "$TMP/s.json"
+
+# DOT: tori as grids (neato, pinned positions), fabrics with hosts, ports,
+# switches and circuits; graphviz accepts both.
+expect_stdout_has 'layout=neato' $OFC topo torus:4x4 --dot
+expect_stdout_has '  5 [pos="1.20,-1.20!"];' $OFC topo torus:4x4 --dot
+expect_stdout_has '  0 -- 3 [style=dashed];' $OFC topo torus:4x4 --dot
+expect_stdout_has '  1 [pos="1.20,0.00!"];' $OFC topo torus:3x3x2 --dot
+expect_stdout_has 'layout=circo' $OFC topo circulant:12:2,3 --dot
+expect_stdout_has '"h0":p0 -> "h1":p0 [color="#1f77b4", tooltip="ocs0 in 1 -> out 5"];' $OFC show configs/torus64-ocs.yaml --dot
+expect_stdout_has '"h0" [label="h0|{<p0>0|<p1>1|<p2>2|<p3>3}"' $OFC show configs/torus64-ocs.yaml --dot
+if command -v dot >/dev/null 2>&1; then
+	for c in configs/torus64-ocs.yaml configs/testbed12-patch.yaml configs/ring16-optree.yaml; do
+		$OFC show "$c" --dot | dot -Tsvg >"$TMP/f.svg" 2>"$TMP/dot.err" && [ ! -s "$TMP/dot.err" ] &&
+			ok || bad "dot rejects ofc show $c --dot" "$(head -3 "$TMP/dot.err")"
+	done
+	for t in torus:4x4 torus:3x3x2 torus:8x8; do
+		$OFC topo "$t" --dot | dot -Tsvg >"$TMP/t.svg" 2>"$TMP/dot.err" && [ ! -s "$TMP/dot.err" ] &&
+			ok || bad "dot rejects ofc topo $t --dot" "$(head -3 "$TMP/dot.err")"
+	done
+fi
+finish

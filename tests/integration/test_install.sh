@@ -1,0 +1,83 @@
+#!/bin/sh
+# make install into a DESTDIR: the tree, pkg-config building a program
+# against libofc, man pages that render and list every option their binary
+# prints, --version from VERSION, the unit's systemd-analyze score.
+SUITE=install
+. "$(dirname "$0")/lib.sh"
+
+D="$TMP/root"
+P=/usr/local
+make --no-print-directory BUILD="$BUILD" DESTDIR="$D" PREFIX="$P" CC="${CC:-cc}" SAN="${SAN:-}" install >"$TMP/install.log" 2>&1 &&
+	ok || bad "make install" "$(tail -5 "$TMP/install.log")"
+for f in bin/ofc bin/ocs-emu bin/mrr-emu sbin/ofcd lib/libofc.a lib/pkgconfig/ofc.pc \
+	share/man/man1/ofc.1 share/man/man1/ocs-emu.1 share/man/man1/mrr-emu.1 share/man/man8/ofcd.8 \
+	share/bash-completion/completions/ofc lib/systemd/system/ofcd.service \
+	lib/sysusers.d/ofc.conf lib/tmpfiles.d/ofc.conf include/ofc/util/util.h \
+	include/ofc/controller/config/config.h include/ofc/proto/fabric.pb-c.h share/doc/ofc/ofcd.md; do
+	[ -f "$D$P/$f" ] && ok || bad "not installed: $P/$f"
+done
+[ -f "$D/etc/default/ofcd" ] && ok || bad "not installed: /etc/default/ofcd"
+[ -z "$(find "$D" -name internal.h -o -name loop.h)" ] && ok || bad "private headers installed"
+find "$D" -path '*dist-packages/ofc_client/pb/control_pb2.py' | grep -q . && ok || bad "python package not installed"
+[ "$(stat -c %a "$D$P/sbin/ofcd")" = 755 ] && [ "$(stat -c %a "$D$P/lib/libofc.a")" = 644 ] && ok || bad "modes"
+grep -q "^ExecStart=$P/sbin/ofcd --foreground" "$D$P/lib/systemd/system/ofcd.service" && ok || bad "unit paths"
+grep -q '^u ofcd -:ofc ' "$D$P/lib/sysusers.d/ofc.conf" && grep -q '^g ofc -' "$D$P/lib/sysusers.d/ofc.conf" && ok || bad "sysusers"
+grep -q '^d /etc/ofc/credentials 0750 root ofc' "$D$P/lib/tmpfiles.d/ofc.conf" && grep -q '^d /var/lib/ofc ' "$D$P/lib/tmpfiles.d/ofc.conf" && ok || bad "tmpfiles"
+# PREFIX=/usr moves the unit's paths with it.
+make --no-print-directory BUILD="$BUILD" DESTDIR="$TMP/usr" PREFIX=/usr CC="${CC:-cc}" SAN="${SAN:-}" install >/dev/null 2>&1
+grep -q "^ExecStart=/usr/sbin/ofcd " "$TMP/usr/usr/lib/systemd/system/ofcd.service" && ok || bad "PREFIX=/usr unit"
+
+# One version string for every binary.
+V=$(cat VERSION)
+for b in bin/ofc bin/ocs-emu bin/mrr-emu sbin/ofcd; do
+	[ "$("$D$P/$b" --version)" = "$(basename $b) $V" ] && ok || bad "$b --version: $("$D$P/$b" --version 2>&1)"
+done
+
+# pkg-config against the tree builds and runs a program using libofc.
+cat >"$TMP/t.c" <<'C'
+#include <stdio.h>
+#include "topo/topo.h"
+int main(void)
+{
+	struct graph *g;
+	struct ofc_error err = {0};
+
+	if (topo_build("torus:4x4", &g, &err) < 0)
+		return 1;
+	printf("%u %u\n", g->n, g->m);
+	graph_free(g);
+	return 0;
+}
+C
+PKG_CONFIG_SYSROOT_DIR="$D" PKG_CONFIG_PATH="$D$P/lib/pkgconfig" pkg-config --cflags --libs ofc >"$TMP/flags" 2>&1 &&
+	${CC:-cc} ${SAN:-} -std=c11 "$TMP/t.c" -o "$TMP/t" $(cat "$TMP/flags") && [ "$("$TMP/t")" = "16 64" ] && ok ||
+	bad "pkg-config ofc: build and run" "$(cat "$TMP/flags")"
+
+# Man pages render, and every option a binary prints is in its page.
+for m in man1/ofc.1 man1/ocs-emu.1 man1/mrr-emu.1 man8/ofcd.8; do
+	f="$D$P/share/man/$m"
+	MANWIDTH=200 man -l "$f" >"$TMP/man.txt" 2>"$TMP/man.err" && [ -s "$TMP/man.txt" ] &&
+		! grep -q "warning" "$TMP/man.err" && ok || bad "man -l $m" "$(head -3 "$TMP/man.err")"
+	b=$(basename "$m" | sed 's/\.[18]$//')
+	bin="$BUILD/$b"
+	{
+		"$bin" --help
+		if [ "$b" = ofc ]; then
+			for c in $("$bin" --help | sed -n '/^commands:/,/^$/p' | awk 'NR>1 && NF {print $1}'); do
+				"$bin" "$c" --help
+			done
+		fi
+	} 2>/dev/null | grep -oE -- '--[a-z][a-z-]+' | sort -u >"$TMP/opts"
+	missing=""
+	for o in $(cat "$TMP/opts"); do grep -qF -- "$o" "$TMP/man.txt" || missing="$missing $o"; done
+	[ -z "$missing" ] && [ -s "$TMP/opts" ] && ok || bad "$m lacks:$missing"
+done
+
+# The unit is hardened: systemd-analyze's exposure below 3.0.
+if systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
+	score=$(systemd-analyze security --offline=yes contrib/ofcd.service 2>/dev/null |
+		sed -n 's/.*Overall exposure level for ofcd.service: \([0-9.]*\).*/\1/p')
+	[ -n "$score" ] && awk "BEGIN{exit !($score < 3.0)}" && ok || bad "systemd-analyze security: '$score'"
+fi
+bash -n contrib/ofc.bash-completion && ok || bad "bash completion does not parse"
+finish

@@ -1,0 +1,64 @@
+#!/bin/sh
+# ofc plan/apply --relabel against build/ocs-emu: a topology wanted up to
+# the numbering of its nodes keeps the circuits already in place.
+SUITE=relabel
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/emu.sh"
+
+ST="$TMP/state"
+mkdir -p "$ST"
+TORUS="$TMP/torus.yaml"
+CIRC="$TMP/circ.yaml"
+make_torus_config "$TORUS" torus:8x8 2s 2
+make_torus_config "$CIRC" circulant:64:7,8 2s 2
+
+# The same fabric with its hosts listed in a shuffled order and cabled to
+# the same switch ports by name: the torus over them is a relabelled copy
+# of the torus over h0..h63.
+SHUF="$TMP/shuffled.yaml"
+python3 - "$TORUS" "$SHUF" <<'PY'
+import random, sys
+text = open(sys.argv[1]).read()
+order = list(range(64))
+random.Random(7).shuffle(order)
+hosts = "hosts:\n" + "".join("  - {name: h%d, ports: 4, port_rate: 100Gbps}\n" % i for i in order)
+wiring = "wiring:\n" + "".join("  - {host: h%d, port: %d, switch: ocs0, switch_port: %d}\n"
+                               % (i, j, 1 + 4 * i + j) for i in range(64) for j in range(4))
+head, rest = text.split("hosts:", 1)
+rest = rest.split("switches:", 1)[1]
+switches, after = rest.split("wiring:", 1)
+after = after.split("topology:", 1)[1]
+open(sys.argv[2], "w").write(head + hosts + "\nswitches:" + switches + wiring + "\ntopology:" + after)
+PY
+
+start_emu ocs-emu e --ports 256 --credentials configs/credentials/ocs0.cred --log "$TMP/e.log"
+DEV="ocs0=127.0.0.1:$e_port"
+expect_exit 0 $OFC apply "$TORUS" --device "$DEV" --state-dir "$ST"
+
+# The shuffled numbering moves nearly every circuit; relabelled, none.
+expect_json 'j["operations"] > 400' $OFC plan "$SHUF" --device "$DEV" --state-dir "$ST" --json
+expect_json 'j["operations"] == 0 and j["relabel"]["complete"] and j["relabel"]["kept"] == 256 and j["relabel"]["kept_identity"] < 64' \
+	$OFC plan "$SHUF" --relabel --device "$DEV" --state-dir "$ST" --json
+expect_stdout_has "committed transaction 2: 0 operations" \
+	$OFC apply "$SHUF" --relabel --device "$DEV" --state-dir "$ST"
+if grep -q "DLT-PATCH\|ENT-PATCH" "$TMP/e.log" && [ "$(grep -c ENT-PATCH "$TMP/e.log")" -ne 256 ]; then
+	bad "the relabelled apply changed cross-connects"
+else ok; fi
+
+# Torus -> circulant: relabelling moves fewer circuits than the config's
+# numbering, and the plan says so.
+IDENT=$($OFC plan "$CIRC" --device "$DEV" --state-dir "$ST" --json |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["operations"])')
+expect_json "j['operations'] < $IDENT and j['relabel']['kept'] > j['relabel']['kept_identity'] and j['operations'] == 2 * j['devices'][0]['add']" \
+	$OFC plan "$CIRC" --relabel --relabel-budget 1 --device "$DEV" --state-dir "$ST" --json
+expect_stdout_has "" $OFC plan "$CIRC" --relabel --relabel-budget 0.5 --device "$DEV" --state-dir "$ST"
+if grep -q "^relabelled: [0-9]* operations instead of $IDENT;" "$TMP/err"; then ok; else
+	bad "plan --relabel should say what it saved" "$(cat "$TMP/err")"; fi
+expect_exit 0 $OFC apply "$CIRC" --relabel --relabel-budget 0.5 --device "$DEV" --state-dir "$ST"
+expect_json 'j["operations"] == 0' $OFC plan "$CIRC" --relabel --device "$DEV" --state-dir "$ST" --json
+
+# Bad budgets are usage errors.
+expect_exit 2 $OFC plan "$CIRC" --relabel-budget 0 --device "$DEV" --state-dir "$ST"
+expect_exit 2 $OFC plan "$CIRC" --relabel-budget 2h --device "$DEV" --state-dir "$ST"
+stop_emu "$e_pid"
+finish
