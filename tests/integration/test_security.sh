@@ -82,6 +82,87 @@ cmp -s "$ST/torus64-ocs.state" "$TMP/bad.state" && ok || bad "the damaged state 
 mv "$ST/torus64-ocs.state" "$ST/torus64-ocs.state.corrupt"
 expect_stdout_has "0 operations" bounded $OFC plan "$TORUS" --device "$DEV" --state-dir "$ST"
 
+# ---- a device that never stops talking ----------------------------------------------------
+# A TL1 "switch" that accepts the login, then answers every command with an
+# endless stream of COMPLD blocks for the previous ctag, the stale replies
+# the driver skips. Each command's deadline is absolute: with timeout 1s and
+# retries 1, a read gives up after about 2 s however many bytes arrive.
+python3 - "$TMP/stream.port" "$TMP/stream.log" <<'PY' &
+import os, socket, sys, threading
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0))
+s.listen(16)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1]))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+def block(ctag):
+    return ("\r\n\n   STREAM 24-01-01 00:00:00\r\nM  %d COMPLD\r\n;\r\n" % ctag).encode()
+def serve(c):
+    buf = b""
+    try:
+        while True:
+            d = c.recv(4096)
+            if not d:
+                return
+            buf += d
+            while b";" in buf:
+                cmd, buf = buf.split(b";", 1)
+                f = cmd.strip().decode().split(":")
+                ctag = int(f[3])
+                if f[0] == "ACT-USER":
+                    c.sendall(block(ctag))
+                    continue
+                with open(sys.argv[2], "a") as log:
+                    log.write("stream %s\n" % f[0])
+                stale = block(ctag - 1) * 16384
+                while True:
+                    c.sendall(stale)
+    except OSError:
+        pass
+    finally:
+        c.close()
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PY
+EMUS="$EMUS $!"
+i=0
+until [ -s "$TMP/stream.port" ] || [ $i -ge 500 ]; do sleep 0.01; i=$((i + 1)); done
+SPORT=$(cat "$TMP/stream.port")
+make_torus_config "$TMP/stream.yaml" torus:8x8 1s 1
+t0=$(date +%s.%N)
+expect_exit 1 bounded $OFC status "$TMP/stream.yaml" --device "ocs0=127.0.0.1:$SPORT" --state-dir "$TMP/st2"
+t1=$(date +%s.%N)
+grep -q "ocs0 (tl1): UNREACHABLE: ocs0: RTRV-PATCH (after 2 attempts): timed out" "$TMP/out" && ok ||
+	bad "no timeout from a streaming device" "$(cat "$TMP/out" "$TMP/err")"
+python3 -c "import sys; sys.exit(0 if float(sys.argv[2]) - float(sys.argv[1]) < 6 else 1)" "$t0" "$t1" && ok ||
+	bad "ofc status held by a streaming device" "$t0 .. $t1"
+grep -q "stream RTRV-PATCH" "$TMP/stream.log" && ok || bad "the device never streamed"
+# The daemon: its worker reads the device (the probe); SIGTERM is answered
+# once the read's deadline passes, not never.
+: >"$TMP/stream.log"
+mkdir -p "$TMP/st3"
+"$OFCD" --foreground --credentials-dir "$TMP" --config "$TMP/stream.yaml" --socket "$TMP/s3.sock" \
+	--state-dir "$TMP/st3" --device "ocs0=127.0.0.1:$SPORT" --probe-interval 100ms 2>>"$TMP/d4.log" &
+ofcd_pid=$!
+DAEMONS="$DAEMONS $ofcd_pid"
+i=0
+until grep -q "stream RTRV-PATCH" "$TMP/stream.log" || [ $i -ge 1000 ]; do sleep 0.01; i=$((i + 1)); done
+grep -q "stream RTRV-PATCH" "$TMP/stream.log" && ok || bad "ofcd never read the streaming device" "$(tail -3 "$TMP/d4.log")"
+t0=$(date +%s.%N)
+kill -TERM "$ofcd_pid"
+i=0
+while kill -0 "$ofcd_pid" 2>/dev/null && [ $i -ge 0 ] && [ $i -lt 1500 ]; do sleep 0.01; i=$((i + 1)); done
+t1=$(date +%s.%N)
+if kill -0 "$ofcd_pid" 2>/dev/null; then
+	bad "ofcd ignores SIGTERM while a device streams" "$(tail -3 "$TMP/d4.log")"
+	kill -9 "$ofcd_pid"
+else
+	python3 -c "import sys; sys.exit(0 if float(sys.argv[2]) - float(sys.argv[1]) < 6 else 1)" "$t0" "$t1" &&
+		ok || bad "ofcd took too long to stop" "$t0 .. $t1"
+fi
+wait "$ofcd_pid" 2>/dev/null
+
 # ---- credentials and device addresses from a config sent to ofcd -----------------------
 # The attacker: a member of the admin group (not root) with a listener of
 # their own that records whatever reaches it.
