@@ -144,6 +144,29 @@ struct note {
 struct conn;
 struct allow_entry;
 
+/* What one user's connections hold: how many, and the bytes of their
+ * buffers (requests being received, replies not yet read). Limited by
+ * max_clients_per_uid and max_buffer_per_uid, so one local user cannot
+ * take every connection or the daemon's memory. */
+struct uid_use {
+	struct uid_use *next;
+	uid_t uid;
+	uint32_t conns;
+	size_t bytes;
+};
+
+/* Log lines a client can cause (connections, refusals, bad frames) go
+ * through a token bucket: LOG_BURST at once, LOG_RATE a second after
+ * that; what is dropped is counted and reported as "N log messages
+ * suppressed" once lines flow again. What the daemon itself does
+ * (transactions, reloads, devices) is always logged. */
+#define LOG_RATE  20.0
+#define LOG_BURST 200.0
+struct log_limit {
+	double tokens, last;
+	uint64_t suppressed;
+};
+
 struct ofcd {
 	struct ofcd_opts o;
 	char *state_dir;
@@ -181,6 +204,14 @@ struct ofcd {
 	double drain_deadline;
 	uint64_t sweep_timer, probe_timer, drain_timer;
 	uint64_t requests, errors; /* answered; answered with an error */
+	struct uid_use *uids;
+	/* accept() failed for want of descriptors (EMFILE, ENFILE): the
+	 * listeners rest for accept_backoff_ms, doubling up to a second,
+	 * instead of the loop spinning on a listener it cannot serve. */
+	uint64_t accept_timer;
+	int64_t accept_backoff_ms;
+	uint64_t accept_refusals; /* in this episode */
+	struct log_limit peer_log;
 
 	/* ---- handing jobs to the workers ---- */
 	pthread_mutex_t mu;
@@ -204,6 +235,10 @@ struct ofcd {
 };
 
 void ofcd_log(struct ofcd *d, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
+/* (loop thread) A line a client's doing caused: rate-limited (struct log_limit). */
+void ofcd_log_peer(struct ofcd *d, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
+/* (loop thread) Report the lines the limit dropped, if any and if it may. */
+void ofcd_log_flush(struct ofcd *d);
 /* (snapshot.c) A device failure as read-only clients and watchers see it: the reason's
  * word ("timeout", "lost", "auth", ...), "error" when there is none. */
 const char *ofcd_public_reason(enum ofc_reason r);

@@ -27,7 +27,8 @@ static const char usage_line[] =
     "usage: ofcd --config FILE --socket PATH [--ro-socket PATH] [--state-dir DIR]\n"
     "            [--device NAME=HOST:PORT]... [--foreground] [--syslog] [--admin-group NAME]\n"
     "            [--credentials-dir DIR] [--allow-device HOST:PORT|CIDR:PORT]...\n"
-    "            [--socket-mode MODE] [--max-frame SIZE] [--max-clients N]\n"
+    "            [--socket-mode MODE] [--max-frame SIZE] [--ro-max-frame SIZE]\n"
+    "            [--max-clients N] [--max-clients-per-uid N] [--max-buffer-per-uid SIZE]\n"
     "            [--client-timeout DUR] [--probe-interval DUR] [--log-level LEVEL] [--check]\n"
     "            [--journal] | --help | --version\n";
 
@@ -49,7 +50,12 @@ static const char help_text[] =
     "  --admin-group NAME       members may mutate; the main socket gets this group\n"
     "  --socket-mode MODE       of the main socket, octal (default 0660)\n"
     "  --max-frame SIZE         largest frame either way (default 16MiB)\n"
-    "  --max-clients N          connections at once (default 1024)\n"
+    "  --ro-max-frame SIZE      largest request on the read-only socket (default 64KiB)\n"
+    "  --max-clients N          connections at once (default 1024); the file descriptor\n"
+    "                           limit (LimitNOFILE) should be N + devices + 64 or more\n"
+    "  --max-clients-per-uid N  connections of one user at once (default 64)\n"
+    "  --max-buffer-per-uid SIZE  requests and unread replies ofcd holds for one user\n"
+    "                           (default 4 x --max-frame; at least --max-frame + 1MiB)\n"
     "  --client-timeout DUR     a half-sent request or unread reply may wait (default 30s)\n"
     "  --probe-interval DUR     read every device this often when idle (default 10s; 0: "
     "never)\n"
@@ -217,6 +223,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 	    {"socket-mode", required_argument, NULL, 'm'},
 	    {"max-frame", required_argument, NULL, 'F'},
 	    {"max-clients", required_argument, NULL, 'C'},
+	    {"max-clients-per-uid", required_argument, NULL, 'U'},
+	    {"max-buffer-per-uid", required_argument, NULL, 'B'},
+	    {"ro-max-frame", required_argument, NULL, 'R'},
 	    {"client-timeout", required_argument, NULL, 'T'},
 	    {"probe-interval", required_argument, NULL, 'P'},
 	    {"log-level", required_argument, NULL, 'l'},
@@ -305,6 +314,25 @@ static int parse_args(int argc, char **argv, struct args *a)
 			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 65536)
 				return usage("--max-clients '%s': expected 1..65536", optarg);
 			o->max_clients = (uint32_t)v;
+			break;
+		case 'U':
+			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 65536)
+				return usage("--max-clients-per-uid '%s': expected 1..65536", optarg);
+			o->max_clients_per_uid = (uint32_t)v;
+			break;
+		case 'B':
+			if (parse_size(optarg, &v, &why) < 0 || v < (1u << 20) || v > (64ull << 30))
+				return usage("--max-buffer-per-uid '%s': expected a size from 1MiB "
+					     "to 64GiB",
+					     optarg);
+			o->max_buffer_per_uid = v;
+			break;
+		case 'R':
+			if (parse_size(optarg, &v, &why) < 0 || v < 64 || v > (1u << 30))
+				return usage(
+				    "--ro-max-frame '%s': expected a size from 64 bytes to 1GiB",
+				    optarg);
+			o->max_ro_frame = (uint32_t)v;
 			break;
 		case 'T':
 			if (parse_duration(optarg, &o->client_timeout, &why) < 0 ||
