@@ -210,7 +210,9 @@ struct ofcd {
 	 * instead of the loop spinning on a listener it cannot serve. */
 	uint64_t accept_timer;
 	int64_t accept_backoff_ms;
-	uint64_t accept_refusals; /* in this episode */
+	uint64_t accept_refusals; /* pauses since the last line about them */
+	double accept_logged;	  /* when the last line about it was */
+	bool accept_told;	  /* this episode was logged: log its end */
 	struct log_limit peer_log;
 
 	/* ---- handing jobs to the workers ---- */

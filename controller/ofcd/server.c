@@ -37,6 +37,7 @@
 #define BUF_KEEP      (64u << 10) /* an idle connection's buffers shrink back below this */
 #define ACCEPT_BACKOFF_MIN 50	  /* ms the listeners rest after EMFILE, doubling ... */
 #define ACCEPT_BACKOFF_MAX 1000	  /* ... up to this */
+#define ACCEPT_LOG_EVERY   60.0	  /* s between two lines about it */
 #define READ_BUDGET   (1u << 20)  /* bytes read from one client per wake-up (fairness) */
 #define MAX_QUEUE     64	  /* mutations waiting */
 #define MAX_SCHEDULES 16	  /* GetSchedule jobs handed out */
@@ -986,11 +987,19 @@ static void accept_backoff(struct ofcd *d, int e)
 		return;
 	d->accept_refusals++;
 	if (!d->accept_backoff_ms) {
+		double now = now_seconds();
+
 		d->accept_backoff_ms = ACCEPT_BACKOFF_MIN;
-		ofcd_log_peer(d, OFCD_LOG_ERR,
-			      "accept: %s with %zu clients connected: not accepting for a while "
-			      "(raise LimitNOFILE or lower --max-clients)",
-			      strerror(e), d->nconns);
+		/* At the limit, one client leaving lets one in, and the next
+		 * finds the limit again: one line a minute, not one a client. */
+		if (!d->accept_logged || now - d->accept_logged >= ACCEPT_LOG_EVERY) {
+			d->accept_logged = now;
+			d->accept_told = true;
+			ofcd_log_peer(d, OFCD_LOG_ERR,
+				      "accept: %s with %zu clients connected: not accepting for "
+				      "a while (raise LimitNOFILE or lower --max-clients)",
+				      strerror(e), d->nconns);
+		}
 	} else if (d->accept_backoff_ms < ACCEPT_BACKOFF_MAX) {
 		d->accept_backoff_ms *= 2;
 		if (d->accept_backoff_ms > ACCEPT_BACKOFF_MAX)
@@ -1047,14 +1056,15 @@ static void accept_event(struct loop *l, int lfd, void *ctx, unsigned mask)
 				accept_backoff(d, errno);
 			return;
 		}
-		if (d->accept_backoff_ms) {
+		if (d->accept_backoff_ms && d->accept_told) {
 			ofcd_log_peer(d, OFCD_LOG_NOTICE,
 				      "accepting connections again (%llu pauses for want of "
 				      "descriptors)",
 				      (unsigned long long)d->accept_refusals);
-			d->accept_backoff_ms = 0;
 			d->accept_refusals = 0;
+			d->accept_told = false;
 		}
+		d->accept_backoff_ms = 0;
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0) {
 			ofcd_log_peer(d, OFCD_LOG_WARNING, "SO_PEERCRED: %s: connection refused",
 				      strerror(errno));

@@ -163,6 +163,89 @@ else
 fi
 wait "$ofcd_pid" 2>/dev/null
 
+# ---- what local users can make the daemon spend ------------------------------------------
+# Out of descriptors (ulimit -n 40, --max-clients 1024): connections past
+# the limit wait in the backlog; the daemon rests its listeners and says so
+# once, instead of spinning on accept() and logging each time.
+start_emu ocs-emu e3 --ports 256 --credentials configs/credentials/ocs0.cred
+mkdir -p "$TMP/st4"
+(
+	ulimit -n 40
+	exec "$OFCD" --foreground --credentials-dir "$TMP" --config "$TORUS" --socket "$TMP/s4.sock" \
+		--ro-socket "$TMP/ro4.sock" --state-dir "$TMP/st4" --device "ocs0=127.0.0.1:$e3_port" \
+		--probe-interval 0
+) 2>>"$TMP/d5.log" &
+ofcd_pid=$!
+DAEMONS="$DAEMONS $ofcd_pid"
+i=0
+until $OFC --socket "$TMP/s4.sock" status >/dev/null 2>&1 || [ $i -ge 1000 ]; do sleep 0.01; i=$((i + 1)); done
+grep -q "needs [0-9]* file descriptors, the limit is 40" "$TMP/d5.log" && ok ||
+	bad "no word on a descriptor limit short of --max-clients" "$(cat "$TMP/d5.log")"
+# 100 clients from 4 users (uids 1000..1003, 25 each) on the read-only
+# socket, held 3 s; then closed.
+python3 - "$TMP/ro4.sock" <<'PY'
+import os, socket, sys, time
+socks = []
+for uid in range(1000, 1004):
+    pid = os.fork()
+    if pid == 0:
+        os.setgid(uid); os.setuid(uid)
+        held = []
+        for _ in range(25):
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(sys.argv[1])
+            held.append(s)
+        time.sleep(3)
+        os._exit(0)
+    socks.append(pid)
+for p in socks:
+    os.waitpid(p, 0)
+PY
+i=0
+until $OFC --socket "$TMP/ro4.sock" status >/dev/null 2>&1 || [ $i -ge 500 ]; do sleep 0.01; i=$((i + 1)); done
+expect_exit 0 $OFC --socket "$TMP/ro4.sock" status
+n=$(grep -c "accept: Too many open files" "$TMP/d5.log")
+[ "$n" -eq 1 ] && ok || bad "accept under EMFILE logged $n lines, want 1" "$(grep accept "$TMP/d5.log" | head -3)"
+grep -q "accepting connections again" "$TMP/d5.log" && ok || bad "no word on accepting again"
+expect_exit 0 stop_ofcd
+
+# Stalled half-frames: 48 clients of one user each send 4 MiB - 1 of a
+# 4 MiB frame and stop. Per user ofcd buffers 4 x --max-frame at most (the
+# connections past it are answered BUSY and closed): the daemon's resident
+# memory grows by some 16 MiB, not 48 x 4 MiB.
+"$OFCD" --foreground --credentials-dir "$TMP" --config "$TORUS" --socket "$TMP/s4.sock" \
+	--state-dir "$TMP/st4" --device "ocs0=127.0.0.1:$e3_port" --probe-interval 0 --max-frame 4MiB \
+	2>>"$TMP/d6.log" &
+ofcd_pid=$!
+DAEMONS="$DAEMONS $ofcd_pid"
+i=0
+until $OFC --socket "$TMP/s4.sock" status >/dev/null 2>&1 || [ $i -ge 1000 ]; do sleep 0.01; i=$((i + 1)); done
+rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+rss0=$(rss_kb "$ofcd_pid")
+python3 - "$TMP/s4.sock" "$TMP/half.out" "$ofcd_pid" <<'PY'
+import socket, struct, sys
+held, closed = [], 0
+body = b"\x08" * (4 * 1024 * 1024 - 1)
+for _ in range(48):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    try:
+        s.sendall(struct.pack(">I", 4 * 1024 * 1024) + body)
+    except OSError:
+        closed += 1
+    held.append(s)
+rss = [l.split()[1] for l in open("/proc/%s/status" % sys.argv[3]) if l.startswith("VmRSS")][0]
+open(sys.argv[2], "w").write("%d %s\n" % (closed, rss))
+PY
+read -r closed rss1 <"$TMP/half.out"
+grow=$(((rss1 - rss0) / 1024))
+[ "$grow" -lt 40 ] && ok || bad "48 stalled 4 MiB half-frames grew ofcd by $grow MiB"
+[ "$closed" -ge 40 ] && ok || bad "only $closed of 48 over-limit clients were closed"
+grep -q "bytes in ofcd's buffers" "$TMP/d6.log" && ok || bad "no word on the buffer limit" "$(tail -3 "$TMP/d6.log")"
+echo "security: 48 stalled 4 MiB half-frames: ofcd RSS $((rss0 / 1024)) -> $((rss1 / 1024)) MiB, $closed closed"
+expect_exit 0 stop_ofcd
+stop_emu "$e3_pid"
+
 # ---- credentials and device addresses from a config sent to ofcd -----------------------
 # The attacker: a member of the admin group (not root) with a listener of
 # their own that records whatever reaches it.
