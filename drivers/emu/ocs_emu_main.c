@@ -122,13 +122,18 @@ static int load_state(struct emu *e, struct ofc_error *err)
 	if (read_file(e->state_path, 16u << 20, &text, &len, err) < 0)
 		return -1;
 	for (line = text; line && *line; line = next) {
-		unsigned a, b;
+		char num[2][16];
+		uint32_t a = 0, b = 0;
 
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = 0;
-		if (sscanf(line, "%u %u", &a, &b) != 2 || a < 1 || a > e->n || b < 1 || b > e->n ||
-		    e->to[a] || e->from[b]) {
+		/* "IN OUT" as save_state writes them: digits only, so a number
+		 * past 2^32 is refused rather than wrapped (sscanf's %u). */
+		if (sscanf(line, "%15[0-9] %15[0-9]", num[0], num[1]) != 2 ||
+		    strlen(line) != strlen(num[0]) + 1 + strlen(num[1]) ||
+		    parse_u32(num[0], &a) < 0 || parse_u32(num[1], &b) < 0 || a < 1 || a > e->n ||
+		    b < 1 || b > e->n || e->to[a] || e->from[b]) {
 			/* the message quotes the line: free the text after */
 			ofc_error_set(err, OFC_E_INPUT, "%s: bad line '%.40s'", e->state_path,
 				      line);

@@ -70,6 +70,17 @@ grep -q "the lock is not a regular file" "$TMP/err" && ok || bad "FIFO lock" "$(
 expect_exit 0 bounded $OFC status "$TORUS" --device "$DEV" --state-dir "$ST"
 rm "$ST/torus64-ocs.lock"
 
+# ---- ocs-emu's --state: numbers are taken whole, the bad line quoted intact ------------------
+printf '4294967298 1\n' >"$TMP/emu.state"
+expect_error 2 "ocs-emu: $TMP/emu.state: bad line '4294967298 1'" \
+	bounded $BUILD/ocs-emu --listen 127.0.0.1:0 --ports 8 --state "$TMP/emu.state"
+printf '1 2\n1 3\n' >"$TMP/emu.state"
+expect_error 2 "ocs-emu: $TMP/emu.state: bad line '1 3'" \
+	bounded $BUILD/ocs-emu --listen 127.0.0.1:0 --ports 8 --state "$TMP/emu.state"
+printf '1 +2\n' >"$TMP/emu.state"
+expect_error 2 "ocs-emu: $TMP/emu.state: bad line '1 +2'" \
+	bounded $BUILD/ocs-emu --listen 127.0.0.1:0 --ports 8 --state "$TMP/emu.state"
+
 # ---- damaged state files stop every change ------------------------------------------------
 cp "$ST/torus64-ocs.state" "$TMP/good.state"
 printf '\377\377\377\377\017' >"$ST/torus64-ocs.state"
