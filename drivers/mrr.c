@@ -34,7 +34,7 @@ static int exchange(struct device *dev, Ofc__V1__MrrRequest *req, Ofc__V1__MrrRe
 {
 	struct mrr_priv *p = dev->priv;
 	double deadline = now_seconds() + dev->cfg.timeout;
-	size_t n, len;
+	size_t n, len = 0;
 	uint8_t *out;
 	int rc;
 
