@@ -36,7 +36,7 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
 CFLAGS_ALL = $(CSTD) $(OPT) $(SAN) $(WARN) -I. -I$(BUILD)/gen $(PKG_CFLAGS) -MMD -MP
 LDLIBS_ALL = $(PKG_LIBS) $(LPSOLVE_LIBS) -lpthread -lm
 
-MODULES  = util topo sched rwa optree drivers controller
+MODULES  = util topo sched rwa optree fluid drivers exec controller
 # Modules may hold sub-folders (controller/cli/, drivers/emu/, ...).
 SRC_ALL  = $(sort $(shell find $(MODULES) -name '*.c'))
 HDR_ALL  = $(sort $(shell find $(MODULES) -name '*.h'))

@@ -146,6 +146,8 @@ struct device_cfg {
 	/* hosts (netlink): namespace per host and host ports */
 	const char *const *netns; /* nhosts namespace names */
 	uint32_t nhosts, host_ports;
+	double link_rate;    /* netlink: shape each circuit to bits/s (0: unshaped) */
+	double link_latency; /* ... and delay it by seconds (0: none) */
 	const char *state_dir;	/* sim devices without an in-process twin persist here */
 	struct sim_device *sim; /* sim: the in-process device, or NULL */
 };
@@ -270,6 +272,23 @@ bool netns_exists(const char *name);
  * port (h, p): addresses in 198.18.0.0/15, as host-order uint32. */
 uint32_t testbed_host_addr(uint32_t host);
 uint32_t testbed_link_addr(uint32_t host, uint32_t port, uint32_t host_ports, bool dst_end);
+
+/* What the kernel holds on host port p's source end o<p> (drivers/shaping.c):
+ * the tbf rate and netem delay (0 when none) and its transmit counters. */
+struct link_shape {
+	bool present; /* o<p> exists */
+	double rate;  /* bits/s */
+	double latency;
+	uint64_t tx_bytes, tx_packets;
+};
+/* out[h * ports + p] for every host of the testbed. */
+int testbed_read_links(const char *const *netns, uint32_t n, uint32_t ports,
+		       struct link_shape *out, struct ofc_error *err);
+
+/* Shape every circuit of the testbed (each host's o<p>) to rate bits/s and
+ * latency seconds; both 0 removes the shaping. */
+int testbed_shape_links(const char *const *netns, uint32_t n, uint32_t ports, double rate,
+			double latency, struct ofc_error *err);
 
 /* ICMP echo from every namespace to every other host's address. reach[s*n+d]
  * is set when s reached d. Returns 0 when the probe itself ran. */

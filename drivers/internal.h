@@ -60,4 +60,11 @@ int tl1_driver_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 		     struct ofc_error *err);
 void tl1_driver_close(struct device *dev);
 
+/* Shape the egress of ifindex (named ifname, for messages) in sk's
+ * namespace: tbf at rate bits/s (0: none), netem delay of latency seconds
+ * (0: none). Whatever root qdisc was there goes first (drivers/shaping.c). */
+struct nl_sock;
+int netlink_shape(struct nl_sock *sk, int ifindex, const char *ifname, double rate,
+		  double latency, struct ofc_error *err);
+
 #endif

@@ -33,6 +33,7 @@ struct nl_priv {
 	int *nsfd;
 	struct nl_sock **sk;
 	int *oif; /* n * ports: ifindex of o<p> in host h, 0 when unknown */
+	double rate, latency; /* shaping of every new circuit (drivers/shaping.c) */
 };
 
 static int nl_fail(struct ofc_error *err, int rc, const char *fmt, const char *arg)
@@ -87,6 +88,8 @@ static int nlk_open(struct device *dev, struct ofc_error *err)
 
 	p->n = dev->cfg.nhosts;
 	p->ports = dev->cfg.host_ports ? dev->cfg.host_ports : 1;
+	p->rate = dev->cfg.link_rate;
+	p->latency = dev->cfg.link_latency;
 	p->nsfd = xmalloc(((size_t)p->n + 1) * sizeof(int));
 	p->sk = xcalloc(p->n + 1, sizeof(*p->sk));
 	p->oif = xcalloc((size_t)p->n * p->ports + 1, sizeof(int));
@@ -335,6 +338,9 @@ static int add_link(struct nl_priv *p, const struct hlink *k, struct ofc_error *
 		return nl_fail(err, e, "creating veth %s", oname);
 	ifindex = raise_end(src, oname,
 			    testbed_link_addr(k->src_host, k->src_port, p->ports, false), err);
+	if (ifindex >= 0 && (p->rate > 0 || p->latency > 0) &&
+	    netlink_shape(src, ifindex, oname, p->rate, p->latency, err) < 0)
+		return -1;
 	if (ifindex < 0 ||
 	    raise_end(dst, iname, testbed_link_addr(k->src_host, k->src_port, p->ports, true),
 		      err) < 0)

@@ -58,7 +58,9 @@ static int write_sysctl(const char *path, const char *value, struct ofc_error *e
 
 /* Inside the new namespace: forwarding on, reverse-path filter off (a
  * circuit is one-way, so replies come back on another interface), lo up
- * with the host's address. */
+ * with the host's address. TCP keeps its window across idle periods: a
+ * schedule leaves a circuit idle for whole steps, and falling back to slow
+ * start after each would charge every step a ramp the links do not have. */
 static int setup_inside(uint32_t host_addr, struct ofc_error *err)
 {
 	struct nl_sock *sk = nl_socket_alloc();
@@ -70,7 +72,8 @@ static int setup_inside(uint32_t host_addr, struct ofc_error *err)
 
 	if (write_sysctl("/proc/sys/net/ipv4/ip_forward", "1", err) < 0 ||
 	    write_sysctl("/proc/sys/net/ipv4/conf/all/rp_filter", "0", err) < 0 ||
-	    write_sysctl("/proc/sys/net/ipv4/conf/default/rp_filter", "0", err) < 0) {
+	    write_sysctl("/proc/sys/net/ipv4/conf/default/rp_filter", "0", err) < 0 ||
+	    write_sysctl("/proc/sys/net/ipv4/tcp_slow_start_after_idle", "0", err) < 0) {
 		nl_socket_free(sk);
 		return -1;
 	}

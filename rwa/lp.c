@@ -180,6 +180,15 @@ void lp_set_scaling(struct lp *lp, enum lp_scaling s)
 	set_scaling(lp->m, mode[s]);
 }
 
+void lp_set_simplex(struct lp *lp, enum lp_simplex s)
+{
+	static const int type[] = {[LP_SIMPLEX_DEFAULT] = SIMPLEX_DUAL_PRIMAL,
+				   [LP_SIMPLEX_DUAL] = SIMPLEX_DUAL_DUAL,
+				   [LP_SIMPLEX_PRIMAL] = SIMPLEX_PRIMAL_PRIMAL};
+
+	set_simplextype(lp->m, type[s]);
+}
+
 void lp_set_break_at_first(struct lp *lp, bool on)
 {
 	set_break_at_first(lp->m, on ? TRUE : FALSE);

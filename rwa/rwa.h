@@ -56,6 +56,12 @@ void lp_set_time_limit(struct lp *lp, double seconds);
  * way they do when equilibrated (bench/RESULTS.md, issue 7b). */
 enum lp_scaling { LP_SCALE_DEFAULT = 0, LP_SCALE_GEOMETRIC, LP_SCALE_NONE };
 void lp_set_scaling(struct lp *lp, enum lp_scaling s);
+/* Which simplex lp_solve runs in its two phases. Models re-solved after
+ * rows are added (cutting planes) stay dual feasible: dual simplex in both
+ * phases starts from there, where the default (dual then primal) can
+ * stall in primal on degenerate cut LPs (fluid pricing, issue 13). */
+enum lp_simplex { LP_SIMPLEX_DEFAULT = 0, LP_SIMPLEX_DUAL, LP_SIMPLEX_PRIMAL };
+void lp_set_simplex(struct lp *lp, enum lp_simplex s);
 /* MIP: stop at the first integer solution found (for feasibility models
  * whose objective only guides the search). */
 void lp_set_break_at_first(struct lp *lp, bool on);

@@ -31,6 +31,10 @@ enum sched_collective {
 	SCHED_REDUCE_SCATTER = 2,
 	SCHED_ALLREDUCE = 3,
 	SCHED_ALLTOALL = 4,
+	/* Rooted collectives (fluid/): the root's block to every node, and
+	 * every node's input reduced at the root. Block id = the root. */
+	SCHED_BROADCAST = 5,
+	SCHED_REDUCE = 6,
 };
 
 enum xfer_op { XFER_COPY = 0, XFER_REDUCE = 1 };
@@ -74,6 +78,7 @@ struct schedule {
 	char topology[TOPO_MAX_SPEC + 1]; /* spec, or "wdm-ring:N" */
 	uint32_t nodes;
 	uint64_t size_bytes; /* per-node data the schedule was priced for */
+	uint32_t root;	     /* broadcast and reduce: the root node */
 
 	uint32_t nsteps;
 	uint32_t *step_start; /* nsteps + 1 offsets into xfers */
@@ -509,10 +514,42 @@ struct verify_wdm {
 	uint32_t max_add;     /* lightpaths a node may add (and drop) per step */
 };
 
+/* A general network (fluid/: servers with GPUs, switches, memory, NICs):
+ * the schedule's nodes are its vertices, and only terminals take part in
+ * the collective (hold inputs, must end complete). Checked besides the
+ * above: every transfer follows an arc (lane = the sender's port: its k-th
+ * out-arc in arc order; SCHED_NO_LANE: the first arc to dst); a vertex
+ * that cannot store sends only what it received in the step before (a
+ * switch forwards, it keeps nothing); a vertex that cannot copy sends each
+ * piece it received at most as often as it received it; REDUCE only into
+ * vertices that can reduce; per step, the data on the arcs of every
+ * capacity set, and on every arc, at most step_time x its bandwidth
+ * (blocks; relative tolerance `tolerance`, 0 = 1e-9). */
+enum verify_kind {
+	VERIFY_STORE = 1,
+	VERIFY_COPY = 2,
+	VERIFY_REDUCE = 4,
+	VERIFY_TERMINAL = 8,
+};
+struct verify_network {
+	uint32_t nodes;
+	const uint8_t *kind; /* enum verify_kind bits */
+	uint32_t narcs;
+	const uint32_t *tail, *head;
+	const double *bw;   /* per arc; INFINITY: none */
+	const double *cost; /* per arc per block, or NULL: the report's cost sums it */
+	uint32_t nsets;
+	const uint32_t *set_off, *set_arc; /* nsets + 1 offsets, arcs */
+	const double *set_bw;
+	double step_time; /* a step's duration per block of bandwidth */
+	double tolerance;
+};
+
 struct verify_opts {
 	const struct graph *graph;    /* direct-connect: transfers must follow arcs */
 	const struct verify_wdm *wdm; /* WDM ring on nodes 0..N-1 in ring order */
 	uint64_t seed;		      /* for the reduce weights; 0 = fixed default */
+	const struct verify_network *network; /* a general network (above) */
 };
 
 struct verify_report {
@@ -530,6 +567,10 @@ struct verify_report {
 	uint32_t max_wavelengths_used;
 	/* Copy collectives: data received by a node that already had it. */
 	double duplicate_blocks;
+	/* Network: sum of cost x blocks over all transfers, and the largest
+	 * per-step load of a set or arc over step_time x its bandwidth. */
+	double network_cost;
+	double max_utilisation;
 };
 
 /* Returns 0 when the schedule is correct; otherwise -1 with the first error

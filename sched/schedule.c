@@ -10,6 +10,8 @@ static const char *const collective_names[] = {
     [SCHED_REDUCE_SCATTER] = "reduce-scatter",
     [SCHED_ALLREDUCE] = "allreduce",
     [SCHED_ALLTOALL] = "alltoall",
+    [SCHED_BROADCAST] = "broadcast",
+    [SCHED_REDUCE] = "reduce",
 };
 
 const char *sched_collective_name(enum sched_collective c)
@@ -21,7 +23,10 @@ const char *sched_collective_name(enum sched_collective c)
 
 int sched_collective_parse(const char *name, enum sched_collective *c)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(collective_names); i++)
+	/* The rooted collectives are fluid/'s alone (fluid_collective_parse):
+	 * the engines behind this parser (BFB, MCF, baselines) know the first
+	 * four only. */
+	for (size_t i = 0; i <= SCHED_ALLTOALL; i++)
 		if (collective_names[i] && strcmp(collective_names[i], name) == 0) {
 			*c = (enum sched_collective)i;
 			return 0;

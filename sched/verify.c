@@ -12,6 +12,7 @@
  */
 #include "sched/sched.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +101,36 @@ struct vstate {
 	uint8_t *df_seen;
 	uint32_t *sadd, *sdrop; /* per node, lightpaths added/dropped (sorted check) */
 	bool walk;
+
+	/* A general network (opts.network): terminals take part; vertices
+	 * that cannot store or cannot copy ("restricted") keep what they hold
+	 * apart from the bitmap, as counted interval lists: what arrived in
+	 * the step before (rprev) and in this one (rcur) for vertices that
+	 * cannot store, what they hold (rheld) for those that store but cannot
+	 * copy. Reduce mode keeps (count, hash) values there instead. */
+	const struct verify_network *net;
+	uint8_t *term;
+	uint32_t nterm, ninputs;
+	uint32_t *out_off, *out_arc;  /* arcs by tail, in arc order: ports */
+	uint32_t *aset_off, *aset;    /* per arc, its capacity sets */
+	uint32_t *a_stamp, *a_count;  /* per arc, this step */
+	uint64_t *a_load;
+	uint32_t *s_stamp, *s_count;  /* per set, this step */
+	uint64_t *s_load;
+	uint32_t *tarcs;
+	size_t ntarcs, cap_tarcs;
+	struct segmap rprev, rcur, rheld;
+	struct rmove *rs, *rd; /* this step's sends from / deliveries to restricted vertices */
+	size_t nrs, cap_rs, nrd, cap_rd;
+};
+
+struct rmove {
+	uint64_t key; /* node * nblocks + block */
+	uint32_t lo, hi;
+	uint32_t count;
+	uint8_t op;
+	uint64_t hash;
+	size_t xfer;
 };
 
 struct lpath {
@@ -355,6 +386,307 @@ static void reduce_apply(struct vstate *v, uint64_t key, const struct delivery *
 		memset(l, 0, sizeof(*l));
 		e->list = 0; /* the list slot is left unused */
 	}
+}
+
+/* ---- general networks ------------------------------------------------------------ */
+
+static bool restricted(const struct vstate *v, uint32_t node)
+{
+	return v->net && (v->net->kind[node] & (VERIFY_STORE | VERIFY_COPY)) !=
+			     (VERIFY_STORE | VERIFY_COPY);
+}
+
+static bool net_can(const struct vstate *v, uint32_t node, unsigned bit)
+{
+	return !v->net || (v->net->kind[node] & bit);
+}
+
+static void map_clear(struct segmap *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->keys[i] != EMPTY_KEY) {
+			free(m->vals[i].v);
+			m->vals[i] = (struct seglist){0};
+			m->keys[i] = EMPTY_KEY;
+		}
+	m->used = 0;
+}
+
+static void map_free(struct segmap *m)
+{
+	map_clear(m);
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+static int cmp_u32v(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Change a counted interval list over [lo, hi): add (dcount, dhash), or
+ * (set) place (dcount, dhash) where nothing is. Absent = (0, 0). Returns -1
+ * when a count would drop below 0 or set finds something there. */
+static int seg_apply(struct seglist *l, uint32_t lo, uint32_t hi, int64_t dcount, uint64_t dhash,
+		     bool set)
+{
+	uint32_t *pt = xmalloc((2 * (size_t)l->n + 2) * sizeof(uint32_t)), np = 0;
+	struct seglist out = {0};
+	int rc = 0;
+
+	pt[np++] = lo;
+	pt[np++] = hi;
+	for (uint32_t i = 0; i < l->n; i++) {
+		pt[np++] = l->v[i].lo;
+		pt[np++] = l->v[i].hi;
+	}
+	qsort(pt, np, sizeof(uint32_t), cmp_u32v);
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i + 1 < np; i++) {
+		uint32_t a = pt[i], b = pt[i + 1];
+
+		if (a == b)
+			continue;
+		while (k < l->n && l->v[k].hi <= a)
+			k++;
+		int64_t c = 0;
+		uint64_t h = 0;
+
+		if (k < l->n && l->v[k].lo <= a) {
+			c = l->v[k].count;
+			h = l->v[k].hash;
+		}
+		if (a >= lo && b <= hi) {
+			if (set && (c || h))
+				rc = -1;
+			c = set ? dcount : c + dcount;
+			h = set ? dhash : h + dhash;
+		}
+		if (c < 0)
+			rc = -1;
+		if (c <= 0 && h == 0)
+			continue;
+		if (out.n && out.v[out.n - 1].hi == a && out.v[out.n - 1].count == (uint32_t)c &&
+		    out.v[out.n - 1].hash == h)
+			out.v[out.n - 1].hi = b;
+		else
+			list_push(&out, (struct seg){a, b, (uint32_t)c, h});
+	}
+	free(pt);
+	free(l->v);
+	*l = out;
+	return rc;
+}
+
+static void push_rmove(struct rmove **arr, size_t *n, size_t *cap, struct rmove m)
+{
+	if (*n == *cap)
+		grow_array((void **)arr, cap, *n + 1, sizeof(struct rmove));
+	(*arr)[(*n)++] = m;
+}
+
+static int cmp_rmove(const void *a, const void *b)
+{
+	const struct rmove *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return (x->xfer > y->xfer) - (x->xfer < y->xfer);
+}
+
+/* The arc a transfer uses (its port, else the first arc to dst), its load
+ * in this step, its cost; REDUCE only into a vertex that can reduce. */
+static int check_net_link(struct vstate *v, uint32_t t, size_t xi)
+{
+	const struct verify_network *nw = v->net;
+	const struct xfer *x = &v->s->xfers[xi];
+	uint32_t first = v->out_off[x->src], deg = v->out_off[x->src + 1] - first, arc = UINT32_MAX;
+
+	if (x->lane != SCHED_NO_LANE) {
+		if (x->lane >= deg || nw->head[v->out_arc[first + x->lane]] != x->dst)
+			return fail(v, t, xi, "port %u of node %u does not lead to node %u", x->lane,
+				    x->src, x->dst);
+		arc = v->out_arc[first + x->lane];
+	} else {
+		for (uint32_t k = 0; k < deg && arc == UINT32_MAX; k++)
+			if (nw->head[v->out_arc[first + k]] == x->dst)
+				arc = v->out_arc[first + k];
+		if (arc == UINT32_MAX)
+			return fail(v, t, xi, "there is no arc %u -> %u in the network", x->src,
+				    x->dst);
+	}
+	if (xfer_op(x) == XFER_REDUCE && !net_can(v, x->dst, VERIFY_REDUCE))
+		return fail(v, t, xi, "node %u cannot reduce", x->dst);
+	if (v->a_stamp[arc] != t + 1) {
+		v->a_stamp[arc] = t + 1;
+		v->a_load[arc] = 0;
+		v->a_count[arc] = 0;
+		if (v->ntarcs == v->cap_tarcs)
+			GROW(v->tarcs, v->cap_tarcs, v->ntarcs + 1);
+		v->tarcs[v->ntarcs++] = arc;
+	}
+	v->a_load[arc] += x->length;
+	v->a_count[arc]++;
+	if (nw->cost)
+		v->r->network_cost += nw->cost[arc] * sched_frac(x->length);
+	return 0;
+}
+
+/* Per step: every arc and capacity set within step_time x bandwidth. A
+ * transfer's length is rounded to 2^-31 of a block, so each one loaded on
+ * an arc or set may add that much. */
+static int check_net_capacity(struct vstate *v, uint32_t t)
+{
+	const struct verify_network *nw = v->net;
+	double tol = nw->tolerance > 0 ? nw->tolerance : 1e-9, ulp = 1.0 / SCHED_ONE;
+
+	for (size_t i = 0; i < v->ntarcs; i++) {
+		uint32_t a = v->tarcs[i];
+		double load = (double)v->a_load[a] / SCHED_ONE;
+
+		if (!isinf(nw->bw[a])) {
+			double lim = nw->step_time * nw->bw[a];
+
+			if (lim > 0 && load / lim > v->r->max_utilisation)
+				v->r->max_utilisation = load / lim;
+			if (load > lim * (1 + tol) + ulp * v->a_count[a])
+				return fail(v, t, SIZE_MAX,
+					    "step %u: arc %u -> %u carries %.9g blocks, over its "
+					    "%.9g (step time x bandwidth)",
+					    t + 1, nw->tail[a], nw->head[a], load, lim);
+		}
+		for (uint32_t j = v->aset_off[a]; j < v->aset_off[a + 1]; j++) {
+			uint32_t sidx = v->aset[j];
+
+			if (v->s_stamp[sidx] != t + 1) {
+				v->s_stamp[sidx] = t + 1;
+				v->s_load[sidx] = 0;
+				v->s_count[sidx] = 0;
+			}
+			v->s_load[sidx] += v->a_load[a];
+			v->s_count[sidx] += v->a_count[a];
+		}
+	}
+	for (size_t i = 0; i < v->ntarcs; i++) {
+		uint32_t a = v->tarcs[i];
+
+		for (uint32_t j = v->aset_off[a]; j < v->aset_off[a + 1]; j++) {
+			uint32_t sidx = v->aset[j];
+			double load = (double)v->s_load[sidx] / SCHED_ONE;
+			double lim = nw->step_time * nw->set_bw[sidx];
+
+			if (lim > 0 && load / lim > v->r->max_utilisation)
+				v->r->max_utilisation = load / lim;
+			if (load > lim * (1 + tol) + ulp * v->s_count[sidx])
+				return fail(v, t, SIZE_MAX,
+					    "step %u: capacity set %u carries %.9g blocks, over its "
+					    "%.9g (step time x bandwidth)",
+					    t + 1, sidx, load, lim);
+		}
+	}
+	v->ntarcs = 0;
+	return 0;
+}
+
+/* Copy mode: sends from restricted vertices, against what they may send. A
+ * vertex that cannot store sends only what arrived in the step before; one
+ * that cannot copy sends each piece at most as often as it arrived. */
+static int check_rsends(struct vstate *v, uint32_t t)
+{
+	if (v->nrs > 1)
+		qsort(v->rs, v->nrs, sizeof(*v->rs), cmp_rmove);
+	for (size_t i = 0; i < v->nrs;) {
+		size_t j = i;
+		uint64_t key = v->rs[i].key;
+		uint32_t node = (uint32_t)(key / v->nblocks);
+		bool store = net_can(v, node, VERIFY_STORE), copy = net_can(v, node, VERIFY_COPY);
+		struct seglist *avail = map_get(store ? &v->rheld : &v->rprev, key, false);
+		struct seglist tmp = {0};
+
+		while (j < v->nrs && v->rs[j].key == key)
+			j++;
+		if (avail && avail->n) {
+			tmp.v = xmalloc(avail->n * sizeof(struct seg));
+			memcpy(tmp.v, avail->v, avail->n * sizeof(struct seg));
+			tmp.n = tmp.cap = avail->n;
+		}
+		for (size_t k = i; k < j; k++) {
+			const struct rmove *m = &v->rs[k];
+			bool held = avail && list_covers(avail, m->lo, m->hi);
+
+			if (!held) {
+				free(tmp.v);
+				if (!store)
+					return fail(v, t, m->xfer,
+						    "node %u cannot store: it may send only what it "
+						    "received in the step before",
+						    node);
+				return fail(v, t, m->xfer, "node %u does not hold that data", node);
+			}
+			if (!copy && seg_apply(&tmp, m->lo, m->hi, -1, 0, false) < 0) {
+				free(tmp.v);
+				return fail(v, t, m->xfer,
+					    "node %u cannot copy: it sends that data more often "
+					    "than it received it",
+					    node);
+			}
+		}
+		if (store && !copy && avail) { /* it moves, not copies: the rest stays */
+			free(avail->v);
+			*avail = tmp;
+		} else {
+			free(tmp.v);
+		}
+		i = j;
+	}
+	v->nrs = 0;
+	return 0;
+}
+
+/* Deliveries to restricted vertices, then the step's turnover: what a
+ * vertex that cannot store received in the step before is gone. */
+static void apply_rdeliveries(struct vstate *v)
+{
+	for (size_t i = 0; i < v->nrd; i++) {
+		const struct rmove *m = &v->rd[i];
+		uint32_t node = (uint32_t)(m->key / v->nblocks);
+		bool store = net_can(v, node, VERIFY_STORE);
+
+		if (v->reduce) {
+			/* Vertices that cannot store keep packets: partial results
+			 * pass a switch side by side, each forwarded once. A
+			 * reduction folds into a packet of the same part. */
+			struct seglist *l = map_get(&v->rcur, m->key, true);
+			uint32_t k = 0;
+
+			if (m->op == XFER_REDUCE)
+				for (k = 0; k < l->n; k++)
+					if (l->v[k].lo == m->lo && l->v[k].hi == m->hi)
+						break;
+			if (m->op == XFER_REDUCE && k < l->n) {
+				l->v[k].count += m->count;
+				l->v[k].hash += m->hash;
+			} else {
+				list_push(l, (struct seg){m->lo, m->hi, m->count, m->hash});
+			}
+			continue;
+		}
+		struct seglist *l = map_get(store ? &v->rheld : &v->rcur, m->key, true);
+
+		seg_apply(l, m->lo, m->hi, 1, 0, false);
+	}
+	v->nrd = 0;
+	struct segmap sw = v->rprev;
+
+	map_clear(&sw);
+	v->rprev = v->rcur;
+	v->rcur = sw;
 }
 
 /* ---- per-step checks ---------------------------------------------------------- */
@@ -717,6 +1049,53 @@ bad:
 	v->walk = true;
 }
 
+/* Which blocks exist: rooted collectives have the root's; on a network only
+ * terminals have data. */
+static bool block_ok(const struct vstate *v, uint64_t block)
+{
+	enum sched_collective c = v->s->collective;
+
+	if (c == SCHED_BROADCAST || c == SCHED_REDUCE)
+		return block == v->s->root;
+	if (!v->net)
+		return true;
+	if (c == SCHED_ALLTOALL)
+		return v->term[block / v->n] && v->term[block % v->n];
+	return v->term[block];
+}
+
+/* The packets at a vertex that cannot store that make up [lo, hi), first
+ * come first served, into v->pieces; taken (split where a packet is only
+ * partly sent) unless the vertex can copy. -1 when they do not cover it. */
+static int take_packets(struct vstate *v, struct seglist *l, uint32_t lo, uint32_t hi, bool take)
+{
+	v->npieces = 0;
+	while (lo < hi) {
+		uint32_t k;
+
+		for (k = 0; l && k < l->n; k++)
+			if (l->v[k].lo <= lo && lo < l->v[k].hi)
+				break;
+		if (!l || k == l->n)
+			return -1;
+		struct seg pk = l->v[k];
+		uint32_t end = pk.hi < hi ? pk.hi : hi;
+
+		GROW(v->pieces, v->cap_pieces, v->npieces + 1);
+		v->pieces[v->npieces++] = (struct seg){lo, end, pk.count, pk.hash};
+		if (take) {
+			/* what is left of the packet: before lo and after end */
+			l->v[k] = l->v[--l->n];
+			if (pk.lo < lo)
+				list_push(l, (struct seg){pk.lo, lo, pk.count, pk.hash});
+			if (end < pk.hi)
+				list_push(l, (struct seg){end, pk.hi, pk.count, pk.hash});
+		}
+		lo = end;
+	}
+	return 0;
+}
+
 static int read_phase(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
@@ -750,8 +1129,12 @@ static int read_phase(struct vstate *v, uint32_t t)
 			return fail(v, t, xi, "part outside the block");
 		if (s->collective == SCHED_ALLTOALL && x->block / v->n == x->block % v->n)
 			return fail(v, t, xi, "all-to-all has no block from a node to itself");
+		if (!block_ok(v, x->block))
+			return fail(v, t, xi, "no such block");
 		hi = lo + x->length;
 		if (v->o->graph && check_link(v, t, xi) < 0)
+			return -1;
+		if (v->net && check_net_link(v, t, xi) < 0)
 			return -1;
 		if (v->o->wdm && check_lightpath(v, t, xi) < 0)
 			return -1;
@@ -762,11 +1145,19 @@ static int read_phase(struct vstate *v, uint32_t t)
 			if (xfer_op(x) == XFER_REDUCE)
 				return fail(v, t, xi, "a reducing transfer in %s",
 					    sched_collective_name(s->collective));
-			if (!holds(v, x->src, x->block, lo, hi))
+			if (restricted(v, x->src))
+				push_rmove(&v->rs, &v->nrs, &v->cap_rs,
+					   (struct rmove){skey, lo, hi, 1, XFER_COPY, 0, xi});
+			else if (!holds(v, x->src, x->block, lo, hi))
 				return fail(v, t, xi,
 					    "node %u does not hold that data at the start "
 					    "of the step",
 					    x->src);
+			if (restricted(v, x->dst)) {
+				push_rmove(&v->rd, &v->nrd, &v->cap_rd,
+					   (struct rmove){dkey, lo, hi, 1, XFER_COPY, 0, xi});
+				continue;
+			}
 			if (v->full && lo == 0 && hi == SCHED_ONE) {
 				if (v->nwhole == v->cap_whole)
 					GROW(v->whole, v->cap_whole, v->nwhole + 1);
@@ -777,11 +1168,42 @@ static int read_phase(struct vstate *v, uint32_t t)
 			}
 			continue;
 		}
-		reduce_pieces(v, skey, lo, hi);
-		for (size_t k = 0; k < v->npieces; k++)
-			push_delivery(v, (struct delivery){dkey, v->pieces[k].lo, v->pieces[k].hi,
-							   v->pieces[k].count, xfer_op(x),
-							   v->pieces[k].hash, xi});
+		if (v->net && !net_can(v, x->src, VERIFY_STORE)) {
+			struct seglist *l = map_get(&v->rprev, skey, false);
+
+			if (take_packets(v, l, lo, hi, !net_can(v, x->src, VERIFY_COPY)) < 0)
+				return fail(v, t, xi,
+					    "node %u cannot store: it may send only what it "
+					    "received in the step before, each packet once",
+					    x->src);
+		} else {
+			reduce_pieces(v, skey, lo, hi);
+		}
+		if (v->net && !v->term[x->src])
+			for (size_t k = 0; k < v->npieces; k++)
+				if (v->pieces[k].count == 0)
+					return fail(v, t, xi, "node %u holds none of that data",
+						    x->src);
+		bool apart = v->net && !net_can(v, x->dst, VERIFY_STORE);
+
+		for (size_t k = 0; k < v->npieces; k++) {
+			if (apart)
+				push_rmove(&v->rd, &v->nrd, &v->cap_rd,
+					   (struct rmove){dkey, v->pieces[k].lo, v->pieces[k].hi,
+							  v->pieces[k].count, xfer_op(x),
+							  v->pieces[k].hash, xi});
+			else
+				push_delivery(v,
+					      (struct delivery){dkey, v->pieces[k].lo, v->pieces[k].hi,
+								v->pieces[k].count, xfer_op(x),
+								v->pieces[k].hash, xi});
+		}
+	}
+	if (v->net) {
+		if (!v->reduce && check_rsends(v, t) < 0)
+			return -1;
+		if (check_net_capacity(v, t) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -800,6 +1222,9 @@ static int cmp_delivery(const void *a, const void *b)
 static int write_phase(struct vstate *v, uint32_t t)
 {
 	bool a2a = v->s->collective == SCHED_ALLTOALL;
+
+	if (v->net)
+		apply_rdeliveries(v);
 
 	if (v->reduce) {
 		/* Additive, so order within the step does not matter. */
@@ -927,22 +1352,45 @@ static bool full_reduce(struct vstate *v, uint64_t key)
 	const struct rentry *e = &v->dense[key];
 
 	if (!e->list)
-		return e->count == v->n && e->hash == v->total_weight;
+		return e->count == v->ninputs && e->hash == v->total_weight;
 	const struct seglist *l = &v->lists[e->list];
 	for (uint32_t i = 0; i < l->n; i++)
-		if (l->v[i].count != v->n || l->v[i].hash != v->total_weight)
+		if (l->v[i].count != v->ninputs || l->v[i].hash != v->total_weight)
 			return false;
 	return true;
 }
 
+/* Only terminals take part on a network. */
+static bool part(const struct vstate *v, uint32_t u)
+{
+	return !v->net || v->term[u];
+}
+
 static int final_check(struct vstate *v)
 {
-	uint32_t n = v->n, T = v->s->nsteps;
+	uint32_t n = v->n, T = v->s->nsteps, root = v->s->root;
 
 	switch (v->s->collective) {
+	case SCHED_BROADCAST:
+		for (uint32_t u = 0; u < n; u++)
+			if (part(v, u) && !full_copy(v, u, root))
+				return fail(v, T, SIZE_MAX,
+					    "incomplete: after the last step node %u lacks (part of) "
+					    "block %u",
+					    u, root);
+		break;
+	case SCHED_REDUCE:
+		if (!full_reduce(v, (uint64_t)root * n + root))
+			return fail(v, T, SIZE_MAX,
+				    "the root %u does not end with its block reduced over all %u "
+				    "inputs, each exactly once",
+				    root, v->ninputs);
+		break;
 	case SCHED_ALLGATHER:
 		for (uint32_t u = 0; u < n; u++)
 			for (uint32_t b = 0; b < n; b++) {
+				if (!part(v, u) || !part(v, b))
+					continue;
 				uint64_t key = (uint64_t)u * n + b;
 
 				/* A word of whole blocks at once when it is full. */
@@ -961,7 +1409,8 @@ static int final_check(struct vstate *v)
 	case SCHED_ALLTOALL:
 		for (uint32_t o = 0; o < n; o++)
 			for (uint32_t t = 0; t < n; t++)
-				if (o != t && !full_copy(v, t, (uint64_t)o * n + t))
+				if (o != t && part(v, o) && part(v, t) &&
+				    !full_copy(v, t, (uint64_t)o * n + t))
 					return fail(v, T, SIZE_MAX,
 						    "incomplete: the block from %u never (fully) "
 						    "reached %u",
@@ -969,22 +1418,22 @@ static int final_check(struct vstate *v)
 		break;
 	case SCHED_REDUCE_SCATTER:
 		for (uint32_t u = 0; u < n; u++)
-			if (!full_reduce(v, (uint64_t)u * n + u))
+			if (part(v, u) && !full_reduce(v, (uint64_t)u * n + u))
 				return fail(
 				    v, T, SIZE_MAX,
 				    "node %u does not end with shard %u reduced over all %u "
 				    "inputs, each exactly once",
-				    u, u, n);
+				    u, u, v->ninputs);
 		break;
 	case SCHED_ALLREDUCE:
 		for (uint32_t u = 0; u < n; u++)
 			for (uint32_t b = 0; b < n; b++)
-				if (!full_reduce(v, (uint64_t)u * n + b))
+				if (part(v, u) && part(v, b) && !full_reduce(v, (uint64_t)u * n + b))
 					return fail(
 					    v, T, SIZE_MAX,
 					    "node %u does not end with shard %u reduced over "
 					    "all %u inputs, each exactly once",
-					    u, b, n);
+					    u, b, v->ninputs);
 		break;
 	}
 	return 0;
@@ -992,13 +1441,94 @@ static int final_check(struct vstate *v)
 
 /* ---- setup ------------------------------------------------------------------- */
 
+static uint32_t *csr_by(uint32_t n, uint32_t m, const uint32_t *key, uint32_t **items)
+{
+	uint32_t *off = xcalloc((size_t)n + 2, sizeof(uint32_t));
+
+	*items = xmalloc(((size_t)m + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < m; i++)
+		off[key[i] + 2]++;
+	for (uint32_t u = 0; u < n; u++)
+		off[u + 2] += off[u + 1];
+	for (uint32_t i = 0; i < m; i++)
+		(*items)[off[key[i] + 1]++] = i;
+	return off;
+}
+
+static int setup_network(struct vstate *v)
+{
+	const struct verify_network *nw = v->o->network;
+	uint32_t n = v->n;
+
+	v->net = nw;
+	if (nw->nodes != n)
+		return fail(v, 0, SIZE_MAX, "the schedule has %u nodes, the network %u", n,
+			    nw->nodes);
+	if (!(nw->step_time > 0))
+		return fail(v, 0, SIZE_MAX, "the network needs a step time > 0");
+	v->term = xcalloc(n + 1, 1);
+	for (uint32_t u = 0; u < n; u++)
+		if (nw->kind[u] & VERIFY_TERMINAL) {
+			if ((nw->kind[u] & (VERIFY_STORE | VERIFY_COPY)) !=
+			    (VERIFY_STORE | VERIFY_COPY))
+				return fail(v, 0, SIZE_MAX, "terminal %u must store and copy", u);
+			v->term[u] = 1;
+			v->nterm++;
+		}
+	if ((v->s->collective == SCHED_BROADCAST || v->s->collective == SCHED_REDUCE) &&
+	    !v->term[v->s->root])
+		return fail(v, 0, SIZE_MAX, "the root %u is not a terminal", v->s->root);
+	v->ninputs = v->nterm;
+	for (uint32_t a = 0; a < nw->narcs; a++)
+		if (nw->tail[a] >= n || nw->head[a] >= n)
+			return fail(v, 0, SIZE_MAX, "network arc %u has an end out of range", a);
+	v->out_off = csr_by(n, nw->narcs, nw->tail, &v->out_arc);
+	/* arc -> sets */
+	uint32_t total = nw->nsets ? nw->set_off[nw->nsets] : 0;
+	uint32_t *owner = xmalloc(((size_t)total + 1) * sizeof(uint32_t));
+	uint32_t *arcs = xmalloc(((size_t)total + 1) * sizeof(uint32_t));
+
+	for (uint32_t sidx = 0; sidx < nw->nsets; sidx++)
+		for (uint32_t j = nw->set_off[sidx]; j < nw->set_off[sidx + 1]; j++) {
+			if (nw->set_arc[j] >= nw->narcs) {
+				free(owner);
+				free(arcs);
+				return fail(v, 0, SIZE_MAX, "capacity set %u names no arc", sidx);
+			}
+			owner[j] = sidx;
+			arcs[j] = nw->set_arc[j];
+		}
+	uint32_t *idx;
+
+	v->aset_off = csr_by(nw->narcs, total, arcs, &idx);
+	v->aset = xmalloc(((size_t)total + 1) * sizeof(uint32_t));
+	for (uint32_t j = 0; j < total; j++)
+		v->aset[j] = owner[idx[j]];
+	free(idx);
+	free(owner);
+	free(arcs);
+	v->a_stamp = xcalloc((size_t)nw->narcs + 1, sizeof(uint32_t));
+	v->a_count = xcalloc((size_t)nw->narcs + 1, sizeof(uint32_t));
+	v->a_load = xcalloc((size_t)nw->narcs + 1, sizeof(uint64_t));
+	v->s_stamp = xcalloc((size_t)nw->nsets + 1, sizeof(uint32_t));
+	v->s_count = xcalloc((size_t)nw->nsets + 1, sizeof(uint32_t));
+	v->s_load = xcalloc((size_t)nw->nsets + 1, sizeof(uint64_t));
+	return 0;
+}
+
 static int setup(struct vstate *v)
 {
 	const struct schedule *s = v->s;
 	uint32_t n = v->n;
 
-	v->reduce = s->collective == SCHED_REDUCE_SCATTER || s->collective == SCHED_ALLREDUCE;
+	v->reduce = s->collective == SCHED_REDUCE_SCATTER || s->collective == SCHED_ALLREDUCE ||
+		    s->collective == SCHED_REDUCE;
 	v->nblocks = s->collective == SCHED_ALLTOALL ? (uint64_t)n * n : n;
+	v->ninputs = n;
+	if ((s->collective == SCHED_BROADCAST || s->collective == SCHED_REDUCE) && s->root >= n)
+		return fail(v, 0, SIZE_MAX, "the root %u is not a node", s->root);
+	if (v->o->network && setup_network(v) < 0)
+		return -1;
 	if (v->reduce) {
 		if ((uint64_t)n * n > (1ull << 24))
 			return fail(v, 0, SIZE_MAX,
@@ -1011,11 +1541,15 @@ static int setup(struct vstate *v)
 		v->lists = xcalloc(1, sizeof(struct seglist));
 		for (uint32_t u = 0; u < n; u++) {
 			v->weight[u] = splitmix64((v->o->seed ? v->o->seed : 0x0fc) + u);
-			v->total_weight += v->weight[u];
+			if (part(v, u))
+				v->total_weight += v->weight[u];
 		}
+		/* On a network only terminals hold inputs. */
 		for (uint32_t u = 0; u < n; u++)
 			for (uint32_t b = 0; b < n; b++)
-				v->dense[(size_t)u * n + b] = (struct rentry){1, 0, v->weight[u]};
+				v->dense[(size_t)u * n + b] = part(v, u)
+								  ? (struct rentry){1, 0, v->weight[u]}
+								  : (struct rentry){0, 0, 0};
 	} else {
 		uint64_t bits = (uint64_t)n * v->nblocks;
 
@@ -1057,6 +1591,23 @@ static int setup(struct vstate *v)
 
 static void teardown(struct vstate *v)
 {
+	map_free(&v->rprev);
+	map_free(&v->rcur);
+	map_free(&v->rheld);
+	free(v->rs);
+	free(v->rd);
+	free(v->term);
+	free(v->out_off);
+	free(v->out_arc);
+	free(v->aset_off);
+	free(v->aset);
+	free(v->a_stamp);
+	free(v->a_count);
+	free(v->a_load);
+	free(v->s_stamp);
+	free(v->s_count);
+	free(v->s_load);
+	free(v->tarcs);
 	for (size_t i = 0; i < v->map.cap; i++)
 		if (v->map.keys[i] != EMPTY_KEY)
 			free(v->map.vals[i].v);
@@ -1106,7 +1657,7 @@ int sched_verify(const struct schedule *s, const struct verify_opts *o,
 		fail(&v, 0, SIZE_MAX, "%u nodes: a schedule has 2..%u", s->nodes, SCHED_MAX_NODES);
 		return -1;
 	}
-	if (s->collective < SCHED_ALLGATHER || s->collective > SCHED_ALLTOALL) {
+	if (s->collective < SCHED_ALLGATHER || s->collective > SCHED_REDUCE) {
 		fail(&v, 0, SIZE_MAX, "unknown collective");
 		return -1;
 	}

@@ -16,7 +16,8 @@ static const char help[] =
     "  --chunks P       split each shard into P equal chunks\n"
     "  --overlap        WDM: pre-tune MRRs for the next stage while idle\n"
     "  --json           print the summary as JSON\n"
-    "  --format F -o OUT  write the whole schedule (text, json or pb)\n"
+    "  --format F -o OUT  write the whole schedule (text, json or pb), or as an\n"
+    "                   MSCCL XML program (msccl, direct-connect; docs/msccl.md)\n"
     "  --threads N      worker threads (default: all CPUs)\n"
     "  --lowering L     all-to-all mcf: steps (time-stepped, default), paths\n"
     "                   (weighted, at most d per pair) or single (one path per pair)\n"
@@ -142,7 +143,7 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 			p->json = true;
 			break;
 		case 'f':
-			if (cli_format(cmd, optarg, FMT_TEXT | FMT_JSON | FMT_PB, &p->format))
+			if (cli_format(cmd, optarg, FMT_TEXT | FMT_JSON | FMT_PB | FMT_MSCCL, &p->format))
 				return 2;
 			format_set = true;
 			break;

@@ -154,6 +154,8 @@ int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv)
 		free(buf);
 		break;
 	}
+	case FMT_MSCCL: /* not offered for topologies (cli_format) */
+		break;
 	}
 	if (rc == 0)
 		rc = cli_output_commit(&out, &err);

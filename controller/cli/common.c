@@ -83,7 +83,7 @@ int cli_format(const struct cli_cmd *cmd, const char *s, unsigned allowed, enum 
 	static const struct {
 		const char *name;
 		enum out_format f;
-	} fmts[] = {{"text", FMT_TEXT}, {"json", FMT_JSON}, {"dot", FMT_DOT}, {"pb", FMT_PB}};
+	} fmts[] = {{"text", FMT_TEXT}, {"json", FMT_JSON}, {"dot", FMT_DOT}, {"pb", FMT_PB}, {"msccl", FMT_MSCCL}};
 
 	for (size_t i = 0; i < ARRAY_SIZE(fmts); i++)
 		if (strcmp(s, fmts[i].name) == 0 && (allowed & fmts[i].f)) {

@@ -4,6 +4,7 @@
  * the JSON of a device and its state. */
 #include "controller/cli/internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -173,6 +174,17 @@ int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg)
 {
 	if (c == 'n') {
 		fc->dry_run = true;
+		return 0;
+	}
+	if (c == 'x') {
+		char *end;
+
+		errno = 0;
+		fc->rate_scale = strtod(arg, &end);
+		if (errno || end == arg || *end || !(fc->rate_scale > 0) || fc->rate_scale > 1)
+			return cli_usage_error(fc->cmd, "--rate-scale must be a number in (0, 1], "
+							"got '%s'",
+					       arg);
 		return 0;
 	}
 	if (c == 'R') {

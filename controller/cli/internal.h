@@ -20,7 +20,7 @@ struct cli_cmd {
 	int (*run)(const struct cli_cmd *cmd, int argc, char **argv);
 };
 
-enum out_format { FMT_TEXT = 1, FMT_JSON = 2, FMT_DOT = 4, FMT_PB = 8 };
+enum out_format { FMT_TEXT = 1, FMT_JSON = 2, FMT_DOT = 4, FMT_PB = 8, FMT_MSCCL = 16 };
 
 /* "ofc NAME: message" and the usage line on stderr; returns 2. */
 int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...) OFC_PRINTF(2, 3);
@@ -95,6 +95,7 @@ struct fabric_cmd {
 	bool relabel;	 /* plan, apply, try: renumber to keep circuits */
 	double relabel_budget;
 	struct fabric_relabel relabelled; /* what --relabel found */
+	double rate_scale; /* testbed up: --rate-scale (0: the config's) */
 	struct fabric *fabric;
 	struct ctl *ctl;
 };
@@ -126,6 +127,11 @@ int cmd_try(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_status(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv);
+/* The exec/ view of a testbed's circuits (borrows t's arrays). */
+struct exec_net;
+void testbed_exec_net(const struct testbed_net *t, uint16_t port, struct exec_net *net);
+/* `ofc testbed run` (cmd_run.c): argv[0] is "run". */
+int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv);

@@ -13,7 +13,7 @@ static const struct cli_cmd commands[] = {
     {"schedule",
      "(FILE | --topology SPEC) --collective C [--algo A] [--size M] [--alpha T] "
      "[--bandwidth B] [--chunks P] [--overlap] [--lowering L] [--variant V] [--hop-latency T] "
-     "[--json] [--format text|json|pb -o OUT]",
+     "[--json] [--format text|json|pb|msccl -o OUT]",
      "plan a collective schedule, verify it and price it", cmd_schedule},
     {"finder",
      "--nodes N --degree D [--collective C] [--size M] [--alpha T] [--bandwidth B] [--json]",
@@ -28,7 +28,9 @@ static const struct cli_cmd commands[] = {
      cmd_confirm},
     {"status", "[FILE] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
      "recorded and live device state, and any unfinished transaction", cmd_status},
-    {"testbed", "up|check|down FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
+    {"testbed",
+     "up|check|run|down FILE [--rate-scale X] [--device NAME=HOST:PORT]... [--state-dir DIR] "
+     "[--json]",
      "hosts as network namespaces, circuits as veth pairs, routes over netlink", cmd_testbed},
     {"optree",
      "--nodes N --wavelengths W [--fibres F] [--block-size B] [--algo optree|ring|ne|onestage|all] "

@@ -401,7 +401,18 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 		return 0;
 	if (cli_output_open(&out, p->output, err) < 0)
 		return -1;
-	if (p->format == FMT_PB) {
+	if (p->format == FMT_MSCCL) {
+		struct msccl_info mi;
+
+		rc = schedule_write_msccl(&o->s, out.f, &mi, err);
+		if (rc == 0)
+			fprintf(stderr,
+				"ofc schedule: MSCCL program: %u chunks per block (%s), %u "
+				"channel%s, %u thread blocks, %zu operations\n",
+				mi.chunks_per_block, mi.exact ? "exact" : "bounds rounded",
+				mi.channels, mi.channels == 1 ? "" : "s", mi.thread_blocks,
+				mi.operations);
+	} else if (p->format == FMT_PB) {
 		rc = schedule_write_pb(&o->s, out.f, err);
 		if (rc == 0) {
 			/* One more Schedule message with the direct-connect fields:

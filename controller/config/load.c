@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <libgen.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,6 +263,24 @@ static int h_duration(struct loader *L, yaml_node_t *n, const struct key *k, voi
 	return h_quantity(L, n, k, base, Q_DURATION);
 }
 
+/* A plain number in (0, 1]: the testbed's rate_scale. */
+static int h_quantity_scale(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+{
+	const char *s;
+	char *end;
+	double v;
+
+	if (scalar(L, n, k, &s) < 0)
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0 && v <= 1))
+		return node_error(L, n, "'%s' must be a number in (0, 1], got '%s'", k->name, s);
+	*(double *)field(base, k->off) = v;
+	mark(k, base, n);
+	return 0;
+}
+
 static int h_choice(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -413,6 +432,7 @@ static const struct key host_keys[] = {
     {"name", h_name, OFF(struct host, name), .required = true},
     {"ports", h_u32, OFF(struct host, ports), .min = 1, .max = 64},
     {"port_rate", h_rate, OFF(struct host, port_rate)},
+    {"server", h_name, OFF(struct host, server), .loc_off = LOC(struct host, server_loc)},
     {NULL},
 };
 
@@ -684,6 +704,138 @@ static const struct key cost_keys[] = {
     {NULL},
 };
 
+static const struct key testbed_keys[] = {
+    {"link_rate", h_rate, OFF(struct testbed_cfg, link_rate)},
+    {"link_latency", h_duration, OFF(struct testbed_cfg, link_latency), .min = 0, .max = 1},
+    {"rate_scale", h_quantity_scale, OFF(struct testbed_cfg, rate_scale)},
+    {NULL},
+};
+
+/* ---- server fabrics (fluid/) ------------------------------------------------ */
+
+static int h_number(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+{
+	const char *s;
+	char *end;
+
+	if (scalar(L, n, k, &s) < 0)
+		return -1;
+	errno = 0;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || errno || !isfinite(v))
+		return node_error(L, n, "'%s' must be a number, got '%s'", k->name, s);
+	if (range_set(k) && (v < k->min || v > k->max))
+		return node_error(L, n, "'%s' must be in %g..%g, got %s", k->name, k->min, k->max,
+				  s);
+	*(double *)field(base, k->off) = v;
+	mark(k, base, n);
+	return 0;
+}
+
+static int h_bool(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+{
+	static const struct choice yes_no[] = {{"true", 1}, {"false", 0}, {NULL}};
+	struct key c = *k;
+	int v = 0;
+
+	c.choices = yes_no;
+	c.off = 0;
+	c.loc_off = c.set_off = 0;
+	if (h_choice(L, n, &c, &v) < 0)
+		return -1;
+	*(bool *)field(base, k->off) = v;
+	return 0;
+}
+
+/* A vertex name inside a server: letters, digits, '-', '_', '.', and '/'
+ * between a host and its vertex at fabric level. */
+static int h_vname(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+{
+	const char *s;
+
+	if (scalar(L, n, k, &s) < 0)
+		return -1;
+	char *copy = xstrdup(s), *slash = strchr(copy, '/');
+	bool ok =
+	    slash ? valid_name(slash + 1) && (*slash = 0, valid_name(copy)) : valid_name(copy);
+
+	free(copy);
+	if (!ok)
+		return node_error(L, n, "invalid vertex name '%s' in '%s' (NAME or HOST/NAME)", s,
+				  k->name);
+	return h_str(L, n, k, base);
+}
+
+/* Arcs of a capacity set: a list of "from>to". */
+static int h_arcs(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+{
+	struct sv_set *set = base;
+
+	if (n->type != YAML_SEQUENCE_NODE)
+		return node_error(L, n, "'%s' must be a list of 'from>to' arcs, not %s", k->name,
+				  type_name(n));
+	size_t total = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+	if (total == 0 || total > CONFIG_MAX_HOSTS)
+		return node_error(L, n, "'%s' needs 1..%u arcs", k->name, CONFIG_MAX_HOSTS);
+	set->arcs = xcalloc(total, sizeof(char *));
+	set->arc_locs = xcalloc(total, sizeof(struct src_loc));
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
+		yaml_node_t *item = yaml_document_get_node(&L->doc, *it);
+		const char *s;
+
+		if (enter(L, item) < 0)
+			return -1;
+		L->depth--;
+		if (scalar(L, item, k, &s) < 0)
+			return -1;
+		if (!strchr(s, '>'))
+			return node_error(L, item, "arc '%s' must read 'from>to'", s);
+		set->arc_locs[set->narcs] = loc_of(item);
+		set->arcs[set->narcs++] = xstrdup(s);
+	}
+	return 0;
+}
+
+static const struct choice server_kinds[] = {
+    {"gpu", SK_GPU}, {"memory", SK_MEMORY}, {"switch", SK_SWITCH}, {"nic", SK_SWITCH}, {NULL}};
+
+static const struct key sv_vertex_keys[] = {
+    {"name", h_vname, OFF(struct sv_vertex, name), .required = true},
+    {"kind", h_choice, OFF(struct sv_vertex, kind), .choices = server_kinds, .required = true},
+    {NULL},
+};
+
+static const struct key sv_link_keys[] = {
+    {"from", h_vname, OFF(struct sv_link, from), .required = true,
+     .loc_off = LOC(struct sv_link, from_loc)},
+    {"to", h_vname, OFF(struct sv_link, to), .required = true,
+     .loc_off = LOC(struct sv_link, to_loc)},
+    {"bandwidth", h_rate, OFF(struct sv_link, bandwidth), .required = true},
+    {"cost", h_number, OFF(struct sv_link, cost), .min = 0, .max = 1e9},
+    {"one_way", h_bool, OFF(struct sv_link, one_way)},
+    {NULL},
+};
+
+static const struct key sv_set_keys[] = {
+    {"name", h_name, OFF(struct sv_set, name), .required = true},
+    {"bandwidth", h_rate, OFF(struct sv_set, bandwidth), .required = true},
+    {"arcs", h_arcs, .required = true},
+    {NULL},
+};
+
+static const struct key server_keys[] = {
+    {"name", h_name, OFF(struct server_template, name), .required = true},
+    {"vertices", h_list, OFF(struct server_template, vertices), sv_vertex_keys,
+     sizeof(struct sv_vertex), OFF(struct server_template, nvertices), .required = true},
+    {"links", h_list, OFF(struct server_template, links), sv_link_keys, sizeof(struct sv_link),
+     OFF(struct server_template, nlinks)},
+    {"capacity_sets", h_list, OFF(struct server_template, sets), sv_set_keys, sizeof(struct sv_set),
+     OFF(struct server_template, nsets)},
+    {NULL},
+};
+
 static const struct key fabric_keys[] = {
     {"version", h_u32, OFF(struct fabric, version), .min = 1, .max = 1},
     {"name", h_name, OFF(struct fabric, name), .required = true,
@@ -699,6 +851,15 @@ static const struct key fabric_keys[] = {
     {"collectives", h_list, OFF(struct fabric, collectives), collective_keys,
      sizeof(struct collective), OFF(struct fabric, ncollectives)},
     {"cost_model", h_mapping, OFF(struct fabric, cost), cost_keys},
+    {"testbed", h_mapping, OFF(struct fabric, testbed), testbed_keys},
+    {"servers", h_list, OFF(struct fabric, servers), server_keys, sizeof(struct server_template),
+     OFF(struct fabric, nservers)},
+    {"fabric_vertices", h_list, OFF(struct fabric, fvertices), sv_vertex_keys,
+     sizeof(struct sv_vertex), OFF(struct fabric, nfvertices)},
+    {"fabric_links", h_list, OFF(struct fabric, flinks), sv_link_keys, sizeof(struct sv_link),
+     OFF(struct fabric, nflinks)},
+    {"capacity_sets", h_list, OFF(struct fabric, fsets), sv_set_keys, sizeof(struct sv_set),
+     OFF(struct fabric, nfsets)},
     {NULL},
 };
 

@@ -22,6 +22,23 @@ int topology_pack(const struct graph *g, const struct topo_facts *facts, const s
  * message per step holding only that step (protobuf merges concatenated
  * messages, appending repeated fields), so memory stays one step's worth. */
 int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err);
+/* A direct-connect schedule back from what schedule_write_pb wrote (up to
+ * SCHEDULE_PB_MAX bytes): the collective, nodes and steps; figures are not
+ * read (the reader prices and verifies again). Errors name the file. */
+#define SCHEDULE_PB_MAX (1ull << 30)
+int schedule_read_pb(const char *path, struct schedule *s, struct ofc_error *err);
+/* A direct-connect schedule as an MSCCL XML program (controller/export/
+ * msccl.c, docs/msccl.md) for the MSCCL executor of NCCL/RCCL. Fails
+ * (OFC_E_INPUT) when the program would exceed MSCCL's limits. */
+#define MSCCL_MAX_BYTES (1ull << 40) /* maxBytes: the program fits any size */
+struct msccl_info {
+	uint32_t chunks_per_block; /* Q */
+	bool exact;		   /* every bound on a chunk bound (else rounded) */
+	uint32_t channels, thread_blocks;
+	size_t operations;
+};
+int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info *info,
+			 struct ofc_error *err);
 /* The JSON form of the same ofc.v1.Fabric message (`ofc show --json`). */
 int fabric_write_json(const struct fabric *f, FILE *out, struct ofc_error *err);
 /* People's form (`ofc show`). */

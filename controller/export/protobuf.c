@@ -404,3 +404,75 @@ Ofc__V1__Schedule *schedule_fabric_msg(struct arena *a, struct frac tau_b, const
 	}
 	return m;
 }
+
+/* A fraction of a block from the file into fixed point, refusing what is
+ * not in [0, 1]. */
+static int read_frac(double v, uint32_t *out)
+{
+	if (!(v >= 0 && v <= 1))
+		return -1;
+	*out = sched_fix(v);
+	return 0;
+}
+
+int schedule_read_pb(const char *path, struct schedule *s, struct ofc_error *err)
+{
+	char *data = NULL;
+	size_t len = 0;
+	Ofc__V1__Schedule *m;
+	enum sched_collective c;
+	int rc = -1;
+
+	if (read_file(path, SCHEDULE_PB_MAX, &data, &len, err) < 0)
+		return -1;
+	m = ofc__v1__schedule__unpack(NULL, len, (const uint8_t *)data);
+	free(data);
+	if (!m)
+		return ofc_error_at(err, OFC_E_INPUT, path, 0, 0, "not an ofc.v1.Schedule message");
+	if (!m->collective || sched_collective_parse(m->collective, &c) < 0 || !m->has_nodes ||
+	    m->nodes < 2 || m->nodes > SCHED_MAX_NODES) {
+		ofc_error_at(err, OFC_E_INPUT, path, 0, 0,
+			     "the schedule names no known collective or no node count");
+		goto out;
+	}
+	sched_init(s, c, m->algorithm ? m->algorithm : "", m->nodes);
+	if (m->topology)
+		snprintf(s->topology, sizeof(s->topology), "%s", m->topology);
+	s->size_bytes = m->has_size_bytes ? m->size_bytes : 0;
+	for (size_t t = 0; t < m->n_steps; t++) {
+		const Ofc__V1__Step *st = m->steps[t];
+
+		sched_step(s);
+		for (size_t i = 0; i < st->n_transfers; i++) {
+			const Ofc__V1__Transfer *x = st->transfers[i];
+			uint32_t origin = x->has_origin ? x->origin : UINT32_MAX;
+			struct xfer r = {0};
+
+			if (!x->has_src || !x->has_dst || x->src >= m->nodes || x->dst >= m->nodes ||
+			    origin >= m->nodes ||
+			    (c == SCHED_ALLTOALL && (!x->has_target || x->target >= m->nodes)) ||
+			    read_frac(x->has_offset ? x->offset : 0, &r.offset) < 0 ||
+			    read_frac(x->has_length ? x->length : 1, &r.length) < 0 ||
+			    (x->has_port && x->port >= SCHED_NO_LANE) || x->has_direction) {
+				ofc_error_at(err, OFC_E_INPUT, path, 0, 0,
+					     "step %zu, transfer %zu is not a direct-connect "
+					     "transfer between the schedule's %u nodes",
+					     t + 1, i + 1, m->nodes);
+				sched_free(s);
+				goto out;
+			}
+			r.src = (uint16_t)x->src;
+			r.dst = (uint16_t)x->dst;
+			r.block = c == SCHED_ALLTOALL ? origin * m->nodes + x->target : origin;
+			r.lane = x->has_port ? (uint16_t)x->port : SCHED_NO_LANE;
+			r.flags = xfer_flags(DIR_NONE, x->has_op && x->op == OFC__V1__TRANSFER_OP__TRANSFER_OP_REDUCE
+							   ? XFER_REDUCE
+							   : XFER_COPY);
+			sched_add(s, &r);
+		}
+	}
+	rc = 0;
+out:
+	ofc__v1__schedule__free_unpacked(m, NULL);
+	return rc;
+}

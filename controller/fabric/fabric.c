@@ -12,12 +12,48 @@ static void driver_free(struct driver_cfg *d)
 	free(d->credentials_path);
 }
 
+static void sv_free(struct sv_vertex *v, uint32_t nv, struct sv_link *l, uint32_t nl,
+		    struct sv_set *s, uint32_t ns)
+{
+	for (uint32_t i = 0; i < nv; i++)
+		free(v[i].name);
+	for (uint32_t i = 0; i < nl; i++) {
+		free(l[i].from);
+		free(l[i].to);
+	}
+	for (uint32_t i = 0; i < ns; i++) {
+		free(s[i].name);
+		for (uint32_t k = 0; k < s[i].narcs; k++)
+			free(s[i].arcs[k]);
+		free(s[i].arcs);
+		free(s[i].arc_locs);
+	}
+	free(v);
+	free(l);
+	free(s);
+}
+
+static void servers_free(struct fabric *f)
+{
+	for (uint32_t i = 0; i < f->nservers; i++) {
+		struct server_template *t = &f->servers[i];
+
+		free(t->name);
+		sv_free(t->vertices, t->nvertices, t->links, t->nlinks, t->sets, t->nsets);
+	}
+	free(f->servers);
+	sv_free(f->fvertices, f->nfvertices, f->flinks, f->nflinks, f->fsets, f->nfsets);
+}
+
 void fabric_free(struct fabric *f)
 {
 	if (!f)
 		return;
-	for (uint32_t i = 0; i < f->nhosts; i++)
+	servers_free(f);
+	for (uint32_t i = 0; i < f->nhosts; i++) {
 		free(f->hosts[i].name);
+		free(f->hosts[i].server);
+	}
 	free(f->hosts);
 	for (uint32_t i = 0; i < f->nrings; i++) {
 		struct ring *r = &f->rings[i];

@@ -27,6 +27,44 @@ struct host {
 	char *name;
 	uint32_t ports;	  /* NIC ports */
 	double port_rate; /* bits/s per port, 0 when not given */
+	char *server;	  /* a server template it instantiates, or NULL */
+	struct src_loc server_loc;
+};
+
+/* Server fabrics (issue 13, fluid/): a template's vertices, links and
+ * capacity sets, instantiated per host as "host/vertex"; and the same at
+ * fabric level for rails and circuits between NICs. */
+enum server_kind { SK_GPU = 0, SK_MEMORY, SK_SWITCH };
+struct sv_vertex {
+	struct src_loc loc;
+	char *name;
+	int kind; /* enum server_kind */
+};
+struct sv_link {
+	struct src_loc loc;
+	char *from, *to;
+	double bandwidth; /* bits/s per direction */
+	double cost;	  /* per unit of data */
+	bool one_way;
+	struct src_loc from_loc, to_loc;
+};
+struct sv_set {
+	struct src_loc loc;
+	char *name;
+	double bandwidth; /* bits/s shared by the arcs */
+	char **arcs;	  /* "from>to" */
+	struct src_loc *arc_locs;
+	uint32_t narcs;
+};
+struct server_template {
+	struct src_loc loc;
+	char *name;
+	struct sv_vertex *vertices;
+	uint32_t nvertices;
+	struct sv_link *links;
+	uint32_t nlinks;
+	struct sv_set *sets;
+	uint32_t nsets;
 };
 
 struct driver_cfg {
@@ -137,6 +175,16 @@ struct cost_model {
 	bool alpha_set, bandwidth_set;
 };
 
+/* How `ofc testbed up` shapes the circuits (docs/testbed.md): every veth
+ * to link_rate (else the hosts' port_rate, else the cost model's
+ * link_bandwidth) times rate_scale, delayed by link_latency. */
+struct testbed_cfg {
+	struct src_loc loc;
+	double link_rate;    /* bits/s; 0: not given */
+	double link_latency; /* seconds */
+	double rate_scale;   /* 0: not given (1) */
+};
+
 /* A cross-connect the target topology needs. */
 struct circuit {
 	uint32_t sw, in_port, out_port;
@@ -166,6 +214,15 @@ struct fabric {
 	struct collective *collectives;
 	uint32_t ncollectives;
 	struct cost_model cost;
+	struct testbed_cfg testbed;
+	struct server_template *servers; /* templates */
+	uint32_t nservers;
+	struct sv_vertex *fvertices; /* fabric-level vertices (rail switches) */
+	uint32_t nfvertices;
+	struct sv_link *flinks; /* rails, circuits between NICs */
+	uint32_t nflinks;
+	struct sv_set *fsets;
+	uint32_t nfsets;
 
 	/* Filled by fabric_validate(). */
 	bool validated;
@@ -183,6 +240,11 @@ struct fabric {
  * (0: the config's first allgather's, else 4 MiB); a config without
  * mrrs_per_interface has one MRR per wavelength. */
 void fabric_free(struct fabric *f);
+/* The server fabric of a config (hosts with `server`, fabric vertices,
+ * links and capacity sets) as fluid's network (fabric/servers.c); errors
+ * name FILE:LINE:COL. OFC_E_INPUT when the config has no server hosts. */
+struct fluid_net;
+int fabric_server_net(const struct fabric *f, struct fluid_net *n, struct ofc_error *err);
 int fabric_find_host(const struct fabric *f, const char *name);
 int fabric_find_switch(const struct fabric *f, const char *name);
 

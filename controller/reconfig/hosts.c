@@ -24,6 +24,52 @@ bool testbed_is_up(const char *state_dir, const char *fabric)
 	return up;
 }
 
+void testbed_shaping(const struct fabric *f, double rate_scale, double *rate, double *latency)
+{
+	double r = f->testbed.link_rate;
+
+	for (uint32_t h = 0; h < f->nhosts && r == 0; h++)
+		r = f->hosts[h].port_rate;
+	if (r == 0 && f->cost.bandwidth_set)
+		r = f->cost.link_bandwidth;
+	if (rate_scale <= 0)
+		rate_scale = f->testbed.rate_scale > 0 ? f->testbed.rate_scale : 1;
+	*rate = r * rate_scale;
+	*latency = f->testbed.link_latency;
+}
+
+/* <fabric>.links: the shaping `testbed up` chose ("RATE LATENCY", bits/s and
+ * seconds), so circuits that `ofc apply` adds later get the same. */
+int testbed_shaping_write(const char *state_dir, const char *fabric, double rate, double latency,
+			  struct ofc_error *err)
+{
+	char *path = ctl_path(state_dir, fabric, "links");
+	char buf[96];
+	int n = snprintf(buf, sizeof(buf), "%.17g %.17g\n", rate, latency);
+	int rc = atomic_write(path, buf, (size_t)n, err);
+
+	free(path);
+	return rc;
+}
+
+void testbed_shaping_recorded(const char *state_dir, const char *fabric, double *rate,
+			      double *latency)
+{
+	char *path = ctl_path(state_dir, fabric, "links");
+	struct ofc_error e = {0};
+	char *data = NULL;
+	size_t len;
+
+	*rate = *latency = 0;
+	if (access(path, F_OK) == 0 && read_file(path, 4096, &data, &len, &e) == 0 &&
+	    sscanf(data, "%lf %lf", rate, latency) != 2)
+		*rate = *latency = 0;
+	if (!(*rate >= 0 && *rate < 1e15) || !(*latency >= 0 && *latency <= 1))
+		*rate = *latency = 0;
+	free(data);
+	free(path);
+}
+
 static int cmp_link_port(const void *a, const void *b)
 {
 	const struct hlink *x = a, *y = b;

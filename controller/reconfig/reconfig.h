@@ -178,8 +178,31 @@ int ctl_list_fabrics(const char *state_dir, char ***names, uint32_t *n, struct o
 
 /* Namespace name of host h: "ofc-<fabric>-<host>" (caller frees). */
 char *testbed_netns_name(const struct fabric *f, uint32_t h);
-int testbed_up(struct ctl *c, uint32_t *ncircuits, struct ofc_error *err);
+/* rate_scale > 0 scales the config's link rate (else the config's
+ * testbed.rate_scale, else 1): every circuit is shaped to it, now and when
+ * `ofc apply` adds circuits while the testbed is up. */
+int testbed_up(struct ctl *c, double rate_scale, uint32_t *ncircuits, struct ofc_error *err);
+/* The rate (bits/s, 0: unshaped) and latency (s) the config gives the
+ * testbed's circuits at this scale (see testbed_up). */
+void testbed_shaping(const struct fabric *f, double rate_scale, double *rate, double *latency);
 int testbed_down(struct ctl *c, uint32_t *nremoved, struct ofc_error *err);
 bool testbed_is_up(const char *state_dir, const char *fabric);
+
+/* What a run on the testbed needs to know (exec/ takes it as struct
+ * exec_net): the circuits the hosts hold now, read from the kernel, with
+ * both ends' addresses, and each host's routed address. Arrays are
+ * [host * ports + port]; peer is UINT32_MAX where a port has no circuit. */
+struct testbed_net {
+	uint32_t nhosts, ports;
+	char **netns; /* namespace per host */
+	uint32_t *peer, *peer_addr, *local_addr;
+	uint32_t *host_addr;
+	uint32_t ncircuits;
+	double rate, latency; /* the shaping `testbed up` recorded (0: none) */
+};
+/* Fails when the testbed is not up or a namespace cannot be read. */
+int testbed_net_read(const struct fabric *f, const char *state_dir, struct testbed_net *out,
+		     struct ofc_error *err);
+void testbed_net_free(struct testbed_net *t);
 
 #endif

@@ -96,7 +96,7 @@ static char **read_netns_list(const struct ctl *c, uint32_t *n)
 	return names;
 }
 
-int testbed_up(struct ctl *c, uint32_t *ncircuits, struct ofc_error *err)
+int testbed_up(struct ctl *c, double rate_scale, uint32_t *ncircuits, struct ofc_error *err)
 {
 	const struct fabric *f = c->fabric;
 	char *path = ctl_path(c->state_dir, f->name, "testbed");
@@ -107,6 +107,7 @@ int testbed_up(struct ctl *c, uint32_t *ncircuits, struct ofc_error *err)
 	struct op_batch ops = {0};
 	uint32_t nlinks = 0, done, maxp = 1;
 	char **names = xcalloc(f->nhosts + 1, sizeof(char *));
+	double rate, latency;
 	int rc = -1;
 
 	*ncircuits = 0;
@@ -127,7 +128,9 @@ int testbed_up(struct ctl *c, uint32_t *ncircuits, struct ofc_error *err)
 			      f->nhosts, maxp);
 		goto out;
 	}
-	if (atomic_write(path, sb.buf, sb.len, err) < 0)
+	testbed_shaping(f, rate_scale, &rate, &latency);
+	if (atomic_write(path, sb.buf, sb.len, err) < 0 ||
+	    testbed_shaping_write(c->state_dir, f->name, rate, latency, err) < 0)
 		goto out;
 	for (uint32_t h = 0; h < f->nhosts; h++)
 		if (netns_create(names[h], testbed_host_addr(h), err) < 0)
@@ -139,7 +142,9 @@ int testbed_up(struct ctl *c, uint32_t *ncircuits, struct ofc_error *err)
 				 .timeout = 5,
 				 .netns = (const char *const *)names,
 				 .nhosts = f->nhosts,
-				 .host_ports = maxp};
+				 .host_ports = maxp,
+				 .link_rate = rate,
+				 .link_latency = latency};
 	if (device_init(&dev, &cfg, err) < 0)
 		goto out;
 	if (device_read(&dev, &got, err) == 0) {
@@ -148,7 +153,11 @@ int testbed_up(struct ctl *c, uint32_t *ncircuits, struct ofc_error *err)
 			state_free(&got);
 			if (device_read(&dev, &got, err) == 0) {
 				if (state_equal(&got, &want))
-					rc = 0;
+					/* Circuits that were there already get the
+					 * shaping asked for now too. */
+					rc = testbed_shape_links((const char *const *)names,
+								 f->nhosts, maxp, rate, latency,
+								 err);
 				else
 					ofc_error_set(err, OFC_E_RUNTIME,
 						      "testbed read-back does not match what was "
@@ -204,5 +213,86 @@ int testbed_down(struct ctl *c, uint32_t *nremoved, struct ofc_error *err)
 		rc = ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0, "cannot remove: %s",
 				  strerror(errno));
 	free(path);
+	path = ctl_path(c->state_dir, c->fabric->name, "links");
+	if (rc == 0)
+		unlink(path);
+	free(path);
 	return rc;
+}
+
+int testbed_net_read(const struct fabric *f, const char *state_dir, struct testbed_net *t,
+		     struct ofc_error *err)
+{
+	struct device_state got;
+	struct device dev;
+	struct device_cfg cfg;
+	uint32_t maxp = 1;
+	size_t nl;
+	int rc = -1;
+
+	memset(t, 0, sizeof(*t));
+	if (!testbed_is_up(state_dir, f->name))
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "the testbed of fabric '%s' is not up (run 'ofc testbed up')",
+				     f->name);
+	for (uint32_t h = 0; h < f->nhosts; h++)
+		maxp = f->hosts[h].ports > maxp ? f->hosts[h].ports : maxp;
+	t->nhosts = f->nhosts;
+	t->ports = maxp;
+	nl = (size_t)f->nhosts * maxp;
+	t->netns = xcalloc(f->nhosts + 1, sizeof(char *));
+	t->peer = xmalloc((nl + 1) * sizeof(uint32_t));
+	t->peer_addr = xcalloc(nl + 1, sizeof(uint32_t));
+	t->local_addr = xcalloc(nl + 1, sizeof(uint32_t));
+	t->host_addr = xcalloc(f->nhosts + 1, sizeof(uint32_t));
+	for (uint32_t h = 0; h < f->nhosts; h++) {
+		t->netns[h] = testbed_netns_name(f, h);
+		t->host_addr[h] = testbed_host_addr(h);
+	}
+	for (size_t i = 0; i < nl; i++)
+		t->peer[i] = UINT32_MAX;
+	testbed_shaping_recorded(state_dir, f->name, &t->rate, &t->latency);
+	cfg = (struct device_cfg){.name = "testbed",
+				  .driver = "netlink",
+				  .cls = DEV_HOSTS,
+				  .timeout = 5,
+				  .netns = (const char *const *)t->netns,
+				  .nhosts = f->nhosts,
+				  .host_ports = maxp};
+	state_init(&got, DEV_HOSTS);
+	if (device_init(&dev, &cfg, err) < 0)
+		goto out;
+	if (device_read(&dev, &got, err) == 0) {
+		for (uint32_t k = 0; k < got.nlinks; k++) {
+			const struct hlink *l = &got.links[k];
+			size_t i = (size_t)l->src_host * maxp + l->src_port;
+
+			if (l->src_host >= f->nhosts || l->src_port >= maxp ||
+			    l->dst_host >= f->nhosts)
+				continue;
+			t->peer[i] = l->dst_host;
+			t->local_addr[i] = testbed_link_addr(l->src_host, l->src_port, maxp, false);
+			t->peer_addr[i] = testbed_link_addr(l->src_host, l->src_port, maxp, true);
+			t->ncircuits++;
+		}
+		rc = 0;
+	}
+	device_close(&dev);
+out:
+	state_free(&got);
+	if (rc < 0)
+		testbed_net_free(t);
+	return rc;
+}
+
+void testbed_net_free(struct testbed_net *t)
+{
+	for (uint32_t h = 0; t->netns && h < t->nhosts; h++)
+		free(t->netns[h]);
+	free(t->netns);
+	free(t->peer);
+	free(t->peer_addr);
+	free(t->local_addr);
+	free(t->host_addr);
+	memset(t, 0, sizeof(*t));
 }

@@ -59,7 +59,7 @@ expect_stdout_has "testbed $NAME down: 16 namespaces removed" \
 [ "$(ls /run/netns 2>/dev/null | grep -c "^ofc-$NAME-")" -eq 0 ] && ok || bad "namespaces left behind"
 expect_json 'not j["testbed_up"] and len(j["devices"])==1' \
 	$OFC status "$TMP/torus.yaml" --device "$DEV" --state-dir "$ST" --json
-expect_error 2 "ofc testbed: unknown action 'sideways' (expected up, check or down)" $OFC testbed sideways "$TMP/torus.yaml"
-expect_error 2 "ofc testbed: missing up, check or down" $OFC testbed
+expect_error 2 "ofc testbed: unknown action 'sideways' (expected up, check, run or down)" $OFC testbed sideways "$TMP/torus.yaml"
+expect_error 2 "ofc testbed: missing up, check, run or down" $OFC testbed
 
 finish

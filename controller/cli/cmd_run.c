@@ -1,0 +1,491 @@
+/* ofc testbed run FILE: execute schedules on the testbed's hosts (exec/),
+ * one agent per host namespace over sockets on the circuits, check every
+ * byte against the collective's result, and set the time measured beside
+ * the cost model's prediction for the shaped links. */
+#include "controller/cli/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exec/exec.h"
+
+#define RUN_PORT      7462
+#define MAX_RUNS      16
+#define ALPHA_DEFAULT 100e-6 /* what a step costs a host here: wake-ups, syscalls */
+
+static const char help[] =
+    "Runs each schedule with one agent per host namespace: TCP connections on the\n"
+    "circuits the schedule uses, steps followed in order (relays and reductions\n"
+    "included), every element checked against the collective's expected result.\n"
+    "Prints the time measured, the cost model's prediction for the shaped links,\n"
+    "their ratio and the algorithm bandwidth (size / time). Exit 1 when a run\n"
+    "fails or its data is wrong.\n\n"
+    "  --collective C     allgather, reduce-scatter, allreduce or alltoall\n"
+    "  --algo A           an algorithm of 'ofc schedule', or 'all' (default bfb,\n"
+    "                     mcf for alltoall)\n"
+    "  --size M           data per host (default 1MiB)\n"
+    "  --chunks P         BFB: split each shard into P chunks\n"
+    "  --lowering L       all-to-all mcf: steps, paths or single\n"
+    "  --schedule FILE    run this exported schedule (ofc schedule --format pb)\n"
+    "  --alpha T          the model's latency per step (default: the config's\n"
+    "                     cost_model alpha, else the link latency + 100us)\n"
+    "  --timeout T        give up after T per run (default 10min)\n"
+    "  --drop-transfer K  remove transfer K (0-based) before running: a broken\n"
+    "                     schedule, to see the data check catch it\n"
+    "  --port N           TCP port the agents listen on (default 7462)\n";
+
+/* The exec/ view of a testbed (borrows t's arrays). */
+void testbed_exec_net(const struct testbed_net *t, uint16_t port, struct exec_net *net)
+{
+	*net = (struct exec_net){.nhosts = t->nhosts,
+				 .netns = (const char *const *)t->netns,
+				 .lanes = t->ports,
+				 .lane_peer = t->peer,
+				 .lane_addr = t->peer_addr,
+				 .lane_local = t->local_addr,
+				 .host_addr = t->host_addr,
+				 .tcp_port = port};
+}
+
+struct run_args {
+	struct fabric_cmd fc;
+	struct schedule_query q;
+	const char *schedule_file;
+	double timeout;
+	uint64_t drop;
+	bool drop_set;
+	uint32_t port;
+	bool progress;
+};
+
+struct run_row {
+	char algo[64];
+	uint32_t steps;
+	size_t transfers;
+	bool verified;
+	char verify_error[320];
+	bool ran;
+	char error[600];
+	struct exec_result res;
+	double predicted_s;
+	uint64_t size;
+};
+
+static int on_option(struct fabric_cmd *fc, int c, const char *arg)
+{
+	struct run_args *a = (struct run_args *)fc; /* fc is a's first member */
+	const char *why = NULL;
+
+	switch (c) {
+	case 'c':
+		if (sched_collective_parse(arg, &a->q.collective) < 0)
+			return cli_usage_error(fc->cmd,
+					       "unknown collective '%s' (allgather, "
+					       "reduce-scatter, allreduce, alltoall)",
+					       arg);
+		return 0;
+	case 'a':
+		a->q.algorithm = arg;
+		return 0;
+	case 's':
+		if (parse_size(arg, &a->q.size, &why) < 0 || a->q.size == 0)
+			return cli_usage_error(fc->cmd, "bad --size '%s': %s", arg,
+					       why ? why : "must be > 0");
+		return 0;
+	case 'P':
+		if (parse_u32(arg, &a->q.chunks) < 0 || a->q.chunks < 1 || a->q.chunks > 4096)
+			return cli_usage_error(fc->cmd, "--chunks must be 1..4096");
+		return 0;
+	case 'L':
+		a->q.lowering = arg;
+		return 0;
+	case 'F':
+		a->schedule_file = arg;
+		return 0;
+	case 'A':
+		if (parse_duration(arg, &a->q.alpha, &why) < 0)
+			return cli_usage_error(fc->cmd, "bad --alpha '%s': %s", arg, why);
+		a->q.alpha_set = true;
+		return 0;
+	case 'T':
+		if (parse_duration(arg, &a->timeout, &why) < 0 || a->timeout <= 0)
+			return cli_usage_error(fc->cmd, "bad --timeout '%s'", arg);
+		return 0;
+	case 'K':
+		if (parse_u64(arg, &a->drop) < 0)
+			return cli_usage_error(fc->cmd, "bad --drop-transfer '%s'", arg);
+		a->drop_set = true;
+		return 0;
+	case 'p':
+		if (parse_u32(arg, &a->port) < 0 || a->port < 1 || a->port > 65535)
+			return cli_usage_error(fc->cmd, "--port must be 1..65535");
+		return 0;
+	}
+	return 2;
+}
+
+static void show_progress(void *ctx, uint32_t step, uint32_t nsteps, double seconds)
+{
+	const char *algo = ctx;
+
+	fprintf(stderr, "\r  %s: step %u of %u, %.1f s ", algo, step, nsteps, seconds);
+}
+
+/* The cost model on a schedule read from a file: per step the busiest
+ * link's data (the verifier's model, Zhao et al. Sec. 3.2: a link is
+ * 1/d of a host's egress), plus alpha per step. */
+static double predict_loaded(const struct schedule *s, const struct testbed_net *t,
+			     double alpha, uint64_t size)
+{
+	double block = (double)size / s->nodes, secs = 0;
+	double *load = xcalloc((size_t)t->nhosts * t->ports + 1, sizeof(double));
+
+	if (!(t->rate > 0)) {
+		free(load);
+		return NAN;
+	}
+	for (uint32_t st = 0; st < s->nsteps; st++) {
+		double most = 0;
+
+		memset(load, 0, (size_t)t->nhosts * t->ports * sizeof(double));
+		for (size_t k = s->step_start[st]; k < s->step_start[st + 1]; k++) {
+			const struct xfer *x = &s->xfers[k];
+			size_t i = (size_t)x->src * t->ports + x->lane;
+
+			if (x->lane == SCHED_NO_LANE || x->lane >= t->ports || x->src >= t->nhosts)
+				continue;
+			load[i] += sched_frac(x->length);
+			most = load[i] > most ? load[i] : most;
+		}
+		secs += alpha + most * block * 8 / t->rate;
+	}
+	free(load);
+	return secs;
+}
+
+/* Drop transfer k: the steps after it shift down by one. */
+static void drop_transfer(struct schedule *s, uint64_t k)
+{
+	if (k >= s->nxfers)
+		return;
+	memmove(&s->xfers[k], &s->xfers[k + 1], (s->nxfers - k - 1) * sizeof(*s->xfers));
+	s->nxfers--;
+	for (uint32_t t = 1; t <= s->nsteps; t++)
+		if (s->step_start[t] > k)
+			s->step_start[t]--;
+	s->verified = false;
+}
+
+static void execute(struct run_args *a, const struct testbed_net *t, struct schedule *s,
+		    struct run_row *row)
+{
+	struct exec_net net;
+	struct exec_opts o = {.size = a->q.size, .timeout = a->timeout};
+	struct ofc_error err = {0};
+
+	if (a->drop_set) {
+		if (a->drop >= s->nxfers) {
+			snprintf(row->error, sizeof(row->error),
+				 "--drop-transfer %llu: the schedule has %zu transfers",
+				 (unsigned long long)a->drop, s->nxfers);
+			return;
+		}
+		drop_transfer(s, a->drop);
+		/* What the verifier says of the broken schedule (semantics only:
+		 * the lanes are checked against the circuits by the run). */
+		struct verify_opts vo = {0};
+		struct verify_report vr;
+
+		row->verified = sched_verify(s, &vo, &vr) == 0;
+		if (!row->verified)
+			snprintf(row->verify_error, sizeof(row->verify_error), "%s", vr.error);
+	}
+	row->steps = s->nsteps;
+	row->transfers = s->nxfers;
+	testbed_exec_net(t, (uint16_t)a->port, &net);
+	if (a->progress) {
+		o.progress = show_progress;
+		o.ctx = row->algo;
+	}
+	if (exec_run(s, &net, &o, &row->res, &err) < 0) {
+		ofc_error_str(&err, row->error, sizeof(row->error));
+	} else {
+		row->ran = true;
+	}
+	if (a->progress)
+		fprintf(stderr, "\r%60s\r", "");
+}
+
+/* One computed schedule: algorithm name as 'ofc schedule --algo all' lists
+ * it ("mcf/paths" is mcf with the paths lowering). */
+static void run_computed(struct run_args *a, const struct testbed_net *t, const char *name,
+			 struct run_row *row)
+{
+	struct schedule_query q = a->q;
+	struct schedule_result r;
+	struct ofc_error err = {0};
+	char algo[48];
+	char *slash;
+
+	snprintf(row->algo, sizeof(row->algo), "%s", name);
+	snprintf(algo, sizeof(algo), "%s", name);
+	if ((slash = strchr(algo, '/'))) {
+		*slash = 0;
+		if (strcmp(algo, "swing") == 0 || strcmp(algo, "rd") == 0)
+			q.variant = strcmp(slash + 1, "L") == 0 ? "latency" : "bandwidth";
+		else
+			q.lowering = slash + 1;
+		if (strcmp(algo, "rd") == 0)
+			snprintf(algo, sizeof(algo), "recursive-doubling");
+	}
+	q.algorithm = algo;
+	if (schedule_compute(&q, &r, NULL, &err) < 0) {
+		ofc_error_str(&err, row->error, sizeof(row->error));
+		return;
+	}
+	if (!r.main->applies || !r.main->have) {
+		snprintf(row->error, sizeof(row->error), "%s", r.main->why);
+	} else {
+		row->verified = r.main->verified;
+		snprintf(row->verify_error, sizeof(row->verify_error), "%s",
+			 r.main->verify_error);
+		row->predicted_s = r.main->time_us * 1e-6;
+		execute(a, t, &r.main->s, row);
+	}
+	schedule_result_free(&r);
+}
+
+static void run_loaded(struct run_args *a, const struct testbed_net *t, struct run_row *row)
+{
+	struct schedule s;
+	struct ofc_error err = {0};
+	struct verify_opts vo = {0};
+	struct verify_report vr;
+
+	snprintf(row->algo, sizeof(row->algo), "%s", a->schedule_file);
+	if (schedule_read_pb(a->schedule_file, &s, &err) < 0) {
+		ofc_error_str(&err, row->error, sizeof(row->error));
+		return;
+	}
+	if (s.algorithm[0])
+		snprintf(row->algo, sizeof(row->algo), "%s (file)", s.algorithm);
+	if (s.collective != a->q.collective && a->q.collective) {
+		snprintf(row->error, sizeof(row->error), "the file holds a %s schedule, not %s",
+			 sched_collective_name(s.collective),
+			 sched_collective_name(a->q.collective));
+		sched_free(&s);
+		return;
+	}
+	/* The verifier's verdict is reported; the run goes ahead either way,
+	 * since the data check is the point of running. */
+	row->verified = sched_verify(&s, &vo, &vr) == 0;
+	if (!row->verified)
+		snprintf(row->verify_error, sizeof(row->verify_error), "%s", vr.error);
+	row->predicted_s = predict_loaded(&s, t, a->q.alpha, a->q.size);
+	execute(a, t, &s, row);
+	sched_free(&s);
+}
+
+static void print_rows(const struct run_args *a, const struct testbed_net *t,
+		       const struct run_row *rows, uint32_t n)
+{
+	const struct fabric *f = a->fc.fabric;
+
+	if (a->fc.json) {
+		struct json_writer w;
+
+		jw_init(&w, stdout, true);
+		jw_obj_begin(&w);
+		jw_key(&w, "fabric");
+		jw_str(&w, f->name);
+		jw_key(&w, "hosts");
+		jw_uint(&w, t->nhosts);
+		jw_key(&w, "collective");
+		jw_str(&w, sched_collective_name(a->q.collective));
+		jw_key(&w, "size");
+		jw_uint(&w, a->q.size);
+		jw_key(&w, "link_rate_bps");
+		jw_double(&w, t->rate);
+		jw_key(&w, "alpha_s");
+		jw_double(&w, a->q.alpha);
+		jw_key(&w, "runs");
+		jw_arr_begin(&w);
+		for (uint32_t i = 0; i < n; i++) {
+			const struct run_row *r = &rows[i];
+
+			jw_obj_begin(&w);
+			jw_key(&w, "algorithm");
+			jw_str(&w, r->algo);
+			jw_key(&w, "ran");
+			jw_bool(&w, r->ran);
+			if (r->error[0]) {
+				jw_key(&w, "error");
+				jw_str(&w, r->error);
+			}
+			jw_key(&w, "steps");
+			jw_uint(&w, r->steps);
+			jw_key(&w, "transfers");
+			jw_uint(&w, r->transfers);
+			jw_key(&w, "verified");
+			jw_bool(&w, r->verified);
+			if (!r->verified && r->verify_error[0]) {
+				jw_key(&w, "verify_error");
+				jw_str(&w, r->verify_error);
+			}
+			jw_key(&w, "predicted_s");
+			jw_double(&w, r->predicted_s);
+			if (r->ran) {
+				jw_key(&w, "measured_s");
+				jw_double(&w, r->res.seconds);
+				jw_key(&w, "ratio");
+				jw_double(&w, r->res.seconds / r->predicted_s);
+				jw_key(&w, "algbw_bytes_per_s");
+				jw_double(&w, (double)a->q.size / r->res.seconds);
+				jw_key(&w, "block_bytes");
+				jw_uint(&w, r->res.block_bytes);
+				jw_key(&w, "payload_bytes");
+				jw_uint(&w, r->res.payload_bytes);
+				jw_key(&w, "connections");
+				jw_uint(&w, r->res.connections);
+				jw_key(&w, "data_ok");
+				jw_bool(&w, r->res.data_ok);
+				jw_key(&w, "checked_elements");
+				jw_uint(&w, r->res.checked_elements);
+				jw_key(&w, "bad_elements");
+				jw_uint(&w, r->res.bad_elements);
+				if (!r->res.data_ok) {
+					jw_key(&w, "first_bad");
+					jw_str(&w, r->res.first_bad);
+				}
+			}
+			jw_obj_end(&w);
+		}
+		jw_arr_end(&w);
+		jw_obj_end(&w);
+		jw_finish(&w);
+		return;
+	}
+	printf("testbed %s: %s of %.4g MiB per host on %u hosts, links %s, alpha %.0f us\n",
+	       f->name, sched_collective_name(a->q.collective), (double)a->q.size / 1048576.0,
+	       t->nhosts, t->rate > 0 ? "shaped" : "unshaped", a->q.alpha * 1e6);
+	if (t->rate > 0)
+		printf("  link rate %.4g Mb/s\n", t->rate / 1e6);
+	printf("  %-18s %6s %11s %11s %7s %12s  %s\n", "algorithm", "steps", "measured_s",
+	       "predicted_s", "ratio", "algbw_MB/s", "data");
+	for (uint32_t i = 0; i < n; i++) {
+		const struct run_row *r = &rows[i];
+
+		if (!r->ran) {
+			printf("  %-18s failed: %s\n", r->algo, r->error);
+			continue;
+		}
+		printf("  %-18s %6u %11.4f %11.4f %7.3f %12.3f  %s", r->algo, r->steps,
+		       r->res.seconds, r->predicted_s, r->res.seconds / r->predicted_s,
+		       (double)a->q.size / r->res.seconds / 1e6,
+		       r->res.data_ok ? "ok" : "WRONG");
+		if (r->res.data_ok)
+			printf(" (%llu elements)\n", (unsigned long long)r->res.checked_elements);
+		else
+			printf(": %llu of %llu elements, first: %s\n",
+			       (unsigned long long)r->res.bad_elements,
+			       (unsigned long long)r->res.checked_elements, r->res.first_bad);
+		if (!r->verified)
+			printf("  %-18s (the verifier rejects it: %s)\n", "", r->verify_error);
+	}
+}
+
+int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"collective", required_argument, NULL, 'c'},
+	    {"algo", required_argument, NULL, 'a'},
+	    {"size", required_argument, NULL, 's'},
+	    {"chunks", required_argument, NULL, 'P'},
+	    {"lowering", required_argument, NULL, 'L'},
+	    {"schedule", required_argument, NULL, 'F'},
+	    {"alpha", required_argument, NULL, 'A'},
+	    {"timeout", required_argument, NULL, 'T'},
+	    {"drop-transfer", required_argument, NULL, 'K'},
+	    {"port", required_argument, NULL, 'p'},
+	    {0},
+	};
+	struct run_args a = {.timeout = 600, .port = RUN_PORT};
+	struct ofc_error err = {0};
+	struct testbed_net t;
+	struct run_row *rows;
+	uint32_t nrows = 0;
+	int rc, status = 0;
+
+	rc = fabric_cmd_parse(&a.fc, cmd, argc, argv, opts, on_option, help, false);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (!a.q.collective)
+		return cli_usage_error(cmd, "run: missing --collective");
+	if (a.schedule_file && a.q.algorithm)
+		return cli_usage_error(cmd, "run: --schedule and --algo exclude each other");
+	if (!a.q.size)
+		a.q.size = 1u << 20;
+	if (fabric_open(a.fc.file, &a.fc.fabric, &err) < 0)
+		return cli_fail(&err);
+	if (testbed_net_read(a.fc.fabric, a.fc.state_dir, &t, &err) < 0) {
+		fabric_free(a.fc.fabric);
+		free(a.fc.state_dir);
+		return cli_fail(&err);
+	}
+	a.q.fabric = a.fc.fabric;
+	a.progress = isatty(STDERR_FILENO) && !a.fc.json;
+	/* The model for these links: a host's egress is its ports at the
+	 * shaped rate; alpha the config's, else the link's latency plus what a
+	 * step costs a host here. */
+	if (t.rate > 0) {
+		a.q.bandwidth = t.rate * t.ports;
+		a.q.bandwidth_set = true;
+	}
+	if (!a.q.alpha_set) {
+		a.q.alpha = a.fc.fabric->cost.alpha_set ? a.fc.fabric->cost.alpha
+							: t.latency + ALPHA_DEFAULT;
+		a.q.alpha_set = true;
+	}
+	rows = xcalloc(MAX_RUNS, sizeof(*rows));
+	if (a.schedule_file) {
+		run_loaded(&a, &t, &rows[nrows++]);
+	} else if (a.q.algorithm &&
+		   (strcmp(a.q.algorithm, "all") == 0 || strcmp(a.q.algorithm, "swing-all") == 0)) {
+		struct schedule_result r;
+
+		if (schedule_compute(&a.q, &r, NULL, &err) < 0) {
+			status = cli_fail(&err);
+			goto out;
+		}
+		for (uint32_t i = 0; i < r.nout && nrows < MAX_RUNS; i++)
+			if (r.out[i].applies)
+				run_computed(&a, &t, r.out[i].algo, &rows[nrows++]);
+		schedule_result_free(&r);
+	} else {
+		const char *name = a.q.algorithm ? a.q.algorithm
+				   : a.q.collective == SCHED_ALLTOALL ? "mcf"
+								      : "bfb";
+
+		run_computed(&a, &t, name, &rows[nrows++]);
+	}
+	print_rows(&a, &t, rows, nrows);
+	for (uint32_t i = 0; i < nrows; i++) {
+		if (!rows[i].ran) {
+			if (!a.fc.json)
+				fprintf(stderr, "ofc testbed run: %s: %s\n", rows[i].algo,
+					rows[i].error);
+			status = 1;
+		} else if (!rows[i].res.data_ok) {
+			status = 1;
+		}
+		exec_result_free(&rows[i].res);
+	}
+out:
+	free(rows);
+	testbed_net_free(&t);
+	fabric_free(a.fc.fabric);
+	free(a.fc.state_dir);
+	return status;
+}

@@ -1,0 +1,100 @@
+/* exec — run a schedule over real sockets: one agent per host, each a thread
+ * that enters its host's network namespace, opens TCP connections on the
+ * circuits the schedule uses, and follows the schedule step by step
+ * (sending what it held at the start of the step, relaying what it
+ * received in earlier ones, adding into its copy where a transfer says
+ * reduce), then checks every element it ends with against the expected
+ * result of the collective.
+ *
+ * Data: elements are uint32; node u's input element i of block b is a hash
+ * of (u, b, i), and reductions are sums modulo 2^32, so the expected
+ * result is exact and independent of the order of the additions. Block b
+ * holds M / N bytes (M = the size per node; rounded down to whole
+ * elements): for allgather node b's contribution, for reduce-scatter and
+ * allreduce shard b, for all-to-all what node b / N sends node b % N.
+ *
+ * Steps are self-timed, as in NCCL and MSCCL runtimes: a host starts step
+ * t + 1 when it has sent and received everything of step t; there is no
+ * global barrier between steps. Within a step a host sends the data it
+ * held at the start of the step (reduce collectives stage it first, since
+ * a reduce received in the same step changes it), so data received in step
+ * t is forwarded in step t + 1 at the earliest, as the verifier assumes.
+ * Both ends know the schedule, so the bytes on a connection carry no
+ * headers: the receiver knows which transfer each byte belongs to.
+ *
+ * The transfers of host u on lane p go on one connection to the far end of
+ * u's circuit p (its address on the circuit, so the kernel sends it down
+ * that veth); transfers without a lane (logical peers, e.g. Swing) go to
+ * the peer's host address and follow the routes the testbed installed.
+ *
+ * Every wait has an absolute deadline; every buffer is bounded: a host
+ * holds the blocks it ever touches, and a step's staged sends. */
+#ifndef OFC_EXEC_H
+#define OFC_EXEC_H
+
+#include "sched/sched.h"
+#include "util/util.h"
+
+#define EXEC_MAX_HOSTS 256u
+
+/* Where the hosts are and how they reach each other. Addresses are IPv4 in
+ * host byte order. */
+struct exec_net {
+	uint32_t nhosts;
+	const char *const *netns; /* namespace per host (under /run/netns); NULL:
+				     every host in the caller's namespace */
+	uint32_t lanes;		  /* ports per host */
+	const uint32_t *lane_peer;  /* [u * lanes + p]: host at the far end, UINT32_MAX none */
+	const uint32_t *lane_addr;  /* [u * lanes + p]: address of the far end */
+	const uint32_t *lane_local; /* [u * lanes + p]: u's address on that circuit */
+	const uint32_t *host_addr;  /* [u]: the host's routed address */
+	uint16_t tcp_port;	    /* every agent listens on it in its namespace */
+};
+
+struct exec_opts {
+	uint64_t size;	     /* M: bytes per node */
+	double timeout;	     /* seconds for the whole run (deadline), > 0 */
+	uint64_t max_memory; /* refuse runs whose buffers exceed this; 0: 16 GiB */
+	uint64_t seed;	     /* input data; 0: fixed default */
+	/* Called from the caller's thread about ten times a second while the
+	 * agents run: the lowest step any host is in. */
+	void (*progress)(void *ctx, uint32_t step, uint32_t nsteps, double seconds);
+	void *ctx;
+};
+
+struct exec_result {
+	double seconds;		/* start (all connected) to the last host's last step */
+	double *host_seconds;	/* per host, when it finished (caller frees) */
+	uint64_t block_bytes;	/* bytes per block as run */
+	uint64_t payload_bytes; /* sent over all sockets */
+	uint32_t connections;
+	/* The data check: elements (4 bytes) that differ from the expected
+	 * result, and the first of them. */
+	bool data_ok;
+	uint64_t bad_elements;
+	uint64_t checked_elements;
+	char first_bad[200];
+};
+
+/* Run s on the hosts of net. Returns 0 when the run completed (r->data_ok
+ * says whether the data is right); -1 on a setup error, a broken
+ * connection or the deadline. */
+int exec_run(const struct schedule *s, const struct exec_net *net, const struct exec_opts *o,
+	     struct exec_result *r, struct ofc_error *err);
+void exec_result_free(struct exec_result *r);
+
+/* ---- link probes (exec/probe.c) --------------------------------------------
+ * For each lane of each host, one connection to the far end: a few small
+ * stamped messages give the one-way latency (the hosts share this
+ * machine's monotonic clock), then `bytes` sent as fast as the link takes
+ * them give its rate. All links at once, each deadline-bounded. */
+struct exec_probe {
+	uint32_t host, lane, peer;
+	double latency; /* seconds, the least of the stamped messages */
+	double rate;	/* bits/s of payload */
+	bool ok;
+};
+int exec_probe_links(const struct exec_net *net, uint64_t bytes, double timeout,
+		     struct exec_probe **out, uint32_t *n, struct ofc_error *err);
+
+#endif

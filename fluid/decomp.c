@@ -1,0 +1,644 @@
+/* The fluid routing as weighted pieces (notes Sec. 3, "decomposition
+ * note"): an origin's usage w with its per-destination flows f_d <= w is
+ * split into trees in G^T, each carrying the same part of the origin's
+ * unit to every destination, branching only where a vertex can copy and
+ * passing switches as paths ((3.12) makes w conserved there, so their flow
+ * decomposes). Greedy: each destination follows its own flow's heaviest
+ * arc; at a vertex that cannot copy, all destinations of a branch must
+ * agree on one arc. The tree's weight is its bottleneck in w and in each
+ * f_d. A vertex that stores and copies is entered at most once per tree (a
+ * second arrival is dropped: the data is already there and can wait), so
+ * reversed trees (reductions) count every input once.
+ *
+ * When no tree fits the remaining flows the LP merged data no tree carries
+ * (the relaxation of notes Sec. 2.1); the rest travels on per-destination
+ * paths, reported as the deficit, and costs more than the fluid value. */
+#include "fluid/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TOL 1e-9
+
+void routing_add_piece(struct fluid_routing *rt, uint32_t origin, uint32_t target, double lo,
+		       double hi, const uint32_t *arcs, const uint32_t *layers, uint32_t nhops)
+{
+	GROW(rt->pieces, rt->cap_pieces, rt->npieces + 1);
+	if (rt->nhops + nhops > rt->cap_hops) {
+		size_t cap = rt->cap_hops;
+
+		GROW(rt->hop_arc, cap, rt->nhops + nhops);
+		cap = rt->cap_hops;
+		GROW(rt->hop_layer, rt->cap_hops, rt->nhops + nhops);
+	}
+	rt->pieces[rt->npieces++] = (struct fluid_piece){origin, target, lo, hi,
+							 (uint32_t)rt->nhops, nhops};
+	memcpy(rt->hop_arc + rt->nhops, arcs, nhops * sizeof(uint32_t));
+	memcpy(rt->hop_layer + rt->nhops, layers, nhops * sizeof(uint32_t));
+	rt->nhops += nhops;
+}
+
+void routing_measure(const struct problem *p, struct fluid_routing *rt)
+{
+	double *load = xcalloc(p->ncaps + 1, sizeof(double));
+
+	rt->cost = 0;
+	for (size_t i = 0; i < rt->npieces; i++) {
+		const struct fluid_piece *q = &rt->pieces[i];
+		double amt = q->hi - q->lo;
+
+		for (uint32_t h = 0; h < q->nhops; h++) {
+			uint32_t e = rt->hop_arc[q->first + h];
+
+			rt->cost += amt * p->net->cost[e];
+			for (uint32_t j = p->arc_cap_off[e]; j < p->arc_cap_off[e + 1]; j++)
+				load[p->arc_caps[j]] += amt;
+		}
+	}
+	rt->r_actual = 0;
+	for (uint32_t c = 0; c < p->ncaps; c++)
+		if (load[c] / p->cap_bw[c] > rt->r_actual)
+			rt->r_actual = load[c] / p->cap_bw[c];
+	free(load);
+}
+
+/* A destination's path: follow the heaviest f arc from node to (d, T). */
+static uint32_t heaviest_out(const struct texp *x, uint32_t node, const double *f,
+			     const double *cap, double *best_val)
+{
+	uint32_t v = node % x->nv, t = node / x->nv, best = UINT32_MAX;
+	double bv = TOL;
+
+	if (t >= x->T)
+		return UINT32_MAX;
+	for (uint32_t k = x->out_off[v]; k < x->out_off[v + 1]; k++) {
+		uint32_t a = t * x->ne + x->out_arc[k];
+		double s = f[a];
+
+		if (cap && cap[a] < s)
+			s = cap[a];
+		if (s > bv) {
+			bv = s;
+			best = a;
+		}
+	}
+	if (x->hold_of[v] != UINT32_MAX) {
+		uint32_t a = tx_hold(x, v, t);
+		double s = f[a];
+
+		if (cap && cap[a] < s)
+			s = cap[a];
+		if (s > bv) {
+			bv = s;
+			best = a;
+		}
+	}
+	*best_val = bv;
+	return best;
+}
+
+/* One tree under construction: entries are (node of G^T, the destinations
+ * whose data passes there), each destination in exactly one entry at a
+ * time (a linked list through next[]). */
+struct entry {
+	uint32_t node;
+	uint32_t head, tail; /* destination list, UINT32_MAX when empty */
+};
+
+struct tree_ws {
+	struct entry *ent;
+	size_t nent, cap_ent;
+	uint32_t *next;	       /* per destination */
+	uint32_t *first_layer; /* per vertex that stores and copies: first arrival */
+	int32_t *node_ent;     /* per node: the entry there (copy-capable vertices) */
+	uint32_t *path;	       /* per destination: the arcs it took, T each */
+	uint32_t *plen;
+	uint32_t *used, *uses; /* arcs carrying the tree, with multiplicity */
+	size_t nused, cap_used, cap_uses;
+	uint32_t *touched;     /* nodes and vertices to reset */
+	size_t ntouched, cap_touched;
+	uint32_t *list, *choice; /* the current entry's destinations and arcs */
+	uint32_t *child_arc, *child_ent;
+	uint32_t *first; /* per destination of the entry: its first arc */
+	double *best;	 /* ... and how well its best arc carries it */
+};
+
+static uint32_t new_entry(struct tree_ws *ws, uint32_t node)
+{
+	GROW(ws->ent, ws->cap_ent, ws->nent + 1);
+	ws->ent[ws->nent] = (struct entry){node, UINT32_MAX, UINT32_MAX};
+	return (uint32_t)ws->nent++;
+}
+
+static void entry_push(struct tree_ws *ws, uint32_t e, uint32_t k)
+{
+	struct entry *en = &ws->ent[e];
+
+	ws->next[k] = UINT32_MAX;
+	if (en->tail == UINT32_MAX)
+		en->head = k;
+	else
+		ws->next[en->tail] = k;
+	en->tail = k;
+}
+
+static void touch(struct tree_ws *ws, uint32_t id)
+{
+	GROW(ws->touched, ws->cap_touched, ws->ntouched + 1);
+	ws->touched[ws->ntouched++] = id;
+}
+
+static bool stores_copies(const struct problem *p, uint32_t v)
+{
+	return (p->net->kind[v] & (FLUID_CAN_STORE | FLUID_CAN_COPY)) == (FLUID_CAN_STORE | FLUID_CAN_COPY);
+}
+
+/* The out-arcs of node (v, t) as G^T ids into out[]; returns how many. */
+static uint32_t node_out(const struct texp *x, uint32_t v, uint32_t t, uint32_t *out)
+{
+	uint32_t m = 0;
+
+	for (uint32_t k = x->out_off[v]; k < x->out_off[v + 1]; k++)
+		out[m++] = t * x->ne + x->out_arc[k];
+	if (x->hold_of[v] != UINT32_MAX)
+		out[m++] = tx_hold(x, v, t);
+	return m;
+}
+
+/* Can data branch at vertex v here? Copy-capable vertices, the origin, and
+ * every vertex when (3.12) is off. */
+static bool branches(const struct problem *p, uint32_t v, uint32_t o)
+{
+	return (p->net->kind[v] & FLUID_CAN_COPY) || v == o || !p->conserve[v];
+}
+
+/* The heaviest usable arc of destination k out of node (v, t), preferring
+ * `pref` when it carries k's flow nearly as well (so destinations stay
+ * together). */
+static uint32_t pick_arc(const struct texp *x, const double *f, const double *wres,
+			 const uint32_t *outs, uint32_t nout, uint32_t pref)
+{
+	uint32_t best = UINT32_MAX;
+	double bv = TOL;
+
+	for (uint32_t i = 0; i < nout; i++) {
+		double s = f[outs[i]] < wres[outs[i]] ? f[outs[i]] : wres[outs[i]];
+
+		if (s > bv) {
+			bv = s;
+			best = outs[i];
+		}
+	}
+	(void)x;
+	if (pref != UINT32_MAX && best != UINT32_MAX && pref != best) {
+		double s = f[pref] < wres[pref] ? f[pref] : wres[pref];
+
+		if (s >= 0.999 * bv)
+			best = pref;
+	}
+	return best;
+}
+
+/* Build one tree from the residual flows. Entries sit at nodes where data
+ * may branch; from an entry each destination follows its flow through the
+ * vertices that cannot copy (a "segment") to the next node where data may
+ * branch, and destinations with the same segment share one copy of the
+ * data; different segments are separate copies (so an origin can send
+ * several copies into a switch). Returns false when some destination finds
+ * no arc (the remaining flows admit no tree). */
+static bool build_tree(const struct problem *p, const struct texp *x, const struct origin_flow *of,
+		       const double *wres, struct tree_ws *ws, uint32_t *outs)
+{
+	uint32_t o = of->origin, nd = of->ndest, T = x->T;
+
+	ws->nent = 0;
+	ws->nused = 0;
+	memset(ws->plen, 0, nd * sizeof(uint32_t));
+	new_entry(ws, o);
+	for (uint32_t k = 0; k < nd; k++)
+		entry_push(ws, 0, k);
+	ws->first_layer[o] = 0;
+	touch(ws, x->nv + o);
+	ws->node_ent[o] = 0;
+	touch(ws, o + 2 * x->nv);
+	/* Entries are appended at later layers than the one being processed,
+	 * and processed in index order: segments end at most T layers on, so
+	 * process by layer buckets. */
+	for (uint32_t layer = 0; layer <= T; layer++)
+		for (size_t ei = 0; ei < ws->nent; ei++) {
+			uint32_t node = ws->ent[ei].node, v = node % x->nv, t = node / x->nv, m = 0;
+
+			if (t != layer)
+				continue;
+			for (uint32_t k = ws->ent[ei].head; k != UINT32_MAX; k = ws->next[k])
+				if (!(t == T && of->dest[k] == v)) /* served here */
+					ws->list[m++] = k;
+			if (m == 0)
+				continue;
+			if (t == T)
+				return false;
+			/* First arcs, shared where the flows allow: repeatedly the
+			 * arc that carries the most of the unassigned destinations'
+			 * flows takes every one of them it carries at least half as
+			 * well as its own best arc (a tree's copies go where many
+			 * destinations' flows go together). */
+			uint32_t nout0 = node_out(x, v, t, outs), left = m;
+
+			for (uint32_t j = 0; j < m; j++) {
+				const double *f = of->f[ws->list[j]];
+				double bv = 0;
+
+				for (uint32_t i = 0; i < nout0; i++) {
+					double sc = f[outs[i]] < wres[outs[i]] ? f[outs[i]] : wres[outs[i]];
+
+					if (sc > bv)
+						bv = sc;
+				}
+				if (bv <= TOL)
+					return false;
+				ws->best[j] = bv;
+				ws->first[j] = UINT32_MAX;
+			}
+			while (left) {
+				uint32_t besta = UINT32_MAX;
+				double bs = 0;
+
+				for (uint32_t i = 0; i < nout0; i++) {
+					double sc = 0;
+
+					for (uint32_t j = 0; j < m; j++) {
+						const double *f = of->f[ws->list[j]];
+						double q = f[outs[i]] < wres[outs[i]] ? f[outs[i]]
+										  : wres[outs[i]];
+
+						if (ws->first[j] == UINT32_MAX && q >= 0.5 * ws->best[j])
+							sc += q;
+					}
+					if (sc > bs) {
+						bs = sc;
+						besta = outs[i];
+					}
+				}
+				if (besta == UINT32_MAX)
+					return false;
+				for (uint32_t j = 0; j < m; j++) {
+					const double *f = of->f[ws->list[j]];
+					double q = f[besta] < wres[besta] ? f[besta] : wres[besta];
+
+					if (ws->first[j] == UINT32_MAX && q >= 0.5 * ws->best[j]) {
+						ws->first[j] = besta;
+						left--;
+					}
+				}
+			}
+			/* Each destination's segment: from here to the next node
+			 * where data may branch. */
+			for (uint32_t j = 0; j < m; j++) {
+				uint32_t k = ws->list[j], at = node, start = ws->plen[k];
+				const double *f = of->f[k];
+
+				ws->choice[j] = start; /* where its segment starts in path[k] */
+				for (;;) {
+					uint32_t av = at % x->nv, atl = at / x->nv;
+					uint32_t nout = node_out(x, av, atl, outs), pref = UINT32_MAX;
+
+					/* keep with an earlier destination of this entry that
+					 * followed the same segment so far */
+					for (uint32_t i = 0; i < j && pref == UINT32_MAX; i++) {
+						uint32_t k2 = ws->list[i], s2 = ws->choice[i];
+						uint32_t len = ws->plen[k] - start;
+
+						if (ws->plen[k2] - s2 > len &&
+						    !memcmp(ws->path + (size_t)k2 * T + s2,
+							    ws->path + (size_t)k * T + start,
+							    len * sizeof(uint32_t)))
+							pref = ws->path[(size_t)k2 * T + s2 + len];
+					}
+					uint32_t a = at == node ? ws->first[j]
+								: pick_arc(x, f, wres, outs, nout, pref);
+
+					if (a == UINT32_MAX)
+						return false;
+					ws->path[(size_t)k * T + ws->plen[k]++] = a;
+					at = tx_head(x, a);
+					if (branches(p, at % x->nv, o))
+						break;
+					if (at / x->nv >= T)
+						return false; /* a switch at the end */
+				}
+			}
+			/* Group equal segments: one copy of the data each. */
+			for (uint32_t j = 0; j < m; j++) {
+				uint32_t k = ws->list[j], s0 = ws->choice[j], len = ws->plen[k] - s0;
+				const uint32_t *seg = ws->path + (size_t)k * T + s0;
+				uint32_t owner = j;
+
+				for (uint32_t i = 0; i < j && owner == j; i++) {
+					uint32_t k2 = ws->list[i], s2 = ws->choice[i];
+
+					if (ws->plen[k2] - s2 == len &&
+					    !memcmp(ws->path + (size_t)k2 * T + s2, seg,
+						    len * sizeof(uint32_t)))
+						owner = i;
+				}
+				if (owner != j) {
+					/* same copy as an earlier destination: join its entry */
+					uint32_t k2 = ws->list[owner];
+
+					entry_push(ws, ws->child_ent[owner], k);
+					ws->child_ent[j] = ws->child_ent[owner];
+					(void)k2;
+					continue;
+				}
+				uint32_t y = tx_head(x, seg[len - 1]), vy = y % x->nv, ce;
+				bool use = true;
+
+				if (ws->node_ent[y] >= 0) {
+					/* the data reaches y at that time already */
+					ce = (uint32_t)ws->node_ent[y];
+					use = false;
+				} else if (stores_copies(p, vy) && ws->first_layer[vy] <= y / x->nv) {
+					/* it arrived earlier and can wait there */
+					ce = new_entry(ws, y);
+					ws->node_ent[y] = (int32_t)ce;
+					touch(ws, y + 2 * x->nv);
+					use = len == 1 && tx_is_hold(x, seg[0]);
+				} else {
+					ce = new_entry(ws, y);
+					ws->node_ent[y] = (int32_t)ce;
+					touch(ws, y + 2 * x->nv);
+				}
+				if (stores_copies(p, vy) && ws->first_layer[vy] == UINT32_MAX) {
+					ws->first_layer[vy] = y / x->nv;
+					touch(ws, x->nv + vy);
+				}
+				if (use)
+					for (uint32_t i = 0; i < len; i++) {
+						uint32_t a = seg[i];
+
+						if (isinf(wres[a]))
+							continue; /* free hold-overs carry no usage */
+						size_t u;
+
+						for (u = 0; u < ws->nused && ws->used[u] != a; u++)
+							;
+						if (u == ws->nused) {
+							GROW(ws->used, ws->cap_used, ws->nused + 1);
+							GROW(ws->uses, ws->cap_uses, ws->nused + 1);
+							ws->used[ws->nused] = a;
+							ws->uses[ws->nused++] = 0;
+						}
+						ws->uses[u]++;
+					}
+				ws->child_ent[j] = ce;
+				entry_push(ws, ce, k);
+			}
+		}
+	return true;
+}
+
+static void reset_tree(const struct texp *x, struct tree_ws *ws)
+{
+	for (size_t i = 0; i < ws->ntouched; i++) {
+		uint32_t id = ws->touched[i];
+
+		if (id >= 2 * x->nv)
+			ws->node_ent[id - 2 * x->nv] = -1;
+		else if (id >= x->nv)
+			ws->first_layer[id - x->nv] = UINT32_MAX;
+	}
+	ws->ntouched = 0;
+}
+
+void decompose_origin(const struct problem *p, const struct texp *x, struct origin_flow *of,
+		      double weight, struct fluid_routing *rt, double *deficit)
+{
+	uint32_t na = tx_narcs(x), nn = tx_nnodes(x), nd = of->ndest, T = x->T, o = of->origin;
+	double *wres = xmalloc(((size_t)na + 1) * sizeof(double)), total = 0;
+	struct tree_ws ws = {0};
+	uint32_t *hop_a = xmalloc(((size_t)na * (nd + 1) + 1) * sizeof(uint32_t));
+	uint32_t *hop_l = xmalloc(((size_t)na * (nd + 1) + 1) * sizeof(uint32_t));
+	uint32_t *outs = xmalloc((x->ne + x->nhold + 2) * sizeof(uint32_t));
+
+	/* Hold-overs without w (vertices that store and copy) are free. */
+	for (uint32_t a = 0; a < na; a++)
+		wres[a] = tx_is_hold(x, a) && !p->conserve[tx_vertex_from(x, a)] ? INFINITY
+										    : of->w[a];
+	ws.next = xmalloc((nd + 1) * sizeof(uint32_t));
+	ws.first_layer = xmalloc((x->nv + 1) * sizeof(uint32_t));
+	memset(ws.first_layer, 0xff, (x->nv + 1) * sizeof(uint32_t));
+	ws.node_ent = xmalloc(((size_t)nn + 1) * sizeof(int32_t));
+	memset(ws.node_ent, 0xff, ((size_t)nn + 1) * sizeof(int32_t));
+	ws.path = xmalloc(((size_t)nd * T + 1) * sizeof(uint32_t));
+	ws.plen = xcalloc(nd + 1, sizeof(uint32_t));
+	ws.list = xmalloc((nd + 1) * sizeof(uint32_t));
+	ws.choice = xmalloc((nd + 1) * sizeof(uint32_t));
+	ws.child_arc = xmalloc((nd + 1) * sizeof(uint32_t));
+	ws.child_ent = xmalloc((nd + 1) * sizeof(uint32_t));
+	ws.first = xmalloc((nd + 1) * sizeof(uint32_t));
+	ws.best = xmalloc((nd + 1) * sizeof(double));
+	/* Max flows on the residual usage re-fit every destination's flow
+	 * after each tree: a tree takes usage some other destination's flow
+	 * was counting on, and fresh flows route around it (or show the tree
+	 * was too heavy: then it is halved). */
+	uint32_t nmf = 0, *mfarcs = xmalloc(((size_t)na + 1) * sizeof(uint32_t));
+	struct maxflow mf;
+
+	for (uint32_t a = 0; a < na; a++)
+		if (isinf(wres[a]) || wres[a] > 1e-12)
+			mfarcs[nmf++] = a;
+	maxflow_init(&mf, x, mfarcs, nmf);
+	double *capv = xcalloc((size_t)na + 1, sizeof(double));
+
+	for (uint32_t guard = 0; total < 1 - TOL && guard < 4 * na + 64; guard++) {
+		bool ok = build_tree(p, x, of, wres, &ws, outs);
+		double theta = 1 - total;
+
+		reset_tree(x, &ws);
+		if (!ok)
+			break;
+		for (size_t u = 0; u < ws.nused; u++)
+			if (wres[ws.used[u]] / ws.uses[u] < theta)
+				theta = wres[ws.used[u]] / ws.uses[u];
+		for (uint32_t k = 0; k < nd; k++)
+			for (uint32_t h = 0; h < ws.plen[k]; h++) {
+				double fk = of->f[k][ws.path[(size_t)k * T + h]];
+
+				if (fk < theta)
+					theta = fk;
+			}
+		if (theta <= 1e-12)
+			break;
+		/* Take theta; re-fit the flows; halve on a shortfall. */
+		bool fits = false;
+
+		for (int tries = 0; tries < 30 && !fits; tries++) {
+			double need = 1 - total - theta;
+
+			for (size_t u = 0; u < ws.nused; u++)
+				wres[ws.used[u]] -= theta * ws.uses[u];
+			fits = true;
+			if (need > TOL) {
+				for (uint32_t i = 0; i < nmf; i++)
+					capv[mfarcs[i]] = isinf(wres[mfarcs[i]]) ? 2
+						: wres[mfarcs[i]] > 0 ? wres[mfarcs[i]] : 0;
+				maxflow_set_caps(&mf, capv);
+				for (uint32_t k = 0; k < nd && fits; k++) {
+					double got = maxflow_run(&mf, o, T * x->nv + of->dest[k], need);
+
+					if (got < need - 1e-9) {
+						fits = false;
+						break;
+					}
+					for (uint32_t i = 0; i < nmf; i++)
+						of->f[k][mfarcs[i]] = maxflow_on(&mf, mfarcs[i]);
+				}
+			}
+			if (!fits) {
+				for (size_t u = 0; u < ws.nused; u++)
+					wres[ws.used[u]] += theta * ws.uses[u];
+				theta /= 2;
+			}
+		}
+		if (!fits)
+			break;
+		uint32_t nh = 0;
+
+		for (size_t u = 0; u < ws.nused; u++) {
+			uint32_t a = ws.used[u];
+
+			/* an arc carrying several copies is several transfers */
+			for (uint32_t c = 0; c < ws.uses[u] && !tx_is_hold(x, a); c++) {
+				hop_a[nh] = tx_phys(x, a);
+				hop_l[nh++] = tx_layer(x, a);
+			}
+		}
+		if (1 - total - theta <= TOL)
+			for (uint32_t k = 0; k < nd; k++)
+				memset(of->f[k], 0, (size_t)na * sizeof(double));
+		routing_add_piece(rt, o, UINT32_MAX, weight * total, weight * (total + theta),
+				  hop_a, hop_l, nh);
+		total += theta;
+	}
+	maxflow_free(&mf);
+	free(mfarcs);
+	free(capv);
+	/* What no tree carried: per-destination paths of the remaining flows,
+	 * each destination splitting the same remaining part of the unit. */
+	double rest = 1 - total;
+
+	if (rest > TOL) {
+		*deficit += weight * rest;
+		for (uint32_t k = 0; k < nd; k++) {
+			double got = 0, *f = of->f[k];
+			size_t first_piece = rt->npieces;
+			uint32_t *pa = ws.path + (size_t)k * T;
+
+			while (got < rest - 1e-12) {
+				uint32_t node = o, nh = 0, mh = 0;
+				double bott = INFINITY;
+
+				while (node / x->nv < T) {
+					double bv;
+					uint32_t a = heaviest_out(x, node, f, NULL, &bv);
+
+					if (a == UINT32_MAX)
+						break;
+					pa[nh++] = a;
+					if (bv < bott)
+						bott = bv;
+					node = tx_head(x, a);
+				}
+				if (node != T * x->nv + of->dest[k] || bott <= 1e-12)
+					break;
+				if (bott > rest - got)
+					bott = rest - got;
+				for (uint32_t h = 0; h < nh; h++) {
+					f[pa[h]] -= bott;
+					if (!tx_is_hold(x, pa[h])) {
+						hop_a[mh] = tx_phys(x, pa[h]);
+						hop_l[mh++] = tx_layer(x, pa[h]);
+					}
+				}
+				routing_add_piece(rt, o, of->dest[k], got, got + bott, hop_a, hop_l,
+						  mh);
+				got += bott;
+			}
+			/* this destination's paths onto [total, 1) of the unit */
+			double scale = got > 0 ? rest / got : 0;
+
+			for (size_t i = first_piece; i < rt->npieces; i++) {
+				struct fluid_piece *q = &rt->pieces[i];
+
+				q->lo = weight * (total + q->lo * scale);
+				q->hi = weight * (total + q->hi * scale);
+			}
+		}
+	}
+	free(wres);
+	free(hop_a);
+	free(hop_l);
+	free(outs);
+	free(ws.ent);
+	free(ws.next);
+	free(ws.first_layer);
+	free(ws.node_ent);
+	free(ws.path);
+	free(ws.plen);
+	free(ws.used);
+	free(ws.uses);
+	free(ws.touched);
+	free(ws.list);
+	free(ws.choice);
+	free(ws.child_arc);
+	free(ws.child_ent);
+	free(ws.first);
+	free(ws.best);
+}
+
+void decompose_pair(const struct texp *x, uint32_t origin, uint32_t dest, double *f,
+		    struct fluid_routing *rt)
+{
+	uint32_t T = x->T, *pa = xmalloc((T + 1) * sizeof(uint32_t));
+	uint32_t *ha = xmalloc((T + 1) * sizeof(uint32_t)), *hl = xmalloc((T + 1) * sizeof(uint32_t));
+	double got = 0;
+	size_t first = rt->npieces;
+
+	while (got < 1 - 1e-12) {
+		uint32_t node = origin, nh = 0, m = 0;
+		double bott = INFINITY;
+
+		while (node / x->nv < T) {
+			double bv;
+			uint32_t a = heaviest_out(x, node, f, NULL, &bv);
+
+			if (a == UINT32_MAX)
+				break;
+			pa[nh++] = a;
+			if (bv < bott)
+				bott = bv;
+			node = tx_head(x, a);
+		}
+		if (node != T * x->nv + dest || bott <= 1e-12)
+			break;
+		if (bott > 1 - got)
+			bott = 1 - got;
+		for (uint32_t h = 0; h < nh; h++) {
+			f[pa[h]] -= bott;
+			if (!tx_is_hold(x, pa[h])) {
+				ha[m] = tx_phys(x, pa[h]);
+				hl[m++] = tx_layer(x, pa[h]);
+			}
+		}
+		routing_add_piece(rt, origin, dest, got, got + bott, ha, hl, m);
+		got += bott;
+	}
+	/* renormalise to exactly [0, 1) */
+	for (size_t i = first; got > 0 && i < rt->npieces; i++) {
+		rt->pieces[i].lo /= got;
+		rt->pieces[i].hi /= got;
+	}
+	free(pa);
+	free(ha);
+	free(hl);
+}

@@ -1,0 +1,381 @@
+/* fluid — optimal collective schedules on server fabrics: the copy-aware
+ * fluid multicommodity flow of Shapley's thesis (notes:
+ * fluid-mcf-mirrored-dw.md), solved by the full LP, Dantzig-Wolfe or
+ * Mirrored Dantzig-Wolfe, and turned into an explicit step schedule by
+ * Theorem 4's chunk staggering.
+ *
+ * The fabric is a general network of its own type (not struct graph):
+ * vertices with kinds (store, copy, reduce, terminal), directed arcs with a
+ * per-direction bandwidth and a cost per unit of data, and capacity sets
+ * (one bandwidth shared by a set of arcs: a PCIe x16 shared by GPU and NIC
+ * traffic, a memory's bandwidth, a WDM fibre segment). Units are the
+ * thesis's: one unit of data per terminal (1 GB), bandwidths in GB/s, so
+ * completion times R are in s/GB.
+ *
+ * The model is LP 4.2 (notes Sec. 2.3): per origin o and arc a of the
+ * time-expanded network G^T, usage w[a,o] >= f[a,o,d] for every
+ * destination d (copying: a transfer serves every destination behind it),
+ * flow conservation of f per commodity, w-conservation (3.12) at vertices
+ * that cannot copy, hold-over arcs only at vertices that can store, and
+ * capacity aggregated over the T layers: sum_t sum_{e in L} sum_o w <= R b(L).
+ * T is only a hop limit. It is solved lexicographically: first the least R
+ * (R*), then the least weighted traffic sum c_e w at R*(1 + slack).
+ *
+ * Nothing here prints or exits; long solves report through a callback and
+ * stop at a time limit; models larger than a memory limit are refused with
+ * the estimate. The network is built by the caller and read-only here.
+ */
+#ifndef OFC_FLUID_H
+#define OFC_FLUID_H
+
+#include "sched/sched.h"
+#include "util/util.h"
+
+/* ---- the network (fluid/net.c) --------------------------------------------- */
+
+/* Vertex kinds, a bitmask (notes Sec. 1: V_b, V_c, V_r; terminals are the
+ * GPUs, the origins and destinations of a collective). The same bits as the
+ * verifier's VERIFY_* kinds. */
+enum fluid_kind {
+	FLUID_CAN_STORE = 1,    /* may hold data between steps (a hold-over arc) */
+	FLUID_CAN_COPY = 2,	    /* may send what it holds on several arcs */
+	FLUID_CAN_REDUCE = 4, /* may fold partial results together */
+	FLUID_TERMINAL = 8, /* a GPU: takes part in the collective */
+};
+#define FLUID_GPU    (FLUID_CAN_STORE | FLUID_CAN_COPY | FLUID_CAN_REDUCE | FLUID_TERMINAL)
+#define FLUID_MEMORY (FLUID_CAN_STORE | FLUID_CAN_COPY)
+#define FLUID_SWITCH 0u
+
+/* Limits: the schedule type names vertices with 16 bits. */
+#define FLUID_MAX_VERTS 65535u
+#define FLUID_MAX_ARCS	(1u << 24)
+
+/* Flat arrays, filled through the functions below and read directly.
+ * Arc ids are in order of addition; a vertex's "port" k is its k-th out-arc
+ * in that order (what a schedule's transfer records as its lane). */
+struct fluid_net {
+	uint32_t nverts, narcs, nsets;
+	uint8_t *kind;	   /* nverts: enum fluid_kind bits */
+	uint32_t *name;	   /* nverts: offsets into names */
+	uint32_t *tail;	   /* narcs */
+	uint32_t *head;	   /* narcs */
+	double *bw;	   /* narcs: GB/s in the arc's direction; INFINITY: none */
+	double *cost;	   /* narcs: cost per unit of data (>= 0) */
+	uint32_t *set_off; /* nsets + 1 offsets into set_arc */
+	uint32_t *set_arc;
+	double *set_bw;	   /* nsets: GB/s shared by the set's arcs */
+	uint32_t *set_name; /* nsets: offsets into names */
+	char *names;	    /* NUL-terminated names, one pool */
+	/* private: growth and the name index */
+	size_t cap_verts, cap_arcs, cap_sets, cap_set_arcs, names_len, names_cap;
+	uint32_t *index;
+	size_t index_cap;
+};
+
+void fluid_net_init(struct fluid_net *n);
+void fluid_net_free(struct fluid_net *n);
+static inline const char *fluid_vertex_name(const struct fluid_net *n, uint32_t v)
+{
+	return n->names + n->name[v];
+}
+static inline const char *fluid_set_name(const struct fluid_net *n, uint32_t s)
+{
+	return n->names + n->set_name[s];
+}
+/* A new vertex; names are unique (OFC_E_INPUT otherwise). Returns its id. */
+int fluid_add_vertex(struct fluid_net *n, const char *name, unsigned kind,
+		     struct ofc_error *err);
+/* The vertex with that name, or -1. */
+int fluid_find_vertex(const struct fluid_net *n, const char *name);
+/* An arc tail -> head with bandwidth bw (> 0, INFINITY for none) and cost
+ * (>= 0). Returns its id. */
+int fluid_add_arc(struct fluid_net *n, uint32_t tail, uint32_t head, double bw, double cost,
+		  struct ofc_error *err);
+/* A link: the arcs a -> b and b -> a (ids r and r + 1), bw per direction. */
+int fluid_add_link(struct fluid_net *n, uint32_t a, uint32_t b, double bw, double cost,
+		   struct ofc_error *err);
+/* The same by vertex names (errors name the missing vertex). */
+int fluid_connect(struct fluid_net *n, const char *a, const char *b, double bw, double cost,
+		  struct ofc_error *err);
+/* The first arc tail -> head, or -1. */
+int fluid_find_arc(const struct fluid_net *n, uint32_t tail, uint32_t head);
+/* A capacity set: bw (> 0) shared by the listed arcs. Returns its id. */
+int fluid_add_set(struct fluid_net *n, const char *name, double bw, const uint32_t *arcs,
+		  uint32_t narcs, struct ofc_error *err);
+/* The terminals in id order into out (may be NULL); returns how many. */
+uint32_t fluid_terminals(const struct fluid_net *n, uint32_t *out);
+/* Structural checks before solving: at least two terminals, terminals can
+ * store and copy, no self-loops. OFC_E_INPUT names the offending vertex. */
+int fluid_net_check(const struct fluid_net *n, struct ofc_error *err);
+
+/* ---- server templates (fluid/net.c) -----------------------------------------
+ * What a YAML server template turns into: vertices, links and capacity sets
+ * named inside one server, instantiated per host with the prefix
+ * "host/" (vertex "gpu0" of host "srv3" becomes "srv3/gpu0"). Links between
+ * hosts (rails, optical circuits) are added by name afterwards. */
+struct fluid_tvertex {
+	const char *name;
+	unsigned kind;
+};
+struct fluid_tlink {
+	const char *a, *b;
+	double bw; /* per direction */
+	double cost;
+	bool one_way; /* only a -> b */
+};
+struct fluid_tarc {
+	const char *tail, *head;
+};
+struct fluid_tset {
+	const char *name;
+	double bw;
+	const struct fluid_tarc *arcs;
+	uint32_t narcs;
+};
+struct fluid_template {
+	const char *name;
+	const struct fluid_tvertex *verts;
+	uint32_t nverts;
+	const struct fluid_tlink *links;
+	uint32_t nlinks;
+	const struct fluid_tset *sets;
+	uint32_t nsets;
+};
+/* Add one instance of t with every name prefixed "prefix/". The instance's
+ * vertices are consecutive ids starting at the returned value, in the
+ * template's order, and its arcs likewise (links in order, a -> b first):
+ * so instances of one template line up id by id. */
+int fluid_instantiate(struct fluid_net *n, const struct fluid_template *t, const char *prefix,
+		      struct ofc_error *err);
+
+/* ---- symmetry (fluid/group.c) -------------------------------------------------
+ * A group of automorphisms of the network (notes Sec. 4.2): permutations of
+ * vertices, arcs and capacity sets that keep kinds, arc ends, bandwidths,
+ * costs and sets. Listed element by element (the identity first); it must be
+ * closed under composition (the mirrored master averages over it). */
+struct fluid_group {
+	uint32_t order;
+	uint32_t nverts, narcs, nsets;
+	uint32_t *vert; /* order * nverts: vert[i * nverts + v] = h_i(v) */
+	uint32_t *arc;	/* order * narcs */
+	uint32_t *set;	/* order * nsets */
+};
+void fluid_group_free(struct fluid_group *g);
+/* Check that every element is an automorphism of n; OFC_E_INPUT names the
+ * first element and what it breaks. */
+int fluid_group_check(const struct fluid_net *n, const struct fluid_group *g,
+		      struct ofc_error *err);
+/* The automorphisms of n found by topo's refinement search (topo/automorph.c)
+ * on a digraph that encodes kinds, bandwidths, costs and sets, listing at
+ * most max_order elements (a subgroup beyond). For networks given by
+ * templates whose group is not written analytically. */
+int fluid_group_detect(const struct fluid_net *n, uint32_t max_order, struct fluid_group *g,
+		       struct ofc_error *err);
+
+/* ---- builders (fluid/build.c) -------------------------------------------------- */
+
+/* Model W (notes Sec. 6.3): N DGX-A100-style servers on 8 rails. Per server 8
+ * GPUs on a non-copying NVSwitch (300 GB/s per direction), 4 non-copying
+ * PCIe switches each with 2 GPUs (32 GB/s), a 32 GB/s uplink to the host
+ * memory (store and copy) and 2 NICs (25 GB/s); NIC l of every server on rail
+ * switch l (25 GB/s). No NVLink drops the NVSwitch; only NVLink drops PCIe
+ * and memory and hangs NIC l off GPU l (25 GB/s). Cost 1 per unit on arcs at
+ * a GPU and on NIC <-> rail arcs, 0 elsewhere. */
+enum fluid_scenario {
+	FLUID_ALL_LINKS = 0,
+	FLUID_NO_NVLINK = 1,
+	FLUID_ONLY_NVLINK = 2,
+};
+const char *fluid_scenario_name(enum fluid_scenario s);
+int fluid_scenario_parse(const char *name, enum fluid_scenario *s);
+/* Vertex names: "s3/gpu5", "s3/nvswitch", "s3/pcie1", "s3/mem", "s3/nic5",
+ * "rail5". GPUs of server s are ids 0.. in order, so terminal k of the
+ * network is GPU k % 8 of server k / 8. With grp != NULL, also the group
+ * Z_N x Z_4 x Z_2 on (server, PCIe switch, slot) written analytically
+ * (for only NVLink, Z_N x Z_8 on (server, GPU)). */
+int fluid_build_modelw(struct fluid_net *n, uint32_t servers, enum fluid_scenario s,
+		       struct fluid_group *grp, struct ofc_error *err);
+/* Toys (notes Sec. 6.4), all arcs cost 1: a directed path of n terminals;
+ * a ring of n terminals (bidir: both ways), with its rotations (and
+ * reflections when bidir) as grp; a star of n terminals on one non-copying
+ * switch; n terminals on one shared memory (store and copy), links of
+ * bandwidth link_bw, the memory's in- and out-arcs together in one capacity
+ * set of mem_bw (INFINITY: none), the memory copying or not. */
+int fluid_build_path(struct fluid_net *n, uint32_t len, double bw, struct ofc_error *err);
+int fluid_build_ring(struct fluid_net *n, uint32_t len, bool bidir, double bw,
+		     struct fluid_group *grp, struct ofc_error *err);
+int fluid_build_star(struct fluid_net *n, uint32_t leaves, double bw, struct ofc_error *err);
+int fluid_build_shared_memory(struct fluid_net *n, uint32_t gpus, double link_bw, double mem_bw,
+			      bool mem_copies, struct ofc_error *err);
+
+/* ---- solving LP 4.2 (fluid/solve.c) -------------------------------------------- */
+
+enum fluid_collective {
+	FLUID_ALLGATHER = 1,
+	FLUID_BROADCAST = 2,	  /* from opts.root */
+	FLUID_REDUCE = 3,	  /* to opts.root: a broadcast reversed */
+	FLUID_REDUCE_SCATTER = 4, /* an allgather reversed */
+	FLUID_ALLTOALL = 5,	  /* one unit per ordered pair of terminals */
+};
+const char *fluid_collective_name(enum fluid_collective c);
+int fluid_collective_parse(const char *name, enum fluid_collective *c);
+
+enum fluid_method {
+	FLUID_MIRRORED = 0, /* Mirrored DW: one pricing problem per orbit (the default) */
+	FLUID_DW = 1,	    /* plain Dantzig-Wolfe: one pricing problem per origin */
+	FLUID_FULL = 2,	    /* LP 4.2 as one lp_solve model */
+};
+const char *fluid_method_name(enum fluid_method m);
+int fluid_method_parse(const char *name, enum fluid_method *m);
+
+/* What a progress callback sees: the stage ("hops", "phase 1", "phase 2"),
+ * the current hop limit, the iteration, the master's value and the best
+ * bound so far (Lagrangian, DW), and the seconds since the solve began. */
+struct fluid_progress {
+	const char *stage;
+	uint32_t hops;
+	uint32_t iteration;
+	double value, bound;
+	size_t columns;
+	double seconds;
+};
+
+struct fluid_opts {
+	enum fluid_collective collective;
+	uint32_t root; /* broadcast, reduce: the root terminal's vertex id */
+	enum fluid_method method;
+	/* Mirrored: the group (NULL: none given; then the solve falls back to
+	 * plain DW, and says so in the result). Must be a group of the network. */
+	const struct fluid_group *group;
+	/* The hop limit T; 0 searches it: from the least T at which every
+	 * commodity can arrive, raise T until R* has not improved for
+	 * `patience` steps or meets the cut lower bound. */
+	uint32_t hops;
+	uint32_t hops_max; /* search limit; 0 = 16 */
+	uint32_t patience; /* 0 = 2 */
+	/* Drop (3.12), so switches may copy: the weaker LP 3.10 (tests). */
+	bool no_switch_conservation;
+	double slack;	   /* phase 2 fixes R = R*(1 + slack); 0 = 1e-7 */
+	double gap;	   /* DW stops at this relative gap; 0 = 1e-7 */
+	double time_limit; /* seconds for the whole solve; 0 = none */
+	uint64_t mem_limit; /* bytes a model may take (estimated before building); 0 = 4 GiB */
+	bool skip_phase2;   /* R* only */
+	void (*progress)(void *ctx, const struct fluid_progress *p);
+	void *progress_ctx;
+};
+
+/* The routing as weighted pieces (notes Sec. 3): a piece carries the part
+ * [lo, hi) of one origin's unit along a set of transfers in G^T, each a
+ * physical arc at a layer. Copy collectives: a piece is a tree (every arc
+ * carries the same part, to every destination behind it); all-to-all and
+ * fallback pieces are paths to one target. Reductions are stored as the
+ * broadcast/allgather of the reversed network: the schedule reverses them. */
+struct fluid_piece {
+	uint32_t origin;
+	uint32_t target; /* UINT32_MAX: every destination (a tree) */
+	double lo, hi;
+	uint32_t first, nhops; /* into hop_arc / hop_layer */
+};
+struct fluid_routing {
+	struct fluid_piece *pieces;
+	size_t npieces, cap_pieces;
+	uint32_t *hop_arc, *hop_layer;
+	size_t nhops, cap_hops;
+	/* exact: the pieces meet the fluid optimum (r_actual = R*, cost = the
+	 * objective). LP 4.2 is a relaxation (notes Sec. 2.1): where no
+	 * schedule meets it, r_actual and cost say what the pieces need.
+	 * deficit: the share of some origin's unit that the full LP's
+	 * decomposition had to send on per-destination paths. */
+	bool exact;
+	double deficit;
+	double r_actual; /* max over capacity sets of (load of the pieces) / b(L) */
+	double cost;	 /* sum of c_e over the pieces' transfers */
+};
+
+enum fluid_stop {
+	FLUID_STOP_OPTIMAL = 0, /* gap closed */
+	FLUID_STOP_TIME,	/* time limit: values are feasible, bounds certified */
+	FLUID_STOP_LP,		/* lp_solve failed */
+};
+
+#define FLUID_MAX_TRIALS 32
+
+struct fluid_result {
+	enum fluid_collective collective;
+	enum fluid_method method; /* the one used */
+	uint32_t hops;		  /* T used */
+	double rstar;		  /* s/GB */
+	double rstar_lower;	  /* certified lower bound on R*(T) */
+	double objective;	  /* weighted traffic at R* (NAN when skipped) */
+	double objective_lower;
+	bool optimal;
+	enum fluid_stop stop;
+	uint32_t classes;     /* pricing problems per iteration */
+	uint32_t group_order; /* 1 without symmetry */
+	uint32_t iterations[2];
+	size_t columns;
+	uint64_t pricing_solves, cuts;
+	double seconds[2];	/* per phase of LP 4.2 */
+	double seconds_realise; /* the master over actual trees (DW, copy collectives) */
+	double seconds_total;
+	uint64_t model_rows, model_cols, model_nonzeros; /* largest LP built */
+	uint64_t model_bytes;				  /* its estimate */
+	double lower_bound;				  /* the cut bound on R (any T) */
+	/* The hop search: R*(T) per T tried (the one used included). */
+	uint32_t ntrials;
+	struct {
+		uint32_t hops;
+		double rstar;
+	} trials[FLUID_MAX_TRIALS];
+	struct fluid_routing routing;
+};
+
+/* Solve LP 4.2 for the collective on n and decompose the solution into
+ * pieces. Errors: OFC_E_INPUT (the network or options; a commodity that
+ * cannot reach its destination within T hops is named), OFC_E_RUNTIME
+ * (lp_solve failed, the model is larger than opts.mem_limit: the message
+ * gives the estimate). On a time limit it returns 0 with stop = TIME and
+ * certified bounds. The result owns its arrays (fluid_result_free). */
+int fluid_solve(const struct fluid_net *n, const struct fluid_opts *o, struct fluid_result *r,
+		struct ofc_error *err);
+void fluid_result_free(struct fluid_result *r);
+/* Closed-form lower bound on R for any T (notes Sec. 5.2-5.3): a terminal's
+ * downloads over the bandwidth into it. */
+double fluid_lower_bound(const struct fluid_net *n, enum fluid_collective c, uint32_t root);
+
+/* ---- Theorem 4: the step schedule (fluid/steps.c) -------------------------------
+ * K chunks per origin, chunk k following the pieces shifted by k steps: T+K-1
+ * steps of R/K each (R = the routing's r_actual, R* when exact), so the
+ * latency is R (T+K-1)/K and every capacity set carries at most R b(L)/K per
+ * step; the cost is the fluid objective. With alpha > 0 (seconds per step)
+ * and size M (GB per terminal) the K minimising (T+K-1)(alpha + R M/K) is
+ * chosen; else K is given, or the least K with (T-1)/K <= epsilon. */
+struct fluid_steps_opts {
+	uint32_t chunks;     /* K; 0 = choose */
+	double epsilon;	     /* relative latency excess when choosing without alpha; 0 = 0.1 */
+	double alpha;	     /* seconds per step, for choosing K */
+	double size;	     /* GB per terminal, for choosing K (0 = 1) */
+	uint32_t max_chunks; /* 0 = 256 */
+};
+struct fluid_steps_report {
+	uint32_t chunks, steps, hops;
+	bool chose_chunks;
+	double step_time;  /* s/GB: R / K */
+	double latency;	   /* s/GB: steps * step_time */
+	double predicted;  /* seconds for `size` GB with alpha: steps * (alpha + step_time * size) */
+	double cost;	   /* weighted traffic of the schedule */
+};
+/* The schedule (sched_init done here: its nodes are the network's
+ * vertices, blocks the origins' ids; all-to-all blocks origin * nverts +
+ * target; reductions reversed in time with REDUCE into reduce-capable
+ * vertices). */
+int fluid_schedule(const struct fluid_net *n, const struct fluid_result *r,
+		   const struct fluid_steps_opts *o, struct schedule *s, struct fluid_steps_report *rep,
+		   struct ofc_error *err);
+/* The K that minimises (T+K-1)(alpha + R M/K) over 1..max_k. */
+uint32_t fluid_best_chunks(double r, uint32_t hops, double alpha, double size, uint32_t max_k);
+/* The verifier's view of n (pointers into n; valid while n is) with steps
+ * of step_time s/GB. */
+void fluid_verify_network(const struct fluid_net *n, double step_time, struct verify_network *vn);
+
+#endif

@@ -1,0 +1,245 @@
+/* fluid's private header: the time-expanded network, the problem a solver
+ * sees, and the pieces (full LP, pricing, master, decomposition) that
+ * fluid/solve.c strings together. */
+#ifndef OFC_FLUID_INTERNAL_H
+#define OFC_FLUID_INTERNAL_H
+
+#include "fluid/fluid.h"
+#include "rwa/rwa.h"
+
+#include <math.h>
+
+/* ---- group.c ---- */
+/* Arc and set maps follow from vertex maps (the k-th parallel arc u -> v goes
+ * to the k-th arc h(u) -> h(v); a set to the set with the image arcs);
+ * UINT32_MAX where an image does not exist (fluid_group_check says so). */
+void group_from_vertex_maps(const struct fluid_net *n, uint32_t order, const uint32_t *vm,
+			    struct fluid_group *g);
+uint64_t map_hash(const uint32_t *m, uint32_t n);
+int cmp_u64(const void *a, const void *b);
+
+/* ---- bitsets ---- */
+static inline bool bit_test(const uint64_t *b, size_t i)
+{
+	return (b[i >> 6] >> (i & 63)) & 1;
+}
+static inline void bit_set(uint64_t *b, size_t i)
+{
+	b[i >> 6] |= 1ull << (i & 63);
+}
+
+/* ---- the problem a solver sees (solve.c) ----
+ * Reductions arrive here already reversed: net is then the reversed
+ * network with copy := reduce (notes Sec. 2.2). Capacities are one list:
+ * every arc with a finite bandwidth, then every set ("caps"). */
+struct problem {
+	const struct fluid_net *net;
+	enum fluid_collective coll; /* ALLGATHER, BROADCAST or ALLTOALL after reversal */
+	bool copy;		    /* w >= f (not all-to-all) */
+	uint32_t norig, *orig;	    /* origins */
+	uint32_t nterm, *term;	    /* terminals (destinations: all but the origin) */
+	uint8_t *conserve;	    /* per vertex: (3.12) applies */
+	uint8_t *store;		    /* per vertex: may hold */
+	uint32_t ncaps;
+	uint32_t *cap_off, *cap_arc; /* ncaps + 1 offsets, arcs */
+	double *cap_bw;
+	uint32_t *arc_cap_off, *arc_caps; /* per arc: the caps containing it */
+	double slack, gap;
+	double deadline; /* now_seconds() at which to stop; 0 = none */
+	double t0;
+	uint64_t mem_limit;
+	const struct fluid_opts *opts;
+};
+
+/* ---- the time-expanded network G^T (texp.c) ----
+ * Nodes (v, t), t = 0..T: id t * nv + v. Arcs: physical arc e at layer t
+ * (from (tail, t) to (head, t + 1)): id t * ne + e; hold-over of the s-th
+ * store vertex at layer t: T * ne + t * nhold + s. */
+struct texp {
+	const struct fluid_net *net;
+	uint32_t T, nv, ne, nhold;
+	uint32_t *hold_of;   /* nv: index among store vertices, UINT32_MAX if none */
+	uint32_t *hold_vert; /* nhold */
+	uint32_t *out_off, *out_arc; /* physical out-arcs per vertex */
+	uint32_t *in_off, *in_arc;
+	uint32_t *port; /* ne: the arc's rank among its tail's out-arcs */
+};
+
+int texp_init(struct texp *x, const struct fluid_net *n, const uint8_t *store, uint32_t T);
+void texp_free(struct texp *x);
+static inline uint32_t tx_nnodes(const struct texp *x)
+{
+	return (x->T + 1) * x->nv;
+}
+static inline uint32_t tx_narcs(const struct texp *x)
+{
+	return x->T * (x->ne + x->nhold);
+}
+static inline bool tx_is_hold(const struct texp *x, uint32_t a)
+{
+	return a >= x->T * x->ne;
+}
+static inline uint32_t tx_layer(const struct texp *x, uint32_t a)
+{
+	return tx_is_hold(x, a) ? (a - x->T * x->ne) / x->nhold : a / x->ne;
+}
+/* The physical arc, or UINT32_MAX for a hold-over. */
+static inline uint32_t tx_phys(const struct texp *x, uint32_t a)
+{
+	return tx_is_hold(x, a) ? UINT32_MAX : a % x->ne;
+}
+static inline uint32_t tx_vertex_from(const struct texp *x, uint32_t a)
+{
+	return tx_is_hold(x, a) ? x->hold_vert[(a - x->T * x->ne) % x->nhold]
+				: x->net->tail[a % x->ne];
+}
+static inline uint32_t tx_vertex_to(const struct texp *x, uint32_t a)
+{
+	return tx_is_hold(x, a) ? x->hold_vert[(a - x->T * x->ne) % x->nhold]
+				: x->net->head[a % x->ne];
+}
+static inline uint32_t tx_tail(const struct texp *x, uint32_t a)
+{
+	return tx_layer(x, a) * x->nv + tx_vertex_from(x, a);
+}
+static inline uint32_t tx_head(const struct texp *x, uint32_t a)
+{
+	return (tx_layer(x, a) + 1) * x->nv + tx_vertex_to(x, a);
+}
+static inline uint32_t tx_hold(const struct texp *x, uint32_t v, uint32_t t)
+{
+	return x->T * x->ne + t * x->nhold + x->hold_of[v];
+}
+
+/* Forward cone of (o, 0): nodes reachable without re-entering o by a
+ * physical arc (data never needs to come back to its origin). */
+void texp_forward(const struct texp *x, uint32_t o, uint64_t *bits);
+/* Backward cone of (d, T): nodes from which (d, T) is reachable, leaving d
+ * only by its hold-over (a destination never needs to relay its own
+ * commodity). avoid: a vertex whose in-arcs are not used (the origin), or
+ * UINT32_MAX. */
+void texp_backward(const struct texp *x, uint32_t d, uint32_t avoid, uint64_t *bits);
+/* The largest hop distance of an (origin, destination) pair (the least T
+ * at which every commodity arrives) and that pair; UINT32_MAX when some
+ * pair never connects (then that pair). */
+uint32_t texp_min_hops(const struct fluid_net *n, const uint32_t *orig, uint32_t norig,
+		       const uint32_t *term, uint32_t nterm, uint32_t *far_o, uint32_t *far_d);
+
+/* ---- a solution to decompose (solve.c, decomp.c) ----
+ * Per origin: the usage w over G^T arcs (dense, tx_narcs) and, per
+ * destination, the flow f (dense); or for all-to-all the flows alone. */
+struct origin_flow {
+	uint32_t origin;
+	double *w;	     /* tx_narcs, copy collectives */
+	uint32_t ndest;
+	uint32_t *dest;
+	double **f;	     /* ndest arrays of tx_narcs */
+};
+
+/* Append origin_flow's pieces (trees; per-destination paths for what no
+ * tree carries) to rt, weight scaled by `weight`, every hop mapped through
+ * the vertex/arc maps vm/am (NULL: identity). */
+void decompose_origin(const struct problem *p, const struct texp *x, struct origin_flow *of,
+		      double weight, struct fluid_routing *rt, double *deficit);
+/* All-to-all: the flow of one pair as weighted paths. */
+void decompose_pair(const struct texp *x, uint32_t origin, uint32_t dest, double *f,
+		    struct fluid_routing *rt);
+void routing_add_piece(struct fluid_routing *rt, uint32_t origin, uint32_t target, double lo,
+		       double hi, const uint32_t *arcs, const uint32_t *layers, uint32_t nhops);
+/* Measure the pieces: loads per cap (r_actual) and cost. */
+void routing_measure(const struct problem *p, struct fluid_routing *rt);
+
+/* Per-destination flows of value 1 inside w (max flow), for columns and
+ * checks: f[k] for dest[k], dense over G^T arcs. Returns the least flow
+ * value found (1 when w carries every destination's unit). */
+double flows_in_usage(const struct problem *p, const struct texp *x, uint32_t origin,
+		      const double *w, const uint32_t *dest, uint32_t ndest, double **f);
+
+/* ---- max flow on G^T (maxflow.c) ----
+ * Dinic over a fixed arc set (G^T arcs with capacities, hold-overs of
+ * copy-capable store vertices free); reused for many sink and capacity
+ * choices. */
+struct maxflow {
+	uint32_t nnodes, narcs; /* residual arcs: 2 per arc */
+	uint32_t *off, *to, *rev;
+	uint32_t *arc_of; /* residual arc -> G^T arc (forward ones), UINT32_MAX */
+	double *cap, *flow;
+	uint32_t *level, *iter, *queue;
+	const struct texp *x;
+	uint32_t *tx_res; /* G^T arc -> residual forward arc, UINT32_MAX if absent */
+};
+/* arcs: the G^T arcs to include (each once). */
+void maxflow_init(struct maxflow *m, const struct texp *x, const uint32_t *arcs, uint32_t narcs);
+void maxflow_free(struct maxflow *m);
+/* Capacities from cap[G^T arc] (a value per arc of the set). */
+void maxflow_set_caps(struct maxflow *m, const double *cap);
+/* Flow from s to t, stopping at limit. */
+double maxflow_run(struct maxflow *m, uint32_t s, uint32_t t, double limit);
+/* After a run: the nodes reachable from s in the residual graph (into
+ * bits, cleared first). */
+void maxflow_source_side(struct maxflow *m, uint32_t s, uint64_t *bits);
+/* ... and the nodes that reach t. */
+void maxflow_sink_side(struct maxflow *m, uint32_t t, uint64_t *bits);
+/* The flow on G^T arc a after a run. */
+double maxflow_on(const struct maxflow *m, uint32_t a);
+
+/* ---- the full LP 4.2 (full.c) ---- */
+int full_solve(const struct problem *p, const struct texp *x, bool phase2,
+	       struct fluid_result *r, struct ofc_error *err);
+
+/* ---- pricing (pricing.c) ----
+ * One origin's subproblem (LP 5.1 with (3.12)): the least ĉ-cost usage w
+ * that carries a unit to every destination, as an LP over w alone with the
+ * destination cuts sum_{a in delta+(S)} w_a >= 1 added as max flows find
+ * them violated (the cut form of "w >= f, f a unit flow": max-flow
+ * min-cut). Cuts stay valid for any costs, so the model persists across
+ * iterations and phases. All-to-all: shortest paths in the DAG G^T. */
+struct pricer {
+	const struct problem *p;
+	const struct texp *x;
+	uint32_t origin;
+	uint32_t ndest, *dest;
+	uint32_t ncols;
+	uint32_t *col_arc; /* column -> G^T arc */
+	uint32_t *arc_col; /* G^T arc -> column, UINT32_MAX */
+	struct lp *lp;
+	struct maxflow mf;
+	double *cap;  /* per G^T arc, for the max flows */
+	uint64_t *side, *side2;
+	double *objv; /* scratch */
+	int *objc;
+	uint64_t solves, cuts, rounds;
+	/* all-to-all */
+	double *dist;
+	uint32_t *pred;
+};
+int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x,
+		uint32_t origin, struct ofc_error *err);
+void pricer_free(struct pricer *pr);
+/* Copy collectives: minimise sum chat[e] * w over G^T (chat per physical
+ * arc); w (tx_narcs, dense, zeroed here) and its cost. */
+int pricer_tree(struct pricer *pr, const double *chat, double *w, double *value,
+		struct ofc_error *err);
+/* An actual tree (see pricing.c): w gets copies per G^T arc, value its
+ * cost under chat (INFINITY when the heuristic finds none). Paths are
+ * chosen under chat[e] * disc[a] (disc per G^T arc; NULL: 1). */
+void pricer_honest(struct pricer *pr, const double *chat, const double *disc, double *w,
+		   double *value);
+/* All-to-all: the cheapest path to every destination: path k as G^T arcs
+ * into arcs[k * (T) ..] (len[k] hops incl. hold-overs), cost[k]. */
+void pricer_paths(struct pricer *pr, const double *chat, uint32_t *arcs, uint32_t *len,
+		  double *cost);
+
+/* ---- Dantzig-Wolfe and its mirrored master (dw.c) ---- */
+int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_group *grp,
+	     bool phase2, struct fluid_result *r, struct ofc_error *err);
+
+/* Progress and time (solve.c). */
+void report_progress(const struct problem *p, const char *stage, uint32_t hops, uint32_t it,
+		     double value, double bound, size_t columns);
+static inline bool past_deadline(const struct problem *p)
+{
+	return p->deadline > 0 && now_seconds() >= p->deadline;
+}
+
+#endif

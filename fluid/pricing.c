@@ -1,0 +1,519 @@
+/* Pricing (notes Sec. 4.1, LP 5.1 with (3.12)): one origin's cheapest usage
+ * under the master's prices, with no capacities.
+ *
+ * LP 5.1 holds a flow variable per (arc, destination): n times the arcs of
+ * G^T, which at 128 GPUs is over a million columns and rows. By max-flow
+ * min-cut, "some unit flow f_d <= w reaches d" is "every cut between (o, 0)
+ * and (d, T) carries w >= 1", so the subproblem is an LP over w alone with
+ * the cuts added as they are found violated (the directed cut relaxation of
+ * the Steiner arborescence problem, with (3.12) kept as equalities): solve,
+ * run a max flow to each destination on capacities w, add the min cut (and
+ * the cut nearest the sink) of every destination short of 1, repeat. Cuts do
+ * not depend on the prices, so one model per origin lives through all
+ * iterations and both phases, and later pricings start with the cuts found.
+ *
+ * All-to-all needs no LP (notes Sec. 8.5): a destination's cheapest column
+ * is a shortest path in the DAG G^T. */
+#include "fluid/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Below this a max flow of 1 is short (and a cut is added). */
+#define CUT_TOL 1e-7
+
+static bool column_arc(const struct texp *x, uint32_t a, uint32_t o, const uint64_t *fw,
+		       const uint64_t *bany)
+{
+	if (!bit_test(fw, tx_tail(x, a)) || !bit_test(bany, tx_head(x, a)))
+		return false;
+	if (tx_is_hold(x, a))
+		return true;
+	return tx_vertex_to(x, a) != o;
+}
+
+static int add_cut(struct pricer *pr, const uint64_t *side, bool sink_side, struct ofc_error *err)
+{
+	const struct texp *x = pr->x;
+	uint32_t n = 0;
+
+	for (uint32_t c = 0; c < pr->ncols; c++) {
+		uint32_t a = pr->col_arc[c];
+		bool t_in = bit_test(side, tx_tail(x, a)), h_in = bit_test(side, tx_head(x, a));
+
+		if (sink_side ? (!t_in && h_in) : (t_in && !h_in)) {
+			pr->objc[n] = (int)c;
+			pr->objv[n++] = 1;
+		}
+	}
+	if (n == 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "pricing: an empty cut (a bug)");
+	if (lp_add_row(pr->lp, (int)n, pr->objc, pr->objv, LP_GE, 1) < 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "pricing: lp_solve refused a cut");
+	pr->cuts++;
+	return 0;
+}
+
+int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x, uint32_t origin,
+		struct ofc_error *err)
+{
+	uint32_t na = tx_narcs(x), nn = tx_nnodes(x), words = (nn + 63) / 64;
+	uint64_t *fw = xmalloc(words * 8), *bany = xcalloc(words, 8), *b = xmalloc(words * 8);
+
+	memset(pr, 0, sizeof(*pr));
+	pr->p = p;
+	pr->x = x;
+	pr->origin = origin;
+	pr->dest = xmalloc((p->nterm + 1) * sizeof(uint32_t));
+	for (uint32_t j = 0; j < p->nterm; j++)
+		if (p->term[j] != origin)
+			pr->dest[pr->ndest++] = p->term[j];
+	texp_forward(x, origin, fw);
+	for (uint32_t j = 0; j < pr->ndest; j++) {
+		texp_backward(x, pr->dest[j], origin, b);
+		if (!bit_test(b, origin) || !bit_test(fw, (size_t)x->T * x->nv + pr->dest[j])) {
+			ofc_error_set(err, OFC_E_INPUT,
+				      "commodity %s -> %s cannot reach its destination within T = "
+				      "%u hops",
+				      fluid_vertex_name(p->net, origin),
+				      fluid_vertex_name(p->net, pr->dest[j]), x->T);
+			free(fw);
+			free(bany);
+			free(b);
+			return -1;
+		}
+		for (uint32_t k = 0; k < words; k++)
+			bany[k] |= b[k];
+	}
+	pr->arc_col = xmalloc(((size_t)na + 1) * sizeof(uint32_t));
+	pr->col_arc = xmalloc(((size_t)na + 1) * sizeof(uint32_t));
+	uint32_t *mfarcs = xmalloc(((size_t)na + 1) * sizeof(uint32_t)), nmf = 0;
+
+	for (uint32_t a = 0; a < na; a++) {
+		pr->arc_col[a] = UINT32_MAX;
+		if (!column_arc(x, a, origin, fw, bany))
+			continue;
+		mfarcs[nmf++] = a;
+		if (p->copy && (!tx_is_hold(x, a) || p->conserve[tx_vertex_from(x, a)])) {
+			pr->arc_col[a] = pr->ncols;
+			pr->col_arc[pr->ncols++] = a;
+		}
+	}
+	free(fw);
+	free(bany);
+	free(b);
+	pr->cap = xcalloc((size_t)na + 1, sizeof(double));
+	pr->side = xmalloc(words * 8);
+	pr->side2 = xmalloc(words * 8);
+	pr->objv = xmalloc(((size_t)na + 1) * sizeof(double));
+	pr->objc = xmalloc(((size_t)na + 1) * sizeof(int));
+	pr->dist = xmalloc(((size_t)nn + 1) * sizeof(double));
+	pr->pred = xmalloc(((size_t)nn + 1) * sizeof(uint32_t));
+	if (!p->copy) {
+		pr->col_arc = xreallocarray(pr->col_arc, nmf + 1, sizeof(uint32_t));
+		memcpy(pr->col_arc, mfarcs, nmf * sizeof(uint32_t));
+		pr->ncols = nmf; /* the arcs a path may use */
+		free(mfarcs);
+		return 0;
+	}
+	maxflow_init(&pr->mf, x, mfarcs, nmf);
+	for (uint32_t i = 0; i < nmf; i++)
+		pr->cap[mfarcs[i]] = 2; /* free hold-overs: more than any cut needs */
+	free(mfarcs);
+
+	pr->lp = lp_new((int)pr->ncols);
+	/* Rows are added after solves (the cuts): lp_solve's scaling, fixed
+	 * at the first solve, then leaves new rows unscaled and re-solves
+	 * stall; the coefficients are all 0 and +-1, so no scaling is needed.
+	 * Dual simplex picks up after added rows. */
+	lp_set_simplex(pr->lp, LP_SIMPLEX_DUAL);
+	lp_set_scaling(pr->lp, LP_SCALE_NONE);
+	/* (3.12): w in = w out at every node of a vertex that cannot copy. */
+	uint32_t *deg = xcalloc((size_t)nn + 2, sizeof(uint32_t));
+
+	for (uint32_t c = 0; c < pr->ncols; c++) {
+		uint32_t a = pr->col_arc[c];
+
+		if (p->conserve[tx_vertex_from(x, a)])
+			deg[tx_tail(x, a) + 1]++;
+		if (p->conserve[tx_vertex_to(x, a)])
+			deg[tx_head(x, a) + 1]++;
+	}
+	for (uint32_t v = 0; v < nn; v++)
+		deg[v + 1] += deg[v];
+	int *rc = xmalloc(((size_t)deg[nn] + 1) * sizeof(int));
+	double *rv = xmalloc(((size_t)deg[nn] + 1) * sizeof(double));
+	uint32_t *fill = xmalloc(((size_t)nn + 1) * sizeof(uint32_t));
+
+	memcpy(fill, deg, (size_t)nn * sizeof(uint32_t));
+	for (uint32_t c = 0; c < pr->ncols; c++) {
+		uint32_t a = pr->col_arc[c], t = tx_tail(x, a), h = tx_head(x, a);
+
+		if (p->conserve[tx_vertex_from(x, a)]) {
+			rc[fill[t]] = (int)c;
+			rv[fill[t]++] = -1;
+		}
+		if (p->conserve[tx_vertex_to(x, a)]) {
+			rc[fill[h]] = (int)c;
+			rv[fill[h]++] = 1;
+		}
+	}
+	for (uint32_t v = 0; v < nn; v++)
+		if (deg[v + 1] > deg[v])
+			lp_add_row(pr->lp, (int)(deg[v + 1] - deg[v]), rc + deg[v], rv + deg[v],
+				   LP_EQ, 0);
+	free(deg);
+	free(rc);
+	free(rv);
+	free(fill);
+	/* Start with the obvious cuts: the origin uploads a unit, and each
+	 * destination downloads one (its arrivals at any layer). */
+	for (int side = 0; side < 2; side++)
+		for (uint32_t j = 0; j < (side ? pr->ndest : 1); j++) {
+			uint32_t v = side ? pr->dest[j] : origin, n = 0;
+
+			for (uint32_t c = 0; c < pr->ncols; c++) {
+				uint32_t a = pr->col_arc[c];
+
+				if (tx_is_hold(x, a))
+					continue;
+				if (side ? tx_vertex_to(x, a) == v : tx_vertex_from(x, a) == v) {
+					pr->objc[n] = (int)c;
+					pr->objv[n++] = 1;
+				}
+			}
+			lp_add_row(pr->lp, (int)n, pr->objc, pr->objv, LP_GE, 1);
+		}
+	return 0;
+}
+
+void pricer_free(struct pricer *pr)
+{
+	lp_free(pr->lp);
+	if (pr->mf.off)
+		maxflow_free(&pr->mf);
+	free(pr->dest);
+	free(pr->col_arc);
+	free(pr->arc_col);
+	free(pr->cap);
+	free(pr->side);
+	free(pr->side2);
+	free(pr->objv);
+	free(pr->objc);
+	free(pr->dist);
+	free(pr->pred);
+	memset(pr, 0, sizeof(*pr));
+}
+
+int pricer_tree(struct pricer *pr, const double *chat, double *w, double *value,
+		struct ofc_error *err)
+{
+	const struct texp *x = pr->x;
+	uint32_t na = tx_narcs(x);
+	double *sol = xmalloc(((size_t)pr->ncols + 1) * sizeof(double));
+	int rc = -1;
+
+	/* A tiny cost on every arc (hold-overs too) breaks ties towards fewer
+	 * transfers: with zero prices the LP would be free to load arcs no
+	 * destination needs, and such columns slow the master down. The
+	 * column's value below is its true price. */
+	double scale = 0;
+
+	for (uint32_t c = 0; c < pr->ncols; c++) {
+		uint32_t e = tx_phys(x, pr->col_arc[c]);
+
+		if (e != UINT32_MAX && chat[e] > scale)
+			scale = chat[e];
+	}
+	double eps = (scale > 0 ? scale : 1) * 1e-9;
+
+	for (uint32_t c = 0; c < pr->ncols; c++) {
+		uint32_t e = tx_phys(x, pr->col_arc[c]);
+
+		pr->objc[c] = (int)c;
+		pr->objv[c] = (e == UINT32_MAX ? 0 : chat[e]) + eps;
+	}
+	lp_set_objective(pr->lp, (int)pr->ncols, pr->objc, pr->objv);
+	/* Each call starts from the slack basis, which is dual feasible (costs
+	 * >= 0, cuts >= 1), and runs the dual simplex alone, also after added
+	 * cuts. Warm starts after a price change need the primal simplex,
+	 * which stalls on these degenerate LPs (16-GPU model W, no NVLink:
+	 * minutes in one solve, where cold dual starts take 0.1 s). */
+	lp_reset_basis(pr->lp);
+	if (pr->p->deadline > 0)
+		lp_set_time_limit(pr->lp, pr->p->deadline - now_seconds());
+	for (;;) {
+		enum lp_result res = lp_solve(pr->lp, err);
+
+		pr->rounds++;
+		if (res != LP_OPTIMAL) {
+			if (res != LP_FAILED)
+				ofc_error_set(err, OFC_E_RUNTIME, "pricing LP %s",
+					      lp_result_str(res));
+			goto out;
+		}
+		lp_solution(pr->lp, sol);
+		for (uint32_t c = 0; c < pr->ncols; c++)
+			pr->cap[pr->col_arc[c]] = sol[c] > 0 ? sol[c] : 0;
+		maxflow_set_caps(&pr->mf, pr->cap);
+		uint32_t added = 0;
+
+		for (uint32_t j = 0; j < pr->ndest; j++) {
+			uint32_t sink = x->T * x->nv + pr->dest[j];
+			double f = maxflow_run(&pr->mf, pr->origin, sink, 1);
+
+			if (f >= 1 - CUT_TOL)
+				continue;
+			maxflow_source_side(&pr->mf, pr->origin, pr->side);
+			if (add_cut(pr, pr->side, false, err) < 0)
+				goto out;
+			maxflow_sink_side(&pr->mf, sink, pr->side2);
+			/* the cut nearest the sink, when it is another one */
+			bool same = true;
+			uint32_t nn = tx_nnodes(x);
+
+			for (uint32_t k = 0; k < (nn + 63) / 64 && same; k++) {
+				uint64_t mask = k + 1 < (nn + 63) / 64 || nn % 64 == 0
+						    ? ~0ull
+						    : (1ull << (nn % 64)) - 1;
+
+				same = ((pr->side[k] ^ ~pr->side2[k]) & mask) == 0;
+			}
+			if (!same && add_cut(pr, pr->side2, true, err) < 0)
+				goto out;
+			added++;
+		}
+		if (!added)
+			break;
+	}
+	pr->solves++;
+	memset(w, 0, (size_t)na * sizeof(double));
+	*value = 0;
+	for (uint32_t c = 0; c < pr->ncols; c++) {
+		uint32_t a = pr->col_arc[c], e = tx_phys(x, a);
+
+		if (sol[c] <= 1e-12)
+			continue;
+		w[a] = sol[c];
+		if (e != UINT32_MAX)
+			*value += chat[e] * sol[c];
+	}
+	rc = 0;
+out:
+	free(sol);
+	return rc;
+}
+
+void pricer_paths(struct pricer *pr, const double *chat, uint32_t *arcs, uint32_t *len,
+		  double *cost)
+{
+	const struct texp *x = pr->x;
+	uint32_t nn = tx_nnodes(x), T = x->T, nv = x->nv;
+	uint32_t *hops = xmalloc(((size_t)nn + 1) * sizeof(uint32_t));
+
+	for (uint32_t i = 0; i < nn; i++) {
+		pr->dist[i] = INFINITY;
+		pr->pred[i] = UINT32_MAX;
+	}
+	pr->dist[pr->origin] = 0;
+	hops[pr->origin] = 0;
+	/* The DAG in layer order; ties go to fewer transfers. */
+	for (uint32_t t = 0; t < T; t++)
+		for (uint32_t v = 0; v < nv; v++) {
+			uint32_t u = t * nv + v;
+
+			if (isinf(pr->dist[u]))
+				continue;
+			for (uint32_t k = x->out_off[v]; k < x->out_off[v + 1]; k++) {
+				uint32_t e = x->out_arc[k], h = x->net->head[e],
+					 y = (t + 1) * nv + h;
+				double d = pr->dist[u] + chat[e];
+
+				if (h == pr->origin)
+					continue;
+				if (d < pr->dist[y] - 1e-15 ||
+				    (d <= pr->dist[y] + 1e-15 && hops[u] + 1 < hops[y])) {
+					pr->dist[y] = d;
+					pr->pred[y] = t * x->ne + e;
+					hops[y] = hops[u] + 1;
+				}
+			}
+			if (x->hold_of[v] != UINT32_MAX) {
+				uint32_t y = (t + 1) * nv + v;
+
+				if (pr->dist[u] < pr->dist[y] - 1e-15 ||
+				    (pr->dist[u] <= pr->dist[y] + 1e-15 && hops[u] < hops[y])) {
+					pr->dist[y] = pr->dist[u];
+					pr->pred[y] = tx_hold(x, v, t);
+					hops[y] = hops[u];
+				}
+			}
+		}
+	for (uint32_t j = 0; j < pr->ndest; j++) {
+		uint32_t y = T * nv + pr->dest[j], m = 0, *path = arcs + (size_t)j * T;
+
+		cost[j] = pr->dist[y];
+		while (y != pr->origin && pr->pred[y] != UINT32_MAX) {
+			path[m++] = pr->pred[y];
+			y = tx_tail(x, pr->pred[y]);
+		}
+		/* reverse into time order */
+		for (uint32_t i = 0; i < m / 2; i++) {
+			uint32_t t = path[i];
+
+			path[i] = path[m - 1 - i];
+			path[m - 1 - i] = t;
+		}
+		len[j] = m;
+	}
+	free(hops);
+}
+
+/* ---- honest trees ----------------------------------------------------------------
+ * The cut LP is LP 5.1's relaxation of "a tree": (3.12) balances usage at a
+ * switch, not data, so an optimal w may feed a switch with usage that
+ * carries nothing (an arc out of a vertex that holds no data yet) and let it
+ * send two copies out (notes Sec. 2.1: usage under-estimated). Columns of
+ * the master are therefore built as actual trees in G^T (notes Sec. 4.3,
+ * note 5: integral pricing): from the nodes that hold the origin's data
+ * (the origin, and every vertex that can copy once data reached it, waiting
+ * for free where it can store), the cheapest path under the prices to the
+ * destination that is cheapest to reach, repeatedly (the shortest-path
+ * heuristic for Steiner arborescences, on the DAG G^T). A path is one copy
+ * of the data: it may cross switches (each crossing paid), and every
+ * vertex that can copy on it holds the data from then on. A path never
+ * enters a vertex that already holds the data, so every vertex receives it
+ * once (reversed, every input is folded once). */
+void pricer_honest(struct pricer *pr, const double *chat, const double *disc, double *w,
+		   double *value)
+{
+	const struct problem *p = pr->p;
+	const struct texp *x = pr->x;
+	uint32_t nn = tx_nnodes(x), nv = x->nv, T = x->T, o = pr->origin;
+	uint32_t *since = xmalloc((nv + 1) * sizeof(uint32_t)); /* data at v from layer */
+	uint32_t *hops = xmalloc(((size_t)nn + 1) * sizeof(uint32_t));
+	uint32_t *arr = xmalloc(((size_t)nn + 1) * sizeof(uint32_t)); /* arrival at the vertex */
+	uint8_t *reached = xcalloc(nv + 1, 1);
+	uint32_t left = pr->ndest;
+
+	memset(w, 0, (size_t)tx_narcs(x) * sizeof(double));
+	*value = 0;
+	for (uint32_t v = 0; v < nv; v++)
+		since[v] = UINT32_MAX;
+	since[o] = 0;
+	/* a partial tree given in w? (none here: start from the origin) */
+	while (left) {
+		/* multi-source DAG shortest paths */
+		for (uint32_t i = 0; i < nn; i++) {
+			pr->dist[i] = INFINITY;
+			pr->pred[i] = UINT32_MAX;
+			hops[i] = UINT32_MAX;
+			arr[i] = UINT32_MAX;
+		}
+		for (uint32_t t = 0; t <= T; t++)
+			for (uint32_t v = 0; v < nv; v++) {
+				uint32_t u = t * nv + v;
+				bool src = since[v] != UINT32_MAX &&
+					   (since[v] == t ||
+					    (since[v] < t && x->hold_of[v] != UINT32_MAX)) &&
+					   ((p->net->kind[v] & FLUID_CAN_COPY) || v == o ||
+					    !p->conserve[v]);
+
+				if (src) {
+					pr->dist[u] = 0;
+					hops[u] = 0;
+					arr[u] = since[v];
+					pr->pred[u] = UINT32_MAX;
+				}
+				if (t == T || isinf(pr->dist[u]))
+					continue;
+				for (uint32_t k = x->out_off[v]; k <= x->out_off[v + 1]; k++) {
+					uint32_t a, h;
+					double c;
+
+					if (k == x->out_off[v + 1]) {
+						if (x->hold_of[v] == UINT32_MAX)
+							break;
+						a = tx_hold(x, v, t);
+						h = v;
+						c = 0;
+					} else {
+						uint32_t e = x->out_arc[k];
+
+						a = t * x->ne + e;
+						h = x->net->head[e];
+						c = disc ? chat[e] * disc[a] : chat[e];
+						/* never into a vertex that holds the data */
+						if (since[h] != UINT32_MAX)
+							continue;
+					}
+					uint32_t y = (t + 1) * nv + h;
+					double d = pr->dist[u] + c;
+					bool phys = k < x->out_off[v + 1];
+					uint32_t hp = hops[u] + phys, ar = phys ? t + 1 : arr[u];
+
+					/* cheapest, then fewest transfers, then earliest
+					 * arrival (data that arrives early can be relayed) */
+					if (d < pr->dist[y] - 1e-15 ||
+					    (d <= pr->dist[y] + 1e-15 &&
+					     (hp < hops[y] || (hp == hops[y] && ar < arr[y])))) {
+						pr->dist[y] = d;
+						pr->pred[y] = a;
+						hops[y] = hp;
+						arr[y] = ar;
+					}
+				}
+			}
+		/* the cheapest unreached destination */
+		uint32_t best = UINT32_MAX;
+		double bd = INFINITY;
+
+		for (uint32_t j = 0; j < pr->ndest; j++) {
+			uint32_t d = pr->dest[j], y = T * nv + d;
+
+			if (reached[d] || since[d] != UINT32_MAX)
+				continue;
+			if (isinf(pr->dist[y]))
+				continue;
+			if (pr->dist[y] < bd - 1e-15 ||
+			    (pr->dist[y] <= bd + 1e-15 && best != UINT32_MAX &&
+			     (hops[y] < hops[T * nv + best] ||
+			      (hops[y] == hops[T * nv + best] && arr[y] < arr[T * nv + best])))) {
+				bd = pr->dist[y];
+				best = d;
+			}
+		}
+		if (best == UINT32_MAX) {
+			/* every way left runs through vertices that hold the data
+			 * too late: no tree of this kind (the column is refused) */
+			*value = INFINITY;
+			break;
+		}
+		/* trace back to a source; the path's vertices get the data */
+		uint32_t y = T * nv + best;
+
+		while (pr->pred[y] != UINT32_MAX) {
+			uint32_t a = pr->pred[y], tl = tx_tail(x, a), v = y % nv, t = y / nv;
+
+			if (!tx_is_hold(x, a)) {
+				w[a] += 1;
+				*value += chat[tx_phys(x, a)];
+				if (since[v] == UINT32_MAX || t < since[v])
+					if ((p->net->kind[v] & FLUID_CAN_COPY) || !p->conserve[v])
+						since[v] = t;
+			} else if (p->conserve[v]) {
+				w[a] += 1; /* a hold at a vertex that cannot copy is usage */
+			}
+			y = tl;
+		}
+		for (uint32_t j = 0; j < pr->ndest; j++)
+			if (since[pr->dest[j]] != UINT32_MAX && !reached[pr->dest[j]]) {
+				reached[pr->dest[j]] = 1;
+				left--;
+			}
+	}
+	free(since);
+	free(hops);
+	free(arr);
+	free(reached);
+}

@@ -1,0 +1,200 @@
+/* Theorem 4 (notes Sec. 3): the fluid routing as an explicit step
+ * schedule. Every origin's unit is cut into K chunks; chunk k follows every
+ * piece shifted by k steps, so a transfer of piece q on arc e at layer t
+ * moves (hi - lo)/K of the origin's data at step t + k. A capacity set then
+ * carries, in any step, 1/K of the pieces' load over a window of K
+ * consecutive layers, at most R b(L) / K: steps of R/K, T + K - 1 of them,
+ * latency R (T + K - 1)/K, and each layer counted K times at weight 1/K, so
+ * the cost is the fluid cost. Reductions are the reversed network's
+ * broadcast/allgather run backwards in time, folding (REDUCE) into every
+ * vertex that can reduce. */
+#include "fluid/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+uint32_t fluid_best_chunks(double r, uint32_t hops, double alpha, double size, uint32_t max_k)
+{
+	uint32_t best = 1;
+	double bt = INFINITY;
+
+	if (max_k == 0)
+		max_k = 256;
+	/* (T + K - 1)(alpha + r M / K) is convex in K (notes Sec. 5.4); a scan
+	 * is exact and cheap. */
+	for (uint32_t k = 1; k <= max_k; k++) {
+		double t = (double)(hops + k - 1) * (alpha + r * size / k);
+
+		if (t < bt * (1 - 1e-12)) {
+			bt = t;
+			best = k;
+		}
+	}
+	return best;
+}
+
+void fluid_verify_network(const struct fluid_net *n, double step_time, struct verify_network *vn)
+{
+	memset(vn, 0, sizeof(*vn));
+	vn->nodes = n->nverts;
+	vn->kind = n->kind;
+	vn->narcs = n->narcs;
+	vn->tail = n->tail;
+	vn->head = n->head;
+	vn->bw = n->bw;
+	vn->cost = n->cost;
+	vn->nsets = n->nsets;
+	vn->set_off = n->set_off;
+	vn->set_arc = n->set_arc;
+	vn->set_bw = n->set_bw;
+	vn->step_time = step_time;
+}
+
+static enum sched_collective sched_coll(enum fluid_collective c)
+{
+	switch (c) {
+	case FLUID_ALLGATHER:
+		return SCHED_ALLGATHER;
+	case FLUID_BROADCAST:
+		return SCHED_BROADCAST;
+	case FLUID_REDUCE:
+		return SCHED_REDUCE;
+	case FLUID_REDUCE_SCATTER:
+		return SCHED_REDUCE_SCATTER;
+	case FLUID_ALLTOALL:
+		break;
+	}
+	return SCHED_ALLTOALL;
+}
+
+int fluid_schedule(const struct fluid_net *n, const struct fluid_result *r,
+		   const struct fluid_steps_opts *o, struct schedule *s, struct fluid_steps_report *rep,
+		   struct ofc_error *err)
+{
+	static const struct fluid_steps_opts none = {0};
+	const struct fluid_routing *rt = &r->routing;
+	bool rev = r->collective == FLUID_REDUCE || r->collective == FLUID_REDUCE_SCATTER;
+	uint32_t T = 0, nv = n->nverts;
+
+	if (!o)
+		o = &none;
+	memset(rep, 0, sizeof(*rep));
+	if (!rt->npieces)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "no routing to schedule (solve phase 2 first)");
+	if (rev && !rt->exact)
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "LP 4.2 merged flows that no tree realises (%.3g of a unit): "
+				     "a reduction cannot be scheduled from per-destination paths",
+				     rt->deficit);
+	if (nv > SCHED_MAX_NODES)
+		return ofc_error_set(err, OFC_E_INPUT, "%u vertices: a schedule has at most %u", nv,
+				     SCHED_MAX_NODES);
+	for (size_t i = 0; i < rt->npieces; i++)
+		for (uint32_t h = 0; h < rt->pieces[i].nhops; h++)
+			if (rt->hop_layer[rt->pieces[i].first + h] + 1 > T)
+				T = rt->hop_layer[rt->pieces[i].first + h] + 1;
+	/* The staggering bound holds for the pieces' own load: their R. */
+	double R = rt->r_actual > 0 ? rt->r_actual : r->rstar;
+	uint32_t K = o->chunks, maxk = o->max_chunks ? o->max_chunks : 256;
+
+	if (K == 0) {
+		rep->chose_chunks = true;
+		if (o->alpha > 0) {
+			K = fluid_best_chunks(R, T, o->alpha, o->size > 0 ? o->size : 1, maxk);
+		} else {
+			double eps = o->epsilon > 0 ? o->epsilon : 0.1;
+
+			K = (uint32_t)ceil((T > 1 ? T - 1 : 0) / eps);
+			if (K < 1)
+				K = 1;
+			if (K > maxk)
+				K = maxk;
+		}
+	}
+	uint32_t S = T + K - 1;
+	/* ports: an arc's rank among its tail's out-arcs */
+	uint32_t *port = xmalloc((n->narcs + 1) * sizeof(uint32_t)), *deg = xcalloc(nv + 1, 4);
+
+	for (uint32_t a = 0; a < n->narcs; a++)
+		port[a] = deg[n->tail[a]]++;
+	free(deg);
+	/* Count per step, then fill in place. */
+	size_t *cnt = xcalloc(S + 1, sizeof(size_t));
+
+	for (size_t i = 0; i < rt->npieces; i++) {
+		const struct fluid_piece *q = &rt->pieces[i];
+
+		for (uint32_t k = 0; k < K; k++) {
+			uint32_t lo = sched_fix((k + q->lo) / K), hi = sched_fix((k + q->hi) / K);
+
+			if (hi <= lo)
+				continue;
+			for (uint32_t h = 0; h < q->nhops; h++) {
+				uint32_t st = rt->hop_layer[q->first + h] + k;
+
+				cnt[rev ? S - 1 - st : st]++;
+			}
+		}
+	}
+	sched_init(s, sched_coll(r->collective), "fluid", nv);
+	s->root = 0;
+	if (r->collective == FLUID_BROADCAST || r->collective == FLUID_REDUCE)
+		s->root = rt->pieces[0].origin;
+	struct xfer *out = sched_append_steps(s, S, cnt);
+	size_t *pos = xcalloc(S + 1, sizeof(size_t));
+
+	for (uint32_t t = 1; t < S; t++)
+		pos[t] = pos[t - 1] + cnt[t - 1];
+	double cost = 0;
+
+	for (size_t i = 0; i < rt->npieces; i++) {
+		const struct fluid_piece *q = &rt->pieces[i];
+		uint32_t block = q->origin;
+
+		if (r->collective == FLUID_ALLTOALL)
+			block = q->origin * nv + q->target;
+		for (uint32_t k = 0; k < K; k++) {
+			uint32_t lo = sched_fix((k + q->lo) / K), hi = sched_fix((k + q->hi) / K);
+
+			if (hi <= lo)
+				continue;
+			for (uint32_t h = 0; h < q->nhops; h++) {
+				uint32_t e = rt->hop_arc[q->first + h];
+				uint32_t st = rt->hop_layer[q->first + h] + k;
+				bool red = rev && (n->kind[n->head[e]] & FLUID_CAN_REDUCE);
+
+				if (rev)
+					st = S - 1 - st;
+				out[pos[st]++] = (struct xfer){
+				    .src = (uint16_t)n->tail[e],
+				    .dst = (uint16_t)n->head[e],
+				    .block = block,
+				    .offset = lo,
+				    .length = hi - lo,
+				    .lane = (uint16_t)(port[e] < SCHED_NO_LANE ? port[e] : SCHED_NO_LANE),
+				    .flags = xfer_flags(DIR_NONE, red ? XFER_REDUCE : XFER_COPY),
+				};
+				cost += n->cost[e] * sched_frac(hi - lo);
+			}
+		}
+	}
+	free(pos);
+	free(cnt);
+	free(port);
+	rep->chunks = K;
+	rep->steps = S;
+	rep->hops = T;
+	rep->step_time = R / K;
+	rep->latency = S * rep->step_time;
+	rep->predicted = S * (o->alpha + rep->step_time * (o->size > 0 ? o->size : 1));
+	rep->cost = cost;
+	s->size_bytes = (uint64_t)((o->size > 0 ? o->size : 1) * 1e9);
+	s->time_us = rep->predicted * 1e6;
+	sched_set_metric(s, "rstar", r->rstar);
+	sched_set_metric(s, "latency_s_per_gb", rep->latency);
+	sched_set_metric(s, "cost", cost);
+	sched_set_metric(s, "chunks", K);
+	sched_set_metric(s, "hops", T);
+	return 0;
+}

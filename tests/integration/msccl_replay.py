@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Replay an MSCCL XML program and check that it computes its collective.
+
+Written from the format as the MSCCL executor reads it (NCCL/RCCL's
+msccl_parser and msccl-tools' ir_to_xml), independently of ofc's writer:
+
+  <algo nchunksperloop ngpus coll proto nchannels inplace outofplace minBytes maxBytes>
+    <gpu id i_chunks o_chunks s_chunks>
+      <tb id send recv chan>            one send peer and/or one receive peer
+        <step s type srcbuf srcoff dstbuf dstoff cnt depid deps hasdep/>
+
+A thread block runs its steps in order; a step waits for step `deps` of
+thread block `depid` on the same GPU. The k-th send of GPU a to GPU b on
+channel c is the k-th receive of b from a on c. Types: s (send src), r
+(receive into dst), rrc (receive, add src, store in dst), cpy (src to dst),
+nop. Data is symbolic: an element is a multiset of (rank, input chunk)
+contributions, so a reduction that misses or doubles an input, or a copy
+of the wrong chunk, shows in the final buffers.
+
+Usage: msccl_replay.py FILE.xml   (exit 0 and one summary line when correct)
+"""
+import sys
+import xml.etree.ElementTree as ET
+from collections import Counter, deque
+
+MAX_STEPS, MAX_COUNT, MAX_TBS = 256, 72, 216
+
+
+def fail(msg):
+    print("msccl_replay: " + msg)
+    sys.exit(1)
+
+
+def main(path):
+    root = ET.parse(path).getroot()
+    if root.tag != "algo":
+        fail("the root element is not <algo>")
+    for a in ("nchunksperloop", "nchannels", "ngpus", "proto", "coll", "minBytes", "maxBytes",
+              "inplace", "outofplace"):
+        if a not in root.attrib:
+            fail("<algo> lacks %s" % a)
+    n = int(root.get("ngpus"))
+    coll = root.get("coll")
+    per_loop = int(root.get("nchunksperloop"))
+    if root.get("proto") not in ("Simple", "LL", "LL128"):
+        fail("unknown protocol")
+    gpus = {}
+    for g in root.findall("gpu"):
+        r = int(g.get("id"))
+        sizes = {b: int(g.get(b + "_chunks")) for b in "ios"}
+        tbs = {}
+        pairs = set()
+        for tb in g.findall("tb"):
+            t = int(tb.get("id"))
+            send, recv, chan = int(tb.get("send")), int(tb.get("recv")), int(tb.get("chan"))
+            if t in tbs or t < 0 or t >= MAX_TBS:
+                fail("gpu %d: thread block id %d repeated or out of range" % (r, t))
+            if send == r or recv == r or not (-1 <= send < n and -1 <= recv < n):
+                fail("gpu %d tb %d: bad peers" % (r, t))
+            for key in (("s", send, chan), ("r", recv, chan)):
+                if key[1] >= 0:
+                    if key in pairs:
+                        fail("gpu %d: two thread blocks with %s peer %d on channel %d" %
+                             (r, key[0], key[1], key[2]))
+                    pairs.add(key)
+            steps = []
+            for i, st in enumerate(tb.findall("step")):
+                if int(st.get("s")) != i:
+                    fail("gpu %d tb %d: steps out of order" % (r, t))
+                if i >= MAX_STEPS:
+                    fail("gpu %d tb %d: over %d steps" % (r, t, MAX_STEPS))
+                op = dict(type=st.get("type"), sb=st.get("srcbuf"), so=int(st.get("srcoff")),
+                          db=st.get("dstbuf"), do=int(st.get("dstoff")), cnt=int(st.get("cnt")),
+                          depid=int(st.get("depid")), deps=int(st.get("deps")))
+                if op["type"] != "nop" and not (0 < op["cnt"] < MAX_COUNT):
+                    fail("gpu %d tb %d step %d: cnt %d" % (r, t, i, op["cnt"]))
+                if op["type"] in ("s", "cpy", "rrc") and not 0 <= op["so"] <= sizes[op["sb"]] - op["cnt"]:
+                    fail("gpu %d tb %d step %d: source outside %s" % (r, t, i, op["sb"]))
+                if op["type"] in ("r", "cpy", "rrc") and not 0 <= op["do"] <= sizes[op["db"]] - op["cnt"]:
+                    fail("gpu %d tb %d step %d: destination outside %s" % (r, t, i, op["db"]))
+                if op["type"] in ("s",) and send < 0 or op["type"] in ("r", "rrc") and recv < 0:
+                    fail("gpu %d tb %d step %d: no peer for %s" % (r, t, i, op["type"]))
+                if op["type"] not in ("s", "r", "rrc", "cpy", "nop"):
+                    fail("gpu %d: unsupported step type %s" % (r, op["type"]))
+                steps.append(op)
+            tbs[t] = dict(send=send, recv=recv, chan=chan, steps=steps, pc=0)
+        gpus[r] = dict(sizes=sizes, tbs=tbs)
+    if sorted(gpus) != list(range(n)):
+        fail("gpus are not 0..%d" % (n - 1))
+
+    # Any interleaving the dependencies allow must give the same result:
+    # replay in thread-block order, in reverse, and in shuffled orders one
+    # step at a time, so a missing dependency (a race) shows in one of them.
+    for order in ("forward", "reverse", 1, 2, 3):
+        ran = replay(gpus, n, coll, per_loop, order)
+    print("msccl_replay: %s on %d gpus, %d steps, 5 interleavings replayed: correct" %
+          (coll, n, ran))
+
+
+def replay(gpus, n, coll, per_loop, order):
+    import copy
+    import random
+    gpus = copy.deepcopy(gpus)
+    # Buffers: lists of Counters (contributions), None where nothing was written.
+    Q = {"allgather": per_loop // n, "reducescatter": per_loop // n,
+         "alltoall": per_loop // n, "allreduce": per_loop // n}[coll]
+    buf = {}
+    for r, g in gpus.items():
+        b = {k: [None] * g["sizes"][k] for k in "ios"}
+        for c in range(g["sizes"]["i"]):
+            # allgather: rank r's input chunk c is piece c of block r; the
+            # other collectives: input chunk c is r's contribution to chunk c.
+            b["i"][c] = Counter({(r, c): 1})
+        buf[r] = b
+    queues = {}
+    done = {r: {t: -1 for t in g["tbs"]} for r, g in gpus.items()}
+
+    def ready(r, op):
+        return op["depid"] < 0 or done[r].get(op["depid"], -2) >= op["deps"]
+
+    progress, total = True, sum(len(tb["steps"]) for g in gpus.values() for tb in g["tbs"].values())
+    ran = 0
+    blocks = [(r, t) for r, g in gpus.items() for t in g["tbs"]]
+    if order == "reverse":
+        blocks.reverse()
+    rng = random.Random(order) if isinstance(order, int) else None
+    while progress:
+        progress = False
+        if rng:
+            rng.shuffle(blocks)
+        for r, t in blocks:
+            tb = gpus[r]["tbs"][t]
+            if True:
+                while tb["pc"] < len(tb["steps"]):
+                    op = tb["steps"][tb["pc"]]
+                    if not ready(r, op):
+                        break
+                    ty, cnt = op["type"], op["cnt"]
+                    if ty in ("r", "rrc"):
+                        q = queues.get((tb["recv"], r, tb["chan"]))
+                        if not q:
+                            break
+                        data = q.popleft()
+                        if len(data) != cnt:
+                            fail("gpu %d tb %d: received %d chunks, step says %d" % (r, t, len(data), cnt))
+                        for j in range(cnt):
+                            if data[j] is None:
+                                fail("gpu %d received a chunk nobody wrote" % r)
+                            if ty == "rrc":
+                                cur = buf[r][op["sb"]][op["so"] + j]
+                                if cur is None:
+                                    fail("gpu %d: reduce into an unwritten chunk" % r)
+                                buf[r][op["db"]][op["do"] + j] = cur + data[j]
+                            else:
+                                buf[r][op["db"]][op["do"] + j] = Counter(data[j])
+                    elif ty == "s":
+                        src = buf[r][op["sb"]][op["so"]:op["so"] + cnt]
+                        queues.setdefault((r, tb["send"], tb["chan"]), deque()).append(
+                            [Counter(x) if x is not None else None for x in src])
+                    elif ty == "cpy":
+                        for j in range(cnt):
+                            x = buf[r][op["sb"]][op["so"] + j]
+                            buf[r][op["db"]][op["do"] + j] = Counter(x) if x is not None else None
+                    done[r][t] = tb["pc"]
+                    tb["pc"] += 1
+                    ran += 1
+                    progress = True
+                    if rng:
+                        break  # one step, then another block
+    if ran != total:
+        fail("deadlock: %d of %d steps ran" % (ran, total))
+    if any(q for q in queues.values()):
+        fail("sends left unreceived")
+
+    # The collective's result.
+    bad = 0
+    for r in range(n):
+        o = buf[r]["o"]
+        for x in range(len(o)):
+            if coll == "allgather":
+                want = Counter({(x // Q, x % Q): 1})
+            elif coll == "allreduce":
+                want = Counter({(v, x): 1 for v in range(n)})
+            elif coll == "reducescatter":
+                want = Counter({(v, r * Q + x): 1 for v in range(n)})
+            else:  # alltoall: chunk c of what rank v sent rank r
+                want = Counter({(x // Q, r * Q + x % Q): 1})
+            if o[x] != want:
+                if bad == 0:
+                    print("msccl_replay: gpu %d output chunk %d holds %s, want %s" %
+                          (r, x, dict(o[x]) if o[x] else None, dict(want)))
+                bad += 1
+    if bad:
+        fail("%d output chunks wrong (%s order)" % (bad, order))
+    return ran
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,47 @@
+#!/bin/sh
+# MSCCL XML export (ofc schedule --format msccl): programs for BFB allgather
+# and allreduce on torus:4x4 and genkautz:16,2 (and the other collectives)
+# are replayed by an independent reader (msccl_replay.py) in several
+# interleavings and must compute their collective; broken programs (a send
+# removed, a reduction turned into a copy, the dependencies stripped) must
+# be caught by the same reader.
+SUITE=msccl
+. "$(dirname "$0")/lib.sh"
+REPLAY="python3 tests/integration/msccl_replay.py"
+
+replays() {
+	expect_stdout_has "$1 on 16 gpus" $REPLAY "$2"
+}
+for t in torus:4x4 genkautz:16,2; do
+	for c in allgather allreduce; do
+		expect_exit 0 $OFC schedule --topology "$t" --collective $c --algo bfb --size 1MiB \
+			--format msccl -o "$TMP/$c-$t.xml"
+		replays $c "$TMP/$c-$t.xml"
+	done
+done
+expect_exit 0 $OFC schedule --topology torus:4x4 --collective reduce-scatter --size 1MiB \
+	--format msccl -o "$TMP/rs.xml"
+replays reducescatter "$TMP/rs.xml"
+expect_exit 0 $OFC schedule --topology genkautz:16,2 --collective alltoall --size 1MiB \
+	--format msccl -o "$TMP/a2a.xml"
+replays alltoall "$TMP/a2a.xml"
+# On a fabric: transfers on NIC ports, chunked BFB (exact at 2 chunks).
+expect_exit 0 $OFC schedule tests/configs/tb16-torus.yaml --collective allreduce --chunks 2 \
+	--size 1MiB --format msccl -o "$TMP/fab.xml"
+grep -q 'nchunksperloop="32" ngpus="16" coll="allreduce"' "$TMP/fab.xml" && ok || bad "2 chunks per block on 16 ranks" "$(sed -n 2p "$TMP/fab.xml")"
+replays allreduce "$TMP/fab.xml"
+
+# The reader is not fooled.
+ag="$TMP/allgather-torus:4x4.xml"
+line=$(grep -n 'type="s"' "$ag" | sed -n 5p | cut -d: -f1)
+sed "${line}d" "$ag" >"$TMP/bad1.xml"
+expect_exit 1 $REPLAY "$TMP/bad1.xml"
+ar="$TMP/allreduce-torus:4x4.xml"
+awk '/type="rrc"/ && !d {sub(/type="rrc"/, "type=\"r\""); d = 1} {print}' "$ar" >"$TMP/bad2.xml"
+expect_exit 1 $REPLAY "$TMP/bad2.xml"
+sed 's/depid="[0-9]*" deps="[0-9]*"/depid="-1" deps="-1"/' "$ar" >"$TMP/bad3.xml"
+expect_exit 1 $REPLAY "$TMP/bad3.xml"
+
+expect_error 2 "ofc schedule: unknown format 'xml'" $OFC schedule --topology torus:4x4 \
+	--collective allgather --size 1MiB --format xml -o "$TMP/x"
+finish

@@ -1,0 +1,82 @@
+#!/bin/sh
+# Schedules executed on the netns testbed (ofc testbed run): 16 hosts wired
+# as torus:4x4 through an emulated OCS, circuits shaped by tbf; BFB allreduce
+# and MCF all-to-all run with every element checked; one transfer dropped
+# is caught by the data check; an exported schedule runs from its file;
+# after reconfiguring to circulant:16:3,4 the runs are still correct.
+# Sizes are small: the figures are for `make bench`, not for tests.
+SUITE=run
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/emu.sh"
+
+if [ "$(id -u)" -ne 0 ] || ! unshare --net true 2>/dev/null; then
+	echo "run: SKIP: needs root and network namespaces (running as uid $(id -u))"
+	echo "$SUITE: 0 passed, 0 failed, 1 skipped"
+	exit 0
+fi
+
+ST="$TMP/state"
+NAME="run$$"
+cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
+for t in torus circulant; do
+	sed -e "s|^name: tb16|name: $NAME|" -e "s|credentials: .*|credentials: ocs0.cred|" \
+		-e "s|^  ports: 4|  ports: 4\n  port_rate: 1Gbps|" \
+		tests/configs/tb16-$t.yaml >"$TMP/$t.yaml"
+done
+start_emu ocs-emu e --ports 64 --credentials configs/credentials/ocs0.cred
+DEV="ocs0=127.0.0.1:$e_port"
+cleanup() {
+	$OFC testbed down "$TMP/torus.yaml" --state-dir "$ST" >/dev/null 2>&1
+	stop_all_emus
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+RUN="$OFC testbed run --state-dir $ST --json"
+
+expect_exit 0 $OFC apply "$TMP/torus.yaml" --device "$DEV" --state-dir "$ST"
+expect_error 1 "ofc: the testbed of fabric '$NAME' is not up (run 'ofc testbed up')" \
+	$RUN "$TMP/torus.yaml" --collective allreduce
+expect_error 2 "ofc testbed: --rate-scale must be a number in (0, 1], got '2'" \
+	$OFC testbed up "$TMP/torus.yaml" --rate-scale 2 --state-dir "$ST"
+expect_stdout_has "testbed $NAME up: 16 hosts as namespaces ofc-$NAME-*, 64 circuits" \
+	$OFC testbed up "$TMP/torus.yaml" --rate-scale 0.2 --device "$DEV" --state-dir "$ST"
+# Every circuit holds a 200 Mb/s tbf (1 Gb/s x 0.2) and the probe moved data on it.
+expect_json 'j["reachable"]==240 and len(j["circuits"])==64 and all(c["shaped_rate_bps"]==2e8 and c["rate_bps"]>0 and c["latency_s"]>0 for c in j["circuits"])' \
+	$OFC testbed check "$TMP/torus.yaml" --state-dir "$ST" --json
+
+# BFB allreduce: 16 x 256 KiB, a sum over every host's data, every element checked.
+expect_json '(lambda r: r["algorithm"]=="bfb" and r["ran"] and r["verified"] and r["data_ok"] and r["checked_elements"]==16*65536 and r["bad_elements"]==0 and r["steps"]==8 and r["connections"]==64 and r["predicted_s"]>0)(j["runs"][0])' \
+	$RUN "$TMP/torus.yaml" --collective allreduce --algo bfb --size 256KiB
+# MCF all-to-all (time-stepped lowering): relays through other hosts.
+expect_json '(lambda r: r["algorithm"]=="mcf" and r["data_ok"] and r["checked_elements"]==16*15*4096 and r["payload_bytes"]>16*15*16384)(j["runs"][0])' \
+	$RUN "$TMP/torus.yaml" --collective alltoall --size 256KiB
+# One transfer dropped: the run completes and the data check finds the hole.
+expect_exit 1 $RUN "$TMP/torus.yaml" --collective allreduce --size 256KiB --drop-transfer 7
+python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['runs'][0]; sys.exit(0 if r['ran'] and not r['data_ok'] and r['bad_elements']>0 and not r['verified'] else 1)" "$TMP/out" &&
+	ok || bad "a dropped transfer must fail the data check" "$(head -c 600 "$TMP/out")"
+expect_exit 1 $RUN "$TMP/torus.yaml" --collective alltoall --size 64KiB --drop-transfer 100
+grep -q '"data_ok": false' "$TMP/out" && ok || bad "all-to-all with a dropped transfer: data check" "$(head -c 600 "$TMP/out")"
+# A schedule exported as protobuf runs from the file.
+expect_exit 0 $OFC schedule "$TMP/torus.yaml" --collective allgather --algo bfb --chunks 2 \
+	--size 64KiB --format pb -o "$TMP/ag.pb"
+expect_json '(lambda r: r["algorithm"]=="bfb (file)" and r["verified"] and r["data_ok"])(j["runs"][0])' \
+	$RUN "$TMP/torus.yaml" --collective allgather --schedule "$TMP/ag.pb" --size 64KiB
+expect_error 2 "ofc testbed: run: --schedule and --algo exclude each other" \
+	$RUN "$TMP/torus.yaml" --collective allgather --schedule "$TMP/ag.pb" --algo bfb
+
+# Reconfigure the fabric with the testbed up, then run on the new circuits.
+expect_stdout_has "committed transaction 2" $OFC apply "$TMP/circulant.yaml" --device "$DEV" --state-dir "$ST"
+# A torus schedule no longer fits the circuits: refused before any data moves.
+expect_exit 1 $RUN "$TMP/torus.yaml" --collective allreduce --size 64KiB
+grep -q "reaches another host" "$TMP/out" && ok || bad "torus schedule on circulant circuits" "$(head -c 600 "$TMP/out")"
+expect_json '(lambda r: r["data_ok"] and r["checked_elements"]==16*65536)(j["runs"][0])' \
+	$RUN "$TMP/circulant.yaml" --collective allreduce --algo bfb --size 256KiB
+expect_json '(lambda r: r["data_ok"])(j["runs"][0])' \
+	$RUN "$TMP/circulant.yaml" --collective alltoall --size 256KiB
+
+expect_stdout_has "testbed $NAME down: 16 namespaces removed" \
+	$OFC testbed down "$TMP/torus.yaml" --state-dir "$ST"
+[ "$(ls /run/netns 2>/dev/null | grep -c "^ofc-$NAME-")" -eq 0 ] && ok || bad "namespaces left behind"
+
+finish
