@@ -59,9 +59,16 @@ int device_read(struct device *dev, struct device_state *out, struct ofc_error *
 	rc = ensure_open(dev, err);
 	if (rc == 0)
 		rc = dev->ops->read_state(dev, out, err);
-	if (rc == 0)
+	if (rc == 0) {
+		/* What a device reports is checked like any input: numbers in
+		 * range, nothing twice (two cross-connects on one ingress are
+		 * not a state to diff against). */
 		state_sort(out);
-	else
+		rc = state_check(out, &dev->cfg, err);
+		if (rc < 0)
+			ofc_error_prefix(err, "the device reports an impossible state");
+	}
+	if (rc < 0)
 		ofc_error_prefix(err, "%s", dev->cfg.name);
 	dev->stats.seconds += now_seconds() - t0;
 	return rc;

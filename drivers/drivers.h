@@ -75,6 +75,15 @@ bool state_equal(const struct device_state *a, const struct device_state *b);
 /* Number of entries (cross-connects + channels + links + routes). */
 uint32_t state_size(const struct device_state *s);
 
+struct device_cfg;
+/* Whether sorted state s is one the device cfg describes can hold: entries
+ * of its class only; switch ports 1..ports; a ring's nodes, interfaces and
+ * wavelengths, roles add or drop; the testbed's hosts and ports; no entry,
+ * ingress, egress or route twice. Limits of 0 in cfg are not checked.
+ * Returns 0, or -1 with err (OFC_E_RUNTIME, OFC_R_GARBAGE) naming the
+ * first offence. Used on what devices report and on the journal. */
+int state_check(const struct device_state *s, const struct device_cfg *cfg, struct ofc_error *err);
+
 enum op_kind {
 	OP_DISCONNECT = 1, /* xc: remove ingress xc.in (xc.out: what it held) */
 	OP_CONNECT,	   /* xc: connect xc.in -> xc.out */
@@ -123,11 +132,12 @@ struct sim_device;
  * from the fabric config. Strings are borrowed for the device's life. */
 struct device_cfg {
 	const char *name;
-	const char *driver;	 /* tl1, patch-panel, mrr, netlink, sim */
-	const char *address;	 /* host:port (already overridden by --device) */
-	const char *credentials; /* resolved path, or NULL */
-	double timeout;		 /* seconds per command */
-	uint32_t retries;	 /* extra attempts after a lost connection */
+	const char *driver;	     /* tl1, patch-panel, mrr, netlink, sim */
+	const char *address;	     /* host:port (already overridden by --device) */
+	const char *credentials;     /* resolved path, or NULL */
+	const char *credentials_dir; /* a daemon's: read credentials only from here */
+	double timeout;		     /* seconds per command */
+	uint32_t retries;	     /* extra attempts after a lost connection */
 	enum dev_class cls;
 	uint32_t ports;					    /* switches: N */
 	double move_time;				    /* patch panels: seconds per move */
@@ -195,9 +205,21 @@ struct credentials {
 	char user[CRED_MAX];
 	char password[CRED_MAX];
 };
-/* `# comment`, `user: NAME`, `password: SECRET`. Errors name the file and
- * line, never the secret. */
-int credentials_load(const char *path, struct credentials *c, struct ofc_error *err);
+/* `# comment`, `user: NAME`, `password: SECRET`, each key once. Errors
+ * (OFC_E_INPUT, reason OFC_R_CREDENTIALS) name the file and line, never
+ * any of its content. text is modified in place. */
+int credentials_parse(const char *name, char *text, size_t len, struct credentials *c,
+		      struct ofc_error *err);
+/* Read and parse a credentials file: a regular file, opened non-blocking.
+ * With dir (a daemon's credentials directory), path must name a file
+ * directly in dir; it is opened through dir with O_NOFOLLOW, and dir and
+ * file must be owned by root (or by this euid when it is not root) and not
+ * writable by group or others. */
+int credentials_load(const char *path, const char *dir, struct credentials *c,
+		     struct ofc_error *err);
+/* Only the directory rule of credentials_load, without reading the file:
+ * path names a file directly in dir, and dir is root's and closed. */
+int credentials_check_path(const char *path, const char *dir, struct ofc_error *err);
 /* Overwrite the secret in memory. */
 void credentials_wipe(struct credentials *c);
 

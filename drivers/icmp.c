@@ -41,7 +41,7 @@ static int open_sockets(const char *const *netns, uint32_t n, int *fds, struct o
 				     strerror(errno));
 	for (uint32_t h = 0; h < n && rc == 0; h++) {
 		char *path = xasprintf("%s/%s", NETNS_DIR, netns[h]);
-		int nsfd = open(path, O_RDONLY | O_CLOEXEC);
+		int nsfd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		struct sockaddr_in sa = {.sin_family = AF_INET,
 					 .sin_addr.s_addr = htonl(testbed_host_addr(h))};
 

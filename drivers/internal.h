@@ -45,6 +45,17 @@ int tl1_take_reply(struct strbuf *in, uint32_t ctag, struct tl1_reply *r, struct
  * numbered ports+1..2*ports: 0 with *in and *out (1-based), -1 otherwise. */
 int tl1_parse_xconn(const char *line, uint32_t ports, uint32_t *in, uint32_t *out);
 int tl1_driver_read(struct device *dev, struct device_state *out, struct ofc_error *err);
+
+/* The MRR driver's reading of a reply, pure (the fuzzer feeds it): a
+ * frame's bytes as an MrrReply answering seq (caller frees *reply with
+ * ofc__v1__mrr_reply__free_unpacked); a GetState reply's channels as a
+ * state of the ring cfg describes, each checked against it (device_read
+ * then refuses duplicates). */
+struct Ofc__V1__MrrReply;
+int mrr_take_reply(const uint8_t *buf, size_t len, uint64_t seq, struct Ofc__V1__MrrReply **reply,
+		   struct ofc_error *err);
+int mrr_reply_state(const struct Ofc__V1__MrrReply *r, const struct device_cfg *cfg,
+		    struct device_state *out, struct ofc_error *err);
 int tl1_driver_apply(struct device *dev, const struct op_batch *b, uint32_t *done,
 		     struct ofc_error *err);
 void tl1_driver_close(struct device *dev);

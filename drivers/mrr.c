@@ -34,7 +34,7 @@ static int exchange(struct device *dev, Ofc__V1__MrrRequest *req, Ofc__V1__MrrRe
 {
 	struct mrr_priv *p = dev->priv;
 	double deadline = now_seconds() + dev->cfg.timeout;
-	size_t n, len;
+	size_t n, len = 0;
 	uint8_t *out;
 	int rc;
 
@@ -54,14 +54,44 @@ static int exchange(struct device *dev, Ofc__V1__MrrRequest *req, Ofc__V1__MrrRe
 					      len);
 		return -1;
 	}
-	*reply = ofc__v1__mrr_reply__unpack(NULL, len, p->buf);
+	return mrr_take_reply(p->buf, len, p->seq, reply, err);
+}
+
+int mrr_take_reply(const uint8_t *buf, size_t len, uint64_t seq, Ofc__V1__MrrReply **reply,
+		   struct ofc_error *err)
+{
+	*reply = ofc__v1__mrr_reply__unpack(NULL, len, buf);
 	if (!*reply)
 		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
 				      "garbage reply: not an MrrReply message");
-	if (!(*reply)->has_seq || (*reply)->seq != p->seq) {
+	if (!(*reply)->has_seq || (*reply)->seq != seq) {
 		ofc__v1__mrr_reply__free_unpacked(*reply, NULL);
 		*reply = NULL;
 		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE, "reply out of sequence");
+	}
+	return 0;
+}
+
+int mrr_reply_state(const Ofc__V1__MrrReply *r, const struct device_cfg *cfg,
+		    struct device_state *out, struct ofc_error *err)
+{
+	if (r->status != OFC__V1__MRR_STATUS__MRR_STATUS_OK)
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
+				      "agent refused to report its state: %.200s",
+				      r->message ? r->message : "");
+	for (size_t i = 0; i < r->n_channels; i++) {
+		const Ofc__V1__MrrChannel *c = r->channels[i];
+
+		if (c->node >= cfg->ring_nodes || c->interface >= cfg->interfaces ||
+		    c->wavelength >= cfg->wavelengths ||
+		    (c->role != OFC__V1__MRR_ROLE__MRR_ROLE_ADD &&
+		     c->role != OFC__V1__MRR_ROLE__MRR_ROLE_DROP))
+			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+					      "agent reports an impossible channel (node %u, "
+					      "interface %u, wavelength %u)",
+					      c->node, c->interface, c->wavelength);
+		state_add_chan(out, (struct mrr_chan){c->node, c->interface, c->wavelength,
+						      (uint32_t)c->role});
 	}
 	return 0;
 }
@@ -158,27 +188,7 @@ static int mrr_read(struct device *dev, struct device_state *out, struct ofc_err
 	req.get_state = &g;
 	if (request(dev, &req, &r, err) < 0)
 		return -1;
-	rc = r->status == OFC__V1__MRR_STATUS__MRR_STATUS_OK
-		 ? 0
-		 : ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
-				  "agent refused to report its state: %s",
-				  r->message ? r->message : "");
-	for (size_t i = 0; rc == 0 && i < r->n_channels; i++) {
-		const Ofc__V1__MrrChannel *c = r->channels[i];
-
-		if (c->node >= dev->cfg.ring_nodes || c->interface >= dev->cfg.interfaces ||
-		    c->wavelength >= dev->cfg.wavelengths ||
-		    (c->role != OFC__V1__MRR_ROLE__MRR_ROLE_ADD &&
-		     c->role != OFC__V1__MRR_ROLE__MRR_ROLE_DROP))
-			rc = ofc_error_setr(
-			    err, OFC_E_RUNTIME, OFC_R_GARBAGE,
-			    "agent reports an impossible channel (node %u, interface "
-			    "%u, wavelength %u)",
-			    c->node, c->interface, c->wavelength);
-		else
-			state_add_chan(out, (struct mrr_chan){c->node, c->interface, c->wavelength,
-							      (uint32_t)c->role});
-	}
+	rc = mrr_reply_state(r, &dev->cfg, out, err);
 	ofc__v1__mrr_reply__free_unpacked(r, NULL);
 	return rc;
 }
@@ -195,8 +205,8 @@ static int mrr_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 		char what[96];
 
 		if (op->kind != OP_TUNE_ON && op->kind != OP_TUNE_OFF)
-			return ofc_error_set(err, OFC_E_RUNTIME, "a ring cannot do operation %d",
-					     (int)op->kind);
+			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
+					      "a ring cannot do operation %d", (int)op->kind);
 		ch.has_node = ch.has_interface = ch.has_wavelength = ch.has_role = true;
 		ch.node = op->ch.node;
 		ch.interface = op->ch.iface;

@@ -16,6 +16,8 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <net/if.h>
@@ -39,7 +41,25 @@ static int nl_fail(struct ofc_error *err, int rc, const char *fmt, const char *a
 	char what[160];
 
 	snprintf(what, sizeof(what), fmt, arg);
-	return ofc_error_set(err, OFC_E_RUNTIME, "%s: %s", what, nl_geterror(rc));
+	/* A netlink socket has SO_RCVTIMEO (nlk_open): a kernel that does not
+	 * answer in time shows up as NLE_AGAIN. */
+	return ofc_error_setr(err, OFC_E_RUNTIME,
+			      rc == -NLE_AGAIN || rc == NLE_AGAIN ? OFC_R_TIMEOUT : OFC_R_REFUSED,
+			      "%s: %s", what, nl_geterror(rc));
+}
+
+/* libnl waits in blocking recvmsg() calls of its own (cache fills, acks),
+ * where no deadline of ours can reach: bound each one with the device's
+ * timeout. rtnetlink answers from the sending thread, so a request's
+ * replies are queued before its send returns; the bound is for a kernel
+ * (or a namespace) that never answers. */
+static void bound_waits(int fd, double timeout)
+{
+	double t = timeout > 0 ? timeout : 5;
+	struct timeval tv = {.tv_sec = (time_t)t, .tv_usec = (suseconds_t)((t - (time_t)t) * 1e6)};
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
 static void nlk_close(struct device *dev)
@@ -79,27 +99,30 @@ static int nlk_open(struct device *dev, struct ofc_error *err)
 	orig = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (orig < 0) {
 		nlk_close(dev);
-		return ofc_error_set(err, OFC_E_RUNTIME, "no network namespaces: %s",
-				     strerror(errno));
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST, "no network namespaces: %s",
+				      strerror(errno));
 	}
 	for (uint32_t h = 0; h < p->n && rc == 0; h++) {
 		char *path = xasprintf("%s/%s", NETNS_DIR, dev->cfg.netns[h]);
 
-		p->nsfd[h] = open(path, O_RDONLY | O_CLOEXEC);
+		p->nsfd[h] = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (p->nsfd[h] < 0 || setns(p->nsfd[h], CLONE_NEWNET) != 0) {
-			rc = ofc_error_set(err, OFC_E_RUNTIME,
-					   "host namespace %s: %s (is the testbed up?)", path,
-					   strerror(errno));
+			rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST,
+					    "host namespace %s: %s (is the testbed up?)", path,
+					    strerror(errno));
 		} else {
 			p->sk[h] = nl_socket_alloc();
 			int e = nl_connect(p->sk[h], NETLINK_ROUTE);
 			if (e < 0)
 				rc = nl_fail(err, e, "netlink socket in %s", dev->cfg.netns[h]);
+			else
+				bound_waits(nl_socket_get_fd(p->sk[h]), dev->cfg.timeout);
 		}
 		free(path);
 	}
 	if (setns(orig, CLONE_NEWNET) != 0 && rc == 0)
-		rc = ofc_error_set(err, OFC_E_RUNTIME, "cannot return to the original namespace");
+		rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST,
+				    "cannot return to the original namespace");
 	close(orig);
 	if (rc < 0)
 		nlk_close(dev);
@@ -303,7 +326,7 @@ static int add_link(struct nl_priv *p, const struct hlink *k, struct ofc_error *
 	snprintf(iname, sizeof(iname), "i%u", k->dst_port);
 	l = rtnl_link_veth_alloc();
 	if (!l)
-		return ofc_error_set(err, OFC_E_RUNTIME, "veth: out of memory");
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED, "veth: out of memory");
 	rtnl_link_set_name(l, oname);
 	peer = rtnl_link_veth_get_peer(l);
 	rtnl_link_set_name(peer, iname);
@@ -381,11 +404,13 @@ static int nlk_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 		if ((op->kind == OP_LINK_ADD || op->kind == OP_LINK_DEL) &&
 		    (op->link.src_host >= p->n || op->link.dst_host >= p->n ||
 		     op->link.src_port >= p->ports || op->link.dst_port >= p->ports))
-			return ofc_error_set(err, OFC_E_RUNTIME, "circuit outside the testbed");
+			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
+					      "circuit outside the testbed");
 		if ((op->kind == OP_ROUTE_SET || op->kind == OP_ROUTE_DEL) &&
 		    (op->route.host >= p->n || op->route.dst_host >= p->n ||
 		     op->route.port >= p->ports))
-			return ofc_error_set(err, OFC_E_RUNTIME, "route outside the testbed");
+			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
+					      "route outside the testbed");
 		dev->stats.commands++;
 		switch (op->kind) {
 		case OP_LINK_ADD:
@@ -403,8 +428,8 @@ static int nlk_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 			rc = set_route(p, &op->route, op->kind == OP_ROUTE_DEL, err);
 			break;
 		default:
-			rc = ofc_error_set(err, OFC_E_RUNTIME, "hosts cannot do operation %d",
-					   (int)op->kind);
+			rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
+					    "hosts cannot do operation %d", (int)op->kind);
 		}
 		if (rc < 0)
 			return -1;

@@ -128,7 +128,7 @@ int netns_create(const char *name, uint32_t host_addr, struct ofc_error *err)
 			      strerror(errno));
 		goto out;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd >= 0) {
 		/* Reuse it if it is a live namespace (a bind mount). */
 		if (setns(fd, CLONE_NEWNET) == 0) {

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct sim_priv {
 	struct sim_device *dev;
@@ -34,35 +35,46 @@ static int load(struct sim_priv *p, struct ofc_error *err)
 	char *text, *line, *next;
 	size_t len;
 	unsigned lineno = 0;
-	FILE *probe = fopen(p->path, "r");
 
-	if (!probe)
-		return errno == ENOENT
-			   ? 0
-			   : ofc_error_set(err, OFC_E_RUNTIME, "%s: %s", p->path, strerror(errno));
-	fclose(probe);
-	if (read_file(p->path, 64u << 20, &text, &len, err) < 0)
+	if (access(p->path, F_OK) != 0 && errno == ENOENT)
+		return 0;
+	if (read_file(p->path, 64u << 20, &text, &len, err) < 0) {
+		err->code = OFC_E_RUNTIME;
+		err->reason = OFC_R_GARBAGE;
 		return -1;
-	for (line = text; line && *line; line = next) {
-		uint32_t a, b, c, d;
-		char kind;
+	}
+	for (line = text; line; line = next) {
+		uint32_t v[4];
+		char *tok[6], *save = NULL;
+		unsigned n = 0;
+		bool ok = true;
 
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = 0;
 		lineno++;
-		if (sscanf(line, "x %u %u", &a, &b) == 2)
-			state_add_xconn(&p->dev->state, a, b);
-		else if (sscanf(line, "c %u %u %u %u", &a, &b, &c, &d) == 4)
-			state_add_chan(&p->dev->state, (struct mrr_chan){a, b, c, d});
-		else if (sscanf(line, "l %u %u %u %u", &a, &b, &c, &d) == 4)
-			state_add_link(&p->dev->state, (struct hlink){a, b, c, d});
-		else if (sscanf(line, "r %u %u %u", &a, &b, &c) == 3)
-			state_add_route(&p->dev->state, (struct hroute){a, b, c});
-		else if (sscanf(line, " %c", &kind) == 1) {
+		for (char *t = strtok_r(line, " \t\r", &save); t && n < 6;
+		     t = strtok_r(NULL, " \t\r", &save))
+			tok[n++] = t;
+		if (n == 0)
+			continue;
+		/* Whole numbers only: sscanf's %u wrapped "4294967298" to 2. */
+		for (unsigned k = 1; k < n && k <= 4; k++)
+			ok &= parse_u32(tok[k], &v[k - 1]) == 0;
+		if (ok && n == 3 && strcmp(tok[0], "x") == 0)
+			state_add_xconn(&p->dev->state, v[0], v[1]);
+		else if (ok && n == 5 && strcmp(tok[0], "c") == 0)
+			state_add_chan(&p->dev->state, (struct mrr_chan){v[0], v[1], v[2], v[3]});
+		else if (ok && n == 5 && strcmp(tok[0], "l") == 0)
+			state_add_link(&p->dev->state, (struct hlink){v[0], v[1], v[2], v[3]});
+		else if (ok && n == 4 && strcmp(tok[0], "r") == 0)
+			state_add_route(&p->dev->state, (struct hroute){v[0], v[1], v[2]});
+		else {
 			free(text);
-			return ofc_error_at(err, OFC_E_RUNTIME, p->path, lineno, 1,
-					    "corrupt sim device state");
+			ofc_error_at(err, OFC_E_RUNTIME, p->path, lineno, 1,
+				     "corrupt sim device state");
+			err->reason = OFC_R_GARBAGE;
+			return -1;
 		}
 	}
 	free(text);
@@ -111,14 +123,16 @@ static int fault_error(enum fault_mode m, struct ofc_error *err)
 {
 	switch (m) {
 	case FAULT_DENY:
-		return ofc_error_set(err, OFC_E_RUNTIME, "device refused the command (injected)");
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
+				      "device refused the command (injected)");
 	case FAULT_CLOSE:
 	case FAULT_CLOSE_AFTER:
-		return ofc_error_set(err, OFC_E_RUNTIME, "connection lost (injected)");
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST, "connection lost (injected)");
 	case FAULT_STALL:
-		return ofc_error_set(err, OFC_E_RUNTIME, "timed out (injected)");
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_TIMEOUT, "timed out (injected)");
 	default:
-		return ofc_error_set(err, OFC_E_RUNTIME, "garbage reply (injected)");
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+				      "garbage reply (injected)");
 	}
 }
 
@@ -131,8 +145,8 @@ static int sim_open(struct device *dev, struct ofc_error *err)
 	} else {
 		if (!dev->cfg.state_dir) {
 			free(p);
-			return ofc_error_set(err, OFC_E_RUNTIME,
-					     "sim device without a state directory");
+			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST,
+					      "sim device without a state directory");
 		}
 		p->dev = &p->owned;
 		sim_device_init(p->dev, dev->cfg.cls, dev->cfg.ports);
@@ -195,19 +209,19 @@ static int act(struct sim_device *d, const struct op *op, struct ofc_error *err)
 	case OP_CONNECT:
 		if (d->ports && (op->xc.in < 1 || op->xc.in > d->ports || op->xc.out < 1 ||
 				 op->xc.out > d->ports))
-			return ofc_error_set(err, OFC_E_RUNTIME, "no such port");
+			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED, "no such port");
 		k = find_xc(s, op->xc.in, 0);
 		if (k >= 0 && s->xc[k].out == op->xc.out)
 			return 0;
 		if (k >= 0 || find_xc(s, 0, op->xc.out) >= 0)
-			return ofc_error_set(err, OFC_E_RUNTIME, "port in use");
+			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED, "port in use");
 		state_add_xconn(s, op->xc.in, op->xc.out);
 		break;
 	case OP_DISCONNECT:
 		k = find_xc(s, op->xc.in, 0);
 		if (k < 0)
-			return ofc_error_set(err, OFC_E_RUNTIME, "port %u is not connected",
-					     op->xc.in);
+			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
+					      "port %u is not connected", op->xc.in);
 		s->xc[k] = s->xc[--s->nxc];
 		break;
 	case OP_TUNE_ON:
@@ -219,8 +233,8 @@ static int act(struct sim_device *d, const struct op *op, struct ofc_error *err)
 			if (memcmp(&s->ch[i], &op->ch, sizeof(op->ch)) == 0)
 				break;
 		if (on == (i < s->nch))
-			return ofc_error_set(err, OFC_E_RUNTIME, "channel already %s",
-					     on ? "tuned" : "off");
+			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
+					      "channel already %s", on ? "tuned" : "off");
 		if (on)
 			state_add_chan(s, op->ch);
 		else

@@ -2,6 +2,7 @@
  * one state into another as an ordered batch of operations. */
 #include "drivers/drivers.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,6 +119,118 @@ bool state_equal(const struct device_state *a, const struct device_state *b)
 uint32_t state_size(const struct device_state *s)
 {
 	return s->nxc + s->nch + s->nlinks + s->nroutes;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	return cmp_u32s(a, b, 1);
+}
+
+static int bad(struct ofc_error *err, const char *fmt, ...) OFC_PRINTF(2, 3);
+static int bad(struct ofc_error *err, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE, "%s", msg);
+}
+
+/* s is sorted (state_sort), so equal entries are neighbours; egresses are
+ * sorted in a copy. */
+static int check_switch(const struct device_state *s, uint32_t ports, struct ofc_error *err)
+{
+	uint32_t *outs = xcalloc((size_t)s->nxc + 1, sizeof(*outs));
+	int rc = 0;
+
+	for (uint32_t i = 0; i < s->nxc && rc == 0; i++) {
+		const struct xconn *x = &s->xc[i];
+
+		if (x->in < 1 || x->out < 1 || (ports && (x->in > ports || x->out > ports)))
+			rc = bad(err, "cross-connect %u -> %u is outside the switch's ports 1..%u",
+				 x->in, x->out, ports);
+		else if (i && s->xc[i - 1].in == x->in)
+			rc = bad(err, "ingress %u is cross-connected twice (to %u and %u)", x->in,
+				 s->xc[i - 1].out, x->out);
+		outs[i] = x->out;
+	}
+	if (rc == 0 && s->nxc > 1) {
+		qsort(outs, s->nxc, sizeof(*outs), cmp_u32);
+		for (uint32_t i = 1; i < s->nxc && rc == 0; i++)
+			if (outs[i] == outs[i - 1])
+				rc = bad(err, "egress %u is cross-connected twice", outs[i]);
+	}
+	free(outs);
+	return rc;
+}
+
+static int check_ring(const struct device_state *s, const struct device_cfg *c,
+		      struct ofc_error *err)
+{
+	for (uint32_t i = 0; i < s->nch; i++) {
+		const struct mrr_chan *m = &s->ch[i];
+
+		if ((c->ring_nodes && m->node >= c->ring_nodes) ||
+		    (c->interfaces && m->iface >= c->interfaces) ||
+		    (c->wavelengths && m->wl >= c->wavelengths) ||
+		    (m->role != MRR_ADD && m->role != MRR_DROP))
+			return bad(err,
+				   "channel (node %u, interface %u, wavelength %u, role %u) is not "
+				   "on this ring",
+				   m->node, m->iface, m->wl, m->role);
+		if (i && cmp_ch(&s->ch[i - 1], m) == 0)
+			return bad(err, "channel (node %u, interface %u, wavelength %u) twice",
+				   m->node, m->iface, m->wl);
+	}
+	return 0;
+}
+
+static int check_hosts(const struct device_state *s, const struct device_cfg *c,
+		       struct ofc_error *err)
+{
+	uint32_t n = c->nhosts, p = c->host_ports;
+
+	for (uint32_t i = 0; i < s->nlinks; i++) {
+		const struct hlink *l = &s->links[i];
+
+		if ((n && (l->src_host >= n || l->dst_host >= n)) ||
+		    (p && (l->src_port >= p || l->dst_port >= p)))
+			return bad(err,
+				   "circuit host %u port %u -> host %u port %u is outside "
+				   "the testbed",
+				   l->src_host, l->src_port, l->dst_host, l->dst_port);
+		if (i && cmp_link(&s->links[i - 1], l) == 0)
+			return bad(err, "circuit host %u port %u -> host %u port %u twice",
+				   l->src_host, l->src_port, l->dst_host, l->dst_port);
+	}
+	for (uint32_t i = 0; i < s->nroutes; i++) {
+		const struct hroute *r = &s->routes[i];
+
+		if ((n && (r->host >= n || r->dst_host >= n)) || (p && r->port >= p))
+			return bad(err,
+				   "route on host %u to host %u via port %u is outside the "
+				   "testbed",
+				   r->host, r->dst_host, r->port);
+		if (i && cmp_u32s(&s->routes[i - 1].host, &r->host, 2) == 0)
+			return bad(err, "two routes on host %u to host %u", r->host, r->dst_host);
+	}
+	return 0;
+}
+
+int state_check(const struct device_state *s, const struct device_cfg *cfg, struct ofc_error *err)
+{
+	bool sw = cfg->cls == DEV_SWITCH, ring = cfg->cls == DEV_RING,
+	     hosts = cfg->cls == DEV_HOSTS;
+
+	if ((s->nxc && !sw) || (s->nch && !ring) || ((s->nlinks || s->nroutes) && !hosts))
+		return bad(err, "entries of another kind of device");
+	if (sw)
+		return check_switch(s, cfg->ports, err);
+	if (ring)
+		return check_ring(s, cfg, err);
+	return check_hosts(s, cfg, err);
 }
 
 void batch_add(struct op_batch *b, struct op op)

@@ -47,8 +47,9 @@ int tcp_connect(const char *address, double timeout, struct ofc_error *err)
 	int fd = -1, e = 0, rc;
 
 	if (!address || split_address(address, host, sizeof(host), port, sizeof(port)) < 0)
-		return ofc_error_set(err, OFC_E_INPUT, "bad address '%s': expected HOST:PORT",
-				     address ? address : "");
+		return ofc_error_setr(err, OFC_E_INPUT, OFC_R_LOST,
+				      "bad address '%s': expected HOST:PORT",
+				      address ? address : "");
 	rc = getaddrinfo(host, port, &hints, &res);
 	if (rc != 0)
 		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST, "cannot resolve %s: %s",

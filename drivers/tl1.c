@@ -93,6 +93,22 @@ static char *trim_line(char *s)
 	return s;
 }
 
+/* A decimal number of at most 10 digits at *p, no sign, no wrap: sscanf's
+ * %u took "4294967298" for 2 and "-1" for 4294967295. */
+static int take_u32(const char **p, uint32_t *v)
+{
+	uint64_t x = 0;
+	const char *q = *p;
+
+	while (*q >= '0' && *q <= '9' && q - *p < 11)
+		x = x * 10 + (uint64_t)(*q++ - '0');
+	if (q == *p || (*q >= '0' && *q <= '9') || x > UINT32_MAX)
+		return -1;
+	*v = (uint32_t)x;
+	*p = q;
+	return 0;
+}
+
 /* Parse one reply block (the text before a ';' line). Returns 1 when it
  * answers ctag, 0 when it answers an older ctag (a late reply to a command
  * that timed out: skip it), -1 on anything that is not a TL1 reply. */
@@ -108,8 +124,9 @@ static int parse_block(char *block, uint32_t ctag, struct tl1_reply *r, struct o
 		if (!*t)
 			continue;
 		if (!seen_m) {
-			unsigned long got;
-			char *end, status[16];
+			uint32_t got;
+			const char *end;
+			char status[16];
 
 			if (t[0] != 'M' || t[1] != ' ') {
 				/* The header: source id, date and time. */
@@ -124,8 +141,8 @@ static int parse_block(char *block, uint32_t ctag, struct tl1_reply *r, struct o
 			t += 2;
 			while (*t == ' ')
 				t++;
-			got = strtoul(t, &end, 10);
-			if (end == t || *end != ' ')
+			end = t;
+			if (take_u32(&end, &got) < 0 || *end != ' ')
 				return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
 						      "garbage reply: bad ctag in "
 						      "'M %.40s'",
@@ -133,17 +150,25 @@ static int parse_block(char *block, uint32_t ctag, struct tl1_reply *r, struct o
 			if (sscanf(end, " %15s", status) != 1)
 				return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
 						      "garbage reply: no status");
-			if (got < ctag)
-				return 0;
-			if (got != ctag)
-				return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
-						      "reply for ctag %lu while waiting for %u",
-						      got, ctag);
 			if (strcmp(status, "COMPLD") == 0)
 				r->compld = true;
 			else if (strcmp(status, "DENY") != 0)
 				return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
 						      "garbage reply: status '%.15s'", status);
+			/* ctags start at 1: ctag 0 is how a switch answers a
+			 * command it could not parse (docs/tl1.md). Never a
+			 * stale reply to skip. */
+			if (got == 0)
+				return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+						      "the device could not parse the command "
+						      "(%s with ctag 0)",
+						      r->compld ? "COMPLD" : "DENY");
+			if (got < ctag)
+				return 0;
+			if (got != ctag)
+				return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+						      "reply for ctag %u while waiting for %u", got,
+						      ctag);
 			seen_m = true;
 			continue;
 		}
@@ -205,12 +230,14 @@ int tl1_take_reply(struct strbuf *in, uint32_t ctag, struct tl1_reply *r, struct
 
 int tl1_parse_xconn(const char *line, uint32_t ports, uint32_t *in, uint32_t *out)
 {
-	unsigned i, e;
-	char tail;
+	const char *p = line;
+	uint32_t i, e;
 
-	/* "IN,EGRESS", egress numbered N+1..2N (docs/tl1.md). */
-	if (sscanf(line, "\"%u,%u\"%c", &i, &e, &tail) != 2 || i < 1 || i > ports || e <= ports ||
-	    e > 2 * ports)
+	/* "IN,EGRESS", egress numbered N+1..2N (docs/tl1.md); nothing after. */
+	if (*p++ != '"' || take_u32(&p, &i) < 0 || *p++ != ',' || take_u32(&p, &e) < 0 ||
+	    *p++ != '"' || *p)
+		return -1;
+	if (i < 1 || i > ports || e <= ports || (uint64_t)e > 2 * (uint64_t)ports)
 		return -1;
 	*in = i;
 	*out = e - ports;
@@ -278,10 +305,10 @@ static int login(struct device *dev, struct tl1_session *s, struct ofc_error *er
 	rc = exchange(dev, s, "ACT-USER", (struct tl1_args){pre, post}, &r, err);
 	explicit_bzero(post, sizeof(post));
 	if (rc == 0 && !r.compld)
+		/* Not even the user name: it comes from the credentials file. */
 		rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_AUTH,
-				    "login refused for user '%s' at %s (%s): check the credentials "
-				    "file",
-				    s->cred.user, dev->cfg.address, r.code[0] ? r.code : "DENY");
+				    "login refused at %s (%s): check the credentials file",
+				    dev->cfg.address, r.code[0] ? r.code : "DENY");
 	if (rc < 0)
 		session_drop(s);
 	tl1_reply_free(&r);
@@ -327,7 +354,7 @@ int tl1_driver_open(struct device *dev, double extra_time, struct ofc_error *err
 
 	s->fd = -1;
 	s->extra_time = extra_time;
-	if (credentials_load(dev->cfg.credentials, &s->cred, err) < 0) {
+	if (credentials_load(dev->cfg.credentials, dev->cfg.credentials_dir, &s->cred, err) < 0) {
 		free(s);
 		return -1;
 	}
@@ -383,6 +410,17 @@ int tl1_driver_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 		uint32_t attempt;
 		char args[64];
 
+		if ((op->kind == OP_CONNECT || op->kind == OP_DISCONNECT) &&
+		    (op->xc.in < 1 || op->xc.in > n ||
+		     (op->kind == OP_CONNECT && (op->xc.out < 1 || op->xc.out > n)))) {
+			/* N + out would wrap: egress 4294967042 on 256 ports
+			 * was sent as port 2. */
+			rc = ofc_error_setr(
+			    err, OFC_E_RUNTIME, OFC_R_REFUSED,
+			    "not sent: cross-connect %u -> %u is outside ports 1..%u", op->xc.in,
+			    op->xc.out, n);
+			break;
+		}
 		if (op->kind == OP_CONNECT) {
 			snprintf(args, sizeof(args), "::%u,%u:", op->xc.in, n + op->xc.out);
 			rc = command(dev, "ENT-PATCH", (struct tl1_args){args, ":"}, &r, &attempt,
@@ -394,8 +432,8 @@ int tl1_driver_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 			if (rc == 0 && !r.compld && attempt > 0 && strcmp(r.code, "SNVS") == 0)
 				r.compld = true; /* the first attempt did it */
 		} else {
-			rc = ofc_error_set(err, OFC_E_RUNTIME, "a switch cannot do operation %d",
-					   (int)op->kind);
+			rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
+					    "a switch cannot do operation %d", (int)op->kind);
 			break;
 		}
 		if (rc == 0 && !r.compld) {

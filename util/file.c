@@ -1,4 +1,7 @@
-/* Reading inputs with a size limit; writing outputs atomically. */
+/* Reading inputs with a size limit; writing outputs atomically. Every
+ * input is opened non-blocking and checked to be a regular file once open,
+ * so a FIFO or a device in a file's place is refused instead of blocking
+ * the reader (a daemon's worker, a command) for ever. */
 #include "util/util.h"
 
 #include <errno.h>
@@ -9,45 +12,78 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int read_file(const char *path, size_t max, char **data, size_t *len, struct ofc_error *err)
+int file_open_regular(int dirfd, const char *path, int flags, struct ofc_error *err)
+{
+	struct stat st;
+	int fd = openat(dirfd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | flags);
+
+	if (fd < 0) {
+		int e = errno;
+
+		/* O_NOFOLLOW on a symbolic link fails with ELOOP: say what it is. */
+		if (e == ELOOP && (flags & O_NOFOLLOW))
+			return ofc_error_at(err, OFC_E_INPUT, path, 0, 0,
+					    "is a symbolic link (not followed here)");
+		return ofc_error_at(err, OFC_E_INPUT, path, 0, 0, "cannot open: %s", strerror(e));
+	}
+	/* Checked on what was opened, not on the name: the name may have
+	 * changed between a stat and the open. */
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		bool dir = S_ISDIR(st.st_mode);
+
+		close(fd);
+		return ofc_error_at(err, OFC_E_INPUT, path, 0, 0,
+				    dir ? "is a directory" : "is not a regular file");
+	}
+	return fd;
+}
+
+int read_fd(int fd, const char *name, size_t max, char **data, size_t *len, struct ofc_error *err)
 {
 	struct strbuf sb = STRBUF_INIT;
 	char chunk[65536];
-	struct stat st;
-	FILE *f;
-	size_t n;
 
-	f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-	if (!f)
-		return ofc_error_at(err, OFC_E_INPUT, path, 0, 0, "cannot open: %s",
-				    strerror(errno));
-	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		fclose(f);
-		return ofc_error_at(err, OFC_E_INPUT, path, 0, 0, "is a directory");
-	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		if (sb.len + n > max) {
-			if (f != stdin)
-				fclose(f);
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+
+		if (n == 0)
+			break;
+		if (n < 0) {
+			int e = errno;
+
+			if (e == EINTR)
+				continue;
 			sb_free(&sb);
-			return ofc_error_at(err, OFC_E_INPUT, path, 1, 1,
+			return ofc_error_at(err, OFC_E_INPUT, name, 0, 0, "read error: %s",
+					    strerror(e));
+		}
+		if (sb.len + (size_t)n > max) {
+			if (sb.buf)
+				explicit_bzero(sb.buf, sb.len);
+			sb_free(&sb);
+			return ofc_error_at(err, OFC_E_INPUT, name, 1, 1,
 					    "file too large (limit %zu bytes)", max);
 		}
-		sb_add(&sb, chunk, n);
+		sb_add(&sb, chunk, (size_t)n);
 	}
-	if (ferror(f)) {
-		int e = errno;
-
-		if (f != stdin)
-			fclose(f);
-		sb_free(&sb);
-		return ofc_error_at(err, OFC_E_INPUT, path, 0, 0, "read error: %s", strerror(e));
-	}
-	if (f != stdin)
-		fclose(f);
+	explicit_bzero(chunk, sizeof(chunk));
 	*len = sb.len;
 	*data = sb_detach(&sb);
 	return 0;
+}
+
+int read_file(const char *path, size_t max, char **data, size_t *len, struct ofc_error *err)
+{
+	int fd, rc;
+
+	if (strcmp(path, "-") == 0)
+		return read_fd(STDIN_FILENO, path, max, data, len, err);
+	fd = file_open_regular(AT_FDCWD, path, 0, err);
+	if (fd < 0)
+		return -1;
+	rc = read_fd(fd, path, max, data, len, err);
+	close(fd);
+	return rc;
 }
 
 int atomic_open(struct atomic_file *af, const char *path, struct ofc_error *err)

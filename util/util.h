@@ -190,8 +190,17 @@ void fmt_duration(char *buf, size_t n, double seconds);
 
 /* ---- files ------------------------------------------------------------- */
 
-/* Read a whole file (at most max bytes) into a NUL-terminated buffer. */
+/* Read a whole regular file (at most max bytes) into a NUL-terminated
+ * buffer; "-" is stdin. A FIFO, device or directory is refused without
+ * blocking (file_open_regular). Errors are OFC_E_INPUT naming the path. */
 int read_file(const char *path, size_t max, char **data, size_t *len, struct ofc_error *err);
+/* Open path (relative to dirfd, or AT_FDCWD) for reading with O_NONBLOCK,
+ * O_CLOEXEC and `flags` (e.g. O_NOFOLLOW), and check that what was opened
+ * is a regular file. Returns the fd, or -1 with err set. */
+int file_open_regular(int dirfd, const char *path, int flags, struct ofc_error *err);
+/* Read fd to its end (at most max bytes; name for messages). A buffer that
+ * ran over the limit is wiped before it is freed (it may hold a secret). */
+int read_fd(int fd, const char *name, size_t max, char **data, size_t *len, struct ofc_error *err);
 
 /* Output that appears all at once or not at all: written to PATH.tmp.XXXXXX
  * in the same directory, flushed, fsynced, renamed over PATH, and the

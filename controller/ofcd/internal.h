@@ -23,10 +23,10 @@
 
 #include "controller/config/config.h"
 #include "controller/export/export.h"
+#include "controller/ofcd/loop.h"
 #include "controller/ofcd/ofcd.h"
 #include "controller/reconfig/reconfig.h"
 #include "controller/schedule/schedule.h"
-#include "controller/ofcd/loop.h"
 #include "proto/control.pb-c.h"
 
 /* A validated config, immutable once shared: the mutation worker, the
@@ -60,6 +60,9 @@ struct snapshot {
 	Ofc__V1__TransactionInfo *unfinished; /* a journal on disk, if any */
 	uint32_t ndevs;
 	Ofc__V1__DeviceState **devs; /* = state->devices */
+	/* What read-only clients see of devs[i]->error: the reason's word
+	 * (ofcd_public_reason), never the device's own text. */
+	const char **public_error;
 };
 
 struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fabcfg *cfg, char *why,
@@ -79,6 +82,7 @@ struct probe_dev {
 	bool reachable;
 	bool in_sync; /* the read agrees with the record */
 	char error[512];
+	enum ofc_reason reason;
 };
 
 struct note;
@@ -124,21 +128,51 @@ struct job {
 void job_free(struct job *j);
 void note_free(struct note *n);
 
-/* From a worker to the loop: an event, or (job != NULL) a finished job. */
+/* From a worker to the loop: an event, or (job != NULL) a finished job.
+ * message is what watchers get (fixed words where a device failed), detail
+ * what the log gets (NULL: the message), reason why a device failed. */
 struct note {
 	struct note *next;
 	struct job *job;
 	Ofc__V1__Event__Kind kind;
 	uint64_t txn, ticket;
-	char *device, *message;
+	char *device, *message, *detail;
+	enum ofc_reason reason;
 	uint64_t time_ms;
 };
 
 struct conn;
+struct allow_entry;
+
+/* What one user's connections hold: how many, and the bytes of their
+ * buffers (requests being received, replies not yet read). Limited by
+ * max_clients_per_uid and max_buffer_per_uid, so one local user cannot
+ * take every connection or the daemon's memory. */
+struct uid_use {
+	struct uid_use *next;
+	uid_t uid;
+	uint32_t conns;
+	size_t bytes;
+};
+
+/* Log lines a client can cause (connections, refusals, bad frames) go
+ * through a token bucket: LOG_BURST at once, LOG_RATE a second after
+ * that; what is dropped is counted and reported as "N log messages
+ * suppressed" once lines flow again. What the daemon itself does
+ * (transactions, reloads, devices) is always logged. */
+#define LOG_RATE  20.0
+#define LOG_BURST 200.0
+struct log_limit {
+	double tokens, last;
+	uint64_t suppressed;
+};
 
 struct ofcd {
 	struct ofcd_opts o;
 	char *state_dir;
+	char *cred_dir;		   /* o.credentials_dir or the default */
+	struct allow_entry *allow; /* o.allow_devices, parsed */
+	uint32_t nallow;
 	int listen_fd, ro_fd;
 	bool bound_main, bound_ro; /* the socket files are ours to remove */
 	int wake_fd;		   /* eventfd: notes, stop and reload requests */
@@ -158,7 +192,7 @@ struct ofcd {
 		size_t len;
 		uint64_t version;
 		bool valid;
-	} cache[4];
+	} cache[8]; /* by GetState's options, and whether the asker reads only */
 	struct job *queue, *queue_tail; /* mutations waiting, in order */
 	uint32_t nqueue;
 	struct job *running; /* on the mutation worker */
@@ -170,6 +204,16 @@ struct ofcd {
 	double drain_deadline;
 	uint64_t sweep_timer, probe_timer, drain_timer;
 	uint64_t requests, errors; /* answered; answered with an error */
+	struct uid_use *uids;
+	/* accept() failed for want of descriptors (EMFILE, ENFILE): the
+	 * listeners rest for accept_backoff_ms, doubling up to a second,
+	 * instead of the loop spinning on a listener it cannot serve. */
+	uint64_t accept_timer;
+	int64_t accept_backoff_ms;
+	uint64_t accept_refusals; /* pauses since the last line about them */
+	double accept_logged;	  /* when the last line about it was */
+	bool accept_told;	  /* this episode was logged: log its end */
+	struct log_limit peer_log;
 
 	/* ---- handing jobs to the workers ---- */
 	pthread_mutex_t mu;
@@ -188,11 +232,30 @@ struct ofcd {
 	struct fabcfg *w_cfg;
 	struct ctl *w_ctl;
 	struct job *w_job; /* the job the mutation worker runs */
+	char **w_trusted;  /* device addresses of the --config file, as last read */
+	uint32_t nw_trusted;
 };
 
 void ofcd_log(struct ofcd *d, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
+/* (loop thread) A line a client's doing caused: rate-limited (struct log_limit). */
+void ofcd_log_peer(struct ofcd *d, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
+/* (loop thread) Report the lines the limit dropped, if any and if it may. */
+void ofcd_log_flush(struct ofcd *d);
+/* (snapshot.c) A device failure as read-only clients and watchers see it: the reason's
+ * word ("timeout", "lost", "auth", ...), "error" when there is none. */
+const char *ofcd_public_reason(enum ofc_reason r);
 /* Queue a note for the loop and wake it (any thread). */
 void ofcd_note(struct ofcd *d, struct note *n);
+
+/* policy.c: what a config may make the daemon do (credentials, addresses) */
+int ofcd_allow_parse(struct ofcd *d, struct ofc_error *err);
+/* Before validation: credentials inside the credentials directory; for a
+ * config from the API (from_api), device addresses allowed. Errors are
+ * OFC_E_INPUT at the offending node. */
+int ofcd_check_config(const struct ofcd *d, const struct fabric *f, bool from_api,
+		      struct ofc_error *err);
+/* Remember the --config file's device addresses (worker). */
+void ofcd_trust_config(struct ofcd *d, const struct fabric *f);
 
 /* work.c */
 int ofcd_start(struct ofcd *d, struct ofc_error *err); /* config, lock, recovery */

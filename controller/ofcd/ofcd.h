@@ -13,7 +13,15 @@
  * daemon holds the fabric's lock for its whole life. Nothing here prints:
  * log lines go to opts.log. */
 
-#define OFCD_MAX_FRAME_DEFAULT (16u << 20)
+#define OFCD_MAX_FRAME_DEFAULT	     (16u << 20)
+#define OFCD_MAX_RO_FRAME_DEFAULT    (64u << 10)
+#define OFCD_MAX_CLIENTS_DEFAULT     1024
+#define OFCD_MAX_CLIENTS_PER_UID_DEFAULT 64
+/* Descriptors ofcd needs besides one per client: listeners, epoll, eventfd,
+ * signalfd, stdio, the lock, state files, syslog (one per device is added):
+ * RLIMIT_NOFILE (LimitNOFILE=) should be at least max_clients + devices + this. */
+#define OFCD_FDS_RESERVED 64
+#define OFCD_CREDENTIALS_DIR_DEFAULT "/etc/ofc/credentials"
 
 /* Log levels are syslog's. */
 enum ofcd_log_level {
@@ -35,8 +43,23 @@ struct ofcd_opts {
 	const char *state_dir;	      /* NULL: ctl_state_dir(NULL) */
 	const char *const *overrides; /* "NAME=HOST:PORT" (--device) */
 	uint32_t noverrides;
+	/* Every config's credentials files must be in this directory, root's
+	 * and closed to others (NULL: OFCD_CREDENTIALS_DIR_DEFAULT). */
+	const char *credentials_dir;
+	/* Addresses a config sent over the API may name, besides those of the
+	 * --config file and the overrides: "HOST:PORT" or "CIDR:PORT". */
+	const char *const *allow_devices;
+	uint32_t nallow_devices;
 	uint32_t max_frame;    /* bytes, both ways; 0: OFCD_MAX_FRAME_DEFAULT */
-	uint32_t max_clients;  /* 0: 1024 */
+	/* Largest request on the read-only socket, whose requests are all
+	 * small: anyone may connect there. 0: OFCD_MAX_RO_FRAME_DEFAULT. */
+	uint32_t max_ro_frame;
+	uint32_t max_clients; /* 0: OFCD_MAX_CLIENTS_DEFAULT */
+	/* Per user (peer uid): connections at once (0: OFCD_MAX_CLIENTS_PER_UID_DEFAULT,
+	 * at most max_clients) and bytes buffered for them, requests being received
+	 * and replies not yet read (0: 4 x max_frame; at least max_frame + 1 MiB). */
+	uint32_t max_clients_per_uid;
+	uint64_t max_buffer_per_uid;
 	double client_timeout; /* seconds a half-sent request or an unread reply may
 				  wait; 0: 30 */
 	double probe_interval; /* seconds between device reads when idle; 0: never */

@@ -26,7 +26,9 @@
 static const char usage_line[] =
     "usage: ofcd --config FILE --socket PATH [--ro-socket PATH] [--state-dir DIR]\n"
     "            [--device NAME=HOST:PORT]... [--foreground] [--syslog] [--admin-group NAME]\n"
-    "            [--socket-mode MODE] [--max-frame SIZE] [--max-clients N]\n"
+    "            [--credentials-dir DIR] [--allow-device HOST:PORT|CIDR:PORT]...\n"
+    "            [--socket-mode MODE] [--max-frame SIZE] [--ro-max-frame SIZE]\n"
+    "            [--max-clients N] [--max-clients-per-uid N] [--max-buffer-per-uid SIZE]\n"
     "            [--client-timeout DUR] [--probe-interval DUR] [--log-level LEVEL] [--check]\n"
     "            [--journal] | --help | --version\n";
 
@@ -38,6 +40,9 @@ static const char help_text[] =
     "  --ro-socket PATH         a read-only socket (mode 0666) for everyone\n"
     "  --state-dir DIR          state and journal (default $OFC_STATE_DIR, else /var/lib/ofc)\n"
     "  --device NAME=HOST:PORT  talk to device NAME at another address (repeatable)\n"
+    "  --credentials-dir DIR    credentials files only from here (default /etc/ofc/credentials)\n"
+    "  --allow-device ADDR      HOST:PORT or CIDR:PORT a config sent to ofcd may name\n"
+    "                           (repeatable; --config's own addresses are always allowed)\n"
     "  --foreground             stay in the foreground and log to stderr\n"
     "  --syslog                 log to syslog even in the foreground\n"
     "  --journal                log to the systemd journal with each line's priority (the\n"
@@ -45,7 +50,12 @@ static const char help_text[] =
     "  --admin-group NAME       members may mutate; the main socket gets this group\n"
     "  --socket-mode MODE       of the main socket, octal (default 0660)\n"
     "  --max-frame SIZE         largest frame either way (default 16MiB)\n"
-    "  --max-clients N          connections at once (default 1024)\n"
+    "  --ro-max-frame SIZE      largest request on the read-only socket (default 64KiB)\n"
+    "  --max-clients N          connections at once (default 1024); the file descriptor\n"
+    "                           limit (LimitNOFILE) should be N + devices + 64 or more\n"
+    "  --max-clients-per-uid N  connections of one user at once (default 64)\n"
+    "  --max-buffer-per-uid SIZE  requests and unread replies ofcd holds for one user\n"
+    "                           (default 4 x --max-frame; at least --max-frame + 1MiB)\n"
     "  --client-timeout DUR     a half-sent request or unread reply may wait (default 30s)\n"
     "  --probe-interval DUR     read every device this often when idle (default 10s; 0: "
     "never)\n"
@@ -190,6 +200,7 @@ static int check_config(const char *path)
 struct args {
 	struct ofcd_opts o;
 	const char *devices[MAX_DEVICES];
+	const char *allow[MAX_DEVICES];
 	const char *config, *sock, *ro, *state;
 	bool foreground, use_syslog, use_journal, check;
 };
@@ -203,6 +214,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 	    {"ro-socket", required_argument, NULL, 'r'},
 	    {"state-dir", required_argument, NULL, 'S'},
 	    {"device", required_argument, NULL, 'D'},
+	    {"credentials-dir", required_argument, NULL, 'K'},
+	    {"allow-device", required_argument, NULL, 'A'},
 	    {"foreground", no_argument, NULL, 'f'},
 	    {"syslog", no_argument, NULL, 'y'},
 	    {"journal", no_argument, NULL, 'J'},
@@ -210,6 +223,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 	    {"socket-mode", required_argument, NULL, 'm'},
 	    {"max-frame", required_argument, NULL, 'F'},
 	    {"max-clients", required_argument, NULL, 'C'},
+	    {"max-clients-per-uid", required_argument, NULL, 'U'},
+	    {"max-buffer-per-uid", required_argument, NULL, 'B'},
+	    {"ro-max-frame", required_argument, NULL, 'R'},
 	    {"client-timeout", required_argument, NULL, 'T'},
 	    {"probe-interval", required_argument, NULL, 'P'},
 	    {"log-level", required_argument, NULL, 'l'},
@@ -246,6 +262,14 @@ static int parse_args(int argc, char **argv, struct args *a)
 			if (o->noverrides == MAX_DEVICES)
 				return usage("too many --device options%s", "");
 			a->devices[o->noverrides++] = optarg;
+			break;
+		case 'K':
+			o->credentials_dir = optarg;
+			break;
+		case 'A':
+			if (o->nallow_devices == MAX_DEVICES)
+				return usage("too many --allow-device options%s", "");
+			a->allow[o->nallow_devices++] = optarg;
 			break;
 		case 'f':
 			a->foreground = true;
@@ -290,6 +314,25 @@ static int parse_args(int argc, char **argv, struct args *a)
 			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 65536)
 				return usage("--max-clients '%s': expected 1..65536", optarg);
 			o->max_clients = (uint32_t)v;
+			break;
+		case 'U':
+			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 65536)
+				return usage("--max-clients-per-uid '%s': expected 1..65536", optarg);
+			o->max_clients_per_uid = (uint32_t)v;
+			break;
+		case 'B':
+			if (parse_size(optarg, &v, &why) < 0 || v < (1u << 20) || v > (64ull << 30))
+				return usage("--max-buffer-per-uid '%s': expected a size from 1MiB "
+					     "to 64GiB",
+					     optarg);
+			o->max_buffer_per_uid = v;
+			break;
+		case 'R':
+			if (parse_size(optarg, &v, &why) < 0 || v < 64 || v > (1u << 30))
+				return usage(
+				    "--ro-max-frame '%s': expected a size from 64 bytes to 1GiB",
+				    optarg);
+			o->max_ro_frame = (uint32_t)v;
 			break;
 		case 'T':
 			if (parse_duration(optarg, &o->client_timeout, &why) < 0 ||
@@ -399,12 +442,14 @@ int main(int argc, char **argv)
 		return check_config(a.config);
 
 	char *aconfig = absolute(a.config), *asock = absolute(a.sock), *aro = absolute(a.ro),
-	     *astate = absolute(a.state);
+	     *astate = absolute(a.state), *acred = absolute(a.o.credentials_dir);
 	a.o.config_path = aconfig;
 	a.o.socket_path = asock;
 	a.o.ro_socket_path = aro;
 	a.o.state_dir = astate;
 	a.o.overrides = a.devices;
+	a.o.allow_devices = a.allow;
+	a.o.credentials_dir = acred;
 	a.o.signals = true;
 	/* Socket activation: the first fd passed is the main socket, a second
 	 * the read-only one (systemd's ofcd.socket). */
@@ -430,6 +475,7 @@ int main(int argc, char **argv)
 	free(asock);
 	free(aro);
 	free(astate);
+	free(acred);
 	if (lg.use_syslog)
 		closelog();
 	return rc;

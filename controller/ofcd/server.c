@@ -16,11 +16,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -32,6 +34,10 @@
 
 #define OUT_HIGH      (1u << 20)  /* stop reading a client's requests above this much unsent */
 #define IN_INITIAL    (16u << 10) /* input buffer to start with */
+#define BUF_KEEP      (64u << 10) /* an idle connection's buffers shrink back below this */
+#define ACCEPT_BACKOFF_MIN 50	  /* ms the listeners rest after EMFILE, doubling ... */
+#define ACCEPT_BACKOFF_MAX 1000	  /* ... up to this */
+#define ACCEPT_LOG_EVERY   60.0	  /* s between two lines about it */
 #define READ_BUDGET   (1u << 20)  /* bytes read from one client per wake-up (fairness) */
 #define MAX_QUEUE     64	  /* mutations waiting */
 #define MAX_SCHEDULES 16	  /* GetSchedule jobs handed out */
@@ -49,6 +55,8 @@ struct conn {
 	bool ro;	 /* accepted on the read-only socket */
 	bool may_mutate; /* not ro, and root or in the admin group */
 	struct ucred peer;
+	struct uid_use *use; /* its user's connections and bytes */
+	size_t charged;	     /* of use->bytes: in_cap + out.cap */
 	uint8_t *in;
 	size_t in_len, in_cap;
 	struct obuf out;
@@ -77,6 +85,28 @@ static size_t unsent(const struct conn *c)
 	return c->out.len - c->out.off;
 }
 
+/* Charge buffers of in_cap and out_cap bytes to the connection's user.
+ * Growing past max_buffer_per_uid is refused (false, nothing changed);
+ * shrinking always works. */
+static bool conn_charge(struct conn *c, size_t in_cap, size_t out_cap)
+{
+	struct uid_use *u = c->use;
+	size_t now = in_cap + out_cap;
+
+	if (now > c->charged && u->bytes - c->charged + now > c->d->o.max_buffer_per_uid)
+		return false;
+	u->bytes = u->bytes - c->charged + now;
+	c->charged = now;
+	return true;
+}
+
+/* The largest request this connection may send: anyone can reach the
+ * read-only socket, and its requests are all small. */
+static uint32_t conn_max_frame(const struct conn *c)
+{
+	return c->ro ? c->d->o.max_ro_frame : c->d->o.max_frame;
+}
+
 static void conn_kill(struct conn *c, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
 static void conn_kill(struct conn *c, int level, const char *fmt, ...)
 {
@@ -89,7 +119,7 @@ static void conn_kill(struct conn *c, int level, const char *fmt, ...)
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	if (why[0])
-		ofcd_log(c->d, level, "closing the connection of uid %u pid %d: %s", c->peer.uid,
+		ofcd_log_peer(c->d, level, "closing the connection of uid %u pid %d: %s", c->peer.uid,
 			 c->peer.pid, why);
 	c->dead = true;
 	loop_del(c->d->loop, c->fd, LOOP_READ | LOOP_WRITE);
@@ -134,10 +164,11 @@ static void conn_flush(struct conn *c)
 		return;
 	}
 	c->out.off = c->out.len = 0;
-	if (c->out.cap > (4u << 20)) { /* a big schedule went out: give it back */
+	if (c->out.cap > BUF_KEEP) { /* a big answer went out: give it back */
 		free(c->out.b);
 		c->out.b = NULL;
 		c->out.cap = 0;
+		conn_charge(c, c->in_cap, 0);
 	}
 	loop_del(d->loop, c->fd, LOOP_WRITE);
 	if (c->closing) {
@@ -171,7 +202,17 @@ static void conn_queue(struct conn *c, const void *a, size_t alen, const void *b
 		c->out.off = 0;
 	}
 	if (c->out.len + n + 4 > c->out.cap) {
-		c->out.cap = (c->out.len + n + 4) * 3 / 2 + 256;
+		size_t cap = (c->out.len + n + 4) * 3 / 2 + 256;
+
+		if (!conn_charge(c, c->in_cap, cap)) {
+			conn_kill(c, OFCD_LOG_WARNING,
+				  "uid %u would hold more than %llu bytes in buffers "
+				  "(--max-buffer-per-uid) with %zu bytes of replies unread",
+				  c->peer.uid, (unsigned long long)d->o.max_buffer_per_uid,
+				  unsent(c) + n);
+			return;
+		}
+		c->out.cap = cap;
 		c->out.b = xrealloc(c->out.b, c->out.cap);
 	}
 	frame_len_put(c->out.b + c->out.len, (uint32_t)n);
@@ -371,6 +412,29 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	}
 	st->topology = variant & 2 ? s->topo_edges : s->topo;
 	st->fabric = variant & 1 ? s->fabric : NULL;
+	/* Read-only clients: device failures as the reason's word, and no
+	 * credentials paths in the fabric. Swapped in for the pack and back. */
+	bool ro = variant & 4;
+	const char **errs = ro ? xcalloc(s->ndevs + 1, sizeof(*errs)) : NULL;
+	for (uint32_t i = 0; ro && i < s->ndevs; i++) {
+		errs[i] = s->devs[i]->error;
+		s->devs[i]->error = s->devs[i]->error ? (char *)s->public_error[i] : NULL;
+	}
+	char **creds = NULL;
+	size_t nsw = s->fabric ? s->fabric->n_switches : 0,
+	       nrg = s->fabric ? s->fabric->n_rings : 0;
+	if (ro && st->fabric) {
+		creds = xcalloc(nsw + nrg + 1, sizeof(*creds));
+		for (size_t i = 0; i < nsw + nrg; i++) {
+			Ofc__V1__Driver *dr = i < nsw ? s->fabric->switches[i]->driver
+						      : s->fabric->rings[i - nsw]->driver;
+
+			if (dr) {
+				creds[i] = dr->credentials;
+				dr->credentials = NULL;
+			}
+		}
+	}
 	st->transaction = s->unfinished;
 	if (d->running && d->running->kind != JOB_PROBE)
 		st->transaction = txn_info(&a, d->running, d->running_state, d->running_txn);
@@ -392,6 +456,17 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	response_pack(&r, &d->cache[variant].buf, &d->cache[variant].len);
 	d->cache[variant].valid = true;
 	d->cache[variant].version = d->version;
+	for (uint32_t i = 0; ro && i < s->ndevs; i++)
+		s->devs[i]->error = (char *)errs[i];
+	for (size_t i = 0; creds && i < nsw + nrg; i++) {
+		Ofc__V1__Driver *dr =
+		    i < nsw ? s->fabric->switches[i]->driver : s->fabric->rings[i - nsw]->driver;
+
+		if (dr)
+			dr->credentials = creds[i];
+	}
+	free(errs);
+	free(creds);
 	st->topology = NULL;
 	st->fabric = NULL;
 	st->transaction = NULL;
@@ -405,7 +480,8 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 static int get_state(struct conn *c, uint64_t id, const Ofc__V1__GetState *g)
 {
 	Ofc__V1__Response idr = OFC__V1__RESPONSE__INIT;
-	unsigned variant = (g && g->with_fabric ? 1u : 0u) | (g && g->with_edges ? 2u : 0u);
+	unsigned variant = (g && g->with_fabric ? 1u : 0u) | (g && g->with_edges ? 2u : 0u) |
+			   (c->may_mutate ? 0u : 4u);
 	const uint8_t *body;
 	uint8_t idbuf[16];
 	size_t len, idlen;
@@ -417,7 +493,8 @@ static int get_state(struct conn *c, uint64_t id, const Ofc__V1__GetState *g)
 	if (len + idlen > c->d->o.max_frame) {
 		reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
 		      "the state is %zu bytes, more than the frame limit of %u bytes%s", len,
-		      c->d->o.max_frame, variant ? ": ask without with_fabric / with_edges" : "");
+		      c->d->o.max_frame,
+		      variant & 3 ? ": ask without with_fabric / with_edges" : "");
 		return 0;
 	}
 	conn_queue(c, body, len, idbuf, idlen);
@@ -502,7 +579,7 @@ static int deny(struct conn *c, uint64_t id, const char *what)
 {
 	struct ofcd *d = c->d;
 
-	ofcd_log(d, OFCD_LOG_WARNING, "denied %s to uid %u gid %u pid %d on the %s socket", what,
+	ofcd_log_peer(d, OFCD_LOG_WARNING, "denied %s to uid %u gid %u pid %d on the %s socket", what,
 		 c->peer.uid, c->peer.gid, c->peer.pid, c->ro ? "read-only" : "main");
 	if (c->ro)
 		return reply(c, id, OFC__V1__STATUS__STATUS_DENIED,
@@ -644,7 +721,7 @@ static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
 
 	d->requests++;
 	if (!req) {
-		ofcd_log(d, OFCD_LOG_INFO, "uid %u pid %d sent %u bytes that are not a Request",
+		ofcd_log_peer(d, OFCD_LOG_INFO, "uid %u pid %d sent %u bytes that are not a Request",
 			 c->peer.uid, c->peer.pid, len);
 		return reply(c, 0, OFC__V1__STATUS__STATUS_INVALID,
 			     "malformed request: %u bytes that are not an ofc.v1.Request message",
@@ -686,21 +763,24 @@ static void process_input(struct conn *c)
 {
 	struct ofcd *d = c->d;
 	size_t off = 0;
+	uint32_t max = conn_max_frame(c);
 
 	while (!c->dead && !c->closing && c->reading && c->in_len - off >= 4) {
 		uint32_t len = frame_len_get(c->in + off);
 
-		if (len > d->o.max_frame) {
-			ofcd_log(d, OFCD_LOG_WARNING,
-				 "uid %u pid %d announced a frame of %u bytes (limit %u): closing",
-				 c->peer.uid, c->peer.pid, len, d->o.max_frame);
+		if (len > max) {
+			ofcd_log_peer(d, OFCD_LOG_WARNING,
+				      "uid %u pid %d announced a frame of %u bytes (limit %u%s): "
+				      "closing",
+				      c->peer.uid, c->peer.pid, len, max,
+				      c->ro ? " on the read-only socket" : "");
 			/* Answered, then closed once the answer is out. */
 			c->closing = true;
 			conn_read_pause(c, true);
 			reply(c, 0, OFC__V1__STATUS__STATUS_INVALID,
-			      "frame of %u bytes is larger than the limit of %u bytes; closing the "
+			      "frame of %u bytes is larger than the limit of %u bytes%s; closing the "
 			      "connection",
-			      len, d->o.max_frame);
+			      len, max, c->ro ? " on the read-only socket" : "");
 			off = c->in_len;
 			break;
 		}
@@ -716,9 +796,10 @@ static void process_input(struct conn *c)
 	}
 	if (c->in_len && !c->in_since)
 		c->in_since = now_seconds();
-	if (c->in_cap > (1u << 20) && c->in_len < IN_INITIAL) {
+	if (c->in_cap > BUF_KEEP && c->in_len < IN_INITIAL) {
 		c->in_cap = IN_INITIAL;
 		c->in = xrealloc(c->in, c->in_cap);
+		conn_charge(c, c->in_cap, c->out.cap);
 	}
 }
 
@@ -735,16 +816,41 @@ static void conn_event(struct loop *l, int fd, void *ctx, unsigned mask)
 		size_t want;
 		ssize_t k;
 
-		/* Room for the frame being received, up to the frame limit. */
+		/* Room for the frame being received, up to the frame limit,
+		 * doubling as bytes arrive: what a frame's header announces
+		 * is not taken on trust, so a stalled half-frame holds what
+		 * was sent, not what was promised. */
 		if (c->in_len == c->in_cap) {
 			size_t need = c->in_cap * 2;
-			size_t max = (size_t)d->o.max_frame + 4;
+			size_t max = (size_t)conn_max_frame(c) + 4;
 
-			if (c->in_len >= 4 && frame_len_get(c->in) + 4u > need)
+			if (c->in_len >= 4 && frame_len_get(c->in) + 4u > c->in_cap &&
+			    frame_len_get(c->in) + 4u < need)
 				need = frame_len_get(c->in) + 4u;
 			need = need > max ? max : need;
 			if (need <= c->in_cap)
 				break; /* cannot happen: process_input closes on oversize */
+			if (!conn_charge(c, need, c->out.cap)) {
+				ofcd_log_peer(d, OFCD_LOG_WARNING,
+					      "uid %u pid %d would have more than %llu bytes in "
+					      "ofcd's buffers (--max-buffer-per-uid): closing this "
+					      "connection",
+					      c->peer.uid, c->peer.pid,
+					      (unsigned long long)d->o.max_buffer_per_uid);
+				/* What it sent goes, to make room for the answer. */
+				c->closing = true;
+				conn_read_pause(c, true);
+				c->in_len = 0;
+				c->in_since = 0;
+				c->in_cap = IN_INITIAL;
+				c->in = xrealloc(c->in, c->in_cap);
+				conn_charge(c, c->in_cap, c->out.cap);
+				reply(c, 0, OFC__V1__STATUS__STATUS_BUSY,
+				      "uid %u would have more than %llu bytes in ofcd's buffers, the "
+				      "limit per user; closing the connection",
+				      c->peer.uid, (unsigned long long)d->o.max_buffer_per_uid);
+				break;
+			}
 			c->in = xrealloc(c->in, need);
 			c->in_cap = need;
 		}
@@ -800,6 +906,137 @@ static bool in_admin_group(const struct ofcd *d, int fd, const struct ucred *cr)
 	return yes;
 }
 
+/* Answer BUSY with why, and close. */
+static void refuse(int fd, const char *why)
+{
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+	uint8_t buf[300];
+	size_t n;
+
+	r.has_status = 1;
+	r.status = OFC__V1__STATUS__STATUS_BUSY;
+	r.message = (char *)why;
+	n = protobuf_c_message_pack(&r.base, buf + 4);
+	frame_len_put(buf, (uint32_t)n);
+	(void)!send(fd, buf, n + 4, MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(fd);
+}
+
+static struct uid_use *uid_use(struct ofcd *d, uid_t uid)
+{
+	struct uid_use *u;
+
+	for (u = d->uids; u; u = u->next)
+		if (u->uid == uid)
+			return u;
+	u = xcalloc(1, sizeof(*u));
+	u->uid = uid;
+	u->next = d->uids;
+	d->uids = u;
+	return u;
+}
+
+static void uid_unuse(struct ofcd *d, struct uid_use *u)
+{
+	if (u->conns)
+		return;
+	for (struct uid_use **pp = &d->uids; *pp; pp = &(*pp)->next)
+		if (*pp == u) {
+			*pp = u->next;
+			free(u);
+			return;
+		}
+}
+
+static void accept_event(struct loop *l, int lfd, void *ctx, unsigned mask);
+
+static void listeners(struct ofcd *d, bool on)
+{
+	if (d->listen_fd >= 0) {
+		if (on)
+			loop_add(d->loop, d->listen_fd, LOOP_READ, accept_event, d);
+		else
+			loop_del(d->loop, d->listen_fd, LOOP_READ);
+	}
+	if (d->ro_fd >= 0) {
+		if (on)
+			loop_add(d->loop, d->ro_fd, LOOP_READ, accept_event, d);
+		else
+			loop_del(d->loop, d->ro_fd, LOOP_READ);
+	}
+}
+
+static int64_t accept_resume(struct loop *l, uint64_t id, void *ctx)
+{
+	struct ofcd *d = ctx;
+
+	(void)l;
+	(void)id;
+	d->accept_timer = 0;
+	if (!d->stopping)
+		listeners(d, true); /* begin_stop closed them otherwise */
+	return LOOP_NOMORE;
+}
+
+/* Out of descriptors: the pending connection stays in the backlog and the
+ * listener stays readable, so a level-triggered loop would spin on it (and
+ * log each time). Rest the listeners instead; one line per episode. */
+static void accept_backoff(struct ofcd *d, int e)
+{
+	if (d->accept_timer)
+		return;
+	d->accept_refusals++;
+	if (!d->accept_backoff_ms) {
+		double now = now_seconds();
+
+		d->accept_backoff_ms = ACCEPT_BACKOFF_MIN;
+		/* At the limit, one client leaving lets one in, and the next
+		 * finds the limit again: one line a minute, not one a client. */
+		if (!d->accept_logged || now - d->accept_logged >= ACCEPT_LOG_EVERY) {
+			d->accept_logged = now;
+			d->accept_told = true;
+			ofcd_log_peer(d, OFCD_LOG_ERR,
+				      "accept: %s with %zu clients connected: not accepting for "
+				      "a while (raise LimitNOFILE or lower --max-clients)",
+				      strerror(e), d->nconns);
+		}
+	} else if (d->accept_backoff_ms < ACCEPT_BACKOFF_MAX) {
+		d->accept_backoff_ms *= 2;
+		if (d->accept_backoff_ms > ACCEPT_BACKOFF_MAX)
+			d->accept_backoff_ms = ACCEPT_BACKOFF_MAX;
+	}
+	listeners(d, false);
+	d->accept_timer = loop_timer(d->loop, d->accept_backoff_ms, accept_resume, d);
+}
+
+/* Before a user is refused for the number of its connections: finish
+ * those it has hung up already but the loop has not read to their end yet
+ * (a script's quick connections, accepted in one batch). */
+static void finish_hung_up(struct ofcd *d, uid_t uid)
+{
+	uint64_t *ids = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t i = 0; i < d->nconns; i++) {
+		struct conn *c = d->conns[i];
+		struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
+
+		if (!c->dead && c->peer.uid == uid && poll(&p, 1, 0) == 1 &&
+		    (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+			GROW(ids, cap, n + 1);
+			ids[n++] = c->id;
+		}
+	}
+	/* By id: reading one may close another (an event to a slow watcher). */
+	for (size_t i = 0; i < n; i++) {
+		struct conn *c = find_conn(d, ids[i]);
+
+		if (c)
+			conn_event(d->loop, c->fd, c, LOOP_READ);
+	}
+	free(ids);
+}
+
 static void accept_event(struct loop *l, int lfd, void *ctx, unsigned mask)
 {
 	struct ofcd *d = ctx;
@@ -810,53 +1047,75 @@ static void accept_event(struct loop *l, int lfd, void *ctx, unsigned mask)
 		struct ucred cr;
 		socklen_t crlen = sizeof(cr);
 		struct conn *c;
+		struct uid_use *u;
+		char why[200];
 
 		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE)
-				ofcd_log(d, OFCD_LOG_ERR, "accept: %s", strerror(errno));
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM)
+				accept_backoff(d, errno);
 			return;
 		}
+		if (d->accept_backoff_ms && d->accept_told) {
+			ofcd_log_peer(d, OFCD_LOG_NOTICE,
+				      "accepting connections again (%llu pauses for want of "
+				      "descriptors)",
+				      (unsigned long long)d->accept_refusals);
+			d->accept_refusals = 0;
+			d->accept_told = false;
+		}
+		d->accept_backoff_ms = 0;
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0) {
-			ofcd_log(d, OFCD_LOG_WARNING, "SO_PEERCRED: %s: connection refused",
-				 strerror(errno));
+			ofcd_log_peer(d, OFCD_LOG_WARNING, "SO_PEERCRED: %s: connection refused",
+				      strerror(errno));
 			close(fd);
 			continue;
 		}
+		u = uid_use(d, cr.uid);
+		if (u->conns >= d->o.max_clients_per_uid) {
+			finish_hung_up(d, cr.uid);
+			u = uid_use(d, cr.uid); /* freed if none was left */
+		}
+		why[0] = 0;
+		if (d->nconns >= d->o.max_clients)
+			snprintf(why, sizeof(why), "ofcd has too many clients (%zu)", d->nconns);
+		else if (u->conns >= d->o.max_clients_per_uid)
+			snprintf(why, sizeof(why),
+				 "uid %u has %u connections to ofcd already, the limit per user",
+				 cr.uid, u->conns);
+		else if (u->bytes + IN_INITIAL > d->o.max_buffer_per_uid)
+			snprintf(why, sizeof(why),
+				 "uid %u has %zu bytes in ofcd's buffers already, the limit per user "
+				 "is %llu",
+				 cr.uid, u->bytes, (unsigned long long)d->o.max_buffer_per_uid);
 		c = xcalloc(1, sizeof(*c));
 		c->d = d;
 		c->fd = fd;
-		if (d->nconns >= d->o.max_clients ||
-		    loop_add(l, fd, LOOP_READ, conn_event, c) < 0) {
-			static const char busy[] = "ofcd has too many clients";
-			Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
-			uint8_t buf[128];
-			size_t n;
-
-			ofcd_log(d, OFCD_LOG_WARNING,
-				 "refused a connection from uid %u pid %d: %zu clients already",
-				 cr.uid, cr.pid, d->nconns);
-			r.has_status = 1;
-			r.status = OFC__V1__STATUS__STATUS_BUSY;
-			r.message = (char *)busy;
-			n = protobuf_c_message_pack(&r.base, buf + 4);
-			frame_len_put(buf, (uint32_t)n);
-			(void)!send(fd, buf, n + 4, MSG_NOSIGNAL | MSG_DONTWAIT);
-			close(fd);
+		if (why[0] || loop_add(l, fd, LOOP_READ, conn_event, c) < 0) {
+			ofcd_log_peer(d, OFCD_LOG_WARNING,
+				      "refused a connection from uid %u pid %d: %s", cr.uid, cr.pid,
+				      why[0] ? why : "cannot watch it");
+			refuse(fd, why[0] ? why : "ofcd has too many clients");
 			free(c);
+			uid_unuse(d, u);
 			continue;
 		}
 		c->id = ++d->next_conn_id;
 		c->peer = cr;
+		c->use = u;
+		u->conns++;
 		c->ro = lfd == d->ro_fd;
 		c->may_mutate = !c->ro && (cr.uid == 0 || in_admin_group(d, fd, &cr));
 		c->in_cap = IN_INITIAL;
 		c->in = xmalloc(c->in_cap);
+		conn_charge(c, c->in_cap, 0);
 		c->reading = true;
 		GROW(d->conns, d->cap_conns, d->nconns + 1);
 		d->conns[d->nconns++] = c;
-		ofcd_log(d, OFCD_LOG_DEBUG, "connection %llu from uid %u pid %d on the %s socket%s",
-			 (unsigned long long)c->id, cr.uid, cr.pid, c->ro ? "read-only" : "main",
-			 c->may_mutate ? " (may mutate)" : "");
+		ofcd_log_peer(d, OFCD_LOG_DEBUG,
+			      "connection %llu from uid %u pid %d on the %s socket%s",
+			      (unsigned long long)c->id, cr.uid, cr.pid,
+			      c->ro ? "read-only" : "main", c->may_mutate ? " (may mutate)" : "");
 	}
 }
 
@@ -873,6 +1132,9 @@ static void conn_free(struct ofcd *d, struct conn *c)
 	close(c->fd);
 	free(c->in);
 	free(c->out.b);
+	c->use->bytes -= c->charged;
+	c->use->conns--;
+	uid_unuse(d, c->use);
 	free(c);
 }
 
@@ -937,21 +1199,28 @@ static void broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t 
 	}
 }
 
-static Ofc__V1__DeviceState *snap_dev(struct snapshot *s, const char *name)
+/* The index of device `name` in the snapshot, or -1. */
+static int snap_dev(struct snapshot *s, const char *name)
 {
 	for (uint32_t i = 0; name && i < s->ndevs; i++)
 		if (strcmp(s->devs[i]->name, name) == 0)
-			return s->devs[i];
-	return NULL;
+			return (int)i;
+	return -1;
 }
 
-static void set_reachable(struct ofcd *d, Ofc__V1__DeviceState *m, bool up, const char *error)
+/* error: the device's text (root and the admin group see it); reason:
+ * what read-only clients see instead. */
+static void set_reachable(struct ofcd *d, int i, bool up, const char *error, enum ofc_reason reason)
 {
-	if (!m)
+	Ofc__V1__DeviceState *m;
+
+	if (i < 0)
 		return;
+	m = d->snap->devs[i];
 	m->has_reachable = 1;
 	m->reachable = up;
 	m->error = up || !error ? NULL : arena_strdup(&d->snap->a, error);
+	d->snap->public_error[i] = m->error ? ofcd_public_reason(reason) : NULL;
 	changed(d);
 }
 
@@ -989,11 +1258,12 @@ static void on_event(struct ofcd *d, struct note *n)
 		break;
 	case OFC__V1__EVENT__KIND__KIND_DEVICE_LOST:
 		level = OFCD_LOG_WARNING;
-		set_reachable(d, snap_dev(d->snap, n->device), false, n->message);
+		set_reachable(d, snap_dev(d->snap, n->device), false,
+			      n->detail ? n->detail : n->message, n->reason);
 		break;
 	case OFC__V1__EVENT__KIND__KIND_DEVICE_BACK:
 		level = OFCD_LOG_NOTICE;
-		set_reachable(d, snap_dev(d->snap, n->device), true, NULL);
+		set_reachable(d, snap_dev(d->snap, n->device), true, NULL, OFC_R_NONE);
 		break;
 	case OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED:
 	case OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED:
@@ -1010,10 +1280,15 @@ static void on_event(struct ofcd *d, struct note *n)
 		snprintf(txn, sizeof(txn), " (transaction %llu)", (unsigned long long)n->txn);
 	const char *name =
 	    (size_t)n->kind < ARRAY_SIZE(names) && names[n->kind] ? names[n->kind] : "event";
+	/* The log gets the detail; watchers the public message. */
+	const char *detail = n->detail ? n->detail : n->message;
 	snprintf(line, sizeof(line), "%s%s%s%s%s%s", name, txn, n->device ? ": " : "",
-		 n->device ? n->device : "", n->message && *n->message ? ": " : "",
-		 n->message ? n->message : "");
+		 n->device ? n->device : "", detail && *detail ? ": " : "", detail ? detail : "");
 	ofcd_log(d, level, "%s", line);
+	if (n->detail)
+		snprintf(line, sizeof(line), "%s%s%s%s%s%s", name, txn, n->device ? ": " : "",
+			 n->device ? n->device : "", n->message && *n->message ? ": " : "",
+			 n->message ? n->message : "");
 	broadcast_event(d, n->kind, n->txn, ticket, n->device, n->message, line, n->time_ms);
 }
 
@@ -1031,12 +1306,14 @@ static void job_done(struct ofcd *d, struct job *j)
 	if (j->kind == JOB_PROBE) {
 		d->running = NULL;
 		for (uint32_t i = 0; i < j->nprobe; i++) {
-			Ofc__V1__DeviceState *m = snap_dev(d->snap, j->probe[i].name);
+			int k = snap_dev(d->snap, j->probe[i].name);
+			Ofc__V1__DeviceState *m = k >= 0 ? d->snap->devs[k] : NULL;
 
 			if (!m)
 				continue;
 			if (!m->has_reachable || m->reachable != j->probe[i].reachable)
-				set_reachable(d, m, j->probe[i].reachable, j->probe[i].error);
+				set_reachable(d, k, j->probe[i].reachable, j->probe[i].error,
+					      j->probe[i].reason);
 			if (!m->has_in_sync || m->in_sync != j->probe[i].in_sync) {
 				m->has_in_sync = 1;
 				m->in_sync = j->probe[i].in_sync;
@@ -1254,6 +1531,7 @@ static int64_t sweep_timer(struct loop *l, uint64_t id, void *ctx)
 				  unsent(c), now - c->out_since);
 	}
 	reap(d);
+	ofcd_log_flush(d);
 	return t < 1 ? 100 : 1000;
 }
 
@@ -1325,6 +1603,35 @@ static int listen_unix(const char *path, unsigned mode, int gid, int *out, struc
 	return 0;
 }
 
+/* Descriptors for max_clients clients, a session per device and the
+ * daemon's own (OFCD_FDS_RESERVED): raise the soft RLIMIT_NOFILE as far as
+ * the hard one allows, and say so when even that is short. Past the limit
+ * clients wait in the backlog (accept_backoff); nothing breaks. */
+static void fd_limit(struct ofcd *d)
+{
+	const struct fabric *f = d->cfg->f;
+	rlim_t need = (rlim_t)d->o.max_clients + f->nswitches + f->nrings + OFCD_FDS_RESERVED;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
+		return;
+	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need) {
+		rl.rlim_cur = need;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+			return;
+	} else {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	ofcd_log(d, OFCD_LOG_WARNING,
+		 "--max-clients %u needs %llu file descriptors, the limit is %llu (LimitNOFILE= "
+		 "or ulimit -n): beyond about %llu clients, new ones wait",
+		 d->o.max_clients, (unsigned long long)need, (unsigned long long)rl.rlim_cur,
+		 rl.rlim_cur > need - d->o.max_clients
+		     ? (unsigned long long)(rl.rlim_cur - (need - d->o.max_clients))
+		     : 0ull);
+}
+
 int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *err)
 {
 	struct ofcd *d = xcalloc(1, sizeof(*d));
@@ -1334,7 +1641,20 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 	if (!d->o.max_frame)
 		d->o.max_frame = OFCD_MAX_FRAME_DEFAULT;
 	if (!d->o.max_clients)
-		d->o.max_clients = 1024;
+		d->o.max_clients = OFCD_MAX_CLIENTS_DEFAULT;
+	if (!d->o.max_clients_per_uid)
+		d->o.max_clients_per_uid = OFCD_MAX_CLIENTS_PER_UID_DEFAULT;
+	if (d->o.max_clients_per_uid > d->o.max_clients)
+		d->o.max_clients_per_uid = d->o.max_clients;
+	if (!d->o.max_ro_frame)
+		d->o.max_ro_frame = OFCD_MAX_RO_FRAME_DEFAULT;
+	if (d->o.max_ro_frame > d->o.max_frame)
+		d->o.max_ro_frame = d->o.max_frame;
+	/* One user can always send one largest frame and read its answer. */
+	if (!d->o.max_buffer_per_uid)
+		d->o.max_buffer_per_uid = 4 * (uint64_t)d->o.max_frame;
+	if (d->o.max_buffer_per_uid < (uint64_t)d->o.max_frame + (1u << 20))
+		d->o.max_buffer_per_uid = (uint64_t)d->o.max_frame + (1u << 20);
 	if (d->o.client_timeout <= 0)
 		d->o.client_timeout = 30;
 	if (!d->o.socket_mode)
@@ -1343,6 +1663,9 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 		d->o.log_level = OFCD_LOG_NOTICE;
 	d->listen_fd = d->ro_fd = d->sig_fd = -1;
 	d->state_dir = ctl_state_dir(o->state_dir);
+	d->cred_dir =
+	    xstrdup(o->credentials_dir && *o->credentials_dir ? o->credentials_dir
+							      : OFCD_CREDENTIALS_DIR_DEFAULT);
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_cond_init(&d->cond, NULL);
 	pthread_mutex_init(&d->note_mu, NULL);
@@ -1355,6 +1678,8 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 		ofc_error_set(err, OFC_E_USAGE, "ofcd needs a config and a socket");
 		goto fail;
 	}
+	if (ofcd_allow_parse(d, err) < 0)
+		goto fail;
 	if (ofcd_start(d, err) < 0)
 		goto fail;
 	if (o->inherit_fds) {
@@ -1376,6 +1701,7 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 			goto fail;
 		d->bound_ro = true;
 	}
+	fd_limit(d);
 	ofcd_log(d, OFCD_LOG_NOTICE, "serving fabric %s (config %s, state in %s) on %s%s%s",
 		 d->cfg->f->name, o->config_path, d->state_dir, o->socket_path,
 		 o->ro_socket_path ? " and read-only on " : "",
@@ -1408,9 +1734,7 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 			return ofc_error_set(err, OFC_E_RUNTIME, "signalfd: %s", strerror(errno));
 		loop_add(d->loop, d->sig_fd, LOOP_READ, signal_event, d);
 	}
-	loop_add(d->loop, d->listen_fd, LOOP_READ, accept_event, d);
-	if (d->ro_fd >= 0)
-		loop_add(d->loop, d->ro_fd, LOOP_READ, accept_event, d);
+	listeners(d, true);
 	loop_add(d->loop, d->wake_fd, LOOP_READ, wake_event, d);
 	d->sweep_timer = loop_timer(d->loop, 1000, sweep_timer, d);
 	if (d->o.probe_interval > 0)
@@ -1463,6 +1787,12 @@ void ofcd_close(struct ofcd *d)
 		free(d->conns[i]);
 	}
 	free(d->conns);
+	while (d->uids) {
+		struct uid_use *u = d->uids;
+
+		d->uids = u->next;
+		free(u);
+	}
 	while (d->queue) {
 		struct job *j = d->queue;
 
@@ -1504,6 +1834,11 @@ void ofcd_close(struct ofcd *d)
 	pthread_mutex_destroy(&d->mu);
 	pthread_cond_destroy(&d->cond);
 	pthread_mutex_destroy(&d->note_mu);
+	for (uint32_t i = 0; i < d->nw_trusted; i++)
+		free(d->w_trusted[i]);
+	free(d->w_trusted);
+	free(d->allow);
+	free(d->cred_dir);
 	free(d->state_dir);
 	free(d);
 }

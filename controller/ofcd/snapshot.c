@@ -50,6 +50,11 @@ void fabcfg_unref(struct fabcfg *c)
 
 /* ---- devices ---------------------------------------------------------------------- */
 
+const char *ofcd_public_reason(enum ofc_reason r)
+{
+	return r == OFC_R_NONE ? "error" : ofc_reason_name(r);
+}
+
 static const char *kind_name(enum dev_class c)
 {
 	return c == DEV_SWITCH ? "switch" : c == DEV_RING ? "ring" : "hosts";
@@ -188,6 +193,7 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 
 	s->ndevs = c->ndevs;
 	s->devs = st->devices = arena_array(a, c->ndevs, sizeof(*st->devices));
+	s->public_error = arena_array(a, c->ndevs + 1, sizeof(*s->public_error));
 	st->n_devices = c->ndevs;
 	for (uint32_t i = 0; i < c->ndevs; i++) {
 		const struct ctl_device *cd = &c->devs[i];
@@ -203,8 +209,10 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 		if (cd->read_ok || cd->lost) {
 			m->has_reachable = 1;
 			m->reachable = !cd->lost;
-			if (cd->lost)
+			if (cd->lost) {
 				m->error = arena_strdup(a, cd->read_err.msg);
+				s->public_error[i] = ofcd_public_reason(cd->read_err.reason);
+			}
 		}
 		m->has_at_target = 1;
 		m->at_target = r && state_equal(r, &cd->target);

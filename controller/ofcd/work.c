@@ -13,8 +13,9 @@
 
 /* ---- events from ctl ------------------------------------------------------------ */
 
+/* message goes to watchers, detail (NULL: the message) to the log. */
 static void post_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, const char *device,
-		       const char *message)
+		       const char *message, const char *detail, enum ofc_reason reason)
 {
 	struct note *n = xcalloc(1, sizeof(*n));
 
@@ -22,6 +23,8 @@ static void post_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, 
 	n->txn = txn;
 	n->device = device ? xstrdup(device) : NULL;
 	n->message = xstrdup(message ? message : "");
+	n->detail = detail ? xstrdup(detail) : NULL;
+	n->reason = reason;
 	n->time_ms = unix_ms();
 	if (d->w_job && (kind == OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED ||
 			 kind == OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLED_BACK ||
@@ -52,10 +55,26 @@ static void on_ctl_event(void *ctx, const struct ctl_event *ev)
 	    [CTL_EV_RECOVERED] = OFC__V1__EVENT__KIND__KIND_RECOVERED,
 	};
 	struct ofcd *d = ctx;
+	char pub[80];
 
 	if ((size_t)ev->kind >= ARRAY_SIZE(kinds) || !kinds[ev->kind])
 		return; /* trials are not run by the daemon */
-	post_event(d, kinds[ev->kind], ev->txn, ev->device, ev->message);
+	/* Watchers include anyone on the read-only socket: where a device
+	 * failed they get the reason's word, never the device's text (which
+	 * may quote what a device sent, or name a credentials file). The log
+	 * keeps the text. */
+	if (ev->kind == CTL_EV_DEVICE_LOST || ev->kind == CTL_EV_TXN_ROLLING_BACK) {
+		post_event(d, kinds[ev->kind], ev->txn, ev->device, ofcd_public_reason(ev->reason),
+			   ev->message, ev->reason);
+		return;
+	}
+	if (ev->kind == CTL_EV_TXN_ROLLED_BACK && ev->reason != OFC_R_NONE) {
+		snprintf(pub, sizeof(pub), "rollback incomplete (%s): the journal is kept",
+			 ofcd_public_reason(ev->reason));
+		post_event(d, kinds[ev->kind], ev->txn, ev->device, pub, ev->message, ev->reason);
+		return;
+	}
+	post_event(d, kinds[ev->kind], ev->txn, ev->device, ev->message, NULL, OFC_R_NONE);
 }
 
 /* ---- configs and ctls ------------------------------------------------------------ */
@@ -96,6 +115,7 @@ static int open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **
 	const char **ov = xcalloc(d->o.noverrides + 1, sizeof(char *));
 	struct ctl_opts co = {
 	    .state_dir = d->state_dir,
+	    .credentials_dir = d->cred_dir,
 	    .on_event = on_ctl_event,
 	    .ctx = d, /* for both callbacks: sim lookups go on to opts.sim_ctx */
 	    .sim_lookup = d->o.sim_lookup ? sim_lookup : NULL,
@@ -203,12 +223,14 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 
 	if (read_file(d->o.config_path, CONFIG_MAX_BYTES, &text, &len, err) < 0)
 		return -1;
-	if (config_parse(d->o.config_path, text, len, &f, err) < 0 || fabric_validate(f, err) < 0) {
+	if (config_parse(d->o.config_path, text, len, &f, err) < 0 ||
+	    ofcd_check_config(d, f, false, err) < 0 || fabric_validate(f, err) < 0) {
 		if (f)
 			fabric_free(f);
 		free(text);
 		return -1;
 	}
+	ofcd_trust_config(d, f);
 	d->w_cfg = fabcfg_new(f, text, len, d->o.config_path);
 	free(text);
 	if (open_ctl(d, f, true, &d->w_ctl, err) < 0)
@@ -356,12 +378,17 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 		}
 	}
 	if (j->kind == JOB_APPLY_CONFIG || j->kind == JOB_RELOAD) {
+		/* A config from the API is checked for what it may make the
+		 * daemon do before validation looks at the files it names. */
 		if (config_parse(j->filename, j->yaml, j->yaml_len, &f, &err) < 0 ||
+		    ofcd_check_config(d, f, j->kind == JOB_APPLY_CONFIG, &err) < 0 ||
 		    fabric_validate(f, &err) < 0) {
 			fabric_free(f);
 			answer_config_error(an, &err);
 			return -1;
 		}
+		if (j->kind == JOB_RELOAD)
+			ofcd_trust_config(d, f);
 		if (strcmp(f->name, cur->name) != 0) {
 			answer_status(
 			    an, OFC__V1__STATUS__STATUS_INVALID,
@@ -481,7 +508,7 @@ static void run_mutation(struct ofcd *d, struct job *j)
 		ncfg = NULL;
 		if (j->kind != JOB_RECONFIGURE)
 			post_event(d, OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED, res.txn, NULL,
-				   j->filename);
+				   j->filename, NULL, OFC_R_NONE);
 	} else {
 		an.t.state = res.rolled_back ? "rolled-back" : "failed";
 		j->outcome = an.t.state;
@@ -530,8 +557,23 @@ out:
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 	}
-	if (j->kind == JOB_RELOAD && an.r.status != OFC__V1__STATUS__STATUS_OK)
-		post_event(d, OFC__V1__EVENT__KIND__KIND_CONFIG_REJECTED, 0, NULL, an.r.message);
+	if (j->kind == JOB_RELOAD && an.r.status != OFC__V1__STATUS__STATUS_OK) {
+		/* Watchers get where, not what: the reason may quote the file
+		 * or name a credentials path. The log has it all. */
+		char where[300] = "";
+
+		if (an.r.body_case == OFC__V1__RESPONSE__BODY_CONFIG_ERROR && an.ce.file &&
+		    *an.ce.file)
+			snprintf(where, sizeof(where),
+				 an.ce.has_line ? "%s:%u:%u: " : "%s: ", an.ce.file, an.ce.line,
+				 an.ce.column ? an.ce.column : 1);
+		char *pub = xasprintf("%sthe config was rejected; the running config stays (the "
+				      "reason is in ofcd's log)",
+				      where);
+		post_event(d, OFC__V1__EVENT__KIND__KIND_CONFIG_REJECTED, 0, NULL, pub,
+			   an.r.message, OFC_R_NONE);
+		free(pub);
+	}
 	if (!an.t.state)
 		an.t.state = an.r.status == OFC__V1__STATUS__STATUS_INVALID ? "refused" : "failed";
 	if (!j->outcome)
@@ -560,8 +602,10 @@ static void run_probe(struct ofcd *d, struct job *j)
 
 		snprintf(p->name, sizeof(p->name), "%s", c->devs[i].cfg.name);
 		p->reachable = c->devs[i].read_ok;
-		if (!p->reachable)
+		if (!p->reachable) {
 			snprintf(p->error, sizeof(p->error), "%s", c->devs[i].read_err.msg);
+			p->reason = c->devs[i].read_err.reason;
+		}
 		for (uint32_t k = 0; have && k < rec.ndevs; k++)
 			if (strcmp(rec.dev_names[k], p->name) == 0)
 				r = &rec.dev_states[k];
@@ -605,10 +649,9 @@ static void run_schedule(struct job *j)
 	if (schedule_compute(&q, &r, &spec_error, &err) < 0 || schedule_check(&r, &err) < 0) {
 		resp.status = err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
 							: OFC__V1__STATUS__STATUS_INVALID;
-		resp.message = spec_error
-				   ? arena_printf(&a, "topology '%s' at column %u: %s", j->spec,
-						  err.col, err.msg)
-				   : err.msg;
+		resp.message = spec_error ? arena_printf(&a, "topology '%s' at column %u: %s",
+							 j->spec, err.col, err.msg)
+					  : err.msg;
 		response_pack(&resp, &j->reply, &j->reply_len);
 		arena_free(&a);
 		return;

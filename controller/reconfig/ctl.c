@@ -33,9 +33,12 @@ char *ctl_state_dir(const char *dir)
 	return xstrdup(OFC_STATE_DIR_DEFAULT);
 }
 
-static void emit(struct ctl *c, enum ctl_event_kind kind, const char *device, const char *fmt, ...)
-    OFC_PRINTF(4, 5);
-static void emit(struct ctl *c, enum ctl_event_kind kind, const char *device, const char *fmt, ...)
+/* reason: why a device failed (DEVICE_LOST, ROLLING_BACK, an incomplete
+ * rollback), for listeners that must not show the device's own words. */
+static void emit(struct ctl *c, enum ctl_event_kind kind, const char *device,
+		 enum ofc_reason reason, const char *fmt, ...) OFC_PRINTF(5, 6);
+static void emit(struct ctl *c, enum ctl_event_kind kind, const char *device,
+		 enum ofc_reason reason, const char *fmt, ...)
 {
 	char msg[640];
 	va_list ap;
@@ -50,7 +53,8 @@ static void emit(struct ctl *c, enum ctl_event_kind kind, const char *device, co
 	}
 	c->opts.on_event(
 	    c->opts.ctx,
-	    &(struct ctl_event){.kind = kind, .txn = c->txn, .device = device, .message = msg});
+	    &(struct ctl_event){
+		.kind = kind, .txn = c->txn, .device = device, .message = msg, .reason = reason});
 }
 
 static int mkdir_p(const char *dir, struct ofc_error *err)
@@ -140,6 +144,7 @@ static struct ctl_device *add_device(struct ctl *c, const struct driver_cfg *d, 
 	    .driver = d ? d->type : "netlink",
 	    .address = d ? d->address : NULL,
 	    .credentials = d ? d->credentials_path : NULL,
+	    .credentials_dir = c->opts.credentials_dir,
 	    .timeout = d ? d->timeout : 5,
 	    .retries = d ? d->retries : 0,
 	    .cls = cls,
@@ -278,10 +283,20 @@ int ctl_lock(struct ctl *c, struct ofc_error *err)
 		free(path);
 		return 0;
 	}
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	/* Non-blocking, then checked: a FIFO in the lock's place must not
+	 * hang the opener. */
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
 	if (fd < 0) {
 		ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0, "cannot open the lock: %s",
 			     strerror(errno));
+		free(path);
+		return -1;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0,
+			     "the lock is not a regular file: remove it (rm '%s')", path);
 		free(path);
 		return -1;
 	}
@@ -330,12 +345,12 @@ static int read_device(struct ctl *c, struct ctl_device *cd, struct ofc_error *e
 		cd->read_ok = false;
 		cd->read_err = *err;
 		if (!cd->lost)
-			emit(c, CTL_EV_DEVICE_LOST, cd->cfg.name, "%s", err->msg);
+			emit(c, CTL_EV_DEVICE_LOST, cd->cfg.name, err->reason, "%s", err->msg);
 		cd->lost = true;
 		return -1;
 	}
 	if (cd->lost)
-		emit(c, CTL_EV_DEVICE_BACK, cd->cfg.name, NULL);
+		emit(c, CTL_EV_DEVICE_BACK, cd->cfg.name, OFC_R_NONE, NULL);
 	cd->lost = false;
 	state_free(&cd->actual);
 	cd->actual = s;
@@ -360,6 +375,13 @@ int ctl_read(struct ctl *c, struct ofc_error *err)
 
 int ctl_plan(struct ctl *c, struct ofc_error *err)
 {
+	struct ctl_record r;
+
+	/* A damaged record or journal stops the plan with the way out, before
+	 * any device is read: what would be applied next would overwrite it. */
+	if (ctl_load_record(c->state_dir, c->fabric->name, &r, err) < 0)
+		return -1;
+	ctl_record_free(&r);
 	if (ctl_read(c, err) < 0)
 		return -1;
 	ctl_diff(c);
@@ -426,10 +448,10 @@ static void mismatch(const struct device_state *want, const struct device_state 
 	state_diff(want, got, &d);
 	if (d.n)
 		op_describe(&d.ops[0], what, sizeof(what));
-	ofc_error_set(err, OFC_E_RUNTIME,
-		      "read-back does not match: the device differs in %u entr%s (first: "
-		      "it would take '%s' to match what it reports)",
-		      d.n, d.n == 1 ? "y" : "ies", what);
+	ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_MISMATCH,
+		       "read-back does not match: the device differs in %u entr%s (first: "
+		       "it would take '%s' to match what it reports)",
+		       d.n, d.n == 1 ? "y" : "ies", what);
 	batch_free(&d);
 }
 
@@ -492,29 +514,31 @@ static int undo(struct ctl *c, int last, const struct device_state *before, stru
 	return rc;
 }
 
-static uint64_t next_txn_id(struct ctl *c)
+/* The next transaction's id, after the record's generation and any
+ * journal's. A record or journal that cannot be read is an error: going on
+ * restarted the ids at 1 and overwrote the record. */
+static int next_txn_id(struct ctl *c, uint64_t *id, struct ofc_error *err)
 {
 	struct ctl_record r;
-	struct ofc_error e = {0};
-	uint64_t id = 1;
 
+	*id = 1;
 	c->prev_generation = 0;
 	free(c->prev_topology);
 	c->prev_topology = NULL;
 	free(c->prev_config);
 	c->prev_config = NULL;
-	if (ctl_load_record(c->state_dir, c->fabric->name, &r, &e) == 0) {
-		if (r.have_state) {
-			id = r.generation + 1;
-			c->prev_generation = r.generation;
-			c->prev_topology = xstrdup(r.topology ? r.topology : "");
-			c->prev_config = xstrdup(r.config ? r.config : "");
-		}
-		if (r.have_journal && r.journal_id >= id)
-			id = r.journal_id + 1;
-		ctl_record_free(&r);
+	if (ctl_load_record(c->state_dir, c->fabric->name, &r, err) < 0)
+		return -1;
+	if (r.have_state) {
+		*id = r.generation + 1;
+		c->prev_generation = r.generation;
+		c->prev_topology = xstrdup(r.topology ? r.topology : "");
+		c->prev_config = xstrdup(r.config ? r.config : "");
 	}
-	return id;
+	if (r.have_journal && r.journal_id >= *id)
+		*id = r.journal_id + 1;
+	ctl_record_free(&r);
+	return 0;
 }
 
 static void journal_from_ctl(struct ctl *c, struct journal *j, const struct device_state *before)
@@ -557,11 +581,11 @@ static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_res
 				 c->prev_topology ? c->prev_topology : "",
 				 c->prev_config ? c->prev_config : "", &e) == 0)
 			journal_remove(c, &e);
-		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL,
+		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL, OFC_R_NONE,
 		     "every device verified at its previous state");
 	} else {
 		res->rollback_ok = false;
-		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL,
+		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL, e.reason ? e.reason : OFC_R_LOST,
 		     "rollback incomplete: %s; the journal is kept and the next command that "
 		     "touches the fabric retries it",
 		     e.msg);
@@ -573,7 +597,7 @@ static int commit(struct ctl *c, struct journal *j, struct ofc_error *err)
 	if (set_phase(c, j, JOURNAL_COMMITTING, err) < 0 ||
 	    record_write(c, c->txn, j->target, NULL, NULL, err) < 0 || journal_remove(c, err) < 0)
 		return -1;
-	emit(c, CTL_EV_TXN_COMMITTED, NULL, NULL);
+	emit(c, CTL_EV_TXN_COMMITTED, NULL, OFC_R_NONE, NULL);
 	return 0;
 }
 
@@ -589,15 +613,20 @@ int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, stru
 		free(before);
 		return -1;
 	}
-	c->txn = res->txn = next_txn_id(c);
+	if (next_txn_id(c, &c->txn, err) < 0) {
+		free(before);
+		return -1;
+	}
+	res->txn = c->txn;
 	for (uint32_t i = 0; i < c->ndevs; i++)
 		state_copy(&before[i], &c->devs[i].actual);
 	journal_from_ctl(c, &j, before);
 	/* The intent is on disk (fsynced) before any device is touched. */
 	if (set_phase(c, &j, JOURNAL_APPLYING, err) < 0)
 		goto out;
-	emit(c, CTL_EV_TXN_STARTED, NULL, "%u operation%s on %u device%s", ctl_plan_size(c),
-	     ctl_plan_size(c) == 1 ? "" : "s", c->ndevs, c->ndevs == 1 ? "" : "s");
+	emit(c, CTL_EV_TXN_STARTED, NULL, OFC_R_NONE, "%u operation%s on %u device%s",
+	     ctl_plan_size(c), ctl_plan_size(c) == 1 ? "" : "s", c->ndevs,
+	     c->ndevs == 1 ? "" : "s");
 	for (uint32_t i = 0; i < c->ndevs && failed < 0; i++) {
 		struct ctl_device *cd = &c->devs[i];
 		uint32_t done = 0;
@@ -614,13 +643,14 @@ int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, stru
 		}
 		res->ops_applied += done;
 		if (failed < 0)
-			emit(c, CTL_EV_DEVICE_APPLIED, cd->cfg.name, "%u operation%s, verified",
-			     done, done == 1 ? "" : "s");
+			emit(c, CTL_EV_DEVICE_APPLIED, cd->cfg.name, OFC_R_NONE,
+			     "%u operation%s, verified", done, done == 1 ? "" : "s");
 	}
 	if (failed >= 0) {
 		snprintf(res->failed_device, sizeof(res->failed_device), "%s",
 			 c->devs[failed].cfg.name);
-		emit(c, CTL_EV_TXN_ROLLING_BACK, c->devs[failed].cfg.name, "%s", err->msg);
+		emit(c, CTL_EV_TXN_ROLLING_BACK, c->devs[failed].cfg.name, err->reason, "%s",
+		     err->msg);
 		roll_back(c, &j, failed, res);
 		goto out;
 	}
@@ -628,7 +658,7 @@ int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, stru
 		j.trial_deadline = trial_deadline;
 		if (set_phase(c, &j, JOURNAL_TRIAL, err) < 0)
 			goto out;
-		emit(c, CTL_EV_TRIAL_STARTED, NULL, NULL);
+		emit(c, CTL_EV_TRIAL_STARTED, NULL, OFC_R_NONE, NULL);
 		rc = 0;
 		goto out;
 	}
@@ -780,7 +810,11 @@ int ctl_recover(struct ctl *c, bool *did, struct ofc_error *err)
 	if (missing)
 		return 0;
 	*did = true;
-	next_txn_id(c); /* for prev_generation */
+	uint64_t ignore;
+	if (next_txn_id(c, &ignore, err) < 0) { /* for prev_generation */
+		journal_free(&j);
+		return -1;
+	}
 	c->txn = j.id;
 	/* The journal's devices must be this config's, in the same order. */
 	bool same = j.ndevs == c->ndevs;
@@ -796,6 +830,30 @@ int ctl_recover(struct ctl *c, bool *did, struct ofc_error *err)
 		journal_free(&j);
 		return rc;
 	}
+	/* Every value the journal holds must fit its device before a device
+	 * is driven to it: egress 4294967042 on a 256-port switch was sent as
+	 * port 2. */
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		struct ofc_error e = {0};
+		bool tgt = false;
+
+		if (state_check(&j.before[i], &c->devs[i].cfg, &e) < 0 ||
+		    (tgt = true, state_check(&j.target[i], &c->devs[i].cfg, &e) < 0)) {
+			char *path = ctl_path(c->state_dir, c->fabric->name, "journal");
+
+			rc = ofc_error_at(
+			    err, OFC_E_RUNTIME, path, 0, 0,
+			    "unfinished transaction %llu: the %s state of device '%s' "
+			    "does not fit the device (%s). Nothing was changed; check "
+			    "what the devices hold (ofc status), then move the journal "
+			    "aside: mv '%s' '%s.corrupt'",
+			    (unsigned long long)j.id, tgt ? "target" : "previous",
+			    c->devs[i].cfg.name, e.msg, path, path);
+			free(path);
+			journal_free(&j);
+			return rc;
+		}
+	}
 	if (ctl_read(c, err) < 0) {
 		ofc_error_prefix(err, "cannot repair unfinished transaction %llu",
 				 (unsigned long long)j.id);
@@ -804,15 +862,23 @@ int ctl_recover(struct ctl *c, bool *did, struct ofc_error *err)
 	}
 	for (uint32_t i = 0; i < c->ndevs; i++)
 		at_target &= state_equal(&c->devs[i].actual, &j.target[i]);
-	/* A trial is kept only if it was confirmed; anything else that already
-	 * reached its target everywhere is finished, the rest undone. */
-	bool keep = j.phase == JOURNAL_TRIAL ? at_target && ctl_trial_confirmed(c) : at_target;
+	/* The repair goes the way the journal was going. A rollback is always
+	 * finished as a rollback: after "ROLLBACK INCOMPLETE" the devices may
+	 * well hold the target (the undo is what failed), and committing it
+	 * would reverse what the operator was told. A trial is kept only if it
+	 * was confirmed; anything else that already reached its target
+	 * everywhere is finished, the rest undone. */
+	bool keep = j.phase == JOURNAL_ROLLING_BACK ? false
+		    : j.phase == JOURNAL_TRIAL	    ? at_target && ctl_trial_confirmed(c)
+						    : at_target;
 	memset(&res, 0, sizeof(res));
 	rc = settle(c, &j, keep, &res, err);
 	if (rc == 0)
-		emit(c, CTL_EV_RECOVERED, NULL, "unfinished transaction %llu (%s) %s",
+		emit(c, CTL_EV_RECOVERED, NULL, OFC_R_NONE, "unfinished transaction %llu (%s) %s",
 		     (unsigned long long)j.id, journal_phase_name(j.phase),
-		     keep ? "finished: every device held its target" : "undone: devices restored");
+		     keep			       ? "finished: every device held its target"
+		     : j.phase == JOURNAL_ROLLING_BACK ? "rolled back: devices restored"
+						       : "undone: devices restored");
 	journal_free(&j);
 	return rc;
 }

@@ -36,6 +36,15 @@ int journal_write(const struct ctl *c, const struct journal *j, struct ofc_error
 int journal_read(const char *state_dir, const char *fabric, struct journal *j, bool *missing,
 		 struct ofc_error *err);
 int journal_remove(const struct ctl *c, struct ofc_error *err);
+/* The readers' halves that take bytes (path names the file in errors):
+ * journal_read and ctl_load_record call them; so does the fuzzer. A
+ * message that does not parse, arrays of the wrong length, a device twice,
+ * entries twice or ports below 1 are "corrupt file" errors that say how to
+ * move the file aside. record_parse fills the state part of r only. */
+int journal_parse(const char *path, const uint8_t *data, size_t len, struct journal *j,
+		  struct ofc_error *err);
+int record_parse(const char *path, const char *fabric, const uint8_t *data, size_t len,
+		 struct ctl_record *r, struct ofc_error *err);
 void journal_free(struct journal *j);
 
 /* The hosts' state for a set of circuits: links and shortest-path routes. */

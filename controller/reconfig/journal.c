@@ -7,9 +7,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +22,32 @@
 char *ctl_path(const char *state_dir, const char *fabric, const char *ext)
 {
 	return xasprintf("%s/%s.%s", state_dir, fabric, ext);
+}
+
+/* A state file or journal ofc cannot trust: nothing is planned or changed
+ * while it is there (a record restarted at transaction 1 would overwrite
+ * it; a journal read wrongly would drive devices to values nobody chose).
+ * The message says why and how to move it aside. */
+static int damaged(struct ofc_error *err, const char *path, const char *fmt, ...) OFC_PRINTF(3, 4);
+static int damaged(struct ofc_error *err, const char *path, const char *fmt, ...)
+{
+	bool journal = strlen(path) > 8 && strcmp(path + strlen(path) - 8, ".journal") == 0;
+	char why[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (journal)
+		return ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0,
+				    "corrupt file: %s. The transaction it records cannot be "
+				    "repaired from it: check what the devices hold (ofc status), "
+				    "then move it aside: mv '%s' '%s.corrupt'",
+				    why, path, path);
+	return ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0,
+			    "corrupt file: %s. Nothing is planned or changed while it is "
+			    "there; move it aside to start a new record: mv '%s' '%s.corrupt'",
+			    why, path, path);
 }
 
 /* ---- device state <-> DeviceRecord ------------------------------------------ */
@@ -51,9 +79,9 @@ static void pack_device(struct arena *a, Ofc__V1__DeviceRecord *r, const char *n
 static int unpack_device(const Ofc__V1__DeviceRecord *r, struct device_state *s, const char *path,
 			 struct ofc_error *err)
 {
-	if (r->n_xconn % 2 || r->n_channels % 4 || r->n_links % 4 || r->n_routes % 3)
-		return ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0,
-				    "corrupt record for device '%s'", r->name ? r->name : "?");
+	if (!r->name || !*r->name || r->n_xconn % 2 || r->n_channels % 4 || r->n_links % 4 ||
+	    r->n_routes % 3)
+		return damaged(err, path, "bad record for device '%.64s'", r->name ? r->name : "");
 	state_init(s, 0);
 	for (size_t i = 0; i < r->n_xconn; i += 2)
 		state_add_xconn(s, r->xconn[i], r->xconn[i + 1]);
@@ -67,6 +95,16 @@ static int unpack_device(const Ofc__V1__DeviceRecord *r, struct device_state *s,
 		state_add_route(s,
 				(struct hroute){r->routes[i], r->routes[i + 1], r->routes[i + 2]});
 	state_sort(s);
+	/* What can be checked without the config: one kind of entry, ports
+	 * from 1, nothing twice (ctl_recover checks the journal's numbers
+	 * against the devices too). */
+	struct device_cfg any = {.cls = s->nch ? DEV_RING : s->nxc ? DEV_SWITCH : DEV_HOSTS};
+	struct ofc_error e = {0};
+
+	if (state_check(s, &any, &e) < 0) {
+		state_free(s);
+		return damaged(err, path, "device '%.64s': %s", r->name, e.msg);
+	}
 	return 0;
 }
 
@@ -82,28 +120,51 @@ static int write_msg(const char *path, const ProtobufCMessage *m, struct ofc_err
 	return rc;
 }
 
-/* NULL with *missing set when the file does not exist. */
-static ProtobufCMessage *read_msg(const char *path, const ProtobufCMessageDescriptor *d,
-				  bool *missing, struct ofc_error *err)
+/* The file's bytes (caller frees); *missing when it does not exist. */
+static int load(const char *path, char **data, size_t *len, bool *missing, struct ofc_error *err)
 {
-	ProtobufCMessage *m;
-	char *data;
-	size_t len;
-
 	*missing = false;
+	*data = NULL;
 	if (access(path, F_OK) != 0 && errno == ENOENT) {
 		*missing = true;
-		return NULL;
+		return 0;
 	}
-	if (read_file(path, RECORD_MAX_BYTES, &data, &len, err) < 0)
-		return NULL;
-	m = protobuf_c_message_unpack(d, NULL, len, (const uint8_t *)data);
-	free(data);
+	if (read_file(path, RECORD_MAX_BYTES, data, len, err) < 0) {
+		err->code = OFC_E_RUNTIME; /* the state directory, not the user's input */
+		return -1;
+	}
+	return 0;
+}
+
+static ProtobufCMessage *parse_msg(const char *path, const ProtobufCMessageDescriptor *d,
+				   const uint8_t *data, size_t len, struct ofc_error *err)
+{
+	ProtobufCMessage *m = protobuf_c_message_unpack(d, NULL, len, data);
+
 	if (!m)
-		ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0,
-			     "corrupt file: not an %s message (move it aside to start afresh)",
-			     d->name);
+		damaged(err, path, "not an %s message", d->name);
 	return m;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A name that appears twice among n, or NULL (sorted copy: records can
+ * hold many devices, and the fuzzer finds quadratic loops). */
+static const char *twice(char *const *names, uint32_t n)
+{
+	char **s = xcalloc((size_t)n + 1, sizeof(*s));
+	const char *dup = NULL;
+
+	memcpy(s, names, (size_t)n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_name);
+	for (uint32_t i = 1; i < n && !dup; i++)
+		if (strcmp(s[i - 1], s[i]) == 0)
+			dup = s[i];
+	free(s);
+	return dup;
 }
 
 /* ---- state file ------------------------------------------------------------- */
@@ -203,21 +264,20 @@ void journal_free(struct journal *j)
 	memset(j, 0, sizeof(*j));
 }
 
-int journal_read(const char *state_dir, const char *fabric, struct journal *j, bool *missing,
-		 struct ofc_error *err)
+int journal_parse(const char *path, const uint8_t *data, size_t len, struct journal *j,
+		  struct ofc_error *err)
 {
-	char *path = ctl_path(state_dir, fabric, "journal");
 	Ofc__V1__Journal *m;
+	const char *dup;
 	int rc = 0;
 
 	memset(j, 0, sizeof(*j));
-	m = (Ofc__V1__Journal *)read_msg(path, &ofc__v1__journal__descriptor, missing, err);
-	if (!m) {
-		free(path);
-		return *missing ? 0 : -1;
-	}
-	if (m->n_before != m->n_target || !m->has_id || !m->has_phase) {
-		rc = ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0, "corrupt journal");
+	m = (Ofc__V1__Journal *)parse_msg(path, &ofc__v1__journal__descriptor, data, len, err);
+	if (!m)
+		return -1;
+	if (m->n_before != m->n_target || !m->has_id || !m->has_phase || m->id == 0 ||
+	    (int)m->phase < JOURNAL_APPLYING || (int)m->phase > JOURNAL_COMMITTING) {
+		rc = damaged(err, path, "not a journal ofc wrote (no id, or an unknown phase)");
 		goto out;
 	}
 	j->id = m->id;
@@ -237,11 +297,31 @@ int journal_read(const char *state_dir, const char *fabric, struct journal *j, b
 		rc = unpack_device(m->before[i], &j->before[i], path, err);
 		if (rc == 0)
 			rc = unpack_device(m->target[i], &j->target[i], path, err);
+		if (rc == 0 && (!m->target[i]->name || strcmp(m->target[i]->name, j->names[i])))
+			rc = damaged(err, path, "device %u is '%.64s' before and '%.64s' after", i,
+				     j->names[i], m->target[i]->name ? m->target[i]->name : "");
 	}
+	if (rc == 0 && (dup = twice(j->names, j->ndevs)))
+		rc = damaged(err, path, "device '%.64s' twice", dup);
 	if (rc < 0)
 		journal_free(j);
 out:
 	ofc__v1__journal__free_unpacked(m, NULL);
+	return rc;
+}
+
+int journal_read(const char *state_dir, const char *fabric, struct journal *j, bool *missing,
+		 struct ofc_error *err)
+{
+	char *path = ctl_path(state_dir, fabric, "journal"), *data;
+	size_t len;
+	int rc;
+
+	memset(j, 0, sizeof(*j));
+	rc = load(path, &data, &len, missing, err);
+	if (rc == 0 && !*missing)
+		rc = journal_parse(path, (const uint8_t *)data, len, j, err);
+	free(data);
 	free(path);
 	return rc;
 }
@@ -263,49 +343,73 @@ int journal_remove(const struct ctl *c, struct ofc_error *err)
 static bool lock_held_elsewhere(const char *state_dir, const char *fabric)
 {
 	char *path = ctl_path(state_dir, fabric, "lock");
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	bool held = false;
+	struct stat st;
 
 	free(path);
 	if (fd < 0)
 		return false;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return false;
+	}
 	if (flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK)
 		held = true;
 	close(fd);
 	return held;
 }
 
-int ctl_load_record(const char *state_dir, const char *fabric, struct ctl_record *r,
-		    struct ofc_error *err)
+int record_parse(const char *path, const char *fabric, const uint8_t *data, size_t len,
+		 struct ctl_record *r, struct ofc_error *err)
 {
-	char *path = ctl_path(state_dir, fabric, "state");
 	Ofc__V1__FabricRecord *m;
-	struct journal j;
-	bool missing;
+	const char *dup;
 	int rc = 0;
 
 	memset(r, 0, sizeof(*r));
-	m = (Ofc__V1__FabricRecord *)read_msg(path, &ofc__v1__fabric_record__descriptor, &missing,
-					      err);
-	if (!m && !missing) {
-		free(path);
+	m = (Ofc__V1__FabricRecord *)parse_msg(path, &ofc__v1__fabric_record__descriptor, data, len,
+					       err);
+	if (!m)
 		return -1;
-	}
-	if (m) {
-		r->have_state = true;
-		r->generation = m->generation;
-		r->time_unix_ms = m->time_unix_ms;
-		r->config = xstrdup(m->config ? m->config : "");
-		r->topology = xstrdup(m->topology ? m->topology : "");
-		r->ndevs = (uint32_t)m->n_devices;
-		r->dev_names = xcalloc(r->ndevs + 1, sizeof(char *));
-		r->dev_states = xcalloc(r->ndevs + 1, sizeof(struct device_state));
-		for (uint32_t i = 0; i < r->ndevs && rc == 0; i++) {
-			r->dev_names[i] = xstrdup(m->devices[i]->name ? m->devices[i]->name : "");
-			rc = unpack_device(m->devices[i], &r->dev_states[i], path, err);
-		}
+	if (!m->has_generation || !m->fabric || strcmp(m->fabric, fabric) != 0) {
 		ofc__v1__fabric_record__free_unpacked(m, NULL);
+		return damaged(err, path, "not the record of fabric '%s'", fabric);
 	}
+	r->have_state = true;
+	r->generation = m->generation;
+	r->time_unix_ms = m->time_unix_ms;
+	r->config = xstrdup(m->config ? m->config : "");
+	r->topology = xstrdup(m->topology ? m->topology : "");
+	r->ndevs = (uint32_t)m->n_devices;
+	r->dev_names = xcalloc(r->ndevs + 1, sizeof(char *));
+	r->dev_states = xcalloc(r->ndevs + 1, sizeof(struct device_state));
+	for (uint32_t i = 0; i < r->ndevs && rc == 0; i++) {
+		r->dev_names[i] = xstrdup(m->devices[i]->name ? m->devices[i]->name : "");
+		rc = unpack_device(m->devices[i], &r->dev_states[i], path, err);
+	}
+	if (rc == 0 && (dup = twice(r->dev_names, r->ndevs)))
+		rc = damaged(err, path, "device '%.64s' twice", dup);
+	ofc__v1__fabric_record__free_unpacked(m, NULL);
+	if (rc < 0)
+		ctl_record_free(r);
+	return rc;
+}
+
+int ctl_load_record(const char *state_dir, const char *fabric, struct ctl_record *r,
+		    struct ofc_error *err)
+{
+	char *path = ctl_path(state_dir, fabric, "state"), *data;
+	struct journal j;
+	bool missing;
+	size_t len;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	rc = load(path, &data, &len, &missing, err);
+	if (rc == 0 && !missing)
+		rc = record_parse(path, fabric, (const uint8_t *)data, len, r, err);
+	free(data);
 	free(path);
 	if (rc == 0 && journal_read(state_dir, fabric, &j, &missing, err) < 0)
 		rc = -1;

@@ -38,12 +38,17 @@ struct ctl_event {
 	uint64_t txn;
 	const char *device; /* NULL when about the whole fabric */
 	const char *message;
+	/* Why a device failed (DEVICE_LOST, TXN_ROLLING_BACK, an incomplete
+	 * TXN_ROLLED_BACK): the fixed vocabulary of ofc_reason_name(), for
+	 * listeners that must not see the device's own words. */
+	enum ofc_reason reason;
 };
 
 struct ctl_opts {
 	const char *state_dir;	      /* NULL: ctl_state_dir(NULL) */
 	const char *const *overrides; /* "NAME=HOST:PORT" (--device) */
 	uint32_t noverrides;
+	const char *credentials_dir; /* a daemon's: credentials only from here (NULL: any) */
 	/* sim devices: the in-process twin of a device, or NULL for a file in
 	 * the state directory. */
 	struct sim_device *(*sim_lookup)(void *ctx, const char *device);

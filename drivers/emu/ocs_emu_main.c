@@ -122,13 +122,18 @@ static int load_state(struct emu *e, struct ofc_error *err)
 	if (read_file(e->state_path, 16u << 20, &text, &len, err) < 0)
 		return -1;
 	for (line = text; line && *line; line = next) {
-		unsigned a, b;
+		char num[2][16];
+		uint32_t a = 0, b = 0;
 
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = 0;
-		if (sscanf(line, "%u %u", &a, &b) != 2 || a < 1 || a > e->n || b < 1 || b > e->n ||
-		    e->to[a] || e->from[b]) {
+		/* "IN OUT" as save_state writes them: digits only, so a number
+		 * past 2^32 is refused rather than wrapped (sscanf's %u). */
+		if (sscanf(line, "%15[0-9] %15[0-9]", num[0], num[1]) != 2 ||
+		    strlen(line) != strlen(num[0]) + 1 + strlen(num[1]) ||
+		    parse_u32(num[0], &a) < 0 || parse_u32(num[1], &b) < 0 || a < 1 || a > e->n ||
+		    b < 1 || b > e->n || e->to[a] || e->from[b]) {
 			/* the message quotes the line: free the text after */
 			ofc_error_set(err, OFC_E_INPUT, "%s: bad line '%.40s'", e->state_path,
 				      line);
@@ -224,14 +229,17 @@ static bool handle(struct emu *e, struct emu_client *c, char *text)
 		bool lie = e->lie_armed;
 
 		e->lie_armed = false;
+		/* The lie is a state the switch could hold (its first
+		 * cross-connect left out), so the driver's comparison, not its
+		 * sanity check, is what catches it. */
 		for (uint32_t i = 1; i <= e->n; i++) {
 			uint32_t out = e->to[i];
 
 			if (!out)
 				continue;
 			if (lie) {
-				out = out % e->n + 1;
 				lie = false;
+				continue;
 			}
 			sb_printf(&pay, "   \"%u,%u\"\r\n", i, e->n + out);
 		}
@@ -347,7 +355,7 @@ int main(int argc, char **argv)
 				    &e.co, "--delay-ms must be 0..600000, got '%s'", optarg);
 			break;
 		case 'c':
-			if (credentials_load(optarg, &e.cred, &err) < 0) {
+			if (credentials_load(optarg, NULL, &e.cred, &err) < 0) {
 				fprintf(stderr, "ocs-emu: %s\n",
 					ofc_error_str(&err, buf, sizeof(buf)));
 				return 2;

@@ -4,12 +4,17 @@
 #   build-fuzz/fuzz_topo build-fuzz/c2 tests/fuzz/corpus/topo -max_total_time=60
 #   build-fuzz/fuzz_control build-fuzz/c3 tests/fuzz/corpus/control -max_total_time=60 -detect_leaks=0
 #   build-fuzz/fuzz_tl1 build-fuzz/c4 tests/fuzz/corpus/tl1 -max_total_time=60
+#   build-fuzz/fuzz_mrr build-fuzz/c5 tests/fuzz/corpus/mrr -max_total_time=60
+#   build-fuzz/fuzz_demands build-fuzz/c6 tests/fuzz/corpus/demands -max_total_time=60
+#   build-fuzz/fuzz_records build-fuzz/c7 tests/fuzz/corpus/records -max_total_time=60
+#   build-fuzz/fuzz_credentials build-fuzz/c8 tests/fuzz/corpus/credentials -max_total_time=60
 #   (the daemon fuzz_control fuzzes lives for the whole run, so leak checks at exit do not apply)
 BUILD   ?= build-fuzz
 FLAGS    = -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 SAN_LIB  = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 
-all: $(BUILD)/fuzz_config $(BUILD)/fuzz_topo $(BUILD)/fuzz_control $(BUILD)/fuzz_tl1
+all: $(BUILD)/fuzz_config $(BUILD)/fuzz_topo $(BUILD)/fuzz_control $(BUILD)/fuzz_tl1 \
+     $(BUILD)/fuzz_mrr $(BUILD)/fuzz_demands $(BUILD)/fuzz_records $(BUILD)/fuzz_credentials
 
 lib:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD) CC=clang OPT="-O1 -g" SAN="$(SAN_LIB)" $(BUILD)/libofc.a

@@ -73,6 +73,12 @@ for m in man1/ofc.1 man1/ocs-emu.1 man1/mrr-emu.1 man8/ofcd.8; do
 	[ -z "$missing" ] && [ -s "$TMP/opts" ] && ok || bad "$m lacks:$missing"
 done
 
+# The unit's descriptor limit covers the clients /etc/default/ofcd allows,
+# a session for each of up to 256 devices and ofcd's own 64.
+nofile=$(sed -n 's/^LimitNOFILE=//p' contrib/ofcd.service)
+clients=$(sed -n 's/.*--max-clients \([0-9]*\).*/\1/p' contrib/ofcd.conf)
+[ -n "$nofile" ] && [ -n "$clients" ] && [ "$nofile" -ge $((clients + 256 + 64)) ] && ok ||
+	bad "LimitNOFILE=$nofile for --max-clients $clients"
 # The unit is hardened: systemd-analyze's exposure below 3.0.
 if systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
 	score=$(systemd-analyze security --offline=yes contrib/ofcd.service 2>/dev/null |

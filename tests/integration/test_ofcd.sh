@@ -9,7 +9,8 @@ SUITE=ofcd
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
 
-OFCD=${OFCD:-$BUILD/ofcd}
+# The credentials files the configs name are copied into $TMP.
+OFCD="${OFCD:-$BUILD/ofcd} --credentials-dir $TMP"
 DAEMONS=""
 trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm -rf "$TMP"' EXIT
 # An unprivileged client must reach the sockets.
@@ -27,7 +28,7 @@ make_torus_config "$CIRC" circulant:64:3,8 2s 2
 start_ofcd() {
 	log=$1
 	shift
-	"$OFCD" --foreground "$@" 2>>"$TMP/$log" &
+	$OFCD --foreground "$@" 2>>"$TMP/$log" &
 	ofcd_pid=$!
 	DAEMONS="$DAEMONS $ofcd_pid"
 	_w=0

@@ -39,7 +39,7 @@ PY
 notify_pid=$!
 i=0
 while [ ! -S "$TMP/notify.sock" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
-NOTIFY_SOCKET="$TMP/notify.sock" "$OFCD" --foreground --config "$TORUS" --socket "$SOCK" \
+NOTIFY_SOCKET="$TMP/notify.sock" "$OFCD" --foreground --credentials-dir "$TMP" --config "$TORUS" --socket "$SOCK" \
 	--state-dir "$ST" --device "ocs0=127.0.0.1:$e_port" --probe-interval 0 2>"$TMP/ofcd.log" &
 ofcd_pid=$!
 i=0
@@ -108,7 +108,7 @@ grep -q "STOPPING=1" "$TMP/notify.log" && ok || bad "no STOPPING=1" "$(cat "$TMP
 # Socket activation: systemd-socket-activate binds, ofcd serves that fd.
 if command -v systemd-socket-activate >/dev/null 2>&1; then
 	ASOCK="$TMP/act.sock"
-	systemd-socket-activate -l "$ASOCK" "$OFCD" --foreground --config "$TORUS" \
+	systemd-socket-activate -l "$ASOCK" "$OFCD" --foreground --credentials-dir "$TMP" --config "$TORUS" \
 		--state-dir "$ST" --device "ocs0=127.0.0.1:$e_port" --probe-interval 0 2>"$TMP/act.log" &
 	ofcd_pid=$!
 	i=0

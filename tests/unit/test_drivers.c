@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -143,6 +144,7 @@ static void test_sim_faults(void **state)
 	assert_int_equal(done, 1);
 	assert_int_equal(sim.state.nxc, 1);
 	assert_non_null(strstr(err.msg, "refused"));
+	assert_int_equal(err.reason, OFC_R_REFUSED); /* what read-only clients see */
 	/* close-after: the op happened but the answer was lost. */
 	sim_device_free(&sim);
 	sim_device_init(&sim, DEV_SWITCH, 4);
@@ -151,6 +153,7 @@ static void test_sim_faults(void **state)
 	assert_int_equal(sim_run(&sim, &b, &done, &err), -1);
 	assert_int_equal(done, 1);
 	assert_int_equal(sim.state.nxc, 2);
+	assert_int_equal(err.reason, OFC_R_LOST);
 	sim_device_free(&sim);
 	batch_free(&b);
 }
@@ -198,26 +201,101 @@ static void test_credentials(void **state)
 	assert_non_null(mkdtemp(dir));
 	char *p = xasprintf("%s/c", dir);
 	write_text(p, "# demo\n\nuser: admin\n  password:  s3cret  \n");
-	assert_int_equal(credentials_load(p, &c, &err), 0);
+	assert_int_equal(credentials_load(p, NULL, &c, &err), 0);
 	assert_string_equal(c.user, "admin");
 	assert_string_equal(c.password, "s3cret");
 	credentials_wipe(&c);
 	assert_int_equal(c.password[0], 0);
 
 	write_text(p, "user: admin\n");
-	assert_int_equal(credentials_load(p, &c, &err), -1);
+	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
 	assert_non_null(strstr(err.msg, "needs both"));
+	assert_int_equal(err.reason, OFC_R_CREDENTIALS);
 	write_text(p, "user: admin\npassword: a;b\n");
-	assert_int_equal(credentials_load(p, &c, &err), -1);
+	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
 	assert_int_equal(err.line, 2);
 	assert_null(strstr(err.msg, "a;b")); /* never echo the secret */
-	write_text(p, "user: admin\npasswd: x\n");
-	assert_int_equal(credentials_load(p, &c, &err), -1);
-	assert_non_null(strstr(err.msg, "unknown key 'passwd'"));
+	/* Nor a key: the file may be any file at all. */
+	write_text(p, "user: admin\nroot-only-secret-x: x\n");
+	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
+	assert_string_equal(err.msg, "unknown key (expected 'user' or 'password')");
+	write_text(p, "user: a\nuser: b\npassword: x\n");
+	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
+	assert_string_equal(err.msg, "'user' given twice");
 	unlink(p);
-	assert_int_equal(credentials_load(p, &c, &err), -1);
+	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
 	rmdir(dir);
 	free(p);
+}
+
+/* A daemon's credentials directory: only files directly in it, no links,
+ * owned by root (or this user) and writable by nobody else; a FIFO is
+ * refused without blocking. */
+static void test_credentials_dir(void **state)
+{
+	char dir[] = "/tmp/ofc-cred.XXXXXX", other[] = "/tmp/ofc-other.XXXXXX";
+	struct credentials c;
+	struct ofc_error err = {0};
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(other));
+	chmod(dir, 0755);
+	char *in = xasprintf("%s/ocs.cred", dir), *out = xasprintf("%s/secret", other);
+	char *link = xasprintf("%s/link.cred", dir), *fifo = xasprintf("%s/fifo.cred", dir);
+	char *dotted = xasprintf("%s/../%s/ocs.cred", dir, strrchr(dir, '/') + 1);
+	write_text(in, "user: admin\npassword: pw\n");
+	write_text(out, "user: root\npassword: hunter2\n");
+	chmod(in, 0600);
+
+	assert_int_equal(credentials_load(in, dir, &c, &err), 0);
+	assert_string_equal(c.password, "pw");
+	credentials_wipe(&c);
+	/* Spelled another way, still the directory. */
+	assert_int_equal(credentials_load(dotted, dir, &c, &err), 0);
+	credentials_wipe(&c);
+	assert_int_equal(credentials_check_path(in, dir, &err), 0);
+
+	assert_int_equal(credentials_load(out, dir, &c, &err), -1);
+	assert_int_equal(err.reason, OFC_R_CREDENTIALS);
+	assert_non_null(strstr(err.msg, "outside ofcd's credentials directory"));
+	assert_null(strstr(err.msg, "hunter2"));
+	assert_int_equal(credentials_check_path(out, dir, &err), -1);
+
+	assert_int_equal(symlink(out, link), 0);
+	assert_int_equal(credentials_load(link, dir, &c, &err), -1);
+	assert_string_equal(err.msg, "is a symbolic link (not followed here)");
+
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	alarm(20);
+	assert_int_equal(credentials_load(fifo, dir, &c, &err), -1);
+	alarm(0);
+	assert_string_equal(err.msg, "is not a regular file");
+
+	chmod(in, 0620);
+	assert_int_equal(credentials_load(in, dir, &c, &err), -1);
+	assert_string_equal(err.msg, "credentials file is writable by group or others");
+	chmod(in, 0600);
+	chmod(dir, 0777);
+	assert_int_equal(credentials_load(in, dir, &c, &err), -1);
+	assert_string_equal(err.msg, "credentials directory is writable by group or others");
+	chmod(dir, 0755);
+	if (geteuid() == 0) {
+		assert_int_equal(chown(in, 65534, 65534), 0);
+		assert_int_equal(credentials_load(in, dir, &c, &err), -1);
+		assert_string_equal(err.msg, "credentials file is not owned by root");
+	}
+	unlink(in);
+	unlink(link);
+	unlink(fifo);
+	unlink(out);
+	rmdir(dir);
+	rmdir(other);
+	free(in);
+	free(out);
+	free(link);
+	free(fifo);
+	free(dotted);
 }
 
 static void test_fault_names(void **state)
@@ -278,13 +356,122 @@ static void test_tl1_replies(void **state)
 	sb_free(&in);
 }
 
+/* Numbers in replies are taken whole or refused: sscanf's %u read
+ * "4294967298" as 2 and "-1" as 4294967295. A reply with ctag 0 answers a
+ * command the switch could not parse: an error, not a stale reply to skip
+ * (which left the driver waiting for its timeout). */
+static void test_reply_numbers(void **state)
+{
+	struct strbuf in = {0};
+	struct tl1_reply r = {0};
+	struct ofc_error err = {0};
+	uint32_t a, b;
+	(void)state;
+
+	assert_int_equal(tl1_parse_xconn("\"4294967298,65\"", 64, &a, &b), -1);
+	assert_int_equal(tl1_parse_xconn("\"1,4294967361\"", 64, &a, &b), -1);
+	assert_int_equal(tl1_parse_xconn("\"-1,65\"", 64, &a, &b), -1);
+	assert_int_equal(tl1_parse_xconn("\"1,+65\"", 64, &a, &b), -1);
+	assert_int_equal(tl1_parse_xconn("\"99999999999999999999,65\"", 64, &a, &b), -1);
+	assert_int_equal(tl1_parse_xconn("\"1,65", 64, &a, &b), -1);
+	assert_int_equal(tl1_parse_xconn("\"64,128\"", 64, &a, &b), 0);
+	assert_int_equal(a, 64);
+	assert_int_equal(b, 64);
+	/* 2 * ports does not wrap either. */
+	assert_int_equal(tl1_parse_xconn("\"1,4294967295\"", 2147483648u, &a, &b), 0);
+	assert_int_equal(b, 2147483647u);
+
+	sb_puts(&in, "M  0 DENY\r\n   IISP\r\n;\r\n");
+	assert_int_equal(tl1_take_reply(&in, 7, &r, &err), -1);
+	assert_int_equal(err.reason, OFC_R_GARBAGE);
+	assert_string_equal(err.msg, "the device could not parse the command (DENY with ctag 0)");
+	sb_reset(&in);
+	sb_puts(&in, "M  4294967303 COMPLD\r\n;\r\n");
+	assert_int_equal(tl1_take_reply(&in, 7, &r, &err), -1);
+	sb_reset(&in);
+	sb_puts(&in, "M  -1 COMPLD\r\n;\r\n");
+	assert_int_equal(tl1_take_reply(&in, 7, &r, &err), -1);
+	assert_non_null(strstr(err.msg, "bad ctag"));
+	tl1_reply_free(&r);
+	sb_free(&in);
+}
+
+/* What a device reports is checked before anything diffs against it:
+ * numbers within the device, nothing twice. */
+static void test_state_check(void **state)
+{
+	struct device_cfg sw = {.name = "s", .driver = "sim", .cls = DEV_SWITCH, .ports = 8};
+	struct device_cfg ring = {.name = "r",
+				  .driver = "sim",
+				  .cls = DEV_RING,
+				  .ring_nodes = 4,
+				  .interfaces = 2,
+				  .wavelengths = 3};
+	struct device_state s;
+	struct ofc_error err = {0};
+	(void)state;
+
+	state_init(&s, DEV_SWITCH);
+	state_add_xconn(&s, 1, 2);
+	state_add_xconn(&s, 3, 8);
+	state_sort(&s);
+	assert_int_equal(state_check(&s, &sw, &err), 0);
+	state_add_xconn(&s, 1, 5);
+	state_sort(&s);
+	assert_int_equal(state_check(&s, &sw, &err), -1);
+	assert_string_equal(err.msg, "ingress 1 is cross-connected twice (to 2 and 5)");
+	state_clear(&s);
+	state_add_xconn(&s, 1, 2);
+	state_add_xconn(&s, 4, 2);
+	state_sort(&s);
+	assert_int_equal(state_check(&s, &sw, &err), -1);
+	assert_string_equal(err.msg, "egress 2 is cross-connected twice");
+	state_clear(&s);
+	state_add_xconn(&s, 1, 4294967042u);
+	assert_int_equal(state_check(&s, &sw, &err), -1);
+	assert_int_equal(err.reason, OFC_R_GARBAGE);
+	assert_non_null(strstr(err.msg, "outside the switch's ports 1..8"));
+	state_free(&s);
+
+	state_init(&s, DEV_RING);
+	state_add_chan(&s, (struct mrr_chan){3, 1, 2, MRR_DROP});
+	assert_int_equal(state_check(&s, &ring, &err), 0);
+	state_add_chan(&s, (struct mrr_chan){3, 1, 2, MRR_DROP});
+	assert_int_equal(state_check(&s, &ring, &err), -1);
+	state_clear(&s);
+	state_add_chan(&s, (struct mrr_chan){4, 0, 0, MRR_ADD});
+	assert_int_equal(state_check(&s, &ring, &err), -1);
+	/* A ring state on a switch. */
+	assert_int_equal(state_check(&s, &sw, &err), -1);
+	state_free(&s);
+
+	/* device_read refuses what a device reports twice. */
+	struct sim_device sim;
+	struct device dev;
+	struct device_cfg cfg = sw;
+
+	sim_device_init(&sim, DEV_SWITCH, 8);
+	state_add_xconn(&sim.state, 2, 3);
+	state_add_xconn(&sim.state, 2, 4);
+	cfg.sim = &sim;
+	assert_int_equal(device_init(&dev, &cfg, &err), 0);
+	assert_int_equal(device_read(&dev, &s, &err), -1);
+	assert_int_equal(err.reason, OFC_R_GARBAGE);
+	assert_string_equal(err.msg, "s: the device reports an impossible state: ingress 2 is "
+				     "cross-connected twice (to 3 and 4)");
+	state_free(&s);
+	device_close(&dev);
+	sim_device_free(&sim);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_switch_diff), cmocka_unit_test(test_hosts_diff),
-	    cmocka_unit_test(test_sim_faults),	cmocka_unit_test(test_tl1_parse),
-	    cmocka_unit_test(test_tl1_replies), cmocka_unit_test(test_credentials),
-	    cmocka_unit_test(test_fault_names),
+	    cmocka_unit_test(test_switch_diff),	    cmocka_unit_test(test_hosts_diff),
+	    cmocka_unit_test(test_sim_faults),	    cmocka_unit_test(test_tl1_parse),
+	    cmocka_unit_test(test_tl1_replies),	    cmocka_unit_test(test_credentials),
+	    cmocka_unit_test(test_credentials_dir), cmocka_unit_test(test_fault_names),
+	    cmocka_unit_test(test_reply_numbers),   cmocka_unit_test(test_state_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

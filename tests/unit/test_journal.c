@@ -192,7 +192,186 @@ static void test_damaged_files_refused(void **state)
 	ofc_error_clear(&err);
 	write_file(w->dir, "jfab.journal", "", 0);
 	assert_int_equal(journal_read(w->dir, "jfab", &j, &missing, &err), -1);
-	assert_non_null(strstr(err.msg, "corrupt journal"));
+	assert_non_null(strstr(err.msg, "not a journal ofc wrote"));
+}
+
+static char *slurp(const char *dir, const char *name, size_t *len)
+{
+	char *path = xasprintf("%s/%s", dir, name), *data = NULL;
+	struct ofc_error err = {0};
+
+	if (read_file(path, 1 << 20, &data, len, &err) < 0)
+		data = NULL;
+	free(path);
+	return data;
+}
+
+/* A damaged state file stops plan and apply with the command that moves it
+ * aside, and is left as it was: plan and apply used to ignore it, number
+ * the next transaction 1 and overwrite it. */
+static void test_damaged_state_stops_changes(void **state)
+{
+	struct world *w = *state;
+	struct ctl_result res;
+	struct ofc_error err = {0};
+	static const uint8_t garbage[] = {0xff, 0xff, 0xff, 0xff, 0x0f, 0x00, 0x13};
+	char *path = xasprintf("%s/jfab.state", w->dir), *before, *after;
+	size_t blen, alen;
+
+	write_file(w->dir, "jfab.state", garbage, sizeof(garbage));
+	assert_int_equal(ctl_plan(w->c, &err), -1);
+	assert_string_equal(err.file, path);
+	char *want = xasprintf("corrupt file: not an ofc.v1.FabricRecord message. Nothing is "
+			       "planned or changed while it is there; move it aside to start a "
+			       "new record: mv '%s' '%s.corrupt'",
+			       path, path);
+	assert_string_equal(err.msg, want);
+	free(want);
+	assert_int_equal(ctl_apply(w->c, 0, &res, &err), -1);
+	assert_non_null(strstr(err.msg, "corrupt file"));
+	before = slurp(w->dir, "jfab.state", &blen);
+	assert_int_equal(blen, sizeof(garbage));
+	assert_memory_equal(before, garbage, blen);
+	free(before);
+
+	/* A FabricRecord, but two cross-connects on one ingress. */
+	struct device_state s;
+	some_state(&s, 3);
+	state_add_xconn(&s, 1, 30);
+	state_sort(&s);
+	assert_int_equal(record_write(w->c, 5, &s, "ring:16", NULL, &err), 0);
+	state_free(&s);
+	before = slurp(w->dir, "jfab.state", &blen);
+	assert_int_equal(ctl_plan(w->c, &err), -1);
+	assert_non_null(strstr(err.msg, "device 'ocs0': ingress 1 is cross-connected twice"));
+	assert_non_null(strstr(err.msg, "mv '"));
+	assert_int_equal(ctl_apply(w->c, 0, &res, &err), -1);
+	after = slurp(w->dir, "jfab.state", &alen);
+	assert_int_equal(alen, blen);
+	assert_memory_equal(after, before, blen);
+	free(before);
+	free(after);
+
+	/* Moved aside, planning works again. */
+	char *aside = xasprintf("%s.corrupt", path);
+	assert_int_equal(rename(path, aside), 0);
+	assert_int_equal(ctl_plan(w->c, &err), 0);
+	free(aside);
+	free(path);
+}
+
+static void journal_with(struct world *w, enum journal_phase phase, struct device_state *before,
+			 struct device_state *target)
+{
+	struct journal j = {0};
+	struct ofc_error err = {0};
+	char *names[] = {"ocs0"}, *drivers[] = {"sim"};
+
+	j.id = 9;
+	j.phase = phase;
+	j.ndevs = 1;
+	j.names = names;
+	j.drivers = drivers;
+	j.before = before;
+	j.target = target;
+	assert_int_equal(journal_write(w->c, &j, &err), 0);
+}
+
+/* The sim switch of the config, as recovery will find it. */
+static void device_holds(struct world *w, const struct device_state *s)
+{
+	struct ofc_error err = {0};
+
+	assert_int_equal(ctl_read(w->c, &err), 0);
+	struct op_batch b = {0};
+	uint32_t done;
+	state_diff(&w->c->devs[0].actual, s, &b);
+	assert_int_equal(device_apply(&w->c->devs[0].dev, &b, &done, &err), 0);
+	batch_free(&b);
+	assert_int_equal(ctl_read(w->c, &err), 0);
+	assert_true(state_equal(&w->c->devs[0].actual, s));
+}
+
+/* Every journal value is checked against the device before anything is
+ * driven to it: an egress of 4294967042 on this 32-port switch (which a
+ * TL1 command would have sent as N + 4294967042 = port 2 on a 256-port
+ * switch) leaves the device untouched and says how to get out. */
+static void test_journal_values_checked(void **state)
+{
+	struct world *w = *state;
+	struct device_state before, target, now;
+	struct ofc_error err = {0};
+	bool did;
+
+	some_state(&before, 1);
+	some_state(&target, 5);
+	device_holds(w, &before);
+	state_add_xconn(&target, 9, 4294967042u);
+	state_sort(&target);
+	journal_with(w, JOURNAL_APPLYING, &before, &target);
+	assert_int_equal(ctl_recover(w->c, &did, &err), -1);
+	assert_non_null(strstr(err.file, "jfab.journal"));
+	assert_non_null(strstr(err.msg, "the target state of device 'ocs0' does not fit the "
+					"device (cross-connect 9 -> 4294967042 is outside the "
+					"switch's ports 1..32)"));
+	assert_non_null(strstr(err.msg, ".corrupt'"));
+	assert_int_equal(ctl_read(w->c, &err), 0);
+	assert_true(state_equal(&w->c->devs[0].actual, &before));
+	state_free(&target);
+
+	/* Two cross-connects on one egress in the previous state. */
+	some_state(&target, 5);
+	state_init(&now, DEV_SWITCH);
+	state_add_xconn(&now, 1, 2);
+	state_add_xconn(&now, 3, 2);
+	journal_with(w, JOURNAL_APPLYING, &now, &target);
+	assert_int_equal(ctl_recover(w->c, &did, &err), -1);
+	assert_non_null(strstr(err.msg, "egress 2 is cross-connected twice"));
+	state_free(&now);
+
+	/* An unknown phase is not a journal ofc wrote. */
+	journal_with(w, (enum journal_phase)7, &before, &target);
+	assert_int_equal(ctl_recover(w->c, &did, &err), -1);
+	assert_non_null(strstr(err.msg, "not a journal ofc wrote"));
+	assert_int_equal(ctl_read(w->c, &err), 0);
+	assert_true(state_equal(&w->c->devs[0].actual, &before));
+	state_free(&before);
+	state_free(&target);
+}
+
+/* After ROLLBACK INCOMPLETE the devices may hold the target: the repair
+ * still finishes the rollback (it used to commit the target). A crash
+ * while applying, with the target reached everywhere, is finished. */
+static void test_repair_keeps_direction(void **state)
+{
+	struct world *w = *state;
+	struct device_state before, target;
+	struct ctl_record r;
+	struct ofc_error err = {0};
+	bool did;
+
+	some_state(&before, 1);
+	some_state(&target, 5);
+	device_holds(w, &target);
+	journal_with(w, JOURNAL_ROLLING_BACK, &before, &target);
+	assert_int_equal(ctl_recover(w->c, &did, &err), 0);
+	assert_true(did);
+	assert_int_equal(ctl_read(w->c, &err), 0);
+	assert_true(state_equal(&w->c->devs[0].actual, &before));
+	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), 0);
+	assert_false(r.have_journal);
+	assert_true(state_equal(&r.dev_states[0], &before));
+	ctl_record_free(&r);
+
+	journal_with(w, JOURNAL_APPLYING, &target, &before);
+	assert_int_equal(ctl_recover(w->c, &did, &err), 0);
+	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), 0);
+	assert_false(r.have_journal);
+	assert_int_equal(r.generation, 9);
+	assert_true(state_equal(&r.dev_states[0], &before));
+	ctl_record_free(&r);
+	state_free(&before);
+	state_free(&target);
 }
 
 static void test_phase_names(void **state)
@@ -210,6 +389,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_record_round_trip, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_journal_round_trip, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_damaged_files_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_damaged_state_stops_changes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_journal_values_checked, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_repair_keeps_direction, setup, teardown),
 	    cmocka_unit_test(test_phase_names),
 	};
 

@@ -85,15 +85,30 @@ static void *run(void *arg)
 	return NULL;
 }
 
-static void start(struct world *w, double client_timeout, uint32_t max_frame)
+/* Limits for one test; zeros are the daemon's defaults. */
+struct limits {
+	uint32_t max_clients_per_uid, max_ro_frame;
+	uint64_t max_buffer_per_uid;
+};
+
+static void start_with(struct world *w, double client_timeout, uint32_t max_frame,
+		       struct limits lim)
 {
+	char cred_dir[1100], cwd[1024];
+
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	snprintf(cred_dir, sizeof(cred_dir), "%s/configs/credentials", cwd);
 	struct ofcd_opts o = {
+	    .credentials_dir = cred_dir,
 	    .config_path = w->cfg,
 	    .socket_path = w->sock,
 	    .ro_socket_path = w->ro,
 	    .state_dir = w->dir,
 	    .client_timeout = client_timeout,
 	    .max_frame = max_frame,
+	    .max_clients_per_uid = lim.max_clients_per_uid,
+	    .max_ro_frame = lim.max_ro_frame,
+	    .max_buffer_per_uid = lim.max_buffer_per_uid,
 	    .log_level = OFCD_LOG_DEBUG,
 	    .log = log_line,
 	    .log_ctx = w,
@@ -104,6 +119,11 @@ static void start(struct world *w, double client_timeout, uint32_t max_frame)
 
 	assert_int_equal(ofcd_open(&o, &w->d, &err), 0);
 	assert_int_equal(pthread_create(&w->th, NULL, run, w), 0);
+}
+
+static void start(struct world *w, double client_timeout, uint32_t max_frame)
+{
+	start_with(w, client_timeout, max_frame, (struct limits){0});
 }
 
 static void stop(struct world *w)
@@ -885,7 +905,12 @@ static void test_reload_and_apply(void **state)
 	write_config(w, "name: simfab\nhosts: {count: 64, prefix: h, ports: 4}\nbogus: 1\n");
 	ofcd_reload(w->d);
 	assert_true(wait_event(&wc, OFC__V1__EVENT__KIND__KIND_CONFIG_REJECTED, msg, sizeof(msg)));
-	assert_non_null(strstr(msg, "fab.yaml:3:1: unknown key 'bogus'"));
+	/* Watchers get where; the log gets what. */
+	assert_non_null(strstr(msg, "fab.yaml:3:1: the config was rejected"));
+	assert_null(strstr(msg, "bogus"));
+	pthread_mutex_lock(&w->log_mu);
+	assert_non_null(strstr(w->log.buf, "fab.yaml:3:1: unknown key 'bogus'"));
+	pthread_mutex_unlock(&w->log_mu);
 	r = get_state(&c, 2);
 	assert_string_equal(r->state->topology->spec, "circulant:64:3,8");
 	assert_string_equal(r->state->target_topology, "circulant:64:3,8");
@@ -1022,6 +1047,200 @@ static void test_stalled_clients(void **state)
 	stop(w);
 }
 
+
+/* ---- what one local user may make the daemon hold --------------------------------------- */
+
+/* Lines of the log holding needle. */
+static unsigned log_count(struct world *w, const char *needle)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&w->log_mu);
+	for (const char *p = w->log.buf; p && (p = strstr(p, needle)); p++)
+		n++;
+	pthread_mutex_unlock(&w->log_mu);
+	return n;
+}
+
+static void expect_busy(int fd, const char *words)
+{
+	Ofc__V1__Response *r = read_answer(fd);
+
+	assert_non_null(r);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_BUSY);
+	if (!strstr(r->message, words))
+		fail_msg("'%s' does not say '%s'", r->message, words);
+	ofc__v1__response__free_unpacked(r, NULL);
+}
+
+/* A request answered on fd: the daemon has accepted it. */
+static void ping(int fd)
+{
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__GetState gs = OFC__V1__GET_STATE__INIT;
+	Ofc__V1__Response *r;
+	uint8_t buf[64];
+	size_t n;
+
+	req.body_case = OFC__V1__REQUEST__BODY_GET_STATE;
+	req.get_state = &gs;
+	n = protobuf_c_message_pack(&req.base, buf);
+	send_frame(fd, buf, (uint32_t)n);
+	r = read_answer(fd);
+	assert_non_null(r);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+}
+
+/* Connections per uid, both sockets counted: the one past the limit is
+ * answered BUSY and closed; one hung up makes room again. */
+static void test_uid_connections(void **state)
+{
+	struct world *w = *state;
+	struct ofcd_client c;
+	Ofc__V1__Response *r;
+	int fd[4], extra;
+
+	start_with(w, 30, 0, (struct limits){.max_clients_per_uid = 4});
+	for (int i = 0; i < 4; i++) {
+		fd[i] = raw_connect(i % 2 ? w->ro : w->sock);
+		ping(fd[i]);
+	}
+	extra = raw_connect(w->sock);
+	expect_busy(extra, "4 connections to ofcd already, the limit per user");
+	assert_true(closed_by_peer(extra));
+	close(extra);
+	assert_int_equal(log_count(w, "the limit per user"), 1);
+	close(fd[0]);
+	connect_ok(w, &c);
+	r = get_state(&c, 1);
+	assert_non_null(r);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	ofcd_disconnect(&c);
+	for (int i = 1; i < 4; i++)
+		close(fd[i]);
+	stop(w);
+}
+
+/* Bytes per uid: half-frames that together pass the limit close the
+ * connection that would pass it, with BUSY; the others keep theirs. */
+static void test_uid_bytes(void **state)
+{
+	struct world *w = *state;
+	const uint32_t frame = 1u << 20;
+	uint8_t *body = xcalloc(1, 700u << 10);
+	int fd[3];
+
+	/* 2.5 MiB per uid: input buffers double as bytes come (16 KiB ...
+	 * 1 MiB), so two 700 KiB half-frames hold 2 MiB and the third
+	 * passes 2.5 MiB when it doubles from 512 KiB. */
+	start_with(w, 30, frame, (struct limits){.max_buffer_per_uid = 5u << 19});
+	for (int i = 0; i < 3; i++) {
+		uint8_t h[4];
+
+		fd[i] = raw_connect(w->sock);
+		frame_len_put(h, frame);
+		send_all(fd[i], h, 4);
+		send_all(fd[i], body, 700u << 10);
+	}
+	expect_busy(fd[2], "bytes in ofcd's buffers, the limit per user");
+	/* Closed with its bytes unread: a reset, or the end. */
+	char b;
+	assert_true(recv(fd[2], &b, 1, 0) <= 0);
+	assert_int_equal(log_count(w, "(--max-buffer-per-uid): closing this connection"), 1);
+	/* The first two still get their frames read to the end. */
+	for (int i = 0; i < 2; i++) {
+		send_all(fd[i], body, frame - (700u << 10));
+		Ofc__V1__Response *r = read_answer(fd[i]);
+
+		assert_non_null(r);
+		assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
+		assert_non_null(strstr(r->message, "not an ofc.v1.Request"));
+		ofc__v1__response__free_unpacked(r, NULL);
+		close(fd[i]);
+	}
+	free(body);
+	stop(w);
+}
+
+/* The read-only socket takes requests of 64 KiB at most; the main socket
+ * its --max-frame. */
+static void test_ro_frame(void **state)
+{
+	struct world *w = *state;
+	Ofc__V1__Response *r;
+	uint8_t h[4];
+	int fd;
+
+	start(w, 30, 0);
+	fd = raw_connect(w->ro);
+	frame_len_put(h, (64u << 10) + 1);
+	send_all(fd, h, 4);
+	r = read_answer(fd);
+	assert_non_null(r);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
+	assert_non_null(strstr(r->message, "larger than the limit of 65536 bytes on the "
+					   "read-only socket"));
+	ofc__v1__response__free_unpacked(r, NULL);
+	assert_true(closed_by_peer(fd));
+	close(fd);
+	/* The same frame on the main socket is read (and is no Request). */
+	uint8_t *junk = xmalloc((64u << 10) + 1);
+	memset(junk, 0xff, (64u << 10) + 1);
+	fd = raw_connect(w->sock);
+	send_frame(fd, junk, (64u << 10) + 1);
+	r = read_answer(fd);
+	assert_non_null(r);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
+	assert_non_null(strstr(r->message, "not an ofc.v1.Request"));
+	ofc__v1__response__free_unpacked(r, NULL);
+	close(fd);
+	free(junk);
+	stop(w);
+}
+
+/* What a client makes the daemon log is rate-limited: 2,000 bad frames
+ * give the burst, the rate, and a count of what was dropped. */
+static void test_log_limit(void **state)
+{
+	struct world *w = *state;
+	const unsigned N = 2000;
+	double t0;
+	int fd;
+
+	start(w, 30, 0);
+	t0 = now_seconds();
+	fd = raw_connect(w->sock);
+	for (unsigned i = 0; i < N; i++) {
+		send_frame(fd, (const uint8_t *)"\xff\xff\xff", 3);
+		Ofc__V1__Response *r = read_answer(fd);
+
+		assert_non_null(r);
+		ofc__v1__response__free_unpacked(r, NULL);
+	}
+	double took = now_seconds() - t0;
+	unsigned lines = log_count(w, "bytes that are not a Request");
+	if (lines > 200 + (unsigned)(20 * took) + 1)
+		fail_msg("%u lines for %u bad frames in %.2f s", lines, N, took);
+	/* The sweep reports what was dropped once a token is back. */
+	for (int i = 0; i < 40 && !log_count(w, "log messages suppressed"); i++)
+		usleep(50 * 1000);
+	assert_int_equal(log_count(w, "log messages suppressed"), 1);
+	/* What the daemon does itself is never dropped. */
+	struct ofcd_client c;
+	Ofc__V1__Response *r;
+	connect_ok(w, &c);
+	r = reconfigure(&c, "torus:4x16", 9);
+	assert_non_null(r);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	assert_true(log_count(w, "reconfigure torus:4x16 from uid") >= 1);
+	ofcd_disconnect(&c);
+	close(fd);
+	stop(w);
+}
+
 int main(int argc, char **argv)
 {
 	char *copy = xstrdup(argv[0]);
@@ -1036,6 +1255,10 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_order_and_cancel, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reload_and_apply, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_stalled_clients, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_uid_connections, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_uid_bytes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ro_frame, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_log_limit, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,6 +5,7 @@
 
 #include <cmocka.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,6 +237,54 @@ static void test_atomic_files(void **state)
 	rmdir(dir);
 }
 
+/* Only regular files are read, and nothing else blocks the reader: a FIFO
+ * with no writer used to hang read_file (and with it a daemon's worker) for
+ * ever; the alarm turns such a hang into a failure. */
+static void test_read_file_kinds(void **state)
+{
+	char dir[] = "/tmp/ofc-test-XXXXXX";
+	struct ofc_error err = {0};
+	char path[256], link[256], *data;
+	size_t len;
+	int fd;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	alarm(20);
+	assert_int_equal(read_file(path, 100, &data, &len, &err), -1);
+	assert_int_equal(err.code, OFC_E_INPUT);
+	assert_string_equal(err.file, path);
+	assert_string_equal(err.msg, "is not a regular file");
+	unlink(path);
+
+	assert_int_equal(read_file("/dev/zero", 100, &data, &len, &err), -1);
+	assert_string_equal(err.msg, "is not a regular file");
+	assert_int_equal(read_file(dir, 100, &data, &len, &err), -1);
+	assert_string_equal(err.msg, "is a directory");
+	alarm(0);
+
+	/* O_NOFOLLOW refuses a symbolic link and says so. */
+	snprintf(path, sizeof(path), "%s/real", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	assert_int_equal(atomic_write(path, "abc", 3, &err), 0);
+	assert_int_equal(symlink(path, link), 0);
+	fd = file_open_regular(AT_FDCWD, link, O_NOFOLLOW, &err);
+	assert_int_equal(fd, -1);
+	assert_string_equal(err.msg, "is a symbolic link (not followed here)");
+	fd = file_open_regular(AT_FDCWD, link, 0, &err);
+	assert_true(fd >= 0);
+	assert_int_equal(read_fd(fd, link, 100, &data, &len, &err), 0);
+	assert_int_equal(len, 3);
+	assert_string_equal(data, "abc");
+	free(data);
+	close(fd);
+	unlink(link);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_errors(void **state)
 {
 	struct ofc_error err = {0};
@@ -318,6 +367,7 @@ int main(void)
 	    cmocka_unit_test(test_format),
 	    cmocka_unit_test(test_json),
 	    cmocka_unit_test(test_atomic_files),
+	    cmocka_unit_test(test_read_file_kinds),
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_parallel_for),
 	    cmocka_unit_test(test_arena_and_strbuf),
