@@ -38,7 +38,8 @@ LDLIBS_ALL = $(PKG_LIBS) $(LPSOLVE_LIBS) -lpthread -lm
 
 MODULES  = util topo sched rwa optree fluid drivers exec controller
 # Modules may hold sub-folders (controller/cli/, drivers/emu/, ...).
-SRC_ALL  = $(sort $(shell find $(MODULES) -name '*.c'))
+# exec/mpi/ is MPI code built with mpicc (below), not part of libofc.
+SRC_ALL  = $(sort $(filter-out exec/mpi/%,$(shell find $(MODULES) -name '*.c')))
 HDR_ALL  = $(sort $(shell find $(MODULES) -name '*.h'))
 MAIN_SRC = $(filter %_main.c,$(SRC_ALL))
 LIB_SRC  = $(filter-out %_main.c,$(SRC_ALL))
@@ -68,12 +69,22 @@ MAN1     = ofc ocs-emu mrr-emu
 MAN8     = ofcd
 MANS     = $(patsubst %,$(BUILD)/man/%.1,$(MAN1)) $(patsubst %,$(BUILD)/man/%.8,$(MAN8))
 
+# The MPI baseline's rank (ofc testbed run --mpi), built with MPICH's
+# mpicc (install-deps installs MPICH).
+MPICC    ?= mpicc
+MPI_RANK  = $(BUILD)/ofc-mpi-rank
+
 .PHONY: all run test layers unit integration check bench fuzz clean deps format install python
 .DEFAULT_GOAL := all
 # Keep generated protobuf sources and test objects: they are not throwaway.
 .SECONDARY:
 
-all: $(BINS) $(MANS) $(BUILD)/ofc.pc python
+all: $(BINS) $(MANS) $(BUILD)/ofc.pc python $(MPI_RANK)
+
+$(BUILD)/ofc-mpi-rank: exec/mpi/ofc_mpi_rank.c | $(STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  MPICC   $<"
+	$(Q)$(MPICC) -std=c11 $(OPT) $(WARN) $< -o $@
 
 $(BUILD)/man/%.1: $(BUILD)/% scripts/man.py docs/man/%.extra VERSION
 	@mkdir -p $(dir $@)
@@ -218,7 +229,7 @@ install: all $(LIB)
 	  $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 	  $(DESTDIR)$(INCLUDEDIR)/ofc/proto $(DESTDIR)$(SYSCONFDIR)/default \
 	  $(DESTDIR)$(DATADIR)/doc/ofc $(DESTDIR)$(PYTHONDIR)
-	install -m 0755 $(BUILD)/ofc $(BUILD)/ocs-emu $(BUILD)/mrr-emu $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(BUILD)/ofc $(BUILD)/ocs-emu $(BUILD)/mrr-emu $(BUILD)/ofc-mpi-rank $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/ofcd $(DESTDIR)$(SBINDIR)/
 	install -m 0644 $(patsubst %,$(BUILD)/man/%.1,$(MAN1)) $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(patsubst %,$(BUILD)/man/%.8,$(MAN8)) $(DESTDIR)$(MANDIR)/man8/

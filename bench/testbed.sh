@@ -3,6 +3,7 @@
 # circuit shaped to RATE_SCALE x 1 Gb/s by tbf, each collective run with
 # every algorithm that applies at 1 MiB and 64 MiB per host; prints ofc's
 # table (measured, predicted, ratio, algorithm bandwidth, data check).
+# MPI=1 adds MPICH's own collective on the same hosts and links (--mpi).
 # Needs root; skipped otherwise. Results: bench/RESULTS.md.
 #   RATE_SCALE=0.05 SIZES="1MiB 64MiB" COLLECTIVES="allreduce alltoall" sh bench/testbed.sh
 cd "$(dirname "$0")/.." || exit 1
@@ -11,6 +12,8 @@ OFC=$BUILD/ofc
 RATE_SCALE=${RATE_SCALE:-0.05}
 SIZES=${SIZES:-1MiB 64MiB}
 COLLECTIVES=${COLLECTIVES:-allgather allreduce alltoall}
+MPIFLAG=""
+[ "${MPI:-0}" = 1 ] && MPIFLAG="--mpi"
 if [ "$(id -u)" -ne 0 ] || ! unshare --net true 2>/dev/null; then
 	echo "testbed bench: SKIP (needs root and network namespaces)"
 	exit 0
@@ -37,7 +40,7 @@ status=0
 for c in $COLLECTIVES; do
 	for s in $SIZES; do
 		$OFC testbed run "$TMP/t.yaml" --state-dir "$TMP/st" --collective "$c" --algo all \
-			--size "$s" || status=1
+			--size "$s" $MPIFLAG || status=1
 	done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -146,8 +146,8 @@ struct device_cfg {
 	/* hosts (netlink): namespace per host and host ports */
 	const char *const *netns; /* nhosts namespace names */
 	uint32_t nhosts, host_ports;
-	double link_rate;    /* netlink: shape each circuit to bits/s (0: unshaped) */
-	double link_latency; /* ... and delay it by seconds (0: none) */
+	double link_rate;	/* netlink: shape each circuit to bits/s (0: unshaped) */
+	double link_latency;	/* ... and delay it by seconds (0: none) */
 	const char *state_dir;	/* sim devices without an in-process twin persist here */
 	struct sim_device *sim; /* sim: the in-process device, or NULL */
 };
@@ -276,6 +276,13 @@ int tl1_parse_cmd(char *text, struct tl1_cmd *cmd, struct ofc_error *err);
 int netns_create(const char *name, uint32_t host_addr, struct ofc_error *err);
 int netns_delete(const char *name, struct ofc_error *err);
 bool netns_exists(const char *name);
+/* The host's address on a device of its own, for runtimes that choose
+ * their address by device (UCX's TCP transport; MPI over the testbed): a
+ * veth pair NETNS_HOST_IFACE / NETNS_HOST_IFACE "p" inside the namespace,
+ * both up, host_addr/32 on the first. add false removes it. Traffic to
+ * other hosts still leaves by the circuits' routes. */
+#define NETNS_HOST_IFACE "ofchost"
+int netns_host_iface(const char *name, uint32_t host_addr, bool add, struct ofc_error *err);
 /* Host h's own address (on lo) and the two ends of the circuit from host
  * port (h, p): addresses in 198.18.0.0/15, as host-order uint32. */
 uint32_t testbed_host_addr(uint32_t host);
@@ -290,8 +297,8 @@ struct link_shape {
 	uint64_t tx_bytes, tx_packets;
 };
 /* out[h * ports + p] for every host of the testbed. */
-int testbed_read_links(const char *const *netns, uint32_t n, uint32_t ports,
-		       struct link_shape *out, struct ofc_error *err);
+int testbed_read_links(const char *const *netns, uint32_t n, uint32_t ports, struct link_shape *out,
+		       struct ofc_error *err);
 
 /* Shape every circuit of the testbed (each host's o<p>) to rate bits/s and
  * latency seconds; both 0 removes the shaping. */

@@ -16,6 +16,7 @@
 #include <net/if.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
+#include <netlink/route/link/veth.h>
 
 uint32_t testbed_host_addr(uint32_t host)
 {
@@ -185,6 +186,99 @@ int netns_delete(const char *name, struct ofc_error *err)
 	if (rc == 0 && unlink(path) != 0 && errno != ENOENT)
 		rc = ofc_error_set(err, OFC_E_RUNTIME, "cannot remove %s: %s", path,
 				   strerror(errno));
+	free(path);
+	return rc;
+}
+
+/* In the namespace already entered: the veth pair HOST_IFACE / HOST_IFACE
+ * "p", both up, the host's address (/32) on the first. */
+static int host_iface_inside(uint32_t host_addr, bool add, struct ofc_error *err)
+{
+	struct nl_sock *sk = nl_socket_alloc();
+	struct rtnl_link *l = NULL, *peer, *change;
+	struct rtnl_addr *a;
+	struct nl_addr *local;
+	uint32_t be = htonl(host_addr);
+	const char *step = "connecting to netlink";
+	int rc;
+
+	rc = nl_connect(sk, NETLINK_ROUTE);
+	if (rc == 0) {
+		/* Whatever holds the name now goes (a run that did not clean up). */
+		step = "removing " NETNS_HOST_IFACE;
+		l = rtnl_link_alloc();
+		rtnl_link_set_name(l, NETNS_HOST_IFACE);
+		rc = rtnl_link_delete(sk, l);
+		rtnl_link_put(l);
+		l = NULL;
+		if (rc == -NLE_NODEV || rc == -NLE_OBJ_NOTFOUND)
+			rc = 0;
+	}
+	if (rc == 0 && add) {
+		step = "creating " NETNS_HOST_IFACE;
+		l = rtnl_link_veth_alloc();
+		rtnl_link_set_name(l, NETNS_HOST_IFACE);
+		peer = rtnl_link_veth_get_peer(l);
+		rtnl_link_set_name(peer, NETNS_HOST_IFACE "p");
+		rtnl_link_put(peer);
+		rc = rtnl_link_add(sk, l, NLM_F_CREATE | NLM_F_EXCL);
+		rtnl_link_veth_release(l);
+		l = NULL;
+	}
+	/* Both ends up (a veth carries nothing while its peer is down). */
+	for (int end = 0; end < 2 && rc == 0 && add; end++) {
+		step = "raising " NETNS_HOST_IFACE;
+		if (l)
+			rtnl_link_put(l);
+		l = NULL;
+		rc = rtnl_link_get_kernel(sk, 0, end ? NETNS_HOST_IFACE : NETNS_HOST_IFACE "p", &l);
+		if (rc == 0) {
+			change = rtnl_link_alloc();
+			rtnl_link_set_flags(change, IFF_UP);
+			rc = rtnl_link_change(sk, l, change, 0);
+			rtnl_link_put(change);
+		}
+	}
+	if (rc == 0 && add) {
+		step = "addressing " NETNS_HOST_IFACE;
+		a = rtnl_addr_alloc();
+		local = nl_addr_build(AF_INET, &be, 4);
+		nl_addr_set_prefixlen(local, 32);
+		rtnl_addr_set_ifindex(a, rtnl_link_get_ifindex(l));
+		rtnl_addr_set_local(a, local);
+		if (rc == 0)
+			rc = rtnl_addr_add(sk, a, NLM_F_REPLACE);
+		nl_addr_put(local);
+		rtnl_addr_put(a);
+	}
+	if (l)
+		rtnl_link_put(l);
+	nl_socket_free(sk);
+	if (rc < 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "%s: %s", step, nl_geterror(rc));
+	return 0;
+}
+
+int netns_host_iface(const char *name, uint32_t host_addr, bool add, struct ofc_error *err)
+{
+	char *path = xasprintf("%s/%s", NETNS_DIR, name);
+	int orig = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), fd, rc = -1;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (orig < 0 || fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
+		ofc_error_set(err, OFC_E_RUNTIME, "cannot enter %s: %s", path, strerror(errno));
+	} else {
+		rc = host_iface_inside(host_addr, add, err);
+		if (setns(orig, CLONE_NEWNET) != 0 && rc == 0)
+			rc = ofc_error_set(err, OFC_E_RUNTIME,
+					   "cannot return to the original namespace");
+		if (rc < 0)
+			ofc_error_prefix(err, "%s", name);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (orig >= 0)
+		close(orig);
 	free(path);
 	return rc;
 }

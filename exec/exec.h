@@ -41,9 +41,9 @@
  * host byte order. */
 struct exec_net {
 	uint32_t nhosts;
-	const char *const *netns; /* namespace per host (under /run/netns); NULL:
-				     every host in the caller's namespace */
-	uint32_t lanes;		  /* ports per host */
+	const char *const *netns;   /* namespace per host (under /run/netns); NULL:
+				       every host in the caller's namespace */
+	uint32_t lanes;		    /* ports per host */
 	const uint32_t *lane_peer;  /* [u * lanes + p]: host at the far end, UINT32_MAX none */
 	const uint32_t *lane_addr;  /* [u * lanes + p]: address of the far end */
 	const uint32_t *lane_local; /* [u * lanes + p]: u's address on that circuit */
@@ -96,5 +96,26 @@ struct exec_probe {
 };
 int exec_probe_links(const struct exec_net *net, uint64_t bytes, double timeout,
 		     struct exec_probe **out, uint32_t *n, struct ofc_error *err);
+
+/* ---- the MPI baseline (exec/mpi.c) -------------------------------------------
+ * MPICH's own collective on the same hosts: mpiexec starts one
+ * ofc-mpi-rank per host; rank h enters net->netns[h] and has UCX use TCP on
+ * `device`, the interface holding the host's address (the caller puts it
+ * there). Every element of the result is checked by the ranks. */
+struct exec_mpi_opts {
+	const char *collective; /* allreduce, alltoall, allgather, reduce-scatter */
+	const char *device;
+	uint64_t size;	     /* bytes per host, as exec_run */
+	uint32_t iterations; /* timed, after one warm-up; 0: 3 */
+	double timeout;	     /* seconds for the whole job (deadline), > 0 */
+};
+struct exec_mpi_result {
+	double seconds; /* mean per collective, the slowest rank's */
+	bool data_ok;
+	uint64_t checked_elements, bad_elements;
+	bool finalize_hung; /* the result came; MPI_Finalize did not end, the job was stopped */
+};
+int exec_mpi_run(const struct exec_net *net, const struct exec_mpi_opts *o,
+		 struct exec_mpi_result *r, struct ofc_error *err);
 
 #endif

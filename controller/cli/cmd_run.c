@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "drivers/drivers.h"
 #include "exec/exec.h"
 
 #define RUN_PORT      7462
@@ -34,7 +35,12 @@ static const char help[] =
     "  --timeout T        give up after T per run (default 10min)\n"
     "  --drop-transfer K  remove transfer K (0-based) before running: a broken\n"
     "                     schedule, to see the data check catch it\n"
-    "  --port N           TCP port the agents listen on (default 7462)\n";
+    "  --port N           TCP port the agents listen on (default 7462)\n"
+    "  --mpi              also run MPICH's own collective on the same hosts and\n"
+    "                     links (one rank per host namespace, UCX over TCP on the\n"
+    "                     circuits' routes; the mean of 3 after a warm-up)\n\n"
+    "circuit_MB is what crossed the circuits per collective (the veths' transmit\n"
+    "counters, headers included): the proof that traffic took the links.\n";
 
 /* The exec/ view of a testbed (borrows t's arrays). */
 void testbed_exec_net(const struct testbed_net *t, uint16_t port, struct exec_net *net)
@@ -58,6 +64,7 @@ struct run_args {
 	bool drop_set;
 	uint32_t port;
 	bool progress;
+	bool mpi;
 };
 
 struct run_row {
@@ -71,6 +78,9 @@ struct run_row {
 	struct exec_result res;
 	double predicted_s;
 	uint64_t size;
+	double circuit_bytes; /* per collective, from the veths' counters; < 0 unknown */
+	bool mpi;	      /* MPICH's collective: no schedule, no prediction */
+	bool mpi_finalize_hung;
 };
 
 static int on_option(struct fabric_cmd *fc, int c, const char *arg)
@@ -122,6 +132,9 @@ static int on_option(struct fabric_cmd *fc, int c, const char *arg)
 		if (parse_u32(arg, &a->port) < 0 || a->port < 1 || a->port > 65535)
 			return cli_usage_error(fc->cmd, "--port must be 1..65535");
 		return 0;
+	case 'M':
+		a->mpi = true;
+		return 0;
 	}
 	return 2;
 }
@@ -136,8 +149,8 @@ static void show_progress(void *ctx, uint32_t step, uint32_t nsteps, double seco
 /* The cost model on a schedule read from a file: per step the busiest
  * link's data (the verifier's model, Zhao et al. Sec. 3.2: a link is
  * 1/d of a host's egress), plus alpha per step. */
-static double predict_loaded(const struct schedule *s, const struct testbed_net *t,
-			     double alpha, uint64_t size)
+static double predict_loaded(const struct schedule *s, const struct testbed_net *t, double alpha,
+			     uint64_t size)
 {
 	double block = (double)size / s->nodes, secs = 0;
 	double *load = xcalloc((size_t)t->nhosts * t->ports + 1, sizeof(double));
@@ -178,9 +191,26 @@ static void drop_transfer(struct schedule *s, uint64_t k)
 	s->verified = false;
 }
 
+/* Bytes the circuits' source ends have sent so far; < 0 when unreadable. */
+static double circuit_tx(const struct testbed_net *t)
+{
+	size_t n = (size_t)t->nhosts * t->ports;
+	struct link_shape *ls = xcalloc(n + 1, sizeof(*ls));
+	struct ofc_error err = {0};
+	double sum = 0;
+
+	if (testbed_read_links((const char *const *)t->netns, t->nhosts, t->ports, ls, &err) < 0)
+		sum = -1;
+	for (size_t i = 0; i < n && sum >= 0; i++)
+		sum += (double)ls[i].tx_bytes;
+	free(ls);
+	return sum;
+}
+
 static void execute(struct run_args *a, const struct testbed_net *t, struct schedule *s,
 		    struct run_row *row)
 {
+	double before;
 	struct exec_net net;
 	struct exec_opts o = {.size = a->q.size, .timeout = a->timeout};
 	struct ofc_error err = {0};
@@ -209,10 +239,14 @@ static void execute(struct run_args *a, const struct testbed_net *t, struct sche
 		o.progress = show_progress;
 		o.ctx = row->algo;
 	}
+	before = circuit_tx(t);
 	if (exec_run(s, &net, &o, &row->res, &err) < 0) {
 		ofc_error_str(&err, row->error, sizeof(row->error));
 	} else {
+		double after = circuit_tx(t);
+
 		row->ran = true;
+		row->circuit_bytes = before >= 0 && after >= 0 ? after - before : -1;
 	}
 	if (a->progress)
 		fprintf(stderr, "\r%60s\r", "");
@@ -249,8 +283,7 @@ static void run_computed(struct run_args *a, const struct testbed_net *t, const 
 		snprintf(row->error, sizeof(row->error), "%s", r.main->why);
 	} else {
 		row->verified = r.main->verified;
-		snprintf(row->verify_error, sizeof(row->verify_error), "%s",
-			 r.main->verify_error);
+		snprintf(row->verify_error, sizeof(row->verify_error), "%s", r.main->verify_error);
 		row->predicted_s = r.main->time_us * 1e-6;
 		execute(a, t, &r.main->s, row);
 	}
@@ -286,6 +319,61 @@ static void run_loaded(struct run_args *a, const struct testbed_net *t, struct r
 	row->predicted_s = predict_loaded(&s, t, a->q.alpha, a->q.size);
 	execute(a, t, &s, row);
 	sched_free(&s);
+}
+
+#define MPI_ITERATIONS 3
+
+/* MPICH's own collective on the same hosts and links. UCX picks its
+ * address by device, so each host gets its address on a device of its own
+ * (NETNS_HOST_IFACE) for the run; the bytes still leave by the circuits. */
+static void run_mpi(struct run_args *a, const struct testbed_net *t, struct run_row *row)
+{
+	struct exec_net net;
+	struct exec_mpi_opts o = {.collective = sched_collective_name(a->q.collective),
+				  .device = NETNS_HOST_IFACE,
+				  .size = a->q.size,
+				  .iterations = MPI_ITERATIONS,
+				  .timeout = a->timeout};
+	struct exec_mpi_result r;
+	struct ofc_error err = {0};
+	double before, after;
+	uint32_t h = 0;
+
+	snprintf(row->algo, sizeof(row->algo), "mpi (MPICH)");
+	row->mpi = true;
+	row->verified = true; /* nothing to verify: MPICH's own algorithm */
+	row->predicted_s = NAN;
+	for (; h < t->nhosts; h++)
+		if (netns_host_iface(t->netns[h], t->host_addr[h], true, &err) < 0)
+			break;
+	if (h == t->nhosts) {
+		testbed_exec_net(t, (uint16_t)a->port, &net);
+		if (a->progress)
+			fprintf(stderr, "\r  mpi: %u ranks running ", t->nhosts);
+		before = circuit_tx(t);
+		if (exec_mpi_run(&net, &o, &r, &err) == 0) {
+			after = circuit_tx(t);
+			row->ran = true;
+			row->res.seconds = r.seconds;
+			row->res.data_ok = r.data_ok;
+			row->res.checked_elements = r.checked_elements;
+			row->res.bad_elements = r.bad_elements;
+			if (!r.data_ok)
+				snprintf(row->res.first_bad, sizeof(row->res.first_bad),
+					 "(the ranks count them; MPICH gave a wrong result)");
+			row->mpi_finalize_hung = r.finalize_hung;
+			row->circuit_bytes = before >= 0 && after >= 0
+						 ? (after - before) / (MPI_ITERATIONS + 1)
+						 : -1;
+		}
+		if (a->progress)
+			fprintf(stderr, "\r%60s\r", "");
+	}
+	if (!row->ran)
+		ofc_error_str(&err, row->error, sizeof(row->error));
+	/* The extra devices go whatever happened. */
+	for (uint32_t k = 0; k < t->nhosts; k++)
+		netns_host_iface(t->netns[k], t->host_addr[k], false, &(struct ofc_error){0});
 }
 
 static void print_rows(const struct run_args *a, const struct testbed_net *t,
@@ -334,13 +422,24 @@ static void print_rows(const struct run_args *a, const struct testbed_net *t,
 				jw_key(&w, "verify_error");
 				jw_str(&w, r->verify_error);
 			}
-			jw_key(&w, "predicted_s");
-			jw_double(&w, r->predicted_s);
+			if (!r->mpi) {
+				jw_key(&w, "predicted_s");
+				jw_double(&w, r->predicted_s);
+			}
 			if (r->ran) {
 				jw_key(&w, "measured_s");
 				jw_double(&w, r->res.seconds);
-				jw_key(&w, "ratio");
-				jw_double(&w, r->res.seconds / r->predicted_s);
+				if (!r->mpi) {
+					jw_key(&w, "ratio");
+					jw_double(&w, r->res.seconds / r->predicted_s);
+				} else {
+					jw_key(&w, "mpi_finalize_hung");
+					jw_bool(&w, r->mpi_finalize_hung);
+				}
+				if (r->circuit_bytes >= 0) {
+					jw_key(&w, "circuit_bytes");
+					jw_double(&w, r->circuit_bytes);
+				}
 				jw_key(&w, "algbw_bytes_per_s");
 				jw_double(&w, (double)a->q.size / r->res.seconds);
 				jw_key(&w, "block_bytes");
@@ -372,8 +471,8 @@ static void print_rows(const struct run_args *a, const struct testbed_net *t,
 	       t->nhosts, t->rate > 0 ? "shaped" : "unshaped", a->q.alpha * 1e6);
 	if (t->rate > 0)
 		printf("  link rate %.4g Mb/s\n", t->rate / 1e6);
-	printf("  %-18s %6s %11s %11s %7s %12s  %s\n", "algorithm", "steps", "measured_s",
-	       "predicted_s", "ratio", "algbw_MB/s", "data");
+	printf("  %-18s %6s %11s %11s %7s %12s %11s  %s\n", "algorithm", "steps", "measured_s",
+	       "predicted_s", "ratio", "algbw_MB/s", "circuit_MB", "data");
 	for (uint32_t i = 0; i < n; i++) {
 		const struct run_row *r = &rows[i];
 
@@ -381,10 +480,18 @@ static void print_rows(const struct run_args *a, const struct testbed_net *t,
 			printf("  %-18s failed: %s\n", r->algo, r->error);
 			continue;
 		}
-		printf("  %-18s %6u %11.4f %11.4f %7.3f %12.3f  %s", r->algo, r->steps,
-		       r->res.seconds, r->predicted_s, r->res.seconds / r->predicted_s,
-		       (double)a->q.size / r->res.seconds / 1e6,
-		       r->res.data_ok ? "ok" : "WRONG");
+		if (r->mpi)
+			printf("  %-18s %6s %11.4f %11s %7s", r->algo, "-", r->res.seconds, "-",
+			       "-");
+		else
+			printf("  %-18s %6u %11.4f %11.4f %7.3f", r->algo, r->steps, r->res.seconds,
+			       r->predicted_s, r->res.seconds / r->predicted_s);
+		printf(" %12.3f", (double)a->q.size / r->res.seconds / 1e6);
+		if (r->circuit_bytes >= 0)
+			printf(" %11.3f", r->circuit_bytes / 1e6);
+		else
+			printf(" %11s", "-");
+		printf("  %s", r->res.data_ok ? "ok" : "WRONG");
 		if (r->res.data_ok)
 			printf(" (%llu elements)\n", (unsigned long long)r->res.checked_elements);
 		else
@@ -393,6 +500,10 @@ static void print_rows(const struct run_args *a, const struct testbed_net *t,
 			       (unsigned long long)r->res.checked_elements, r->res.first_bad);
 		if (!r->verified)
 			printf("  %-18s (the verifier rejects it: %s)\n", "", r->verify_error);
+		if (r->mpi_finalize_hung)
+			printf("  %-18s (MPI_Finalize hung after the result, a known MPICH/UCX-TCP "
+			       "issue: the job was stopped)\n",
+			       "");
 	}
 }
 
@@ -409,6 +520,7 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"timeout", required_argument, NULL, 'T'},
 	    {"drop-transfer", required_argument, NULL, 'K'},
 	    {"port", required_argument, NULL, 'p'},
+	    {"mpi", no_argument, NULL, 'M'},
 	    {0},
 	};
 	struct run_args a = {.timeout = 600, .port = RUN_PORT};
@@ -464,12 +576,14 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 				run_computed(&a, &t, r.out[i].algo, &rows[nrows++]);
 		schedule_result_free(&r);
 	} else {
-		const char *name = a.q.algorithm ? a.q.algorithm
+		const char *name = a.q.algorithm		      ? a.q.algorithm
 				   : a.q.collective == SCHED_ALLTOALL ? "mcf"
 								      : "bfb";
 
 		run_computed(&a, &t, name, &rows[nrows++]);
 	}
+	if (a.mpi && nrows < MAX_RUNS)
+		run_mpi(&a, &t, &rows[nrows++]);
 	print_rows(&a, &t, rows, nrows);
 	for (uint32_t i = 0; i < nrows; i++) {
 		if (!rows[i].ran) {

@@ -2,7 +2,8 @@
 # Schedules executed on the netns testbed (ofc testbed run): 16 hosts wired
 # as torus:4x4 through an emulated OCS, circuits shaped by tbf; BFB allreduce
 # and MCF all-to-all run with every element checked; one transfer dropped
-# is caught by the data check; an exported schedule runs from its file;
+# is caught by the data check; MPICH's allreduce runs beside ofc's (--mpi);
+# an exported schedule runs from its file;
 # after reconfiguring to circulant:16:3,4 the runs are still correct.
 # Sizes are small: the figures are for `make bench`, not for tests.
 SUITE=run
@@ -48,6 +49,16 @@ expect_json 'j["reachable"]==240 and len(j["circuits"])==64 and all(c["shaped_ra
 # BFB allreduce: 16 x 256 KiB, a sum over every host's data, every element checked.
 expect_json '(lambda r: r["algorithm"]=="bfb" and r["ran"] and r["verified"] and r["data_ok"] and r["checked_elements"]==16*65536 and r["bad_elements"]==0 and r["steps"]==8 and r["connections"]==64 and r["predicted_s"]>0)(j["runs"][0])' \
 	$RUN "$TMP/torus.yaml" --collective allreduce --algo bfb --size 256KiB
+# MPICH's allreduce beside ofc's on the same hosts: every element right,
+# and at least the bytes any allreduce must move (2 (N-1) M in all) crossed
+# the circuits, so it did not take a shortcut through shared memory; the
+# device that held each host's address for UCX is gone afterwards.
+expect_json '(lambda r: r["algorithm"]=="mpi (MPICH)" and r["ran"] and r["data_ok"] and r["checked_elements"]==16*65536 and r["circuit_bytes"]>=2*15*262144 and "predicted_s" not in r)(j["runs"][1])' \
+	$RUN "$TMP/torus.yaml" --collective allreduce --algo bfb --size 256KiB --mpi
+[ "$(ip -n "ofc-$NAME-h0" -o link show 2>/dev/null | grep -c ofchost)" -eq 0 ] && ok ||
+	bad "the MPI run left its address device behind"
+expect_exit 1 env OFC_MPI_RANK=/nonexistent $RUN "$TMP/torus.yaml" --collective alltoall --algo mcf --size 64KiB --mpi
+grep -q "needs ofc-mpi-rank" "$TMP/out" && ok || bad "missing MPI rank binary: no clear error" "$(head -c 600 "$TMP/out")"
 # MCF all-to-all (time-stepped lowering): relays through other hosts.
 expect_json '(lambda r: r["algorithm"]=="mcf" and r["data_ok"] and r["checked_elements"]==16*15*4096 and r["payload_bytes"]>16*15*16384)(j["runs"][0])' \
 	$RUN "$TMP/torus.yaml" --collective alltoall --size 256KiB

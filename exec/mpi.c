@@ -1,0 +1,285 @@
+/* The MPI baseline: MPICH's own collectives on the testbed's hosts, one
+ * rank per host namespace (exec/mpi/ofc_mpi_rank.c enters it), started by
+ * MPICH's mpiexec (Hydra, fork launcher) in a process group of its own so
+ * the whole job can be stopped at the deadline. UCX is told to use TCP;
+ * MPICH is told no rank is local (MPIR_CVAR_NOLOCAL), since every rank runs
+ * on this machine and would otherwise use shared memory between the
+ * namespaces.
+ *
+ * The result is the rank's one JSON line. MPICH 4.0 over UCX/TCP now and
+ * then hangs in MPI_Finalize (a rank closing its endpoints waits on ranks
+ * already blocked in the PMI barrier), after the result is printed: the
+ * job then gets EXEC_MPI_GRACE seconds to exit before it is stopped, and
+ * the result says so. */
+#include "exec/exec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define EXEC_MPI_GRACE 3.0
+#define MPI_LINE_MAX   512
+
+/* ofc-mpi-rank: $OFC_MPI_RANK, else beside the running executable. */
+static char *find_rank_binary(void)
+{
+	const char *env = getenv("OFC_MPI_RANK");
+	char self[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (env && *env)
+		return xstrdup(env);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return NULL;
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (!slash)
+		return NULL;
+	*slash = 0;
+	return xasprintf("%s/ofc-mpi-rank", self);
+}
+
+static bool on_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save = NULL;
+	bool found = false;
+
+	if (!path)
+		path = "/usr/bin:/bin";
+	copy = xstrdup(path);
+	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+		char *p = xasprintf("%s/%s", dir, prog);
+
+		found = access(p, X_OK) == 0;
+		free(p);
+	}
+	free(copy);
+	return found;
+}
+
+/* {"seconds": S, "data_ok": B, "checked_elements": E, "bad_elements": X},
+ * exactly as the rank prints it. */
+static int parse_line(const char *line, struct exec_mpi_result *r)
+{
+	char ok[8];
+	unsigned long long e, b;
+	int used = 0;
+
+	if (sscanf(line,
+		   "{\"seconds\": %lf, \"data_ok\": %7[a-z], \"checked_elements\": %llu, "
+		   "\"bad_elements\": %llu}%n",
+		   &r->seconds, ok, &e, &b, &used) != 4 ||
+	    used == 0 || !(r->seconds > 0) || (strcmp(ok, "true") && strcmp(ok, "false")))
+		return -1;
+	r->data_ok = strcmp(ok, "true") == 0;
+	r->checked_elements = e;
+	r->bad_elements = b;
+	return 0;
+}
+
+/* The last non-empty line of a file, for an error message. */
+static void last_line(const char *path, char *out, size_t n)
+{
+	char buf[4096];
+	FILE *f = fopen(path, "r");
+	size_t len;
+	char *end, *start;
+
+	out[0] = 0;
+	if (!f)
+		return;
+	if (fseek(f, 0, SEEK_END) == 0 && ftell(f) > (long)sizeof(buf) - 1)
+		fseek(f, -(long)sizeof(buf) + 1, SEEK_END);
+	else
+		rewind(f);
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = 0;
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ' || buf[len - 1] == '='))
+		buf[--len] = 0;
+	end = buf + len;
+	start = end;
+	while (start > buf && start[-1] != '\n')
+		start--;
+	len = strlen(start);
+	if (len >= n)
+		len = n - 1;
+	memcpy(out, start, len);
+	out[len] = 0;
+}
+
+static void stop_group(pid_t pid)
+{
+	double until = now_seconds() + 1.0;
+
+	kill(-pid, SIGTERM);
+	while (now_seconds() < until) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return;
+		usleep(20000);
+	}
+	kill(-pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+int exec_mpi_run(const struct exec_net *net, const struct exec_mpi_opts *o,
+		 struct exec_mpi_result *r, struct ofc_error *err)
+{
+	char dir[] = "/tmp/ofc-mpi-XXXXXX";
+	char *rank = NULL, *hosts = NULL, *errf = NULL, size[32], n[16], iters[16];
+	char line[MPI_LINE_MAX];
+	size_t len = 0;
+	int pfd[2] = {-1, -1}, rc = -1, status = 0;
+	double deadline = now_seconds() + o->timeout, grace = 0;
+	bool have = false, exited = false;
+	pid_t pid;
+	FILE *f;
+
+	*r = (struct exec_mpi_result){0};
+	if (!net->netns)
+		return ofc_error_set(err, OFC_E_INPUT, "the MPI baseline needs host namespaces");
+	if (!on_path("mpiexec"))
+		return ofc_error_set(
+		    err, OFC_E_RUNTIME,
+		    "the MPI baseline needs MPICH's mpiexec (apt-get install mpich)");
+	rank = find_rank_binary();
+	if (!rank || access(rank, X_OK) != 0) {
+		ofc_error_set(err, OFC_E_RUNTIME,
+			      "the MPI baseline needs ofc-mpi-rank (built by make with mpicc) at "
+			      "%s, or OFC_MPI_RANK",
+			      rank ? rank : "the directory of ofc");
+		free(rank);
+		return -1;
+	}
+	if (!mkdtemp(dir)) {
+		free(rank);
+		return ofc_error_set(err, OFC_E_RUNTIME, "mkdtemp: %s", strerror(errno));
+	}
+	hosts = xasprintf("%s/hosts", dir);
+	errf = xasprintf("%s/stderr", dir);
+	f = fopen(hosts, "w");
+	if (!f) {
+		ofc_error_set(err, OFC_E_RUNTIME, "%s: %s", hosts, strerror(errno));
+		goto out;
+	}
+	for (uint32_t h = 0; h < net->nhosts; h++)
+		fprintf(f, "%s %s\n", net->netns[h], o->device);
+	if (fclose(f) != 0) {
+		ofc_error_set(err, OFC_E_RUNTIME, "%s: %s", hosts, strerror(errno));
+		goto out;
+	}
+	snprintf(size, sizeof(size), "%llu", (unsigned long long)o->size);
+	snprintf(n, sizeof(n), "%u", net->nhosts);
+	snprintf(iters, sizeof(iters), "%u", o->iterations ? o->iterations : 3);
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		ofc_error_set(err, OFC_E_RUNTIME, "pipe: %s", strerror(errno));
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		ofc_error_set(err, OFC_E_RUNTIME, "fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		int e = open(errf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		setpgid(0, 0);
+		if (e < 0 || nul < 0 || dup2(pfd[1], 1) < 0 || dup2(e, 2) < 0 || dup2(nul, 0) < 0)
+			_exit(127);
+		execlp("mpiexec", "mpiexec", "-launcher", "fork", "-n", n, "-genv", "UCX_TLS",
+		       "tcp", "-genv", "MPIR_CVAR_NOLOCAL", "1", rank, hosts, o->collective, size,
+		       iters, (char *)NULL);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	close(pfd[1]);
+	pfd[1] = -1;
+	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+	/* Read the result line; then give the job its grace to exit. */
+	for (;;) {
+		double now = now_seconds(), until = have ? grace : deadline;
+		struct pollfd p = {.fd = pfd[0], .events = POLLIN};
+		int ms = (int)((until - now) * 1000) + 1;
+		ssize_t got;
+
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			exited = true;
+			break;
+		}
+		if (now >= until)
+			break;
+		if (pfd[0] >= 0 && poll(&p, 1, ms > 100 ? 100 : ms) > 0) {
+			got = read(pfd[0], line + len, sizeof(line) - 1 - len);
+			if (got > 0) {
+				len += (size_t)got;
+				line[len] = 0;
+				if (!have && strchr(line, '\n')) {
+					have = true;
+					grace = now_seconds() + EXEC_MPI_GRACE;
+				}
+				if (len == sizeof(line) - 1 && !have) {
+					stop_group(pid);
+					ofc_error_set(err, OFC_E_RUNTIME,
+						      "the MPI ranks printed more than %d bytes "
+						      "without a result",
+						      MPI_LINE_MAX);
+					goto out;
+				}
+			} else if (got == 0) {
+				close(pfd[0]);
+				pfd[0] = -1;
+			}
+		} else if (pfd[0] < 0) {
+			usleep(20000);
+		}
+	}
+	if (!exited) {
+		stop_group(pid);
+		r->finalize_hung = have;
+	}
+	if (!have) {
+		char tail[240];
+
+		last_line(errf, tail, sizeof(tail));
+		if (!exited)
+			ofc_error_set(err, OFC_E_RUNTIME, "MPI %s: no result within %.0f s%s%s",
+				      o->collective, o->timeout, tail[0] ? ": " : "", tail);
+		else
+			ofc_error_set(err, OFC_E_RUNTIME,
+				      "MPI %s: mpiexec exited (status %d) without a result%s%s",
+				      o->collective, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+				      tail[0] ? ": " : "", tail);
+		goto out;
+	}
+	if (parse_line(line, r) < 0) {
+		*strchrnul(line, '\n') = 0;
+		ofc_error_set(err, OFC_E_RUNTIME, "MPI %s: unexpected result line '%.200s'",
+			      o->collective, line);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	unlink(hosts);
+	unlink(errf);
+	rmdir(dir);
+	free(hosts);
+	free(errf);
+	free(rank);
+	return rc;
+}
