@@ -5,7 +5,7 @@
  * every session): refuse it, drop the connection, stall, answer garbage, or
  * report a wrong cross-connect on the next read-back.
  *
- *   ocs-emu --listen 127.0.0.1:PORT --ports N [--delay-ms D]
+ *   ocs-emu --listen 127.0.0.1:PORT --ports N [--delay-ms D] [--hold-file F]
  *           [--credentials FILE] [--fail-at K [--fail-count C]
  *           [--fail-mode deny|close|close-after|stall|garbage|lie]]
  *           [--state FILE] [--port-file FILE] [--log FILE]
@@ -35,6 +35,7 @@ struct emu {
 	uint32_t *to;	/* ingress -> egress (1..n), 0 = free */
 	uint32_t *from; /* egress -> ingress */
 	uint32_t delay_ms;
+	const char *hold_path; /* --hold-file: changes wait while it exists */
 	struct credentials cred;
 	bool have_cred;
 	uint64_t commands;
@@ -44,7 +45,8 @@ struct emu {
 };
 
 static const char usage[] =
-    "usage: ocs-emu --listen HOST:PORT --ports N [--delay-ms D] [--credentials FILE]\n"
+    "usage: ocs-emu --listen HOST:PORT --ports N [--delay-ms D] [--hold-file F]\n"
+    "               [--credentials FILE]\n"
     "               [--fail-at K [--fail-count C] [--fail-mode MODE]] [--state FILE]\n"
     "               [--port-file FILE] [--log FILE]\n"
     "MODE: deny (default), close, close-after, stall, garbage, lie\n";
@@ -55,6 +57,7 @@ static const char help[] =
     "  --listen HOST:PORT   IPv4 address and port to listen on (port 0: any free one)\n"
     "  --ports N            N x N ports, numbered 1..N\n"
     "  --delay-ms D         time each cross-connect change takes (a patch panel's move)\n"
+    "  --hold-file F        every change waits while the file F exists (for tests)\n"
     "  --credentials FILE   the user and password ACT-USER must give\n"
     "  --fail-at K          misbehave from the K-th command received (counted from 1)\n"
     "  --fail-count C       ... for C commands (default 1)\n"
@@ -153,6 +156,15 @@ static void pause_ms(uint32_t ms)
 
 	while (ms && nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+/* --hold-file: a change waits while the file exists, so a test can keep a
+ * transaction in flight exactly as long as it needs, however loaded the
+ * machine (the whole emulator waits, as it does for --delay-ms). */
+static void hold(const struct emu *e)
+{
+	while (e->hold_path && access(e->hold_path, F_OK) == 0)
+		pause_ms(5);
 }
 
 static bool parse_port(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
@@ -264,6 +276,7 @@ static bool handle(struct emu *e, struct emu_client *c, char *text)
 			ok = false;
 			code = "SAIS";
 		} else {
+			hold(e);
 			pause_ms(e->delay_ms);
 			e->to[in] = out - e->n;
 			e->from[out - e->n] = in;
@@ -279,6 +292,7 @@ static bool handle(struct emu *e, struct emu_client *c, char *text)
 			ok = false;
 			code = "SNVS";
 		} else {
+			hold(e);
 			pause_ms(e->delay_ms);
 			e->from[e->to[in]] = 0;
 			e->to[in] = 0;
@@ -328,6 +342,7 @@ int main(int argc, char **argv)
 	    EMU_COMMON_OPTIONS,
 	    {"ports", required_argument, NULL, 'n'},
 	    {"delay-ms", required_argument, NULL, 'd'},
+	    {"hold-file", required_argument, NULL, 'H'},
 	    {"credentials", required_argument, NULL, 'c'},
 	    {"state", required_argument, NULL, 's'},
 	    {0},
@@ -353,6 +368,9 @@ int main(int argc, char **argv)
 			if (parse_u32(optarg, &e.delay_ms) < 0 || e.delay_ms > 600000)
 				return emu_usage_error(
 				    &e.co, "--delay-ms must be 0..600000, got '%s'", optarg);
+			break;
+		case 'H':
+			e.hold_path = optarg;
 			break;
 		case 'c':
 			if (credentials_load(optarg, NULL, &e.cred, &err) < 0) {

@@ -206,13 +206,17 @@ expect_exit 0 stop_ofcd
 
 # ---- the admin group; reads during a transaction; cancel; events; SIGTERM ----------------
 stop_emu "$e_pid"
-# 20 ms per cross-connect: a 256-change reconfigure takes about five seconds,
-# time enough to look at it while it runs even on a loaded 2-core machine
-# (at 8 ms the queue-and-cancel steps below sometimes came after the commit).
-start_emu ocs-emu s --ports 256 --credentials configs/credentials/ocs0.cred --delay-ms 20
+# The emulator holds every change while $HOLD exists, so a transaction stays
+# in flight for exactly as long as the queue-and-cancel and SIGTERM steps
+# take, however loaded the machine (a fixed per-change delay raced them).
+# The commands' timeout is long enough for the slowest of those steps.
+HOLD="$TMP/hold"
+start_emu ocs-emu s --ports 256 --credentials configs/credentials/ocs0.cred --delay-ms 1 \
+	--hold-file "$HOLD"
 DEV="ocs0=127.0.0.1:$s_port"
 ADMIN=$(getent group users | cut -d: -f3)
-start_ofcd d2.log --config "$TORUS" --socket "$SOCK" --socket-mode 0660 --admin-group users \
+make_torus_config "$TMP/torus-held.yaml" torus:8x8 60s 2
+start_ofcd d2.log --config "$TMP/torus-held.yaml" --socket "$SOCK" --socket-mode 0660 --admin-group users \
 	--state-dir "$ST" --device "$DEV" --probe-interval 0
 if [ "$(id -u)" -eq 0 ] && [ -n "$ADMIN" ]; then
 	[ "$(stat -c '%a %g' "$SOCK")" = "660 $ADMIN" ] && ok || bad "socket mode/group: $(stat -c '%a %g' "$SOCK")"
@@ -225,6 +229,7 @@ watch_pid=$!
 OFC_SOCKET="$SOCK" $OFC watch --count 2 >"$TMP/events.txt" 2>/dev/null &
 watch_text_pid=$!
 sleep 0.2
+touch "$HOLD"
 $OFC --socket "$SOCK" reconfigure --topology torus:8x8 >"$TMP/r1.out" 2>&1 &
 r1=$!
 wait_state '"transaction" in j and j["transaction"]["state"]=="applying"' && ok || bad "no transaction seen in progress"
@@ -241,14 +246,19 @@ expect_error 1 "ofc: ticket $T1 is running: a transaction in progress is never c
 expect_stdout_has "cancelled ticket $T2" $OFC --socket "$SOCK" cancel "$T2"
 wait $r2
 [ $? -eq 1 ] && grep -q "^ofc: ticket $T2 (reconfigure circulant:64:1,8) cancelled by uid 0 pid" "$TMP/r2.out" && ok || bad "cancelled client" "$(cat "$TMP/r2.out")"
+rm -f "$HOLD"
 wait $r1
 [ $? -eq 0 ] && grep -q "committed transaction 4: 256 operations" "$TMP/r1.out" && ok || bad "first reconfigure" "$(cat "$TMP/r1.out")"
 state_is 's["config_generation"]==4 and s["topology"]["spec"]=="torus:8x8" and "transaction" not in s and s["queue"]==[]'
 # SIGTERM while a transaction runs: it finishes (committed), then ofcd exits 0.
+touch "$HOLD"
 $OFC --socket "$SOCK" reconfigure --topology circulant:64:3,8 >"$TMP/r3.out" 2>&1 &
 r3=$!
 wait_state '"transaction" in j and j["transaction"]["state"]=="applying"' && ok || bad "no transaction to interrupt"
 kill -TERM "$ofcd_pid"
+# Let ofcd see the signal while the transaction is still held.
+sleep 0.2
+rm -f "$HOLD"
 wait "$ofcd_pid"
 [ $? -eq 0 ] && ok || bad "ofcd did not exit 0 after SIGTERM"
 wait $r3
