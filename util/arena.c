@@ -18,7 +18,7 @@ void *arena_alloc(struct arena *a, size_t n)
 	size_t need = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
 
 	if (need < n)
-		abort();
+		mem_oom(n);
 	if (!b || b->cap - b->used < need) {
 		size_t cap = need > ARENA_BLOCK ? need : ARENA_BLOCK;
 
@@ -37,7 +37,7 @@ void *arena_alloc(struct arena *a, size_t n)
 void *arena_array(struct arena *a, size_t n, size_t sz)
 {
 	if (sz && n > SIZE_MAX / sz)
-		abort();
+		mem_oom(SIZE_MAX);
 	return arena_alloc(a, n * sz);
 }
 

@@ -4,10 +4,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void oom(size_t n)
+static void (*oom_hook)(size_t asked);
+
+void mem_on_oom(void (*fn)(size_t asked))
 {
+	oom_hook = fn;
+}
+
+void mem_oom(size_t n)
+{
+	if (oom_hook)
+		oom_hook(n); /* does not return */
 	fprintf(stderr, "ofc: out of memory allocating %zu bytes\n", n);
 	abort();
+}
+
+static void oom(size_t n)
+{
+	mem_oom(n);
 }
 
 void *xmalloc(size_t n)
@@ -24,7 +38,7 @@ void *xcalloc(size_t n, size_t size)
 	void *p = calloc(n ? n : 1, size ? size : 1);
 
 	if (!p)
-		oom(n * size);
+		oom(size && n > SIZE_MAX / size ? SIZE_MAX : n * size);
 	return p;
 }
 

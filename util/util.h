@@ -1,9 +1,10 @@
 /* util — errors, growable strings, a JSON writer, unit parsing, atomic files,
  * a parallel-for. The bottom of the module stack: depends on libc only.
  *
- * Allocation failure aborts (xmalloc and friends), as in git and Redis: every
- * caller would otherwise have to unwind a state that cannot be reported
- * anyway. Everything else reports through struct ofc_error and never prints.
+ * Allocation failure ends the process (xmalloc and friends), as in git and
+ * Redis: every caller would otherwise have to unwind a state that cannot be
+ * reported anyway. The CLI's hook (mem_on_oom) says what the request needed
+ * at least and exits 1; without a hook it aborts. Everything else reports through struct ofc_error and never prints.
  */
 #ifndef OFC_UTIL_H
 #define OFC_UTIL_H
@@ -82,6 +83,12 @@ int ofc_error_exit_code(const struct ofc_error *err);
 void ofc_error_prefix(struct ofc_error *err, const char *fmt, ...) OFC_PRINTF(2, 3);
 
 /* ---- memory ----------------------------------------------------------- */
+
+/* What happens when an allocation fails: fn (which must not return; the
+ * CLI's says what the request needed and exits 1), else a message and
+ * abort(). mem_oom is that failure, for allocators of their own. */
+void mem_on_oom(void (*fn)(size_t asked));
+void mem_oom(size_t asked) __attribute__((noreturn));
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);

@@ -1,8 +1,11 @@
 /* `ofc`: the command table and the dispatch to one command. */
 #include "controller/cli/internal.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 static const struct cli_cmd commands[] = {
     {"validate", "FILE", "check a fabric config and its wiring", cmd_validate},
@@ -95,6 +98,56 @@ static int take_socket(int *argc, char **argv, const char **socket)
 	return found;
 }
 
+/* Resident bytes, from /proc/self/statm without allocating; 0 unknown. */
+static double resident_bytes(void)
+{
+	char buf[128];
+	unsigned long pages = 0, res = 0;
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	if (sscanf(buf, "%lu %lu", &pages, &res) != 2)
+		return 0;
+	return (double)res * (double)sysconf(_SC_PAGESIZE);
+}
+
+static const char *cli_command = "ofc";
+
+/* An allocation failed: a request too large for this machine. Say what it
+ * needed at least and exit 1 instead of aborting. */
+__attribute__((noreturn)) static void cli_out_of_memory(size_t asked)
+{
+	const double gib = 1024.0 * 1024 * 1024;
+	double used = resident_bytes();
+	double total = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+	struct rlimit as;
+	char limit[80] = "";
+
+	if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+		snprintf(limit, sizeof(limit), " (this process may map %.2f GiB: ulimit -v)",
+			 (double)as.rlim_cur / gib);
+
+	fflush(stdout);
+	if (asked == SIZE_MAX)
+		fprintf(stderr,
+			"%s: not enough memory: the request needs more memory than "
+			"this machine can address\n",
+			cli_command);
+	else
+		fprintf(stderr,
+			"%s: not enough memory: this request needs at least %.2f GiB (%.2f GiB "
+			"in use when it asked for %.2f GiB more) and this machine has %.2f GiB%s; "
+			"ask for fewer hosts, a smaller size, or another algorithm or lowering\n",
+			cli_command, (used + (double)asked) / gib, used / gib, (double)asked / gib,
+			total / gib, limit);
+	_exit(1);
+}
+
 int ofc_cli_main(int argc, char **argv)
 {
 	const char *socket = NULL, *env = getenv("OFC_SOCKET");
@@ -124,8 +177,13 @@ int ofc_cli_main(int argc, char **argv)
 		printf("ofc %s\n", OFC_VERSION);
 		return 0;
 	}
+	mem_on_oom(cli_out_of_memory);
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (strcmp(argv[1], commands[i].name) == 0) {
+			static char name[48];
+
+			snprintf(name, sizeof(name), "ofc %s", commands[i].name);
+			cli_command = name;
 			optind = 0; /* GNU: reinitialise getopt for this argv */
 			return commands[i].run(&commands[i], argc - 1, argv + 1);
 		}

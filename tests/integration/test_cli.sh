@@ -55,4 +55,16 @@ if command -v dot >/dev/null 2>&1; then
 			ok || bad "dot rejects ofc topo $t --dot" "$(head -3 "$TMP/dot.err")"
 	done
 fi
+# A request too large for the memory it may use: exit 1 with what it needed
+# at least, never SIGABRT. (Not under ASan, whose shadow memory needs more
+# address space than the limit allows.)
+if [ -z "$SAN" ]; then
+	(
+		ulimit -v 300000
+		exec $OFC schedule --topology torus:12x12 --collective alltoall --algo mcf --size 1MiB
+	) >/dev/null 2>"$TMP/oom.err"
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "^ofc schedule: not enough memory: this request needs at least [0-9.]* GiB (.*ulimit -v)" "$TMP/oom.err" &&
+		ok || bad "out of memory: exit $rc, want 1 and the estimate" "$(head -c 400 "$TMP/oom.err")"
+fi
 finish
