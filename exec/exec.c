@@ -54,6 +54,7 @@ struct agent {
 	uint32_t *tmp;
 	atomic_uint step;
 	double end;
+	double *step_end; /* [t]: when this host finished step t */
 	uint64_t sent;
 	uint64_t bad, checked;
 	char first_bad[200];
@@ -216,8 +217,8 @@ static int do_send(struct agent *a, struct conn *c, struct ofc_error *err)
 {
 	while (c->cur < c->nsegs) {
 		const struct seg *g = &c->segs[c->cur];
-		ssize_t n = send(c->sfd, g->p + c->done, g->len - c->done,
-				 MSG_DONTWAIT | MSG_NOSIGNAL);
+		ssize_t n =
+		    send(c->sfd, g->p + c->done, g->len - c->done, MSG_DONTWAIT | MSG_NOSIGNAL);
 
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
@@ -356,7 +357,7 @@ static void fill_input(struct agent *a)
 	memset(a->data, 0, (size_t)a->nslots * r->E * 4);
 	for (uint32_t b = 0; b < r->nblocks; b++) {
 		uint32_t *d = block_at(a, b);
-		bool mine = s->collective == SCHED_ALLGATHER	? b == a->u
+		bool mine = s->collective == SCHED_ALLGATHER  ? b == a->u
 			    : s->collective == SCHED_ALLTOALL ? b / r->n == a->u
 							      : true;
 
@@ -506,6 +507,7 @@ static void *agent_main(void *arg)
 				fail(r, &e);
 			break;
 		}
+		a->step_end[t] = now_seconds();
 		atomic_store(&a->step, t + 1);
 	}
 	a->end = now_seconds();
@@ -538,7 +540,8 @@ static int prepare(struct run *r, struct ofc_error *err)
 	for (size_t k = 0; k < s->nxfers; k++) {
 		const struct xfer *x = &s->xfers[k];
 
-		if (x->src >= r->n || x->dst >= r->n || x->src == x->dst || x->block >= r->nblocks) {
+		if (x->src >= r->n || x->dst >= r->n || x->src == x->dst ||
+		    x->block >= r->nblocks) {
 			free(keys);
 			return ofc_error_set(err, OFC_E_INPUT,
 					     "transfer %zu (%u -> %u, block %u) is outside the "
@@ -658,6 +661,7 @@ int exec_run(const struct schedule *s, const struct exec_net *net, const struct 
 	for (uint32_t u = 0; u < r.n; u++) {
 		r.ag[u].run = &r;
 		r.ag[u].u = u;
+		r.ag[u].step_end = xcalloc((size_t)s->nsteps + 1, sizeof(double));
 		r.ag[u].data = xmalloc((size_t)r.ag[u].nslots * r.E * 4 + 4);
 	}
 	r.stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -703,6 +707,12 @@ int exec_run(const struct schedule *s, const struct exec_net *net, const struct 
 		goto out;
 	}
 	res->host_seconds = xcalloc(r.n, sizeof(double));
+	res->nsteps = s->nsteps;
+	res->step_end = xcalloc(s->nsteps + 1, sizeof(double));
+	for (uint32_t u = 0; u < r.n; u++)
+		for (uint32_t t = 0; t < s->nsteps; t++)
+			if (r.ag[u].step_end[t] - t0 > res->step_end[t])
+				res->step_end[t] = r.ag[u].step_end[t] - t0;
 	res->block_bytes = r.E * 4;
 	res->connections = (uint32_t)r.nconns;
 	res->data_ok = true;
@@ -733,6 +743,7 @@ out:
 		free(r.ag[u].data);
 		free(r.ag[u].stage);
 		free(r.ag[u].tmp);
+		free(r.ag[u].step_end);
 	}
 	if (r.stopfd >= 0)
 		close(r.stopfd);
@@ -747,4 +758,6 @@ void exec_result_free(struct exec_result *r)
 {
 	free(r->host_seconds);
 	r->host_seconds = NULL;
+	free(r->step_end);
+	r->step_end = NULL;
 }

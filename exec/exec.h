@@ -63,8 +63,10 @@ struct exec_opts {
 };
 
 struct exec_result {
-	double seconds;		/* start (all connected) to the last host's last step */
-	double *host_seconds;	/* per host, when it finished (caller frees) */
+	double seconds;	      /* start (all connected) to the last host's last step */
+	double *host_seconds; /* per host, when it finished (caller frees) */
+	double *step_end;     /* [t]: when the last host finished step t (caller frees) */
+	uint32_t nsteps;
 	uint64_t block_bytes;	/* bytes per block as run */
 	uint64_t payload_bytes; /* sent over all sockets */
 	uint32_t connections;

@@ -36,6 +36,8 @@ static const char help[] =
     "  --drop-transfer K  remove transfer K (0-based) before running: a broken\n"
     "                     schedule, to see the data check catch it\n"
     "  --port N           TCP port the agents listen on (default 7462)\n"
+    "  --steps            per step: the time measured (the last host to finish it)\n"
+    "                     beside the model's (alpha + the busiest link's data)\n"
     "  --mpi              also run MPICH's own collective on the same hosts and\n"
     "                     links (one rank per host namespace, UCX over TCP on the\n"
     "                     circuits' routes; the mean of 3 after a warm-up)\n\n"
@@ -65,6 +67,7 @@ struct run_args {
 	uint32_t port;
 	bool progress;
 	bool mpi;
+	bool steps;
 };
 
 struct run_row {
@@ -80,6 +83,7 @@ struct run_row {
 	uint64_t size;
 	double circuit_bytes; /* per collective, from the veths' counters; < 0 unknown */
 	bool mpi;	      /* MPICH's collective: no schedule, no prediction */
+	double *step_model;   /* --steps: the model's time per step (lanes only) */
 	bool mpi_finalize_hung;
 };
 
@@ -135,6 +139,9 @@ static int on_option(struct fabric_cmd *fc, int c, const char *arg)
 	case 'M':
 		a->mpi = true;
 		return 0;
+	case 'e': /* 'S' is --state-dir's */
+		a->steps = true;
+		return 0;
 	}
 	return 2;
 }
@@ -146,21 +153,21 @@ static void show_progress(void *ctx, uint32_t step, uint32_t nsteps, double seco
 	fprintf(stderr, "\r  %s: step %u of %u, %.1f s ", algo, step, nsteps, seconds);
 }
 
-/* The cost model on a schedule read from a file: per step the busiest
- * link's data (the verifier's model, Zhao et al. Sec. 3.2: a link is
- * 1/d of a host's egress), plus alpha per step. */
-static double predict_loaded(const struct schedule *s, const struct testbed_net *t, double alpha,
-			     uint64_t size)
+/* The cost model on a schedule, per step: the busiest link's data (the
+ * verifier's model, Zhao et al. Sec. 3.2: a link is 1/d of a host's
+ * egress) plus alpha. Fills per[t] when per is not NULL; returns the sum
+ * (NAN on unshaped links). */
+static double predict_steps(const struct schedule *s, const struct testbed_net *t, double alpha,
+			    uint64_t size, double *per)
 {
 	double block = (double)size / s->nodes, secs = 0;
-	double *load = xcalloc((size_t)t->nhosts * t->ports + 1, sizeof(double));
+	double *load;
 
-	if (!(t->rate > 0)) {
-		free(load);
+	if (!(t->rate > 0))
 		return NAN;
-	}
+	load = xcalloc((size_t)t->nhosts * t->ports + 1, sizeof(double));
 	for (uint32_t st = 0; st < s->nsteps; st++) {
-		double most = 0;
+		double most = 0, step;
 
 		memset(load, 0, (size_t)t->nhosts * t->ports * sizeof(double));
 		for (size_t k = s->step_start[st]; k < s->step_start[st + 1]; k++) {
@@ -172,7 +179,10 @@ static double predict_loaded(const struct schedule *s, const struct testbed_net 
 			load[i] += sched_frac(x->length);
 			most = load[i] > most ? load[i] : most;
 		}
-		secs += alpha + most * block * 8 / t->rate;
+		step = alpha + most * block * 8 / t->rate;
+		if (per)
+			per[st] = step;
+		secs += step;
 	}
 	free(load);
 	return secs;
@@ -238,6 +248,10 @@ static void execute(struct run_args *a, const struct testbed_net *t, struct sche
 	if (a->progress) {
 		o.progress = show_progress;
 		o.ctx = row->algo;
+	}
+	if (a->steps && s->nsteps) {
+		row->step_model = xcalloc(s->nsteps, sizeof(double));
+		predict_steps(s, t, a->q.alpha, a->q.size, row->step_model);
 	}
 	before = circuit_tx(t);
 	if (exec_run(s, &net, &o, &row->res, &err) < 0) {
@@ -316,7 +330,7 @@ static void run_loaded(struct run_args *a, const struct testbed_net *t, struct r
 	row->verified = sched_verify(&s, &vo, &vr) == 0;
 	if (!row->verified)
 		snprintf(row->verify_error, sizeof(row->verify_error), "%s", vr.error);
-	row->predicted_s = predict_loaded(&s, t, a->q.alpha, a->q.size);
+	row->predicted_s = predict_steps(&s, t, a->q.alpha, a->q.size, NULL);
 	execute(a, t, &s, row);
 	sched_free(&s);
 }
@@ -458,6 +472,21 @@ static void print_rows(const struct run_args *a, const struct testbed_net *t,
 					jw_key(&w, "first_bad");
 					jw_str(&w, r->res.first_bad);
 				}
+				if (r->step_model && r->res.step_end) {
+					jw_key(&w, "steps_detail");
+					jw_arr_begin(&w);
+					for (uint32_t k = 0; k < r->res.nsteps; k++) {
+						double prev = k ? r->res.step_end[k - 1] : 0;
+
+						jw_obj_begin(&w);
+						jw_key(&w, "measured_s");
+						jw_double(&w, r->res.step_end[k] - prev);
+						jw_key(&w, "predicted_s");
+						jw_double(&w, r->step_model[k]);
+						jw_obj_end(&w);
+					}
+					jw_arr_end(&w);
+				}
 			}
 			jw_obj_end(&w);
 		}
@@ -500,6 +529,17 @@ static void print_rows(const struct run_args *a, const struct testbed_net *t,
 			       (unsigned long long)r->res.checked_elements, r->res.first_bad);
 		if (!r->verified)
 			printf("  %-18s (the verifier rejects it: %s)\n", "", r->verify_error);
+		if (r->step_model && r->res.step_end) {
+			printf("  %-18s %6s %11s %11s %7s\n", "", "step", "measured_s",
+			       "predicted_s", "ratio");
+			for (uint32_t k = 0; k < r->res.nsteps; k++) {
+				double prev = k ? r->res.step_end[k - 1] : 0;
+				double m = r->res.step_end[k] - prev;
+
+				printf("  %-18s %6u %11.4f %11.4f %7.3f\n", "", k, m,
+				       r->step_model[k], m / r->step_model[k]);
+			}
+		}
 		if (r->mpi_finalize_hung)
 			printf("  %-18s (MPI_Finalize hung after the result, a known MPICH/UCX-TCP "
 			       "issue: the job was stopped)\n",
@@ -521,6 +561,7 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"drop-transfer", required_argument, NULL, 'K'},
 	    {"port", required_argument, NULL, 'p'},
 	    {"mpi", no_argument, NULL, 'M'},
+	    {"steps", no_argument, NULL, 'e'},
 	    {0},
 	};
 	struct run_args a = {.timeout = 600, .port = RUN_PORT};
@@ -595,6 +636,7 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 			status = 1;
 		}
 		exec_result_free(&rows[i].res);
+		free(rows[i].step_model);
 	}
 out:
 	free(rows);
