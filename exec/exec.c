@@ -172,6 +172,8 @@ static int plan_step(struct agent *a, uint32_t t, struct ofc_error *err)
 		need += (size_t)(e1 - e0) * 4;
 	}
 	if (stage && need > a->cap_stage) {
+		/* Normally sized before the clock starts (stage_size): a fresh
+		 * buffer here would be faulted in page by page mid-step. */
 		free(a->stage);
 		a->stage = xmalloc(need);
 		a->cap_stage = need;
@@ -349,6 +351,38 @@ static int run_step(struct agent *a, uint32_t t, struct pollfd *pf, struct conn 
 
 /* ---- set-up and check ---------------------------------------------------- */
 
+/* The largest step's sends of host u, so the stage is allocated and
+ * touched once, before the clock starts. */
+static void stage_size(struct agent *a)
+{
+	struct run *r = a->run;
+	const struct schedule *s = r->s;
+	size_t most = 0;
+
+	if (!reduce_collective(s))
+		return;
+	for (uint32_t t = 0; t < s->nsteps; t++) {
+		size_t need = 0;
+
+		for (size_t k = s->step_start[t]; k < s->step_start[t + 1]; k++) {
+			const struct xfer *x = &s->xfers[k];
+			uint64_t e0, e1;
+
+			if (x->src != a->u)
+				continue;
+			elem_range(r, x, &e0, &e1);
+			need += (size_t)(e1 - e0) * 4;
+		}
+		most = need > most ? need : most;
+	}
+	if (most > a->cap_stage) {
+		free(a->stage);
+		a->stage = xmalloc(most);
+		memset(a->stage, 0, most);
+		a->cap_stage = most;
+	}
+}
+
 static void fill_input(struct agent *a)
 {
 	struct run *r = a->run;
@@ -457,6 +491,7 @@ static void *agent_main(void *arg)
 	if (exec_enter(net, a->u, &e) < 0 || (lfd = exec_listen(net, (int)nin + 16, &e)) < 0)
 		ok = false;
 	fill_input(a);
+	stage_size(a);
 	if (!ok)
 		fail(r, &e);
 	wait_barrier(r); /* every agent listens */
