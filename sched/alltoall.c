@@ -359,6 +359,32 @@ int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool steppe
 	return 0;
 }
 
+/* What mirroring rt to every node and building the schedule will hold, on
+ * top of what the process holds now; true (err set) when over the limit. */
+static bool over_budget(const struct graph *g, const struct a2a_routes *rt,
+			const struct a2a_request *q, const char *low, struct ofc_error *err)
+{
+	double copies = rt->symmetric ? g->n : 1;
+	double hops = copies * (double)(rt->nroutes ? rt->off[rt->nroutes] : 0);
+	double need =
+	    (double)mem_resident() + hops * A2A_BYTES_PER_HOP + copies * (double)rt->nroutes * 40.0;
+	char need_s[32], max_s[32];
+
+	if (need <= (double)q->max_memory)
+		return false;
+	fmt_size(need_s, sizeof(need_s), need < 1.8e19 ? (uint64_t)need : UINT64_MAX);
+	fmt_size(max_s, sizeof(max_s), q->max_memory);
+	ofc_error_set(err, OFC_E_RUNTIME,
+		      "all-to-all %s (%s lowering) on %u nodes needs about %s (%.3g routes of "
+		      "%.3g hops in all), over the memory limit of %s (ofc --max-memory, ofcd "
+		      "--max-request-memory)%s",
+		      q->algo, low, g->n, need_s, copies * (double)rt->nroutes, hops, max_s,
+		      strcmp(low, "steps") == 0 ? "; --lowering paths keeps a pair's few heaviest "
+						  "paths and needs far less"
+						: "");
+	return true;
+}
+
 int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedule *s,
 	      struct a2a_outcome *o, struct ofc_error *err)
 {
@@ -392,10 +418,16 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 			return -1;
 		o->have_mcf = true;
 		rt = &o->mcf.routes;
-		a2a_routes_expand(g, rt);
+		/* A pair's heaviest paths are the same before and after mirroring:
+		 * keep them first, so only they are mirrored. */
 		if (strcmp(low, "paths") == 0)
 			a2a_routes_limit(rt, graph_outdeg(g, 0));
-		else if (strcmp(low, "single") == 0)
+		if (q->max_memory && over_budget(g, rt, q, low, err)) {
+			a2a_outcome_free(o);
+			return -1;
+		}
+		a2a_routes_expand(g, rt);
+		if (strcmp(low, "single") == 0)
 			a2a_routes_single(g, rt);
 		rc = 0;
 	} else {

@@ -438,7 +438,15 @@ struct a2a_request {
 	const char *algo;
 	const char *lowering;
 	struct mcf_opts mcf; /* method, threads, gap, time_limit */
+	/* Bytes the whole request may hold; 0: no limit. Checked before the
+	 * symmetric solution is mirrored to every node: a larger request is
+	 * refused with its estimate (A2A_BYTES_PER_HOP per mirrored hop). */
+	uint64_t max_memory;
 };
+/* What one hop of a mirrored route costs until the request ends: the route
+ * (arc, step), its transfer and the verifier's share; measured 57-61
+ * bytes on torus:12x12 and 16x16 (peak RSS over hops). */
+#define A2A_BYTES_PER_HOP 64u
 struct a2a_outcome {
 	bool cut_through;   /* routed (one step, hop i at i), not stepped */
 	double max_load;    /* blocks on the busiest link over all routes */

@@ -1,8 +1,10 @@
 /* Allocation that aborts on failure, and growable strings. */
 #include "util/util.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void (*oom_hook)(size_t asked);
 
@@ -181,4 +183,28 @@ char *sb_detach(struct strbuf *sb)
 	sb->buf = NULL;
 	sb->len = sb->cap = 0;
 	return p;
+}
+
+uint64_t mem_resident(void)
+{
+	char buf[128];
+	unsigned long pages = 0, res = 0;
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	if (sscanf(buf, "%lu %lu", &pages, &res) != 2)
+		return 0;
+	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+uint64_t mem_physical(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
 }

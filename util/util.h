@@ -89,6 +89,10 @@ void ofc_error_prefix(struct ofc_error *err, const char *fmt, ...) OFC_PRINTF(2,
  * abort(). mem_oom is that failure, for allocators of their own. */
 void mem_on_oom(void (*fn)(size_t asked));
 void mem_oom(size_t asked) __attribute__((noreturn));
+/* Resident bytes of this process (without allocating; 0 when unknown) and
+ * the machine's physical memory. */
+uint64_t mem_resident(void);
+uint64_t mem_physical(void);
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);

@@ -24,7 +24,9 @@ static const char help[] =
     "  --variant V      swing / recursive-doubling: auto (default), bandwidth, latency\n"
     "  --hop-latency T  swing and its baselines: latency per hop, e.g. 400ns\n"
     "  --time-limit T   all-to-all mcf: stop column generation after T (default\n"
-    "                   60s; 0 = none) with theta certified within a reported gap\n";
+    "                   60s; 0 = none) with theta certified within a reported gap\n"
+    "  --max-memory M   refuse, with the estimate, a request that would hold more\n"
+    "                   than M (default: half the machine's memory)\n";
 
 /* The ring family's refusal that comes before any work: -o names one file. */
 static bool ring_request(const struct schedule_query *q)
@@ -57,9 +59,11 @@ int cli_schedule(const struct schedule_print *p, const struct schedule_query *q)
 	if (!r.main->applies && !(r.kind == SCHEDULE_RING && r.compare)) {
 		/* The chosen algorithm cannot run on this topology or input. */
 		if (r.kind == SCHEDULE_DIRECT) {
+			/* Exit 2 when it cannot apply; 1 when it could but did not
+			 * finish (out of the memory limit, the LP failing). */
 			fprintf(stderr, "ofc %s: %s: %s\n", p->cmd->name, r.main->algo,
 				r.main->why);
-			rc = 2;
+			rc = r.main->why_code == OFC_E_RUNTIME ? 1 : 2;
 		} else if (r.main->why_code == OFC_E_RUNTIME) {
 			fprintf(stderr, "ofc %s: %s\n", p->cmd->name, r.main->why);
 			rc = 1;
@@ -94,6 +98,7 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 	    {"variant", required_argument, NULL, 'V'},
 	    {"hop-latency", required_argument, NULL, 'H'},
 	    {"time-limit", required_argument, NULL, 'l'},
+	    {"max-memory", required_argument, NULL, 'M'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -143,7 +148,8 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 			p->json = true;
 			break;
 		case 'f':
-			if (cli_format(cmd, optarg, FMT_TEXT | FMT_JSON | FMT_PB | FMT_MSCCL, &p->format))
+			if (cli_format(cmd, optarg, FMT_TEXT | FMT_JSON | FMT_PB | FMT_MSCCL,
+				       &p->format))
 				return 2;
 			format_set = true;
 			break;
@@ -177,6 +183,14 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 			if (q->time_limit == 0)
 				q->time_limit = -1; /* none */
 			break;
+		case 'M': {
+			const char *why = NULL;
+
+			if (parse_size(optarg, &q->max_memory, &why) < 0 || q->max_memory == 0)
+				return cli_usage_error(cmd, "bad --max-memory '%s': %s", optarg,
+						       why ? why : "must be more than 0");
+			break;
+		}
 		case 'h':
 			return cli_help(cmd, help);
 		}

@@ -98,24 +98,6 @@ static int take_socket(int *argc, char **argv, const char **socket)
 	return found;
 }
 
-/* Resident bytes, from /proc/self/statm without allocating; 0 unknown. */
-static double resident_bytes(void)
-{
-	char buf[128];
-	unsigned long pages = 0, res = 0;
-	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	if (sscanf(buf, "%lu %lu", &pages, &res) != 2)
-		return 0;
-	return (double)res * (double)sysconf(_SC_PAGESIZE);
-}
-
 static const char *cli_command = "ofc";
 
 /* An allocation failed: a request too large for this machine. Say what it
@@ -123,8 +105,8 @@ static const char *cli_command = "ofc";
 __attribute__((noreturn)) static void cli_out_of_memory(size_t asked)
 {
 	const double gib = 1024.0 * 1024 * 1024;
-	double used = resident_bytes();
-	double total = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+	double used = (double)mem_resident();
+	double total = (double)mem_physical();
 	struct rlimit as;
 	char limit[80] = "";
 

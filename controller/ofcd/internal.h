@@ -110,6 +110,7 @@ struct job {
 	bool summary_only;
 	struct fabcfg *cfg; /* schedule: the config it runs on */
 	uint32_t max_frame;
+	uint64_t max_memory; /* GetSchedule: the request's memory limit */
 	/* results */
 	uint8_t *reply; /* a packed Response for conn_id (no frame header) */
 	size_t reply_len;

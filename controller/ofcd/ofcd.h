@@ -13,14 +13,14 @@
  * daemon holds the fabric's lock for its whole life. Nothing here prints:
  * log lines go to opts.log. */
 
-#define OFCD_MAX_FRAME_DEFAULT	     (16u << 20)
-#define OFCD_MAX_RO_FRAME_DEFAULT    (64u << 10)
-#define OFCD_MAX_CLIENTS_DEFAULT     1024
+#define OFCD_MAX_FRAME_DEFAULT		 (16u << 20)
+#define OFCD_MAX_RO_FRAME_DEFAULT	 (64u << 10)
+#define OFCD_MAX_CLIENTS_DEFAULT	 1024
 #define OFCD_MAX_CLIENTS_PER_UID_DEFAULT 64
 /* Descriptors ofcd needs besides one per client: listeners, epoll, eventfd,
  * signalfd, stdio, the lock, state files, syslog (one per device is added):
  * RLIMIT_NOFILE (LimitNOFILE=) should be at least max_clients + devices + this. */
-#define OFCD_FDS_RESERVED 64
+#define OFCD_FDS_RESERVED	     64
 #define OFCD_CREDENTIALS_DIR_DEFAULT "/etc/ofc/credentials"
 
 /* Log levels are syslog's. */
@@ -50,7 +50,7 @@ struct ofcd_opts {
 	 * --config file and the overrides: "HOST:PORT" or "CIDR:PORT". */
 	const char *const *allow_devices;
 	uint32_t nallow_devices;
-	uint32_t max_frame;    /* bytes, both ways; 0: OFCD_MAX_FRAME_DEFAULT */
+	uint32_t max_frame; /* bytes, both ways; 0: OFCD_MAX_FRAME_DEFAULT */
 	/* Largest request on the read-only socket, whose requests are all
 	 * small: anyone may connect there. 0: OFCD_MAX_RO_FRAME_DEFAULT. */
 	uint32_t max_ro_frame;
@@ -60,6 +60,9 @@ struct ofcd_opts {
 	 * and replies not yet read (0: 4 x max_frame; at least max_frame + 1 MiB). */
 	uint32_t max_clients_per_uid;
 	uint64_t max_buffer_per_uid;
+	/* Bytes one GetSchedule may hold while it is computed; a larger one is
+	 * refused with its estimate (0: a quarter of the machine's memory). */
+	uint64_t max_request_memory;
 	double client_timeout; /* seconds a half-sent request or an unread reply may
 				  wait; 0: 30 */
 	double probe_interval; /* seconds between device reads when idle; 0: never */

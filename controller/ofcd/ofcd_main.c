@@ -29,6 +29,7 @@ static const char usage_line[] =
     "            [--credentials-dir DIR] [--allow-device HOST:PORT|CIDR:PORT]...\n"
     "            [--socket-mode MODE] [--max-frame SIZE] [--ro-max-frame SIZE]\n"
     "            [--max-clients N] [--max-clients-per-uid N] [--max-buffer-per-uid SIZE]\n"
+    "            [--max-request-memory SIZE]\n"
     "            [--client-timeout DUR] [--probe-interval DUR] [--log-level LEVEL] [--check]\n"
     "            [--journal] | --help | --version\n";
 
@@ -56,6 +57,9 @@ static const char help_text[] =
     "  --max-clients-per-uid N  connections of one user at once (default 64)\n"
     "  --max-buffer-per-uid SIZE  requests and unread replies ofcd holds for one user\n"
     "                           (default 4 x --max-frame; at least --max-frame + 1MiB)\n"
+    "  --max-request-memory SIZE  memory one GetSchedule may hold; a larger request\n"
+    "                           is refused with its estimate (default: a quarter of\n"
+    "                           the machine's memory)\n"
     "  --client-timeout DUR     a half-sent request or unread reply may wait (default 30s)\n"
     "  --probe-interval DUR     read every device this often when idle (default 10s; 0: "
     "never)\n"
@@ -225,6 +229,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	    {"max-clients", required_argument, NULL, 'C'},
 	    {"max-clients-per-uid", required_argument, NULL, 'U'},
 	    {"max-buffer-per-uid", required_argument, NULL, 'B'},
+	    {"max-request-memory", required_argument, NULL, 'Q'},
 	    {"ro-max-frame", required_argument, NULL, 'R'},
 	    {"client-timeout", required_argument, NULL, 'T'},
 	    {"probe-interval", required_argument, NULL, 'P'},
@@ -317,7 +322,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 			break;
 		case 'U':
 			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 65536)
-				return usage("--max-clients-per-uid '%s': expected 1..65536", optarg);
+				return usage("--max-clients-per-uid '%s': expected 1..65536",
+					     optarg);
 			o->max_clients_per_uid = (uint32_t)v;
 			break;
 		case 'B':
@@ -326,6 +332,14 @@ static int parse_args(int argc, char **argv, struct args *a)
 					     "to 64GiB",
 					     optarg);
 			o->max_buffer_per_uid = v;
+			break;
+		case 'Q':
+			if (parse_size(optarg, &v, &why) < 0 || v < (1u << 20))
+				return usage(
+				    "--max-request-memory '%s': expected a size of 1MiB or "
+				    "more",
+				    optarg);
+			o->max_request_memory = v;
 			break;
 		case 'R':
 			if (parse_size(optarg, &v, &why) < 0 || v < 64 || v > (1u << 30))

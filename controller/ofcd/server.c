@@ -32,16 +32,16 @@
 #define SO_PEERGROUPS 59
 #endif
 
-#define OUT_HIGH      (1u << 20)  /* stop reading a client's requests above this much unsent */
-#define IN_INITIAL    (16u << 10) /* input buffer to start with */
-#define BUF_KEEP      (64u << 10) /* an idle connection's buffers shrink back below this */
-#define ACCEPT_BACKOFF_MIN 50	  /* ms the listeners rest after EMFILE, doubling ... */
-#define ACCEPT_BACKOFF_MAX 1000	  /* ... up to this */
-#define ACCEPT_LOG_EVERY   60.0	  /* s between two lines about it */
-#define READ_BUDGET   (1u << 20)  /* bytes read from one client per wake-up (fairness) */
-#define MAX_QUEUE     64	  /* mutations waiting */
-#define MAX_SCHEDULES 16	  /* GetSchedule jobs handed out */
-#define DRAIN_SECONDS 2.0	  /* on stop: time to send what is queued */
+#define OUT_HIGH	   (1u << 20)  /* stop reading a client's requests above this much unsent */
+#define IN_INITIAL	   (16u << 10) /* input buffer to start with */
+#define BUF_KEEP	   (64u << 10) /* an idle connection's buffers shrink back below this */
+#define ACCEPT_BACKOFF_MIN 50	       /* ms the listeners rest after EMFILE, doubling ... */
+#define ACCEPT_BACKOFF_MAX 1000	       /* ... up to this */
+#define ACCEPT_LOG_EVERY   60.0	       /* s between two lines about it */
+#define READ_BUDGET	   (1u << 20)  /* bytes read from one client per wake-up (fairness) */
+#define MAX_QUEUE	   64	       /* mutations waiting */
+#define MAX_SCHEDULES	   16	       /* GetSchedule jobs handed out */
+#define DRAIN_SECONDS	   2.0	       /* on stop: time to send what is queued */
 
 struct obuf {
 	uint8_t *b;
@@ -119,8 +119,8 @@ static void conn_kill(struct conn *c, int level, const char *fmt, ...)
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	if (why[0])
-		ofcd_log_peer(c->d, level, "closing the connection of uid %u pid %d: %s", c->peer.uid,
-			 c->peer.pid, why);
+		ofcd_log_peer(c->d, level, "closing the connection of uid %u pid %d: %s",
+			      c->peer.uid, c->peer.pid, why);
 	c->dead = true;
 	loop_del(c->d->loop, c->fd, LOOP_READ | LOOP_WRITE);
 }
@@ -561,6 +561,7 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 	j->summary_only = g->has_summary_only && g->summary_only;
 	j->cfg = fabcfg_ref(d->cfg);
 	j->max_frame = d->o.max_frame;
+	j->max_memory = d->o.max_request_memory;
 	d->sched_pending++;
 	pthread_mutex_lock(&d->mu);
 	if (d->squeue_tail)
@@ -579,8 +580,8 @@ static int deny(struct conn *c, uint64_t id, const char *what)
 {
 	struct ofcd *d = c->d;
 
-	ofcd_log_peer(d, OFCD_LOG_WARNING, "denied %s to uid %u gid %u pid %d on the %s socket", what,
-		 c->peer.uid, c->peer.gid, c->peer.pid, c->ro ? "read-only" : "main");
+	ofcd_log_peer(d, OFCD_LOG_WARNING, "denied %s to uid %u gid %u pid %d on the %s socket",
+		      what, c->peer.uid, c->peer.gid, c->peer.pid, c->ro ? "read-only" : "main");
 	if (c->ro)
 		return reply(c, id, OFC__V1__STATUS__STATUS_DENIED,
 			     "permission denied: %s on the read-only socket, which answers reads "
@@ -721,8 +722,9 @@ static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
 
 	d->requests++;
 	if (!req) {
-		ofcd_log_peer(d, OFCD_LOG_INFO, "uid %u pid %d sent %u bytes that are not a Request",
-			 c->peer.uid, c->peer.pid, len);
+		ofcd_log_peer(d, OFCD_LOG_INFO,
+			      "uid %u pid %d sent %u bytes that are not a Request", c->peer.uid,
+			      c->peer.pid, len);
 		return reply(c, 0, OFC__V1__STATUS__STATUS_INVALID,
 			     "malformed request: %u bytes that are not an ofc.v1.Request message",
 			     len);
@@ -777,10 +779,11 @@ static void process_input(struct conn *c)
 			/* Answered, then closed once the answer is out. */
 			c->closing = true;
 			conn_read_pause(c, true);
-			reply(c, 0, OFC__V1__STATUS__STATUS_INVALID,
-			      "frame of %u bytes is larger than the limit of %u bytes%s; closing the "
-			      "connection",
-			      len, max, c->ro ? " on the read-only socket" : "");
+			reply(
+			    c, 0, OFC__V1__STATUS__STATUS_INVALID,
+			    "frame of %u bytes is larger than the limit of %u bytes%s; closing the "
+			    "connection",
+			    len, max, c->ro ? " on the read-only socket" : "");
 			off = c->in_len;
 			break;
 		}
@@ -845,10 +848,11 @@ static void conn_event(struct loop *l, int fd, void *ctx, unsigned mask)
 				c->in_cap = IN_INITIAL;
 				c->in = xrealloc(c->in, c->in_cap);
 				conn_charge(c, c->in_cap, c->out.cap);
-				reply(c, 0, OFC__V1__STATUS__STATUS_BUSY,
-				      "uid %u would have more than %llu bytes in ofcd's buffers, the "
-				      "limit per user; closing the connection",
-				      c->peer.uid, (unsigned long long)d->o.max_buffer_per_uid);
+				reply(
+				    c, 0, OFC__V1__STATUS__STATUS_BUSY,
+				    "uid %u would have more than %llu bytes in ofcd's buffers, the "
+				    "limit per user; closing the connection",
+				    c->peer.uid, (unsigned long long)d->o.max_buffer_per_uid);
 				break;
 			}
 			c->in = xrealloc(c->in, need);
@@ -1084,10 +1088,11 @@ static void accept_event(struct loop *l, int lfd, void *ctx, unsigned mask)
 				 "uid %u has %u connections to ofcd already, the limit per user",
 				 cr.uid, u->conns);
 		else if (u->bytes + IN_INITIAL > d->o.max_buffer_per_uid)
-			snprintf(why, sizeof(why),
-				 "uid %u has %zu bytes in ofcd's buffers already, the limit per user "
-				 "is %llu",
-				 cr.uid, u->bytes, (unsigned long long)d->o.max_buffer_per_uid);
+			snprintf(
+			    why, sizeof(why),
+			    "uid %u has %zu bytes in ofcd's buffers already, the limit per user "
+			    "is %llu",
+			    cr.uid, u->bytes, (unsigned long long)d->o.max_buffer_per_uid);
 		c = xcalloc(1, sizeof(*c));
 		c->d = d;
 		c->fd = fd;
@@ -1644,6 +1649,8 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 		d->o.max_clients = OFCD_MAX_CLIENTS_DEFAULT;
 	if (!d->o.max_clients_per_uid)
 		d->o.max_clients_per_uid = OFCD_MAX_CLIENTS_PER_UID_DEFAULT;
+	if (!d->o.max_request_memory)
+		d->o.max_request_memory = mem_physical() / 4;
 	if (d->o.max_clients_per_uid > d->o.max_clients)
 		d->o.max_clients_per_uid = d->o.max_clients;
 	if (!d->o.max_ro_frame)

@@ -634,6 +634,7 @@ static void run_schedule(struct job *j)
 	    .algorithm = j->algo,
 	    .size = j->size,
 	    .chunks = j->chunks,
+	    .max_memory = j->max_memory,
 	};
 	struct schedule_result r;
 	struct ofc_error err = {0};

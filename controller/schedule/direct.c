@@ -299,6 +299,7 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 	struct a2a_request aq = {
 	    .algo = algo,
 	    .lowering = lowering,
+	    .max_memory = q->max_memory ? q->max_memory : mem_physical() / 2,
 	    .mcf = {.threads = q->threads,
 		    .time_limit = q->time_limit == 0  ? 60
 				  : q->time_limit < 0 ? 0

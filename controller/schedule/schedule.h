@@ -48,6 +48,7 @@ struct schedule_query {
 	const char *variant;  /* swing, recursive-doubling: auto (default), bandwidth, latency */
 	double hop_latency;   /* seconds per hop (routed torus schedules) */
 	double time_limit;    /* all-to-all mcf, seconds: 0 = 60 s, < 0 = none */
+	uint64_t max_memory;  /* bytes a request may hold; 0: half the machine's memory */
 	bool overlap;	      /* WDM: pre-tune MRRs for the next stage while idle */
 	uint32_t radix[OPTREE_MAX_DEPTH]; /* WDM: a forced OpTree plan ... */
 	uint32_t depth;			  /* ... of this many stages (0: the planner's) */

@@ -64,4 +64,9 @@ expect_error 2 "ofc schedule: --lowering is steps, paths or single" $S --topolog
 expect_error 2 "ofc schedule: --lowering goes with --collective alltoall --algo mcf" $OFC schedule --size 1MiB --topology torus:4x4 --collective allgather --lowering paths
 expect_error 2 "ofc schedule: mcf: 1600 nodes: all-to-all schedules are built for up to 1024 nodes" $S --topology torus:40x40
 
+# A request over --max-memory is refused before the symmetric solution is
+# mirrored to every node, with the estimate; exit 1, not an abort.
+expect_exit 1 $OFC schedule --topology torus:8x8 --collective alltoall --algo mcf --size 1MiB --max-memory 1MiB
+grep -q "^ofc schedule: mcf: all-to-all mcf (steps lowering) on 64 nodes needs about [0-9.]* MiB (.* hops in all), over the memory limit of 1 MiB (ofc --max-memory, ofcd --max-request-memory); --lowering paths" "$TMP/err" &&
+	ok || bad "--max-memory refusal" "$(head -c 400 "$TMP/err")"
 finish
