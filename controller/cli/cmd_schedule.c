@@ -7,8 +7,11 @@
 
 static const char help[] =
     "FILE is a fabric config: a WDM ring in it gets ring schedules, a topology\n"
-    "gets direct-connect schedules. --topology SPEC schedules on a topology alone.\n\n"
-    "  --collective C   allgather, reduce-scatter, allreduce or alltoall\n"
+    "gets direct-connect schedules, servers get the fluid engine's (--algo fluid:\n"
+    "LP 4.2's optimum R*, Theorem 4's schedule of K chunks; docs/fluid.md).\n"
+    "--topology SPEC schedules on a topology alone.\n\n"
+    "  --collective C   allgather, reduce-scatter, allreduce or alltoall (fluid:\n"
+    "                   also broadcast and reduce; not allreduce)\n"
     "  --algo A         the algorithm, or 'all' to compare them\n"
     "  --size M         data per node, e.g. 64MiB (default: the config's collective)\n"
     "  --alpha T        latency per step, e.g. 10us (default: the config's, or 10us)\n"
@@ -23,8 +26,15 @@ static const char help[] =
     "                   (weighted, at most d per pair) or single (one path per pair)\n"
     "  --variant V      swing / recursive-doubling: auto (default), bandwidth, latency\n"
     "  --hop-latency T  swing and its baselines: latency per hop, e.g. 400ns\n"
-    "  --time-limit T   all-to-all mcf: stop column generation after T (default\n"
-    "                   60s; 0 = none) with theta certified within a reported gap\n"
+    "  --time-limit T   all-to-all mcf and fluid: stop column generation after T\n"
+    "                   (default 60s; 0 = none for mcf) with the result certified\n"
+    "                   within a reported gap\n"
+    "  --hops T         fluid: the hop limit T of LP 4.2 (default: searched)\n"
+    "  --epsilon E      fluid: without --alpha, the least K chunks whose latency\n"
+    "                   is within E of the fluid optimum (default 0.1)\n"
+    "  --method M       fluid: dw (Dantzig-Wolfe, default), mirrored (over the\n"
+    "                   automorphisms refinement finds) or full (one LP)\n"
+    "  --root NAME      fluid broadcast/reduce: the root vertex (default the first GPU)\n"
     "  --max-memory M   refuse, with the estimate, a request that would hold more\n"
     "                   than M (default: half the machine's memory)\n";
 
@@ -79,7 +89,7 @@ int cli_schedule(const struct schedule_print *p, const struct schedule_query *q)
 
 /* Options into the request; returns -1 to go on, else the exit status. */
 static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struct schedule_query *q,
-			 struct schedule_print *p, const char **file)
+			 struct schedule_print *p, struct fluid_query *x, const char **file)
 {
 	static const struct option opts[] = {
 	    {"topology", required_argument, NULL, 'T'},
@@ -99,6 +109,10 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 	    {"hop-latency", required_argument, NULL, 'H'},
 	    {"time-limit", required_argument, NULL, 'l'},
 	    {"max-memory", required_argument, NULL, 'M'},
+	    {"hops", required_argument, NULL, 'Y'},
+	    {"epsilon", required_argument, NULL, 'E'},
+	    {"method", required_argument, NULL, 'm'},
+	    {"root", required_argument, NULL, 'R'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -113,7 +127,12 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 			q->spec = optarg;
 			break;
 		case 'c':
-			if (sched_collective_parse(optarg, &q->collective) < 0)
+			/* The rooted collectives: the fluid engine's alone. */
+			if (strcmp(optarg, "broadcast") == 0)
+				q->collective = SCHED_BROADCAST;
+			else if (strcmp(optarg, "reduce") == 0)
+				q->collective = SCHED_REDUCE;
+			else if (sched_collective_parse(optarg, &q->collective) < 0)
 				return cli_usage_error(cmd,
 						       "unknown collective '%s' (allgather, "
 						       "reduce-scatter, allreduce, alltoall)",
@@ -183,6 +202,28 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 			if (q->time_limit == 0)
 				q->time_limit = -1; /* none */
 			break;
+		case 'Y':
+			if (parse_u32(optarg, &x->hops) < 0 || x->hops < 1 || x->hops > 64)
+				return cli_usage_error(cmd, "--hops must be 1..64, got '%s'",
+						       optarg);
+			break;
+		case 'E': {
+			char *end;
+
+			x->epsilon = strtod(optarg, &end);
+			if (*end || end == optarg || !(x->epsilon > 0) || x->epsilon > 10)
+				return cli_usage_error(cmd,
+						       "--epsilon must be a number in (0, 10], "
+						       "got '%s'",
+						       optarg);
+			break;
+		}
+		case 'm':
+			x->method = optarg;
+			break;
+		case 'R':
+			x->root = optarg;
+			break;
 		case 'M': {
 			const char *why = NULL;
 
@@ -211,10 +252,11 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	struct schedule_query q = {0};
 	struct schedule_print p = {.cmd = cmd, .format = FMT_JSON};
+	struct fluid_query x = {0};
 	struct fabric *f = NULL;
 	struct ofc_error err = {0};
 	const char *file = NULL;
-	int rc = parse_options(cmd, argc, argv, &q, &p, &file);
+	int rc = parse_options(cmd, argc, argv, &q, &p, &x, &file);
 
 	if (rc >= 0)
 		return rc;
@@ -223,7 +265,22 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 			return cli_fail(&err);
 		q.fabric = f;
 	}
-	rc = cli_schedule(&p, &q);
+	if (q.time_limit > 0)
+		x.time_limit = q.time_limit;
+	/* A server fabric is scheduled by the fluid engine (its default). */
+	if ((q.algorithm && strcmp(q.algorithm, "fluid") == 0) ||
+	    (!q.algorithm && !q.spec && schedule_fluid_fabric(f)))
+		rc = cli_schedule_fluid(&p, &q, &x);
+	else if (x.hops || x.epsilon > 0 || x.method || x.root)
+		rc = cli_usage_error(cmd, "--hops, --epsilon, --method and --root are for --algo "
+					  "fluid on a server fabric");
+	else if (q.collective == SCHED_BROADCAST || q.collective == SCHED_REDUCE)
+		rc = cli_usage_error(cmd,
+				     "%s is scheduled by the fluid engine on a server fabric "
+				     "(--algo fluid)",
+				     sched_collective_name(q.collective));
+	else
+		rc = cli_schedule(&p, &q);
 	fabric_free(f);
 	return rc;
 }

@@ -71,6 +71,9 @@ FILE *cli_summary_stream(const struct schedule_print *p);
 /* Compute q through the pipeline (controller/schedule), print the summary
  * or the comparison, write -o; returns the exit status (cmd_schedule.c). */
 int cli_schedule(const struct schedule_print *p, const struct schedule_query *q);
+/* The same on a server fabric by the fluid engine (print_fluid.c). */
+int cli_schedule_fluid(const struct schedule_print *p, const struct schedule_query *q,
+		       struct fluid_query *x);
 /* The two families' printers; each returns the exit status. */
 int print_direct(const struct schedule_print *p, const struct schedule_result *r);
 int print_ring(const struct schedule_print *p, const struct schedule_result *r);
@@ -100,7 +103,7 @@ struct fabric_cmd {
 	bool relabel;	 /* plan, apply, try: renumber to keep circuits */
 	double relabel_budget;
 	struct fabric_relabel relabelled; /* what --relabel found */
-	double rate_scale; /* testbed up: --rate-scale (0: the config's) */
+	double rate_scale;		  /* testbed up: --rate-scale (0: the config's) */
 	struct fabric *fabric;
 	struct ctl *ctl;
 };

@@ -24,6 +24,7 @@
 #define OFC_CONTROLLER_SCHEDULE_H
 
 #include "controller/fabric/fabric.h"
+#include "fluid/fluid.h"
 #include "optree/optree.h"
 
 /* ---- the request -------------------------------------------------------- */
@@ -179,5 +180,39 @@ int schedule_check(struct schedule_result *r, struct ofc_error *err);
 /* The algorithms schedule_compute knows by name (whether one applies to a
  * given fabric and collective, only schedule_compute tells). */
 bool schedule_algorithm_known(const char *algo);
+
+/* ---- server fabrics: the fluid engine (fluid.c) -------------------------------
+ * For a config with servers: LP 4.2 on the config's network, Theorem 4's step
+ * schedule of K chunks (q->chunks; else chosen for q->alpha and q->size when
+ * alpha is set, else the least K within epsilon), verified on the network. */
+bool schedule_fluid_fabric(const struct fabric *f);
+struct fluid_query {
+	/* dw (default), mirrored (over the automorphisms refinement finds, at
+	 * most twice the GPUs of them), full */
+	const char *method;
+	uint32_t hops;	   /* T; 0 searches it */
+	double epsilon;	   /* choosing K without alpha: latency excess; 0 = 0.1 */
+	double time_limit; /* seconds for the solve; 0 = 60 */
+	const char *root;  /* broadcast, reduce: a vertex name; NULL the first GPU */
+	void (*progress)(void *ctx, const struct fluid_progress *p);
+	void *progress_ctx;
+};
+struct fluid_answer {
+	struct fluid_net *net;
+	struct fluid_group *group; /* mirrored: the automorphisms detected */
+	double seconds_group;
+	uint32_t terminals;
+	struct fluid_result r;
+	double lower_bound; /* the cut bound on R for any T, s/GB */
+	struct schedule s;
+	struct fluid_steps_report rep;
+	double alpha; /* seconds per step K was chosen for (0: chosen by epsilon or given) */
+	bool verified;
+	struct verify_report vr;
+	bool have_net, have_result, have_schedule;
+};
+int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
+		   struct fluid_answer *a, struct ofc_error *err);
+void fluid_answer_free(struct fluid_answer *a);
 
 #endif

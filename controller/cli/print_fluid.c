@@ -1,0 +1,229 @@
+/* ofc schedule on a server fabric (--algo fluid): the fluid optimum, the
+ * Theorem 4 schedule and the verifier's verdict, as text or JSON, and the
+ * whole schedule to -o. */
+#include "controller/cli/internal.h"
+
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+static void show_progress(void *ctx, const struct fluid_progress *p)
+{
+	(void)ctx;
+	fprintf(stderr, "\r  fluid: %s, T = %u, iteration %u, R %.6g (bound %.6g), %.1f s   ",
+		p->stage, p->hops, p->iteration, p->value, p->bound, p->seconds);
+}
+
+static uint64_t size_of(const struct schedule_query *q)
+{
+	return q->size ? q->size : 1u << 20;
+}
+
+/* Theorem 4's time for the request's size: steps x (alpha + R/K x size). */
+static double predicted(const struct schedule_query *q, const struct fluid_answer *a)
+{
+	return (double)a->rep.steps * (a->alpha + a->rep.step_time * (double)size_of(q) / 1e9);
+}
+
+static void write_json(FILE *out, const struct schedule_query *q, const struct fluid_query *x,
+		       const struct fluid_answer *a)
+{
+	const struct fluid_result *r = &a->r;
+	struct json_writer w;
+
+	jw_init(&w, out, true);
+	jw_obj_begin(&w);
+	jw_key(&w, "fabric");
+	jw_str(&w, q->fabric->name);
+	jw_key(&w, "collective");
+	jw_str(&w, sched_collective_name(q->collective));
+	jw_key(&w, "algorithm");
+	jw_str(&w, "fluid");
+	jw_key(&w, "method");
+	jw_str(&w, fluid_method_name(r->method));
+	jw_key(&w, "terminals");
+	jw_uint(&w, a->terminals);
+	jw_key(&w, "vertices");
+	jw_uint(&w, a->net->nverts);
+	jw_key(&w, "arcs");
+	jw_uint(&w, a->net->narcs);
+	jw_key(&w, "group_order");
+	jw_uint(&w, r->group_order);
+	jw_key(&w, "hops");
+	jw_uint(&w, r->hops);
+	jw_key(&w, "rstar_s_per_gb");
+	jw_double(&w, r->rstar);
+	jw_key(&w, "rstar_lower_s_per_gb");
+	jw_double(&w, r->rstar_lower);
+	jw_key(&w, "cut_bound_s_per_gb");
+	jw_double(&w, a->lower_bound);
+	jw_key(&w, "objective");
+	if (isnan(r->objective))
+		jw_null(&w);
+	else
+		jw_double(&w, r->objective);
+	jw_key(&w, "optimal");
+	jw_bool(&w, r->optimal);
+	jw_key(&w, "exact_routing");
+	jw_bool(&w, r->routing.exact);
+	jw_key(&w, "chunks");
+	jw_uint(&w, a->rep.chunks);
+	jw_key(&w, "chose_chunks");
+	jw_bool(&w, a->rep.chose_chunks);
+	jw_key(&w, "steps");
+	jw_uint(&w, a->rep.steps);
+	jw_key(&w, "step_time_s_per_gb");
+	jw_double(&w, a->rep.step_time);
+	jw_key(&w, "latency_s_per_gb");
+	jw_double(&w, a->rep.latency);
+	jw_key(&w, "schedule_cost");
+	jw_double(&w, a->rep.cost);
+	if (a->alpha > 0) {
+		jw_key(&w, "alpha_s");
+		jw_double(&w, a->alpha);
+		jw_key(&w, "size_bytes");
+		jw_uint(&w, size_of(q));
+		jw_key(&w, "predicted_s");
+		jw_double(&w, predicted(q, a));
+	}
+	jw_key(&w, "transfers");
+	jw_uint(&w, a->s.nxfers);
+	jw_key(&w, "verified");
+	jw_bool(&w, a->verified);
+	if (!a->verified) {
+		jw_key(&w, "verify_error");
+		jw_str(&w, a->vr.error);
+	} else {
+		jw_key(&w, "max_utilisation");
+		jw_double(&w, a->vr.max_utilisation);
+		jw_key(&w, "verified_cost");
+		jw_double(&w, a->vr.network_cost);
+	}
+	jw_key(&w, "seconds");
+	jw_double(&w, r->seconds_total + a->seconds_group);
+	jw_key(&w, "seconds_group");
+	jw_double(&w, a->seconds_group);
+	(void)x;
+	jw_obj_end(&w);
+	jw_finish(&w);
+}
+
+static void write_text(FILE *out, const struct schedule_query *q, const struct fluid_answer *a)
+{
+	const struct fluid_result *r = &a->r;
+
+	fprintf(out, "fabric %s: %s on %u GPUs (%u vertices, %u arcs, %u capacity sets)\n",
+		q->fabric->name, sched_collective_name(q->collective), a->terminals, a->net->nverts,
+		a->net->narcs, a->net->nsets);
+	fprintf(out, "  fluid         %s", fluid_method_name(r->method));
+	if (r->method == FLUID_MIRRORED)
+		fprintf(out, " over %u automorphisms (found in %.2f s)", r->group_order,
+			a->seconds_group);
+	fprintf(out, ", %u pricing problems per iteration\n", r->classes);
+	fprintf(out, "  R*            %.10g s/GB at T = %u hops (%s; cut bound %.6g s/GB)\n",
+		r->rstar, r->hops,
+		r->optimal		     ? "optimal"
+		: r->stop == FLUID_STOP_TIME ? "time limit"
+					     : "not proven",
+		a->lower_bound);
+	if (!isnan(r->objective))
+		fprintf(out, "  objective     %.6f (weighted traffic at R*)\n", r->objective);
+	fprintf(out, "  Theorem 4     K = %u chunks%s, %u steps of %.6g s/GB: latency %.6g s/GB\n",
+		a->rep.chunks,
+		a->rep.chose_chunks
+		    ? (a->alpha > 0 ? " (chosen for alpha and size)" : " (least K within epsilon)")
+		    : "",
+		a->rep.steps, a->rep.step_time, a->rep.latency);
+	if (!r->routing.exact)
+		fprintf(out,
+			"                (no schedule meets the relaxation here: the trees need R "
+			"%.6g, cost %.6f)\n",
+			r->routing.r_actual, r->routing.cost);
+	if (a->alpha > 0)
+		fprintf(out, "  predicted     %.6g s for %.4g MiB per GPU with alpha %.3g us\n",
+			predicted(q, a), (double)size_of(q) / 1048576.0, a->alpha * 1e6);
+	fprintf(out, "  transfers     %zu\n", a->s.nxfers);
+	if (a->verified)
+		fprintf(out, "  verified      yes (cost %.6f, busiest capacity at %.4f)\n",
+			a->vr.network_cost, a->vr.max_utilisation);
+	else
+		fprintf(out, "  verified      NO: %s\n", a->vr.error);
+	fprintf(out, "  solved in     %.2f s\n", r->seconds_total + a->seconds_group);
+}
+
+static int write_output(const struct schedule_print *p, const struct fluid_answer *a,
+			struct ofc_error *err)
+{
+	struct cli_output out;
+	int rc = 0;
+
+	if (!p->output)
+		return 0;
+	if (p->format == FMT_MSCCL)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "--format msccl: a server fabric's schedule runs through "
+				     "switches, memory and NICs, which an MSCCL program has no "
+				     "place for; use json, text or pb");
+	if (cli_output_open(&out, p->output, err) < 0)
+		return -1;
+	if (p->format == FMT_PB) {
+		rc = schedule_write_pb(&a->s, out.f, err);
+	} else if (p->format == FMT_TEXT) {
+		sched_write_text(out.f, &a->s, UINT32_MAX);
+		fprintf(out.f, "vertices:\n");
+		for (uint32_t v = 0; v < a->net->nverts; v++)
+			fprintf(out.f, "  %u %s\n", v, fluid_vertex_name(a->net, v));
+	} else {
+		struct json_writer w;
+
+		jw_init(&w, out.f, true);
+		jw_obj_begin(&w);
+		sched_write_json_members(&w, &a->s, true);
+		jw_key(&w, "vertices");
+		jw_arr_begin(&w);
+		for (uint32_t v = 0; v < a->net->nverts; v++)
+			jw_str(&w, fluid_vertex_name(a->net, v));
+		jw_arr_end(&w);
+		jw_obj_end(&w);
+		jw_finish(&w);
+	}
+	if (rc == 0)
+		return cli_output_commit(&out, err);
+	cli_output_abort(&out);
+	return -1;
+}
+
+int cli_schedule_fluid(const struct schedule_print *p, const struct schedule_query *q,
+		       struct fluid_query *x)
+{
+	struct fluid_answer a;
+	struct ofc_error err = {0};
+	bool progress = isatty(STDERR_FILENO) && !p->json;
+	int rc;
+
+	if (progress) {
+		x->progress = show_progress;
+		x->progress_ctx = NULL;
+	}
+	rc = schedule_fluid(q, x, &a, &err);
+	if (progress)
+		fprintf(stderr, "\r%78s\r", "");
+	if (rc < 0) {
+		fluid_answer_free(&a);
+		fprintf(stderr, "ofc %s: %s\n", p->cmd->name, err.msg);
+		return err.code == OFC_E_RUNTIME ? 1 : 2;
+	}
+	if (write_output(p, &a, &err) < 0) {
+		fluid_answer_free(&a);
+		if (err.code == OFC_E_INPUT)
+			return cli_usage_error(p->cmd, "%s", err.msg);
+		return cli_fail(&err);
+	}
+	if (p->json)
+		write_json(cli_summary_stream(p), q, x, &a);
+	else
+		write_text(cli_summary_stream(p), q, &a);
+	rc = a.verified ? 0 : 1;
+	fluid_answer_free(&a);
+	return rc;
+}

@@ -1,0 +1,148 @@
+/* Schedules on a server fabric (issue 13): the config's servers, rails and
+ * capacity sets as fluid's network (fabric/servers.c), LP 4.2 solved by the
+ * method asked (Mirrored DW over the automorphisms found by refinement, plain
+ * DW or the full LP), Theorem 4 turning the fluid optimum into a step
+ * schedule of K chunks, and the one verifier checking it on the network
+ * (vertex kinds, capacity sets per step). */
+#include "controller/schedule/schedule.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Automorphisms beyond this many are not listed (a subgroup is used). */
+#define FLUID_MAX_GROUP 4096u
+/* ... and a routing mirrored over a large group has that many copies of each
+ * piece: list no more elements than twice the terminals. */
+
+bool schedule_fluid_fabric(const struct fabric *f)
+{
+	return f && f->nservers > 0;
+}
+
+static int fluid_collective_of(enum sched_collective c, enum fluid_collective *out,
+			       struct ofc_error *err)
+{
+	switch (c) {
+	case SCHED_ALLGATHER:
+		*out = FLUID_ALLGATHER;
+		return 0;
+	case SCHED_BROADCAST:
+		*out = FLUID_BROADCAST;
+		return 0;
+	case SCHED_REDUCE:
+		*out = FLUID_REDUCE;
+		return 0;
+	case SCHED_REDUCE_SCATTER:
+		*out = FLUID_REDUCE_SCATTER;
+		return 0;
+	case SCHED_ALLTOALL:
+		*out = FLUID_ALLTOALL;
+		return 0;
+	default:
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "the fluid engine schedules allgather, broadcast, reduce, "
+				     "reduce-scatter and alltoall, not %s (an allreduce is a "
+				     "reduce-scatter then an allgather)",
+				     sched_collective_name(c));
+	}
+}
+
+int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
+		   struct fluid_answer *a, struct ofc_error *err)
+{
+	struct fluid_net *n = xcalloc(1, sizeof(*n));
+	struct fluid_group *g = xcalloc(1, sizeof(*g));
+	struct fluid_opts o = {.method = FLUID_DW,
+			       .hops = x->hops,
+			       .time_limit = x->time_limit > 0 ? x->time_limit : 60,
+			       .progress = x->progress,
+			       .progress_ctx = x->progress_ctx};
+	struct fluid_steps_opts so = {.chunks = q->chunks, .epsilon = x->epsilon};
+	struct verify_network vn;
+	struct verify_opts vo = {0};
+	double t0;
+	int rc = -1;
+
+	memset(a, 0, sizeof(*a));
+	a->net = n;
+	a->group = g;
+	if (!schedule_fluid_fabric(q->fabric))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "the fluid engine needs a server fabric (servers:, "
+				     "fabric_vertices:, fabric_links: in the config)");
+	if (fluid_collective_of(q->collective, &o.collective, err) < 0)
+		return -1;
+	if (x->method && fluid_method_parse(x->method, &o.method) < 0)
+		return ofc_error_set(err, OFC_E_INPUT, "unknown --method '%s' (mirrored, dw, full)",
+				     x->method);
+	if (fabric_server_net(q->fabric, n, err) < 0)
+		return -1;
+	a->have_net = true;
+	a->terminals = fluid_terminals(n, NULL);
+	if (o.collective == FLUID_BROADCAST || o.collective == FLUID_REDUCE) {
+		int root = -1;
+
+		if (x->root) {
+			root = fluid_find_vertex(n, x->root);
+			if (root < 0)
+				return ofc_error_set(err, OFC_E_INPUT,
+						     "--root '%s' is not a vertex of %s", x->root,
+						     q->fabric->name);
+		} else {
+			for (uint32_t v = 0; v < n->nverts && root < 0; v++)
+				if (n->kind[v] & FLUID_TERMINAL)
+					root = (int)v;
+		}
+		o.root = (uint32_t)root;
+	}
+	if (o.method == FLUID_MIRRORED) {
+		t0 = now_seconds();
+		uint32_t cap =
+		    2 * a->terminals < FLUID_MAX_GROUP ? 2 * a->terminals : FLUID_MAX_GROUP;
+
+		if (fluid_group_detect(n, cap, g, err) < 0)
+			return -1;
+		a->seconds_group = now_seconds() - t0;
+		o.group = g;
+	}
+	if (fluid_solve(n, &o, &a->r, err) < 0)
+		return -1;
+	a->have_result = true;
+	a->lower_bound = fluid_lower_bound(n, o.collective, o.root);
+	/* K: for the request's alpha and size when it has them, else the least
+	 * K within --epsilon of the fluid latency. */
+	if (!q->chunks && (q->alpha_set || q->fabric->cost.alpha_set)) {
+		so.alpha = q->alpha_set ? q->alpha : q->fabric->cost.alpha;
+		so.size = (double)(q->size ? q->size : 1u << 20) / 1e9;
+		a->alpha = so.alpha;
+	}
+	if (fluid_schedule(n, &a->r, &so, &a->s, &a->rep, err) < 0)
+		return -1;
+	a->have_schedule = true;
+	a->s.size_bytes = q->size;
+	fluid_verify_network(n, a->rep.step_time, &vn);
+	vo.network = &vn;
+	a->verified = sched_verify(&a->s, &vo, &a->vr) == 0;
+	a->s.verified = a->verified;
+	rc = 0;
+	return rc;
+}
+
+void fluid_answer_free(struct fluid_answer *a)
+{
+	if (a->have_schedule)
+		sched_free(&a->s);
+	if (a->have_result)
+		fluid_result_free(&a->r);
+	if (a->group) {
+		fluid_group_free(a->group);
+		free(a->group);
+	}
+	if (a->net) {
+		if (a->have_net)
+			fluid_net_free(a->net);
+		free(a->net);
+	}
+	memset(a, 0, sizeof(*a));
+}

@@ -1,0 +1,57 @@
+#!/bin/sh
+# ofc schedule on server fabrics (issue 13): model W configs from
+# examples/modelw through the fluid engine (LP 4.2 by Dantzig-Wolfe, Theorem
+# 4's step schedule) and the one verifier; the figures are the thesis's
+# (notes fluid-mcf-mirrored-dw.md, Sec. 6.3), computed here, not read.
+SUITE=fluid
+. "$(dirname "$0")/lib.sh"
+
+W=examples/modelw
+S="$OFC schedule"
+# 8 GPUs, all links, T = 4: R* = 0.0210843 s/GB, objective 109.687; the
+# schedule carries exactly the objective and K chunks take T + K - 1 steps.
+expect_json 'abs(j["rstar_s_per_gb"]-0.0210843373)<1e-8 and abs(j["objective"]-109.6867)<1e-3 and j["optimal"] and j["verified"] and abs(j["verified_cost"]-j["objective"])<1e-6*j["objective"] and j["steps"]==j["hops"]+j["chunks"]-1 and j["max_utilisation"]<=1+1e-6 and j["terminals"]==8' \
+	$S $W/all-links-1.yaml --collective allgather --hops 4 --json
+# 16 GPUs on NVLink only (2 servers, NICs on GPUs): R* = 3/65, objective
+# 516.92 (the thesis' 516.914 with its 2e-5 phase-2 slack), T searched.
+expect_json 'abs(j["rstar_s_per_gb"]-3/65)<1e-9 and abs(j["objective"]-516.914)<0.02 and j["hops"]==6 and j["verified"]' \
+	$S $W/only-nvlink-2.yaml --collective allgather --json
+# K as asked; K chosen for alpha and size; the full LP agrees with DW.
+expect_json 'j["chunks"]==3 and j["steps"]==j["hops"]+2 and not j["chose_chunks"] and j["verified"]' \
+	$S $W/all-links-1.yaml --collective allgather --hops 4 --chunks 3 --json
+expect_json 'j["chose_chunks"] and j["alpha_s"]==1e-05 and j["predicted_s"]>0 and j["verified"]' \
+	$S $W/all-links-1.yaml --collective allgather --hops 4 --alpha 10us --size 64MiB --json
+expect_json 'j["method"]=="full" and abs(j["rstar_s_per_gb"]-0.0210843373)<1e-8 and abs(j["objective"]-109.6867)<1e-3' \
+	$S $W/all-links-1.yaml --collective allgather --hops 4 --method full --json
+# Reductions are the copy collectives reversed, reduced where GPUs can.
+expect_json 'j["verified"] and abs(j["rstar_s_per_gb"]-0.0210843373)<1e-8' \
+	$S $W/all-links-1.yaml --collective reduce-scatter --hops 4 --json
+expect_json 'j["verified"] and j["collective"]=="broadcast"' \
+	$S $W/all-links-1.yaml --collective broadcast --root s0/gpu3 --hops 4 --json
+expect_json 'j["verified"] and j["collective"]=="alltoall"' \
+	$S $W/only-nvlink-1.yaml --collective alltoall --json
+# The whole schedule to a file, with the vertices its nodes are.
+expect_exit 0 $S $W/all-links-1.yaml --collective allgather --hops 4 --format json -o "$TMP/s.json"
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if len(j['vertices'])==30 and j['vertices'][0]=='s0/gpu0' and j['verified'] else 1)" "$TMP/s.json" &&
+	ok || bad "fluid -o json" "$(head -c 300 "$TMP/s.json")"
+expect_stdout_has "verified      yes" $S $W/all-links-1.yaml --collective allgather --hops 4
+
+# Bad requests.
+expect_error 2 "ofc schedule: commodity s0/gpu0 -> s1/gpu2 cannot reach its destination within T = 4 hops (it needs 8)" \
+	$S $W/all-links-2.yaml --collective allgather --hops 4
+expect_error 2 "ofc schedule: the fluid engine schedules allgather, broadcast, reduce, reduce-scatter and alltoall, not allreduce (an allreduce is a reduce-scatter then an allgather)" \
+	$S $W/all-links-1.yaml --collective allreduce
+expect_error 2 "ofc schedule: --root 'nope' is not a vertex of modelw-all-links-1" \
+	$S $W/all-links-1.yaml --collective broadcast --root nope
+expect_error 2 "ofc schedule: unknown --method 'lp' (mirrored, dw, full)" \
+	$S $W/all-links-1.yaml --collective allgather --method lp
+expect_exit 2 $S $W/all-links-1.yaml --collective allgather --hops 4 --format msccl -o "$TMP/x.xml"
+grep -q "an MSCCL program has no place for" "$TMP/err" && [ ! -e "$TMP/x.xml" ] && ok || bad "msccl from a server fabric" "$(cat "$TMP/err")"
+expect_error 2 "ofc schedule: --hops, --epsilon, --method and --root are for --algo fluid on a server fabric" \
+	$S --topology torus:4x4 --collective allgather --size 1MiB --hops 3
+expect_error 2 "ofc schedule: the fluid engine needs a server fabric (servers:, fabric_vertices:, fabric_links: in the config)" \
+	$S configs/torus64-ocs.yaml --collective allgather --algo fluid
+expect_error 2 "ofc schedule: broadcast is scheduled by the fluid engine on a server fabric (--algo fluid)" \
+	$S --topology torus:4x4 --collective broadcast --size 1MiB
+expect_error 2 "ofc schedule: --hops must be 1..64, got '0'" $S $W/all-links-1.yaml --collective allgather --hops 0
+finish
