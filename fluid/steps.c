@@ -68,8 +68,8 @@ static enum sched_collective sched_coll(enum fluid_collective c)
 }
 
 int fluid_schedule(const struct fluid_net *n, const struct fluid_result *r,
-		   const struct fluid_steps_opts *o, struct schedule *s, struct fluid_steps_report *rep,
-		   struct ofc_error *err)
+		   const struct fluid_steps_opts *o, struct schedule *s,
+		   struct fluid_steps_report *rep, struct ofc_error *err)
 {
 	static const struct fluid_steps_opts none = {0};
 	const struct fluid_routing *rt = &r->routing;
@@ -82,7 +82,10 @@ int fluid_schedule(const struct fluid_net *n, const struct fluid_result *r,
 	if (!rt->npieces)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "no routing to schedule (solve phase 2 first)");
-	if (rev && !rt->exact)
+	/* Trees reverse into reductions whether or not they meet the
+	 * relaxation (inexact trees only cost more); paths to one destination
+	 * do not. */
+	if (rev && rt->deficit > 0)
 		return ofc_error_set(err, OFC_E_RUNTIME,
 				     "LP 4.2 merged flows that no tree realises (%.3g of a unit): "
 				     "a reduction cannot be scheduled from per-destination paths",
@@ -172,7 +175,8 @@ int fluid_schedule(const struct fluid_net *n, const struct fluid_result *r,
 				    .block = block,
 				    .offset = lo,
 				    .length = hi - lo,
-				    .lane = (uint16_t)(port[e] < SCHED_NO_LANE ? port[e] : SCHED_NO_LANE),
+				    .lane = (uint16_t)(port[e] < SCHED_NO_LANE ? port[e]
+									       : SCHED_NO_LANE),
 				    .flags = xfer_flags(DIR_NONE, red ? XFER_REDUCE : XFER_COPY),
 				};
 				cost += n->cost[e] * sched_frac(hi - lo);

@@ -420,22 +420,26 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 			return 2;
 		case 'h':
 			return cli_help(
-			    r->cmd, "Asks ofcd for a verified, priced schedule on the fabric's "
-				    "committed topology\n(or --topology SPEC), the same "
-				    "ofc.v1.Schedule `ofc schedule` exports.\n\n"
-				    "  --collective C  allgather, reduce-scatter, allreduce or "
-				    "alltoall\n"
-				    "  --algo A        bfb (default), bfb-lp, expansion, ring, "
-				    "bidir-ring, recursive,\n                  torus-rings; "
-				    "allreduce on a torus: swing,\n                  "
-				    "recursive-doubling, bucket; alltoall: mcf (default),\n"
-				    "                  direct, sp-balanced; on a WDM ring: optree "
-				    "(default), ring,\n                  ne, onestage\n"
-				    "  --size M        data per node (default: the config's)\n"
-				    "  --summary       figures only, no steps\n"
-				    "  --format pb|json -o OUT  write the schedule (default pb)\n");
+			    r->cmd,
+			    "Asks ofcd for a verified, priced schedule on the fabric's "
+			    "committed topology\n(or --topology SPEC), the same "
+			    "ofc.v1.Schedule `ofc schedule` exports.\n\n"
+			    "  --collective C  allgather, reduce-scatter, allreduce or "
+			    "alltoall\n"
+			    "  --algo A        bfb (default), bfb-lp, expansion, ring, "
+			    "bidir-ring, recursive,\n                  torus-rings; "
+			    "allreduce on a torus: swing,\n                  "
+			    "recursive-doubling, bucket; alltoall: mcf (default),\n"
+			    "                  direct, sp-balanced; on a WDM ring: optree "
+			    "(default), ring,\n                  ne, onestage; on a server fabric: "
+			    "fluid (default;\n                  also broadcast and reduce)\n"
+			    "  --size M        data per node (default: the config's)\n"
+			    "  --summary       figures only, no steps\n"
+			    "  --format pb|json -o OUT  write the schedule (default pb)\n");
 		case 'c':
-			if (sched_collective_parse(optarg, &coll) < 0)
+			/* broadcast and reduce: the fluid engine's, on a server fabric */
+			if (sched_collective_parse(optarg, &coll) < 0 &&
+			    strcmp(optarg, "broadcast") != 0 && strcmp(optarg, "reduce") != 0)
 				return cli_usage_error(r->cmd, "unknown collective '%s'", optarg);
 			gs.collective = optarg;
 			break;

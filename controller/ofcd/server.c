@@ -517,7 +517,12 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
 			     "get_schedule needs a collective (allgather, reduce-scatter, "
 			     "allreduce, alltoall)");
-	if (sched_collective_parse(g->collective, &coll) < 0)
+	/* broadcast and reduce: the fluid engine's, on a server fabric. */
+	if (strcmp(g->collective, "broadcast") == 0)
+		coll = SCHED_BROADCAST;
+	else if (strcmp(g->collective, "reduce") == 0)
+		coll = SCHED_REDUCE;
+	else if (sched_collective_parse(g->collective, &coll) < 0)
 		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
 			     "unknown collective '%.64s' (allgather, reduce-scatter, allreduce, "
 			     "alltoall)",
@@ -538,7 +543,8 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 			     "topology spec longer than %u characters", TOPO_MAX_SPEC);
 	if (g->has_chunks && g->chunks > 1000000)
 		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID, "chunks must be 0..1000000");
-	if ((!g->topology || !*g->topology) && !d->cfg->f->graph && !d->cfg->f->nrings)
+	if ((!g->topology || !*g->topology) && !d->cfg->f->graph && !d->cfg->f->nrings &&
+	    !schedule_fluid_fabric(d->cfg->f))
 		return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
 			     "fabric '%s' has no topology: ask for one with topology",
 			     d->cfg->f->name);

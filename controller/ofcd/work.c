@@ -625,6 +625,81 @@ static void run_probe(struct ofcd *d, struct job *j)
  * at least MIN_TRANSFER_BYTES. */
 #define MIN_TRANSFER_BYTES 24
 
+/* GetSchedule on a server fabric: the fluid engine (docs/fluid.md) with its
+ * defaults; the schedule's nodes are the network's vertices. */
+static void run_schedule_fluid(struct job *j)
+{
+	struct schedule_query q = {
+	    .fabric = j->cfg->f,
+	    .collective = j->coll,
+	    .size = j->size,
+	    .chunks = j->chunks,
+	    .max_memory = j->max_memory,
+	};
+	struct fluid_query x = {0};
+	struct fluid_answer fa;
+	struct ofc_error err = {0};
+	Ofc__V1__Response resp = OFC__V1__RESPONSE__INIT;
+	struct arena a = {0};
+	const struct schedule *s;
+	char lim[32];
+
+	resp.has_id = resp.has_status = 1;
+	resp.id = j->req_id;
+	fmt_size(lim, sizeof(lim), j->max_frame);
+	if (schedule_fluid(&q, &x, &fa, &err) < 0) {
+		resp.status = err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
+							: OFC__V1__STATUS__STATUS_INVALID;
+		resp.message = err.msg;
+		response_pack(&resp, &j->reply, &j->reply_len);
+		fluid_answer_free(&fa);
+		return;
+	}
+	s = &fa.s;
+	if (!j->summary_only && (double)s->nxfers * MIN_TRANSFER_BYTES > j->max_frame) {
+		resp.status = OFC__V1__STATUS__STATUS_INVALID;
+		resp.message =
+		    arena_printf(&a,
+				 "the fluid schedule (%zu transfers in %u steps) does not "
+				 "fit in a frame of %s: ask with summary_only, or run ofcd "
+				 "with a larger --max-frame",
+				 s->nxfers, s->nsteps, lim);
+		response_pack(&resp, &j->reply, &j->reply_len);
+		arena_free(&a);
+		fluid_answer_free(&fa);
+		return;
+	}
+	resp.status = fa.verified ? OFC__V1__STATUS__STATUS_OK : OFC__V1__STATUS__STATUS_INTERNAL;
+	resp.message =
+	    fa.verified
+		? arena_printf(&a,
+			       "fluid %s on %s: R* %.10g s/GB at T = %u, objective %.6f, K = %u "
+			       "chunks, %u steps, verified",
+			       sched_collective_name(s->collective), j->cfg->f->name, fa.r.rstar,
+			       fa.r.hops, fa.r.objective, fa.rep.chunks, s->nsteps)
+		: arena_printf(&a, "the fluid schedule failed verification: %s", fa.vr.error);
+	Ofc__V1__Schedule *h = schedule_header_msg(&a, s);
+	if (!j->summary_only) {
+		h->n_steps = s->nsteps;
+		h->steps = arena_array(&a, s->nsteps, sizeof(*h->steps));
+		for (uint32_t t = 0; t < s->nsteps; t++)
+			h->steps[t] = schedule_step_msg(&a, s, t)->steps[0];
+	}
+	resp.body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
+	resp.schedule = h;
+	if (protobuf_c_message_get_packed_size(&resp.base) > j->max_frame) {
+		ofc__v1__response__init(&resp);
+		resp.has_id = resp.has_status = 1;
+		resp.id = j->req_id;
+		resp.status = OFC__V1__STATUS__STATUS_INVALID;
+		resp.message =
+		    arena_printf(&a, "the fluid schedule does not fit in a frame of %s", lim);
+	}
+	response_pack(&resp, &j->reply, &j->reply_len);
+	arena_free(&a);
+	fluid_answer_free(&fa);
+}
+
 static void run_schedule(struct job *j)
 {
 	struct schedule_query q = {
@@ -711,7 +786,11 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 		run_probe(d, j);
 		break;
 	case JOB_SCHEDULE:
-		run_schedule(j);
+		if ((j->algo && strcmp(j->algo, "fluid") == 0) ||
+		    (!j->algo && !j->spec && schedule_fluid_fabric(j->cfg->f)))
+			run_schedule_fluid(j);
+		else
+			run_schedule(j);
 		break;
 	default:
 		run_mutation(d, j);

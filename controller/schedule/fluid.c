@@ -120,7 +120,16 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 	if (fluid_schedule(n, &a->r, &so, &a->s, &a->rep, err) < 0)
 		return -1;
 	a->have_schedule = true;
-	a->s.size_bytes = q->size;
+	/* Priced for the request's size (else the unit, 1 GB): Theorem 4's
+	 * time, and the cut bound's (a bandwidth bound: no alpha). */
+	{
+		double gb = q->size ? (double)q->size / 1e9 : 1;
+
+		a->s.size_bytes = q->size ? q->size : 1000000000u;
+		a->s.time_us = a->rep.steps * (so.alpha + a->rep.step_time * gb) * 1e6;
+		a->s.lower_bound_us = a->lower_bound * gb * 1e6;
+		snprintf(a->s.topology, sizeof(a->s.topology), "servers:%s", q->fabric->name);
+	}
 	fluid_verify_network(n, a->rep.step_time, &vn);
 	vo.network = &vn;
 	a->verified = sched_verify(&a->s, &vo, &a->vr) == 0;

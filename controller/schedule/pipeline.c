@@ -9,7 +9,8 @@ bool schedule_algorithm_known(const char *algo)
 {
 	enum optree_algo wdm;
 
-	return direct_algorithm_known(algo) || optree_algo_parse(algo, &wdm) == 0;
+	return direct_algorithm_known(algo) || optree_algo_parse(algo, &wdm) == 0 ||
+	       strcmp(algo, "fluid") == 0;
 }
 
 int schedule_compute(const struct schedule_query *q, struct schedule_result *r, bool *spec_error,
@@ -44,9 +45,10 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r, 
 		} else if (f && f->graph) {
 			r->g = f->graph;
 		} else {
-			return ofc_error_set(err, OFC_E_USAGE,
-					     "%s has neither a WDM ring nor a topology to schedule on",
-					     f ? f->file : "the request");
+			return ofc_error_set(
+			    err, OFC_E_USAGE,
+			    "%s has neither a WDM ring nor a topology to schedule on",
+			    f ? f->file : "the request");
 		}
 		rc = schedule_direct(r, q, algo, err);
 	}

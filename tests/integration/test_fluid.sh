@@ -54,4 +54,20 @@ expect_error 2 "ofc schedule: the fluid engine needs a server fabric (servers:, 
 expect_error 2 "ofc schedule: broadcast is scheduled by the fluid engine on a server fabric (--algo fluid)" \
 	$S --topology torus:4x4 --collective broadcast --size 1MiB
 expect_error 2 "ofc schedule: --hops must be 1..64, got '0'" $S $W/all-links-1.yaml --collective allgather --hops 0
+# ofcd serves it: GetSchedule on a server fabric is the fluid engine's.
+SOCK="$TMP/ofcd.sock"
+mkdir -p "$TMP/st"
+"$BUILD/ofcd" --foreground --config $W/all-links-1.yaml --socket "$SOCK" --state-dir "$TMP/st" \
+	--probe-interval 0 >"$TMP/ofcd.log" 2>&1 &
+ofcd_pid=$!
+i=0
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $i -ge 500 ]; do sleep 0.01; i=$((i + 1)); done
+expect_json 'j["status"]=="STATUS_OK" and "R* 0.02108433735 s/GB" in j["message"] and j["schedule"]["algorithm"]=="fluid" and j["schedule"]["verified"] and j["schedule"]["nodes"]==30 and len(j["schedule"]["steps"])>0' \
+	$OFC --socket "$SOCK" schedule --collective allgather --json
+expect_json 'j["status"]=="STATUS_OK" and j["schedule"]["collective"]=="reduce" and j["schedule"]["verified"]' \
+	$OFC --socket "$SOCK" schedule --collective reduce --algo fluid --summary --json
+expect_exit 2 $OFC --socket "$SOCK" schedule --collective allreduce
+grep -q "not allreduce" "$TMP/err" && ok || bad "ofcd fluid allreduce" "$(cat "$TMP/err")"
+kill "$ofcd_pid"
+wait "$ofcd_pid" 2>/dev/null
 finish
