@@ -473,6 +473,18 @@ static void write_table_text(const struct schedule_result *r, FILE *out)
 	fprintf(out, "%s on %s: %u nodes, degree %u; lower bound %.6g us (%u steps, tau_B* %.6g)\n",
 		sched_collective_name(r->collective), r->g->spec, r->g->n, r->degree, r->lb_us,
 		r->lb.steps, frac_value(r->lb.tau_b));
+	if (r->fluid.have)
+		fprintf(
+		    out,
+		    "  fluid bound: R* %.10g s/GB at T = %u (%s, %.2f s): %.6g us for schedules "
+		    "of at most %u hops%s; cut bound %.6g us for any (bandwidth only: times "
+		    "add alpha per step)\n",
+		    r->fluid.rstar, r->fluid.hops,
+		    r->fluid.optimal ? "optimal" : "time limit, bound certified", r->fluid.seconds,
+		    r->fluid.rstar_lower_us, r->fluid.hops,
+		    r->fluid.any_hops ? " and, meeting the cut bound, any" : "", r->fluid.cut_us);
+	else if (r->fluid.why[0])
+		fprintf(out, "  %s\n", r->fluid.why);
 	fprintf(out, "  %-12s %7s %14s %12s %8s  %s\n", "algorithm", "steps", "tau_B", "time_us",
 		"ratio", "verified");
 	for (unsigned i = 0; i < r->nout; i++) {
@@ -493,12 +505,37 @@ static void write_table_text(const struct schedule_result *r, FILE *out)
 			fprintf(out, "  xi %.6g", o->tf.xi);
 		if (o->is_a2a)
 			fprintf(out, "  theta %.6g", o->theta);
+		if (r->fluid.have)
+			fprintf(out, "  %s fluid x%.4f", o->below_fluid ? "BELOW THE" : "",
+				o->time_us / o->fluid_bound_us);
 		fprintf(out, "\n");
 	}
 }
 
 static void write_table_json(const struct schedule_result *r, struct json_writer *w)
 {
+	if (r->fluid.have) {
+		jw_key(w, "fluid");
+		jw_obj_begin(w);
+		jw_key(w, "rstar_s_per_gb");
+		jw_double(w, r->fluid.rstar);
+		jw_key(w, "hops");
+		jw_uint(w, r->fluid.hops);
+		jw_key(w, "optimal");
+		jw_bool(w, r->fluid.optimal);
+		jw_key(w, "any_hops");
+		jw_bool(w, r->fluid.any_hops);
+		jw_key(w, "bound_us");
+		jw_double(w, r->fluid.rstar_lower_us);
+		jw_key(w, "cut_bound_us");
+		jw_double(w, r->fluid.cut_us);
+		jw_key(w, "seconds");
+		jw_double(w, r->fluid.seconds);
+		jw_obj_end(w);
+	} else if (r->fluid.why[0]) {
+		jw_key(w, "fluid_error");
+		jw_str(w, r->fluid.why);
+	}
 	jw_key(w, "comparison");
 	jw_arr_begin(w);
 	for (unsigned i = 0; i < r->nout; i++) {
@@ -522,6 +559,12 @@ static void write_table_json(const struct schedule_result *r, struct json_writer
 			jw_bool(w, o->verified);
 			jw_key(w, "num_transfers");
 			jw_uint(w, o->ntransfers);
+			if (r->fluid.have) {
+				jw_key(w, "fluid_bound_us");
+				jw_double(w, o->fluid_bound_us);
+				jw_key(w, "below_fluid_bound");
+				jw_bool(w, o->below_fluid);
+			}
 			if (o->is_torus) {
 				jw_key(w, "variant");
 				jw_str(w, o->variant);

@@ -170,8 +170,8 @@ static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
 	o->measured = o->tf.tau_b;
 	o->tau_b_value = o->tf.tau_b;
 	o->tau_b = frac_from_double(o->tf.tau_b, 16 * (int64_t)r->g->n, 1e-9);
-	o->time_us = cost_time_us(&r->cost, o->steps, o->tau_b_value) +
-		     o->tf.hops * r->hop_latency * 1e6;
+	o->time_us =
+	    cost_time_us(&r->cost, o->steps, o->tau_b_value) + o->tf.hops * r->hop_latency * 1e6;
 	o->ratio = o->time_us / r->lb_us;
 	o->s.size_bytes = r->cost.size;
 	o->s.time_us = o->time_us;
@@ -213,7 +213,8 @@ static void run_torus_auto(struct schedule_result *r, const struct schedule_quer
 	const char *v = q->variant ? q->variant : "auto";
 
 	if (strcmp(v, "auto")) {
-		run_torus(r, q, o, algo, strcmp(v, "latency") == 0 ? SWING_LATENCY : SWING_BANDWIDTH);
+		run_torus(r, q, o, algo,
+			  strcmp(v, "latency") == 0 ? SWING_LATENCY : SWING_BANDWIDTH);
 		return;
 	}
 	struct schedule_outcome lat = {0};
@@ -296,14 +297,13 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 		    struct schedule_outcome *o, const char *algo, const char *lowering)
 {
 	struct ofc_error err = {0};
-	struct a2a_request aq = {
-	    .algo = algo,
-	    .lowering = lowering,
-	    .max_memory = q->max_memory ? q->max_memory : mem_physical() / 2,
-	    .mcf = {.threads = q->threads,
-		    .time_limit = q->time_limit == 0  ? 60
-				  : q->time_limit < 0 ? 0
-						      : q->time_limit}};
+	struct a2a_request aq = {.algo = algo,
+				 .lowering = lowering,
+				 .max_memory = q->max_memory ? q->max_memory : mem_physical() / 2,
+				 .mcf = {.threads = q->threads,
+					 .time_limit = q->time_limit == 0  ? 60
+						       : q->time_limit < 0 ? 0
+									   : q->time_limit}};
 	struct a2a_outcome a;
 	double t0 = now_seconds();
 
@@ -536,6 +536,8 @@ int schedule_direct(struct schedule_result *r, const struct schedule_query *q, c
 		run_baseline(r, q, next(r), algo);
 	}
 	r->main = &r->out[0];
+	if (strcmp(algo, "all") == 0)
+		direct_certify(r, q);
 	if (r->nic_ports && r->main->applies)
 		r->nlinks = fabric_view_links(&r->fv, q->fabric, &r->main->s, &r->links);
 	return 0;

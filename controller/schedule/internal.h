@@ -11,6 +11,8 @@ int schedule_direct(struct schedule_result *r, const struct schedule_query *q, c
 int schedule_ring(struct schedule_result *r, const struct schedule_query *q, const char *algo,
 		  struct ofc_error *err); /* ring.c */
 bool direct_algorithm_known(const char *algo);
+/* --algo all: the fluid bound on r->g beside every outcome (certify.c). */
+void direct_certify(struct schedule_result *r, const struct schedule_query *q);
 
 /* OpTree's model of a config's ring for collective c of size-byte blocks
  * (0: the config's first collective of that kind, else its first

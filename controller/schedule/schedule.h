@@ -99,6 +99,8 @@ struct schedule_outcome {
 	char verify_error[320];
 	double gen_s, verify_s;
 	double time_us, ratio; /* ratio to the lower bound */
+	double fluid_bound_us; /* --algo all: the fluid bound that holds for it */
+	bool below_fluid;      /* ... and it claims to beat it (a bug) */
 	/* BFB */
 	bool is_bfb;
 	struct bfb_stats bst;
@@ -154,6 +156,18 @@ struct schedule_result {
 	struct fabric_view fv;
 	struct schedule_link *links; /* with nic_ports: every link main uses */
 	uint32_t nlinks;
+
+	/* --algo all on a direct-connect topology: the fluid bound (certify.c) */
+	struct direct_fluid {
+		bool have;
+		char why[160];		/* when not */
+		uint32_t hops;		/* T of R*(T) */
+		bool optimal, any_hops; /* any_hops: R*(T) met the cut bound */
+		double rstar;		/* s/GB */
+		double rstar_lower_us;	/* certified lower bound on R*(T), for the size */
+		double cut_us;		/* the cut bound (any T), for the size */
+		double seconds;
+	} fluid;
 
 	/* WDM ring */
 	struct optree_ring ring;

@@ -36,6 +36,18 @@ python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if len(j
 	ok || bad "fluid -o json" "$(head -c 300 "$TMP/s.json")"
 expect_stdout_has "verified      yes" $S $W/all-links-1.yaml --collective allgather --hops 4
 
+# The fluid engine certifies the direct-connect engines (--algo all): no
+# engine's time is below the fluid bound that holds for it, and BFB's
+# bandwidth term (its time less alpha per step) meets it on torus:4x4.
+expect_json 'j["fluid"]["optimal"] and all(c["time_us"]>=c["fluid_bound_us"]*(1-1e-9) and not c["below_fluid_bound"] for c in j["comparison"] if "error" not in c) and abs(j["comparison"][0]["time_us"]-10*j["comparison"][0]["num_steps"]-j["fluid"]["bound_us"])<1e-6*j["fluid"]["bound_us"]' \
+	$S --topology torus:4x4 --collective allgather --algo all --size 1MiB --alpha 10us --json
+expect_json 'j["fluid"]["hops"]>=2 and all(not c["below_fluid_bound"] for c in j["comparison"] if "error" not in c)' \
+	$S --topology torus:4x4 --collective alltoall --algo all --size 1MiB --json
+expect_json 'j["fluid"]["any_hops"] and all(not c["below_fluid_bound"] for c in j["comparison"] if "error" not in c)' \
+	$S --topology genkautz:16,2 --collective reduce-scatter --algo all --size 1MiB --json
+expect_json 'j["fluid_error"]=="no fluid bound for allreduce (not one collective)"' \
+	$S --topology hypercube:4 --collective allreduce --algo all --size 1MiB --json
+
 # Bad requests.
 expect_error 2 "ofc schedule: commodity s0/gpu0 -> s1/gpu2 cannot reach its destination within T = 4 hops (it needs 8)" \
 	$S $W/all-links-2.yaml --collective allgather --hops 4
