@@ -21,6 +21,9 @@ OPT      ?= -O2 -g
 SAN      ?=
 V        ?= 0
 Q         = $(if $(filter 1,$(V)),,@)
+# The build runs where it is built: use the CPU's popcount instruction when it
+# has one (BFB's group masks; a libgcc call otherwise, 16% of hypercube:11).
+ARCH     ?= $(shell grep -qw popcnt /proc/cpuinfo 2>/dev/null && echo -mpopcnt)
 CSTD      = -std=c11 -D_GNU_SOURCE -DOFC_VERSION='"$(VERSION)"'
 WARN      = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wformat=2 -Wno-format-nonliteral -Wvla -Wpointer-arith \
@@ -33,7 +36,7 @@ LPSOLVE_LIBS = -llpsolve55 -lcolamd -ldl
 # Recursive (=) so pkg-config runs only after the dependency stamp is built.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
-CFLAGS_ALL = $(CSTD) $(OPT) $(SAN) $(WARN) -I. -I$(BUILD)/gen $(PKG_CFLAGS) -MMD -MP
+CFLAGS_ALL = $(CSTD) $(OPT) $(ARCH) $(SAN) $(WARN) -I. -I$(BUILD)/gen $(PKG_CFLAGS) -MMD -MP
 LDLIBS_ALL = $(PKG_LIBS) $(LPSOLVE_LIBS) -lpthread -lm
 
 MODULES  = util topo sched rwa optree fluid drivers exec controller

@@ -325,8 +325,9 @@ static void flows_from_net(struct worker *w, uint32_t ng, uint32_t d)
 
 			if ((e & 1u) || to < 1 + ng || to >= 1 + ng + d)
 				continue;
-			uint32_t link = to - 1 - ng;
-			for (uint32_t i = 0; i < (uint32_t)popcount64(gr->mask); i++)
+			uint32_t link = to - 1 - ng, nl = (uint32_t)popcount64(gr->mask);
+
+			for (uint32_t i = 0; i < nl; i++)
 				if (w->gl_link[gr->gl + i] == link)
 					w->gl_flow[gr->gl + i] = f->cap[e ^ 1u];
 		}
@@ -444,12 +445,15 @@ static int solve_lp(struct worker *w, uint32_t ng, uint32_t d, double *u_out)
 		if (!(uni >> a & 1))
 			continue;
 		n = 0;
-		for (uint32_t g = 0; g < ng; g++)
-			for (uint32_t i = 0; i < (uint32_t)popcount64(w->groups[g].mask); i++)
+		for (uint32_t g = 0; g < ng; g++) {
+			uint32_t nl = (uint32_t)popcount64(w->groups[g].mask);
+
+			for (uint32_t i = 0; i < nl; i++)
 				if (w->gl_link[w->groups[g].gl + i] == a) {
 					w->lpcol[n] = (int)(w->groups[g].gl + i);
 					w->lpval[n++] = 1.0;
 				}
+		}
 		w->lpcol[n] = ucol;
 		w->lpval[n++] = -1.0;
 		lp_add_row(lp, n, w->lpcol, w->lpval, LP_LE, 0.0);
