@@ -37,10 +37,10 @@
  * GPUs, the origins and destinations of a collective). The same bits as the
  * verifier's VERIFY_* kinds. */
 enum fluid_kind {
-	FLUID_CAN_STORE = 1,    /* may hold data between steps (a hold-over arc) */
-	FLUID_CAN_COPY = 2,	    /* may send what it holds on several arcs */
+	FLUID_CAN_STORE = 1,  /* may hold data between steps (a hold-over arc) */
+	FLUID_CAN_COPY = 2,   /* may send what it holds on several arcs */
 	FLUID_CAN_REDUCE = 4, /* may fold partial results together */
-	FLUID_TERMINAL = 8, /* a GPU: takes part in the collective */
+	FLUID_TERMINAL = 8,   /* a GPU: takes part in the collective */
 };
 #define FLUID_GPU    (FLUID_CAN_STORE | FLUID_CAN_COPY | FLUID_CAN_REDUCE | FLUID_TERMINAL)
 #define FLUID_MEMORY (FLUID_CAN_STORE | FLUID_CAN_COPY)
@@ -63,7 +63,7 @@ struct fluid_net {
 	double *cost;	   /* narcs: cost per unit of data (>= 0) */
 	uint32_t *set_off; /* nsets + 1 offsets into set_arc */
 	uint32_t *set_arc;
-	double *set_bw;	   /* nsets: GB/s shared by the set's arcs */
+	double *set_bw;	    /* nsets: GB/s shared by the set's arcs */
 	uint32_t *set_name; /* nsets: offsets into names */
 	char *names;	    /* NUL-terminated names, one pool */
 	/* private: growth and the name index */
@@ -83,8 +83,7 @@ static inline const char *fluid_set_name(const struct fluid_net *n, uint32_t s)
 	return n->names + n->set_name[s];
 }
 /* A new vertex; names are unique (OFC_E_INPUT otherwise). Returns its id. */
-int fluid_add_vertex(struct fluid_net *n, const char *name, unsigned kind,
-		     struct ofc_error *err);
+int fluid_add_vertex(struct fluid_net *n, const char *name, unsigned kind, struct ofc_error *err);
 /* The vertex with that name, or -1. */
 int fluid_find_vertex(const struct fluid_net *n, const char *name);
 /* An arc tail -> head with bandwidth bw (> 0, INFINITY for none) and cost
@@ -255,9 +254,9 @@ struct fluid_opts {
 	uint32_t patience; /* 0 = 2 */
 	/* Drop (3.12), so switches may copy: the weaker LP 3.10 (tests). */
 	bool no_switch_conservation;
-	double slack;	   /* phase 2 fixes R = R*(1 + slack); 0 = 1e-7 */
-	double gap;	   /* DW stops at this relative gap; 0 = 1e-7 */
-	double time_limit; /* seconds for the whole solve; 0 = none */
+	double slack;	    /* phase 2 fixes R = R*(1 + slack); 0 = 1e-7 */
+	double gap;	    /* DW stops at this relative gap; 0 = 1e-7 */
+	double time_limit;  /* seconds for the whole solve; 0 = none */
 	uint64_t mem_limit; /* bytes a model may take (estimated before building); 0 = 4 GiB */
 	bool skip_phase2;   /* R* only */
 	void (*progress)(void *ctx, const struct fluid_progress *p);
@@ -319,8 +318,8 @@ struct fluid_result {
 	double seconds_realise; /* the master over actual trees (DW, copy collectives) */
 	double seconds_total;
 	uint64_t model_rows, model_cols, model_nonzeros; /* largest LP built */
-	uint64_t model_bytes;				  /* its estimate */
-	double lower_bound;				  /* the cut bound on R (any T) */
+	uint64_t model_bytes;				 /* its estimate */
+	double lower_bound;				 /* the cut bound on R (any T) */
 	/* The hop search: R*(T) per T tried (the one used included). */
 	uint32_t ntrials;
 	struct {
@@ -339,6 +338,10 @@ struct fluid_result {
 int fluid_solve(const struct fluid_net *n, const struct fluid_opts *o, struct fluid_result *r,
 		struct ofc_error *err);
 void fluid_result_free(struct fluid_result *r);
+/* Merge pieces of one origin (and target) that take the same route: the
+ * shares are laid out route by route, so loads, cost and R are unchanged
+ * and a mirrored routing loses its copies (fluid/merge.c). */
+void fluid_routing_merge(struct fluid_routing *rt);
 /* Closed-form lower bound on R for any T (notes Sec. 5.2-5.3): a terminal's
  * downloads over the bandwidth into it. */
 double fluid_lower_bound(const struct fluid_net *n, enum fluid_collective c, uint32_t root);
@@ -360,18 +363,18 @@ struct fluid_steps_opts {
 struct fluid_steps_report {
 	uint32_t chunks, steps, hops;
 	bool chose_chunks;
-	double step_time;  /* s/GB: R / K */
-	double latency;	   /* s/GB: steps * step_time */
-	double predicted;  /* seconds for `size` GB with alpha: steps * (alpha + step_time * size) */
-	double cost;	   /* weighted traffic of the schedule */
+	double step_time; /* s/GB: R / K */
+	double latency;	  /* s/GB: steps * step_time */
+	double predicted; /* seconds for `size` GB with alpha: steps * (alpha + step_time * size) */
+	double cost;	  /* weighted traffic of the schedule */
 };
 /* The schedule (sched_init done here: its nodes are the network's
  * vertices, blocks the origins' ids; all-to-all blocks origin * nverts +
  * target; reductions reversed in time with REDUCE into reduce-capable
  * vertices). */
 int fluid_schedule(const struct fluid_net *n, const struct fluid_result *r,
-		   const struct fluid_steps_opts *o, struct schedule *s, struct fluid_steps_report *rep,
-		   struct ofc_error *err);
+		   const struct fluid_steps_opts *o, struct schedule *s,
+		   struct fluid_steps_report *rep, struct ofc_error *err);
 /* The K that minimises (T+K-1)(alpha + R M/K) over 1..max_k. */
 uint32_t fluid_best_chunks(double r, uint32_t hops, double alpha, double size, uint32_t max_k);
 /* The verifier's view of n (pointers into n; valid while n is) with steps

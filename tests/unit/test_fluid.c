@@ -413,6 +413,43 @@ static void test_modelw8_hop_limited(void **state)
 	fluid_net_free(&n);
 }
 
+/* Merging the pieces of a mirrored routing that take the same route keeps
+ * the cost and the busiest set and never adds pieces; the schedule still
+ * verifies. With the group refinement finds (as `ofc schedule` uses it)
+ * the copies of a tree do merge. */
+static void test_routing_merge(void **state)
+{
+	uint32_t fewer = 0;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(w8); i++) {
+		struct fluid_net n;
+		struct fluid_group g = {0}, found = {0};
+		struct fluid_result r;
+		struct verify_report a, b;
+		struct ofc_error err = {0};
+		struct run u = {.coll = w8[i].c, .method = FLUID_MIRRORED, .hops = w8[i].hops};
+		size_t before;
+
+		assert_int_equal(fluid_build_modelw(&n, w8[i].servers, w8[i].s, &g, &err), 0);
+		assert_int_equal(fluid_group_detect(&n, 16, &found, &err), 0);
+		solve(&n, &found, &u, &r);
+		assert_int_equal(schedule_check(&n, &r, 3, &a), 0);
+		before = r.routing.npieces;
+		fluid_routing_merge(&r.routing);
+		assert_true(r.routing.npieces <= before);
+		fewer += r.routing.npieces < before;
+		assert_int_equal(schedule_check(&n, &r, 3, &b), 0);
+		assert_rel(b.network_cost, a.network_cost, 1e-9, "cost after merging");
+		assert_rel(b.max_utilisation, a.max_utilisation, 1e-6, "busiest set after merging");
+		fluid_result_free(&r);
+		fluid_group_free(&found);
+		fluid_group_free(&g);
+		fluid_net_free(&n);
+	}
+	assert_true(fewer > 0);
+}
+
 static void test_modelw16_mirrored(void **state)
 {
 	(void)state;
@@ -547,6 +584,7 @@ int main(void)
 	    cmocka_unit_test(test_modelw8_dw),
 	    cmocka_unit_test(test_modelw8_full),
 	    cmocka_unit_test(test_modelw8_hop_limited),
+	    cmocka_unit_test(test_routing_merge),
 	    cmocka_unit_test(test_modelw16_mirrored),
 	    cmocka_unit_test(test_modelw16_methods_agree),
 	    cmocka_unit_test(test_yaml_modelw),

@@ -1,0 +1,108 @@
+/* Pieces that take the same route merged (fluid_routing_merge). A mirrored
+ * solution carries one copy of each piece per group element, and many of
+ * the copies are the same tree: only the share of the unit on each route
+ * matters (which part of an origin's data takes which tree is free, the
+ * parts being disjoint), so the shares are laid out route by route and
+ * equal routes joined. The loads per arc and step, the cost and R do not
+ * change; the schedule's transfers do, by the group's order at most. */
+#include "fluid/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_piece(const void *a, const void *b, void *ctx)
+{
+	const struct fluid_routing *rt = ctx;
+	const struct fluid_piece *p = &rt->pieces[*(const size_t *)a];
+	const struct fluid_piece *q = &rt->pieces[*(const size_t *)b];
+
+	if (p->origin != q->origin)
+		return p->origin < q->origin ? -1 : 1;
+	if (p->target != q->target)
+		return p->target < q->target ? -1 : 1;
+	if (p->nhops != q->nhops)
+		return p->nhops < q->nhops ? -1 : 1;
+	for (uint32_t h = 0; h < p->nhops; h++) {
+		uint32_t x = rt->hop_arc[p->first + h], y = rt->hop_arc[q->first + h];
+		uint32_t lx = rt->hop_layer[p->first + h], ly = rt->hop_layer[q->first + h];
+
+		if (lx != ly)
+			return lx < ly ? -1 : 1;
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+	return 0;
+}
+
+static bool same_route(const struct fluid_routing *rt, size_t a, size_t b)
+{
+	const size_t ia = a, ib = b;
+
+	return cmp_piece(&ia, &ib, (void *)rt) == 0;
+}
+
+void fluid_routing_merge(struct fluid_routing *rt)
+{
+	size_t n = rt->npieces, *idx, np = 0, nh = 0;
+	struct fluid_piece *out;
+	uint32_t *arc, *layer;
+
+	if (n < 2)
+		return;
+	idx = xmalloc(n * sizeof(size_t));
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	qsort_r(idx, n, sizeof(size_t), cmp_piece, rt);
+	out = xmalloc(n * sizeof(*out));
+	arc = xmalloc((rt->nhops + 1) * sizeof(uint32_t));
+	layer = xmalloc((rt->nhops + 1) * sizeof(uint32_t));
+	for (size_t i = 0; i < n;) {
+		const struct fluid_piece *g0 = &rt->pieces[idx[i]];
+		double at = 1e300;
+		size_t e = i;
+
+		/* One (origin, target): its shares restart where its lowest began. */
+		while (e < n && rt->pieces[idx[e]].origin == g0->origin &&
+		       rt->pieces[idx[e]].target == g0->target) {
+			if (rt->pieces[idx[e]].lo < at)
+				at = rt->pieces[idx[e]].lo;
+			e++;
+		}
+		for (size_t k = i; k < e;) {
+			const struct fluid_piece *p = &rt->pieces[idx[k]];
+			double share = 0;
+			size_t j = k;
+
+			while (j < e && same_route(rt, idx[k], idx[j])) {
+				share += rt->pieces[idx[j]].hi - rt->pieces[idx[j]].lo;
+				j++;
+			}
+			out[np] = (struct fluid_piece){.origin = p->origin,
+						       .target = p->target,
+						       .lo = at,
+						       .hi = at + share,
+						       .first = (uint32_t)nh,
+						       .nhops = p->nhops};
+			memcpy(arc + nh, rt->hop_arc + p->first, p->nhops * sizeof(uint32_t));
+			memcpy(layer + nh, rt->hop_layer + p->first, p->nhops * sizeof(uint32_t));
+			nh += p->nhops;
+			at += share;
+			np++;
+			k = j;
+		}
+		/* The last share ends where the unit did (no rounding drift). */
+		out[np - 1].hi =
+		    out[np - 1].hi > 1 - 1e-12 && out[np - 1].hi < 1 + 1e-12 ? 1 : out[np - 1].hi;
+		i = e;
+	}
+	free(idx);
+	free(rt->pieces);
+	free(rt->hop_arc);
+	free(rt->hop_layer);
+	rt->pieces = out;
+	rt->npieces = rt->cap_pieces = np;
+	rt->hop_arc = arc;
+	rt->hop_layer = layer;
+	rt->nhops = nh;
+	rt->cap_hops = rt->nhops + 1;
+}
