@@ -395,12 +395,14 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 	    {"dry-run", no_argument, NULL, 'n'},
 	    {"relabel", no_argument, NULL, 'R'},
 	    {"relabel-budget", required_argument, NULL, 'B'},
+	    {"max-moves", required_argument, NULL, 'N'},
 	    {0},
 	};
 	static const struct option extra_try[] = {
 	    {"timeout", required_argument, NULL, 't'},
 	    {"relabel", no_argument, NULL, 'R'},
 	    {"relabel-budget", required_argument, NULL, 'B'},
+	    {"max-moves", required_argument, NULL, 'N'},
 	    {0},
 	};
 	struct fabric_cmd fc;

@@ -182,8 +182,9 @@ int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg)
 		errno = 0;
 		fc->rate_scale = strtod(arg, &end);
 		if (errno || end == arg || *end || !(fc->rate_scale > 0) || fc->rate_scale > 1)
-			return cli_usage_error(fc->cmd, "--rate-scale must be a number in (0, 1], "
-							"got '%s'",
+			return cli_usage_error(fc->cmd,
+					       "--rate-scale must be a number in (0, 1], "
+					       "got '%s'",
 					       arg);
 		return 0;
 	}
@@ -202,6 +203,13 @@ int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg)
 		fc->relabel = true;
 		return 0;
 	}
+	if (c == 'N') {
+		if (parse_u32(arg, &fc->max_moves) < 0)
+			return cli_usage_error(fc->cmd, "bad --max-moves '%s': expected a count",
+					       arg);
+		fc->max_moves_set = true;
+		return 0;
+	}
 	if (c == 't') {
 		if (cli_opt_duration(fc->cmd, "timeout", arg, &fc->timeout))
 			return 2;
@@ -218,6 +226,7 @@ int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg)
 const struct option fabric_cmd_relabel_options[] = {
     {"relabel", no_argument, NULL, 'R'},
     {"relabel-budget", required_argument, NULL, 'B'},
+    {"max-moves", required_argument, NULL, 'N'},
     {0},
 };
 
@@ -225,7 +234,34 @@ const char fabric_cmd_relabel_help[] =
     "  --relabel                the topology is wanted up to the numbering of its nodes:\n"
     "                           choose which host plays which node so that the most\n"
     "                           cross-connects in place stay (a search; see docs/relabel.md)\n"
-    "  --relabel-budget S       time for that search (default 2 s)\n";
+    "  --relabel-budget S       time for that search (default 2 s)\n"
+    "  --max-moves N            refuse a plan of more than N operations (a robotic\n"
+    "                           patch panel moves one circuit at a time): nothing is\n"
+    "                           changed, the error gives the count and switching time\n";
+
+/* --max-moves: the plan as made (relabelled or not) against the limit. */
+static int check_moves(const struct fabric_cmd *fc, struct ofc_error *err)
+{
+	uint32_t ops = ctl_plan_size(fc->ctl);
+	double est = 0;
+	char buf[32] = "";
+
+	if (!fc->max_moves_set || ops <= fc->max_moves)
+		return 0;
+	for (uint32_t i = 0; i < fc->ctl->ndevs; i++)
+		est += fc->ctl->devs[i].est_seconds;
+	if (est > 0)
+		fmt_duration(buf, sizeof(buf), est);
+	return ofc_error_set(err, OFC_E_RUNTIME,
+			     "reaching %s takes %u operation%s%s%s%s, more than --max-moves %u; "
+			     "nothing was changed%s",
+			     fc->ctl->fabric->graph && fc->ctl->fabric->graph->spec
+				 ? fc->ctl->fabric->graph->spec
+				 : "the config",
+			     ops, ops == 1 ? "" : "s", est > 0 ? " (switching time about " : "",
+			     buf, est > 0 ? ")" : "", fc->max_moves,
+			     fc->relabel ? "" : " (--relabel may keep more circuits in place)");
+}
 
 int fabric_cmd_relabel(struct fabric_cmd *fc, struct ofc_error *err)
 {
@@ -233,7 +269,7 @@ int fabric_cmd_relabel(struct fabric_cmd *fc, struct ofc_error *err)
 	uint32_t before = ctl_plan_size(fc->ctl);
 
 	if (!fc->relabel)
-		return 0;
+		return check_moves(fc, err);
 	if (ctl_relabel(fc->ctl, &o, &fc->relabelled, err) < 0)
 		return -1;
 	if (!fc->json) {
@@ -248,7 +284,7 @@ int fabric_cmd_relabel(struct fabric_cmd *fc, struct ofc_error *err)
 			r->moved_nodes == 1 ? "" : "s",
 			r->complete ? "" : " (best found within the budget)");
 	}
-	return 0;
+	return check_moves(fc, err);
 }
 
 /* A device's identity as plan and status print it: name, class (plan

@@ -102,6 +102,8 @@ struct fabric_cmd {
 	double timeout;	 /* try: seconds to wait for confirm */
 	bool relabel;	 /* plan, apply, try: renumber to keep circuits */
 	double relabel_budget;
+	uint32_t max_moves; /* plan, apply, try: refuse plans of more operations (0: none) */
+	bool max_moves_set;
 	struct fabric_relabel relabelled; /* what --relabel found */
 	double rate_scale;		  /* testbed up: --rate-scale (0: the config's) */
 	struct fabric *fabric;

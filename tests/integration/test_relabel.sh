@@ -54,7 +54,15 @@ expect_json "j['operations'] < $IDENT and j['relabel']['kept'] > j['relabel']['k
 expect_stdout_has "" $OFC plan "$CIRC" --relabel --relabel-budget 0.5 --device "$DEV" --state-dir "$ST"
 if grep -q "^relabelled: [0-9]* operations instead of $IDENT;" "$TMP/err"; then ok; else
 	bad "plan --relabel should say what it saved" "$(cat "$TMP/err")"; fi
-expect_exit 0 $OFC apply "$CIRC" --relabel --relabel-budget 0.5 --device "$DEV" --state-dir "$ST"
+# --max-moves: a plan of more operations is refused and nothing moves; the
+# relabelled plan fits a limit the config's numbering does not.
+ENTS=$(grep -c ENT-PATCH "$TMP/e.log")
+expect_exit 1 $OFC apply "$CIRC" --max-moves 8 --device "$DEV" --state-dir "$ST"
+grep -q "^ofc: reaching circulant:64:.* takes $IDENT operations (switching time about .*), more than --max-moves 8; nothing was changed (--relabel may keep more circuits in place)" "$TMP/err" &&
+	[ "$(grep -c ENT-PATCH "$TMP/e.log")" -eq "$ENTS" ] && ok || bad "--max-moves refusal" "$(cat "$TMP/err")"
+expect_exit 1 $OFC plan "$CIRC" --max-moves 8 --json --device "$DEV" --state-dir "$ST"
+expect_error 2 "ofc apply: bad --max-moves 'x': expected a count" $OFC apply "$CIRC" --max-moves x --device "$DEV" --state-dir "$ST"
+expect_exit 0 $OFC apply "$CIRC" --relabel --relabel-budget 0.5 --max-moves $((IDENT - 1)) --device "$DEV" --state-dir "$ST"
 expect_json 'j["operations"] == 0' $OFC plan "$CIRC" --relabel --device "$DEV" --state-dir "$ST" --json
 
 # Bad budgets are usage errors.
