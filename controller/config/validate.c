@@ -552,8 +552,21 @@ int fabric_validate(struct fabric *f, struct ofc_error *err)
 		goto out;
 	if (!f->cost.alpha_set)
 		f->cost.alpha = 10e-6;
+	/* Hosts of different port rates: a schedule that loads its links
+	 * evenly waits for the slowest, so that is the price (and said). */
+	for (uint32_t h = 0; h < f->nhosts; h++) {
+		double r = f->hosts[h].port_rate;
+
+		if (r > 0 && (f->cost.rate_min == 0 || r < f->cost.rate_min))
+			f->cost.rate_min = r;
+		if (r > f->cost.rate_max)
+			f->cost.rate_max = r;
+	}
+	if (f->cost.rate_min == f->cost.rate_max)
+		f->cost.rate_min = f->cost.rate_max = 0;
 	if (!f->cost.bandwidth_set)
-		f->cost.link_bandwidth = f->hosts[0].port_rate;
+		f->cost.link_bandwidth =
+		    f->cost.rate_min > 0 ? f->cost.rate_min : f->hosts[0].port_rate;
 	f->validated = true;
 	rc = 0;
 out:

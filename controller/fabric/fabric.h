@@ -173,6 +173,9 @@ struct cost_model {
 	double alpha;	       /* seconds per step */
 	double link_bandwidth; /* bits/s */
 	bool alpha_set, bandwidth_set;
+	/* The hosts' port rates when they differ (0 when all are one); without
+	 * link_bandwidth in the config, links are priced at the slowest. */
+	double rate_min, rate_max;
 };
 
 /* How `ofc testbed up` shapes the circuits (docs/testbed.md): every veth

@@ -412,6 +412,16 @@ static int setup(struct schedule_result *r, const struct schedule_query *q, stru
 		r->cost.bandwidth = f->cost.link_bandwidth * r->degree;
 	else
 		r->cost.bandwidth = 100e9;
+	if (!q->bandwidth_set && f && !f->cost.bandwidth_set && f->cost.rate_min > 0) {
+		char lo[32], hi[32];
+
+		fmt_rate(lo, sizeof(lo), f->cost.rate_min);
+		fmt_rate(hi, sizeof(hi), f->cost.rate_max);
+		snprintf(r->note, sizeof(r->note),
+			 "the hosts' port rates differ (%s to %s): links are priced at the "
+			 "slowest, %s, which a schedule loading its links evenly waits for",
+			 lo, hi, lo);
+	}
 	r->bopts.chunks = q->chunks;
 	r->bopts.threads = q->threads;
 	r->hop_latency = q->hop_latency;

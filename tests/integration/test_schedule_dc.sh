@@ -130,4 +130,21 @@ expect_error 2 "ofc schedule: bfb: 10000 nodes: BFB schedules are built for up t
 expect_error 2 "ofc schedule: bad --chunks '0': must be 1..1000000" $S --topology torus:4x4 --collective allgather --chunks 0
 expect_exit 2 $S --topology 'line(ring:3' --collective allgather
 
+# Hosts of different port rates: priced at the slowest link, and said.
+cat >"$TMP/mixed.yaml" <<'EOT'
+version: 1
+name: mixed4
+hosts:
+  - {name: a, ports: 2, port_rate: 100Gbps}
+  - {name: b, ports: 2, port_rate: 100Gbps}
+  - {name: c, ports: 2, port_rate: 25Gbps}
+  - {name: d, ports: 2, port_rate: 100Gbps}
+switches:
+  - {name: ocs0, type: ocs, ports: 8}
+wiring: {pattern: sequential, switches: [ocs0]}
+topology: torus:4
+EOT
+expect_json 'j["bandwidth_bps"]==2*25e9' $OFC schedule "$TMP/mixed.yaml" --collective allgather --algo bfb --size 1MiB --json
+grep -q "^ofc schedule: the hosts' port rates differ (25 Gb/s to 100 Gb/s): links are priced at the slowest, 25 Gb/s" "$TMP/err" &&
+	ok || bad "mixed rates not said" "$(cat "$TMP/err")"
 finish
