@@ -68,8 +68,11 @@ int device_read(struct device *dev, struct device_state *out, struct ofc_error *
 		if (rc < 0)
 			ofc_error_prefix(err, "the device reports an impossible state");
 	}
-	if (rc < 0)
+	if (rc < 0) {
+		/* Nothing half-read goes back: the caller owns no state on error. */
+		state_free(out);
 		ofc_error_prefix(err, "%s", dev->cfg.name);
+	}
 	dev->stats.seconds += now_seconds() - t0;
 	return rc;
 }
