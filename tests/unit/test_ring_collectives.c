@@ -210,10 +210,11 @@ static void test_stage_colour_at_load(void **state)
 		for (uint32_t m = 2; m < n; m++) {
 			struct levels L;
 			struct stage_rwa st;
-			uint32_t *cnt = xmalloc((size_t)n * sizeof(uint32_t));
+			uint32_t *cnt;
 
 			if (n % m)
 				continue;
+			cnt = xmalloc((size_t)n * sizeof(uint32_t));
 			for (uint32_t u = 0; u < n; u++)
 				cnt[u] = 1;
 			levels_init(&L, n, 1);
