@@ -396,6 +396,7 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 	    {"relabel", no_argument, NULL, 'R'},
 	    {"relabel-budget", required_argument, NULL, 'B'},
 	    {"max-moves", required_argument, NULL, 'N'},
+	    {"no-relabel", no_argument, NULL, 'U'},
 	    {0},
 	};
 	static const struct option extra_try[] = {
@@ -403,6 +404,7 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 	    {"relabel", no_argument, NULL, 'R'},
 	    {"relabel-budget", required_argument, NULL, 'B'},
 	    {"max-moves", required_argument, NULL, 'N'},
+	    {"no-relabel", no_argument, NULL, 'U'},
 	    {0},
 	};
 	struct fabric_cmd fc;

@@ -203,6 +203,10 @@ int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg)
 		fc->relabel = true;
 		return 0;
 	}
+	if (c == 'U') {
+		fc->no_relabel = true;
+		return 0;
+	}
 	if (c == 'N') {
 		if (parse_u32(arg, &fc->max_moves) < 0)
 			return cli_usage_error(fc->cmd, "bad --max-moves '%s': expected a count",
@@ -227,6 +231,7 @@ const struct option fabric_cmd_relabel_options[] = {
     {"relabel", no_argument, NULL, 'R'},
     {"relabel-budget", required_argument, NULL, 'B'},
     {"max-moves", required_argument, NULL, 'N'},
+    {"no-relabel", no_argument, NULL, 'U'},
     {0},
 };
 
@@ -235,6 +240,8 @@ const char fabric_cmd_relabel_help[] =
     "                           choose which host plays which node so that the most\n"
     "                           cross-connects in place stay (a search; see docs/relabel.md)\n"
     "  --relabel-budget S       time for that search (default 2 s)\n"
+    "  --no-relabel             the config's numbering even when the last commit\n"
+    "                           was relabelled (which plan, apply and try keep)\n"
     "  --max-moves N            refuse a plan of more than N operations (a robotic\n"
     "                           patch panel moves one circuit at a time): nothing is\n"
     "                           changed, the error gives the count and switching time\n";
@@ -267,7 +274,29 @@ int fabric_cmd_relabel(struct fabric_cmd *fc, struct ofc_error *err)
 {
 	struct relabel_opts o = {.budget_s = fc->relabel_budget > 0 ? fc->relabel_budget : 2};
 	uint32_t before = ctl_plan_size(fc->ctl);
+	const struct fabric *f = fc->ctl->fabric;
 
+	/* The last commit renumbered this topology to keep circuits: keep its
+	 * numbering (a plain plan would otherwise plan back to the config's). */
+	if (!fc->relabel && !fc->no_relabel && f->topology.spec) {
+		struct ctl_record r;
+		struct ofc_error e = {0};
+
+		if (ctl_load_record(fc->ctl->state_dir, f->name, &r, &e) == 0) {
+			if (r.have_state && r.relabelled &&
+			    strcmp(r.topology, f->topology.spec) == 0) {
+				fc->relabel = true;
+				fprintf(
+				    stderr,
+				    "ofc %s: the last commit (generation %llu) renumbered %s to "
+				    "keep circuits; keeping that numbering (--no-relabel for the "
+				    "config's)\n",
+				    fc->cmd->name, (unsigned long long)r.generation,
+				    f->topology.spec);
+			}
+			ctl_record_free(&r);
+		}
+	}
 	if (!fc->relabel)
 		return check_moves(fc, err);
 	if (ctl_relabel(fc->ctl, &o, &fc->relabelled, err) < 0)

@@ -103,6 +103,7 @@ struct fabric_cmd {
 	bool relabel;	 /* plan, apply, try: renumber to keep circuits */
 	double relabel_budget;
 	uint32_t max_moves; /* plan, apply, try: refuse plans of more operations (0: none) */
+	bool no_relabel;    /* plan, apply, try: the config's numbering, whatever the record */
 	bool max_moves_set;
 	struct fabric_relabel relabelled; /* what --relabel found */
 	double rate_scale;		  /* testbed up: --rate-scale (0: the config's) */

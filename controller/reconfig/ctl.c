@@ -406,8 +406,9 @@ int ctl_relabel(struct ctl *c, const struct relabel_opts *o, struct fabric_relab
 	const struct device_state **actual = xcalloc((size_t)f->nswitches + 1, sizeof(*actual));
 
 	for (uint32_t i = 0; i < c->ndevs; i++) {
-		int s = c->devs[i].cfg.cls == DEV_SWITCH ? fabric_find_switch(f, c->devs[i].cfg.name)
-							  : -1;
+		int s = c->devs[i].cfg.cls == DEV_SWITCH
+			    ? fabric_find_switch(f, c->devs[i].cfg.name)
+			    : -1;
 
 		if (s >= 0 && c->devs[i].read_ok)
 			actual[s] = &c->devs[i].actual;
@@ -416,11 +417,13 @@ int ctl_relabel(struct ctl *c, const struct relabel_opts *o, struct fabric_relab
 	free(actual);
 	if (rc < 0)
 		return -1;
+	c->relabelled = true;
 	for (uint32_t i = 0; i < c->ndevs; i++) {
 		struct ctl_device *cd = &c->devs[i];
 
 		if (cd->cfg.cls == DEV_SWITCH)
-			switch_target(f, (uint32_t)fabric_find_switch(f, cd->cfg.name), &cd->target);
+			switch_target(f, (uint32_t)fabric_find_switch(f, cd->cfg.name),
+				      &cd->target);
 		else if (cd->cfg.cls == DEV_HOSTS)
 			hosts_target(f, &cd->target);
 	}
@@ -533,6 +536,7 @@ static int next_txn_id(struct ctl *c, uint64_t *id, struct ofc_error *err)
 		*id = r.generation + 1;
 		c->prev_generation = r.generation;
 		c->prev_topology = xstrdup(r.topology ? r.topology : "");
+		c->prev_relabelled = r.relabelled;
 		c->prev_config = xstrdup(r.config ? r.config : "");
 	}
 	if (r.have_journal && r.journal_id >= *id)
@@ -579,7 +583,7 @@ static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_res
 		 * this transaction was for. */
 		if (record_write(c, c->prev_generation, j->before,
 				 c->prev_topology ? c->prev_topology : "",
-				 c->prev_config ? c->prev_config : "", &e) == 0)
+				 c->prev_config ? c->prev_config : "", c->prev_relabelled, &e) == 0)
 			journal_remove(c, &e);
 		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL, OFC_R_NONE,
 		     "every device verified at its previous state");
@@ -595,7 +599,8 @@ static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_res
 static int commit(struct ctl *c, struct journal *j, struct ofc_error *err)
 {
 	if (set_phase(c, j, JOURNAL_COMMITTING, err) < 0 ||
-	    record_write(c, c->txn, j->target, NULL, NULL, err) < 0 || journal_remove(c, err) < 0)
+	    record_write(c, c->txn, j->target, NULL, NULL, c->relabelled, err) < 0 ||
+	    journal_remove(c, err) < 0)
 		return -1;
 	emit(c, CTL_EV_TXN_COMMITTED, NULL, OFC_R_NONE, NULL);
 	return 0;

@@ -170,7 +170,7 @@ static const char *twice(char *const *names, uint32_t n)
 /* ---- state file ------------------------------------------------------------- */
 
 int record_write(const struct ctl *c, uint64_t generation, const struct device_state *states,
-		 const char *topology, const char *config, struct ofc_error *err)
+		 const char *topology, const char *config, bool relabelled, struct ofc_error *err)
 {
 	Ofc__V1__FabricRecord r = OFC__V1__FABRIC_RECORD__INIT;
 	struct arena a = {0};
@@ -184,6 +184,8 @@ int record_write(const struct ctl *c, uint64_t generation, const struct device_s
 	r.has_time_unix_ms = true;
 	r.time_unix_ms = unix_ms();
 	r.topology = (char *)(topology ? topology : c->fabric->topology.spec);
+	r.has_relabelled = relabelled;
+	r.relabelled = relabelled;
 	r.n_devices = c->ndevs;
 	r.devices = arena_array(&a, c->ndevs + 1, sizeof(*r.devices));
 	for (uint32_t i = 0; i < c->ndevs; i++) {
@@ -381,6 +383,7 @@ int record_parse(const char *path, const char *fabric, const uint8_t *data, size
 	r->time_unix_ms = m->time_unix_ms;
 	r->config = xstrdup(m->config ? m->config : "");
 	r->topology = xstrdup(m->topology ? m->topology : "");
+	r->relabelled = m->has_relabelled && m->relabelled;
 	r->ndevs = (uint32_t)m->n_devices;
 	r->dev_names = xcalloc(r->ndevs + 1, sizeof(char *));
 	r->dev_states = xcalloc(r->ndevs + 1, sizeof(struct device_state));

@@ -82,6 +82,8 @@ struct ctl {
 	uint64_t txn;		  /* the transaction running or last run */
 	uint64_t prev_generation; /* of the record before it (kept by a rollback) */
 	char *prev_topology;	  /* ... and its topology (a rollback records it again) */
+	bool prev_relabelled;	  /* ... and whether it was renumbered */
+	bool relabelled;	  /* ctl_relabel renumbered this plan's target */
 	char *prev_config;	  /* ... and the config file that asked for it */
 };
 
@@ -154,6 +156,7 @@ struct ctl_record {
 	uint64_t generation;
 	uint64_t time_unix_ms;
 	char *config, *topology;
+	bool relabelled; /* the topology was renumbered to keep circuits */
 	uint32_t ndevs;
 	char **dev_names;
 	struct device_state *dev_states;

@@ -64,6 +64,12 @@ expect_exit 1 $OFC plan "$CIRC" --max-moves 8 --json --device "$DEV" --state-dir
 expect_error 2 "ofc apply: bad --max-moves 'x': expected a count" $OFC apply "$CIRC" --max-moves x --device "$DEV" --state-dir "$ST"
 expect_exit 0 $OFC apply "$CIRC" --relabel --relabel-budget 0.5 --max-moves $((IDENT - 1)) --device "$DEV" --state-dir "$ST"
 expect_json 'j["operations"] == 0' $OFC plan "$CIRC" --relabel --device "$DEV" --state-dir "$ST" --json
+# The record remembers the renumbering: a plain plan keeps it (and says so)
+# instead of planning back to the config's numbering; --no-relabel does not.
+expect_json 'j["operations"] == 0' $OFC plan "$CIRC" --device "$DEV" --state-dir "$ST" --json
+grep -q "^ofc plan: the last commit (generation [0-9]*) renumbered circulant:64:7,8 to keep circuits; keeping that numbering (--no-relabel for the config's)" "$TMP/err" &&
+	ok || bad "plan after a relabelled commit" "$(cat "$TMP/err")"
+expect_json 'j["operations"] > 0' $OFC plan "$CIRC" --no-relabel --device "$DEV" --state-dir "$ST" --json
 
 # Bad budgets are usage errors.
 expect_exit 2 $OFC plan "$CIRC" --relabel-budget 0 --device "$DEV" --state-dir "$ST"
