@@ -574,10 +574,12 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 	rc = fabric_cmd_parse(&a.fc, cmd, argc, argv, opts, on_option, help, false);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	if (!a.q.collective)
-		return cli_usage_error(cmd, "run: missing --collective");
-	if (a.schedule_file && a.q.algorithm)
-		return cli_usage_error(cmd, "run: --schedule and --algo exclude each other");
+	if (!a.q.collective || (a.schedule_file && a.q.algorithm)) {
+		free(a.fc.state_dir);
+		return cli_usage_error(cmd, !a.q.collective
+						? "run: missing --collective"
+						: "run: --schedule and --algo exclude each other");
+	}
 	if (!a.q.size)
 		a.q.size = 1u << 20;
 	if (fabric_open(a.fc.file, &a.fc.fabric, &err) < 0)

@@ -89,7 +89,7 @@ expect_error 2 "ofc: --socket needs the path of ofcd's socket" $OFC status --soc
 start_emu ocs-emu e --ports 256 --credentials configs/credentials/ocs0.cred
 DEV="ocs0=127.0.0.1:$e_port"
 start_ofcd d1.log --config "$TORUS" --socket "$SOCK" --ro-socket "$RO" --socket-mode 0666 \
-	--state-dir "$ST" --device "$DEV" --probe-interval 0 --log-level info --max-request-memory 64MiB
+	--state-dir "$ST" --device "$DEV" --probe-interval 0 --log-level info --max-request-memory 8GiB
 state_is 's["fabric_name"]=="torus64-ocs" and s["config_generation"]==0 and "topology" not in s and s["target_topology"]=="torus:8x8" and not s["at_target"] and s["devices"][0]["name"]=="ocs0" and s["devices"][0]["kind"]=="switch"'
 # --socket anywhere on the line, or OFC_SOCKET, for the commands ofcd answers.
 expect_json 'j["state"]["fabric_name"]=="torus64-ocs"' $OFC status --json --socket "$SOCK"
@@ -135,8 +135,8 @@ protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/remote.pb" >"$TM
 	bad "GetSchedule differs from ofc schedule" "$(diff "$TMP/remote.txt" "$TMP/local.txt" | head -5)"
 # A GetSchedule over --max-request-memory is refused with its estimate; the
 # daemon goes on serving.
-expect_exit 1 $OFC --socket "$SOCK" schedule --collective alltoall --algo mcf --topology torus:16x16 --size 1MiB --summary
-grep -q "needs about .* GiB (.* hops in all), over the memory limit of 64 MiB (ofc --max-memory, ofcd --max-request-memory)" "$TMP/err" &&
+expect_exit 1 $OFC --socket "$SOCK" schedule --collective alltoall --algo mcf --topology torus:32x32 --size 1MiB --summary
+grep -q "needs about .* GiB (.* hops in all), over the memory limit of 8 GiB (ofc --max-memory, ofcd --max-request-memory)" "$TMP/err" &&
 	ok || bad "GetSchedule over the memory limit" "$(head -c 400 "$TMP/err")"
 # Another topology than the fabric's (what-if), figures only.
 expect_json 'j["schedule"]["algorithm"]=="ring" and j["schedule"]["topology"]=="torus:8x8" and j["schedule"]["steps"]==[] and j["schedule"]["num_steps"]==63 and j["schedule"]["verified"] and "links" not in j["schedule"] or j["schedule"]["links"]==[]' \
