@@ -185,6 +185,23 @@ struct testbed_cfg {
 	double rate_scale;   /* 0: not given (1) */
 };
 
+/* A partition (issue 15): the hosts, or single host ports ("h3:1"), one
+ * job owns, with its own topology and collectives. No two partitions
+ * claim the same host port (fabric_validate). */
+struct partition {
+	struct src_loc loc;
+	char *name;
+	char **members; /* "HOST" (every port) or "HOST:PORT" */
+	struct src_loc *member_locs;
+	uint32_t nmembers;
+	struct topo_target topology;
+	struct collective *collectives;
+	uint32_t ncollectives;
+	/* Filled by fabric_validate(): each member's host index and port
+	 * (UINT32_MAX: every port of the host). */
+	uint32_t *member_host, *member_port;
+};
+
 /* A cross-connect the target topology needs. */
 struct circuit {
 	uint32_t sw, in_port, out_port;
@@ -213,6 +230,8 @@ struct fabric {
 	struct topo_target topology;
 	struct collective *collectives;
 	uint32_t ncollectives;
+	struct partition *partitions;
+	uint32_t npartitions;
 	struct cost_model cost;
 	struct testbed_cfg testbed;
 	struct server_template *servers; /* templates */
