@@ -538,6 +538,48 @@ static int check_topology(struct fabric *f, struct ofc_error *err)
 
 /* ---- partitions ------------------------------------------------------------ */
 
+/* A partition's topology has one node per member and is strongly
+ * connected; `auto` is not offered per partition yet. */
+static int check_partition_topology(struct fabric *f, const struct partition *p,
+				    struct ofc_error *err)
+{
+	const struct topo_target *t = &p->topology;
+	struct ofc_error sub;
+	struct graph *g = NULL;
+	struct topo_facts facts;
+
+	if (!t->present)
+		return 0;
+	if (strcmp(t->spec, "auto") == 0)
+		return at(err, f, t->spec_loc,
+			  "partition '%s': topology 'auto' is not supported in a partition yet",
+			  p->name);
+	ofc_error_clear(&sub);
+	if (topo_build(t->spec, &g, &sub) < 0) {
+		struct src_loc loc = t->spec_loc;
+
+		if (sub.col)
+			loc.col += t->spec_quoted + sub.col - 1;
+		return at(err, f, loc, "partition '%s': topology '%s': %s", p->name, t->spec,
+			  sub.msg);
+	}
+	int rc = 0;
+	if (g->n != p->nmembers)
+		rc = at(err, f, t->spec_loc,
+			"partition '%s': topology '%s' has %u nodes but the partition has %u "
+			"members",
+			p->name, g->spec, g->n, p->nmembers);
+	else {
+		topo_facts(g, &facts, 0);
+		if (!facts.strongly_connected)
+			rc = at(err, f, t->spec_loc,
+				"partition '%s': topology '%s' is not strongly connected", p->name,
+				g->spec);
+	}
+	graph_free(g);
+	return rc;
+}
+
 /* Resolve each partition's members to host ports and refuse a port two
  * partitions claim, at the second claim. */
 static int check_partitions(struct fabric *f, struct ofc_error *err)
@@ -608,6 +650,9 @@ static int check_partitions(struct fabric *f, struct ofc_error *err)
 			}
 		}
 	}
+	for (uint32_t i = 0; i < f->npartitions; i++)
+		if (check_partition_topology(f, &f->partitions[i], err) < 0)
+			goto out;
 	rc = 0;
 out:
 	for (uint32_t h = 0; h < f->nhosts; h++) {

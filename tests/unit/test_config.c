@@ -252,6 +252,15 @@ static void test_partitions(void **state)
 				    &err),
 			 -1);
 	assert_int_equal(err.line, 5);
+
+	/* A partition's topology has one node per member. */
+	assert_int_equal(load_error("name: p\nhosts: {count: 4, prefix: h}\npartitions:\n"
+				    "  - {name: a, hosts: [h0, h1, h2], topology: ring:4}\n",
+				    &err),
+			 -1);
+	assert_string_equal(ofc_error_str(&err, buf, sizeof(buf)),
+			    "t.yaml:4:46: partition 'a': topology 'ring:4' has 4 nodes but the "
+			    "partition has 3 members");
 }
 
 /* The packed ofc.v1.Fabric, decoded by protobuf-c, holds the model. */
