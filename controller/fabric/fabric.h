@@ -271,6 +271,11 @@ int fabric_find_switch(const struct fabric *f, const char *name);
  * f->circuits); FILE:LINE:COL errors at the topology when a port is not
  * wired or a circuit would span two switches (fabric/circuits.c). */
 int fabric_circuits(struct fabric *f, struct ofc_error *err);
+/* The cross-connects partition p's own topology needs (node i = member i;
+ * whole-host members only), allocated into *out (caller frees). Every one
+ * joins two ports of p's hosts, so it never touches another partition. */
+int partition_circuits(const struct fabric *f, const struct partition *p, struct circuit **out,
+		       uint32_t *nout, struct ofc_error *err);
 
 /* Renumber the target topology so that its circuits keep the most
  * cross-connects the switches hold now (actual[s]: switch s's read state,

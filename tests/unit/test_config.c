@@ -263,6 +263,43 @@ static void test_partitions(void **state)
 			    "partition has 3 members");
 }
 
+/* A partition's circuits join only its own hosts' switch ports. */
+static void test_partition_circuits(void **state)
+{
+	struct ofc_error err = {0};
+	struct circuit *c;
+	uint32_t n;
+	(void)state;
+
+	struct fabric *f = load("name: o\n"
+				"hosts: {count: 8, prefix: g, ports: 2}\n"
+				"switches:\n"
+				"  - {name: s0, type: ocs, ports: 16}\n"
+				"wiring: {pattern: sequential, switches: [s0], first_port: 1}\n"
+				"partitions:\n"
+				"  - {name: a, hosts: [g0, g1, g2, g3], topology: biring:4}\n"
+				"  - {name: b, hosts: [g6, g4, g7, g5], topology: ring:4}\n");
+	assert_int_equal(partition_circuits(f, &f->partitions[1], &c, &n, &err), 0);
+	assert_int_equal(n, 4); /* ring: one port per host */
+	for (uint32_t k = 0; k < n; k++) {
+		/* g4..g7 sit on switch ports 9..16 (host i port j on 1 + 2i + j). */
+		assert_true(c[k].in_port >= 9 && c[k].in_port <= 16);
+		assert_true(c[k].out_port >= 9 && c[k].out_port <= 16);
+		assert_int_equal(c[k].in_port, 1 + 2 * c[k].src_host + c[k].src_port);
+		assert_int_equal(c[k].out_port, 1 + 2 * c[k].dst_host + c[k].dst_port);
+	}
+	/* Member order is the node numbering: node 0 (g6) -> node 1 (g4). */
+	assert_int_equal(c[0].src_host, 6);
+	assert_int_equal(c[0].dst_host, 4);
+	free(c);
+	assert_int_equal(partition_circuits(f, &f->partitions[0], &c, &n, &err), 0);
+	assert_int_equal(n, 8);
+	for (uint32_t k = 0; k < n; k++)
+		assert_true(c[k].in_port <= 8 && c[k].out_port <= 8);
+	free(c);
+	fabric_free(f);
+}
+
 /* The packed ofc.v1.Fabric, decoded by protobuf-c, holds the model. */
 static void test_fabric_pb_roundtrip(void **state)
 {
@@ -309,9 +346,13 @@ static void test_fabric_pb_roundtrip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ring_model),	    cmocka_unit_test(test_ocs_circuits),
-	    cmocka_unit_test(test_dark_self_loops), cmocka_unit_test(test_errors_carry_positions),
-	    cmocka_unit_test(test_partitions),	    cmocka_unit_test(test_fabric_pb_roundtrip),
+	    cmocka_unit_test(test_ring_model),
+	    cmocka_unit_test(test_ocs_circuits),
+	    cmocka_unit_test(test_dark_self_loops),
+	    cmocka_unit_test(test_errors_carry_positions),
+	    cmocka_unit_test(test_partitions),
+	    cmocka_unit_test(test_partition_circuits),
+	    cmocka_unit_test(test_fabric_pb_roundtrip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
