@@ -696,6 +696,65 @@ static const struct key collective_keys[] = {
     {NULL},
 };
 
+/* A partition's hosts: names, or "HOST:PORT" for one port of a host. */
+static int h_part_hosts(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+{
+	struct partition *p = base;
+
+	(void)k;
+	if (n->type != YAML_SEQUENCE_NODE)
+		return node_error(L, n, "'hosts' must be a list of HOST or HOST:PORT, not %s",
+				  type_name(n));
+	size_t total = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+	if (total == 0 || total > CONFIG_MAX_HOSTS)
+		return node_error(L, n, "'hosts' needs 1..%u entries", CONFIG_MAX_HOSTS);
+	p->members = xcalloc(total, sizeof(char *));
+	p->member_locs = xcalloc(total, sizeof(struct src_loc));
+	p->nmembers = 0;
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
+		yaml_node_t *item = yaml_document_get_node(&L->doc, *it);
+		struct key hk = {.name = "hosts"};
+		const char *s;
+
+		if (enter(L, item) < 0)
+			return -1;
+		L->depth--;
+		if (scalar(L, item, &hk, &s) < 0)
+			return -1;
+		const char *colon = strchr(s, ':');
+		char host[NAME_MAX_LEN + 1];
+		size_t hl = colon ? (size_t)(colon - s) : strlen(s);
+
+		if (hl > NAME_MAX_LEN)
+			return check_name(L, item, "host name", s);
+		memcpy(host, s, hl);
+		host[hl] = 0;
+		if (check_name(L, item, "host name", host) < 0)
+			return -1;
+		if (colon) {
+			char *end;
+			unsigned long port = strtoul(colon + 1, &end, 10);
+
+			if (!colon[1] || *end || port > 63)
+				return node_error(L, item, "'%s': the port after ':' must be 0..63",
+						  s);
+		}
+		p->member_locs[p->nmembers] = loc_of(item);
+		p->members[p->nmembers++] = xstrdup(s);
+	}
+	return 0;
+}
+
+static const struct key partition_keys[] = {
+    {"name", h_name, OFF(struct partition, name), .required = true},
+    {"hosts", h_part_hosts, .required = true},
+    {"topology", h_topology, OFF(struct partition, topology)},
+    {"collectives", h_list, OFF(struct partition, collectives), collective_keys,
+     sizeof(struct collective), OFF(struct partition, ncollectives)},
+    {NULL},
+};
+
 static const struct key cost_keys[] = {
     {"alpha", h_duration, OFF(struct cost_model, alpha), .min = 0, .max = 10,
      .set_off = OFF(struct cost_model, alpha_set) + 1},
@@ -850,6 +909,8 @@ static const struct key fabric_keys[] = {
     {"topology", h_topology, OFF(struct fabric, topology)},
     {"collectives", h_list, OFF(struct fabric, collectives), collective_keys,
      sizeof(struct collective), OFF(struct fabric, ncollectives)},
+    {"partitions", h_list, OFF(struct fabric, partitions), partition_keys, sizeof(struct partition),
+     OFF(struct fabric, npartitions)},
     {"cost_model", h_mapping, OFF(struct fabric, cost), cost_keys},
     {"testbed", h_mapping, OFF(struct fabric, testbed), testbed_keys},
     {"servers", h_list, OFF(struct fabric, servers), server_keys, sizeof(struct server_template),

@@ -536,6 +536,134 @@ static int check_topology(struct fabric *f, struct ofc_error *err)
 	return fabric_circuits(f, err);
 }
 
+/* ---- partitions ------------------------------------------------------------ */
+
+/* A partition's topology has one node per member and is strongly
+ * connected; `auto` is not offered per partition yet. */
+static int check_partition_topology(struct fabric *f, const struct partition *p,
+				    struct ofc_error *err)
+{
+	const struct topo_target *t = &p->topology;
+	struct ofc_error sub;
+	struct graph *g = NULL;
+	struct topo_facts facts;
+
+	if (!t->present)
+		return 0;
+	if (strcmp(t->spec, "auto") == 0)
+		return at(err, f, t->spec_loc,
+			  "partition '%s': topology 'auto' is not supported in a partition yet",
+			  p->name);
+	ofc_error_clear(&sub);
+	if (topo_build(t->spec, &g, &sub) < 0) {
+		struct src_loc loc = t->spec_loc;
+
+		if (sub.col)
+			loc.col += t->spec_quoted + sub.col - 1;
+		return at(err, f, loc, "partition '%s': topology '%s': %s", p->name, t->spec,
+			  sub.msg);
+	}
+	int rc = 0;
+	if (g->n != p->nmembers)
+		rc = at(err, f, t->spec_loc,
+			"partition '%s': topology '%s' has %u nodes but the partition has %u "
+			"members",
+			p->name, g->spec, g->n, p->nmembers);
+	else {
+		topo_facts(g, &facts, 0);
+		if (!facts.strongly_connected)
+			rc = at(err, f, t->spec_loc,
+				"partition '%s': topology '%s' is not strongly connected", p->name,
+				g->spec);
+	}
+	graph_free(g);
+	return rc;
+}
+
+/* Resolve each partition's members to host ports and refuse a port two
+ * partitions claim, at the second claim. */
+static int check_partitions(struct fabric *f, struct ofc_error *err)
+{
+	uint32_t **owner; /* per host, per port: partition + 1, member index */
+	uint32_t **owner_m;
+	int rc = -1;
+
+	if (f->npartitions == 0)
+		return 0;
+	owner = xcalloc(f->nhosts, sizeof(*owner));
+	owner_m = xcalloc(f->nhosts, sizeof(*owner_m));
+	for (uint32_t i = 0; i < f->npartitions; i++) {
+		struct partition *p = &f->partitions[i];
+
+		for (uint32_t j = 0; j < i; j++)
+			if (strcmp(f->partitions[j].name, p->name) == 0) {
+				at(err, f, p->loc,
+				   "duplicate partition name '%s' (first at line %u)", p->name,
+				   f->partitions[j].loc.line);
+				goto out;
+			}
+		p->member_host = xcalloc(p->nmembers, sizeof(uint32_t));
+		p->member_port = xcalloc(p->nmembers, sizeof(uint32_t));
+		for (uint32_t m = 0; m < p->nmembers; m++) {
+			char host[256];
+			const char *colon = strchr(p->members[m], ':');
+			size_t hl = colon ? (size_t)(colon - p->members[m]) : strlen(p->members[m]);
+			uint32_t port = colon ? (uint32_t)strtoul(colon + 1, NULL, 10) : NONE;
+
+			snprintf(host, sizeof(host), "%.*s", (int)hl, p->members[m]);
+			int h = fabric_find_host(f, host);
+
+			if (h < 0) {
+				at(err, f, p->member_locs[m], "partition '%s': no host named '%s'",
+				   p->name, host);
+				goto out;
+			}
+			if (port != NONE && port >= f->hosts[h].ports) {
+				at(err, f, p->member_locs[m],
+				   "partition '%s': host '%s' has ports 0..%u, not %u", p->name,
+				   host, f->hosts[h].ports - 1, port);
+				goto out;
+			}
+			p->member_host[m] = (uint32_t)h;
+			p->member_port[m] = port;
+			if (!owner[h]) {
+				owner[h] = xcalloc(f->hosts[h].ports, sizeof(uint32_t));
+				owner_m[h] = xcalloc(f->hosts[h].ports, sizeof(uint32_t));
+			}
+			uint32_t lo = port == NONE ? 0 : port;
+			uint32_t hi = port == NONE ? f->hosts[h].ports : port + 1;
+
+			for (uint32_t q = lo; q < hi; q++) {
+				if (owner[h][q]) {
+					const struct partition *o = &f->partitions[owner[h][q] - 1];
+
+					at(err, f, p->member_locs[m],
+					   "partition '%s' claims host '%s' port %u, already "
+					   "claimed "
+					   "by partition '%s' (line %u)",
+					   p->name, host, q, o->name,
+					   o->member_locs[owner_m[h][q]].line);
+					goto out;
+				}
+				owner[h][q] = i + 1;
+				owner_m[h][q] = m;
+			}
+		}
+	}
+	for (uint32_t i = 0; i < f->npartitions; i++)
+		if (check_partition_topology(f, &f->partitions[i], err) < 0)
+			goto out;
+	rc = 0;
+out:
+	for (uint32_t h = 0; h < f->nhosts; h++) {
+		free(owner[h]);
+		free(owner_m[h]);
+	}
+	free(owner);
+	free(owner_m);
+	return rc;
+}
+
 int fabric_validate(struct fabric *f, struct ofc_error *err)
 {
 	struct wiring_ctx w = {0};
@@ -546,7 +674,7 @@ int fabric_validate(struct fabric *f, struct ofc_error *err)
 	if (f->nhosts == 0)
 		return at(err, f, f->hosts_loc, "the fabric has no hosts");
 	if (index_hosts(f, err) < 0 || check_device_names(f, err) < 0 ||
-	    check_switches(f, err) < 0 || check_rings(f, err) < 0)
+	    check_switches(f, err) < 0 || check_rings(f, err) < 0 || check_partitions(f, err) < 0)
 		return -1;
 	if (check_wiring(f, &w, err) < 0 || check_topology(f, err) < 0)
 		goto out;

@@ -74,12 +74,12 @@ int fabric_circuits(struct fabric *f, struct ofc_error *err)
 			}
 			const struct attachment *a = &f->wiring[ia], *b = &f->wiring[ib];
 			if (a->sw != b->sw) {
-				rc = at(err, f, t->spec_loc,
-					"topology '%s' needs a circuit from %s:%u (on '%s') to "
-					"%s:%u (on '%s'): they are on different switches",
-					f->graph->spec, f->hosts[u].name, j,
-					f->switches[a->sw].name, f->hosts[v].name, j,
-					f->switches[b->sw].name);
+				rc =
+				    at(err, f, t->spec_loc,
+				       "topology '%s' needs a circuit from %s:%u (on '%s') to "
+				       "%s:%u (on '%s'): they are on different switches",
+				       f->graph->spec, f->hosts[u].name, j, f->switches[a->sw].name,
+				       f->hosts[v].name, j, f->switches[b->sw].name);
 				break;
 			}
 			f->circuits[f->ncircuits++] = (struct circuit){.sw = a->sw,
@@ -91,5 +91,72 @@ int fabric_circuits(struct fabric *f, struct ofc_error *err)
 								       .dst_port = j};
 		}
 	free(by);
+	return rc;
+}
+
+int partition_circuits(const struct fabric *f, const struct partition *p, struct circuit **out,
+		       uint32_t *nout, struct ofc_error *err)
+{
+	const struct topo_target *t = &p->topology;
+	struct graph *g = NULL;
+	struct port_map pm = {0};
+	uint32_t mp;
+	int rc = -1;
+
+	*out = NULL;
+	*nout = 0;
+	if (!t->present)
+		return at(err, f, p->loc, "partition '%s' has no topology", p->name);
+	for (uint32_t m = 0; m < p->nmembers; m++)
+		if (p->member_port[m] != NONE)
+			return at(err, f, p->member_locs[m],
+				  "partition '%s': circuits for single host ports ('%s') are not "
+				  "supported yet; name whole hosts",
+				  p->name, p->members[m]);
+	struct ofc_error sub;
+
+	ofc_error_clear(&sub);
+	if (topo_build(t->spec, &g, &sub) < 0 || topo_ports(g, &pm, &sub) < 0) {
+		graph_free(g);
+		port_map_free(&pm);
+		return at(err, f, t->spec_loc, "partition '%s': topology '%s': %s", p->name,
+			  t->spec, sub.msg);
+	}
+	uint32_t *by = index_host_ports(f, &mp);
+	struct circuit *c = xcalloc((size_t)pm.n * pm.d + 1, sizeof(*c));
+	uint32_t n = 0;
+
+	for (uint32_t j = 0; j < pm.d; j++)
+		for (uint32_t u = 0; u < pm.n; u++) {
+			uint32_t hu = p->member_host[u],
+				 hv = p->member_host[pm.to[(size_t)j * pm.n + u]];
+			uint32_t ia = j < mp ? by[(size_t)hu * mp + j] : NONE;
+			uint32_t ib = j < mp ? by[(size_t)hv * mp + j] : NONE;
+
+			if (hu == hv && t->self_loops == SELF_LOOPS_DARK)
+				continue;
+			if (ia == NONE || ib == NONE || f->wiring[ia].sw != f->wiring[ib].sw) {
+				at(err, f, t->spec_loc,
+				   "partition '%s': topology '%s' needs a circuit from %s:%u to "
+				   "%s:%u, which are not wired to one switch",
+				   p->name, t->spec, f->hosts[hu].name, j, f->hosts[hv].name, j);
+				free(c);
+				goto out;
+			}
+			c[n++] = (struct circuit){.sw = f->wiring[ia].sw,
+						  .in_port = f->wiring[ia].sw_port,
+						  .out_port = f->wiring[ib].sw_port,
+						  .src_host = hu,
+						  .src_port = j,
+						  .dst_host = hv,
+						  .dst_port = j};
+		}
+	*out = c;
+	*nout = n;
+	rc = 0;
+out:
+	free(by);
+	graph_free(g);
+	port_map_free(&pm);
 	return rc;
 }

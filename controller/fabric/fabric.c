@@ -91,6 +91,22 @@ void fabric_free(struct fabric *f)
 		free(f->collectives[i].algorithm);
 	}
 	free(f->collectives);
+	for (uint32_t i = 0; i < f->npartitions; i++) {
+		struct partition *p = &f->partitions[i];
+
+		free(p->name);
+		for (uint32_t k = 0; k < p->nmembers; k++)
+			free(p->members[k]);
+		free(p->members);
+		free(p->member_locs);
+		free(p->member_host);
+		free(p->member_port);
+		free(p->topology.spec);
+		for (uint32_t k = 0; k < p->ncollectives; k++)
+			free(p->collectives[k].algorithm);
+		free(p->collectives);
+	}
+	free(f->partitions);
 	free(f->wiring);
 	graph_free(f->graph);
 	port_map_free(&f->ports);

@@ -188,6 +188,23 @@ struct testbed_cfg {
 	double rate_scale;   /* 0: not given (1) */
 };
 
+/* A partition (issue 15): the hosts, or single host ports ("h3:1"), one
+ * job owns, with its own topology and collectives. No two partitions
+ * claim the same host port (fabric_validate). */
+struct partition {
+	struct src_loc loc;
+	char *name;
+	char **members; /* "HOST" (every port) or "HOST:PORT" */
+	struct src_loc *member_locs;
+	uint32_t nmembers;
+	struct topo_target topology;
+	struct collective *collectives;
+	uint32_t ncollectives;
+	/* Filled by fabric_validate(): each member's host index and port
+	 * (UINT32_MAX: every port of the host). */
+	uint32_t *member_host, *member_port;
+};
+
 /* A cross-connect the target topology needs. */
 struct circuit {
 	uint32_t sw, in_port, out_port;
@@ -216,6 +233,8 @@ struct fabric {
 	struct topo_target topology;
 	struct collective *collectives;
 	uint32_t ncollectives;
+	struct partition *partitions;
+	uint32_t npartitions;
 	struct cost_model cost;
 	struct testbed_cfg testbed;
 	struct server_template *servers; /* templates */
@@ -255,6 +274,11 @@ int fabric_find_switch(const struct fabric *f, const char *name);
  * f->circuits); FILE:LINE:COL errors at the topology when a port is not
  * wired or a circuit would span two switches (fabric/circuits.c). */
 int fabric_circuits(struct fabric *f, struct ofc_error *err);
+/* The cross-connects partition p's own topology needs (node i = member i;
+ * whole-host members only), allocated into *out (caller frees). Every one
+ * joins two ports of p's hosts, so it never touches another partition. */
+int partition_circuits(const struct fabric *f, const struct partition *p, struct circuit **out,
+		       uint32_t *nout, struct ofc_error *err);
 
 /* Renumber the target topology so that its circuits keep the most
  * cross-connects the switches hold now (actual[s]: switch s's read state,

@@ -174,6 +174,132 @@ static void test_errors_carry_positions(void **state)
 	    "t.yaml:4:11: topology 'ring:3' has 3 nodes but the fabric has 1 hosts");
 }
 
+/* Partitions: members resolve to host ports; a port two partitions claim
+ * is refused at the second claim's FILE:LINE:COL. */
+static void test_partitions(void **state)
+{
+	struct ofc_error err = {0};
+	char buf[512];
+	(void)state;
+
+	struct fabric *f = load("name: p\n"
+				"hosts: {count: 4, prefix: h, ports: 2}\n"
+				"partitions:\n"
+				"  - name: jobA\n"
+				"    hosts: [h0, h1]\n"
+				"    topology: ring:2\n"
+				"    collectives: [{op: allgather, size: 1MiB}]\n"
+				"  - name: jobB\n"
+				"    hosts: ['h2:1', h3]\n");
+	assert_int_equal(f->npartitions, 2);
+	assert_string_equal(f->partitions[0].name, "jobA");
+	assert_string_equal(f->partitions[0].topology.spec, "ring:2");
+	assert_int_equal(f->partitions[0].ncollectives, 1);
+	assert_int_equal(f->partitions[1].member_host[0], 2);
+	assert_int_equal(f->partitions[1].member_port[0], 1);
+	assert_int_equal(f->partitions[1].member_host[1], 3);
+	assert_int_equal(f->partitions[1].member_port[1], UINT32_MAX);
+	fabric_free(f);
+
+	/* A whole host after one of its ports. */
+	assert_int_equal(load_error("name: p\n"
+				    "hosts: {count: 4, prefix: h, ports: 2}\n"
+				    "partitions:\n"
+				    "  - name: jobA\n"
+				    "    hosts: [h0, 'h2:1']\n"
+				    "  - name: jobB\n"
+				    "    hosts: [h1, h2]\n",
+				    &err),
+			 -1);
+	assert_string_equal(
+	    ofc_error_str(&err, buf, sizeof(buf)),
+	    "t.yaml:7:17: partition 'jobB' claims host 'h2' port 1, already claimed "
+	    "by partition 'jobA' (line 5)");
+	assert_int_equal(ofc_error_exit_code(&err), 2);
+
+	/* Different ports of one host are fine; the same port is not. */
+	assert_int_equal(load_error("name: p\n"
+				    "hosts: {count: 2, prefix: h, ports: 2}\n"
+				    "partitions:\n"
+				    "  - {name: a, hosts: ['h0:0']}\n"
+				    "  - {name: b, hosts: ['h0:1']}\n",
+				    &err),
+			 0);
+	assert_int_equal(load_error("name: p\n"
+				    "hosts: {count: 2, prefix: h, ports: 2}\n"
+				    "partitions:\n"
+				    "  - {name: a, hosts: ['h0:0']}\n"
+				    "  - {name: b, hosts: [h1, 'h0:0']}\n",
+				    &err),
+			 -1);
+	assert_int_equal(err.line, 5);
+	assert_int_equal(err.col, 27);
+
+	assert_int_equal(load_error("name: p\nhosts: {count: 2, prefix: h}\npartitions:\n"
+				    "  - {name: a, hosts: [h7]}\n",
+				    &err),
+			 -1);
+	assert_string_equal(ofc_error_str(&err, buf, sizeof(buf)),
+			    "t.yaml:4:23: partition 'a': no host named 'h7'");
+	assert_int_equal(load_error("name: p\nhosts: {count: 2, prefix: h}\npartitions:\n"
+				    "  - {name: a, hosts: ['h0:1']}\n",
+				    &err),
+			 -1);
+	assert_string_equal(ofc_error_str(&err, buf, sizeof(buf)),
+			    "t.yaml:4:23: partition 'a': host 'h0' has ports 0..0, not 1");
+	assert_int_equal(load_error("name: p\nhosts: {count: 2, prefix: h}\npartitions:\n"
+				    "  - {name: a, hosts: [h0]}\n  - {name: a, hosts: [h1]}\n",
+				    &err),
+			 -1);
+	assert_int_equal(err.line, 5);
+
+	/* A partition's topology has one node per member. */
+	assert_int_equal(load_error("name: p\nhosts: {count: 4, prefix: h}\npartitions:\n"
+				    "  - {name: a, hosts: [h0, h1, h2], topology: ring:4}\n",
+				    &err),
+			 -1);
+	assert_string_equal(ofc_error_str(&err, buf, sizeof(buf)),
+			    "t.yaml:4:46: partition 'a': topology 'ring:4' has 4 nodes but the "
+			    "partition has 3 members");
+}
+
+/* A partition's circuits join only its own hosts' switch ports. */
+static void test_partition_circuits(void **state)
+{
+	struct ofc_error err = {0};
+	struct circuit *c;
+	uint32_t n;
+	(void)state;
+
+	struct fabric *f = load("name: o\n"
+				"hosts: {count: 8, prefix: g, ports: 2}\n"
+				"switches:\n"
+				"  - {name: s0, type: ocs, ports: 16}\n"
+				"wiring: {pattern: sequential, switches: [s0], first_port: 1}\n"
+				"partitions:\n"
+				"  - {name: a, hosts: [g0, g1, g2, g3], topology: biring:4}\n"
+				"  - {name: b, hosts: [g6, g4, g7, g5], topology: ring:4}\n");
+	assert_int_equal(partition_circuits(f, &f->partitions[1], &c, &n, &err), 0);
+	assert_int_equal(n, 4); /* ring: one port per host */
+	for (uint32_t k = 0; k < n; k++) {
+		/* g4..g7 sit on switch ports 9..16 (host i port j on 1 + 2i + j). */
+		assert_true(c[k].in_port >= 9 && c[k].in_port <= 16);
+		assert_true(c[k].out_port >= 9 && c[k].out_port <= 16);
+		assert_int_equal(c[k].in_port, 1 + 2 * c[k].src_host + c[k].src_port);
+		assert_int_equal(c[k].out_port, 1 + 2 * c[k].dst_host + c[k].dst_port);
+	}
+	/* Member order is the node numbering: node 0 (g6) -> node 1 (g4). */
+	assert_int_equal(c[0].src_host, 6);
+	assert_int_equal(c[0].dst_host, 4);
+	free(c);
+	assert_int_equal(partition_circuits(f, &f->partitions[0], &c, &n, &err), 0);
+	assert_int_equal(n, 8);
+	for (uint32_t k = 0; k < n; k++)
+		assert_true(c[k].in_port <= 8 && c[k].out_port <= 8);
+	free(c);
+	fabric_free(f);
+}
+
 /* The packed ofc.v1.Fabric, decoded by protobuf-c, holds the model. */
 static void test_fabric_pb_roundtrip(void **state)
 {
@@ -224,6 +350,8 @@ int main(void)
 	    cmocka_unit_test(test_ocs_circuits),
 	    cmocka_unit_test(test_dark_self_loops),
 	    cmocka_unit_test(test_errors_carry_positions),
+	    cmocka_unit_test(test_partitions),
+	    cmocka_unit_test(test_partition_circuits),
 	    cmocka_unit_test(test_fabric_pb_roundtrip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
