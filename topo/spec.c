@@ -675,6 +675,27 @@ static int parse_node(struct parser *p, size_t lo, size_t hi, struct graph **out
 	memcpy(name, p->s + lo, i - lo);
 	name[i - lo] = '\0';
 
+	if (strcmp(name, "edges") == 0) {
+		/* An explicit edge list: the rest of the spec is a file name. */
+		struct ofc_error ferr = {0};
+
+		if (i >= hi || p->s[i] != ':' || i + 1 == hi)
+			return fail(p, i, "expected ':' and a file after 'edges' (edges:FILE)");
+		char *path = xstrndup(p->s + i + 1, hi - i - 1);
+		int rc = topo_edges_file(path, out, &ferr);
+		if (rc < 0) {
+			/* Errors inside the file keep FILE:LINE:COL; others point
+			 * at the file name in the spec. */
+			*p->err = ferr;
+			if (!ferr.line)
+				p->err->col = (unsigned)(i + 2);
+		} else {
+			sb_printf(canon, "edges:%s", path);
+		}
+		free(path);
+		p->depth--;
+		return rc;
+	}
 	for (size_t f = 0; f < ARRAY_SIZE(funcs); f++)
 		if (strcmp(name, funcs[f]) == 0) {
 			int rc = func(p, name, i, lo, hi, out, canon);

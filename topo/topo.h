@@ -76,6 +76,17 @@ void topo_tree_free(struct topo_tree *t);
  * tail. Takes no ownership. */
 struct graph *graph_from_arcs(uint32_t n, uint32_t m, const uint32_t *tails, const uint32_t *heads,
 			      const char *spec);
+/* Link lists (topo/links.c): U-V names a bidirectional link (the arc
+ * U -> V and, when present, V -> U), U>V one arc; words separated by commas
+ * or spaces (docs/topologies.md, "Failed links and edge lists").
+ * topo_fail_links: g less the links in list (each must exist; a parallel
+ * link is named once per copy), spec "SPEC without LIST"; on a bad word
+ * err->col is its column in list. topo_edges_file: the graph an edge-list
+ * file holds (`edges:FILE`; '#' comments, optional `nodes N`), errors at
+ * FILE:LINE:COL. The caller frees *out. */
+int topo_fail_links(const struct graph *g, const char *list, struct graph **out,
+		    struct ofc_error *err);
+int topo_edges_file(const char *path, struct graph **out, struct ofc_error *err);
 struct graph *graph_transpose(const struct graph *g);
 /* The tail of every arc, in CSR order (m + 1 entries; caller frees). */
 uint32_t *graph_arc_tails(const struct graph *g);

@@ -9,7 +9,7 @@ static const char help[] =
     "FILE is a fabric config: a WDM ring in it gets ring schedules, a topology\n"
     "gets direct-connect schedules, servers get the fluid engine's (--algo fluid:\n"
     "LP 4.2's optimum R*, Theorem 4's schedule of K chunks; docs/fluid.md).\n"
-    "--topology SPEC schedules on a topology alone.\n\n"
+    "--topology SPEC schedules on a topology alone (edges:FILE: an edge list).\n\n"
     "  --collective C   allgather, reduce-scatter, allreduce or alltoall (fluid:\n"
     "                   also broadcast and reduce; not allreduce)\n"
     "  --algo A         the algorithm, or 'all' to compare them\n"
@@ -35,6 +35,9 @@ static const char help[] =
     "  --method M       fluid: dw (Dantzig-Wolfe, default), mirrored (over the\n"
     "                   automorphisms refinement finds) or full (one LP)\n"
     "  --root NAME      fluid broadcast/reduce: the root vertex (default the first GPU)\n"
+    "  --fail LINKS     take failed links out of the topology: U-V a link (both\n"
+    "                   directions), U>V one arc, comma-separated (0-1,5-6); each\n"
+    "                   schedule is priced against the healthy topology too\n"
     "  --max-memory M   refuse, with the estimate, a request that would hold more\n"
     "                   than M (default: half the machine's memory)\n";
 
@@ -93,6 +96,7 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 {
 	static const struct option opts[] = {
 	    {"topology", required_argument, NULL, 'T'},
+	    {"fail", required_argument, NULL, 'F'},
 	    {"collective", required_argument, NULL, 'c'},
 	    {"algo", required_argument, NULL, 'a'},
 	    {"size", required_argument, NULL, 's'},
@@ -125,6 +129,9 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 			return 2;
 		case 'T':
 			q->spec = optarg;
+			break;
+		case 'F':
+			q->fail = optarg;
 			break;
 		case 'c':
 			/* The rooted collectives: the fluid engine's alone. */
@@ -268,8 +275,12 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 	if (q.time_limit > 0)
 		x.time_limit = q.time_limit;
 	/* A server fabric is scheduled by the fluid engine (its default). */
-	if ((q.algorithm && strcmp(q.algorithm, "fluid") == 0) ||
-	    (!q.algorithm && !q.spec && schedule_fluid_fabric(f)))
+	bool fluid = (q.algorithm && strcmp(q.algorithm, "fluid") == 0) ||
+		     (!q.algorithm && !q.spec && schedule_fluid_fabric(f));
+	if (fluid && q.fail)
+		rc = cli_usage_error(cmd, "--fail is for direct-connect topologies, not the "
+					  "fluid engine's server fabrics");
+	else if (fluid)
 		rc = cli_schedule_fluid(&p, &q, &x);
 	else if (x.hops || x.epsilon > 0 || x.method || x.root)
 		rc = cli_usage_error(cmd, "--hops, --epsilon, --method and --root are for --algo "

@@ -397,9 +397,21 @@ static int setup(struct schedule_result *r, const struct schedule_query *q, stru
 	const struct graph *g = r->g;
 	const struct fabric *f = q->fabric;
 
-	r->degree = graph_outdeg(g, 0);
-	if (topo_build_tree(g->spec, NULL, &r->tree, err) < 0)
+	/* A link carries B/d with d the fabric's degree: the most links a
+	 * node has (failures do not make the surviving links faster). */
+	r->degree = 0;
+	for (uint32_t u = 0; u < g->n; u++)
+		if (graph_outdeg(g, u) > r->degree)
+			r->degree = graph_outdeg(g, u);
+	if (r->healthy) {
+		/* A degraded graph is no family: no construction or torus
+		 * algorithm applies to it. */
+		r->tree = xcalloc(1, sizeof(*r->tree));
+		snprintf(r->tree->name, sizeof(r->tree->name), "degraded");
+		r->tree->spec = xstrdup(g->spec);
+	} else if (topo_build_tree(g->spec, NULL, &r->tree, err) < 0) {
 		return -1;
+	}
 	r->cost.size = pick_size(q);
 	if (!r->cost.size)
 		return ofc_error_set(err, OFC_E_USAGE, "missing --size (data per node, e.g. 1MiB)");

@@ -13,6 +13,25 @@ bool schedule_algorithm_known(const char *algo)
 	       strcmp(algo, "fluid") == 0;
 }
 
+/* The query's failed links taken out of the graph: the schedules run on
+ * what is left, priced against the healthy graph as well. */
+static int degrade(struct schedule_result *r, const struct schedule_query *q, struct ofc_error *err)
+{
+	struct graph *g;
+
+	if (topo_fail_links(r->g, q->fail, &g, err) < 0) {
+		char msg[sizeof(err->msg)];
+
+		snprintf(msg, sizeof(msg), "%s", err->msg);
+		return ofc_error_set(err, OFC_E_INPUT, "--fail '%s': %s", q->fail, msg);
+	}
+	r->healthy = r->g;
+	r->own_healthy = r->own_graph;
+	r->own_graph = g;
+	r->g = g;
+	return 0;
+}
+
 int schedule_compute(const struct schedule_query *q, struct schedule_result *r, bool *spec_error,
 		     struct ofc_error *err)
 {
@@ -30,14 +49,19 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r, 
 	r->fabric = f;
 	r->algorithm = algo;
 	r->collective = q->collective;
-	if (ring) {
+	if (ring && q->fail) {
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "--fail takes links out of a direct-connect topology, not "
+				     "a WDM ring");
+	} else if (ring) {
 		rc = schedule_ring(r, q, algo, err);
 	} else {
 		r->kind = SCHEDULE_DIRECT;
 		if (q->spec) {
 			if (topo_build(q->spec, &r->own_graph, err) < 0) {
 				err->code = OFC_E_INPUT;
-				if (spec_error)
+				/* An edge-list file's own errors carry FILE:LINE:COL. */
+				if (spec_error && !err->line)
 					*spec_error = true;
 				return -1;
 			}
@@ -49,6 +73,10 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r, 
 			    err, OFC_E_USAGE,
 			    "%s has neither a WDM ring nor a topology to schedule on",
 			    f ? f->file : "the request");
+		}
+		if (q->fail && degrade(r, q, err) < 0) {
+			schedule_result_free(r);
+			return -1;
 		}
 		rc = schedule_direct(r, q, algo, err);
 	}
@@ -65,6 +93,7 @@ void schedule_result_free(struct schedule_result *r)
 	topo_tree_free(r->tree);
 	fabric_view_free(&r->fv);
 	graph_free(r->own_graph);
+	graph_free(r->own_healthy);
 	free(r->links);
 	memset(r, 0, sizeof(*r));
 }

@@ -30,8 +30,12 @@
 /* ---- the request -------------------------------------------------------- */
 
 struct schedule_query {
-	const struct fabric *fabric;	/* validated; NULL with spec or ring alone */
-	const char *spec;		/* a topology instead of the fabric's (no NIC ports) */
+	const struct fabric *fabric; /* validated; NULL with spec or ring alone */
+	const char *spec;	     /* a topology instead of the fabric's (no NIC ports) */
+	/* Failed links taken out of the topology (topo_fail_links: "0-1,5-6");
+	 * NULL: none. The schedules then run on the degraded graph and each
+	 * outcome is also priced against the healthy one. */
+	const char *fail;
 	const struct optree_ring *ring; /* a WDM ring by its parameters (no fabric) */
 	const char *ring_name;		/* ... and its name in outputs, or NULL */
 	enum sched_collective collective;
@@ -144,7 +148,11 @@ struct schedule_result {
 
 	/* direct-connect */
 	const struct graph *g;
-	struct graph *own_graph; /* built from the query's spec */
+	struct graph *own_graph; /* built from the query's spec (or degraded) */
+	/* With failed links: g is the degraded graph and healthy the graph
+	 * before (own_healthy when built here); else NULL. */
+	const struct graph *healthy;
+	struct graph *own_healthy;
 	struct topo_tree *tree;
 	uint32_t degree;
 	struct sched_cost cost;

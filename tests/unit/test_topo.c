@@ -7,6 +7,8 @@
 #include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "topo/topo.h"
 
@@ -644,6 +646,99 @@ static void test_automorphisms_cap(void **state)
 	graph_free(g);
 }
 
+/* Failed links (issue 14): U-V takes out both arcs of a bidirectional link,
+ * U>V one arc; the rest of the graph is untouched; bad words are refused
+ * with the column of the word. */
+static void test_fail_links(void **state)
+{
+	struct graph *g = NULL, *d = NULL;
+	struct ofc_error err = {0};
+	(void)state;
+
+	assert_int_equal(topo_build("torus:8x8", &g, &err), 0);
+	assert_int_equal(topo_fail_links(g, "0-1, 5-6 9>10", &d, &err), 0);
+	assert_int_equal(d->n, 64);
+	assert_int_equal(d->m, g->m - 5);
+	assert_string_equal(d->spec, "torus:8x8 without 0-1,5-6,9>10");
+	assert_false(d->vertex_transitive);
+	/* arc multiset: g's less exactly those five */
+	const uint32_t gone[][2] = {{0, 1}, {1, 0}, {5, 6}, {6, 5}, {9, 10}};
+	for (uint32_t u = 0; u < 64; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
+			uint32_t v = g->adj[a], in_d = 0;
+			bool removed = false;
+
+			for (size_t i = 0; i < ARRAY_SIZE(gone); i++)
+				removed |= gone[i][0] == u && gone[i][1] == v;
+			for (uint32_t b = d->off[u]; b < d->off[u + 1]; b++)
+				in_d += d->adj[b] == v;
+			assert_int_equal(in_d, removed ? 0 : 1);
+		}
+	graph_free(d);
+
+	const struct {
+		const char *list;
+		unsigned col;
+		const char *msg;
+	} bad[] = {
+	    {"0-1,0-1", 5, "no such link"}, /* named twice */
+	    {"0-9", 1, "no such link"},
+	    {"0-64", 1, "nodes 0..63"},
+	    {"0-1,x", 5, "not a link"},
+	    {"3-3", 1, "two nodes"},
+	    {"  ", 0, "no failed link"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(topo_fail_links(g, bad[i].list, &d, &err), -1);
+		assert_null(d);
+		if (!strstr(err.msg, bad[i].msg))
+			fail_msg("'%s': %s", bad[i].list, err.msg);
+		if (bad[i].col)
+			assert_int_equal(err.col, bad[i].col);
+		assert_int_equal(err.code, OFC_E_INPUT);
+	}
+	graph_free(g);
+}
+
+/* edges:FILE builds the graph the file lists; errors carry FILE:LINE:COL. */
+static void test_edges_file(void **state)
+{
+	char path[] = "/tmp/ofc-edges-XXXXXX";
+	int fd = mkstemp(path);
+	struct graph *g = NULL;
+	struct ofc_error err = {0};
+	char spec[64];
+	(void)state;
+
+	assert_true(fd >= 0);
+	const char text[] = "# a ring of 4 with a chord\nnodes 5\n0-1 1-2\n2-3,3-0\n0>2 4-0\n";
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
+	close(fd);
+	snprintf(spec, sizeof(spec), "edges:%s", path);
+	assert_int_equal(topo_build(spec, &g, &err), 0);
+	assert_int_equal(g->n, 5);
+	assert_int_equal(g->m, 11);
+	assert_string_equal(g->spec, spec);
+	uint32_t out0[] = {1, 3, 2, 4};
+	assert_int_equal(graph_outdeg(g, 0), 4);
+	assert_memory_equal(graph_out(g, 0), out0, sizeof(out0));
+	graph_free(g);
+
+	fd = open(path, O_WRONLY | O_TRUNC);
+	const char badtext[] = "0-1\n1-2 2+3\n";
+	assert_int_equal(write(fd, badtext, sizeof(badtext) - 1), (ssize_t)sizeof(badtext) - 1);
+	close(fd);
+	assert_int_equal(topo_build(spec, &g, &err), -1);
+	assert_string_equal(err.file, path);
+	assert_int_equal(err.line, 2);
+	assert_int_equal(err.col, 5);
+	assert_non_null(strstr(err.msg, "'2+3' is not a link"));
+	unlink(path);
+	assert_int_equal(topo_build(spec, &g, &err), -1);
+	assert_int_equal(err.code, OFC_E_INPUT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -665,6 +760,8 @@ int main(void)
 	    cmocka_unit_test(test_automorphisms_brute),
 	    cmocka_unit_test(test_automorphisms_genkautz),
 	    cmocka_unit_test(test_automorphisms_cap),
+	    cmocka_unit_test(test_fail_links),
+	    cmocka_unit_test(test_edges_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

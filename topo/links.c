@@ -1,0 +1,271 @@
+/* Link lists: degraded topologies (a healthy graph less its failed links)
+ * and explicit edge lists (`edges:FILE`). Both read the same words, so what
+ * `--fail` takes and what an edge-list file holds look alike:
+ *
+ *   U-V   the bidirectional link between U and V: the arc U -> V and, when
+ *         the graph has one, the arc V -> U (a link is two fibres)
+ *   U>V   the one arc U -> V (directed fabrics such as Kautz)
+ *
+ * Words are separated by commas or white space; in a file '#' starts a
+ * comment and a line `nodes N` gives the node count (else the largest id
+ * plus one). A parallel link is named once per copy. Failing a whole host
+ * would renumber the survivors and is not offered here. */
+#include "topo/topo.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LINKS_MAX_FILE (64u << 20)
+
+struct link_word {
+	uint32_t u, v;
+	bool both; /* U-V: both directions */
+	unsigned line, col;
+};
+
+struct link_list {
+	struct link_word *w;
+	size_t n, cap;
+	uint32_t nodes; /* from `nodes N`; 0 when not given */
+};
+
+/* The error for a word at (line, col) of `where` (a file; or "" for a
+ * command-line list, where col is the offset in the list). */
+static int bad(struct ofc_error *err, const char *where, unsigned line, unsigned col,
+	       const char *fmt, ...) OFC_PRINTF(5, 6);
+static int bad(struct ofc_error *err, const char *where, unsigned line, unsigned col,
+	       const char *fmt, ...)
+{
+	char msg[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (*where)
+		return ofc_error_at(err, OFC_E_INPUT, where, line, col, "%s", msg);
+	ofc_error_set(err, OFC_E_INPUT, "%s", msg);
+	err->col = col;
+	return -1;
+}
+
+static int read_id(const char **s, const char *end, uint32_t *v)
+{
+	uint64_t x = 0;
+	const char *p = *s;
+
+	if (p == end || !isdigit((unsigned char)*p))
+		return -1;
+	while (p < end && isdigit((unsigned char)*p)) {
+		x = x * 10 + (uint64_t)(*p++ - '0');
+		if (x >= TOPO_MAX_NODES)
+			return -1;
+	}
+	*v = (uint32_t)x;
+	*s = p;
+	return 0;
+}
+
+/* Parse text into words; file names the source for messages ("" = a list
+ * given on the command line, one line). */
+static int parse_links(const char *text, size_t len, const char *file, struct link_list *l,
+		       struct ofc_error *err)
+{
+	const char *p = text, *end = text + len, *line_start = text;
+	unsigned line = 1;
+
+	while (p < end) {
+		if (*p == '\n') {
+			line++;
+			line_start = ++p;
+			continue;
+		}
+		if (*p == ',' || isspace((unsigned char)*p)) {
+			p++;
+			continue;
+		}
+		if (*p == '#' && *file) {
+			while (p < end && *p != '\n')
+				p++;
+			continue;
+		}
+		const char *w = p;
+		while (p < end && *p != ',' && !isspace((unsigned char)*p))
+			p++;
+		size_t wl = (size_t)(p - w);
+		unsigned col = (unsigned)(w - line_start) + 1;
+
+		if (*file && wl == 5 && memcmp(w, "nodes", 5) == 0) {
+			const char *q = p;
+
+			while (q < end && (*q == ' ' || *q == '\t'))
+				q++;
+			if (read_id(&q, end, &l->nodes) < 0 || l->nodes < 2)
+				return bad(err, file, line, col,
+					   "'nodes' wants a count of 2 to 2^22");
+			p = q;
+			continue;
+		}
+		struct link_word lw = {.line = line, .col = col};
+		const char *q = w;
+		if (read_id(&q, p, &lw.u) < 0 || q == p || (*q != '-' && *q != '>')) {
+			return bad(err, file, line, col,
+				   "'%.*s' is not a link: write U-V (both directions) or U>V (one "
+				   "arc)",
+				   (int)(wl > 40 ? 40 : wl), w);
+		}
+		lw.both = *q++ == '-';
+		if (read_id(&q, p, &lw.v) < 0 || q != p)
+			return bad(err, file, line, col,
+				   "'%.*s' is not a link: write U-V (both directions) or U>V (one "
+				   "arc)",
+				   (int)(wl > 40 ? 40 : wl), w);
+		if (lw.u == lw.v)
+			return bad(err, file, line, col, "'%.*s': a link joins two nodes",
+				   (int)(wl > 40 ? 40 : wl), w);
+		GROW(l->w, l->cap, l->n + 1);
+		l->w[l->n++] = lw;
+	}
+	return 0;
+}
+
+/* The arc u -> v not yet removed, or UINT32_MAX. */
+static uint32_t find_arc(const struct graph *g, const bool *gone, uint32_t u, uint32_t v)
+{
+	for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+		if (g->adj[a] == v && !gone[a])
+			return a;
+	return UINT32_MAX;
+}
+
+int topo_fail_links(const struct graph *g, const char *list, struct graph **out,
+		    struct ofc_error *err)
+{
+	struct link_list l = {0};
+	bool *gone = NULL;
+	int rc = -1;
+
+	*out = NULL;
+	if (parse_links(list, strlen(list), "", &l, err) < 0)
+		goto done;
+	if (l.n == 0) {
+		ofc_error_set(err, OFC_E_INPUT, "no failed link given (write U-V or U>V)");
+		goto done;
+	}
+	gone = xcalloc((size_t)g->m + 1, sizeof(bool));
+	for (size_t i = 0; i < l.n; i++) {
+		const struct link_word *w = &l.w[i];
+		uint32_t a, b = UINT32_MAX;
+
+		if (w->u >= g->n || w->v >= g->n) {
+			ofc_error_set(err, OFC_E_INPUT, "failed link %u%c%u: %s has nodes 0..%u",
+				      w->u, w->both ? '-' : '>', w->v, g->spec, g->n - 1);
+			err->col = w->col;
+			goto done;
+		}
+		a = find_arc(g, gone, w->u, w->v);
+		if (a != UINT32_MAX)
+			gone[a] = true;
+		if (w->both) {
+			b = find_arc(g, gone, w->v, w->u);
+			if (b != UINT32_MAX)
+				gone[b] = true;
+		}
+		if (a == UINT32_MAX && b == UINT32_MAX) {
+			ofc_error_set(err, OFC_E_INPUT,
+				      "failed link %u%c%u: %s has no such link (or it is named "
+				      "twice)",
+				      w->u, w->both ? '-' : '>', w->v, g->spec);
+			err->col = w->col;
+			goto done;
+		}
+	}
+	uint32_t *tails = xmalloc((size_t)g->m * sizeof(uint32_t));
+	uint32_t *heads = xmalloc((size_t)g->m * sizeof(uint32_t));
+	uint32_t m = 0;
+	for (uint32_t u = 0; u < g->n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			if (!gone[a]) {
+				tails[m] = u;
+				heads[m++] = g->adj[a];
+			}
+	/* The canonical list: as given, without extra spaces. */
+	struct strbuf spec = STRBUF_INIT;
+	sb_printf(&spec, "%s without ", g->spec);
+	for (size_t i = 0; i < l.n; i++)
+		sb_printf(&spec, "%s%u%c%u", i ? "," : "", l.w[i].u, l.w[i].both ? '-' : '>',
+			  l.w[i].v);
+	*out = graph_from_arcs(g->n, m, tails, heads, spec.buf);
+	sb_free(&spec);
+	free(tails);
+	free(heads);
+	rc = 0;
+done:
+	free(gone);
+	free(l.w);
+	return rc;
+}
+
+int topo_edges_file(const char *path, struct graph **out, struct ofc_error *err)
+{
+	struct link_list l = {0};
+	char *text = NULL;
+	size_t len = 0;
+	int rc = -1;
+
+	*out = NULL;
+	if (read_file(path, LINKS_MAX_FILE, &text, &len, err) < 0)
+		return -1;
+	if (parse_links(text, len, path, &l, err) < 0)
+		goto done;
+	if (l.n == 0) {
+		ofc_error_at(err, OFC_E_INPUT, path, 1, 1, "no links (write U-V or U>V per link)");
+		goto done;
+	}
+	uint32_t n = l.nodes;
+	for (size_t i = 0; !l.nodes && i < l.n; i++) {
+		if (l.w[i].u + 1 > n)
+			n = l.w[i].u + 1;
+		if (l.w[i].v + 1 > n)
+			n = l.w[i].v + 1;
+	}
+	size_t arcs = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		if (l.w[i].u >= n || l.w[i].v >= n) {
+			ofc_error_at(err, OFC_E_INPUT, path, l.w[i].line, l.w[i].col,
+				     "link %u%c%u: 'nodes %u' says the nodes are 0..%u", l.w[i].u,
+				     l.w[i].both ? '-' : '>', l.w[i].v, n, n - 1);
+			goto done;
+		}
+		arcs += l.w[i].both ? 2 : 1;
+	}
+	if (arcs > TOPO_MAX_ARCS) {
+		ofc_error_at(err, OFC_E_INPUT, path, 1, 1, "%zu arcs: the limit is %u", arcs,
+			     TOPO_MAX_ARCS);
+		goto done;
+	}
+	uint32_t *tails = xmalloc(arcs * sizeof(uint32_t));
+	uint32_t *heads = xmalloc(arcs * sizeof(uint32_t));
+	uint32_t m = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		tails[m] = l.w[i].u;
+		heads[m++] = l.w[i].v;
+		if (l.w[i].both) {
+			tails[m] = l.w[i].v;
+			heads[m++] = l.w[i].u;
+		}
+	}
+	char *spec = xasprintf("edges:%s", path);
+	*out = graph_from_arcs(n, m, tails, heads, spec);
+	free(spec);
+	free(tails);
+	free(heads);
+	rc = 0;
+done:
+	free(text);
+	free(l.w);
+	return rc;
+}
