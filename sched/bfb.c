@@ -75,6 +75,8 @@ struct worker {
 	/* per-step maxima of U* (c/k), of W (chunks) and of U (LP) */
 	uint64_t *max_c, *max_k, *max_w;
 	double *max_u;
+	/* rates of the links of the node being solved (1 without rates) */
+	uint32_t wt[BFB_MAX_DEGREE];
 	uint64_t problems, lps;
 	bool failed;
 	char why[200];
@@ -82,8 +84,8 @@ struct worker {
 
 struct view {
 	const struct graph *g;
-	bool reverse; /* reduce-scatter: BFB allgather on g^T, run backwards */
-	uint32_t n, d, D;
+	bool reverse;	  /* reduce-scatter: BFB allgather on g^T, run backwards */
+	uint32_t n, d, D; /* d prices a step (the most links a node has) */
 	const uint32_t *in_off, *in_peer, *in_arc;
 	uint32_t *own_off, *own_peer, *own_arc; /* allocated here (allgather) */
 	const uint16_t **row;			/* row[x][v] = d_H(v, x); NULL when not computed */
@@ -94,7 +96,7 @@ struct view {
 	uint32_t nrecv; /* receivers to process: n, or 1 (vertex-transitive figures) */
 	/* per (u, t), index u * D + t - 1 */
 	uint32_t *uc;
-	uint8_t *uk;
+	uint32_t *uk;
 	size_t *count, *offset;
 	struct xfer *out;
 	struct worker *w;
@@ -289,8 +291,9 @@ static uint32_t group_sources(struct worker *w, uint32_t lo, uint32_t hi)
 	return ng;
 }
 
-/* The flow network for supply `su` per source and capacity `cap` per link;
- * returns the max flow. Nodes: 0 source, 1..ng groups, then links, sink. */
+/* The flow network for supply `su` per source and capacity `cap` per unit
+ * of link rate; returns the max flow. Nodes: 0 source, 1..ng groups, then
+ * links, sink. */
 static int64_t build_and_flow(struct worker *w, uint32_t ng, uint32_t d, int64_t su, int64_t cap)
 {
 	struct net *f = &w->net;
@@ -298,7 +301,7 @@ static int64_t build_and_flow(struct worker *w, uint32_t ng, uint32_t d, int64_t
 
 	net_reset(f, ng + d + 2);
 	for (uint32_t k = 0; k < d; k++)
-		net_edge(f, 1 + ng + k, sink, cap);
+		net_edge(f, 1 + ng + k, sink, cap * (int64_t)w->wt[k]);
 	for (uint32_t g = 0; g < ng; g++) {
 		const struct group *gr = &w->groups[g];
 		int64_t supply = su * gr->cnt;
@@ -334,8 +337,10 @@ static void flows_from_net(struct worker *w, uint32_t ng, uint32_t d)
 	}
 }
 
-/* U* = max over K of sources(K) / |K| by summing counts over subsets of the
- * candidate links (a zeta transform over the links that occur). */
+/* U* = max over K of sources(K) / r(K) by summing counts over subsets of the
+ * candidate links (a zeta transform over the links that occur); r(K) is
+ * the links' total rate, |K| when every rate is 1 (App. D.3's LP (13)
+ * without the alpha term: a link of rate r carries r U). */
 static void solve_subsets(struct worker *w, uint32_t ng, uint64_t *c, uint64_t *k)
 {
 	uint64_t uni = 0;
@@ -365,7 +370,10 @@ static void solve_subsets(struct worker *w, uint32_t ng, uint64_t *c, uint64_t *
 				f[K] += f[K ^ ((size_t)1 << i)];
 	uint64_t bc = 0, bk = 1;
 	for (size_t K = 1; K < full; K++) {
-		uint64_t pc = (uint64_t)__builtin_popcountll(K);
+		uint64_t pc = 0;
+
+		for (size_t b = K; b; b &= b - 1)
+			pc += w->wt[pos[__builtin_ctzll(b)]];
 
 		if (f[K] * bk > bc * pc) {
 			bc = f[K];
@@ -377,9 +385,9 @@ static void solve_subsets(struct worker *w, uint32_t ng, uint64_t *c, uint64_t *
 	*k = bk / g;
 }
 
-/* U* by Dinkelbach's method on the min cut: with capacity c/k, a flow
- * short of every source's supply has a cut whose link side K holds
- * sources(K) / |K| > c/k; raise c/k to that and repeat. */
+/* U* by Dinkelbach's method on the min cut: with capacity c/k per unit of
+ * rate, a flow short of every source's supply has a cut whose link side K
+ * holds sources(K) / r(K) > c/k; raise c/k to that and repeat. */
 static int solve_mincut(struct worker *w, uint32_t ng, uint32_t d, uint32_t m, uint64_t *c,
 			uint64_t *k)
 {
@@ -387,7 +395,11 @@ static int solve_mincut(struct worker *w, uint32_t ng, uint32_t d, uint32_t m, u
 
 	for (uint32_t g = 0; g < ng; g++)
 		uni |= w->groups[g].mask;
-	uint64_t cc = m, kk = (uint64_t)popcount64(uni), gg = gcd_u64(cc, kk);
+	uint64_t cc = m, kk = 0, gg;
+
+	for (uint64_t b = uni; b; b &= b - 1)
+		kk += w->wt[__builtin_ctzll(b)];
+	gg = gcd_u64(cc, kk);
 	cc /= gg;
 	kk /= gg;
 	for (unsigned iter = 0; iter <= 2 * d + 2; iter++) {
@@ -407,7 +419,7 @@ static int solve_mincut(struct worker *w, uint32_t ng, uint32_t d, uint32_t m, u
 				fk += w->groups[g].cnt;
 		for (uint32_t l = 0; l < d; l++)
 			if (f->level[1 + ng + l] >= 0)
-				nk++;
+				nk += w->wt[l];
 		if (nk == 0 || fk * kk <= cc * nk)
 			break; /* cannot happen: the cut is tighter than c/k */
 		gg = gcd_u64(fk, nk);
@@ -419,8 +431,9 @@ static int solve_mincut(struct worker *w, uint32_t ng, uint32_t d, uint32_t m, u
 }
 
 /* LP (3) for the grouped sources: y[g][a] (shards of group g on link a) and
- * U; minimise U subject to every link carrying <= U and every group being
- * delivered. Fills the group flows in units of 1/LP_UNITS shard. */
+ * U; minimise U subject to every link carrying <= U (r U for a link of rate
+ * r: LP (13) of App. D.3) and every group being delivered. Fills the group flows in units of
+ * 1/LP_UNITS shard. */
 static int solve_lp(struct worker *w, uint32_t ng, uint32_t d, double *u_out)
 {
 	uint32_t ny = 0;
@@ -455,7 +468,7 @@ static int solve_lp(struct worker *w, uint32_t ng, uint32_t d, double *u_out)
 				}
 		}
 		w->lpcol[n] = ucol;
-		w->lpval[n++] = -1.0;
+		w->lpval[n++] = -(double)w->wt[a];
 		lp_add_row(lp, n, w->lpcol, w->lpval, LP_LE, 0.0);
 	}
 	for (uint32_t g = 0; g < ng; g++) {
@@ -594,12 +607,11 @@ static void collect(const struct view *vw, struct worker *w, uint32_t u)
 	}
 }
 
-/* U*_{u,t} as c/k for the grouped sources (not in the write pass). */
-static int solve_value(const struct view *vw, struct worker *w, uint32_t ng, uint32_t m,
+/* U*_{u,t} as c/k for the grouped sources on d links (not in the write
+ * pass). */
+static int solve_value(const struct view *vw, struct worker *w, uint32_t ng, uint32_t m, uint32_t d,
 		       bool single, uint64_t *c, uint64_t *k, double *ulp)
 {
-	uint32_t d = vw->d;
-
 	*c = 0;
 	*k = 1;
 	if (single) {
@@ -608,19 +620,28 @@ static int solve_value(const struct view *vw, struct worker *w, uint32_t ng, uin
 		for (uint32_t g = 0; g < ng; g++)
 			per[__builtin_ctzll(w->groups[g].mask)] += w->groups[g].cnt;
 		for (uint32_t a = 0; a < d; a++)
-			if (per[a] > *c)
+			if (per[a] * *k > *c * w->wt[a]) {
 				*c = per[a];
-		*ulp = (double)*c;
+				*k = w->wt[a];
+			}
+		uint64_t gg = gcd_u64(*c, *k);
+		*c /= gg;
+		*k /= gg;
+		*ulp = (double)*c / (double)*k;
 		return 0;
 	}
 	if (vw->o->method == BFB_LP) {
 		if (solve_lp(w, ng, d, ulp) < 0)
 			return -1;
-		/* The LP optimum is a fraction with denominator <= d (min cut). */
-		struct frac f = frac_from_double(*ulp, d, 1e-6);
+		/* The LP optimum is a fraction with denominator <= the links'
+		 * total rate (min cut). */
+		int64_t rsum = 0;
+		for (uint32_t a = 0; a < d; a++)
+			rsum += w->wt[a];
+		struct frac f = frac_from_double(*ulp, rsum, 1e-6);
 		if (!frac_valid(f) || f.num <= 0) {
 			worker_fail(w, "BFB: the LP optimum is not a fraction with denominator <= "
-				       "degree (numerical trouble in lp_solve)");
+				       "the links' total rate (numerical trouble in lp_solve)");
 			return -1;
 		}
 		*c = (uint64_t)f.num;
@@ -645,12 +666,15 @@ static void solve_node(void *arg, size_t ui, unsigned wid)
 {
 	struct view *vw = arg;
 	struct worker *w = &vw->w[wid];
-	uint32_t u = (uint32_t)ui, D = vw->D, d = vw->d;
+	uint32_t u = (uint32_t)ui, D = vw->D;
+	uint32_t d = vw->in_off[u + 1] - vw->in_off[u]; /* u's links */
 	uint32_t P = vw->o->chunks;
 	bool lp = vw->o->method == BFB_LP;
 
 	if (w->failed)
 		return;
+	for (uint32_t a = 0; a < d; a++)
+		w->wt[a] = vw->o->rate ? vw->o->rate[vw->in_arc[vw->in_off[u] + a]] : 1;
 	collect(vw, w, u);
 	for (uint32_t t = 1; t <= D; t++) {
 		uint32_t lo = w->tstart[t], hi = w->tstart[t + 1], m = hi - lo, ng;
@@ -676,10 +700,10 @@ static void solve_node(void *arg, size_t ui, unsigned wid)
 		} else {
 			if (!single)
 				w->problems++;
-			if (solve_value(vw, w, ng, m, single, &c, &k, &ulp) < 0)
+			if (solve_value(vw, w, ng, m, d, single, &c, &k, &ulp) < 0)
 				return;
 			vw->uc[idx] = (uint32_t)c;
-			vw->uk[idx] = (uint8_t)k;
+			vw->uk[idx] = (uint32_t)k;
 			if (c * w->max_k[t - 1] > w->max_c[t - 1] * k) {
 				w->max_c[t - 1] = c;
 				w->max_k[t - 1] = k;
@@ -918,18 +942,18 @@ struct phase_result {
 };
 
 /* One BFB allgather on H (g, or g^T run backwards), appended to s. */
-static int run_view(const struct graph *g, bool reverse, const struct bfb_opts *o,
+static int run_view(const struct graph *g, uint32_t d, bool reverse, const struct bfb_opts *o,
 		    struct schedule *s, struct phase_result *pr, struct bfb_stats *st,
 		    struct ofc_error *err)
 {
 	struct view vw = {.g = g, .reverse = reverse, .n = g->n, .o = o};
 	uint32_t n = g->n;
 	int rc = -1;
-	bool one = !s && g->vertex_transitive;
+	bool one = !s && g->vertex_transitive && !o->rate;
 	double t0 = now_seconds();
 
 	view_links(&vw);
-	vw.d = vw.in_off[1] - vw.in_off[0];
+	vw.d = d;
 	if (view_distances(&vw, one, err) < 0)
 		goto out;
 	st->seconds_distances += now_seconds() - t0;
@@ -937,7 +961,7 @@ static int run_view(const struct graph *g, bool reverse, const struct bfb_opts *
 	uint32_t D = vw.D;
 	size_t cells = (size_t)n * D;
 	vw.uc = xcalloc(cells, sizeof(uint32_t));
-	vw.uk = xcalloc(cells, sizeof(uint8_t));
+	vw.uk = xcalloc(cells, sizeof(uint32_t));
 	workers_init(&vw);
 	vw.nrecv = one ? 1 : n;
 	vw.pass = s ? PASS_COUNT : PASS_EVAL;
@@ -1025,10 +1049,15 @@ out:
 	return rc;
 }
 
-static int check_graph(const struct graph *g, bool full, uint32_t *deg, struct ofc_error *err)
+/* Any strongly connected digraph (view_distances checks that): a degraded
+ * or irregular graph is scheduled as it is. d, which prices a step, is the
+ * most links a node has: a link runs at B/d (times its rate) whatever
+ * its neighbours lost. */
+static int check_graph(const struct graph *g, const struct bfb_opts *o, bool full, uint32_t *deg,
+		       struct ofc_error *err)
 {
-	uint32_t n = g->n, d = graph_outdeg(g, 0);
-	uint32_t *in;
+	uint32_t n = g->n, d = 0, *in;
+	int rc = 0;
 
 	if (n < 2)
 		return ofc_error_set(err, OFC_E_INPUT, "a collective needs at least 2 nodes");
@@ -1042,21 +1071,29 @@ static int check_graph(const struct graph *g, bool full, uint32_t *deg, struct o
 	in = xcalloc(n, sizeof(uint32_t));
 	for (uint32_t a = 0; a < g->m; a++)
 		in[g->adj[a]]++;
-	for (uint32_t u = 0; u < n; u++)
-		if (graph_outdeg(g, u) != d || in[u] != d) {
-			free(in);
-			return ofc_error_set(err, OFC_E_INPUT,
-					     "%s is not regular (node %u): the cost model needs "
-					     "every node to have the same degree",
-					     g->spec ? g->spec : "the topology", u);
-		}
+	for (uint32_t u = 0; u < n; u++) {
+		if (graph_outdeg(g, u) > d)
+			d = graph_outdeg(g, u);
+		if (in[u] > d)
+			d = in[u];
+	}
 	free(in);
 	if (d > BFB_MAX_DEGREE)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "degree %u: BFB handles up to %u links per node", d,
 				     BFB_MAX_DEGREE);
+	for (uint32_t a = 0; o->rate && a < g->m && rc == 0; a++)
+		if (o->rate[a] == 0 || o->rate[a] > BFB_MAX_RATE)
+			rc = ofc_error_set(err, OFC_E_INPUT,
+					   "arc %u has rate %u: BFB takes rates 1..%u (multiples "
+					   "of the slowest link's)",
+					   a, o->rate[a], BFB_MAX_RATE);
+	if (rc == 0 && o->rate && o->chunks)
+		rc = ofc_error_set(err, OFC_E_INPUT,
+				   "--chunks with mixed link rates is not supported (IP (12) "
+				   "assumes equal links)");
 	*deg = d;
-	return 0;
+	return rc;
 }
 
 int bfb_schedule(const struct graph *g, enum sched_collective c, const struct bfb_opts *o,
@@ -1073,7 +1110,7 @@ int bfb_schedule(const struct graph *g, enum sched_collective c, const struct bf
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "BFB schedules allgather, reduce-scatter and "
 				     "allreduce");
-	if (check_graph(g, s != NULL || !g->vertex_transitive, &d, err) < 0)
+	if (check_graph(g, o, s != NULL || !g->vertex_transitive, &d, err) < 0)
 		return -1;
 	st->nodes = g->n;
 	st->degree = d;
@@ -1081,9 +1118,9 @@ int bfb_schedule(const struct graph *g, enum sched_collective c, const struct bf
 		sched_init(s, c, o->method == BFB_LP ? "bfb-lp" : "bfb", g->n);
 		snprintf(s->topology, sizeof(s->topology), "%s", g->spec ? g->spec : "");
 	}
-	if (c != SCHED_ALLGATHER && run_view(g, true, o, s, &rs, st, err) < 0)
+	if (c != SCHED_ALLGATHER && run_view(g, d, true, o, s, &rs, st, err) < 0)
 		goto fail;
-	if (c != SCHED_REDUCE_SCATTER && run_view(g, false, o, s, &ag, st, err) < 0)
+	if (c != SCHED_REDUCE_SCATTER && run_view(g, d, false, o, s, &ag, st, err) < 0)
 		goto fail;
 
 	struct frac zero = frac_make(0, 1);
@@ -1106,8 +1143,8 @@ fail:
 	return -1;
 }
 
-int bfb_solve_node(uint32_t m, const uint64_t *masks, uint32_t d, enum bfb_method method,
-		   uint64_t *c, uint64_t *k, struct ofc_error *err)
+int bfb_solve_node(uint32_t m, const uint64_t *masks, uint32_t d, const uint32_t *rate,
+		   enum bfb_method method, uint64_t *c, uint64_t *k, struct ofc_error *err)
 {
 	struct bfb_opts o = {.method = method};
 	struct view vw = {.d = d, .o = &o};
@@ -1123,6 +1160,12 @@ int bfb_solve_node(uint32_t m, const uint64_t *masks, uint32_t d, enum bfb_metho
 		if (!masks[i] || (d < 64 && masks[i] >> d))
 			return ofc_error_set(err, OFC_E_INPUT,
 					     "source %u has no candidate link among %u", i, d);
+	for (uint32_t a = 0; a < d; a++) {
+		w.wt[a] = rate ? rate[a] : 1;
+		if (w.wt[a] == 0 || w.wt[a] > BFB_MAX_RATE)
+			return ofc_error_set(err, OFC_E_INPUT, "link %u: rate 1..%u", a,
+					     BFB_MAX_RATE);
+	}
 	w.src = xmalloc((size_t)m * sizeof(uint32_t));
 	w.mask = xmalloc((size_t)m * sizeof(uint64_t));
 	w.gid = xmalloc((size_t)m * sizeof(uint32_t));
@@ -1135,7 +1178,7 @@ int bfb_solve_node(uint32_t m, const uint64_t *masks, uint32_t d, enum bfb_metho
 	uint32_t ng = group_sources(&w, 0, m);
 	for (uint32_t g = 0; g < ng; g++)
 		single &= popcount64(w.groups[g].mask) == 1;
-	if (solve_value(&vw, &w, ng, m, single, c, k, &ulp) < 0)
+	if (solve_value(&vw, &w, ng, m, d, single, c, k, &ulp) < 0)
 		rc = ofc_error_set(err, OFC_E_RUNTIME, "%s", w.why);
 	worker_free(&w);
 	return rc;

@@ -7,9 +7,10 @@
 #include "sched/sched.h"
 
 /* One (u, t) problem of LP (3) on its own: m sources, masks[i] the in-links
- * (bit k = in-link k of d) that may carry source i. U* = *c / *k, reduced. */
-int bfb_solve_node(uint32_t m, const uint64_t *masks, uint32_t d, enum bfb_method method,
-		   uint64_t *c, uint64_t *k, struct ofc_error *err);
+ * (bit k = in-link k of d) that may carry source i, rate[k] the links' rates
+ * (LP (13); NULL: all 1). U* = *c / *k, reduced. */
+int bfb_solve_node(uint32_t m, const uint64_t *masks, uint32_t d, const uint32_t *rate,
+		   enum bfb_method method, uint64_t *c, uint64_t *k, struct ofc_error *err);
 
 /* The port-preserving translations of g (see above): perm[s * n + u] for all
  * s (perm may be NULL to only test). true when g is such a Cayley graph. */

@@ -216,10 +216,18 @@ enum bfb_method {
 #define BFB_MAX_DEGREE 64
 #define BFB_MAX_NODES  8192 /* all-pairs distances: 128 MiB */
 
+/* Link rates are whole multiples of the slowest link's (25G and 100G: 1 and
+ * 4); a rate-r link carries r times what a rate-1 link does in a step. */
+#define BFB_MAX_RATE 1024u
+
 struct bfb_opts {
 	enum bfb_method method;
 	uint32_t chunks;  /* P: whole chunks of 1/P shard (App. D.2); 0 = exact */
 	unsigned threads; /* 0 = all CPUs */
+	/* rate[a] of every arc a (CSR index) of the graph, for LP (13) of App.
+	 * D.3 without its alpha term; NULL: every link alike. tau_B is then in
+	 * units of the rate-1 link (B/d). Not with chunks. */
+	const uint32_t *rate;
 };
 
 struct bfb_stats {
@@ -237,9 +245,11 @@ struct bfb_stats {
 
 /* Build the BFB schedule for collective c on g into s (sched_init is done
  * here), or, with s == NULL, compute only the figures: then a
- * vertex-transitive graph is evaluated at one node. g must be regular and
- * strongly connected, degree <= BFB_MAX_DEGREE, nodes <= BFB_MAX_NODES
- * (or any size for figures on a vertex-transitive graph). */
+ * vertex-transitive graph is evaluated at one node. g must be strongly
+ * connected, degree <= BFB_MAX_DEGREE, nodes <= BFB_MAX_NODES (or any size
+ * for figures on a vertex-transitive graph). It need not be regular (a
+ * degraded fabric): each (u, t) problem is over u's own links, and a step is
+ * priced with d = the most links any node has (stats degree). */
 int bfb_schedule(const struct graph *g, enum sched_collective c, const struct bfb_opts *o,
 		 struct schedule *s, struct bfb_stats *st, struct ofc_error *err);
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rwa/rwa.h"
 #include "sched/internal.h"
 
 static struct graph *build(const char *spec)
@@ -122,13 +123,15 @@ static void test_fig5_lp(void **state)
 	(void)state;
 
 	for (int m = BFB_AUTO; m <= BFB_LP; m++) {
-		assert_int_equal(bfb_solve_node(2, u2, 3, (enum bfb_method)m, &c, &k, &err), 0);
+		assert_int_equal(bfb_solve_node(2, u2, 3, NULL, (enum bfb_method)m, &c, &k, &err),
+				 0);
 		assert_true(c == 2 && k == 3);
-		assert_int_equal(bfb_solve_node(2, u1, 2, (enum bfb_method)m, &c, &k, &err), 0);
+		assert_int_equal(bfb_solve_node(2, u1, 2, NULL, (enum bfb_method)m, &c, &k, &err),
+				 0);
 		assert_true(c == 1 && k == 1);
 	}
 	const uint64_t bad[] = {0x0};
-	assert_int_equal(bfb_solve_node(1, bad, 3, BFB_AUTO, &c, &k, &err), -1);
+	assert_int_equal(bfb_solve_node(1, bad, 3, NULL, BFB_AUTO, &c, &k, &err), -1);
 }
 
 /* The subset formula, the parametric min cut and lp_solve agree on random
@@ -153,7 +156,7 @@ static void test_methods_agree_random(void **state)
 			} while (!masks[i]);
 		}
 		for (int meth = BFB_AUTO; meth <= BFB_LP; meth++)
-			assert_int_equal(bfb_solve_node(m, masks, d, (enum bfb_method)meth,
+			assert_int_equal(bfb_solve_node(m, masks, d, NULL, (enum bfb_method)meth,
 							&c[meth], &k[meth], &err),
 					 0);
 		for (int meth = 1; meth < 4; meth++)
@@ -330,12 +333,18 @@ static void test_errors(void **state)
 	assert_non_null(strstr(err.msg, "not strongly connected"));
 	graph_free(g);
 
-	/* Not regular. */
-	uint32_t t2[] = {0, 0, 1, 2}, h2[] = {1, 2, 0, 0};
-	g = graph_from_arcs(3, 4, t2, h2, "star");
-	assert_int_equal(bfb_schedule(g, SCHED_ALLGATHER, NULL, &s, &st, &err), -1);
-	assert_non_null(strstr(err.msg, "not regular"));
+	/* A rate of 0 and chunks with rates are refused. */
+	g = build("torus:3x3");
+	uint32_t *rate = xcalloc(g->m, sizeof(uint32_t));
+	struct bfb_opts o = {.rate = rate};
+	assert_int_equal(bfb_schedule(g, SCHED_ALLGATHER, &o, &s, &st, &err), -1);
 	assert_int_equal(err.code, OFC_E_INPUT);
+	for (uint32_t a = 0; a < g->m; a++)
+		rate[a] = 1 + a % 2;
+	o.chunks = 2;
+	assert_int_equal(bfb_schedule(g, SCHED_ALLGATHER, &o, &s, &st, &err), -1);
+	assert_non_null(strstr(err.msg, "chunks"));
+	free(rate);
 	graph_free(g);
 
 	g = build("torus:4x4");
@@ -364,6 +373,219 @@ static void test_fractions(void **state)
 	assert_string_equal(frac_str(frac_make(1, 0), buf, sizeof(buf)), "?");
 }
 
+/* ---- irregular graphs and link rates (issue 14) ---------------------------- */
+
+/* A star 1 - 0 - 2 (not regular) by hand: step 1 every node hears its
+ * neighbours, one shard per link (U = 1); step 2 the leaves hear each other
+ * through 0, one shard on the leaf's only in-link (U = 1). The links run at
+ * B/d with d = 2, the most any node has: tau_B = (2/3)(1 + 1) = 4/3. */
+static void test_irregular_star(void **state)
+{
+	uint32_t t[] = {0, 0, 1, 2}, h[] = {1, 2, 0, 0};
+	struct graph *g = graph_from_arcs(3, 4, t, h, "star");
+	struct bfb_stats st;
+	(void)state;
+
+	for (int meth = BFB_AUTO; meth <= BFB_LP; meth++) {
+		struct bfb_opts o = {.method = (enum bfb_method)meth};
+
+		check_schedule(g, SCHED_ALLGATHER, &o, &st);
+		assert_int_equal(st.degree, 2);
+		assert_int_equal(st.steps, 2);
+		assert_true(st.tau_b.num == 4 && st.tau_b.den == 3);
+		assert_false(st.bw_optimal);
+		check_schedule(g, SCHED_ALLREDUCE, &o, &st);
+		assert_true(st.tau_b.num == 8 && st.tau_b.den == 3);
+	}
+	graph_free(g);
+}
+
+/* Equal rates reproduce the homogeneous schedule exactly: all rates 1 give
+ * the same transfers as no rates, all rates r divide tau_B by r. */
+static void test_rates_equal(void **state)
+{
+	const char *specs[] = {"torus:4x4", "genkautz:30,3", "hypercube:4", "line(genkautz:10,3)"};
+	struct ofc_error err = {0};
+	(void)state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
+		struct graph *g = build(specs[i]);
+		uint32_t *one = xmalloc(g->m * sizeof(uint32_t)),
+			 *three = xmalloc(g->m * sizeof(uint32_t));
+
+		for (uint32_t a = 0; a < g->m; a++) {
+			one[a] = 1;
+			three[a] = 3;
+		}
+		for (int meth = BFB_AUTO; meth <= BFB_LP; meth++) {
+			struct bfb_opts o0 = {.method = (enum bfb_method)meth};
+			struct bfb_opts o1 = {.method = (enum bfb_method)meth, .rate = one};
+			struct bfb_opts o3 = {.method = (enum bfb_method)meth, .rate = three};
+			struct schedule s0, s1;
+			struct bfb_stats st0, st1, st3;
+
+			assert_int_equal(bfb_schedule(g, SCHED_ALLREDUCE, &o0, &s0, &st0, &err), 0);
+			assert_int_equal(bfb_schedule(g, SCHED_ALLREDUCE, &o1, &s1, &st1, &err), 0);
+			assert_true(frac_cmp(st0.tau_b, st1.tau_b) == 0);
+			assert_int_equal(s0.nsteps, s1.nsteps);
+			assert_int_equal(s0.nxfers, s1.nxfers);
+			assert_memory_equal(s0.xfers, s1.xfers, s0.nxfers * sizeof(struct xfer));
+			assert_int_equal(bfb_schedule(g, SCHED_ALLREDUCE, &o3, NULL, &st3, &err),
+					 0);
+			assert_true(frac_cmp(frac_mul(st3.tau_b, frac_make(3, 1)), st0.tau_b) == 0);
+			sched_free(&s0);
+			sched_free(&s1);
+		}
+		free(one);
+		free(three);
+		graph_free(g);
+	}
+}
+
+/* The independent LP: one model over every (u, t) at once, written from
+ * Def. 15 with distances from the topology module: x[v, arc, t] for each arc
+ * w -> u with d(v, u) = d(v, w) + 1 = t, every source delivered, each arc
+ * carrying at most rate * U_t, minimise sum_t U_t. tau_B = (d/N) that sum. */
+static double global_lp(const struct graph *g, const uint32_t *rate, uint32_t d)
+{
+	struct ofc_error err = {0};
+	uint16_t *dist = topo_distances(g, 1, &err);
+	uint32_t n = g->n, D = 0, *tail = graph_arc_tails(g);
+
+	assert_non_null(dist);
+	for (size_t i = 0; i < (size_t)n * n; i++)
+		if (dist[i] > D)
+			D = dist[i];
+	/* column of (v, arc): arc's t is fixed by v (t = d(v, head)) */
+	int *col = xmalloc((size_t)n * g->m * sizeof(int));
+	int ncol = (int)D;
+	for (uint32_t v = 0; v < n; v++)
+		for (uint32_t a = 0; a < g->m; a++) {
+			uint32_t w = tail[a], u = g->adj[a];
+
+			col[(size_t)v * g->m + a] =
+			    u != v && dist[(size_t)v * n + u] == dist[(size_t)v * n + w] + 1
+				? ncol++
+				: -1;
+		}
+	struct lp *lp = lp_new(ncol);
+	int *cols = xmalloc(((size_t)ncol + 1) * sizeof(int));
+	double *vals = xmalloc(((size_t)ncol + 1) * sizeof(double));
+	for (uint32_t t = 0; t < D; t++)
+		lp_set_obj_coef(lp, (int)t, 1.0);
+	for (uint32_t v = 0; v < n; v++)
+		for (uint32_t u = 0; u < n; u++) {
+			int k = 0;
+
+			if (u == v)
+				continue;
+			for (uint32_t a = 0; a < g->m; a++)
+				if (g->adj[a] == u && col[(size_t)v * g->m + a] >= 0) {
+					cols[k] = col[(size_t)v * g->m + a];
+					vals[k++] = 1;
+				}
+			assert_true(k > 0);
+			lp_add_row(lp, k, cols, vals, LP_EQ, 1.0);
+		}
+	for (uint32_t a = 0; a < g->m; a++)
+		for (uint32_t t = 1; t <= D; t++) {
+			int k = 0;
+
+			for (uint32_t v = 0; v < n; v++)
+				if (col[(size_t)v * g->m + a] >= 0 &&
+				    dist[(size_t)v * n + g->adj[a]] == t) {
+					cols[k] = col[(size_t)v * g->m + a];
+					vals[k++] = 1;
+				}
+			if (!k)
+				continue;
+			cols[k] = (int)t - 1;
+			vals[k++] = -(double)rate[a];
+			lp_add_row(lp, k, cols, vals, LP_LE, 0.0);
+		}
+	assert_int_equal(lp_solve(lp, &err), LP_OPTIMAL);
+	double *x = xmalloc((size_t)ncol * sizeof(double)), sum = 0;
+	lp_solution(lp, x);
+	for (uint32_t t = 0; t < D; t++)
+		sum += x[t];
+	free(x);
+	lp_free(lp);
+	free(cols);
+	free(vals);
+	free(col);
+	free(tail);
+	free(dist);
+	return sum * d / n;
+}
+
+/* Mixed rates on small graphs, regular and degraded: every method's exact
+ * tau_B equals the independent LP's optimum, and the schedule itself, its
+ * per-step loads divided by each link's rate, costs exactly that. */
+static void test_rates_vs_lp(void **state)
+{
+	const char *specs[] = {"torus:3x3", "genkautz:12,3", "circulant:10:1,3", "torus:4x4"};
+	const char *fails[] = {NULL, NULL, "0-1", "0-1,5-6,2>3"};
+	struct ofc_error err = {0};
+	(void)state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
+		struct graph *h = build(specs[i]), *g = h;
+
+		if (fails[i]) {
+			assert_int_equal(topo_fail_links(h, fails[i], &g, &err), 0);
+			assert_int_equal(g->m, h->m - (strchr(fails[i], '>') ? 5 : 2));
+		}
+		uint32_t *rate = xmalloc(g->m * sizeof(uint32_t)), *tail = graph_arc_tails(g);
+		uint64_t seed = 7 + i;
+		for (uint32_t a = 0; a < g->m; a++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			rate[a] = 1 + (uint32_t)(seed >> 33) % 4; /* 25G .. 100G */
+		}
+		for (int meth = BFB_AUTO; meth <= BFB_LP; meth++) {
+			struct bfb_opts o = {.method = (enum bfb_method)meth, .rate = rate};
+			struct bfb_stats st;
+			struct schedule s;
+			struct verify_report r;
+			struct verify_opts vo = {.graph = g};
+
+			assert_int_equal(bfb_schedule(g, SCHED_ALLGATHER, &o, &s, &st, &err), 0);
+			assert_int_equal(sched_verify(&s, &vo, &r), 0);
+			double lp = global_lp(g, rate, st.degree);
+			if (fabs(st.tau_b_value - lp) > 1e-6)
+				fail_msg("%s (method %d): BFB %.9f, global LP %.9f", g->spec, meth,
+					 st.tau_b_value, lp);
+			/* The transfers themselves: sum over steps of the busiest
+			 * link's load over its rate. */
+			double *load = xmalloc(g->m * sizeof(double)), sum = 0;
+			for (uint32_t k = 0; k < s.nsteps; k++) {
+				double worst = 0;
+
+				memset(load, 0, g->m * sizeof(double));
+				for (uint32_t x = s.step_start[k]; x < s.step_start[k + 1]; x++) {
+					const struct xfer *t = &s.xfers[x];
+					uint32_t a = g->off[t->src] + t->lane;
+
+					assert_int_equal(tail[a], t->src);
+					assert_int_equal(g->adj[a], t->dst);
+					load[a] += sched_frac(t->length);
+				}
+				for (uint32_t a = 0; a < g->m; a++)
+					if (load[a] / rate[a] > worst)
+						worst = load[a] / rate[a];
+				sum += worst;
+			}
+			assert_true(fabs(sum * st.degree / g->n - lp) < 1e-6);
+			free(load);
+			sched_free(&s);
+		}
+		free(rate);
+		free(tail);
+		if (g != h)
+			graph_free(g);
+		graph_free(h);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -376,6 +598,9 @@ int main(void)
 	    cmocka_unit_test(test_chunks),
 	    cmocka_unit_test(test_figures_only),
 	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_irregular_star),
+	    cmocka_unit_test(test_rates_equal),
+	    cmocka_unit_test(test_rates_vs_lp),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
