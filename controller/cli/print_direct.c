@@ -26,6 +26,30 @@ static void write_tau_json(struct json_writer *w, const char *key, struct frac f
 		jw_null(w);
 }
 
+/* With failed links: "healthy": {topology, time_us, excess} (time_us and
+ * excess null when the algorithm does not apply to the healthy graph). */
+static void write_healthy_json(struct json_writer *w, const struct schedule_result *r,
+			       const struct schedule_outcome *o)
+{
+	if (!r->healthy)
+		return;
+	jw_key(w, "healthy");
+	jw_obj_begin(w);
+	jw_key(w, "topology");
+	jw_str(w, r->healthy->spec);
+	jw_key(w, "time_us");
+	if (o->healthy_us > 0)
+		jw_double(w, o->healthy_us);
+	else
+		jw_null(w);
+	jw_key(w, "excess");
+	if (o->healthy_us > 0)
+		jw_double(w, o->time_us / o->healthy_us - 1);
+	else
+		jw_null(w);
+	jw_obj_end(w);
+}
+
 static double thm20_bound(const struct schedule_result *r, const struct schedule_outcome *o)
 {
 	/* Thm 20: T_B <= T_B^OPT + (M/B) d (d^D - 1) / ((d - 1) P N), per phase. */
@@ -166,6 +190,7 @@ static void write_summary_json(const struct schedule_result *r, const struct sch
 	jw_double(w, o->measured);
 	jw_key(w, "time_us");
 	jw_double(w, o->time_us);
+	write_healthy_json(w, r, o);
 	jw_key(w, "lower_bound_us");
 	jw_double(w, r->lb_us);
 	jw_key(w, "lower_bound_steps");
@@ -281,7 +306,13 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 		text_tau(out, o->bst.tau_b_exact, o->bst.tau_b_exact_value);
 		fprintf(out, ", Thm 20 bound %.9g\n", thm20_bound(r, o));
 	}
-	fprintf(out, "  time         %.6g us\n", o->time_us);
+	fprintf(out, "  time         %.6g us", o->time_us);
+	if (r->healthy && o->healthy_us > 0)
+		fprintf(out, " (%+.1f%% vs healthy %s, %.6g us)",
+			100 * (o->time_us / o->healthy_us - 1), r->healthy->spec, o->healthy_us);
+	else if (r->healthy)
+		fprintf(out, " (healthy %s: %s does not apply there)", r->healthy->spec, o->algo);
+	fprintf(out, "\n");
 	fprintf(out, "  lower bound  %.6g us (%u steps, tau_B* ", r->lb_us, r->lb.steps);
 	text_tau(out, r->lb.tau_b, frac_value(r->lb.tau_b));
 	fprintf(out, ")\n  ratio        %.4f\n", o->ratio);
@@ -485,6 +516,8 @@ static void write_table_text(const struct schedule_result *r, FILE *out)
 		    r->fluid.any_hops ? " and, meeting the cut bound, any" : "", r->fluid.cut_us);
 	else if (r->fluid.why[0])
 		fprintf(out, "  %s\n", r->fluid.why);
+	if (r->healthy)
+		fprintf(out, "  failed links: against healthy %s\n", r->healthy->spec);
 	fprintf(out, "  %-12s %7s %14s %12s %8s  %s\n", "algorithm", "steps", "tau_B", "time_us",
 		"ratio", "verified");
 	for (unsigned i = 0; i < r->nout; i++) {
@@ -508,6 +541,9 @@ static void write_table_text(const struct schedule_result *r, FILE *out)
 		if (r->fluid.have)
 			fprintf(out, "  %s fluid x%.4f", o->below_fluid ? "BELOW THE" : "",
 				o->time_us / o->fluid_bound_us);
+		if (r->healthy && o->healthy_us > 0)
+			fprintf(out, "  %+.1f%% vs healthy",
+				100 * (o->time_us / o->healthy_us - 1));
 		fprintf(out, "\n");
 	}
 }
@@ -553,6 +589,7 @@ static void write_table_json(const struct schedule_result *r, struct json_writer
 			write_tau_json(w, "tau_b", o->tau_b, o->tau_b_value);
 			jw_key(w, "time_us");
 			jw_double(w, o->time_us);
+			write_healthy_json(w, r, o);
 			jw_key(w, "ratio");
 			jw_double(w, o->ratio);
 			jw_key(w, "verified");

@@ -32,6 +32,35 @@ static int degrade(struct schedule_result *r, const struct schedule_query *q, st
 	return 0;
 }
 
+/* The same request on the healthy graph, for the price of the failures:
+ * each outcome learns the time its algorithm takes there. What the healthy
+ * run cannot do (an error, an algorithm that does not apply) leaves
+ * healthy_us at 0. */
+static void price_healthy(struct schedule_result *r, const struct schedule_query *q,
+			  const char *algo)
+{
+	struct schedule_result h = {.kind = SCHEDULE_DIRECT,
+				    .fabric = r->fabric,
+				    .algorithm = algo,
+				    .collective = r->collective,
+				    .g = r->healthy};
+	struct ofc_error err = {0};
+
+	if (schedule_direct(&h, q, algo, &err) < 0)
+		return;
+	for (uint32_t i = 0; i < r->nout; i++) {
+		struct schedule_outcome *o = &r->out[i];
+
+		for (uint32_t j = 0; j < h.nout; j++)
+			if (strcmp(h.out[j].algo, o->algo) == 0 && h.out[j].applies &&
+			    h.out[j].verified)
+				o->healthy_us = h.out[j].time_us;
+		if (o->have && o->healthy_us > 0)
+			sched_set_metric(&o->s, "healthy_time_us", o->healthy_us);
+	}
+	schedule_result_free(&h);
+}
+
 int schedule_compute(const struct schedule_query *q, struct schedule_result *r, bool *spec_error,
 		     struct ofc_error *err)
 {
@@ -79,6 +108,8 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r, 
 			return -1;
 		}
 		rc = schedule_direct(r, q, algo, err);
+		if (rc == 0 && r->healthy)
+			price_healthy(r, q, algo);
 	}
 	if (rc < 0)
 		schedule_result_free(r);

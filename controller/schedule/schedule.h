@@ -104,7 +104,10 @@ struct schedule_outcome {
 	double gen_s, verify_s;
 	double time_us, ratio; /* ratio to the lower bound */
 	double fluid_bound_us; /* --algo all: the fluid bound that holds for it */
-	bool below_fluid;      /* ... and it claims to beat it (a bug) */
+	/* With failed links: the same algorithm's time on the healthy graph
+	 * (0 when it does not apply there or was not built) */
+	double healthy_us;
+	bool below_fluid; /* ... and it claims to beat it (a bug) */
 	/* BFB */
 	bool is_bfb;
 	struct bfb_stats bst;
