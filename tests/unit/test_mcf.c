@@ -277,6 +277,82 @@ static void test_bad_input(void **state)
 	graph_free(g);
 }
 
+/* Degraded and irregular graphs (issue 14). The star 1 - 0 - 2 by hand:
+ * the arc 1 -> 0 carries 1's flows to 0 and to 2, so theta <= 1/2, met by
+ * routing everything on its only path. Degraded tori: the link LP, the
+ * master, column generation and the mirrored master (over what automorphisms
+ * survive) agree on torus:4x4 less one and two links; on torus:8x8 less 1,
+ * 2 and 8 links the mirrored and the plain column generation agree, both
+ * optimal, below the healthy 1/64 and within m / (sum of distances). */
+static double mcf_theta(const struct graph *g, enum mcf_method m)
+{
+	struct mcf_opts o = {.method = m};
+	struct mcf_result r;
+	struct ofc_error err = {0};
+
+	if (mcf_solve(g, &o, &r, &err) < 0)
+		fail_msg("%s: %s", g->spec, err.msg);
+	assert_true(r.optimal);
+	assert_true(r.objective - r.lower <= 1e-8 * r.objective);
+	double t = r.theta;
+	mcf_result_free(&r);
+	return t;
+}
+
+static struct graph *degrade(const char *spec, const char *links)
+{
+	struct graph *h = build(spec), *g = NULL;
+	struct ofc_error err = {0};
+
+	assert_int_equal(topo_fail_links(h, links, &g, &err), 0);
+	graph_free(h);
+	return g;
+}
+
+static void test_degraded(void **state)
+{
+	uint32_t t[] = {0, 0, 1, 2}, h[] = {1, 2, 0, 0};
+	struct graph *g = graph_from_arcs(3, 4, t, h, "star");
+	(void)state;
+
+	for (int m = MCF_COLGEN; m <= MCF_MIRRORED; m++)
+		assert_true(fabs(mcf_theta(g, (enum mcf_method)m) - 0.5) < 1e-9);
+	graph_free(g);
+
+	const char *small[] = {"0-1", "0-1,10-14"};
+	for (size_t i = 0; i < ARRAY_SIZE(small); i++) {
+		g = degrade("torus:4x4", small[i]);
+		double full = mcf_theta(g, MCF_FULL);
+		for (int m = MCF_COLGEN; m <= MCF_MIRRORED; m++)
+			if (fabs(mcf_theta(g, (enum mcf_method)m) - full) > 1e-7)
+				fail_msg("%s: method %d differs from the link LP %.9f", g->spec, m,
+					 full);
+		graph_free(g);
+	}
+
+	const char *big[] = {"0-1", "0-1,27-35", "0-1,27-35,7-0,56-0,12-13,42-50,63-62,20-28"};
+	double last = 1.0 / 64;
+	for (size_t i = 0; i < ARRAY_SIZE(big); i++) {
+		struct ofc_error err = {0};
+
+		g = degrade("torus:8x8", big[i]);
+		double mir = mcf_theta(g, MCF_MIRRORED), plain = mcf_theta(g, MCF_COLGEN);
+		if (fabs(mir - plain) > 1e-7 * plain)
+			fail_msg("%s: mirrored %.9f, plain %.9f", g->spec, mir, plain);
+		uint16_t *dist = topo_distances(g, 1, &err);
+		double sum = 0;
+		for (size_t k = 0; k < (size_t)g->n * g->n; k++)
+			sum += dist[k];
+		free(dist);
+		assert_true(plain <= g->m / sum + 1e-12);
+		/* each set contains the last: never more; the first link costs */
+		if (!(i == 0 ? plain < last - 1e-9 : plain <= last + 1e-9))
+			fail_msg("%s: theta %.9f after %.9f", g->spec, plain, last);
+		last = plain;
+		graph_free(g);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,6 +360,7 @@ int main(void)
 	    cmocka_unit_test(test_methods_agree),   cmocka_unit_test(test_translations),
 	    cmocka_unit_test(test_time_stepped),    cmocka_unit_test(test_mirrored),
 	    cmocka_unit_test(test_time_limit),	    cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_degraded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
