@@ -141,21 +141,17 @@ static uint32_t find_arc(const struct graph *g, const bool *gone, uint32_t u, ui
 	return UINT32_MAX;
 }
 
-int topo_fail_links(const struct graph *g, const char *list, struct graph **out,
-		    struct ofc_error *err)
+int topo_mark_links(const struct graph *g, const char *list, bool *gone, struct ofc_error *err)
 {
 	struct link_list l = {0};
-	bool *gone = NULL;
 	int rc = -1;
 
-	*out = NULL;
 	if (parse_links(list, strlen(list), "", &l, err) < 0)
 		goto done;
 	if (l.n == 0) {
 		ofc_error_set(err, OFC_E_INPUT, "no failed link given (write U-V or U>V)");
 		goto done;
 	}
-	gone = xcalloc((size_t)g->m + 1, sizeof(bool));
 	for (size_t i = 0; i < l.n; i++) {
 		const struct link_word *w = &l.w[i];
 		uint32_t a, b = UINT32_MAX;
@@ -183,30 +179,54 @@ int topo_fail_links(const struct graph *g, const char *list, struct graph **out,
 			goto done;
 		}
 	}
-	uint32_t *tails = xmalloc((size_t)g->m * sizeof(uint32_t));
-	uint32_t *heads = xmalloc((size_t)g->m * sizeof(uint32_t));
+	rc = 0;
+done:
+	free(l.w);
+	return rc;
+}
+
+struct graph *topo_without_arcs(const struct graph *g, const bool *gone, const char *spec)
+{
+	uint32_t *tails = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	uint32_t *heads = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
 	uint32_t m = 0;
+
 	for (uint32_t u = 0; u < g->n; u++)
 		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
 			if (!gone[a]) {
 				tails[m] = u;
 				heads[m++] = g->adj[a];
 			}
+	struct graph *d = graph_from_arcs(g->n, m, tails, heads, spec);
+	free(tails);
+	free(heads);
+	return d;
+}
+
+int topo_fail_links(const struct graph *g, const char *list, struct graph **out,
+		    struct ofc_error *err)
+{
+	bool *gone = xcalloc((size_t)g->m + 1, sizeof(bool));
+	struct link_list l = {0};
+	struct ofc_error ignore = {0};
+
+	*out = NULL;
+	if (topo_mark_links(g, list, gone, err) < 0) {
+		free(gone);
+		return -1;
+	}
 	/* The canonical list: as given, without extra spaces. */
 	struct strbuf spec = STRBUF_INIT;
+	parse_links(list, strlen(list), "", &l, &ignore);
 	sb_printf(&spec, "%s without ", g->spec);
 	for (size_t i = 0; i < l.n; i++)
 		sb_printf(&spec, "%s%u%c%u", i ? "," : "", l.w[i].u, l.w[i].both ? '-' : '>',
 			  l.w[i].v);
-	*out = graph_from_arcs(g->n, m, tails, heads, spec.buf);
+	*out = topo_without_arcs(g, gone, spec.buf);
 	sb_free(&spec);
-	free(tails);
-	free(heads);
-	rc = 0;
-done:
-	free(gone);
 	free(l.w);
-	return rc;
+	free(gone);
+	return 0;
 }
 
 int topo_edges_file(const char *path, struct graph **out, struct ofc_error *err)

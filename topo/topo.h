@@ -86,6 +86,11 @@ struct graph *graph_from_arcs(uint32_t n, uint32_t m, const uint32_t *tails, con
  * FILE:LINE:COL. The caller frees *out. */
 int topo_fail_links(const struct graph *g, const char *list, struct graph **out,
 		    struct ofc_error *err);
+/* The pieces: mark in gone[] (g->m entries) the arcs list names, each one
+ * not marked yet (errors as topo_fail_links); and g less the marked arcs,
+ * named spec (the caller frees). */
+int topo_mark_links(const struct graph *g, const char *list, bool *gone, struct ofc_error *err);
+struct graph *topo_without_arcs(const struct graph *g, const bool *gone, const char *spec);
 int topo_edges_file(const char *path, struct graph **out, struct ofc_error *err);
 struct graph *graph_transpose(const struct graph *g);
 /* The tail of every arc, in CSR order (m + 1 entries; caller frees). */

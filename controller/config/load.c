@@ -428,11 +428,44 @@ static void host_init(void *p)
 	h->ports = 1;
 }
 
+static int h_bool(struct loader *L, yaml_node_t *n, const struct key *k, void *base);
+
+/* failed_ports: a list of port numbers 0..63 (range against the host's
+ * ports is validation's). */
+static int h_failed_ports(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+{
+	struct host *h = base;
+
+	if (n->type != YAML_SEQUENCE_NODE)
+		return node_error(L, n, "'%s' must be a list of port numbers, not %s", k->name,
+				  type_name(n));
+	size_t total = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+	if (total == 0 || total > 64)
+		return node_error(L, n, "'%s' needs 1..64 ports", k->name);
+	h->failed_ports = xcalloc(total, sizeof(uint32_t));
+	h->failed_port_locs = xcalloc(total, sizeof(struct src_loc));
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
+		yaml_node_t *item = yaml_document_get_node(&L->doc, *it);
+		struct key pk = {.name = k->name, .min = 0, .max = 63};
+
+		if (enter(L, item) < 0)
+			return -1;
+		L->depth--;
+		if (h_u32(L, item, &pk, &h->failed_ports[h->nfailed_ports]) < 0)
+			return -1;
+		h->failed_port_locs[h->nfailed_ports++] = loc_of(item);
+	}
+	return 0;
+}
+
 static const struct key host_keys[] = {
     {"name", h_name, OFF(struct host, name), .required = true},
     {"ports", h_u32, OFF(struct host, ports), .min = 1, .max = 64},
     {"port_rate", h_rate, OFF(struct host, port_rate)},
     {"server", h_name, OFF(struct host, server), .loc_off = LOC(struct host, server_loc)},
+    {"failed", h_bool, OFF(struct host, failed), .loc_off = LOC(struct host, failed_loc)},
+    {"failed_ports", h_failed_ports},
     {NULL},
 };
 
@@ -657,8 +690,52 @@ static const struct choice self_loop_modes[] = {
     {NULL, 0},
 };
 
+/* failed_links: a list of [HOST, HOST] pairs. */
+static int h_failed_links(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+{
+	struct topo_target *t = base;
+
+	if (n->type != YAML_SEQUENCE_NODE)
+		return node_error(L, n, "'%s' must be a list of [HOST, HOST] pairs, not %s",
+				  k->name, type_name(n));
+	size_t total = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+	if (total > CONFIG_MAX_HOSTS * 64u)
+		return node_error(L, n, "'%s' has too many entries", k->name);
+	t->failed_links = xcalloc(total ? total : 1, sizeof(struct failed_link));
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
+		yaml_node_t *item = yaml_document_get_node(&L->doc, *it);
+		struct failed_link *fl = &t->failed_links[t->nfailed_links];
+		const char *end[2];
+
+		if (enter(L, item) < 0)
+			return -1;
+		L->depth--;
+		if (item->type != YAML_SEQUENCE_NODE ||
+		    item->data.sequence.items.top - item->data.sequence.items.start != 2)
+			return node_error(L, item,
+					  "a failed link is a pair of hosts, [HOST, HOST], not %s",
+					  type_name(item));
+		for (int i = 0; i < 2; i++) {
+			yaml_node_t *h =
+			    yaml_document_get_node(&L->doc, item->data.sequence.items.start[i]);
+			struct key hk = {.name = k->name};
+
+			if (scalar(L, h, &hk, &end[i]) < 0 ||
+			    check_name(L, h, "host name", end[i]) < 0)
+				return -1;
+		}
+		fl->loc = loc_of(item);
+		fl->a = xstrdup(end[0]);
+		fl->b = xstrdup(end[1]);
+		t->nfailed_links++;
+	}
+	return 0;
+}
+
 static const struct key topology_keys[] = {
     {"spec", h_spec, .required = true},
+    {"failed_links", h_failed_links},
     {"self_loops", h_choice, OFF(struct topo_target, self_loops), .choices = self_loop_modes},
     {NULL},
 };
@@ -804,6 +881,7 @@ static int h_bool(struct loader *L, yaml_node_t *n, const struct key *k, void *b
 	if (h_choice(L, n, &c, &v) < 0)
 		return -1;
 	*(bool *)field(base, k->off) = v;
+	mark(k, base, n);
 	return 0;
 }
 

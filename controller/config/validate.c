@@ -536,6 +536,127 @@ static int check_topology(struct fabric *f, struct ofc_error *err)
 	return fabric_circuits(f, err);
 }
 
+/* ---- failures ---------------------------------------------------------------- */
+
+/* The first arc u -> v not marked gone, or UINT32_MAX. */
+static uint32_t live_arc(const struct graph *g, const bool *gone, uint32_t u, uint32_t v)
+{
+	for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+		if (g->adj[a] == v && !gone[a])
+			return a;
+	return UINT32_MAX;
+}
+
+static int mark_port(struct fabric *f, bool *gone, uint32_t u, uint32_t j, struct src_loc loc,
+		     struct ofc_error *err)
+{
+	const struct port_map *pm = &f->ports;
+	uint32_t n = f->graph->n;
+
+	if (j >= f->hosts[u].ports)
+		return at(err, f, loc, "host '%s' has ports 0..%u, not %u", f->hosts[u].name,
+			  f->hosts[u].ports - 1, j);
+	if (!pm->to)
+		return at(err, f, loc,
+			  "failed_ports needs a topology whose ports are permutations (a regular "
+			  "one); '%s' is not: name the links in topology's failed_links",
+			  f->graph->spec);
+	if (j >= pm->d)
+		return 0; /* a port the topology leaves dark */
+	/* Its transmit fibre carries the arc to to[j][u]; its receive fibre
+	 * the arc from the node whose port j transmits to u. */
+	uint32_t v = pm->to[(size_t)j * n + u], a;
+	if (v != u && (a = live_arc(f->graph, gone, u, v)) != UINT32_MAX)
+		gone[a] = true;
+	for (uint32_t w = 0; w < n; w++)
+		if (w != u && pm->to[(size_t)j * n + w] == u &&
+		    (a = live_arc(f->graph, gone, w, u)) != UINT32_MAX)
+			gone[a] = true;
+	return 0;
+}
+
+/* Failed hosts, ports and links (issue 14): the graph schedules run on,
+ * f->degraded, is the target topology less what failed. */
+static int check_failures(struct fabric *f, struct ofc_error *err)
+{
+	struct topo_target *t = &f->topology;
+	struct src_loc first = {0};
+	uint32_t nports = 0;
+
+	for (uint32_t h = 0; h < f->nhosts; h++) {
+		if (f->hosts[h].failed)
+			return at(err, f, f->hosts[h].failed_loc,
+				  "host '%s' is failed: schedules cannot leave a host out yet; "
+				  "take it out of 'hosts' and the topology, or fail its ports",
+				  f->hosts[h].name);
+		if (f->hosts[h].nfailed_ports && !first.line)
+			first = f->hosts[h].failed_port_locs[0];
+		nports += f->hosts[h].nfailed_ports;
+	}
+	if (!nports && !t->nfailed_links)
+		return 0;
+	if (t->nfailed_links)
+		first = t->failed_links[0].loc;
+	if (!f->graph)
+		return at(err, f, first, "failed ports and links need a target 'topology'");
+
+	bool *gone = xcalloc((size_t)f->graph->m + 1, sizeof(bool));
+	struct strbuf spec = STRBUF_INIT;
+	const char *sep = "";
+	int rc = -1;
+
+	sb_printf(&spec, "%s without ", f->graph->spec);
+	for (uint32_t i = 0; i < t->nfailed_links; i++) {
+		const struct failed_link *fl = &t->failed_links[i];
+		int a = fabric_find_host(f, fl->a), b = fabric_find_host(f, fl->b);
+		uint32_t x, y;
+
+		if (a < 0 || b < 0) {
+			at(err, f, fl->loc, "failed link: no host '%s'", a < 0 ? fl->a : fl->b);
+			goto out;
+		}
+		x = live_arc(f->graph, gone, (uint32_t)a, (uint32_t)b);
+		if (x != UINT32_MAX)
+			gone[x] = true;
+		y = live_arc(f->graph, gone, (uint32_t)b, (uint32_t)a);
+		if (y != UINT32_MAX)
+			gone[y] = true;
+		if (x == UINT32_MAX && y == UINT32_MAX) {
+			at(err, f, fl->loc,
+			   "failed link %s-%s: topology '%s' has no link between them (or it is "
+			   "named twice)",
+			   fl->a, fl->b, f->graph->spec);
+			goto out;
+		}
+		sb_printf(&spec, "%s%s-%s", sep, fl->a, fl->b);
+		sep = ",";
+	}
+	for (uint32_t h = 0; h < f->nhosts; h++)
+		for (uint32_t k = 0; k < f->hosts[h].nfailed_ports; k++) {
+			if (mark_port(f, gone, h, f->hosts[h].failed_ports[k],
+				      f->hosts[h].failed_port_locs[k], err) < 0)
+				goto out;
+			sb_printf(&spec, "%s%s:%u", sep, f->hosts[h].name,
+				  f->hosts[h].failed_ports[k]);
+			sep = ",";
+		}
+	f->degraded = topo_without_arcs(f->graph, gone, spec.buf);
+	struct topo_facts facts;
+	topo_facts(f->degraded, &facts, 0);
+	if (!facts.strongly_connected) {
+		at(err, f, first,
+		   "with these failures topology '%s' is no longer strongly connected: some "
+		   "hosts could never reach others",
+		   f->graph->spec);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(gone);
+	sb_free(&spec);
+	return rc;
+}
+
 /* ---- partitions ------------------------------------------------------------ */
 
 /* A partition's topology has one node per member and is strongly
@@ -553,6 +674,11 @@ static int check_partition_topology(struct fabric *f, const struct partition *p,
 	if (strcmp(t->spec, "auto") == 0)
 		return at(err, f, t->spec_loc,
 			  "partition '%s': topology 'auto' is not supported in a partition yet",
+			  p->name);
+	if (t->nfailed_links)
+		return at(err, f, t->failed_links[0].loc,
+			  "partition '%s': failed_links belong to the fabric's topology, not a "
+			  "partition's",
 			  p->name);
 	ofc_error_clear(&sub);
 	if (topo_build(t->spec, &g, &sub) < 0) {
@@ -676,7 +802,8 @@ int fabric_validate(struct fabric *f, struct ofc_error *err)
 	if (index_hosts(f, err) < 0 || check_device_names(f, err) < 0 ||
 	    check_switches(f, err) < 0 || check_rings(f, err) < 0 || check_partitions(f, err) < 0)
 		return -1;
-	if (check_wiring(f, &w, err) < 0 || check_topology(f, err) < 0)
+	if (check_wiring(f, &w, err) < 0 || check_topology(f, err) < 0 ||
+	    check_failures(f, err) < 0)
 		goto out;
 	if (!f->cost.alpha_set)
 		f->cost.alpha = 10e-6;

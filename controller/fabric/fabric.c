@@ -53,6 +53,8 @@ void fabric_free(struct fabric *f)
 	for (uint32_t i = 0; i < f->nhosts; i++) {
 		free(f->hosts[i].name);
 		free(f->hosts[i].server);
+		free(f->hosts[i].failed_ports);
+		free(f->hosts[i].failed_port_locs);
 	}
 	free(f->hosts);
 	for (uint32_t i = 0; i < f->nrings; i++) {
@@ -109,6 +111,12 @@ void fabric_free(struct fabric *f)
 	free(f->partitions);
 	free(f->wiring);
 	graph_free(f->graph);
+	graph_free(f->degraded);
+	for (uint32_t i = 0; i < f->topology.nfailed_links; i++) {
+		free(f->topology.failed_links[i].a);
+		free(f->topology.failed_links[i].b);
+	}
+	free(f->topology.failed_links);
 	port_map_free(&f->ports);
 	free(f->circuits);
 	free(f->host_index);

@@ -29,6 +29,14 @@ struct host {
 	double port_rate; /* bits/s per port, 0 when not given */
 	char *server;	  /* a server template it instantiates, or NULL */
 	struct src_loc server_loc;
+	/* Failures (issue 14): the whole host (refused by validation until
+	 * schedules can leave a host out), or some of its NIC ports (both
+	 * fibres of each: the links they carry are gone). */
+	bool failed;
+	struct src_loc failed_loc;
+	uint32_t *failed_ports;
+	struct src_loc *failed_port_locs;
+	uint32_t nfailed_ports;
 };
 
 /* Server fabrics (issue 13, fluid/): a template's vertices, links and
@@ -148,10 +156,19 @@ struct wiring_cfg {
 
 enum self_loop_mode { SELF_LOOPS_LOOPBACK = 1, SELF_LOOPS_DARK = 2 };
 
+/* A failed link of the target topology: the arcs between two hosts, both
+ * directions (topology: failed_links: [[h0, h1], ...]). */
+struct failed_link {
+	struct src_loc loc;
+	char *a, *b;
+};
+
 struct topo_target {
 	struct src_loc loc;
 	bool present;
 	char *spec;
+	struct failed_link *failed_links;
+	uint32_t nfailed_links;
 	struct src_loc spec_loc;
 	unsigned spec_quoted; /* 1 when the scalar was quoted: columns shift */
 	enum self_loop_mode self_loops;
@@ -252,6 +269,10 @@ struct fabric {
 	struct attachment *wiring; /* resolved: one per wired host port */
 	uint32_t nwiring;
 	struct graph *graph; /* target topology, NULL when none */
+	/* graph less its failed links and ports (hosts' failed_ports,
+	 * topology's failed_links), what schedules run on; NULL when nothing
+	 * failed. Spec "SPEC without h0-h1,h2:3". */
+	struct graph *degraded;
 	struct topo_facts facts;
 	struct port_map ports; /* its port permutations, when wired */
 	struct circuit *circuits;

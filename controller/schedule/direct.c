@@ -441,7 +441,7 @@ static int setup(struct schedule_result *r, const struct schedule_query *q, stru
 		return ofc_error_set(err, OFC_E_USAGE, "%s has no links", g->spec);
 	r->lb_us = cost_time_us(&r->cost, r->lb.steps, frac_value(r->lb.tau_b));
 	/* NIC ports only when the schedule runs on the fabric's own graph. */
-	r->nic_ports = !r->own_graph && fabric_view_init(f, g, &r->fv);
+	r->nic_ports = !r->own_graph && !r->healthy && fabric_view_init(f, g, &r->fv);
 	return 0;
 }
 

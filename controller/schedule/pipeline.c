@@ -25,8 +25,10 @@ static int degrade(struct schedule_result *r, const struct schedule_query *q, st
 		snprintf(msg, sizeof(msg), "%s", err->msg);
 		return ofc_error_set(err, OFC_E_INPUT, "--fail '%s': %s", q->fail, msg);
 	}
-	r->healthy = r->g;
-	r->own_healthy = r->own_graph;
+	if (!r->healthy) { /* else the config's failures came first */
+		r->healthy = r->g;
+		r->own_healthy = r->own_graph;
+	}
 	r->own_graph = g;
 	r->g = g;
 	return 0;
@@ -95,6 +97,10 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r, 
 				return -1;
 			}
 			r->g = r->own_graph;
+		} else if (f && f->degraded) {
+			/* The config's failed ports and links. */
+			r->g = f->degraded;
+			r->healthy = f->graph;
 		} else if (f && f->graph) {
 			r->g = f->graph;
 		} else {

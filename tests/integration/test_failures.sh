@@ -92,6 +92,54 @@ expect_json "j['verified'] and j['mcf']['optimal']" \
 expect_json "j['tau_b_fraction']=='3/2' and j['num_steps']==3 and j['verified']" \
 	$S --topology "edges:$TMP/ring.edges" --fail 3-0 --collective allgather --json
 
+# Failures in a config: a topology's failed_links name host pairs, a host's
+# failed_ports its dead NIC ports (both fibres). Port 0 of torus:4x4 is +x:
+# h5's port 0 sends to h6 and hears h4, so failing it is --fail 5>6,4>5.
+cat >"$TMP/f16.yaml" <<'EOT'
+version: 1
+name: f16
+hosts: {count: 16, prefix: h, ports: 4, port_rate: 100Gbps}
+topology:
+  spec: torus:4x4
+  failed_links:
+    - [h0, h1]
+EOT
+tau() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['tau_b_fraction'])" "$1"; }
+$S --topology torus:4x4 --fail 0-1 --collective allgather --json >"$TMP/a.json"
+$S --topology torus:4x4 --fail '5>6,4>5' --collective allgather --json >"$TMP/b.json"
+A=$(tau "$TMP/a.json")
+B=$(tau "$TMP/b.json")
+expect_json "j['tau_b_fraction']=='$A' and j['topology']=='torus:4x4 without h0-h1' and j['healthy']['topology']=='torus:4x4' and j['verified']" \
+	$S "$TMP/f16.yaml" --collective allgather --json
+sed 's/^hosts:.*/hosts:\n  - {name: h0, ports: 4}\n  - {name: h1, ports: 4}\n  - {name: h2, ports: 4}\n  - {name: h3, ports: 4}\n  - {name: h4, ports: 4}\n  - {name: h5, ports: 4, failed_ports: [0]}/; s/^    - \[h0, h1\]//; s/^  failed_links://' \
+	"$TMP/f16.yaml" >"$TMP/p16.yaml"
+for i in 6 7 8 9 10 11 12 13 14 15; do
+	sed -i "/failed_ports/a\\  - {name: h$i, ports: 4}" "$TMP/p16.yaml"
+done
+expect_json "j['tau_b_fraction']=='$B' and j['topology']=='torus:4x4 without h5:0' and j['verified']" \
+	$S "$TMP/p16.yaml" --collective allgather --json
+# ... and the MCF runs on it too, optimal.
+expect_json "j['verified'] and j['mcf']['optimal'] and j['healthy']['excess']>0" \
+	$S "$TMP/p16.yaml" --collective alltoall --lowering paths --json
+
+# Bad failures, each at its line and column.
+sed 's/- \[h0, h1\]/- [h0, h9]/' "$TMP/f16.yaml" >"$TMP/bad1.yaml"
+expect_error 2 "$TMP/bad1.yaml:7:7: failed link h0-h9: topology 'torus:4x4' has no link between them (or it is named twice)" \
+	$S "$TMP/bad1.yaml" --collective allgather
+sed 's/- \[h0, h1\]/- [h0, hx]/' "$TMP/f16.yaml" >"$TMP/bad2.yaml"
+expect_error 2 "$TMP/bad2.yaml:7:7: failed link: no host 'hx'" $S "$TMP/bad2.yaml" --collective allgather
+sed 's/- \[h0, h1\]/- h0/' "$TMP/f16.yaml" >"$TMP/bad3.yaml"
+expect_error 2 "$TMP/bad3.yaml:7:7: a failed link is a pair of hosts, [HOST, HOST], not a scalar" \
+	$S "$TMP/bad3.yaml" --collective allgather
+sed 's/failed_ports: \[0\]/failed_ports: [4]/' "$TMP/p16.yaml" >"$TMP/bad4.yaml"
+expect_error 2 "$TMP/bad4.yaml:9:41: host 'h5' has ports 0..3, not 4" $S "$TMP/bad4.yaml" --collective allgather
+sed 's/failed_ports: \[0\]/failed: true/' "$TMP/p16.yaml" >"$TMP/bad5.yaml"
+expect_error 2 "$TMP/bad5.yaml:9:34: host 'h5' is failed: schedules cannot leave a host out yet; take it out of 'hosts' and the topology, or fail its ports" \
+	$S "$TMP/bad5.yaml" --collective allgather
+sed 's/failed_ports: \[0\]/failed_ports: [0, 1, 2, 3]/' "$TMP/p16.yaml" >"$TMP/bad6.yaml"
+expect_error 2 "$TMP/bad6.yaml:9:41: with these failures topology 'torus:4x4' is no longer strongly connected: some hosts could never reach others" \
+	$S "$TMP/bad6.yaml" --collective allgather
+
 # Bad input.
 expect_error 2 "ofc: --fail '0-9': failed link 0-9: torus:8x8 has no such link (or it is named twice)" \
 	$S --topology torus:8x8 --fail 0-9 --collective allgather
