@@ -66,6 +66,21 @@ static void not_applies(struct schedule_outcome *o, const struct ofc_error *err)
 	o->why_code = err->code == OFC_E_RUNTIME ? OFC_E_RUNTIME : OFC_E_INPUT;
 }
 
+/* The torus algorithms route over every link of a whole torus (dimension
+ * order); with failed links they would cross a dead one. */
+static bool refuse_degraded(const struct schedule_result *r, struct schedule_outcome *o,
+			    const char *algo)
+{
+	if (!r->healthy)
+		return false;
+	snprintf(o->why, sizeof(o->why),
+		 "%s routes over every link of a whole torus and %s has failed links (bfb, "
+		 "mcf and the recursive baseline schedule degraded graphs)",
+		 algo, r->g->spec);
+	o->why_code = OFC_E_INPUT;
+	return true;
+}
+
 static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 		    struct schedule_outcome *o, bool lp)
 {
@@ -197,6 +212,8 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 		o->why_code = OFC_E_INPUT;
 		return;
 	}
+	if (refuse_degraded(r, o, algo))
+		return;
 	if (torus_allreduce(r->tree, algo, v, true, &o->s, &o->tf, &err) < 0) {
 		not_applies(o, &err);
 		return;
@@ -239,6 +256,8 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
 	o->variant = "bandwidth";
+	if (refuse_degraded(r, o, algo))
+		return;
 	if (baseline_schedule(r->g, r->tree, name, q->collective, &o->s, &err) < 0) {
 		not_applies(o, &err);
 		return;
