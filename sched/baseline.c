@@ -58,14 +58,20 @@ static bool has_arc(const struct graph *g, uint32_t u, uint32_t v)
  * `both` restricts to arcs whose reverse exists. */
 static int hamilton(const struct graph *g, bool both, uint32_t *cycle, struct ofc_error *err)
 {
-	uint32_t n = g->n, d = graph_outdeg(g, 0) ? graph_outdeg(g, 0) : 1;
+	uint32_t n = g->n, d = 1;
 	uint8_t *seen = xcalloc(n, 1), *closes = xcalloc(n, 1);
-	uint32_t *cand = xmalloc((size_t)n * d * sizeof(uint32_t));
+	uint32_t *cand;
 	uint32_t *ncand = xcalloc(n, sizeof(uint32_t)), *next = xcalloc(n, sizeof(uint32_t));
 	uint64_t budget = HAMILTON_BUDGET;
 	uint32_t depth = 0;
 	int rc = -1;
 
+	/* Candidate slots per depth: the most arcs any node has (node 0's
+	 * degree is not every node's on an irregular or degraded graph). */
+	for (uint32_t v = 0; v < n; v++)
+		if (graph_outdeg(g, v) > d)
+			d = graph_outdeg(g, v) < 64 ? graph_outdeg(g, v) : 64;
+	cand = xmalloc((size_t)n * d * sizeof(uint32_t));
 	for (uint32_t v = 0; v < n; v++)
 		closes[v] = has_arc(g, v, 0) && (!both || has_arc(g, 0, v));
 	cycle[0] = 0;

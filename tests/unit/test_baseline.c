@@ -118,6 +118,31 @@ static void test_refusals(void **state)
 		assert_true(baseline_known(baseline_name(i)));
 }
 
+/* The Hamiltonian search on an irregular digraph (node 0 of out-degree 1,
+ * others up to 4): it kept node 0's degree of candidate slots per depth,
+ * so a wider node's candidates overwrote the next depth's and backtracking
+ * tried wrong nodes: this graph, with the cycle 0 2 4 1 5 3 6, was
+ * reported as having none. */
+static void test_ring_irregular(void **state)
+{
+	uint32_t t[] = {0, 1, 1, 1, 2, 2, 3, 3, 4, 4, 4, 4, 5, 5, 6};
+	uint32_t h[] = {2, 0, 4, 5, 3, 4, 0, 6, 0, 1, 3, 6, 3, 6, 0};
+	struct graph *g = graph_from_arcs(7, ARRAY_SIZE(t), t, h, "irregular7");
+	struct schedule s;
+	struct verify_report rep;
+	struct verify_opts vo = {.graph = g};
+	struct ofc_error err = {0};
+	(void)state;
+
+	if (baseline_schedule(g, NULL, "ring", SCHED_ALLGATHER, &s, &err) < 0)
+		fail_msg("ring: %s", err.msg);
+	assert_int_equal(s.nsteps, 6);
+	if (sched_verify(&s, &vo, &rep) < 0)
+		fail_msg("ring: %s", rep.error);
+	sched_free(&s);
+	graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -125,6 +150,7 @@ int main(void)
 	    cmocka_unit_test(test_recursive),
 	    cmocka_unit_test(test_torus_rings),
 	    cmocka_unit_test(test_refusals),
+	    cmocka_unit_test(test_ring_irregular),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
