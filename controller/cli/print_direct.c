@@ -317,8 +317,9 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 	text_tau(out, r->lb.tau_b, frac_value(r->lb.tau_b));
 	fprintf(out, ")\n  ratio        %.4f\n", o->ratio);
 	if (o->verified)
-		fprintf(out, "  verified     yes: %zu transfers, link loads give tau_B %.9g\n",
-			o->ntransfers, o->measured);
+		fprintf(out, "  verified     yes: %zu transfers, link loads give tau_B %.9g%s\n",
+			o->ntransfers, o->measured,
+			o->is_bfb && r->link_rate ? " (every link at the slowest rate)" : "");
 	else
 		fprintf(out, "  verified     NO: %s\n", o->verify_error);
 	if (o->is_a2a) {

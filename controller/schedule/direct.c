@@ -92,9 +92,20 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 	if (lp)
 		bo.method = BFB_LP;
 	o->is_bfb = true;
+	bo.rate = r->link_rate;
 	if (bfb_schedule(r->g, q->collective, &bo, &o->s, &o->bst, &err) < 0) {
 		not_applies(o, &err);
 		return;
+	}
+	if (r->link_rate) {
+		/* tau_B in gcd-rate links, priced in slowest-link ones. */
+		struct bfb_stats *b = &o->bst;
+		double k = frac_value(r->rate_scale);
+
+		b->tau_b = frac_mul(b->tau_b, r->rate_scale);
+		b->tau_b_exact = frac_mul(b->tau_b_exact, r->rate_scale);
+		b->tau_b_value *= k;
+		b->tau_b_exact_value *= k;
 	}
 	o->gen_s = now_seconds() - t0;
 	o->applies = true;
@@ -411,6 +422,44 @@ static uint64_t pick_size(const struct schedule_query *q)
 	return f->collectives[0].size;
 }
 
+/* Hosts of different port rates: a link runs at its slower end's rate.
+ * Rates in Mb/s, as multiples of their gcd (BFB_MAX_RATE at most); false
+ * (priced at the slowest link alone) when a host has no rate or the
+ * multiples are too large. */
+static bool link_rates(struct schedule_result *r, const struct fabric *f)
+{
+	const struct graph *g = r->g;
+	uint32_t *tail = graph_arc_tails(g);
+	uint64_t *mbps = xmalloc(((size_t)g->m + 1) * sizeof(uint64_t)), unit = 0, slow = 0;
+	bool ok = true;
+
+	for (uint32_t a = 0; a < g->m && ok; a++) {
+		double ru = f->hosts[tail[a]].port_rate, rv = f->hosts[g->adj[a]].port_rate;
+		double lo = ru < rv ? ru : rv;
+
+		ok = lo >= 1e6;
+		mbps[a] = ok ? (uint64_t)llround(lo / 1e6) : 0;
+		unit = gcd_u64(unit, mbps[a]);
+		if (!slow || mbps[a] < slow)
+			slow = mbps[a];
+	}
+	if (ok && g->m) {
+		r->link_rate = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+		for (uint32_t a = 0; a < g->m && ok; a++) {
+			ok = mbps[a] / unit <= BFB_MAX_RATE;
+			r->link_rate[a] = (uint32_t)(mbps[a] / unit);
+		}
+		r->rate_scale = frac_make((int64_t)unit, (int64_t)slow);
+		if (!ok) {
+			free(r->link_rate);
+			r->link_rate = NULL;
+		}
+	}
+	free(tail);
+	free(mbps);
+	return r->link_rate != NULL;
+}
+
 static int setup(struct schedule_result *r, const struct schedule_query *q, struct ofc_error *err)
 {
 	const struct graph *g = r->g;
@@ -448,10 +497,18 @@ static int setup(struct schedule_result *r, const struct schedule_query *q, stru
 
 		fmt_rate(lo, sizeof(lo), f->cost.rate_min);
 		fmt_rate(hi, sizeof(hi), f->cost.rate_max);
-		snprintf(r->note, sizeof(r->note),
-			 "the hosts' port rates differ (%s to %s): links are priced at the "
-			 "slowest, %s, which a schedule loading its links evenly waits for",
-			 lo, hi, lo);
+		if (!q->spec && link_rates(r, f))
+			snprintf(r->note, sizeof(r->note),
+				 "the hosts' port rates differ (%s to %s): BFB weighs each link "
+				 "by its rate (LP (13)); other algorithms are priced at the "
+				 "slowest, %s",
+				 lo, hi, lo);
+		else
+			snprintf(r->note, sizeof(r->note),
+				 "the hosts' port rates differ (%s to %s): links are priced at "
+				 "the slowest, %s, which a schedule loading its links evenly "
+				 "waits for",
+				 lo, hi, lo);
 	}
 	r->bopts.chunks = q->chunks;
 	r->bopts.threads = q->threads;

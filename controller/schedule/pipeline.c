@@ -131,6 +131,7 @@ void schedule_result_free(struct schedule_result *r)
 	fabric_view_free(&r->fv);
 	graph_free(r->own_graph);
 	graph_free(r->own_healthy);
+	free(r->link_rate);
 	free(r->links);
 	memset(r, 0, sizeof(*r));
 }

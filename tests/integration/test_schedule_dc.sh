@@ -145,6 +145,38 @@ wiring: {pattern: sequential, switches: [ocs0]}
 topology: torus:4
 EOT
 expect_json 'j["bandwidth_bps"]==2*25e9' $OFC schedule "$TMP/mixed.yaml" --collective allgather --algo bfb --size 1MiB --json
-grep -q "^ofc schedule: the hosts' port rates differ (25 Gb/s to 100 Gb/s): links are priced at the slowest, 25 Gb/s" "$TMP/err" &&
+grep -q "^ofc schedule: the hosts' port rates differ (25 Gb/s to 100 Gb/s): BFB weighs each link by its rate (LP (13)); other algorithms are priced at the slowest, 25 Gb/s" "$TMP/err" &&
 	ok || bad "mixed rates not said" "$(cat "$TMP/err")"
+
+# BFB with each link at its rate (LP (13)), by hand: a broom s - a - b <
+# x1, x2, x3 where s runs at 25G and the rest at 100G (weights 1 and 4, in
+# 25G links). Step 1: one shard per in-link, s and a hear each other on the
+# slow link: 1. Step 2: a and each x hear three shards over one fast link
+# (3/4), s hears b's over the slow one (1): 1. Step 3: s hears the three x
+# over the slow link: 3. d = 4 (b), tau_B = (4/6)(1 + 1 + 3) = 10/3; every
+# link at 25G would give (4/6)(1 + 3 + 3) = 14/3.
+printf '0-1
+1-2
+2-3 2-4 2-5
+' >"$TMP/broom.edges"
+cat >"$TMP/broom.yaml" <<EOT
+version: 1
+name: broom
+hosts:
+  - {name: s, ports: 4, port_rate: 25Gbps}
+  - {name: a, ports: 4, port_rate: 100Gbps}
+  - {name: b, ports: 4, port_rate: 100Gbps}
+  - {name: x1, ports: 4, port_rate: 100Gbps}
+  - {name: x2, ports: 4, port_rate: 100Gbps}
+  - {name: x3, ports: 4, port_rate: 100Gbps}
+topology: edges:$TMP/broom.edges
+EOT
+expect_json 'j["tau_b_fraction"]=="10/3" and j["num_steps"]==3 and j["verified"] and j["bandwidth_bps"]==4*25e9 and abs(j["tau_b_measured"]-14/3)<1e-9' \
+	$OFC schedule "$TMP/broom.yaml" --collective allgather --algo bfb --size 1MiB --json
+expect_json 'j["tau_b_fraction"]=="10/3" and j["verified"]' \
+	$OFC schedule "$TMP/broom.yaml" --collective allgather --algo bfb-lp --size 1MiB --json
+# One rate everywhere: nothing to weigh, BFB is the plain 14/3.
+sed 's/25Gbps/100Gbps/' "$TMP/broom.yaml" >"$TMP/broom1.yaml"
+expect_json 'j["tau_b_fraction"]=="14/3" and j["verified"]' \
+	$OFC schedule "$TMP/broom1.yaml" --collective allgather --algo bfb --size 1MiB --json
 finish
