@@ -489,8 +489,23 @@ static int check_topology(struct fabric *f, struct ofc_error *err)
 	if (strcmp(t->spec, "auto") == 0 && pick_topology(f, err) < 0)
 		return -1;
 	ofc_error_clear(&sub);
-	if (topo_build(t->spec, &f->graph, &sub) < 0)
-		return spec_error(f, &sub, err);
+	/* An edge list's relative path resolves against the config's
+	 * directory, like credentials files. */
+	if (strncmp(t->spec, "edges:", 6) == 0 && t->spec[6] && t->spec[6] != '/' && f->dir) {
+		char *abs = xasprintf("edges:%s/%s", f->dir, t->spec + 6);
+		int rc = topo_build(abs, &f->graph, &sub);
+
+		free(abs);
+		if (rc < 0)
+			return sub.line
+				   ? at(err, f, t->spec_loc, "topology '%s': %s:%u:%u: %s", t->spec,
+					sub.file, sub.line, sub.col, sub.msg)
+				   : at(err, f, t->spec_loc, "topology '%s': %s", t->spec, sub.msg);
+	} else if (topo_build(t->spec, &f->graph, &sub) < 0) {
+		return sub.line ? at(err, f, t->spec_loc, "topology '%s': %s:%u:%u: %s", t->spec,
+				     sub.file, sub.line, sub.col, sub.msg)
+				: spec_error(f, &sub, err);
+	}
 	if (f->graph->n != f->nhosts)
 		return at(err, f, t->spec_loc,
 			  "topology '%s' has %u nodes but the fabric has %u hosts", f->graph->spec,

@@ -140,6 +140,18 @@ sed 's/failed_ports: \[0\]/failed_ports: [0, 1, 2, 3]/' "$TMP/p16.yaml" >"$TMP/b
 expect_error 2 "$TMP/bad6.yaml:9:41: with these failures topology 'torus:4x4' is no longer strongly connected: some hosts could never reach others" \
 	$S "$TMP/bad6.yaml" --collective allgather
 
+# An edge list named by a config resolves against the config's directory;
+# its own errors keep their FILE:LINE:COL after the config's.
+mkdir -p "$TMP/cfg"
+printf '0-1 1-2 2-0\n' >"$TMP/cfg/tri.edges"
+printf '0-1 1-2\n2~0\n' >"$TMP/cfg/bad.edges"
+printf 'version: 1\nname: tri\nhosts: {count: 3, prefix: h, ports: 2}\ntopology: edges:tri.edges\n' >"$TMP/cfg/tri.yaml"
+sed 's/tri.edges/bad.edges/' "$TMP/cfg/tri.yaml" >"$TMP/cfg/bad.yaml"
+expect_json "j['topology']=='edges:$TMP/cfg/tri.edges' and j['tau_b_fraction']=='2/3' and j['num_steps']==1 and j['verified']" \
+	$S "$TMP/cfg/tri.yaml" --collective allgather --json
+expect_error 2 "$TMP/cfg/bad.yaml:4:11: topology 'edges:bad.edges': $TMP/cfg/bad.edges:2:1: '2~0' is not a link: write U-V (both directions) or U>V (one arc)" \
+	$S "$TMP/cfg/bad.yaml" --collective allgather
+
 # Bad input.
 expect_error 2 "ofc: --fail '0-9': failed link 0-9: torus:8x8 has no such link (or it is named twice)" \
 	$S --topology torus:8x8 --fail 0-9 --collective allgather
