@@ -283,12 +283,9 @@ static int check_moves(const struct fabric_cmd *fc, struct ofc_error *err)
 static int target_partition(struct fabric_cmd *fc, struct ofc_error *err)
 {
 	const struct fabric *f = fc->ctl->fabric;
-	const struct partition *p = NULL;
+	const struct partition *p = fabric_find_partition(f, fc->partition);
 	struct strbuf names = {0};
 
-	for (uint32_t i = 0; i < f->npartitions && !p; i++)
-		if (strcmp(f->partitions[i].name, fc->partition) == 0)
-			p = &f->partitions[i];
 	if (!p) {
 		for (uint32_t i = 0; i < f->npartitions; i++)
 			sb_printf(&names, "%s'%s'", i ? ", " : "", f->partitions[i].name);
@@ -326,7 +323,7 @@ int fabric_cmd_target(struct fabric_cmd *fc, struct ofc_error *err)
 		struct ofc_error e = {0};
 
 		if (ctl_load_record(fc->ctl->state_dir, f->name, &r, &e) == 0) {
-			if (r.have_state && r.relabelled &&
+			if (r.have_state && r.relabelled && !r.partition &&
 			    strcmp(r.topology, f->topology.spec) == 0) {
 				fc->relabel = true;
 				fprintf(

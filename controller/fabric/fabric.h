@@ -269,6 +269,8 @@ struct fluid_net;
 int fabric_server_net(const struct fabric *f, struct fluid_net *n, struct ofc_error *err);
 int fabric_find_host(const struct fabric *f, const char *name);
 int fabric_find_switch(const struct fabric *f, const char *name);
+/* NULL when f has no partition of that name. */
+const struct partition *fabric_find_partition(const struct fabric *f, const char *name);
 
 /* The cross-connects that realise f->ports over f->wiring (replacing
  * f->circuits); FILE:LINE:COL errors at the topology when a port is not

@@ -8,6 +8,9 @@ SUITE=partitions
 . "$(dirname "$0")/emu.sh"
 
 ST="$TMP/state"
+SOCK="$TMP/ofcd.sock"
+DAEMONS=""
+trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm -rf "$TMP"' EXIT
 mkdir -p "$ST"
 CFG="$TMP/part.yaml"
 cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
@@ -112,5 +115,42 @@ expect_error 1 "ofc: switch ocs0: cross-connect 4 -> 228 joins a port of partiti
 same_as A A.3
 same_as B B.3
 stop_emu "$g_pid"
+
+# ---- through ofcd: Reconfigure and GetSchedule of a partition ---------------------
+# A fresh switch and state; the two jobs' Reconfigures sent at once run one
+# at a time, each touching its own ports.
+: >"$TMP/emu.state"
+rm -rf "$ST" && mkdir -p "$ST"
+start_emu ocs-emu h --ports 256 --credentials configs/credentials/ocs0.cred --state "$TMP/emu.state"
+$BUILD/ofcd --foreground --credentials-dir "$TMP" --config "$CFG" --socket "$SOCK" --state-dir "$ST" \
+	--device "ocs0=127.0.0.1:$h_port" --probe-interval 0 2>>"$TMP/ofcd.log" &
+ofcd_pid=$!
+DAEMONS="$ofcd_pid"
+_w=0
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $_w -ge 1000 ]; do
+	sleep 0.01
+	_w=$((_w + 1))
+done
+expect_stdout_has "would take fabric" $OFC --socket "$SOCK" reconfigure --partition jobA --dry-run
+[ "$(count_of A)" -eq 0 ] && ok || bad "a dry run changed the switch"
+$OFC --socket "$SOCK" reconfigure --partition jobA >"$TMP/ra.out" 2>&1 &
+ra=$!
+$OFC --socket "$SOCK" reconfigure --partition jobB >"$TMP/rb.out" 2>&1 &
+rb=$!
+wait $ra && wait $rb && ok || bad "concurrent partition reconfigures failed" "$(cat "$TMP/ra.out" "$TMP/rb.out")"
+grep -q "committed transaction" "$TMP/ra.out" && grep -q "committed transaction" "$TMP/rb.out" && ok ||
+	bad "both reconfigures should commit" "$(cat "$TMP/ra.out" "$TMP/rb.out")"
+same_as A A.1
+same_as B B.1
+expect_json 'j["state"]["at_target"]' $OFC --socket "$SOCK" status --json
+expect_json 'j["schedule"]["topology"]=="torus:4x8" and j["schedule"]["nodes"]==32 and j["schedule"]["verified"]' \
+	$OFC --socket "$SOCK" schedule --partition jobA --collective allreduce --size 1MiB --summary --json
+expect_exit 1 $OFC --socket "$SOCK" reconfigure --partition jobC
+expect_exit 1 $OFC --socket "$SOCK" schedule --partition jobC --collective allreduce --summary
+expect_exit 2 $OFC --socket "$SOCK" reconfigure --partition jobA --topology ring:32
+same_as A A.1
+kill -TERM "$ofcd_pid"
+wait "$ofcd_pid" && ok || bad "ofcd did not exit 0 after SIGTERM"
+stop_emu "$h_pid"
 
 finish
