@@ -168,7 +168,10 @@ static void write_plan_text(const struct ctl *c, FILE *out)
 
 	for (uint32_t i = 0; i < c->ndevs; i++)
 		est += c->devs[i].est_seconds;
-	fprintf(out, "fabric %s: %u operation%s on %u device%s", c->fabric->name, ctl_plan_size(c),
+	fprintf(out, "fabric %s", c->fabric->name);
+	if (c->partition)
+		fprintf(out, ", partition %s", c->partition->name);
+	fprintf(out, ": %u operation%s on %u device%s", ctl_plan_size(c),
 		ctl_plan_size(c) == 1 ? "" : "s", c->ndevs, c->ndevs == 1 ? "" : "s");
 	if (est > 0) {
 		char buf[32];
@@ -221,6 +224,10 @@ static void write_plan_json(const struct ctl *c, FILE *out, const struct fabric_
 	jw_str(&w, c->fabric->name);
 	jw_key(&w, "config");
 	jw_str(&w, c->fabric->file);
+	if (c->partition) {
+		jw_key(&w, "partition");
+		jw_str(&w, c->partition->name);
+	}
 	jw_key(&w, "operations");
 	jw_uint(&w, ctl_plan_size(c));
 	if (rel) {
@@ -318,7 +325,7 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 		fprintf(stderr, "ofc plan: note: %s\n", err.msg);
 		ofc_error_clear(&err);
 	}
-	if (ctl_plan(fc.ctl, &err) < 0 || fabric_cmd_relabel(&fc, &err) < 0)
+	if (ctl_plan(fc.ctl, &err) < 0 || fabric_cmd_target(&fc, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
 	if (fc.json)
 		write_plan_json(fc.ctl, stdout, fc.relabel ? &fc.relabelled : NULL);
@@ -397,6 +404,7 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 	    {"relabel-budget", required_argument, NULL, 'B'},
 	    {"max-moves", required_argument, NULL, 'N'},
 	    {"no-relabel", no_argument, NULL, 'U'},
+	    {"partition", required_argument, NULL, 'P'},
 	    {0},
 	};
 	static const struct option extra_try[] = {
@@ -405,6 +413,7 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 	    {"relabel-budget", required_argument, NULL, 'B'},
 	    {"max-moves", required_argument, NULL, 'N'},
 	    {"no-relabel", no_argument, NULL, 'U'},
+	    {"partition", required_argument, NULL, 'P'},
 	    {0},
 	};
 	struct fabric_cmd fc;
@@ -427,7 +436,7 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 	if (fc.timeout == 0)
 		fc.timeout = 60;
 	if (fabric_cmd_open(&fc, true, &err) < 0 || fabric_cmd_repair(&fc, &err) < 0 ||
-	    ctl_plan(fc.ctl, &err) < 0 || fabric_cmd_relabel(&fc, &err) < 0)
+	    ctl_plan(fc.ctl, &err) < 0 || fabric_cmd_target(&fc, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
 	if (fc.dry_run) {
 		if (fc.json)

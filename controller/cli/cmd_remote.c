@@ -259,6 +259,7 @@ static int r_reconfigure(struct remote *r, int argc, char **argv)
 	    {"collective", required_argument, NULL, 'c'},
 	    {"size", required_argument, NULL, 's'},
 	    {"nodes", required_argument, NULL, 'N'},
+	    {"partition", required_argument, NULL, 'p'},
 	    {"dry-run", no_argument, NULL, 'n'},
 	    COMMON_OPTS,
 	    {0},
@@ -277,11 +278,14 @@ static int r_reconfigure(struct remote *r, int argc, char **argv)
 			return 2;
 		case 'h':
 			return cli_help(
-			    r->cmd, "Asks ofcd to rewire the fabric as one transaction: to "
-				    "--topology SPEC, or\nto the topology the finder picks for a "
-				    "workload (--collective, --size and\noptionally --nodes, which "
-				    "must be every host).\n\n  --dry-run  validate and plan only\n"
-				    "  --json     the ofc.v1.Response as JSON\n");
+			    r->cmd,
+			    "Asks ofcd to rewire the fabric as one transaction: to "
+			    "--topology SPEC, or\nto the topology the finder picks for a "
+			    "workload (--collective, --size and\noptionally --nodes, which "
+			    "must be every host); or one partition of the config\nto its own "
+			    "topology (--partition NAME), every other circuit left as it "
+			    "is.\n\n  --dry-run  validate and plan only\n"
+			    "  --json     the ofc.v1.Response as JSON\n");
 		case 'T':
 			spec = optarg;
 			break;
@@ -304,6 +308,9 @@ static int r_reconfigure(struct remote *r, int argc, char **argv)
 				return 2;
 			wl.has_nodes = 1;
 			break;
+		case 'p':
+			rq.partition = optarg;
+			break;
 		case 'n':
 			rq.has_dry_run = rq.dry_run = 1;
 			break;
@@ -316,15 +323,20 @@ static int r_reconfigure(struct remote *r, int argc, char **argv)
 		return cli_usage_error(r->cmd, "unexpected argument '%s'", argv[optind]);
 	if (spec && (wl.collective || wl.has_size_bytes || wl.has_nodes))
 		return cli_usage_error(r->cmd, "give --topology or a workload, not both");
-	if (spec) {
+	if (rq.partition && (spec || wl.collective || wl.has_size_bytes || wl.has_nodes))
+		return cli_usage_error(r->cmd, "--partition goes to the partition's own topology: "
+					       "no --topology or workload with it");
+	if (rq.partition) {
+		/* no target: the partition's */
+	} else if (spec) {
 		rq.target_case = OFC__V1__RECONFIGURE__TARGET_TOPOLOGY;
 		rq.topology = (char *)spec;
 	} else if (wl.collective && wl.has_size_bytes) {
 		rq.target_case = OFC__V1__RECONFIGURE__TARGET_WORKLOAD;
 		rq.workload = &wl;
 	} else {
-		return cli_usage_error(r->cmd,
-				       "give --topology SPEC, or --collective C and --size M");
+		return cli_usage_error(r->cmd, "give --topology SPEC, --collective C and --size "
+					       "M, or --partition NAME");
 	}
 	req.body_case = OFC__V1__REQUEST__BODY_RECONFIGURE;
 	req.reconfigure = &rq;
@@ -398,6 +410,7 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 	    {"algo", required_argument, NULL, 'a'},
 	    {"size", required_argument, NULL, 's'},
 	    {"topology", required_argument, NULL, 'T'},
+	    {"partition", required_argument, NULL, 'p'},
 	    {"chunks", required_argument, NULL, 'P'},
 	    {"summary", no_argument, NULL, 'S'},
 	    {"format", required_argument, NULL, 'f'},
@@ -422,7 +435,8 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 			return cli_help(
 			    r->cmd,
 			    "Asks ofcd for a verified, priced schedule on the fabric's "
-			    "committed topology\n(or --topology SPEC), the same "
+			    "committed topology\n(or --topology SPEC, or --partition NAME: that "
+			    "partition's topology, sized\nby its collectives), the same "
 			    "ofc.v1.Schedule `ofc schedule` exports.\n\n"
 			    "  --collective C  allgather, reduce-scatter, allreduce or "
 			    "alltoall\n"
@@ -453,6 +467,9 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 			break;
 		case 'T':
 			gs.topology = optarg;
+			break;
+		case 'p':
+			gs.partition = optarg;
 			break;
 		case 'P':
 			if (cli_opt_u32(r->cmd, "chunks", optarg, 1, 1000000, NULL, &gs.chunks))
@@ -664,12 +681,14 @@ static const struct {
      r_apply},
     {"reconfigure",
      {"--socket PATH reconfigure",
-      "(--topology SPEC | --collective C --size M [--nodes N]) [--dry-run] [--json]",
+      "(--topology SPEC | --collective C --size M [--nodes N] | --partition NAME) [--dry-run] "
+      "[--json]",
       "rewire the fabric through the daemon", NULL},
      r_reconfigure},
     {"schedule",
      {"--socket PATH schedule",
-      "--collective C [--algo A] [--size M] [--topology SPEC] [--chunks P] [--summary] "
+      "--collective C [--algo A] [--size M] [--topology SPEC | --partition NAME] [--chunks P] "
+      "[--summary] "
       "[--json] [--format pb|json -o OUT]",
       "a verified schedule from the daemon", NULL},
      r_schedule},

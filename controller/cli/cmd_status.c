@@ -149,6 +149,11 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 			jw_str(&w, r.config);
 			jw_key(&w, "topology");
 			jw_str(&w, r.topology);
+			jw_key(&w, "partition");
+			if (r.partition)
+				jw_str(&w, r.partition);
+			else
+				jw_null(&w);
 			jw_obj_end(&w);
 		} else {
 			jw_null(&w);
@@ -161,8 +166,9 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 	} else {
 		printf("fabric %s (state in %s)\n", fc.fabric->name, fc.state_dir);
 		if (r.have_state)
-			printf("  recorded: generation %llu, topology %s, from %s\n",
+			printf("  recorded: generation %llu, topology %s%s%s, from %s\n",
 			       (unsigned long long)r.generation, *r.topology ? r.topology : "-",
+			       r.partition ? " of partition " : "", r.partition ? r.partition : "",
 			       r.config);
 		else
 			printf("  recorded: nothing yet (no transaction has committed)\n");

@@ -207,6 +207,12 @@ int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg)
 		fc->no_relabel = true;
 		return 0;
 	}
+	if (c == 'P') {
+		if (!*arg)
+			return cli_usage_error(fc->cmd, "--partition needs a partition's name");
+		fc->partition = arg;
+		return 0;
+	}
 	if (c == 'N') {
 		if (parse_u32(arg, &fc->max_moves) < 0)
 			return cli_usage_error(fc->cmd, "bad --max-moves '%s': expected a count",
@@ -232,6 +238,7 @@ const struct option fabric_cmd_relabel_options[] = {
     {"relabel-budget", required_argument, NULL, 'B'},
     {"max-moves", required_argument, NULL, 'N'},
     {"no-relabel", no_argument, NULL, 'U'},
+    {"partition", required_argument, NULL, 'P'},
     {0},
 };
 
@@ -244,7 +251,9 @@ const char fabric_cmd_relabel_help[] =
     "                           was relabelled (which plan, apply and try keep)\n"
     "  --max-moves N            refuse a plan of more than N operations (a robotic\n"
     "                           patch panel moves one circuit at a time): nothing is\n"
-    "                           changed, the error gives the count and switching time\n";
+    "                           changed, the error gives the count and switching time\n"
+    "  --partition NAME         this partition alone (the config's partitions:): its\n"
+    "                           topology on its ports; every other circuit stays\n";
 
 /* --max-moves: the plan as made (relabelled or not) against the limit. */
 static int check_moves(const struct fabric_cmd *fc, struct ofc_error *err)
@@ -270,12 +279,43 @@ static int check_moves(const struct fabric_cmd *fc, struct ofc_error *err)
 			     fc->relabel ? "" : " (--relabel may keep more circuits in place)");
 }
 
-int fabric_cmd_relabel(struct fabric_cmd *fc, struct ofc_error *err)
+/* --partition: aim at that partition alone. */
+static int target_partition(struct fabric_cmd *fc, struct ofc_error *err)
+{
+	const struct fabric *f = fc->ctl->fabric;
+	const struct partition *p = fabric_find_partition(f, fc->partition);
+	struct strbuf names = {0};
+
+	if (!p) {
+		for (uint32_t i = 0; i < f->npartitions; i++)
+			sb_printf(&names, "%s'%s'", i ? ", " : "", f->partitions[i].name);
+		ofc_error_set(err, OFC_E_USAGE, "--partition '%s': %s has %s%s", fc->partition,
+			      f->file, f->npartitions ? "the partitions " : "no partitions",
+			      names.len ? names.buf : "");
+		sb_free(&names);
+		return -1;
+	}
+	if (fc->relabel)
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "--relabel with --partition: renumbering within a "
+				     "partition is not built yet");
+	if (ctl_partition(fc->ctl, p, err) < 0)
+		return -1;
+	if (!fc->json)
+		fprintf(stderr, "partition %s: topology %s on its %u member%s; %u operation%s\n",
+			p->name, p->topology.spec, p->nmembers, p->nmembers == 1 ? "" : "s",
+			ctl_plan_size(fc->ctl), ctl_plan_size(fc->ctl) == 1 ? "" : "s");
+	return check_moves(fc, err);
+}
+
+int fabric_cmd_target(struct fabric_cmd *fc, struct ofc_error *err)
 {
 	struct relabel_opts o = {.budget_s = fc->relabel_budget > 0 ? fc->relabel_budget : 2};
 	uint32_t before = ctl_plan_size(fc->ctl);
 	const struct fabric *f = fc->ctl->fabric;
 
+	if (fc->partition)
+		return target_partition(fc, err);
 	/* The last commit renumbered this topology to keep circuits: keep its
 	 * numbering (a plain plan would otherwise plan back to the config's). */
 	if (!fc->relabel && !fc->no_relabel && f->topology.spec) {
@@ -283,7 +323,7 @@ int fabric_cmd_relabel(struct fabric_cmd *fc, struct ofc_error *err)
 		struct ofc_error e = {0};
 
 		if (ctl_load_record(fc->ctl->state_dir, f->name, &r, &e) == 0) {
-			if (r.have_state && r.relabelled &&
+			if (r.have_state && r.relabelled && !r.partition &&
 			    strcmp(r.topology, f->topology.spec) == 0) {
 				fc->relabel = true;
 				fprintf(

@@ -105,6 +105,7 @@ struct fabric_cmd {
 	uint32_t max_moves; /* plan, apply, try: refuse plans of more operations (0: none) */
 	bool no_relabel;    /* plan, apply, try: the config's numbering, whatever the record */
 	bool max_moves_set;
+	const char *partition;		  /* plan, apply, try: this partition alone */
 	struct fabric_relabel relabelled; /* what --relabel found */
 	double rate_scale;		  /* testbed up: --rate-scale (0: the config's) */
 	struct fabric *fabric;
@@ -117,12 +118,14 @@ int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc,
 		     int (*on_extra)(struct fabric_cmd *, int, const char *), const char *help,
 		     bool file_optional);
 int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg);
-/* --relabel and --relabel-budget, for plan, apply and try. */
+/* --relabel, --relabel-budget, --no-relabel, --max-moves and --partition,
+ * for plan, apply and try. */
 extern const struct option fabric_cmd_relabel_options[];
 extern const char fabric_cmd_relabel_help[];
-/* After ctl_plan: with --relabel, renumber and plan again, saying what it
- * saved on stderr (text) or in the JSON later. */
-int fabric_cmd_relabel(struct fabric_cmd *fc, struct ofc_error *err);
+/* After ctl_plan, the target those options ask for: with --partition,
+ * that partition alone; with --relabel, renumbered to keep circuits (what
+ * it saved on stderr, text, or in the JSON later); then --max-moves. */
+int fabric_cmd_target(struct fabric_cmd *fc, struct ofc_error *err);
 int fabric_cmd_open(struct fabric_cmd *fc, bool with_testbed, struct ofc_error *err);
 /* Take the lock and resolve a journal a crash left. */
 int fabric_cmd_repair(struct fabric_cmd *fc, struct ofc_error *err);

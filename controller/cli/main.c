@@ -49,7 +49,8 @@ static const struct cli_cmd commands[] = {
      "[--engine heuristic|ilp|lp] [--objective min-wavelengths|max-served] [--time-limit S] "
      "[--json] [--lightpaths]",
      "routing and wavelength assignment for demands on a WDM ring", cmd_rwa},
-    {"reconfigure", "(--topology SPEC | --collective C --size M) [--dry-run] [--json]",
+    {"reconfigure",
+     "(--topology SPEC | --collective C --size M | --partition NAME) [--dry-run] [--json]",
      "rewire the fabric through ofcd (with --socket PATH)", cmd_daemon_only},
     {"watch", "[--count N] [--json]", "print ofcd's events (with --socket PATH)", cmd_daemon_only},
     {"cancel", "TICKET", "cancel a mutation queued in ofcd (with --socket PATH)", cmd_daemon_only},

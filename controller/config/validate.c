@@ -820,6 +820,9 @@ int fabric_validate(struct fabric *f, struct ofc_error *err)
 	if (check_wiring(f, &w, err) < 0 || check_topology(f, err) < 0 ||
 	    check_failures(f, err) < 0)
 		goto out;
+	if (!f->topology.present && f->npartitions && f->wiring_cfg.pattern != WIRING_NONE &&
+	    fabric_partitions_circuits(f, err) < 0)
+		goto out;
 	if (!f->cost.alpha_set)
 		f->cost.alpha = 10e-6;
 	/* Hosts of different port rates: a schedule that loads its links

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define NONE UINT32_MAX
 
@@ -159,4 +160,46 @@ out:
 	graph_free(g);
 	port_map_free(&pm);
 	return rc;
+}
+
+uint8_t *partition_switch_ports(const struct fabric *f, const struct partition *p, uint32_t s)
+{
+	uint8_t *mine = xcalloc((size_t)f->switches[s].ports + 1, 1);
+
+	for (uint32_t i = 0; i < f->nwiring; i++) {
+		const struct attachment *a = &f->wiring[i];
+
+		if (a->sw != s || a->sw_port > f->switches[s].ports)
+			continue;
+		for (uint32_t m = 0; m < p->nmembers; m++)
+			if (p->member_host[m] == a->host &&
+			    (p->member_port[m] == NONE || p->member_port[m] == a->host_port))
+				mine[a->sw_port] = 1;
+	}
+	return mine;
+}
+
+int fabric_partitions_circuits(struct fabric *f, struct ofc_error *err)
+{
+	free(f->circuits);
+	f->circuits = NULL;
+	f->ncircuits = 0;
+	for (uint32_t i = 0; i < f->npartitions; i++) {
+		const struct partition *p = &f->partitions[i];
+		struct circuit *c;
+		uint32_t n;
+		bool whole = true;
+
+		for (uint32_t m = 0; m < p->nmembers; m++)
+			whole &= p->member_port[m] == NONE;
+		if (!p->topology.present || !whole)
+			continue;
+		if (partition_circuits(f, p, &c, &n, err) < 0)
+			return -1;
+		f->circuits = xrealloc(f->circuits, (f->ncircuits + n + 1) * sizeof(*c));
+		memcpy(f->circuits + f->ncircuits, c, n * sizeof(*c));
+		f->ncircuits += n;
+		free(c);
+	}
+	return 0;
 }

@@ -158,3 +158,11 @@ int fabric_find_switch(const struct fabric *f, const char *name)
 			return (int)i;
 	return -1;
 }
+
+const struct partition *fabric_find_partition(const struct fabric *f, const char *name)
+{
+	for (uint32_t i = 0; i < f->npartitions; i++)
+		if (strcmp(f->partitions[i].name, name) == 0)
+			return &f->partitions[i];
+	return NULL;
+}

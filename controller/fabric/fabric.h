@@ -290,6 +290,8 @@ struct fluid_net;
 int fabric_server_net(const struct fabric *f, struct fluid_net *n, struct ofc_error *err);
 int fabric_find_host(const struct fabric *f, const char *name);
 int fabric_find_switch(const struct fabric *f, const char *name);
+/* NULL when f has no partition of that name. */
+const struct partition *fabric_find_partition(const struct fabric *f, const char *name);
 
 /* The cross-connects that realise f->ports over f->wiring (replacing
  * f->circuits); FILE:LINE:COL errors at the topology when a port is not
@@ -300,6 +302,13 @@ int fabric_circuits(struct fabric *f, struct ofc_error *err);
  * joins two ports of p's hosts, so it never touches another partition. */
 int partition_circuits(const struct fabric *f, const struct partition *p, struct circuit **out,
 		       uint32_t *nout, struct ofc_error *err);
+/* A fabric without a topology of its own but with partitions: its
+ * circuits are the union of theirs (partitions of whole hosts with a
+ * topology; the others have none yet). Called by fabric_validate. */
+int fabric_partitions_circuits(struct fabric *f, struct ofc_error *err);
+/* Switch s's ports wired to host ports p owns: an array of the switch's
+ * ports + 1 flags, 1 where owned (caller frees). */
+uint8_t *partition_switch_ports(const struct fabric *f, const struct partition *p, uint32_t s);
 
 /* Renumber the target topology so that its circuits keep the most
  * cross-connects the switches hold now (actual[s]: switch s's read state,

@@ -101,6 +101,7 @@ struct job {
 	size_t yaml_len;
 	/* reconfigure (spec or workload) and schedule */
 	char *spec;
+	char *partition; /* reconfigure: that partition alone */
 	bool workload;
 	uint32_t nodes;
 	enum sched_collective coll;

@@ -108,6 +108,7 @@ void job_free(struct job *j)
 	free(j->yaml);
 	free(j->filename);
 	free(j->spec);
+	free(j->partition);
 	free(j->algo);
 	fabcfg_unref(j->cfg);
 	free(j->reply);

@@ -541,9 +541,23 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 	if (g->topology && strlen(g->topology) > TOPO_MAX_SPEC)
 		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
 			     "topology spec longer than %u characters", TOPO_MAX_SPEC);
+	const struct partition *part = NULL;
+	if (g->partition && *g->partition) {
+		part = fabric_find_partition(d->cfg->f, g->partition);
+		if (!part)
+			return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+				     "fabric '%s' has no partition '%.64s'", d->cfg->f->name,
+				     g->partition);
+		if (g->topology && *g->topology)
+			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				     "give a partition or a topology, not both");
+		if (!part->topology.present)
+			return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+				     "partition '%s' has no topology", part->name);
+	}
 	if (g->has_chunks && g->chunks > 1000000)
 		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID, "chunks must be 0..1000000");
-	if ((!g->topology || !*g->topology) && !d->cfg->f->graph && !d->cfg->f->nrings &&
+	if (!part && (!g->topology || !*g->topology) && !d->cfg->f->graph && !d->cfg->f->nrings &&
 	    !schedule_fluid_fabric(d->cfg->f))
 		return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
 			     "fabric '%s' has no topology: ask for one with topology",
@@ -562,7 +576,13 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 	j->coll = coll;
 	j->algo = g->algorithm && *g->algorithm ? xstrdup(g->algorithm) : NULL;
 	j->size = g->has_size_bytes ? g->size_bytes : 0;
-	j->spec = g->topology && *g->topology ? xstrdup(g->topology) : NULL;
+	j->spec = part				? xstrdup(part->topology.spec)
+		  : g->topology && *g->topology ? xstrdup(g->topology)
+						: NULL;
+	/* A partition's schedule is sized by its own collectives. */
+	for (uint32_t i = 0; part && j->size == 0 && i < part->ncollectives; i++)
+		if (part->collectives[i].op == coll)
+			j->size = part->collectives[i].size;
 	j->chunks = g->has_chunks ? g->chunks : 0;
 	j->summary_only = g->has_summary_only && g->summary_only;
 	j->cfg = fabcfg_ref(d->cfg);
@@ -643,8 +663,23 @@ static int mutation(struct conn *c, const Ofc__V1__Request *req)
 
 		j->kind = JOB_RECONFIGURE;
 		j->dry_run = r->has_dry_run && r->dry_run;
-		if (r->target_case == OFC__V1__RECONFIGURE__TARGET_TOPOLOGY && r->topology &&
-		    *r->topology && strlen(r->topology) <= TOPO_MAX_SPEC) {
+		if (r->partition && *r->partition) {
+			if (r->target_case != OFC__V1__RECONFIGURE__TARGET__NOT_SET) {
+				job_free(j);
+				return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+					     "a partition goes to its own topology in the config: "
+					     "give no topology or workload with it");
+			}
+			if (!fabric_find_partition(d->cfg->f, r->partition)) {
+				job_free(j);
+				return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+					     "fabric '%s' has no partition '%.64s'",
+					     d->cfg->f->name, r->partition);
+			}
+			j->partition = xstrdup(r->partition);
+			j->target = xasprintf("partition %s", r->partition);
+		} else if (r->target_case == OFC__V1__RECONFIGURE__TARGET_TOPOLOGY && r->topology &&
+			   *r->topology && strlen(r->topology) <= TOPO_MAX_SPEC) {
 			j->spec = xstrdup(r->topology);
 			j->target = xstrdup(r->topology);
 		} else if (r->target_case == OFC__V1__RECONFIGURE__TARGET_WORKLOAD) {

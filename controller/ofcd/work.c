@@ -253,8 +253,9 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 	 * topology the config file does not name. */
 	struct ctl_record rec;
 	if (ctl_load_record(d->state_dir, f->name, &rec, err) == 0) {
-		if (rec.have_state && !rec.have_journal && rec.topology && *rec.topology &&
-		    f->topology.present && f->nswitches &&
+		/* (A partition's commit records that partition's topology.) */
+		if (rec.have_state && !rec.have_journal && !rec.partition && rec.topology &&
+		    *rec.topology && f->topology.present && f->nswitches &&
 		    strcmp(rec.topology, f->topology.spec) != 0) {
 			struct fabric *nf;
 			struct ctl *nc;
@@ -401,6 +402,18 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 		*out = fabcfg_new(f, j->yaml, j->yaml_len, j->filename);
 		return 0;
 	}
+	/* Reconfigure of a partition: the running config as it is; the plan
+	 * (run_mutation) aims at the partition alone. */
+	if (j->partition) {
+		if (!fabric_find_partition(cur, j->partition)) {
+			answer_status(an, OFC__V1__STATUS__STATUS_NOT_FOUND,
+				      "fabric '%s' has no partition '%.64s' any more", cur->name,
+				      j->partition);
+			return -1;
+		}
+		*out = fabcfg_ref(d->w_cfg);
+		return 0;
+	}
 	/* Reconfigure: the running config with another topology. */
 	char spec[TOPO_MAX_SPEC + 1];
 	if (cur->nrings || !cur->nswitches) {
@@ -468,6 +481,12 @@ static void run_mutation(struct ofcd *d, struct job *j)
 	if (ctl_plan(nc, &err) < 0) {
 		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "cannot read the devices: %s",
 			      err.msg);
+		ctl_handover(nc, d->w_ctl);
+		goto out;
+	}
+	if (j->partition &&
+	    ctl_partition(nc, fabric_find_partition(ncfg->f, j->partition), &err) < 0) {
+		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "%s", err.msg);
 		ctl_handover(nc, d->w_ctl);
 		goto out;
 	}

@@ -270,6 +270,7 @@ void ctl_close(struct ctl *c)
 	free(c->state_dir);
 	free(c->prev_topology);
 	free(c->prev_config);
+	free(c->prev_partition);
 	free(c);
 }
 
@@ -431,6 +432,99 @@ int ctl_relabel(struct ctl *c, const struct relabel_opts *o, struct fabric_relab
 	return 0;
 }
 
+/* The plan of a partition: one of the switch's cross-connects in the
+ * partition's ports and the other outside. */
+static int straddles(const struct ctl_device *cd, const struct partition *p, struct xconn x,
+		     struct ofc_error *err)
+{
+	return ofc_error_set(err, OFC_E_RUNTIME,
+			     "switch %s: cross-connect %u -> %u joins a port of partition '%s' "
+			     "to a port outside it; nothing was planned (plan the whole fabric, "
+			     "without --partition, to take it down)",
+			     cd->cfg.name, x.in, x.out, p->name);
+}
+
+/* A partition's plan must not touch a port outside it: checked on the
+ * operations themselves, whatever built the target. */
+static int check_partition_plan(const struct ctl_device *cd, const struct partition *p,
+				const uint8_t *mine, struct ofc_error *err)
+{
+	for (uint32_t k = 0; k < cd->plan.n; k++) {
+		const struct op *op = &cd->plan.ops[k];
+
+		if ((op->kind == OP_DISCONNECT || op->kind == OP_CONNECT) &&
+		    (!mine[op->xc.in] || !mine[op->xc.out]))
+			return ofc_error_set(err, OFC_E_RUNTIME,
+					     "switch %s: the plan of partition '%s' would change "
+					     "cross-connect %u -> %u outside it; refused",
+					     cd->cfg.name, p->name, op->xc.in, op->xc.out);
+	}
+	return 0;
+}
+
+int ctl_partition(struct ctl *c, const struct partition *p, struct ofc_error *err)
+{
+	const struct fabric *f = c->fabric;
+	struct circuit *pc;
+	uint32_t npc;
+	int rc = 0;
+
+	for (uint32_t i = 0; i < c->ndevs; i++)
+		if (c->devs[i].cfg.cls == DEV_HOSTS)
+			return ofc_error_set(err, OFC_E_RUNTIME,
+					     "partition '%s': the testbed is up; a partition "
+					     "cannot be reconfigured under a testbed yet (ofc "
+					     "testbed down first)",
+					     p->name);
+	if (partition_circuits(f, p, &pc, &npc, err) < 0)
+		return -1;
+	for (uint32_t i = 0; i < c->ndevs && rc == 0; i++) {
+		struct ctl_device *cd = &c->devs[i];
+		int s = cd->cfg.cls == DEV_SWITCH ? fabric_find_switch(f, cd->cfg.name) : -1;
+
+		if (s < 0) {
+			state_copy(&cd->target, &cd->actual); /* rings: untouched */
+			continue;
+		}
+		uint8_t *mine = partition_switch_ports(f, p, (uint32_t)s);
+
+		state_clear(&cd->target);
+		for (uint32_t k = 0; k < cd->actual.nxc && rc == 0; k++) {
+			struct xconn x = cd->actual.xc[k];
+
+			if (x.in > cd->cfg.ports || x.out > cd->cfg.ports)
+				rc = ofc_error_set(err, OFC_E_RUNTIME,
+						   "switch %s reports cross-connect %u -> %u "
+						   "beyond its %u ports",
+						   cd->cfg.name, x.in, x.out, cd->cfg.ports);
+			else if (mine[x.in] != mine[x.out])
+				rc = straddles(cd, p, x, err);
+			else if (!mine[x.in])
+				state_add_xconn(&cd->target, x.in, x.out);
+		}
+		for (uint32_t k = 0; k < npc; k++)
+			if (pc[k].sw == (uint32_t)s)
+				state_add_xconn(&cd->target, pc[k].in_port, pc[k].out_port);
+		state_sort(&cd->target);
+		if (rc == 0) {
+			batch_free(&cd->plan);
+			state_diff(&cd->actual, &cd->target, &cd->plan);
+			cd->est_seconds = cd->plan.n * cd->op_seconds;
+			rc = check_partition_plan(cd, p, mine, err);
+		}
+		free(mine);
+	}
+	free(pc);
+	if (rc < 0) {
+		/* Nothing half-aimed: the whole fabric's target again. */
+		for (uint32_t i = 0; i < c->ndevs; i++)
+			batch_free(&c->devs[i].plan);
+		return -1;
+	}
+	c->partition = p;
+	return 0;
+}
+
 uint32_t ctl_plan_size(const struct ctl *c)
 {
 	uint32_t n = 0;
@@ -530,6 +624,8 @@ static int next_txn_id(struct ctl *c, uint64_t *id, struct ofc_error *err)
 	c->prev_topology = NULL;
 	free(c->prev_config);
 	c->prev_config = NULL;
+	free(c->prev_partition);
+	c->prev_partition = NULL;
 	if (ctl_load_record(c->state_dir, c->fabric->name, &r, err) < 0)
 		return -1;
 	if (r.have_state) {
@@ -538,6 +634,7 @@ static int next_txn_id(struct ctl *c, uint64_t *id, struct ofc_error *err)
 		c->prev_topology = xstrdup(r.topology ? r.topology : "");
 		c->prev_relabelled = r.relabelled;
 		c->prev_config = xstrdup(r.config ? r.config : "");
+		c->prev_partition = r.partition ? xstrdup(r.partition) : NULL;
 	}
 	if (r.have_journal && r.journal_id >= *id)
 		*id = r.journal_id + 1;
@@ -583,7 +680,8 @@ static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_res
 		 * this transaction was for. */
 		if (record_write(c, c->prev_generation, j->before,
 				 c->prev_topology ? c->prev_topology : "",
-				 c->prev_config ? c->prev_config : "", c->prev_relabelled, &e) == 0)
+				 c->prev_config ? c->prev_config : "", c->prev_relabelled,
+				 c->prev_partition, &e) == 0)
 			journal_remove(c, &e);
 		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL, OFC_R_NONE,
 		     "every device verified at its previous state");
@@ -599,7 +697,8 @@ static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_res
 static int commit(struct ctl *c, struct journal *j, struct ofc_error *err)
 {
 	if (set_phase(c, j, JOURNAL_COMMITTING, err) < 0 ||
-	    record_write(c, c->txn, j->target, NULL, NULL, c->relabelled, err) < 0 ||
+	    record_write(c, c->txn, j->target, NULL, NULL, c->relabelled,
+			 c->partition ? c->partition->name : NULL, err) < 0 ||
 	    journal_remove(c, err) < 0)
 		return -1;
 	emit(c, CTL_EV_TXN_COMMITTED, NULL, OFC_R_NONE, NULL);

@@ -170,7 +170,8 @@ static const char *twice(char *const *names, uint32_t n)
 /* ---- state file ------------------------------------------------------------- */
 
 int record_write(const struct ctl *c, uint64_t generation, const struct device_state *states,
-		 const char *topology, const char *config, bool relabelled, struct ofc_error *err)
+		 const char *topology, const char *config, bool relabelled, const char *partition,
+		 struct ofc_error *err)
 {
 	Ofc__V1__FabricRecord r = OFC__V1__FABRIC_RECORD__INIT;
 	struct arena a = {0};
@@ -183,7 +184,10 @@ int record_write(const struct ctl *c, uint64_t generation, const struct device_s
 	r.generation = generation;
 	r.has_time_unix_ms = true;
 	r.time_unix_ms = unix_ms();
-	r.topology = (char *)(topology ? topology : c->fabric->topology.spec);
+	r.topology = (char *)(topology	     ? topology
+			      : c->partition ? c->partition->topology.spec
+					     : c->fabric->topology.spec);
+	r.partition = (char *)(partition && *partition ? partition : NULL);
 	r.has_relabelled = relabelled;
 	r.relabelled = relabelled;
 	r.n_devices = c->ndevs;
@@ -230,7 +234,8 @@ int journal_write(const struct ctl *c, const struct journal *j, struct ofc_error
 	m.pid = (uint32_t)getpid();
 	m.has_started_unix_ms = true;
 	m.started_unix_ms = j->started_ms;
-	m.topology = c->fabric->topology.spec;
+	m.topology = c->partition ? c->partition->topology.spec : c->fabric->topology.spec;
+	m.partition = c->partition ? c->partition->name : NULL;
 	if (j->trial_deadline > 0) {
 		m.has_trial_deadline_unix = true;
 		m.trial_deadline_unix = j->trial_deadline;
@@ -384,6 +389,7 @@ int record_parse(const char *path, const char *fabric, const uint8_t *data, size
 	r->config = xstrdup(m->config ? m->config : "");
 	r->topology = xstrdup(m->topology ? m->topology : "");
 	r->relabelled = m->has_relabelled && m->relabelled;
+	r->partition = m->partition ? xstrdup(m->partition) : NULL;
 	r->ndevs = (uint32_t)m->n_devices;
 	r->dev_names = xcalloc(r->ndevs + 1, sizeof(char *));
 	r->dev_states = xcalloc(r->ndevs + 1, sizeof(struct device_state));
@@ -440,5 +446,6 @@ void ctl_record_free(struct ctl_record *r)
 	free(r->dev_states);
 	free(r->config);
 	free(r->topology);
+	free(r->partition);
 	memset(r, 0, sizeof(*r));
 }

@@ -85,6 +85,9 @@ struct ctl {
 	bool prev_relabelled;	  /* ... and whether it was renumbered */
 	bool relabelled;	  /* ctl_relabel renumbered this plan's target */
 	char *prev_config;	  /* ... and the config file that asked for it */
+	char *prev_partition;	  /* ... and the partition it changed (NULL: none) */
+	/* ctl_partition: the plan changes this partition's ports alone. */
+	const struct partition *partition;
 };
 
 /* The state directory: `dir` if given, else $OFC_STATE_DIR, else
@@ -120,6 +123,14 @@ void ctl_diff(struct ctl *c);
 int ctl_relabel(struct ctl *c, const struct relabel_opts *o, struct fabric_relabel *rep,
 		struct ofc_error *err);
 uint32_t ctl_plan_size(const struct ctl *c);
+/* After ctl_plan: aim at partition p alone (issue 15). Each switch's
+ * target is what it holds now, less every cross-connect on p's ports,
+ * plus the circuits p's own topology needs (partition_circuits); rings
+ * keep what they hold. Refused, with nothing planned: a cross-connect
+ * joining one of p's ports to a port outside p (the whole fabric must be
+ * planned first), and a testbed that is up. The plan is then checked to
+ * touch p's ports alone, and the commit records p. */
+int ctl_partition(struct ctl *c, const struct partition *p, struct ofc_error *err);
 
 struct ctl_result {
 	uint64_t txn;
@@ -157,6 +168,7 @@ struct ctl_record {
 	uint64_t time_unix_ms;
 	char *config, *topology;
 	bool relabelled; /* the topology was renumbered to keep circuits */
+	char *partition; /* the last commit changed this partition alone (NULL: none) */
 	uint32_t ndevs;
 	char **dev_names;
 	struct device_state *dev_states;

@@ -161,9 +161,10 @@ class Client:
         return self.call(req).state
 
     def get_schedule(self, collective, algorithm=None, size_bytes=None, topology=None,
-                     summary_only=False, chunks=None):
+                     summary_only=False, chunks=None, partition=None):
         """A verified, priced schedule (ofc.v1.Schedule) on the committed
-        topology, or on `topology` (a what-if spec)."""
+        topology, on `topology` (a what-if spec), or on the config's
+        `partition` (its topology, sized by its collectives)."""
         req = control_pb2.Request()
         gs = req.get_schedule
         gs.collective = collective
@@ -177,6 +178,8 @@ class Client:
             gs.summary_only = True
         if chunks:
             gs.chunks = chunks
+        if partition:
+            gs.partition = partition
         return self.call(req).schedule
 
     def watch(self, idle_timeout=None, count=None):
@@ -218,14 +221,19 @@ class Client:
         return self.call(req)
 
     def reconfigure(self, topology=None, collective=None, size_bytes=None, nodes=None,
-                    dry_run=False):
-        """Rewire to a topology spec, or to the finder's pick for a
-        workload (collective and size_bytes). Returns the Response."""
+                    dry_run=False, partition=None):
+        """Rewire to a topology spec, to the finder's pick for a workload
+        (collective and size_bytes), or one partition of the config to its
+        own topology. Returns the Response."""
         req = control_pb2.Request()
         rq = req.reconfigure
         if topology and collective:
             raise ValueError("give a topology or a workload, not both")
-        if topology:
+        if partition and (topology or collective):
+            raise ValueError("a partition goes to its own topology: no topology or workload")
+        if partition:
+            rq.partition = partition
+        elif topology:
             rq.topology = topology
         elif collective and size_bytes:
             rq.workload.collective = collective
@@ -233,7 +241,7 @@ class Client:
             if nodes:
                 rq.workload.nodes = nodes
         else:
-            raise ValueError("give topology=SPEC, or collective= and size_bytes=")
+            raise ValueError("give topology=SPEC, collective= and size_bytes=, or partition=")
         if dry_run:
             rq.dry_run = True
         return self.call(req)

@@ -1,0 +1,156 @@
+#!/bin/sh
+# Two jobs on one 256-port OCS (build/ocs-emu): `ofc plan|apply|try
+# --partition` changes one partition's cross-connects and never another's,
+# checked against the emulator's own saved state after every step; a fault
+# in one partition's transaction rolls back that partition alone.
+SUITE=partitions
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/emu.sh"
+
+ST="$TMP/state"
+SOCK="$TMP/ofcd.sock"
+DAEMONS=""
+trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm -rf "$TMP"' EXIT
+mkdir -p "$ST"
+CFG="$TMP/part.yaml"
+cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
+
+# configs/torus64-ocs.yaml without its own topology, with two partitions of
+# 32 hosts: jobA on h0..h31 (topology $1), jobB on h32..h63 (topology $2).
+make_config() { # OUT TOPO_A TOPO_B
+	a=$(seq -s ', h' 0 31)
+	b=$(seq -s ', h' 32 63)
+	sed -e '/^topology: /d' -e 's|credentials: .*|credentials: ocs0.cred|' \
+		-e "s|^collectives:|partitions:\n  - name: jobA\n    hosts: [h$a]\n    topology: $2\n  - name: jobB\n    hosts: [h$b]\n    topology: $3\n\ncollectives:|" \
+		configs/torus64-ocs.yaml >"$1"
+}
+make_config "$CFG" torus:4x8 circulant:32:1,4
+make_config "$TMP/part2.yaml" circulant:32:1,3 circulant:32:1,4
+
+# The emulator's own state: "in out" lines, saved after every change.
+# xcs_of A|B: the cross-connects on jobA's switch ports (1..128) or jobB's
+# (129..256), sorted.
+xcs_of() {
+	if [ "$1" = A ]; then
+		awk '$1 <= 128 || $2 <= 128' "$TMP/emu.state" | sort
+	else
+		awk '$1 > 128 || $2 > 128' "$TMP/emu.state" | sort
+	fi
+}
+count_of() { xcs_of "$1" | grep -c .; }
+# same_as NAME WHAT: jobX's cross-connects equal the saved snapshot NAME.
+same_as() {
+	xcs_of "$1" >"$TMP/now.$1"
+	if cmp -s "$TMP/now.$1" "$TMP/$2"; then ok; else
+		bad "job$1's cross-connects changed ($2)" "$(diff "$TMP/$2" "$TMP/now.$1" | head -5)"
+	fi
+}
+
+expect_exit 0 $OFC validate "$CFG"
+: >"$TMP/emu.state"
+start_emu ocs-emu e --ports 256 --credentials configs/credentials/ocs0.cred --state "$TMP/emu.state"
+D="--device ocs0=127.0.0.1:$e_port --state-dir $ST"
+
+# ---- the whole fabric's target is the union of its partitions ----------------
+expect_json 'j["operations"]==256 and "partition" not in j' $OFC plan "$CFG" $D --json
+expect_json 'j["partition"]=="jobA" and j["operations"]==128 and all(1<=o["in"]<=128 and 1<=o["out"]<=128 for o in j["devices"][0]["ops"])' \
+	$OFC plan "$CFG" $D --partition jobA --json
+
+# ---- jobA, then jobB: each touches its own ports --------------------------------
+expect_stdout_has "committed transaction 1: 128 operations" $OFC apply "$CFG" $D --partition jobA
+[ "$(count_of A)" -eq 128 ] && [ "$(count_of B)" -eq 0 ] && ok ||
+	bad "after jobA's apply: $(count_of A) cross-connects on jobA's ports (want 128), $(count_of B) on jobB's (want 0)"
+xcs_of A >"$TMP/A.1"
+expect_stdout_has "committed transaction 2: 128 operations" $OFC apply "$CFG" $D --partition jobB
+same_as A A.1
+[ "$(count_of B)" -eq 128 ] && ok || bad "jobB holds $(count_of B) cross-connects, want 128"
+xcs_of B >"$TMP/B.1"
+expect_json 'j["recorded"]["partition"]=="jobB" and j["recorded"]["topology"]=="circulant:32:1,4" and j["at_target"]' \
+	$OFC status "$CFG" $D --json
+expect_json 'j["operations"]==0' $OFC plan "$CFG" $D --json
+
+# ---- jobA moves to another topology: only the circuits that differ, jobB still ----
+expect_json 'j["operations"]>0 and all(1<=o["in"]<=128 for o in j["devices"][0]["ops"])' \
+	$OFC plan "$TMP/part2.yaml" $D --partition jobA --json
+expect_exit 0 $OFC apply "$TMP/part2.yaml" $D --partition jobA
+same_as B B.1
+xcs_of A >"$TMP/A.2"
+if cmp -s "$TMP/A.1" "$TMP/A.2"; then bad "jobA's cross-connects did not change"; else ok; fi
+# try, then let it lapse: back to the state before, jobB untouched.
+expect_exit 1 $OFC try "$CFG" $D --partition jobA --timeout 0.3
+same_as A A.2
+same_as B B.1
+stop_emu "$e_pid"
+
+# ---- a fault in jobB's transaction rolls back jobB alone -------------------------
+# jobB to the torus; the emulator refuses the 20th command: the commit of the
+# transaction never happens, and both partitions read back as before.
+make_config "$TMP/part3.yaml" circulant:32:1,3 torus:4x8
+start_emu ocs-emu f --ports 256 --credentials configs/credentials/ocs0.cred --state "$TMP/emu.state" --fail-at 20
+D="--device ocs0=127.0.0.1:$f_port --state-dir $ST"
+expect_exit 1 $OFC apply "$TMP/part3.yaml" $D --partition jobB
+grep -q "rolled back\|rolling back\|put back" "$TMP/err" "$TMP/out" && ok || bad "the failed apply should say it rolled back" "$(cat "$TMP/out" "$TMP/err" | head -5)"
+same_as A A.2
+same_as B B.1
+expect_json 'j["recorded"]["generation"]==3 and j["recorded"]["partition"]=="jobA" and j["transaction"] is None' \
+	$OFC status "$TMP/part3.yaml" $D --json
+stop_emu "$f_pid"
+
+# ---- refusals ------------------------------------------------------------------
+start_emu ocs-emu g --ports 256 --credentials configs/credentials/ocs0.cred --state "$TMP/emu.state"
+D="--device ocs0=127.0.0.1:$g_port --state-dir $ST"
+expect_error 2 "ofc plan: --partition 'jobC': $CFG has the partitions 'jobA', 'jobB'" \
+	$OFC plan "$CFG" $D --partition jobC
+expect_exit 2 $OFC apply "$CFG" $D --partition jobA --relabel
+expect_exit 1 $OFC apply "$CFG" $D --partition jobA --max-moves 3
+same_as A A.2
+# A whole-fabric topology whose circuits join the two jobs: a partition on
+# its own cannot be planned from there (it would cut jobB's circuits).
+sed -e 's/^partitions:/topology: torus:8x8\npartitions:/' "$CFG" >"$TMP/whole.yaml"
+expect_exit 0 $OFC apply "$TMP/whole.yaml" $D
+xcs_of A >"$TMP/A.3"
+xcs_of B >"$TMP/B.3"
+expect_error 1 "ofc: switch ocs0: cross-connect 4 -> 228 joins a port of partition 'jobA' to a port outside it; nothing was planned (plan the whole fabric, without --partition, to take it down)" \
+	$OFC apply "$CFG" $D --partition jobA
+same_as A A.3
+same_as B B.3
+stop_emu "$g_pid"
+
+# ---- through ofcd: Reconfigure and GetSchedule of a partition ---------------------
+# A fresh switch and state; the two jobs' Reconfigures sent at once run one
+# at a time, each touching its own ports.
+: >"$TMP/emu.state"
+rm -rf "$ST" && mkdir -p "$ST"
+start_emu ocs-emu h --ports 256 --credentials configs/credentials/ocs0.cred --state "$TMP/emu.state"
+$BUILD/ofcd --foreground --credentials-dir "$TMP" --config "$CFG" --socket "$SOCK" --state-dir "$ST" \
+	--device "ocs0=127.0.0.1:$h_port" --probe-interval 0 2>>"$TMP/ofcd.log" &
+ofcd_pid=$!
+DAEMONS="$ofcd_pid"
+_w=0
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $_w -ge 1000 ]; do
+	sleep 0.01
+	_w=$((_w + 1))
+done
+expect_stdout_has "would take fabric" $OFC --socket "$SOCK" reconfigure --partition jobA --dry-run
+[ "$(count_of A)" -eq 0 ] && ok || bad "a dry run changed the switch"
+$OFC --socket "$SOCK" reconfigure --partition jobA >"$TMP/ra.out" 2>&1 &
+ra=$!
+$OFC --socket "$SOCK" reconfigure --partition jobB >"$TMP/rb.out" 2>&1 &
+rb=$!
+wait $ra && wait $rb && ok || bad "concurrent partition reconfigures failed" "$(cat "$TMP/ra.out" "$TMP/rb.out")"
+grep -q "committed transaction" "$TMP/ra.out" && grep -q "committed transaction" "$TMP/rb.out" && ok ||
+	bad "both reconfigures should commit" "$(cat "$TMP/ra.out" "$TMP/rb.out")"
+same_as A A.1
+same_as B B.1
+expect_json 'j["state"]["at_target"]' $OFC --socket "$SOCK" status --json
+expect_json 'j["schedule"]["topology"]=="torus:4x8" and j["schedule"]["nodes"]==32 and j["schedule"]["verified"]' \
+	$OFC --socket "$SOCK" schedule --partition jobA --collective allreduce --size 1MiB --summary --json
+expect_exit 1 $OFC --socket "$SOCK" reconfigure --partition jobC
+expect_exit 1 $OFC --socket "$SOCK" schedule --partition jobC --collective allreduce --summary
+expect_exit 2 $OFC --socket "$SOCK" reconfigure --partition jobA --topology ring:32
+same_as A A.1
+kill -TERM "$ofcd_pid"
+wait "$ofcd_pid" && ok || bad "ofcd did not exit 0 after SIGTERM"
+stop_emu "$h_pid"
+
+finish
