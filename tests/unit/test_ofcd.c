@@ -1223,10 +1223,11 @@ static void test_log_limit(void **state)
 	unsigned lines = log_count(w, "bytes that are not a Request");
 	if (lines > 200 + (unsigned)(20 * took) + 1)
 		fail_msg("%u lines for %u bad frames in %.2f s", lines, N, took);
-	/* The sweep reports what was dropped once a token is back. */
+	/* The sweep reports what was dropped once a token is back (more than
+	 * once when the flood outlasted a sweep, as on a loaded machine). */
 	for (int i = 0; i < 40 && !log_count(w, "log messages suppressed"); i++)
 		usleep(50 * 1000);
-	assert_int_equal(log_count(w, "log messages suppressed"), 1);
+	assert_true(log_count(w, "log messages suppressed") >= 1);
 	/* What the daemon does itself is never dropped. */
 	struct ofcd_client c;
 	Ofc__V1__Response *r;
