@@ -482,13 +482,13 @@ static double lp_bound(struct dw *d, bool phase2, double tol, uint32_t *added,
 	double lag = 0;
 
 	for (uint32_t k = 0; k < d->ncls; k++) {
-		double v, sigma = d->y[d->nrows + d->conv_first[k]];
+		double v, lb, sigma = d->y[d->nrows + d->conv_first[k]];
 
 		pricing_costs(d, k, phase2);
-		if (pricer_tree(&d->pr[k], d->chat, d->wbuf, &v, err) < 0)
+		if (pricer_tree(&d->pr[k], d->chat, d->wbuf, &v, &lb, err) < 0)
 			return NAN;
-		if (v - sigma < 0)
-			lag += v - sigma;
+		if (lb - sigma < 0)
+			lag += lb - sigma;
 		if (v - sigma < -tol && !d->trees_only) {
 			/* the relaxation: the LP's column itself */
 			add_tree_column(d, k, d->wbuf, false);

@@ -208,7 +208,9 @@ struct pricer {
 	uint64_t *side, *side2;
 	double *objv; /* scratch */
 	int *objc;
-	uint64_t solves, cuts, rounds;
+	uint64_t solves, cuts, rounds, stalls;
+	double longest;	 /* the longest single solve of the cut LP, s */
+	bool perturbed;	 /* costs spread (pricing.c): the way that last worked */
 	/* all-to-all */
 	double *dist;
 	uint32_t *pred;
@@ -217,8 +219,10 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 		uint32_t origin, struct ofc_error *err);
 void pricer_free(struct pricer *pr);
 /* Copy collectives: minimise sum chat[e] * w over G^T (chat per physical
- * arc); w (tx_narcs, dense, zeroed here) and its cost. */
-int pricer_tree(struct pricer *pr, const double *chat, double *w, double *value,
+ * arc); w (tx_narcs, dense, zeroed here) and its cost, and a lower bound
+ * on the least cost (what the Lagrangian bound may use: the LP's optimum
+ * under the true costs, never more than *value). */
+int pricer_tree(struct pricer *pr, const double *chat, double *w, double *value, double *bound,
 		struct ofc_error *err);
 /* An actual tree (see pricing.c): w gets copies per G^T arc, value its
  * cost under chat (INFINITY when the heuristic finds none). Paths are

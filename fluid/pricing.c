@@ -205,18 +205,26 @@ void pricer_free(struct pricer *pr)
 	memset(pr, 0, sizeof(*pr));
 }
 
-int pricer_tree(struct pricer *pr, const double *chat, double *w, double *value,
-		struct ofc_error *err)
+/* Relative cost perturbation of the cut LP (see pricer_tree). On a cut LP
+ * of 64-GPU model W, no NVLink (1257 columns, 5850 rows) written out and
+ * given to the lp_solve CLI, no setting of pivoting, scaling or
+ * anti-degeneracy finished in 30 s, nor did a relative spread of 1e-7;
+ * 1e-6 finished in 3.5 s. */
+#define PERTURB 1e-6
+/* A single solve longer than this many times the longest one so far (and
+ * 2 s) is taken for a stall. */
+#define STALL_FACTOR 20
+
+/* A fixed spread in [0, 1) per column: the same LP every call. */
+static double spread(uint32_t c)
+{
+	return (double)(((c + 1) * 2654435761u) >> 8 & 0xffff) / 65536.0;
+}
+
+/* The costs: chat, a tie-break eps, and the spread when perturbed. */
+static void set_costs(struct pricer *pr, const double *chat, bool perturbed)
 {
 	const struct texp *x = pr->x;
-	uint32_t na = tx_narcs(x);
-	double *sol = xmalloc(((size_t)pr->ncols + 1) * sizeof(double));
-	int rc = -1;
-
-	/* A tiny cost on every arc (hold-overs too) breaks ties towards fewer
-	 * transfers: with zero prices the LP would be free to load arcs no
-	 * destination needs, and such columns slow the master down. The
-	 * column's value below is its true price. */
 	double scale = 0;
 
 	for (uint32_t c = 0; c < pr->ncols; c++) {
@@ -232,26 +240,36 @@ int pricer_tree(struct pricer *pr, const double *chat, double *w, double *value,
 
 		pr->objc[c] = (int)c;
 		pr->objv[c] = (e == UINT32_MAX ? 0 : chat[e]) + eps;
+		if (perturbed)
+			pr->objv[c] *= 1 + PERTURB * spread(c);
 	}
 	lp_set_objective(pr->lp, (int)pr->ncols, pr->objc, pr->objv);
-	/* Each call starts from the slack basis, which is dual feasible (costs
-	 * >= 0, cuts >= 1), and runs the dual simplex alone, also after added
-	 * cuts. Warm starts after a price change need the primal simplex,
-	 * which stalls on these degenerate LPs (16-GPU model W, no NVLink:
-	 * minutes in one solve, where cold dual starts take 0.1 s). */
-	lp_reset_basis(pr->lp);
-	if (pr->p->deadline > 0)
-		lp_set_time_limit(pr->lp, pr->p->deadline - now_seconds());
+}
+
+/* Solve, add the violated cuts, repeat until none is (LP_OPTIMAL, sol the
+ * usage), or a solve ends otherwise: its result, LP_TIMEOUT past cap
+ * seconds for one solve (0: only the deadline), or LP_FAILED (err) when a
+ * cut cannot be added. */
+static enum lp_result cut_rounds(struct pricer *pr, double *sol, double cap,
+				 struct ofc_error *err)
+{
+	const struct texp *x = pr->x;
+	uint32_t nn = tx_nnodes(x);
+
 	for (;;) {
+		double left = pr->p->deadline > 0 ? pr->p->deadline - now_seconds() : 0;
+
+		if (pr->p->deadline > 0 && left <= 0)
+			return LP_TIMEOUT;
+		lp_set_time_limit(pr->lp, cap > 0 && (left <= 0 || cap < left) ? cap : left);
+		double t0 = now_seconds();
 		enum lp_result res = lp_solve(pr->lp, err);
 
 		pr->rounds++;
-		if (res != LP_OPTIMAL) {
-			if (res != LP_FAILED)
-				ofc_error_set(err, OFC_E_RUNTIME, "pricing LP %s",
-					      lp_result_str(res));
-			goto out;
-		}
+		if (res != LP_OPTIMAL)
+			return res;
+		if (now_seconds() - t0 > pr->longest)
+			pr->longest = now_seconds() - t0;
 		lp_solution(pr->lp, sol);
 		for (uint32_t c = 0; c < pr->ncols; c++)
 			pr->cap[pr->col_arc[c]] = sol[c] > 0 ? sol[c] : 0;
@@ -266,11 +284,10 @@ int pricer_tree(struct pricer *pr, const double *chat, double *w, double *value,
 				continue;
 			maxflow_source_side(&pr->mf, pr->origin, pr->side);
 			if (add_cut(pr, pr->side, false, err) < 0)
-				goto out;
+				return LP_FAILED;
 			maxflow_sink_side(&pr->mf, sink, pr->side2);
 			/* the cut nearest the sink, when it is another one */
 			bool same = true;
-			uint32_t nn = tx_nnodes(x);
 
 			for (uint32_t k = 0; k < (nn + 63) / 64 && same; k++) {
 				uint64_t mask = k + 1 < (nn + 63) / 64 || nn % 64 == 0
@@ -280,12 +297,66 @@ int pricer_tree(struct pricer *pr, const double *chat, double *w, double *value,
 				same = ((pr->side[k] ^ ~pr->side2[k]) & mask) == 0;
 			}
 			if (!same && add_cut(pr, pr->side2, true, err) < 0)
-				goto out;
+				return LP_FAILED;
 			added++;
 		}
 		if (!added)
-			break;
+			return LP_OPTIMAL;
 	}
+}
+
+int pricer_tree(struct pricer *pr, const double *chat, double *w, double *value, double *bound,
+		struct ofc_error *err)
+{
+	const struct texp *x = pr->x;
+	uint32_t na = tx_narcs(x);
+	double *sol = xmalloc(((size_t)pr->ncols + 1) * sizeof(double));
+	enum lp_result res = LP_FAILED;
+	bool perturbed = pr->perturbed;
+	int rc = -1;
+
+	/* A tiny cost on every arc (hold-overs too) breaks ties towards fewer
+	 * transfers: with zero prices the LP would be free to load arcs no
+	 * destination needs, and such columns slow the master down. The
+	 * column's value below is its true price.
+	 *
+	 * Each attempt starts from the slack basis, which is dual feasible
+	 * (costs >= 0, cuts >= 1), and runs the dual simplex alone, also after
+	 * added cuts. Warm starts after a price change need the primal
+	 * simplex, which stalls on these degenerate LPs (16-GPU model W, no
+	 * NVLink: minutes in one solve, where cold dual starts take 0.1 s).
+	 *
+	 * The dual simplex can stall too: the prices of a symmetric fabric
+	 * are equal on whole classes of arcs, and on such a dual degenerate
+	 * LP lp_solve can cycle for as long as it is given (64-GPU model W,
+	 * no NVLink: one cut LP ran out a 600 s limit). Spreading each cost
+	 * by up to PERTURB (relative) breaks that, but stalls others (8 GPUs,
+	 * all links, T = 6). So a solve that runs STALL_FACTOR times longer
+	 * than any before is given up and the round starts again (the cuts
+	 * kept) the other way; the way that worked is kept for the next call. */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		double cap = attempt ? 0 : fmax(2, STALL_FACTOR * pr->longest);
+
+		set_costs(pr, chat, perturbed);
+		lp_reset_basis(pr->lp);
+		lp_set_simplex(pr->lp, LP_SIMPLEX_DUAL);
+		res = cut_rounds(pr, sol, cap, err);
+		if (res == LP_OPTIMAL)
+			break;
+		if (pr->p->deadline > 0 && now_seconds() >= pr->p->deadline)
+			break;
+		if (res == LP_FAILED && err->code && !strstr(err->msg, "lp_solve"))
+			break; /* not the solver's trouble */
+		pr->stalls++;
+		perturbed = !perturbed;
+		memset(err, 0, sizeof(*err));
+	}
+	if (res != LP_OPTIMAL) {
+		if (res != LP_FAILED || !err->code)
+			ofc_error_set(err, OFC_E_RUNTIME, "pricing LP %s", lp_result_str(res));
+		goto out;
+	}
+	pr->perturbed = perturbed;
 	pr->solves++;
 	memset(w, 0, (size_t)na * sizeof(double));
 	*value = 0;
@@ -297,6 +368,38 @@ int pricer_tree(struct pricer *pr, const double *chat, double *w, double *value,
 		w[a] = sol[c];
 		if (e != UINT32_MAX)
 			*value += chat[e] * sol[c];
+	}
+	*bound = *value;
+	if (perturbed) {
+		/* The bound: the same cuts under the true costs (a relaxation
+		 * of the subproblem, a lower bound whether or not w meets
+		 * every cut), by a capped warm primal re-solve from a basis
+		 * optimal to within the spread. Every cost grew by at most the
+		 * factor (1 + PERTURB), so the perturbed optimum over
+		 * (1 + PERTURB) bounds it when the re-solve does not finish (up
+		 * to the tie-break eps, as unperturbed). */
+		double p_opt = lp_objective(pr->lp), left = 0;
+		struct ofc_error perr = {0};
+
+		for (uint32_t c = 0; c < pr->ncols; c++) {
+			uint32_t e = tx_phys(x, pr->col_arc[c]);
+
+			pr->objc[c] = (int)c; /* add_cut used them */
+			pr->objv[c] = e == UINT32_MAX ? 0 : chat[e];
+		}
+		lp_set_objective(pr->lp, (int)pr->ncols, pr->objc, pr->objv);
+		lp_set_simplex(pr->lp, LP_SIMPLEX_PRIMAL);
+		if (pr->p->deadline > 0)
+			left = pr->p->deadline - now_seconds();
+		double cap = fmax(2, STALL_FACTOR * pr->longest);
+
+		lp_set_time_limit(pr->lp, left > 0 && left < cap ? left : cap);
+		if (lp_solve(pr->lp, &perr) == LP_OPTIMAL)
+			*bound = lp_objective(pr->lp);
+		else
+			*bound = p_opt / (1 + PERTURB);
+		if (*bound > *value)
+			*bound = *value;
 	}
 	rc = 0;
 out:
