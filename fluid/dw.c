@@ -442,12 +442,30 @@ static uint32_t tree_columns(struct dw *d, uint32_t k, const double *w, double s
 	decompose_origin(p, x, &of, 1.0, &tmp, &deficit);
 	double *tw = xcalloc((size_t)na + 1, sizeof(double));
 
+	uint8_t *got = xcalloc(x->nv + 1, 1);
+
 	for (size_t i = 0; i < tmp.npieces; i++) {
 		const struct fluid_piece *q = &tmp.pieces[i];
 		double v = 0;
+		bool twice = false;
 
 		if (q->target != UINT32_MAX)
 			continue; /* a path to one destination is no column */
+		/* A tree of the decomposition may bring the data twice to a
+		 * vertex that keeps it (two paths that merge): harmless waste
+		 * in a broadcast, but its reverse folds that vertex's partial
+		 * sum in twice. pricer_honest's trees never do. */
+		for (uint32_t h = 0; h < q->nhops; h++) {
+			uint32_t hv = p->net->head[tmp.hop_arc[q->first + h]];
+
+			if ((p->net->kind[hv] & FLUID_CAN_COPY) || !p->conserve[hv] ||
+			    hv == d->rep[k])
+				twice |= got[hv]++ > 0 || hv == d->rep[k];
+		}
+		for (uint32_t h = 0; h < q->nhops; h++)
+			got[p->net->head[tmp.hop_arc[q->first + h]]] = 0;
+		if (twice)
+			continue;
 		for (uint32_t h = 0; h < q->nhops; h++) {
 			uint32_t e = tmp.hop_arc[q->first + h];
 
@@ -462,6 +480,7 @@ static uint32_t tree_columns(struct dw *d, uint32_t k, const double *w, double s
 			tw[tmp.hop_layer[q->first + h] * x->ne + tmp.hop_arc[q->first + h]] = 0;
 	}
 	free(tw);
+	free(got);
 	for (uint32_t j = 0; j < pr->ndest; j++)
 		free(of.f[j]);
 	free(of.f);
