@@ -43,6 +43,8 @@ void fabcfg_unref(struct fabcfg *c)
 	if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
 		return;
 	fabric_free(c->f);
+	strv_free(c->failed, c->nfailed);
+	free(c->no_schedule);
 	free(c->yaml);
 	free(c->path);
 	free(c);
@@ -267,7 +269,7 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 		} else {
 			snprintf(why, why_len, "no OpTree schedule: %s", err.msg);
 		}
-	} else if (g && cfg->coll && !f->nrings) {
+	} else if (g && cfg->coll && !f->nrings && !cfg->no_schedule) {
 		struct schedule_query q = {
 		    .fabric = f,
 		    .spec = own ? g->spec : NULL,
@@ -284,6 +286,10 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 				 sched_collective_name(cfg->coll), err.msg);
 		}
 	}
+	/* Failures reported at run time and lost switches (failures.c). */
+	st->n_failed = cfg->nfailed;
+	st->failed = cfg->failed;
+	st->schedule_error = cfg->no_schedule;
 	s->fabric = fabric_msg(a, f);
 	if (rec.have_journal) {
 		Ofc__V1__TransactionInfo *t = arena_alloc(a, sizeof(*t));
