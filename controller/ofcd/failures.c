@@ -17,13 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-void strv_free(char **v, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 static char **strv_dup(char *const *v, uint32_t n)
 {
 	char **o = xcalloc((size_t)n + 1, sizeof(*o));
@@ -357,7 +350,7 @@ struct fabcfg *failures_publish(struct ofcd *d)
 
 /* ---- devices ------------------------------------------------------------------------- */
 
-void failures_devices(struct ofcd *d, struct job *j)
+bool failures_devices(struct ofcd *d)
 {
 	const struct fabric *f = d->w_cfg->f;
 	struct ctl *c = d->w_ctl;
@@ -384,14 +377,12 @@ void failures_devices(struct ofcd *d, struct job *j)
 		same = strv_has(d->w_lost, d->nw_lost, now[i]);
 	if (same) {
 		strv_free(now, n);
-		return;
+		return false;
 	}
 	strv_free(d->w_lost, d->nw_lost);
 	d->w_lost = now;
 	d->nw_lost = n;
-	char sentence[600];
-	ofcd_replan(d, j, n ? "a switch was lost" : "the lost switches are back", sentence,
-		    sizeof(sentence));
+	return true;
 }
 
 /* ---- ReportFailure ----------------------------------------------------------------------- */

@@ -302,15 +302,16 @@ int failures_load(struct ofcd *d, const char *fabric, struct ofc_error *err);
 struct fabcfg *failures_publish(struct ofcd *d);
 /* (mutation worker) ReportFailure: change the set, persist it, re-plan. */
 void ofcd_run_failure(struct ofcd *d, struct job *j);
-/* (mutation worker) After reading the devices: the host ports of lost
- * switches; re-plans (event, snapshot, new config on j) when they changed. */
-void failures_devices(struct ofcd *d, struct job *j);
+/* (mutation worker) After reading the devices: d->w_lost = the host ports
+ * of lost switches; true when that changed (the caller re-plans). */
+bool failures_devices(struct ofcd *d);
 /* (mutation worker) Change d->w_reported as a ReportFailure job asks, and
  * persist it; on error nothing changed. */
 int failures_report(struct ofcd *d, const struct job *j, struct ofc_error *err);
 /* (work.c, mutation worker) Publish d->w_cfg with the failures in effect:
  * config and snapshot on j, and a KIND_SCHEDULE_REPLANNED event. */
 void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentence, size_t n);
+/* (snapshot.c) Free n strings and the array. */
 void strv_free(char **v, uint32_t n);
 
 /* A packed Response (caller frees *buf). */

@@ -11,6 +11,13 @@
 
 /* ---- shared configs ----------------------------------------------------------- */
 
+void strv_free(char **v, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const char *path)
 {
 	struct fabcfg *c = xcalloc(1, sizeof(*c));

@@ -656,7 +656,12 @@ static void run_probe(struct ofcd *d, struct job *j)
 	if (have)
 		ctl_record_free(&rec);
 	/* A switch lost takes the host ports cabled to it along. */
-	failures_devices(d, j);
+	if (failures_devices(d)) {
+		char sentence[600];
+
+		ofcd_replan(d, j, d->nw_lost ? "a switch was lost" : "the lost switches are back",
+			    sentence, sizeof(sentence));
+	}
 }
 
 /* ---- failures -------------------------------------------------------------------------- */
