@@ -1472,6 +1472,30 @@ static void test_failures(void **state)
 	assert_true(r->schedule->time_us == degraded_us);
 	ofc__v1__response__free_unpacked(r, NULL);
 
+	/* A Reconfigure keeps the set: on a topology without the link it is
+	 * out of effect, back on the torus it is in effect again. */
+	r = reconfigure(&c, "circulant:64:3,8", 90);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	r = get_schedule(&c, "allreduce", 91);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	assert_string_equal(r->schedule->topology, "circulant:64:3,8");
+	ofc__v1__response__free_unpacked(r, NULL);
+	assert_true(log_count(w, "failure h0-h1 is not in effect on topology circulant:64:3,8") >= 1);
+	r = reconfigure(&c, "torus:8x8", 92);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	r = get_schedule(&c, "allreduce", 93);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	assert_string_equal(r->schedule->topology, "torus:8x8 without h0-h1");
+	assert_true(r->schedule->time_us == degraded_us);
+	ofc__v1__response__free_unpacked(r, NULL);
+	r = get_state(&c, 94);
+	assert_int_equal(r->state->n_failed, 1);
+	assert_non_null(r->state->schedule);
+	assert_string_equal(r->state->schedule->topology, "torus:8x8 without h0-h1");
+	ofc__v1__response__free_unpacked(r, NULL);
+
 	/* Failures that cut a host off: accepted (they happened), but no
 	 * schedule survives, and GetSchedule says why. */
 	r = report(&c, 10, false, false, "h5:0", "h5:1");
