@@ -47,6 +47,11 @@ struct fabcfg {
 	char **failed;
 	uint32_t nfailed;
 	char *no_schedule;
+	/* The workload's schedule (packed ofc.v1.Schedule, no steps) when the
+	 * re-plan computed it before sharing the config: the snapshot takes it
+	 * instead of computing it again. NULL: not computed. */
+	uint8_t *plan;
+	size_t plan_len;
 };
 
 struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const char *path);
@@ -65,6 +70,7 @@ struct snapshot {
 	Ofc__V1__Topology *topo, *topo_edges;
 	Ofc__V1__Fabric *fabric;
 	Ofc__V1__TransactionInfo *unfinished; /* a journal on disk, if any */
+	Ofc__V1__Schedule *plan;	      /* cfg->plan unpacked (state->schedule) */
 	uint32_t ndevs;
 	Ofc__V1__DeviceState **devs; /* = state->devices */
 	/* What read-only clients see of devs[i]->error: the reason's word

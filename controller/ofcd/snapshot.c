@@ -52,6 +52,7 @@ void fabcfg_unref(struct fabcfg *c)
 	fabric_free(c->f);
 	strv_free(c->failed, c->nfailed);
 	free(c->no_schedule);
+	free(c->plan);
 	free(c->yaml);
 	free(c->path);
 	free(c);
@@ -276,6 +277,10 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 		} else {
 			snprintf(why, why_len, "no OpTree schedule: %s", err.msg);
 		}
+	} else if (g && cfg->coll && !f->nrings && !own && cfg->plan) {
+		/* Computed and verified by the re-plan that published cfg. */
+		s->plan = ofc__v1__schedule__unpack(NULL, cfg->plan_len, cfg->plan);
+		st->schedule = s->plan;
 	} else if (g && cfg->coll && !f->nrings && !cfg->no_schedule) {
 		struct schedule_query q = {
 		    .fabric = f,
@@ -318,6 +323,8 @@ void snapshot_free(struct snapshot *s)
 	arena_free(&s->a);
 	graph_free(s->graph);
 	port_map_free(&s->ports);
+	if (s->plan)
+		ofc__v1__schedule__free_unpacked(s->plan, NULL);
 	fabcfg_unref(s->cfg);
 	free(s);
 }

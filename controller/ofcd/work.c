@@ -718,6 +718,14 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 				ev->sched_len = protobuf_c_message_get_packed_size(&h->base);
 				ev->sched = xmalloc(ev->sched_len + 1);
 				protobuf_c_message_pack(&h->base, ev->sched);
+				/* The snapshot's State.schedule is this one (same
+				 * workload): not computed twice. Only on a config
+				 * made here, which no other thread holds yet. */
+				if (pub->coll && !pub->plan && pub != d->w_cfg) {
+					pub->plan = xmalloc(ev->sched_len + 1);
+					memcpy(pub->plan, ev->sched, ev->sched_len);
+					pub->plan_len = ev->sched_len;
+				}
 				sb_printf(&msg, "%s %s on %s: %u steps, %.6g us", s->algorithm,
 					  sched_collective_name(s->collective), s->topology,
 					  s->nsteps, s->time_us);
