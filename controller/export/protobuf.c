@@ -114,6 +114,10 @@ Ofc__V1__Fabric *fabric_msg(struct arena *a, const struct fabric *f)
 		h->name = S(f->hosts[i].name);
 		SET(h, ports, f->hosts[i].ports);
 		SET(h, port_rate_bps, f->hosts[i].port_rate);
+		h->n_port_rates_bps = f->hosts[i].port_rates.n;
+		h->port_rates_bps = f->hosts[i].port_rates.v; /* borrowed, as the names */
+		h->n_failed_ports = f->hosts[i].nfailed_ports;
+		h->failed_ports = f->hosts[i].failed_ports;
 		m->hosts[i] = h;
 	}
 
@@ -180,6 +184,25 @@ Ofc__V1__Fabric *fabric_msg(struct arena *a, const struct fabric *f)
 		    f->topology.self_loops == SELF_LOOPS_DARK
 			? OFC__V1__SELF_LOOPS__SELF_LOOPS_DARK
 			: OFC__V1__SELF_LOOPS__SELF_LOOPS_LOOPBACK);
+		t->n_failed_links = f->topology.nfailed_links;
+		t->failed_links = arena_array(a, t->n_failed_links, sizeof(*t->failed_links));
+		for (size_t i = 0; i < t->n_failed_links; i++) {
+			Ofc__V1__HostLink *l = NEW(a, Ofc__V1__HostLink, OFC__V1__HOST_LINK__INIT);
+
+			l->a = f->topology.failed_links[i].a;
+			l->b = f->topology.failed_links[i].b;
+			t->failed_links[i] = l;
+		}
+		t->n_link_rates = f->topology.nlink_rates;
+		t->link_rates = arena_array(a, t->n_link_rates, sizeof(*t->link_rates));
+		for (size_t i = 0; i < t->n_link_rates; i++) {
+			Ofc__V1__HostLink *l = NEW(a, Ofc__V1__HostLink, OFC__V1__HOST_LINK__INIT);
+
+			l->a = f->topology.link_rates[i].a;
+			l->b = f->topology.link_rates[i].b;
+			SET(l, rate_bps, f->topology.link_rates[i].rate);
+			t->link_rates[i] = l;
+		}
 		m->topology = t;
 	}
 
