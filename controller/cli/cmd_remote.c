@@ -690,15 +690,17 @@ static int r_failure(struct remote *r, int argc, char **argv)
 		if (c == 'h')
 			return cli_help(
 			    r->cmd,
-			    restore ? "Tells ofcd that failed links or ports work again (--all: every "
-				      "one reported).\nofcd re-plans the schedule, as for a "
-				      "failure; with none left it is the healthy one.\n"
-				    : "Tells ofcd that links or ports failed: U-V is the link between "
-				      "hosts U and V\n(both directions), HOST:PORT a host's NIC port "
-				      "(both fibres). ofcd re-plans the\nschedule on the surviving "
-				      "graph, announces it to watchers and answers\nGetSchedule with "
-				      "it until they are restored; the set survives a restart.\nPrints "
-				      "the re-planned schedule's figures; exit 1 when none survives.\n");
+			    restore
+				? "Tells ofcd that failed links or ports work again (--all: every "
+				  "one reported).\nofcd re-plans the schedule, as for a "
+				  "failure; with none left it is the healthy one.\n"
+				: "Tells ofcd that links or ports failed: U-V is the link between "
+				  "hosts U and V\n(both directions), HOST:PORT a host's NIC port "
+				  "(both fibres). ofcd re-plans the\nschedule on the surviving "
+				  "graph, announces it to watchers and answers\nGetSchedule with "
+				  "it until they are restored; the set survives a restart.\nPrints "
+				  "the re-planned schedule's figures; exit 1 when none "
+				  "survives.\n");
 		if (c == 'a' && restore)
 			all = true;
 		else if (c == 'a')

@@ -56,8 +56,8 @@ static const struct cli_cmd commands[] = {
     {"cancel", "TICKET", "cancel a mutation queued in ofcd (with --socket PATH)", cmd_daemon_only},
     {"fail", "LINK|PORT...", "tell ofcd links or ports failed; it re-plans (with --socket PATH)",
      cmd_daemon_only},
-    {"restore", "LINK|PORT... | --all", "tell ofcd failed links or ports work again (with --socket PATH)",
-     cmd_daemon_only},
+    {"restore", "LINK|PORT... | --all",
+     "tell ofcd failed links or ports work again (with --socket PATH)", cmd_daemon_only},
 };
 
 static void usage_all(FILE *out)

@@ -794,18 +794,20 @@ static int h_link_rates(struct loader *L, yaml_node_t *n, const struct key *k, v
 			return -1;
 		L->depth--;
 		if (item->type != YAML_SEQUENCE_NODE)
-			return node_error(L, item,
-					  "a link's rate is [HOST, HOST, RATE], e.g. [h0, h1, 25Gbps], "
-					  "not %s",
-					  type_name(item));
+			return node_error(
+			    L, item,
+			    "a link's rate is [HOST, HOST, RATE], e.g. [h0, h1, 25Gbps], "
+			    "not %s",
+			    type_name(item));
 		if (item->data.sequence.items.top - item->data.sequence.items.start != 3)
 			return node_error(
 			    L, item,
 			    "a link's rate is [HOST, HOST, RATE], e.g. [h0, h1, 25Gbps]: this list "
 			    "has %d item%s",
 			    (int)(item->data.sequence.items.top - item->data.sequence.items.start),
-			    item->data.sequence.items.top - item->data.sequence.items.start == 1 ? ""
-												  : "s");
+			    item->data.sequence.items.top - item->data.sequence.items.start == 1
+				? ""
+				: "s");
 		for (int i = 0; i < 2; i++) {
 			yaml_node_t *h =
 			    yaml_document_get_node(&L->doc, item->data.sequence.items.start[i]);

@@ -683,8 +683,8 @@ static int check_rates(struct fabric *f, struct ofc_error *err)
 
 		if (ho->port_rates.n && ho->port_rates.n != ho->ports)
 			return at(err, f, ho->port_rates.loc,
-				  "host '%s' has %u port%s but port_rates lists %u rate%s", ho->name,
-				  ho->ports, ho->ports == 1 ? "" : "s", ho->port_rates.n,
+				  "host '%s' has %u port%s but port_rates lists %u rate%s",
+				  ho->name, ho->ports, ho->ports == 1 ? "" : "s", ho->port_rates.n,
 				  ho->port_rates.n == 1 ? "" : "s");
 	}
 	if (!t->nlink_rates)
@@ -697,19 +697,24 @@ static int check_rates(struct fabric *f, struct ofc_error *err)
 		bool arc = false;
 
 		if (a < 0 || b < 0)
-			return at(err, f, lr->loc, "link rate: no host '%s'", a < 0 ? lr->a : lr->b);
+			return at(err, f, lr->loc, "link rate: no host '%s'",
+				  a < 0 ? lr->a : lr->b);
 		for (uint32_t x = f->graph->off[a]; x < f->graph->off[a + 1] && !arc; x++)
 			arc = f->graph->adj[x] == (uint32_t)b;
 		for (uint32_t x = f->graph->off[b]; x < f->graph->off[b + 1] && !arc; x++)
 			arc = f->graph->adj[x] == (uint32_t)a;
 		if (!arc || a == b)
-			return at(err, f, lr->loc, "link rate %s-%s: topology '%s' has no link between them",
-				  lr->a, lr->b, f->graph->spec);
+			return at(err, f, lr->loc,
+				  "link rate %s-%s: topology '%s' has no link between them", lr->a,
+				  lr->b, f->graph->spec);
 		for (uint32_t k = 0; k < i; k++)
-			if ((t->link_rates[k].u == (uint32_t)a && t->link_rates[k].v == (uint32_t)b) ||
-			    (t->link_rates[k].u == (uint32_t)b && t->link_rates[k].v == (uint32_t)a))
-				return at(err, f, lr->loc, "link %s-%s has a rate already (line %u)",
-					  lr->a, lr->b, t->link_rates[k].loc.line);
+			if ((t->link_rates[k].u == (uint32_t)a &&
+			     t->link_rates[k].v == (uint32_t)b) ||
+			    (t->link_rates[k].u == (uint32_t)b &&
+			     t->link_rates[k].v == (uint32_t)a))
+				return at(err, f, lr->loc,
+					  "link %s-%s has a rate already (line %u)", lr->a, lr->b,
+					  t->link_rates[k].loc.line);
 		lr->u = (uint32_t)a;
 		lr->v = (uint32_t)b;
 	}

@@ -390,7 +390,8 @@ int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err
 
 Ofc__V1__Schedule *schedule_extra_msg(struct arena *a, const struct schedule_result *r)
 {
-	return schedule_fabric_msg(a, r->main->tau_b, r->fabric, r->links, r->nic_ports ? r->nlinks : 0);
+	return schedule_fabric_msg(a, r->main->tau_b, r->fabric, r->links,
+				   r->nic_ports ? r->nlinks : 0);
 }
 
 Ofc__V1__Schedule *schedule_fabric_msg(struct arena *a, struct frac tau_b, const struct fabric *f,
@@ -471,8 +472,8 @@ int schedule_read_pb(const char *path, struct schedule *s, struct ofc_error *err
 			uint32_t origin = x->has_origin ? x->origin : UINT32_MAX;
 			struct xfer r = {0};
 
-			if (!x->has_src || !x->has_dst || x->src >= m->nodes || x->dst >= m->nodes ||
-			    origin >= m->nodes ||
+			if (!x->has_src || !x->has_dst || x->src >= m->nodes ||
+			    x->dst >= m->nodes || origin >= m->nodes ||
 			    (c == SCHED_ALLTOALL && (!x->has_target || x->target >= m->nodes)) ||
 			    read_frac(x->has_offset ? x->offset : 0, &r.offset) < 0 ||
 			    read_frac(x->has_length ? x->length : 1, &r.length) < 0 ||
@@ -488,9 +489,10 @@ int schedule_read_pb(const char *path, struct schedule *s, struct ofc_error *err
 			r.dst = (uint16_t)x->dst;
 			r.block = c == SCHED_ALLTOALL ? origin * m->nodes + x->target : origin;
 			r.lane = x->has_port ? (uint16_t)x->port : SCHED_NO_LANE;
-			r.flags = xfer_flags(DIR_NONE, x->has_op && x->op == OFC__V1__TRANSFER_OP__TRANSFER_OP_REDUCE
-							   ? XFER_REDUCE
-							   : XFER_COPY);
+			r.flags = xfer_flags(
+			    DIR_NONE, x->has_op && x->op == OFC__V1__TRANSFER_OP__TRANSFER_OP_REDUCE
+					  ? XFER_REDUCE
+					  : XFER_COPY);
 			sched_add(s, &r);
 		}
 	}

@@ -34,7 +34,7 @@ struct host {
 		uint32_t n;
 		struct src_loc loc;
 	} port_rates;
-	char *server;	  /* a server template it instantiates, or NULL */
+	char *server; /* a server template it instantiates, or NULL */
 	struct src_loc server_loc;
 	/* Failures (issue 14): the whole host (refused by validation until
 	 * schedules can leave a host out), or some of its NIC ports (both

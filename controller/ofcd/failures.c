@@ -114,8 +114,8 @@ static int item_resolve(const struct fabric *f, const char *item, char *out, siz
 		return 0;
 	}
 	if (named)
-		return ofc_error_set(err, OFC_E_INPUT, "'%s': topology '%s' has no such link",
-				     item, f->graph ? f->graph->spec : "(none)");
+		return ofc_error_set(err, OFC_E_INPUT, "'%s': topology '%s' has no such link", item,
+				     f->graph ? f->graph->spec : "(none)");
 	return ofc_error_set(err, OFC_E_INPUT,
 			     "'%s': not a link U-V or a port HOST:PORT of this fabric's hosts",
 			     item);
@@ -262,11 +262,12 @@ static int build(const struct fabcfg *h, char **items, uint32_t n, struct fabric
 			if (k < 0)
 				continue;
 			struct host *ho = &f->hosts[k];
-			ho->failed_ports = xrealloc(ho->failed_ports,
-						    (ho->nfailed_ports + 1) * sizeof(uint32_t));
+			ho->failed_ports =
+			    xrealloc(ho->failed_ports, (ho->nfailed_ports + 1) * sizeof(uint32_t));
 			ho->failed_port_locs = xrealloc(
 			    ho->failed_port_locs, (ho->nfailed_ports + 1) * sizeof(struct src_loc));
-			ho->failed_ports[ho->nfailed_ports] = (uint32_t)strtoul(colon + 1, NULL, 10);
+			ho->failed_ports[ho->nfailed_ports] =
+			    (uint32_t)strtoul(colon + 1, NULL, 10);
 			memset(&ho->failed_port_locs[ho->nfailed_ports], 0, sizeof(struct src_loc));
 			ho->nfailed_ports++;
 			continue;
@@ -277,8 +278,9 @@ static int build(const struct fabcfg *h, char **items, uint32_t n, struct fabric
 			char *a = xstrndup(items[i], (size_t)(dash - items[i]));
 
 			if (fabric_find_host(f, a) >= 0 && fabric_find_host(f, dash + 1) >= 0) {
-				t->failed_links = xrealloc(t->failed_links, (t->nfailed_links + 1) *
-										sizeof(*t->failed_links));
+				t->failed_links =
+				    xrealloc(t->failed_links,
+					     (t->nfailed_links + 1) * sizeof(*t->failed_links));
 				memset(&t->failed_links[t->nfailed_links], 0,
 				       sizeof(*t->failed_links));
 				t->failed_links[t->nfailed_links].a = a;

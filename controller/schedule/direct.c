@@ -445,7 +445,8 @@ static double arc_rate(const struct fabric *f, const struct graph *g, uint32_t u
 	if (pm->to && pm->n == g->n)
 		for (uint32_t j = 0; j < pm->d; j++)
 			if (pm->to[(size_t)j * pm->n + u] == v && k-- == 0) {
-				double ru = fabric_port_rate(f, u, j), rv = fabric_port_rate(f, v, j);
+				double ru = fabric_port_rate(f, u, j),
+				       rv = fabric_port_rate(f, v, j);
 
 				return ru < rv ? ru : rv;
 			}
@@ -528,7 +529,8 @@ static void rate_bound(struct schedule_result *r)
 	}
 	free(in);
 	if (least > (uint64_t)r->degree * slow) {
-		r->lb.tau_b = frac_mul(r->lb.tau_b, frac_make((int64_t)r->degree * slow, (int64_t)least));
+		r->lb.tau_b =
+		    frac_mul(r->lb.tau_b, frac_make((int64_t)r->degree * slow, (int64_t)least));
 		r->lb_rates = true;
 	}
 }

@@ -349,11 +349,12 @@ static void test_fabric_pb_roundtrip(void **state)
 static void test_rates(void **state)
 {
 	(void)state;
-	struct fabric *f = load("name: r\n"
-				"hosts: {count: 4, prefix: h, ports: 2, port_rates: [100Gbps, 40Gbps]}\n"
-				"topology:\n"
-				"  spec: torus:4\n"
-				"  link_rates: [[h1, h2, 10Gbps]]\n");
+	struct fabric *f =
+	    load("name: r\n"
+		 "hosts: {count: 4, prefix: h, ports: 2, port_rates: [100Gbps, 40Gbps]}\n"
+		 "topology:\n"
+		 "  spec: torus:4\n"
+		 "  link_rates: [[h1, h2, 10Gbps]]\n");
 
 	assert_true(fabric_port_rate(f, 3, 0) == 100e9);
 	assert_true(fabric_port_rate(f, 3, 1) == 40e9);
@@ -383,10 +384,11 @@ static void test_rates(void **state)
 				    &err),
 			 -1);
 	assert_string_equal(err.msg, "link h2-h1 has a rate already (line 3)");
-	assert_int_equal(load_error("name: r\n"
-				    "hosts: {count: 4, prefix: h, ports: 2, port_rates: [1Gbps, 0Gbps]}\n",
-				    &err),
-			 -1);
+	assert_int_equal(
+	    load_error("name: r\n"
+		       "hosts: {count: 4, prefix: h, ports: 2, port_rates: [1Gbps, 0Gbps]}\n",
+		       &err),
+	    -1);
 	assert_string_equal(err.msg, "'port_rates' must be greater than zero");
 	assert_int_equal(err.line, 2);
 	assert_int_equal(err.col, 60);

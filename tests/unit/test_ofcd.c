@@ -1064,7 +1064,6 @@ static void test_stalled_clients(void **state)
 	stop(w);
 }
 
-
 /* ---- what one local user may make the daemon hold --------------------------------------- */
 
 /* Lines of the log holding needle. */
@@ -1481,7 +1480,8 @@ static void test_failures(void **state)
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
 	assert_string_equal(r->schedule->topology, "circulant:64:3,8");
 	ofc__v1__response__free_unpacked(r, NULL);
-	assert_true(log_count(w, "failure h0-h1 is not in effect on topology circulant:64:3,8") >= 1);
+	assert_true(log_count(w, "failure h0-h1 is not in effect on topology circulant:64:3,8") >=
+		    1);
 	r = reconfigure(&c, "torus:8x8", 92);
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
 	ofc__v1__response__free_unpacked(r, NULL);
@@ -1597,17 +1597,18 @@ static void test_failures_lost_switch(void **state)
 	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
 	Ofc__V1__Watch wa = OFC__V1__WATCH__INIT;
 	Ofc__V1__Response *r, *e;
-	static const char four[] = "name: simfab\n"
-				   "hosts: {count: 64, prefix: h, ports: 4}\n"
-				   "switches:\n"
-				   "  - {name: ocs0, type: ocs, ports: 64, driver: {type: sim}}\n"
-				   "  - {name: ocs1, type: ocs, ports: 64, driver: {type: sim}}\n"
-				   "  - {name: ocs2, type: ocs, ports: 64, driver: {type: sim}}\n"
-				   "  - {name: ocs3, type: ocs, ports: 64, driver: {type: sim}}\n"
-				   "wiring: {pattern: per-port, switches: [ocs0, ocs1, ocs2, ocs3]}\n"
-				   "topology: torus:8x8\n"
-				   "collectives:\n"
-				   "  - {op: allreduce, size: 1MiB}\n";
+	static const char four[] =
+	    "name: simfab\n"
+	    "hosts: {count: 64, prefix: h, ports: 4}\n"
+	    "switches:\n"
+	    "  - {name: ocs0, type: ocs, ports: 64, driver: {type: sim}}\n"
+	    "  - {name: ocs1, type: ocs, ports: 64, driver: {type: sim}}\n"
+	    "  - {name: ocs2, type: ocs, ports: 64, driver: {type: sim}}\n"
+	    "  - {name: ocs3, type: ocs, ports: 64, driver: {type: sim}}\n"
+	    "wiring: {pattern: per-port, switches: [ocs0, ocs1, ocs2, ocs3]}\n"
+	    "topology: torus:8x8\n"
+	    "collectives:\n"
+	    "  - {op: allreduce, size: 1MiB}\n";
 
 	write_config(w, four);
 	start_with(w, 30, 0, (struct limits){.probe_interval = 0.05});
