@@ -47,9 +47,10 @@ struct fabcfg {
 	char **failed;
 	uint32_t nfailed;
 	char *no_schedule;
-	/* The workload's schedule (packed ofc.v1.Schedule, no steps) when the
-	 * re-plan computed it before sharing the config: the snapshot takes it
-	 * instead of computing it again. NULL: not computed. */
+	/* The workload's schedule (packed ofc.v1.Schedule, no steps) once a
+	 * re-plan computed it: the snapshot takes it instead of computing it
+	 * again. NULL: not computed. The one mutable field: written and read
+	 * by the mutation worker alone (other threads never look at it). */
 	uint8_t *plan;
 	size_t plan_len;
 };

@@ -278,7 +278,8 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 			snprintf(why, why_len, "no OpTree schedule: %s", err.msg);
 		}
 	} else if (g && cfg->coll && !f->nrings && !own && cfg->plan) {
-		/* Computed and verified by the re-plan that published cfg. */
+		/* Computed and verified by a re-plan that published cfg (the
+		 * same workload on the same graph). */
 		s->plan = ofc__v1__schedule__unpack(NULL, cfg->plan_len, cfg->plan);
 		st->schedule = s->plan;
 	} else if (g && cfg->coll && !f->nrings && !cfg->no_schedule) {

@@ -719,9 +719,8 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 				ev->sched = xmalloc(ev->sched_len + 1);
 				protobuf_c_message_pack(&h->base, ev->sched);
 				/* The snapshot's State.schedule is this one (same
-				 * workload): not computed twice. Only on a config
-				 * made here, which no other thread holds yet. */
-				if (pub->coll && !pub->plan && pub != d->w_cfg) {
+				 * workload): not computed twice. */
+				if (pub->coll && !pub->plan) {
 					pub->plan = xmalloc(ev->sched_len + 1);
 					memcpy(pub->plan, ev->sched, ev->sched_len);
 					pub->plan_len = ev->sched_len;
