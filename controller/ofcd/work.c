@@ -700,10 +700,12 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 		sb_printf(&msg, "fabric '%s' has no direct-connect topology to re-plan on",
 			  pub->f->name);
 	} else {
+		/* The workload's; a config without collectives gets an
+		 * allgather of 1 MiB, so watchers still see what survives. */
 		struct schedule_query q = {
 		    .fabric = pub->f,
 		    .collective = pub->coll ? pub->coll : SCHED_ALLGATHER,
-		    .size = pub->size,
+		    .size = pub->size ? pub->size : pub->f->ncollectives ? 0 : 1u << 20,
 		};
 		struct schedule_result r;
 
