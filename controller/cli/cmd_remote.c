@@ -1,5 +1,5 @@
 /* `ofc --socket PATH COMMAND ...`: status, apply, reconfigure, schedule,
- * watch and cancel asked of a running ofcd over its control socket instead
+ * watch, cancel, fail and restore asked of a running ofcd over its control socket instead
  * of done locally. Exit status follows the answer: 0 for OK, 2 for a
  * request the daemon found invalid (a config error prints as
  * FILE:LINE:COL: message), 1 for anything else (denied, failed, busy, ...).
@@ -122,6 +122,14 @@ static void print_state(const Ofc__V1__State *s)
 		       s->schedule->algorithm, s->schedule->collective, s->schedule->num_steps,
 		       s->schedule->time_us, s->schedule->lower_bound_us,
 		       s->schedule->verified ? "yes" : "NO");
+	if (s->schedule_error)
+		printf("  schedule   none: %s\n", s->schedule_error);
+	if (s->n_failed) {
+		printf("  failed    ");
+		for (size_t i = 0; i < s->n_failed; i++)
+			printf(" %s", s->failed[i]);
+		printf(" (schedules run without them)\n");
+	}
 	if (s->transaction)
 		printf("  transaction %llu: %s (%s %s, ticket %llu)\n",
 		       (unsigned long long)s->transaction->id,
@@ -663,6 +671,56 @@ static int r_cancel(struct remote *r, int argc, char **argv)
 	return rc ? rc : finish(r, resp);
 }
 
+/* ---- failures ------------------------------------------------------------------------------ */
+
+/* fail ITEM... / restore (ITEM... | --all): ReportFailure. */
+static int r_failure(struct remote *r, int argc, char **argv)
+{
+	static const struct option opts[] = {{"all", no_argument, NULL, 'a'}, COMMON_OPTS, {0}};
+	bool restore = strcmp(argv[0], "restore") == 0, all = false;
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__ReportFailure rf = OFC__V1__REPORT_FAILURE__INIT;
+	Ofc__V1__Response *resp;
+	int c, rc;
+
+	r->timeout = 60;
+	while ((c = cli_getopt(r->cmd, argc, argv, "h", opts)) != -1) {
+		if (c == -2)
+			return 2;
+		if (c == 'h')
+			return cli_help(
+			    r->cmd,
+			    restore
+				? "Tells ofcd that failed links or ports work again (--all: every "
+				  "one reported).\nofcd re-plans the schedule, as for a "
+				  "failure; with none left it is the healthy one.\n"
+				: "Tells ofcd that links or ports failed: U-V is the link between "
+				  "hosts U and V\n(both directions), HOST:PORT a host's NIC port "
+				  "(both fibres). ofcd re-plans the\nschedule on the surviving "
+				  "graph, announces it to watchers and answers\nGetSchedule with "
+				  "it until they are restored; the set survives a restart.\nPrints "
+				  "the re-planned schedule's figures; exit 1 when none "
+				  "survives.\n");
+		if (c == 'a' && restore)
+			all = true;
+		else if (c == 'a')
+			return cli_usage_error(r->cmd, "--all goes with restore");
+		else if ((rc = common_opt(r, c, optarg)) != 0)
+			return rc;
+	}
+	if (optind >= argc && !all)
+		return cli_usage_error(r->cmd, restore ? "missing LINK or PORT (or --all)"
+						       : "missing LINK or PORT");
+	rf.n_items = (size_t)(argc - optind);
+	rf.items = argv + optind;
+	rf.has_restore = rf.restore = restore;
+	rf.has_clear = rf.clear = all;
+	req.body_case = OFC__V1__REQUEST__BODY_REPORT_FAILURE;
+	req.report_failure = &rf;
+	rc = call(r, &req, &resp);
+	return rc ? rc : finish(r, resp);
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------- */
 
 /* Named "--socket PATH NAME" so usage errors print the whole command. */
@@ -699,6 +757,14 @@ static const struct {
     {"cancel",
      {"--socket PATH cancel", "TICKET [--json]", "cancel a queued mutation", NULL},
      r_cancel},
+    {"fail",
+     {"--socket PATH fail", "LINK|PORT... [--json]",
+      "tell the daemon links (U-V) or ports (HOST:PORT) failed; it re-plans", NULL},
+     r_failure},
+    {"restore",
+     {"--socket PATH restore", "(LINK|PORT... | --all) [--json]",
+      "tell the daemon failed links or ports work again", NULL},
+     r_failure},
 };
 
 bool remote_command(const char *name)
@@ -716,14 +782,14 @@ int remote_main(const char *socket, int argc, char **argv)
 	if (!r.socket || !*r.socket) {
 		fprintf(stderr, "ofc: --socket needs the path of ofcd's socket\n"
 				"usage: ofc --socket PATH status|apply|reconfigure|schedule|watch|"
-				"cancel ...\n");
+				"cancel|fail|restore ...\n");
 		return 2;
 	}
 	if (argc < 1) {
 		fprintf(stderr,
 			"ofc: missing a command after --socket %s\n"
 			"usage: ofc --socket PATH status|apply|reconfigure|schedule|watch|"
-			"cancel ...\n",
+			"cancel|fail|restore ...\n",
 			r.socket);
 		return 2;
 	}
@@ -734,9 +800,9 @@ int remote_main(const char *socket, int argc, char **argv)
 			return remote_cmds[i].run(&r, argc, argv);
 		}
 	fprintf(stderr,
-		"ofc: '%s' does not talk to ofcd (status, apply, reconfigure, schedule, watch and "
-		"cancel do)\nusage: ofc --socket PATH status|apply|reconfigure|schedule|watch|"
-		"cancel ...\n",
+		"ofc: '%s' does not talk to ofcd (status, apply, reconfigure, schedule, watch, "
+		"cancel, fail and restore do)\nusage: ofc --socket PATH "
+		"status|apply|reconfigure|schedule|watch|cancel|fail|restore ...\n",
 		argv[0]);
 	return 2;
 }

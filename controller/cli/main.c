@@ -54,18 +54,23 @@ static const struct cli_cmd commands[] = {
      "rewire the fabric through ofcd (with --socket PATH)", cmd_daemon_only},
     {"watch", "[--count N] [--json]", "print ofcd's events (with --socket PATH)", cmd_daemon_only},
     {"cancel", "TICKET", "cancel a mutation queued in ofcd (with --socket PATH)", cmd_daemon_only},
+    {"fail", "LINK|PORT...", "tell ofcd links or ports failed; it re-plans (with --socket PATH)",
+     cmd_daemon_only},
+    {"restore", "LINK|PORT... | --all",
+     "tell ofcd failed links or ports work again (with --socket PATH)", cmd_daemon_only},
 };
 
 static void usage_all(FILE *out)
 {
 	fprintf(out, "usage: ofc COMMAND [ARGS]\n       ofc --socket PATH "
-		     "status|apply|reconfigure|schedule|watch|cancel [ARGS]\n"
+		     "status|apply|reconfigure|schedule|watch|cancel|fail|restore [ARGS]\n"
 		     "       ofc --help | --version\n\ncommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n'ofc COMMAND --help' shows a command's options. --socket PATH may come "
 		     "anywhere;\nOFC_SOCKET=PATH is --socket PATH for status, apply, reconfigure, "
-		     "schedule, watch\nand cancel (OFC_SOCKET= unset or empty: they act locally). "
+		     "schedule, watch,\ncancel, fail and restore (OFC_SOCKET= unset or empty: they "
+		     "act locally). "
 		     "Exit status: 0 success,\n1 runtime failure, 2 bad input or usage.\n");
 }
 

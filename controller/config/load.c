@@ -459,10 +459,40 @@ static int h_failed_ports(struct loader *L, yaml_node_t *n, const struct key *k,
 	return 0;
 }
 
+/* port_rates: one rate per NIC port, port 0 first (the count against the
+ * host's ports is validation's), into the struct rate_list at k->off. */
+static int h_port_rates(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+{
+	struct rate_list *rf = field(base, k->off);
+
+	if (n->type != YAML_SEQUENCE_NODE)
+		return node_error(L, n, "'%s' must be a list of rates, one per port, not %s",
+				  k->name, type_name(n));
+	size_t total = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+	if (total == 0 || total > 64)
+		return node_error(L, n, "'%s' needs 1..64 rates", k->name);
+	rf->v = xcalloc(total, sizeof(double));
+	rf->loc = loc_of(n);
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
+		yaml_node_t *item = yaml_document_get_node(&L->doc, *it);
+		struct key rk = {.name = k->name};
+
+		if (enter(L, item) < 0)
+			return -1;
+		L->depth--;
+		if (h_rate(L, item, &rk, &rf->v[rf->n]) < 0)
+			return -1;
+		rf->n++;
+	}
+	return 0;
+}
+
 static const struct key host_keys[] = {
     {"name", h_name, OFF(struct host, name), .required = true},
     {"ports", h_u32, OFF(struct host, ports), .min = 1, .max = 64},
     {"port_rate", h_rate, OFF(struct host, port_rate)},
+    {"port_rates", h_port_rates, OFF(struct host, port_rates)},
     {"server", h_name, OFF(struct host, server), .loc_off = LOC(struct host, server_loc)},
     {"failed", h_bool, OFF(struct host, failed), .loc_off = LOC(struct host, failed_loc)},
     {"failed_ports", h_failed_ports},
@@ -476,6 +506,7 @@ struct host_gen {
 	uint32_t start;
 	uint32_t ports;
 	double port_rate;
+	struct rate_list port_rates;
 };
 
 static const struct key host_gen_keys[] = {
@@ -485,6 +516,7 @@ static const struct key host_gen_keys[] = {
     {"first_index", h_u32, OFF(struct host_gen, start), .min = 0, .max = 1000000000},
     {"ports", h_u32, OFF(struct host_gen, ports), .min = 1, .max = 64},
     {"port_rate", h_rate, OFF(struct host_gen, port_rate)},
+    {"port_rates", h_port_rates, OFF(struct host_gen, port_rates)},
     {NULL},
 };
 
@@ -523,6 +555,12 @@ static int h_hosts(struct loader *L, yaml_node_t *n, const struct key *k, void *
 			h->name = xasprintf("%s%u", prefix, g.start + i);
 			h->ports = g.ports;
 			h->port_rate = g.port_rate;
+			if (g.port_rates.n) {
+				h->port_rates = g.port_rates;
+				h->port_rates.v = xmalloc(g.port_rates.n * sizeof(double));
+				memcpy(h->port_rates.v, g.port_rates.v,
+				       g.port_rates.n * sizeof(double));
+			}
 		}
 		f->nhosts = g.count;
 		if (strlen(f->hosts[g.count - 1].name) > NAME_MAX_LEN)
@@ -530,6 +568,7 @@ static int h_hosts(struct loader *L, yaml_node_t *n, const struct key *k, void *
 					NAME_MAX_LEN);
 	}
 	free(g.prefix);
+	free(g.port_rates.v);
 	return rc;
 }
 
@@ -733,9 +772,67 @@ static int h_failed_links(struct loader *L, yaml_node_t *n, const struct key *k,
 	return 0;
 }
 
+/* link_rates: a list of [HOST, HOST, RATE]. */
+static int h_link_rates(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+{
+	struct topo_target *t = base;
+
+	if (n->type != YAML_SEQUENCE_NODE)
+		return node_error(L, n, "'%s' must be a list of [HOST, HOST, RATE], not %s",
+				  k->name, type_name(n));
+	size_t total = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+	if (total > CONFIG_MAX_HOSTS * 64u)
+		return node_error(L, n, "'%s' has too many entries", k->name);
+	t->link_rates = xcalloc(total ? total : 1, sizeof(struct link_rate));
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
+		yaml_node_t *item = yaml_document_get_node(&L->doc, *it);
+		struct link_rate *lr = &t->link_rates[t->nlink_rates];
+		const char *end[2];
+
+		if (enter(L, item) < 0)
+			return -1;
+		L->depth--;
+		if (item->type != YAML_SEQUENCE_NODE)
+			return node_error(
+			    L, item,
+			    "a link's rate is [HOST, HOST, RATE], e.g. [h0, h1, 25Gbps], "
+			    "not %s",
+			    type_name(item));
+		if (item->data.sequence.items.top - item->data.sequence.items.start != 3)
+			return node_error(
+			    L, item,
+			    "a link's rate is [HOST, HOST, RATE], e.g. [h0, h1, 25Gbps]: this list "
+			    "has %d item%s",
+			    (int)(item->data.sequence.items.top - item->data.sequence.items.start),
+			    item->data.sequence.items.top - item->data.sequence.items.start == 1
+				? ""
+				: "s");
+		for (int i = 0; i < 2; i++) {
+			yaml_node_t *h =
+			    yaml_document_get_node(&L->doc, item->data.sequence.items.start[i]);
+			struct key hk = {.name = k->name};
+
+			if (scalar(L, h, &hk, &end[i]) < 0 ||
+			    check_name(L, h, "host name", end[i]) < 0)
+				return -1;
+		}
+		struct key rk = {.name = k->name};
+		if (h_rate(L, yaml_document_get_node(&L->doc, item->data.sequence.items.start[2]),
+			   &rk, &lr->rate) < 0)
+			return -1;
+		lr->loc = loc_of(item);
+		lr->a = xstrdup(end[0]);
+		lr->b = xstrdup(end[1]);
+		t->nlink_rates++;
+	}
+	return 0;
+}
+
 static const struct key topology_keys[] = {
     {"spec", h_spec, .required = true},
     {"failed_links", h_failed_links},
+    {"link_rates", h_link_rates},
     {"self_loops", h_choice, OFF(struct topo_target, self_loops), .choices = self_loop_modes},
     {NULL},
 };

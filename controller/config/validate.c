@@ -672,6 +672,63 @@ out:
 	return rc;
 }
 
+/* Per-port and per-link rates (issue 14): a host's port_rates name every
+ * port; a link_rates entry names a link of the topology, once. */
+static int check_rates(struct fabric *f, struct ofc_error *err)
+{
+	struct topo_target *t = &f->topology;
+
+	for (uint32_t h = 0; h < f->nhosts; h++) {
+		const struct host *ho = &f->hosts[h];
+
+		if (ho->port_rates.n && ho->port_rates.n != ho->ports)
+			return at(err, f, ho->port_rates.loc,
+				  "host '%s' has %u port%s but port_rates lists %u rate%s",
+				  ho->name, ho->ports, ho->ports == 1 ? "" : "s", ho->port_rates.n,
+				  ho->port_rates.n == 1 ? "" : "s");
+	}
+	if (!t->nlink_rates)
+		return 0;
+	if (!f->graph)
+		return at(err, f, t->link_rates[0].loc, "link_rates need a target 'topology'");
+	for (uint32_t i = 0; i < t->nlink_rates; i++) {
+		struct link_rate *lr = &t->link_rates[i];
+		int a = fabric_find_host(f, lr->a), b = fabric_find_host(f, lr->b);
+		bool arc = false;
+
+		if (a < 0 || b < 0)
+			return at(err, f, lr->loc, "link rate: no host '%s'",
+				  a < 0 ? lr->a : lr->b);
+		for (uint32_t x = f->graph->off[a]; x < f->graph->off[a + 1] && !arc; x++)
+			arc = f->graph->adj[x] == (uint32_t)b;
+		for (uint32_t x = f->graph->off[b]; x < f->graph->off[b + 1] && !arc; x++)
+			arc = f->graph->adj[x] == (uint32_t)a;
+		if (!arc || a == b)
+			return at(err, f, lr->loc,
+				  "link rate %s-%s: topology '%s' has no link between them", lr->a,
+				  lr->b, f->graph->spec);
+		for (uint32_t k = 0; k < i; k++)
+			if ((t->link_rates[k].u == (uint32_t)a &&
+			     t->link_rates[k].v == (uint32_t)b) ||
+			    (t->link_rates[k].u == (uint32_t)b &&
+			     t->link_rates[k].v == (uint32_t)a))
+				return at(err, f, lr->loc,
+					  "link %s-%s has a rate already (line %u)", lr->a, lr->b,
+					  t->link_rates[k].loc.line);
+		lr->u = (uint32_t)a;
+		lr->v = (uint32_t)b;
+	}
+	return 0;
+}
+
+static void widen(struct cost_model *c, double r)
+{
+	if (r > 0 && (c->rate_min == 0 || r < c->rate_min))
+		c->rate_min = r;
+	if (r > c->rate_max)
+		c->rate_max = r;
+}
+
 /* ---- partitions ------------------------------------------------------------ */
 
 /* A partition's topology has one node per member and is strongly
@@ -818,7 +875,7 @@ int fabric_validate(struct fabric *f, struct ofc_error *err)
 	    check_switches(f, err) < 0 || check_rings(f, err) < 0 || check_partitions(f, err) < 0)
 		return -1;
 	if (check_wiring(f, &w, err) < 0 || check_topology(f, err) < 0 ||
-	    check_failures(f, err) < 0)
+	    check_failures(f, err) < 0 || check_rates(f, err) < 0)
 		goto out;
 	if (!f->topology.present && f->npartitions && f->wiring_cfg.pattern != WIRING_NONE &&
 	    fabric_partitions_circuits(f, err) < 0)
@@ -828,18 +885,20 @@ int fabric_validate(struct fabric *f, struct ofc_error *err)
 	/* Hosts of different port rates: a schedule that loads its links
 	 * evenly waits for the slowest, so that is the price (and said). */
 	for (uint32_t h = 0; h < f->nhosts; h++) {
-		double r = f->hosts[h].port_rate;
+		const struct host *ho = &f->hosts[h];
 
-		if (r > 0 && (f->cost.rate_min == 0 || r < f->cost.rate_min))
-			f->cost.rate_min = r;
-		if (r > f->cost.rate_max)
-			f->cost.rate_max = r;
+		if (!ho->port_rates.n)
+			widen(&f->cost, ho->port_rate);
+		for (uint32_t j = 0; j < ho->port_rates.n; j++)
+			widen(&f->cost, ho->port_rates.v[j]);
 	}
+	for (uint32_t i = 0; i < f->topology.nlink_rates; i++)
+		widen(&f->cost, f->topology.link_rates[i].rate);
+	double slowest = f->cost.rate_min;
 	if (f->cost.rate_min == f->cost.rate_max)
 		f->cost.rate_min = f->cost.rate_max = 0;
 	if (!f->cost.bandwidth_set)
-		f->cost.link_bandwidth =
-		    f->cost.rate_min > 0 ? f->cost.rate_min : f->hosts[0].port_rate;
+		f->cost.link_bandwidth = slowest > 0 ? slowest : f->hosts[0].port_rate;
 	f->validated = true;
 	rc = 0;
 out:

@@ -114,6 +114,10 @@ Ofc__V1__Fabric *fabric_msg(struct arena *a, const struct fabric *f)
 		h->name = S(f->hosts[i].name);
 		SET(h, ports, f->hosts[i].ports);
 		SET(h, port_rate_bps, f->hosts[i].port_rate);
+		h->n_port_rates_bps = f->hosts[i].port_rates.n;
+		h->port_rates_bps = f->hosts[i].port_rates.v; /* borrowed, as the names */
+		h->n_failed_ports = f->hosts[i].nfailed_ports;
+		h->failed_ports = f->hosts[i].failed_ports;
 		m->hosts[i] = h;
 	}
 
@@ -180,6 +184,25 @@ Ofc__V1__Fabric *fabric_msg(struct arena *a, const struct fabric *f)
 		    f->topology.self_loops == SELF_LOOPS_DARK
 			? OFC__V1__SELF_LOOPS__SELF_LOOPS_DARK
 			: OFC__V1__SELF_LOOPS__SELF_LOOPS_LOOPBACK);
+		t->n_failed_links = f->topology.nfailed_links;
+		t->failed_links = arena_array(a, t->n_failed_links, sizeof(*t->failed_links));
+		for (size_t i = 0; i < t->n_failed_links; i++) {
+			Ofc__V1__HostLink *l = NEW(a, Ofc__V1__HostLink, OFC__V1__HOST_LINK__INIT);
+
+			l->a = f->topology.failed_links[i].a;
+			l->b = f->topology.failed_links[i].b;
+			t->failed_links[i] = l;
+		}
+		t->n_link_rates = f->topology.nlink_rates;
+		t->link_rates = arena_array(a, t->n_link_rates, sizeof(*t->link_rates));
+		for (size_t i = 0; i < t->n_link_rates; i++) {
+			Ofc__V1__HostLink *l = NEW(a, Ofc__V1__HostLink, OFC__V1__HOST_LINK__INIT);
+
+			l->a = f->topology.link_rates[i].a;
+			l->b = f->topology.link_rates[i].b;
+			SET(l, rate_bps, f->topology.link_rates[i].rate);
+			t->link_rates[i] = l;
+		}
 		m->topology = t;
 	}
 
@@ -367,7 +390,8 @@ int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err
 
 Ofc__V1__Schedule *schedule_extra_msg(struct arena *a, const struct schedule_result *r)
 {
-	return schedule_fabric_msg(a, r->main->tau_b, r->fabric, r->links, r->nic_ports ? r->nlinks : 0);
+	return schedule_fabric_msg(a, r->main->tau_b, r->fabric, r->links,
+				   r->nic_ports ? r->nlinks : 0);
 }
 
 Ofc__V1__Schedule *schedule_fabric_msg(struct arena *a, struct frac tau_b, const struct fabric *f,
@@ -448,8 +472,8 @@ int schedule_read_pb(const char *path, struct schedule *s, struct ofc_error *err
 			uint32_t origin = x->has_origin ? x->origin : UINT32_MAX;
 			struct xfer r = {0};
 
-			if (!x->has_src || !x->has_dst || x->src >= m->nodes || x->dst >= m->nodes ||
-			    origin >= m->nodes ||
+			if (!x->has_src || !x->has_dst || x->src >= m->nodes ||
+			    x->dst >= m->nodes || origin >= m->nodes ||
 			    (c == SCHED_ALLTOALL && (!x->has_target || x->target >= m->nodes)) ||
 			    read_frac(x->has_offset ? x->offset : 0, &r.offset) < 0 ||
 			    read_frac(x->has_length ? x->length : 1, &r.length) < 0 ||
@@ -465,9 +489,10 @@ int schedule_read_pb(const char *path, struct schedule *s, struct ofc_error *err
 			r.dst = (uint16_t)x->dst;
 			r.block = c == SCHED_ALLTOALL ? origin * m->nodes + x->target : origin;
 			r.lane = x->has_port ? (uint16_t)x->port : SCHED_NO_LANE;
-			r.flags = xfer_flags(DIR_NONE, x->has_op && x->op == OFC__V1__TRANSFER_OP__TRANSFER_OP_REDUCE
-							   ? XFER_REDUCE
-							   : XFER_COPY);
+			r.flags = xfer_flags(
+			    DIR_NONE, x->has_op && x->op == OFC__V1__TRANSFER_OP__TRANSFER_OP_REDUCE
+					  ? XFER_REDUCE
+					  : XFER_COPY);
 			sched_add(s, &r);
 		}
 	}

@@ -55,6 +55,7 @@ void fabric_free(struct fabric *f)
 		free(f->hosts[i].server);
 		free(f->hosts[i].failed_ports);
 		free(f->hosts[i].failed_port_locs);
+		free(f->hosts[i].port_rates.v);
 	}
 	free(f->hosts);
 	for (uint32_t i = 0; i < f->nrings; i++) {
@@ -117,6 +118,11 @@ void fabric_free(struct fabric *f)
 		free(f->topology.failed_links[i].b);
 	}
 	free(f->topology.failed_links);
+	for (uint32_t i = 0; i < f->topology.nlink_rates; i++) {
+		free(f->topology.link_rates[i].a);
+		free(f->topology.link_rates[i].b);
+	}
+	free(f->topology.link_rates);
 	port_map_free(&f->ports);
 	free(f->circuits);
 	free(f->host_index);
@@ -125,6 +131,13 @@ void fabric_free(struct fabric *f)
 	free(f->name);
 	free(f->description);
 	free(f);
+}
+
+double fabric_port_rate(const struct fabric *f, uint32_t h, uint32_t port)
+{
+	const struct host *ho = &f->hosts[h];
+
+	return port < ho->port_rates.n ? ho->port_rates.v[port] : ho->port_rate;
 }
 
 int fabric_find_host(const struct fabric *f, const char *name)

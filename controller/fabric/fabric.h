@@ -27,7 +27,14 @@ struct host {
 	char *name;
 	uint32_t ports;	  /* NIC ports */
 	double port_rate; /* bits/s per port, 0 when not given */
-	char *server;	  /* a server template it instantiates, or NULL */
+	/* Per-port rates (port_rates: one per port, bits/s), overriding
+	 * port_rate; n = 0 when not given. fabric_port_rate() reads either. */
+	struct rate_list {
+		double *v;
+		uint32_t n;
+		struct src_loc loc;
+	} port_rates;
+	char *server; /* a server template it instantiates, or NULL */
 	struct src_loc server_loc;
 	/* Failures (issue 14): the whole host (refused by validation until
 	 * schedules can leave a host out), or some of its NIC ports (both
@@ -163,12 +170,23 @@ struct failed_link {
 	char *a, *b;
 };
 
+/* A link's own rate (topology: link_rates: [[h0, h1, 25Gbps], ...]): both
+ * arcs between the two hosts run at it, whatever their ports' rates. */
+struct link_rate {
+	struct src_loc loc;
+	char *a, *b;
+	double rate;
+	uint32_t u, v; /* host indices, after validation */
+};
+
 struct topo_target {
 	struct src_loc loc;
 	bool present;
 	char *spec;
 	struct failed_link *failed_links;
 	uint32_t nfailed_links;
+	struct link_rate *link_rates;
+	uint32_t nlink_rates;
 	struct src_loc spec_loc;
 	unsigned spec_quoted; /* 1 when the scalar was quoted: columns shift */
 	enum self_loop_mode self_loops;
@@ -190,7 +208,8 @@ struct cost_model {
 	double alpha;	       /* seconds per step */
 	double link_bandwidth; /* bits/s */
 	bool alpha_set, bandwidth_set;
-	/* The hosts' port rates when they differ (0 when all are one); without
+	/* The hosts' port rates (port_rate, port_rates) and the topology's
+	 * link_rates when they differ (0 when all are one); without
 	 * link_bandwidth in the config, links are priced at the slowest. */
 	double rate_min, rate_max;
 };
@@ -289,6 +308,9 @@ void fabric_free(struct fabric *f);
 struct fluid_net;
 int fabric_server_net(const struct fabric *f, struct fluid_net *n, struct ofc_error *err);
 int fabric_find_host(const struct fabric *f, const char *name);
+/* Bits/s of host h's port (its port_rates entry, else its port_rate; 0:
+ * not given). */
+double fabric_port_rate(const struct fabric *f, uint32_t h, uint32_t port);
 int fabric_find_switch(const struct fabric *f, const char *name);
 /* NULL when f has no partition of that name. */
 const struct partition *fabric_find_partition(const struct fabric *f, const char *name);

@@ -40,6 +40,19 @@ struct fabcfg {
 	/* The workload State.schedule describes (collective 0: none). */
 	enum sched_collective coll;
 	uint64_t size;
+	/* Run-time failures in effect (failures.c): "U-V" links and
+	 * "HOST:PORT" ports the fabric's degraded graph leaves out, on top of
+	 * the config's own; no_schedule when they leave no schedule (the
+	 * fabric is then the config without them, for the state alone). */
+	char **failed;
+	uint32_t nfailed;
+	char *no_schedule;
+	/* The workload's schedule (packed ofc.v1.Schedule, no steps) once a
+	 * re-plan computed it: the snapshot takes it instead of computing it
+	 * again. NULL: not computed. The one mutable field: written and read
+	 * by the mutation worker alone (other threads never look at it). */
+	uint8_t *plan;
+	size_t plan_len;
 };
 
 struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const char *path);
@@ -58,6 +71,7 @@ struct snapshot {
 	Ofc__V1__Topology *topo, *topo_edges;
 	Ofc__V1__Fabric *fabric;
 	Ofc__V1__TransactionInfo *unfinished; /* a journal on disk, if any */
+	Ofc__V1__Schedule *plan;	      /* cfg->plan unpacked (state->schedule) */
 	uint32_t ndevs;
 	Ofc__V1__DeviceState **devs; /* = state->devices */
 	/* What read-only clients see of devs[i]->error: the reason's word
@@ -75,6 +89,7 @@ enum job_kind {
 	JOB_RELOAD, /* SIGHUP: the config file again */
 	JOB_PROBE,  /* read every device (health, drift) */
 	JOB_SCHEDULE,
+	JOB_FAILURE, /* ReportFailure: the failed set changes, the schedule is re-planned */
 };
 
 struct probe_dev {
@@ -112,6 +127,10 @@ struct job {
 	struct fabcfg *cfg; /* schedule: the config it runs on */
 	uint32_t max_frame;
 	uint64_t max_memory; /* GetSchedule: the request's memory limit */
+	/* report-failure: items ("U-V", "HOST:PORT"), restore them, or clear all */
+	char **items;
+	uint32_t nitems;
+	bool restore, clear;
 	/* results */
 	uint8_t *reply; /* a packed Response for conn_id (no frame header) */
 	size_t reply_len;
@@ -141,6 +160,12 @@ struct note {
 	char *device, *message, *detail;
 	enum ofc_reason reason;
 	uint64_t time_ms;
+	/* KIND_SCHEDULE_REPLANNED: the schedule (a packed ofc.v1.Schedule, no
+	 * steps; NULL: none survives) and the failures in effect. */
+	uint8_t *sched;
+	size_t sched_len;
+	char **failed;
+	uint32_t nfailed;
 };
 
 struct conn;
@@ -236,6 +261,14 @@ struct ofcd {
 	struct job *w_job; /* the job the mutation worker runs */
 	char **w_trusted;  /* device addresses of the --config file, as last read */
 	uint32_t nw_trusted;
+	/* Failures (failures.c): reported at run time (persisted in
+	 * STATE_DIR/FABRIC.failed), and the host ports of switches found
+	 * lost; w_pub is w_cfg with them, the config schedules run on. */
+	char **w_reported;
+	uint32_t nw_reported;
+	char **w_lost;
+	uint32_t nw_lost;
+	struct fabcfg *w_pub;
 };
 
 void ofcd_log(struct ofcd *d, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
@@ -264,6 +297,29 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err); /* config, lock, recovery
 void *ofcd_mutation_worker(void *arg);
 void *ofcd_schedule_worker(void *arg);
 void ofcd_run_job(struct ofcd *d, struct job *j);
+
+/* failures.c: failures reported at run time and lost switches (issue 14) */
+#define FAIL_MAX_ITEMS 4096
+/* Syntax alone: "U-V" or "HOST:PORT" with names a config may have. */
+bool failure_item_ok(const char *item);
+/* STATE_DIR/FABRIC.failed into d->w_reported (none: empty). A damaged file
+ * is an error naming it and the mv that sets it aside. */
+int failures_load(struct ofcd *d, const char *fabric, struct ofc_error *err);
+/* d->w_cfg with d->w_reported and d->w_lost in effect (a new reference). */
+struct fabcfg *failures_publish(struct ofcd *d);
+/* (mutation worker) ReportFailure: change the set, persist it, re-plan. */
+void ofcd_run_failure(struct ofcd *d, struct job *j);
+/* (mutation worker) After reading the devices: d->w_lost = the host ports
+ * of lost switches; true when that changed (the caller re-plans). */
+bool failures_devices(struct ofcd *d);
+/* (mutation worker) Change d->w_reported as a ReportFailure job asks, and
+ * persist it; on error nothing changed. */
+int failures_report(struct ofcd *d, const struct job *j, struct ofc_error *err);
+/* (work.c, mutation worker) Publish d->w_cfg with the failures in effect:
+ * config and snapshot on j, and a KIND_SCHEDULE_REPLANNED event. */
+void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentence, size_t n);
+/* (snapshot.c) Free n strings and the array. */
+void strv_free(char **v, uint32_t n);
 
 /* A packed Response (caller frees *buf). */
 void response_pack(const Ofc__V1__Response *r, uint8_t **buf, size_t *len);

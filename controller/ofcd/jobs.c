@@ -110,6 +110,7 @@ void job_free(struct job *j)
 	free(j->spec);
 	free(j->partition);
 	free(j->algo);
+	strv_free(j->items, j->nitems);
 	fabcfg_unref(j->cfg);
 	free(j->reply);
 	snapshot_free(j->snap);
@@ -132,5 +133,7 @@ void note_free(struct note *n)
 	free(n->device);
 	free(n->message);
 	free(n->detail);
+	free(n->sched);
+	strv_free(n->failed, n->nfailed);
 	free(n);
 }

@@ -313,12 +313,13 @@ static const char *job_kind_name(enum job_kind k)
 	       : k == JOB_RECONFIGURE ? "reconfigure"
 	       : k == JOB_RELOAD      ? "reload"
 	       : k == JOB_PROBE	      ? "probe"
+	       : k == JOB_FAILURE     ? "report-failure"
 				      : "schedule";
 }
 
 static void broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn,
 			    uint64_t ticket, const char *device, const char *message,
-			    const char *sentence, uint64_t time_ms);
+			    const char *sentence, uint64_t time_ms, const struct note *n);
 
 static void enqueue(struct ofcd *d, struct job *j)
 {
@@ -336,7 +337,7 @@ static void enqueue(struct ofcd *d, struct job *j)
 		 j->peer.pid, d->nqueue - 1 + (d->running && d->running->kind != JOB_PROBE));
 	ofcd_log(d, OFCD_LOG_INFO, "queued %s", msg);
 	broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_QUEUED, 0, j->ticket, NULL, msg, msg,
-			unix_ms());
+			unix_ms(), NULL);
 	changed(d);
 	maybe_start(d);
 }
@@ -365,7 +366,7 @@ static void cancel_job(struct ofcd *d, struct job *j, const char *why)
 	snprintf(msg, sizeof(msg), "ticket %llu (%s %s) %s", (unsigned long long)j->ticket,
 		 job_kind_name(j->kind), j->target, why);
 	broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_CANCELLED, 0, j->ticket, NULL, msg,
-			msg, unix_ms());
+			msg, unix_ms(), NULL);
 	job_free(j);
 	changed(d);
 }
@@ -443,9 +444,13 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	size_t k = 0;
 	for (struct job *j = d->queue; j; j = j->next)
 		st->queue[k++] = txn_info(&a, j, "queued", 0);
-	snprintf(msg, sizeof(msg), "fabric %s: generation %llu, topology %s%s", st->fabric_name,
+	char nf[64] = "";
+	if (st->n_failed)
+		snprintf(nf, sizeof(nf), ", %zu failure%s in effect", st->n_failed,
+			 st->n_failed == 1 ? "" : "s");
+	snprintf(msg, sizeof(msg), "fabric %s: generation %llu, topology %s%s%s", st->fabric_name,
 		 (unsigned long long)st->config_generation,
-		 s->topo ? s->topo->spec : "(none recorded)",
+		 s->topo ? s->topo->spec : "(none recorded)", nf,
 		 st->transaction ? ", a transaction is in progress" : "");
 	r.has_status = 1;
 	r.status = OFC__V1__STATUS__STATUS_OK;
@@ -562,6 +567,8 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 		return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
 			     "fabric '%s' has no topology: ask for one with topology",
 			     d->cfg->f->name);
+	if (!part && (!g->topology || !*g->topology) && d->cfg->no_schedule)
+		return reply(c, id, OFC__V1__STATUS__STATUS_FAILED, "%s", d->cfg->no_schedule);
 	if (d->stopping)
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
 	if (d->sched_pending >= MAX_SCHEDULES)
@@ -754,6 +761,56 @@ static int cancel(struct conn *c, const Ofc__V1__Request *req)
 		     (unsigned long long)k->request_id);
 }
 
+/* ReportFailure: a mutation of the failed set, queued with the others so it
+ * applies to the config that runs when its turn comes. */
+static int report_failure(struct conn *c, const Ofc__V1__Request *req)
+{
+	struct ofcd *d = c->d;
+	const Ofc__V1__ReportFailure *rf = req->report_failure;
+	bool clear = rf->has_clear && rf->clear, restore = rf->has_restore && rf->restore;
+	struct strbuf t = STRBUF_INIT;
+	struct job *j;
+
+	if (!c->may_mutate)
+		return deny(c, req->id, "report-failure");
+	if (!rf->n_items && !clear)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "report_failure needs items (links U-V, ports HOST:PORT) or clear");
+	if (rf->n_items > FAIL_MAX_ITEMS)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "report_failure takes up to %u items", FAIL_MAX_ITEMS);
+	for (size_t i = 0; i < rf->n_items; i++)
+		if (!failure_item_ok(rf->items[i]))
+			return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+				     "item %zu is not a link U-V or a port HOST:PORT of host names",
+				     i + 1);
+	if (d->stopping)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
+	if (d->nqueue >= MAX_QUEUE)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY,
+			     "%u mutations are waiting already; try again later", d->nqueue);
+	j = xcalloc(1, sizeof(*j));
+	j->kind = JOB_FAILURE;
+	j->conn_id = c->id;
+	j->req_id = req->id;
+	j->peer = c->peer;
+	j->restore = restore;
+	j->clear = clear;
+	j->items = xcalloc(rf->n_items + 1, sizeof(char *));
+	for (size_t i = 0; i < rf->n_items; i++) {
+		j->items[j->nitems++] = xstrdup(rf->items[i]);
+		if (i < 4)
+			sb_printf(&t, "%s%s", i ? "," : "", rf->items[i]);
+	}
+	if (rf->n_items > 4)
+		sb_printf(&t, " and %zu more", rf->n_items - 4);
+	if (clear)
+		sb_printf(&t, "%severy reported failure", rf->n_items ? " and " : "");
+	j->target = sb_detach(&t);
+	enqueue(d, j);
+	return 0;
+}
+
 /* ---- frames -------------------------------------------------------------------------- */
 
 static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
@@ -790,10 +847,13 @@ static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
 	case OFC__V1__REQUEST__BODY_CANCEL:
 		cancel(c, req);
 		break;
+	case OFC__V1__REQUEST__BODY_REPORT_FAILURE:
+		report_failure(c, req);
+		break;
 	default:
 		reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 		      "request %llu has no body: expected one of apply_config, reconfigure, "
-		      "get_schedule, get_state, watch, cancel",
+		      "get_schedule, get_state, watch, cancel, report_failure",
 		      (unsigned long long)req->id);
 		break;
 	}
@@ -1210,12 +1270,22 @@ static void reap(struct ofcd *d)
 
 /* ---- events and finished jobs ------------------------------------------------------------ */
 
+/* n (may be NULL): a note with a re-planned schedule and the failures. */
 static void broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn,
 			    uint64_t ticket, const char *device, const char *message,
-			    const char *sentence, uint64_t time_ms)
+			    const char *sentence, uint64_t time_ms, const struct note *n)
 {
 	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 	Ofc__V1__Event e = OFC__V1__EVENT__INIT;
+	Ofc__V1__Schedule *sched = NULL;
+
+	if (n && n->sched)
+		sched = ofc__v1__schedule__unpack(NULL, n->sched_len, n->sched);
+	e.schedule = sched;
+	if (n) {
+		e.n_failed = n->nfailed;
+		e.failed = n->failed;
+	}
 
 	e.has_kind = e.has_time_unix_ms = 1;
 	e.kind = kind;
@@ -1243,6 +1313,8 @@ static void broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t 
 		r.id = c->watch_id;
 		send_response(c, &r);
 	}
+	if (sched)
+		ofc__v1__schedule__free_unpacked(sched, NULL);
 }
 
 /* The index of device `name` in the snapshot, or -1. */
@@ -1283,6 +1355,7 @@ static void on_event(struct ofcd *d, struct note *n)
 	    [OFC__V1__EVENT__KIND__KIND_DEVICE_APPLIED] = "device applied",
 	    [OFC__V1__EVENT__KIND__KIND_RECOVERED] = "recovered",
 	    [OFC__V1__EVENT__KIND__KIND_CONFIG_REJECTED] = "config rejected",
+	    [OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED] = "schedule re-planned",
 	};
 	int level = OFCD_LOG_INFO;
 	uint64_t ticket = d->running ? d->running->ticket : 0;
@@ -1314,6 +1387,7 @@ static void on_event(struct ofcd *d, struct note *n)
 	case OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED:
 	case OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED:
 	case OFC__V1__EVENT__KIND__KIND_RECOVERED:
+	case OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED:
 		level = OFCD_LOG_NOTICE;
 		break;
 	default:
@@ -1335,7 +1409,7 @@ static void on_event(struct ofcd *d, struct note *n)
 		snprintf(line, sizeof(line), "%s%s%s%s%s%s", name, txn, n->device ? ": " : "",
 			 n->device ? n->device : "", n->message && *n->message ? ": " : "",
 			 n->message ? n->message : "");
-	broadcast_event(d, n->kind, n->txn, ticket, n->device, n->message, line, n->time_ms);
+	broadcast_event(d, n->kind, n->txn, ticket, n->device, n->message, line, n->time_ms, n);
 }
 
 static void job_done(struct ofcd *d, struct job *j)
@@ -1351,6 +1425,18 @@ static void job_done(struct ofcd *d, struct job *j)
 	}
 	if (j->kind == JOB_PROBE) {
 		d->running = NULL;
+		/* A switch lost or back changed the failures: the re-planned
+		 * config and state first, then the event. */
+		if (j->snap) {
+			snapshot_free(d->snap);
+			d->snap = j->snap;
+			j->snap = NULL;
+		}
+		if (j->new_cfg) {
+			fabcfg_unref(d->cfg);
+			d->cfg = j->new_cfg;
+			j->new_cfg = NULL;
+		}
 		for (uint32_t i = 0; i < j->nprobe; i++) {
 			int k = snap_dev(d->snap, j->probe[i].name);
 			Ofc__V1__DeviceState *m = k >= 0 ? d->snap->devs[k] : NULL;
@@ -1366,6 +1452,15 @@ static void job_done(struct ofcd *d, struct job *j)
 				changed(d);
 			}
 		}
+		changed(d);
+		while (j->deferred) {
+			struct note *n = j->deferred;
+
+			j->deferred = n->next;
+			on_event(d, n);
+			note_free(n);
+		}
+		j->deferred_tail = NULL;
 	} else {
 		Ofc__V1__Response *r = ofc__v1__response__unpack(NULL, j->reply_len, j->reply);
 
@@ -1878,6 +1973,9 @@ void ofcd_close(struct ofcd *d)
 	fabcfg_unref(d->cfg);
 	ctl_close(d->w_ctl);
 	fabcfg_unref(d->w_cfg);
+	fabcfg_unref(d->w_pub);
+	strv_free(d->w_reported, d->nw_reported);
+	strv_free(d->w_lost, d->nw_lost);
 	loop_free(d->loop);
 	pthread_mutex_destroy(&d->mu);
 	pthread_cond_destroy(&d->cond);

@@ -11,6 +11,13 @@
 
 /* ---- shared configs ----------------------------------------------------------- */
 
+void strv_free(char **v, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const char *path)
 {
 	struct fabcfg *c = xcalloc(1, sizeof(*c));
@@ -43,6 +50,9 @@ void fabcfg_unref(struct fabcfg *c)
 	if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
 		return;
 	fabric_free(c->f);
+	strv_free(c->failed, c->nfailed);
+	free(c->no_schedule);
+	free(c->plan);
 	free(c->yaml);
 	free(c->path);
 	free(c);
@@ -267,7 +277,12 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 		} else {
 			snprintf(why, why_len, "no OpTree schedule: %s", err.msg);
 		}
-	} else if (g && cfg->coll && !f->nrings) {
+	} else if (g && cfg->coll && !f->nrings && !own && cfg->plan) {
+		/* Computed and verified by a re-plan that published cfg (the
+		 * same workload on the same graph). */
+		s->plan = ofc__v1__schedule__unpack(NULL, cfg->plan_len, cfg->plan);
+		st->schedule = s->plan;
+	} else if (g && cfg->coll && !f->nrings && !cfg->no_schedule) {
 		struct schedule_query q = {
 		    .fabric = f,
 		    .spec = own ? g->spec : NULL,
@@ -284,6 +299,10 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 				 sched_collective_name(cfg->coll), err.msg);
 		}
 	}
+	/* Failures reported at run time and lost switches (failures.c). */
+	st->n_failed = cfg->nfailed;
+	st->failed = cfg->failed;
+	st->schedule_error = cfg->no_schedule;
 	s->fabric = fabric_msg(a, f);
 	if (rec.have_journal) {
 		Ofc__V1__TransactionInfo *t = arena_alloc(a, sizeof(*t));
@@ -305,6 +324,8 @@ void snapshot_free(struct snapshot *s)
 	arena_free(&s->a);
 	graph_free(s->graph);
 	port_map_free(&s->ports);
+	if (s->plan)
+		ofc__v1__schedule__free_unpacked(s->plan, NULL);
 	fabcfg_unref(s->cfg);
 	free(s);
 }

@@ -13,6 +13,29 @@
 
 /* ---- events from ctl ------------------------------------------------------------ */
 
+/* Events that say how a job ended travel with it, delivered after its
+ * snapshot is published; the rest go to the loop at once. */
+static void post_note(struct ofcd *d, struct note *n)
+{
+	Ofc__V1__Event__Kind kind = n->kind;
+
+	if (d->w_job && (kind == OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED ||
+			 kind == OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLED_BACK ||
+			 kind == OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED ||
+			 kind == OFC__V1__EVENT__KIND__KIND_RECOVERED ||
+			 kind == OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED)) {
+		struct job *j = d->w_job;
+
+		if (j->deferred_tail)
+			j->deferred_tail->next = n;
+		else
+			j->deferred = n;
+		j->deferred_tail = n;
+		return;
+	}
+	ofcd_note(d, n);
+}
+
 /* message goes to watchers, detail (NULL: the message) to the log. */
 static void post_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, const char *device,
 		       const char *message, const char *detail, enum ofc_reason reason)
@@ -26,20 +49,7 @@ static void post_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, 
 	n->detail = detail ? xstrdup(detail) : NULL;
 	n->reason = reason;
 	n->time_ms = unix_ms();
-	if (d->w_job && (kind == OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED ||
-			 kind == OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLED_BACK ||
-			 kind == OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED ||
-			 kind == OFC__V1__EVENT__KIND__KIND_RECOVERED)) {
-		struct job *j = d->w_job;
-
-		if (j->deferred_tail)
-			j->deferred_tail->next = n;
-		else
-			j->deferred = n;
-		j->deferred_tail = n;
-		return;
-	}
-	ofcd_note(d, n);
+	post_note(d, n);
 }
 
 static void on_ctl_event(void *ctx, const struct ctl_event *ev)
@@ -289,10 +299,19 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 		ofcd_log(d, OFCD_LOG_ERR, "%s", err->msg);
 		ofc_error_clear(err);
 	}
-	d->snap = snapshot_build(d->state_dir, d->w_ctl, d->w_cfg, why, sizeof(why));
+	/* Failures reported before a restart are still failed. */
+	if (failures_load(d, d->w_cfg->f->name, err) < 0)
+		return -1;
+	d->w_pub = failures_publish(d);
+	if (d->w_pub->nfailed)
+		ofcd_log(d, OFCD_LOG_NOTICE, "%u reported failure%s in effect%s%s",
+			 d->w_pub->nfailed, d->w_pub->nfailed == 1 ? "" : "s",
+			 d->w_pub->no_schedule ? ": " : "",
+			 d->w_pub->no_schedule ? d->w_pub->no_schedule : "");
+	d->snap = snapshot_build(d->state_dir, d->w_ctl, d->w_pub, why, sizeof(why));
 	if (why[0])
 		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
-	d->cfg = fabcfg_ref(d->w_cfg);
+	d->cfg = fabcfg_ref(d->w_pub);
 	return 0;
 }
 
@@ -316,6 +335,7 @@ static void answer_init(struct answer *an, const struct job *j)
 	an->r.has_status = 1;
 	an->t.kind = j->kind == JOB_APPLY_CONFIG ? "apply-config"
 		     : j->kind == JOB_RELOAD	 ? "reload"
+		     : j->kind == JOB_FAILURE	 ? "report-failure"
 						 : "reconfigure";
 	an->t.target = j->target;
 	an->t.has_ticket = 1;
@@ -523,8 +543,11 @@ static void run_mutation(struct ofcd *d, struct job *j)
 		nc = NULL;
 		fabcfg_unref(d->w_cfg);
 		d->w_cfg = ncfg;
-		j->new_cfg = fabcfg_ref(ncfg);
 		ncfg = NULL;
+		/* The failures still in effect apply to the new config too. */
+		fabcfg_unref(d->w_pub);
+		d->w_pub = failures_publish(d);
+		j->new_cfg = fabcfg_ref(d->w_pub);
 		if (j->kind != JOB_RECONFIGURE)
 			post_event(d, OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED, res.txn, NULL,
 				   j->filename, NULL, OFC_R_NONE);
@@ -548,7 +571,7 @@ static void run_mutation(struct ofcd *d, struct job *j)
 	if (an.r.status == OFC__V1__STATUS__STATUS_OK && j->workload && !j->dry_run) {
 		/* The schedule the workload gets on the picked topology. */
 		struct schedule_query q = {
-		    .fabric = d->w_cfg->f, .collective = j->coll, .size = j->size};
+		    .fabric = d->w_pub->f, .collective = j->coll, .size = j->size};
 		struct schedule_result r;
 
 		if (schedule_compute(&q, &r, NULL, &err) == 0 && schedule_check(&r, &err) == 0) {
@@ -572,7 +595,7 @@ static void run_mutation(struct ofcd *d, struct job *j)
 	}
 out:
 	if (touched) {
-		j->snap = snapshot_build(d->state_dir, d->w_ctl, d->w_cfg, why, sizeof(why));
+		j->snap = snapshot_build(d->state_dir, d->w_ctl, d->w_pub, why, sizeof(why));
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 	}
@@ -632,6 +655,146 @@ static void run_probe(struct ofcd *d, struct job *j)
 	}
 	if (have)
 		ctl_record_free(&rec);
+	/* A switch lost takes the host ports cabled to it along. */
+	if (failures_devices(d)) {
+		char sentence[600];
+
+		ofcd_replan(d, j, d->nw_lost ? "a switch was lost" : "the lost switches are back",
+			    sentence, sizeof(sentence));
+	}
+}
+
+/* ---- failures -------------------------------------------------------------------------- */
+
+/* Publish d->w_cfg with the failures now in effect (failures.c): the config
+ * and the snapshot travel on j to the loop, followed by a
+ * KIND_SCHEDULE_REPLANNED event with the workload's schedule on the
+ * surviving graph, verified (summary: GetSchedule has the steps). sentence
+ * gets what happened, for the answer. */
+void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentence, size_t n)
+{
+	double t0 = now_seconds();
+	struct fabcfg *pub = failures_publish(d);
+	struct note *ev = xcalloc(1, sizeof(*ev));
+	struct strbuf list = STRBUF_INIT, msg = STRBUF_INIT;
+	struct ofc_error err = {0};
+	char why[400];
+
+	fabcfg_unref(d->w_pub);
+	d->w_pub = pub;
+	fabcfg_unref(j->new_cfg);
+	j->new_cfg = fabcfg_ref(pub);
+	for (uint32_t i = 0; i < pub->nfailed && i < 8; i++)
+		sb_printf(&list, "%s%s", i ? ", " : "", pub->failed[i]);
+	if (pub->nfailed > 8)
+		sb_printf(&list, " and %u more", pub->nfailed - 8);
+	sb_printf(&msg, "%s; ", cause);
+	if (pub->nfailed)
+		sb_printf(&msg, "%u failure%s in effect (%s); ", pub->nfailed,
+			  pub->nfailed == 1 ? "" : "s", list.buf);
+	else
+		sb_printf(&msg, "no failure in effect; ");
+	if (pub->no_schedule) {
+		sb_printf(&msg, "%s", pub->no_schedule);
+	} else if (!pub->f->graph || pub->f->nrings) {
+		sb_printf(&msg, "fabric '%s' has no direct-connect topology to re-plan on",
+			  pub->f->name);
+	} else {
+		/* The workload's; a config without collectives gets an
+		 * allgather of 1 MiB, so watchers still see what survives. */
+		struct schedule_query q = {
+		    .fabric = pub->f,
+		    .collective = pub->coll ? pub->coll : SCHED_ALLGATHER,
+		    .size = pub->size ? pub->size : pub->f->ncollectives ? 0 : 1u << 20,
+		};
+		struct schedule_result r;
+
+		if (schedule_compute(&q, &r, NULL, &err) == 0 && schedule_check(&r, &err) == 0) {
+			const struct schedule *s = &r.main->s;
+			struct arena a = {0};
+
+			if (s->verified) {
+				Ofc__V1__Schedule *h = schedule_header_msg(&a, s);
+
+				h->tau_b_fraction = schedule_extra_msg(&a, &r)->tau_b_fraction;
+				ev->sched_len = protobuf_c_message_get_packed_size(&h->base);
+				ev->sched = xmalloc(ev->sched_len + 1);
+				protobuf_c_message_pack(&h->base, ev->sched);
+				/* The snapshot's State.schedule is this one (same
+				 * workload): not computed twice. */
+				if (pub->coll && !pub->plan) {
+					pub->plan = xmalloc(ev->sched_len + 1);
+					memcpy(pub->plan, ev->sched, ev->sched_len);
+					pub->plan_len = ev->sched_len;
+				}
+				sb_printf(&msg, "%s %s on %s: %u steps, %.6g us", s->algorithm,
+					  sched_collective_name(s->collective), s->topology,
+					  s->nsteps, s->time_us);
+				if (r.main->healthy_us > 0 && pub->nfailed)
+					sb_printf(&msg, " (%+.1f%% vs healthy)",
+						  100.0 * (s->time_us / r.main->healthy_us - 1));
+				sb_printf(&msg, ", verified, re-planned in %.3f s",
+					  now_seconds() - t0);
+			} else {
+				sb_printf(&msg, "the %s schedule failed verification: %s",
+					  s->algorithm, r.main->verify_error);
+			}
+			arena_free(&a);
+			schedule_result_free(&r);
+		} else {
+			sb_printf(&msg, "no schedule: %s", err.msg);
+		}
+	}
+	snprintf(sentence, n, "%s", msg.buf);
+	ev->kind = OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED;
+	ev->message = sb_detach(&msg);
+	ev->failed = pub->nfailed ? xcalloc(pub->nfailed + 1, sizeof(char *)) : NULL;
+	for (uint32_t i = 0; i < pub->nfailed; i++)
+		ev->failed[i] = xstrdup(pub->failed[i]);
+	ev->nfailed = pub->nfailed;
+	ev->time_ms = unix_ms();
+	snapshot_free(j->snap);
+	j->snap = snapshot_build(d->state_dir, d->w_ctl, pub, why, sizeof(why));
+	if (why[0])
+		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
+	post_note(d, ev);
+	sb_free(&list);
+}
+
+/* ReportFailure: the reported set changes (and is persisted) or nothing
+ * does; then the schedule is re-planned. No device is touched. */
+static void run_failure(struct ofcd *d, struct job *j)
+{
+	struct answer an;
+	struct ofc_error err = {0};
+	char sentence[1000];
+
+	answer_init(&an, j);
+	if (failures_report(d, j, &err) < 0) {
+		answer_status(&an,
+			      err.code == OFC_E_INPUT ? OFC__V1__STATUS__STATUS_INVALID
+						      : OFC__V1__STATUS__STATUS_FAILED,
+			      "%s", err.msg);
+		an.t.state = "refused";
+		j->outcome = "refused";
+		response_pack(&an.r, &j->reply, &j->reply_len);
+		arena_free(&an.a);
+		return;
+	}
+	char *cause = xasprintf("%s %s", j->target,
+				j->clear && !j->nitems ? "cleared"
+				: j->restore	       ? "restored"
+						       : "failed");
+	ofcd_replan(d, j, cause, sentence, sizeof(sentence));
+	free(cause);
+	an.t.state = "replanned";
+	j->outcome = "replanned";
+	answer_status(&an,
+		      d->w_pub->no_schedule ? OFC__V1__STATUS__STATUS_FAILED
+					    : OFC__V1__STATUS__STATUS_OK,
+		      "%s", sentence);
+	response_pack(&an.r, &j->reply, &j->reply_len);
+	arena_free(&an.a);
 }
 
 /* ---- schedules ---------------------------------------------------------------------- */
@@ -803,6 +966,9 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 	switch (j->kind) {
 	case JOB_PROBE:
 		run_probe(d, j);
+		break;
+	case JOB_FAILURE:
+		run_failure(d, j);
 		break;
 	case JOB_SCHEDULE:
 		if ((j->algo && strcmp(j->algo, "fluid") == 0) ||

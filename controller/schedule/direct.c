@@ -422,27 +422,68 @@ static uint64_t pick_size(const struct schedule_query *q)
 	return f->collectives[0].size;
 }
 
-/* Hosts of different port rates: a link runs at its slower end's rate.
- * Rates in Mb/s, as multiples of their gcd (BFB_MAX_RATE at most); false
- * (priced at the slowest link alone) when a host has no rate or the
- * multiples are too large. */
+/* The rate of arc a = u -> v, the k-th of its parallel arcs: the config's
+ * link_rates entry for {u, v} if any; else the slower of the two ports it
+ * joins. With port permutations that is port j at both ends, j the k-th
+ * port of u that reaches v (as the NIC-port rewriting numbers them; on a
+ * degraded graph the ordinal counts surviving arcs, so a failure among
+ * parallel arcs of different rates may shift it); without them, a host
+ * given per-port rates counts at its slowest port. */
+static double arc_rate(const struct fabric *f, const struct graph *g, uint32_t u, uint32_t a)
+{
+	uint32_t v = g->adj[a], k = 0;
+	const struct port_map *pm = &f->ports;
+
+	for (uint32_t i = 0; i < f->topology.nlink_rates; i++) {
+		const struct link_rate *lr = &f->topology.link_rates[i];
+
+		if ((lr->u == u && lr->v == v) || (lr->u == v && lr->v == u))
+			return lr->rate;
+	}
+	for (uint32_t x = g->off[u]; x < a; x++)
+		k += g->adj[x] == v;
+	if (pm->to && pm->n == g->n)
+		for (uint32_t j = 0; j < pm->d; j++)
+			if (pm->to[(size_t)j * pm->n + u] == v && k-- == 0) {
+				double ru = fabric_port_rate(f, u, j),
+				       rv = fabric_port_rate(f, v, j);
+
+				return ru < rv ? ru : rv;
+			}
+	double lo = 0;
+	for (int e = 0; e < 2; e++) {
+		const struct host *h = &f->hosts[e ? v : u];
+		double r = h->port_rate;
+
+		for (uint32_t j = 0; j < h->port_rates.n; j++)
+			if (j == 0 || h->port_rates.v[j] < r)
+				r = h->port_rates.v[j];
+		if (e == 0 || r < lo)
+			lo = r;
+	}
+	return lo;
+}
+
+/* Links of different rates (hosts' port_rate or port_rates, the topology's
+ * link_rates): each arc at arc_rate(). Rates in Mb/s, as multiples of
+ * their gcd (BFB_MAX_RATE at most); false (priced at the slowest link
+ * alone) when a link has no rate or the multiples are too large. */
 static bool link_rates(struct schedule_result *r, const struct fabric *f)
 {
 	const struct graph *g = r->g;
-	uint32_t *tail = graph_arc_tails(g);
 	uint64_t *mbps = xmalloc(((size_t)g->m + 1) * sizeof(uint64_t)), unit = 0, slow = 0;
 	bool ok = true;
 
-	for (uint32_t a = 0; a < g->m && ok; a++) {
-		double ru = f->hosts[tail[a]].port_rate, rv = f->hosts[g->adj[a]].port_rate;
-		double lo = ru < rv ? ru : rv;
+	for (uint32_t u = 0; u < g->n && ok; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1] && ok; a++) {
+			double lo = arc_rate(f, g, u, a);
 
-		ok = lo >= 1e6;
-		mbps[a] = ok ? (uint64_t)llround(lo / 1e6) : 0;
-		unit = gcd_u64(unit, mbps[a]);
-		if (!slow || mbps[a] < slow)
-			slow = mbps[a];
-	}
+			ok = lo >= 1e6;
+			mbps[a] = ok ? (uint64_t)llround(lo / 1e6) : 0;
+			unit = gcd_u64(unit, mbps[a]);
+			if (!slow || mbps[a] < slow)
+				slow = mbps[a];
+		}
 	if (ok && g->m) {
 		r->link_rate = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
 		for (uint32_t a = 0; a < g->m && ok; a++) {
@@ -455,9 +496,43 @@ static bool link_rates(struct schedule_result *r, const struct fabric *f)
 			r->link_rate = NULL;
 		}
 	}
-	free(tail);
 	free(mbps);
 	return r->link_rate != NULL;
+}
+
+/* The lower bound with each link at its rate: a node takes in (N-1)/N of
+ * the data (allgather) or sends it out (reduce-scatter) over its links, so
+ * the node with the least total rate R bounds T_B below by (N-1)/N M / R.
+ * In the cost model's units (M/B, B = d x the slowest link) that scales
+ * tau_B* by d x slowest / R. R is the smaller of the least ingress and the
+ * least egress (a bound for either direction; allreduce scales its doubled
+ * bound alike), and the factor is never above 1, so regular fabrics of one
+ * rate keep the paper's bound. */
+static void rate_bound(struct schedule_result *r)
+{
+	const struct graph *g = r->g;
+	uint64_t *in = xcalloc(g->n + 1, sizeof(uint64_t)), least = UINT64_MAX;
+	uint32_t slow = UINT32_MAX;
+
+	for (uint32_t u = 0; u < g->n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
+			in[g->adj[a]] += r->link_rate[a];
+			slow = r->link_rate[a] < slow ? r->link_rate[a] : slow;
+		}
+	for (uint32_t u = 0; u < g->n; u++) {
+		uint64_t out = 0;
+
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			out += r->link_rate[a];
+		least = in[u] < least ? in[u] : least;
+		least = out < least ? out : least;
+	}
+	free(in);
+	if (least > (uint64_t)r->degree * slow) {
+		r->lb.tau_b =
+		    frac_mul(r->lb.tau_b, frac_make((int64_t)r->degree * slow, (int64_t)least));
+		r->lb_rates = true;
+	}
 }
 
 static int setup(struct schedule_result *r, const struct schedule_query *q, struct ofc_error *err)
@@ -499,13 +574,13 @@ static int setup(struct schedule_result *r, const struct schedule_query *q, stru
 		fmt_rate(hi, sizeof(hi), f->cost.rate_max);
 		if (!q->spec && link_rates(r, f))
 			snprintf(r->note, sizeof(r->note),
-				 "the hosts' port rates differ (%s to %s): BFB weighs each link "
+				 "link rates differ (%s to %s): BFB weighs each link "
 				 "by its rate (LP (13)); other algorithms are priced at the "
 				 "slowest, %s",
 				 lo, hi, lo);
 		else
 			snprintf(r->note, sizeof(r->note),
-				 "the hosts' port rates differ (%s to %s): links are priced at "
+				 "link rates differ (%s to %s): links are priced at "
 				 "the slowest, %s, which a schedule loading its links evenly "
 				 "waits for",
 				 lo, hi, lo);
@@ -515,6 +590,12 @@ static int setup(struct schedule_result *r, const struct schedule_query *q, stru
 	r->hop_latency = q->hop_latency;
 	if (r->degree == 0 || cost_lower_bound(q->collective, g->n, r->degree, &r->lb) < 0)
 		return ofc_error_set(err, OFC_E_USAGE, "%s has no links", g->spec);
+	if (r->link_rate) {
+		rate_bound(r);
+		if (r->lb_rates)
+			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
+				 "; the lower bound takes each node's links at their rates");
+	}
 	r->lb_us = cost_time_us(&r->cost, r->lb.steps, frac_value(r->lb.tau_b));
 	/* NIC ports only when the schedule runs on the fabric's own graph. */
 	r->nic_ports = !r->own_graph && !r->healthy && fabric_view_init(f, g, &r->fv);

@@ -156,11 +156,14 @@ struct schedule_result {
 	 * before (own_healthy when built here); else NULL. */
 	const struct graph *healthy;
 	struct graph *own_healthy;
-	/* Hosts of different port rates: each arc's rate (the slower end's) in
-	 * units of their gcd, for BFB's LP (13); rate_scale converts its tau_B
-	 * to the slowest link's units the cost model prices. NULL otherwise. */
+	/* Links of different rates (hosts' port_rate or port_rates, the
+	 * topology's link_rates): each arc's rate in units of their gcd, for
+	 * BFB's LP (13); rate_scale converts its tau_B to the slowest link's
+	 * units the cost model prices. NULL otherwise. lb_rates: the lower
+	 * bound was scaled to the links' real rates (direct.c rate_bound). */
 	uint32_t *link_rate;
 	struct frac rate_scale;
+	bool lb_rates;
 	struct topo_tree *tree;
 	uint32_t degree;
 	struct sched_cost cost;

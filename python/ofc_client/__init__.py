@@ -246,6 +246,21 @@ class Client:
             rq.dry_run = True
         return self.call(req)
 
+    def report_failure(self, items=(), restore=False, clear=False, check=True):
+        """Tell ofcd that links ("U-V", host names) or ports ("HOST:PORT")
+        failed, or with restore=True that they work again (clear=True: every
+        reported one). ofcd re-plans the schedule on the surviving graph and
+        announces it (Event KIND_SCHEDULE_REPLANNED). Returns the Response;
+        its status is FAILED when no schedule survives (raised when check)."""
+        req = control_pb2.Request()
+        rf = req.report_failure
+        rf.items.extend(items)
+        if restore:
+            rf.restore = True
+        if clear:
+            rf.clear = True
+        return self.call(req, check=check)
+
     def cancel(self, ticket):
         """Cancel a queued mutation by its ticket (a running one never is)."""
         req = control_pb2.Request()

@@ -76,7 +76,7 @@ expect_error 2 "ofcd: --device 'ocs9': $TMP/torus.yaml has no switch or ring of 
 	$OFCD --config "$TORUS" --socket "$SOCK" --foreground --state-dir "$ST" --device ocs9=127.0.0.1:5
 expect_error 1 "ofc: cannot connect to ofcd at $TMP/none.sock: No such file or directory (is ofcd running?)" \
 	$OFC --socket "$TMP/none.sock" status
-expect_error 2 "ofc: 'topo' does not talk to ofcd (status, apply, reconfigure, schedule, watch and cancel do)" \
+expect_error 2 "ofc: 'topo' does not talk to ofcd (status, apply, reconfigure, schedule, watch, cancel, fail and restore do)" \
 	$OFC --socket "$SOCK" topo ring:4
 expect_error 2 "ofc reconfigure: this command talks to ofcd: give --socket PATH or set OFC_SOCKET" \
 	$OFC reconfigure --topology ring:4

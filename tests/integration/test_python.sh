@@ -90,6 +90,21 @@ except ConnectionError:
     pass
 # watch with an idle timeout ends quietly.
 assert list(Client(sys.argv[1]).watch(idle_timeout=0.2)) == []
+# A failed link: re-planned without it, GetSchedule follows; restored.
+healthy = c.get_schedule("allreduce", summary_only=True)
+r = c.report_failure(["h0-h1"])
+assert "1 failure in effect (h0-h1)" in r.message and r.transaction.kind == "report-failure", r
+sc = c.get_schedule("allreduce", summary_only=True)
+assert sc.verified and sc.topology == "torus:8x8 without h0-h1" and sc.time_us > healthy.time_us, sc
+assert list(c.get_state().failed) == ["h0-h1"]
+try:
+    c.report_failure(["h0-h9"])
+    raise SystemExit("a link the torus does not have was accepted")
+except OfcError as e:
+    assert e.status == "STATUS_INVALID" and "no such link" in str(e), str(e)
+r = c.report_failure(clear=True, restore=True)
+sc = c.get_schedule("allreduce", summary_only=True)
+assert sc.topology == "torus:8x8" and sc.time_us == healthy.time_us, sc
 print("ok")
 PY
 # The runnable example in the package.

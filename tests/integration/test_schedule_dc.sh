@@ -145,7 +145,7 @@ wiring: {pattern: sequential, switches: [ocs0]}
 topology: torus:4
 EOT
 expect_json 'j["bandwidth_bps"]==2*25e9' $OFC schedule "$TMP/mixed.yaml" --collective allgather --algo bfb --size 1MiB --json
-grep -q "^ofc schedule: the hosts' port rates differ (25 Gb/s to 100 Gb/s): BFB weighs each link by its rate (LP (13)); other algorithms are priced at the slowest, 25 Gb/s" "$TMP/err" &&
+grep -q "^ofc schedule: link rates differ (25 Gb/s to 100 Gb/s): BFB weighs each link by its rate (LP (13)); other algorithms are priced at the slowest, 25 Gb/s" "$TMP/err" &&
 	ok || bad "mixed rates not said" "$(cat "$TMP/err")"
 
 # BFB with each link at its rate (LP (13)), by hand: a broom s - a - b <
@@ -175,6 +175,59 @@ expect_json 'j["tau_b_fraction"]=="10/3" and j["num_steps"]==3 and j["verified"]
 	$OFC schedule "$TMP/broom.yaml" --collective allgather --algo bfb --size 1MiB --json
 expect_json 'j["tau_b_fraction"]=="10/3" and j["verified"]' \
 	$OFC schedule "$TMP/broom.yaml" --collective allgather --algo bfb-lp --size 1MiB --json
+# The same slow link named by the topology's link_rates, every host at 100G:
+# the same LP, the same 10/3.
+sed -e 's/port_rate: 25Gbps/port_rate: 100Gbps/' -e "s|^topology: .*|topology:\n  spec: edges:$TMP/broom.edges\n  link_rates: [[a, s, 25Gbps]]|" \
+	"$TMP/broom.yaml" >"$TMP/broom-link.yaml"
+expect_json 'j["tau_b_fraction"]=="10/3" and j["num_steps"]==3 and j["verified"] and j["bandwidth_bps"]==4*25e9' \
+	$OFC schedule "$TMP/broom-link.yaml" --collective allgather --algo bfb --size 1MiB --json
+expect_json 'j["tau_b_fraction"]=="10/3" and j["verified"]' \
+	$OFC schedule "$TMP/broom-link.yaml" --collective allgather --algo bfb-lp --size 1MiB --json
+
+# Per-port rates, by hand: torus:4 (ring 0-1-2-3; port 0 sends to u+1,
+# port 1 to u-1), host c = 2 with port 1 at 25G, the rest at 100G. Port 1
+# joins port 1 at both ends, so the arcs 2 -> 1 (c's port 1 sends) and
+# 3 -> 2 (c's port 1 hears) run at 25G (weight 1), the other six at 4.
+# Step 1: nodes 1 and 2 each hear one shard over a weight-1 link: 1. Step
+# 2: the one source at distance 2 comes over both in-links: node 1 and 2
+# 1/(4+1), nodes 0 and 3 1/8: 1/5. tau_B = (2/4)(1 + 1/5) = 3/5 (every link
+# at 25G: 3/4). The lower bound takes each node's links at their rates:
+# nodes 1 and 2 take in 4 + 1 = 5, against d x slowest = 2: tau_B* (3/4)(2/5).
+cat >"$TMP/ring4.yaml" <<'EOT'
+version: 1
+name: ring4
+hosts:
+  - {name: a, ports: 2, port_rate: 100Gbps}
+  - {name: b, ports: 2, port_rate: 100Gbps}
+  - {name: c, ports: 2, port_rates: [100Gbps, 25Gbps]}
+  - {name: d, ports: 2, port_rate: 100Gbps}
+switches:
+  - {name: ocs0, type: ocs, ports: 8}
+wiring: {pattern: sequential, switches: [ocs0]}
+topology: torus:4
+EOT
+expect_json 'j["tau_b_fraction"]=="3/5" and j["num_steps"]==2 and j["verified"] and j["bandwidth_bps"]==2*25e9 and abs(j["lower_bound_us"]-(20+0.3*8*1048576/50e9*1e6))<1e-6' \
+	$OFC schedule "$TMP/ring4.yaml" --collective allgather --algo bfb --size 1MiB --json
+grep -q "the lower bound takes each node's links at their rates" "$TMP/err" &&
+	ok || bad "per-port rates: the bound not said" "$(cat "$TMP/err")"
+expect_json 'j["tau_b_fraction"]=="3/5" and j["verified"]' \
+	$OFC schedule "$TMP/ring4.yaml" --collective allgather --algo bfb-lp --size 1MiB --json
+# All of c's ports at 25G is c's port_rate: the same schedule either way.
+sed 's/port_rates: \[100Gbps, 25Gbps\]/port_rates: [25Gbps, 25Gbps]/' "$TMP/ring4.yaml" >"$TMP/ring4b.yaml"
+sed 's/port_rates: \[100Gbps, 25Gbps\]/port_rate: 25Gbps/' "$TMP/ring4.yaml" >"$TMP/ring4c.yaml"
+$OFC schedule "$TMP/ring4c.yaml" --collective allgather --algo bfb --size 1MiB --json >"$TMP/r4c.json" 2>/dev/null
+expect_json "j['tau_b_fraction']==json.load(open('$TMP/r4c.json'))['tau_b_fraction'] and j['time_us']==json.load(open('$TMP/r4c.json'))['time_us']" \
+	$OFC schedule "$TMP/ring4b.yaml" --collective allgather --algo bfb --size 1MiB --json
+# Bad rates, at their line and column.
+sed 's/port_rates: \[100Gbps, 25Gbps\]/port_rates: [100Gbps]/' "$TMP/ring4.yaml" >"$TMP/bad-pr.yaml"
+expect_error 2 "$TMP/bad-pr.yaml:6:37: host 'c' has 2 ports but port_rates lists 1 rate" \
+	$OFC schedule "$TMP/bad-pr.yaml" --collective allgather
+sed 's/link_rates: \[\[a, s, 25Gbps\]\]/link_rates: [[x1, s, 25Gbps]]/' "$TMP/broom-link.yaml" >"$TMP/bad-lr.yaml"
+expect_error 2 "$TMP/bad-lr.yaml:12:16: link rate x1-s: topology 'edges:$TMP/broom.edges' has no link between them" \
+	$OFC schedule "$TMP/bad-lr.yaml" --collective allgather
+sed 's/link_rates: \[\[a, s, 25Gbps\]\]/link_rates: [[a, s]]/' "$TMP/broom-link.yaml" >"$TMP/bad-lr2.yaml"
+expect_error 2 "$TMP/bad-lr2.yaml:12:16: a link's rate is [HOST, HOST, RATE], e.g. [h0, h1, 25Gbps]: this list has 2 items" \
+	$OFC schedule "$TMP/bad-lr2.yaml" --collective allgather
 # One rate everywhere: nothing to weigh, BFB is the plain 14/3.
 sed 's/25Gbps/100Gbps/' "$TMP/broom.yaml" >"$TMP/broom1.yaml"
 expect_json 'j["tau_b_fraction"]=="14/3" and j["verified"]' \

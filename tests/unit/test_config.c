@@ -343,6 +343,57 @@ static void test_fabric_pb_roundtrip(void **state)
 	fabric_free(f);
 }
 
+/* Per-port and per-link rates (issue 14): loaded for generated and listed
+ * hosts, resolved to host indices, the slowest and fastest known to the
+ * cost model, and the slowest the default link bandwidth. */
+static void test_rates(void **state)
+{
+	(void)state;
+	struct fabric *f =
+	    load("name: r\n"
+		 "hosts: {count: 4, prefix: h, ports: 2, port_rates: [100Gbps, 40Gbps]}\n"
+		 "topology:\n"
+		 "  spec: torus:4\n"
+		 "  link_rates: [[h1, h2, 10Gbps]]\n");
+
+	assert_true(fabric_port_rate(f, 3, 0) == 100e9);
+	assert_true(fabric_port_rate(f, 3, 1) == 40e9);
+	assert_int_equal(f->topology.nlink_rates, 1);
+	assert_int_equal(f->topology.link_rates[0].u, 1);
+	assert_int_equal(f->topology.link_rates[0].v, 2);
+	assert_true(f->cost.rate_min == 10e9 && f->cost.rate_max == 100e9);
+	assert_true(f->cost.link_bandwidth == 10e9);
+	fabric_free(f);
+
+	/* One rate everywhere, given per port: no mixed rates, that rate. */
+	f = load("name: r\n"
+		 "hosts:\n"
+		 "  - {name: a, ports: 2, port_rates: [25Gbps, 25Gbps]}\n"
+		 "  - {name: b, ports: 2, port_rate: 25Gbps}\n"
+		 "  - {name: c, ports: 2, port_rate: 25Gbps}\n"
+		 "topology: torus:3\n");
+	assert_true(f->cost.rate_min == 0 && f->cost.link_bandwidth == 25e9);
+	assert_true(fabric_port_rate(f, 1, 1) == 25e9);
+	fabric_free(f);
+
+	struct ofc_error err = {0};
+	assert_int_equal(load_error("name: r\n"
+				    "hosts: {count: 4, prefix: h, ports: 2}\n"
+				    "topology: {spec: torus:4, link_rates: [[h1, h2, 10Gbps], "
+				    "[h2, h1, 5Gbps]]}\n",
+				    &err),
+			 -1);
+	assert_string_equal(err.msg, "link h2-h1 has a rate already (line 3)");
+	assert_int_equal(
+	    load_error("name: r\n"
+		       "hosts: {count: 4, prefix: h, ports: 2, port_rates: [1Gbps, 0Gbps]}\n",
+		       &err),
+	    -1);
+	assert_string_equal(err.msg, "'port_rates' must be greater than zero");
+	assert_int_equal(err.line, 2);
+	assert_int_equal(err.col, 60);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +404,7 @@ int main(void)
 	    cmocka_unit_test(test_partitions),
 	    cmocka_unit_test(test_partition_circuits),
 	    cmocka_unit_test(test_fabric_pb_roundtrip),
+	    cmocka_unit_test(test_rates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

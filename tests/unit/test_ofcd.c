@@ -4,7 +4,8 @@
  * consistent at the end); then, with a sim switch, fuzzed frames that never
  * disturb a bystander; queue order and cancel; reloads that keep the old
  * config on error; GetSchedule against the library; clients that vanish
- * or stall. */
+ * or stall; failures reported or a switch lost: the schedule re-planned on
+ * the surviving graph, announced, served and verified (issue 14). */
 #include <libgen.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -45,6 +46,7 @@ struct world {
 	char dir[64];
 	char cfg[128], sock[128], ro[128];
 	struct sim_device sim;
+	struct sim_device more[3]; /* ocs1..ocs3 (test_failures_lost_switch) */
 	struct ofcd *d;
 	pthread_t th;
 	int run_rc;
@@ -56,7 +58,16 @@ static struct sim_device *lookup(void *ctx, const char *name)
 {
 	struct world *w = ctx;
 
-	return strcmp(name, "ocs0") == 0 ? &w->sim : NULL;
+	if (strcmp(name, "ocs0") == 0)
+		return &w->sim;
+	for (int i = 0; i < 3; i++) {
+		char n[8];
+
+		snprintf(n, sizeof(n), "ocs%d", i + 1);
+		if (strcmp(name, n) == 0)
+			return &w->more[i];
+	}
+	return NULL;
 }
 
 static void log_line(void *ctx, int level, const char *msg)
@@ -89,6 +100,7 @@ static void *run(void *arg)
 struct limits {
 	uint32_t max_clients_per_uid, max_ro_frame;
 	uint64_t max_buffer_per_uid;
+	double probe_interval;
 };
 
 static void start_with(struct world *w, double client_timeout, uint32_t max_frame,
@@ -109,6 +121,7 @@ static void start_with(struct world *w, double client_timeout, uint32_t max_fram
 	    .max_clients_per_uid = lim.max_clients_per_uid,
 	    .max_ro_frame = lim.max_ro_frame,
 	    .max_buffer_per_uid = lim.max_buffer_per_uid,
+	    .probe_interval = lim.probe_interval,
 	    .log_level = OFCD_LOG_DEBUG,
 	    .log = log_line,
 	    .log_ctx = w,
@@ -146,6 +159,8 @@ static int setup(void **state)
 	snprintf(w->sock, sizeof(w->sock), "%s/ofcd.sock", w->dir);
 	snprintf(w->ro, sizeof(w->ro), "%s/ro.sock", w->dir);
 	sim_device_init(&w->sim, DEV_SWITCH, 256);
+	for (int i = 0; i < 3; i++)
+		sim_device_init(&w->more[i], DEV_SWITCH, 256);
 	pthread_mutex_init(&w->log_mu, NULL);
 	text = xasprintf(cfg_fmt, "torus:8x8");
 	write_config(w, text);
@@ -164,6 +179,8 @@ static int teardown(void **state)
 	assert_int_equal(system(cmd), 0);
 	free(cmd);
 	sim_device_free(&w->sim);
+	for (int i = 0; i < 3; i++)
+		sim_device_free(&w->more[i]);
 	sb_free(&w->log);
 	pthread_mutex_destroy(&w->log_mu);
 	free(w);
@@ -1047,7 +1064,6 @@ static void test_stalled_clients(void **state)
 	stop(w);
 }
 
-
 /* ---- what one local user may make the daemon hold --------------------------------------- */
 
 /* Lines of the log holding needle. */
@@ -1242,6 +1258,422 @@ static void test_log_limit(void **state)
 	stop(w);
 }
 
+/* ---- failures (issue 14) ---------------------------------------------------------------- */
+
+static Ofc__V1__Response *report(struct ofcd_client *c, uint64_t id, bool restore, bool clear,
+				 const char *a, const char *b)
+{
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__ReportFailure rf = OFC__V1__REPORT_FAILURE__INIT;
+	char *items[2] = {(char *)a, (char *)b};
+
+	rf.n_items = (a != NULL) + (b != NULL);
+	rf.items = items;
+	rf.has_restore = rf.restore = restore;
+	rf.has_clear = rf.clear = clear;
+	req.body_case = OFC__V1__REQUEST__BODY_REPORT_FAILURE;
+	req.report_failure = &rf;
+	return call(c, &req, id);
+}
+
+/* The next event of that kind (other events skipped); caller frees. */
+static Ofc__V1__Response *next_event(struct ofcd_client *c, Ofc__V1__Event__Kind kind)
+{
+	struct ofc_error err = {0};
+	Ofc__V1__Response *r;
+
+	while (ofcd_recv(c, &r, &err) == 0) {
+		if (r->body_case == OFC__V1__RESPONSE__BODY_EVENT && r->event->kind == kind)
+			return r;
+		ofc__v1__response__free_unpacked(r, NULL);
+	}
+	fail_msg("no event %d: %s", kind, err.msg);
+	return NULL;
+}
+
+static Ofc__V1__Response *get_schedule(struct ofcd_client *c, const char *coll, uint64_t id)
+{
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__GetSchedule gs = OFC__V1__GET_SCHEDULE__INIT;
+
+	gs.collective = (char *)coll;
+	req.body_case = OFC__V1__REQUEST__BODY_GET_SCHEDULE;
+	req.get_schedule = &gs;
+	return call(c, &req, id);
+}
+
+/* The config's fabric with `failures` added to its YAML (e.g. "failed_links:
+ * [[h0, h1]]" under topology): the library's view of what ofcd runs. */
+static struct fabric *fabric_with(struct world *w, const char *topology)
+{
+	char *text = xasprintf(cfg_fmt, topology), path[200];
+	struct fabric *f;
+	struct ofc_error err = {0};
+
+	snprintf(path, sizeof(path), "%s/lib.yaml", w->dir);
+	assert_int_equal(atomic_write(path, text, strlen(text), &err), 0);
+	free(text);
+	if (fabric_open(path, &f, &err) < 0)
+		fail_msg("%s", err.msg);
+	return f;
+}
+
+static int verify_sent_rc(struct world *w, const Ofc__V1__Schedule *got, const struct graph *g,
+			  char *why, size_t n);
+static void verify_sent(struct world *w, const Ofc__V1__Schedule *got, const struct graph *g)
+{
+	char why[400];
+
+	if (verify_sent_rc(w, got, g, why, sizeof(why)) < 0)
+		fail_msg("ofcd's schedule fails the verifier on the degraded graph: %s", why);
+}
+
+/* What ofcd sent is the library's schedule on f's degraded graph (the same
+ * steps, transfers and time), uses no arc between hosts a and b, and passes
+ * sched_verify on the degraded graph, read back from the bytes ofcd sent. */
+static void check_degraded(struct world *w, const Ofc__V1__Schedule *got, const struct fabric *f,
+			   uint32_t a, uint32_t b)
+{
+	struct schedule_query q = {.fabric = f, .collective = SCHED_ALLREDUCE};
+	struct schedule_result sr;
+	struct ofc_error err = {0};
+	size_t nx = 0;
+
+	assert_true(got->verified);
+	assert_non_null(strstr(got->topology, " without "));
+	for (size_t t = 0; t < got->n_steps; t++)
+		for (size_t k = 0; k < got->steps[t]->n_transfers; k++) {
+			const Ofc__V1__Transfer *x = got->steps[t]->transfers[k];
+
+			assert_false((x->src == a && x->dst == b) || (x->src == b && x->dst == a));
+			nx++;
+		}
+	assert_non_null(f->degraded);
+	assert_int_equal(schedule_compute(&q, &sr, NULL, &err), 0);
+	assert_true(sr.main->s.verified);
+	assert_int_equal(got->num_steps, sr.main->s.nsteps);
+	assert_int_equal(nx, sr.main->s.nxfers);
+	assert_true(got->time_us == sr.main->s.time_us);
+	schedule_result_free(&sr);
+	verify_sent(w, got, f->degraded);
+}
+
+/* sched_verify on the bytes ofcd sent, read back as `ofc` reads a .pb. */
+static int verify_sent_rc(struct world *w, const Ofc__V1__Schedule *got, const struct graph *g,
+			  char *why, size_t n)
+{
+	struct ofc_error err = {0};
+	char path[200];
+	size_t len = protobuf_c_message_get_packed_size(&got->base);
+	uint8_t *buf = xmalloc(len);
+	struct schedule s;
+	struct verify_opts vo = {.graph = g};
+	struct verify_report vr;
+
+	protobuf_c_message_pack(&got->base, buf);
+	snprintf(path, sizeof(path), "%s/got.pb", w->dir);
+	assert_int_equal(atomic_write(path, buf, len, &err), 0);
+	free(buf);
+	if (schedule_read_pb(path, &s, &err) < 0)
+		fail_msg("%s", err.msg);
+	int rc = sched_verify(&s, &vo, &vr);
+	snprintf(why, n, "%s", rc < 0 ? vr.error : "");
+	sched_free(&s);
+	return rc;
+}
+
+static void test_failures(void **state)
+{
+	struct world *w = *state;
+	struct ofcd_client c, wc;
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__Watch wa = OFC__V1__WATCH__INIT;
+	Ofc__V1__Response *r, *e;
+	struct fabric *less = fabric_with(w, "{spec: torus:8x8, failed_links: [[h0, h1]]}");
+	double healthy_us;
+
+	start(w, 30, 0);
+	connect_ok(w, &wc);
+	connect_ok(w, &c);
+	req.body_case = OFC__V1__REQUEST__BODY_WATCH;
+	req.watch = &wa;
+	r = call(&wc, &req, 42);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	r = get_schedule(&c, "allreduce", 1);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	assert_null(strstr(r->schedule->topology, "without"));
+	healthy_us = r->schedule->time_us;
+	/* The check below has teeth: the healthy schedule uses h0 -> h1. */
+	char why[400];
+	assert_int_equal(verify_sent_rc(w, r->schedule, less->degraded, why, sizeof(why)), -1);
+	ofc__v1__response__free_unpacked(r, NULL);
+
+	/* Refused: no such link, no such host, bad syntax; nothing changes. */
+	r = report(&c, 2, false, false, "h0-h9", NULL);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
+	assert_string_equal(r->message, "'h0-h9': topology 'torus:8x8' has no such link");
+	ofc__v1__response__free_unpacked(r, NULL);
+	r = report(&c, 3, false, false, "h0-h1", "h99:0");
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
+	assert_string_equal(r->message, "'h99:0': no host 'h99'");
+	ofc__v1__response__free_unpacked(r, NULL);
+	r = report(&c, 4, false, false, "h0 h1", NULL);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
+	ofc__v1__response__free_unpacked(r, NULL);
+	r = report(&c, 5, true, false, "h2-h3", NULL);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
+	assert_string_equal(r->message, "'h2-h3' was not reported failed");
+	ofc__v1__response__free_unpacked(r, NULL);
+
+	/* A failed link (named either way round): the event carries the
+	 * re-planned schedule, GetSchedule and the state follow it. */
+	r = report(&c, 6, false, false, "h1-h0", NULL);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	assert_string_equal(r->transaction->kind, "report-failure");
+	assert_non_null(strstr(r->message, "1 failure in effect (h0-h1)"));
+	assert_non_null(strstr(r->message, "verified"));
+	ofc__v1__response__free_unpacked(r, NULL);
+	e = next_event(&wc, OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED);
+	assert_int_equal(e->event->n_failed, 1);
+	assert_string_equal(e->event->failed[0], "h0-h1");
+	assert_non_null(e->event->schedule);
+	assert_true(e->event->schedule->verified);
+	assert_string_equal(e->event->schedule->topology, "torus:8x8 without h0-h1");
+	assert_int_equal(e->event->schedule->n_steps, 0); /* summary only */
+	assert_true(e->event->schedule->time_us > healthy_us);
+	double degraded_us = e->event->schedule->time_us;
+	ofc__v1__response__free_unpacked(e, NULL);
+	r = get_schedule(&c, "allreduce", 7);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	assert_true(r->schedule->time_us == degraded_us);
+	check_degraded(w, r->schedule, less, 0, 1);
+	ofc__v1__response__free_unpacked(r, NULL);
+	r = get_state(&c, 8);
+	assert_int_equal(r->state->n_failed, 1);
+	assert_string_equal(r->state->failed[0], "h0-h1");
+	assert_null(r->state->schedule_error);
+	ofc__v1__response__free_unpacked(r, NULL);
+
+	/* The set survives a restart (persisted before the answer). */
+	ofcd_disconnect(&c);
+	ofcd_disconnect(&wc);
+	stop(w);
+	start(w, 30, 0);
+	connect_ok(w, &c);
+	connect_ok(w, &wc);
+	req.body_case = OFC__V1__REQUEST__BODY_WATCH;
+	r = call(&wc, &req, 43);
+	ofc__v1__response__free_unpacked(r, NULL);
+	r = get_schedule(&c, "allreduce", 9);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	assert_string_equal(r->schedule->topology, "torus:8x8 without h0-h1");
+	assert_true(r->schedule->time_us == degraded_us);
+	ofc__v1__response__free_unpacked(r, NULL);
+
+	/* A Reconfigure keeps the set: on a topology without the link it is
+	 * out of effect, back on the torus it is in effect again. */
+	r = reconfigure(&c, "circulant:64:3,8", 90);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	r = get_schedule(&c, "allreduce", 91);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	assert_string_equal(r->schedule->topology, "circulant:64:3,8");
+	ofc__v1__response__free_unpacked(r, NULL);
+	assert_true(log_count(w, "failure h0-h1 is not in effect on topology circulant:64:3,8") >=
+		    1);
+	r = reconfigure(&c, "torus:8x8", 92);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	r = get_schedule(&c, "allreduce", 93);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	assert_string_equal(r->schedule->topology, "torus:8x8 without h0-h1");
+	assert_true(r->schedule->time_us == degraded_us);
+	ofc__v1__response__free_unpacked(r, NULL);
+	r = get_state(&c, 94);
+	assert_int_equal(r->state->n_failed, 1);
+	assert_non_null(r->state->schedule);
+	assert_string_equal(r->state->schedule->topology, "torus:8x8 without h0-h1");
+	ofc__v1__response__free_unpacked(r, NULL);
+
+	/* Failures that cut a host off: accepted (they happened), but no
+	 * schedule survives, and GetSchedule says why. */
+	r = report(&c, 10, false, false, "h5:0", "h5:1");
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	e = next_event(&wc, OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED);
+	assert_int_equal(e->event->n_failed, 3);
+	ofc__v1__response__free_unpacked(e, NULL);
+	Ofc__V1__Request rq2 = OFC__V1__REQUEST__INIT;
+	Ofc__V1__ReportFailure rf = OFC__V1__REPORT_FAILURE__INIT;
+	char *more[] = {"h5:2", "h5:3"};
+	rf.n_items = 2;
+	rf.items = more;
+	rq2.body_case = OFC__V1__REQUEST__BODY_REPORT_FAILURE;
+	rq2.report_failure = &rf;
+	r = call(&c, &rq2, 11);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_FAILED);
+	assert_non_null(strstr(r->message, "no longer strongly connected"));
+	ofc__v1__response__free_unpacked(r, NULL);
+	e = next_event(&wc, OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED);
+	assert_null(e->event->schedule);
+	assert_int_equal(e->event->n_failed, 5);
+	ofc__v1__response__free_unpacked(e, NULL);
+	r = get_schedule(&c, "allreduce", 12);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_FAILED);
+	assert_non_null(strstr(r->message, "no schedule survives the failures (5 in effect)"));
+	ofc__v1__response__free_unpacked(r, NULL);
+	r = get_state(&c, 13);
+	assert_non_null(r->state->schedule_error);
+	assert_null(r->state->schedule);
+	ofc__v1__response__free_unpacked(r, NULL);
+
+	/* Restore all: the healthy schedule again, the file gone. */
+	r = report(&c, 14, true, true, NULL, NULL);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	assert_non_null(strstr(r->message, "no failure in effect"));
+	ofc__v1__response__free_unpacked(r, NULL);
+	e = next_event(&wc, OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED);
+	assert_int_equal(e->event->n_failed, 0);
+	assert_string_equal(e->event->schedule->topology, "torus:8x8");
+	assert_true(e->event->schedule->time_us == healthy_us);
+	ofc__v1__response__free_unpacked(e, NULL);
+	r = get_schedule(&c, "allreduce", 15);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	assert_string_equal(r->schedule->topology, "torus:8x8");
+	assert_true(r->schedule->time_us == healthy_us);
+	ofc__v1__response__free_unpacked(r, NULL);
+	char path[200];
+	snprintf(path, sizeof(path), "%s/simfab.failed", w->dir);
+	assert_int_equal(access(path, F_OK), -1);
+
+	/* Read-only clients may not report. */
+	struct ofcd_client ro;
+	struct ofc_error err = {0};
+	assert_int_equal(ofcd_connect(&ro, w->ro, &err), 0);
+	ro.timeout = 30;
+	r = report(&ro, 16, false, false, "h0-h1", NULL);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_DENIED);
+	ofc__v1__response__free_unpacked(r, NULL);
+	ofcd_disconnect(&ro);
+
+	/* A damaged failures file stops the start with its path. */
+	ofcd_disconnect(&c);
+	ofcd_disconnect(&wc);
+	stop(w);
+	assert_int_equal(atomic_write(path, "h0-h1\nnot a failure\n", 20, &err), 0);
+	{
+		struct ofcd_opts o = {
+		    .config_path = w->cfg,
+		    .socket_path = w->sock,
+		    .state_dir = w->dir,
+		    .log_level = OFCD_LOG_DEBUG,
+		    .log = log_line,
+		    .log_ctx = w,
+		    .sim_lookup = lookup,
+		    .sim_ctx = w,
+		};
+		struct ofcd *d = NULL;
+		char cwd[1024], cred[1100];
+
+		assert_non_null(getcwd(cwd, sizeof(cwd)));
+		snprintf(cred, sizeof(cred), "%s/configs/credentials", cwd);
+		o.credentials_dir = cred;
+		assert_int_equal(ofcd_open(&o, &d, &err), -1);
+		assert_non_null(strstr(err.msg, "the file is damaged"));
+		assert_int_equal(err.line, 2);
+		assert_null(d);
+	}
+	fabric_free(less);
+}
+
+/* A switch lost: the host ports cabled to it fail with it (port 3 of every
+ * host on ocs3: the torus's -y arcs), the schedule is re-planned without
+ * them; when it is back, the healthy one returns. */
+static void test_failures_lost_switch(void **state)
+{
+	struct world *w = *state;
+	struct ofcd_client wc, c;
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__Watch wa = OFC__V1__WATCH__INIT;
+	Ofc__V1__Response *r, *e;
+	static const char four[] =
+	    "name: simfab\n"
+	    "hosts: {count: 64, prefix: h, ports: 4}\n"
+	    "switches:\n"
+	    "  - {name: ocs0, type: ocs, ports: 64, driver: {type: sim}}\n"
+	    "  - {name: ocs1, type: ocs, ports: 64, driver: {type: sim}}\n"
+	    "  - {name: ocs2, type: ocs, ports: 64, driver: {type: sim}}\n"
+	    "  - {name: ocs3, type: ocs, ports: 64, driver: {type: sim}}\n"
+	    "wiring: {pattern: per-port, switches: [ocs0, ocs1, ocs2, ocs3]}\n"
+	    "topology: torus:8x8\n"
+	    "collectives:\n"
+	    "  - {op: allreduce, size: 1MiB}\n";
+
+	write_config(w, four);
+	start_with(w, 30, 0, (struct limits){.probe_interval = 0.05});
+	connect_ok(w, &wc);
+	connect_ok(w, &c);
+	req.body_case = OFC__V1__REQUEST__BODY_WATCH;
+	req.watch = &wa;
+	r = call(&wc, &req, 1);
+	ofc__v1__response__free_unpacked(r, NULL);
+	w->more[2].mode = FAULT_CLOSE;
+	w->more[2].fail_count = UINT64_MAX / 2;
+	w->more[2].fail_at = 1;
+	e = next_event(&wc, OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED);
+	assert_int_equal(e->event->n_failed, 64);
+	for (size_t i = 0; i < e->event->n_failed; i++)
+		assert_non_null(strstr(e->event->failed[i], ":3"));
+	assert_non_null(e->event->schedule);
+	assert_true(e->event->schedule->verified);
+	ofc__v1__response__free_unpacked(e, NULL);
+	r = get_schedule(&c, "allreduce", 2);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	{
+		/* No transfer on an arc that port 3 carried (its transmit fibre
+		 * and the receive fibre of the port that sent to it), and the
+		 * verifier passes it on the graph without those arcs. */
+		struct fabric *f;
+		struct ofc_error err = {0};
+
+		assert_int_equal(fabric_open(w->cfg, &f, &err), 0);
+		const struct graph *g = f->graph;
+		const uint32_t *to3 = f->ports.to + 3 * (size_t)g->n;
+		bool *gone = xcalloc(g->m, sizeof(bool));
+		uint32_t ngone = 0;
+
+		for (uint32_t u = 0; u < g->n; u++)
+			for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+				if (g->adj[a] == to3[u]) {
+					gone[a] = true;
+					ngone++;
+				}
+		assert_int_equal(ngone, 64);
+		assert_true(r->schedule->verified);
+		for (size_t t = 0; t < r->schedule->n_steps; t++)
+			for (size_t k = 0; k < r->schedule->steps[t]->n_transfers; k++) {
+				const Ofc__V1__Transfer *x = r->schedule->steps[t]->transfers[k];
+
+				assert_true(x->dst != to3[x->src]);
+			}
+		struct graph *dg = topo_without_arcs(g, gone, "lost ocs3");
+		verify_sent(w, r->schedule, dg);
+		graph_free(dg);
+		free(gone);
+		fabric_free(f);
+	}
+	ofc__v1__response__free_unpacked(r, NULL);
+	w->more[2].fail_at = 0;
+	e = next_event(&wc, OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED);
+	assert_int_equal(e->event->n_failed, 0);
+	assert_string_equal(e->event->schedule->topology, "torus:8x8");
+	ofc__v1__response__free_unpacked(e, NULL);
+	ofcd_disconnect(&c);
+	ofcd_disconnect(&wc);
+	stop(w);
+}
+
 int main(int argc, char **argv)
 {
 	char *copy = xstrdup(argv[0]);
@@ -1260,6 +1692,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_uid_bytes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ro_frame, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_log_limit, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_failures, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_failures_lost_switch, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,453 @@
+/* Failures at run time (issue 14). Two sources: ReportFailure (links "U-V"
+ * and ports "HOST:PORT" an operator or a monitor reports, persisted in
+ * STATE_DIR/FABRIC.failed so a restart keeps them) and the devices (every
+ * host port cabled to a switch found lost fails with it, until it is back).
+ * Either change re-plans: the running YAML is validated again with the
+ * failures added to its own failed_links / failed_ports, so the fabric's
+ * degraded graph (controller/config/validate.c check_failures) is what
+ * GetSchedule and the state's schedule run on; the circuits stay the
+ * config's (nothing is rewired around a failure). The workload's schedule on
+ * it is computed, verified and announced in a KIND_SCHEDULE_REPLANNED event.
+ * Restoring the last failure publishes the healthy config again. */
+#include "controller/ofcd/internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char **strv_dup(char *const *v, uint32_t n)
+{
+	char **o = xcalloc((size_t)n + 1, sizeof(*o));
+
+	for (uint32_t i = 0; i < n; i++)
+		o[i] = xstrdup(v[i]);
+	return o;
+}
+
+static void strv_push(char ***v, uint32_t *n, const char *s)
+{
+	*v = xrealloc(*v, ((size_t)*n + 2) * sizeof(**v));
+	(*v)[(*n)++] = xstrdup(s);
+	(*v)[*n] = NULL;
+}
+
+static bool strv_has(char *const *v, uint32_t n, const char *s)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
+/* ---- items ------------------------------------------------------------------------ */
+
+bool failure_item_ok(const char *item)
+{
+	size_t len = strlen(item);
+
+	if (len < 3 || len > 2 * NAME_MAX_LEN + 1)
+		return false;
+	for (const char *p = item; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("-_.:/", *p))
+			return false;
+	return strchr(item, ':') || strchr(item, '-');
+}
+
+/* The canonical form of an item on fabric f: a link "A-B" with A the host
+ * of the lower index (it names both directions), a port "HOST:PORT". A link
+ * must be one of the topology's (either direction); host names may hold
+ * '-', so every split is tried. */
+static int item_resolve(const struct fabric *f, const char *item, char *out, size_t n,
+			struct ofc_error *err)
+{
+	const char *colon = strrchr(item, ':');
+
+	if (colon) {
+		char host[NAME_MAX_LEN + 1];
+		char *end;
+		size_t hl = (size_t)(colon - item);
+		unsigned long p;
+		int h;
+
+		errno = 0;
+		p = strtoul(colon + 1, &end, 10);
+		if (hl == 0 || hl > NAME_MAX_LEN || !isdigit((unsigned char)colon[1]) || *end ||
+		    errno)
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "'%s': a failed port is HOST:PORT, a link U-V", item);
+		memcpy(host, item, hl);
+		host[hl] = 0;
+		if ((h = fabric_find_host(f, host)) < 0)
+			return ofc_error_set(err, OFC_E_INPUT, "'%s': no host '%s'", item, host);
+		if (p >= f->hosts[h].ports)
+			return ofc_error_set(err, OFC_E_INPUT, "'%s': host '%s' has ports 0..%u",
+					     item, host, f->hosts[h].ports - 1);
+		snprintf(out, n, "%s:%lu", f->hosts[h].name, p);
+		return 0;
+	}
+	bool named = false;
+	for (const char *dash = strchr(item, '-'); dash; dash = strchr(dash + 1, '-')) {
+		char a[NAME_MAX_LEN + 1];
+		size_t al = (size_t)(dash - item);
+		int u, v;
+
+		if (al == 0 || al > NAME_MAX_LEN)
+			continue;
+		memcpy(a, item, al);
+		a[al] = 0;
+		if ((u = fabric_find_host(f, a)) < 0 || (v = fabric_find_host(f, dash + 1)) < 0)
+			continue;
+		named = true;
+		if (u == v || !f->graph)
+			continue;
+		bool arc = false;
+		for (uint32_t x = f->graph->off[u]; x < f->graph->off[u + 1] && !arc; x++)
+			arc = f->graph->adj[x] == (uint32_t)v;
+		for (uint32_t x = f->graph->off[v]; x < f->graph->off[v + 1] && !arc; x++)
+			arc = f->graph->adj[x] == (uint32_t)u;
+		if (!arc)
+			continue;
+		snprintf(out, n, "%s-%s", f->hosts[u < v ? u : v].name,
+			 f->hosts[u < v ? v : u].name);
+		return 0;
+	}
+	if (named)
+		return ofc_error_set(err, OFC_E_INPUT, "'%s': topology '%s' has no such link", item,
+				     f->graph ? f->graph->spec : "(none)");
+	return ofc_error_set(err, OFC_E_INPUT,
+			     "'%s': not a link U-V or a port HOST:PORT of this fabric's hosts",
+			     item);
+}
+
+/* ---- the file ----------------------------------------------------------------------- */
+
+static char *failed_path(const struct ofcd *d, const char *fabric)
+{
+	return xasprintf("%s/%s.failed", d->state_dir, fabric);
+}
+
+int failures_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
+{
+	char *path = failed_path(d, fabric), *text = NULL;
+	size_t len;
+	struct ofc_error e = {0};
+	int rc = 0;
+
+	if (access(path, F_OK) < 0 && errno == ENOENT) {
+		free(path);
+		return 0; /* nothing reported */
+	}
+	if (read_file(path, (size_t)FAIL_MAX_ITEMS * (2 * NAME_MAX_LEN + 3) + 4096, &text, &len,
+		      &e) < 0) {
+		rc = ofc_error_set(err, OFC_E_RUNTIME, "%s", e.msg);
+		free(path);
+		return rc;
+	}
+	uint32_t line = 0;
+	for (char *p = text, *nl; p < text + len; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(text + len - p));
+		if (!nl)
+			nl = text + len;
+		*nl = 0;
+		line++;
+		if (!*p || *p == '#')
+			continue;
+		if (strlen(p) != (size_t)(nl - p) || !failure_item_ok(p) ||
+		    d->nw_reported >= FAIL_MAX_ITEMS) {
+			rc = -1;
+			ofc_error_at(err, OFC_E_RUNTIME, path, line, 1,
+				     "not a failure ofcd wrote (U-V or HOST:PORT): the file is "
+				     "damaged; look at it, then `mv %s %s.bad` and report the "
+				     "failures again",
+				     path, path);
+			strv_free(d->w_reported, d->nw_reported);
+			d->w_reported = NULL;
+			d->nw_reported = 0;
+			break;
+		}
+		if (!strv_has(d->w_reported, d->nw_reported, p))
+			strv_push(&d->w_reported, &d->nw_reported, p);
+	}
+	free(text);
+	free(path);
+	return rc;
+}
+
+/* Write temp, fsync, rename (atomic_write): a crash leaves the old set or
+ * the new one. No set: no file. */
+static int failures_save(struct ofcd *d, struct ofc_error *err)
+{
+	char *path = failed_path(d, d->w_cfg->f->name);
+	struct strbuf sb = STRBUF_INIT;
+	int rc;
+
+	if (!d->nw_reported) {
+		rc = unlink(path) < 0 && errno != ENOENT
+			 ? ofc_error_set(err, OFC_E_RUNTIME, "%s: cannot remove: %s", path,
+					 strerror(errno))
+			 : 0;
+		free(path);
+		return rc;
+	}
+	sb_printf(&sb, "# failures reported to ofcd (ReportFailure), one per line: U-V or "
+		       "HOST:PORT\n");
+	for (uint32_t i = 0; i < d->nw_reported; i++)
+		sb_printf(&sb, "%s\n", d->w_reported[i]);
+	rc = atomic_write(path, sb.buf, sb.len, err);
+	sb_free(&sb);
+	free(path);
+	return rc;
+}
+
+/* ---- publishing --------------------------------------------------------------------- */
+
+static bool in_config(const struct fabric *f, const char *item)
+{
+	const char *colon = strrchr(item, ':');
+
+	if (colon) {
+		for (uint32_t h = 0; h < f->nhosts; h++) {
+			size_t l = strlen(f->hosts[h].name);
+
+			if (l != (size_t)(colon - item) || strncmp(f->hosts[h].name, item, l))
+				continue;
+			for (uint32_t k = 0; k < f->hosts[h].nfailed_ports; k++)
+				if (f->hosts[h].failed_ports[k] == strtoul(colon + 1, NULL, 10))
+					return true;
+		}
+		return false;
+	}
+	for (uint32_t i = 0; i < f->topology.nfailed_links; i++) {
+		char *x = xasprintf("%s-%s", f->topology.failed_links[i].a,
+				    f->topology.failed_links[i].b);
+		char *y = xasprintf("%s-%s", f->topology.failed_links[i].b,
+				    f->topology.failed_links[i].a);
+		bool hit = !strcmp(x, item) || !strcmp(y, item);
+
+		free(x);
+		free(y);
+		if (hit)
+			return true;
+	}
+	return false;
+}
+
+/* The running YAML with its topology and these failures added (canonical
+ * items of f), validated. */
+static int build(const struct fabcfg *h, char **items, uint32_t n, struct fabric **out,
+		 struct ofc_error *err)
+{
+	struct fabric *f;
+
+	*out = NULL;
+	if (config_parse(h->path, h->yaml, h->yaml_len, &f, err) < 0)
+		return -1;
+	if (h->f->topology.present) {
+		free(f->topology.spec);
+		f->topology.spec = xstrdup(h->f->topology.spec);
+		f->topology.present = true;
+		f->topology.spec_quoted = 0;
+		f->topology.auto_picked = false;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const char *colon = strrchr(items[i], ':');
+
+		if (colon) {
+			char *name = xstrndup(items[i], (size_t)(colon - items[i]));
+			int k = fabric_find_host(f, name);
+
+			free(name);
+			if (k < 0)
+				continue;
+			struct host *ho = &f->hosts[k];
+			ho->failed_ports =
+			    xrealloc(ho->failed_ports, (ho->nfailed_ports + 1) * sizeof(uint32_t));
+			ho->failed_port_locs = xrealloc(
+			    ho->failed_port_locs, (ho->nfailed_ports + 1) * sizeof(struct src_loc));
+			ho->failed_ports[ho->nfailed_ports] =
+			    (uint32_t)strtoul(colon + 1, NULL, 10);
+			memset(&ho->failed_port_locs[ho->nfailed_ports], 0, sizeof(struct src_loc));
+			ho->nfailed_ports++;
+			continue;
+		}
+		/* Canonical: the first '-' whose two sides are hosts. */
+		struct topo_target *t = &f->topology;
+		for (const char *dash = strchr(items[i], '-'); dash; dash = strchr(dash + 1, '-')) {
+			char *a = xstrndup(items[i], (size_t)(dash - items[i]));
+
+			if (fabric_find_host(f, a) >= 0 && fabric_find_host(f, dash + 1) >= 0) {
+				t->failed_links =
+				    xrealloc(t->failed_links,
+					     (t->nfailed_links + 1) * sizeof(*t->failed_links));
+				memset(&t->failed_links[t->nfailed_links], 0,
+				       sizeof(*t->failed_links));
+				t->failed_links[t->nfailed_links].a = a;
+				t->failed_links[t->nfailed_links].b = xstrdup(dash + 1);
+				t->nfailed_links++;
+				break;
+			}
+			free(a);
+		}
+	}
+	if (fabric_validate(f, err) < 0) {
+		fabric_free(f);
+		return -1;
+	}
+	*out = f;
+	return 0;
+}
+
+struct fabcfg *failures_publish(struct ofcd *d)
+{
+	const struct fabcfg *h = d->w_cfg;
+	char **eff = NULL, canon[2 * NAME_MAX_LEN + 24];
+	uint32_t neff = 0;
+	struct ofc_error err = {0};
+	struct fabric *f = NULL;
+	char *why = NULL;
+
+	for (uint32_t s = 0; s < 2; s++) {
+		char **v = s ? d->w_lost : d->w_reported;
+		uint32_t n = s ? d->nw_lost : d->nw_reported;
+
+		for (uint32_t i = 0; i < n; i++) {
+			if (item_resolve(h->f, v[i], canon, sizeof(canon), &err) < 0) {
+				ofcd_log(d, OFCD_LOG_NOTICE,
+					 "failure %s is not in effect on topology %s: %s", v[i],
+					 h->f->graph ? h->f->graph->spec : "(none)", err.msg);
+				ofc_error_clear(&err);
+				continue;
+			}
+			if (!strv_has(eff, neff, canon) && !in_config(h->f, canon))
+				strv_push(&eff, &neff, canon);
+		}
+	}
+	if (!neff)
+		return fabcfg_ref(d->w_cfg);
+	if (build(h, eff, neff, &f, &err) < 0) {
+		/* No schedule survives (disconnected, or ports without port
+		 * permutations): serve the config as it is, for the state, and
+		 * say why wherever a schedule is asked for. */
+		why = xasprintf("no schedule survives the failures (%u in effect): %s", neff,
+				err.msg);
+		ofc_error_clear(&err);
+		if (build(h, NULL, 0, &f, &err) < 0) {
+			ofcd_log(d, OFCD_LOG_ERR, "the running config no longer validates: %s",
+				 err.msg);
+			free(why);
+			strv_free(eff, neff);
+			return fabcfg_ref(d->w_cfg);
+		}
+	}
+	struct fabcfg *c = fabcfg_new(f, h->yaml, h->yaml_len, h->path);
+	c->coll = h->coll;
+	c->size = h->size;
+	c->failed = eff;
+	c->nfailed = neff;
+	c->no_schedule = why;
+	return c;
+}
+
+/* ---- devices ------------------------------------------------------------------------- */
+
+bool failures_devices(struct ofcd *d)
+{
+	const struct fabric *f = d->w_cfg->f;
+	struct ctl *c = d->w_ctl;
+	char **now = NULL, item[NAME_MAX_LEN + 16];
+	uint32_t n = 0;
+	bool same;
+
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		int s;
+
+		if (c->devs[i].cfg.cls != DEV_SWITCH || !c->devs[i].lost ||
+		    (s = fabric_find_switch(f, c->devs[i].cfg.name)) < 0)
+			continue;
+		for (uint32_t k = 0; k < f->nwiring; k++)
+			if ((int)f->wiring[k].sw == s) {
+				snprintf(item, sizeof(item), "%s:%u",
+					 f->hosts[f->wiring[k].host].name, f->wiring[k].host_port);
+				if (!strv_has(now, n, item))
+					strv_push(&now, &n, item);
+			}
+	}
+	same = n == d->nw_lost;
+	for (uint32_t i = 0; i < n && same; i++)
+		same = strv_has(d->w_lost, d->nw_lost, now[i]);
+	if (same) {
+		strv_free(now, n);
+		return false;
+	}
+	strv_free(d->w_lost, d->nw_lost);
+	d->w_lost = now;
+	d->nw_lost = n;
+	return true;
+}
+
+/* ---- ReportFailure ----------------------------------------------------------------------- */
+
+/* Change the reported set as j asks (items checked against the running
+ * config first: a bad one changes nothing). */
+int failures_report(struct ofcd *d, const struct job *j, struct ofc_error *err)
+{
+	char **v = strv_dup(d->w_reported, d->nw_reported), canon[2 * NAME_MAX_LEN + 24];
+	uint32_t n = d->nw_reported;
+
+	if (j->clear) {
+		strv_free(v, n);
+		v = NULL;
+		n = 0;
+	}
+	for (uint32_t i = 0; i < j->nitems; i++) {
+		if (item_resolve(d->w_cfg->f, j->items[i], canon, sizeof(canon), err) < 0) {
+			/* A restore may name what a changed topology no longer has. */
+			if (!j->restore || !strv_has(v, n, j->items[i])) {
+				strv_free(v, n);
+				return -1;
+			}
+			snprintf(canon, sizeof(canon), "%s", j->items[i]);
+			ofc_error_clear(err);
+		}
+		bool has = strv_has(v, n, canon);
+		if (j->restore && has) {
+			uint32_t k = 0;
+
+			while (strcmp(v[k], canon) != 0)
+				k++;
+			free(v[k]);
+			memmove(&v[k], &v[k + 1], (n - k) * sizeof(*v));
+			n--;
+		} else if (j->restore) {
+			ofc_error_set(err, OFC_E_INPUT, "'%s' was not reported failed%s",
+				      j->items[i],
+				      in_config(d->w_cfg->f, canon)
+					  ? " (the config's own failures change with the config)"
+					  : "");
+			strv_free(v, n);
+			return -1;
+		} else if (!has) {
+			if (n >= FAIL_MAX_ITEMS) {
+				strv_free(v, n);
+				return ofc_error_set(err, OFC_E_INPUT,
+						     "more than %u failures reported",
+						     FAIL_MAX_ITEMS);
+			}
+			strv_push(&v, &n, canon);
+		}
+	}
+	char **old = d->w_reported;
+	uint32_t nold = d->nw_reported;
+	d->w_reported = v;
+	d->nw_reported = n;
+	if (failures_save(d, err) < 0) {
+		d->w_reported = old;
+		d->nw_reported = nold;
+		strv_free(v, n);
+		return -1;
+	}
+	strv_free(old, nold);
+	return 0;
+}

@@ -1,0 +1,107 @@
+#!/bin/sh
+# ofcd reacting to failures (issue 14), driven through `ofc --socket`: `fail`
+# re-plans the running schedule on the surviving graph and watchers see it;
+# GetSchedule then returns the schedule `ofc schedule` computes (and
+# verifies) for the same config with the link in its failed_links, and no
+# transfer crosses the failed link; the failed set survives a restart of the
+# daemon; `restore` brings the healthy schedule back. A sim switch: nothing
+# leaves the machine.
+SUITE=ofcd-failures
+. "$(dirname "$0")/lib.sh"
+
+OFCD="${OFCD:-$BUILD/ofcd} --credentials-dir $TMP"
+SOCK="$TMP/ofcd.sock"
+ST="$TMP/state"
+mkdir -p "$ST"
+cat >"$TMP/fab.yaml" <<'EOF'
+name: simfab
+hosts: {count: 64, prefix: h, ports: 4}
+switches:
+  - {name: ocs0, type: ocs, ports: 256, driver: {type: sim}}
+wiring: {pattern: sequential, switches: [ocs0]}
+topology: torus:8x8
+collectives:
+  - {op: allgather, size: 1MiB}
+EOF
+sed 's|^topology: .*|topology: {spec: torus:8x8, failed_links: [[h0, h1]]}|' "$TMP/fab.yaml" >"$TMP/less.yaml"
+
+start_ofcd() {
+	$OFCD --foreground --config "$TMP/fab.yaml" --socket "$SOCK" --state-dir "$ST" 2>>"$TMP/d.log" &
+	ofcd_pid=$!
+	_w=0
+	until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $_w -ge 1000 ]; do
+		sleep 0.01
+		_w=$((_w + 1))
+	done
+}
+stop_ofcd() {
+	kill -TERM "$ofcd_pid"
+	wait "$ofcd_pid"
+}
+# same_as FILE_JSON FILE_JSON LINK: two schedules (GetSchedule's, ofc
+# schedule's) agree step by step, both verified, none crosses LINK.
+same_as() {
+	python3 - "$1" "$2" "$3" <<'EOF'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+a = a.get('schedule', a)
+u, v = (int(x) for x in sys.argv[3].split('-')) if sys.argv[3] else (-1, -1)
+def xs(s):
+    return [sorted((t['src'], t['dst'], t.get('origin', 0), t.get('offset', 0), t.get('length', 0))
+                   for t in st['transfers']) for st in s['steps']]
+xa, xb = xs(a), xs(b)
+if not (a['verified'] and b['verified']):
+    sys.exit('not verified')
+if xa != xb or a['time_us'] != b['time_us']:
+    sys.exit('GetSchedule differs from ofc schedule: %d/%d steps, %s/%s us' %
+             (len(xa), len(xb), a['time_us'], b['time_us']))
+for st in xa:
+    for t in st:
+        if {t[0], t[1]} == {u, v}:
+            sys.exit('transfer %s crosses the failed link' % (t,))
+EOF
+}
+
+start_ofcd
+$OFC --socket "$SOCK" watch --json >"$TMP/watch" 2>/dev/null & # ends with the daemon
+watch_pid=$!
+sleep 0.2
+
+# Bad items change nothing.
+expect_error 2 "ofc: 'h0-h9': topology 'torus:8x8' has no such link" $OFC --socket "$SOCK" fail h0-h9
+expect_error 2 "ofc --socket PATH fail: missing LINK or PORT" $OFC --socket "$SOCK" fail
+
+# One failed link: re-planned, announced, served.
+expect_stdout_has "h0-h1 failed; 1 failure in effect (h0-h1); bfb allgather on torus:8x8 without h0-h1: " \
+	$OFC --socket "$SOCK" fail h0-h1
+$OFC --socket "$SOCK" schedule --collective allgather --format json -o "$TMP/got.json" >/dev/null 2>"$TMP/err"
+$OFC schedule "$TMP/less.yaml" --collective allgather --format json -o "$TMP/want.json" >/dev/null 2>>"$TMP/err"
+if same_as "$TMP/got.json" "$TMP/want.json" 0-1; then ok; else bad "degraded GetSchedule" "$(cat "$TMP/err")"; fi
+expect_json 'j["state"]["failed"] == ["h0-h1"]' $OFC --socket "$SOCK" status --json
+
+# The set survives a restart.
+stop_ofcd
+start_ofcd
+expect_json 'j["schedule"]["topology"] == "torus:8x8 without h0-h1"' \
+	$OFC --socket "$SOCK" schedule --collective allgather --summary --json
+
+# Restore: the healthy schedule again.
+expect_stdout_has "h0-h1 restored; no failure in effect; bfb allgather on torus:8x8: " \
+	$OFC --socket "$SOCK" restore h0-h1
+$OFC --socket "$SOCK" schedule --collective allgather --format json -o "$TMP/got.json" >/dev/null 2>"$TMP/err"
+$OFC schedule "$TMP/fab.yaml" --collective allgather --format json -o "$TMP/want.json" >/dev/null 2>>"$TMP/err"
+if same_as "$TMP/got.json" "$TMP/want.json" ""; then ok; else bad "healthy GetSchedule after restore" "$(cat "$TMP/err")"; fi
+expect_json '"failed" not in j["state"] or j["state"]["failed"] == []' $OFC --socket "$SOCK" status --json
+if [ ! -e "$ST/simfab.failed" ]; then ok; else bad "simfab.failed left after the last restore"; fi
+
+# The watcher (it ended with the first daemon) saw the re-planned schedule.
+wait "$watch_pid" 2>/dev/null
+if python3 - "$TMP/watch" <<'EOF'; then ok; else bad "watch: $(cat "$TMP/watch")"; fi
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+r = [e for e in ev if e['kind'] == 'KIND_SCHEDULE_REPLANNED']
+sys.exit(0 if r and r[0]['failed'] == ['h0-h1'] and r[0]['schedule']['verified']
+         and r[0]['schedule']['topology'] == 'torus:8x8 without h0-h1' else 1)
+EOF
+stop_ofcd
+finish
