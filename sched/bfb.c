@@ -42,7 +42,8 @@ struct group {
 	uint64_t mask; /* candidate in-links (bit k: in-link k of u) */
 	uint32_t cnt;
 	uint32_t first; /* its sources: order[first .. first + cnt) */
-	uint32_t gl;	/* its link flows: gl_link/gl_flow[gl .. gl + popcount(mask)) */
+	uint32_t gl;	/* its link flows: gl_link/gl_flow[gl .. gl + nl) */
+	uint32_t nl;	/* popcount(mask), counted once: loops test it often */
 };
 
 /* A small max-flow network (Dinic): source, groups, links, sink. */
@@ -67,6 +68,7 @@ struct worker {
 	int64_t *gl_flow;
 	size_t cap_gl;
 	uint64_t *subset; /* 2^SUBSET_MAX counters, allocated on first use */
+	uint32_t *subset_rate; /* r(K) of every subset K, likewise */
 	struct net net;
 	double *lpx;
 	int *lpcol;
@@ -268,8 +270,9 @@ static uint32_t group_sources(struct worker *w, uint32_t lo, uint32_t hi)
 	for (uint32_t g = 0; g < ng; g++) {
 		w->groups[g].first = pos;
 		w->groups[g].gl = gl;
+		w->groups[g].nl = (uint32_t)popcount64(w->groups[g].mask);
 		pos += w->groups[g].cnt;
-		gl += (uint32_t)popcount64(w->groups[g].mask);
+		gl += w->groups[g].nl;
 		w->groups[g].cnt = 0;
 	}
 	for (uint32_t i = 0; i < m; i++) {
@@ -309,7 +312,7 @@ static int64_t build_and_flow(struct worker *w, uint32_t ng, uint32_t d, int64_t
 		net_edge(f, 0, 1 + g, supply);
 		/* Link edges in descending order: the adjacency list is a stack, so
 		 * Dinic tries the lowest link first. */
-		for (int i = popcount64(gr->mask) - 1; i >= 0; i--)
+		for (int i = (int)gr->nl - 1; i >= 0; i--)
 			net_edge(f, 1 + g, 1 + ng + w->gl_link[gr->gl + (uint32_t)i], supply);
 	}
 	return net_maxflow(f, 0, sink);
@@ -328,9 +331,9 @@ static void flows_from_net(struct worker *w, uint32_t ng, uint32_t d)
 
 			if ((e & 1u) || to < 1 + ng || to >= 1 + ng + d)
 				continue;
-			uint32_t link = to - 1 - ng, nl = (uint32_t)popcount64(gr->mask);
+			uint32_t link = to - 1 - ng;
 
-			for (uint32_t i = 0; i < nl; i++)
+			for (uint32_t i = 0; i < gr->nl; i++)
 				if (w->gl_link[gr->gl + i] == link)
 					w->gl_flow[gr->gl + i] = f->cap[e ^ 1u];
 		}
@@ -351,10 +354,13 @@ static void solve_subsets(struct worker *w, uint32_t ng, uint64_t *c, uint64_t *
 		uni |= w->groups[g].mask;
 	for (uint64_t b = uni; b; b &= b - 1)
 		pos[dp++] = (uint32_t)__builtin_ctzll(b);
-	if (!w->subset)
+	if (!w->subset) {
 		w->subset = xmalloc(((size_t)1 << SUBSET_MAX) * sizeof(uint64_t));
+		w->subset_rate = xmalloc(((size_t)1 << SUBSET_MAX) * sizeof(uint32_t));
+	}
 	size_t full = (size_t)1 << dp;
 	uint64_t *f = w->subset;
+	uint32_t *r = w->subset_rate;
 	memset(f, 0, full * sizeof(uint64_t));
 	for (uint32_t g = 0; g < ng; g++) {
 		size_t cm = 0;
@@ -368,13 +374,13 @@ static void solve_subsets(struct worker *w, uint32_t ng, uint64_t *c, uint64_t *
 		for (size_t K = 0; K < full; K++)
 			if (K >> i & 1)
 				f[K] += f[K ^ ((size_t)1 << i)];
+	/* r(K) from r(K less its lowest link): no loop over K's links. */
 	uint64_t bc = 0, bk = 1;
+	r[0] = 0;
 	for (size_t K = 1; K < full; K++) {
-		uint64_t pc = 0;
+		uint64_t pc = r[K & (K - 1)] + w->wt[pos[__builtin_ctzll(K)]];
 
-		for (size_t b = K; b; b &= b - 1)
-			pc += w->wt[pos[__builtin_ctzll(b)]];
-
+		r[K] = (uint32_t)pc;
 		if (f[K] * bk > bc * pc) {
 			bc = f[K];
 			bk = pc;
@@ -440,7 +446,7 @@ static int solve_lp(struct worker *w, uint32_t ng, uint32_t d, double *u_out)
 	uint64_t uni = 0;
 
 	for (uint32_t g = 0; g < ng; g++) {
-		ny += (uint32_t)popcount64(w->groups[g].mask);
+		ny += w->groups[g].nl;
 		uni |= w->groups[g].mask;
 	}
 	if (ny + 1 > w->cap_lp) {
@@ -459,9 +465,7 @@ static int solve_lp(struct worker *w, uint32_t ng, uint32_t d, double *u_out)
 			continue;
 		n = 0;
 		for (uint32_t g = 0; g < ng; g++) {
-			uint32_t nl = (uint32_t)popcount64(w->groups[g].mask);
-
-			for (uint32_t i = 0; i < nl; i++)
+			for (uint32_t i = 0; i < w->groups[g].nl; i++)
 				if (w->gl_link[w->groups[g].gl + i] == a) {
 					w->lpcol[n] = (int)(w->groups[g].gl + i);
 					w->lpval[n++] = 1.0;
@@ -473,7 +477,7 @@ static int solve_lp(struct worker *w, uint32_t ng, uint32_t d, double *u_out)
 	}
 	for (uint32_t g = 0; g < ng; g++) {
 		n = 0;
-		for (uint32_t i = 0; i < (uint32_t)popcount64(w->groups[g].mask); i++) {
+		for (uint32_t i = 0; i < w->groups[g].nl; i++) {
 			w->lpcol[n] = (int)(w->groups[g].gl + i);
 			w->lpval[n++] = 1.0;
 		}
@@ -495,7 +499,7 @@ static int solve_lp(struct worker *w, uint32_t ng, uint32_t d, double *u_out)
 	/* Round to integer units, keeping every group's total exact. */
 	for (uint32_t g = 0; g < ng; g++) {
 		const struct group *gr = &w->groups[g];
-		uint32_t np = (uint32_t)popcount64(gr->mask), big = gr->gl;
+		uint32_t np = gr->nl, big = gr->gl;
 		int64_t want = (int64_t)gr->cnt * LP_UNITS, sum = 0;
 
 		for (uint32_t i = gr->gl; i < gr->gl + np; i++) {
@@ -524,7 +528,7 @@ static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, 
 
 	for (uint32_t gi = 0; gi < ng; gi++) {
 		const struct group *gr = &w->groups[gi];
-		uint32_t np = (uint32_t)popcount64(gr->mask), i = 0;
+		uint32_t np = gr->nl, i = 0;
 		int64_t used = 0;
 
 		for (uint32_t p = 0; p < np; p++) {
@@ -690,7 +694,7 @@ static void solve_node(void *arg, size_t ui, unsigned wid)
 		}
 		ng = group_sources(w, lo, hi);
 		for (uint32_t g = 0; g < ng; g++)
-			if (popcount64(w->groups[g].mask) != 1)
+			if (w->groups[g].nl != 1)
 				single = false;
 		if (vw->pass == PASS_WRITE) {
 			c = vw->uc[idx];
@@ -784,6 +788,7 @@ static void worker_free(struct worker *w)
 	free(w->gl_link);
 	free(w->gl_flow);
 	free(w->subset);
+	free(w->subset_rate);
 	net_free(&w->net);
 	free(w->lpx);
 	free(w->lpcol);
@@ -1177,7 +1182,7 @@ int bfb_solve_node(uint32_t m, const uint64_t *masks, uint32_t d, const uint32_t
 	}
 	uint32_t ng = group_sources(&w, 0, m);
 	for (uint32_t g = 0; g < ng; g++)
-		single &= popcount64(w.groups[g].mask) == 1;
+		single &= w.groups[g].nl == 1;
 	if (solve_value(&vw, &w, ng, m, d, single, c, k, &ulp) < 0)
 		rc = ofc_error_set(err, OFC_E_RUNTIME, "%s", w.why);
 	worker_free(&w);
