@@ -36,7 +36,10 @@
 #define AUTO_SUBSETS 12	       /* BFB_AUTO: subsets up to 12 candidate links */
 #define LP_UNITS     (1 << 24) /* LP fractions as multiples of 2^-24 of a shard */
 
-enum pass { PASS_EVAL, PASS_COUNT, PASS_WRITE };
+/* EVAL: the figures only. BUILD: every transfer too, each (u, t) problem
+ * solved once and its pieces written into its worker's buffer for the step,
+ * gathered into the schedule step by step afterwards. */
+enum pass { PASS_EVAL, PASS_BUILD };
 
 struct group {
 	uint64_t mask; /* candidate in-links (bit k: in-link k of u) */
@@ -70,6 +73,14 @@ struct worker {
 	uint64_t *subset; /* 2^SUBSET_MAX counters, allocated on first use */
 	uint32_t *subset_rate; /* r(K) of every subset K, likewise */
 	struct net net;
+	/* The max flow the network holds (valid until the next problem is
+	 * grouped): the value's last flow is often the fractions' flow. */
+	bool net_valid;
+	int64_t net_su, net_cap, net_flow;
+	/* BUILD: the pieces of every step (so, in schedule order) */
+	struct xfer **sbuf;
+	size_t *slen, *scap;
+	uint32_t nsteps;
 	double *lpx;
 	int *lpcol;
 	double *lpval;
@@ -96,11 +107,10 @@ struct view {
 	const struct bfb_opts *o;
 	enum pass pass;
 	uint32_t nrecv; /* receivers to process: n, or 1 (vertex-transitive figures) */
-	/* per (u, t), index u * D + t - 1 */
-	uint32_t *uc;
-	uint32_t *uk;
-	size_t *count, *offset;
-	struct xfer *out;
+	/* BUILD, per (u, t) at index u * D + t - 1: u's pieces at step t are
+	 * w[owner[u]].sbuf[so][where .. where + count) */
+	uint32_t *count, *owner;
+	size_t *where;
 	struct worker *w;
 	unsigned nworkers;
 };
@@ -251,6 +261,7 @@ static uint32_t group_sources(struct worker *w, uint32_t lo, uint32_t hi)
 		w->hval = xreallocarray(w->hval, cap, sizeof(uint32_t));
 	}
 	memset(w->hval, 0xff, cap * sizeof(uint32_t));
+	w->net_valid = false;
 	for (uint32_t i = 0; i < m; i++) {
 		uint64_t key = w->mask[lo + i];
 		size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
@@ -315,7 +326,11 @@ static int64_t build_and_flow(struct worker *w, uint32_t ng, uint32_t d, int64_t
 		for (int i = (int)gr->nl - 1; i >= 0; i--)
 			net_edge(f, 1 + g, 1 + ng + w->gl_link[gr->gl + (uint32_t)i], supply);
 	}
-	return net_maxflow(f, 0, sink);
+	w->net_valid = true;
+	w->net_su = su;
+	w->net_cap = cap;
+	w->net_flow = net_maxflow(f, 0, sink);
+	return w->net_flow;
 }
 
 /* Group flows from the network: the flow on an edge is its reverse's residual. */
@@ -666,6 +681,20 @@ static int solve_value(const struct view *vw, struct worker *w, uint32_t ng, uin
 	return 0;
 }
 
+/* Room for `need` more pieces in the worker's buffer of step so. */
+static struct xfer *step_room(struct worker *w, uint32_t so, size_t need)
+{
+	if (w->slen[so] + need > w->scap[so]) {
+		size_t cap = w->scap[so] ? w->scap[so] * 2 : 1024;
+
+		while (cap < w->slen[so] + need)
+			cap *= 2;
+		w->sbuf[so] = xreallocarray(w->sbuf[so], cap, sizeof(struct xfer));
+		w->scap[so] = cap;
+	}
+	return w->sbuf[so] + w->slen[so];
+}
+
 static void solve_node(void *arg, size_t ui, unsigned wid)
 {
 	struct view *vw = arg;
@@ -679,16 +708,19 @@ static void solve_node(void *arg, size_t ui, unsigned wid)
 		return;
 	for (uint32_t a = 0; a < d; a++)
 		w->wt[a] = vw->o->rate ? vw->o->rate[vw->in_arc[vw->in_off[u] + a]] : 1;
+	if (vw->pass == PASS_BUILD)
+		vw->owner[u] = wid;
 	collect(vw, w, u);
 	for (uint32_t t = 1; t <= D; t++) {
 		uint32_t lo = w->tstart[t], hi = w->tstart[t + 1], m = hi - lo, ng;
+		uint32_t so = vw->reverse ? D - t : t - 1; /* the step in the schedule */
 		size_t idx = (size_t)u * D + t - 1;
 		uint64_t c, k;
 		double ulp = 0;
 		bool single = true;
 
 		if (m == 0) { /* no node at distance t from u */
-			if (vw->pass == PASS_COUNT)
+			if (vw->pass == PASS_BUILD)
 				vw->count[idx] = 0;
 			continue;
 		}
@@ -696,45 +728,39 @@ static void solve_node(void *arg, size_t ui, unsigned wid)
 		for (uint32_t g = 0; g < ng; g++)
 			if (w->groups[g].nl != 1)
 				single = false;
-		if (vw->pass == PASS_WRITE) {
-			c = vw->uc[idx];
-			k = vw->uk[idx];
-			if (lp && !single && !P && solve_lp(w, ng, d, &ulp) < 0)
-				return;
-		} else {
-			if (!single)
-				w->problems++;
-			if (solve_value(vw, w, ng, m, d, single, &c, &k, &ulp) < 0)
-				return;
-			vw->uc[idx] = (uint32_t)c;
-			vw->uk[idx] = (uint32_t)k;
-			if (c * w->max_k[t - 1] > w->max_c[t - 1] * k) {
-				w->max_c[t - 1] = c;
-				w->max_k[t - 1] = k;
-			}
-			if (ulp > w->max_u[t - 1])
-				w->max_u[t - 1] = ulp;
+		if (!single)
+			w->problems++;
+		if (solve_value(vw, w, ng, m, d, single, &c, &k, &ulp) < 0)
+			return;
+		if (c * w->max_k[t - 1] > w->max_c[t - 1] * k) {
+			w->max_c[t - 1] = c;
+			w->max_k[t - 1] = k;
 		}
+		if (ulp > w->max_u[t - 1])
+			w->max_u[t - 1] = ulp;
 		int64_t su = (int64_t)k, cap = (int64_t)c;
 		if (P) {
 			/* IP (12): P chunks per source; capacity ceil(P U*) is optimal
 			 * because flows with integral capacities are integral. */
 			su = P;
 			cap = (int64_t)(((uint64_t)P * c + k - 1) / k);
-			if (vw->pass != PASS_WRITE && (uint64_t)cap > w->max_w[t - 1])
+			if ((uint64_t)cap > w->max_w[t - 1])
 				w->max_w[t - 1] = (uint64_t)cap;
 		}
 		if (vw->pass == PASS_EVAL)
 			continue;
 
-		/* The fractions: one integral max flow (or the LP's own). */
+		/* The fractions: one integral max flow (or the LP's own); the
+		 * value's last flow when it was this one. */
 		if (single) {
 			for (uint32_t g = 0; g < ng; g++)
 				w->gl_flow[w->groups[g].gl] = su * (int64_t)w->groups[g].cnt;
 		} else if (lp && !P) {
 			su = LP_UNITS; /* solve_lp set the flows in these units */
 		} else {
-			int64_t fl = build_and_flow(w, ng, d, su, cap);
+			int64_t fl = w->net_valid && w->net_su == su && w->net_cap == cap
+					 ? w->net_flow
+					 : build_and_flow(w, ng, d, su, cap);
 
 			if (fl != su * (int64_t)m) {
 				worker_fail(w,
@@ -743,10 +769,15 @@ static void solve_node(void *arg, size_t ui, unsigned wid)
 			}
 			flows_from_net(w, ng, d);
 		}
-		if (vw->pass == PASS_COUNT)
-			vw->count[idx] = emit_pieces(vw, w, ng, u, su, NULL);
-		else
-			emit_pieces(vw, w, ng, u, su, vw->out + vw->offset[idx]);
+		/* A group's pieces: one per source and one more per link at most. */
+		size_t most = m;
+		for (uint32_t g = 0; g < ng; g++)
+			most += w->groups[g].nl;
+		struct xfer *out = step_room(w, so, most);
+		size_t np = emit_pieces(vw, w, ng, u, su, out);
+		vw->where[idx] = w->slen[so];
+		vw->count[idx] = (uint32_t)np;
+		w->slen[so] += np;
 	}
 }
 
@@ -797,6 +828,11 @@ static void worker_free(struct worker *w)
 	free(w->max_k);
 	free(w->max_w);
 	free(w->max_u);
+	for (uint32_t so = 0; w->sbuf && so < w->nsteps; so++)
+		free(w->sbuf[so]);
+	free(w->sbuf);
+	free(w->slen);
+	free(w->scap);
 }
 
 static void view_free(struct view *vw)
@@ -807,10 +843,9 @@ static void view_free(struct view *vw)
 	free(vw->row);
 	free(vw->dist);
 	free(vw->rows);
-	free(vw->uc);
-	free(vw->uk);
 	free(vw->count);
-	free(vw->offset);
+	free(vw->owner);
+	free(vw->where);
 	for (unsigned i = 0; vw->w && i < vw->nworkers; i++)
 		worker_free(&vw->w[i]);
 	free(vw->w);
@@ -936,6 +971,12 @@ static void workers_init(struct view *vw)
 			w->max_k[t] = 1;
 		w->max_w = xcalloc(D, sizeof(uint64_t));
 		w->max_u = xcalloc(D, sizeof(double));
+		if (vw->pass == PASS_BUILD) {
+			w->nsteps = D;
+			w->sbuf = xcalloc(D, sizeof(struct xfer *));
+			w->slen = xcalloc(D, sizeof(size_t));
+			w->scap = xcalloc(D, sizeof(size_t));
+		}
 	}
 }
 
@@ -965,13 +1006,14 @@ static int run_view(const struct graph *g, uint32_t d, bool reverse, const struc
 	t0 = now_seconds();
 	uint32_t D = vw.D;
 	size_t cells = (size_t)n * D;
-	vw.uc = xcalloc(cells, sizeof(uint32_t));
-	vw.uk = xcalloc(cells, sizeof(uint32_t));
-	workers_init(&vw);
 	vw.nrecv = one ? 1 : n;
-	vw.pass = s ? PASS_COUNT : PASS_EVAL;
-	if (s)
-		vw.count = xcalloc(cells, sizeof(size_t));
+	vw.pass = s ? PASS_BUILD : PASS_EVAL;
+	if (s) {
+		vw.count = xmalloc(cells * sizeof(uint32_t));
+		vw.where = xmalloc(cells * sizeof(size_t));
+		vw.owner = xmalloc((size_t)n * sizeof(uint32_t));
+	}
+	workers_init(&vw);
 	parallel_for(vw.nrecv, 4, vw.nworkers, solve_node, &vw);
 	for (unsigned i = 0; i < vw.nworkers; i++)
 		if (vw.w[i].failed) {
@@ -1021,31 +1063,30 @@ static int run_view(const struct graph *g, uint32_t d, bool reverse, const struc
 	}
 
 	if (s) {
-		/* Place the pieces of every (u, t) step by step, then write them. */
-		size_t *per_step = xcalloc(D, sizeof(size_t));
-		size_t pos = 0;
-
-		vw.offset = xmalloc(cells * sizeof(size_t));
+		/* Gather the pieces step by step in node order, freeing each
+		 * step's buffers once copied: the schedule and the buffers hold
+		 * every transfer about once between them, never twice. */
 		for (uint32_t so = 0; so < D; so++) {
 			uint32_t t = reverse ? D - so : so + 1;
+			size_t total = 0, pos = 0;
 
+			for (uint32_t u = 0; u < n; u++)
+				total += vw.count[(size_t)u * D + t - 1];
+			struct xfer *out = sched_append_steps(s, 1, &total);
 			for (uint32_t u = 0; u < n; u++) {
 				size_t idx = (size_t)u * D + t - 1;
+				const struct worker *w = &vw.w[vw.owner[u]];
 
-				vw.offset[idx] = pos;
+				if (vw.count[idx])
+					memcpy(out + pos, w->sbuf[so] + vw.where[idx],
+					       vw.count[idx] * sizeof(struct xfer));
 				pos += vw.count[idx];
-				per_step[so] += vw.count[idx];
+			}
+			for (unsigned i = 0; i < vw.nworkers; i++) {
+				free(vw.w[i].sbuf[so]);
+				vw.w[i].sbuf[so] = NULL;
 			}
 		}
-		vw.out = sched_append_steps(s, D, per_step);
-		free(per_step);
-		vw.pass = PASS_WRITE;
-		parallel_for(n, 4, vw.nworkers, solve_node, &vw);
-		for (unsigned i = 0; i < vw.nworkers; i++)
-			if (vw.w[i].failed) {
-				ofc_error_set(err, OFC_E_RUNTIME, "%s", vw.w[i].why);
-				goto out;
-			}
 	}
 	st->seconds_generate += now_seconds() - t0;
 	rc = 0;
