@@ -34,6 +34,7 @@
 
 #define SUBSET_MAX   20	       /* BFB_SUBSETS: 2^20 subsets at most */
 #define AUTO_SUBSETS 12	       /* BFB_AUTO: subsets up to 12 candidate links */
+#define AUTO_FLOW_FIRST 4	       /* BFB_AUTO building: min cut first above 4 links */
 #define LP_UNITS     (1 << 24) /* LP fractions as multiples of 2^-24 of a shard */
 
 /* EVAL: the figures only. BUILD: every transfer too, each (u, t) problem
@@ -672,8 +673,12 @@ static int solve_value(const struct view *vw, struct worker *w, uint32_t ng, uin
 		uni |= w->groups[g].mask;
 	int dp = popcount64(uni);
 	enum bfb_method method = vw->o->method;
+	/* Building without chunks, the fractions need the max flow at U*
+	 * anyway, and the min cut's first flow, at the bound m / r(all links),
+	 * is that flow whenever the bound is met (hypercubes: always). */
+	bool flow_first = vw->pass == PASS_BUILD && !vw->o->chunks && dp > AUTO_FLOW_FIRST;
 	if ((method == BFB_SUBSETS && dp <= SUBSET_MAX) ||
-	    (method == BFB_AUTO && dp <= AUTO_SUBSETS))
+	    (method == BFB_AUTO && dp <= AUTO_SUBSETS && !flow_first))
 		solve_subsets(w, ng, c, k);
 	else if (solve_mincut(w, ng, d, m, c, k) < 0)
 		return -1;
