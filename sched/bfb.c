@@ -48,6 +48,8 @@ struct group {
 	uint32_t first; /* its sources: order[first .. first + cnt) */
 	uint32_t gl;	/* its link flows: gl_link/gl_flow[gl .. gl + nl) */
 	uint32_t nl;	/* popcount(mask), counted once: loops test it often */
+	uint32_t edge;	/* in the flow network: the edge to its link nl - 1 (link i's
+			 * is edge + 2 (nl - 1 - i)) */
 };
 
 /* A small max-flow network (Dinic): source, groups, links, sink. */
@@ -169,7 +171,10 @@ static uint32_t net_edge(struct net *f, uint32_t a, uint32_t b, int64_t c)
 	return e;
 }
 
-static bool net_bfs(struct net *f, uint32_t s, uint32_t t)
+/* Levels from s in the residual network; with `to_t`, only as far as t's
+ * level needs (a node found after t is at t's level or beyond, so no
+ * shortest path to t passes it: Dinic finds the same paths). */
+static bool net_bfs(struct net *f, uint32_t s, uint32_t t, bool to_t)
 {
 	uint32_t qh = 0, qt = 0;
 
@@ -183,6 +188,8 @@ static bool net_bfs(struct net *f, uint32_t s, uint32_t t)
 		for (uint32_t e = f->head[v]; e != UINT32_MAX; e = f->nxt[e])
 			if (f->cap[e] > 0 && f->level[f->to[e]] < 0) {
 				f->level[f->to[e]] = f->level[v] + 1;
+				if (to_t && f->to[e] == t)
+					return true;
 				f->queue[qt++] = f->to[e];
 			}
 	}
@@ -194,7 +201,7 @@ static int64_t net_maxflow(struct net *f, uint32_t s, uint32_t t)
 {
 	int64_t total = 0;
 
-	while (net_bfs(f, s, t)) {
+	while (net_bfs(f, s, t, true)) {
 		memcpy(f->it, f->head, f->nv * sizeof(uint32_t));
 		for (;;) {
 			uint32_t v = s, depth = 0;
@@ -324,6 +331,7 @@ static int64_t build_and_flow(struct worker *w, uint32_t ng, uint32_t d, int64_t
 		net_edge(f, 0, 1 + g, supply);
 		/* Link edges in descending order: the adjacency list is a stack, so
 		 * Dinic tries the lowest link first. */
+		w->groups[g].edge = f->ne;
 		for (int i = (int)gr->nl - 1; i >= 0; i--)
 			net_edge(f, 1 + g, 1 + ng + w->gl_link[gr->gl + (uint32_t)i], supply);
 	}
@@ -335,24 +343,15 @@ static int64_t build_and_flow(struct worker *w, uint32_t ng, uint32_t d, int64_t
 }
 
 /* Group flows from the network: the flow on an edge is its reverse's residual. */
-static void flows_from_net(struct worker *w, uint32_t ng, uint32_t d)
+static void flows_from_net(struct worker *w, uint32_t ng)
 {
 	const struct net *f = &w->net;
 
 	for (uint32_t g = 0; g < ng; g++) {
 		const struct group *gr = &w->groups[g];
 
-		for (uint32_t e = f->head[1 + g]; e != UINT32_MAX; e = f->nxt[e]) {
-			uint32_t to = f->to[e];
-
-			if ((e & 1u) || to < 1 + ng || to >= 1 + ng + d)
-				continue;
-			uint32_t link = to - 1 - ng;
-
-			for (uint32_t i = 0; i < gr->nl; i++)
-				if (w->gl_link[gr->gl + i] == link)
-					w->gl_flow[gr->gl + i] = f->cap[e ^ 1u];
-		}
+		for (uint32_t i = 0; i < gr->nl; i++)
+			w->gl_flow[gr->gl + i] = f->cap[(gr->edge + 2 * (gr->nl - 1 - i)) ^ 1u];
 	}
 }
 
@@ -434,7 +433,7 @@ static int solve_mincut(struct worker *w, uint32_t ng, uint32_t d, uint32_t m, u
 		}
 		/* Residual reachability from the source marks the cut. */
 		struct net *f = &w->net;
-		net_bfs(f, 0, f->nv - 1);
+		net_bfs(f, 0, f->nv - 1, false);
 		uint64_t fk = 0, nk = 0;
 		for (uint32_t g = 0; g < ng; g++)
 			if (f->level[1 + g] >= 0)
@@ -772,7 +771,7 @@ static void solve_node(void *arg, size_t ui, unsigned wid)
 					    "BFB: the max flow falls short of U* (internal error)");
 				return;
 			}
-			flows_from_net(w, ng, d);
+			flows_from_net(w, ng);
 		}
 		/* A group's pieces: one per source and one more per link at most. */
 		size_t most = m;
