@@ -48,16 +48,18 @@ struct group {
 	uint32_t first; /* its sources: order[first .. first + cnt) */
 	uint32_t gl;	/* its link flows: gl_link/gl_flow[gl .. gl + nl) */
 	uint32_t nl;	/* popcount(mask), counted once: loops test it often */
-	uint32_t edge;	/* in the flow network: the edge to its link nl - 1 (link i's
-			 * is edge + 2 (nl - 1 - i)) */
 };
 
-/* A small max-flow network (Dinic): source, groups, links, sink. */
+/* A small max-flow network (Dinic): source, groups, links, sink, in
+ * compressed rows: node v's edges are slots start[v] .. start[v + 1] - 1,
+ * slot e runs to to[e] with residual cap[e] and its reverse is slot rev[e].
+ * Rows are scanned in order, so a BFS or DFS reads memory in sequence. */
 struct net {
 	uint32_t nv, ne;
 	size_t cap_v, cap_e;
-	uint32_t *head, *nxt, *to, *it, *queue, *path;
+	uint32_t *start, *it, *queue, *path; /* per node (start: nv + 1) */
 	int32_t *level;
+	uint32_t *to, *rev; /* per slot */
 	int64_t *cap;
 };
 
@@ -135,40 +137,36 @@ static void worker_fail(struct worker *w, const char *msg)
 
 /* ---- max flow --------------------------------------------------------------- */
 
-static void net_reset(struct net *f, uint32_t nv)
+/* Room for nv nodes and ne slots. */
+static void net_reset(struct net *f, uint32_t nv, uint32_t ne)
 {
-	if (nv > f->cap_v) {
-		f->cap_v = nv * 2;
-		f->head = xreallocarray(f->head, f->cap_v, sizeof(uint32_t));
+	if (nv + 1 > f->cap_v) {
+		f->cap_v = (nv + 1) * 2;
+		f->start = xreallocarray(f->start, f->cap_v, sizeof(uint32_t));
 		f->it = xreallocarray(f->it, f->cap_v, sizeof(uint32_t));
 		f->queue = xreallocarray(f->queue, f->cap_v, sizeof(uint32_t));
 		f->path = xreallocarray(f->path, f->cap_v, sizeof(uint32_t));
 		f->level = xreallocarray(f->level, f->cap_v, sizeof(int32_t));
 	}
-	f->nv = nv;
-	f->ne = 0;
-	memset(f->head, 0xff, nv * sizeof(uint32_t));
-}
-
-static uint32_t net_edge(struct net *f, uint32_t a, uint32_t b, int64_t c)
-{
-	if (f->ne + 2 > f->cap_e) {
-		f->cap_e = f->cap_e ? f->cap_e * 2 : 256;
-		f->nxt = xreallocarray(f->nxt, f->cap_e, sizeof(uint32_t));
+	if (ne > f->cap_e) {
+		f->cap_e = ne * 2;
 		f->to = xreallocarray(f->to, f->cap_e, sizeof(uint32_t));
+		f->rev = xreallocarray(f->rev, f->cap_e, sizeof(uint32_t));
 		f->cap = xreallocarray(f->cap, f->cap_e, sizeof(int64_t));
 	}
-	uint32_t e = f->ne;
+	f->nv = nv;
+	f->ne = ne;
+}
+
+/* The edge a -> b of capacity c at slot e, its reverse at slot r. */
+static void net_pair(struct net *f, uint32_t e, uint32_t r, uint32_t a, uint32_t b, int64_t c)
+{
 	f->to[e] = b;
 	f->cap[e] = c;
-	f->nxt[e] = f->head[a];
-	f->head[a] = e;
-	f->to[e + 1] = a;
-	f->cap[e + 1] = 0;
-	f->nxt[e + 1] = f->head[b];
-	f->head[b] = e + 1;
-	f->ne += 2;
-	return e;
+	f->rev[e] = r;
+	f->to[r] = a;
+	f->cap[r] = 0;
+	f->rev[r] = e;
 }
 
 /* Levels from s in the residual network; with `to_t`, only as far as t's
@@ -185,7 +183,7 @@ static bool net_bfs(struct net *f, uint32_t s, uint32_t t, bool to_t)
 	while (qh < qt) {
 		uint32_t v = f->queue[qh++];
 
-		for (uint32_t e = f->head[v]; e != UINT32_MAX; e = f->nxt[e])
+		for (uint32_t e = f->start[v]; e < f->start[v + 1]; e++)
 			if (f->cap[e] > 0 && f->level[f->to[e]] < 0) {
 				f->level[f->to[e]] = f->level[v] + 1;
 				if (to_t && f->to[e] == t)
@@ -202,18 +200,18 @@ static int64_t net_maxflow(struct net *f, uint32_t s, uint32_t t)
 	int64_t total = 0;
 
 	while (net_bfs(f, s, t, true)) {
-		memcpy(f->it, f->head, f->nv * sizeof(uint32_t));
+		memcpy(f->it, f->start, f->nv * sizeof(uint32_t));
 		for (;;) {
 			uint32_t v = s, depth = 0;
 
 			while (v != t) {
-				uint32_t e = f->it[v];
+				uint32_t e = f->it[v], end = f->start[v + 1];
 
-				while (e != UINT32_MAX &&
+				while (e < end &&
 				       (f->cap[e] <= 0 || f->level[f->to[e]] != f->level[v] + 1))
-					e = f->nxt[e];
+					e++;
 				f->it[v] = e;
-				if (e != UINT32_MAX) {
+				if (e < end) {
 					f->path[depth++] = e;
 					v = f->to[e];
 					continue;
@@ -222,8 +220,8 @@ static int64_t net_maxflow(struct net *f, uint32_t s, uint32_t t)
 					goto phase_done;
 				f->level[v] = -1; /* dead end */
 				e = f->path[--depth];
-				v = f->to[e ^ 1u];
-				f->it[v] = f->nxt[f->it[v]];
+				v = f->to[f->rev[e]];
+				f->it[v]++;
 			}
 			int64_t b = INT64_MAX;
 			for (uint32_t i = 0; i < depth; i++)
@@ -231,7 +229,7 @@ static int64_t net_maxflow(struct net *f, uint32_t s, uint32_t t)
 					b = f->cap[f->path[i]];
 			for (uint32_t i = 0; i < depth; i++) {
 				f->cap[f->path[i]] -= b;
-				f->cap[f->path[i] ^ 1u] += b;
+				f->cap[f->rev[f->path[i]]] += b;
 			}
 			total += b;
 		}
@@ -242,8 +240,8 @@ static int64_t net_maxflow(struct net *f, uint32_t s, uint32_t t)
 
 static void net_free(struct net *f)
 {
-	free(f->head);
-	free(f->nxt);
+	free(f->start);
+	free(f->rev);
 	free(f->to);
 	free(f->it);
 	free(f->queue);
@@ -315,25 +313,47 @@ static uint32_t group_sources(struct worker *w, uint32_t lo, uint32_t hi)
 
 /* The flow network for supply `su` per source and capacity `cap` per unit
  * of link rate; returns the max flow. Nodes: 0 source, 1..ng groups, then
- * links, sink. */
+ * links, sink. Each row lists its edges in the order Dinic tries them:
+ * the source's groups last first, a group's links lowest first and then
+ * its edge back to the source, a link's groups last first and then its
+ * sink edge, the sink's links last first (the order of the adjacency
+ * stacks this network was first built with, so the flows are the same). */
 static int64_t build_and_flow(struct worker *w, uint32_t ng, uint32_t d, int64_t su, int64_t cap)
 {
 	struct net *f = &w->net;
-	uint32_t sink = ng + d + 1;
+	uint32_t sink = ng + d + 1, lnk = 1 + ng, gl = 0, *ls;
+	uint32_t ldeg[BFB_MAX_DEGREE] = {0};
 
-	net_reset(f, ng + d + 2);
-	for (uint32_t k = 0; k < d; k++)
-		net_edge(f, 1 + ng + k, sink, cap * (int64_t)w->wt[k]);
 	for (uint32_t g = 0; g < ng; g++) {
+		gl += w->groups[g].nl;
+		for (uint32_t i = 0; i < w->groups[g].nl; i++)
+			ldeg[w->gl_link[w->groups[g].gl + i]]++;
+	}
+	net_reset(f, ng + d + 2, 2 * (ng + gl + d));
+	ls = f->it; /* scratch until the flow: the next free slot of each link's row */
+	f->start[0] = 0;
+	f->start[1] = ng;
+	for (uint32_t g = 0; g < ng; g++)
+		f->start[2 + g] = f->start[1 + g] + w->groups[g].nl + 1;
+	for (uint32_t k = 0; k < d; k++)
+		f->start[lnk + k + 1] = f->start[lnk + k] + ldeg[k] + 1;
+	f->start[sink + 1] = f->start[sink] + d;
+	for (uint32_t k = 0; k < d; k++) {
+		ls[k] = f->start[lnk + k];
+		net_pair(f, f->start[lnk + k + 1] - 1, f->start[sink] + d - 1 - k, lnk + k, sink,
+			 cap * (int64_t)w->wt[k]);
+	}
+	for (uint32_t g = ng; g-- > 0;) {
 		const struct group *gr = &w->groups[g];
 		int64_t supply = su * gr->cnt;
+		uint32_t row = f->start[1 + g];
 
-		net_edge(f, 0, 1 + g, supply);
-		/* Link edges in descending order: the adjacency list is a stack, so
-		 * Dinic tries the lowest link first. */
-		w->groups[g].edge = f->ne;
-		for (int i = (int)gr->nl - 1; i >= 0; i--)
-			net_edge(f, 1 + g, 1 + ng + w->gl_link[gr->gl + (uint32_t)i], supply);
+		net_pair(f, ng - 1 - g, row + gr->nl, 0, 1 + g, supply);
+		for (uint32_t i = 0; i < gr->nl; i++) {
+			uint32_t k = w->gl_link[gr->gl + i];
+
+			net_pair(f, row + i, ls[k]++, 1 + g, lnk + k, supply);
+		}
 	}
 	w->net_valid = true;
 	w->net_su = su;
@@ -349,9 +369,10 @@ static void flows_from_net(struct worker *w, uint32_t ng)
 
 	for (uint32_t g = 0; g < ng; g++) {
 		const struct group *gr = &w->groups[g];
+		uint32_t row = f->start[1 + g];
 
 		for (uint32_t i = 0; i < gr->nl; i++)
-			w->gl_flow[gr->gl + i] = f->cap[(gr->edge + 2 * (gr->nl - 1 - i)) ^ 1u];
+			w->gl_flow[gr->gl + i] = f->cap[f->rev[row + i]];
 	}
 }
 
