@@ -63,6 +63,18 @@ struct net {
 	int64_t *cap;
 };
 
+/* A worker's pieces of one step, in chunks: a (u, t) problem's pieces lie
+ * in one chunk, and chunks fill in the order the worker takes nodes
+ * (ascending), so gathering a step in node order frees them as it goes. */
+struct stepbuf {
+	struct xfer **chunk;
+	uint32_t nchunk, cap_chunk;
+	uint32_t used, size; /* of the last chunk */
+	uint32_t live;	     /* gathering: chunks below this are freed */
+};
+
+#define CHUNK_XFERS (1u << 16) /* 1.25 MiB */
+
 struct worker {
 	uint32_t *src; /* the sources of u, by distance */
 	uint64_t *mask;
@@ -83,8 +95,7 @@ struct worker {
 	bool net_valid;
 	int64_t net_su, net_cap, net_flow;
 	/* BUILD: the pieces of every step (so, in schedule order) */
-	struct xfer **sbuf;
-	size_t *slen, *scap;
+	struct stepbuf *sb;
 	uint32_t nsteps;
 	double *lpx;
 	int *lpcol;
@@ -113,9 +124,10 @@ struct view {
 	enum pass pass;
 	uint32_t nrecv; /* receivers to process: n, or 1 (vertex-transitive figures) */
 	/* BUILD, per (u, t) at index u * D + t - 1: u's pieces at step t are
-	 * w[owner[u]].sbuf[so][where .. where + count) */
+	 * count pieces of w[owner[u]].sb[so], chunk where >> 32 from where's
+	 * low half */
 	uint32_t *count, *owner;
-	size_t *where;
+	uint64_t *where;
 	struct worker *w;
 	unsigned nworkers;
 };
@@ -706,18 +718,23 @@ static int solve_value(const struct view *vw, struct worker *w, uint32_t ng, uin
 	return 0;
 }
 
-/* Room for `need` more pieces in the worker's buffer of step so. */
+/* Room for `need` more pieces in one chunk of the worker's step so. */
 static struct xfer *step_room(struct worker *w, uint32_t so, size_t need)
 {
-	if (w->slen[so] + need > w->scap[so]) {
-		size_t cap = w->scap[so] ? w->scap[so] * 2 : 1024;
+	struct stepbuf *b = &w->sb[so];
 
-		while (cap < w->slen[so] + need)
-			cap *= 2;
-		w->sbuf[so] = xreallocarray(w->sbuf[so], cap, sizeof(struct xfer));
-		w->scap[so] = cap;
+	if (!b->nchunk || b->used + need > b->size) {
+		uint32_t size = need > CHUNK_XFERS ? (uint32_t)need : CHUNK_XFERS;
+
+		if (b->nchunk == b->cap_chunk) {
+			b->cap_chunk = b->cap_chunk ? b->cap_chunk * 2 : 16;
+			b->chunk = xreallocarray(b->chunk, b->cap_chunk, sizeof(struct xfer *));
+		}
+		b->chunk[b->nchunk++] = xmalloc((size_t)size * sizeof(struct xfer));
+		b->used = 0;
+		b->size = size;
 	}
-	return w->sbuf[so] + w->slen[so];
+	return b->chunk[b->nchunk - 1] + b->used;
 }
 
 static void solve_node(void *arg, size_t ui, unsigned wid)
@@ -799,10 +816,12 @@ static void solve_node(void *arg, size_t ui, unsigned wid)
 		for (uint32_t g = 0; g < ng; g++)
 			most += w->groups[g].nl;
 		struct xfer *out = step_room(w, so, most);
+		struct stepbuf *sb = &w->sb[so];
 		size_t np = emit_pieces(vw, w, ng, u, su, out);
-		vw->where[idx] = w->slen[so];
+
+		vw->where[idx] = (uint64_t)(sb->nchunk - 1) << 32 | sb->used;
 		vw->count[idx] = (uint32_t)np;
-		w->slen[so] += np;
+		sb->used += (uint32_t)np;
 	}
 }
 
@@ -853,11 +872,12 @@ static void worker_free(struct worker *w)
 	free(w->max_k);
 	free(w->max_w);
 	free(w->max_u);
-	for (uint32_t so = 0; w->sbuf && so < w->nsteps; so++)
-		free(w->sbuf[so]);
-	free(w->sbuf);
-	free(w->slen);
-	free(w->scap);
+	for (uint32_t so = 0; w->sb && so < w->nsteps; so++) {
+		for (uint32_t c = w->sb[so].live; c < w->sb[so].nchunk; c++)
+			free(w->sb[so].chunk[c]);
+		free(w->sb[so].chunk);
+	}
+	free(w->sb);
 }
 
 static void view_free(struct view *vw)
@@ -998,9 +1018,7 @@ static void workers_init(struct view *vw)
 		w->max_u = xcalloc(D, sizeof(double));
 		if (vw->pass == PASS_BUILD) {
 			w->nsteps = D;
-			w->sbuf = xcalloc(D, sizeof(struct xfer *));
-			w->slen = xcalloc(D, sizeof(size_t));
-			w->scap = xcalloc(D, sizeof(size_t));
+			w->sb = xcalloc(D, sizeof(struct stepbuf));
 		}
 	}
 }
@@ -1035,7 +1053,7 @@ static int run_view(const struct graph *g, uint32_t d, bool reverse, const struc
 	vw.pass = s ? PASS_BUILD : PASS_EVAL;
 	if (s) {
 		vw.count = xmalloc(cells * sizeof(uint32_t));
-		vw.where = xmalloc(cells * sizeof(size_t));
+		vw.where = xmalloc(cells * sizeof(uint64_t));
 		vw.owner = xmalloc((size_t)n * sizeof(uint32_t));
 	}
 	workers_init(&vw);
@@ -1089,8 +1107,8 @@ static int run_view(const struct graph *g, uint32_t d, bool reverse, const struc
 
 	if (s) {
 		/* Gather the pieces step by step in node order, freeing each
-		 * step's buffers once copied: the schedule and the buffers hold
-		 * every transfer about once between them, never twice. */
+		 * chunk once copied: the schedule and the buffers hold every
+		 * transfer about once between them, never twice. */
 		for (uint32_t so = 0; so < D; so++) {
 			uint32_t t = reverse ? D - so : so + 1;
 			size_t total = 0, pos = 0;
@@ -1100,16 +1118,22 @@ static int run_view(const struct graph *g, uint32_t d, bool reverse, const struc
 			struct xfer *out = sched_append_steps(s, 1, &total);
 			for (uint32_t u = 0; u < n; u++) {
 				size_t idx = (size_t)u * D + t - 1;
-				const struct worker *w = &vw.w[vw.owner[u]];
+				struct stepbuf *b = &vw.w[vw.owner[u]].sb[so];
+				uint32_t c = (uint32_t)(vw.where[idx] >> 32);
 
-				if (vw.count[idx])
-					memcpy(out + pos, w->sbuf[so] + vw.where[idx],
-					       vw.count[idx] * sizeof(struct xfer));
+				if (!vw.count[idx])
+					continue;
+				while (b->live < c)
+					free(b->chunk[b->live++]);
+				memcpy(out + pos, b->chunk[c] + (uint32_t)vw.where[idx],
+				       vw.count[idx] * sizeof(struct xfer));
 				pos += vw.count[idx];
 			}
 			for (unsigned i = 0; i < vw.nworkers; i++) {
-				free(vw.w[i].sbuf[so]);
-				vw.w[i].sbuf[so] = NULL;
+				struct stepbuf *b = &vw.w[i].sb[so];
+
+				while (b->live < b->nchunk)
+					free(b->chunk[b->live++]);
 			}
 		}
 	}
