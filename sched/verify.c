@@ -68,6 +68,10 @@ struct vstate {
 	struct segmap map;
 
 	struct rentry *dense; /* reduce mode */
+	/* Reduce mode off networks: the entries this step's transfers read
+	 * (bit node * nblocks + block); a delivery to any other entry is
+	 * applied at once instead of being kept to the end of the step. */
+	uint64_t *read_mark;
 	struct seglist *lists;
 	uint32_t nlists, cap_lists;
 	uint64_t *weight; /* reduce mode: weight of each node's input */
@@ -1104,6 +1108,50 @@ static int take_packets(struct vstate *v, struct seglist *l, uint32_t lo, uint32
 	return 0;
 }
 
+/* Reduce mode off networks, after the checks: every transfer's pieces,
+ * from the state at the start of the step (a delivery to an entry the
+ * step reads waits in v->dl for the write phase; others, which no
+ * transfer of the step can see, are applied now, in transfer order). */
+static void reduce_direct(struct vstate *v, uint32_t t)
+{
+	const struct schedule *s = v->s;
+	size_t end = s->step_start[t + 1];
+
+	for (size_t xi = s->step_start[t]; xi < end; xi++) {
+		const struct xfer *x = &s->xfers[xi];
+		uint64_t skey = (uint64_t)x->src * v->nblocks + x->block;
+		uint64_t dkey = (uint64_t)x->dst * v->nblocks + x->block;
+		bool wait = (v->read_mark[dkey >> 6] >> (dkey & 63)) & 1;
+
+		if (xi + PREFETCH_AHEAD < end) {
+			const struct xfer *y = x + PREFETCH_AHEAD;
+			uint64_t sk = (uint64_t)y->src * v->nblocks + y->block;
+			uint64_t dk = (uint64_t)y->dst * v->nblocks + y->block;
+
+			__builtin_prefetch(&v->dense[sk]);
+			__builtin_prefetch(&v->dense[dk], 1);
+			__builtin_prefetch(&v->read_mark[dk >> 6]);
+		}
+		reduce_pieces(v, skey, x->offset, x->offset + x->length);
+		for (size_t k = 0; k < v->npieces; k++) {
+			struct delivery d = {dkey,	    v->pieces[k].lo,   v->pieces[k].hi,
+					     v->pieces[k].count, xfer_op(x), v->pieces[k].hash,
+					     xi};
+
+			if (wait)
+				push_delivery(v, d);
+			else
+				reduce_apply(v, dkey, &d);
+		}
+	}
+	for (size_t xi = s->step_start[t]; xi < end; xi++) {
+		const struct xfer *x = &s->xfers[xi];
+		uint64_t skey = (uint64_t)x->src * v->nblocks + x->block;
+
+		v->read_mark[skey >> 6] = 0;
+	}
+}
+
 static int read_phase(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
@@ -1126,7 +1174,7 @@ static int read_phase(struct vstate *v, uint32_t t)
 		const struct xfer *x = &s->xfers[xi];
 		uint32_t lo = x->offset, hi;
 
-		if (v->reduce && xi + PREFETCH_AHEAD < s->step_start[t + 1]) {
+		if (v->reduce && !v->read_mark && xi + PREFETCH_AHEAD < s->step_start[t + 1]) {
 			const struct xfer *y = x + PREFETCH_AHEAD;
 
 			if (y->src < v->n && y->block < v->nblocks)
@@ -1183,6 +1231,10 @@ static int read_phase(struct vstate *v, uint32_t t)
 			}
 			continue;
 		}
+		if (v->read_mark) {
+			v->read_mark[skey >> 6] |= 1ull << (skey & 63);
+			continue;
+		}
 		if (v->net && !net_can(v, x->src, VERIFY_STORE)) {
 			struct seglist *l = map_get(&v->rprev, skey, false);
 
@@ -1220,6 +1272,8 @@ static int read_phase(struct vstate *v, uint32_t t)
 		if (check_net_capacity(v, t) < 0)
 			return -1;
 	}
+	if (v->read_mark)
+		reduce_direct(v, t);
 	return 0;
 }
 
@@ -1550,6 +1604,8 @@ static int setup(struct vstate *v)
 				    "(limit 4096)",
 				    n);
 		v->dense = xcalloc((size_t)n * n, sizeof(struct rentry));
+		if (!v->o->network)
+			v->read_mark = xcalloc((size_t)n * n / 64 + 1, sizeof(uint64_t));
 		v->weight = xmalloc((size_t)n * sizeof(uint64_t));
 		v->cap_lists = 1;
 		v->lists = xcalloc(1, sizeof(struct seglist));
@@ -1632,6 +1688,7 @@ static void teardown(struct vstate *v)
 		free(v->lists[i].v);
 	free(v->lists);
 	free(v->dense);
+	free(v->read_mark);
 	free(v->weight);
 	free(v->full);
 	free(v->dl);
