@@ -354,7 +354,17 @@ static void reduce_apply(struct vstate *v, uint64_t key, const struct delivery *
 		e->list = ++v->nlists;
 		list_push(&v->lists[e->list], (struct seg){0, SCHED_ONE, e->count, e->hash});
 	}
-	struct seglist *l = &v->lists[e->list], out = {0};
+	/* The new list is built aside (on the stack when short: one apply
+	 * adds at most two segments) and copied over the old one, so a list
+	 * is not reallocated on every delivery. */
+	struct seglist *l = &v->lists[e->list];
+	struct seg stack[32];
+	struct seglist out = {0, 32, stack};
+
+	if (l->n + 2 > out.cap) {
+		out.cap = l->n + 2;
+		out.v = xreallocarray(NULL, out.cap, sizeof(struct seg));
+	}
 	for (uint32_t i = 0; i < l->n; i++) {
 		struct seg s = l->v[i];
 		uint32_t cut[4] = {s.lo, s.hi, s.hi, s.hi};
@@ -385,11 +395,17 @@ static void reduce_apply(struct vstate *v, uint64_t key, const struct delivery *
 			    out.v[out.n - 1].count == p.count && out.v[out.n - 1].hash == p.hash)
 				out.v[out.n - 1].hi = p.hi;
 			else
-				list_push(&out, p);
+				out.v[out.n++] = p;
 		}
 	}
-	free(l->v);
-	*l = out;
+	if (out.n > l->cap) {
+		l->cap = out.n;
+		l->v = xreallocarray(l->v, l->cap, sizeof(struct seg));
+	}
+	memcpy(l->v, out.v, out.n * sizeof(struct seg));
+	l->n = out.n;
+	if (out.v != stack)
+		free(out.v);
 	if (l->n == 1) { /* uniform again */
 		e->count = l->v[0].count;
 		e->hash = l->v[0].hash;
