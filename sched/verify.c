@@ -50,10 +50,18 @@ struct delivery {
 	size_t xfer; /* for error messages */
 };
 
-struct rentry { /* reduce mode, per (node, shard) */
+/* Reduce mode, per (node, shard): uniform (u.cap == 0), `count` inputs of
+ * weight sum `hash` over the whole shard; or piecewise, the interval list
+ * itself (l.cap > 0), in place so that reaching it costs no second lookup. */
+struct runiform {
 	uint32_t count;
-	uint32_t list; /* 0: uniform (count, hash) over the shard; else seglists index */
+	uint32_t cap; /* 0: uniform; l.cap when piecewise */
 	uint64_t hash;
+};
+
+union rentry {
+	struct runiform u;
+	struct seglist l;
 };
 
 struct vstate {
@@ -67,13 +75,11 @@ struct vstate {
 	uint64_t *full; /* copy mode: whole blocks held, bit node * nblocks + block */
 	struct segmap map;
 
-	struct rentry *dense; /* reduce mode */
+	union rentry *dense; /* reduce mode */
 	/* Reduce mode off networks: the entries this step's transfers read
 	 * (bit node * nblocks + block); a delivery to any other entry is
 	 * applied at once instead of being kept to the end of the step. */
 	uint64_t *read_mark;
-	struct seglist *lists;
-	uint32_t nlists, cap_lists;
 	uint64_t *weight; /* reduce mode: weight of each node's input */
 	uint64_t total_weight;
 
@@ -307,15 +313,15 @@ static uint64_t splitmix64(uint64_t x)
 /* The sender's value over [lo, hi) as pieces in v->pieces. */
 static void reduce_pieces(struct vstate *v, uint64_t key, uint32_t lo, uint32_t hi)
 {
-	const struct rentry *e = &v->dense[key];
+	const union rentry *e = &v->dense[key];
 
 	v->npieces = 0;
-	if (!e->list) {
+	if (!e->u.cap) {
 		GROW(v->pieces, v->cap_pieces, 1);
-		v->pieces[v->npieces++] = (struct seg){lo, hi, e->count, e->hash};
+		v->pieces[v->npieces++] = (struct seg){lo, hi, e->u.count, e->u.hash};
 		return;
 	}
-	const struct seglist *l = &v->lists[e->list];
+	const struct seglist *l = &e->l;
 	for (uint32_t i = 0; i < l->n; i++) {
 		uint32_t a = l->v[i].lo > lo ? l->v[i].lo : lo;
 		uint32_t b = l->v[i].hi < hi ? l->v[i].hi : hi;
@@ -330,34 +336,28 @@ static void reduce_pieces(struct vstate *v, uint64_t key, uint32_t lo, uint32_t 
 /* Apply one piece to the receiver: fold in (REDUCE) or overwrite (COPY). */
 static void reduce_apply(struct vstate *v, uint64_t key, const struct delivery *d)
 {
-	struct rentry *e = &v->dense[key];
+	union rentry *e = &v->dense[key];
 
-	if (!e->list) {
+	if (!e->u.cap) {
 		if (d->lo == 0 && d->hi == SCHED_ONE) {
 			if (d->op == XFER_REDUCE) {
-				e->count += d->count;
-				e->hash += d->hash;
+				e->u.count += d->count;
+				e->u.hash += d->hash;
 			} else {
-				e->count = d->count;
-				e->hash = d->hash;
+				e->u.count = d->count;
+				e->u.hash = d->hash;
 			}
 			return;
 		}
-		if (v->nlists + 1 >= v->cap_lists) {
-			size_t cap = v->cap_lists ? v->cap_lists * 2 : 1024;
+		struct seg whole = {0, SCHED_ONE, e->u.count, e->u.hash};
 
-			v->lists = xreallocarray(v->lists, cap, sizeof(struct seglist));
-			memset(v->lists + v->cap_lists, 0,
-			       (cap - v->cap_lists) * sizeof(struct seglist));
-			v->cap_lists = (uint32_t)cap;
-		}
-		e->list = ++v->nlists;
-		list_push(&v->lists[e->list], (struct seg){0, SCHED_ONE, e->count, e->hash});
+		e->l = (struct seglist){0};
+		list_push(&e->l, whole);
 	}
 	/* The new list is built aside (on the stack when short: one apply
 	 * adds at most two segments) and copied over the old one, so a list
 	 * is not reallocated on every delivery. */
-	struct seglist *l = &v->lists[e->list];
+	struct seglist *l = &e->l;
 	struct seg stack[32];
 	struct seglist out = {0, 32, stack};
 
@@ -407,11 +407,12 @@ static void reduce_apply(struct vstate *v, uint64_t key, const struct delivery *
 	if (out.v != stack)
 		free(out.v);
 	if (l->n == 1) { /* uniform again */
-		e->count = l->v[0].count;
-		e->hash = l->v[0].hash;
+		struct seg only = l->v[0];
+
 		free(l->v);
-		memset(l, 0, sizeof(*l));
-		e->list = 0; /* the list slot is left unused */
+		e->u.count = only.count;
+		e->u.cap = 0;
+		e->u.hash = only.hash;
 	}
 }
 
@@ -1433,11 +1434,11 @@ static bool full_copy(struct vstate *v, uint32_t node, uint64_t block)
 
 static bool full_reduce(struct vstate *v, uint64_t key)
 {
-	const struct rentry *e = &v->dense[key];
+	const union rentry *e = &v->dense[key];
 
-	if (!e->list)
-		return e->count == v->ninputs && e->hash == v->total_weight;
-	const struct seglist *l = &v->lists[e->list];
+	if (!e->u.cap)
+		return e->u.count == v->ninputs && e->u.hash == v->total_weight;
+	const struct seglist *l = &e->l;
 	for (uint32_t i = 0; i < l->n; i++)
 		if (l->v[i].count != v->ninputs || l->v[i].hash != v->total_weight)
 			return false;
@@ -1619,12 +1620,10 @@ static int setup(struct vstate *v)
 				    "%u nodes: too large to verify a reduction "
 				    "(limit 4096)",
 				    n);
-		v->dense = xcalloc((size_t)n * n, sizeof(struct rentry));
+		v->dense = xcalloc((size_t)n * n, sizeof(union rentry));
 		if (!v->o->network)
 			v->read_mark = xcalloc((size_t)n * n / 64 + 1, sizeof(uint64_t));
 		v->weight = xmalloc((size_t)n * sizeof(uint64_t));
-		v->cap_lists = 1;
-		v->lists = xcalloc(1, sizeof(struct seglist));
 		for (uint32_t u = 0; u < n; u++) {
 			v->weight[u] = splitmix64((v->o->seed ? v->o->seed : 0x0fc) + u);
 			if (part(v, u))
@@ -1633,9 +1632,9 @@ static int setup(struct vstate *v)
 		/* On a network only terminals hold inputs. */
 		for (uint32_t u = 0; u < n; u++)
 			for (uint32_t b = 0; b < n; b++)
-				v->dense[(size_t)u * n + b] = part(v, u)
-								  ? (struct rentry){1, 0, v->weight[u]}
-								  : (struct rentry){0, 0, 0};
+				v->dense[(size_t)u * n + b].u = part(v, u)
+								    ? (struct runiform){1, 0, v->weight[u]}
+								    : (struct runiform){0, 0, 0};
 	} else {
 		uint64_t bits = (uint64_t)n * v->nblocks;
 
@@ -1700,9 +1699,9 @@ static void teardown(struct vstate *v)
 			free(v->map.vals[i].v);
 	free(v->map.keys);
 	free(v->map.vals);
-	for (uint32_t i = 0; i <= v->nlists && v->lists; i++)
-		free(v->lists[i].v);
-	free(v->lists);
+	for (size_t i = 0; v->dense && i < (size_t)v->n * v->n; i++)
+		if (v->dense[i].u.cap)
+			free(v->dense[i].l.v);
 	free(v->dense);
 	free(v->read_mark);
 	free(v->weight);
