@@ -1238,6 +1238,15 @@ fail:
 	return -1;
 }
 
+uint64_t bfb_memory_estimate(uint32_t n, enum sched_collective c)
+{
+	uint64_t cells = (uint64_t)n * n, phases = c == SCHED_ALLREDUCE ? 2 : 1;
+	bool reduce = c != SCHED_ALLGATHER;
+
+	return phases * (cells - n) * BFB_BYTES_PER_XFER + cells * sizeof(uint16_t) +
+	       (reduce ? cells * 16 + cells / 8 : cells / 8);
+}
+
 int bfb_solve_node(uint32_t m, const uint64_t *masks, uint32_t d, const uint32_t *rate,
 		   enum bfb_method method, uint64_t *c, uint64_t *k, struct ofc_error *err)
 {
