@@ -11,11 +11,13 @@
 #
 # With OLD_OFC (e.g. the previous main built elsewhere) every row is run
 # on both and the old figures are printed beside the new. Runs one thread
-# (--threads 1): on a shared machine a second thread only adds noise.
+# (--threads 1): on a shared machine a second thread only adds noise; each
+# figure is the least of REPS runs (default 2) for the same reason.
 set -u
 NEW=${1:-build/ofc}
 OLD=${2:-}
 SIZES=${SIZES:-"256 512 1024 2048 4096"}
+REPS=${REPS:-2}
 COLLS=${COLLS:-"allgather allreduce"}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -32,23 +34,37 @@ print('torus:%dx%d' % (a, n // a))" ;;
 	esac
 }
 
-# BIN SPEC COLL -> "transfers gen verify export peak_mib" (or "- - - - -")
+# BIN SPEC COLL -> "transfers gen verify export peak_mib" (or "- - - - -"),
+# the least of REPS runs each
 run() {
-	/usr/bin/time -f '%e %M' -o "$tmp/t1" "$1" schedule --topology "$2" --collective "$3" \
-		--algo bfb --size 1MiB --threads 1 --json >"$tmp/sum" 2>/dev/null
-	/usr/bin/time -f '%e %M' -o "$tmp/t2" "$1" schedule --topology "$2" --collective "$3" \
-		--algo bfb --size 1MiB --threads 1 --format pb -o "$tmp/out.pb" >/dev/null 2>&1
-	rm -f "$tmp/out.pb"
-	python3 - "$tmp/sum" "$tmp/t1" "$tmp/t2" <<'EOF'
+	: >"$tmp/reps"
+	i=0
+	while [ $i -lt "$REPS" ]; do
+		i=$((i + 1))
+		/usr/bin/time -f '%e %M' -o "$tmp/t1" "$1" schedule --topology "$2" --collective "$3" \
+			--algo bfb --size 1MiB --threads 1 --json >"$tmp/sum" 2>/dev/null
+		/usr/bin/time -f '%e %M' -o "$tmp/t2" "$1" schedule --topology "$2" --collective "$3" \
+			--algo bfb --size 1MiB --threads 1 --format pb -o "$tmp/out.pb" >/dev/null 2>&1
+		rm -f "$tmp/out.pb"
+		python3 - "$tmp/sum" "$tmp/t1" "$tmp/t2" >>"$tmp/reps" <<'EOF'
 import json, sys
 try:
     s = json.load(open(sys.argv[1]))
     w1, kb = open(sys.argv[2]).read().split()[-2:]
     w2 = open(sys.argv[3]).read().split()[-2]
-    print(s["num_transfers"], "%.3f" % s["generate_s"], "%.3f" % s["verify_s"],
-          "%.2f" % max(0.0, float(w2) - float(w1)), int(kb) // 1024)
+    print(s["num_transfers"], s["generate_s"], s["verify_s"], float(w2) - float(w1), int(kb) // 1024)
 except Exception:
+    pass
+EOF
+	done
+	python3 - "$tmp/reps" <<'EOF'
+import sys
+r = [l.split() for l in open(sys.argv[1]) if l.strip()]
+if not r:
     print("- - - - -")
+else:
+    print(r[0][0], "%.3f" % min(float(x[1]) for x in r), "%.3f" % min(float(x[2]) for x in r),
+          "%.2f" % max(0.0, min(float(x[3]) for x in r)), min(int(x[4]) for x in r))
 EOF
 }
 
@@ -81,7 +97,8 @@ for fam in hypercube torus genkautz; do
 	done
 done
 echo
-echo "Growth exponents (least squares of log value on log N over N = ${SIZES% *}...${SIZES##* }):"
+echo "Growth exponents: least squares of log value on log N over every N, and"
+echo "(in brackets) over the last doubling alone:"
 echo
 python3 - "$tmp/series" <<'EOF'
 import math, sys
@@ -101,8 +118,11 @@ print("| series | transfers | generation | verification |")
 print("|---|---|---|---|")
 for k in rows:
     r = rows[k]
-    print("| %s | N^%.2f | N^%.2f | N^%.2f |" % (k, slope([(a, b) for a, b, _, _ in r]),
-          slope([(a, c) for a, _, c, _ in r]), slope([(a, d) for a, _, _, d in r])))
+    cols = []
+    for i in (1, 2, 3):
+        pts = [(x[0], x[i]) for x in r]
+        cols.append("N^%.2f (%.2f)" % (slope(pts), slope(pts[-2:])))
+    print("| %s | %s |" % (k, " | ".join(cols)))
 EOF
 echo
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
