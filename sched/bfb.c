@@ -24,7 +24,8 @@
  * the allgather transfer w -> u of v's part at step t is the reduce-scatter
  * transfer u -> w of the partial sum of shard v at step D - t + 1, over the
  * arc u -> w of G. The problems for all (u, t) are independent: they run in
- * parallel, twice (count, then write every transfer in place). */
+ * parallel, once, each writing its pieces into its worker's chunks for the
+ * step; the schedule is gathered from them step by step. */
 #include "rwa/rwa.h"
 #include "sched/internal.h"
 
