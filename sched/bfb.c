@@ -33,10 +33,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SUBSET_MAX   20	       /* BFB_SUBSETS: 2^20 subsets at most */
-#define AUTO_SUBSETS 12	       /* BFB_AUTO: subsets up to 12 candidate links */
-#define AUTO_FLOW_FIRST 4	       /* BFB_AUTO building: min cut first above 4 links */
-#define LP_UNITS     (1 << 24) /* LP fractions as multiples of 2^-24 of a shard */
+#define SUBSET_MAX	20	  /* BFB_SUBSETS: 2^20 subsets at most */
+#define AUTO_SUBSETS	12	  /* BFB_AUTO: subsets up to 12 candidate links */
+#define AUTO_FLOW_FIRST 4	  /* BFB_AUTO building: min cut first above 4 links */
+#define LP_UNITS	(1 << 24) /* LP fractions as multiples of 2^-24 of a shard */
 
 /* EVAL: the figures only. BUILD: every transfer too, each (u, t) problem
  * solved once and its pieces written into its worker's buffer for the step,
@@ -88,7 +88,7 @@ struct worker {
 	uint32_t *gl_link;
 	int64_t *gl_flow;
 	size_t cap_gl;
-	uint64_t *subset; /* 2^SUBSET_MAX counters, allocated on first use */
+	uint64_t *subset;      /* 2^SUBSET_MAX counters, allocated on first use */
 	uint32_t *subset_rate; /* r(K) of every subset K, likewise */
 	struct net net;
 	/* The max flow the network holds (valid until the next problem is

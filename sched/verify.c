@@ -1151,8 +1151,12 @@ static void reduce_direct(struct vstate *v, uint32_t t)
 		}
 		reduce_pieces(v, skey, x->offset, x->offset + x->length);
 		for (size_t k = 0; k < v->npieces; k++) {
-			struct delivery d = {dkey,	    v->pieces[k].lo,   v->pieces[k].hi,
-					     v->pieces[k].count, xfer_op(x), v->pieces[k].hash,
+			struct delivery d = {dkey,
+					     v->pieces[k].lo,
+					     v->pieces[k].hi,
+					     v->pieces[k].count,
+					     xfer_op(x),
+					     v->pieces[k].hash,
 					     xi};
 
 			if (wait)
@@ -1195,7 +1199,8 @@ static int read_phase(struct vstate *v, uint32_t t)
 			const struct xfer *y = x + PREFETCH_AHEAD;
 
 			if (y->src < v->n && y->block < v->nblocks)
-				__builtin_prefetch(&v->dense[(uint64_t)y->src * v->nblocks + y->block]);
+				__builtin_prefetch(
+				    &v->dense[(uint64_t)y->src * v->nblocks + y->block]);
 		}
 
 		if (x->src >= v->n || x->dst >= v->n)
@@ -1632,9 +1637,9 @@ static int setup(struct vstate *v)
 		/* On a network only terminals hold inputs. */
 		for (uint32_t u = 0; u < n; u++)
 			for (uint32_t b = 0; b < n; b++)
-				v->dense[(size_t)u * n + b].u = part(v, u)
-								    ? (struct runiform){1, 0, v->weight[u]}
-								    : (struct runiform){0, 0, 0};
+				v->dense[(size_t)u * n + b].u =
+				    part(v, u) ? (struct runiform){1, 0, v->weight[u]}
+					       : (struct runiform){0, 0, 0};
 	} else {
 		uint64_t bits = (uint64_t)n * v->nblocks;
 

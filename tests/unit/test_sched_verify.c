@@ -210,8 +210,8 @@ static void test_reduce_scatter(void **state)
  * where 1 forwards only its own input (the state from before the step). */
 static void chain_reduce_scatter(struct schedule *s, bool chain)
 {
-	static const uint32_t hops[][3] = {
-	    {0, 1, 2}, {1, 2, 2}, {1, 0, 0}, {2, 0, 0}, {0, 1, 1}, {2, 1, 1}};
+	static const uint32_t hops[][3] = {{0, 1, 2}, {1, 2, 2}, {1, 0, 0},
+					   {2, 0, 0}, {0, 1, 1}, {2, 1, 1}};
 
 	sched_init(s, SCHED_REDUCE_SCATTER, "chain", 3);
 	for (unsigned i = 0; i < 6; i++) {
