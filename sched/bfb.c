@@ -24,7 +24,8 @@
  * the allgather transfer w -> u of v's part at step t is the reduce-scatter
  * transfer u -> w of the partial sum of shard v at step D - t + 1, over the
  * arc u -> w of G. The problems for all (u, t) are independent: they run in
- * parallel, twice (count, then write every transfer in place). */
+ * parallel, once, each writing its pieces into its worker's chunks for the
+ * step; the schedule is gathered from them step by step. */
 #include "rwa/rwa.h"
 #include "sched/internal.h"
 
@@ -32,27 +33,48 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SUBSET_MAX   20	       /* BFB_SUBSETS: 2^20 subsets at most */
-#define AUTO_SUBSETS 12	       /* BFB_AUTO: subsets up to 12 candidate links */
-#define LP_UNITS     (1 << 24) /* LP fractions as multiples of 2^-24 of a shard */
+#define SUBSET_MAX	20	  /* BFB_SUBSETS: 2^20 subsets at most */
+#define AUTO_SUBSETS	12	  /* BFB_AUTO: subsets up to 12 candidate links */
+#define AUTO_FLOW_FIRST 4	  /* BFB_AUTO building: min cut first above 4 links */
+#define LP_UNITS	(1 << 24) /* LP fractions as multiples of 2^-24 of a shard */
 
-enum pass { PASS_EVAL, PASS_COUNT, PASS_WRITE };
+/* EVAL: the figures only. BUILD: every transfer too, each (u, t) problem
+ * solved once and its pieces written into its worker's buffer for the step,
+ * gathered into the schedule step by step afterwards. */
+enum pass { PASS_EVAL, PASS_BUILD };
 
 struct group {
 	uint64_t mask; /* candidate in-links (bit k: in-link k of u) */
 	uint32_t cnt;
 	uint32_t first; /* its sources: order[first .. first + cnt) */
-	uint32_t gl;	/* its link flows: gl_link/gl_flow[gl .. gl + popcount(mask)) */
+	uint32_t gl;	/* its link flows: gl_link/gl_flow[gl .. gl + nl) */
+	uint32_t nl;	/* popcount(mask), counted once: loops test it often */
 };
 
-/* A small max-flow network (Dinic): source, groups, links, sink. */
+/* A small max-flow network (Dinic): source, groups, links, sink, in
+ * compressed rows: node v's edges are slots start[v] .. start[v + 1] - 1,
+ * slot e runs to to[e] with residual cap[e] and its reverse is slot rev[e].
+ * Rows are scanned in order, so a BFS or DFS reads memory in sequence. */
 struct net {
 	uint32_t nv, ne;
 	size_t cap_v, cap_e;
-	uint32_t *head, *nxt, *to, *it, *queue, *path;
+	uint32_t *start, *it, *queue, *path; /* per node (start: nv + 1) */
 	int32_t *level;
+	uint32_t *to, *rev; /* per slot */
 	int64_t *cap;
 };
+
+/* A worker's pieces of one step, in chunks: a (u, t) problem's pieces lie
+ * in one chunk, and chunks fill in the order the worker takes nodes
+ * (ascending), so gathering a step in node order frees them as it goes. */
+struct stepbuf {
+	struct xfer **chunk;
+	uint32_t nchunk, cap_chunk;
+	uint32_t used, size; /* of the last chunk */
+	uint32_t live;	     /* gathering: chunks below this are freed */
+};
+
+#define CHUNK_XFERS (1u << 16) /* 1.25 MiB */
 
 struct worker {
 	uint32_t *src; /* the sources of u, by distance */
@@ -66,8 +88,16 @@ struct worker {
 	uint32_t *gl_link;
 	int64_t *gl_flow;
 	size_t cap_gl;
-	uint64_t *subset; /* 2^SUBSET_MAX counters, allocated on first use */
+	uint64_t *subset;      /* 2^SUBSET_MAX counters, allocated on first use */
+	uint32_t *subset_rate; /* r(K) of every subset K, likewise */
 	struct net net;
+	/* The max flow the network holds (valid until the next problem is
+	 * grouped): the value's last flow is often the fractions' flow. */
+	bool net_valid;
+	int64_t net_su, net_cap, net_flow;
+	/* BUILD: the pieces of every step (so, in schedule order) */
+	struct stepbuf *sb;
+	uint32_t nsteps;
 	double *lpx;
 	int *lpcol;
 	double *lpval;
@@ -94,11 +124,11 @@ struct view {
 	const struct bfb_opts *o;
 	enum pass pass;
 	uint32_t nrecv; /* receivers to process: n, or 1 (vertex-transitive figures) */
-	/* per (u, t), index u * D + t - 1 */
-	uint32_t *uc;
-	uint32_t *uk;
-	size_t *count, *offset;
-	struct xfer *out;
+	/* BUILD, per (u, t) at index u * D + t - 1: u's pieces at step t are
+	 * count pieces of w[owner[u]].sb[so], chunk where >> 32 from where's
+	 * low half */
+	uint32_t *count, *owner;
+	uint64_t *where;
 	struct worker *w;
 	unsigned nworkers;
 };
@@ -120,43 +150,42 @@ static void worker_fail(struct worker *w, const char *msg)
 
 /* ---- max flow --------------------------------------------------------------- */
 
-static void net_reset(struct net *f, uint32_t nv)
+/* Room for nv nodes and ne slots. */
+static void net_reset(struct net *f, uint32_t nv, uint32_t ne)
 {
-	if (nv > f->cap_v) {
-		f->cap_v = nv * 2;
-		f->head = xreallocarray(f->head, f->cap_v, sizeof(uint32_t));
+	if (nv + 1 > f->cap_v) {
+		f->cap_v = (nv + 1) * 2;
+		f->start = xreallocarray(f->start, f->cap_v, sizeof(uint32_t));
 		f->it = xreallocarray(f->it, f->cap_v, sizeof(uint32_t));
 		f->queue = xreallocarray(f->queue, f->cap_v, sizeof(uint32_t));
 		f->path = xreallocarray(f->path, f->cap_v, sizeof(uint32_t));
 		f->level = xreallocarray(f->level, f->cap_v, sizeof(int32_t));
 	}
-	f->nv = nv;
-	f->ne = 0;
-	memset(f->head, 0xff, nv * sizeof(uint32_t));
-}
-
-static uint32_t net_edge(struct net *f, uint32_t a, uint32_t b, int64_t c)
-{
-	if (f->ne + 2 > f->cap_e) {
-		f->cap_e = f->cap_e ? f->cap_e * 2 : 256;
-		f->nxt = xreallocarray(f->nxt, f->cap_e, sizeof(uint32_t));
+	if (ne > f->cap_e) {
+		f->cap_e = ne * 2;
 		f->to = xreallocarray(f->to, f->cap_e, sizeof(uint32_t));
+		f->rev = xreallocarray(f->rev, f->cap_e, sizeof(uint32_t));
 		f->cap = xreallocarray(f->cap, f->cap_e, sizeof(int64_t));
 	}
-	uint32_t e = f->ne;
-	f->to[e] = b;
-	f->cap[e] = c;
-	f->nxt[e] = f->head[a];
-	f->head[a] = e;
-	f->to[e + 1] = a;
-	f->cap[e + 1] = 0;
-	f->nxt[e + 1] = f->head[b];
-	f->head[b] = e + 1;
-	f->ne += 2;
-	return e;
+	f->nv = nv;
+	f->ne = ne;
 }
 
-static bool net_bfs(struct net *f, uint32_t s, uint32_t t)
+/* The edge a -> b of capacity c at slot e, its reverse at slot r. */
+static void net_pair(struct net *f, uint32_t e, uint32_t r, uint32_t a, uint32_t b, int64_t c)
+{
+	f->to[e] = b;
+	f->cap[e] = c;
+	f->rev[e] = r;
+	f->to[r] = a;
+	f->cap[r] = 0;
+	f->rev[r] = e;
+}
+
+/* Levels from s in the residual network; with `to_t`, only as far as t's
+ * level needs (a node found after t is at t's level or beyond, so no
+ * shortest path to t passes it: Dinic finds the same paths). */
+static bool net_bfs(struct net *f, uint32_t s, uint32_t t, bool to_t)
 {
 	uint32_t qh = 0, qt = 0;
 
@@ -167,9 +196,11 @@ static bool net_bfs(struct net *f, uint32_t s, uint32_t t)
 	while (qh < qt) {
 		uint32_t v = f->queue[qh++];
 
-		for (uint32_t e = f->head[v]; e != UINT32_MAX; e = f->nxt[e])
+		for (uint32_t e = f->start[v]; e < f->start[v + 1]; e++)
 			if (f->cap[e] > 0 && f->level[f->to[e]] < 0) {
 				f->level[f->to[e]] = f->level[v] + 1;
+				if (to_t && f->to[e] == t)
+					return true;
 				f->queue[qt++] = f->to[e];
 			}
 	}
@@ -181,19 +212,19 @@ static int64_t net_maxflow(struct net *f, uint32_t s, uint32_t t)
 {
 	int64_t total = 0;
 
-	while (net_bfs(f, s, t)) {
-		memcpy(f->it, f->head, f->nv * sizeof(uint32_t));
+	while (net_bfs(f, s, t, true)) {
+		memcpy(f->it, f->start, f->nv * sizeof(uint32_t));
 		for (;;) {
 			uint32_t v = s, depth = 0;
 
 			while (v != t) {
-				uint32_t e = f->it[v];
+				uint32_t e = f->it[v], end = f->start[v + 1];
 
-				while (e != UINT32_MAX &&
+				while (e < end &&
 				       (f->cap[e] <= 0 || f->level[f->to[e]] != f->level[v] + 1))
-					e = f->nxt[e];
+					e++;
 				f->it[v] = e;
-				if (e != UINT32_MAX) {
+				if (e < end) {
 					f->path[depth++] = e;
 					v = f->to[e];
 					continue;
@@ -202,8 +233,8 @@ static int64_t net_maxflow(struct net *f, uint32_t s, uint32_t t)
 					goto phase_done;
 				f->level[v] = -1; /* dead end */
 				e = f->path[--depth];
-				v = f->to[e ^ 1u];
-				f->it[v] = f->nxt[f->it[v]];
+				v = f->to[f->rev[e]];
+				f->it[v]++;
 			}
 			int64_t b = INT64_MAX;
 			for (uint32_t i = 0; i < depth; i++)
@@ -211,7 +242,7 @@ static int64_t net_maxflow(struct net *f, uint32_t s, uint32_t t)
 					b = f->cap[f->path[i]];
 			for (uint32_t i = 0; i < depth; i++) {
 				f->cap[f->path[i]] -= b;
-				f->cap[f->path[i] ^ 1u] += b;
+				f->cap[f->rev[f->path[i]]] += b;
 			}
 			total += b;
 		}
@@ -222,8 +253,8 @@ static int64_t net_maxflow(struct net *f, uint32_t s, uint32_t t)
 
 static void net_free(struct net *f)
 {
-	free(f->head);
-	free(f->nxt);
+	free(f->start);
+	free(f->rev);
 	free(f->to);
 	free(f->it);
 	free(f->queue);
@@ -249,6 +280,7 @@ static uint32_t group_sources(struct worker *w, uint32_t lo, uint32_t hi)
 		w->hval = xreallocarray(w->hval, cap, sizeof(uint32_t));
 	}
 	memset(w->hval, 0xff, cap * sizeof(uint32_t));
+	w->net_valid = false;
 	for (uint32_t i = 0; i < m; i++) {
 		uint64_t key = w->mask[lo + i];
 		size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
@@ -268,8 +300,9 @@ static uint32_t group_sources(struct worker *w, uint32_t lo, uint32_t hi)
 	for (uint32_t g = 0; g < ng; g++) {
 		w->groups[g].first = pos;
 		w->groups[g].gl = gl;
+		w->groups[g].nl = (uint32_t)popcount64(w->groups[g].mask);
 		pos += w->groups[g].cnt;
-		gl += (uint32_t)popcount64(w->groups[g].mask);
+		gl += w->groups[g].nl;
 		w->groups[g].cnt = 0;
 	}
 	for (uint32_t i = 0; i < m; i++) {
@@ -293,47 +326,66 @@ static uint32_t group_sources(struct worker *w, uint32_t lo, uint32_t hi)
 
 /* The flow network for supply `su` per source and capacity `cap` per unit
  * of link rate; returns the max flow. Nodes: 0 source, 1..ng groups, then
- * links, sink. */
+ * links, sink. Each row lists its edges in the order Dinic tries them:
+ * the source's groups last first, a group's links lowest first and then
+ * its edge back to the source, a link's groups last first and then its
+ * sink edge, the sink's links last first (the order of the adjacency
+ * stacks this network was first built with, so the flows are the same). */
 static int64_t build_and_flow(struct worker *w, uint32_t ng, uint32_t d, int64_t su, int64_t cap)
 {
 	struct net *f = &w->net;
-	uint32_t sink = ng + d + 1;
+	uint32_t sink = ng + d + 1, lnk = 1 + ng, gl = 0, *ls;
+	uint32_t ldeg[BFB_MAX_DEGREE] = {0};
 
-	net_reset(f, ng + d + 2);
-	for (uint32_t k = 0; k < d; k++)
-		net_edge(f, 1 + ng + k, sink, cap * (int64_t)w->wt[k]);
 	for (uint32_t g = 0; g < ng; g++) {
+		gl += w->groups[g].nl;
+		for (uint32_t i = 0; i < w->groups[g].nl; i++)
+			ldeg[w->gl_link[w->groups[g].gl + i]]++;
+	}
+	net_reset(f, ng + d + 2, 2 * (ng + gl + d));
+	ls = f->it; /* scratch until the flow: the next free slot of each link's row */
+	f->start[0] = 0;
+	f->start[1] = ng;
+	for (uint32_t g = 0; g < ng; g++)
+		f->start[2 + g] = f->start[1 + g] + w->groups[g].nl + 1;
+	for (uint32_t k = 0; k < d; k++)
+		f->start[lnk + k + 1] = f->start[lnk + k] + ldeg[k] + 1;
+	f->start[sink + 1] = f->start[sink] + d;
+	for (uint32_t k = 0; k < d; k++) {
+		ls[k] = f->start[lnk + k];
+		net_pair(f, f->start[lnk + k + 1] - 1, f->start[sink] + d - 1 - k, lnk + k, sink,
+			 cap * (int64_t)w->wt[k]);
+	}
+	for (uint32_t g = ng; g-- > 0;) {
 		const struct group *gr = &w->groups[g];
 		int64_t supply = su * gr->cnt;
+		uint32_t row = f->start[1 + g];
 
-		net_edge(f, 0, 1 + g, supply);
-		/* Link edges in descending order: the adjacency list is a stack, so
-		 * Dinic tries the lowest link first. */
-		for (int i = popcount64(gr->mask) - 1; i >= 0; i--)
-			net_edge(f, 1 + g, 1 + ng + w->gl_link[gr->gl + (uint32_t)i], supply);
+		net_pair(f, ng - 1 - g, row + gr->nl, 0, 1 + g, supply);
+		for (uint32_t i = 0; i < gr->nl; i++) {
+			uint32_t k = w->gl_link[gr->gl + i];
+
+			net_pair(f, row + i, ls[k]++, 1 + g, lnk + k, supply);
+		}
 	}
-	return net_maxflow(f, 0, sink);
+	w->net_valid = true;
+	w->net_su = su;
+	w->net_cap = cap;
+	w->net_flow = net_maxflow(f, 0, sink);
+	return w->net_flow;
 }
 
 /* Group flows from the network: the flow on an edge is its reverse's residual. */
-static void flows_from_net(struct worker *w, uint32_t ng, uint32_t d)
+static void flows_from_net(struct worker *w, uint32_t ng)
 {
 	const struct net *f = &w->net;
 
 	for (uint32_t g = 0; g < ng; g++) {
 		const struct group *gr = &w->groups[g];
+		uint32_t row = f->start[1 + g];
 
-		for (uint32_t e = f->head[1 + g]; e != UINT32_MAX; e = f->nxt[e]) {
-			uint32_t to = f->to[e];
-
-			if ((e & 1u) || to < 1 + ng || to >= 1 + ng + d)
-				continue;
-			uint32_t link = to - 1 - ng, nl = (uint32_t)popcount64(gr->mask);
-
-			for (uint32_t i = 0; i < nl; i++)
-				if (w->gl_link[gr->gl + i] == link)
-					w->gl_flow[gr->gl + i] = f->cap[e ^ 1u];
-		}
+		for (uint32_t i = 0; i < gr->nl; i++)
+			w->gl_flow[gr->gl + i] = f->cap[f->rev[row + i]];
 	}
 }
 
@@ -351,10 +403,13 @@ static void solve_subsets(struct worker *w, uint32_t ng, uint64_t *c, uint64_t *
 		uni |= w->groups[g].mask;
 	for (uint64_t b = uni; b; b &= b - 1)
 		pos[dp++] = (uint32_t)__builtin_ctzll(b);
-	if (!w->subset)
+	if (!w->subset) {
 		w->subset = xmalloc(((size_t)1 << SUBSET_MAX) * sizeof(uint64_t));
+		w->subset_rate = xmalloc(((size_t)1 << SUBSET_MAX) * sizeof(uint32_t));
+	}
 	size_t full = (size_t)1 << dp;
 	uint64_t *f = w->subset;
+	uint32_t *r = w->subset_rate;
 	memset(f, 0, full * sizeof(uint64_t));
 	for (uint32_t g = 0; g < ng; g++) {
 		size_t cm = 0;
@@ -368,13 +423,13 @@ static void solve_subsets(struct worker *w, uint32_t ng, uint64_t *c, uint64_t *
 		for (size_t K = 0; K < full; K++)
 			if (K >> i & 1)
 				f[K] += f[K ^ ((size_t)1 << i)];
+	/* r(K) from r(K less its lowest link): no loop over K's links. */
 	uint64_t bc = 0, bk = 1;
+	r[0] = 0;
 	for (size_t K = 1; K < full; K++) {
-		uint64_t pc = 0;
+		uint64_t pc = r[K & (K - 1)] + w->wt[pos[__builtin_ctzll(K)]];
 
-		for (size_t b = K; b; b &= b - 1)
-			pc += w->wt[pos[__builtin_ctzll(b)]];
-
+		r[K] = (uint32_t)pc;
 		if (f[K] * bk > bc * pc) {
 			bc = f[K];
 			bk = pc;
@@ -412,7 +467,7 @@ static int solve_mincut(struct worker *w, uint32_t ng, uint32_t d, uint32_t m, u
 		}
 		/* Residual reachability from the source marks the cut. */
 		struct net *f = &w->net;
-		net_bfs(f, 0, f->nv - 1);
+		net_bfs(f, 0, f->nv - 1, false);
 		uint64_t fk = 0, nk = 0;
 		for (uint32_t g = 0; g < ng; g++)
 			if (f->level[1 + g] >= 0)
@@ -440,7 +495,7 @@ static int solve_lp(struct worker *w, uint32_t ng, uint32_t d, double *u_out)
 	uint64_t uni = 0;
 
 	for (uint32_t g = 0; g < ng; g++) {
-		ny += (uint32_t)popcount64(w->groups[g].mask);
+		ny += w->groups[g].nl;
 		uni |= w->groups[g].mask;
 	}
 	if (ny + 1 > w->cap_lp) {
@@ -459,9 +514,7 @@ static int solve_lp(struct worker *w, uint32_t ng, uint32_t d, double *u_out)
 			continue;
 		n = 0;
 		for (uint32_t g = 0; g < ng; g++) {
-			uint32_t nl = (uint32_t)popcount64(w->groups[g].mask);
-
-			for (uint32_t i = 0; i < nl; i++)
+			for (uint32_t i = 0; i < w->groups[g].nl; i++)
 				if (w->gl_link[w->groups[g].gl + i] == a) {
 					w->lpcol[n] = (int)(w->groups[g].gl + i);
 					w->lpval[n++] = 1.0;
@@ -473,7 +526,7 @@ static int solve_lp(struct worker *w, uint32_t ng, uint32_t d, double *u_out)
 	}
 	for (uint32_t g = 0; g < ng; g++) {
 		n = 0;
-		for (uint32_t i = 0; i < (uint32_t)popcount64(w->groups[g].mask); i++) {
+		for (uint32_t i = 0; i < w->groups[g].nl; i++) {
 			w->lpcol[n] = (int)(w->groups[g].gl + i);
 			w->lpval[n++] = 1.0;
 		}
@@ -495,7 +548,7 @@ static int solve_lp(struct worker *w, uint32_t ng, uint32_t d, double *u_out)
 	/* Round to integer units, keeping every group's total exact. */
 	for (uint32_t g = 0; g < ng; g++) {
 		const struct group *gr = &w->groups[g];
-		uint32_t np = (uint32_t)popcount64(gr->mask), big = gr->gl;
+		uint32_t np = gr->nl, big = gr->gl;
 		int64_t want = (int64_t)gr->cnt * LP_UNITS, sum = 0;
 
 		for (uint32_t i = gr->gl; i < gr->gl + np; i++) {
@@ -524,7 +577,7 @@ static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, 
 
 	for (uint32_t gi = 0; gi < ng; gi++) {
 		const struct group *gr = &w->groups[gi];
-		uint32_t np = (uint32_t)popcount64(gr->mask), i = 0;
+		uint32_t np = gr->nl, i = 0;
 		int64_t used = 0;
 
 		for (uint32_t p = 0; p < np; p++) {
@@ -653,13 +706,36 @@ static int solve_value(const struct view *vw, struct worker *w, uint32_t ng, uin
 		uni |= w->groups[g].mask;
 	int dp = popcount64(uni);
 	enum bfb_method method = vw->o->method;
+	/* Building without chunks, the fractions need the max flow at U*
+	 * anyway, and the min cut's first flow, at the bound m / r(all links),
+	 * is that flow whenever the bound is met (hypercubes: always). */
+	bool flow_first = vw->pass == PASS_BUILD && !vw->o->chunks && dp > AUTO_FLOW_FIRST;
 	if ((method == BFB_SUBSETS && dp <= SUBSET_MAX) ||
-	    (method == BFB_AUTO && dp <= AUTO_SUBSETS))
+	    (method == BFB_AUTO && dp <= AUTO_SUBSETS && !flow_first))
 		solve_subsets(w, ng, c, k);
 	else if (solve_mincut(w, ng, d, m, c, k) < 0)
 		return -1;
 	*ulp = (double)*c / (double)*k;
 	return 0;
+}
+
+/* Room for `need` more pieces in one chunk of the worker's step so. */
+static struct xfer *step_room(struct worker *w, uint32_t so, size_t need)
+{
+	struct stepbuf *b = &w->sb[so];
+
+	if (!b->nchunk || b->used + need > b->size) {
+		uint32_t size = need > CHUNK_XFERS ? (uint32_t)need : CHUNK_XFERS;
+
+		if (b->nchunk == b->cap_chunk) {
+			b->cap_chunk = b->cap_chunk ? b->cap_chunk * 2 : 16;
+			b->chunk = xreallocarray(b->chunk, b->cap_chunk, sizeof(struct xfer *));
+		}
+		b->chunk[b->nchunk++] = xmalloc((size_t)size * sizeof(struct xfer));
+		b->used = 0;
+		b->size = size;
+	}
+	return b->chunk[b->nchunk - 1] + b->used;
 }
 
 static void solve_node(void *arg, size_t ui, unsigned wid)
@@ -675,74 +751,78 @@ static void solve_node(void *arg, size_t ui, unsigned wid)
 		return;
 	for (uint32_t a = 0; a < d; a++)
 		w->wt[a] = vw->o->rate ? vw->o->rate[vw->in_arc[vw->in_off[u] + a]] : 1;
+	if (vw->pass == PASS_BUILD)
+		vw->owner[u] = wid;
 	collect(vw, w, u);
 	for (uint32_t t = 1; t <= D; t++) {
 		uint32_t lo = w->tstart[t], hi = w->tstart[t + 1], m = hi - lo, ng;
+		uint32_t so = vw->reverse ? D - t : t - 1; /* the step in the schedule */
 		size_t idx = (size_t)u * D + t - 1;
 		uint64_t c, k;
 		double ulp = 0;
 		bool single = true;
 
 		if (m == 0) { /* no node at distance t from u */
-			if (vw->pass == PASS_COUNT)
+			if (vw->pass == PASS_BUILD)
 				vw->count[idx] = 0;
 			continue;
 		}
 		ng = group_sources(w, lo, hi);
 		for (uint32_t g = 0; g < ng; g++)
-			if (popcount64(w->groups[g].mask) != 1)
+			if (w->groups[g].nl != 1)
 				single = false;
-		if (vw->pass == PASS_WRITE) {
-			c = vw->uc[idx];
-			k = vw->uk[idx];
-			if (lp && !single && !P && solve_lp(w, ng, d, &ulp) < 0)
-				return;
-		} else {
-			if (!single)
-				w->problems++;
-			if (solve_value(vw, w, ng, m, d, single, &c, &k, &ulp) < 0)
-				return;
-			vw->uc[idx] = (uint32_t)c;
-			vw->uk[idx] = (uint32_t)k;
-			if (c * w->max_k[t - 1] > w->max_c[t - 1] * k) {
-				w->max_c[t - 1] = c;
-				w->max_k[t - 1] = k;
-			}
-			if (ulp > w->max_u[t - 1])
-				w->max_u[t - 1] = ulp;
+		if (!single)
+			w->problems++;
+		if (solve_value(vw, w, ng, m, d, single, &c, &k, &ulp) < 0)
+			return;
+		if (c * w->max_k[t - 1] > w->max_c[t - 1] * k) {
+			w->max_c[t - 1] = c;
+			w->max_k[t - 1] = k;
 		}
+		if (ulp > w->max_u[t - 1])
+			w->max_u[t - 1] = ulp;
 		int64_t su = (int64_t)k, cap = (int64_t)c;
 		if (P) {
 			/* IP (12): P chunks per source; capacity ceil(P U*) is optimal
 			 * because flows with integral capacities are integral. */
 			su = P;
 			cap = (int64_t)(((uint64_t)P * c + k - 1) / k);
-			if (vw->pass != PASS_WRITE && (uint64_t)cap > w->max_w[t - 1])
+			if ((uint64_t)cap > w->max_w[t - 1])
 				w->max_w[t - 1] = (uint64_t)cap;
 		}
 		if (vw->pass == PASS_EVAL)
 			continue;
 
-		/* The fractions: one integral max flow (or the LP's own). */
+		/* The fractions: one integral max flow (or the LP's own); the
+		 * value's last flow when it was this one. */
 		if (single) {
 			for (uint32_t g = 0; g < ng; g++)
 				w->gl_flow[w->groups[g].gl] = su * (int64_t)w->groups[g].cnt;
 		} else if (lp && !P) {
 			su = LP_UNITS; /* solve_lp set the flows in these units */
 		} else {
-			int64_t fl = build_and_flow(w, ng, d, su, cap);
+			int64_t fl = w->net_valid && w->net_su == su && w->net_cap == cap
+					 ? w->net_flow
+					 : build_and_flow(w, ng, d, su, cap);
 
 			if (fl != su * (int64_t)m) {
 				worker_fail(w,
 					    "BFB: the max flow falls short of U* (internal error)");
 				return;
 			}
-			flows_from_net(w, ng, d);
+			flows_from_net(w, ng);
 		}
-		if (vw->pass == PASS_COUNT)
-			vw->count[idx] = emit_pieces(vw, w, ng, u, su, NULL);
-		else
-			emit_pieces(vw, w, ng, u, su, vw->out + vw->offset[idx]);
+		/* A group's pieces: one per source and one more per link at most. */
+		size_t most = m;
+		for (uint32_t g = 0; g < ng; g++)
+			most += w->groups[g].nl;
+		struct xfer *out = step_room(w, so, most);
+		struct stepbuf *sb = &w->sb[so];
+		size_t np = emit_pieces(vw, w, ng, u, su, out);
+
+		vw->where[idx] = (uint64_t)(sb->nchunk - 1) << 32 | sb->used;
+		vw->count[idx] = (uint32_t)np;
+		sb->used += (uint32_t)np;
 	}
 }
 
@@ -784,6 +864,7 @@ static void worker_free(struct worker *w)
 	free(w->gl_link);
 	free(w->gl_flow);
 	free(w->subset);
+	free(w->subset_rate);
 	net_free(&w->net);
 	free(w->lpx);
 	free(w->lpcol);
@@ -792,6 +873,12 @@ static void worker_free(struct worker *w)
 	free(w->max_k);
 	free(w->max_w);
 	free(w->max_u);
+	for (uint32_t so = 0; w->sb && so < w->nsteps; so++) {
+		for (uint32_t c = w->sb[so].live; c < w->sb[so].nchunk; c++)
+			free(w->sb[so].chunk[c]);
+		free(w->sb[so].chunk);
+	}
+	free(w->sb);
 }
 
 static void view_free(struct view *vw)
@@ -802,10 +889,9 @@ static void view_free(struct view *vw)
 	free(vw->row);
 	free(vw->dist);
 	free(vw->rows);
-	free(vw->uc);
-	free(vw->uk);
 	free(vw->count);
-	free(vw->offset);
+	free(vw->owner);
+	free(vw->where);
 	for (unsigned i = 0; vw->w && i < vw->nworkers; i++)
 		worker_free(&vw->w[i]);
 	free(vw->w);
@@ -931,6 +1017,10 @@ static void workers_init(struct view *vw)
 			w->max_k[t] = 1;
 		w->max_w = xcalloc(D, sizeof(uint64_t));
 		w->max_u = xcalloc(D, sizeof(double));
+		if (vw->pass == PASS_BUILD) {
+			w->nsteps = D;
+			w->sb = xcalloc(D, sizeof(struct stepbuf));
+		}
 	}
 }
 
@@ -960,13 +1050,14 @@ static int run_view(const struct graph *g, uint32_t d, bool reverse, const struc
 	t0 = now_seconds();
 	uint32_t D = vw.D;
 	size_t cells = (size_t)n * D;
-	vw.uc = xcalloc(cells, sizeof(uint32_t));
-	vw.uk = xcalloc(cells, sizeof(uint32_t));
-	workers_init(&vw);
 	vw.nrecv = one ? 1 : n;
-	vw.pass = s ? PASS_COUNT : PASS_EVAL;
-	if (s)
-		vw.count = xcalloc(cells, sizeof(size_t));
+	vw.pass = s ? PASS_BUILD : PASS_EVAL;
+	if (s) {
+		vw.count = xmalloc(cells * sizeof(uint32_t));
+		vw.where = xmalloc(cells * sizeof(uint64_t));
+		vw.owner = xmalloc((size_t)n * sizeof(uint32_t));
+	}
+	workers_init(&vw);
 	parallel_for(vw.nrecv, 4, vw.nworkers, solve_node, &vw);
 	for (unsigned i = 0; i < vw.nworkers; i++)
 		if (vw.w[i].failed) {
@@ -1016,31 +1107,36 @@ static int run_view(const struct graph *g, uint32_t d, bool reverse, const struc
 	}
 
 	if (s) {
-		/* Place the pieces of every (u, t) step by step, then write them. */
-		size_t *per_step = xcalloc(D, sizeof(size_t));
-		size_t pos = 0;
-
-		vw.offset = xmalloc(cells * sizeof(size_t));
+		/* Gather the pieces step by step in node order, freeing each
+		 * chunk once copied: the schedule and the buffers hold every
+		 * transfer about once between them, never twice. */
 		for (uint32_t so = 0; so < D; so++) {
 			uint32_t t = reverse ? D - so : so + 1;
+			size_t total = 0, pos = 0;
 
+			for (uint32_t u = 0; u < n; u++)
+				total += vw.count[(size_t)u * D + t - 1];
+			struct xfer *out = sched_append_steps(s, 1, &total);
 			for (uint32_t u = 0; u < n; u++) {
 				size_t idx = (size_t)u * D + t - 1;
+				struct stepbuf *b = &vw.w[vw.owner[u]].sb[so];
+				uint32_t c = (uint32_t)(vw.where[idx] >> 32);
 
-				vw.offset[idx] = pos;
+				if (!vw.count[idx])
+					continue;
+				while (b->live < c)
+					free(b->chunk[b->live++]);
+				memcpy(out + pos, b->chunk[c] + (uint32_t)vw.where[idx],
+				       vw.count[idx] * sizeof(struct xfer));
 				pos += vw.count[idx];
-				per_step[so] += vw.count[idx];
+			}
+			for (unsigned i = 0; i < vw.nworkers; i++) {
+				struct stepbuf *b = &vw.w[i].sb[so];
+
+				while (b->live < b->nchunk)
+					free(b->chunk[b->live++]);
 			}
 		}
-		vw.out = sched_append_steps(s, D, per_step);
-		free(per_step);
-		vw.pass = PASS_WRITE;
-		parallel_for(n, 4, vw.nworkers, solve_node, &vw);
-		for (unsigned i = 0; i < vw.nworkers; i++)
-			if (vw.w[i].failed) {
-				ofc_error_set(err, OFC_E_RUNTIME, "%s", vw.w[i].why);
-				goto out;
-			}
 	}
 	st->seconds_generate += now_seconds() - t0;
 	rc = 0;
@@ -1143,6 +1239,15 @@ fail:
 	return -1;
 }
 
+uint64_t bfb_memory_estimate(uint32_t n, enum sched_collective c)
+{
+	uint64_t cells = (uint64_t)n * n, phases = c == SCHED_ALLREDUCE ? 2 : 1;
+	bool reduce = c != SCHED_ALLGATHER;
+
+	return phases * (cells - n) * BFB_BYTES_PER_XFER + cells * sizeof(uint16_t) +
+	       (reduce ? cells * 16 + cells / 8 : cells / 8);
+}
+
 int bfb_solve_node(uint32_t m, const uint64_t *masks, uint32_t d, const uint32_t *rate,
 		   enum bfb_method method, uint64_t *c, uint64_t *k, struct ofc_error *err)
 {
@@ -1177,7 +1282,7 @@ int bfb_solve_node(uint32_t m, const uint64_t *masks, uint32_t d, const uint32_t
 	}
 	uint32_t ng = group_sources(&w, 0, m);
 	for (uint32_t g = 0; g < ng; g++)
-		single &= popcount64(w.groups[g].mask) == 1;
+		single &= w.groups[g].nl == 1;
 	if (solve_value(&vw, &w, ng, m, d, single, c, k, &ulp) < 0)
 		rc = ofc_error_set(err, OFC_E_RUNTIME, "%s", w.why);
 	worker_free(&w);

@@ -18,6 +18,10 @@
 
 #define EMPTY_KEY	UINT64_MAX
 #define BITMAP_MAX_BITS (1ull << 28)
+/* Reduce mode reads and writes an n x n table in the schedule's order, a
+ * cache miss per transfer at thousands of nodes: ask for the entry this
+ * many transfers ahead. */
+#define PREFETCH_AHEAD 16
 
 struct seg {
 	uint32_t lo, hi;
@@ -46,10 +50,18 @@ struct delivery {
 	size_t xfer; /* for error messages */
 };
 
-struct rentry { /* reduce mode, per (node, shard) */
+/* Reduce mode, per (node, shard): uniform (u.cap == 0), `count` inputs of
+ * weight sum `hash` over the whole shard; or piecewise, the interval list
+ * itself (l.cap > 0), in place so that reaching it costs no second lookup. */
+struct runiform {
 	uint32_t count;
-	uint32_t list; /* 0: uniform (count, hash) over the shard; else seglists index */
+	uint32_t cap; /* 0: uniform; l.cap when piecewise */
 	uint64_t hash;
+};
+
+union rentry {
+	struct runiform u;
+	struct seglist l;
 };
 
 struct vstate {
@@ -63,9 +75,11 @@ struct vstate {
 	uint64_t *full; /* copy mode: whole blocks held, bit node * nblocks + block */
 	struct segmap map;
 
-	struct rentry *dense; /* reduce mode */
-	struct seglist *lists;
-	uint32_t nlists, cap_lists;
+	union rentry *dense; /* reduce mode */
+	/* Reduce mode off networks: the entries this step's transfers read
+	 * (bit node * nblocks + block); a delivery to any other entry is
+	 * applied at once instead of being kept to the end of the step. */
+	uint64_t *read_mark;
 	uint64_t *weight; /* reduce mode: weight of each node's input */
 	uint64_t total_weight;
 
@@ -78,9 +92,12 @@ struct vstate {
 	struct seg *pieces; /* scratch */
 	size_t npieces, cap_pieces;
 
-	/* Direct-connect link loads, per arc, stamped with the step. */
+	/* Direct-connect link loads, per arc, stamped with the step; the arcs
+	 * this step loads, each once. */
 	uint32_t *arc_stamp;
 	uint64_t *arc_load;
+	uint32_t *arc_used;
+	size_t narc_used;
 
 	/* WDM lightpath bookkeeping, per channel (dir, fibre, wavelength). */
 	uint32_t channels;
@@ -296,15 +313,15 @@ static uint64_t splitmix64(uint64_t x)
 /* The sender's value over [lo, hi) as pieces in v->pieces. */
 static void reduce_pieces(struct vstate *v, uint64_t key, uint32_t lo, uint32_t hi)
 {
-	const struct rentry *e = &v->dense[key];
+	const union rentry *e = &v->dense[key];
 
 	v->npieces = 0;
-	if (!e->list) {
+	if (!e->u.cap) {
 		GROW(v->pieces, v->cap_pieces, 1);
-		v->pieces[v->npieces++] = (struct seg){lo, hi, e->count, e->hash};
+		v->pieces[v->npieces++] = (struct seg){lo, hi, e->u.count, e->u.hash};
 		return;
 	}
-	const struct seglist *l = &v->lists[e->list];
+	const struct seglist *l = &e->l;
 	for (uint32_t i = 0; i < l->n; i++) {
 		uint32_t a = l->v[i].lo > lo ? l->v[i].lo : lo;
 		uint32_t b = l->v[i].hi < hi ? l->v[i].hi : hi;
@@ -319,31 +336,35 @@ static void reduce_pieces(struct vstate *v, uint64_t key, uint32_t lo, uint32_t 
 /* Apply one piece to the receiver: fold in (REDUCE) or overwrite (COPY). */
 static void reduce_apply(struct vstate *v, uint64_t key, const struct delivery *d)
 {
-	struct rentry *e = &v->dense[key];
+	union rentry *e = &v->dense[key];
 
-	if (!e->list) {
+	if (!e->u.cap) {
 		if (d->lo == 0 && d->hi == SCHED_ONE) {
 			if (d->op == XFER_REDUCE) {
-				e->count += d->count;
-				e->hash += d->hash;
+				e->u.count += d->count;
+				e->u.hash += d->hash;
 			} else {
-				e->count = d->count;
-				e->hash = d->hash;
+				e->u.count = d->count;
+				e->u.hash = d->hash;
 			}
 			return;
 		}
-		if (v->nlists + 1 >= v->cap_lists) {
-			size_t cap = v->cap_lists ? v->cap_lists * 2 : 1024;
+		struct seg whole = {0, SCHED_ONE, e->u.count, e->u.hash};
 
-			v->lists = xreallocarray(v->lists, cap, sizeof(struct seglist));
-			memset(v->lists + v->cap_lists, 0,
-			       (cap - v->cap_lists) * sizeof(struct seglist));
-			v->cap_lists = (uint32_t)cap;
-		}
-		e->list = ++v->nlists;
-		list_push(&v->lists[e->list], (struct seg){0, SCHED_ONE, e->count, e->hash});
+		e->l = (struct seglist){0};
+		list_push(&e->l, whole);
 	}
-	struct seglist *l = &v->lists[e->list], out = {0};
+	/* The new list is built aside (on the stack when short: one apply
+	 * adds at most two segments) and copied over the old one, so a list
+	 * is not reallocated on every delivery. */
+	struct seglist *l = &e->l;
+	struct seg stack[32];
+	struct seglist out = {0, 32, stack};
+
+	if (l->n + 2 > out.cap) {
+		out.cap = l->n + 2;
+		out.v = xreallocarray(NULL, out.cap, sizeof(struct seg));
+	}
 	for (uint32_t i = 0; i < l->n; i++) {
 		struct seg s = l->v[i];
 		uint32_t cut[4] = {s.lo, s.hi, s.hi, s.hi};
@@ -374,17 +395,24 @@ static void reduce_apply(struct vstate *v, uint64_t key, const struct delivery *
 			    out.v[out.n - 1].count == p.count && out.v[out.n - 1].hash == p.hash)
 				out.v[out.n - 1].hi = p.hi;
 			else
-				list_push(&out, p);
+				out.v[out.n++] = p;
 		}
 	}
-	free(l->v);
-	*l = out;
+	if (out.n > l->cap) {
+		l->cap = out.n;
+		l->v = xreallocarray(l->v, l->cap, sizeof(struct seg));
+	}
+	memcpy(l->v, out.v, out.n * sizeof(struct seg));
+	l->n = out.n;
+	if (out.v != stack)
+		free(out.v);
 	if (l->n == 1) { /* uniform again */
-		e->count = l->v[0].count;
-		e->hash = l->v[0].hash;
+		struct seg only = l->v[0];
+
 		free(l->v);
-		memset(l, 0, sizeof(*l));
-		e->list = 0; /* the list slot is left unused */
+		e->u.count = only.count;
+		e->u.cap = 0;
+		e->u.hash = only.hash;
 	}
 }
 
@@ -722,6 +750,7 @@ static int check_link(struct vstate *v, uint32_t t, size_t xi)
 		if (v->arc_stamp[a] != t + 1) {
 			v->arc_stamp[a] = t + 1;
 			v->arc_load[a] = 0;
+			v->arc_used[v->narc_used++] = a;
 		}
 		v->arc_load[a] += x->length / mult;
 		k++;
@@ -1096,6 +1125,54 @@ static int take_packets(struct vstate *v, struct seglist *l, uint32_t lo, uint32
 	return 0;
 }
 
+/* Reduce mode off networks, after the checks: every transfer's pieces,
+ * from the state at the start of the step (a delivery to an entry the
+ * step reads waits in v->dl for the write phase; others, which no
+ * transfer of the step can see, are applied now, in transfer order). */
+static void reduce_direct(struct vstate *v, uint32_t t)
+{
+	const struct schedule *s = v->s;
+	size_t end = s->step_start[t + 1];
+
+	for (size_t xi = s->step_start[t]; xi < end; xi++) {
+		const struct xfer *x = &s->xfers[xi];
+		uint64_t skey = (uint64_t)x->src * v->nblocks + x->block;
+		uint64_t dkey = (uint64_t)x->dst * v->nblocks + x->block;
+		bool wait = (v->read_mark[dkey >> 6] >> (dkey & 63)) & 1;
+
+		if (xi + PREFETCH_AHEAD < end) {
+			const struct xfer *y = x + PREFETCH_AHEAD;
+			uint64_t sk = (uint64_t)y->src * v->nblocks + y->block;
+			uint64_t dk = (uint64_t)y->dst * v->nblocks + y->block;
+
+			__builtin_prefetch(&v->dense[sk]);
+			__builtin_prefetch(&v->dense[dk], 1);
+			__builtin_prefetch(&v->read_mark[dk >> 6]);
+		}
+		reduce_pieces(v, skey, x->offset, x->offset + x->length);
+		for (size_t k = 0; k < v->npieces; k++) {
+			struct delivery d = {dkey,
+					     v->pieces[k].lo,
+					     v->pieces[k].hi,
+					     v->pieces[k].count,
+					     xfer_op(x),
+					     v->pieces[k].hash,
+					     xi};
+
+			if (wait)
+				push_delivery(v, d);
+			else
+				reduce_apply(v, dkey, &d);
+		}
+	}
+	for (size_t xi = s->step_start[t]; xi < end; xi++) {
+		const struct xfer *x = &s->xfers[xi];
+		uint64_t skey = (uint64_t)x->src * v->nblocks + x->block;
+
+		v->read_mark[skey >> 6] = 0;
+	}
+}
+
 static int read_phase(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
@@ -1117,6 +1194,14 @@ static int read_phase(struct vstate *v, uint32_t t)
 	for (size_t xi = s->step_start[t]; xi < s->step_start[t + 1]; xi++) {
 		const struct xfer *x = &s->xfers[xi];
 		uint32_t lo = x->offset, hi;
+
+		if (v->reduce && !v->read_mark && xi + PREFETCH_AHEAD < s->step_start[t + 1]) {
+			const struct xfer *y = x + PREFETCH_AHEAD;
+
+			if (y->src < v->n && y->block < v->nblocks)
+				__builtin_prefetch(
+				    &v->dense[(uint64_t)y->src * v->nblocks + y->block]);
+		}
 
 		if (x->src >= v->n || x->dst >= v->n)
 			return fail(v, t, xi, "node out of range (%u nodes)", v->n);
@@ -1168,6 +1253,10 @@ static int read_phase(struct vstate *v, uint32_t t)
 			}
 			continue;
 		}
+		if (v->read_mark) {
+			v->read_mark[skey >> 6] |= 1ull << (skey & 63);
+			continue;
+		}
 		if (v->net && !net_can(v, x->src, VERIFY_STORE)) {
 			struct seglist *l = map_get(&v->rprev, skey, false);
 
@@ -1205,6 +1294,8 @@ static int read_phase(struct vstate *v, uint32_t t)
 		if (check_net_capacity(v, t) < 0)
 			return -1;
 	}
+	if (v->read_mark)
+		reduce_direct(v, t);
 	return 0;
 }
 
@@ -1228,8 +1319,11 @@ static int write_phase(struct vstate *v, uint32_t t)
 
 	if (v->reduce) {
 		/* Additive, so order within the step does not matter. */
-		for (size_t i = 0; i < v->ndl; i++)
+		for (size_t i = 0; i < v->ndl; i++) {
+			if (i + PREFETCH_AHEAD < v->ndl)
+				__builtin_prefetch(&v->dense[v->dl[i + PREFETCH_AHEAD].key], 1);
 			reduce_apply(v, v->dl[i].key, &v->dl[i]);
+		}
 		return 0;
 	}
 	/* Whole blocks to nodes that hold none of the block in pieces go
@@ -1315,18 +1409,14 @@ static int write_phase(struct vstate *v, uint32_t t)
 	return 0;
 }
 
-static int step_loads(struct vstate *v, uint32_t t)
+static int step_loads(struct vstate *v)
 {
-	const struct graph *g = v->o->graph;
 	uint64_t max = 0;
 
-	for (size_t xi = v->s->step_start[t]; xi < v->s->step_start[t + 1]; xi++) {
-		const struct xfer *x = &v->s->xfers[xi];
-
-		for (uint32_t a = g->off[x->src]; a < g->off[x->src + 1]; a++)
-			if (v->arc_stamp[a] == t + 1 && v->arc_load[a] > max)
-				max = v->arc_load[a];
-	}
+	for (size_t i = 0; i < v->narc_used; i++)
+		if (v->arc_load[v->arc_used[i]] > max)
+			max = v->arc_load[v->arc_used[i]];
+	v->narc_used = 0;
 	double load = (double)max / SCHED_ONE;
 	v->r->sum_max_link_load += load;
 	if (load > v->r->max_link_load)
@@ -1349,11 +1439,11 @@ static bool full_copy(struct vstate *v, uint32_t node, uint64_t block)
 
 static bool full_reduce(struct vstate *v, uint64_t key)
 {
-	const struct rentry *e = &v->dense[key];
+	const union rentry *e = &v->dense[key];
 
-	if (!e->list)
-		return e->count == v->ninputs && e->hash == v->total_weight;
-	const struct seglist *l = &v->lists[e->list];
+	if (!e->u.cap)
+		return e->u.count == v->ninputs && e->u.hash == v->total_weight;
+	const struct seglist *l = &e->l;
 	for (uint32_t i = 0; i < l->n; i++)
 		if (l->v[i].count != v->ninputs || l->v[i].hash != v->total_weight)
 			return false;
@@ -1535,10 +1625,10 @@ static int setup(struct vstate *v)
 				    "%u nodes: too large to verify a reduction "
 				    "(limit 4096)",
 				    n);
-		v->dense = xcalloc((size_t)n * n, sizeof(struct rentry));
+		v->dense = xcalloc((size_t)n * n, sizeof(union rentry));
+		if (!v->o->network)
+			v->read_mark = xcalloc((size_t)n * n / 64 + 1, sizeof(uint64_t));
 		v->weight = xmalloc((size_t)n * sizeof(uint64_t));
-		v->cap_lists = 1;
-		v->lists = xcalloc(1, sizeof(struct seglist));
 		for (uint32_t u = 0; u < n; u++) {
 			v->weight[u] = splitmix64((v->o->seed ? v->o->seed : 0x0fc) + u);
 			if (part(v, u))
@@ -1547,9 +1637,9 @@ static int setup(struct vstate *v)
 		/* On a network only terminals hold inputs. */
 		for (uint32_t u = 0; u < n; u++)
 			for (uint32_t b = 0; b < n; b++)
-				v->dense[(size_t)u * n + b] = part(v, u)
-								  ? (struct rentry){1, 0, v->weight[u]}
-								  : (struct rentry){0, 0, 0};
+				v->dense[(size_t)u * n + b].u =
+				    part(v, u) ? (struct runiform){1, 0, v->weight[u]}
+					       : (struct runiform){0, 0, 0};
 	} else {
 		uint64_t bits = (uint64_t)n * v->nblocks;
 
@@ -1566,6 +1656,7 @@ static int setup(struct vstate *v)
 				    g->n);
 		v->arc_stamp = xcalloc((size_t)g->m + 1, sizeof(uint32_t));
 		v->arc_load = xcalloc((size_t)g->m + 1, sizeof(uint64_t));
+		v->arc_used = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
 	}
 	if (v->o->wdm) {
 		const struct verify_wdm *w = v->o->wdm;
@@ -1613,10 +1704,11 @@ static void teardown(struct vstate *v)
 			free(v->map.vals[i].v);
 	free(v->map.keys);
 	free(v->map.vals);
-	for (uint32_t i = 0; i <= v->nlists && v->lists; i++)
-		free(v->lists[i].v);
-	free(v->lists);
+	for (size_t i = 0; v->dense && i < (size_t)v->n * v->n; i++)
+		if (v->dense[i].u.cap)
+			free(v->dense[i].l.v);
 	free(v->dense);
+	free(v->read_mark);
 	free(v->weight);
 	free(v->full);
 	free(v->dl);
@@ -1624,6 +1716,7 @@ static void teardown(struct vstate *v)
 	free(v->pieces);
 	free(v->arc_stamp);
 	free(v->arc_load);
+	free(v->arc_used);
 	free(v->seg_stamp);
 	free(v->seg_owner);
 	free(v->lp_stamp);
@@ -1667,7 +1760,7 @@ int sched_verify(const struct schedule *s, const struct verify_opts *o,
 		if (read_phase(&v, t) < 0 || write_phase(&v, t) < 0)
 			goto out;
 		if (v.o->graph)
-			step_loads(&v, t);
+			step_loads(&v);
 	}
 	if (final_check(&v) < 0)
 		goto out;

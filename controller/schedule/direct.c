@@ -93,6 +93,23 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 		bo.method = BFB_LP;
 	o->is_bfb = true;
 	bo.rate = r->link_rate;
+	/* Refuse, with the estimate, what would not fit, before building it. */
+	uint64_t limit = q->max_memory ? q->max_memory : mem_physical() / 2;
+	double need = (double)mem_resident() + (double)bfb_memory_estimate(r->g->n, q->collective);
+	if (need > (double)limit) {
+		char need_s[32], max_s[32];
+
+		fmt_size(need_s, sizeof(need_s), (uint64_t)need);
+		fmt_size(max_s, sizeof(max_s), limit);
+		snprintf(o->why, sizeof(o->why),
+			 "BFB %s on %u nodes needs about %s (at least %.3g transfers), over the "
+			 "memory limit of %s (ofc --max-memory, ofcd --max-request-memory)",
+			 sched_collective_name(q->collective), r->g->n, need_s,
+			 (q->collective == SCHED_ALLREDUCE ? 2.0 : 1.0) * r->g->n * (r->g->n - 1.0),
+			 max_s);
+		o->why_code = OFC_E_RUNTIME;
+		return;
+	}
 	if (bfb_schedule(r->g, q->collective, &bo, &o->s, &o->bst, &err) < 0) {
 		not_applies(o, &err);
 		return;

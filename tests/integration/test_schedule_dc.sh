@@ -232,4 +232,14 @@ expect_error 2 "$TMP/bad-lr2.yaml:12:16: a link's rate is [HOST, HOST, RATE], e.
 sed 's/25Gbps/100Gbps/' "$TMP/broom.yaml" >"$TMP/broom1.yaml"
 expect_json 'j["tau_b_fraction"]=="14/3" and j["verified"]' \
 	$OFC schedule "$TMP/broom1.yaml" --collective allgather --algo bfb --size 1MiB --json
+
+# BFB is estimated before it is built: over --max-memory it is refused with
+# the estimate (exit 1, nothing built); under it, built as ever. Allreduce
+# on 1024 nodes: two phases of 1024 x 1023 transfers at 24 bytes, the
+# distances and the verifier's table, about 70 MiB.
+expect_exit 1 $S --topology hypercube:10 --collective allreduce --algo bfb --max-memory 10MiB
+grep -q "^ofc schedule: bfb: BFB allreduce on 1024 nodes needs about [0-9.]* MiB (at least 2.1e+06 transfers), over the memory limit of 10 MiB (ofc --max-memory, ofcd --max-request-memory)" "$TMP/err" &&
+	ok || bad "BFB --max-memory refusal" "$(head -c 400 "$TMP/err")"
+expect_json 'j["verified"] and j["num_transfers"]==4412' \
+	$S --topology torus:8x8 --collective allgather --algo bfb --max-memory 10MiB --json
 finish

@@ -204,6 +204,44 @@ static void test_reduce_scatter(void **state)
 	sched_free(&s);
 }
 
+/* 0 -> 1 -> 2 of shard 2 on three nodes, with shards 0 and 1 gathered
+ * by their owners in a second step: correct only if 1 forwards 0's input
+ * after receiving it, in a later step. `chain` puts both hops in step 1,
+ * where 1 forwards only its own input (the state from before the step). */
+static void chain_reduce_scatter(struct schedule *s, bool chain)
+{
+	static const uint32_t hops[][3] = {{0, 1, 2}, {1, 2, 2}, {1, 0, 0},
+					   {2, 0, 0}, {0, 1, 1}, {2, 1, 1}};
+
+	sched_init(s, SCHED_REDUCE_SCATTER, "chain", 3);
+	for (unsigned i = 0; i < 6; i++) {
+		struct xfer x = X(hops[i][0], hops[i][1], hops[i][2]);
+
+		if (i == 0 || (i == 1 && !chain) || i == 2)
+			sched_step(s);
+		x.flags = xfer_flags(DIR_NONE, XFER_REDUCE);
+		sched_add(s, &x);
+	}
+}
+
+static void test_reduce_same_step_is_not_visible(void **state)
+{
+	struct schedule s;
+	struct verify_report r;
+	(void)state;
+
+	chain_reduce_scatter(&s, false);
+	assert_int_equal(s.nsteps, 3);
+	assert_int_equal(sched_verify(&s, NULL, &r), 0);
+	sched_free(&s);
+
+	chain_reduce_scatter(&s, true);
+	assert_int_equal(s.nsteps, 2);
+	assert_int_equal(sched_verify(&s, NULL, &r), -1);
+	assert_non_null(strstr(r.error, "node 2 does not end with shard 2"));
+	sched_free(&s);
+}
+
 static void test_allreduce(void **state)
 {
 	struct schedule s, ag;
@@ -345,6 +383,7 @@ int main(void)
 	    cmocka_unit_test(test_partial_blocks),
 	    cmocka_unit_test(test_links),
 	    cmocka_unit_test(test_reduce_scatter),
+	    cmocka_unit_test(test_reduce_same_step_is_not_visible),
 	    cmocka_unit_test(test_allreduce),
 	    cmocka_unit_test(test_alltoall),
 	    cmocka_unit_test(test_wdm),
