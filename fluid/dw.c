@@ -63,6 +63,7 @@ struct dw {
 	double *pathcost;
 	double rfix;
 	bool trees_only; /* the master over actual trees alone */
+	bool stalled;	 /* a cut LP stalled: some bound was not computed */
 };
 
 /* The row coefficients of a usage u (per physical arc, summed over layers)
@@ -454,12 +455,15 @@ static uint32_t tree_columns(struct dw *d, uint32_t k, const double *w, double s
 		/* A tree of the decomposition may bring the data twice to a
 		 * vertex that keeps it (two paths that merge): harmless waste
 		 * in a broadcast, but its reverse folds that vertex's partial
-		 * sum in twice. pricer_honest's trees never do. */
+		 * sum in twice; and the reverse of two paths through a vertex
+		 * that stores but cannot fold (memory in a reduction) holds two
+		 * partial sums of one part there. pricer_honest's trees never
+		 * do either. */
 		for (uint32_t h = 0; h < q->nhops; h++) {
 			uint32_t hv = p->net->head[tmp.hop_arc[q->first + h]];
 
-			if ((p->net->kind[hv] & FLUID_CAN_COPY) || !p->conserve[hv] ||
-			    hv == d->rep[k])
+			if ((p->net->kind[hv] & (FLUID_CAN_COPY | FLUID_CAN_STORE)) ||
+			    !p->conserve[hv] || hv == d->rep[k])
 				twice |= got[hv]++ > 0 || hv == d->rep[k];
 		}
 		for (uint32_t h = 0; h < q->nhops; h++)
@@ -493,18 +497,29 @@ static uint32_t tree_columns(struct dw *d, uint32_t k, const double *w, double s
 
 /* The Lagrangian bound of copy collectives: the cut LP (the relaxation the
  * thesis solves, LP 5.1 with (3.12)) prices every class exactly. Returns
- * the sum of min(0, reduced cost), or NAN (err); the trees in the LP's
- * solutions that improve the master are added (*added). */
+ * the sum of min(0, reduced cost), -INFINITY when a class's cut LP stalled
+ * (no bound this iteration; d->stalled), or NAN (err); the trees in the
+ * LP's solutions that improve the master are added (*added). */
 static double lp_bound(struct dw *d, bool phase2, double tol, uint32_t *added,
 		       struct ofc_error *err)
 {
 	double lag = 0;
+	bool stalled = false;
 
 	for (uint32_t k = 0; k < d->ncls; k++) {
 		double v, lb, sigma = d->y[d->nrows + d->conv_first[k]];
 
 		pricing_costs(d, k, phase2);
-		if (pricer_tree(&d->pr[k], d->chat, d->wbuf, &v, &lb, err) < 0)
+		int prc = pricer_tree(&d->pr[k], d->chat, d->wbuf, &v, &lb, err);
+
+		if (prc == -2) {
+			/* no bound this time: the trees go on alone */
+			d->stalled = true;
+			stalled = true;
+			memset(err, 0, sizeof(*err));
+			continue;
+		}
+		if (prc < 0)
 			return NAN;
 		if (lb - sigma < 0)
 			lag += lb - sigma;
@@ -534,7 +549,7 @@ static double lp_bound(struct dw *d, bool phase2, double tol, uint32_t *added,
 			*added += got;
 		}
 	}
-	return lag;
+	return stalled ? -INFINITY : lag;
 }
 
 /* Run column generation for one phase. Columns come from actual trees
@@ -864,11 +879,15 @@ int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_g
 	r->seconds[0] = now_seconds() - t1;
 	r->rstar = z;
 	r->rstar_lower = lb;
-	r->optimal = !timed;
+	/* a stalled cut LP leaves the bound short, unless a later one closed it */
+	r->optimal = !timed && !(d.stalled && !gap_closed(p, z, lb));
 	if (timed)
 		r->stop = FLUID_STOP_TIME;
+	else if (!r->optimal)
+		r->stop = FLUID_STOP_STALL;
 	if (phase2 && !timed) {
 		d.rfix = z * (1 + p->slack);
+		d.stalled = false;
 		t1 = now_seconds();
 		if (run_phase(&d, true, -INFINITY, &z, &lb, &r->iterations[1], &timed, err) < 0) {
 			r->stop = FLUID_STOP_LP;
@@ -877,9 +896,12 @@ int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_g
 		r->seconds[1] = now_seconds() - t1;
 		r->objective = z;
 		r->objective_lower = lb;
-		r->optimal = !timed;
+		if (r->optimal)
+			r->optimal = !timed && !(d.stalled && !gap_closed(p, z, lb));
 		if (timed)
 			r->stop = FLUID_STOP_TIME;
+		else if (!r->optimal)
+			r->stop = FLUID_STOP_STALL;
 		lambda = xcalloc(d.ncols + 1, sizeof(double));
 		if (p->copy && !timed) {
 			/* Realise it: the same two phases over actual trees alone,

@@ -295,6 +295,7 @@ enum fluid_stop {
 	FLUID_STOP_OPTIMAL = 0, /* gap closed */
 	FLUID_STOP_TIME,	/* time limit: values are feasible, bounds certified */
 	FLUID_STOP_LP,		/* lp_solve failed */
+	FLUID_STOP_STALL,	/* a pricing LP stalled: values feasible, bound partial */
 };
 
 #define FLUID_MAX_TRIALS 32

@@ -210,7 +210,7 @@ struct pricer {
 	int *objc;
 	uint64_t solves, cuts, rounds, stalls;
 	double longest;	 /* the longest single solve of the cut LP, s */
-	bool perturbed;	 /* costs spread (pricing.c): the way that last worked */
+	uint32_t way;	 /* how the costs are spread (pricing.c): the way that last worked */
 	/* all-to-all */
 	double *dist;
 	uint32_t *pred;
@@ -221,7 +221,9 @@ void pricer_free(struct pricer *pr);
 /* Copy collectives: minimise sum chat[e] * w over G^T (chat per physical
  * arc); w (tx_narcs, dense, zeroed here) and its cost, and a lower bound
  * on the least cost (what the Lagrangian bound may use: the LP's optimum
- * under the true costs, never more than *value). */
+ * under the true costs, never more than *value). Returns 0, -1 (err), or
+ * -2 when the cut LP stalled every way it was tried or the deadline
+ * passed (err says so; the model is kept and may be tried again). */
 int pricer_tree(struct pricer *pr, const double *chat, double *w, double *value, double *bound,
 		struct ofc_error *err);
 /* An actual tree (see pricing.c): w gets copies per G^T arc, value its

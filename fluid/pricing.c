@@ -205,24 +205,41 @@ void pricer_free(struct pricer *pr)
 	memset(pr, 0, sizeof(*pr));
 }
 
-/* Relative cost perturbation of the cut LP (see pricer_tree). On a cut LP
- * of 64-GPU model W, no NVLink (1257 columns, 5850 rows) written out and
- * given to the lp_solve CLI, no setting of pivoting, scaling or
- * anti-degeneracy finished in 30 s, nor did a relative spread of 1e-7;
- * 1e-6 finished in 3.5 s. */
-#define PERTURB 1e-6
+/* The ways of stating a cut LP to lp_solve (see pricer_tree): its scaling,
+ * and the costs as they are or each spread by up to rho (relative) in a
+ * per-seed pattern. lp_solve is erratic on these LPs: a cut LP of 64-GPU
+ * model W, no NVLink (1257 columns, 5850 rows) written out and given to
+ * the lp_solve CLI finished in 30 s under no pivoting rule or
+ * anti-degeneracy option, nor spread by 1e-7; spread by 1e-6 it took
+ * 3.5 s, with geometric scaling 2.1 s. Another (16 GPUs, plain DW,
+ * 1160 rows) took 0.05 s with mean scaling and ran out 15 s every other
+ * way. The first way is the one that solved model W fastest overall
+ * (bench/RESULTS.md, issue 13). */
+static const struct {
+	enum lp_scaling scaling;
+	double rho;
+	uint32_t seed;
+} ways[] = {{LP_SCALE_NONE, 1e-6, 0},
+	    {LP_SCALE_NONE, 0, 0},
+	    {LP_SCALE_GEOMETRIC_DYNAMIC, 0, 0},
+	    {LP_SCALE_MEAN_DYNAMIC, 0, 0},
+	    {LP_SCALE_GEOMETRIC_DYNAMIC, 1e-6, 2},
+	    {LP_SCALE_NONE, 1e-5, 3}};
+#define NWAYS (sizeof(ways) / sizeof(ways[0]))
 /* A single solve longer than this many times the longest one so far (and
- * 2 s) is taken for a stall. */
+ * 2 s) is taken for a stall; the next ways get twice as long, and after
+ * STALL_TRIES the call gives up (the caller goes on without this bound). */
 #define STALL_FACTOR 20
+#define STALL_TRIES 2
 
-/* A fixed spread in [0, 1) per column: the same LP every call. */
-static double spread(uint32_t c)
+/* A fixed spread in [0, 1) per column and seed: the same LP every call. */
+static double spread(uint32_t c, uint32_t seed)
 {
-	return (double)(((c + 1) * 2654435761u) >> 8 & 0xffff) / 65536.0;
+	return (double)(((c + 1) * 2654435761u ^ seed * 0x9e3779b9u) >> 8 & 0xffff) / 65536.0;
 }
 
-/* The costs: chat, a tie-break eps, and the spread when perturbed. */
-static void set_costs(struct pricer *pr, const double *chat, bool perturbed)
+/* The costs: chat, a tie-break eps, and the way's spread. */
+static void set_costs(struct pricer *pr, const double *chat, uint32_t way)
 {
 	const struct texp *x = pr->x;
 	double scale = 0;
@@ -240,8 +257,8 @@ static void set_costs(struct pricer *pr, const double *chat, bool perturbed)
 
 		pr->objc[c] = (int)c;
 		pr->objv[c] = (e == UINT32_MAX ? 0 : chat[e]) + eps;
-		if (perturbed)
-			pr->objv[c] *= 1 + PERTURB * spread(c);
+		if (ways[way].rho > 0)
+			pr->objv[c] *= 1 + ways[way].rho * spread(c, ways[way].seed);
 	}
 	lp_set_objective(pr->lp, (int)pr->ncols, pr->objc, pr->objv);
 }
@@ -312,7 +329,7 @@ int pricer_tree(struct pricer *pr, const double *chat, double *w, double *value,
 	uint32_t na = tx_narcs(x);
 	double *sol = xmalloc(((size_t)pr->ncols + 1) * sizeof(double));
 	enum lp_result res = LP_FAILED;
-	bool perturbed = pr->perturbed;
+	uint32_t way = pr->way;
 	int rc = -1;
 
 	/* A tiny cost on every arc (hold-overs too) breaks ties towards fewer
@@ -329,18 +346,22 @@ int pricer_tree(struct pricer *pr, const double *chat, double *w, double *value,
 	 * The dual simplex can stall too: the prices of a symmetric fabric
 	 * are equal on whole classes of arcs, and on such a dual degenerate
 	 * LP lp_solve can cycle for as long as it is given (64-GPU model W,
-	 * no NVLink: one cut LP ran out a 600 s limit). Spreading each cost
-	 * by up to PERTURB (relative) breaks that, but stalls others (8 GPUs,
-	 * all links, T = 6). So a solve that runs STALL_FACTOR times longer
-	 * than any before is given up and the round starts again (the cuts
-	 * kept) the other way; the way that worked is kept for the next call. */
-	for (int attempt = 0; attempt < 2; attempt++) {
-		double cap = attempt ? 0 : fmax(2, STALL_FACTOR * pr->longest);
+	 * no NVLink: one cut LP ran out a 600 s limit). Spreading the costs
+	 * a little breaks that, but a spread can stall others (8 GPUs, all
+	 * links, T = 6 stalls spread and not as it is), and so does lp_solve's
+	 * scaling, one way or another on different LPs. So a solve that runs
+	 * STALL_FACTOR times longer than any before is given up and the round
+	 * starts again (the cuts kept) the next way; the way that worked is
+	 * kept for the next call. After STALL_TRIES ways this call gives up:
+	 * -2, and the caller goes on without the bound. */
+	double cap = fmax(2, STALL_FACTOR * pr->longest);
 
-		set_costs(pr, chat, perturbed);
+	for (uint32_t attempt = 0; attempt < STALL_TRIES; attempt++) {
+		set_costs(pr, chat, way);
+		lp_set_scaling(pr->lp, ways[way].scaling);
 		lp_reset_basis(pr->lp);
 		lp_set_simplex(pr->lp, LP_SIMPLEX_DUAL);
-		res = cut_rounds(pr, sol, cap, err);
+		res = cut_rounds(pr, sol, attempt ? 2 * cap : cap, err);
 		if (res == LP_OPTIMAL)
 			break;
 		if (pr->p->deadline > 0 && now_seconds() >= pr->p->deadline)
@@ -348,15 +369,21 @@ int pricer_tree(struct pricer *pr, const double *chat, double *w, double *value,
 		if (res == LP_FAILED && err->code && !strstr(err->msg, "lp_solve"))
 			break; /* not the solver's trouble */
 		pr->stalls++;
-		perturbed = !perturbed;
+		way = (way + 1) % NWAYS;
 		memset(err, 0, sizeof(*err));
 	}
 	if (res != LP_OPTIMAL) {
+		/* out of time (the deadline, or every way stalled): no bound */
+		bool stalled = res == LP_TIMEOUT || res == LP_FEASIBLE || !err->code;
+
 		if (res != LP_FAILED || !err->code)
-			ofc_error_set(err, OFC_E_RUNTIME, "pricing LP %s", lp_result_str(res));
+			ofc_error_set(err, OFC_E_RUNTIME, "pricing LP %s",
+				      stalled ? "stalled" : lp_result_str(res));
+		rc = stalled ? -2 : -1;
+		pr->way = way;
 		goto out;
 	}
-	pr->perturbed = perturbed;
+	pr->way = way;
 	pr->solves++;
 	memset(w, 0, (size_t)na * sizeof(double));
 	*value = 0;
@@ -370,13 +397,13 @@ int pricer_tree(struct pricer *pr, const double *chat, double *w, double *value,
 			*value += chat[e] * sol[c];
 	}
 	*bound = *value;
-	if (perturbed) {
+	if (ways[way].rho > 0) {
 		/* The bound: the same cuts under the true costs (a relaxation
 		 * of the subproblem, a lower bound whether or not w meets
 		 * every cut), by a capped warm primal re-solve from a basis
 		 * optimal to within the spread. Every cost grew by at most the
-		 * factor (1 + PERTURB), so the perturbed optimum over
-		 * (1 + PERTURB) bounds it when the re-solve does not finish (up
+		 * factor (1 + rho), so the spread optimum over (1 + rho)
+		 * bounds it when the re-solve does not finish (up
 		 * to the tie-break eps, as unperturbed). */
 		double p_opt = lp_objective(pr->lp), left = 0;
 		struct ofc_error perr = {0};
@@ -391,13 +418,11 @@ int pricer_tree(struct pricer *pr, const double *chat, double *w, double *value,
 		lp_set_simplex(pr->lp, LP_SIMPLEX_PRIMAL);
 		if (pr->p->deadline > 0)
 			left = pr->p->deadline - now_seconds();
-		double cap = fmax(2, STALL_FACTOR * pr->longest);
-
 		lp_set_time_limit(pr->lp, left > 0 && left < cap ? left : cap);
 		if (lp_solve(pr->lp, &perr) == LP_OPTIMAL)
 			*bound = lp_objective(pr->lp);
 		else
-			*bound = p_opt / (1 + PERTURB);
+			*bound = p_opt / (1 + ways[way].rho);
 		if (*bound > *value)
 			*bound = *value;
 	}
@@ -497,6 +522,10 @@ void pricer_honest(struct pricer *pr, const double *chat, const double *disc, do
 	uint32_t *hops = xmalloc(((size_t)nn + 1) * sizeof(uint32_t));
 	uint32_t *arr = xmalloc(((size_t)nn + 1) * sizeof(uint32_t)); /* arrival at the vertex */
 	uint8_t *reached = xcalloc(nv + 1, 1);
+	/* vertices that store but cannot copy, crossed by a path already: the
+	 * reverse of a second path would hold two partial sums of one part
+	 * there (a reduction's memory) */
+	uint8_t *crossed = xcalloc(nv + 1, 1);
 	uint32_t left = pr->ndest;
 
 	memset(w, 0, (size_t)tx_narcs(x) * sizeof(double));
@@ -547,7 +576,7 @@ void pricer_honest(struct pricer *pr, const double *chat, const double *disc, do
 						h = x->net->head[e];
 						c = disc ? chat[e] * disc[a] : chat[e];
 						/* never into a vertex that holds the data */
-						if (since[h] != UINT32_MAX)
+						if (since[h] != UINT32_MAX || crossed[h])
 							continue;
 					}
 					uint32_t y = (t + 1) * nv + h;
@@ -601,6 +630,9 @@ void pricer_honest(struct pricer *pr, const double *chat, const double *disc, do
 			if (!tx_is_hold(x, a)) {
 				w[a] += 1;
 				*value += chat[tx_phys(x, a)];
+				if ((p->net->kind[v] & FLUID_CAN_STORE) &&
+				    !(p->net->kind[v] & FLUID_CAN_COPY) && p->conserve[v])
+					crossed[v] = 1;
 				if (since[v] == UINT32_MAX || t < since[v])
 					if ((p->net->kind[v] & FLUID_CAN_COPY) || !p->conserve[v])
 						since[v] = t;
@@ -619,4 +651,5 @@ void pricer_honest(struct pricer *pr, const double *chat, const double *disc, do
 	free(hops);
 	free(arr);
 	free(reached);
+	free(crossed);
 }

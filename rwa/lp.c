@@ -175,7 +175,9 @@ void lp_set_scaling(struct lp *lp, enum lp_scaling s)
 	static const int mode[] = {[LP_SCALE_DEFAULT] =
 				       SCALE_GEOMETRIC + SCALE_EQUILIBRATE + SCALE_INTEGERS,
 				   [LP_SCALE_GEOMETRIC] = SCALE_GEOMETRIC,
-				   [LP_SCALE_NONE] = SCALE_NONE};
+				   [LP_SCALE_NONE] = SCALE_NONE,
+				   [LP_SCALE_GEOMETRIC_DYNAMIC] = SCALE_GEOMETRIC + SCALE_DYNUPDATE,
+				   [LP_SCALE_MEAN_DYNAMIC] = SCALE_MEAN + SCALE_DYNUPDATE};
 
 	set_scaling(lp->m, mode[s]);
 }

@@ -54,7 +54,14 @@ void lp_set_time_limit(struct lp *lp, double seconds);
  * alone, or none. Column generation masters with dense columns solve about
  * twice as fast with geometric alone, and do not stall or fail in LUSOL the
  * way they do when equilibrated (bench/RESULTS.md, issue 7b). */
-enum lp_scaling { LP_SCALE_DEFAULT = 0, LP_SCALE_GEOMETRIC, LP_SCALE_NONE };
+enum lp_scaling {
+	LP_SCALE_DEFAULT = 0,
+	LP_SCALE_GEOMETRIC,
+	LP_SCALE_NONE,
+	/* recomputed at every solve (rows added since are scaled too) */
+	LP_SCALE_GEOMETRIC_DYNAMIC,
+	LP_SCALE_MEAN_DYNAMIC,
+};
 void lp_set_scaling(struct lp *lp, enum lp_scaling s);
 /* Which simplex lp_solve runs in its two phases. Models re-solved after
  * rows are added (cutting planes) stay dual feasible: dual simplex in both

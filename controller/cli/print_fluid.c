@@ -123,8 +123,9 @@ static void write_text(FILE *out, const struct schedule_query *q, const struct f
 	fprintf(out, "  R*            %.10g s/GB at T = %u hops (%s; cut bound %.6g s/GB)\n",
 		r->rstar, r->hops,
 		r->optimal		     ? "optimal"
-		: r->stop == FLUID_STOP_TIME ? "time limit"
-					     : "not proven",
+		: r->stop == FLUID_STOP_TIME  ? "time limit"
+		: r->stop == FLUID_STOP_STALL ? "not proven: a pricing LP stalled"
+					      : "not proven",
 		a->lower_bound);
 	if (!isnan(r->objective))
 		fprintf(out, "  objective     %.6f (weighted traffic at R*)\n", r->objective);

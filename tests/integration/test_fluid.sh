@@ -26,6 +26,12 @@ expect_json 'j["method"]=="full" and abs(j["rstar_s_per_gb"]-0.0210843373)<1e-8 
 # Reductions are the copy collectives reversed, reduced where GPUs can.
 expect_json 'j["verified"] and abs(j["rstar_s_per_gb"]-0.0210843373)<1e-8' \
 	$S $W/all-links-1.yaml --collective reduce-scatter --hops 4 --json
+# At T = 6 trees may pass through host memory, which stores but cannot
+# fold: reversed, one tree must not hold two partial sums of a part there.
+expect_json 'j["verified"] and abs(j["objective"]-112)<1e-6' \
+	$S $W/all-links-1.yaml --collective reduce-scatter --hops 6 --json
+expect_json 'j["verified"] and abs(j["objective"]-14)<1e-6' \
+	$S $W/all-links-1.yaml --collective reduce --hops 6 --json
 expect_json 'j["verified"] and j["collective"]=="broadcast"' \
 	$S $W/all-links-1.yaml --collective broadcast --root s0/gpu3 --hops 4 --json
 expect_json 'j["verified"] and j["collective"]=="alltoall"' \
