@@ -327,6 +327,12 @@ struct fabric_relabel {
 int fabric_relabel(struct fabric *f, const struct device_state *const *actual,
 		   const struct relabel_opts *o, struct fabric_relabel *rep, struct ofc_error *err);
 
+/* The host-level graph the switches hold now (actual[s] as for
+ * fabric_relabel): an arc u -> v per cross-connect from a port of u to a
+ * port of v, spec "in place" (caller frees). */
+struct graph *fabric_current_graph(const struct fabric *f,
+				   const struct device_state *const *actual);
+
 /* The MRR channels ring r's lightpaths need: an MRR adding the wavelength
  * at the source, one dropping it at the destination (fabric/rings.c). */
 void ring_target(const struct fabric *f, uint32_t r, struct device_state *out);

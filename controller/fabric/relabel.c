@@ -66,6 +66,18 @@ static void read_current(const struct fabric *f, const struct device_state *cons
 	free(by);
 }
 
+struct graph *fabric_current_graph(const struct fabric *f, const struct device_state *const *actual)
+{
+	struct current cur;
+
+	read_current(f, actual, &cur);
+	struct graph *g = graph_from_arcs(f->nhosts, cur.m, cur.tails, cur.heads, "in place");
+	free(cur.tails);
+	free(cur.heads);
+	port_map_free(&cur.prefer);
+	return g;
+}
+
 /* f->graph with node u renamed map[u]. */
 static struct graph *renamed(const struct graph *g, const uint32_t *map)
 {

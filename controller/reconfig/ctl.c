@@ -160,7 +160,7 @@ static struct ctl_device *add_device(struct ctl *c, const struct driver_cfg *d, 
 }
 
 /* The cross-connects switch s holds when the fabric is at its target. */
-static void switch_target(const struct fabric *f, uint32_t s, struct device_state *target)
+void ctl_switch_target(const struct fabric *f, uint32_t s, struct device_state *target)
 {
 	state_clear(target);
 	for (uint32_t k = 0; k < f->ncircuits; k++)
@@ -170,7 +170,7 @@ static void switch_target(const struct fabric *f, uint32_t s, struct device_stat
 }
 
 /* The testbed's circuits and routes at the fabric's target. */
-static void hosts_target(const struct fabric *f, struct device_state *target)
+void ctl_hosts_target(const struct fabric *f, struct device_state *target)
 {
 	struct hlink *links = xcalloc(f->ncircuits + 1, sizeof(*links));
 
@@ -208,7 +208,7 @@ int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struc
 		cd->cfg.ports = sw->ports;
 		cd->cfg.move_time = sw->kind == SWITCH_PATCH_PANEL ? sw->move_time : 0;
 		cd->op_seconds = sw->kind == SWITCH_PATCH_PANEL ? sw->move_time : sw->reconfig_time;
-		switch_target(f, s, &cd->target);
+		ctl_switch_target(f, s, &cd->target);
 	}
 	for (uint32_t r = 0; r < f->nrings; r++) {
 		const struct ring *ring = &f->rings[r];
@@ -239,7 +239,7 @@ int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struc
 		cd->cfg.host_ports = maxp;
 		testbed_shaping_recorded(c->state_dir, f->name, &cd->cfg.link_rate,
 					 &cd->cfg.link_latency);
-		hosts_target(f, &cd->target);
+		ctl_hosts_target(f, &cd->target);
 	}
 	for (uint32_t i = 0; i < c->ndevs; i++)
 		if (device_init(&c->devs[i].dev, &c->devs[i].cfg, err) < 0) {
@@ -423,10 +423,10 @@ int ctl_relabel(struct ctl *c, const struct relabel_opts *o, struct fabric_relab
 		struct ctl_device *cd = &c->devs[i];
 
 		if (cd->cfg.cls == DEV_SWITCH)
-			switch_target(f, (uint32_t)fabric_find_switch(f, cd->cfg.name),
-				      &cd->target);
+			ctl_switch_target(f, (uint32_t)fabric_find_switch(f, cd->cfg.name),
+					  &cd->target);
 		else if (cd->cfg.cls == DEV_HOSTS)
-			hosts_target(f, &cd->target);
+			ctl_hosts_target(f, &cd->target);
 	}
 	ctl_diff(c);
 	return 0;

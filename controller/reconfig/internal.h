@@ -25,6 +25,11 @@ struct journal {
 	struct device_state *before, *target;
 };
 
+/* What switch s, and the testbed's hosts, hold when f is at its target
+ * (f->circuits), into *target (ctl.c; choose.c prices other targets). */
+void ctl_switch_target(const struct fabric *f, uint32_t s, struct device_state *target);
+void ctl_hosts_target(const struct fabric *f, struct device_state *target);
+
 char *ctl_path(const char *state_dir, const char *fabric, const char *ext);
 const char *journal_phase_name(enum journal_phase p);
 /* states[i] belongs to c->devs[i]; topology is the spec they realise and
