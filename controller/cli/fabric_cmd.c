@@ -315,6 +315,21 @@ static int check_moves(const struct fabric_cmd *fc, struct ofc_error *err)
 			     fc->relabel ? "" : " (--relabel may keep more circuits in place)");
 }
 
+/* What --relabel saved, on stderr. */
+static void relabel_report(const struct fabric_cmd *fc, uint32_t before)
+{
+	const struct fabric_relabel *r = &fc->relabelled;
+
+	fprintf(stderr,
+		"relabelled: %u operation%s instead of %u; %llu of %llu links stay in "
+		"place (%llu with the config's numbering), %u node%s renumbered%s\n",
+		ctl_plan_size(fc->ctl), ctl_plan_size(fc->ctl) == 1 ? "" : "s", before,
+		(unsigned long long)r->kept, (unsigned long long)r->arcs,
+		(unsigned long long)r->kept_identity, r->moved_nodes,
+		r->moved_nodes == 1 ? "" : "s",
+		r->complete ? "" : " (best found within the budget)");
+}
+
 /* --partition: aim at that partition alone. */
 static int target_partition(struct fabric_cmd *fc, struct ofc_error *err)
 {
@@ -331,16 +346,24 @@ static int target_partition(struct fabric_cmd *fc, struct ofc_error *err)
 		sb_free(&names);
 		return -1;
 	}
-	if (fc->relabel)
-		return ofc_error_set(err, OFC_E_USAGE,
-				     "--relabel with --partition: renumbering within a "
-				     "partition is not built yet");
-	if (ctl_partition(fc->ctl, p, err) < 0)
+	struct relabel_opts o = {.budget_s = fc->relabel_budget > 0 ? fc->relabel_budget : 2};
+	uint32_t before = 0;
+
+	if (fc->relabel) {
+		/* What the members' own numbering would take, for the report. */
+		if (ctl_partition(fc->ctl, p, NULL, NULL, err) < 0)
+			return -1;
+		before = ctl_plan_size(fc->ctl);
+	}
+	if (ctl_partition(fc->ctl, p, fc->relabel ? &o : NULL, &fc->relabelled, err) < 0)
 		return -1;
-	if (!fc->json)
+	if (!fc->json) {
 		fprintf(stderr, "partition %s: topology %s on its %u member%s; %u operation%s\n",
 			p->name, p->topology.spec, p->nmembers, p->nmembers == 1 ? "" : "s",
 			ctl_plan_size(fc->ctl), ctl_plan_size(fc->ctl) == 1 ? "" : "s");
+		if (fc->relabel)
+			relabel_report(fc, before);
+	}
 	return check_moves(fc, err);
 }
 
@@ -407,18 +430,8 @@ int fabric_cmd_target(struct fabric_cmd *fc, struct ofc_error *err)
 		return check_moves(fc, err);
 	if (ctl_relabel(fc->ctl, &o, &fc->relabelled, err) < 0)
 		return -1;
-	if (!fc->json) {
-		const struct fabric_relabel *r = &fc->relabelled;
-
-		fprintf(stderr,
-			"relabelled: %u operation%s instead of %u; %llu of %llu links stay in "
-			"place (%llu with the config's numbering), %u node%s renumbered%s\n",
-			ctl_plan_size(fc->ctl), ctl_plan_size(fc->ctl) == 1 ? "" : "s", before,
-			(unsigned long long)r->kept, (unsigned long long)r->arcs,
-			(unsigned long long)r->kept_identity, r->moved_nodes,
-			r->moved_nodes == 1 ? "" : "s",
-			r->complete ? "" : " (best found within the budget)");
-	}
+	if (!fc->json)
+		relabel_report(fc, before);
 	return check_moves(fc, err);
 }
 

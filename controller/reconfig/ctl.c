@@ -462,7 +462,8 @@ static int check_partition_plan(const struct ctl_device *cd, const struct partit
 	return 0;
 }
 
-int ctl_partition(struct ctl *c, const struct partition *p, struct ofc_error *err)
+int ctl_partition(struct ctl *c, const struct partition *p, const struct relabel_opts *relabel,
+		  struct fabric_relabel *rep, struct ofc_error *err)
 {
 	const struct fabric *f = c->fabric;
 	struct circuit *pc;
@@ -476,8 +477,25 @@ int ctl_partition(struct ctl *c, const struct partition *p, struct ofc_error *er
 					     "cannot be reconfigured under a testbed yet (ofc "
 					     "testbed down first)",
 					     p->name);
-	if (partition_circuits(f, p, &pc, &npc, err) < 0)
+	if (relabel) {
+		const struct device_state **actual =
+		    xcalloc((size_t)f->nswitches + 1, sizeof(*actual));
+
+		for (uint32_t i = 0; i < c->ndevs; i++) {
+			int s = c->devs[i].cfg.cls == DEV_SWITCH
+				    ? fabric_find_switch(f, c->devs[i].cfg.name)
+				    : -1;
+
+			if (s >= 0 && c->devs[i].read_ok)
+				actual[s] = &c->devs[i].actual;
+		}
+		rc = partition_relabel(f, p, actual, relabel, &pc, &npc, rep, err);
+		free(actual);
+		if (rc < 0)
+			return -1;
+	} else if (partition_circuits(f, p, &pc, &npc, err) < 0) {
 		return -1;
+	}
 	for (uint32_t i = 0; i < c->ndevs && rc == 0; i++) {
 		struct ctl_device *cd = &c->devs[i];
 		int s = cd->cfg.cls == DEV_SWITCH ? fabric_find_switch(f, cd->cfg.name) : -1;
@@ -522,6 +540,7 @@ int ctl_partition(struct ctl *c, const struct partition *p, struct ofc_error *er
 		return -1;
 	}
 	c->partition = p;
+	c->relabelled = relabel != NULL;
 	return 0;
 }
 

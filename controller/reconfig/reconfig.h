@@ -129,8 +129,12 @@ uint32_t ctl_plan_size(const struct ctl *c);
  * keep what they hold. Refused, with nothing planned: a cross-connect
  * joining one of p's ports to a port outside p (the whole fabric must be
  * planned first), and a testbed that is up. The plan is then checked to
- * touch p's ports alone, and the commit records p. */
-int ctl_partition(struct ctl *c, const struct partition *p, struct ofc_error *err);
+ * touch p's ports alone, and the commit records p. With relabel (else
+ * NULL), p's topology is renumbered over its members to keep the most
+ * cross-connects between p's ports (partition_relabel; *rep as
+ * ctl_relabel's). */
+int ctl_partition(struct ctl *c, const struct partition *p, const struct relabel_opts *relabel,
+		  struct fabric_relabel *rep, struct ofc_error *err);
 
 /* ---- choosing a target (reconfig/choose.c) --------------------------------
  * Issue 15's trade-off: is the requested topology worth its moves? After
