@@ -272,8 +272,9 @@ const char fabric_cmd_choose_help[] =
     "                           with the least switching time + RUNS x the predicted\n"
     "                           time of the config's collectives, among the config's\n"
     "                           topology (renumbered unless --no-relabel), the circuits\n"
-    "                           in place and the finder's alternatives; with\n"
-    "                           --max-moves, only targets within it\n"
+    "                           in place and the finder's alternatives (with\n"
+    "                           --partition: the partition's); with --max-moves,\n"
+    "                           only targets within it\n"
     "  --alternatives K         how many of the finder's topologies to weigh too\n"
     "                           (default 3, 0 for none)\n";
 
@@ -330,8 +331,8 @@ static void relabel_report(const struct fabric_cmd *fc, uint32_t before)
 		r->complete ? "" : " (best found within the budget)");
 }
 
-/* --partition: aim at that partition alone. */
-static int target_partition(struct fabric_cmd *fc, struct ofc_error *err)
+/* --partition NAME's partition, or a usage error naming those there are. */
+static const struct partition *find_partition(const struct fabric_cmd *fc, struct ofc_error *err)
 {
 	const struct fabric *f = fc->ctl->fabric;
 	const struct partition *p = fabric_find_partition(f, fc->partition);
@@ -344,8 +345,17 @@ static int target_partition(struct fabric_cmd *fc, struct ofc_error *err)
 			      f->file, f->npartitions ? "the partitions " : "no partitions",
 			      names.len ? names.buf : "");
 		sb_free(&names);
-		return -1;
 	}
+	return p;
+}
+
+/* --partition: aim at that partition alone. */
+static int target_partition(struct fabric_cmd *fc, struct ofc_error *err)
+{
+	const struct partition *p = find_partition(fc, err);
+
+	if (!p)
+		return -1;
 	struct relabel_opts o = {.budget_s = fc->relabel_budget > 0 ? fc->relabel_budget : 2};
 	uint32_t before = 0;
 
@@ -381,6 +391,9 @@ static int target_choose(struct fabric_cmd *fc, const struct relabel_opts *ro,
 	    .max_moves_set = fc->max_moves_set,
 	};
 
+	if (fc->partition && !(o.partition = find_partition(fc, err)))
+		return -1;
+
 	if (fc->relabel && fc->no_relabel)
 		return ofc_error_set(err, OFC_E_USAGE, "--relabel and --no-relabel contradict");
 	if (ctl_choose(fc->ctl, &o, &fc->choice, err) < 0)
@@ -397,14 +410,10 @@ int fabric_cmd_target(struct fabric_cmd *fc, struct ofc_error *err)
 
 	if (fc->alternatives_set && !fc->horizon_set)
 		return ofc_error_set(err, OFC_E_USAGE, "--alternatives goes with --horizon");
-	if (fc->horizon_set && fc->partition)
-		return ofc_error_set(err, OFC_E_USAGE,
-				     "--horizon with --partition: choosing a partition's target "
-				     "by cost is not built yet");
-	if (fc->partition)
-		return target_partition(fc, err);
 	if (fc->horizon_set)
 		return target_choose(fc, &o, err);
+	if (fc->partition)
+		return target_partition(fc, err);
 	/* The last commit renumbered this topology to keep circuits: keep its
 	 * numbering (a plain plan would otherwise plan back to the config's). */
 	if (!fc->relabel && !fc->no_relabel && f->topology.spec) {

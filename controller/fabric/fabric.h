@@ -345,8 +345,9 @@ struct graph *fabric_current_graph(const struct fabric *f,
 /* Partition p's circuits renumbered like fabric_relabel: which member
  * plays which node of p's topology so that the most cross-connects between
  * p's own ports stay (others' are not looked at), then port permutations
- * seeded with them. *out as partition_circuits (caller frees). */
-int partition_relabel(const struct fabric *f, const struct partition *p,
+ * seeded with them. topo: another topology for p's members than its own
+ * (NULL: p's). *out as partition_circuits (caller frees). */
+int partition_relabel(const struct fabric *f, const struct partition *p, const struct graph *topo,
 		      const struct device_state *const *actual, const struct relabel_opts *o,
 		      struct circuit **out, uint32_t *nout, struct fabric_relabel *rep,
 		      struct ofc_error *err);

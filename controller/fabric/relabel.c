@@ -139,7 +139,7 @@ int fabric_relabel(struct fabric *f, const struct device_state *const *actual,
 	return rc;
 }
 
-int partition_relabel(const struct fabric *f, const struct partition *p,
+int partition_relabel(const struct fabric *f, const struct partition *p, const struct graph *topo,
 		      const struct device_state *const *actual, const struct relabel_opts *o,
 		      struct circuit **out, uint32_t *nout, struct fabric_relabel *rep,
 		      struct ofc_error *err)
@@ -153,7 +153,19 @@ int partition_relabel(const struct fabric *f, const struct partition *p,
 	memset(rep, 0, sizeof(*rep));
 	*out = NULL;
 	*nout = 0;
-	if (partition_graph(f, p, &g, err) < 0) {
+	if (topo && topo->n != nm) {
+		free(member);
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "partition '%s': topology %s has %u nodes for %u members",
+				     p->name, topo->spec, topo->n, nm);
+	}
+	if (topo) {
+		uint32_t *tails = graph_arc_tails(topo);
+
+		g = graph_from_arcs(topo->n, topo->m, tails, topo->adj, topo->spec);
+		g->vertex_transitive = topo->vertex_transitive;
+		free(tails);
+	} else if (partition_graph(f, p, &g, err) < 0) {
 		free(member);
 		return -1;
 	}

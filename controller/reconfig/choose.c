@@ -19,17 +19,31 @@ static bool priced_kind(enum sched_collective op)
 	return op == SCHED_ALLGATHER || op == SCHED_REDUCE_SCATTER || op == SCHED_ALLREDUCE;
 }
 
+/* What is being chosen for: the whole fabric, or one partition (its
+ * members are the nodes, its collectives the workload). */
+struct scope {
+	struct ctl *c;
+	const struct partition *p; /* NULL: the whole fabric */
+	const struct collective *colls;
+	uint32_t ncolls;
+	uint32_t nodes, ports; /* hosts (or members) and the fewest ports of one */
+	const struct device_state **actual;
+	const struct ctl_choice_opts *o;
+};
+
 /* One run of the config's priced collectives on g, by BFB's figures and
  * the cost model as the schedule pipeline applies it (controller/schedule
  * direct.c): alpha per step, a node's egress = its links x the link
  * bandwidth (100 Gb/s in all when the config gives none). */
-static int price_graph(const struct fabric *f, const struct graph *g, double *us, uint32_t *steps,
+static int price_graph(const struct scope *sc, const struct graph *g, double *us, uint32_t *steps,
 		       struct ofc_error *err)
 {
+	const struct fabric *f = sc->c->fabric;
+
 	*us = 0;
 	*steps = 0;
-	for (uint32_t i = 0; i < f->ncollectives; i++) {
-		const struct collective *col = &f->collectives[i];
+	for (uint32_t i = 0; i < sc->ncolls; i++) {
+		const struct collective *col = &sc->colls[i];
 		struct bfb_opts bo = {0};
 		struct bfb_stats st;
 
@@ -47,23 +61,6 @@ static int price_graph(const struct fabric *f, const struct graph *g, double *us
 		*steps += st.steps;
 	}
 	return 0;
-}
-
-/* The switches' states as fabric_relabel wants them. */
-static const struct device_state **switch_states(const struct ctl *c)
-{
-	const struct fabric *f = c->fabric;
-	const struct device_state **actual = xcalloc((size_t)f->nswitches + 1, sizeof(*actual));
-
-	for (uint32_t i = 0; i < c->ndevs; i++) {
-		int s = c->devs[i].cfg.cls == DEV_SWITCH
-			    ? fabric_find_switch(f, c->devs[i].cfg.name)
-			    : -1;
-
-		if (s >= 0 && c->devs[i].read_ok)
-			actual[s] = &c->devs[i].actual;
-	}
-	return actual;
 }
 
 /* Moves and switching time of reaching the target t (a fabric whose
@@ -126,18 +123,58 @@ static void candidate_free(struct ctl_candidate *k)
  * circuits on the fabric's wiring, renumbered to keep circuits when asked,
  * then its moves. The fabric is copied shallowly, so f itself is not
  * touched; the candidate keeps the graph, ports and circuits. */
-static int price_topology(const struct ctl *c, const struct device_state *const *actual,
-			  const struct ctl_choice_opts *o, struct graph *g, struct ctl_candidate *k,
+/* A partition's candidate: its circuits over the members (renumbered when
+ * asked), and the moves of aiming the partition at them (ctl_partition's
+ * plan, so every check of a partition plan applies). */
+static int price_partition_topology(const struct scope *sc, struct graph *g,
+				    struct ctl_candidate *k, struct ofc_error *err)
+{
+	struct ctl *c = sc->c;
+	int rc;
+
+	k->g = g;
+	if (sc->o->relabel) {
+		struct fabric_relabel rep;
+
+		rc = partition_relabel(c->fabric, sc->p, g, sc->actual, &sc->o->relabel_opts,
+				       &k->circuits, &k->ncircuits, &rep, err);
+		if (rc == 0) {
+			k->relabelled = true;
+			k->arcs = rep.arcs;
+			k->kept = rep.kept;
+		}
+	} else {
+		rc = topo_ports(g, &k->pm, err);
+		if (rc == 0)
+			rc = partition_circuits_ports(c->fabric, sc->p, &k->pm, &k->circuits,
+						      &k->ncircuits, err);
+	}
+	if (rc == 0)
+		rc = ctl_partition_aim(c, sc->p, k->circuits, k->ncircuits, err);
+	if (rc == 0) {
+		k->moves = ctl_plan_size(c);
+		for (uint32_t i = 0; i < c->ndevs; i++)
+			k->reconfig_s += c->devs[i].est_seconds;
+	}
+	return rc;
+}
+
+static int price_topology(const struct scope *sc, struct graph *g, struct ctl_candidate *k,
 			  struct ofc_error *err)
 {
+	const struct ctl *c = sc->c;
+	const struct ctl_choice_opts *o = sc->o;
+	const struct device_state *const *actual = sc->actual;
 	struct fabric t = *c->fabric;
 	int rc;
 
 	snprintf(k->spec, sizeof(k->spec), "%s", g->spec ? g->spec : "?");
-	if (price_graph(c->fabric, g, &k->collective_us, &k->steps, err) < 0) {
+	if (price_graph(sc, g, &k->collective_us, &k->steps, err) < 0) {
 		graph_free(g);
 		return -1;
 	}
+	if (sc->p)
+		return price_partition_topology(sc, g, k, err);
 	t.graph = g;
 	t.degraded = NULL;
 	t.circuits = NULL;
@@ -167,11 +204,39 @@ static int price_topology(const struct ctl *c, const struct device_state *const 
 
 /* The circuits in place, when they make a topology BFB can schedule
  * (every host reached from every other). */
-static int price_in_place(const struct ctl *c, const struct device_state *const *actual,
-			  struct ctl_choice *ch, struct ctl_candidate *k)
+/* The links among a partition's members in g (the switches' host-level
+ * graph), renumbered as members; links to other hosts are dropped. */
+static struct graph *members_only(const struct partition *p, const struct graph *g)
 {
-	const struct fabric *f = c->fabric;
-	struct graph *g = fabric_current_graph(f, actual);
+	uint32_t *member = xmalloc(((size_t)g->n + 1) * sizeof(uint32_t));
+	uint32_t *tails = graph_arc_tails(g), *heads = xmalloc(((size_t)g->m + 1) * 4), k = 0;
+
+	memset(member, 0xff, ((size_t)g->n + 1) * sizeof(uint32_t));
+	for (uint32_t m = 0; m < p->nmembers; m++)
+		member[p->member_host[m]] = m;
+	for (uint32_t a = 0; a < g->m; a++)
+		if (member[tails[a]] != UINT32_MAX && member[g->adj[a]] != UINT32_MAX) {
+			heads[k] = member[g->adj[a]];
+			tails[k++] = member[tails[a]];
+		}
+	struct graph *r = graph_from_arcs(p->nmembers, k, tails, heads, "in place");
+	free(member);
+	free(tails);
+	free(heads);
+	return r;
+}
+
+static int price_in_place(const struct scope *sc, struct ctl_choice *ch, struct ctl_candidate *k)
+{
+	const struct ctl *c = sc->c;
+	struct graph *g = fabric_current_graph(c->fabric, sc->actual);
+
+	if (sc->p) {
+		struct graph *mine = members_only(sc->p, g);
+
+		graph_free(g);
+		g = mine;
+	}
 	struct topo_facts facts;
 	struct ofc_error e = {0};
 	int rc = -1;
@@ -185,22 +250,23 @@ static int price_in_place(const struct ctl *c, const struct device_state *const 
 	else if (!facts.strongly_connected)
 		snprintf(ch->not_candidate, sizeof(ch->not_candidate),
 			 "the circuits in place do not connect every host to every other");
-	else if (price_graph(f, g, &k->collective_us, &k->steps, &e) < 0)
+	else if (price_graph(sc, g, &k->collective_us, &k->steps, &e) < 0)
 		snprintf(ch->not_candidate, sizeof(ch->not_candidate),
 			 "the circuits in place cannot be priced: %.200s", e.msg);
 	else
 		rc = 0;
 	k->arcs = k->kept = g->m;
 	graph_free(g);
-	if (rc == 0)
+	if (rc == 0 && !sc->p)
 		count_moves(c, NULL, k);
 	return rc;
 }
 
 /* "keep torus:8x8 in place" when the switches hold exactly what the last
  * commit recorded for that topology, else "keep the circuits in place". */
-static void label_in_place(const struct ctl *c, struct ctl_candidate *k)
+static void label_in_place(const struct scope *sc, struct ctl_candidate *k)
 {
+	const struct ctl *c = sc->c;
 	struct ctl_record r;
 	struct ofc_error e = {0};
 	bool same = true;
@@ -225,7 +291,8 @@ static void label_in_place(const struct ctl *c, struct ctl_candidate *k)
 			}
 		same &= found;
 	}
-	if (same && r.have_state && r.topology && !r.partition) {
+	if (same && r.have_state && r.topology &&
+	    (sc->p ? r.partition && strcmp(r.partition, sc->p->name) == 0 : !r.partition)) {
 		snprintf(k->spec, sizeof(k->spec), "%s", r.topology);
 		snprintf(k->label, sizeof(k->label), "keep %s in place", r.topology);
 	}
@@ -235,30 +302,28 @@ static void label_in_place(const struct ctl *c, struct ctl_candidate *k)
 /* Up to o->alternatives entries of the finder's frontier for the hosts'
  * ports, fastest first by the finder's own figures, other than the
  * requested topology. One that cannot be built or priced is skipped. */
-static void add_alternatives(struct ctl *c, const struct device_state *const *actual,
-			     const struct ctl_choice_opts *o, struct ctl_choice *ch)
+static void add_alternatives(const struct scope *sc, struct ctl_choice *ch)
 {
-	const struct fabric *f = c->fabric;
-	uint32_t d = UINT32_MAX;
+	const struct fabric *f = sc->c->fabric;
+	const struct ctl_choice_opts *o = sc->o;
+	uint32_t d = sc->ports;
 	struct finder_result fr;
 	struct ofc_error e = {0};
 
-	for (uint32_t h = 0; h < f->nhosts; h++)
-		d = f->hosts[h].ports < d ? f->hosts[h].ports : d;
-	if (!o->alternatives || d == 0 || d >= f->nhosts || d > BFB_MAX_DEGREE ||
-	    finder_run(f->nhosts, d, 0, &fr, &e) < 0)
+	if (!o->alternatives || d == 0 || d >= sc->nodes || d > BFB_MAX_DEGREE ||
+	    finder_run(sc->nodes, d, 0, &fr, &e) < 0)
 		return;
 	double *t = xcalloc(fr.n + 1, sizeof(*t));
 	for (size_t i = 0; i < fr.n; i++)
-		for (uint32_t j = 0; j < f->ncollectives; j++) {
+		for (uint32_t j = 0; j < sc->ncolls; j++) {
 			struct sched_cost cost = {
 			    .alpha = f->cost.alpha_set ? f->cost.alpha : 10e-6,
 			    .bandwidth =
 				f->cost.link_bandwidth > 0 ? f->cost.link_bandwidth * d : 100e9,
-			    .size = f->collectives[j].size};
+			    .size = sc->colls[j].size};
 
-			if (priced_kind(f->collectives[j].op))
-				t[i] += finder_time_us(&fr.front[i], f->collectives[j].op, &cost);
+			if (priced_kind(sc->colls[j].op))
+				t[i] += finder_time_us(&fr.front[i], sc->colls[j].op, &cost);
 		}
 	for (uint32_t added = 0; added < o->alternatives;) {
 		size_t best = fr.n;
@@ -276,12 +341,12 @@ static void add_alternatives(struct ctl *c, const struct device_state *const *ac
 
 		memset(k, 0, sizeof(*k));
 		k->kind = CHOICE_ALTERNATIVE;
-		if (topo_build(fr.front[best].spec, &g, &e) < 0 || g->n != f->nhosts) {
+		if (topo_build(fr.front[best].spec, &g, &e) < 0 || g->n != sc->nodes) {
 			if (g)
 				graph_free(g);
 			continue;
 		}
-		if (price_topology(c, actual, o, g, k, &e) < 0) {
+		if (price_topology(sc, g, k, &e) < 0) {
 			candidate_free(k);
 			continue;
 		}
@@ -306,9 +371,25 @@ static void describe(const struct ctl_candidate *k, double horizon, char *buf, s
 }
 
 /* Make the chosen candidate the plan. */
-static void install(struct ctl *c, struct ctl_candidate *k)
+static int install(const struct scope *sc, struct ctl_candidate *k, struct ofc_error *err)
 {
+	struct ctl *c = sc->c;
 	struct fabric *f = c->fabric;
+
+	if (sc->p && k->kind == CHOICE_KEEP) {
+		for (uint32_t i = 0; i < c->ndevs; i++)
+			state_copy(&c->devs[i].target, &c->devs[i].actual);
+		ctl_diff(c);
+		c->partition = sc->p;
+		c->relabelled = false;
+		return 0;
+	}
+	if (sc->p) {
+		if (ctl_partition_aim(c, sc->p, k->circuits, k->ncircuits, err) < 0)
+			return -1;
+		c->relabelled = k->relabelled;
+		return 0;
+	}
 
 	for (uint32_t i = 0; i < c->ndevs; i++) {
 		struct ctl_device *cd = &c->devs[i];
@@ -346,6 +427,7 @@ static void install(struct ctl *c, struct ctl_candidate *k)
 		}
 	}
 	ctl_diff(c);
+	return 0;
 }
 
 int ctl_choose(struct ctl *c, const struct ctl_choice_opts *o, struct ctl_choice *ch,
@@ -354,60 +436,81 @@ int ctl_choose(struct ctl *c, const struct ctl_choice_opts *o, struct ctl_choice
 	struct fabric *f = c->fabric;
 	struct strbuf priced = {0}, left = {0};
 
+	const struct partition *p = o->partition;
+	struct scope sc = {.c = c, .p = p, .o = o, .ports = UINT32_MAX};
+	struct graph *g = NULL;
+
 	memset(ch, 0, sizeof(*ch));
 	ch->chosen = -1;
 	ch->horizon = o->horizon;
-	if (c->partition)
-		return ofc_error_set(err, OFC_E_USAGE,
-				     "--horizon with --partition: choosing a partition's target "
-				     "by cost is not built yet");
-	if (!f->graph || !f->circuits || f->graph->n != f->nhosts)
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "--horizon: fabric %s has no switched target topology to "
-				     "weigh against its moves",
-				     f->name);
 	if (!(o->horizon >= 0) || !isfinite(o->horizon))
 		return ofc_error_set(err, OFC_E_USAGE, "--horizon must be a count of runs");
-	for (uint32_t i = 0; i < f->ncollectives; i++) {
+	if (p) {
+		/* A partition's collectives, else the fabric's. */
+		sc.colls = p->ncollectives ? p->collectives : f->collectives;
+		sc.ncolls = p->ncollectives ? p->ncollectives : f->ncollectives;
+		sc.nodes = p->nmembers;
+		for (uint32_t m = 0; m < p->nmembers; m++)
+			sc.ports = f->hosts[p->member_host[m]].ports < sc.ports
+				       ? f->hosts[p->member_host[m]].ports
+				       : sc.ports;
+		if (partition_graph(f, p, &g, err) < 0)
+			return -1;
+	} else {
+		if (!f->graph || !f->circuits || f->graph->n != f->nhosts)
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "--horizon: fabric %s has no switched target topology "
+					     "to weigh against its moves",
+					     f->name);
+		sc.colls = f->collectives;
+		sc.ncolls = f->ncollectives;
+		sc.nodes = f->nhosts;
+		for (uint32_t h = 0; h < f->nhosts; h++)
+			sc.ports = f->hosts[h].ports < sc.ports ? f->hosts[h].ports : sc.ports;
+		g = copy_graph(f->graph);
+	}
+	for (uint32_t i = 0; i < sc.ncolls; i++) {
 		char size[32];
-		struct strbuf *sb = priced_kind(f->collectives[i].op) ? &priced : &left;
+		struct strbuf *sb = priced_kind(sc.colls[i].op) ? &priced : &left;
 
-		fmt_size(size, sizeof(size), f->collectives[i].size);
-		sb_printf(sb, "%s%s %s", sb->len ? ", " : "",
-			  sched_collective_name(f->collectives[i].op), size);
+		fmt_size(size, sizeof(size), sc.colls[i].size);
+		sb_printf(sb, "%s%s %s", sb->len ? ", " : "", sched_collective_name(sc.colls[i].op),
+			  size);
 	}
 	snprintf(ch->priced, sizeof(ch->priced), "%s", priced.len ? priced.buf : "");
 	snprintf(ch->left_out, sizeof(ch->left_out), "%s", left.len ? left.buf : "");
 	sb_free(&left);
-	if (!priced.len)
+	if (!priced.len) {
+		graph_free(g);
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "--horizon: %s names no allgather, reduce-scatter or "
-				     "allreduce to predict the time of",
-				     f->file);
+				     "allreduce to predict the time of%s%s",
+				     f->file, p ? " for partition " : "", p ? p->name : "");
+	}
 	sb_free(&priced);
 
-	const struct device_state **actual = switch_states(c);
-	struct graph *g = copy_graph(f->graph);
+	const char *spec = p ? p->topology.spec : f->topology.spec;
 	int rc;
 
+	sc.actual = ctl_switch_states(c);
 	ch->cand = xcalloc(3 + o->alternatives, sizeof(*ch->cand));
 	ch->cand[0].kind = CHOICE_REQUESTED;
-	rc = price_topology(c, actual, o, g, &ch->cand[0], err);
+	ch->n = 1;
+	rc = price_topology(&sc, g, &ch->cand[0], err);
 	if (rc < 0) {
-		free(actual);
+		free(sc.actual);
 		ctl_choice_free(ch);
 		return -1;
 	}
-	snprintf(ch->cand[0].spec, sizeof(ch->cand[0].spec), "%s", f->topology.spec);
-	snprintf(ch->cand[0].label, sizeof(ch->cand[0].label), "%s%s (requested)", f->topology.spec,
+	snprintf(ch->cand[0].spec, sizeof(ch->cand[0].spec), "%s", spec);
+	snprintf(ch->cand[0].label, sizeof(ch->cand[0].label), "%s%s (requested)", spec,
 		 ch->cand[0].relabelled ? " renumbered" : "");
-	ch->n = 1;
-	if (price_in_place(c, actual, ch, &ch->cand[1]) == 0) {
-		label_in_place(c, &ch->cand[1]);
+	if (price_in_place(&sc, ch, &ch->cand[1]) == 0) {
+		label_in_place(&sc, &ch->cand[1]);
 		ch->n++;
 	}
-	add_alternatives(c, actual, o, ch);
-	free(actual);
+	add_alternatives(&sc, ch);
+	free(sc.actual);
 
 	for (uint32_t i = 0; i < ch->n; i++) {
 		struct ctl_candidate *k = &ch->cand[i];
@@ -455,10 +558,12 @@ int ctl_choose(struct ctl *c, const struct ctl_choice_opts *o, struct ctl_choice
 		snprintf(ch->why + l, sizeof(ch->why) - l, "; %u over --max-moves %u", over,
 			 o->max_moves);
 	}
-	install(c, &ch->cand[ch->chosen]);
+	rc = install(&sc, &ch->cand[ch->chosen], err);
 	for (uint32_t i = 0; i < ch->n; i++)
 		candidate_free(&ch->cand[i]);
-	return 0;
+	if (rc < 0)
+		ctl_choice_free(ch);
+	return rc;
 }
 
 void ctl_choice_free(struct ctl_choice *ch)

@@ -462,14 +462,8 @@ static int check_partition_plan(const struct ctl_device *cd, const struct partit
 	return 0;
 }
 
-int ctl_partition(struct ctl *c, const struct partition *p, const struct relabel_opts *relabel,
-		  struct fabric_relabel *rep, struct ofc_error *err)
+static int no_testbed(const struct ctl *c, const struct partition *p, struct ofc_error *err)
 {
-	const struct fabric *f = c->fabric;
-	struct circuit *pc;
-	uint32_t npc;
-	int rc = 0;
-
 	for (uint32_t i = 0; i < c->ndevs; i++)
 		if (c->devs[i].cfg.cls == DEV_HOSTS)
 			return ofc_error_set(err, OFC_E_RUNTIME,
@@ -477,31 +471,39 @@ int ctl_partition(struct ctl *c, const struct partition *p, const struct relabel
 					     "cannot be reconfigured under a testbed yet (ofc "
 					     "testbed down first)",
 					     p->name);
-	if (relabel) {
-		const struct device_state **actual =
-		    xcalloc((size_t)f->nswitches + 1, sizeof(*actual));
+	return 0;
+}
 
-		for (uint32_t i = 0; i < c->ndevs; i++) {
-			int s = c->devs[i].cfg.cls == DEV_SWITCH
-				    ? fabric_find_switch(f, c->devs[i].cfg.name)
-				    : -1;
+const struct device_state **ctl_switch_states(const struct ctl *c)
+{
+	const struct fabric *f = c->fabric;
+	const struct device_state **actual = xcalloc((size_t)f->nswitches + 1, sizeof(*actual));
 
-			if (s >= 0 && c->devs[i].read_ok)
-				actual[s] = &c->devs[i].actual;
-		}
-		rc = partition_relabel(f, p, actual, relabel, &pc, &npc, rep, err);
-		free(actual);
-		if (rc < 0)
-			return -1;
-	} else if (partition_circuits(f, p, &pc, &npc, err) < 0) {
-		return -1;
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		int s = c->devs[i].cfg.cls == DEV_SWITCH
+			    ? fabric_find_switch(f, c->devs[i].cfg.name)
+			    : -1;
+
+		if (s >= 0 && c->devs[i].read_ok)
+			actual[s] = &c->devs[i].actual;
 	}
+	return actual;
+}
+
+int ctl_partition_aim(struct ctl *c, const struct partition *p, const struct circuit *pc,
+		      uint32_t npc, struct ofc_error *err)
+{
+	const struct fabric *f = c->fabric;
+	int rc = no_testbed(c, p, err);
+
 	for (uint32_t i = 0; i < c->ndevs && rc == 0; i++) {
 		struct ctl_device *cd = &c->devs[i];
 		int s = cd->cfg.cls == DEV_SWITCH ? fabric_find_switch(f, cd->cfg.name) : -1;
 
 		if (s < 0) {
 			state_copy(&cd->target, &cd->actual); /* rings: untouched */
+			batch_free(&cd->plan);
+			cd->est_seconds = 0;
 			continue;
 		}
 		uint8_t *mine = partition_switch_ports(f, p, (uint32_t)s);
@@ -532,7 +534,6 @@ int ctl_partition(struct ctl *c, const struct partition *p, const struct relabel
 		}
 		free(mine);
 	}
-	free(pc);
 	if (rc < 0) {
 		/* Nothing half-aimed: the whole fabric's target again. */
 		for (uint32_t i = 0; i < c->ndevs; i++)
@@ -540,8 +541,34 @@ int ctl_partition(struct ctl *c, const struct partition *p, const struct relabel
 		return -1;
 	}
 	c->partition = p;
-	c->relabelled = relabel != NULL;
 	return 0;
+}
+
+int ctl_partition(struct ctl *c, const struct partition *p, const struct relabel_opts *relabel,
+		  struct fabric_relabel *rep, struct ofc_error *err)
+{
+	const struct fabric *f = c->fabric;
+	struct circuit *pc;
+	uint32_t npc;
+	int rc;
+
+	if (no_testbed(c, p, err) < 0)
+		return -1;
+	if (relabel) {
+		const struct device_state **actual = ctl_switch_states(c);
+
+		rc = partition_relabel(f, p, NULL, actual, relabel, &pc, &npc, rep, err);
+		free(actual);
+		if (rc < 0)
+			return -1;
+	} else if (partition_circuits(f, p, &pc, &npc, err) < 0) {
+		return -1;
+	}
+	rc = ctl_partition_aim(c, p, pc, npc, err);
+	free(pc);
+	if (rc == 0)
+		c->relabelled = relabel != NULL;
+	return rc;
 }
 
 uint32_t ctl_plan_size(const struct ctl *c)

@@ -151,8 +151,8 @@ int ctl_partition(struct ctl *c, const struct partition *p, const struct relabel
  * reconfiguration + horizon x collective time among the candidates of at
  * most o->max_moves moves (when max_moves_set); none fitting is an error
  * listing them. The chosen target becomes the plan (devs' targets and
- * plans; f->graph, ports and circuits for a topology). Not with a
- * partition (refused). */
+ * plans; f->graph, ports and circuits for a topology; for a partition,
+ * ctl_partition's plan of the chosen circuits). */
 enum ctl_choice_kind { CHOICE_REQUESTED = 1, CHOICE_KEEP, CHOICE_ALTERNATIVE };
 
 struct ctl_candidate {
@@ -181,6 +181,11 @@ struct ctl_choice_opts {
 	uint32_t alternatives; /* finder entries to consider (0: none) */
 	uint32_t max_moves;
 	bool max_moves_set;
+	/* This partition alone (NULL: the whole fabric): its topology, its
+	 * members (the finder for their count), the links between its ports
+	 * in place, its collectives (else the config's); the plan is
+	 * ctl_partition's, so nothing outside it changes. */
+	const struct partition *partition;
 };
 
 struct ctl_choice {

@@ -159,6 +159,22 @@ want = [(0, 1), (1, 4), (2, 7), (3, 8), (4, 7), (5, 4), (6, 1)]
 assert all(profile(h) == want for h in range(32)), profile(0)
 PY
 xcs_of A >"$TMP/A.2"
+
+# ---- --horizon within a partition: jobA weighs circulant:32:1,3 (part2)
+# against the torus it holds, and the finder's 32-node topologies; the plan
+# is a partition plan (jobA's ports only). With no runs to repay them no
+# move is worth it; with endless runs the fastest collectives win. The
+# arithmetic is checked from the JSON.
+H_OK='(c := j["choice"]["candidates"]) and (k := c[j["choice"]["chosen"]]) and all(abs(x["total_seconds"] - x["reconfig_seconds"] - j["choice"]["horizon"] * x["collective_us"] * 1e-6) <= 1e-6 * max(1, x["total_seconds"]) for x in c) and j["operations"] == k["moves"] and j["partition"] == "jobA" and all(1 <= o["in"] <= 128 and 1 <= o["out"] <= 128 for o in j["devices"][0]["ops"])'
+expect_json "$H_OK and k['kind'] == 'keep' and k['topology'] == 'torus:4x8' and j['operations'] == 0 and [x for x in c if x['kind'] == 'requested'][0]['topology'] == 'circulant:32:1,3'" \
+	$OFC plan "$TMP/part2.yaml" $D --partition jobA --horizon 0 --relabel-budget 0.3 --json
+expect_json "$H_OK and k['collective_us'] == min(x['collective_us'] for x in c) and k['kind'] != 'keep' and len(c) >= 3 and any(x['kind'] == 'alternative' for x in c)" \
+	$OFC plan "$TMP/part2.yaml" $D --partition jobA --horizon 1e12 --relabel-budget 0.3 --json
+# A limit: only the circuits in place fit.
+expect_json "$H_OK and k['kind'] == 'keep' and all(x['fits'] == (x['moves'] <= 1) for x in c)" \
+	$OFC plan "$TMP/part2.yaml" $D --partition jobA --horizon 1e12 --max-moves 1 --relabel-budget 0.3 --json
+same_as A A.2
+same_as B B.1
 # A whole-fabric topology whose circuits join the two jobs: a partition on
 # its own cannot be planned from there (it would cut jobB's circuits).
 sed -e 's/^partitions:/topology: torus:8x8\npartitions:/' "$CFG" >"$TMP/whole.yaml"
