@@ -119,10 +119,6 @@ static void candidate_free(struct ctl_candidate *k)
 	k->circuits = NULL;
 }
 
-/* Topology g (taken over) as a candidate: its port permutations and
- * circuits on the fabric's wiring, renumbered to keep circuits when asked,
- * then its moves. The fabric is copied shallowly, so f itself is not
- * touched; the candidate keeps the graph, ports and circuits. */
 /* A partition's candidate: its circuits over the members (renumbered when
  * asked), and the moves of aiming the partition at them (ctl_partition's
  * plan, so every check of a partition plan applies). */
@@ -159,6 +155,11 @@ static int price_partition_topology(const struct scope *sc, struct graph *g,
 	return rc;
 }
 
+/* Topology g (taken over) as a candidate: its port permutations and
+ * circuits on the fabric's wiring, renumbered to keep circuits when asked,
+ * then its moves. The fabric is copied shallowly, so f itself is not
+ * touched; the candidate keeps the graph, ports and circuits. A
+ * partition's: price_partition_topology. */
 static int price_topology(const struct scope *sc, struct graph *g, struct ctl_candidate *k,
 			  struct ofc_error *err)
 {
@@ -334,7 +335,10 @@ static void add_alternatives(const struct scope *sc, struct ctl_choice *ch)
 		if (best == fr.n)
 			break;
 		t[best] = -1;
-		if (strcmp(fr.front[best].spec, ch->cand[0].spec) == 0)
+		/* Not the requested topology again, nor the one in place. */
+		if (strcmp(fr.front[best].spec, ch->cand[0].spec) == 0 ||
+		    (ch->n > 1 && ch->cand[1].kind == CHOICE_KEEP &&
+		     strcmp(fr.front[best].spec, ch->cand[1].spec) == 0))
 			continue;
 		struct graph *g;
 		struct ctl_candidate *k = &ch->cand[ch->n];

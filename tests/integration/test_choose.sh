@@ -75,6 +75,7 @@ def check(j, mt, mm, ring_us, torus_us):
     assert keep["topology"] == "circulant:64:1,2" and keep["moves"] == 0
     assert abs(keep["collective_us"] - ring_us) < 1e-6 * ring_us, (keep, ring_us)
     assert "alltoall" in ch["not_priced"] and "allreduce" in ch["priced"]
+    assert not [k for k in c if k["kind"] == "alternative" and k["topology"] in (keep["topology"], req["topology"])]
     return True
 PY
 
