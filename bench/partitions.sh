@@ -90,3 +90,38 @@ rows = [[float(x) for x in l.strip().strip('|').split('|')[1:]] for l in open(sy
 m = [statistics.median(c) for c in zip(*rows)]
 print('| median | %d | %.3f | %.3f | %.1f | %d | %.3f | %.3f | %.1f | %.2f | %.2f |' % tuple(m))
 EOF
+
+# The per-command overhead alone: requests that change nothing (0
+# operations) on a fabric already at its target, interleaved so that the
+# machine's other work falls on all three alike; median of ROUNDS x 3.
+start
+$OFC --socket "$TMP/s" apply "$TMP/part.yaml" >/dev/null 2>&1
+us() {
+	t0=$(date +%s%N)
+	"$@" >/dev/null 2>&1 || echo "FAILED: $*" >&2
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000))
+}
+: >"$TMP/zero"
+i=0
+while [ $i -lt $((3 * ROUNDS)) ]; do
+	echo "apply $(us $OFC --socket "$TMP/s" apply "$TMP/part.yaml")" >>"$TMP/zero"
+	echo "jobA $(us $OFC --socket "$TMP/s" reconfigure --partition jobA)" >>"$TMP/zero"
+	echo "jobB $(us $OFC --socket "$TMP/s" reconfigure --partition jobB)" >>"$TMP/zero"
+	echo "status $(us $OFC --socket "$TMP/s" status)" >>"$TMP/zero"
+	i=$((i + 1))
+done
+stop
+echo
+echo "| request with 0 operations | median ms | min ms | max ms |"
+echo "|---|---:|---:|---:|"
+python3 - "$TMP/zero" <<'EOF'
+import collections, statistics, sys
+t = collections.defaultdict(list)
+for l in open(sys.argv[1]):
+    k, v = l.split()
+    t[k].append(int(v) / 1000)
+for k, name in (("apply", "apply of the whole config"), ("jobA", "reconfigure --partition jobA"),
+                ("jobB", "reconfigure --partition jobB"), ("status", "status (a read, for scale)")):
+    print("| %s | %.1f | %.1f | %.1f |" % (name, statistics.median(t[k]), min(t[k]), max(t[k])))
+EOF
