@@ -41,6 +41,13 @@ struct nkey {
 struct ws {
 	const struct graph *g;
 	struct graph *gt; /* in-neighbours */
+	/* The second side: g again for automorphisms, another graph for an
+	 * isomorphism (then iso, and the leaf check is iso_check). */
+	const struct graph *gb;
+	struct graph *gbt;
+	bool iso;
+	double deadline; /* now_seconds() limit, 0: none (refinement budget only) */
+	uint32_t depth;	 /* of the search: nodes individualised */
 	uint32_t n;
 	struct nkey *ka, *kb;
 	uint32_t *nb; /* neighbour colours of one node */
@@ -89,13 +96,15 @@ static uint64_t neighbour_hash(struct ws *w, const struct graph *g, uint32_t u, 
 	return mix(h, k);
 }
 
-/* One round: keys of every node, sorted (into key). */
-static void round_keys(struct ws *w, const uint32_t *col, struct nkey *key)
+/* One round over g (out-) and gt (in-neighbours): keys of every node,
+ * sorted (into key). */
+static void round_keys(struct ws *w, const struct graph *g, const struct graph *gt,
+		       const uint32_t *col, struct nkey *key)
 {
 	for (uint32_t u = 0; u < w->n; u++) {
-		uint64_t h = neighbour_hash(w, w->g, u, col, 0x51ed27d5u);
+		uint64_t h = neighbour_hash(w, g, u, col, 0x51ed27d5u);
 
-		key[u].h = neighbour_hash(w, w->gt, u, col, h);
+		key[u].h = neighbour_hash(w, gt, u, col, h);
 		key[u].col = col[u];
 		key[u].node = u;
 	}
@@ -121,7 +130,7 @@ static uint32_t refine(struct ws *w, uint32_t *col, uint32_t ncol)
 	for (;;) {
 		uint32_t k;
 
-		round_keys(w, col, w->ka);
+		round_keys(w, w->g, w->gt, col, w->ka);
 		k = recolour(w->ka, w->n, col);
 		if (k == ncol)
 			return k;
@@ -136,8 +145,8 @@ static bool refine_pair(struct ws *w, uint32_t *ca, uint32_t *cb, uint32_t *ncol
 	for (;;) {
 		uint32_t k;
 
-		round_keys(w, ca, w->ka);
-		round_keys(w, cb, w->kb);
+		round_keys(w, w->g, w->gt, ca, w->ka);
+		round_keys(w, w->gb, w->gbt, cb, w->kb);
 		for (uint32_t i = 0; i < w->n; i++)
 			if (w->ka[i].col != w->kb[i].col || w->ka[i].h != w->kb[i].h)
 				return false;
@@ -185,6 +194,28 @@ static bool arc_map(struct ws *w, const uint32_t *map, uint32_t *amap)
 	return true;
 }
 
+/* Is map an isomorphism from g onto gb (arc multisets kept)? */
+static bool iso_check(struct ws *w, const uint32_t *map)
+{
+	const struct graph *a = w->g, *b = w->gb;
+
+	for (uint32_t u = 0; u < w->n; u++) {
+		uint32_t hu = map[u], d = graph_outdeg(a, u);
+
+		if (graph_outdeg(b, hu) != d)
+			return false;
+		for (uint32_t i = 0; i < d; i++) {
+			w->pa[i] = map[a->adj[a->off[u] + i]];
+			w->pb[i] = b->adj[b->off[hu] + i];
+		}
+		qsort(w->pa, d, sizeof(uint64_t), cmp_u64);
+		qsort(w->pb, d, sizeof(uint64_t), cmp_u64);
+		if (memcmp(w->pa, w->pb, d * sizeof(uint64_t)) != 0)
+			return false;
+	}
+	return true;
+}
+
 /* An automorphism taking partition ca onto cb (refined, same shape). */
 static bool search(struct ws *w, const uint32_t *ca, const uint32_t *cb, uint32_t ncol,
 		   uint32_t *map, uint32_t *amap)
@@ -197,7 +228,7 @@ static bool search(struct ws *w, const uint32_t *ca, const uint32_t *cb, uint32_
 			w->inv[cb[u]] = u;
 		for (uint32_t u = 0; u < n; u++)
 			map[u] = w->inv[ca[u]];
-		return arc_map(w, map, amap);
+		return w->iso ? iso_check(w, map) : arc_map(w, map, amap);
 	}
 	/* The first non-singleton cell, and its first node in ca. */
 	uint32_t *size = xcalloc(ncol, sizeof(uint32_t));
@@ -216,7 +247,7 @@ static bool search(struct ws *w, const uint32_t *ca, const uint32_t *cb, uint32_
 
 		if (cb[y] != cell)
 			continue;
-		if (w->budget == 0) {
+		if (w->budget == 0 || (w->deadline > 0 && now_seconds() > w->deadline)) {
 			w->cut = true;
 			break;
 		}
@@ -225,8 +256,15 @@ static bool search(struct ws *w, const uint32_t *ca, const uint32_t *cb, uint32_
 		memcpy(b2, cb, n * sizeof(uint32_t));
 		a2[x] = ncol;
 		b2[y] = ncol;
-		if (refine_pair(w, a2, b2, &k))
+		if (refine_pair(w, a2, b2, &k)) {
+			w->depth++;
 			found = search(w, a2, b2, k, map, amap);
+			w->depth--;
+		}
+		/* The first node of a vertex-transitive graph can go anywhere:
+		 * when one place fails, every place does. */
+		if (w->iso && w->depth == 0 && w->g->vertex_transitive)
+			break;
 	}
 	free(a2);
 	return found;
@@ -348,7 +386,7 @@ static void orbits(const struct elems *e, uint32_t n, size_t stride, const uint3
 void graph_automorphisms(const struct graph *g, uint32_t max_order, struct graph_group *grp)
 {
 	uint32_t n = g->n, m = g->m, maxdeg = 1;
-	struct ws w = {.g = g, .n = n};
+	struct ws w = {.g = g, .gb = g, .n = n};
 
 	memset(grp, 0, sizeof(*grp));
 	grp->n = n;
@@ -357,6 +395,7 @@ void graph_automorphisms(const struct graph *g, uint32_t max_order, struct graph
 		if (graph_outdeg(g, u) > maxdeg)
 			maxdeg = graph_outdeg(g, u);
 	w.gt = graph_transpose(g);
+	w.gbt = w.gt;
 	for (uint32_t u = 0; u < n; u++)
 		if (graph_outdeg(w.gt, u) > maxdeg)
 			maxdeg = graph_outdeg(w.gt, u);
@@ -528,4 +567,41 @@ void graph_group_free(struct graph_group *grp)
 	free(grp->orbit);
 	free(grp->arc_orbit);
 	memset(grp, 0, sizeof(*grp));
+}
+
+bool graph_isomorphism(const struct graph *a, const struct graph *b, double deadline, uint32_t *map)
+{
+	uint32_t n = a->n, maxdeg = 1, ncol = n ? 1 : 0;
+	struct ws w = {.g = a, .gb = b, .n = n, .iso = true, .deadline = deadline};
+	bool found = false;
+
+	if (b->n != n || b->m != a->m)
+		return false;
+	w.gt = graph_transpose(a);
+	w.gbt = graph_transpose(b);
+	const struct graph *all[4] = {a, b, w.gt, w.gbt};
+	for (int k = 0; k < 4; k++)
+		for (uint32_t u = 0; u < n; u++)
+			if (graph_outdeg(all[k], u) > maxdeg)
+				maxdeg = graph_outdeg(all[k], u);
+	w.ka = xmalloc(((size_t)n + 1) * sizeof(struct nkey));
+	w.kb = xmalloc(((size_t)n + 1) * sizeof(struct nkey));
+	w.nb = xmalloc((size_t)maxdeg * sizeof(uint32_t));
+	w.inv = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+	w.pa = xmalloc((size_t)maxdeg * sizeof(uint64_t));
+	w.pb = xmalloc((size_t)maxdeg * sizeof(uint64_t));
+	w.budget = UINT64_MAX;
+	uint32_t *ca = xcalloc(2 * ((size_t)n + 1), sizeof(uint32_t)), *cb = ca + n + 1;
+	if (refine_pair(&w, ca, cb, &ncol))
+		found = search(&w, ca, cb, ncol, map, NULL);
+	free(ca);
+	free(w.ka);
+	free(w.kb);
+	free(w.nb);
+	free(w.inv);
+	free(w.pa);
+	free(w.pb);
+	graph_free(w.gt);
+	graph_free(w.gbt);
+	return found;
 }

@@ -15,7 +15,10 @@
  * mapping with three random trades (iterated local search); the search
  * stops at once when every arc is kept (nothing can do better), when the
  * budget runs out, or after max_rounds. The identity is the floor: a result
- * never keeps fewer arcs than leaving the labels alone. */
+ * never keeps fewer arcs than leaving the labels alone. Before any round,
+ * when both graphs have as many arcs, an isomorphism search
+ * (graph_isomorphism, topo/automorph.c) gets a quarter of the budget: a
+ * relabelled copy is then found exactly, whatever the greedy could read. */
 #include "topo/topo.h"
 
 #include <stdlib.h>
@@ -512,6 +515,22 @@ int topo_relabel(const struct graph *cur, const struct graph *target, const stru
 		r->map[u] = u;
 	r->kept_identity = r->kept = kept_all(&s, r->map);
 
+	/* A relabelled copy is found exactly by an isomorphism search
+	 * (individualisation and refinement, topo/automorph.c), which reads
+	 * structure the greedy's 2-path tie-break cannot (generalized Kautz:
+	 * groups of nodes sharing their out-neighbours). A quarter of the
+	 * budget at most: graphs that are not copies usually fail at once, but
+	 * regular ones of one degree can make it backtrack. */
+	if (n && r->kept < r->arcs && cur->m == target->m &&
+	    graph_isomorphism(target, cur, t0 + (s.deadline - t0) / 4, s.map)) {
+		uint64_t k = kept_all(&s, s.map);
+
+		r->iso = true;
+		if (k > r->kept) {
+			r->kept = k;
+			memcpy(r->map, s.map, (size_t)n * sizeof(uint32_t));
+		}
+	}
 	uint32_t root = 0;
 	for (uint32_t u = 1; u < n; u++) /* the best-connected node anchors best */
 		if (s.t.uoff[u + 1] - s.t.uoff[u] > s.t.uoff[root + 1] - s.t.uoff[root])
@@ -540,8 +559,7 @@ int topo_relabel(const struct graph *cur, const struct graph *target, const stru
 	return 0;
 }
 
-uint64_t topo_relabel_kept(const struct graph *cur, const struct graph *target,
-			   const uint32_t *map)
+uint64_t topo_relabel_kept(const struct graph *cur, const struct graph *target, const uint32_t *map)
 {
 	struct search s = {.n = target->n};
 	uint64_t k;

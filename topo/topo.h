@@ -182,6 +182,7 @@ struct relabel_result {
 	uint64_t kept;		/* of which in place under map */
 	uint64_t kept_identity; /* ... under the identity */
 	bool complete;		/* every arc kept: nothing can do better */
+	bool iso;		/* found by the isomorphism search (a relabelled copy) */
 	uint32_t rounds;
 	double seconds;
 };
@@ -216,6 +217,12 @@ struct graph_group {
  * subgroup when Aut(g) is larger, then complete is false). */
 void graph_automorphisms(const struct graph *g, uint32_t max_order, struct graph_group *grp);
 void graph_group_free(struct graph_group *grp);
+/* An isomorphism from a onto b (map[u]: b's node for a's node u, n
+ * entries), by the same individualisation and refinement, with full
+ * backtracking until deadline (now_seconds(); 0: none). false when there
+ * is none, or none was found in time. */
+bool graph_isomorphism(const struct graph *a, const struct graph *b, double deadline,
+		       uint32_t *map);
 
 /* ---- output ------------------------------------------------------------- */
 

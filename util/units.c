@@ -213,3 +213,15 @@ void fmt_duration(char *buf, size_t n, double seconds)
 	}
 	fmt_scaled(buf, n, seconds, m, u, ARRAY_SIZE(m));
 }
+
+void fmt_duration_long(char *buf, size_t n, double seconds)
+{
+	if (seconds < 600)
+		fmt_duration(buf, n, seconds);
+	else if (seconds < 7200)
+		snprintf(buf, n, "%.1f min", seconds / 60);
+	else if (seconds < 3 * 86400)
+		snprintf(buf, n, "%.1f h", seconds / 3600);
+	else
+		snprintf(buf, n, "%.1f days", seconds / 86400);
+}

@@ -198,6 +198,8 @@ int parse_u32(const char *s, uint32_t *v);
 void fmt_size(char *buf, size_t n, uint64_t bytes);
 void fmt_rate(char *buf, size_t n, double bits_per_s);
 void fmt_duration(char *buf, size_t n, double seconds);
+/* ... and past 10 minutes in minutes, hours or days ("5.3 h"). */
+void fmt_duration_long(char *buf, size_t n, double seconds);
 
 /* ---- files ------------------------------------------------------------- */
 

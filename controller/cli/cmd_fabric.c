@@ -176,7 +176,7 @@ static void write_plan_text(const struct ctl *c, FILE *out)
 	if (est > 0) {
 		char buf[32];
 
-		fmt_duration(buf, sizeof(buf), est);
+		fmt_duration_long(buf, sizeof(buf), est);
 		fprintf(out, " (switching time about %s)", buf);
 	}
 	fprintf(out, "\n");
@@ -214,7 +214,91 @@ static void write_plan_text(const struct ctl *c, FILE *out)
 		fprintf(out, "(no switch or ring of this fabric has a driver: nothing to drive)\n");
 }
 
-static void write_plan_json(const struct ctl *c, FILE *out, const struct fabric_relabel *rel)
+static const char *choice_kind(enum ctl_choice_kind k)
+{
+	return k == CHOICE_REQUESTED ? "requested" : k == CHOICE_KEEP ? "keep" : "alternative";
+}
+
+/* --horizon: the candidates, the chosen one marked, and why. */
+static void write_choice_text(const struct ctl_choice *ch, FILE *out)
+{
+	fprintf(out, "targets weighed over %g run%s of %s%s%s%s:\n", ch->horizon,
+		ch->horizon == 1 ? "" : "s", ch->priced, ch->left_out[0] ? " (" : "", ch->left_out,
+		ch->left_out[0] ? " not priced)" : "");
+	fprintf(out, "    %-50s %7s %12s %12s %12s\n", "target", "moves", "reconfigure",
+		"collectives", "total");
+	for (uint32_t i = 0; i < ch->n; i++) {
+		const struct ctl_candidate *k = &ch->cand[i];
+		char r[32], col[32], tot[32];
+
+		fmt_duration_long(r, sizeof(r), k->reconfig_s);
+		fmt_duration_long(col, sizeof(col), k->collective_us * 1e-6);
+		fmt_duration_long(tot, sizeof(tot), k->total_s);
+		fprintf(out, "  %c %-50s %7u %12s %12s %12s%s\n", (int)i == ch->chosen ? '*' : ' ',
+			k->label, k->moves, r, col, tot, k->fits ? "" : "  (over --max-moves)");
+	}
+	if (ch->not_candidate[0])
+		fprintf(out, "  (not kept as is: %s)\n", ch->not_candidate);
+	fprintf(out, "%s\n", ch->why);
+}
+
+static void write_choice_json(struct json_writer *w, const struct ctl_choice *ch)
+{
+	jw_key(w, "choice");
+	jw_obj_begin(w);
+	jw_key(w, "horizon");
+	jw_double(w, ch->horizon);
+	jw_key(w, "priced");
+	jw_str(w, ch->priced);
+	jw_key(w, "not_priced");
+	jw_str(w, ch->left_out);
+	jw_key(w, "chosen");
+	jw_uint(w, (uint64_t)ch->chosen);
+	jw_key(w, "why");
+	jw_str(w, ch->why);
+	jw_key(w, "in_place_not_candidate");
+	if (ch->not_candidate[0])
+		jw_str(w, ch->not_candidate);
+	else
+		jw_null(w);
+	jw_key(w, "candidates");
+	jw_arr_begin(w);
+	for (uint32_t i = 0; i < ch->n; i++) {
+		const struct ctl_candidate *k = &ch->cand[i];
+
+		jw_obj_begin(w);
+		jw_key(w, "kind");
+		jw_str(w, choice_kind(k->kind));
+		jw_key(w, "topology");
+		jw_str(w, k->spec);
+		jw_key(w, "label");
+		jw_str(w, k->label);
+		jw_key(w, "moves");
+		jw_uint(w, k->moves);
+		jw_key(w, "reconfig_seconds");
+		jw_double(w, k->reconfig_s);
+		jw_key(w, "collective_us");
+		jw_double(w, k->collective_us);
+		jw_key(w, "steps");
+		jw_uint(w, k->steps);
+		jw_key(w, "total_seconds");
+		jw_double(w, k->total_s);
+		jw_key(w, "renumbered");
+		jw_bool(w, k->relabelled);
+		jw_key(w, "links");
+		jw_uint(w, k->arcs);
+		jw_key(w, "kept");
+		jw_uint(w, k->kept);
+		jw_key(w, "fits");
+		jw_bool(w, k->fits);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_obj_end(w);
+}
+
+static void write_plan_json(const struct ctl *c, FILE *out, const struct fabric_relabel *rel,
+			    const struct ctl_choice *ch)
 {
 	struct json_writer w;
 
@@ -247,6 +331,8 @@ static void write_plan_json(const struct ctl *c, FILE *out, const struct fabric_
 		jw_double(&w, rel->seconds);
 		jw_obj_end(&w);
 	}
+	if (ch)
+		write_choice_json(&w, ch);
 	jw_key(&w, "devices");
 	jw_arr_begin(&w);
 	for (uint32_t i = 0; i < c->ndevs; i++) {
@@ -327,10 +413,14 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 	}
 	if (ctl_plan(fc.ctl, &err) < 0 || fabric_cmd_target(&fc, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
-	if (fc.json)
-		write_plan_json(fc.ctl, stdout, fc.relabel ? &fc.relabelled : NULL);
-	else
+	if (fc.json) {
+		write_plan_json(fc.ctl, stdout, fc.relabel && !fc.chose ? &fc.relabelled : NULL,
+				fc.chose ? &fc.choice : NULL);
+	} else {
+		if (fc.chose)
+			write_choice_text(&fc.choice, stdout);
 		write_plan_text(fc.ctl, stdout);
+	}
 	fabric_cmd_free(&fc);
 	return 0;
 }
@@ -440,7 +530,7 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 		return fabric_cmd_fail(&fc, &err);
 	if (fc.dry_run) {
 		if (fc.json)
-			write_plan_json(fc.ctl, stdout, fc.relabel ? &fc.relabelled : NULL);
+			write_plan_json(fc.ctl, stdout, fc.relabel ? &fc.relabelled : NULL, NULL);
 		else
 			write_plan_text(fc.ctl, stdout);
 		fabric_cmd_free(&fc);

@@ -56,12 +56,15 @@ int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc,
 			fc->json = true;
 			break;
 		case 'h': {
-			bool relabel = false;
+			bool relabel = false, choose = false;
 
-			for (const struct option *o = extra; o && o->name; o++)
+			for (const struct option *o = extra; o && o->name; o++) {
 				relabel |= o->val == 'R';
-			char *text = xasprintf("%s%s%s", help, fabric_cmd_options,
-					       relabel ? fabric_cmd_relabel_help : "");
+				choose |= o->val == 'H';
+			}
+			char *text = xasprintf("%s%s%s%s", help, fabric_cmd_options,
+					       relabel ? fabric_cmd_relabel_help : "",
+					       choose ? fabric_cmd_choose_help : "");
 
 			cli_help(cmd, text);
 			free(text);
@@ -150,6 +153,7 @@ int fabric_cmd_repair(struct fabric_cmd *fc, struct ofc_error *err)
 
 void fabric_cmd_free(struct fabric_cmd *fc)
 {
+	ctl_choice_free(&fc->choice);
 	ctl_close(fc->ctl);
 	fabric_free(fc->fabric);
 	free(fc->state_dir);
@@ -220,6 +224,25 @@ int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg)
 		fc->max_moves_set = true;
 		return 0;
 	}
+	if (c == 'H') {
+		char *end;
+
+		errno = 0;
+		fc->horizon = strtod(arg, &end);
+		if (errno || end == arg || *end || !(fc->horizon >= 0) || fc->horizon > 1e12)
+			return cli_usage_error(fc->cmd,
+					       "bad --horizon '%s': expected how many times the "
+					       "collectives run (a number, 0 or more)",
+					       arg);
+		fc->horizon_set = true;
+		return 0;
+	}
+	if (c == 'A') {
+		if (cli_opt_u32(fc->cmd, "alternatives", arg, 0, 16, NULL, &fc->alternatives))
+			return 2;
+		fc->alternatives_set = true;
+		return 0;
+	}
 	if (c == 't') {
 		if (cli_opt_duration(fc->cmd, "timeout", arg, &fc->timeout))
 			return 2;
@@ -239,8 +262,21 @@ const struct option fabric_cmd_relabel_options[] = {
     {"max-moves", required_argument, NULL, 'N'},
     {"no-relabel", no_argument, NULL, 'U'},
     {"partition", required_argument, NULL, 'P'},
+    {"horizon", required_argument, NULL, 'H'},
+    {"alternatives", required_argument, NULL, 'A'},
     {0},
 };
+
+const char fabric_cmd_choose_help[] =
+    "  --horizon RUNS           weigh moves against collective time: plan the target\n"
+    "                           with the least switching time + RUNS x the predicted\n"
+    "                           time of the config's collectives, among the config's\n"
+    "                           topology (renumbered unless --no-relabel), the circuits\n"
+    "                           in place and the finder's alternatives (with\n"
+    "                           --partition: the partition's); with --max-moves,\n"
+    "                           only targets within it\n"
+    "  --alternatives K         how many of the finder's topologies to weigh too\n"
+    "                           (default 3, 0 for none)\n";
 
 const char fabric_cmd_relabel_help[] =
     "  --relabel                the topology is wanted up to the numbering of its nodes:\n"
@@ -252,6 +288,7 @@ const char fabric_cmd_relabel_help[] =
     "  --max-moves N            refuse a plan of more than N operations (a robotic\n"
     "                           patch panel moves one circuit at a time): nothing is\n"
     "                           changed, the error gives the count and switching time\n"
+    "                           (with --horizon: weigh only targets within N)\n"
     "  --partition NAME         this partition alone (the config's partitions:): its\n"
     "                           topology on its ports; every other circuit stays\n";
 
@@ -267,7 +304,7 @@ static int check_moves(const struct fabric_cmd *fc, struct ofc_error *err)
 	for (uint32_t i = 0; i < fc->ctl->ndevs; i++)
 		est += fc->ctl->devs[i].est_seconds;
 	if (est > 0)
-		fmt_duration(buf, sizeof(buf), est);
+		fmt_duration_long(buf, sizeof(buf), est);
 	return ofc_error_set(err, OFC_E_RUNTIME,
 			     "reaching %s takes %u operation%s%s%s%s, more than --max-moves %u; "
 			     "nothing was changed%s",
@@ -279,8 +316,23 @@ static int check_moves(const struct fabric_cmd *fc, struct ofc_error *err)
 			     fc->relabel ? "" : " (--relabel may keep more circuits in place)");
 }
 
-/* --partition: aim at that partition alone. */
-static int target_partition(struct fabric_cmd *fc, struct ofc_error *err)
+/* What --relabel saved, on stderr. */
+static void relabel_report(const struct fabric_cmd *fc, uint32_t before)
+{
+	const struct fabric_relabel *r = &fc->relabelled;
+
+	fprintf(stderr,
+		"relabelled: %u operation%s instead of %u; %llu of %llu links stay in "
+		"place (%llu with the config's numbering), %u node%s renumbered%s\n",
+		ctl_plan_size(fc->ctl), ctl_plan_size(fc->ctl) == 1 ? "" : "s", before,
+		(unsigned long long)r->kept, (unsigned long long)r->arcs,
+		(unsigned long long)r->kept_identity, r->moved_nodes,
+		r->moved_nodes == 1 ? "" : "s",
+		r->complete ? "" : " (best found within the budget)");
+}
+
+/* --partition NAME's partition, or a usage error naming those there are. */
+static const struct partition *find_partition(const struct fabric_cmd *fc, struct ofc_error *err)
 {
 	const struct fabric *f = fc->ctl->fabric;
 	const struct partition *p = fabric_find_partition(f, fc->partition);
@@ -293,19 +345,61 @@ static int target_partition(struct fabric_cmd *fc, struct ofc_error *err)
 			      f->file, f->npartitions ? "the partitions " : "no partitions",
 			      names.len ? names.buf : "");
 		sb_free(&names);
-		return -1;
 	}
-	if (fc->relabel)
-		return ofc_error_set(err, OFC_E_USAGE,
-				     "--relabel with --partition: renumbering within a "
-				     "partition is not built yet");
-	if (ctl_partition(fc->ctl, p, err) < 0)
+	return p;
+}
+
+/* --partition: aim at that partition alone. */
+static int target_partition(struct fabric_cmd *fc, struct ofc_error *err)
+{
+	const struct partition *p = find_partition(fc, err);
+
+	if (!p)
 		return -1;
-	if (!fc->json)
+	struct relabel_opts o = {.budget_s = fc->relabel_budget > 0 ? fc->relabel_budget : 2};
+	uint32_t before = 0;
+
+	if (fc->relabel) {
+		/* What the members' own numbering would take, for the report. */
+		if (ctl_partition(fc->ctl, p, NULL, NULL, err) < 0)
+			return -1;
+		before = ctl_plan_size(fc->ctl);
+	}
+	if (ctl_partition(fc->ctl, p, fc->relabel ? &o : NULL, &fc->relabelled, err) < 0)
+		return -1;
+	if (!fc->json) {
 		fprintf(stderr, "partition %s: topology %s on its %u member%s; %u operation%s\n",
 			p->name, p->topology.spec, p->nmembers, p->nmembers == 1 ? "" : "s",
 			ctl_plan_size(fc->ctl), ctl_plan_size(fc->ctl) == 1 ? "" : "s");
+		if (fc->relabel)
+			relabel_report(fc, before);
+	}
 	return check_moves(fc, err);
+}
+
+/* --horizon: the cheapest target all told (ctl_choose), shown with the
+ * plan (text: the table on stdout before it; JSON: "choice"). */
+static int target_choose(struct fabric_cmd *fc, const struct relabel_opts *ro,
+			 struct ofc_error *err)
+{
+	struct ctl_choice_opts o = {
+	    .horizon = fc->horizon,
+	    .relabel = !fc->no_relabel,
+	    .relabel_opts = *ro,
+	    .alternatives = fc->alternatives_set ? fc->alternatives : 3,
+	    .max_moves = fc->max_moves,
+	    .max_moves_set = fc->max_moves_set,
+	};
+
+	if (fc->partition && !(o.partition = find_partition(fc, err)))
+		return -1;
+
+	if (fc->relabel && fc->no_relabel)
+		return ofc_error_set(err, OFC_E_USAGE, "--relabel and --no-relabel contradict");
+	if (ctl_choose(fc->ctl, &o, &fc->choice, err) < 0)
+		return -1;
+	fc->chose = true;
+	return 0;
 }
 
 int fabric_cmd_target(struct fabric_cmd *fc, struct ofc_error *err)
@@ -314,6 +408,10 @@ int fabric_cmd_target(struct fabric_cmd *fc, struct ofc_error *err)
 	uint32_t before = ctl_plan_size(fc->ctl);
 	const struct fabric *f = fc->ctl->fabric;
 
+	if (fc->alternatives_set && !fc->horizon_set)
+		return ofc_error_set(err, OFC_E_USAGE, "--alternatives goes with --horizon");
+	if (fc->horizon_set)
+		return target_choose(fc, &o, err);
 	if (fc->partition)
 		return target_partition(fc, err);
 	/* The last commit renumbered this topology to keep circuits: keep its
@@ -341,18 +439,8 @@ int fabric_cmd_target(struct fabric_cmd *fc, struct ofc_error *err)
 		return check_moves(fc, err);
 	if (ctl_relabel(fc->ctl, &o, &fc->relabelled, err) < 0)
 		return -1;
-	if (!fc->json) {
-		const struct fabric_relabel *r = &fc->relabelled;
-
-		fprintf(stderr,
-			"relabelled: %u operation%s instead of %u; %llu of %llu links stay in "
-			"place (%llu with the config's numbering), %u node%s renumbered%s\n",
-			ctl_plan_size(fc->ctl), ctl_plan_size(fc->ctl) == 1 ? "" : "s", before,
-			(unsigned long long)r->kept, (unsigned long long)r->arcs,
-			(unsigned long long)r->kept_identity, r->moved_nodes,
-			r->moved_nodes == 1 ? "" : "s",
-			r->complete ? "" : " (best found within the budget)");
-	}
+	if (!fc->json)
+		relabel_report(fc, before);
 	return check_moves(fc, err);
 }
 

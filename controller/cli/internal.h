@@ -107,7 +107,13 @@ struct fabric_cmd {
 	bool max_moves_set;
 	const char *partition;		  /* plan, apply, try: this partition alone */
 	struct fabric_relabel relabelled; /* what --relabel found */
-	double rate_scale;		  /* testbed up: --rate-scale (0: the config's) */
+	double horizon;			  /* plan --horizon: runs to weigh moves against */
+	bool horizon_set;
+	uint32_t alternatives; /* plan --alternatives (default 3) */
+	bool alternatives_set;
+	struct ctl_choice choice; /* what --horizon chose */
+	bool chose;
+	double rate_scale; /* testbed up: --rate-scale (0: the config's) */
 	struct fabric *fabric;
 	struct ctl *ctl;
 };
@@ -122,6 +128,8 @@ int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg);
  * for plan, apply and try. */
 extern const struct option fabric_cmd_relabel_options[];
 extern const char fabric_cmd_relabel_help[];
+/* ... and plan's --horizon and --alternatives (ctl_choose). */
+extern const char fabric_cmd_choose_help[];
 /* After ctl_plan, the target those options ask for: with --partition,
  * that partition alone; with --relabel, renumbered to keep circuits (what
  * it saved on stderr, text, or in the JSON later); then --max-moves. */

@@ -95,18 +95,10 @@ int fabric_circuits(struct fabric *f, struct ofc_error *err)
 	return rc;
 }
 
-int partition_circuits(const struct fabric *f, const struct partition *p, struct circuit **out,
-		       uint32_t *nout, struct ofc_error *err)
+/* The checks every partition's circuits need: a topology, whole hosts. */
+static int partition_check(const struct fabric *f, const struct partition *p, struct ofc_error *err)
 {
-	const struct topo_target *t = &p->topology;
-	struct graph *g = NULL;
-	struct port_map pm = {0};
-	uint32_t mp;
-	int rc = -1;
-
-	*out = NULL;
-	*nout = 0;
-	if (!t->present)
+	if (!p->topology.present)
 		return at(err, f, p->loc, "partition '%s' has no topology", p->name);
 	for (uint32_t m = 0; m < p->nmembers; m++)
 		if (p->member_port[m] != NONE)
@@ -114,23 +106,28 @@ int partition_circuits(const struct fabric *f, const struct partition *p, struct
 				  "partition '%s': circuits for single host ports ('%s') are not "
 				  "supported yet; name whole hosts",
 				  p->name, p->members[m]);
-	struct ofc_error sub;
+	return 0;
+}
 
-	ofc_error_clear(&sub);
-	if (topo_build(t->spec, &g, &sub) < 0 || topo_ports(g, &pm, &sub) < 0) {
-		graph_free(g);
-		port_map_free(&pm);
-		return at(err, f, t->spec_loc, "partition '%s': topology '%s': %s", p->name,
-			  t->spec, sub.msg);
-	}
+int partition_circuits_ports(const struct fabric *f, const struct partition *p,
+			     const struct port_map *pm, struct circuit **out, uint32_t *nout,
+			     struct ofc_error *err)
+{
+	const struct topo_target *t = &p->topology;
+	uint32_t mp;
+
+	*out = NULL;
+	*nout = 0;
+	if (partition_check(f, p, err) < 0)
+		return -1;
 	uint32_t *by = index_host_ports(f, &mp);
-	struct circuit *c = xcalloc((size_t)pm.n * pm.d + 1, sizeof(*c));
+	struct circuit *c = xcalloc((size_t)pm->n * pm->d + 1, sizeof(*c));
 	uint32_t n = 0;
 
-	for (uint32_t j = 0; j < pm.d; j++)
-		for (uint32_t u = 0; u < pm.n; u++) {
+	for (uint32_t j = 0; j < pm->d; j++)
+		for (uint32_t u = 0; u < pm->n; u++) {
 			uint32_t hu = p->member_host[u],
-				 hv = p->member_host[pm.to[(size_t)j * pm.n + u]];
+				 hv = p->member_host[pm->to[(size_t)j * pm->n + u]];
 			uint32_t ia = j < mp ? by[(size_t)hu * mp + j] : NONE;
 			uint32_t ib = j < mp ? by[(size_t)hv * mp + j] : NONE;
 
@@ -142,7 +139,8 @@ int partition_circuits(const struct fabric *f, const struct partition *p, struct
 				   "%s:%u, which are not wired to one switch",
 				   p->name, t->spec, f->hosts[hu].name, j, f->hosts[hv].name, j);
 				free(c);
-				goto out;
+				free(by);
+				return -1;
 			}
 			c[n++] = (struct circuit){.sw = f->wiring[ia].sw,
 						  .in_port = f->wiring[ia].sw_port,
@@ -152,11 +150,50 @@ int partition_circuits(const struct fabric *f, const struct partition *p, struct
 						  .dst_host = hv,
 						  .dst_port = j};
 		}
+	free(by);
 	*out = c;
 	*nout = n;
-	rc = 0;
-out:
-	free(by);
+	return 0;
+}
+
+int partition_graph(const struct fabric *f, const struct partition *p, struct graph **g,
+		    struct ofc_error *err)
+{
+	const struct topo_target *t = &p->topology;
+	struct ofc_error sub;
+
+	*g = NULL;
+	if (partition_check(f, p, err) < 0)
+		return -1;
+	ofc_error_clear(&sub);
+	if (topo_build(t->spec, g, &sub) < 0) {
+		graph_free(*g);
+		*g = NULL;
+		return at(err, f, t->spec_loc, "partition '%s': topology '%s': %s", p->name,
+			  t->spec, sub.msg);
+	}
+	return 0;
+}
+
+int partition_circuits(const struct fabric *f, const struct partition *p, struct circuit **out,
+		       uint32_t *nout, struct ofc_error *err)
+{
+	struct graph *g;
+	struct port_map pm = {0};
+	struct ofc_error sub;
+	int rc;
+
+	*out = NULL;
+	*nout = 0;
+	if (partition_graph(f, p, &g, err) < 0)
+		return -1;
+	ofc_error_clear(&sub);
+	if (topo_ports(g, &pm, &sub) < 0) {
+		graph_free(g);
+		return at(err, f, p->topology.spec_loc, "partition '%s': topology '%s': %s",
+			  p->name, p->topology.spec, sub.msg);
+	}
+	rc = partition_circuits_ports(f, p, &pm, out, nout, err);
 	graph_free(g);
 	port_map_free(&pm);
 	return rc;

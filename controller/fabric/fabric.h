@@ -324,6 +324,15 @@ int fabric_circuits(struct fabric *f, struct ofc_error *err);
  * joins two ports of p's hosts, so it never touches another partition. */
 int partition_circuits(const struct fabric *f, const struct partition *p, struct circuit **out,
 		       uint32_t *nout, struct ofc_error *err);
+/* Partition p's topology graph (node i = member i), checked as
+ * partition_circuits checks it (caller frees). */
+int partition_graph(const struct fabric *f, const struct partition *p, struct graph **g,
+		    struct ofc_error *err);
+/* The cross-connects of port permutations pm over p's members (node i =
+ * member i), as partition_circuits makes them. */
+int partition_circuits_ports(const struct fabric *f, const struct partition *p,
+			     const struct port_map *pm, struct circuit **out, uint32_t *nout,
+			     struct ofc_error *err);
 /* A fabric without a topology of its own but with partitions: its
  * circuits are the union of theirs (partitions of whole hosts with a
  * topology; the others have none yet). Called by fabric_validate. */
@@ -348,6 +357,22 @@ struct fabric_relabel {
 };
 int fabric_relabel(struct fabric *f, const struct device_state *const *actual,
 		   const struct relabel_opts *o, struct fabric_relabel *rep, struct ofc_error *err);
+
+/* The host-level graph the switches hold now (actual[s] as for
+ * fabric_relabel): an arc u -> v per cross-connect from a port of u to a
+ * port of v, spec "in place" (caller frees). */
+struct graph *fabric_current_graph(const struct fabric *f,
+				   const struct device_state *const *actual);
+
+/* Partition p's circuits renumbered like fabric_relabel: which member
+ * plays which node of p's topology so that the most cross-connects between
+ * p's own ports stay (others' are not looked at), then port permutations
+ * seeded with them. topo: another topology for p's members than its own
+ * (NULL: p's). *out as partition_circuits (caller frees). */
+int partition_relabel(const struct fabric *f, const struct partition *p, const struct graph *topo,
+		      const struct device_state *const *actual, const struct relabel_opts *o,
+		      struct circuit **out, uint32_t *nout, struct fabric_relabel *rep,
+		      struct ofc_error *err);
 
 /* The MRR channels ring r's lightpaths need: an MRR adding the wavelength
  * at the source, one dropping it at the destination (fabric/rings.c). */

@@ -33,9 +33,9 @@ static uint32_t **index_switch_ports(const struct fabric *f)
  * to egress port of (v, k) is an arc u -> v, and a preference for port j
  * when k == j (circuits always join equal port numbers). */
 static void read_current(const struct fabric *f, const struct device_state *const *actual,
-			 struct current *cur)
+			 uint32_t d, struct current *cur)
 {
-	uint32_t n = f->nhosts, d = f->ports.d, **by = index_switch_ports(f), cap = 0;
+	uint32_t n = f->nhosts, **by = index_switch_ports(f), cap = 0;
 
 	for (uint32_t s = 0; s < f->nswitches; s++)
 		cap += actual[s] ? actual[s]->nxc : 0;
@@ -66,6 +66,18 @@ static void read_current(const struct fabric *f, const struct device_state *cons
 	free(by);
 }
 
+struct graph *fabric_current_graph(const struct fabric *f, const struct device_state *const *actual)
+{
+	struct current cur;
+
+	read_current(f, actual, f->ports.d, &cur);
+	struct graph *g = graph_from_arcs(f->nhosts, cur.m, cur.tails, cur.heads, "in place");
+	free(cur.tails);
+	free(cur.heads);
+	port_map_free(&cur.prefer);
+	return g;
+}
+
 /* f->graph with node u renamed map[u]. */
 static struct graph *renamed(const struct graph *g, const uint32_t *map)
 {
@@ -94,7 +106,7 @@ int fabric_relabel(struct fabric *f, const struct device_state *const *actual,
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "fabric %s has no switched target topology to relabel",
 				     f->name);
-	read_current(f, actual, &cur);
+	read_current(f, actual, f->ports.d, &cur);
 	struct graph *now = graph_from_arcs(f->nhosts, cur.m, cur.tails, cur.heads, "current");
 	int rc = topo_relabel(now, f->graph, o, &r, err);
 	graph_free(now);
@@ -124,5 +136,90 @@ int fabric_relabel(struct fabric *f, const struct device_state *const *actual,
 	free(cur.tails);
 	free(cur.heads);
 	port_map_free(&cur.prefer);
+	return rc;
+}
+
+int partition_relabel(const struct fabric *f, const struct partition *p, const struct graph *topo,
+		      const struct device_state *const *actual, const struct relabel_opts *o,
+		      struct circuit **out, uint32_t *nout, struct fabric_relabel *rep,
+		      struct ofc_error *err)
+{
+	struct graph *g;
+	struct current cur;
+	struct relabel_result r;
+	uint32_t nm = p->nmembers, *member = xmalloc(((size_t)f->nhosts + 1) * sizeof(uint32_t));
+	int rc;
+
+	memset(rep, 0, sizeof(*rep));
+	*out = NULL;
+	*nout = 0;
+	if (topo && topo->n != nm) {
+		free(member);
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "partition '%s': topology %s has %u nodes for %u members",
+				     p->name, topo->spec, topo->n, nm);
+	}
+	if (topo) {
+		uint32_t *tails = graph_arc_tails(topo);
+
+		g = graph_from_arcs(topo->n, topo->m, tails, topo->adj, topo->spec);
+		g->vertex_transitive = topo->vertex_transitive;
+		free(tails);
+	} else if (partition_graph(f, p, &g, err) < 0) {
+		free(member);
+		return -1;
+	}
+	uint32_t d = 0;
+	for (uint32_t u = 0; u < g->n; u++)
+		d = graph_outdeg(g, u) > d ? graph_outdeg(g, u) : d;
+	/* The links between p's members, in member numbers: another
+	 * partition's circuits are none of its business. */
+	memset(member, 0xff, ((size_t)f->nhosts + 1) * sizeof(uint32_t));
+	for (uint32_t m = 0; m < nm; m++)
+		member[p->member_host[m]] = m;
+	read_current(f, actual, d, &cur);
+	uint32_t k = 0;
+	for (uint32_t a = 0; a < cur.m; a++)
+		if (member[cur.tails[a]] != NONE && member[cur.heads[a]] != NONE) {
+			cur.tails[k] = member[cur.tails[a]];
+			cur.heads[k++] = member[cur.heads[a]];
+		}
+	struct port_map prefer = {.n = nm, .d = d};
+	prefer.to = xmalloc(((size_t)nm * d + 1) * sizeof(uint32_t));
+	for (uint32_t j = 0; j < d; j++)
+		for (uint32_t m = 0; m < nm; m++) {
+			uint32_t v = cur.prefer.to[(size_t)j * f->nhosts + p->member_host[m]];
+
+			prefer.to[(size_t)j * nm + m] = v == NONE ? NONE : member[v];
+		}
+	struct graph *now = graph_from_arcs(nm, k, cur.tails, cur.heads, "current");
+	rc = topo_relabel(now, g, o, &r, err);
+	graph_free(now);
+	if (rc == 0) {
+		struct graph *rg = renamed(g, r.map);
+		struct port_map pm;
+
+		rc = topo_ports_prefer(rg, &prefer, &pm, err);
+		if (rc == 0) {
+			rc = partition_circuits_ports(f, p, &pm, out, nout, err);
+			port_map_free(&pm);
+		}
+		graph_free(rg);
+		*rep = (struct fabric_relabel){.arcs = r.arcs,
+					       .kept_identity = r.kept_identity,
+					       .kept = r.kept,
+					       .complete = r.complete,
+					       .rounds = r.rounds,
+					       .seconds = r.seconds};
+		for (uint32_t u = 0; u < nm; u++)
+			rep->moved_nodes += r.map[u] != u;
+		relabel_result_free(&r);
+	}
+	graph_free(g);
+	free(member);
+	free(cur.tails);
+	free(cur.heads);
+	port_map_free(&cur.prefer);
+	port_map_free(&prefer);
 	return rc;
 }

@@ -505,7 +505,7 @@ static void run_mutation(struct ofcd *d, struct job *j)
 		goto out;
 	}
 	if (j->partition &&
-	    ctl_partition(nc, fabric_find_partition(ncfg->f, j->partition), &err) < 0) {
+	    ctl_partition(nc, fabric_find_partition(ncfg->f, j->partition), NULL, NULL, &err) < 0) {
 		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "%s", err.msg);
 		ctl_handover(nc, d->w_ctl);
 		goto out;

@@ -160,7 +160,7 @@ static struct ctl_device *add_device(struct ctl *c, const struct driver_cfg *d, 
 }
 
 /* The cross-connects switch s holds when the fabric is at its target. */
-static void switch_target(const struct fabric *f, uint32_t s, struct device_state *target)
+void ctl_switch_target(const struct fabric *f, uint32_t s, struct device_state *target)
 {
 	state_clear(target);
 	for (uint32_t k = 0; k < f->ncircuits; k++)
@@ -170,7 +170,7 @@ static void switch_target(const struct fabric *f, uint32_t s, struct device_stat
 }
 
 /* The testbed's circuits and routes at the fabric's target. */
-static void hosts_target(const struct fabric *f, struct device_state *target)
+void ctl_hosts_target(const struct fabric *f, struct device_state *target)
 {
 	struct hlink *links = xcalloc(f->ncircuits + 1, sizeof(*links));
 
@@ -208,7 +208,7 @@ int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struc
 		cd->cfg.ports = sw->ports;
 		cd->cfg.move_time = sw->kind == SWITCH_PATCH_PANEL ? sw->move_time : 0;
 		cd->op_seconds = sw->kind == SWITCH_PATCH_PANEL ? sw->move_time : sw->reconfig_time;
-		switch_target(f, s, &cd->target);
+		ctl_switch_target(f, s, &cd->target);
 	}
 	for (uint32_t r = 0; r < f->nrings; r++) {
 		const struct ring *ring = &f->rings[r];
@@ -239,7 +239,7 @@ int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struc
 		cd->cfg.host_ports = maxp;
 		testbed_shaping_recorded(c->state_dir, f->name, &cd->cfg.link_rate,
 					 &cd->cfg.link_latency);
-		hosts_target(f, &cd->target);
+		ctl_hosts_target(f, &cd->target);
 	}
 	for (uint32_t i = 0; i < c->ndevs; i++)
 		if (device_init(&c->devs[i].dev, &c->devs[i].cfg, err) < 0) {
@@ -423,10 +423,10 @@ int ctl_relabel(struct ctl *c, const struct relabel_opts *o, struct fabric_relab
 		struct ctl_device *cd = &c->devs[i];
 
 		if (cd->cfg.cls == DEV_SWITCH)
-			switch_target(f, (uint32_t)fabric_find_switch(f, cd->cfg.name),
-				      &cd->target);
+			ctl_switch_target(f, (uint32_t)fabric_find_switch(f, cd->cfg.name),
+					  &cd->target);
 		else if (cd->cfg.cls == DEV_HOSTS)
-			hosts_target(f, &cd->target);
+			ctl_hosts_target(f, &cd->target);
 	}
 	ctl_diff(c);
 	return 0;
@@ -462,13 +462,8 @@ static int check_partition_plan(const struct ctl_device *cd, const struct partit
 	return 0;
 }
 
-int ctl_partition(struct ctl *c, const struct partition *p, struct ofc_error *err)
+static int no_testbed(const struct ctl *c, const struct partition *p, struct ofc_error *err)
 {
-	const struct fabric *f = c->fabric;
-	struct circuit *pc;
-	uint32_t npc;
-	int rc = 0;
-
 	for (uint32_t i = 0; i < c->ndevs; i++)
 		if (c->devs[i].cfg.cls == DEV_HOSTS)
 			return ofc_error_set(err, OFC_E_RUNTIME,
@@ -476,14 +471,39 @@ int ctl_partition(struct ctl *c, const struct partition *p, struct ofc_error *er
 					     "cannot be reconfigured under a testbed yet (ofc "
 					     "testbed down first)",
 					     p->name);
-	if (partition_circuits(f, p, &pc, &npc, err) < 0)
-		return -1;
+	return 0;
+}
+
+const struct device_state **ctl_switch_states(const struct ctl *c)
+{
+	const struct fabric *f = c->fabric;
+	const struct device_state **actual = xcalloc((size_t)f->nswitches + 1, sizeof(*actual));
+
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		int s = c->devs[i].cfg.cls == DEV_SWITCH
+			    ? fabric_find_switch(f, c->devs[i].cfg.name)
+			    : -1;
+
+		if (s >= 0 && c->devs[i].read_ok)
+			actual[s] = &c->devs[i].actual;
+	}
+	return actual;
+}
+
+int ctl_partition_aim(struct ctl *c, const struct partition *p, const struct circuit *pc,
+		      uint32_t npc, struct ofc_error *err)
+{
+	const struct fabric *f = c->fabric;
+	int rc = no_testbed(c, p, err);
+
 	for (uint32_t i = 0; i < c->ndevs && rc == 0; i++) {
 		struct ctl_device *cd = &c->devs[i];
 		int s = cd->cfg.cls == DEV_SWITCH ? fabric_find_switch(f, cd->cfg.name) : -1;
 
 		if (s < 0) {
 			state_copy(&cd->target, &cd->actual); /* rings: untouched */
+			batch_free(&cd->plan);
+			cd->est_seconds = 0;
 			continue;
 		}
 		uint8_t *mine = partition_switch_ports(f, p, (uint32_t)s);
@@ -514,7 +534,6 @@ int ctl_partition(struct ctl *c, const struct partition *p, struct ofc_error *er
 		}
 		free(mine);
 	}
-	free(pc);
 	if (rc < 0) {
 		/* Nothing half-aimed: the whole fabric's target again. */
 		for (uint32_t i = 0; i < c->ndevs; i++)
@@ -523,6 +542,33 @@ int ctl_partition(struct ctl *c, const struct partition *p, struct ofc_error *er
 	}
 	c->partition = p;
 	return 0;
+}
+
+int ctl_partition(struct ctl *c, const struct partition *p, const struct relabel_opts *relabel,
+		  struct fabric_relabel *rep, struct ofc_error *err)
+{
+	const struct fabric *f = c->fabric;
+	struct circuit *pc;
+	uint32_t npc;
+	int rc;
+
+	if (no_testbed(c, p, err) < 0)
+		return -1;
+	if (relabel) {
+		const struct device_state **actual = ctl_switch_states(c);
+
+		rc = partition_relabel(f, p, NULL, actual, relabel, &pc, &npc, rep, err);
+		free(actual);
+		if (rc < 0)
+			return -1;
+	} else if (partition_circuits(f, p, &pc, &npc, err) < 0) {
+		return -1;
+	}
+	rc = ctl_partition_aim(c, p, pc, npc, err);
+	free(pc);
+	if (rc == 0)
+		c->relabelled = relabel != NULL;
+	return rc;
 }
 
 uint32_t ctl_plan_size(const struct ctl *c)

@@ -25,6 +25,19 @@ struct journal {
 	struct device_state *before, *target;
 };
 
+/* What switch s, and the testbed's hosts, hold when f is at its target
+ * (f->circuits), into *target (ctl.c; choose.c prices other targets). */
+void ctl_switch_target(const struct fabric *f, uint32_t s, struct device_state *target);
+void ctl_hosts_target(const struct fabric *f, struct device_state *target);
+
+/* The switches' last reads, indexed by the fabric's switch number (NULL
+ * where unread), for fabric_relabel and its kin; caller frees the array. */
+const struct device_state **ctl_switch_states(const struct ctl *c);
+/* ctl_partition's second half: aim partition p at the circuits pc (p's
+ * ports' cross-connects replaced by them, everything else as read). */
+int ctl_partition_aim(struct ctl *c, const struct partition *p, const struct circuit *pc,
+		      uint32_t npc, struct ofc_error *err);
+
 char *ctl_path(const char *state_dir, const char *fabric, const char *ext);
 const char *journal_phase_name(enum journal_phase p);
 /* states[i] belongs to c->devs[i]; topology is the spec they realise and

@@ -129,8 +129,79 @@ uint32_t ctl_plan_size(const struct ctl *c);
  * keep what they hold. Refused, with nothing planned: a cross-connect
  * joining one of p's ports to a port outside p (the whole fabric must be
  * planned first), and a testbed that is up. The plan is then checked to
- * touch p's ports alone, and the commit records p. */
-int ctl_partition(struct ctl *c, const struct partition *p, struct ofc_error *err);
+ * touch p's ports alone, and the commit records p. With relabel (else
+ * NULL), p's topology is renumbered over its members to keep the most
+ * cross-connects between p's ports (partition_relabel; *rep as
+ * ctl_relabel's). */
+int ctl_partition(struct ctl *c, const struct partition *p, const struct relabel_opts *relabel,
+		  struct fabric_relabel *rep, struct ofc_error *err);
+
+/* ---- choosing a target (reconfig/choose.c) --------------------------------
+ * Issue 15's trade-off: is the requested topology worth its moves? After
+ * ctl_plan, the candidates are the config's topology (renumbered to keep
+ * circuits unless o->relabel is false), the circuits in place (no move,
+ * when they connect every host), and up to o->alternatives members of the
+ * topology finder's Pareto frontier for the hosts' ports (renumbered the
+ * same way). Each is priced: its moves (the operations of its plan), its
+ * reconfiguration time (moves x each device's time per operation: a patch
+ * panel's move_time, an OCS's reconfig_time) and its predicted collective
+ * time (the config's allgather, reduce-scatter and allreduce, once each,
+ * by BFB's figures under the config's cost model, as `ofc schedule`
+ * prices them; all-to-all is left out). The choice minimises
+ * reconfiguration + horizon x collective time among the candidates of at
+ * most o->max_moves moves (when max_moves_set); none fitting is an error
+ * listing them. The chosen target becomes the plan (devs' targets and
+ * plans; f->graph, ports and circuits for a topology; for a partition,
+ * ctl_partition's plan of the chosen circuits). */
+enum ctl_choice_kind { CHOICE_REQUESTED = 1, CHOICE_KEEP, CHOICE_ALTERNATIVE };
+
+struct ctl_candidate {
+	enum ctl_choice_kind kind;
+	char spec[TOPO_MAX_SPEC + 1]; /* the topology ("in place" for KEEP) */
+	char label[TOPO_MAX_SPEC + 40];
+	uint32_t moves;	      /* operations of its plan */
+	double reconfig_s;    /* switching time of those operations */
+	double collective_us; /* one run of the priced collectives */
+	double total_s;	      /* reconfig_s + horizon x collective_us */
+	uint32_t steps;	      /* summed over the priced collectives */
+	bool relabelled;
+	uint64_t arcs, kept; /* links of the target, of them in place */
+	bool fits;	     /* within max_moves (true without it) */
+	/* private: the target, moved into the fabric when chosen */
+	struct graph *g;
+	struct port_map pm;
+	struct circuit *circuits;
+	uint32_t ncircuits;
+};
+
+struct ctl_choice_opts {
+	double horizon; /* runs of the collectives until the next reconfiguration */
+	bool relabel;	/* renumber topologies to keep circuits */
+	struct relabel_opts relabel_opts;
+	uint32_t alternatives; /* finder entries to consider (0: none) */
+	uint32_t max_moves;
+	bool max_moves_set;
+	/* This partition alone (NULL: the whole fabric): its topology, its
+	 * members (the finder for their count), the links between its ports
+	 * in place, its collectives (else the config's); the plan is
+	 * ctl_partition's, so nothing outside it changes. */
+	const struct partition *partition;
+};
+
+struct ctl_choice {
+	struct ctl_candidate *cand;
+	uint32_t n;
+	int chosen; /* index into cand */
+	double horizon;
+	char priced[160];	 /* "allreduce 64MiB" */
+	char left_out[160];	 /* collectives not priced, or "" */
+	char why[1024];		 /* one sentence: what was chosen and why */
+	char not_candidate[320]; /* why the circuits in place are not one, or "" */
+};
+
+int ctl_choose(struct ctl *c, const struct ctl_choice_opts *o, struct ctl_choice *ch,
+	       struct ofc_error *err);
+void ctl_choice_free(struct ctl_choice *ch);
 
 struct ctl_result {
 	uint64_t txn;

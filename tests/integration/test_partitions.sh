@@ -101,9 +101,80 @@ start_emu ocs-emu g --ports 256 --credentials configs/credentials/ocs0.cred --st
 D="--device ocs0=127.0.0.1:$g_port --state-dir $ST"
 expect_error 2 "ofc plan: --partition 'jobC': $CFG has the partitions 'jobA', 'jobB'" \
 	$OFC plan "$CFG" $D --partition jobC
-expect_exit 2 $OFC apply "$CFG" $D --partition jobA --relabel
 expect_exit 1 $OFC apply "$CFG" $D --partition jobA --max-moves 3
 same_as A A.2
+
+# ---- --relabel within a partition: jobA's nodes onto jobA's hosts -------------
+# shuffle_a IN OUT: jobA's hosts listed in a shuffled order, so its topology
+# over them is a relabelled copy of the one over h0..h31.
+shuffle_a() {
+	python3 - "$1" "$2" <<'PY'
+import random, sys
+text = open(sys.argv[1]).read()
+order = ["h%d" % i for i in range(32)]
+random.Random(3).shuffle(order)
+old = "hosts: [" + ", ".join("h%d" % i for i in range(32)) + "]"
+assert old in text
+open(sys.argv[2], "w").write(text.replace(old, "hosts: [" + ", ".join(order) + "]"))
+PY
+}
+shuffle_a "$TMP/part2.yaml" "$TMP/part2s.yaml"
+# jobA holds circulant:32:1,3 (part2): the shuffled numbering moves nearly
+# every circuit, relabelled none.
+expect_json 'j["operations"] > 100' $OFC plan "$TMP/part2s.yaml" $D --partition jobA --json
+expect_json 'j["operations"] == 0 and j["partition"] == "jobA" and j["relabel"]["complete"] and j["relabel"]["kept"] == 128 and j["relabel"]["kept_identity"] < 64' \
+	$OFC plan "$TMP/part2s.yaml" $D --partition jobA --relabel --json
+# To the torus: fewer operations than the members' own numbering, on
+# jobA's ports alone, and jobB's cross-connects untouched by the apply.
+IDENT=$($OFC plan "$CFG" $D --partition jobA --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["operations"])')
+expect_json "j['operations'] < $IDENT and j['relabel']['kept'] > j['relabel']['kept_identity'] and all(1<=o['in']<=128 and 1<=o['out']<=128 for o in j['devices'][0]['ops'])" \
+	$OFC plan "$CFG" $D --partition jobA --relabel --relabel-budget 0.5 --json
+expect_exit 0 $OFC apply "$CFG" $D --partition jobA --relabel --relabel-budget 0.5 --max-moves $((IDENT - 1))
+grep -q "^relabelled: [0-9]* operations instead of $IDENT; " "$TMP/err" && ok ||
+	bad "apply --partition --relabel should say what it saved" "$(cat "$TMP/err")"
+same_as B B.1
+[ "$(count_of A)" -eq 128 ] && ok || bad "jobA holds $(count_of A) cross-connects after its relabelled apply, want 128"
+expect_json 'j["operations"] == 0 and j["relabel"]["complete"]' $OFC plan "$CFG" $D --partition jobA --relabel --json
+# What jobA now holds is a torus:4x8 over its 32 hosts: every host has 4
+# out- and 4 in-links, all within jobA, and the circuits form a graph with
+# the torus's distance profile (an independent check of the renumbering).
+python3 - "$TMP/emu.state" <<'PY' && ok || bad "jobA's relabelled circuits are not a torus:4x8"
+import sys, collections
+xc = [tuple(map(int, l.split())) for l in open(sys.argv[1]) if l.strip()]
+a = [(i, o) for i, o in xc if i <= 128 or o <= 128]
+assert len(a) == 128 and all(i <= 128 and o <= 128 for i, o in a)
+host = lambda p: (p - 1) // 4
+adj = collections.defaultdict(list)
+for i, o in a:
+    adj[host(i)].append(host(o))
+assert all(len(adj[h]) == 4 for h in range(32))
+def profile(s):
+    d = {s: 0}; q = [s]
+    for u in q:
+        for v in adj[u]:
+            if v not in d: d[v] = d[u] + 1; q.append(v)
+    return sorted(collections.Counter(d.values()).items())
+# torus:4x8: 1 at 0, 4 at 1, 7 at 2, 8 at 3, 7 at 4, 4 at 5, 1 at 6
+want = [(0, 1), (1, 4), (2, 7), (3, 8), (4, 7), (5, 4), (6, 1)]
+assert all(profile(h) == want for h in range(32)), profile(0)
+PY
+xcs_of A >"$TMP/A.2"
+
+# ---- --horizon within a partition: jobA weighs circulant:32:1,3 (part2)
+# against the torus it holds, and the finder's 32-node topologies; the plan
+# is a partition plan (jobA's ports only). With no runs to repay them no
+# move is worth it; with endless runs the fastest collectives win. The
+# arithmetic is checked from the JSON.
+H_OK='(c := j["choice"]["candidates"]) and (k := c[j["choice"]["chosen"]]) and all(abs(x["total_seconds"] - x["reconfig_seconds"] - j["choice"]["horizon"] * x["collective_us"] * 1e-6) <= 1e-6 * max(1, x["total_seconds"]) for x in c) and j["operations"] == k["moves"] and j["partition"] == "jobA" and all(1 <= o["in"] <= 128 and 1 <= o["out"] <= 128 for o in j["devices"][0]["ops"])'
+expect_json "$H_OK and k['kind'] == 'keep' and k['topology'] == 'torus:4x8' and j['operations'] == 0 and [x for x in c if x['kind'] == 'requested'][0]['topology'] == 'circulant:32:1,3'" \
+	$OFC plan "$TMP/part2.yaml" $D --partition jobA --horizon 0 --relabel-budget 0.3 --json
+expect_json "$H_OK and k['collective_us'] == min(x['collective_us'] for x in c) and k['kind'] != 'keep' and len(c) >= 3 and any(x['kind'] == 'alternative' for x in c)" \
+	$OFC plan "$TMP/part2.yaml" $D --partition jobA --horizon 1e12 --relabel-budget 0.3 --json
+# A limit: only the circuits in place fit.
+expect_json "$H_OK and k['kind'] == 'keep' and all(x['fits'] == (x['moves'] <= 1) for x in c)" \
+	$OFC plan "$TMP/part2.yaml" $D --partition jobA --horizon 1e12 --max-moves 1 --relabel-budget 0.3 --json
+same_as A A.2
+same_as B B.1
 # A whole-fabric topology whose circuits join the two jobs: a partition on
 # its own cannot be planned from there (it would cut jobB's circuits).
 sed -e 's/^partitions:/topology: torus:8x8\npartitions:/' "$CFG" >"$TMP/whole.yaml"

@@ -1,0 +1,579 @@
+/* Choosing a target by its cost (issue 15): a robotic patch panel moves a
+ * circuit a minute, so a topology whose collectives are a little faster may
+ * not repay the hours its moves take before the job ends. Every candidate
+ * is priced twice, by the moves its plan needs and by its predicted
+ * collective time, and the one with the least reconfiguration + horizon x
+ * collective time is planned. See reconfig.h for the contract and
+ * docs/relabel.md for the user's side. */
+#include "controller/reconfig/internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The config's collectives that BFB prices (all-to-all is an MCF, minutes
+ * on big graphs: left out and said so). */
+static bool priced_kind(enum sched_collective op)
+{
+	return op == SCHED_ALLGATHER || op == SCHED_REDUCE_SCATTER || op == SCHED_ALLREDUCE;
+}
+
+/* What is being chosen for: the whole fabric, or one partition (its
+ * members are the nodes, its collectives the workload). */
+struct scope {
+	struct ctl *c;
+	const struct partition *p; /* NULL: the whole fabric */
+	const struct collective *colls;
+	uint32_t ncolls;
+	uint32_t nodes, ports; /* hosts (or members) and the fewest ports of one */
+	const struct device_state **actual;
+	const struct ctl_choice_opts *o;
+};
+
+/* One run of the config's priced collectives on g, by BFB's figures and
+ * the cost model as the schedule pipeline applies it (controller/schedule
+ * direct.c): alpha per step, a node's egress = its links x the link
+ * bandwidth (100 Gb/s in all when the config gives none). */
+static int price_graph(const struct scope *sc, const struct graph *g, double *us, uint32_t *steps,
+		       struct ofc_error *err)
+{
+	const struct fabric *f = sc->c->fabric;
+
+	*us = 0;
+	*steps = 0;
+	for (uint32_t i = 0; i < sc->ncolls; i++) {
+		const struct collective *col = &sc->colls[i];
+		struct bfb_opts bo = {0};
+		struct bfb_stats st;
+
+		if (!priced_kind(col->op))
+			continue;
+		if (bfb_schedule(g, col->op, &bo, NULL, &st, err) < 0)
+			return -1;
+		struct sched_cost cost = {
+		    .alpha = f->cost.alpha_set ? f->cost.alpha : 10e-6,
+		    .bandwidth =
+			f->cost.link_bandwidth > 0 ? f->cost.link_bandwidth * st.degree : 100e9,
+		    .size = col->size,
+		};
+		*us += cost_time_us(&cost, st.steps, st.tau_b_value);
+		*steps += st.steps;
+	}
+	return 0;
+}
+
+/* Moves and switching time of reaching the target t (a fabric whose
+ * circuits are the candidate's; NULL: the switches and hosts as they are):
+ * switches and the testbed's hosts from their targets, rings as planned
+ * already (no candidate changes them). */
+static void count_moves(const struct ctl *c, const struct fabric *t, struct ctl_candidate *k)
+{
+	struct device_state want = {0};
+	struct op_batch ops = {0};
+
+	k->moves = 0;
+	k->reconfig_s = 0;
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		const struct ctl_device *cd = &c->devs[i];
+		uint32_t n;
+
+		if (!t && cd->cfg.cls != DEV_RING)
+			continue;
+		if (cd->cfg.cls == DEV_SWITCH) {
+			ctl_switch_target(t, (uint32_t)fabric_find_switch(t, cd->cfg.name), &want);
+		} else if (cd->cfg.cls == DEV_HOSTS) {
+			ctl_hosts_target(t, &want);
+		} else {
+			k->moves += cd->plan.n;
+			k->reconfig_s += cd->plan.n * cd->op_seconds;
+			continue;
+		}
+		batch_free(&ops);
+		state_diff(&cd->actual, &want, &ops);
+		n = ops.n;
+		k->moves += n;
+		k->reconfig_s += n * cd->op_seconds;
+	}
+	batch_free(&ops);
+	state_free(&want);
+}
+
+/* g again, arcs in the same order (so the same port permutations). */
+static struct graph *copy_graph(const struct graph *g)
+{
+	uint32_t *tails = graph_arc_tails(g);
+	struct graph *r = graph_from_arcs(g->n, g->m, tails, g->adj, g->spec);
+
+	r->vertex_transitive = g->vertex_transitive;
+	free(tails);
+	return r;
+}
+
+static void candidate_free(struct ctl_candidate *k)
+{
+	graph_free(k->g);
+	port_map_free(&k->pm);
+	free(k->circuits);
+	k->g = NULL;
+	k->circuits = NULL;
+}
+
+/* A partition's candidate: its circuits over the members (renumbered when
+ * asked), and the moves of aiming the partition at them (ctl_partition's
+ * plan, so every check of a partition plan applies). */
+static int price_partition_topology(const struct scope *sc, struct graph *g,
+				    struct ctl_candidate *k, struct ofc_error *err)
+{
+	struct ctl *c = sc->c;
+	int rc;
+
+	k->g = g;
+	if (sc->o->relabel) {
+		struct fabric_relabel rep;
+
+		rc = partition_relabel(c->fabric, sc->p, g, sc->actual, &sc->o->relabel_opts,
+				       &k->circuits, &k->ncircuits, &rep, err);
+		if (rc == 0) {
+			k->relabelled = true;
+			k->arcs = rep.arcs;
+			k->kept = rep.kept;
+		}
+	} else {
+		rc = topo_ports(g, &k->pm, err);
+		if (rc == 0)
+			rc = partition_circuits_ports(c->fabric, sc->p, &k->pm, &k->circuits,
+						      &k->ncircuits, err);
+	}
+	if (rc == 0)
+		rc = ctl_partition_aim(c, sc->p, k->circuits, k->ncircuits, err);
+	if (rc == 0) {
+		k->moves = ctl_plan_size(c);
+		for (uint32_t i = 0; i < c->ndevs; i++)
+			k->reconfig_s += c->devs[i].est_seconds;
+	}
+	return rc;
+}
+
+/* Topology g (taken over) as a candidate: its port permutations and
+ * circuits on the fabric's wiring, renumbered to keep circuits when asked,
+ * then its moves. The fabric is copied shallowly, so f itself is not
+ * touched; the candidate keeps the graph, ports and circuits. A
+ * partition's: price_partition_topology. */
+static int price_topology(const struct scope *sc, struct graph *g, struct ctl_candidate *k,
+			  struct ofc_error *err)
+{
+	const struct ctl *c = sc->c;
+	const struct ctl_choice_opts *o = sc->o;
+	const struct device_state *const *actual = sc->actual;
+	struct fabric t = *c->fabric;
+	int rc;
+
+	snprintf(k->spec, sizeof(k->spec), "%s", g->spec ? g->spec : "?");
+	if (price_graph(sc, g, &k->collective_us, &k->steps, err) < 0) {
+		graph_free(g);
+		return -1;
+	}
+	if (sc->p)
+		return price_partition_topology(sc, g, k, err);
+	t.graph = g;
+	t.degraded = NULL;
+	t.circuits = NULL;
+	t.ncircuits = 0;
+	memset(&t.ports, 0, sizeof(t.ports));
+	rc = topo_ports(g, &t.ports, err);
+	if (rc == 0)
+		rc = fabric_circuits(&t, err);
+	if (rc == 0 && o->relabel) {
+		struct fabric_relabel rep;
+
+		rc = fabric_relabel(&t, actual, &o->relabel_opts, &rep, err);
+		if (rc == 0) {
+			k->relabelled = true;
+			k->arcs = rep.arcs;
+			k->kept = rep.kept;
+		}
+	}
+	k->g = t.graph;
+	k->pm = t.ports;
+	k->circuits = t.circuits;
+	k->ncircuits = t.ncircuits;
+	if (rc == 0)
+		count_moves(c, &t, k);
+	return rc;
+}
+
+/* The circuits in place, when they make a topology BFB can schedule
+ * (every host reached from every other). */
+/* The links among a partition's members in g (the switches' host-level
+ * graph), renumbered as members; links to other hosts are dropped. */
+static struct graph *members_only(const struct partition *p, const struct graph *g)
+{
+	uint32_t *member = xmalloc(((size_t)g->n + 1) * sizeof(uint32_t));
+	uint32_t *tails = graph_arc_tails(g), *heads = xmalloc(((size_t)g->m + 1) * 4), k = 0;
+
+	memset(member, 0xff, ((size_t)g->n + 1) * sizeof(uint32_t));
+	for (uint32_t m = 0; m < p->nmembers; m++)
+		member[p->member_host[m]] = m;
+	for (uint32_t a = 0; a < g->m; a++)
+		if (member[tails[a]] != UINT32_MAX && member[g->adj[a]] != UINT32_MAX) {
+			heads[k] = member[g->adj[a]];
+			tails[k++] = member[tails[a]];
+		}
+	struct graph *r = graph_from_arcs(p->nmembers, k, tails, heads, "in place");
+	free(member);
+	free(tails);
+	free(heads);
+	return r;
+}
+
+static int price_in_place(const struct scope *sc, struct ctl_choice *ch, struct ctl_candidate *k)
+{
+	const struct ctl *c = sc->c;
+	struct graph *g = fabric_current_graph(c->fabric, sc->actual);
+
+	if (sc->p) {
+		struct graph *mine = members_only(sc->p, g);
+
+		graph_free(g);
+		g = mine;
+	}
+	struct topo_facts facts;
+	struct ofc_error e = {0};
+	int rc = -1;
+
+	k->kind = CHOICE_KEEP;
+	snprintf(k->spec, sizeof(k->spec), "in place");
+	topo_facts(g, &facts, 1);
+	if (g->m == 0)
+		snprintf(ch->not_candidate, sizeof(ch->not_candidate),
+			 "the switches hold no circuit between hosts");
+	else if (!facts.strongly_connected)
+		snprintf(ch->not_candidate, sizeof(ch->not_candidate),
+			 "the circuits in place do not connect every host to every other");
+	else if (price_graph(sc, g, &k->collective_us, &k->steps, &e) < 0)
+		snprintf(ch->not_candidate, sizeof(ch->not_candidate),
+			 "the circuits in place cannot be priced: %.200s", e.msg);
+	else
+		rc = 0;
+	k->arcs = k->kept = g->m;
+	graph_free(g);
+	if (rc == 0 && !sc->p)
+		count_moves(c, NULL, k);
+	return rc;
+}
+
+/* "keep torus:8x8 in place" when the switches hold exactly what the last
+ * commit recorded for that topology, else "keep the circuits in place". */
+static void label_in_place(const struct scope *sc, struct ctl_candidate *k)
+{
+	const struct ctl *c = sc->c;
+	struct ctl_record r;
+	struct ofc_error e = {0};
+	bool same = true;
+
+	snprintf(k->label, sizeof(k->label), "keep the circuits in place");
+	if (ctl_load_record(c->state_dir, c->fabric->name, &r, &e) < 0)
+		return;
+	for (uint32_t i = 0; i < c->ndevs && same; i++) {
+		const struct ctl_device *cd = &c->devs[i];
+		bool found = false;
+
+		if (cd->cfg.cls != DEV_SWITCH)
+			continue;
+		for (uint32_t j = 0; j < r.ndevs && !found; j++)
+			if (strcmp(r.dev_names[j], cd->cfg.name) == 0) {
+				struct op_batch d = {0};
+
+				found = true;
+				state_diff(&r.dev_states[j], &cd->actual, &d);
+				same = d.n == 0;
+				batch_free(&d);
+			}
+		same &= found;
+	}
+	if (same && r.have_state && r.topology &&
+	    (sc->p ? r.partition && strcmp(r.partition, sc->p->name) == 0 : !r.partition)) {
+		snprintf(k->spec, sizeof(k->spec), "%s", r.topology);
+		snprintf(k->label, sizeof(k->label), "keep %s in place", r.topology);
+	}
+	ctl_record_free(&r);
+}
+
+/* Up to o->alternatives entries of the finder's frontier for the hosts'
+ * ports, fastest first by the finder's own figures, other than the
+ * requested topology. One that cannot be built or priced is skipped. */
+static void add_alternatives(const struct scope *sc, struct ctl_choice *ch)
+{
+	const struct fabric *f = sc->c->fabric;
+	const struct ctl_choice_opts *o = sc->o;
+	uint32_t d = sc->ports;
+	struct finder_result fr;
+	struct ofc_error e = {0};
+
+	if (!o->alternatives || d == 0 || d >= sc->nodes || d > BFB_MAX_DEGREE ||
+	    finder_run(sc->nodes, d, 0, &fr, &e) < 0)
+		return;
+	double *t = xcalloc(fr.n + 1, sizeof(*t));
+	for (size_t i = 0; i < fr.n; i++)
+		for (uint32_t j = 0; j < sc->ncolls; j++) {
+			struct sched_cost cost = {
+			    .alpha = f->cost.alpha_set ? f->cost.alpha : 10e-6,
+			    .bandwidth =
+				f->cost.link_bandwidth > 0 ? f->cost.link_bandwidth * d : 100e9,
+			    .size = sc->colls[j].size};
+
+			if (priced_kind(sc->colls[j].op))
+				t[i] += finder_time_us(&fr.front[i], sc->colls[j].op, &cost);
+		}
+	for (uint32_t added = 0; added < o->alternatives;) {
+		size_t best = fr.n;
+
+		for (size_t i = 0; i < fr.n; i++)
+			if (t[i] >= 0 && (best == fr.n || t[i] < t[best]))
+				best = i;
+		if (best == fr.n)
+			break;
+		t[best] = -1;
+		/* Not the requested topology again, nor the one in place. */
+		if (strcmp(fr.front[best].spec, ch->cand[0].spec) == 0 ||
+		    (ch->n > 1 && ch->cand[1].kind == CHOICE_KEEP &&
+		     strcmp(fr.front[best].spec, ch->cand[1].spec) == 0))
+			continue;
+		struct graph *g;
+		struct ctl_candidate *k = &ch->cand[ch->n];
+
+		memset(k, 0, sizeof(*k));
+		k->kind = CHOICE_ALTERNATIVE;
+		if (topo_build(fr.front[best].spec, &g, &e) < 0 || g->n != sc->nodes) {
+			if (g)
+				graph_free(g);
+			continue;
+		}
+		if (price_topology(sc, g, k, &e) < 0) {
+			candidate_free(k);
+			continue;
+		}
+		snprintf(k->label, sizeof(k->label), "%s%s (the finder's)", k->spec,
+			 k->relabelled ? " renumbered" : "");
+		ch->n++;
+		added++;
+	}
+	free(t);
+	finder_free(&fr);
+}
+
+static void describe(const struct ctl_candidate *k, double horizon, char *buf, size_t n)
+{
+	char r[32], col[32], tot[32];
+
+	fmt_duration_long(r, sizeof(r), k->reconfig_s);
+	fmt_duration_long(col, sizeof(col), k->collective_us * 1e-6);
+	fmt_duration_long(tot, sizeof(tot), k->total_s);
+	snprintf(buf, n, "%.200s: %u move%s (%s) + %g x %s of collectives = %s", k->label, k->moves,
+		 k->moves == 1 ? "" : "s", r, horizon, col, tot);
+}
+
+/* Make the chosen candidate the plan. */
+static int install(const struct scope *sc, struct ctl_candidate *k, struct ofc_error *err)
+{
+	struct ctl *c = sc->c;
+	struct fabric *f = c->fabric;
+
+	if (sc->p && k->kind == CHOICE_KEEP) {
+		for (uint32_t i = 0; i < c->ndevs; i++)
+			state_copy(&c->devs[i].target, &c->devs[i].actual);
+		ctl_diff(c);
+		c->partition = sc->p;
+		c->relabelled = false;
+		return 0;
+	}
+	if (sc->p) {
+		if (ctl_partition_aim(c, sc->p, k->circuits, k->ncircuits, err) < 0)
+			return -1;
+		c->relabelled = k->relabelled;
+		return 0;
+	}
+
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		struct ctl_device *cd = &c->devs[i];
+
+		if (cd->cfg.cls == DEV_RING)
+			continue;
+		if (k->kind == CHOICE_KEEP)
+			state_copy(&cd->target, &cd->actual);
+	}
+	if (k->kind != CHOICE_KEEP) {
+		graph_free(f->graph);
+		port_map_free(&f->ports);
+		free(f->circuits);
+		f->graph = k->g;
+		f->ports = k->pm;
+		f->circuits = k->circuits;
+		f->ncircuits = k->ncircuits;
+		k->g = NULL;
+		k->circuits = NULL;
+		memset(&k->pm, 0, sizeof(k->pm));
+		if (k->kind == CHOICE_ALTERNATIVE) {
+			/* Schedules of the old topology's failures no longer apply. */
+			graph_free(f->degraded);
+			f->degraded = NULL;
+		}
+		c->relabelled = k->relabelled;
+		for (uint32_t i = 0; i < c->ndevs; i++) {
+			struct ctl_device *cd = &c->devs[i];
+
+			if (cd->cfg.cls == DEV_SWITCH)
+				ctl_switch_target(f, (uint32_t)fabric_find_switch(f, cd->cfg.name),
+						  &cd->target);
+			else if (cd->cfg.cls == DEV_HOSTS)
+				ctl_hosts_target(f, &cd->target);
+		}
+	}
+	ctl_diff(c);
+	return 0;
+}
+
+int ctl_choose(struct ctl *c, const struct ctl_choice_opts *o, struct ctl_choice *ch,
+	       struct ofc_error *err)
+{
+	struct fabric *f = c->fabric;
+	struct strbuf priced = {0}, left = {0};
+
+	const struct partition *p = o->partition;
+	struct scope sc = {.c = c, .p = p, .o = o, .ports = UINT32_MAX};
+	struct graph *g = NULL;
+
+	memset(ch, 0, sizeof(*ch));
+	ch->chosen = -1;
+	ch->horizon = o->horizon;
+	if (!(o->horizon >= 0) || !isfinite(o->horizon))
+		return ofc_error_set(err, OFC_E_USAGE, "--horizon must be a count of runs");
+	if (p) {
+		/* A partition's collectives, else the fabric's. */
+		sc.colls = p->ncollectives ? p->collectives : f->collectives;
+		sc.ncolls = p->ncollectives ? p->ncollectives : f->ncollectives;
+		sc.nodes = p->nmembers;
+		for (uint32_t m = 0; m < p->nmembers; m++)
+			sc.ports = f->hosts[p->member_host[m]].ports < sc.ports
+				       ? f->hosts[p->member_host[m]].ports
+				       : sc.ports;
+		if (partition_graph(f, p, &g, err) < 0)
+			return -1;
+	} else {
+		if (!f->graph || !f->circuits || f->graph->n != f->nhosts)
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "--horizon: fabric %s has no switched target topology "
+					     "to weigh against its moves",
+					     f->name);
+		sc.colls = f->collectives;
+		sc.ncolls = f->ncollectives;
+		sc.nodes = f->nhosts;
+		for (uint32_t h = 0; h < f->nhosts; h++)
+			sc.ports = f->hosts[h].ports < sc.ports ? f->hosts[h].ports : sc.ports;
+		g = copy_graph(f->graph);
+	}
+	for (uint32_t i = 0; i < sc.ncolls; i++) {
+		char size[32];
+		struct strbuf *sb = priced_kind(sc.colls[i].op) ? &priced : &left;
+
+		fmt_size(size, sizeof(size), sc.colls[i].size);
+		sb_printf(sb, "%s%s %s", sb->len ? ", " : "", sched_collective_name(sc.colls[i].op),
+			  size);
+	}
+	snprintf(ch->priced, sizeof(ch->priced), "%s", priced.len ? priced.buf : "");
+	snprintf(ch->left_out, sizeof(ch->left_out), "%s", left.len ? left.buf : "");
+	sb_free(&left);
+	if (!priced.len) {
+		graph_free(g);
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "--horizon: %s names no allgather, reduce-scatter or "
+				     "allreduce to predict the time of%s%s",
+				     f->file, p ? " for partition " : "", p ? p->name : "");
+	}
+	sb_free(&priced);
+
+	const char *spec = p ? p->topology.spec : f->topology.spec;
+	int rc;
+
+	sc.actual = ctl_switch_states(c);
+	ch->cand = xcalloc(3 + o->alternatives, sizeof(*ch->cand));
+	ch->cand[0].kind = CHOICE_REQUESTED;
+	ch->n = 1;
+	rc = price_topology(&sc, g, &ch->cand[0], err);
+	if (rc < 0) {
+		free(sc.actual);
+		ctl_choice_free(ch);
+		return -1;
+	}
+	snprintf(ch->cand[0].spec, sizeof(ch->cand[0].spec), "%s", spec);
+	snprintf(ch->cand[0].label, sizeof(ch->cand[0].label), "%s%s (requested)", spec,
+		 ch->cand[0].relabelled ? " renumbered" : "");
+	if (price_in_place(&sc, ch, &ch->cand[1]) == 0) {
+		label_in_place(&sc, &ch->cand[1]);
+		ch->n++;
+	}
+	add_alternatives(&sc, ch);
+	free(sc.actual);
+
+	for (uint32_t i = 0; i < ch->n; i++) {
+		struct ctl_candidate *k = &ch->cand[i];
+
+		k->total_s = k->reconfig_s + o->horizon * k->collective_us * 1e-6;
+		k->fits = !o->max_moves_set || k->moves <= o->max_moves;
+		if (k->fits && (ch->chosen < 0 || k->total_s < ch->cand[ch->chosen].total_s))
+			ch->chosen = (int)i;
+	}
+	if (ch->chosen < 0) {
+		struct strbuf sb = {0};
+
+		for (uint32_t i = 0; i < ch->n; i++)
+			sb_printf(&sb, "%s%s %u", i ? ", " : "", ch->cand[i].label,
+				  ch->cand[i].moves);
+		ofc_error_set(err, OFC_E_RUNTIME,
+			      "no target within --max-moves %u (moves: %s%s%s); nothing was "
+			      "changed",
+			      o->max_moves, sb.buf,
+			      ch->not_candidate[0] ? "; not kept as is: " : "", ch->not_candidate);
+		sb_free(&sb);
+		ctl_choice_free(ch);
+		return -1;
+	}
+
+	/* Why: the chosen against the next best that fits. */
+	int next = -1;
+	uint32_t over = 0;
+	char a[400], b[400] = "";
+
+	for (uint32_t i = 0; i < ch->n; i++) {
+		over += !ch->cand[i].fits;
+		if ((int)i != ch->chosen && ch->cand[i].fits &&
+		    (next < 0 || ch->cand[i].total_s < ch->cand[next].total_s))
+			next = (int)i;
+	}
+	describe(&ch->cand[ch->chosen], o->horizon, a, sizeof(a));
+	if (next >= 0)
+		describe(&ch->cand[next], o->horizon, b, sizeof(b));
+	snprintf(ch->why, sizeof(ch->why), "chose %s; %s%s%s", a, next >= 0 ? "next best " : "",
+		 next >= 0 ? b : "no other candidate", "");
+	if (over) {
+		size_t l = strlen(ch->why);
+
+		snprintf(ch->why + l, sizeof(ch->why) - l, "; %u over --max-moves %u", over,
+			 o->max_moves);
+	}
+	rc = install(&sc, &ch->cand[ch->chosen], err);
+	for (uint32_t i = 0; i < ch->n; i++)
+		candidate_free(&ch->cand[i]);
+	if (rc < 0)
+		ctl_choice_free(ch);
+	return rc;
+}
+
+void ctl_choice_free(struct ctl_choice *ch)
+{
+	for (uint32_t i = 0; i < ch->n; i++)
+		candidate_free(&ch->cand[i]);
+	free(ch->cand);
+	memset(ch, 0, sizeof(*ch));
+}
