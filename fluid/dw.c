@@ -940,6 +940,19 @@ int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_g
 		    r->routing.r_actual <= r->rstar * (1 + 10 * p->slack + p->gap) &&
 		    r->routing.cost <= r->objective * (1 + 10 * p->slack + p->gap) + 1e-9;
 	}
+	if (phase2 && timed && r->routing.npieces == 0) {
+		/* Out of time before a cost phase: still a schedule, from the
+		 * trees (or paths) found so far at their least R, marked
+		 * inexact; the request's answer says time limit. */
+		d.trees_only = p->copy;
+		lambda = xreallocarray(lambda, d.ncols + 1, sizeof(double));
+		if (!isnan(solve_master(&d, false, lambda, err))) {
+			dw_routing(&d, lambda, grp, r);
+			r->routing.exact = false;
+		} else {
+			memset(err, 0, sizeof(*err));
+		}
+	}
 	r->columns = d.ncols;
 	for (uint32_t k = 0; k < d.ncls; k++) {
 		r->pricing_solves += d.pr[k].solves + d.pr[k].rounds;

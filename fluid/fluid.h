@@ -170,6 +170,13 @@ int fluid_group_check(const struct fluid_net *n, const struct fluid_group *g,
  * templates whose group is not written analytically. */
 int fluid_group_detect(const struct fluid_net *n, uint32_t max_order, struct fluid_group *g,
 		       struct ofc_error *err);
+/* A fabric of nblocks servers built from one template (vertices [0,
+ * nblocks * bsize) in blocks of bsize, the rest outside them): the group
+ * Z_nblocks x H acting regularly on the GPUs (one pricing class), H found
+ * among one server's automorphisms (group.c). OFC_E_INPUT when the fabric
+ * has no such group; the caller falls back to fluid_group_detect. */
+int fluid_group_blocks(const struct fluid_net *n, uint32_t nblocks, uint32_t bsize,
+		       struct fluid_group *g, struct ofc_error *err);
 
 /* ---- builders (fluid/build.c) -------------------------------------------------- */
 

@@ -301,8 +301,10 @@ static uint32_t distinct(const double *v, uint32_t n, double *out)
 	return k;
 }
 
-int fluid_group_detect(const struct fluid_net *n, uint32_t max_order, struct fluid_group *g,
-		       struct ofc_error *err)
+/* The search's elements, not checked (fluid_group_check's closure test is
+ * quadratic in the order: seconds at 2^15 elements). */
+static int detect(const struct fluid_net *n, uint32_t max_order, struct fluid_group *g,
+		  struct ofc_error *err)
 {
 	uint32_t nv = n->nverts, na = n->narcs, ns = n->nsets;
 	double *bwv = xmalloc((na + 1) * sizeof(double)), *cv = xmalloc((na + 1) * sizeof(double));
@@ -386,9 +388,218 @@ int fluid_group_detect(const struct fluid_net *n, uint32_t max_order, struct flu
 	free(cv);
 	free(sv);
 	free(loops);
+	return 0;
+}
+
+int fluid_group_detect(const struct fluid_net *n, uint32_t max_order, struct fluid_group *g,
+		       struct ofc_error *err)
+{
+	if (detect(n, max_order, g, err) < 0)
+		return -1;
 	int rc = fluid_group_check(n, g, err);
 
 	if (rc < 0)
 		fluid_group_free(g);
+	return rc;
+}
+
+/* ---- server blocks ---------------------------------------------------------------
+ * A fabric of N servers built from one template: vertices [0, N * b) are N
+ * blocks of b (server s's local vertex i at s * b + i), the rest lie outside
+ * (rails, optical switches). Its automorphism group is far too large to list
+ * (servers x local swaps in every server), and the first elements of the
+ * refinement search fix the first GPUs, which leaves one pricing class per
+ * GPU. Mirrored DW wants one class: a group acting regularly on the GPUs, as
+ * the analytic group of model W (Z_N x Z_4 x Z_2, notes Sec. 4.2) does.
+ * Built here as Z_N (server s -> s + 1) x H, H a subgroup of the automorphisms
+ * of one server with what lies outside, applied in every server at once, of
+ * order the server's GPUs and acting on them regularly (found greedily from
+ * the listed elements). The result is checked element by element; any
+ * fabric it does not fit is refused and the caller falls back. */
+
+/* a o b as vertex maps over m points: (a o b)(v) = a(b(v)) */
+static void compose(uint32_t *out, const uint32_t *a, const uint32_t *b, uint32_t m)
+{
+	for (uint32_t v = 0; v < m; v++)
+		out[v] = a[b[v]];
+}
+
+/* The closure of the elements in el (cnt, each m points) with g, at most
+ * want elements, every one but the identity moving every terminal
+ * (term, nt). Returns the new count, or 0 when that fails. */
+static uint32_t close_with(uint32_t *el, uint32_t cnt, const uint32_t *g, uint32_t m,
+			   const uint32_t *term, uint32_t nt, uint32_t want)
+{
+	uint32_t n = cnt, *tmp;
+
+	for (uint32_t j = 0; j < cnt; j++)
+		if (memcmp(el + (size_t)j * m, g, m * sizeof(uint32_t)) == 0)
+			return cnt; /* in it already */
+	tmp = xmalloc((m + 1) * sizeof(uint32_t));
+	memcpy(el + (size_t)n * m, g, m * sizeof(uint32_t));
+	n++;
+	/* Breadth first: every product of a listed element with a generator
+	 * (the old elements and g) until nothing is new. */
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t k = 0; k <= cnt; k++) {
+			const uint32_t *gen = k < cnt ? el + (size_t)k * m : g;
+
+			compose(tmp, el + (size_t)i * m, gen, m);
+			bool seen = false;
+
+			for (uint32_t j = 0; j < n && !seen; j++)
+				seen = memcmp(el + (size_t)j * m, tmp, m * sizeof(uint32_t)) == 0;
+			if (seen)
+				continue;
+			bool identity = true, fixes = false;
+
+			for (uint32_t v = 0; v < m && identity; v++)
+				identity = tmp[v] == v;
+			for (uint32_t t = 0; t < nt && !identity && !fixes; t++)
+				fixes = tmp[term[t]] == term[t];
+			if (fixes || n == want) {
+				free(tmp);
+				return 0;
+			}
+			memcpy(el + (size_t)n * m, tmp, m * sizeof(uint32_t));
+			n++;
+		}
+	free(tmp);
+	return n;
+}
+
+int fluid_group_blocks(const struct fluid_net *n, uint32_t nblocks, uint32_t bsize,
+		       struct fluid_group *g, struct ofc_error *err)
+{
+	uint32_t nv = n->nverts, inside = nblocks * bsize, outside, m;
+	struct fluid_net s;
+	struct fluid_group sg = {0};
+	uint32_t *to_s = NULL, *from_s = NULL, *term = NULL, nt = 0;
+	int rc = -1;
+
+	memset(g, 0, sizeof(*g));
+	if (nblocks == 0 || bsize == 0 || inside > nv)
+		return ofc_error_set(err, OFC_E_INPUT, "no server blocks");
+	outside = nv - inside;
+	m = bsize + outside;
+	/* One server and what lies outside, as a network of its own. */
+	to_s = xmalloc((nv + 1) * sizeof(uint32_t));
+	from_s = xmalloc((m + 1) * sizeof(uint32_t));
+	fluid_net_init(&s);
+	for (uint32_t v = 0; v < nv; v++) {
+		to_s[v] = UINT32_MAX;
+		if (v < bsize || v >= inside) {
+			to_s[v] = v < bsize ? v : bsize + (v - inside);
+			from_s[to_s[v]] = v;
+			if (fluid_add_vertex(&s, fluid_vertex_name(n, v), n->kind[v], err) < 0)
+				goto out;
+		}
+	}
+	uint32_t *amap = xmalloc((n->narcs + 1) * sizeof(uint32_t));
+
+	for (uint32_t a = 0; a < n->narcs; a++) {
+		uint32_t t = to_s[n->tail[a]], h = to_s[n->head[a]];
+
+		amap[a] = UINT32_MAX;
+		if (t != UINT32_MAX && h != UINT32_MAX) {
+			if (fluid_add_arc(&s, t, h, n->bw[a], n->cost[a], err) < 0) {
+				free(amap);
+				goto out;
+			}
+			amap[a] = s.narcs - 1;
+		}
+	}
+	for (uint32_t k = 0; k < n->nsets; k++) {
+		uint32_t len = n->set_off[k + 1] - n->set_off[k], *arcs = xmalloc((len + 1) * 4);
+		bool in = true;
+
+		for (uint32_t j = 0; j < len && in; j++)
+			in = (arcs[j] = amap[n->set_arc[n->set_off[k] + j]]) != UINT32_MAX;
+		if (in && fluid_add_set(&s, fluid_set_name(n, k), n->set_bw[k], arcs, len, err) < 0)
+			in = false, memset(err, 0, sizeof(*err));
+		free(arcs);
+	}
+	free(amap);
+	term = xmalloc((bsize + 1) * sizeof(uint32_t));
+	for (uint32_t v = 0; v < bsize; v++)
+		if (n->kind[v] & FLUID_TERMINAL)
+			term[nt++] = v;
+	if (nt == 0) {
+		ofc_error_set(err, OFC_E_INPUT, "a server without GPUs");
+		goto out;
+	}
+	/* (unchecked: H is built from products of them and the group
+	 * that comes out is checked on the whole fabric) */
+	if (detect(&s, 1u << 17, &sg, err) < 0)
+		goto out;
+	/* H: greedily from the elements that keep the server a server and move
+	 * every GPU, in a few orders. */
+	uint32_t *el = xmalloc(((size_t)nt + 1) * m * sizeof(uint32_t)), cnt = 0;
+	uint32_t *cand = xmalloc((sg.order + 1) * sizeof(uint32_t)), nc = 0;
+
+	for (uint32_t i = 0; i < sg.order; i++) {
+		const uint32_t *h = sg.vert + (size_t)i * m;
+		bool ok = true;
+
+		for (uint32_t v = 0; v < m && ok; v++)
+			ok = (v < bsize) == (h[v] < bsize);
+		for (uint32_t t = 0; t < nt && ok; t++)
+			ok = h[term[t]] != term[t];
+		if (ok)
+			cand[nc++] = i;
+	}
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+
+	for (uint32_t round = 0; round < 64 && cnt != nt; round++) {
+		for (uint32_t v = 0; v < m; v++)
+			el[v] = v;
+		cnt = 1;
+		for (uint32_t j = 0; j < nc && cnt < nt; j++) {
+			/* a different order each round: rotate, and skip by a hash */
+			uint32_t i = cand[(j + round * 7919u) % nc];
+			uint32_t got;
+
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			if (round && (seed >> 61) == 0)
+				continue;
+			got = close_with(el, cnt, sg.vert + (size_t)i * m, m, term, nt, nt);
+			if (got)
+				cnt = got;
+		}
+	}
+	free(cand);
+	if (cnt != nt) {
+		free(el);
+		ofc_error_set(err, OFC_E_INPUT, "no subgroup of one server acts on its %u GPUs "
+			      "regularly", nt);
+		goto out;
+	}
+	/* Z_N x H on the whole fabric. */
+	uint32_t order = nblocks * nt, *vm = xmalloc((size_t)order * nv * sizeof(uint32_t) + 4);
+
+	for (uint32_t sh = 0; sh < nblocks; sh++)
+		for (uint32_t k = 0; k < nt; k++) {
+			const uint32_t *h = el + (size_t)k * m;
+			uint32_t *out = vm + ((size_t)sh * nt + k) * nv;
+
+			for (uint32_t v = 0; v < nv; v++)
+				out[v] = v < inside ? ((v / bsize + sh) % nblocks) * bsize +
+							  h[v % bsize]
+						    : from_s[h[bsize + (v - inside)]];
+		}
+	free(el);
+	group_from_vertex_maps(n, order, vm, g);
+	free(vm);
+	if (fluid_group_check(n, g, err) < 0) {
+		fluid_group_free(g);
+		goto out;
+	}
+	rc = 0;
+out:
+	fluid_group_free(&sg);
+	fluid_net_free(&s);
+	free(to_s);
+	free(from_s);
+	free(term);
 	return rc;
 }

@@ -49,6 +49,8 @@ static void write_json(FILE *out, const struct schedule_query *q, const struct f
 	jw_uint(&w, a->net->narcs);
 	jw_key(&w, "group_order");
 	jw_uint(&w, r->group_order);
+	jw_key(&w, "pricing_classes");
+	jw_uint(&w, r->classes);
 	jw_key(&w, "hops");
 	jw_uint(&w, r->hops);
 	jw_key(&w, "rstar_s_per_gb");

@@ -50,6 +50,32 @@ static int fluid_collective_of(enum sched_collective c, enum fluid_collective *o
 	}
 }
 
+/* Servers all from one template come first in fabric_server_net's network:
+ * their group of server rotations and one server's symmetries (one pricing
+ * class) when it exists; -1 otherwise (then the refinement search's). */
+static int server_blocks(const struct fabric *f, const struct fluid_net *n,
+			 struct fluid_group *g)
+{
+	const char *tmpl = NULL;
+	uint32_t blocks = 0, bsize = 0;
+	struct ofc_error e = {0};
+
+	for (uint32_t h = 0; h < f->nhosts; h++) {
+		if (!f->hosts[h].server)
+			continue;
+		if (tmpl && strcmp(tmpl, f->hosts[h].server) != 0)
+			return -1;
+		tmpl = f->hosts[h].server;
+		blocks++;
+	}
+	for (uint32_t i = 0; tmpl && i < f->nservers; i++)
+		if (strcmp(f->servers[i].name, tmpl) == 0)
+			bsize = f->servers[i].nvertices;
+	if (!blocks || !bsize)
+		return -1;
+	return fluid_group_blocks(n, blocks, bsize, g, &e);
+}
+
 int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 		   struct fluid_answer *a, struct ofc_error *err)
 {
@@ -103,7 +129,7 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 		    2 * a->terminals < FLUID_MAX_GROUP ? 2 * a->terminals : FLUID_MAX_GROUP;
 
 		t0 = now_seconds();
-		if (fluid_group_detect(n, cap, g, err) < 0)
+		if (server_blocks(q->fabric, n, g) < 0 && fluid_group_detect(n, cap, g, err) < 0)
 			return -1;
 		a->seconds_group = now_seconds() - t0;
 		o.group = g;

@@ -26,6 +26,20 @@ expect_json 'j["method"]=="full" and abs(j["rstar_s_per_gb"]-0.0210843373)<1e-8 
 # Reductions are the copy collectives reversed, reduced where GPUs can.
 expect_json 'j["verified"] and abs(j["rstar_s_per_gb"]-0.0210843373)<1e-8' \
 	$S $W/all-links-1.yaml --collective reduce-scatter --hops 4 --json
+# Configs of servers from one template get the group of server rotations
+# and one server's symmetries: one pricing class, as the analytic group of
+# model W (notes Sec. 4.2), and the thesis's values (Table 6.4: 32 GPUs no
+# NVLink 0.969 s/GB, 1808).
+expect_json 'j["pricing_classes"]==1 and j["group_order"]==32 and j["optimal"] and j["verified"] and abs(j["rstar_s_per_gb"]-0.96875)<1e-9 and abs(j["objective"]-1807.99)<0.05' \
+	$S $W/no-nvlink-4.yaml --collective allgather --method mirrored --json
+expect_json 'j["pricing_classes"]==1 and j["verified"] and abs(j["objective"]-2176)<1e-6' \
+	$S $W/only-nvlink-4.yaml --collective allgather --method mirrored --json
+# Out of time in phase 1, the answer is still a verified schedule from the
+# trees so far, marked neither optimal nor exact (plain DW, 16 GPUs no
+# NVLink: 16 pricing classes whose cut LPs stall).
+expect_json 'j["verified"] and not j["optimal"] and not j["exact_routing"]' \
+	$S $W/no-nvlink-2.yaml --collective allgather --hops 10 --method dw \
+	--time-limit 2 --json
 # At T = 6 trees may pass through host memory, which stores but cannot
 # fold: reversed, one tree must not hold two partial sums of a part there.
 expect_json 'j["verified"] and abs(j["objective"]-112)<1e-6' \
