@@ -124,7 +124,20 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 		}
 		o.root = (uint32_t)root;
 	}
-	if (o.method == FLUID_MIRRORED) {
+	bool rooted = o.collective == FLUID_BROADCAST || o.collective == FLUID_REDUCE;
+
+	if (!x->method && !rooted) {
+		/* The default: mirrored where the servers give one pricing
+		 * class (a routing of a piece per GPU, as plain DW's), else
+		 * plain DW. */
+		t0 = now_seconds();
+		if (server_blocks(q->fabric, n, g) == 0) {
+			o.method = FLUID_MIRRORED;
+			o.group = g;
+		}
+		a->seconds_group = now_seconds() - t0;
+	}
+	if (o.method == FLUID_MIRRORED && !o.group) {
 		uint32_t cap =
 		    2 * a->terminals < FLUID_MAX_GROUP ? 2 * a->terminals : FLUID_MAX_GROUP;
 
