@@ -70,7 +70,10 @@ static int run_one(const struct bcase *c, double limit)
 	else
 		printf("| %s | %u | %s | %s | %u | %.9g | %.7g%s | %.2f |", c->scen, 8 * c->servers,
 		       c->coll, c->method, c->hops, r.rstar, r.objective,
-		       r.stop == FLUID_STOP_OPTIMAL ? "" : " (time limit)", t);
+		       r.stop == FLUID_STOP_OPTIMAL ? ""
+		       : r.stop == FLUID_STOP_STALL ? " (not proven: a pricing LP stalled)"
+						    : " (time limit)",
+		       t);
 	fflush(stdout);
 	fluid_result_free(&r);
 	fluid_group_free(&g);
