@@ -549,8 +549,14 @@ int fluid_group_blocks(const struct fluid_net *n, uint32_t nblocks, uint32_t bsi
 			cand[nc++] = i;
 	}
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	/* No regular subgroup unless the server's GPUs are one orbit. */
+	uint8_t *orb = xcalloc(m + 1, 1);
+	uint32_t norb = 0;
 
-	for (uint32_t round = 0; round < 64 && cnt != nt; round++) {
+	for (uint32_t i = 0; i < sg.order; i++)
+		norb += !orb[sg.vert[(size_t)i * m + term[0]]]++;
+	free(orb);
+	for (uint32_t round = 0; round < 16 && cnt != nt && norb >= nt; round++) {
 		for (uint32_t v = 0; v < m; v++)
 			el[v] = v;
 		cnt = 1;

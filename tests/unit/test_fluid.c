@@ -540,6 +540,43 @@ static void test_modelw_group(void **state)
 
 /* The generated model W configs are the builder's network, vertex for
  * vertex and arc for arc, and solve to the same R*. */
+/* fluid_group_blocks on model W (the configs' network, test_yaml_modelw):
+ * server rotations x a regular subgroup of one server's symmetries, as
+ * large as the analytic group and one orbit of GPUs; misaligned blocks are
+ * refused (the caller then falls back). */
+static void test_group_blocks(void **state)
+{
+	(void)state;
+	for (int s = FLUID_ALL_LINKS; s <= FLUID_ONLY_NVLINK; s++) {
+		struct fluid_net n;
+		struct fluid_group g = {0}, an = {0};
+		struct ofc_error err = {0};
+		uint32_t term[64], nt, servers = 4;
+
+		assert_int_equal(fluid_build_modelw(&n, servers, s, &an, &err), 0);
+		uint32_t bsize = (n.nverts - 8) / servers; /* 8 rails outside */
+
+		if (fluid_group_blocks(&n, servers, bsize, &g, &err) < 0)
+			fail_msg("%s: %s", fluid_scenario_name(s), err.msg);
+		nt = fluid_terminals(&n, term);
+		assert_int_equal(g.order, nt);
+		assert_int_equal(g.order, an.order);
+		/* regular: every GPU is the image of GPU 0 under exactly one element */
+		for (uint32_t t = 0; t < nt; t++) {
+			uint32_t hits = 0;
+
+			for (uint32_t i = 0; i < g.order; i++)
+				hits += g.vert[(size_t)i * n.nverts + term[0]] == term[t];
+			assert_int_equal(hits, 1);
+		}
+		assert_int_equal(fluid_group_check(&n, &g, &err), 0);
+		fluid_group_free(&g);
+		assert_int_equal(fluid_group_blocks(&n, servers, bsize + 1, &g, &err), -1);
+		fluid_group_free(&an);
+		fluid_net_free(&n);
+	}
+}
+
 static void test_yaml_modelw(void **state)
 {
 	static const char *const files[] = {"examples/modelw/all-links-2.yaml",
@@ -627,6 +664,7 @@ int main(void)
 	    cmocka_unit_test(test_reductions),
 	    cmocka_unit_test(test_hops_too_few),
 	    cmocka_unit_test(test_modelw_group),
+	    cmocka_unit_test(test_group_blocks),
 	    cmocka_unit_test(test_modelw8_mirrored),
 	    cmocka_unit_test(test_modelw8_dw),
 	    cmocka_unit_test(test_modelw8_full),
