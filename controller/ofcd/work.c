@@ -498,6 +498,11 @@ static void run_mutation(struct ofcd *d, struct job *j)
 		goto out;
 	}
 	ctl_handover(d->w_ctl, nc);
+	/* Until it commits, nc speaks for the running devices only where it
+	 * reaches them as they run: a config's other credentials file or
+	 * address failing is its own error (in the answer), not the device
+	 * lost for watchers and the state. */
+	ctl_quiet(nc, d->w_ctl);
 	if (ctl_plan(nc, &err) < 0) {
 		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "cannot read the devices: %s",
 			      err.msg);
@@ -541,6 +546,7 @@ static void run_mutation(struct ofcd *d, struct job *j)
 		ctl_close(d->w_ctl);
 		d->w_ctl = nc;
 		nc = NULL;
+		ctl_quiet(d->w_ctl, NULL);
 		fabcfg_unref(d->w_cfg);
 		d->w_cfg = ncfg;
 		ncfg = NULL;

@@ -321,6 +321,21 @@ int ctl_lock(struct ctl *c, struct ofc_error *err)
 	return 0;
 }
 
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* a and b are one device reached one way: what a read of one found holds
+ * for the other. */
+static bool same_device(const struct device_cfg *a, const struct device_cfg *b)
+{
+	return strcmp(a->name, b->name) == 0 && a->cls == b->cls && a->sim == b->sim &&
+	       same_str(a->driver, b->driver) && same_str(a->address, b->address) &&
+	       same_str(a->credentials, b->credentials) &&
+	       same_str(a->credentials_dir, b->credentials_dir);
+}
+
 void ctl_handover(struct ctl *from, struct ctl *to)
 {
 	if (to->lock_fd >= 0)
@@ -329,8 +344,19 @@ void ctl_handover(struct ctl *from, struct ctl *to)
 	from->lock_fd = -1;
 	for (uint32_t i = 0; i < to->ndevs; i++)
 		for (uint32_t k = 0; k < from->ndevs; k++)
-			if (strcmp(to->devs[i].cfg.name, from->devs[k].cfg.name) == 0)
+			if (same_device(&to->devs[i].cfg, &from->devs[k].cfg))
 				to->devs[i].lost = from->devs[k].lost;
+}
+
+void ctl_quiet(struct ctl *c, const struct ctl *running)
+{
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		bool same = false;
+
+		for (uint32_t k = 0; running && k < running->ndevs && !same; k++)
+			same = same_device(&c->devs[i].cfg, &running->devs[k].cfg);
+		c->devs[i].quiet = running && !same;
+	}
 }
 
 /* ---- reading and planning ---------------------------------------------------- */
@@ -345,12 +371,12 @@ static int read_device(struct ctl *c, struct ctl_device *cd, struct ofc_error *e
 		device_close(&cd->dev);
 		cd->read_ok = false;
 		cd->read_err = *err;
-		if (!cd->lost)
+		if (!cd->lost && !cd->quiet)
 			emit(c, CTL_EV_DEVICE_LOST, cd->cfg.name, err->reason, "%s", err->msg);
 		cd->lost = true;
 		return -1;
 	}
-	if (cd->lost)
+	if (cd->lost && !cd->quiet)
 		emit(c, CTL_EV_DEVICE_BACK, cd->cfg.name, OFC_R_NONE, NULL);
 	cd->lost = false;
 	state_free(&cd->actual);

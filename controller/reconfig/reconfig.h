@@ -69,6 +69,9 @@ struct ctl_device {
 	double op_seconds;    /* switching time per operation (config) */
 	double est_seconds;   /* switching time the plan will take */
 	bool lost;	      /* the last read failed */
+	/* A candidate's device that the running ctl reaches otherwise (or not
+	 * at all): its reads report no DEVICE_LOST / DEVICE_BACK (ctl_quiet). */
+	bool quiet;
 };
 
 struct ctl {
@@ -102,8 +105,17 @@ int ctl_lock(struct ctl *c, struct ofc_error *err);
 
 /* Move the fabric's lock, and which devices were lost, from one ctl to
  * another of the same fabric (ofcd swaps configs without letting go of the
- * lock). `from` keeps its devices but no longer holds the lock. */
+ * lock). `from` keeps its devices but no longer holds the lock. Whether a
+ * device is lost moves only between devices reached the same way (driver,
+ * address, credentials): a config naming another address or credentials
+ * file for a device says nothing about the device as it runs. */
 void ctl_handover(struct ctl *from, struct ctl *to);
+/* c is a candidate (a config being planned or tried) beside the running
+ * ctl: its devices that running does not reach the same way go quiet, so a
+ * candidate's bad address or credentials file is not reported as the running
+ * device lost (the mutation's answer has the error). running NULL: every
+ * device of c reports again (c is the running one now). */
+void ctl_quiet(struct ctl *c, const struct ctl *running);
 
 /* If a journal is left over and nobody holds the lock, finish or undo that
  * transaction (ctl_lock first). *did is set when there was one to repair. */

@@ -339,6 +339,52 @@ static void test_overrides(void **state)
 	ctl_close(c);
 }
 
+/* A candidate config that reaches a device otherwise (here another
+ * credentials file) and fails to read it does not make the running device
+ * lost: no DEVICE_LOST event (ofcd would show it to every watcher, and in
+ * the state), and the running ctl's lost flag is not handed back. One that
+ * reaches it the same way speaks for it. */
+static void test_candidate_quiet(void **state)
+{
+	struct world *w = *state;
+	struct ctl *run = open_ctl(w, w->torus), *same = open_ctl(w, w->torus),
+		   *other = open_ctl(w, w->torus);
+	struct ofc_error err = {0};
+
+	other->devs[0].cfg.credentials = "other.cred";
+	ctl_quiet(same, run);
+	ctl_quiet(other, run);
+	assert_false(same->devs[0].quiet);
+	assert_true(other->devs[0].quiet);
+
+	w->sim.fail_at = w->sim.commands + 1;
+	w->sim.fail_count = 1u << 30;
+	w->sim.mode = FAULT_CLOSE;
+	memset(w->events, 0, sizeof(w->events));
+	assert_int_equal(ctl_read(other, &err), -1);
+	ofc_error_clear(&err);
+	assert_true(other->devs[0].lost);
+	assert_int_equal(w->events[CTL_EV_DEVICE_LOST], 0);
+	ctl_handover(other, run);
+	assert_false(run->devs[0].lost);
+
+	assert_int_equal(ctl_read(same, &err), -1);
+	ofc_error_clear(&err);
+	assert_int_equal(w->events[CTL_EV_DEVICE_LOST], 1);
+	ctl_handover(same, run);
+	assert_true(run->devs[0].lost);
+
+	/* Committed: the candidate is the running ctl and reports again. */
+	ctl_quiet(other, NULL);
+	assert_false(other->devs[0].quiet);
+	w->sim.fail_at = 0;
+	assert_int_equal(ctl_read(run, &err), 0);
+	assert_int_equal(w->events[CTL_EV_DEVICE_BACK], 1);
+	ctl_close(run);
+	ctl_close(same);
+	ctl_close(other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -347,6 +393,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_trial, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_overrides, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_candidate_quiet, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
