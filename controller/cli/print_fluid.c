@@ -171,6 +171,13 @@ static int write_output(const struct schedule_print *p, const struct fluid_answe
 		return -1;
 	if (p->format == FMT_PB) {
 		rc = schedule_write_pb(&a->s, out.f, err);
+		if (rc == 0) {
+			/* the vertices the transfers' node numbers stand for */
+			struct arena ar = {0};
+
+			rc = schedule_append_pb(schedule_vertices_msg(&ar, a->net), out.f, err);
+			arena_free(&ar);
+		}
 	} else if (p->format == FMT_TEXT) {
 		sched_write_text(out.f, &a->s, UINT32_MAX);
 		fprintf(out.f, "vertices:\n");

@@ -66,5 +66,10 @@ Ofc__V1__Schedule *schedule_extra_msg(struct arena *a, const struct schedule_res
 /* The same from its parts (f and links only on NIC ports; nlinks 0 else). */
 Ofc__V1__Schedule *schedule_fabric_msg(struct arena *a, struct frac tau_b, const struct fabric *f,
 				       const struct schedule_link *links, uint32_t nlinks);
+/* A server fabric's vertices (the fluid engine's network n): the message
+ * that names a schedule's nodes, their kinds and what each may do. */
+Ofc__V1__Schedule *schedule_vertices_msg(struct arena *a, const struct fluid_net *n);
+/* Pack m and append it to out (protobuf merges concatenated messages). */
+int schedule_append_pb(const Ofc__V1__Schedule *m, FILE *out, struct ofc_error *err);
 
 #endif

@@ -429,6 +429,40 @@ Ofc__V1__Schedule *schedule_fabric_msg(struct arena *a, struct frac tau_b, const
 	return m;
 }
 
+Ofc__V1__Schedule *schedule_vertices_msg(struct arena *a, const struct fluid_net *n)
+{
+	Ofc__V1__Schedule *m = arena_alloc(a, sizeof(*m));
+
+	ofc__v1__schedule__init(m);
+	m->vertices = arena_array(a, n->nverts, sizeof(*m->vertices));
+	for (uint32_t v = 0; v < n->nverts; v++) {
+		Ofc__V1__ScheduleVertex *x = arena_alloc(a, sizeof(*x));
+
+		ofc__v1__schedule_vertex__init(x);
+		x->name = arena_strdup(a, fluid_vertex_name(n, v));
+		x->has_gpu = x->has_store = x->has_copy = x->has_reduce = 1;
+		x->gpu = (n->kind[v] & FLUID_TERMINAL) != 0;
+		x->store = (n->kind[v] & FLUID_CAN_STORE) != 0;
+		x->copy = (n->kind[v] & FLUID_CAN_COPY) != 0;
+		x->reduce = (n->kind[v] & FLUID_CAN_REDUCE) != 0;
+		m->vertices[m->n_vertices++] = x;
+	}
+	return m;
+}
+
+int schedule_append_pb(const Ofc__V1__Schedule *m, FILE *out, struct ofc_error *err)
+{
+	size_t len = protobuf_c_message_get_packed_size(&m->base);
+	uint8_t *pk = xmalloc(len + 1);
+	int rc = 0;
+
+	protobuf_c_message_pack(&m->base, pk);
+	if (len && fwrite(pk, 1, len, out) != len)
+		rc = ofc_error_set(err, OFC_E_RUNTIME, "short write");
+	free(pk);
+	return rc;
+}
+
 /* A fraction of a block from the file into fixed point, refusing what is
  * not in [0, 1]. */
 static int read_frac(double v, uint32_t *out)

@@ -867,6 +867,10 @@ static void run_schedule_fluid(struct job *j)
 			       fa.r.hops, fa.r.objective, fa.rep.chunks, s->nsteps)
 		: arena_printf(&a, "the fluid schedule failed verification: %s", fa.vr.error);
 	Ofc__V1__Schedule *h = schedule_header_msg(&a, s);
+	Ofc__V1__Schedule *vx = schedule_vertices_msg(&a, fa.net);
+
+	h->n_vertices = vx->n_vertices;
+	h->vertices = vx->vertices;
 	if (!j->summary_only) {
 		h->n_steps = s->nsteps;
 		h->steps = arena_array(&a, s->nsteps, sizeof(*h->steps));

@@ -26,6 +26,16 @@ expect_json 'j["method"]=="full" and abs(j["rstar_s_per_gb"]-0.0210843373)<1e-8 
 # Reductions are the copy collectives reversed, reduced where GPUs can.
 expect_json 'j["verified"] and abs(j["rstar_s_per_gb"]-0.0210843373)<1e-8' \
 	$S $W/all-links-1.yaml --collective reduce-scatter --hops 4 --json
+# The protobuf export names the vertices the transfers' node numbers stand
+# for, and what each may do.
+expect_exit 0 $S $W/all-links-1.yaml --collective allgather --hops 4 --format pb -o "$TMP/f.pb"
+if protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/f.pb" >"$TMP/f.txt" &&
+	[ "$(grep -c '^vertices {' "$TMP/f.txt")" = 30 ] &&
+	grep -A5 'name: "s0/mem"' "$TMP/f.txt" | grep -q 'reduce: false'; then
+	ok
+else
+	bad "pb vertices" "$(head -c 300 "$TMP/f.txt")"
+fi
 # Configs of servers from one template get the group of server rotations
 # and one server's symmetries: one pricing class, as the analytic group of
 # model W (notes Sec. 4.2), and the thesis's values (Table 6.4: 32 GPUs no
@@ -94,7 +104,7 @@ mkdir -p "$TMP/st"
 ofcd_pid=$!
 i=0
 until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $i -ge 500 ]; do sleep 0.01; i=$((i + 1)); done
-expect_json 'j["status"]=="STATUS_OK" and "R* 0.02108433735 s/GB" in j["message"] and j["schedule"]["algorithm"]=="fluid" and j["schedule"]["verified"] and j["schedule"]["nodes"]==30 and len(j["schedule"]["steps"])>0' \
+expect_json 'j["status"]=="STATUS_OK" and "R* 0.02108433735 s/GB" in j["message"] and j["schedule"]["algorithm"]=="fluid" and j["schedule"]["verified"] and j["schedule"]["nodes"]==30 and len(j["schedule"]["steps"])>0 and len(j["schedule"]["vertices"])==30 and j["schedule"]["vertices"][0]["name"]=="s0/gpu0" and j["schedule"]["vertices"][0]["reduce"]' \
 	$OFC --socket "$SOCK" schedule --collective allgather --json
 expect_json 'j["status"]=="STATUS_OK" and j["schedule"]["collective"]=="reduce" and j["schedule"]["verified"]' \
 	$OFC --socket "$SOCK" schedule --collective reduce --algo fluid --summary --json
