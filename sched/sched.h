@@ -376,6 +376,16 @@ struct mcf_opts {
 	double time_limit; /* seconds for column generation; 0 = none. At the limit
 			    * it stops with the best flow and bound so far */
 	bool routes;	   /* keep the routes (for lowering) */
+	/* NIC-limited hosts (issue 14; notes alltoall-mcf.md 2.6, 7): every
+	 * host's injection (= ejection) bandwidth in link capacities, 0 for
+	 * none (d links' worth). Host forwarding (nic_forwarding false): relayed
+	 * bytes cross the host, so every hop leaving a node costs its injection
+	 * and every hop entering one its ejection (a capacity row per node, per
+	 * step when time-stepped). NIC forwarding: only a host's own traffic
+	 * does, (N-1) shards each way, so theta <= injection / (N-1) on top of
+	 * the links (fluid only: the time-stepped MCF refuses it). */
+	double injection;
+	bool nic_forwarding;
 };
 
 /* Routes: for each pair (src, dst) one or more weighted paths, each a list
