@@ -589,6 +589,9 @@ struct verify_opts {
 	const struct verify_wdm *wdm; /* WDM ring on nodes 0..N-1 in ring order */
 	uint64_t seed;		      /* for the reduce weights; 0 = fixed default */
 	const struct verify_network *network; /* a general network (above) */
+	/* Direct-connect: when set, nsteps entries for each step's most data
+	 * (blocks) on one link (pricing NIC-limited hosts step by step). */
+	double *step_link_load;
 };
 
 struct verify_report {

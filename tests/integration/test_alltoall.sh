@@ -33,6 +33,48 @@ expect_json '[c["algorithm"] for c in j["comparison"]]==["mcf/steps","mcf/paths"
 	$S --topology genkautz:16,4 --algo all --json
 expect_json 'j["algorithm"]=="direct" and j["verified"] and abs(j["theta"]-1/12)<1e-9' $S --topology torus:4x4 --algo direct --json
 
+# NIC-limited hosts (issue 14): torus:4x4 (d = 4, links 25 Gb/s at B = 100
+# Gb/s), the links alone give theta 1/8. Injection 50 Gb/s (2 links): host
+# forwarding pays every relayed hop at the host, theta 1/16; NIC forwarding
+# only its own 15 shards, so the links still bind (1/8). Injection 25 Gb/s:
+# 1/32 against 1/15. The time-stepped MCF meets the host-forwarded value
+# with its steps priced at the busier of link and host, every schedule is
+# verified, and a config's hosts say the same as the flags.
+while read -r inj fwd lowering theta; do
+	expect_json "j['verified'] and abs(j['theta']-$theta)<1e-6 and abs(j['mcf']['theta']-$theta)<1e-6 and j['mcf']['optimal'] and j['host_forwarding']=='$fwd' and j['theta']<=j['theta_bound']+1e-9" \
+		$S --topology torus:4x4 --injection "$inj" --forwarding "$fwd" --lowering "$lowering" --json
+done <<'EOF2'
+50Gbps host steps 0.0625
+50Gbps host paths 0.0625
+50Gbps nic paths 0.125
+25Gbps host steps 0.03125
+25Gbps nic paths 0.0666667
+EOF2
+expect_json 'j["verified"] and abs(j["theta"]-0.125)<1e-9 and "host_forwarding" not in j' \
+	$S --topology torus:4x4 --injection 100Gbps --json
+expect_json 'j["algorithm"]=="direct" and j["verified"] and abs(j["theta"]-1/32)<1e-9' \
+	$S --topology torus:4x4 --algo direct --injection 25Gbps --json
+# Refused, not ignored: NIC forwarding in the time-stepped MCF.
+$S --topology torus:4x4 --injection 25Gbps --forwarding nic >"$TMP/out" 2>"$TMP/err"
+if [ $? -ne 0 ] && grep -q "does not model NIC forwarding with an injection limit yet" "$TMP/err"; then ok; else
+	bad "time-stepped mcf with NIC forwarding" "want a refusal" "got: $(cat "$TMP/err")"
+fi
+cat >"$TMP/nic.yaml" <<'YAML'
+name: nic-limited
+hosts:
+  count: 16
+  prefix: h
+  ports: 4
+  port_rate: 25Gbps
+  injection: 25Gbps
+topology:
+  spec: torus:4x4
+YAML
+expect_json 'j["verified"] and abs(j["theta"]-0.03125)<1e-6 and j["host_forwarding"]=="host"' \
+	$OFC schedule "$TMP/nic.yaml" --collective alltoall --size 1MiB --json
+expect_json 'j["verified"] and abs(j["theta"]-1/15)<1e-6 and j["host_forwarding"]=="nic"' \
+	$OFC schedule "$TMP/nic.yaml" --collective alltoall --size 1MiB --forwarding nic --lowering paths --json
+
 # Export: every ordered pair's block, in the shared shape.
 expect_exit 0 $S --topology hypercube:3 -o "$TMP/a.json"
 if python3 -c "
