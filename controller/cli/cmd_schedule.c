@@ -129,7 +129,7 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 	bool collective_set = false, format_set = false;
 	int c;
 
-	while ((c = cli_getopt(cmd, argc, argv, "T:c:a:s:A:B:P:Ojf:o:t:L:V:H:h", opts)) != -1) {
+	while ((c = cli_getopt(cmd, argc, argv, "T:c:a:s:A:B:I:W:P:Ojf:o:t:L:V:H:h", opts)) != -1) {
 		switch (c) {
 		case -2:
 			return 2;
