@@ -619,15 +619,28 @@ static int host_limits(struct schedule_result *r, const struct schedule_query *q
 	if (inj <= 0 && f && f->nhosts && !q->spec) {
 		const struct host *h0 = &f->hosts[0];
 
-		for (uint32_t i = 1; i < f->nhosts; i++)
-			if (f->hosts[i].injection != h0->injection ||
-			    f->hosts[i].forwarding != h0->forwarding)
-				return ofc_error_set(
-				    err, OFC_E_USAGE,
-				    "hosts %s and %s differ in injection or forwarding: "
-				    "per-host limits are not modelled yet (give every host the same)",
-				    h0->name, f->hosts[i].name);
 		inj = h0->injection;
+		for (uint32_t i = 1; i < f->nhosts; i++) {
+			if (q->collective != SCHED_ALLTOALL) {
+				/* only for the note below */
+				inj = fmax(inj, f->hosts[i].injection);
+				continue;
+			}
+			if (f->hosts[i].injection != h0->injection ||
+			    f->hosts[i].forwarding != h0->forwarding) {
+				/* The config is what contradicts: point at the host. */
+				ofc_error_set(err, OFC_E_INPUT,
+					      "host %s differs from %s in injection or forwarding: "
+					      "per-host limits are not modelled yet for alltoall "
+					      "(give every host the same)",
+					      f->hosts[i].name, h0->name);
+				snprintf(err->file, sizeof(err->file), "%s",
+					 f->file ? f->file : "");
+				err->line = f->hosts[i].loc.line;
+				err->col = f->hosts[i].loc.col;
+				return -1;
+			}
+		}
 		if (!q->forwarding)
 			fwd = h0->forwarding;
 	}
@@ -637,12 +650,12 @@ static int host_limits(struct schedule_result *r, const struct schedule_query *q
 	r->nic_forwarding = fwd == NIC_FORWARDING;
 	double beta = inj / (r->cost.bandwidth / r->degree);
 	char note[160];
-	if (beta >= r->degree) {
-		snprintf(note, sizeof(note), "%shost injection not below d links: no host limit",
-			 r->note[0] ? "; " : "");
-	} else if (q->collective != SCHED_ALLTOALL) {
+	if (q->collective != SCHED_ALLTOALL) {
 		snprintf(note, sizeof(note),
 			 "%shost injection limits are modelled for alltoall only: priced without",
+			 r->note[0] ? "; " : "");
+	} else if (beta >= r->degree) {
+		snprintf(note, sizeof(note), "%shost injection not below d links: no host limit",
 			 r->note[0] ? "; " : "");
 	} else {
 		uint32_t n = r->g->n;
