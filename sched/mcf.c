@@ -620,7 +620,8 @@ static void cg_free(struct cg *c)
 }
 
 static void cg_setup(struct cg *c, const struct graph *g, uint32_t T, enum mcf_method method,
-		     const struct graph_group *grp, unsigned threads, double host_cap)
+		     const struct graph_group *grp, unsigned threads, double host_cap,
+		     const double *host_caps)
 {
 	uint32_t n = g->n, d = graph_outdeg(g, 0);
 
@@ -689,6 +690,9 @@ static void cg_setup(struct cg *c, const struct graph *g, uint32_t T, enum mcf_m
 	c->row_cap = xmalloc(c->rows_per_slot * sizeof(double));
 	for (uint32_t r = 0; r < c->rows_per_slot; r++)
 		c->row_cap[r] = r < c->link_rows ? 1 : host_cap;
+	/* Hosts of their own (plain master only: node_row[v] = v). */
+	for (uint32_t v = 0; host_caps && c->node_row && v < n; v++)
+		c->row_cap[c->link_rows + v] = c->row_cap[c->link_rows + n + v] = host_caps[v];
 	if (method == MCF_SYMMETRIC) {
 		for (uint32_t j = 0; j < d; j++)
 			c->row_size[j] = n;
@@ -1468,6 +1472,29 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 
 	memset(r, 0, sizeof(*r));
 	topo_facts(g, &f, o->threads);
+	/* Per-host injections: alike, they are one limit; else the plain master. */
+	double inj = o->injection, inj_min = 0;
+	const double *injs = NULL;
+	if (o->injections) {
+		inj = inj_min = o->injections[0];
+		for (uint32_t v = 1; v < g->n; v++) {
+			if (o->injections[v] != inj)
+				injs = o->injections;
+			inj_min = fmin(inj_min, o->injections[v]);
+		}
+		if (injs && !(inj_min > 0))
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "every host needs a positive injection");
+		if (injs && (method == MCF_SYMMETRIC || method == MCF_MIRRORED))
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "hosts of different injection: the %s master does "
+					     "not apply (the plain one does)",
+					     method == MCF_SYMMETRIC ? "one-source" : "mirrored");
+		if (injs && method == MCF_AUTO)
+			method = MCF_COLGEN;
+		if (injs)
+			inj = inj_min;
+	}
 	if (g->n < 2 || g->n > SCHED_MAX_NODES)
 		return ofc_error_set(err, OFC_E_INPUT, "%u nodes: all-to-all needs 2..%u", g->n,
 				     SCHED_MAX_NODES);
@@ -1493,7 +1520,7 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 		method = sym ? MCF_SYMMETRIC : MCF_COLGEN;
 	}
 	struct graph_group grp = {0};
-	if ((o->method == MCF_AUTO && method == MCF_COLGEN) || method == MCF_MIRRORED) {
+	if (!injs && ((o->method == MCF_AUTO && method == MCF_COLGEN) || method == MCF_MIRRORED)) {
 		/* The group listed element by element: within 64 MiB. */
 		uint64_t cap = (16u << 20) / ((uint64_t)g->n + g->m);
 
@@ -1503,12 +1530,12 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 		r->group_order = grp.order;
 	}
 	r->method = method;
-	if (o->injection > 0 && (method == MCF_MASTER || method == MCF_FULL))
+	if (inj > 0 && (method == MCF_MASTER || method == MCF_FULL))
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "the %s LP does not model injection limits; column "
 				     "generation does",
 				     method == MCF_MASTER ? "master" : "link");
-	if (o->injection > 0 && o->nic_forwarding && o->steps)
+	if (inj > 0 && o->nic_forwarding && o->steps)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "the time-stepped MCF does not model NIC forwarding with an "
 				     "injection limit yet (host forwarding it does); use a fluid "
@@ -1537,7 +1564,7 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 		if (r->symmetric)
 			r->group_order = g->n;
 		cg_setup(&c, g, o->steps, method, &grp, o->threads,
-			 o->nic_forwarding ? 0 : o->injection);
+			 o->nic_forwarding ? 0 : inj, o->nic_forwarding ? NULL : injs);
 		r->classes = c.nsrc;
 		r->rows = c.rows_per_slot;
 		rc = cg_run(&c, o->gap > 0 ? o->gap : 1e-9,
@@ -1553,10 +1580,10 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 				mirror_routes(&c, &r->routes);
 		}
 		cg_free(&c);
-		if (rc == 0 && o->injection > 0 && o->nic_forwarding) {
+		if (rc == 0 && inj > 0 && o->nic_forwarding) {
 			/* NIC forwarding: a host's own N-1 shards, whatever the
 			 * routes, through its injection (and ejection) link. */
-			double z = (g->n - 1) / o->injection;
+			double z = (g->n - 1) / inj; /* the slowest host's own */
 
 			if (z > r->objective) {
 				r->objective = z;

@@ -386,6 +386,11 @@ struct mcf_opts {
 	 * the links (fluid only: the time-stepped MCF refuses it). */
 	double injection;
 	bool nic_forwarding;
+	/* Per-host injection (n entries, link capacities; overrides injection
+	 * when set): hosts that differ break the symmetry the one-source and
+	 * mirrored masters rely on, so AUTO then solves the plain master
+	 * (column generation over every source) and SYMMETRIC / MIRRORED refuse. */
+	const double *injections;
 };
 
 /* Routes: for each pair (src, dst) one or more weighted paths, each a list

@@ -410,6 +410,39 @@ static void test_injection(void **state)
 			 "unlimited %.9f",
 			 mir, plain, free_);
 
+	/* Per-host injections: all alike are the single limit; one slow host
+	 * (node 0 at 1 link, the rest at 2) takes the plain master and costs
+	 * more than all at 2, less than all at 1; with NIC forwarding the slow
+	 * host's own 15 shards bind (15). */
+	{
+		struct graph *tg = build("torus:4x4");
+		double inj[16];
+		struct mcf_result rr;
+		struct ofc_error e2 = {0};
+
+		for (int nic = 0; nic < 2; nic++) {
+			for (uint32_t v = 0; v < 16; v++)
+				inj[v] = 2;
+			struct mcf_opts oo = {.injections = inj, .nic_forwarding = nic};
+			assert_int_equal(mcf_solve(tg, &oo, &rr, &e2), 0);
+			assert_true(fabs(rr.objective - (nic ? 8 : 16)) < 1e-6);
+			assert_int_equal(rr.method, MCF_SYMMETRIC);
+			mcf_result_free(&rr);
+			inj[0] = 1;
+			assert_int_equal(mcf_solve(tg, &oo, &rr, &e2), 0);
+			assert_int_equal(rr.method, MCF_COLGEN);
+			assert_true(rr.optimal);
+			if (nic ? fabs(rr.objective - 15) > 1e-6
+				: !(rr.objective > 16 + 1e-6 && rr.objective < 32 - 1e-6))
+				fail_msg("torus:4x4 one host at 1 link (%s): Z %.9f",
+					 nic ? "nic" : "host", rr.objective);
+			mcf_result_free(&rr);
+			oo.method = MCF_MIRRORED;
+			assert_int_equal(mcf_solve(tg, &oo, &rr, &e2), -1);
+		}
+		graph_free(tg);
+	}
+
 	/* Refused where not modelled: NIC forwarding time-stepped, link LP. */
 	struct graph *g = build("torus:4x4");
 	struct mcf_opts o = {.steps = 4, .injection = 1, .nic_forwarding = true};
