@@ -103,10 +103,10 @@ static double theta_bound(const struct schedule_result *r)
 	 * a host, theta <= beta / L; NIC forwarding its own N-1 shards. */
 	double L = (double)moore_tree_cost(r->g->n, r->degree), b = r->degree / L;
 
-	if (r->host_beta > 0 && !r->nic_forwarding)
-		b = fmin(b, r->host_beta / L);
-	else if (r->host_beta > 0)
+	if (r->host_beta > 0)
 		b = fmin(b, r->host_beta / (r->g->n - 1));
+	if (r->host_beta > 0 && !r->nic_forwarding)
+		b = fmin(b, r->host_beta_avg / L);
 	return b;
 }
 
@@ -346,7 +346,7 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 			o->theta, o->cut_through ? "cut-through routes" : "store-and-forward steps",
 			r->host_beta <= 0      ? "d/L(N,d)"
 			: r->nic_forwarding ? "min(d/L(N,d), I/(N-1))"
-					    : "I/L(N,d)",
+					    : "min(d/L, I_mean/L, I_min/(N-1))",
 			theta_bound(r), o->theta / theta_bound(r));
 		if (o->have_mcf) {
 			fprintf(out,

@@ -45,15 +45,15 @@ static double host_priced(const struct schedule_result *r, const struct schedule
 			continue;
 		h = 0;
 		for (uint32_t v = 0; v < n; v++) {
-			h = fmax(h, fmax(out[v], in[v]));
+			h = fmax(h, fmax(out[v], in[v]) / r->host_betas[v]);
 			out[v] = in[v] = 0;
 		}
 		if (!whole)
-			total += fmax(link[t], h / r->host_beta);
+			total += fmax(link[t], h);
 	}
 	free(out);
 	free(in);
-	return whole ? h / r->host_beta : total;
+	return whole ? h : total;
 }
 
 static void finish(struct schedule_result *r, struct schedule_outcome *o)
@@ -398,6 +398,7 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 				 .max_memory = q->max_memory ? q->max_memory : mem_physical() / 2,
 				 .mcf = {.threads = q->threads,
 					 .injection = r->host_beta,
+					 .injections = r->host_betas,
 					 .nic_forwarding = r->nic_forwarding,
 					 .time_limit = q->time_limit == 0  ? 60
 						       : q->time_limit < 0 ? 0
@@ -603,74 +604,93 @@ static void rate_bound(struct schedule_result *r)
 	}
 }
 
-/* NIC-limited hosts (issue 14): the request's injection and forwarding,
- * else the config hosts' (all alike: per-host limits are not modelled yet).
- * Sets r->host_beta when the injection is below the node's d links, and
- * scales the all-to-all lower bound: every shard's hop costs a host
- * (host forwarding: T >= L(N, d) M / (N I), the Moore bound with d b
- * replaced by I) or its own N-1 shards do (NIC: T >= (N-1) M / (N I)). */
+/* NIC-limited hosts (issue 14): the request's injection (every host) and
+ * forwarding, else the config hosts' (a host without `injection` is not
+ * limited: d links). All-to-all only: r->host_betas per node in link
+ * capacities when some host is below its d links, and the lower bound: a
+ * host's own N-1 shards (T >= (N-1) M / (N I_min)) and, with host
+ * forwarding, every hop of every shard through some host (T >= L(N, d) M /
+ * (N I_mean)), the Moore bound with d b replaced by the hosts' injection. */
 static int host_limits(struct schedule_result *r, const struct schedule_query *q,
 		       struct ofc_error *err)
 {
 	const struct fabric *f = q->fabric;
-	double inj = q->injection;
+	uint32_t n = r->g->n;
+	double b = r->cost.bandwidth / r->degree, *beta = xmalloc(n * sizeof(double));
+	double lo = INFINITY, hi = 0, sum = 0;
 	int fwd = q->forwarding ? q->forwarding - 1 : HOST_FORWARDING;
+	bool any = false;
+	char note[200];
 
-	if (inj <= 0 && f && f->nhosts && !q->spec) {
-		const struct host *h0 = &f->hosts[0];
+	for (uint32_t v = 0; v < n; v++) {
+		double inj = q->injection;
 
-		inj = h0->injection;
-		for (uint32_t i = 1; i < f->nhosts; i++) {
-			if (q->collective != SCHED_ALLTOALL) {
-				/* only for the note below */
-				inj = fmax(inj, f->hosts[i].injection);
-				continue;
-			}
-			if (f->hosts[i].injection != h0->injection ||
-			    f->hosts[i].forwarding != h0->forwarding) {
-				/* The config is what contradicts: point at the host. */
+		if (inj <= 0 && f && f->nhosts == n && !q->spec) {
+			const struct host *h = &f->hosts[v];
+
+			inj = h->injection;
+			if (!q->forwarding && h->forwarding != f->hosts[0].forwarding &&
+			    q->collective == SCHED_ALLTOALL) {
+				free(beta);
 				ofc_error_set(err, OFC_E_INPUT,
-					      "host %s differs from %s in injection or forwarding: "
-					      "per-host limits are not modelled yet for alltoall "
-					      "(give every host the same)",
-					      f->hosts[i].name, h0->name);
+					      "host %s forwards differently from %s: one "
+					      "forwarding model per fabric for alltoall",
+					      h->name, f->hosts[0].name);
 				snprintf(err->file, sizeof(err->file), "%s",
 					 f->file ? f->file : "");
-				err->line = f->hosts[i].loc.line;
-				err->col = f->hosts[i].loc.col;
+				err->line = h->loc.line;
+				err->col = h->loc.col;
 				return -1;
 			}
+			if (!q->forwarding)
+				fwd = f->hosts[0].forwarding;
 		}
-		if (!q->forwarding)
-			fwd = h0->forwarding;
+		beta[v] = inj > 0 ? fmin(inj / b, r->degree) : r->degree;
+		any = any || inj > 0;
+		lo = fmin(lo, beta[v]);
+		hi = fmax(hi, beta[v]);
+		sum += beta[v];
 	}
-	if (inj <= 0)
+	if (!any) {
+		free(beta);
 		return 0;
-	r->injection = inj;
+	}
 	r->nic_forwarding = fwd == NIC_FORWARDING;
-	double beta = inj / (r->cost.bandwidth / r->degree);
-	char note[160];
 	if (q->collective != SCHED_ALLTOALL) {
 		snprintf(note, sizeof(note),
 			 "%shost injection limits are modelled for alltoall only: priced without",
 			 r->note[0] ? "; " : "");
-	} else if (beta >= r->degree) {
+	} else if (lo >= r->degree) {
 		snprintf(note, sizeof(note), "%shost injection not below d links: no host limit",
 			 r->note[0] ? "; " : "");
 	} else {
-		uint32_t n = r->g->n;
 		double L = (double)moore_tree_cost(n, r->degree);
-		double hb = (r->nic_forwarding ? n - 1 : L) / n * r->degree / beta;
+		double z = (n - 1) / lo;
 
-		r->host_beta = beta;
+		if (!r->nic_forwarding)
+			z = fmax(z, L / (sum / n));
+		double hb = z * r->degree / n;
+
+		r->host_betas = beta;
+		beta = NULL;
+		r->host_beta = lo;
+		r->host_beta_avg = sum / n;
+		r->injection = lo * b;
 		if (hb > frac_value(r->lb.tau_b)) {
 			r->lb.tau_b = frac_from_double(hb, 16 * (int64_t)n, 1e-9 * hb);
 			if (!frac_valid(r->lb.tau_b))
 				r->lb.tau_b = frac_make((int64_t)llround(hb * 1e6), 1000000);
 		}
-		snprintf(note, sizeof(note), "%shosts inject %.3g links' worth (%s forwarding)",
-			 r->note[0] ? "; " : "", beta, r->nic_forwarding ? "NIC" : "host");
+		if (lo == hi)
+			snprintf(note, sizeof(note), "%shosts inject %.3g links' worth (%s forwarding)",
+				 r->note[0] ? "; " : "", lo, r->nic_forwarding ? "NIC" : "host");
+		else
+			snprintf(note, sizeof(note),
+				 "%shosts inject %.3g to %.3g links' worth (%s forwarding; hosts "
+				 "differ: the plain MCF, no symmetry)",
+				 r->note[0] ? "; " : "", lo, hi, r->nic_forwarding ? "NIC" : "host");
 	}
+	free(beta);
 	snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note), "%s", note);
 	return 0;
 }

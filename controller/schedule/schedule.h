@@ -174,9 +174,11 @@ struct schedule_result {
 	 * (bits/s) it came from. All-to-all only: the MCF's host rows, the
 	 * lower bound and the pricing (per step, the busier of the busiest
 	 * link and the busiest host over its injection). */
-	double host_beta;
+	double host_beta; /* the slowest host's */
 	bool nic_forwarding;
 	double injection;
+	double *host_betas;    /* per node (a host without a limit: d) */
+	double host_beta_avg;  /* their mean */
 	struct topo_tree *tree;
 	uint32_t degree;
 	struct sched_cost cost;

@@ -74,9 +74,11 @@ expect_json 'j["verified"] and abs(j["theta"]-0.03125)<1e-6 and j["host_forwardi
 	$OFC schedule "$TMP/nic.yaml" --collective alltoall --size 1MiB --json
 expect_json 'j["verified"] and abs(j["theta"]-1/15)<1e-6 and j["host_forwarding"]=="nic"' \
 	$OFC schedule "$TMP/nic.yaml" --collective alltoall --size 1MiB --forwarding nic --lowering paths --json
-# Per-host limits are not modelled: hosts that differ are refused for
-# alltoall at the host that differs; other collectives say they are priced
-# without the limit.
+# Per-host limits: one host of a ring of 4 injects 1 link (the others, no
+# limit, 2): the plain MCF (no symmetry), theta = 1/3, its own 3 shards
+# (the unlimited ring: 1/2), verified both ways. Hosts that forward
+# differently are refused at the host; other collectives say they are
+# priced without the limit.
 cat >"$TMP/mixed.yaml" <<'YAML'
 name: mixed
 hosts:
@@ -87,8 +89,13 @@ hosts:
 topology:
   spec: torus:4
 YAML
-expect_error 2 "$TMP/mixed.yaml:4:5: host b differs from a in injection or forwarding: per-host limits are not modelled yet for alltoall (give every host the same)" \
-	$OFC schedule "$TMP/mixed.yaml" --collective alltoall --size 1MiB
+for lowering in steps paths; do
+	expect_json 'j["verified"] and abs(j["theta"]-1/3)<1e-9 and abs(j["mcf"]["theta"]-1/3)<1e-9 and j["mcf"]["method"]=="column generation" and j["mcf"]["optimal"] and j["host_injection_links"]==1' \
+		$OFC schedule "$TMP/mixed.yaml" --collective alltoall --size 1MiB --lowering $lowering --json
+done
+sed 's/{name: c, ports: 2, port_rate: 25Gbps}/{name: c, ports: 2, port_rate: 25Gbps, forwarding: nic}/' "$TMP/mixed.yaml" >"$TMP/mixed2.yaml"
+expect_error 2 "$TMP/mixed2.yaml:5:5: host c forwards differently from a: one forwarding model per fabric for alltoall" \
+	$OFC schedule "$TMP/mixed2.yaml" --collective alltoall --size 1MiB
 expect_error 0 "ofc schedule: host injection limits are modelled for alltoall only: priced without" \
 	$OFC schedule "$TMP/mixed.yaml" --collective allgather --size 1MiB
 
