@@ -74,6 +74,12 @@ expect_json 'j["verified"] and abs(j["theta"]-0.03125)<1e-6 and j["host_forwardi
 	$OFC schedule "$TMP/nic.yaml" --collective alltoall --size 1MiB --json
 expect_json 'j["verified"] and abs(j["theta"]-1/15)<1e-6 and j["host_forwarding"]=="nic"' \
 	$OFC schedule "$TMP/nic.yaml" --collective alltoall --size 1MiB --forwarding nic --lowering paths --json
+# Degraded and host-limited (torus:8x8, 25 Gb/s links, 40 Gb/s hosts): the
+# healthy torus is host-bound at 1.6 / 256 (the sum of distances); two failed
+# links cost it little more, and the plain MCF is optimal and verified.
+expect_json 'j["verified"] and j["mcf"]["optimal"] and abs(j["healthy"]["time_us"]-848.8608)<1e-3 and 0.0062<j["theta"]<0.00625' \
+	$S --topology torus:8x8 --fail 0-1,27-35 --lowering paths --injection 40Gbps --json
+
 # Per-host limits: one host of a ring of 4 injects 1 link (the others, no
 # limit, 2): the plain MCF (no symmetry), theta = 1/3, its own 3 shards
 # (the unlimited ring: 1/2), verified both ways. Hosts that forward
