@@ -221,6 +221,8 @@ static int finder_alltoall(uint32_t n, uint32_t d, const struct sched_cost *cost
 			at += snprintf(c[0].spec + at, sizeof(c[0].spec) - (size_t)at, "%s%u",
 				       i ? "x" : "", side[i]);
 		a2a_solve(&c[0], beta, nic, threads);
+	} else if (d % 2) {
+		snprintf(c[0].why, sizeof(c[0].why), "no torus of odd degree %u", d);
 	} else {
 		snprintf(c[0].why, sizeof(c[0].why),
 			 "no %u-dimensional torus of %u nodes with every side at least 3", d / 2,
