@@ -228,6 +228,18 @@ struct cg {
 	uint32_t *arc_row; /* arc -> row within a slot, UINT32_MAX for self-loops */
 	uint32_t rows_per_slot;
 	double *row_size; /* rows_per_slot: arcs in the row's orbit */
+	/* Host rows (issue 14, notes alltoall-mcf.md 2.6, host forwarding):
+	 * every hop leaving u costs u's injection and every hop entering v
+	 * costs v's ejection, each at most host_cap (in link capacities) times
+	 * the slot's U_k. Within a slot the link rows come first
+	 * (link_rows), then one injection row per class of nodes (node_row[v];
+	 * all n, one under the translations, the node orbits when mirrored),
+	 * then as many ejection rows. row_size counts the nodes of a class. */
+	double host_cap;     /* 0: no host rows */
+	uint32_t link_rows;  /* link rows per slot */
+	uint32_t node_rows;  /* injection rows per slot (as many ejection rows) */
+	uint32_t *node_row;  /* n: v's class, or NULL */
+	double *row_cap;     /* rows_per_slot: 1 for links, host_cap for hosts */
 	uint32_t R;	  /* link rows: rows_per_slot * slots */
 	unsigned threads;
 
@@ -282,6 +294,17 @@ static uint32_t row_of(const struct cg *c, uint32_t arc, uint32_t step)
 	return r == UINT32_MAX ? r : step * c->rows_per_slot + r;
 }
 
+/* What an arc's hop costs the hosts at its ends (host rows), at prices ys. */
+static double host_price(const struct cg *c, uint32_t arc, uint32_t step)
+{
+	uint32_t base = step * c->rows_per_slot + c->link_rows;
+
+	if (!c->node_row)
+		return 0;
+	return c->ys[base + c->node_row[c->arc_tail[arc]]] +
+	       c->ys[base + c->node_rows + c->node_row[c->g->adj[arc]]];
+}
+
 /* Fluid: Dijkstra from s under the link prices; parent[v] is the arc into
  * v. Returns the sum of the distances (the tree's cost). */
 static double dijkstra(const struct cg *c, struct cg_scratch *w, uint32_t s, uint32_t *parent)
@@ -306,7 +329,7 @@ static double dijkstra(const struct cg *c, struct cg_scratch *w, uint32_t s, uin
 			if (r == UINT32_MAX)
 				continue;
 			/* A tiny per-hop term breaks ties towards fewer hops. */
-			nd = w->dist[u] + c->ys[r] + 1e-12;
+			nd = w->dist[u] + c->ys[r] + host_price(c, a, 0) + 1e-12;
 			if (nd < w->dist[v]) {
 				w->dist[v] = nd;
 				parent[v] = a;
@@ -347,7 +370,7 @@ static double dag_paths(const struct cg *c, struct cg_scratch *w, uint32_t s, ui
 
 				if (r == UINT32_MAX)
 					continue;
-				nd = prev[u] + c->ys[r] + 1e-12;
+				nd = prev[u] + c->ys[r] + host_price(c, a, t - 1) + 1e-12;
 				if (nd < cur[g->adj[a]]) {
 					cur[g->adj[a]] = nd;
 					par[g->adj[a]] = a;
@@ -394,11 +417,24 @@ static void count_hop(void *ctx, uint32_t arc, uint32_t step)
 		const struct cg *c;
 		struct cg_scratch *w;
 	} *k = ctx;
-	uint32_t r = row_of(k->c, arc, step);
+	const struct cg *c = k->c;
+	uint32_t r = row_of(c, arc, step);
 
 	if (k->w->cnt[r] == 0)
 		k->w->touched[k->w->ntouched++] = r;
 	k->w->cnt[r] += 1;
+	if (c->node_row) {
+		uint32_t base = step * c->rows_per_slot + c->link_rows;
+		uint32_t in = base + c->node_row[c->arc_tail[arc]],
+			 ej = base + c->node_rows + c->node_row[c->g->adj[arc]];
+
+		if (k->w->cnt[in] == 0)
+			k->w->touched[k->w->ntouched++] = in;
+		k->w->cnt[in] += 1;
+		if (k->w->cnt[ej] == 0)
+			k->w->touched[k->w->ntouched++] = ej;
+		k->w->cnt[ej] += 1;
+	}
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -559,6 +595,8 @@ static void cg_free(struct cg *c)
 	free(c->src_node);
 	free(c->src_weight);
 	free(c->row_size);
+	free(c->node_row);
+	free(c->row_cap);
 	free(c->sol);
 	free(c->sol_live);
 	free(c->duals);
@@ -582,7 +620,8 @@ static void cg_free(struct cg *c)
 }
 
 static void cg_setup(struct cg *c, const struct graph *g, uint32_t T, enum mcf_method method,
-		     const struct graph_group *grp, unsigned threads)
+		     const struct graph_group *grp, unsigned threads, double host_cap,
+		     const double *host_caps)
 {
 	uint32_t n = g->n, d = graph_outdeg(g, 0);
 
@@ -634,8 +673,26 @@ static void cg_setup(struct cg *c, const struct graph *g, uint32_t T, enum mcf_m
 			c->arc_row[a] = rows++;
 	}
 	free(orow);
-	c->rows_per_slot = method == MCF_SYMMETRIC ? d : rows;
+	c->link_rows = method == MCF_SYMMETRIC ? d : rows;
+	c->host_cap = host_cap;
+	if (host_cap > 0) {
+		/* A class of nodes per source class: the translations and the
+		 * group load the hosts of a class alike, as they do arcs. */
+		c->node_rows = c->nsrc;
+		c->node_row = xmalloc(n * sizeof(uint32_t));
+		for (uint32_t v = 0; v < n; v++)
+			c->node_row[v] = method == MCF_SYMMETRIC  ? 0
+					 : method == MCF_MIRRORED ? grp->orbit[v]
+								  : v;
+	}
+	c->rows_per_slot = c->link_rows + 2 * c->node_rows;
 	c->row_size = xcalloc(c->rows_per_slot, sizeof(double));
+	c->row_cap = xmalloc(c->rows_per_slot * sizeof(double));
+	for (uint32_t r = 0; r < c->rows_per_slot; r++)
+		c->row_cap[r] = r < c->link_rows ? 1 : host_cap;
+	/* Hosts of their own (plain master only: node_row[v] = v). */
+	for (uint32_t v = 0; host_caps && c->node_row && v < n; v++)
+		c->row_cap[c->link_rows + v] = c->row_cap[c->link_rows + n + v] = host_caps[v];
 	if (method == MCF_SYMMETRIC) {
 		for (uint32_t j = 0; j < d; j++)
 			c->row_size[j] = n;
@@ -643,6 +700,10 @@ static void cg_setup(struct cg *c, const struct graph *g, uint32_t T, enum mcf_m
 		for (uint32_t a = 0; a < g->m; a++)
 			if (c->arc_row[a] != UINT32_MAX)
 				c->row_size[c->arc_row[a]]++;
+	}
+	for (uint32_t v = 0; c->node_row && v < n; v++) {
+		c->row_size[c->link_rows + c->node_row[v]]++;
+		c->row_size[c->link_rows + c->node_rows + c->node_row[v]]++;
 	}
 	c->R = c->rows_per_slot * c->slots;
 	c->psize = (size_t)n * (T ? T + 1 : 1);
@@ -673,7 +734,7 @@ static void cg_master(struct cg *c, enum lp_scaling scaling)
 		lp_set_obj_coef(c->lp, (int)k, 1);
 	for (uint32_t r = 0; r < c->R; r++) {
 		int col = (int)(r / c->rows_per_slot);
-		double v = -1;
+		double v = -c->row_cap[r % c->rows_per_slot];
 
 		lp_add_row(c->lp, 1, &col, &v, LP_LE, 0);
 	}
@@ -741,7 +802,7 @@ static double price_all(struct cg *c)
 		double sum = 0;
 
 		for (uint32_t r = k * c->rows_per_slot; r < (k + 1) * c->rows_per_slot; r++)
-			sum += c->y[r];
+			sum += c->y[r] * c->row_cap[r % c->rows_per_slot];
 		if (sum > ymax)
 			ymax = sum;
 	}
@@ -758,8 +819,8 @@ static double objective_of(const struct cg *c, const double *load)
 		double max = 0;
 
 		for (uint32_t r = k * c->rows_per_slot; r < (k + 1) * c->rows_per_slot; r++)
-			if (load[r] > max)
-				max = load[r];
+			if (load[r] / c->row_cap[r % c->rows_per_slot] > max)
+				max = load[r] / c->row_cap[r % c->rows_per_slot];
 		total += max;
 	}
 	return total;
@@ -829,10 +890,10 @@ static int warm_start(struct cg *c, double *lb, double **center, double *ub, str
 			}
 		}
 		for (uint32_t r = 0; r < c->R; r++)
-			if (load[r] > max)
-				max = load[r];
+			if (load[r] / c->row_cap[r % c->rows_per_slot] > max)
+				max = load[r] / c->row_cap[r % c->rows_per_slot];
 		for (uint32_t r = 0; r < c->R; r++)
-			c->y[r] = exp(8.0 * load[r] / max);
+			c->y[r] = exp(8.0 * load[r] / c->row_cap[r % c->rows_per_slot] / max);
 	}
 	/* The average, a feasible flow: loads / rounds, each slot's U_k its
 	 * busiest row, every tree picked weighted by how often. */
@@ -845,7 +906,7 @@ static int warm_start(struct cg *c, double *lb, double **center, double *ub, str
 	for (uint32_t k = 0; k < c->slots; k++) {
 		c->sol[k] = 0;
 		for (uint32_t r = k * c->rows_per_slot; r < (k + 1) * c->rows_per_slot; r++)
-			c->sol[k] = fmax(c->sol[k], load[r]);
+			c->sol[k] = fmax(c->sol[k], load[r] / c->row_cap[r % c->rows_per_slot]);
 	}
 	for (size_t k = 0; k < c->ncols; k++)
 		if (k < cap_picks && picks[k] > 0) {
@@ -1411,6 +1472,29 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 
 	memset(r, 0, sizeof(*r));
 	topo_facts(g, &f, o->threads);
+	/* Per-host injections: alike, they are one limit; else the plain master. */
+	double inj = o->injection, inj_min = 0;
+	const double *injs = NULL;
+	if (o->injections) {
+		inj = inj_min = o->injections[0];
+		for (uint32_t v = 1; v < g->n; v++) {
+			if (o->injections[v] != inj)
+				injs = o->injections;
+			inj_min = fmin(inj_min, o->injections[v]);
+		}
+		if (injs && !(inj_min > 0))
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "every host needs a positive injection");
+		if (injs && (method == MCF_SYMMETRIC || method == MCF_MIRRORED))
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "hosts of different injection: the %s master does "
+					     "not apply (the plain one does)",
+					     method == MCF_SYMMETRIC ? "one-source" : "mirrored");
+		if (injs && method == MCF_AUTO)
+			method = MCF_COLGEN;
+		if (injs)
+			inj = inj_min;
+	}
 	if (g->n < 2 || g->n > SCHED_MAX_NODES)
 		return ofc_error_set(err, OFC_E_INPUT, "%u nodes: all-to-all needs 2..%u", g->n,
 				     SCHED_MAX_NODES);
@@ -1436,7 +1520,7 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 		method = sym ? MCF_SYMMETRIC : MCF_COLGEN;
 	}
 	struct graph_group grp = {0};
-	if ((o->method == MCF_AUTO && method == MCF_COLGEN) || method == MCF_MIRRORED) {
+	if (!injs && ((o->method == MCF_AUTO && method == MCF_COLGEN) || method == MCF_MIRRORED)) {
 		/* The group listed element by element: within 64 MiB. */
 		uint64_t cap = (16u << 20) / ((uint64_t)g->n + g->m);
 
@@ -1446,6 +1530,17 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 		r->group_order = grp.order;
 	}
 	r->method = method;
+	if (inj > 0 && (method == MCF_MASTER || method == MCF_FULL))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "the %s LP does not model injection limits; column "
+				     "generation does",
+				     method == MCF_MASTER ? "master" : "link");
+	if (inj > 0 && o->nic_forwarding && o->steps)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "the time-stepped MCF does not model NIC forwarding with an "
+				     "injection limit yet (host forwarding it does); use a fluid "
+				     "lowering (paths or single), which is cut-through as NIC "
+				     "forwarding is");
 	if ((method == MCF_MASTER || method == MCF_FULL) && (o->steps || o->routes))
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "the %s LP gives theta only (fluid); routes and time steps "
@@ -1468,7 +1563,8 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 		r->symmetric = method == MCF_SYMMETRIC;
 		if (r->symmetric)
 			r->group_order = g->n;
-		cg_setup(&c, g, o->steps, method, &grp, o->threads);
+		cg_setup(&c, g, o->steps, method, &grp, o->threads,
+			 o->nic_forwarding ? 0 : inj, o->nic_forwarding ? NULL : injs);
 		r->classes = c.nsrc;
 		r->rows = c.rows_per_slot;
 		rc = cg_run(&c, o->gap > 0 ? o->gap : 1e-9,
@@ -1484,6 +1580,23 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 				mirror_routes(&c, &r->routes);
 		}
 		cg_free(&c);
+		if (rc == 0 && inj > 0 && o->nic_forwarding) {
+			/* NIC forwarding: a host's own N-1 shards, whatever the
+			 * routes, through its injection (and ejection) link. */
+			double z = (g->n - 1) / inj; /* the slowest host's own */
+
+			if (z > r->objective) {
+				r->objective = z;
+				r->theta = 1 / z;
+			}
+			if (z > r->lower)
+				r->lower = z;
+			r->gap = r->objective / r->lower - 1;
+			if (r->objective <= r->lower * (1 + (o->gap > 0 ? o->gap : 1e-9))) {
+				r->optimal = true;
+				r->stop = MCF_STOP_OPTIMAL;
+			}
+		}
 	}
 	if (method == MCF_MASTER || method == MCF_FULL)
 		r->optimal = true;

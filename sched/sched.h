@@ -376,6 +376,21 @@ struct mcf_opts {
 	double time_limit; /* seconds for column generation; 0 = none. At the limit
 			    * it stops with the best flow and bound so far */
 	bool routes;	   /* keep the routes (for lowering) */
+	/* NIC-limited hosts (issue 14; notes alltoall-mcf.md 2.6, 7): every
+	 * host's injection (= ejection) bandwidth in link capacities, 0 for
+	 * none (d links' worth). Host forwarding (nic_forwarding false): relayed
+	 * bytes cross the host, so every hop leaving a node costs its injection
+	 * and every hop entering one its ejection (a capacity row per node, per
+	 * step when time-stepped). NIC forwarding: only a host's own traffic
+	 * does, (N-1) shards each way, so theta <= injection / (N-1) on top of
+	 * the links (fluid only: the time-stepped MCF refuses it). */
+	double injection;
+	bool nic_forwarding;
+	/* Per-host injection (n entries, link capacities; overrides injection
+	 * when set): hosts that differ break the symmetry the one-source and
+	 * mirrored masters rely on, so AUTO then solves the plain master
+	 * (column generation over every source) and SYMMETRIC / MIRRORED refuse. */
+	const double *injections;
 };
 
 /* Routes: for each pair (src, dst) one or more weighted paths, each a list
@@ -579,6 +594,9 @@ struct verify_opts {
 	const struct verify_wdm *wdm; /* WDM ring on nodes 0..N-1 in ring order */
 	uint64_t seed;		      /* for the reduce weights; 0 = fixed default */
 	const struct verify_network *network; /* a general network (above) */
+	/* Direct-connect: when set, nsteps entries for each step's most data
+	 * (blocks) on one link (pricing NIC-limited hosts step by step). */
+	double *step_link_load;
 };
 
 struct verify_report {

@@ -1409,7 +1409,7 @@ static int write_phase(struct vstate *v, uint32_t t)
 	return 0;
 }
 
-static int step_loads(struct vstate *v)
+static int step_loads(struct vstate *v, uint32_t t)
 {
 	uint64_t max = 0;
 
@@ -1418,6 +1418,8 @@ static int step_loads(struct vstate *v)
 			max = v->arc_load[v->arc_used[i]];
 	v->narc_used = 0;
 	double load = (double)max / SCHED_ONE;
+	if (v->o->step_link_load)
+		v->o->step_link_load[t] = load;
 	v->r->sum_max_link_load += load;
 	if (load > v->r->max_link_load)
 		v->r->max_link_load = load;
@@ -1760,7 +1762,7 @@ int sched_verify(const struct schedule *s, const struct verify_opts *o,
 		if (read_phase(&v, t) < 0 || write_phase(&v, t) < 0)
 			goto out;
 		if (v.o->graph)
-			step_loads(&v);
+			step_loads(&v, t);
 	}
 	if (final_check(&v) < 0)
 		goto out;

@@ -2,6 +2,7 @@
  * base topologies and expansions, and the pick for a workload. */
 #include "controller/cli/internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +12,10 @@ static const char help[] =
     "formulas (or by BFB on the expanded graph where that is cheap and better).\n\n"
     "  --nodes N        hosts\n"
     "  --degree D       ports per host\n"
-    "  --collective C   allreduce (default), allgather or reduce-scatter\n"
+    "  --collective C   allreduce (default), allgather or reduce-scatter; alltoall\n"
+    "                   compares a torus with an expander (genkautz) by the MCF\n"
+    "  --injection I    alltoall: a host's injection bandwidth (NIC-limited hosts)\n"
+    "  --forwarding F   alltoall: host (relays cross the host, default) or nic\n"
     "  --size M         data per node for the pick (default 1MiB)\n"
     "  --alpha T        latency per step (default 10us)\n"
     "  --bandwidth B    a node's egress bandwidth (default 100Gbps)\n"
@@ -142,6 +146,206 @@ static void write_text(const struct finder_req *q, const struct finder_result *r
 	       r->seconds);
 }
 
+/* ---- all-to-all: torus or expander under NIC-limited hosts ------------------------
+ * The all-to-all paper's Fig. 13 (notes alltoall-mcf.md 7): an expander's
+ * shorter paths raise theta only while the hosts can feed them. With NIC
+ * forwarding a host only injects its own N-1 shards, so theta <= beta / (N-1)
+ * (beta = injection in links) caps both graphs alike: below theta_torus (N-1)
+ * links the expander no longer beats the torus. With host forwarding every
+ * relayed hop costs injection too, so fewer hops keep paying. */
+
+/* The most balanced k-dimensional torus on n nodes (every side >= 3), or
+ * false. */
+static bool torus_shape(uint32_t n, uint32_t k, uint32_t lo, uint32_t *side)
+{
+	if (k == 1) {
+		side[0] = n;
+		return n >= lo && n >= 3;
+	}
+	/* sides in ascending order: the first at most the k-th root */
+	for (uint32_t a = (uint32_t)floor(pow(n, 1.0 / k) + 1e-9); a >= lo && a >= 3; a--)
+		if (n % a == 0 && torus_shape(n / a, k - 1, a, side + 1)) {
+			side[0] = a;
+			return true;
+		}
+	return false;
+}
+
+struct a2a_cand {
+	char spec[64];
+	double theta, theta_free; /* at the injection; without a limit */
+	bool ok, optimal;
+	char why[520];
+};
+
+static void a2a_solve(struct a2a_cand *c, double beta, bool nic, unsigned threads)
+{
+	struct graph *g = NULL;
+	struct ofc_error err = {0};
+	struct mcf_result r;
+
+	if (topo_build(c->spec, &g, &err) < 0) {
+		snprintf(c->why, sizeof(c->why), "%s", err.msg);
+		return;
+	}
+	for (int limited = 0; limited < 2; limited++) {
+		struct mcf_opts o = {.threads = threads,
+				     .time_limit = 60,
+				     .injection = limited ? beta : 0,
+				     .nic_forwarding = nic};
+
+		if (mcf_solve(g, &o, &r, &err) < 0) {
+			snprintf(c->why, sizeof(c->why), "%s", err.msg);
+			graph_free(g);
+			return;
+		}
+		*(limited ? &c->theta : &c->theta_free) = r.theta;
+		c->optimal = limited ? c->optimal && r.optimal : r.optimal;
+		mcf_result_free(&r);
+	}
+	graph_free(g);
+	c->ok = true;
+}
+
+static int finder_alltoall(uint32_t n, uint32_t d, const struct sched_cost *cost, double inj,
+			   bool nic, unsigned threads, bool json)
+{
+	struct a2a_cand c[2] = {0};
+	double b = cost->bandwidth / d; /* one link, bits/s */
+	double beta = inj > 0 && inj < cost->bandwidth ? inj / b : 0;
+	uint32_t side[8];
+
+	if (d % 2 == 0 && d / 2 <= 8 && torus_shape(n, d / 2, 3, side)) {
+		int at = snprintf(c[0].spec, sizeof(c[0].spec), "torus:");
+		for (uint32_t i = 0; i < d / 2; i++)
+			at += snprintf(c[0].spec + at, sizeof(c[0].spec) - (size_t)at, "%s%u",
+				       i ? "x" : "", side[i]);
+		a2a_solve(&c[0], beta, nic, threads);
+	} else if (d % 2) {
+		snprintf(c[0].why, sizeof(c[0].why), "no torus of odd degree %u", d);
+	} else {
+		snprintf(c[0].why, sizeof(c[0].why),
+			 "no %u-dimensional torus of %u nodes with every side at least 3", d / 2,
+			 n);
+	}
+	snprintf(c[1].spec, sizeof(c[1].spec), "genkautz:%u,%u", n, d);
+	a2a_solve(&c[1], beta, nic, threads);
+
+	/* theta is per link, per ordered pair: a shard of M/N bytes takes
+	 * (M/N) / (theta b). */
+	double shard = (double)cost->size * 8 / n;
+	bool both = c[0].ok && c[1].ok;
+	double gain = both ? c[1].theta / c[0].theta : 0;
+	bool beats = both && gain > 1 + 1e-6;
+	/* NIC forwarding: the injection below which the cap beta / (N-1)
+	 * binds the torus (the expander no longer wins), and above which the
+	 * expander reaches its unlimited theta. */
+	double tie = both ? c[0].theta_free * (n - 1) * b : 0,
+	       full = c[1].ok ? c[1].theta_free * (n - 1) * b : 0;
+	char verdict[640];
+
+	if (!both)
+		snprintf(verdict, sizeof(verdict), "no comparison: %s",
+			 c[0].ok ? c[1].why : c[0].why);
+	else if (!beats)
+		snprintf(verdict, sizeof(verdict),
+			 "the expander no longer beats the torus: the hosts' injection binds both "
+			 "(theta %.6g)",
+			 c[0].theta);
+	else
+		snprintf(verdict, sizeof(verdict), "the expander beats the torus by %.3gx%s",
+			 gain, beta > 0 ? "" : " (hosts not limited)");
+
+	if (json) {
+		struct json_writer w;
+
+		jw_init(&w, stdout, true);
+		jw_obj_begin(&w);
+		jw_key(&w, "nodes");
+		jw_uint(&w, n);
+		jw_key(&w, "degree");
+		jw_uint(&w, d);
+		jw_key(&w, "collective");
+		jw_str(&w, "alltoall");
+		jw_key(&w, "injection_bps");
+		jw_double(&w, beta > 0 ? inj : 0);
+		jw_key(&w, "injection_links");
+		jw_double(&w, beta);
+		jw_key(&w, "host_forwarding");
+		jw_str(&w, nic ? "nic" : "host");
+		jw_key(&w, "candidates");
+		jw_arr_begin(&w);
+		for (int i = 0; i < 2; i++) {
+			jw_obj_begin(&w);
+			jw_key(&w, "kind");
+			jw_str(&w, i ? "expander" : "torus");
+			jw_key(&w, "spec");
+			jw_str(&w, c[i].spec);
+			if (c[i].ok) {
+				jw_key(&w, "theta");
+				jw_double(&w, c[i].theta);
+				jw_key(&w, "theta_unlimited");
+				jw_double(&w, c[i].theta_free);
+				jw_key(&w, "optimal");
+				jw_bool(&w, c[i].optimal);
+				jw_key(&w, "t_b_us");
+				jw_double(&w, shard / (c[i].theta * b) * 1e6);
+			} else {
+				jw_key(&w, "why");
+				jw_str(&w, c[i].why);
+			}
+			jw_obj_end(&w);
+		}
+		jw_arr_end(&w);
+		jw_key(&w, "expander_beats_torus");
+		jw_bool(&w, beats);
+		if (both) {
+			jw_key(&w, "gain");
+			jw_double(&w, gain);
+		}
+		if (both && nic) {
+			jw_key(&w, "nic_tie_injection_bps");
+			jw_double(&w, tie);
+			jw_key(&w, "nic_full_injection_bps");
+			jw_double(&w, full);
+		}
+		jw_key(&w, "verdict");
+		jw_str(&w, verdict);
+		jw_obj_end(&w);
+		jw_finish(&w);
+		return 0;
+	}
+	char ib[32], bb[32], mb[32], t1[32], t2[32];
+	fmt_rate(ib, sizeof(ib), inj);
+	fmt_rate(bb, sizeof(bb), b);
+	fmt_size(mb, sizeof(mb), cost->size);
+	printf("all-to-all on %u nodes of degree %u, links %s, M = %s, hosts %s%s%s:\n", n, d, bb,
+	       mb, beta > 0 ? "inject " : "not limited", beta > 0 ? ib : "",
+	       beta > 0 ? (nic ? " (NIC forwarding)" : " (host forwarding)") : "");
+	printf("  %-8s %-20s %12s %12s %12s\n", "", "topology", "theta", "unlimited", "T_B us");
+	for (int i = 0; i < 2; i++) {
+		if (!c[i].ok) {
+			printf("  %-8s %-20s %s\n", i ? "expander" : "torus", c[i].spec, c[i].why);
+			continue;
+		}
+		printf("  %-8s %-20s %12.6g %12.6g %12.1f%s\n", i ? "expander" : "torus", c[i].spec,
+		       c[i].theta, c[i].theta_free, shard / (c[i].theta * b) * 1e6,
+		       c[i].optimal ? "" : " (within the MCF's gap)");
+	}
+	printf("%s\n", verdict);
+	if (both && beta > 0 && nic) {
+		fmt_rate(t1, sizeof(t1), tie);
+		fmt_rate(t2, sizeof(t2), full);
+		printf("with NIC forwarding a host injects only its own N-1 shards: below %s the "
+		       "torus is as good; the expander's full lead needs %s\n",
+		       t1, t2);
+	} else if (both && beta > 0) {
+		printf("with host forwarding every relayed hop costs injection: the expander's "
+		       "shorter paths keep paying at any injection\n");
+	}
+	return 0;
+}
+
 int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -151,6 +355,8 @@ int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"size", required_argument, NULL, 's'},
 	    {"alpha", required_argument, NULL, 'A'},
 	    {"bandwidth", required_argument, NULL, 'B'},
+	    {"injection", required_argument, NULL, 'I'},
+	    {"forwarding", required_argument, NULL, 'W'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"threads", required_argument, NULL, 't'},
 	    {"help", no_argument, NULL, 'h'},
@@ -160,12 +366,13 @@ int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 	enum sched_collective coll = SCHED_ALLREDUCE;
 	uint32_t n = 0, d = 0;
 	unsigned threads = 0;
-	bool json = false, have_n = false, have_d = false;
+	bool json = false, have_n = false, have_d = false, nic = false;
+	double inj = 0;
 	struct finder_result r;
 	struct ofc_error err = {0};
 	int c;
 
-	while ((c = cli_getopt(cmd, argc, argv, "n:d:c:s:A:B:jt:h", opts)) != -1) {
+	while ((c = cli_getopt(cmd, argc, argv, "n:d:c:s:A:B:I:W:jt:h", opts)) != -1) {
 		switch (c) {
 		case -2:
 			return 2;
@@ -182,10 +389,19 @@ int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 			have_d = true;
 			break;
 		case 'c':
-			if (sched_collective_parse(optarg, &coll) < 0 || coll == SCHED_ALLTOALL)
+			if (sched_collective_parse(optarg, &coll) < 0)
 				return cli_usage_error(
-				    cmd, "--collective must be allreduce, allgather or "
-					 "reduce-scatter");
+				    cmd, "--collective must be allreduce, allgather, "
+					 "reduce-scatter or alltoall");
+			break;
+		case 'I':
+			if (cli_opt_rate(cmd, "injection", optarg, &inj))
+				return 2;
+			break;
+		case 'W':
+			if (strcmp(optarg, "host") && strcmp(optarg, "nic"))
+				return cli_usage_error(cmd, "--forwarding is host or nic");
+			nic = strcmp(optarg, "nic") == 0;
 			break;
 		case 's':
 			if (cli_opt_size(cmd, "size", optarg, &cost.size))
@@ -216,6 +432,10 @@ int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "missing --%s", have_n ? "degree" : "nodes");
 	if (d >= n)
 		return cli_usage_error(cmd, "--degree %u needs more than %u nodes", d, d);
+	if (inj > 0 && coll != SCHED_ALLTOALL)
+		return cli_usage_error(cmd, "--injection goes with --collective alltoall");
+	if (coll == SCHED_ALLTOALL)
+		return finder_alltoall(n, d, &cost, inj, nic, threads, json);
 	if (finder_run(n, d, threads, &r, &err) < 0)
 		return cli_fail(&err);
 

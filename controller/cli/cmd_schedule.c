@@ -16,6 +16,10 @@ static const char help[] =
     "  --size M         data per node, e.g. 64MiB (default: the config's collective)\n"
     "  --alpha T        latency per step, e.g. 10us (default: the config's, or 10us)\n"
     "  --bandwidth B    a node's egress bandwidth, e.g. 100Gbps\n"
+    "  --injection I    alltoall: a host's injection bandwidth, below d links\n"
+    "                   (default: the config hosts' injection)\n"
+    "  --forwarding F   with --injection: host (relayed bytes cross the host,\n"
+    "                   default) or nic (they do not)\n"
     "  --chunks P       split each shard into P equal chunks\n"
     "  --overlap        WDM: pre-tune MRRs for the next stage while idle\n"
     "  --json           print the summary as JSON\n"
@@ -104,6 +108,8 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 	    {"size", required_argument, NULL, 's'},
 	    {"alpha", required_argument, NULL, 'A'},
 	    {"bandwidth", required_argument, NULL, 'B'},
+	    {"injection", required_argument, NULL, 'I'},
+	    {"forwarding", required_argument, NULL, 'W'},
 	    {"chunks", required_argument, NULL, 'P'},
 	    {"overlap", no_argument, NULL, 'O'},
 	    {"json", no_argument, NULL, 'j'},
@@ -125,7 +131,7 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 	bool collective_set = false, format_set = false;
 	int c;
 
-	while ((c = cli_getopt(cmd, argc, argv, "T:c:a:s:A:B:P:Ojf:o:t:L:V:H:h", opts)) != -1) {
+	while ((c = cli_getopt(cmd, argc, argv, "T:c:a:s:A:B:I:W:P:Ojf:o:t:L:V:H:h", opts)) != -1) {
 		switch (c) {
 		case -2:
 			return 2;
@@ -164,6 +170,16 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 			if (cli_opt_rate(cmd, "bandwidth", optarg, &q->bandwidth))
 				return 2;
 			q->bandwidth_set = true;
+			break;
+		case 'I':
+			if (cli_opt_rate(cmd, "injection", optarg, &q->injection))
+				return 2;
+			break;
+		case 'W':
+			if (strcmp(optarg, "host") && strcmp(optarg, "nic"))
+				return cli_usage_error(cmd, "--forwarding is host or nic");
+			q->forwarding = 1 + (strcmp(optarg, "nic") == 0 ? NIC_FORWARDING
+									 : HOST_FORWARDING);
 			break;
 		case 'P':
 			if (cli_opt_u32(cmd, "chunks", optarg, 1, 1000000, NULL, &q->chunks))

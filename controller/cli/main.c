@@ -15,11 +15,11 @@ static const struct cli_cmd commands[] = {
      "generate a topology: facts, edges, port permutations", cmd_topo},
     {"schedule",
      "(FILE | --topology SPEC) --collective C [--algo A] [--size M] [--alpha T] "
-     "[--bandwidth B] [--chunks P] [--overlap] [--lowering L] [--variant V] [--hop-latency T] "
+     "[--bandwidth B] [--injection I] [--forwarding host|nic] [--chunks P] [--overlap] [--lowering L] [--variant V] [--hop-latency T] "
      "[--json] [--format text|json|pb|msccl -o OUT]",
      "plan a collective schedule, verify it and price it", cmd_schedule},
     {"finder",
-     "--nodes N --degree D [--collective C] [--size M] [--alpha T] [--bandwidth B] [--json]",
+     "--nodes N --degree D [--collective C] [--size M] [--alpha T] [--bandwidth B] [--injection I] [--forwarding host|nic] [--json]",
      "the best direct-connect topologies for N hosts of D ports", cmd_finder},
     {"plan", "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
      "read every device and show what would change to reach the config", cmd_plan},

@@ -98,8 +98,16 @@ static void write_links_json(const struct schedule_result *r, struct json_writer
 
 static double theta_bound(const struct schedule_result *r)
 {
-	/* Thm 2 with unit link capacity: theta <= d / L(N, d). */
-	return (double)r->degree / (double)moore_tree_cost(r->g->n, r->degree);
+	/* Thm 2 with unit link capacity: theta <= d / L(N, d). NIC-limited
+	 * hosts (injection beta links): host forwarding puts every hop through
+	 * a host, theta <= beta / L; NIC forwarding its own N-1 shards. */
+	double L = (double)moore_tree_cost(r->g->n, r->degree), b = r->degree / L;
+
+	if (r->host_beta > 0)
+		b = fmin(b, r->host_beta / (r->g->n - 1));
+	if (r->host_beta > 0 && !r->nic_forwarding)
+		b = fmin(b, r->host_beta_avg / L);
+	return b;
 }
 
 static void write_a2a_json(const struct schedule_result *r, const struct schedule_outcome *o,
@@ -113,6 +121,13 @@ static void write_a2a_json(const struct schedule_result *r, const struct schedul
 	jw_double(w, o->theta / theta_bound(r));
 	jw_key(w, "forwarding");
 	jw_str(w, o->cut_through ? "cut-through routes" : "store-and-forward steps");
+	if (r->host_beta > 0) {
+		/* NIC-limited hosts: injection in link capacities, who relays */
+		jw_key(w, "host_injection_links");
+		jw_double(w, r->host_beta);
+		jw_key(w, "host_forwarding");
+		jw_str(w, r->nic_forwarding ? "nic" : "host");
+	}
 	jw_key(w, "max_link_load");
 	jw_double(w, o->max_load);
 	jw_key(w, "max_paths_per_pair");
@@ -317,16 +332,21 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 	text_tau(out, r->lb.tau_b, frac_value(r->lb.tau_b));
 	fprintf(out, ")\n  ratio        %.4f\n", o->ratio);
 	if (o->verified)
-		fprintf(out, "  verified     yes: %zu transfers, link loads give tau_B %.9g%s\n",
-			o->ntransfers, o->measured,
+		fprintf(out, "  verified     yes: %zu transfers, %s give tau_B %.9g%s\n",
+			o->ntransfers,
+			o->is_a2a && r->host_beta > 0 ? "link and host loads" : "link loads",
+			o->measured,
 			o->is_bfb && r->link_rate ? " (every link at the slowest rate)" : "");
 	else
 		fprintf(out, "  verified     NO: %s\n", o->verify_error);
 	if (o->is_a2a) {
 		fprintf(out,
-			"  theta        %.9g per link capacity (%s); bound d/L(N,d) = %.9g, "
+			"  theta        %.9g per link capacity (%s); bound %s = %.9g, "
 			"ratio %.4f\n",
 			o->theta, o->cut_through ? "cut-through routes" : "store-and-forward steps",
+			r->host_beta <= 0      ? "d/L(N,d)"
+			: r->nic_forwarding ? "min(d/L(N,d), I/(N-1))"
+					    : "min(d/L, I_mean/L, I_min/(N-1))",
 			theta_bound(r), o->theta / theta_bound(r));
 		if (o->have_mcf) {
 			fprintf(out,

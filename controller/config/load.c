@@ -488,6 +488,12 @@ static int h_port_rates(struct loader *L, yaml_node_t *n, const struct key *k, v
 	return 0;
 }
 
+static const struct choice forwarding_modes[] = {
+    {"host", HOST_FORWARDING},
+    {"nic", NIC_FORWARDING},
+    {NULL, 0},
+};
+
 static const struct key host_keys[] = {
     {"name", h_name, OFF(struct host, name), .required = true},
     {"ports", h_u32, OFF(struct host, ports), .min = 1, .max = 64},
@@ -495,6 +501,8 @@ static const struct key host_keys[] = {
     {"port_rates", h_port_rates, OFF(struct host, port_rates)},
     {"server", h_name, OFF(struct host, server), .loc_off = LOC(struct host, server_loc)},
     {"failed", h_bool, OFF(struct host, failed), .loc_off = LOC(struct host, failed_loc)},
+    {"injection", h_rate, OFF(struct host, injection), .loc_off = LOC(struct host, injection_loc)},
+    {"forwarding", h_choice, OFF(struct host, forwarding), .choices = forwarding_modes},
     {"failed_ports", h_failed_ports},
     {NULL},
 };
@@ -507,6 +515,8 @@ struct host_gen {
 	uint32_t ports;
 	double port_rate;
 	struct rate_list port_rates;
+	double injection;
+	int forwarding;
 };
 
 static const struct key host_gen_keys[] = {
@@ -517,6 +527,8 @@ static const struct key host_gen_keys[] = {
     {"ports", h_u32, OFF(struct host_gen, ports), .min = 1, .max = 64},
     {"port_rate", h_rate, OFF(struct host_gen, port_rate)},
     {"port_rates", h_port_rates, OFF(struct host_gen, port_rates)},
+    {"injection", h_rate, OFF(struct host_gen, injection)},
+    {"forwarding", h_choice, OFF(struct host_gen, forwarding), .choices = forwarding_modes},
     {NULL},
 };
 
@@ -555,6 +567,9 @@ static int h_hosts(struct loader *L, yaml_node_t *n, const struct key *k, void *
 			h->name = xasprintf("%s%u", prefix, g.start + i);
 			h->ports = g.ports;
 			h->port_rate = g.port_rate;
+			h->injection = g.injection;
+			h->injection_loc = loc_of(n);
+			h->forwarding = g.forwarding;
 			if (g.port_rates.n) {
 				h->port_rates = g.port_rates;
 				h->port_rates.v = xmalloc(g.port_rates.n * sizeof(double));

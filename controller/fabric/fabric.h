@@ -22,6 +22,8 @@ struct src_loc {
 /* Every struct below starts with its own location (the mapping it came
  * from): the loader fills it without knowing the type. */
 
+enum host_forwarding { HOST_FORWARDING = 0, NIC_FORWARDING = 1 };
+
 struct host {
 	struct src_loc loc;
 	char *name;
@@ -36,6 +38,13 @@ struct host {
 	} port_rates;
 	char *server; /* a server template it instantiates, or NULL */
 	struct src_loc server_loc;
+	/* NIC-limited hosts (issue 14): the host's injection (= ejection)
+	 * bandwidth to its NIC, bits/s (0: not limited, d x port rate), and
+	 * whether bytes it relays cross the host (HOST_FORWARDING, the default:
+	 * GPU/ML fabrics, store-and-forward) or only the NIC (NIC_FORWARDING). */
+	double injection;
+	struct src_loc injection_loc;
+	int forwarding; /* enum host_forwarding */
 	/* Failures (issue 14): the whole host (refused by validation until
 	 * schedules can leave a host out), or some of its NIC ports (both
 	 * fibres of each: the links they carry are gone). */

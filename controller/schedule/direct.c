@@ -18,11 +18,53 @@
 
 /* ---- one algorithm ------------------------------------------------------------ */
 
+/* An all-to-all under NIC-limited hosts (r->host_beta): what a host
+ * injects and ejects, in blocks (host forwarding: every transfer it sends
+ * or receives; NIC forwarding: only its own blocks out and its own in).
+ * Per step (link: the step's busiest link) the sum over steps of the
+ * busier of the link and the busiest host over its injection; whole
+ * (cut-through): the busiest host over all steps, over its injection. */
+static double host_priced(const struct schedule_result *r, const struct schedule *s,
+			  const double *link, bool whole)
+{
+	uint32_t n = s->nodes;
+	double *out = xcalloc(n, sizeof(double)), *in = xcalloc(n, sizeof(double));
+	double total = 0, h = 0;
+
+	for (uint32_t t = 0; t < s->nsteps; t++) {
+		for (size_t i = s->step_start[t]; i < s->step_start[t + 1]; i++) {
+			const struct xfer *x = &s->xfers[i];
+			double len = sched_frac(x->length);
+
+			if (!r->nic_forwarding || sched_block_origin(s, x->block) == x->src)
+				out[x->src] += len;
+			if (!r->nic_forwarding || sched_block_target(s, x->block) == x->dst)
+				in[x->dst] += len;
+		}
+		if (whole && t + 1 < s->nsteps)
+			continue;
+		h = 0;
+		for (uint32_t v = 0; v < n; v++) {
+			h = fmax(h, fmax(out[v], in[v]) / r->host_betas[v]);
+			out[v] = in[v] = 0;
+		}
+		if (!whole)
+			total += fmax(link[t], h);
+	}
+	free(out);
+	free(in);
+	return whole ? h : total;
+}
+
 static void finish(struct schedule_result *r, struct schedule_outcome *o)
 {
 	struct verify_report rep;
 	struct verify_opts vo = {.graph = r->nic_ports ? r->fv.pg : r->g};
 	double t0 = now_seconds();
+	double *step_link = NULL;
+
+	if (r->host_beta > 0 && o->is_a2a)
+		vo.step_link_load = step_link = xcalloc(o->s.nsteps + 1, sizeof(double));
 
 	if (r->nic_ports)
 		fabric_view_to_nic(&r->fv, r->g, &o->s);
@@ -34,6 +76,9 @@ static void finish(struct schedule_result *r, struct schedule_outcome *o)
 	if (!o->verified)
 		snprintf(o->verify_error, sizeof(o->verify_error), "%s", rep.error);
 	o->measured = rep.sum_max_link_load * r->degree / r->g->n;
+	if (step_link && o->verified)
+		o->measured = host_priced(r, &o->s, step_link, false) * r->degree / r->g->n;
+	free(step_link);
 	if (!o->is_bfb) {
 		/* Baselines and constructions: tau_B is what the links carry. */
 		o->tau_b = frac_from_double(o->measured, 16 * (int64_t)r->g->n, 1e-7);
@@ -325,9 +370,13 @@ static void a2a_finish(struct schedule_result *r, struct schedule_outcome *o,
 	o->max_paths = a->max_paths;
 	finish(r, o);
 	if (o->cut_through) {
-		o->tau_b_value = o->max_load * r->degree / r->g->n;
+		double z = o->max_load;
+
+		if (r->host_beta > 0) /* the busiest host may bind instead */
+			z = fmax(z, host_priced(r, &o->s, NULL, true));
+		o->tau_b_value = z * r->degree / r->g->n;
 		o->tau_b = frac_from_double(o->tau_b_value, 16 * (int64_t)r->g->n, 1e-9);
-		o->theta = 1 / o->max_load;
+		o->theta = 1 / z;
 		o->time_us = cost_time_us(&r->cost, 1, o->tau_b_value);
 	} else {
 		/* tau_B = (d/N) sum_t U_t: the theta of a fluid flow as fast. */
@@ -348,6 +397,9 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 				 .lowering = lowering,
 				 .max_memory = q->max_memory ? q->max_memory : mem_physical() / 2,
 				 .mcf = {.threads = q->threads,
+					 .injection = r->host_beta,
+					 .injections = r->host_betas,
+					 .nic_forwarding = r->nic_forwarding,
 					 .time_limit = q->time_limit == 0  ? 60
 						       : q->time_limit < 0 ? 0
 									   : q->time_limit}};
@@ -552,6 +604,97 @@ static void rate_bound(struct schedule_result *r)
 	}
 }
 
+/* NIC-limited hosts (issue 14): the request's injection (every host) and
+ * forwarding, else the config hosts' (a host without `injection` is not
+ * limited: d links). All-to-all only: r->host_betas per node in link
+ * capacities when some host is below its d links, and the lower bound: a
+ * host's own N-1 shards (T >= (N-1) M / (N I_min)) and, with host
+ * forwarding, every hop of every shard through some host (T >= L(N, d) M /
+ * (N I_mean)), the Moore bound with d b replaced by the hosts' injection. */
+static int host_limits(struct schedule_result *r, const struct schedule_query *q,
+		       struct ofc_error *err)
+{
+	const struct fabric *f = q->fabric;
+	uint32_t n = r->g->n;
+	double b = r->cost.bandwidth / r->degree, *beta = xmalloc(n * sizeof(double));
+	double lo = INFINITY, hi = 0, sum = 0;
+	int fwd = q->forwarding ? q->forwarding - 1 : HOST_FORWARDING;
+	bool any = false;
+	char note[200];
+
+	for (uint32_t v = 0; v < n; v++) {
+		double inj = q->injection;
+
+		if (inj <= 0 && f && f->nhosts == n && !q->spec) {
+			const struct host *h = &f->hosts[v];
+
+			inj = h->injection;
+			if (!q->forwarding && h->forwarding != f->hosts[0].forwarding &&
+			    q->collective == SCHED_ALLTOALL) {
+				free(beta);
+				ofc_error_set(err, OFC_E_INPUT,
+					      "host %s forwards differently from %s: one "
+					      "forwarding model per fabric for alltoall",
+					      h->name, f->hosts[0].name);
+				snprintf(err->file, sizeof(err->file), "%s",
+					 f->file ? f->file : "");
+				err->line = h->loc.line;
+				err->col = h->loc.col;
+				return -1;
+			}
+			if (!q->forwarding)
+				fwd = f->hosts[0].forwarding;
+		}
+		beta[v] = inj > 0 ? fmin(inj / b, r->degree) : r->degree;
+		any = any || inj > 0;
+		lo = fmin(lo, beta[v]);
+		hi = fmax(hi, beta[v]);
+		sum += beta[v];
+	}
+	if (!any) {
+		free(beta);
+		return 0;
+	}
+	r->nic_forwarding = fwd == NIC_FORWARDING;
+	if (q->collective != SCHED_ALLTOALL) {
+		snprintf(note, sizeof(note),
+			 "%shost injection limits are modelled for alltoall only: priced without",
+			 r->note[0] ? "; " : "");
+	} else if (lo >= r->degree) {
+		snprintf(note, sizeof(note), "%shost injection not below d links: no host limit",
+			 r->note[0] ? "; " : "");
+	} else {
+		double L = (double)moore_tree_cost(n, r->degree);
+		double z = (n - 1) / lo;
+
+		if (!r->nic_forwarding)
+			z = fmax(z, L / (sum / n));
+		double hb = z * r->degree / n;
+
+		r->host_betas = beta;
+		beta = NULL;
+		r->host_beta = lo;
+		r->host_beta_avg = sum / n;
+		r->injection = lo * b;
+		if (hb > frac_value(r->lb.tau_b)) {
+			r->lb.tau_b = frac_from_double(hb, 16 * (int64_t)n, 1e-9 * hb);
+			if (!frac_valid(r->lb.tau_b))
+				r->lb.tau_b = frac_make((int64_t)llround(hb * 1e6), 1000000);
+		}
+		if (lo == hi)
+			snprintf(note, sizeof(note), "%shosts inject %.3g links' worth (%s forwarding)",
+				 r->note[0] ? "; " : "", lo, r->nic_forwarding ? "NIC" : "host");
+		else
+			snprintf(note, sizeof(note),
+				 "%shosts inject %.3g to %.3g links' worth (%s forwarding; hosts "
+				 "differ: the plain MCF, no symmetry)",
+				 r->note[0] ? "; " : "", lo, hi, r->nic_forwarding ? "NIC" : "host");
+	}
+	free(beta);
+	snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note), "%s", note);
+	return 0;
+}
+
 static int setup(struct schedule_result *r, const struct schedule_query *q, struct ofc_error *err)
 {
 	const struct graph *g = r->g;
@@ -613,6 +756,8 @@ static int setup(struct schedule_result *r, const struct schedule_query *q, stru
 			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
 				 "; the lower bound takes each node's links at their rates");
 	}
+	if (host_limits(r, q, err) < 0)
+		return -1;
 	r->lb_us = cost_time_us(&r->cost, r->lb.steps, frac_value(r->lb.tau_b));
 	/* NIC ports only when the schedule runs on the fabric's own graph. */
 	r->nic_ports = !r->own_graph && !r->healthy && fabric_view_init(f, g, &r->fv);

@@ -133,6 +133,7 @@ void schedule_result_free(struct schedule_result *r)
 	graph_free(r->own_healthy);
 	free(r->link_rate);
 	free(r->links);
+	free(r->host_betas);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -58,6 +58,11 @@ struct schedule_query {
 	uint32_t radix[OPTREE_MAX_DEPTH]; /* WDM: a forced OpTree plan ... */
 	uint32_t depth;			  /* ... of this many stages (0: the planner's) */
 	int rwa_engine;			  /* WDM all-to-all: enum rwa_engine (0: the heuristic) */
+	/* NIC-limited hosts (issue 14): a host's injection bandwidth, bits/s
+	 * (0: the config's hosts' `injection`, else none), and the forwarding
+	 * model (0: the hosts'; 1 + enum host_forwarding: 1 host, 2 NIC). */
+	double injection;
+	int forwarding;
 };
 
 /* ---- the answer ---------------------------------------------------------- */
@@ -164,6 +169,16 @@ struct schedule_result {
 	uint32_t *link_rate;
 	struct frac rate_scale;
 	bool lb_rates;
+	/* NIC-limited hosts (issue 14): injection in link capacities (0: not
+	 * limited, or not below d links), the forwarding model, and the rate
+	 * (bits/s) it came from. All-to-all only: the MCF's host rows, the
+	 * lower bound and the pricing (per step, the busier of the busiest
+	 * link and the busiest host over its injection). */
+	double host_beta; /* the slowest host's */
+	bool nic_forwarding;
+	double injection;
+	double *host_betas;    /* per node (a host without a limit: d) */
+	double host_beta_avg;  /* their mean */
 	struct topo_tree *tree;
 	uint32_t degree;
 	struct sched_cost cost;

@@ -33,6 +33,78 @@ expect_json '[c["algorithm"] for c in j["comparison"]]==["mcf/steps","mcf/paths"
 	$S --topology genkautz:16,4 --algo all --json
 expect_json 'j["algorithm"]=="direct" and j["verified"] and abs(j["theta"]-1/12)<1e-9' $S --topology torus:4x4 --algo direct --json
 
+# NIC-limited hosts (issue 14): torus:4x4 (d = 4, links 25 Gb/s at B = 100
+# Gb/s), the links alone give theta 1/8. Injection 50 Gb/s (2 links): host
+# forwarding pays every relayed hop at the host, theta 1/16; NIC forwarding
+# only its own 15 shards, so the links still bind (1/8). Injection 25 Gb/s:
+# 1/32 against 1/15. The time-stepped MCF meets the host-forwarded value
+# with its steps priced at the busier of link and host, every schedule is
+# verified, and a config's hosts say the same as the flags.
+while read -r inj fwd lowering theta; do
+	expect_json "j['verified'] and abs(j['theta']-$theta)<1e-6 and abs(j['mcf']['theta']-$theta)<1e-6 and j['mcf']['optimal'] and j['host_forwarding']=='$fwd' and j['theta']<=j['theta_bound']+1e-9" \
+		$S --topology torus:4x4 --injection "$inj" --forwarding "$fwd" --lowering "$lowering" --json
+done <<'EOF2'
+50Gbps host steps 0.0625
+50Gbps host paths 0.0625
+50Gbps nic paths 0.125
+25Gbps host steps 0.03125
+25Gbps nic paths 0.0666667
+EOF2
+expect_json 'j["verified"] and abs(j["theta"]-0.125)<1e-9 and "host_forwarding" not in j' \
+	$S --topology torus:4x4 --injection 100Gbps --json
+expect_json 'j["algorithm"]=="direct" and j["verified"] and abs(j["theta"]-1/32)<1e-9' \
+	$S --topology torus:4x4 --algo direct --injection 25Gbps --json
+# Refused, not ignored: NIC forwarding in the time-stepped MCF.
+$S --topology torus:4x4 --injection 25Gbps --forwarding nic >"$TMP/out" 2>"$TMP/err"
+if [ $? -ne 0 ] && grep -q "does not model NIC forwarding with an injection limit yet" "$TMP/err"; then ok; else
+	bad "time-stepped mcf with NIC forwarding" "want a refusal" "got: $(cat "$TMP/err")"
+fi
+cat >"$TMP/nic.yaml" <<'YAML'
+name: nic-limited
+hosts:
+  count: 16
+  prefix: h
+  ports: 4
+  port_rate: 25Gbps
+  injection: 25Gbps
+topology:
+  spec: torus:4x4
+YAML
+expect_json 'j["verified"] and abs(j["theta"]-0.03125)<1e-6 and j["host_forwarding"]=="host"' \
+	$OFC schedule "$TMP/nic.yaml" --collective alltoall --size 1MiB --json
+expect_json 'j["verified"] and abs(j["theta"]-1/15)<1e-6 and j["host_forwarding"]=="nic"' \
+	$OFC schedule "$TMP/nic.yaml" --collective alltoall --size 1MiB --forwarding nic --lowering paths --json
+# Degraded and host-limited (torus:8x8, 25 Gb/s links, 40 Gb/s hosts): the
+# healthy torus is host-bound at 1.6 / 256 (the sum of distances); two failed
+# links cost it little more, and the plain MCF is optimal and verified.
+expect_json 'j["verified"] and j["mcf"]["optimal"] and abs(j["healthy"]["time_us"]-848.8608)<1e-3 and 0.0062<j["theta"]<0.00625' \
+	$S --topology torus:8x8 --fail 0-1,27-35 --lowering paths --injection 40Gbps --json
+
+# Per-host limits: one host of a ring of 4 injects 1 link (the others, no
+# limit, 2): the plain MCF (no symmetry), theta = 1/3, its own 3 shards
+# (the unlimited ring: 1/2), verified both ways. Hosts that forward
+# differently are refused at the host; other collectives say they are
+# priced without the limit.
+cat >"$TMP/mixed.yaml" <<'YAML'
+name: mixed
+hosts:
+  - {name: a, ports: 2, port_rate: 25Gbps, injection: 25Gbps}
+  - {name: b, ports: 2, port_rate: 25Gbps}
+  - {name: c, ports: 2, port_rate: 25Gbps}
+  - {name: d, ports: 2, port_rate: 25Gbps}
+topology:
+  spec: torus:4
+YAML
+for lowering in steps paths; do
+	expect_json 'j["verified"] and abs(j["theta"]-1/3)<1e-9 and abs(j["mcf"]["theta"]-1/3)<1e-9 and j["mcf"]["method"]=="column generation" and j["mcf"]["optimal"] and j["host_injection_links"]==1' \
+		$OFC schedule "$TMP/mixed.yaml" --collective alltoall --size 1MiB --lowering $lowering --json
+done
+sed 's/{name: c, ports: 2, port_rate: 25Gbps}/{name: c, ports: 2, port_rate: 25Gbps, forwarding: nic}/' "$TMP/mixed.yaml" >"$TMP/mixed2.yaml"
+expect_error 2 "$TMP/mixed2.yaml:5:5: host c forwards differently from a: one forwarding model per fabric for alltoall" \
+	$OFC schedule "$TMP/mixed2.yaml" --collective alltoall --size 1MiB
+expect_error 0 "ofc schedule: host injection limits are modelled for alltoall only: priced without" \
+	$OFC schedule "$TMP/mixed.yaml" --collective allgather --size 1MiB
+
 # Export: every ordered pair's block, in the shared shape.
 expect_exit 0 $S --topology hypercube:3 -o "$TMP/a.json"
 if python3 -c "

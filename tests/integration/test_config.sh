@@ -90,6 +90,26 @@ check no_value "6:1: 'topology' has no value" <<YAML
 $HOSTS
 topology:
 YAML
+# NIC-limited hosts (issue 14): injection is a rate, forwarding host or nic.
+check bad_injection "6:14: 'injection': bad rate 'fast': expected a rate such as 40Gbps, 100Gb/s or 12.5GB/s" <<YAML
+$HOSTS
+  injection: fast
+YAML
+check zero_injection "6:14: 'injection' must be greater than zero" <<YAML
+$HOSTS
+  injection: 0Gbps
+YAML
+check bad_forwarding "7:15: 'forwarding' must be one of host, nic; got 'gpu'" <<YAML
+$HOSTS
+  injection: 200Gbps
+  forwarding: gpu
+YAML
+check bad_host_forwarding "4:37: 'forwarding' must be one of host, nic; got 'switch'" <<YAML
+name: t
+hosts:
+  - {name: a, ports: 1, injection: 100Gbps}
+  - {name: b, ports: 1, forwarding: switch}
+YAML
 # Missing required keys.
 check missing "7:5: missing required key 'wavelengths' in rings" <<YAML
 $HOSTS

@@ -59,7 +59,22 @@ expect_error 2 "ofc finder: --degree 8 needs more than 8 nodes" $OFC finder --no
 expect_error 2 "ofc finder: bad --nodes '1': must be 2..65535 (node ids in a schedule are 16 bits)" $OFC finder --nodes 1 --degree 1
 expect_error 2 "ofc finder: bad --degree '0': must be 1..64 (BFB's link masks are 64 bits)" $OFC finder --nodes 100 --degree 0
 expect_error 2 "ofc finder: bad --size 'lots': expected a size such as 4096, 64KiB, 4MB or 1GiB" $OFC finder --nodes 100 --degree 4 --size lots
-expect_error 2 "ofc finder: --collective must be allreduce, allgather or reduce-scatter" $OFC finder --nodes 100 --degree 4 --collective alltoall
+expect_error 2 "ofc finder: --collective must be allreduce, allgather, reduce-scatter or alltoall" $OFC finder --nodes 100 --degree 4 --collective broadcast
+expect_error 2 "ofc finder: --injection goes with --collective alltoall" $OFC finder --nodes 100 --degree 4 --injection 25Gbps
+# All-to-all under NIC-limited hosts (issue 14; the all-to-all paper's Fig.
+# 13): N = 100, d = 4, 25 Gb/s links. Unlimited, genkautz:100,4 beats
+# torus:10x10 (theta 0.012357 vs 1/125). With NIC forwarding a host injects
+# only its own 99 shards, theta <= I / (99 links): at 15 Gb/s both are
+# host-bound (theta 0.6/99) and the expander no longer wins; the tie is at
+# 99/125 links = 19.8 Gb/s, the expander's full lead from 30.58 Gb/s (1.22
+# links; the paper: roughly 1.3). With host forwarding relays cost the host
+# too, theta = I / sum of distances, and the expander keeps its lead.
+A="$OFC finder --collective alltoall --nodes 100 --degree 4 --bandwidth 100Gbps --json"
+expect_json 'j["expander_beats_torus"] and abs(j["candidates"][0]["theta"]-0.008)<1e-7 and abs(j["candidates"][1]["theta"]-0.0123566)<1e-6 and j["candidates"][0]["spec"]=="torus:10x10"' $A
+expect_json 'not j["expander_beats_torus"] and abs(j["candidates"][0]["theta"]-0.6/99)<1e-7 and abs(j["candidates"][1]["theta"]-0.6/99)<1e-7 and abs(j["nic_tie_injection_bps"]-19.8e9)<1e6 and abs(j["nic_full_injection_bps"]/25e9-1.2233)<1e-3' \
+	$A --injection 15Gbps --forwarding nic
+expect_json 'j["expander_beats_torus"] and abs(j["candidates"][0]["theta"]-0.002)<1e-7 and j["gain"]>1.5' \
+	$A --injection 25Gbps --forwarding host
 expect_exit 0 $OFC finder --help
 
 finish

@@ -353,6 +353,107 @@ static void test_degraded(void **state)
 	}
 }
 
+static double host_objective(const char *spec, enum mcf_method m, uint32_t steps, double inj,
+			     bool nic)
+{
+	struct graph *g = build(spec);
+	struct mcf_opts o = {.method = m, .steps = steps, .injection = inj, .nic_forwarding = nic};
+	struct mcf_result r;
+	struct ofc_error err = {0};
+
+	if (mcf_solve(g, &o, &r, &err) < 0)
+		fail_msg("%s: %s", spec, err.msg);
+	if (!r.optimal)
+		fail_msg("%s injection %g: not optimal (gap %g)", spec, inj, r.gap);
+	double z = r.objective;
+	mcf_result_free(&r);
+	graph_free(g);
+	return z;
+}
+
+/* NIC-limited hosts (issue 14): on torus:4x4 (N = 16, d = 4, shortest
+ * paths sum to 32 per source) the links alone give Z = 1 / theta = 8.
+ * Host forwarding: every hop leaving a host costs its injection, so a host
+ * carries at least 32 / injection; NIC forwarding: only its own 15 shards.
+ * Injection 2 links: host 16, NIC 8 (the links still bind); injection 1:
+ * host 32, NIC 15. Every method agrees, the time-stepped MCF at the
+ * diameter reaches the fluid value with host forwarding, and the mirrored
+ * master agrees with the plain one on a graph without translations. */
+static void test_injection(void **state)
+{
+	static const struct {
+		double inj;
+		bool nic;
+		double z;
+	} t[] = {{0, false, 8}, {2, false, 16}, {2, true, 8}, {1, false, 32}, {1, true, 15}};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		const enum mcf_method ms[] = {MCF_AUTO, MCF_COLGEN, MCF_MIRRORED};
+		for (size_t k = 0; k < ARRAY_SIZE(ms); k++) {
+			double z = host_objective("torus:4x4", ms[k], 0, t[i].inj, t[i].nic);
+			if (fabs(z - t[i].z) > 1e-6)
+				fail_msg("torus:4x4 injection %g %s method %d: Z %.9f, want %g",
+					 t[i].inj, t[i].nic ? "nic" : "host", (int)ms[k], z,
+					 t[i].z);
+		}
+	}
+	for (int m = MCF_AUTO; m <= MCF_COLGEN; m++) {
+		double z = host_objective("torus:4x4", (enum mcf_method)m, 4, 2, false);
+		if (fabs(z - 16) > 1e-6)
+			fail_msg("torus:4x4 T=4 host injection 2, method %d: sum U_t %.9f", m, z);
+	}
+	double mir = host_objective("genkautz:10,3", MCF_MIRRORED, 0, 1.5, false),
+	       plain = host_objective("genkautz:10,3", MCF_COLGEN, 0, 1.5, false),
+	       free_ = host_objective("genkautz:10,3", MCF_COLGEN, 0, 0, false);
+	if (fabs(mir - plain) > 1e-7 * plain || !(plain > free_ + 1e-6))
+		fail_msg("genkautz:10,3 host injection 1.5: mirrored %.9f, plain %.9f, "
+			 "unlimited %.9f",
+			 mir, plain, free_);
+
+	/* Per-host injections: all alike are the single limit; one slow host
+	 * (node 0 at 1 link, the rest at 2) takes the plain master and costs
+	 * more than all at 2, less than all at 1; with NIC forwarding the slow
+	 * host's own 15 shards bind (15). */
+	{
+		struct graph *tg = build("torus:4x4");
+		double inj[16];
+		struct mcf_result rr;
+		struct ofc_error e2 = {0};
+
+		for (int nic = 0; nic < 2; nic++) {
+			for (uint32_t v = 0; v < 16; v++)
+				inj[v] = 2;
+			struct mcf_opts oo = {.injections = inj, .nic_forwarding = nic};
+			assert_int_equal(mcf_solve(tg, &oo, &rr, &e2), 0);
+			assert_true(fabs(rr.objective - (nic ? 8 : 16)) < 1e-6);
+			assert_int_equal(rr.method, MCF_SYMMETRIC);
+			mcf_result_free(&rr);
+			inj[0] = 1;
+			assert_int_equal(mcf_solve(tg, &oo, &rr, &e2), 0);
+			assert_int_equal(rr.method, MCF_COLGEN);
+			assert_true(rr.optimal);
+			if (nic ? fabs(rr.objective - 15) > 1e-6
+				: !(rr.objective > 16 + 1e-6 && rr.objective < 32 - 1e-6))
+				fail_msg("torus:4x4 one host at 1 link (%s): Z %.9f",
+					 nic ? "nic" : "host", rr.objective);
+			mcf_result_free(&rr);
+			oo.method = MCF_MIRRORED;
+			assert_int_equal(mcf_solve(tg, &oo, &rr, &e2), -1);
+		}
+		graph_free(tg);
+	}
+
+	/* Refused where not modelled: NIC forwarding time-stepped, link LP. */
+	struct graph *g = build("torus:4x4");
+	struct mcf_opts o = {.steps = 4, .injection = 1, .nic_forwarding = true};
+	struct mcf_result r;
+	struct ofc_error err = {0};
+	assert_int_equal(mcf_solve(g, &o, &r, &err), -1);
+	o = (struct mcf_opts){.method = MCF_FULL, .injection = 1};
+	assert_int_equal(mcf_solve(g, &o, &r, &err), -1);
+	graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -360,7 +461,7 @@ int main(void)
 	    cmocka_unit_test(test_methods_agree),   cmocka_unit_test(test_translations),
 	    cmocka_unit_test(test_time_stepped),    cmocka_unit_test(test_mirrored),
 	    cmocka_unit_test(test_time_limit),	    cmocka_unit_test(test_bad_input),
-	    cmocka_unit_test(test_degraded),
+	    cmocka_unit_test(test_degraded),	    cmocka_unit_test(test_injection),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
