@@ -133,6 +133,13 @@ static void write_json_one(struct json_writer *w, const struct schedule_result *
 	jw_double(w, o->ring.tm.step_us);
 	jw_key(w, "time_us");
 	jw_double(w, o->ring.tm.time_us);
+	if (q->compare && q->fluid.have) {
+		/* --algo all: LP 4.2 on the ring certifies it (issue 13) */
+		jw_key(w, "fluid_bound_us");
+		jw_double(w, o->fluid_bound_us);
+		jw_key(w, "below_fluid_bound");
+		jw_bool(w, o->below_fluid);
+	}
 	jw_key(w, "overlap");
 	jw_bool(w, q->overlap);
 	jw_key(w, "time_plain_us");
@@ -305,6 +312,22 @@ static void write_table(FILE *f, const struct schedule_result *q)
 			(long long)x->steps - (long long)x->ring.res.lower_bound_steps,
 			x->ring.vr.max_wavelengths_used, x->ring.tm.time_us, ratio,
 			x->verified ? "yes" : "NO");
+	}
+	if (q->fluid.have) {
+		fprintf(f,
+			"\nfluid bound %.2f us (LP 4.2 on the ring at %u x %u x %.3g Gb/s per "
+			"segment and direction, any hop count; bandwidth only)\n",
+			q->fluid.cut_us > q->fluid.rstar_lower_us || !q->fluid.any_hops
+			    ? q->fluid.cut_us
+			    : q->fluid.rstar_lower_us,
+			ring->fibres, ring->wavelengths, ring->rate / 1e9);
+		for (size_t i = 0; i < n; i++)
+			if (o[i].applies)
+				fprintf(f, "  %-9s x%.3f of it%s\n", optree_algo_name(o[i].ring.algo),
+					o[i].ring.tm.time_us / o[i].fluid_bound_us,
+					o[i].below_fluid ? "  BELOW THE fluid bound: a bug" : "");
+	} else if (q->fluid.why[0]) {
+		fprintf(f, "\n%s\n", q->fluid.why);
 	}
 	for (size_t i = 0; i < n; i++)
 		if (o[i].applies && o[i].ring.algo == OPTREE_TREE) {

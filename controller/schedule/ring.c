@@ -151,5 +151,7 @@ int schedule_ring(struct schedule_result *r, const struct schedule_query *q, con
 		}
 	}
 	r->main = &r->out[0];
+	if (r->compare)
+		ring_certify(r);
 	return 0;
 }

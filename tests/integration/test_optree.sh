@@ -31,6 +31,11 @@ expect_stdout_has 'with --overlap        7574.77 us: 1 of 2 stage retunes hidden
 # The same ring from a config.
 expect_json 'j["ring"]=="ring0" and j["radices"]==[4,4] and j["num_steps"]==12 and j["verified"]' $OFC schedule configs/ring16-optree.yaml --collective allgather --algo optree --json
 expect_json 'len(j)==5 and j[1]["num_steps"]==8' $OFC schedule configs/ring16-optree.yaml --collective allgather --algo all --json
+# --algo all is certified by the fluid engine: LP 4.2 on the ring (2 x 40
+# Gb/s per segment and direction) bounds an allgather of 15 x 4 MiB blocks
+# through two in-arcs at 15 x 4194304 B / 20 GB/s; every algorithm is above.
+expect_json 'all(abs(x["fluid_bound_us"]-15*4194304/20e9*1e6)<1e-6 and not x["below_fluid_bound"] and x["time_us"]>=x["fluid_bound_us"] for x in j)' $OFC schedule configs/ring16-optree.yaml --collective allgather --algo all --json
+expect_stdout_has 'fluid bound 3145.73 us' $OFC schedule configs/ring16-optree.yaml --collective allgather --algo all
 
 # --sweep: every algorithm over a grid, each schedule verified once; --plot
 # draws time against size per algorithm, one panel per ring.
