@@ -1412,6 +1412,35 @@ static void on_event(struct ofcd *d, struct note *n)
 	broadcast_event(d, n->kind, n->txn, ticket, n->device, n->message, line, n->time_ms, n);
 }
 
+/* A finished job's state and config become the daemon's (what it built
+ * while it ran: a committed transaction, a re-plan after a failure). */
+static void publish(struct ofcd *d, struct job *j)
+{
+	if (j->snap) {
+		snapshot_free(d->snap);
+		d->snap = j->snap;
+		j->snap = NULL;
+	}
+	if (j->new_cfg) {
+		fabcfg_unref(d->cfg);
+		d->cfg = j->new_cfg;
+		j->new_cfg = NULL;
+	}
+}
+
+/* The events a job held back until its state was published, in order. */
+static void flush_deferred(struct ofcd *d, struct job *j)
+{
+	while (j->deferred) {
+		struct note *n = j->deferred;
+
+		j->deferred = n->next;
+		on_event(d, n);
+		note_free(n);
+	}
+	j->deferred_tail = NULL;
+}
+
 static void job_done(struct ofcd *d, struct job *j)
 {
 	struct conn *c = j->conn_id ? find_conn(d, j->conn_id) : NULL;
@@ -1427,16 +1456,7 @@ static void job_done(struct ofcd *d, struct job *j)
 		d->running = NULL;
 		/* A switch lost or back changed the failures: the re-planned
 		 * config and state first, then the event. */
-		if (j->snap) {
-			snapshot_free(d->snap);
-			d->snap = j->snap;
-			j->snap = NULL;
-		}
-		if (j->new_cfg) {
-			fabcfg_unref(d->cfg);
-			d->cfg = j->new_cfg;
-			j->new_cfg = NULL;
-		}
+		publish(d, j);
 		for (uint32_t i = 0; i < j->nprobe; i++) {
 			int k = snap_dev(d->snap, j->probe[i].name);
 			Ofc__V1__DeviceState *m = k >= 0 ? d->snap->devs[k] : NULL;
@@ -1453,38 +1473,15 @@ static void job_done(struct ofcd *d, struct job *j)
 			}
 		}
 		changed(d);
-		while (j->deferred) {
-			struct note *n = j->deferred;
-
-			j->deferred = n->next;
-			on_event(d, n);
-			note_free(n);
-		}
-		j->deferred_tail = NULL;
+		flush_deferred(d, j);
 	} else {
 		Ofc__V1__Response *r = ofc__v1__response__unpack(NULL, j->reply_len, j->reply);
 
 		/* Publish first, then tell: whoever hears "committed" and asks
 		 * sees the committed state. */
-		if (j->snap) {
-			snapshot_free(d->snap);
-			d->snap = j->snap;
-			j->snap = NULL;
-		}
-		if (j->new_cfg) {
-			fabcfg_unref(d->cfg);
-			d->cfg = j->new_cfg;
-			j->new_cfg = NULL;
-		}
+		publish(d, j);
 		changed(d);
-		while (j->deferred) {
-			struct note *n = j->deferred;
-
-			j->deferred = n->next;
-			on_event(d, n);
-			note_free(n);
-		}
-		j->deferred_tail = NULL;
+		flush_deferred(d, j);
 		d->running = NULL;
 		ofcd_log(d,
 			 r && r->status == OFC__V1__STATUS__STATUS_OK ? OFCD_LOG_NOTICE
