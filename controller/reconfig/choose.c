@@ -420,15 +420,8 @@ static int install(const struct scope *sc, struct ctl_candidate *k, struct ofc_e
 			f->degraded = NULL;
 		}
 		c->relabelled = k->relabelled;
-		for (uint32_t i = 0; i < c->ndevs; i++) {
-			struct ctl_device *cd = &c->devs[i];
-
-			if (cd->cfg.cls == DEV_SWITCH)
-				ctl_switch_target(f, (uint32_t)fabric_find_switch(f, cd->cfg.name),
-						  &cd->target);
-			else if (cd->cfg.cls == DEV_HOSTS)
-				ctl_hosts_target(f, &cd->target);
-		}
+		ctl_retarget(c);
+		return 0;
 	}
 	ctl_diff(c);
 	return 0;

@@ -182,6 +182,24 @@ void ctl_hosts_target(const struct fabric *f, struct device_state *target)
 	free(links);
 }
 
+/* Every switch's and the testbed's target again from the fabric's circuits
+ * (after they changed: a relabelling, a chosen alternative), and the plan. */
+void ctl_retarget(struct ctl *c)
+{
+	const struct fabric *f = c->fabric;
+
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		struct ctl_device *cd = &c->devs[i];
+
+		if (cd->cfg.cls == DEV_SWITCH)
+			ctl_switch_target(f, (uint32_t)fabric_find_switch(f, cd->cfg.name),
+					  &cd->target);
+		else if (cd->cfg.cls == DEV_HOSTS)
+			ctl_hosts_target(f, &cd->target);
+	}
+	ctl_diff(c);
+}
+
 int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struct ofc_error *err)
 {
 	struct ctl *c;
@@ -445,16 +463,7 @@ int ctl_relabel(struct ctl *c, const struct relabel_opts *o, struct fabric_relab
 	if (rc < 0)
 		return -1;
 	c->relabelled = true;
-	for (uint32_t i = 0; i < c->ndevs; i++) {
-		struct ctl_device *cd = &c->devs[i];
-
-		if (cd->cfg.cls == DEV_SWITCH)
-			ctl_switch_target(f, (uint32_t)fabric_find_switch(f, cd->cfg.name),
-					  &cd->target);
-		else if (cd->cfg.cls == DEV_HOSTS)
-			ctl_hosts_target(f, &cd->target);
-	}
-	ctl_diff(c);
+	ctl_retarget(c);
 	return 0;
 }
 

@@ -29,6 +29,8 @@ struct journal {
  * (f->circuits), into *target (ctl.c; choose.c prices other targets). */
 void ctl_switch_target(const struct fabric *f, uint32_t s, struct device_state *target);
 void ctl_hosts_target(const struct fabric *f, struct device_state *target);
+/* Every device's target again from c->fabric's circuits, then ctl_diff. */
+void ctl_retarget(struct ctl *c);
 
 /* The switches' last reads, indexed by the fabric's switch number (NULL
  * where unread), for fabric_relabel and its kin; caller frees the array. */
