@@ -58,6 +58,31 @@ struct ws {
 	uint64_t *pa, *pb;
 };
 
+/* The search's scratch for w->n nodes of degree at most maxdeg. */
+static void ws_alloc(struct ws *w, uint32_t maxdeg)
+{
+	w->ka = xmalloc(((size_t)w->n + 1) * sizeof(struct nkey));
+	w->kb = xmalloc(((size_t)w->n + 1) * sizeof(struct nkey));
+	w->nb = xmalloc((size_t)maxdeg * sizeof(uint32_t));
+	w->inv = xmalloc(((size_t)w->n + 1) * sizeof(uint32_t));
+	w->pa = xmalloc((size_t)maxdeg * sizeof(uint64_t));
+	w->pb = xmalloc((size_t)maxdeg * sizeof(uint64_t));
+}
+
+/* ws_alloc's scratch and the transposed graphs (one when gb is g). */
+static void ws_free(struct ws *w)
+{
+	free(w->ka);
+	free(w->kb);
+	free(w->nb);
+	free(w->inv);
+	free(w->pa);
+	free(w->pb);
+	if (w->gbt != w->gt)
+		graph_free(w->gbt);
+	graph_free(w->gt);
+}
+
 static uint64_t mix(uint64_t h, uint64_t x)
 {
 	h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
@@ -399,12 +424,7 @@ void graph_automorphisms(const struct graph *g, uint32_t max_order, struct graph
 	for (uint32_t u = 0; u < n; u++)
 		if (graph_outdeg(w.gt, u) > maxdeg)
 			maxdeg = graph_outdeg(w.gt, u);
-	w.ka = xmalloc(((size_t)n + 1) * sizeof(struct nkey));
-	w.kb = xmalloc(((size_t)n + 1) * sizeof(struct nkey));
-	w.nb = xmalloc((size_t)maxdeg * sizeof(uint32_t));
-	w.inv = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
-	w.pa = xmalloc((size_t)maxdeg * sizeof(uint64_t));
-	w.pb = xmalloc((size_t)maxdeg * sizeof(uint64_t));
+	ws_alloc(&w, maxdeg);
 
 	/* The base: P_0 the equitable refinement of the unit partition, P_i+1
 	 * that of P_i with b_i individualised. */
@@ -551,13 +571,7 @@ void graph_automorphisms(const struct graph *g, uint32_t max_order, struct graph
 	free(lcol);
 	free(base);
 	free(col);
-	free(w.ka);
-	free(w.kb);
-	free(w.nb);
-	free(w.inv);
-	free(w.pa);
-	free(w.pb);
-	graph_free(w.gt);
+	ws_free(&w);
 }
 
 void graph_group_free(struct graph_group *grp)
@@ -584,24 +598,12 @@ bool graph_isomorphism(const struct graph *a, const struct graph *b, double dead
 		for (uint32_t u = 0; u < n; u++)
 			if (graph_outdeg(all[k], u) > maxdeg)
 				maxdeg = graph_outdeg(all[k], u);
-	w.ka = xmalloc(((size_t)n + 1) * sizeof(struct nkey));
-	w.kb = xmalloc(((size_t)n + 1) * sizeof(struct nkey));
-	w.nb = xmalloc((size_t)maxdeg * sizeof(uint32_t));
-	w.inv = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
-	w.pa = xmalloc((size_t)maxdeg * sizeof(uint64_t));
-	w.pb = xmalloc((size_t)maxdeg * sizeof(uint64_t));
+	ws_alloc(&w, maxdeg);
 	w.budget = UINT64_MAX;
 	uint32_t *ca = xcalloc(2 * ((size_t)n + 1), sizeof(uint32_t)), *cb = ca + n + 1;
 	if (refine_pair(&w, ca, cb, &ncol))
 		found = search(&w, ca, cb, ncol, map, NULL);
 	free(ca);
-	free(w.ka);
-	free(w.kb);
-	free(w.nb);
-	free(w.inv);
-	free(w.pa);
-	free(w.pb);
-	graph_free(w.gt);
-	graph_free(w.gbt);
+	ws_free(&w);
 	return found;
 }
