@@ -744,6 +744,19 @@ static const struct choice self_loop_modes[] = {
     {NULL, 0},
 };
 
+/* The two host names that open item, a list (failed_links, link_rates). */
+static int host_pair(struct loader *L, yaml_node_t *item, const struct key *k, const char *end[2])
+{
+	for (int i = 0; i < 2; i++) {
+		yaml_node_t *h = yaml_document_get_node(&L->doc, item->data.sequence.items.start[i]);
+		struct key hk = {.name = k->name};
+
+		if (scalar(L, h, &hk, &end[i]) < 0 || check_name(L, h, "host name", end[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* failed_links: a list of [HOST, HOST] pairs. */
 static int h_failed_links(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
@@ -770,15 +783,8 @@ static int h_failed_links(struct loader *L, yaml_node_t *n, const struct key *k,
 			return node_error(L, item,
 					  "a failed link is a pair of hosts, [HOST, HOST], not %s",
 					  type_name(item));
-		for (int i = 0; i < 2; i++) {
-			yaml_node_t *h =
-			    yaml_document_get_node(&L->doc, item->data.sequence.items.start[i]);
-			struct key hk = {.name = k->name};
-
-			if (scalar(L, h, &hk, &end[i]) < 0 ||
-			    check_name(L, h, "host name", end[i]) < 0)
-				return -1;
-		}
+		if (host_pair(L, item, k, end) < 0)
+			return -1;
 		fl->loc = loc_of(item);
 		fl->a = xstrdup(end[0]);
 		fl->b = xstrdup(end[1]);
@@ -823,15 +829,8 @@ static int h_link_rates(struct loader *L, yaml_node_t *n, const struct key *k, v
 			    item->data.sequence.items.top - item->data.sequence.items.start == 1
 				? ""
 				: "s");
-		for (int i = 0; i < 2; i++) {
-			yaml_node_t *h =
-			    yaml_document_get_node(&L->doc, item->data.sequence.items.start[i]);
-			struct key hk = {.name = k->name};
-
-			if (scalar(L, h, &hk, &end[i]) < 0 ||
-			    check_name(L, h, "host name", end[i]) < 0)
-				return -1;
-		}
+		if (host_pair(L, item, k, end) < 0)
+			return -1;
 		struct key rk = {.name = k->name};
 		if (h_rate(L, yaml_document_get_node(&L->doc, item->data.sequence.items.start[2]),
 			   &rk, &lr->rate) < 0)
