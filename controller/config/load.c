@@ -748,7 +748,8 @@ static const struct choice self_loop_modes[] = {
 static int host_pair(struct loader *L, yaml_node_t *item, const struct key *k, const char *end[2])
 {
 	for (int i = 0; i < 2; i++) {
-		yaml_node_t *h = yaml_document_get_node(&L->doc, item->data.sequence.items.start[i]);
+		yaml_node_t *h =
+		    yaml_document_get_node(&L->doc, item->data.sequence.items.start[i]);
 		struct key hk = {.name = k->name};
 
 		if (scalar(L, h, &hk, &end[i]) < 0 || check_name(L, h, "host name", end[i]) < 0)
