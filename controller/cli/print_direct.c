@@ -470,16 +470,8 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 			/* One more Schedule message with the direct-connect fields:
 			 * protobuf merges concatenated messages. */
 			struct arena a = {0};
-			Ofc__V1__Schedule *m = schedule_extra_msg(&a, r);
-			uint8_t *pk;
-			size_t len;
 
-			len = protobuf_c_message_get_packed_size(&m->base);
-			pk = xmalloc(len + 1);
-			protobuf_c_message_pack(&m->base, pk);
-			if (len && fwrite(pk, 1, len, out.f) != len)
-				rc = ofc_error_set(err, OFC_E_RUNTIME, "short write");
-			free(pk);
+			rc = schedule_append_pb(schedule_extra_msg(&a, r), out.f, err);
 			arena_free(&a);
 		}
 	} else if (p->format == FMT_TEXT) {
