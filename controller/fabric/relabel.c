@@ -94,6 +94,19 @@ static struct graph *renamed(const struct graph *g, const uint32_t *map)
 	return r;
 }
 
+/* What a search found, for the plan to print: over its n nodes. */
+static void report(const struct relabel_result *r, uint32_t n, struct fabric_relabel *rep)
+{
+	*rep = (struct fabric_relabel){.arcs = r->arcs,
+				       .kept_identity = r->kept_identity,
+				       .kept = r->kept,
+				       .complete = r->complete,
+				       .rounds = r->rounds,
+				       .seconds = r->seconds};
+	for (uint32_t u = 0; u < n; u++)
+		rep->moved_nodes += r->map[u] != u;
+}
+
 int fabric_relabel(struct fabric *f, const struct device_state *const *actual,
 		   const struct relabel_opts *o, struct fabric_relabel *rep, struct ofc_error *err)
 {
@@ -123,14 +136,7 @@ int fabric_relabel(struct fabric *f, const struct device_state *const *actual,
 		} else {
 			graph_free(g);
 		}
-		*rep = (struct fabric_relabel){.arcs = r.arcs,
-					       .kept_identity = r.kept_identity,
-					       .kept = r.kept,
-					       .complete = r.complete,
-					       .rounds = r.rounds,
-					       .seconds = r.seconds};
-		for (uint32_t u = 0; u < f->nhosts; u++)
-			rep->moved_nodes += r.map[u] != u;
+		report(&r, f->nhosts, rep);
 		relabel_result_free(&r);
 	}
 	free(cur.tails);
@@ -205,14 +211,7 @@ int partition_relabel(const struct fabric *f, const struct partition *p, const s
 			port_map_free(&pm);
 		}
 		graph_free(rg);
-		*rep = (struct fabric_relabel){.arcs = r.arcs,
-					       .kept_identity = r.kept_identity,
-					       .kept = r.kept,
-					       .complete = r.complete,
-					       .rounds = r.rounds,
-					       .seconds = r.seconds};
-		for (uint32_t u = 0; u < nm; u++)
-			rep->moved_nodes += r.map[u] != u;
+		report(&r, nm, rep);
 		relabel_result_free(&r);
 	}
 	graph_free(g);
