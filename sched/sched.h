@@ -625,6 +625,117 @@ struct verify_report {
 int sched_verify(const struct schedule *s, const struct verify_opts *o,
 		 struct verify_report *report);
 
+/* ---- symmetry-reduced schedules (sched/reduced.c) ---------------------------
+ * On a Cayley graph of an abelian group G (tori Z_a x Z_b x ..., hypercubes
+ * Z_2^k, circulants and rings Z_n, Hamming Z_q^n, complete graphs Z_n,
+ * complete bipartite Z_d x Z_2), where port j of every node u leads to
+ * u + s_j, the translation u -> u + g is an automorphism that keeps ports.
+ * A schedule invariant under G is then one program plus G: the program
+ * holds one transfer per orbit of transfers, and the schedule is every
+ * transfer of the program translated by every g (src + g, dst + g, the
+ * block of origin o becomes that of o + g, all-to-all o*N+t becomes
+ * (o+g)*N+(t+g); offset, length, port and op unchanged). Node ids are
+ * mixed-radix: node = sum x_i stride_i, x_0 fastest, as topo numbers the
+ * families, so g acts coordinatewise (XOR on the hypercube). */
+#define SCHED_GROUP_MAX_DIMS	32
+#define SCHED_REDUCED_MAX_NODES 65536u /* node ids in a transfer are 16 bits */
+
+struct sched_group {
+	uint32_t order; /* |G|, the number of nodes */
+	uint32_t ndims;
+	uint32_t radix[SCHED_GROUP_MAX_DIMS];
+	uint32_t stride[SCHED_GROUP_MAX_DIMS];
+	bool binary;   /* every radix 2: u + g is u ^ g */
+	char name[80]; /* "Z_256 x Z_256", "Z_2^16" */
+};
+
+/* The translation group of g, from the family its spec tree names (torus,
+ * hypercube, circulant, ring, biring, complete, hamming, bipartite), checked
+ * on g itself: g is regular and port j of every u leads to u + (port j of 0),
+ * O(N d). OFC_E_INPUT with the reason when g is not such a Cayley graph
+ * (other families, expansions, degraded graphs). */
+int sched_group_of(const struct graph *g, const struct topo_tree *t, struct sched_group *G,
+		   struct ofc_error *err);
+
+static inline uint32_t sched_group_add(const struct sched_group *G, uint32_t a, uint32_t b)
+{
+	uint32_t r = 0;
+
+	if (G->binary)
+		return a ^ b;
+	for (uint32_t i = 0; i < G->ndims; i++) {
+		uint32_t x = (a / G->stride[i]) % G->radix[i] + (b / G->stride[i]) % G->radix[i];
+
+		r += (x >= G->radix[i] ? x - G->radix[i] : x) * G->stride[i];
+	}
+	return r;
+}
+
+/* a - b */
+static inline uint32_t sched_group_sub(const struct sched_group *G, uint32_t a, uint32_t b)
+{
+	uint32_t r = 0;
+
+	if (G->binary)
+		return a ^ b;
+	for (uint32_t i = 0; i < G->ndims; i++) {
+		uint32_t x = (a / G->stride[i]) % G->radix[i] + G->radix[i] -
+			     (b / G->stride[i]) % G->radix[i];
+
+		r += (x >= G->radix[i] ? x - G->radix[i] : x) * G->stride[i];
+	}
+	return r;
+}
+
+/* A symmetry-reduced schedule: prog.nodes = G.order; prog's transfers are
+ * the orbit representatives, step by step (prog.nsteps = the schedule's
+ * steps). The engines emit node 0's own problem's transfers (BFB: what
+ * node 0 receives in an allgather, what it sends in a reduce-scatter), but
+ * any set of representatives is a reduced schedule. */
+struct sched_reduced {
+	struct sched_group group;
+	struct schedule prog;
+};
+
+void sched_reduced_free(struct sched_reduced *r);
+/* Transfers of the whole schedule: order x program. */
+static inline uint64_t sched_reduced_transfers(const struct sched_reduced *r)
+{
+	return (uint64_t)r->group.order * r->prog.nxfers;
+}
+/* x translated by g (the schedule's collective decides the block). */
+struct xfer sched_reduced_move(const struct sched_reduced *r, const struct xfer *x, uint32_t g);
+/* The explicit schedule (sched_init done here): step by step, every
+ * element of G applied to the step's program. OFC_E_INPUT when it would
+ * not fit a schedule (nodes, 2^32 transfers). */
+int sched_reduced_expand(const struct sched_reduced *r, struct schedule *s, struct ofc_error *err);
+
+/* The verifier's checks (below) by the same symmetry, without expanding:
+ * the state of the whole fabric is G applied to node 0's, so node v holds
+ * block b iff node 0 holds b - v. Per step, each program transfer x is
+ * checked where it stands (range, link and port, causality: node 0 holds
+ * block(x) - src(x)) and delivers to node 0 its translate by -dst(x); the
+ * load of every arc of port j is the program's load on port j (one
+ * translate of each orbit leaves node 0). Reductions are tracked as in
+ * sched_verify with the input of node u to shard k weighted by k - u, which
+ * G leaves unchanged. Cost O(program x degree + N) and node 0's state (N
+ * blocks): a 65,536-node allgather checks in milliseconds. Direct-connect
+ * (o->graph, whose n is G's order) or no graph; not WDM rings or networks;
+ * allgather, reduce-scatter and allreduce. The report counts the whole
+ * schedule's transfers and duplicates (order x node 0's). */
+int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts *o,
+			 struct verify_report *report);
+
+/* BFB (sched/bfb.c) as a reduced schedule on G: node 0's (u, t) problems
+ * alone, since u + g's problem is the translate of u's and so is a
+ * solution of it; distances by a BFS from node 0 and from each of its
+ * neighbours, O(N d), then node 0's flows. Figures as bfb_schedule's
+ * (problems counts node 0's). Up to SCHED_REDUCED_MAX_NODES nodes; no link
+ * rates (o->rate must be NULL). */
+int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_collective c,
+		const struct bfb_opts *o, struct sched_reduced *r, struct bfb_stats *st,
+		struct ofc_error *err);
+
 /* ---- exports ------------------------------------------------------------- */
 
 /* The shape every schedule in ofc shares:
