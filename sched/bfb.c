@@ -1255,10 +1255,12 @@ int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_c
 {
 	static const struct bfb_opts defaults = {0};
 	struct phase_result rs = {0}, ag = {0};
+	struct sched_group grp = *G; /* G may be &r->group */
 	uint32_t d = 0;
 
 	if (!o)
 		o = &defaults;
+	G = &grp;
 	memset(st, 0, sizeof(*st));
 	memset(r, 0, sizeof(*r));
 	if (c != SCHED_ALLGATHER && c != SCHED_REDUCE_SCATTER && c != SCHED_ALLREDUCE)
