@@ -45,7 +45,13 @@ static const char help[] =
     "                   directions), U>V one arc, comma-separated (0-1,5-6); each\n"
     "                   schedule is priced against the healthy topology too\n"
     "  --max-memory M   refuse, with the estimate, a request that would hold more\n"
-    "                   than M (default: half the machine's memory)\n";
+    "                   than M (default: half the machine's memory)\n"
+    "  --reduced        bfb on a torus, hypercube, circulant, ring, Hamming,\n"
+    "                   complete or bipartite graph: node 0's program and the\n"
+    "                   translation group that maps it to every node, checked by\n"
+    "                   the same symmetry (up to 65,536 nodes); without it, only\n"
+    "                   what the explicit schedule cannot hold is reduced, and\n"
+    "                   the command says so\n";
 
 /* The ring family's refusal that comes before any work: -o names one file. */
 static bool ring_request(const struct schedule_query *q)
@@ -62,6 +68,8 @@ int cli_schedule(const struct schedule_print *p, const struct schedule_query *q)
 
 	if (ring_request(q) && q->algorithm && strcmp(q->algorithm, "all") == 0 && p->output)
 		return cli_usage_error(p->cmd, "-o writes one schedule: pick one --algo");
+	if (ring_request(q) && q->reduced == SCHEDULE_REDUCED_ALWAYS)
+		return cli_usage_error(p->cmd, "--reduced is for direct-connect topologies");
 	if (schedule_compute(q, &r, &spec_error, &err) < 0) {
 		if (spec_error) {
 			fprintf(stderr, "ofc %s: invalid topology '%s' at column %u: %s\n",
@@ -125,6 +133,7 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 	    {"epsilon", required_argument, NULL, 'E'},
 	    {"method", required_argument, NULL, 'm'},
 	    {"root", required_argument, NULL, 'R'},
+	    {"reduced", no_argument, NULL, 'r'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -249,6 +258,9 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 		case 'R':
 			x->root = optarg;
 			break;
+		case 'r':
+			q->reduced = SCHEDULE_REDUCED_ALWAYS;
+			break;
 		case 'M': {
 			const char *why = NULL;
 
@@ -275,7 +287,7 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 
 int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	struct schedule_query q = {0};
+	struct schedule_query q = {.reduced = SCHEDULE_REDUCED_AUTO};
 	struct schedule_print p = {.cmd = cmd, .format = FMT_JSON};
 	struct fluid_query x = {0};
 	struct fabric *f = NULL;
@@ -298,6 +310,9 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 	if (fluid && q.fail)
 		rc = cli_usage_error(cmd, "--fail is for direct-connect topologies, not the "
 					  "fluid engine's server fabrics");
+	else if (fluid && q.reduced == SCHEDULE_REDUCED_ALWAYS)
+		rc = cli_usage_error(cmd, "--reduced is for BFB on direct-connect topologies, not "
+					  "the fluid engine's server fabrics");
 	else if (fluid)
 		rc = cli_schedule_fluid(&p, &q, &x);
 	else if (x.hops || x.epsilon > 0 || x.method || x.root)
