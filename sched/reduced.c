@@ -15,7 +15,7 @@
  * shard k - v, and for a fixed shard the N inputs still have N independent
  * random weights, which is what catches an input folded in twice or
  * missed. */
-#include "sched/sched.h"
+#include "sched/internal.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -183,7 +183,7 @@ struct rlist {
 };
 
 struct rdeliv {
-	uint32_t block; /* at node 0 */
+	uint64_t block; /* at node 0 */
 	uint32_t lo, hi;
 	uint32_t count;
 	uint64_t hash;
@@ -203,6 +203,12 @@ struct rstate {
 	size_t ndl, cap_dl;
 	uint64_t *port_load; /* node 0's ports, this step */
 	double dup;
+	/* All-to-all: the blocks (o, t) node 0 holds besides its own (o = 0),
+	 * key o * N + t -> what it holds of it (whole, or the interval list). */
+	uint64_t *akey;
+	struct rlist *aval;
+	bool *awhole;
+	size_t acap, aused;
 };
 
 static int rfail(struct rstate *v, uint32_t step, size_t xi, const char *fmt, ...) OFC_PRINTF(4, 5);
@@ -292,6 +298,69 @@ static uint64_t cover_add(struct rlist *l, uint32_t lo, uint32_t hi)
 	return overlap;
 }
 
+#define NO_KEY UINT64_MAX
+
+/* All-to-all: node 0's entry for block key (created when asked). */
+static size_t a2a_slot(struct rstate *v, uint64_t key, bool create)
+{
+	if (create && (v->aused + 1) * 2 > v->acap) {
+		size_t cap = v->acap ? v->acap * 2 : 1024;
+		uint64_t *k = xmalloc(cap * sizeof(uint64_t));
+		struct rlist *l = xcalloc(cap, sizeof(struct rlist));
+		bool *w = xcalloc(cap, sizeof(bool));
+
+		memset(k, 0xff, cap * sizeof(uint64_t));
+		for (size_t i = 0; i < v->acap; i++)
+			if (v->akey[i] != NO_KEY) {
+				size_t h = (v->akey[i] * 0x9e3779b97f4a7c15ull) >> 20;
+
+				for (h &= cap - 1; k[h] != NO_KEY; h = (h + 1) & (cap - 1))
+					;
+				k[h] = v->akey[i];
+				l[h] = v->aval[i];
+				w[h] = v->awhole[i];
+			}
+		free(v->akey);
+		free(v->aval);
+		free(v->awhole);
+		v->akey = k;
+		v->aval = l;
+		v->awhole = w;
+		v->acap = cap;
+	}
+	if (!v->acap)
+		return SIZE_MAX;
+	size_t h = ((key * 0x9e3779b97f4a7c15ull) >> 20) & (v->acap - 1);
+	while (v->akey[h] != NO_KEY) {
+		if (v->akey[h] == key)
+			return h;
+		h = (h + 1) & (v->acap - 1);
+	}
+	if (!create)
+		return SIZE_MAX;
+	v->akey[h] = key;
+	v->aused++;
+	return h;
+}
+
+/* Block (o, t) moved by -u: the block as node 0 sees node u's. */
+static uint64_t a2a_rel(const struct rstate *v, uint64_t block, uint32_t u)
+{
+	const struct sched_group *G = &v->r->group;
+	uint32_t n = v->n;
+
+	return (uint64_t)sched_group_sub(G, (uint32_t)(block / n), u) * n +
+	       sched_group_sub(G, (uint32_t)(block % n), u);
+}
+
+static bool a2a_holds(struct rstate *v, uint64_t rel, uint32_t lo, uint32_t hi)
+{
+	if (rel / v->n == 0)
+		return true; /* node 0's own */
+	size_t h = a2a_slot(v, rel, false);
+	return h != SIZE_MAX && (v->awhole[h] || covers(&v->aval[h], lo, hi));
+}
+
 /* Reduce mode: fold (REDUCE) or write (COPY) d over [d->lo, d->hi). */
 static void fold(struct rlist *l, const struct rdeliv *d)
 {
@@ -346,8 +415,11 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 		return rfail(v, t, xi, "node out of range (%u nodes)", n);
 	if (x->src == x->dst)
 		return rfail(v, t, xi, "a node sends to itself");
-	if (x->block >= n)
+	bool a2a = p->collective == SCHED_ALLTOALL;
+	if (x->block >= (a2a ? (uint64_t)n * n : n))
 		return rfail(v, t, xi, "no such block");
+	if (a2a && x->block / n == x->block % n)
+		return rfail(v, t, xi, "all-to-all has no block from a node to itself");
 	if (x->length == 0 || x->offset >= SCHED_ONE || (uint64_t)x->offset + x->length > SCHED_ONE)
 		return rfail(v, t, xi, "part outside the block");
 	hi = lo + x->length;
@@ -371,6 +443,16 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 				if (out[k] == x->dst)
 					v->port_load[k] += x->length / mult;
 		}
+	}
+	if (a2a) {
+		if (xfer_op(x) == XFER_REDUCE)
+			return rfail(v, t, xi, "a reducing transfer in alltoall");
+		if (!a2a_holds(v, a2a_rel(v, x->block, x->src), lo, hi))
+			return rfail(v, t, xi,
+				     "node %u does not hold that data at the start of the step",
+				     x->src);
+		push(v, (struct rdeliv){a2a_rel(v, x->block, x->dst), lo, hi, 1, 0, XFER_COPY});
+		return 0;
 	}
 	uint32_t at_src = sched_group_sub(G, x->block, x->src);
 	uint32_t at_dst = sched_group_sub(G, x->block, x->dst);
@@ -400,10 +482,48 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 	return 0;
 }
 
-static void deliver(struct rstate *v)
+/* All-to-all: a delivery to node 0 of block rel (at its target when
+ * rel's target is 0, where any overlap is an error). */
+static int a2a_deliver(struct rstate *v, uint32_t t, const struct rdeliv *d)
+{
+	bool at_target = d->block % v->n == 0;
+	uint64_t ov;
+
+	if (d->block / v->n == 0) { /* its own block back at its origin */
+		v->dup += sched_frac(d->hi - d->lo);
+		return 0;
+	}
+	size_t h = a2a_slot(v, d->block, true);
+	if (v->awhole[h])
+		ov = d->hi - d->lo;
+	else
+		ov = cover_add(&v->aval[h], d->lo, d->hi);
+	if (ov && at_target)
+		return rfail(v, t, SIZE_MAX,
+			     "step %u: block %llu delivered to its target twice (node 0 sees it "
+			     "as from node %llu; every translate alike)",
+			     t + 1, (unsigned long long)d->block,
+			     (unsigned long long)(d->block / v->n));
+	v->dup += sched_frac((uint32_t)ov);
+	struct rlist *l = &v->aval[h];
+	if (!v->awhole[h] && l->n == 1 && l->v[0].lo == 0 && l->v[0].hi == SCHED_ONE) {
+		v->awhole[h] = true;
+		free(l->v);
+		memset(l, 0, sizeof(*l));
+	}
+	return 0;
+}
+
+static int deliver(struct rstate *v, uint32_t t)
 {
 	for (size_t i = 0; i < v->ndl; i++) {
 		const struct rdeliv *d = &v->dl[i];
+
+		if (v->r->prog.collective == SCHED_ALLTOALL) {
+			if (a2a_deliver(v, t, d) < 0)
+				return -1;
+			continue;
+		}
 		struct rlist *l = &v->part[d->block];
 
 		if (v->reduce) {
@@ -422,6 +542,7 @@ static void deliver(struct rstate *v)
 		}
 	}
 	v->ndl = 0;
+	return 0;
 }
 
 static bool complete(const struct rstate *v, uint32_t k)
@@ -441,6 +562,20 @@ static int final_check(struct rstate *v)
 	uint32_t T = v->r->prog.nsteps;
 	enum sched_collective c = v->r->prog.collective;
 
+	if (c == SCHED_ALLTOALL) {
+		/* Node 0 has every block (o, 0) whole: node t every (o, t). */
+		for (uint32_t o = 1; o < v->n; o++) {
+			size_t h = a2a_slot(v, (uint64_t)o * v->n, false);
+
+			if (h == SIZE_MAX || !(v->awhole[h] || covers(&v->aval[h], 0, SCHED_ONE)))
+				return rfail(
+				    v, T, SIZE_MAX,
+				    "incomplete: the block from %u never (fully) reached 0 "
+				    "(nor any from u + %u to u)",
+				    o, o);
+		}
+		return 0;
+	}
 	for (uint32_t k = 0; k < (c == SCHED_REDUCE_SCATTER ? 1 : v->n); k++) {
 		if (complete(v, k))
 			continue;
@@ -481,10 +616,10 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 			     "%u nodes (program of %u): a reduced schedule has 2..%u", n, p->nodes,
 			     SCHED_REDUCED_MAX_NODES);
 	if (p->collective != SCHED_ALLGATHER && p->collective != SCHED_REDUCE_SCATTER &&
-	    p->collective != SCHED_ALLREDUCE)
+	    p->collective != SCHED_ALLREDUCE && p->collective != SCHED_ALLTOALL)
 		return rfail(&v, 0, SIZE_MAX,
-			     "%s: the check by symmetry takes allgather, reduce-scatter and "
-			     "allreduce",
+			     "%s: the check by symmetry takes allgather, reduce-scatter, "
+			     "allreduce and alltoall",
 			     sched_collective_name(p->collective));
 	if (v.o->wdm || v.o->network)
 		return rfail(&v, 0, SIZE_MAX,
@@ -496,7 +631,7 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 		d = graph_outdeg(v.o->graph, 0);
 		v.port_load = xcalloc((size_t)d + 1, sizeof(uint64_t));
 	}
-	v.reduce = p->collective != SCHED_ALLGATHER;
+	v.reduce = p->collective != SCHED_ALLGATHER && p->collective != SCHED_ALLTOALL;
 	v.part = xcalloc(n, sizeof(struct rlist));
 	if (v.reduce) {
 		uint64_t seed = v.o->seed ? v.o->seed : 0x0fc;
@@ -515,7 +650,8 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 		for (size_t xi = p->step_start[t]; xi < p->step_start[t + 1]; xi++)
 			if (check_xfer(&v, t, xi) < 0)
 				goto out;
-		deliver(&v);
+		if (deliver(&v, t) < 0)
+			goto out;
 		if (v.o->graph) {
 			uint64_t max = 0;
 
@@ -539,8 +675,79 @@ out:
 	for (uint32_t k = 0; k < n; k++)
 		free(v.part[k].v);
 	free(v.part);
+	for (size_t i = 0; i < v.acap; i++)
+		if (v.akey[i] != NO_KEY)
+			free(v.aval[i].v);
+	free(v.akey);
+	free(v.aval);
+	free(v.awhole);
 	free(v.full);
 	free(v.dl);
 	free(v.port_load);
 	return rc;
+}
+
+/* ---- the all-to-all MCF, reduced ------------------------------------------------ */
+
+int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct a2a_request *q,
+		struct sched_reduced *r, struct a2a_outcome *o, struct ofc_error *err)
+{
+	const char *low = q->lowering ? q->lowering : "steps";
+	bool steps = strcmp(low, "steps") == 0;
+	struct mcf_opts mo = q->mcf;
+	struct sched_group grp = *G; /* G may be &r->group */
+	struct topo_facts f;
+
+	memset(o, 0, sizeof(*o));
+	memset(r, 0, sizeof(*r));
+	if (strcmp(q->algo, "mcf"))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "a reduced all-to-all is the MCF's (mcf), not %s", q->algo);
+	if (!steps && strcmp(low, "paths"))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "a reduced all-to-all lowers the symmetric routes by steps or "
+				     "paths (single-path routing balances every pair's loads at "
+				     "once, which no one node's program shows)");
+	if (grp.order != g->n)
+		return ofc_error_set(err, OFC_E_INPUT, "the group has %u elements, %s %u nodes",
+				     grp.order, g->spec ? g->spec : "the topology", g->n);
+	if (g->n > A2A_REDUCED_MAX_NODES)
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "%u nodes: reduced all-to-all schedules are built for up to %u "
+		    "nodes (the MCF lists the N x N translations)",
+		    g->n, A2A_REDUCED_MAX_NODES);
+	topo_facts(g, &f, mo.threads);
+	mo.method = MCF_SYMMETRIC;
+	mo.steps = steps ? f.diameter : 0;
+	mo.routes = true;
+	if (mcf_solve(g, &mo, &o->mcf, err) < 0)
+		return -1;
+	o->have_mcf = true;
+	o->cut_through = !steps;
+	struct a2a_routes *rt = &o->mcf.routes;
+	free(rt->perm); /* node 0's routes are the program: no mirroring */
+	rt->perm = NULL;
+	if (!steps)
+		a2a_routes_limit(rt, graph_outdeg(g, 0));
+	struct a2a_routes own = *rt;
+	own.symmetric = false;
+	if (a2a_schedule(g, &own, steps, "mcf", &r->prog, err) < 0) {
+		a2a_outcome_free(o);
+		return -1;
+	}
+	r->group = grp;
+	/* The busiest link over all routes: every arc of port j carries what
+	 * node 0's routes put on port j (one translate of each hop each). */
+	uint32_t d = graph_outdeg(g, 0), *tail = graph_arc_tails(g);
+	double *load = xcalloc((size_t)d + 1, sizeof(double));
+	for (size_t i = 0; i < rt->nroutes; i++)
+		for (size_t h = rt->off[i]; h < rt->off[i + 1]; h++)
+			load[rt->arc[h] - g->off[tail[rt->arc[h]]]] += rt->w[i];
+	for (uint32_t j = 0; j < d; j++)
+		o->max_load = load[j] > o->max_load ? load[j] : o->max_load;
+	o->max_paths = a2a_max_paths(rt);
+	free(load);
+	free(tail);
+	return 0;
 }

@@ -721,8 +721,10 @@ int sched_reduced_expand(const struct sched_reduced *r, struct schedule *s, stru
  * G leaves unchanged. Cost O(program x degree + N) and node 0's state (N
  * blocks): a 65,536-node allgather checks in milliseconds. Direct-connect
  * (o->graph, whose n is G's order) or no graph; not WDM rings or networks;
- * allgather, reduce-scatter and allreduce. The report counts the whole
- * schedule's transfers and duplicates (order x node 0's). */
+ * allgather, reduce-scatter, allreduce and all-to-all (node 0 keeps the
+ * blocks (o, t) it holds in a hash: its own, relayed ones and those it
+ * must end with). The report counts the whole schedule's transfers and
+ * duplicates (order x node 0's). */
 int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts *o,
 			 struct verify_report *report);
 
@@ -735,6 +737,16 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_collective c,
 		const struct bfb_opts *o, struct sched_reduced *r, struct bfb_stats *st,
 		struct ofc_error *err);
+/* The all-to-all MCF (sched/reduced.c) as a reduced schedule on G: the
+ * one-source symmetric solution's routes are node 0's, so lowered as
+ * a2a_build lowers them ("paths": at most d heaviest paths per pair, hop i
+ * at step i, cut-through; "steps": each hop at its time-expanded step) they
+ * are the program, never mirrored. o as a2a_build's (max_load from the
+ * program's per-port loads). Up to A2A_REDUCED_MAX_NODES: mcf_solve still
+ * lists the N x N translations. */
+#define A2A_REDUCED_MAX_NODES 4096u
+int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct a2a_request *q,
+		struct sched_reduced *r, struct a2a_outcome *o, struct ofc_error *err);
 
 /* ---- exports ------------------------------------------------------------- */
 
