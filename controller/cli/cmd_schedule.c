@@ -46,12 +46,13 @@ static const char help[] =
     "                   schedule is priced against the healthy topology too\n"
     "  --max-memory M   refuse, with the estimate, a request that would hold more\n"
     "                   than M (default: half the machine's memory)\n"
-    "  --reduced        bfb on a torus, hypercube, circulant, ring, Hamming,\n"
-    "                   complete or bipartite graph: node 0's program and the\n"
-    "                   translation group that maps it to every node, checked by\n"
-    "                   the same symmetry (up to 65,536 nodes); without it, only\n"
-    "                   what the explicit schedule cannot hold is reduced, and\n"
-    "                   the command says so\n";
+    "  --reduced        bfb (up to 65,536 nodes) or alltoall mcf (paths or steps,\n"
+    "                   up to 4,096) on a torus, hypercube, circulant, ring,\n"
+    "                   Hamming, complete or bipartite graph: node 0's program\n"
+    "                   and the translation group that maps it to every node,\n"
+    "                   checked by the same symmetry; without it, only what the\n"
+    "                   explicit schedule cannot hold is reduced (bfb, mcf paths),\n"
+    "                   and the command says so\n";
 
 /* The ring family's refusal that comes before any work: -o names one file. */
 static bool ring_request(const struct schedule_query *q)

@@ -143,6 +143,8 @@ static const char *not_reducible(const struct schedule_result *r, struct sched_g
 {
 	if (r->link_rate)
 		return "links of different rates break the symmetry";
+	if (r->host_betas)
+		return "hosts with injection limits are priced host by host";
 	if (r->nic_ports)
 		return "transfers on this fabric name its NIC ports, which the translations "
 		       "need not keep (schedule --topology SPEC)";
@@ -494,10 +496,35 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 									   : q->time_limit}};
 	struct a2a_outcome a;
 	double t0 = now_seconds();
+	bool paths = lowering && strcmp(lowering, "paths") == 0;
 
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
 	o->lowering = lowering;
-	if (a2a_build(r->g, &aq, &o->s, &a, &err) < 0) {
+	/* Reduced: asked for, or (paths lowering of the MCF) where the
+	 * explicit schedule is not built. */
+	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
+	    (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "mcf") == 0 && paths &&
+	     r->g->n > A2A_MAX_NODES && !not_reducible(r, &o->group, &err))) {
+		const char *why = not_reducible(r, &o->group, &err);
+		struct sched_reduced red;
+
+		if (why) {
+			snprintf(o->why, sizeof(o->why), "--reduced: %.400s", why);
+			o->why_code = OFC_E_INPUT;
+			return;
+		}
+		if (a2a_reduced(r->g, &o->group, &aq, &red, &a, &err) < 0) {
+			not_applies(o, &err);
+			return;
+		}
+		o->s = red.prog;
+		o->is_reduced = true;
+		if (q->reduced == SCHEDULE_REDUCED_AUTO)
+			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
+				 "%s%u nodes: explicit all-to-all schedules stop at %u: symmetry-"
+				 "reduced instead (node 0's routes x %s; --reduced asks for it)",
+				 r->note[0] ? "; " : "", r->g->n, A2A_MAX_NODES, o->group.name);
+	} else if (a2a_build(r->g, &aq, &o->s, &a, &err) < 0) {
 		not_applies(o, &err);
 		return;
 	}
@@ -560,10 +587,12 @@ static int check_options(const struct schedule_query *q, const char *algo, struc
 	if (q->variant && strcmp(algo, "swing") && strcmp(algo, "recursive-doubling"))
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--variant goes with --algo swing or recursive-doubling");
-	if (q->reduced == SCHEDULE_REDUCED_ALWAYS && strcmp(algo, "bfb") && strcmp(algo, "bfb-lp"))
+	if (q->reduced == SCHEDULE_REDUCED_ALWAYS &&
+	    (q->collective == SCHED_ALLTOALL ? strcmp(algo, "mcf")
+					     : strcmp(algo, "bfb") && strcmp(algo, "bfb-lp")))
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--reduced goes with --algo bfb or bfb-lp (allgather, "
-				     "reduce-scatter, allreduce)");
+				     "reduce-scatter, allreduce) and mcf (alltoall)");
 	if (q->lowering && (q->collective != SCHED_ALLTOALL || strcmp(algo, "mcf")))
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--lowering goes with --collective alltoall --algo mcf");

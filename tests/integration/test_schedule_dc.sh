@@ -276,6 +276,24 @@ python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["re
 expect_exit 0 $S --topology torus:4x4 --collective allreduce --reduced --format pb -o "$TMP/red.pb"
 expect_error 2 "ofc: MSCCL programs are explicit: write the schedule without --reduced (up to 8192 nodes)" \
 	$S --topology torus:4x4 --collective allgather --reduced --format msccl -o "$TMP/red.xml"
+# All-to-all: the MCF's symmetric routes are node 0's; lowered by paths or
+# steps they are the program, with the explicit schedule's figures.
+for low in paths steps; do
+	want=$($S --topology torus:6x6 --collective alltoall --algo mcf --lowering $low --json |
+		python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["num_transfers"], j["num_steps"], round(j["theta"], 9), j["verified"])')
+	set -- $want
+	expect_json "j['verified'] and j['reduced']['verified'] and j['num_transfers']==$1 and j['num_steps']==$2 and round(j['theta'], 9)==$3 and '$4'=='True'" \
+		$S --topology torus:6x6 --collective alltoall --algo mcf --lowering $low --reduced --json
+done
+expect_json 'j["reduced"]["group"]=="Z_64^2" and j["verified"] and j["mcf"]["optimal"] and j["max_paths_per_pair"]<=4' \
+	$S --topology torus:64x64 --collective alltoall --algo mcf --lowering paths --json
+grep -q "^ofc schedule: 4096 nodes: explicit all-to-all schedules stop at 1024: symmetry-reduced instead (node 0's routes x Z_64^2; --reduced asks for it)$" "$TMP/err" &&
+	ok || bad "automatic all-to-all reduction note" "$(head -c 400 "$TMP/err")"
+expect_exit 2 $S --topology torus:4x4 --collective alltoall --algo direct --reduced
+grep -q "reduced goes with --algo bfb or bfb-lp (allgather, reduce-scatter, allreduce) and mcf (alltoall)" "$TMP/err" &&
+	ok || bad "--reduced with direct" "$(cat "$TMP/err")"
+expect_error 2 "ofc schedule: mcf: a reduced all-to-all lowers the symmetric routes by steps or paths (single-path routing balances every pair's loads at once, which no one node's program shows)" \
+	$S --topology torus:4x4 --collective alltoall --algo mcf --lowering single --reduced
 # What cannot be reduced says why.
 expect_error 2 "ofc schedule: bfb: --reduced: genkautz:64,4: genkautz graphs have no translation group here (torus, hypercube, circulant, ring, biring, complete, hamming, bipartite)" \
 	$S --topology genkautz:64,4 --collective allgather --reduced
