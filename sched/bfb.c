@@ -1271,7 +1271,7 @@ int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_c
 		return ofc_error_set(
 		    err, OFC_E_INPUT,
 		    "a reduced BFB schedule takes every link alike (no link rates)");
-	if (G->order != g->n)
+	if (G->nodes != g->n || G->reps != 1)
 		return ofc_error_set(err, OFC_E_INPUT, "the group has %u elements, %s %u nodes",
 				     G->order, g->spec ? g->spec : "the topology", g->n);
 	if (check_graph(g, o, false, true, &d, err) < 0)

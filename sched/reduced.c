@@ -30,14 +30,16 @@ static void group_dims(struct sched_group *G, const uint32_t *radix, uint32_t k)
 
 	G->ndims = k;
 	G->binary = true;
+	G->reps = 1;
 	for (uint32_t i = 0; i < k; i++) {
 		G->radix[i] = radix[i];
+		G->step[i] = 1;
 		G->stride[i] = stride;
 		stride *= radix[i];
 		G->binary = G->binary && radix[i] == 2;
 		same = same && radix[i] == radix[0];
 	}
-	G->order = stride;
+	G->order = G->nodes = stride;
 	if (k > 1 && same) {
 		snprintf(G->name, sizeof(G->name), "Z_%u^%u", radix[0], k);
 		return;
@@ -114,6 +116,82 @@ int sched_group_of(const struct graph *g, const struct topo_tree *t, struct sche
 	return 0;
 }
 
+int sched_group_restrict(struct sched_group *G, const uint32_t *step, struct ofc_error *err)
+{
+	uint32_t reps = 1;
+	bool same = true;
+	size_t len = 0;
+
+	for (uint32_t i = 0; i < G->ndims; i++) {
+		if (!step[i] || G->radix[i] % step[i])
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "a step of %u does not divide the dimension %u",
+					     step[i], G->radix[i]);
+		reps *= step[i];
+		same = same && step[i] == step[0] && G->radix[i] == G->radix[0];
+	}
+	for (uint32_t i = 0; i < G->ndims; i++) {
+		G->step[i] = step[i];
+		G->binary = G->binary && step[i] == 1;
+	}
+	G->reps = reps;
+	G->order = G->nodes / reps;
+	if (G->ndims > 1 && same) {
+		snprintf(G->name, sizeof(G->name), "(%uZ_%u)^%u", step[0], G->radix[0], G->ndims);
+		return 0;
+	}
+	G->name[0] = 0;
+	for (uint32_t i = 0; i < G->ndims && len < sizeof(G->name); i++)
+		len += (size_t)snprintf(G->name + len, sizeof(G->name) - len, "%s%uZ_%u",
+					i ? " x " : "", step[i], G->radix[i]);
+	return 0;
+}
+
+uint32_t sched_group_element(const struct sched_group *G, uint32_t e)
+{
+	uint32_t v = 0;
+
+	if (G->reps == 1)
+		return e;
+	for (uint32_t i = 0; i < G->ndims; i++) {
+		uint32_t m = G->radix[i] / G->step[i];
+
+		v += (e % m) * G->step[i] * G->stride[i];
+		e /= m;
+	}
+	return v;
+}
+
+uint32_t sched_group_split(const struct sched_group *G, uint32_t v, uint32_t *h)
+{
+	uint32_t idx = 0, rs = 1;
+
+	if (G->reps == 1) {
+		*h = v;
+		return 0;
+	}
+	*h = 0;
+	for (uint32_t i = 0; i < G->ndims; i++) {
+		uint32_t x = (v / G->stride[i]) % G->radix[i], rx = x % G->step[i];
+
+		idx += rx * rs;
+		rs *= G->step[i];
+		*h += (x - rx) * G->stride[i];
+	}
+	return idx;
+}
+
+uint32_t sched_group_rep_node(const struct sched_group *G, uint32_t i)
+{
+	uint32_t v = 0;
+
+	for (uint32_t k = 0; k < G->ndims && G->reps > 1; k++) {
+		v += (i % G->step[k]) * G->stride[k];
+		i /= G->step[k];
+	}
+	return v;
+}
+
 /* ---- the program and its expansion ---------------------------------------------- */
 
 void sched_reduced_free(struct sched_reduced *r)
@@ -130,7 +208,7 @@ struct xfer sched_reduced_move(const struct sched_reduced *r, const struct xfer 
 	y.src = (uint16_t)sched_group_add(G, x->src, g);
 	y.dst = (uint16_t)sched_group_add(G, x->dst, g);
 	if (r->prog.collective == SCHED_ALLTOALL) {
-		uint32_t n = G->order, o = x->block / n, t = x->block % n;
+		uint32_t n = G->nodes, o = x->block / n, t = x->block % n;
 
 		y.block = sched_group_add(G, o, g) * n + sched_group_add(G, t, g);
 	} else {
@@ -142,7 +220,7 @@ struct xfer sched_reduced_move(const struct sched_reduced *r, const struct xfer 
 int sched_reduced_expand(const struct sched_reduced *r, struct schedule *s, struct ofc_error *err)
 {
 	const struct schedule *p = &r->prog;
-	uint32_t n = r->group.order;
+	uint32_t n = r->group.nodes, order = r->group.order;
 
 	if (n > SCHED_MAX_NODES || p->nodes != n)
 		return ofc_error_set(
@@ -158,13 +236,21 @@ int sched_reduced_expand(const struct sched_reduced *r, struct schedule *s, stru
 	s->size_bytes = p->size_bytes;
 	s->root = p->root;
 	for (uint32_t t = 0; t < p->nsteps; t++) {
-		size_t k = sched_step_size(p, t), count = k * n;
+		size_t k = sched_step_size(p, t), count = k * order;
+
+		if (!count) { /* an empty step (and no array to point into yet) */
+			sched_step(s);
+			continue;
+		}
 		struct xfer *out = sched_append_steps(s, 1, &count);
 		const struct xfer *in = p->xfers + p->step_start[t];
 
-		for (uint32_t g = 0; g < n; g++)
+		for (uint32_t e = 0; e < order; e++) {
+			uint32_t g = sched_group_element(&r->group, e);
+
 			for (size_t i = 0; i < k; i++)
 				*out++ = sched_reduced_move(r, &in[i], g);
+		}
 	}
 	return 0;
 }
@@ -183,7 +269,7 @@ struct rlist {
 };
 
 struct rdeliv {
-	uint64_t block; /* at node 0 */
+	uint64_t block; /* rep * N + block (all-to-all: rep * N^2 + block) */
 	uint32_t lo, hi;
 	uint32_t count;
 	uint64_t hash;
@@ -194,17 +280,20 @@ struct rstate {
 	const struct sched_reduced *r;
 	const struct verify_opts *o;
 	struct verify_report *rep;
-	uint32_t n;
+	uint32_t n, reps;
 	bool reduce;
-	uint64_t *full;	    /* copy: blocks node 0 holds whole */
+	/* State of the representatives (node 0 alone when G is regular), entry
+	 * rep * N + block. */
+	uint64_t *full;	    /* copy: blocks held whole */
 	struct rlist *part; /* copy: coverage of the others; reduce: (count, hash) pieces */
-	uint64_t total;	    /* reduce: the weight of all N inputs to a shard */
+	uint64_t *total;    /* reduce, per class of shard: the weight of all N inputs */
 	struct rdeliv *dl;
 	size_t ndl, cap_dl;
 	uint64_t *port_load; /* node 0's ports, this step */
 	double dup;
-	/* All-to-all: the blocks (o, t) node 0 holds besides its own (o = 0),
-	 * key o * N + t -> what it holds of it (whole, or the interval list). */
+	/* All-to-all: the blocks (o, t) a representative r holds besides its
+	 * own, key r * N^2 + o * N + t -> what it holds of it (whole, or the
+	 * interval list). */
 	uint64_t *akey;
 	struct rlist *aval;
 	bool *awhole;
@@ -343,20 +432,32 @@ static size_t a2a_slot(struct rstate *v, uint64_t key, bool create)
 	return h;
 }
 
-/* Block (o, t) moved by -u: the block as node 0 sees node u's. */
+/* Node u's block (o, t) as its representative r sees it: r * N^2 +
+ * (o - h) * N + (t - h), u = r + h. */
 static uint64_t a2a_rel(const struct rstate *v, uint64_t block, uint32_t u)
 {
 	const struct sched_group *G = &v->r->group;
-	uint32_t n = v->n;
+	uint32_t n = v->n, h, r = sched_group_split(G, u, &h);
 
-	return (uint64_t)sched_group_sub(G, (uint32_t)(block / n), u) * n +
-	       sched_group_sub(G, (uint32_t)(block % n), u);
+	return ((uint64_t)r * n + sched_group_sub(G, (uint32_t)(block / n), h)) * n +
+	       sched_group_sub(G, (uint32_t)(block % n), h);
+}
+
+/* The representative's node, and the origin / target of a key. */
+static uint32_t key_rep(const struct rstate *v, uint64_t key)
+{
+	return sched_group_rep_node(&v->r->group, (uint32_t)(key / ((uint64_t)v->n * v->n)));
+}
+
+static uint32_t key_origin(const struct rstate *v, uint64_t key)
+{
+	return (uint32_t)(key / v->n % v->n);
 }
 
 static bool a2a_holds(struct rstate *v, uint64_t rel, uint32_t lo, uint32_t hi)
 {
-	if (rel / v->n == 0)
-		return true; /* node 0's own */
+	if (key_origin(v, rel) == key_rep(v, rel))
+		return true; /* its own */
 	size_t h = a2a_slot(v, rel, false);
 	return h != SIZE_MAX && (v->awhole[h] || covers(&v->aval[h], lo, hi));
 }
@@ -409,7 +510,7 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 	const struct sched_group *G = &v->r->group;
 	const struct xfer *x = &p->xfers[xi];
 	const struct graph *g = v->o->graph;
-	uint32_t n = v->n, lo = x->offset, hi;
+	uint32_t n = v->n, lo = x->offset, hi, hs, hd;
 
 	if (x->src >= n || x->dst >= n)
 		return rfail(v, t, xi, "node out of range (%u nodes)", n);
@@ -423,8 +524,10 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 	if (x->length == 0 || x->offset >= SCHED_ONE || (uint64_t)x->offset + x->length > SCHED_ONE)
 		return rfail(v, t, xi, "part outside the block");
 	hi = lo + x->length;
+	uint32_t rs = sched_group_split(G, x->src, &hs), rd = sched_group_split(G, x->dst, &hd);
 	if (g) {
 		uint32_t deg = graph_outdeg(g, x->src), mult = 0;
+		uint64_t *load = v->port_load + (size_t)rs * deg;
 		const uint32_t *out = graph_out(g, x->src);
 
 		if (x->lane != SCHED_NO_LANE) {
@@ -432,7 +535,7 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 				return rfail(v, t, xi,
 					     "port %u of node %u does not lead to node %u", x->lane,
 					     x->src, x->dst);
-			v->port_load[x->lane] += x->length;
+			load[x->lane] += x->length;
 		} else {
 			for (uint32_t k = 0; k < deg; k++)
 				mult += out[k] == x->dst;
@@ -441,7 +544,7 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 					     x->dst, g->spec);
 			for (uint32_t k = 0; k < deg; k++)
 				if (out[k] == x->dst)
-					v->port_load[k] += x->length / mult;
+					load[k] += x->length / mult;
 		}
 	}
 	if (a2a) {
@@ -454,13 +557,15 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 		push(v, (struct rdeliv){a2a_rel(v, x->block, x->dst), lo, hi, 1, 0, XFER_COPY});
 		return 0;
 	}
-	uint32_t at_src = sched_group_sub(G, x->block, x->src);
-	uint32_t at_dst = sched_group_sub(G, x->block, x->dst);
+	/* The block as the sender's and the receiver's representatives see it. */
+	uint64_t at_src = (uint64_t)rs * n + sched_group_sub(G, x->block, hs);
+	uint64_t at_dst = (uint64_t)rd * n + sched_group_sub(G, x->block, hd);
 	if (!v->reduce) {
 		if (xfer_op(x) == XFER_REDUCE)
 			return rfail(v, t, xi, "a reducing transfer in %s",
 				     sched_collective_name(p->collective));
-		bool held = at_src == 0 || (v->full[at_src >> 6] >> (at_src & 63)) & 1 ||
+		bool held = at_src % n == sched_group_rep_node(G, rs) ||
+			    (v->full[at_src >> 6] >> (at_src & 63)) & 1 ||
 			    covers(&v->part[at_src], lo, hi);
 		if (!held)
 			return rfail(v, t, xi,
@@ -486,10 +591,11 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
  * rel's target is 0, where any overlap is an error). */
 static int a2a_deliver(struct rstate *v, uint32_t t, const struct rdeliv *d)
 {
-	bool at_target = d->block % v->n == 0;
+	uint32_t me = key_rep(v, d->block);
+	bool at_target = d->block % v->n == me;
 	uint64_t ov;
 
-	if (d->block / v->n == 0) { /* its own block back at its origin */
+	if (key_origin(v, d->block) == me) { /* its own block back at its origin */
 		v->dup += sched_frac(d->hi - d->lo);
 		return 0;
 	}
@@ -500,10 +606,9 @@ static int a2a_deliver(struct rstate *v, uint32_t t, const struct rdeliv *d)
 		ov = cover_add(&v->aval[h], d->lo, d->hi);
 	if (ov && at_target)
 		return rfail(v, t, SIZE_MAX,
-			     "step %u: block %llu delivered to its target twice (node 0 sees it "
-			     "as from node %llu; every translate alike)",
-			     t + 1, (unsigned long long)d->block,
-			     (unsigned long long)(d->block / v->n));
+			     "step %u: the block from %u delivered to its target %u twice (and "
+			     "every translate alike)",
+			     t + 1, key_origin(v, d->block), me);
 	v->dup += sched_frac((uint32_t)ov);
 	struct rlist *l = &v->aval[h];
 	if (!v->awhole[h] && l->n == 1 && l->v[0].lo == 0 && l->v[0].hi == SCHED_ONE) {
@@ -530,7 +635,9 @@ static int deliver(struct rstate *v, uint32_t t)
 			fold(l, d);
 			continue;
 		}
-		if (d->block == 0 || (v->full[d->block >> 6] >> (d->block & 63)) & 1) {
+		if (d->block % v->n ==
+			sched_group_rep_node(&v->r->group, (uint32_t)(d->block / v->n)) ||
+		    (v->full[d->block >> 6] >> (d->block & 63)) & 1) {
 			v->dup += sched_frac(d->hi - d->lo);
 			continue;
 		}
@@ -545,14 +652,19 @@ static int deliver(struct rstate *v, uint32_t t)
 	return 0;
 }
 
-static bool complete(const struct rstate *v, uint32_t k)
+/* Representative r holds block (shard) k whole (reduced over all inputs). */
+static bool complete(const struct rstate *v, uint32_t r, uint32_t k)
 {
-	const struct rlist *l = &v->part[k];
+	const struct sched_group *G = &v->r->group;
+	size_t i = (size_t)r * v->n + k;
+	const struct rlist *l = &v->part[i];
+	uint32_t h;
 
 	if (!v->reduce)
-		return k == 0 || (v->full[k >> 6] >> (k & 63)) & 1;
-	for (uint32_t i = 0; i < l->n; i++)
-		if (l->v[i].count != v->n || l->v[i].hash != v->total)
+		return k == sched_group_rep_node(G, r) || (v->full[i >> 6] >> (i & 63)) & 1;
+	uint64_t total = v->total[sched_group_split(G, k, &h)];
+	for (uint32_t j = 0; j < l->n; j++)
+		if (l->v[j].count != v->n || l->v[j].hash != total)
 			return false;
 	return l->n > 0 && l->v[0].lo == 0 && l->v[l->n - 1].hi == SCHED_ONE;
 }
@@ -562,23 +674,43 @@ static int final_check(struct rstate *v)
 	uint32_t T = v->r->prog.nsteps;
 	enum sched_collective c = v->r->prog.collective;
 
-	if (c == SCHED_ALLTOALL) {
-		/* Node 0 has every block (o, 0) whole: node t every (o, t). */
-		for (uint32_t o = 1; o < v->n; o++) {
-			size_t h = a2a_slot(v, (uint64_t)o * v->n, false);
+	const struct sched_group *G = &v->r->group;
 
-			if (h == SIZE_MAX || !(v->awhole[h] || covers(&v->aval[h], 0, SCHED_ONE)))
+	for (uint32_t r = 0; r < v->reps; r++) {
+		uint32_t me = sched_group_rep_node(G, r);
+
+		if (c != SCHED_ALLTOALL)
+			continue;
+		/* Representative r has every block (o, r) whole: node r + h every
+		 * (o + h, r + h). */
+		for (uint32_t o = 0; o < v->n; o++) {
+			uint64_t key = ((uint64_t)r * v->n + o) * v->n + me;
+			size_t h = o == me ? 0 : a2a_slot(v, key, false);
+
+			if (o != me &&
+			    (h == SIZE_MAX || !(v->awhole[h] || covers(&v->aval[h], 0, SCHED_ONE))))
 				return rfail(
 				    v, T, SIZE_MAX,
-				    "incomplete: the block from %u never (fully) reached 0 "
-				    "(nor any from u + %u to u)",
-				    o, o);
+				    "incomplete: the block from %u never (fully) reached %u "
+				    "(nor its translates theirs)",
+				    o, me);
 		}
-		return 0;
 	}
-	for (uint32_t k = 0; k < (c == SCHED_REDUCE_SCATTER ? 1 : v->n); k++) {
-		if (complete(v, k))
+	if (c == SCHED_ALLTOALL)
+		return 0;
+	for (uint32_t i = 0; i < (c == SCHED_REDUCE_SCATTER ? v->reps : v->reps * v->n); i++) {
+		uint32_t r = c == SCHED_REDUCE_SCATTER ? i : i / v->n;
+		uint32_t k = c == SCHED_REDUCE_SCATTER ? sched_group_rep_node(G, r) : i % v->n;
+
+		if (complete(v, r, k))
 			continue;
+		if (v->reps > 1)
+			return rfail(v, T, SIZE_MAX,
+				     "incomplete: after the last step node %u lacks (part of) %s "
+				     "%u%s (and its translates theirs)",
+				     sched_group_rep_node(G, r),
+				     c == SCHED_ALLGATHER ? "block" : "the reduction of shard", k,
+				     c == SCHED_ALLGATHER ? "" : " over all inputs, each once");
 		/* Node 0 lacks block k: node v lacks block k + v, every v. */
 		if (c == SCHED_ALLGATHER)
 			return rfail(v, T, SIZE_MAX,
@@ -603,15 +735,17 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 {
 	static const struct verify_opts none = {0};
 	const struct schedule *p = &r->prog;
-	struct rstate v = {.r = r, .o = o ? o : &none, .rep = report, .n = r->group.order};
+	struct rstate v = {
+	    .r = r, .o = o ? o : &none, .rep = report, .n = r->group.nodes, .reps = r->group.reps};
 	uint32_t n = v.n, d = 0;
+	size_t cells = (size_t)v.reps * n;
 	int rc = -1;
 
 	memset(report, 0, sizeof(*report));
 	report->ok = true;
 	report->nsteps = p->nsteps;
 	report->ntransfers = (size_t)sched_reduced_transfers(r);
-	if (n < 2 || n > SCHED_REDUCED_MAX_NODES || p->nodes != n)
+	if (n < 2 || n > SCHED_REDUCED_MAX_NODES || p->nodes != n || !v.reps || cells > (1u << 26))
 		return rfail(&v, 0, SIZE_MAX,
 			     "%u nodes (program of %u): a reduced schedule has 2..%u", n, p->nodes,
 			     SCHED_REDUCED_MAX_NODES);
@@ -629,22 +763,35 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 			return rfail(&v, 0, SIZE_MAX, "the schedule has %u nodes, the topology %u",
 				     n, v.o->graph->n);
 		d = graph_outdeg(v.o->graph, 0);
-		v.port_load = xcalloc((size_t)d + 1, sizeof(uint64_t));
+		v.port_load = xcalloc((size_t)d * v.reps + 1, sizeof(uint64_t));
 	}
 	v.reduce = p->collective != SCHED_ALLGATHER && p->collective != SCHED_ALLTOALL;
-	v.part = xcalloc(n, sizeof(struct rlist));
+	v.part = xcalloc(cells, sizeof(struct rlist));
 	if (v.reduce) {
+		const struct sched_group *G = &r->group;
 		uint64_t seed = v.o->seed ? v.o->seed : 0x0fc;
 
-		/* Node 0's input to shard k weighs W(k - 0) = W(k). */
-		for (uint32_t k = 0; k < n; k++) {
-			uint64_t w = mix64(seed + k);
+		/* The input of u to shard k weighs W(rep(u), k - u), which H
+		 * leaves alone; node 0's of shard k (G regular) is W(0, k). A
+		 * shard's total depends on its class alone. */
+		v.total = xcalloc(v.reps, sizeof(uint64_t));
+		for (uint32_t i = 0; i < v.reps; i++) {
+			uint32_t me = sched_group_rep_node(G, i), h;
 
-			rpush(&v.part[k], (struct rseg){0, SCHED_ONE, 1, w});
-			v.total += w;
+			for (uint32_t k = 0; k < n; k++)
+				rpush(&v.part[(size_t)i * n + k],
+				      (struct rseg){0, SCHED_ONE, 1,
+						    mix64(seed + (uint64_t)i * n +
+							  sched_group_sub(G, k, me))});
+			for (uint32_t u = 0; u < n; u++) {
+				uint32_t ru = sched_group_split(G, u, &h);
+
+				v.total[i] +=
+				    mix64(seed + (uint64_t)ru * n + sched_group_sub(G, me, u));
+			}
 		}
 	} else {
-		v.full = xcalloc((size_t)n / 64 + 1, sizeof(uint64_t));
+		v.full = xcalloc(cells / 64 + 1, sizeof(uint64_t));
 	}
 	for (uint32_t t = 0; t < p->nsteps; t++) {
 		for (size_t xi = p->step_start[t]; xi < p->step_start[t + 1]; xi++)
@@ -655,7 +802,7 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 		if (v.o->graph) {
 			uint64_t max = 0;
 
-			for (uint32_t j = 0; j < d; j++) {
+			for (size_t j = 0; j < (size_t)d * v.reps; j++) {
 				max = v.port_load[j] > max ? v.port_load[j] : max;
 				v.port_load[j] = 0;
 			}
@@ -671,10 +818,11 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 		goto out;
 	rc = 0;
 out:
-	report->duplicate_blocks = v.dup * n;
-	for (uint32_t k = 0; k < n; k++)
+	report->duplicate_blocks = v.dup * r->group.order;
+	for (size_t k = 0; v.part && k < cells; k++)
 		free(v.part[k].v);
 	free(v.part);
+	free(v.total);
 	for (size_t i = 0; i < v.acap; i++)
 		if (v.akey[i] != NO_KEY)
 			free(v.aval[i].v);
@@ -708,7 +856,7 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 				     "a reduced all-to-all lowers the symmetric routes by steps or "
 				     "paths (single-path routing balances every pair's loads at "
 				     "once, which no one node's program shows)");
-	if (grp.order != g->n)
+	if (grp.nodes != g->n || grp.reps != 1)
 		return ofc_error_set(err, OFC_E_INPUT, "the group has %u elements, %s %u nodes",
 				     grp.order, g->spec ? g->spec : "the topology", g->n);
 	if (g->n > A2A_REDUCED_MAX_NODES)

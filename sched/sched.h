@@ -636,15 +636,24 @@ int sched_verify(const struct schedule *s, const struct verify_opts *o,
  * block of origin o becomes that of o + g, all-to-all o*N+t becomes
  * (o+g)*N+(t+g); offset, length, port and op unchanged). Node ids are
  * mixed-radix: node = sum x_i stride_i, x_0 fastest, as topo numbers the
- * families, so g acts coordinatewise (XOR on the hypercube). */
+ * families, so g acts coordinatewise (XOR on the hypercube).
+ *
+ * The group may be a subgroup H: the translations whose coordinate i is a
+ * multiple of step[i] (Swing's peers keep the parity of a coordinate, so
+ * only the even translations keep its schedule). Then the program has one
+ * transfer per orbit under H, and the check tracks the `reps` nodes with
+ * x_i < step[i] (one per orbit of nodes) instead of node 0 alone. */
 #define SCHED_GROUP_MAX_DIMS	32
 #define SCHED_REDUCED_MAX_NODES 65536u /* node ids in a transfer are 16 bits */
 
 struct sched_group {
-	uint32_t order; /* |G|, the number of nodes */
+	uint32_t order; /* |G|: the translates of each program transfer */
+	uint32_t nodes; /* order x reps */
 	uint32_t ndims;
 	uint32_t radix[SCHED_GROUP_MAX_DIMS];
 	uint32_t stride[SCHED_GROUP_MAX_DIMS];
+	uint32_t step[SCHED_GROUP_MAX_DIMS]; /* 1: every translation in dimension i */
+	uint32_t reps;			     /* orbits of nodes: the product of steps */
 	bool binary;   /* every radix 2: u + g is u ^ g */
 	char name[80]; /* "Z_256 x Z_256", "Z_2^16" */
 };
@@ -656,6 +665,16 @@ struct sched_group {
  * (other families, expansions, degraded graphs). */
 int sched_group_of(const struct graph *g, const struct topo_tree *t, struct sched_group *G,
 		   struct ofc_error *err);
+/* G restricted to the translations by multiples of step[i] in dimension i
+ * (each step divides the radix); the name says so ("2Z_8 x 2Z_8"). */
+int sched_group_restrict(struct sched_group *G, const uint32_t *step, struct ofc_error *err);
+/* The e-th element (e < order) as the node it takes 0 to. */
+uint32_t sched_group_element(const struct sched_group *G, uint32_t e);
+/* v = rep + h with rep one of the representatives (x_i < step[i]) and h in
+ * G: the representative's index (0 .. reps - 1), h in *h. */
+uint32_t sched_group_split(const struct sched_group *G, uint32_t v, uint32_t *h);
+/* The node of representative i. */
+uint32_t sched_group_rep_node(const struct sched_group *G, uint32_t i);
 
 static inline uint32_t sched_group_add(const struct sched_group *G, uint32_t a, uint32_t b)
 {
@@ -687,7 +706,7 @@ static inline uint32_t sched_group_sub(const struct sched_group *G, uint32_t a, 
 	return r;
 }
 
-/* A symmetry-reduced schedule: prog.nodes = G.order; prog's transfers are
+/* A symmetry-reduced schedule: prog.nodes = G.nodes; prog's transfers are
  * the orbit representatives, step by step (prog.nsteps = the schedule's
  * steps). The engines emit node 0's own problem's transfers (BFB: what
  * node 0 receives in an allgather, what it sends in a reduce-scatter), but

@@ -433,6 +433,90 @@ static void test_alltoall(void **state)
 	}
 }
 
+/* The same schedule under a subgroup H (translations by multiples of
+ * step[i]): the program translated by every representative of H's
+ * cosets. */
+static void to_subgroup(const struct sched_reduced *r, const uint32_t *step,
+			struct sched_reduced *out)
+{
+	const struct schedule *p = &r->prog;
+	struct ofc_error err = {0};
+
+	out->group = r->group;
+	if (sched_group_restrict(&out->group, step, &err) < 0)
+		fail_msg("%s", err.msg);
+	sched_init(&out->prog, p->collective, p->algorithm, p->nodes);
+	for (uint32_t t = 0; t < p->nsteps; t++) {
+		sched_step(&out->prog);
+		for (uint32_t i = 0; i < out->group.reps; i++)
+			for (size_t k = p->step_start[t]; k < p->step_start[t + 1]; k++) {
+				struct xfer y = sched_reduced_move(
+				    r, &p->xfers[k], sched_group_rep_node(&out->group, i));
+
+				sched_add(&out->prog, &y);
+			}
+	}
+}
+
+/* Subgroups (Swing keeps only the even translations): the check tracks one
+ * node per orbit and still agrees with the explicit one, also on
+ * corrupted programs. */
+static void test_subgroup(void **state)
+{
+	static const struct {
+		const char *spec;
+		uint32_t step[3];
+	} cases[] = {
+	    {"torus:4x4", {2, 2}}, {"torus:6x6", {2, 3}},      {"torus:8x8", {4, 2}},
+	    {"torus:4x6", {1, 2}}, {"torus:3x4x5", {3, 2, 1}}, {"hypercube:5", {2, 1, 2}},
+	};
+	static const enum sched_collective colls[] = {SCHED_ALLGATHER, SCHED_REDUCE_SCATTER,
+						      SCHED_ALLREDUCE};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		for (size_t c = 0; c < ARRAY_SIZE(colls); c++) {
+			struct fixture f;
+			struct sched_reduced r, h, bad;
+			struct bfb_stats st;
+			struct verify_report red, exp, base;
+			uint32_t step[SCHED_GROUP_MAX_DIMS];
+
+			open_spec(cases[i].spec, &f);
+			for (uint32_t k = 0; k < f.G.ndims; k++)
+				step[k] = k < 3 ? cases[i].step[k] : 1;
+			if (strncmp(cases[i].spec, "hypercube", 9) == 0)
+				for (uint32_t k = 0; k < f.G.ndims; k++)
+					step[k] = k == 0 || k == 2 ? 2 : 1;
+			reduced_bfb(&f, colls[c], &r, &st);
+			assert_int_equal(both(&f, &r, &base, &exp), 0);
+			to_subgroup(&r, step, &h);
+			assert_true(h.group.reps > 1);
+			assert_int_equal(h.group.order * h.group.reps, f.g->n);
+			assert_int_equal(both(&f, &h, &red, &exp), 0);
+			assert_true(fabs(red.sum_max_link_load - base.sum_max_link_load) < 1e-9);
+			const struct schedule *p = &h.prog;
+			size_t picks[] = {0, p->nxfers / 2, p->nxfers - 1};
+			for (size_t k = 0; k < ARRAY_SIZE(picks); k++) {
+				uint32_t t = step_of(p, picks[k]);
+
+				edited(&h, picks[k], -1, false, NULL, &bad);
+				assert_int_equal(both(&f, &bad, &red, &exp), -1);
+				sched_reduced_free(&bad);
+				if (t > 0) {
+					edited(&h, picks[k], (int)t - 1, false, NULL, &bad);
+					int early = both(&f, &bad, &red, &exp);
+					if (colls[c] == SCHED_ALLGATHER)
+						assert_int_equal(early, -1);
+					sched_reduced_free(&bad);
+				}
+			}
+			sched_reduced_free(&h);
+			sched_reduced_free(&r);
+			close_spec(&f);
+		}
+}
+
 /* 65,536 nodes: the reduced BFB and its check, without expanding. */
 static void test_large(void **state)
 {
@@ -465,7 +549,7 @@ int main(void)
 	    cmocka_unit_test(test_group),	   cmocka_unit_test(test_agree_allgather),
 	    cmocka_unit_test(test_agree_reduce),   cmocka_unit_test(test_corrupt),
 	    cmocka_unit_test(test_copy_and_empty), cmocka_unit_test(test_alltoall),
-	    cmocka_unit_test(test_large),
+	    cmocka_unit_test(test_subgroup),	   cmocka_unit_test(test_large),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
