@@ -654,8 +654,8 @@ struct sched_group {
 	uint32_t stride[SCHED_GROUP_MAX_DIMS];
 	uint32_t step[SCHED_GROUP_MAX_DIMS]; /* 1: every translation in dimension i */
 	uint32_t reps;			     /* orbits of nodes: the product of steps */
-	bool binary;   /* every radix 2: u + g is u ^ g */
-	char name[80]; /* "Z_256 x Z_256", "Z_2^16" */
+	bool binary;			     /* every radix 2: u + g is u ^ g */
+	char name[80];			     /* "Z_256 x Z_256", "Z_2^16" */
 };
 
 /* The translation group of g, from the family its spec tree names (torus,
