@@ -30,11 +30,14 @@ static void group_dims(struct sched_group *G, const uint32_t *radix, uint32_t k)
 
 	G->ndims = k;
 	G->binary = true;
+	G->pow2 = true;
 	G->reps = 1;
 	for (uint32_t i = 0; i < k; i++) {
 		G->radix[i] = radix[i];
 		G->step[i] = 1;
 		G->stride[i] = stride;
+		G->shift[i] = (uint8_t)__builtin_ctz(stride);
+		G->pow2 = G->pow2 && radix[i] && (radix[i] & (radix[i] - 1)) == 0;
 		stride *= radix[i];
 		G->binary = G->binary && radix[i] == 2;
 		same = same && radix[i] == radix[0];
@@ -130,9 +133,11 @@ int sched_group_restrict(struct sched_group *G, const uint32_t *step, struct ofc
 		reps *= step[i];
 		same = same && step[i] == step[0] && G->radix[i] == G->radix[0];
 	}
+	G->even = true;
 	for (uint32_t i = 0; i < G->ndims; i++) {
 		G->step[i] = step[i];
 		G->binary = G->binary && step[i] == 1;
+		G->even = G->even && step[i] == 2;
 	}
 	G->reps = reps;
 	G->order = G->nodes / reps;
@@ -171,6 +176,12 @@ uint32_t sched_group_split(const struct sched_group *G, uint32_t v, uint32_t *h)
 		return 0;
 	}
 	*h = 0;
+	if (G->pow2 && G->even) { /* Swing's subgroup: a coordinate's low bit */
+		for (uint32_t i = 0; i < G->ndims; i++)
+			idx |= (v >> G->shift[i] & 1) << i;
+		*h = v - sched_group_rep_node(G, idx);
+		return idx;
+	}
 	for (uint32_t i = 0; i < G->ndims; i++) {
 		uint32_t x = (v / G->stride[i]) % G->radix[i], rx = x % G->step[i];
 
@@ -465,8 +476,13 @@ static bool a2a_holds(struct rstate *v, uint64_t rel, uint32_t lo, uint32_t hi)
 /* Reduce mode: fold (REDUCE) or write (COPY) d over [d->lo, d->hi). */
 static void fold(struct rlist *l, const struct rdeliv *d)
 {
-	struct rlist out = {0};
+	/* Built aside (on the stack when short: a fold adds at most two
+	 * segments) and copied back, so a list is not reallocated per fold. */
+	struct rseg stack[64], *out = stack;
+	uint32_t n = 0;
 
+	if (l->n + 2 > ARRAY_SIZE(stack))
+		out = xreallocarray(NULL, l->n + 2, sizeof(struct rseg));
 	for (uint32_t i = 0; i < l->n; i++) {
 		struct rseg s = l->v[i];
 		uint32_t cut[4], nc = 0;
@@ -484,15 +500,21 @@ static void fold(struct rlist *l, const struct rdeliv *d)
 				p.count = d->op == XFER_REDUCE ? p.count + d->count : d->count;
 				p.hash = d->op == XFER_REDUCE ? p.hash + d->hash : d->hash;
 			}
-			if (out.n && out.v[out.n - 1].hi == p.lo &&
-			    out.v[out.n - 1].count == p.count && out.v[out.n - 1].hash == p.hash)
-				out.v[out.n - 1].hi = p.hi;
+			if (n && out[n - 1].hi == p.lo && out[n - 1].count == p.count &&
+			    out[n - 1].hash == p.hash)
+				out[n - 1].hi = p.hi;
 			else
-				rpush(&out, p);
+				out[n++] = p;
 		}
 	}
-	free(l->v);
-	*l = out;
+	if (n > l->cap) {
+		l->cap = n;
+		l->v = xreallocarray(l->v, l->cap, sizeof(struct rseg));
+	}
+	memcpy(l->v, out, n * sizeof(struct rseg));
+	l->n = n;
+	if (out != stack)
+		free(out);
 }
 
 static void push(struct rstate *v, struct rdeliv d)

@@ -655,6 +655,9 @@ struct sched_group {
 	uint32_t step[SCHED_GROUP_MAX_DIMS]; /* 1: every translation in dimension i */
 	uint32_t reps;			     /* orbits of nodes: the product of steps */
 	bool binary;			     /* every radix 2: u + g is u ^ g */
+	bool pow2;			     /* every radix a power of two: shifts, masks */
+	bool even;			     /* every step 2 (Swing's subgroup) */
+	uint8_t shift[SCHED_GROUP_MAX_DIMS]; /* pow2: stride = 1 << shift */
 	char name[80];			     /* "Z_256 x Z_256", "Z_2^16" */
 };
 
@@ -682,6 +685,14 @@ static inline uint32_t sched_group_add(const struct sched_group *G, uint32_t a, 
 
 	if (G->binary)
 		return a ^ b;
+	if (G->pow2) {
+		for (uint32_t i = 0; i < G->ndims; i++) {
+			uint32_t m = G->radix[i] - 1, sh = G->shift[i];
+
+			r |= ((((a >> sh) & m) + ((b >> sh) & m)) & m) << sh;
+		}
+		return r;
+	}
 	for (uint32_t i = 0; i < G->ndims; i++) {
 		uint32_t x = (a / G->stride[i]) % G->radix[i] + (b / G->stride[i]) % G->radix[i];
 
@@ -697,6 +708,14 @@ static inline uint32_t sched_group_sub(const struct sched_group *G, uint32_t a, 
 
 	if (G->binary)
 		return a ^ b;
+	if (G->pow2) {
+		for (uint32_t i = 0; i < G->ndims; i++) {
+			uint32_t m = G->radix[i] - 1, sh = G->shift[i];
+
+			r |= ((((a >> sh) & m) - ((b >> sh) & m)) & m) << sh;
+		}
+		return r;
+	}
 	for (uint32_t i = 0; i < G->ndims; i++) {
 		uint32_t x = (a / G->stride[i]) % G->radix[i] + G->radix[i] -
 			     (b / G->stride[i]) % G->radix[i];
@@ -764,6 +783,19 @@ int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_c
  * program's per-port loads). Up to A2A_REDUCED_MAX_NODES: mcf_solve still
  * lists the N x N translations. */
 #define A2A_REDUCED_MAX_NODES 4096u
+/* Swing allreduce (sched/swing.c; algo "swing", bandwidth- or
+ * latency-optimal, multiport) as a reduced schedule: its peers keep the
+ * parity of every coordinate, so the group is G (the torus's translations)
+ * restricted to the even ones, and the program is the 2^D nodes with
+ * coordinates in {0, 1}^D; their block sets come from the representatives'
+ * by translation (no N x N reach sets). Figures routed as
+ * torus_routed_figures routes them, per orbit of arcs. Recursive doubling
+ * (XOR peers) is refused. Latency-optimal: power-of-two sizes up to
+ * SWING_REDUCED_LATENCY_NODES (the whole vector every step). */
+#define SWING_REDUCED_LATENCY_NODES 4096u
+int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum swing_variant v,
+			    const struct sched_group *G, struct sched_reduced *r,
+			    struct torus_figures *f, struct ofc_error *err);
 int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct a2a_request *q,
 		struct sched_reduced *r, struct a2a_outcome *o, struct ofc_error *err);
 

@@ -517,6 +517,87 @@ static void test_subgroup(void **state)
 		}
 }
 
+/* Swing: the even translations and the 2^D representatives' program
+ * expand to the explicit schedule's transfers (as a multiset), with the
+ * same routed figures, both checks passing; corruptions fail both. */
+static int cmp_xfer(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct xfer));
+}
+
+static void swing_case(const char *spec, enum swing_variant v)
+{
+	struct fixture f;
+	struct sched_reduced r, bad;
+	struct schedule es, xs;
+	struct torus_figures tf, ef;
+	struct verify_report red, exp;
+	struct ofc_error err = {0};
+
+	open_spec(spec, &f);
+	if (torus_allreduce_reduced(f.t, "swing", v, &f.G, &r, &tf, &err) < 0)
+		fail_msg("%s: %s", spec, err.msg);
+	assert_int_equal(r.group.reps, 1u << f.G.ndims);
+	if (torus_allreduce(f.t, "swing", v, true, &es, &ef, &err) < 0)
+		fail_msg("%s: %s", spec, err.msg);
+	assert_true(fabs(tf.tau_b - ef.tau_b) < 1e-9);
+	assert_true(fabs(tf.hops - ef.hops) < 1e-9);
+	assert_true(fabs(tf.xi - ef.xi) < 1e-9);
+	assert_int_equal(tf.steps, ef.steps);
+	/* No graph: Swing names logical peers. */
+	struct verify_report vr;
+	assert_int_equal(sched_verify_reduced(&r, NULL, &vr), 0);
+	assert_int_equal(sched_reduced_expand(&r, &xs, &err), 0);
+	assert_int_equal(sched_verify(&xs, NULL, &exp), 0);
+	assert_int_equal(xs.nxfers, es.nxfers);
+	assert_int_equal(xs.nsteps, es.nsteps);
+	for (uint32_t t = 0; t < es.nsteps; t++) {
+		assert_int_equal(sched_step_size(&xs, t), sched_step_size(&es, t));
+		qsort(xs.xfers + xs.step_start[t], sched_step_size(&xs, t), sizeof(struct xfer),
+		      cmp_xfer);
+		qsort(es.xfers + es.step_start[t], sched_step_size(&es, t), sizeof(struct xfer),
+		      cmp_xfer);
+	}
+	assert_memory_equal(xs.xfers, es.xfers, es.nxfers * sizeof(struct xfer));
+	sched_free(&xs);
+	sched_free(&es);
+
+	const struct schedule *p = &r.prog;
+	size_t picks[] = {0, p->nxfers / 3, p->nxfers - 1};
+	for (size_t k = 0; k < ARRAY_SIZE(picks); k++) {
+		struct xfer y = p->xfers[picks[k]];
+
+		edited(&r, picks[k], -1, false, NULL, &bad);
+		assert_int_equal(sched_verify_reduced(&bad, NULL, &red), -1);
+		assert_int_equal(sched_reduced_expand(&bad, &xs, &err), 0);
+		assert_int_equal(sched_verify(&xs, NULL, &exp), -1);
+		sched_free(&xs);
+		sched_reduced_free(&bad);
+		y.block = sched_group_add(&f.G, y.block, 1);
+		edited(&r, picks[k], -1, false, &y, &bad);
+		assert_int_equal(sched_verify_reduced(&bad, NULL, &red), -1);
+		assert_int_equal(sched_reduced_expand(&bad, &xs, &err), 0);
+		assert_int_equal(sched_verify(&xs, NULL, &exp), -1);
+		sched_free(&xs);
+		sched_reduced_free(&bad);
+	}
+	sched_reduced_free(&r);
+	close_spec(&f);
+}
+
+static void test_swing(void **state)
+{
+	static const char *const tori[] = {"torus:4x4", "torus:8x8",   "torus:4x8",
+					   "torus:6x6", "torus:4x4x4", "torus:16x16"};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(tori); i++) {
+		swing_case(tori[i], SWING_BANDWIDTH);
+		if (strcmp(tori[i], "torus:6x6") && strcmp(tori[i], "torus:16x16"))
+			swing_case(tori[i], SWING_LATENCY);
+	}
+}
+
 /* 65,536 nodes: the reduced BFB and its check, without expanding. */
 static void test_large(void **state)
 {
@@ -549,7 +630,8 @@ int main(void)
 	    cmocka_unit_test(test_group),	   cmocka_unit_test(test_agree_allgather),
 	    cmocka_unit_test(test_agree_reduce),   cmocka_unit_test(test_corrupt),
 	    cmocka_unit_test(test_copy_and_empty), cmocka_unit_test(test_alltoall),
-	    cmocka_unit_test(test_subgroup),	   cmocka_unit_test(test_large),
+	    cmocka_unit_test(test_subgroup),	   cmocka_unit_test(test_swing),
+	    cmocka_unit_test(test_large),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
