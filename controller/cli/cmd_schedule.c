@@ -46,13 +46,14 @@ static const char help[] =
     "                   schedule is priced against the healthy topology too\n"
     "  --max-memory M   refuse, with the estimate, a request that would hold more\n"
     "                   than M (default: half the machine's memory)\n"
-    "  --reduced        bfb (up to 65,536 nodes) or alltoall mcf (paths or steps,\n"
-    "                   up to 4,096) on a torus, hypercube, circulant, ring,\n"
-    "                   Hamming, complete or bipartite graph: node 0's program\n"
-    "                   and the translation group that maps it to every node,\n"
-    "                   checked by the same symmetry; without it, only what the\n"
-    "                   explicit schedule cannot hold is reduced (bfb, mcf paths),\n"
-    "                   and the command says so\n";
+    "  --reduced        bfb (up to 65,536 nodes), swing (tori, 65,536) or alltoall\n"
+    "                   mcf (paths or steps, 4,096) on a torus, hypercube,\n"
+    "                   circulant, ring, Hamming, complete or bipartite graph:\n"
+    "                   node 0's program (swing: 2^D nodes') and the translation\n"
+    "                   group that maps it to every node, checked by the same\n"
+    "                   symmetry; without it, only what the explicit schedule\n"
+    "                   cannot hold is reduced (bfb, swing, mcf paths), and the\n"
+    "                   command says so\n";
 
 /* The ring family's refusal that comes before any work: -o names one file. */
 static bool ring_request(const struct schedule_query *q)

@@ -193,14 +193,24 @@ static void write_reduced_json(const struct schedule_outcome *o, struct json_wri
 	for (uint32_t i = 0; i < G->ndims; i++)
 		jw_uint(w, G->radix[i]);
 	jw_arr_end(w);
+	if (G->reps > 1) {
+		/* A subgroup: translations by multiples of step[i]. */
+		jw_key(w, "step");
+		jw_arr_begin(w);
+		for (uint32_t i = 0; i < G->ndims; i++)
+			jw_uint(w, G->step[i]);
+		jw_arr_end(w);
+	}
+	jw_key(w, "representatives");
+	jw_uint(w, G->reps);
 	jw_key(w, "program");
-	jw_str(w, "node 0's");
+	jw_str(w, G->reps > 1 ? "the representatives' (coordinates below step)" : "node 0's");
 	jw_key(w, "program_transfers");
 	jw_uint(w, o->s.nxfers);
 	jw_key(w, "verified");
 	jw_bool(w, o->verified);
 	jw_key(w, "verification");
-	jw_str(w, "by symmetry (node 0's state, per-port arc orbits)");
+	jw_str(w, "by symmetry (the representatives' state, arc orbits)");
 	jw_obj_end(w);
 }
 
@@ -369,7 +379,12 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 			o->is_bfb && r->link_rate ? " (every link at the slowest rate)" : "");
 	else
 		fprintf(out, "  verified     NO: %s\n", o->verify_error);
-	if (o->is_reduced)
+	if (o->is_reduced && o->group.reps > 1)
+		fprintf(out,
+			"  reduced      %u nodes' programs (%zu transfers) x %s (order %u), "
+			"checked by symmetry\n",
+			o->group.reps, o->s.nxfers, o->group.name, o->group.order);
+	else if (o->is_reduced)
 		fprintf(out,
 			"  reduced      node 0's program (%zu transfers) x %s (order %u), checked "
 			"by symmetry\n",
@@ -520,9 +535,11 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 	} else if (p->format == FMT_TEXT) {
 		if (o->is_reduced)
 			fprintf(out.f,
-				"symmetry-reduced: node 0's program below; the schedule is every "
-				"transfer translated by every element of %s (%zu transfers)\n",
-				o->group.name, o->ntransfers);
+				"symmetry-reduced: the program of %u node%s below; the schedule is "
+				"every transfer translated by every element of %s (%zu "
+				"transfers)\n",
+				o->group.reps, o->group.reps > 1 ? "s" : " (0)", o->group.name,
+				o->ntransfers);
 		sched_write_text(out.f, &o->s, UINT32_MAX);
 		if (r->nic_ports) {
 			const struct fabric *f = r->fabric;

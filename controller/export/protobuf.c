@@ -462,9 +462,15 @@ Ofc__V1__Schedule *schedule_reduced_msg(struct arena *a, const struct sched_grou
 	rg->radix = arena_array(a, G->ndims, sizeof(*rg->radix));
 	for (uint32_t i = 0; i < G->ndims; i++)
 		rg->radix[rg->n_radix++] = G->radix[i];
-	rg->has_order = rg->has_transfers = 1;
+	rg->has_order = rg->has_transfers = rg->has_representatives = 1;
 	rg->order = G->order;
 	rg->transfers = transfers;
+	rg->representatives = G->reps;
+	if (G->reps > 1) {
+		rg->step = arena_array(a, G->ndims, sizeof(*rg->step));
+		for (uint32_t i = 0; i < G->ndims; i++)
+			rg->step[rg->n_step++] = G->step[i];
+	}
 	m->reduced = rg;
 	return m;
 }

@@ -342,7 +342,14 @@ static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
 	o->have = true;
 	o->steps = o->s.nsteps;
 	o->ntransfers = o->s.nxfers;
-	o->verified = sched_verify(&o->s, NULL, &rep) == 0;
+	if (o->is_reduced) {
+		struct sched_reduced red = {.group = o->group, .prog = o->s};
+
+		o->verified = sched_verify_reduced(&red, NULL, &rep) == 0;
+		o->ntransfers = rep.ntransfers;
+	} else {
+		o->verified = sched_verify(&o->s, NULL, &rep) == 0;
+	}
 	o->verify_s = now_seconds() - t0;
 	if (!o->verified)
 		snprintf(o->verify_error, sizeof(o->verify_error), "%s", rep.error);
@@ -361,6 +368,8 @@ static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
 	sched_set_metric(&o->s, "congestion_deficiency", o->tf.xi);
 	sched_set_metric(&o->s, "alpha_us", r->cost.alpha * 1e6);
 	sched_set_metric(&o->s, "bandwidth_bps", r->cost.bandwidth);
+	if (o->is_reduced)
+		sched_set_metric(&o->s, "group_order", o->group.order);
 }
 
 static void run_torus(struct schedule_result *r, const struct schedule_query *q,
@@ -378,7 +387,33 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 	}
 	if (refuse_degraded(r, o, algo))
 		return;
-	if (torus_allreduce(r->tree, algo, v, true, &o->s, &o->tf, &err) < 0) {
+	/* Reduced: asked for, or (swing) above the explicit schedules' size. */
+	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
+	    (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "swing") == 0 &&
+	     r->g->n > SWING_MAX_SCHEDULE_NODES && !not_reducible(r, &o->group, &err))) {
+		const char *why = not_reducible(r, &o->group, &err);
+		struct sched_reduced red;
+
+		if (why) {
+			snprintf(o->why, sizeof(o->why), "--reduced: %.400s", why);
+			o->why_code = OFC_E_INPUT;
+			return;
+		}
+		if (torus_allreduce_reduced(r->tree, algo, v, &o->group, &red, &o->tf, &err) < 0) {
+			not_applies(o, &err);
+			return;
+		}
+		o->s = red.prog;
+		o->group = red.group;
+		o->is_reduced = true;
+		if (q->reduced == SCHEDULE_REDUCED_AUTO && !strstr(r->note, "Swing symmetry"))
+			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
+				 "%s%u nodes: explicit Swing schedules stop at %u: Swing "
+				 "symmetry-reduced instead (%u nodes' programs x %s; --reduced "
+				 "asks for it)",
+				 r->note[0] ? "; " : "", r->g->n, SWING_MAX_SCHEDULE_NODES,
+				 o->group.reps, o->group.name);
+	} else if (torus_allreduce(r->tree, algo, v, true, &o->s, &o->tf, &err) < 0) {
 		not_applies(o, &err);
 		return;
 	}
@@ -588,11 +623,13 @@ static int check_options(const struct schedule_query *q, const char *algo, struc
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--variant goes with --algo swing or recursive-doubling");
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS &&
-	    (q->collective == SCHED_ALLTOALL ? strcmp(algo, "mcf")
-					     : strcmp(algo, "bfb") && strcmp(algo, "bfb-lp")))
+	    (q->collective == SCHED_ALLTOALL
+		 ? strcmp(algo, "mcf")
+		 : strcmp(algo, "bfb") && strcmp(algo, "bfb-lp") && strcmp(algo, "swing")))
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--reduced goes with --algo bfb or bfb-lp (allgather, "
-				     "reduce-scatter, allreduce) and mcf (alltoall)");
+				     "reduce-scatter, allreduce), swing (allreduce) and mcf "
+				     "(alltoall)");
 	if (q->lowering && (q->collective != SCHED_ALLTOALL || strcmp(algo, "mcf")))
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--lowering goes with --collective alltoall --algo mcf");

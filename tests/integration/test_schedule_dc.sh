@@ -290,10 +290,23 @@ expect_json 'j["reduced"]["group"]=="Z_64^2" and j["verified"] and j["mcf"]["opt
 grep -q "^ofc schedule: 4096 nodes: explicit all-to-all schedules stop at 1024: symmetry-reduced instead (node 0's routes x Z_64^2; --reduced asks for it)$" "$TMP/err" &&
 	ok || bad "automatic all-to-all reduction note" "$(head -c 400 "$TMP/err")"
 expect_exit 2 $S --topology torus:4x4 --collective alltoall --algo direct --reduced
-grep -q "reduced goes with --algo bfb or bfb-lp (allgather, reduce-scatter, allreduce) and mcf (alltoall)" "$TMP/err" &&
+grep -q "reduced goes with --algo bfb or bfb-lp (allgather, reduce-scatter, allreduce), swing (allreduce) and mcf (alltoall)" "$TMP/err" &&
 	ok || bad "--reduced with direct" "$(cat "$TMP/err")"
 expect_error 2 "ofc schedule: mcf: a reduced all-to-all lowers the symmetric routes by steps or paths (single-path routing balances every pair's loads at once, which no one node's program shows)" \
 	$S --topology torus:4x4 --collective alltoall --algo mcf --lowering single --reduced
+# Swing: the even translations, 2^D representatives; the figures are the
+# explicit schedule's, and torus:64x64 has the paper's 1.184.
+want=$($S --topology torus:16x16 --collective allreduce --algo swing --variant bandwidth --json |
+	python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["num_transfers"], repr(j["congestion_deficiency"]), j["tau_b_fraction"])')
+set -- $want
+expect_json "j['verified'] and j['reduced']['group']=='(2Z_16)^2' and j['reduced']['representatives']==4 and j['reduced']['step']==[2, 2] and j['num_transfers']==$1 and j['congestion_deficiency']==$2 and j['tau_b_fraction']=='$3'" \
+	$S --topology torus:16x16 --collective allreduce --algo swing --variant bandwidth --reduced --json
+expect_json 'j["verified"] and round(j["congestion_deficiency"], 3)==1.184 and j["reduced"]["order"]==1024' \
+	$S --topology torus:64x64 --collective allreduce --algo swing --variant bandwidth --json
+grep -q "^ofc schedule: 4096 nodes: explicit Swing schedules stop at 1024: Swing symmetry-reduced instead (4 nodes' programs x (2Z_64)^2; --reduced asks for it)$" "$TMP/err" &&
+	ok || bad "automatic Swing reduction note" "$(head -c 400 "$TMP/err")"
+expect_error 2 "ofc schedule: --reduced goes with --algo bfb or bfb-lp (allgather, reduce-scatter, allreduce), swing (allreduce) and mcf (alltoall)" \
+	$S --topology torus:8x8 --collective allreduce --algo recursive-doubling --variant bandwidth --reduced
 # What cannot be reduced says why.
 expect_error 2 "ofc schedule: bfb: --reduced: genkautz:64,4: genkautz graphs have no translation group here (torus, hypercube, circulant, ring, biring, complete, hamming, bipartite)" \
 	$S --topology genkautz:64,4 --collective allgather --reduced
