@@ -7,7 +7,9 @@
 # summary's generate_s / verify_s), wall seconds and peak RSS of the whole
 # command (/usr/bin/time -f '%e %M'), then the explicit run's wall seconds
 # and peak. Each figure is the least of REPS runs (default 3); one thread.
-# Then the all-to-all MCF, paths lowering, reduced on tori and hypercubes of
+# Then Swing allreduce (bandwidth-optimal) on square tori of 256 ... 65,536
+# nodes, explicit beside it up to 1,024 (its builder's limit); and the
+# all-to-all MCF, paths lowering, reduced on tori and hypercubes of
 # 256 ... 4,096 nodes, explicit beside it up to A2A_EXPLICIT_MAX (default
 # 256: the explicit torus:32x32 takes minutes and about 10 GB).
 #
@@ -38,10 +40,14 @@ print('torus:%dx%d' % (a, n // a))" ;;
 run() {
 	: >"$tmp/reps"
 	i=0
-	if [ "$2" = alltoall ]; then algo="mcf --lowering paths"; else algo=bfb; fi
+	case $2 in
+	alltoall) algo="mcf --lowering paths" c=alltoall ;;
+	swing) algo="swing --variant bandwidth" c=allreduce ;;
+	*) algo=bfb c=$2 ;;
+	esac
 	while [ $i -lt "$REPS" ]; do
 		i=$((i + 1))
-		/usr/bin/time -f '%e %M' -o "$tmp/t" "$OFC" schedule --topology "$1" --collective "$2" \
+		/usr/bin/time -f '%e %M' -o "$tmp/t" "$OFC" schedule --topology "$1" --collective "$c" \
 			--algo $algo --size 1MiB --threads 1 --json $3 >"$tmp/sum" 2>/dev/null
 		python3 - "$tmp/sum" "$tmp/t" >>"$tmp/reps" <<'EOF'
 import json, sys
@@ -85,6 +91,17 @@ for fam in torus hypercube; do
 			fi
 		done
 	done
+done
+for n in $SIZES; do
+	t=$(spec torus "$n")
+	set -- $(run "$t" swing --reduced)
+	red="| $t | $n | allreduce (swing) | $1 | $2 | $3 | $4 | $5 | $6"
+	if [ "$n" -le 1024 ]; then
+		set -- $(run "$t" swing "")
+		echo "$red | $5 | $6 |"
+	else
+		echo "$red | - | - |"
+	fi
 done
 for fam in torus hypercube; do
 	for n in $A2A_SIZES; do

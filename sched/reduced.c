@@ -695,27 +695,23 @@ static int final_check(struct rstate *v)
 {
 	uint32_t T = v->r->prog.nsteps;
 	enum sched_collective c = v->r->prog.collective;
-
 	const struct sched_group *G = &v->r->group;
 
-	for (uint32_t r = 0; r < v->reps; r++) {
+	/* All-to-all: representative r has every block (o, r) whole, so node
+	 * r + h every (o + h, r + h). */
+	for (uint32_t r = 0; c == SCHED_ALLTOALL && r < v->reps; r++) {
 		uint32_t me = sched_group_rep_node(G, r);
 
-		if (c != SCHED_ALLTOALL)
-			continue;
-		/* Representative r has every block (o, r) whole: node r + h every
-		 * (o + h, r + h). */
 		for (uint32_t o = 0; o < v->n; o++) {
 			uint64_t key = ((uint64_t)r * v->n + o) * v->n + me;
 			size_t h = o == me ? 0 : a2a_slot(v, key, false);
 
 			if (o != me &&
 			    (h == SIZE_MAX || !(v->awhole[h] || covers(&v->aval[h], 0, SCHED_ONE))))
-				return rfail(
-				    v, T, SIZE_MAX,
-				    "incomplete: the block from %u never (fully) reached %u "
-				    "(nor its translates theirs)",
-				    o, me);
+				return rfail(v, T, SIZE_MAX,
+					     "incomplete: the block from %u never (fully) reached %u "
+					     "(nor its translates theirs)",
+					     o, me);
 		}
 	}
 	if (c == SCHED_ALLTOALL)
