@@ -14,7 +14,10 @@
  * so the (count, weight-sum) pair of node v's shard k is that of node 0's
  * shard k - v, and for a fixed shard the N inputs still have N independent
  * random weights, which is what catches an input folded in twice or
- * missed. */
+ * missed. Under a subgroup H (translations by multiples of step[i]) the
+ * same holds orbit by orbit: node rep + h is its representative's state
+ * moved by h, the reps representatives are tracked, an input weighs
+ * W(rep(u), k - u), and loads are per (representative, port). */
 #include "sched/internal.h"
 
 #include <stdarg.h>
@@ -596,7 +599,7 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 		push(v, (struct rdeliv){at_dst, lo, hi, 1, 0, XFER_COPY});
 		return 0;
 	}
-	/* The sender's value over [lo, hi): node 0's of shard block - src. */
+	/* The sender's value over [lo, hi): its representative's at at_src. */
 	const struct rlist *l = &v->part[at_src];
 	for (uint32_t i = 0; i < l->n; i++) {
 		uint32_t a = l->v[i].lo > lo ? l->v[i].lo : lo;
