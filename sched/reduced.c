@@ -711,10 +711,11 @@ static int final_check(struct rstate *v)
 
 			if (o != me &&
 			    (h == SIZE_MAX || !(v->awhole[h] || covers(&v->aval[h], 0, SCHED_ONE))))
-				return rfail(v, T, SIZE_MAX,
-					     "incomplete: the block from %u never (fully) reached %u "
-					     "(nor its translates theirs)",
-					     o, me);
+				return rfail(
+				    v, T, SIZE_MAX,
+				    "incomplete: the block from %u never (fully) reached %u "
+				    "(nor its translates theirs)",
+				    o, me);
 		}
 	}
 	if (c == SCHED_ALLTOALL)
