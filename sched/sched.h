@@ -103,6 +103,12 @@ void sched_step(struct schedule *s);
 void sched_add(struct schedule *s, const struct xfer *x);
 /* Steps of s2 appended after those of s (same nodes and collective family). */
 void sched_append(struct schedule *s, const struct schedule *s2);
+/* Renumber a schedule of s->nodes nodes onto n >= s->nodes nodes: node i
+ * becomes map[i] (distinct, < n), in transfers, blocks (an all-to-all
+ * block o * N + t becomes map[o] * n + map[t]) and the root; lanes stay.
+ * Used for a schedule computed on the survivors of failed hosts and named
+ * by the whole topology's node numbers (verify it with verify_opts.absent). */
+void sched_renumber(struct schedule *s, uint32_t n, const uint32_t *map);
 /* Append k empty steps whose sizes are counts[0..k-1] and return where the
  * first of their transfers goes: generators that know their sizes fill the
  * steps in place (in parallel) instead of adding transfers one by one. */
@@ -597,6 +603,12 @@ struct verify_opts {
 	/* Direct-connect: when set, nsteps entries for each step's most data
 	 * (blocks) on one link (pricing NIC-limited hosts step by step). */
 	double *step_link_load;
+	/* Nodes that take no part (failed hosts, issue 14), one byte per node,
+	 * nonzero: absent. An absent node has no data of its own and needs
+	 * none, so its blocks (shards) do not exist, and a transfer from or to
+	 * it is an error; the others complete the collective among themselves
+	 * (a reduction sums their inputs only). NULL: every node takes part. */
+	const uint8_t *absent;
 };
 
 struct verify_report {
