@@ -591,31 +591,51 @@ static int mark_port(struct fabric *f, bool *gone, uint32_t u, uint32_t j, struc
 }
 
 /* Failed hosts, ports and links (issue 14): the graph schedules run on,
- * f->degraded, is the target topology less what failed. */
+ * f->degraded, is the target topology less what failed. A failed host
+ * (`failed: true`, or named in the topology's failed_hosts) keeps its node
+ * without arcs; the others must still reach one another. */
 static int check_failures(struct fabric *f, struct ofc_error *err)
 {
 	struct topo_target *t = &f->topology;
 	struct src_loc first = {0};
 	uint32_t nports = 0;
 
-	for (uint32_t h = 0; h < f->nhosts; h++) {
+	for (uint32_t i = 0; i < t->nfailed_hosts; i++) {
+		const struct failed_host *fh = &t->failed_hosts[i];
+		int h = fabric_find_host(f, fh->name);
+
+		if (h < 0)
+			return at(err, f, fh->loc, "failed host: no host '%s'", fh->name);
 		if (f->hosts[h].failed)
-			return at(err, f, f->hosts[h].failed_loc,
-				  "host '%s' is failed: schedules cannot leave a host out yet; "
-				  "take it out of 'hosts' and the topology, or fail its ports",
-				  f->hosts[h].name);
+			return at(err, f, fh->loc, "failed host '%s' is named twice (line %u)",
+				  fh->name, f->hosts[h].failed_loc.line);
+		f->hosts[h].failed = true;
+		f->hosts[h].failed_loc = fh->loc;
+	}
+	f->nfailed_hosts = 0;
+	for (uint32_t h = 0; h < f->nhosts; h++) {
+		if (f->hosts[h].failed) {
+			if (!first.line)
+				first = f->hosts[h].failed_loc;
+			f->nfailed_hosts++;
+		}
 		if (f->hosts[h].nfailed_ports && !first.line)
 			first = f->hosts[h].failed_port_locs[0];
 		nports += f->hosts[h].nfailed_ports;
 	}
-	if (!nports && !t->nfailed_links)
+	if (!nports && !t->nfailed_links && !f->nfailed_hosts)
 		return 0;
 	if (t->nfailed_links)
 		first = t->failed_links[0].loc;
 	if (!f->graph)
-		return at(err, f, first, "failed ports and links need a target 'topology'");
+		return at(err, f, first, "failed hosts, ports and links need a target 'topology'");
+	if (f->nhosts - f->nfailed_hosts < 2)
+		return at(err, f, first,
+			  "with %u of %u hosts failed there is no collective left to schedule",
+			  f->nfailed_hosts, f->nhosts);
 
 	bool *gone = xcalloc((size_t)f->graph->m + 1, sizeof(bool));
+	uint8_t *dead = xcalloc((size_t)f->nhosts + 1, 1);
 	struct strbuf spec = STRBUF_INIT;
 	const char *sep = "";
 	int rc = -1;
@@ -655,19 +675,36 @@ static int check_failures(struct fabric *f, struct ofc_error *err)
 				  f->hosts[h].failed_ports[k]);
 			sep = ",";
 		}
+	/* A failed host: every arc to or from it. */
+	for (uint32_t u = 0; u < f->graph->n; u++)
+		for (uint32_t a = f->graph->off[u]; a < f->graph->off[u + 1]; a++)
+			if (f->hosts[u].failed || f->hosts[f->graph->adj[a]].failed)
+				gone[a] = true;
+	for (uint32_t h = 0; h < f->nhosts; h++)
+		if (f->hosts[h].failed) {
+			dead[h] = 1;
+			sb_printf(&spec, "%s%s", sep, f->hosts[h].name);
+			sep = ",";
+		}
 	f->degraded = topo_without_arcs(f->graph, gone, spec.buf);
+	/* The survivors must reach one another (the failed hosts take no part). */
+	uint32_t *keep, nkeep;
+	struct graph *alive = topo_survivors(f->degraded, dead, spec.buf, &keep, &nkeep);
 	struct topo_facts facts;
-	topo_facts(f->degraded, &facts, 0);
+	topo_facts(alive, &facts, 0);
+	graph_free(alive);
+	free(keep);
 	if (!facts.strongly_connected) {
 		at(err, f, first,
 		   "with these failures topology '%s' is no longer strongly connected: some "
-		   "hosts could never reach others",
-		   f->graph->spec);
+		   "%shosts could never reach others",
+		   f->graph->spec, f->nfailed_hosts ? "surviving " : "");
 		goto out;
 	}
 	rc = 0;
 out:
 	free(gone);
+	free(dead);
 	sb_free(&spec);
 	return rc;
 }
@@ -750,6 +787,11 @@ static int check_partition_topology(struct fabric *f, const struct partition *p,
 	if (t->nfailed_links)
 		return at(err, f, t->failed_links[0].loc,
 			  "partition '%s': failed_links belong to the fabric's topology, not a "
+			  "partition's",
+			  p->name);
+	if (t->nfailed_hosts)
+		return at(err, f, t->failed_hosts[0].loc,
+			  "partition '%s': failed_hosts belong to the fabric's topology, not a "
 			  "partition's",
 			  p->name);
 	ofc_error_clear(&sub);

@@ -164,6 +164,8 @@ static Ofc__V1__Schedule *summary(struct arena *a, const struct schedule_result 
 	for (size_t i = 0; i < h->n_metrics; i++)
 		h->metrics[i]->key = arena_strdup(a, h->metrics[i]->key);
 	h->tau_b_fraction = x->tau_b_fraction;
+	h->n_failed_nodes = x->n_failed_nodes;
+	h->failed_nodes = x->failed_nodes;
 	return h;
 }
 

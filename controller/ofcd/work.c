@@ -721,8 +721,11 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 
 			if (s->verified) {
 				Ofc__V1__Schedule *h = schedule_header_msg(&a, s);
+				Ofc__V1__Schedule *x = schedule_extra_msg(&a, &r);
 
-				h->tau_b_fraction = schedule_extra_msg(&a, &r)->tau_b_fraction;
+				h->tau_b_fraction = x->tau_b_fraction;
+				h->n_failed_nodes = x->n_failed_nodes;
+				h->failed_nodes = x->failed_nodes;
 				ev->sched_len = protobuf_c_message_get_packed_size(&h->base);
 				ev->sched = xmalloc(ev->sched_len + 1);
 				protobuf_c_message_pack(&h->base, ev->sched);
@@ -939,6 +942,8 @@ static void run_schedule(struct job *j)
 	h->tau_b_fraction = x->tau_b_fraction;
 	h->n_links = x->n_links;
 	h->links = x->links;
+	h->n_failed_nodes = x->n_failed_nodes;
+	h->failed_nodes = x->failed_nodes;
 	if (steps) {
 		h->n_steps = s->nsteps;
 		h->steps = arena_array(&a, s->nsteps, sizeof(*h->steps));

@@ -491,6 +491,13 @@ static uint64_t pick_size(const struct schedule_query *q)
 	return f->collectives[0].size;
 }
 
+/* Node v of r->g as the fabric's host (they differ on the survivors of
+ * failed hosts). */
+static uint32_t host_of(const struct schedule_result *r, uint32_t v)
+{
+	return r->keep ? r->keep[v] : v;
+}
+
 /* The rate of arc a = u -> v, the k-th of its parallel arcs: the config's
  * link_rates entry for {u, v} if any; else the slower of the two ports it
  * joins. With port permutations that is port j at both ends, j the k-th
@@ -498,20 +505,26 @@ static uint64_t pick_size(const struct schedule_query *q)
  * degraded graph the ordinal counts surviving arcs, so a failure among
  * parallel arcs of different rates may shift it); without them, a host
  * given per-port rates counts at its slowest port. */
-static double arc_rate(const struct fabric *f, const struct graph *g, uint32_t u, uint32_t a)
+static double arc_rate(const struct schedule_result *r, const struct fabric *f, uint32_t u,
+		       uint32_t a)
 {
-	uint32_t v = g->adj[a], k = 0;
+	const struct graph *g = r->g;
+	uint32_t v = g->adj[a], k = 0, n = r->whole ? r->whole->n : g->n;
 	const struct port_map *pm = &f->ports;
 
 	for (uint32_t i = 0; i < f->topology.nlink_rates; i++) {
 		const struct link_rate *lr = &f->topology.link_rates[i];
+		uint32_t hu = host_of(r, u), hv = host_of(r, v);
 
-		if ((lr->u == u && lr->v == v) || (lr->u == v && lr->v == u))
+		if ((lr->u == hu && lr->v == hv) || (lr->u == hv && lr->v == hu))
 			return lr->rate;
 	}
 	for (uint32_t x = g->off[u]; x < a; x++)
 		k += g->adj[x] == v;
-	if (pm->to && pm->n == g->n)
+	/* Survivors of failed hosts: the hosts' own numbers from here on. */
+	u = host_of(r, u);
+	v = host_of(r, v);
+	if (pm->to && pm->n == n)
 		for (uint32_t j = 0; j < pm->d; j++)
 			if (pm->to[(size_t)j * pm->n + u] == v && k-- == 0) {
 				double ru = fabric_port_rate(f, u, j),
@@ -522,13 +535,13 @@ static double arc_rate(const struct fabric *f, const struct graph *g, uint32_t u
 	double lo = 0;
 	for (int e = 0; e < 2; e++) {
 		const struct host *h = &f->hosts[e ? v : u];
-		double r = h->port_rate;
+		double rate = h->port_rate;
 
 		for (uint32_t j = 0; j < h->port_rates.n; j++)
-			if (j == 0 || h->port_rates.v[j] < r)
-				r = h->port_rates.v[j];
-		if (e == 0 || r < lo)
-			lo = r;
+			if (j == 0 || h->port_rates.v[j] < rate)
+				rate = h->port_rates.v[j];
+		if (e == 0 || rate < lo)
+			lo = rate;
 	}
 	return lo;
 }
@@ -545,7 +558,7 @@ static bool link_rates(struct schedule_result *r, const struct fabric *f)
 
 	for (uint32_t u = 0; u < g->n && ok; u++)
 		for (uint32_t a = g->off[u]; a < g->off[u + 1] && ok; a++) {
-			double lo = arc_rate(f, g, u, a);
+			double lo = arc_rate(r, f, u, a);
 
 			ok = lo >= 1e6;
 			mbps[a] = ok ? (uint64_t)llround(lo / 1e6) : 0;
@@ -625,8 +638,8 @@ static int host_limits(struct schedule_result *r, const struct schedule_query *q
 	for (uint32_t v = 0; v < n; v++) {
 		double inj = q->injection;
 
-		if (inj <= 0 && f && f->nhosts == n && !q->spec) {
-			const struct host *h = &f->hosts[v];
+		if (inj <= 0 && f && f->nhosts == (r->whole ? r->whole->n : n) && !q->spec) {
+			const struct host *h = &f->hosts[host_of(r, v)];
 
 			inj = h->injection;
 			if (!q->forwarding && h->forwarding != f->hosts[0].forwarding &&
