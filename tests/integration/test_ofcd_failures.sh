@@ -4,8 +4,9 @@
 # GetSchedule then returns the schedule `ofc schedule` computes (and
 # verifies) for the same config with the link in its failed_links, and no
 # transfer crosses the failed link; the failed set survives a restart of the
-# daemon; `restore` brings the healthy schedule back. A sim switch: nothing
-# leaves the machine.
+# daemon; `restore` brings the healthy schedule back; a failed host leaves
+# the collective to the others (and cut off, no schedule). A sim switch:
+# nothing leaves the machine.
 SUITE=ofcd-failures
 . "$(dirname "$0")/lib.sh"
 
@@ -69,7 +70,7 @@ sleep 0.2
 
 # Bad items change nothing.
 expect_error 2 "ofc: 'h0-h9': topology 'torus:8x8' has no such link" $OFC --socket "$SOCK" fail h0-h9
-expect_error 2 "ofc --socket PATH fail: missing LINK or PORT" $OFC --socket "$SOCK" fail
+expect_error 2 "ofc --socket PATH fail: missing LINK, PORT or HOST" $OFC --socket "$SOCK" fail
 
 # One failed link: re-planned, announced, served.
 expect_stdout_has "h0-h1 failed; 1 failure in effect (h0-h1); bfb allgather on torus:8x8 without h0-h1: " \
@@ -103,5 +104,35 @@ r = [e for e in ev if e['kind'] == 'KIND_SCHEDULE_REPLANNED']
 sys.exit(0 if r and r[0]['failed'] == ['h0-h1'] and r[0]['schedule']['verified']
          and r[0]['schedule']['topology'] == 'torus:8x8 without h0-h1' else 1)
 EOF
+# A whole host fails (issue 14): the collective runs among the other 63
+# hosts; GetSchedule is what `ofc schedule` gives for the config with the
+# host in topology.failed_hosts, lists it in failed_nodes, and no transfer
+# names it. Three more hosts around h28 (h20, h29, h36; its fourth
+# neighbour is h27) leave h28 cut off: accepted, but no schedule survives
+# (exit 1, said why). Restored, healthy again.
+sed 's|^topology: .*|topology: {spec: torus:8x8, failed_hosts: [h27]}|' "$TMP/fab.yaml" >"$TMP/less27.yaml"
+expect_stdout_has "h27 failed; 1 failure in effect (h27); bfb allgather on torus:8x8 without h27: " \
+	$OFC --socket "$SOCK" fail h27
+$OFC --socket "$SOCK" schedule --collective allgather --format json -o "$TMP/got.json" >/dev/null 2>"$TMP/err"
+$OFC schedule "$TMP/less27.yaml" --collective allgather --format json -o "$TMP/want.json" >/dev/null 2>>"$TMP/err"
+if same_as "$TMP/got.json" "$TMP/want.json" "" && python3 - "$TMP/got.json" <<'EOF'; then ok; else bad "GetSchedule without h27" "$(cat "$TMP/err")"; fi
+import json, sys
+j = json.load(open(sys.argv[1]))
+j = j.get('schedule', j)
+assert j['failed_nodes'] == [27] and j['nodes'] == 64, (j.get('failed_nodes'), j['nodes'])
+for st in j['steps']:
+    for t in st['transfers']:
+        assert 27 not in (t['src'], t['dst'], t.get('origin', 0)), t
+EOF
+expect_json 'j["state"]["failed"] == ["h27"]' \
+	$OFC --socket "$SOCK" status --json
+expect_exit 1 $OFC --socket "$SOCK" fail h20 h29 h36
+if grep -q "no schedule survives the failures (4 in effect): .*no longer strongly connected: some surviving hosts could never reach others" "$TMP/err" "$TMP/out"; then ok; else
+	bad "cut-off host" "$(cat "$TMP/out" "$TMP/err")"
+fi
+expect_stdout_has "every reported failure cleared; no failure in effect; bfb allgather on torus:8x8: " \
+	$OFC --socket "$SOCK" restore --all
+expect_json 'j["schedule"]["topology"] == "torus:8x8" and not j["schedule"].get("failed_nodes")' \
+	$OFC --socket "$SOCK" schedule --collective allgather --summary --json
 stop_ofcd
 finish
