@@ -234,6 +234,19 @@ struct bfb_opts {
 	 * D.3 without its alpha term; NULL: every link alike. tau_B is then in
 	 * units of the rate-1 link (B/d). Not with chunks. */
 	const uint32_t *rate;
+	/* NIC-limited hosts (issue 14; notes alltoall-mcf.md 2.6, 7; sched/
+	 * bfb_host.c): inject[v] is host v's injection bandwidth in rate-1
+	 * links. In every step a host sends at most inject x the step's time:
+	 * with host forwarding every byte it sends counts, with nic_forwarding
+	 * only its own shard (allgather) and its partial sums (reduce-scatter,
+	 * which the host computes), relayed allgather bytes crossing the NIC
+	 * alone. Allgather steps where the limit binds are solved again as one
+	 * problem over the whole step (links and senders together); a
+	 * reduce-scatter step sends fixed amounts, priced at the busier of
+	 * links and hosts. NULL, or no host below its out-links: not limited,
+	 * the schedule unchanged. Built schedules, exact methods, no chunks. */
+	const struct frac *inject;
+	bool nic_forwarding;
 };
 
 struct bfb_stats {
@@ -243,9 +256,11 @@ struct bfb_stats {
 	double tau_b_value;
 	struct frac tau_b_exact; /* the fractional optimum, without chunking */
 	double tau_b_exact_value;
-	bool bw_optimal;   /* tau_b == the (N-1)/N bound (per phase) */
-	uint64_t problems; /* (node, step) problems with a choice to make */
-	uint64_t lps;	   /* of which solved by lp_solve */
+	bool bw_optimal;      /* tau_b == the (N-1)/N bound (per phase) */
+	uint64_t problems;    /* (node, step) problems with a choice to make */
+	uint64_t lps;	      /* of which solved by lp_solve */
+	uint32_t host_steps;  /* steps the injection limit priced (inject) */
+	uint32_t host_solved; /* allgather steps solved again for it */
 	double seconds_distances, seconds_generate;
 };
 
