@@ -300,6 +300,16 @@ static void write_summary_json(const struct schedule_result *r, const struct sch
 		jw_uint(w, o->bst.problems);
 		jw_key(w, "lps_solved");
 		jw_uint(w, o->bst.lps);
+		if (r->bfb_inject) {
+			/* NIC-limited hosts: steps the injection priced, and the
+			 * allgather steps solved again for it */
+			jw_key(w, "host_limited_steps");
+			jw_uint(w, o->bst.host_steps);
+			jw_key(w, "host_resolved_steps");
+			jw_uint(w, o->bst.host_solved);
+			jw_key(w, "host_forwarding");
+			jw_str(w, r->nic_forwarding ? "nic" : "host");
+		}
 		if (r->bopts.chunks) {
 			jw_key(w, "chunks");
 			jw_uint(w, r->bopts.chunks);
@@ -394,6 +404,12 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 			o->is_bfb && r->link_rate ? " (every link at the slowest rate)" : "");
 	else
 		fprintf(out, "  verified     NO: %s\n", o->verify_error);
+	if (o->is_bfb && r->bfb_inject)
+		fprintf(out,
+			"  hosts        injection (%s forwarding) sets the time of %u of %u steps; "
+			"%u allgather step%s balanced over links and senders together\n",
+			r->nic_forwarding ? "NIC" : "host", o->bst.host_steps, o->steps,
+			o->bst.host_solved, o->bst.host_solved == 1 ? "" : "s");
 	if (o->is_a2a) {
 		fprintf(out,
 			"  theta        %.9g per link capacity (%s); bound %s = %.9g, "

@@ -138,6 +138,8 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 		bo.method = BFB_LP;
 	o->is_bfb = true;
 	bo.rate = r->link_rate;
+	bo.inject = r->bfb_inject;
+	bo.nic_forwarding = r->nic_forwarding;
 	/* Refuse, with the estimate, what would not fit, before building it. */
 	uint64_t limit = q->max_memory ? q->max_memory : mem_physical() / 2;
 	double need = (double)mem_resident() + (double)bfb_memory_estimate(r->g->n, q->collective);
@@ -617,6 +619,55 @@ static void rate_bound(struct schedule_result *r)
 	}
 }
 
+/* NIC-limited hosts for BFB (allgather, reduce-scatter, allreduce): each
+ * host's injection as an exact fraction of a rate-1 link (the slowest, or
+ * with link_rates their gcd) for bfb_opts.inject, and the lower bound: a
+ * reduce-scatter host sends at least N-1 shards of its own partial sums
+ * (tau_B >= (N-1)/N d / beta_min, either forwarding model); with host
+ * forwarding the N (N-1) shards an allgather delivers all cross some host
+ * (tau_B >= (N-1)/N d / beta_mean). beta[v] in slowest links, unlimited
+ * hosts at d. */
+static void bfb_limits(struct schedule_result *r, const struct schedule_query *q,
+		       const double *beta, double lo, double mean)
+{
+	uint32_t n = r->g->n;
+	char note[200];
+
+	if (lo >= r->degree) {
+		snprintf(note, sizeof(note), "%shost injection not below d links: no host limit",
+			 r->note[0] ? "; " : "");
+	} else {
+		r->bfb_inject = xmalloc(n * sizeof(struct frac));
+		for (uint32_t v = 0; v < n; v++) {
+			/* in thousandths of a link: exact for rates in Mb/s ratios
+			 * such as 150G / 100G, near enough otherwise */
+			struct frac b = frac_make(llround(beta[v] * 1000), 1000);
+
+			if (r->link_rate)
+				b = frac_div(b, r->rate_scale);
+			r->bfb_inject[v] = b;
+		}
+		double N = n, d = r->degree, lb = 0;
+		bool rs = q->collective != SCHED_ALLGATHER,
+		     ag = q->collective != SCHED_REDUCE_SCATTER;
+
+		if (rs)
+			lb += (N - 1) / N * d / lo;
+		if (ag && !r->nic_forwarding)
+			lb += (N - 1) / N * d / mean;
+		if (lb > frac_value(r->lb.tau_b)) {
+			r->lb.tau_b = frac_from_double(lb, 16 * (int64_t)n * 1000, 1e-9 * lb);
+			if (!frac_valid(r->lb.tau_b))
+				r->lb.tau_b = frac_make((int64_t)llround(lb * 1e6), 1000000);
+		}
+		snprintf(note, sizeof(note),
+			 "%shosts inject %.3g links' worth at least (%s forwarding): BFB keeps "
+			 "every host within it; other algorithms are priced without",
+			 r->note[0] ? "; " : "", lo, r->nic_forwarding ? "NIC" : "host");
+	}
+	snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note), "%s", note);
+}
+
 /* NIC-limited hosts (issue 14): the request's injection (every host) and
  * forwarding, else the config hosts' (a host without `injection` is not
  * limited: d links). All-to-all only: r->host_betas per node in link
@@ -670,9 +721,9 @@ static int host_limits(struct schedule_result *r, const struct schedule_query *q
 	}
 	r->nic_forwarding = fwd == NIC_FORWARDING;
 	if (q->collective != SCHED_ALLTOALL) {
-		snprintf(note, sizeof(note),
-			 "%shost injection limits are modelled for alltoall only: priced without",
-			 r->note[0] ? "; " : "");
+		bfb_limits(r, q, beta, lo, sum / n);
+		free(beta);
+		return 0;
 	} else if (lo >= r->degree) {
 		snprintf(note, sizeof(note), "%shost injection not below d links: no host limit",
 			 r->note[0] ? "; " : "");

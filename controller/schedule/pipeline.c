@@ -207,6 +207,7 @@ void schedule_result_free(struct schedule_result *r)
 	free(r->link_rate);
 	free(r->links);
 	free(r->host_betas);
+	free(r->bfb_inject);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -193,6 +193,10 @@ struct schedule_result {
 	double injection;
 	double *host_betas;    /* per node (a host without a limit: d) */
 	double host_beta_avg;  /* their mean */
+	/* BFB under NIC-limited hosts (allgather, reduce-scatter, allreduce):
+	 * each node's injection in rate-1 links (bfb_opts.inject), NULL when no
+	 * host is below d links. */
+	struct frac *bfb_inject;
 	struct topo_tree *tree;
 	uint32_t degree;
 	struct sched_cost cost;
