@@ -1,6 +1,7 @@
 #!/bin/sh
-# Issue 14's speed target through the daemon: one failed link on a
-# genkautz:1024,4 fabric reported to a running ofcd, and the time until a
+# Issue 14's speed target through the daemon: one failed link (or, with
+# ITEM=node7, a whole failed host) on a genkautz:1024,4 fabric reported to a
+# running ofcd, and the time until a
 # watcher holds the re-planned, verified BFB allgather schedule (the
 # KIND_SCHEDULE_REPLANNED event). The fabric has been applied (4 sim
 # switches, one per port, as configs/genkautz1024-patch.yaml wires it), so
@@ -13,6 +14,7 @@ BUILD=${BUILD:-build}
 OFC=$BUILD/ofc
 OFCD=$BUILD/ofcd
 ROUNDS=${ROUNDS:-5}
+ITEM=${ITEM:-node0-node1023}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ofcd-fail-bench.XXXXXX")
 trap 'kill $ofcd_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 PY=python3
@@ -41,11 +43,11 @@ until "$OFC" --socket "$TMP/s.sock" status >/dev/null 2>&1; do sleep 0.05; done
 echo "ofcd on genkautz:1024,4 (1024 hosts, 4 sim switches, allgather 1 MiB), $ROUNDS rounds;"
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
 echo
-PYTHONPATH="$BUILD/python" $PY - "$TMP/s.sock" "$ROUNDS" <<'EOF'
+PYTHONPATH="$BUILD/python" $PY - "$TMP/s.sock" "$ROUNDS" "$ITEM" <<'EOF'
 import sys, threading, time
 from ofc_client import Client, control_pb2
 
-sock, rounds = sys.argv[1], int(sys.argv[2])
+sock, rounds, item = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 ofc = Client(sock, timeout=60)
 events = []
 ready = threading.Event()
@@ -68,7 +70,7 @@ for r in range(rounds):
     for restore in (False, True):
         n = len(events)
         t0 = time.monotonic()
-        resp = ofc.report_failure(["node0-node1023"], restore=restore)
+        resp = ofc.report_failure([item], restore=restore)
         t1 = time.monotonic()
         while len(events) == n:
             time.sleep(0.001)
@@ -76,10 +78,10 @@ for r in range(rounds):
         s = ev.schedule
         took = float(ev.message.rsplit("re-planned in ", 1)[1].split(" ")[0])
         assert s.verified and s.algorithm == "bfb" and s.collective == "allgather"
-        assert ("without node0-node1023" in s.topology) != restore
+        assert ("without " + item in s.topology) != restore
         worst = max(worst, te - t0)
         print("| %d | %s | %.3f | %.3f | %.3f | %s, %d steps, tau_B %s, %.6g us, verified |" % (
-            r + 1, "restore" if restore else "fail node0-node1023", te - t0, t1 - t0, took,
+            r + 1, "restore" if restore else "fail " + item, te - t0, t1 - t0, took,
             s.topology, s.num_steps, s.tau_b_fraction or "%.4f" % s.tau_b, s.time_us))
 print()
 print("worst event latency %.3f s (target: 1 s)" % worst)
