@@ -275,6 +275,9 @@ expect_json "j['failed_nodes']==[10] and j['failed_hosts']==['h5'] and j['nodes'
 	$S "$TMP/t16.yaml" --collective allgather --json
 expect_stdout_has 'failed       host h5 of 16: no part in the collective' $S "$TMP/t16.yaml" --collective allgather
 expect_stdout_has 'failures: schedules run on torus:4x4 without h5 (failed hosts take no part)' $OFC show "$TMP/t16.yaml"
+# The testbed's executor checks every host's data: refused, said why.
+expect_error 2 "ofc: $TMP/t16.yaml: 1 host is failed: running a schedule among the surviving hosts on the testbed is not supported (ofc schedule computes it)" \
+	$OFC testbed run "$TMP/t16.yaml" --collective allgather --state-dir "$TMP/st"
 
 # Bad failed hosts, each at its line and column.
 sed 's/failed_hosts: \[h5\]/failed_hosts: [h5, hx]/' "$TMP/h16.yaml" >"$TMP/bad7.yaml"
