@@ -291,6 +291,39 @@ static int resolve_switch_list(struct fabric *f, uint32_t *out, struct ofc_error
 	return 0;
 }
 
+/* Port moves (ofcd's re-wiring around a lost port): the two host ports
+ * trade switch ports, on one switch. Positions are the config's wiring:
+ * a move is no part of the file. */
+static int apply_moves(struct fabric *f, struct wiring_ctx *w, struct ofc_error *err)
+{
+	for (uint32_t i = 0; i < f->nmoves; i++) {
+		const struct port_move *m = &f->moves[i];
+		int h = fabric_find_host(f, m->host);
+		uint32_t ia = UINT32_MAX, ib = UINT32_MAX;
+
+		if (h >= 0 && m->from < w->maxports && m->to < w->maxports) {
+			ia = w->by_host_port[(size_t)h * w->maxports + m->from];
+			ib = w->by_host_port[(size_t)h * w->maxports + m->to];
+		}
+		if (ia == UINT32_MAX || ib == UINT32_MAX || m->from == m->to)
+			return at(err, f, f->wiring_cfg.loc,
+				  "moved port %s:%u -> %s:%u: both must be wired ports of the host",
+				  m->host, m->from, m->host, m->to);
+		struct attachment *a = &f->wiring[ia], *b = &f->wiring[ib];
+		if (a->sw != b->sw)
+			return at(err, f, f->wiring_cfg.loc,
+				  "moved port %s:%u -> %s:%u: the two are cabled to different "
+				  "switches",
+				  m->host, m->from, m->host, m->to);
+		uint32_t k = a->sw_port;
+		a->sw_port = b->sw_port;
+		b->sw_port = k;
+		w->by_switch_port[a->sw][a->sw_port] = ia;
+		w->by_switch_port[b->sw][b->sw_port] = ib;
+	}
+	return 0;
+}
+
 static int check_wiring(struct fabric *f, struct wiring_ctx *w, struct ofc_error *err)
 {
 	const struct wiring_cfg *wc = &f->wiring_cfg;
@@ -410,6 +443,8 @@ static int check_wiring(struct fabric *f, struct wiring_ctx *w, struct ofc_error
 	}
 out:
 	free(sw);
+	if (rc == 0)
+		rc = apply_moves(f, w, err);
 	return rc;
 }
 
@@ -590,6 +625,35 @@ static int mark_port(struct fabric *f, bool *gone, uint32_t u, uint32_t j, struc
 	return 0;
 }
 
+/* The topology's port that physical port j of host h carries now (a port
+ * move swaps the two). */
+static uint32_t moved_port(const struct fabric *f, uint32_t h, uint32_t j)
+{
+	for (uint32_t i = 0; i < f->nmoves; i++)
+		if (strcmp(f->moves[i].host, f->hosts[h].name) == 0) {
+			if (f->moves[i].from == j)
+				return f->moves[i].to;
+			if (f->moves[i].to == j)
+				return f->moves[i].from;
+		}
+	return j;
+}
+
+/* A move takes a port the topology uses onto one it leaves dark. */
+static int check_moves(struct fabric *f, struct ofc_error *err)
+{
+	for (uint32_t i = 0; i < f->nmoves; i++) {
+		const struct port_move *m = &f->moves[i];
+
+		if (!f->ports.to || m->from >= f->ports.d || m->to < f->ports.d)
+			return at(err, f, f->wiring_cfg.loc,
+				  "moved port %s:%u -> %s:%u: the topology must use the first and "
+				  "leave the second dark",
+				  m->host, m->from, m->host, m->to);
+	}
+	return 0;
+}
+
 /* Failed hosts, ports and links (issue 14): the graph schedules run on,
  * f->degraded, is the target topology less what failed. A failed host
  * (`failed: true`, or named in the topology's failed_hosts) keeps its node
@@ -668,9 +732,12 @@ static int check_failures(struct fabric *f, struct ofc_error *err)
 	}
 	for (uint32_t h = 0; h < f->nhosts; h++)
 		for (uint32_t k = 0; k < f->hosts[h].nfailed_ports; k++) {
-			if (mark_port(f, gone, h, f->hosts[h].failed_ports[k],
-				      f->hosts[h].failed_port_locs[k], err) < 0)
+			uint32_t j = moved_port(f, h, f->hosts[h].failed_ports[k]);
+
+			if (mark_port(f, gone, h, j, f->hosts[h].failed_port_locs[k], err) < 0)
 				goto out;
+			if (j >= f->ports.d)
+				continue; /* dark (or moved off): it carried nothing */
 			sb_printf(&spec, "%s%s:%u", sep, f->hosts[h].name,
 				  f->hosts[h].failed_ports[k]);
 			sep = ",";
@@ -686,6 +753,10 @@ static int check_failures(struct fabric *f, struct ofc_error *err)
 			sb_printf(&spec, "%s%s", sep, f->hosts[h].name);
 			sep = ",";
 		}
+	if (!*sep) { /* only dark ports failed: the graph is whole */
+		rc = 0;
+		goto out;
+	}
 	f->degraded = topo_without_arcs(f->graph, gone, spec.buf);
 	/* The survivors must reach one another (the failed hosts take no part). */
 	uint32_t *keep, nkeep;
@@ -916,7 +987,7 @@ int fabric_validate(struct fabric *f, struct ofc_error *err)
 	if (index_hosts(f, err) < 0 || check_device_names(f, err) < 0 ||
 	    check_switches(f, err) < 0 || check_rings(f, err) < 0 || check_partitions(f, err) < 0)
 		return -1;
-	if (check_wiring(f, &w, err) < 0 || check_topology(f, err) < 0 ||
+	if (check_wiring(f, &w, err) < 0 || check_topology(f, err) < 0 || check_moves(f, err) < 0 ||
 	    check_failures(f, err) < 0 || check_rates(f, err) < 0)
 		goto out;
 	if (!f->topology.present && f->npartitions && f->wiring_cfg.pattern != WIRING_NONE &&

@@ -124,6 +124,9 @@ void fabric_free(struct fabric *f)
 	for (uint32_t i = 0; i < f->topology.nfailed_hosts; i++)
 		free(f->topology.failed_hosts[i].name);
 	free(f->topology.failed_hosts);
+	for (uint32_t i = 0; i < f->nmoves; i++)
+		free(f->moves[i].host);
+	free(f->moves);
 	for (uint32_t i = 0; i < f->topology.nlink_rates; i++) {
 		free(f->topology.link_rates[i].a);
 		free(f->topology.link_rates[i].b);

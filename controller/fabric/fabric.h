@@ -56,6 +56,17 @@ struct host {
 	uint32_t nfailed_ports;
 };
 
+/* A circuit moved off a lost host port onto a spare one (issue 14, ofcd's
+ * re-wiring): host port `from` and the spare port `to`, cabled to the same
+ * switch, trade switch ports, so the topology's port `from` runs on the
+ * spare's fibre and the lost port is left dark (failed_ports name physical
+ * ports: a failed `from` then takes out nothing). Run-time state that ofcd
+ * keeps in STATE_DIR/FABRIC.rewired, not a config key. */
+struct port_move {
+	char *host;
+	uint32_t from, to;
+};
+
 /* Server fabrics (issue 13, fluid/): a template's vertices, links and
  * capacity sets, instantiated per host as "host/vertex"; and the same at
  * fabric level for rails and circuits between NICs. */
@@ -300,6 +311,10 @@ struct fabric {
 	uint32_t nflinks;
 	struct sv_set *fsets;
 	uint32_t nfsets;
+
+	/* Port moves to apply (set before fabric_validate; owned). */
+	struct port_move *moves;
+	uint32_t nmoves;
 
 	/* Filled by fabric_validate(). */
 	bool validated;

@@ -215,6 +215,103 @@ static int failures_save(struct ofcd *d, struct ofc_error *err)
 	return rc;
 }
 
+/* ---- port moves ---------------------------------------------------------------------- */
+
+static char *moves_path(const struct ofcd *d, const char *fabric)
+{
+	return xasprintf("%s/%s.rewired", d->state_dir, fabric);
+}
+
+int moves_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
+{
+	char *path = moves_path(d, fabric), *text = NULL;
+	size_t len;
+	struct ofc_error e = {0};
+	int rc = 0;
+
+	if (access(path, F_OK) < 0 && errno == ENOENT) {
+		free(path);
+		return 0;
+	}
+	if (read_file(path, (size_t)FAIL_MAX_ITEMS * (NAME_MAX_LEN + 24) + 4096, &text, &len, &e) <
+	    0) {
+		rc = ofc_error_set(err, OFC_E_RUNTIME, "%s", e.msg);
+		free(path);
+		return rc;
+	}
+	uint32_t line = 0;
+	for (char *p = text, *nl; p < text + len && rc == 0; p = nl + 1) {
+		char host[NAME_MAX_LEN + 1];
+		unsigned from, to;
+		int used = 0;
+
+		nl = memchr(p, '\n', (size_t)(text + len - p));
+		if (!nl)
+			nl = text + len;
+		*nl = 0;
+		line++;
+		if (!*p || *p == '#')
+			continue;
+		if (sscanf(p, "%63s %u %u%n", host, &from, &to, &used) != 3 || p[used] ||
+		    !failure_item_ok(host) || d->nw_moves >= FAIL_MAX_ITEMS) {
+			rc = ofc_error_at(err, OFC_E_RUNTIME, path, line, 1,
+					  "not a port move ofcd wrote (HOST FROM TO): the file is "
+					  "damaged; look at it, then `mv %s %s.bad` (the circuits "
+					  "then go back to the config's wiring at the next change)",
+					  path, path);
+			break;
+		}
+		d->w_moves = xrealloc(d->w_moves, (d->nw_moves + 1) * sizeof(*d->w_moves));
+		d->w_moves[d->nw_moves++] = (struct port_move){xstrdup(host), from, to};
+	}
+	free(text);
+	free(path);
+	return rc;
+}
+
+int moves_save(struct ofcd *d, struct ofc_error *err)
+{
+	char *path = moves_path(d, d->w_cfg->f->name);
+	struct strbuf sb = STRBUF_INIT;
+	int rc;
+
+	if (!d->nw_moves) {
+		rc = unlink(path) < 0 && errno != ENOENT
+			 ? ofc_error_set(err, OFC_E_RUNTIME, "%s: cannot remove: %s", path,
+					 strerror(errno))
+			 : 0;
+		free(path);
+		return rc;
+	}
+	sb_printf(&sb, "# circuits ofcd moved off lost host ports onto spare ones: HOST FROM "
+		       "TO\n");
+	for (uint32_t i = 0; i < d->nw_moves; i++)
+		sb_printf(&sb, "%s %u %u\n", d->w_moves[i].host, d->w_moves[i].from,
+			  d->w_moves[i].to);
+	rc = atomic_write(path, sb.buf, sb.len, err);
+	sb_free(&sb);
+	free(path);
+	return rc;
+}
+
+void moves_apply(const struct ofcd *d, struct fabric *f)
+{
+	for (uint32_t i = 0; i < f->nmoves; i++)
+		free(f->moves[i].host);
+	free(f->moves);
+	f->moves = d->nw_moves ? xcalloc(d->nw_moves, sizeof(*f->moves)) : NULL;
+	f->nmoves = d->nw_moves;
+	for (uint32_t i = 0; i < d->nw_moves; i++)
+		f->moves[i] = (struct port_move){xstrdup(d->w_moves[i].host), d->w_moves[i].from,
+						 d->w_moves[i].to};
+}
+
+bool failures_has(const struct ofcd *d, const char *item)
+{
+	return strv_has(d->w_reported, d->nw_reported, item) ||
+	       strv_has(d->w_lost, d->nw_lost, item);
+}
+
 /* ---- publishing --------------------------------------------------------------------- */
 
 static bool in_config(const struct fabric *f, const char *item)
@@ -258,16 +355,17 @@ static bool in_config(const struct fabric *f, const char *item)
 	return false;
 }
 
-/* The running YAML with its topology and these failures added (canonical
- * items of f), validated. */
-static int build(const struct fabcfg *h, char **items, uint32_t n, struct fabric **out,
-		 struct ofc_error *err)
+/* The running YAML with its topology, its port moves and these failures
+ * added (canonical items of f), validated. */
+static int build(const struct ofcd *d, const struct fabcfg *h, char **items, uint32_t n,
+		 struct fabric **out, struct ofc_error *err)
 {
 	struct fabric *f;
 
 	*out = NULL;
 	if (config_parse(h->path, h->yaml, h->yaml_len, &f, err) < 0)
 		return -1;
+	moves_apply(d, f);
 	if (h->f->topology.present) {
 		free(f->topology.spec);
 		f->topology.spec = xstrdup(h->f->topology.spec);
@@ -360,14 +458,14 @@ struct fabcfg *failures_publish(struct ofcd *d)
 	}
 	if (!neff)
 		return fabcfg_ref(d->w_cfg);
-	if (build(h, eff, neff, &f, &err) < 0) {
+	if (build(d, h, eff, neff, &f, &err) < 0) {
 		/* No schedule survives (disconnected, or ports without port
 		 * permutations): serve the config as it is, for the state, and
 		 * say why wherever a schedule is asked for. */
 		why = xasprintf("no schedule survives the failures (%u in effect): %s", neff,
 				err.msg);
 		ofc_error_clear(&err);
-		if (build(h, NULL, 0, &f, &err) < 0) {
+		if (build(d, h, NULL, 0, &f, &err) < 0) {
 			ofcd_log(d, OFCD_LOG_ERR, "the running config no longer validates: %s",
 				 err.msg);
 			free(why);

@@ -1976,6 +1976,9 @@ void ofcd_close(struct ofcd *d)
 	fabcfg_unref(d->w_pub);
 	strv_free(d->w_reported, d->nw_reported);
 	strv_free(d->w_lost, d->nw_lost);
+	for (uint32_t i = 0; i < d->nw_moves; i++)
+		free(d->w_moves[i].host);
+	free(d->w_moves);
 	loop_free(d->loop);
 	pthread_mutex_destroy(&d->mu);
 	pthread_cond_destroy(&d->cond);
