@@ -305,6 +305,14 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 	st->n_failed = cfg->nfailed;
 	st->failed = cfg->failed;
 	st->schedule_error = cfg->no_schedule;
+	/* Ports re-wired onto spares (work.c rewire), part of the config. */
+	if (f->nmoves) {
+		st->moved = arena_array(a, f->nmoves, sizeof(*st->moved));
+		for (uint32_t i = 0; i < f->nmoves; i++)
+			st->moved[st->n_moved++] =
+			    arena_printf(a, "%s:%u>%s:%u", f->moves[i].host, f->moves[i].from,
+					 f->moves[i].host, f->moves[i].to);
+	}
 	s->fabric = fabric_msg(a, f);
 	if (rec.have_journal) {
 		Ofc__V1__TransactionInfo *t = arena_alloc(a, sizeof(*t));
