@@ -130,6 +130,12 @@ static void print_state(const Ofc__V1__State *s)
 			printf(" %s", s->failed[i]);
 		printf(" (schedules run without them)\n");
 	}
+	if (s->n_moved) {
+		printf("  moved     ");
+		for (size_t i = 0; i < s->n_moved; i++)
+			printf(" %s", s->moved[i]);
+		printf(" (circuits re-wired onto spare ports)\n");
+	}
 	if (s->transaction)
 		printf("  transaction %llu: %s (%s %s, ticket %llu)\n",
 		       (unsigned long long)s->transaction->id,

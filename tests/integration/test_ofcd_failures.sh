@@ -181,6 +181,7 @@ sys.exit(0 if {(30, 31), (21, 30)} <= c and not c & {(26, 31), (21, 26)} and len
 }
 if circuits_ok; then ok; else bad "circuits after the move"; fi
 expect_json 'j["state"]["moved"] == ["h5:0>h5:4"]' $OFC --socket "$SOCK" status --json
+expect_stdout_has "  moved      h5:0>h5:4 (circuits re-wired onto spare ports)" $OFC --socket "$SOCK" status
 if grep -qx "h5 0 4" "$ST/rwfab.rewired"; then ok; else bad "rwfab.rewired: $(cat "$ST/rwfab.rewired")"; fi
 $OFC --socket "$SOCK" schedule --collective allgather --format json -o "$TMP/got.json" >/dev/null 2>"$TMP/err"
 $OFC schedule "$TMP/rw.yaml" --collective allgather --format json -o "$TMP/want.json" >/dev/null 2>>"$TMP/err"
