@@ -41,9 +41,11 @@ static const char help[] =
     "                   a template and the collective has no root), dw (plain\n"
     "                   Dantzig-Wolfe, the default otherwise) or full (one LP)\n"
     "  --root NAME      fluid broadcast/reduce: the root vertex (default the first GPU)\n"
-    "  --fail LINKS     take failed links out of the topology: U-V a link (both\n"
-    "                   directions), U>V one arc, comma-separated (0-1,5-6); each\n"
-    "                   schedule is priced against the healthy topology too\n"
+    "  --fail ITEMS     take failures out of the topology: U-V a link (both\n"
+    "                   directions), U>V one arc, U a whole node (it takes no\n"
+    "                   part; the others run the collective among themselves),\n"
+    "                   comma-separated (0-1,5-6,9); each schedule is priced\n"
+    "                   against the healthy topology too\n"
     "  --max-memory M   refuse, with the estimate, a request that would hold more\n"
     "                   than M (default: half the machine's memory)\n";
 
