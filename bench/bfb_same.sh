@@ -60,5 +60,11 @@ done <<'EOF'
 --topology circulant:128:1,2,3,4,5,6,7 --collective allgather --algo bfb
 --topology circulant:128:1,2,3,4,5,6,7 --collective allreduce --algo bfb --fail 0-1
 --topology line^2(circulant:8:1,3) --collective allreduce --algo bfb
+# Hosts that can drive all their links (injection >= d links of B/d; B is
+# 100 Gb/s here): BFB under host limits must leave the schedule as it was.
+--topology hypercube:8 --collective allreduce --algo bfb --injection 100Gbps
+--topology torus:8x8 --collective allgather --algo bfb --injection 100Gbps --forwarding nic
+--topology genkautz:64,4 --collective allreduce --algo bfb --injection 200Gbps
+--topology torus:8x8 --collective allgather --algo bfb --fail 0-1,9-10 --injection 100Gbps
 EOF
 exit $rc

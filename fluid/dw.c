@@ -510,7 +510,7 @@ static double lp_bound(struct dw *d, bool phase2, double tol, uint32_t *added,
 		double v, lb, sigma = d->y[d->nrows + d->conv_first[k]];
 
 		pricing_costs(d, k, phase2);
-		int prc = pricer_tree(&d->pr[k], d->chat, d->wbuf, &v, &lb, err);
+		int prc = pricer_tree(&d->pr[k], d->chat, sigma, d->wbuf, &v, &lb, err);
 
 		if (prc == -2) {
 			/* no bound this time: the trees go on alone */

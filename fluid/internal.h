@@ -208,7 +208,7 @@ struct pricer {
 	uint64_t *side, *side2;
 	double *objv; /* scratch */
 	int *objc;
-	uint64_t solves, cuts, rounds, stalls;
+	uint64_t solves, cuts, rounds, stalls, wrong;
 	double longest;	 /* the longest single solve of the cut LP, s */
 	uint32_t way;	 /* how the costs are spread (pricing.c): the way that last worked */
 	/* all-to-all */
@@ -223,9 +223,12 @@ void pricer_free(struct pricer *pr);
  * on the least cost (what the Lagrangian bound may use: the LP's optimum
  * under the true costs, never more than *value). Returns 0, -1 (err), or
  * -2 when the cut LP stalled every way it was tried or the deadline
- * passed (err says so; the model is kept and may be tried again). */
-int pricer_tree(struct pricer *pr, const double *chat, double *w, double *value, double *bound,
-		struct ofc_error *err);
+ * passed (err says so; the model is kept and may be tried again).
+ * known: the cost under chat of a usage known to meet every cut (a column
+ * already in the master): an LP "optimum" above it is wrong, and that way
+ * is taken for stalled. */
+int pricer_tree(struct pricer *pr, const double *chat, double known, double *w, double *value,
+		double *bound, struct ofc_error *err);
 /* An actual tree (see pricing.c): w gets copies per G^T arc, value its
  * cost under chat (INFINITY when the heuristic finds none). Paths are
  * chosen under chat[e] * disc[a] (disc per G^T arc; NULL: 1). */

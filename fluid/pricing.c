@@ -230,7 +230,7 @@ static const struct {
  * 2 s) is taken for a stall; the next ways get twice as long, and after
  * STALL_TRIES the call gives up (the caller goes on without this bound). */
 #define STALL_FACTOR 20
-#define STALL_TRIES 2
+#define STALL_TRIES  2
 
 /* A fixed spread in [0, 1) per column and seed: the same LP every call. */
 static double spread(uint32_t c, uint32_t seed)
@@ -267,8 +267,7 @@ static void set_costs(struct pricer *pr, const double *chat, uint32_t way)
  * usage), or a solve ends otherwise: its result, LP_TIMEOUT past cap
  * seconds for one solve (0: only the deadline), or LP_FAILED (err) when a
  * cut cannot be added. */
-static enum lp_result cut_rounds(struct pricer *pr, double *sol, double cap,
-				 struct ofc_error *err)
+static enum lp_result cut_rounds(struct pricer *pr, double *sol, double cap, struct ofc_error *err)
 {
 	const struct texp *x = pr->x;
 	uint32_t nn = tx_nnodes(x);
@@ -322,8 +321,22 @@ static enum lp_result cut_rounds(struct pricer *pr, double *sol, double cap,
 	}
 }
 
-int pricer_tree(struct pricer *pr, const double *chat, double *w, double *value, double *bound,
-		struct ofc_error *err)
+/* The cost under chat of an LP solution (per column). */
+static double usage_cost(const struct pricer *pr, const double *chat, const double *sol)
+{
+	double v = 0;
+
+	for (uint32_t c = 0; c < pr->ncols; c++) {
+		uint32_t e = tx_phys(pr->x, pr->col_arc[c]);
+
+		if (sol[c] > 1e-12 && e != UINT32_MAX)
+			v += chat[e] * sol[c];
+	}
+	return v;
+}
+
+int pricer_tree(struct pricer *pr, const double *chat, double known, double *w, double *value,
+		double *bound, struct ofc_error *err)
 {
 	const struct texp *x = pr->x;
 	uint32_t na = tx_narcs(x);
@@ -362,6 +375,16 @@ int pricer_tree(struct pricer *pr, const double *chat, double *w, double *value,
 		lp_reset_basis(pr->lp);
 		lp_set_simplex(pr->lp, LP_SIMPLEX_DUAL);
 		res = cut_rounds(pr, sol, attempt ? 2 * cap : cap, err);
+		/* A usage that meets every cut costs known: an "optimum" above
+		 * it (beyond the spread) is lp_solve gone wrong, as seen with
+		 * dynamic scaling (13 times known); it would make a false
+		 * bound. Taken as a stall: the next way. */
+		if (res == LP_OPTIMAL &&
+		    usage_cost(pr, chat, sol) > known * (1 + ways[way].rho + 1e-5) +
+						    1e-9 * (fabs(known) > 1 ? fabs(known) : 1)) {
+			pr->wrong++;
+			res = LP_FAILED;
+		}
 		if (res == LP_OPTIMAL)
 			break;
 		if (pr->p->deadline > 0 && now_seconds() >= pr->p->deadline)

@@ -14,7 +14,18 @@ struct lp {
 	int *colno;
 	double *val;
 	size_t cap;
+	double deadline; /* now_seconds() clock; 0: none */
 };
+
+/* lp_solve's own timeout counts whole seconds; this stops a solve at the
+ * deadline to the millisecond (lp_solve asks between iterations). */
+static int __WINAPI past_deadline_cb(lprec *m, void *h)
+{
+	const struct lp *lp = h;
+
+	(void)m;
+	return lp->deadline > 0 && now_seconds() >= lp->deadline;
+}
 
 static void scratch(struct lp *lp, int n)
 {
@@ -35,6 +46,7 @@ struct lp *lp_new(int ncols)
 	lp->ncols = ncols;
 	set_verbose(lp->m, NEUTRAL);
 	set_minim(lp->m);
+	put_abortfunc(lp->m, past_deadline_cb, lp);
 	set_add_rowmode(lp->m, TRUE);
 	lp->rowmode = true;
 	return lp;
@@ -166,6 +178,7 @@ void lp_set_time_limit(struct lp *lp, double seconds)
 {
 	/* lp_solve takes whole seconds; round up so 0.5 s is not "no limit". */
 	set_timeout(lp->m, seconds > 0 ? (long)ceil(seconds) : 0);
+	lp->deadline = seconds > 0 ? now_seconds() + seconds : 0;
 }
 
 void lp_set_scaling(struct lp *lp, enum lp_scaling s)
@@ -210,6 +223,7 @@ enum lp_result lp_solve(struct lp *lp, struct ofc_error *err)
 	case UNBOUNDED:
 		return LP_UNBOUNDED;
 	case TIMEOUT:
+	case USERABORT:
 		return LP_TIMEOUT;
 	case NOMEMORY:
 		abort();

@@ -1029,6 +1029,7 @@ struct phase_result {
 	struct frac tau_b, tau_b_exact;
 	double tau_b_value, tau_b_exact_value;
 	uint64_t problems, lps;
+	struct frac *step; /* max_u U*_{u,t} per step, in schedule order (the caller frees) */
 };
 
 /* One BFB allgather on H (g, or g^T run backwards), appended to s; with
@@ -1060,6 +1061,8 @@ static int run_view(const struct graph *g, uint32_t d, bool reverse, const struc
 		vw.owner = xmalloc((size_t)n * sizeof(uint32_t));
 	}
 	workers_init(&vw);
+	if (s && o->inject)
+		pr->step = xcalloc(D, sizeof(struct frac));
 	parallel_for(vw.nrecv, 4, vw.nworkers, solve_node, &vw);
 	for (unsigned i = 0; i < vw.nworkers; i++)
 		if (vw.w[i].failed) {
@@ -1087,6 +1090,8 @@ static int run_view(const struct graph *g, uint32_t d, bool reverse, const struc
 				bu = w->max_u[t];
 		}
 		sum = frac_add(sum, frac_make((int64_t)bc, (int64_t)bk));
+		if (pr->step)
+			pr->step[reverse ? D - 1 - t : t] = frac_make((int64_t)bc, (int64_t)bk);
 		/* The LP path reports lp_solve's own optimum as the decimal. */
 		sumd += o->method == BFB_LP ? bu : (double)bc / (double)bk;
 		if (o->chunks)
@@ -1231,6 +1236,11 @@ int bfb_schedule(const struct graph *g, enum sched_collective c, const struct bf
 				     "allreduce");
 	if (check_graph(g, o, s != NULL || !g->vertex_transitive, false, &d, err) < 0)
 		return -1;
+	if (o->inject && (!s || o->chunks || o->method == BFB_LP))
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "host injection limits are modelled for built BFB schedules of "
+		    "exact fractions (bfb, not bfb-lp; no --chunks)");
 	st->nodes = g->n;
 	st->degree = d;
 	if (s) {
@@ -1241,9 +1251,42 @@ int bfb_schedule(const struct graph *g, enum sched_collective c, const struct bf
 		goto fail;
 	if (c != SCHED_REDUCE_SCATTER && run_view(g, d, false, o, false, s, &ag, st, err) < 0)
 		goto fail;
+
+	if (o->inject && bfb_host_limited(g, o)) {
+		/* NIC-limited hosts: each step at the busier of links and hosts. */
+		struct phase_result *ph[2] = {&rs, &ag};
+
+		for (int i = 0; i < 2; i++) {
+			struct phase_result *pr = ph[i];
+			struct frac sum = frac_make(0, 1);
+
+			if (!pr->steps)
+				continue;
+			struct frac *u = xmalloc(pr->steps * sizeof(struct frac));
+			memcpy(u, pr->step, pr->steps * sizeof(struct frac));
+			if (bfb_host_phase(g, o, i == 0, s, i == 0 ? 0 : rs.steps, pr->steps,
+					   pr->step, &st->host_solved, err) < 0) {
+				free(u);
+				goto fail;
+			}
+			for (uint32_t t = 0; t < pr->steps; t++) {
+				sum = frac_add(sum, pr->step[t]);
+				st->host_steps += frac_cmp(pr->step[t], u[t]) > 0;
+			}
+			free(u);
+			pr->tau_b = pr->tau_b_exact = frac_mul(sum, frac_make(d, g->n));
+			pr->tau_b_value = pr->tau_b_exact_value = frac_value(pr->tau_b);
+		}
+	}
+	free(rs.step);
+	free(ag.step);
+	rs.step = ag.step = NULL;
+
 	phase_stats(g, c, &rs, &ag, st);
 	return 0;
 fail:
+	free(rs.step);
+	free(ag.step);
 	if (s)
 		sched_free(s);
 	return -1;
@@ -1267,10 +1310,10 @@ int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_c
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "BFB schedules allgather, reduce-scatter and "
 				     "allreduce");
-	if (o->rate)
-		return ofc_error_set(
-		    err, OFC_E_INPUT,
-		    "a reduced BFB schedule takes every link alike (no link rates)");
+	if (o->rate || o->inject)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "a reduced BFB schedule takes every link and host alike (no "
+				     "link rates or injection limits)");
 	if (G->nodes != g->n || G->reps != 1)
 		return ofc_error_set(err, OFC_E_INPUT, "the group has %u elements, %s %u nodes",
 				     G->order, g->spec ? g->spec : "the topology", g->n);

@@ -12,6 +12,16 @@
 int bfb_solve_node(uint32_t m, const uint64_t *masks, uint32_t d, const uint32_t *rate,
 		   enum bfb_method method, uint64_t *c, uint64_t *k, struct ofc_error *err);
 
+/* BFB with NIC-limited hosts (bfb_host.c): whether o->inject can bind on
+ * g (some host below the rate of its out-links), and one phase of a built
+ * BFB schedule (steps first .. first + D - 1 of s; reverse: reduce-scatter)
+ * priced, and its allgather steps solved again where the limit binds.
+ * step[so] holds U* of schedule step first + so and becomes its cost. */
+bool bfb_host_limited(const struct graph *g, const struct bfb_opts *o);
+int bfb_host_phase(const struct graph *g, const struct bfb_opts *o, bool reverse,
+		   struct schedule *s, uint32_t first, uint32_t D, struct frac *step,
+		   uint32_t *solved, struct ofc_error *err);
+
 /* The port-preserving translations of g (see above): perm[s * n + u] for all
  * s (perm may be NULL to only test). true when g is such a Cayley graph. */
 bool mcf_translations(const struct graph *g, uint32_t *perm, unsigned threads);

@@ -103,6 +103,12 @@ void sched_step(struct schedule *s);
 void sched_add(struct schedule *s, const struct xfer *x);
 /* Steps of s2 appended after those of s (same nodes and collective family). */
 void sched_append(struct schedule *s, const struct schedule *s2);
+/* Renumber a schedule of s->nodes nodes onto n >= s->nodes nodes: node i
+ * becomes map[i] (distinct, < n), in transfers, blocks (an all-to-all
+ * block o * N + t becomes map[o] * n + map[t]) and the root; lanes stay.
+ * Used for a schedule computed on the survivors of failed hosts and named
+ * by the whole topology's node numbers (verify it with verify_opts.absent). */
+void sched_renumber(struct schedule *s, uint32_t n, const uint32_t *map);
 /* Append k empty steps whose sizes are counts[0..k-1] and return where the
  * first of their transfers goes: generators that know their sizes fill the
  * steps in place (in parallel) instead of adding transfers one by one. */
@@ -228,6 +234,19 @@ struct bfb_opts {
 	 * D.3 without its alpha term; NULL: every link alike. tau_B is then in
 	 * units of the rate-1 link (B/d). Not with chunks. */
 	const uint32_t *rate;
+	/* NIC-limited hosts (issue 14; notes alltoall-mcf.md 2.6, 7; sched/
+	 * bfb_host.c): inject[v] is host v's injection bandwidth in rate-1
+	 * links. In every step a host sends at most inject x the step's time:
+	 * with host forwarding every byte it sends counts, with nic_forwarding
+	 * only its own shard (allgather) and its partial sums (reduce-scatter,
+	 * which the host computes), relayed allgather bytes crossing the NIC
+	 * alone. Allgather steps where the limit binds are solved again as one
+	 * problem over the whole step (links and senders together); a
+	 * reduce-scatter step sends fixed amounts, priced at the busier of
+	 * links and hosts. NULL, or no host below its out-links: not limited,
+	 * the schedule unchanged. Built schedules, exact methods, no chunks. */
+	const struct frac *inject;
+	bool nic_forwarding;
 };
 
 struct bfb_stats {
@@ -237,9 +256,11 @@ struct bfb_stats {
 	double tau_b_value;
 	struct frac tau_b_exact; /* the fractional optimum, without chunking */
 	double tau_b_exact_value;
-	bool bw_optimal;   /* tau_b == the (N-1)/N bound (per phase) */
-	uint64_t problems; /* (node, step) problems with a choice to make */
-	uint64_t lps;	   /* of which solved by lp_solve */
+	bool bw_optimal;      /* tau_b == the (N-1)/N bound (per phase) */
+	uint64_t problems;    /* (node, step) problems with a choice to make */
+	uint64_t lps;	      /* of which solved by lp_solve */
+	uint32_t host_steps;  /* steps the injection limit priced (inject) */
+	uint32_t host_solved; /* allgather steps solved again for it */
 	double seconds_distances, seconds_generate;
 };
 
@@ -597,6 +618,12 @@ struct verify_opts {
 	/* Direct-connect: when set, nsteps entries for each step's most data
 	 * (blocks) on one link (pricing NIC-limited hosts step by step). */
 	double *step_link_load;
+	/* Nodes that take no part (failed hosts, issue 14), one byte per node,
+	 * nonzero: absent. An absent node has no data of its own and needs
+	 * none, so its blocks (shards) do not exist, and a transfer from or to
+	 * it is an error; the others complete the collective among themselves
+	 * (a reduction sums their inputs only). NULL: every node takes part. */
+	const uint8_t *absent;
 };
 
 struct verify_report {

@@ -92,6 +92,23 @@ void sched_append(struct schedule *s, const struct schedule *s2)
 	}
 }
 
+void sched_renumber(struct schedule *s, uint32_t n, const uint32_t *map)
+{
+	uint32_t old = s->nodes;
+	bool a2a = s->collective == SCHED_ALLTOALL;
+
+	for (size_t i = 0; i < s->nxfers; i++) {
+		struct xfer *x = &s->xfers[i];
+
+		x->src = (uint16_t)map[x->src];
+		x->dst = (uint16_t)map[x->dst];
+		x->block = a2a ? map[x->block / old] * n + map[x->block % old] : map[x->block];
+	}
+	if (s->collective == SCHED_BROADCAST || s->collective == SCHED_REDUCE)
+		s->root = map[s->root];
+	s->nodes = n;
+}
+
 void sched_set_metric(struct schedule *s, const char *name, double value)
 {
 	for (unsigned i = 0; i < s->nmetrics; i++)

@@ -126,7 +126,7 @@ struct vstate {
 	 * cannot store, what they hold (rheld) for those that store but cannot
 	 * copy. Reduce mode keeps (count, hash) values there instead. */
 	const struct verify_network *net;
-	uint8_t *term;
+	uint8_t *term; /* a network's terminals, or the nodes not absent (opts.absent) */
 	uint32_t nterm, ninputs;
 	uint32_t *out_off, *out_arc;  /* arcs by tail, in arc order: ports */
 	uint32_t *aset_off, *aset;    /* per arc, its capacity sets */
@@ -1086,7 +1086,7 @@ static bool block_ok(const struct vstate *v, uint64_t block)
 
 	if (c == SCHED_BROADCAST || c == SCHED_REDUCE)
 		return block == v->s->root;
-	if (!v->net)
+	if (!v->term)
 		return true;
 	if (c == SCHED_ALLTOALL)
 		return v->term[block / v->n] && v->term[block % v->n];
@@ -1207,6 +1207,9 @@ static int read_phase(struct vstate *v, uint32_t t)
 			return fail(v, t, xi, "node out of range (%u nodes)", v->n);
 		if (x->src == x->dst)
 			return fail(v, t, xi, "a node sends to itself");
+		if (v->o->absent && (v->o->absent[x->src] || v->o->absent[x->dst]))
+			return fail(v, t, xi, "node %u takes no part (failed)",
+				    v->o->absent[x->src] ? x->src : x->dst);
 		if (x->block >= v->nblocks)
 			return fail(v, t, xi, "no such block");
 		if (x->length == 0 || x->offset >= SCHED_ONE ||
@@ -1452,10 +1455,10 @@ static bool full_reduce(struct vstate *v, uint64_t key)
 	return true;
 }
 
-/* Only terminals take part on a network. */
+/* Only terminals take part on a network; absent nodes nowhere. */
 static bool part(const struct vstate *v, uint32_t u)
 {
-	return !v->net || v->term[u];
+	return !v->term || v->term[u];
 }
 
 static int final_check(struct vstate *v)
@@ -1621,6 +1624,18 @@ static int setup(struct vstate *v)
 		return fail(v, 0, SIZE_MAX, "the root %u is not a node", s->root);
 	if (v->o->network && setup_network(v) < 0)
 		return -1;
+	if (v->o->absent && !v->o->network) {
+		v->term = xcalloc(n + 1, 1);
+		for (uint32_t u = 0; u < n; u++)
+			if (!v->o->absent[u]) {
+				v->term[u] = 1;
+				v->nterm++;
+			}
+		if ((s->collective == SCHED_BROADCAST || s->collective == SCHED_REDUCE) &&
+		    !v->term[s->root])
+			return fail(v, 0, SIZE_MAX, "the root %u takes no part", s->root);
+		v->ninputs = v->nterm;
+	}
 	if (v->reduce) {
 		if ((uint64_t)n * n > (1ull << 24))
 			return fail(v, 0, SIZE_MAX,

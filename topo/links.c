@@ -5,11 +5,14 @@
  *   U-V   the bidirectional link between U and V: the arc U -> V and, when
  *         the graph has one, the arc V -> U (a link is two fibres)
  *   U>V   the one arc U -> V (directed fabrics such as Kautz)
+ *   U     (failures only) the whole node U: every arc to or from it
  *
  * Words are separated by commas or white space; in a file '#' starts a
  * comment and a line `nodes N` gives the node count (else the largest id
- * plus one). A parallel link is named once per copy. Failing a whole host
- * would renumber the survivors and is not offered here. */
+ * plus one). A parallel link is named once per copy. A failed node stays in
+ * the degraded graph without arcs, so node numbers keep their meaning;
+ * topo_survivors() renumbers the others for the engines, which schedule
+ * among them (issue 14). */
 #include "topo/topo.h"
 
 #include <ctype.h>
@@ -23,6 +26,7 @@
 struct link_word {
 	uint32_t u, v;
 	bool both; /* U-V: both directions */
+	bool node; /* U alone: the whole node (v unused) */
 	unsigned line, col;
 };
 
@@ -70,7 +74,7 @@ static int read_id(const char **s, const char *end, uint32_t *v)
 }
 
 /* Parse text into words; file names the source for messages ("" = a list
- * given on the command line, one line). */
+ * given on the command line, one line: there a bare node U is a word too). */
 static int parse_links(const char *text, size_t len, const char *file, struct link_list *l,
 		       struct ofc_error *err)
 {
@@ -111,18 +115,23 @@ static int parse_links(const char *text, size_t len, const char *file, struct li
 		}
 		struct link_word lw = {.line = line, .col = col};
 		const char *q = w;
-		if (read_id(&q, p, &lw.u) < 0 || q == p || (*q != '-' && *q != '>')) {
-			return bad(err, file, line, col,
-				   "'%.*s' is not a link: write U-V (both directions) or U>V (one "
-				   "arc)",
-				   (int)(wl > 40 ? 40 : wl), w);
+		if (!*file && read_id(&q, p, &lw.u) == 0 && q == p) {
+			lw.node = true;
+			GROW(l->w, l->cap, l->n + 1);
+			l->w[l->n++] = lw;
+			continue;
 		}
-		lw.both = *q++ == '-';
-		if (read_id(&q, p, &lw.v) < 0 || q != p)
+		q = w;
+		bool ok = read_id(&q, p, &lw.u) == 0 && q < p && (*q == '-' || *q == '>');
+		if (ok) {
+			lw.both = *q++ == '-';
+			ok = read_id(&q, p, &lw.v) == 0 && q == p;
+		}
+		if (!ok)
 			return bad(err, file, line, col,
 				   "'%.*s' is not a link: write U-V (both directions) or U>V (one "
-				   "arc)",
-				   (int)(wl > 40 ? 40 : wl), w);
+				   "arc)%s",
+				   (int)(wl > 40 ? 40 : wl), w, *file ? "" : ", or U for a node");
 		if (lw.u == lw.v)
 			return bad(err, file, line, col, "'%.*s': a link joins two nodes",
 				   (int)(wl > 40 ? 40 : wl), w);
@@ -141,7 +150,17 @@ static uint32_t find_arc(const struct graph *g, const bool *gone, uint32_t u, ui
 	return UINT32_MAX;
 }
 
-int topo_mark_links(const struct graph *g, const char *list, bool *gone, struct ofc_error *err)
+/* Every arc to or from node u, marked gone. */
+static void mark_node(const struct graph *g, bool *gone, uint32_t u)
+{
+	for (uint32_t x = 0; x < g->n; x++)
+		for (uint32_t a = g->off[x]; a < g->off[x + 1]; a++)
+			if (x == u || g->adj[a] == u)
+				gone[a] = true;
+}
+
+int topo_mark_items(const struct graph *g, const char *list, bool *gone, uint8_t *dead,
+		    struct ofc_error *err)
 {
 	struct link_list l = {0};
 	int rc = -1;
@@ -149,13 +168,28 @@ int topo_mark_links(const struct graph *g, const char *list, bool *gone, struct 
 	if (parse_links(list, strlen(list), "", &l, err) < 0)
 		goto done;
 	if (l.n == 0) {
-		ofc_error_set(err, OFC_E_INPUT, "no failed link given (write U-V or U>V)");
+		if (dead)
+			ofc_error_set(err, OFC_E_INPUT, "no failure given (write U-V, U>V or U)");
+		else
+			ofc_error_set(err, OFC_E_INPUT, "no failed link given (write U-V or U>V)");
 		goto done;
 	}
+	/* Links first, so a link of a failed node may be named too. */
 	for (size_t i = 0; i < l.n; i++) {
 		const struct link_word *w = &l.w[i];
 		uint32_t a, b = UINT32_MAX;
 
+		if (w->node) {
+			if (!dead) {
+				ofc_error_set(err, OFC_E_INPUT,
+					      "'%u' is not a link: write U-V (both directions) or "
+					      "U>V (one arc)",
+					      w->u);
+				err->col = w->col;
+				goto done;
+			}
+			continue;
+		}
 		if (w->u >= g->n || w->v >= g->n) {
 			ofc_error_set(err, OFC_E_INPUT, "failed link %u%c%u: %s has nodes 0..%u",
 				      w->u, w->both ? '-' : '>', w->v, g->spec, g->n - 1);
@@ -179,10 +213,34 @@ int topo_mark_links(const struct graph *g, const char *list, bool *gone, struct 
 			goto done;
 		}
 	}
+	for (size_t i = 0; i < l.n; i++) {
+		const struct link_word *w = &l.w[i];
+
+		if (!w->node)
+			continue;
+		if (w->u >= g->n || dead[w->u]) {
+			if (w->u >= g->n)
+				ofc_error_set(err, OFC_E_INPUT,
+					      "failed node %u: %s has nodes 0..%u", w->u, g->spec,
+					      g->n - 1);
+			else
+				ofc_error_set(err, OFC_E_INPUT, "failed node %u is named twice",
+					      w->u);
+			err->col = w->col;
+			goto done;
+		}
+		dead[w->u] = 1;
+		mark_node(g, gone, w->u);
+	}
 	rc = 0;
 done:
 	free(l.w);
 	return rc;
+}
+
+int topo_mark_links(const struct graph *g, const char *list, bool *gone, struct ofc_error *err)
+{
+	return topo_mark_items(g, list, gone, NULL, err);
 }
 
 struct graph *topo_without_arcs(const struct graph *g, const bool *gone, const char *spec)
@@ -203,7 +261,34 @@ struct graph *topo_without_arcs(const struct graph *g, const bool *gone, const c
 	return d;
 }
 
-int topo_fail_links(const struct graph *g, const char *list, struct graph **out,
+struct graph *topo_survivors(const struct graph *g, const uint8_t *dead, const char *spec,
+			     uint32_t **keep, uint32_t *nkeep)
+{
+	uint32_t *id = xmalloc(((size_t)g->n + 1) * sizeof(uint32_t)), n = 0, m = 0;
+	uint32_t *tails = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	uint32_t *heads = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+
+	*keep = xmalloc(((size_t)g->n + 1) * sizeof(uint32_t));
+	for (uint32_t u = 0; u < g->n; u++) {
+		id[u] = dead[u] ? UINT32_MAX : n;
+		if (!dead[u])
+			(*keep)[n++] = u;
+	}
+	for (uint32_t u = 0; u < g->n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			if (id[u] != UINT32_MAX && id[g->adj[a]] != UINT32_MAX) {
+				tails[m] = id[u];
+				heads[m++] = id[g->adj[a]];
+			}
+	struct graph *s = graph_from_arcs(n, m, tails, heads, spec);
+	free(id);
+	free(tails);
+	free(heads);
+	*nkeep = n;
+	return s;
+}
+
+int topo_fail_items(const struct graph *g, const char *list, struct graph **out, uint8_t *dead,
 		    struct ofc_error *err)
 {
 	bool *gone = xcalloc((size_t)g->m + 1, sizeof(bool));
@@ -211,7 +296,7 @@ int topo_fail_links(const struct graph *g, const char *list, struct graph **out,
 	struct ofc_error ignore = {0};
 
 	*out = NULL;
-	if (topo_mark_links(g, list, gone, err) < 0) {
+	if (topo_mark_items(g, list, gone, dead, err) < 0) {
 		free(gone);
 		return -1;
 	}
@@ -220,13 +305,22 @@ int topo_fail_links(const struct graph *g, const char *list, struct graph **out,
 	parse_links(list, strlen(list), "", &l, &ignore);
 	sb_printf(&spec, "%s without ", g->spec);
 	for (size_t i = 0; i < l.n; i++)
-		sb_printf(&spec, "%s%u%c%u", i ? "," : "", l.w[i].u, l.w[i].both ? '-' : '>',
-			  l.w[i].v);
+		if (l.w[i].node)
+			sb_printf(&spec, "%s%u", i ? "," : "", l.w[i].u);
+		else
+			sb_printf(&spec, "%s%u%c%u", i ? "," : "", l.w[i].u,
+				  l.w[i].both ? '-' : '>', l.w[i].v);
 	*out = topo_without_arcs(g, gone, spec.buf);
 	sb_free(&spec);
 	free(l.w);
 	free(gone);
 	return 0;
+}
+
+int topo_fail_links(const struct graph *g, const char *list, struct graph **out,
+		    struct ofc_error *err)
+{
+	return topo_fail_items(g, list, out, NULL, err);
 }
 
 int topo_edges_file(const char *path, struct graph **out, struct ofc_error *err)

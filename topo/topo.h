@@ -91,6 +91,20 @@ int topo_fail_links(const struct graph *g, const char *list, struct graph **out,
  * named spec (the caller frees). */
 int topo_mark_links(const struct graph *g, const char *list, bool *gone, struct ofc_error *err);
 struct graph *topo_without_arcs(const struct graph *g, const bool *gone, const char *spec);
+/* Failures with whole nodes (issue 14): as topo_fail_links / _mark_links,
+ * and a bare node U fails the node: every arc to or from it goes and
+ * dead[U] is set (dead: g->n bytes, zeroed by the caller; NULL refuses a
+ * node, as the two above do). The node stays in *out, without arcs. */
+int topo_fail_items(const struct graph *g, const char *list, struct graph **out, uint8_t *dead,
+		    struct ofc_error *err);
+int topo_mark_items(const struct graph *g, const char *list, bool *gone, uint8_t *dead,
+		    struct ofc_error *err);
+/* The graph on the nodes not dead, renumbered in order ((*keep)[i] is the
+ * old number of node i, *nkeep of them; the caller frees *keep), each
+ * node's arcs among them in the same order, so a port (an arc's rank among
+ * its tail's) means the same in both when g has no arcs to dead nodes. */
+struct graph *topo_survivors(const struct graph *g, const uint8_t *dead, const char *spec,
+			     uint32_t **keep, uint32_t *nkeep);
 int topo_edges_file(const char *path, struct graph **out, struct ofc_error *err);
 struct graph *graph_transpose(const struct graph *g);
 /* The tail of every arc, in CSR order (m + 1 entries; caller frees). */

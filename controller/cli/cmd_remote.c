@@ -130,6 +130,12 @@ static void print_state(const Ofc__V1__State *s)
 			printf(" %s", s->failed[i]);
 		printf(" (schedules run without them)\n");
 	}
+	if (s->n_moved) {
+		printf("  moved     ");
+		for (size_t i = 0; i < s->n_moved; i++)
+			printf(" %s", s->moved[i]);
+		printf(" (circuits re-wired onto spare ports)\n");
+	}
 	if (s->transaction)
 		printf("  transaction %llu: %s (%s %s, ticket %llu)\n",
 		       (unsigned long long)s->transaction->id,
@@ -691,16 +697,17 @@ static int r_failure(struct remote *r, int argc, char **argv)
 			return cli_help(
 			    r->cmd,
 			    restore
-				? "Tells ofcd that failed links or ports work again (--all: every "
-				  "one reported).\nofcd re-plans the schedule, as for a "
+				? "Tells ofcd that failed links, ports or hosts work again (--all: "
+				  "every one reported).\nofcd re-plans the schedule, as for a "
 				  "failure; with none left it is the healthy one.\n"
-				: "Tells ofcd that links or ports failed: U-V is the link between "
-				  "hosts U and V\n(both directions), HOST:PORT a host's NIC port "
-				  "(both fibres). ofcd re-plans the\nschedule on the surviving "
-				  "graph, announces it to watchers and answers\nGetSchedule with "
-				  "it until they are restored; the set survives a restart.\nPrints "
-				  "the re-planned schedule's figures; exit 1 when none "
-				  "survives.\n");
+				: "Tells ofcd that links, ports or hosts failed: U-V is the link "
+				  "between hosts U and V\n(both directions), HOST:PORT a host's "
+				  "NIC port (both fibres), HOST a whole host\n(it takes no part: "
+				  "the others run the collective among themselves). ofcd\nre-plans "
+				  "the schedule on the surviving graph, announces it to watchers "
+				  "and\nanswers GetSchedule with it until they are restored; the "
+				  "set survives a restart.\nPrints the re-planned schedule's "
+				  "figures; exit 1 when none survives.\n");
 		if (c == 'a' && restore)
 			all = true;
 		else if (c == 'a')
@@ -709,8 +716,8 @@ static int r_failure(struct remote *r, int argc, char **argv)
 			return rc;
 	}
 	if (optind >= argc && !all)
-		return cli_usage_error(r->cmd, restore ? "missing LINK or PORT (or --all)"
-						       : "missing LINK or PORT");
+		return cli_usage_error(r->cmd, restore ? "missing LINK, PORT or HOST (or --all)"
+						       : "missing LINK, PORT or HOST");
 	rf.n_items = (size_t)(argc - optind);
 	rf.items = argv + optind;
 	rf.has_restore = rf.restore = restore;
@@ -758,12 +765,12 @@ static const struct {
      {"--socket PATH cancel", "TICKET [--json]", "cancel a queued mutation", NULL},
      r_cancel},
     {"fail",
-     {"--socket PATH fail", "LINK|PORT... [--json]",
-      "tell the daemon links (U-V) or ports (HOST:PORT) failed; it re-plans", NULL},
+     {"--socket PATH fail", "LINK|PORT|HOST... [--json]",
+      "tell the daemon links (U-V), ports (HOST:PORT) or hosts failed; it re-plans", NULL},
      r_failure},
     {"restore",
-     {"--socket PATH restore", "(LINK|PORT... | --all) [--json]",
-      "tell the daemon failed links or ports work again", NULL},
+     {"--socket PATH restore", "(LINK|PORT|HOST... | --all) [--json]",
+      "tell the daemon failed links, ports or hosts work again", NULL},
      r_failure},
 };
 

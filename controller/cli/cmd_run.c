@@ -584,6 +584,18 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 		a.q.size = 1u << 20;
 	if (fabric_open(a.fc.file, &a.fc.fabric, &err) < 0)
 		return cli_fail(&err);
+	if (a.fc.fabric->degraded && a.fc.fabric->nfailed_hosts) {
+		/* The executor checks every host's data; a schedule among the
+		 * survivors leaves the failed hosts without theirs. */
+		ofc_error_set(&err, OFC_E_INPUT,
+			      "%s: %u host%s failed: running a schedule among the surviving "
+			      "hosts on the testbed is not supported (ofc schedule computes it)",
+			      a.fc.file, a.fc.fabric->nfailed_hosts,
+			      a.fc.fabric->nfailed_hosts == 1 ? " is" : "s are");
+		fabric_free(a.fc.fabric);
+		free(a.fc.state_dir);
+		return cli_fail(&err);
+	}
 	if (testbed_net_read(a.fc.fabric, a.fc.state_dir, &t, &err) < 0) {
 		fabric_free(a.fc.fabric);
 		free(a.fc.state_dir);

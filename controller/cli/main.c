@@ -54,10 +54,10 @@ static const struct cli_cmd commands[] = {
      "rewire the fabric through ofcd (with --socket PATH)", cmd_daemon_only},
     {"watch", "[--count N] [--json]", "print ofcd's events (with --socket PATH)", cmd_daemon_only},
     {"cancel", "TICKET", "cancel a mutation queued in ofcd (with --socket PATH)", cmd_daemon_only},
-    {"fail", "LINK|PORT...", "tell ofcd links or ports failed; it re-plans (with --socket PATH)",
-     cmd_daemon_only},
-    {"restore", "LINK|PORT... | --all",
-     "tell ofcd failed links or ports work again (with --socket PATH)", cmd_daemon_only},
+    {"fail", "LINK|PORT|HOST...",
+     "tell ofcd links, ports or hosts failed; it re-plans (with --socket PATH)", cmd_daemon_only},
+    {"restore", "LINK|PORT|HOST... | --all",
+     "tell ofcd failed links, ports or hosts work again (with --socket PATH)", cmd_daemon_only},
 };
 
 static void usage_all(FILE *out)

@@ -50,6 +50,52 @@ static void write_healthy_json(struct json_writer *w, const struct schedule_resu
 	jw_obj_end(w);
 }
 
+/* With failed hosts: the nodes that take no part (the topology's numbers). */
+static void write_failed_nodes_json(struct json_writer *w, const struct schedule_result *r)
+{
+	if (!r->nabsent)
+		return;
+	jw_key(w, "failed_nodes");
+	jw_arr_begin(w);
+	for (uint32_t v = 0; v < r->whole->n; v++)
+		if (r->absent[v])
+			jw_uint(w, v);
+	jw_arr_end(w);
+	if (r->fabric && r->fabric->nhosts == r->whole->n) {
+		jw_key(w, "failed_hosts");
+		jw_arr_begin(w);
+		for (uint32_t v = 0; v < r->whole->n; v++)
+			if (r->absent[v])
+				jw_str(w, r->fabric->hosts[v].name);
+		jw_arr_end(w);
+	}
+}
+
+/* "node 5" or "nodes 5, 9" (host names on a fabric), at most a few. */
+static void text_failed_nodes(FILE *out, const struct schedule_result *r)
+{
+	const struct fabric *f = r->fabric;
+	bool names = f && f->nhosts == r->whole->n;
+	uint32_t k = 0;
+
+	fprintf(out, "%s ",
+		names ? (r->nabsent == 1 ? "host" : "hosts")
+		      : (r->nabsent == 1 ? "node" : "nodes"));
+	for (uint32_t v = 0; v < r->whole->n; v++) {
+		if (!r->absent[v])
+			continue;
+		if (k == 8) {
+			fprintf(out, ", ...");
+			break;
+		}
+		if (names)
+			fprintf(out, "%s%s", k ? ", " : "", f->hosts[v].name);
+		else
+			fprintf(out, "%s%u", k ? ", " : "", v);
+		k++;
+	}
+}
+
 static double thm20_bound(const struct schedule_result *r, const struct schedule_outcome *o)
 {
 	/* Thm 20: T_B <= T_B^OPT + (M/B) d (d^D - 1) / ((d - 1) P N), per phase. */
@@ -226,6 +272,7 @@ static void write_summary_json(const struct schedule_result *r, const struct sch
 	jw_str(w, r->g->spec);
 	jw_key(w, "nodes");
 	jw_uint(w, r->g->n);
+	write_failed_nodes_json(w, r);
 	jw_key(w, "degree");
 	jw_uint(w, r->degree);
 	jw_key(w, "size_bytes");
@@ -293,6 +340,16 @@ static void write_summary_json(const struct schedule_result *r, const struct sch
 		jw_uint(w, o->bst.problems);
 		jw_key(w, "lps_solved");
 		jw_uint(w, o->bst.lps);
+		if (r->bfb_inject) {
+			/* NIC-limited hosts: steps the injection priced, and the
+			 * allgather steps solved again for it */
+			jw_key(w, "host_limited_steps");
+			jw_uint(w, o->bst.host_steps);
+			jw_key(w, "host_resolved_steps");
+			jw_uint(w, o->bst.host_solved);
+			jw_key(w, "host_forwarding");
+			jw_str(w, r->nic_forwarding ? "nic" : "host");
+		}
 		if (r->bopts.chunks) {
 			jw_key(w, "chunks");
 			jw_uint(w, r->bopts.chunks);
@@ -350,6 +407,14 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 	fmt_rate(b, sizeof(b), r->cost.bandwidth);
 	fprintf(out, "%s %s on %s: %u nodes, degree %u\n", o->algo,
 		sched_collective_name(r->collective), r->g->spec, r->g->n, r->degree);
+	if (r->nabsent) {
+		fprintf(out, "  failed       ");
+		text_failed_nodes(out, r);
+		fprintf(out,
+			" of %u: no part in the collective, which the other %u complete among "
+			"themselves (transfers keep the topology's node numbers)\n",
+			r->whole->n, r->g->n);
+	}
 	fprintf(out, "  workload     M = %s, alpha = %s, B = %s (M/B = %.6g us)\n", m, a, b, mb);
 	fprintf(out, "  steps        %u (T_L = %.6g us)\n", o->steps,
 		o->steps * r->cost.alpha * 1e6);
@@ -389,6 +454,12 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 			"  reduced      node 0's program (%zu transfers) x %s (order %u), checked "
 			"by symmetry\n",
 			o->s.nxfers, o->group.name, o->group.order);
+	if (o->is_bfb && r->bfb_inject)
+		fprintf(out,
+			"  hosts        injection (%s forwarding) sets the time of %u of %u steps; "
+			"%u allgather step%s balanced over links and senders together\n",
+			r->nic_forwarding ? "NIC" : "host", o->bst.host_steps, o->steps,
+			o->bst.host_solved, o->bst.host_solved == 1 ? "" : "s");
 	if (o->is_a2a) {
 		fprintf(out,
 			"  theta        %.9g per link capacity (%s); bound %s = %.9g, "
@@ -541,6 +612,11 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 				o->group.reps, o->group.reps > 1 ? "s" : " (0)", o->group.name,
 				o->ntransfers);
 		sched_write_text(out.f, &o->s, UINT32_MAX);
+		if (r->nabsent) {
+			fprintf(out.f, "failed (no part in it): ");
+			text_failed_nodes(out.f, r);
+			fprintf(out.f, "\n");
+		}
 		if (r->nic_ports) {
 			const struct fabric *f = r->fabric;
 
@@ -561,6 +637,7 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 		jw_init(&w, out.f, true);
 		jw_obj_begin(&w);
 		sched_write_json_members(&w, &o->s, true);
+		write_failed_nodes_json(&w, r);
 		jw_key(&w, "tau_b_fraction");
 		if (frac_valid(o->tau_b))
 			jw_str(&w, frac_str(o->tau_b, buf, sizeof(buf)));
@@ -596,6 +673,11 @@ static void write_table_text(const struct schedule_result *r, FILE *out)
 		    r->fluid.any_hops ? " and, meeting the cut bound, any" : "", r->fluid.cut_us);
 	else if (r->fluid.why[0])
 		fprintf(out, "  %s\n", r->fluid.why);
+	if (r->nabsent) {
+		fprintf(out, "  failed ");
+		text_failed_nodes(out, r);
+		fprintf(out, ": schedules among the other %u nodes\n", r->g->n);
+	}
 	if (r->healthy)
 		fprintf(out, "  failed links: against healthy %s\n", r->healthy->spec);
 	fprintf(out, "  %-12s %7s %14s %12s %8s  %s\n", "algorithm", "steps", "tau_B", "time_us",

@@ -794,6 +794,32 @@ static int h_failed_links(struct loader *L, yaml_node_t *n, const struct key *k,
 	return 0;
 }
 
+/* failed_hosts: a list of host names (issue 14). */
+static int h_failed_hosts(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+{
+	struct topo_target *t = base;
+
+	if (n->type != YAML_SEQUENCE_NODE)
+		return node_error(L, n, "'%s' must be a list of host names, not %s", k->name,
+				  type_name(n));
+	size_t total = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+	if (total > CONFIG_MAX_HOSTS)
+		return node_error(L, n, "'%s' has too many entries", k->name);
+	t->failed_hosts = xcalloc(total ? total : 1, sizeof(struct failed_host));
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
+		yaml_node_t *item = yaml_document_get_node(&L->doc, *it);
+		struct key hk = {.name = k->name};
+		const char *name;
+
+		if (scalar(L, item, &hk, &name) < 0 || check_name(L, item, "host name", name) < 0)
+			return -1;
+		t->failed_hosts[t->nfailed_hosts].loc = loc_of(item);
+		t->failed_hosts[t->nfailed_hosts++].name = xstrdup(name);
+	}
+	return 0;
+}
+
 /* link_rates: a list of [HOST, HOST, RATE]. */
 static int h_link_rates(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
@@ -847,6 +873,7 @@ static int h_link_rates(struct loader *L, yaml_node_t *n, const struct key *k, v
 static const struct key topology_keys[] = {
     {"spec", h_spec, .required = true},
     {"failed_links", h_failed_links},
+    {"failed_hosts", h_failed_hosts},
     {"link_rates", h_link_rates},
     {"self_loops", h_choice, OFF(struct topo_target, self_loops), .choices = self_loop_modes},
     {NULL},

@@ -291,6 +291,39 @@ static int resolve_switch_list(struct fabric *f, uint32_t *out, struct ofc_error
 	return 0;
 }
 
+/* Port moves (ofcd's re-wiring around a lost port): the two host ports
+ * trade switch ports, on one switch. Positions are the config's wiring:
+ * a move is no part of the file. */
+static int apply_moves(struct fabric *f, struct wiring_ctx *w, struct ofc_error *err)
+{
+	for (uint32_t i = 0; i < f->nmoves; i++) {
+		const struct port_move *m = &f->moves[i];
+		int h = fabric_find_host(f, m->host);
+		uint32_t ia = UINT32_MAX, ib = UINT32_MAX;
+
+		if (h >= 0 && m->from < w->maxports && m->to < w->maxports) {
+			ia = w->by_host_port[(size_t)h * w->maxports + m->from];
+			ib = w->by_host_port[(size_t)h * w->maxports + m->to];
+		}
+		if (ia == UINT32_MAX || ib == UINT32_MAX || m->from == m->to)
+			return at(err, f, f->wiring_cfg.loc,
+				  "moved port %s:%u -> %s:%u: both must be wired ports of the host",
+				  m->host, m->from, m->host, m->to);
+		struct attachment *a = &f->wiring[ia], *b = &f->wiring[ib];
+		if (a->sw != b->sw)
+			return at(err, f, f->wiring_cfg.loc,
+				  "moved port %s:%u -> %s:%u: the two are cabled to different "
+				  "switches",
+				  m->host, m->from, m->host, m->to);
+		uint32_t k = a->sw_port;
+		a->sw_port = b->sw_port;
+		b->sw_port = k;
+		w->by_switch_port[a->sw][a->sw_port] = ia;
+		w->by_switch_port[b->sw][b->sw_port] = ib;
+	}
+	return 0;
+}
+
 static int check_wiring(struct fabric *f, struct wiring_ctx *w, struct ofc_error *err)
 {
 	const struct wiring_cfg *wc = &f->wiring_cfg;
@@ -410,6 +443,8 @@ static int check_wiring(struct fabric *f, struct wiring_ctx *w, struct ofc_error
 	}
 out:
 	free(sw);
+	if (rc == 0)
+		rc = apply_moves(f, w, err);
 	return rc;
 }
 
@@ -590,32 +625,81 @@ static int mark_port(struct fabric *f, bool *gone, uint32_t u, uint32_t j, struc
 	return 0;
 }
 
+/* The topology's port that physical port j of host h carries now (a port
+ * move swaps the two). */
+static uint32_t moved_port(const struct fabric *f, uint32_t h, uint32_t j)
+{
+	for (uint32_t i = 0; i < f->nmoves; i++)
+		if (strcmp(f->moves[i].host, f->hosts[h].name) == 0) {
+			if (f->moves[i].from == j)
+				return f->moves[i].to;
+			if (f->moves[i].to == j)
+				return f->moves[i].from;
+		}
+	return j;
+}
+
+/* A move takes a port the topology uses onto one it leaves dark. */
+static int check_moves(struct fabric *f, struct ofc_error *err)
+{
+	for (uint32_t i = 0; i < f->nmoves; i++) {
+		const struct port_move *m = &f->moves[i];
+
+		if (!f->ports.to || m->from >= f->ports.d || m->to < f->ports.d)
+			return at(err, f, f->wiring_cfg.loc,
+				  "moved port %s:%u -> %s:%u: the topology must use the first and "
+				  "leave the second dark",
+				  m->host, m->from, m->host, m->to);
+	}
+	return 0;
+}
+
 /* Failed hosts, ports and links (issue 14): the graph schedules run on,
- * f->degraded, is the target topology less what failed. */
+ * f->degraded, is the target topology less what failed. A failed host
+ * (`failed: true`, or named in the topology's failed_hosts) keeps its node
+ * without arcs; the others must still reach one another. */
 static int check_failures(struct fabric *f, struct ofc_error *err)
 {
 	struct topo_target *t = &f->topology;
 	struct src_loc first = {0};
 	uint32_t nports = 0;
 
-	for (uint32_t h = 0; h < f->nhosts; h++) {
+	for (uint32_t i = 0; i < t->nfailed_hosts; i++) {
+		const struct failed_host *fh = &t->failed_hosts[i];
+		int h = fabric_find_host(f, fh->name);
+
+		if (h < 0)
+			return at(err, f, fh->loc, "failed host: no host '%s'", fh->name);
 		if (f->hosts[h].failed)
-			return at(err, f, f->hosts[h].failed_loc,
-				  "host '%s' is failed: schedules cannot leave a host out yet; "
-				  "take it out of 'hosts' and the topology, or fail its ports",
-				  f->hosts[h].name);
+			return at(err, f, fh->loc, "failed host '%s' is named twice (line %u)",
+				  fh->name, f->hosts[h].failed_loc.line);
+		f->hosts[h].failed = true;
+		f->hosts[h].failed_loc = fh->loc;
+	}
+	f->nfailed_hosts = 0;
+	for (uint32_t h = 0; h < f->nhosts; h++) {
+		if (f->hosts[h].failed) {
+			if (!first.line)
+				first = f->hosts[h].failed_loc;
+			f->nfailed_hosts++;
+		}
 		if (f->hosts[h].nfailed_ports && !first.line)
 			first = f->hosts[h].failed_port_locs[0];
 		nports += f->hosts[h].nfailed_ports;
 	}
-	if (!nports && !t->nfailed_links)
+	if (!nports && !t->nfailed_links && !f->nfailed_hosts)
 		return 0;
 	if (t->nfailed_links)
 		first = t->failed_links[0].loc;
 	if (!f->graph)
-		return at(err, f, first, "failed ports and links need a target 'topology'");
+		return at(err, f, first, "failed hosts, ports and links need a target 'topology'");
+	if (f->nhosts - f->nfailed_hosts < 2)
+		return at(err, f, first,
+			  "with %u of %u hosts failed there is no collective left to schedule",
+			  f->nfailed_hosts, f->nhosts);
 
 	bool *gone = xcalloc((size_t)f->graph->m + 1, sizeof(bool));
+	uint8_t *dead = xcalloc((size_t)f->nhosts + 1, 1);
 	struct strbuf spec = STRBUF_INIT;
 	const char *sep = "";
 	int rc = -1;
@@ -648,26 +732,50 @@ static int check_failures(struct fabric *f, struct ofc_error *err)
 	}
 	for (uint32_t h = 0; h < f->nhosts; h++)
 		for (uint32_t k = 0; k < f->hosts[h].nfailed_ports; k++) {
-			if (mark_port(f, gone, h, f->hosts[h].failed_ports[k],
-				      f->hosts[h].failed_port_locs[k], err) < 0)
+			uint32_t j = moved_port(f, h, f->hosts[h].failed_ports[k]);
+
+			if (mark_port(f, gone, h, j, f->hosts[h].failed_port_locs[k], err) < 0)
 				goto out;
+			if (j >= f->ports.d)
+				continue; /* dark (or moved off): it carried nothing */
 			sb_printf(&spec, "%s%s:%u", sep, f->hosts[h].name,
 				  f->hosts[h].failed_ports[k]);
 			sep = ",";
 		}
+	/* A failed host: every arc to or from it. */
+	for (uint32_t u = 0; u < f->graph->n; u++)
+		for (uint32_t a = f->graph->off[u]; a < f->graph->off[u + 1]; a++)
+			if (f->hosts[u].failed || f->hosts[f->graph->adj[a]].failed)
+				gone[a] = true;
+	for (uint32_t h = 0; h < f->nhosts; h++)
+		if (f->hosts[h].failed) {
+			dead[h] = 1;
+			sb_printf(&spec, "%s%s", sep, f->hosts[h].name);
+			sep = ",";
+		}
+	if (!*sep) { /* only dark ports failed: the graph is whole */
+		rc = 0;
+		goto out;
+	}
 	f->degraded = topo_without_arcs(f->graph, gone, spec.buf);
+	/* The survivors must reach one another (the failed hosts take no part). */
+	uint32_t *keep, nkeep;
+	struct graph *alive = topo_survivors(f->degraded, dead, spec.buf, &keep, &nkeep);
 	struct topo_facts facts;
-	topo_facts(f->degraded, &facts, 0);
+	topo_facts(alive, &facts, 0);
+	graph_free(alive);
+	free(keep);
 	if (!facts.strongly_connected) {
 		at(err, f, first,
 		   "with these failures topology '%s' is no longer strongly connected: some "
-		   "hosts could never reach others",
-		   f->graph->spec);
+		   "%shosts could never reach others",
+		   f->graph->spec, f->nfailed_hosts ? "surviving " : "");
 		goto out;
 	}
 	rc = 0;
 out:
 	free(gone);
+	free(dead);
 	sb_free(&spec);
 	return rc;
 }
@@ -750,6 +858,11 @@ static int check_partition_topology(struct fabric *f, const struct partition *p,
 	if (t->nfailed_links)
 		return at(err, f, t->failed_links[0].loc,
 			  "partition '%s': failed_links belong to the fabric's topology, not a "
+			  "partition's",
+			  p->name);
+	if (t->nfailed_hosts)
+		return at(err, f, t->failed_hosts[0].loc,
+			  "partition '%s': failed_hosts belong to the fabric's topology, not a "
 			  "partition's",
 			  p->name);
 	ofc_error_clear(&sub);
@@ -874,7 +987,7 @@ int fabric_validate(struct fabric *f, struct ofc_error *err)
 	if (index_hosts(f, err) < 0 || check_device_names(f, err) < 0 ||
 	    check_switches(f, err) < 0 || check_rings(f, err) < 0 || check_partitions(f, err) < 0)
 		return -1;
-	if (check_wiring(f, &w, err) < 0 || check_topology(f, err) < 0 ||
+	if (check_wiring(f, &w, err) < 0 || check_topology(f, err) < 0 || check_moves(f, err) < 0 ||
 	    check_failures(f, err) < 0 || check_rates(f, err) < 0)
 		goto out;
 	if (!f->topology.present && f->npartitions && f->wiring_cfg.pattern != WIRING_NONE &&

@@ -118,6 +118,8 @@ Ofc__V1__Fabric *fabric_msg(struct arena *a, const struct fabric *f)
 		h->port_rates_bps = f->hosts[i].port_rates.v; /* borrowed, as the names */
 		h->n_failed_ports = f->hosts[i].nfailed_ports;
 		h->failed_ports = f->hosts[i].failed_ports;
+		if (f->hosts[i].failed)
+			SET(h, failed, true);
 		m->hosts[i] = h;
 	}
 
@@ -390,8 +392,16 @@ int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err
 
 Ofc__V1__Schedule *schedule_extra_msg(struct arena *a, const struct schedule_result *r)
 {
-	return schedule_fabric_msg(a, r->main->tau_b, r->fabric, r->links,
-				   r->nic_ports ? r->nlinks : 0);
+	Ofc__V1__Schedule *m = schedule_fabric_msg(a, r->main->tau_b, r->fabric, r->links,
+						   r->nic_ports ? r->nlinks : 0);
+
+	if (r->nabsent) {
+		m->failed_nodes = arena_array(a, r->nabsent, sizeof(*m->failed_nodes));
+		for (uint32_t v = 0; v < r->whole->n; v++)
+			if (r->absent[v])
+				m->failed_nodes[m->n_failed_nodes++] = v;
+	}
+	return m;
 }
 
 Ofc__V1__Schedule *schedule_fabric_msg(struct arena *a, struct frac tau_b, const struct fabric *f,

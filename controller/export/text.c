@@ -154,6 +154,9 @@ static void write_topology(const struct fabric *f, FILE *out)
 			t->self_loops == 1 ? "" : "s",
 			f->topology.self_loops == SELF_LOOPS_DARK ? "ports left dark"
 								  : "ports looped back");
+	if (f->degraded)
+		fprintf(out, "  failures: schedules run on %s%s\n", f->degraded->spec,
+			f->nfailed_hosts ? " (failed hosts take no part)" : "");
 	if (f->ncircuits)
 		write_circuits(f, out);
 }

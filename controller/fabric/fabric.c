@@ -105,6 +105,9 @@ void fabric_free(struct fabric *f)
 		free(p->member_host);
 		free(p->member_port);
 		free(p->topology.spec);
+		for (uint32_t k = 0; k < p->topology.nfailed_hosts; k++)
+			free(p->topology.failed_hosts[k].name);
+		free(p->topology.failed_hosts);
 		for (uint32_t k = 0; k < p->ncollectives; k++)
 			free(p->collectives[k].algorithm);
 		free(p->collectives);
@@ -118,6 +121,12 @@ void fabric_free(struct fabric *f)
 		free(f->topology.failed_links[i].b);
 	}
 	free(f->topology.failed_links);
+	for (uint32_t i = 0; i < f->topology.nfailed_hosts; i++)
+		free(f->topology.failed_hosts[i].name);
+	free(f->topology.failed_hosts);
+	for (uint32_t i = 0; i < f->nmoves; i++)
+		free(f->moves[i].host);
+	free(f->moves);
 	for (uint32_t i = 0; i < f->topology.nlink_rates; i++) {
 		free(f->topology.link_rates[i].a);
 		free(f->topology.link_rates[i].b);

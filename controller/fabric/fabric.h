@@ -45,14 +45,26 @@ struct host {
 	double injection;
 	struct src_loc injection_loc;
 	int forwarding; /* enum host_forwarding */
-	/* Failures (issue 14): the whole host (refused by validation until
-	 * schedules can leave a host out), or some of its NIC ports (both
-	 * fibres of each: the links they carry are gone). */
+	/* Failures (issue 14): the whole host (`failed: true`, or named in
+	 * the topology's failed_hosts: validation sets it and failed_loc), or
+	 * some of its NIC ports (both fibres of each: the links they carry are
+	 * gone). */
 	bool failed;
 	struct src_loc failed_loc;
 	uint32_t *failed_ports;
 	struct src_loc *failed_port_locs;
 	uint32_t nfailed_ports;
+};
+
+/* A circuit moved off a lost host port onto a spare one (issue 14, ofcd's
+ * re-wiring): host port `from` and the spare port `to`, cabled to the same
+ * switch, trade switch ports, so the topology's port `from` runs on the
+ * spare's fibre and the lost port is left dark (failed_ports name physical
+ * ports: a failed `from` then takes out nothing). Run-time state that ofcd
+ * keeps in STATE_DIR/FABRIC.rewired, not a config key. */
+struct port_move {
+	char *host;
+	uint32_t from, to;
 };
 
 /* Server fabrics (issue 13, fluid/): a template's vertices, links and
@@ -188,12 +200,21 @@ struct link_rate {
 	uint32_t u, v; /* host indices, after validation */
 };
 
+/* A failed host (topology: failed_hosts: [h3, ...]): it neither sends nor
+ * receives nor forwards; schedules run among the others. */
+struct failed_host {
+	struct src_loc loc;
+	char *name;
+};
+
 struct topo_target {
 	struct src_loc loc;
 	bool present;
 	char *spec;
 	struct failed_link *failed_links;
 	uint32_t nfailed_links;
+	struct failed_host *failed_hosts;
+	uint32_t nfailed_hosts;
 	struct link_rate *link_rates;
 	uint32_t nlink_rates;
 	struct src_loc spec_loc;
@@ -291,6 +312,10 @@ struct fabric {
 	struct sv_set *fsets;
 	uint32_t nfsets;
 
+	/* Port moves to apply (set before fabric_validate; owned). */
+	struct port_move *moves;
+	uint32_t nmoves;
+
 	/* Filled by fabric_validate(). */
 	bool validated;
 	uint32_t *host_index;	   /* host indices sorted by name, for lookups */
@@ -298,9 +323,12 @@ struct fabric {
 	uint32_t nwiring;
 	struct graph *graph; /* target topology, NULL when none */
 	/* graph less its failed links and ports (hosts' failed_ports,
-	 * topology's failed_links), what schedules run on; NULL when nothing
-	 * failed. Spec "SPEC without h0-h1,h2:3". */
+	 * topology's failed_links) and every arc of a failed host (which stays,
+	 * without arcs: schedules run among the others, renumbered by
+	 * topo_survivors); NULL when nothing failed. Spec "SPEC without
+	 * h0-h1,h2:3,h5". nfailed_hosts: the hosts marked failed. */
 	struct graph *degraded;
+	uint32_t nfailed_hosts;
 	struct topo_facts facts;
 	struct port_map ports; /* its port permutations, when wired */
 	struct circuit *circuits;

@@ -1,9 +1,10 @@
-/* Failures at run time (issue 14). Two sources: ReportFailure (links "U-V"
- * and ports "HOST:PORT" an operator or a monitor reports, persisted in
+/* Failures at run time (issue 14). Two sources: ReportFailure (links "U-V",
+ * ports "HOST:PORT" and whole hosts "HOST" an operator or a monitor reports, persisted in
  * STATE_DIR/FABRIC.failed so a restart keeps them) and the devices (every
  * host port cabled to a switch found lost fails with it, until it is back).
  * Either change re-plans: the running YAML is validated again with the
- * failures added to its own failed_links / failed_ports, so the fabric's
+ * failures added to its own failed_links / failed_ports / failed_hosts, so
+ * the fabric's
  * degraded graph (controller/config/validate.c check_failures) is what
  * GetSchedule and the state's schedule run on; the circuits stay the
  * config's (nothing is rewired around a failure). The workload's schedule on
@@ -47,22 +48,34 @@ bool failure_item_ok(const char *item)
 {
 	size_t len = strlen(item);
 
-	if (len < 3 || len > 2 * NAME_MAX_LEN + 1)
+	if (len < 1 || len > 2 * NAME_MAX_LEN + 1)
 		return false;
 	for (const char *p = item; *p; p++)
 		if (!isalnum((unsigned char)*p) && !strchr("-_.:/", *p))
 			return false;
-	return strchr(item, ':') || strchr(item, '-');
+	return true;
 }
 
-/* The canonical form of an item on fabric f: a link "A-B" with A the host
- * of the lower index (it names both directions), a port "HOST:PORT". A link
- * must be one of the topology's (either direction); host names may hold
- * '-', so every split is tried. */
+/* The canonical form of an item on fabric f: a host "HOST" (an item that is
+ * a host's name is that host, even when it could also be read as a link of
+ * hosts whose names it joins with '-'), a link "A-B" with A the host of the
+ * lower index (it names both directions), a port "HOST:PORT". A link must be
+ * one of the topology's (either direction); host names may hold '-', so
+ * every split is tried. */
 static int item_resolve(const struct fabric *f, const char *item, char *out, size_t n,
 			struct ofc_error *err)
 {
 	const char *colon = strrchr(item, ':');
+	int whole = fabric_find_host(f, item);
+
+	if (whole >= 0) {
+		if (!f->graph)
+			return ofc_error_set(
+			    err, OFC_E_INPUT,
+			    "'%s': a failed host needs a topology to leave it out of", item);
+		snprintf(out, n, "%s", f->hosts[whole].name);
+		return 0;
+	}
 
 	if (colon) {
 		char host[NAME_MAX_LEN + 1];
@@ -117,7 +130,8 @@ static int item_resolve(const struct fabric *f, const char *item, char *out, siz
 		return ofc_error_set(err, OFC_E_INPUT, "'%s': topology '%s' has no such link", item,
 				     f->graph ? f->graph->spec : "(none)");
 	return ofc_error_set(err, OFC_E_INPUT,
-			     "'%s': not a link U-V or a port HOST:PORT of this fabric's hosts",
+			     "'%s': not a host, a link U-V or a port HOST:PORT of this fabric's "
+			     "hosts",
 			     item);
 }
 
@@ -158,8 +172,8 @@ int failures_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
 		    d->nw_reported >= FAIL_MAX_ITEMS) {
 			rc = -1;
 			ofc_error_at(err, OFC_E_RUNTIME, path, line, 1,
-				     "not a failure ofcd wrote (U-V or HOST:PORT): the file is "
-				     "damaged; look at it, then `mv %s %s.bad` and report the "
+				     "not a failure ofcd wrote (U-V, HOST:PORT or HOST): the file "
+				     "is damaged; look at it, then `mv %s %s.bad` and report the "
 				     "failures again",
 				     path, path);
 			strv_free(d->w_reported, d->nw_reported);
@@ -191,8 +205,8 @@ static int failures_save(struct ofcd *d, struct ofc_error *err)
 		free(path);
 		return rc;
 	}
-	sb_printf(&sb, "# failures reported to ofcd (ReportFailure), one per line: U-V or "
-		       "HOST:PORT\n");
+	sb_printf(&sb, "# failures reported to ofcd (ReportFailure), one per line: U-V, "
+		       "HOST:PORT or HOST\n");
 	for (uint32_t i = 0; i < d->nw_reported; i++)
 		sb_printf(&sb, "%s\n", d->w_reported[i]);
 	rc = atomic_write(path, sb.buf, sb.len, err);
@@ -201,11 +215,118 @@ static int failures_save(struct ofcd *d, struct ofc_error *err)
 	return rc;
 }
 
+/* ---- port moves ---------------------------------------------------------------------- */
+
+static char *moves_path(const struct ofcd *d, const char *fabric)
+{
+	return xasprintf("%s/%s.rewired", d->state_dir, fabric);
+}
+
+int moves_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
+{
+	char *path = moves_path(d, fabric), *text = NULL;
+	size_t len;
+	struct ofc_error e = {0};
+	int rc = 0;
+
+	if (access(path, F_OK) < 0 && errno == ENOENT) {
+		free(path);
+		return 0;
+	}
+	if (read_file(path, (size_t)FAIL_MAX_ITEMS * (NAME_MAX_LEN + 24) + 4096, &text, &len, &e) <
+	    0) {
+		rc = ofc_error_set(err, OFC_E_RUNTIME, "%s", e.msg);
+		free(path);
+		return rc;
+	}
+	uint32_t line = 0;
+	for (char *p = text, *nl; p < text + len && rc == 0; p = nl + 1) {
+		char host[NAME_MAX_LEN + 1];
+		unsigned from, to;
+		int used = 0;
+
+		nl = memchr(p, '\n', (size_t)(text + len - p));
+		if (!nl)
+			nl = text + len;
+		*nl = 0;
+		line++;
+		if (!*p || *p == '#')
+			continue;
+		if (sscanf(p, "%63s %u %u%n", host, &from, &to, &used) != 3 || p[used] ||
+		    !failure_item_ok(host) || d->nw_moves >= FAIL_MAX_ITEMS) {
+			rc = ofc_error_at(err, OFC_E_RUNTIME, path, line, 1,
+					  "not a port move ofcd wrote (HOST FROM TO): the file is "
+					  "damaged; look at it, then `mv %s %s.bad` (the circuits "
+					  "then go back to the config's wiring at the next change)",
+					  path, path);
+			break;
+		}
+		d->w_moves = xrealloc(d->w_moves, (d->nw_moves + 1) * sizeof(*d->w_moves));
+		d->w_moves[d->nw_moves++] = (struct port_move){xstrdup(host), from, to};
+	}
+	free(text);
+	free(path);
+	return rc;
+}
+
+int moves_save(struct ofcd *d, struct ofc_error *err)
+{
+	char *path = moves_path(d, d->w_cfg->f->name);
+	struct strbuf sb = STRBUF_INIT;
+	int rc;
+
+	if (!d->nw_moves) {
+		rc = unlink(path) < 0 && errno != ENOENT
+			 ? ofc_error_set(err, OFC_E_RUNTIME, "%s: cannot remove: %s", path,
+					 strerror(errno))
+			 : 0;
+		free(path);
+		return rc;
+	}
+	sb_printf(&sb, "# circuits ofcd moved off lost host ports onto spare ones: HOST FROM "
+		       "TO\n");
+	for (uint32_t i = 0; i < d->nw_moves; i++)
+		sb_printf(&sb, "%s %u %u\n", d->w_moves[i].host, d->w_moves[i].from,
+			  d->w_moves[i].to);
+	rc = atomic_write(path, sb.buf, sb.len, err);
+	sb_free(&sb);
+	free(path);
+	return rc;
+}
+
+void moves_apply(const struct ofcd *d, struct fabric *f)
+{
+	for (uint32_t i = 0; i < f->nmoves; i++)
+		free(f->moves[i].host);
+	free(f->moves);
+	f->moves = d->nw_moves ? xcalloc(d->nw_moves, sizeof(*f->moves)) : NULL;
+	f->nmoves = d->nw_moves;
+	for (uint32_t i = 0; i < d->nw_moves; i++)
+		f->moves[i] = (struct port_move){xstrdup(d->w_moves[i].host), d->w_moves[i].from,
+						 d->w_moves[i].to};
+}
+
+bool failures_has(const struct ofcd *d, const char *item)
+{
+	return strv_has(d->w_reported, d->nw_reported, item) ||
+	       strv_has(d->w_lost, d->nw_lost, item);
+}
+
 /* ---- publishing --------------------------------------------------------------------- */
 
 static bool in_config(const struct fabric *f, const char *item)
 {
 	const char *colon = strrchr(item, ':');
+	int whole = fabric_find_host(f, item);
+
+	if (whole >= 0) {
+		if (f->hosts[whole].failed)
+			return true;
+		for (uint32_t i = 0; i < f->topology.nfailed_hosts; i++)
+			if (strcmp(f->topology.failed_hosts[i].name, item) == 0)
+				return true;
+		return false;
+	}
 
 	if (colon) {
 		for (uint32_t h = 0; h < f->nhosts; h++) {
@@ -234,16 +355,17 @@ static bool in_config(const struct fabric *f, const char *item)
 	return false;
 }
 
-/* The running YAML with its topology and these failures added (canonical
- * items of f), validated. */
-static int build(const struct fabcfg *h, char **items, uint32_t n, struct fabric **out,
-		 struct ofc_error *err)
+/* The running YAML with its topology, its port moves and these failures
+ * added (canonical items of f), validated. */
+static int build(const struct ofcd *d, const struct fabcfg *h, char **items, uint32_t n,
+		 struct fabric **out, struct ofc_error *err)
 {
 	struct fabric *f;
 
 	*out = NULL;
 	if (config_parse(h->path, h->yaml, h->yaml_len, &f, err) < 0)
 		return -1;
+	moves_apply(d, f);
 	if (h->f->topology.present) {
 		free(f->topology.spec);
 		f->topology.spec = xstrdup(h->f->topology.spec);
@@ -253,7 +375,17 @@ static int build(const struct fabcfg *h, char **items, uint32_t n, struct fabric
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		const char *colon = strrchr(items[i], ':');
+		int whole = fabric_find_host(f, items[i]);
 
+		if (whole >= 0) {
+			struct topo_target *t = &f->topology;
+
+			t->failed_hosts = xrealloc(t->failed_hosts, (t->nfailed_hosts + 1) *
+									sizeof(*t->failed_hosts));
+			memset(&t->failed_hosts[t->nfailed_hosts], 0, sizeof(*t->failed_hosts));
+			t->failed_hosts[t->nfailed_hosts++].name = xstrdup(items[i]);
+			continue;
+		}
 		if (colon) {
 			char *name = xstrndup(items[i], (size_t)(colon - items[i]));
 			int k = fabric_find_host(f, name);
@@ -326,14 +458,14 @@ struct fabcfg *failures_publish(struct ofcd *d)
 	}
 	if (!neff)
 		return fabcfg_ref(d->w_cfg);
-	if (build(h, eff, neff, &f, &err) < 0) {
+	if (build(d, h, eff, neff, &f, &err) < 0) {
 		/* No schedule survives (disconnected, or ports without port
 		 * permutations): serve the config as it is, for the state, and
 		 * say why wherever a schedule is asked for. */
 		why = xasprintf("no schedule survives the failures (%u in effect): %s", neff,
 				err.msg);
 		ofc_error_clear(&err);
-		if (build(h, NULL, 0, &f, &err) < 0) {
+		if (build(d, h, NULL, 0, &f, &err) < 0) {
 			ofcd_log(d, OFCD_LOG_ERR, "the running config no longer validates: %s",
 				 err.msg);
 			free(why);

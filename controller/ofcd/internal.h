@@ -269,6 +269,10 @@ struct ofcd {
 	char **w_lost;
 	uint32_t nw_lost;
 	struct fabcfg *w_pub;
+	/* Circuits moved off lost ports onto spare ones (work.c rewire;
+	 * persisted in STATE_DIR/FABRIC.rewired): part of w_cfg. */
+	struct port_move *w_moves;
+	uint32_t nw_moves;
 };
 
 void ofcd_log(struct ofcd *d, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
@@ -318,6 +322,13 @@ int failures_report(struct ofcd *d, const struct job *j, struct ofc_error *err);
 /* (work.c, mutation worker) Publish d->w_cfg with the failures in effect:
  * config and snapshot on j, and a KIND_SCHEDULE_REPLANNED event. */
 void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentence, size_t n);
+/* Port moves (re-wiring around lost ports): STATE_DIR/FABRIC.rewired into
+ * d->w_moves (a damaged file is an error naming it), written back (none: no
+ * file), and copied into a fabric before it is validated. */
+int moves_load(struct ofcd *d, const char *fabric, struct ofc_error *err);
+int moves_save(struct ofcd *d, struct ofc_error *err);
+void moves_apply(const struct ofcd *d, struct fabric *f);
+bool failures_has(const struct ofcd *d, const char *item);
 /* (snapshot.c) Free n strings and the array. */
 void strv_free(char **v, uint32_t n);
 

@@ -775,15 +775,18 @@ static int report_failure(struct conn *c, const Ofc__V1__Request *req)
 		return deny(c, req->id, "report-failure");
 	if (!rf->n_items && !clear)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
-			     "report_failure needs items (links U-V, ports HOST:PORT) or clear");
+			     "report_failure needs items (links U-V, ports HOST:PORT, hosts HOST) "
+			     "or clear");
 	if (rf->n_items > FAIL_MAX_ITEMS)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "report_failure takes up to %u items", FAIL_MAX_ITEMS);
 	for (size_t i = 0; i < rf->n_items; i++)
 		if (!failure_item_ok(rf->items[i]))
-			return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
-				     "item %zu is not a link U-V or a port HOST:PORT of host names",
-				     i + 1);
+			return reply(
+			    c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+			    "item %zu is not a host, a link U-V or a port HOST:PORT of host "
+			    "names",
+			    i + 1);
 	if (d->stopping)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
 	if (d->nqueue >= MAX_QUEUE)
@@ -1973,6 +1976,9 @@ void ofcd_close(struct ofcd *d)
 	fabcfg_unref(d->w_pub);
 	strv_free(d->w_reported, d->nw_reported);
 	strv_free(d->w_lost, d->nw_lost);
+	for (uint32_t i = 0; i < d->nw_moves; i++)
+		free(d->w_moves[i].host);
+	free(d->w_moves);
 	loop_free(d->loop);
 	pthread_mutex_destroy(&d->mu);
 	pthread_cond_destroy(&d->cond);

@@ -164,6 +164,8 @@ static Ofc__V1__Schedule *summary(struct arena *a, const struct schedule_result 
 	for (size_t i = 0; i < h->n_metrics; i++)
 		h->metrics[i]->key = arena_strdup(a, h->metrics[i]->key);
 	h->tau_b_fraction = x->tau_b_fraction;
+	h->n_failed_nodes = x->n_failed_nodes;
+	h->failed_nodes = x->failed_nodes;
 	return h;
 }
 
@@ -303,6 +305,14 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 	st->n_failed = cfg->nfailed;
 	st->failed = cfg->failed;
 	st->schedule_error = cfg->no_schedule;
+	/* Ports re-wired onto spares (work.c rewire), part of the config. */
+	if (f->nmoves) {
+		st->moved = arena_array(a, f->nmoves, sizeof(*st->moved));
+		for (uint32_t i = 0; i < f->nmoves; i++)
+			st->moved[st->n_moved++] =
+			    arena_printf(a, "%s:%u>%s:%u", f->moves[i].host, f->moves[i].from,
+					 f->moves[i].host, f->moves[i].to);
+	}
 	s->fabric = fabric_msg(a, f);
 	if (rec.have_journal) {
 		Ofc__V1__TransactionInfo *t = arena_alloc(a, sizeof(*t));

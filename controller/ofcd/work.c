@@ -119,6 +119,24 @@ static struct sim_device *sim_lookup(void *ctx, const char *device)
 	return d->o.sim_lookup(d->o.sim_ctx, device);
 }
 
+/* The port moves are over (a new config, or one they do not fit). */
+static void drop_moves(struct ofcd *d)
+{
+	struct ofc_error err = {0};
+
+	if (!d->nw_moves)
+		return;
+	ofcd_log(d, OFCD_LOG_NOTICE, "%u moved host port%s dropped: the config's wiring again",
+		 d->nw_moves, d->nw_moves == 1 ? "" : "s");
+	for (uint32_t i = 0; i < d->nw_moves; i++)
+		free(d->w_moves[i].host);
+	free(d->w_moves);
+	d->w_moves = NULL;
+	d->nw_moves = 0;
+	if (moves_save(d, &err) < 0)
+		ofcd_log(d, OFCD_LOG_ERR, "%s", err.msg);
+}
+
 static int open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **out,
 		    struct ofc_error *err)
 {
@@ -144,11 +162,11 @@ static int open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **
 	return rc;
 }
 
-/* The running YAML with another topology: a new fabric, validated. Errors
- * carry no position (the spec is not in the file): a spec that does not
- * parse names its column in the spec. */
-static int fabric_with_topology(const struct fabcfg *cfg, const char *spec, struct fabric **out,
-				struct ofc_error *err)
+/* The running YAML with another topology (and the port moves in effect): a
+ * new fabric, validated. Errors carry no position (the spec is not in the
+ * file): a spec that does not parse names its column in the spec. */
+static int fabric_with_topology(const struct ofcd *d, const struct fabcfg *cfg, const char *spec,
+				struct fabric **out, struct ofc_error *err)
 {
 	struct ofc_error sub = {0};
 	struct graph *g;
@@ -169,6 +187,7 @@ static int fabric_with_topology(const struct fabcfg *cfg, const char *spec, stru
 	f->topology.present = true;
 	f->topology.spec_quoted = 0;
 	f->topology.auto_picked = false;
+	moves_apply(d, f);
 	if (fabric_validate(f, err) < 0) {
 		fabric_free(f);
 		err->file[0] = 0;
@@ -259,28 +278,37 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 			 "recovered an unfinished transaction from the journal");
 	}
 
+	/* Circuits moved off lost ports before a restart are still moved. */
+	if (moves_load(d, f->name, err) < 0)
+		return -1;
 	/* Serve what the devices hold: a Reconfigure before a restart left a
-	 * topology the config file does not name. */
+	 * topology the config file does not name (or ports moved). */
 	struct ctl_record rec;
 	if (ctl_load_record(d->state_dir, f->name, &rec, err) == 0) {
 		/* (A partition's commit records that partition's topology.) */
-		if (rec.have_state && !rec.have_journal && !rec.partition && rec.topology &&
-		    *rec.topology && f->topology.present && f->nswitches &&
-		    strcmp(rec.topology, f->topology.spec) != 0) {
+		bool other = rec.have_state && !rec.have_journal && !rec.partition &&
+			     rec.topology && *rec.topology && f->topology.present && f->nswitches &&
+			     strcmp(rec.topology, f->topology.spec) != 0;
+		if (other || (d->nw_moves && f->topology.present && f->nswitches)) {
+			const char *spec = other ? rec.topology : f->topology.spec;
 			struct fabric *nf;
 			struct ctl *nc;
 			struct ofc_error e = {0};
 
-			if (fabric_with_topology(d->w_cfg, rec.topology, &nf, &e) == 0 &&
+			if (fabric_with_topology(d, d->w_cfg, spec, &nf, &e) == 0 &&
 			    open_ctl(d, nf, false, &nc, &e) == 0) {
 				struct fabcfg *nc_cfg = fabcfg_new(
 				    nf, d->w_cfg->yaml, d->w_cfg->yaml_len, d->w_cfg->path);
 
-				ofcd_log(
-				    d, OFCD_LOG_NOTICE,
-				    "serving the recorded topology %s (the config asks for %s; "
-				    "reload or reconfigure to change it)",
-				    rec.topology, f->topology.spec);
+				if (other)
+					ofcd_log(d, OFCD_LOG_NOTICE,
+						 "serving the recorded topology %s (the config "
+						 "asks for %s; reload or reconfigure to change it)",
+						 rec.topology, f->topology.spec);
+				if (d->nw_moves)
+					ofcd_log(d, OFCD_LOG_NOTICE,
+						 "%u host port%s moved to spare ones (%s.rewired)",
+						 d->nw_moves, d->nw_moves == 1 ? "" : "s", f->name);
 				ctl_handover(d->w_ctl, nc);
 				ctl_close(d->w_ctl);
 				fabcfg_unref(d->w_cfg);
@@ -290,8 +318,10 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 				if (nf)
 					fabric_free(nf);
 				ofcd_log(d, OFCD_LOG_WARNING,
-					 "the recorded topology %s does not fit the config: %s",
-					 rec.topology, e.msg);
+					 "the recorded topology %s (with %u moved ports) does not "
+					 "fit the config: %s",
+					 spec, d->nw_moves, e.msg);
+				drop_moves(d);
 			}
 		}
 		ctl_record_free(&rec);
@@ -457,7 +487,7 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 	} else {
 		snprintf(spec, sizeof(spec), "%s", j->spec);
 	}
-	if (fabric_with_topology(d->w_cfg, spec, &f, &err) < 0) {
+	if (fabric_with_topology(d, d->w_cfg, spec, &f, &err) < 0) {
 		answer_status(an, OFC__V1__STATUS__STATUS_INVALID, "%s", err.msg);
 		return -1;
 	}
@@ -550,6 +580,10 @@ static void run_mutation(struct ofcd *d, struct job *j)
 		fabcfg_unref(d->w_cfg);
 		d->w_cfg = ncfg;
 		ncfg = NULL;
+		/* A new config describes the wiring afresh: its circuits are
+		 * what was applied, so the moves are over. */
+		if (j->kind == JOB_APPLY_CONFIG || j->kind == JOB_RELOAD)
+			drop_moves(d);
 		/* The failures still in effect apply to the new config too. */
 		fabcfg_unref(d->w_pub);
 		d->w_pub = failures_publish(d);
@@ -721,8 +755,11 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 
 			if (s->verified) {
 				Ofc__V1__Schedule *h = schedule_header_msg(&a, s);
+				Ofc__V1__Schedule *x = schedule_extra_msg(&a, &r);
 
-				h->tau_b_fraction = schedule_extra_msg(&a, &r)->tau_b_fraction;
+				h->tau_b_fraction = x->tau_b_fraction;
+				h->n_failed_nodes = x->n_failed_nodes;
+				h->failed_nodes = x->failed_nodes;
 				ev->sched_len = protobuf_c_message_get_packed_size(&h->base);
 				ev->sched = xmalloc(ev->sched_len + 1);
 				protobuf_c_message_pack(&h->base, ev->sched);
@@ -767,8 +804,114 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 	sb_free(&list);
 }
 
+/* The attachment of host port (h, p), or NULL. */
+static const struct attachment *attached(const struct fabric *f, uint32_t h, uint32_t p)
+{
+	for (uint32_t i = 0; i < f->nwiring; i++)
+		if (f->wiring[i].host == h && f->wiring[i].host_port == p)
+			return &f->wiring[i];
+	return NULL;
+}
+
+/* Re-wiring around a lost port (issue 14): when host port `item` (HOST:PORT)
+ * carries the topology and the same host has a spare port (one the topology
+ * leaves dark, not failed, not moved) cabled to the same switch, move the
+ * port's circuits onto the spare in one transaction (the running config
+ * with one more port move: validation puts the circuits on the spare's
+ * switch port), and keep the move (STATE_DIR/FABRIC.rewired). The failed
+ * port is then dark and the graph whole again. What happened goes to say. */
+static void rewire(struct ofcd *d, const char *item, struct strbuf *say)
+{
+	const struct fabric *f = d->w_cfg->f;
+	const char *colon = strrchr(item, ':');
+	char host[NAME_MAX_LEN + 1], spare_item[NAME_MAX_LEN + 16];
+	struct ofc_error err = {0};
+	struct fabric *nf = NULL;
+	struct ctl *nc = NULL;
+	struct ctl_result res = {0};
+	bool did;
+	int h;
+
+	if (!colon || (size_t)(colon - item) > NAME_MAX_LEN || !f->ports.to || !f->nwiring ||
+	    f->nrings || !f->topology.present)
+		return;
+	memcpy(host, item, (size_t)(colon - item));
+	host[colon - item] = 0;
+	uint32_t p = (uint32_t)strtoul(colon + 1, NULL, 10), spare = UINT32_MAX;
+	if ((h = fabric_find_host(f, host)) < 0 || p >= f->ports.d)
+		return; /* a dark port carries nothing */
+	for (uint32_t i = 0; i < d->nw_moves; i++)
+		if (strcmp(d->w_moves[i].host, host) == 0 &&
+		    (d->w_moves[i].from == p || d->w_moves[i].to == p))
+			return; /* moved already (or the spare itself failing) */
+	const struct attachment *a = attached(f, (uint32_t)h, p);
+	if (!a)
+		return;
+	for (uint32_t q = f->ports.d; q < f->hosts[h].ports && spare == UINT32_MAX; q++) {
+		const struct attachment *b = attached(f, (uint32_t)h, q);
+		bool used = false;
+
+		for (uint32_t i = 0; i < d->nw_moves; i++)
+			used |= strcmp(d->w_moves[i].host, host) == 0 && d->w_moves[i].to == q;
+		snprintf(spare_item, sizeof(spare_item), "%s:%u", host, q);
+		if (b && b->sw == a->sw && !used && !failures_has(d, spare_item))
+			spare = q;
+	}
+	if (spare == UINT32_MAX) {
+		sb_printf(say, "; no spare port of %s on %s to move %s to", host,
+			  f->switches[a->sw].name, item);
+		return;
+	}
+	snprintf(spare_item, sizeof(spare_item), "%s:%u", host, spare);
+	uint32_t sw = a->sw; /* a is the running config's, which goes */
+	if (ctl_recover(d->w_ctl, &did, &err) < 0) {
+		sb_printf(say,
+			  "; %s not moved: an unfinished transaction could not be repaired "
+			  "first: %s",
+			  item, err.msg);
+		return;
+	}
+	d->w_moves = xrealloc(d->w_moves, (d->nw_moves + 1) * sizeof(*d->w_moves));
+	d->w_moves[d->nw_moves++] = (struct port_move){xstrdup(host), p, spare};
+	if (fabric_with_topology(d, d->w_cfg, f->topology.spec, &nf, &err) < 0 ||
+	    open_ctl(d, nf, false, &nc, &err) < 0) {
+		sb_printf(say, "; %s not moved to %s: %s", item, spare_item, err.msg);
+		goto undo;
+	}
+	ctl_handover(d->w_ctl, nc);
+	ctl_quiet(nc, d->w_ctl);
+	if (ctl_plan(nc, &err) < 0 || ctl_apply(nc, 0, &res, &err) < 0) {
+		sb_printf(say, "; moving %s to %s failed: %s%s", item, spare_item, err.msg,
+			  res.rolled_back && res.rollback_ok ? " (rolled back)" : "");
+		ctl_handover(nc, d->w_ctl);
+		goto undo;
+	}
+	struct fabcfg *ncfg = fabcfg_new(nf, d->w_cfg->yaml, d->w_cfg->yaml_len, d->w_cfg->path);
+	ncfg->coll = d->w_cfg->coll;
+	ncfg->size = d->w_cfg->size;
+	nf = NULL;
+	ctl_close(d->w_ctl);
+	d->w_ctl = nc;
+	ctl_quiet(nc, NULL);
+	fabcfg_unref(d->w_cfg);
+	d->w_cfg = ncfg;
+	if (moves_save(d, &err) < 0)
+		ofcd_log(d, OFCD_LOG_ERR, "%s", err.msg);
+	sb_printf(say, "; %s moved to spare port %s on %s (transaction %llu, %u operation%s)", item,
+		  spare_item, ncfg->f->switches[sw].name, (unsigned long long)res.txn,
+		  res.ops_applied, res.ops_applied == 1 ? "" : "s");
+	return;
+undo:
+	ctl_close(nc);
+	if (nf)
+		fabric_free(nf);
+	d->nw_moves--;
+	free(d->w_moves[d->nw_moves].host);
+}
+
 /* ReportFailure: the reported set changes (and is persisted) or nothing
- * does; then the schedule is re-planned. No device is touched. */
+ * does; a lost port is re-wired onto a spare where the switch has one
+ * (rewire); then the schedule is re-planned. */
 static void run_failure(struct ofcd *d, struct job *j)
 {
 	struct answer an;
@@ -787,12 +930,15 @@ static void run_failure(struct ofcd *d, struct job *j)
 		arena_free(&an.a);
 		return;
 	}
-	char *cause = xasprintf("%s %s", j->target,
-				j->clear && !j->nitems ? "cleared"
-				: j->restore	       ? "restored"
-						       : "failed");
-	ofcd_replan(d, j, cause, sentence, sizeof(sentence));
-	free(cause);
+	struct strbuf cause = STRBUF_INIT;
+	sb_printf(&cause, "%s %s", j->target,
+		  j->clear && !j->nitems ? "cleared"
+		  : j->restore		 ? "restored"
+					 : "failed");
+	for (uint32_t i = 0; !j->restore && !j->clear && i < j->nitems; i++)
+		rewire(d, j->items[i], &cause);
+	ofcd_replan(d, j, cause.buf, sentence, sizeof(sentence));
+	sb_free(&cause);
 	an.t.state = "replanned";
 	j->outcome = "replanned";
 	answer_status(&an,
@@ -939,6 +1085,8 @@ static void run_schedule(struct job *j)
 	h->tau_b_fraction = x->tau_b_fraction;
 	h->n_links = x->n_links;
 	h->links = x->links;
+	h->n_failed_nodes = x->n_failed_nodes;
+	h->failed_nodes = x->failed_nodes;
 	if (steps) {
 		h->n_steps = s->nsteps;
 		h->steps = arena_array(&a, s->nsteps, sizeof(*h->steps));

@@ -418,6 +418,7 @@ static int install(const struct scope *sc, struct ctl_candidate *k, struct ofc_e
 			/* Schedules of the old topology's failures no longer apply. */
 			graph_free(f->degraded);
 			f->degraded = NULL;
+			f->nfailed_hosts = 0;
 		}
 		c->relabelled = k->relabelled;
 		ctl_retarget(c);

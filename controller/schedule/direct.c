@@ -143,7 +143,7 @@ static const char *not_reducible(const struct schedule_result *r, struct sched_g
 {
 	if (r->link_rate)
 		return "links of different rates break the symmetry";
-	if (r->host_betas)
+	if (r->host_betas || r->bfb_inject)
 		return "hosts with injection limits are priced host by host";
 	if (r->nic_ports)
 		return "transfers on this fabric name its NIC ports, which the translations "
@@ -204,6 +204,8 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 		bo.method = BFB_LP;
 	o->is_bfb = true;
 	bo.rate = r->link_rate;
+	bo.inject = r->bfb_inject;
+	bo.nic_forwarding = r->nic_forwarding;
 	/* Refuse, with the estimate, what would not fit, before building it. */
 	uint64_t limit = q->max_memory ? q->max_memory : mem_physical() / 2;
 	double need = (double)mem_resident() + (double)bfb_memory_estimate(r->g->n, q->collective);
@@ -650,6 +652,13 @@ static uint64_t pick_size(const struct schedule_query *q)
 	return f->collectives[0].size;
 }
 
+/* Node v of r->g as the fabric's host (they differ on the survivors of
+ * failed hosts). */
+static uint32_t host_of(const struct schedule_result *r, uint32_t v)
+{
+	return r->keep ? r->keep[v] : v;
+}
+
 /* The rate of arc a = u -> v, the k-th of its parallel arcs: the config's
  * link_rates entry for {u, v} if any; else the slower of the two ports it
  * joins. With port permutations that is port j at both ends, j the k-th
@@ -657,20 +666,26 @@ static uint64_t pick_size(const struct schedule_query *q)
  * degraded graph the ordinal counts surviving arcs, so a failure among
  * parallel arcs of different rates may shift it); without them, a host
  * given per-port rates counts at its slowest port. */
-static double arc_rate(const struct fabric *f, const struct graph *g, uint32_t u, uint32_t a)
+static double arc_rate(const struct schedule_result *r, const struct fabric *f, uint32_t u,
+		       uint32_t a)
 {
-	uint32_t v = g->adj[a], k = 0;
+	const struct graph *g = r->g;
+	uint32_t v = g->adj[a], k = 0, n = r->whole ? r->whole->n : g->n;
 	const struct port_map *pm = &f->ports;
 
 	for (uint32_t i = 0; i < f->topology.nlink_rates; i++) {
 		const struct link_rate *lr = &f->topology.link_rates[i];
+		uint32_t hu = host_of(r, u), hv = host_of(r, v);
 
-		if ((lr->u == u && lr->v == v) || (lr->u == v && lr->v == u))
+		if ((lr->u == hu && lr->v == hv) || (lr->u == hv && lr->v == hu))
 			return lr->rate;
 	}
 	for (uint32_t x = g->off[u]; x < a; x++)
 		k += g->adj[x] == v;
-	if (pm->to && pm->n == g->n)
+	/* Survivors of failed hosts: the hosts' own numbers from here on. */
+	u = host_of(r, u);
+	v = host_of(r, v);
+	if (pm->to && pm->n == n)
 		for (uint32_t j = 0; j < pm->d; j++)
 			if (pm->to[(size_t)j * pm->n + u] == v && k-- == 0) {
 				double ru = fabric_port_rate(f, u, j),
@@ -681,13 +696,13 @@ static double arc_rate(const struct fabric *f, const struct graph *g, uint32_t u
 	double lo = 0;
 	for (int e = 0; e < 2; e++) {
 		const struct host *h = &f->hosts[e ? v : u];
-		double r = h->port_rate;
+		double rate = h->port_rate;
 
 		for (uint32_t j = 0; j < h->port_rates.n; j++)
-			if (j == 0 || h->port_rates.v[j] < r)
-				r = h->port_rates.v[j];
-		if (e == 0 || r < lo)
-			lo = r;
+			if (j == 0 || h->port_rates.v[j] < rate)
+				rate = h->port_rates.v[j];
+		if (e == 0 || rate < lo)
+			lo = rate;
 	}
 	return lo;
 }
@@ -704,7 +719,7 @@ static bool link_rates(struct schedule_result *r, const struct fabric *f)
 
 	for (uint32_t u = 0; u < g->n && ok; u++)
 		for (uint32_t a = g->off[u]; a < g->off[u + 1] && ok; a++) {
-			double lo = arc_rate(f, g, u, a);
+			double lo = arc_rate(r, f, u, a);
 
 			ok = lo >= 1e6;
 			mbps[a] = ok ? (uint64_t)llround(lo / 1e6) : 0;
@@ -763,6 +778,55 @@ static void rate_bound(struct schedule_result *r)
 	}
 }
 
+/* NIC-limited hosts for BFB (allgather, reduce-scatter, allreduce): each
+ * host's injection as an exact fraction of a rate-1 link (the slowest, or
+ * with link_rates their gcd) for bfb_opts.inject, and the lower bound: a
+ * reduce-scatter host sends at least N-1 shards of its own partial sums
+ * (tau_B >= (N-1)/N d / beta_min, either forwarding model); with host
+ * forwarding the N (N-1) shards an allgather delivers all cross some host
+ * (tau_B >= (N-1)/N d / beta_mean). beta[v] in slowest links, unlimited
+ * hosts at d. */
+static void bfb_limits(struct schedule_result *r, const struct schedule_query *q,
+		       const double *beta, double lo, double mean)
+{
+	uint32_t n = r->g->n;
+	char note[200];
+
+	if (lo >= r->degree) {
+		snprintf(note, sizeof(note), "%shost injection not below d links: no host limit",
+			 r->note[0] ? "; " : "");
+	} else {
+		r->bfb_inject = xmalloc(n * sizeof(struct frac));
+		for (uint32_t v = 0; v < n; v++) {
+			/* in thousandths of a link: exact for rates in Mb/s ratios
+			 * such as 150G / 100G, near enough otherwise */
+			struct frac b = frac_make(llround(beta[v] * 1000), 1000);
+
+			if (r->link_rate)
+				b = frac_div(b, r->rate_scale);
+			r->bfb_inject[v] = b;
+		}
+		double N = n, d = r->degree, lb = 0;
+		bool rs = q->collective != SCHED_ALLGATHER,
+		     ag = q->collective != SCHED_REDUCE_SCATTER;
+
+		if (rs)
+			lb += (N - 1) / N * d / lo;
+		if (ag && !r->nic_forwarding)
+			lb += (N - 1) / N * d / mean;
+		if (lb > frac_value(r->lb.tau_b)) {
+			r->lb.tau_b = frac_from_double(lb, 16 * (int64_t)n * 1000, 1e-9 * lb);
+			if (!frac_valid(r->lb.tau_b))
+				r->lb.tau_b = frac_make((int64_t)llround(lb * 1e6), 1000000);
+		}
+		snprintf(note, sizeof(note),
+			 "%shosts inject %.3g links' worth at least (%s forwarding): BFB keeps "
+			 "every host within it; other algorithms are priced without",
+			 r->note[0] ? "; " : "", lo, r->nic_forwarding ? "NIC" : "host");
+	}
+	snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note), "%s", note);
+}
+
 /* NIC-limited hosts (issue 14): the request's injection (every host) and
  * forwarding, else the config hosts' (a host without `injection` is not
  * limited: d links). All-to-all only: r->host_betas per node in link
@@ -784,8 +848,8 @@ static int host_limits(struct schedule_result *r, const struct schedule_query *q
 	for (uint32_t v = 0; v < n; v++) {
 		double inj = q->injection;
 
-		if (inj <= 0 && f && f->nhosts == n && !q->spec) {
-			const struct host *h = &f->hosts[v];
+		if (inj <= 0 && f && f->nhosts == (r->whole ? r->whole->n : n) && !q->spec) {
+			const struct host *h = &f->hosts[host_of(r, v)];
 
 			inj = h->injection;
 			if (!q->forwarding && h->forwarding != f->hosts[0].forwarding &&
@@ -816,9 +880,9 @@ static int host_limits(struct schedule_result *r, const struct schedule_query *q
 	}
 	r->nic_forwarding = fwd == NIC_FORWARDING;
 	if (q->collective != SCHED_ALLTOALL) {
-		snprintf(note, sizeof(note),
-			 "%shost injection limits are modelled for alltoall only: priced without",
-			 r->note[0] ? "; " : "");
+		bfb_limits(r, q, beta, lo, sum / n);
+		free(beta);
+		return 0;
 	} else if (lo >= r->degree) {
 		snprintf(note, sizeof(note), "%shost injection not below d links: no host limit",
 			 r->note[0] ? "; " : "");

@@ -13,13 +13,15 @@ bool schedule_algorithm_known(const char *algo)
 	       strcmp(algo, "fluid") == 0;
 }
 
-/* The query's failed links taken out of the graph: the schedules run on
- * what is left, priced against the healthy graph as well. */
-static int degrade(struct schedule_result *r, const struct schedule_query *q, struct ofc_error *err)
+/* The query's failures taken out of the graph: the schedules run on what
+ * is left, priced against the healthy graph as well. Failed nodes are
+ * marked in dead (r->g->n bytes). */
+static int degrade(struct schedule_result *r, const struct schedule_query *q, uint8_t *dead,
+		   struct ofc_error *err)
 {
 	struct graph *g;
 
-	if (topo_fail_links(r->g, q->fail, &g, err) < 0) {
+	if (topo_fail_items(r->g, q->fail, &g, dead, err) < 0) {
 		char msg[sizeof(err->msg)];
 
 		snprintf(msg, sizeof(msg), "%s", err->msg);
@@ -32,6 +34,58 @@ static int degrade(struct schedule_result *r, const struct schedule_query *q, st
 	r->own_graph = g;
 	r->g = g;
 	return 0;
+}
+
+/* Failed nodes: the engines run on the survivors' graph, renumbered. The
+ * survivors must reach one another, else nothing can be scheduled. */
+static int survivors(struct schedule_result *r, uint8_t *dead, struct ofc_error *err)
+{
+	uint32_t nkeep;
+	struct graph *alive = topo_survivors(r->g, dead, r->g->spec, &r->keep, &nkeep);
+	struct topo_facts facts;
+
+	r->whole = r->g;
+	r->own_whole = r->own_graph;
+	r->own_graph = alive;
+	r->g = alive;
+	r->absent = dead;
+	r->nabsent = r->whole->n - nkeep;
+	if (nkeep < 2)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%s: %u of %u nodes failed, no collective is left to "
+				     "schedule",
+				     alive->spec, r->nabsent, r->whole->n);
+	topo_facts(alive, &facts, 0);
+	if (!facts.strongly_connected)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%s: the %u surviving nodes are no longer strongly "
+				     "connected (some could never reach others): nothing to "
+				     "schedule",
+				     alive->spec, nkeep);
+	return 0;
+}
+
+/* Every schedule an outcome keeps, renumbered from the survivors to the
+ * whole topology's nodes and verified again there: on the degraded graph
+ * with every node, where the failed ones have no links and take no part. */
+static void renumber(struct schedule_result *r)
+{
+	struct verify_opts vo = {.graph = r->whole, .absent = r->absent};
+	struct verify_report rep;
+
+	for (uint32_t i = 0; i < r->nout; i++) {
+		struct schedule_outcome *o = &r->out[i];
+
+		if (!o->have)
+			continue;
+		sched_renumber(&o->s, r->whole->n, r->keep);
+		if (o->verified && sched_verify(&o->s, &vo, &rep) < 0) {
+			o->verified = false;
+			o->s.verified = false;
+			snprintf(o->verify_error, sizeof(o->verify_error),
+				 "renumbered to the topology's nodes: %.280s", rep.error);
+		}
+	}
 }
 
 /* The same request on the healthy graph, for the price of the failures:
@@ -98,7 +152,7 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r, 
 			}
 			r->g = r->own_graph;
 		} else if (f && f->degraded) {
-			/* The config's failed ports and links. */
+			/* The config's failed hosts, ports and links. */
 			r->g = f->degraded;
 			r->healthy = f->graph;
 		} else if (f && f->graph) {
@@ -109,11 +163,27 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r, 
 			    "%s has neither a WDM ring nor a topology to schedule on",
 			    f ? f->file : "the request");
 		}
-		if (q->fail && degrade(r, q, err) < 0) {
+		uint8_t *dead = xcalloc((size_t)r->g->n + 1, 1);
+		bool any = false;
+
+		for (uint32_t h = 0; !q->spec && f && f->degraded && h < f->nhosts; h++)
+			any |= dead[h] = f->hosts[h].failed;
+		if (q->fail && degrade(r, q, dead, err) < 0) {
+			free(dead);
+			schedule_result_free(r);
+			return -1;
+		}
+		for (uint32_t u = 0; u < r->g->n && !any; u++)
+			any = dead[u];
+		if (!any)
+			free(dead);
+		else if (survivors(r, dead, err) < 0) {
 			schedule_result_free(r);
 			return -1;
 		}
 		rc = schedule_direct(r, q, algo, err);
+		if (rc == 0 && r->keep)
+			renumber(r);
 		if (rc == 0 && r->healthy)
 			price_healthy(r, q, algo);
 	}
@@ -131,9 +201,13 @@ void schedule_result_free(struct schedule_result *r)
 	fabric_view_free(&r->fv);
 	graph_free(r->own_graph);
 	graph_free(r->own_healthy);
+	graph_free(r->own_whole);
+	free(r->keep);
+	free(r->absent);
 	free(r->link_rate);
 	free(r->links);
 	free(r->host_betas);
+	free(r->bfb_inject);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -40,9 +40,11 @@ enum schedule_reduce { SCHEDULE_REDUCED_NEVER = 0, SCHEDULE_REDUCED_AUTO, SCHEDU
 struct schedule_query {
 	const struct fabric *fabric; /* validated; NULL with spec or ring alone */
 	const char *spec;	     /* a topology instead of the fabric's (no NIC ports) */
-	/* Failed links taken out of the topology (topo_fail_links: "0-1,5-6");
-	 * NULL: none. The schedules then run on the degraded graph and each
-	 * outcome is also priced against the healthy one. */
+	/* Failures taken out of the topology (topo_fail_items: links
+	 * "0-1,5-6", arcs "2>3", whole nodes "7"); NULL: none. The schedules
+	 * then run on the degraded graph (among the surviving nodes when a
+	 * node failed) and each outcome is also priced against the healthy
+	 * one. */
 	const char *fail;
 	const struct optree_ring *ring; /* a WDM ring by its parameters (no fabric) */
 	const char *ring_name;		/* ... and its name in outputs, or NULL */
@@ -174,6 +176,18 @@ struct schedule_result {
 	 * before (own_healthy when built here); else NULL. */
 	const struct graph *healthy;
 	struct graph *own_healthy;
+	/* With failed nodes (hosts): g is the survivors' graph, renumbered
+	 * (topo_survivors; the figures are theirs: nodes, degree, bounds), and
+	 * whole the degraded graph on every node, the failed ones without
+	 * arcs. keep[i] is survivor i's node in whole; absent (whole->n bytes)
+	 * marks the failed nodes. Every schedule kept in an outcome is
+	 * renumbered to whole's nodes (failed ones in no transfer) and verified
+	 * again on whole with verify_opts.absent. NULL when no node failed. */
+	const struct graph *whole;
+	struct graph *own_whole;
+	uint32_t *keep;
+	uint8_t *absent;
+	uint32_t nabsent;
 	/* Links of different rates (hosts' port_rate or port_rates, the
 	 * topology's link_rates): each arc's rate in units of their gcd, for
 	 * BFB's LP (13); rate_scale converts its tau_B to the slowest link's
@@ -192,6 +206,10 @@ struct schedule_result {
 	double injection;
 	double *host_betas;    /* per node (a host without a limit: d) */
 	double host_beta_avg;  /* their mean */
+	/* BFB under NIC-limited hosts (allgather, reduce-scatter, allreduce):
+	 * each node's injection in rate-1 links (bfb_opts.inject), NULL when no
+	 * host is below d links. */
+	struct frac *bfb_inject;
 	struct topo_tree *tree;
 	uint32_t degree;
 	struct sched_cost cost;

@@ -247,8 +247,8 @@ class Client:
         return self.call(req)
 
     def report_failure(self, items=(), restore=False, clear=False, check=True):
-        """Tell ofcd that links ("U-V", host names) or ports ("HOST:PORT")
-        failed, or with restore=True that they work again (clear=True: every
+        """Tell ofcd that links ("U-V", host names), ports ("HOST:PORT") or
+        whole hosts ("HOST") failed, or with restore=True that they work again (clear=True: every
         reported one). ofcd re-plans the schedule on the surviving graph and
         announces it (Event KIND_SCHEDULE_REPLANNED). Returns the Response;
         its status is FAILED when no schedule survives (raised when check)."""

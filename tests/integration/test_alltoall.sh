@@ -83,8 +83,8 @@ expect_json 'j["verified"] and j["mcf"]["optimal"] and abs(j["healthy"]["time_us
 # Per-host limits: one host of a ring of 4 injects 1 link (the others, no
 # limit, 2): the plain MCF (no symmetry), theta = 1/3, its own 3 shards
 # (the unlimited ring: 1/2), verified both ways. Hosts that forward
-# differently are refused at the host; other collectives say they are
-# priced without the limit.
+# differently are refused at the host; other collectives say BFB keeps
+# within the limit and the rest are priced without it.
 cat >"$TMP/mixed.yaml" <<'YAML'
 name: mixed
 hosts:
@@ -102,7 +102,7 @@ done
 sed 's/{name: c, ports: 2, port_rate: 25Gbps}/{name: c, ports: 2, port_rate: 25Gbps, forwarding: nic}/' "$TMP/mixed.yaml" >"$TMP/mixed2.yaml"
 expect_error 2 "$TMP/mixed2.yaml:5:5: host c forwards differently from a: one forwarding model per fabric for alltoall" \
 	$OFC schedule "$TMP/mixed2.yaml" --collective alltoall --size 1MiB
-expect_error 0 "ofc schedule: host injection limits are modelled for alltoall only: priced without" \
+expect_error 0 "ofc schedule: hosts inject 1 links' worth at least (host forwarding): BFB keeps every host within it; other algorithms are priced without" \
 	$OFC schedule "$TMP/mixed.yaml" --collective allgather --size 1MiB
 
 # Export: every ordered pair's block, in the shared shape.

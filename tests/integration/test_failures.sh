@@ -3,8 +3,9 @@
 # links every engine's schedule passes the verifier and, read back transfer
 # by transfer, never crosses a failed link; the all-to-all MCF is optimal
 # (its LP bound meets its flow); each outcome is priced against the healthy
-# torus; edge-list files give the values worked out by hand; bad input is
-# refused with a clear message and exit 2.
+# torus; edge-list files give the values worked out by hand; failed hosts
+# (bare nodes, failed_hosts) leave the collective to the survivors, checked
+# transfer by transfer; bad input is refused with a clear message and exit 2.
 SUITE=failures
 . "$(dirname "$0")/lib.sh"
 
@@ -133,12 +134,176 @@ expect_error 2 "$TMP/bad3.yaml:7:7: a failed link is a pair of hosts, [HOST, HOS
 	$S "$TMP/bad3.yaml" --collective allgather
 sed 's/failed_ports: \[0\]/failed_ports: [4]/' "$TMP/p16.yaml" >"$TMP/bad4.yaml"
 expect_error 2 "$TMP/bad4.yaml:9:41: host 'h5' has ports 0..3, not 4" $S "$TMP/bad4.yaml" --collective allgather
-sed 's/failed_ports: \[0\]/failed: true/' "$TMP/p16.yaml" >"$TMP/bad5.yaml"
-expect_error 2 "$TMP/bad5.yaml:9:34: host 'h5' is failed: schedules cannot leave a host out yet; take it out of 'hosts' and the topology, or fail its ports" \
-	$S "$TMP/bad5.yaml" --collective allgather
 sed 's/failed_ports: \[0\]/failed_ports: [0, 1, 2, 3]/' "$TMP/p16.yaml" >"$TMP/bad6.yaml"
 expect_error 2 "$TMP/bad6.yaml:9:41: with these failures topology 'torus:4x4' is no longer strongly connected: some hosts could never reach others" \
 	$S "$TMP/bad6.yaml" --collective allgather
+
+# Failed hosts (issue 14): a bare node in --fail, or a config's
+# topology.failed_hosts (or a host's failed: true), takes the host out: it
+# neither sends nor receives nor forwards, and the collective runs among the
+# others on what is left. check_nodes FILE NODES LINKS COLL: the schedule
+# file lists NODES as failed_nodes and is verified; no transfer names a
+# failed node (as sender, receiver, origin or target) or crosses a failed
+# link; read back, every survivor ends with every other survivor's block
+# (allgather), every survivor pair's block arrives (alltoall), or every
+# surviving shard is reduced by a transfer into its owner (reduce-scatter);
+# and the outcome is priced against the healthy graph.
+check_nodes() {
+	python3 - "$@" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+dead = {int(x) for x in sys.argv[2].split(',')}
+failed = set()
+for w in filter(None, sys.argv[3].split(',')):
+    u, v = (int(x) for x in w.split('-'))
+    failed |= {(u, v), (v, u)}
+coll = sys.argv[4]
+if j.get('failed_nodes') != sorted(dead):
+    sys.exit('failed_nodes %s, not %s' % (j.get('failed_nodes'), sorted(dead)))
+n = j['nodes']
+alive = [u for u in range(n) if u not in dead]
+got = {}
+count = 0
+for st in j['steps']:
+    for t in st['transfers']:
+        count += 1
+        ends = {t['src'], t['dst'], t.get('origin', 0)} | ({t['target']} if 'target' in t else set())
+        if ends & dead:
+            sys.exit('transfer %s names a failed node' % t)
+        if (t['src'], t['dst']) in failed:
+            sys.exit('transfer %s crosses a failed link' % t)
+        key = (t['dst'], t['origin'], t.get('target', -1))
+        got[key] = got.get(key, 0) + t.get('length', 1)
+if not j['verified'] or count != j['num_transfers'] or count == 0:
+    sys.exit('verified %s, %d transfers read of %d' % (j['verified'], count, j['num_transfers']))
+for u in alive:
+    for b in alive:
+        if u == b:
+            continue
+        if coll == 'allgather' and got.get((u, b, -1), 0) < 1 - 1e-9:
+            sys.exit('node %d lacks block %d' % (u, b))
+        if coll == 'alltoall' and got.get((b, u, b), 0) < 1 - 1e-9:
+            sys.exit('block %d->%d never arrived' % (u, b))
+    if coll == 'reduce-scatter' and not any(k[0] == u and k[1] == u for k in got):
+        sys.exit('shard %d never reduced into its owner' % u)
+if not j.get('healthy_time_us', 0) > 0:
+    sys.exit('no healthy_time_us')
+EOF
+}
+
+node_check() {
+	nodes=$1 links=$2 coll=$3
+	shift 3
+	fails=$nodes${links:+,$links}
+	if $S --topology torus:8x8 --fail "$fails" --collective "$coll" "$@" -o "$TMP/s.json" >"$TMP/out" 2>"$TMP/err" &&
+		check_nodes "$TMP/s.json" "$nodes" "$links" "$coll" 2>"$TMP/why"; then ok; else
+		bad "--fail $fails $coll $*" "$(head -c 300 "$TMP/err")" "$(head -c 300 "$TMP/why")"
+	fi
+}
+
+for f in "27|" "27|0-1" "27,36|0-1,62-63"; do
+	nodes=${f%|*} links=${f#*|}
+	node_check "$nodes" "$links" allgather --algo bfb
+	node_check "$nodes" "$links" allgather --algo bfb-lp
+	node_check "$nodes" "$links" reduce-scatter --algo bfb
+	node_check "$nodes" "$links" allreduce --algo bfb
+	node_check "$nodes" "$links" alltoall --algo direct
+	node_check "$nodes" "$links" alltoall --algo sp-balanced
+done
+# The MCF (its public API through the pipeline) among 63 survivors: the
+# mirrored master over the automorphisms fixing node 27, optimal; the
+# survivors' theta is below the healthy torus's 1/64 (fewer links per node
+# near the hole), and the single-path lowering keeps it per pair.
+node_check 27 "" alltoall --algo mcf --lowering paths
+node_check 27 "" alltoall --algo mcf --lowering single
+expect_json "j['mcf']['optimal'] and j['failed_nodes']==[27] and j['nodes']==63 and j['mcf']['theta']<1/64 and j['healthy']['topology']=='torus:8x8'" \
+	$S --topology torus:8x8 --fail 27 --collective alltoall --lowering paths --json
+# The time-stepped MCF (the default lowering) on a small torus less a node.
+if $S --topology torus:4x4 --fail 5,0-1 --collective alltoall -o "$TMP/s.json" >"$TMP/out" 2>"$TMP/err" &&
+	check_nodes "$TMP/s.json" 5 0-1 alltoall 2>"$TMP/why"; then ok; else
+	bad "mcf steps on torus:4x4 less 5,0-1" "$(head -c 300 "$TMP/err")" "$(head -c 300 "$TMP/why")"
+fi
+# A ring baseline where a Hamiltonian cycle survives (torus:5x5 less one).
+if $S --topology torus:5x5 --fail 7 --collective allgather --algo bidir-ring -o "$TMP/s.json" >"$TMP/out" 2>"$TMP/err" &&
+	check_nodes "$TMP/s.json" 7 "" allgather 2>"$TMP/why"; then ok; else
+	bad "bidir-ring on torus:5x5 less 7" "$(head -c 300 "$TMP/err")" "$(head -c 300 "$TMP/why")"
+fi
+
+# By hand: the bidirectional ring of five less node 0 is the line 1-2-3-4
+# (d = 2). Allgather: the ends hear one shard per step over their one link
+# for three steps (U = 1 each step): tau_B = (2/4)(1 + 1 + 1) = 3/2. The
+# healthy ring: U = 1 twice, (2/5) 2 = 4/5. All-to-all: the middle link
+# carries 2 x 2 shards each way, theta = 1/4 per link capacity.
+expect_json "j['tau_b_fraction']=='3/2' and j['num_steps']==3 and j['nodes']==4 and j['failed_nodes']==[0] and j['topology']=='circulant:5:1 without 0' and abs(j['healthy']['time_us']-(20+4/5*2**20*8/100e3))<1e-6" \
+	$S --topology circulant:5:1 --fail 0 --collective allgather --json
+expect_json "abs(j['theta']-0.25)<1e-9 and j['mcf']['optimal'] and j['failed_nodes']==[0]" \
+	$S --topology circulant:5:1 --fail 0 --collective alltoall --lowering paths --json
+expect_stdout_has 'failed       node 0 of 5: no part in the collective, which the other 4 complete among themselves' \
+	$S --topology circulant:5:1 --fail 0 --collective allgather
+# The protobuf export lists the failed nodes.
+$S --topology circulant:5:1 --fail 0 --collective allgather --format pb -o "$TMP/s.pb" >/dev/null 2>"$TMP/err"
+if protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/s.pb" 2>"$TMP/why" | grep -qx 'failed_nodes: 0'; then ok; else
+	bad "pb failed_nodes" "$(cat "$TMP/err" "$TMP/why")"
+fi
+
+# In a config: topology.failed_hosts (names), or failed: true on the host;
+# the same schedule as --fail with the host's node.
+cat >"$TMP/h16.yaml" <<'EOT'
+version: 1
+name: h16
+hosts: {count: 16, prefix: h, ports: 4, port_rate: 100Gbps}
+topology:
+  spec: torus:4x4
+  failed_hosts: [h5]
+  failed_links:
+    - [h0, h1]
+EOT
+$S --topology torus:4x4 --fail 5,0-1 --collective allreduce --json >"$TMP/a.json"
+A=$(tau "$TMP/a.json")
+expect_json "j['tau_b_fraction']=='$A' and j['topology']=='torus:4x4 without h0-h1,h5' and j['failed_nodes']==[5] and j['failed_hosts']==['h5'] and j['nodes']==15 and j['verified'] and j['healthy']['excess']>0" \
+	$S "$TMP/h16.yaml" --collective allreduce --json
+printf 'version: 1\nname: t16\nhosts:\ntopology: torus:4x4\n' >"$TMP/t16.yaml"
+for i in $(seq 0 15); do
+	if [ "$i" = 5 ]; then
+		sed -i "/^hosts:/a\\  - {name: h5, ports: 4, failed: true}" "$TMP/t16.yaml"
+	else
+		sed -i "/^hosts:/a\\  - {name: h$i, ports: 4}" "$TMP/t16.yaml"
+	fi
+done
+# (each host is put first: h15 is node 0, h5 node 10)
+expect_json "j['failed_nodes']==[10] and j['failed_hosts']==['h5'] and j['nodes']==15 and j['verified']" \
+	$S "$TMP/t16.yaml" --collective allgather --json
+expect_stdout_has 'failed       host h5 of 16: no part in the collective' $S "$TMP/t16.yaml" --collective allgather
+expect_stdout_has 'failures: schedules run on torus:4x4 without h5 (failed hosts take no part)' $OFC show "$TMP/t16.yaml"
+# The testbed's executor checks every host's data: refused, said why.
+expect_error 2 "ofc: $TMP/t16.yaml: 1 host is failed: running a schedule among the surviving hosts on the testbed is not supported (ofc schedule computes it)" \
+	$OFC testbed run "$TMP/t16.yaml" --collective allgather --state-dir "$TMP/st"
+
+# Bad failed hosts, each at its line and column.
+sed 's/failed_hosts: \[h5\]/failed_hosts: [h5, hx]/' "$TMP/h16.yaml" >"$TMP/bad7.yaml"
+expect_error 2 "$TMP/bad7.yaml:6:22: failed host: no host 'hx'" $S "$TMP/bad7.yaml" --collective allgather
+sed 's/failed_hosts: \[h5\]/failed_hosts: [h5, h5]/' "$TMP/h16.yaml" >"$TMP/bad8.yaml"
+expect_error 2 "$TMP/bad8.yaml:6:22: failed host 'h5' is named twice (line 6)" $S "$TMP/bad8.yaml" --collective allgather
+sed 's/failed_hosts: \[h5\]/failed_hosts: h5/' "$TMP/h16.yaml" >"$TMP/bad9.yaml"
+expect_error 2 "$TMP/bad9.yaml:6:17: 'failed_hosts' must be a list of host names, not a scalar" \
+	$S "$TMP/bad9.yaml" --collective allgather
+# h5's four neighbours (h1, h4, h6, h9) failed: h5 survives alone, cut off.
+sed 's/failed_hosts: \[h5\]/failed_hosts: [h1, h4, h6, h9]/' "$TMP/h16.yaml" >"$TMP/bad10.yaml"
+expect_error 2 "$TMP/bad10.yaml:8:7: with these failures topology 'torus:4x4' is no longer strongly connected: some surviving hosts could never reach others" \
+	$S "$TMP/bad10.yaml" --collective allgather
+sed 's/ports: 4}/ports: 4, failed: true}/' "$TMP/t16.yaml" >"$TMP/bad5.yaml"
+expect_exit 2 $S "$TMP/bad5.yaml" --collective allgather
+if grep -q "with 16 of 16 hosts failed there is no collective left to schedule" "$TMP/err"; then ok; else bad "all hosts failed: $(cat "$TMP/err")"; fi
+
+# Bad failed nodes on the command line, and survivors cut apart.
+expect_error 2 "ofc: --fail '5,5': failed node 5 is named twice" \
+	$S --topology torus:4x4 --fail 5,5 --collective allgather
+expect_error 2 "ofc: --fail '16': failed node 16: torus:4x4 has nodes 0..15" \
+	$S --topology torus:4x4 --fail 16 --collective allgather
+expect_error 2 "ofc: ring:6 without 0,3: the 4 surviving nodes are no longer strongly connected (some could never reach others): nothing to schedule" \
+	$S --topology ring:6 --fail 0,3 --collective allgather
+expect_error 2 "ofc: circulant:3:1 without 0,1: 2 of 3 nodes failed, no collective is left to schedule" \
+	$S --topology circulant:3:1 --fail 0,1 --collective allgather
 
 # An edge list named by a config resolves against the config's directory;
 # its own errors keep their FILE:LINE:COL after the config's.
@@ -157,7 +322,7 @@ expect_error 2 "ofc: --fail '0-9': failed link 0-9: torus:8x8 has no such link (
 	$S --topology torus:8x8 --fail 0-9 --collective allgather
 expect_error 2 "ofc: --fail '0-1,0-1': failed link 0-1: torus:8x8 has no such link (or it is named twice)" \
 	$S --topology torus:8x8 --fail 0-1,0-1 --collective allgather
-expect_error 2 "ofc: --fail '0-1,a': 'a' is not a link: write U-V (both directions) or U>V (one arc)" \
+expect_error 2 "ofc: --fail '0-1,a': 'a' is not a link: write U-V (both directions) or U>V (one arc), or U for a node" \
 	$S --topology torus:8x8 --fail 0-1,a --collective allgather
 expect_error 2 "ofc: --fail '0-64': failed link 0-64: torus:8x8 has nodes 0..63" \
 	$S --topology torus:8x8 --fail 0-64 --collective allgather

@@ -4,8 +4,9 @@
 # GetSchedule then returns the schedule `ofc schedule` computes (and
 # verifies) for the same config with the link in its failed_links, and no
 # transfer crosses the failed link; the failed set survives a restart of the
-# daemon; `restore` brings the healthy schedule back. A sim switch: nothing
-# leaves the machine.
+# daemon; `restore` brings the healthy schedule back; a failed host leaves
+# the collective to the others (and cut off, no schedule). A sim switch:
+# nothing leaves the machine.
 SUITE=ofcd-failures
 . "$(dirname "$0")/lib.sh"
 
@@ -69,7 +70,7 @@ sleep 0.2
 
 # Bad items change nothing.
 expect_error 2 "ofc: 'h0-h9': topology 'torus:8x8' has no such link" $OFC --socket "$SOCK" fail h0-h9
-expect_error 2 "ofc --socket PATH fail: missing LINK or PORT" $OFC --socket "$SOCK" fail
+expect_error 2 "ofc --socket PATH fail: missing LINK, PORT or HOST" $OFC --socket "$SOCK" fail
 
 # One failed link: re-planned, announced, served.
 expect_stdout_has "h0-h1 failed; 1 failure in effect (h0-h1); bfb allgather on torus:8x8 without h0-h1: " \
@@ -103,5 +104,101 @@ r = [e for e in ev if e['kind'] == 'KIND_SCHEDULE_REPLANNED']
 sys.exit(0 if r and r[0]['failed'] == ['h0-h1'] and r[0]['schedule']['verified']
          and r[0]['schedule']['topology'] == 'torus:8x8 without h0-h1' else 1)
 EOF
+# A whole host fails (issue 14): the collective runs among the other 63
+# hosts; GetSchedule is what `ofc schedule` gives for the config with the
+# host in topology.failed_hosts, lists it in failed_nodes, and no transfer
+# names it. Three more hosts around h28 (h20, h29, h36; its fourth
+# neighbour is h27) leave h28 cut off: accepted, but no schedule survives
+# (exit 1, said why). Restored, healthy again.
+sed 's|^topology: .*|topology: {spec: torus:8x8, failed_hosts: [h27]}|' "$TMP/fab.yaml" >"$TMP/less27.yaml"
+expect_stdout_has "h27 failed; 1 failure in effect (h27); bfb allgather on torus:8x8 without h27: " \
+	$OFC --socket "$SOCK" fail h27
+$OFC --socket "$SOCK" schedule --collective allgather --format json -o "$TMP/got.json" >/dev/null 2>"$TMP/err"
+$OFC schedule "$TMP/less27.yaml" --collective allgather --format json -o "$TMP/want.json" >/dev/null 2>>"$TMP/err"
+if same_as "$TMP/got.json" "$TMP/want.json" "" && python3 - "$TMP/got.json" <<'EOF'; then ok; else bad "GetSchedule without h27" "$(cat "$TMP/err")"; fi
+import json, sys
+j = json.load(open(sys.argv[1]))
+j = j.get('schedule', j)
+assert j['failed_nodes'] == [27] and j['nodes'] == 64, (j.get('failed_nodes'), j['nodes'])
+for st in j['steps']:
+    for t in st['transfers']:
+        assert 27 not in (t['src'], t['dst'], t.get('origin', 0)), t
+EOF
+expect_json 'j["state"]["failed"] == ["h27"]' \
+	$OFC --socket "$SOCK" status --json
+expect_exit 1 $OFC --socket "$SOCK" fail h20 h29 h36
+if grep -q "no schedule survives the failures (4 in effect): .*no longer strongly connected: some surviving hosts could never reach others" "$TMP/err" "$TMP/out"; then ok; else
+	bad "cut-off host" "$(cat "$TMP/out" "$TMP/err")"
+fi
+expect_stdout_has "every reported failure cleared; no failure in effect; bfb allgather on torus:8x8: " \
+	$OFC --socket "$SOCK" restore --all
+expect_json 'j["schedule"]["topology"] == "torus:8x8" and not j["schedule"].get("failed_nodes")' \
+	$OFC --socket "$SOCK" schedule --collective allgather --summary --json
+# Re-wiring around a lost port (issue 14): hosts with a fifth, spare port
+# on the same switch (torus:4x4 uses four). Sequential wiring puts host h's
+# port p on switch port 1 + 5h + p: h5:0 is 26, its spare h5:4 is 30, h6:0
+# 31, h4:0 21. Failing h5:0 moves its two circuits (26 -> 31 out, 21 -> 26
+# in) onto the spare (30 -> 31, 21 -> 30) in one transaction of 4
+# operations, re-plans on the whole graph (nothing lost any more) and keeps
+# the move across a restart; a second lost port of h5 has no spare left and
+# is a plain failure.
+stop_ofcd
+SOCK="$TMP/rw.sock"
+ST="$TMP/rw-state"
+mkdir -p "$ST"
+cat >"$TMP/rw.yaml" <<'EOF'
+name: rwfab
+hosts: {count: 16, prefix: h, ports: 5}
+switches:
+  - {name: ocs0, type: ocs, ports: 80, driver: {type: sim}}
+wiring: {pattern: sequential, switches: [ocs0]}
+topology: torus:4x4
+collectives:
+  - {op: allgather, size: 1MiB}
+EOF
+$OFC apply "$TMP/rw.yaml" --state-dir "$ST" >/dev/null 2>&1 || bad "apply rw.yaml"
+CFG="$TMP/rw.yaml"
+$OFCD --foreground --config "$CFG" --socket "$SOCK" --state-dir "$ST" 2>>"$TMP/d.log" &
+ofcd_pid=$!
+_w=0
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $_w -ge 1000 ]; do
+	sleep 0.01
+	_w=$((_w + 1))
+done
+expect_stdout_has "h5:0 failed; h5:0 moved to spare port h5:4 on ocs0 (transaction " \
+	$OFC --socket "$SOCK" fail h5:0
+if grep -q ", 4 operations); 1 failure in effect (h5:0); bfb allgather on torus:4x4: 4 steps" "$TMP/out"; then ok; else
+	bad "re-wired: $(cat "$TMP/out")"
+fi
+# circuits: the spare's, not the lost port's; the switch at its target
+circuits_ok() {
+	$OFC --socket "$SOCK" status --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["state"]["devices"][0]
+c = {(x["in_port"], x["out_port"]) for x in d["circuits"]}
+sys.exit(0 if {(30, 31), (21, 30)} <= c and not c & {(26, 31), (21, 26)} and len(c) == 64
+         and d["at_target"] else 1)'
+}
+if circuits_ok; then ok; else bad "circuits after the move"; fi
+expect_json 'j["state"]["moved"] == ["h5:0>h5:4"]' $OFC --socket "$SOCK" status --json
+expect_stdout_has "  moved      h5:0>h5:4 (circuits re-wired onto spare ports)" $OFC --socket "$SOCK" status
+if grep -qx "h5 0 4" "$ST/rwfab.rewired"; then ok; else bad "rwfab.rewired: $(cat "$ST/rwfab.rewired")"; fi
+$OFC --socket "$SOCK" schedule --collective allgather --format json -o "$TMP/got.json" >/dev/null 2>"$TMP/err"
+$OFC schedule "$TMP/rw.yaml" --collective allgather --format json -o "$TMP/want.json" >/dev/null 2>>"$TMP/err"
+if same_as "$TMP/got.json" "$TMP/want.json" ""; then ok; else bad "re-wired GetSchedule" "$(cat "$TMP/err")"; fi
+expect_stdout_has "h5:1 failed; no spare port of h5 on ocs0 to move h5:1 to; 2 failures in effect (h5:0, h5:1); bfb allgather on torus:4x4 without h5:1: " \
+	$OFC --socket "$SOCK" fail h5:1
+# A restart keeps the move: the switch is still at the target.
+stop_ofcd
+$OFCD --foreground --config "$CFG" --socket "$SOCK" --state-dir "$ST" 2>>"$TMP/d.log" &
+ofcd_pid=$!
+_w=0
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $_w -ge 1000 ]; do
+	sleep 0.01
+	_w=$((_w + 1))
+done
+if circuits_ok; then ok; else bad "circuits after a restart"; fi
+expect_json 'j["schedule"]["topology"] == "torus:4x4 without h5:1"' \
+	$OFC --socket "$SOCK" schedule --collective allgather --summary --json
 stop_ofcd
 finish

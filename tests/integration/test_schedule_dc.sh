@@ -233,6 +233,57 @@ sed 's/25Gbps/100Gbps/' "$TMP/broom.yaml" >"$TMP/broom1.yaml"
 expect_json 'j["tau_b_fraction"]=="14/3" and j["verified"]' \
 	$OFC schedule "$TMP/broom1.yaml" --collective allgather --algo bfb --size 1MiB --json
 
+# NIC-limited hosts in BFB (issue 14). A ring of four, host a injecting one
+# link's worth (its neighbours b, d; c opposite). Allgather, by hand: step
+# 1 a sends its shard on both links, 2 / 1 = 2. Step 2 b needs d's shard
+# and d b's, from a or c: a sends x + y <= T, c's links carry 1 - x and
+# 1 - y <= T, so T >= 2/3 (LP (3) alone splits evenly: a sends 1). tau_B =
+# (2/4)(2 + 2/3) = 4/3. NIC forwarding: step 2 relays skip a, U* = 1/2:
+# (2/4)(2 + 1/2) = 5/4. Reduce-scatter: every host sends fixed partial sums,
+# one shard in step 1 and two in step 2: a at 1 and 2, (2/4)(1 + 2) = 3/2.
+# Allreduce: 3/2 + 4/3 = 17/6. Each schedule verified.
+cat >"$TMP/inj.yaml" <<'YAML'
+name: inj
+hosts:
+  - {name: a, ports: 2, port_rate: 25Gbps, injection: 25Gbps}
+  - {name: b, ports: 2, port_rate: 25Gbps}
+  - {name: c, ports: 2, port_rate: 25Gbps}
+  - {name: d, ports: 2, port_rate: 25Gbps}
+topology: torus:4
+YAML
+for want in allgather:4/3:2 reduce-scatter:3/2:0 allreduce:17/6:2; do
+	c=${want%%:*} rest=${want#*:}
+	expect_json "j['tau_b_fraction']=='${rest%:*}' and j['verified'] and j['host_resolved_steps']==${rest#*:} and j['host_forwarding']=='host'" \
+		$OFC schedule "$TMP/inj.yaml" --collective "$c" --algo bfb --size 1MiB --json
+done
+expect_json "j['tau_b_fraction']=='5/4' and j['verified'] and j['host_forwarding']=='nic'" \
+	$OFC schedule "$TMP/inj.yaml" --collective allgather --algo bfb --size 1MiB --forwarding nic --json
+# The schedule itself: in step 2 host a sends 2/3 of a shard (x + y = T),
+# c the rest of b's and d's shards (2 - 2/3), within 2 x 2/3 (its links).
+$OFC schedule "$TMP/inj.yaml" --collective allgather --algo bfb --size 1MiB -o "$TMP/inj.json" >/dev/null 2>&1
+if python3 - "$TMP/inj.json" <<'EOF'; then ok; else bad "host a's step-2 sends"; fi
+import json, sys
+j = json.load(open(sys.argv[1]))
+out = {}
+for t in j['steps'][1]['transfers']:
+    out[t['src']] = out.get(t['src'], 0) + t['length']
+sys.exit(0 if abs(out[0] - 2 / 3) < 1e-6 and abs(out[2] - 4 / 3) < 1e-6 else 1)
+EOF
+expect_stdout_has 'hosts        injection (host forwarding) sets the time of 2 of 2 steps; 2 allgather steps balanced over links and senders together' \
+	$OFC schedule "$TMP/inj.yaml" --collective allgather --algo bfb --size 1MiB
+# The lower bound takes the hosts: an allgather's N (N-1) shards all cross
+# some host (host forwarding): tau_B >= (N-1)/N d / beta_mean = (3/4) 2 /
+# (7/4) = 6/7.
+expect_json "j['lower_bound_tau_b_fraction']=='6/7'" \
+	$OFC schedule "$TMP/inj.yaml" --collective allgather --algo bfb --size 1MiB --json
+# Every host at its links' worth: nothing binds, the plain ring's 3/4.
+sed 's/injection: 25Gbps/injection: 50Gbps/' "$TMP/inj.yaml" >"$TMP/inj2.yaml"
+expect_json "j['tau_b_fraction']=='3/4' and 'host_limited_steps' not in j" \
+	$OFC schedule "$TMP/inj2.yaml" --collective allgather --algo bfb --size 1MiB --json
+# What is not modelled is said: bfb-lp and chunks under host limits.
+expect_exit 2 $OFC schedule "$TMP/inj.yaml" --collective allgather --algo bfb-lp --size 1MiB
+if grep -q "host injection limits are modelled for built BFB schedules of exact fractions" "$TMP/err"; then ok; else bad "bfb-lp under host limits: $(cat "$TMP/err")"; fi
+
 # BFB is estimated before it is built: over --max-memory it is refused with
 # the estimate (exit 1, nothing built); under it, built as ever. Allreduce
 # on 1024 nodes: two phases of 1024 x 1023 transfers at 24 bytes, the

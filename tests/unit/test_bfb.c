@@ -586,6 +586,97 @@ static void test_rates_vs_lp(void **state)
 	}
 }
 
+/* NIC-limited hosts (issue 14), by hand on K_{2,3} (a0 = 0, a1 = 1 joined
+ * both ways to b0..b2 = 2..4; d = 3, N = 5, diameter 2). Injection in
+ * links: a0 1, a1 3, the b's 2 (their own two links: never binding).
+ * Step 1: a0 sends its shard to three b's, 3 / 1 = 3 (the links: 1).
+ * Step 2: the b's need each other's shards (2 each, 6 in all) from the
+ * a's; a0 sends x, a1 6 - x; link a1 -> b_j carries 2 - y_j <= T with
+ * sum y_j = x, so x >= 6 - 3T, x <= T (a0) and 6 - x <= 3T (a1): T = 3/2,
+ * x = 3/2 (the b's send a0 and a1 each other's shard in thirds: 2/3 each,
+ * within 2T). LP (3) alone balances each b's in-links, x = 3, which a0
+ * needs 3 for. tau_B = (3/5)(3 + 3/2) = 27/10 against (3/5)(1 + 1) = 6/5.
+ * NIC forwarding: step 2 relays skip the hosts, (3/5)(3 + 1) = 12/5.
+ * Reduce-scatter, the reverse: in its step 1 every host sends its partial
+ * sums of the shards two hops away (a0: a1's, one; b's: the other two
+ * b's, two), step 2 every shard to its owner's neighbours: a0 sends 3
+ * shards at 1 = 3, so (3/5)(1 + 3) = 12/5. Allreduce: both. Hosts that
+ * drive all their links leave the schedule as it was, transfer for
+ * transfer. */
+static void test_host_injection(void **state)
+{
+	const uint32_t tails[] = {0, 0, 0, 1, 1, 1, 2, 2, 3, 3, 4, 4};
+	const uint32_t heads[] = {2, 3, 4, 2, 3, 4, 0, 1, 0, 1, 0, 1};
+	struct graph *g = graph_from_arcs(5, 12, tails, heads, "K2,3");
+	struct frac inj[5] = {frac_make(1, 1), frac_make(3, 1), frac_make(2, 1), frac_make(2, 1),
+			      frac_make(2, 1)};
+	struct bfb_opts o = {.inject = inj, .threads = 1};
+	struct schedule s, plain;
+	struct bfb_stats st, pst;
+	struct ofc_error err = {0};
+	struct verify_report r;
+	struct verify_opts vo = {.graph = g};
+	char buf[32];
+	(void)state;
+
+	assert_int_equal(bfb_schedule(g, SCHED_ALLGATHER, &o, &s, &st, &err), 0);
+	assert_string_equal(frac_str(st.tau_b, buf, sizeof(buf)), "27/10");
+	assert_int_equal(st.host_steps, 2);
+	assert_int_equal(st.host_solved, 2);
+	assert_int_equal(sched_verify(&s, &vo, &r), 0);
+	/* Step by step: no host sends more than its injection x the step's
+	 * time (3, then 3/2), no link more than the time. */
+	const double T[2] = {3, 1.5};
+	for (uint32_t t = 0; t < 2; t++) {
+		double out[5] = {0};
+
+		for (size_t i = s.step_start[t]; i < s.step_start[t + 1]; i++)
+			out[s.xfers[i].src] += (double)s.xfers[i].length / SCHED_ONE;
+		for (uint32_t v = 0; v < 5; v++)
+			assert_true(out[v] <= frac_value(inj[v]) * T[t] + 1e-6);
+		if (t == 1)
+			assert_true(fabs(out[0] - 1.5) < 1e-6 && fabs(out[1] - 4.5) < 1e-6);
+	}
+	sched_free(&s);
+
+	o.nic_forwarding = true;
+	assert_int_equal(bfb_schedule(g, SCHED_ALLGATHER, &o, &s, &st, &err), 0);
+	assert_string_equal(frac_str(st.tau_b, buf, sizeof(buf)), "12/5");
+	assert_int_equal(sched_verify(&s, &vo, &r), 0);
+	sched_free(&s);
+	o.nic_forwarding = false;
+
+	assert_int_equal(bfb_schedule(g, SCHED_REDUCE_SCATTER, &o, &s, &st, &err), 0);
+	assert_string_equal(frac_str(st.tau_b, buf, sizeof(buf)), "12/5");
+	assert_int_equal(st.host_solved, 0);
+	assert_int_equal(sched_verify(&s, &vo, &r), 0);
+	sched_free(&s);
+	assert_int_equal(bfb_schedule(g, SCHED_ALLREDUCE, &o, &s, &st, &err), 0);
+	assert_string_equal(frac_str(st.tau_b, buf, sizeof(buf)), "51/10");
+	assert_int_equal(sched_verify(&s, &vo, &r), 0);
+	sched_free(&s);
+
+	/* Injection at (or above) every host's links: byte for byte. */
+	for (uint32_t v = 0; v < 5; v++)
+		inj[v] = frac_make(v < 2 ? 3 : 2, 1);
+	struct bfb_opts none = {.threads = 1};
+	for (int c = SCHED_ALLGATHER; c <= SCHED_ALLREDUCE; c++) {
+		assert_int_equal(bfb_schedule(g, c, &o, &s, &st, &err), 0);
+		assert_int_equal(bfb_schedule(g, c, &none, &plain, &pst, &err), 0);
+		assert_int_equal(s.nxfers, plain.nxfers);
+		assert_memory_equal(s.xfers, plain.xfers, s.nxfers * sizeof(struct xfer));
+		assert_int_equal(frac_cmp(st.tau_b, pst.tau_b), 0);
+		assert_int_equal(st.host_steps, 0);
+		sched_free(&s);
+		sched_free(&plain);
+	}
+	/* What it does not model is refused. */
+	o.method = BFB_LP;
+	assert_int_equal(bfb_schedule(g, SCHED_ALLGATHER, &o, &s, &st, &err), -1);
+	assert_non_null(strstr(err.msg, "host injection limits"));
+	graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -601,6 +692,7 @@ int main(void)
 	    cmocka_unit_test(test_irregular_star),
 	    cmocka_unit_test(test_rates_equal),
 	    cmocka_unit_test(test_rates_vs_lp),
+	    cmocka_unit_test(test_host_injection),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

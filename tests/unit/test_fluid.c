@@ -340,7 +340,7 @@ static const struct wcase w16[] = {
 /* 32 and 64 GPUs (notes Sec. 6.3: only NVLink 0.04 (N - 1) and objective
  * 2n(n - 1) + 2n(N - 1); no NVLink (n - 1)/32; all links 0.04 (N - 1);
  * all-to-all only NVLink 0.32 (N - 1), objective 2 x 56N + 4 x 8N(N - 1) +
- * 6 x 56N(N - 1)). All-links objectives at T = 8 are the notes' prototype's
+ * 6 x 56N(N - 1); no NVLink 0.375 N; all links 0.32 (N - 1)). All-links objectives at T = 8 are the notes' prototype's
  * (2149.1, 8834.6): the thesis's 2092 and 8600 need more hops (cheaper routes
  * through memory copies are longer), and T = 10 takes minutes. */
 static const struct wcase w32[] = {
@@ -348,6 +348,8 @@ static const struct wcase w32[] = {
     {4, FLUID_NO_NVLINK, FLUID_ALLGATHER, 10, 31.0 / 32, 1807.99, 0.969, 1808},
     {4, FLUID_ALL_LINKS, FLUID_ALLGATHER, 8, 0.12, 2149.118, 0.12, 2149},
     {4, FLUID_ONLY_NVLINK, FLUID_ALLTOALL, 6, 0.96, 4864, 0.96, 4864, 2},
+    {4, FLUID_NO_NVLINK, FLUID_ALLTOALL, 8, 1.5, 3520, 1.5, 3520, 2},
+    {4, FLUID_ALL_LINKS, FLUID_ALLTOALL, 8, 0.96, 3688.94, 0.96, 3689, 2},
 };
 
 static const struct wcase w64[] = {
@@ -355,6 +357,8 @@ static const struct wcase w64[] = {
     {8, FLUID_NO_NVLINK, FLUID_ALLGATHER, 10, 63.0 / 32, 7455.96, 1.97, 7456},
     {8, FLUID_ALL_LINKS, FLUID_ALLGATHER, 8, 0.28, 8834.549, 0.28, 8835},
     {8, FLUID_ONLY_NVLINK, FLUID_ALLTOALL, 6, 2.24, 21504, 2.24, 21504, 3},
+    {8, FLUID_NO_NVLINK, FLUID_ALLTOALL, 8, 3.0, 15232, 3.0, 15230, 2},
+    {8, FLUID_ALL_LINKS, FLUID_ALLTOALL, 8, 2.24, 16020.39, 2.24, 16020, 3},
 };
 
 static void w_solve(const struct wcase *c, enum fluid_method m, struct fluid_net *n,

@@ -1674,6 +1674,70 @@ static void test_failures_lost_switch(void **state)
 	stop(w);
 }
 
+/* Re-wiring a lost port onto a spare (issue 14): sixteen hosts with a fifth
+ * port, all on ocs0 (sequential: host h's port p on switch port 1 + 5h +
+ * p), torus:4x4 on ports 0-3. With ocs0 refusing a command the move's
+ * transaction fails and rolls back: the port is a plain failure (the
+ * schedule runs without it) and no move is kept. Reported again once the
+ * switch works, the port moves onto h5:4 and the schedule runs on the whole
+ * torus; the move is in STATE_DIR/simfab.rewired and the switch holds the
+ * spare's circuits (30 -> 31 out to h6:0, 21 -> 30 in from h4:0). */
+static void test_rewire(void **state)
+{
+	struct world *w = *state;
+	struct ofcd_client c;
+	Ofc__V1__Response *r;
+	static const char spare[] = "name: simfab\n"
+				    "hosts: {count: 16, prefix: h, ports: 5}\n"
+				    "switches:\n"
+				    "  - {name: ocs0, type: ocs, ports: 80, driver: {type: sim}}\n"
+				    "wiring: {pattern: sequential, switches: [ocs0]}\n"
+				    "topology: torus:4x4\n"
+				    "collectives:\n"
+				    "  - {op: allgather, size: 1MiB}\n";
+	char path[300];
+
+	write_config(w, spare);
+	snprintf(path, sizeof(path), "%s/simfab.rewired", w->dir);
+	start(w, 30, 0);
+	connect_ok(w, &c);
+	w->sim.mode = FAULT_DENY;
+	w->sim.fail_count = 1;
+	w->sim.fail_at = w->sim.commands + 3;
+	r = report(&c, 1, false, false, "h5:0", NULL);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	if (!strstr(r->message, "; moving h5:0 to h5:4 failed: ") ||
+	    !strstr(r->message, "bfb allgather on torus:4x4 without h5:0: "))
+		fail_msg("%s", r->message);
+	ofc__v1__response__free_unpacked(r, NULL);
+	assert_int_equal(access(path, F_OK), -1);
+
+	w->sim.fail_at = 0;
+	r = report(&c, 2, false, false, "h5:0", NULL);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	if (!strstr(r->message, "; h5:0 moved to spare port h5:4 on ocs0 (transaction ") ||
+	    !strstr(r->message, "bfb allgather on torus:4x4: "))
+		fail_msg("%s", r->message);
+	ofc__v1__response__free_unpacked(r, NULL);
+	char *text = NULL;
+	size_t len;
+	struct ofc_error err = {0};
+	assert_int_equal(read_file(path, 4096, &text, &len, &err), 0);
+	assert_non_null(strstr(text, "\nh5 0 4\n"));
+	free(text);
+	bool out = false, in = false, old = false;
+	for (uint32_t i = 0; i < w->sim.state.nxc; i++) {
+		const struct xconn *x = &w->sim.state.xc[i];
+
+		out |= x->in == 30 && x->out == 31;
+		in |= x->in == 21 && x->out == 30;
+		old |= (x->in == 26 && x->out == 31) || (x->in == 21 && x->out == 26);
+	}
+	assert_true(out && in && !old);
+	ofcd_disconnect(&c);
+	stop(w);
+}
+
 int main(int argc, char **argv)
 {
 	char *copy = xstrdup(argv[0]);
@@ -1694,6 +1758,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_log_limit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_failures, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_failures_lost_switch, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rewire, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

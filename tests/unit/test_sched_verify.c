@@ -373,6 +373,74 @@ test_wdm(void **state)
 	sched_free(&s);
 }
 
+/* Failed hosts (issue 14): a schedule among the survivors, renumbered to
+ * the whole topology's nodes (sched_renumber), verifies with the failed
+ * node absent and not without; a transfer to or from the absent node, or
+ * of its block, is refused; reductions count the survivors' inputs only;
+ * all-to-all blocks are renumbered pair by pair. */
+static void test_absent(void **state)
+{
+	static const uint32_t map5[] = {0, 1, 2, 4, 5}; /* node 3 failed */
+	static const uint32_t map3[] = {0, 2, 3};	/* node 1 failed */
+	uint8_t absent6[6] = {0, 0, 0, 1, 0, 0}, absent4[4] = {0, 1, 0, 0};
+	struct verify_opts with = {.absent = absent6}, with4 = {.absent = absent4};
+	struct schedule s;
+	struct verify_report r;
+	(void)state;
+
+	ring_allgather(&s, 5);
+	sched_renumber(&s, 6, map5);
+	assert_int_equal(s.nodes, 6);
+	assert_int_equal(s.xfers[0].src, 0);
+	assert_int_equal(s.xfers[2].dst, 4); /* 2 -> 3 became 2 -> 4 */
+	assert_int_equal(s.xfers[3].block, 4);
+	assert_int_equal(sched_verify(&s, &with, &r), 0);
+	/* On the ring less node 3 (2 -> 4 skips it): the links check too. */
+	const uint32_t tails[] = {0, 1, 2, 4, 5}, heads[] = {1, 2, 4, 5, 0};
+	struct graph *g = graph_from_arcs(6, 5, tails, heads, "ring less 3");
+	with.graph = g;
+	assert_int_equal(sched_verify(&s, &with, &r), 0);
+	with.graph = NULL;
+	graph_free(g);
+	/* Everyone must take part without it. */
+	assert_int_equal(sched_verify(&s, NULL, &r), -1);
+	assert_non_null(strstr(r.error, "incomplete"));
+	/* Sending to the failed node, or its block. */
+	struct xfer to = X(2, 3, 2), blk = X(0, 1, 3);
+	sched_step(&s);
+	sched_add(&s, &to);
+	assert_int_equal(sched_verify(&s, &with, &r), -1);
+	assert_non_null(strstr(r.error, "node 3 takes no part"));
+	s.xfers[s.nxfers - 1] = blk;
+	assert_int_equal(sched_verify(&s, &with, &r), -1);
+	assert_non_null(strstr(r.error, "no such block"));
+	sched_free(&s);
+
+	/* Reduce-scatter on 3 survivors of 4: each shard sums 3 inputs. */
+	ring_reduce_scatter(&s, 3);
+	sched_renumber(&s, 4, map3);
+	assert_int_equal(sched_verify(&s, &with4, &r), 0);
+	assert_int_equal(sched_verify(&s, NULL, &r), -1);
+	sched_free(&s);
+
+	/* All-to-all on 3 survivors of 4, every pair direct: block o * 3 + t
+	 * becomes map[o] * 4 + map[t]. */
+	sched_init(&s, SCHED_ALLTOALL, "direct", 3);
+	sched_step(&s);
+	for (uint32_t o = 0; o < 3; o++)
+		for (uint32_t t = 0; t < 3; t++)
+			if (o != t) {
+				struct xfer x = X(o, t, o * 3 + t);
+				sched_add(&s, &x);
+			}
+	sched_renumber(&s, 4, map3);
+	assert_int_equal(s.xfers[0].block, 0 * 4 + 2);
+	assert_int_equal(s.xfers[5].block, 3 * 4 + 2);
+	assert_int_equal(sched_verify(&s, &with4, &r), 0);
+	assert_int_equal(sched_verify(&s, NULL, &r), -1);
+	sched_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -386,6 +454,7 @@ int main(void)
 	    cmocka_unit_test(test_reduce_same_step_is_not_visible),
 	    cmocka_unit_test(test_allreduce),
 	    cmocka_unit_test(test_alltoall),
+	    cmocka_unit_test(test_absent),
 	    cmocka_unit_test(test_wdm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

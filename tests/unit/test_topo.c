@@ -701,6 +701,71 @@ static void test_fail_links(void **state)
 	graph_free(g);
 }
 
+/* A bare node in a failure list fails the whole node (issue 14): every arc
+ * to or from it goes, it stays (so numbers keep their meaning), dead[]
+ * marks it; topo_survivors renumbers the others keeping each node's arcs in
+ * order (so ports mean the same); topo_fail_links refuses a node. */
+static void test_fail_nodes(void **state)
+{
+	struct graph *g = NULL, *d = NULL, *s;
+	struct ofc_error err = {0};
+	uint8_t dead[16] = {0};
+	uint32_t *keep, nkeep;
+	(void)state;
+
+	assert_int_equal(topo_build("torus:4x4", &g, &err), 0);
+	assert_int_equal(topo_fail_items(g, "5,0-1", &d, dead, &err), 0);
+	assert_string_equal(d->spec, "torus:4x4 without 5,0-1");
+	assert_int_equal(d->n, 16);
+	/* 8 arcs of node 5 (4 out, 4 in) and the link 0-1 (2 arcs) */
+	assert_int_equal(d->m, g->m - 10);
+	assert_int_equal(graph_outdeg(d, 5), 0);
+	for (uint32_t a = 0; a < d->m; a++)
+		assert_int_not_equal(d->adj[a], 5);
+	for (uint32_t u = 0; u < 16; u++)
+		assert_int_equal(dead[u], u == 5);
+
+	s = topo_survivors(d, dead, d->spec, &keep, &nkeep);
+	assert_int_equal(nkeep, 15);
+	assert_int_equal(s->n, 15);
+	assert_int_equal(s->m, d->m);
+	assert_int_equal(keep[4], 4);
+	assert_int_equal(keep[5], 6);
+	for (uint32_t i = 0; i < s->n; i++) {
+		assert_int_equal(graph_outdeg(s, i), graph_outdeg(d, keep[i]));
+		for (uint32_t k = 0; k < graph_outdeg(s, i); k++)
+			assert_int_equal(keep[graph_out(s, i)[k]], graph_out(d, keep[i])[k]);
+	}
+	graph_free(s);
+	free(keep);
+	graph_free(d);
+
+	const struct {
+		const char *list;
+		unsigned col;
+		const char *msg;
+	} bad[] = {
+	    {"5,5", 3, "failed node 5 is named twice"},
+	    {"0-1,16", 5, "failed node 16: torus:4x4 has nodes 0..15"},
+	    {"x", 1, "or U for a node"},
+	    {"", 0, "no failure given"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		memset(&err, 0, sizeof(err));
+		memset(dead, 0, sizeof(dead));
+		assert_int_equal(topo_fail_items(g, bad[i].list, &d, dead, &err), -1);
+		assert_null(d);
+		if (!strstr(err.msg, bad[i].msg))
+			fail_msg("'%s': %s", bad[i].list, err.msg);
+		assert_int_equal(err.col, bad[i].col);
+	}
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(topo_fail_links(g, "0-1,5", &d, &err), -1);
+	assert_non_null(strstr(err.msg, "'5' is not a link"));
+	assert_int_equal(err.col, 5);
+	graph_free(g);
+}
+
 /* edges:FILE builds the graph the file lists; errors carry FILE:LINE:COL. */
 static void test_edges_file(void **state)
 {
@@ -761,6 +826,7 @@ int main(void)
 	    cmocka_unit_test(test_automorphisms_genkautz),
 	    cmocka_unit_test(test_automorphisms_cap),
 	    cmocka_unit_test(test_fail_links),
+	    cmocka_unit_test(test_fail_nodes),
 	    cmocka_unit_test(test_edges_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
