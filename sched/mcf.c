@@ -621,7 +621,7 @@ static void cg_free(struct cg *c)
 
 static void cg_setup(struct cg *c, const struct graph *g, uint32_t T, enum mcf_method method,
 		     const struct graph_group *grp, unsigned threads, double host_cap,
-		     const double *host_caps)
+		     const double *host_caps, const double *cap)
 {
 	uint32_t n = g->n, d = graph_outdeg(g, 0);
 
@@ -690,6 +690,11 @@ static void cg_setup(struct cg *c, const struct graph *g, uint32_t T, enum mcf_m
 	c->row_cap = xmalloc(c->rows_per_slot * sizeof(double));
 	for (uint32_t r = 0; r < c->rows_per_slot; r++)
 		c->row_cap[r] = r < c->link_rows ? 1 : host_cap;
+	/* A link row's capacity is its arcs' (alike within a row: mcf_solve
+	 * picks the method so). */
+	for (uint32_t a = 0; cap && a < g->m; a++)
+		if (c->arc_row[a] != UINT32_MAX)
+			c->row_cap[c->arc_row[a]] = cap[a];
 	/* Hosts of their own (plain master only: node_row[v] = v). */
 	for (uint32_t v = 0; host_caps && c->node_row && v < n; v++)
 		c->row_cap[c->link_rows + v] = c->row_cap[c->link_rows + n + v] = host_caps[v];
@@ -1240,7 +1245,8 @@ static void mirror_routes(const struct cg *c, struct a2a_routes *rt)
 /* ---- the plain LPs ---------------------------------------------------------------- */
 
 /* The master LP (6)-(9): g[s][a] for every source and non-loop arc, theta. */
-static int master_lp(const struct graph *g, struct mcf_result *res, struct ofc_error *err)
+static int master_lp(const struct graph *g, const double *cap, struct mcf_result *res,
+		     struct ofc_error *err)
 {
 	uint32_t n = g->n, m = g->m;
 	uint32_t *tail = graph_arc_tails(g);
@@ -1269,7 +1275,7 @@ static int master_lp(const struct graph *g, struct mcf_result *res, struct ofc_e
 			cols[s] = (int)((size_t)s * m + a);
 			vals[s] = 1;
 		}
-		lp_add_row(lp, (int)n, cols, vals, LP_LE, 1);
+		lp_add_row(lp, (int)n, cols, vals, LP_LE, cap ? cap[a] : 1);
 	}
 	/* (8): in(u) - out(u) - theta >= 0 for every source s and u != s. */
 	struct graph *gt = graph_transpose(g);
@@ -1434,6 +1440,66 @@ int mcf_child_lp(const struct graph *g, uint32_t s, const double *cap, double *t
 	return commodity_lp(g, &s, 1, cap, theta_s, err);
 }
 
+/* ---- capacities and symmetry ------------------------------------------------------ */
+
+/* Every port at one capacity at every node: what the translations (which
+ * keep ports) need to load each port's arcs alike. */
+static bool caps_per_port(const struct graph *g, const double *cap)
+{
+	for (uint32_t u = 1; u < g->n; u++)
+		for (uint32_t j = 0; j < graph_outdeg(g, u); j++)
+			if (j >= graph_outdeg(g, 0) || cap[g->off[u] + j] != cap[g->off[0] + j])
+				return false;
+	return true;
+}
+
+/* Keep the elements of grp that map every arc to one of the same capacity
+ * (the stabiliser of cap: a subgroup, so the mirrored master's averaging
+ * argument holds for it) and recompute the orbits. */
+static void group_keep_capacity(struct graph_group *grp, const double *cap)
+{
+	uint32_t n = grp->n, m = grp->m, k = 0;
+
+	for (uint32_t h = 0; h < grp->order; h++) {
+		const uint32_t *ha = grp->arc + (size_t)h * m;
+		bool keep = true;
+
+		for (uint32_t a = 0; a < m && keep; a++)
+			keep = cap[ha[a]] == cap[a];
+		if (!keep)
+			continue;
+		if (k != h) {
+			memmove(grp->node + (size_t)k * n, grp->node + (size_t)h * n,
+				n * sizeof(uint32_t));
+			memmove(grp->arc + (size_t)k * m, ha, m * sizeof(uint32_t));
+		}
+		k++;
+	}
+	if (k == grp->order)
+		return;
+	grp->order = k;
+	grp->full_order = k;
+	grp->complete = false;
+	memset(grp->orbit, 0xff, n * sizeof(uint32_t));
+	grp->norbits = 0;
+	for (uint32_t u = 0; u < n; u++) {
+		if (grp->orbit[u] != UINT32_MAX)
+			continue;
+		for (uint32_t h = 0; h < k; h++)
+			grp->orbit[grp->node[(size_t)h * n + u]] = grp->norbits;
+		grp->norbits++;
+	}
+	memset(grp->arc_orbit, 0xff, m * sizeof(uint32_t));
+	grp->narc_orbits = 0;
+	for (uint32_t a = 0; a < m; a++) {
+		if (grp->arc_orbit[a] != UINT32_MAX)
+			continue;
+		for (uint32_t h = 0; h < k; h++)
+			grp->arc_orbit[grp->arc[(size_t)h * m + a]] = grp->narc_orbits;
+		grp->narc_orbits++;
+	}
+}
+
 /* ---- entry ---------------------------------------------------------------------- */
 
 const char *mcf_method_name(enum mcf_method m)
@@ -1509,6 +1575,10 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 	r->nodes = g->n;
 	r->degree = f.degree;
 	r->steps = o->steps;
+	for (uint32_t a = 0; o->capacity && a < g->m; a++)
+		if (!(o->capacity[a] > 0) || !isfinite(o->capacity[a]))
+			return ofc_error_set(err, OFC_E_INPUT, "arc %u: capacity %g", a,
+					     o->capacity[a]);
 	if (method == MCF_AUTO || method == MCF_SYMMETRIC) {
 		bool sym = mcf_translations(g, NULL, o->threads);
 
@@ -1517,14 +1587,35 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 					     "%s: its ports are not translations of one Cayley "
 					     "graph, so the one-source reduction does not apply",
 					     g->spec ? g->spec : "the topology");
+		if (sym && o->capacity && !caps_per_port(g, o->capacity)) {
+			if (method == MCF_SYMMETRIC)
+				return ofc_error_set(err, OFC_E_INPUT,
+						     "link capacities differ within a port, so "
+						     "the one-source reduction does not apply");
+			sym = false;
+			snprintf(r->note, sizeof(r->note),
+				 "capacities differ within a port: no one-source reduction");
+		}
 		method = sym ? MCF_SYMMETRIC : MCF_COLGEN;
 	}
 	struct graph_group grp = {0};
 	if (!injs && ((o->method == MCF_AUTO && method == MCF_COLGEN) || method == MCF_MIRRORED)) {
 		/* The group listed element by element: within 64 MiB. */
 		uint64_t cap = (16u << 20) / ((uint64_t)g->n + g->m);
+		uint32_t found;
 
 		graph_automorphisms(g, cap > 65536 ? 65536 : (uint32_t)cap, &grp);
+		found = grp.order;
+		if (o->capacity)
+			group_keep_capacity(&grp, o->capacity);
+		if (grp.order < found) {
+			size_t len = strlen(r->note);
+
+			snprintf(r->note + len, sizeof(r->note) - len,
+				 "%scapacities keep %u of %u automorphisms%s", len ? "; " : "",
+				 grp.order, found,
+				 grp.order > 1 ? "" : ": plain column generation");
+		}
 		if (grp.order > 1)
 			method = MCF_MIRRORED;
 		r->group_order = grp.order;
@@ -1547,13 +1638,13 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 				     "come from column generation",
 				     method == MCF_MASTER ? "master" : "link");
 	if (method == MCF_MASTER) {
-		rc = master_lp(g, r, err);
+		rc = master_lp(g, o->capacity, r, err);
 	} else if (method == MCF_FULL) {
 		uint32_t *all = xmalloc(g->n * sizeof(uint32_t));
 
 		for (uint32_t s = 0; s < g->n; s++)
 			all[s] = s;
-		rc = commodity_lp(g, all, g->n, NULL, &r->theta, err);
+		rc = commodity_lp(g, all, g->n, o->capacity, &r->theta, err);
 		free(all);
 		if (rc == 0)
 			r->objective = r->lower = 1 / r->theta;
@@ -1563,8 +1654,8 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 		r->symmetric = method == MCF_SYMMETRIC;
 		if (r->symmetric)
 			r->group_order = g->n;
-		cg_setup(&c, g, o->steps, method, &grp, o->threads,
-			 o->nic_forwarding ? 0 : inj, o->nic_forwarding ? NULL : injs);
+		cg_setup(&c, g, o->steps, method, &grp, o->threads, o->nic_forwarding ? 0 : inj,
+			 o->nic_forwarding ? NULL : injs, o->capacity);
 		r->classes = c.nsrc;
 		r->rows = c.rows_per_slot;
 		rc = cg_run(&c, o->gap > 0 ? o->gap : 1e-9,

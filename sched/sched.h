@@ -391,6 +391,15 @@ struct mcf_opts {
 	 * mirrored masters rely on, so AUTO then solves the plain master
 	 * (column generation over every source) and SYMMETRIC / MIRRORED refuse. */
 	const double *injections;
+	/* Mixed link rates (issue 14): each arc's capacity (m entries, CSR
+	 * index) in units of a reference link, the slowest by convention; NULL:
+	 * every arc 1. theta and the objective are then per reference link.
+	 * The one-source reduction needs every port at one capacity (the
+	 * translations keep ports); the mirrored master keeps only the
+	 * automorphisms that map every arc to one of the same capacity (a
+	 * subgroup), and AUTO falls back to plain column generation when none
+	 * but the identity does (mcf_result.note says which). */
+	const double *capacity;
 };
 
 /* Routes: for each pair (src, dst) one or more weighted paths, each a list
@@ -439,6 +448,9 @@ struct mcf_result {
 	double seconds;
 	double *flow;		  /* MASTER: g[s * m + a], source-aggregated arc flows */
 	struct a2a_routes routes; /* when opts.routes */
+	/* Why a symmetric method was not used as asked (capacities that break
+	 * the symmetry), for people; "" when nothing to say. */
+	char note[200];
 };
 
 /* L(N, d) of the Moore tree (notes Sec. 3): the least sum of distances from
@@ -473,7 +485,9 @@ void a2a_routes_free(struct a2a_routes *r);
 struct a2a_request {
 	const char *algo;
 	const char *lowering;
-	struct mcf_opts mcf; /* method, threads, gap, time_limit */
+	/* method, threads, gap, time_limit; mcf.capacity (per arc) also
+	 * weighs the baselines' link loads */
+	struct mcf_opts mcf;
 	/* Bytes the whole request may hold; 0: no limit. Checked before the
 	 * symmetric solution is mirrored to every node: a larger request is
 	 * refused with its estimate (A2A_BYTES_PER_HOP per mirrored hop). */
@@ -597,6 +611,10 @@ struct verify_opts {
 	/* Direct-connect: when set, nsteps entries for each step's most data
 	 * (blocks) on one link (pricing NIC-limited hosts step by step). */
 	double *step_link_load;
+	/* Direct-connect: each arc's capacity (graph's CSR index) in reference
+	 * links; a link's load is then its data over its capacity (step times
+	 * at mixed link rates). NULL: every link 1. */
+	const double *arc_capacity;
 };
 
 struct verify_report {
@@ -606,8 +624,9 @@ struct verify_report {
 	size_t bad_xfer;
 	uint32_t nsteps;
 	size_t ntransfers;
-	/* Direct-connect: the most data (in blocks) on one link in each step,
-	 * summed over steps, and the largest of them. */
+	/* Direct-connect: the most data (in blocks, over the link's capacity
+	 * when arc_capacity is given) on one link in each step, summed over
+	 * steps, and the largest of them. */
 	double sum_max_link_load;
 	double max_link_load;
 	/* WDM: the most wavelengths busy on one fibre segment in any step. */

@@ -103,6 +103,9 @@ static double theta_bound(const struct schedule_result *r)
 	 * a host, theta <= beta / L; NIC forwarding its own N-1 shards. */
 	double L = (double)moore_tree_cost(r->g->n, r->degree), b = r->degree / L;
 
+	if (r->theta_cap > 0) /* links of different rates */
+		b = r->theta_cap;
+
 	if (r->host_beta > 0)
 		b = fmin(b, r->host_beta / (r->g->n - 1));
 	if (r->host_beta > 0 && !r->nic_forwarding)
@@ -147,6 +150,10 @@ static void write_a2a_json(const struct schedule_result *r, const struct schedul
 		jw_double(w, o->mcf.gap);
 		jw_key(w, "stop");
 		jw_str(w, mcf_stop_name(o->mcf.stop));
+		if (o->mcf.note[0]) {
+			jw_key(w, "note");
+			jw_str(w, o->mcf.note);
+		}
 		jw_key(w, "group_order");
 		jw_uint(w, o->mcf.group_order);
 		jw_key(w, "sources_solved");
@@ -335,8 +342,7 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 		fprintf(out, "  verified     yes: %zu transfers, %s give tau_B %.9g%s\n",
 			o->ntransfers,
 			o->is_a2a && r->host_beta > 0 ? "link and host loads" : "link loads",
-			o->measured,
-			o->is_bfb && r->link_rate ? " (every link at the slowest rate)" : "");
+			o->measured, r->arc_cap ? " (each link at its rate)" : "");
 	else
 		fprintf(out, "  verified     NO: %s\n", o->verify_error);
 	if (o->is_a2a) {
@@ -344,9 +350,10 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 			"  theta        %.9g per link capacity (%s); bound %s = %.9g, "
 			"ratio %.4f\n",
 			o->theta, o->cut_through ? "cut-through routes" : "store-and-forward steps",
-			r->host_beta <= 0      ? "d/L(N,d)"
-			: r->nic_forwarding ? "min(d/L(N,d), I/(N-1))"
-					    : "min(d/L, I_mean/L, I_min/(N-1))",
+			r->host_beta <= 0 && r->theta_cap > 0 ? "min(sum c/(N L(N,d)), c_min/(N-1))"
+			: r->host_beta <= 0		      ? "d/L(N,d)"
+			: r->nic_forwarding		      ? "min(d/L(N,d), I/(N-1))"
+							      : "min(d/L, I_mean/L, I_min/(N-1))",
 			theta_bound(r), o->theta / theta_bound(r));
 		if (o->have_mcf) {
 			fprintf(out,

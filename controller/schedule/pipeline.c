@@ -132,6 +132,8 @@ void schedule_result_free(struct schedule_result *r)
 	graph_free(r->own_graph);
 	graph_free(r->own_healthy);
 	free(r->link_rate);
+	free(r->arc_cap);
+	free(r->pg_cap);
 	free(r->links);
 	free(r->host_betas);
 	memset(r, 0, sizeof(*r));

@@ -169,6 +169,13 @@ struct schedule_result {
 	uint32_t *link_rate;
 	struct frac rate_scale;
 	bool lb_rates;
+	/* The same rates as capacities in slowest links (>= 1, per arc of g;
+	 * pg_cap per arc of fv.pg): the MCF's capacities and the verifier's
+	 * link loads. NULL when links are of one rate (or some has none). */
+	double *arc_cap, *pg_cap;
+	/* All-to-all with arc_cap: the bound on theta they give (per slowest
+	 * link; direct.c a2a_rate_bound), else 0 (d / L(N, d)). */
+	double theta_cap;
 	/* NIC-limited hosts (issue 14): injection in link capacities (0: not
 	 * limited, or not below d links), the forwarding model, and the rate
 	 * (bits/s) it came from. All-to-all only: the MCF's host rows, the
