@@ -400,7 +400,19 @@ struct mcf_opts {
 	 * subgroup), and AUTO falls back to plain column generation when none
 	 * but the identity does (mcf_result.note says which). */
 	const double *capacity;
+	/* Re-planning (issue 14): keep_warm asks for the solution as a warm
+	 * start (mcf_result.warm); warm starts column generation from one, a
+	 * fluid solution on a graph this one's arcs are a subset of (by tail,
+	 * head and rank among parallel arcs: a graph less failed links). */
+	bool keep_warm;
+	const struct mcf_warm *warm;
 };
+
+/* A fluid MCF solution to warm-start another graph's from (opaque; made by
+ * mcf_solve with keep_warm, freed by mcf_warm_free). Its trees are stored
+ * per class of sources with the symmetry that spreads them to all. */
+struct mcf_warm;
+void mcf_warm_free(struct mcf_warm *w);
 
 /* Routes: for each pair (src, dst) one or more weighted paths, each a list
  * of hops (arc = CSR index, step = when it moves: the time-expanded step for
@@ -451,6 +463,10 @@ struct mcf_result {
 	/* Why a symmetric method was not used as asked (capacities that break
 	 * the symmetry), for people; "" when nothing to say. */
 	char note[200];
+	struct mcf_warm *warm; /* with opts.keep_warm (fluid column generation) */
+	bool warm_started;     /* opts.warm was used */
+	uint32_t warm_columns; /* columns it gave: trees that avoid the lost arcs */
+	double warm_bound;     /* the objective bound its prices gave on this graph */
 };
 
 /* L(N, d) of the Moore tree (notes Sec. 3): the least sum of distances from

@@ -44,6 +44,8 @@ static const char help[] =
     "  --fail LINKS     take failed links out of the topology: U-V a link (both\n"
     "                   directions), U>V one arc, comma-separated (0-1,5-6); each\n"
     "                   schedule is priced against the healthy topology too\n"
+    "                   (solved first: its all-to-all MCF warm-starts the\n"
+    "                   degraded one, whose --time-limit it is not held to)\n"
     "  --max-memory M   refuse, with the estimate, a request that would hold more\n"
     "                   than M (default: half the machine's memory)\n";
 

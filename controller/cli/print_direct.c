@@ -154,6 +154,18 @@ static void write_a2a_json(const struct schedule_result *r, const struct schedul
 			jw_key(w, "note");
 			jw_str(w, o->mcf.note);
 		}
+		jw_key(w, "warm_started");
+		jw_bool(w, o->mcf.warm_started);
+		if (o->mcf.warm_started) {
+			/* Re-planning: what the healthy solution gave, and what
+			 * solving it cost (not in "seconds"). */
+			jw_key(w, "warm_columns");
+			jw_uint(w, o->mcf.warm_columns);
+			jw_key(w, "warm_bound_theta");
+			jw_double(w, o->mcf.warm_bound > 0 ? 1 / o->mcf.warm_bound : 0);
+			jw_key(w, "healthy_seconds");
+			jw_double(w, o->healthy_mcf_s);
+		}
 		jw_key(w, "group_order");
 		jw_uint(w, o->mcf.group_order);
 		jw_key(w, "sources_solved");
@@ -362,6 +374,14 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 				o->theta_mcf, mcf_method_name(o->mcf.method), o->mcf.classes,
 				o->mcf.nodes, o->mcf.iterations, o->mcf.seconds, o->lowering,
 				o->max_paths);
+			if (o->mcf.warm_started)
+				fprintf(
+				    out,
+				    "               warm-started from the healthy solution (%.3f s "
+				    "to solve): %u of its trees kept, its lengths bound theta "
+				    "by %.9g\n",
+				    o->healthy_mcf_s, o->mcf.warm_columns,
+				    o->mcf.warm_bound > 0 ? 1 / o->mcf.warm_bound : 0);
 			if (o->mcf.optimal)
 				fprintf(out,
 					"               optimal (the LP bound meets the flow)\n");

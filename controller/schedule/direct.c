@@ -402,6 +402,8 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 					 .injections = r->host_betas,
 					 .nic_forwarding = r->nic_forwarding,
 					 .capacity = r->arc_cap,
+					 .keep_warm = q->keep_warm,
+					 .warm = q->warm,
 					 .time_limit = q->time_limit == 0  ? 60
 						       : q->time_limit < 0 ? 0
 									   : q->time_limit}};

@@ -63,6 +63,13 @@ struct schedule_query {
 	 * model (0: the hosts'; 1 + enum host_forwarding: 1 host, 2 NIC). */
 	double injection;
 	int forwarding;
+	/* All-to-all MCF re-planning (issue 14): keep_warm keeps the fluid
+	 * MCF's solution in the outcome (mcf.warm) for a later warm start;
+	 * warm starts the fluid MCF from one (a healthy fabric's, this one
+	 * less failed links). schedule_compute with failures sets both itself
+	 * (the healthy run first, its solution the degraded run's start). */
+	bool keep_warm;
+	const struct mcf_warm *warm;
 };
 
 /* ---- the answer ---------------------------------------------------------- */
@@ -112,6 +119,7 @@ struct schedule_outcome {
 	/* With failed links: the same algorithm's time on the healthy graph
 	 * (0 when it does not apply there or was not built) */
 	double healthy_us;
+	double healthy_mcf_s; /* all-to-all mcf: the healthy graph's MCF seconds */
 	bool below_fluid; /* ... and it claims to beat it (a bug) */
 	/* BFB */
 	bool is_bfb;

@@ -607,6 +607,63 @@ static void test_capacities_lowered(void **state)
 	graph_free(g);
 }
 
+/* Re-planning (issue 14): the healthy solution warm-starts the degraded
+ * graph's MCF; the warm-started theta is the cold-solved one (to 1e-6),
+ * the healthy lengths' bound holds (>= the degraded optimum's objective),
+ * and the routes never use a lost arc. torus:8x8 (one-source healthy) less
+ * one and two arcs and genkautz:64,4 (mirrored healthy) less one (less two,
+ * 0>63,5>40, agrees too, in 90 s: too slow for a unit test). */
+static void test_warm_start(void **state)
+{
+	static const struct {
+		const char *spec, *fail;
+	} t[] = {
+	    {"torus:8x8", "0>1"},
+	    {"torus:8x8", "0-1,27>35"},
+	    {"genkautz:64,4", "0>63"},
+	};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		struct graph *h = build(t[i].spec), *g = NULL;
+		struct ofc_error err = {0};
+		struct mcf_opts oh = {.keep_warm = true};
+		struct mcf_result rh, cold, warm;
+
+		assert_int_equal(topo_fail_links(h, t[i].fail, &g, &err), 0);
+		assert_int_equal(mcf_solve(h, &oh, &rh, &err), 0);
+		assert_non_null(rh.warm);
+		struct mcf_opts oc = {.routes = true}, ow = {.routes = true, .warm = rh.warm};
+		assert_int_equal(mcf_solve(g, &oc, &cold, &err), 0);
+		assert_int_equal(mcf_solve(g, &ow, &warm, &err), 0);
+		assert_true(warm.warm_started && !cold.warm_started);
+		assert_true(cold.optimal && warm.optimal);
+		if (fabs(warm.theta - cold.theta) > 1e-6 * cold.theta)
+			fail_msg("%s less %s: warm theta %.9f, cold %.9f", t[i].spec, t[i].fail,
+				 warm.theta, cold.theta);
+		assert_true(warm.warm_bound <= cold.objective * (1 + 1e-9));
+		assert_true(warm.warm_columns > 0);
+		assert_true(warm.theta <= rh.theta * (1 + 1e-9));
+		/* Routes on g's arcs: every hop an arc of g (not a lost one). */
+		uint32_t *tail = graph_arc_tails(g);
+		for (size_t r = 0; r < warm.routes.nroutes; r++) {
+			uint32_t v = warm.routes.src[r];
+
+			for (size_t k = warm.routes.off[r]; k < warm.routes.off[r + 1]; k++) {
+				assert_true(warm.routes.arc[k] < g->m);
+				assert_int_equal(tail[warm.routes.arc[k]], v);
+				v = g->adj[warm.routes.arc[k]];
+			}
+			assert_int_equal(v, warm.routes.dst[r]);
+		}
+		free(tail);
+		mcf_result_free(&rh);
+		mcf_result_free(&cold);
+		mcf_result_free(&warm);
+		graph_free(g);
+		graph_free(h);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -616,6 +673,7 @@ int main(void)
 	    cmocka_unit_test(test_time_limit),	    cmocka_unit_test(test_bad_input),
 	    cmocka_unit_test(test_degraded),	    cmocka_unit_test(test_injection),
 	    cmocka_unit_test(test_capacities),	    cmocka_unit_test(test_capacities_lowered),
+	    cmocka_unit_test(test_warm_start),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
