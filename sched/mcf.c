@@ -1558,6 +1558,8 @@ static int cg_routes(struct cg *c, struct a2a_routes *rt, struct ofc_error *err)
 	const double *x = c->sol + c->slots;
 	double *sum = xcalloc(c->nsrc, sizeof(double));
 	struct hopbuf *b = xmalloc(sizeof(*b));
+	uint64_t *phash = NULL; /* the pair's routes' hashes */
+	size_t cap_phash = 0;
 
 	rt->n = c->n;
 	for (size_t i = 0; i < c->sol_n; i++)
@@ -1579,7 +1581,7 @@ static int cg_routes(struct cg *c, struct a2a_routes *rt, struct ofc_error *err)
 				b->n = 0;
 				walk(c, c->col_parent + k * c->psize, t, push_hop, b);
 				if (b->n > ARRAY_SIZE(b->arc) / 2) {
-					free(sum), free(b);
+					free(sum), free(b), free(phash);
 					return ofc_error_set(err, OFC_E_RUNTIME, "route too long");
 				}
 				/* The walk goes from the destination back. */
@@ -1591,12 +1593,19 @@ static int cg_routes(struct cg *c, struct a2a_routes *rt, struct ofc_error *err)
 					b->arc[b->n - 1 - q] = a;
 					b->step[b->n - 1 - q] = st;
 				}
-				/* Same path as one of this pair's routes so far? */
+				/* Same path as one of this pair's routes so far? (A
+				 * hash first: a polished warm start leaves dozens of
+				 * trees per source, and most of their paths agree.) */
 				bool merged = false;
+				uint64_t hh = 0xcbf29ce484222325ull;
+				for (uint32_t q = 0; q < b->n; q++)
+					hh = (hh ^ ((uint64_t)b->arc[q] << 8 ^ b->step[q])) *
+					     0x100000001b3ull;
+				GROW(phash, cap_phash, rt->nroutes - pair0 + 1);
 				for (size_t r = pair0; r < rt->nroutes && !merged; r++) {
 					size_t len = rt->off[r + 1] - rt->off[r];
 
-					merged = len == b->n &&
+					merged = phash[r - pair0] == hh && len == b->n &&
 						 !memcmp(rt->arc + rt->off[r], b->arc,
 							 len * sizeof(uint32_t)) &&
 						 !memcmp(rt->step + rt->off[r], b->step,
@@ -1604,14 +1613,17 @@ static int cg_routes(struct cg *c, struct a2a_routes *rt, struct ofc_error *err)
 					if (merged)
 						rt->w[r] += w / sum[s];
 				}
-				if (!merged)
+				if (!merged) {
+					phash[rt->nroutes - pair0] = hh;
 					a2a_routes_add(rt, src, t, w / sum[s], b->arc, b->step,
 						       b->n);
+				}
 			}
 		}
 	}
 	free(sum);
 	free(b);
+	free(phash);
 	return 0;
 }
 
@@ -1630,7 +1642,8 @@ static void mirror_routes(const struct cg *c, struct a2a_routes *rt)
 	size_t *first = xmalloc(((size_t)c->nsrc * n + 1) * sizeof(size_t));
 	uint32_t *inv = xmalloc((size_t)H * n * sizeof(uint32_t));
 	uint32_t *arc = NULL, *step = NULL;
-	size_t cap = 0;
+	size_t cap = 0, cap_phash = 0;
+	uint64_t *phash = NULL; /* the pair's routes' hashes, as in cg_routes */
 
 	for (size_t i = 0; i <= (size_t)c->nsrc * n; i++)
 		first[i] = SIZE_MAX;
@@ -1660,14 +1673,20 @@ static void mirror_routes(const struct cg *c, struct a2a_routes *rt)
 					size_t len = rt->off[r + 1] - rt->off[r];
 					bool merged = false;
 
+					uint64_t hh = 0xcbf29ce484222325ull;
+
 					GROW(arc, cap, len + 1);
 					step = xreallocarray(step, cap, sizeof(uint32_t));
 					for (size_t i = 0; i < len; i++) {
 						arc[i] = ha[rt->arc[rt->off[r] + i]];
 						step[i] = rt->step[rt->off[r] + i];
+						hh = (hh ^ ((uint64_t)arc[i] << 8 ^ step[i])) *
+						     0x100000001b3ull;
 					}
+					GROW(phash, cap_phash, out.nroutes - pair0 + 1);
 					for (size_t q = pair0; q < out.nroutes && !merged; q++) {
-						if (out.off[q + 1] - out.off[q] != len)
+						if (phash[q - pair0] != hh ||
+						    out.off[q + 1] - out.off[q] != len)
 							continue;
 						merged = !memcmp(out.arc + out.off[q], arc,
 								 len * sizeof(uint32_t)) &&
@@ -1678,6 +1697,7 @@ static void mirror_routes(const struct cg *c, struct a2a_routes *rt)
 					}
 					if (merged)
 						continue;
+					phash[out.nroutes - pair0] = hh;
 					a2a_routes_add(&out, v, t, rt->w[r] / stab, arc, step, len);
 				}
 			}
@@ -1687,6 +1707,7 @@ static void mirror_routes(const struct cg *c, struct a2a_routes *rt)
 	free(inv);
 	free(arc);
 	free(step);
+	free(phash);
 	a2a_routes_free(rt);
 	*rt = out;
 }
@@ -2117,8 +2138,10 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 			 * masters in 20 s against none with geometric). */
 			c.scaling = LP_SCALE_DEFAULT;
 		}
+		double t1 = now_seconds();
 		rc = cg_run(&c, o->gap > 0 ? o->gap : 1e-9,
 			    o->time_limit > 0 ? t0 + o->time_limit : 0, r, err);
+		r->solve_seconds = now_seconds() - t1;
 		r->warm_started = c.warm != NULL;
 		r->warm_columns = c.warm_cols;
 		r->warm_bound = c.warm_bound;

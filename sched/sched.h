@@ -467,6 +467,7 @@ struct mcf_result {
 	bool warm_started;     /* opts.warm was used */
 	uint32_t warm_columns; /* columns it gave: trees that avoid the lost arcs */
 	double warm_bound;     /* the objective bound its prices gave on this graph */
+	double solve_seconds;  /* of seconds: column generation (setup and routes apart) */
 };
 
 /* L(N, d) of the Moore tree (notes Sec. 3): the least sum of distances from

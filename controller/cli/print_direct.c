@@ -165,6 +165,8 @@ static void write_a2a_json(const struct schedule_result *r, const struct schedul
 			jw_double(w, o->mcf.warm_bound > 0 ? 1 / o->mcf.warm_bound : 0);
 			jw_key(w, "healthy_seconds");
 			jw_double(w, o->healthy_mcf_s);
+			jw_key(w, "solve_seconds");
+			jw_double(w, o->mcf.solve_seconds);
 		}
 		jw_key(w, "group_order");
 		jw_uint(w, o->mcf.group_order);
