@@ -412,7 +412,28 @@ struct mcf_opts {
 	 * mirrored masters rely on, so AUTO then solves the plain master
 	 * (column generation over every source) and SYMMETRIC / MIRRORED refuse. */
 	const double *injections;
+	/* Mixed link rates (issue 14): each arc's capacity (m entries, CSR
+	 * index) in units of a reference link, the slowest by convention; NULL:
+	 * every arc 1. theta and the objective are then per reference link.
+	 * The one-source reduction needs every port at one capacity (the
+	 * translations keep ports); the mirrored master keeps only the
+	 * automorphisms that map every arc to one of the same capacity (a
+	 * subgroup), and AUTO falls back to plain column generation when none
+	 * but the identity does (mcf_result.note says which). */
+	const double *capacity;
+	/* Re-planning (issue 14): keep_warm asks for the solution as a warm
+	 * start (mcf_result.warm); warm starts column generation from one, a
+	 * fluid solution on a graph this one's arcs are a subset of (by tail,
+	 * head and rank among parallel arcs: a graph less failed links). */
+	bool keep_warm;
+	const struct mcf_warm *warm;
 };
+
+/* A fluid MCF solution to warm-start another graph's from (opaque; made by
+ * mcf_solve with keep_warm, freed by mcf_warm_free). Its trees are stored
+ * per class of sources with the symmetry that spreads them to all. */
+struct mcf_warm;
+void mcf_warm_free(struct mcf_warm *w);
 
 /* Routes: for each pair (src, dst) one or more weighted paths, each a list
  * of hops (arc = CSR index, step = when it moves: the time-expanded step for
@@ -460,6 +481,14 @@ struct mcf_result {
 	double seconds;
 	double *flow;		  /* MASTER: g[s * m + a], source-aggregated arc flows */
 	struct a2a_routes routes; /* when opts.routes */
+	/* Why a symmetric method was not used as asked (capacities that break
+	 * the symmetry), for people; "" when nothing to say. */
+	char note[200];
+	struct mcf_warm *warm; /* with opts.keep_warm (fluid column generation) */
+	bool warm_started;     /* opts.warm was used */
+	uint32_t warm_columns; /* columns it gave: trees that avoid the lost arcs */
+	double warm_bound;     /* the objective bound its prices gave on this graph */
+	double solve_seconds;  /* of seconds: column generation (setup and routes apart) */
 };
 
 /* L(N, d) of the Moore tree (notes Sec. 3): the least sum of distances from
@@ -494,7 +523,9 @@ void a2a_routes_free(struct a2a_routes *r);
 struct a2a_request {
 	const char *algo;
 	const char *lowering;
-	struct mcf_opts mcf; /* method, threads, gap, time_limit */
+	/* method, threads, gap, time_limit; mcf.capacity (per arc) also
+	 * weighs the baselines' link loads */
+	struct mcf_opts mcf;
 	/* Bytes the whole request may hold; 0: no limit. Checked before the
 	 * symmetric solution is mirrored to every node: a larger request is
 	 * refused with its estimate (A2A_BYTES_PER_HOP per mirrored hop). */
@@ -624,6 +655,10 @@ struct verify_opts {
 	 * it is an error; the others complete the collective among themselves
 	 * (a reduction sums their inputs only). NULL: every node takes part. */
 	const uint8_t *absent;
+	/* Direct-connect: each arc's capacity (graph's CSR index) in reference
+	 * links; a link's load is then its data over its capacity (step times
+	 * at mixed link rates). NULL: every link 1. */
+	const double *arc_capacity;
 };
 
 struct verify_report {
@@ -633,8 +668,9 @@ struct verify_report {
 	size_t bad_xfer;
 	uint32_t nsteps;
 	size_t ntransfers;
-	/* Direct-connect: the most data (in blocks) on one link in each step,
-	 * summed over steps, and the largest of them. */
+	/* Direct-connect: the most data (in blocks, over the link's capacity
+	 * when arc_capacity is given) on one link in each step, summed over
+	 * steps, and the largest of them. */
 	double sum_max_link_load;
 	double max_link_load;
 	/* WDM: the most wavelengths busy on one fibre segment in any step. */
