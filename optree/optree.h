@@ -82,6 +82,9 @@ struct optree_plan {
  * prediction is exact: it uses the same routing and colouring as the
  * builder. */
 int optree_plan_best(const struct optree_ring *r, struct optree_plan *p, struct ofc_error *err);
+/* The best exact factorisation of N (every group splits evenly): the plans
+ * a reduced schedule (optree_opts.reduced) can take. */
+int optree_plan_even(const struct optree_ring *r, struct optree_plan *p, struct ofc_error *err);
 /* A given radix sequence (checked: each >= 2, product >= N, and no stage
  * without traffic) and its prediction. */
 int optree_plan_radices(const struct optree_ring *r, const uint32_t *radix, uint32_t depth,
@@ -103,6 +106,12 @@ struct optree_opts {
 	 * the all-gather. SCHED_ALLTOALL: direct lightpaths for all N(N-1)
 	 * pairs, routed and coloured by the RWA engine `rwa` (only "onestage"). */
 	enum sched_collective collective;
+	/* Tree all-gather on a plan with even groups: build only what a
+	 * sched_ring_reduced needs (stage i: the transfers of the first
+	 * level-(i-1) group, period n_(i-1); stage 1 whole), into res->sched
+	 * and res->period, without merging stage ends (a shared step would mix
+	 * two periods). NULL plan: optree_plan_even's. Up to SCHED_MAX_NODES. */
+	bool reduced;
 	int rwa_engine;	   /* all-to-all: enum rwa_engine, 0 = the heuristic */
 	double time_limit; /* all-to-all ILP/LP: seconds for lp_solve, 0 = none */
 };
@@ -124,7 +133,8 @@ struct optree_stage {
 
 struct optree_result {
 	enum optree_algo algo;
-	struct schedule sched; /* owned; verified by the caller */
+	struct schedule sched; /* owned; verified by the caller; reduced: the program */
+	uint32_t *period;      /* reduced: per step (sched_ring_reduced), owned; else NULL */
 	struct optree_plan plan;
 	struct optree_stage *stage;
 	uint32_t nstages;

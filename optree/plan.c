@@ -514,3 +514,21 @@ int optree_plan_best(const struct optree_ring *r, struct optree_plan *best, stru
 	*best = check;
 	return 0;
 }
+
+int optree_plan_even(const struct optree_ring *r, struct optree_plan *best, struct ofc_error *err)
+{
+	struct s1cache cache = {0};
+	bool have = false;
+
+	if (optree_ring_check(r, err) < 0)
+		return -1;
+	plan_exact(r, best, &have);
+	if (!have)
+		return ofc_error_set(err, OFC_E_RUNTIME, "no exact factorisation of %u nodes",
+				     r->nodes);
+	struct optree_plan check;
+	if (evaluate(r, best->radix, best->depth, &check, &cache, err) < 0)
+		return -1;
+	*best = check;
+	return 0;
+}
