@@ -35,8 +35,8 @@ struct hold {
  * colours laid row-major (colour c: step c / F W, channel c mod F W) or
  * column-major (step c mod steps, channel c / steps): sums of hashes of
  * (arc, channel) per step, compared. */
-static uint32_t layout_changes(const struct rwa_solution *sol, uint32_t steps, uint32_t FW,
-			       bool colmajor)
+static uint32_t layout_changes(const struct rwa_solution *sol, const struct ot_arc *arc,
+			       uint32_t keep, uint32_t steps, uint32_t FW, bool colmajor)
 {
 	uint64_t *h = xcalloc((size_t)steps + 1, sizeof(uint64_t));
 	uint32_t changes = 0;
@@ -44,6 +44,10 @@ static uint32_t layout_changes(const struct rwa_solution *sol, uint32_t steps, u
 	for (size_t k = 0; k < sol->nruns; k++) {
 		const struct rwa_run *ru = &sol->runs[k];
 
+		/* Reduced: group 0's runs; the other groups' are theirs moved,
+		 * so they change at the same steps. */
+		if (arc[ru->id].src >= keep)
+			continue;
 		for (uint32_t c = ru->colour; c < ru->colour + ru->count; c++) {
 			uint32_t t = colmajor ? c % steps : c / FW,
 				 q = colmajor ? c / steps : c % FW;
@@ -195,8 +199,8 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 				      : 0;
 		}
 		if (!first[i - 1] && !mirror[i - 1] && steps > 1 &&
-		    layout_changes(&s->sol, steps, FW, true) <
-			layout_changes(&s->sol, steps, FW, false)) {
+		    layout_changes(&s->sol, s->arc, keep, steps, FW, true) <
+			layout_changes(&s->sol, s->arc, keep, steps, FW, false)) {
 			/* Column-major: colour c rides channel c / steps in step
 			 * c mod steps (a bijection onto steps x F W, so still
 			 * conflict-free). An arc's run of colours then keeps one
