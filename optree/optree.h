@@ -4,7 +4,9 @@
  * a planner over integer radices, and the time model.
  *
  * Every algorithm is built as an explicit schedule (sched/sched.h) whose
- * transfers carry direction, fibre and wavelength from rwa/; a step is one
+ * transfers carry direction, fibre and wavelength from rwa/ (OpTree's
+ * all-gather on an even plan also as a sched_ring_reduced: one group's
+ * program per stage and the rotations; optree_opts.reduced); a step is one
  * block time, each lightpath carries one block per step. Schedule node k is
  * ring position k; segment k joins positions k and k+1.
  *
