@@ -785,7 +785,8 @@ int sched_reduced_expand(const struct sched_reduced *r, struct schedule *s, stru
  * sched_verify with the input of node u to shard k weighted by k - u, which
  * G leaves unchanged. Cost O(program x degree + N) and node 0's state (N
  * blocks): a 65,536-node allgather checks in milliseconds. Direct-connect
- * (o->graph, whose n is G's order) or no graph; not WDM rings or networks;
+ * (o->graph, whose n is G's order) or no graph; not WDM rings (their reduced schedules,
+ * whose subgroup changes with the step, are sched_ring_reduced) or networks;
  * allgather, reduce-scatter, allreduce and all-to-all (node 0 keeps the
  * blocks (o, t) it holds in a hash: its own, relayed ones and those it
  * must end with). The report counts the whole schedule's transfers and

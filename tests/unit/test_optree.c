@@ -432,6 +432,67 @@ static void test_reduced_agrees(void **state)
 	assert_true(same >= 20);
 }
 
+/* Whether transfers x0..x1 of s, as lightpaths (step, ends, direction,
+ * fibre, wavelength), are the same set rotated by g. */
+static bool rotation_invariant(const struct schedule *s, size_t x0, size_t x1, uint32_t g)
+{
+	size_t m = x1 - x0;
+	uint64_t *a = malloc((m + 1) * sizeof(uint64_t)), *b = malloc((m + 1) * sizeof(uint64_t));
+	uint32_t n = s->nodes;
+
+	for (uint32_t t = 0; t < s->nsteps; t++)
+		for (size_t i = s->step_start[t]; i < s->step_start[t + 1]; i++) {
+			if (i < x0 || i >= x1)
+				continue;
+			struct xfer y = s->xfers[i];
+
+			a[i - x0] = lightpath_key(&y, t);
+			y.src = (uint16_t)((y.src + g) % n);
+			y.dst = (uint16_t)((y.dst + g) % n);
+			b[i - x0] = lightpath_key(&y, t);
+		}
+	qsort(a, m, sizeof(uint64_t), cmp_u64);
+	qsort(b, m, sizeof(uint64_t), cmp_u64);
+	bool same = memcmp(a, b, m * sizeof(uint64_t)) == 0;
+	free(a);
+	free(b);
+	return same;
+}
+
+/* What docs/ARCHITECTURE.md ("OpTree by symmetry") says of the explicit
+ * schedules: with even groups the whole schedule is invariant under the
+ * rotation by N/2 only (stage 1's tilings), stage i >= 2 under rotation by
+ * its group size n_(i-1) (and not by n_(i-1)/2); uneven groups have no
+ * rotation at all. */
+static void test_rotations_of_explicit(void **state)
+{
+	struct optree_ring r = ring(256, 4);
+	struct optree_result res;
+	uint32_t even[4] = {4, 4, 4, 4}, uneven[4] = {3, 3, 3, 3};
+	(void)state;
+
+	build_ok(&r, OPTREE_TREE, even, 4, false, &res);
+	const struct schedule *s = &res.sched;
+	for (uint32_t g = 1; g < 256; g *= 2)
+		assert_true(rotation_invariant(s, 0, s->nxfers, g) == (g == 128));
+	size_t x0 = res.stage[0].transfers;
+	for (uint32_t i = 1, group = 64; i < res.nstages; i++, group /= 4) {
+		size_t x1 = x0 + res.stage[i].transfers;
+
+		assert_false(res.stage[i].merged);
+		assert_true(rotation_invariant(s, x0, x1, group));
+		assert_false(rotation_invariant(s, x0, x1, group / 2));
+		x0 = x1;
+	}
+	optree_result_free(&res);
+
+	r = ring(64, 4);
+	build_ok(&r, OPTREE_TREE, uneven, 4, false, &res);
+	for (uint32_t g = 1; g < 64; g *= 2)
+		assert_false(rotation_invariant(&res.sched, 0, res.sched.nxfers, g));
+	optree_result_free(&res);
+}
+
 /* The program with transfer `drop` left out, and (when move < nsteps)
  * transfer `mv` moved to step `move`. */
 static void program_edit(const struct sched_ring_reduced *in, size_t drop, size_t mv, uint32_t move,
@@ -581,6 +642,7 @@ int main(void)
 	    cmocka_unit_test(test_reduced_agrees),
 	    cmocka_unit_test(test_reduced_corruptions),
 	    cmocka_unit_test(test_reduced_refusals),
+	    cmocka_unit_test(test_rotations_of_explicit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
