@@ -30,8 +30,6 @@ struct optree_ring ring_optree_model(const struct fabric *f, const struct ring *
 static const enum optree_algo all_algos[] = {OPTREE_RING, OPTREE_NE, OPTREE_ONESTAGE, OPTREE_WRHT,
 					     OPTREE_TREE};
 
-/* Build one algorithm, verify it with the one verifier against the ring's
- * wavelengths and add/drop limits, and price it (Eq. 3). */
 /* Reduced (OpTree's all-gather above OPTREE_MAX_NODES, or asked for):
  * Eq. 3 with every stage retuning, since the MRR tracking of
  * optree_timing needs every node's lightpaths. */
@@ -46,6 +44,9 @@ static void reduced_timing(const struct optree_ring *ring, const struct optree_r
 	t->time_us = t->plain_us;
 }
 
+/* Build one algorithm, verify it with the one verifier against the ring's
+ * wavelengths and add/drop limits (reduced: by symmetry), and price it
+ * (Eq. 3). */
 static void run_one(struct schedule_result *r, const struct schedule_query *q, enum optree_algo a,
 		    bool reduce, struct schedule_outcome *o)
 {
