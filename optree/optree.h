@@ -85,7 +85,9 @@ struct optree_plan {
  * builder. */
 int optree_plan_best(const struct optree_ring *r, struct optree_plan *p, struct ofc_error *err);
 /* The best exact factorisation of N (every group splits evenly): the plans
- * a reduced schedule (optree_opts.reduced) can take. */
+ * a reduced schedule (optree_opts.reduced) can take. OFC_E_INPUT when its
+ * program, N (m_i - 1) transfers per stage, would outgrow an explicit
+ * OPTREE_MAX_NODES schedule (a prime N: one stage of radix N). */
 int optree_plan_even(const struct optree_ring *r, struct optree_plan *p, struct ofc_error *err);
 /* A given radix sequence (checked: each >= 2, product >= N, and no stage
  * without traffic) and its prediction. */

@@ -625,6 +625,11 @@ static void test_reduced_refusals(void **state)
 	o.reduced = false;
 	assert_int_equal(optree_build(&r, &o, &res, &err), -1);
 	assert_non_null(strstr(err.msg, "at most"));
+	/* A prime has one stage of radix N: no smaller than the explicit. */
+	r = ring(8209, 64);
+	o.reduced = true;
+	assert_int_equal(optree_build(&r, &o, &res, &err), -1);
+	assert_non_null(strstr(err.msg, "program would hold 67379472 transfers"));
 }
 
 int main(void)
