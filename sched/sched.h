@@ -642,9 +642,9 @@ struct verify_network {
 };
 
 struct verify_opts {
-	const struct graph *graph;    /* direct-connect: transfers must follow arcs */
-	const struct verify_wdm *wdm; /* WDM ring on nodes 0..N-1 in ring order */
-	uint64_t seed;		      /* for the reduce weights; 0 = fixed default */
+	const struct graph *graph;	      /* direct-connect: transfers must follow arcs */
+	const struct verify_wdm *wdm;	      /* WDM ring on nodes 0..N-1 in ring order */
+	uint64_t seed;			      /* for the reduce weights; 0 = fixed default */
 	const struct verify_network *network; /* a general network (above) */
 	/* Direct-connect: when set, nsteps entries for each step's most data
 	 * (blocks) on one link (pricing NIC-limited hosts step by step). */
@@ -821,13 +821,45 @@ int sched_reduced_expand(const struct sched_reduced *r, struct schedule *s, stru
  * sched_verify with the input of node u to shard k weighted by k - u, which
  * G leaves unchanged. Cost O(program x degree + N) and node 0's state (N
  * blocks): a 65,536-node allgather checks in milliseconds. Direct-connect
- * (o->graph, whose n is G's order) or no graph; not WDM rings or networks;
+ * (o->graph, whose n is G's order) or no graph; not WDM rings (their reduced schedules,
+ * whose subgroup changes with the step, are sched_ring_reduced) or networks;
  * allgather, reduce-scatter, allreduce and all-to-all (node 0 keeps the
  * blocks (o, t) it holds in a hash: its own, relayed ones and those it
  * must end with). The report counts the whole schedule's transfers and
  * duplicates (order x node 0's). */
 int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts *o,
 			 struct verify_report *report);
+
+/* A WDM ring all-gather reduced by rotations whose subgroup changes with
+ * the step (sched/ring_reduced.c; OpTree, whose stage i >= 2 repeats every
+ * n_(i-1) nodes and stage 1 not at all): step t's program transfers, each
+ * with src < period[t], stand for themselves rotated by every multiple h of
+ * period[t] (src + h, dst + h, block + h, modulo N; direction, fibre and
+ * wavelength unchanged). period[t] divides N; N means the step is
+ * explicit. Whole blocks, copies only. */
+struct sched_ring_reduced {
+	struct schedule prog; /* prog.nodes = N, prog.collective = SCHED_ALLGATHER */
+	uint32_t *period;     /* prog.nsteps entries, owned */
+};
+
+void sched_ring_reduced_free(struct sched_ring_reduced *r);
+/* Transfers of the whole schedule: sum over steps of program x N / period. */
+uint64_t sched_ring_reduced_transfers(const struct sched_ring_reduced *r);
+/* The explicit schedule (sched_init done here). */
+int sched_ring_reduced_expand(const struct sched_ring_reduced *r, struct schedule *s,
+			      struct ofc_error *err);
+/* sched_verify's WDM checks (verify_opts.wdm = w) by the same symmetry: per step, the
+ * program's lightpaths read modulo the period are pairwise disjoint on each
+ * (direction, fibre, wavelength) and none is longer than the period; a
+ * lightpath carries one block; a node adds and drops at most max_add; the
+ * sender holds the block before the step; every node ends with all N
+ * blocks. State: period x N bits (the representatives'), moved between
+ * periods by rotation and checked invariant under the next step's (else it
+ * fails, saying so). A pass means the expansion passes sched_verify; the
+ * report counts the whole schedule (transfers, duplicates, the most
+ * wavelengths busy on one segment). */
+int sched_verify_ring_reduced(const struct sched_ring_reduced *r, const struct verify_wdm *w,
+			      struct verify_report *report);
 
 /* BFB (sched/bfb.c) as a reduced schedule on G: node 0's (u, t) problems
  * alone, since u + g's problem is the translate of u's and so is a
