@@ -272,5 +272,6 @@ struct xfer *sched_append_steps(struct schedule *s, uint32_t k, const size_t *co
 		s->nxfers += counts[i];
 		s->step_start[s->nsteps] = (uint32_t)s->nxfers;
 	}
-	return s->xfers + base;
+	/* no transfers yet and none asked for: no array to point into */
+	return s->xfers ? s->xfers + base : NULL;
 }

@@ -53,6 +53,22 @@ static void test_ring_allgather_ok(void **state)
 	sched_free(&s);
 }
 
+/* Empty steps appended to an empty schedule: steps, no transfers, and no
+ * pointer made from a missing array (UBSan in `make check` catches that). */
+static void test_append_empty_steps(void **state)
+{
+	struct schedule s;
+	const size_t counts[2] = {0, 0};
+	(void)state;
+
+	sched_init(&s, SCHED_ALLGATHER, "test", 4);
+	assert_null(sched_append_steps(&s, 2, counts));
+	assert_int_equal(s.nsteps, 2);
+	assert_int_equal(s.nxfers, 0);
+	assert_int_equal(sched_step_size(&s, 1), 0);
+	sched_free(&s);
+}
+
 static void test_causality(void **state)
 {
 	struct schedule s;
@@ -445,6 +461,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ring_allgather_ok),
+	    cmocka_unit_test(test_append_empty_steps),
 	    cmocka_unit_test(test_causality),
 	    cmocka_unit_test(test_same_step_is_not_visible),
 	    cmocka_unit_test(test_incomplete),
