@@ -521,8 +521,8 @@ int optree_build(const struct optree_ring *r, const struct optree_opts *o,
 		return -1;
 	if (r->nodes > OPTREE_MAX_NODES)
 		return ofc_error_set(err, OFC_E_INPUT,
-				     "%u nodes: schedules are built for at most %u (N(N-1) "
-				     "transfers)",
+				     "%u nodes: schedules are built for at most %u (transfers "
+				     "name nodes in 16 bits)",
 				     r->nodes, OPTREE_MAX_NODES);
 	if (c != SCHED_ALLGATHER && c != SCHED_REDUCE_SCATTER && c != SCHED_ALLREDUCE &&
 	    c != SCHED_ALLTOALL)

@@ -24,7 +24,9 @@
 #include "util/util.h"
 
 #define OPTREE_MAX_DEPTH 32
-#define OPTREE_MAX_NODES 8192u	    /* N(N-1) transfers of 20 bytes: 1.3 GB here */
+/* Transfers name nodes in 16 bits (a true limit); what fits in memory is
+ * the caller's estimate (controller/schedule/ring.c). */
+#define OPTREE_MAX_NODES SCHED_MAX_NODES
 #define OPTREE_MAX_CELLS (1u << 25) /* 2 F W N: the verifier's per-channel state */
 
 struct optree_ring {

@@ -16,6 +16,95 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- what a request may hold and how long it may take (issue 17) ------------- */
+
+/* The memory a request may hold: --max-memory (ofcd --max-request-memory),
+ * else half the machine's. */
+uint64_t schedule_memory_limit(const struct schedule_query *q)
+{
+	return q->max_memory ? q->max_memory : mem_physical() / 2;
+}
+
+/* Transfers are 20 bytes; a schedule grows by doubling, and allreduces
+ * append one phase to the other: 24 per transfer, as BFB_BYTES_PER_XFER
+ * (measured there within 13% of the peak RSS). The verifier's table is
+ * n^2 bits, or 16 bytes per (node, shard) for reductions. */
+static double build_bytes(uint32_t n, enum sched_collective c, double xfers)
+{
+	double cells = (double)n * n;
+
+	return xfers * BFB_BYTES_PER_XFER +
+	       (c == SCHED_ALLGATHER ? cells / 8 : cells * 16 + cells / 8);
+}
+
+int schedule_memory_check(const struct schedule_query *q, const char *what, uint32_t n,
+			  double xfers, char *why, size_t len)
+{
+	uint64_t limit = schedule_memory_limit(q);
+	double own = build_bytes(n, q->collective, xfers), need = (double)mem_resident() + own;
+	double room = (double)limit - (double)mem_resident();
+	char need_s[32], max_s[32], fit[96] = "";
+
+	if (xfers > UINT32_MAX) {
+		/* A true limit: transfers are indexed in 32 bits. */
+		snprintf(why, len,
+			 "%s on %u nodes has %.3g transfers, more than a schedule holds (%u)", what,
+			 n, xfers, UINT32_MAX);
+		return -1;
+	}
+	if (need <= (double)limit)
+		return 0;
+	fmt_size(need_s, sizeof(need_s), need < 1.8e19 ? (uint64_t)need : UINT64_MAX);
+	fmt_size(max_s, sizeof(max_s), limit);
+	/* The schedules here grow as n^2 (times log n for some): what fits
+	 * scales by the square root. */
+	if (room > 0 && own > 0)
+		snprintf(fit, sizeof(fit), "; about %.0f nodes would fit",
+			 floor(n * sqrt(room / own)));
+	snprintf(why, len,
+		 "%s on %u nodes needs about %s (%.3g transfers), over the memory limit of %s "
+		 "(ofc --max-memory, ofcd --max-request-memory)%s",
+		 what, n, need_s, xfers, max_s, fit);
+	return -1;
+}
+
+static bool over_memory(const struct schedule_result *r, const struct schedule_query *q,
+			struct schedule_outcome *o, const char *what, double xfers)
+{
+	if (schedule_memory_check(q, what, r->g->n, xfers, o->why, sizeof(o->why)) == 0)
+		return false;
+	o->why_code = OFC_E_RUNTIME;
+	return true;
+}
+
+/* Past the request's deadline: o does not apply, with "time limit T
+ * reached in PHASE" (its schedule dropped). */
+static bool out_of_time(const struct schedule_result *r, struct schedule_outcome *o,
+			const char *phase)
+{
+	struct ofc_error err = {0};
+
+	if (clock_check(r->clock, phase, &err) == 0)
+		return false;
+	if (o->have)
+		sched_free(&o->s);
+	o->have = false;
+	o->applies = false;
+	snprintf(o->why, sizeof(o->why), "%s", err.msg);
+	o->why_code = OFC_E_RUNTIME;
+	return true;
+}
+
+/* A phase begins: progress says so (fraction unknown). */
+static void phase(const struct schedule_result *r, const struct schedule_outcome *o,
+		  const char *what)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%s: %s", o->algo, what);
+	clock_progress(r->clock, buf, -1);
+}
+
 /* ---- one algorithm ------------------------------------------------------------ */
 
 /* An all-to-all under NIC-limited hosts (r->host_beta): what a host
@@ -71,8 +160,13 @@ static void finish(struct schedule_result *r, struct schedule_outcome *o)
 	o->have = true;
 	o->steps = o->s.nsteps;
 	o->ntransfers = o->s.nxfers;
+	phase(r, o, "verification");
 	o->verified = sched_verify(&o->s, &vo, &rep) == 0;
 	o->verify_s = now_seconds() - t0;
+	if (!o->is_a2a && out_of_time(r, o, "verification")) {
+		free(step_link);
+		return;
+	}
 	if (!o->verified)
 		snprintf(o->verify_error, sizeof(o->verify_error), "%s", rep.error);
 	o->measured = rep.sum_max_link_load * r->degree / r->g->n;
@@ -157,10 +251,14 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 		o->why_code = OFC_E_RUNTIME;
 		return;
 	}
+	phase(r, o, "generation");
 	if (bfb_schedule(r->g, q->collective, &bo, &o->s, &o->bst, &err) < 0) {
 		not_applies(o, &err);
 		return;
 	}
+	o->have = true;
+	if (out_of_time(r, o, "generation"))
+		return;
 	if (r->link_rate) {
 		/* tau_B in gcd-rate links, priced in slowest-link ones. */
 		struct bfb_stats *b = &o->bst;
@@ -192,10 +290,18 @@ static void run_expansion(struct schedule_result *r, const struct schedule_query
 		o->why_code = OFC_E_INPUT;
 		return;
 	}
+	/* The constructions deliver every shard once per phase, as BFB does. */
+	if (over_memory(r, q, o, "the expansion construction",
+			(q->collective == SCHED_ALLREDUCE ? 2.0 : 1.0) * r->g->n * (r->g->n - 1.0)))
+		return;
+	phase(r, o, "generation");
 	if (expand_schedule(r->tree, q->collective, &r->bopts, &o->s, &o->pred, &err) < 0) {
 		not_applies(o, &err);
 		return;
 	}
+	o->have = true;
+	if (out_of_time(r, o, "generation"))
+		return;
 	o->gen_s = now_seconds() - t0;
 	o->applies = true;
 	o->has_pred = true;
@@ -210,10 +316,16 @@ static void run_baseline(struct schedule_result *r, const struct schedule_query 
 	double t0 = now_seconds();
 
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
+	if (over_memory(r, q, o, algo, baseline_transfers(r->g, algo, q->collective)))
+		return;
+	phase(r, o, "generation");
 	if (baseline_schedule(r->g, r->tree, algo, q->collective, &o->s, &err) < 0) {
 		not_applies(o, &err);
 		return;
 	}
+	o->have = true;
+	if (out_of_time(r, o, "generation"))
+		return;
 	o->gen_s = now_seconds() - t0;
 	o->applies = true;
 	finish(r, o);
@@ -253,8 +365,11 @@ static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
 	o->have = true;
 	o->steps = o->s.nsteps;
 	o->ntransfers = o->s.nxfers;
+	phase(r, o, "verification");
 	o->verified = sched_verify(&o->s, NULL, &rep) == 0;
 	o->verify_s = now_seconds() - t0;
+	if (out_of_time(r, o, "verification"))
+		return;
 	if (!o->verified)
 		snprintf(o->verify_error, sizeof(o->verify_error), "%s", rep.error);
 	o->measured = o->tf.tau_b;
@@ -289,10 +404,19 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 	}
 	if (refuse_degraded(r, o, algo))
 		return;
+	char what[64];
+	snprintf(what, sizeof(what), "%s %s",
+		 v == SWING_LATENCY ? "latency-optimal" : "bandwidth-optimal", algo);
+	if (over_memory(r, q, o, what, torus_allreduce_transfers(r->tree, algo, v, true)))
+		return;
+	phase(r, o, "generation");
 	if (torus_allreduce(r->tree, algo, v, true, &o->s, &o->tf, &err) < 0) {
 		not_applies(o, &err);
 		return;
 	}
+	o->have = true;
+	if (out_of_time(r, o, "generation"))
+		return;
 	o->gen_s = now_seconds() - t0;
 	o->applies = true;
 	torus_finish(r, o);
@@ -333,10 +457,16 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 	o->variant = "bandwidth";
 	if (refuse_degraded(r, o, algo))
 		return;
+	if (over_memory(r, q, o, algo, baseline_transfers(r->g, name, q->collective)))
+		return;
+	phase(r, o, "generation");
 	if (baseline_schedule(r->g, r->tree, name, q->collective, &o->s, &err) < 0) {
 		not_applies(o, &err);
 		return;
 	}
+	o->have = true;
+	if (out_of_time(r, o, "generation"))
+		return;
 	o->gen_s = now_seconds() - t0;
 	/* Ports used: one ring, two (both ways), or 2 per dimension. */
 	k = strcmp(name, "ring") == 0 ? 1 : strcmp(name, "bidir-ring") == 0 ? 2 : d;
@@ -351,7 +481,7 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 	/* Neighbour-only: the graph check holds too. */
 	struct verify_report rep;
 	struct verify_opts vo = {.graph = r->g};
-	if (o->verified && sched_verify(&o->s, &vo, &rep) < 0) {
+	if (o->applies && o->verified && sched_verify(&o->s, &vo, &rep) < 0) {
 		o->verified = false;
 		o->s.verified = false;
 		snprintf(o->verify_error, sizeof(o->verify_error), "%s", rep.error);

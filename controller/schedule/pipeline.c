@@ -98,6 +98,7 @@ static void price_healthy(struct schedule_result *r, const struct schedule_query
 	struct schedule_result h = {.kind = SCHEDULE_DIRECT,
 				    .fabric = r->fabric,
 				    .algorithm = algo,
+				    .clock = r->clock,
 				    .collective = r->collective,
 				    .g = r->healthy};
 	struct ofc_error err = {0};
@@ -133,6 +134,7 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r, 
 		*spec_error = false;
 	r->fabric = f;
 	r->algorithm = algo;
+	r->clock = q->clock;
 	r->collective = q->collective;
 	if (ring && q->fail) {
 		return ofc_error_set(err, OFC_E_USAGE,

@@ -53,14 +53,33 @@ static void run_one(struct schedule_result *r, const struct schedule_query *q, e
 			goto fail;
 		opts.plan = &forced;
 	}
+	/* Every algorithm here delivers each of the N(N-1) blocks once per
+	 * phase (the all-to-all's lightpaths too): the estimate before
+	 * building (issue 17). */
+	double phases = q->collective == SCHED_ALLREDUCE ? 2 : 1;
+	if (schedule_memory_check(q, optree_algo_name(a), r->ring.nodes,
+				  phases * r->ring.nodes * (r->ring.nodes - 1.0), o->why,
+				  sizeof(o->why)) < 0) {
+		o->why_code = OFC_E_RUNTIME;
+		return;
+	}
+	clock_progress(q->clock, optree_algo_name(a), -1);
 	if (optree_build(&r->ring, &opts, &w->res, &err) < 0)
 		goto fail;
+	if (clock_check(q->clock, "generation", &err) < 0) {
+		optree_result_free(&w->res);
+		goto fail;
+	}
 	struct verify_wdm vw = optree_verify_wdm(&r->ring);
 	struct verify_opts vo = {.wdm = &vw};
 	struct schedule *s = &w->res.sched;
 
-	o->applies = true;
 	o->verified = sched_verify(s, &vo, &w->vr) == 0;
+	if (clock_check(q->clock, "verification", &err) < 0) {
+		optree_result_free(&w->res);
+		goto fail;
+	}
+	o->applies = true;
 	if (!o->verified)
 		snprintf(o->verify_error, sizeof(o->verify_error), "%s", w->vr.error);
 	s->verified = o->verified;
@@ -134,8 +153,8 @@ int schedule_ring(struct schedule_result *r, const struct schedule_query *q, con
 	}
 	if (r->ring.nodes > OPTREE_MAX_NODES)
 		return ofc_error_set(err, OFC_E_INPUT,
-				     "%u nodes: schedules are built for at most %u nodes (the "
-				     "schedule holds N(N-1) transfers)",
+				     "%u nodes: schedules are built for at most %u nodes "
+				     "(transfers name nodes in 16 bits)",
 				     r->ring.nodes, OPTREE_MAX_NODES);
 
 	r->out = xcalloc(n, sizeof(*r->out));
