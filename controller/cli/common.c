@@ -162,6 +162,75 @@ int cli_write_schedule(const struct schedule_print *req, const struct schedule *
 	return -1;
 }
 
+int cli_export_check(const struct schedule_print *p, uint64_t limit, const struct schedule *s,
+		     struct ofc_error *err)
+{
+	uint64_t need = 0, have = mem_resident();
+	const char *what = NULL;
+	char need_s[32], max_s[32];
+
+	if (!p->output)
+		return 0;
+	if (p->format == FMT_PB) {
+		need = schedule_pb_memory(s, false);
+		what = "its largest step as protobuf messages";
+	} else if (p->format == FMT_MSCCL) {
+		need = schedule_msccl_memory(s);
+		what = "every rank's chunks and operations";
+	}
+	if (!what || (double)have + (double)need <= (double)limit)
+		return 0;
+	fmt_size(need_s, sizeof(need_s), have + need);
+	fmt_size(max_s, sizeof(max_s), limit);
+	return ofc_error_set(err, OFC_E_RUNTIME,
+			     "writing the %u-node schedule (%zu transfers) as %s needs about %s "
+			     "(%s), over the memory limit of %s (--max-memory); --format json "
+			     "or text is written transfer by transfer and fits",
+			     s->nodes, s->nxfers, p->format == FMT_PB ? "pb" : "msccl", need_s,
+			     what, max_s);
+}
+
+void cli_clock_init(struct ofc_clock *c, struct cli_progress *pr, const struct cli_cmd *cmd,
+		    double time_limit, bool json)
+{
+	memset(c, 0, sizeof(*c));
+	*pr = (struct cli_progress){.cmd = cmd->name};
+	c->start = now_seconds();
+	if (time_limit > 0) {
+		c->deadline = c->start + time_limit;
+		c->limit = time_limit;
+	}
+	if (isatty(STDERR_FILENO) && !json) {
+		c->progress = cli_progress_show;
+		c->ctx = pr;
+	}
+}
+
+void cli_progress_show(void *ctx, const char *phase, double done, double elapsed)
+{
+	struct cli_progress *pr = ctx;
+
+	if (done >= 0)
+		fprintf(stderr, "\r\033[K  ofc %s: %s %3.0f%%, %.1f s", pr->cmd, phase, 100 * done,
+			elapsed);
+	else
+		fprintf(stderr, "\r\033[K  ofc %s: %s, %.1f s", pr->cmd, phase, elapsed);
+	fflush(stderr);
+	pr->shown = true;
+}
+
+void cli_progress_clear(const struct ofc_clock *c)
+{
+	struct cli_progress *pr;
+
+	if (!c || c->progress != cli_progress_show)
+		return;
+	pr = c->ctx;
+	if (pr->shown)
+		fprintf(stderr, "\r\033[K");
+	pr->shown = false;
+}
+
 /* Option values with units or ranges. Each names the option, the value and
  * the real reason: the parser's (a bad unit, a stray character) or the
  * range's. */

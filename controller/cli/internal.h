@@ -84,6 +84,23 @@ int optree_sweep(const struct cli_cmd *cmd, const struct schedule_query *q,
 		 const struct optree_ring *base, char **args, int nargs, const char *plot);
 /* Write a schedule to p->output in p->format (json, text, pb). Nothing to
  * do when no -o was given. */
+/* -o with the request's memory limit: 0, or -1 with the export's estimate,
+ * the limit and what would fit in err (JSON and text are streamed). */
+int cli_export_check(const struct schedule_print *p, uint64_t limit, const struct schedule *s,
+		     struct ofc_error *err);
+/* A long request's progress on a terminal: one line on stderr that updates
+ * in place (phase, percent when known, seconds), cleared before anything
+ * else is printed. ctx: a struct cli_progress. */
+struct cli_progress {
+	const char *cmd;
+	bool shown;
+};
+void cli_progress_show(void *ctx, const char *phase, double done, double elapsed);
+void cli_progress_clear(const struct ofc_clock *c);
+/* A request's clock: the deadline of --time-limit T (T > 0), progress on
+ * a terminal unless json. */
+void cli_clock_init(struct ofc_clock *c, struct cli_progress *pr, const struct cli_cmd *cmd,
+		    double time_limit, bool json);
 int cli_write_schedule(const struct schedule_print *p, const struct schedule *s,
 		       struct ofc_error *err);
 

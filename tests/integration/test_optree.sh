@@ -81,8 +81,8 @@ if grep -q "^allgather schedule 'optree' on 16 nodes: 12 steps, 240 transfers$" 
 
 # Bad input: exit 2 with the reason.
 expect_error 2 "ofc optree: missing --wavelengths" $OFC optree --nodes 16
-expect_error 2 "ofc optree: bad --nodes '1': must be 2..8192 (an all-gather is N(N-1) transfers)" $OFC optree --nodes 1 --wavelengths 2
-expect_error 2 "ofc optree: bad --nodes '9000': must be 2..8192 (an all-gather is N(N-1) transfers)" $OFC optree --nodes 9000 --wavelengths 2
+expect_error 2 "ofc optree: bad --nodes '1': must be 2..65535 (transfers name nodes in 16 bits)" $OFC optree --nodes 1 --wavelengths 2
+expect_error 2 "ofc optree: bad --nodes '70000': must be 2..65535 (transfers name nodes in 16 bits)" $OFC optree --nodes 70000 --wavelengths 2
 expect_error 2 "ofc optree: unknown --algo 'tree' (ring, ne, onestage, wrht, optree, all)" $OFC optree --nodes 16 --wavelengths 2 --algo tree
 expect_error 2 "ofc optree: neighbor exchange needs an even number of nodes (15)" $OFC optree --nodes 15 --wavelengths 2 --algo ne
 expect_error 2 "ofc optree: the radices multiply to 8, fewer than the 16 nodes" $OFC optree --nodes 16 --wavelengths 2 --radices 2,4
