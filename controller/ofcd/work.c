@@ -970,7 +970,7 @@ static void run_schedule_fluid(struct job *j)
 	    .chunks = j->chunks,
 	    .max_memory = j->max_memory,
 	};
-	struct fluid_query x = {0};
+	struct fluid_query x = {.time_limit = j->max_time > 0 ? j->max_time : 0};
 	struct fluid_answer fa;
 	struct ofc_error err = {0};
 	Ofc__V1__Response resp = OFC__V1__RESPONSE__INIT;
@@ -1040,6 +1040,7 @@ static void run_schedule_fluid(struct job *j)
 
 static void run_schedule(struct job *j)
 {
+	struct ofc_clock clk = {.start = now_seconds()};
 	struct schedule_query q = {
 	    .fabric = j->cfg->f,
 	    .spec = j->spec,
@@ -1048,6 +1049,8 @@ static void run_schedule(struct job *j)
 	    .size = j->size,
 	    .chunks = j->chunks,
 	    .max_memory = j->max_memory,
+	    .time_limit = j->max_time,
+	    .clock = &clk,
 	};
 	struct schedule_result r;
 	struct ofc_error err = {0};
@@ -1058,6 +1061,10 @@ static void run_schedule(struct job *j)
 	resp.has_id = resp.has_status = 1;
 	resp.id = j->req_id;
 	fmt_size(lim, sizeof(lim), j->max_frame);
+	if (j->max_time > 0) {
+		clk.deadline = clk.start + j->max_time;
+		clk.limit = j->max_time;
+	}
 	bool spec_error;
 
 	if (schedule_compute(&q, &r, &spec_error, &err) < 0 || schedule_check(&r, &err) < 0) {
@@ -1074,6 +1081,24 @@ static void run_schedule(struct job *j)
 	bool steps = !j->summary_only;
 	if (steps && (double)s->nxfers * MIN_TRANSFER_BYTES > j->max_frame)
 		goto too_big;
+	/* The reply's message tree holds every transfer at once. */
+	if (steps && (double)mem_resident() + (double)schedule_pb_memory(s, true) >
+			 (double)schedule_memory_limit(&q)) {
+		char need[32], max[32];
+
+		fmt_size(need, sizeof(need), mem_resident() + schedule_pb_memory(s, true));
+		fmt_size(max, sizeof(max), schedule_memory_limit(&q));
+		resp.status = OFC__V1__STATUS__STATUS_FAILED;
+		resp.message = arena_printf(&a,
+					    "the reply's %zu transfers as messages need about %s, "
+					    "over the memory limit of %s (--max-request-memory): "
+					    "ask with summary_only",
+					    s->nxfers, need, max);
+		response_pack(&resp, &j->reply, &j->reply_len);
+		arena_free(&a);
+		schedule_result_free(&r);
+		return;
+	}
 	resp.status = s->verified ? OFC__V1__STATUS__STATUS_OK : OFC__V1__STATUS__STATUS_INTERNAL;
 	resp.message = s->verified
 			   ? arena_printf(&a, "%s %s on %s: %u steps, %.6g us, verified",
