@@ -487,6 +487,13 @@ static uint32_t *hops_from_0(const struct graph *g)
 	return d;
 }
 
+uint32_t baseline_pieces(const struct graph *g, const char *algo)
+{
+	if (strcmp(algo, "bidir-ring") == 0)
+		return 2;
+	return strcmp(algo, "torus-rings") == 0 && g->n ? graph_outdeg(g, 0) : 1;
+}
+
 double baseline_transfers(const struct graph *g, const char *algo, enum sched_collective c)
 {
 	double n = g->n, phases = c == SCHED_ALLREDUCE ? 2 : 1, per = 1;

@@ -325,6 +325,9 @@ const char *baseline_name(unsigned i); /* the i-th baseline; NULL past the end *
  * both rings, once per port for torus-rings, each relayed hop for
  * recursive doubling on a graph that is no hypercube. */
 double baseline_transfers(const struct graph *g, const char *algo, enum sched_collective c);
+/* ... and the pieces it cuts each block into (2 on both rings, one per
+ * port for torus-rings, else 1: whole blocks). */
+uint32_t baseline_pieces(const struct graph *g, const char *algo);
 int baseline_schedule(const struct graph *g, const struct topo_tree *t, const char *algo,
 		      enum sched_collective c, struct schedule *s, struct ofc_error *err);
 

@@ -28,20 +28,30 @@ uint64_t schedule_memory_limit(const struct schedule_query *q)
 /* Transfers are 20 bytes; a schedule grows by doubling, and allreduces
  * append one phase to the other: 24 per transfer, as BFB_BYTES_PER_XFER
  * (measured there within 13% of the peak RSS). The verifier's table is
- * n^2 bits, or 16 bytes per (node, shard) for reductions. */
-static double build_bytes(uint32_t n, enum sched_collective c, double xfers)
+ * n^2 bits, or 16 bytes per (node, shard) for reductions; blocks cut into
+ * pieces (both rings, a share per port) keep interval lists per (node,
+ * shard) instead: 129-167 bytes measured (torus:32x64, bidir-ring and
+ * torus-rings, allgather and allreduce), 176 here. */
+#define VERIFY_PIECES_BYTES 176
+static double build_bytes(uint32_t n, enum sched_collective c, double xfers, uint32_t pieces)
 {
-	double cells = (double)n * n;
+	double cells = (double)n * n, table;
 
-	return xfers * BFB_BYTES_PER_XFER +
-	       (c == SCHED_ALLGATHER ? cells / 8 : cells * 16 + cells / 8);
+	if (pieces > 1)
+		table = cells * VERIFY_PIECES_BYTES;
+	else if (c == SCHED_ALLGATHER)
+		table = cells / 8;
+	else
+		table = cells * 16 + cells / 8;
+	return xfers * BFB_BYTES_PER_XFER + table;
 }
 
 int schedule_memory_check(const struct schedule_query *q, const char *what, uint32_t n,
-			  double xfers, char *why, size_t len)
+			  double xfers, uint32_t pieces, char *why, size_t len)
 {
 	uint64_t limit = schedule_memory_limit(q);
-	double own = build_bytes(n, q->collective, xfers), need = (double)mem_resident() + own;
+	double own = build_bytes(n, q->collective, xfers, pieces);
+	double need = (double)mem_resident() + own;
 	double room = (double)limit - (double)mem_resident();
 	char need_s[32], max_s[32], fit[96] = "";
 
@@ -69,9 +79,9 @@ int schedule_memory_check(const struct schedule_query *q, const char *what, uint
 }
 
 static bool over_memory(const struct schedule_result *r, const struct schedule_query *q,
-			struct schedule_outcome *o, const char *what, double xfers)
+			struct schedule_outcome *o, const char *what, double xfers, uint32_t pieces)
 {
-	if (schedule_memory_check(q, what, r->g->n, xfers, o->why, sizeof(o->why)) == 0)
+	if (schedule_memory_check(q, what, r->g->n, xfers, pieces, o->why, sizeof(o->why)) == 0)
 		return false;
 	o->why_code = OFC_E_RUNTIME;
 	return true;
@@ -292,7 +302,8 @@ static void run_expansion(struct schedule_result *r, const struct schedule_query
 	}
 	/* The constructions deliver every shard once per phase, as BFB does. */
 	if (over_memory(r, q, o, "the expansion construction",
-			(q->collective == SCHED_ALLREDUCE ? 2.0 : 1.0) * r->g->n * (r->g->n - 1.0)))
+			(q->collective == SCHED_ALLREDUCE ? 2.0 : 1.0) * r->g->n * (r->g->n - 1.0),
+			1))
 		return;
 	phase(r, o, "generation");
 	if (expand_schedule(r->tree, q->collective, &r->bopts, &o->s, &o->pred, &err) < 0) {
@@ -316,7 +327,8 @@ static void run_baseline(struct schedule_result *r, const struct schedule_query 
 	double t0 = now_seconds();
 
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
-	if (over_memory(r, q, o, algo, baseline_transfers(r->g, algo, q->collective)))
+	if (over_memory(r, q, o, algo, baseline_transfers(r->g, algo, q->collective),
+			baseline_pieces(r->g, algo)))
 		return;
 	phase(r, o, "generation");
 	if (baseline_schedule(r->g, r->tree, algo, q->collective, &o->s, &err) < 0) {
@@ -407,7 +419,9 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 	char what[64];
 	snprintf(what, sizeof(what), "%s %s",
 		 v == SWING_LATENCY ? "latency-optimal" : "bandwidth-optimal", algo);
-	if (over_memory(r, q, o, what, torus_allreduce_transfers(r->tree, algo, v, true)))
+	/* Swing's 2D collectives each carry 1/2D of every block. */
+	if (over_memory(r, q, o, what, torus_allreduce_transfers(r->tree, algo, v, true),
+			strcmp(algo, "swing") == 0 ? r->degree : 1))
 		return;
 	phase(r, o, "generation");
 	if (torus_allreduce(r->tree, algo, v, true, &o->s, &o->tf, &err) < 0) {
@@ -457,7 +471,8 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 	o->variant = "bandwidth";
 	if (refuse_degraded(r, o, algo))
 		return;
-	if (over_memory(r, q, o, algo, baseline_transfers(r->g, name, q->collective)))
+	if (over_memory(r, q, o, algo, baseline_transfers(r->g, name, q->collective),
+			baseline_pieces(r->g, name)))
 		return;
 	phase(r, o, "generation");
 	if (baseline_schedule(r->g, r->tree, name, q->collective, &o->s, &err) < 0) {

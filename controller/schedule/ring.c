@@ -58,7 +58,7 @@ static void run_one(struct schedule_result *r, const struct schedule_query *q, e
 	 * building (issue 17). */
 	double phases = q->collective == SCHED_ALLREDUCE ? 2 : 1;
 	if (schedule_memory_check(q, optree_algo_name(a), r->ring.nodes,
-				  phases * r->ring.nodes * (r->ring.nodes - 1.0), o->why,
+				  phases * r->ring.nodes * (r->ring.nodes - 1.0), 1, o->why,
 				  sizeof(o->why)) < 0) {
 		o->why_code = OFC_E_RUNTIME;
 		return;

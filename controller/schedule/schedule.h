@@ -253,12 +253,13 @@ int schedule_check(struct schedule_result *r, struct ofc_error *err);
  * given fabric and collective, only schedule_compute tells). */
 bool schedule_algorithm_known(const char *algo);
 /* The request's memory limit (--max-memory, else half the machine's), and
- * whether building and verifying xfers transfers on n nodes fits in it with
+ * whether building and verifying xfers transfers on n nodes (blocks cut
+ * into pieces: 1 when whole) fits in it with
  * what the process holds already: 0, or -1 with the estimate, the limit
  * and how many nodes would fit in why (issue 17). */
 uint64_t schedule_memory_limit(const struct schedule_query *q);
 int schedule_memory_check(const struct schedule_query *q, const char *what, uint32_t n,
-			  double xfers, char *why, size_t len);
+			  double xfers, uint32_t pieces, char *why, size_t len);
 
 /* ---- server fabrics: the fluid engine (fluid.c) -------------------------------
  * For a config with servers: LP 4.2 on the config's network, Theorem 4's step
