@@ -4,6 +4,7 @@
 #define OFC_CONTROLLER_CLI_INTERNAL_H
 
 #include <getopt.h>
+#include <pthread.h>
 
 #include "controller/cli/cli.h"
 #include "controller/config/config.h"
@@ -90,10 +91,17 @@ int cli_export_check(const struct schedule_print *p, uint64_t limit, const struc
 		     struct ofc_error *err);
 /* A long request's progress on a terminal: one line on stderr that updates
  * in place (phase, percent when known, seconds), cleared before anything
- * else is printed. ctx: a struct cli_progress. */
+ * else is printed. The engines report at phase boundaries; a ticker thread
+ * redraws the line twice a second so the seconds move during a long phase.
+ * ctx: a struct cli_progress; cli_progress_clear stops the ticker. */
 struct cli_progress {
 	const char *cmd;
-	bool shown;
+	bool shown, ticking, stop;
+	pthread_t ticker;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char phase[96];
+	double done, start;
 };
 void cli_progress_show(void *ctx, const char *phase, double done, double elapsed);
 void cli_progress_clear(const struct ofc_clock *c);
