@@ -33,7 +33,8 @@ uint64_t schedule_memory_limit(const struct schedule_query *q)
  * shard) instead: 129-167 bytes measured (torus:32x64, bidir-ring and
  * torus-rings, allgather and allreduce), 176 here. */
 #define VERIFY_PIECES_BYTES 176
-static double build_bytes(uint32_t n, enum sched_collective c, double xfers, uint32_t pieces)
+static double build_bytes(uint32_t n, enum sched_collective c, double xfers, uint32_t pieces,
+			  double xfer_bytes)
 {
 	double cells = (double)n * n, table;
 
@@ -43,14 +44,14 @@ static double build_bytes(uint32_t n, enum sched_collective c, double xfers, uin
 		table = cells / 8;
 	else
 		table = cells * 16 + cells / 8;
-	return xfers * BFB_BYTES_PER_XFER + table;
+	return xfers * (xfer_bytes > 0 ? xfer_bytes : BFB_BYTES_PER_XFER) + table;
 }
 
 int schedule_memory_check(const struct schedule_query *q, const char *what, uint32_t n,
-			  double xfers, uint32_t pieces, char *why, size_t len)
+			  double xfers, uint32_t pieces, double xfer_bytes, char *why, size_t len)
 {
 	uint64_t limit = schedule_memory_limit(q);
-	double own = build_bytes(n, q->collective, xfers, pieces);
+	double own = build_bytes(n, q->collective, xfers, pieces, xfer_bytes);
 	double need = (double)mem_resident() + own;
 	double room = (double)limit - (double)mem_resident();
 	char need_s[32], max_s[32], fit[96] = "";
@@ -81,7 +82,7 @@ int schedule_memory_check(const struct schedule_query *q, const char *what, uint
 static bool over_memory(const struct schedule_result *r, const struct schedule_query *q,
 			struct schedule_outcome *o, const char *what, double xfers, uint32_t pieces)
 {
-	if (schedule_memory_check(q, what, r->g->n, xfers, pieces, o->why, sizeof(o->why)) == 0)
+	if (schedule_memory_check(q, what, r->g->n, xfers, pieces, 0, o->why, sizeof(o->why)) == 0)
 		return false;
 	o->why_code = OFC_E_RUNTIME;
 	return true;

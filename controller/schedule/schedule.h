@@ -61,7 +61,7 @@ struct schedule_query {
 	 * certified flow) stops with "time limit T reached in PHASE" past it.
 	 * Owned by the caller. */
 	const struct ofc_clock *clock;
-	bool overlap;	      /* WDM: pre-tune MRRs for the next stage while idle */
+	bool overlap;			  /* WDM: pre-tune MRRs for the next stage while idle */
 	uint32_t radix[OPTREE_MAX_DEPTH]; /* WDM: a forced OpTree plan ... */
 	uint32_t depth;			  /* ... of this many stages (0: the planner's) */
 	int rwa_engine;			  /* WDM all-to-all: enum rwa_engine (0: the heuristic) */
@@ -254,12 +254,12 @@ int schedule_check(struct schedule_result *r, struct ofc_error *err);
 bool schedule_algorithm_known(const char *algo);
 /* The request's memory limit (--max-memory, else half the machine's), and
  * whether building and verifying xfers transfers on n nodes (blocks cut
- * into pieces: 1 when whole) fits in it with
+ * into pieces: 1 when whole; xfer_bytes each, 0: 24) fits in it with
  * what the process holds already: 0, or -1 with the estimate, the limit
  * and how many nodes would fit in why (issue 17). */
 uint64_t schedule_memory_limit(const struct schedule_query *q);
 int schedule_memory_check(const struct schedule_query *q, const char *what, uint32_t n,
-			  double xfers, uint32_t pieces, char *why, size_t len);
+			  double xfers, uint32_t pieces, double xfer_bytes, char *why, size_t len);
 
 /* ---- server fabrics: the fluid engine (fluid.c) -------------------------------
  * For a config with servers: LP 4.2 on the config's network, Theorem 4's step
