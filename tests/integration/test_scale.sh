@@ -89,6 +89,11 @@ expect_refused '^ofc optree: time limit 1 ms reached in (generation|verification
 # Enough time: the same request completes.
 expect_json 'j["verified"]' $S --topology torus:8x8 --collective allreduce --algo swing --time-limit 60 --json
 
+# ofcd's per-request limit (GetSchedule) is a duration, 0 for none.
+OFCD=${OFCD:-$BUILD/ofcd}
+expect_error 2 "ofcd: --max-request-time 'soon': expected 0 (none) or a duration of at most 1 day" \
+	$OFCD --max-request-time soon
+
 # No progress line when stderr is not a terminal (scripts see the outcome alone).
 $S --topology torus:16x16 --collective allreduce --algo swing >"$TMP/out" 2>"$TMP/err"
 [ ! -s "$TMP/err" ] && ok || bad "progress on a non-terminal stderr" "$(head -c 200 "$TMP/err")"
