@@ -637,6 +637,9 @@ struct verify_opts {
 	 * it is an error; the others complete the collective among themselves
 	 * (a reduction sums their inputs only). NULL: every node takes part. */
 	const uint8_t *absent;
+	/* The request's deadline and progress (issue 17), or NULL: checked
+	 * and reported every step; past the deadline the check fails. */
+	const struct ofc_clock *clock;
 };
 
 struct verify_report {

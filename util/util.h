@@ -292,7 +292,8 @@ struct ofc_clock {
 	void (*progress)(void *ctx, const char *phase, double done, double elapsed);
 	void *ctx;
 };
-/* 0, or -1 with err (OFC_E_RUNTIME) "time limit T reached in PHASE". */
+/* 0, or -1 with err (OFC_E_RUNTIME) "time limit T reached in PHASE".
+ * clock_progress with a NULL phase reports a new fraction of the last one. */
 int clock_check(const struct ofc_clock *c, const char *phase, struct ofc_error *err);
 bool clock_expired(const struct ofc_clock *c);
 void clock_progress(const struct ofc_clock *c, const char *phase, double done);

@@ -254,12 +254,19 @@ void cli_progress_show(void *ctx, const char *phase, double done, double elapsed
 {
 	struct cli_progress *pr = ctx;
 
-	(void)elapsed; /* the ticker's clock is the same start */
 	pthread_mutex_lock(&pr->mu);
 	if (!pr->stop) {
-		snprintf(pr->phase, sizeof(pr->phase), "%s", phase);
+		/* A new phase is drawn at once; a new fraction of the same one
+		 * (reported per step) at most ten times a second. */
+		bool now = phase || elapsed - pr->drawn >= 0.1;
+
+		if (phase)
+			snprintf(pr->phase, sizeof(pr->phase), "%s", phase);
 		pr->done = done;
-		progress_draw(pr);
+		if (now) {
+			progress_draw(pr);
+			pr->drawn = elapsed;
+		}
 	}
 	pthread_mutex_unlock(&pr->mu);
 }

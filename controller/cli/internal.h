@@ -101,7 +101,7 @@ struct cli_progress {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	char phase[96];
-	double done, start;
+	double done, start, drawn;
 };
 void cli_progress_show(void *ctx, const char *phase, double done, double elapsed);
 void cli_progress_clear(const struct ofc_clock *c);

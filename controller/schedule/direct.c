@@ -159,7 +159,8 @@ static double host_priced(const struct schedule_result *r, const struct schedule
 static void finish(struct schedule_result *r, struct schedule_outcome *o)
 {
 	struct verify_report rep;
-	struct verify_opts vo = {.graph = r->nic_ports ? r->fv.pg : r->g};
+	struct verify_opts vo = {.graph = r->nic_ports ? r->fv.pg : r->g,
+				 .clock = o->is_a2a ? NULL : r->clock};
 	double t0 = now_seconds();
 	double *step_link = NULL;
 
@@ -378,8 +379,9 @@ static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
 	o->have = true;
 	o->steps = o->s.nsteps;
 	o->ntransfers = o->s.nxfers;
+	struct verify_opts vo = {.clock = r->clock};
 	phase(r, o, "verification");
-	o->verified = sched_verify(&o->s, NULL, &rep) == 0;
+	o->verified = sched_verify(&o->s, &vo, &rep) == 0;
 	o->verify_s = now_seconds() - t0;
 	if (out_of_time(r, o, "verification"))
 		return;

@@ -67,7 +67,9 @@ static void run_one(struct schedule_result *r, const struct schedule_query *q, e
 		o->why_code = OFC_E_RUNTIME;
 		return;
 	}
-	clock_progress(q->clock, optree_algo_name(a), -1);
+	char what[64];
+	snprintf(what, sizeof(what), "%s: generation", optree_algo_name(a));
+	clock_progress(q->clock, what, -1);
 	if (optree_build(&r->ring, &opts, &w->res, &err) < 0)
 		goto fail;
 	if (clock_check(q->clock, "generation", &err) < 0) {
@@ -75,9 +77,11 @@ static void run_one(struct schedule_result *r, const struct schedule_query *q, e
 		goto fail;
 	}
 	struct verify_wdm vw = optree_verify_wdm(&r->ring);
-	struct verify_opts vo = {.wdm = &vw};
+	struct verify_opts vo = {.wdm = &vw, .clock = q->clock};
 	struct schedule *s = &w->res.sched;
 
+	snprintf(what, sizeof(what), "%s: verification", optree_algo_name(a));
+	clock_progress(q->clock, what, -1);
 	o->verified = sched_verify(s, &vo, &w->vr) == 0;
 	if (clock_check(q->clock, "verification", &err) < 0) {
 		optree_result_free(&w->res);
