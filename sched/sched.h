@@ -247,6 +247,9 @@ struct bfb_opts {
 	 * the schedule unchanged. Built schedules, exact methods, no chunks. */
 	const struct frac *inject;
 	bool nic_forwarding;
+	/* The request's deadline (issue 17), or NULL: checked per node
+	 * solved; past it bfb_schedule fails (OFC_E_RUNTIME). */
+	const struct ofc_clock *clock;
 };
 
 struct bfb_stats {

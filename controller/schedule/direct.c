@@ -246,6 +246,7 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 	bo.rate = r->link_rate;
 	bo.inject = r->bfb_inject;
 	bo.nic_forwarding = r->nic_forwarding;
+	bo.clock = r->clock;
 	/* Refuse, with the estimate, what would not fit, before building it. */
 	uint64_t limit = q->max_memory ? q->max_memory : mem_physical() / 2;
 	double need = (double)mem_resident() + (double)bfb_memory_estimate(r->g->n, q->collective);
@@ -265,7 +266,8 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 	}
 	phase(r, o, "generation");
 	if (bfb_schedule(r->g, q->collective, &bo, &o->s, &o->bst, &err) < 0) {
-		not_applies(o, &err);
+		if (!out_of_time(r, o, "generation"))
+			not_applies(o, &err);
 		return;
 	}
 	o->have = true;
