@@ -12,6 +12,7 @@
  * such as generalized Kautz), verified against the graph in port order. */
 #include "controller/schedule/internal.h"
 
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,12 @@ int schedule_memory_check(const struct schedule_query *q, const char *what, uint
 {
 	uint64_t limit = schedule_memory_limit(q);
 	double own = build_bytes(n, q->collective, xfers, pieces, xfer_bytes);
+
+#ifdef __GLIBC__
+	/* What earlier rows freed (the verifier's small allocations) stays
+	 * resident in malloc's heap until trimmed. */
+	malloc_trim(0);
+#endif
 	double need = (double)mem_resident() + own;
 	double room = (double)limit - (double)mem_resident();
 	char need_s[32], max_s[32], fit[96] = "";
@@ -980,6 +987,12 @@ static int setup(struct schedule_result *r, const struct schedule_query *q, stru
 
 static struct schedule_outcome *next(struct schedule_result *r)
 {
+	/* A comparison keeps only the first schedule (keep_first): drop each
+	 * other one as soon as its figures are in, so the next row's memory
+	 * estimate does not count it (torus:64x64 --algo all held them all,
+	 * 10 GB, and refused torus-rings). */
+	if (r->compare && r->nout > 1)
+		drop_schedule(&r->out[r->nout - 1]);
 	return &r->out[r->nout++];
 }
 
