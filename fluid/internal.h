@@ -209,6 +209,18 @@ struct pricer {
 	double *objv; /* scratch */
 	int *objc;
 	uint64_t solves, cuts, rounds, stalls, wrong;
+	/* The cut pool (pricing.c): every cut found, by columns; which are in
+	 * the LP, and which were slack when last looked at. */
+	uint32_t npool, cap_pool, *pool_off;
+	int *pool_col;
+	size_t cap_pool_col;
+	uint8_t *pool_in, *pool_slack;
+	bool rebuild; /* the next call starts without the slack cuts */
+	uint64_t purged;
+	/* (3.12) rows, kept to rebuild the LP: ncons rows of cons_off */
+	uint32_t ncons, *cons_off;
+	int *cons_col;
+	double *cons_val;
 	double longest;	 /* the longest single solve of the cut LP, s */
 	uint32_t way;	 /* how the costs are spread (pricing.c): the way that last worked */
 	/* all-to-all */

@@ -32,6 +32,127 @@ static bool column_arc(const struct texp *x, uint32_t a, uint32_t o, const uint6
 	return tx_vertex_to(x, a) != o;
 }
 
+/* A cut of the n columns in pr->objc (scratch, with pr->objv all 1) into
+ * the pool and the LP. */
+static int pool_add(struct pricer *pr, uint32_t n)
+{
+	if (pr->npool + 1 >= pr->cap_pool) {
+		pr->cap_pool = pr->cap_pool ? 2 * pr->cap_pool : 256;
+		pr->pool_off = xreallocarray(pr->pool_off, pr->cap_pool + 1, sizeof(uint32_t));
+		pr->pool_slack = xreallocarray(pr->pool_slack, pr->cap_pool, 1);
+		pr->pool_in = xreallocarray(pr->pool_in, pr->cap_pool, 1);
+		if (pr->npool == 0)
+			pr->pool_off[0] = 0;
+	}
+	size_t at = pr->pool_off[pr->npool];
+
+	if (at + n > pr->cap_pool_col) {
+		pr->cap_pool_col = 2 * (at + n);
+		pr->pool_col = xreallocarray(pr->pool_col, pr->cap_pool_col, sizeof(int));
+	}
+	memcpy(pr->pool_col + at, pr->objc, n * sizeof(int));
+	pr->pool_off[pr->npool + 1] = (uint32_t)(at + n);
+	pr->pool_slack[pr->npool] = 0;
+	pr->pool_in[pr->npool++] = 1;
+	return lp_add_row(pr->lp, (int)n, pr->objc, pr->objv, LP_GE, 1) < 0 ? -1 : 0;
+}
+
+/* A fresh LP: the columns and the (3.12) rows, no cuts. */
+static void lp_fresh(struct pricer *pr)
+{
+	lp_free(pr->lp);
+	pr->lp = lp_new((int)pr->ncols);
+	/* Rows are added after solves (the cuts): lp_solve's scaling, fixed
+	 * at the first solve, then leaves new rows unscaled and re-solves
+	 * stall; the coefficients are all 0 and +-1, so no scaling is needed.
+	 * Dual simplex picks up after added rows. */
+	lp_set_simplex(pr->lp, LP_SIMPLEX_DUAL);
+	lp_set_scaling(pr->lp, LP_SCALE_NONE);
+	for (uint32_t r = 0; r < pr->ncons; r++)
+		lp_add_row(pr->lp, (int)(pr->cons_off[r + 1] - pr->cons_off[r]),
+			   pr->cons_col + pr->cons_off[r], pr->cons_val + pr->cons_off[r], LP_EQ,
+			   0);
+}
+
+/* The cut LP grows by the cuts each round adds, and a solve costs about
+ * its rows times its iterations, while most cuts found under one call's
+ * prices are slack under the next ones' (and many under the same call's
+ * later rounds). So the cuts live in a pool; the LP holds those tight when
+ * last looked at. Every PURGE_ROUNDS rounds of a call, and at the start of
+ * a call, when at least PURGE_MIN and a quarter of the LP's cuts are slack
+ * the LP is rebuilt without them (a smaller LP from the slack basis costs
+ * less than warm solves of the large one; each call starts from the slack
+ * basis anyway), and a pooled cut that the LP's solution violates goes
+ * back in before max flows look for new ones. Model W, user CPU: all links
+ * at 16 GPUs 0.90 -> 0.33 s, no NVLink at 64 GPUs 7.4 -> 1.3 s
+ * (bench/RESULTS.md, issue 13). */
+#define PURGE_ROUNDS 16
+#define PURGE_MIN    64
+
+/* Mark the LP's cuts slack at sol; whether rebuilding is worth it. */
+static bool pool_mark(struct pricer *pr, const double *sol)
+{
+	uint32_t in = 0, slack = 0;
+
+	for (uint32_t i = 0; i < pr->npool; i++) {
+		double act = 0;
+
+		if (!pr->pool_in[i])
+			continue;
+		for (uint32_t k = pr->pool_off[i]; k < pr->pool_off[i + 1]; k++)
+			act += sol[pr->pool_col[k]];
+		pr->pool_slack[i] = act > 1 + 1e-6;
+		in++;
+		slack += pr->pool_slack[i];
+	}
+	return slack >= PURGE_MIN && 4 * slack >= in;
+}
+
+/* The LP again without the cuts marked slack (they stay in the pool). */
+static void pool_rebuild(struct pricer *pr)
+{
+	lp_fresh(pr);
+	for (uint32_t i = 0; i < pr->npool; i++) {
+		uint32_t n = pr->pool_off[i + 1] - pr->pool_off[i];
+
+		if (!pr->pool_in[i])
+			continue;
+		if (pr->pool_slack[i]) {
+			pr->pool_in[i] = 0;
+			pr->purged++;
+			continue;
+		}
+		for (uint32_t k = 0; k < n; k++)
+			pr->objv[k] = 1;
+		lp_add_row(pr->lp, (int)n, pr->pool_col + pr->pool_off[i], pr->objv, LP_GE, 1);
+	}
+}
+
+/* The pool's cuts out of the LP that sol violates go back in (cheaper
+ * than finding them again by max flows, round by round). */
+static uint32_t pool_readd(struct pricer *pr, const double *sol)
+{
+	uint32_t back = 0;
+
+	for (uint32_t i = 0; i < pr->npool; i++) {
+		double act = 0;
+		uint32_t n = pr->pool_off[i + 1] - pr->pool_off[i];
+
+		if (pr->pool_in[i])
+			continue;
+		for (uint32_t k = pr->pool_off[i]; k < pr->pool_off[i + 1]; k++)
+			act += sol[pr->pool_col[k]];
+		if (act >= 1 - CUT_TOL)
+			continue;
+		for (uint32_t k = 0; k < n; k++)
+			pr->objv[k] = 1;
+		lp_add_row(pr->lp, (int)n, pr->pool_col + pr->pool_off[i], pr->objv, LP_GE, 1);
+		pr->pool_in[i] = 1;
+		back++;
+	}
+	return back;
+}
+
 static int add_cut(struct pricer *pr, const uint64_t *side, bool sink_side, struct ofc_error *err)
 {
 	const struct texp *x = pr->x;
@@ -48,7 +169,7 @@ static int add_cut(struct pricer *pr, const uint64_t *side, bool sink_side, stru
 	}
 	if (n == 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "pricing: an empty cut (a bug)");
-	if (lp_add_row(pr->lp, (int)n, pr->objc, pr->objv, LP_GE, 1) < 0)
+	if (pool_add(pr, n) < 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "pricing: lp_solve refused a cut");
 	pr->cuts++;
 	return 0;
@@ -121,13 +242,6 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 		pr->cap[mfarcs[i]] = 2; /* free hold-overs: more than any cut needs */
 	free(mfarcs);
 
-	pr->lp = lp_new((int)pr->ncols);
-	/* Rows are added after solves (the cuts): lp_solve's scaling, fixed
-	 * at the first solve, then leaves new rows unscaled and re-solves
-	 * stall; the coefficients are all 0 and +-1, so no scaling is needed.
-	 * Dual simplex picks up after added rows. */
-	lp_set_simplex(pr->lp, LP_SIMPLEX_DUAL);
-	lp_set_scaling(pr->lp, LP_SCALE_NONE);
 	/* (3.12): w in = w out at every node of a vertex that cannot copy. */
 	uint32_t *deg = xcalloc((size_t)nn + 2, sizeof(uint32_t));
 
@@ -158,14 +272,18 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 			rv[fill[h]++] = 1;
 		}
 	}
+	/* Kept to rebuild the LP: a row per node with entries; empty nodes
+	 * add nothing between them, so the rows are contiguous in rc. */
+	pr->cons_off = xmalloc(((size_t)nn + 1) * sizeof(uint32_t));
+	pr->cons_off[0] = 0;
 	for (uint32_t v = 0; v < nn; v++)
 		if (deg[v + 1] > deg[v])
-			lp_add_row(pr->lp, (int)(deg[v + 1] - deg[v]), rc + deg[v], rv + deg[v],
-				   LP_EQ, 0);
+			pr->cons_off[++pr->ncons] = deg[v + 1];
+	pr->cons_col = rc;
+	pr->cons_val = rv;
 	free(deg);
-	free(rc);
-	free(rv);
 	free(fill);
+	lp_fresh(pr);
 	/* Start with the obvious cuts: the origin uploads a unit, and each
 	 * destination downloads one (its arrivals at any layer). */
 	for (int side = 0; side < 2; side++)
@@ -182,7 +300,7 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 					pr->objv[n++] = 1;
 				}
 			}
-			lp_add_row(pr->lp, (int)n, pr->objc, pr->objv, LP_GE, 1);
+			pool_add(pr, n);
 		}
 	return 0;
 }
@@ -190,6 +308,13 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 void pricer_free(struct pricer *pr)
 {
 	lp_free(pr->lp);
+	free(pr->pool_off);
+	free(pr->pool_slack);
+	free(pr->pool_col);
+	free(pr->pool_in);
+	free(pr->cons_off);
+	free(pr->cons_col);
+	free(pr->cons_val);
 	if (pr->mf.off)
 		maxflow_free(&pr->mf);
 	free(pr->dest);
@@ -267,12 +392,13 @@ static void set_costs(struct pricer *pr, const double *chat, uint32_t way)
  * usage), or a solve ends otherwise: its result, LP_TIMEOUT past cap
  * seconds for one solve (0: only the deadline), or LP_FAILED (err) when a
  * cut cannot be added. */
-static enum lp_result cut_rounds(struct pricer *pr, double *sol, double cap, struct ofc_error *err)
+static enum lp_result cut_rounds(struct pricer *pr, double *sol, double cap, const double *chat,
+				 uint32_t way, struct ofc_error *err)
 {
 	const struct texp *x = pr->x;
 	uint32_t nn = tx_nnodes(x);
 
-	for (;;) {
+	for (uint32_t round = 1;; round++) {
 		double left = pr->p->deadline > 0 ? pr->p->deadline - now_seconds() : 0;
 
 		if (pr->p->deadline > 0 && left <= 0)
@@ -290,7 +416,13 @@ static enum lp_result cut_rounds(struct pricer *pr, double *sol, double cap, str
 		for (uint32_t c = 0; c < pr->ncols; c++)
 			pr->cap[pr->col_arc[c]] = sol[c] > 0 ? sol[c] : 0;
 		maxflow_set_caps(&pr->mf, pr->cap);
-		uint32_t added = 0;
+		if (round % PURGE_ROUNDS == 0 && pool_mark(pr, sol)) {
+			pool_rebuild(pr);
+			set_costs(pr, chat, way);
+			lp_set_scaling(pr->lp, ways[way].scaling);
+			lp_set_simplex(pr->lp, LP_SIMPLEX_DUAL);
+		}
+		uint32_t added = pool_readd(pr, sol);
 
 		for (uint32_t j = 0; j < pr->ndest; j++) {
 			uint32_t sink = x->T * x->nv + pr->dest[j];
@@ -369,12 +501,17 @@ int pricer_tree(struct pricer *pr, const double *chat, double known, double *w, 
 	 * -2, and the caller goes on without the bound. */
 	double cap = fmax(2, STALL_FACTOR * pr->longest);
 
+	if (pr->rebuild) {
+		pool_rebuild(pr);
+		pr->rebuild = false;
+	}
+
 	for (uint32_t attempt = 0; attempt < STALL_TRIES; attempt++) {
 		set_costs(pr, chat, way);
 		lp_set_scaling(pr->lp, ways[way].scaling);
 		lp_reset_basis(pr->lp);
 		lp_set_simplex(pr->lp, LP_SIMPLEX_DUAL);
-		res = cut_rounds(pr, sol, attempt ? 2 * cap : cap, err);
+		res = cut_rounds(pr, sol, attempt ? 2 * cap : cap, chat, way, err);
 		/* A usage that meets every cut costs known: an "optimum" above
 		 * it (beyond the spread) is lp_solve gone wrong, as seen with
 		 * dynamic scaling (13 times known); it would make a false
@@ -408,6 +545,7 @@ int pricer_tree(struct pricer *pr, const double *chat, double known, double *w, 
 	}
 	pr->way = way;
 	pr->solves++;
+	pr->rebuild = pool_mark(pr, sol);
 	memset(w, 0, (size_t)na * sizeof(double));
 	*value = 0;
 	for (uint32_t c = 0; c < pr->ncols; c++) {

@@ -1037,15 +1037,17 @@ struct phase_result {
 	struct frac *step; /* max_u U*_{u,t} per step, in schedule order (the caller frees) */
 };
 
-/* One BFB allgather on H (g, or g^T run backwards), appended to s. */
+/* One BFB allgather on H (g, or g^T run backwards), appended to s; with
+ * node0 (a reduced schedule on a Cayley graph) only node 0's problems,
+ * whose pieces are the program. */
 static int run_view(const struct graph *g, uint32_t d, bool reverse, const struct bfb_opts *o,
-		    struct schedule *s, struct phase_result *pr, struct bfb_stats *st,
+		    bool node0, struct schedule *s, struct phase_result *pr, struct bfb_stats *st,
 		    struct ofc_error *err)
 {
 	struct view vw = {.g = g, .reverse = reverse, .n = g->n, .o = o};
 	uint32_t n = g->n;
 	int rc = -1;
-	bool one = !s && g->vertex_transitive && !o->rate;
+	bool one = node0 || (!s && g->vertex_transitive && !o->rate);
 	double t0 = now_seconds();
 
 	view_links(&vw);
@@ -1055,8 +1057,8 @@ static int run_view(const struct graph *g, uint32_t d, bool reverse, const struc
 	st->seconds_distances += now_seconds() - t0;
 	t0 = now_seconds();
 	uint32_t D = vw.D;
-	size_t cells = (size_t)n * D;
 	vw.nrecv = one ? 1 : n;
+	size_t cells = (size_t)vw.nrecv * D;
 	vw.pass = s ? PASS_BUILD : PASS_EVAL;
 	if (s) {
 		vw.count = xmalloc(cells * sizeof(uint32_t));
@@ -1124,10 +1126,10 @@ static int run_view(const struct graph *g, uint32_t d, bool reverse, const struc
 			uint32_t t = reverse ? D - so : so + 1;
 			size_t total = 0, pos = 0;
 
-			for (uint32_t u = 0; u < n; u++)
+			for (uint32_t u = 0; u < vw.nrecv; u++)
 				total += vw.count[(size_t)u * D + t - 1];
 			struct xfer *out = sched_append_steps(s, 1, &total);
-			for (uint32_t u = 0; u < n; u++) {
+			for (uint32_t u = 0; u < vw.nrecv; u++) {
 				size_t idx = (size_t)u * D + t - 1;
 				struct stepbuf *b = &vw.w[vw.owner[u]].sb[so];
 				uint32_t c = (uint32_t)(vw.where[idx] >> 32);
@@ -1159,17 +1161,18 @@ out:
  * or irregular graph is scheduled as it is. d, which prices a step, is the
  * most links a node has: a link runs at B/d (times its rate) whatever
  * its neighbours lost. */
-static int check_graph(const struct graph *g, const struct bfb_opts *o, bool full, uint32_t *deg,
-		       struct ofc_error *err)
+static int check_graph(const struct graph *g, const struct bfb_opts *o, bool full, bool reduced,
+		       uint32_t *deg, struct ofc_error *err)
 {
 	uint32_t n = g->n, d = 0, *in;
+	uint32_t most = reduced ? SCHED_REDUCED_MAX_NODES : SCHED_MAX_NODES;
 	int rc = 0;
 
 	if (n < 2)
 		return ofc_error_set(err, OFC_E_INPUT, "a collective needs at least 2 nodes");
-	if (n > SCHED_MAX_NODES)
-		return ofc_error_set(err, OFC_E_INPUT, "%u nodes: schedules have at most %u", n,
-				     SCHED_MAX_NODES);
+	if (n > most)
+		return ofc_error_set(err, OFC_E_INPUT, "%u nodes: %sschedules have at most %u", n,
+				     reduced ? "reduced " : "", most);
 	if (full && n > BFB_MAX_NODES)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "%u nodes: BFB schedules are built for up to %u nodes", n,
@@ -1202,6 +1205,26 @@ static int check_graph(const struct graph *g, const struct bfb_opts *o, bool ful
 	return rc;
 }
 
+/* The figures of the phases run (reduce-scatter rs, allgather ag). */
+static void phase_stats(const struct graph *g, enum sched_collective c,
+			const struct phase_result *rs, const struct phase_result *ag,
+			struct bfb_stats *st)
+{
+	struct frac zero = frac_make(0, 1);
+	st->steps = rs->steps + ag->steps;
+	st->tau_b = frac_add(c != SCHED_ALLGATHER ? rs->tau_b : zero,
+			     c != SCHED_REDUCE_SCATTER ? ag->tau_b : zero);
+	st->tau_b_value = rs->tau_b_value + ag->tau_b_value;
+	st->tau_b_exact = frac_add(c != SCHED_ALLGATHER ? rs->tau_b_exact : zero,
+				   c != SCHED_REDUCE_SCATTER ? ag->tau_b_exact : zero);
+	st->tau_b_exact_value = rs->tau_b_exact_value + ag->tau_b_exact_value;
+	st->problems = rs->problems + ag->problems;
+	st->lps = rs->lps + ag->lps;
+	struct frac opt = frac_mul(frac_make(cost_phases(c), 1), frac_make(g->n - 1, g->n));
+	st->bw_optimal = frac_valid(st->tau_b) ? frac_cmp(st->tau_b, opt) == 0
+					       : fabs(st->tau_b_value - frac_value(opt)) < 1e-9;
+}
+
 int bfb_schedule(const struct graph *g, enum sched_collective c, const struct bfb_opts *o,
 		 struct schedule *s, struct bfb_stats *st, struct ofc_error *err)
 {
@@ -1216,7 +1239,7 @@ int bfb_schedule(const struct graph *g, enum sched_collective c, const struct bf
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "BFB schedules allgather, reduce-scatter and "
 				     "allreduce");
-	if (check_graph(g, o, s != NULL || !g->vertex_transitive, &d, err) < 0)
+	if (check_graph(g, o, s != NULL || !g->vertex_transitive, false, &d, err) < 0)
 		return -1;
 	if (o->inject && (!s || o->chunks || o->method == BFB_LP))
 		return ofc_error_set(
@@ -1229,9 +1252,9 @@ int bfb_schedule(const struct graph *g, enum sched_collective c, const struct bf
 		sched_init(s, c, o->method == BFB_LP ? "bfb-lp" : "bfb", g->n);
 		snprintf(s->topology, sizeof(s->topology), "%s", g->spec ? g->spec : "");
 	}
-	if (c != SCHED_ALLGATHER && run_view(g, d, true, o, s, &rs, st, err) < 0)
+	if (c != SCHED_ALLGATHER && run_view(g, d, true, o, false, s, &rs, st, err) < 0)
 		goto fail;
-	if (c != SCHED_REDUCE_SCATTER && run_view(g, d, false, o, s, &ag, st, err) < 0)
+	if (c != SCHED_REDUCE_SCATTER && run_view(g, d, false, o, false, s, &ag, st, err) < 0)
 		goto fail;
 
 	if (o->inject && bfb_host_limited(g, o)) {
@@ -1264,19 +1287,7 @@ int bfb_schedule(const struct graph *g, enum sched_collective c, const struct bf
 	free(ag.step);
 	rs.step = ag.step = NULL;
 
-	struct frac zero = frac_make(0, 1);
-	st->steps = rs.steps + ag.steps;
-	st->tau_b = frac_add(c != SCHED_ALLGATHER ? rs.tau_b : zero,
-			     c != SCHED_REDUCE_SCATTER ? ag.tau_b : zero);
-	st->tau_b_value = rs.tau_b_value + ag.tau_b_value;
-	st->tau_b_exact = frac_add(c != SCHED_ALLGATHER ? rs.tau_b_exact : zero,
-				   c != SCHED_REDUCE_SCATTER ? ag.tau_b_exact : zero);
-	st->tau_b_exact_value = rs.tau_b_exact_value + ag.tau_b_exact_value;
-	st->problems = rs.problems + ag.problems;
-	st->lps = rs.lps + ag.lps;
-	struct frac opt = frac_mul(frac_make(cost_phases(c), 1), frac_make(g->n - 1, g->n));
-	st->bw_optimal = frac_valid(st->tau_b) ? frac_cmp(st->tau_b, opt) == 0
-					       : fabs(st->tau_b_value - frac_value(opt)) < 1e-9;
+	phase_stats(g, c, &rs, &ag, st);
 	return 0;
 fail:
 	free(rs.step);
@@ -1284,6 +1295,48 @@ fail:
 	if (s)
 		sched_free(s);
 	return -1;
+}
+
+int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_collective c,
+		const struct bfb_opts *o, struct sched_reduced *r, struct bfb_stats *st,
+		struct ofc_error *err)
+{
+	static const struct bfb_opts defaults = {0};
+	struct phase_result rs = {0}, ag = {0};
+	struct sched_group grp = *G; /* G may be &r->group */
+	uint32_t d = 0;
+
+	if (!o)
+		o = &defaults;
+	G = &grp;
+	memset(st, 0, sizeof(*st));
+	memset(r, 0, sizeof(*r));
+	if (c != SCHED_ALLGATHER && c != SCHED_REDUCE_SCATTER && c != SCHED_ALLREDUCE)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "BFB schedules allgather, reduce-scatter and "
+				     "allreduce");
+	if (o->rate || o->inject)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "a reduced BFB schedule takes every link and host alike (no "
+				     "link rates or injection limits)");
+	if (G->nodes != g->n || G->reps != 1)
+		return ofc_error_set(err, OFC_E_INPUT, "the group has %u elements, %s %u nodes",
+				     G->order, g->spec ? g->spec : "the topology", g->n);
+	if (check_graph(g, o, false, true, &d, err) < 0)
+		return -1;
+	st->nodes = g->n;
+	st->degree = d;
+	r->group = *G;
+	sched_init(&r->prog, c, o->method == BFB_LP ? "bfb-lp" : "bfb", g->n);
+	snprintf(r->prog.topology, sizeof(r->prog.topology), "%s", g->spec ? g->spec : "");
+	if ((c != SCHED_ALLGATHER && run_view(g, d, true, o, true, &r->prog, &rs, st, err) < 0) ||
+	    (c != SCHED_REDUCE_SCATTER &&
+	     run_view(g, d, false, o, true, &r->prog, &ag, st, err) < 0)) {
+		sched_reduced_free(r);
+		return -1;
+	}
+	phase_stats(g, c, &rs, &ag, st);
+	return 0;
 }
 
 uint64_t bfb_memory_estimate(uint32_t n, enum sched_collective c)

@@ -543,7 +543,10 @@ void a2a_outcome_free(struct a2a_outcome *o);
  * every transfer on the torus. */
 enum swing_variant { SWING_BANDWIDTH = 0, SWING_LATENCY = 1 };
 
-#define SWING_MAX_SCHEDULE_NODES SCHED_MAX_NODES /* transfers name nodes in 16 bits */
+/* Above this many nodes Swing's default (--reduced auto) is the
+ * symmetry-reduced schedule; the explicit one is built up to
+ * SCHED_MAX_NODES (16-bit node ids) when its memory estimate fits. */
+#define SWING_MAX_SCHEDULE_NODES 1024u
 
 struct torus_figures {
 	uint32_t steps;	    /* tau_L */
@@ -556,7 +559,7 @@ struct torus_figures {
 
 /* algo "swing" or "recursive-doubling" on the torus t names; s may be NULL
  * for the figures alone (power-of-two sizes, any size up to 2^24 nodes);
- * otherwise the allreduce schedule (up to SWING_MAX_SCHEDULE_NODES; the caller
+ * otherwise the allreduce schedule (up to SCHED_MAX_NODES; the caller
  * checks its memory with torus_allreduce_transfers) and its
  * figures measured from it. */
 int torus_allreduce(const struct topo_tree *t, const char *algo, enum swing_variant v,
@@ -670,6 +673,180 @@ struct verify_report {
  * in report->error. */
 int sched_verify(const struct schedule *s, const struct verify_opts *o,
 		 struct verify_report *report);
+
+/* ---- symmetry-reduced schedules (sched/reduced.c) ---------------------------
+ * On a Cayley graph of an abelian group G (tori Z_a x Z_b x ..., hypercubes
+ * Z_2^k, circulants and rings Z_n, Hamming Z_q^n, complete graphs Z_n,
+ * complete bipartite Z_d x Z_2), where port j of every node u leads to
+ * u + s_j, the translation u -> u + g is an automorphism that keeps ports.
+ * A schedule invariant under G is then one program plus G: the program
+ * holds one transfer per orbit of transfers, and the schedule is every
+ * transfer of the program translated by every g (src + g, dst + g, the
+ * block of origin o becomes that of o + g, all-to-all o*N+t becomes
+ * (o+g)*N+(t+g); offset, length, port and op unchanged). Node ids are
+ * mixed-radix: node = sum x_i stride_i, x_0 fastest, as topo numbers the
+ * families, so g acts coordinatewise (XOR on the hypercube).
+ *
+ * The group may be a subgroup H: the translations whose coordinate i is a
+ * multiple of step[i] (Swing's peers keep the parity of a coordinate, so
+ * only the even translations keep its schedule). Then the program has one
+ * transfer per orbit under H, and the check tracks the `reps` nodes with
+ * x_i < step[i] (one per orbit of nodes) instead of node 0 alone. */
+#define SCHED_GROUP_MAX_DIMS	32
+#define SCHED_REDUCED_MAX_NODES 65536u /* node ids in a transfer are 16 bits */
+
+struct sched_group {
+	uint32_t order; /* |G|: the translates of each program transfer */
+	uint32_t nodes; /* order x reps */
+	uint32_t ndims;
+	uint32_t radix[SCHED_GROUP_MAX_DIMS];
+	uint32_t stride[SCHED_GROUP_MAX_DIMS];
+	uint32_t step[SCHED_GROUP_MAX_DIMS]; /* 1: every translation in dimension i */
+	uint32_t reps;			     /* orbits of nodes: the product of steps */
+	bool binary;			     /* every radix 2: u + g is u ^ g */
+	bool pow2;			     /* every radix a power of two: shifts, masks */
+	bool even;			     /* every step 2 (Swing's subgroup) */
+	uint8_t shift[SCHED_GROUP_MAX_DIMS]; /* pow2: stride = 1 << shift */
+	char name[80];			     /* "Z_256 x Z_256", "Z_2^16" */
+};
+
+/* The translation group of g, from the family its spec tree names (torus,
+ * hypercube, circulant, ring, biring, complete, hamming, bipartite), checked
+ * on g itself: g is regular and port j of every u leads to u + (port j of 0),
+ * O(N d). OFC_E_INPUT with the reason when g is not such a Cayley graph
+ * (other families, expansions, degraded graphs). */
+int sched_group_of(const struct graph *g, const struct topo_tree *t, struct sched_group *G,
+		   struct ofc_error *err);
+/* G restricted to the translations by multiples of step[i] in dimension i
+ * (each step divides the radix); the name says so ("2Z_8 x 2Z_8"). */
+int sched_group_restrict(struct sched_group *G, const uint32_t *step, struct ofc_error *err);
+/* The e-th element (e < order) as the node it takes 0 to. */
+uint32_t sched_group_element(const struct sched_group *G, uint32_t e);
+/* v = rep + h with rep one of the representatives (x_i < step[i]) and h in
+ * G: the representative's index (0 .. reps - 1), h in *h. */
+uint32_t sched_group_split(const struct sched_group *G, uint32_t v, uint32_t *h);
+/* The node of representative i. */
+uint32_t sched_group_rep_node(const struct sched_group *G, uint32_t i);
+
+static inline uint32_t sched_group_add(const struct sched_group *G, uint32_t a, uint32_t b)
+{
+	uint32_t r = 0;
+
+	if (G->binary)
+		return a ^ b;
+	if (G->pow2) {
+		for (uint32_t i = 0; i < G->ndims; i++) {
+			uint32_t m = G->radix[i] - 1, sh = G->shift[i];
+
+			r |= ((((a >> sh) & m) + ((b >> sh) & m)) & m) << sh;
+		}
+		return r;
+	}
+	for (uint32_t i = 0; i < G->ndims; i++) {
+		uint32_t x = (a / G->stride[i]) % G->radix[i] + (b / G->stride[i]) % G->radix[i];
+
+		r += (x >= G->radix[i] ? x - G->radix[i] : x) * G->stride[i];
+	}
+	return r;
+}
+
+/* a - b */
+static inline uint32_t sched_group_sub(const struct sched_group *G, uint32_t a, uint32_t b)
+{
+	uint32_t r = 0;
+
+	if (G->binary)
+		return a ^ b;
+	if (G->pow2) {
+		for (uint32_t i = 0; i < G->ndims; i++) {
+			uint32_t m = G->radix[i] - 1, sh = G->shift[i];
+
+			r |= ((((a >> sh) & m) - ((b >> sh) & m)) & m) << sh;
+		}
+		return r;
+	}
+	for (uint32_t i = 0; i < G->ndims; i++) {
+		uint32_t x = (a / G->stride[i]) % G->radix[i] + G->radix[i] -
+			     (b / G->stride[i]) % G->radix[i];
+
+		r += (x >= G->radix[i] ? x - G->radix[i] : x) * G->stride[i];
+	}
+	return r;
+}
+
+/* A symmetry-reduced schedule: prog.nodes = G.nodes; prog's transfers are
+ * the orbit representatives, step by step (prog.nsteps = the schedule's
+ * steps). The engines emit node 0's own problem's transfers (BFB: what
+ * node 0 receives in an allgather, what it sends in a reduce-scatter), but
+ * any set of representatives is a reduced schedule. */
+struct sched_reduced {
+	struct sched_group group;
+	struct schedule prog;
+};
+
+void sched_reduced_free(struct sched_reduced *r);
+/* Transfers of the whole schedule: order x program. */
+static inline uint64_t sched_reduced_transfers(const struct sched_reduced *r)
+{
+	return (uint64_t)r->group.order * r->prog.nxfers;
+}
+/* x translated by g (the schedule's collective decides the block). */
+struct xfer sched_reduced_move(const struct sched_reduced *r, const struct xfer *x, uint32_t g);
+/* The explicit schedule (sched_init done here): step by step, every
+ * element of G applied to the step's program. OFC_E_INPUT when it would
+ * not fit a schedule (nodes, 2^32 transfers). */
+int sched_reduced_expand(const struct sched_reduced *r, struct schedule *s, struct ofc_error *err);
+
+/* The verifier's checks (below) by the same symmetry, without expanding:
+ * the state of the whole fabric is G applied to node 0's, so node v holds
+ * block b iff node 0 holds b - v. Per step, each program transfer x is
+ * checked where it stands (range, link and port, causality: node 0 holds
+ * block(x) - src(x)) and delivers to node 0 its translate by -dst(x); the
+ * load of every arc of port j is the program's load on port j (one
+ * translate of each orbit leaves node 0). Reductions are tracked as in
+ * sched_verify with the input of node u to shard k weighted by k - u, which
+ * G leaves unchanged. Cost O(program x degree + N) and node 0's state (N
+ * blocks): a 65,536-node allgather checks in milliseconds. Direct-connect
+ * (o->graph, whose n is G's order) or no graph; not WDM rings or networks;
+ * allgather, reduce-scatter, allreduce and all-to-all (node 0 keeps the
+ * blocks (o, t) it holds in a hash: its own, relayed ones and those it
+ * must end with). The report counts the whole schedule's transfers and
+ * duplicates (order x node 0's). */
+int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts *o,
+			 struct verify_report *report);
+
+/* BFB (sched/bfb.c) as a reduced schedule on G: node 0's (u, t) problems
+ * alone, since u + g's problem is the translate of u's and so is a
+ * solution of it; distances by a BFS from node 0 and from each of its
+ * neighbours, O(N d), then node 0's flows. Figures as bfb_schedule's
+ * (problems counts node 0's). Up to SCHED_REDUCED_MAX_NODES nodes; no link
+ * rates (o->rate must be NULL). */
+int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_collective c,
+		const struct bfb_opts *o, struct sched_reduced *r, struct bfb_stats *st,
+		struct ofc_error *err);
+/* The all-to-all MCF (sched/reduced.c) as a reduced schedule on G: the
+ * one-source symmetric solution's routes are node 0's, so lowered as
+ * a2a_build lowers them ("paths": at most d heaviest paths per pair, hop i
+ * at step i, cut-through; "steps": each hop at its time-expanded step) they
+ * are the program, never mirrored. o as a2a_build's (max_load from the
+ * program's per-port loads). Up to A2A_REDUCED_MAX_NODES: mcf_solve still
+ * lists the N x N translations. */
+#define A2A_REDUCED_MAX_NODES 4096u
+/* Swing allreduce (sched/swing.c; algo "swing", bandwidth- or
+ * latency-optimal, multiport) as a reduced schedule: its peers keep the
+ * parity of every coordinate, so the group is G (the torus's translations)
+ * restricted to the even ones, and the program is the 2^D nodes with
+ * coordinates in {0, 1}^D; their block sets come from the representatives'
+ * by translation (no N x N reach sets). Figures routed as
+ * torus_routed_figures routes them, per orbit of arcs. Recursive doubling
+ * (XOR peers) is refused. Latency-optimal: power-of-two sizes up to
+ * SWING_REDUCED_LATENCY_NODES (the whole vector every step). */
+#define SWING_REDUCED_LATENCY_NODES 4096u
+int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum swing_variant v,
+			    const struct sched_group *G, struct sched_reduced *r,
+			    struct torus_figures *f, struct ofc_error *err);
+int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct a2a_request *q,
+		struct sched_reduced *r, struct a2a_outcome *o, struct ofc_error *err);
 
 /* ---- exports ------------------------------------------------------------- */
 

@@ -133,6 +133,9 @@ static int make_plan(const struct topo_tree *t, const char *algo, bool multiport
 
 struct loads {
 	const struct tplan *pl;
+	/* Reduced schedules: loads of arc orbits, each arc counted at the
+	 * representative of its tail's orbit (NULL: every arc itself). */
+	const struct sched_group *orbits;
 	double *load; /* (node * D + dim) * 2 + dir */
 	uint32_t *stamp;
 	uint32_t now;
@@ -142,6 +145,10 @@ struct loads {
 
 static void bump(struct loads *L, uint32_t node, uint32_t w, uint32_t dir, double v)
 {
+	uint32_t h;
+
+	if (L->orbits)
+		node = sched_group_rep_node(L->orbits, sched_group_split(L->orbits, node, &h));
 	size_t i = ((size_t)node * L->pl->D + w) * 2 + (L->pl->dims[w] == 2 ? 0 : dir);
 
 	if (L->stamp[i] != L->now) {
@@ -453,11 +460,11 @@ int torus_allreduce(const struct topo_tree *t, const char *algo, enum swing_vari
 	}
 	/* Transfers name nodes in 16 bits: a true limit. What fits in memory
 	 * is the caller's estimate (torus_allreduce_transfers). */
-	if (pl.p > SWING_MAX_SCHEDULE_NODES)
+	if (pl.p > SCHED_MAX_NODES)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "%u nodes: %s %s schedules are built for up to %u nodes", pl.p,
 				     v == SWING_LATENCY ? "latency-optimal" : "bandwidth-optimal",
-				     algo, SWING_MAX_SCHEDULE_NODES);
+				     algo, SCHED_MAX_NODES);
 	build(&pl, v, algo, s);
 	snprintf(s->topology, sizeof(s->topology), "%s", t->spec);
 	if (torus_routed_figures(t, s, psi_of(&pl, v), f, err) < 0)
@@ -481,4 +488,175 @@ double torus_allreduce_transfers(const struct topo_tree *t, const char *algo, en
 	 * node's p - 1 other blocks once in each half; latency-optimal, the
 	 * whole vector of p blocks every one of S steps. */
 	return v == SWING_LATENCY ? (double)pl.k * pl.S * p * p : 2.0 * pl.k * p * (p - 1);
+}
+
+/* ---- symmetry-reduced (sched.h, struct sched_reduced) ----------------------------- */
+
+/* Set bit b + h in dst for every bit b of src (a translate of a block set). */
+static void translate_set(const struct sched_group *G, const uint64_t *src, uint32_t h,
+			  uint64_t *dst, size_t words)
+{
+	for (size_t w = 0; w < words; w++)
+		for (uint64_t m = src[w]; m; m &= m - 1) {
+			uint32_t b =
+			    sched_group_add(G, (uint32_t)(w * 64 + (size_t)__builtin_ctzll(m)), h);
+
+			dst[b / 64] |= 1ull << (b % 64);
+		}
+}
+
+/* send_sets for the representatives alone: reach(x + h, t) = reach(x, t) +
+ * h under the even translations H, so reach and SEND of any node are
+ * translates of a representative's. SEND[(s * reps + i) * words]. */
+static uint64_t *send_sets_reduced(const struct tplan *pl, uint32_t c, const struct sched_group *H)
+{
+	uint32_t p = pl->p, S = pl->S, nr = H->reps, h;
+	size_t words = (p + 63) / 64;
+	uint64_t *R = xcalloc((size_t)(S + 1) * nr * words, sizeof(uint64_t));
+	uint64_t *X = xcalloc((size_t)S * nr * words, sizeof(uint64_t));
+	uint64_t *later = xmalloc(words * sizeof(uint64_t));
+
+	for (uint32_t t = S; t-- > 0;)
+		for (uint32_t i = 0; i < nr; i++) {
+			uint32_t x = sched_group_rep_node(H, i), q = peer(pl, c, x, t);
+			uint32_t iq = sched_group_split(H, q, &h);
+			uint64_t *dst = R + ((size_t)t * nr + i) * words;
+
+			memcpy(dst, R + ((size_t)(t + 1) * nr + i) * words,
+			       words * sizeof(uint64_t));
+			translate_set(H, R + ((size_t)(t + 1) * nr + iq) * words, h, dst, words);
+			dst[q / 64] |= 1ull << (q % 64);
+		}
+	for (uint32_t i = 0; i < nr; i++) {
+		uint32_t r = sched_group_rep_node(H, i);
+
+		memset(later, 0, words * sizeof(uint64_t));
+		for (uint32_t s = S; s-- > 0;) {
+			uint32_t q = peer(pl, c, r, s), iq = sched_group_split(H, q, &h);
+			uint64_t *dst = X + ((size_t)s * nr + i) * words;
+
+			translate_set(H, R + ((size_t)(s + 1) * nr + iq) * words, h, dst, words);
+			dst[q / 64] |= 1ull << (q % 64);
+			dst[r / 64] &= ~(1ull << (r % 64));
+			for (size_t w = 0; w < words; w++) {
+				dst[w] &= ~later[w];
+				later[w] |= dst[w];
+			}
+		}
+	}
+	free(R);
+	free(later);
+	return X;
+}
+
+int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum swing_variant v,
+			    const struct sched_group *G, struct sched_reduced *r,
+			    struct torus_figures *f, struct ofc_error *err)
+{
+	struct tplan pl;
+	struct sched_group H = *G; /* G may be &r->group */
+	uint32_t step[SCHED_GROUP_MAX_DIMS];
+	struct loads L;
+
+	memset(f, 0, sizeof(*f));
+	memset(r, 0, sizeof(*r));
+	if (strcmp(algo, "swing"))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%s is not reduced: its peers (r XOR 2^k) are no translations "
+				     "of the torus (swing is)",
+				     algo);
+	if (make_plan(t, algo, true, &pl, err) < 0)
+		return -1;
+	if (H.nodes != pl.p || H.reps != 1 || H.ndims != pl.D)
+		return ofc_error_set(err, OFC_E_INPUT, "the group is not %s's translations",
+				     t->spec);
+	if (v == SWING_LATENCY && ((pl.p & (pl.p - 1)) || pl.p > SWING_REDUCED_LATENCY_NODES))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "latency-optimal swing needs a power-of-two node count, and "
+				     "reduced it is built for up to %u nodes (every step sends the "
+				     "whole vector)",
+				     SWING_REDUCED_LATENCY_NODES);
+	/* Peers keep the parity of every coordinate: the even translations. */
+	for (uint32_t i = 0; i < pl.D; i++)
+		step[i] = 2;
+	if (sched_group_restrict(&H, step, err) < 0)
+		return -1;
+	uint32_t p = pl.p, S = pl.S, k = pl.k, nr = H.reps;
+	size_t words = (p + 63) / 64;
+	uint64_t **X = xcalloc(k, sizeof(uint64_t *));
+	struct schedule *s = &r->prog;
+
+	r->group = H;
+	sched_init(s, SCHED_ALLREDUCE, algo, p);
+	snprintf(s->topology, sizeof(s->topology), "%s", t->spec);
+	if (v == SWING_BANDWIDTH)
+		for (uint32_t c = 0; c < k; c++)
+			X[c] = send_sets_reduced(&pl, c, &H);
+	/* The representatives' sends, as build() writes every node's. */
+	for (uint32_t st = 0; st < S; st++) {
+		sched_step(s);
+		for (uint32_t c = 0; c < k; c++) {
+			uint32_t lo = (uint32_t)((uint64_t)c * SCHED_ONE / k),
+				 hi = (uint32_t)((uint64_t)(c + 1) * SCHED_ONE / k);
+
+			for (uint32_t i = 0; i < nr; i++) {
+				uint32_t rn = sched_group_rep_node(&H, i), q = peer(&pl, c, rn, st);
+				const uint64_t *set = v == SWING_BANDWIDTH
+							  ? X[c] + ((size_t)st * nr + i) * words
+							  : NULL;
+
+				for (uint32_t b = 0; b < p; b++)
+					if (!set || (set[b / 64] >> (b % 64) & 1))
+						add(s, rn, q, b, lo, hi, XFER_REDUCE);
+			}
+		}
+	}
+	/* Allgather: the representative r sends to q what q sent it, SEND(q)
+	 * being the translate of SEND(rep(q)). */
+	for (uint32_t t2 = 0; v == SWING_BANDWIDTH && t2 < S; t2++) {
+		uint32_t st = S - 1 - t2;
+
+		sched_step(s);
+		for (uint32_t c = 0; c < k; c++) {
+			uint32_t lo = (uint32_t)((uint64_t)c * SCHED_ONE / k),
+				 hi = (uint32_t)((uint64_t)(c + 1) * SCHED_ONE / k);
+
+			for (uint32_t i = 0; i < nr; i++) {
+				uint32_t rn = sched_group_rep_node(&H, i), q = peer(&pl, c, rn, st),
+					 h;
+				uint32_t iq = sched_group_split(&H, q, &h);
+				const uint64_t *set = X[c] + ((size_t)st * nr + iq) * words;
+
+				for (size_t w = 0; w < words; w++)
+					for (uint64_t m = set[w]; m; m &= m - 1) {
+						uint32_t b =
+						    (uint32_t)(w * 64 + (size_t)__builtin_ctzll(m));
+
+						add(s, rn, q, sched_group_add(&H, b, h), lo, hi,
+						    XFER_COPY);
+					}
+			}
+		}
+	}
+	for (uint32_t c = 0; c < k; c++)
+		free(X[c]);
+	free(X);
+	/* Routed loads of the arc orbits: the busiest orbit is the busiest arc. */
+	loads_init(&L, &pl);
+	L.orbits = &H;
+	L.now = 1;
+	for (uint32_t st = 0; st < s->nsteps; st++) {
+		for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++) {
+			const struct xfer *x = &s->xfers[i];
+
+			route(&L, x->src, x->dst, sched_frac(x->length) / p);
+		}
+		loads_step(&L, f);
+	}
+	free(L.load);
+	free(L.stamp);
+	f->psi = psi_of(&pl, v);
+	f->xi = f->tau_b / (2 * f->psi);
+	f->instances = k;
+	return 0;
 }

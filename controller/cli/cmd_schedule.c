@@ -51,6 +51,14 @@ static const char help[] =
     "  --max-memory M   refuse (exit 1), with the estimate and what would fit, a\n"
     "                   request or an -o export (pb, msccl) that would hold more\n"
     "                   than M (default: half the machine's memory)\n"
+    "  --reduced        bfb (up to 65,536 nodes), swing (tori, 65,536) or alltoall\n"
+    "                   mcf (paths or steps, 4,096) on a torus, hypercube,\n"
+    "                   circulant, ring, Hamming, complete or bipartite graph:\n"
+    "                   node 0's program (swing: 2^D nodes') and the translation\n"
+    "                   group that maps it to every node, checked by the same\n"
+    "                   symmetry; without it, only what the explicit schedule\n"
+    "                   cannot hold is reduced (bfb, swing, mcf paths), and the\n"
+    "                   command says so\n"
     "On a terminal a line on stderr shows the phase and the seconds so far.\n";
 
 /* The ring family's refusal that comes before any work: -o names one file. */
@@ -68,6 +76,8 @@ int cli_schedule(const struct schedule_print *p, const struct schedule_query *q)
 
 	if (ring_request(q) && q->algorithm && strcmp(q->algorithm, "all") == 0 && p->output)
 		return cli_usage_error(p->cmd, "-o writes one schedule: pick one --algo");
+	if (ring_request(q) && q->reduced == SCHEDULE_REDUCED_ALWAYS)
+		return cli_usage_error(p->cmd, "--reduced is for direct-connect topologies");
 	rc = schedule_compute(q, &r, &spec_error, &err);
 	cli_progress_clear(q->clock);
 	if (rc < 0) {
@@ -138,6 +148,7 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 	    {"epsilon", required_argument, NULL, 'E'},
 	    {"method", required_argument, NULL, 'm'},
 	    {"root", required_argument, NULL, 'R'},
+	    {"reduced", no_argument, NULL, 'r'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -262,6 +273,9 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 		case 'R':
 			x->root = optarg;
 			break;
+		case 'r':
+			q->reduced = SCHEDULE_REDUCED_ALWAYS;
+			break;
 		case 'M': {
 			const char *why = NULL;
 
@@ -288,7 +302,7 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 
 int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	struct schedule_query q = {0};
+	struct schedule_query q = {.reduced = SCHEDULE_REDUCED_AUTO};
 	struct schedule_print p = {.cmd = cmd, .format = FMT_JSON};
 	struct fluid_query x = {0};
 	struct fabric *f = NULL;
@@ -317,6 +331,9 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 	if (fluid && q.fail)
 		rc = cli_usage_error(cmd, "--fail is for direct-connect topologies, not the "
 					  "fluid engine's server fabrics");
+	else if (fluid && q.reduced == SCHEDULE_REDUCED_ALWAYS)
+		rc = cli_usage_error(cmd, "--reduced is for BFB on direct-connect topologies, not "
+					  "the fluid engine's server fabrics");
 	else if (fluid)
 		rc = cli_schedule_fluid(&p, &q, &x);
 	else if (x.hops || x.epsilon > 0 || x.method || x.root)

@@ -222,6 +222,44 @@ static void write_a2a_json(const struct schedule_result *r, const struct schedul
 	}
 }
 
+/* "reduced": the group, its order, the program's size and how it was
+ * checked. */
+static void write_reduced_json(const struct schedule_outcome *o, struct json_writer *w)
+{
+	const struct sched_group *G = &o->group;
+
+	jw_key(w, "reduced");
+	jw_obj_begin(w);
+	jw_key(w, "group");
+	jw_str(w, G->name);
+	jw_key(w, "order");
+	jw_uint(w, G->order);
+	jw_key(w, "radix");
+	jw_arr_begin(w);
+	for (uint32_t i = 0; i < G->ndims; i++)
+		jw_uint(w, G->radix[i]);
+	jw_arr_end(w);
+	if (G->reps > 1) {
+		/* A subgroup: translations by multiples of step[i]. */
+		jw_key(w, "step");
+		jw_arr_begin(w);
+		for (uint32_t i = 0; i < G->ndims; i++)
+			jw_uint(w, G->step[i]);
+		jw_arr_end(w);
+	}
+	jw_key(w, "representatives");
+	jw_uint(w, G->reps);
+	jw_key(w, "program");
+	jw_str(w, G->reps > 1 ? "the representatives' (coordinates below step)" : "node 0's");
+	jw_key(w, "program_transfers");
+	jw_uint(w, o->s.nxfers);
+	jw_key(w, "verified");
+	jw_bool(w, o->verified);
+	jw_key(w, "verification");
+	jw_str(w, "by symmetry (the representatives' state, arc orbits)");
+	jw_obj_end(w);
+}
+
 static void write_summary_json(const struct schedule_result *r, const struct schedule_outcome *o,
 			       struct json_writer *w)
 {
@@ -277,6 +315,8 @@ static void write_summary_json(const struct schedule_result *r, const struct sch
 	jw_double(w, o->gen_s);
 	jw_key(w, "verify_s");
 	jw_double(w, o->verify_s);
+	if (o->is_reduced)
+		write_reduced_json(o, w);
 	if (o->is_a2a)
 		write_a2a_json(r, o, w);
 	if (o->is_torus) {
@@ -404,6 +444,16 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 			o->is_bfb && r->link_rate ? " (every link at the slowest rate)" : "");
 	else
 		fprintf(out, "  verified     NO: %s\n", o->verify_error);
+	if (o->is_reduced && o->group.reps > 1)
+		fprintf(out,
+			"  reduced      %u nodes' programs (%zu transfers) x %s (order %u), "
+			"checked by symmetry\n",
+			o->group.reps, o->s.nxfers, o->group.name, o->group.order);
+	else if (o->is_reduced)
+		fprintf(out,
+			"  reduced      node 0's program (%zu transfers) x %s (order %u), checked "
+			"by symmetry\n",
+			o->s.nxfers, o->group.name, o->group.order);
 	if (o->is_bfb && r->bfb_inject)
 		fprintf(out,
 			"  hosts        injection (%s forwarding) sets the time of %u of %u steps; "
@@ -522,6 +572,11 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 
 	if (!p->output)
 		return 0;
+	if (o->is_reduced && p->format == FMT_MSCCL)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "MSCCL programs are explicit: write the schedule without "
+				     "--reduced (up to %u nodes)",
+				     BFB_MAX_NODES);
 	if (cli_output_open(&out, p->output, err) < 0)
 		return -1;
 	if (p->format == FMT_MSCCL) {
@@ -543,9 +598,19 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 			struct arena a = {0};
 
 			rc = schedule_append_pb(schedule_extra_msg(&a, r), out.f, err);
+			if (rc == 0 && o->is_reduced)
+				rc = schedule_append_pb(
+				    schedule_reduced_msg(&a, &o->group, o->ntransfers), out.f, err);
 			arena_free(&a);
 		}
 	} else if (p->format == FMT_TEXT) {
+		if (o->is_reduced)
+			fprintf(out.f,
+				"symmetry-reduced: the program of %u node%s below; the schedule is "
+				"every transfer translated by every element of %s (%zu "
+				"transfers)\n",
+				o->group.reps, o->group.reps > 1 ? "s" : " (0)", o->group.name,
+				o->ntransfers);
 		sched_write_text(out.f, &o->s, UINT32_MAX);
 		if (r->nabsent) {
 			fprintf(out.f, "failed (no part in it): ");
@@ -580,6 +645,8 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 			jw_null(&w);
 		if (r->nic_ports)
 			write_links_json(r, &w);
+		if (o->is_reduced)
+			write_reduced_json(o, &w);
 		jw_obj_end(&w);
 		jw_finish(&w);
 	}

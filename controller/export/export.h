@@ -78,6 +78,11 @@ Ofc__V1__Schedule *schedule_fabric_msg(struct arena *a, struct frac tau_b, const
 /* A server fabric's vertices (the fluid engine's network n): the message
  * that names a schedule's nodes, their kinds and what each may do. */
 Ofc__V1__Schedule *schedule_vertices_msg(struct arena *a, const struct fluid_net *n);
+/* A symmetry-reduced schedule's group (field `reduced`): the steps
+ * written with it are node 0's program; transfers counts the whole
+ * schedule's. */
+Ofc__V1__Schedule *schedule_reduced_msg(struct arena *a, const struct sched_group *G,
+					uint64_t transfers);
 /* Pack m and append it to out (protobuf merges concatenated messages). */
 int schedule_append_pb(const Ofc__V1__Schedule *m, FILE *out, struct ofc_error *err);
 

@@ -474,6 +474,31 @@ Ofc__V1__Schedule *schedule_vertices_msg(struct arena *a, const struct fluid_net
 	return m;
 }
 
+Ofc__V1__Schedule *schedule_reduced_msg(struct arena *a, const struct sched_group *G,
+					uint64_t transfers)
+{
+	Ofc__V1__Schedule *m = arena_alloc(a, sizeof(*m));
+	Ofc__V1__ReducedGroup *rg = arena_alloc(a, sizeof(*rg));
+
+	ofc__v1__schedule__init(m);
+	ofc__v1__reduced_group__init(rg);
+	rg->name = arena_strdup(a, G->name);
+	rg->radix = arena_array(a, G->ndims, sizeof(*rg->radix));
+	for (uint32_t i = 0; i < G->ndims; i++)
+		rg->radix[rg->n_radix++] = G->radix[i];
+	rg->has_order = rg->has_transfers = rg->has_representatives = 1;
+	rg->order = G->order;
+	rg->transfers = transfers;
+	rg->representatives = G->reps;
+	if (G->reps > 1) {
+		rg->step = arena_array(a, G->ndims, sizeof(*rg->step));
+		for (uint32_t i = 0; i < G->ndims; i++)
+			rg->step[rg->n_step++] = G->step[i];
+	}
+	m->reduced = rg;
+	return m;
+}
+
 int schedule_append_pb(const Ofc__V1__Schedule *m, FILE *out, struct ofc_error *err)
 {
 	size_t len = protobuf_c_message_get_packed_size(&m->base);
@@ -511,6 +536,13 @@ int schedule_read_pb(const char *path, struct schedule *s, struct ofc_error *err
 	free(data);
 	if (!m)
 		return ofc_error_at(err, OFC_E_INPUT, path, 0, 0, "not an ofc.v1.Schedule message");
+	if (m->reduced) {
+		ofc_error_at(err, OFC_E_INPUT, path, 0, 0,
+			     "a symmetry-reduced schedule (node 0's program x %s): write it "
+			     "without --reduced to run it",
+			     m->reduced->name ? m->reduced->name : "a group");
+		goto out;
+	}
 	if (!m->collective || sched_collective_parse(m->collective, &c) < 0 || !m->has_nodes ||
 	    m->nodes < 2 || m->nodes > SCHED_MAX_NODES) {
 		ofc_error_at(err, OFC_E_INPUT, path, 0, 0,

@@ -137,28 +137,21 @@ static int item_resolve(const struct fabric *f, const char *item, char *out, siz
 
 /* ---- the file ----------------------------------------------------------------------- */
 
-static char *failed_path(const struct ofcd *d, const char *fabric)
+/* The state files' lines: each line that is not empty or a comment goes to
+ * take(), which returns 0 or -1 to stop (the file is damaged: err says at
+ * which line). A missing file has no lines. */
+static int read_lines(const char *path, size_t max, int (*take)(struct ofcd *, char *line),
+		      struct ofcd *d, const char *damaged, const char *then, struct ofc_error *err)
 {
-	return xasprintf("%s/%s.failed", d->state_dir, fabric);
-}
-
-int failures_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
-{
-	char *path = failed_path(d, fabric), *text = NULL;
+	char *text = NULL;
 	size_t len;
 	struct ofc_error e = {0};
 	int rc = 0;
 
-	if (access(path, F_OK) < 0 && errno == ENOENT) {
-		free(path);
-		return 0; /* nothing reported */
-	}
-	if (read_file(path, (size_t)FAIL_MAX_ITEMS * (2 * NAME_MAX_LEN + 3) + 4096, &text, &len,
-		      &e) < 0) {
-		rc = ofc_error_set(err, OFC_E_RUNTIME, "%s", e.msg);
-		free(path);
-		return rc;
-	}
+	if (access(path, F_OK) < 0 && errno == ENOENT)
+		return 0;
+	if (read_file(path, max, &text, &len, &e) < 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "%s", e.msg);
 	uint32_t line = 0;
 	for (char *p = text, *nl; p < text + len; p = nl + 1) {
 		nl = memchr(p, '\n', (size_t)(text + len - p));
@@ -168,48 +161,73 @@ int failures_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
 		line++;
 		if (!*p || *p == '#')
 			continue;
-		if (strlen(p) != (size_t)(nl - p) || !failure_item_ok(p) ||
-		    d->nw_reported >= FAIL_MAX_ITEMS) {
-			rc = -1;
-			ofc_error_at(err, OFC_E_RUNTIME, path, line, 1,
-				     "not a failure ofcd wrote (U-V, HOST:PORT or HOST): the file "
-				     "is damaged; look at it, then `mv %s %s.bad` and report the "
-				     "failures again",
-				     path, path);
-			strv_free(d->w_reported, d->nw_reported);
-			d->w_reported = NULL;
-			d->nw_reported = 0;
+		if (strlen(p) != (size_t)(nl - p) || take(d, p) < 0) {
+			rc =
+			    ofc_error_at(err, OFC_E_RUNTIME, path, line, 1,
+					 "%s: the file is damaged; look at it, then `mv %s %s.bad` "
+					 "%s",
+					 damaged, path, path, then);
 			break;
 		}
-		if (!strv_has(d->w_reported, d->nw_reported, p))
-			strv_push(&d->w_reported, &d->nw_reported, p);
 	}
 	free(text);
+	return rc;
+}
+
+/* Replace path by sb's text (temp, fsync, rename: a crash leaves the old
+ * file or the new one), or remove it when sb is NULL. */
+static int write_or_remove(const char *path, const struct strbuf *sb, struct ofc_error *err)
+{
+	if (sb)
+		return atomic_write(path, sb->buf, sb->len, err);
+	if (unlink(path) < 0 && errno != ENOENT)
+		return ofc_error_set(err, OFC_E_RUNTIME, "%s: cannot remove: %s", path,
+				     strerror(errno));
+	return 0;
+}
+
+static char *failed_path(const struct ofcd *d, const char *fabric)
+{
+	return xasprintf("%s/%s.failed", d->state_dir, fabric);
+}
+
+static int take_failure(struct ofcd *d, char *item)
+{
+	if (!failure_item_ok(item) || d->nw_reported >= FAIL_MAX_ITEMS)
+		return -1;
+	if (!strv_has(d->w_reported, d->nw_reported, item))
+		strv_push(&d->w_reported, &d->nw_reported, item);
+	return 0;
+}
+
+int failures_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
+{
+	char *path = failed_path(d, fabric);
+	int rc = read_lines(path, (size_t)FAIL_MAX_ITEMS * (2 * NAME_MAX_LEN + 3) + 4096,
+			    take_failure, d, "not a failure ofcd wrote (U-V, HOST:PORT or HOST)",
+			    "and report the failures again", err);
+
+	if (rc < 0) {
+		strv_free(d->w_reported, d->nw_reported);
+		d->w_reported = NULL;
+		d->nw_reported = 0;
+	}
 	free(path);
 	return rc;
 }
 
-/* Write temp, fsync, rename (atomic_write): a crash leaves the old set or
- * the new one. No set: no file. */
+/* The reported set, or no file when there is none. */
 static int failures_save(struct ofcd *d, struct ofc_error *err)
 {
 	char *path = failed_path(d, d->w_cfg->f->name);
 	struct strbuf sb = STRBUF_INIT;
 	int rc;
 
-	if (!d->nw_reported) {
-		rc = unlink(path) < 0 && errno != ENOENT
-			 ? ofc_error_set(err, OFC_E_RUNTIME, "%s: cannot remove: %s", path,
-					 strerror(errno))
-			 : 0;
-		free(path);
-		return rc;
-	}
 	sb_printf(&sb, "# failures reported to ofcd (ReportFailure), one per line: U-V, "
 		       "HOST:PORT or HOST\n");
 	for (uint32_t i = 0; i < d->nw_reported; i++)
 		sb_printf(&sb, "%s\n", d->w_reported[i]);
-	rc = atomic_write(path, sb.buf, sb.len, err);
+	rc = write_or_remove(path, d->nw_reported ? &sb : NULL, err);
 	sb_free(&sb);
 	free(path);
 	return rc;
@@ -222,49 +240,28 @@ static char *moves_path(const struct ofcd *d, const char *fabric)
 	return xasprintf("%s/%s.rewired", d->state_dir, fabric);
 }
 
+static int take_move(struct ofcd *d, char *line)
+{
+	char host[NAME_MAX_LEN + 1];
+	unsigned from, to;
+	int used = 0;
+
+	if (sscanf(line, "%63s %u %u%n", host, &from, &to, &used) != 3 || line[used] ||
+	    !failure_item_ok(host) || d->nw_moves >= FAIL_MAX_ITEMS)
+		return -1;
+	d->w_moves = xrealloc(d->w_moves, (d->nw_moves + 1) * sizeof(*d->w_moves));
+	d->w_moves[d->nw_moves++] = (struct port_move){xstrdup(host), from, to};
+	return 0;
+}
+
 int moves_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
 {
-	char *path = moves_path(d, fabric), *text = NULL;
-	size_t len;
-	struct ofc_error e = {0};
-	int rc = 0;
+	char *path = moves_path(d, fabric);
+	int rc = read_lines(path, (size_t)FAIL_MAX_ITEMS * (NAME_MAX_LEN + 24) + 4096, take_move, d,
+			    "not a port move ofcd wrote (HOST FROM TO)",
+			    "(the circuits then go back to the config's wiring at the next change)",
+			    err);
 
-	if (access(path, F_OK) < 0 && errno == ENOENT) {
-		free(path);
-		return 0;
-	}
-	if (read_file(path, (size_t)FAIL_MAX_ITEMS * (NAME_MAX_LEN + 24) + 4096, &text, &len, &e) <
-	    0) {
-		rc = ofc_error_set(err, OFC_E_RUNTIME, "%s", e.msg);
-		free(path);
-		return rc;
-	}
-	uint32_t line = 0;
-	for (char *p = text, *nl; p < text + len && rc == 0; p = nl + 1) {
-		char host[NAME_MAX_LEN + 1];
-		unsigned from, to;
-		int used = 0;
-
-		nl = memchr(p, '\n', (size_t)(text + len - p));
-		if (!nl)
-			nl = text + len;
-		*nl = 0;
-		line++;
-		if (!*p || *p == '#')
-			continue;
-		if (sscanf(p, "%63s %u %u%n", host, &from, &to, &used) != 3 || p[used] ||
-		    !failure_item_ok(host) || d->nw_moves >= FAIL_MAX_ITEMS) {
-			rc = ofc_error_at(err, OFC_E_RUNTIME, path, line, 1,
-					  "not a port move ofcd wrote (HOST FROM TO): the file is "
-					  "damaged; look at it, then `mv %s %s.bad` (the circuits "
-					  "then go back to the config's wiring at the next change)",
-					  path, path);
-			break;
-		}
-		d->w_moves = xrealloc(d->w_moves, (d->nw_moves + 1) * sizeof(*d->w_moves));
-		d->w_moves[d->nw_moves++] = (struct port_move){xstrdup(host), from, to};
-	}
-	free(text);
 	free(path);
 	return rc;
 }
@@ -275,20 +272,12 @@ int moves_save(struct ofcd *d, struct ofc_error *err)
 	struct strbuf sb = STRBUF_INIT;
 	int rc;
 
-	if (!d->nw_moves) {
-		rc = unlink(path) < 0 && errno != ENOENT
-			 ? ofc_error_set(err, OFC_E_RUNTIME, "%s: cannot remove: %s", path,
-					 strerror(errno))
-			 : 0;
-		free(path);
-		return rc;
-	}
 	sb_printf(&sb, "# circuits ofcd moved off lost host ports onto spare ones: HOST FROM "
 		       "TO\n");
 	for (uint32_t i = 0; i < d->nw_moves; i++)
 		sb_printf(&sb, "%s %u %u\n", d->w_moves[i].host, d->w_moves[i].from,
 			  d->w_moves[i].to);
-	rc = atomic_write(path, sb.buf, sb.len, err);
+	rc = write_or_remove(path, d->nw_moves ? &sb : NULL, err);
 	sb_free(&sb);
 	free(path);
 	return rc;

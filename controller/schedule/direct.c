@@ -174,13 +174,21 @@ static void finish(struct schedule_result *r, struct schedule_outcome *o)
 	if (r->host_beta > 0 && o->is_a2a)
 		vo.step_link_load = step_link = xcalloc(o->s.nsteps + 1, sizeof(double));
 
-	if (r->nic_ports)
+	if (r->nic_ports && !o->is_reduced)
 		fabric_view_to_nic(&r->fv, r->g, &o->s);
 	o->have = true;
 	o->steps = o->s.nsteps;
 	o->ntransfers = o->s.nxfers;
 	phase(r, o, "verification");
-	o->verified = sched_verify(&o->s, &vo, &rep) == 0;
+	if (o->is_reduced) {
+		/* Checked by the same symmetry, never expanded. */
+		struct sched_reduced red = {.group = o->group, .prog = o->s};
+
+		o->verified = sched_verify_reduced(&red, &vo, &rep) == 0;
+		o->ntransfers = rep.ntransfers;
+	} else {
+		o->verified = sched_verify(&o->s, &vo, &rep) == 0;
+	}
 	o->verify_s = now_seconds() - t0;
 	if (!o->is_a2a && out_of_time(r, o, "verification")) {
 		free(step_link);
@@ -216,6 +224,8 @@ static void finish(struct schedule_result *r, struct schedule_outcome *o)
 	sched_set_metric(s, "bandwidth_bps", r->cost.bandwidth);
 	if (o->is_bfb && r->bopts.chunks)
 		sched_set_metric(s, "chunks", r->bopts.chunks);
+	if (o->is_reduced)
+		sched_set_metric(s, "group_order", o->group.order);
 }
 
 static void not_applies(struct schedule_outcome *o, const struct ofc_error *err)
@@ -239,6 +249,62 @@ static bool refuse_degraded(const struct schedule_result *r, struct schedule_out
 	return true;
 }
 
+/* Why BFB on r->g cannot be symmetry-reduced, or NULL (then *G is its
+ * translation group). */
+static const char *not_reducible(const struct schedule_result *r, struct sched_group *G,
+				 struct ofc_error *err)
+{
+	if (r->link_rate)
+		return "links of different rates break the symmetry";
+	if (r->host_betas || r->bfb_inject)
+		return "hosts with injection limits are priced host by host";
+	if (r->nic_ports)
+		return "transfers on this fabric name its NIC ports, which the translations "
+		       "need not keep (schedule --topology SPEC)";
+	if (sched_group_of(r->g, r->tree, G, err) < 0)
+		return err->msg;
+	return NULL;
+}
+
+/* BFB as node 0's program and the translation group (issue 17): what a
+ * Cayley family of any size up to 65,536 nodes needs, checked by symmetry.
+ * auto_why: the reason it was not built explicitly (a note), or NULL for
+ * --reduced. */
+static void run_bfb_reduced(struct schedule_result *r, const struct schedule_query *q,
+			    struct schedule_outcome *o, const struct bfb_opts *bo,
+			    const char *auto_why)
+{
+	struct ofc_error err = {0};
+	struct sched_reduced red;
+	double t0 = now_seconds();
+	const char *why = not_reducible(r, &o->group, &err);
+
+	if (why) {
+		snprintf(o->why, sizeof(o->why), "--reduced: %.400s", why);
+		o->why_code = OFC_E_INPUT;
+		return;
+	}
+	if (bfb_reduced(r->g, &o->group, q->collective, bo, &red, &o->bst, &err) < 0) {
+		not_applies(o, &err);
+		return;
+	}
+	o->s = red.prog;
+	o->is_reduced = true;
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	o->tau_b = o->bst.tau_b;
+	o->tau_b_value = o->bst.tau_b_value;
+	if (auto_why) {
+		size_t len = strlen(r->note);
+
+		snprintf(r->note + len, sizeof(r->note) - len,
+			 "%s%s: BFB symmetry-reduced instead (node 0's program x %s; --reduced "
+			 "asks for it)",
+			 len ? "; " : "", auto_why, o->group.name);
+	}
+	finish(r, o);
+}
+
 static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 		    struct schedule_outcome *o, bool lp)
 {
@@ -257,6 +323,31 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 	/* Refuse, with the estimate, what would not fit, before building it. */
 	uint64_t limit = q->max_memory ? q->max_memory : mem_physical() / 2;
 	double need = (double)mem_resident() + (double)bfb_memory_estimate(r->g->n, q->collective);
+	if (q->reduced == SCHEDULE_REDUCED_ALWAYS) {
+		run_bfb_reduced(r, q, o, &bo, NULL);
+		return;
+	}
+	if (q->reduced == SCHEDULE_REDUCED_AUTO &&
+	    (need > (double)limit || r->g->n > BFB_MAX_NODES)) {
+		struct sched_group G;
+		char why[160], need_s[32];
+
+		if (!not_reducible(r, &G, &err)) {
+			fmt_size(need_s, sizeof(need_s), (uint64_t)need);
+			if (r->g->n > BFB_MAX_NODES)
+				snprintf(why, sizeof(why),
+					 "%u nodes: explicit BFB schedules stop at %u", r->g->n,
+					 BFB_MAX_NODES);
+			else
+				snprintf(why, sizeof(why),
+					 "the explicit schedule needs about %s, over the memory "
+					 "limit",
+					 need_s);
+			run_bfb_reduced(r, q, o, &bo, why);
+			return;
+		}
+		err = (struct ofc_error){0};
+	}
 	if (need > (double)limit) {
 		char need_s[32], max_s[32];
 
@@ -390,7 +481,14 @@ static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
 	o->ntransfers = o->s.nxfers;
 	struct verify_opts vo = {.clock = r->clock};
 	phase(r, o, "verification");
-	o->verified = sched_verify(&o->s, &vo, &rep) == 0;
+	if (o->is_reduced) {
+		struct sched_reduced red = {.group = o->group, .prog = o->s};
+
+		o->verified = sched_verify_reduced(&red, &vo, &rep) == 0;
+		o->ntransfers = rep.ntransfers;
+	} else {
+		o->verified = sched_verify(&o->s, &vo, &rep) == 0;
+	}
 	o->verify_s = now_seconds() - t0;
 	if (out_of_time(r, o, "verification"))
 		return;
@@ -411,6 +509,8 @@ static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
 	sched_set_metric(&o->s, "congestion_deficiency", o->tf.xi);
 	sched_set_metric(&o->s, "alpha_us", r->cost.alpha * 1e6);
 	sched_set_metric(&o->s, "bandwidth_bps", r->cost.bandwidth);
+	if (o->is_reduced)
+		sched_set_metric(&o->s, "group_order", o->group.order);
 }
 
 static void run_torus(struct schedule_result *r, const struct schedule_query *q,
@@ -428,17 +528,46 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 	}
 	if (refuse_degraded(r, o, algo))
 		return;
-	char what[64];
-	snprintf(what, sizeof(what), "%s %s",
-		 v == SWING_LATENCY ? "latency-optimal" : "bandwidth-optimal", algo);
-	/* Swing's 2D collectives each carry 1/2D of every block. */
-	if (over_memory(r, q, o, what, torus_allreduce_transfers(r->tree, algo, v, true),
-			strcmp(algo, "swing") == 0 ? r->degree : 1))
-		return;
-	phase(r, o, "generation");
-	if (torus_allreduce(r->tree, algo, v, true, &o->s, &o->tf, &err) < 0) {
-		not_applies(o, &err);
-		return;
+	/* Reduced: asked for, or (swing) above the explicit schedules' size. */
+	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
+	    (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "swing") == 0 &&
+	     r->g->n > SWING_MAX_SCHEDULE_NODES && !not_reducible(r, &o->group, &err))) {
+		const char *why = not_reducible(r, &o->group, &err);
+		struct sched_reduced red;
+
+		if (why) {
+			snprintf(o->why, sizeof(o->why), "--reduced: %.400s", why);
+			o->why_code = OFC_E_INPUT;
+			return;
+		}
+		if (torus_allreduce_reduced(r->tree, algo, v, &o->group, &red, &o->tf, &err) < 0) {
+			not_applies(o, &err);
+			return;
+		}
+		o->s = red.prog;
+		o->group = red.group;
+		o->is_reduced = true;
+		if (q->reduced == SCHEDULE_REDUCED_AUTO && !strstr(r->note, "Swing symmetry"))
+			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
+				 "%s%u nodes: explicit Swing schedules stop at %u: Swing "
+				 "symmetry-reduced instead (%u nodes' programs x %s; --reduced "
+				 "asks for it)",
+				 r->note[0] ? "; " : "", r->g->n, SWING_MAX_SCHEDULE_NODES,
+				 o->group.reps, o->group.name);
+	} else {
+		char what[64];
+
+		snprintf(what, sizeof(what), "%s %s",
+			 v == SWING_LATENCY ? "latency-optimal" : "bandwidth-optimal", algo);
+		/* Swing's 2D collectives each carry 1/2D of every block. */
+		if (over_memory(r, q, o, what, torus_allreduce_transfers(r->tree, algo, v, true),
+				strcmp(algo, "swing") == 0 ? r->degree : 1))
+			return;
+		phase(r, o, "generation");
+		if (torus_allreduce(r->tree, algo, v, true, &o->s, &o->tf, &err) < 0) {
+			not_applies(o, &err);
+			return;
+		}
 	}
 	o->have = true;
 	if (out_of_time(r, o, "generation"))
@@ -564,10 +693,35 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 									   : q->time_limit}};
 	struct a2a_outcome a;
 	double t0 = now_seconds();
+	bool paths = lowering && strcmp(lowering, "paths") == 0;
 
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
 	o->lowering = lowering;
-	if (a2a_build(r->g, &aq, &o->s, &a, &err) < 0) {
+	/* Reduced: asked for, or (paths lowering of the MCF) where the
+	 * explicit schedule is not built. */
+	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
+	    (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "mcf") == 0 && paths &&
+	     r->g->n > A2A_MAX_NODES && !not_reducible(r, &o->group, &err))) {
+		const char *why = not_reducible(r, &o->group, &err);
+		struct sched_reduced red;
+
+		if (why) {
+			snprintf(o->why, sizeof(o->why), "--reduced: %.400s", why);
+			o->why_code = OFC_E_INPUT;
+			return;
+		}
+		if (a2a_reduced(r->g, &o->group, &aq, &red, &a, &err) < 0) {
+			not_applies(o, &err);
+			return;
+		}
+		o->s = red.prog;
+		o->is_reduced = true;
+		if (q->reduced == SCHEDULE_REDUCED_AUTO)
+			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
+				 "%s%u nodes: explicit all-to-all schedules stop at %u: symmetry-"
+				 "reduced instead (node 0's routes x %s; --reduced asks for it)",
+				 r->note[0] ? "; " : "", r->g->n, A2A_MAX_NODES, o->group.name);
+	} else if (a2a_build(r->g, &aq, &o->s, &a, &err) < 0) {
 		not_applies(o, &err);
 		return;
 	}
@@ -630,6 +784,14 @@ static int check_options(const struct schedule_query *q, const char *algo, struc
 	if (q->variant && strcmp(algo, "swing") && strcmp(algo, "recursive-doubling"))
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--variant goes with --algo swing or recursive-doubling");
+	if (q->reduced == SCHEDULE_REDUCED_ALWAYS &&
+	    (q->collective == SCHED_ALLTOALL
+		 ? strcmp(algo, "mcf")
+		 : strcmp(algo, "bfb") && strcmp(algo, "bfb-lp") && strcmp(algo, "swing")))
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "--reduced goes with --algo bfb or bfb-lp (allgather, "
+				     "reduce-scatter, allreduce), swing (allreduce) and mcf "
+				     "(alltoall)");
 	if (q->lowering && (q->collective != SCHED_ALLTOALL || strcmp(algo, "mcf")))
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--lowering goes with --collective alltoall --algo mcf");

@@ -29,6 +29,14 @@
 
 /* ---- the request -------------------------------------------------------- */
 
+/* Symmetry-reduced schedules (sched.h, struct sched_reduced): BFB on a
+ * Cayley family as node 0's program plus the translation group, checked by
+ * symmetry (sched_verify_reduced). NEVER is the zero value (ofcd's); the
+ * CLI asks for AUTO, which reduces only what would not be built explicitly
+ * (over the memory limit, or more nodes than BFB_MAX_NODES) and says so in
+ * the result's note; ALWAYS is `--reduced`. */
+enum schedule_reduce { SCHEDULE_REDUCED_NEVER = 0, SCHEDULE_REDUCED_AUTO, SCHEDULE_REDUCED_ALWAYS };
+
 struct schedule_query {
 	const struct fabric *fabric; /* validated; NULL with spec or ring alone */
 	const char *spec;	     /* a topology instead of the fabric's (no NIC ports) */
@@ -70,6 +78,7 @@ struct schedule_query {
 	 * model (0: the hosts'; 1 + enum host_forwarding: 1 host, 2 NIC). */
 	double injection;
 	int forwarding;
+	enum schedule_reduce reduced;
 };
 
 /* ---- the answer ---------------------------------------------------------- */
@@ -120,6 +129,10 @@ struct schedule_outcome {
 	 * (0 when it does not apply there or was not built) */
 	double healthy_us;
 	bool below_fluid; /* ... and it claims to beat it (a bug) */
+	/* Symmetry-reduced (BFB on a Cayley family): s is node 0's program,
+	 * group translates it; ntransfers counts the whole schedule's. */
+	bool is_reduced;
+	struct sched_group group;
 	/* BFB */
 	bool is_bfb;
 	struct bfb_stats bst;

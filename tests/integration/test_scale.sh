@@ -24,14 +24,17 @@ expect_refused() {
 EST='needs about [0-9.]+ [KMG]iB \([0-9.e+]+ transfers\), over the memory limit of'
 FIT='; about [0-9]+ nodes would fit$'
 
-# Swing: the sizes that were capped (1,024 / 256 nodes) are now the
-# estimate's to decide.
-expect_refused "^ofc schedule: swing: latency-optimal swing on 4096 nodes $EST 2 GiB .*$FIT" \
-	$S --topology torus:64x64 --collective allreduce --algo swing --variant latency --max-memory 2GiB
-expect_refused "^ofc schedule: swing: bandwidth-optimal swing on 4096 nodes $EST 1 GiB" \
-	$S --topology torus:64x64 --collective allreduce --algo swing --variant bandwidth --max-memory 1GiB
-expect_refused "^ofc schedule: recursive-doubling: latency-optimal recursive-doubling on 1024 nodes $EST" \
-	$S --topology torus:32x32 --collective allreduce --algo recursive-doubling --variant latency --max-memory 100MiB
+# Swing and recursive doubling: the sizes that were capped (1,024 / 256
+# nodes) are now the estimate's to decide (above 1,024 nodes Swing itself
+# defaults to its symmetry-reduced schedule).
+expect_refused "^ofc schedule: swing: latency-optimal swing on 1024 nodes $EST 100 MiB .*$FIT" \
+	$S --topology torus:32x32 --collective allreduce --algo swing --variant latency --max-memory 100MiB
+expect_refused "^ofc schedule: swing: bandwidth-optimal swing on 1024 nodes $EST 64 MiB" \
+	$S --topology torus:32x32 --collective allreduce --algo swing --variant bandwidth --max-memory 64MiB
+expect_refused "^ofc schedule: recursive-doubling: latency-optimal recursive-doubling on 4096 nodes $EST 2 GiB .*$FIT" \
+	$S --topology torus:64x64 --collective allreduce --algo recursive-doubling --variant latency --max-memory 2GiB
+expect_refused "^ofc schedule: recursive-doubling: bandwidth-optimal recursive-doubling on 4096 nodes $EST" \
+	$S --topology torus:64x64 --collective allreduce --algo recursive-doubling --variant bandwidth --max-memory 200MiB
 # 512 nodes latency-optimal (was refused above 256).
 expect_json 'j["verified"] and j["nodes"]==512 and j["variant"]=="latency"' \
 	$S --topology torus:16x32 --collective allreduce --algo swing --variant latency --json
@@ -43,8 +46,8 @@ done
 expect_refused "^ofc schedule: recursive: recursive on 4096 nodes $EST" \
 	$S --topology hypercube:12 --collective allgather --algo recursive --max-memory 64MiB
 # swing-all: the table's first row decides, as for any comparison.
-expect_refused "^ofc schedule: swing/B: bandwidth-optimal swing on 4096 nodes $EST 64 MiB" \
-	$S --topology torus:64x64 --collective allreduce --algo swing-all --max-memory 64MiB --json
+expect_refused "^ofc schedule: swing/B: bandwidth-optimal swing on 1024 nodes $EST 32 MiB" \
+	$S --topology torus:32x32 --collective allreduce --algo swing-all --max-memory 32MiB --json
 # The expansion constructions.
 expect_refused "^ofc schedule: expansion: the expansion construction on 1024 nodes $EST" \
 	$S --topology 'line^3(circulant:16:3,4)' --collective allreduce --algo expansion --max-memory 32MiB

@@ -126,7 +126,7 @@ expect_error 2 "ofc schedule: missing --size (data per node, e.g. 1MiB)" $OFC sc
 expect_error 2 "ofc schedule: expansion: torus:4x4 is not a line, degree or power expansion (no construction)" $S --topology torus:4x4 --collective allgather --algo expansion
 expect_error 2 "ofc schedule: recursive: recursive doubling/halving needs a power-of-two node count (12 nodes)" $S --topology circulant:12:2,3 --collective allgather --algo recursive
 expect_error 2 "ofc schedule: torus-rings: torus-rings needs a torus:AxB... topology" $S --topology hypercube:3 --collective allgather --algo torus-rings
-expect_error 2 "ofc schedule: bfb: 10000 nodes: BFB schedules are built for up to 8192 nodes" $S --topology torus:100x100 --collective allgather
+expect_error 2 "ofc schedule: bfb: 10000 nodes: BFB schedules are built for up to 8192 nodes" $S --topology genkautz:10000,4 --collective allgather
 expect_error 2 "ofc schedule: bad --chunks '0': must be 1..1000000" $S --topology torus:4x4 --collective allgather --chunks 0
 expect_exit 2 $S --topology 'line(ring:3' --collective allgather
 
@@ -287,10 +287,82 @@ if grep -q "host injection limits are modelled for built BFB schedules of exact 
 # BFB is estimated before it is built: over --max-memory it is refused with
 # the estimate (exit 1, nothing built); under it, built as ever. Allreduce
 # on 1024 nodes: two phases of 1024 x 1023 transfers at 24 bytes, the
-# distances and the verifier's table, about 70 MiB.
-expect_exit 1 $S --topology hypercube:10 --collective allreduce --algo bfb --max-memory 10MiB
+# distances and the verifier's table, about 70 MiB. (A Cayley family would
+# be symmetry-reduced instead: below.)
+expect_exit 1 $S --topology genkautz:1024,4 --collective allreduce --algo bfb --max-memory 10MiB
 grep -q "^ofc schedule: bfb: BFB allreduce on 1024 nodes needs about [0-9.]* MiB (at least 2.1e+06 transfers), over the memory limit of 10 MiB (ofc --max-memory, ofcd --max-request-memory)" "$TMP/err" &&
 	ok || bad "BFB --max-memory refusal" "$(head -c 400 "$TMP/err")"
 expect_json 'j["verified"] and j["num_transfers"]==4412' \
 	$S --topology torus:8x8 --collective allgather --algo bfb --max-memory 10MiB --json
+
+# Symmetry-reduced BFB (issue 17): node 0's program and the translation
+# group, checked by symmetry, with the explicit schedule's figures.
+for spec in torus:8x8 torus:3x4x5 hypercube:6 circulant:16:3,4 bipartite:4; do
+	for c in allgather reduce-scatter allreduce; do
+		want=$($S --topology "$spec" --collective $c --json |
+			python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["tau_b_fraction"], j["num_steps"], j["verified"])')
+		set -- $want
+		expect_json "j['verified'] and j['reduced']['verified'] and j['tau_b_fraction']=='$1' and j['num_steps']==$2 and '$3'=='True' and j['reduced']['order']==j['nodes'] and j['num_transfers']==j['nodes']*j['reduced']['program_transfers']" \
+			$S --topology "$spec" --collective $c --reduced --json
+	done
+done
+expect_json 'j["reduced"]["group"]=="Z_2^16" and j["reduced"]["radix"]==[2]*16 and j["nodes"]==65536 and j["verified"] and j["bw_optimal"] and j["num_steps"]==32' \
+	$S --topology hypercube:16 --collective allreduce --reduced --json
+expect_json 'j["reduced"]["group"]=="Z_3 x Z_4 x Z_5"' $S --topology torus:3x4x5 --collective allgather --reduced --json
+# Without --reduced, what would not be built explicitly is reduced, and
+# the command says so.
+expect_json 'j["reduced"]["group"]=="Z_256^2" and j["verified"] and j["tau_b_fraction"]=="65535/65536" and j["num_steps"]==256' \
+	$S --topology torus:256x256 --collective allgather --json
+grep -q "^ofc schedule: 65536 nodes: explicit BFB schedules stop at 8192: BFB symmetry-reduced instead (node 0's program x Z_256^2; --reduced asks for it)$" "$TMP/err" &&
+	ok || bad "automatic reduction note" "$(head -c 400 "$TMP/err")"
+expect_json 'j["reduced"]["order"]==1024 and j["verified"]' \
+	$S --topology hypercube:10 --collective allreduce --max-memory 10MiB --json
+grep -q "^ofc schedule: the explicit schedule needs about [0-9.]* MiB, over the memory limit: BFB symmetry-reduced instead (node 0's program x Z_2^10; --reduced asks for it)$" "$TMP/err" &&
+	ok || bad "reduction over --max-memory" "$(head -c 400 "$TMP/err")"
+expect_json '"reduced" not in j and j["verified"]' $S --topology torus:8x8 --collective allgather --json
+# The export: node 0's program and the group.
+expect_exit 0 $S --topology torus:4x4 --collective allgather --reduced --format json -o "$TMP/red.json"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["reduced"]["group"]=="Z_4^2" and all(x["dst"]==0 for s in j["steps"] for x in s["transfers"]) else 1)' "$TMP/red.json" &&
+	ok || bad "reduced JSON export" "$(head -c 300 "$TMP/red.json")"
+expect_exit 0 $S --topology torus:4x4 --collective allreduce --reduced --format pb -o "$TMP/red.pb"
+expect_error 2 "ofc: MSCCL programs are explicit: write the schedule without --reduced (up to 8192 nodes)" \
+	$S --topology torus:4x4 --collective allgather --reduced --format msccl -o "$TMP/red.xml"
+# All-to-all: the MCF's symmetric routes are node 0's; lowered by paths or
+# steps they are the program, with the explicit schedule's figures.
+for low in paths steps; do
+	want=$($S --topology torus:6x6 --collective alltoall --algo mcf --lowering $low --json |
+		python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["num_transfers"], j["num_steps"], round(j["theta"], 9), j["verified"])')
+	set -- $want
+	expect_json "j['verified'] and j['reduced']['verified'] and j['num_transfers']==$1 and j['num_steps']==$2 and round(j['theta'], 9)==$3 and '$4'=='True'" \
+		$S --topology torus:6x6 --collective alltoall --algo mcf --lowering $low --reduced --json
+done
+expect_json 'j["reduced"]["group"]=="Z_64^2" and j["verified"] and j["mcf"]["optimal"] and j["max_paths_per_pair"]<=4' \
+	$S --topology torus:64x64 --collective alltoall --algo mcf --lowering paths --json
+grep -q "^ofc schedule: 4096 nodes: explicit all-to-all schedules stop at 1024: symmetry-reduced instead (node 0's routes x Z_64^2; --reduced asks for it)$" "$TMP/err" &&
+	ok || bad "automatic all-to-all reduction note" "$(head -c 400 "$TMP/err")"
+expect_exit 2 $S --topology torus:4x4 --collective alltoall --algo direct --reduced
+grep -q "reduced goes with --algo bfb or bfb-lp (allgather, reduce-scatter, allreduce), swing (allreduce) and mcf (alltoall)" "$TMP/err" &&
+	ok || bad "--reduced with direct" "$(cat "$TMP/err")"
+expect_error 2 "ofc schedule: mcf: a reduced all-to-all lowers the symmetric routes by steps or paths (single-path routing balances every pair's loads at once, which no one node's program shows)" \
+	$S --topology torus:4x4 --collective alltoall --algo mcf --lowering single --reduced
+# Swing: the even translations, 2^D representatives; the figures are the
+# explicit schedule's, and torus:64x64 has the paper's 1.184.
+want=$($S --topology torus:16x16 --collective allreduce --algo swing --variant bandwidth --json |
+	python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["num_transfers"], repr(j["congestion_deficiency"]), j["tau_b_fraction"])')
+set -- $want
+expect_json "j['verified'] and j['reduced']['group']=='(2Z_16)^2' and j['reduced']['representatives']==4 and j['reduced']['step']==[2, 2] and j['num_transfers']==$1 and j['congestion_deficiency']==$2 and j['tau_b_fraction']=='$3'" \
+	$S --topology torus:16x16 --collective allreduce --algo swing --variant bandwidth --reduced --json
+expect_json 'j["verified"] and round(j["congestion_deficiency"], 3)==1.184 and j["reduced"]["order"]==1024' \
+	$S --topology torus:64x64 --collective allreduce --algo swing --variant bandwidth --json
+grep -q "^ofc schedule: 4096 nodes: explicit Swing schedules stop at 1024: Swing symmetry-reduced instead (4 nodes' programs x (2Z_64)^2; --reduced asks for it)$" "$TMP/err" &&
+	ok || bad "automatic Swing reduction note" "$(head -c 400 "$TMP/err")"
+expect_error 2 "ofc schedule: --reduced goes with --algo bfb or bfb-lp (allgather, reduce-scatter, allreduce), swing (allreduce) and mcf (alltoall)" \
+	$S --topology torus:8x8 --collective allreduce --algo recursive-doubling --variant bandwidth --reduced
+# What cannot be reduced says why.
+expect_error 2 "ofc schedule: bfb: --reduced: genkautz:64,4: genkautz graphs have no translation group here (torus, hypercube, circulant, ring, biring, complete, hamming, bipartite)" \
+	$S --topology genkautz:64,4 --collective allgather --reduced
+expect_error 2 "ofc schedule: bfb: --reduced: torus:4x4 without 0-1: degraded graphs have no translation group here (torus, hypercube, circulant, ring, biring, complete, hamming, bipartite)" \
+	$S --topology torus:4x4 --fail 0-1 --collective allgather --reduced
+expect_exit 2 $S --topology torus:4x4 --collective allgather --algo ring --reduced
+grep -q "reduced goes with --algo bfb or bfb-lp" "$TMP/err" && ok || bad "--reduced with ring" "$(cat "$TMP/err")"
 finish

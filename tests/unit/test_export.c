@@ -1,13 +1,15 @@
 /* Exports (controller/export): the fabric and a topology packed as
  * protobuf decode to the model they came from; a schedule written step by
  * step decodes, once protobuf merges the pieces, to one message with every
- * step and transfer in order; the JSON of a message is the same data; the
+ * step and transfer in order; a symmetry-reduced schedule carries its
+ * group and expands to one the verifier accepts; the JSON of a message is the same data; the
  * text of `ofc show` names what the fabric holds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -147,6 +149,85 @@ static void test_schedule_pb_streamed(void **state)
 	graph_free(g);
 }
 
+/* A symmetry-reduced schedule: node 0's program with the group decodes to
+ * a program that, translated by the group read back, is a schedule the
+ * explicit verifier accepts; schedule_read_pb refuses it (it is not the
+ * whole schedule). */
+static void test_schedule_pb_reduced(void **state)
+{
+	struct graph *g;
+	struct topo_tree *t;
+	struct sched_reduced r, back = {0};
+	struct bfb_stats st;
+	struct verify_report rep;
+	struct schedule s;
+	struct arena a = {0};
+	struct ofc_error err = {0};
+	char *data = NULL, path[] = "/tmp/ofc-reducedXXXXXX";
+	size_t len = 0;
+
+	(void)state;
+	assert_int_equal(topo_build_tree("torus:4x6", &g, &t, &err), 0);
+	assert_int_equal(sched_group_of(g, t, &r.group, &err), 0);
+	assert_int_equal(bfb_reduced(g, &r.group, SCHED_ALLREDUCE, NULL, &r, &st, &err), 0);
+	FILE *mem = open_memstream(&data, &len);
+	assert_int_equal(schedule_write_pb(&r.prog, mem, &err), 0);
+	assert_int_equal(
+	    schedule_append_pb(schedule_reduced_msg(&a, &r.group, sched_reduced_transfers(&r)), mem,
+			       &err),
+	    0);
+	arena_free(&a);
+	fclose(mem);
+	Ofc__V1__Schedule *m = ofc__v1__schedule__unpack(NULL, len, (uint8_t *)data);
+	assert_non_null(m);
+	assert_non_null(m->reduced);
+	assert_string_equal(m->reduced->name, "Z_4 x Z_6");
+	assert_int_equal(m->reduced->n_radix, 2);
+	assert_int_equal(m->reduced->order, 24);
+	assert_int_equal(m->reduced->transfers, 24 * r.prog.nxfers);
+	/* Rebuild the program from the message alone and expand it. */
+	uint32_t radix[2] = {m->reduced->radix[0], m->reduced->radix[1]};
+	assert_int_equal(radix[0] * radix[1], m->nodes);
+	back.group = r.group;
+	sched_init(&back.prog, SCHED_ALLREDUCE, "bfb", m->nodes);
+	for (size_t k = 0; k < m->n_steps; k++) {
+		sched_step(&back.prog);
+		for (size_t i = 0; i < m->steps[k]->n_transfers; i++) {
+			const Ofc__V1__Transfer *x = m->steps[k]->transfers[i];
+			struct xfer y = {.src = (uint16_t)x->src,
+					 .dst = (uint16_t)x->dst,
+					 .block = x->origin,
+					 .offset = sched_fix(x->offset),
+					 .length = sched_fix(x->length),
+					 .lane = (uint16_t)x->port};
+
+			y.flags =
+			    xfer_flags(DIR_NONE, x->op == OFC__V1__TRANSFER_OP__TRANSFER_OP_REDUCE
+						     ? XFER_REDUCE
+						     : XFER_COPY);
+			sched_add(&back.prog, &y);
+		}
+	}
+	assert_int_equal(sched_reduced_expand(&back, &s, &err), 0);
+	assert_int_equal(sched_verify(&s, &(struct verify_opts){.graph = g}, &rep), 0);
+	sched_free(&s);
+	ofc__v1__schedule__free_unpacked(m, NULL);
+
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, len), (ssize_t)len);
+	close(fd);
+	assert_int_equal(schedule_read_pb(path, &s, &err), -1);
+	assert_non_null(
+	    strstr(err.msg, "symmetry-reduced schedule (node 0's program x Z_4 x Z_6)"));
+	unlink(path);
+	free(data);
+	sched_reduced_free(&back);
+	sched_reduced_free(&r);
+	topo_tree_free(t);
+	graph_free(g);
+}
+
 static void test_json_and_text(void **state)
 {
 	struct fabric *f = load();
@@ -184,6 +265,7 @@ int main(void)
 	    cmocka_unit_test(test_fabric_pb),
 	    cmocka_unit_test(test_topology_pb),
 	    cmocka_unit_test(test_schedule_pb_streamed),
+	    cmocka_unit_test(test_schedule_pb_reduced),
 	    cmocka_unit_test(test_json_and_text),
 	};
 

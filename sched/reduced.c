@@ -1,0 +1,923 @@
+/* Symmetry-reduced schedules (see sched.h): the translation group of a
+ * Cayley family, a program of orbit representatives, its expansion, and
+ * the verifier by symmetry.
+ *
+ * Why the check by symmetry is the explicit one: the schedule is invariant
+ * under G and so is the start (node u holds its own block, or its input to
+ * every shard), so by induction over the steps the state is too: node v
+ * holds block b (or part of it) exactly when node 0 holds b - v. Each
+ * orbit of transfers has exactly one member into node 0 (G acts regularly
+ * on the nodes), the translate by -dst; and exactly one out of node 0 on
+ * port j for every orbit whose transfers use port j, so the load on any
+ * arc of port j in a step is the program's load on port j. Reductions need
+ * weights G leaves alone: the input of node u to shard k weighs W(k - u),
+ * so the (count, weight-sum) pair of node v's shard k is that of node 0's
+ * shard k - v, and for a fixed shard the N inputs still have N independent
+ * random weights, which is what catches an input folded in twice or
+ * missed. Under a subgroup H (translations by multiples of step[i]) the
+ * same holds orbit by orbit: node rep + h is its representative's state
+ * moved by h, the reps representatives are tracked, an input weighs
+ * W(rep(u), k - u), and loads are per (representative, port). */
+#include "sched/internal.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the group ------------------------------------------------------------------- */
+
+static void group_dims(struct sched_group *G, const uint32_t *radix, uint32_t k)
+{
+	uint32_t stride = 1;
+	bool same = true;
+
+	G->ndims = k;
+	G->binary = true;
+	G->pow2 = true;
+	G->reps = 1;
+	for (uint32_t i = 0; i < k; i++) {
+		G->radix[i] = radix[i];
+		G->step[i] = 1;
+		G->stride[i] = stride;
+		G->shift[i] = (uint8_t)__builtin_ctz(stride);
+		G->pow2 = G->pow2 && radix[i] && (radix[i] & (radix[i] - 1)) == 0;
+		stride *= radix[i];
+		G->binary = G->binary && radix[i] == 2;
+		same = same && radix[i] == radix[0];
+	}
+	G->order = G->nodes = stride;
+	if (k > 1 && same) {
+		snprintf(G->name, sizeof(G->name), "Z_%u^%u", radix[0], k);
+		return;
+	}
+	size_t len = 0;
+	G->name[0] = 0;
+	for (uint32_t i = 0; i < k && len < sizeof(G->name); i++)
+		len += (size_t)snprintf(G->name + len, sizeof(G->name) - len, "%sZ_%u",
+					i ? " x " : "", radix[i]);
+}
+
+int sched_group_of(const struct graph *g, const struct topo_tree *t, struct sched_group *G,
+		   struct ofc_error *err)
+{
+	uint32_t radix[SCHED_GROUP_MAX_DIMS], k = 0;
+	const char *name = t ? t->name : "";
+
+	memset(G, 0, sizeof(*G));
+	if (!t || t->op != TOPO_FAMILY)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%s is not a family with a translation group (torus, "
+				     "hypercube, circulant, ring, biring, complete, hamming, "
+				     "bipartite)",
+				     g->spec ? g->spec : "the topology");
+	if (strcmp(name, "torus") == 0) {
+		for (k = 0; k < t->nparams && k < SCHED_GROUP_MAX_DIMS; k++)
+			radix[k] = t->params[k];
+	} else if (strcmp(name, "hypercube") == 0 && t->nparams == 1) {
+		for (k = 0; k < t->params[0] && k < SCHED_GROUP_MAX_DIMS; k++)
+			radix[k] = 2;
+	} else if ((strcmp(name, "circulant") == 0 || strcmp(name, "ring") == 0 ||
+		    strcmp(name, "biring") == 0 || strcmp(name, "complete") == 0) &&
+		   t->nparams >= 1) {
+		radix[k++] = t->params[0];
+	} else if (strcmp(name, "hamming") == 0 && t->nparams == 2) {
+		for (k = 0; k < t->params[0] && k < SCHED_GROUP_MAX_DIMS; k++)
+			radix[k] = t->params[1];
+	} else if (strcmp(name, "bipartite") == 0 && t->nparams == 1) {
+		radix[k++] = t->params[0];
+		radix[k++] = 2;
+	} else {
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%s: %s graphs have no translation group here (torus, "
+				     "hypercube, circulant, ring, biring, complete, hamming, "
+				     "bipartite)",
+				     g->spec ? g->spec : "the topology", name);
+	}
+	uint64_t order = 1;
+	for (uint32_t i = 0; i < k; i++)
+		order *= radix[i] ? radix[i] : 1;
+	if (order != g->n)
+		return ofc_error_set(
+		    err, OFC_E_INPUT, "%s: the group would have %llu elements for %u nodes",
+		    g->spec ? g->spec : "the topology", (unsigned long long)order, g->n);
+	group_dims(G, radix, k);
+
+	/* The Cayley condition, port by port: port j of u leads to u + s_j. */
+	uint32_t d = graph_outdeg(g, 0);
+	const uint32_t *s = graph_out(g, 0);
+	for (uint32_t u = 0; u < g->n; u++) {
+		if (graph_outdeg(g, u) != d)
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "%s is not regular (node %u has %u links, node 0 %u)",
+					     g->spec, u, graph_outdeg(g, u), d);
+		const uint32_t *out = graph_out(g, u);
+		for (uint32_t j = 0; j < d; j++)
+			if (out[j] != sched_group_add(G, u, s[j]))
+				return ofc_error_set(err, OFC_E_INPUT,
+						     "%s: port %u of node %u leads to %u, not to "
+						     "%u + %u: the translations of %s do not keep "
+						     "ports",
+						     g->spec, j, u, out[j], u, s[j], G->name);
+	}
+	return 0;
+}
+
+int sched_group_restrict(struct sched_group *G, const uint32_t *step, struct ofc_error *err)
+{
+	uint32_t reps = 1;
+	bool same = true;
+	size_t len = 0;
+
+	for (uint32_t i = 0; i < G->ndims; i++) {
+		if (!step[i] || G->radix[i] % step[i])
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "a step of %u does not divide the dimension %u",
+					     step[i], G->radix[i]);
+		reps *= step[i];
+		same = same && step[i] == step[0] && G->radix[i] == G->radix[0];
+	}
+	G->even = true;
+	for (uint32_t i = 0; i < G->ndims; i++) {
+		G->step[i] = step[i];
+		G->binary = G->binary && step[i] == 1;
+		G->even = G->even && step[i] == 2;
+	}
+	G->reps = reps;
+	G->order = G->nodes / reps;
+	if (G->ndims > 1 && same) {
+		snprintf(G->name, sizeof(G->name), "(%uZ_%u)^%u", step[0], G->radix[0], G->ndims);
+		return 0;
+	}
+	G->name[0] = 0;
+	for (uint32_t i = 0; i < G->ndims && len < sizeof(G->name); i++)
+		len += (size_t)snprintf(G->name + len, sizeof(G->name) - len, "%s%uZ_%u",
+					i ? " x " : "", step[i], G->radix[i]);
+	return 0;
+}
+
+uint32_t sched_group_element(const struct sched_group *G, uint32_t e)
+{
+	uint32_t v = 0;
+
+	if (G->reps == 1)
+		return e;
+	for (uint32_t i = 0; i < G->ndims; i++) {
+		uint32_t m = G->radix[i] / G->step[i];
+
+		v += (e % m) * G->step[i] * G->stride[i];
+		e /= m;
+	}
+	return v;
+}
+
+uint32_t sched_group_split(const struct sched_group *G, uint32_t v, uint32_t *h)
+{
+	uint32_t idx = 0, rs = 1;
+
+	if (G->reps == 1) {
+		*h = v;
+		return 0;
+	}
+	*h = 0;
+	if (G->pow2 && G->even) { /* Swing's subgroup: a coordinate's low bit */
+		for (uint32_t i = 0; i < G->ndims; i++)
+			idx |= (v >> G->shift[i] & 1) << i;
+		*h = v - sched_group_rep_node(G, idx);
+		return idx;
+	}
+	for (uint32_t i = 0; i < G->ndims; i++) {
+		uint32_t x = (v / G->stride[i]) % G->radix[i], rx = x % G->step[i];
+
+		idx += rx * rs;
+		rs *= G->step[i];
+		*h += (x - rx) * G->stride[i];
+	}
+	return idx;
+}
+
+uint32_t sched_group_rep_node(const struct sched_group *G, uint32_t i)
+{
+	uint32_t v = 0;
+
+	for (uint32_t k = 0; k < G->ndims && G->reps > 1; k++) {
+		v += (i % G->step[k]) * G->stride[k];
+		i /= G->step[k];
+	}
+	return v;
+}
+
+/* ---- the program and its expansion ---------------------------------------------- */
+
+void sched_reduced_free(struct sched_reduced *r)
+{
+	sched_free(&r->prog);
+	memset(r, 0, sizeof(*r));
+}
+
+struct xfer sched_reduced_move(const struct sched_reduced *r, const struct xfer *x, uint32_t g)
+{
+	const struct sched_group *G = &r->group;
+	struct xfer y = *x;
+
+	y.src = (uint16_t)sched_group_add(G, x->src, g);
+	y.dst = (uint16_t)sched_group_add(G, x->dst, g);
+	if (r->prog.collective == SCHED_ALLTOALL) {
+		uint32_t n = G->nodes, o = x->block / n, t = x->block % n;
+
+		y.block = sched_group_add(G, o, g) * n + sched_group_add(G, t, g);
+	} else {
+		y.block = sched_group_add(G, x->block, g);
+	}
+	return y;
+}
+
+int sched_reduced_expand(const struct sched_reduced *r, struct schedule *s, struct ofc_error *err)
+{
+	const struct schedule *p = &r->prog;
+	uint32_t n = r->group.nodes, order = r->group.order;
+
+	if (n > SCHED_MAX_NODES || p->nodes != n)
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "%u nodes: an explicit schedule has at most %u (program of %u)", n,
+		    SCHED_MAX_NODES, p->nodes);
+	if (sched_reduced_transfers(r) >= UINT32_MAX)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%llu transfers: too many for an explicit schedule",
+				     (unsigned long long)sched_reduced_transfers(r));
+	sched_init(s, p->collective, p->algorithm, n);
+	snprintf(s->topology, sizeof(s->topology), "%s", p->topology);
+	s->size_bytes = p->size_bytes;
+	s->root = p->root;
+	for (uint32_t t = 0; t < p->nsteps; t++) {
+		size_t k = sched_step_size(p, t), count = k * order;
+
+		if (!count) { /* an empty step (and no array to point into yet) */
+			sched_step(s);
+			continue;
+		}
+		struct xfer *out = sched_append_steps(s, 1, &count);
+		const struct xfer *in = p->xfers + p->step_start[t];
+
+		for (uint32_t e = 0; e < order; e++) {
+			uint32_t g = sched_group_element(&r->group, e);
+
+			for (size_t i = 0; i < k; i++)
+				*out++ = sched_reduced_move(r, &in[i], g);
+		}
+	}
+	return 0;
+}
+
+/* ---- the verifier by symmetry ------------------------------------------------------ */
+
+struct rseg {
+	uint32_t lo, hi;
+	uint32_t count;
+	uint64_t hash;
+};
+
+struct rlist {
+	uint32_t n, cap;
+	struct rseg *v;
+};
+
+struct rdeliv {
+	uint64_t block; /* rep * N + block (all-to-all: rep * N^2 + block) */
+	uint32_t lo, hi;
+	uint32_t count;
+	uint64_t hash;
+	uint8_t op;
+};
+
+struct rstate {
+	const struct sched_reduced *r;
+	const struct verify_opts *o;
+	struct verify_report *rep;
+	uint32_t n, reps;
+	bool reduce;
+	/* State of the representatives (node 0 alone when G is regular), entry
+	 * rep * N + block. */
+	uint64_t *full;	    /* copy: blocks held whole */
+	struct rlist *part; /* copy: coverage of the others; reduce: (count, hash) pieces */
+	uint64_t *total;    /* reduce, per class of shard: the weight of all N inputs */
+	struct rdeliv *dl;
+	size_t ndl, cap_dl;
+	uint64_t *port_load; /* node 0's ports, this step */
+	double dup;
+	/* All-to-all: the blocks (o, t) a representative r holds besides its
+	 * own, key r * N^2 + o * N + t -> what it holds of it (whole, or the
+	 * interval list). */
+	uint64_t *akey;
+	struct rlist *aval;
+	bool *awhole;
+	size_t acap, aused;
+};
+
+static int rfail(struct rstate *v, uint32_t step, size_t xi, const char *fmt, ...) OFC_PRINTF(4, 5);
+static int rfail(struct rstate *v, uint32_t step, size_t xi, const char *fmt, ...)
+{
+	const struct schedule *p = &v->r->prog;
+	char what[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	v->rep->ok = false;
+	v->rep->bad_step = step;
+	v->rep->bad_xfer = xi;
+	if (xi < p->nxfers) {
+		const struct xfer *x = &p->xfers[xi];
+
+		snprintf(v->rep->error, sizeof(v->rep->error),
+			 "step %u, transfer %u -> %u of block %u [%.6g, %.6g) and its "
+			 "translates: %s",
+			 step + 1, x->src, x->dst, x->block, sched_frac(x->offset),
+			 sched_frac(x->offset) + sched_frac(x->length), what);
+	} else {
+		snprintf(v->rep->error, sizeof(v->rep->error), "%s", what);
+	}
+	return -1;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static void rpush(struct rlist *l, struct rseg s)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 2;
+		l->v = xreallocarray(l->v, l->cap, sizeof(struct rseg));
+	}
+	l->v[l->n++] = s;
+}
+
+static bool covers(const struct rlist *l, uint32_t lo, uint32_t hi)
+{
+	for (uint32_t i = 0; i < l->n && lo < hi; i++) {
+		if (l->v[i].hi <= lo)
+			continue;
+		if (l->v[i].lo > lo)
+			return false;
+		lo = l->v[i].hi;
+	}
+	return lo >= hi;
+}
+
+/* Copy mode: add [lo, hi) to a sorted disjoint list; how much was there. */
+static uint64_t cover_add(struct rlist *l, uint32_t lo, uint32_t hi)
+{
+	struct rlist out = {0};
+	uint64_t overlap = 0;
+	bool placed = false;
+
+	for (uint32_t i = 0; i < l->n; i++) {
+		struct rseg s = l->v[i];
+
+		if (s.hi < lo || s.lo > hi) {
+			if (!placed && s.lo > hi) {
+				rpush(&out, (struct rseg){lo, hi, 1, 0});
+				placed = true;
+			}
+			rpush(&out, s);
+			continue;
+		}
+		uint32_t a = s.lo > lo ? s.lo : lo, b = s.hi < hi ? s.hi : hi;
+		if (b > a)
+			overlap += b - a;
+		lo = s.lo < lo ? s.lo : lo;
+		hi = s.hi > hi ? s.hi : hi;
+	}
+	if (!placed)
+		rpush(&out, (struct rseg){lo, hi, 1, 0});
+	free(l->v);
+	*l = out;
+	return overlap;
+}
+
+#define NO_KEY UINT64_MAX
+
+/* All-to-all: node 0's entry for block key (created when asked). */
+static size_t a2a_slot(struct rstate *v, uint64_t key, bool create)
+{
+	if (create && (v->aused + 1) * 2 > v->acap) {
+		size_t cap = v->acap ? v->acap * 2 : 1024;
+		uint64_t *k = xmalloc(cap * sizeof(uint64_t));
+		struct rlist *l = xcalloc(cap, sizeof(struct rlist));
+		bool *w = xcalloc(cap, sizeof(bool));
+
+		memset(k, 0xff, cap * sizeof(uint64_t));
+		for (size_t i = 0; i < v->acap; i++)
+			if (v->akey[i] != NO_KEY) {
+				size_t h = (v->akey[i] * 0x9e3779b97f4a7c15ull) >> 20;
+
+				for (h &= cap - 1; k[h] != NO_KEY; h = (h + 1) & (cap - 1))
+					;
+				k[h] = v->akey[i];
+				l[h] = v->aval[i];
+				w[h] = v->awhole[i];
+			}
+		free(v->akey);
+		free(v->aval);
+		free(v->awhole);
+		v->akey = k;
+		v->aval = l;
+		v->awhole = w;
+		v->acap = cap;
+	}
+	if (!v->acap)
+		return SIZE_MAX;
+	size_t h = ((key * 0x9e3779b97f4a7c15ull) >> 20) & (v->acap - 1);
+	while (v->akey[h] != NO_KEY) {
+		if (v->akey[h] == key)
+			return h;
+		h = (h + 1) & (v->acap - 1);
+	}
+	if (!create)
+		return SIZE_MAX;
+	v->akey[h] = key;
+	v->aused++;
+	return h;
+}
+
+/* Node u's block (o, t) as its representative r sees it: r * N^2 +
+ * (o - h) * N + (t - h), u = r + h. */
+static uint64_t a2a_rel(const struct rstate *v, uint64_t block, uint32_t u)
+{
+	const struct sched_group *G = &v->r->group;
+	uint32_t n = v->n, h, r = sched_group_split(G, u, &h);
+
+	return ((uint64_t)r * n + sched_group_sub(G, (uint32_t)(block / n), h)) * n +
+	       sched_group_sub(G, (uint32_t)(block % n), h);
+}
+
+/* The representative's node, and the origin / target of a key. */
+static uint32_t key_rep(const struct rstate *v, uint64_t key)
+{
+	return sched_group_rep_node(&v->r->group, (uint32_t)(key / ((uint64_t)v->n * v->n)));
+}
+
+static uint32_t key_origin(const struct rstate *v, uint64_t key)
+{
+	return (uint32_t)(key / v->n % v->n);
+}
+
+static bool a2a_holds(struct rstate *v, uint64_t rel, uint32_t lo, uint32_t hi)
+{
+	if (key_origin(v, rel) == key_rep(v, rel))
+		return true; /* its own */
+	size_t h = a2a_slot(v, rel, false);
+	return h != SIZE_MAX && (v->awhole[h] || covers(&v->aval[h], lo, hi));
+}
+
+/* Reduce mode: fold (REDUCE) or write (COPY) d over [d->lo, d->hi). */
+static void fold(struct rlist *l, const struct rdeliv *d)
+{
+	/* Built aside (on the stack when short: a fold adds at most two
+	 * segments) and copied back, so a list is not reallocated per fold. */
+	struct rseg stack[64], *out = stack;
+	uint32_t n = 0;
+
+	if (l->n + 2 > ARRAY_SIZE(stack))
+		out = xreallocarray(NULL, l->n + 2, sizeof(struct rseg));
+	for (uint32_t i = 0; i < l->n; i++) {
+		struct rseg s = l->v[i];
+		uint32_t cut[4], nc = 0;
+
+		cut[nc++] = s.lo;
+		if (d->lo > s.lo && d->lo < s.hi)
+			cut[nc++] = d->lo;
+		if (d->hi > s.lo && d->hi < s.hi)
+			cut[nc++] = d->hi;
+		cut[nc++] = s.hi;
+		for (uint32_t k = 0; k + 1 < nc; k++) {
+			struct rseg p = {cut[k], cut[k + 1], s.count, s.hash};
+
+			if (p.lo >= d->lo && p.hi <= d->hi) {
+				p.count = d->op == XFER_REDUCE ? p.count + d->count : d->count;
+				p.hash = d->op == XFER_REDUCE ? p.hash + d->hash : d->hash;
+			}
+			if (n && out[n - 1].hi == p.lo && out[n - 1].count == p.count &&
+			    out[n - 1].hash == p.hash)
+				out[n - 1].hi = p.hi;
+			else
+				out[n++] = p;
+		}
+	}
+	if (n > l->cap) {
+		l->cap = n;
+		l->v = xreallocarray(l->v, l->cap, sizeof(struct rseg));
+	}
+	memcpy(l->v, out, n * sizeof(struct rseg));
+	l->n = n;
+	if (out != stack)
+		free(out);
+}
+
+static void push(struct rstate *v, struct rdeliv d)
+{
+	if (v->ndl == v->cap_dl)
+		GROW(v->dl, v->cap_dl, v->ndl + 1);
+	v->dl[v->ndl++] = d;
+}
+
+/* One program transfer: its checks where it stands, and what its
+ * translate into node 0 delivers there (after the step). */
+static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
+{
+	const struct schedule *p = &v->r->prog;
+	const struct sched_group *G = &v->r->group;
+	const struct xfer *x = &p->xfers[xi];
+	const struct graph *g = v->o->graph;
+	uint32_t n = v->n, lo = x->offset, hi, hs, hd;
+
+	if (x->src >= n || x->dst >= n)
+		return rfail(v, t, xi, "node out of range (%u nodes)", n);
+	if (x->src == x->dst)
+		return rfail(v, t, xi, "a node sends to itself");
+	bool a2a = p->collective == SCHED_ALLTOALL;
+	if (x->block >= (a2a ? (uint64_t)n * n : n))
+		return rfail(v, t, xi, "no such block");
+	if (a2a && x->block / n == x->block % n)
+		return rfail(v, t, xi, "all-to-all has no block from a node to itself");
+	if (x->length == 0 || x->offset >= SCHED_ONE || (uint64_t)x->offset + x->length > SCHED_ONE)
+		return rfail(v, t, xi, "part outside the block");
+	hi = lo + x->length;
+	uint32_t rs = sched_group_split(G, x->src, &hs), rd = sched_group_split(G, x->dst, &hd);
+	if (g) {
+		uint32_t deg = graph_outdeg(g, x->src), mult = 0;
+		uint64_t *load = v->port_load + (size_t)rs * deg;
+		const uint32_t *out = graph_out(g, x->src);
+
+		if (x->lane != SCHED_NO_LANE) {
+			if (x->lane >= deg || out[x->lane] != x->dst)
+				return rfail(v, t, xi,
+					     "port %u of node %u does not lead to node %u", x->lane,
+					     x->src, x->dst);
+			load[x->lane] += x->length;
+		} else {
+			for (uint32_t k = 0; k < deg; k++)
+				mult += out[k] == x->dst;
+			if (!mult)
+				return rfail(v, t, xi, "there is no link %u -> %u in %s", x->src,
+					     x->dst, g->spec);
+			for (uint32_t k = 0; k < deg; k++)
+				if (out[k] == x->dst)
+					load[k] += x->length / mult;
+		}
+	}
+	if (a2a) {
+		if (xfer_op(x) == XFER_REDUCE)
+			return rfail(v, t, xi, "a reducing transfer in alltoall");
+		if (!a2a_holds(v, a2a_rel(v, x->block, x->src), lo, hi))
+			return rfail(v, t, xi,
+				     "node %u does not hold that data at the start of the step",
+				     x->src);
+		push(v, (struct rdeliv){a2a_rel(v, x->block, x->dst), lo, hi, 1, 0, XFER_COPY});
+		return 0;
+	}
+	/* The block as the sender's and the receiver's representatives see it. */
+	uint64_t at_src = (uint64_t)rs * n + sched_group_sub(G, x->block, hs);
+	uint64_t at_dst = (uint64_t)rd * n + sched_group_sub(G, x->block, hd);
+	if (!v->reduce) {
+		if (xfer_op(x) == XFER_REDUCE)
+			return rfail(v, t, xi, "a reducing transfer in %s",
+				     sched_collective_name(p->collective));
+		bool held = at_src % n == sched_group_rep_node(G, rs) ||
+			    (v->full[at_src >> 6] >> (at_src & 63)) & 1 ||
+			    covers(&v->part[at_src], lo, hi);
+		if (!held)
+			return rfail(v, t, xi,
+				     "node %u does not hold that data at the start of the step",
+				     x->src);
+		push(v, (struct rdeliv){at_dst, lo, hi, 1, 0, XFER_COPY});
+		return 0;
+	}
+	/* The sender's value over [lo, hi): its representative's at at_src. */
+	const struct rlist *l = &v->part[at_src];
+	for (uint32_t i = 0; i < l->n; i++) {
+		uint32_t a = l->v[i].lo > lo ? l->v[i].lo : lo;
+		uint32_t b = l->v[i].hi < hi ? l->v[i].hi : hi;
+
+		if (b > a)
+			push(v, (struct rdeliv){at_dst, a, b, l->v[i].count, l->v[i].hash,
+						(uint8_t)xfer_op(x)});
+	}
+	return 0;
+}
+
+/* All-to-all: a delivery to node 0 of block rel (at its target when
+ * rel's target is 0, where any overlap is an error). */
+static int a2a_deliver(struct rstate *v, uint32_t t, const struct rdeliv *d)
+{
+	uint32_t me = key_rep(v, d->block);
+	bool at_target = d->block % v->n == me;
+	uint64_t ov;
+
+	if (key_origin(v, d->block) == me) { /* its own block back at its origin */
+		v->dup += sched_frac(d->hi - d->lo);
+		return 0;
+	}
+	size_t h = a2a_slot(v, d->block, true);
+	if (v->awhole[h])
+		ov = d->hi - d->lo;
+	else
+		ov = cover_add(&v->aval[h], d->lo, d->hi);
+	if (ov && at_target)
+		return rfail(v, t, SIZE_MAX,
+			     "step %u: the block from %u delivered to its target %u twice (and "
+			     "every translate alike)",
+			     t + 1, key_origin(v, d->block), me);
+	v->dup += sched_frac((uint32_t)ov);
+	struct rlist *l = &v->aval[h];
+	if (!v->awhole[h] && l->n == 1 && l->v[0].lo == 0 && l->v[0].hi == SCHED_ONE) {
+		v->awhole[h] = true;
+		free(l->v);
+		memset(l, 0, sizeof(*l));
+	}
+	return 0;
+}
+
+static int deliver(struct rstate *v, uint32_t t)
+{
+	for (size_t i = 0; i < v->ndl; i++) {
+		const struct rdeliv *d = &v->dl[i];
+
+		if (v->r->prog.collective == SCHED_ALLTOALL) {
+			if (a2a_deliver(v, t, d) < 0)
+				return -1;
+			continue;
+		}
+		struct rlist *l = &v->part[d->block];
+
+		if (v->reduce) {
+			fold(l, d);
+			continue;
+		}
+		if (d->block % v->n ==
+			sched_group_rep_node(&v->r->group, (uint32_t)(d->block / v->n)) ||
+		    (v->full[d->block >> 6] >> (d->block & 63)) & 1) {
+			v->dup += sched_frac(d->hi - d->lo);
+			continue;
+		}
+		v->dup += sched_frac((uint32_t)cover_add(l, d->lo, d->hi));
+		if (l->n == 1 && l->v[0].lo == 0 && l->v[0].hi == SCHED_ONE) {
+			v->full[d->block >> 6] |= 1ull << (d->block & 63);
+			free(l->v);
+			memset(l, 0, sizeof(*l));
+		}
+	}
+	v->ndl = 0;
+	return 0;
+}
+
+/* Representative r holds block (shard) k whole (reduced over all inputs). */
+static bool complete(const struct rstate *v, uint32_t r, uint32_t k)
+{
+	const struct sched_group *G = &v->r->group;
+	size_t i = (size_t)r * v->n + k;
+	const struct rlist *l = &v->part[i];
+	uint32_t h;
+
+	if (!v->reduce)
+		return k == sched_group_rep_node(G, r) || (v->full[i >> 6] >> (i & 63)) & 1;
+	uint64_t total = v->total[sched_group_split(G, k, &h)];
+	for (uint32_t j = 0; j < l->n; j++)
+		if (l->v[j].count != v->n || l->v[j].hash != total)
+			return false;
+	return l->n > 0 && l->v[0].lo == 0 && l->v[l->n - 1].hi == SCHED_ONE;
+}
+
+static int final_check(struct rstate *v)
+{
+	uint32_t T = v->r->prog.nsteps;
+	enum sched_collective c = v->r->prog.collective;
+	const struct sched_group *G = &v->r->group;
+
+	/* All-to-all: representative r has every block (o, r) whole, so node
+	 * r + h every (o + h, r + h). */
+	for (uint32_t r = 0; c == SCHED_ALLTOALL && r < v->reps; r++) {
+		uint32_t me = sched_group_rep_node(G, r);
+
+		for (uint32_t o = 0; o < v->n; o++) {
+			uint64_t key = ((uint64_t)r * v->n + o) * v->n + me;
+			size_t h = o == me ? 0 : a2a_slot(v, key, false);
+
+			if (o != me &&
+			    (h == SIZE_MAX || !(v->awhole[h] || covers(&v->aval[h], 0, SCHED_ONE))))
+				return rfail(
+				    v, T, SIZE_MAX,
+				    "incomplete: the block from %u never (fully) reached %u "
+				    "(nor its translates theirs)",
+				    o, me);
+		}
+	}
+	if (c == SCHED_ALLTOALL)
+		return 0;
+	for (uint32_t i = 0; i < (c == SCHED_REDUCE_SCATTER ? v->reps : v->reps * v->n); i++) {
+		uint32_t r = c == SCHED_REDUCE_SCATTER ? i : i / v->n;
+		uint32_t k = c == SCHED_REDUCE_SCATTER ? sched_group_rep_node(G, r) : i % v->n;
+
+		if (complete(v, r, k))
+			continue;
+		if (v->reps > 1)
+			return rfail(v, T, SIZE_MAX,
+				     "incomplete: after the last step node %u lacks (part of) %s "
+				     "%u%s (and its translates theirs)",
+				     sched_group_rep_node(G, r),
+				     c == SCHED_ALLGATHER ? "block" : "the reduction of shard", k,
+				     c == SCHED_ALLGATHER ? "" : " over all inputs, each once");
+		/* Node 0 lacks block k: node v lacks block k + v, every v. */
+		if (c == SCHED_ALLGATHER)
+			return rfail(v, T, SIZE_MAX,
+				     "incomplete: after the last step node 0 lacks (part of) block "
+				     "%u (and every node v block %u + v)",
+				     k, k);
+		if (c == SCHED_REDUCE_SCATTER)
+			return rfail(v, T, SIZE_MAX,
+				     "node 0 does not end with shard 0 reduced over all %u inputs, "
+				     "each exactly once (nor any node its own)",
+				     v->n);
+		return rfail(v, T, SIZE_MAX,
+			     "node 0 does not end with shard %u reduced over all %u inputs, each "
+			     "exactly once (nor any node v shard %u + v)",
+			     k, v->n, k);
+	}
+	return 0;
+}
+
+int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts *o,
+			 struct verify_report *report)
+{
+	static const struct verify_opts none = {0};
+	const struct schedule *p = &r->prog;
+	struct rstate v = {
+	    .r = r, .o = o ? o : &none, .rep = report, .n = r->group.nodes, .reps = r->group.reps};
+	uint32_t n = v.n, d = 0;
+	size_t cells = (size_t)v.reps * n;
+	int rc = -1;
+
+	memset(report, 0, sizeof(*report));
+	report->ok = true;
+	report->nsteps = p->nsteps;
+	report->ntransfers = (size_t)sched_reduced_transfers(r);
+	if (n < 2 || n > SCHED_REDUCED_MAX_NODES || p->nodes != n || !v.reps || cells > (1u << 26))
+		return rfail(&v, 0, SIZE_MAX,
+			     "%u nodes (program of %u): a reduced schedule has 2..%u", n, p->nodes,
+			     SCHED_REDUCED_MAX_NODES);
+	if (p->collective != SCHED_ALLGATHER && p->collective != SCHED_REDUCE_SCATTER &&
+	    p->collective != SCHED_ALLREDUCE && p->collective != SCHED_ALLTOALL)
+		return rfail(&v, 0, SIZE_MAX,
+			     "%s: the check by symmetry takes allgather, reduce-scatter, "
+			     "allreduce and alltoall",
+			     sched_collective_name(p->collective));
+	if (v.o->wdm || v.o->network)
+		return rfail(&v, 0, SIZE_MAX,
+			     "the check by symmetry is for direct-connect topologies");
+	if (v.o->graph) {
+		if (v.o->graph->n != n)
+			return rfail(&v, 0, SIZE_MAX, "the schedule has %u nodes, the topology %u",
+				     n, v.o->graph->n);
+		d = graph_outdeg(v.o->graph, 0);
+		v.port_load = xcalloc((size_t)d * v.reps + 1, sizeof(uint64_t));
+	}
+	v.reduce = p->collective != SCHED_ALLGATHER && p->collective != SCHED_ALLTOALL;
+	v.part = xcalloc(cells, sizeof(struct rlist));
+	if (v.reduce) {
+		const struct sched_group *G = &r->group;
+		uint64_t seed = v.o->seed ? v.o->seed : 0x0fc;
+
+		/* The input of u to shard k weighs W(rep(u), k - u), which H
+		 * leaves alone; node 0's of shard k (G regular) is W(0, k). A
+		 * shard's total depends on its class alone. */
+		v.total = xcalloc(v.reps, sizeof(uint64_t));
+		for (uint32_t i = 0; i < v.reps; i++) {
+			uint32_t me = sched_group_rep_node(G, i), h;
+
+			for (uint32_t k = 0; k < n; k++)
+				rpush(&v.part[(size_t)i * n + k],
+				      (struct rseg){0, SCHED_ONE, 1,
+						    mix64(seed + (uint64_t)i * n +
+							  sched_group_sub(G, k, me))});
+			for (uint32_t u = 0; u < n; u++) {
+				uint32_t ru = sched_group_split(G, u, &h);
+
+				v.total[i] +=
+				    mix64(seed + (uint64_t)ru * n + sched_group_sub(G, me, u));
+			}
+		}
+	} else {
+		v.full = xcalloc(cells / 64 + 1, sizeof(uint64_t));
+	}
+	for (uint32_t t = 0; t < p->nsteps; t++) {
+		for (size_t xi = p->step_start[t]; xi < p->step_start[t + 1]; xi++)
+			if (check_xfer(&v, t, xi) < 0)
+				goto out;
+		if (deliver(&v, t) < 0)
+			goto out;
+		if (v.o->graph) {
+			uint64_t max = 0;
+
+			for (size_t j = 0; j < (size_t)d * v.reps; j++) {
+				max = v.port_load[j] > max ? v.port_load[j] : max;
+				v.port_load[j] = 0;
+			}
+			double load = (double)max / SCHED_ONE;
+			if (v.o->step_link_load)
+				v.o->step_link_load[t] = load;
+			report->sum_max_link_load += load;
+			if (load > report->max_link_load)
+				report->max_link_load = load;
+		}
+	}
+	if (final_check(&v) < 0)
+		goto out;
+	rc = 0;
+out:
+	report->duplicate_blocks = v.dup * r->group.order;
+	for (size_t k = 0; v.part && k < cells; k++)
+		free(v.part[k].v);
+	free(v.part);
+	free(v.total);
+	for (size_t i = 0; i < v.acap; i++)
+		if (v.akey[i] != NO_KEY)
+			free(v.aval[i].v);
+	free(v.akey);
+	free(v.aval);
+	free(v.awhole);
+	free(v.full);
+	free(v.dl);
+	free(v.port_load);
+	return rc;
+}
+
+/* ---- the all-to-all MCF, reduced ------------------------------------------------ */
+
+int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct a2a_request *q,
+		struct sched_reduced *r, struct a2a_outcome *o, struct ofc_error *err)
+{
+	const char *low = q->lowering ? q->lowering : "steps";
+	bool steps = strcmp(low, "steps") == 0;
+	struct mcf_opts mo = q->mcf;
+	struct sched_group grp = *G; /* G may be &r->group */
+	struct topo_facts f;
+
+	memset(o, 0, sizeof(*o));
+	memset(r, 0, sizeof(*r));
+	if (strcmp(q->algo, "mcf"))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "a reduced all-to-all is the MCF's (mcf), not %s", q->algo);
+	if (!steps && strcmp(low, "paths"))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "a reduced all-to-all lowers the symmetric routes by steps or "
+				     "paths (single-path routing balances every pair's loads at "
+				     "once, which no one node's program shows)");
+	if (grp.nodes != g->n || grp.reps != 1)
+		return ofc_error_set(err, OFC_E_INPUT, "the group has %u elements, %s %u nodes",
+				     grp.order, g->spec ? g->spec : "the topology", g->n);
+	if (g->n > A2A_REDUCED_MAX_NODES)
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "%u nodes: reduced all-to-all schedules are built for up to %u "
+		    "nodes (the MCF lists the N x N translations)",
+		    g->n, A2A_REDUCED_MAX_NODES);
+	topo_facts(g, &f, mo.threads);
+	mo.method = MCF_SYMMETRIC;
+	mo.steps = steps ? f.diameter : 0;
+	mo.routes = true;
+	if (mcf_solve(g, &mo, &o->mcf, err) < 0)
+		return -1;
+	o->have_mcf = true;
+	o->cut_through = !steps;
+	struct a2a_routes *rt = &o->mcf.routes;
+	free(rt->perm); /* node 0's routes are the program: no mirroring */
+	rt->perm = NULL;
+	if (!steps)
+		a2a_routes_limit(rt, graph_outdeg(g, 0));
+	struct a2a_routes own = *rt;
+	own.symmetric = false;
+	if (a2a_schedule(g, &own, steps, "mcf", &r->prog, err) < 0) {
+		a2a_outcome_free(o);
+		return -1;
+	}
+	r->group = grp;
+	/* The busiest link over all routes: every arc of port j carries what
+	 * node 0's routes put on port j (one translate of each hop each). */
+	uint32_t d = graph_outdeg(g, 0), *tail = graph_arc_tails(g);
+	double *load = xcalloc((size_t)d + 1, sizeof(double));
+	for (size_t i = 0; i < rt->nroutes; i++)
+		for (size_t h = rt->off[i]; h < rt->off[i + 1]; h++)
+			load[rt->arc[h] - g->off[tail[rt->arc[h]]]] += rt->w[i];
+	for (uint32_t j = 0; j < d; j++)
+		o->max_load = load[j] > o->max_load ? load[j] : o->max_load;
+	o->max_paths = a2a_max_paths(rt);
+	free(load);
+	free(tail);
+	return 0;
+}

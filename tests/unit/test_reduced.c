@@ -1,0 +1,638 @@
+/* Symmetry-reduced schedules (sched/reduced.c, bfb_reduced): the check by
+ * symmetry agrees with the explicit verifier on the expanded schedule
+ * (verdict, steps, transfers, link loads, duplicates) on tori, hypercubes,
+ * circulants and the other Cayley families, for BFB allgather,
+ * reduce-scatter and allreduce; every corrupted program (a transfer
+ * dropped, a chunk not yet held, a wrong port, an arc loaded twice, a
+ * transfer a step early, a reduction made a copy) fails both checks or
+ * moves both figures alike; and the reduced BFB has the explicit BFB's
+ * figures. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/sched.h"
+
+struct fixture {
+	struct graph *g;
+	struct topo_tree *t;
+	struct sched_group G;
+};
+
+static void open_spec(const char *spec, struct fixture *f)
+{
+	struct ofc_error err = {0};
+
+	if (topo_build_tree(spec, &f->g, &f->t, &err) < 0)
+		fail_msg("%s: %s", spec, err.msg);
+	if (sched_group_of(f->g, f->t, &f->G, &err) < 0)
+		fail_msg("%s: %s", spec, err.msg);
+	assert_int_equal(f->G.order, f->g->n);
+}
+
+static void close_spec(struct fixture *f)
+{
+	graph_free(f->g);
+	topo_tree_free(f->t);
+}
+
+static void reduced_bfb(const struct fixture *f, enum sched_collective c, struct sched_reduced *r,
+			struct bfb_stats *st)
+{
+	struct ofc_error err = {0};
+	struct bfb_opts o = {.threads = 1};
+
+	if (bfb_reduced(f->g, &f->G, c, &o, r, st, &err) < 0)
+		fail_msg("%s: %s", f->g->spec, err.msg);
+}
+
+/* Both checks on r; returns the reduced verdict after asserting the
+ * explicit one is the same and, when both pass, the same figures. */
+static int both(const struct fixture *f, const struct sched_reduced *r, struct verify_report *red,
+		struct verify_report *exp)
+{
+	struct verify_opts vo = {.graph = f->g};
+	struct schedule s;
+	struct ofc_error err = {0};
+
+	int rr = sched_verify_reduced(r, &vo, red);
+	if (sched_reduced_expand(r, &s, &err) < 0)
+		fail_msg("expand: %s", err.msg);
+	int re = sched_verify(&s, &vo, exp);
+	if (rr != re)
+		fail_msg("%s %s: reduced says %s (%s), explicit says %s (%s)", f->g->spec,
+			 sched_collective_name(r->prog.collective), rr ? "bad" : "good", red->error,
+			 re ? "bad" : "good", exp->error);
+	assert_int_equal(red->nsteps, exp->nsteps);
+	assert_int_equal(red->ntransfers, exp->ntransfers);
+	assert_int_equal(red->ntransfers, s.nxfers);
+	if (rr == 0) {
+		assert_true(fabs(red->sum_max_link_load - exp->sum_max_link_load) < 1e-9);
+		assert_true(fabs(red->max_link_load - exp->max_link_load) < 1e-9);
+		/* Duplicates: the same where there are none; the explicit
+		 * verifier counts an overlap of two deliveries of one step
+		 * twice (its pairwise pass and its interval lists), so only
+		 * "some" is compared. */
+		assert_int_equal(red->duplicate_blocks > 0, exp->duplicate_blocks > 0);
+		if (red->duplicate_blocks == 0)
+			assert_true(exp->duplicate_blocks == 0);
+	}
+	sched_free(&s);
+	return rr;
+}
+
+static void copy_reduced(const struct sched_reduced *from, struct sched_reduced *to)
+{
+	to->group = from->group;
+	sched_init(&to->prog, from->prog.collective, from->prog.algorithm, from->prog.nodes);
+	sched_append(&to->prog, &from->prog);
+}
+
+/* A copy of r with transfer xi dropped (drop) or also added to step
+ * `to_step` (moved there when !keep), or replaced by *with. */
+static void edited(const struct sched_reduced *r, size_t xi, int to_step, bool keep,
+		   const struct xfer *with, struct sched_reduced *out)
+{
+	const struct schedule *p = &r->prog;
+
+	out->group = r->group;
+	sched_init(&out->prog, p->collective, p->algorithm, p->nodes);
+	for (uint32_t t = 0; t < p->nsteps; t++) {
+		sched_step(&out->prog);
+		for (size_t i = p->step_start[t]; i < p->step_start[t + 1]; i++) {
+			if (i == xi && with)
+				sched_add(&out->prog, with);
+			else if (i != xi || (keep && to_step >= 0))
+				sched_add(&out->prog, &p->xfers[i]);
+		}
+		if ((int)t == to_step)
+			sched_add(&out->prog, &p->xfers[xi]);
+	}
+}
+
+static uint32_t step_of(const struct schedule *p, size_t xi)
+{
+	uint32_t t = 0;
+
+	while (p->step_start[t + 1] <= xi)
+		t++;
+	return t;
+}
+
+static void agree(const char *spec, enum sched_collective c)
+{
+	struct fixture f;
+	struct sched_reduced r;
+	struct bfb_stats st, full;
+	struct verify_report red, exp;
+	struct schedule s;
+	struct ofc_error err = {0};
+
+	open_spec(spec, &f);
+	reduced_bfb(&f, c, &r, &st);
+	assert_int_equal(both(&f, &r, &red, &exp), 0);
+	/* The link loads give the tau_B BFB reports, and the explicit BFB
+	 * has the same figures. */
+	assert_true(fabs(red.sum_max_link_load * st.degree / f.g->n - st.tau_b_value) < 1e-6);
+	if (bfb_schedule(f.g, c, &(struct bfb_opts){.threads = 1}, &s, &full, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(st.steps, full.steps);
+	assert_int_equal(frac_cmp(st.tau_b, full.tau_b), 0);
+	assert_int_equal(r.prog.nsteps, s.nsteps);
+	sched_free(&s);
+	sched_reduced_free(&r);
+	close_spec(&f);
+}
+
+static const char *const specs[] = {
+    "torus:4x4",	"torus:6x6",	    "torus:8x8",	   "torus:3x4x5", "torus:4x4x2",
+    "hypercube:4",	"hypercube:5",	    "hypercube:6",	   "hypercube:7", "hypercube:8",
+    "circulant:13:1,5", "circulant:64:1,8", "circulant:50:1,7,20", "ring:9",	  "biring:10",
+    "hamming:2,4",	"complete:7",	    "bipartite:5",
+};
+
+static void test_agree_allgather(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++)
+		agree(specs[i], SCHED_ALLGATHER);
+}
+
+static void test_agree_reduce(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
+		agree(specs[i], SCHED_REDUCE_SCATTER);
+		agree(specs[i], SCHED_ALLREDUCE);
+	}
+}
+
+/* Every corruption at a few places of the program: both checks fail, or
+ * (a copy sent twice in an allgather, which is waste, not an error) both
+ * pass with the same raised load and duplicates. */
+static void corrupt(const char *spec, enum sched_collective c)
+{
+	struct fixture f;
+	struct sched_reduced r, bad;
+	struct bfb_stats st;
+	struct verify_report red, exp, base;
+
+	open_spec(spec, &f);
+	reduced_bfb(&f, c, &r, &st);
+	assert_int_equal(both(&f, &r, &base, &exp), 0);
+	const struct schedule *p = &r.prog;
+	size_t picks[] = {0, p->nxfers / 3, p->nxfers / 2, p->nxfers - 1};
+
+	for (size_t k = 0; k < ARRAY_SIZE(picks); k++) {
+		size_t xi = picks[k];
+		uint32_t t = step_of(p, xi);
+		const struct xfer *x = &p->xfers[xi];
+		struct xfer y;
+
+		/* A transfer dropped. */
+		edited(&r, xi, -1, false, NULL, &bad);
+		assert_int_equal(both(&f, &bad, &red, &exp), -1);
+		sched_reduced_free(&bad);
+
+		/* Through a port that does not lead to its receiver. */
+		y = *x;
+		y.lane = (uint16_t)((x->lane + 1) % graph_outdeg(f.g, x->src));
+		if (graph_out(f.g, x->src)[y.lane] != x->dst) {
+			edited(&r, xi, -1, false, &y, &bad);
+			assert_int_equal(both(&f, &bad, &red, &exp), -1);
+			assert_non_null(strstr(red.error, "does not lead"));
+			sched_reduced_free(&bad);
+		}
+
+		/* A step early (from step 2 on): an allgather relays what it
+		 * has not received yet. A reduction may send early what no
+		 * step in between adds to (a leaf's own input), so there the
+		 * two checks need only agree. */
+		if (t > 0) {
+			edited(&r, xi, (int)t - 1, false, NULL, &bad);
+			int early = both(&f, &bad, &red, &exp);
+			if (c == SCHED_ALLGATHER)
+				assert_int_equal(early, -1);
+			sched_reduced_free(&bad);
+		}
+
+		/* The same orbit twice: an arc loaded twice. */
+		edited(&r, xi, (int)t, true, NULL, &bad);
+		int rc = both(&f, &bad, &red, &exp);
+		if (c == SCHED_ALLGATHER) {
+			assert_int_equal(rc, 0);
+			assert_true(red.duplicate_blocks > 0);
+			assert_true(red.sum_max_link_load >= base.sum_max_link_load);
+		} else if (xfer_op(x) == XFER_REDUCE) {
+			assert_int_equal(rc, -1); /* an input folded in twice */
+		} /* else a finished shard copied twice: agreeing is enough */
+		sched_reduced_free(&bad);
+
+		y = *x;
+		if (c == SCHED_ALLGATHER) {
+			/* A chunk not held yet: at step 1 a node holds only its own. */
+			if (t == 0) {
+				y.block = x->dst;
+				edited(&r, xi, -1, false, &y, &bad);
+				assert_int_equal(both(&f, &bad, &red, &exp), -1);
+				assert_non_null(strstr(red.error, "does not hold"));
+				sched_reduced_free(&bad);
+			}
+		} else if (xfer_op(x) == XFER_REDUCE) {
+			/* A reduction made a copy: the receiver's own inputs lost. */
+			y.flags = xfer_flags(DIR_NONE, XFER_COPY);
+			edited(&r, xi, -1, false, &y, &bad);
+			assert_int_equal(both(&f, &bad, &red, &exp), -1);
+			sched_reduced_free(&bad);
+		}
+	}
+	/* A chunk not held: the first transfer of step 1 with another block. */
+	if (c == SCHED_ALLGATHER) {
+		struct xfer y = p->xfers[0];
+
+		y.block = sched_group_add(&f.G, y.src, y.dst == 1 ? 2 : 1);
+		if (y.block != y.src) {
+			edited(&r, 0, -1, false, &y, &bad);
+			assert_int_equal(both(&f, &bad, &red, &exp), -1);
+			sched_reduced_free(&bad);
+		}
+	}
+	sched_reduced_free(&r);
+	close_spec(&f);
+}
+
+static void test_corrupt(void **state)
+{
+	static const char *const some[] = {"torus:4x4",	  "torus:6x6",	      "torus:8x8",
+					   "hypercube:4", "hypercube:6",      "hypercube:8",
+					   "torus:3x4x5", "circulant:64:1,8", "bipartite:5"};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(some); i++) {
+		corrupt(some[i], SCHED_ALLGATHER);
+		corrupt(some[i], SCHED_REDUCE_SCATTER);
+		corrupt(some[i], SCHED_ALLREDUCE);
+	}
+}
+
+/* A copy of a valid program is valid; an empty one is incomplete, for
+ * both checks with the same verdict. */
+static void test_copy_and_empty(void **state)
+{
+	struct fixture f;
+	struct sched_reduced r, c, e = {0};
+	struct bfb_stats st;
+	struct verify_report red, exp;
+
+	(void)state;
+	open_spec("torus:6x6", &f);
+	reduced_bfb(&f, SCHED_ALLREDUCE, &r, &st);
+	copy_reduced(&r, &c);
+	assert_int_equal(both(&f, &c, &red, &exp), 0);
+	e.group = f.G;
+	sched_init(&e.prog, SCHED_ALLGATHER, "none", f.g->n);
+	sched_step(&e.prog);
+	assert_int_equal(both(&f, &e, &red, &exp), -1);
+	assert_non_null(strstr(red.error, "incomplete"));
+	sched_reduced_free(&e);
+	sched_reduced_free(&c);
+	sched_reduced_free(&r);
+	close_spec(&f);
+}
+
+/* Which graphs have a translation group: the Cayley families, not
+ * generalized Kautz, expansions or degraded graphs. */
+static void test_group(void **state)
+{
+	struct fixture f;
+	struct graph *g, *d;
+	struct topo_tree *t;
+	struct sched_group G;
+	struct ofc_error err = {0};
+
+	(void)state;
+	open_spec("torus:256x256", &f);
+	assert_string_equal(f.G.name, "Z_256^2");
+	assert_int_equal(sched_group_add(&f.G, 255, 1), 0);
+	assert_int_equal(sched_group_add(&f.G, 255 + 256 * 255, 257), 0);
+	assert_int_equal(sched_group_sub(&f.G, 0, 1), 255);
+	close_spec(&f);
+	open_spec("hypercube:16", &f);
+	assert_string_equal(f.G.name, "Z_2^16");
+	assert_true(f.G.binary);
+	close_spec(&f);
+	open_spec("torus:3x4x5", &f);
+	assert_string_equal(f.G.name, "Z_3 x Z_4 x Z_5");
+	close_spec(&f);
+
+	assert_int_equal(topo_build_tree("genkautz:64,4", &g, &t, &err), 0);
+	assert_int_equal(sched_group_of(g, t, &G, &err), -1);
+	graph_free(g);
+	topo_tree_free(t);
+	assert_int_equal(topo_build_tree("line(circulant:8:1)", &g, &t, &err), 0);
+	assert_int_equal(sched_group_of(g, t, &G, &err), -1);
+	graph_free(g);
+	topo_tree_free(t);
+	/* A torus less a link keeps its tree but not its group. */
+	assert_int_equal(topo_build_tree("torus:4x4", &g, &t, &err), 0);
+	assert_int_equal(topo_fail_links(g, "0-1", &d, &err), 0);
+	assert_int_equal(sched_group_of(d, t, &G, &err), -1);
+	graph_free(d);
+	graph_free(g);
+	topo_tree_free(t);
+}
+
+/* All-to-all: the MCF's symmetric routes as node 0's program, lowered by
+ * paths and by steps, agree with the explicit a2a_build schedule (same
+ * link loads, same busiest link) and the expansion passes sched_verify;
+ * corruptions fail both checks. */
+static void a2a_case(const char *spec, const char *lowering)
+{
+	struct fixture f;
+	struct sched_reduced r, bad;
+	struct a2a_outcome o, eo;
+	struct schedule es;
+	struct verify_report red, exp, ex;
+	struct ofc_error err = {0};
+	struct a2a_request q = {.algo = "mcf", .lowering = lowering, .mcf = {.threads = 1}};
+	struct verify_opts vo;
+
+	open_spec(spec, &f);
+	vo = (struct verify_opts){.graph = f.g};
+	if (a2a_reduced(f.g, &f.G, &q, &r, &o, &err) < 0)
+		fail_msg("%s %s: %s", spec, lowering, err.msg);
+	assert_true(o.mcf.symmetric);
+	assert_int_equal(both(&f, &r, &red, &exp), 0);
+	if (a2a_build(f.g, &q, &es, &eo, &err) < 0)
+		fail_msg("%s: %s", spec, err.msg);
+	assert_int_equal(sched_verify(&es, &vo, &ex), 0);
+	assert_int_equal(es.nxfers, sched_reduced_transfers(&r));
+	assert_int_equal(es.nsteps, r.prog.nsteps);
+	assert_true(fabs(ex.sum_max_link_load - red.sum_max_link_load) < 1e-9);
+	assert_true(fabs(eo.max_load - o.max_load) < 1e-9);
+	assert_int_equal(eo.max_paths, o.max_paths);
+	sched_free(&es);
+	a2a_outcome_free(&eo);
+
+	const struct schedule *p = &r.prog;
+	size_t picks[] = {0, p->nxfers / 3, p->nxfers / 2, p->nxfers - 1};
+	for (size_t k = 0; k < ARRAY_SIZE(picks); k++) {
+		size_t xi = picks[k];
+		uint32_t t = step_of(p, xi);
+		const struct xfer *x = &p->xfers[xi];
+		struct xfer y = *x;
+
+		edited(&r, xi, -1, false, NULL, &bad); /* dropped: never arrives */
+		assert_int_equal(both(&f, &bad, &red, &exp), -1);
+		sched_reduced_free(&bad);
+		y.lane = (uint16_t)((x->lane + 1) % graph_outdeg(f.g, x->src));
+		if (graph_out(f.g, x->src)[y.lane] != x->dst) {
+			edited(&r, xi, -1, false, &y, &bad);
+			assert_int_equal(both(&f, &bad, &red, &exp), -1);
+			sched_reduced_free(&bad);
+		}
+		/* Twice: at the target an error, at a relay a duplicate. */
+		edited(&r, xi, (int)t, true, NULL, &bad);
+		int rc = both(&f, &bad, &red, &exp);
+		if (x->dst == x->block % f.g->n)
+			assert_int_equal(rc, -1);
+		else
+			assert_true(rc == 0 && red.duplicate_blocks > 0);
+		sched_reduced_free(&bad);
+		/* A relayed hop a step early: with paths (hop i at step i) the
+		 * relay has nothing yet; time-stepped routes may wait at a
+		 * relay, so there the checks need only agree. */
+		if (t > 0 && x->src != x->block / f.g->n) {
+			edited(&r, xi, (int)t - 1, false, NULL, &bad);
+			int early = both(&f, &bad, &red, &exp);
+			if (strcmp(lowering, "paths") == 0)
+				assert_int_equal(early, -1);
+			sched_reduced_free(&bad);
+		}
+	}
+	sched_reduced_free(&r);
+	a2a_outcome_free(&o);
+	close_spec(&f);
+}
+
+static void test_alltoall(void **state)
+{
+	static const char *const a2a[] = {"torus:4x4",	 "torus:6x6",	"torus:3x4x5",
+					  "hypercube:4", "hypercube:5", "circulant:16:1,4",
+					  "complete:6",	 "bipartite:4"};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(a2a); i++) {
+		a2a_case(a2a[i], "paths");
+		a2a_case(a2a[i], "steps");
+	}
+}
+
+/* The same schedule under a subgroup H (translations by multiples of
+ * step[i]): the program translated by every representative of H's
+ * cosets. */
+static void to_subgroup(const struct sched_reduced *r, const uint32_t *step,
+			struct sched_reduced *out)
+{
+	const struct schedule *p = &r->prog;
+	struct ofc_error err = {0};
+
+	out->group = r->group;
+	if (sched_group_restrict(&out->group, step, &err) < 0)
+		fail_msg("%s", err.msg);
+	sched_init(&out->prog, p->collective, p->algorithm, p->nodes);
+	for (uint32_t t = 0; t < p->nsteps; t++) {
+		sched_step(&out->prog);
+		for (uint32_t i = 0; i < out->group.reps; i++)
+			for (size_t k = p->step_start[t]; k < p->step_start[t + 1]; k++) {
+				struct xfer y = sched_reduced_move(
+				    r, &p->xfers[k], sched_group_rep_node(&out->group, i));
+
+				sched_add(&out->prog, &y);
+			}
+	}
+}
+
+/* Subgroups (Swing keeps only the even translations): the check tracks one
+ * node per orbit and still agrees with the explicit one, also on
+ * corrupted programs. */
+static void test_subgroup(void **state)
+{
+	static const struct {
+		const char *spec;
+		uint32_t step[3];
+	} cases[] = {
+	    {"torus:4x4", {2, 2}}, {"torus:6x6", {2, 3}},      {"torus:8x8", {4, 2}},
+	    {"torus:4x6", {1, 2}}, {"torus:3x4x5", {3, 2, 1}}, {"hypercube:5", {2, 1, 2}},
+	};
+	static const enum sched_collective colls[] = {SCHED_ALLGATHER, SCHED_REDUCE_SCATTER,
+						      SCHED_ALLREDUCE};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		for (size_t c = 0; c < ARRAY_SIZE(colls); c++) {
+			struct fixture f;
+			struct sched_reduced r, h, bad;
+			struct bfb_stats st;
+			struct verify_report red, exp, base;
+			uint32_t step[SCHED_GROUP_MAX_DIMS];
+
+			open_spec(cases[i].spec, &f);
+			for (uint32_t k = 0; k < f.G.ndims; k++)
+				step[k] = k < 3 ? cases[i].step[k] : 1;
+			if (strncmp(cases[i].spec, "hypercube", 9) == 0)
+				for (uint32_t k = 0; k < f.G.ndims; k++)
+					step[k] = k == 0 || k == 2 ? 2 : 1;
+			reduced_bfb(&f, colls[c], &r, &st);
+			assert_int_equal(both(&f, &r, &base, &exp), 0);
+			to_subgroup(&r, step, &h);
+			assert_true(h.group.reps > 1);
+			assert_int_equal(h.group.order * h.group.reps, f.g->n);
+			assert_int_equal(both(&f, &h, &red, &exp), 0);
+			assert_true(fabs(red.sum_max_link_load - base.sum_max_link_load) < 1e-9);
+			const struct schedule *p = &h.prog;
+			size_t picks[] = {0, p->nxfers / 2, p->nxfers - 1};
+			for (size_t k = 0; k < ARRAY_SIZE(picks); k++) {
+				uint32_t t = step_of(p, picks[k]);
+
+				edited(&h, picks[k], -1, false, NULL, &bad);
+				assert_int_equal(both(&f, &bad, &red, &exp), -1);
+				sched_reduced_free(&bad);
+				if (t > 0) {
+					edited(&h, picks[k], (int)t - 1, false, NULL, &bad);
+					int early = both(&f, &bad, &red, &exp);
+					if (colls[c] == SCHED_ALLGATHER)
+						assert_int_equal(early, -1);
+					sched_reduced_free(&bad);
+				}
+			}
+			sched_reduced_free(&h);
+			sched_reduced_free(&r);
+			close_spec(&f);
+		}
+}
+
+/* Swing: the even translations and the 2^D representatives' program
+ * expand to the explicit schedule's transfers (as a multiset), with the
+ * same routed figures, both checks passing; corruptions fail both. */
+static int cmp_xfer(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct xfer));
+}
+
+static void swing_case(const char *spec, enum swing_variant v)
+{
+	struct fixture f;
+	struct sched_reduced r, bad;
+	struct schedule es, xs;
+	struct torus_figures tf, ef;
+	struct verify_report red, exp;
+	struct ofc_error err = {0};
+
+	open_spec(spec, &f);
+	if (torus_allreduce_reduced(f.t, "swing", v, &f.G, &r, &tf, &err) < 0)
+		fail_msg("%s: %s", spec, err.msg);
+	assert_int_equal(r.group.reps, 1u << f.G.ndims);
+	if (torus_allreduce(f.t, "swing", v, true, &es, &ef, &err) < 0)
+		fail_msg("%s: %s", spec, err.msg);
+	assert_true(fabs(tf.tau_b - ef.tau_b) < 1e-9);
+	assert_true(fabs(tf.hops - ef.hops) < 1e-9);
+	assert_true(fabs(tf.xi - ef.xi) < 1e-9);
+	assert_int_equal(tf.steps, ef.steps);
+	/* No graph: Swing names logical peers. */
+	struct verify_report vr;
+	assert_int_equal(sched_verify_reduced(&r, NULL, &vr), 0);
+	assert_int_equal(sched_reduced_expand(&r, &xs, &err), 0);
+	assert_int_equal(sched_verify(&xs, NULL, &exp), 0);
+	assert_int_equal(xs.nxfers, es.nxfers);
+	assert_int_equal(xs.nsteps, es.nsteps);
+	for (uint32_t t = 0; t < es.nsteps; t++) {
+		assert_int_equal(sched_step_size(&xs, t), sched_step_size(&es, t));
+		qsort(xs.xfers + xs.step_start[t], sched_step_size(&xs, t), sizeof(struct xfer),
+		      cmp_xfer);
+		qsort(es.xfers + es.step_start[t], sched_step_size(&es, t), sizeof(struct xfer),
+		      cmp_xfer);
+	}
+	assert_memory_equal(xs.xfers, es.xfers, es.nxfers * sizeof(struct xfer));
+	sched_free(&xs);
+	sched_free(&es);
+
+	const struct schedule *p = &r.prog;
+	size_t picks[] = {0, p->nxfers / 3, p->nxfers - 1};
+	for (size_t k = 0; k < ARRAY_SIZE(picks); k++) {
+		struct xfer y = p->xfers[picks[k]];
+
+		edited(&r, picks[k], -1, false, NULL, &bad);
+		assert_int_equal(sched_verify_reduced(&bad, NULL, &red), -1);
+		assert_int_equal(sched_reduced_expand(&bad, &xs, &err), 0);
+		assert_int_equal(sched_verify(&xs, NULL, &exp), -1);
+		sched_free(&xs);
+		sched_reduced_free(&bad);
+		y.block = sched_group_add(&f.G, y.block, 1);
+		edited(&r, picks[k], -1, false, &y, &bad);
+		assert_int_equal(sched_verify_reduced(&bad, NULL, &red), -1);
+		assert_int_equal(sched_reduced_expand(&bad, &xs, &err), 0);
+		assert_int_equal(sched_verify(&xs, NULL, &exp), -1);
+		sched_free(&xs);
+		sched_reduced_free(&bad);
+	}
+	sched_reduced_free(&r);
+	close_spec(&f);
+}
+
+static void test_swing(void **state)
+{
+	static const char *const tori[] = {"torus:4x4", "torus:8x8",   "torus:4x8",
+					   "torus:6x6", "torus:4x4x4", "torus:16x16"};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(tori); i++) {
+		swing_case(tori[i], SWING_BANDWIDTH);
+		if (strcmp(tori[i], "torus:6x6") && strcmp(tori[i], "torus:16x16"))
+			swing_case(tori[i], SWING_LATENCY);
+	}
+}
+
+/* 65,536 nodes: the reduced BFB and its check, without expanding. */
+static void test_large(void **state)
+{
+	static const char *const big[] = {"torus:256x256", "hypercube:16"};
+	struct verify_report rep;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(big); i++) {
+		struct fixture f;
+		struct sched_reduced r;
+		struct bfb_stats st;
+		struct verify_opts vo;
+
+		open_spec(big[i], &f);
+		vo = (struct verify_opts){.graph = f.g};
+		reduced_bfb(&f, SCHED_ALLREDUCE, &r, &st);
+		assert_int_equal(sched_verify_reduced(&r, &vo, &rep), 0);
+		assert_true(st.bw_optimal);
+		assert_true(fabs(rep.sum_max_link_load * st.degree / f.g->n - st.tau_b_value) <
+			    1e-6);
+		assert_int_equal(rep.ntransfers, sched_reduced_transfers(&r));
+		sched_reduced_free(&r);
+		close_spec(&f);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_group),	   cmocka_unit_test(test_agree_allgather),
+	    cmocka_unit_test(test_agree_reduce),   cmocka_unit_test(test_corrupt),
+	    cmocka_unit_test(test_copy_and_empty), cmocka_unit_test(test_alltoall),
+	    cmocka_unit_test(test_subgroup),	   cmocka_unit_test(test_swing),
+	    cmocka_unit_test(test_large),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
