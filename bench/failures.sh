@@ -5,7 +5,12 @@
 # (generalized Kautz is directed: 1023 -> 0 is another circuit). Each row is
 # `ofc schedule ... --json` end to end; "generate s" and "verify s" are the
 # degraded graph's own (the CLI's wall time also prices the same request on
-# the healthy graph, so with --fail it holds two runs).
+# the healthy graph, so with --fail it holds two runs). With failures the
+# healthy graph is solved first and its all-to-all MCF solution warm-starts
+# the degraded one: "mcf s" is the degraded MCF given that solution, the
+# healthy solve is listed beside it.
+# Usage: sh bench/failures.sh [alltoall [ARGS]]   (alltoall: the MCF rows
+# only, with ARGS added to the degraded one, e.g. --time-limit 10)
 BUILD=${BUILD:-build}
 OFC=$BUILD/ofc
 SPEC=genkautz:1024,4
@@ -29,6 +34,9 @@ if m:
     r += ', theta %.6g (%s, %d sources, %s, mcf %.1f s)' % (
         m['theta'], m['method'], m['sources_solved'],
         'optimal' if m['optimal'] else 'gap %.1f%%' % (100 * m['theta_gap']), m['seconds'])
+    if m.get('warm_started'):
+        r += '; warm-started from the healthy solution (healthy mcf %.1f s; column generation alone %.1f s), %d of its trees kept, its lengths bound theta <= %.6g' % (
+            m['healthy_seconds'], m['solve_seconds'], m['warm_columns'], m['warm_bound_theta'])
 h = j.get('healthy')
 if h and h['excess'] is not None:
     r += ', %+.1f%% vs healthy' % (100 * h['excess'])
@@ -40,7 +48,10 @@ EOF
 	echo "| ofc schedule --topology $SPEC $* --size 1MiB --json | $wall | $((kib / 1024)) | $gen | $ver | $res |"
 	rm -f "$out" "$out.t"
 }
-row --collective allgather
-row --fail "$FAIL" --collective allgather
+if [ "${1:-}" != alltoall ]; then
+	row --collective allgather
+	row --fail "$FAIL" --collective allgather
+fi
 row --collective alltoall --lowering paths
-row --fail "$FAIL" --collective alltoall --lowering paths
+[ "${1:-}" = alltoall ] && shift
+row --fail "$FAIL" --collective alltoall --lowering paths "$@"

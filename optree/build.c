@@ -35,8 +35,8 @@ struct hold {
  * colours laid row-major (colour c: step c / F W, channel c mod F W) or
  * column-major (step c mod steps, channel c / steps): sums of hashes of
  * (arc, channel) per step, compared. */
-static uint32_t layout_changes(const struct rwa_solution *sol, uint32_t steps, uint32_t FW,
-			       bool colmajor)
+static uint32_t layout_changes(const struct rwa_solution *sol, const struct ot_arc *arc,
+			       uint32_t keep, uint32_t steps, uint32_t FW, bool colmajor)
 {
 	uint64_t *h = xcalloc((size_t)steps + 1, sizeof(uint64_t));
 	uint32_t changes = 0;
@@ -44,6 +44,10 @@ static uint32_t layout_changes(const struct rwa_solution *sol, uint32_t steps, u
 	for (size_t k = 0; k < sol->nruns; k++) {
 		const struct rwa_run *ru = &sol->runs[k];
 
+		/* Reduced: group 0's runs; the other groups' are theirs moved,
+		 * so they change at the same steps. */
+		if (arc[ru->id].src >= keep)
+			continue;
 		for (uint32_t c = ru->colour; c < ru->colour + ru->count; c++) {
 			uint32_t t = colmajor ? c % steps : c / FW,
 				 q = colmajor ? c / steps : c % FW;
@@ -58,8 +62,13 @@ static uint32_t layout_changes(const struct rwa_solution *sol, uint32_t steps, u
 	return changes;
 }
 
+/* reduced: see optree_opts.reduced. Stage i's transfers in group g of
+ * level i-1 are group 0's moved by its start (the groups are equal and
+ * coloured alike, interval colouring being greedy in segment order), so
+ * only senders below keep = n_(i-1) are emitted, and only their holdings
+ * (those of nodes below n_i after stage i) are kept. */
 static int build_tree(const struct optree_ring *r, const struct optree_plan *plan, bool overlap,
-		      struct optree_result *res, struct ofc_error *err)
+		      bool reduced, struct optree_result *res, struct ofc_error *err)
 {
 	uint32_t n = r->nodes, FW = ring_channels(r), depth = plan->depth, cap_st = 0;
 	struct levels L;
@@ -70,6 +79,13 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 
 	if (levels_build(n, plan->radix, depth, &L, err) < 0)
 		return -1;
+	if (reduced && L.uneven) {
+		levels_free(&L);
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "a reduced schedule needs even groups (radices whose "
+				     "product is the %u nodes)",
+				     n);
+	}
 	/* Pass 1: every stage's demands and colours (counts only needed). */
 	cnt = xmalloc((size_t)n * sizeof(uint32_t));
 	for (uint32_t u = 0; u < n; u++)
@@ -93,7 +109,8 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 				used = s->sol.colours[d] - (cs[i - 1] - 1) * FW;
 		part[i - 1] = used < FW ? used : 0;
 		for (size_t k = 0; k < s->narcs; k++)
-			total += s->arc[k].count;
+			if (!reduced || s->arc[k].src < L.size[i - 1][0])
+				total += s->arc[k].count;
 		stage_counts(s, cnt, n);
 	}
 	/* Merge stage ends. When stage i's last colour step and stage i+1's
@@ -112,7 +129,7 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 	 * planner predicts (plan.c). It also gives --overlap what it pairs
 	 * stages for: stage i+1 starts on channels idle in stage i's end. */
 	bool merge[OPTREE_MAX_DEPTH] = {0};
-	for (uint32_t i = 0; i + 1 < depth; i++)
+	for (uint32_t i = 0; i + 1 < depth && !reduced; i++)
 		if (optree_merges(part[i], part[i + 1], mincnt[i + 1], FW) && !first[i]) {
 			merge[i] = true;
 			mirror[i] = true;
@@ -144,7 +161,8 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 	for (uint32_t i = 1; i <= depth; i++) {
 		struct stage_rwa *s = &st[i - 1];
 		struct optree_stage *os = result_add_stage(res, &cap_st);
-		uint32_t steps = cs[i - 1];
+		uint32_t steps = cs[i - 1], keep = reduced ? L.size[i - 1][0] : n;
+		uint32_t step0 = res->sched.nsteps;
 
 		os->radix = 0;
 		os->groups = 0;
@@ -181,8 +199,8 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 				      : 0;
 		}
 		if (!first[i - 1] && !mirror[i - 1] && steps > 1 &&
-		    layout_changes(&s->sol, steps, FW, true) <
-			layout_changes(&s->sol, steps, FW, false)) {
+		    layout_changes(&s->sol, s->arc, keep, steps, FW, true) <
+			layout_changes(&s->sol, s->arc, keep, steps, FW, false)) {
 			/* Column-major: colour c rides channel c / steps in step
 			 * c mod steps (a bijection onto steps x F W, so still
 			 * conflict-free). An arc's run of colours then keeps one
@@ -198,6 +216,9 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 					const struct ot_arc *a = &s->arc[ru->id];
 					const uint16_t *held = h.b + h.off[a->src];
 					uint32_t end = ru->colour + ru->count;
+
+					if (a->src >= keep)
+						continue;
 					uint32_t c =
 					    ru->colour + (t + steps - ru->colour % steps) % steps;
 
@@ -262,6 +283,9 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 				const struct ot_arc *a = &s->arc[q->arc];
 				const uint16_t *held = h.b + h.off[a->src];
 
+				if (a->src >= keep)
+					continue;
+
 				for (uint32_t c = 0; c < q->count; c++) {
 					uint32_t slot = q->colour + c;
 
@@ -278,22 +302,33 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 		free(poff);
 	stage_done:
 		os->transfers = res->sched.nxfers - x0;
+		if (reduced) {
+			res->period =
+			    xreallocarray(res->period, res->sched.nsteps + 1, sizeof(uint32_t));
+			for (uint32_t t = step0; t < res->sched.nsteps; t++)
+				res->period[t] = keep;
+			/* The whole stage: the program's transfers, every rotation. */
+			os->transfers *= n / keep;
+		}
 
 		if (i == depth)
 			break;
 		/* What every node holds after the stage. */
 		h2.off = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
 		uint32_t *grow = xmalloc((size_t)n * sizeof(uint32_t));
+		uint32_t next = reduced ? L.size[i][0] : n; /* nodes whose holdings we keep */
 		for (uint32_t u = 0; u < n; u++)
-			grow[u] = h.off[u + 1] - h.off[u];
+			grow[u] = u < next ? h.off[u + 1] - h.off[u] : 0;
 		for (size_t k = 0; k < s->narcs; k++)
-			grow[s->arc[k].dst] += h.off[s->arc[k].src + 1] - h.off[s->arc[k].src];
+			if (s->arc[k].dst < next)
+				grow[s->arc[k].dst] +=
+				    h.off[s->arc[k].src + 1] - h.off[s->arc[k].src];
 		h2.off[0] = 0;
 		for (uint32_t u = 0; u < n; u++)
 			h2.off[u + 1] = h2.off[u] + grow[u];
 		h2.b = xmalloc(((size_t)h2.off[n] + 1) * sizeof(uint16_t));
 		for (uint32_t u = 0; u < n; u++) {
-			uint32_t k = h.off[u + 1] - h.off[u];
+			uint32_t k = u < next ? h.off[u + 1] - h.off[u] : 0;
 
 			memcpy(h2.b + h2.off[u], h.b + h.off[u], k * sizeof(uint16_t));
 			grow[u] = k;
@@ -301,6 +336,9 @@ static int build_tree(const struct optree_ring *r, const struct optree_plan *pla
 		for (size_t k = 0; k < s->narcs; k++) {
 			uint32_t src = s->arc[k].src, dst = s->arc[k].dst;
 			uint32_t m = h.off[src + 1] - h.off[src];
+
+			if (dst >= next)
+				continue;
 
 			memcpy(h2.b + h2.off[dst] + grow[dst], h.b + h.off[src],
 			       m * sizeof(uint16_t));
@@ -483,7 +521,7 @@ static int build_allgather(const struct optree_ring *r, const struct optree_opts
 
 		rc = optree_plan_radices(r, &radix, 1, &res->plan, err);
 		if (rc == 0)
-			rc = build_tree(r, &res->plan, false, res, err);
+			rc = build_tree(r, &res->plan, false, false, res, err);
 		/* Lemma 1: about N^2/8 wavelengths for all-to-all on a ring. */
 		res->analytic_steps = (double)r->nodes * r->nodes / (8.0 * ring_channels(r));
 		res->analytic_depth = 1;
@@ -492,10 +530,12 @@ static int build_allgather(const struct optree_ring *r, const struct optree_opts
 	case OPTREE_TREE:
 		if (o->plan)
 			res->plan = *o->plan;
+		else if (o->reduced)
+			rc = optree_plan_even(r, &res->plan, err);
 		else
 			rc = optree_plan_best(r, &res->plan, err);
 		if (rc == 0)
-			rc = build_tree(r, &res->plan, o->overlap, res, err);
+			rc = build_tree(r, &res->plan, o->overlap, o->reduced, res, err);
 		res->analytic_steps = an.steps;
 		res->analytic_depth = an.depth;
 		break;
@@ -519,11 +559,16 @@ int optree_build(const struct optree_ring *r, const struct optree_opts *o,
 	memset(res, 0, sizeof(*res));
 	if (optree_ring_check(r, err) < 0)
 		return -1;
-	if (r->nodes > OPTREE_MAX_NODES)
+	if (o->reduced && (o->algo != OPTREE_TREE || c != SCHED_ALLGATHER || o->overlap))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "a reduced ring schedule is OpTree's all-gather (no "
+				     "--overlap), not %s %s",
+				     optree_algo_name(o->algo), sched_collective_name(c));
+	if (r->nodes > SCHED_MAX_NODES && !o->reduced)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "%u nodes: schedules are built for at most %u (transfers "
 				     "name nodes in 16 bits)",
-				     r->nodes, OPTREE_MAX_NODES);
+				     r->nodes, SCHED_MAX_NODES);
 	if (c != SCHED_ALLGATHER && c != SCHED_REDUCE_SCATTER && c != SCHED_ALLREDUCE &&
 	    c != SCHED_ALLTOALL)
 		return ofc_error_set(err, OFC_E_INPUT,

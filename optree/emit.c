@@ -19,6 +19,7 @@ void optree_result_free(struct optree_result *res)
 {
 	sched_free(&res->sched);
 	free(res->stage);
+	free(res->period);
 	memset(res, 0, sizeof(*res));
 }
 

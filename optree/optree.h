@@ -4,7 +4,9 @@
  * a planner over integer radices, and the time model.
  *
  * Every algorithm is built as an explicit schedule (sched/sched.h) whose
- * transfers carry direction, fibre and wavelength from rwa/; a step is one
+ * transfers carry direction, fibre and wavelength from rwa/ (OpTree's
+ * all-gather on an even plan also as a sched_ring_reduced: one group's
+ * program per stage and the rotations; optree_opts.reduced); a step is one
  * block time, each lightpath carries one block per step. Schedule node k is
  * ring position k; segment k joins positions k and k+1.
  *
@@ -24,9 +26,11 @@
 #include "util/util.h"
 
 #define OPTREE_MAX_DEPTH 32
-/* Transfers name nodes in 16 bits (a true limit); what fits in memory is
- * the caller's estimate (controller/schedule/ring.c). */
-#define OPTREE_MAX_NODES SCHED_MAX_NODES
+/* Above this many nodes OpTree's all-gather defaults (--reduced auto) to
+ * the symmetry-reduced schedule. Explicit schedules are built up to
+ * SCHED_MAX_NODES (transfers name nodes in 16 bits, a true limit) when
+ * their memory estimate fits (controller/schedule/ring.c). */
+#define OPTREE_MAX_NODES 8192u
 #define OPTREE_MAX_CELLS (1u << 25) /* 2 F W N: the verifier's per-channel state */
 
 struct optree_ring {
@@ -84,6 +88,11 @@ struct optree_plan {
  * prediction is exact: it uses the same routing and colouring as the
  * builder. */
 int optree_plan_best(const struct optree_ring *r, struct optree_plan *p, struct ofc_error *err);
+/* The best exact factorisation of N (every group splits evenly): the plans
+ * a reduced schedule (optree_opts.reduced) can take. OFC_E_INPUT when its
+ * program, N (m_i - 1) transfers per stage, would outgrow an explicit
+ * OPTREE_MAX_NODES schedule (a prime N: one stage of radix N). */
+int optree_plan_even(const struct optree_ring *r, struct optree_plan *p, struct ofc_error *err);
 /* A given radix sequence (checked: each >= 2, product >= N, and no stage
  * without traffic) and its prediction. */
 int optree_plan_radices(const struct optree_ring *r, const uint32_t *radix, uint32_t depth,
@@ -105,6 +114,12 @@ struct optree_opts {
 	 * the all-gather. SCHED_ALLTOALL: direct lightpaths for all N(N-1)
 	 * pairs, routed and coloured by the RWA engine `rwa` (only "onestage"). */
 	enum sched_collective collective;
+	/* Tree all-gather on a plan with even groups: build only what a
+	 * sched_ring_reduced needs (stage i: the transfers of the first
+	 * level-(i-1) group, period n_(i-1); stage 1 whole), into res->sched
+	 * and res->period, without merging stage ends (a shared step would mix
+	 * two periods). NULL plan: optree_plan_even's. Up to SCHED_MAX_NODES. */
+	bool reduced;
 	int rwa_engine;	   /* all-to-all: enum rwa_engine, 0 = the heuristic */
 	double time_limit; /* all-to-all ILP/LP: seconds for lp_solve, 0 = none */
 };
@@ -126,7 +141,8 @@ struct optree_stage {
 
 struct optree_result {
 	enum optree_algo algo;
-	struct schedule sched; /* owned; verified by the caller */
+	struct schedule sched; /* owned; verified by the caller; reduced: the program */
+	uint32_t *period;      /* reduced: per step (sched_ring_reduced), owned; else NULL */
 	struct optree_plan plan;
 	struct optree_stage *stage;
 	uint32_t nstages;

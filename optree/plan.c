@@ -514,3 +514,34 @@ int optree_plan_best(const struct optree_ring *r, struct optree_plan *best, stru
 	*best = check;
 	return 0;
 }
+
+int optree_plan_even(const struct optree_ring *r, struct optree_plan *best, struct ofc_error *err)
+{
+	struct s1cache cache = {0};
+	bool have = false;
+
+	if (optree_ring_check(r, err) < 0)
+		return -1;
+	plan_exact(r, best, &have);
+	if (!have)
+		return ofc_error_set(err, OFC_E_RUNTIME, "no exact factorisation of %u nodes",
+				     r->nodes);
+	/* The reduced schedule's program: N (m_i - 1) transfers per stage (one
+	 * group's). A prime N has one stage of radix N, the whole schedule
+	 * again; refused here, before evaluating it costs N^2 arcs. */
+	uint64_t prog = 0;
+	for (uint32_t i = 0; i < best->depth; i++)
+		prog += (uint64_t)r->nodes * (best->radix[i] - 1);
+	if (prog > (uint64_t)OPTREE_MAX_NODES * (OPTREE_MAX_NODES - 1))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%u nodes: the reduced schedule's program would hold %llu "
+				     "transfers (radix %u first), more than an explicit %u-node "
+				     "schedule",
+				     r->nodes, (unsigned long long)prog, best->radix[0],
+				     OPTREE_MAX_NODES);
+	struct optree_plan check;
+	if (evaluate(r, best->radix, best->depth, &check, &cache, err) < 0)
+		return -1;
+	*best = check;
+	return 0;
+}

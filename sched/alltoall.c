@@ -9,14 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The most load on a route's links if it took one more unit. */
-static uint64_t route_peak(const struct a2a_routes *rt, size_t r, const uint64_t *load)
+/* The most load over capacity on a route's links if it took one more unit. */
+static double route_peak(const struct a2a_routes *rt, size_t r, const uint64_t *load,
+			 const double *cap)
 {
-	uint64_t peak = 0;
+	double peak = 0;
 
-	for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++)
-		if (load[rt->arc[h]] + 1 > peak)
-			peak = load[rt->arc[h]] + 1;
+	for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++) {
+		uint32_t a = rt->arc[h];
+		double p = (double)(load[a] + 1) / (cap ? cap[a] : 1);
+
+		if (p > peak)
+			peak = p;
+	}
 	return peak;
 }
 
@@ -29,7 +34,7 @@ static void route_load(const struct a2a_routes *rt, size_t r, uint64_t *load, in
 /* Single path (App. D's equal-weight routing with one path): among each
  * pair's MCF paths, heaviest-weight first, the one whose busiest link is
  * least loaded; then passes that reroute a pair when that lowers its peak. */
-void a2a_routes_single(const struct graph *g, struct a2a_routes *rt)
+void a2a_routes_single(const struct graph *g, const double *cap, struct a2a_routes *rt)
 {
 	uint64_t *load = xcalloc((size_t)g->m + 1, sizeof(uint64_t));
 	size_t npairs = 0, *first = NULL, *chosen = NULL, cap1 = 0, cap2 = 0;
@@ -40,8 +45,8 @@ void a2a_routes_single(const struct graph *g, struct a2a_routes *rt)
 		while (e < rt->nroutes && rt->src[e] == rt->src[r] && rt->dst[e] == rt->dst[r])
 			e++;
 		for (size_t q = r + 1; q < e; q++)
-			if (route_peak(rt, q, load) < route_peak(rt, best, load) ||
-			    (route_peak(rt, q, load) == route_peak(rt, best, load) &&
+			if (route_peak(rt, q, load, cap) < route_peak(rt, best, load, cap) ||
+			    (route_peak(rt, q, load, cap) == route_peak(rt, best, load, cap) &&
 			     rt->w[q] > rt->w[best]))
 				best = q;
 		route_load(rt, best, load, 1);
@@ -60,7 +65,7 @@ void a2a_routes_single(const struct graph *g, struct a2a_routes *rt)
 
 			route_load(rt, cur, load, -1);
 			for (size_t q = first[p]; q < first[p + 1]; q++)
-				if (route_peak(rt, q, load) < route_peak(rt, best, load))
+				if (route_peak(rt, q, load, cap) < route_peak(rt, best, load, cap))
 					best = q;
 			route_load(rt, best, load, 1);
 			moved |= best != cur;
@@ -428,7 +433,7 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 		}
 		a2a_routes_expand(g, rt);
 		if (strcmp(low, "single") == 0)
-			a2a_routes_single(g, rt);
+			a2a_routes_single(g, q->mcf.capacity, rt);
 		rc = 0;
 	} else {
 		rc = strcmp(q->algo, "direct") == 0 ? a2a_direct_routes(g, rt, err)
@@ -437,7 +442,7 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 	if (rc == 0)
 		rc = a2a_schedule(g, rt, steps, q->algo, s, err);
 	if (rc == 0) {
-		o->max_load = a2a_max_link_load(g, rt);
+		o->max_load = a2a_max_link_load(g, q->mcf.capacity, rt);
 		o->max_paths = a2a_max_paths(rt);
 	}
 	a2a_routes_free(&own);

@@ -48,15 +48,16 @@ void a2a_routes_add(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, con
 void a2a_routes_expand(const struct graph *g, struct a2a_routes *rt);
 /* Keep the max_paths heaviest paths of every pair, weights renormalised. */
 void a2a_routes_limit(struct a2a_routes *rt, uint32_t max_paths);
-/* One path per pair among its routes, greedy by load then improved by
- * rerouting passes; weights become 1. */
-void a2a_routes_single(const struct graph *g, struct a2a_routes *rt);
+/* One path per pair among its routes, greedy by load (over capacity, per
+ * arc; NULL: 1) then improved by rerouting passes; weights become 1. */
+void a2a_routes_single(const struct graph *g, const double *cap, struct a2a_routes *rt);
 int a2a_direct_routes(const struct graph *g, struct a2a_routes *rt, struct ofc_error *err);
 int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes *rt,
 			struct ofc_error *err);
-/* The most shards one link carries over all routes (a cut-through
- * schedule's bandwidth term), and the most paths a pair has. */
-double a2a_max_link_load(const struct graph *g, const struct a2a_routes *rt);
+/* The most shards one link carries over all routes, over its capacity
+ * (cap per arc; NULL: 1) (a cut-through schedule's bandwidth term), and
+ * the most paths a pair has. */
+double a2a_max_link_load(const struct graph *g, const double *cap, const struct a2a_routes *rt);
 uint32_t a2a_max_paths(const struct a2a_routes *rt);
 /* The schedule: `stepped` puts every hop at its step, else hop i of every
  * route at step i. Each pair's block is split among its routes by weight. */

@@ -126,7 +126,7 @@ uint32_t a2a_max_paths(const struct a2a_routes *rt)
 	return best;
 }
 
-double a2a_max_link_load(const struct graph *g, const struct a2a_routes *rt)
+double a2a_max_link_load(const struct graph *g, const double *cap, const struct a2a_routes *rt)
 {
 	double *load = xcalloc((size_t)g->m + 1, sizeof(double)), max = 0;
 
@@ -134,8 +134,8 @@ double a2a_max_link_load(const struct graph *g, const struct a2a_routes *rt)
 		for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++)
 			load[rt->arc[h]] += rt->w[r];
 	for (uint32_t a = 0; a < g->m; a++)
-		if (load[a] > max)
-			max = load[a];
+		if (load[a] / (cap ? cap[a] : 1) > max)
+			max = load[a] / (cap ? cap[a] : 1);
 	free(load);
 	return max;
 }

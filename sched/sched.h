@@ -423,7 +423,28 @@ struct mcf_opts {
 	 * mirrored masters rely on, so AUTO then solves the plain master
 	 * (column generation over every source) and SYMMETRIC / MIRRORED refuse. */
 	const double *injections;
+	/* Mixed link rates (issue 14): each arc's capacity (m entries, CSR
+	 * index) in units of a reference link, the slowest by convention; NULL:
+	 * every arc 1. theta and the objective are then per reference link.
+	 * The one-source reduction needs every port at one capacity (the
+	 * translations keep ports); the mirrored master keeps only the
+	 * automorphisms that map every arc to one of the same capacity (a
+	 * subgroup), and AUTO falls back to plain column generation when none
+	 * but the identity does (mcf_result.note says which). */
+	const double *capacity;
+	/* Re-planning (issue 14): keep_warm asks for the solution as a warm
+	 * start (mcf_result.warm); warm starts column generation from one, a
+	 * fluid solution on a graph this one's arcs are a subset of (by tail,
+	 * head and rank among parallel arcs: a graph less failed links). */
+	bool keep_warm;
+	const struct mcf_warm *warm;
 };
+
+/* A fluid MCF solution to warm-start another graph's from (opaque; made by
+ * mcf_solve with keep_warm, freed by mcf_warm_free). Its trees are stored
+ * per class of sources with the symmetry that spreads them to all. */
+struct mcf_warm;
+void mcf_warm_free(struct mcf_warm *w);
 
 /* Routes: for each pair (src, dst) one or more weighted paths, each a list
  * of hops (arc = CSR index, step = when it moves: the time-expanded step for
@@ -471,6 +492,14 @@ struct mcf_result {
 	double seconds;
 	double *flow;		  /* MASTER: g[s * m + a], source-aggregated arc flows */
 	struct a2a_routes routes; /* when opts.routes */
+	/* Why a symmetric method was not used as asked (capacities that break
+	 * the symmetry), for people; "" when nothing to say. */
+	char note[200];
+	struct mcf_warm *warm; /* with opts.keep_warm (fluid column generation) */
+	bool warm_started;     /* opts.warm was used */
+	uint32_t warm_columns; /* columns it gave: trees that avoid the lost arcs */
+	double warm_bound;     /* the objective bound its prices gave on this graph */
+	double solve_seconds;  /* of seconds: column generation (setup and routes apart) */
 };
 
 /* L(N, d) of the Moore tree (notes Sec. 3): the least sum of distances from
@@ -505,7 +534,9 @@ void a2a_routes_free(struct a2a_routes *r);
 struct a2a_request {
 	const char *algo;
 	const char *lowering;
-	struct mcf_opts mcf; /* method, threads, gap, time_limit */
+	/* method, threads, gap, time_limit; mcf.capacity (per arc) also
+	 * weighs the baselines' link loads */
+	struct mcf_opts mcf;
 	/* Bytes the whole request may hold; 0: no limit. Checked before the
 	 * symmetric solution is mirrored to every node: a larger request is
 	 * refused with its estimate (A2A_BYTES_PER_HOP per mirrored hop). */
@@ -630,9 +661,9 @@ struct verify_network {
 };
 
 struct verify_opts {
-	const struct graph *graph;    /* direct-connect: transfers must follow arcs */
-	const struct verify_wdm *wdm; /* WDM ring on nodes 0..N-1 in ring order */
-	uint64_t seed;		      /* for the reduce weights; 0 = fixed default */
+	const struct graph *graph;	      /* direct-connect: transfers must follow arcs */
+	const struct verify_wdm *wdm;	      /* WDM ring on nodes 0..N-1 in ring order */
+	uint64_t seed;			      /* for the reduce weights; 0 = fixed default */
 	const struct verify_network *network; /* a general network (above) */
 	/* Direct-connect: when set, nsteps entries for each step's most data
 	 * (blocks) on one link (pricing NIC-limited hosts step by step). */
@@ -643,6 +674,10 @@ struct verify_opts {
 	 * it is an error; the others complete the collective among themselves
 	 * (a reduction sums their inputs only). NULL: every node takes part. */
 	const uint8_t *absent;
+	/* Direct-connect: each arc's capacity (graph's CSR index) in reference
+	 * links; a link's load is then its data over its capacity (step times
+	 * at mixed link rates). NULL: every link 1. */
+	const double *arc_capacity;
 	/* The request's deadline and progress (issue 17), or NULL: checked
 	 * and reported every step; past the deadline the check fails. */
 	const struct ofc_clock *clock;
@@ -655,8 +690,9 @@ struct verify_report {
 	size_t bad_xfer;
 	uint32_t nsteps;
 	size_t ntransfers;
-	/* Direct-connect: the most data (in blocks) on one link in each step,
-	 * summed over steps, and the largest of them. */
+	/* Direct-connect: the most data (in blocks, over the link's capacity
+	 * when arc_capacity is given) on one link in each step, summed over
+	 * steps, and the largest of them. */
 	double sum_max_link_load;
 	double max_link_load;
 	/* WDM: the most wavelengths busy on one fibre segment in any step. */
@@ -807,13 +843,45 @@ int sched_reduced_expand(const struct sched_reduced *r, struct schedule *s, stru
  * sched_verify with the input of node u to shard k weighted by k - u, which
  * G leaves unchanged. Cost O(program x degree + N) and node 0's state (N
  * blocks): a 65,536-node allgather checks in milliseconds. Direct-connect
- * (o->graph, whose n is G's order) or no graph; not WDM rings or networks;
+ * (o->graph, whose n is G's order) or no graph; not WDM rings (their reduced schedules,
+ * whose subgroup changes with the step, are sched_ring_reduced) or networks;
  * allgather, reduce-scatter, allreduce and all-to-all (node 0 keeps the
  * blocks (o, t) it holds in a hash: its own, relayed ones and those it
  * must end with). The report counts the whole schedule's transfers and
  * duplicates (order x node 0's). */
 int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts *o,
 			 struct verify_report *report);
+
+/* A WDM ring all-gather reduced by rotations whose subgroup changes with
+ * the step (sched/ring_reduced.c; OpTree, whose stage i >= 2 repeats every
+ * n_(i-1) nodes and stage 1 not at all): step t's program transfers, each
+ * with src < period[t], stand for themselves rotated by every multiple h of
+ * period[t] (src + h, dst + h, block + h, modulo N; direction, fibre and
+ * wavelength unchanged). period[t] divides N; N means the step is
+ * explicit. Whole blocks, copies only. */
+struct sched_ring_reduced {
+	struct schedule prog; /* prog.nodes = N, prog.collective = SCHED_ALLGATHER */
+	uint32_t *period;     /* prog.nsteps entries, owned */
+};
+
+void sched_ring_reduced_free(struct sched_ring_reduced *r);
+/* Transfers of the whole schedule: sum over steps of program x N / period. */
+uint64_t sched_ring_reduced_transfers(const struct sched_ring_reduced *r);
+/* The explicit schedule (sched_init done here). */
+int sched_ring_reduced_expand(const struct sched_ring_reduced *r, struct schedule *s,
+			      struct ofc_error *err);
+/* sched_verify's WDM checks (verify_opts.wdm = w) by the same symmetry: per step, the
+ * program's lightpaths read modulo the period are pairwise disjoint on each
+ * (direction, fibre, wavelength) and none is longer than the period; a
+ * lightpath carries one block; a node adds and drops at most max_add; the
+ * sender holds the block before the step; every node ends with all N
+ * blocks. State: period x N bits (the representatives'), moved between
+ * periods by rotation and checked invariant under the next step's (else it
+ * fails, saying so). A pass means the expansion passes sched_verify; the
+ * report counts the whole schedule (transfers, duplicates, the most
+ * wavelengths busy on one segment). */
+int sched_verify_ring_reduced(const struct sched_ring_reduced *r, const struct verify_wdm *w,
+			      struct verify_report *report);
 
 /* BFB (sched/bfb.c) as a reduced schedule on G: node 0's (u, t) problems
  * alone, since u + g's problem is the translate of u's and so is a

@@ -1414,13 +1414,26 @@ static int write_phase(struct vstate *v, uint32_t t)
 
 static int step_loads(struct vstate *v, uint32_t t)
 {
+	const double *cap = v->o->arc_capacity;
 	uint64_t max = 0;
+	double load = 0;
 
-	for (size_t i = 0; i < v->narc_used; i++)
-		if (v->arc_load[v->arc_used[i]] > max)
-			max = v->arc_load[v->arc_used[i]];
-	v->narc_used = 0;
-	double load = (double)max / SCHED_ONE;
+	if (cap) {
+		/* Mixed rates: the step lasts as long as its slowest link's
+		 * data over that link's capacity. */
+		for (size_t i = 0; i < v->narc_used; i++) {
+			uint32_t a = v->arc_used[i];
+
+			load = fmax(load, (double)v->arc_load[a] / SCHED_ONE / cap[a]);
+		}
+		v->narc_used = 0;
+	} else {
+		for (size_t i = 0; i < v->narc_used; i++)
+			if (v->arc_load[v->arc_used[i]] > max)
+				max = v->arc_load[v->arc_used[i]];
+		v->narc_used = 0;
+		load = (double)max / SCHED_ONE;
+	}
 	if (v->o->step_link_load)
 		v->o->step_link_load[t] = load;
 	v->r->sum_max_link_load += load;
@@ -1671,6 +1684,10 @@ static int setup(struct vstate *v)
 		if (g->n != n)
 			return fail(v, 0, SIZE_MAX, "the schedule has %u nodes, the topology %u", n,
 				    g->n);
+		for (uint32_t a = 0; v->o->arc_capacity && a < g->m; a++)
+			if (!(v->o->arc_capacity[a] > 0))
+				return fail(v, 0, SIZE_MAX, "arc %u has capacity %g", a,
+					    v->o->arc_capacity[a]);
 		v->arc_stamp = xcalloc((size_t)g->m + 1, sizeof(uint32_t));
 		v->arc_load = xcalloc((size_t)g->m + 1, sizeof(uint64_t));
 		v->arc_used = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));

@@ -10,7 +10,9 @@
 #include <string.h>
 
 static const char help[] =
-    "  --nodes N          ring nodes (2..8192)\n"
+    "  --nodes N          ring nodes (2..65535; OpTree's all-gather above 8192 is\n"
+    "                     the symmetry-reduced schedule, checked by symmetry)\n"
+    "  --reduced          that reduced schedule at any size (an even plan)\n"
     "  --wavelengths W    wavelengths per fibre\n"
     "  --fibres F         fibres per direction (default 1)\n"
     "  --block-size B     data each node contributes, e.g. 4MiB (default 4MiB)\n"
@@ -55,6 +57,7 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"mrr-delay", required_argument, NULL, 'D'},
 	    {"oeo-delay", required_argument, NULL, 'E'},
 	    {"overlap", no_argument, NULL, 'O'},
+	    {"reduced", no_argument, NULL, 'X'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"sweep", no_argument, NULL, 'S'},
 	    {"plot", required_argument, NULL, 'P'},
@@ -65,7 +68,8 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	struct schedule_query q = {.collective = SCHED_ALLGATHER, .algorithm = "optree"};
+	struct schedule_query q = {
+	    .collective = SCHED_ALLGATHER, .algorithm = "optree", .reduced = SCHEDULE_REDUCED_AUTO};
 	struct schedule_print p = {.cmd = cmd, .format = FMT_JSON};
 	struct optree_ring ring = {0, 0, 1, 0, 40e9, 25e-6, 10e-9, 4u << 20};
 	uint32_t interfaces = 4, mrrs = 64;
@@ -74,14 +78,14 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 	struct ofc_error err = {0};
 	int c;
 
-	while ((c = cli_getopt(cmd, argc, argv, "n:w:F:b:a:c:e:r:I:M:R:D:E:OjSP:f:o:h", opts)) !=
+	while ((c = cli_getopt(cmd, argc, argv, "n:w:F:b:a:c:e:r:I:M:R:D:E:OXjSP:f:o:h", opts)) !=
 	       -1) {
 		switch (c) {
 		case -2:
 			return 2;
 		case 'n':
-			if (cli_opt_u32(cmd, "nodes", optarg, 2, OPTREE_MAX_NODES,
-					"transfers name nodes in 16 bits", &ring.nodes))
+			if (cli_opt_u32(cmd, "nodes", optarg, 2, SCHED_MAX_NODES,
+					"node ids are 16 bits", &ring.nodes))
 				return 2;
 			have_n = true;
 			break;
@@ -145,6 +149,9 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 			break;
 		case 'O':
 			q.overlap = true;
+			break;
+		case 'X':
+			q.reduced = SCHEDULE_REDUCED_ALWAYS;
 			break;
 		case 'j':
 			p.json = true;

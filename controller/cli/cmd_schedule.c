@@ -47,7 +47,9 @@ static const char help[] =
     "                   directions), U>V one arc, U a whole node (it takes no\n"
     "                   part; the others run the collective among themselves),\n"
     "                   comma-separated (0-1,5-6,9); each schedule is priced\n"
-    "                   against the healthy topology too\n"
+    "                   against the healthy topology too (solved first: its\n"
+    "                   all-to-all MCF warm-starts the degraded one, whose\n"
+    "                   --time-limit it is not held to)\n"
     "  --max-memory M   refuse (exit 1), with the estimate and what would fit, a\n"
     "                   request or an -o export (pb, msccl) that would hold more\n"
     "                   than M (default: half the machine's memory)\n"
@@ -58,7 +60,10 @@ static const char help[] =
     "                   group that maps it to every node, checked by the same\n"
     "                   symmetry; without it, only what the explicit schedule\n"
     "                   cannot hold is reduced (bfb, swing, mcf paths), and the\n"
-    "                   command says so\n"
+    "                   command says so. On a WDM ring config: OpTree's\n"
+    "                   all-gather on an even plan, stage 1 whole and stage i\n"
+    "                   repeated every n_(i-1) nodes (reduced by itself above\n"
+    "                   8,192 nodes)\n"
     "On a terminal a line on stderr shows the phase and the seconds so far.\n";
 
 /* The ring family's refusal that comes before any work: -o names one file. */
@@ -76,8 +81,6 @@ int cli_schedule(const struct schedule_print *p, const struct schedule_query *q)
 
 	if (ring_request(q) && q->algorithm && strcmp(q->algorithm, "all") == 0 && p->output)
 		return cli_usage_error(p->cmd, "-o writes one schedule: pick one --algo");
-	if (ring_request(q) && q->reduced == SCHEDULE_REDUCED_ALWAYS)
-		return cli_usage_error(p->cmd, "--reduced is for direct-connect topologies");
 	rc = schedule_compute(q, &r, &spec_error, &err);
 	cli_progress_clear(q->clock);
 	if (rc < 0) {
@@ -202,8 +205,8 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 		case 'W':
 			if (strcmp(optarg, "host") && strcmp(optarg, "nic"))
 				return cli_usage_error(cmd, "--forwarding is host or nic");
-			q->forwarding = 1 + (strcmp(optarg, "nic") == 0 ? NIC_FORWARDING
-									 : HOST_FORWARDING);
+			q->forwarding =
+			    1 + (strcmp(optarg, "nic") == 0 ? NIC_FORWARDING : HOST_FORWARDING);
 			break;
 		case 'P':
 			if (cli_opt_u32(cmd, "chunks", optarg, 1, 1000000, NULL, &q->chunks))

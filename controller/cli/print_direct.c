@@ -149,6 +149,9 @@ static double theta_bound(const struct schedule_result *r)
 	 * a host, theta <= beta / L; NIC forwarding its own N-1 shards. */
 	double L = (double)moore_tree_cost(r->g->n, r->degree), b = r->degree / L;
 
+	if (r->theta_cap > 0) /* links of different rates */
+		b = r->theta_cap;
+
 	if (r->host_beta > 0)
 		b = fmin(b, r->host_beta / (r->g->n - 1));
 	if (r->host_beta > 0 && !r->nic_forwarding)
@@ -193,6 +196,24 @@ static void write_a2a_json(const struct schedule_result *r, const struct schedul
 		jw_double(w, o->mcf.gap);
 		jw_key(w, "stop");
 		jw_str(w, mcf_stop_name(o->mcf.stop));
+		if (o->mcf.note[0]) {
+			jw_key(w, "note");
+			jw_str(w, o->mcf.note);
+		}
+		jw_key(w, "warm_started");
+		jw_bool(w, o->mcf.warm_started);
+		if (o->mcf.warm_started) {
+			/* Re-planning: what the healthy solution gave, and what
+			 * solving it cost (not in "seconds"). */
+			jw_key(w, "warm_columns");
+			jw_uint(w, o->mcf.warm_columns);
+			jw_key(w, "warm_bound_theta");
+			jw_double(w, o->mcf.warm_bound > 0 ? 1 / o->mcf.warm_bound : 0);
+			jw_key(w, "healthy_seconds");
+			jw_double(w, o->healthy_mcf_s);
+			jw_key(w, "solve_seconds");
+			jw_double(w, o->mcf.solve_seconds);
+		}
 		jw_key(w, "group_order");
 		jw_uint(w, o->mcf.group_order);
 		jw_key(w, "sources_solved");
@@ -440,8 +461,7 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 		fprintf(out, "  verified     yes: %zu transfers, %s give tau_B %.9g%s\n",
 			o->ntransfers,
 			o->is_a2a && r->host_beta > 0 ? "link and host loads" : "link loads",
-			o->measured,
-			o->is_bfb && r->link_rate ? " (every link at the slowest rate)" : "");
+			o->measured, r->arc_cap ? " (each link at its rate)" : "");
 	else
 		fprintf(out, "  verified     NO: %s\n", o->verify_error);
 	if (o->is_reduced && o->group.reps > 1)
@@ -465,9 +485,10 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 			"  theta        %.9g per link capacity (%s); bound %s = %.9g, "
 			"ratio %.4f\n",
 			o->theta, o->cut_through ? "cut-through routes" : "store-and-forward steps",
-			r->host_beta <= 0      ? "d/L(N,d)"
-			: r->nic_forwarding ? "min(d/L(N,d), I/(N-1))"
-					    : "min(d/L, I_mean/L, I_min/(N-1))",
+			r->host_beta <= 0 && r->theta_cap > 0 ? "min(sum c/(N L(N,d)), c_min/(N-1))"
+			: r->host_beta <= 0		      ? "d/L(N,d)"
+			: r->nic_forwarding		      ? "min(d/L(N,d), I/(N-1))"
+							      : "min(d/L, I_mean/L, I_min/(N-1))",
 			theta_bound(r), o->theta / theta_bound(r));
 		if (o->have_mcf) {
 			fprintf(out,
@@ -476,6 +497,14 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 				o->theta_mcf, mcf_method_name(o->mcf.method), o->mcf.classes,
 				o->mcf.nodes, o->mcf.iterations, o->mcf.seconds, o->lowering,
 				o->max_paths);
+			if (o->mcf.warm_started)
+				fprintf(
+				    out,
+				    "               warm-started from the healthy solution (%.3f s "
+				    "to solve): %u of its trees kept, its lengths bound theta "
+				    "by %.9g\n",
+				    o->healthy_mcf_s, o->mcf.warm_columns,
+				    o->mcf.warm_bound > 0 ? 1 / o->mcf.warm_bound : 0);
 			if (o->mcf.optimal)
 				fprintf(out,
 					"               optimal (the LP bound meets the flow)\n");

@@ -150,12 +150,32 @@ static void write_json_one(struct json_writer *w, const struct schedule_result *
 	jw_uint(w, o->ring.tm.retune_stages);
 	jw_key(w, "hidden_stage_retunes");
 	jw_uint(w, o->ring.tm.hidden_stages);
-	jw_key(w, "mrr_retune_steps");
-	jw_uint(w, o->ring.tm.retune_steps);
-	jw_key(w, "time_all_retunes_us");
-	jw_double(w, o->ring.tm.all_retunes_us);
-	jw_key(w, "time_all_retunes_plain_us");
-	jw_double(w, o->ring.tm.all_retunes_plain_us);
+	if (o->is_reduced) {
+		/* Per-node MRR tracking needs every node's lightpaths. */
+		jw_key(w, "reduced");
+		jw_obj_begin(w);
+		jw_key(w, "group");
+		jw_str(w, "rotations, a subgroup per stage");
+		jw_key(w, "program_transfers");
+		jw_uint(w, o->s.nxfers);
+		jw_key(w, "stage_periods");
+		jw_arr_begin(w);
+		for (uint32_t i = 0, t = 0; i < res->nstages; t += res->stage[i++].steps)
+			jw_uint(w, res->period[t]);
+		jw_arr_end(w);
+		jw_key(w, "generate_s");
+		jw_double(w, o->gen_s);
+		jw_key(w, "verify_s");
+		jw_double(w, o->verify_s);
+		jw_obj_end(w);
+	} else {
+		jw_key(w, "mrr_retune_steps");
+		jw_uint(w, o->ring.tm.retune_steps);
+		jw_key(w, "time_all_retunes_us");
+		jw_double(w, o->ring.tm.all_retunes_us);
+		jw_key(w, "time_all_retunes_plain_us");
+		jw_double(w, o->ring.tm.all_retunes_plain_us);
+	}
 	jw_key(w, "verified");
 	jw_bool(w, o->verified);
 	if (!o->verified) {
@@ -259,10 +279,17 @@ static void write_text_one(FILE *f, const struct schedule_result *q,
 			o->ring.tm.retune_stages == 1 ? "" : "s", o->ring.tm.saved_us,
 			o->ring.tm.plain_us > 0 ? 100.0 * o->ring.tm.saved_us / o->ring.tm.plain_us
 						: 0.0);
-	fprintf(f,
-		"  MRR retuning          %u of %u steps change some ring; charging every one: "
-		"%.2f us\n",
-		o->ring.tm.retune_steps, o->steps, o->ring.tm.all_retunes_us);
+	if (o->is_reduced)
+		fprintf(f,
+			"  reduced               %zu program transfers: stage 1 whole, stage i "
+			"repeated every n_(i-1) nodes (rotations); built in %.3f s, checked by "
+			"symmetry in %.3f s\n",
+			o->s.nxfers, o->gen_s, o->verify_s);
+	else
+		fprintf(f,
+			"  MRR retuning          %u of %u steps change some ring; charging every "
+			"one: %.2f us\n",
+			o->ring.tm.retune_steps, o->steps, o->ring.tm.all_retunes_us);
 	if (o->verified)
 		fprintf(f, "  verified              yes (%zu transfers)\n", o->ntransfers);
 	else
@@ -323,7 +350,8 @@ static void write_table(FILE *f, const struct schedule_result *q)
 			ring->fibres, ring->wavelengths, ring->rate / 1e9);
 		for (size_t i = 0; i < n; i++)
 			if (o[i].applies)
-				fprintf(f, "  %-9s x%.3f of it%s\n", optree_algo_name(o[i].ring.algo),
+				fprintf(f, "  %-9s x%.3f of it%s\n",
+					optree_algo_name(o[i].ring.algo),
 					o[i].ring.tm.time_us / o[i].fluid_bound_us,
 					o[i].below_fluid ? "  BELOW THE fluid bound: a bug" : "");
 	} else if (q->fluid.why[0]) {
@@ -375,7 +403,13 @@ int print_ring(const struct schedule_print *p, const struct schedule_result *r)
 	}
 	fflush(out);
 
-	if (!r->compare && cli_write_schedule(p, &r->main->s, &err) < 0)
+	if (!r->compare && p->output && r->main->is_reduced) {
+		fprintf(stderr,
+			"ofc %s: -o: a reduced ring schedule is not written (the program "
+			"without its periods would read as the whole schedule)\n",
+			p->cmd->name);
+		rc = 1;
+	} else if (!r->compare && cli_write_schedule(p, &r->main->s, &err) < 0)
 		rc = cli_fail(&err);
 	for (size_t i = 0; i < r->nout; i++)
 		if (r->out[i].applies && !r->out[i].verified) {

@@ -18,7 +18,7 @@
 #define CERTIFY_MAX_NODES 256
 #define CERTIFY_SECONDS	  5.0
 
-static int build_net(const struct graph *g, double arc_gbps, struct fluid_net *n,
+static int build_net(const struct graph *g, double arc_gbps, const double *cap, struct fluid_net *n,
 		     struct ofc_error *err)
 {
 	char name[16];
@@ -33,7 +33,8 @@ static int build_net(const struct graph *g, double arc_gbps, struct fluid_net *n
 	for (uint32_t u = 0; u < g->n; u++)
 		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
 			if (g->adj[a] != u &&
-			    fluid_add_arc(n, u, g->adj[a], arc_gbps, 1.0, err) < 0)
+			    fluid_add_arc(n, u, g->adj[a], arc_gbps * (cap ? cap[a] : 1), 1.0,
+					  err) < 0)
 				return -1;
 	return 0;
 }
@@ -111,9 +112,11 @@ void direct_certify(struct schedule_result *r, const struct schedule_query *q)
 			 CERTIFY_MAX_NODES);
 		return;
 	}
-	/* A node's egress B over its d links; one unit is a shard, M/N bytes. */
-	if (build_net(g, r->cost.bandwidth / (r->degree ? r->degree : 1) / 8 / 1e9, &n, &err) <
-	    0) {
+	/* A node's egress B over its d links (each at its rate over the slowest
+	 * when rates differ: the bound must hold for schedules priced so); one
+	 * unit is a shard, M/N bytes. */
+	if (build_net(g, r->cost.bandwidth / (r->degree ? r->degree : 1) / 8 / 1e9, r->arc_cap, &n,
+		      &err) < 0) {
 		snprintf(df->why, sizeof(df->why), "no fluid bound: %.140s", err.msg);
 		fluid_net_free(&n);
 		return;

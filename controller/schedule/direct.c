@@ -167,7 +167,8 @@ static void finish(struct schedule_result *r, struct schedule_outcome *o)
 {
 	struct verify_report rep;
 	struct verify_opts vo = {.graph = r->nic_ports ? r->fv.pg : r->g,
-				 .clock = o->is_a2a ? NULL : r->clock};
+				 .clock = o->is_a2a ? NULL : r->clock,
+				 .arc_capacity = r->nic_ports ? r->pg_cap : r->arc_cap};
 	double t0 = now_seconds();
 	double *step_link = NULL;
 
@@ -688,6 +689,9 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 					 .injection = r->host_beta,
 					 .injections = r->host_betas,
 					 .nic_forwarding = r->nic_forwarding,
+					 .capacity = r->arc_cap,
+					 .keep_warm = q->keep_warm,
+					 .warm = q->warm,
 					 .time_limit = q->time_limit == 0  ? 60
 						       : q->time_limit < 0 ? 0
 									   : q->time_limit}};
@@ -734,6 +738,12 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 		a2a_routes_free(&o->mcf.routes);
 		o->have_mcf = true;
 		o->theta_mcf = o->mcf.theta;
+		if (o->mcf.note[0] && !strstr(r->note, o->mcf.note)) {
+			size_t len = strlen(r->note);
+
+			snprintf(r->note + len, sizeof(r->note) - len, "%smcf: %s", len ? "; " : "",
+				 o->mcf.note);
+		}
 		if (o->cut_through) /* the fluid MCF's theta, of which the paths keep this much */
 			sched_set_metric(&o->s, "theta_mcf", o->theta_mcf);
 		sched_set_metric(&o->s, "theta_optimal", o->mcf.optimal);
@@ -888,6 +898,9 @@ static bool link_rates(struct schedule_result *r, const struct fabric *f)
 				slow = mbps[a];
 		}
 	if (ok && g->m) {
+		r->arc_cap = xmalloc(((size_t)g->m + 1) * sizeof(double));
+		for (uint32_t a = 0; a < g->m; a++)
+			r->arc_cap[a] = (double)mbps[a] / (double)slow;
 		r->link_rate = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
 		for (uint32_t a = 0; a < g->m && ok; a++) {
 			ok = mbps[a] / unit <= BFB_MAX_RATE;
@@ -985,6 +998,44 @@ static void bfb_limits(struct schedule_result *r, const struct schedule_query *q
 			 r->note[0] ? "; " : "", lo, r->nic_forwarding ? "NIC" : "host");
 	}
 	snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note), "%s", note);
+}
+
+/* All-to-all with each link at its capacity c_e (slowest links): Basu et
+ * al. Thm 2 counts the capacity every source's flow costs, at least theta
+ * L(N, d) (d the most links a node has), against the total, so theta <=
+ * sum_e c_e / (N L(N, d)); and a node sends N-1 shards over its links and
+ * takes N-1 in, so theta <= C_min / (N-1) with C_min the least total
+ * capacity into or out of a node. tau_B = (d/N) / theta. One rate gives
+ * the paper's L(N, d)/N. (rate_bound's per-node scaling of L(N, d)/N would
+ * claim theta <= C_min / L(N, d), which a fast core and one slow node
+ * break.) */
+static void a2a_rate_bound(struct schedule_result *r)
+{
+	const struct graph *g = r->g;
+	uint32_t n = g->n;
+	double *in = xcalloc(n + 1, sizeof(double)), sum = 0, least = INFINITY;
+	double L = (double)moore_tree_cost(n, r->degree);
+
+	for (uint32_t u = 0; u < n; u++) {
+		double out = 0;
+
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			if (g->adj[a] != u) {
+				in[g->adj[a]] += r->arc_cap[a];
+				out += r->arc_cap[a];
+			}
+		sum += out;
+		least = fmin(least, out);
+	}
+	for (uint32_t u = 0; u < n; u++)
+		least = fmin(least, in[u]);
+	free(in);
+	r->theta_cap = fmin(sum / (n * L), least / (n - 1));
+	double tb = r->degree / (double)n / r->theta_cap;
+	r->lb.tau_b = frac_from_double(tb, 16 * (int64_t)n, 1e-9 * tb);
+	if (!frac_valid(r->lb.tau_b))
+		r->lb.tau_b = frac_make((int64_t)llround(tb * 1e6), 1000000);
+	r->lb_rates = true;
 }
 
 /* NIC-limited hosts (issue 14): the request's injection (every host) and
@@ -1117,9 +1168,14 @@ static int setup(struct schedule_result *r, const struct schedule_query *q, stru
 		fmt_rate(hi, sizeof(hi), f->cost.rate_max);
 		if (!q->spec && link_rates(r, f))
 			snprintf(r->note, sizeof(r->note),
-				 "link rates differ (%s to %s): BFB weighs each link "
-				 "by its rate (LP (13)); other algorithms are priced at the "
-				 "slowest, %s",
+				 "link rates differ (%s to %s): each link is taken at its "
+				 "rate (BFB by LP (13), the MCF as capacities, the link loads)",
+				 lo, hi);
+		else if (r->arc_cap)
+			snprintf(r->note, sizeof(r->note),
+				 "link rates differ (%s to %s): the MCF and the link loads "
+				 "take each link at its rate; BFB prices all at the slowest, "
+				 "%s (rates too far apart for LP (13))",
 				 lo, hi, lo);
 		else
 			snprintf(r->note, sizeof(r->note),
@@ -1133,7 +1189,11 @@ static int setup(struct schedule_result *r, const struct schedule_query *q, stru
 	r->hop_latency = q->hop_latency;
 	if (r->degree == 0 || cost_lower_bound(q->collective, g->n, r->degree, &r->lb) < 0)
 		return ofc_error_set(err, OFC_E_USAGE, "%s has no links", g->spec);
-	if (r->link_rate) {
+	if (r->arc_cap && q->collective == SCHED_ALLTOALL) {
+		a2a_rate_bound(r);
+		snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
+			 "; the lower bound takes each link at its rate");
+	} else if (r->link_rate) {
 		rate_bound(r);
 		if (r->lb_rates)
 			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
@@ -1144,6 +1204,17 @@ static int setup(struct schedule_result *r, const struct schedule_query *q, stru
 	r->lb_us = cost_time_us(&r->cost, r->lb.steps, frac_value(r->lb.tau_b));
 	/* NIC ports only when the schedule runs on the fabric's own graph. */
 	r->nic_ports = !r->own_graph && !r->healthy && fabric_view_init(f, g, &r->fv);
+	if (r->nic_ports && r->arc_cap) {
+		const struct graph *pg = r->fv.pg;
+
+		r->pg_cap = xmalloc(((size_t)pg->m + 1) * sizeof(double));
+		for (uint32_t a = 0; a < pg->m; a++)
+			r->pg_cap[a] = 1;
+		for (uint32_t u = 0; u < g->n; u++)
+			for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+				if (r->fv.arc2port[a] != UINT32_MAX)
+					r->pg_cap[pg->off[u] + r->fv.arc2port[a]] = r->arc_cap[a];
+	}
 	return 0;
 }
 

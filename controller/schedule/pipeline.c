@@ -88,34 +88,58 @@ static void renumber(struct schedule_result *r)
 	}
 }
 
-/* The same request on the healthy graph, for the price of the failures:
- * each outcome learns the time its algorithm takes there. What the healthy
- * run cannot do (an error, an algorithm that does not apply) leaves
- * healthy_us at 0. */
-static void price_healthy(struct schedule_result *r, const struct schedule_query *q,
-			  const char *algo)
+/* The same request on the healthy graph, for the price of the failures
+ * (run before the degraded one: an all-to-all MCF keeps its solution,
+ * h->out[i].mcf.warm, to warm-start the degraded graph's). false when it
+ * could not run. */
+static bool run_healthy(struct schedule_result *h, const struct schedule_result *r,
+			const struct schedule_query *q, const char *algo)
 {
-	struct schedule_result h = {.kind = SCHEDULE_DIRECT,
-				    .fabric = r->fabric,
-				    .algorithm = algo,
-				    .clock = r->clock,
-				    .collective = r->collective,
-				    .g = r->healthy};
+	struct schedule_query qh = *q;
 	struct ofc_error err = {0};
 
-	if (schedule_direct(&h, q, algo, &err) < 0)
-		return;
+	*h = (struct schedule_result){.kind = SCHEDULE_DIRECT,
+				      .fabric = r->fabric,
+				      .algorithm = algo,
+				      .clock = q->clock,
+				      .collective = r->collective,
+				      .g = r->healthy};
+	qh.keep_warm = q->collective == SCHED_ALLTOALL;
+	qh.warm = NULL;
+	/* The healthy MCF is the degraded one's start: a --time-limit below
+	 * the default bounds the re-plan, not the solution it starts from. */
+	if (q->time_limit > 0 && q->time_limit < 60)
+		qh.time_limit = 0;
+	return schedule_direct(h, &qh, algo, &err) == 0;
+}
+
+/* Each outcome learns the time its algorithm takes on the healthy graph.
+ * What the healthy run cannot do (an error, an algorithm that does not
+ * apply) leaves healthy_us at 0. */
+static void price_healthy(struct schedule_result *r, const struct schedule_result *h)
+{
 	for (uint32_t i = 0; i < r->nout; i++) {
 		struct schedule_outcome *o = &r->out[i];
 
-		for (uint32_t j = 0; j < h.nout; j++)
-			if (strcmp(h.out[j].algo, o->algo) == 0 && h.out[j].applies &&
-			    h.out[j].verified)
-				o->healthy_us = h.out[j].time_us;
+		for (uint32_t j = 0; j < h->nout; j++)
+			if (strcmp(h->out[j].algo, o->algo) == 0 && h->out[j].applies &&
+			    h->out[j].verified) {
+				o->healthy_us = h->out[j].time_us;
+				if (h->out[j].have_mcf)
+					o->healthy_mcf_s = h->out[j].mcf.seconds;
+			}
 		if (o->have && o->healthy_us > 0)
 			sched_set_metric(&o->s, "healthy_time_us", o->healthy_us);
 	}
-	schedule_result_free(&h);
+}
+
+/* The healthy run's fluid MCF solution, if any: the degraded run's start. */
+static const struct mcf_warm *healthy_warm(const struct schedule_result *h)
+{
+	for (uint32_t j = 0; j < h->nout; j++)
+		if (h->out[j].have_mcf && h->out[j].mcf.warm)
+			return h->out[j].mcf.warm;
+	return NULL;
 }
 
 int schedule_compute(const struct schedule_query *q, struct schedule_result *r, bool *spec_error,
@@ -183,11 +207,20 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r, 
 			schedule_result_free(r);
 			return -1;
 		}
-		rc = schedule_direct(r, q, algo, err);
+		struct schedule_result h = {0};
+		bool have_h = r->healthy && run_healthy(&h, r, q, algo);
+		struct schedule_query qd = *q;
+
+		/* The healthy MCF warm-starts the degraded one on the same
+		 * nodes; failed hosts renumber the survivors, so not there. */
+		qd.warm = have_h && !r->keep ? healthy_warm(&h) : NULL;
+		rc = schedule_direct(r, &qd, algo, err);
 		if (rc == 0 && r->keep)
 			renumber(r);
-		if (rc == 0 && r->healthy)
-			price_healthy(r, q, algo);
+		if (rc == 0 && have_h)
+			price_healthy(r, &h);
+		if (have_h)
+			schedule_result_free(&h);
 	}
 	if (rc < 0)
 		schedule_result_free(r);
@@ -207,6 +240,8 @@ void schedule_result_free(struct schedule_result *r)
 	free(r->keep);
 	free(r->absent);
 	free(r->link_rate);
+	free(r->arc_cap);
+	free(r->pg_cap);
 	free(r->links);
 	free(r->host_betas);
 	free(r->bfb_inject);

@@ -30,12 +30,28 @@ struct optree_ring ring_optree_model(const struct fabric *f, const struct ring *
 static const enum optree_algo all_algos[] = {OPTREE_RING, OPTREE_NE, OPTREE_ONESTAGE, OPTREE_WRHT,
 					     OPTREE_TREE};
 
+/* Reduced (OpTree's all-gather above OPTREE_MAX_NODES, or asked for):
+ * Eq. 3 with every stage retuning, since the MRR tracking of
+ * optree_timing needs every node's lightpaths. */
+static void reduced_timing(const struct optree_ring *ring, const struct optree_result *res,
+			   struct optree_time *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->step_us = (double)ring->block_bytes * 8.0 / ring->rate * 1e6;
+	t->retune_stages = res->nstages;
+	t->plain_us = res->sched.nsteps * t->step_us +
+		      res->nstages * (ring->mrr_delay + ring->oeo_delay) * 1e6;
+	t->time_us = t->plain_us;
+}
+
 /* Build one algorithm, verify it with the one verifier against the ring's
- * wavelengths and add/drop limits, and price it (Eq. 3). */
+ * wavelengths and add/drop limits (reduced: by symmetry), and price it
+ * (Eq. 3). */
 static void run_one(struct schedule_result *r, const struct schedule_query *q, enum optree_algo a,
-		    struct schedule_outcome *o)
+		    bool reduce, struct schedule_outcome *o)
 {
 	struct optree_opts opts = {.algo = a,
+				   .reduced = reduce,
 				   .overlap = q->overlap,
 				   .collective = q->collective,
 				   .rwa_engine = q->rwa_engine,
@@ -61,9 +77,9 @@ static void run_one(struct schedule_result *r, const struct schedule_query *q, e
 	 * holds each lightpath and its colouring too: 1,155 MiB measured for
 	 * the 16.8 M of 4,096 nodes, 72 bytes each. */
 	double per = a == OPTREE_ONESTAGE ? 72 : 0;
-	if (schedule_memory_check(q, optree_algo_name(a), r->ring.nodes,
-				  phases * r->ring.nodes * (r->ring.nodes - 1.0), 1, per, o->why,
-				  sizeof(o->why)) < 0) {
+	if (!reduce && schedule_memory_check(q, optree_algo_name(a), r->ring.nodes,
+					     phases * r->ring.nodes * (r->ring.nodes - 1.0), 1, per,
+					     o->why, sizeof(o->why)) < 0) {
 		o->why_code = OFC_E_RUNTIME;
 		return;
 	}
@@ -82,7 +98,18 @@ static void run_one(struct schedule_result *r, const struct schedule_query *q, e
 
 	snprintf(what, sizeof(what), "%s: verification", optree_algo_name(a));
 	clock_progress(q->clock, what, -1);
-	o->verified = sched_verify(s, &vo, &w->vr) == 0;
+	if (reduce) {
+		struct sched_ring_reduced rr = {w->res.sched, w->res.period};
+		double t0 = now_seconds();
+
+		o->verified = sched_verify_ring_reduced(&rr, &vw, &w->vr) == 0;
+		o->verify_s = now_seconds() - t0;
+		o->is_reduced = true;
+		reduced_timing(&r->ring, &w->res, &w->tm);
+	} else {
+		o->verified = sched_verify(s, &vo, &w->vr) == 0;
+		optree_timing(&r->ring, &w->res, q->overlap, &w->tm);
+	}
 	if (clock_check(q->clock, "verification", &err) < 0) {
 		optree_result_free(&w->res);
 		goto fail;
@@ -91,7 +118,6 @@ static void run_one(struct schedule_result *r, const struct schedule_query *q, e
 	if (!o->verified)
 		snprintf(o->verify_error, sizeof(o->verify_error), "%s", w->vr.error);
 	s->verified = o->verified;
-	optree_timing(&r->ring, &w->res, q->overlap, &w->tm);
 	o->time_us = w->tm.time_us;
 	s->time_us = w->tm.time_us;
 	/* the bandwidth term of the bound */
@@ -103,7 +129,7 @@ static void run_one(struct schedule_result *r, const struct schedule_query *q, e
 	o->s = *s;
 	memset(s, 0, sizeof(*s));
 	o->steps = o->s.nsteps;
-	o->ntransfers = o->s.nxfers;
+	o->ntransfers = reduce ? w->vr.ntransfers : o->s.nxfers;
 	sched_set_metric(&o->s, "max_wavelengths_used", w->vr.max_wavelengths_used);
 	return;
 fail:
@@ -159,17 +185,38 @@ int schedule_ring(struct schedule_result *r, const struct schedule_query *q, con
 			return -1;
 		}
 	}
-	if (r->ring.nodes > OPTREE_MAX_NODES)
+	/* OpTree's all-gather reduced by rotations (sched_ring_reduced) when
+	 * asked, or by itself where the explicit schedule is refused. */
+	bool tree_ag = n == 1 && one == OPTREE_TREE && !q->overlap &&
+		       (!q->collective || q->collective == SCHED_ALLGATHER);
+	bool reduce =
+	    q->reduced == SCHEDULE_REDUCED_ALWAYS ||
+	    (q->reduced == SCHEDULE_REDUCED_AUTO && tree_ag && r->ring.nodes > OPTREE_MAX_NODES);
+	if (reduce && !tree_ag)
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "--reduced on a WDM ring: OpTree's all-gather alone (--algo "
+				     "optree, no --overlap)");
+	if (r->ring.nodes > SCHED_MAX_NODES && !reduce)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "%u nodes: schedules are built for at most %u nodes "
 				     "(transfers name nodes in 16 bits)",
-				     r->ring.nodes, OPTREE_MAX_NODES);
+				     r->ring.nodes, SCHED_MAX_NODES);
+	if (reduce && q->reduced == SCHEDULE_REDUCED_AUTO)
+		snprintf(r->note, sizeof(r->note),
+			 "%u nodes: more than %u, so OpTree's all-gather is the symmetry-reduced "
+			 "schedule (an even plan; stage i repeats every n_(i-1) nodes), checked "
+			 "by symmetry",
+			 r->ring.nodes, OPTREE_MAX_NODES);
 
 	r->out = xcalloc(n, sizeof(*r->out));
 	for (size_t i = 0; i < n; i++) {
 		struct schedule_outcome *o = &r->out[r->nout++];
 
-		run_one(r, q, algos[i], o);
+		double t0 = now_seconds();
+
+		run_one(r, q, algos[i], reduce, o);
+		if (reduce)
+			o->gen_s = now_seconds() - t0 - o->verify_s;
 		/* Keep only the summary of the algorithms compared: the schedule
 		 * of a 4096-node all-gather is 335 MB. */
 		if (n > 1 && o->have) {

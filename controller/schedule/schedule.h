@@ -79,6 +79,13 @@ struct schedule_query {
 	double injection;
 	int forwarding;
 	enum schedule_reduce reduced;
+	/* All-to-all MCF re-planning (issue 14): keep_warm keeps the fluid
+	 * MCF's solution in the outcome (mcf.warm) for a later warm start;
+	 * warm starts the fluid MCF from one (a healthy fabric's, this one
+	 * less failed links). schedule_compute with failures sets both itself
+	 * (the healthy run first, its solution the degraded run's start). */
+	bool keep_warm;
+	const struct mcf_warm *warm;
 };
 
 /* ---- the answer ---------------------------------------------------------- */
@@ -128,6 +135,7 @@ struct schedule_outcome {
 	/* With failed links: the same algorithm's time on the healthy graph
 	 * (0 when it does not apply there or was not built) */
 	double healthy_us;
+	double healthy_mcf_s; /* all-to-all mcf: the healthy graph's MCF seconds */
 	bool below_fluid; /* ... and it claims to beat it (a bug) */
 	/* Symmetry-reduced (BFB on a Cayley family): s is node 0's program,
 	 * group translates it; ntransfers counts the whole schedule's. */
@@ -202,6 +210,13 @@ struct schedule_result {
 	uint32_t *link_rate;
 	struct frac rate_scale;
 	bool lb_rates;
+	/* The same rates as capacities in slowest links (>= 1, per arc of g;
+	 * pg_cap per arc of fv.pg): the MCF's capacities and the verifier's
+	 * link loads. NULL when links are of one rate (or some has none). */
+	double *arc_cap, *pg_cap;
+	/* All-to-all with arc_cap: the bound on theta they give (per slowest
+	 * link; direct.c a2a_rate_bound), else 0 (d / L(N, d)). */
+	double theta_cap;
 	/* NIC-limited hosts (issue 14): injection in link capacities (0: not
 	 * limited, or not below d links), the forwarding model, and the rate
 	 * (bits/s) it came from. All-to-all only: the MCF's host rows, the

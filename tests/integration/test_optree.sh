@@ -81,8 +81,17 @@ if grep -q "^allgather schedule 'optree' on 16 nodes: 12 steps, 240 transfers$" 
 
 # Bad input: exit 2 with the reason.
 expect_error 2 "ofc optree: missing --wavelengths" $OFC optree --nodes 16
-expect_error 2 "ofc optree: bad --nodes '1': must be 2..65535 (transfers name nodes in 16 bits)" $OFC optree --nodes 1 --wavelengths 2
-expect_error 2 "ofc optree: bad --nodes '70000': must be 2..65535 (transfers name nodes in 16 bits)" $OFC optree --nodes 70000 --wavelengths 2
+expect_error 2 "ofc optree: bad --nodes '1': must be 2..65535 (node ids are 16 bits)" $OFC optree --nodes 1 --wavelengths 2
+expect_error 2 "ofc optree: bad --nodes '70000': must be 2..65535 (node ids are 16 bits)" $OFC optree --nodes 70000 --wavelengths 2
+# Symmetry-reduced (issue 17): above 8,192 nodes by itself, with a note;
+# at any size with --reduced; only OpTree's all-gather on an even plan.
+expect_json 'j["num_steps"]==1664 and j["num_transfers"]==16384*16383 and j["reduced"]["program_transfers"]==344064 and j["reduced"]["stage_periods"]==[16384,4096,1024,256,64,16,4] and j["verified"]' $OFC optree --nodes 16384 --wavelengths 64 --json
+expect_json 'j["num_steps"]==72 and j["num_transfers"]==1047552 and j["reduced"]["program_transfers"]==15360 and j["verified"]' $OFC optree --nodes 1024 --wavelengths 64 --reduced --json
+expect_json 'j["num_steps"]==12 and j["num_transfers"]==240 and j["reduced"]["stage_periods"]==[16,4] and j["verified"]' $OFC schedule configs/ring16-optree.yaml --collective allgather --reduced --json
+expect_error 2 "ofc schedule: --reduced on a WDM ring: OpTree's all-gather alone (--algo optree, no --overlap)" $OFC schedule configs/ring16-optree.yaml --collective allreduce --reduced
+expect_error 2 "ofc optree: a reduced schedule needs even groups (radices whose product is the 1024 nodes)" $OFC optree --nodes 1024 --wavelengths 64 --reduced --radices 3,3,3,3,3,3,3
+expect_error 2 "ofc optree: --reduced on a WDM ring: OpTree's all-gather alone (--algo optree, no --overlap)" $OFC optree --nodes 64 --wavelengths 2 --reduced --algo ring
+expect_error 1 "ofc optree: -o: a reduced ring schedule is not written (the program without its periods would read as the whole schedule)" $OFC optree --nodes 64 --wavelengths 2 --reduced -o "$TMP/x"
 expect_error 2 "ofc optree: unknown --algo 'tree' (ring, ne, onestage, wrht, optree, all)" $OFC optree --nodes 16 --wavelengths 2 --algo tree
 expect_error 2 "ofc optree: neighbor exchange needs an even number of nodes (15)" $OFC optree --nodes 15 --wavelengths 2 --algo ne
 expect_error 2 "ofc optree: the radices multiply to 8, fewer than the 16 nodes" $OFC optree --nodes 16 --wavelengths 2 --radices 2,4

@@ -51,12 +51,15 @@ expect_refused "^ofc schedule: swing/B: bandwidth-optimal swing on 1024 nodes $E
 # The expansion constructions.
 expect_refused "^ofc schedule: expansion: the expansion construction on 1024 nodes $EST" \
 	$S --topology 'line^3(circulant:16:3,4)' --collective allreduce --algo expansion --max-memory 32MiB
-# OpTree and every WDM-ring algorithm (the 8,192-node cap is gone).
+# OpTree and every WDM-ring algorithm (the 8,192-node cap is gone; OpTree's
+# all-gather is reduced by itself above it).
 expect_refused "^ofc optree: optree on 16384 nodes $EST 1 GiB .*$FIT" \
-	$OFC optree --nodes 16384 --wavelengths 64 --max-memory 1GiB
+	$OFC optree --nodes 16384 --wavelengths 64 --collective allreduce --max-memory 1GiB
+expect_refused "^ofc optree: wrht on 16384 nodes $EST 1 GiB .*$FIT" \
+	$OFC optree --nodes 16384 --wavelengths 64 --algo wrht --max-memory 1GiB
 expect_refused "^ofc optree: wrht on 4096 nodes $EST" \
 	$OFC optree --nodes 4096 --wavelengths 64 --algo wrht --collective allreduce --max-memory 64MiB
-expect_error 2 "ofc optree: bad --nodes '70000': must be 2..65535 (transfers name nodes in 16 bits)" \
+expect_error 2 "ofc optree: bad --nodes '70000': must be 2..65535 (node ids are 16 bits)" \
 	$OFC optree --nodes 70000 --wavelengths 2
 
 # Just under the limit it builds: the refusal's own estimate, plus 5% for

@@ -145,7 +145,7 @@ wiring: {pattern: sequential, switches: [ocs0]}
 topology: torus:4
 EOT
 expect_json 'j["bandwidth_bps"]==2*25e9' $OFC schedule "$TMP/mixed.yaml" --collective allgather --algo bfb --size 1MiB --json
-grep -q "^ofc schedule: link rates differ (25 Gb/s to 100 Gb/s): BFB weighs each link by its rate (LP (13)); other algorithms are priced at the slowest, 25 Gb/s" "$TMP/err" &&
+grep -q "^ofc schedule: link rates differ (25 Gb/s to 100 Gb/s): each link is taken at its rate (BFB by LP (13), the MCF as capacities, the link loads)" "$TMP/err" &&
 	ok || bad "mixed rates not said" "$(cat "$TMP/err")"
 
 # BFB with each link at its rate (LP (13)), by hand: a broom s - a - b <
@@ -155,6 +155,7 @@ grep -q "^ofc schedule: link rates differ (25 Gb/s to 100 Gb/s): BFB weighs each
 # (3/4), s hears b's over the slow one (1): 1. Step 3: s hears the three x
 # over the slow link: 3. d = 4 (b), tau_B = (4/6)(1 + 1 + 3) = 10/3; every
 # link at 25G would give (4/6)(1 + 3 + 3) = 14/3.
+# The verifier, taking each link at its rate, measures the same 10/3.
 printf '0-1
 1-2
 2-3 2-4 2-5
@@ -171,7 +172,7 @@ hosts:
   - {name: x3, ports: 4, port_rate: 100Gbps}
 topology: edges:$TMP/broom.edges
 EOT
-expect_json 'j["tau_b_fraction"]=="10/3" and j["num_steps"]==3 and j["verified"] and j["bandwidth_bps"]==4*25e9 and abs(j["tau_b_measured"]-14/3)<1e-9' \
+expect_json 'j["tau_b_fraction"]=="10/3" and j["num_steps"]==3 and j["verified"] and j["bandwidth_bps"]==4*25e9 and abs(j["tau_b_measured"]-10/3)<1e-9' \
 	$OFC schedule "$TMP/broom.yaml" --collective allgather --algo bfb --size 1MiB --json
 expect_json 'j["tau_b_fraction"]=="10/3" and j["verified"]' \
 	$OFC schedule "$TMP/broom.yaml" --collective allgather --algo bfb-lp --size 1MiB --json
@@ -212,6 +213,27 @@ grep -q "the lower bound takes each node's links at their rates" "$TMP/err" &&
 	ok || bad "per-port rates: the bound not said" "$(cat "$TMP/err")"
 expect_json 'j["tau_b_fraction"]=="3/5" and j["verified"]' \
 	$OFC schedule "$TMP/ring4.yaml" --collective allgather --algo bfb-lp --size 1MiB --json
+# All-to-all MCF with each link at its rate, by hand (the same ring4; in
+# 25G links the arcs 2 -> 1 and 3 -> 2 have capacity 1, the rest 4). The
+# pairs at distance 2 go round the fast side; (2,1) and (3,2) send a share
+# x the long way (2-3-0-1, 3-0-1-2), which loads 0 -> 1 and 3 -> 0 with
+# 3 theta + 2 x theta: theta (1 - x) = 1 and theta (3 + 2x) = 4 give x =
+# 1/6, theta = 6/5. The lengths 2 on the slow arcs and 1 on 0 -> 1 and
+# 3 -> 0 prove it (sum c l = 12 over the pairs' distances 10). Every pair
+# has two paths, so the paths lowering keeps it: tau_B = (2/4)(5/6) = 5/12.
+# The bound: capacity 26 over N L(4, 2) = 16, and each node has 5 in and
+# out (5/3): theta <= 1.625, tau_B* = (2/4) / 1.625 = 4/13. One rate:
+# theta 1/2 per link (the 25G ring at its rate, the 100G one at its).
+expect_json 'abs(j["theta"]-1.2)<1e-9 and abs(j["mcf"]["theta"]-1.2)<1e-9 and j["mcf"]["optimal"] and j["tau_b_fraction"]=="5/12" and j["lower_bound_tau_b_fraction"]=="4/13" and j["theta_bound"]==1.625 and j["verified"]' \
+	$OFC schedule "$TMP/ring4.yaml" --collective alltoall --lowering paths --size 1MiB --json
+grep -q "mcf: capacities differ within a port: no one-source reduction" "$TMP/err" &&
+	ok || bad "mixed-rate mcf: the lost symmetry not said" "$(cat "$TMP/err")"
+for r in 25 100; do
+	sed "s/port_rates: \[100Gbps, 25Gbps\]/port_rate: ${r}Gbps/; s/port_rate: 100Gbps/port_rate: ${r}Gbps/" "$TMP/ring4.yaml" >"$TMP/ring4-$r.yaml"
+	expect_json 'abs(j["theta"]-0.5)<1e-12 and abs(j["mcf"]["theta"]-0.5)<1e-12 and j["mcf"]["method"]=="one-source symmetric" and j["tau_b_fraction"]=="1" and j["verified"]' \
+		$OFC schedule "$TMP/ring4-$r.yaml" --collective alltoall --lowering paths --size 1MiB --json
+done
+
 # All of c's ports at 25G is c's port_rate: the same schedule either way.
 sed 's/port_rates: \[100Gbps, 25Gbps\]/port_rates: [25Gbps, 25Gbps]/' "$TMP/ring4.yaml" >"$TMP/ring4b.yaml"
 sed 's/port_rates: \[100Gbps, 25Gbps\]/port_rate: 25Gbps/' "$TMP/ring4.yaml" >"$TMP/ring4c.yaml"

@@ -314,14 +314,337 @@ static void test_bad_plans(void **state)
 	assert_non_null(strstr(err.msg, "even number of nodes"));
 }
 
+/* ---- reduced schedules (sched_ring_reduced) ---------------------------------- */
+
+static void build_reduced(const struct optree_ring *r, struct optree_result *res)
+{
+	struct ofc_error err = {0};
+	struct optree_opts o = {.algo = OPTREE_TREE, .reduced = true};
+
+	if (optree_build(r, &o, res, &err) != 0)
+		fail_msg("reduced N=%u W=%u: %s", r->nodes, r->wavelengths, err.msg);
+	assert_non_null(res->period);
+}
+
+/* Both checks on a reduced schedule: the verdict (0 / -1) of
+ * sched_verify_ring_reduced, which must be sched_verify's on the expansion;
+ * with both reports in *a (reduced) and *b (explicit). */
+static int both_checks(const struct optree_ring *r, const struct sched_ring_reduced *rr,
+		       struct verify_report *a, struct verify_report *b)
+{
+	struct verify_wdm w = optree_verify_wdm(r);
+	struct verify_opts vo = {.wdm = &w};
+	struct ofc_error err = {0};
+	struct schedule s;
+
+	int ra = sched_verify_ring_reduced(rr, &w, a);
+	assert_int_equal(sched_ring_reduced_expand(rr, &s, &err), 0);
+	int rb = sched_verify(&s, &vo, b);
+	sched_free(&s);
+	if (ra != rb)
+		fail_msg("N=%u W=%u: reduced check %d (%s), explicit %d (%s)", r->nodes,
+			 r->wavelengths, ra, a->error, rb, b->error);
+	return ra;
+}
+
+static uint64_t lightpath_key(const struct xfer *x, uint32_t t)
+{
+	return (uint64_t)t << 44 | (uint64_t)x->src << 28 | (uint64_t)x->dst << 12 |
+	       (uint64_t)xfer_dir(x) << 10 | (uint64_t)x->fibre << 8 | x->lane;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static uint64_t *lightpaths(const struct schedule *s)
+{
+	uint64_t *k = malloc((s->nxfers + 1) * sizeof(uint64_t));
+
+	for (uint32_t t = 0; t < s->nsteps; t++)
+		for (size_t i = s->step_start[t]; i < s->step_start[t + 1]; i++)
+			k[i] = lightpath_key(&s->xfers[i], t);
+	qsort(k, s->nxfers, sizeof(uint64_t), cmp_u64);
+	return k;
+}
+
+/* The reduced OpTree schedule on even plans, N = 8 .. 1024 and several W:
+ * its check by symmetry agrees with sched_verify on its expansion (both
+ * pass, same steps, transfers, busiest segment, no duplicates), and where
+ * the explicit builder merges no stage ends the expansion is its schedule
+ * lightpath for lightpath (steps, ends, direction, fibre, wavelength). */
+static void test_reduced_agrees(void **state)
+{
+	static const uint32_t nodes[] = {8, 12, 16, 27, 32, 48, 64, 96, 100, 128, 256, 512, 1024};
+	static const uint32_t wl[] = {1, 2, 8, 64};
+	uint32_t same = 0;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++)
+		for (size_t j = 0; j < sizeof(wl) / sizeof(wl[0]); j++) {
+			if (nodes[i] >= 512 && wl[j] < 8)
+				continue; /* time */
+			struct optree_ring r = ring(nodes[i], wl[j]);
+			struct optree_result red, ex;
+			struct verify_report a, b;
+
+			build_reduced(&r, &red);
+			struct sched_ring_reduced rr = {red.sched, red.period};
+			assert_int_equal(both_checks(&r, &rr, &a, &b), 0);
+			assert_int_equal(a.nsteps, b.nsteps);
+			assert_int_equal(a.ntransfers, b.ntransfers);
+			assert_int_equal(a.ntransfers, (size_t)r.nodes * (r.nodes - 1));
+			assert_int_equal(sched_ring_reduced_transfers(&rr), a.ntransfers);
+			assert_int_equal(a.max_wavelengths_used, b.max_wavelengths_used);
+			assert_true(a.duplicate_blocks == 0 && b.duplicate_blocks == 0);
+			/* Stage 1 is explicit; later stages repeat every group. */
+			assert_int_equal(red.period[0], r.nodes);
+			assert_true(red.sched.nxfers < a.ntransfers || red.plan.depth == 1);
+
+			build_ok(&r, OPTREE_TREE, red.plan.radix, red.plan.depth, false, &ex);
+			bool merged = false;
+			for (uint32_t k = 0; k < ex.nstages; k++)
+				merged = merged || ex.stage[k].merged;
+			if (!merged) {
+				struct schedule s;
+				struct ofc_error err = {0};
+
+				assert_int_equal(sched_ring_reduced_expand(&rr, &s, &err), 0);
+				assert_int_equal(s.nsteps, ex.sched.nsteps);
+				assert_int_equal(s.nxfers, ex.sched.nxfers);
+				uint64_t *x = lightpaths(&s), *y = lightpaths(&ex.sched);
+				assert_memory_equal(x, y, s.nxfers * sizeof(uint64_t));
+				free(x);
+				free(y);
+				sched_free(&s);
+				same++;
+			} else {
+				/* A merge saves at most a step per stage boundary. */
+				assert_true(ex.sched.nsteps <= red.sched.nsteps);
+				assert_true(ex.sched.nsteps + ex.nstages >= red.sched.nsteps);
+			}
+			optree_result_free(&ex);
+			optree_result_free(&red);
+		}
+	assert_true(same >= 20);
+}
+
+/* Whether transfers x0..x1 of s, as lightpaths (step, ends, direction,
+ * fibre, wavelength), are the same set rotated by g. */
+static bool rotation_invariant(const struct schedule *s, size_t x0, size_t x1, uint32_t g)
+{
+	size_t m = x1 - x0;
+	uint64_t *a = malloc((m + 1) * sizeof(uint64_t)), *b = malloc((m + 1) * sizeof(uint64_t));
+	uint32_t n = s->nodes;
+
+	for (uint32_t t = 0; t < s->nsteps; t++)
+		for (size_t i = s->step_start[t]; i < s->step_start[t + 1]; i++) {
+			if (i < x0 || i >= x1)
+				continue;
+			struct xfer y = s->xfers[i];
+
+			a[i - x0] = lightpath_key(&y, t);
+			y.src = (uint16_t)((y.src + g) % n);
+			y.dst = (uint16_t)((y.dst + g) % n);
+			b[i - x0] = lightpath_key(&y, t);
+		}
+	qsort(a, m, sizeof(uint64_t), cmp_u64);
+	qsort(b, m, sizeof(uint64_t), cmp_u64);
+	bool same = memcmp(a, b, m * sizeof(uint64_t)) == 0;
+	free(a);
+	free(b);
+	return same;
+}
+
+/* What docs/ARCHITECTURE.md ("OpTree by symmetry") says of the explicit
+ * schedules: with even groups the whole schedule is invariant under the
+ * rotation by N/2 only (stage 1's tilings), stage i >= 2 under rotation by
+ * its group size n_(i-1) (and not by n_(i-1)/2); uneven groups have no
+ * rotation at all. */
+static void test_rotations_of_explicit(void **state)
+{
+	struct optree_ring r = ring(256, 4);
+	struct optree_result res;
+	uint32_t even[4] = {4, 4, 4, 4}, uneven[4] = {3, 3, 3, 3};
+	(void)state;
+
+	build_ok(&r, OPTREE_TREE, even, 4, false, &res);
+	const struct schedule *s = &res.sched;
+	for (uint32_t g = 1; g < 256; g *= 2)
+		assert_true(rotation_invariant(s, 0, s->nxfers, g) == (g == 128));
+	size_t x0 = res.stage[0].transfers;
+	for (uint32_t i = 1, group = 64; i < res.nstages; i++, group /= 4) {
+		size_t x1 = x0 + res.stage[i].transfers;
+
+		assert_false(res.stage[i].merged);
+		assert_true(rotation_invariant(s, x0, x1, group));
+		assert_false(rotation_invariant(s, x0, x1, group / 2));
+		x0 = x1;
+	}
+	optree_result_free(&res);
+
+	r = ring(64, 4);
+	build_ok(&r, OPTREE_TREE, uneven, 4, false, &res);
+	for (uint32_t g = 1; g < 64; g *= 2)
+		assert_false(rotation_invariant(&res.sched, 0, res.sched.nxfers, g));
+	optree_result_free(&res);
+}
+
+/* The program with transfer `drop` left out, and (when move < nsteps)
+ * transfer `mv` moved to step `move`. */
+static void program_edit(const struct sched_ring_reduced *in, size_t drop, size_t mv, uint32_t move,
+			 struct sched_ring_reduced *out)
+{
+	const struct schedule *p = &in->prog;
+
+	sched_init(&out->prog, p->collective, p->algorithm, p->nodes);
+	out->period = malloc(p->nsteps * sizeof(uint32_t));
+	memcpy(out->period, in->period, p->nsteps * sizeof(uint32_t));
+	for (uint32_t t = 0; t < p->nsteps; t++) {
+		sched_step(&out->prog);
+		for (size_t k = p->step_start[t]; k < p->step_start[t + 1]; k++)
+			if (k != drop && k != mv)
+				sched_add(&out->prog, &p->xfers[k]);
+		if (t == move)
+			sched_add(&out->prog, &p->xfers[mv]);
+	}
+}
+
+/* Corruptions of the program: a wavelength clash, a transfer a step early,
+ * a transfer dropped. Each is judged alike by both checks (both_checks
+ * fails the test otherwise); clashes and drops always fail, and some early
+ * transfers do (those whose block arrives in the step before). */
+static void test_reduced_corruptions(void **state)
+{
+	static const uint32_t cases[][2] = {{16, 2}, {64, 2}, {96, 3}, {100, 2}, {256, 4}};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct optree_ring r = ring(cases[i][0], cases[i][1]);
+		struct optree_result red;
+		struct verify_report a, b;
+		uint32_t clashes = 0, early_fail = 0, early_pass = 0, drops = 0;
+
+		build_reduced(&r, &red);
+		struct sched_ring_reduced rr = {red.sched, red.period};
+		struct schedule *p = &rr.prog;
+		uint32_t n = r.nodes;
+
+		for (uint32_t t = 0; t < p->nsteps; t += 1 + p->nsteps / 16) {
+			/* Clash: x takes the channel of a lightpath y of the
+			 * same step whose arc, or a rotation of it by the
+			 * period, shares a segment with x's. */
+			uint32_t per = rr.period[t];
+			for (size_t x = p->step_start[t]; x < p->step_start[t + 1]; x++) {
+				size_t y;
+				const struct xfer *X = &p->xfers[x];
+				for (y = p->step_start[t]; y < p->step_start[t + 1]; y++) {
+					const struct xfer *Y = &p->xfers[y];
+					if (xfer_dir(Y) != xfer_dir(X) ||
+					    (Y->src == X->src && Y->dst == X->dst) ||
+					    (Y->lane == X->lane && Y->fibre == X->fibre))
+						continue;
+					bool cw = xfer_dir(X) == DIR_CW;
+					uint32_t fx = cw ? X->src : X->dst,
+						 fy = cw ? Y->src : Y->dst;
+					uint32_t lx = cw ? (X->dst + n - X->src) % n
+							 : (X->src + n - X->dst) % n;
+					uint32_t ly = cw ? (Y->dst + n - Y->src) % n
+							 : (Y->src + n - Y->dst) % n;
+					uint32_t d = (fy + n - fx) % per;
+					if (d < lx || (per - d) % per < ly)
+						break;
+				}
+				if (y == p->step_start[t + 1])
+					continue;
+				struct xfer keep = p->xfers[x];
+				p->xfers[x].lane = p->xfers[y].lane;
+				p->xfers[x].fibre = p->xfers[y].fibre;
+				assert_int_equal(both_checks(&r, &rr, &a, &b), -1);
+				assert_non_null(strstr(a.error, "conflict"));
+				assert_non_null(strstr(b.error, "conflict"));
+				p->xfers[x] = keep;
+				clashes++;
+				break;
+			}
+			/* A step early, and dropped: a few transfers of the step. */
+			size_t m = p->step_start[t + 1] - p->step_start[t];
+			for (size_t q = 0; q < 3 && q < m; q++) {
+				size_t k = p->step_start[t] + q * m / 3;
+				struct sched_ring_reduced e;
+
+				if (t) {
+					program_edit(&rr, SIZE_MAX, k, t - 1, &e);
+					if (both_checks(&r, &e, &a, &b) < 0)
+						early_fail++;
+					else
+						early_pass++;
+					sched_ring_reduced_free(&e);
+				}
+				program_edit(&rr, k, SIZE_MAX, UINT32_MAX, &e);
+				assert_int_equal(both_checks(&r, &e, &a, &b), -1);
+				drops++;
+				sched_ring_reduced_free(&e);
+			}
+		}
+		assert_true(clashes > 0);
+		assert_true(drops > 0);
+		assert_true(early_fail > 0);
+		optree_result_free(&red);
+	}
+}
+
+/* What a reduced schedule is refused for: uneven groups (no rotation keeps
+ * them), algorithms other than OpTree's tree, and a program no smaller
+ * than an explicit schedule. */
+static void test_reduced_refusals(void **state)
+{
+	struct optree_ring r = ring(64, 2);
+	struct optree_result res;
+	struct optree_opts o = {.algo = OPTREE_TREE, .reduced = true};
+	struct ofc_error err = {0};
+	uint32_t uneven[4] = {3, 3, 3, 3};
+	struct optree_plan p;
+	(void)state;
+
+	/* Uneven groups: no rotation keeps them. */
+	assert_int_equal(optree_plan_radices(&r, uneven, 4, &p, &err), 0);
+	o.plan = &p;
+	assert_int_equal(optree_build(&r, &o, &res, &err), -1);
+	assert_non_null(strstr(err.msg, "even groups"));
+	/* Only OpTree's all-gather. */
+	o.plan = NULL;
+	o.algo = OPTREE_RING;
+	assert_int_equal(optree_build(&r, &o, &res, &err), -1);
+	/* Explicit schedules are no longer capped at OPTREE_MAX_NODES: the
+	 * pipeline's memory estimate decides (issue 17; test_scale.sh). */
+	o.algo = OPTREE_TREE;
+	/* A prime has one stage of radix N: no smaller than the explicit. */
+	r = ring(8209, 64);
+	o.reduced = true;
+	assert_int_equal(optree_build(&r, &o, &res, &err), -1);
+	assert_non_null(strstr(err.msg, "program would hold 67379472 transfers"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_theorem2_depths), cmocka_unit_test(test_worked_example),
-	    cmocka_unit_test(test_n1024),	    cmocka_unit_test(test_plans_predict_and_verify),
-	    cmocka_unit_test(test_add_drop_split),  cmocka_unit_test(test_mutations_fail),
-	    cmocka_unit_test(test_time_model),	    cmocka_unit_test(test_overlap_hides_retunes),
+	    cmocka_unit_test(test_theorem2_depths),
+	    cmocka_unit_test(test_worked_example),
+	    cmocka_unit_test(test_n1024),
+	    cmocka_unit_test(test_plans_predict_and_verify),
+	    cmocka_unit_test(test_add_drop_split),
+	    cmocka_unit_test(test_mutations_fail),
+	    cmocka_unit_test(test_time_model),
+	    cmocka_unit_test(test_overlap_hides_retunes),
 	    cmocka_unit_test(test_bad_plans),
+	    cmocka_unit_test(test_reduced_agrees),
+	    cmocka_unit_test(test_reduced_corruptions),
+	    cmocka_unit_test(test_reduced_refusals),
+	    cmocka_unit_test(test_rotations_of_explicit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
