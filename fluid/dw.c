@@ -825,11 +825,14 @@ int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_g
 	r->model_rows = d.nrows + d.nconv;
 	r->model_bytes = 400 * cols + 64ull * tx_narcs(x) * (d.ncls + 4);
 	if (r->model_bytes > p->mem_limit) {
+		char need[32], max[32];
+
+		fmt_size(need, sizeof(need), r->model_bytes);
+		fmt_size(max, sizeof(max), p->mem_limit);
 		ofc_error_set(err, OFC_E_RUNTIME,
-			      "the pricing models at T = %u need about %.1f GiB, over the limit "
-			      "of %.1f GiB",
-			      x->T, (double)r->model_bytes / (1u << 30),
-			      (double)p->mem_limit / (1u << 30));
+			      "the pricing models at T = %u need about %s, over the memory limit "
+			      "of %s",
+			      x->T, need, max);
 		goto out;
 	}
 	uint32_t ne = x->ne, na = tx_narcs(x);

@@ -124,12 +124,14 @@ int full_solve(const struct problem *p, const struct texp *x, bool phase2,
 	 * 200 per row or column, as measured on these models. */
 	r->model_bytes = 40 * nnz + 200 * (rows + (uint64_t)ncols);
 	if (r->model_bytes > p->mem_limit) {
+		char need[32], max[32];
+
+		fmt_size(need, sizeof(need), r->model_bytes);
+		fmt_size(max, sizeof(max), p->mem_limit);
 		ofc_error_set(err, OFC_E_RUNTIME,
-			      "the full LP at T = %u needs about %.1f GiB (%llu columns, %llu "
-			      "nonzeros), over the limit of %.1f GiB: use --method mirrored or dw",
-			      x->T, (double)r->model_bytes / (1u << 30),
-			      (unsigned long long)ncols, (unsigned long long)nnz,
-			      (double)p->mem_limit / (1u << 30));
+			      "the full LP at T = %u needs about %s (%llu columns, %llu "
+			      "nonzeros), over the memory limit of %s: use --method mirrored or dw",
+			      x->T, need, (unsigned long long)ncols, (unsigned long long)nnz, max);
 		goto out;
 	}
 	lp = lp_new(ncols);

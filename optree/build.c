@@ -564,11 +564,11 @@ int optree_build(const struct optree_ring *r, const struct optree_opts *o,
 				     "a reduced ring schedule is OpTree's all-gather (no "
 				     "--overlap), not %s %s",
 				     optree_algo_name(o->algo), sched_collective_name(c));
-	if (r->nodes > OPTREE_MAX_NODES && !o->reduced)
+	if (r->nodes > SCHED_MAX_NODES && !o->reduced)
 		return ofc_error_set(err, OFC_E_INPUT,
-				     "%u nodes: schedules are built for at most %u (N(N-1) "
-				     "transfers)",
-				     r->nodes, OPTREE_MAX_NODES);
+				     "%u nodes: schedules are built for at most %u (transfers "
+				     "name nodes in 16 bits)",
+				     r->nodes, SCHED_MAX_NODES);
 	if (c != SCHED_ALLGATHER && c != SCHED_REDUCE_SCATTER && c != SCHED_ALLREDUCE &&
 	    c != SCHED_ALLTOALL)
 		return ofc_error_set(err, OFC_E_INPUT,

@@ -26,7 +26,11 @@
 #include "util/util.h"
 
 #define OPTREE_MAX_DEPTH 32
-#define OPTREE_MAX_NODES 8192u	    /* N(N-1) transfers of 20 bytes: 1.3 GB here */
+/* Above this many nodes OpTree's all-gather defaults (--reduced auto) to
+ * the symmetry-reduced schedule. Explicit schedules are built up to
+ * SCHED_MAX_NODES (transfers name nodes in 16 bits, a true limit) when
+ * their memory estimate fits (controller/schedule/ring.c). */
+#define OPTREE_MAX_NODES 8192u
 #define OPTREE_MAX_CELLS (1u << 25) /* 2 F W N: the verifier's per-channel state */
 
 struct optree_ring {

@@ -463,6 +463,61 @@ const char *baseline_name(unsigned i)
 	return i < ARRAY_SIZE(names) ? names[i] : NULL;
 }
 
+/* Hops from node 0 to every node (UINT32_MAX: unreachable). */
+static uint32_t *hops_from_0(const struct graph *g)
+{
+	uint32_t *d = xmalloc(((size_t)g->n + 1) * sizeof(uint32_t)),
+		 *q = xmalloc(((size_t)g->n + 1) * sizeof(uint32_t));
+	uint32_t head = 0, tail = 0;
+
+	for (uint32_t v = 0; v < g->n; v++)
+		d[v] = UINT32_MAX;
+	d[0] = 0;
+	q[tail++] = 0;
+	while (head < tail) {
+		uint32_t u = q[head++];
+
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			if (d[g->adj[a]] == UINT32_MAX) {
+				d[g->adj[a]] = d[u] + 1;
+				q[tail++] = g->adj[a];
+			}
+	}
+	free(q);
+	return d;
+}
+
+uint32_t baseline_pieces(const struct graph *g, const char *algo)
+{
+	if (strcmp(algo, "bidir-ring") == 0)
+		return 2;
+	return strcmp(algo, "torus-rings") == 0 && g->n ? graph_outdeg(g, 0) : 1;
+}
+
+double baseline_transfers(const struct graph *g, const char *algo, enum sched_collective c)
+{
+	double n = g->n, phases = c == SCHED_ALLREDUCE ? 2 : 1, per = 1;
+
+	if (g->n < 2)
+		return 0;
+	if (strcmp(algo, "bidir-ring") == 0) {
+		per = 2; /* each block in two halves, one each way */
+	} else if (strcmp(algo, "torus-rings") == 0) {
+		per = graph_outdeg(g, 0); /* a share on every port */
+	} else if (strcmp(algo, "recursive") == 0 && c == SCHED_ALLGATHER) {
+		/* Doubling relays the 2^r blocks of step r over every hop to
+		 * u ^ 2^r (node 0's distances stand for every node's). */
+		uint32_t *d = hops_from_0(g);
+		double sum = 0;
+
+		for (uint32_t b = 1; b < g->n; b <<= 1)
+			sum += (double)b * (d[b] == UINT32_MAX ? 1 : d[b]);
+		free(d);
+		return sum * n;
+	}
+	return phases * per * n * (n - 1);
+}
+
 int baseline_schedule(const struct graph *g, const struct topo_tree *t, const char *algo,
 		      enum sched_collective c, struct schedule *s, struct ofc_error *err)
 {

@@ -749,6 +749,11 @@ static void solve_node(void *arg, size_t ui, unsigned wid)
 
 	if (w->failed)
 		return;
+	if (clock_expired(vw->o->clock)) { /* the request's deadline (issue 17) */
+		w->failed = true;
+		snprintf(w->why, sizeof(w->why), "time limit reached in generation");
+		return;
+	}
 	for (uint32_t a = 0; a < d; a++)
 		w->wt[a] = vw->o->rate ? vw->o->rate[vw->in_arc[vw->in_off[u] + a]] : 1;
 	if (vw->pass == PASS_BUILD)

@@ -247,6 +247,9 @@ struct bfb_opts {
 	 * the schedule unchanged. Built schedules, exact methods, no chunks. */
 	const struct frac *inject;
 	bool nic_forwarding;
+	/* The request's deadline (issue 17), or NULL: checked per node
+	 * solved; past it bfb_schedule fails (OFC_E_RUNTIME). */
+	const struct ofc_clock *clock;
 };
 
 struct bfb_stats {
@@ -320,6 +323,14 @@ int expand_schedule(const struct topo_tree *t, enum sched_collective c, const st
  * a torus). An error of kind OFC_E_INPUT says why one does not apply. */
 bool baseline_known(const char *algo);
 const char *baseline_name(unsigned i); /* the i-th baseline; NULL past the end */
+/* The transfers baseline_schedule(g, algo, c) will hold (its memory
+ * estimate, before building it): n (n - 1) per phase on a ring, twice on
+ * both rings, once per port for torus-rings, each relayed hop for
+ * recursive doubling on a graph that is no hypercube. */
+double baseline_transfers(const struct graph *g, const char *algo, enum sched_collective c);
+/* ... and the pieces it cuts each block into (2 on both rings, one per
+ * port for torus-rings, else 1: whole blocks). */
+uint32_t baseline_pieces(const struct graph *g, const char *algo);
 int baseline_schedule(const struct graph *g, const struct topo_tree *t, const char *algo,
 		      enum sched_collective c, struct schedule *s, struct ofc_error *err);
 
@@ -563,6 +574,9 @@ void a2a_outcome_free(struct a2a_outcome *o);
  * every transfer on the torus. */
 enum swing_variant { SWING_BANDWIDTH = 0, SWING_LATENCY = 1 };
 
+/* Above this many nodes Swing's default (--reduced auto) is the
+ * symmetry-reduced schedule; the explicit one is built up to
+ * SCHED_MAX_NODES (16-bit node ids) when its memory estimate fits. */
 #define SWING_MAX_SCHEDULE_NODES 1024u
 
 struct torus_figures {
@@ -576,11 +590,16 @@ struct torus_figures {
 
 /* algo "swing" or "recursive-doubling" on the torus t names; s may be NULL
  * for the figures alone (power-of-two sizes, any size up to 2^24 nodes);
- * otherwise the allreduce schedule (up to SWING_MAX_SCHEDULE_NODES) and its
+ * otherwise the allreduce schedule (up to SCHED_MAX_NODES; the caller
+ * checks its memory with torus_allreduce_transfers) and its
  * figures measured from it. */
 int torus_allreduce(const struct topo_tree *t, const char *algo, enum swing_variant v,
 		    bool multiport, struct schedule *s, struct torus_figures *f,
 		    struct ofc_error *err);
+/* The transfers torus_allreduce's schedule will hold (its memory estimate,
+ * before building it); 0 when t is no torus algo schedules. */
+double torus_allreduce_transfers(const struct topo_tree *t, const char *algo, enum swing_variant v,
+				 bool multiport);
 /* Figures of any schedule on torus t, its transfers routed (Xi with the
  * given psi). */
 int torus_routed_figures(const struct topo_tree *t, const struct schedule *s, double psi,
@@ -659,6 +678,9 @@ struct verify_opts {
 	 * links; a link's load is then its data over its capacity (step times
 	 * at mixed link rates). NULL: every link 1. */
 	const double *arc_capacity;
+	/* The request's deadline and progress (issue 17), or NULL: checked
+	 * and reported every step; past the deadline the check fails. */
+	const struct ofc_clock *clock;
 };
 
 struct verify_report {

@@ -458,11 +458,13 @@ int torus_allreduce(const struct topo_tree *t, const char *algo, enum swing_vari
 		f->xi = f->tau_b / (2 * f->psi);
 		return 0;
 	}
-	if (pl.p > SWING_MAX_SCHEDULE_NODES || (v == SWING_LATENCY && pl.p > 256))
+	/* Transfers name nodes in 16 bits: a true limit. What fits in memory
+	 * is the caller's estimate (torus_allreduce_transfers). */
+	if (pl.p > SCHED_MAX_NODES)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "%u nodes: %s %s schedules are built for up to %u nodes", pl.p,
 				     v == SWING_LATENCY ? "latency-optimal" : "bandwidth-optimal",
-				     algo, v == SWING_LATENCY ? 256 : SWING_MAX_SCHEDULE_NODES);
+				     algo, SCHED_MAX_NODES);
 	build(&pl, v, algo, s);
 	snprintf(s->topology, sizeof(s->topology), "%s", t->spec);
 	if (torus_routed_figures(t, s, psi_of(&pl, v), f, err) < 0)
@@ -470,6 +472,22 @@ int torus_allreduce(const struct topo_tree *t, const char *algo, enum swing_vari
 	f->instances = pl.k;
 	(void)popcount_set;
 	return 0;
+}
+
+double torus_allreduce_transfers(const struct topo_tree *t, const char *algo, enum swing_variant v,
+				 bool multiport)
+{
+	struct ofc_error err = {0};
+	struct tplan pl;
+	double p;
+
+	if (make_plan(t, algo, multiport, &pl, &err) < 0)
+		return 0;
+	p = pl.p;
+	/* build(): bandwidth-optimal, each of the k collectives sends every
+	 * node's p - 1 other blocks once in each half; latency-optimal, the
+	 * whole vector of p blocks every one of S steps. */
+	return v == SWING_LATENCY ? (double)pl.k * pl.S * p * p : 2.0 * pl.k * p * (p - 1);
 }
 
 /* ---- symmetry-reduced (sched.h, struct sched_reduced) ----------------------------- */

@@ -1791,6 +1791,11 @@ int sched_verify(const struct schedule *s, const struct verify_opts *o,
 	if (setup(&v) < 0)
 		goto out;
 	for (uint32_t t = 0; t < s->nsteps; t++) {
+		if (clock_expired(v.o->clock)) {
+			fail(&v, t, SIZE_MAX, "time limit reached in verification");
+			goto out;
+		}
+		clock_progress(v.o->clock, NULL, (double)t / s->nsteps);
 		if (read_phase(&v, t) < 0 || write_phase(&v, t) < 0)
 			goto out;
 		if (v.o->graph)

@@ -73,3 +73,24 @@ uint64_t peak_rss_bytes(void)
 		return 0;
 	return (uint64_t)ru.ru_maxrss * 1024u;
 }
+
+bool clock_expired(const struct ofc_clock *c)
+{
+	return c && c->deadline > 0 && now_seconds() >= c->deadline;
+}
+
+int clock_check(const struct ofc_clock *c, const char *phase, struct ofc_error *err)
+{
+	char lim[32];
+
+	if (!clock_expired(c))
+		return 0;
+	fmt_duration(lim, sizeof(lim), c->limit);
+	return ofc_error_set(err, OFC_E_RUNTIME, "time limit %s reached in %s", lim, phase);
+}
+
+void clock_progress(const struct ofc_clock *c, const char *phase, double done)
+{
+	if (c && c->progress)
+		c->progress(c->ctx, phase, done, now_seconds() - c->start);
+}

@@ -278,4 +278,24 @@ uint64_t unix_ms(void);
 /* Peak resident set size of this process in bytes (0 when unknown). */
 uint64_t peak_rss_bytes(void);
 
+/* A request's clock (issue 17): one absolute deadline on the now_seconds()
+ * clock that every phase of a long request checks, and where people watch,
+ * a progress report. Library code calls clock_check() between units of
+ * work and clock_progress() as it goes; the caller (a main) owns the clock
+ * and decides what progress prints. A NULL clock is no deadline and no
+ * report. */
+struct ofc_clock {
+	double start;	 /* now_seconds() when the request began */
+	double deadline; /* absolute; 0: none */
+	double limit;	 /* the seconds asked for (for messages) */
+	/* phase, its fraction done (0..1, < 0: unknown), seconds since start */
+	void (*progress)(void *ctx, const char *phase, double done, double elapsed);
+	void *ctx;
+};
+/* 0, or -1 with err (OFC_E_RUNTIME) "time limit T reached in PHASE".
+ * clock_progress with a NULL phase reports a new fraction of the last one. */
+int clock_check(const struct ofc_clock *c, const char *phase, struct ofc_error *err);
+bool clock_expired(const struct ofc_clock *c);
+void clock_progress(const struct ofc_clock *c, const char *phase, double done);
+
 #endif

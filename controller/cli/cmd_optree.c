@@ -34,7 +34,11 @@ static const char help[] =
     "                     size=4MiB..128MiB (doubling) wavelengths=64,96,128: a table\n"
     "                     of times (Eq. 3) with each schedule built and verified once\n"
     "  --plot FILE.svg    with --sweep: time against size per algorithm\n"
-    "  --format F -o OUT  write the schedule: json, text or pb (ofc.v1.Schedule)\n";
+    "  --format F -o OUT  write the schedule: json, text or pb (ofc.v1.Schedule)\n"
+    "  --time-limit T     stop past T with \"time limit T reached in PHASE\" (exit 1)\n"
+    "  --max-memory M     refuse (exit 1), with the estimate and what would fit, a\n"
+    "                     schedule or a pb export that would hold more than M\n"
+    "                     (default: half the machine's memory)\n";
 
 int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 {
@@ -59,6 +63,8 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"plot", required_argument, NULL, 'P'},
 	    {"format", required_argument, NULL, 'f'},
 	    {"output", required_argument, NULL, 'o'},
+	    {"time-limit", required_argument, NULL, 'T'},
+	    {"max-memory", required_argument, NULL, 'Q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -164,6 +170,18 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 		case 'o':
 			p.output = optarg;
 			break;
+		case 'T':
+			if (cli_opt_duration(cmd, "time-limit", optarg, &q.time_limit))
+				return 2;
+			break;
+		case 'Q': {
+			const char *why = NULL;
+
+			if (parse_size(optarg, &q.max_memory, &why) < 0 || q.max_memory == 0)
+				return cli_usage_error(cmd, "bad --max-memory '%s': %s", optarg,
+						       why ? why : "must be more than 0");
+			break;
+		}
 		case 'h':
 			return cli_help(cmd, help);
 		}
@@ -188,5 +206,11 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "--format needs -o OUT");
 	ring.max_add = interfaces * mrrs;
 	q.ring = &ring;
-	return cli_schedule(&p, &q);
+	struct ofc_clock clk;
+	struct cli_progress prog;
+	cli_clock_init(&clk, &prog, cmd, q.time_limit, p.json);
+	q.clock = &clk;
+	int rc = cli_schedule(&p, &q);
+	cli_progress_clear(&clk);
+	return rc;
 }

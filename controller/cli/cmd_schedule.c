@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char help[] =
     "FILE is a fabric config: a WDM ring in it gets ring schedules, a topology\n"
@@ -30,9 +31,10 @@ static const char help[] =
     "                   (weighted, at most d per pair) or single (one path per pair)\n"
     "  --variant V      swing / recursive-doubling: auto (default), bandwidth, latency\n"
     "  --hop-latency T  swing and its baselines: latency per hop, e.g. 400ns\n"
-    "  --time-limit T   all-to-all mcf and fluid: stop column generation after T\n"
-    "                   (default 60s; 0 = none for mcf) with the result certified\n"
-    "                   within a reported gap\n"
+    "  --time-limit T   the whole request: past T it stops with \"time limit T\n"
+    "                   reached in PHASE\" (exit 1); all-to-all mcf and fluid stop\n"
+    "                   column generation at T instead (default 60s; 0 = none for\n"
+    "                   mcf) with the result certified within a reported gap\n"
     "  --hops T         fluid: the hop limit T of LP 4.2 (default: searched)\n"
     "  --epsilon E      fluid: without --alpha, the least K chunks whose latency\n"
     "                   is within E of the fluid optimum (default 0.1)\n"
@@ -48,7 +50,8 @@ static const char help[] =
     "                   against the healthy topology too (solved first: its\n"
     "                   all-to-all MCF warm-starts the degraded one, whose\n"
     "                   --time-limit it is not held to)\n"
-    "  --max-memory M   refuse, with the estimate, a request that would hold more\n"
+    "  --max-memory M   refuse (exit 1), with the estimate and what would fit, a\n"
+    "                   request or an -o export (pb, msccl) that would hold more\n"
     "                   than M (default: half the machine's memory)\n"
     "  --reduced        bfb (up to 65,536 nodes), swing (tori, 65,536) or alltoall\n"
     "                   mcf (paths or steps, 4,096) on a torus, hypercube,\n"
@@ -60,7 +63,8 @@ static const char help[] =
     "                   command says so. On a WDM ring config: OpTree's\n"
     "                   all-gather on an even plan, stage 1 whole and stage i\n"
     "                   repeated every n_(i-1) nodes (reduced by itself above\n"
-    "                   8,192 nodes)\n";
+    "                   8,192 nodes)\n"
+    "On a terminal a line on stderr shows the phase and the seconds so far.\n";
 
 /* The ring family's refusal that comes before any work: -o names one file. */
 static bool ring_request(const struct schedule_query *q)
@@ -77,7 +81,9 @@ int cli_schedule(const struct schedule_print *p, const struct schedule_query *q)
 
 	if (ring_request(q) && q->algorithm && strcmp(q->algorithm, "all") == 0 && p->output)
 		return cli_usage_error(p->cmd, "-o writes one schedule: pick one --algo");
-	if (schedule_compute(q, &r, &spec_error, &err) < 0) {
+	rc = schedule_compute(q, &r, &spec_error, &err);
+	cli_progress_clear(q->clock);
+	if (rc < 0) {
 		if (spec_error) {
 			fprintf(stderr, "ofc %s: invalid topology '%s' at column %u: %s\n",
 				p->cmd->name, q->spec, err.col, err.msg);
@@ -90,6 +96,11 @@ int cli_schedule(const struct schedule_print *p, const struct schedule_query *q)
 	}
 	if (r.note[0])
 		fprintf(stderr, "ofc %s: %s\n", p->cmd->name, r.note);
+	if (r.main->applies && r.main->have && p->output &&
+	    cli_export_check(p, schedule_memory_limit(q), &r.main->s, &err) < 0) {
+		schedule_result_free(&r);
+		return cli_fail(&err);
+	}
 	if (!r.main->applies && !(r.kind == SCHEDULE_RING && r.compare)) {
 		/* The chosen algorithm cannot run on this topology or input. */
 		if (r.kind == SCHEDULE_DIRECT) {
@@ -311,6 +322,12 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 	}
 	if (q.time_limit > 0)
 		x.time_limit = q.time_limit;
+	/* The whole request's deadline (--time-limit) and, for people
+	 * watching, a progress line on stderr. */
+	struct ofc_clock clk;
+	struct cli_progress prog;
+	cli_clock_init(&clk, &prog, cmd, q.time_limit, p.json);
+	q.clock = &clk;
 	/* A server fabric is scheduled by the fluid engine (its default). */
 	bool fluid = (q.algorithm && strcmp(q.algorithm, "fluid") == 0) ||
 		     (!q.algorithm && !q.spec && schedule_fluid_fabric(f));
@@ -332,6 +349,7 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 				     sched_collective_name(q.collective));
 	else
 		rc = cli_schedule(&p, &q);
+	cli_progress_clear(&clk);
 	fabric_free(f);
 	return rc;
 }

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
@@ -160,6 +161,133 @@ int cli_write_schedule(const struct schedule_print *req, const struct schedule *
 		return cli_output_commit(&out, err);
 	cli_output_abort(&out);
 	return -1;
+}
+
+int cli_export_check(const struct schedule_print *p, uint64_t limit, const struct schedule *s,
+		     struct ofc_error *err)
+{
+	uint64_t need = 0, have = mem_resident();
+	const char *what = NULL;
+	char need_s[32], max_s[32];
+
+	if (!p->output)
+		return 0;
+	if (p->format == FMT_PB) {
+		need = schedule_pb_memory(s, false);
+		what = "its largest step as protobuf messages";
+	} else if (p->format == FMT_MSCCL) {
+		need = schedule_msccl_memory(s);
+		what = "every rank's chunks and operations";
+	}
+	if (!what || (double)have + (double)need <= (double)limit)
+		return 0;
+	fmt_size(need_s, sizeof(need_s), have + need);
+	fmt_size(max_s, sizeof(max_s), limit);
+	return ofc_error_set(err, OFC_E_RUNTIME,
+			     "writing the %u-node schedule (%zu transfers) as %s needs about %s "
+			     "(%s), over the memory limit of %s (--max-memory); --format json "
+			     "or text is written transfer by transfer and fits",
+			     s->nodes, s->nxfers, p->format == FMT_PB ? "pb" : "msccl", need_s,
+			     what, max_s);
+}
+
+/* The line, from pr (its mutex held). */
+static void progress_draw(struct cli_progress *pr)
+{
+	double t = now_seconds() - pr->start;
+
+	if (!pr->phase[0])
+		return;
+	if (pr->done >= 0)
+		fprintf(stderr, "\r\033[K  ofc %s: %s %3.0f%%, %.1f s", pr->cmd, pr->phase,
+			100 * pr->done, t);
+	else
+		fprintf(stderr, "\r\033[K  ofc %s: %s, %.1f s", pr->cmd, pr->phase, t);
+	fflush(stderr);
+	pr->shown = true;
+}
+
+static void *progress_tick(void *arg)
+{
+	struct cli_progress *pr = arg;
+
+	pthread_mutex_lock(&pr->mu);
+	while (!pr->stop) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 500000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&pr->cv, &pr->mu, &ts);
+		if (!pr->stop)
+			progress_draw(pr);
+	}
+	pthread_mutex_unlock(&pr->mu);
+	return NULL;
+}
+
+void cli_clock_init(struct ofc_clock *c, struct cli_progress *pr, const struct cli_cmd *cmd,
+		    double time_limit, bool json)
+{
+	memset(c, 0, sizeof(*c));
+	memset(pr, 0, sizeof(*pr));
+	pr->cmd = cmd->name;
+	c->start = pr->start = now_seconds();
+	if (time_limit > 0) {
+		c->deadline = c->start + time_limit;
+		c->limit = time_limit;
+	}
+	if (!isatty(STDERR_FILENO) || json)
+		return;
+	c->progress = cli_progress_show;
+	c->ctx = pr;
+	pthread_mutex_init(&pr->mu, NULL);
+	pthread_cond_init(&pr->cv, NULL);
+	/* Without the ticker the line still updates at every phase. */
+	pr->ticking = pthread_create(&pr->ticker, NULL, progress_tick, pr) == 0;
+}
+
+void cli_progress_show(void *ctx, const char *phase, double done, double elapsed)
+{
+	struct cli_progress *pr = ctx;
+
+	pthread_mutex_lock(&pr->mu);
+	if (!pr->stop) {
+		/* A new phase is drawn at once; a new fraction of the same one
+		 * (reported per step) at most ten times a second. */
+		bool now = phase || elapsed - pr->drawn >= 0.1;
+
+		if (phase)
+			snprintf(pr->phase, sizeof(pr->phase), "%s", phase);
+		pr->done = done;
+		if (now) {
+			progress_draw(pr);
+			pr->drawn = elapsed;
+		}
+	}
+	pthread_mutex_unlock(&pr->mu);
+}
+
+void cli_progress_clear(const struct ofc_clock *c)
+{
+	struct cli_progress *pr;
+
+	if (!c || c->progress != cli_progress_show)
+		return;
+	pr = c->ctx;
+	pthread_mutex_lock(&pr->mu);
+	pr->stop = true;
+	pthread_cond_signal(&pr->cv);
+	pthread_mutex_unlock(&pr->mu);
+	if (pr->ticking)
+		pthread_join(pr->ticker, NULL);
+	pr->ticking = false;
+	if (pr->shown)
+		fprintf(stderr, "\r\033[K");
+	pr->shown = false;
 }
 
 /* Option values with units or ranges. Each names the option, the value and

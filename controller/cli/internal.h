@@ -4,6 +4,7 @@
 #define OFC_CONTROLLER_CLI_INTERNAL_H
 
 #include <getopt.h>
+#include <pthread.h>
 
 #include "controller/cli/cli.h"
 #include "controller/config/config.h"
@@ -84,6 +85,30 @@ int optree_sweep(const struct cli_cmd *cmd, const struct schedule_query *q,
 		 const struct optree_ring *base, char **args, int nargs, const char *plot);
 /* Write a schedule to p->output in p->format (json, text, pb). Nothing to
  * do when no -o was given. */
+/* -o with the request's memory limit: 0, or -1 with the export's estimate,
+ * the limit and what would fit in err (JSON and text are streamed). */
+int cli_export_check(const struct schedule_print *p, uint64_t limit, const struct schedule *s,
+		     struct ofc_error *err);
+/* A long request's progress on a terminal: one line on stderr that updates
+ * in place (phase, percent when known, seconds), cleared before anything
+ * else is printed. The engines report at phase boundaries; a ticker thread
+ * redraws the line twice a second so the seconds move during a long phase.
+ * ctx: a struct cli_progress; cli_progress_clear stops the ticker. */
+struct cli_progress {
+	const char *cmd;
+	bool shown, ticking, stop;
+	pthread_t ticker;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char phase[96];
+	double done, start, drawn;
+};
+void cli_progress_show(void *ctx, const char *phase, double done, double elapsed);
+void cli_progress_clear(const struct ofc_clock *c);
+/* A request's clock: the deadline of --time-limit T (T > 0), progress on
+ * a terminal unless json. */
+void cli_clock_init(struct ofc_clock *c, struct cli_progress *pr, const struct cli_cmd *cmd,
+		    double time_limit, bool json);
 int cli_write_schedule(const struct schedule_print *p, const struct schedule *s,
 		       struct ofc_error *err);
 

@@ -22,6 +22,12 @@ int topology_pack(const struct graph *g, const struct topo_facts *facts, const s
  * message per step holding only that step (protobuf merges concatenated
  * messages, appending repeated fields), so memory stays one step's worth. */
 int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err);
+/* What writing s as protobuf holds (issue 17): its largest step's
+ * messages and packed bytes; whole: every step at once (ofcd's one-frame
+ * reply). JSON and text are written transfer by transfer and hold
+ * nothing per transfer. */
+#define PB_PACKED_TRANSFER 40
+uint64_t schedule_pb_memory(const struct schedule *s, bool whole);
 /* A direct-connect schedule back from what schedule_write_pb wrote (up to
  * SCHEDULE_PB_MAX bytes): the collective, nodes and steps; figures are not
  * read (the reader prices and verifies again). Errors name the file. */
@@ -37,6 +43,9 @@ struct msccl_info {
 	uint32_t channels, thread_blocks;
 	size_t operations;
 };
+/* What schedule_write_msccl holds for s, before it starts (issue 17): every
+ * rank's chunk states, its operations and the lane tables. */
+uint64_t schedule_msccl_memory(const struct schedule *s);
 int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info *info,
 			 struct ofc_error *err);
 /* The JSON form of the same ofc.v1.Fabric message (`ofc show --json`). */

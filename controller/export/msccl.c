@@ -252,6 +252,25 @@ static uint32_t pick_q(const struct schedule *s, bool *exact)
 	return MSCCL_MAX_Q;
 }
 
+uint64_t schedule_msccl_memory(const struct schedule *s)
+{
+	uint64_t n = s->nodes, Q, chunks;
+	bool exact;
+
+	if (n < 2 || n > MSCCL_MAX_RANKS)
+		return 0; /* refused before anything is held */
+	Q = pick_q(s, &exact);
+	/* per rank: input, output and scratch chunks (as schedule_write_msccl
+	 * sizes them; all-to-all scratch at most n blocks) */
+	chunks = s->collective == SCHED_ALLGATHER ? (n + 1) * Q : 3 * n * Q;
+	return n * n * (64 * sizeof(uint16_t) + sizeof(uint32_t)) +
+	       n * (chunks + 3) * sizeof(struct chunk_state) +
+	       (s->collective == SCHED_ALLTOALL ? n * n * n * sizeof(uint32_t) : 0) +
+	       /* a send and a receive per transfer, their deps and chunk reads
+	        * (within 3% of the peak RSS of torus:32x32 allreduce) */
+	       (uint64_t)s->nxfers * 2 * (sizeof(struct mop) + 6 * sizeof(struct opref));
+}
+
 /* A transfer's channel: its port's rank among src's ports to dst in the
  * schedule (ports without a lane share channel 0). */
 static int32_t channel_of(const struct schedule *s, const struct xfer *x, uint16_t *lanes,

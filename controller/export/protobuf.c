@@ -376,6 +376,20 @@ Ofc__V1__Schedule *schedule_step_msg(struct arena *a, const struct schedule *s, 
 	return m;
 }
 
+uint64_t schedule_pb_memory(const struct schedule *s, bool whole)
+{
+	uint64_t most = 0;
+
+	/* A transfer's message and its pointer in the arena, and its packed
+	 * bytes (varints: at most PB_PACKED_TRANSFER). */
+	for (uint32_t t = 0; t < s->nsteps && !whole; t++)
+		if (sched_step_size(s, t) > most)
+			most = sched_step_size(s, t);
+	if (whole)
+		most = s->nxfers;
+	return most * (sizeof(Ofc__V1__Transfer) + sizeof(void *) + PB_PACKED_TRANSFER);
+}
+
 int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err)
 {
 	struct arena a = {0};

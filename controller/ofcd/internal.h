@@ -127,6 +127,7 @@ struct job {
 	struct fabcfg *cfg; /* schedule: the config it runs on */
 	uint32_t max_frame;
 	uint64_t max_memory; /* GetSchedule: the request's memory limit */
+	double max_time;     /* ... and its time limit, seconds (< 0: none) */
 	/* report-failure: items ("U-V", "HOST:PORT"), restore them, or clear all */
 	char **items;
 	uint32_t nitems;

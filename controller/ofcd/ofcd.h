@@ -63,6 +63,10 @@ struct ofcd_opts {
 	/* Bytes one GetSchedule may hold while it is computed; a larger one is
 	 * refused with its estimate (0: a quarter of the machine's memory). */
 	uint64_t max_request_memory;
+	/* Seconds one GetSchedule may take (the engines stop with the phase
+	 * they reached; the all-to-all MCF's LP stops with a certified flow);
+	 * 0: 60, < 0: none. */
+	double max_request_time;
 	double client_timeout; /* seconds a half-sent request or an unread reply may
 				  wait; 0: 30 */
 	double probe_interval; /* seconds between device reads when idle; 0: never */

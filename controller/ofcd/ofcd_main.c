@@ -29,7 +29,7 @@ static const char usage_line[] =
     "            [--credentials-dir DIR] [--allow-device HOST:PORT|CIDR:PORT]...\n"
     "            [--socket-mode MODE] [--max-frame SIZE] [--ro-max-frame SIZE]\n"
     "            [--max-clients N] [--max-clients-per-uid N] [--max-buffer-per-uid SIZE]\n"
-    "            [--max-request-memory SIZE]\n"
+    "            [--max-request-memory SIZE] [--max-request-time DUR]\n"
     "            [--client-timeout DUR] [--probe-interval DUR] [--log-level LEVEL] [--check]\n"
     "            [--journal] | --help | --version\n";
 
@@ -60,6 +60,8 @@ static const char help_text[] =
     "  --max-request-memory SIZE  memory one GetSchedule may hold; a larger request\n"
     "                           is refused with its estimate (default: a quarter of\n"
     "                           the machine's memory)\n"
+    "  --max-request-time DUR   time one GetSchedule may take; past it the request\n"
+    "                           fails with the phase it reached (default 60s; 0: none)\n"
     "  --client-timeout DUR     a half-sent request or unread reply may wait (default 30s)\n"
     "  --probe-interval DUR     read every device this often when idle (default 10s; 0: "
     "never)\n"
@@ -230,6 +232,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	    {"max-clients-per-uid", required_argument, NULL, 'U'},
 	    {"max-buffer-per-uid", required_argument, NULL, 'B'},
 	    {"max-request-memory", required_argument, NULL, 'Q'},
+	    {"max-request-time", required_argument, NULL, 'X'},
 	    {"ro-max-frame", required_argument, NULL, 'R'},
 	    {"client-timeout", required_argument, NULL, 'T'},
 	    {"probe-interval", required_argument, NULL, 'P'},
@@ -347,6 +350,15 @@ static int parse_args(int argc, char **argv, struct args *a)
 				    "--ro-max-frame '%s': expected a size from 64 bytes to 1GiB",
 				    optarg);
 			o->max_ro_frame = (uint32_t)v;
+			break;
+		case 'X':
+			if (parse_duration(optarg, &o->max_request_time, &why) < 0 ||
+			    o->max_request_time < 0 || o->max_request_time > 86400)
+				return usage("--max-request-time '%s': expected 0 (none) or a "
+					     "duration of at most 1 day",
+					     optarg);
+			if (o->max_request_time == 0)
+				o->max_request_time = -1; /* none */
 			break;
 		case 'T':
 			if (parse_duration(optarg, &o->client_timeout, &why) < 0 ||

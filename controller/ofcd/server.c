@@ -595,6 +595,7 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 	j->cfg = fabcfg_ref(d->cfg);
 	j->max_frame = d->o.max_frame;
 	j->max_memory = d->o.max_request_memory;
+	j->max_time = d->o.max_request_time;
 	d->sched_pending++;
 	pthread_mutex_lock(&d->mu);
 	if (d->squeue_tail)
@@ -1787,6 +1788,8 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 		d->o.max_clients_per_uid = OFCD_MAX_CLIENTS_PER_UID_DEFAULT;
 	if (!d->o.max_request_memory)
 		d->o.max_request_memory = mem_physical() / 4;
+	if (!d->o.max_request_time)
+		d->o.max_request_time = 60;
 	if (d->o.max_clients_per_uid > d->o.max_clients)
 		d->o.max_clients_per_uid = d->o.max_clients;
 	if (!d->o.max_ro_frame)

@@ -959,6 +959,27 @@ static void run_failure(struct ofcd *d, struct job *j)
  * at least MIN_TRANSFER_BYTES. */
 #define MIN_TRANSFER_BYTES 24
 
+/* The reply's message tree holds every transfer at once: true, with resp
+ * set to the refusal, when that is over the request's memory limit. */
+static bool reply_over_memory(const struct schedule_query *q, const struct schedule *s,
+			      struct arena *a, Ofc__V1__Response *resp)
+{
+	uint64_t need = mem_resident() + schedule_pb_memory(s, true);
+	char need_s[32], max_s[32];
+
+	if (need <= schedule_memory_limit(q))
+		return false;
+	fmt_size(need_s, sizeof(need_s), need);
+	fmt_size(max_s, sizeof(max_s), schedule_memory_limit(q));
+	resp->status = OFC__V1__STATUS__STATUS_FAILED;
+	resp->message = arena_printf(a,
+				     "the reply's %zu transfers as messages need about %s, over "
+				     "the memory limit of %s (--max-request-memory): ask with "
+				     "summary_only",
+				     s->nxfers, need_s, max_s);
+	return true;
+}
+
 /* GetSchedule on a server fabric: the fluid engine (docs/fluid.md) with its
  * defaults; the schedule's nodes are the network's vertices. */
 static void run_schedule_fluid(struct job *j)
@@ -970,7 +991,7 @@ static void run_schedule_fluid(struct job *j)
 	    .chunks = j->chunks,
 	    .max_memory = j->max_memory,
 	};
-	struct fluid_query x = {0};
+	struct fluid_query x = {.time_limit = j->max_time > 0 ? j->max_time : 0};
 	struct fluid_answer fa;
 	struct ofc_error err = {0};
 	Ofc__V1__Response resp = OFC__V1__RESPONSE__INIT;
@@ -998,6 +1019,12 @@ static void run_schedule_fluid(struct job *j)
 				 "fit in a frame of %s: ask with summary_only, or run ofcd "
 				 "with a larger --max-frame",
 				 s->nxfers, s->nsteps, lim);
+		response_pack(&resp, &j->reply, &j->reply_len);
+		arena_free(&a);
+		fluid_answer_free(&fa);
+		return;
+	}
+	if (!j->summary_only && reply_over_memory(&q, s, &a, &resp)) {
 		response_pack(&resp, &j->reply, &j->reply_len);
 		arena_free(&a);
 		fluid_answer_free(&fa);
@@ -1040,6 +1067,7 @@ static void run_schedule_fluid(struct job *j)
 
 static void run_schedule(struct job *j)
 {
+	struct ofc_clock clk = {.start = now_seconds()};
 	struct schedule_query q = {
 	    .fabric = j->cfg->f,
 	    .spec = j->spec,
@@ -1048,6 +1076,8 @@ static void run_schedule(struct job *j)
 	    .size = j->size,
 	    .chunks = j->chunks,
 	    .max_memory = j->max_memory,
+	    .time_limit = j->max_time,
+	    .clock = &clk,
 	};
 	struct schedule_result r;
 	struct ofc_error err = {0};
@@ -1058,6 +1088,10 @@ static void run_schedule(struct job *j)
 	resp.has_id = resp.has_status = 1;
 	resp.id = j->req_id;
 	fmt_size(lim, sizeof(lim), j->max_frame);
+	if (j->max_time > 0) {
+		clk.deadline = clk.start + j->max_time;
+		clk.limit = j->max_time;
+	}
 	bool spec_error;
 
 	if (schedule_compute(&q, &r, &spec_error, &err) < 0 || schedule_check(&r, &err) < 0) {
@@ -1074,6 +1108,12 @@ static void run_schedule(struct job *j)
 	bool steps = !j->summary_only;
 	if (steps && (double)s->nxfers * MIN_TRANSFER_BYTES > j->max_frame)
 		goto too_big;
+	if (steps && reply_over_memory(&q, s, &a, &resp)) {
+		response_pack(&resp, &j->reply, &j->reply_len);
+		arena_free(&a);
+		schedule_result_free(&r);
+		return;
+	}
 	resp.status = s->verified ? OFC__V1__STATUS__STATUS_OK : OFC__V1__STATUS__STATUS_INTERNAL;
 	resp.message = s->verified
 			   ? arena_printf(&a, "%s %s on %s: %u steps, %.6g us, verified",

@@ -12,9 +12,116 @@
  * such as generalized Kautz), verified against the graph in port order. */
 #include "controller/schedule/internal.h"
 
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- what a request may hold and how long it may take (issue 17) ------------- */
+
+/* The memory a request may hold: --max-memory (ofcd --max-request-memory),
+ * else half the machine's. */
+uint64_t schedule_memory_limit(const struct schedule_query *q)
+{
+	return q->max_memory ? q->max_memory : mem_physical() / 2;
+}
+
+/* Transfers are 20 bytes; a schedule grows by doubling, and allreduces
+ * append one phase to the other: 24 per transfer, as BFB_BYTES_PER_XFER
+ * (measured there within 13% of the peak RSS). The verifier's table is
+ * n^2 bits, or 16 bytes per (node, shard) for reductions; blocks cut into
+ * pieces (both rings, a share per port) keep interval lists per (node,
+ * shard) instead: 129-167 bytes measured (torus:32x64, bidir-ring and
+ * torus-rings, allgather and allreduce), 176 here. */
+#define VERIFY_PIECES_BYTES 176
+static double build_bytes(uint32_t n, enum sched_collective c, double xfers, uint32_t pieces,
+			  double xfer_bytes)
+{
+	double cells = (double)n * n, table;
+
+	if (pieces > 1)
+		table = cells * VERIFY_PIECES_BYTES;
+	else if (c == SCHED_ALLGATHER)
+		table = cells / 8;
+	else
+		table = cells * 16 + cells / 8;
+	return xfers * (xfer_bytes > 0 ? xfer_bytes : BFB_BYTES_PER_XFER) + table;
+}
+
+int schedule_memory_check(const struct schedule_query *q, const char *what, uint32_t n,
+			  double xfers, uint32_t pieces, double xfer_bytes, char *why, size_t len)
+{
+	uint64_t limit = schedule_memory_limit(q);
+	double own = build_bytes(n, q->collective, xfers, pieces, xfer_bytes);
+
+#ifdef __GLIBC__
+	/* What earlier rows freed (the verifier's small allocations) stays
+	 * resident in malloc's heap until trimmed. */
+	malloc_trim(0);
+#endif
+	double need = (double)mem_resident() + own;
+	double room = (double)limit - (double)mem_resident();
+	char need_s[32], max_s[32], fit[96] = "";
+
+	if (xfers > UINT32_MAX) {
+		/* A true limit: transfers are indexed in 32 bits. */
+		snprintf(why, len,
+			 "%s on %u nodes has %.3g transfers, more than a schedule holds (%u)", what,
+			 n, xfers, UINT32_MAX);
+		return -1;
+	}
+	if (need <= (double)limit)
+		return 0;
+	fmt_size(need_s, sizeof(need_s), need < 1.8e19 ? (uint64_t)need : UINT64_MAX);
+	fmt_size(max_s, sizeof(max_s), limit);
+	/* The schedules here grow as n^2 (times log n for some): what fits
+	 * scales by the square root. */
+	if (room > 0 && own > 0)
+		snprintf(fit, sizeof(fit), "; about %.0f nodes would fit",
+			 floor(n * sqrt(room / own)));
+	snprintf(why, len,
+		 "%s on %u nodes needs about %s (%.3g transfers), over the memory limit of %s "
+		 "(ofc --max-memory, ofcd --max-request-memory)%s",
+		 what, n, need_s, xfers, max_s, fit);
+	return -1;
+}
+
+static bool over_memory(const struct schedule_result *r, const struct schedule_query *q,
+			struct schedule_outcome *o, const char *what, double xfers, uint32_t pieces)
+{
+	if (schedule_memory_check(q, what, r->g->n, xfers, pieces, 0, o->why, sizeof(o->why)) == 0)
+		return false;
+	o->why_code = OFC_E_RUNTIME;
+	return true;
+}
+
+/* Past the request's deadline: o does not apply, with "time limit T
+ * reached in PHASE" (its schedule dropped). */
+static bool out_of_time(const struct schedule_result *r, struct schedule_outcome *o,
+			const char *phase)
+{
+	struct ofc_error err = {0};
+
+	if (clock_check(r->clock, phase, &err) == 0)
+		return false;
+	if (o->have)
+		sched_free(&o->s);
+	o->have = false;
+	o->applies = false;
+	snprintf(o->why, sizeof(o->why), "%s", err.msg);
+	o->why_code = OFC_E_RUNTIME;
+	return true;
+}
+
+/* A phase begins: progress says so (fraction unknown). */
+static void phase(const struct schedule_result *r, const struct schedule_outcome *o,
+		  const char *what)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%s: %s", o->algo, what);
+	clock_progress(r->clock, buf, -1);
+}
 
 /* ---- one algorithm ------------------------------------------------------------ */
 
@@ -60,6 +167,7 @@ static void finish(struct schedule_result *r, struct schedule_outcome *o)
 {
 	struct verify_report rep;
 	struct verify_opts vo = {.graph = r->nic_ports ? r->fv.pg : r->g,
+				 .clock = o->is_a2a ? NULL : r->clock,
 				 .arc_capacity = r->nic_ports ? r->pg_cap : r->arc_cap};
 	double t0 = now_seconds();
 	double *step_link = NULL;
@@ -72,6 +180,7 @@ static void finish(struct schedule_result *r, struct schedule_outcome *o)
 	o->have = true;
 	o->steps = o->s.nsteps;
 	o->ntransfers = o->s.nxfers;
+	phase(r, o, "verification");
 	if (o->is_reduced) {
 		/* Checked by the same symmetry, never expanded. */
 		struct sched_reduced red = {.group = o->group, .prog = o->s};
@@ -82,6 +191,10 @@ static void finish(struct schedule_result *r, struct schedule_outcome *o)
 		o->verified = sched_verify(&o->s, &vo, &rep) == 0;
 	}
 	o->verify_s = now_seconds() - t0;
+	if (!o->is_a2a && out_of_time(r, o, "verification")) {
+		free(step_link);
+		return;
+	}
 	if (!o->verified)
 		snprintf(o->verify_error, sizeof(o->verify_error), "%s", rep.error);
 	o->measured = rep.sum_max_link_load * r->degree / r->g->n;
@@ -207,6 +320,7 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 	bo.rate = r->link_rate;
 	bo.inject = r->bfb_inject;
 	bo.nic_forwarding = r->nic_forwarding;
+	bo.clock = r->clock;
 	/* Refuse, with the estimate, what would not fit, before building it. */
 	uint64_t limit = q->max_memory ? q->max_memory : mem_physical() / 2;
 	double need = (double)mem_resident() + (double)bfb_memory_estimate(r->g->n, q->collective);
@@ -249,10 +363,15 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 		o->why_code = OFC_E_RUNTIME;
 		return;
 	}
+	phase(r, o, "generation");
 	if (bfb_schedule(r->g, q->collective, &bo, &o->s, &o->bst, &err) < 0) {
-		not_applies(o, &err);
+		if (!out_of_time(r, o, "generation"))
+			not_applies(o, &err);
 		return;
 	}
+	o->have = true;
+	if (out_of_time(r, o, "generation"))
+		return;
 	if (r->link_rate) {
 		/* tau_B in gcd-rate links, priced in slowest-link ones. */
 		struct bfb_stats *b = &o->bst;
@@ -284,10 +403,19 @@ static void run_expansion(struct schedule_result *r, const struct schedule_query
 		o->why_code = OFC_E_INPUT;
 		return;
 	}
+	/* The constructions deliver every shard once per phase, as BFB does. */
+	if (over_memory(r, q, o, "the expansion construction",
+			(q->collective == SCHED_ALLREDUCE ? 2.0 : 1.0) * r->g->n * (r->g->n - 1.0),
+			1))
+		return;
+	phase(r, o, "generation");
 	if (expand_schedule(r->tree, q->collective, &r->bopts, &o->s, &o->pred, &err) < 0) {
 		not_applies(o, &err);
 		return;
 	}
+	o->have = true;
+	if (out_of_time(r, o, "generation"))
+		return;
 	o->gen_s = now_seconds() - t0;
 	o->applies = true;
 	o->has_pred = true;
@@ -302,10 +430,17 @@ static void run_baseline(struct schedule_result *r, const struct schedule_query 
 	double t0 = now_seconds();
 
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
+	if (over_memory(r, q, o, algo, baseline_transfers(r->g, algo, q->collective),
+			baseline_pieces(r->g, algo)))
+		return;
+	phase(r, o, "generation");
 	if (baseline_schedule(r->g, r->tree, algo, q->collective, &o->s, &err) < 0) {
 		not_applies(o, &err);
 		return;
 	}
+	o->have = true;
+	if (out_of_time(r, o, "generation"))
+		return;
 	o->gen_s = now_seconds() - t0;
 	o->applies = true;
 	finish(r, o);
@@ -345,15 +480,19 @@ static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
 	o->have = true;
 	o->steps = o->s.nsteps;
 	o->ntransfers = o->s.nxfers;
+	struct verify_opts vo = {.clock = r->clock};
+	phase(r, o, "verification");
 	if (o->is_reduced) {
 		struct sched_reduced red = {.group = o->group, .prog = o->s};
 
-		o->verified = sched_verify_reduced(&red, NULL, &rep) == 0;
+		o->verified = sched_verify_reduced(&red, &vo, &rep) == 0;
 		o->ntransfers = rep.ntransfers;
 	} else {
-		o->verified = sched_verify(&o->s, NULL, &rep) == 0;
+		o->verified = sched_verify(&o->s, &vo, &rep) == 0;
 	}
 	o->verify_s = now_seconds() - t0;
+	if (out_of_time(r, o, "verification"))
+		return;
 	if (!o->verified)
 		snprintf(o->verify_error, sizeof(o->verify_error), "%s", rep.error);
 	o->measured = o->tf.tau_b;
@@ -416,10 +555,24 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 				 "asks for it)",
 				 r->note[0] ? "; " : "", r->g->n, SWING_MAX_SCHEDULE_NODES,
 				 o->group.reps, o->group.name);
-	} else if (torus_allreduce(r->tree, algo, v, true, &o->s, &o->tf, &err) < 0) {
-		not_applies(o, &err);
-		return;
+	} else {
+		char what[64];
+
+		snprintf(what, sizeof(what), "%s %s",
+			 v == SWING_LATENCY ? "latency-optimal" : "bandwidth-optimal", algo);
+		/* Swing's 2D collectives each carry 1/2D of every block. */
+		if (over_memory(r, q, o, what, torus_allreduce_transfers(r->tree, algo, v, true),
+				strcmp(algo, "swing") == 0 ? r->degree : 1))
+			return;
+		phase(r, o, "generation");
+		if (torus_allreduce(r->tree, algo, v, true, &o->s, &o->tf, &err) < 0) {
+			not_applies(o, &err);
+			return;
+		}
 	}
+	o->have = true;
+	if (out_of_time(r, o, "generation"))
+		return;
 	o->gen_s = now_seconds() - t0;
 	o->applies = true;
 	torus_finish(r, o);
@@ -460,10 +613,17 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 	o->variant = "bandwidth";
 	if (refuse_degraded(r, o, algo))
 		return;
+	if (over_memory(r, q, o, algo, baseline_transfers(r->g, name, q->collective),
+			baseline_pieces(r->g, name)))
+		return;
+	phase(r, o, "generation");
 	if (baseline_schedule(r->g, r->tree, name, q->collective, &o->s, &err) < 0) {
 		not_applies(o, &err);
 		return;
 	}
+	o->have = true;
+	if (out_of_time(r, o, "generation"))
+		return;
 	o->gen_s = now_seconds() - t0;
 	/* Ports used: one ring, two (both ways), or 2 per dimension. */
 	k = strcmp(name, "ring") == 0 ? 1 : strcmp(name, "bidir-ring") == 0 ? 2 : d;
@@ -478,7 +638,7 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 	/* Neighbour-only: the graph check holds too. */
 	struct verify_report rep;
 	struct verify_opts vo = {.graph = r->g};
-	if (o->verified && sched_verify(&o->s, &vo, &rep) < 0) {
+	if (o->applies && o->verified && sched_verify(&o->s, &vo, &rep) < 0) {
 		o->verified = false;
 		o->s.verified = false;
 		snprintf(o->verify_error, sizeof(o->verify_error), "%s", rep.error);
@@ -1060,6 +1220,12 @@ static int setup(struct schedule_result *r, const struct schedule_query *q, stru
 
 static struct schedule_outcome *next(struct schedule_result *r)
 {
+	/* A comparison keeps only the first schedule (keep_first): drop each
+	 * other one as soon as its figures are in, so the next row's memory
+	 * estimate does not count it (torus:64x64 --algo all held them all,
+	 * 10 GB, and refused torus-rings). */
+	if (r->compare && r->nout > 1)
+		drop_schedule(&r->out[r->nout - 1]);
 	return &r->out[r->nout++];
 }
 

@@ -84,6 +84,9 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 	struct fluid_opts o = {.method = FLUID_DW,
 			       .hops = x->hops,
 			       .time_limit = x->time_limit > 0 ? x->time_limit : 60,
+			       /* the models' estimate against --max-memory (ofcd
+				* --max-request-memory); unset, fluid's 4 GiB */
+			       .mem_limit = q->max_memory,
 			       .progress = x->progress,
 			       .progress_ctx = x->progress_ctx};
 	struct fluid_steps_opts so = {.chunks = q->chunks, .epsilon = x->epsilon};

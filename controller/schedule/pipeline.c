@@ -101,6 +101,7 @@ static bool run_healthy(struct schedule_result *h, const struct schedule_result 
 	*h = (struct schedule_result){.kind = SCHEDULE_DIRECT,
 				      .fabric = r->fabric,
 				      .algorithm = algo,
+				      .clock = q->clock,
 				      .collective = r->collective,
 				      .g = r->healthy};
 	qh.keep_warm = q->collective == SCHED_ALLTOALL;
@@ -157,6 +158,7 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r, 
 		*spec_error = false;
 	r->fabric = f;
 	r->algorithm = algo;
+	r->clock = q->clock;
 	r->collective = q->collective;
 	if (ring && q->fail) {
 		return ofc_error_set(err, OFC_E_USAGE,

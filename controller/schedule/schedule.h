@@ -64,7 +64,12 @@ struct schedule_query {
 	double hop_latency;   /* seconds per hop (routed torus schedules) */
 	double time_limit;    /* all-to-all mcf, seconds: 0 = 60 s, < 0 = none */
 	uint64_t max_memory;  /* bytes a request may hold; 0: half the machine's memory */
-	bool overlap;	      /* WDM: pre-tune MRRs for the next stage while idle */
+	/* The whole request's deadline and progress (issue 17), or NULL: every
+	 * engine but the all-to-all MCF (whose LP stops at time_limit with a
+	 * certified flow) stops with "time limit T reached in PHASE" past it.
+	 * Owned by the caller. */
+	const struct ofc_clock *clock;
+	bool overlap;			  /* WDM: pre-tune MRRs for the next stage while idle */
 	uint32_t radix[OPTREE_MAX_DEPTH]; /* WDM: a forced OpTree plan ... */
 	uint32_t depth;			  /* ... of this many stages (0: the planner's) */
 	int rwa_engine;			  /* WDM all-to-all: enum rwa_engine (0: the heuristic) */
@@ -166,8 +171,9 @@ enum schedule_kind { SCHEDULE_DIRECT = 1, SCHEDULE_RING = 2 };
 
 struct schedule_result {
 	enum schedule_kind kind;
-	const struct fabric *fabric; /* the query's */
-	const char *algorithm;	     /* as asked, or the default */
+	const struct fabric *fabric;   /* the query's */
+	const char *algorithm;	       /* as asked, or the default */
+	const struct ofc_clock *clock; /* the query's */
 	enum sched_collective collective;
 	bool compare; /* a table of algorithms ("all", "swing-all") */
 	struct schedule_outcome *out;
@@ -274,6 +280,14 @@ int schedule_check(struct schedule_result *r, struct ofc_error *err);
 /* The algorithms schedule_compute knows by name (whether one applies to a
  * given fabric and collective, only schedule_compute tells). */
 bool schedule_algorithm_known(const char *algo);
+/* The request's memory limit (--max-memory, else half the machine's), and
+ * whether building and verifying xfers transfers on n nodes (blocks cut
+ * into pieces: 1 when whole; xfer_bytes each, 0: 24) fits in it with
+ * what the process holds already: 0, or -1 with the estimate, the limit
+ * and how many nodes would fit in why (issue 17). */
+uint64_t schedule_memory_limit(const struct schedule_query *q);
+int schedule_memory_check(const struct schedule_query *q, const char *what, uint32_t n,
+			  double xfers, uint32_t pieces, double xfer_bytes, char *why, size_t len);
 
 /* ---- server fabrics: the fluid engine (fluid.c) -------------------------------
  * For a config with servers: LP 4.2 on the config's network, Theorem 4's step

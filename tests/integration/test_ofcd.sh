@@ -138,6 +138,10 @@ protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/remote.pb" >"$TM
 expect_exit 1 $OFC --socket "$SOCK" schedule --collective alltoall --algo mcf --topology torus:32x32 --size 1MiB --summary
 grep -q "needs about .* GiB (.* hops in all), over the memory limit of 8 GiB (ofc --max-memory, ofcd --max-request-memory)" "$TMP/err" &&
 	ok || bad "GetSchedule over the memory limit" "$(head -c 400 "$TMP/err")"
+# ... for every engine (issue 17): recursive doubling on 16,384 nodes.
+expect_exit 1 $OFC --socket "$SOCK" schedule --collective allreduce --algo recursive-doubling --topology torus:128x128 --size 1MiB --summary
+grep -q "bandwidth-optimal recursive-doubling on 16384 nodes needs about .* GiB (.* transfers), over the memory limit of 8 GiB (ofc --max-memory, ofcd --max-request-memory); about [0-9]* nodes would fit" "$TMP/err" &&
+	ok || bad "GetSchedule swing over the memory limit" "$(head -c 400 "$TMP/err")"
 # Another topology than the fabric's (what-if), figures only.
 expect_json 'j["schedule"]["algorithm"]=="ring" and j["schedule"]["topology"]=="torus:8x8" and j["schedule"]["steps"]==[] and j["schedule"]["num_steps"]==63 and j["schedule"]["verified"] and "links" not in j["schedule"] or j["schedule"]["links"]==[]' \
 	$OFC --socket "$SOCK" schedule --collective allgather --algo ring --topology torus:8x8 --summary --json
@@ -370,10 +374,15 @@ sleep 0.1
 kill -9 $a_pid
 wait $a_pid 2>/dev/null
 [ -e "$ST/torus64-ocs.journal" ] && ok || bad "the killed apply left no journal"
-start_ofcd d5.log --config "$TORUS" --socket "$SOCK" --state-dir "$ST" --device "$DEV" --probe-interval 0
+start_ofcd d5.log --config "$TORUS" --socket "$SOCK" --state-dir "$ST" --device "$DEV" --probe-interval 0 \
+	--max-request-time 1ms
 grep -q "recovered an unfinished transaction from the journal" "$TMP/d5.log" && ok || bad "start-up recovery" "$(cat "$TMP/d5.log")"
 [ ! -e "$ST/torus64-ocs.journal" ] && ok || bad "journal left after start"
 state_is '"transaction" not in s and s["at_target"]'
+# --max-request-time: a GetSchedule past it fails with the phase it reached.
+expect_exit 1 $OFC --socket "$SOCK" schedule --collective allreduce --algo swing --topology torus:16x16 --size 1MiB --summary
+grep -q "time limit 1 ms reached in \(generation\|verification\)" "$TMP/err" &&
+	ok || bad "GetSchedule past --max-request-time" "$(head -c 400 "$TMP/err")"
 # A second daemon: same socket, or same fabric elsewhere, refused.
 expect_error 1 "ofcd: fabric 'torus64-ocs' is being changed by another ofc (pid $ofcd_pid); try again when it has finished" \
 	$OFCD --foreground --config "$TORUS" --socket "$TMP/other.sock" --state-dir "$ST" --device "$DEV"

@@ -69,6 +69,34 @@ static void test_append_empty_steps(void **state)
 	sched_free(&s);
 }
 
+/* The request's clock (issue 17): every step reports its fraction; past
+ * the deadline the check stops with the phase. */
+static void count_steps(void *ctx, const char *phase, double done, double elapsed)
+{
+	(void)phase;
+	(void)elapsed;
+	*(double *)ctx = done;
+}
+
+static void test_clock(void **state)
+{
+	struct schedule s;
+	struct verify_report r;
+	double last = -1;
+	struct ofc_clock on = {.start = now_seconds(), .progress = count_steps, .ctx = &last};
+	struct ofc_clock past = {.start = now_seconds() - 2, .deadline = now_seconds() - 1};
+	(void)state;
+
+	ring_allgather(&s, 6);
+	struct verify_opts o = {.clock = &on};
+	assert_int_equal(sched_verify(&s, &o, &r), 0);
+	assert_true(last > 0.79 && last < 0.81); /* step 4 of 5 began */
+	o.clock = &past;
+	assert_int_equal(sched_verify(&s, &o, &r), -1);
+	assert_non_null(strstr(r.error, "time limit reached in verification"));
+	sched_free(&s);
+}
+
 static void test_causality(void **state)
 {
 	struct schedule s;
@@ -463,6 +491,7 @@ int main(void)
 	    cmocka_unit_test(test_ring_allgather_ok),
 	    cmocka_unit_test(test_append_empty_steps),
 	    cmocka_unit_test(test_causality),
+	    cmocka_unit_test(test_clock),
 	    cmocka_unit_test(test_same_step_is_not_visible),
 	    cmocka_unit_test(test_incomplete),
 	    cmocka_unit_test(test_partial_blocks),

@@ -336,6 +336,41 @@ static void test_parallel_for(void **state)
 	}
 }
 
+/* One deadline per request: none without a clock or a deadline; past it
+ * the phase is named; progress reaches the caller's callback. */
+static void note_progress(void *ctx, const char *phase, double done, double elapsed)
+{
+	char *last = ctx;
+
+	snprintf(last, 64, "%s %.2f %d", phase, done, elapsed >= 0);
+}
+
+static void test_clock(void **state)
+{
+	(void)state;
+	struct ofc_error err = {0};
+	char last[64] = "";
+	struct ofc_clock none = {.start = now_seconds()};
+	struct ofc_clock past = {.start = now_seconds() - 1,
+				 .deadline = now_seconds() - 0.5,
+				 .limit = 0.5,
+				 .progress = note_progress,
+				 .ctx = last};
+	struct ofc_clock later = {.start = now_seconds(), .deadline = now_seconds() + 3600};
+
+	assert_int_equal(clock_check(NULL, "generation", &err), 0);
+	assert_int_equal(clock_check(&none, "generation", &err), 0);
+	assert_int_equal(clock_check(&later, "generation", &err), 0);
+	assert_false(clock_expired(&later));
+	assert_true(clock_expired(&past));
+	assert_int_equal(clock_check(&past, "verification", &err), -1);
+	assert_int_equal(err.code, OFC_E_RUNTIME);
+	assert_string_equal(err.msg, "time limit 500 ms reached in verification");
+	clock_progress(NULL, "x", 0);
+	clock_progress(&past, "swing: generation", 0.25);
+	assert_string_equal(last, "swing: generation 0.25 1");
+}
+
 static void test_arena_and_strbuf(void **state)
 {
 	struct arena a = {0};
@@ -371,6 +406,7 @@ int main(void)
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_parallel_for),
 	    cmocka_unit_test(test_arena_and_strbuf),
+	    cmocka_unit_test(test_clock),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,107 @@
+#!/bin/sh
+# Issue 17, "nothing aborts on size": every engine estimates its memory
+# before it builds and refuses, exit 1 (never killed: not 134 or 137), with
+# the estimate, the limit and what would fit; just under the limit it
+# builds; -o exports are estimated before they are written; --time-limit
+# holds for the whole request. No timing assertions: the limits below are
+# either far from the figures or taken from ofc's own estimate.
+SUITE=scale
+. "$(dirname "$0")/lib.sh"
+
+S="$OFC schedule --size 1MiB"
+
+# expect_refused 'REGEX' CMD...: exit status exactly 1 and the first stderr
+# line matches REGEX (grep -E).
+expect_refused() {
+	re=$1
+	shift
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	got=$?
+	if [ "$got" -eq 1 ] && head -n 1 "$TMP/err" | grep -qE -- "$re"; then ok; else
+		bad "$* should be refused: $re" "exit $got; stderr: $(head -c 400 "$TMP/err")"
+	fi
+}
+EST='needs about [0-9.]+ [KMG]iB \([0-9.e+]+ transfers\), over the memory limit of'
+FIT='; about [0-9]+ nodes would fit$'
+
+# Swing and recursive doubling: the sizes that were capped (1,024 / 256
+# nodes) are now the estimate's to decide (above 1,024 nodes Swing itself
+# defaults to its symmetry-reduced schedule).
+expect_refused "^ofc schedule: swing: latency-optimal swing on 1024 nodes $EST 100 MiB .*$FIT" \
+	$S --topology torus:32x32 --collective allreduce --algo swing --variant latency --max-memory 100MiB
+expect_refused "^ofc schedule: swing: bandwidth-optimal swing on 1024 nodes $EST 64 MiB" \
+	$S --topology torus:32x32 --collective allreduce --algo swing --variant bandwidth --max-memory 64MiB
+expect_refused "^ofc schedule: recursive-doubling: latency-optimal recursive-doubling on 4096 nodes $EST 2 GiB .*$FIT" \
+	$S --topology torus:64x64 --collective allreduce --algo recursive-doubling --variant latency --max-memory 2GiB
+expect_refused "^ofc schedule: recursive-doubling: bandwidth-optimal recursive-doubling on 4096 nodes $EST" \
+	$S --topology torus:64x64 --collective allreduce --algo recursive-doubling --variant bandwidth --max-memory 200MiB
+# 512 nodes latency-optimal (was refused above 256).
+expect_json 'j["verified"] and j["nodes"]==512 and j["variant"]=="latency"' \
+	$S --topology torus:16x32 --collective allreduce --algo swing --variant latency --json
+# The baselines.
+for a in ring bidir-ring torus-rings; do
+	expect_refused "^ofc schedule: $a: $a on 4096 nodes $EST 64 MiB" \
+		$S --topology torus:64x64 --collective allreduce --algo $a --max-memory 64MiB
+done
+expect_refused "^ofc schedule: recursive: recursive on 4096 nodes $EST" \
+	$S --topology hypercube:12 --collective allgather --algo recursive --max-memory 64MiB
+# swing-all: the table's first row decides, as for any comparison.
+expect_refused "^ofc schedule: swing/B: bandwidth-optimal swing on 1024 nodes $EST 32 MiB" \
+	$S --topology torus:32x32 --collective allreduce --algo swing-all --max-memory 32MiB --json
+# The expansion constructions.
+expect_refused "^ofc schedule: expansion: the expansion construction on 1024 nodes $EST" \
+	$S --topology 'line^3(circulant:16:3,4)' --collective allreduce --algo expansion --max-memory 32MiB
+# OpTree and every WDM-ring algorithm (the 8,192-node cap is gone; OpTree's
+# all-gather is reduced by itself above it).
+expect_refused "^ofc optree: optree on 16384 nodes $EST 1 GiB .*$FIT" \
+	$OFC optree --nodes 16384 --wavelengths 64 --collective allreduce --max-memory 1GiB
+expect_refused "^ofc optree: wrht on 16384 nodes $EST 1 GiB .*$FIT" \
+	$OFC optree --nodes 16384 --wavelengths 64 --algo wrht --max-memory 1GiB
+expect_refused "^ofc optree: wrht on 4096 nodes $EST" \
+	$OFC optree --nodes 4096 --wavelengths 64 --algo wrht --collective allreduce --max-memory 64MiB
+expect_error 2 "ofc optree: bad --nodes '70000': must be 2..65535 (node ids are 16 bits)" \
+	$OFC optree --nodes 70000 --wavelengths 2
+
+# Just under the limit it builds: the refusal's own estimate, plus 5% for
+# what the process holds varying between runs, is enough.
+$S --topology torus:32x32 --collective allreduce --algo swing --variant bandwidth --max-memory 8MiB \
+	>"$TMP/out" 2>"$TMP/err"
+need=$(sed -n 's/.*needs about \([0-9.]*\) MiB.*/\1/p' "$TMP/err")
+if [ -n "$need" ]; then
+	lim=$(python3 -c "print(int(float('$need') * 1.05) + 1)")MiB
+	expect_json 'j["verified"] and j["nodes"]==1024' \
+		$S --topology torus:32x32 --collective allreduce --algo swing --variant bandwidth --max-memory "$lim" --json
+	expect_refused "^ofc schedule: swing: .* $EST" \
+		$S --topology torus:32x32 --collective allreduce --algo swing --variant bandwidth \
+		--max-memory "$(python3 -c "print(int(float('$need') * 0.9))")MiB"
+else
+	bad "no estimate to start from" "$(head -c 400 "$TMP/err")"
+fi
+
+# Exports: pb holds its largest step, msccl every rank's chunks; json and
+# text are streamed. Refused before a byte is written.
+expect_refused '^ofc: writing the 1024-node schedule \([0-9]+ transfers\) as msccl needs about .* over the memory limit of 80 MiB \(--max-memory\); --format json or text is written transfer by transfer and fits$' \
+	$S --topology torus:32x32 --collective allreduce --algo bfb --format msccl -o "$TMP/x.xml" --max-memory 80MiB
+[ ! -e "$TMP/x.xml" ] && ok || bad "a refused export left $TMP/x.xml"
+expect_exit 0 $S --topology torus:32x32 --collective allreduce --algo bfb --format json -o "$TMP/x.json" --max-memory 80MiB
+
+# --time-limit: the whole request, with the phase it reached; exit 1.
+expect_refused '^ofc schedule: swing: time limit 10 ms reached in (generation|verification)$' \
+	$S --topology torus:32x32 --collective allreduce --algo swing --variant bandwidth --time-limit 0.01
+expect_refused '^ofc schedule: bfb: time limit 1 ms reached in (generation|verification)$' \
+	$S --topology torus:32x32 --collective allreduce --algo bfb --time-limit 1ms
+expect_refused '^ofc optree: time limit 1 ms reached in (generation|verification)$' \
+	$OFC optree --nodes 2048 --wavelengths 64 --time-limit 1ms
+# Enough time: the same request completes.
+expect_json 'j["verified"]' $S --topology torus:8x8 --collective allreduce --algo swing --time-limit 60 --json
+
+# ofcd's per-request limit (GetSchedule) is a duration, 0 for none.
+OFCD=${OFCD:-$BUILD/ofcd}
+expect_error 2 "ofcd: --max-request-time 'soon': expected 0 (none) or a duration of at most 1 day" \
+	$OFCD --max-request-time soon
+
+# No progress line when stderr is not a terminal (scripts see the outcome alone).
+$S --topology torus:16x16 --collective allreduce --algo swing >"$TMP/out" 2>"$TMP/err"
+[ ! -s "$TMP/err" ] && ok || bad "progress on a non-terminal stderr" "$(head -c 200 "$TMP/err")"
+
+finish
