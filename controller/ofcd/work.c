@@ -797,9 +797,18 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 		};
 		struct schedule_result r;
 
+		/* Back on the healthy graph with nothing kept yet (failures
+		 * were in effect since the start): keep this run. */
+		q.keep_warm = !pub->nfailed && pub->coll == SCHED_ALLTOALL && !pub->f->degraded &&
+			      !pub->kept.warm;
 		if (schedule_compute(&q, &r, NULL, &err) == 0 && schedule_check(&r, &err) == 0) {
 			const struct schedule *s = &r.main->s;
 			struct arena a = {0};
+
+			if (q.keep_warm && schedule_kept_take(&pub->kept, &r, KEPT_MAX_BYTES, &err) < 0) {
+				snprintf(pub->kept_why, sizeof(pub->kept_why), "%.200s", err.msg);
+				ofc_error_clear(&err);
+			}
 
 			if (s->verified) {
 				Ofc__V1__Schedule *h = schedule_header_msg(&a, s);

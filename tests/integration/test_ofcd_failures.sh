@@ -254,5 +254,19 @@ expect_stdout_has "h0-h1 failed; 1 failure in effect (h0-h1); mcf alltoall on to
 	$OFC --socket "$SOCK" fail h0-h1
 if grep -q "warm-started from the kept healthy MCF solution" "$TMP/out"; then ok; else bad "torus:4x16 re-plan: $(cat "$TMP/out")"; fi
 if theta_as "$TMP/out" "$TMP/a2a-416-less.yaml"; then ok; else bad "torus:4x16 theta" "$(cat "$TMP/err")"; fi
+# Started with the failure in effect, nothing is kept; the restore's healthy
+# run is kept, and the next failure starts from it.
+stop_ofcd
+$OFCD --foreground --config "$TMP/a2a.yaml" --socket "$SOCK" --state-dir "$ST" 2>>"$TMP/d.log" &
+ofcd_pid=$!
+_w=0
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $_w -ge 3000 ]; do
+	sleep 0.01
+	_w=$((_w + 1))
+done
+expect_stdout_has "h0-h1 restored; no failure in effect; mcf alltoall on torus:4x16: " \
+	$OFC --socket "$SOCK" restore h0-h1
+expect_stdout_has "; warm-started from the kept healthy MCF solution (" \
+	$OFC --socket "$SOCK" fail h0-h1
 stop_ofcd
 finish
