@@ -116,7 +116,7 @@ for r in range(rounds):
         print("| %d | %s | %.3f | %.3f | %.3f | %s, %d steps, tau_B %s, %.6g us, verified |" % (
             r + 1, "restore" if restore else "fail " + item + (" (re-wired)" if moved else ""),
             te - t0, t1 - t0, took,
-            s.topology, s.num_steps, s.tau_b_fraction or "%.4f" % s.tau_b, s.time_us))
+            s.topology, s.num_steps, s.tau_b_fraction or "%.4f" % s.metrics["tau_b"], s.time_us))
 print()
 print("worst event latency %.3f s (target: %s)" % (worst, "1 s" if coll == "allgather" else
                                                      "the degraded MCF in 10 s"))

@@ -725,9 +725,15 @@ static void replan_mcf(struct strbuf *msg, const struct schedule_result *r,
 		sb_printf(msg, "; MCF not warm-started");
 	if (!r->used_kept && healthy->kept_why[0])
 		sb_printf(msg, " (none kept: %s)", healthy->kept_why);
-	sb_printf(msg, "; degraded MCF %.3f s (column generation %.3f s), theta %.9g%s",
-		  o->mcf.seconds, o->mcf.solve_seconds, o->mcf.theta,
-		  o->mcf.optimal ? ", optimal" : "");
+	sb_printf(msg, "; degraded MCF %.3f s (column generation %.3f s), theta %.9g", o->mcf.seconds,
+		  o->mcf.solve_seconds, o->mcf.theta);
+	if (o->mcf.optimal)
+		sb_printf(msg, ", optimal");
+	else
+		sb_printf(msg, ", within %.2f%% of the optimum (%s)", 100 * o->mcf.gap,
+			  o->mcf.stop == MCF_STOP_TIME ? "stopped at the time limit"
+			  : o->mcf.stop == MCF_STOP_LP ? "lp_solve stalled"
+						       : "iteration cap");
 }
 
 /* Publish d->w_cfg with the failures now in effect (failures.c): the config
@@ -801,6 +807,11 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 		 * were in effect since the start): keep this run. */
 		q.keep_warm = !pub->nfailed && pub->coll == SCHED_ALLTOALL && !pub->f->degraded &&
 			      !pub->kept.warm;
+		/* Issue 14: the degraded MCF within 10 s of the failure; the
+		 * message gives the gap it stopped at (the healthy run, when
+		 * one is solved, keeps the default limit: pipeline.c). */
+		if (pub->nfailed && pub->coll == SCHED_ALLTOALL)
+			q.time_limit = REPLAN_MCF_SECONDS;
 		if (schedule_compute(&q, &r, NULL, &err) == 0 && schedule_check(&r, &err) == 0) {
 			const struct schedule *s = &r.main->s;
 			struct arena a = {0};
