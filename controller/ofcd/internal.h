@@ -69,13 +69,13 @@ struct fabcfg {
  * (its mirrored solution: the group, 51 classes' trees) is measured in
  * docs/ofcd.md. */
 #define KEPT_MAX_BYTES ((size_t)256 << 20)
+/* A re-plan's all-to-all MCF on the degraded graph stops here (issue 14's
+ * target), within the gap its message gives. */
+#define REPLAN_MCF_SECONDS	10
 /* The lowering of the workload's schedule (State.schedule, re-plans): an
  * all-to-all's MCF is the fluid one lowered to paths, the MCF that keeps
  * its solution and warm-starts from one (the time-stepped MCF of the
  * default "steps" lowering does neither). */
-/* A re-plan's all-to-all MCF on the degraded graph stops here (issue 14's
- * target), within the gap its message gives. */
-#define REPLAN_MCF_SECONDS 10
 #define WORKLOAD_LOWERING(coll) ((coll) == SCHED_ALLTOALL ? "paths" : NULL)
 
 struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const char *path);

@@ -718,15 +718,16 @@ static void replan_mcf(struct strbuf *msg, const struct schedule_result *r,
 		sb_printf(msg, "; warm-started from the kept healthy MCF solution (%.1f MiB)",
 			  healthy->kept.bytes / 1048576.0);
 	else if (o->mcf.warm_started)
-		sb_printf(msg, "; warm-started from the healthy graph's MCF, solved again "
-			       "(%.3f s)",
+		sb_printf(msg,
+			  "; warm-started from the healthy graph's MCF, solved again "
+			  "(%.3f s)",
 			  o->healthy_mcf_s);
 	else
 		sb_printf(msg, "; MCF not warm-started");
 	if (!r->used_kept && healthy->kept_why[0])
 		sb_printf(msg, " (none kept: %s)", healthy->kept_why);
-	sb_printf(msg, "; degraded MCF %.3f s (column generation %.3f s), theta %.9g", o->mcf.seconds,
-		  o->mcf.solve_seconds, o->mcf.theta);
+	sb_printf(msg, "; degraded MCF %.3f s (column generation %.3f s), theta %.9g",
+		  o->mcf.seconds, o->mcf.solve_seconds, o->mcf.theta);
 	if (o->mcf.optimal)
 		sb_printf(msg, ", optimal");
 	else
@@ -816,7 +817,8 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 			const struct schedule *s = &r.main->s;
 			struct arena a = {0};
 
-			if (q.keep_warm && schedule_kept_take(&pub->kept, &r, KEPT_MAX_BYTES, &err) < 0) {
+			if (q.keep_warm &&
+			    schedule_kept_take(&pub->kept, &r, KEPT_MAX_BYTES, &err) < 0) {
 				snprintf(pub->kept_why, sizeof(pub->kept_why), "%.200s", err.msg);
 				ofc_error_clear(&err);
 			}
