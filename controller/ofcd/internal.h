@@ -65,9 +65,10 @@ struct fabcfg {
 	char kept_why[240];
 };
 
-/* The most a config's kept healthy MCF solution may hold. genkautz:1024,4
- * (its mirrored solution: the group, 51 classes' trees) is measured in
- * docs/ofcd.md. */
+/* The most a config's kept healthy MCF solution may hold. genkautz:1024,4's
+ * (mirrored: the group, 51 classes' trees, the lengths) holds 1.2 MiB
+ * (bench/RESULTS.md, issue 14); a plain solution keeps one class per node,
+ * so its trees grow as n^2 per tree kept. */
 #define KEPT_MAX_BYTES ((size_t)256 << 20)
 /* A re-plan's all-to-all MCF on the degraded graph stops here (issue 14's
  * target), within the gap its message gives. */
