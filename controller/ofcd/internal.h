@@ -67,8 +67,8 @@ struct fabcfg {
 
 /* The most a config's kept healthy MCF solution may hold. genkautz:1024,4's
  * (mirrored: the group, 51 classes' trees, the lengths) holds 1.2 MiB
- * (bench/RESULTS.md, issue 14); a plain solution keeps one class per node,
- * so its trees grow as n^2 per tree kept. */
+ * (bench/RESULTS.md, issue 14); a plain solution (no symmetry) keeps a
+ * class per node, at least n trees of n arcs: 4 MiB and up at 1024 nodes. */
 #define KEPT_MAX_BYTES ((size_t)256 << 20)
 /* A re-plan's all-to-all MCF on the degraded graph stops here (issue 14's
  * target), within the gap its message gives. */
