@@ -1517,6 +1517,23 @@ static struct mcf_warm *warm_export(const struct cg *c, const uint32_t *perm)
 	return w;
 }
 
+size_t mcf_warm_bytes(const struct mcf_warm *w)
+{
+	if (!w)
+		return 0;
+	return sizeof(*w) + ((size_t)w->n + 1 + w->m + 1 + w->n + w->nclass) * sizeof(uint32_t) +
+	       (size_t)w->order * ((size_t)w->n + w->m) * sizeof(uint32_t) +
+	       (size_t)w->ntrees * ((size_t)w->n + 1) * sizeof(uint32_t) +
+	       (size_t)w->ntrees * sizeof(double) + ((size_t)w->m + 1) * sizeof(double);
+}
+
+bool mcf_warm_fits(const struct mcf_warm *w, const struct graph *g)
+{
+	return w && g && w->n == g->n && w->m == g->m &&
+	       memcmp(w->off, g->off, ((size_t)g->n + 1) * sizeof(uint32_t)) == 0 &&
+	       memcmp(w->head, g->adj, (size_t)g->m * sizeof(uint32_t)) == 0;
+}
+
 void mcf_warm_free(struct mcf_warm *w)
 {
 	if (!w)

@@ -445,6 +445,11 @@ struct mcf_opts {
  * per class of sources with the symmetry that spreads them to all. */
 struct mcf_warm;
 void mcf_warm_free(struct mcf_warm *w);
+/* What w holds, bytes (ofcd keeps one between re-plans under a limit). */
+size_t mcf_warm_bytes(const struct mcf_warm *w);
+/* w was solved on g itself (same nodes, same arcs in the same CSR order):
+ * a kept healthy solution still belongs to the fabric's graph. */
+bool mcf_warm_fits(const struct mcf_warm *w, const struct graph *g);
 
 /* Routes: for each pair (src, dst) one or more weighted paths, each a list
  * of hops (arc = CSR index, step = when it moves: the time-expanded step for

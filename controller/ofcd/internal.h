@@ -53,7 +53,31 @@ struct fabcfg {
 	 * by the mutation worker alone (other threads never look at it). */
 	uint8_t *plan;
 	size_t plan_len;
+	/* An all-to-all workload's healthy MCF run (issue 14), kept by the
+	 * snapshot that computed the workload on this config's healthy graph:
+	 * a re-plan after a failure warm-starts from its solution and prices
+	 * "vs healthy" from it instead of solving the healthy graph again. It
+	 * dies with the config (ApplyConfig, reload, Reconfigure, a re-wire
+	 * make a new one). At most KEPT_MAX_BYTES; kept_why says why none is
+	 * kept (for the re-plan's message), "" when none was tried. Mutable
+	 * like plan: the mutation worker's alone. */
+	struct schedule_kept kept;
+	char kept_why[240];
 };
+
+/* The most a config's kept healthy MCF solution may hold. genkautz:1024,4's
+ * (mirrored: the group, 51 classes' trees, the lengths) holds 1.2 MiB
+ * (bench/RESULTS.md, issue 14); a plain solution (no symmetry) keeps a
+ * class per node, at least n trees of n arcs: 4 MiB and up at 1024 nodes. */
+#define KEPT_MAX_BYTES ((size_t)256 << 20)
+/* A re-plan's all-to-all MCF on the degraded graph stops here (issue 14's
+ * target), within the gap its message gives. */
+#define REPLAN_MCF_SECONDS	10
+/* The lowering of the workload's schedule (State.schedule, re-plans): an
+ * all-to-all's MCF is the fluid one lowered to paths, the MCF that keeps
+ * its solution and warm-starts from one (the time-stepped MCF of the
+ * default "steps" lowering does neither). */
+#define WORKLOAD_LOWERING(coll) ((coll) == SCHED_ALLTOALL ? "paths" : NULL)
 
 struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const char *path);
 struct fabcfg *fabcfg_ref(struct fabcfg *c);

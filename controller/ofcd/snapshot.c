@@ -29,10 +29,16 @@ struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const 
 	c->yaml[len] = 0;
 	c->yaml_len = len;
 	c->path = xstrdup(path);
-	/* The workload to show: the config's first collective a direct-connect
-	 * schedule exists for. */
+	/* The workload to show: the config's first collective other than
+	 * all-to-all, else its all-to-all (the MCF: costly, computed once per
+	 * config and its solution kept for re-planning, issue 14). */
 	for (uint32_t i = 0; i < f->ncollectives && !c->coll; i++)
 		if (f->collectives[i].op != SCHED_ALLTOALL) {
+			c->coll = f->collectives[i].op;
+			c->size = f->collectives[i].size;
+		}
+	for (uint32_t i = 0; i < f->ncollectives && !c->coll && !f->nrings; i++)
+		if (f->collectives[i].op == SCHED_ALLTOALL) {
 			c->coll = f->collectives[i].op;
 			c->size = f->collectives[i].size;
 		}
@@ -53,6 +59,7 @@ void fabcfg_unref(struct fabcfg *c)
 	strv_free(c->failed, c->nfailed);
 	free(c->no_schedule);
 	free(c->plan);
+	schedule_kept_free(&c->kept);
 	free(c->yaml);
 	free(c->path);
 	free(c);
@@ -167,6 +174,22 @@ static Ofc__V1__Schedule *summary(struct arena *a, const struct schedule_result 
 	h->n_failed_nodes = x->n_failed_nodes;
 	h->failed_nodes = x->failed_nodes;
 	return h;
+}
+
+/* The healthy all-to-all run cfg keeps (its MCF solution, under
+ * KEPT_MAX_BYTES) and its summary as cfg's plan, so later snapshots and a
+ * restore to the healthy graph take it instead of solving again. */
+static void keep_healthy(struct fabcfg *cfg, struct schedule_result *r, Ofc__V1__Schedule *sum)
+{
+	struct ofc_error err = {0};
+
+	if (schedule_kept_take(&cfg->kept, r, KEPT_MAX_BYTES, &err) < 0)
+		snprintf(cfg->kept_why, sizeof(cfg->kept_why), "%.200s", err.msg);
+	if (!cfg->plan && r->main->verified) {
+		cfg->plan_len = protobuf_c_message_get_packed_size(&sum->base);
+		cfg->plan = xmalloc(cfg->plan_len + 1);
+		protobuf_c_message_pack(&sum->base, cfg->plan);
+	}
 }
 
 /* ---- building ------------------------------------------------------------------------ */
@@ -290,11 +313,19 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 		    .spec = own ? g->spec : NULL,
 		    .collective = cfg->coll,
 		    .size = cfg->size,
+		    .lowering = WORKLOAD_LOWERING(cfg->coll),
 		};
 		struct schedule_result r;
+		/* The config's own healthy graph: an all-to-all keeps its MCF
+		 * solution for the re-plans after a failure. */
+		bool keep = cfg->coll == SCHED_ALLTOALL && !own && !f->degraded && !cfg->nfailed &&
+			    !cfg->kept.warm;
 
+		q.keep_warm = keep;
 		if (schedule_compute(&q, &r, NULL, &err) == 0 && schedule_check(&r, &err) == 0) {
 			st->schedule = summary(a, &r);
+			if (keep)
+				keep_healthy(cfg, &r, st->schedule);
 			schedule_result_free(&r);
 		} else if (!why[0]) {
 			snprintf(why, why_len, "no schedule for %s: %s",

@@ -706,6 +706,37 @@ static void run_probe(struct ofcd *d, struct job *j)
 
 /* ---- failures -------------------------------------------------------------------------- */
 
+/* What an all-to-all re-plan's MCF started from and took, for the event. */
+static void replan_mcf(struct strbuf *msg, const struct schedule_result *r,
+		       const struct fabcfg *healthy, const struct fabcfg *pub)
+{
+	const struct schedule_outcome *o = r->main;
+
+	if (!o->have_mcf || !pub->nfailed)
+		return;
+	if (r->used_kept && o->mcf.warm_started)
+		sb_printf(msg, "; warm-started from the kept healthy MCF solution (%.1f MiB)",
+			  healthy->kept.bytes / 1048576.0);
+	else if (o->mcf.warm_started)
+		sb_printf(msg,
+			  "; warm-started from the healthy graph's MCF, solved again "
+			  "(%.3f s)",
+			  o->healthy_mcf_s);
+	else
+		sb_printf(msg, "; MCF not warm-started");
+	if (!r->used_kept && healthy->kept_why[0])
+		sb_printf(msg, " (none kept: %s)", healthy->kept_why);
+	sb_printf(msg, "; degraded MCF %.3f s (column generation %.3f s), theta %.9g",
+		  o->mcf.seconds, o->mcf.solve_seconds, o->mcf.theta);
+	if (o->mcf.optimal)
+		sb_printf(msg, ", optimal");
+	else
+		sb_printf(msg, ", within %.2f%% of the optimum (%s)", 100 * o->mcf.gap,
+			  o->mcf.stop == MCF_STOP_TIME ? "stopped at the time limit"
+			  : o->mcf.stop == MCF_STOP_LP ? "lp_solve stalled"
+						       : "iteration cap");
+}
+
 /* Publish d->w_cfg with the failures now in effect (failures.c): the config
  * and the snapshot travel on j to the loop, followed by a
  * KIND_SCHEDULE_REPLANNED event with the workload's schedule on the
@@ -739,6 +770,22 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 	} else if (!pub->f->graph || pub->f->nrings) {
 		sb_printf(&msg, "fabric '%s' has no direct-connect topology to re-plan on",
 			  pub->f->name);
+	} else if (!pub->nfailed && pub->plan && pub->kept.warm) {
+		/* Back on the healthy graph: the schedule its snapshot
+		 * computed and kept is the answer (not solved again). */
+		Ofc__V1__Schedule *h = ofc__v1__schedule__unpack(NULL, pub->plan_len, pub->plan);
+
+		ev->sched = xmalloc(pub->plan_len + 1);
+		memcpy(ev->sched, pub->plan, pub->plan_len);
+		ev->sched_len = pub->plan_len;
+		if (h)
+			sb_printf(&msg, "%s %s on %s: %u steps, %.6g us, verified, ", h->algorithm,
+				  h->collective, h->topology ? h->topology : "?", h->num_steps,
+				  h->time_us);
+		sb_printf(&msg, "the kept healthy schedule, re-planned in %.3f s",
+			  now_seconds() - t0);
+		if (h)
+			ofc__v1__schedule__free_unpacked(h, NULL);
 	} else {
 		/* The workload's; a config without collectives gets an
 		 * allgather of 1 MiB, so watchers still see what survives. */
@@ -746,12 +793,35 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 		    .fabric = pub->f,
 		    .collective = pub->coll ? pub->coll : SCHED_ALLGATHER,
 		    .size = pub->size ? pub->size : pub->f->ncollectives ? 0 : 1u << 20,
+		    .lowering = WORKLOAD_LOWERING(pub->coll),
+		    /* The healthy config's kept MCF run (all-to-all): the
+		     * degraded MCF starts from it, the healthy graph is not
+		     * solved again. */
+		    .kept = pub != d->w_cfg && pub->coll == d->w_cfg->coll &&
+				    pub->size == d->w_cfg->size && d->w_cfg->kept.warm
+				? &d->w_cfg->kept
+				: NULL,
 		};
 		struct schedule_result r;
 
+		/* Back on the healthy graph with nothing kept yet (failures
+		 * were in effect since the start): keep this run. */
+		q.keep_warm = !pub->nfailed && pub->coll == SCHED_ALLTOALL && !pub->f->degraded &&
+			      !pub->kept.warm;
+		/* Issue 14: the degraded MCF within 10 s of the failure; the
+		 * message gives the gap it stopped at (the healthy run, when
+		 * one is solved, keeps the default limit: pipeline.c). */
+		if (pub->nfailed && pub->coll == SCHED_ALLTOALL)
+			q.time_limit = REPLAN_MCF_SECONDS;
 		if (schedule_compute(&q, &r, NULL, &err) == 0 && schedule_check(&r, &err) == 0) {
 			const struct schedule *s = &r.main->s;
 			struct arena a = {0};
+
+			if (q.keep_warm &&
+			    schedule_kept_take(&pub->kept, &r, KEPT_MAX_BYTES, &err) < 0) {
+				snprintf(pub->kept_why, sizeof(pub->kept_why), "%.200s", err.msg);
+				ofc_error_clear(&err);
+			}
 
 			if (s->verified) {
 				Ofc__V1__Schedule *h = schedule_header_msg(&a, s);
@@ -778,6 +848,7 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 						  100.0 * (s->time_us / r.main->healthy_us - 1));
 				sb_printf(&msg, ", verified, re-planned in %.3f s",
 					  now_seconds() - t0);
+				replan_mcf(&msg, &r, d->w_cfg, pub);
 			} else {
 				sb_printf(&msg, "the %s schedule failed verification: %s",
 					  s->algorithm, r.main->verify_error);

@@ -142,6 +142,67 @@ static const struct mcf_warm *healthy_warm(const struct schedule_result *h)
 	return NULL;
 }
 
+/* The kept healthy run stands for this request's: it holds a solution of
+ * the healthy graph itself, for the algorithm asked. */
+static const struct schedule_kept *kept_fits(const struct schedule_query *q,
+					     const struct schedule_result *r, const char *algo)
+{
+	const struct schedule_kept *k = q->kept;
+
+	if (!k || !k->warm || !r->healthy || q->collective != SCHED_ALLTOALL ||
+	    strncmp(k->algo, algo, strlen(algo)) != 0)
+		return NULL;
+	return mcf_warm_fits(k->warm, r->healthy) ? k : NULL;
+}
+
+/* price_healthy from the kept run: the same algorithm's outcome. */
+static void price_kept(struct schedule_result *r, const struct schedule_kept *k)
+{
+	for (uint32_t i = 0; i < r->nout; i++) {
+		struct schedule_outcome *o = &r->out[i];
+
+		if (strcmp(o->algo, k->algo) != 0)
+			continue;
+		o->healthy_us = k->time_us;
+		o->healthy_mcf_s = k->mcf_s;
+		if (o->have && o->healthy_us > 0)
+			sched_set_metric(&o->s, "healthy_time_us", o->healthy_us);
+	}
+}
+
+int schedule_kept_take(struct schedule_kept *k, struct schedule_result *r, size_t max_bytes,
+		       struct ofc_error *err)
+{
+	struct schedule_outcome *o = r->main;
+	size_t bytes;
+
+	memset(k, 0, sizeof(*k));
+	if (!o || !o->applies || !o->verified || !o->have_mcf || !o->mcf.warm || r->healthy)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "no fluid MCF solution of a healthy graph to keep");
+	bytes = mcf_warm_bytes(o->mcf.warm);
+	if (bytes > max_bytes)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "the healthy MCF solution holds %.1f MiB, over the %.0f MiB "
+				     "kept at most",
+				     bytes / 1048576.0, max_bytes / 1048576.0);
+	snprintf(k->algo, sizeof(k->algo), "%s", o->algo);
+	k->time_us = o->time_us;
+	k->mcf_s = o->mcf.seconds;
+	k->warm = o->mcf.warm;
+	k->bytes = bytes;
+	o->mcf.warm = NULL;
+	return 0;
+}
+
+void schedule_kept_free(struct schedule_kept *k)
+{
+	if (!k)
+		return;
+	mcf_warm_free(k->warm);
+	memset(k, 0, sizeof(*k));
+}
+
 int schedule_compute(const struct schedule_query *q, struct schedule_result *r, bool *spec_error,
 		     struct ofc_error *err)
 {
@@ -208,17 +269,23 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r, 
 			return -1;
 		}
 		struct schedule_result h = {0};
-		bool have_h = r->healthy && run_healthy(&h, r, q, algo);
+		const struct schedule_kept *k = kept_fits(q, r, algo);
+		bool have_h = r->healthy && !k && run_healthy(&h, r, q, algo);
 		struct schedule_query qd = *q;
 
 		/* The healthy MCF warm-starts the degraded one on the same
 		 * nodes; failed hosts renumber the survivors, so not there. */
-		qd.warm = have_h && !r->keep ? healthy_warm(&h) : NULL;
+		qd.warm = r->keep ? NULL : k ? k->warm : have_h ? healthy_warm(&h) : NULL;
+		qd.kept = NULL;
 		rc = schedule_direct(r, &qd, algo, err);
 		if (rc == 0 && r->keep)
 			renumber(r);
 		if (rc == 0 && have_h)
 			price_healthy(r, &h);
+		if (rc == 0 && k) {
+			price_kept(r, k);
+			r->used_kept = true;
+		}
 		if (have_h)
 			schedule_result_free(&h);
 	}

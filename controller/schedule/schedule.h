@@ -86,6 +86,23 @@ struct schedule_query {
 	 * (the healthy run first, its solution the degraded run's start). */
 	bool keep_warm;
 	const struct mcf_warm *warm;
+	/* A run of the same request on the healthy graph kept from before
+	 * (ofcd keeps its config's, issue 14): with failures, schedule_compute
+	 * then prices "vs healthy" from it and warm-starts the degraded MCF
+	 * from its solution instead of solving the healthy graph again. Used
+	 * only when its solution was solved on this fabric's healthy graph
+	 * (mcf_warm_fits); else the healthy graph is solved as without it. */
+	const struct schedule_kept *kept;
+};
+
+/* The healthy run a later re-plan needs (schedule_kept_take): the main
+ * outcome's algorithm, time and MCF seconds, and its fluid MCF solution. */
+struct schedule_kept {
+	char algo[32];
+	double time_us;
+	double mcf_s;
+	struct mcf_warm *warm; /* owned */
+	size_t bytes;	       /* mcf_warm_bytes(warm) */
 };
 
 /* ---- the answer ---------------------------------------------------------- */
@@ -255,6 +272,11 @@ struct schedule_result {
 		double seconds;
 	} fluid;
 
+	/* With failures: the healthy run came from schedule_query.kept (not
+	 * solved again; the MCF warm-started from its solution when
+	 * main->mcf.warm_started). */
+	bool used_kept;
+
 	/* WDM ring */
 	struct optree_ring ring;
 	const char *ring_name;
@@ -277,6 +299,13 @@ void schedule_result_free(struct schedule_result *r);
  * outcome was built; else -1 with its reason in err (OFC_E_INPUT when the
  * algorithm does not apply, OFC_E_RUNTIME) and r freed. */
 int schedule_check(struct schedule_result *r, struct ofc_error *err);
+/* Moves r's main outcome (computed with keep_warm on a healthy graph, no
+ * failures) into k: 0, or -1 when there is no fluid MCF solution to keep or
+ * it holds more than max_bytes (err says how much; r keeps it). Freed by
+ * schedule_kept_free. */
+int schedule_kept_take(struct schedule_kept *k, struct schedule_result *r, size_t max_bytes,
+		       struct ofc_error *err);
+void schedule_kept_free(struct schedule_kept *k);
 /* The algorithms schedule_compute knows by name (whether one applies to a
  * given fabric and collective, only schedule_compute tells). */
 bool schedule_algorithm_known(const char *algo);

@@ -201,4 +201,72 @@ if circuits_ok; then ok; else bad "circuits after a restart"; fi
 expect_json 'j["schedule"]["topology"] == "torus:4x4 without h5:1"' \
 	$OFC --socket "$SOCK" schedule --collective allgather --summary --json
 stop_ofcd
+
+# An all-to-all workload (issue 14): the snapshot that computes it on the
+# applied config's healthy graph keeps its MCF solution; a failure re-plans
+# the degraded MCF from it (the healthy graph is not solved again), with the
+# theta `ofc schedule` gets for the config with the link failed (which
+# solves the healthy graph first itself), the schedule verified on the
+# degraded graph; a restore publishes the kept healthy schedule. ApplyConfig
+# of another topology drops the kept solution with the config: the next
+# failure starts from the new topology's, and its theta is the new
+# degraded graph's.
+SOCK="$TMP/a2a.sock"
+ST="$TMP/a2a-state"
+mkdir -p "$ST"
+sed -e 's/op: allgather/op: alltoall/' "$TMP/fab.yaml" >"$TMP/a2a.yaml"
+sed 's|^topology: .*|topology: {spec: torus:8x8, failed_links: [[h0, h1]]}|' "$TMP/a2a.yaml" >"$TMP/a2a-less.yaml"
+sed 's|^topology: .*|topology: torus:4x16|' "$TMP/a2a.yaml" >"$TMP/a2a-416.yaml"
+sed 's|^topology: .*|topology: {spec: torus:4x16, failed_links: [[h0, h1]]}|' "$TMP/a2a.yaml" >"$TMP/a2a-416-less.yaml"
+$OFC apply "$TMP/a2a.yaml" --state-dir "$ST" >/dev/null 2>&1 || bad "apply a2a.yaml"
+$OFCD --foreground --config "$TMP/a2a.yaml" --socket "$SOCK" --state-dir "$ST" 2>>"$TMP/d.log" &
+ofcd_pid=$!
+_w=0
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $_w -ge 3000 ]; do
+	sleep 0.01
+	_w=$((_w + 1))
+done
+# theta_as ANSWER CONFIG: the re-plan's theta (its message) is the one
+# `ofc schedule CONFIG` gets, to 1e-6.
+theta_as() {
+	$OFC schedule "$2" --collective alltoall --lowering paths --json >"$TMP/a2a.json" 2>"$TMP/err" || return 1
+	python3 - "$1" "$TMP/a2a.json" <<'EOF'
+import json, re, sys
+msg = open(sys.argv[1]).read()
+got = float(re.search(r'degraded MCF [0-9.]+ s \(column generation [0-9.]+ s\), theta ([0-9.e-]+)', msg).group(1))
+want = json.load(open(sys.argv[2]))['mcf']['theta']
+sys.exit(0 if abs(got - want) <= 1e-6 * want else 'theta %.9g, ofc schedule %.9g' % (got, want))
+EOF
+}
+expect_stdout_has "h0-h1 failed; 1 failure in effect (h0-h1); mcf alltoall on torus:8x8 without h0-h1: " \
+	$OFC --socket "$SOCK" fail h0-h1
+if grep -q ", verified, re-planned in [0-9.]* s; warm-started from the kept healthy MCF solution ([0-9.]* MiB); degraded MCF " "$TMP/out"; then ok; else
+	bad "a2a re-plan not from the kept solution: $(cat "$TMP/out")"
+fi
+if theta_as "$TMP/out" "$TMP/a2a-less.yaml"; then ok; else bad "a2a theta" "$(cat "$TMP/err")"; fi
+expect_json 'j["state"]["schedule"]["topology"] == "torus:8x8 without h0-h1" and j["state"]["schedule"]["verified"] and j["state"]["schedule"]["algorithm"] == "mcf"' \
+	$OFC --socket "$SOCK" status --json
+expect_stdout_has "h0-h1 restored; no failure in effect; mcf alltoall on torus:8x8: 8 steps, " \
+	$OFC --socket "$SOCK" restore h0-h1
+if grep -q "verified, the kept healthy schedule, re-planned in" "$TMP/out"; then ok; else bad "a2a restore: $(cat "$TMP/out")"; fi
+$OFC --socket "$SOCK" apply "$TMP/a2a-416.yaml" >/dev/null 2>"$TMP/err" || bad "apply torus:4x16" "$(cat "$TMP/err")"
+expect_stdout_has "h0-h1 failed; 1 failure in effect (h0-h1); mcf alltoall on torus:4x16 without h0-h1: " \
+	$OFC --socket "$SOCK" fail h0-h1
+if grep -q "warm-started from the kept healthy MCF solution" "$TMP/out"; then ok; else bad "torus:4x16 re-plan: $(cat "$TMP/out")"; fi
+if theta_as "$TMP/out" "$TMP/a2a-416-less.yaml"; then ok; else bad "torus:4x16 theta" "$(cat "$TMP/err")"; fi
+# Started with the failure in effect, nothing is kept; the restore's healthy
+# run is kept, and the next failure starts from it.
+stop_ofcd
+$OFCD --foreground --config "$TMP/a2a.yaml" --socket "$SOCK" --state-dir "$ST" 2>>"$TMP/d.log" &
+ofcd_pid=$!
+_w=0
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $_w -ge 3000 ]; do
+	sleep 0.01
+	_w=$((_w + 1))
+done
+expect_stdout_has "h0-h1 restored; no failure in effect; mcf alltoall on torus:4x16: " \
+	$OFC --socket "$SOCK" restore h0-h1
+expect_stdout_has "; warm-started from the kept healthy MCF solution (" \
+	$OFC --socket "$SOCK" fail h0-h1
+stop_ofcd
 finish

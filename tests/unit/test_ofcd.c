@@ -7,6 +7,7 @@
  * or stall; failures reported or a switch lost: the schedule re-planned on
  * the surviving graph, announced, served and verified (issue 14). */
 #include <libgen.h>
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -1382,6 +1383,58 @@ static int verify_sent_rc(struct world *w, const Ofc__V1__Schedule *got, const s
 	return rc;
 }
 
+/* The healthy all-to-all run ofcd keeps per config (issue 14): taken
+ * under a byte limit (refused over it), it stands in for the healthy solve
+ * of a request with failures on the same graph (warm start, "vs healthy"
+ * price; theta as when the healthy graph is solved again), and is ignored
+ * on another graph. */
+static void test_kept_healthy(void **state)
+{
+	(void)state;
+	struct schedule_query q = {.spec = "torus:4x4",
+				   .collective = SCHED_ALLTOALL,
+				   .lowering = "paths",
+				   .size = 1u << 20,
+				   .keep_warm = true};
+	struct schedule_result r, d, c;
+	struct schedule_kept k, none;
+	struct ofc_error err = {0};
+
+	assert_int_equal(schedule_compute(&q, &r, NULL, &err), 0);
+	assert_int_equal(schedule_kept_take(&none, &r, 64, &err), -1);
+	assert_non_null(strstr(err.msg, "MiB, over the"));
+	assert_null(none.warm);
+	assert_int_equal(schedule_kept_take(&k, &r, (size_t)1 << 20, &err), 0);
+	assert_non_null(k.warm);
+	assert_true(k.bytes == mcf_warm_bytes(k.warm) && k.bytes > 64);
+	assert_true(k.time_us == r.main->time_us && k.time_us > 0);
+	assert_null(r.main->mcf.warm);
+	schedule_result_free(&r);
+
+	struct schedule_query qd = q;
+	qd.keep_warm = false;
+	qd.fail = "0-1";
+	qd.kept = &k;
+	assert_int_equal(schedule_compute(&qd, &d, NULL, &err), 0);
+	assert_true(d.used_kept && d.main->mcf.warm_started && d.main->verified);
+	assert_true(d.main->healthy_us == k.time_us);
+	qd.kept = NULL;
+	assert_int_equal(schedule_compute(&qd, &c, NULL, &err), 0);
+	assert_false(c.used_kept);
+	assert_true(fabs(d.main->mcf.theta - c.main->mcf.theta) <= 1e-6 * c.main->mcf.theta);
+	assert_true(fabs(d.main->healthy_us - c.main->healthy_us) <= 1e-9 * c.main->healthy_us);
+	schedule_result_free(&d);
+	schedule_result_free(&c);
+
+	qd.spec = "torus:4x8";
+	qd.kept = &k;
+	assert_int_equal(schedule_compute(&qd, &d, NULL, &err), 0);
+	assert_false(d.used_kept);
+	schedule_result_free(&d);
+	schedule_kept_free(&k);
+	assert_null(k.warm);
+}
+
 static void test_failures(void **state)
 {
 	struct world *w = *state;
@@ -1747,6 +1800,7 @@ int main(int argc, char **argv)
 	free(copy);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_frame_length),
+	    cmocka_unit_test(test_kept_healthy),
 	    cmocka_unit_test_setup_teardown(test_load, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fuzz, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_order_and_cancel, setup, teardown),
