@@ -6,6 +6,30 @@
 
 #include "sched/sched.h"
 
+/* Sorted, disjoint pieces [lo, hi) of a block with what was folded into
+ * each (seglist.c): the verifier's state per (node, block), explicit
+ * (verify.c) or by symmetry (reduced.c). */
+struct seg {
+	uint32_t lo, hi;
+	uint32_t count;
+	uint64_t hash;
+};
+
+struct seglist {
+	uint32_t n, cap;
+	struct seg *v;
+};
+
+void seglist_push(struct seglist *l, struct seg s);
+/* Copy mode: is [lo, hi) covered; add it, returning how much was there. */
+bool seglist_covers(const struct seglist *l, uint32_t lo, uint32_t hi);
+uint64_t seglist_add(struct seglist *l, uint32_t lo, uint32_t hi);
+/* Reduce mode: over [lo, hi) fold (count, hash) in (reduce) or write it. */
+void seglist_fold(struct seglist *l, uint32_t lo, uint32_t hi, bool reduce, uint32_t count,
+		  uint64_t hash);
+/* The reduce weights' mixer (splitmix64). */
+uint64_t sched_mix64(uint64_t x);
+
 /* One (u, t) problem of LP (3) on its own: m sources, masks[i] the in-links
  * (bit k = in-link k of d) that may carry source i, rate[k] the links' rates
  * (LP (13); NULL: all 1). U* = *c / *k, reduced. */

@@ -271,17 +271,6 @@ int sched_reduced_expand(const struct sched_reduced *r, struct schedule *s, stru
 
 /* ---- the verifier by symmetry ------------------------------------------------------ */
 
-struct rseg {
-	uint32_t lo, hi;
-	uint32_t count;
-	uint64_t hash;
-};
-
-struct rlist {
-	uint32_t n, cap;
-	struct rseg *v;
-};
-
 struct rdeliv {
 	uint64_t block; /* rep * N + block (all-to-all: rep * N^2 + block) */
 	uint32_t lo, hi;
@@ -298,9 +287,9 @@ struct rstate {
 	bool reduce;
 	/* State of the representatives (node 0 alone when G is regular), entry
 	 * rep * N + block. */
-	uint64_t *full;	    /* copy: blocks held whole */
-	struct rlist *part; /* copy: coverage of the others; reduce: (count, hash) pieces */
-	uint64_t *total;    /* reduce, per class of shard: the weight of all N inputs */
+	uint64_t *full;	      /* copy: blocks held whole */
+	struct seglist *part; /* copy: coverage of the others; reduce: (count, hash) pieces */
+	uint64_t *total;      /* reduce, per class of shard: the weight of all N inputs */
 	struct rdeliv *dl;
 	size_t ndl, cap_dl;
 	uint64_t *port_load; /* node 0's ports, this step */
@@ -309,7 +298,7 @@ struct rstate {
 	 * own, key r * N^2 + o * N + t -> what it holds of it (whole, or the
 	 * interval list). */
 	uint64_t *akey;
-	struct rlist *aval;
+	struct seglist *aval;
 	bool *awhole;
 	size_t acap, aused;
 };
@@ -341,66 +330,6 @@ static int rfail(struct rstate *v, uint32_t step, size_t xi, const char *fmt, ..
 	return -1;
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static void rpush(struct rlist *l, struct rseg s)
-{
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 2;
-		l->v = xreallocarray(l->v, l->cap, sizeof(struct rseg));
-	}
-	l->v[l->n++] = s;
-}
-
-static bool covers(const struct rlist *l, uint32_t lo, uint32_t hi)
-{
-	for (uint32_t i = 0; i < l->n && lo < hi; i++) {
-		if (l->v[i].hi <= lo)
-			continue;
-		if (l->v[i].lo > lo)
-			return false;
-		lo = l->v[i].hi;
-	}
-	return lo >= hi;
-}
-
-/* Copy mode: add [lo, hi) to a sorted disjoint list; how much was there. */
-static uint64_t cover_add(struct rlist *l, uint32_t lo, uint32_t hi)
-{
-	struct rlist out = {0};
-	uint64_t overlap = 0;
-	bool placed = false;
-
-	for (uint32_t i = 0; i < l->n; i++) {
-		struct rseg s = l->v[i];
-
-		if (s.hi < lo || s.lo > hi) {
-			if (!placed && s.lo > hi) {
-				rpush(&out, (struct rseg){lo, hi, 1, 0});
-				placed = true;
-			}
-			rpush(&out, s);
-			continue;
-		}
-		uint32_t a = s.lo > lo ? s.lo : lo, b = s.hi < hi ? s.hi : hi;
-		if (b > a)
-			overlap += b - a;
-		lo = s.lo < lo ? s.lo : lo;
-		hi = s.hi > hi ? s.hi : hi;
-	}
-	if (!placed)
-		rpush(&out, (struct rseg){lo, hi, 1, 0});
-	free(l->v);
-	*l = out;
-	return overlap;
-}
-
 #define NO_KEY UINT64_MAX
 
 /* All-to-all: node 0's entry for block key (created when asked). */
@@ -409,7 +338,7 @@ static size_t a2a_slot(struct rstate *v, uint64_t key, bool create)
 	if (create && (v->aused + 1) * 2 > v->acap) {
 		size_t cap = v->acap ? v->acap * 2 : 1024;
 		uint64_t *k = xmalloc(cap * sizeof(uint64_t));
-		struct rlist *l = xcalloc(cap, sizeof(struct rlist));
+		struct seglist *l = xcalloc(cap, sizeof(struct seglist));
 		bool *w = xcalloc(cap, sizeof(bool));
 
 		memset(k, 0xff, cap * sizeof(uint64_t));
@@ -473,51 +402,7 @@ static bool a2a_holds(struct rstate *v, uint64_t rel, uint32_t lo, uint32_t hi)
 	if (key_origin(v, rel) == key_rep(v, rel))
 		return true; /* its own */
 	size_t h = a2a_slot(v, rel, false);
-	return h != SIZE_MAX && (v->awhole[h] || covers(&v->aval[h], lo, hi));
-}
-
-/* Reduce mode: fold (REDUCE) or write (COPY) d over [d->lo, d->hi). */
-static void fold(struct rlist *l, const struct rdeliv *d)
-{
-	/* Built aside (on the stack when short: a fold adds at most two
-	 * segments) and copied back, so a list is not reallocated per fold. */
-	struct rseg stack[64], *out = stack;
-	uint32_t n = 0;
-
-	if (l->n + 2 > ARRAY_SIZE(stack))
-		out = xreallocarray(NULL, l->n + 2, sizeof(struct rseg));
-	for (uint32_t i = 0; i < l->n; i++) {
-		struct rseg s = l->v[i];
-		uint32_t cut[4], nc = 0;
-
-		cut[nc++] = s.lo;
-		if (d->lo > s.lo && d->lo < s.hi)
-			cut[nc++] = d->lo;
-		if (d->hi > s.lo && d->hi < s.hi)
-			cut[nc++] = d->hi;
-		cut[nc++] = s.hi;
-		for (uint32_t k = 0; k + 1 < nc; k++) {
-			struct rseg p = {cut[k], cut[k + 1], s.count, s.hash};
-
-			if (p.lo >= d->lo && p.hi <= d->hi) {
-				p.count = d->op == XFER_REDUCE ? p.count + d->count : d->count;
-				p.hash = d->op == XFER_REDUCE ? p.hash + d->hash : d->hash;
-			}
-			if (n && out[n - 1].hi == p.lo && out[n - 1].count == p.count &&
-			    out[n - 1].hash == p.hash)
-				out[n - 1].hi = p.hi;
-			else
-				out[n++] = p;
-		}
-	}
-	if (n > l->cap) {
-		l->cap = n;
-		l->v = xreallocarray(l->v, l->cap, sizeof(struct rseg));
-	}
-	memcpy(l->v, out, n * sizeof(struct rseg));
-	l->n = n;
-	if (out != stack)
-		free(out);
+	return h != SIZE_MAX && (v->awhole[h] || seglist_covers(&v->aval[h], lo, hi));
 }
 
 static void push(struct rstate *v, struct rdeliv d)
@@ -591,7 +476,7 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 				     sched_collective_name(p->collective));
 		bool held = at_src % n == sched_group_rep_node(G, rs) ||
 			    (v->full[at_src >> 6] >> (at_src & 63)) & 1 ||
-			    covers(&v->part[at_src], lo, hi);
+			    seglist_covers(&v->part[at_src], lo, hi);
 		if (!held)
 			return rfail(v, t, xi,
 				     "node %u does not hold that data at the start of the step",
@@ -600,7 +485,7 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 		return 0;
 	}
 	/* The sender's value over [lo, hi): its representative's at at_src. */
-	const struct rlist *l = &v->part[at_src];
+	const struct seglist *l = &v->part[at_src];
 	for (uint32_t i = 0; i < l->n; i++) {
 		uint32_t a = l->v[i].lo > lo ? l->v[i].lo : lo;
 		uint32_t b = l->v[i].hi < hi ? l->v[i].hi : hi;
@@ -628,14 +513,14 @@ static int a2a_deliver(struct rstate *v, uint32_t t, const struct rdeliv *d)
 	if (v->awhole[h])
 		ov = d->hi - d->lo;
 	else
-		ov = cover_add(&v->aval[h], d->lo, d->hi);
+		ov = seglist_add(&v->aval[h], d->lo, d->hi);
 	if (ov && at_target)
 		return rfail(v, t, SIZE_MAX,
 			     "step %u: the block from %u delivered to its target %u twice (and "
 			     "every translate alike)",
 			     t + 1, key_origin(v, d->block), me);
 	v->dup += sched_frac((uint32_t)ov);
-	struct rlist *l = &v->aval[h];
+	struct seglist *l = &v->aval[h];
 	if (!v->awhole[h] && l->n == 1 && l->v[0].lo == 0 && l->v[0].hi == SCHED_ONE) {
 		v->awhole[h] = true;
 		free(l->v);
@@ -654,10 +539,10 @@ static int deliver(struct rstate *v, uint32_t t)
 				return -1;
 			continue;
 		}
-		struct rlist *l = &v->part[d->block];
+		struct seglist *l = &v->part[d->block];
 
 		if (v->reduce) {
-			fold(l, d);
+			seglist_fold(l, d->lo, d->hi, d->op == XFER_REDUCE, d->count, d->hash);
 			continue;
 		}
 		if (d->block % v->n ==
@@ -666,7 +551,7 @@ static int deliver(struct rstate *v, uint32_t t)
 			v->dup += sched_frac(d->hi - d->lo);
 			continue;
 		}
-		v->dup += sched_frac((uint32_t)cover_add(l, d->lo, d->hi));
+		v->dup += sched_frac((uint32_t)seglist_add(l, d->lo, d->hi));
 		if (l->n == 1 && l->v[0].lo == 0 && l->v[0].hi == SCHED_ONE) {
 			v->full[d->block >> 6] |= 1ull << (d->block & 63);
 			free(l->v);
@@ -682,7 +567,7 @@ static bool complete(const struct rstate *v, uint32_t r, uint32_t k)
 {
 	const struct sched_group *G = &v->r->group;
 	size_t i = (size_t)r * v->n + k;
-	const struct rlist *l = &v->part[i];
+	const struct seglist *l = &v->part[i];
 	uint32_t h;
 
 	if (!v->reduce)
@@ -710,7 +595,8 @@ static int final_check(struct rstate *v)
 			size_t h = o == me ? 0 : a2a_slot(v, key, false);
 
 			if (o != me &&
-			    (h == SIZE_MAX || !(v->awhole[h] || covers(&v->aval[h], 0, SCHED_ONE))))
+			    (h == SIZE_MAX ||
+			     !(v->awhole[h] || seglist_covers(&v->aval[h], 0, SCHED_ONE))))
 				return rfail(
 				    v, T, SIZE_MAX,
 				    "incomplete: the block from %u never (fully) reached %u "
@@ -788,7 +674,7 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 		v.port_load = xcalloc((size_t)d * v.reps + 1, sizeof(uint64_t));
 	}
 	v.reduce = p->collective != SCHED_ALLGATHER && p->collective != SCHED_ALLTOALL;
-	v.part = xcalloc(cells, sizeof(struct rlist));
+	v.part = xcalloc(cells, sizeof(struct seglist));
 	if (v.reduce) {
 		const struct sched_group *G = &r->group;
 		uint64_t seed = v.o->seed ? v.o->seed : 0x0fc;
@@ -801,15 +687,15 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 			uint32_t me = sched_group_rep_node(G, i), h;
 
 			for (uint32_t k = 0; k < n; k++)
-				rpush(&v.part[(size_t)i * n + k],
-				      (struct rseg){0, SCHED_ONE, 1,
-						    mix64(seed + (uint64_t)i * n +
-							  sched_group_sub(G, k, me))});
+				seglist_push(&v.part[(size_t)i * n + k],
+					     (struct seg){0, SCHED_ONE, 1,
+							  sched_mix64(seed + (uint64_t)i * n +
+								      sched_group_sub(G, k, me))});
 			for (uint32_t u = 0; u < n; u++) {
 				uint32_t ru = sched_group_split(G, u, &h);
 
-				v.total[i] +=
-				    mix64(seed + (uint64_t)ru * n + sched_group_sub(G, me, u));
+				v.total[i] += sched_mix64(seed + (uint64_t)ru * n +
+							  sched_group_sub(G, me, u));
 			}
 		}
 	} else {

@@ -10,7 +10,7 @@
  * the state from before the step: read (causality, links, lightpaths),
  * then write (deliveries, grouped by receiver and block).
  */
-#include "sched/sched.h"
+#include "sched/internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -22,17 +22,6 @@
  * cache miss per transfer at thousands of nodes: ask for the entry this
  * many transfers ahead. */
 #define PREFETCH_AHEAD 16
-
-struct seg {
-	uint32_t lo, hi;
-	uint32_t count;
-	uint64_t hash;
-};
-
-struct seglist {
-	uint32_t n, cap;
-	struct seg *v;
-};
 
 /* Open addressing, (node, block) -> seglist. */
 struct segmap {
@@ -128,11 +117,11 @@ struct vstate {
 	const struct verify_network *net;
 	uint8_t *term; /* a network's terminals, or the nodes not absent (opts.absent) */
 	uint32_t nterm, ninputs;
-	uint32_t *out_off, *out_arc;  /* arcs by tail, in arc order: ports */
-	uint32_t *aset_off, *aset;    /* per arc, its capacity sets */
-	uint32_t *a_stamp, *a_count;  /* per arc, this step */
+	uint32_t *out_off, *out_arc; /* arcs by tail, in arc order: ports */
+	uint32_t *aset_off, *aset;   /* per arc, its capacity sets */
+	uint32_t *a_stamp, *a_count; /* per arc, this step */
 	uint64_t *a_load;
-	uint32_t *s_stamp, *s_count;  /* per set, this step */
+	uint32_t *s_stamp, *s_count; /* per set, this step */
 	uint64_t *s_load;
 	uint32_t *tarcs;
 	size_t ntarcs, cap_tarcs;
@@ -224,59 +213,6 @@ static struct seglist *map_get(struct segmap *m, uint64_t key, bool create)
 	return &m->vals[h];
 }
 
-static void list_push(struct seglist *l, struct seg s)
-{
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 4;
-		l->v = xreallocarray(l->v, l->cap, sizeof(struct seg));
-	}
-	l->v[l->n++] = s;
-}
-
-/* Presence: is [lo, hi) covered by the (sorted, disjoint) list? */
-static bool list_covers(const struct seglist *l, uint32_t lo, uint32_t hi)
-{
-	for (uint32_t i = 0; i < l->n && lo < hi; i++) {
-		if (l->v[i].hi <= lo)
-			continue;
-		if (l->v[i].lo > lo)
-			return false;
-		lo = l->v[i].hi;
-	}
-	return lo >= hi;
-}
-
-/* Presence: add [lo, hi), return how much of it was already there. */
-static uint64_t list_add(struct seglist *l, uint32_t lo, uint32_t hi)
-{
-	uint64_t overlap = 0;
-	struct seglist out = {0};
-	bool placed = false;
-
-	for (uint32_t i = 0; i < l->n; i++) {
-		struct seg s = l->v[i];
-
-		if (s.hi < lo || s.lo > hi) { /* disjoint, not touching */
-			if (!placed && s.lo > hi) {
-				list_push(&out, (struct seg){lo, hi, 1, 0});
-				placed = true;
-			}
-			list_push(&out, s);
-			continue;
-		}
-		uint32_t a = s.lo > lo ? s.lo : lo, b = s.hi < hi ? s.hi : hi;
-		if (b > a)
-			overlap += b - a;
-		lo = s.lo < lo ? s.lo : lo;
-		hi = s.hi > hi ? s.hi : hi;
-	}
-	if (!placed)
-		list_push(&out, (struct seg){lo, hi, 1, 0});
-	free(l->v);
-	*l = out;
-	return overlap;
-}
-
 /* ---- copy mode -------------------------------------------------------------- */
 
 static uint32_t origin_of(const struct vstate *v, uint64_t block)
@@ -297,18 +233,10 @@ static bool holds(struct vstate *v, uint32_t node, uint64_t block, uint32_t lo, 
 	if (origin_of(v, block) == node || bit_get(v, key))
 		return true;
 	l = map_get(&v->map, key, false);
-	return l && list_covers(l, lo, hi);
+	return l && seglist_covers(l, lo, hi);
 }
 
 /* ---- reduce mode ------------------------------------------------------------ */
-
-static uint64_t splitmix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
 
 /* The sender's value over [lo, hi) as pieces in v->pieces. */
 static void reduce_pieces(struct vstate *v, uint64_t key, uint32_t lo, uint32_t hi)
@@ -352,60 +280,11 @@ static void reduce_apply(struct vstate *v, uint64_t key, const struct delivery *
 		struct seg whole = {0, SCHED_ONE, e->u.count, e->u.hash};
 
 		e->l = (struct seglist){0};
-		list_push(&e->l, whole);
+		seglist_push(&e->l, whole);
 	}
-	/* The new list is built aside (on the stack when short: one apply
-	 * adds at most two segments) and copied over the old one, so a list
-	 * is not reallocated on every delivery. */
 	struct seglist *l = &e->l;
-	struct seg stack[32];
-	struct seglist out = {0, 32, stack};
 
-	if (l->n + 2 > out.cap) {
-		out.cap = l->n + 2;
-		out.v = xreallocarray(NULL, out.cap, sizeof(struct seg));
-	}
-	for (uint32_t i = 0; i < l->n; i++) {
-		struct seg s = l->v[i];
-		uint32_t cut[4] = {s.lo, s.hi, s.hi, s.hi};
-		unsigned nc = 1;
-
-		/* Split s at d->lo and d->hi when they fall inside it. */
-		if (d->lo > s.lo && d->lo < s.hi)
-			cut[nc++] = d->lo;
-		if (d->hi > s.lo && d->hi < s.hi)
-			cut[nc++] = d->hi;
-		cut[nc++] = s.hi;
-		for (unsigned k = 0; k + 1 < nc; k++) {
-			struct seg p = {cut[k], cut[k + 1], s.count, s.hash};
-
-			if (p.lo >= p.hi)
-				continue;
-			if (p.lo >= d->lo && p.hi <= d->hi) {
-				if (d->op == XFER_REDUCE) {
-					p.count += d->count;
-					p.hash += d->hash;
-				} else {
-					p.count = d->count;
-					p.hash = d->hash;
-				}
-			}
-			/* Merge with an equal neighbour to keep lists short. */
-			if (out.n && out.v[out.n - 1].hi == p.lo &&
-			    out.v[out.n - 1].count == p.count && out.v[out.n - 1].hash == p.hash)
-				out.v[out.n - 1].hi = p.hi;
-			else
-				out.v[out.n++] = p;
-		}
-	}
-	if (out.n > l->cap) {
-		l->cap = out.n;
-		l->v = xreallocarray(l->v, l->cap, sizeof(struct seg));
-	}
-	memcpy(l->v, out.v, out.n * sizeof(struct seg));
-	l->n = out.n;
-	if (out.v != stack)
-		free(out.v);
+	seglist_fold(l, d->lo, d->hi, d->op == XFER_REDUCE, d->count, d->hash);
 	if (l->n == 1) { /* uniform again */
 		struct seg only = l->v[0];
 
@@ -420,8 +299,8 @@ static void reduce_apply(struct vstate *v, uint64_t key, const struct delivery *
 
 static bool restricted(const struct vstate *v, uint32_t node)
 {
-	return v->net && (v->net->kind[node] & (VERIFY_STORE | VERIFY_COPY)) !=
-			     (VERIFY_STORE | VERIFY_COPY);
+	return v->net &&
+	       (v->net->kind[node] & (VERIFY_STORE | VERIFY_COPY)) != (VERIFY_STORE | VERIFY_COPY);
 }
 
 static bool net_can(const struct vstate *v, uint32_t node, unsigned bit)
@@ -502,7 +381,7 @@ static int seg_apply(struct seglist *l, uint32_t lo, uint32_t hi, int64_t dcount
 		    out.v[out.n - 1].hash == h)
 			out.v[out.n - 1].hi = b;
 		else
-			list_push(&out, (struct seg){a, b, (uint32_t)c, h});
+			seglist_push(&out, (struct seg){a, b, (uint32_t)c, h});
 	}
 	free(pt);
 	free(l->v);
@@ -538,8 +417,8 @@ static int check_net_link(struct vstate *v, uint32_t t, size_t xi)
 
 	if (x->lane != SCHED_NO_LANE) {
 		if (x->lane >= deg || nw->head[v->out_arc[first + x->lane]] != x->dst)
-			return fail(v, t, xi, "port %u of node %u does not lead to node %u", x->lane,
-				    x->src, x->dst);
+			return fail(v, t, xi, "port %u of node %u does not lead to node %u",
+				    x->lane, x->src, x->dst);
 		arc = v->out_arc[first + x->lane];
 	} else {
 		for (uint32_t k = 0; k < deg && arc == UINT32_MAX; k++)
@@ -612,10 +491,11 @@ static int check_net_capacity(struct vstate *v, uint32_t t)
 			if (lim > 0 && load / lim > v->r->max_utilisation)
 				v->r->max_utilisation = load / lim;
 			if (load > lim * (1 + tol) + ulp * v->s_count[sidx])
-				return fail(v, t, SIZE_MAX,
-					    "step %u: capacity set %u carries %.9g blocks, over its "
-					    "%.9g (step time x bandwidth)",
-					    t + 1, sidx, load, lim);
+				return fail(
+				    v, t, SIZE_MAX,
+				    "step %u: capacity set %u carries %.9g blocks, over its "
+				    "%.9g (step time x bandwidth)",
+				    t + 1, sidx, load, lim);
 		}
 	}
 	v->ntarcs = 0;
@@ -646,15 +526,16 @@ static int check_rsends(struct vstate *v, uint32_t t)
 		}
 		for (size_t k = i; k < j; k++) {
 			const struct rmove *m = &v->rs[k];
-			bool held = avail && list_covers(avail, m->lo, m->hi);
+			bool held = avail && seglist_covers(avail, m->lo, m->hi);
 
 			if (!held) {
 				free(tmp.v);
 				if (!store)
-					return fail(v, t, m->xfer,
-						    "node %u cannot store: it may send only what it "
-						    "received in the step before",
-						    node);
+					return fail(
+					    v, t, m->xfer,
+					    "node %u cannot store: it may send only what it "
+					    "received in the step before",
+					    node);
 				return fail(v, t, m->xfer, "node %u does not hold that data", node);
 			}
 			if (!copy && seg_apply(&tmp, m->lo, m->hi, -1, 0, false) < 0) {
@@ -701,7 +582,7 @@ static void apply_rdeliveries(struct vstate *v)
 				l->v[k].count += m->count;
 				l->v[k].hash += m->hash;
 			} else {
-				list_push(l, (struct seg){m->lo, m->hi, m->count, m->hash});
+				seglist_push(l, (struct seg){m->lo, m->hi, m->count, m->hash});
 			}
 			continue;
 		}
@@ -1116,9 +997,9 @@ static int take_packets(struct vstate *v, struct seglist *l, uint32_t lo, uint32
 			/* what is left of the packet: before lo and after end */
 			l->v[k] = l->v[--l->n];
 			if (pk.lo < lo)
-				list_push(l, (struct seg){pk.lo, lo, pk.count, pk.hash});
+				seglist_push(l, (struct seg){pk.lo, lo, pk.count, pk.hash});
 			if (end < pk.hi)
-				list_push(l, (struct seg){end, pk.hi, pk.count, pk.hash});
+				seglist_push(l, (struct seg){end, pk.hi, pk.count, pk.hash});
 		}
 		lo = end;
 	}
@@ -1286,9 +1167,9 @@ static int read_phase(struct vstate *v, uint32_t t)
 							  v->pieces[k].hash, xi});
 			else
 				push_delivery(v,
-					      (struct delivery){dkey, v->pieces[k].lo, v->pieces[k].hi,
-								v->pieces[k].count, xfer_op(x),
-								v->pieces[k].hash, xi});
+					      (struct delivery){dkey, v->pieces[k].lo,
+								v->pieces[k].hi, v->pieces[k].count,
+								xfer_op(x), v->pieces[k].hash, xi});
 		}
 	}
 	if (v->net) {
@@ -1395,7 +1276,7 @@ static int write_phase(struct vstate *v, uint32_t t)
 		}
 		struct seglist *l = map_get(&v->map, key, true);
 		for (size_t k = i; k < j; k++) {
-			uint64_t ov = list_add(l, v->dl[k].lo, v->dl[k].hi);
+			uint64_t ov = seglist_add(l, v->dl[k].lo, v->dl[k].hi);
 
 			if (ov && at_target)
 				return fail(v, t, v->dl[k].xfer,
@@ -1452,7 +1333,7 @@ static bool full_copy(struct vstate *v, uint32_t node, uint64_t block)
 	if (origin_of(v, block) == node || bit_get(v, key))
 		return true;
 	l = map_get(&v->map, key, false);
-	return l && list_covers(l, 0, SCHED_ONE);
+	return l && seglist_covers(l, 0, SCHED_ONE);
 }
 
 static bool full_reduce(struct vstate *v, uint64_t key)
@@ -1482,10 +1363,11 @@ static int final_check(struct vstate *v)
 	case SCHED_BROADCAST:
 		for (uint32_t u = 0; u < n; u++)
 			if (part(v, u) && !full_copy(v, u, root))
-				return fail(v, T, SIZE_MAX,
-					    "incomplete: after the last step node %u lacks (part of) "
-					    "block %u",
-					    u, root);
+				return fail(
+				    v, T, SIZE_MAX,
+				    "incomplete: after the last step node %u lacks (part of) "
+				    "block %u",
+				    u, root);
 		break;
 	case SCHED_REDUCE:
 		if (!full_reduce(v, (uint64_t)root * n + root))
@@ -1536,7 +1418,8 @@ static int final_check(struct vstate *v)
 	case SCHED_ALLREDUCE:
 		for (uint32_t u = 0; u < n; u++)
 			for (uint32_t b = 0; b < n; b++)
-				if (part(v, u) && part(v, b) && !full_reduce(v, (uint64_t)u * n + b))
+				if (part(v, u) && part(v, b) &&
+				    !full_reduce(v, (uint64_t)u * n + b))
 					return fail(
 					    v, T, SIZE_MAX,
 					    "node %u does not end with shard %u reduced over "
@@ -1660,7 +1543,7 @@ static int setup(struct vstate *v)
 			v->read_mark = xcalloc((size_t)n * n / 64 + 1, sizeof(uint64_t));
 		v->weight = xmalloc((size_t)n * sizeof(uint64_t));
 		for (uint32_t u = 0; u < n; u++) {
-			v->weight[u] = splitmix64((v->o->seed ? v->o->seed : 0x0fc) + u);
+			v->weight[u] = sched_mix64((v->o->seed ? v->o->seed : 0x0fc) + u);
 			if (part(v, u))
 				v->total_weight += v->weight[u];
 		}
