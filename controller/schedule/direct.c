@@ -163,6 +163,21 @@ static double host_priced(const struct schedule_result *r, const struct schedule
 	return whole ? h : total;
 }
 
+/* o's schedule through the verifier: a reduced one by the same symmetry,
+ * never expanded (its transfer count is then the expanded one's). */
+static void verify_outcome(struct schedule_outcome *o, const struct verify_opts *vo,
+			   struct verify_report *rep)
+{
+	if (o->is_reduced) {
+		struct sched_reduced red = {.group = o->group, .prog = o->s};
+
+		o->verified = sched_verify_reduced(&red, vo, rep) == 0;
+		o->ntransfers = rep->ntransfers;
+	} else {
+		o->verified = sched_verify(&o->s, vo, rep) == 0;
+	}
+}
+
 static void finish(struct schedule_result *r, struct schedule_outcome *o)
 {
 	struct verify_report rep;
@@ -181,15 +196,7 @@ static void finish(struct schedule_result *r, struct schedule_outcome *o)
 	o->steps = o->s.nsteps;
 	o->ntransfers = o->s.nxfers;
 	phase(r, o, "verification");
-	if (o->is_reduced) {
-		/* Checked by the same symmetry, never expanded. */
-		struct sched_reduced red = {.group = o->group, .prog = o->s};
-
-		o->verified = sched_verify_reduced(&red, &vo, &rep) == 0;
-		o->ntransfers = rep.ntransfers;
-	} else {
-		o->verified = sched_verify(&o->s, &vo, &rep) == 0;
-	}
+	verify_outcome(o, &vo, &rep);
 	o->verify_s = now_seconds() - t0;
 	if (!o->is_a2a && out_of_time(r, o, "verification")) {
 		free(step_link);
@@ -482,14 +489,7 @@ static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
 	o->ntransfers = o->s.nxfers;
 	struct verify_opts vo = {.clock = r->clock};
 	phase(r, o, "verification");
-	if (o->is_reduced) {
-		struct sched_reduced red = {.group = o->group, .prog = o->s};
-
-		o->verified = sched_verify_reduced(&red, &vo, &rep) == 0;
-		o->ntransfers = rep.ntransfers;
-	} else {
-		o->verified = sched_verify(&o->s, &vo, &rep) == 0;
-	}
+	verify_outcome(o, &vo, &rep);
 	o->verify_s = now_seconds() - t0;
 	if (out_of_time(r, o, "verification"))
 		return;
