@@ -104,7 +104,9 @@ static bool run_healthy(struct schedule_result *h, const struct schedule_result 
 				      .clock = q->clock,
 				      .collective = r->collective,
 				      .g = r->healthy};
-	qh.keep_warm = q->collective == SCHED_ALLTOALL;
+	/* kept for the degraded run's warm start, which failed hosts rule out
+	 * (their survivors are renumbered) */
+	qh.keep_warm = q->collective == SCHED_ALLTOALL && !r->keep;
 	qh.warm = NULL;
 	/* The healthy MCF is the degraded one's start: a --time-limit below
 	 * the default bounds the re-plan, not the solution it starts from. */
