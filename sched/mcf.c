@@ -308,6 +308,10 @@ struct cg_scratch {
 	double *cnt;  /* R: column coefficients being built */
 	uint32_t *touched;
 	uint32_t ntouched;
+	/* fluid trees' coefficients in O(n): depth, order by depth, the
+	 * depth buckets (n + 1), subtree sizes */
+	uint32_t *depth, *order, *bucket;
+	double *sub;
 };
 
 static uint32_t row_of(const struct cg *c, uint32_t arc, uint32_t step)
@@ -434,30 +438,37 @@ static uint32_t walk(const struct cg *c, const uint32_t *parent, uint32_t t,
 	return hops;
 }
 
+/* Add `hops` hops over arc at step to the column being built in w. */
+static void add_hops(const struct cg *c, struct cg_scratch *w, uint32_t arc, uint32_t step,
+		     double hops)
+{
+	uint32_t r = row_of(c, arc, step);
+
+	if (w->cnt[r] == 0)
+		w->touched[w->ntouched++] = r;
+	w->cnt[r] += hops;
+	if (c->node_row) {
+		uint32_t base = step * c->rows_per_slot + c->link_rows;
+		uint32_t in = base + c->node_row[c->arc_tail[arc]],
+			 ej = base + c->node_rows + c->node_row[c->g->adj[arc]];
+
+		if (w->cnt[in] == 0)
+			w->touched[w->ntouched++] = in;
+		w->cnt[in] += hops;
+		if (w->cnt[ej] == 0)
+			w->touched[w->ntouched++] = ej;
+		w->cnt[ej] += hops;
+	}
+}
+
 static void count_hop(void *ctx, uint32_t arc, uint32_t step)
 {
 	struct {
 		const struct cg *c;
 		struct cg_scratch *w;
 	} *k = ctx;
-	const struct cg *c = k->c;
-	uint32_t r = row_of(c, arc, step);
 
-	if (k->w->cnt[r] == 0)
-		k->w->touched[k->w->ntouched++] = r;
-	k->w->cnt[r] += 1;
-	if (c->node_row) {
-		uint32_t base = step * c->rows_per_slot + c->link_rows;
-		uint32_t in = base + c->node_row[c->arc_tail[arc]],
-			 ej = base + c->node_rows + c->node_row[c->g->adj[arc]];
-
-		if (k->w->cnt[in] == 0)
-			k->w->touched[k->w->ntouched++] = in;
-		k->w->cnt[in] += 1;
-		if (k->w->cnt[ej] == 0)
-			k->w->touched[k->w->ntouched++] = ej;
-		k->w->cnt[ej] += 1;
-	}
+	add_hops(k->c, k->w, arc, step, 1);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -509,6 +520,57 @@ static uint32_t tree_find(struct cg *c, uint64_t h, size_t *at)
 	return UINT32_MAX;
 }
 
+/* A fluid tree's hops per row in O(n), not O(n x depth): an arc carries
+ * one hop for every destination below it, its head's subtree. Depths by
+ * walking up to the first node with a known one, then the nodes deepest
+ * first, each adding its subtree to its parent's. */
+static void tree_coefs_fluid(const struct cg *c, struct cg_scratch *w, uint32_t src,
+			     const uint32_t *parent)
+{
+	uint32_t n = c->n, *depth = w->depth, *stack = w->order, maxd = 0;
+
+	for (uint32_t v = 0; v < n; v++)
+		depth[v] = UINT32_MAX;
+	depth[src] = 0;
+	for (uint32_t v = 0; v < n; v++) {
+		uint32_t top = 0, u = v;
+
+		while (depth[u] == UINT32_MAX) {
+			if (parent[u] == NO_PARENT) { /* not in the tree: no hops */
+				depth[u] = 0;
+				break;
+			}
+			stack[top++] = u;
+			u = c->arc_tail[parent[u]];
+		}
+		while (top) {
+			uint32_t x = stack[--top];
+
+			depth[x] = depth[c->arc_tail[parent[x]]] + 1;
+		}
+		maxd = depth[v] > maxd ? depth[v] : maxd;
+	}
+	memset(w->bucket, 0, ((size_t)maxd + 2) * sizeof(uint32_t));
+	for (uint32_t v = 0; v < n; v++)
+		w->bucket[depth[v] + 1]++;
+	for (uint32_t d = 1; d <= maxd + 1; d++)
+		w->bucket[d] += w->bucket[d - 1];
+	for (uint32_t v = 0; v < n; v++)
+		w->order[w->bucket[depth[v]]++] = v;
+	for (uint32_t v = 0; v < n; v++)
+		w->sub[v] = v != src;
+	for (uint32_t i = n; i-- > 0;) {
+		uint32_t v = w->order[i], a = parent[v];
+		double hops = w->sub[v];
+
+		if (a == NO_PARENT)
+			continue;
+
+		w->sub[c->arc_tail[a]] += hops;
+		add_hops(c, w, a, 0, hops);
+	}
+}
+
 /* The tree's coefficients: per link row, the destinations routed over it
  * (left in w->touched, sorted, and w->cnt; the caller clears cnt). */
 static void tree_coefs(const struct cg *c, struct cg_scratch *w, uint32_t s, const uint32_t *parent)
@@ -520,9 +582,13 @@ static void tree_coefs(const struct cg *c, struct cg_scratch *w, uint32_t s, con
 	uint32_t src = c->src_node[s];
 
 	w->ntouched = 0;
-	for (uint32_t t = 0; t < c->n; t++)
-		if (t != src)
-			walk(c, parent, t, count_hop, &k);
+	if (c->T == 0) {
+		tree_coefs_fluid(c, w, src, parent);
+	} else {
+		for (uint32_t t = 0; t < c->n; t++)
+			if (t != src)
+				walk(c, parent, t, count_hop, &k);
+	}
 	qsort(w->touched, w->ntouched, sizeof(uint32_t), cmp_u32);
 }
 
@@ -639,6 +705,10 @@ static void cg_free(struct cg *c)
 		free(c->ws[i].dist);
 		free(c->ws[i].cnt);
 		free(c->ws[i].touched);
+		free(c->ws[i].depth);
+		free(c->ws[i].order);
+		free(c->ws[i].bucket);
+		free(c->ws[i].sub);
 	}
 	free(c->ws);
 }
@@ -751,6 +821,12 @@ static void cg_setup(struct cg *c, const struct graph *g, uint32_t T, enum mcf_m
 		w->dist = xmalloc(c->psize * sizeof(double));
 		w->cnt = xcalloc(c->R, sizeof(double));
 		w->touched = xmalloc(c->R * sizeof(uint32_t));
+		if (!T) {
+			w->depth = xmalloc(n * sizeof(uint32_t));
+			w->order = xmalloc(n * sizeof(uint32_t));
+			w->bucket = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+			w->sub = xmalloc(n * sizeof(double));
+		}
 	}
 }
 
@@ -2065,9 +2141,12 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 		if (injs)
 			inj = inj_min;
 	}
-	if (g->n < 2 || g->n > SCHED_MAX_NODES)
+	/* Node ids are 16 bits: a reduced program (translations known) may
+	 * name all 65,536 of them, an explicit schedule one id fewer. */
+	uint32_t most = o->translations_known ? SCHED_REDUCED_MAX_NODES : SCHED_MAX_NODES;
+	if (g->n < 2 || g->n > most)
 		return ofc_error_set(err, OFC_E_INPUT, "%u nodes: all-to-all needs 2..%u", g->n,
-				     SCHED_MAX_NODES);
+				     most);
 	if (!f.strongly_connected)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "%s is not strongly connected: some pairs have no path",
@@ -2084,7 +2163,7 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 			return ofc_error_set(err, OFC_E_INPUT, "arc %u: capacity %g", a,
 					     o->capacity[a]);
 	if (method == MCF_AUTO || method == MCF_SYMMETRIC) {
-		bool sym = mcf_translations(g, NULL, o->threads);
+		bool sym = o->translations_known || mcf_translations(g, NULL, o->threads);
 
 		if (!sym && method == MCF_SYMMETRIC)
 			return ofc_error_set(err, OFC_E_INPUT,
@@ -2182,17 +2261,23 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 		if (rc == 0 && o->keep_warm && fluid_links) {
 			uint32_t *perm = NULL;
 
-			if (method == MCF_SYMMETRIC) {
-				perm = xmalloc((size_t)g->n * g->n * sizeof(uint32_t));
-				mcf_translations(g, perm, o->threads);
+			if (method == MCF_SYMMETRIC && o->translations_known) {
+				rc = ofc_error_set(err, OFC_E_INPUT,
+						   "a solution kept as a warm start needs the N x N "
+						   "translations, which translations_known skips");
+			} else {
+				if (method == MCF_SYMMETRIC) {
+					perm = xmalloc((size_t)g->n * g->n * sizeof(uint32_t));
+					mcf_translations(g, perm, o->threads);
+				}
+				r->warm = warm_export(&c, perm);
+				free(perm);
 			}
-			r->warm = warm_export(&c, perm);
-			free(perm);
 		}
 		if (rc == 0 && o->routes) {
 			rc = cg_routes(&c, &r->routes, err);
 			r->routes.symmetric = r->symmetric;
-			if (rc == 0 && r->symmetric) {
+			if (rc == 0 && r->symmetric && !o->translations_known) {
 				r->routes.perm = xmalloc((size_t)g->n * g->n * sizeof(uint32_t));
 				mcf_translations(g, r->routes.perm, o->threads);
 			}
