@@ -438,6 +438,12 @@ struct mcf_opts {
 	 * head and rank among parallel arcs: a graph less failed links). */
 	bool keep_warm;
 	const struct mcf_warm *warm;
+	/* The caller vouches that the ports are translations of one Cayley
+	 * graph (a2a_reduced: the group read off the spec, checked port by
+	 * port): the one-source master skips its O(N^2) check and the routes
+	 * come without the N x N translation table (routes.perm NULL: node
+	 * 0's routes are the caller's program). */
+	bool translations_known;
 };
 
 /* A fluid MCF solution to warm-start another graph's from (opaque; made by
@@ -902,9 +908,9 @@ int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_c
  * a2a_build lowers them ("paths": at most d heaviest paths per pair, hop i
  * at step i, cut-through; "steps": each hop at its time-expanded step) they
  * are the program, never mirrored. o as a2a_build's (max_load from the
- * program's per-port loads). Up to A2A_REDUCED_MAX_NODES: mcf_solve still
- * lists the N x N translations. */
-#define A2A_REDUCED_MAX_NODES 4096u
+ * program's per-port loads). mcf_solve takes G's translations as given
+ * (mcf_opts.translations_known): no N x N table, so any size the group
+ * and the program fit. */
 /* Swing allreduce (sched/swing.c; algo "swing", bandwidth- or
  * latency-optimal, multiport) as a reduced schedule: its peers keep the
  * parity of every coordinate, so the group is G (the torus's translations)

@@ -38,19 +38,27 @@ bool seglist_covers(const struct seglist *l, uint32_t lo, uint32_t hi)
 
 uint64_t seglist_add(struct seglist *l, uint32_t lo, uint32_t hi)
 {
+	/* Built aside (on the stack when short: an add leaves at most one more
+	 * segment) and copied back, so a list is not reallocated on every
+	 * delivery. */
+	struct seg stack[32];
+	struct seglist out = {0, 32, stack};
 	uint64_t overlap = 0;
-	struct seglist out = {0};
 	bool placed = false;
 
+	if (l->n + 1 > out.cap) {
+		out.cap = l->n + 1;
+		out.v = xreallocarray(NULL, out.cap, sizeof(struct seg));
+	}
 	for (uint32_t i = 0; i < l->n; i++) {
 		struct seg s = l->v[i];
 
 		if (s.hi < lo || s.lo > hi) { /* disjoint, not touching */
 			if (!placed && s.lo > hi) {
-				seglist_push(&out, (struct seg){lo, hi, 1, 0});
+				out.v[out.n++] = (struct seg){lo, hi, 1, 0};
 				placed = true;
 			}
-			seglist_push(&out, s);
+			out.v[out.n++] = s;
 			continue;
 		}
 		uint32_t a = s.lo > lo ? s.lo : lo, b = s.hi < hi ? s.hi : hi;
@@ -60,9 +68,15 @@ uint64_t seglist_add(struct seglist *l, uint32_t lo, uint32_t hi)
 		hi = s.hi > hi ? s.hi : hi;
 	}
 	if (!placed)
-		seglist_push(&out, (struct seg){lo, hi, 1, 0});
-	free(l->v);
-	*l = out;
+		out.v[out.n++] = (struct seg){lo, hi, 1, 0};
+	if (out.n > l->cap) {
+		l->cap = out.n < 4 ? 4 : out.n;
+		l->v = xreallocarray(l->v, l->cap, sizeof(struct seg));
+	}
+	memcpy(l->v, out.v, out.n * sizeof(struct seg));
+	l->n = out.n;
+	if (out.v != stack)
+		free(out.v);
 	return overlap;
 }
 

@@ -362,6 +362,11 @@ expect_json 'j["reduced"]["group"]=="Z_64^2" and j["verified"] and j["mcf"]["opt
 	$S --topology torus:64x64 --collective alltoall --algo mcf --lowering paths --json
 grep -q "^ofc schedule: 4096 nodes: explicit all-to-all schedules stop at 1024: symmetry-reduced instead (node 0's routes x Z_64^2; --reduced asks for it)$" "$TMP/err" &&
 	ok || bad "automatic all-to-all reduction note" "$(head -c 400 "$TMP/err")"
+# 65,536 nodes: the group read off the spec is the MCF's (no N x N table
+# of translations, node ids to 65,535). Theta on a hypercube is its
+# distance bound: d over the distances from a node, 16 / (8 x 65536).
+expect_json 'j["nodes"]==65536 and j["reduced"]["group"]=="Z_2^16" and j["verified"] and j["mcf"]["optimal"] and abs(j["theta"] - 16 / (8 * 65536)) < 1e-12' \
+	$S --topology hypercube:16 --collective alltoall --algo mcf --lowering paths --json
 expect_exit 2 $S --topology torus:4x4 --collective alltoall --algo direct --reduced
 grep -q "reduced goes with --algo bfb or bfb-lp (allgather, reduce-scatter, allreduce), swing (allreduce) and mcf (alltoall)" "$TMP/err" &&
 	ok || bad "--reduced with direct" "$(cat "$TMP/err")"
