@@ -30,6 +30,37 @@ void seglist_fold(struct seglist *l, uint32_t lo, uint32_t hi, bool reduce, uint
 /* The reduce weights' mixer (splitmix64). */
 uint64_t sched_mix64(uint64_t x);
 
+/* Copy mode's state, key -> what is held of that (node, block): one piece
+ * [lo, hi) inline (what nearly every block is: a path's piece moves on its
+ * own), or, when more != PIECE_LIST_NONE, the interval list lists[more].
+ * Open addressing, one entry (a cache line's third) per key, no
+ * allocation for a single piece. */
+#define PIECE_KEY_NONE	UINT64_MAX
+#define PIECE_LIST_NONE UINT32_MAX
+struct piece {
+	uint64_t key;
+	uint32_t lo, hi;
+	uint32_t more;
+};
+struct piecemap {
+	struct piece *e;
+	size_t cap, used;
+	struct seglist *lists;
+	size_t nlists, cap_lists;
+};
+/* Room for `keys` keys without growing (huge pages where THP allows). */
+void piecemap_reserve(struct piecemap *m, size_t keys);
+/* key's entry (created empty when asked), NULL when absent. */
+struct piece *piecemap_get(struct piecemap *m, uint64_t key, bool create);
+/* Start fetching key's slot (the step loops ask some keys ahead). */
+void piecemap_prefetch(const struct piecemap *m, uint64_t key);
+bool piece_covers(const struct piecemap *m, const struct piece *e, uint32_t lo, uint32_t hi);
+/* Add [lo, hi) to e; returns how much of it e held already. */
+uint64_t piece_add(struct piecemap *m, struct piece *e, uint32_t lo, uint32_t hi);
+/* Drop e's pieces (its key stays, empty). */
+void piece_clear(struct piecemap *m, struct piece *e);
+void piecemap_free(struct piecemap *m);
+
 /* One (u, t) problem of LP (3) on its own: m sources, masks[i] the in-links
  * (bit k = in-link k of d) that may carry source i, rate[k] the links' rates
  * (LP (13); NULL: all 1). U* = *c / *k, reduced. */

@@ -2263,8 +2263,7 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 
 			if (method == MCF_SYMMETRIC && o->translations_known) {
 				rc = ofc_error_set(err, OFC_E_INPUT,
-						   "a solution kept as a warm start needs the N x N "
-						   "translations, which translations_known skips");
+						   "a kept solution needs every translation");
 			} else {
 				if (method == MCF_SYMMETRIC) {
 					perm = xmalloc((size_t)g->n * g->n * sizeof(uint32_t));

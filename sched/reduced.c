@@ -23,7 +23,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 /* ---- the group ------------------------------------------------------------------- */
 
@@ -298,10 +297,7 @@ struct rstate {
 	/* All-to-all: the blocks (o, t) a representative r holds besides its
 	 * own, key r * N^2 + o * N + t -> what it holds of it (whole, or the
 	 * interval list). */
-	struct a2a_ent *ent;
-	size_t acap, aused;
-	struct seglist *alist; /* entries of more than one piece */
-	size_t nalist, cap_alist;
+	struct piecemap held;
 };
 
 static int rfail(struct rstate *v, uint32_t step, size_t xi, const char *fmt, ...) OFC_PRINTF(4, 5);
@@ -331,128 +327,9 @@ static int rfail(struct rstate *v, uint32_t step, size_t xi, const char *fmt, ..
 	return -1;
 }
 
-#define NO_KEY UINT64_MAX
-#define NO_LIST UINT32_MAX
-
-/* What a representative holds of one block (o, t) besides its own: one
- * piece [lo, hi) inline (what nearly every block is: the paths lowering
- * moves each path's piece on its own), or, when more != NO_LIST, the
- * interval list alist[more]. One entry per key, so a lookup is one cache
- * line and a single piece needs no allocation. */
-struct a2a_ent {
-	uint64_t key;
-	uint32_t lo, hi;
-	uint32_t more;
-};
-
-/* Fibonacci hashing: the product's top bits (the middle ones cluster the
- * keys r N^2 + o N + t when N is a power of two). cap is a power of two. */
-static size_t a2a_hash(uint64_t key, size_t cap)
-{
-	return cap > 1 ? (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctzll(cap))) : 0;
-}
-
-/* The table on huge pages where the kernel gives them (THP "madvise"): a
- * lookup then misses the cache but rarely the TLB as well. */
-static struct a2a_ent *a2a_table(size_t cap)
-{
-	size_t bytes = cap * sizeof(struct a2a_ent), huge = 2u << 20;
-	void *p = NULL;
-
-	if (bytes < huge || posix_memalign(&p, huge, (bytes + huge - 1) / huge * huge) != 0)
-		return xmalloc(bytes);
-	(void)madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE);
-	return p;
-}
-
-/* All-to-all: node 0's entry for block key (created, empty, when asked). */
-static struct a2a_ent *a2a_slot(struct rstate *v, uint64_t key, bool create)
-{
-	if (create && (v->aused + 1) * 2 > v->acap) {
-		size_t cap = v->acap ? v->acap * 2 : 1024;
-		struct a2a_ent *e = a2a_table(cap);
-
-		for (size_t i = 0; i < cap; i++)
-			e[i].key = NO_KEY;
-		for (size_t i = 0; i < v->acap; i++)
-			if (v->ent[i].key != NO_KEY) {
-				size_t h = a2a_hash(v->ent[i].key, cap);
-
-				for (; e[h].key != NO_KEY; h = (h + 1) & (cap - 1))
-					;
-				e[h] = v->ent[i];
-			}
-		free(v->ent);
-		v->ent = e;
-		v->acap = cap;
-	}
-	if (!v->acap)
-		return NULL;
-	size_t h = a2a_hash(key, v->acap);
-	while (v->ent[h].key != NO_KEY) {
-		if (v->ent[h].key == key)
-			return &v->ent[h];
-		h = (h + 1) & (v->acap - 1);
-	}
-	if (!create)
-		return NULL;
-	v->ent[h] = (struct a2a_ent){key, 0, 0, NO_LIST};
-	v->aused++;
-	return &v->ent[h];
-}
-
-/* The lookups are cache misses (a table of millions of keys): the step
- * loops ask for the slot of a key A2A_AHEAD transfers ahead. */
+/* The step loops ask for the state of the block A2A_AHEAD transfers on:
+ * every lookup is a cache miss otherwise. */
 #define A2A_AHEAD 16
-static void a2a_prefetch(const struct rstate *v, uint64_t key)
-{
-	if (v->acap)
-		__builtin_prefetch(&v->ent[a2a_hash(key, v->acap)]);
-}
-
-static bool a2a_covers(const struct rstate *v, const struct a2a_ent *e, uint32_t lo, uint32_t hi)
-{
-	if (!e)
-		return false;
-	if (e->more == NO_LIST)
-		return e->lo <= lo && hi <= e->hi;
-	return seglist_covers(&v->alist[e->more], lo, hi);
-}
-
-/* Add [lo, hi) to e; returns how much of it e held already. */
-static uint64_t a2a_add(struct rstate *v, struct a2a_ent *e, uint32_t lo, uint32_t hi)
-{
-	if (e->more == NO_LIST) {
-		if (e->lo == e->hi) { /* empty */
-			e->lo = lo;
-			e->hi = hi;
-			return 0;
-		}
-		if (!(e->hi < lo || e->lo > hi)) { /* overlapping or touching */
-			uint32_t a = e->lo > lo ? e->lo : lo, b = e->hi < hi ? e->hi : hi;
-
-			e->lo = e->lo < lo ? e->lo : lo;
-			e->hi = e->hi > hi ? e->hi : hi;
-			return b > a ? b - a : 0;
-		}
-		if (v->nalist == v->cap_alist)
-			GROW(v->alist, v->cap_alist, v->nalist + 1);
-		struct seglist *l = &v->alist[v->nalist];
-		memset(l, 0, sizeof(*l));
-		seglist_push(l, (struct seg){e->lo, e->hi, 1, 0});
-		e->more = (uint32_t)v->nalist++;
-	}
-	struct seglist *l = &v->alist[e->more];
-	uint64_t ov = seglist_add(l, lo, hi);
-	if (l->n == 1) { /* one piece again: back inline */
-		e->lo = l->v[0].lo;
-		e->hi = l->v[0].hi;
-		e->more = NO_LIST;
-		free(l->v);
-		memset(l, 0, sizeof(*l));
-	}
-	return ov;
-}
 
 /* Node u's block (o, t) as its representative r sees it: r * N^2 +
  * (o - h) * N + (t - h), u = r + h. */
@@ -480,7 +357,7 @@ static bool a2a_holds(struct rstate *v, uint64_t rel, uint32_t lo, uint32_t hi)
 {
 	if (key_origin(v, rel) == key_rep(v, rel))
 		return true; /* its own */
-	return a2a_covers(v, a2a_slot(v, rel, false), lo, hi);
+	return piece_covers(&v->held, piecemap_get(&v->held, rel, false), lo, hi);
 }
 
 static void push(struct rstate *v, struct rdeliv d)
@@ -587,7 +464,7 @@ static int a2a_deliver(struct rstate *v, uint32_t t, const struct rdeliv *d)
 		v->dup += sched_frac(d->hi - d->lo);
 		return 0;
 	}
-	ov = a2a_add(v, a2a_slot(v, d->block, true), d->lo, d->hi);
+	ov = piece_add(&v->held, piecemap_get(&v->held, d->block, true), d->lo, d->hi);
 	if (ov && at_target)
 		return rfail(v, t, SIZE_MAX,
 			     "step %u: the block from %u delivered to its target %u twice (and "
@@ -604,7 +481,7 @@ static int deliver(struct rstate *v, uint32_t t)
 
 		if (v->r->prog.collective == SCHED_ALLTOALL) {
 			if (i + A2A_AHEAD < v->ndl)
-				a2a_prefetch(v, v->dl[i + A2A_AHEAD].block);
+				piecemap_prefetch(&v->held, v->dl[i + A2A_AHEAD].block);
 			if (a2a_deliver(v, t, d) < 0)
 				return -1;
 			continue;
@@ -662,7 +539,8 @@ static int final_check(struct rstate *v)
 
 		for (uint32_t o = 0; o < v->n; o++) {
 			uint64_t key = ((uint64_t)r * v->n + o) * v->n + me;
-			if (o != me && !a2a_covers(v, a2a_slot(v, key, false), 0, SCHED_ONE))
+			if (o != me && !piece_covers(&v->held, piecemap_get(&v->held, key, false),
+						     0, SCHED_ONE))
 				return rfail(
 				    v, T, SIZE_MAX,
 				    "incomplete: the block from %u never (fully) reached %u "
@@ -767,25 +645,16 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 	} else {
 		v.full = xcalloc(cells / 64 + 1, sizeof(uint64_t));
 	}
-	if (p->collective == SCHED_ALLTOALL) {
-		/* Sized for every transfer's delivery at once: no rehashing. */
-		size_t cap = 1024;
-
-		while (cap < 2 * (p->nxfers + 1))
-			cap *= 2;
-		v.ent = a2a_table(cap);
-		for (size_t i = 0; i < cap; i++)
-			v.ent[i].key = NO_KEY;
-		v.acap = cap;
-	}
+	if (p->collective == SCHED_ALLTOALL) /* a delivery per transfer at most */
+		piecemap_reserve(&v.held, p->nxfers);
 	for (uint32_t t = 0; t < p->nsteps; t++) {
 		for (size_t xi = p->step_start[t]; xi < p->step_start[t + 1]; xi++) {
 			size_t ahead = xi + A2A_AHEAD;
 
-			if (v.acap && ahead < p->step_start[t + 1] && p->xfers[ahead].src < n &&
+			if (v.held.cap && ahead < p->step_start[t + 1] && p->xfers[ahead].src < n &&
 			    p->xfers[ahead].block < (uint64_t)n * n)
-				a2a_prefetch(&v, a2a_rel(&v, p->xfers[ahead].block,
-							 p->xfers[ahead].src));
+				piecemap_prefetch(&v.held, a2a_rel(&v, p->xfers[ahead].block,
+								   p->xfers[ahead].src));
 			if (check_xfer(&v, t, xi) < 0)
 				goto out;
 		}
@@ -815,10 +684,7 @@ out:
 		free(v.part[k].v);
 	free(v.part);
 	free(v.total);
-	for (size_t i = 0; i < v.nalist; i++)
-		free(v.alist[i].v);
-	free(v.alist);
-	free(v.ent);
+	piecemap_free(&v.held);
 	free(v.full);
 	free(v.dl);
 	free(v.port_load);

@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 uint64_t sched_mix64(uint64_t x)
 {
@@ -129,4 +130,146 @@ void seglist_fold(struct seglist *l, uint32_t lo, uint32_t hi, bool reduce, uint
 	l->n = out.n;
 	if (out.v != stack)
 		free(out.v);
+}
+
+/* ---- piece tables ------------------------------------------------------------ */
+
+/* Fibonacci hashing: the product's top bits (the middle ones cluster keys
+ * like node N^2 + o N + t when N is a power of two). cap: a power of two. */
+static size_t piece_hash(uint64_t key, size_t cap)
+{
+	return cap > 1 ? (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctzll(cap))) : 0;
+}
+
+/* A table of millions of keys is a cache miss per lookup; on huge pages
+ * (THP "madvise") it is rarely a TLB miss as well. */
+static struct piece *piece_table(size_t cap)
+{
+	size_t bytes = cap * sizeof(struct piece), huge = 2u << 20;
+	struct piece *e = NULL;
+	void *p = NULL;
+
+	if (bytes >= huge && posix_memalign(&p, huge, (bytes + huge - 1) / huge * huge) == 0) {
+		(void)madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE);
+		e = p;
+	} else {
+		e = xmalloc(bytes);
+	}
+	for (size_t i = 0; i < cap; i++)
+		e[i].key = PIECE_KEY_NONE;
+	return e;
+}
+
+static void piecemap_grow(struct piecemap *m, size_t cap)
+{
+	struct piece *e = piece_table(cap);
+
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->e[i].key != PIECE_KEY_NONE) {
+			size_t h = piece_hash(m->e[i].key, cap);
+
+			while (e[h].key != PIECE_KEY_NONE)
+				h = (h + 1) & (cap - 1);
+			e[h] = m->e[i];
+		}
+	free(m->e);
+	m->e = e;
+	m->cap = cap;
+}
+
+void piecemap_reserve(struct piecemap *m, size_t keys)
+{
+	size_t cap = m->cap ? m->cap : 1024;
+
+	while (cap < 2 * (keys + 1))
+		cap *= 2;
+	if (cap > m->cap)
+		piecemap_grow(m, cap);
+}
+
+struct piece *piecemap_get(struct piecemap *m, uint64_t key, bool create)
+{
+	if (create && (m->used + 1) * 2 > m->cap)
+		piecemap_grow(m, m->cap ? m->cap * 2 : 1024);
+	if (!m->cap)
+		return NULL;
+	size_t h = piece_hash(key, m->cap);
+	while (m->e[h].key != PIECE_KEY_NONE) {
+		if (m->e[h].key == key)
+			return &m->e[h];
+		h = (h + 1) & (m->cap - 1);
+	}
+	if (!create)
+		return NULL;
+	m->e[h] = (struct piece){key, 0, 0, PIECE_LIST_NONE};
+	m->used++;
+	return &m->e[h];
+}
+
+void piecemap_prefetch(const struct piecemap *m, uint64_t key)
+{
+	if (m->cap)
+		__builtin_prefetch(&m->e[piece_hash(key, m->cap)]);
+}
+
+bool piece_covers(const struct piecemap *m, const struct piece *e, uint32_t lo, uint32_t hi)
+{
+	if (!e)
+		return false;
+	if (e->more == PIECE_LIST_NONE)
+		return e->lo <= lo && hi <= e->hi;
+	return seglist_covers(&m->lists[e->more], lo, hi);
+}
+
+uint64_t piece_add(struct piecemap *m, struct piece *e, uint32_t lo, uint32_t hi)
+{
+	if (e->more == PIECE_LIST_NONE) {
+		if (e->lo == e->hi) { /* empty */
+			e->lo = lo;
+			e->hi = hi;
+			return 0;
+		}
+		if (!(e->hi < lo || e->lo > hi)) { /* overlapping or touching */
+			uint32_t a = e->lo > lo ? e->lo : lo, b = e->hi < hi ? e->hi : hi;
+
+			e->lo = e->lo < lo ? e->lo : lo;
+			e->hi = e->hi > hi ? e->hi : hi;
+			return b > a ? b - a : 0;
+		}
+		if (m->nlists == m->cap_lists)
+			GROW(m->lists, m->cap_lists, m->nlists + 1);
+		struct seglist *l = &m->lists[m->nlists];
+		memset(l, 0, sizeof(*l));
+		seglist_push(l, (struct seg){e->lo, e->hi, 1, 0});
+		e->more = (uint32_t)m->nlists++;
+	}
+	struct seglist *l = &m->lists[e->more];
+	uint64_t ov = seglist_add(l, lo, hi);
+	if (l->n == 1) { /* one piece again: back inline (the list slot idles) */
+		e->lo = l->v[0].lo;
+		e->hi = l->v[0].hi;
+		e->more = PIECE_LIST_NONE;
+		free(l->v);
+		memset(l, 0, sizeof(*l));
+	}
+	return ov;
+}
+
+void piece_clear(struct piecemap *m, struct piece *e)
+{
+	if (e->more != PIECE_LIST_NONE) {
+		free(m->lists[e->more].v);
+		memset(&m->lists[e->more], 0, sizeof(struct seglist));
+	}
+	e->lo = e->hi = 0;
+	e->more = PIECE_LIST_NONE;
+}
+
+void piecemap_free(struct piecemap *m)
+{
+	for (size_t i = 0; i < m->nlists; i++)
+		free(m->lists[i].v);
+	free(m->lists);
+	free(m->e);
+	memset(m, 0, sizeof(*m));
 }

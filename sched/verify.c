@@ -61,8 +61,8 @@ struct vstate {
 	uint64_t nblocks;
 	bool reduce;
 
-	uint64_t *full; /* copy mode: whole blocks held, bit node * nblocks + block */
-	struct segmap map;
+	uint64_t *full;	     /* copy mode: whole blocks held, bit node * nblocks + block */
+	struct piecemap map; /* copy mode: (node, block) held in pieces */
 
 	union rentry *dense; /* reduce mode */
 	/* Reduce mode off networks: the entries this step's transfers read
@@ -228,12 +228,10 @@ static bool bit_get(const struct vstate *v, uint64_t key)
 static bool holds(struct vstate *v, uint32_t node, uint64_t block, uint32_t lo, uint32_t hi)
 {
 	uint64_t key = (uint64_t)node * v->nblocks + block;
-	const struct seglist *l;
 
 	if (origin_of(v, block) == node || bit_get(v, key))
 		return true;
-	l = map_get(&v->map, key, false);
-	return l && seglist_covers(l, lo, hi);
+	return piece_covers(&v->map, piecemap_get(&v->map, key, false), lo, hi);
 }
 
 /* ---- reduce mode ------------------------------------------------------------ */
@@ -1076,12 +1074,16 @@ static int read_phase(struct vstate *v, uint32_t t)
 		const struct xfer *x = &s->xfers[xi];
 		uint32_t lo = x->offset, hi;
 
-		if (v->reduce && !v->read_mark && xi + PREFETCH_AHEAD < s->step_start[t + 1]) {
+		if (!v->read_mark && xi + PREFETCH_AHEAD < s->step_start[t + 1]) {
 			const struct xfer *y = x + PREFETCH_AHEAD;
+			uint64_t yk = (uint64_t)y->src * v->nblocks + y->block;
 
-			if (y->src < v->n && y->block < v->nblocks)
-				__builtin_prefetch(
-				    &v->dense[(uint64_t)y->src * v->nblocks + y->block]);
+			if (y->src < v->n && y->block < v->nblocks) {
+				if (v->reduce)
+					__builtin_prefetch(&v->dense[yk]);
+				else if (v->map.used)
+					piecemap_prefetch(&v->map, yk);
+			}
 		}
 
 		if (x->src >= v->n || x->dst >= v->n)
@@ -1220,7 +1222,7 @@ static int write_phase(struct vstate *v, uint32_t t)
 		uint32_t node = x->dst;
 		uint64_t block = x->block, key = (uint64_t)node * v->nblocks + block;
 
-		if (map_get(&v->map, key, false)) {
+		if (piecemap_get(&v->map, key, false)) {
 			push_delivery(
 			    v, (struct delivery){key, 0, SCHED_ONE, 1, XFER_COPY, 0, v->whole[i]});
 			continue;
@@ -1267,26 +1269,25 @@ static int write_phase(struct vstate *v, uint32_t t)
 		}
 		/* The whole block in one go: straight to the bitmap. */
 		if (v->full && v->dl[i].lo == 0 && v->dl[i].hi == SCHED_ONE &&
-		    !map_get(&v->map, key, false)) {
+		    !piecemap_get(&v->map, key, false)) {
 			v->full[key >> 6] |= 1ull << (key & 63);
 			for (size_t k = i + 1; k < j; k++)
 				v->r->duplicate_blocks += sched_frac(v->dl[k].hi - v->dl[k].lo);
 			i = j;
 			continue;
 		}
-		struct seglist *l = map_get(&v->map, key, true);
+		struct piece *e = piecemap_get(&v->map, key, true);
 		for (size_t k = i; k < j; k++) {
-			uint64_t ov = seglist_add(l, v->dl[k].lo, v->dl[k].hi);
+			uint64_t ov = piece_add(&v->map, e, v->dl[k].lo, v->dl[k].hi);
 
 			if (ov && at_target)
 				return fail(v, t, v->dl[k].xfer,
 					    "block delivered to its target twice");
 			v->r->duplicate_blocks += sched_frac((uint32_t)ov);
 		}
-		if (v->full && l->n == 1 && l->v[0].lo == 0 && l->v[0].hi == SCHED_ONE) {
+		if (v->full && e->more == PIECE_LIST_NONE && e->lo == 0 && e->hi == SCHED_ONE) {
 			v->full[key >> 6] |= 1ull << (key & 63);
-			free(l->v);
-			memset(l, 0, sizeof(*l));
+			piece_clear(&v->map, e);
 		}
 		i = j;
 	}
@@ -1328,12 +1329,10 @@ static int step_loads(struct vstate *v, uint32_t t)
 static bool full_copy(struct vstate *v, uint32_t node, uint64_t block)
 {
 	uint64_t key = (uint64_t)node * v->nblocks + block;
-	const struct seglist *l;
 
 	if (origin_of(v, block) == node || bit_get(v, key))
 		return true;
-	l = map_get(&v->map, key, false);
-	return l && seglist_covers(l, 0, SCHED_ONE);
+	return piece_covers(&v->map, piecemap_get(&v->map, key, false), 0, SCHED_ONE);
 }
 
 static bool full_reduce(struct vstate *v, uint64_t key)
@@ -1616,11 +1615,7 @@ static void teardown(struct vstate *v)
 	free(v->s_count);
 	free(v->s_load);
 	free(v->tarcs);
-	for (size_t i = 0; i < v->map.cap; i++)
-		if (v->map.keys[i] != EMPTY_KEY)
-			free(v->map.vals[i].v);
-	free(v->map.keys);
-	free(v->map.vals);
+	piecemap_free(&v->map);
 	for (size_t i = 0; v->dense && i < (size_t)v->n * v->n; i++)
 		if (v->dense[i].u.cap)
 			free(v->dense[i].l.v);
