@@ -390,6 +390,37 @@ static bool over_budget(const struct graph *g, const struct a2a_routes *rt,
 	return true;
 }
 
+int a2a_solve(const struct graph *g, const struct a2a_request *q, const struct topo_facts *f,
+	      bool *steps, struct mcf_result *m, struct a2a_outcome *o, struct ofc_error *err)
+{
+	struct mcf_opts mo = q->mcf;
+	bool try = *steps && !q->lowering;
+	double limit = q->steps_try > 0 ? q->steps_try : A2A_STEPS_TRY_SECONDS;
+
+	o->lowering = *steps ? "steps" : q->lowering;
+	mo.steps = *steps ? f->diameter : 0;
+	mo.routes = true;
+	if (try && (mo.time_limit <= 0 || mo.time_limit > limit))
+		mo.time_limit = limit;
+	if (mcf_solve(g, &mo, m, err) < 0)
+		return -1;
+	if (try && !m->optimal) {
+		snprintf(o->fallback, sizeof(o->fallback),
+			 "the time-stepped MCF did not prove its optimum in %.3g s (%s, gap "
+			 "%.3g%%): lowered to paths instead (--lowering steps waits)",
+			 m->seconds, mcf_stop_name(m->stop), 100 * m->gap);
+		mcf_result_free(m);
+		mo = q->mcf;
+		mo.routes = true;
+		if (mcf_solve(g, &mo, m, err) < 0)
+			return -1;
+		*steps = false;
+		o->lowering = "paths";
+	}
+	o->cut_through = !*steps;
+	return 0;
+}
+
 int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedule *s,
 	      struct a2a_outcome *o, struct ofc_error *err)
 {
@@ -411,16 +442,14 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "%u nodes: all-to-all schedules are built for up to %u nodes",
 				     g->n, A2A_MAX_NODES);
-	o->cut_through = !steps;
 	if (mcf) {
 		struct mcf_opts mo = q->mcf;
 		struct topo_facts f;
 
 		topo_facts(g, &f, mo.threads);
-		mo.steps = steps ? f.diameter : 0;
-		mo.routes = true;
-		if (mcf_solve(g, &mo, &o->mcf, err) < 0)
+		if (a2a_solve(g, q, &f, &steps, &o->mcf, o, err) < 0)
 			return -1;
+		low = o->lowering;
 		o->have_mcf = true;
 		rt = &o->mcf.routes;
 		/* A pair's heaviest paths are the same before and after mirroring:
@@ -436,6 +465,7 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 			a2a_routes_single(g, q->mcf.capacity, rt);
 		rc = 0;
 	} else {
+		o->cut_through = true;
 		rc = strcmp(q->algo, "direct") == 0 ? a2a_direct_routes(g, rt, err)
 						    : a2a_balanced_routes(g, 0x0fc, rt, err);
 	}

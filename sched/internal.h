@@ -27,6 +27,14 @@ uint64_t seglist_add(struct seglist *l, uint32_t lo, uint32_t hi);
 /* Reduce mode: over [lo, hi) fold (count, hash) in (reduce) or write it. */
 void seglist_fold(struct seglist *l, uint32_t lo, uint32_t hi, bool reduce, uint32_t count,
 		  uint64_t hash);
+/* The all-to-all MCF as a2a_build and a2a_reduced solve it: time-stepped
+ * when *steps, and by default (q->lowering NULL) only when that proves its
+ * optimum within q->steps_try; else the fluid MCF, *steps false and
+ * o->fallback saying why. Sets o->lowering and o->cut_through. */
+struct topo_facts;
+int a2a_solve(const struct graph *g, const struct a2a_request *q, const struct topo_facts *f,
+	      bool *steps, struct mcf_result *m, struct a2a_outcome *o, struct ofc_error *err);
+
 /* The reduce weights' mixer (splitmix64). */
 uint64_t sched_mix64(uint64_t x);
 

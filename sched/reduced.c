@@ -698,7 +698,6 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 {
 	const char *low = q->lowering ? q->lowering : "steps";
 	bool steps = strcmp(low, "steps") == 0;
-	struct mcf_opts mo = q->mcf;
 	struct sched_group grp = *G; /* G may be &r->group */
 	struct topo_facts f;
 
@@ -715,15 +714,13 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 	if (grp.nodes != g->n || grp.reps != 1)
 		return ofc_error_set(err, OFC_E_INPUT, "the group has %u elements, %s %u nodes",
 				     grp.order, g->spec ? g->spec : "the topology", g->n);
-	topo_facts(g, &f, mo.threads);
-	mo.method = MCF_SYMMETRIC;
-	mo.steps = steps ? f.diameter : 0;
-	mo.routes = true;
-	mo.translations_known = true; /* G is checked port by port */
-	if (mcf_solve(g, &mo, &o->mcf, err) < 0)
+	topo_facts(g, &f, q->mcf.threads);
+	struct a2a_request sym = *q;
+	sym.mcf.method = MCF_SYMMETRIC;
+	sym.mcf.translations_known = true; /* G is checked port by port */
+	if (a2a_solve(g, &sym, &f, &steps, &o->mcf, o, err) < 0)
 		return -1;
 	o->have_mcf = true;
-	o->cut_through = !steps;
 	struct a2a_routes *rt = &o->mcf.routes;
 	/* node 0's routes are the program: no mirroring, no routes.perm */
 	if (!steps)

@@ -552,7 +552,13 @@ struct a2a_request {
 	 * symmetric solution is mirrored to every node: a larger request is
 	 * refused with its estimate (A2A_BYTES_PER_HOP per mirrored hop). */
 	uint64_t max_memory;
+	/* The time-stepped lowering by default (lowering NULL): its MCF gets
+	 * at most steps_try seconds (0: A2A_STEPS_TRY_SECONDS) to prove its
+	 * optimum, else the fluid MCF is lowered to paths instead and
+	 * a2a_outcome.fallback says why. Named "steps" waits for it. */
+	double steps_try;
 };
+#define A2A_STEPS_TRY_SECONDS 5.0
 /* What one hop of a mirrored route costs until the request ends: the route
  * (arc, step), its transfer and the verifier's share; measured 57-61
  * bytes on torus:12x12 and 16x16 (peak RSS over hops). */
@@ -563,6 +569,8 @@ struct a2a_outcome {
 	uint32_t max_paths; /* most paths a pair uses */
 	bool have_mcf;
 	struct mcf_result mcf; /* mcf: the flow (its routes as lowered) */
+	const char *lowering;  /* mcf: the lowering used (steps, paths, single) */
+	char fallback[240];    /* why the default fell back to paths, or "" */
 };
 int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedule *s,
 	      struct a2a_outcome *o, struct ofc_error *err);

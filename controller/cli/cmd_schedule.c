@@ -27,8 +27,11 @@ static const char help[] =
     "  --format F -o OUT  write the whole schedule (text, json or pb), or as an\n"
     "                   MSCCL XML program (msccl, direct-connect; docs/msccl.md)\n"
     "  --threads N      worker threads (default: all CPUs)\n"
-    "  --lowering L     all-to-all mcf: steps (time-stepped, default), paths\n"
-    "                   (weighted, at most d per pair) or single (one path per pair)\n"
+    "  --lowering L     all-to-all mcf: steps (time-stepped), paths (weighted, at\n"
+    "                   most d per pair) or single (one path per pair); by default\n"
+    "                   steps when its MCF proves its optimum within --steps-try,\n"
+    "                   else paths, and the command says why\n"
+    "  --steps-try T    how long that default gives the time-stepped MCF (5s)\n"
     "  --variant V      swing / recursive-doubling: auto (default), bandwidth, latency\n"
     "  --hop-latency T  swing and its baselines: latency per hop, e.g. 400ns\n"
     "  --time-limit T   the whole request: past T it stops with \"time limit T\n"
@@ -53,13 +56,13 @@ static const char help[] =
     "  --max-memory M   refuse (exit 1), with the estimate and what would fit, a\n"
     "                   request or an -o export (pb, msccl) that would hold more\n"
     "                   than M (default: half the machine's memory)\n"
-    "  --reduced        bfb (up to 65,536 nodes), swing (tori, 65,536) or alltoall\n"
-    "                   mcf (paths or steps, 4,096) on a torus, hypercube,\n"
+    "  --reduced        bfb, swing (tori) or alltoall mcf (paths or steps), up to\n"
+    "                   65,536 nodes, on a torus, hypercube,\n"
     "                   circulant, ring, Hamming, complete or bipartite graph:\n"
     "                   node 0's program (swing: 2^D nodes') and the translation\n"
     "                   group that maps it to every node, checked by the same\n"
     "                   symmetry; without it, only what the explicit schedule\n"
-    "                   cannot hold is reduced (bfb, swing, mcf paths), and the\n"
+    "                   cannot hold is reduced (bfb, swing, mcf), and the\n"
     "                   command says so. On a WDM ring config: OpTree's\n"
     "                   all-gather on an even plan, stage 1 whole and stage i\n"
     "                   repeated every n_(i-1) nodes (reduced by itself above\n"
@@ -143,6 +146,7 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 	    {"output", required_argument, NULL, 'o'},
 	    {"threads", required_argument, NULL, 't'},
 	    {"lowering", required_argument, NULL, 'L'},
+	    {"steps-try", required_argument, NULL, 'S'},
 	    {"variant", required_argument, NULL, 'V'},
 	    {"hop-latency", required_argument, NULL, 'H'},
 	    {"time-limit", required_argument, NULL, 'l'},
@@ -236,6 +240,12 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 			    strcmp(optarg, "single"))
 				return cli_usage_error(cmd, "--lowering is steps, paths or single");
 			q->lowering = optarg;
+			break;
+		case 'S':
+			if (cli_opt_duration(cmd, "steps-try", optarg, &q->steps_try))
+				return 2;
+			if (!(q->steps_try > 0))
+				return cli_usage_error(cmd, "--steps-try must be above 0");
 			break;
 		case 'V':
 			if (strcmp(optarg, "auto") && strcmp(optarg, "bandwidth") &&

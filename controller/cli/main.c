@@ -16,9 +16,10 @@ static const struct cli_cmd commands[] = {
     {"schedule",
      "(FILE | --topology SPEC) --collective C [--algo A] [--size M] [--alpha T] "
      "[--bandwidth B] [--injection I] [--forwarding host|nic] [--chunks P] [--overlap] "
-     "[--lowering L] [--variant V] [--hop-latency T] [--hops T] [--epsilon E] "
-     "[--method M] [--root NAME] [--fail ITEMS] [--threads N] [--time-limit T] "
-     "[--max-memory M] [--reduced] [--json] [--format text|json|pb|msccl -o OUT]",
+     "[--lowering L] [--steps-try T] [--variant V] [--hop-latency T] [--hops T] "
+     "[--epsilon E] [--method M] [--root NAME] [--fail ITEMS] [--threads N] "
+     "[--time-limit T] [--max-memory M] [--reduced] [--json] "
+     "[--format text|json|pb|msccl -o OUT]",
      "plan a collective schedule, verify it and price it", cmd_schedule},
     {"finder",
      "--nodes N --degree D [--collective C] [--size M] [--alpha T] [--bandwidth B] [--injection I] [--forwarding host|nic] [--json]",

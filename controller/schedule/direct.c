@@ -685,6 +685,7 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 	struct a2a_request aq = {.algo = algo,
 				 .lowering = lowering,
 				 .max_memory = q->max_memory ? q->max_memory : mem_physical() / 2,
+				 .steps_try = q->steps_try,
 				 .mcf = {.threads = q->threads,
 					 .injection = r->host_beta,
 					 .injections = r->host_betas,
@@ -697,7 +698,9 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 									   : q->time_limit}};
 	struct a2a_outcome a;
 	double t0 = now_seconds();
-	bool paths = lowering && strcmp(lowering, "paths") == 0;
+	/* paths, or the default (steps when that proves its optimum soon,
+	 * else paths): both reducible. */
+	bool paths = !lowering || strcmp(lowering, "paths") == 0;
 
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
 	o->lowering = lowering;
@@ -731,6 +734,13 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 	}
 	o->gen_s = now_seconds() - t0;
 	o->applies = true;
+	if (a.lowering)
+		o->lowering = a.lowering;
+	if (a.fallback[0]) {
+		size_t len = strlen(r->note);
+
+		snprintf(r->note + len, sizeof(r->note) - len, "%s%s", len ? "; " : "", a.fallback);
+	}
 	a2a_finish(r, o, &a);
 	if (a.have_mcf) {
 		/* The outcome keeps the flow's figures; the routes are spent. */
@@ -1252,7 +1262,7 @@ static void run_alltoall(struct schedule_result *r, const struct schedule_query 
 		run_a2a(r, q, next(r), "sp-balanced", NULL);
 		keep_first(r);
 	} else if (strcmp(algo, "mcf") == 0) {
-		run_a2a(r, q, next(r), "mcf", q->lowering ? q->lowering : "steps");
+		run_a2a(r, q, next(r), "mcf", q->lowering); /* NULL: the default */
 	} else {
 		run_a2a(r, q, next(r), algo, NULL);
 	}

@@ -63,6 +63,7 @@ struct schedule_query {
 	const char *variant;  /* swing, recursive-doubling: auto (default), bandwidth, latency */
 	double hop_latency;   /* seconds per hop (routed torus schedules) */
 	double time_limit;    /* all-to-all mcf, seconds: 0 = 60 s, < 0 = none */
+	double steps_try;     /* all-to-all mcf, default lowering: 0 = A2A_STEPS_TRY_SECONDS */
 	uint64_t max_memory;  /* bytes a request may hold; 0: half the machine's memory */
 	/* The whole request's deadline and progress (issue 17), or NULL: every
 	 * engine but the all-to-all MCF (whose LP stops at time_limit with a
@@ -198,7 +199,7 @@ struct schedule_result {
 	struct schedule_outcome *main; /* the one asked for (first of a comparison) */
 	/* BFB next to the expansion construction it implements (or NULL) */
 	struct schedule_outcome *construction;
-	char note[256]; /* something to tell people (several rings), or "" */
+	char note[512]; /* something to tell people (several rings), or "" */
 
 	/* direct-connect */
 	const struct graph *g;

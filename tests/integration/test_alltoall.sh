@@ -134,7 +134,10 @@ expect_stdout_has "NOT proven optimal (time limit)" $S --topology genkautz:100,4
 expect_error 2 "ofc schedule: bad --time-limit 'soon': expected a duration such as 30 (seconds), 25us, 10ms or 1.5s" $S --topology torus:4x4 --time-limit soon
 expect_error 2 "ofc schedule: --lowering is steps, paths or single" $S --topology torus:4x4 --lowering fast
 expect_error 2 "ofc schedule: --lowering goes with --collective alltoall --algo mcf" $OFC schedule --size 1MiB --topology torus:4x4 --collective allgather --lowering paths
-expect_error 2 "ofc schedule: mcf: 1600 nodes: all-to-all schedules are built for up to 1024 nodes" $S --topology torus:40x40
+expect_error 2 "ofc schedule: mcf: 1100 nodes: all-to-all schedules are built for up to 1024 nodes" $S --topology genkautz:1100,4
+# A Cayley graph that large is reduced, by the default lowering too.
+expect_json 'j["nodes"]==1600 and j["reduced"]["group"]=="Z_40^2" and j["lowering"]=="paths" and j["verified"]' \
+	$S --topology torus:40x40 --steps-try 1ms --json
 
 # A request over --max-memory is refused before the symmetric solution is
 # mirrored to every node, with the estimate; exit 1, not an abort.

@@ -362,6 +362,20 @@ expect_json 'j["reduced"]["group"]=="Z_64^2" and j["verified"] and j["mcf"]["opt
 	$S --topology torus:64x64 --collective alltoall --algo mcf --lowering paths --json
 grep -q "^ofc schedule: 4096 nodes: explicit all-to-all schedules stop at 1024: symmetry-reduced instead (node 0's routes x Z_64^2; --reduced asks for it)$" "$TMP/err" &&
 	ok || bad "automatic all-to-all reduction note" "$(head -c 400 "$TMP/err")"
+# The default lowering is the time-stepped one when its MCF proves its
+# optimum within --steps-try (5 s; or --time-limit), else the fluid MCF
+# lowered to paths, with the reason; --lowering steps waits for it. (The
+# time-stepped MCF on genkautz:128,4 takes some 80-700 ms: never 1 ms.)
+expect_json 'j["lowering"]=="steps" and j["mcf"]["optimal"] and j["verified"]' \
+	$S --topology torus:4x4 --collective alltoall --algo mcf --json
+expect_json 'j["lowering"]=="paths" and j["mcf"]["optimal"] and j["verified"] and not j["mcf"]["time_stepped"]' \
+	$S --topology genkautz:128,4 --collective alltoall --algo mcf --steps-try 1ms --json
+grep -qE "^ofc schedule: the time-stepped MCF did not prove its optimum in [0-9.]+ s \(time limit, gap [0-9.]+%\): lowered to paths instead \(--lowering steps waits\)$" "$TMP/err" &&
+	ok || bad "default lowering's fallback note" "$(head -c 400 "$TMP/err")"
+expect_json 'j["lowering"]=="steps" and j["mcf"]["optimal"] and j["verified"]' \
+	$S --topology genkautz:128,4 --collective alltoall --algo mcf --lowering steps --steps-try 1ms --json
+expect_error 2 "ofc schedule: --steps-try must be above 0" \
+	$S --topology torus:4x4 --collective alltoall --algo mcf --steps-try 0
 # 65,536 nodes: the group read off the spec is the MCF's (no N x N table
 # of translations, node ids to 65,535). Theta on a hypercube is its
 # distance bound: d over the distances from a node, 16 / (8 x 65536).
