@@ -305,7 +305,7 @@ static void write_summary_json(const struct schedule_result *r, const struct sch
 	jw_key(w, "num_steps");
 	jw_uint(w, o->steps);
 	jw_key(w, "tau_l");
-	jw_uint(w, o->steps);
+	jw_uint(w, o->cut_through ? 1 : o->steps);
 	write_tau_json(w, "tau_b", o->tau_b, o->tau_b_value);
 	jw_key(w, "tau_b_measured");
 	jw_double(w, o->measured);
@@ -313,14 +313,14 @@ static void write_summary_json(const struct schedule_result *r, const struct sch
 	jw_double(w, o->time_us);
 	write_healthy_json(w, r, o);
 	jw_key(w, "lower_bound_us");
-	jw_double(w, r->lb_us);
+	jw_double(w, o->lb_us);
 	jw_key(w, "lower_bound_steps");
-	jw_uint(w, r->lb.steps);
+	jw_uint(w, o->lb_steps);
 	write_tau_json(w, "lower_bound_tau_b", r->lb.tau_b, frac_value(r->lb.tau_b));
 	jw_key(w, "ratio");
 	jw_double(w, o->ratio);
 	jw_key(w, "moore_optimal");
-	jw_bool(w, o->steps == r->lb.steps);
+	jw_bool(w, (o->cut_through ? 1 : o->steps) == o->lb_steps);
 	jw_key(w, "bw_optimal");
 	jw_bool(w, frac_valid(o->tau_b) ? frac_cmp(o->tau_b, r->lb.tau_b) == 0
 					: fabs(o->tau_b_value - frac_value(r->lb.tau_b)) < 1e-9);
@@ -437,8 +437,13 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 			r->whole->n, r->g->n);
 	}
 	fprintf(out, "  workload     M = %s, alpha = %s, B = %s (M/B = %.6g us)\n", m, a, b, mb);
-	fprintf(out, "  steps        %u (T_L = %.6g us)\n", o->steps,
-		o->steps * r->cost.alpha * 1e6);
+	if (o->cut_through) /* every route at once: one start-up */
+		fprintf(out,
+			"  steps        %u hops at most, cut-through: one step (T_L = %.6g us)\n",
+			o->steps, r->cost.alpha * 1e6);
+	else
+		fprintf(out, "  steps        %u (T_L = %.6g us)\n", o->steps,
+			o->steps * r->cost.alpha * 1e6);
 	fprintf(out, "  tau_B        ");
 	text_tau(out, o->tau_b, o->tau_b_value);
 	fprintf(out, " (T_B = %.6g us)\n", o->tau_b_value * mb);
@@ -454,7 +459,8 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 	else if (r->healthy)
 		fprintf(out, " (healthy %s: %s does not apply there)", r->healthy->spec, o->algo);
 	fprintf(out, "\n");
-	fprintf(out, "  lower bound  %.6g us (%u steps, tau_B* ", r->lb_us, r->lb.steps);
+	fprintf(out, "  lower bound  %.6g us (%u step%s%s, tau_B* ", o->lb_us, o->lb_steps,
+		o->lb_steps == 1 ? "" : "s", o->cut_through ? ", cut-through" : "");
 	text_tau(out, r->lb.tau_b, frac_value(r->lb.tau_b));
 	fprintf(out, ")\n  ratio        %.4f\n", o->ratio);
 	if (o->verified)

@@ -149,6 +149,11 @@ struct schedule_outcome {
 	char verify_error[320];
 	double gen_s, verify_s;
 	double time_us, ratio; /* ratio to the lower bound */
+	/* The lower bound in this outcome's model: the result's (lb_us,
+	 * lb.steps), but one step for a cut-through all-to-all, which is
+	 * priced as one step. */
+	double lb_us;
+	uint32_t lb_steps;
 	double fluid_bound_us; /* --algo all: the fluid bound that holds for it */
 	/* With failed links: the same algorithm's time on the healthy graph
 	 * (0 when it does not apply there or was not built) */

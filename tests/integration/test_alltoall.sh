@@ -130,6 +130,16 @@ expect_json 'not j["mcf"]["optimal"] and j["mcf"]["stop"]=="time limit" and j["m
 	$S --topology genkautz:100,4 --lowering paths --time-limit 1ns --json
 expect_stdout_has "NOT proven optimal (time limit)" $S --topology genkautz:100,4 --lowering paths --time-limit 1ns
 
+# A cut-through schedule (paths, single) is priced as one step, so it is
+# bounded as one: never below its lower bound (the diameter's steps of the
+# store-and-forward bound put genkautz:64,4 paths at alpha 100 us at 0.66).
+for low in paths single; do
+	expect_json 'j["lower_bound_steps"]==1 and j["tau_l"]==1 and j["ratio"]>=1 and abs(j["lower_bound_us"]-(100+j["lower_bound_tau_b"]*1048576*8/100e9*1e6))<1e-6' \
+		$OFC schedule --size 1MiB --alpha 100us --bandwidth 100Gbps --collective alltoall --topology genkautz:64,4 --lowering $low --json
+done
+expect_json 'j["lower_bound_steps"]==3 and j["tau_l"]==j["num_steps"] and j["ratio"]>=1' \
+	$OFC schedule --size 1MiB --alpha 100us --bandwidth 100Gbps --collective alltoall --topology genkautz:64,4 --lowering steps --json
+
 # Bad input.
 expect_error 2 "ofc schedule: bad --time-limit 'soon': expected a duration such as 30 (seconds), 25us, 10ms or 1.5s" $S --topology torus:4x4 --time-limit soon
 expect_error 2 "ofc schedule: --lowering is steps, paths or single" $S --topology torus:4x4 --lowering fast
