@@ -140,7 +140,8 @@ static void print_state(const Ofc__V1__State *s)
 		printf("  moved     ");
 		for (size_t i = 0; i < s->n_moved; i++)
 			printf(" %s", s->moved[i]);
-		printf(" (circuits re-wired onto spare ports)\n");
+		printf(" (circuits re-wired onto spare ports; kept after a restore: ApplyConfig "
+		       "or a reload puts them back)\n");
 	}
 	if (s->transaction)
 		printf("  transaction %llu: %s (%s %s, ticket %llu)\n",
