@@ -181,7 +181,8 @@ sys.exit(0 if {(30, 31), (21, 30)} <= c and not c & {(26, 31), (21, 26)} and len
 }
 if circuits_ok; then ok; else bad "circuits after the move"; fi
 expect_json 'j["state"]["moved"] == ["h5:0>h5:4"]' $OFC --socket "$SOCK" status --json
-expect_stdout_has "  moved      h5:0>h5:4 (circuits re-wired onto spare ports)" $OFC --socket "$SOCK" status
+expect_stdout_has "  moved      h5:0>h5:4 (circuits re-wired onto spare ports; kept after a restore: ApplyConfig or a reload puts them back)" \
+	$OFC --socket "$SOCK" status
 if grep -qx "h5 0 4" "$ST/rwfab.rewired"; then ok; else bad "rwfab.rewired: $(cat "$ST/rwfab.rewired")"; fi
 $OFC --socket "$SOCK" schedule --collective allgather --format json -o "$TMP/got.json" >/dev/null 2>"$TMP/err"
 $OFC schedule "$TMP/rw.yaml" --collective allgather --format json -o "$TMP/want.json" >/dev/null 2>>"$TMP/err"
@@ -200,6 +201,13 @@ done
 if circuits_ok; then ok; else bad "circuits after a restart"; fi
 expect_json 'j["schedule"]["topology"] == "torus:4x4 without h5:1"' \
 	$OFC --socket "$SOCK" schedule --collective allgather --summary --json
+# Restored, the moved port stays dark: its circuits stay on the spare
+# (docs/ofcd.md, "Failures").
+expect_stdout_has "every reported failure cleared; no failure in effect; bfb allgather on torus:4x4: " \
+	$OFC --socket "$SOCK" restore --all
+expect_json 'j["state"]["moved"] == ["h5:0>h5:4"] and not j["state"].get("failed")' \
+	$OFC --socket "$SOCK" status --json
+if circuits_ok; then ok; else bad "circuits after the restore"; fi
 stop_ofcd
 
 # An all-to-all workload (issue 14): the snapshot that computes it on the
