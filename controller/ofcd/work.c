@@ -763,8 +763,11 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 			    pub->size == d->w_cfg->size && d->w_cfg->kept.warm;
 		struct plan_out out = {0};
 
+		/* The whole answer is kept for an all-to-all only (GetSchedule
+		 * answers the workload from it: is_workload in server.c). */
 		plan_compute(pub, from ? &d->w_cfg->kept : NULL, d->w_cfg->kept_why, keep, t0,
-			     "re-planned", d->o.max_frame, &msg, &out);
+			     "re-planned", pub->coll == SCHED_ALLTOALL ? d->o.max_frame : 0, &msg,
+			     &out);
 		if (keep) {
 			pub->kept = out.kept;
 			memset(&out.kept, 0, sizeof(out.kept));
