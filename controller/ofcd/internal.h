@@ -51,10 +51,11 @@ struct fabcfg {
 	char **failed;
 	uint32_t nfailed;
 	char *no_schedule;
-	/* The workload's schedule (packed ofc.v1.Schedule, no steps) once a
-	 * re-plan computed it: the snapshot takes it instead of computing it
-	 * again. NULL: not computed. The one mutable field: written and read
-	 * by the mutation worker alone (other threads never look at it). */
+	/* The workload's schedule (packed ofc.v1.Schedule, no steps) once the
+	 * planner or a re-plan computed it: the snapshot takes it instead of
+	 * computing it again. NULL: not computed. Mutable (with plan_full,
+	 * kept and kept_why): written by the mutation worker alone, and only
+	 * until `planned` is set; other threads read them only after that. */
 	uint8_t *plan;
 	size_t plan_len;
 	/* ... and the whole of it, steps too, as GetSchedule answers it: a
@@ -66,13 +67,14 @@ struct fabcfg {
 	size_t plan_full_len;
 	char *plan_full_why;
 	/* An all-to-all workload's healthy MCF run (issue 14), kept by the
-	 * snapshot that computed the workload on this config's healthy graph:
+	 * planner (or a re-plan) that computed the workload on this config's
+	 * healthy graph:
 	 * a re-plan after a failure warm-starts from its solution and prices
 	 * "vs healthy" from it instead of solving the healthy graph again. It
 	 * dies with the config (ApplyConfig, reload, Reconfigure, a re-wire
 	 * make a new one). At most KEPT_MAX_BYTES; kept_why says why none is
 	 * kept (for the re-plan's message), "" when none was tried. Mutable
-	 * like plan: the mutation worker's alone. */
+	 * like plan. */
 	struct schedule_kept kept;
 	char kept_why[240];
 	/* plan and kept are final (the planner's result installed, or a
