@@ -36,10 +36,11 @@ EOF
 COLL=${COLL:-allgather}
 if [ "$COLL" = alltoall ]; then
 	# COLL=alltoall: the workload is an all-to-all of 1 MiB (the fluid MCF
-	# lowered to paths). The daemon solves the healthy graph once, when it
-	# starts (the state snapshot), and keeps that MCF solution: each failure
-	# re-plans the degraded MCF from it, each restore publishes the kept
-	# healthy schedule. The event's message says what the MCF started from
+	# lowered to paths). The daemon answers at once and solves the healthy
+	# graph in the background (plan.c), announced by an event, and keeps that
+	# MCF solution: each failure re-plans the degraded MCF from it, each
+	# restore publishes the kept healthy schedule. The rounds begin once the
+	# schedule landed. The event's message says what the MCF started from
 	# and how long it took; the client waits up to 600 s.
 	sed -i 's/op: allgather, size: 1MiB/op: alltoall, size: 1MiB/' "$TMP/fab.yaml"
 fi
@@ -69,14 +70,15 @@ t_start=$(date +%s.%N)
 until "$OFC" --socket "$TMP/s.sock" status >/dev/null 2>&1; do sleep 0.05; done
 
 echo "ofcd on genkautz:1024,4 (1024 hosts, 4 sim switches, $COLL 1 MiB), $ROUNDS rounds;"
-echo "ofcd answered $(echo "$(date +%s.%N) - $t_start" | bc) s after its start (the snapshot's schedule included)"
+echo "ofcd answered $(echo "$(date +%s.%N) - $t_start" | bc) s after its start"
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
 echo
-PYTHONPATH="$BUILD/python" $PY - "$TMP/s.sock" "$ROUNDS" "$ITEM" "$COLL" <<'EOF'
+PYTHONPATH="$BUILD/python" $PY - "$TMP/s.sock" "$ROUNDS" "$ITEM" "$COLL" "$t_start" <<'EOF'
 import sys, threading, time
 from ofc_client import Client, control_pb2
 
 sock, rounds, item, coll = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+t_start = float(sys.argv[5])
 ofc = Client(sock, timeout=60 if coll == "allgather" else 600)
 events = []
 ready = threading.Event()
@@ -88,10 +90,22 @@ def watcher():
     for ev in ofc.watch():
         if ev.kind == control_pb2.Event.KIND_SCHEDULE_REPLANNED:
             events.append((time.monotonic(), ev))
+            landed.append(time.time())
 
+landed = []
 threading.Thread(target=watcher, daemon=True).start()
 ready.wait()
 time.sleep(0.3)
+# The workload's schedule computed in the background after the start (an
+# all-to-all's): the rounds wait for it, so they time the re-plans alone.
+st = ofc.get_state()
+if st.HasField("schedule_computing_since_unix_ms") or events:
+    while not events:
+        time.sleep(0.01)
+    te, ev = events.pop(0)
+    print("the workload's schedule landed %.1f s after ofcd's start: %s" % (
+        landed.pop(0) - t_start, ev.message))
+    print()
 print("| round | request | event after s | answer after s | daemon's re-plan s | schedule |")
 print("|---|---|---|---|---|---|")
 worst = 0.0

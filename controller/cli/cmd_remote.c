@@ -124,6 +124,12 @@ static void print_state(const Ofc__V1__State *s)
 		       s->schedule->verified ? "yes" : "NO");
 	if (s->schedule_error)
 		printf("  schedule   none: %s\n", s->schedule_error);
+	if (s->has_schedule_computing_since_unix_ms) {
+		uint64_t now = unix_ms(), t = s->schedule_computing_since_unix_ms;
+
+		printf("  schedule   computing, started %.0f s ago (a watch sees it land)\n",
+		       now > t ? (double)(now - t) / 1000 : 0.0);
+	}
 	if (s->n_failed) {
 		printf("  failed    ");
 		for (size_t i = 0; i < s->n_failed; i++)
@@ -134,7 +140,8 @@ static void print_state(const Ofc__V1__State *s)
 		printf("  moved     ");
 		for (size_t i = 0; i < s->n_moved; i++)
 			printf(" %s", s->moved[i]);
-		printf(" (circuits re-wired onto spare ports)\n");
+		printf(" (circuits re-wired onto spare ports; kept after a restore: ApplyConfig "
+		       "or a reload puts them back)\n");
 	}
 	if (s->transaction)
 		printf("  transaction %llu: %s (%s %s, ticket %llu)\n",
@@ -426,6 +433,7 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 	    {"topology", required_argument, NULL, 'T'},
 	    {"partition", required_argument, NULL, 'p'},
 	    {"chunks", required_argument, NULL, 'P'},
+	    {"lowering", required_argument, NULL, 'L'},
 	    {"summary", no_argument, NULL, 'S'},
 	    {"format", required_argument, NULL, 'f'},
 	    {"output", required_argument, NULL, 'o'},
@@ -462,6 +470,9 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 			    "(default), ring,\n                  ne, onestage; on a server fabric: "
 			    "fluid (default;\n                  also broadcast and reduce)\n"
 			    "  --size M        data per node (default: the config's)\n"
+			    "  --lowering L    alltoall mcf: steps (default), paths (the "
+			    "workload's: answered\n                  from the MCF solution "
+			    "ofcd keeps) or single\n"
 			    "  --summary       figures only, no steps\n"
 			    "  --format pb|json -o OUT  write the schedule (default pb)\n");
 		case 'c':
@@ -489,6 +500,10 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 			if (cli_opt_u32(r->cmd, "chunks", optarg, 1, 1000000, NULL, &gs.chunks))
 				return 2;
 			gs.has_chunks = 1;
+			break;
+		case 'L':
+			/* ofcd checks the value: its answer names the ones it knows */
+			gs.lowering = optarg;
 			break;
 		case 'S':
 			gs.has_summary_only = gs.summary_only = 1;
@@ -753,7 +768,7 @@ static const struct {
     {"schedule",
      {"--socket PATH schedule",
       "--collective C [--algo A] [--size M] [--topology SPEC | --partition NAME] [--chunks P] "
-      "[--summary] "
+      "[--lowering L] [--summary] "
       "[--json] [--format pb|json -o OUT]",
       "a verified schedule from the daemon", NULL},
      r_schedule},

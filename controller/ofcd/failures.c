@@ -468,6 +468,7 @@ struct fabcfg *failures_publish(struct ofcd *d)
 	c->failed = eff;
 	c->nfailed = neff;
 	c->no_schedule = why;
+	c->healthy = fabcfg_ref(d->w_cfg);
 	return c;
 }
 

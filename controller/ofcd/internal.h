@@ -5,13 +5,17 @@
  *   work.c        the two workers: mutations (owns the struct ctl) and
  *                 schedules; the start-up (config, lock, recovery)
  *   snapshot.c    snapshots: the last committed state as an ofc.v1.State
- *   jobs.c        jobs and notes handed between the threads, the log
+ *   plan.c        the workload's schedule: the query, and the planner
+ *                 thread that computes an all-to-all's off the start path
+ *   jobs.c        jobs, notes and planner tasks handed between the
+ *                 threads, the log
  *   loop.c        the event loop (loop.h)
  *   client.c      the client side of the socket (ofcd.h)
  *
  * Threads: the loop thread owns connections, the queue and the published
  * snapshot; the mutation worker owns the running config and its ctl; the
- * schedule worker only reads configs it holds a reference to. They talk
+ * schedule worker and the planner only read configs they hold a reference
+ * to. They talk
  * through jobs (handed over under ofcd.mu) and notes (events and finished
  * jobs, under ofcd.note_mu, with an eventfd to wake the loop). */
 #ifndef OFC_CONTROLLER_OFCD_INTERNAL_H
@@ -47,22 +51,42 @@ struct fabcfg {
 	char **failed;
 	uint32_t nfailed;
 	char *no_schedule;
-	/* The workload's schedule (packed ofc.v1.Schedule, no steps) once a
-	 * re-plan computed it: the snapshot takes it instead of computing it
-	 * again. NULL: not computed. The one mutable field: written and read
-	 * by the mutation worker alone (other threads never look at it). */
+	/* The workload's schedule (packed ofc.v1.Schedule, no steps) once the
+	 * planner or a re-plan computed it: the snapshot takes it instead of
+	 * computing it again. NULL: not computed. Mutable (with plan_full,
+	 * kept and kept_why): written by the mutation worker alone, and only
+	 * until `planned` is set; other threads read them only after that. */
 	uint8_t *plan;
 	size_t plan_len;
+	/* ... and the whole of it, steps too, as GetSchedule answers it: a
+	 * packed Response{status, message, schedule} without its id, kept by
+	 * the planner and the re-plans when it fits a frame (at most
+	 * --max-frame bytes); else plan_full_why says why not. Final with
+	 * `planned`, like plan. */
+	uint8_t *plan_full;
+	size_t plan_full_len;
+	char *plan_full_why;
 	/* An all-to-all workload's healthy MCF run (issue 14), kept by the
-	 * snapshot that computed the workload on this config's healthy graph:
+	 * planner (or a re-plan) that computed the workload on this config's
+	 * healthy graph:
 	 * a re-plan after a failure warm-starts from its solution and prices
 	 * "vs healthy" from it instead of solving the healthy graph again. It
 	 * dies with the config (ApplyConfig, reload, Reconfigure, a re-wire
 	 * make a new one). At most KEPT_MAX_BYTES; kept_why says why none is
 	 * kept (for the re-plan's message), "" when none was tried. Mutable
-	 * like plan: the mutation worker's alone. */
+	 * like plan. */
 	struct schedule_kept kept;
 	char kept_why[240];
+	/* plan and kept are final (the planner's result installed, or a
+	 * re-plan computed them): from then on nobody writes them, so the
+	 * loop and the schedule worker may read them after an acquire load of
+	 * this flag (GetSchedule answers the workload from them). Set by the
+	 * mutation worker with release. */
+	atomic_bool planned;
+	/* With failures in effect: the healthy config this one degrades (a
+	 * reference; NULL on a healthy config): a planner computing that one
+	 * is not let go of when the failures are published. */
+	struct fabcfg *healthy;
 };
 
 /* The most a config's kept healthy MCF solution may hold. genkautz:1024,4's
@@ -72,12 +96,21 @@ struct fabcfg {
 #define KEPT_MAX_BYTES ((size_t)256 << 20)
 /* A re-plan's all-to-all MCF on the degraded graph stops here (issue 14's
  * target), within the gap its message gives. */
-#define REPLAN_MCF_SECONDS	10
+#define REPLAN_MCF_SECONDS 10
 /* The lowering of the workload's schedule (State.schedule, re-plans): an
  * all-to-all's MCF is the fluid one lowered to paths, the MCF that keeps
  * its solution and warm-starts from one (the time-stepped MCF of the
  * default "steps" lowering does neither). */
 #define WORKLOAD_LOWERING(coll) ((coll) == SCHED_ALLTOALL ? "paths" : NULL)
+/* While the planner computes the workload's schedule, mutations (a failure
+ * report above all) wait for it at most this long, so a re-plan starts from
+ * the kept healthy MCF solution instead of solving the healthy graph again
+ * beside the planner (docs/ARCHITECTURE.md, ofcd, "Start-up"). */
+#define PLAN_HOLD_SECONDS 120
+/* A GetSchedule answer holds every transfer: each packs to at least this
+ * many bytes, so a schedule of more than max_frame / MIN_TRANSFER_BYTES
+ * transfers cannot fit a frame and its message tree is not built. */
+#define MIN_TRANSFER_BYTES 24
 
 struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const char *path);
 struct fabcfg *fabcfg_ref(struct fabcfg *c);
@@ -114,6 +147,7 @@ enum job_kind {
 	JOB_PROBE,  /* read every device (health, drift) */
 	JOB_SCHEDULE,
 	JOB_FAILURE, /* ReportFailure: the failed set changes, the schedule is re-planned */
+	JOB_PLAN,    /* the planner's result: install it on its config, publish */
 };
 
 struct probe_dev {
@@ -146,9 +180,11 @@ struct job {
 	enum sched_collective coll;
 	uint64_t size;
 	char *algo;
+	char *lowering; /* GetSchedule: alltoall mcf's (NULL: the default) */
 	uint32_t chunks;
 	bool summary_only;
-	struct fabcfg *cfg; /* schedule: the config it runs on */
+	struct plan_task *plan; /* JOB_PLAN: the planner's result (a reference) */
+	struct fabcfg *cfg;	/* schedule: the config it runs on */
 	uint32_t max_frame;
 	uint64_t max_memory; /* GetSchedule: the request's memory limit */
 	double max_time;     /* ... and its time limit, seconds (< 0: none) */
@@ -191,6 +227,7 @@ struct note {
 	size_t sched_len;
 	char **failed;
 	uint32_t nfailed;
+	struct plan_task *plan; /* the planner finished (a reference) */
 };
 
 struct conn;
@@ -266,6 +303,13 @@ struct ofcd {
 	double accept_logged;	  /* when the last line about it was */
 	bool accept_told;	  /* this episode was logged: log its end */
 	struct log_limit peer_log;
+	/* The planner computing the workload's schedule of cfg (plan.c), or
+	 * NULL; mutations wait for it until plan_hold_until (unix seconds,
+	 * 0: not holding). plan_job: its result, to run before the queue. */
+	struct plan_task *planner;
+	double plan_hold_until;
+	uint64_t plan_timer;
+	struct job *plan_job;
 
 	/* ---- handing jobs to the workers ---- */
 	pthread_mutex_t mu;
@@ -326,6 +370,59 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err); /* config, lock, recovery
 void *ofcd_mutation_worker(void *arg);
 void *ofcd_schedule_worker(void *arg);
 void ofcd_run_job(struct ofcd *d, struct job *j);
+
+/* plan.c: the workload's schedule computed off the start path (issue 14).
+ * A detached thread computes an all-to-all's schedule (the MCF: minutes on
+ * a large fabric) on a config reference; the daemon may let go of it at
+ * any time (a new config, shutdown) without waiting, since the MCF cannot
+ * be interrupted: the thread then drops its result. */
+struct plan_task {
+	pthread_mutex_t mu;
+	unsigned refs;	    /* under mu: the thread's, the daemon's, notes', jobs' */
+	struct ofcd *d;	    /* under mu: NULL once the daemon let go */
+	struct fabcfg *cfg; /* the config planned (a reference) */
+	uint64_t since_ms;  /* unix ms when it started */
+	uint32_t max_frame; /* the daemon's (the thread never reads d->o) */
+	/* The result, the thread's until it posts its note; then read by
+	 * the loop and moved out by the mutation worker (JOB_PLAN). */
+	struct plan_out {
+		uint8_t *sched; /* packed ofc.v1.Schedule summary, NULL: none */
+		size_t sched_len;
+		uint8_t *full; /* GetSchedule's answer (fabcfg.plan_full), NULL: */
+		size_t full_len;
+		char *full_why;		   /* ... why not */
+		struct schedule_kept kept; /* healthy all-to-all: the MCF run */
+		char kept_why[240];
+		char *message; /* what the event says */
+		bool ok;       /* a verified schedule */
+	} out;
+};
+/* Whether cfg's workload schedule is left to the planner: an all-to-all on
+ * a direct-connect topology, not computed yet. (Mutation worker, or the loop
+ * once the config is published: `planned` is read with acquire.) */
+bool plan_needed(struct fabcfg *cfg);
+/* (loop) Start a planner for cfg; NULL when the thread cannot start. */
+struct plan_task *plan_start(struct ofcd *d, struct fabcfg *cfg);
+/* Let go of a reference; the daemon's own (ofcd_close, a new config) also
+ * tells the thread to drop its result. */
+void plan_unref(struct plan_task *t);
+void plan_abandon(struct plan_task *t);
+/* The workload's schedule on pub (its failures in effect): the same query
+ * a re-plan makes; kept: the healthy config's kept run to start from (NULL:
+ * none); keep: keep this run's MCF solution in out->kept (pub healthy).
+ * What it found is appended to msg ("..., verified, DONE in S s" since t0);
+ * GetSchedule's whole answer goes to out->full when it fits max_frame (0:
+ * not built). Any thread: reads pub->f only. */
+void plan_compute(const struct fabcfg *pub, const struct schedule_kept *kept, const char *kept_why,
+		  bool keep, double t0, const char *done, uint32_t max_frame, struct strbuf *msg,
+		  struct plan_out *out);
+/* (mutation worker) Move out's whole answer (or why there is none) to cfg,
+ * not planned yet. */
+void plan_keep_full(struct fabcfg *cfg, struct plan_out *out);
+void plan_out_free(struct plan_out *o);
+/* (mutation worker) JOB_PLAN: install the planner's result on its config
+ * and, when it is the one published, a snapshot and the event. */
+void ofcd_run_plan(struct ofcd *d, struct job *j);
 
 /* failures.c: failures reported at run time and lost switches (issue 14) */
 #define FAIL_MAX_ITEMS 4096

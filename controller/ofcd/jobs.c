@@ -1,5 +1,6 @@
-/* What ofcd's threads hand each other: jobs (loop -> worker -> loop) and
- * notes (worker -> loop, woken through the eventfd), their freeing, packed
+/* What ofcd's threads hand each other: jobs (loop -> worker -> loop),
+ * notes (worker or planner -> loop, woken through the eventfd) and planner
+ * tasks (plan.c), their freeing, packed
  * replies, and the log every thread writes through. The loop (server.c)
  * and the workers (work.c) both sit on this file. */
 #include "controller/ofcd/internal.h"
@@ -110,6 +111,8 @@ void job_free(struct job *j)
 	free(j->spec);
 	free(j->partition);
 	free(j->algo);
+	free(j->lowering);
+	plan_unref(j->plan);
 	strv_free(j->items, j->nitems);
 	fabcfg_unref(j->cfg);
 	free(j->reply);
@@ -125,6 +128,44 @@ void job_free(struct job *j)
 	free(j);
 }
 
+/* Planner tasks (plan.c) are handed between threads too. */
+void plan_out_free(struct plan_out *o)
+{
+	free(o->sched);
+	free(o->full);
+	free(o->full_why);
+	schedule_kept_free(&o->kept);
+	free(o->message);
+	memset(o, 0, sizeof(*o));
+}
+
+void plan_unref(struct plan_task *t)
+{
+	unsigned left;
+
+	if (!t)
+		return;
+	pthread_mutex_lock(&t->mu);
+	left = --t->refs;
+	pthread_mutex_unlock(&t->mu);
+	if (left)
+		return;
+	plan_out_free(&t->out);
+	fabcfg_unref(t->cfg);
+	pthread_mutex_destroy(&t->mu);
+	free(t);
+}
+
+void plan_abandon(struct plan_task *t)
+{
+	if (!t)
+		return;
+	pthread_mutex_lock(&t->mu);
+	t->d = NULL;
+	pthread_mutex_unlock(&t->mu);
+	plan_unref(t);
+}
+
 void note_free(struct note *n)
 {
 	if (!n)
@@ -135,5 +176,6 @@ void note_free(struct note *n)
 	free(n->detail);
 	free(n->sched);
 	strv_free(n->failed, n->nfailed);
+	plan_unref(n->plan);
 	free(n);
 }

@@ -26,6 +26,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef SO_PEERGROUPS
@@ -281,6 +282,13 @@ static struct conn *find_conn(struct ofcd *d, uint64_t id)
 
 /* ---- the mutation queue -------------------------------------------------------------- */
 
+/* A mutation (a transaction, queued with a ticket), not the daemon's own
+ * device probe or installing the planner's result. */
+static bool is_mutation(const struct job *j)
+{
+	return j->kind != JOB_PROBE && j->kind != JOB_PLAN;
+}
+
 static void hand_to_worker(struct ofcd *d, struct job *j)
 {
 	d->running = j;
@@ -296,7 +304,19 @@ static void maybe_start(struct ofcd *d)
 {
 	struct job *j = d->queue;
 
-	if (d->running || !j)
+	if (d->running)
+		return;
+	/* The planner's result first: a failure waiting for it re-plans from
+	 * the MCF solution it keeps. */
+	if (d->plan_job) {
+		j = d->plan_job;
+		d->plan_job = NULL;
+		hand_to_worker(d, j);
+		changed(d);
+		return;
+	}
+	/* Mutations wait for the planner (at most PLAN_HOLD_SECONDS). */
+	if (!j || (d->planner && now_seconds() < d->plan_hold_until))
 		return;
 	d->queue = j->next;
 	if (!d->queue)
@@ -314,6 +334,7 @@ static const char *job_kind_name(enum job_kind k)
 	       : k == JOB_RELOAD      ? "reload"
 	       : k == JOB_PROBE	      ? "probe"
 	       : k == JOB_FAILURE     ? "report-failure"
+	       : k == JOB_PLAN	      ? "plan"
 				      : "schedule";
 }
 
@@ -334,7 +355,7 @@ static void enqueue(struct ofcd *d, struct job *j)
 	d->nqueue++;
 	snprintf(msg, sizeof(msg), "ticket %llu: %s %s from uid %u pid %d (%u ahead)",
 		 (unsigned long long)j->ticket, job_kind_name(j->kind), j->target, j->peer.uid,
-		 j->peer.pid, d->nqueue - 1 + (d->running && d->running->kind != JOB_PROBE));
+		 j->peer.pid, d->nqueue - 1 + (d->running && is_mutation(d->running)));
 	ofcd_log(d, OFCD_LOG_INFO, "queued %s", msg);
 	broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_QUEUED, 0, j->ticket, NULL, msg, msg,
 			unix_ms(), NULL);
@@ -437,20 +458,33 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 		}
 	}
 	st->transaction = s->unfinished;
-	if (d->running && d->running->kind != JOB_PROBE)
+	if (d->running && is_mutation(d->running))
 		st->transaction = txn_info(&a, d->running, d->running_state, d->running_txn);
 	st->n_queue = d->nqueue;
 	st->queue = arena_array(&a, d->nqueue, sizeof(*st->queue));
 	size_t k = 0;
 	for (struct job *j = d->queue; j; j = j->next)
 		st->queue[k++] = txn_info(&a, j, "queued", 0);
-	char nf[64] = "";
+	char nf[64] = "", pl[120] = "";
 	if (st->n_failed)
 		snprintf(nf, sizeof(nf), ", %zu failure%s in effect", st->n_failed,
 			 st->n_failed == 1 ? "" : "s");
-	snprintf(msg, sizeof(msg), "fabric %s: generation %llu, topology %s%s%s", st->fabric_name,
+	/* The planner computes this config's schedule: when it began (the
+	 * answer is cached until something changes, so no "N s ago" here:
+	 * clients count from the time). */
+	if (d->planner && d->planner->cfg == s->cfg) {
+		time_t since = (time_t)(d->planner->since_ms / 1000);
+		struct tm tm;
+
+		st->has_schedule_computing_since_unix_ms = 1;
+		st->schedule_computing_since_unix_ms = d->planner->since_ms;
+		gmtime_r(&since, &tm);
+		strftime(pl, sizeof(pl),
+			 ", the workload's schedule is being computed (since %H:%M:%S UTC)", &tm);
+	}
+	snprintf(msg, sizeof(msg), "fabric %s: generation %llu, topology %s%s%s%s", st->fabric_name,
 		 (unsigned long long)st->config_generation,
-		 s->topo ? s->topo->spec : "(none recorded)", nf,
+		 s->topo ? s->topo->spec : "(none recorded)", nf, pl,
 		 st->transaction ? ", a transaction is in progress" : "");
 	r.has_status = 1;
 	r.status = OFC__V1__STATUS__STATUS_OK;
@@ -474,6 +508,8 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	free(creds);
 	st->topology = NULL;
 	st->fabric = NULL;
+	st->has_schedule_computing_since_unix_ms = 0;
+	st->schedule_computing_since_unix_ms = 0;
 	st->transaction = NULL;
 	st->queue = NULL;
 	st->n_queue = 0;
@@ -510,6 +546,63 @@ static int get_state(struct conn *c, uint64_t id, const Ofc__V1__GetState *g)
 static bool algorithm_cli_only(const char *a)
 {
 	return !strcmp(a, "swing-all");
+}
+
+/* GetSchedule of the running workload as the daemon computes it (an
+ * all-to-all by the MCF lowered to paths, on the running topology, at the
+ * config's size): answered from the config's plan and kept MCF run. */
+static bool is_workload(const struct ofcd *d, const Ofc__V1__GetSchedule *g,
+			enum sched_collective coll)
+{
+	const char *lw = WORKLOAD_LOWERING(coll);
+
+	return coll == SCHED_ALLTOALL && d->cfg->coll == coll && lw && g->lowering &&
+	       strcmp(g->lowering, lw) == 0 && (!g->topology || !*g->topology) &&
+	       (!g->partition || !*g->partition) &&
+	       (!g->algorithm || !*g->algorithm || strcmp(g->algorithm, "mcf") == 0) &&
+	       (!g->has_size_bytes || !g->size_bytes || g->size_bytes == d->cfg->size) &&
+	       (!g->has_chunks || !g->chunks);
+}
+
+/* The workload's whole schedule as the config keeps it: its packed
+ * Response and one holding the id (protobuf merges the two). */
+static int answer_full(struct conn *c, uint64_t id, const struct fabcfg *cfg)
+{
+	Ofc__V1__Response idr = OFC__V1__RESPONSE__INIT;
+	uint8_t idbuf[16];
+	size_t idlen;
+
+	idr.has_id = 1;
+	idr.id = id;
+	idlen = protobuf_c_message_pack(&idr.base, idbuf);
+	conn_queue(c, cfg->plan_full, cfg->plan_full_len, idbuf, idlen);
+	return 0;
+}
+
+/* The workload's summary as the config keeps it (not computed again). */
+static int answer_plan(struct conn *c, uint64_t id, const struct fabcfg *cfg)
+{
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+	Ofc__V1__Schedule *h = ofc__v1__schedule__unpack(NULL, cfg->plan_len, cfg->plan);
+	char msg[400];
+
+	if (!h)
+		return reply(c, id, OFC__V1__STATUS__STATUS_INTERNAL,
+			     "the kept schedule does not unpack");
+	snprintf(msg, sizeof(msg),
+		 "%s %s on %s: %u steps, %.6g us, verified (the workload's schedule as ofcd keeps "
+		 "it, not computed again)",
+		 h->algorithm, h->collective, h->topology ? h->topology : "?", h->num_steps,
+		 h->time_us);
+	r.has_id = r.has_status = 1;
+	r.id = id;
+	r.status = OFC__V1__STATUS__STATUS_OK;
+	r.message = msg;
+	r.body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
+	r.schedule = h;
+	send_response(c, &r);
+	ofc__v1__schedule__free_unpacked(h, NULL);
+	return 0;
 }
 
 static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g)
@@ -562,6 +655,21 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 	}
 	if (g->has_chunks && g->chunks > 1000000)
 		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID, "chunks must be 0..1000000");
+	if (g->lowering && *g->lowering) {
+		if (strcmp(g->lowering, "steps") && strcmp(g->lowering, "paths") &&
+		    strcmp(g->lowering, "single"))
+			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				     "unknown lowering '%.64s' (steps, paths, single)",
+				     g->lowering);
+		if (coll != SCHED_ALLTOALL)
+			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				     "lowering is the all-to-all MCF's: not for %s", g->collective);
+		if ((g->algorithm && strcmp(g->algorithm, "fluid") == 0) ||
+		    ((!g->algorithm || !*g->algorithm) && !part &&
+		     (!g->topology || !*g->topology) && schedule_fluid_fabric(d->cfg->f)))
+			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				     "lowering is the all-to-all MCF's: the fluid engine has none");
+	}
 	if (!part && (!g->topology || !*g->topology) && !d->cfg->f->graph && !d->cfg->f->nrings &&
 	    !schedule_fluid_fabric(d->cfg->f))
 		return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
@@ -571,6 +679,25 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 		return reply(c, id, OFC__V1__STATUS__STATUS_FAILED, "%s", d->cfg->no_schedule);
 	if (d->stopping)
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
+	/* The workload's schedule: being computed (say so, never block on it
+	 * nor compute it a second time beside the planner), or kept. */
+	bool workload = is_workload(d, g, coll);
+	if (workload && d->planner && d->planner->cfg == d->cfg)
+		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
+			     "the workload's %s schedule is being computed (started %.0f s ago); "
+			     "ask again after the schedule re-planned event (ofc --socket PATH "
+			     "watch)",
+			     g->collective, (double)(unix_ms() - d->planner->since_ms) / 1000);
+	if (workload && atomic_load_explicit(&d->cfg->planned, memory_order_acquire) &&
+	    d->cfg->plan) {
+		if (g->has_summary_only && g->summary_only)
+			return answer_plan(c, id, d->cfg);
+		if (!d->cfg->plan_full)
+			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID, "%s",
+				     d->cfg->plan_full_why ? d->cfg->plan_full_why
+							   : "the workload's schedule is not kept");
+		return answer_full(c, id, d->cfg);
+	}
 	if (d->sched_pending >= MAX_SCHEDULES)
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
 			     "%u schedules are being computed; try again shortly",
@@ -582,6 +709,7 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 	j->peer = c->peer;
 	j->coll = coll;
 	j->algo = g->algorithm && *g->algorithm ? xstrdup(g->algorithm) : NULL;
+	j->lowering = g->lowering && *g->lowering ? xstrdup(g->lowering) : NULL;
 	j->size = g->has_size_bytes ? g->size_bytes : 0;
 	j->spec = part				? xstrdup(part->topology.spec)
 		  : g->topology && *g->topology ? xstrdup(g->topology)
@@ -745,7 +873,7 @@ static int cancel(struct conn *c, const Ofc__V1__Request *req)
 			     (unsigned long long)t);
 	}
 	j = d->running;
-	if (j && j->kind != JOB_PROBE &&
+	if (j && is_mutation(j) &&
 	    (by_ticket ? j->ticket == k->ticket
 		       : j->conn_id == c->id && j->req_id == k->request_id))
 		return reply(
@@ -1445,6 +1573,86 @@ static void flush_deferred(struct ofcd *d, struct job *j)
 	j->deferred_tail = NULL;
 }
 
+/* ---- the planner (plan.c) --------------------------------------------------------------- */
+
+/* Past PLAN_HOLD_SECONDS the queue goes on without the planner's result. */
+static int64_t plan_hold_timer(struct loop *l, uint64_t id, void *ctx)
+{
+	struct ofcd *d = ctx;
+
+	(void)l;
+	(void)id;
+	d->plan_timer = 0;
+	d->plan_hold_until = 0;
+	if (d->planner && d->queue)
+		ofcd_log(d, OFCD_LOG_WARNING,
+			 "the workload's schedule is still being computed after %d s: the %u "
+			 "waiting mutation%s go%s on without it",
+			 PLAN_HOLD_SECONDS, d->nqueue, d->nqueue == 1 ? "" : "s",
+			 d->nqueue == 1 ? "es" : "");
+	maybe_start(d);
+	return LOOP_NOMORE;
+}
+
+static void plan_stop(struct ofcd *d)
+{
+	if (d->plan_timer)
+		loop_timer_del(d->loop, d->plan_timer);
+	d->plan_timer = 0;
+	d->plan_hold_until = 0;
+	plan_abandon(d->planner);
+	d->planner = NULL;
+	changed(d);
+}
+
+/* The published config's workload schedule is the planner's to compute
+ * (an all-to-all): start one. One computing another config (not the
+ * healthy one behind the published failures) is let go of: its thread
+ * runs on to the end, since the MCF cannot be interrupted, and drops what
+ * it found. */
+static void plan_check(struct ofcd *d)
+{
+	if (d->planner && d->planner->cfg != d->cfg && d->planner->cfg != d->cfg->healthy)
+		plan_stop(d);
+	if (d->planner || d->stopping || !plan_needed(d->cfg))
+		return;
+	d->planner = plan_start(d, d->cfg);
+	if (!d->planner) {
+		ofcd_log(d, OFCD_LOG_ERR,
+			 "cannot start a thread for the workload's schedule: State.schedule stays "
+			 "empty until the next re-plan");
+		return;
+	}
+	d->plan_hold_until = now_seconds() + PLAN_HOLD_SECONDS;
+	d->plan_timer = loop_timer(d->loop, PLAN_HOLD_SECONDS * 1000, plan_hold_timer, d);
+	ofcd_log(d, OFCD_LOG_NOTICE,
+		 "computing the workload's %s schedule on %s in the background (mutations wait "
+		 "for it up to %d s)",
+		 sched_collective_name(d->cfg->coll), d->cfg->f->topology.spec, PLAN_HOLD_SECONDS);
+	changed(d);
+}
+
+/* The planner finished (t: the note's reference, ours now): its result
+ * goes to the mutation worker before any queued mutation. */
+static void plan_landed(struct ofcd *d, struct plan_task *t)
+{
+	struct job *j;
+
+	if (t != d->planner || d->stopping) {
+		plan_unref(t);
+		return;
+	}
+	plan_stop(d);
+	ofcd_log(d, OFCD_LOG_INFO, "the workload's schedule was computed in %.1f s",
+		 (double)(unix_ms() - t->since_ms) / 1000);
+	j = xcalloc(1, sizeof(*j));
+	j->kind = JOB_PLAN;
+	j->plan = t;
+	job_free(d->plan_job);
+	d->plan_job = j;
+	maybe_start(d);
+}
+
 static void job_done(struct ofcd *d, struct job *j)
 {
 	struct conn *c = j->conn_id ? find_conn(d, j->conn_id) : NULL;
@@ -1456,7 +1664,7 @@ static void job_done(struct ofcd *d, struct job *j)
 		job_free(j);
 		return;
 	}
-	if (j->kind == JOB_PROBE) {
+	if (j->kind == JOB_PROBE || j->kind == JOB_PLAN) {
 		d->running = NULL;
 		/* A switch lost or back changed the failures: the re-planned
 		 * config and state first, then the event. */
@@ -1507,6 +1715,7 @@ static void job_done(struct ofcd *d, struct job *j)
 				 (unsigned long long)j->ticket);
 	}
 	job_free(j);
+	plan_check(d);
 	maybe_start(d);
 }
 
@@ -1544,7 +1753,7 @@ static void begin_stop(struct ofcd *d)
 	d->stopping = true;
 	if (d->o.notify)
 		d->o.notify(d->o.log_ctx, "STOPPING=1");
-	if (d->running && d->running->kind != JOB_PROBE)
+	if (d->running && is_mutation(d->running))
 		ofcd_log(d, OFCD_LOG_NOTICE, "stopping after ticket %llu (%s %s) finishes",
 			 (unsigned long long)d->running->ticket, job_kind_name(d->running->kind),
 			 d->running->target);
@@ -1560,6 +1769,14 @@ static void begin_stop(struct ofcd *d)
 		}
 	while (d->queue)
 		cancel_job(d, d->queue, "cancelled: ofcd is shutting down");
+	/* Not waited for: the MCF stops at nothing but its own time limit. */
+	if (d->planner)
+		ofcd_log(d, OFCD_LOG_NOTICE,
+			 "the workload's schedule, computing for %.0f s, is given up",
+			 (double)(unix_ms() - d->planner->since_ms) / 1000);
+	plan_stop(d);
+	job_free(d->plan_job);
+	d->plan_job = NULL;
 	pthread_mutex_lock(&d->mu);
 	sq = d->squeue;
 	d->squeue = d->squeue_tail = NULL;
@@ -1621,9 +1838,12 @@ static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
 
 		if (n->job)
 			job_done(d, n->job);
+		else if (n->plan)
+			plan_landed(d, n->plan);
 		else
 			on_event(d, n);
-		n->job = NULL; /* job_done freed it */
+		n->job = NULL;	/* job_done freed it */
+		n->plan = NULL; /* plan_landed took it */
 		note_free(n);
 		n = next;
 	}
@@ -1683,7 +1903,7 @@ static int64_t probe_timer(struct loop *l, uint64_t id, void *ctx)
 
 	(void)l;
 	(void)id;
-	if (!d->stopping && !d->running && !d->queue) {
+	if (!d->stopping && !d->running && !d->queue && !d->plan_job) {
 		struct job *j = xcalloc(1, sizeof(*j));
 
 		j->kind = JOB_PROBE;
@@ -1892,6 +2112,9 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	d->threads_started = true;
 	if (d->o.notify)
 		d->o.notify(d->o.log_ctx, "READY=1");
+	/* Ready before the workload's schedule: an all-to-all's is computed
+	 * now, in the background. */
+	plan_check(d);
 	/* A stop asked before the loop ran is in the eventfd already. */
 	rc = loop_run(d->loop, err);
 	pthread_mutex_lock(&d->mu);
@@ -1952,6 +2175,8 @@ void ofcd_close(struct ofcd *d)
 		job_free(j);
 	}
 	job_free(d->mjob);
+	job_free(d->plan_job);
+	plan_abandon(d->planner);
 	while (d->notes) {
 		struct note *n = d->notes;
 

@@ -59,7 +59,10 @@ void fabcfg_unref(struct fabcfg *c)
 	strv_free(c->failed, c->nfailed);
 	free(c->no_schedule);
 	free(c->plan);
+	free(c->plan_full);
+	free(c->plan_full_why);
 	schedule_kept_free(&c->kept);
+	fabcfg_unref(c->healthy);
 	free(c->yaml);
 	free(c->path);
 	free(c);
@@ -174,22 +177,6 @@ static Ofc__V1__Schedule *summary(struct arena *a, const struct schedule_result 
 	h->n_failed_nodes = x->n_failed_nodes;
 	h->failed_nodes = x->failed_nodes;
 	return h;
-}
-
-/* The healthy all-to-all run cfg keeps (its MCF solution, under
- * KEPT_MAX_BYTES) and its summary as cfg's plan, so later snapshots and a
- * restore to the healthy graph take it instead of solving again. */
-static void keep_healthy(struct fabcfg *cfg, struct schedule_result *r, Ofc__V1__Schedule *sum)
-{
-	struct ofc_error err = {0};
-
-	if (schedule_kept_take(&cfg->kept, r, KEPT_MAX_BYTES, &err) < 0)
-		snprintf(cfg->kept_why, sizeof(cfg->kept_why), "%.200s", err.msg);
-	if (!cfg->plan && r->main->verified) {
-		cfg->plan_len = protobuf_c_message_get_packed_size(&sum->base);
-		cfg->plan = xmalloc(cfg->plan_len + 1);
-		protobuf_c_message_pack(&sum->base, cfg->plan);
-	}
 }
 
 /* ---- building ------------------------------------------------------------------------ */
@@ -307,7 +294,10 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 		 * same workload on the same graph). */
 		s->plan = ofc__v1__schedule__unpack(NULL, cfg->plan_len, cfg->plan);
 		st->schedule = s->plan;
-	} else if (g && cfg->coll && !f->nrings && !cfg->no_schedule) {
+	} else if (g && cfg->coll && !f->nrings && !cfg->no_schedule &&
+		   !(cfg->coll == SCHED_ALLTOALL && !own)) {
+		/* (An all-to-all on the config's graph is the planner's: plan.c,
+		 * off the start path; State.schedule waits for it.) */
 		struct schedule_query q = {
 		    .fabric = f,
 		    .spec = own ? g->spec : NULL,
@@ -316,16 +306,9 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 		    .lowering = WORKLOAD_LOWERING(cfg->coll),
 		};
 		struct schedule_result r;
-		/* The config's own healthy graph: an all-to-all keeps its MCF
-		 * solution for the re-plans after a failure. */
-		bool keep = cfg->coll == SCHED_ALLTOALL && !own && !f->degraded && !cfg->nfailed &&
-			    !cfg->kept.warm;
 
-		q.keep_warm = keep;
 		if (schedule_compute(&q, &r, NULL, &err) == 0 && schedule_check(&r, &err) == 0) {
 			st->schedule = summary(a, &r);
-			if (keep)
-				keep_healthy(cfg, &r, st->schedule);
 			schedule_result_free(&r);
 		} else if (!why[0]) {
 			snprintf(why, why_len, "no schedule for %s: %s",

@@ -706,37 +706,6 @@ static void run_probe(struct ofcd *d, struct job *j)
 
 /* ---- failures -------------------------------------------------------------------------- */
 
-/* What an all-to-all re-plan's MCF started from and took, for the event. */
-static void replan_mcf(struct strbuf *msg, const struct schedule_result *r,
-		       const struct fabcfg *healthy, const struct fabcfg *pub)
-{
-	const struct schedule_outcome *o = r->main;
-
-	if (!o->have_mcf || !pub->nfailed)
-		return;
-	if (r->used_kept && o->mcf.warm_started)
-		sb_printf(msg, "; warm-started from the kept healthy MCF solution (%.1f MiB)",
-			  healthy->kept.bytes / 1048576.0);
-	else if (o->mcf.warm_started)
-		sb_printf(msg,
-			  "; warm-started from the healthy graph's MCF, solved again "
-			  "(%.3f s)",
-			  o->healthy_mcf_s);
-	else
-		sb_printf(msg, "; MCF not warm-started");
-	if (!r->used_kept && healthy->kept_why[0])
-		sb_printf(msg, " (none kept: %s)", healthy->kept_why);
-	sb_printf(msg, "; degraded MCF %.3f s (column generation %.3f s), theta %.9g",
-		  o->mcf.seconds, o->mcf.solve_seconds, o->mcf.theta);
-	if (o->mcf.optimal)
-		sb_printf(msg, ", optimal");
-	else
-		sb_printf(msg, ", within %.2f%% of the optimum (%s)", 100 * o->mcf.gap,
-			  o->mcf.stop == MCF_STOP_TIME ? "stopped at the time limit"
-			  : o->mcf.stop == MCF_STOP_LP ? "lp_solve stalled"
-						       : "iteration cap");
-}
-
 /* Publish d->w_cfg with the failures now in effect (failures.c): the config
  * and the snapshot travel on j to the loop, followed by a
  * KIND_SCHEDULE_REPLANNED event with the workload's schedule on the
@@ -748,7 +717,6 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 	struct fabcfg *pub = failures_publish(d);
 	struct note *ev = xcalloc(1, sizeof(*ev));
 	struct strbuf list = STRBUF_INIT, msg = STRBUF_INIT;
-	struct ofc_error err = {0};
 	char why[400];
 
 	fabcfg_unref(d->w_pub);
@@ -787,78 +755,40 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 		if (h)
 			ofc__v1__schedule__free_unpacked(h, NULL);
 	} else {
-		/* The workload's; a config without collectives gets an
-		 * allgather of 1 MiB, so watchers still see what survives. */
-		struct schedule_query q = {
-		    .fabric = pub->f,
-		    .collective = pub->coll ? pub->coll : SCHED_ALLGATHER,
-		    .size = pub->size ? pub->size : pub->f->ncollectives ? 0 : 1u << 20,
-		    .lowering = WORKLOAD_LOWERING(pub->coll),
-		    /* The healthy config's kept MCF run (all-to-all): the
-		     * degraded MCF starts from it, the healthy graph is not
-		     * solved again. */
-		    .kept = pub != d->w_cfg && pub->coll == d->w_cfg->coll &&
-				    pub->size == d->w_cfg->size && d->w_cfg->kept.warm
-				? &d->w_cfg->kept
-				: NULL,
-		};
-		struct schedule_result r;
-
 		/* Back on the healthy graph with nothing kept yet (failures
 		 * were in effect since the start): keep this run. */
-		q.keep_warm = !pub->nfailed && pub->coll == SCHED_ALLTOALL && !pub->f->degraded &&
-			      !pub->kept.warm;
-		/* Issue 14: the degraded MCF within 10 s of the failure; the
-		 * message gives the gap it stopped at (the healthy run, when
-		 * one is solved, keeps the default limit: pipeline.c). */
-		if (pub->nfailed && pub->coll == SCHED_ALLTOALL)
-			q.time_limit = REPLAN_MCF_SECONDS;
-		if (schedule_compute(&q, &r, NULL, &err) == 0 && schedule_check(&r, &err) == 0) {
-			const struct schedule *s = &r.main->s;
-			struct arena a = {0};
+		bool keep = !pub->nfailed && pub->coll == SCHED_ALLTOALL && !pub->f->degraded &&
+			    !pub->kept.warm && !atomic_load(&pub->planned);
+		bool from = pub != d->w_cfg && pub->coll == d->w_cfg->coll &&
+			    pub->size == d->w_cfg->size && d->w_cfg->kept.warm;
+		struct plan_out out = {0};
 
-			if (q.keep_warm &&
-			    schedule_kept_take(&pub->kept, &r, KEPT_MAX_BYTES, &err) < 0) {
-				snprintf(pub->kept_why, sizeof(pub->kept_why), "%.200s", err.msg);
-				ofc_error_clear(&err);
-			}
-
-			if (s->verified) {
-				Ofc__V1__Schedule *h = schedule_header_msg(&a, s);
-				Ofc__V1__Schedule *x = schedule_extra_msg(&a, &r);
-
-				h->tau_b_fraction = x->tau_b_fraction;
-				h->n_failed_nodes = x->n_failed_nodes;
-				h->failed_nodes = x->failed_nodes;
-				ev->sched_len = protobuf_c_message_get_packed_size(&h->base);
-				ev->sched = xmalloc(ev->sched_len + 1);
-				protobuf_c_message_pack(&h->base, ev->sched);
-				/* The snapshot's State.schedule is this one (same
-				 * workload): not computed twice. */
-				if (pub->coll && !pub->plan) {
-					pub->plan = xmalloc(ev->sched_len + 1);
-					memcpy(pub->plan, ev->sched, ev->sched_len);
-					pub->plan_len = ev->sched_len;
-				}
-				sb_printf(&msg, "%s %s on %s: %u steps, %.6g us", s->algorithm,
-					  sched_collective_name(s->collective), s->topology,
-					  s->nsteps, s->time_us);
-				if (r.main->healthy_us > 0 && pub->nfailed)
-					sb_printf(&msg, " (%+.1f%% vs healthy)",
-						  100.0 * (s->time_us / r.main->healthy_us - 1));
-				sb_printf(&msg, ", verified, re-planned in %.3f s",
-					  now_seconds() - t0);
-				replan_mcf(&msg, &r, d->w_cfg, pub);
-			} else {
-				sb_printf(&msg, "the %s schedule failed verification: %s",
-					  s->algorithm, r.main->verify_error);
-			}
-			arena_free(&a);
-			schedule_result_free(&r);
-		} else {
-			sb_printf(&msg, "no schedule: %s", err.msg);
+		/* The whole answer is kept for an all-to-all only (GetSchedule
+		 * answers the workload from it: is_workload in server.c). */
+		plan_compute(pub, from ? &d->w_cfg->kept : NULL, d->w_cfg->kept_why, keep, t0,
+			     "re-planned", pub->coll == SCHED_ALLTOALL ? d->o.max_frame : 0, &msg,
+			     &out);
+		if (keep) {
+			pub->kept = out.kept;
+			memset(&out.kept, 0, sizeof(out.kept));
+			snprintf(pub->kept_why, sizeof(pub->kept_why), "%s", out.kept_why);
 		}
+		ev->sched = out.sched;
+		ev->sched_len = out.sched_len;
+		/* The snapshot's State.schedule is this one (same workload):
+		 * not computed twice. */
+		if (out.sched && pub->coll && !pub->plan && !atomic_load(&pub->planned)) {
+			pub->plan = xmalloc(out.sched_len + 1);
+			memcpy(pub->plan, out.sched, out.sched_len);
+			pub->plan_len = out.sched_len;
+			plan_keep_full(pub, &out);
+		}
+		out.sched = NULL;
+		plan_out_free(&out);
 	}
+	/* Final for this config: GetSchedule may answer the workload from it,
+	 * and a planner still computing it drops its result. */
+	atomic_store_explicit(&pub->planned, true, memory_order_release);
 	snprintf(sentence, n, "%s", msg.buf);
 	ev->kind = OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED;
 	ev->message = sb_detach(&msg);
@@ -873,6 +803,66 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 	post_note(d, ev);
 	sb_free(&list);
+}
+
+void ofcd_run_plan(struct ofcd *d, struct job *j)
+{
+	struct plan_task *t = j->plan;
+	struct fabcfg *c = t->cfg;
+	char why[400];
+
+	/* A re-plan computed it meanwhile (the hold ran out), or the config
+	 * is no longer running: nothing to install. */
+	if (atomic_load(&c->planned) || (c != d->w_pub && c != d->w_cfg)) {
+		ofcd_log(d, OFCD_LOG_INFO,
+			 "the workload's schedule computed in the background is not needed any "
+			 "more (%s)",
+			 atomic_load(&c->planned) ? "re-planned meanwhile" : "another config runs");
+		return;
+	}
+	if (t->out.kept.warm) {
+		c->kept = t->out.kept;
+		memset(&t->out.kept, 0, sizeof(t->out.kept));
+		ofcd_log(
+		    d, OFCD_LOG_NOTICE,
+		    "kept the healthy MCF solution (%.1f MiB) for the re-plans after a failure",
+		    c->kept.bytes / 1048576.0);
+	} else if (t->out.kept_why[0]) {
+		ofcd_log(d, OFCD_LOG_NOTICE, "no healthy MCF solution kept: %s", t->out.kept_why);
+	}
+	snprintf(c->kept_why, sizeof(c->kept_why), "%s", t->out.kept_why);
+	if (t->out.sched && !c->plan) {
+		c->plan = xmalloc(t->out.sched_len + 1);
+		memcpy(c->plan, t->out.sched, t->out.sched_len);
+		c->plan_len = t->out.sched_len;
+		plan_keep_full(c, &t->out);
+	}
+	atomic_store_explicit(&c->planned, true, memory_order_release);
+	if (c != d->w_pub) {
+		/* The healthy config while failures are in effect: kept for the
+		 * next re-plan; what is published does not change. */
+		ofcd_log(d, OFCD_LOG_NOTICE,
+			 "kept the healthy schedule computed in the background");
+		return;
+	}
+	struct note *ev = xcalloc(1, sizeof(*ev));
+
+	ev->kind = OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED;
+	ev->message = xstrdup(t->out.message ? t->out.message : "");
+	if (t->out.sched) {
+		ev->sched = xmalloc(t->out.sched_len + 1);
+		memcpy(ev->sched, t->out.sched, t->out.sched_len);
+		ev->sched_len = t->out.sched_len;
+	}
+	ev->failed = c->nfailed ? xcalloc(c->nfailed + 1, sizeof(char *)) : NULL;
+	for (uint32_t i = 0; i < c->nfailed; i++)
+		ev->failed[i] = xstrdup(c->failed[i]);
+	ev->nfailed = c->nfailed;
+	ev->time_ms = unix_ms();
+	j->snap = snapshot_build(d->state_dir, d->w_ctl, c, why, sizeof(why));
+	if (why[0])
+		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
+	post_note(d, ev);
 }
 
 /* The attachment of host port (h, p), or NULL. */
@@ -1027,8 +1017,7 @@ static void run_failure(struct ofcd *d, struct job *j)
  * replaces a oneof member seen twice instead of merging it, so clients
  * built on it would lose all but the last piece.) The message tree is
  * built only when the schedule can fit in a frame: every transfer packs to
- * at least MIN_TRANSFER_BYTES. */
-#define MIN_TRANSFER_BYTES 24
+ * at least MIN_TRANSFER_BYTES (internal.h). */
 
 /* The reply's message tree holds every transfer at once: true, with resp
  * set to the refusal, when that is over the request's memory limit. */
@@ -1146,6 +1135,7 @@ static void run_schedule(struct job *j)
 	    .algorithm = j->algo,
 	    .size = j->size,
 	    .chunks = j->chunks,
+	    .lowering = j->lowering,
 	    .max_memory = j->max_memory,
 	    .time_limit = j->max_time,
 	    .clock = &clk,
@@ -1238,6 +1228,9 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 		break;
 	case JOB_FAILURE:
 		run_failure(d, j);
+		break;
+	case JOB_PLAN:
+		ofcd_run_plan(d, j);
 		break;
 	case JOB_SCHEDULE:
 		if ((j->algo && strcmp(j->algo, "fluid") == 0) ||

@@ -161,10 +161,13 @@ class Client:
         return self.call(req).state
 
     def get_schedule(self, collective, algorithm=None, size_bytes=None, topology=None,
-                     summary_only=False, chunks=None, partition=None):
+                     summary_only=False, chunks=None, partition=None, lowering=None):
         """A verified, priced schedule (ofc.v1.Schedule) on the committed
         topology, on `topology` (a what-if spec), or on the config's
-        `partition` (its topology, sized by its collectives)."""
+        `partition` (its topology, sized by its collectives). `lowering`:
+        the all-to-all MCF's, "steps" (the default), "paths" (the
+        workload's: ofcd answers it from the MCF solution it keeps, and is
+        BUSY while it computes it) or "single"."""
         req = control_pb2.Request()
         gs = req.get_schedule
         gs.collective = collective
@@ -180,6 +183,8 @@ class Client:
             gs.chunks = chunks
         if partition:
             gs.partition = partition
+        if lowering:
+            gs.lowering = lowering
         return self.call(req).schedule
 
     def watch(self, idle_timeout=None, count=None):

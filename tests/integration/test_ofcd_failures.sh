@@ -181,7 +181,8 @@ sys.exit(0 if {(30, 31), (21, 30)} <= c and not c & {(26, 31), (21, 26)} and len
 }
 if circuits_ok; then ok; else bad "circuits after the move"; fi
 expect_json 'j["state"]["moved"] == ["h5:0>h5:4"]' $OFC --socket "$SOCK" status --json
-expect_stdout_has "  moved      h5:0>h5:4 (circuits re-wired onto spare ports)" $OFC --socket "$SOCK" status
+expect_stdout_has "  moved      h5:0>h5:4 (circuits re-wired onto spare ports; kept after a restore: ApplyConfig or a reload puts them back)" \
+	$OFC --socket "$SOCK" status
 if grep -qx "h5 0 4" "$ST/rwfab.rewired"; then ok; else bad "rwfab.rewired: $(cat "$ST/rwfab.rewired")"; fi
 $OFC --socket "$SOCK" schedule --collective allgather --format json -o "$TMP/got.json" >/dev/null 2>"$TMP/err"
 $OFC schedule "$TMP/rw.yaml" --collective allgather --format json -o "$TMP/want.json" >/dev/null 2>>"$TMP/err"
@@ -200,6 +201,13 @@ done
 if circuits_ok; then ok; else bad "circuits after a restart"; fi
 expect_json 'j["schedule"]["topology"] == "torus:4x4 without h5:1"' \
 	$OFC --socket "$SOCK" schedule --collective allgather --summary --json
+# Restored, the moved port stays dark: its circuits stay on the spare
+# (docs/ofcd.md, "Failures").
+expect_stdout_has "every reported failure cleared; no failure in effect; bfb allgather on torus:4x4: " \
+	$OFC --socket "$SOCK" restore --all
+expect_json 'j["state"]["moved"] == ["h5:0>h5:4"] and not j["state"].get("failed")' \
+	$OFC --socket "$SOCK" status --json
+if circuits_ok; then ok; else bad "circuits after the restore"; fi
 stop_ofcd
 
 # An all-to-all workload (issue 14): the snapshot that computes it on the
@@ -269,4 +277,107 @@ expect_stdout_has "h0-h1 restored; no failure in effect; mcf alltoall on torus:4
 expect_stdout_has "; warm-started from the kept healthy MCF solution (" \
 	$OFC --socket "$SOCK" fail h0-h1
 stop_ofcd
+
+# The all-to-all's MCF does not hold up the start (issue 14): on
+# genkautz:200,4 (seconds of MCF) ofcd answers status while the workload's
+# schedule is still being computed (State.schedule_computing_since_unix_ms,
+# no schedule yet), a GetSchedule of the workload (lowering paths) is BUSY
+# meanwhile, and a failure reported meanwhile waits for it, then re-plans
+# from the kept solution. The schedule lands with a KIND_SCHEDULE_REPLANNED
+# event; GetSchedule --lowering paths then answers from what ofcd keeps
+# (summary and steps: what `ofc schedule --lowering paths` computes); an
+# unknown lowering is refused. A stop while it computes does not wait.
+SOCK="$TMP/big.sock"
+ST="$TMP/big-state"
+mkdir -p "$ST"
+cat >"$TMP/big.yaml" <<'EOF'
+name: bigfab
+hosts: {count: 200, prefix: h, ports: 4}
+switches:
+  - {name: ocs0, type: ocs, ports: 800, driver: {type: sim}}
+wiring: {pattern: sequential, switches: [ocs0]}
+topology: genkautz:200,4
+collectives:
+  - {op: alltoall, size: 1MiB}
+EOF
+$OFC apply "$TMP/big.yaml" --state-dir "$ST" >/dev/null 2>&1 || bad "apply big.yaml"
+start_big() {
+	$OFCD --foreground --config "$TMP/big.yaml" --socket "$SOCK" --state-dir "$ST" 2>"$TMP/big.log" &
+	ofcd_pid=$!
+	_w=0
+	until $OFC --socket "$SOCK" status --json >"$TMP/big.status" 2>/dev/null || [ $_w -ge 1000 ]; do
+		sleep 0.01
+		_w=$((_w + 1))
+	done
+}
+start_big
+$OFC --socket "$SOCK" watch --json >"$TMP/big.watch" 2>/dev/null & # ends with the daemon
+# The first answer: computing, no schedule.
+if python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))["state"]
+sys.exit(0 if s.get("schedule_computing_since_unix_ms", 0) > 0 and "schedule" not in s else 1)' "$TMP/big.status"; then ok; else
+	bad "status at start: not computing" "$(head -c 400 "$TMP/big.status")"
+fi
+expect_stdout_has "  schedule   computing, started " $OFC --socket "$SOCK" status
+expect_exit 1 $OFC --socket "$SOCK" schedule --collective alltoall --lowering paths --summary
+if grep -q "^ofc: the workload's alltoall schedule is being computed (started [0-9]* s ago)" "$TMP/err"; then ok; else
+	bad "GetSchedule while computing: $(cat "$TMP/err")"
+fi
+expect_error 2 "ofc: unknown lowering 'bogus' (steps, paths, single)" \
+	$OFC --socket "$SOCK" schedule --collective alltoall --lowering bogus --summary
+expect_error 2 "ofc: lowering is the all-to-all MCF's: not for allgather" \
+	$OFC --socket "$SOCK" schedule --collective allgather --lowering paths --summary
+# A failure reported now waits in the queue for the schedule.
+$OFC --socket "$SOCK" fail h0-h199 >"$TMP/big.fail" 2>&1 &
+fail_pid=$!
+queued() {
+	$OFC --socket "$SOCK" status --json 2>/dev/null | python3 -c 'import json, sys
+s = json.load(sys.stdin)["state"]
+q = s.get("queue") or [{}]
+sys.exit(0 if q[0].get("kind") == "report-failure" and s.get("schedule_computing_since_unix_ms") else 1)'
+}
+_w=0
+until queued || [ $_w -ge 200 ]; do
+	sleep 0.02
+	_w=$((_w + 1))
+done
+if [ $_w -lt 200 ]; then ok; else bad "the failure did not wait for the schedule being computed"; fi
+wait "$fail_pid"
+if grep -q "^h0-h199 failed; 1 failure in effect (h0-h199); mcf alltoall on genkautz:200,4 without h0-h199: .*; warm-started from the kept healthy MCF solution" "$TMP/big.fail"; then ok; else
+	bad "failure during the computation: $(cat "$TMP/big.fail")"
+fi
+expect_stdout_has "h0-h199 restored; no failure in effect; mcf alltoall on genkautz:200,4: " \
+	$OFC --socket "$SOCK" restore h0-h199
+if grep -q "verified, the kept healthy schedule, re-planned in" "$TMP/out"; then ok; else bad "restore: $(cat "$TMP/out")"; fi
+# The kept schedule: the summary is the state's, the steps `ofc schedule`'s.
+state_us=$($OFC --socket "$SOCK" status --json | python3 -c 'import json, sys; print(repr(json.load(sys.stdin)["state"]["schedule"]["time_us"]))')
+expect_json 'j["message"].endswith("(the workload'"'"'s schedule as ofcd keeps it, not computed again)") and j["schedule"]["time_us"] == '"${state_us:-None}" \
+	$OFC --socket "$SOCK" schedule --collective alltoall --lowering paths --summary --json
+$OFC --socket "$SOCK" schedule --collective alltoall --lowering paths --json --format json -o "$TMP/got.json" >"$TMP/got.out" 2>"$TMP/err"
+$OFC schedule "$TMP/big.yaml" --collective alltoall --lowering paths --format json -o "$TMP/want.json" >/dev/null 2>>"$TMP/err"
+if same_as "$TMP/got.json" "$TMP/want.json" "" && grep -q "not computed again" "$TMP/got.out"; then ok; else
+	bad "GetSchedule --lowering paths from the kept schedule" "$(cat "$TMP/err")"
+fi
+stop_ofcd
+# The watcher saw the computed schedule land, then the failure's re-plan.
+if python3 -c 'import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+r = [e for e in ev if e["kind"] == "KIND_SCHEDULE_REPLANNED"]
+sys.exit(0 if len(r) >= 2 and "computed in the background" in r[0]["message"]
+         and r[0]["schedule"]["verified"] and not r[0].get("failed")
+         and r[1]["failed"] == ["h0-h199"] else 1)' "$TMP/big.watch"; then ok; else
+	bad "big watch: $(head -c 600 "$TMP/big.watch")"
+fi
+# A stop while the schedule is being computed does not wait for it.
+start_big
+kill -TERM "$ofcd_pid"
+_w=0
+while kill -0 "$ofcd_pid" 2>/dev/null && [ $_w -lt 100 ]; do
+	sleep 0.02
+	_w=$((_w + 1))
+done
+if ! kill -0 "$ofcd_pid" 2>/dev/null && grep -q "the workload's schedule, computing for [0-9]* s, is given up" "$TMP/big.log"; then ok; else
+	bad "stop while computing" "$(cat "$TMP/big.log")"
+fi
+wait "$ofcd_pid" 2>/dev/null
 finish
