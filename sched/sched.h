@@ -915,6 +915,20 @@ int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_c
  * (XOR peers) is refused. Latency-optimal: power-of-two sizes up to
  * SWING_REDUCED_LATENCY_NODES (the whole vector every step). */
 #define SWING_REDUCED_LATENCY_NODES 4096u
+/* A baseline (sched/baseline.c) as a reduced schedule on G (g's
+ * translations, sched_group_of): "torus-rings" and "recursive" (G XOR: a
+ * hypercube) as node 0's sends under G; "ring" and "bidir-ring" on a torus
+ * with an even dimension j of size >= 4, along the reflected Gray code
+ * cycle (which baseline_schedule takes on such a torus too), under G
+ * restricted to the multiples of 2 e_j (r->group: the N / (a_j / 2)
+ * representatives' sends). OFC_E_INPUT with the reason where the schedule
+ * has no such symmetry (recursive on a torus, rings on a hypercube or a
+ * torus of odd sizes). Above BASELINE_MAX_SCHEDULE_NODES `ofc schedule`
+ * builds it by itself where it exists. */
+#define BASELINE_MAX_SCHEDULE_NODES 1024u
+int baseline_reduced(const struct graph *g, const struct topo_tree *t, const char *algo,
+		     enum sched_collective c, const struct sched_group *G, struct sched_reduced *r,
+		     struct ofc_error *err);
 int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum swing_variant v,
 			    const struct sched_group *G, struct sched_reduced *r,
 			    struct torus_figures *f, struct ofc_error *err);
