@@ -57,6 +57,12 @@ static void group_dims(struct sched_group *G, const uint32_t *radix, uint32_t k)
 					i ? " x " : "", radix[i]);
 }
 
+void sched_group_make(struct sched_group *G, const uint32_t *radix, uint32_t k)
+{
+	memset(G, 0, sizeof(*G));
+	group_dims(G, radix, k < SCHED_GROUP_MAX_DIMS ? k : SCHED_GROUP_MAX_DIMS);
+}
+
 int sched_group_of(const struct graph *g, const struct topo_tree *t, struct sched_group *G,
 		   struct ofc_error *err)
 {

@@ -758,6 +758,10 @@ struct sched_group {
  * (other families, expansions, degraded graphs). */
 int sched_group_of(const struct graph *g, const struct topo_tree *t, struct sched_group *G,
 		   struct ofc_error *err);
+/* The product Z_radix[0] x ... x Z_radix[k-1] on mixed-radix ids, checked
+ * against no graph (every radix 2: XOR on the ids, which recursive
+ * doubling's peers are, whatever graph routes them). */
+void sched_group_make(struct sched_group *G, const uint32_t *radix, uint32_t k);
 /* G restricted to the translations by multiples of step[i] in dimension i
  * (each step divides the radix); the name says so ("2Z_8 x 2Z_8"). */
 int sched_group_restrict(struct sched_group *G, const uint32_t *step, struct ofc_error *err);
@@ -912,8 +916,14 @@ int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_c
  * coordinates in {0, 1}^D; their block sets come from the representatives'
  * by translation (no N x N reach sets). Figures routed as
  * torus_routed_figures routes them, per orbit of arcs. Recursive doubling
- * (XOR peers) is refused. Latency-optimal: power-of-two sizes up to
- * SWING_REDUCED_LATENCY_NODES (the whole vector every step). */
+ * ("recursive-doubling"): its peers r XOR 2^s (power-of-two dimensions)
+ * are the XOR translations of the node ids, not the torus's, so its group
+ * is Z_2^log2(N) on the ids (r->group, whatever G is) and the program node
+ * 0's sends; it is checked without a graph, as the explicit one is, and
+ * its routed figures route every node's message of each step (N per step,
+ * no orbit of arcs: XOR moves no torus arc onto another). Latency-optimal:
+ * power-of-two sizes up to SWING_REDUCED_LATENCY_NODES (the whole vector
+ * every step). */
 #define SWING_REDUCED_LATENCY_NODES 4096u
 /* A baseline (sched/baseline.c) as a reduced schedule on G (g's
  * translations, sched_group_of): "torus-rings" and "recursive" (G XOR: a

@@ -525,7 +525,7 @@ static int cmp_xfer(const void *a, const void *b)
 	return memcmp(a, b, sizeof(struct xfer));
 }
 
-static void swing_case(const char *spec, enum swing_variant v)
+static void swing_case(const char *spec, const char *algo, enum swing_variant v)
 {
 	struct fixture f;
 	struct sched_reduced r, bad;
@@ -535,10 +535,16 @@ static void swing_case(const char *spec, enum swing_variant v)
 	struct ofc_error err = {0};
 
 	open_spec(spec, &f);
-	if (torus_allreduce_reduced(f.t, "swing", v, &f.G, &r, &tf, &err) < 0)
+	if (torus_allreduce_reduced(f.t, algo, v, &f.G, &r, &tf, &err) < 0)
 		fail_msg("%s: %s", spec, err.msg);
-	assert_int_equal(r.group.reps, 1u << f.G.ndims);
-	if (torus_allreduce(f.t, "swing", v, true, &es, &ef, &err) < 0)
+	if (strcmp(algo, "swing") == 0) {
+		assert_int_equal(r.group.reps, 1u << f.G.ndims);
+	} else { /* XOR on the ids: node 0's sends */
+		assert_int_equal(r.group.reps, 1);
+		assert_true(r.group.binary);
+		assert_int_equal(r.group.order, f.g->n);
+	}
+	if (torus_allreduce(f.t, algo, v, true, &es, &ef, &err) < 0)
 		fail_msg("%s: %s", spec, err.msg);
 	assert_true(fabs(tf.tau_b - ef.tau_b) < 1e-9);
 	assert_true(fabs(tf.hops - ef.hops) < 1e-9);
@@ -592,9 +598,23 @@ static void test_swing(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(tori); i++) {
-		swing_case(tori[i], SWING_BANDWIDTH);
+		swing_case(tori[i], "swing", SWING_BANDWIDTH);
 		if (strcmp(tori[i], "torus:6x6") && strcmp(tori[i], "torus:16x16"))
-			swing_case(tori[i], SWING_LATENCY);
+			swing_case(tori[i], "swing", SWING_LATENCY);
+	}
+}
+
+/* Recursive doubling: reduced by XOR on the ids (its peers), the same
+ * expansion, routed figures and check verdicts as the explicit one. */
+static void test_recursive_doubling(void **state)
+{
+	static const char *const tori[] = {"torus:4x4", "torus:8x8",   "torus:4x8",
+					   "torus:2x16", "torus:4x4x4", "torus:16x16"};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(tori); i++) {
+		swing_case(tori[i], "recursive-doubling", SWING_BANDWIDTH);
+		swing_case(tori[i], "recursive-doubling", SWING_LATENCY);
 	}
 }
 
@@ -788,6 +808,7 @@ int main(void)
 	    cmocka_unit_test(test_agree_reduce),   cmocka_unit_test(test_corrupt),
 	    cmocka_unit_test(test_copy_and_empty), cmocka_unit_test(test_alltoall),
 	    cmocka_unit_test(test_subgroup),	   cmocka_unit_test(test_swing),
+	    cmocka_unit_test(test_recursive_doubling),
 	    cmocka_unit_test(test_baselines),	   cmocka_unit_test(test_baseline_refusals),
 	    cmocka_unit_test(test_large),
 	};
