@@ -236,7 +236,6 @@ static int ring_schedule(const struct graph *g, const struct topo_tree *t, bool 
 {
 	uint32_t *pi = xmalloc((size_t)g->n * sizeof(uint32_t)), j;
 	uint8_t *keep = NULL;
-	const char *name = two ? "bidir-ring" : "ring";
 
 	j = gray_cycle(g, t, two, pi);
 	if (H) {
@@ -246,10 +245,10 @@ static int ring_schedule(const struct graph *g, const struct topo_tree *t, bool 
 			free(pi);
 			return ofc_error_set(
 			    err, OFC_E_INPUT,
-			    "%s: a ring is kept by the translations along a dimension of even "
-			    "size >= 4 (its reflected Gray code cycle, reduced by 2 e_j); %s has "
+			    "a ring is kept by the translations along a dimension of even size "
+			    ">= 4 (its reflected Gray code cycle, reduced by 2 e_j); %s has "
 			    "none%s",
-			    name, g->spec ? g->spec : "the topology",
+			    g->spec ? g->spec : "the topology",
 			    t && strcmp(t->name, "hypercube") == 0
 				? " (on a hypercube every translation is its own inverse, so at "
 				  "most two keep a cycle)"
@@ -270,7 +269,7 @@ static int ring_schedule(const struct graph *g, const struct topo_tree *t, bool 
 		free(pi);
 		return -1;
 	}
-	sched_init(s, c, name, g->n);
+	sched_init(s, c, two ? "bidir-ring" : "ring", g->n);
 	sched_reserve(s, (size_t)(H ? H->reps : g->n) * (g->n - 1) * (two ? 2 : 1) *
 			     cost_phases(c));
 	if (c != SCHED_ALLGATHER)
@@ -571,7 +570,7 @@ int baseline_reduced(const struct graph *g, const struct topo_tree *t, const cha
 		if (!H.binary)
 			return ofc_error_set(
 			    err, OFC_E_INPUT,
-			    "recursive: its partners u XOR 2^r are translations of a hypercube's "
+			    "its partners u XOR 2^r are translations of a hypercube's "
 			    "group, not of %s's (%s): no symmetry-reduced form",
 			    spec, H.name);
 		rc = recursive_schedule(g, c, &r->prog, 1, err);

@@ -430,13 +430,61 @@ static void run_expansion(struct schedule_result *r, const struct schedule_query
 	finish(r, o);
 }
 
+/* "node 0's program" or "N nodes' programs": what a reduced schedule holds. */
+static const char *reps_text(const struct sched_group *G, char *buf, size_t size)
+{
+	if (G->reps == 1)
+		return "node 0's program";
+	snprintf(buf, size, "%u nodes' programs", G->reps);
+	return buf;
+}
+
 static void run_baseline(struct schedule_result *r, const struct schedule_query *q,
 			 struct schedule_outcome *o, const char *algo)
 {
 	struct ofc_error err = {0};
 	double t0 = now_seconds();
+	struct sched_reduced red;
 
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
+	/* Reduced: asked for, or above BASELINE_MAX_SCHEDULE_NODES where the
+	 * baseline has a symmetric form on this graph (else explicit). */
+	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
+	    (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > BASELINE_MAX_SCHEDULE_NODES &&
+	     !not_reducible(r, &o->group, &err) &&
+	     baseline_reduced(r->g, r->tree, algo, q->collective, &o->group, &red, &err) == 0)) {
+		const char *why = not_reducible(r, &o->group, &err);
+
+		if (q->reduced == SCHEDULE_REDUCED_ALWAYS) {
+			if (why) {
+				snprintf(o->why, sizeof(o->why), "--reduced: %.400s", why);
+				o->why_code = OFC_E_INPUT;
+				return;
+			}
+			if (baseline_reduced(r->g, r->tree, algo, q->collective, &o->group, &red,
+					     &err) < 0) {
+				snprintf(o->why, sizeof(o->why), "--reduced: %.400s", err.msg);
+				o->why_code = OFC_E_INPUT;
+				return;
+			}
+		} else {
+			char reps[48];
+
+			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
+				 "%s%u nodes: above %u %s is symmetry-reduced (%s x %s;"
+				 " --reduced asks for it)",
+				 r->note[0] ? "; " : "", r->g->n, BASELINE_MAX_SCHEDULE_NODES, algo,
+				 reps_text(&red.group, reps, sizeof(reps)), red.group.name);
+		}
+		o->s = red.prog;
+		o->group = red.group;
+		o->is_reduced = true;
+		o->gen_s = now_seconds() - t0;
+		o->applies = true;
+		finish(r, o);
+		return;
+	}
+	err = (struct ofc_error){0};
 	if (over_memory(r, q, o, algo, baseline_transfers(r->g, algo, q->collective),
 			baseline_pieces(r->g, algo)))
 		return;
@@ -531,8 +579,8 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 		return;
 	/* Reduced: asked for, or (swing) above the explicit schedules' size. */
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
-	    (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "swing") == 0 &&
-	     r->g->n > SWING_MAX_SCHEDULE_NODES && !not_reducible(r, &o->group, &err))) {
+	    (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > SWING_MAX_SCHEDULE_NODES &&
+	     !not_reducible(r, &o->group, &err))) {
 		const char *why = not_reducible(r, &o->group, &err);
 		struct sched_reduced red;
 
@@ -548,13 +596,13 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 		o->s = red.prog;
 		o->group = red.group;
 		o->is_reduced = true;
-		if (q->reduced == SCHEDULE_REDUCED_AUTO && !strstr(r->note, "Swing symmetry"))
+		char reps[48];
+		if (q->reduced == SCHEDULE_REDUCED_AUTO && !strstr(r->note, "symmetry-reduced"))
 			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
-				 "%s%u nodes: explicit Swing schedules stop at %u: Swing "
-				 "symmetry-reduced instead (%u nodes' programs x %s; --reduced "
-				 "asks for it)",
-				 r->note[0] ? "; " : "", r->g->n, SWING_MAX_SCHEDULE_NODES,
-				 o->group.reps, o->group.name);
+				 "%s%u nodes: above %u %s is symmetry-reduced (%s x %s;"
+				 " --reduced asks for it)",
+				 r->note[0] ? "; " : "", r->g->n, SWING_MAX_SCHEDULE_NODES, algo,
+				 reps_text(&o->group, reps, sizeof(reps)), o->group.name);
 	} else {
 		char what[64];
 
@@ -797,10 +845,12 @@ static int check_options(const struct schedule_query *q, const char *algo, struc
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS &&
 	    (q->collective == SCHED_ALLTOALL
 		 ? strcmp(algo, "mcf")
-		 : strcmp(algo, "bfb") && strcmp(algo, "bfb-lp") && strcmp(algo, "swing")))
+		 : strcmp(algo, "bfb") && strcmp(algo, "bfb-lp") && strcmp(algo, "swing") &&
+		       strcmp(algo, "recursive-doubling") && !baseline_known(algo)))
 		return ofc_error_set(err, OFC_E_USAGE,
-				     "--reduced goes with --algo bfb or bfb-lp (allgather, "
-				     "reduce-scatter, allreduce), swing (allreduce) and mcf "
+				     "--reduced goes with --algo bfb, bfb-lp, ring, bidir-ring, "
+				     "recursive or torus-rings (allgather, reduce-scatter, "
+				     "allreduce), swing or recursive-doubling (allreduce) and mcf "
 				     "(alltoall)");
 	if (q->lowering && (q->collective != SCHED_ALLTOALL || strcmp(algo, "mcf")))
 		return ofc_error_set(err, OFC_E_USAGE,
