@@ -425,6 +425,15 @@ static int torus_schedule(const struct graph *g, const struct topo_tree *t, enum
 		p *= a[j];
 		T += a[j] - 1;
 	}
+	/* Node 0's ports to +-e_j (a dimension of size 2 has one arc, both
+	 * ways); translations keep ports on a torus. */
+	uint32_t lane_fw[32], lane_bw[32];
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t fw = port_to(g, 0, stride[j]), bw = port_to(g, 0, (a[j] - 1) * stride[j]);
+
+		lane_fw[j] = fw == UINT32_MAX ? 2 * j : fw;
+		lane_bw[j] = bw == UINT32_MAX ? 2 * j + 1 : bw;
+	}
 	struct txfer *buf = NULL;
 	size_t nbuf = 0, cap = 0;
 	/* Sub-shard i spreads along dimensions i, i+1, ..., i-1. */
@@ -476,7 +485,7 @@ static int torus_schedule(const struct graph *g, const struct topo_tree *t, enum
 								    .block = ofw,
 								    .offset = (uint32_t)b0,
 								    .length = (uint32_t)(mid - b0),
-								    .lane = (uint16_t)(2 * j)}};
+								    .lane = (uint16_t)lane_fw[j]}};
 						buf[nbuf++] =
 						    (struct txfer){t0 + st,
 								   {.src = (uint16_t)x,
@@ -484,7 +493,7 @@ static int torus_schedule(const struct graph *g, const struct topo_tree *t, enum
 								    .block = obw,
 								    .offset = (uint32_t)mid,
 								    .length = (uint32_t)(b1 - mid),
-								    .lane = (uint16_t)(2 * j + 1)}};
+								    .lane = (uint16_t)lane_bw[j]}};
 					}
 				}
 			t0 += a[j] - 1;

@@ -607,6 +607,12 @@ double torus_allreduce_transfers(const struct topo_tree *t, const char *algo, en
 				 bool multiport);
 /* Figures of any schedule on torus t, its transfers routed (Xi with the
  * given psi). */
+struct sched_reduced;
+/* The same of a reduced schedule under a group of the torus's translations
+ * (baseline_reduced's): each arc's load is its orbit's, counted at the
+ * representative of the orbit's tail. */
+int torus_routed_figures_reduced(const struct topo_tree *t, const struct sched_reduced *r,
+				 double psi, struct torus_figures *f, struct ofc_error *err);
 int torus_routed_figures(const struct topo_tree *t, const struct schedule *s, double psi,
 			 struct torus_figures *f, struct ofc_error *err);
 

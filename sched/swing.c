@@ -231,8 +231,11 @@ static double psi_of(const struct tplan *pl, enum swing_variant v)
 	return v == SWING_BANDWIDTH ? d / k : d * log2((double)pl->p) / (2 * k);
 }
 
-int torus_routed_figures(const struct topo_tree *t, const struct schedule *s, double psi,
-			 struct torus_figures *f, struct ofc_error *err)
+/* orbits: s is a reduced program under that group of the torus's
+ * translations (loads per orbit of arcs), NULL: s is whole. */
+static int routed_figures(const struct topo_tree *t, const struct schedule *s,
+			  const struct sched_group *orbits, double psi, struct torus_figures *f,
+			  struct ofc_error *err)
 {
 	struct tplan pl;
 	struct loads L;
@@ -253,6 +256,7 @@ int torus_routed_figures(const struct topo_tree *t, const struct schedule *s, do
 				     t->spec, pl.p);
 	memset(f, 0, sizeof(*f));
 	loads_init(&L, &pl);
+	L.orbits = orbits;
 	L.now = 1;
 	for (uint32_t st = 0; st < s->nsteps; st++) {
 		for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++) {
@@ -268,6 +272,22 @@ int torus_routed_figures(const struct topo_tree *t, const struct schedule *s, do
 	free(L.load);
 	free(L.stamp);
 	return 0;
+}
+
+int torus_routed_figures(const struct topo_tree *t, const struct schedule *s, double psi,
+			 struct torus_figures *f, struct ofc_error *err)
+{
+	return routed_figures(t, s, NULL, psi, f, err);
+}
+
+int torus_routed_figures_reduced(const struct topo_tree *t, const struct sched_reduced *r,
+				 double psi, struct torus_figures *f, struct ofc_error *err)
+{
+	if (r->group.ndims != t->nparams)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%s: the group %s is not of the torus's translations", t->spec,
+				     r->group.name);
+	return routed_figures(t, &r->prog, &r->group, psi, f, err);
 }
 
 /* ---- block sets ------------------------------------------------------------------- */

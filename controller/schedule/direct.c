@@ -661,31 +661,74 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 	o->variant = "bandwidth";
 	if (refuse_degraded(r, o, algo))
 		return;
-	if (over_memory(r, q, o, algo, baseline_transfers(r->g, name, q->collective),
-			baseline_pieces(r->g, name)))
-		return;
-	phase(r, o, "generation");
-	if (baseline_schedule(r->g, r->tree, name, q->collective, &o->s, &err) < 0) {
-		not_applies(o, &err);
-		return;
-	}
-	o->have = true;
-	if (out_of_time(r, o, "generation"))
-		return;
-	o->gen_s = now_seconds() - t0;
 	/* Ports used: one ring, two (both ways), or 2 per dimension. */
 	k = strcmp(name, "ring") == 0 ? 1 : strcmp(name, "bidir-ring") == 0 ? 2 : d;
-	if (torus_routed_figures(r->tree, &o->s, d / k, &o->tf, &err) < 0) {
-		not_applies(o, &err);
-		sched_free(&o->s);
-		return;
+	/* Reduced: asked for, or above BASELINE_MAX_SCHEDULE_NODES where it
+	 * exists (as run_baseline). */
+	struct sched_reduced red;
+	bool reduce = q->reduced == SCHEDULE_REDUCED_ALWAYS ||
+		      (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > BASELINE_MAX_SCHEDULE_NODES &&
+		       !not_reducible(r, &o->group, &err) &&
+		       baseline_reduced(r->g, r->tree, name, q->collective, &o->group, &red, &err) ==
+			   0);
+	if (reduce && q->reduced == SCHEDULE_REDUCED_ALWAYS) {
+		const char *why = not_reducible(r, &o->group, &err);
+
+		if (!why && baseline_reduced(r->g, r->tree, name, q->collective, &o->group, &red,
+					     &err) < 0)
+			why = err.msg;
+		if (why) {
+			snprintf(o->why, sizeof(o->why), "--reduced: %.400s", why);
+			o->why_code = OFC_E_INPUT;
+			return;
+		}
 	}
+	if (reduce) {
+		o->s = red.prog;
+		o->group = red.group;
+		o->is_reduced = true;
+		o->have = true;
+		if (torus_routed_figures_reduced(r->tree, &red, d / k, &o->tf, &err) < 0) {
+			not_applies(o, &err);
+			return;
+		}
+	} else {
+		err = (struct ofc_error){0};
+		if (over_memory(r, q, o, algo, baseline_transfers(r->g, name, q->collective),
+				baseline_pieces(r->g, name)))
+			return;
+		phase(r, o, "generation");
+		if (baseline_schedule(r->g, r->tree, name, q->collective, &o->s, &err) < 0) {
+			not_applies(o, &err);
+			return;
+		}
+		o->have = true;
+		if (out_of_time(r, o, "generation"))
+			return;
+		if (torus_routed_figures(r->tree, &o->s, d / k, &o->tf, &err) < 0) {
+			not_applies(o, &err);
+			sched_free(&o->s);
+			o->have = false;
+			return;
+		}
+	}
+	o->gen_s = now_seconds() - t0;
 	o->tf.instances = (uint32_t)k;
 	o->applies = true;
 	torus_finish(r, o);
 	/* Neighbour-only: the graph check holds too. */
 	struct verify_report rep;
 	struct verify_opts vo = {.graph = r->g};
+	if (o->is_reduced) {
+		struct sched_reduced chk = {.group = o->group, .prog = o->s};
+
+		if (o->applies && o->verified && sched_verify_reduced(&chk, &vo, &rep) < 0) {
+			o->verified = false;
+			o->s.verified = false;
+			snprintf(o->verify_error, sizeof(o->verify_error), "%s", rep.error);
+		}
+		return;
+	}
 	if (o->applies && o->verified && sched_verify(&o->s, &vo, &rep) < 0) {
 		o->verified = false;
 		o->s.verified = false;
@@ -846,12 +889,13 @@ static int check_options(const struct schedule_query *q, const char *algo, struc
 	    (q->collective == SCHED_ALLTOALL
 		 ? strcmp(algo, "mcf")
 		 : strcmp(algo, "bfb") && strcmp(algo, "bfb-lp") && strcmp(algo, "swing") &&
-		       strcmp(algo, "recursive-doubling") && !baseline_known(algo)))
+		       strcmp(algo, "recursive-doubling") && strcmp(algo, "bucket") &&
+		       !baseline_known(algo)))
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--reduced goes with --algo bfb, bfb-lp, ring, bidir-ring, "
 				     "recursive or torus-rings (allgather, reduce-scatter, "
-				     "allreduce), swing or recursive-doubling (allreduce) and mcf "
-				     "(alltoall)");
+				     "allreduce), swing, recursive-doubling or bucket (allreduce) "
+				     "and mcf (alltoall)");
 	if (q->lowering && (q->collective != SCHED_ALLTOALL || strcmp(algo, "mcf")))
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--lowering goes with --collective alltoall --algo mcf");

@@ -732,6 +732,7 @@ static void test_baselines(void **state)
 	    {"torus:4x4", "torus-rings", 1},	 {"torus:6x6", "torus-rings", 1},
 	    {"torus:8x8", "torus-rings", 1},	 {"torus:4x8", "torus-rings", 1},
 	    {"torus:3x4x5", "torus-rings", 1},	 {"torus:4x4x4", "torus-rings", 1},
+	    {"torus:4x4x2", "torus-rings", 1},	 {"torus:2x8", "torus-rings", 1},
 	    {"hypercube:4", "recursive", 1},	 {"hypercube:7", "recursive", 1},
 	    {"torus:4x4", "ring", 8},		 {"torus:4x4", "bidir-ring", 8},
 	    {"torus:8x8", "bidir-ring", 16},	 {"torus:6x8", "ring", 12},
