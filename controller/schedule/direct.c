@@ -597,7 +597,15 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 		o->group = red.group;
 		o->is_reduced = true;
 		char reps[48];
-		if (q->reduced == SCHEDULE_REDUCED_AUTO && !strstr(r->note, "symmetry-reduced"))
+		if (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "swing") == 0 &&
+		    !strstr(r->note, "Swing symmetry"))
+			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
+				 "%s%u nodes: explicit Swing schedules stop at %u: Swing "
+				 "symmetry-reduced instead (%u nodes' programs x %s; --reduced "
+				 "asks for it)",
+				 r->note[0] ? "; " : "", r->g->n, SWING_MAX_SCHEDULE_NODES,
+				 o->group.reps, o->group.name);
+		else if (q->reduced == SCHEDULE_REDUCED_AUTO && !strstr(r->note, algo))
 			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
 				 "%s%u nodes: above %u %s is symmetry-reduced (%s x %s;"
 				 " --reduced asks for it)",
