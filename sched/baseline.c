@@ -1,8 +1,10 @@
 /* Classic schedules on direct-connect topologies, for comparison with BFB
  * through the same verifier and cost model (Zhao et al. Sec. 8 and App. I):
  *
- *  ring        one-way ring along a Hamiltonian cycle of the topology:
- *              N-1 steps, one port per node busy;
+ *  ring        one-way ring along a Hamiltonian cycle of the topology
+ *              (a torus with an even side: its reflected Gray code, which
+ *              baseline_reduced needs; else found by search): N-1 steps,
+ *              one port per node busy;
  *  bidir-ring  the same cycle both ways, half of every shard each way
  *              (needs the reverse arcs);
  *  recursive   recursive doubling (allgather) and halving (reduce-scatter),

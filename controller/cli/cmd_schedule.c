@@ -58,12 +58,17 @@ static const char help[] =
     "                   circulant, ring, Hamming, complete or bipartite graph:\n"
     "                   node 0's program (swing: 2^D nodes') and the translation\n"
     "                   group that maps it to every node, checked by the same\n"
-    "                   symmetry; without it, only what the explicit schedule\n"
-    "                   cannot hold is reduced (bfb, swing, mcf paths), and the\n"
-    "                   command says so. On a WDM ring config: OpTree's\n"
-    "                   all-gather on an even plan, stage 1 whole and stage i\n"
-    "                   repeated every n_(i-1) nodes (reduced by itself above\n"
-    "                   8,192 nodes)\n"
+    "                   symmetry; the baselines where they have such a form:\n"
+    "                   torus-rings and bucket, recursive on a hypercube,\n"
+    "                   recursive-doubling (XOR on the ids), ring and\n"
+    "                   bidir-ring on a torus with an even side >= 4 (its Gray\n"
+    "                   cycle, under 2 e_j), else refused with the reason;\n"
+    "                   without it, only what the explicit schedule cannot hold\n"
+    "                   is reduced (bfb, swing, mcf paths; these baselines\n"
+    "                   above 1,024 nodes), and the command says so. On a WDM\n"
+    "                   ring config: OpTree's all-gather on an even plan, stage\n"
+    "                   1 whole and stage i repeated every n_(i-1) nodes\n"
+    "                   (reduced by itself above 8,192 nodes)\n"
     "On a terminal a line on stderr shows the phase and the seconds so far.\n";
 
 /* The ring family's refusal that comes before any work: -o names one file. */
