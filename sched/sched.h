@@ -913,7 +913,11 @@ int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_c
  * at step i, cut-through; "steps": each hop at its time-expanded step) they
  * are the program, never mirrored. o as a2a_build's (max_load from the
  * program's per-port loads). Up to A2A_REDUCED_MAX_NODES: mcf_solve still
- * lists the N x N translations. */
+ * lists the N x N translations. The baselines too: "direct" (node 0's BFS
+ * routes, whose translates are a2a_build's), and "sp-balanced" by symmetry
+ * (node 0's pairs in the seeded order, ties broken by port loads, which
+ * are every arc's of the port: the symmetric schedule of the same rule,
+ * not the explicit one); hop i at step i, cut-through, as a2a_build. */
 #define A2A_REDUCED_MAX_NODES 4096u
 /* Swing allreduce (sched/swing.c; algo "swing", bandwidth- or
  * latency-optimal, multiport) as a reduced schedule: its peers keep the

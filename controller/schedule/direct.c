@@ -803,7 +803,7 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 	/* Reduced: asked for, or (paths lowering of the MCF) where the
 	 * explicit schedule is not built. */
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
-	    (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "mcf") == 0 && paths &&
+	    (q->reduced == SCHEDULE_REDUCED_AUTO && (strcmp(algo, "mcf") || paths) &&
 	     r->g->n > A2A_MAX_NODES && !not_reducible(r, &o->group, &err))) {
 		const char *why = not_reducible(r, &o->group, &err);
 		struct sched_reduced red;
@@ -895,7 +895,7 @@ static int check_options(const struct schedule_query *q, const char *algo, struc
 				     "--variant goes with --algo swing or recursive-doubling");
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS &&
 	    (q->collective == SCHED_ALLTOALL
-		 ? strcmp(algo, "mcf")
+		 ? !a2a_algo(algo)
 		 : strcmp(algo, "bfb") && strcmp(algo, "bfb-lp") && strcmp(algo, "swing") &&
 		       strcmp(algo, "recursive-doubling") && strcmp(algo, "bucket") &&
 		       !baseline_known(algo)))
@@ -903,7 +903,7 @@ static int check_options(const struct schedule_query *q, const char *algo, struc
 				     "--reduced goes with --algo bfb, bfb-lp, ring, bidir-ring, "
 				     "recursive or torus-rings (allgather, reduce-scatter, "
 				     "allreduce), swing, recursive-doubling or bucket (allreduce) "
-				     "and mcf (alltoall)");
+				     "and mcf, direct or sp-balanced (alltoall)");
 	if (q->lowering && (q->collective != SCHED_ALLTOALL || strcmp(algo, "mcf")))
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--lowering goes with --collective alltoall --algo mcf");

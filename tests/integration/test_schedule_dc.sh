@@ -362,9 +362,20 @@ expect_json 'j["reduced"]["group"]=="Z_64^2" and j["verified"] and j["mcf"]["opt
 	$S --topology torus:64x64 --collective alltoall --algo mcf --lowering paths --json
 grep -q "^ofc schedule: 4096 nodes: explicit all-to-all schedules stop at 1024: symmetry-reduced instead (node 0's routes x Z_64^2; --reduced asks for it)$" "$TMP/err" &&
 	ok || bad "automatic all-to-all reduction note" "$(head -c 400 "$TMP/err")"
-expect_exit 2 $S --topology torus:4x4 --collective alltoall --algo direct --reduced
-grep -q "reduced goes with --algo bfb, bfb-lp, ring, bidir-ring, recursive or torus-rings (allgather, reduce-scatter, allreduce), swing, recursive-doubling or bucket (allreduce) and mcf (alltoall)" "$TMP/err" &&
-	ok || bad "--reduced with direct" "$(cat "$TMP/err")"
+expect_exit 2 $S --topology 'line(circulant:8:1,2)' --collective allgather --algo expansion --reduced
+grep -q "reduced goes with --algo bfb, bfb-lp, ring, bidir-ring, recursive or torus-rings (allgather, reduce-scatter, allreduce), swing, recursive-doubling or bucket (allreduce) and mcf, direct or sp-balanced (alltoall)" "$TMP/err" &&
+	ok || bad "--reduced with expansion" "$(cat "$TMP/err")"
+# The all-to-all baselines: direct reduced has the explicit figures (node
+# 0's BFS routes translated); sp-balanced by symmetry balances node 0's
+# routes by port loads, its own schedule; both reduced by themselves above
+# 1,024 nodes.
+want=$($S --topology torus:6x6 --collective alltoall --algo direct --json |
+	python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["num_transfers"], j["tau_b_fraction"], repr(j["theta"]))')
+set -- $want
+expect_json "j['verified'] and j['reduced']['order']==36 and j['num_transfers']==$1 and j['tau_b_fraction']=='$2' and j['theta']==$3" \
+	$S --topology torus:6x6 --collective alltoall --algo direct --reduced --json
+expect_json 'j["verified"] and j["reduced"]["group"]=="Z_2^12" and j["num_transfers"]==4096*12*2048' \
+	$S --topology hypercube:12 --collective alltoall --algo sp-balanced --json
 expect_error 2 "ofc schedule: mcf: a reduced all-to-all lowers the symmetric routes by steps or paths (single-path routing balances every pair's loads at once, which no one node's program shows)" \
 	$S --topology torus:4x4 --collective alltoall --algo mcf --lowering single --reduced
 # Swing: the even translations, 2^D representatives; the figures are the

@@ -351,7 +351,11 @@ static void test_group(void **state)
  * paths and by steps, agree with the explicit a2a_build schedule (same
  * link loads, same busiest link) and the expansion passes sched_verify;
  * corruptions fail both checks. */
-static void a2a_case(const char *spec, const char *lowering)
+static int cmp_xfer(const void *a, const void *b);
+static void same_schedule(const struct sched_reduced *r, struct schedule *es);
+
+/* algo mcf (lowered as asked), direct or sp-balanced. */
+static void a2a_case(const char *spec, const char *algo, const char *lowering)
 {
 	struct fixture f;
 	struct sched_reduced r, bad;
@@ -359,23 +363,46 @@ static void a2a_case(const char *spec, const char *lowering)
 	struct schedule es;
 	struct verify_report red, exp, ex;
 	struct ofc_error err = {0};
-	struct a2a_request q = {.algo = "mcf", .lowering = lowering, .mcf = {.threads = 1}};
+	struct a2a_request q = {.algo = algo, .lowering = lowering, .mcf = {.threads = 1}};
 	struct verify_opts vo;
+	bool mcf = strcmp(algo, "mcf") == 0;
 
 	open_spec(spec, &f);
 	vo = (struct verify_opts){.graph = f.g};
 	if (a2a_reduced(f.g, &f.G, &q, &r, &o, &err) < 0)
-		fail_msg("%s %s: %s", spec, lowering, err.msg);
-	assert_true(o.mcf.symmetric);
+		fail_msg("%s %s %s: %s", spec, algo, lowering, err.msg);
+	if (mcf)
+		assert_true(o.mcf.symmetric);
 	assert_int_equal(both(&f, &r, &red, &exp), 0);
 	if (a2a_build(f.g, &q, &es, &eo, &err) < 0)
 		fail_msg("%s: %s", spec, err.msg);
 	assert_int_equal(sched_verify(&es, &vo, &ex), 0);
 	assert_int_equal(es.nxfers, sched_reduced_transfers(&r));
 	assert_int_equal(es.nsteps, r.prog.nsteps);
-	assert_true(fabs(ex.sum_max_link_load - red.sum_max_link_load) < 1e-9);
-	assert_true(fabs(eo.max_load - o.max_load) < 1e-9);
+	if (strcmp(algo, "sp-balanced")) {
+		assert_true(fabs(ex.sum_max_link_load - red.sum_max_link_load) < 1e-9);
+		assert_true(fabs(eo.max_load - o.max_load) < 1e-9);
+	}
+	if (!mcf) {
+		/* The busiest link over all routes, from the expansion: each
+		 * block in one piece over one path. */
+		struct schedule xs;
+		double *arc = xcalloc(f.g->m + 1, sizeof(double)), most = 0;
+
+		assert_int_equal(sched_reduced_expand(&r, &xs, &err), 0);
+		for (size_t i = 0; i < xs.nxfers; i++) {
+			double *a = &arc[f.g->off[xs.xfers[i].src] + xs.xfers[i].lane];
+
+			*a += sched_frac(xs.xfers[i].length);
+			most = *a > most ? *a : most;
+		}
+		assert_true(fabs(most - o.max_load) < 1e-9);
+		sched_free(&xs);
+		free(arc);
+	}
 	assert_int_equal(eo.max_paths, o.max_paths);
+	if (strcmp(algo, "direct") == 0) /* node 0's BFS routes, translated */
+		same_schedule(&r, &es);
 	sched_free(&es);
 	a2a_outcome_free(&eo);
 
@@ -410,7 +437,7 @@ static void a2a_case(const char *spec, const char *lowering)
 		if (t > 0 && x->src != x->block / f.g->n) {
 			edited(&r, xi, (int)t - 1, false, NULL, &bad);
 			int early = both(&f, &bad, &red, &exp);
-			if (strcmp(lowering, "paths") == 0)
+			if (!mcf || strcmp(lowering, "paths") == 0)
 				assert_int_equal(early, -1);
 			sched_reduced_free(&bad);
 		}
@@ -428,8 +455,10 @@ static void test_alltoall(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(a2a); i++) {
-		a2a_case(a2a[i], "paths");
-		a2a_case(a2a[i], "steps");
+		a2a_case(a2a[i], "mcf", "paths");
+		a2a_case(a2a[i], "mcf", "steps");
+		a2a_case(a2a[i], "direct", NULL);
+		a2a_case(a2a[i], "sp-balanced", NULL);
 	}
 }
 
