@@ -467,6 +467,9 @@ static void run_baseline(struct schedule_result *r, const struct schedule_query 
 				o->why_code = OFC_E_INPUT;
 				return;
 			}
+		} else if (strstr(r->note, "is symmetry-reduced")) { /* --algo all: short */
+			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
+				 "; also %s (x %s)", algo, red.group.name);
 		} else {
 			char reps[48];
 
