@@ -29,7 +29,7 @@ c() {
 		red=$(grep -oE 'reduced +[^,]*program[^(]*' "$TMP/out" | head -n 1 | sed 's/  */ /g')
 		what=$(echo "$what${red:+; $red}" | sed 's/  */ /g; s/ *$//')
 		if [ -z "$what" ]; then # a comparison table: its rows
-			what="comparison: $(grep -cE ' yes$' "$TMP/out") rows verified yes, $(grep -c ' n/a: ' "$TMP/out") n/a"
+			what="comparison: $(grep -cE ' yes( |$)' "$TMP/out") rows verified yes, $(grep -c ' n/a: ' "$TMP/out") n/a"
 		fi
 	elif [ "$rc" -eq 124 ]; then
 		what="stopped by timeout $LIMIT s"

@@ -608,7 +608,12 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 				 "asks for it)",
 				 r->note[0] ? "; " : "", r->g->n, SWING_MAX_SCHEDULE_NODES,
 				 o->group.reps, o->group.name);
-		else if (q->reduced == SCHEDULE_REDUCED_AUTO && !strstr(r->note, algo))
+		else if (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "swing") &&
+			 strstr(r->note, "symmetry-reduced")) {
+			if (!strstr(r->note, algo)) /* swing-all: short */
+				snprintf(r->note + strlen(r->note),
+					 sizeof(r->note) - strlen(r->note), "; also %s", algo);
+		} else if (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "swing"))
 			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
 				 "%s%u nodes: above %u %s is symmetry-reduced (%s x %s;"
 				 " --reduced asks for it)",
@@ -695,6 +700,17 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 		}
 	}
 	if (reduce) {
+		char reps[48];
+
+		if (q->reduced == SCHEDULE_REDUCED_AUTO && strstr(r->note, "symmetry-reduced"))
+			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
+				 "; also %s", algo);
+		else if (q->reduced == SCHEDULE_REDUCED_AUTO)
+			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
+				 "%s%u nodes: above %u %s is symmetry-reduced (%s x %s; --reduced "
+				 "asks for it)",
+				 r->note[0] ? "; " : "", r->g->n, BASELINE_MAX_SCHEDULE_NODES, algo,
+				 reps_text(&red.group, reps, sizeof(reps)), red.group.name);
 		o->s = red.prog;
 		o->group = red.group;
 		o->is_reduced = true;
