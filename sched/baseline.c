@@ -272,8 +272,8 @@ static int ring_schedule(const struct graph *g, const struct topo_tree *t, bool 
 		return -1;
 	}
 	sched_init(s, c, two ? "bidir-ring" : "ring", g->n);
-	sched_reserve(s, (size_t)(H ? H->reps : g->n) * (g->n - 1) * (two ? 2 : 1) *
-			     cost_phases(c));
+	sched_reserve(s,
+		      (size_t)(H ? H->reps : g->n) * (g->n - 1) * (two ? 2 : 1) * cost_phases(c));
 	if (c != SCHED_ALLGATHER)
 		ring_phase(s, g, pi, two, true, keep);
 	if (c != SCHED_REDUCE_SCATTER)

@@ -753,8 +753,7 @@ out:
 
 /* The shortest path 0 -> t as arcs, from BFS parents (parent[v]: the arc
  * into v). */
-static uint32_t path_from_0(const uint32_t *tail, const uint32_t *parent, uint32_t t,
-			    uint32_t *arc)
+static uint32_t path_from_0(const uint32_t *tail, const uint32_t *parent, uint32_t t, uint32_t *arc)
 {
 	uint32_t len = 0;
 
@@ -950,10 +949,11 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 					     "the group has %u elements, %s %u nodes", grp.order,
 					     g->spec ? g->spec : "the topology", g->n);
 		if (g->n > A2A_REDUCED_MAX_NODES)
-			return ofc_error_set(err, OFC_E_INPUT,
-					     "%u nodes: reduced all-to-all schedules are built for up "
-					     "to %u nodes",
-					     g->n, A2A_REDUCED_MAX_NODES);
+			return ofc_error_set(
+			    err, OFC_E_INPUT,
+			    "%u nodes: reduced all-to-all schedules are built for up "
+			    "to %u nodes",
+			    g->n, A2A_REDUCED_MAX_NODES);
 		return a2a_baseline_reduced(g, &grp, q, r, o, err);
 	}
 	if (strcmp(q->algo, "mcf"))

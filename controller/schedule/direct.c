@@ -682,16 +682,16 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 	/* Reduced: asked for, or above BASELINE_MAX_SCHEDULE_NODES where it
 	 * exists (as run_baseline). */
 	struct sched_reduced red;
-	bool reduce = q->reduced == SCHEDULE_REDUCED_ALWAYS ||
-		      (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > BASELINE_MAX_SCHEDULE_NODES &&
-		       !not_reducible(r, &o->group, &err) &&
-		       baseline_reduced(r->g, r->tree, name, q->collective, &o->group, &red, &err) ==
-			   0);
+	bool reduce =
+	    q->reduced == SCHEDULE_REDUCED_ALWAYS ||
+	    (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > BASELINE_MAX_SCHEDULE_NODES &&
+	     !not_reducible(r, &o->group, &err) &&
+	     baseline_reduced(r->g, r->tree, name, q->collective, &o->group, &red, &err) == 0);
 	if (reduce && q->reduced == SCHEDULE_REDUCED_ALWAYS) {
 		const char *why = not_reducible(r, &o->group, &err);
 
-		if (!why && baseline_reduced(r->g, r->tree, name, q->collective, &o->group, &red,
-					     &err) < 0)
+		if (!why &&
+		    baseline_reduced(r->g, r->tree, name, q->collective, &o->group, &red, &err) < 0)
 			why = err.msg;
 		if (why) {
 			snprintf(o->why, sizeof(o->why), "--reduced: %.400s", why);

@@ -637,7 +637,7 @@ static void test_swing(void **state)
  * expansion, routed figures and check verdicts as the explicit one. */
 static void test_recursive_doubling(void **state)
 {
-	static const char *const tori[] = {"torus:4x4", "torus:8x8",   "torus:4x8",
+	static const char *const tori[] = {"torus:4x4",	 "torus:8x8",	"torus:4x8",
 					   "torus:2x16", "torus:4x4x4", "torus:16x16"};
 
 	(void)state;
@@ -720,7 +720,8 @@ static void baseline_case(const char *spec, const char *algo, enum sched_collect
 		if (t > 0) {
 			edited(&r, xi, (int)t - 1, false, NULL, &bad);
 			int early = both(&f, &bad, &red, &exp);
-			if (c == SCHED_ALLGATHER && strstr(algo, "ring") && strcmp(algo, "torus-rings"))
+			if (c == SCHED_ALLGATHER && strstr(algo, "ring") &&
+			    strcmp(algo, "torus-rings"))
 				assert_int_equal(early, -1);
 			sched_reduced_free(&bad);
 		}
@@ -758,15 +759,15 @@ static void test_baselines(void **state)
 		const char *spec, *algo;
 		uint32_t reps;
 	} cases[] = {
-	    {"torus:4x4", "torus-rings", 1},	 {"torus:6x6", "torus-rings", 1},
-	    {"torus:8x8", "torus-rings", 1},	 {"torus:4x8", "torus-rings", 1},
-	    {"torus:3x4x5", "torus-rings", 1},	 {"torus:4x4x4", "torus-rings", 1},
-	    {"torus:4x4x2", "torus-rings", 1},	 {"torus:2x8", "torus-rings", 1},
-	    {"hypercube:4", "recursive", 1},	 {"hypercube:7", "recursive", 1},
-	    {"torus:4x4", "ring", 8},		 {"torus:4x4", "bidir-ring", 8},
-	    {"torus:8x8", "bidir-ring", 16},	 {"torus:6x8", "ring", 12},
-	    {"torus:6x8", "bidir-ring", 12},	 {"torus:3x4x5", "bidir-ring", 30},
-	    {"torus:4x6x2", "ring", 16},	 {"torus:10x3", "bidir-ring", 6},
+	    {"torus:4x4", "torus-rings", 1},   {"torus:6x6", "torus-rings", 1},
+	    {"torus:8x8", "torus-rings", 1},   {"torus:4x8", "torus-rings", 1},
+	    {"torus:3x4x5", "torus-rings", 1}, {"torus:4x4x4", "torus-rings", 1},
+	    {"torus:4x4x2", "torus-rings", 1}, {"torus:2x8", "torus-rings", 1},
+	    {"hypercube:4", "recursive", 1},   {"hypercube:7", "recursive", 1},
+	    {"torus:4x4", "ring", 8},	       {"torus:4x4", "bidir-ring", 8},
+	    {"torus:8x8", "bidir-ring", 16},   {"torus:6x8", "ring", 12},
+	    {"torus:6x8", "bidir-ring", 12},   {"torus:3x4x5", "bidir-ring", 30},
+	    {"torus:4x6x2", "ring", 16},       {"torus:10x3", "bidir-ring", 6},
 	};
 
 	(void)state;
@@ -834,12 +835,17 @@ static void test_large(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_group),	   cmocka_unit_test(test_agree_allgather),
-	    cmocka_unit_test(test_agree_reduce),   cmocka_unit_test(test_corrupt),
-	    cmocka_unit_test(test_copy_and_empty), cmocka_unit_test(test_alltoall),
-	    cmocka_unit_test(test_subgroup),	   cmocka_unit_test(test_swing),
+	    cmocka_unit_test(test_group),
+	    cmocka_unit_test(test_agree_allgather),
+	    cmocka_unit_test(test_agree_reduce),
+	    cmocka_unit_test(test_corrupt),
+	    cmocka_unit_test(test_copy_and_empty),
+	    cmocka_unit_test(test_alltoall),
+	    cmocka_unit_test(test_subgroup),
+	    cmocka_unit_test(test_swing),
 	    cmocka_unit_test(test_recursive_doubling),
-	    cmocka_unit_test(test_baselines),	   cmocka_unit_test(test_baseline_refusals),
+	    cmocka_unit_test(test_baselines),
+	    cmocka_unit_test(test_baseline_refusals),
 	    cmocka_unit_test(test_large),
 	};
 
