@@ -600,6 +600,32 @@ int baseline_reduced(const struct graph *g, const struct topo_tree *t, const cha
 	return 0;
 }
 
+double baseline_reduced_transfers(const struct graph *g, const struct topo_tree *t,
+				  const char *algo, enum sched_collective c, uint32_t *reps)
+{
+	bool torus = t && t->op == TOPO_FAMILY && strcmp(t->name, "torus") == 0;
+	uint32_t order = g->n;
+
+	*reps = 1;
+	if (strcmp(algo, "ring") == 0 || strcmp(algo, "bidir-ring") == 0) {
+		uint32_t aj = 0;
+
+		for (uint32_t i = 0; torus && i < t->nparams; i++)
+			if (t->params[i] % 2 == 0 && t->params[i] > aj)
+				aj = t->params[i];
+		if (aj < 4)
+			return 0;
+		order = aj / 2; /* the translations by 2 e_j */
+		*reps = g->n / order;
+	} else if (strcmp(algo, "torus-rings") == 0) {
+		if (!torus)
+			return 0;
+	} else if (strcmp(algo, "recursive") != 0) {
+		return 0;
+	}
+	return baseline_transfers(g, algo, c) / order;
+}
+
 /* ---- entry ------------------------------------------------------------------------ */
 
 static const char *const names[] = {"ring", "bidir-ring", "recursive", "torus-rings"};

@@ -946,6 +946,12 @@ int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_c
  * torus of odd sizes). Above BASELINE_MAX_SCHEDULE_NODES `ofc schedule`
  * builds it by itself where it exists. */
 #define BASELINE_MAX_SCHEDULE_NODES 1024u
+/* The transfers baseline_reduced's program will hold (its memory estimate,
+ * before building it), and its representatives in *reps (whose state the
+ * check keeps: reps x N cells); 0 when the baseline has no such form on
+ * that family (recursive: only the caller's group tells, XOR or not). */
+double baseline_reduced_transfers(const struct graph *g, const struct topo_tree *t,
+				  const char *algo, enum sched_collective c, uint32_t *reps);
 int baseline_reduced(const struct graph *g, const struct topo_tree *t, const char *algo,
 		     enum sched_collective c, const struct sched_group *G, struct sched_reduced *r,
 		     struct ofc_error *err);

@@ -86,6 +86,38 @@ int schedule_memory_check(const struct schedule_query *q, const char *what, uint
 	return -1;
 }
 
+/* A reduced baseline's program and its check's state (reps x N cells, as
+ * the explicit verifier's N x N) against the limit: a torus:256x256 ring is
+ * 512 representatives' programs of 2 x 65,535 transfers per phase. */
+static bool reduced_over_memory(const struct schedule_result *r, const struct schedule_query *q,
+				struct schedule_outcome *o, const char *algo)
+{
+	uint32_t reps, pieces = baseline_pieces(r->g, algo);
+	double xfers = baseline_reduced_transfers(r->g, r->tree, algo, q->collective, &reps);
+	double cells = (double)reps * r->g->n, table;
+	uint64_t limit = schedule_memory_limit(q);
+
+	if (pieces > 1)
+		table = cells * VERIFY_PIECES_BYTES;
+	else if (q->collective == SCHED_ALLGATHER)
+		table = cells / 8;
+	else
+		table = cells * 16 + cells / 8;
+	double need = (double)mem_resident() + xfers * BFB_BYTES_PER_XFER + table;
+	if (need <= (double)limit)
+		return false;
+	char need_s[32], max_s[32];
+	fmt_size(need_s, sizeof(need_s), (uint64_t)need);
+	fmt_size(max_s, sizeof(max_s), limit);
+	snprintf(o->why, sizeof(o->why),
+		 "reduced %s on %u nodes needs about %s (%.3g program transfers, %u "
+		 "representatives' state), over the memory limit of %s (ofc --max-memory, ofcd "
+		 "--max-request-memory)",
+		 algo, r->g->n, need_s, xfers, reps, max_s);
+	o->why_code = OFC_E_RUNTIME;
+	return true;
+}
+
 static bool over_memory(const struct schedule_result *r, const struct schedule_query *q,
 			struct schedule_outcome *o, const char *what, double xfers, uint32_t pieces)
 {
@@ -448,25 +480,32 @@ static void run_baseline(struct schedule_result *r, const struct schedule_query 
 
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
 	/* Reduced: asked for, or above BASELINE_MAX_SCHEDULE_NODES where the
-	 * baseline has a symmetric form on this graph (else explicit). */
+	 * baseline has a symmetric form on this graph (else explicit), its
+	 * program and check estimated first. */
+	uint32_t nreps;
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
 	    (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > BASELINE_MAX_SCHEDULE_NODES &&
+	     baseline_reduced_transfers(r->g, r->tree, algo, q->collective, &nreps) > 0 &&
 	     !not_reducible(r, &o->group, &err) &&
-	     baseline_reduced(r->g, r->tree, algo, q->collective, &o->group, &red, &err) == 0)) {
+	     (strcmp(algo, "recursive") || o->group.binary))) {
 		const char *why = not_reducible(r, &o->group, &err);
 
+		if (why) {
+			snprintf(o->why, sizeof(o->why), "--reduced: %.400s", why);
+			o->why_code = OFC_E_INPUT;
+			return;
+		}
+		if (reduced_over_memory(r, q, o, algo))
+			return;
+		phase(r, o, "generation");
+		if (baseline_reduced(r->g, r->tree, algo, q->collective, &o->group, &red, &err) <
+		    0) {
+			snprintf(o->why, sizeof(o->why), "--reduced: %.400s", err.msg);
+			o->why_code = OFC_E_INPUT;
+			return;
+		}
 		if (q->reduced == SCHEDULE_REDUCED_ALWAYS) {
-			if (why) {
-				snprintf(o->why, sizeof(o->why), "--reduced: %.400s", why);
-				o->why_code = OFC_E_INPUT;
-				return;
-			}
-			if (baseline_reduced(r->g, r->tree, algo, q->collective, &o->group, &red,
-					     &err) < 0) {
-				snprintf(o->why, sizeof(o->why), "--reduced: %.400s", err.msg);
-				o->why_code = OFC_E_INPUT;
-				return;
-			}
+			/* asked for: no note */
 		} else if (strstr(r->note, "is symmetry-reduced")) { /* --algo all: short */
 			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
 				 "; also %s (x %s)", algo, red.group.name);
@@ -682,14 +721,16 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 	/* Reduced: asked for, or above BASELINE_MAX_SCHEDULE_NODES where it
 	 * exists (as run_baseline). */
 	struct sched_reduced red;
-	bool reduce =
-	    q->reduced == SCHEDULE_REDUCED_ALWAYS ||
-	    (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > BASELINE_MAX_SCHEDULE_NODES &&
-	     !not_reducible(r, &o->group, &err) &&
-	     baseline_reduced(r->g, r->tree, name, q->collective, &o->group, &red, &err) == 0);
-	if (reduce && q->reduced == SCHEDULE_REDUCED_ALWAYS) {
+	uint32_t nreps;
+	bool reduce = q->reduced == SCHEDULE_REDUCED_ALWAYS ||
+		      (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > BASELINE_MAX_SCHEDULE_NODES &&
+		       baseline_reduced_transfers(r->g, r->tree, name, q->collective, &nreps) > 0 &&
+		       !not_reducible(r, &o->group, &err));
+	if (reduce) {
 		const char *why = not_reducible(r, &o->group, &err);
 
+		if (!why && reduced_over_memory(r, q, o, name))
+			return;
 		if (!why &&
 		    baseline_reduced(r->g, r->tree, name, q->collective, &o->group, &red, &err) < 0)
 			why = err.msg;

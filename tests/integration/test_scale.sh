@@ -50,6 +50,9 @@ for a in ring bidir-ring torus-rings; do
 	grep -q "^ofc schedule: 4096 nodes: above 1024 $a is symmetry-reduced (.* x .*; --reduced asks for it)$" "$TMP/err" &&
 		ok || bad "no note for the reduced $a" "$(head -c 400 "$TMP/err")"
 done
+# A reduced ring keeps N / (a_j / 2) representatives' programs: estimated too.
+expect_refused "^ofc schedule: bidir-ring: reduced bidir-ring on 65536 nodes needs about [0-9.]+ GiB \([0-9.e+]+ program transfers, 512 representatives' state\), over the memory limit of 2 GiB" \
+	$S --topology torus:256x256 --collective allreduce --algo bidir-ring --max-memory 2GiB
 expect_json 'j["verified"] and j["reduced"]["group"]=="Z_2^12" and j["num_transfers"]==201326592' \
 	$S --topology torus:64x64 --collective allreduce --algo recursive-doubling --variant latency --max-memory 64MiB --json
 expect_refused "^ofc schedule: recursive: recursive on 1024 nodes $EST" \
