@@ -722,10 +722,11 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 	 * exists (as run_baseline). */
 	struct sched_reduced red;
 	uint32_t nreps;
-	bool reduce = q->reduced == SCHEDULE_REDUCED_ALWAYS ||
-		      (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > BASELINE_MAX_SCHEDULE_NODES &&
-		       baseline_reduced_transfers(r->g, r->tree, name, q->collective, &nreps) > 0 &&
-		       !not_reducible(r, &o->group, &err));
+	bool reduce =
+	    q->reduced == SCHEDULE_REDUCED_ALWAYS ||
+	    (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > BASELINE_MAX_SCHEDULE_NODES &&
+	     baseline_reduced_transfers(r->g, r->tree, name, q->collective, &nreps) > 0 &&
+	     !not_reducible(r, &o->group, &err));
 	if (reduce) {
 		const char *why = not_reducible(r, &o->group, &err);
 
