@@ -306,6 +306,9 @@ struct cg_scratch {
 	struct heap h;
 	double *dist; /* n * (T + 1) */
 	double *cnt;  /* R: column coefficients being built */
+	/* tree_coefs: n, n, n + 2 and n entries */
+	uint32_t *depth, *order, *first;
+	double *below;
 	uint32_t *touched;
 	uint32_t ntouched;
 };
@@ -510,20 +513,82 @@ static uint32_t tree_find(struct cg *c, uint64_t h, size_t *at)
 }
 
 /* The tree's coefficients: per link row, the destinations routed over it
- * (left in w->touched, sorted, and w->cnt; the caller clears cnt). */
+ * (left in w->touched, in no order, and w->cnt; the caller clears cnt).
+ * Fluid: an arc into v carries v's subtree, so one pass from the deepest
+ * nodes up counts every arc in O(n) (walking each destination's route
+ * took O(n * depth) and, with its sort, most of a Frank-Wolfe round of
+ * the warm start on genkautz:1024,4). */
 static void tree_coefs(const struct cg *c, struct cg_scratch *w, uint32_t s, const uint32_t *parent)
 {
-	struct {
-		const struct cg *c;
-		struct cg_scratch *w;
-	} k = {c, w};
-	uint32_t src = c->src_node[s];
+	uint32_t src = c->src_node[s], n = c->n;
 
 	w->ntouched = 0;
-	for (uint32_t t = 0; t < c->n; t++)
-		if (t != src)
-			walk(c, parent, t, count_hop, &k);
-	qsort(w->touched, w->ntouched, sizeof(uint32_t), cmp_u32);
+	if (c->T) {
+		struct {
+			const struct cg *c;
+			struct cg_scratch *w;
+		} k = {c, w};
+
+		for (uint32_t t = 0; t < n; t++)
+			if (t != src)
+				walk(c, parent, t, count_hop, &k);
+		return;
+	}
+	uint32_t *depth = w->depth, *order = w->order, *first = w->first;
+	double *below = w->below;
+	uint32_t maxd = 0;
+
+	for (uint32_t v = 0; v < n; v++)
+		depth[v] = UINT32_MAX;
+	depth[src] = 0;
+	for (uint32_t v = 0; v < n; v++) {
+		uint32_t x = v, d;
+
+		while (depth[x] == UINT32_MAX)
+			x = c->arc_tail[parent[x]];
+		d = depth[x];
+		/* Down again, numbering the path just walked. */
+		uint32_t len = 0;
+		for (uint32_t y = v; y != x; y = c->arc_tail[parent[y]])
+			len++;
+		for (uint32_t y = v; y != x; y = c->arc_tail[parent[y]])
+			depth[y] = d + len--;
+		if (depth[v] > maxd)
+			maxd = depth[v];
+	}
+	/* Nodes by depth (counting sort), then subtrees from the deepest up. */
+	memset(first, 0, ((size_t)maxd + 2) * sizeof(uint32_t));
+	for (uint32_t v = 0; v < n; v++)
+		first[depth[v] + 1]++;
+	for (uint32_t d = 0; d <= maxd; d++)
+		first[d + 1] += first[d];
+	for (uint32_t v = 0; v < n; v++)
+		order[first[depth[v]]++] = v;
+	for (uint32_t v = 0; v < n; v++)
+		below[v] = v != src;
+	for (uint32_t i = n; i-- > 1;) {
+		uint32_t v = order[i], a = parent[v];
+		double hops = below[v];
+
+		below[c->arc_tail[a]] += hops;
+		/* count_hop adds 1: add the subtree's count instead. */
+		uint32_t r = row_of(c, a, 0);
+		if (w->cnt[r] == 0)
+			w->touched[w->ntouched++] = r;
+		w->cnt[r] += hops;
+		if (c->node_row) {
+			uint32_t base = c->link_rows;
+			uint32_t in = base + c->node_row[c->arc_tail[a]],
+				 ej = base + c->node_rows + c->node_row[c->g->adj[a]];
+
+			if (w->cnt[in] == 0)
+				w->touched[w->ntouched++] = in;
+			w->cnt[in] += hops;
+			if (w->cnt[ej] == 0)
+				w->touched[w->ntouched++] = ej;
+			w->cnt[ej] += hops;
+		}
+	}
 }
 
 /* A class-s tree's coefficient on row r, given the hops over r's arcs: its
@@ -541,6 +606,7 @@ static int lp_put(struct cg *c, struct cg_scratch *w, uint32_t k, struct ofc_err
 	double *vals;
 
 	tree_coefs(c, w, s, c->col_parent + (size_t)k * c->psize);
+	qsort(w->touched, w->ntouched, sizeof(uint32_t), cmp_u32);
 	rows = xmalloc(((size_t)w->ntouched + 1) * sizeof(int));
 	vals = xmalloc(((size_t)w->ntouched + 1) * sizeof(double));
 	for (uint32_t i = 0; i < w->ntouched; i++) {
@@ -637,6 +703,10 @@ static void cg_free(struct cg *c)
 		free(c->ws[i].h.key);
 		free(c->ws[i].h.pos);
 		free(c->ws[i].dist);
+		free(c->ws[i].depth);
+		free(c->ws[i].order);
+		free(c->ws[i].first);
+		free(c->ws[i].below);
 		free(c->ws[i].cnt);
 		free(c->ws[i].touched);
 	}
@@ -749,6 +819,10 @@ static void cg_setup(struct cg *c, const struct graph *g, uint32_t T, enum mcf_m
 		w->h.pos = xmalloc(n * sizeof(uint32_t));
 		memset(w->h.pos, 0xff, n * sizeof(uint32_t));
 		w->dist = xmalloc(c->psize * sizeof(double));
+		w->depth = xmalloc(n * sizeof(uint32_t));
+		w->order = xmalloc(n * sizeof(uint32_t));
+		w->first = xmalloc(((size_t)n + 2) * sizeof(uint32_t));
+		w->below = xmalloc(n * sizeof(double));
 		w->cnt = xcalloc(c->R, sizeof(double));
 		w->touched = xmalloc(c->R * sizeof(uint32_t));
 	}
