@@ -125,6 +125,9 @@ void a2a_routes_limit(struct a2a_routes *rt, uint32_t max_paths);
 /* One path per pair among its routes, greedy by load (over capacity, per
  * arc; NULL: 1) then improved by rerouting passes; weights become 1. */
 void a2a_routes_single(const struct graph *g, const double *cap, struct a2a_routes *rt);
+/* The same for node 0's routes on a Cayley graph, loads per port (every
+ * arc of port j carries what node 0's routes put on j). */
+void a2a_routes_single_ports(const struct graph *g, const double *cap, struct a2a_routes *rt);
 int a2a_direct_routes(const struct graph *g, struct a2a_routes *rt, struct ofc_error *err);
 int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes *rt,
 			struct ofc_error *err);

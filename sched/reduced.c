@@ -911,11 +911,10 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 				     "a reduced all-to-all is the MCF's (mcf), direct or "
 				     "sp-balanced, not %s",
 				     q->algo);
-	if (!steps && strcmp(low, "paths"))
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "a reduced all-to-all lowers the symmetric routes by steps or "
-				     "paths (single-path routing balances every pair's loads at "
-				     "once, which no one node's program shows)");
+	bool single = strcmp(low, "single") == 0;
+	if (!steps && !single && strcmp(low, "paths"))
+		return ofc_error_set(err, OFC_E_INPUT, "unknown lowering '%s' (steps, paths, single)",
+				     low);
 	if (grp.nodes != g->n || grp.reps != 1)
 		return ofc_error_set(err, OFC_E_INPUT, "the group has %u elements, %s %u nodes",
 				     grp.order, g->spec ? g->spec : "the topology", g->n);
@@ -928,7 +927,13 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 	o->have_mcf = true;
 	struct a2a_routes *rt = &o->mcf.routes;
 	/* node 0's routes are the program: no mirroring, no routes.perm */
-	if (!steps)
+	/* Single path by symmetry: node 0's pairs each on one of their MCF
+	 * paths, balanced by port loads (every arc of port j carries node 0's
+	 * hops on j): the symmetric schedule of the rule, not the explicit
+	 * one, which balances all N (N - 1) pairs by arc. */
+	if (single)
+		a2a_routes_single_ports(g, q->mcf.capacity, rt);
+	else if (!steps)
 		a2a_routes_limit(rt, graph_outdeg(g, 0));
 	struct a2a_routes own = *rt;
 	own.symmetric = false;

@@ -869,14 +869,14 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 									   : q->time_limit}};
 	struct a2a_outcome a;
 	double t0 = now_seconds();
-	/* paths, or the default (steps when that proves its optimum soon,
-	 * else paths): both reducible. */
-	bool paths = !lowering || strcmp(lowering, "paths") == 0;
+	/* Reduced by itself: any lowering but an explicit "steps" (the
+	 * default falls back to paths when steps cannot prove its optimum
+	 * soon; "steps" at thousands of nodes runs to its time limit). */
+	bool paths = !lowering || strcmp(lowering, "steps") != 0;
 
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
 	o->lowering = lowering;
-	/* Reduced: asked for, or (paths lowering of the MCF) where the
-	 * explicit schedule is not built. */
+	/* Reduced: asked for, or where the explicit schedule is not built. */
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
 	    (q->reduced == SCHEDULE_REDUCED_AUTO && (strcmp(algo, "mcf") || paths) &&
 	     r->g->n > A2A_MAX_NODES && !not_reducible(r, &o->group, &err))) {
