@@ -913,8 +913,7 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 				     q->algo);
 	bool single = strcmp(low, "single") == 0;
 	if (!steps && !single && strcmp(low, "paths"))
-		return ofc_error_set(err, OFC_E_INPUT, "unknown lowering '%s' (steps, paths, single)",
-				     low);
+		return ofc_error_set(err, OFC_E_INPUT, "unknown lowering '%s'", low);
 	if (grp.nodes != g->n || grp.reps != 1)
 		return ofc_error_set(err, OFC_E_INPUT, "the group has %u elements, %s %u nodes",
 				     grp.order, g->spec ? g->spec : "the topology", g->n);
