@@ -140,8 +140,8 @@ static int check_graph(const struct graph *g, struct ofc_error *err)
 }
 
 /* The path s -> t in a parent-arc array, source first, into arc[]. */
-static uint32_t path_of(const struct graph *g, const uint32_t *tail, const uint32_t *parent,
-			uint32_t s, uint32_t t, uint32_t *arc)
+static uint32_t path_of(const uint32_t *tail, const uint32_t *parent, uint32_t s, uint32_t t,
+			uint32_t *arc)
 {
 	uint32_t len = 0;
 
@@ -149,54 +149,75 @@ static uint32_t path_of(const struct graph *g, const uint32_t *tail, const uint3
 		len++;
 	for (uint32_t v = t, i = len; v != s; v = tail[parent[v]])
 		arc[--i] = parent[v];
-	(void)g;
 	return len;
 }
 
-int a2a_direct_routes(const struct graph *g, struct a2a_routes *rt, struct ofc_error *err)
+/* BFS from s in port order: parent[v] the arc into v; false when some node
+ * is out of reach. */
+static bool bfs_parents(const struct graph *g, uint32_t s, uint32_t *parent, uint32_t *queue)
 {
-	uint32_t n = g->n, *tail, *parent, *queue, *arc;
+	uint32_t n = g->n, head = 0, qt = 0;
 
-	memset(rt, 0, sizeof(*rt));
-	if (check_graph(g, err) < 0)
-		return -1;
+	for (uint32_t v = 0; v < n; v++)
+		parent[v] = UINT32_MAX;
+	queue[qt++] = s;
+	parent[s] = 0;
+	while (head < qt) {
+		uint32_t u = queue[head++];
+
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			if (parent[g->adj[a]] == UINT32_MAX) {
+				parent[g->adj[a]] = a;
+				queue[qt++] = g->adj[a];
+			}
+	}
+	return qt == n;
+}
+
+/* Direct exchange's routes from the sources s0 .. s1 - 1: the BFS tree of
+ * each in port order (on a Cayley graph the tree from s is the translate
+ * of node 0's, so s = 0 alone is the reduced program). */
+static int direct_from(const struct graph *g, uint32_t s0, uint32_t s1, struct a2a_routes *rt,
+		       struct ofc_error *err)
+{
+	uint32_t n = g->n, *tail = graph_arc_tails(g);
+	uint32_t *parent = xmalloc(n * sizeof(uint32_t)), *queue = xmalloc(n * sizeof(uint32_t));
+	uint32_t *arc = xmalloc(n * sizeof(uint32_t));
+	int rc = 0;
+
 	rt->n = n;
-	tail = graph_arc_tails(g);
-	parent = xmalloc(n * sizeof(uint32_t));
-	queue = xmalloc(n * sizeof(uint32_t));
-	arc = xmalloc(n * sizeof(uint32_t));
-	for (uint32_t s = 0; s < n; s++) {
-		uint32_t head = 0, qt = 0;
-
-		for (uint32_t v = 0; v < n; v++)
-			parent[v] = UINT32_MAX;
-		queue[qt++] = s;
-		parent[s] = 0;
-		while (head < qt) {
-			uint32_t u = queue[head++];
-
-			for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
-				if (parent[g->adj[a]] == UINT32_MAX) {
-					parent[g->adj[a]] = a;
-					queue[qt++] = g->adj[a];
-				}
-		}
-		if (qt != n) {
-			free(tail), free(parent), free(queue), free(arc);
-			a2a_routes_free(rt);
-			return ofc_error_set(err, OFC_E_INPUT, "%s is not strongly connected",
-					     g->spec ? g->spec : "the topology");
+	for (uint32_t s = s0; s < s1 && rc == 0; s++) {
+		if (!bfs_parents(g, s, parent, queue)) {
+			rc = ofc_error_set(err, OFC_E_INPUT, "%s is not strongly connected",
+					   g->spec ? g->spec : "the topology");
+			break;
 		}
 		for (uint32_t t = 0; t < n; t++)
 			if (t != s)
 				a2a_routes_add(rt, s, t, 1, arc, NULL,
-					       path_of(g, tail, parent, s, t, arc));
+					       path_of(tail, parent, s, t, arc));
 	}
 	free(tail);
 	free(parent);
 	free(queue);
 	free(arc);
-	return 0;
+	if (rc < 0)
+		a2a_routes_free(rt);
+	return rc;
+}
+
+int a2a_direct_routes(const struct graph *g, struct a2a_routes *rt, struct ofc_error *err)
+{
+	memset(rt, 0, sizeof(*rt));
+	if (check_graph(g, err) < 0)
+		return -1;
+	return direct_from(g, 0, g->n, rt, err);
+}
+
+int a2a_direct_routes_0(const struct graph *g, struct a2a_routes *rt, struct ofc_error *err)
+{
+	memset(rt, 0, sizeof(*rt));
+	return direct_from(g, 0, 1, rt, err);
 }
 
 static uint64_t splitmix(uint64_t *x)
@@ -208,25 +229,115 @@ static uint64_t splitmix(uint64_t *x)
 	return z ^ (z >> 31);
 }
 
+/* Dijkstra's scratch (a plain binary heap on dist) and its tree. */
+struct cheapest {
+	uint64_t *dist;
+	uint32_t *heapn, *pos, *parent;
+};
+
+static void cheapest_init(struct cheapest *c, uint32_t n)
+{
+	c->dist = xmalloc(n * sizeof(uint64_t));
+	c->heapn = xmalloc(n * sizeof(uint32_t));
+	c->pos = xmalloc(n * sizeof(uint32_t));
+	c->parent = xmalloc(n * sizeof(uint32_t));
+}
+
+static void cheapest_free(struct cheapest *c)
+{
+	free(c->dist);
+	free(c->heapn);
+	free(c->pos);
+	free(c->parent);
+}
+
+static void heap_sift_up(struct cheapest *c, uint32_t k)
+{
+	for (; k > 0 && c->dist[c->heapn[(k - 1) / 2]] > c->dist[c->heapn[k]]; k = (k - 1) / 2) {
+		uint32_t x = c->heapn[k], p = (k - 1) / 2;
+
+		c->heapn[k] = c->heapn[p];
+		c->heapn[p] = x;
+		c->pos[c->heapn[k]] = k;
+		c->pos[c->heapn[p]] = p;
+	}
+}
+
+/* The cheapest path s -> t (Dijkstra, stopping at t) into c->parent, an
+ * arc weighing w[a], or, with port_w, its port's port_w[j]; returns the
+ * cost, UINT64_MAX when t is out of reach. */
+static uint64_t cheapest_path(const struct graph *g, uint32_t s, uint32_t t, const uint64_t *w,
+			      const uint64_t *port_w, struct cheapest *c)
+{
+	uint32_t n = g->n, hn = 0, *heapn = c->heapn, *pos = c->pos;
+	uint64_t *dist = c->dist;
+
+	for (uint32_t v = 0; v < n; v++) {
+		dist[v] = UINT64_MAX;
+		pos[v] = UINT32_MAX;
+	}
+	dist[s] = 0;
+	heapn[hn++] = s;
+	pos[s] = 0;
+	while (hn) {
+		uint32_t u = heapn[0];
+
+		heapn[0] = heapn[--hn];
+		pos[heapn[0]] = 0;
+		pos[u] = UINT32_MAX - 1;
+		for (uint32_t k = 0;;) {
+			uint32_t l = 2 * k + 1, r = l + 1, m = k;
+
+			if (l < hn && dist[heapn[l]] < dist[heapn[m]])
+				m = l;
+			if (r < hn && dist[heapn[r]] < dist[heapn[m]])
+				m = r;
+			if (m == k)
+				break;
+			uint32_t x = heapn[k];
+			heapn[k] = heapn[m];
+			heapn[m] = x;
+			pos[heapn[k]] = k;
+			pos[heapn[m]] = m;
+			k = m;
+		}
+		if (u == t)
+			break;
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
+			uint32_t v = g->adj[a];
+			uint64_t wa = port_w ? port_w[a - g->off[u]] : w[a];
+
+			if (v == u || pos[v] == UINT32_MAX - 1 || dist[u] + wa >= dist[v])
+				continue;
+			dist[v] = dist[u] + wa;
+			c->parent[v] = a;
+			if (pos[v] == UINT32_MAX) {
+				pos[v] = hn;
+				heapn[hn++] = v;
+			}
+			heap_sift_up(c, pos[v]);
+		}
+	}
+	return dist[t];
+}
+
 /* App. D (after Domke et al.): Dijkstra per pair in random order, every arc
  * weighing W0 + the routes already on it, W0 = |K| + 1 so that routes stay
  * shortest and only ties are broken by load. Routes come out in pair order. */
 int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes *rt,
 			struct ofc_error *err)
 {
-	uint32_t n = g->n, *tail, *parent, *arc, *heapn, *pos;
-	uint64_t npairs = (uint64_t)n * (n - 1), *order, *w, W0 = npairs + 1, *dist;
+	uint32_t n = g->n, *tail, *arc;
+	uint64_t npairs = (uint64_t)n * (n - 1), *order, *w, W0 = npairs + 1;
 	struct a2a_routes tmp = {.n = n};
+	struct cheapest c;
 
 	memset(rt, 0, sizeof(*rt));
 	if (check_graph(g, err) < 0)
 		return -1;
 	tail = graph_arc_tails(g);
-	parent = xmalloc(n * sizeof(uint32_t));
 	arc = xmalloc(n * sizeof(uint32_t));
-	heapn = xmalloc(n * sizeof(uint32_t));
-	pos = xmalloc(n * sizeof(uint32_t));
-	dist = xmalloc(n * sizeof(uint64_t));
+	cheapest_init(&c, n);
 	w = xmalloc(((size_t)g->m + 1) * sizeof(uint64_t));
 	order = xmalloc(npairs * sizeof(uint64_t));
 	for (uint32_t a = 0; a < g->m; a++)
@@ -241,74 +352,16 @@ int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes 
 		order[j] = t;
 	}
 	uint32_t *route_of = xmalloc(npairs * sizeof(uint32_t));
+	int rc = 0;
 	for (uint64_t i = 0; i < npairs; i++) {
-		uint32_t s = (uint32_t)(order[i] / n), t = (uint32_t)(order[i] % n), hn = 0;
+		uint32_t s = (uint32_t)(order[i] / n), t = (uint32_t)(order[i] % n);
 
-		for (uint32_t v = 0; v < n; v++) {
-			dist[v] = UINT64_MAX;
-			pos[v] = UINT32_MAX;
+		if (cheapest_path(g, s, t, w, NULL, &c) == UINT64_MAX) {
+			rc = ofc_error_set(err, OFC_E_INPUT, "%s is not strongly connected",
+					   g->spec ? g->spec : "the topology");
+			break;
 		}
-		dist[s] = 0;
-		heapn[hn++] = s;
-		pos[s] = 0;
-		while (hn) {
-			/* A plain binary heap on dist. */
-			uint32_t u = heapn[0];
-
-			heapn[0] = heapn[--hn];
-			pos[heapn[0]] = 0;
-			pos[u] = UINT32_MAX - 1;
-			for (uint32_t k = 0;;) {
-				uint32_t l = 2 * k + 1, r = l + 1, m = k;
-
-				if (l < hn && dist[heapn[l]] < dist[heapn[m]])
-					m = l;
-				if (r < hn && dist[heapn[r]] < dist[heapn[m]])
-					m = r;
-				if (m == k)
-					break;
-				uint32_t x = heapn[k];
-				heapn[k] = heapn[m];
-				heapn[m] = x;
-				pos[heapn[k]] = k;
-				pos[heapn[m]] = m;
-				k = m;
-			}
-			if (u == t)
-				break;
-			for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
-				uint32_t v = g->adj[a];
-
-				if (v == u || pos[v] == UINT32_MAX - 1 || dist[u] + w[a] >= dist[v])
-					continue;
-				dist[v] = dist[u] + w[a];
-				parent[v] = a;
-				if (pos[v] == UINT32_MAX) {
-					pos[v] = hn;
-					heapn[hn++] = v;
-				}
-				for (uint32_t k = pos[v];
-				     k > 0 && dist[heapn[(k - 1) / 2]] > dist[heapn[k]];
-				     k = (k - 1) / 2) {
-					uint32_t x = heapn[k], p = (k - 1) / 2;
-
-					heapn[k] = heapn[p];
-					heapn[p] = x;
-					pos[heapn[k]] = k;
-					pos[heapn[p]] = p;
-				}
-			}
-		}
-		if (dist[t] == UINT64_MAX) {
-			free(route_of);
-			free(tail), free(parent), free(arc), free(heapn), free(pos), free(dist),
-			    free(w);
-			free(order);
-			a2a_routes_free(&tmp);
-			return ofc_error_set(err, OFC_E_INPUT, "%s is not strongly connected",
-					     g->spec ? g->spec : "the topology");
-		}
-		uint32_t len = path_of(g, tail, parent, s, t, arc);
+		uint32_t len = path_of(tail, c.parent, s, t, arc);
 		for (uint32_t h = 0; h < len; h++)
 			w[arc[h]]++;
 		route_of[(size_t)s * (n - 1) + (t < s ? t : t - 1)] = (uint32_t)tmp.nroutes;
@@ -316,7 +369,7 @@ int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes 
 	}
 	/* Pair order, as every other route set. */
 	rt->n = n;
-	for (uint64_t p = 0; p < npairs; p++) {
+	for (uint64_t p = 0; rc == 0 && p < npairs; p++) {
 		size_t q = route_of[p];
 
 		a2a_routes_add(rt, tmp.src[q], tmp.dst[q], 1, tmp.arc + tmp.off[q], NULL,
@@ -325,14 +378,62 @@ int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes 
 	free(route_of);
 	a2a_routes_free(&tmp);
 	free(tail);
-	free(parent);
 	free(arc);
-	free(heapn);
-	free(pos);
-	free(dist);
+	cheapest_free(&c);
 	free(w);
 	free(order);
-	return 0;
+	return rc;
+}
+
+/* sp-balanced by symmetry: the rule above (shortest paths, ties broken by
+ * load, pairs in a seeded random order) on node 0's pairs, where an arc's
+ * load is its port's: every arc of port j carries each hop that node 0's
+ * routes put on port j (one translate each). Not the explicit schedule
+ * (that balances all N (N - 1) pairs greedily, in an order no translation
+ * keeps), the symmetric one of the same rule. */
+int a2a_balanced_routes_0(const struct graph *g, uint64_t seed, struct a2a_routes *rt,
+			  struct ofc_error *err)
+{
+	uint32_t n = g->n, d = graph_outdeg(g, 0), *tail = graph_arc_tails(g);
+	uint32_t *arc = xmalloc(n * sizeof(uint32_t)), *order = xmalloc(n * sizeof(uint32_t));
+	uint64_t *port_w = xmalloc(((size_t)d + 1) * sizeof(uint64_t));
+	uint64_t W0 = (uint64_t)n * n + 1; /* above any sum of loads: paths stay shortest */
+	struct cheapest c;
+	int rc = 0;
+
+	memset(rt, 0, sizeof(*rt));
+	rt->n = n;
+	cheapest_init(&c, n);
+	for (uint32_t j = 0; j < d; j++)
+		port_w[j] = W0;
+	for (uint32_t i = 0; i + 1 < n; i++)
+		order[i] = i + 1;
+	for (uint32_t i = n - 1; i > 1; i--) { /* Fisher-Yates */
+		uint32_t j = (uint32_t)(splitmix(&seed) % i), x = order[i - 1];
+
+		order[i - 1] = order[j];
+		order[j] = x;
+	}
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		uint32_t t = order[i];
+
+		if (cheapest_path(g, 0, t, NULL, port_w, &c) == UINT64_MAX) {
+			rc = ofc_error_set(err, OFC_E_INPUT, "%s is not strongly connected",
+					   g->spec ? g->spec : "the topology");
+			a2a_routes_free(rt);
+			break;
+		}
+		uint32_t len = path_of(tail, c.parent, 0, t, arc);
+		for (uint32_t h = 0; h < len; h++)
+			port_w[arc[h] - g->off[tail[arc[h]]]]++;
+		a2a_routes_add(rt, 0, t, 1, arc, NULL, len);
+	}
+	cheapest_free(&c);
+	free(arc);
+	free(order);
+	free(port_w);
+	free(tail);
+	return rc;
 }
 
 /* ---- the schedule ------------------------------------------------------------- */
