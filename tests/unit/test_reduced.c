@@ -115,6 +115,28 @@ static void edited(const struct sched_reduced *r, size_t xi, int to_step, bool k
 	}
 }
 
+/* Transfer xi dropped, and sent through a port that does not lead to its
+ * receiver: both checks fail (the reduced one saying so for the port). */
+static void dropped_and_misrouted(const struct fixture *f, const struct sched_reduced *r,
+				  size_t xi)
+{
+	const struct xfer *x = &r->prog.xfers[xi];
+	struct xfer y = *x;
+	struct sched_reduced bad;
+	struct verify_report red, exp;
+
+	edited(r, xi, -1, false, NULL, &bad); /* never arrives */
+	assert_int_equal(both(f, &bad, &red, &exp), -1);
+	sched_reduced_free(&bad);
+	y.lane = (uint16_t)((x->lane + 1) % graph_outdeg(f->g, x->src));
+	if (graph_out(f->g, x->src)[y.lane] != x->dst) {
+		edited(r, xi, -1, false, &y, &bad);
+		assert_int_equal(both(f, &bad, &red, &exp), -1);
+		assert_non_null(strstr(red.error, "does not lead"));
+		sched_reduced_free(&bad);
+	}
+}
+
 static uint32_t step_of(const struct schedule *p, size_t xi)
 {
 	uint32_t t = 0;
@@ -194,20 +216,7 @@ static void corrupt(const char *spec, enum sched_collective c)
 		const struct xfer *x = &p->xfers[xi];
 		struct xfer y;
 
-		/* A transfer dropped. */
-		edited(&r, xi, -1, false, NULL, &bad);
-		assert_int_equal(both(&f, &bad, &red, &exp), -1);
-		sched_reduced_free(&bad);
-
-		/* Through a port that does not lead to its receiver. */
-		y = *x;
-		y.lane = (uint16_t)((x->lane + 1) % graph_outdeg(f.g, x->src));
-		if (graph_out(f.g, x->src)[y.lane] != x->dst) {
-			edited(&r, xi, -1, false, &y, &bad);
-			assert_int_equal(both(&f, &bad, &red, &exp), -1);
-			assert_non_null(strstr(red.error, "does not lead"));
-			sched_reduced_free(&bad);
-		}
+		dropped_and_misrouted(&f, &r, xi);
 
 		/* A step early (from step 2 on): an allgather relays what it
 		 * has not received yet. A reduction may send early what no
@@ -421,17 +430,8 @@ static void a2a_case(const char *spec, const char *algo, const char *lowering)
 		size_t xi = picks[k];
 		uint32_t t = step_of(p, xi);
 		const struct xfer *x = &p->xfers[xi];
-		struct xfer y = *x;
 
-		edited(&r, xi, -1, false, NULL, &bad); /* dropped: never arrives */
-		assert_int_equal(both(&f, &bad, &red, &exp), -1);
-		sched_reduced_free(&bad);
-		y.lane = (uint16_t)((x->lane + 1) % graph_outdeg(f.g, x->src));
-		if (graph_out(f.g, x->src)[y.lane] != x->dst) {
-			edited(&r, xi, -1, false, &y, &bad);
-			assert_int_equal(both(&f, &bad, &red, &exp), -1);
-			sched_reduced_free(&bad);
-		}
+		dropped_and_misrouted(&f, &r, xi);
 		/* Twice: at the target an error, at a relay a duplicate. */
 		edited(&r, xi, (int)t, true, NULL, &bad);
 		int rc = both(&f, &bad, &red, &exp);
@@ -713,16 +713,7 @@ static void baseline_case(const char *spec, const char *algo, enum sched_collect
 		const struct xfer *x = &p->xfers[xi];
 		struct xfer y = *x;
 
-		edited(&r, xi, -1, false, NULL, &bad);
-		assert_int_equal(both(&f, &bad, &red, &exp), -1);
-		sched_reduced_free(&bad);
-		y.lane = (uint16_t)((x->lane + 1) % graph_outdeg(f.g, x->src));
-		if (graph_out(f.g, x->src)[y.lane] != x->dst) {
-			edited(&r, xi, -1, false, &y, &bad);
-			assert_int_equal(both(&f, &bad, &red, &exp), -1);
-			assert_non_null(strstr(red.error, "does not lead"));
-			sched_reduced_free(&bad);
-		}
+		dropped_and_misrouted(&f, &r, xi);
 		/* A step early: on a ring a block arrives the step before it
 		 * moves on; torus-rings and recursive doubling also pass on
 		 * the sender's own block or one held for longer, where the two
