@@ -117,8 +117,7 @@ static void edited(const struct sched_reduced *r, size_t xi, int to_step, bool k
 
 /* Transfer xi dropped, and sent through a port that does not lead to its
  * receiver: both checks fail (the reduced one saying so for the port). */
-static void dropped_and_misrouted(const struct fixture *f, const struct sched_reduced *r,
-				  size_t xi)
+static void dropped_and_misrouted(const struct fixture *f, const struct sched_reduced *r, size_t xi)
 {
 	const struct xfer *x = &r->prog.xfers[xi];
 	struct xfer y = *x;
