@@ -303,7 +303,14 @@ struct rstate {
 	/* All-to-all: the blocks (o, t) a representative r holds besides its
 	 * own, key r * N^2 + o * N + t -> what it holds of it (whole, or the
 	 * interval list). */
-	struct piecemap held;
+	/* All-to-all: the first failure a2a_sorted found, for the step loop to
+	 * report where it stands. */
+	struct a2a_failure {
+		enum a2a_at { A2A_NONE, A2A_AT_CHECK, A2A_AT_DELIVERY, A2A_AT_END } at;
+		uint32_t step;
+		size_t xi;
+		uint32_t origin, me;
+	} afail;
 };
 
 static int rfail(struct rstate *v, uint32_t step, size_t xi, const char *fmt, ...) OFC_PRINTF(4, 5);
@@ -333,10 +340,6 @@ static int rfail(struct rstate *v, uint32_t step, size_t xi, const char *fmt, ..
 	return -1;
 }
 
-/* The step loops ask for the state of the block A2A_AHEAD transfers on:
- * every lookup is a cache miss otherwise. */
-#define A2A_AHEAD 16
-
 /* Node u's block (o, t) as its representative r sees it: r * N^2 +
  * (o - h) * N + (t - h), u = r + h. */
 static uint64_t a2a_rel(const struct rstate *v, uint64_t block, uint32_t u)
@@ -359,11 +362,176 @@ static uint32_t key_origin(const struct rstate *v, uint64_t key)
 	return (uint32_t)(key / v->n % v->n);
 }
 
-static bool a2a_holds(struct rstate *v, uint64_t rel, uint32_t lo, uint32_t hi)
+/* ---- the all-to-all by sorting --------------------------------------------------
+ * What a representative holds of a block (o, t) is keyed r N^2 + o N + t
+ * as it sees it (a2a_rel), one key per program transfer's delivery: a
+ * check by lookups is a cache miss per transfer (a hash of millions of
+ * keys), where generation writes in order. So the transfers become events,
+ * a read (the sender must hold the piece at the start of its step) and a
+ * write (the receiver holds it after), emitted step by step, the step's
+ * reads before its writes; a stable radix sort by key keeps that order
+ * within a key, and one pass over each key's events checks every read
+ * against the writes before it, in sequential memory. */
+struct a2a_ev {
+	uint32_t khi, klo;
+	uint32_t xiw; /* transfer << 1 | write */
+	uint32_t lo, hi;
+};
+
+static uint64_t ev_key(const struct a2a_ev *e)
 {
-	if (key_origin(v, rel) == key_rep(v, rel))
-		return true; /* its own */
-	return piece_covers(&v->held, piecemap_get(&v->held, rel, false), lo, hi);
+	return (uint64_t)e->khi << 32 | e->klo;
+}
+
+/* Stable LSD radix sort by key, 8 bits a pass over the key's width. */
+static struct a2a_ev *ev_sort(struct a2a_ev *ev, size_t n, uint64_t maxkey)
+{
+	struct a2a_ev *tmp = xmalloc((n ? n : 1) * sizeof(*tmp)), *src = ev, *dst = tmp;
+	size_t count[257];
+
+	for (unsigned shift = 0; shift < 64 && (maxkey >> shift); shift += 8) {
+		memset(count, 0, sizeof(count));
+		for (size_t i = 0; i < n; i++)
+			count[((ev_key(&src[i]) >> shift) & 0xff) + 1]++;
+		for (unsigned b = 1; b < 257; b++)
+			count[b] += count[b - 1];
+		for (size_t i = 0; i < n; i++)
+			dst[count[(ev_key(&src[i]) >> shift) & 0xff]++] = src[i];
+		struct a2a_ev *x = src;
+		src = dst;
+		dst = x;
+	}
+	free(dst);
+	return src;
+}
+
+/* The earliest of two failures: by step, then a step's checks before its
+ * deliveries before the end, then transfer. */
+static void a2a_keep_first(struct a2a_failure *f, struct a2a_failure c)
+{
+	if (f->at == A2A_NONE || (c.at != A2A_AT_END && f->at == A2A_AT_END) ||
+	    (c.at != A2A_AT_END && f->at != A2A_AT_END &&
+	     (c.step < f->step ||
+	      (c.step == f->step && (c.at < f->at || (c.at == f->at && c.xi < f->xi))))))
+		*f = c;
+}
+
+static uint32_t xfer_step(const struct schedule *p, size_t xi)
+{
+	uint32_t lo = 0, hi = p->nsteps; /* step_start[lo] <= xi < step_start[hi] */
+
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (p->step_start[mid] <= xi)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Checks what every all-to-all transfer reads and writes (the transfers
+ * themselves, their nodes, blocks and ports, are check_xfer's: a bad one
+ * is left out here) and the final state; the first failure in step order
+ * goes to v->afail, duplicates to v->dup. */
+static void a2a_sorted(struct rstate *v)
+{
+	const struct schedule *p = &v->r->prog;
+	const struct sched_group *G = &v->r->group;
+	uint32_t n = v->n;
+	struct a2a_ev *ev = xmalloc((2 * p->nxfers + 1) * sizeof(*ev));
+	size_t nev = 0;
+	uint64_t maxkey = (uint64_t)v->reps * n * n;
+
+	for (uint32_t t = 0; t < p->nsteps; t++)
+		for (int write = 0; write < 2; write++)
+			for (size_t xi = p->step_start[t]; xi < p->step_start[t + 1]; xi++) {
+				const struct xfer *x = &p->xfers[xi];
+				uint32_t u = write ? x->dst : x->src;
+
+				if (x->src >= n || x->dst >= n || x->src == x->dst ||
+				    x->block >= (uint64_t)n * n || x->length == 0 ||
+				    (uint64_t)x->offset + x->length > SCHED_ONE)
+					continue; /* check_xfer's to report */
+				uint64_t key = a2a_rel(v, x->block, u);
+				if (key_origin(v, key) == key_rep(v, key)) {
+					if (write) /* its own block back at its origin */
+						v->dup += sched_frac(x->length);
+					continue; /* a node holds its own blocks */
+				}
+				ev[nev++] = (struct a2a_ev){(uint32_t)(key >> 32), (uint32_t)key,
+							    (uint32_t)(xi << 1 | (size_t)write),
+							    x->offset, x->offset + x->length};
+			}
+	ev = ev_sort(ev, nev, maxkey);
+
+	uint8_t *done = xcalloc((size_t)v->reps * n, 1);
+	struct piecemap lists = {0}; /* the one key in several pieces at a time */
+	for (size_t i = 0; i < nev;) {
+		uint64_t key = ev_key(&ev[i]);
+		uint32_t me = key_rep(v, key);
+		bool at_target = key % n == me, bad = false;
+		struct piece e = {0};
+
+		for (; i < nev && ev_key(&ev[i]) == key; i++) {
+			size_t xi = ev[i].xiw >> 1;
+
+			if (bad)
+				continue;
+			if (!(ev[i].xiw & 1)) {
+				if (!piece_covers(&lists, &e, ev[i].lo, ev[i].hi)) {
+					a2a_keep_first(&v->afail,
+						       (struct a2a_failure){A2A_AT_CHECK,
+									    xfer_step(p, xi), xi});
+					bad = true;
+				}
+				continue;
+			}
+			uint64_t ov = piece_add(&lists, &e, ev[i].lo, ev[i].hi);
+			if (ov && at_target) {
+				a2a_keep_first(&v->afail, (struct a2a_failure){
+							      A2A_AT_DELIVERY, xfer_step(p, xi), xi,
+							      key_origin(v, key), me});
+				bad = true;
+			}
+			v->dup += sched_frac((uint32_t)ov);
+		}
+		if (at_target && piece_covers(&lists, &e, 0, SCHED_ONE))
+			done[key / ((uint64_t)n * n) * n + key_origin(v, key)] = 1;
+		piece_clear(&lists, &e);
+		lists.nlists = 0;
+	}
+	for (uint32_t r = 0; r < v->reps && v->afail.at != A2A_AT_END; r++) {
+		uint32_t me = sched_group_rep_node(G, r);
+
+		for (uint32_t o = 0; o < n; o++)
+			if (o != me && !done[(size_t)r * n + o]) {
+				a2a_keep_first(&v->afail, (struct a2a_failure){
+							      A2A_AT_END, p->nsteps, 0, o, me});
+				break;
+			}
+	}
+	piecemap_free(&lists);
+	free(done);
+	free(ev);
+}
+
+/* The step loop at (t, at, xi): where a2a_sorted's failure stands, it is
+ * reported (-1). */
+static int a2a_failure_at(struct rstate *v, uint32_t t, enum a2a_at at, size_t xi)
+{
+	const struct a2a_failure *f = &v->afail;
+
+	if (f->at != at || f->step != t || (at == A2A_AT_CHECK && f->xi != xi))
+		return 0;
+	if (at == A2A_AT_CHECK)
+		return rfail(v, t, xi, "node %u does not hold that data at the start of the step",
+			     v->r->prog.xfers[xi].src);
+	return rfail(v, t, SIZE_MAX,
+		     "step %u: the block from %u delivered to its target %u twice (and every "
+		     "translate alike)",
+		     t + 1, f->origin, f->me);
 }
 
 static void push(struct rstate *v, struct rdeliv d)
@@ -418,15 +586,10 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 					load[k] += x->length / mult;
 		}
 	}
-	if (a2a) {
+	if (a2a) { /* what is held and delivered: a2a_sorted, before */
 		if (xfer_op(x) == XFER_REDUCE)
 			return rfail(v, t, xi, "a reducing transfer in alltoall");
-		if (!a2a_holds(v, a2a_rel(v, x->block, x->src), lo, hi))
-			return rfail(v, t, xi,
-				     "node %u does not hold that data at the start of the step",
-				     x->src);
-		push(v, (struct rdeliv){a2a_rel(v, x->block, x->dst), lo, hi, 1, 0, XFER_COPY});
-		return 0;
+		return a2a_failure_at(v, t, A2A_AT_CHECK, xi);
 	}
 	/* The block as the sender's and the receiver's representatives see it. */
 	uint64_t at_src = (uint64_t)rs * n + sched_group_sub(G, x->block, hs);
@@ -458,40 +621,10 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 	return 0;
 }
 
-/* All-to-all: a delivery to node 0 of block rel (at its target when
- * rel's target is 0, where any overlap is an error). */
-static int a2a_deliver(struct rstate *v, uint32_t t, const struct rdeliv *d)
-{
-	uint32_t me = key_rep(v, d->block);
-	bool at_target = d->block % v->n == me;
-	uint64_t ov;
-
-	if (key_origin(v, d->block) == me) { /* its own block back at its origin */
-		v->dup += sched_frac(d->hi - d->lo);
-		return 0;
-	}
-	ov = piece_add(&v->held, piecemap_get(&v->held, d->block, true), d->lo, d->hi);
-	if (ov && at_target)
-		return rfail(v, t, SIZE_MAX,
-			     "step %u: the block from %u delivered to its target %u twice (and "
-			     "every translate alike)",
-			     t + 1, key_origin(v, d->block), me);
-	v->dup += sched_frac((uint32_t)ov);
-	return 0;
-}
-
-static int deliver(struct rstate *v, uint32_t t)
+static void deliver(struct rstate *v)
 {
 	for (size_t i = 0; i < v->ndl; i++) {
 		const struct rdeliv *d = &v->dl[i];
-
-		if (v->r->prog.collective == SCHED_ALLTOALL) {
-			if (i + A2A_AHEAD < v->ndl)
-				piecemap_prefetch(&v->held, v->dl[i + A2A_AHEAD].block);
-			if (a2a_deliver(v, t, d) < 0)
-				return -1;
-			continue;
-		}
 		struct seglist *l = &v->part[d->block];
 
 		if (v->reduce) {
@@ -512,7 +645,6 @@ static int deliver(struct rstate *v, uint32_t t)
 		}
 	}
 	v->ndl = 0;
-	return 0;
 }
 
 /* Representative r holds block (shard) k whole (reduced over all inputs). */
@@ -539,21 +671,13 @@ static int final_check(struct rstate *v)
 	const struct sched_group *G = &v->r->group;
 
 	/* All-to-all: representative r has every block (o, r) whole, so node
-	 * r + h every (o + h, r + h). */
-	for (uint32_t r = 0; c == SCHED_ALLTOALL && r < v->reps; r++) {
-		uint32_t me = sched_group_rep_node(G, r);
-
-		for (uint32_t o = 0; o < v->n; o++) {
-			uint64_t key = ((uint64_t)r * v->n + o) * v->n + me;
-			if (o != me && !piece_covers(&v->held, piecemap_get(&v->held, key, false),
-						     0, SCHED_ONE))
-				return rfail(
-				    v, T, SIZE_MAX,
-				    "incomplete: the block from %u never (fully) reached %u "
-				    "(nor its translates theirs)",
-				    o, me);
-		}
-	}
+	 * r + h every (o + h, r + h); a2a_sorted found the first that is not. */
+	if (c == SCHED_ALLTOALL && v->afail.at == A2A_AT_END)
+		return rfail(v, T, SIZE_MAX,
+			     "incomplete: the block from %u never (fully) reached %u (nor its "
+			     "translates theirs)",
+			     v->afail.origin, v->afail.me);
+	(void)G;
 	if (c == SCHED_ALLTOALL)
 		return 0;
 	for (uint32_t i = 0; i < (c == SCHED_REDUCE_SCATTER ? v->reps : v->reps * v->n); i++) {
@@ -651,20 +775,14 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 	} else {
 		v.full = xcalloc(cells / 64 + 1, sizeof(uint64_t));
 	}
-	if (p->collective == SCHED_ALLTOALL) /* a delivery per transfer at most */
-		piecemap_reserve(&v.held, p->nxfers);
+	if (p->collective == SCHED_ALLTOALL)
+		a2a_sorted(&v);
 	for (uint32_t t = 0; t < p->nsteps; t++) {
-		for (size_t xi = p->step_start[t]; xi < p->step_start[t + 1]; xi++) {
-			size_t ahead = xi + A2A_AHEAD;
-
-			if (v.held.cap && ahead < p->step_start[t + 1] && p->xfers[ahead].src < n &&
-			    p->xfers[ahead].block < (uint64_t)n * n)
-				piecemap_prefetch(&v.held, a2a_rel(&v, p->xfers[ahead].block,
-								   p->xfers[ahead].src));
+		for (size_t xi = p->step_start[t]; xi < p->step_start[t + 1]; xi++)
 			if (check_xfer(&v, t, xi) < 0)
 				goto out;
-		}
-		if (deliver(&v, t) < 0)
+		deliver(&v);
+		if (a2a_failure_at(&v, t, A2A_AT_DELIVERY, 0) < 0)
 			goto out;
 		if (v.o->graph) {
 			uint64_t max = 0;
@@ -690,7 +808,6 @@ out:
 		free(v.part[k].v);
 	free(v.part);
 	free(v.total);
-	piecemap_free(&v.held);
 	free(v.full);
 	free(v.dl);
 	free(v.port_load);
