@@ -64,8 +64,6 @@ struct piecemap {
 };
 /* Dense keys 0 .. nkeys - 1 (before any other call). */
 void piecemap_dense(struct piecemap *m, size_t nkeys);
-/* Hashed: room for `keys` keys without growing (huge pages where THP allows). */
-void piecemap_reserve(struct piecemap *m, size_t keys);
 /* key's entry (created empty when asked), NULL when absent (dense: when it
  * holds nothing). */
 struct piece *piecemap_get(struct piecemap *m, uint64_t key, bool create);

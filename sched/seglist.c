@@ -183,18 +183,6 @@ void piecemap_dense(struct piecemap *m, size_t nkeys)
 	m->ndense = nkeys;
 }
 
-void piecemap_reserve(struct piecemap *m, size_t keys)
-{
-	size_t cap = m->cap ? m->cap : 1024;
-
-	if (m->dense)
-		return;
-	while (cap < 2 * (keys + 1))
-		cap *= 2;
-	if (cap > m->cap)
-		piecemap_grow(m, cap);
-}
-
 static bool piece_empty(const struct piece *e)
 {
 	return e->lo == e->hi && !e->more;
