@@ -33,7 +33,7 @@ m = j.get('mcf')
 if m:
     r += ', theta %.6g (%s, %d sources, %s, mcf %.1f s)' % (
         m['theta'], m['method'], m['sources_solved'],
-        'optimal' if m['optimal'] else 'gap %.1f%%' % (100 * m['theta_gap']), m['seconds'])
+        'optimal' if m['optimal'] else 'gap %.2f%%' % (100 * m['theta_gap']), m['seconds'])
     if m.get('warm_started'):
         r += '; warm-started from the healthy solution (healthy mcf %.1f s; column generation alone %.1f s), %d of its trees kept, its lengths bound theta <= %.6g' % (
             m['healthy_seconds'], m['solve_seconds'], m['warm_columns'], m['warm_bound_theta'])

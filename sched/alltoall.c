@@ -9,15 +9,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Where a route's load goes: slot[arc] of nslots (NULL: each arc its
+ * own), each slot of capacity cap[slot] (NULL: 1). */
+struct load_slots {
+	const uint32_t *slot;
+	const double *cap;
+};
+
+static uint32_t slot_of(const struct load_slots *ls, uint32_t arc)
+{
+	return ls->slot ? ls->slot[arc] : arc;
+}
+
 /* The most load over capacity on a route's links if it took one more unit. */
 static double route_peak(const struct a2a_routes *rt, size_t r, const uint64_t *load,
-			 const double *cap)
+			 const struct load_slots *ls)
 {
 	double peak = 0;
 
 	for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++) {
-		uint32_t a = rt->arc[h];
-		double p = (double)(load[a] + 1) / (cap ? cap[a] : 1);
+		uint32_t k = slot_of(ls, rt->arc[h]);
+		double p = (double)(load[k] + 1) / (ls->cap ? ls->cap[k] : 1);
 
 		if (p > peak)
 			peak = p;
@@ -25,18 +37,23 @@ static double route_peak(const struct a2a_routes *rt, size_t r, const uint64_t *
 	return peak;
 }
 
-static void route_load(const struct a2a_routes *rt, size_t r, uint64_t *load, int sign)
+static void route_load(const struct a2a_routes *rt, size_t r, uint64_t *load, int sign,
+		       const struct load_slots *ls)
 {
 	for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++)
-		load[rt->arc[h]] += (uint64_t)(int64_t)sign;
+		load[slot_of(ls, rt->arc[h])] += (uint64_t)(int64_t)sign;
 }
 
 /* Single path (App. D's equal-weight routing with one path): among each
  * pair's MCF paths, heaviest-weight first, the one whose busiest link is
- * least loaded; then passes that reroute a pair when that lowers its peak. */
-void a2a_routes_single(const struct graph *g, const double *cap, struct a2a_routes *rt)
+ * least loaded; then passes that reroute a pair when that lowers its peak.
+ * Loads are counted per slot (a2a_routes_single_slots): per arc, or, for
+ * node 0's routes on a Cayley graph, per port, since every arc of port j
+ * carries what node 0's routes put on j (the symmetric schedule of the
+ * same rule). */
+static void routes_single(struct a2a_routes *rt, uint32_t nslots, const struct load_slots *ls)
 {
-	uint64_t *load = xcalloc((size_t)g->m + 1, sizeof(uint64_t));
+	uint64_t *load = xcalloc((size_t)nslots + 1, sizeof(uint64_t));
 	size_t npairs = 0, *first = NULL, *chosen = NULL, cap1 = 0, cap2 = 0;
 
 	for (size_t r = 0; r < rt->nroutes;) {
@@ -45,11 +62,11 @@ void a2a_routes_single(const struct graph *g, const double *cap, struct a2a_rout
 		while (e < rt->nroutes && rt->src[e] == rt->src[r] && rt->dst[e] == rt->dst[r])
 			e++;
 		for (size_t q = r + 1; q < e; q++)
-			if (route_peak(rt, q, load, cap) < route_peak(rt, best, load, cap) ||
-			    (route_peak(rt, q, load, cap) == route_peak(rt, best, load, cap) &&
+			if (route_peak(rt, q, load, ls) < route_peak(rt, best, load, ls) ||
+			    (route_peak(rt, q, load, ls) == route_peak(rt, best, load, ls) &&
 			     rt->w[q] > rt->w[best]))
 				best = q;
-		route_load(rt, best, load, 1);
+		route_load(rt, best, load, 1, ls);
 		GROW(first, cap1, npairs + 2);
 		GROW(chosen, cap2, npairs + 1);
 		first[npairs] = r;
@@ -63,11 +80,11 @@ void a2a_routes_single(const struct graph *g, const double *cap, struct a2a_rout
 		for (size_t p = 0; p < npairs; p++) {
 			size_t cur = chosen[p], best = cur;
 
-			route_load(rt, cur, load, -1);
+			route_load(rt, cur, load, -1, ls);
 			for (size_t q = first[p]; q < first[p + 1]; q++)
-				if (route_peak(rt, q, load, cap) < route_peak(rt, best, load, cap))
+				if (route_peak(rt, q, load, ls) < route_peak(rt, best, load, ls))
 					best = q;
-			route_load(rt, best, load, 1);
+			route_load(rt, best, load, 1, ls);
 			moved |= best != cur;
 			chosen[p] = best;
 		}
@@ -86,7 +103,30 @@ void a2a_routes_single(const struct graph *g, const double *cap, struct a2a_rout
 	free(chosen);
 	a2a_routes_free(rt);
 	*rt = out;
-	(void)g;
+}
+
+void a2a_routes_single(const struct graph *g, const double *cap, struct a2a_routes *rt)
+{
+	struct load_slots ls = {.cap = cap};
+
+	routes_single(rt, g->m, &ls);
+}
+
+void a2a_routes_single_ports(const struct graph *g, const double *cap, struct a2a_routes *rt)
+{
+	uint32_t d = graph_outdeg(g, 0), *tail = graph_arc_tails(g);
+	uint32_t *slot = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	double *pcap = cap ? xmalloc(((size_t)d + 1) * sizeof(double)) : NULL;
+
+	for (uint32_t a = 0; a < g->m; a++)
+		slot[a] = a - g->off[tail[a]];
+	for (uint32_t j = 0; pcap && j < d; j++)
+		pcap[j] = cap[g->off[0] + j];
+	struct load_slots ls = {.slot = slot, .cap = pcap};
+	routes_single(rt, d, &ls);
+	free(slot);
+	free(pcap);
+	free(tail);
 }
 
 /* ---- baselines ---------------------------------------------------------------- */

@@ -1,8 +1,10 @@
 /* Classic schedules on direct-connect topologies, for comparison with BFB
  * through the same verifier and cost model (Zhao et al. Sec. 8 and App. I):
  *
- *  ring        one-way ring along a Hamiltonian cycle of the topology:
- *              N-1 steps, one port per node busy;
+ *  ring        one-way ring along a Hamiltonian cycle of the topology
+ *              (a torus with an even side: its reflected Gray code, which
+ *              baseline_reduced needs; else found by search): N-1 steps,
+ *              one port per node busy;
  *  bidir-ring  the same cycle both ways, half of every shard each way
  *              (needs the reverse arcs);
  *  recursive   recursive doubling (allgather) and halving (reduce-scatter),
@@ -145,12 +147,67 @@ static int hamilton(const struct graph *g, bool both, uint32_t *cycle, struct of
 
 /* ---- rings --------------------------------------------------------------------- */
 
+/* On a torus with an even dimension j, the reflected mixed-radix Gray code
+ * with x_j as its most significant digit is a Hamiltonian cycle: consecutive
+ * words differ by one in one coordinate, and the last word (a_j - 1, the
+ * lower digits back at their start, reflected an odd number of times)
+ * wraps to the first along dimension j. Adding 2 to x_j moves position i
+ * to i + 2N/a_j, so the cycle, and a ring schedule along it, is kept by
+ * the translations by multiples of 2 e_j (order a_j / 2): what a reduced
+ * ring stands on. j is the even dimension of largest size (the first of
+ * equals). Returns that dimension, or UINT32_MAX (no even dimension, or
+ * the graph lacks one of the cycle's arcs: a degraded torus). */
+static uint32_t gray_cycle(const struct graph *g, const struct topo_tree *t, bool both,
+			   uint32_t *pi)
+{
+	uint32_t D, j = UINT32_MAX, stride[32], order[32], k = 0;
+
+	if (!t || t->op != TOPO_FAMILY || strcmp(t->name, "torus") != 0)
+		return UINT32_MAX;
+	D = t->nparams;
+	for (uint32_t i = 0, p = 1; i < D; i++) {
+		stride[i] = p;
+		p *= t->params[i];
+		if (t->params[i] % 2 == 0 && (j == UINT32_MAX || t->params[i] > t->params[j]))
+			j = i;
+	}
+	if (j == UINT32_MAX)
+		return UINT32_MAX;
+	order[k++] = j; /* most significant first */
+	for (uint32_t i = D; i-- > 0;)
+		if (i != j)
+			order[k++] = i;
+	for (uint32_t i = 0; i < g->n; i++) {
+		uint32_t rem = i, m = g->n, u = 0;
+
+		for (uint32_t q = 0; q < D; q++) {
+			uint32_t a = t->params[order[q]], dgt;
+
+			m /= a;
+			dgt = rem / m;
+			rem %= m;
+			if (dgt & 1)
+				rem = m - 1 - rem;
+			u += dgt * stride[order[q]];
+		}
+		pi[i] = u;
+	}
+	for (uint32_t i = 0; i < g->n; i++) {
+		uint32_t u = pi[i], v = pi[(i + 1) % g->n];
+
+		if (!has_arc(g, u, v) || (both && !has_arc(g, v, u)))
+			return UINT32_MAX;
+	}
+	return j;
+}
+
 /* Allgather: at step s node pi[i] forwards block pi[i - s] to pi[i + 1].
  * Reduce-scatter: at step s it passes its running sum of shard
  * pi[i - s - 1]; after N - 1 steps pi[i] holds shard pi[i] reduced. The
- * two-way ring moves [0, 1/2) forward and [1/2, 1) backward. */
+ * two-way ring moves [0, 1/2) forward and [1/2, 1) backward. keep: the
+ * nodes that send (a reduced program's representatives), NULL: all. */
 static void ring_phase(struct schedule *s, const struct graph *g, const uint32_t *pi, bool two,
-		       bool reduce)
+		       bool reduce, const uint8_t *keep)
 {
 	uint32_t n = g->n;
 	uint64_t half = two ? SCHED_ONE / 2 : SCHED_ONE;
@@ -161,6 +218,8 @@ static void ring_phase(struct schedule *s, const struct graph *g, const uint32_t
 			uint32_t u = pi[i], fw = pi[(i + 1) % n], bw = pi[(i + n - 1) % n];
 			uint32_t shift = reduce ? st + 1 : st;
 
+			if (keep && !keep[u])
+				continue;
 			add(s, u, fw, pi[(i + 2 * n - shift) % n], 0, half, port_to(g, u, fw),
 			    reduce ? XFER_REDUCE : XFER_COPY);
 			if (two)
@@ -170,22 +229,57 @@ static void ring_phase(struct schedule *s, const struct graph *g, const uint32_t
 	}
 }
 
-static int ring_schedule(const struct graph *g, bool two, enum sched_collective c,
-			 struct schedule *s, struct ofc_error *err)
+/* H: NULL for the whole schedule; else the reduced program under H
+ * (set by this function: G restricted to 2 e_j, j the Gray cycle's
+ * dimension), for which the cycle must be the Gray code. */
+static int ring_schedule(const struct graph *g, const struct topo_tree *t, bool two,
+			 enum sched_collective c, struct schedule *s, struct sched_group *H,
+			 struct ofc_error *err)
 {
-	uint32_t *pi = xmalloc((size_t)g->n * sizeof(uint32_t));
+	uint32_t *pi = xmalloc((size_t)g->n * sizeof(uint32_t)), j;
+	uint8_t *keep = NULL;
 
-	if (hamilton(g, two, pi, err) < 0) {
+	j = gray_cycle(g, t, two, pi);
+	if (H) {
+		uint32_t step[SCHED_GROUP_MAX_DIMS], h;
+
+		if (j == UINT32_MAX || !H->ndims || t->params[j] < 4 || H->reps != 1) {
+			free(pi);
+			return ofc_error_set(
+			    err, OFC_E_INPUT,
+			    "a ring is kept by the translations along a dimension of even size "
+			    ">= 4 (its reflected Gray code cycle, reduced by 2 e_j); %s has "
+			    "none%s",
+			    g->spec ? g->spec : "the topology",
+			    t && strcmp(t->name, "hypercube") == 0
+				? " (on a hypercube every translation is its own inverse, so at "
+				  "most two keep a cycle)"
+				: "");
+		}
+		for (uint32_t i = 0; i < H->ndims; i++)
+			step[i] = i == j ? 2 : H->radix[i];
+		if (sched_group_restrict(H, step, err) < 0) {
+			free(pi);
+			return -1;
+		}
+		keep = xcalloc(g->n, 1);
+		for (uint32_t u = 0; u < g->n; u++) {
+			sched_group_split(H, u, &h);
+			keep[u] = h == 0;
+		}
+	} else if (j == UINT32_MAX && hamilton(g, two, pi, err) < 0) {
 		free(pi);
 		return -1;
 	}
 	sched_init(s, c, two ? "bidir-ring" : "ring", g->n);
-	sched_reserve(s, (size_t)g->n * (g->n - 1) * (two ? 2 : 1) * cost_phases(c));
+	sched_reserve(s,
+		      (size_t)(H ? H->reps : g->n) * (g->n - 1) * (two ? 2 : 1) * cost_phases(c));
 	if (c != SCHED_ALLGATHER)
-		ring_phase(s, g, pi, two, true);
+		ring_phase(s, g, pi, two, true, keep);
 	if (c != SCHED_REDUCE_SCATTER)
-		ring_phase(s, g, pi, two, false);
+		ring_phase(s, g, pi, two, false, keep);
 	free(pi);
+	free(keep);
 	return 0;
 }
 
@@ -219,8 +313,9 @@ static uint32_t path_to(const struct graph *g, uint32_t u, uint32_t p, uint32_t 
 }
 
 /* Doubling: in round r node u sends the 2^r blocks of its aligned subcube
- * to u ^ 2^r, relayed along a shortest path when they are not linked. */
-static void doubling(struct schedule *s, const struct graph *g, uint32_t k)
+ * to u ^ 2^r, relayed along a shortest path when they are not linked.
+ * Nodes u < nsrc send (n: all; 1: node 0's program). */
+static void doubling(struct schedule *s, const struct graph *g, uint32_t k, uint32_t nsrc)
 {
 	uint32_t n = g->n, *par = xmalloc((size_t)n * sizeof(uint32_t));
 	uint32_t *queue = xmalloc((size_t)n * sizeof(uint32_t));
@@ -232,7 +327,7 @@ static void doubling(struct schedule *s, const struct graph *g, uint32_t k)
 		uint32_t L = 0, size = 1u << r;
 
 		poff[0] = 0;
-		for (uint32_t u = 0; u < n; u++) {
+		for (uint32_t u = 0; u < nsrc; u++) {
 			GROW(paths, cap, poff[u] + n + 1);
 			plen[u] = path_to(g, u, u ^ size, par, queue, paths + poff[u]);
 			poff[u + 1] = poff[u] + plen[u] + 1;
@@ -241,7 +336,7 @@ static void doubling(struct schedule *s, const struct graph *g, uint32_t k)
 		}
 		for (uint32_t h = 0; h < L; h++) {
 			sched_step(s);
-			for (uint32_t u = 0; u < n; u++) {
+			for (uint32_t u = 0; u < nsrc; u++) {
 				const uint32_t *p = paths + poff[u];
 				uint32_t base = u & ~(size - 1);
 
@@ -263,15 +358,13 @@ static void doubling(struct schedule *s, const struct graph *g, uint32_t k)
 /* Halving: in round r (from the top bit down) u keeps the half of its
  * range with its own bit r and passes the partial sums of the other half
  * to u ^ 2^r. */
-static void halving(struct schedule *s, const struct graph *g, uint32_t k)
+static void halving(struct schedule *s, const struct graph *g, uint32_t k, uint32_t nsrc)
 {
-	uint32_t n = g->n;
-
 	for (uint32_t r = k; r-- > 0;) {
 		uint32_t size = 1u << r;
 
 		sched_step(s);
-		for (uint32_t u = 0; u < n; u++) {
+		for (uint32_t u = 0; u < nsrc; u++) {
 			uint32_t p = u ^ size, base = (p & ~(size - 1));
 
 			for (uint32_t b = base; b < base + size; b++)
@@ -281,7 +374,7 @@ static void halving(struct schedule *s, const struct graph *g, uint32_t k)
 }
 
 static int recursive_schedule(const struct graph *g, enum sched_collective c, struct schedule *s,
-			      struct ofc_error *err)
+			      uint32_t nsrc, struct ofc_error *err)
 {
 	uint32_t n = g->n, k = 0;
 
@@ -304,9 +397,9 @@ static int recursive_schedule(const struct graph *g, enum sched_collective c, st
 					    u, u ^ (1u << r));
 	sched_init(s, c, "recursive", n);
 	if (c != SCHED_ALLGATHER)
-		halving(s, g, k);
+		halving(s, g, k, nsrc);
 	if (c != SCHED_REDUCE_SCATTER)
-		doubling(s, g, k);
+		doubling(s, g, k, nsrc);
 	return 0;
 }
 
@@ -317,8 +410,12 @@ struct txfer {
 	struct xfer x;
 };
 
+/* Nodes x < nsrc send (N: the whole schedule; 1: node 0's program, the
+ * schedule being invariant under every translation: the origins x sends
+ * at a step are x's coordinates with the spread ones free and x_j moved
+ * back by the step, a set that moves with x). */
 static int torus_schedule(const struct graph *g, const struct topo_tree *t, enum sched_collective c,
-			  struct schedule *s, struct ofc_error *err)
+			  struct schedule *s, uint32_t nsrc, struct ofc_error *err)
 {
 	if (!t || t->op != TOPO_FAMILY || strcmp(t->name, "torus") != 0)
 		return ofc_error_set(err, OFC_E_INPUT, "torus-rings needs a torus:AxB... topology");
@@ -329,6 +426,15 @@ static int torus_schedule(const struct graph *g, const struct topo_tree *t, enum
 		stride[j] = p;
 		p *= a[j];
 		T += a[j] - 1;
+	}
+	/* Node 0's ports to +-e_j (a dimension of size 2 has one arc, both
+	 * ways); translations keep ports on a torus. */
+	uint32_t lane_fw[32], lane_bw[32];
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t fw = port_to(g, 0, stride[j]), bw = port_to(g, 0, (a[j] - 1) * stride[j]);
+
+		lane_fw[j] = fw == UINT32_MAX ? 2 * j : fw;
+		lane_bw[j] = bw == UINT32_MAX ? 2 * j + 1 : bw;
 	}
 	struct txfer *buf = NULL;
 	size_t nbuf = 0, cap = 0;
@@ -346,7 +452,7 @@ static int torus_schedule(const struct graph *g, const struct topo_tree *t, enum
 				nspread *= a[(i + p) % n];
 			}
 			for (uint32_t st = 0; st + 1 < a[j]; st++)
-				for (uint32_t x = 0; x < N; x++) {
+				for (uint32_t x = 0; x < nsrc; x++) {
 					uint32_t xj = (x / stride[j]) % a[j];
 					uint32_t fw =
 					    x - xj * stride[j] + ((xj + 1) % a[j]) * stride[j];
@@ -381,7 +487,7 @@ static int torus_schedule(const struct graph *g, const struct topo_tree *t, enum
 								    .block = ofw,
 								    .offset = (uint32_t)b0,
 								    .length = (uint32_t)(mid - b0),
-								    .lane = (uint16_t)(2 * j)}};
+								    .lane = (uint16_t)lane_fw[j]}};
 						buf[nbuf++] =
 						    (struct txfer){t0 + st,
 								   {.src = (uint16_t)x,
@@ -389,7 +495,7 @@ static int torus_schedule(const struct graph *g, const struct topo_tree *t, enum
 								    .block = obw,
 								    .offset = (uint32_t)mid,
 								    .length = (uint32_t)(b1 - mid),
-								    .lane = (uint16_t)(2 * j + 1)}};
+								    .lane = (uint16_t)lane_bw[j]}};
 					}
 				}
 			t0 += a[j] - 1;
@@ -444,6 +550,80 @@ static int torus_schedule(const struct graph *g, const struct topo_tree *t, enum
 		sched_append(s, &ag);
 	sched_free(&ag);
 	return 0;
+}
+
+/* ---- symmetry-reduced (sched.h, struct sched_reduced) ----------------------------- */
+
+int baseline_reduced(const struct graph *g, const struct topo_tree *t, const char *algo,
+		     enum sched_collective c, const struct sched_group *G, struct sched_reduced *r,
+		     struct ofc_error *err)
+{
+	struct sched_group H = *G; /* G may be &r->group */
+	const char *spec = g->spec ? g->spec : "the topology";
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (c != SCHED_ALLGATHER && c != SCHED_REDUCE_SCATTER && c != SCHED_ALLREDUCE)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%s schedules allgather, reduce-scatter and allreduce", algo);
+	if (H.nodes != g->n || H.reps != 1)
+		return ofc_error_set(err, OFC_E_INPUT, "the group is not %s's translations", spec);
+	if (g->n < 2 || g->n > SCHED_REDUCED_MAX_NODES)
+		return ofc_error_set(err, OFC_E_INPUT, "%u nodes: reduced schedules have 2..%u",
+				     g->n, SCHED_REDUCED_MAX_NODES);
+	if (strcmp(algo, "ring") == 0 || strcmp(algo, "bidir-ring") == 0) {
+		rc = ring_schedule(g, t, strcmp(algo, "bidir-ring") == 0, c, &r->prog, &H, err);
+	} else if (strcmp(algo, "recursive") == 0) {
+		/* Partners u ^ 2^r are translations only when G is XOR; on a
+		 * torus the sign of u's step (+-2^r in a coordinate) follows
+		 * bit r of u, which only translations by 2^(r+1) keep: the
+		 * schedule's symmetry is 4 nodes out of 4,096 on torus:64x64. */
+		if (!H.binary)
+			return ofc_error_set(
+			    err, OFC_E_INPUT,
+			    "its partners u XOR 2^r are translations of a hypercube's "
+			    "group, not of %s's (%s): no symmetry-reduced form",
+			    spec, H.name);
+		rc = recursive_schedule(g, c, &r->prog, 1, err);
+	} else if (strcmp(algo, "torus-rings") == 0) {
+		rc = torus_schedule(g, t, c, &r->prog, 1, err);
+	} else {
+		return ofc_error_set(err, OFC_E_USAGE, "unknown baseline '%s'", algo);
+	}
+	if (rc < 0) {
+		sched_free(&r->prog);
+		memset(r, 0, sizeof(*r));
+		return -1;
+	}
+	r->group = H;
+	snprintf(r->prog.topology, sizeof(r->prog.topology), "%s", g->spec ? g->spec : "");
+	return 0;
+}
+
+double baseline_reduced_transfers(const struct graph *g, const struct topo_tree *t,
+				  const char *algo, enum sched_collective c, uint32_t *reps)
+{
+	bool torus = t && t->op == TOPO_FAMILY && strcmp(t->name, "torus") == 0;
+	uint32_t order = g->n;
+
+	*reps = 1;
+	if (strcmp(algo, "ring") == 0 || strcmp(algo, "bidir-ring") == 0) {
+		uint32_t aj = 0;
+
+		for (uint32_t i = 0; torus && i < t->nparams; i++)
+			if (t->params[i] % 2 == 0 && t->params[i] > aj)
+				aj = t->params[i];
+		if (aj < 4)
+			return 0;
+		order = aj / 2; /* the translations by 2 e_j */
+		*reps = g->n / order;
+	} else if (strcmp(algo, "torus-rings") == 0) {
+		if (!torus)
+			return 0;
+	} else if (strcmp(algo, "recursive") != 0) {
+		return 0;
+	}
+	return baseline_transfers(g, algo, c) / order;
 }
 
 /* ---- entry ------------------------------------------------------------------------ */
@@ -531,13 +711,13 @@ int baseline_schedule(const struct graph *g, const struct topo_tree *t, const ch
 		return ofc_error_set(err, OFC_E_INPUT, "%u nodes: schedules have 2..%u", g->n,
 				     SCHED_MAX_NODES);
 	if (strcmp(algo, "ring") == 0)
-		rc = ring_schedule(g, false, c, s, err);
+		rc = ring_schedule(g, t, false, c, s, NULL, err);
 	else if (strcmp(algo, "bidir-ring") == 0)
-		rc = ring_schedule(g, true, c, s, err);
+		rc = ring_schedule(g, t, true, c, s, NULL, err);
 	else if (strcmp(algo, "recursive") == 0)
-		rc = recursive_schedule(g, c, s, err);
+		rc = recursive_schedule(g, c, s, g->n, err);
 	else if (strcmp(algo, "torus-rings") == 0)
-		rc = torus_schedule(g, t, c, s, err);
+		rc = torus_schedule(g, t, c, s, g->n, err);
 	else
 		return ofc_error_set(err, OFC_E_USAGE, "unknown baseline '%s'", algo);
 	if (rc == 0)

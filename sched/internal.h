@@ -40,32 +40,43 @@ uint64_t sched_mix64(uint64_t x);
 
 /* Copy mode's state, key -> what is held of that (node, block): one piece
  * [lo, hi) inline (what nearly every block is: a path's piece moves on its
- * own), or, when more != PIECE_LIST_NONE, the interval list lists[more].
- * Open addressing, one entry (a cache line's third) per key, no
- * allocation for a single piece. */
-#define PIECE_KEY_NONE	UINT64_MAX
-#define PIECE_LIST_NONE UINT32_MAX
+ * own), or, when more != 0, the interval list lists[more - 1]; all zero is
+ * nothing held. Keyed two ways: dense (piecemap_dense: an array indexed by
+ * the key, from calloc, so only the pages of keys used cost memory), or
+ * open addressing, one slot (a cache line's third) per key. A single piece
+ * needs no allocation either way. */
 struct piece {
-	uint64_t key;
 	uint32_t lo, hi;
 	uint32_t more;
 };
+struct piece_slot {
+	uint64_t key;
+	struct piece p;
+};
+#define PIECE_KEY_NONE UINT64_MAX
 struct piecemap {
-	struct piece *e;
+	struct piece_slot *e; /* hashed */
 	size_t cap, used;
+	struct piece *dense; /* or dense, keys below ndense */
+	size_t ndense;
 	struct seglist *lists;
 	size_t nlists, cap_lists;
 };
-/* Room for `keys` keys without growing (huge pages where THP allows). */
+/* Dense keys 0 .. nkeys - 1 (before any other call). */
+void piecemap_dense(struct piecemap *m, size_t nkeys);
+/* Hashed: room for `keys` keys without growing (huge pages where THP allows). */
 void piecemap_reserve(struct piecemap *m, size_t keys);
-/* key's entry (created empty when asked), NULL when absent. */
+/* key's entry (created empty when asked), NULL when absent (dense: when it
+ * holds nothing). */
 struct piece *piecemap_get(struct piecemap *m, uint64_t key, bool create);
-/* Start fetching key's slot (the step loops ask some keys ahead). */
+/* Start fetching key's entry (the step loops ask some keys ahead). */
 void piecemap_prefetch(const struct piecemap *m, uint64_t key);
 bool piece_covers(const struct piecemap *m, const struct piece *e, uint32_t lo, uint32_t hi);
 /* Add [lo, hi) to e; returns how much of it e held already. */
 uint64_t piece_add(struct piecemap *m, struct piece *e, uint32_t lo, uint32_t hi);
-/* Drop e's pieces (its key stays, empty). */
+/* Whether e holds the whole block [0, SCHED_ONE). */
+bool piece_whole(const struct piece *e);
+/* Drop e's pieces. */
 void piece_clear(struct piecemap *m, struct piece *e);
 void piecemap_free(struct piecemap *m);
 
@@ -114,6 +125,9 @@ void a2a_routes_limit(struct a2a_routes *rt, uint32_t max_paths);
 /* One path per pair among its routes, greedy by load (over capacity, per
  * arc; NULL: 1) then improved by rerouting passes; weights become 1. */
 void a2a_routes_single(const struct graph *g, const double *cap, struct a2a_routes *rt);
+/* The same for node 0's routes on a Cayley graph, loads per port (every
+ * arc of port j carries what node 0's routes put on j). */
+void a2a_routes_single_ports(const struct graph *g, const double *cap, struct a2a_routes *rt);
 int a2a_direct_routes(const struct graph *g, struct a2a_routes *rt, struct ofc_error *err);
 int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes *rt,
 			struct ofc_error *err);

@@ -565,14 +565,17 @@ static void tree_coefs_fluid(const struct cg *c, struct cg_scratch *w, uint32_t 
 
 		if (a == NO_PARENT)
 			continue;
-
 		w->sub[c->arc_tail[a]] += hops;
 		add_hops(c, w, a, 0, hops);
 	}
 }
 
 /* The tree's coefficients: per link row, the destinations routed over it
- * (left in w->touched, sorted, and w->cnt; the caller clears cnt). */
+ * (left in w->touched, sorted, and w->cnt; the caller clears cnt).
+ * Fluid: an arc into v carries v's subtree, so one pass from the deepest
+ * nodes up counts every arc in O(n) (walking each destination's route
+ * took O(n * depth) and, with its sort, most of a Frank-Wolfe round of
+ * the warm start on genkautz:1024,4). */
 static void tree_coefs(const struct cg *c, struct cg_scratch *w, uint32_t s, const uint32_t *parent)
 {
 	struct {
@@ -607,6 +610,7 @@ static int lp_put(struct cg *c, struct cg_scratch *w, uint32_t k, struct ofc_err
 	double *vals;
 
 	tree_coefs(c, w, s, c->col_parent + (size_t)k * c->psize);
+	qsort(w->touched, w->ntouched, sizeof(uint32_t), cmp_u32);
 	rows = xmalloc(((size_t)w->ntouched + 1) * sizeof(int));
 	vals = xmalloc(((size_t)w->ntouched + 1) * sizeof(double));
 	for (uint32_t i = 0; i < w->ntouched; i++) {

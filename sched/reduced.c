@@ -57,6 +57,12 @@ static void group_dims(struct sched_group *G, const uint32_t *radix, uint32_t k)
 					i ? " x " : "", radix[i]);
 }
 
+void sched_group_make(struct sched_group *G, const uint32_t *radix, uint32_t k)
+{
+	memset(G, 0, sizeof(*G));
+	group_dims(G, radix, k < SCHED_GROUP_MAX_DIMS ? k : SCHED_GROUP_MAX_DIMS);
+}
+
 int sched_group_of(const struct graph *g, const struct topo_tree *t, struct sched_group *G,
 		   struct ofc_error *err)
 {
@@ -691,6 +697,187 @@ out:
 	return rc;
 }
 
+/* ---- the all-to-all baselines, reduced ------------------------------------------ */
+
+/* The shortest path 0 -> t as arcs, from BFS parents (parent[v]: the arc
+ * into v). */
+static uint32_t path_from_0(const uint32_t *tail, const uint32_t *parent, uint32_t t, uint32_t *arc)
+{
+	uint32_t len = 0;
+
+	for (uint32_t v = t; v != 0; v = tail[parent[v]])
+		len++;
+	for (uint32_t v = t, i = len; v != 0; v = tail[parent[v]])
+		arc[--i] = parent[v];
+	return len;
+}
+
+/* direct: node 0's routes of a2a_direct_routes (one BFS in port order; on
+ * a Cayley graph the BFS from s is the translate of node 0's, so these are
+ * the explicit routes' representatives). */
+static void direct_routes_0(const struct graph *g, const uint32_t *tail, struct a2a_routes *rt)
+{
+	uint32_t n = g->n, head = 0, qt = 0;
+	uint32_t *parent = xmalloc(n * sizeof(uint32_t)), *queue = xmalloc(n * sizeof(uint32_t));
+	uint32_t *arc = xmalloc(n * sizeof(uint32_t));
+
+	for (uint32_t v = 0; v < n; v++)
+		parent[v] = UINT32_MAX;
+	queue[qt++] = 0;
+	parent[0] = 0;
+	while (head < qt) {
+		uint32_t u = queue[head++];
+
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			if (parent[g->adj[a]] == UINT32_MAX) {
+				parent[g->adj[a]] = a;
+				queue[qt++] = g->adj[a];
+			}
+	}
+	for (uint32_t t = 1; t < n; t++)
+		a2a_routes_add(rt, 0, t, 1, arc, NULL, path_from_0(tail, parent, t, arc));
+	free(parent);
+	free(queue);
+	free(arc);
+}
+
+/* sp-balanced by symmetry: a2a_balanced_routes' rule (shortest paths, ties
+ * broken by load, pairs in a seeded random order) on node 0's pairs, where
+ * an arc's load is its port's: every arc of port j carries each hop that
+ * node 0's routes put on port j (one translate each). Not the explicit
+ * schedule (that balances all N (N - 1) pairs greedily, in an order no
+ * translation keeps), the symmetric one of the same rule. */
+static void balanced_routes_0(const struct graph *g, const uint32_t *tail, uint64_t seed,
+			      struct a2a_routes *rt)
+{
+	uint32_t n = g->n, d = graph_outdeg(g, 0);
+	uint32_t *parent = xmalloc(n * sizeof(uint32_t)), *heapn = xmalloc(n * sizeof(uint32_t));
+	uint32_t *pos = xmalloc(n * sizeof(uint32_t)), *arc = xmalloc(n * sizeof(uint32_t));
+	uint32_t *order = xmalloc(n * sizeof(uint32_t));
+	uint64_t *dist = xmalloc(n * sizeof(uint64_t)), *load = xcalloc(d + 1, sizeof(uint64_t));
+	uint64_t W0 = (uint64_t)n * n + 1; /* above any sum of loads: paths stay shortest */
+
+	for (uint32_t i = 0; i + 1 < n; i++)
+		order[i] = i + 1;
+	for (uint32_t i = n - 1; i > 1; i--) { /* Fisher-Yates */
+		uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
+		uint32_t j, x;
+
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		j = (uint32_t)((z ^ (z >> 31)) % i);
+		x = order[i - 1];
+		order[i - 1] = order[j];
+		order[j] = x;
+	}
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		uint32_t t = order[i], hn = 0;
+
+		for (uint32_t v = 0; v < n; v++) {
+			dist[v] = UINT64_MAX;
+			pos[v] = UINT32_MAX;
+		}
+		dist[0] = 0;
+		heapn[hn++] = 0;
+		pos[0] = 0;
+		while (hn) {
+			uint32_t u = heapn[0];
+
+			heapn[0] = heapn[--hn];
+			pos[heapn[0]] = 0;
+			pos[u] = UINT32_MAX - 1;
+			for (uint32_t k = 0;;) {
+				uint32_t l = 2 * k + 1, rr = l + 1, m = k, x;
+
+				if (l < hn && dist[heapn[l]] < dist[heapn[m]])
+					m = l;
+				if (rr < hn && dist[heapn[rr]] < dist[heapn[m]])
+					m = rr;
+				if (m == k)
+					break;
+				x = heapn[k];
+				heapn[k] = heapn[m];
+				heapn[m] = x;
+				pos[heapn[k]] = k;
+				pos[heapn[m]] = m;
+				k = m;
+			}
+			if (u == t)
+				break;
+			for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
+				uint32_t v = g->adj[a];
+				uint64_t w = W0 + load[a - g->off[u]];
+
+				if (v == u || pos[v] == UINT32_MAX - 1 || dist[u] + w >= dist[v])
+					continue;
+				dist[v] = dist[u] + w;
+				parent[v] = a;
+				if (pos[v] == UINT32_MAX) {
+					pos[v] = hn;
+					heapn[hn++] = v;
+				}
+				for (uint32_t k = pos[v];
+				     k > 0 && dist[heapn[(k - 1) / 2]] > dist[heapn[k]];
+				     k = (k - 1) / 2) {
+					uint32_t x = heapn[k], p = (k - 1) / 2;
+
+					heapn[k] = heapn[p];
+					heapn[p] = x;
+					pos[heapn[k]] = k;
+					pos[heapn[p]] = p;
+				}
+			}
+		}
+		uint32_t len = path_from_0(tail, parent, t, arc);
+		for (uint32_t h = 0; h < len; h++)
+			load[arc[h] - g->off[tail[arc[h]]]]++;
+		a2a_routes_add(rt, 0, t, 1, arc, NULL, len);
+	}
+	free(parent);
+	free(heapn);
+	free(pos);
+	free(arc);
+	free(order);
+	free(dist);
+	free(load);
+}
+
+/* direct or sp-balanced: node 0's routes, hop i at step i (as a2a_build
+ * lowers them), the program. */
+static int a2a_baseline_reduced(const struct graph *g, const struct sched_group *G,
+				const struct a2a_request *q, struct sched_reduced *r,
+				struct a2a_outcome *o, struct ofc_error *err)
+{
+	struct a2a_routes rt = {.n = g->n};
+	uint32_t *tail = graph_arc_tails(g), d = graph_outdeg(g, 0);
+	double *load;
+
+	if (strcmp(q->algo, "direct") == 0)
+		direct_routes_0(g, tail, &rt);
+	else
+		balanced_routes_0(g, tail, 0x0fc, &rt);
+	if (a2a_schedule(g, &rt, false, q->algo, &r->prog, err) < 0) {
+		a2a_routes_free(&rt);
+		free(tail);
+		return -1;
+	}
+	r->group = *G;
+	o->cut_through = true;
+	o->max_paths = 1;
+	/* Every arc of port j carries node 0's hops on port j (unit
+	 * capacities: links of different rates are not reduced). */
+	load = xcalloc((size_t)d + 1, sizeof(double));
+	for (size_t i = 0; i < rt.nroutes; i++)
+		for (size_t h = rt.off[i]; h < rt.off[i + 1]; h++)
+			load[rt.arc[h] - g->off[tail[rt.arc[h]]]] += rt.w[i];
+	for (uint32_t j = 0; j < d; j++)
+		o->max_load = load[j] > o->max_load ? load[j] : o->max_load;
+	free(load);
+	free(tail);
+	a2a_routes_free(&rt);
+	return 0;
+}
+
 /* ---- the all-to-all MCF, reduced ------------------------------------------------ */
 
 int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct a2a_request *q,
@@ -703,14 +890,30 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 
 	memset(o, 0, sizeof(*o));
 	memset(r, 0, sizeof(*r));
+	if (strcmp(q->algo, "direct") == 0 || strcmp(q->algo, "sp-balanced") == 0) {
+		if (grp.nodes != g->n || grp.reps != 1)
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "the group has %u elements, %s %u nodes", grp.order,
+					     g->spec ? g->spec : "the topology", g->n);
+		/* sp-balanced's rule is a search per pair over the whole graph:
+		 * node 0's N - 1 pairs cost N^2 (0.8 s at 4,096, minutes at
+		 * 65,536); direct's BFS is one search. */
+		if (strcmp(q->algo, "sp-balanced") == 0 && g->n > A2A_SP_REDUCED_MAX_NODES)
+			return ofc_error_set(
+			    err, OFC_E_INPUT,
+			    "%u nodes: sp-balanced searches the graph once per pair (N^2), "
+			    "so it is built for up to %u nodes (direct and mcf go further)",
+			    g->n, A2A_SP_REDUCED_MAX_NODES);
+		return a2a_baseline_reduced(g, &grp, q, r, o, err);
+	}
 	if (strcmp(q->algo, "mcf"))
 		return ofc_error_set(err, OFC_E_INPUT,
-				     "a reduced all-to-all is the MCF's (mcf), not %s", q->algo);
-	if (!steps && strcmp(low, "paths"))
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "a reduced all-to-all lowers the symmetric routes by steps or "
-				     "paths (single-path routing balances every pair's loads at "
-				     "once, which no one node's program shows)");
+				     "a reduced all-to-all is the MCF's (mcf), direct or "
+				     "sp-balanced, not %s",
+				     q->algo);
+	bool single = strcmp(low, "single") == 0;
+	if (!steps && !single && strcmp(low, "paths"))
+		return ofc_error_set(err, OFC_E_INPUT, "unknown lowering '%s'", low);
 	if (grp.nodes != g->n || grp.reps != 1)
 		return ofc_error_set(err, OFC_E_INPUT, "the group has %u elements, %s %u nodes",
 				     grp.order, g->spec ? g->spec : "the topology", g->n);
@@ -723,7 +926,13 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 	o->have_mcf = true;
 	struct a2a_routes *rt = &o->mcf.routes;
 	/* node 0's routes are the program: no mirroring, no routes.perm */
-	if (!steps)
+	/* Single path by symmetry: node 0's pairs each on one of their MCF
+	 * paths, balanced by port loads (every arc of port j carries node 0's
+	 * hops on j): the symmetric schedule of the rule, not the explicit
+	 * one, which balances all N (N - 1) pairs by arc. */
+	if (single)
+		a2a_routes_single_ports(g, q->mcf.capacity, rt);
+	else if (!steps)
 		a2a_routes_limit(rt, graph_outdeg(g, 0));
 	struct a2a_routes own = *rt;
 	own.symmetric = false;

@@ -621,6 +621,12 @@ double torus_allreduce_transfers(const struct topo_tree *t, const char *algo, en
 				 bool multiport);
 /* Figures of any schedule on torus t, its transfers routed (Xi with the
  * given psi). */
+struct sched_reduced;
+/* The same of a reduced schedule under a group of the torus's translations
+ * (baseline_reduced's): each arc's load is its orbit's, counted at the
+ * representative of the orbit's tail. */
+int torus_routed_figures_reduced(const struct topo_tree *t, const struct sched_reduced *r,
+				 double psi, struct torus_figures *f, struct ofc_error *err);
 int torus_routed_figures(const struct topo_tree *t, const struct schedule *s, double psi,
 			 struct torus_figures *f, struct ofc_error *err);
 
@@ -772,6 +778,10 @@ struct sched_group {
  * (other families, expansions, degraded graphs). */
 int sched_group_of(const struct graph *g, const struct topo_tree *t, struct sched_group *G,
 		   struct ofc_error *err);
+/* The product Z_radix[0] x ... x Z_radix[k-1] on mixed-radix ids, checked
+ * against no graph (every radix 2: XOR on the ids, which recursive
+ * doubling's peers are, whatever graph routes them). */
+void sched_group_make(struct sched_group *G, const uint32_t *radix, uint32_t k);
 /* G restricted to the translations by multiples of step[i] in dimension i
  * (each step divides the radix); the name says so ("2Z_8 x 2Z_8"). */
 int sched_group_restrict(struct sched_group *G, const uint32_t *step, struct ofc_error *err);
@@ -918,7 +928,13 @@ int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_c
  * are the program, never mirrored. o as a2a_build's (max_load from the
  * program's per-port loads). mcf_solve takes G's translations as given
  * (mcf_opts.translations_known): no N x N table, so any size the group
- * and the program fit. */
+ * and the program fit. The baselines too: "direct" (node 0's BFS
+ * routes, whose translates are a2a_build's), and "sp-balanced" by symmetry
+ * (node 0's pairs in the seeded order, ties broken by port loads, which
+ * are every arc's of the port: the symmetric schedule of the same rule,
+ * not the explicit one); hop i at step i, cut-through, as a2a_build.
+ * sp-balanced searches once per pair: up to A2A_SP_REDUCED_MAX_NODES. */
+#define A2A_SP_REDUCED_MAX_NODES 4096u
 /* Swing allreduce (sched/swing.c; algo "swing", bandwidth- or
  * latency-optimal, multiport) as a reduced schedule: its peers keep the
  * parity of every coordinate, so the group is G (the torus's translations)
@@ -926,9 +942,35 @@ int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_c
  * coordinates in {0, 1}^D; their block sets come from the representatives'
  * by translation (no N x N reach sets). Figures routed as
  * torus_routed_figures routes them, per orbit of arcs. Recursive doubling
- * (XOR peers) is refused. Latency-optimal: power-of-two sizes up to
- * SWING_REDUCED_LATENCY_NODES (the whole vector every step). */
+ * ("recursive-doubling"): its peers r XOR 2^s (power-of-two dimensions)
+ * are the XOR translations of the node ids, not the torus's, so its group
+ * is Z_2^log2(N) on the ids (r->group, whatever G is) and the program node
+ * 0's sends; it is checked without a graph, as the explicit one is, and
+ * its routed figures route every node's message of each step (N per step,
+ * no orbit of arcs: XOR moves no torus arc onto another). Latency-optimal:
+ * power-of-two sizes up to SWING_REDUCED_LATENCY_NODES (the whole vector
+ * every step). */
 #define SWING_REDUCED_LATENCY_NODES 4096u
+/* A baseline (sched/baseline.c) as a reduced schedule on G (g's
+ * translations, sched_group_of): "torus-rings" and "recursive" (G XOR: a
+ * hypercube) as node 0's sends under G; "ring" and "bidir-ring" on a torus
+ * with an even dimension j of size >= 4, along the reflected Gray code
+ * cycle (which baseline_schedule takes on such a torus too), under G
+ * restricted to the multiples of 2 e_j (r->group: the N / (a_j / 2)
+ * representatives' sends). OFC_E_INPUT with the reason where the schedule
+ * has no such symmetry (recursive on a torus, rings on a hypercube or a
+ * torus of odd sizes). Above BASELINE_MAX_SCHEDULE_NODES `ofc schedule`
+ * builds it by itself where it exists. */
+#define BASELINE_MAX_SCHEDULE_NODES 1024u
+/* The transfers baseline_reduced's program will hold (its memory estimate,
+ * before building it), and its representatives in *reps (whose state the
+ * check keeps: reps x N cells); 0 when the baseline has no such form on
+ * that family (recursive: only the caller's group tells, XOR or not). */
+double baseline_reduced_transfers(const struct graph *g, const struct topo_tree *t,
+				  const char *algo, enum sched_collective c, uint32_t *reps);
+int baseline_reduced(const struct graph *g, const struct topo_tree *t, const char *algo,
+		     enum sched_collective c, const struct sched_group *G, struct sched_reduced *r,
+		     struct ofc_error *err);
 int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum swing_variant v,
 			    const struct sched_group *G, struct sched_reduced *r,
 			    struct torus_figures *f, struct ofc_error *err);

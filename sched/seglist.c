@@ -143,10 +143,10 @@ static size_t piece_hash(uint64_t key, size_t cap)
 
 /* A table of millions of keys is a cache miss per lookup; on huge pages
  * (THP "madvise") it is rarely a TLB miss as well. */
-static struct piece *piece_table(size_t cap)
+static struct piece_slot *piece_table(size_t cap)
 {
-	size_t bytes = cap * sizeof(struct piece), huge = 2u << 20;
-	struct piece *e = NULL;
+	size_t bytes = cap * sizeof(struct piece_slot), huge = 2u << 20;
+	struct piece_slot *e = NULL;
 	void *p = NULL;
 
 	if (bytes >= huge && posix_memalign(&p, huge, (bytes + huge - 1) / huge * huge) == 0) {
@@ -156,13 +156,13 @@ static struct piece *piece_table(size_t cap)
 		e = xmalloc(bytes);
 	}
 	for (size_t i = 0; i < cap; i++)
-		e[i].key = PIECE_KEY_NONE;
+		e[i] = (struct piece_slot){.key = PIECE_KEY_NONE};
 	return e;
 }
 
 static void piecemap_grow(struct piecemap *m, size_t cap)
 {
-	struct piece *e = piece_table(cap);
+	struct piece_slot *e = piece_table(cap);
 
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->e[i].key != PIECE_KEY_NONE) {
@@ -177,18 +177,36 @@ static void piecemap_grow(struct piecemap *m, size_t cap)
 	m->cap = cap;
 }
 
+void piecemap_dense(struct piecemap *m, size_t nkeys)
+{
+	m->dense = xcalloc(nkeys ? nkeys : 1, sizeof(struct piece));
+	m->ndense = nkeys;
+}
+
 void piecemap_reserve(struct piecemap *m, size_t keys)
 {
 	size_t cap = m->cap ? m->cap : 1024;
 
+	if (m->dense)
+		return;
 	while (cap < 2 * (keys + 1))
 		cap *= 2;
 	if (cap > m->cap)
 		piecemap_grow(m, cap);
 }
 
+static bool piece_empty(const struct piece *e)
+{
+	return e->lo == e->hi && !e->more;
+}
+
 struct piece *piecemap_get(struct piecemap *m, uint64_t key, bool create)
 {
+	if (m->dense) {
+		if (key >= m->ndense || (!create && piece_empty(&m->dense[key])))
+			return NULL;
+		return &m->dense[key];
+	}
 	if (create && (m->used + 1) * 2 > m->cap)
 		piecemap_grow(m, m->cap ? m->cap * 2 : 1024);
 	if (!m->cap)
@@ -196,34 +214,43 @@ struct piece *piecemap_get(struct piecemap *m, uint64_t key, bool create)
 	size_t h = piece_hash(key, m->cap);
 	while (m->e[h].key != PIECE_KEY_NONE) {
 		if (m->e[h].key == key)
-			return &m->e[h];
+			return &m->e[h].p;
 		h = (h + 1) & (m->cap - 1);
 	}
 	if (!create)
 		return NULL;
-	m->e[h] = (struct piece){key, 0, 0, PIECE_LIST_NONE};
+	m->e[h] = (struct piece_slot){.key = key};
 	m->used++;
-	return &m->e[h];
+	return &m->e[h].p;
 }
 
 void piecemap_prefetch(const struct piecemap *m, uint64_t key)
 {
-	if (m->cap)
+	if (m->dense) {
+		if (key < m->ndense)
+			__builtin_prefetch(&m->dense[key]);
+	} else if (m->cap) {
 		__builtin_prefetch(&m->e[piece_hash(key, m->cap)]);
+	}
 }
 
 bool piece_covers(const struct piecemap *m, const struct piece *e, uint32_t lo, uint32_t hi)
 {
 	if (!e)
 		return false;
-	if (e->more == PIECE_LIST_NONE)
+	if (!e->more)
 		return e->lo <= lo && hi <= e->hi;
-	return seglist_covers(&m->lists[e->more], lo, hi);
+	return seglist_covers(&m->lists[e->more - 1], lo, hi);
+}
+
+bool piece_whole(const struct piece *e)
+{
+	return !e->more && e->lo == 0 && e->hi == SCHED_ONE;
 }
 
 uint64_t piece_add(struct piecemap *m, struct piece *e, uint32_t lo, uint32_t hi)
 {
-	if (e->more == PIECE_LIST_NONE) {
+	if (!e->more) {
 		if (e->lo == e->hi) { /* empty */
 			e->lo = lo;
 			e->hi = hi;
@@ -241,14 +268,14 @@ uint64_t piece_add(struct piecemap *m, struct piece *e, uint32_t lo, uint32_t hi
 		struct seglist *l = &m->lists[m->nlists];
 		memset(l, 0, sizeof(*l));
 		seglist_push(l, (struct seg){e->lo, e->hi, 1, 0});
-		e->more = (uint32_t)m->nlists++;
+		e->more = (uint32_t)++m->nlists;
 	}
-	struct seglist *l = &m->lists[e->more];
+	struct seglist *l = &m->lists[e->more - 1];
 	uint64_t ov = seglist_add(l, lo, hi);
 	if (l->n == 1) { /* one piece again: back inline (the list slot idles) */
 		e->lo = l->v[0].lo;
 		e->hi = l->v[0].hi;
-		e->more = PIECE_LIST_NONE;
+		e->more = 0;
 		free(l->v);
 		memset(l, 0, sizeof(*l));
 	}
@@ -257,12 +284,11 @@ uint64_t piece_add(struct piecemap *m, struct piece *e, uint32_t lo, uint32_t hi
 
 void piece_clear(struct piecemap *m, struct piece *e)
 {
-	if (e->more != PIECE_LIST_NONE) {
-		free(m->lists[e->more].v);
-		memset(&m->lists[e->more], 0, sizeof(struct seglist));
+	if (e->more) {
+		free(m->lists[e->more - 1].v);
+		memset(&m->lists[e->more - 1], 0, sizeof(struct seglist));
 	}
-	e->lo = e->hi = 0;
-	e->more = PIECE_LIST_NONE;
+	*e = (struct piece){0};
 }
 
 void piecemap_free(struct piecemap *m)
@@ -271,5 +297,6 @@ void piecemap_free(struct piecemap *m)
 		free(m->lists[i].v);
 	free(m->lists);
 	free(m->e);
+	free(m->dense);
 	memset(m, 0, sizeof(*m));
 }

@@ -231,8 +231,11 @@ static double psi_of(const struct tplan *pl, enum swing_variant v)
 	return v == SWING_BANDWIDTH ? d / k : d * log2((double)pl->p) / (2 * k);
 }
 
-int torus_routed_figures(const struct topo_tree *t, const struct schedule *s, double psi,
-			 struct torus_figures *f, struct ofc_error *err)
+/* orbits: s is a reduced program under that group of the torus's
+ * translations (loads per orbit of arcs), NULL: s is whole. */
+static int routed_figures(const struct topo_tree *t, const struct schedule *s,
+			  const struct sched_group *orbits, double psi, struct torus_figures *f,
+			  struct ofc_error *err)
 {
 	struct tplan pl;
 	struct loads L;
@@ -253,6 +256,7 @@ int torus_routed_figures(const struct topo_tree *t, const struct schedule *s, do
 				     t->spec, pl.p);
 	memset(f, 0, sizeof(*f));
 	loads_init(&L, &pl);
+	L.orbits = orbits;
 	L.now = 1;
 	for (uint32_t st = 0; st < s->nsteps; st++) {
 		for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++) {
@@ -268,6 +272,22 @@ int torus_routed_figures(const struct topo_tree *t, const struct schedule *s, do
 	free(L.load);
 	free(L.stamp);
 	return 0;
+}
+
+int torus_routed_figures(const struct topo_tree *t, const struct schedule *s, double psi,
+			 struct torus_figures *f, struct ofc_error *err)
+{
+	return routed_figures(t, s, NULL, psi, f, err);
+}
+
+int torus_routed_figures_reduced(const struct topo_tree *t, const struct sched_reduced *r,
+				 double psi, struct torus_figures *f, struct ofc_error *err)
+{
+	if (r->group.ndims != t->nparams)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%s: the group %s is not of the torus's translations", t->spec,
+				     r->group.name);
+	return routed_figures(t, &r->prog, &r->group, psi, f, err);
 }
 
 /* ---- block sets ------------------------------------------------------------------- */
@@ -560,11 +580,8 @@ int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum sw
 
 	memset(f, 0, sizeof(*f));
 	memset(r, 0, sizeof(*r));
-	if (strcmp(algo, "swing"))
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "%s is not reduced: its peers (r XOR 2^k) are no translations "
-				     "of the torus (swing is)",
-				     algo);
+	if (strcmp(algo, "swing") && strcmp(algo, "recursive-doubling"))
+		return ofc_error_set(err, OFC_E_INPUT, "%s has no reduced form here", algo);
 	if (make_plan(t, algo, true, &pl, err) < 0)
 		return -1;
 	if (H.nodes != pl.p || H.reps != 1 || H.ndims != pl.D)
@@ -572,15 +589,28 @@ int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum sw
 				     t->spec);
 	if (v == SWING_LATENCY && ((pl.p & (pl.p - 1)) || pl.p > SWING_REDUCED_LATENCY_NODES))
 		return ofc_error_set(err, OFC_E_INPUT,
-				     "latency-optimal swing needs a power-of-two node count, and "
+				     "latency-optimal %s needs a power-of-two node count, and "
 				     "reduced it is built for up to %u nodes (every step sends the "
 				     "whole vector)",
-				     SWING_REDUCED_LATENCY_NODES);
-	/* Peers keep the parity of every coordinate: the even translations. */
-	for (uint32_t i = 0; i < pl.D; i++)
-		step[i] = 2;
-	if (sched_group_restrict(&H, step, err) < 0)
-		return -1;
+				     algo, SWING_REDUCED_LATENCY_NODES);
+	if (pl.rd) {
+		/* Peers r XOR 2^s in a coordinate of power-of-two size: XOR on
+		 * the ids, whose translations keep the peers and so, by
+		 * induction over the steps, the block sets. */
+		uint32_t two[SCHED_GROUP_MAX_DIMS], k = (uint32_t)__builtin_ctz(pl.p);
+
+		if (k > SCHED_GROUP_MAX_DIMS)
+			return ofc_error_set(err, OFC_E_INPUT, "%u nodes: too many", pl.p);
+		for (uint32_t i = 0; i < k; i++)
+			two[i] = 2;
+		sched_group_make(&H, two, k);
+	} else {
+		/* Peers keep the parity of every coordinate: the even translations. */
+		for (uint32_t i = 0; i < pl.D; i++)
+			step[i] = 2;
+		if (sched_group_restrict(&H, step, err) < 0)
+			return -1;
+	}
 	uint32_t p = pl.p, S = pl.S, k = pl.k, nr = H.reps;
 	size_t words = (p + 63) / 64;
 	uint64_t **X = xcalloc(k, sizeof(uint64_t *));
@@ -641,18 +671,42 @@ int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum sw
 	for (uint32_t c = 0; c < k; c++)
 		free(X[c]);
 	free(X);
-	/* Routed loads of the arc orbits: the busiest orbit is the busiest arc. */
+	/* Routed loads of the arc orbits: the busiest orbit is the busiest arc.
+	 * Recursive doubling: XOR keeps no arc orbit, so every node's message
+	 * is routed, each (src, dst) pair of the step's program once with its
+	 * total (every translate of a pair carries the same). */
 	loads_init(&L, &pl);
-	L.orbits = &H;
+	L.orbits = pl.rd ? NULL : &H;
 	L.now = 1;
+	struct pair {
+		uint32_t src, dst;
+		double v;
+	} *pairs = NULL;
+	size_t npairs = 0, cap_pairs = 0;
 	for (uint32_t st = 0; st < s->nsteps; st++) {
+		npairs = 0;
 		for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++) {
 			const struct xfer *x = &s->xfers[i];
+			size_t j = 0;
 
-			route(&L, x->src, x->dst, sched_frac(x->length) / p);
+			if (!pl.rd) {
+				route(&L, x->src, x->dst, sched_frac(x->length) / p);
+				continue;
+			}
+			while (j < npairs && (pairs[j].src != x->src || pairs[j].dst != x->dst))
+				j++;
+			if (j == npairs) {
+				GROW(pairs, cap_pairs, npairs + 1);
+				pairs[npairs++] = (struct pair){x->src, x->dst, 0};
+			}
+			pairs[j].v += sched_frac(x->length) / p;
 		}
+		for (size_t j = 0; j < npairs; j++)
+			for (uint32_t e = 0; e < H.order; e++)
+				route(&L, pairs[j].src ^ e, pairs[j].dst ^ e, pairs[j].v);
 		loads_step(&L, f);
 	}
+	free(pairs);
 	free(L.load);
 	free(L.stamp);
 	f->psi = psi_of(&pl, v);

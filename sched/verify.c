@@ -22,6 +22,8 @@
  * cache miss per transfer at thousands of nodes: ask for the entry this
  * many transfers ahead. */
 #define PREFETCH_AHEAD 16
+/* Up to 2^28 keys (3 GiB of address space, touched as used). */
+#define PIECE_DENSE_MAX_KEYS (1ull << 28)
 
 /* Open addressing, (node, block) -> seglist. */
 struct segmap {
@@ -1185,17 +1187,6 @@ static int read_phase(struct vstate *v, uint32_t t)
 	return 0;
 }
 
-static int cmp_delivery(const void *a, const void *b)
-{
-	const struct delivery *x = a, *y = b;
-
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return (x->xfer > y->xfer) - (x->xfer < y->xfer);
-}
-
 static int write_phase(struct vstate *v, uint32_t t)
 {
 	bool a2a = v->s->collective == SCHED_ALLTOALL;
@@ -1236,60 +1227,42 @@ static int write_phase(struct vstate *v, uint32_t t)
 		}
 		v->full[key >> 6] |= 1ull << (key & 63);
 	}
-	if (v->ndl > 1)
-		qsort(v->dl, v->ndl, sizeof(*v->dl), cmp_delivery);
-	for (size_t i = 0; i < v->ndl;) {
-		size_t j = i;
-		uint64_t key = v->dl[i].key;
+	/* The rest in transfer order, each added to what its node holds of
+	 * the block: what overlaps that (this step's earlier pieces included)
+	 * is a duplicate, an error at an all-to-all target. Unsorted: the
+	 * union's overlap does not depend on the order, and a sort of every
+	 * step's deliveries cost more than the lookups (bidir-ring). */
+	for (size_t i = 0; i < v->ndl; i++) {
+		const struct delivery *d = &v->dl[i];
+		uint64_t key = d->key;
 		uint32_t node = (uint32_t)(key / v->nblocks);
 		uint64_t block = key % v->nblocks;
 		bool at_target = a2a && block % v->n == node;
 
-		while (j < v->ndl && v->dl[j].key == key)
-			j++;
-		/* Overlaps among this step's deliveries of the same block. */
-		for (size_t k = i + 1; k < j; k++)
-			if (v->dl[k].lo < v->dl[k - 1].hi) {
-				uint32_t ov = (v->dl[k].hi < v->dl[k - 1].hi ? v->dl[k].hi
-									     : v->dl[k - 1].hi) -
-					      v->dl[k].lo;
-				if (at_target)
-					return fail(v, t, v->dl[k].xfer,
-						    "block delivered to its target twice");
-				v->r->duplicate_blocks += sched_frac(ov);
-			}
+		if (i + PREFETCH_AHEAD < v->ndl)
+			piecemap_prefetch(&v->map, v->dl[i + PREFETCH_AHEAD].key);
 		if (origin_of(v, block) == node || bit_get(v, key)) {
 			if (at_target)
-				return fail(v, t, v->dl[i].xfer,
-					    "block delivered to its target twice");
-			for (size_t k = i; k < j; k++)
-				v->r->duplicate_blocks += sched_frac(v->dl[k].hi - v->dl[k].lo);
-			i = j;
+				return fail(v, t, d->xfer, "block delivered to its target twice");
+			v->r->duplicate_blocks += sched_frac(d->hi - d->lo);
 			continue;
 		}
+		struct piece *e = piecemap_get(&v->map, key, false);
 		/* The whole block in one go: straight to the bitmap. */
-		if (v->full && v->dl[i].lo == 0 && v->dl[i].hi == SCHED_ONE &&
-		    !piecemap_get(&v->map, key, false)) {
+		if (v->full && d->lo == 0 && d->hi == SCHED_ONE && !e) {
 			v->full[key >> 6] |= 1ull << (key & 63);
-			for (size_t k = i + 1; k < j; k++)
-				v->r->duplicate_blocks += sched_frac(v->dl[k].hi - v->dl[k].lo);
-			i = j;
 			continue;
 		}
-		struct piece *e = piecemap_get(&v->map, key, true);
-		for (size_t k = i; k < j; k++) {
-			uint64_t ov = piece_add(&v->map, e, v->dl[k].lo, v->dl[k].hi);
-
-			if (ov && at_target)
-				return fail(v, t, v->dl[k].xfer,
-					    "block delivered to its target twice");
-			v->r->duplicate_blocks += sched_frac((uint32_t)ov);
-		}
-		if (v->full && e->more == PIECE_LIST_NONE && e->lo == 0 && e->hi == SCHED_ONE) {
+		if (!e)
+			e = piecemap_get(&v->map, key, true);
+		uint64_t ov = piece_add(&v->map, e, d->lo, d->hi);
+		if (ov && at_target)
+			return fail(v, t, d->xfer, "block delivered to its target twice");
+		v->r->duplicate_blocks += sched_frac((uint32_t)ov);
+		if (v->full && piece_whole(e)) {
 			v->full[key >> 6] |= 1ull << (key & 63);
 			piece_clear(&v->map, e);
 		}
-		i = j;
 	}
 	return 0;
 }
@@ -1559,6 +1532,13 @@ static int setup(struct vstate *v)
 			v->full = xcalloc(bits / 64 + 1, sizeof(uint64_t));
 		else if (s->collective == SCHED_ALLGATHER)
 			return fail(v, 0, SIZE_MAX, "%u nodes: too large to verify", n);
+		/* Keys in pieces dense when an allgather's N^2 (node, block)
+		 * pairs are the keys: no hashing, no probing, 12 bytes a key
+		 * touched (calloc's pages cost only where used). Not the
+		 * all-to-all's N^3, of which a schedule touches a sparse few
+		 * (hashed, they cost only what is held). */
+		if (bits <= PIECE_DENSE_MAX_KEYS && s->collective != SCHED_ALLTOALL)
+			piecemap_dense(&v->map, bits);
 	}
 	if (v->o->graph) {
 		const struct graph *g = v->o->graph;

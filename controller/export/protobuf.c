@@ -543,6 +543,17 @@ int schedule_read_pb(const char *path, struct schedule *s, struct ofc_error *err
 			     m->reduced->name ? m->reduced->name : "a group");
 		goto out;
 	}
+	if (m->n_failed_nodes) {
+		/* The survivors' schedule names the whole topology's nodes; it
+		 * checks out only with those nodes absent, which nothing that
+		 * reads a file (ofc testbed run) models. */
+		ofc_error_at(err, OFC_E_INPUT, path, 0, 0,
+			     "a schedule for the survivors of %zu failed host%s (node %u%s): the "
+			     "testbed runs whole fabrics",
+			     m->n_failed_nodes, m->n_failed_nodes == 1 ? "" : "s",
+			     m->failed_nodes[0], m->n_failed_nodes > 1 ? ", ..." : "");
+		goto out;
+	}
 	if (!m->collective || sched_collective_parse(m->collective, &c) < 0 || !m->has_nodes ||
 	    m->nodes < 2 || m->nodes > SCHED_MAX_NODES) {
 		ofc_error_at(err, OFC_E_INPUT, path, 0, 0,

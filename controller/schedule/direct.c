@@ -86,6 +86,38 @@ int schedule_memory_check(const struct schedule_query *q, const char *what, uint
 	return -1;
 }
 
+/* A reduced baseline's program and its check's state (reps x N cells, as
+ * the explicit verifier's N x N) against the limit: a torus:256x256 ring is
+ * 512 representatives' programs of 2 x 65,535 transfers per phase. */
+static bool reduced_over_memory(const struct schedule_result *r, const struct schedule_query *q,
+				struct schedule_outcome *o, const char *algo)
+{
+	uint32_t reps, pieces = baseline_pieces(r->g, algo);
+	double xfers = baseline_reduced_transfers(r->g, r->tree, algo, q->collective, &reps);
+	double cells = (double)reps * r->g->n, table;
+	uint64_t limit = schedule_memory_limit(q);
+
+	if (pieces > 1)
+		table = cells * VERIFY_PIECES_BYTES;
+	else if (q->collective == SCHED_ALLGATHER)
+		table = cells / 8;
+	else
+		table = cells * 16 + cells / 8;
+	double need = (double)mem_resident() + xfers * BFB_BYTES_PER_XFER + table;
+	if (need <= (double)limit)
+		return false;
+	char need_s[32], max_s[32];
+	fmt_size(need_s, sizeof(need_s), (uint64_t)need);
+	fmt_size(max_s, sizeof(max_s), limit);
+	snprintf(o->why, sizeof(o->why),
+		 "reduced %s on %u nodes needs about %s (%.3g program transfers, %u "
+		 "representatives' state), over the memory limit of %s (ofc --max-memory, ofcd "
+		 "--max-request-memory)",
+		 algo, r->g->n, need_s, xfers, reps, max_s);
+	o->why_code = OFC_E_RUNTIME;
+	return true;
+}
+
 static bool over_memory(const struct schedule_result *r, const struct schedule_query *q,
 			struct schedule_outcome *o, const char *what, double xfers, uint32_t pieces)
 {
@@ -432,13 +464,71 @@ static void run_expansion(struct schedule_result *r, const struct schedule_query
 	finish(r, o);
 }
 
+/* "node 0's program" or "N nodes' programs": what a reduced schedule holds. */
+static const char *reps_text(const struct sched_group *G, char *buf, size_t size)
+{
+	if (G->reps == 1)
+		return "node 0's program";
+	snprintf(buf, size, "%u nodes' programs", G->reps);
+	return buf;
+}
+
 static void run_baseline(struct schedule_result *r, const struct schedule_query *q,
 			 struct schedule_outcome *o, const char *algo)
 {
 	struct ofc_error err = {0};
 	double t0 = now_seconds();
+	struct sched_reduced red;
 
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
+	/* Reduced: asked for, or above BASELINE_MAX_SCHEDULE_NODES where the
+	 * baseline has a symmetric form on this graph (else explicit), its
+	 * program and check estimated first. */
+	uint32_t nreps;
+	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
+	    (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > BASELINE_MAX_SCHEDULE_NODES &&
+	     baseline_reduced_transfers(r->g, r->tree, algo, q->collective, &nreps) > 0 &&
+	     !not_reducible(r, &o->group, &err) &&
+	     (strcmp(algo, "recursive") || o->group.binary))) {
+		const char *why = not_reducible(r, &o->group, &err);
+
+		if (why) {
+			snprintf(o->why, sizeof(o->why), "--reduced: %.400s", why);
+			o->why_code = OFC_E_INPUT;
+			return;
+		}
+		if (reduced_over_memory(r, q, o, algo))
+			return;
+		phase(r, o, "generation");
+		if (baseline_reduced(r->g, r->tree, algo, q->collective, &o->group, &red, &err) <
+		    0) {
+			snprintf(o->why, sizeof(o->why), "--reduced: %.400s", err.msg);
+			o->why_code = OFC_E_INPUT;
+			return;
+		}
+		if (q->reduced == SCHEDULE_REDUCED_ALWAYS) {
+			/* asked for: no note */
+		} else if (strstr(r->note, "is symmetry-reduced")) { /* --algo all: short */
+			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
+				 "; also %s (x %s)", algo, red.group.name);
+		} else {
+			char reps[48];
+
+			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
+				 "%s%u nodes: above %u %s is symmetry-reduced (%s x %s;"
+				 " --reduced asks for it)",
+				 r->note[0] ? "; " : "", r->g->n, BASELINE_MAX_SCHEDULE_NODES, algo,
+				 reps_text(&red.group, reps, sizeof(reps)), red.group.name);
+		}
+		o->s = red.prog;
+		o->group = red.group;
+		o->is_reduced = true;
+		o->gen_s = now_seconds() - t0;
+		o->applies = true;
+		finish(r, o);
+		return;
+	}
+	err = (struct ofc_error){0};
 	if (over_memory(r, q, o, algo, baseline_transfers(r->g, algo, q->collective),
 			baseline_pieces(r->g, algo)))
 		return;
@@ -535,8 +625,8 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 		return;
 	/* Reduced: asked for, or (swing) above the explicit schedules' size. */
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
-	    (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "swing") == 0 &&
-	     r->g->n > SWING_MAX_SCHEDULE_NODES && !not_reducible(r, &o->group, &err))) {
+	    (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > SWING_MAX_SCHEDULE_NODES &&
+	     !not_reducible(r, &o->group, &err))) {
 		const char *why = not_reducible(r, &o->group, &err);
 		struct sched_reduced red;
 
@@ -552,13 +642,26 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 		o->s = red.prog;
 		o->group = red.group;
 		o->is_reduced = true;
-		if (q->reduced == SCHEDULE_REDUCED_AUTO && !strstr(r->note, "Swing symmetry"))
+		char reps[48];
+		if (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "swing") == 0 &&
+		    !strstr(r->note, "Swing symmetry"))
 			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
 				 "%s%u nodes: explicit Swing schedules stop at %u: Swing "
 				 "symmetry-reduced instead (%u nodes' programs x %s; --reduced "
 				 "asks for it)",
 				 r->note[0] ? "; " : "", r->g->n, SWING_MAX_SCHEDULE_NODES,
 				 o->group.reps, o->group.name);
+		else if (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "swing") &&
+			 strstr(r->note, "symmetry-reduced")) {
+			if (!strstr(r->note, algo)) /* swing-all: short */
+				snprintf(r->note + strlen(r->note),
+					 sizeof(r->note) - strlen(r->note), "; also %s", algo);
+		} else if (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "swing"))
+			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
+				 "%s%u nodes: above %u %s is symmetry-reduced (%s x %s;"
+				 " --reduced asks for it)",
+				 r->note[0] ? "; " : "", r->g->n, SWING_MAX_SCHEDULE_NODES, algo,
+				 reps_text(&o->group, reps, sizeof(reps)), o->group.name);
 	} else {
 		char what[64];
 
@@ -617,31 +720,88 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 	o->variant = "bandwidth";
 	if (refuse_degraded(r, o, algo))
 		return;
-	if (over_memory(r, q, o, algo, baseline_transfers(r->g, name, q->collective),
-			baseline_pieces(r->g, name)))
-		return;
-	phase(r, o, "generation");
-	if (baseline_schedule(r->g, r->tree, name, q->collective, &o->s, &err) < 0) {
-		not_applies(o, &err);
-		return;
-	}
-	o->have = true;
-	if (out_of_time(r, o, "generation"))
-		return;
-	o->gen_s = now_seconds() - t0;
 	/* Ports used: one ring, two (both ways), or 2 per dimension. */
 	k = strcmp(name, "ring") == 0 ? 1 : strcmp(name, "bidir-ring") == 0 ? 2 : d;
-	if (torus_routed_figures(r->tree, &o->s, d / k, &o->tf, &err) < 0) {
-		not_applies(o, &err);
-		sched_free(&o->s);
-		return;
+	/* Reduced: asked for, or above BASELINE_MAX_SCHEDULE_NODES where it
+	 * exists (as run_baseline). */
+	struct sched_reduced red;
+	uint32_t nreps;
+	bool reduce =
+	    q->reduced == SCHEDULE_REDUCED_ALWAYS ||
+	    (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > BASELINE_MAX_SCHEDULE_NODES &&
+	     baseline_reduced_transfers(r->g, r->tree, name, q->collective, &nreps) > 0 &&
+	     !not_reducible(r, &o->group, &err));
+	if (reduce) {
+		const char *why = not_reducible(r, &o->group, &err);
+
+		if (!why && reduced_over_memory(r, q, o, name))
+			return;
+		if (!why &&
+		    baseline_reduced(r->g, r->tree, name, q->collective, &o->group, &red, &err) < 0)
+			why = err.msg;
+		if (why) {
+			snprintf(o->why, sizeof(o->why), "--reduced: %.400s", why);
+			o->why_code = OFC_E_INPUT;
+			return;
+		}
 	}
+	if (reduce) {
+		char reps[48];
+
+		if (q->reduced == SCHEDULE_REDUCED_AUTO && strstr(r->note, "symmetry-reduced"))
+			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
+				 "; also %s", algo);
+		else if (q->reduced == SCHEDULE_REDUCED_AUTO)
+			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
+				 "%s%u nodes: above %u %s is symmetry-reduced (%s x %s; --reduced "
+				 "asks for it)",
+				 r->note[0] ? "; " : "", r->g->n, BASELINE_MAX_SCHEDULE_NODES, algo,
+				 reps_text(&red.group, reps, sizeof(reps)), red.group.name);
+		o->s = red.prog;
+		o->group = red.group;
+		o->is_reduced = true;
+		o->have = true;
+		if (torus_routed_figures_reduced(r->tree, &red, d / k, &o->tf, &err) < 0) {
+			not_applies(o, &err);
+			return;
+		}
+	} else {
+		err = (struct ofc_error){0};
+		if (over_memory(r, q, o, algo, baseline_transfers(r->g, name, q->collective),
+				baseline_pieces(r->g, name)))
+			return;
+		phase(r, o, "generation");
+		if (baseline_schedule(r->g, r->tree, name, q->collective, &o->s, &err) < 0) {
+			not_applies(o, &err);
+			return;
+		}
+		o->have = true;
+		if (out_of_time(r, o, "generation"))
+			return;
+		if (torus_routed_figures(r->tree, &o->s, d / k, &o->tf, &err) < 0) {
+			not_applies(o, &err);
+			sched_free(&o->s);
+			o->have = false;
+			return;
+		}
+	}
+	o->gen_s = now_seconds() - t0;
 	o->tf.instances = (uint32_t)k;
 	o->applies = true;
 	torus_finish(r, o);
 	/* Neighbour-only: the graph check holds too. */
 	struct verify_report rep;
 	struct verify_opts vo = {.graph = r->g};
+	if (o->is_reduced) {
+		struct sched_reduced chk = {.group = o->group, .prog = o->s};
+
+		if (o->applies && o->verified && sched_verify_reduced(&chk, &vo, &rep) < 0) {
+			o->verified = false;
+			o->s.verified = false;
+			snprintf(o->verify_error, sizeof(o->verify_error), "%s", rep.error);
+		}
+		return;
+	}
 	if (o->applies && o->verified && sched_verify(&o->s, &vo, &rep) < 0) {
 		o->verified = false;
 		o->s.verified = false;
@@ -709,16 +869,16 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 									   : q->time_limit}};
 	struct a2a_outcome a;
 	double t0 = now_seconds();
-	/* paths, or the default (steps when that proves its optimum soon,
-	 * else paths): both reducible. */
-	bool paths = !lowering || strcmp(lowering, "paths") == 0;
+	/* Reduced by itself: any lowering but an explicit "steps" (the
+	 * default falls back to paths when steps cannot prove its optimum
+	 * soon; "steps" at thousands of nodes runs to its time limit). */
+	bool paths = !lowering || strcmp(lowering, "steps") != 0;
 
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
 	o->lowering = lowering;
-	/* Reduced: asked for, or (paths lowering of the MCF) where the
-	 * explicit schedule is not built. */
+	/* Reduced: asked for, or where the explicit schedule is not built. */
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
-	    (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "mcf") == 0 && paths &&
+	    (q->reduced == SCHEDULE_REDUCED_AUTO && (strcmp(algo, "mcf") || paths) &&
 	     r->g->n > A2A_MAX_NODES && !not_reducible(r, &o->group, &err))) {
 		const char *why = not_reducible(r, &o->group, &err);
 		struct sched_reduced red;
@@ -817,12 +977,15 @@ static int check_options(const struct schedule_query *q, const char *algo, struc
 				     "--variant goes with --algo swing or recursive-doubling");
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS &&
 	    (q->collective == SCHED_ALLTOALL
-		 ? strcmp(algo, "mcf")
-		 : strcmp(algo, "bfb") && strcmp(algo, "bfb-lp") && strcmp(algo, "swing")))
+		 ? !a2a_algo(algo)
+		 : strcmp(algo, "bfb") && strcmp(algo, "bfb-lp") && strcmp(algo, "swing") &&
+		       strcmp(algo, "recursive-doubling") && strcmp(algo, "bucket") &&
+		       !baseline_known(algo)))
 		return ofc_error_set(err, OFC_E_USAGE,
-				     "--reduced goes with --algo bfb or bfb-lp (allgather, "
-				     "reduce-scatter, allreduce), swing (allreduce) and mcf "
-				     "(alltoall)");
+				     "--reduced goes with --algo bfb, bfb-lp, ring, bidir-ring, "
+				     "recursive or torus-rings (allgather, reduce-scatter, "
+				     "allreduce), swing, recursive-doubling or bucket (allreduce) "
+				     "and mcf, direct or sp-balanced (alltoall)");
 	if (q->lowering && (q->collective != SCHED_ALLTOALL || strcmp(algo, "mcf")))
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--lowering goes with --collective alltoall --algo mcf");

@@ -77,6 +77,12 @@ expect_exit 0 $OFC schedule "$TMP/torus.yaml" --collective allgather --algo bfb 
 	--size 64KiB --format pb -o "$TMP/ag.pb"
 expect_json '(lambda r: r["algorithm"]=="bfb (file)" and r["verified"] and r["data_ok"])(j["runs"][0])' \
 	$RUN "$TMP/torus.yaml" --collective allgather --schedule "$TMP/ag.pb" --size 64KiB
+# A schedule for the survivors of a failed host is refused by name.
+expect_exit 0 $OFC schedule "$TMP/torus.yaml" --collective allgather --algo bfb --fail 5 \
+	--size 64KiB --format pb -o "$TMP/failed.pb"
+expect_exit 1 $RUN "$TMP/torus.yaml" --collective allgather --schedule "$TMP/failed.pb" --size 64KiB
+grep -q "a schedule for the survivors of 1 failed host (node 5): the testbed runs whole fabrics" "$TMP/out" &&
+	ok || bad "a survivors' schedule from a file" "$(head -c 600 "$TMP/out")"
 expect_error 2 "ofc testbed: run: --schedule and --algo exclude each other" \
 	$RUN "$TMP/torus.yaml" --collective allgather --schedule "$TMP/ag.pb" --algo bfb
 

@@ -31,20 +31,40 @@ expect_refused "^ofc schedule: swing: latency-optimal swing on 1024 nodes $EST 1
 	$S --topology torus:32x32 --collective allreduce --algo swing --variant latency --max-memory 100MiB
 expect_refused "^ofc schedule: swing: bandwidth-optimal swing on 1024 nodes $EST 64 MiB" \
 	$S --topology torus:32x32 --collective allreduce --algo swing --variant bandwidth --max-memory 64MiB
-expect_refused "^ofc schedule: recursive-doubling: latency-optimal recursive-doubling on 4096 nodes $EST 2 GiB .*$FIT" \
-	$S --topology torus:64x64 --collective allreduce --algo recursive-doubling --variant latency --max-memory 2GiB
-expect_refused "^ofc schedule: recursive-doubling: bandwidth-optimal recursive-doubling on 4096 nodes $EST" \
-	$S --topology torus:64x64 --collective allreduce --algo recursive-doubling --variant bandwidth --max-memory 200MiB
+expect_refused "^ofc schedule: recursive-doubling: latency-optimal recursive-doubling on 1024 nodes $EST 100 MiB .*$FIT" \
+	$S --topology torus:32x32 --collective allreduce --algo recursive-doubling --variant latency --max-memory 100MiB
+expect_refused "^ofc schedule: recursive-doubling: bandwidth-optimal recursive-doubling on 1024 nodes $EST" \
+	$S --topology torus:32x32 --collective allreduce --algo recursive-doubling --variant bandwidth --max-memory 20MiB
 # 512 nodes latency-optimal (was refused above 256).
 expect_json 'j["verified"] and j["nodes"]==512 and j["variant"]=="latency"' \
 	$S --topology torus:16x32 --collective allreduce --algo swing --variant latency --json
-# The baselines.
+# The baselines: up to 1,024 nodes explicit and estimated; above, reduced
+# by themselves where they have a symmetric form (a note says so), which
+# fits where the explicit one would not; where they have none, explicit
+# and estimated as before.
 for a in ring bidir-ring torus-rings; do
-	expect_refused "^ofc schedule: $a: $a on 4096 nodes $EST 64 MiB" \
-		$S --topology torus:64x64 --collective allreduce --algo $a --max-memory 64MiB
+	expect_refused "^ofc schedule: $a: $a on 1024 nodes $EST 16 MiB" \
+		$S --topology torus:32x32 --collective allreduce --algo $a --max-memory 16MiB
+	expect_json 'j["verified"] and j["reduced"]["verified"] and j["nodes"]==4096' \
+		$S --topology torus:64x64 --collective allreduce --algo $a --max-memory 200MiB --json
+	grep -q "^ofc schedule: 4096 nodes: above 1024 $a is symmetry-reduced (.* x .*; --reduced asks for it)$" "$TMP/err" &&
+		ok || bad "no note for the reduced $a" "$(head -c 400 "$TMP/err")"
 done
+# A reduced ring keeps N / (a_j / 2) representatives' programs: estimated too.
+expect_refused "^ofc schedule: bidir-ring: reduced bidir-ring on 65536 nodes needs about [0-9.]+ GiB \([0-9.e+]+ program transfers, 512 representatives' state\), over the memory limit of 2 GiB" \
+	$S --topology torus:256x256 --collective allreduce --algo bidir-ring --max-memory 2GiB
+expect_json 'j["verified"] and j["reduced"]["group"]=="Z_2^12" and j["num_transfers"]==201326592' \
+	$S --topology torus:64x64 --collective allreduce --algo recursive-doubling --variant latency --max-memory 64MiB --json
+expect_refused "^ofc schedule: recursive: recursive on 1024 nodes $EST" \
+	$S --topology hypercube:10 --collective allgather --algo recursive --max-memory 8MiB
+expect_json 'j["verified"] and j["reduced"]["group"]=="Z_2^12"' \
+	$S --topology hypercube:12 --collective allgather --algo recursive --max-memory 64MiB --json
 expect_refused "^ofc schedule: recursive: recursive on 4096 nodes $EST" \
-	$S --topology hypercube:12 --collective allgather --algo recursive --max-memory 64MiB
+	$S --topology torus:64x64 --collective allgather --algo recursive --max-memory 64MiB
+expect_refused "^ofc schedule: bidir-ring: bidir-ring on 4096 nodes $EST" \
+	$S --topology hypercube:12 --collective allreduce --algo bidir-ring --max-memory 64MiB
+expect_error 2 "ofc schedule: recursive: --reduced: its partners u XOR 2^r are translations of a hypercube's group, not of torus:64x64's (Z_64^2): no symmetry-reduced form" \
+	$S --topology torus:64x64 --collective allgather --algo recursive --reduced
 # swing-all: the table's first row decides, as for any comparison.
 expect_refused "^ofc schedule: swing/B: bandwidth-optimal swing on 1024 nodes $EST 32 MiB" \
 	$S --topology torus:32x32 --collective allreduce --algo swing-all --max-memory 32MiB --json

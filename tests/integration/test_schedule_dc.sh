@@ -381,11 +381,24 @@ expect_error 2 "ofc schedule: --steps-try must be above 0" \
 # distance bound: d over the distances from a node, 16 / (8 x 65536).
 expect_json 'j["nodes"]==65536 and j["reduced"]["group"]=="Z_2^16" and j["verified"] and j["mcf"]["optimal"] and abs(j["theta"] - 16 / (8 * 65536)) < 1e-12' \
 	$S --topology hypercube:16 --collective alltoall --algo mcf --lowering paths --json
-expect_exit 2 $S --topology torus:4x4 --collective alltoall --algo direct --reduced
-grep -q "reduced goes with --algo bfb or bfb-lp (allgather, reduce-scatter, allreduce), swing (allreduce) and mcf (alltoall)" "$TMP/err" &&
-	ok || bad "--reduced with direct" "$(cat "$TMP/err")"
-expect_error 2 "ofc schedule: mcf: a reduced all-to-all lowers the symmetric routes by steps or paths (single-path routing balances every pair's loads at once, which no one node's program shows)" \
-	$S --topology torus:4x4 --collective alltoall --algo mcf --lowering single --reduced
+expect_exit 2 $S --topology 'line(circulant:8:1,2)' --collective allgather --algo expansion --reduced
+grep -q "reduced goes with --algo bfb, bfb-lp, ring, bidir-ring, recursive or torus-rings (allgather, reduce-scatter, allreduce), swing, recursive-doubling or bucket (allreduce) and mcf, direct or sp-balanced (alltoall)" "$TMP/err" &&
+	ok || bad "--reduced with expansion" "$(cat "$TMP/err")"
+# The all-to-all baselines: direct reduced has the explicit figures (node
+# 0's BFS routes translated); sp-balanced by symmetry balances node 0's
+# routes by port loads, its own schedule; both reduced by themselves above
+# 1,024 nodes.
+want=$($S --topology torus:6x6 --collective alltoall --algo direct --json |
+	python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["num_transfers"], j["tau_b_fraction"], repr(j["theta"]))')
+set -- $want
+expect_json "j['verified'] and j['reduced']['order']==36 and j['num_transfers']==$1 and j['tau_b_fraction']=='$2' and j['theta']==$3" \
+	$S --topology torus:6x6 --collective alltoall --algo direct --reduced --json
+expect_json 'j["verified"] and j["reduced"]["group"]=="Z_2^12" and j["num_transfers"]==4096*12*2048' \
+	$S --topology hypercube:12 --collective alltoall --algo sp-balanced --json
+# Single path by symmetry: node 0's pairs on one MCF path each, balanced by
+# port loads; on a torus as balanced as the MCF itself.
+expect_json 'j["verified"] and j["reduced"]["group"]=="Z_64^2" and j["max_paths_per_pair"]==1 and abs(j["theta"] - j["mcf"]["theta"]) < 1e-12' \
+	$S --topology torus:64x64 --collective alltoall --algo mcf --lowering single --json
 # Swing: the even translations, 2^D representatives; the figures are the
 # explicit schedule's, and torus:64x64 has the paper's 1.184.
 want=$($S --topology torus:16x16 --collective allreduce --algo swing --variant bandwidth --json |
@@ -397,13 +410,35 @@ expect_json 'j["verified"] and round(j["congestion_deficiency"], 3)==1.184 and j
 	$S --topology torus:64x64 --collective allreduce --algo swing --variant bandwidth --json
 grep -q "^ofc schedule: 4096 nodes: explicit Swing schedules stop at 1024: Swing symmetry-reduced instead (4 nodes' programs x (2Z_64)^2; --reduced asks for it)$" "$TMP/err" &&
 	ok || bad "automatic Swing reduction note" "$(head -c 400 "$TMP/err")"
-expect_error 2 "ofc schedule: --reduced goes with --algo bfb or bfb-lp (allgather, reduce-scatter, allreduce), swing (allreduce) and mcf (alltoall)" \
-	$S --topology torus:8x8 --collective allreduce --algo recursive-doubling --variant bandwidth --reduced
+# Recursive doubling: XOR on the ids, node 0's sends; the explicit figures.
+for v in bandwidth latency; do
+	want=$($S --topology torus:8x8 --collective allreduce --algo recursive-doubling --variant $v --json |
+		python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["num_transfers"], repr(j["congestion_deficiency"]), j["tau_b_fraction"])')
+	set -- $want
+	expect_json "j['verified'] and j['reduced']['group']=='Z_2^6' and j['num_transfers']==$1 and j['congestion_deficiency']==$2 and j['tau_b_fraction']=='$3'" \
+		$S --topology torus:8x8 --collective allreduce --algo recursive-doubling --variant $v --reduced --json
+done
+expect_json 'j["verified"] and j["reduced"]["group"]=="Z_2^12" and j["num_steps"]==12' \
+	$S --topology torus:64x64 --collective allreduce --algo recursive-doubling --variant latency --json
+grep -q "^ofc schedule: 4096 nodes: above 1024 recursive-doubling is symmetry-reduced (node 0's program x Z_2^12; --reduced asks for it)$" "$TMP/err" &&
+	ok || bad "automatic recursive doubling reduction note" "$(head -c 400 "$TMP/err")"
+# Baselines: the explicit figures; a ring along the Gray cycle under 2 e_j.
+for a in ring bidir-ring torus-rings; do
+	want=$($S --topology torus:6x8 --collective allreduce --algo $a --json |
+		python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["num_transfers"], j["num_steps"], j["tau_b_fraction"])')
+	set -- $want
+	expect_json "j['verified'] and j['reduced']['verified'] and j['num_transfers']==$1 and j['num_steps']==$2 and j['tau_b_fraction']=='$3'" \
+		$S --topology torus:6x8 --collective allreduce --algo $a --reduced --json
+done
+expect_json 'j["reduced"]["group"]=="6Z_6 x 2Z_8" and j["reduced"]["step"]==[6, 2] and j["reduced"]["representatives"]==12' \
+	$S --topology torus:6x8 --collective allgather --algo bidir-ring --reduced --json
 # What cannot be reduced says why.
 expect_error 2 "ofc schedule: bfb: --reduced: genkautz:64,4: genkautz graphs have no translation group here (torus, hypercube, circulant, ring, biring, complete, hamming, bipartite)" \
 	$S --topology genkautz:64,4 --collective allgather --reduced
 expect_error 2 "ofc schedule: bfb: --reduced: torus:4x4 without 0-1: degraded graphs have no translation group here (torus, hypercube, circulant, ring, biring, complete, hamming, bipartite)" \
 	$S --topology torus:4x4 --fail 0-1 --collective allgather --reduced
-expect_exit 2 $S --topology torus:4x4 --collective allgather --algo ring --reduced
-grep -q "reduced goes with --algo bfb or bfb-lp" "$TMP/err" && ok || bad "--reduced with ring" "$(cat "$TMP/err")"
+expect_error 2 "ofc schedule: bidir-ring: --reduced: a ring is kept by the translations along a dimension of even size >= 4 (its reflected Gray code cycle, reduced by 2 e_j); hypercube:6 has none (on a hypercube every translation is its own inverse, so at most two keep a cycle)" \
+	$S --topology hypercube:6 --collective allgather --algo bidir-ring --reduced
+expect_error 2 "ofc schedule: ring: --reduced: a ring is kept by the translations along a dimension of even size >= 4 (its reflected Gray code cycle, reduced by 2 e_j); torus:3x5 has none" \
+	$S --topology torus:3x5 --collective allgather --algo ring --reduced
 finish

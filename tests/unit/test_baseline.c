@@ -98,6 +98,9 @@ static void test_torus_rings(void **state)
 	expect("torus:6x6", "torus-rings", SCHED_ALLGATHER, 10, 35, 36);
 	expect("torus:4x4x4", "torus-rings", SCHED_ALLGATHER, 9, 63, 64);
 	expect("torus:4x4", "torus-rings", SCHED_ALLREDUCE, 12, 2 * 15, 16);
+	/* A dimension of size 2 has one arc, both ways: its two halves share
+	 * it (the lanes are node 0's ports, not 2j and 2j + 1). */
+	expect("torus:4x4x2", "torus-rings", SCHED_ALLGATHER, 7, 15, 8);
 }
 
 static void test_refusals(void **state)

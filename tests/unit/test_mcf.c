@@ -664,6 +664,55 @@ static void test_warm_start(void **state)
 	}
 }
 
+/* Re-planning under a time limit (issue 14): stopped early, the warm
+ * start still states a flow and a bound that bracket the degraded optimum
+ * (a cold solve proves it here): lower <= optimum <= objective, and theta
+ * is within the stated gap of the optimum's. Limits from one that stops
+ * right after the first flow to one that lets it finish. */
+static void test_warm_gap(void **state)
+{
+	static const struct {
+		const char *spec, *fail;
+	} t[] = {
+	    {"torus:8x8", "0>1"},
+	    {"genkautz:64,4", "0>63"},
+	};
+	static const double limits[] = {1e-3, 0.05, 0.3};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		struct graph *h = build(t[i].spec), *g = NULL;
+		struct ofc_error err = {0};
+		struct mcf_opts oh = {.keep_warm = true}, oc = {0};
+		struct mcf_result rh, cold;
+
+		assert_int_equal(topo_fail_links(h, t[i].fail, &g, &err), 0);
+		assert_int_equal(mcf_solve(h, &oh, &rh, &err), 0);
+		assert_int_equal(mcf_solve(g, &oc, &cold, &err), 0);
+		assert_true(cold.optimal);
+		for (size_t l = 0; l < ARRAY_SIZE(limits); l++) {
+			struct mcf_opts ow = {.warm = rh.warm, .time_limit = limits[l]};
+			struct mcf_result w;
+
+			assert_int_equal(mcf_solve(g, &ow, &w, &err), 0);
+			assert_true(w.warm_started);
+			if (w.lower > cold.objective * (1 + 1e-9) ||
+			    w.objective < cold.objective * (1 - 1e-9))
+				fail_msg("%s less %s, %g s: [%.9f, %.9f] misses the optimum %.9f",
+					 t[i].spec, t[i].fail, limits[l], w.lower, w.objective,
+					 cold.objective);
+			assert_true(fabs(w.gap - (w.objective / w.lower - 1)) <=
+				    1e-12 * (1 + w.gap));
+			assert_true(w.theta >= cold.theta / (1 + w.gap) * (1 - 1e-9));
+			assert_true(fabs(w.theta * w.objective - 1) <= 1e-12);
+			mcf_result_free(&w);
+		}
+		mcf_result_free(&rh);
+		mcf_result_free(&cold);
+		graph_free(g);
+		graph_free(h);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -673,7 +722,7 @@ int main(void)
 	    cmocka_unit_test(test_time_limit),	    cmocka_unit_test(test_bad_input),
 	    cmocka_unit_test(test_degraded),	    cmocka_unit_test(test_injection),
 	    cmocka_unit_test(test_capacities),	    cmocka_unit_test(test_capacities_lowered),
-	    cmocka_unit_test(test_warm_start),
+	    cmocka_unit_test(test_warm_start),	    cmocka_unit_test(test_warm_gap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -351,7 +351,11 @@ static void test_group(void **state)
  * paths and by steps, agree with the explicit a2a_build schedule (same
  * link loads, same busiest link) and the expansion passes sched_verify;
  * corruptions fail both checks. */
-static void a2a_case(const char *spec, const char *lowering)
+static int cmp_xfer(const void *a, const void *b);
+static void same_schedule(const struct sched_reduced *r, struct schedule *es);
+
+/* algo mcf (lowered as asked), direct or sp-balanced. */
+static void a2a_case(const char *spec, const char *algo, const char *lowering)
 {
 	struct fixture f;
 	struct sched_reduced r, bad;
@@ -359,23 +363,55 @@ static void a2a_case(const char *spec, const char *lowering)
 	struct schedule es;
 	struct verify_report red, exp, ex;
 	struct ofc_error err = {0};
-	struct a2a_request q = {.algo = "mcf", .lowering = lowering, .mcf = {.threads = 1}};
+	struct a2a_request q = {.algo = algo, .lowering = lowering, .mcf = {.threads = 1}};
 	struct verify_opts vo;
+	bool mcf = strcmp(algo, "mcf") == 0;
+	bool single = mcf && lowering && strcmp(lowering, "single") == 0;
+	/* sp-balanced and single path balance node 0's pairs by port loads:
+	 * the symmetric schedule of their rule, not the explicit one (which
+	 * balances all pairs by arc); each block in one piece on one path. */
+	bool own_rule = strcmp(algo, "sp-balanced") == 0 || single;
 
 	open_spec(spec, &f);
 	vo = (struct verify_opts){.graph = f.g};
 	if (a2a_reduced(f.g, &f.G, &q, &r, &o, &err) < 0)
-		fail_msg("%s %s: %s", spec, lowering, err.msg);
-	assert_true(o.mcf.symmetric);
+		fail_msg("%s %s %s: %s", spec, algo, lowering, err.msg);
+	if (mcf)
+		assert_true(o.mcf.symmetric);
 	assert_int_equal(both(&f, &r, &red, &exp), 0);
 	if (a2a_build(f.g, &q, &es, &eo, &err) < 0)
 		fail_msg("%s: %s", spec, err.msg);
 	assert_int_equal(sched_verify(&es, &vo, &ex), 0);
-	assert_int_equal(es.nxfers, sched_reduced_transfers(&r));
-	assert_int_equal(es.nsteps, r.prog.nsteps);
-	assert_true(fabs(ex.sum_max_link_load - red.sum_max_link_load) < 1e-9);
-	assert_true(fabs(eo.max_load - o.max_load) < 1e-9);
+	if (!single) { /* single: each rule picks its own paths among the MCF's */
+		assert_int_equal(es.nxfers, sched_reduced_transfers(&r));
+		assert_int_equal(es.nsteps, r.prog.nsteps);
+	}
+	if (!own_rule) {
+		assert_true(fabs(ex.sum_max_link_load - red.sum_max_link_load) < 1e-9);
+		assert_true(fabs(eo.max_load - o.max_load) < 1e-9);
+	}
+	if (single)
+		assert_int_equal(o.max_paths, 1);
+	if (!mcf || single) {
+		/* The busiest link over all routes, from the expansion: each
+		 * block in one piece over one path. */
+		struct schedule xs;
+		double *arc = xcalloc(f.g->m + 1, sizeof(double)), most = 0;
+
+		assert_int_equal(sched_reduced_expand(&r, &xs, &err), 0);
+		for (size_t i = 0; i < xs.nxfers; i++) {
+			double *a = &arc[f.g->off[xs.xfers[i].src] + xs.xfers[i].lane];
+
+			*a += sched_frac(xs.xfers[i].length);
+			most = *a > most ? *a : most;
+		}
+		assert_true(fabs(most - o.max_load) < 1e-9);
+		sched_free(&xs);
+		free(arc);
+	}
 	assert_int_equal(eo.max_paths, o.max_paths);
+	if (strcmp(algo, "direct") == 0) /* node 0's BFS routes, translated */
+		same_schedule(&r, &es);
 	sched_free(&es);
 	a2a_outcome_free(&eo);
 
@@ -410,7 +446,7 @@ static void a2a_case(const char *spec, const char *lowering)
 		if (t > 0 && x->src != x->block / f.g->n) {
 			edited(&r, xi, (int)t - 1, false, NULL, &bad);
 			int early = both(&f, &bad, &red, &exp);
-			if (strcmp(lowering, "paths") == 0)
+			if (!mcf || strcmp(lowering, "steps"))
 				assert_int_equal(early, -1);
 			sched_reduced_free(&bad);
 		}
@@ -428,8 +464,11 @@ static void test_alltoall(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(a2a); i++) {
-		a2a_case(a2a[i], "paths");
-		a2a_case(a2a[i], "steps");
+		a2a_case(a2a[i], "mcf", "paths");
+		a2a_case(a2a[i], "mcf", "steps");
+		a2a_case(a2a[i], "mcf", "single");
+		a2a_case(a2a[i], "direct", NULL);
+		a2a_case(a2a[i], "sp-balanced", NULL);
 	}
 }
 
@@ -525,7 +564,7 @@ static int cmp_xfer(const void *a, const void *b)
 	return memcmp(a, b, sizeof(struct xfer));
 }
 
-static void swing_case(const char *spec, enum swing_variant v)
+static void swing_case(const char *spec, const char *algo, enum swing_variant v)
 {
 	struct fixture f;
 	struct sched_reduced r, bad;
@@ -535,10 +574,16 @@ static void swing_case(const char *spec, enum swing_variant v)
 	struct ofc_error err = {0};
 
 	open_spec(spec, &f);
-	if (torus_allreduce_reduced(f.t, "swing", v, &f.G, &r, &tf, &err) < 0)
+	if (torus_allreduce_reduced(f.t, algo, v, &f.G, &r, &tf, &err) < 0)
 		fail_msg("%s: %s", spec, err.msg);
-	assert_int_equal(r.group.reps, 1u << f.G.ndims);
-	if (torus_allreduce(f.t, "swing", v, true, &es, &ef, &err) < 0)
+	if (strcmp(algo, "swing") == 0) {
+		assert_int_equal(r.group.reps, 1u << f.G.ndims);
+	} else { /* XOR on the ids: node 0's sends */
+		assert_int_equal(r.group.reps, 1);
+		assert_true(r.group.binary);
+		assert_int_equal(r.group.order, f.g->n);
+	}
+	if (torus_allreduce(f.t, algo, v, true, &es, &ef, &err) < 0)
 		fail_msg("%s: %s", spec, err.msg);
 	assert_true(fabs(tf.tau_b - ef.tau_b) < 1e-9);
 	assert_true(fabs(tf.hops - ef.hops) < 1e-9);
@@ -592,9 +637,182 @@ static void test_swing(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(tori); i++) {
-		swing_case(tori[i], SWING_BANDWIDTH);
+		swing_case(tori[i], "swing", SWING_BANDWIDTH);
 		if (strcmp(tori[i], "torus:6x6") && strcmp(tori[i], "torus:16x16"))
-			swing_case(tori[i], SWING_LATENCY);
+			swing_case(tori[i], "swing", SWING_LATENCY);
+	}
+}
+
+/* Recursive doubling: reduced by XOR on the ids (its peers), the same
+ * expansion, routed figures and check verdicts as the explicit one. */
+static void test_recursive_doubling(void **state)
+{
+	static const char *const tori[] = {"torus:4x4",	 "torus:8x8",	"torus:4x8",
+					   "torus:2x16", "torus:4x4x4", "torus:16x16"};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(tori); i++) {
+		swing_case(tori[i], "recursive-doubling", SWING_BANDWIDTH);
+		swing_case(tori[i], "recursive-doubling", SWING_LATENCY);
+	}
+}
+
+/* The expansion of r equals s transfer for transfer (as multisets, step
+ * by step). */
+static void same_schedule(const struct sched_reduced *r, struct schedule *es)
+{
+	struct schedule xs;
+	struct ofc_error err = {0};
+
+	assert_int_equal(sched_reduced_expand(r, &xs, &err), 0);
+	assert_int_equal(xs.nxfers, es->nxfers);
+	assert_int_equal(xs.nsteps, es->nsteps);
+	for (uint32_t t = 0; t < es->nsteps; t++) {
+		assert_int_equal(sched_step_size(&xs, t), sched_step_size(es, t));
+		qsort(xs.xfers + xs.step_start[t], sched_step_size(&xs, t), sizeof(struct xfer),
+		      cmp_xfer);
+		qsort(es->xfers + es->step_start[t], sched_step_size(es, t), sizeof(struct xfer),
+		      cmp_xfer);
+	}
+	assert_memory_equal(xs.xfers, es->xfers, es->nxfers * sizeof(struct xfer));
+	sched_free(&xs);
+}
+
+/* Baselines: the reduced program expands to baseline_schedule's schedule,
+ * both checks pass with the same figures, and corruptions (a transfer
+ * dropped, through a wrong port, a step early, twice, another block, a
+ * reduction made a copy) fail both checks or, where harmless, pass both. */
+static void baseline_case(const char *spec, const char *algo, enum sched_collective c,
+			  uint32_t reps)
+{
+	struct fixture f;
+	struct sched_reduced r, bad;
+	struct schedule es;
+	struct verify_report red, exp, ex;
+	struct ofc_error err = {0};
+	struct verify_opts vo;
+
+	open_spec(spec, &f);
+	vo = (struct verify_opts){.graph = f.g};
+	if (baseline_reduced(f.g, f.t, algo, c, &f.G, &r, &err) < 0)
+		fail_msg("%s %s: %s", spec, algo, err.msg);
+	assert_int_equal(r.group.reps, reps);
+	assert_int_equal(both(&f, &r, &red, &exp), 0);
+	if (baseline_schedule(f.g, f.t, algo, c, &es, &err) < 0)
+		fail_msg("%s %s: %s", spec, algo, err.msg);
+	assert_int_equal(sched_verify(&es, &vo, &ex), 0);
+	assert_true(fabs(ex.sum_max_link_load - red.sum_max_link_load) < 1e-9);
+	same_schedule(&r, &es);
+	sched_free(&es);
+
+	const struct schedule *p = &r.prog;
+	size_t picks[] = {0, p->nxfers / 3, p->nxfers / 2, p->nxfers - 1};
+	for (size_t k = 0; k < ARRAY_SIZE(picks); k++) {
+		size_t xi = picks[k];
+		uint32_t t = step_of(p, xi);
+		const struct xfer *x = &p->xfers[xi];
+		struct xfer y = *x;
+
+		edited(&r, xi, -1, false, NULL, &bad);
+		assert_int_equal(both(&f, &bad, &red, &exp), -1);
+		sched_reduced_free(&bad);
+		y.lane = (uint16_t)((x->lane + 1) % graph_outdeg(f.g, x->src));
+		if (graph_out(f.g, x->src)[y.lane] != x->dst) {
+			edited(&r, xi, -1, false, &y, &bad);
+			assert_int_equal(both(&f, &bad, &red, &exp), -1);
+			assert_non_null(strstr(red.error, "does not lead"));
+			sched_reduced_free(&bad);
+		}
+		/* A step early: on a ring a block arrives the step before it
+		 * moves on; torus-rings and recursive doubling also pass on
+		 * the sender's own block or one held for longer, where the two
+		 * checks need only agree. */
+		if (t > 0) {
+			edited(&r, xi, (int)t - 1, false, NULL, &bad);
+			int early = both(&f, &bad, &red, &exp);
+			if (c == SCHED_ALLGATHER && strstr(algo, "ring") &&
+			    strcmp(algo, "torus-rings"))
+				assert_int_equal(early, -1);
+			sched_reduced_free(&bad);
+		}
+		edited(&r, xi, (int)t, true, NULL, &bad);
+		int rc = both(&f, &bad, &red, &exp);
+		if (xfer_op(x) == XFER_REDUCE)
+			assert_int_equal(rc, -1);
+		else if (c == SCHED_ALLGATHER)
+			assert_true(rc == 0 && red.duplicate_blocks > 0);
+		sched_reduced_free(&bad);
+		y = *x;
+		y.block = sched_group_add(&f.G, y.block, y.block == y.src ? 1 : y.src);
+		if (y.block != x->block) {
+			edited(&r, xi, -1, false, &y, &bad);
+			assert_int_equal(both(&f, &bad, &red, &exp), -1);
+			sched_reduced_free(&bad);
+		}
+		if (xfer_op(x) == XFER_REDUCE) {
+			y = *x;
+			y.flags = xfer_flags(DIR_NONE, XFER_COPY);
+			edited(&r, xi, -1, false, &y, &bad);
+			assert_int_equal(both(&f, &bad, &red, &exp), -1);
+			sched_reduced_free(&bad);
+		}
+	}
+	sched_reduced_free(&r);
+	close_spec(&f);
+}
+
+static void test_baselines(void **state)
+{
+	static const enum sched_collective colls[] = {SCHED_ALLGATHER, SCHED_REDUCE_SCATTER,
+						      SCHED_ALLREDUCE};
+	static const struct {
+		const char *spec, *algo;
+		uint32_t reps;
+	} cases[] = {
+	    {"torus:4x4", "torus-rings", 1},   {"torus:6x6", "torus-rings", 1},
+	    {"torus:8x8", "torus-rings", 1},   {"torus:4x8", "torus-rings", 1},
+	    {"torus:3x4x5", "torus-rings", 1}, {"torus:4x4x4", "torus-rings", 1},
+	    {"torus:4x4x2", "torus-rings", 1}, {"torus:2x8", "torus-rings", 1},
+	    {"hypercube:4", "recursive", 1},   {"hypercube:7", "recursive", 1},
+	    {"torus:4x4", "ring", 8},	       {"torus:4x4", "bidir-ring", 8},
+	    {"torus:8x8", "bidir-ring", 16},   {"torus:6x8", "ring", 12},
+	    {"torus:6x8", "bidir-ring", 12},   {"torus:3x4x5", "bidir-ring", 30},
+	    {"torus:4x6x2", "ring", 16},       {"torus:10x3", "bidir-ring", 6},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		for (size_t c = 0; c < ARRAY_SIZE(colls); c++)
+			baseline_case(cases[i].spec, cases[i].algo, colls[c], cases[i].reps);
+}
+
+/* Where a baseline has no symmetry, the reduced builder says why. */
+static void test_baseline_refusals(void **state)
+{
+	static const struct {
+		const char *spec, *algo, *why;
+	} cases[] = {
+	    {"torus:8x8", "recursive", "no symmetry-reduced form"},
+	    {"hypercube:6", "ring", "its own inverse"},
+	    {"hypercube:6", "bidir-ring", "its own inverse"},
+	    {"torus:3x5", "ring", "none"},
+	    {"torus:2x3", "bidir-ring", "none"},
+	    {"hypercube:4", "torus-rings", "torus"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct fixture f;
+		struct sched_reduced r;
+		struct ofc_error err = {0};
+
+		open_spec(cases[i].spec, &f);
+		assert_int_equal(
+		    baseline_reduced(f.g, f.t, cases[i].algo, SCHED_ALLGATHER, &f.G, &r, &err), -1);
+		assert_int_equal(err.code, OFC_E_INPUT);
+		if (!strstr(err.msg, cases[i].why))
+			fail_msg("%s %s: %s", cases[i].spec, cases[i].algo, err.msg);
+		close_spec(&f);
 	}
 }
 
@@ -627,10 +845,17 @@ static void test_large(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_group),	   cmocka_unit_test(test_agree_allgather),
-	    cmocka_unit_test(test_agree_reduce),   cmocka_unit_test(test_corrupt),
-	    cmocka_unit_test(test_copy_and_empty), cmocka_unit_test(test_alltoall),
-	    cmocka_unit_test(test_subgroup),	   cmocka_unit_test(test_swing),
+	    cmocka_unit_test(test_group),
+	    cmocka_unit_test(test_agree_allgather),
+	    cmocka_unit_test(test_agree_reduce),
+	    cmocka_unit_test(test_corrupt),
+	    cmocka_unit_test(test_copy_and_empty),
+	    cmocka_unit_test(test_alltoall),
+	    cmocka_unit_test(test_subgroup),
+	    cmocka_unit_test(test_swing),
+	    cmocka_unit_test(test_recursive_doubling),
+	    cmocka_unit_test(test_baselines),
+	    cmocka_unit_test(test_baseline_refusals),
 	    cmocka_unit_test(test_large),
 	};
 
