@@ -598,8 +598,31 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 		if (strcmp(low, "paths") == 0)
 			a2a_routes_limit(rt, graph_outdeg(g, 0));
 		if (q->max_memory && over_budget(g, rt, q, low, err)) {
+			/* The default's time-stepped schedule may prove its optimum
+			 * and still not fit: the paths lowering instead, saying why. */
+			if (q->lowering || !steps) {
+				a2a_outcome_free(o);
+				return -1;
+			}
+			struct a2a_request paths = *q;
+
+			ofc_error_clear(err);
 			a2a_outcome_free(o);
-			return -1;
+			paths.lowering = "paths";
+			steps = false;
+			if (a2a_solve(g, &paths, &f, &steps, &o->mcf, o, err) < 0)
+				return -1;
+			snprintf(o->fallback, sizeof(o->fallback),
+				 "the time-stepped schedule is over the memory limit: lowered to "
+				 "paths instead (--lowering steps says what it needs)");
+			low = o->lowering;
+			o->have_mcf = true;
+			rt = &o->mcf.routes;
+			a2a_routes_limit(rt, graph_outdeg(g, 0));
+			if (over_budget(g, rt, q, low, err)) {
+				a2a_outcome_free(o);
+				return -1;
+			}
 		}
 		a2a_routes_expand(g, rt);
 		if (strcmp(low, "single") == 0)

@@ -130,6 +130,13 @@ expect_json 'not j["mcf"]["optimal"] and j["mcf"]["stop"]=="time limit" and j["m
 	$S --topology genkautz:100,4 --lowering paths --time-limit 1ns --json
 expect_stdout_has "NOT proven optimal (time limit)" $S --topology genkautz:100,4 --lowering paths --time-limit 1ns
 
+# The default lowering's time-stepped schedule, proven optimal but over
+# --max-memory, gives way to paths, saying so; asked for by name, refused.
+expect_json 'j["lowering"]=="paths" and j["verified"] and not j["mcf"]["time_stepped"]' \
+	$OFC schedule --size 1MiB --collective alltoall --topology torus:8x8 --algo mcf --max-memory 16MiB --json
+grep -q "^ofc schedule: the time-stepped schedule is over the memory limit: lowered to paths instead (--lowering steps says what it needs)$" "$TMP/err" &&
+	ok || bad "default lowering over the memory limit" "$(head -c 400 "$TMP/err")"
+expect_exit 1 $OFC schedule --size 1MiB --collective alltoall --topology torus:8x8 --algo mcf --lowering steps --max-memory 16MiB
 # A cut-through schedule (paths, single) is priced as one step, so it is
 # bounded as one: never below its lower bound (the diameter's steps of the
 # store-and-forward bound put genkautz:64,4 paths at alpha 100 us at 0.66).
@@ -151,7 +158,11 @@ expect_json 'j["nodes"]==1600 and j["reduced"]["group"]=="Z_40^2" and j["lowerin
 
 # A request over --max-memory is refused before the symmetric solution is
 # mirrored to every node, with the estimate; exit 1, not an abort.
-expect_exit 1 $OFC schedule --topology torus:8x8 --collective alltoall --algo mcf --size 1MiB --max-memory 1MiB
+expect_exit 1 $OFC schedule --topology torus:8x8 --collective alltoall --algo mcf --lowering steps --size 1MiB --max-memory 1MiB
 grep -q "^ofc schedule: mcf: all-to-all mcf (steps lowering) on 64 nodes needs about [0-9.]* MiB (.* hops in all), over the memory limit of 1 MiB (ofc --max-memory, ofcd --max-request-memory); --lowering paths" "$TMP/err" &&
 	ok || bad "--max-memory refusal" "$(head -c 400 "$TMP/err")"
+# The default tries paths before it refuses.
+expect_exit 1 $OFC schedule --topology torus:8x8 --collective alltoall --algo mcf --size 1MiB --max-memory 1MiB
+grep -q "^ofc schedule: mcf: all-to-all mcf (paths lowering) on 64 nodes needs about [0-9.]* MiB (.* hops in all), over the memory limit of 1 MiB" "$TMP/err" &&
+	ok || bad "--max-memory refusal, default lowering" "$(head -c 400 "$TMP/err")"
 finish
