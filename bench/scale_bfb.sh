@@ -22,17 +22,7 @@ COLLS=${COLLS:-"allgather allreduce"}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-spec() { # FAMILY N
-	case $1 in
-	hypercube) echo "hypercube:$(python3 -c "import math; print(int(math.log2($2)))")" ;;
-	torus)
-		python3 -c "
-import math
-n = $2; a = 2 ** (int(math.log2(n)) // 2)
-print('torus:%dx%d' % (a, n // a))" ;;
-	genkautz) echo "genkautz:$2,4" ;;
-	esac
-}
+. "$(dirname "$0")/scale_lib.sh"
 
 # BIN SPEC COLL -> "transfers gen verify export peak_mib" (or "- - - - -"),
 # the least of REPS runs each

@@ -25,16 +25,7 @@ A2A_EXPLICIT_MAX=${A2A_EXPLICIT_MAX:-256}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-spec() { # FAMILY N
-	case $1 in
-	hypercube) echo "hypercube:$(python3 -c "import math; print(int(math.log2($2)))")" ;;
-	torus)
-		python3 -c "
-import math
-n = $2; a = 2 ** (int(math.log2(n)) // 2)
-print('torus:%dx%d' % (a, n // a))" ;;
-	esac
-}
+. "$(dirname "$0")/scale_lib.sh"
 
 # SPEC COLL [--reduced] -> "program total gen verify wall peak_mib"
 run() {

@@ -81,18 +81,7 @@ families() { # ENGINE
 	esac
 }
 
-spec() { # FAMILY N
-	case $1 in
-	hypercube) echo "hypercube:$(python3 -c "import math; print(int(math.log2($2)))")" ;;
-	torus)
-		python3 -c "
-import math
-n = $2; a = 2 ** (int(math.log2(n)) // 2)
-print('torus:%dx%d' % (a, n // a))" ;;
-	genkautz) echo "genkautz:$2,4" ;;
-	ring) echo "ring:$2 (W=64)" ;;
-	esac
-}
+. "$(dirname "$0")/scale_lib.sh"
 
 # ENGINE FAMILY N -> the command's arguments after the binary (no output flags)
 args() {
