@@ -464,6 +464,27 @@ static void run_expansion(struct schedule_result *r, const struct schedule_query
 	finish(r, o);
 }
 
+/* Baseline `name`'s explicit schedule into o->s (refusals name it `algo`:
+ * bucket is torus-rings' schedule): estimated against the memory limit
+ * first, then built; false (o says why) when refused, not applicable or
+ * out of time. */
+static bool explicit_baseline(struct schedule_result *r, const struct schedule_query *q,
+			      struct schedule_outcome *o, const char *algo, const char *name)
+{
+	struct ofc_error err = {0};
+
+	if (over_memory(r, q, o, algo, baseline_transfers(r->g, name, q->collective),
+			baseline_pieces(r->g, name)))
+		return false;
+	phase(r, o, "generation");
+	if (baseline_schedule(r->g, r->tree, name, q->collective, &o->s, &err) < 0) {
+		not_applies(o, &err);
+		return false;
+	}
+	o->have = true;
+	return !out_of_time(r, o, "generation");
+}
+
 /* "node 0's program" or "N nodes' programs": what a reduced schedule holds. */
 static const char *reps_text(const struct sched_group *G, char *buf, size_t size)
 {
@@ -528,17 +549,7 @@ static void run_baseline(struct schedule_result *r, const struct schedule_query 
 		finish(r, o);
 		return;
 	}
-	err = (struct ofc_error){0};
-	if (over_memory(r, q, o, algo, baseline_transfers(r->g, algo, q->collective),
-			baseline_pieces(r->g, algo)))
-		return;
-	phase(r, o, "generation");
-	if (baseline_schedule(r->g, r->tree, algo, q->collective, &o->s, &err) < 0) {
-		not_applies(o, &err);
-		return;
-	}
-	o->have = true;
-	if (out_of_time(r, o, "generation"))
+	if (!explicit_baseline(r, q, o, algo, algo))
 		return;
 	o->gen_s = now_seconds() - t0;
 	o->applies = true;
@@ -766,17 +777,7 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 			return;
 		}
 	} else {
-		err = (struct ofc_error){0};
-		if (over_memory(r, q, o, algo, baseline_transfers(r->g, name, q->collective),
-				baseline_pieces(r->g, name)))
-			return;
-		phase(r, o, "generation");
-		if (baseline_schedule(r->g, r->tree, name, q->collective, &o->s, &err) < 0) {
-			not_applies(o, &err);
-			return;
-		}
-		o->have = true;
-		if (out_of_time(r, o, "generation"))
+		if (!explicit_baseline(r, q, o, algo, name))
 			return;
 		if (torus_routed_figures(r->tree, &o->s, d / k, &o->tf, &err) < 0) {
 			not_applies(o, &err);
