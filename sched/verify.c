@@ -1247,14 +1247,14 @@ static int write_phase(struct vstate *v, uint32_t t)
 			v->r->duplicate_blocks += sched_frac(d->hi - d->lo);
 			continue;
 		}
-		struct piece *e = piecemap_get(&v->map, key, false);
-		/* The whole block in one go: straight to the bitmap. */
-		if (v->full && d->lo == 0 && d->hi == SCHED_ONE && !e) {
+		/* The whole block in one go, to a node holding none of it:
+		 * straight to the bitmap. Else one lookup, creating the entry. */
+		bool whole = v->full && d->lo == 0 && d->hi == SCHED_ONE;
+		struct piece *e = piecemap_get(&v->map, key, !whole);
+		if (!e) { /* whole */
 			v->full[key >> 6] |= 1ull << (key & 63);
 			continue;
 		}
-		if (!e)
-			e = piecemap_get(&v->map, key, true);
 		uint64_t ov = piece_add(&v->map, e, d->lo, d->hi);
 		if (ov && at_target)
 			return fail(v, t, d->xfer, "block delivered to its target twice");
