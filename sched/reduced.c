@@ -405,14 +405,12 @@ static struct a2a_ev *ev_sort(struct a2a_ev *ev, size_t n, uint64_t maxkey)
 	return src;
 }
 
-/* The earliest of two failures: by step, then a step's checks before its
- * deliveries before the end, then transfer. */
+/* Keep the earlier failure: by step (the end's is nsteps), then a step's
+ * checks before its deliveries before the end, then transfer. */
 static void a2a_keep_first(struct a2a_failure *f, struct a2a_failure c)
 {
-	if (f->at == A2A_NONE || (c.at != A2A_AT_END && f->at == A2A_AT_END) ||
-	    (c.at != A2A_AT_END && f->at != A2A_AT_END &&
-	     (c.step < f->step ||
-	      (c.step == f->step && (c.at < f->at || (c.at == f->at && c.xi < f->xi))))))
+	if (f->at == A2A_NONE || c.step < f->step ||
+	    (c.step == f->step && (c.at < f->at || (c.at == f->at && c.xi < f->xi))))
 		*f = c;
 }
 
