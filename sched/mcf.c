@@ -527,6 +527,7 @@ static uint32_t tree_find(struct cg *c, uint64_t h, size_t *at)
 static void tree_coefs_fluid(const struct cg *c, struct cg_scratch *w, uint32_t src,
 			     const uint32_t *parent)
 {
+	/* order serves as the walk's stack until the nodes are sorted into it */
 	uint32_t n = c->n, *depth = w->depth, *stack = w->order, maxd = 0;
 
 	for (uint32_t v = 0; v < n; v++)

@@ -873,13 +873,13 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 	/* Reduced by itself: any lowering but an explicit "steps" (the
 	 * default falls back to paths when steps cannot prove its optimum
 	 * soon; "steps" at thousands of nodes runs to its time limit). */
-	bool paths = !lowering || strcmp(lowering, "steps") != 0;
+	bool reducible = !lowering || strcmp(lowering, "steps") != 0;
 
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
 	o->lowering = lowering;
 	/* Reduced: asked for, or where the explicit schedule is not built. */
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
-	    (q->reduced == SCHEDULE_REDUCED_AUTO && (strcmp(algo, "mcf") || paths) &&
+	    (q->reduced == SCHEDULE_REDUCED_AUTO && (strcmp(algo, "mcf") || reducible) &&
 	     r->g->n > A2A_MAX_NODES && !not_reducible(r, &o->group, &err))) {
 		const char *why = not_reducible(r, &o->group, &err);
 		struct sched_reduced red;
