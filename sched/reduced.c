@@ -20,6 +20,7 @@
  * W(rep(u), k - u), and loads are per (representative, port). */
 #include "sched/internal.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,7 +299,8 @@ struct rstate {
 	uint64_t *total;      /* reduce, per class of shard: the weight of all N inputs */
 	struct rdeliv *dl;
 	size_t ndl, cap_dl;
-	uint64_t *port_load; /* node 0's ports, this step */
+	uint64_t *port_load;  /* node 0's ports, this step */
+	uint64_t *port_total; /* and over all steps */
 	double dup;
 	/* All-to-all: the blocks (o, t) a representative r holds besides its
 	 * own, key r * N^2 + o * N + t -> what it holds of it (whole, or the
@@ -744,6 +746,7 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 				     n, v.o->graph->n);
 		d = graph_outdeg(v.o->graph, 0);
 		v.port_load = xcalloc((size_t)d * v.reps + 1, sizeof(uint64_t));
+		v.port_total = xcalloc((size_t)d * v.reps + 1, sizeof(uint64_t));
 	}
 	v.reduce = p->collective != SCHED_ALLGATHER && p->collective != SCHED_ALLTOALL;
 	v.part = xcalloc(cells, sizeof(struct seglist));
@@ -787,6 +790,7 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 
 			for (size_t j = 0; j < (size_t)d * v.reps; j++) {
 				max = v.port_load[j] > max ? v.port_load[j] : max;
+				v.port_total[j] += v.port_load[j];
 				v.port_load[j] = 0;
 			}
 			double load = (double)max / SCHED_ONE;
@@ -797,6 +801,9 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 				report->max_link_load = load;
 		}
 	}
+	for (size_t j = 0; v.port_total && j < (size_t)d * v.reps; j++)
+		report->max_total_link_load =
+		    fmax(report->max_total_link_load, (double)v.port_total[j] / SCHED_ONE);
 	if (final_check(&v) < 0)
 		goto out;
 	rc = 0;
@@ -809,6 +816,7 @@ out:
 	free(v.full);
 	free(v.dl);
 	free(v.port_load);
+	free(v.port_total);
 	return rc;
 }
 

@@ -720,6 +720,10 @@ struct verify_report {
 	 * steps, and the largest of them. */
 	double sum_max_link_load;
 	double max_link_load;
+	/* Direct-connect: the most data on one link over the whole schedule
+	 * (same units): what a link carries when every transfer shares the
+	 * links at once, as cut-through routes do (their one step's load). */
+	double max_total_link_load;
 	/* WDM: the most wavelengths busy on one fibre segment in any step. */
 	uint32_t max_wavelengths_used;
 	/* Copy collectives: data received by a node that already had it. */

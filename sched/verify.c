@@ -89,6 +89,7 @@ struct vstate {
 	uint64_t *arc_load;
 	uint32_t *arc_used;
 	size_t narc_used;
+	uint64_t *arc_total; /* per arc, over all steps */
 
 	/* WDM lightpath bookkeeping, per channel (dir, fibre, wavelength). */
 	uint32_t channels;
@@ -634,6 +635,7 @@ static int check_link(struct vstate *v, uint32_t t, size_t xi)
 			v->arc_used[v->narc_used++] = a;
 		}
 		v->arc_load[a] += x->length / mult;
+		v->arc_total[a] += x->length / mult;
 		k++;
 	}
 	return 0;
@@ -1297,6 +1299,18 @@ static int step_loads(struct vstate *v, uint32_t t)
 	return 0;
 }
 
+/* The busiest link over the whole schedule (verify_report). */
+static void total_loads(struct vstate *v)
+{
+	const struct graph *g = v->o->graph;
+	const double *cap = v->o->arc_capacity;
+	double max = 0;
+
+	for (uint32_t a = 0; a < g->m; a++)
+		max = fmax(max, (double)v->arc_total[a] / SCHED_ONE / (cap ? cap[a] : 1));
+	v->r->max_total_link_load = max;
+}
+
 /* ---- final state ------------------------------------------------------------- */
 
 static bool full_copy(struct vstate *v, uint32_t node, uint64_t block)
@@ -1553,6 +1567,7 @@ static int setup(struct vstate *v)
 		v->arc_stamp = xcalloc((size_t)g->m + 1, sizeof(uint32_t));
 		v->arc_load = xcalloc((size_t)g->m + 1, sizeof(uint64_t));
 		v->arc_used = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+		v->arc_total = xcalloc((size_t)g->m + 1, sizeof(uint64_t));
 	}
 	if (v->o->wdm) {
 		const struct verify_wdm *w = v->o->wdm;
@@ -1609,6 +1624,7 @@ static void teardown(struct vstate *v)
 	free(v->arc_stamp);
 	free(v->arc_load);
 	free(v->arc_used);
+	free(v->arc_total);
 	free(v->seg_stamp);
 	free(v->seg_owner);
 	free(v->lp_stamp);
@@ -1659,6 +1675,8 @@ int sched_verify(const struct schedule *s, const struct verify_opts *o,
 		if (v.o->graph)
 			step_loads(&v, t);
 	}
+	if (v.o->graph)
+		total_loads(&v);
 	if (final_check(&v) < 0)
 		goto out;
 	rc = 0;

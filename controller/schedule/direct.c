@@ -237,6 +237,7 @@ static void finish(struct schedule_result *r, struct schedule_outcome *o)
 	if (!o->verified)
 		snprintf(o->verify_error, sizeof(o->verify_error), "%s", rep.error);
 	o->measured = rep.sum_max_link_load * r->degree / r->g->n;
+	o->measured_total = rep.max_total_link_load;
 	if (step_link && o->verified)
 		o->measured = host_priced(r, &o->s, step_link, false) * r->degree / r->g->n;
 	free(step_link);
@@ -824,13 +825,27 @@ static void a2a_finish(struct schedule_result *r, struct schedule_outcome *o,
 	o->max_paths = a->max_paths;
 	finish(r, o);
 	if (o->cut_through) {
-		double z = o->max_load;
+		/* Priced by the schedule as verified: its busiest link over all
+		 * steps, which must be what the routes it was lowered from load
+		 * (a schedule that failed is priced by its routes, for the
+		 * report). */
+		double z = o->verified ? o->measured_total : o->max_load;
 
+		if (o->verified && fabs(z - o->max_load) > 1e-6 * o->max_load) {
+			o->verified = false;
+			o->s.verified = false;
+			snprintf(
+			    o->verify_error, sizeof(o->verify_error),
+			    "the schedule's busiest link carries %.9g blocks, its routes' %.9g", z,
+			    o->max_load);
+		}
 		if (r->host_beta > 0) /* the busiest host may bind instead */
 			z = fmax(z, host_priced(r, &o->s, NULL, true));
 		o->tau_b_value = z * r->degree / r->g->n;
 		o->tau_b = frac_from_double(o->tau_b_value, 16 * (int64_t)r->g->n, 1e-9);
 		o->theta = 1 / z;
+		o->measured = o->tau_b_value;
+		sched_set_metric(&o->s, "tau_b_measured", o->measured);
 		o->time_us = cost_time_us(&r->cost, 1, o->tau_b_value);
 		/* Priced as one step, so bounded as one: the result's bound
 		 * counts the diameter's store-and-forward steps, which a

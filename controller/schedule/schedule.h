@@ -145,6 +145,9 @@ struct schedule_outcome {
 	struct frac tau_b; /* exact for BFB, else from the measured link loads */
 	double tau_b_value;
 	double measured; /* tau_B from the verifier's link loads */
+	/* The verifier's busiest link over all steps (blocks, over its rate):
+	 * what cut-through routes are priced by. */
+	double measured_total;
 	bool verified;
 	char verify_error[320];
 	double gen_s, verify_s;

@@ -28,6 +28,14 @@ expect_json 'j["lowering"]=="paths" and j["max_paths_per_pair"]<=6 and abs(j["th
 	$S --topology genkautz:27,6 --lowering paths --json
 expect_json 'j["lowering"]=="single" and j["max_paths_per_pair"]==1 and j["verified"] and j["theta"]<=j["mcf"]["theta"]+1e-9' \
 	$S --topology torus:3x3x3 --lowering single --json
+# Cut-through routes are priced by what the verifier finds on the busiest
+# link over all steps, which is the routes' own load (explicit and reduced).
+for a in "--lowering paths" "--lowering single" "--lowering paths --reduced" "--lowering single --reduced"; do
+	expect_json 'j["verified"] and abs(j["tau_b_measured"]-j["tau_b"])<1e-9 and abs(j["max_link_load"]*j["degree"]/j["nodes"]-j["tau_b"])<1e-9' \
+		$S --topology torus:8x8 $a --json
+done
+expect_json 'j["verified"] and abs(j["tau_b_measured"]-j["tau_b"])<1e-9' \
+	$S --topology genkautz:64,4 --lowering paths --json
 # Baselines and --algo all: the MCF's paths are never worse than direct exchange.
 expect_json '[c["algorithm"] for c in j["comparison"]]==["mcf/steps","mcf/paths","mcf/single","direct","sp-balanced"] and all(c["verified"] for c in j["comparison"]) and j["comparison"][1]["theta"]>=j["comparison"][3]["theta"]-1e-9' \
 	$S --topology genkautz:16,4 --algo all --json

@@ -74,6 +74,7 @@ static int both(const struct fixture *f, const struct sched_reduced *r, struct v
 	if (rr == 0) {
 		assert_true(fabs(red->sum_max_link_load - exp->sum_max_link_load) < 1e-9);
 		assert_true(fabs(red->max_link_load - exp->max_link_load) < 1e-9);
+		assert_true(fabs(red->max_total_link_load - exp->max_total_link_load) < 1e-9);
 		/* Duplicates: the same where there are none; the explicit
 		 * verifier counts an overlap of two deliveries of one step
 		 * twice (its pairwise pass and its interval lists), so only

@@ -1,5 +1,6 @@
 /* The verifier accepts correct schedules and names the first error of
  * broken ones: causality, completeness, links, lightpaths, reduce counts. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -48,6 +49,9 @@ static void test_ring_allgather_ok(void **state)
 	assert_int_equal(r.nsteps, 5);
 	/* Every link carries one block in each of the 5 steps. */
 	assert_true(r.sum_max_link_load > 4.999 && r.sum_max_link_load < 5.001);
+	/* And over the whole schedule: 5 blocks on each link, as cut-through
+	 * routes sharing the links at once would price it. */
+	assert_true(fabs(r.max_total_link_load - 5) < 1e-9);
 	assert_true(r.duplicate_blocks == 0);
 	graph_free(g);
 	sched_free(&s);
