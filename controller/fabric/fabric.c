@@ -45,6 +45,26 @@ static void servers_free(struct fabric *f)
 	sv_free(f->fvertices, f->nfvertices, f->flinks, f->nflinks, f->fsets, f->nfsets);
 }
 
+/* The fabric's topology and each partition's own: the spec, failed links
+ * and hosts, and link rates. */
+static void topo_target_free(struct topo_target *t)
+{
+	free(t->spec);
+	for (uint32_t i = 0; i < t->nfailed_links; i++) {
+		free(t->failed_links[i].a);
+		free(t->failed_links[i].b);
+	}
+	free(t->failed_links);
+	for (uint32_t i = 0; i < t->nfailed_hosts; i++)
+		free(t->failed_hosts[i].name);
+	free(t->failed_hosts);
+	for (uint32_t i = 0; i < t->nlink_rates; i++) {
+		free(t->link_rates[i].a);
+		free(t->link_rates[i].b);
+	}
+	free(t->link_rates);
+}
+
 void fabric_free(struct fabric *f)
 {
 	if (!f)
@@ -89,7 +109,6 @@ void fabric_free(struct fabric *f)
 		free(f->wiring_cfg.explicit_list[i].switch_name);
 	}
 	free(f->wiring_cfg.explicit_list);
-	free(f->topology.spec);
 	for (uint32_t i = 0; i < f->ncollectives; i++) {
 		free(f->collectives[i].algorithm);
 	}
@@ -104,10 +123,7 @@ void fabric_free(struct fabric *f)
 		free(p->member_locs);
 		free(p->member_host);
 		free(p->member_port);
-		free(p->topology.spec);
-		for (uint32_t k = 0; k < p->topology.nfailed_hosts; k++)
-			free(p->topology.failed_hosts[k].name);
-		free(p->topology.failed_hosts);
+		topo_target_free(&p->topology);
 		for (uint32_t k = 0; k < p->ncollectives; k++)
 			free(p->collectives[k].algorithm);
 		free(p->collectives);
@@ -116,22 +132,10 @@ void fabric_free(struct fabric *f)
 	free(f->wiring);
 	graph_free(f->graph);
 	graph_free(f->degraded);
-	for (uint32_t i = 0; i < f->topology.nfailed_links; i++) {
-		free(f->topology.failed_links[i].a);
-		free(f->topology.failed_links[i].b);
-	}
-	free(f->topology.failed_links);
-	for (uint32_t i = 0; i < f->topology.nfailed_hosts; i++)
-		free(f->topology.failed_hosts[i].name);
-	free(f->topology.failed_hosts);
+	topo_target_free(&f->topology);
 	for (uint32_t i = 0; i < f->nmoves; i++)
 		free(f->moves[i].host);
 	free(f->moves);
-	for (uint32_t i = 0; i < f->topology.nlink_rates; i++) {
-		free(f->topology.link_rates[i].a);
-		free(f->topology.link_rates[i].b);
-	}
-	free(f->topology.link_rates);
 	port_map_free(&f->ports);
 	free(f->circuits);
 	free(f->host_index);

@@ -201,6 +201,21 @@ static void test_partitions(void **state)
 	assert_int_equal(f->partitions[1].member_port[1], UINT32_MAX);
 	fabric_free(f);
 
+	/* Failures and link rates are the fabric's, refused in a partition's
+	 * topology (and what was read freed: `make check`'s LeakSanitizer). */
+	assert_int_equal(load_error("name: p\n"
+				    "hosts: {count: 4, prefix: h, ports: 2}\n"
+				    "partitions:\n"
+				    "  - name: jobA\n"
+				    "    hosts: [h0, h1, h2, h3]\n"
+				    "    topology: {spec: 'biring:4', failed_links: [[h0, h1]],\n"
+				    "               link_rates: [[h2, h3, 25Gbps]]}\n",
+				    &err),
+			 -1);
+	assert_string_equal(ofc_error_str(&err, buf, sizeof(buf)),
+			    "t.yaml:6:49: partition 'jobA': failed_links belong to the fabric's "
+			    "topology, not a partition's");
+
 	/* A whole host after one of its ports. */
 	assert_int_equal(load_error("name: p\n"
 				    "hosts: {count: 4, prefix: h, ports: 2}\n"
