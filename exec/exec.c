@@ -583,6 +583,14 @@ static int prepare(struct run *r, struct ofc_error *err)
 					     "schedule's %u nodes",
 					     k, x->src, x->dst, x->block, r->n);
 		}
+		if (x->run) { /* the hosts between would forward: not modelled here */
+			free(keys);
+			return ofc_error_set(
+			    err, OFC_E_INPUT,
+			    "transfer %zu crosses %u arcs cut-through (a run): the "
+			    "testbed runs one hop per transfer",
+			    k, xfer_arcs(x));
+		}
 		if (x->lane != SCHED_NO_LANE) {
 			size_t i = (size_t)x->src * net->lanes + x->lane;
 

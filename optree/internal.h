@@ -116,14 +116,14 @@ static inline void emit_put(struct emitter *e, uint32_t src, uint32_t dst, uint3
 	}
 	if (s->nxfers == s->cap_xfers)
 		sched_reserve(s, s->nxfers + 1024);
-	s->xfers[s->nxfers++] = (struct xfer){(uint16_t)src,
-					      (uint16_t)dst,
-					      block,
-					      0,
-					      SCHED_ONE,
-					      (uint16_t)(slot / r->fibres),
-					      (uint8_t)(slot % r->fibres),
-					      xfer_flags((enum ring_dir)dir, e->op)};
+	s->xfers[s->nxfers++] = (struct xfer){.src = (uint16_t)src,
+					      .dst = (uint16_t)dst,
+					      .block = block,
+					      .offset = 0,
+					      .length = SCHED_ONE,
+					      .lane = (uint16_t)(slot / r->fibres),
+					      .fibre = (uint8_t)(slot % r->fibres),
+					      .flags = xfer_flags((enum ring_dir)dir, e->op)};
 }
 
 /* ---- the other collectives (collectives.c) and Wrht (wrht.c) ---- */

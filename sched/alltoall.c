@@ -438,7 +438,36 @@ int a2a_balanced_routes_0(const struct graph *g, uint64_t seed, struct a2a_route
 
 /* ---- the schedule ------------------------------------------------------------- */
 
-int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool stepped,
+/* With runs, each hop that opens one gets the run's arcs less one
+ * (xfer.run): a hop continues its route's run when it leaves on the port
+ * the hop before it left on. Read once; the passes below jump run to run. */
+static uint8_t *route_runs(const struct graph *g, const struct a2a_routes *rt)
+{
+	size_t nhops = rt->nroutes ? rt->off[rt->nroutes] : 0;
+	uint8_t *run = xmalloc(nhops + 1);
+	uint32_t *tail = graph_arc_tails(g);
+
+	for (size_t r = 0; r < rt->nroutes; r++) {
+		size_t start = rt->off[r];
+		uint32_t prev = UINT32_MAX;
+
+		for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++) {
+			uint32_t a = rt->arc[h], port = a - g->off[tail[a]];
+
+			if (port != prev || h - start == SCHED_MAX_RUN) {
+				start = h;
+				run[h] = 0;
+			} else {
+				run[start]++;
+			}
+			prev = port;
+		}
+	}
+	free(tail);
+	return run;
+}
+
+int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool stepped, bool runs,
 		 const char *algorithm, struct schedule *s, struct ofc_error *err)
 {
 	uint32_t n = g->n, nsteps = 0, *tail;
@@ -447,14 +476,19 @@ int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool steppe
 	memset(s, 0, sizeof(*s));
 	if (rt->symmetric)
 		return ofc_error_set(err, OFC_E_RUNTIME, "expand symmetric routes first");
-	for (size_t r = 0; r < rt->nroutes; r++)
-		for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++) {
-			uint32_t st = stepped ? rt->step[h] : (uint32_t)(h - rt->off[r]);
-
-			if (st + 1 > nsteps)
-				nsteps = st + 1;
-		}
+	uint8_t *run = runs && !stepped ? route_runs(g, rt) : NULL;
+#define NEXT(h) ((h) + 1 + (run ? run[h] : 0))
 	tail = graph_arc_tails(g);
+	for (size_t r = 0; r < rt->nroutes; r++) {
+		uint32_t st = 0;
+
+		for (size_t h = rt->off[r]; h < rt->off[r + 1]; h = NEXT(h), st++) {
+			uint32_t at = stepped ? rt->step[h] : st;
+
+			if (at + 1 > nsteps)
+				nsteps = at + 1;
+		}
+	}
 	count = xcalloc((size_t)nsteps + 1, sizeof(size_t));
 	pos = xcalloc((size_t)nsteps + 1, sizeof(size_t));
 	/* Pieces: a pair's routes split its block [0, 1) in order. */
@@ -467,12 +501,14 @@ int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool steppe
 		while (e < rt->nroutes && rt->src[e] == rt->src[r] && rt->dst[e] == rt->dst[r])
 			e++;
 		for (size_t q = r; q < e; q++) {
+			uint32_t st = 0;
+
 			lo[q] = sched_fix(cum);
 			cum += rt->w[q];
 			hi[q] = q + 1 == e ? SCHED_ONE : sched_fix(cum);
 			if (hi[q] > lo[q])
-				for (size_t h = rt->off[q]; h < rt->off[q + 1]; h++)
-					count[stepped ? rt->step[h] : h - rt->off[q]]++;
+				for (size_t h = rt->off[q]; h < rt->off[q + 1]; h = NEXT(h), st++)
+					count[stepped ? rt->step[h] : st]++;
 		}
 		r = e;
 	}
@@ -482,19 +518,22 @@ int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool steppe
 	for (uint32_t t = 1; t <= nsteps; t++)
 		pos[t] = pos[t - 1] + count[t - 1];
 	for (size_t r = 0; r < rt->nroutes; r++) {
+		uint32_t st = 0;
+
 		if (hi[r] <= lo[r])
 			continue;
-		for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++) {
-			uint32_t a = rt->arc[h], u = tail[a];
-			uint32_t st = stepped ? rt->step[h] : (uint32_t)(h - rt->off[r]);
+		for (size_t h = rt->off[r]; h < rt->off[r + 1]; h = NEXT(h), st++) {
+			uint32_t a = rt->arc[h], u = tail[a], k = run ? run[h] : 0;
 
-			out[pos[st]++] = (struct xfer){.src = (uint16_t)u,
-						       .dst = (uint16_t)g->adj[a],
-						       .block = rt->src[r] * n + rt->dst[r],
-						       .offset = lo[r],
-						       .length = hi[r] - lo[r],
-						       .lane = (uint16_t)(a - g->off[u]),
-						       .flags = xfer_flags(DIR_NONE, XFER_COPY)};
+			out[pos[stepped ? rt->step[h] : st]++] =
+			    (struct xfer){.src = (uint16_t)u,
+					  .dst = (uint16_t)g->adj[rt->arc[h + k]],
+					  .block = rt->src[r] * n + rt->dst[r],
+					  .offset = lo[r],
+					  .length = hi[r] - lo[r],
+					  .lane = (uint16_t)(a - g->off[u]),
+					  .run = (uint8_t)k,
+					  .flags = xfer_flags(DIR_NONE, XFER_COPY)};
 		}
 	}
 	free(lo);
@@ -502,6 +541,8 @@ int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool steppe
 	free(count);
 	free(pos);
 	free(tail);
+	free(run);
+#undef NEXT
 	return 0;
 }
 
@@ -634,10 +675,11 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 						    : a2a_balanced_routes(g, 0x0fc, rt, err);
 	}
 	if (rc == 0)
-		rc = a2a_schedule(g, rt, steps, q->algo, s, err);
+		rc = a2a_schedule(g, rt, steps, a2a_runs(q), q->algo, s, err);
 	if (rc == 0) {
 		o->max_load = a2a_max_link_load(g, q->mcf.capacity, rt);
 		o->max_paths = a2a_max_paths(rt);
+		o->max_hops = a2a_max_hops(rt);
 	}
 	a2a_routes_free(&own);
 	if (rc < 0)

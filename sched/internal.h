@@ -140,9 +140,17 @@ int a2a_balanced_routes_0(const struct graph *g, uint64_t seed, struct a2a_route
  * the most paths a pair has. */
 double a2a_max_link_load(const struct graph *g, const double *cap, const struct a2a_routes *rt);
 uint32_t a2a_max_paths(const struct a2a_routes *rt);
+uint32_t a2a_max_hops(const struct a2a_routes *rt);
 /* The schedule: `stepped` puts every hop at its step, else hop i of every
- * route at step i. Each pair's block is split among its routes by weight. */
-int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool stepped,
+ * route at step i, or with `runs` (routed only) the route's straight
+ * stretches, one transfer each (xfer.run), run i at step i. Each pair's
+ * block is split among its routes by weight. */
+int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool stepped, bool runs,
 		 const char *algorithm, struct schedule *s, struct ofc_error *err);
+/* Runs as asked, and never with host injection limits (a2a_request). */
+static inline bool a2a_runs(const struct a2a_request *q)
+{
+	return q->runs && !(q->mcf.injection > 0) && !q->mcf.injections;
+}
 
 #endif

@@ -301,6 +301,7 @@ struct rstate {
 	size_t ndl, cap_dl;
 	uint64_t *port_load;  /* node 0's ports, this step */
 	uint64_t *port_total; /* and over all steps */
+	uint32_t *run_to;     /* port j, k + 1 arcs from node 0: [j * SCHED_MAX_RUN + k] */
 	double dup;
 	/* All-to-all: the blocks (o, t) a representative r holds besides its
 	 * own, key r * N^2 + o * N + t -> what it holds of it (whole, or the
@@ -541,6 +542,35 @@ static void push(struct rstate *v, struct rdeliv d)
 	v->dl[v->ndl++] = d;
 }
 
+/* A run (sched.h): its arcs node after node to x->dst, each loading its
+ * port at its node's representative (G regular: every arc of the port
+ * alike, so the load is the run's length times its arcs). */
+static int check_run(struct rstate *v, uint32_t t, size_t xi)
+{
+	const struct xfer *x = &v->r->prog.xfers[xi];
+	const struct graph *g = v->o->graph;
+	uint32_t deg = graph_outdeg(g, 0), u = x->src, h;
+
+	if (x->lane == SCHED_NO_LANE)
+		return rfail(v, t, xi, "a transfer over %u arcs without its port", xfer_arcs(x));
+	if (x->lane >= deg)
+		return rfail(v, t, xi, "node %u has no port %u", x->src, x->lane);
+	if (v->reps == 1) {
+		/* Port j leads every u to u + s_j: the run ends at u + (k+1) s_j. */
+		v->port_load[x->lane] += (uint64_t)x->length * xfer_arcs(x);
+		u = sched_group_add(&v->r->group, u, v->run_to[x->lane * SCHED_MAX_RUN + x->run]);
+	}
+	for (uint32_t k = 0; v->reps > 1 && k < xfer_arcs(x); k++) {
+		v->port_load[(size_t)sched_group_split(&v->r->group, u, &h) * deg + x->lane] +=
+		    x->length;
+		u = g->adj[g->off[u] + x->lane];
+	}
+	if (u != x->dst)
+		return rfail(v, t, xi, "%u arcs on port %u from node %u end at node %u, not %u",
+			     xfer_arcs(x), x->lane, x->src, u, x->dst);
+	return 0;
+}
+
 /* One program transfer: its checks where it stands, and what its
  * translate into node 0 delivers there (after the step). */
 static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
@@ -564,12 +594,18 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 		return rfail(v, t, xi, "part outside the block");
 	hi = lo + x->length;
 	uint32_t rs = sched_group_split(G, x->src, &hs), rd = sched_group_split(G, x->dst, &hd);
+	if (x->run && !g)
+		return rfail(v, t, xi, "a transfer over %u arcs, checked without its topology",
+			     xfer_arcs(x));
 	if (g) {
 		uint32_t deg = graph_outdeg(g, x->src), mult = 0;
 		uint64_t *load = v->port_load + (size_t)rs * deg;
 		const uint32_t *out = graph_out(g, x->src);
 
-		if (x->lane != SCHED_NO_LANE) {
+		if (x->run) {
+			if (check_run(v, t, xi) < 0)
+				return -1;
+		} else if (x->lane != SCHED_NO_LANE) {
 			if (x->lane >= deg || out[x->lane] != x->dst)
 				return rfail(v, t, xi,
 					     "port %u of node %u does not lead to node %u", x->lane,
@@ -747,6 +783,12 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 		d = graph_outdeg(v.o->graph, 0);
 		v.port_load = xcalloc((size_t)d * v.reps + 1, sizeof(uint64_t));
 		v.port_total = xcalloc((size_t)d * v.reps + 1, sizeof(uint64_t));
+		v.run_to = xmalloc(((size_t)d * SCHED_MAX_RUN + 1) * sizeof(uint32_t));
+		for (uint32_t j = 0; j < d; j++)
+			for (uint32_t k = 0, u = 0; k < SCHED_MAX_RUN; k++) {
+				u = v.o->graph->adj[v.o->graph->off[u] + j];
+				v.run_to[j * SCHED_MAX_RUN + k] = u;
+			}
 	}
 	v.reduce = p->collective != SCHED_ALLGATHER && p->collective != SCHED_ALLTOALL;
 	v.part = xcalloc(cells, sizeof(struct seglist));
@@ -817,6 +859,7 @@ out:
 	free(v.dl);
 	free(v.port_load);
 	free(v.port_total);
+	free(v.run_to);
 	return rc;
 }
 
@@ -834,7 +877,7 @@ static int a2a_baseline_reduced(const struct graph *g, const struct sched_group 
 
 	if ((strcmp(q->algo, "direct") == 0 ? a2a_direct_routes_0(g, &rt, err)
 					    : a2a_balanced_routes_0(g, 0x0fc, &rt, err)) < 0 ||
-	    a2a_schedule(g, &rt, false, q->algo, &r->prog, err) < 0) {
+	    a2a_schedule(g, &rt, false, a2a_runs(q), q->algo, &r->prog, err) < 0) {
 		a2a_routes_free(&rt);
 		free(tail);
 		return -1;
@@ -842,6 +885,7 @@ static int a2a_baseline_reduced(const struct graph *g, const struct sched_group 
 	r->group = *G;
 	o->cut_through = true;
 	o->max_paths = 1;
+	o->max_hops = a2a_max_hops(&rt);
 	/* Every arc of port j carries node 0's hops on port j (unit
 	 * capacities: links of different rates are not reduced). */
 	load = xcalloc((size_t)d + 1, sizeof(double));
@@ -914,11 +958,12 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 		a2a_routes_limit(rt, graph_outdeg(g, 0));
 	struct a2a_routes own = *rt;
 	own.symmetric = false;
-	if (a2a_schedule(g, &own, steps, "mcf", &r->prog, err) < 0) {
+	if (a2a_schedule(g, &own, steps, a2a_runs(q), "mcf", &r->prog, err) < 0) {
 		a2a_outcome_free(o);
 		return -1;
 	}
 	r->group = grp;
+	o->max_hops = a2a_max_hops(rt);
 	/* The busiest link over all routes: every arc of port j carries what
 	 * node 0's routes put on port j (one translate of each hop each). */
 	uint32_t d = graph_outdeg(g, 0), *tail = graph_arc_tails(g);

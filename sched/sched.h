@@ -46,9 +46,26 @@ struct xfer {
 	uint32_t offset; /* fixed point, SCHED_ONE = one block */
 	uint32_t length;
 	uint16_t lane; /* WDM: wavelength; direct-connect: sender's port; or none */
-	uint8_t fibre; /* WDM fibre within the direction */
+	union {
+		uint8_t fibre; /* WDM fibre within the direction */
+		/* Direct-connect: the arcs the transfer crosses beyond the
+		 * first, each on port `lane` of the node the last one reached,
+		 * cut-through within the step (the nodes between forward it,
+		 * and hold nothing of it); dst is where the last arc ends. A
+		 * route's straight stretches, one transfer each (a torus path
+		 * is a few runs, not its hops: xfer_arcs). */
+		uint8_t run;
+	};
 	uint8_t flags; /* bits 0-1: enum ring_dir, bit 2: XFER_REDUCE */
 };
+
+#define SCHED_MAX_RUN 256u /* arcs one transfer crosses: run + 1 */
+
+/* The arcs a direct-connect transfer crosses. */
+static inline uint32_t xfer_arcs(const struct xfer *x)
+{
+	return 1u + x->run;
+}
 
 static inline enum ring_dir xfer_dir(const struct xfer *x)
 {
@@ -557,6 +574,13 @@ struct a2a_request {
 	 * optimum, else the fluid MCF is lowered to paths instead and
 	 * a2a_outcome.fallback says why. Named "steps" waits for it. */
 	double steps_try;
+	/* Routed (cut-through) schedules say each straight stretch of a route
+	 * in one transfer (xfer.run) instead of hop by hop: a torus route is a
+	 * few runs, so a 65,536-node program is 1.9 M transfers, not 24.8 M.
+	 * What runs a schedule hop by hop (MSCCL, the testbed) refuses runs;
+	 * `ofc schedule` asks for them for reduced schedules. Not with host
+	 * injection limits, whose pricing charges the hosts between. */
+	bool runs;
 };
 #define A2A_STEPS_TRY_SECONDS 5.0
 /* What one hop of a mirrored route costs until the request ends: the route
@@ -567,6 +591,7 @@ struct a2a_outcome {
 	bool cut_through;   /* routed (one step, hop i at i), not stepped */
 	double max_load;    /* blocks on the busiest link over all routes */
 	uint32_t max_paths; /* most paths a pair uses */
+	uint32_t max_hops;  /* routed: arcs on the longest route (its steps or runs fewer) */
 	bool have_mcf;
 	struct mcf_result mcf; /* mcf: the flow (its routes as lowered) */
 	const char *lowering;  /* mcf: the lowering used (steps, paths, single) */

@@ -214,6 +214,10 @@ void sched_write_json_members(struct json_writer *w, const struct schedule *s, b
 					jw_key(w, "port");
 					jw_uint(w, x->lane);
 				}
+				if (!wdm && x->run) {
+					jw_key(w, "arcs");
+					jw_uint(w, xfer_arcs(x));
+				}
 				jw_obj_end(w);
 			}
 			jw_arr_end(w);
@@ -251,6 +255,8 @@ void sched_write_text(FILE *out, const struct schedule *s, uint32_t max_lines)
 					xfer_dir(x) == DIR_CW ? "cw" : "ccw", x->fibre, x->lane);
 			else if (x->lane != SCHED_NO_LANE)
 				fprintf(out, "  port %u", x->lane);
+			if (!wdm && x->run)
+				fprintf(out, " x %u arcs", xfer_arcs(x));
 			fprintf(out, "\n");
 		}
 	}

@@ -601,6 +601,44 @@ static void apply_rdeliveries(struct vstate *v)
 
 /* ---- per-step checks ---------------------------------------------------------- */
 
+static void load_arc(struct vstate *v, uint32_t t, uint32_t a, uint32_t len)
+{
+	if (v->arc_stamp[a] != t + 1) {
+		v->arc_stamp[a] = t + 1;
+		v->arc_load[a] = 0;
+		v->arc_used[v->narc_used++] = a;
+	}
+	v->arc_load[a] += len;
+	v->arc_total[a] += len;
+}
+
+/* A run: xfer_arcs(x) arcs on port x->lane, node after node, each loaded
+ * in the step, ending at x->dst; the nodes between take part (a failed
+ * host forwards nothing). */
+static int check_run(struct vstate *v, uint32_t t, size_t xi)
+{
+	const struct graph *g = v->o->graph;
+	const struct xfer *x = &v->s->xfers[xi];
+	uint32_t u = x->src;
+
+	if (x->lane == SCHED_NO_LANE)
+		return fail(v, t, xi, "a transfer over %u arcs without its port", xfer_arcs(x));
+	for (uint32_t k = 0; k < xfer_arcs(x); k++) {
+		if (k && v->o->absent && v->o->absent[u])
+			return fail(v, t, xi, "node %u, %u arcs on, takes no part (failed)", u, k);
+		if (x->lane >= graph_outdeg(g, u))
+			return fail(v, t, xi, "node %u, %u arcs on, has no port %u", u, k, x->lane);
+		uint32_t a = g->off[u] + x->lane;
+
+		load_arc(v, t, a, x->length);
+		u = g->adj[a];
+	}
+	if (u != x->dst)
+		return fail(v, t, xi, "%u arcs on port %u from node %u end at node %u, not %u",
+			    xfer_arcs(x), x->lane, x->src, u, x->dst);
+	return 0;
+}
+
 static int check_link(struct vstate *v, uint32_t t, size_t xi)
 {
 	const struct graph *g = v->o->graph;
@@ -608,6 +646,8 @@ static int check_link(struct vstate *v, uint32_t t, size_t xi)
 	uint32_t deg = graph_outdeg(g, x->src), arc = UINT32_MAX, mult = 0;
 	const uint32_t *out = graph_out(g, x->src);
 
+	if (x->run)
+		return check_run(v, t, xi);
 	if (x->lane != SCHED_NO_LANE) {
 		if (x->lane >= deg || out[x->lane] != x->dst)
 			return fail(v, t, xi, "port %u of node %u does not lead to node %u",
@@ -629,13 +669,7 @@ static int check_link(struct vstate *v, uint32_t t, size_t xi)
 	for (uint32_t k = 0, a = arc; k < mult; a++) {
 		if (g->adj[a] != x->dst)
 			continue;
-		if (v->arc_stamp[a] != t + 1) {
-			v->arc_stamp[a] = t + 1;
-			v->arc_load[a] = 0;
-			v->arc_used[v->narc_used++] = a;
-		}
-		v->arc_load[a] += x->length / mult;
-		v->arc_total[a] += x->length / mult;
+		load_arc(v, t, a, x->length / mult);
 		k++;
 	}
 	return 0;
@@ -1107,6 +1141,10 @@ static int read_phase(struct vstate *v, uint32_t t)
 		if (!block_ok(v, x->block))
 			return fail(v, t, xi, "no such block");
 		hi = lo + x->length;
+		if (x->run && !v->o->wdm && !v->o->graph)
+			return fail(v, t, xi,
+				    "a transfer over %u arcs, checked without its topology",
+				    xfer_arcs(x));
 		if (v->o->graph && check_link(v, t, xi) < 0)
 			return -1;
 		if (v->net && check_net_link(v, t, xi) < 0)

@@ -181,6 +181,10 @@ static void write_a2a_json(const struct schedule_result *r, const struct schedul
 	jw_double(w, o->max_load);
 	jw_key(w, "max_paths_per_pair");
 	jw_uint(w, o->max_paths);
+	if (o->cut_through) {
+		jw_key(w, "max_hops");
+		jw_uint(w, o->max_hops);
+	}
 	if (o->have_mcf) {
 		jw_key(w, "lowering");
 		jw_str(w, o->lowering);
@@ -332,6 +336,10 @@ static void write_summary_json(const struct schedule_result *r, const struct sch
 	}
 	jw_key(w, "num_transfers");
 	jw_uint(w, o->ntransfers);
+	if (o->is_a2a) { /* runs cross several arcs each */
+		jw_key(w, "num_hops");
+		jw_uint(w, o->nhops);
+	}
 	jw_key(w, "generate_s");
 	jw_double(w, o->gen_s);
 	jw_key(w, "verify_s");
@@ -440,7 +448,7 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 	if (o->cut_through) /* every route at once: one start-up */
 		fprintf(out,
 			"  steps        %u hops at most, cut-through: one step (T_L = %.6g us)\n",
-			o->steps, r->cost.alpha * 1e6);
+			o->max_hops, r->cost.alpha * 1e6);
 	else
 		fprintf(out, "  steps        %u (T_L = %.6g us)\n", o->steps,
 			o->steps * r->cost.alpha * 1e6);
@@ -463,9 +471,13 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 		o->lb_steps == 1 ? "" : "s", o->cut_through ? ", cut-through" : "");
 	text_tau(out, r->lb.tau_b, frac_value(r->lb.tau_b));
 	fprintf(out, ")\n  ratio        %.4f\n", o->ratio);
+	char hops[64] = "";
+	if (o->is_a2a && o->nhops != o->ntransfers) /* runs */
+		snprintf(hops, sizeof(hops), " (%zu hops: straight stretches one transfer each)",
+			 o->nhops);
 	if (o->verified)
-		fprintf(out, "  verified     yes: %zu transfers, %s give tau_B %.9g%s\n",
-			o->ntransfers,
+		fprintf(out, "  verified     yes: %zu transfers%s, %s give tau_B %.9g%s\n",
+			o->ntransfers, hops,
 			o->is_a2a && r->host_beta > 0 ? "link and host loads" : "link loads",
 			o->measured, r->arc_cap ? " (each link at its rate)" : "");
 	else

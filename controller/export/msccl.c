@@ -318,11 +318,17 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 				     "MSCCL programs here are allgather, reduce-scatter, allreduce "
 				     "and all-to-all, not %s",
 				     sched_collective_name(s->collective));
-	for (size_t k = 0; k < s->nxfers; k++)
+	for (size_t k = 0; k < s->nxfers; k++) {
 		if (xfer_dir(&s->xfers[k]) != DIR_NONE)
 			return ofc_error_set(err, OFC_E_INPUT,
 					     "an MSCCL program is for direct-connect schedules, "
 					     "not WDM rings");
+		if (s->xfers[k].run) /* MSCCL sends to a peer, one link */
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "transfer %zu crosses %u arcs cut-through: an MSCCL "
+					     "program sends one link at a time",
+					     k, xfer_arcs(&s->xfers[k]));
+	}
 	Q = m.Q = pick_q(s, &exact);
 	info->chunks_per_block = Q;
 	info->exact = exact;

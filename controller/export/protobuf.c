@@ -312,6 +312,8 @@ static Ofc__V1__Transfer *transfer_msg(struct arena *a, const struct schedule *s
 		SET(m, wavelength, x->lane);
 	} else if (x->lane != SCHED_NO_LANE) {
 		SET(m, port, x->lane);
+		if (x->run)
+			SET(m, arcs, xfer_arcs(x));
 	}
 	return m;
 }
@@ -578,7 +580,9 @@ int schedule_read_pb(const char *path, struct schedule *s, struct ofc_error *err
 			    (c == SCHED_ALLTOALL && (!x->has_target || x->target >= m->nodes)) ||
 			    read_frac(x->has_offset ? x->offset : 0, &r.offset) < 0 ||
 			    read_frac(x->has_length ? x->length : 1, &r.length) < 0 ||
-			    (x->has_port && x->port >= SCHED_NO_LANE) || x->has_direction) {
+			    (x->has_port && x->port >= SCHED_NO_LANE) || x->has_direction ||
+			    (x->has_arcs && (x->arcs < 1 || x->arcs > SCHED_MAX_RUN ||
+					     (x->arcs > 1 && !x->has_port)))) {
 				ofc_error_at(err, OFC_E_INPUT, path, 0, 0,
 					     "step %zu, transfer %zu is not a direct-connect "
 					     "transfer between the schedule's %u nodes",
@@ -590,6 +594,7 @@ int schedule_read_pb(const char *path, struct schedule *s, struct ofc_error *err
 			r.dst = (uint16_t)x->dst;
 			r.block = c == SCHED_ALLTOALL ? origin * m->nodes + x->target : origin;
 			r.lane = x->has_port ? (uint16_t)x->port : SCHED_NO_LANE;
+			r.run = x->has_arcs ? (uint8_t)(x->arcs - 1) : 0;
 			r.flags = xfer_flags(
 			    DIR_NONE, x->has_op && x->op == OFC__V1__TRANSFER_OP__TRANSFER_OP_REDUCE
 					  ? XFER_REDUCE

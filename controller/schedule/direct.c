@@ -823,7 +823,12 @@ static void a2a_finish(struct schedule_result *r, struct schedule_outcome *o,
 	o->cut_through = a->cut_through;
 	o->max_load = a->max_load;
 	o->max_paths = a->max_paths;
+	o->max_hops = a->max_hops;
 	finish(r, o);
+	for (size_t k = 0; k < o->s.nxfers; k++)
+		o->nhops += xfer_arcs(&o->s.xfers[k]);
+	if (o->is_reduced)
+		o->nhops *= o->group.order;
 	if (o->cut_through) {
 		/* Priced by the schedule as verified: its busiest link over all
 		 * steps, which must be what the routes it was lowered from load
@@ -904,6 +909,7 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 			o->why_code = OFC_E_INPUT;
 			return;
 		}
+		aq.runs = true; /* nothing runs a reduced program hop by hop */
 		if (a2a_reduced(r->g, &o->group, &aq, &red, &a, &err) < 0) {
 			not_applies(o, &err);
 			return;

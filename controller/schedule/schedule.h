@@ -141,6 +141,8 @@ struct schedule_outcome {
 	bool have;		   /* s is held (comparisons keep only the main one) */
 	struct schedule s;	   /* verified (s.verified) and priced */
 	uint32_t steps;		   /* s.nsteps (a cut-through all-to-all is priced as 1) */
+	uint32_t max_hops;	   /* cut-through all-to-all: arcs on its longest route */
+	size_t nhops;		   /* all-to-all: arcs its transfers cross (runs: more) */
 	size_t ntransfers;
 	struct frac tau_b; /* exact for BFB, else from the measured link loads */
 	double tau_b_value;

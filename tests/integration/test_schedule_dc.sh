@@ -351,11 +351,20 @@ expect_error 2 "ofc: MSCCL programs are explicit: write the schedule without --r
 	$S --topology torus:4x4 --collective allgather --reduced --format msccl -o "$TMP/red.xml"
 # All-to-all: the MCF's symmetric routes are node 0's; lowered by paths or
 # steps they are the program, with the explicit schedule's figures.
+# Routed, the program says a route's straight stretches one transfer each
+# (runs): as many hops as the explicit schedule's transfers, fewer steps
+# than its hops.
 for low in paths steps; do
 	want=$($S --topology torus:6x6 --collective alltoall --algo mcf --lowering $low --json |
-		python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["num_transfers"], j["num_steps"], round(j["theta"], 9), j["verified"])')
+		python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["num_transfers"], j["num_steps"], round(j["theta"], 9), j["verified"], j["num_hops"])')
 	set -- $want
-	expect_json "j['verified'] and j['reduced']['verified'] and j['num_transfers']==$1 and j['num_steps']==$2 and round(j['theta'], 9)==$3 and '$4'=='True'" \
+	[ "$1" = "$5" ] && ok || bad "explicit $low: one hop per transfer" "$want"
+	if [ $low = paths ]; then
+		steps="j['num_steps']<$2 and j['max_hops']==$2 and j['num_transfers']<$1"
+	else
+		steps="j['num_steps']==$2 and j['num_transfers']==$1"
+	fi
+	expect_json "j['verified'] and j['reduced']['verified'] and j['num_hops']==$1 and $steps and round(j['theta'], 9)==$3 and '$4'=='True'" \
 		$S --topology torus:6x6 --collective alltoall --algo mcf --lowering $low --reduced --json
 done
 expect_json 'j["reduced"]["group"]=="Z_64^2" and j["verified"] and j["mcf"]["optimal"] and j["max_paths_per_pair"]<=4' \
@@ -391,7 +400,7 @@ grep -q "reduced goes with --algo bfb, bfb-lp, ring, bidir-ring, recursive or to
 want=$($S --topology torus:6x6 --collective alltoall --algo direct --json |
 	python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["num_transfers"], j["tau_b_fraction"], repr(j["theta"]))')
 set -- $want
-expect_json "j['verified'] and j['reduced']['order']==36 and j['num_transfers']==$1 and j['tau_b_fraction']=='$2' and j['theta']==$3" \
+expect_json "j['verified'] and j['reduced']['order']==36 and j['num_hops']==$1 and j['num_transfers']<$1 and j['tau_b_fraction']=='$2' and j['theta']==$3" \
 	$S --topology torus:6x6 --collective alltoall --algo direct --reduced --json
 expect_json 'j["verified"] and j["reduced"]["group"]=="Z_2^12" and j["num_transfers"]==4096*12*2048' \
 	$S --topology hypercube:12 --collective alltoall --algo sp-balanced --json

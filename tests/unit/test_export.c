@@ -228,6 +228,86 @@ static void test_schedule_pb_reduced(void **state)
 	graph_free(g);
 }
 
+/* Runs (xfer.run) go out as `arcs` and come back as they were: the
+ * expanded reduced all-to-all on torus:8x8, whole, read by
+ * schedule_read_pb and verified again; a run without its port, or longer
+ * than a transfer crosses, is refused. */
+static void write_file(char *path, const void *data, size_t len)
+{
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, len), (ssize_t)len);
+	close(fd);
+}
+
+static void test_schedule_pb_runs(void **state)
+{
+	struct graph *g;
+	struct topo_tree *t;
+	struct sched_reduced r;
+	struct a2a_outcome o;
+	struct a2a_request q = {
+	    .algo = "mcf", .lowering = "paths", .mcf = {.threads = 1}, .runs = true};
+	struct verify_report rep;
+	struct schedule s, back;
+	struct ofc_error err = {0};
+	char *data = NULL, path[] = "/tmp/ofc-runsXXXXXX";
+	size_t len = 0, runs = 0;
+
+	(void)state;
+	assert_int_equal(topo_build_tree("torus:8x8", &g, &t, &err), 0);
+	assert_int_equal(sched_group_of(g, t, &r.group, &err), 0);
+	assert_int_equal(a2a_reduced(g, &r.group, &q, &r, &o, &err), 0);
+	assert_int_equal(sched_reduced_expand(&r, &s, &err), 0);
+	for (size_t k = 0; k < s.nxfers; k++)
+		runs += s.xfers[k].run > 0;
+	assert_true(runs > 0);
+	FILE *mem = open_memstream(&data, &len);
+	assert_int_equal(schedule_write_pb(&s, mem, &err), 0);
+	fclose(mem);
+	write_file(path, data, len);
+	assert_int_equal(schedule_read_pb(path, &back, &err), 0);
+	unlink(path);
+	assert_int_equal(back.nxfers, s.nxfers);
+	assert_int_equal(back.nsteps, s.nsteps);
+	assert_memory_equal(back.xfers, s.xfers, s.nxfers * sizeof(struct xfer));
+	assert_int_equal(sched_verify(&back, &(struct verify_opts){.graph = g}, &rep), 0);
+	sched_free(&back);
+
+	/* The first run's transfer, made bad in the message. */
+	Ofc__V1__Schedule *m = ofc__v1__schedule__unpack(NULL, len, (uint8_t *)data);
+	Ofc__V1__Transfer *x = NULL;
+	for (size_t k = 0; k < m->n_steps && !x; k++)
+		for (size_t i = 0; i < m->steps[k]->n_transfers && !x; i++)
+			if (m->steps[k]->transfers[i]->has_arcs)
+				x = m->steps[k]->transfers[i];
+	assert_non_null(x);
+	for (int bad = 0; bad < 2; bad++) {
+		if (bad == 0)
+			x->arcs = SCHED_MAX_RUN + 1;
+		else
+			x->has_port = 0;
+		size_t n = ofc__v1__schedule__get_packed_size(m);
+		uint8_t *buf = malloc(n);
+		ofc__v1__schedule__pack(m, buf);
+		strcpy(path, "/tmp/ofc-runsXXXXXX");
+		write_file(path, buf, n);
+		free(buf);
+		assert_int_equal(schedule_read_pb(path, &back, &err), -1);
+		assert_non_null(strstr(err.msg, "is not a direct-connect transfer"));
+		unlink(path);
+		x->arcs = 2;
+	}
+	ofc__v1__schedule__free_unpacked(m, NULL);
+	free(data);
+	sched_free(&s);
+	sched_reduced_free(&r);
+	a2a_outcome_free(&o);
+	topo_tree_free(t);
+	graph_free(g);
+}
+
 static void test_json_and_text(void **state)
 {
 	struct fabric *f = load();
@@ -266,6 +346,7 @@ int main(void)
 	    cmocka_unit_test(test_topology_pb),
 	    cmocka_unit_test(test_schedule_pb_streamed),
 	    cmocka_unit_test(test_schedule_pb_reduced),
+	    cmocka_unit_test(test_schedule_pb_runs),
 	    cmocka_unit_test(test_json_and_text),
 	};
 

@@ -129,10 +129,22 @@ static void dropped_and_misrouted(const struct fixture *f, const struct sched_re
 	assert_int_equal(both(f, &bad, &red, &exp), -1);
 	sched_reduced_free(&bad);
 	y.lane = (uint16_t)((x->lane + 1) % graph_outdeg(f->g, x->src));
-	if (graph_out(f->g, x->src)[y.lane] != x->dst) {
+	uint32_t end = x->src; /* where the run on the other port ends */
+	for (uint32_t k = 0; k < xfer_arcs(&y); k++)
+		end = graph_out(f->g, end)[y.lane];
+	if (end != x->dst) {
 		edited(r, xi, -1, false, &y, &bad);
 		assert_int_equal(both(f, &bad, &red, &exp), -1);
-		assert_non_null(strstr(red.error, "does not lead"));
+		assert_non_null(strstr(red.error, y.run ? "end at node" : "does not lead"));
+		sched_reduced_free(&bad);
+	}
+	if (x->run) { /* a run one arc short ends elsewhere */
+		y = *x;
+		y.run--;
+		edited(r, xi, -1, false, &y, &bad);
+		assert_int_equal(both(f, &bad, &red, &exp), -1);
+		assert_non_null(strstr(red.error, y.run ? "end at node" : "does not lead"));
+		assert_non_null(strstr(exp.error, y.run ? "end at node" : "does not lead"));
 		sched_reduced_free(&bad);
 	}
 }
@@ -364,7 +376,7 @@ static int cmp_xfer(const void *a, const void *b);
 static void same_schedule(const struct sched_reduced *r, struct schedule *es);
 
 /* algo mcf (lowered as asked), direct or sp-balanced. */
-static void a2a_case(const char *spec, const char *algo, const char *lowering)
+static void a2a_case(const char *spec, const char *algo, const char *lowering, bool runs)
 {
 	struct fixture f;
 	struct sched_reduced r, bad;
@@ -372,7 +384,8 @@ static void a2a_case(const char *spec, const char *algo, const char *lowering)
 	struct schedule es;
 	struct verify_report red, exp, ex;
 	struct ofc_error err = {0};
-	struct a2a_request q = {.algo = algo, .lowering = lowering, .mcf = {.threads = 1}};
+	struct a2a_request q = {
+	    .algo = algo, .lowering = lowering, .mcf = {.threads = 1}, .runs = runs};
 	struct verify_opts vo;
 	bool mcf = strcmp(algo, "mcf") == 0;
 	bool single = mcf && lowering && strcmp(lowering, "single") == 0;
@@ -391,13 +404,37 @@ static void a2a_case(const char *spec, const char *algo, const char *lowering)
 	if (a2a_build(f.g, &q, &es, &eo, &err) < 0)
 		fail_msg("%s: %s", spec, err.msg);
 	assert_int_equal(sched_verify(&es, &vo, &ex), 0);
-	if (!single) { /* single: each rule picks its own paths among the MCF's */
+	/* single: each rule picks its own paths among the MCF's; sp-balanced's
+	 * are as long, but not as straight. */
+	if (!single && !(runs && own_rule)) {
 		assert_int_equal(es.nxfers, sched_reduced_transfers(&r));
 		assert_int_equal(es.nsteps, r.prog.nsteps);
 	}
 	if (!own_rule) {
 		assert_true(fabs(ex.sum_max_link_load - red.sum_max_link_load) < 1e-9);
+		assert_true(fabs(ex.max_total_link_load - red.max_total_link_load) < 1e-9);
 		assert_true(fabs(eo.max_load - o.max_load) < 1e-9);
+	}
+	if (o.cut_through) /* the busiest link over all steps: the routes' */
+		assert_true(fabs(red.max_total_link_load - o.max_load) < 1e-9);
+	if (runs && o.cut_through && !single) {
+		/* A route's straight stretches, one transfer each: as many arcs
+		 * as the hop-by-hop schedule has transfers, in fewer steps. */
+		struct a2a_request hq = q;
+		struct a2a_outcome ho;
+		struct schedule hs;
+		size_t arcs = 0;
+
+		hq.runs = false;
+		if (a2a_build(f.g, &hq, &hs, &ho, &err) < 0)
+			fail_msg("%s: %s", spec, err.msg);
+		for (size_t k = 0; k < r.prog.nxfers; k++)
+			arcs += xfer_arcs(&r.prog.xfers[k]);
+		assert_int_equal(hs.nxfers, arcs * r.group.order);
+		assert_int_equal(hs.nsteps, o.max_hops);
+		assert_true(r.prog.nsteps <= hs.nsteps);
+		sched_free(&hs);
+		a2a_outcome_free(&ho);
 	}
 	if (single)
 		assert_int_equal(o.max_paths, 1);
@@ -409,10 +446,15 @@ static void a2a_case(const char *spec, const char *algo, const char *lowering)
 
 		assert_int_equal(sched_reduced_expand(&r, &xs, &err), 0);
 		for (size_t i = 0; i < xs.nxfers; i++) {
-			double *a = &arc[f.g->off[xs.xfers[i].src] + xs.xfers[i].lane];
+			const struct xfer *x = &xs.xfers[i];
 
-			*a += sched_frac(xs.xfers[i].length);
-			most = *a > most ? *a : most;
+			for (uint32_t k = 0, u = x->src; k < xfer_arcs(x); k++) {
+				double *a = &arc[f.g->off[u] + x->lane];
+
+				*a += sched_frac(x->length);
+				most = *a > most ? *a : most;
+				u = f.g->adj[f.g->off[u] + x->lane];
+			}
 		}
 		assert_true(fabs(most - o.max_load) < 1e-9);
 		sched_free(&xs);
@@ -464,11 +506,13 @@ static void test_alltoall(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(a2a); i++) {
-		a2a_case(a2a[i], "mcf", "paths");
-		a2a_case(a2a[i], "mcf", "steps");
-		a2a_case(a2a[i], "mcf", "single");
-		a2a_case(a2a[i], "direct", NULL);
-		a2a_case(a2a[i], "sp-balanced", NULL);
+		for (int runs = 0; runs < 2; runs++) {
+			a2a_case(a2a[i], "mcf", "paths", runs);
+			a2a_case(a2a[i], "mcf", "steps", runs);
+			a2a_case(a2a[i], "mcf", "single", runs);
+			a2a_case(a2a[i], "direct", NULL, runs);
+			a2a_case(a2a[i], "sp-balanced", NULL, runs);
+		}
 	}
 }
 

@@ -214,6 +214,72 @@ static void test_links(void **state)
 	sched_free(&s);
 }
 
+/* Runs (xfer.run): on a one-way ring of 6 every node sends its block to
+ * each other node in one step, k arcs cut-through on port 0. The nodes
+ * between forward without keeping it, every arc is loaded by every run
+ * over it, and a run must end where it says, on a port, through nodes that
+ * take part. */
+static void ring_runs(struct schedule *s, uint32_t n)
+{
+	sched_init(s, SCHED_ALLGATHER, "runs", n);
+	sched_step(s);
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t k = 1; k < n; k++) {
+			struct xfer x = X(u, (u + k) % n, u);
+
+			x.lane = 0;
+			x.run = (uint8_t)(k - 1);
+			sched_add(s, &x);
+		}
+}
+
+static void test_runs(void **state)
+{
+	struct schedule s;
+	struct verify_report r;
+	struct graph *g;
+	struct ofc_error err = {0};
+	uint8_t absent[6] = {0, 0, 0, 1, 0, 0};
+	(void)state;
+
+	assert_int_equal(topo_build("ring:6", &g, &err), 0);
+	struct verify_opts o = {.graph = g};
+	ring_runs(&s, 6);
+	assert_int_equal(sched_verify(&s, &o, &r), 0);
+	/* Each arc carries 1 + 2 + 3 + 4 + 5 runs' blocks, in the one step. */
+	assert_true(fabs(r.max_total_link_load - 15) < 1e-9);
+	assert_true(fabs(r.sum_max_link_load - 15) < 1e-9);
+	/* Without the topology, a run cannot be checked. */
+	assert_int_equal(sched_verify(&s, NULL, &r), -1);
+	assert_non_null(strstr(r.error, "checked without its topology"));
+	/* One arc short of where it says. */
+	s.xfers[3].run--;
+	assert_int_equal(sched_verify(&s, &o, &r), -1);
+	assert_non_null(strstr(r.error, "3 arcs on port 0 from node 0 end at node 3, not 4"));
+	s.xfers[3].run++;
+	/* A run needs its port. */
+	s.xfers[3].lane = SCHED_NO_LANE;
+	assert_int_equal(sched_verify(&s, &o, &r), -1);
+	assert_non_null(strstr(r.error, "over 4 arcs without its port"));
+	s.xfers[3].lane = 0;
+	/* Forwarded only through hosts that take part: node 0's block to 4
+	 * crosses the failed node 3 (the others' runs to and from 3 are
+	 * refused first: keep only node 0's, to the survivors). */
+	struct schedule t;
+	sched_init(&t, SCHED_ALLGATHER, "runs", 6);
+	sched_step(&t);
+	struct xfer x = X(0, 4, 0);
+	x.lane = 0;
+	x.run = 3;
+	sched_add(&t, &x);
+	o.absent = absent;
+	assert_int_equal(sched_verify(&t, &o, &r), -1);
+	assert_non_null(strstr(r.error, "node 3, 3 arcs on, takes no part"));
+	sched_free(&t);
+	sched_free(&s);
+	graph_free(g);
+}
+
 /* Reduce-scatter on a one-way ring: step t, node u passes its running sum
  * of shard u - t - 1 to u + 1, which adds its own input. */
 static void ring_reduce_scatter(struct schedule *s, uint32_t n)
@@ -500,6 +566,7 @@ int main(void)
 	    cmocka_unit_test(test_incomplete),
 	    cmocka_unit_test(test_partial_blocks),
 	    cmocka_unit_test(test_links),
+	    cmocka_unit_test(test_runs),
 	    cmocka_unit_test(test_reduce_scatter),
 	    cmocka_unit_test(test_reduce_same_step_is_not_visible),
 	    cmocka_unit_test(test_allreduce),
