@@ -274,6 +274,15 @@ static void test_schedule_pb_runs(void **state)
 	assert_memory_equal(back.xfers, s.xfers, s.nxfers * sizeof(struct xfer));
 	assert_int_equal(sched_verify(&back, &(struct verify_opts){.graph = g}, &rep), 0);
 	sched_free(&back);
+	/* An MSCCL program sends one link at a time. */
+	struct msccl_info mi;
+	char *xml = NULL;
+	size_t xlen = 0;
+	mem = open_memstream(&xml, &xlen);
+	assert_int_equal(schedule_write_msccl(&s, mem, &mi, &err), -1);
+	fclose(mem);
+	free(xml);
+	assert_non_null(strstr(err.msg, "arcs cut-through: an MSCCL program sends one link"));
 
 	/* The first run's transfer, made bad in the message. */
 	Ofc__V1__Schedule *m = ofc__v1__schedule__unpack(NULL, len, (uint8_t *)data);
