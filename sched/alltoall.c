@@ -10,15 +10,26 @@
 #include <string.h>
 
 /* Where a route's load goes: slot[arc] of nslots (NULL: each arc its
- * own), each slot of capacity cap[slot] (NULL: 1). */
+ * own), each slot of capacity cap[slot] (NULL: 1). With few slots (node
+ * 0's ports) a route is its hop count per slot, counted once: a 128-hop
+ * torus route is then 4 numbers, not 128 lookups per comparison. */
 struct load_slots {
 	const uint32_t *slot;
 	const double *cap;
+	uint32_t nslots;
+	uint32_t *count; /* per route, nslots hop counts (few slots), or NULL */
 };
+
+#define FEW_SLOTS 64u
 
 static uint32_t slot_of(const struct load_slots *ls, uint32_t arc)
 {
 	return ls->slot ? ls->slot[arc] : arc;
+}
+
+static double slot_peak(const struct load_slots *ls, uint32_t k, const uint64_t *load)
+{
+	return (double)(load[k] + 1) / (ls->cap ? ls->cap[k] : 1);
 }
 
 /* The most load over capacity on a route's links if it took one more unit. */
@@ -27,21 +38,47 @@ static double route_peak(const struct a2a_routes *rt, size_t r, const uint64_t *
 {
 	double peak = 0;
 
-	for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++) {
-		uint32_t k = slot_of(ls, rt->arc[h]);
-		double p = (double)(load[k] + 1) / (ls->cap ? ls->cap[k] : 1);
-
-		if (p > peak)
-			peak = p;
+	if (ls->count) {
+		for (uint32_t k = 0; k < ls->nslots; k++)
+			if (ls->count[r * ls->nslots + k])
+				peak = fmax(peak, slot_peak(ls, k, load));
+		return peak;
 	}
+	for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++)
+		peak = fmax(peak, slot_peak(ls, slot_of(ls, rt->arc[h]), load));
 	return peak;
 }
 
 static void route_load(const struct a2a_routes *rt, size_t r, uint64_t *load, int sign,
 		       const struct load_slots *ls)
 {
+	if (ls->count) {
+		for (uint32_t k = 0; k < ls->nslots; k++)
+			load[k] += (uint64_t)((int64_t)sign * ls->count[r * ls->nslots + k]);
+		return;
+	}
 	for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++)
 		load[slot_of(ls, rt->arc[h])] += (uint64_t)(int64_t)sign;
+}
+
+/* The pair's route of least peak among [first, end), from `best` (ties:
+ * the heavier route when `heavier`, else the one held). */
+static size_t least_peak(const struct a2a_routes *rt, size_t first, size_t end, size_t best,
+			 bool heavier, const uint64_t *load, const struct load_slots *ls)
+{
+	double bp = route_peak(rt, best, load, ls);
+
+	for (size_t q = first; q < end; q++) {
+		if (q == best)
+			continue;
+		double p = route_peak(rt, q, load, ls);
+
+		if (p < bp || (heavier && p == bp && rt->w[q] > rt->w[best])) {
+			best = q;
+			bp = p;
+		}
+	}
+	return best;
 }
 
 /* Single path (App. D's equal-weight routing with one path): among each
@@ -51,21 +88,24 @@ static void route_load(const struct a2a_routes *rt, size_t r, uint64_t *load, in
  * node 0's routes on a Cayley graph, per port, since every arc of port j
  * carries what node 0's routes put on j (the symmetric schedule of the
  * same rule). */
-static void routes_single(struct a2a_routes *rt, uint32_t nslots, const struct load_slots *ls)
+static void routes_single(struct a2a_routes *rt, uint32_t nslots, struct load_slots *ls)
 {
 	uint64_t *load = xcalloc((size_t)nslots + 1, sizeof(uint64_t));
 	size_t npairs = 0, *first = NULL, *chosen = NULL, cap1 = 0, cap2 = 0;
 
+	ls->nslots = nslots;
+	if (ls->slot && nslots <= FEW_SLOTS) {
+		ls->count = xcalloc(rt->nroutes * nslots + 1, sizeof(uint32_t));
+		for (size_t r = 0; r < rt->nroutes; r++)
+			for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++)
+				ls->count[r * nslots + slot_of(ls, rt->arc[h])]++;
+	}
 	for (size_t r = 0; r < rt->nroutes;) {
-		size_t e = r, best = r;
+		size_t e = r, best;
 
 		while (e < rt->nroutes && rt->src[e] == rt->src[r] && rt->dst[e] == rt->dst[r])
 			e++;
-		for (size_t q = r + 1; q < e; q++)
-			if (route_peak(rt, q, load, ls) < route_peak(rt, best, load, ls) ||
-			    (route_peak(rt, q, load, ls) == route_peak(rt, best, load, ls) &&
-			     rt->w[q] > rt->w[best]))
-				best = q;
+		best = least_peak(rt, r, e, r, true, load, ls);
 		route_load(rt, best, load, 1, ls);
 		GROW(first, cap1, npairs + 2);
 		GROW(chosen, cap2, npairs + 1);
@@ -78,12 +118,10 @@ static void routes_single(struct a2a_routes *rt, uint32_t nslots, const struct l
 		bool moved = false;
 
 		for (size_t p = 0; p < npairs; p++) {
-			size_t cur = chosen[p], best = cur;
+			size_t cur = chosen[p], best;
 
 			route_load(rt, cur, load, -1, ls);
-			for (size_t q = first[p]; q < first[p + 1]; q++)
-				if (route_peak(rt, q, load, ls) < route_peak(rt, best, load, ls))
-					best = q;
+			best = least_peak(rt, first[p], first[p + 1], cur, false, load, ls);
 			route_load(rt, best, load, 1, ls);
 			moved |= best != cur;
 			chosen[p] = best;
@@ -101,6 +139,8 @@ static void routes_single(struct a2a_routes *rt, uint32_t nslots, const struct l
 	free(load);
 	free(first);
 	free(chosen);
+	free(ls->count);
+	ls->count = NULL;
 	a2a_routes_free(rt);
 	*rt = out;
 }
