@@ -454,6 +454,8 @@ static bool a2a_ev_key(struct rstate *v, const struct xfer *x, bool write, bool 
 
 		*key = ((a | v->swar) - (b & ~v->swar)) ^ ((a ^ ~b) & v->swar);
 		o = (uint32_t)(*key >> v->lgn);
+		if (o) /* the representative is node 0 */
+			return true;
 	} else {
 		if (G->reps > 1)
 			r = sched_group_split(G, u, &h);
@@ -583,6 +585,23 @@ static uint32_t xfer_step(const struct schedule *p, size_t xi)
 	return lo;
 }
 
+/* piece_covers and piece_add where the piece is one interval (nearly
+ * always: a path's piece moves on its own), without a call per event. */
+static bool held(const struct piecemap *m, const struct piece *e, uint32_t lo, uint32_t hi)
+{
+	return e->more ? piece_covers(m, e, lo, hi) : e->lo <= lo && hi <= e->hi;
+}
+
+static uint64_t hold(struct piecemap *m, struct piece *e, uint32_t lo, uint32_t hi)
+{
+	if (!e->more && e->lo == e->hi) { /* empty */
+		e->lo = lo;
+		e->hi = hi;
+		return 0;
+	}
+	return piece_add(m, e, lo, hi);
+}
+
 /* One key's events, ev[0 .. m - 1] in emission order: every read against
  * the writes before it, the deliveries at the target, and whether the
  * target ends with the block whole (done). */
@@ -609,14 +628,14 @@ static void a2a_check_key(struct rstate *v, const struct a2a_sort *s, uint64_t k
 			hi = lo + p->xfers[xi].length;
 		}
 		if (!(ev[i] & 1)) {
-			if (!piece_covers(lists, &e, lo, hi)) {
+			if (!held(lists, &e, lo, hi)) {
 				a2a_keep_first(&v->afail, (struct a2a_failure){
 							      A2A_AT_CHECK, xfer_step(p, xi), xi});
 				break;
 			}
 			continue;
 		}
-		uint64_t ov = piece_add(lists, &e, lo, hi);
+		uint64_t ov = hold(lists, &e, lo, hi);
 		if (ov && at_target) {
 			a2a_keep_first(&v->afail,
 				       (struct a2a_failure){A2A_AT_DELIVERY, xfer_step(p, xi), xi,
@@ -725,12 +744,19 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 	bool a2a = p->collective == SCHED_ALLTOALL;
 	if (x->block >= (a2a ? (uint64_t)n * n : n))
 		return rfail(v, t, xi, "no such block");
-	if (a2a && x->block / n == x->block % n)
+	if (a2a &&
+	    (v->lgn ? x->block >> v->lgn == (x->block & (n - 1)) : x->block / n == x->block % n))
 		return rfail(v, t, xi, "all-to-all has no block from a node to itself");
 	if (x->length == 0 || x->offset >= SCHED_ONE || (uint64_t)x->offset + x->length > SCHED_ONE)
 		return rfail(v, t, xi, "part outside the block");
 	hi = lo + x->length;
-	uint32_t rs = sched_group_split(G, x->src, &hs), rd = sched_group_split(G, x->dst, &hd);
+	uint32_t rs = 0, rd = 0; /* G regular: node u is its representative (0) + u */
+	hs = x->src;
+	hd = x->dst;
+	if (G->reps > 1) {
+		rs = sched_group_split(G, x->src, &hs);
+		rd = sched_group_split(G, x->dst, &hd);
+	}
 	if (g) {
 		uint32_t deg = graph_outdeg(g, x->src), mult = 0;
 		uint64_t *load = v->port_load + (size_t)rs * deg;
