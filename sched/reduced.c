@@ -291,6 +291,12 @@ struct rstate {
 	const struct verify_opts *o;
 	struct verify_report *rep;
 	uint32_t n, reps;
+	unsigned lgn; /* log2 n when n is a power of two, else 0 */
+	/* G regular of powers of two: the top bit of every coordinate of a
+	 * block (o, t), o N + t, else 0. Then (o - h) N + (t - h) is one
+	 * subtraction without borrows between the coordinates (the SWAR
+	 * subtraction: Hacker's Delight, 2nd ed., section 2-18). */
+	uint64_t swar;
 	bool reduce;
 	/* State of the representatives (node 0 alone when G is regular), entry
 	 * rep * N + block. */
@@ -343,68 +349,218 @@ static int rfail(struct rstate *v, uint32_t step, size_t xi, const char *fmt, ..
 	return -1;
 }
 
-/* Node u's block (o, t) as its representative r sees it: r * N^2 +
- * (o - h) * N + (t - h), u = r + h. */
-static uint64_t a2a_rel(const struct rstate *v, uint64_t block, uint32_t u)
+/* The representative, its node, and the origin / target of a key r N^2 +
+ * o N + t (by shifts when N is a power of two: these run per transfer). */
+static uint32_t key_class(const struct rstate *v, uint64_t key)
 {
-	const struct sched_group *G = &v->r->group;
-	uint32_t n = v->n, h, r = sched_group_split(G, u, &h);
-
-	return ((uint64_t)r * n + sched_group_sub(G, (uint32_t)(block / n), h)) * n +
-	       sched_group_sub(G, (uint32_t)(block % n), h);
+	return (uint32_t)(v->lgn ? key >> 2 * v->lgn : key / ((uint64_t)v->n * v->n));
 }
 
-/* The representative's node, and the origin / target of a key. */
 static uint32_t key_rep(const struct rstate *v, uint64_t key)
 {
-	return sched_group_rep_node(&v->r->group, (uint32_t)(key / ((uint64_t)v->n * v->n)));
+	return sched_group_rep_node(&v->r->group, key_class(v, key));
 }
 
 static uint32_t key_origin(const struct rstate *v, uint64_t key)
 {
-	return (uint32_t)(key / v->n % v->n);
+	return (uint32_t)(v->lgn ? (key >> v->lgn) & (v->n - 1) : key / v->n % v->n);
+}
+
+static uint32_t key_target(const struct rstate *v, uint64_t key)
+{
+	return (uint32_t)(v->lgn ? key & (v->n - 1) : key % v->n);
 }
 
 /* ---- the all-to-all by sorting --------------------------------------------------
  * What a representative holds of a block (o, t) is keyed r N^2 + o N + t
- * as it sees it (a2a_rel), one key per program transfer's delivery: a
- * check by lookups is a cache miss per transfer (a hash of millions of
- * keys), where generation writes in order. So the transfers become events,
- * a read (the sender must hold the piece at the start of its step) and a
- * write (the receiver holds it after), emitted step by step, the step's
- * reads before its writes; a stable radix sort by key keeps that order
- * within a key, and one pass over each key's events checks every read
- * against the writes before it, in sequential memory. */
-struct a2a_ev {
-	uint32_t khi, klo;
-	uint32_t xiw; /* transfer << 1 | write */
-	uint32_t lo, hi;
+ * as it sees it, one key per program transfer's delivery: a check by
+ * lookups is a cache miss per transfer (a hash of millions of keys), where
+ * generation writes in order. So the transfers become events, a read (the
+ * sender must hold the piece at the start of its step) and a write (the
+ * receiver holds it after), emitted step by step, the step's reads before
+ * its writes; sorted by key with that order kept within a key, one pass
+ * over each key's events checks every read against the writes before it.
+ *
+ * An event is one 8-byte word: events of 20 bytes (key, transfer, piece)
+ * and the second array of an LSD sort were 2 GB at torus:256x256, and
+ * most of the check's time was the kernel zeroing their fresh pages. The
+ * key's high bits pick a bucket (a counting pass, then the events written
+ * straight into their buckets in emission order, which each bucket so
+ * keeps); the word holds the key's low bits (on top, what the sort
+ * reads), the piece's number when the program has few distinct pieces
+ * (a path's piece is the same at every hop: 8 at torus:256x256), and the
+ * transfer; each bucket is sorted (stable LSD, its scratch in cache) and
+ * checked on its own. Without piece numbers the check reads the piece
+ * back from the transfer, a cache miss each. */
+enum {
+	A2A_BUCKET_EVENTS = 1 << 14, /* a bucket and its scratch in L2 */
+	A2A_SLOT_BITS = 11,	     /* numbered pieces: a table in L1, half full at most */
+	A2A_PIECES = 1 << (A2A_SLOT_BITS - 1),
 };
 
-static uint64_t ev_key(const struct a2a_ev *e)
+struct a2a_sort {
+	unsigned shift;	    /* key = bucket << shift | low bits (the word's top shift bits) */
+	unsigned xbits;	    /* transfer << 1 | write: the word's low xbits */
+	size_t nbuckets;    /* up to (maxkey - 1) >> shift */
+	size_t *start;	    /* bucket b's events start[b] .. start[b + 1] - 1 */
+	uint64_t *ev;	    /* the words */
+	uint32_t npieces;   /* numbered pieces, between transfer and key; 0 when too many */
+	uint32_t maxpieces; /* as many as fit */
+	struct a2a_piece {
+		uint32_t lo, hi;
+	} piece[A2A_PIECES];
+	uint16_t slot[2 * A2A_PIECES]; /* open addressing: piece number + 1, or 0 */
+};
+
+/* The key's low bits in a word. */
+static uint64_t ev_low(const struct a2a_sort *s, uint64_t w)
 {
-	return (uint64_t)e->khi << 32 | e->klo;
+	return s->shift ? w >> (64 - s->shift) : 0;
 }
 
-/* Stable LSD radix sort by key, 8 bits a pass over the key's width. */
-static struct a2a_ev *ev_sort(struct a2a_ev *ev, size_t n, uint64_t maxkey)
+/* The number of the piece [lo, hi), numbered on first sight; when there
+ * are more than s->maxpieces, pieces go unnumbered (npieces 0). */
+static uint64_t piece_number(struct a2a_sort *s, uint32_t lo, uint32_t hi)
 {
-	struct a2a_ev *tmp = xmalloc((n ? n : 1) * sizeof(*tmp)), *src = ev, *dst = tmp;
-	size_t count[257];
+	uint64_t k = (uint64_t)lo << 32 | hi;
+	size_t h = (size_t)((k * 0x9e3779b97f4a7c15ull) >> (64 - A2A_SLOT_BITS));
 
-	for (unsigned shift = 0; shift < 64 && (maxkey >> shift); shift += 8) {
-		memset(count, 0, sizeof(count));
+	for (; s->slot[h]; h = (h + 1) & (2 * A2A_PIECES - 1))
+		if (s->piece[s->slot[h] - 1].lo == lo && s->piece[s->slot[h] - 1].hi == hi)
+			return s->slot[h] - 1;
+	if (s->npieces == s->maxpieces) {
+		s->npieces = 0;
+		return 0;
+	}
+	s->piece[s->npieces] = (struct a2a_piece){lo, hi};
+	s->slot[h] = (uint16_t)++s->npieces;
+	return s->npieces - 1;
+}
+
+/* Transfer x's read at its sender (write: its write at its receiver) as a
+ * key; false when there is no event: a transfer check_xfer rejects, or a
+ * node's own block (written back to it: a duplicate, counted once, by the
+ * counting pass). */
+static bool a2a_ev_key(struct rstate *v, const struct xfer *x, bool write, bool count,
+		       uint64_t *key)
+{
+	const struct sched_group *G = &v->r->group;
+	uint32_t n = v->n, u = write ? x->dst : x->src, h = u, r = 0, o;
+
+	if (x->src >= n || x->dst >= n || x->src == x->dst || x->block >= (uint64_t)n * n ||
+	    x->length == 0 || (uint64_t)x->offset + x->length > SCHED_ONE)
+		return false; /* check_xfer's to report */
+	/* Node u's block (o, t) as its representative r sees it: r N^2 + (o -
+	 * h) N + (t - h), u = r + h. */
+	if (v->swar) { /* both subtractions at once */
+		uint64_t a = x->block, b = (uint64_t)u * (n + 1);
+
+		*key = ((a | v->swar) - (b & ~v->swar)) ^ ((a ^ ~b) & v->swar);
+		o = (uint32_t)(*key >> v->lgn);
+		if (o) /* the representative is node 0 */
+			return true;
+	} else {
+		if (G->reps > 1)
+			r = sched_group_split(G, u, &h);
+		o = sched_group_sub(G, v->lgn ? x->block >> v->lgn : x->block / n, h);
+		*key = ((uint64_t)r * n + o) * n +
+		       sched_group_sub(G, v->lgn ? x->block & (n - 1) : x->block % n, h);
+	}
+	if (o != sched_group_rep_node(G, r))
+		return true;
+	if (write && count) /* its own block back at its origin */
+		v->dup += sched_frac(x->length);
+	return false; /* a node holds its own blocks */
+}
+
+/* The events of the program into their buckets, each in emission order. */
+static void a2a_events(struct rstate *v, struct a2a_sort *s)
+{
+	const struct schedule *p = &v->r->prog;
+	uint64_t maxkey = (uint64_t)v->reps * v->n * v->n, key;
+	unsigned keybits = 64 - (unsigned)__builtin_clzll(maxkey - 1), bbits = 0;
+	size_t nev;
+
+	/* As many buckets as fill L2 on average, and enough that the low
+	 * bits fit 32 bits (the transfer takes up to 32). */
+	while (bbits < keybits &&
+	       (((size_t)2 * p->nxfers >> bbits) > A2A_BUCKET_EVENTS || keybits - bbits > 32))
+		bbits++;
+	s->shift = keybits - bbits;
+	s->xbits = p->nxfers > 1 ? 65 - (unsigned)__builtin_clzll(p->nxfers - 1) : 1;
+	unsigned pbits = 64 - s->shift - s->xbits;
+	s->maxpieces = pbits >= A2A_SLOT_BITS - 1 ? A2A_PIECES : 1u << pbits;
+	s->npieces = 0;
+	memset(s->slot, 0, sizeof(s->slot));
+	s->nbuckets = (size_t)((maxkey - 1) >> s->shift) + 1;
+	s->start = xcalloc(s->nbuckets + 1, sizeof(size_t));
+	s->ev = NULL;
+	/* One bucket (a small program): every event in it, no counting. */
+	int first = s->nbuckets > 1 ? 0 : 1;
+	if (first)
+		s->ev = xmalloc((2 * p->nxfers + 1) * sizeof(*s->ev));
+	bool numbered = true;
+	for (int pass = first; pass < 2; pass++) {
+		for (uint32_t t = 0; t < p->nsteps; t++)
+			for (int write = 0; write < 2; write++)
+				for (size_t xi = p->step_start[t]; xi < p->step_start[t + 1];
+				     xi++) {
+					const struct xfer *x = &p->xfers[xi];
+
+					if (!a2a_ev_key(v, x, write, pass == first, &key))
+						continue;
+					size_t b = (size_t)(key >> s->shift);
+					if (!pass) {
+						s->start[b + 1]++;
+						continue;
+					}
+					uint64_t w = (uint64_t)(xi << 1 | (size_t)write);
+					if (numbered) {
+						w |= piece_number(s, x->offset,
+								  x->offset + x->length)
+						     << s->xbits;
+						numbered = s->npieces > 0;
+					}
+					if (s->shift)
+						w |= key << (64 - s->shift);
+					s->ev[s->start[b]++] = w;
+				}
+		if (pass) /* start[b] went to bucket b's end, start[b + 1] */
+			break;
+		for (size_t b = 0; b < s->nbuckets; b++)
+			s->start[b + 1] += s->start[b];
+		nev = s->start[s->nbuckets];
+		s->ev = xmalloc((nev ? nev : 1) * sizeof(*s->ev));
+	}
+	memmove(s->start + 1, s->start, s->nbuckets * sizeof(size_t));
+	s->start[0] = 0;
+}
+
+/* Stable LSD radix sort of ev[0 .. n - 1] by the key's low bits (the top
+ * shift bits), up to 11 a pass and no more than n's (counting 2^11 digits
+ * to sort a few events would cost more than the events); tmp holds n.
+ * Returns the sorted array, ev or tmp. */
+static uint64_t *ev_sort(uint64_t *ev, uint64_t *tmp, size_t n, unsigned shift)
+{
+	unsigned most = n > 1 ? 64 - (unsigned)__builtin_clzll(n - 1) : 1;
+	most = most < 4 ? 4 : most > 11 ? 11 : most;
+	unsigned passes = (shift + most - 1) / most,
+		 bits = passes ? (shift + passes - 1) / passes : 0;
+	size_t count[(1u << 11) + 1];
+	uint64_t *src = ev, *dst = tmp, mask = (1ull << bits) - 1;
+
+	for (unsigned k = 0, at = 64 - shift; k < passes && n > 1; k++, at += bits) {
+		memset(count, 0, ((size_t)mask + 2) * sizeof(size_t));
 		for (size_t i = 0; i < n; i++)
-			count[((ev_key(&src[i]) >> shift) & 0xff) + 1]++;
-		for (unsigned b = 1; b < 257; b++)
+			count[((src[i] >> at) & mask) + 1]++;
+		for (size_t b = 1; b <= mask; b++)
 			count[b] += count[b - 1];
 		for (size_t i = 0; i < n; i++)
-			dst[count[(ev_key(&src[i]) >> shift) & 0xff]++] = src[i];
-		struct a2a_ev *x = src;
+			dst[count[(src[i] >> at) & mask]++] = src[i];
+		uint64_t *x = src;
 		src = dst;
 		dst = x;
 	}
-	free(dst);
 	return src;
 }
 
@@ -432,6 +588,72 @@ static uint32_t xfer_step(const struct schedule *p, size_t xi)
 	return lo;
 }
 
+/* piece_covers and piece_add where the piece is one interval (nearly
+ * always: a path's piece moves on its own), without a call per event. */
+static bool held(const struct piecemap *m, const struct piece *e, uint32_t lo, uint32_t hi)
+{
+	return e->more ? piece_covers(m, e, lo, hi) : e->lo <= lo && hi <= e->hi;
+}
+
+static uint64_t hold(struct piecemap *m, struct piece *e, uint32_t lo, uint32_t hi)
+{
+	if (!e->more && e->lo == e->hi) { /* empty */
+		e->lo = lo;
+		e->hi = hi;
+		return 0;
+	}
+	return piece_add(m, e, lo, hi);
+}
+
+/* One key's events, ev[0 .. m - 1] in emission order: every read against
+ * the writes before it, the deliveries at the target, and whether the
+ * target ends with the block whole (done). */
+static void a2a_check_key(struct rstate *v, const struct a2a_sort *s, uint64_t key,
+			  const uint64_t *ev, size_t m, struct piecemap *lists, uint8_t *done)
+{
+	const struct schedule *p = &v->r->prog;
+	uint32_t n = v->n, me = key_rep(v, key);
+	bool at_target = key_target(v, key) == me;
+	uint64_t xmask = (1ull << s->xbits) - 1, pmask = s->maxpieces - 1;
+	struct piece e = {0};
+
+	for (size_t i = 0; i < m; i++) {
+		size_t xi = (size_t)(ev[i] & xmask) >> 1;
+		uint32_t lo, hi;
+
+		if (s->npieces) {
+			const struct a2a_piece *q = &s->piece[(ev[i] >> s->xbits) & pmask];
+
+			lo = q->lo;
+			hi = q->hi;
+		} else {
+			lo = p->xfers[xi].offset;
+			hi = lo + p->xfers[xi].length;
+		}
+		if (!(ev[i] & 1)) {
+			if (!held(lists, &e, lo, hi)) {
+				a2a_keep_first(&v->afail, (struct a2a_failure){
+							      A2A_AT_CHECK, xfer_step(p, xi), xi});
+				break;
+			}
+			continue;
+		}
+		uint64_t ov = hold(lists, &e, lo, hi);
+		if (ov && at_target) {
+			a2a_keep_first(&v->afail,
+				       (struct a2a_failure){A2A_AT_DELIVERY, xfer_step(p, xi), xi,
+							    key_origin(v, key), me});
+			v->dup += sched_frac((uint32_t)ov);
+			break;
+		}
+		v->dup += sched_frac((uint32_t)ov);
+	}
+	if (at_target && piece_covers(lists, &e, 0, SCHED_ONE))
+		done[(size_t)key_class(v, key) * n + key_origin(v, key)] = 1;
+	piece_clear(lists, &e);
+	lists->nlists = 0;
+}
+
 /* Checks what every all-to-all transfer reads and writes (the transfers
  * themselves, their nodes, blocks and ports, are check_xfer's: a bad one
  * is left out here) and the final state; the first failure in step order
@@ -441,67 +663,30 @@ static void a2a_sorted(struct rstate *v)
 	const struct schedule *p = &v->r->prog;
 	const struct sched_group *G = &v->r->group;
 	uint32_t n = v->n;
-	struct a2a_ev *ev = xmalloc((2 * p->nxfers + 1) * sizeof(*ev));
-	size_t nev = 0;
-	uint64_t maxkey = (uint64_t)v->reps * n * n;
+	struct a2a_sort *s = xmalloc(sizeof(*s));
+	size_t most = 1;
 
-	for (uint32_t t = 0; t < p->nsteps; t++)
-		for (int write = 0; write < 2; write++)
-			for (size_t xi = p->step_start[t]; xi < p->step_start[t + 1]; xi++) {
-				const struct xfer *x = &p->xfers[xi];
-				uint32_t u = write ? x->dst : x->src;
-
-				if (x->src >= n || x->dst >= n || x->src == x->dst ||
-				    x->block >= (uint64_t)n * n || x->length == 0 ||
-				    (uint64_t)x->offset + x->length > SCHED_ONE)
-					continue; /* check_xfer's to report */
-				uint64_t key = a2a_rel(v, x->block, u);
-				if (key_origin(v, key) == key_rep(v, key)) {
-					if (write) /* its own block back at its origin */
-						v->dup += sched_frac(x->length);
-					continue; /* a node holds its own blocks */
-				}
-				ev[nev++] = (struct a2a_ev){(uint32_t)(key >> 32), (uint32_t)key,
-							    (uint32_t)(xi << 1 | (size_t)write),
-							    x->offset, x->offset + x->length};
-			}
-	ev = ev_sort(ev, nev, maxkey);
-
+	a2a_events(v, s);
+	for (size_t b = 0; b < s->nbuckets; b++)
+		most = s->start[b + 1] - s->start[b] > most ? s->start[b + 1] - s->start[b] : most;
+	uint64_t *tmp = xmalloc(most * sizeof(*tmp));
 	uint8_t *done = xcalloc((size_t)v->reps * n, 1);
 	struct piecemap lists = {0}; /* the one key in several pieces at a time */
-	for (size_t i = 0; i < nev;) {
-		uint64_t key = ev_key(&ev[i]);
-		uint32_t me = key_rep(v, key);
-		bool at_target = key % n == me, bad = false;
-		struct piece e = {0};
+	for (size_t b = 0; b < s->nbuckets; b++) {
+		size_t m = s->start[b + 1] - s->start[b];
+		const uint64_t *ev = ev_sort(s->ev + s->start[b], tmp, m, s->shift);
 
-		for (; i < nev && ev_key(&ev[i]) == key; i++) {
-			size_t xi = ev[i].xiw >> 1;
-
-			if (bad)
-				continue;
-			if (!(ev[i].xiw & 1)) {
-				if (!piece_covers(&lists, &e, ev[i].lo, ev[i].hi)) {
-					a2a_keep_first(&v->afail,
-						       (struct a2a_failure){A2A_AT_CHECK,
-									    xfer_step(p, xi), xi});
-					bad = true;
-				}
-				continue;
-			}
-			uint64_t ov = piece_add(&lists, &e, ev[i].lo, ev[i].hi);
-			if (ov && at_target) {
-				a2a_keep_first(&v->afail, (struct a2a_failure){
-							      A2A_AT_DELIVERY, xfer_step(p, xi), xi,
-							      key_origin(v, key), me});
-				bad = true;
-			}
-			v->dup += sched_frac((uint32_t)ov);
+		for (size_t i = 0, j, ahead = 0; i < m; i = j) {
+			for (j = i + 1; j < m && ev_low(s, ev[j]) == ev_low(s, ev[i]); j++)
+				;
+			/* unnumbered pieces: the transfers some events on, a
+			 * cache miss each */
+			for (; !s->npieces && ahead < j + 16 && ahead < m; ahead++)
+				__builtin_prefetch(
+				    &p->xfers[(size_t)(ev[ahead] & ((1ull << s->xbits) - 1)) >> 1]);
+			a2a_check_key(v, s, (uint64_t)b << s->shift | ev_low(s, ev[i]), ev + i,
+				      j - i, &lists, done);
 		}
-		if (at_target && piece_covers(&lists, &e, 0, SCHED_ONE))
-			done[key / ((uint64_t)n * n) * n + key_origin(v, key)] = 1;
-		piece_clear(&lists, &e);
-		lists.nlists = 0;
 	}
 	for (uint32_t r = 0; r < v->reps && v->afail.at != A2A_AT_END; r++) {
 		uint32_t me = sched_group_rep_node(G, r);
@@ -515,7 +700,10 @@ static void a2a_sorted(struct rstate *v)
 	}
 	piecemap_free(&lists);
 	free(done);
-	free(ev);
+	free(tmp);
+	free(s->ev);
+	free(s->start);
+	free(s);
 }
 
 /* The step loop at (t, at, xi): where a2a_sorted's failure stands, it is
@@ -588,12 +776,19 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 	bool a2a = p->collective == SCHED_ALLTOALL;
 	if (x->block >= (a2a ? (uint64_t)n * n : n))
 		return rfail(v, t, xi, "no such block");
-	if (a2a && x->block / n == x->block % n)
+	if (a2a &&
+	    (v->lgn ? x->block >> v->lgn == (x->block & (n - 1)) : x->block / n == x->block % n))
 		return rfail(v, t, xi, "all-to-all has no block from a node to itself");
 	if (x->length == 0 || x->offset >= SCHED_ONE || (uint64_t)x->offset + x->length > SCHED_ONE)
 		return rfail(v, t, xi, "part outside the block");
 	hi = lo + x->length;
-	uint32_t rs = sched_group_split(G, x->src, &hs), rd = sched_group_split(G, x->dst, &hd);
+	uint32_t rs = 0, rd = 0; /* G regular: node u is its representative (0) + u */
+	hs = x->src;
+	hd = x->dst;
+	if (G->reps > 1) {
+		rs = sched_group_split(G, x->src, &hs);
+		rd = sched_group_split(G, x->dst, &hd);
+	}
 	if (x->run && !g)
 		return rfail(v, t, xi, "a transfer over %u arcs, checked without its topology",
 			     xfer_arcs(x));
@@ -756,6 +951,13 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 	struct rstate v = {
 	    .r = r, .o = o ? o : &none, .rep = report, .n = r->group.nodes, .reps = r->group.reps};
 	uint32_t n = v.n, d = 0;
+	v.lgn = n > 1 && !(n & (n - 1)) ? (unsigned)__builtin_ctz(n) : 0;
+	for (uint32_t i = 0; r->group.pow2 && r->group.reps == 1 && i < r->group.ndims; i++)
+		if (r->group.radix[i] > 1) {
+			uint64_t top = (uint64_t)r->group.radix[i] / 2 << r->group.shift[i];
+
+			v.swar |= top << v.lgn | top;
+		}
 	size_t cells = (size_t)v.reps * n;
 	int rc = -1;
 
@@ -776,6 +978,10 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 	if (v.o->wdm || v.o->network)
 		return rfail(&v, 0, SIZE_MAX,
 			     "the check by symmetry is for direct-connect topologies");
+	if (p->collective == SCHED_ALLTOALL && p->nxfers > (size_t)1 << 31)
+		return rfail(&v, 0, SIZE_MAX,
+			     "%zu program transfers: the check by symmetry numbers them in 31 bits",
+			     p->nxfers);
 	if (v.o->graph) {
 		if (v.o->graph->n != n)
 			return rfail(&v, 0, SIZE_MAX, "the schedule has %u nodes, the topology %u",
