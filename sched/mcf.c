@@ -1150,11 +1150,13 @@ static double warm_flow(struct cg *c, const double *x, size_t nx, double *load)
  * at once. Each class finds its own step: the earlier polish moved every
  * class by one common step, limited by the class it suited least, and
  * stalled at 1.7% on genkautz:1024,4 less one arc. After each pass the
- * prices are priced whole, one more Lagrangian bound; a pass that gains
+ * prices are priced whole, one more Lagrangian bound (while the maximum is
+ * still soft: POLISH_BETA_PRICED); a pass that gains
  * under 0.01% sharpens the maximum. Stops at the gap, at `until`, or at the
  * sharpest maximum. */
-#define POLISH_BETA0   16.0
-#define POLISH_BETAMAX 65536.0
+#define POLISH_BETA0	   16.0
+#define POLISH_BETAMAX	   65536.0
+#define POLISH_BETA_PRICED 1024.0
 
 struct polish {
 	uint32_t *ncol, **col; /* per class: its columns with weight */
@@ -1302,11 +1304,18 @@ static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, doub
 			(*x)[k] += t;
 			polish_add(&p, s, k);
 		}
-		double nu = objective_of(c, load), b = price_all(c);
+		double nu = objective_of(c, load);
 
-		if (b > *lb) {
-			*lb = b;
-			memcpy(*center, c->y, R * sizeof(double));
+		/* Sharper prices crowd onto a few rows and bound worse (measured
+		 * on genkautz:256,4 and 1024,4 less one arc), so they are not
+		 * priced: a quarter of a pass saved. */
+		if (beta <= POLISH_BETA_PRICED) {
+			double b = price_all(c);
+
+			if (b > *lb) {
+				*lb = b;
+				memcpy(*center, c->y, R * sizeof(double));
+			}
 		}
 		if (u - nu < 1e-4 * u)
 			beta *= 2;
@@ -1513,7 +1522,7 @@ static int cg_run(struct cg *c, double gap, double deadline, struct mcf_result *
 	/* A warm start polishes its flow until that stalls (or the time is
 	 * up): on a degraded graph's many classes one master solve can take
 	 * longer than the whole time limit (genkautz:1024,4 less one arc). */
-	double until = deadline > 0 ? deadline : INFINITY;
+	double until = deadline > 0 ? deadline : INFINITY, begin = now_seconds();
 	if (c->warm ? warm_from(c, &lb, &center, &ub, gap, until, err) < 0
 		    : warm_start(c, &lb, &center, &ub, err) < 0)
 		goto out;
@@ -1521,6 +1530,15 @@ static int cg_run(struct cg *c, double gap, double deadline, struct mcf_result *
 		int lr;
 
 		if (deadline > 0 && now_seconds() >= deadline) {
+			res->stop = MCF_STOP_TIME;
+			break;
+		}
+		/* Nor a warm start's master in the last tenth of the time: lp_solve
+		 * looks at the clock only between its phases, and a master of
+		 * genkautz:1024,4 less one arc begun 0.2 s before the deadline
+		 * ended 1.6 s after it. */
+		if (c->warm && deadline > 0 &&
+		    deadline - now_seconds() < 0.1 * (deadline - begin)) {
 			res->stop = MCF_STOP_TIME;
 			break;
 		}
@@ -1733,6 +1751,164 @@ static void push_hop(void *ctx, uint32_t arc, uint32_t step)
 	b->n++;
 }
 
+/* A fluid class's routes from its trees by interning their paths: a path
+ * is (the path to its last arc's tail, that arc), so each tree names the
+ * path to every node with one lookup per node, and a pair's distinct paths
+ * are its distinct ids, found without walking or comparing them. The
+ * polished warm start's ~35 trees per class share most of their paths
+ * (genkautz:1024,4 less one arc: 18,600 trees, 3.1 M distinct paths), and
+ * walking every tree for every destination, then comparing, took 2.4 s of
+ * the re-plan. Routes come out as cg_routes' loop would give them: per
+ * destination, each path at its first tree, the weights summed in tree
+ * order. */
+struct interned {
+	uint32_t *pre, *last, *len; /* per path id; id 0 the empty path */
+	size_t npaths, cap;
+	uint64_t *key; /* open addressing: (pre << 32 | arc) + 1, 0 = empty */
+	uint32_t *val;
+	size_t cap_key;
+};
+
+static size_t intern_slot(const struct interned *p, uint64_t key)
+{
+	size_t j = (key * 0x9e3779b97f4a7c15ull) >> 20 & (p->cap_key - 1);
+
+	while (p->key[j] && p->key[j] != key)
+		j = (j + 1) & (p->cap_key - 1);
+	return j;
+}
+
+static uint32_t intern_path(struct interned *p, uint32_t pre, uint32_t arc)
+{
+	uint64_t key = ((uint64_t)pre << 32 | arc) + 1;
+	size_t j;
+
+	if (2 * (p->npaths + 1) > p->cap_key) {
+		/* Grown as the paths come: they are far fewer than trees x
+		 * nodes, the trees sharing their prefixes. */
+		uint64_t *ok = p->key;
+		uint32_t *ov = p->val;
+		size_t ocap = p->cap_key;
+
+		p->cap_key = ocap ? 2 * ocap : 1024;
+		p->key = xcalloc(p->cap_key, sizeof(uint64_t));
+		p->val = xmalloc(p->cap_key * sizeof(uint32_t));
+		for (size_t i = 0; i < ocap; i++)
+			if (ok[i]) {
+				size_t k = intern_slot(p, ok[i]);
+
+				p->key[k] = ok[i];
+				p->val[k] = ov[i];
+			}
+		free(ok);
+		free(ov);
+	}
+	j = intern_slot(p, key);
+	if (p->key[j])
+		return p->val[j];
+	if (p->npaths + 1 > p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 1024;
+		p->pre = xreallocarray(p->pre, p->cap, sizeof(uint32_t));
+		p->last = xreallocarray(p->last, p->cap, sizeof(uint32_t));
+		p->len = xreallocarray(p->len, p->cap, sizeof(uint32_t));
+	}
+	p->pre[p->npaths] = pre;
+	p->last[p->npaths] = arc;
+	p->len[p->npaths] = p->len[pre] + 1;
+	p->key[j] = key;
+	p->val[j] = (uint32_t)p->npaths;
+	return (uint32_t)p->npaths++;
+}
+
+static int class_routes_fluid(struct cg *c, uint32_t s, const size_t *cols, const double *w,
+			      size_t ntr, struct a2a_routes *rt, struct ofc_error *err)
+{
+	uint32_t n = c->n, src = c->src_node[s];
+	uint32_t *pid = xmalloc(ntr * n * sizeof(uint32_t)), *stack = xmalloc(n * sizeof(uint32_t));
+	struct interned p = {0};
+	int rc = 0;
+
+	p.cap = 1024;
+	p.pre = xmalloc(p.cap * sizeof(uint32_t));
+	p.last = xmalloc(p.cap * sizeof(uint32_t));
+	p.len = xmalloc(p.cap * sizeof(uint32_t));
+	p.pre[0] = p.last[0] = p.len[0] = 0;
+	p.npaths = 1;
+	for (size_t i = 0; i < ntr; i++) {
+		const uint32_t *parent = c->col_parent + cols[i] * c->psize;
+		uint32_t *id = pid + i * n;
+
+		for (uint32_t v = 0; v < n; v++)
+			id[v] = UINT32_MAX;
+		id[src] = 0;
+		for (uint32_t v = 0; v < n; v++) {
+			uint32_t top = 0, u = v;
+
+			/* Not in the tree: no hops (as walk gives). */
+			while (id[u] == UINT32_MAX && parent[u] != NO_PARENT) {
+				stack[top++] = u;
+				u = c->arc_tail[parent[u]];
+			}
+			if (id[u] == UINT32_MAX)
+				id[u] = 0;
+			while (top) {
+				uint32_t x = stack[--top];
+
+				id[x] = intern_path(&p, id[c->arc_tail[parent[x]]], parent[x]);
+			}
+		}
+	}
+	double *acc = xcalloc(p.npaths, sizeof(double));
+	uint32_t *seen = xmalloc(p.npaths * sizeof(uint32_t)),
+		 *list = xmalloc(ntr * sizeof(uint32_t));
+	uint32_t maxlen = 0, *arc, *zero;
+
+	for (size_t i = 0; i < p.npaths; i++) {
+		seen[i] = UINT32_MAX;
+		maxlen = p.len[i] > maxlen ? p.len[i] : maxlen;
+	}
+	arc = xmalloc(((size_t)maxlen + 1) * sizeof(uint32_t));
+	zero = xcalloc((size_t)maxlen + 1, sizeof(uint32_t));
+	if (maxlen > 32 * 1024)
+		rc = ofc_error_set(err, OFC_E_RUNTIME, "route too long");
+	for (uint32_t t = 0; t < n && rc == 0; t++) {
+		uint32_t nl = 0;
+
+		if (t == src)
+			continue;
+		for (size_t i = 0; i < ntr; i++) {
+			uint32_t id = pid[i * n + t];
+
+			if (seen[id] != t) {
+				seen[id] = t;
+				acc[id] = 0;
+				list[nl++] = id;
+			}
+			acc[id] += w[i];
+		}
+		for (uint32_t j = 0; j < nl; j++) {
+			uint32_t id = list[j], len = p.len[id];
+
+			for (uint32_t q = id, h = len; q; q = p.pre[q])
+				arc[--h] = p.last[q];
+			a2a_routes_add(rt, src, t, acc[id], arc, zero, len);
+		}
+	}
+	free(acc);
+	free(seen);
+	free(list);
+	free(arc);
+	free(zero);
+	free(pid);
+	free(stack);
+	free(p.pre);
+	free(p.last);
+	free(p.len);
+	free(p.key);
+	free(p.val);
+	return rc;
+}
+
 /* Every pair's distinct paths with their weights (identical paths of
  * different trees merged), the weights of a pair summing to 1: from the kept
  * solution, for each class's representative. */
@@ -1762,9 +1938,26 @@ static int cg_routes(struct cg *c, struct a2a_routes *rt, struct ofc_error *err)
 	for (size_t i = 0; i < c->sol_n; i++)
 		by[fill[c->col_src[c->sol_live[i]]]++] = i;
 	free(fill);
+	size_t *cols = xmalloc((c->sol_n + 1) * sizeof(size_t));
+	double *cw = xmalloc((c->sol_n + 1) * sizeof(double));
 	for (uint32_t s = 0; s < c->nsrc; s++) {
 		uint32_t src = c->src_node[s];
 
+		if (c->T == 0) {
+			size_t ntr = 0;
+
+			for (size_t j = first[s]; j < first[s + 1]; j++)
+				if (x[by[j]] > 1e-12 * sum[s]) {
+					cols[ntr] = c->sol_live[by[j]];
+					cw[ntr++] = x[by[j]] / sum[s];
+				}
+			if (class_routes_fluid(c, s, cols, cw, ntr, rt, err) < 0) {
+				free(sum), free(b), free(phash), free(first), free(by);
+				free(cols), free(cw);
+				return -1;
+			}
+			continue;
+		}
 		for (uint32_t t = 0; t < c->n; t++) {
 			if (t == src)
 				continue;
@@ -1780,6 +1973,7 @@ static int cg_routes(struct cg *c, struct a2a_routes *rt, struct ofc_error *err)
 				walk(c, c->col_parent + k * c->psize, t, push_hop, b);
 				if (b->n > ARRAY_SIZE(b->arc) / 2) {
 					free(sum), free(b), free(phash), free(first), free(by);
+					free(cols), free(cw);
 					return ofc_error_set(err, OFC_E_RUNTIME, "route too long");
 				}
 				/* The walk goes from the destination back. */
@@ -1824,6 +2018,8 @@ static int cg_routes(struct cg *c, struct a2a_routes *rt, struct ofc_error *err)
 	free(phash);
 	free(first);
 	free(by);
+	free(cols);
+	free(cw);
 	return 0;
 }
 
