@@ -49,6 +49,10 @@
  * degenerate masters. */
 #define STALL_FACTOR 50.0
 #define STALL_MIN    10.0
+/* A warm start (a re-plan: its limit is a latency) gives up on a master
+ * sooner, and goes on from a smaller one up to WARM_RECOVER times. */
+#define STALL_FACTOR_WARM 10.0
+#define WARM_RECOVER	  3u
 /* The share of a warm start's time limit left for its routes. */
 #define ROUTES_SHARE 0.2
 
@@ -1156,7 +1160,7 @@ static double warm_flow(struct cg *c, const double *x, size_t nx, double *load)
  * the class it suited least, stalled at 1.7% on genkautz:1024,4 less one
  * arc), and the pairwise step goes further than moving all of a class's
  * trees towards the new one (genkautz:256,4 less one arc: 249.19 against
- * 249.56); a tree that gives way entirely leaves the flow (fewer routes).
+ * 249.56); a tree that gives way entirely leaves the flow.
  * After each pass the prices are priced whole, one more Lagrangian bound
  * (while the maximum is still soft: POLISH_BETA_PRICED); a pass that gains
  * under 0.01% sharpens the maximum, and at the sharpest one that gains under
@@ -1486,7 +1490,8 @@ static int warm_from(struct cg *c, double *lb, double **center, double *ub, doub
 	warm_flow(c, picks, cap_picks, load);
 	warm_polish(c, &picks, &cap_picks, load, lb, center, gap, until);
 	/* The heaviest trees of the flow so far go into the master too, if a
-	 * master is to come (genkautz:1024,4 less one arc: 1.1 s to put them). */
+	 * master is to come (genkautz:1024,4 less one arc: 1.1-3.7 s to put
+	 * them, and no master finishes there in the time). */
 	for (size_t k = 0; k < c->ncols && k < cap_picks && now_seconds() < master_by; k++)
 		if (picks[k] >= 0.05 && add_column(c, &c->ws[0], (uint32_t)k, err) < 0)
 			goto out;
@@ -1528,7 +1533,8 @@ static int master_solve(struct cg *c, double deadline, enum mcf_stop *stop, stru
 
 		/* The first solve has nothing to compare with: the deadline only. */
 		if (c->slowest > 0)
-			limit = fmax(STALL_MIN, STALL_FACTOR * c->slowest);
+			limit = fmax(STALL_MIN,
+				     (c->warm ? STALL_FACTOR_WARM : STALL_FACTOR) * c->slowest);
 		if (deadline > 0) {
 			if (deadline - t0 <= 0)
 				break;
@@ -1569,7 +1575,7 @@ static int cg_run(struct cg *c, double gap, double deadline, struct mcf_result *
 {
 	double ub = INFINITY, lb = 0, alpha = 0.5;
 	double *ylp = xmalloc(c->R * sizeof(double)), *center = NULL, *x = NULL;
-	uint32_t it, solves = 0;
+	uint32_t it, solves = 0, recovered = 0;
 	bool lp_optimal = false;
 	int rc = -1;
 
@@ -1579,9 +1585,9 @@ static int cg_run(struct cg *c, double gap, double deadline, struct mcf_result *
 	 * longer than the whole time limit (genkautz:1024,4 less one arc). */
 	double until = deadline > 0 ? deadline : INFINITY, begin = now_seconds();
 	/* Nor is a warm start's master begun in the last tenth of the time:
-	 * lp_solve looks at the clock only between its phases, and a master of
-	 * genkautz:1024,4 less one arc begun 0.2 s before the deadline ended
-	 * 1.6 s after it. */
+	 * lp_solve looks at the clock only between pivots (a 10 s limit ran to
+	 * 12.6 s at load 5), and putting the polished flow's heaviest trees
+	 * into it took 1.1-3.7 s on genkautz:1024,4 less one arc. */
 	double master_by = c->warm && deadline > 0 ? deadline - 0.1 * (deadline - begin) : until;
 	if (c->warm ? warm_from(c, &lb, &center, &ub, gap, until, master_by, err) < 0
 		    : warm_start(c, &lb, &center, &ub, err) < 0)
@@ -1603,6 +1609,18 @@ static int cg_run(struct cg *c, double gap, double deadline, struct mcf_result *
 		lr = master_solve(c, deadline, &res->stop, err);
 		if (lr < 0)
 			goto out;
+		if (lr > 0 && res->stop == MCF_STOP_LP && c->warm && recovered++ < WARM_RECOVER) {
+			/* lp_solve gave up on this master in every scaling: a
+			 * warm start goes on from a smaller one, the columns of
+			 * the last masters and of the best flow (genkautz:64,4
+			 * less 0>63,5>40: the next master solved it to the
+			 * optimum, where stopping left a 1.2% gap). */
+			for (size_t i = 0; i < c->sol_n; i++)
+				if (c->sol[c->slots + i] > 0)
+					c->col_last[c->sol_live[i]] = it;
+			res->stop = MCF_STOP_OPTIMAL; /* not stopped yet */
+			continue;
+		}
 		if (lr > 0)
 			break; /* out of time, or lp_solve gave up: keep the last master */
 		solves++;
