@@ -54,7 +54,7 @@
 #define STALL_FACTOR_WARM 10.0
 #define WARM_RECOVER	  3u
 /* The share of a warm start's time limit left for its routes. */
-#define ROUTES_SHARE 0.2
+#define ROUTES_SHARE 0.25
 
 uint64_t moore_tree_cost(uint64_t n, uint32_t d)
 {
@@ -1164,7 +1164,7 @@ static double warm_flow(struct cg *c, const double *x, size_t nx, double *load)
  * After each pass the prices are priced whole, one more Lagrangian bound
  * (while the maximum is still soft: POLISH_BETA_PRICED); a pass that gains
  * under 0.01% sharpens the maximum, and at the sharpest one that gains under
- * 0.001% ends the polish, as do the gap and `until`. */
+ * 0.0001% ends the polish, as do the gap and `until`. */
 #define POLISH_BETA0	   16.0
 #define POLISH_BETAMAX	   65536.0
 #define POLISH_BETA_PRICED 1024.0
@@ -1172,17 +1172,62 @@ static double warm_flow(struct cg *c, const double *x, size_t nx, double *load)
 struct polish {
 	uint32_t *ncol, **col; /* per class: its columns with weight */
 	size_t *capcol;
+	/* per class, per column in col: its hops per node (the arc into the
+	 * node's row, the destinations below it), so that its cost under new
+	 * prices is one pass (walking the tree for it was a third of the
+	 * polish on genkautz:512,4 less one arc) */
+	struct polish_hop ***hops;
 	double *dn, *delta, *e; /* R: the new tree's loads, the move, exp */
 	uint32_t *sup;		/* R: rows the move changes */
 };
 
-static void polish_add(struct polish *p, uint32_t s, uint32_t k)
+struct polish_hop {
+	uint32_t row;
+	float hops;
+};
+
+/* Column k joins class s's flow; ws->sub holds its subtree sizes (from
+ * tree_coefs on it). */
+static void polish_add(const struct cg *c, struct polish *p, uint32_t s, uint32_t k,
+		       const struct cg_scratch *ws)
 {
+	const uint32_t *parent = c->col_parent + (size_t)k * c->psize;
+	struct polish_hop *h;
+	size_t cap = p->capcol[s];
+
 	for (uint32_t i = 0; i < p->ncol[s]; i++)
 		if (p->col[s][i] == k)
 			return;
 	GROW(p->col[s], p->capcol[s], (size_t)p->ncol[s] + 1);
+	if (p->capcol[s] != cap)
+		p->hops[s] = xreallocarray(p->hops[s], p->capcol[s], sizeof(*p->hops[s]));
+	h = p->hops[s][p->ncol[s]] = xmalloc(c->n * sizeof(*h));
+	for (uint32_t v = 0; v < c->n; v++) {
+		h[v].row = parent[v] == NO_PARENT ? UINT32_MAX : c->arc_row[parent[v]];
+		h[v].hops = h[v].row == UINT32_MAX ? 0 : (float)ws->sub[v];
+	}
 	p->col[s][p->ncol[s]++] = k;
+}
+
+/* Class s's i-th column leaves its flow. */
+static void polish_drop(struct polish *p, uint32_t s, uint32_t i)
+{
+	free(p->hops[s][i]);
+	p->ncol[s]--;
+	p->col[s][i] = p->col[s][p->ncol[s]];
+	p->hops[s][i] = p->hops[s][p->ncol[s]];
+}
+
+/* A fluid tree's cost under the per-arc prices ys: its hops over each
+ * node's arc at that arc's price. */
+static double polish_len(const struct cg *c, const struct polish_hop *h)
+{
+	double total = 0;
+
+	for (uint32_t v = 0; v < c->n; v++)
+		if (h[v].row != UINT32_MAX)
+			total += h[v].hops * c->ys[h[v].row];
+	return total;
 }
 
 /* The step in [0, 1] minimising log sum_r e_r exp(bb * t * delta_r) over the
@@ -1226,35 +1271,6 @@ static double polish_step(const struct polish *p, uint32_t nsup, double bb)
 	return lo;
 }
 
-/* A fluid tree's cost under the per-arc prices ys: the sum of its nodes'
- * distances along it, each its parent's plus its arc (memo: n scratch). */
-static double tree_len(const struct cg *c, const uint32_t *parent, uint32_t src, double *memo,
-		       uint32_t *stack)
-{
-	double total = 0;
-
-	for (uint32_t v = 0; v < c->n; v++)
-		memo[v] = -1;
-	memo[src] = 0;
-	for (uint32_t v = 0; v < c->n; v++) {
-		uint32_t top = 0, u = v;
-
-		while (memo[u] < 0 && parent[u] != NO_PARENT) {
-			stack[top++] = u;
-			u = c->arc_tail[parent[u]];
-		}
-		if (memo[u] < 0)
-			memo[u] = 0;
-		while (top) {
-			uint32_t x = stack[--top], a = parent[x];
-
-			memo[x] = memo[c->arc_tail[a]] + c->ys[c->arc_row[a]];
-		}
-		total += memo[v];
-	}
-	return total;
-}
-
 static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, double *lb,
 			double **center, double gap, double until)
 {
@@ -1262,6 +1278,7 @@ static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, doub
 	uint32_t R = c->R, ns = c->nsrc;
 	struct polish p = {
 	    .ncol = xcalloc(ns, sizeof(uint32_t)),
+	    .hops = xcalloc(ns, sizeof(struct polish_hop **)),
 	    .capcol = xcalloc(ns, sizeof(size_t)),
 	    .col = xcalloc(ns, sizeof(uint32_t *)),
 	    .dn = xcalloc(R, sizeof(double)),
@@ -1271,9 +1288,14 @@ static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, doub
 	};
 	double u = objective_of(c, load), beta = POLISH_BETA0;
 
-	for (size_t k = 0; k < *nx && k < c->ncols; k++)
-		if ((*x)[k] > 0)
-			polish_add(&p, c->col_src[k], (uint32_t)k);
+	for (size_t k = 0; k < *nx && k < c->ncols; k++) {
+		if ((*x)[k] <= 0)
+			continue;
+		tree_coefs(c, ws, c->col_src[k], c->col_parent + k * c->psize);
+		for (uint32_t i = 0; i < ws->ntouched; i++)
+			ws->cnt[ws->touched[i]] = 0;
+		polish_add(c, &p, c->col_src[k], (uint32_t)k, ws);
+	}
 	while (u - *lb > gap * u && now_seconds() < until) {
 		double u0 = u, bb = beta / u0;
 
@@ -1288,7 +1310,7 @@ static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, doub
 			uint32_t *parent = c->cand + (size_t)s * c->psize, nsup = 0;
 
 			double blen = dijkstra(c, ws, c->src_node[s], parent);
-			uint32_t away = UINT32_MAX;
+			uint32_t away = UINT32_MAX, ai = 0;
 			double worst = blen * (1 + 1e-9), mass;
 
 			/* The class's costliest tree under the prices gives way. */
@@ -1298,11 +1320,11 @@ static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, doub
 
 				if ((*x)[k] <= 0)
 					continue;
-				len = tree_len(c, c->col_parent + (size_t)k * c->psize,
-					       c->src_node[s], ws->sub, ws->order);
+				len = polish_len(c, p.hops[s][i]);
 				if (len > worst) {
 					worst = len;
 					away = k;
+					ai = i;
 				}
 			}
 			if (away == UINT32_MAX)
@@ -1343,11 +1365,8 @@ static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, doub
 				c->ys[r] = c->y[r] / c->row_size[r % c->rows_per_slot];
 			}
 			(*x)[away] = t >= 1 ? 0 : (*x)[away] - t * mass;
-			for (uint32_t i = 0; t >= 1 && i < p.ncol[s]; i++)
-				if (p.col[s][i] == away) {
-					p.col[s][i] = p.col[s][--p.ncol[s]];
-					break;
-				}
+			if (t >= 1)
+				polish_drop(&p, s, ai);
 			uint32_t k = store_tree(c, s, parent);
 			if (c->ncols > *nx) {
 				size_t grow = c->ncols > 2 * *nx ? c->ncols : 2 * *nx;
@@ -1357,7 +1376,7 @@ static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, doub
 				*nx = grow;
 			}
 			(*x)[k] += t * mass;
-			polish_add(&p, s, k);
+			polish_add(c, &p, s, k, ws);
 		}
 		double nu = objective_of(c, load);
 
@@ -1373,15 +1392,20 @@ static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, doub
 			}
 		}
 		if (u - nu < 1e-4 * u) {
-			/* At the sharpest, until a pass gains under 1e-5. */
-			if (beta >= POLISH_BETAMAX && u - nu < 1e-5 * u)
+			/* At the sharpest, until a pass gains under 1e-6. */
+			if (beta >= POLISH_BETAMAX && u - nu < 1e-6 * u)
 				break;
 			beta = fmin(2 * beta, POLISH_BETAMAX);
 		}
 		u = nu;
 	}
-	for (uint32_t s = 0; s < ns; s++)
+	for (uint32_t s = 0; s < ns; s++) {
+		for (uint32_t i = 0; i < p.ncol[s]; i++)
+			free(p.hops[s][i]);
+		free(p.hops[s]);
 		free(p.col[s]);
+	}
+	free(p.hops);
 	free(p.col);
 	free(p.ncol);
 	free(p.capcol);
