@@ -1177,8 +1177,10 @@ struct polish {
 	 * prices is one pass (walking the tree for it was a third of the
 	 * polish on genkautz:512,4 less one arc) */
 	struct polish_hop ***hops;
-	double *dn, *delta, *e; /* R: the new tree's loads, the move, exp */
-	uint32_t *sup;		/* R: rows the move changes */
+	/* R each: the move's loads (the new tree less the one giving way), the
+	 * same over capacity, the rows' exponentials, the rows it changes */
+	double *dn, *delta, *e;
+	uint32_t *sup;
 };
 
 struct polish_hop {
