@@ -2165,13 +2165,26 @@ static void mirror_routes(const struct cg *c, struct a2a_routes *rt)
 					continue;
 				for (size_t r = first[(size_t)k * n + t0];
 				     r < rt->nroutes && rt->src[r] == o && rt->dst[r] == t0; r++) {
-					size_t len = rt->off[r + 1] - rt->off[r];
+					size_t len = rt->off[r + 1] - rt->off[r], was = cap;
 					bool merged = false;
 
 					uint64_t hh = 0xcbf29ce484222325ull;
 
 					GROW(arc, cap, len + 1);
-					step = xreallocarray(step, cap, sizeof(uint32_t));
+					if (cap != was)
+						step = xreallocarray(step, cap, sizeof(uint32_t));
+					/* One element takes o to v: its images of o's
+					 * distinct paths are distinct (most sources of a
+					 * degraded graph, whose orbits are pairs). */
+					if (stab == 1) {
+						for (size_t i = 0; i < len; i++) {
+							arc[i] = ha[rt->arc[rt->off[r] + i]];
+							step[i] = rt->step[rt->off[r] + i];
+						}
+						a2a_routes_add(&out, v, t, rt->w[r], arc, step,
+							       len);
+						continue;
+					}
 					for (size_t i = 0; i < len; i++) {
 						arc[i] = ha[rt->arc[rt->off[r] + i]];
 						step[i] = rt->step[rt->off[r] + i];
