@@ -78,6 +78,43 @@ bool piece_whole(const struct piece *e);
 void piece_clear(struct piecemap *m, struct piece *e);
 void piecemap_free(struct piecemap *m);
 
+/* Reduce mode's state, key -> the (count, weight sum) folded into each
+ * part of that (node, shard), pieces covering [0, SCHED_ONE): inline up
+ * to two, [0, cut) and [cut, SCHED_ONE) (cut == SCHED_ONE: one piece, the
+ * second's fields zero), which is what nearly every shard is (whole, or a
+ * bidirectional ring's halves); cut == FOLD_LIST: the interval list
+ * lists[count[0]] instead. 32 bytes, two to a cache line, in one array
+ * indexed by the key (foldmap_init: on huge pages where THP allows, not
+ * initialised: the caller writes every entry). Lists are allocated only
+ * for entries of three pieces or more, and their slots reused. `mark` is
+ * the caller's (the verifier stamps the entries a step reads there, in
+ * the line it fetches anyway); the table keeps it. */
+struct fold {
+	uint32_t cut;
+	uint32_t count[2];
+	uint32_t mark;
+	uint64_t hash[2];
+};
+#define FOLD_LIST UINT32_MAX
+struct foldmap {
+	struct fold *e; /* keys 0 .. n - 1 */
+	size_t n;
+	struct seglist *lists;
+	size_t nlists, cap_lists;
+	uint32_t *idle; /* list slots free again */
+	size_t nidle, cap_idle;
+};
+void foldmap_init(struct foldmap *m, size_t nkeys);
+/* e's pieces in order, *n of them: its list's, or its inline ones written
+ * to buf. */
+const struct seg *fold_pieces(const struct foldmap *m, const struct fold *e, struct seg buf[2],
+			      uint32_t *n);
+/* Over [lo, hi) fold (count, hash) in (reduce) or write it, as
+ * seglist_fold. */
+void fold_apply(struct foldmap *m, struct fold *e, uint32_t lo, uint32_t hi, bool reduce,
+		uint32_t count, uint64_t hash);
+void foldmap_free(struct foldmap *m);
+
 /* One (u, t) problem of LP (3) on its own: m sources, masks[i] the in-links
  * (bit k = in-link k of d) that may carry source i, rate[k] the links' rates
  * (LP (13); NULL: all 1). U* = *c / *k, reduced. */

@@ -142,19 +142,23 @@ static size_t piece_hash(uint64_t key, size_t cap)
 }
 
 /* A table of millions of keys is a cache miss per lookup; on huge pages
- * (THP "madvise") it is rarely a TLB miss as well. */
-static struct piece_slot *piece_table(size_t cap)
+ * (THP "madvise") it is rarely a TLB miss as well. Not zeroed; free(). */
+static void *huge_alloc(size_t bytes)
 {
-	size_t bytes = cap * sizeof(struct piece_slot), huge = 2u << 20;
-	struct piece_slot *e = NULL;
+	size_t huge = 2u << 20;
 	void *p = NULL;
 
 	if (bytes >= huge && posix_memalign(&p, huge, (bytes + huge - 1) / huge * huge) == 0) {
 		(void)madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE);
-		e = p;
-	} else {
-		e = xmalloc(bytes);
+		return p;
 	}
+	return xmalloc(bytes ? bytes : 1);
+}
+
+static struct piece_slot *piece_table(size_t cap)
+{
+	struct piece_slot *e = huge_alloc(cap * sizeof(struct piece_slot));
+
 	for (size_t i = 0; i < cap; i++)
 		e[i] = (struct piece_slot){.key = PIECE_KEY_NONE};
 	return e;
@@ -286,5 +290,127 @@ void piecemap_free(struct piecemap *m)
 	free(m->lists);
 	free(m->e);
 	free(m->dense);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- fold tables --------------------------------------------------------------- */
+
+void foldmap_init(struct foldmap *m, size_t nkeys)
+{
+	memset(m, 0, sizeof(*m));
+	m->e = huge_alloc(nkeys * sizeof(struct fold));
+	m->n = nkeys;
+}
+
+const struct seg *fold_pieces(const struct foldmap *m, const struct fold *e, struct seg buf[2],
+			      uint32_t *n)
+{
+	if (e->cut == FOLD_LIST) {
+		*n = m->lists[e->count[0]].n;
+		return m->lists[e->count[0]].v;
+	}
+	buf[0] = (struct seg){0, e->cut, e->count[0], e->hash[0]};
+	buf[1] = (struct seg){e->cut, SCHED_ONE, e->count[1], e->hash[1]};
+	*n = e->cut < SCHED_ONE ? 2 : 1;
+	return buf;
+}
+
+/* One piece, or two (lo < cut < hi) inline; e->mark stays. */
+static void fold_set(struct fold *e, uint32_t cut, uint32_t c0, uint64_t h0, uint32_t c1,
+		     uint64_t h1)
+{
+	e->cut = cut;
+	e->count[0] = c0;
+	e->count[1] = c1;
+	e->hash[0] = h0;
+	e->hash[1] = h1;
+}
+
+/* l's one or two pieces (it covers [0, SCHED_ONE), as every entry) inline. */
+static void fold_inline(struct fold *e, const struct seglist *l)
+{
+	if (l->n == 1)
+		fold_set(e, SCHED_ONE, l->v[0].count, l->v[0].hash, 0, 0);
+	else
+		fold_set(e, l->v[0].hi, l->v[0].count, l->v[0].hash, l->v[1].count, l->v[1].hash);
+}
+
+void fold_apply(struct foldmap *m, struct fold *e, uint32_t lo, uint32_t hi, bool reduce,
+		uint32_t count, uint64_t hash)
+{
+	if (e->cut != FOLD_LIST) {
+		/* The cases nearly every delivery is: the whole shard, or one of
+		 * its two pieces (a ring's halves), without a list. */
+		if (lo == 0 && hi == SCHED_ONE) {
+			if (!reduce) {
+				fold_set(e, SCHED_ONE, count, hash, 0, 0);
+				return;
+			}
+			e->count[0] += count;
+			e->hash[0] += hash;
+			if (e->cut < SCHED_ONE) {
+				e->count[1] += count;
+				e->hash[1] += hash;
+			}
+			return;
+		}
+		if (e->cut < SCHED_ONE &&
+		    ((lo == 0 && hi == e->cut) || (lo == e->cut && hi == SCHED_ONE))) {
+			unsigned i = lo != 0;
+
+			e->count[i] = reduce ? e->count[i] + count : count;
+			e->hash[i] = reduce ? e->hash[i] + hash : hash;
+			if (e->count[0] == e->count[1] && e->hash[0] == e->hash[1])
+				fold_set(e, SCHED_ONE, e->count[0], e->hash[0], 0, 0);
+			return;
+		}
+		/* Else fold on the stack (one fold adds at most two pieces, so
+		 * four never reallocate) and keep the result inline when it is
+		 * two pieces at most, else as a list. */
+		struct seg buf[4];
+		struct seglist l = {0, 4, buf};
+
+		fold_pieces(m, e, buf, &l.n); /* inline: written to buf */
+		seglist_fold(&l, lo, hi, reduce, count, hash);
+		if (l.n <= 2) {
+			fold_inline(e, &l);
+			return;
+		}
+		uint32_t slot;
+		if (m->nidle) {
+			slot = m->idle[--m->nidle];
+		} else {
+			if (m->nlists == m->cap_lists)
+				GROW(m->lists, m->cap_lists, m->nlists + 1);
+			slot = (uint32_t)m->nlists++;
+		}
+		struct seglist *d = &m->lists[slot];
+		d->n = d->cap = l.n;
+		d->v = xreallocarray(NULL, l.n, sizeof(struct seg));
+		memcpy(d->v, buf, l.n * sizeof(struct seg));
+		fold_set(e, FOLD_LIST, slot, 0, 0, 0);
+		return;
+	}
+	uint32_t slot = e->count[0];
+	struct seglist *l = &m->lists[slot];
+
+	seglist_fold(l, lo, hi, reduce, count, hash);
+	if (l->n <= 2) { /* inline again; the list's slot is free for another */
+		fold_inline(e, l);
+		free(l->v);
+		memset(l, 0, sizeof(*l));
+		if (m->nidle == m->cap_idle)
+			GROW(m->idle, m->cap_idle, m->nidle + 1);
+		m->idle[m->nidle++] = slot;
+	}
+}
+
+void foldmap_free(struct foldmap *m)
+{
+	for (size_t i = 0; i < m->nlists; i++)
+		free(m->lists[i].v);
+	free(m->lists);
+	free(m->idle);
+	free(m->e);
 	memset(m, 0, sizeof(*m));
 }

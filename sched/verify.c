@@ -41,20 +41,6 @@ struct delivery {
 	size_t xfer; /* for error messages */
 };
 
-/* Reduce mode, per (node, shard): uniform (u.cap == 0), `count` inputs of
- * weight sum `hash` over the whole shard; or piecewise, the interval list
- * itself (l.cap > 0), in place so that reaching it costs no second lookup. */
-struct runiform {
-	uint32_t count;
-	uint32_t cap; /* 0: uniform; l.cap when piecewise */
-	uint64_t hash;
-};
-
-union rentry {
-	struct runiform u;
-	struct seglist l;
-};
-
 struct vstate {
 	const struct schedule *s;
 	const struct verify_opts *o;
@@ -66,11 +52,12 @@ struct vstate {
 	uint64_t *full;	     /* copy mode: whole blocks held, bit node * nblocks + block */
 	struct piecemap map; /* copy mode: (node, block) held in pieces */
 
-	union rentry *dense; /* reduce mode */
+	struct foldmap fold; /* reduce mode: (node, shard) */
 	/* Reduce mode off networks: the entries this step's transfers read
-	 * (bit node * nblocks + block); a delivery to any other entry is
-	 * applied at once instead of being kept to the end of the step. */
-	uint64_t *read_mark;
+	 * are stamped with the step + 1 (fold.e[].mark); a delivery to any
+	 * other entry is applied at once instead of being kept to the end of
+	 * the step. */
+	bool read_mark;
 	uint64_t *weight; /* reduce mode: weight of each node's input */
 	uint64_t total_weight;
 
@@ -241,58 +228,26 @@ static bool holds(struct vstate *v, uint32_t node, uint64_t block, uint32_t lo, 
 /* The sender's value over [lo, hi) as pieces in v->pieces. */
 static void reduce_pieces(struct vstate *v, uint64_t key, uint32_t lo, uint32_t hi)
 {
-	const union rentry *e = &v->dense[key];
+	struct seg buf[2];
+	uint32_t n;
+	const struct seg *p = fold_pieces(&v->fold, &v->fold.e[key], buf, &n);
 
 	v->npieces = 0;
-	if (!e->u.cap) {
-		GROW(v->pieces, v->cap_pieces, 1);
-		v->pieces[v->npieces++] = (struct seg){lo, hi, e->u.count, e->u.hash};
-		return;
-	}
-	const struct seglist *l = &e->l;
-	for (uint32_t i = 0; i < l->n; i++) {
-		uint32_t a = l->v[i].lo > lo ? l->v[i].lo : lo;
-		uint32_t b = l->v[i].hi < hi ? l->v[i].hi : hi;
+	GROW(v->pieces, v->cap_pieces, n);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t a = p[i].lo > lo ? p[i].lo : lo;
+		uint32_t b = p[i].hi < hi ? p[i].hi : hi;
 
-		if (b > a) {
-			GROW(v->pieces, v->cap_pieces, v->npieces + 1);
-			v->pieces[v->npieces++] = (struct seg){a, b, l->v[i].count, l->v[i].hash};
-		}
+		if (b > a)
+			v->pieces[v->npieces++] = (struct seg){a, b, p[i].count, p[i].hash};
 	}
 }
 
 /* Apply one piece to the receiver: fold in (REDUCE) or overwrite (COPY). */
 static void reduce_apply(struct vstate *v, uint64_t key, const struct delivery *d)
 {
-	union rentry *e = &v->dense[key];
-
-	if (!e->u.cap) {
-		if (d->lo == 0 && d->hi == SCHED_ONE) {
-			if (d->op == XFER_REDUCE) {
-				e->u.count += d->count;
-				e->u.hash += d->hash;
-			} else {
-				e->u.count = d->count;
-				e->u.hash = d->hash;
-			}
-			return;
-		}
-		struct seg whole = {0, SCHED_ONE, e->u.count, e->u.hash};
-
-		e->l = (struct seglist){0};
-		seglist_push(&e->l, whole);
-	}
-	struct seglist *l = &e->l;
-
-	seglist_fold(l, d->lo, d->hi, d->op == XFER_REDUCE, d->count, d->hash);
-	if (l->n == 1) { /* uniform again */
-		struct seg only = l->v[0];
-
-		free(l->v);
-		e->u.count = only.count;
-		e->u.cap = 0;
-		e->u.hash = only.hash;
-	}
+	fold_apply(&v->fold, &v->fold.e[key], d->lo, d->hi, d->op == XFER_REDUCE, d->count,
+		   d->hash);
 }
 
 /* ---- general networks ------------------------------------------------------------ */
@@ -1019,16 +974,33 @@ static void reduce_direct(struct vstate *v, uint32_t t)
 		const struct xfer *x = &s->xfers[xi];
 		uint64_t skey = (uint64_t)x->src * v->nblocks + x->block;
 		uint64_t dkey = (uint64_t)x->dst * v->nblocks + x->block;
-		bool wait = (v->read_mark[dkey >> 6] >> (dkey & 63)) & 1;
+		bool wait = v->fold.e[dkey].mark == t + 1;
 
 		if (xi + PREFETCH_AHEAD < end) {
 			const struct xfer *y = x + PREFETCH_AHEAD;
 			uint64_t sk = (uint64_t)y->src * v->nblocks + y->block;
 			uint64_t dk = (uint64_t)y->dst * v->nblocks + y->block;
 
-			__builtin_prefetch(&v->dense[sk]);
-			__builtin_prefetch(&v->dense[dk], 1);
-			__builtin_prefetch(&v->read_mark[dk >> 6]);
+			/* The sender's entry again: the read phase's stamp is
+			 * often evicted by now. */
+			__builtin_prefetch(&v->fold.e[sk]);
+			__builtin_prefetch(&v->fold.e[dk], 1);
+		}
+		const struct fold *se = &v->fold.e[skey];
+		if (!wait && se->cut != FOLD_LIST) {
+			/* What nearly every transfer is: the sender's one or two
+			 * pieces folded straight into the receiver. */
+			uint32_t lo = x->offset, hi = lo + x->length, cut = se->cut;
+			bool red = xfer_op(x) == XFER_REDUCE;
+			struct fold *de = &v->fold.e[dkey];
+
+			if (lo < cut)
+				fold_apply(&v->fold, de, lo, hi < cut ? hi : cut, red, se->count[0],
+					   se->hash[0]);
+			if (hi > cut)
+				fold_apply(&v->fold, de, lo > cut ? lo : cut, hi, red, se->count[1],
+					   se->hash[1]);
+			continue;
 		}
 		reduce_pieces(v, skey, x->offset, x->offset + x->length);
 		for (size_t k = 0; k < v->npieces; k++) {
@@ -1045,12 +1017,6 @@ static void reduce_direct(struct vstate *v, uint32_t t)
 			else
 				reduce_apply(v, dkey, &d);
 		}
-	}
-	for (size_t xi = s->step_start[t]; xi < end; xi++) {
-		const struct xfer *x = &s->xfers[xi];
-		uint64_t skey = (uint64_t)x->src * v->nblocks + x->block;
-
-		v->read_mark[skey >> 6] = 0;
 	}
 }
 
@@ -1076,13 +1042,13 @@ static int read_phase(struct vstate *v, uint32_t t)
 		const struct xfer *x = &s->xfers[xi];
 		uint32_t lo = x->offset, hi;
 
-		if (!v->read_mark && xi + PREFETCH_AHEAD < s->step_start[t + 1]) {
+		if (xi + PREFETCH_AHEAD < s->step_start[t + 1]) {
 			const struct xfer *y = x + PREFETCH_AHEAD;
 			uint64_t yk = (uint64_t)y->src * v->nblocks + y->block;
 
 			if (y->src < v->n && y->block < v->nblocks) {
 				if (v->reduce)
-					__builtin_prefetch(&v->dense[yk]);
+					__builtin_prefetch(&v->fold.e[yk], 1);
 				else if (v->map.used)
 					piecemap_prefetch(&v->map, yk);
 			}
@@ -1142,7 +1108,7 @@ static int read_phase(struct vstate *v, uint32_t t)
 			continue;
 		}
 		if (v->read_mark) {
-			v->read_mark[skey >> 6] |= 1ull << (skey & 63);
+			v->fold.e[skey].mark = t + 1;
 			continue;
 		}
 		if (v->net && !net_can(v, x->src, VERIFY_STORE)) {
@@ -1198,7 +1164,7 @@ static int write_phase(struct vstate *v, uint32_t t)
 		/* Additive, so order within the step does not matter. */
 		for (size_t i = 0; i < v->ndl; i++) {
 			if (i + PREFETCH_AHEAD < v->ndl)
-				__builtin_prefetch(&v->dense[v->dl[i + PREFETCH_AHEAD].key], 1);
+				__builtin_prefetch(&v->fold.e[v->dl[i + PREFETCH_AHEAD].key], 1);
 			reduce_apply(v, v->dl[i].key, &v->dl[i]);
 		}
 		return 0;
@@ -1310,13 +1276,12 @@ static bool full_copy(struct vstate *v, uint32_t node, uint64_t block)
 
 static bool full_reduce(struct vstate *v, uint64_t key)
 {
-	const union rentry *e = &v->dense[key];
+	struct seg buf[2];
+	uint32_t n;
+	const struct seg *p = fold_pieces(&v->fold, &v->fold.e[key], buf, &n);
 
-	if (!e->u.cap)
-		return e->u.count == v->ninputs && e->u.hash == v->total_weight;
-	const struct seglist *l = &e->l;
-	for (uint32_t i = 0; i < l->n; i++)
-		if (l->v[i].count != v->ninputs || l->v[i].hash != v->total_weight)
+	for (uint32_t i = 0; i < n; i++)
+		if (p[i].count != v->ninputs || p[i].hash != v->total_weight)
 			return false;
 	return true;
 }
@@ -1510,9 +1475,9 @@ static int setup(struct vstate *v)
 				    "%u nodes: too large to verify a reduction "
 				    "(limit 4096)",
 				    n);
-		v->dense = xcalloc((size_t)n * n, sizeof(union rentry));
+		foldmap_init(&v->fold, (size_t)n * n);
 		if (!v->o->network)
-			v->read_mark = xcalloc((size_t)n * n / 64 + 1, sizeof(uint64_t));
+			v->read_mark = true;
 		v->weight = xmalloc((size_t)n * sizeof(uint64_t));
 		for (uint32_t u = 0; u < n; u++) {
 			v->weight[u] = sched_mix64((v->o->seed ? v->o->seed : 0x0fc) + u);
@@ -1522,9 +1487,10 @@ static int setup(struct vstate *v)
 		/* On a network only terminals hold inputs. */
 		for (uint32_t u = 0; u < n; u++)
 			for (uint32_t b = 0; b < n; b++)
-				v->dense[(size_t)u * n + b].u =
-				    part(v, u) ? (struct runiform){1, 0, v->weight[u]}
-					       : (struct runiform){0, 0, 0};
+				v->fold.e[(size_t)u * n + b] = (struct fold){
+				    .cut = SCHED_ONE,
+				    .count = {part(v, u) ? 1 : 0},
+				    .hash = {part(v, u) ? v->weight[u] : 0}}; /* mark 0: no step */
 	} else {
 		uint64_t bits = (uint64_t)n * v->nblocks;
 
@@ -1596,11 +1562,7 @@ static void teardown(struct vstate *v)
 	free(v->s_load);
 	free(v->tarcs);
 	piecemap_free(&v->map);
-	for (size_t i = 0; v->dense && i < (size_t)v->n * v->n; i++)
-		if (v->dense[i].u.cap)
-			free(v->dense[i].l.v);
-	free(v->dense);
-	free(v->read_mark);
+	foldmap_free(&v->fold);
 	free(v->weight);
 	free(v->full);
 	free(v->dl);
