@@ -40,15 +40,17 @@ uint64_t sched_mix64(uint64_t x);
 
 /* Copy mode's state, key -> what is held of that (node, block): one piece
  * [lo, hi) inline (what nearly every block is: a path's piece moves on its
- * own), or, when more != 0, the interval list lists[more - 1]; all zero is
- * nothing held. Keyed two ways: dense (piecemap_dense: an array indexed by
- * the key, from calloc, so only the pages of keys used cost memory), or
- * open addressing, one slot (a cache line's third) per key. A single piece
- * needs no allocation either way. */
+ * own), or, when lo == PIECE_LIST (no offset is), the interval list
+ * lists[hi]; all zero is nothing held. Keyed two ways: dense
+ * (piecemap_dense: an array indexed by the key, from calloc, so only the
+ * pages of keys used cost memory), or open addressing, 16 bytes a key. A
+ * single piece needs no allocation either way. 8 bytes, as the pieces of
+ * a block and the blocks of a path are what the check reads in a cache
+ * miss each, and zeroing fresh pages is slow. */
 struct piece {
 	uint32_t lo, hi;
-	uint32_t more;
 };
+#define PIECE_LIST UINT32_MAX
 struct piece_slot {
 	uint64_t key;
 	struct piece p;
@@ -57,6 +59,7 @@ struct piece_slot {
 struct piecemap {
 	struct piece_slot *e; /* hashed */
 	size_t cap, used;
+	uint64_t nblocks;    /* hashed by block (piecemap_blocks) */
 	struct piece *dense; /* or dense, keys below ndense */
 	size_t ndense;
 	struct seglist *lists;
@@ -64,6 +67,11 @@ struct piecemap {
 };
 /* Dense keys 0 .. nkeys - 1 (before any other call). */
 void piecemap_dense(struct piecemap *m, size_t nkeys);
+/* Hashed keys node * nblocks + block placed by block, a block's keys in
+ * its own stretch of the table (before any other call), with room for
+ * nkeys at first (a growth copies the table into one twice its size,
+ * both in memory at once). */
+void piecemap_blocks(struct piecemap *m, uint64_t nblocks, size_t nkeys);
 /* key's entry (created empty when asked), NULL when absent (dense: when it
  * holds nothing). */
 struct piece *piecemap_get(struct piecemap *m, uint64_t key, bool create);

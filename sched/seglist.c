@@ -141,6 +141,21 @@ static size_t piece_hash(uint64_t key, size_t cap)
 	return cap > 1 ? (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctzll(cap))) : 0;
 }
 
+/* key's first slot in a table of cap. By block (piecemap_blocks): block b
+ * of key node * nblocks + b owns slots b * per .. b * per + per - 1 (per =
+ * cap / nblocks, a power of two) and the node picks one of them. */
+static size_t piece_home(const struct piecemap *m, uint64_t key, size_t cap)
+{
+	if (!m->nblocks)
+		return piece_hash(key, cap);
+	uint64_t node = key / m->nblocks, block = key - node * m->nblocks;
+	size_t per = cap / m->nblocks;
+	uint32_t bits = (uint32_t)__builtin_ctzll(per);
+
+	return (size_t)block * per +
+	       (bits ? (size_t)(((uint32_t)node * 0x9e3779b9u) >> (32 - bits)) : 0);
+}
+
 /* A table of millions of keys is a cache miss per lookup; on huge pages
  * (THP "madvise") it is rarely a TLB miss as well. Not zeroed; free(). */
 static void *huge_alloc(size_t bytes)
@@ -170,10 +185,10 @@ static void piecemap_grow(struct piecemap *m, size_t cap)
 
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->e[i].key != PIECE_KEY_NONE) {
-			size_t h = piece_hash(m->e[i].key, cap);
+			size_t h = piece_home(m, m->e[i].key, cap);
 
 			while (e[h].key != PIECE_KEY_NONE)
-				h = (h + 1) & (cap - 1);
+				h = h + 1 < cap ? h + 1 : 0;
 			e[h] = m->e[i];
 		}
 	free(m->e);
@@ -187,9 +202,19 @@ void piecemap_dense(struct piecemap *m, size_t nkeys)
 	m->ndense = nkeys;
 }
 
+void piecemap_blocks(struct piecemap *m, uint64_t nblocks, size_t nkeys)
+{
+	size_t per = 1;
+
+	while ((double)nblocks * per * 3 / 4 < (double)nkeys)
+		per *= 2;
+	m->nblocks = nblocks;
+	piecemap_grow(m, (size_t)nblocks * per);
+}
+
 static bool piece_empty(const struct piece *e)
 {
-	return e->lo == e->hi && !e->more;
+	return e->lo == e->hi;
 }
 
 struct piece *piecemap_get(struct piecemap *m, uint64_t key, bool create)
@@ -199,15 +224,18 @@ struct piece *piecemap_get(struct piecemap *m, uint64_t key, bool create)
 			return NULL;
 		return &m->dense[key];
 	}
-	if (create && (m->used + 1) * 2 > m->cap)
+	/* Up to 3/4 full: linear probing then looks at about 2.5 slots (one
+	 * cache line, two at most) where 1/2 took 1.5, and the table, whose
+	 * fresh pages the kernel zeroes slowly here, is a third smaller. */
+	if (create && (m->used + 1) * 4 > m->cap * 3)
 		piecemap_grow(m, m->cap ? m->cap * 2 : 1024);
 	if (!m->cap)
 		return NULL;
-	size_t h = piece_hash(key, m->cap);
+	size_t h = piece_home(m, key, m->cap);
 	while (m->e[h].key != PIECE_KEY_NONE) {
 		if (m->e[h].key == key)
 			return &m->e[h].p;
-		h = (h + 1) & (m->cap - 1);
+		h = h + 1 < m->cap ? h + 1 : 0;
 	}
 	if (!create)
 		return NULL;
@@ -222,7 +250,7 @@ void piecemap_prefetch(const struct piecemap *m, uint64_t key)
 		if (key < m->ndense)
 			__builtin_prefetch(&m->dense[key]);
 	} else if (m->cap) {
-		__builtin_prefetch(&m->e[piece_hash(key, m->cap)]);
+		__builtin_prefetch(&m->e[piece_home(m, key, m->cap)]);
 	}
 }
 
@@ -230,19 +258,19 @@ bool piece_covers(const struct piecemap *m, const struct piece *e, uint32_t lo, 
 {
 	if (!e)
 		return false;
-	if (!e->more)
+	if (e->lo != PIECE_LIST)
 		return e->lo <= lo && hi <= e->hi;
-	return seglist_covers(&m->lists[e->more - 1], lo, hi);
+	return seglist_covers(&m->lists[e->hi], lo, hi);
 }
 
 bool piece_whole(const struct piece *e)
 {
-	return !e->more && e->lo == 0 && e->hi == SCHED_ONE;
+	return e->lo == 0 && e->hi == SCHED_ONE;
 }
 
 uint64_t piece_add(struct piecemap *m, struct piece *e, uint32_t lo, uint32_t hi)
 {
-	if (!e->more) {
+	if (e->lo != PIECE_LIST) {
 		if (e->lo == e->hi) { /* empty */
 			e->lo = lo;
 			e->hi = hi;
@@ -260,14 +288,14 @@ uint64_t piece_add(struct piecemap *m, struct piece *e, uint32_t lo, uint32_t hi
 		struct seglist *l = &m->lists[m->nlists];
 		memset(l, 0, sizeof(*l));
 		seglist_push(l, (struct seg){e->lo, e->hi, 1, 0});
-		e->more = (uint32_t)++m->nlists;
+		e->lo = PIECE_LIST;
+		e->hi = (uint32_t)m->nlists++;
 	}
-	struct seglist *l = &m->lists[e->more - 1];
+	struct seglist *l = &m->lists[e->hi];
 	uint64_t ov = seglist_add(l, lo, hi);
 	if (l->n == 1) { /* one piece again: back inline (the list slot idles) */
 		e->lo = l->v[0].lo;
 		e->hi = l->v[0].hi;
-		e->more = 0;
 		free(l->v);
 		memset(l, 0, sizeof(*l));
 	}
@@ -276,9 +304,9 @@ uint64_t piece_add(struct piecemap *m, struct piece *e, uint32_t lo, uint32_t hi
 
 void piece_clear(struct piecemap *m, struct piece *e)
 {
-	if (e->more) {
-		free(m->lists[e->more - 1].v);
-		memset(&m->lists[e->more - 1], 0, sizeof(struct seglist));
+	if (e->lo == PIECE_LIST) {
+		free(m->lists[e->hi].v);
+		memset(&m->lists[e->hi], 0, sizeof(struct seglist));
 	}
 	*e = (struct piece){0};
 }
