@@ -1047,10 +1047,16 @@ static int read_phase(struct vstate *v, uint32_t t)
 			uint64_t yk = (uint64_t)y->src * v->nblocks + y->block;
 
 			if (y->src < v->n && y->block < v->nblocks) {
-				if (v->reduce)
+				if (v->reduce) {
 					__builtin_prefetch(&v->fold.e[yk], 1);
-				else if (v->map.used)
-					piecemap_prefetch(&v->map, yk);
+				} else {
+					/* holds() reads the bit, then the pieces
+					 * (dense keys count no `used`). */
+					if (v->full)
+						__builtin_prefetch(&v->full[yk >> 6]);
+					if (v->map.used || v->map.dense)
+						piecemap_prefetch(&v->map, yk);
+				}
 			}
 		}
 
@@ -1179,6 +1185,13 @@ static int write_phase(struct vstate *v, uint32_t t)
 		uint32_t node = x->dst;
 		uint64_t block = x->block, key = (uint64_t)node * v->nblocks + block;
 
+		if (i + PREFETCH_AHEAD < v->nwhole) {
+			const struct xfer *y = &v->s->xfers[v->whole[i + PREFETCH_AHEAD]];
+			uint64_t yk = (uint64_t)y->dst * v->nblocks + y->block;
+
+			__builtin_prefetch(&v->full[yk >> 6], 1);
+			piecemap_prefetch(&v->map, yk);
+		}
 		if (piecemap_get(&v->map, key, false)) {
 			push_delivery(
 			    v, (struct delivery){key, 0, SCHED_ONE, 1, XFER_COPY, 0, v->whole[i]});
@@ -1205,8 +1218,13 @@ static int write_phase(struct vstate *v, uint32_t t)
 		uint64_t block = key % v->nblocks;
 		bool at_target = a2a && block % v->n == node;
 
-		if (i + PREFETCH_AHEAD < v->ndl)
-			piecemap_prefetch(&v->map, v->dl[i + PREFETCH_AHEAD].key);
+		if (i + PREFETCH_AHEAD < v->ndl) {
+			uint64_t yk = v->dl[i + PREFETCH_AHEAD].key;
+
+			if (v->full)
+				__builtin_prefetch(&v->full[yk >> 6], 1);
+			piecemap_prefetch(&v->map, yk);
+		}
 		if (origin_of(v, block) == node || bit_get(v, key)) {
 			if (at_target)
 				return fail(v, t, d->xfer, "block delivered to its target twice");
