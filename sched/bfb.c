@@ -1344,8 +1344,10 @@ uint64_t bfb_memory_estimate(uint32_t n, enum sched_collective c)
 	uint64_t cells = (uint64_t)n * n, phases = c == SCHED_ALLREDUCE ? 2 : 1;
 	bool reduce = c != SCHED_ALLGATHER;
 
+	/* The verifier's table: a bit per (node, block), or for reductions a
+	 * 32-byte fold entry per (node, shard) (BFB's shares cut shards). */
 	return phases * (cells - n) * BFB_BYTES_PER_XFER + cells * sizeof(uint16_t) +
-	       (reduce ? cells * 16 + cells / 8 : cells / 8);
+	       (reduce ? cells * 32 : cells / 8);
 }
 
 int bfb_solve_node(uint32_t m, const uint64_t *masks, uint32_t d, const uint32_t *rate,

@@ -53,6 +53,14 @@ struct vstate {
 	struct piecemap map; /* copy mode: (node, block) held in pieces */
 
 	struct foldmap fold; /* reduce mode: (node, shard) */
+	/* Reduce mode off networks when every transfer moves a whole shard (a
+	 * ring, a tree): (node, shard) -> what the shard holds, 16 bytes, half
+	 * the fold table's, in its place (whose pages cost their zeroing). */
+	struct rwhole {
+		uint32_t count;
+		uint32_t mark; /* as fold.mark */
+		uint64_t hash;
+	} * rw;
 	/* Reduce mode off networks: the entries this step's transfers read
 	 * are stamped with the step + 1 (fold.e[].mark); a delivery to any
 	 * other entry is applied at once instead of being kept to the end of
@@ -970,7 +978,30 @@ static void reduce_direct(struct vstate *v, uint32_t t)
 	const struct schedule *s = v->s;
 	size_t end = s->step_start[t + 1];
 
-	for (size_t xi = s->step_start[t]; xi < end; xi++) {
+	for (size_t xi = s->step_start[t]; v->rw && xi < end; xi++) {
+		const struct xfer *x = &s->xfers[xi];
+		uint64_t skey = (uint64_t)x->src * v->nblocks + x->block;
+		uint64_t dkey = (uint64_t)x->dst * v->nblocks + x->block;
+		struct rwhole *se = &v->rw[skey], *de = &v->rw[dkey];
+
+		if (xi + PREFETCH_AHEAD < end) {
+			const struct xfer *y = x + PREFETCH_AHEAD;
+
+			__builtin_prefetch(&v->rw[(uint64_t)y->src * v->nblocks + y->block]);
+			__builtin_prefetch(&v->rw[(uint64_t)y->dst * v->nblocks + y->block], 1);
+		}
+		if (de->mark == t + 1) {
+			push_delivery(v, (struct delivery){dkey, 0, SCHED_ONE, se->count,
+							   xfer_op(x), se->hash, xi});
+		} else if (xfer_op(x) == XFER_REDUCE) {
+			de->count += se->count;
+			de->hash += se->hash;
+		} else {
+			de->count = se->count;
+			de->hash = se->hash;
+		}
+	}
+	for (size_t xi = s->step_start[t]; !v->rw && xi < end; xi++) {
 		const struct xfer *x = &s->xfers[xi];
 		uint64_t skey = (uint64_t)x->src * v->nblocks + x->block;
 		uint64_t dkey = (uint64_t)x->dst * v->nblocks + x->block;
@@ -1047,7 +1078,9 @@ static int read_phase(struct vstate *v, uint32_t t)
 			uint64_t yk = (uint64_t)y->src * v->nblocks + y->block;
 
 			if (y->src < v->n && y->block < v->nblocks) {
-				if (v->reduce) {
+				if (v->rw) {
+					__builtin_prefetch(&v->rw[yk], 1);
+				} else if (v->reduce) {
 					__builtin_prefetch(&v->fold.e[yk], 1);
 				} else {
 					/* holds() reads the bit, then the pieces
@@ -1114,7 +1147,10 @@ static int read_phase(struct vstate *v, uint32_t t)
 			continue;
 		}
 		if (v->read_mark) {
-			v->fold.e[skey].mark = t + 1;
+			if (v->rw)
+				v->rw[skey].mark = t + 1;
+			else
+				v->fold.e[skey].mark = t + 1;
 			continue;
 		}
 		if (v->net && !net_can(v, x->src, VERIFY_STORE)) {
@@ -1169,9 +1205,18 @@ static int write_phase(struct vstate *v, uint32_t t)
 	if (v->reduce) {
 		/* Additive, so order within the step does not matter. */
 		for (size_t i = 0; i < v->ndl; i++) {
+			const struct delivery *d = &v->dl[i];
+
+			if (v->rw) {
+				struct rwhole *e = &v->rw[d->key];
+
+				e->count = d->op == XFER_REDUCE ? e->count + d->count : d->count;
+				e->hash = d->op == XFER_REDUCE ? e->hash + d->hash : d->hash;
+				continue;
+			}
 			if (i + PREFETCH_AHEAD < v->ndl)
 				__builtin_prefetch(&v->fold.e[v->dl[i + PREFETCH_AHEAD].key], 1);
-			reduce_apply(v, v->dl[i].key, &v->dl[i]);
+			reduce_apply(v, d->key, d);
 		}
 		return 0;
 	}
@@ -1294,6 +1339,8 @@ static bool full_copy(struct vstate *v, uint32_t node, uint64_t block)
 
 static bool full_reduce(struct vstate *v, uint64_t key)
 {
+	if (v->rw)
+		return v->rw[key].count == v->ninputs && v->rw[key].hash == v->total_weight;
 	struct seg buf[2];
 	uint32_t n;
 	const struct seg *p = fold_pieces(&v->fold, &v->fold.e[key], buf, &n);
@@ -1493,7 +1540,14 @@ static int setup(struct vstate *v)
 				    "%u nodes: too large to verify a reduction "
 				    "(limit 4096)",
 				    n);
-		foldmap_init(&v->fold, (size_t)n * n);
+		bool whole = !v->o->network;
+
+		for (size_t xi = 0; whole && xi < s->nxfers; xi++)
+			whole = s->xfers[xi].offset == 0 && s->xfers[xi].length == SCHED_ONE;
+		if (whole)
+			v->rw = xmalloc((size_t)n * n * sizeof(*v->rw));
+		else
+			foldmap_init(&v->fold, (size_t)n * n);
 		if (!v->o->network)
 			v->read_mark = true;
 		v->weight = xmalloc((size_t)n * sizeof(uint64_t));
@@ -1502,13 +1556,18 @@ static int setup(struct vstate *v)
 			if (part(v, u))
 				v->total_weight += v->weight[u];
 		}
-		/* On a network only terminals hold inputs. */
-		for (uint32_t u = 0; u < n; u++)
+		/* On a network only terminals hold inputs. Mark 0: no step. */
+		for (uint32_t u = 0; u < n; u++) {
+			uint32_t c = part(v, u) ? 1 : 0;
+			uint64_t h = part(v, u) ? v->weight[u] : 0;
+
 			for (uint32_t b = 0; b < n; b++)
-				v->fold.e[(size_t)u * n + b] = (struct fold){
-				    .cut = SCHED_ONE,
-				    .count = {part(v, u) ? 1 : 0},
-				    .hash = {part(v, u) ? v->weight[u] : 0}}; /* mark 0: no step */
+				if (v->rw)
+					v->rw[(size_t)u * n + b] = (struct rwhole){c, 0, h};
+				else
+					v->fold.e[(size_t)u * n + b] = (struct fold){
+					    .cut = SCHED_ONE, .count = {c}, .hash = {h}};
+		}
 	} else {
 		uint64_t bits = (uint64_t)n * v->nblocks;
 
@@ -1589,6 +1648,7 @@ static void teardown(struct vstate *v)
 	free(v->tarcs);
 	piecemap_free(&v->map);
 	foldmap_free(&v->fold);
+	free(v->rw);
 	free(v->weight);
 	free(v->full);
 	free(v->dl);
