@@ -121,6 +121,9 @@ const struct seg *fold_pieces(const struct foldmap *m, const struct fold *e, str
  * seglist_fold. */
 void fold_apply(struct foldmap *m, struct fold *e, uint32_t lo, uint32_t hi, bool reduce,
 		uint32_t count, uint64_t hash);
+/* An empty list's slot (one freed before, or a new one), and its return. */
+uint32_t foldmap_list(struct foldmap *m);
+void foldmap_unlist(struct foldmap *m, uint32_t slot);
 void foldmap_free(struct foldmap *m);
 
 /* One (u, t) problem of LP (3) on its own: m sources, masks[i] the in-links

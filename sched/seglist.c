@@ -363,6 +363,25 @@ static void fold_inline(struct fold *e, const struct seglist *l)
 		fold_set(e, l->v[0].hi, l->v[0].count, l->v[0].hash, l->v[1].count, l->v[1].hash);
 }
 
+uint32_t foldmap_list(struct foldmap *m)
+{
+	if (m->nidle)
+		return m->idle[--m->nidle];
+	if (m->nlists == m->cap_lists)
+		GROW(m->lists, m->cap_lists, m->nlists + 1);
+	memset(&m->lists[m->nlists], 0, sizeof(struct seglist));
+	return (uint32_t)m->nlists++;
+}
+
+void foldmap_unlist(struct foldmap *m, uint32_t slot)
+{
+	free(m->lists[slot].v);
+	memset(&m->lists[slot], 0, sizeof(struct seglist));
+	if (m->nidle == m->cap_idle)
+		GROW(m->idle, m->cap_idle, m->nidle + 1);
+	m->idle[m->nidle++] = slot;
+}
+
 void fold_apply(struct foldmap *m, struct fold *e, uint32_t lo, uint32_t hi, bool reduce,
 		uint32_t count, uint64_t hash)
 {
@@ -404,14 +423,7 @@ void fold_apply(struct foldmap *m, struct fold *e, uint32_t lo, uint32_t hi, boo
 			fold_inline(e, &l);
 			return;
 		}
-		uint32_t slot;
-		if (m->nidle) {
-			slot = m->idle[--m->nidle];
-		} else {
-			if (m->nlists == m->cap_lists)
-				GROW(m->lists, m->cap_lists, m->nlists + 1);
-			slot = (uint32_t)m->nlists++;
-		}
+		uint32_t slot = foldmap_list(m);
 		struct seglist *d = &m->lists[slot];
 		d->n = d->cap = l.n;
 		d->v = xreallocarray(NULL, l.n, sizeof(struct seg));
@@ -425,11 +437,7 @@ void fold_apply(struct foldmap *m, struct fold *e, uint32_t lo, uint32_t hi, boo
 	seglist_fold(l, lo, hi, reduce, count, hash);
 	if (l->n <= 2) { /* inline again; the list's slot is free for another */
 		fold_inline(e, l);
-		free(l->v);
-		memset(l, 0, sizeof(*l));
-		if (m->nidle == m->cap_idle)
-			GROW(m->idle, m->cap_idle, m->nidle + 1);
-		m->idle[m->nidle++] = slot;
+		foldmap_unlist(m, slot);
 	}
 }
 
