@@ -1344,8 +1344,9 @@ uint64_t bfb_memory_estimate(uint32_t n, enum sched_collective c)
 	uint64_t cells = (uint64_t)n * n, phases = c == SCHED_ALLREDUCE ? 2 : 1;
 	bool reduce = c != SCHED_ALLGATHER;
 
-	/* The verifier's table: a bit per (node, block), or for reductions a
-	 * 32-byte fold entry per (node, shard) (BFB's shares cut shards). */
+	/* The verifier's table: a bit per (node, block), or for reductions
+	 * 32 bytes per (node, shard) at most (16, and a list for each entry
+	 * BFB's shares cut). */
 	return phases * (cells - n) * BFB_BYTES_PER_XFER + cells * sizeof(uint16_t) +
 	       (reduce ? cells * 32 : cells / 8);
 }
