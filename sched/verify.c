@@ -64,7 +64,7 @@ struct vstate {
 		uint64_t hash;
 	} * rw;
 	/* Reduce mode off networks: the entries this step's transfers read
-	 * are stamped with the step + 1 (fold.e[].mark); a delivery to any
+	 * are stamped with the step + 1 (their mark); a delivery to any
 	 * other entry is applied at once instead of being kept to the end of
 	 * the step. */
 	bool read_mark;
@@ -1263,6 +1263,8 @@ static int write_phase(struct vstate *v, uint32_t t)
 		for (size_t i = 0; i < v->ndl; i++) {
 			const struct delivery *d = &v->dl[i];
 
+			if (v->rw && i + PREFETCH_AHEAD < v->ndl)
+				__builtin_prefetch(&v->rw[v->dl[i + PREFETCH_AHEAD].key], 1);
 			if (v->rw) {
 				rw_apply(v, &v->rw[d->key], d->lo, d->hi, d->op == XFER_REDUCE,
 					 d->count, d->hash);
