@@ -1345,10 +1345,10 @@ uint64_t bfb_memory_estimate(uint32_t n, enum sched_collective c)
 	bool reduce = c != SCHED_ALLGATHER;
 
 	/* The verifier's table: a bit per (node, block), or for reductions
-	 * 32 bytes per (node, shard) at most (16, and a list for each entry
-	 * BFB's shares cut). */
+	 * 16 bytes per (node, shard), and a list for each entry BFB's shares
+	 * cut (few: the 1/8 is slack for them). */
 	return phases * (cells - n) * BFB_BYTES_PER_XFER + cells * sizeof(uint16_t) +
-	       (reduce ? cells * 32 : cells / 8);
+	       (reduce ? cells * 16 + cells / 8 : cells / 8);
 }
 
 int bfb_solve_node(uint32_t m, const uint64_t *masks, uint32_t d, const uint32_t *rate,
