@@ -1344,6 +1344,9 @@ uint64_t bfb_memory_estimate(uint32_t n, enum sched_collective c)
 	uint64_t cells = (uint64_t)n * n, phases = c == SCHED_ALLREDUCE ? 2 : 1;
 	bool reduce = c != SCHED_ALLGATHER;
 
+	/* The verifier's table: a bit per (node, block), or for reductions
+	 * 16 bytes per (node, shard), and a list for each entry BFB's shares
+	 * cut (few: the 1/8 is slack for them). */
 	return phases * (cells - n) * BFB_BYTES_PER_XFER + cells * sizeof(uint16_t) +
 	       (reduce ? cells * 16 + cells / 8 : cells / 8);
 }

@@ -40,15 +40,17 @@ uint64_t sched_mix64(uint64_t x);
 
 /* Copy mode's state, key -> what is held of that (node, block): one piece
  * [lo, hi) inline (what nearly every block is: a path's piece moves on its
- * own), or, when more != 0, the interval list lists[more - 1]; all zero is
- * nothing held. Keyed two ways: dense (piecemap_dense: an array indexed by
- * the key, from calloc, so only the pages of keys used cost memory), or
- * open addressing, one slot (a cache line's third) per key. A single piece
- * needs no allocation either way. */
+ * own), or, when lo == PIECE_LIST (no offset is), the interval list
+ * lists[hi]; all zero is nothing held. Keyed two ways: dense
+ * (piecemap_dense: an array indexed by the key, from calloc, so only the
+ * pages of keys used cost memory), or open addressing, 16 bytes a key. A
+ * single piece needs no allocation either way. 8 bytes, as the pieces of
+ * a block and the blocks of a path are what the check reads in a cache
+ * miss each, and zeroing fresh pages is slow. */
 struct piece {
 	uint32_t lo, hi;
-	uint32_t more;
 };
+#define PIECE_LIST UINT32_MAX
 struct piece_slot {
 	uint64_t key;
 	struct piece p;
@@ -57,6 +59,7 @@ struct piece_slot {
 struct piecemap {
 	struct piece_slot *e; /* hashed */
 	size_t cap, used;
+	uint64_t nblocks;    /* hashed by block (piecemap_blocks) */
 	struct piece *dense; /* or dense, keys below ndense */
 	size_t ndense;
 	struct seglist *lists;
@@ -64,6 +67,11 @@ struct piecemap {
 };
 /* Dense keys 0 .. nkeys - 1 (before any other call). */
 void piecemap_dense(struct piecemap *m, size_t nkeys);
+/* Hashed keys node * nblocks + block placed by block, a block's keys in
+ * its own stretch of the table (before any other call), with room for
+ * nkeys at first (a growth copies the table into one twice its size,
+ * both in memory at once). */
+void piecemap_blocks(struct piecemap *m, uint64_t nblocks, size_t nkeys);
 /* key's entry (created empty when asked), NULL when absent (dense: when it
  * holds nothing). */
 struct piece *piecemap_get(struct piecemap *m, uint64_t key, bool create);
@@ -77,6 +85,46 @@ bool piece_whole(const struct piece *e);
 /* Drop e's pieces. */
 void piece_clear(struct piecemap *m, struct piece *e);
 void piecemap_free(struct piecemap *m);
+
+/* Reduce mode's state, key -> the (count, weight sum) folded into each
+ * part of that (node, shard), pieces covering [0, SCHED_ONE): inline up
+ * to two, [0, cut) and [cut, SCHED_ONE) (cut == SCHED_ONE: one piece, the
+ * second's fields zero), which is what nearly every shard is (whole, or a
+ * bidirectional ring's halves); cut == FOLD_LIST: the interval list
+ * lists[count[0]] instead. 32 bytes, two to a cache line, in one array
+ * indexed by the key (foldmap_init: on huge pages where THP allows, not
+ * initialised: the caller writes every entry). Lists are allocated only
+ * for entries of three pieces or more, and their slots reused. `mark` is
+ * the caller's (the verifier stamps the entries a step reads there, in
+ * the line it fetches anyway); the table keeps it. */
+struct fold {
+	uint32_t cut;
+	uint32_t count[2];
+	uint32_t mark;
+	uint64_t hash[2];
+};
+#define FOLD_LIST UINT32_MAX
+struct foldmap {
+	struct fold *e; /* keys 0 .. n - 1 */
+	size_t n;
+	struct seglist *lists;
+	size_t nlists, cap_lists;
+	uint32_t *idle; /* list slots free again */
+	size_t nidle, cap_idle;
+};
+void foldmap_init(struct foldmap *m, size_t nkeys);
+/* e's pieces in order, *n of them: its list's, or its inline ones written
+ * to buf. */
+const struct seg *fold_pieces(const struct foldmap *m, const struct fold *e, struct seg buf[2],
+			      uint32_t *n);
+/* Over [lo, hi) fold (count, hash) in (reduce) or write it, as
+ * seglist_fold. */
+void fold_apply(struct foldmap *m, struct fold *e, uint32_t lo, uint32_t hi, bool reduce,
+		uint32_t count, uint64_t hash);
+/* An empty list's slot (one freed before, or a new one), and its return. */
+uint32_t foldmap_list(struct foldmap *m);
+void foldmap_unlist(struct foldmap *m, uint32_t slot);
+void foldmap_free(struct foldmap *m);
 
 /* One (u, t) problem of LP (3) on its own: m sources, masks[i] the in-links
  * (bit k = in-link k of d) that may carry source i, rate[k] the links' rates

@@ -592,12 +592,12 @@ static uint32_t xfer_step(const struct schedule *p, size_t xi)
  * always: a path's piece moves on its own), without a call per event. */
 static bool held(const struct piecemap *m, const struct piece *e, uint32_t lo, uint32_t hi)
 {
-	return e->more ? piece_covers(m, e, lo, hi) : e->lo <= lo && hi <= e->hi;
+	return e->lo == PIECE_LIST ? piece_covers(m, e, lo, hi) : e->lo <= lo && hi <= e->hi;
 }
 
 static uint64_t hold(struct piecemap *m, struct piece *e, uint32_t lo, uint32_t hi)
 {
-	if (!e->more && e->lo == e->hi) { /* empty */
+	if (e->lo != PIECE_LIST && e->lo == e->hi) { /* empty */
 		e->lo = lo;
 		e->hi = hi;
 		return 0;

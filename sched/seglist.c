@@ -141,20 +141,39 @@ static size_t piece_hash(uint64_t key, size_t cap)
 	return cap > 1 ? (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctzll(cap))) : 0;
 }
 
-/* A table of millions of keys is a cache miss per lookup; on huge pages
- * (THP "madvise") it is rarely a TLB miss as well. */
-static struct piece_slot *piece_table(size_t cap)
+/* key's first slot in a table of cap. By block (piecemap_blocks): block b
+ * of key node * nblocks + b owns slots b * per .. b * per + per - 1 (per =
+ * cap / nblocks, a power of two) and the node picks one of them. */
+static size_t piece_home(const struct piecemap *m, uint64_t key, size_t cap)
 {
-	size_t bytes = cap * sizeof(struct piece_slot), huge = 2u << 20;
-	struct piece_slot *e = NULL;
+	if (!m->nblocks)
+		return piece_hash(key, cap);
+	uint64_t node = key / m->nblocks, block = key - node * m->nblocks;
+	size_t per = cap / m->nblocks;
+	uint32_t bits = (uint32_t)__builtin_ctzll(per);
+
+	return (size_t)block * per +
+	       (bits ? (size_t)(((uint32_t)node * 0x9e3779b9u) >> (32 - bits)) : 0);
+}
+
+/* A table of millions of keys is a cache miss per lookup; on huge pages
+ * (THP "madvise") it is rarely a TLB miss as well. Not zeroed; free(). */
+static void *huge_alloc(size_t bytes)
+{
+	size_t huge = 2u << 20;
 	void *p = NULL;
 
 	if (bytes >= huge && posix_memalign(&p, huge, (bytes + huge - 1) / huge * huge) == 0) {
 		(void)madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE);
-		e = p;
-	} else {
-		e = xmalloc(bytes);
+		return p;
 	}
+	return xmalloc(bytes ? bytes : 1);
+}
+
+static struct piece_slot *piece_table(size_t cap)
+{
+	struct piece_slot *e = huge_alloc(cap * sizeof(struct piece_slot));
+
 	for (size_t i = 0; i < cap; i++)
 		e[i] = (struct piece_slot){.key = PIECE_KEY_NONE};
 	return e;
@@ -166,10 +185,10 @@ static void piecemap_grow(struct piecemap *m, size_t cap)
 
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->e[i].key != PIECE_KEY_NONE) {
-			size_t h = piece_hash(m->e[i].key, cap);
+			size_t h = piece_home(m, m->e[i].key, cap);
 
 			while (e[h].key != PIECE_KEY_NONE)
-				h = (h + 1) & (cap - 1);
+				h = h + 1 < cap ? h + 1 : 0;
 			e[h] = m->e[i];
 		}
 	free(m->e);
@@ -183,9 +202,19 @@ void piecemap_dense(struct piecemap *m, size_t nkeys)
 	m->ndense = nkeys;
 }
 
+void piecemap_blocks(struct piecemap *m, uint64_t nblocks, size_t nkeys)
+{
+	size_t per = 1;
+
+	while ((double)nblocks * per * 3 / 4 < (double)nkeys)
+		per *= 2;
+	m->nblocks = nblocks;
+	piecemap_grow(m, (size_t)nblocks * per);
+}
+
 static bool piece_empty(const struct piece *e)
 {
-	return e->lo == e->hi && !e->more;
+	return e->lo == e->hi;
 }
 
 struct piece *piecemap_get(struct piecemap *m, uint64_t key, bool create)
@@ -195,15 +224,18 @@ struct piece *piecemap_get(struct piecemap *m, uint64_t key, bool create)
 			return NULL;
 		return &m->dense[key];
 	}
-	if (create && (m->used + 1) * 2 > m->cap)
+	/* Up to 3/4 full: linear probing then looks at about 2.5 slots (one
+	 * cache line, two at most) where 1/2 took 1.5, and the table, whose
+	 * fresh pages the kernel zeroes slowly here, is a third smaller. */
+	if (create && (m->used + 1) * 4 > m->cap * 3)
 		piecemap_grow(m, m->cap ? m->cap * 2 : 1024);
 	if (!m->cap)
 		return NULL;
-	size_t h = piece_hash(key, m->cap);
+	size_t h = piece_home(m, key, m->cap);
 	while (m->e[h].key != PIECE_KEY_NONE) {
 		if (m->e[h].key == key)
 			return &m->e[h].p;
-		h = (h + 1) & (m->cap - 1);
+		h = h + 1 < m->cap ? h + 1 : 0;
 	}
 	if (!create)
 		return NULL;
@@ -218,7 +250,7 @@ void piecemap_prefetch(const struct piecemap *m, uint64_t key)
 		if (key < m->ndense)
 			__builtin_prefetch(&m->dense[key]);
 	} else if (m->cap) {
-		__builtin_prefetch(&m->e[piece_hash(key, m->cap)]);
+		__builtin_prefetch(&m->e[piece_home(m, key, m->cap)]);
 	}
 }
 
@@ -226,19 +258,19 @@ bool piece_covers(const struct piecemap *m, const struct piece *e, uint32_t lo, 
 {
 	if (!e)
 		return false;
-	if (!e->more)
+	if (e->lo != PIECE_LIST)
 		return e->lo <= lo && hi <= e->hi;
-	return seglist_covers(&m->lists[e->more - 1], lo, hi);
+	return seglist_covers(&m->lists[e->hi], lo, hi);
 }
 
 bool piece_whole(const struct piece *e)
 {
-	return !e->more && e->lo == 0 && e->hi == SCHED_ONE;
+	return e->lo == 0 && e->hi == SCHED_ONE;
 }
 
 uint64_t piece_add(struct piecemap *m, struct piece *e, uint32_t lo, uint32_t hi)
 {
-	if (!e->more) {
+	if (e->lo != PIECE_LIST) {
 		if (e->lo == e->hi) { /* empty */
 			e->lo = lo;
 			e->hi = hi;
@@ -256,14 +288,14 @@ uint64_t piece_add(struct piecemap *m, struct piece *e, uint32_t lo, uint32_t hi
 		struct seglist *l = &m->lists[m->nlists];
 		memset(l, 0, sizeof(*l));
 		seglist_push(l, (struct seg){e->lo, e->hi, 1, 0});
-		e->more = (uint32_t)++m->nlists;
+		e->lo = PIECE_LIST;
+		e->hi = (uint32_t)m->nlists++;
 	}
-	struct seglist *l = &m->lists[e->more - 1];
+	struct seglist *l = &m->lists[e->hi];
 	uint64_t ov = seglist_add(l, lo, hi);
 	if (l->n == 1) { /* one piece again: back inline (the list slot idles) */
 		e->lo = l->v[0].lo;
 		e->hi = l->v[0].hi;
-		e->more = 0;
 		free(l->v);
 		memset(l, 0, sizeof(*l));
 	}
@@ -272,9 +304,9 @@ uint64_t piece_add(struct piecemap *m, struct piece *e, uint32_t lo, uint32_t hi
 
 void piece_clear(struct piecemap *m, struct piece *e)
 {
-	if (e->more) {
-		free(m->lists[e->more - 1].v);
-		memset(&m->lists[e->more - 1], 0, sizeof(struct seglist));
+	if (e->lo == PIECE_LIST) {
+		free(m->lists[e->hi].v);
+		memset(&m->lists[e->hi], 0, sizeof(struct seglist));
 	}
 	*e = (struct piece){0};
 }
@@ -286,5 +318,135 @@ void piecemap_free(struct piecemap *m)
 	free(m->lists);
 	free(m->e);
 	free(m->dense);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- fold tables --------------------------------------------------------------- */
+
+void foldmap_init(struct foldmap *m, size_t nkeys)
+{
+	memset(m, 0, sizeof(*m));
+	m->e = huge_alloc(nkeys * sizeof(struct fold));
+	m->n = nkeys;
+}
+
+const struct seg *fold_pieces(const struct foldmap *m, const struct fold *e, struct seg buf[2],
+			      uint32_t *n)
+{
+	if (e->cut == FOLD_LIST) {
+		*n = m->lists[e->count[0]].n;
+		return m->lists[e->count[0]].v;
+	}
+	buf[0] = (struct seg){0, e->cut, e->count[0], e->hash[0]};
+	buf[1] = (struct seg){e->cut, SCHED_ONE, e->count[1], e->hash[1]};
+	*n = e->cut < SCHED_ONE ? 2 : 1;
+	return buf;
+}
+
+/* One piece, or two (lo < cut < hi) inline; e->mark stays. */
+static void fold_set(struct fold *e, uint32_t cut, uint32_t c0, uint64_t h0, uint32_t c1,
+		     uint64_t h1)
+{
+	e->cut = cut;
+	e->count[0] = c0;
+	e->count[1] = c1;
+	e->hash[0] = h0;
+	e->hash[1] = h1;
+}
+
+/* l's one or two pieces (it covers [0, SCHED_ONE), as every entry) inline. */
+static void fold_inline(struct fold *e, const struct seglist *l)
+{
+	if (l->n == 1)
+		fold_set(e, SCHED_ONE, l->v[0].count, l->v[0].hash, 0, 0);
+	else
+		fold_set(e, l->v[0].hi, l->v[0].count, l->v[0].hash, l->v[1].count, l->v[1].hash);
+}
+
+uint32_t foldmap_list(struct foldmap *m)
+{
+	if (m->nidle)
+		return m->idle[--m->nidle];
+	if (m->nlists == m->cap_lists)
+		GROW(m->lists, m->cap_lists, m->nlists + 1);
+	memset(&m->lists[m->nlists], 0, sizeof(struct seglist));
+	return (uint32_t)m->nlists++;
+}
+
+void foldmap_unlist(struct foldmap *m, uint32_t slot)
+{
+	free(m->lists[slot].v);
+	memset(&m->lists[slot], 0, sizeof(struct seglist));
+	if (m->nidle == m->cap_idle)
+		GROW(m->idle, m->cap_idle, m->nidle + 1);
+	m->idle[m->nidle++] = slot;
+}
+
+void fold_apply(struct foldmap *m, struct fold *e, uint32_t lo, uint32_t hi, bool reduce,
+		uint32_t count, uint64_t hash)
+{
+	if (e->cut != FOLD_LIST) {
+		/* The cases nearly every delivery is: the whole shard, or one of
+		 * its two pieces (a ring's halves), without a list. */
+		if (lo == 0 && hi == SCHED_ONE) {
+			if (!reduce) {
+				fold_set(e, SCHED_ONE, count, hash, 0, 0);
+				return;
+			}
+			e->count[0] += count;
+			e->hash[0] += hash;
+			if (e->cut < SCHED_ONE) {
+				e->count[1] += count;
+				e->hash[1] += hash;
+			}
+			return;
+		}
+		if (e->cut < SCHED_ONE &&
+		    ((lo == 0 && hi == e->cut) || (lo == e->cut && hi == SCHED_ONE))) {
+			unsigned i = lo != 0;
+
+			e->count[i] = reduce ? e->count[i] + count : count;
+			e->hash[i] = reduce ? e->hash[i] + hash : hash;
+			if (e->count[0] == e->count[1] && e->hash[0] == e->hash[1])
+				fold_set(e, SCHED_ONE, e->count[0], e->hash[0], 0, 0);
+			return;
+		}
+		/* Else fold on the stack (one fold adds at most two pieces, so
+		 * four never reallocate) and keep the result inline when it is
+		 * two pieces at most, else as a list. */
+		struct seg buf[4];
+		struct seglist l = {0, 4, buf};
+
+		fold_pieces(m, e, buf, &l.n); /* inline: written to buf */
+		seglist_fold(&l, lo, hi, reduce, count, hash);
+		if (l.n <= 2) {
+			fold_inline(e, &l);
+			return;
+		}
+		uint32_t slot = foldmap_list(m);
+		struct seglist *d = &m->lists[slot];
+		d->n = d->cap = l.n;
+		d->v = xreallocarray(NULL, l.n, sizeof(struct seg));
+		memcpy(d->v, buf, l.n * sizeof(struct seg));
+		fold_set(e, FOLD_LIST, slot, 0, 0, 0);
+		return;
+	}
+	uint32_t slot = e->count[0];
+	struct seglist *l = &m->lists[slot];
+
+	seglist_fold(l, lo, hi, reduce, count, hash);
+	if (l->n <= 2) { /* inline again; the list's slot is free for another */
+		fold_inline(e, l);
+		foldmap_unlist(m, slot);
+	}
+}
+
+void foldmap_free(struct foldmap *m)
+{
+	for (size_t i = 0; i < m->nlists; i++)
+		free(m->lists[i].v);
+	free(m->lists);
+	free(m->idle);
+	free(m->e);
 	memset(m, 0, sizeof(*m));
 }

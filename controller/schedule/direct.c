@@ -29,7 +29,9 @@ uint64_t schedule_memory_limit(const struct schedule_query *q)
 /* Transfers are 20 bytes; a schedule grows by doubling, and allreduces
  * append one phase to the other: 24 per transfer, as BFB_BYTES_PER_XFER
  * (measured there within 13% of the peak RSS). The verifier's table is
- * n^2 bits, or 16 bytes per (node, shard) for reductions; blocks cut into
+ * n^2 bits, or 32 bytes per (node, shard) for reductions (16 and a list
+ * per entry cut when few transfers cut shards, not known here); blocks
+ * cut into
  * pieces (both rings, a share per port) keep interval lists per (node,
  * shard) instead: 129-167 bytes measured (torus:32x64, bidir-ring and
  * torus-rings, allgather and allreduce), 176 here. */
@@ -44,7 +46,7 @@ static double build_bytes(uint32_t n, enum sched_collective c, double xfers, uin
 	else if (c == SCHED_ALLGATHER)
 		table = cells / 8;
 	else
-		table = cells * 16 + cells / 8;
+		table = cells * 32;
 	return xfers * (xfer_bytes > 0 ? xfer_bytes : BFB_BYTES_PER_XFER) + table;
 }
 
