@@ -529,6 +529,27 @@ double torus_allreduce_transfers(const struct topo_tree *t, const char *algo, en
 
 /* ---- symmetry-reduced (sched.h, struct sched_reduced) ----------------------------- */
 
+double torus_allreduce_reduced_transfers(const struct topo_tree *t, const char *algo,
+					 enum swing_variant v, uint32_t *reps)
+{
+	struct ofc_error err = {0};
+	struct tplan pl;
+	double p, nr;
+
+	*reps = 0;
+	if (make_plan(t, algo, true, &pl, &err) < 0)
+		return 0;
+	p = pl.p;
+	/* Swing: the 2^D representatives of the even translations, k = 2D
+	 * collectives; recursive doubling: node 0 alone, one collective. As
+	 * torus_allreduce_reduced writes them: latency-optimal, p blocks per
+	 * representative, collective and step; bandwidth-optimal, p - 1 in
+	 * each half. */
+	nr = pl.rd ? 1 : ldexp(1, (int)pl.D);
+	*reps = (uint32_t)nr;
+	return v == SWING_LATENCY ? nr * pl.k * pl.S * p : 2 * nr * pl.k * (p - 1);
+}
+
 /* Set bit b + h in dst for every bit b of src (a translate of a block set). */
 static void translate_set(const struct sched_group *G, const uint64_t *src, uint32_t h,
 			  uint64_t *dst, size_t words)
@@ -604,12 +625,17 @@ int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum sw
 	if (H.nodes != pl.p || H.reps != 1 || H.ndims != pl.D)
 		return ofc_error_set(err, OFC_E_INPUT, "the group is not %s's translations",
 				     t->spec);
-	if (v == SWING_LATENCY && ((pl.p & (pl.p - 1)) || pl.p > SWING_REDUCED_LATENCY_NODES))
+	if (v == SWING_LATENCY && (pl.p & (pl.p - 1)))
 		return ofc_error_set(err, OFC_E_INPUT,
-				     "latency-optimal %s needs a power-of-two node count, and "
-				     "reduced it is built for up to %u nodes (every step sends the "
-				     "whole vector)",
-				     algo, SWING_REDUCED_LATENCY_NODES);
+				     "latency-optimal %s needs a power-of-two node count (%u "
+				     "nodes); the bandwidth-optimal one handles even sizes",
+				     algo, pl.p);
+	/* Memory is the caller's estimate (torus_allreduce_reduced_transfers). */
+	if (v == SWING_LATENCY && pl.p > SWING_REDUCED_LATENCY_NODES)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%u nodes: reduced latency-optimal %s schedules are built for "
+				     "up to %u nodes (transfers name nodes in 16 bits)",
+				     pl.p, algo, SWING_REDUCED_LATENCY_NODES);
 	if (pl.rd) {
 		/* Peers r XOR 2^s in a coordinate of power-of-two size: XOR on
 		 * the ids, whose translations keep the peers and so, by

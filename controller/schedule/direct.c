@@ -86,14 +86,13 @@ int schedule_memory_check(const struct schedule_query *q, const char *what, uint
 	return -1;
 }
 
-/* A reduced baseline's program and its check's state (reps x N cells, as
- * the explicit verifier's N x N) against the limit: a torus:256x256 ring is
- * 512 representatives' programs of 2 x 65,535 transfers per phase. */
-static bool reduced_over_memory(const struct schedule_result *r, const struct schedule_query *q,
-				struct schedule_outcome *o, const char *algo)
+/* A reduced program of xfers transfers and its check's state (reps x N
+ * cells, as the explicit verifier's N x N; blocks cut into pieces: 1 when
+ * whole) against the limit. */
+static bool reduced_over_limit(const struct schedule_result *r, const struct schedule_query *q,
+			       struct schedule_outcome *o, const char *algo, double xfers,
+			       uint32_t reps, uint32_t pieces)
 {
-	uint32_t reps, pieces = baseline_pieces(r->g, algo);
-	double xfers = baseline_reduced_transfers(r->g, r->tree, algo, q->collective, &reps);
 	double cells = (double)reps * r->g->n, table;
 	uint64_t limit = schedule_memory_limit(q);
 
@@ -116,6 +115,17 @@ static bool reduced_over_memory(const struct schedule_result *r, const struct sc
 		 algo, r->g->n, need_s, xfers, reps, max_s);
 	o->why_code = OFC_E_RUNTIME;
 	return true;
+}
+
+/* A reduced baseline's: a torus:256x256 ring is 512 representatives'
+ * programs of 2 x 65,535 transfers per phase. */
+static bool reduced_over_memory(const struct schedule_result *r, const struct schedule_query *q,
+				struct schedule_outcome *o, const char *algo)
+{
+	uint32_t reps;
+	double xfers = baseline_reduced_transfers(r->g, r->tree, algo, q->collective, &reps);
+
+	return reduced_over_limit(r, q, o, algo, xfers, reps, baseline_pieces(r->g, algo));
 }
 
 static bool over_memory(const struct schedule_result *r, const struct schedule_query *q,
@@ -647,6 +657,18 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 			o->why_code = OFC_E_INPUT;
 			return;
 		}
+		/* A latency-optimal program is reps x steps x ports x N
+		 * transfers: torus:16x16x16x16's is 134 M (2.7 GB). Swing's 2D
+		 * collectives each carry 1/2D of every block. */
+		uint32_t nreps;
+		double xfers = torus_allreduce_reduced_transfers(r->tree, algo, v, &nreps);
+		char what[64];
+		snprintf(what, sizeof(what), "%s %s",
+			 v == SWING_LATENCY ? "latency-optimal" : "bandwidth-optimal", algo);
+		if (reduced_over_limit(r, q, o, what, xfers, nreps,
+				       strcmp(algo, "swing") == 0 ? r->degree : 1))
+			return;
+		phase(r, o, "generation");
 		if (torus_allreduce_reduced(r->tree, algo, v, &o->group, &red, &o->tf, &err) < 0) {
 			not_applies(o, &err);
 			return;
