@@ -1004,6 +1004,9 @@ double baseline_reduced_transfers(const struct graph *g, const struct topo_tree 
 int baseline_reduced(const struct graph *g, const struct topo_tree *t, const char *algo,
 		     enum sched_collective c, const struct sched_group *G, struct sched_reduced *r,
 		     struct ofc_error *err);
+/* r NULL: the figures alone, without the program (latency-optimal Swing
+ * only: its runs are known without building it), the same as the built
+ * program's; what choosing a variant by price needs before building it. */
 int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum swing_variant v,
 			    const struct sched_group *G, struct sched_reduced *r,
 			    struct torus_figures *f, struct ofc_error *err);

@@ -617,7 +617,8 @@ int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum sw
 	struct loads L;
 
 	memset(f, 0, sizeof(*f));
-	memset(r, 0, sizeof(*r));
+	if (r)
+		memset(r, 0, sizeof(*r));
 	if (strcmp(algo, "swing") && strcmp(algo, "recursive-doubling"))
 		return ofc_error_set(err, OFC_E_INPUT, "%s has no reduced form here", algo);
 	if (make_plan(t, algo, true, &pl, err) < 0)
@@ -655,6 +656,38 @@ int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum sw
 			return -1;
 	}
 	uint32_t p = pl.p, S = pl.S, k = pl.k, nr = H.reps;
+	if (!r) {
+		/* Figures alone: a latency-optimal step is every representative's
+		 * run of the p blocks to its peer, routed as route_step routes
+		 * the program's (the same calls, so the same figures). */
+		if (v != SWING_LATENCY || pl.rd)
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "only latency-optimal swing has its reduced figures "
+					     "without the program");
+		loads_init(&L, &pl);
+		L.orbits = &H;
+		L.now = 1;
+		for (uint32_t st = 0; st < S; st++) {
+			for (uint32_t c = 0; c < k; c++) {
+				uint32_t lo = (uint32_t)((uint64_t)c * SCHED_ONE / k),
+					 hi = (uint32_t)((uint64_t)(c + 1) * SCHED_ONE / k);
+
+				for (uint32_t i = 0; i < nr; i++) {
+					uint32_t rn = sched_group_rep_node(&H, i);
+
+					route(&L, rn, peer(&pl, c, rn, st),
+					      p * (sched_frac(hi - lo) / p));
+				}
+			}
+			loads_step(&L, f);
+		}
+		free(L.load);
+		free(L.stamp);
+		f->psi = psi_of(&pl, v);
+		f->xi = f->tau_b / (2 * f->psi);
+		f->instances = k;
+		return 0;
+	}
 	size_t words = (p + 63) / 64;
 	uint64_t **X = xcalloc(k, sizeof(uint64_t *));
 	struct schedule *s = &r->prog;
