@@ -308,6 +308,10 @@ struct rstate {
 	uint64_t *port_load;  /* node 0's ports, this step */
 	uint64_t *port_total; /* and over all steps */
 	uint32_t *run_to;     /* port j, k + 1 arcs from node 0: [j * SCHED_MAX_RUN + k] */
+	/* check_xfer's last sender [0] and receiver [1] split by the group
+	 * (node, its representative, the translation): a run of blocks to a
+	 * peer (a latency-optimal Swing step, p of them) shares them. */
+	uint32_t split_node[2], split_rep[2], split_h[2];
 	double dup;
 	/* All-to-all: the blocks (o, t) a representative r holds besides its
 	 * own, key r * N^2 + o * N + t -> what it holds of it (whole, or the
@@ -759,6 +763,17 @@ static int check_run(struct rstate *v, uint32_t t, size_t xi)
 	return 0;
 }
 
+/* sched_group_split of node u as check_xfer's sender (k 0) or receiver (1). */
+static uint32_t split_cached(struct rstate *v, int k, uint32_t u, uint32_t *h)
+{
+	if (v->split_node[k] != u) {
+		v->split_node[k] = u;
+		v->split_rep[k] = sched_group_split(&v->r->group, u, &v->split_h[k]);
+	}
+	*h = v->split_h[k];
+	return v->split_rep[k];
+}
+
 /* One program transfer: its checks where it stands, and what its
  * translate into node 0 delivers there (after the step). */
 static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
@@ -786,8 +801,8 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 	hs = x->src;
 	hd = x->dst;
 	if (G->reps > 1) {
-		rs = sched_group_split(G, x->src, &hs);
-		rd = sched_group_split(G, x->dst, &hd);
+		rs = split_cached(v, 0, x->src, &hs);
+		rd = split_cached(v, 1, x->dst, &hd);
 	}
 	if (x->run && !g)
 		return rfail(v, t, xi, "a transfer over %u arcs, checked without its topology",
@@ -948,8 +963,12 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 {
 	static const struct verify_opts none = {0};
 	const struct schedule *p = &r->prog;
-	struct rstate v = {
-	    .r = r, .o = o ? o : &none, .rep = report, .n = r->group.nodes, .reps = r->group.reps};
+	struct rstate v = {.r = r,
+			   .o = o ? o : &none,
+			   .rep = report,
+			   .n = r->group.nodes,
+			   .reps = r->group.reps,
+			   .split_node = {UINT32_MAX, UINT32_MAX}};
 	uint32_t n = v.n, d = 0;
 	v.lgn = n > 1 && !(n & (n - 1)) ? (unsigned)__builtin_ctz(n) : 0;
 	for (uint32_t i = 0; r->group.pow2 && r->group.reps == 1 && i < r->group.ndims; i++)

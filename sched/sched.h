@@ -977,9 +977,13 @@ int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_c
  * 0's sends; it is checked without a graph, as the explicit one is, and
  * its routed figures route every node's message of each step (N per step,
  * no orbit of arcs: XOR moves no torus arc onto another). Latency-optimal:
- * power-of-two sizes up to SWING_REDUCED_LATENCY_NODES (the whole vector
- * every step). */
-#define SWING_REDUCED_LATENCY_NODES 4096u
+ * power-of-two sizes up to SWING_REDUCED_LATENCY_NODES, the 16-bit node
+ * ids' limit. Every step sends the whole vector, so its program is reps x
+ * steps x ports x N transfers (Swing on torus:256x256: 4 x 16 x 4 x 65,536
+ * = 16.7 M, 335 MB; on torus:16x16x16x16: 16 x 16 x 8 x 65,536 = 134 M,
+ * 2.7 GB): what fits in memory is the caller's estimate
+ * (torus_allreduce_reduced_transfers), before building. */
+#define SWING_REDUCED_LATENCY_NODES SCHED_REDUCED_MAX_NODES
 /* A baseline (sched/baseline.c) as a reduced schedule on G (g's
  * translations, sched_group_of): "torus-rings" and "recursive" (G XOR: a
  * hypercube) as node 0's sends under G; "ring" and "bidir-ring" on a torus
@@ -1000,9 +1004,18 @@ double baseline_reduced_transfers(const struct graph *g, const struct topo_tree 
 int baseline_reduced(const struct graph *g, const struct topo_tree *t, const char *algo,
 		     enum sched_collective c, const struct sched_group *G, struct sched_reduced *r,
 		     struct ofc_error *err);
+/* r NULL: the figures alone, without the program (latency-optimal Swing
+ * only: its runs are known without building it), the same as the built
+ * program's; what choosing a variant by price needs before building it. */
 int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum swing_variant v,
 			    const struct sched_group *G, struct sched_reduced *r,
 			    struct torus_figures *f, struct ofc_error *err);
+/* The transfers torus_allreduce_reduced's program will hold (its memory
+ * estimate, before building it), and its representatives in *reps (whose
+ * state the check keeps: reps x N cells); 0 when t is no torus algo
+ * schedules. */
+double torus_allreduce_reduced_transfers(const struct topo_tree *t, const char *algo,
+					 enum swing_variant v, uint32_t *reps);
 int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct a2a_request *q,
 		struct sched_reduced *r, struct a2a_outcome *o, struct ofc_error *err);
 

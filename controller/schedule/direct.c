@@ -88,14 +88,13 @@ int schedule_memory_check(const struct schedule_query *q, const char *what, uint
 	return -1;
 }
 
-/* A reduced baseline's program and its check's state (reps x N cells, as
- * the explicit verifier's N x N) against the limit: a torus:256x256 ring is
- * 512 representatives' programs of 2 x 65,535 transfers per phase. */
-static bool reduced_over_memory(const struct schedule_result *r, const struct schedule_query *q,
-				struct schedule_outcome *o, const char *algo)
+/* A reduced program of xfers transfers and its check's state (reps x N
+ * cells, as the explicit verifier's N x N; blocks cut into pieces: 1 when
+ * whole) against the limit. */
+static bool reduced_over_limit(const struct schedule_result *r, const struct schedule_query *q,
+			       struct schedule_outcome *o, const char *algo, double xfers,
+			       uint32_t reps, uint32_t pieces)
 {
-	uint32_t reps, pieces = baseline_pieces(r->g, algo);
-	double xfers = baseline_reduced_transfers(r->g, r->tree, algo, q->collective, &reps);
 	double cells = (double)reps * r->g->n, table;
 	uint64_t limit = schedule_memory_limit(q);
 
@@ -118,6 +117,17 @@ static bool reduced_over_memory(const struct schedule_result *r, const struct sc
 		 algo, r->g->n, need_s, xfers, reps, max_s);
 	o->why_code = OFC_E_RUNTIME;
 	return true;
+}
+
+/* A reduced baseline's: a torus:256x256 ring is 512 representatives'
+ * programs of 2 x 65,535 transfers per phase. */
+static bool reduced_over_memory(const struct schedule_result *r, const struct schedule_query *q,
+				struct schedule_outcome *o, const char *algo)
+{
+	uint32_t reps;
+	double xfers = baseline_reduced_transfers(r->g, r->tree, algo, q->collective, &reps);
+
+	return reduced_over_limit(r, q, o, algo, xfers, reps, baseline_pieces(r->g, algo));
 }
 
 static bool over_memory(const struct schedule_result *r, const struct schedule_query *q,
@@ -582,8 +592,15 @@ static void drop_schedule(struct schedule_outcome *o)
 
 /* ---- Swing and its baselines on a torus ------------------------------------------ */
 
+/* T = sum_s (alpha + h_s t_hop) + tau_B M/B (Swing notes 4.3). */
+static double torus_time_us(const struct schedule_result *r, uint32_t steps,
+			    const struct torus_figures *tf)
+{
+	return cost_time_us(&r->cost, steps, tf->tau_b) + tf->hops * r->hop_latency * 1e6;
+}
+
 /* Verified without a graph (peers are routed, not linked), priced by the
- * routed loads: T = sum_s (alpha + h_s t_hop) + tau_B M/B (Swing notes 4.3). */
+ * routed loads (torus_time_us). */
 static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
 {
 	struct verify_report rep;
@@ -604,8 +621,7 @@ static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
 	o->measured = o->tf.tau_b;
 	o->tau_b_value = o->tf.tau_b;
 	o->tau_b = frac_from_double(o->tf.tau_b, 16 * (int64_t)r->g->n, 1e-9);
-	o->time_us =
-	    cost_time_us(&r->cost, o->steps, o->tau_b_value) + o->tf.hops * r->hop_latency * 1e6;
+	o->time_us = torus_time_us(r, o->steps, &o->tf);
 	o->lb_us = r->lb_us;
 	o->lb_steps = r->lb.steps;
 	o->ratio = o->time_us / o->lb_us;
@@ -649,6 +665,18 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 			o->why_code = OFC_E_INPUT;
 			return;
 		}
+		/* A latency-optimal program is reps x steps x ports x N
+		 * transfers: torus:16x16x16x16's is 134 M (2.7 GB). Swing's 2D
+		 * collectives each carry 1/2D of every block. */
+		uint32_t nreps;
+		double xfers = torus_allreduce_reduced_transfers(r->tree, algo, v, &nreps);
+		char what[64];
+		snprintf(what, sizeof(what), "%s %s",
+			 v == SWING_LATENCY ? "latency-optimal" : "bandwidth-optimal", algo);
+		if (reduced_over_limit(r, q, o, what, xfers, nreps,
+				       strcmp(algo, "swing") == 0 ? r->degree : 1))
+			return;
+		phase(r, o, "generation");
 		if (torus_allreduce_reduced(r->tree, algo, v, &o->group, &red, &o->tf, &err) < 0) {
 			not_applies(o, &err);
 			return;
@@ -699,6 +727,25 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 	torus_finish(r, o);
 }
 
+/* Reduced Swing, the latency-optimal program is the whole vector every
+ * step (torus:16x16x16x16: 134 M transfers, 27 s to build and check),
+ * while its price needs only its figures, the built program's: when they
+ * price it no lower than the bandwidth-optimal outcome o, it would not be
+ * chosen, and is not built. */
+static bool latency_loses(const struct schedule_result *r, const struct schedule_outcome *o,
+			  const char *algo)
+{
+	struct ofc_error err = {0};
+	struct sched_group G;
+	struct torus_figures f;
+
+	if (!o->applies || !o->is_reduced || strcmp(algo, "swing") ||
+	    sched_group_of(r->g, r->tree, &G, &err) < 0 ||
+	    torus_allreduce_reduced(r->tree, algo, SWING_LATENCY, &G, NULL, &f, &err) < 0)
+		return false;
+	return !(torus_time_us(r, f.steps, &f) < o->time_us);
+}
+
 /* The variant the cost model prefers (the paper picks per size). */
 static void run_torus_auto(struct schedule_result *r, const struct schedule_query *q,
 			   struct schedule_outcome *o, const char *algo)
@@ -712,6 +759,8 @@ static void run_torus_auto(struct schedule_result *r, const struct schedule_quer
 	}
 	struct schedule_outcome lat = {0};
 	run_torus(r, q, o, algo, SWING_BANDWIDTH);
+	if (latency_loses(r, o, algo))
+		return;
 	run_torus(r, q, &lat, algo, SWING_LATENCY);
 	if (lat.applies && (!o->applies || lat.time_us < o->time_us)) {
 		schedule_outcome_free(o);

@@ -618,8 +618,28 @@ static void swing_case(const char *spec, const char *algo, enum swing_variant v)
 	struct ofc_error err = {0};
 
 	open_spec(spec, &f);
+	uint32_t reps;
+	double want = torus_allreduce_reduced_transfers(f.t, algo, v, &reps);
 	if (torus_allreduce_reduced(f.t, algo, v, &f.G, &r, &tf, &err) < 0)
 		fail_msg("%s: %s", spec, err.msg);
+	/* The estimate the CLI refuses by is the program's size. */
+	assert_true(want == (double)r.prog.nxfers);
+	assert_int_equal(reps, r.group.reps);
+	/* Latency-optimal Swing's figures without the program: the same. */
+	if (v == SWING_LATENCY && strcmp(algo, "swing") == 0) {
+		struct torus_figures alone;
+
+		assert_int_equal(torus_allreduce_reduced(f.t, algo, v, &f.G, NULL, &alone, &err),
+				 0);
+		assert_true(alone.tau_b == tf.tau_b && alone.hops == tf.hops && alone.xi == tf.xi);
+		assert_int_equal(alone.steps, tf.steps);
+		assert_int_equal(alone.instances, tf.instances);
+	} else {
+		struct torus_figures alone;
+
+		assert_int_equal(torus_allreduce_reduced(f.t, algo, v, &f.G, NULL, &alone, &err),
+				 -1);
+	}
 	if (strcmp(algo, "swing") == 0) {
 		assert_int_equal(r.group.reps, 1u << f.G.ndims);
 	} else { /* XOR on the ids: node 0's sends */
