@@ -974,6 +974,14 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 				 r->note[0] ? "; " : "", r->g->n, A2A_MAX_NODES, o->group.name);
 	} else if (a2a_build(r->g, &aq, &o->s, &a, &err) < 0) {
 		not_applies(o, &err);
+		/* The explicit time-stepped schedule is not reduced by itself (its
+		 * MCF runs to its time limit at thousands of nodes): say how. */
+		if (r->g->n > A2A_MAX_NODES && q->reduced == SCHEDULE_REDUCED_AUTO &&
+		    !not_reducible(r, &o->group, &err))
+			snprintf(o->why + strlen(o->why), sizeof(o->why) - strlen(o->why),
+				 "; --reduced builds it by symmetry (the time-stepped MCF then "
+				 "runs to --time-limit unless it proves its optimum), and the "
+				 "paths and single lowerings are reduced by themselves");
 		return;
 	}
 	o->gen_s = now_seconds() - t0;

@@ -160,6 +160,9 @@ expect_error 2 "ofc schedule: bad --time-limit 'soon': expected a duration such 
 expect_error 2 "ofc schedule: --lowering is steps, paths or single" $S --topology torus:4x4 --lowering fast
 expect_error 2 "ofc schedule: --lowering goes with --collective alltoall --algo mcf" $OFC schedule --size 1MiB --topology torus:4x4 --collective allgather --lowering paths
 expect_error 2 "ofc schedule: mcf: 1100 nodes: all-to-all schedules are built for up to 1024 nodes" $S --topology genkautz:1100,4
+# On a family with a translation group, the refusal says how to get it.
+expect_error 2 "ofc schedule: mcf: 4096 nodes: all-to-all schedules are built for up to 1024 nodes; --reduced builds it by symmetry (the time-stepped MCF then runs to --time-limit unless it proves its optimum), and the paths and single lowerings are reduced by themselves" \
+	$S --topology torus:64x64 --lowering steps
 # A Cayley graph that large is reduced, by the default lowering too.
 expect_json 'j["nodes"]==1600 and j["reduced"]["group"]=="Z_40^2" and j["lowering"]=="paths" and j["verified"]' \
 	$S --topology torus:40x40 --steps-try 1ms --json
