@@ -1433,6 +1433,22 @@ static void test_kept_healthy(void **state)
 	schedule_result_free(&d);
 	schedule_kept_free(&k);
 	assert_null(k.warm);
+
+	/* The planner let go of (schedule_query.cancel set): no schedule,
+	 * "cancelled", healthy or with failures (the healthy run and the
+	 * degraded one both stop). */
+	atomic_bool cancel = true;
+	q.cancel = &cancel;
+	q.keep_warm = false;
+	for (int i = 0; i < 2; i++) {
+		q.fail = i ? "0-1" : NULL;
+		int rc = schedule_compute(&q, &r, NULL, &err);
+		if (rc == 0)
+			rc = schedule_check(&r, &err);
+		assert_int_equal(rc, -1);
+		assert_string_equal(err.msg, "cancelled");
+		ofc_error_clear(&err);
+	}
 }
 
 static void test_failures(void **state)
