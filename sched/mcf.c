@@ -2713,10 +2713,6 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 				mirror_routes(&c, &r->routes);
 		}
 		cg_free(&c);
-		/* Let go after the last check (its routes, say): still no
-		 * result, so a caller that cancelled never takes one. */
-		if (rc == 0 && cancelled(o->cancel))
-			rc = cancel_error(err);
 		if (rc == 0 && inj > 0 && o->nic_forwarding) {
 			/* NIC forwarding: a host's own N-1 shards, whatever the
 			 * routes, through its injection (and ejection) link. */
@@ -2737,6 +2733,11 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 	}
 	if (method == MCF_MASTER || method == MCF_FULL)
 		r->optimal = true;
+	/* Let go after the last look (its routes, say, or a whole master or
+	 * link LP, which do not look): still no result, so a caller that
+	 * cancelled never takes one. */
+	if (rc == 0 && cancelled(o->cancel))
+		rc = cancel_error(err);
 	graph_group_free(&grp);
 	r->seconds = now_seconds() - t0;
 	if (rc < 0)
