@@ -3,6 +3,7 @@
 
 #include <lpsolve/lp_lib.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,16 +16,19 @@ struct lp {
 	double *val;
 	size_t cap;
 	double deadline; /* now_seconds() clock; 0: none */
+	const atomic_bool *cancel; /* lp_set_cancel; NULL: none */
 };
 
 /* lp_solve's own timeout counts whole seconds; this stops a solve at the
- * deadline to the millisecond (lp_solve asks between iterations). */
+ * deadline to the millisecond (lp_solve asks between iterations), and when
+ * another thread cancels it. */
 static int __WINAPI past_deadline_cb(lprec *m, void *h)
 {
 	const struct lp *lp = h;
 
 	(void)m;
-	return lp->deadline > 0 && now_seconds() >= lp->deadline;
+	return (lp->deadline > 0 && now_seconds() >= lp->deadline) ||
+	       (lp->cancel && atomic_load_explicit(lp->cancel, memory_order_relaxed));
 }
 
 static void scratch(struct lp *lp, int n)
@@ -179,6 +183,11 @@ void lp_set_time_limit(struct lp *lp, double seconds)
 	/* lp_solve takes whole seconds; round up so 0.5 s is not "no limit". */
 	set_timeout(lp->m, seconds > 0 ? (long)ceil(seconds) : 0);
 	lp->deadline = seconds > 0 ? now_seconds() + seconds : 0;
+}
+
+void lp_set_cancel(struct lp *lp, const atomic_bool *cancel)
+{
+	lp->cancel = cancel;
 }
 
 void lp_set_scaling(struct lp *lp, enum lp_scaling s)

@@ -8,6 +8,8 @@
 #ifndef OFC_RWA_H
 #define OFC_RWA_H
 
+#include <stdatomic.h>
+
 #include "util/util.h"
 
 /* ---- linear programs (rwa/lp.c) ------------------------------------------- */
@@ -50,6 +52,9 @@ void lp_set_integer(struct lp *lp, int col, bool integer);
 void lp_set_binary(struct lp *lp, int col);
 /* Wall-clock limit for solve (0 = none). */
 void lp_set_time_limit(struct lp *lp, double seconds);
+/* Stop a solve (LP_TIMEOUT, as at the time limit) once *cancel is true,
+ * set by any thread: lp_solve asks between iterations. NULL: never. */
+void lp_set_cancel(struct lp *lp, const atomic_bool *cancel);
 /* lp_solve's scaling: its default (geometric, equilibrated), geometric
  * alone, or none. Column generation masters with dense columns solve about
  * twice as fast with geometric alone, and do not stall or fail in LUSOL the

@@ -290,7 +290,19 @@ struct cg {
 	uint32_t warm_cols;
 	double warm_bound;
 	double *best_y;
+	const atomic_bool *cancel; /* mcf_opts.cancel */
 };
+
+/* Another thread let go of the solve (mcf_opts.cancel). */
+static bool cancelled(const atomic_bool *cancel)
+{
+	return cancel && atomic_load_explicit(cancel, memory_order_relaxed);
+}
+
+static int cancel_error(struct ofc_error *err)
+{
+	return ofc_error_set(err, OFC_E_RUNTIME, "cancelled");
+}
 
 /* A fluid solution kept to warm-start another graph's (mcf_opts.warm).
  * Trees are per class of sources (a class's representative rep[k]); the
@@ -847,6 +859,7 @@ static void cg_master(struct cg *c, enum lp_scaling scaling)
 {
 	c->lp = lp_new((int)c->slots);
 	lp_set_scaling(c->lp, scaling);
+	lp_set_cancel(c->lp, c->cancel);
 	for (uint32_t k = 0; k < c->slots; k++)
 		lp_set_obj_coef(c->lp, (int)k, 1);
 	for (uint32_t r = 0; r < c->R; r++) {
@@ -1298,7 +1311,7 @@ static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, doub
 			ws->cnt[ws->touched[i]] = 0;
 		polish_add(c, &p, c->col_src[k], (uint32_t)k, ws);
 	}
-	while (u - *lb > gap * u && now_seconds() < until) {
+	while (u - *lb > gap * u && now_seconds() < until && !cancelled(c->cancel)) {
 		double u0 = u, bb = beta / u0;
 
 		for (uint32_t r = 0; r < R; r++) {
@@ -1308,7 +1321,8 @@ static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, doub
 			c->y[r] = p.e[r] / cap;
 			c->ys[r] = c->y[r] / c->row_size[r % c->rows_per_slot];
 		}
-		for (uint32_t s = 0; s < ns && now_seconds() < until; s++) {
+		for (uint32_t s = 0; s < ns && now_seconds() < until && !cancelled(c->cancel);
+		     s++) {
 			uint32_t *parent = c->cand + (size_t)s * c->psize, nsup = 0;
 
 			double blen = dijkstra(c, ws, c->src_node[s], parent);
@@ -1518,7 +1532,9 @@ static int warm_from(struct cg *c, double *lb, double **center, double *ub, doub
 	/* The heaviest trees of the flow so far go into the master too, if a
 	 * master is to come (genkautz:1024,4 less one arc: 1.1-3.7 s to put
 	 * them, and no master finishes there in the time). */
-	for (size_t k = 0; k < c->ncols && k < cap_picks && now_seconds() < master_by; k++)
+	for (size_t k = 0;
+	     k < c->ncols && k < cap_picks && now_seconds() < master_by && !cancelled(c->cancel);
+	     k++)
 		if (picks[k] >= 0.05 && add_column(c, &c->ws[0], (uint32_t)k, err) < 0)
 			goto out;
 	/* That flow as the primal so far. */
@@ -1575,6 +1591,9 @@ static int master_solve(struct cg *c, double deadline, enum mcf_stop *stop, stru
 			c->slowest = fmax(c->slowest, now_seconds() - t0);
 			return 0;
 		}
+		/* Stopped by the callback: not lp_solve's trouble, no retry. */
+		if (cancelled(c->cancel))
+			return cancel_error(err);
 		if (lr == LP_INFEASIBLE || lr == LP_UNBOUNDED)
 			/* Not lp_solve's trouble: the model's. */
 			return ofc_error_set(err, OFC_E_RUNTIME, "master LP: %s",
@@ -1621,6 +1640,10 @@ static int cg_run(struct cg *c, double gap, double deadline, struct mcf_result *
 	for (it = 1; it <= MAX_ITER && ub - lb > gap * ub; it++) {
 		int lr;
 
+		if (cancelled(c->cancel)) {
+			cancel_error(err);
+			goto out;
+		}
 		if (deadline > 0 && now_seconds() >= deadline) {
 			res->stop = MCF_STOP_TIME;
 			break;
@@ -2515,6 +2538,10 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 	int rc;
 
 	memset(r, 0, sizeof(*r));
+	/* Let go before it began (ofcd's degraded run after a cancelled
+	 * healthy one): not even the graph's facts. */
+	if (cancelled(o->cancel))
+		return cancel_error(err);
 	topo_facts(g, &f, o->threads);
 	/* Per-host injections: alike, they are one limit; else the plain master. */
 	double inj = o->injection, inj_min = 0;
@@ -2637,6 +2664,7 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 			r->group_order = g->n;
 		cg_setup(&c, g, o->steps, method, &grp, o->threads, o->nic_forwarding ? 0 : inj,
 			 o->nic_forwarding ? NULL : injs, o->capacity);
+		c.cancel = o->cancel;
 		r->classes = c.nsrc;
 		r->rows = c.rows_per_slot;
 		/* A warm start: fluid, link rows only, the same nodes. */
@@ -2705,6 +2733,11 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 	}
 	if (method == MCF_MASTER || method == MCF_FULL)
 		r->optimal = true;
+	/* Let go after the last look (its routes, say, or a whole master or
+	 * link LP, which do not look): still no result, so a caller that
+	 * cancelled never takes one. */
+	if (rc == 0 && cancelled(o->cancel))
+		rc = cancel_error(err);
 	graph_group_free(&grp);
 	r->seconds = now_seconds() - t0;
 	if (rc < 0)

@@ -19,6 +19,8 @@
 #ifndef OFC_SCHED_H
 #define OFC_SCHED_H
 
+#include <stdatomic.h>
+
 #include "topo/topo.h"
 #include "util/util.h"
 
@@ -461,6 +463,11 @@ struct mcf_opts {
 	 * come without the N x N translation table (routes.perm NULL: node
 	 * 0's routes are the caller's program). */
 	bool translations_known;
+	/* Another thread's way to stop the solve (ofcd lets go of its planner
+	 * on a stop or a new config), NULL: none. Looked at where the time
+	 * limit is, and by lp_solve between pivots: once it is true, mcf_solve
+	 * returns -1 with OFC_E_RUNTIME "cancelled", never a result. */
+	const atomic_bool *cancel;
 };
 
 /* A fluid MCF solution to warm-start another graph's from (opaque; made by

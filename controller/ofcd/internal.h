@@ -374,8 +374,9 @@ void ofcd_run_job(struct ofcd *d, struct job *j);
 /* plan.c: the workload's schedule computed off the start path (issue 14).
  * A detached thread computes an all-to-all's schedule (the MCF: minutes on
  * a large fabric) on a config reference; the daemon may let go of it at
- * any time (a new config, shutdown) without waiting, since the MCF cannot
- * be interrupted: the thread then drops its result. */
+ * any time (a new config, shutdown) without waiting: letting go cancels
+ * the MCF, which stops within a pivot or so, and the thread drops what it
+ * found. */
 struct plan_task {
 	pthread_mutex_t mu;
 	unsigned refs;	    /* under mu: the thread's, the daemon's, notes', jobs' */
@@ -383,6 +384,7 @@ struct plan_task {
 	struct fabcfg *cfg; /* the config planned (a reference) */
 	uint64_t since_ms;  /* unix ms when it started */
 	uint32_t max_frame; /* the daemon's (the thread never reads d->o) */
+	atomic_bool cancel; /* set when the daemon lets go: the MCF stops */
 	/* The result, the thread's until it posts its note; then read by
 	 * the loop and moved out by the mutation worker (JOB_PLAN). */
 	struct plan_out {
@@ -404,18 +406,19 @@ bool plan_needed(struct fabcfg *cfg);
 /* (loop) Start a planner for cfg; NULL when the thread cannot start. */
 struct plan_task *plan_start(struct ofcd *d, struct fabcfg *cfg);
 /* Let go of a reference; the daemon's own (ofcd_close, a new config) also
- * tells the thread to drop its result. */
+ * cancels the thread's MCF and tells it to drop its result. */
 void plan_unref(struct plan_task *t);
 void plan_abandon(struct plan_task *t);
 /* The workload's schedule on pub (its failures in effect): the same query
  * a re-plan makes; kept: the healthy config's kept run to start from (NULL:
- * none); keep: keep this run's MCF solution in out->kept (pub healthy).
+ * none); keep: keep this run's MCF solution in out->kept (pub healthy);
+ * cancel: stops the MCF once true (NULL: none; the planner's).
  * What it found is appended to msg ("..., verified, DONE in S s" since t0);
  * GetSchedule's whole answer goes to out->full when it fits max_frame (0:
  * not built). Any thread: reads pub->f only. */
 void plan_compute(const struct fabcfg *pub, const struct schedule_kept *kept, const char *kept_why,
-		  bool keep, double t0, const char *done, uint32_t max_frame, struct strbuf *msg,
-		  struct plan_out *out);
+		  bool keep, const atomic_bool *cancel, double t0, const char *done,
+		  uint32_t max_frame, struct strbuf *msg, struct plan_out *out);
 /* (mutation worker) Move out's whole answer (or why there is none) to cfg,
  * not planned yet. */
 void plan_keep_full(struct fabcfg *cfg, struct plan_out *out);

@@ -160,6 +160,9 @@ void plan_abandon(struct plan_task *t)
 {
 	if (!t)
 		return;
+	/* The thread's MCF stops at its next look (the task lives on in the
+	 * thread's reference), and what it found is dropped. */
+	atomic_store_explicit(&t->cancel, true, memory_order_relaxed);
 	pthread_mutex_lock(&t->mu);
 	t->d = NULL;
 	pthread_mutex_unlock(&t->mu);

@@ -1607,9 +1607,8 @@ static void plan_stop(struct ofcd *d)
 
 /* The published config's workload schedule is the planner's to compute
  * (an all-to-all): start one. One computing another config (not the
- * healthy one behind the published failures) is let go of: its thread
- * runs on to the end, since the MCF cannot be interrupted, and drops what
- * it found. */
+ * healthy one behind the published failures) is let go of: its MCF is
+ * cancelled and its thread, not waited for, drops what it found. */
 static void plan_check(struct ofcd *d)
 {
 	if (d->planner && d->planner->cfg != d->cfg && d->planner->cfg != d->cfg->healthy)
@@ -1769,7 +1768,8 @@ static void begin_stop(struct ofcd *d)
 		}
 	while (d->queue)
 		cancel_job(d, d->queue, "cancelled: ofcd is shutting down");
-	/* Not waited for: the MCF stops at nothing but its own time limit. */
+	/* Not waited for: plan_stop cancels the MCF, which stops within a
+	 * pivot or so, and the detached thread ends on its own. */
 	if (d->planner)
 		ofcd_log(d, OFCD_LOG_NOTICE,
 			 "the workload's schedule, computing for %.0f s, is given up",

@@ -765,7 +765,7 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 
 		/* The whole answer is kept for an all-to-all only (GetSchedule
 		 * answers the workload from it: is_workload in server.c). */
-		plan_compute(pub, from ? &d->w_cfg->kept : NULL, d->w_cfg->kept_why, keep, t0,
+		plan_compute(pub, from ? &d->w_cfg->kept : NULL, d->w_cfg->kept_why, keep, NULL, t0,
 			     "re-planned", pub->coll == SCHED_ALLTOALL ? d->o.max_frame : 0, &msg,
 			     &out);
 		if (keep) {

@@ -936,6 +936,7 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 					 .capacity = r->arc_cap,
 					 .keep_warm = q->keep_warm,
 					 .warm = q->warm,
+					 .cancel = q->cancel,
 					 .time_limit = q->time_limit == 0  ? 60
 						       : q->time_limit < 0 ? 0
 									   : q->time_limit}};

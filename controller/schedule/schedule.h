@@ -94,6 +94,10 @@ struct schedule_query {
 	 * only when its solution was solved on this fabric's healthy graph
 	 * (mcf_warm_fits); else the healthy graph is solved as without it. */
 	const struct schedule_kept *kept;
+	/* Another thread's way to stop the all-to-all MCF (mcf_opts.cancel:
+	 * ofcd's planner), NULL: none. A cancelled run's outcome does not
+	 * apply, its why "cancelled" (schedule_check fails with it). */
+	const atomic_bool *cancel;
 };
 
 /* The healthy run a later re-plan needs (schedule_kept_take): the main

@@ -2,11 +2,13 @@
  * notes' graphs, every method agreeing (link LP, master LP, its children,
  * column generation, the one-source symmetric reduction), the time-stepped
  * MCF at the diameter, and the routes summing to one per pair. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 #include <math.h>
@@ -713,6 +715,67 @@ static void test_warm_gap(void **state)
 	}
 }
 
+static void *cancel_soon(void *arg)
+{
+	struct timespec ts = {.tv_nsec = 100 * 1000 * 1000};
+
+	nanosleep(&ts, NULL);
+	atomic_store((atomic_bool *)arg, true);
+	return NULL;
+}
+
+/* Cancelling (ofcd letting go of its planner, issue 14): the time-stepped
+ * MCF on genkautz:128,4 at its diameter runs to its time limit (two
+ * masters in 30 s, mostly inside lp_solve); set from another thread after
+ * 100 ms, the flag stops it with "cancelled", no result, long before the
+ * limit. Set before, nothing runs; never set, the solve is the same as
+ * without a flag. */
+static void test_cancel(void **state)
+{
+	struct graph *g = build("genkautz:128,4");
+	atomic_bool flag = false;
+	struct mcf_opts o = {.steps = 5, .time_limit = 60, .routes = true, .cancel = &flag};
+	struct mcf_result r;
+	struct ofc_error err = {0};
+	pthread_t th;
+	(void)state;
+
+	assert_int_equal(pthread_create(&th, NULL, cancel_soon, &flag), 0);
+	double t0 = now_seconds();
+	int rc = mcf_solve(g, &o, &r, &err);
+	double took = now_seconds() - t0;
+	assert_int_equal(pthread_join(th, NULL), 0);
+	if (rc != -1 || err.code != OFC_E_RUNTIME || strcmp(err.msg, "cancelled") != 0)
+		fail_msg("cancelled after 100 ms: rc %d in %.3f s, \"%s\"", rc, took, err.msg);
+	assert_true(took < o.time_limit / 2);
+	ofc_error_clear(&err);
+	assert_int_equal(mcf_solve(g, &o, &r, &err), -1);
+	assert_string_equal(err.msg, "cancelled");
+	graph_free(g);
+
+	static const char *const specs[] = {"genkautz:64,4", "torus:4x4"};
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
+		struct mcf_opts plain = {.steps = i ? 4 : 0, .routes = true}, with = plain;
+		struct mcf_result a, b;
+
+		g = build(specs[i]);
+		atomic_store(&flag, false);
+		with.cancel = &flag;
+		assert_int_equal(mcf_solve(g, &plain, &a, &err), 0);
+		assert_int_equal(mcf_solve(g, &with, &b, &err), 0);
+		assert_true(a.optimal && b.optimal);
+		assert_int_equal(a.stop, MCF_STOP_OPTIMAL);
+		assert_int_equal(b.stop, MCF_STOP_OPTIMAL);
+		assert_true(a.theta == b.theta && a.lower == b.lower);
+		assert_int_equal(a.iterations, b.iterations);
+		assert_int_equal(a.columns, b.columns);
+		assert_int_equal(a.routes.nroutes, b.routes.nroutes);
+		mcf_result_free(&a);
+		mcf_result_free(&b);
+		graph_free(g);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -723,6 +786,7 @@ int main(void)
 	    cmocka_unit_test(test_degraded),	    cmocka_unit_test(test_injection),
 	    cmocka_unit_test(test_capacities),	    cmocka_unit_test(test_capacities_lowered),
 	    cmocka_unit_test(test_warm_start),	    cmocka_unit_test(test_warm_gap),
+	    cmocka_unit_test(test_cancel),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
