@@ -1184,10 +1184,18 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 	v.reduce = p->collective != SCHED_ALLGATHER && p->collective != SCHED_ALLTOALL;
 	v.np = v.reduce ? grid_cuts(p, v.cut) : 0;
 	v.cells = (uint32_t)cells;
-	if (v.np)
-		v.slot = xmalloc(cells * v.np * sizeof(struct rslot));
-	else
+	if (v.np) {
+		size_t most = 0; /* a step's transfers, for its reads and deliveries */
+
+		for (uint32_t t = 0; t < p->nsteps; t++)
+			if (p->step_start[t + 1] - p->step_start[t] > most)
+				most = p->step_start[t + 1] - p->step_start[t];
+		v.slot = sched_huge_alloc(cells * v.np * sizeof(struct rslot));
+		GROW(v.rd, v.cap_rd, most);
+		GROW(v.gdl, v.cap_gdl, most);
+	} else {
 		v.part = xcalloc(cells, sizeof(struct seglist));
+	}
 	if (v.reduce) {
 		const struct sched_group *G = &r->group;
 		uint64_t seed = v.o->seed ? v.o->seed : 0x0fc;
