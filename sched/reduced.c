@@ -336,6 +336,7 @@ struct rstate {
 	struct rslot {
 		uint64_t hash;
 		uint32_t count;
+		uint32_t mark; /* the step + 1 that last read it (deliver_slots) */
 	} * slot;
 	uint32_t np, cut[GRID_MAX_PIECES + 1], cells;
 	uint32_t grid_lo, grid_hi, grid_a, grid_b; /* the last [lo, hi) and its slots */
@@ -345,8 +346,9 @@ struct rstate {
 		uint32_t src, dst;
 	} * rd;
 	size_t nrd, cap_rd;
-	/* And its deliveries, one a slot: `at` is slot * cells + entry, and
-	 * GRID_REDUCE when it folds in (else it overwrites). */
+	/* And its deliveries to slots it reads, which wait for the end of the
+	 * step, one a slot: `at` is slot * cells + entry, and GRID_REDUCE when
+	 * it folds in (else it overwrites). */
 	struct gdeliv {
 		uint32_t at, count;
 		uint64_t hash;
@@ -982,48 +984,74 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 	return 0;
 }
 
-/* Slot deliveries in transfer order (a copy overwrites what a fold
- * before it in the step left, as seglist_fold in order). */
-static void deliver_slots(struct rstate *v)
+static void slot_apply(struct rslot *sl, bool reduce, uint32_t count, uint64_t hash)
 {
-	/* What the step's transfers read, now that every check passed:
-	 * entries far apart (a bandwidth-optimal Swing step's blocks), a cache
-	 * miss each unless fetched ahead. */
+	if (reduce) {
+		sl->count += count;
+		sl->hash += hash;
+	} else {
+		sl->count = count;
+		sl->hash = hash;
+	}
+}
+
+/* The step's transfers, now that every check passed, as sched_verify's
+ * reduce_direct: the slots they read are stamped with the step (t + 1);
+ * a delivery to a slot no transfer of the step reads is applied at once,
+ * the others wait in v->gdl for the end of the step, both in transfer
+ * order (so a copy overwrites what a fold before it left, as
+ * seglist_fold in order). Entries are far apart (a bandwidth-optimal
+ * Swing step's blocks): a cache miss each unless fetched ahead. */
+static void deliver_slots(struct rstate *v, uint32_t t)
+{
+	for (size_t i = 0; i < v->nrd; i++) {
+		const struct gread *q = &v->rd[i];
+		struct rslot *sl = &v->slot[q->src & GRID_SLOT];
+
+		if (i + GRID_AHEAD < v->nrd)
+			__builtin_prefetch(&v->slot[v->rd[i + GRID_AHEAD].src & GRID_SLOT], 1);
+		for (uint32_t j = 0; j <= q->src >> 29; j++)
+			sl[j * v->cells].mark = t + 1;
+	}
 	for (size_t i = 0; i < v->nrd; i++) {
 		const struct gread *q = &v->rd[i];
 		const struct rslot *sl = &v->slot[q->src & GRID_SLOT];
-		uint32_t m = (q->src >> 29) + 1;
+		struct rslot *dl = &v->slot[q->dst & GRID_SLOT];
+		bool reduce = q->dst & GRID_REDUCE;
 
-		if (i + GRID_AHEAD < v->nrd)
+		if (i + GRID_AHEAD < v->nrd) {
 			__builtin_prefetch(&v->slot[v->rd[i + GRID_AHEAD].src & GRID_SLOT]);
-		if (v->ngdl + m > v->cap_gdl)
-			GROW(v->gdl, v->cap_gdl, v->ngdl + m);
-		for (uint32_t j = 0; j < m; j++)
+			__builtin_prefetch(&v->slot[v->rd[i + GRID_AHEAD].dst & GRID_SLOT], 1);
+		}
+		for (uint32_t j = 0; j <= q->src >> 29; j++) {
+			const struct rslot *s = &sl[j * v->cells];
+			struct rslot *d = &dl[j * v->cells];
+
+			if (d->mark != t + 1) {
+				slot_apply(d, reduce, s->count, s->hash);
+				continue;
+			}
+			if (v->ngdl == v->cap_gdl)
+				GROW(v->gdl, v->cap_gdl, v->ngdl + 1);
 			v->gdl[v->ngdl++] = (struct gdeliv){
-			    q->dst + j * v->cells, sl[j * v->cells].count, sl[j * v->cells].hash};
+			    (uint32_t)(d - v->slot) | (q->dst & GRID_REDUCE), s->count, s->hash};
+		}
 	}
 	v->nrd = 0;
 	for (size_t i = 0; i < v->ngdl; i++) {
 		const struct gdeliv *d = &v->gdl[i];
-		struct rslot *sl = &v->slot[d->at & ~GRID_REDUCE];
 
 		if (i + GRID_AHEAD < v->ngdl)
 			__builtin_prefetch(&v->slot[v->gdl[i + GRID_AHEAD].at & ~GRID_REDUCE], 1);
-		if (d->at & GRID_REDUCE) {
-			sl->count += d->count;
-			sl->hash += d->hash;
-		} else {
-			sl->count = d->count;
-			sl->hash = d->hash;
-		}
+		slot_apply(&v->slot[d->at & ~GRID_REDUCE], d->at & GRID_REDUCE, d->count, d->hash);
 	}
 	v->ngdl = 0;
 }
 
-static void deliver(struct rstate *v)
+static void deliver(struct rstate *v, uint32_t t)
 {
 	if (v->np) {
-		deliver_slots(v);
+		deliver_slots(v, t);
 		return;
 	}
 	for (size_t i = 0; i < v->ndl; i++) {
@@ -1213,7 +1241,7 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 				size_t e = (size_t)i * n + k;
 
 				for (uint32_t j = 0; j < v.np; j++)
-					v.slot[e + j * cells] = (struct rslot){w, 1};
+					v.slot[e + j * cells] = (struct rslot){w, 1, 0};
 				if (!v.np)
 					seglist_push(&v.part[e], (struct seg){0, SCHED_ONE, 1, w});
 			}
@@ -1233,7 +1261,7 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 		for (size_t xi = p->step_start[t]; xi < p->step_start[t + 1]; xi++)
 			if (check_xfer(&v, t, xi) < 0)
 				goto out;
-		deliver(&v);
+		deliver(&v, t);
 		if (a2a_failure_at(&v, t, A2A_AT_DELIVERY, 0) < 0)
 			goto out;
 		if (v.o->graph) {
