@@ -320,7 +320,7 @@ struct rstate {
 	size_t ndl, cap_dl;
 	/* Reduce mode when the program cuts shards at few places (Swing's
 	 * 2D collectives each carry 1/2D of every shard, a bidirectional
-	 * ring halves, most trees none): the pieces between consecutive cuts
+	 * ring halves, BFB one per port): the pieces between consecutive cuts
 	 * (cut[0] = 0 .. cut[np] = SCHED_ONE), np slots an entry, in `slot`
 	 * instead of `part`: slot j of entry rep * N + shard at j * cells +
 	 * entry. A shard is then fixed slots read and folded in place: no
@@ -950,7 +950,7 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 		push(v, (struct rdeliv){at_dst, lo, hi, 1, 0, XFER_COPY});
 		return 0;
 	}
-	if (v->np) { /* the sender's slots over [lo, hi), each a delivery */
+	if (v->np) { /* the sender's slots over [lo, hi), for deliver_slots */
 		if (lo != v->grid_lo || hi != v->grid_hi) {
 			uint32_t a = 0, b;
 
