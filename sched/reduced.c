@@ -278,6 +278,14 @@ int sched_reduced_expand(const struct sched_reduced *r, struct schedule *s, stru
 
 /* ---- the verifier by symmetry ------------------------------------------------------ */
 
+/* The most pieces a program may cut a shard into for the reduce state's
+ * fixed slots (16 bytes each): 8 keeps an entry within the 176 bytes a
+ * cell the memory estimate allows for (controller/schedule/direct.c). */
+#define GRID_MAX_PIECES 8
+#define GRID_REDUCE	(1u << 31)
+#define GRID_SLOT	((1u << 29) - 1)
+#define GRID_AHEAD	16 /* deliveries prefetched ahead */
+
 struct rdeliv {
 	uint64_t block; /* rep * N + block (all-to-all: rep * N^2 + block) */
 	uint32_t lo, hi;
@@ -297,14 +305,55 @@ struct rstate {
 	 * subtraction without borrows between the coordinates (the SWAR
 	 * subtraction: Hacker's Delight, 2nd ed., section 2-18). */
 	uint64_t swar;
+	/* G of powers of two (not XOR): the top bit of every coordinate of
+	 * a node, for the same subtraction on nodes (sub), which check_xfer
+	 * does twice a transfer: a loop over the coordinates was a fifth of
+	 * torus:16x16x16x16's check. */
+	uint32_t high;
 	bool reduce;
 	/* State of the representatives (node 0 alone when G is regular), entry
 	 * rep * N + block. */
 	uint64_t *full;	      /* copy: blocks held whole */
-	struct seglist *part; /* copy: coverage of the others; reduce: (count, hash) pieces */
+	struct seglist *part; /* copy: coverage of the others; reduce: pieces (np 0) */
 	uint64_t *total;      /* reduce, per class of shard: the weight of all N inputs */
 	struct rdeliv *dl;
 	size_t ndl, cap_dl;
+	/* Reduce mode when the program cuts shards at few places (Swing's
+	 * 2D collectives each carry 1/2D of every shard, a bidirectional
+	 * ring halves, BFB one per port): the pieces between consecutive cuts
+	 * (cut[0] = 0 .. cut[np] = SCHED_ONE), np slots an entry, in `slot`
+	 * instead of `part`: slot j of entry rep * N + shard at j * cells +
+	 * entry. A shard is then fixed slots read and folded in place: no
+	 * list to follow (a cache miss a transfer) nor to rebuild
+	 * (seglist_fold's copy). Slot by slot, because a transfer carries one
+	 * piece (a Swing collective's), whose slots over all entries (16 MiB
+	 * at torus:16x16x16x16) stay in the cache while its collective's
+	 * transfers run, where an entry's eight pieces side by side made
+	 * every transfer fetch a line for 16 bytes of it. A slot may equal
+	 * its neighbour where a list would have merged them, which no check
+	 * sees: each reads (count, hash) at every point of a shard. np 0:
+	 * more cuts than GRID_MAX_PIECES, the lists. */
+	struct rslot {
+		uint64_t hash;
+		uint32_t count;
+		uint32_t mark; /* the step + 1 that last read it (deliver_slots) */
+	} * slot;
+	uint32_t np, cut[GRID_MAX_PIECES + 1], cells;
+	uint32_t grid_lo, grid_hi, grid_a, grid_b; /* the last [lo, hi) and its slots */
+	/* A step's reads after its checks: m slots from src on (m - 1 in the
+	 * top 3 bits) to dst's (GRID_REDUCE: folded in), a plane apart. */
+	struct gread {
+		uint32_t src, dst;
+	} * rd;
+	size_t nrd, cap_rd;
+	/* And its deliveries to slots it reads, which wait for the end of the
+	 * step, one a slot: `at` is slot * cells + entry, and GRID_REDUCE when
+	 * it folds in (else it overwrites). */
+	struct gdeliv {
+		uint32_t at, count;
+		uint64_t hash;
+	} * gdl;
+	size_t ngdl, cap_gdl;
 	uint64_t *port_load;  /* node 0's ports, this step */
 	uint64_t *port_total; /* and over all steps */
 	uint32_t *run_to;     /* port j, k + 1 arcs from node 0: [j * SCHED_MAX_RUN + k] */
@@ -727,6 +776,42 @@ static int a2a_failure_at(struct rstate *v, uint32_t t, enum a2a_at at, size_t x
 		     t + 1, f->origin, f->me);
 }
 
+/* The cuts of the program's parts of shards, sorted (cut[0] = 0, last
+ * SCHED_ONE), if it has at most GRID_MAX_PIECES pieces between them: their
+ * number, else 0. A part outside the shard is left to check_xfer. */
+static uint32_t grid_cuts(const struct schedule *p, uint32_t *cut)
+{
+	uint32_t nc = 2, lo = 0, len = SCHED_ONE;
+
+	cut[0] = 0;
+	cut[1] = SCHED_ONE;
+	for (size_t xi = 0; xi < p->nxfers; xi++) {
+		const struct xfer *x = &p->xfers[xi];
+
+		if (x->offset == lo && x->length == len) /* runs of one part: the last's */
+			continue;
+		lo = x->offset;
+		len = x->length;
+		uint64_t at[2] = {lo, (uint64_t)lo + len};
+		for (int k = 0; k < 2; k++) {
+			uint32_t i = 0;
+
+			if (at[k] >= SCHED_ONE)
+				continue;
+			while (cut[i] < at[k])
+				i++;
+			if (cut[i] == at[k])
+				continue;
+			if (nc == GRID_MAX_PIECES + 1)
+				return 0;
+			memmove(&cut[i + 1], &cut[i], (nc - i) * sizeof(uint32_t));
+			cut[i] = (uint32_t)at[k];
+			nc++;
+		}
+	}
+	return nc - 1;
+}
+
 static void push(struct rstate *v, struct rdeliv d)
 {
 	if (v->ndl == v->cap_dl)
@@ -761,6 +846,17 @@ static int check_run(struct rstate *v, uint32_t t, size_t xi)
 		return rfail(v, t, xi, "%u arcs on port %u from node %u end at node %u, not %u",
 			     xfer_arcs(x), x->lane, x->src, u, x->dst);
 	return 0;
+}
+
+/* sched_group_sub(G, a, b), coordinates at once when v->high says where
+ * they are (Hacker's Delight, 2nd ed., section 2-18: the top bit of each
+ * set in the minuend and cleared in the subtrahend, no borrow crosses a
+ * coordinate; the last term puts the top bits right). */
+static uint32_t sub(const struct rstate *v, uint32_t a, uint32_t b)
+{
+	if (!v->high)
+		return sched_group_sub(&v->r->group, a, b);
+	return ((a | v->high) - (b & ~v->high)) ^ ((a ^ ~b) & v->high);
 }
 
 /* sched_group_split of node u as check_xfer's sender (k 0) or receiver (1). */
@@ -838,8 +934,8 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 		return a2a_failure_at(v, t, A2A_AT_CHECK, xi);
 	}
 	/* The block as the sender's and the receiver's representatives see it. */
-	uint64_t at_src = (uint64_t)rs * n + sched_group_sub(G, x->block, hs);
-	uint64_t at_dst = (uint64_t)rd * n + sched_group_sub(G, x->block, hd);
+	uint64_t at_src = (uint64_t)rs * n + sub(v, x->block, hs);
+	uint64_t at_dst = (uint64_t)rd * n + sub(v, x->block, hd);
 	if (!v->reduce) {
 		if (xfer_op(x) == XFER_REDUCE)
 			return rfail(v, t, xi, "a reducing transfer in %s",
@@ -852,6 +948,27 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 				     "node %u does not hold that data at the start of the step",
 				     x->src);
 		push(v, (struct rdeliv){at_dst, lo, hi, 1, 0, XFER_COPY});
+		return 0;
+	}
+	if (v->np) { /* the sender's slots over [lo, hi), for deliver_slots */
+		if (lo != v->grid_lo || hi != v->grid_hi) {
+			uint32_t a = 0, b;
+
+			while (v->cut[a] != lo) /* both are cuts: grid_cuts took them */
+				a++;
+			for (b = a + 1; v->cut[b] != hi; b++)
+				;
+			v->grid_lo = lo;
+			v->grid_hi = hi;
+			v->grid_a = a;
+			v->grid_b = b;
+		}
+		if (v->nrd == v->cap_rd)
+			GROW(v->rd, v->cap_rd, v->nrd + 1);
+		v->rd[v->nrd++] = (struct gread){((uint32_t)at_src + v->grid_a * v->cells) |
+						     (v->grid_b - v->grid_a - 1) << 29,
+						 ((uint32_t)at_dst + v->grid_a * v->cells) |
+						     (xfer_op(x) == XFER_REDUCE ? GRID_REDUCE : 0)};
 		return 0;
 	}
 	/* The sender's value over [lo, hi): its representative's at at_src. */
@@ -867,8 +984,76 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 	return 0;
 }
 
-static void deliver(struct rstate *v)
+static void slot_apply(struct rslot *sl, bool reduce, uint32_t count, uint64_t hash)
 {
+	if (reduce) {
+		sl->count += count;
+		sl->hash += hash;
+	} else {
+		sl->count = count;
+		sl->hash = hash;
+	}
+}
+
+/* The step's transfers, now that every check passed, as sched_verify's
+ * reduce_direct: the slots they read are stamped with the step (t + 1);
+ * a delivery to a slot no transfer of the step reads is applied at once,
+ * the others wait in v->gdl for the end of the step, both in transfer
+ * order (so a copy overwrites what a fold before it left, as
+ * seglist_fold in order). Entries are far apart (a bandwidth-optimal
+ * Swing step's blocks): a cache miss each unless fetched ahead. */
+static void deliver_slots(struct rstate *v, uint32_t t)
+{
+	for (size_t i = 0; i < v->nrd; i++) {
+		const struct gread *q = &v->rd[i];
+		struct rslot *sl = &v->slot[q->src & GRID_SLOT];
+
+		if (i + GRID_AHEAD < v->nrd)
+			__builtin_prefetch(&v->slot[v->rd[i + GRID_AHEAD].src & GRID_SLOT], 1);
+		for (uint32_t j = 0; j <= q->src >> 29; j++)
+			sl[j * v->cells].mark = t + 1;
+	}
+	for (size_t i = 0; i < v->nrd; i++) {
+		const struct gread *q = &v->rd[i];
+		const struct rslot *sl = &v->slot[q->src & GRID_SLOT];
+		struct rslot *dl = &v->slot[q->dst & GRID_SLOT];
+		bool reduce = q->dst & GRID_REDUCE;
+
+		if (i + GRID_AHEAD < v->nrd) {
+			__builtin_prefetch(&v->slot[v->rd[i + GRID_AHEAD].src & GRID_SLOT]);
+			__builtin_prefetch(&v->slot[v->rd[i + GRID_AHEAD].dst & GRID_SLOT], 1);
+		}
+		for (uint32_t j = 0; j <= q->src >> 29; j++) {
+			const struct rslot *s = &sl[j * v->cells];
+			struct rslot *d = &dl[j * v->cells];
+
+			if (d->mark != t + 1) {
+				slot_apply(d, reduce, s->count, s->hash);
+				continue;
+			}
+			if (v->ngdl == v->cap_gdl)
+				GROW(v->gdl, v->cap_gdl, v->ngdl + 1);
+			v->gdl[v->ngdl++] = (struct gdeliv){
+			    (uint32_t)(d - v->slot) | (q->dst & GRID_REDUCE), s->count, s->hash};
+		}
+	}
+	v->nrd = 0;
+	for (size_t i = 0; i < v->ngdl; i++) {
+		const struct gdeliv *d = &v->gdl[i];
+
+		if (i + GRID_AHEAD < v->ngdl)
+			__builtin_prefetch(&v->slot[v->gdl[i + GRID_AHEAD].at & ~GRID_REDUCE], 1);
+		slot_apply(&v->slot[d->at & ~GRID_REDUCE], d->at & GRID_REDUCE, d->count, d->hash);
+	}
+	v->ngdl = 0;
+}
+
+static void deliver(struct rstate *v, uint32_t t)
+{
+	if (v->np) {
+		deliver_slots(v, t);
+		return;
+	}
 	for (size_t i = 0; i < v->ndl; i++) {
 		const struct rdeliv *d = &v->dl[i];
 		struct seglist *l = &v->part[d->block];
@@ -898,12 +1083,18 @@ static bool complete(const struct rstate *v, uint32_t r, uint32_t k)
 {
 	const struct sched_group *G = &v->r->group;
 	size_t i = (size_t)r * v->n + k;
-	const struct seglist *l = &v->part[i];
 	uint32_t h;
 
 	if (!v->reduce)
 		return k == sched_group_rep_node(G, r) || (v->full[i >> 6] >> (i & 63)) & 1;
 	uint64_t total = v->total[sched_group_split(G, k, &h)];
+	for (uint32_t j = 0; j < v->np; j++)
+		if (v->slot[i + j * v->cells].count != v->n ||
+		    v->slot[i + j * v->cells].hash != total)
+			return false;
+	if (v->np)
+		return true;
+	const struct seglist *l = &v->part[i];
 	for (uint32_t j = 0; j < l->n; j++)
 		if (l->v[j].count != v->n || l->v[j].hash != total)
 			return false;
@@ -977,6 +1168,9 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 
 			v.swar |= top << v.lgn | top;
 		}
+	for (uint32_t i = 0; r->group.pow2 && !r->group.binary && i < r->group.ndims; i++)
+		if (r->group.radix[i] > 1)
+			v.high |= r->group.radix[i] / 2 << r->group.shift[i];
 	size_t cells = (size_t)v.reps * n;
 	int rc = -1;
 
@@ -1016,7 +1210,20 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 			}
 	}
 	v.reduce = p->collective != SCHED_ALLGATHER && p->collective != SCHED_ALLTOALL;
-	v.part = xcalloc(cells, sizeof(struct seglist));
+	v.np = v.reduce ? grid_cuts(p, v.cut) : 0;
+	v.cells = (uint32_t)cells;
+	if (v.np) {
+		size_t most = 0; /* a step's transfers, for its reads and deliveries */
+
+		for (uint32_t t = 0; t < p->nsteps; t++)
+			if (p->step_start[t + 1] - p->step_start[t] > most)
+				most = p->step_start[t + 1] - p->step_start[t];
+		v.slot = sched_huge_alloc(cells * v.np * sizeof(struct rslot));
+		GROW(v.rd, v.cap_rd, most);
+		GROW(v.gdl, v.cap_gdl, most);
+	} else {
+		v.part = xcalloc(cells, sizeof(struct seglist));
+	}
 	if (v.reduce) {
 		const struct sched_group *G = &r->group;
 		uint64_t seed = v.o->seed ? v.o->seed : 0x0fc;
@@ -1028,11 +1235,16 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 		for (uint32_t i = 0; i < v.reps; i++) {
 			uint32_t me = sched_group_rep_node(G, i), h;
 
-			for (uint32_t k = 0; k < n; k++)
-				seglist_push(&v.part[(size_t)i * n + k],
-					     (struct seg){0, SCHED_ONE, 1,
-							  sched_mix64(seed + (uint64_t)i * n +
-								      sched_group_sub(G, k, me))});
+			for (uint32_t k = 0; k < n; k++) {
+				uint64_t w =
+				    sched_mix64(seed + (uint64_t)i * n + sched_group_sub(G, k, me));
+				size_t e = (size_t)i * n + k;
+
+				for (uint32_t j = 0; j < v.np; j++)
+					v.slot[e + j * cells] = (struct rslot){w, 1, 0};
+				if (!v.np)
+					seglist_push(&v.part[e], (struct seg){0, SCHED_ONE, 1, w});
+			}
 			for (uint32_t u = 0; u < n; u++) {
 				uint32_t ru = sched_group_split(G, u, &h);
 
@@ -1049,7 +1261,7 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 		for (size_t xi = p->step_start[t]; xi < p->step_start[t + 1]; xi++)
 			if (check_xfer(&v, t, xi) < 0)
 				goto out;
-		deliver(&v);
+		deliver(&v, t);
 		if (a2a_failure_at(&v, t, A2A_AT_DELIVERY, 0) < 0)
 			goto out;
 		if (v.o->graph) {
@@ -1079,6 +1291,9 @@ out:
 	for (size_t k = 0; v.part && k < cells; k++)
 		free(v.part[k].v);
 	free(v.part);
+	free(v.slot);
+	free(v.gdl);
+	free(v.rd);
 	free(v.total);
 	free(v.full);
 	free(v.dl);

@@ -158,7 +158,7 @@ static size_t piece_home(const struct piecemap *m, uint64_t key, size_t cap)
 
 /* A table of millions of keys is a cache miss per lookup; on huge pages
  * (THP "madvise") it is rarely a TLB miss as well. Not zeroed; free(). */
-static void *huge_alloc(size_t bytes)
+void *sched_huge_alloc(size_t bytes)
 {
 	size_t huge = 2u << 20;
 	void *p = NULL;
@@ -172,7 +172,7 @@ static void *huge_alloc(size_t bytes)
 
 static struct piece_slot *piece_table(size_t cap)
 {
-	struct piece_slot *e = huge_alloc(cap * sizeof(struct piece_slot));
+	struct piece_slot *e = sched_huge_alloc(cap * sizeof(struct piece_slot));
 
 	for (size_t i = 0; i < cap; i++)
 		e[i] = (struct piece_slot){.key = PIECE_KEY_NONE};
@@ -326,7 +326,7 @@ void piecemap_free(struct piecemap *m)
 void foldmap_init(struct foldmap *m, size_t nkeys)
 {
 	memset(m, 0, sizeof(*m));
-	m->e = huge_alloc(nkeys * sizeof(struct fold));
+	m->e = sched_huge_alloc(nkeys * sizeof(struct fold));
 	m->n = nkeys;
 }
 
