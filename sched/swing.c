@@ -253,6 +253,18 @@ static double psi_of(const struct tplan *pl, enum swing_variant v)
 	return v == SWING_BANDWIDTH ? d / k : d * log2((double)pl->p) / (2 * k);
 }
 
+/* The reduced figures' end: the routed loads freed, psi and xi from tau_B,
+ * over k collectives. */
+static void loads_done(struct loads *L, const struct tplan *pl, enum swing_variant v, uint32_t k,
+		       struct torus_figures *f)
+{
+	free(L->load);
+	free(L->stamp);
+	f->psi = psi_of(pl, v);
+	f->xi = f->tau_b / (2 * f->psi);
+	f->instances = k;
+}
+
 /* orbits: s is a reduced program under that group of the torus's
  * translations (loads per orbit of arcs), NULL: s is whole. */
 static int routed_figures(const struct topo_tree *t, const struct schedule *s,
@@ -681,11 +693,7 @@ int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum sw
 			}
 			loads_step(&L, f);
 		}
-		free(L.load);
-		free(L.stamp);
-		f->psi = psi_of(&pl, v);
-		f->xi = f->tau_b / (2 * f->psi);
-		f->instances = k;
+		loads_done(&L, &pl, v, k, f);
 		return 0;
 	}
 	size_t words = (p + 63) / 64;
@@ -822,10 +830,6 @@ int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum sw
 		loads_step(&L, f);
 	}
 	free(pairs);
-	free(L.load);
-	free(L.stamp);
-	f->psi = psi_of(&pl, v);
-	f->xi = f->tau_b / (2 * f->psi);
-	f->instances = k;
+	loads_done(&L, &pl, v, k, f);
 	return 0;
 }
