@@ -339,6 +339,13 @@ struct rstate {
 		uint32_t mark; /* the step + 1 that last read it (deliver_slots) */
 	} * slot;
 	uint32_t np, cut[GRID_MAX_PIECES + 1], cells;
+	/* Copy mode alike (a bidirectional ring's halves, a share per port):
+	 * the pieces between the cuts a cell holds, bit j piece j, in `mask`
+	 * instead of `part` (a list, and a cache miss, a transfer); cnp 0:
+	 * too many cuts, the lists. The pieces [lo, hi) covers, last asked. */
+	uint8_t *mask;
+	uint32_t cnp, mask_lo, mask_hi;
+	uint8_t mask_bits;
 	uint32_t grid_lo, grid_hi, grid_a, grid_b; /* the last [lo, hi) and its slots */
 	/* A step's reads after its checks: m slots from src on (m - 1 in the
 	 * top 3 bits) to dst's (GRID_REDUCE: folded in), a plane apart. */
@@ -812,6 +819,34 @@ static uint32_t grid_cuts(const struct schedule *p, uint32_t *cut)
 	return nc - 1;
 }
 
+/* The pieces of [lo, hi) in copy mode's mask (both are cuts). */
+static uint8_t mask_of(struct rstate *v, uint32_t lo, uint32_t hi)
+{
+	if (lo != v->mask_lo || hi != v->mask_hi || !v->mask_bits) {
+		uint32_t a = 0, b;
+
+		while (v->cut[a] != lo)
+			a++;
+		for (b = a + 1; v->cut[b] != hi; b++)
+			;
+		v->mask_lo = lo;
+		v->mask_hi = hi;
+		v->mask_bits = (uint8_t)(((1u << b) - 1) & ~((1u << a) - 1));
+	}
+	return v->mask_bits;
+}
+
+/* What the pieces of bits cover, in fixed point. */
+static uint32_t mask_len(const struct rstate *v, uint8_t bits)
+{
+	uint32_t len = 0;
+
+	for (uint32_t j = 0; j < v->cnp; j++)
+		if (bits >> j & 1)
+			len += v->cut[j + 1] - v->cut[j];
+	return len;
+}
+
 static void push(struct rstate *v, struct rdeliv d)
 {
 	if (v->ndl == v->cap_dl)
@@ -942,7 +977,8 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 				     sched_collective_name(p->collective));
 		bool held = at_src % n == sched_group_rep_node(G, rs) ||
 			    (v->full[at_src >> 6] >> (at_src & 63)) & 1 ||
-			    seglist_covers(&v->part[at_src], lo, hi);
+			    (v->mask ? (v->mask[at_src] & mask_of(v, lo, hi)) == mask_of(v, lo, hi)
+				     : seglist_covers(&v->part[at_src], lo, hi));
 		if (!held)
 			return rfail(v, t, xi,
 				     "node %u does not hold that data at the start of the step",
@@ -1056,10 +1092,10 @@ static void deliver(struct rstate *v, uint32_t t)
 	}
 	for (size_t i = 0; i < v->ndl; i++) {
 		const struct rdeliv *d = &v->dl[i];
-		struct seglist *l = &v->part[d->block];
 
 		if (v->reduce) {
-			seglist_fold(l, d->lo, d->hi, d->op == XFER_REDUCE, d->count, d->hash);
+			seglist_fold(&v->part[d->block], d->lo, d->hi, d->op == XFER_REDUCE,
+				     d->count, d->hash);
 			continue;
 		}
 		if (d->block % v->n ==
@@ -1068,6 +1104,16 @@ static void deliver(struct rstate *v, uint32_t t)
 			v->dup += sched_frac(d->hi - d->lo);
 			continue;
 		}
+		if (v->mask) {
+			uint8_t bits = mask_of(v, d->lo, d->hi), *m = &v->mask[d->block];
+
+			v->dup += sched_frac(mask_len(v, *m & bits));
+			*m |= bits;
+			if (*m == (1u << v->cnp) - 1)
+				v->full[d->block >> 6] |= 1ull << (d->block & 63);
+			continue;
+		}
+		struct seglist *l = &v->part[d->block];
 		v->dup += sched_frac((uint32_t)seglist_add(l, d->lo, d->hi));
 		if (l->n == 1 && l->v[0].lo == 0 && l->v[0].hi == SCHED_ONE) {
 			v->full[d->block >> 6] |= 1ull << (d->block & 63);
@@ -1221,6 +1267,8 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 		v.slot = sched_huge_alloc(cells * v.np * sizeof(struct rslot));
 		GROW(v.rd, v.cap_rd, most);
 		GROW(v.gdl, v.cap_gdl, most);
+	} else if (p->collective == SCHED_ALLGATHER && (v.cnp = grid_cuts(p, v.cut)) > 0) {
+		v.mask = xcalloc(cells + 1, 1);
 	} else {
 		v.part = xcalloc(cells, sizeof(struct seglist));
 	}
@@ -1291,6 +1339,7 @@ out:
 	for (size_t k = 0; v.part && k < cells; k++)
 		free(v.part[k].v);
 	free(v.part);
+	free(v.mask);
 	free(v.slot);
 	free(v.gdl);
 	free(v.rd);

@@ -289,8 +289,9 @@ static void corrupt(const char *spec, enum sched_collective c)
 
 static void test_corrupt(void **state)
 {
-	/* hypercube:9: BFB cuts a shard in more pieces than the reduce
-	 * check's fixed slots take, so its interval lists are checked too. */
+	/* hypercube:9: BFB cuts a shard in more pieces than the check's fixed
+	 * slots (reduce) and masks (copy) take, so its interval lists are
+	 * checked too. */
 	static const char *const some[] = {
 	    "torus:4x4",   "torus:6x6",	  "torus:8x8",	      "hypercube:4", "hypercube:6",
 	    "hypercube:8", "torus:3x4x5", "circulant:64:1,8", "bipartite:5", "hypercube:9"};
