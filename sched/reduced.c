@@ -344,9 +344,9 @@ struct rstate {
 	 * instead of `part` (a list, and a cache miss, a transfer); cnp 0:
 	 * too many cuts, the lists. The pieces [lo, hi) covers, last asked. */
 	uint8_t *mask;
-	uint32_t cnp, mask_lo, mask_hi;
-	uint8_t mask_bits;
-	uint32_t grid_lo, grid_hi, grid_a, grid_b; /* the last [lo, hi) and its slots */
+	uint32_t cnp;
+	/* The last [lo, hi) either mode looked up: its pieces grid_a .. grid_b - 1. */
+	uint32_t grid_lo, grid_hi, grid_a, grid_b;
 	/* A step's reads after its checks: m slots from src on (m - 1 in the
 	 * top 3 bits) to dst's (GRID_REDUCE: folded in), a plane apart. */
 	struct gread {
@@ -819,21 +819,37 @@ static uint32_t grid_cuts(const struct schedule *p, uint32_t *cut)
 	return nc - 1;
 }
 
-/* The pieces of [lo, hi) in copy mode's mask (both are cuts). */
+/* The pieces [lo, hi) spans, grid_a .. grid_b - 1 (both are cuts:
+ * grid_cuts took them), for the last range asked (runs of one part). */
+static void grid_span(struct rstate *v, uint32_t lo, uint32_t hi)
+{
+	uint32_t a = 0, b;
+
+	if (lo == v->grid_lo && hi == v->grid_hi)
+		return;
+	while (v->cut[a] != lo)
+		a++;
+	for (b = a + 1; v->cut[b] != hi; b++)
+		;
+	v->grid_lo = lo;
+	v->grid_hi = hi;
+	v->grid_a = a;
+	v->grid_b = b;
+}
+
+/* The pieces of [lo, hi) in copy mode's mask. */
 static uint8_t mask_of(struct rstate *v, uint32_t lo, uint32_t hi)
 {
-	if (lo != v->mask_lo || hi != v->mask_hi || !v->mask_bits) {
-		uint32_t a = 0, b;
+	grid_span(v, lo, hi);
+	return (uint8_t)(((1u << v->grid_b) - 1) & ~((1u << v->grid_a) - 1));
+}
 
-		while (v->cut[a] != lo)
-			a++;
-		for (b = a + 1; v->cut[b] != hi; b++)
-			;
-		v->mask_lo = lo;
-		v->mask_hi = hi;
-		v->mask_bits = (uint8_t)(((1u << b) - 1) & ~((1u << a) - 1));
-	}
-	return v->mask_bits;
+/* Cell `cell` holds every piece of [lo, hi). */
+static bool mask_covers(struct rstate *v, uint64_t cell, uint32_t lo, uint32_t hi)
+{
+	uint8_t bits = mask_of(v, lo, hi);
+
+	return (v->mask[cell] & bits) == bits;
 }
 
 /* What the pieces of bits cover, in fixed point. */
@@ -977,7 +993,7 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 				     sched_collective_name(p->collective));
 		bool held = at_src % n == sched_group_rep_node(G, rs) ||
 			    (v->full[at_src >> 6] >> (at_src & 63)) & 1 ||
-			    (v->mask ? (v->mask[at_src] & mask_of(v, lo, hi)) == mask_of(v, lo, hi)
+			    (v->mask ? mask_covers(v, at_src, lo, hi)
 				     : seglist_covers(&v->part[at_src], lo, hi));
 		if (!held)
 			return rfail(v, t, xi,
@@ -987,18 +1003,7 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 		return 0;
 	}
 	if (v->np) { /* the sender's slots over [lo, hi), for deliver_slots */
-		if (lo != v->grid_lo || hi != v->grid_hi) {
-			uint32_t a = 0, b;
-
-			while (v->cut[a] != lo) /* both are cuts: grid_cuts took them */
-				a++;
-			for (b = a + 1; v->cut[b] != hi; b++)
-				;
-			v->grid_lo = lo;
-			v->grid_hi = hi;
-			v->grid_a = a;
-			v->grid_b = b;
-		}
+		grid_span(v, lo, hi);
 		if (v->nrd == v->cap_rd)
 			GROW(v->rd, v->cap_rd, v->nrd + 1);
 		v->rd[v->nrd++] = (struct gread){((uint32_t)at_src + v->grid_a * v->cells) |
