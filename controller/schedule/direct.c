@@ -507,6 +507,18 @@ static const char *reps_text(const struct sched_group *G, char *buf, size_t size
 	return buf;
 }
 
+/* The note that algo above `limit` nodes came symmetry-reduced by itself. */
+static void note_reduced_above(struct schedule_result *r, uint32_t limit, const char *algo,
+			       const struct sched_group *G)
+{
+	size_t len = strlen(r->note);
+	char reps[48];
+
+	snprintf(r->note + len, sizeof(r->note) - len,
+		 "%s%u nodes: above %u %s is symmetry-reduced (%s x %s; --reduced asks for it)",
+		 len ? "; " : "", r->g->n, limit, algo, reps_text(G, reps, sizeof(reps)), G->name);
+}
+
 static void run_baseline(struct schedule_result *r, const struct schedule_query *q,
 			 struct schedule_outcome *o, const char *algo)
 {
@@ -546,13 +558,7 @@ static void run_baseline(struct schedule_result *r, const struct schedule_query 
 			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
 				 "; also %s (x %s)", algo, red.group.name);
 		} else {
-			char reps[48];
-
-			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
-				 "%s%u nodes: above %u %s is symmetry-reduced (%s x %s;"
-				 " --reduced asks for it)",
-				 r->note[0] ? "; " : "", r->g->n, BASELINE_MAX_SCHEDULE_NODES, algo,
-				 reps_text(&red.group, reps, sizeof(reps)), red.group.name);
+			note_reduced_above(r, BASELINE_MAX_SCHEDULE_NODES, algo, &red.group);
 		}
 		o->s = red.prog;
 		o->group = red.group;
@@ -684,7 +690,6 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 		o->s = red.prog;
 		o->group = red.group;
 		o->is_reduced = true;
-		char reps[48];
 		if (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "swing") == 0 &&
 		    !strstr(r->note, "Swing symmetry"))
 			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
@@ -699,11 +704,7 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 				snprintf(r->note + strlen(r->note),
 					 sizeof(r->note) - strlen(r->note), "; also %s", algo);
 		} else if (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "swing"))
-			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
-				 "%s%u nodes: above %u %s is symmetry-reduced (%s x %s;"
-				 " --reduced asks for it)",
-				 r->note[0] ? "; " : "", r->g->n, SWING_MAX_SCHEDULE_NODES, algo,
-				 reps_text(&o->group, reps, sizeof(reps)), o->group.name);
+			note_reduced_above(r, SWING_MAX_SCHEDULE_NODES, algo, &o->group);
 	} else {
 		char what[64];
 
@@ -809,17 +810,11 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 		}
 	}
 	if (reduce) {
-		char reps[48];
-
 		if (q->reduced == SCHEDULE_REDUCED_AUTO && strstr(r->note, "symmetry-reduced"))
 			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
 				 "; also %s", algo);
 		else if (q->reduced == SCHEDULE_REDUCED_AUTO)
-			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
-				 "%s%u nodes: above %u %s is symmetry-reduced (%s x %s; --reduced "
-				 "asks for it)",
-				 r->note[0] ? "; " : "", r->g->n, BASELINE_MAX_SCHEDULE_NODES, algo,
-				 reps_text(&red.group, reps, sizeof(reps)), red.group.name);
+			note_reduced_above(r, BASELINE_MAX_SCHEDULE_NODES, algo, &red.group);
 		o->s = red.prog;
 		o->group = red.group;
 		o->is_reduced = true;
