@@ -289,38 +289,42 @@ int fabric_write_json(const struct fabric *f, FILE *out, struct ofc_error *err)
 	return 0;
 }
 
-/* x as ofc.v1.Transfer, into m (the writer's reused structs, or the
- * arena's for a message tree). */
+/* x as ofc.v1.Transfer into m, an initialised message (the arena's, or
+ * one of the writer's reused structs): every optional field's presence is
+ * set, so a struct filled before needs no clearing (zeroing it each time
+ * was most of this function's cost). */
 static void transfer_fill(Ofc__V1__Transfer *m, const struct schedule *s, const struct xfer *x)
 {
-	*m = (Ofc__V1__Transfer)OFC__V1__TRANSFER__INIT; /* inlined, unlike __init */
 	SET(m, src, x->src);
 	SET(m, dst, x->dst);
 	SET(m, origin, sched_block_origin(s, x->block));
-	if (s->collective == SCHED_ALLTOALL)
-		SET(m, target, sched_block_target(s, x->block));
+	m->has_target = s->collective == SCHED_ALLTOALL;
+	if (m->has_target)
+		m->target = sched_block_target(s, x->block);
 	SET(m, offset, sched_frac(x->offset));
 	SET(m, length, sched_frac(x->length));
 	SET(m, op,
 	    xfer_op(x) == XFER_REDUCE ? OFC__V1__TRANSFER_OP__TRANSFER_OP_REDUCE
 				      : OFC__V1__TRANSFER_OP__TRANSFER_OP_COPY);
-	if (xfer_dir(x) != DIR_NONE) {
-		SET(m, direction,
-		    xfer_dir(x) == DIR_CW ? OFC__V1__DIRECTION__DIRECTION_CW
-					  : OFC__V1__DIRECTION__DIRECTION_CCW);
-		SET(m, fibre, x->fibre);
-		SET(m, wavelength, x->lane);
-	} else if (x->lane != SCHED_NO_LANE) {
-		SET(m, port, x->lane);
-		if (x->run)
-			SET(m, arcs, xfer_arcs(x));
+	m->has_direction = m->has_fibre = m->has_wavelength = xfer_dir(x) != DIR_NONE;
+	m->has_port = !m->has_direction && x->lane != SCHED_NO_LANE;
+	m->has_arcs = m->has_port && x->run;
+	if (m->has_direction) {
+		m->direction = xfer_dir(x) == DIR_CW ? OFC__V1__DIRECTION__DIRECTION_CW
+						     : OFC__V1__DIRECTION__DIRECTION_CCW;
+		m->fibre = x->fibre;
+		m->wavelength = x->lane;
 	}
+	if (m->has_port)
+		m->port = x->lane;
+	if (m->has_arcs)
+		m->arcs = xfer_arcs(x);
 }
 
 static Ofc__V1__Transfer *transfer_msg(struct arena *a, const struct schedule *s,
 				       const struct xfer *x)
 {
-	Ofc__V1__Transfer *m = arena_alloc(a, sizeof(*m));
+	Ofc__V1__Transfer *m = NEW(a, Ofc__V1__Transfer, OFC__V1__TRANSFER__INIT);
 
 	transfer_fill(m, s, x);
 	return m;
@@ -493,8 +497,10 @@ int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err
 		return rc;
 	w.x = xmalloc(PB_CHUNK * sizeof(*w.x));
 	w.p = xmalloc(PB_CHUNK * sizeof(*w.p));
-	for (size_t k = 0; k < PB_CHUNK; k++)
+	for (size_t k = 0; k < PB_CHUNK; k++) {
+		ofc__v1__transfer__init(&w.x[k]);
 		w.p[k] = &w.x[k];
+	}
 	ofc__v1__step__init(&w.st);
 	w.st.transfers = w.p;
 	for (w.t = 0; w.t < s->nsteps && !w.failed; w.t++) {
