@@ -174,7 +174,7 @@ int cli_export_check(const struct schedule_print *p, uint64_t limit, const struc
 		return 0;
 	if (p->format == FMT_PB) {
 		need = schedule_pb_memory(s, false);
-		what = "its largest step as protobuf messages";
+		what = "a chunk of transfers as protobuf messages";
 	} else if (p->format == FMT_MSCCL) {
 		need = schedule_msccl_memory(s);
 		what = "every rank's chunks and operations";

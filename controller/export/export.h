@@ -18,14 +18,16 @@
 int fabric_pack(const struct fabric *f, uint8_t **buf, size_t *len, struct ofc_error *err);
 int topology_pack(const struct graph *g, const struct topo_facts *facts, const struct port_map *pm,
 		  uint8_t **buf, size_t *len);
-/* A schedule as ofc.v1.Schedule, written step by step: the header, then one
- * message per step holding only that step (protobuf merges concatenated
- * messages, appending repeated fields), so memory stays one step's worth. */
+/* A schedule as ofc.v1.Schedule, written as it is built: the header, then
+ * one message per step holding only that step (protobuf merges
+ * concatenated messages, appending repeated fields), each streamed
+ * PB_CHUNK transfers at a time, so memory stays one chunk's worth. */
 int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err);
-/* What writing s as protobuf holds (issue 17): its largest step's
- * messages and packed bytes; whole: every step at once (ofcd's one-frame
- * reply). JSON and text are written transfer by transfer and hold
- * nothing per transfer. */
+/* What writing s as protobuf holds (issue 17): a chunk's messages and
+ * packed bytes; whole: every step at once (ofcd's one-frame reply). JSON
+ * and text are written transfer by transfer and hold nothing per
+ * transfer. */
+#define PB_CHUNK	   4096
 #define PB_PACKED_TRANSFER 40
 uint64_t schedule_pb_memory(const struct schedule *s, bool whole);
 /* A direct-connect schedule back from what schedule_write_pb wrote (up to

@@ -289,32 +289,44 @@ int fabric_write_json(const struct fabric *f, FILE *out, struct ofc_error *err)
 	return 0;
 }
 
-static Ofc__V1__Transfer *transfer_msg(struct arena *a, const struct schedule *s,
-				       const struct xfer *x)
+/* x as ofc.v1.Transfer into m, an initialised message (the arena's, or
+ * one of the writer's reused structs): every optional field's presence is
+ * set, so a struct filled before needs no clearing (zeroing it each time
+ * was most of this function's cost). */
+static void transfer_fill(Ofc__V1__Transfer *m, const struct schedule *s, const struct xfer *x)
 {
-	Ofc__V1__Transfer *m = NEW(a, Ofc__V1__Transfer, OFC__V1__TRANSFER__INIT);
-
 	SET(m, src, x->src);
 	SET(m, dst, x->dst);
 	SET(m, origin, sched_block_origin(s, x->block));
-	if (s->collective == SCHED_ALLTOALL)
-		SET(m, target, sched_block_target(s, x->block));
+	m->has_target = s->collective == SCHED_ALLTOALL;
+	if (m->has_target)
+		m->target = sched_block_target(s, x->block);
 	SET(m, offset, sched_frac(x->offset));
 	SET(m, length, sched_frac(x->length));
 	SET(m, op,
 	    xfer_op(x) == XFER_REDUCE ? OFC__V1__TRANSFER_OP__TRANSFER_OP_REDUCE
 				      : OFC__V1__TRANSFER_OP__TRANSFER_OP_COPY);
-	if (xfer_dir(x) != DIR_NONE) {
-		SET(m, direction,
-		    xfer_dir(x) == DIR_CW ? OFC__V1__DIRECTION__DIRECTION_CW
-					  : OFC__V1__DIRECTION__DIRECTION_CCW);
-		SET(m, fibre, x->fibre);
-		SET(m, wavelength, x->lane);
-	} else if (x->lane != SCHED_NO_LANE) {
-		SET(m, port, x->lane);
-		if (x->run)
-			SET(m, arcs, xfer_arcs(x));
+	m->has_direction = m->has_fibre = m->has_wavelength = xfer_dir(x) != DIR_NONE;
+	m->has_port = !m->has_direction && x->lane != SCHED_NO_LANE;
+	m->has_arcs = m->has_port && x->run;
+	if (m->has_direction) {
+		m->direction = xfer_dir(x) == DIR_CW ? OFC__V1__DIRECTION__DIRECTION_CW
+						     : OFC__V1__DIRECTION__DIRECTION_CCW;
+		m->fibre = x->fibre;
+		m->wavelength = x->lane;
 	}
+	if (m->has_port)
+		m->port = x->lane;
+	if (m->has_arcs)
+		m->arcs = xfer_arcs(x);
+}
+
+static Ofc__V1__Transfer *transfer_msg(struct arena *a, const struct schedule *s,
+				       const struct xfer *x)
+{
+	Ofc__V1__Transfer *m = NEW(a, Ofc__V1__Transfer, OFC__V1__TRANSFER__INIT);
+
+	transfer_fill(m, s, x);
 	return m;
 }
 
@@ -378,32 +390,131 @@ Ofc__V1__Schedule *schedule_step_msg(struct arena *a, const struct schedule *s, 
 	return m;
 }
 
+/* Writing a step as it is built (issue 17): PB_CHUNK transfers at a time
+ * in reused structs, packed by protobuf-c into one reused buffer and
+ * written. A Step holding transfers [i, j) packs to those transfers' bytes
+ * alone (a repeated field is its elements one after the other), so the
+ * chunks' bytes concatenated are the whole Step's. The step goes out as
+ * ScheduleStepBytes, Schedule's wire form with the step as bytes: protobuf-c
+ * packs it with a placeholder of the step's length (the sum of the chunks'
+ * packed sizes, a first pass), and the buffer writes the chunks where the
+ * placeholder's bytes would go. */
+struct step_stream {
+	ProtobufCBuffer base; /* protobuf-c appends to out through it */
+	FILE *out;
+	const struct schedule *s;
+	uint32_t t;
+	Ofc__V1__Transfer *x; /* PB_CHUNK structs and pointers to them */
+	Ofc__V1__Transfer **p;
+	Ofc__V1__Step st;
+	size_t *len; /* each chunk's packed size, from the first pass */
+	size_t nlen, cap_len;
+	uint8_t *buf; /* a chunk's packed bytes */
+	size_t cap;
+	bool failed;
+};
+
+static const uint8_t step_placeholder[1];
+
+/* Step t's transfers [i, i + PB_CHUNK) into w->st. */
+static void stream_chunk(struct step_stream *w, size_t i)
+{
+	const struct xfer *x = &w->s->xfers[w->s->step_start[w->t] + i];
+	size_t n = sched_step_size(w->s, w->t) - i;
+
+	if (n > PB_CHUNK)
+		n = PB_CHUNK;
+	for (size_t k = 0; k < n; k++)
+		transfer_fill(&w->x[k], w->s, &x[k]);
+	w->st.n_transfers = n;
+}
+
+static size_t stream_step_size(struct step_stream *w)
+{
+	size_t len = 0, k = sched_step_size(w->s, w->t);
+
+	w->nlen = (k + PB_CHUNK - 1) / PB_CHUNK;
+	if (w->nlen > w->cap_len) {
+		w->cap_len = w->nlen;
+		w->len = xreallocarray(w->len, w->nlen, sizeof(*w->len));
+	}
+	for (size_t c = 0; c < w->nlen; c++) {
+		stream_chunk(w, c * PB_CHUNK);
+		w->len[c] = protobuf_c_message_get_packed_size(&w->st.base);
+		len += w->len[c];
+	}
+	return len;
+}
+
+static void stream_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+{
+	struct step_stream *w = (struct step_stream *)b;
+	size_t done = 0;
+
+	if (data != step_placeholder) {
+		if (!w->failed && len && fwrite(data, 1, len, w->out) != len)
+			w->failed = true;
+		return;
+	}
+	for (size_t c = 0; c < w->nlen && !w->failed; c++) {
+		size_t n = w->len[c];
+
+		stream_chunk(w, c * PB_CHUNK);
+		if (n > w->cap) {
+			w->cap = n;
+			w->buf = xrealloc(w->buf, n);
+		}
+		if (protobuf_c_message_pack(&w->st.base, w->buf) != n ||
+		    fwrite(w->buf, 1, n, w->out) != n)
+			w->failed = true;
+		done += n;
+	}
+	/* Sized and written from the same schedule: they agree, or the file
+	 * is not to be trusted. */
+	if (!w->failed && done != len)
+		w->failed = true;
+}
+
 uint64_t schedule_pb_memory(const struct schedule *s, bool whole)
 {
-	uint64_t most = 0;
+	/* A transfer's message and its pointer, and its packed bytes (varints:
+	 * about PB_PACKED_TRANSFER): PB_CHUNK of them in the writer's reused
+	 * structs, every transfer in ofcd's one message tree. */
+	uint64_t most = whole ? s->nxfers : PB_CHUNK;
 
-	/* A transfer's message and its pointer in the arena, and its packed
-	 * bytes (varints: at most PB_PACKED_TRANSFER). */
-	for (uint32_t t = 0; t < s->nsteps && !whole; t++)
-		if (sched_step_size(s, t) > most)
-			most = sched_step_size(s, t);
-	if (whole)
-		most = s->nxfers;
 	return most * (sizeof(Ofc__V1__Transfer) + sizeof(void *) + PB_PACKED_TRANSFER);
 }
 
 int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err)
 {
+	struct step_stream w = {.base.append = stream_append, .out = out, .s = s};
 	struct arena a = {0};
 	int rc;
 
 	rc = write_packed(&schedule_header_msg(&a, s)->base, out, err);
 	arena_free(&a);
-	for (uint32_t t = 0; t < s->nsteps && rc == 0; t++) {
-		rc = write_packed(&schedule_step_msg(&a, s, t)->base, out, err);
-		arena_free(&a);
+	if (rc < 0)
+		return rc;
+	w.x = xmalloc(PB_CHUNK * sizeof(*w.x));
+	w.p = xmalloc(PB_CHUNK * sizeof(*w.p));
+	for (size_t k = 0; k < PB_CHUNK; k++) {
+		ofc__v1__transfer__init(&w.x[k]);
+		w.p[k] = &w.x[k];
 	}
-	return rc;
+	ofc__v1__step__init(&w.st);
+	w.st.transfers = w.p;
+	for (w.t = 0; w.t < s->nsteps && !w.failed; w.t++) {
+		Ofc__V1__ScheduleStepBytes m = OFC__V1__SCHEDULE_STEP_BYTES__INIT;
+
+		SET(&m, step,
+		    ((ProtobufCBinaryData){stream_step_size(&w), (uint8_t *)step_placeholder}));
+		protobuf_c_message_pack_to_buffer(&m.base, &w.base);
+	}
+	free(w.buf);
+	free(w.len);
+	free(w.p);
+	free(w.x);
+	return w.failed ? ofc_error_set(err, OFC_E_RUNTIME, "short write") : 0;
 }
 
 Ofc__V1__Schedule *schedule_extra_msg(struct arena *a, const struct schedule_result *r)

@@ -1,7 +1,8 @@
 /* Exports (controller/export): the fabric and a topology packed as
  * protobuf decode to the model they came from; a schedule written step by
  * step decodes, once protobuf merges the pieces, to one message with every
- * step and transfer in order; a symmetry-reduced schedule carries its
+ * step and transfer in order, byte for byte the message tree packed whole
+ * and read back by schedule_read_pb; a symmetry-reduced schedule carries its
  * group and expands to one the verifier accepts; the JSON of a message is the same data; the
  * text of `ofc show` names what the fabric holds. */
 #include <setjmp.h>
@@ -317,6 +318,63 @@ static void test_schedule_pb_runs(void **state)
 	graph_free(g);
 }
 
+/* Steps of many chunks (BFB allreduce on genkautz:256,4: 130,560
+ * transfers in 8 steps, several PB_CHUNK each), streamed: the bytes are
+ * those of the message tree packed whole, header and one Schedule per
+ * step (what the writer held before issue 17), and schedule_read_pb reads
+ * them back to the same transfers. A full device fails the write with
+ * "short write". */
+static void test_schedule_pb_chunks(void **state)
+{
+	struct graph *g;
+	struct schedule s, back;
+	struct bfb_stats st;
+	struct bfb_opts bo = {0};
+	struct ofc_error err = {0};
+	struct arena a = {0};
+	char *data = NULL, *tree = NULL, path[] = "/tmp/ofc-chunksXXXXXX";
+	size_t len = 0, tlen = 0, most = 0;
+
+	(void)state;
+	assert_int_equal(topo_build("genkautz:256,4", &g, &err), 0);
+	assert_int_equal(bfb_schedule(g, SCHED_ALLREDUCE, &bo, &s, &st, &err), 0);
+	for (uint32_t t = 0; t < s.nsteps; t++)
+		if (sched_step_size(&s, t) > most)
+			most = sched_step_size(&s, t);
+	assert_true(most > 2 * PB_CHUNK);
+	FILE *mem = open_memstream(&data, &len);
+	assert_int_equal(schedule_write_pb(&s, mem, &err), 0);
+	fclose(mem);
+	mem = open_memstream(&tree, &tlen);
+	assert_int_equal(schedule_append_pb(schedule_header_msg(&a, &s), mem, &err), 0);
+	for (uint32_t t = 0; t < s.nsteps; t++)
+		assert_int_equal(schedule_append_pb(schedule_step_msg(&a, &s, t), mem, &err), 0);
+	fclose(mem);
+	arena_free(&a);
+	assert_int_equal(len, tlen);
+	assert_memory_equal(data, tree, len);
+
+	write_file(path, data, len);
+	assert_int_equal(schedule_read_pb(path, &back, &err), 0);
+	unlink(path);
+	assert_int_equal(back.nsteps, s.nsteps);
+	assert_int_equal(back.nxfers, s.nxfers);
+	assert_memory_equal(back.step_start, s.step_start, (s.nsteps + 1) * sizeof(uint32_t));
+	assert_memory_equal(back.xfers, s.xfers, s.nxfers * sizeof(struct xfer));
+	sched_free(&back);
+
+	FILE *full = fopen("/dev/full", "w");
+	assert_non_null(full);
+	assert_int_equal(schedule_write_pb(&s, full, &err), -1);
+	assert_int_equal(err.code, OFC_E_RUNTIME);
+	assert_string_equal(err.msg, "short write");
+	fclose(full);
+	free(tree);
+	free(data);
+	sched_free(&s);
+	graph_free(g);
+}
+
 static void test_json_and_text(void **state)
 {
 	struct fabric *f = load();
@@ -356,6 +414,7 @@ int main(void)
 	    cmocka_unit_test(test_schedule_pb_streamed),
 	    cmocka_unit_test(test_schedule_pb_reduced),
 	    cmocka_unit_test(test_schedule_pb_runs),
+	    cmocka_unit_test(test_schedule_pb_chunks),
 	    cmocka_unit_test(test_json_and_text),
 	};
 
