@@ -68,6 +68,10 @@ struct vstate {
 	 * other entry is applied at once instead of being kept to the end of
 	 * the step. */
 	bool read_mark;
+	/* Reduce mode off networks when the first step's sends go round one
+	 * ring (the ring baselines): each node's place on it, and the cells
+	 * of rw or fold laid out by diagonal (cell()), NULL: by node. */
+	uint32_t *rank;
 	uint64_t *weight; /* reduce mode: weight of each node's input */
 	uint64_t total_weight;
 
@@ -255,6 +259,20 @@ static void reduce_pieces(struct vstate *v, uint64_t key, uint32_t lo, uint32_t 
 }
 
 #define RW_LIST (1u << 31)
+
+/* The rw or fold entry of (node, block). A ring step sends block b - 1 - t
+ * from each node b to the next (places on the ring): by node, a cache and
+ * TLB miss per transfer, n rows apart; by diagonal (place of the block
+ * less the node's), a step reads one diagonal and writes the next, each
+ * in order, and the next step reads what this one wrote. */
+static inline uint64_t cell(const struct vstate *v, uint32_t node, uint64_t block)
+{
+	if (!v->rank)
+		return (uint64_t)node * v->nblocks + block;
+	uint32_t u = v->rank[node], b = v->rank[block];
+
+	return (uint64_t)(b >= u ? b - u : b + v->n - u) * v->n + u;
+}
 
 /* An rw entry's pieces: its list's, or its one written to buf. */
 static const struct seg *rw_pieces(const struct vstate *v, const struct rwhole *e, struct seg *buf,
@@ -1061,16 +1079,15 @@ static void reduce_direct(struct vstate *v, uint32_t t)
 
 	for (size_t xi = s->step_start[t]; v->rw && xi < end; xi++) {
 		const struct xfer *x = &s->xfers[xi];
-		uint64_t skey = (uint64_t)x->src * v->nblocks + x->block;
-		uint64_t dkey = (uint64_t)x->dst * v->nblocks + x->block;
+		uint64_t skey = cell(v, x->src, x->block), dkey = cell(v, x->dst, x->block);
 		struct rwhole *se = &v->rw[skey], *de = &v->rw[dkey];
 		bool wait = (de->mark & ~RW_LIST) == t + 1, red = xfer_op(x) == XFER_REDUCE;
 
 		if (xi + PREFETCH_AHEAD < end) {
 			const struct xfer *y = x + PREFETCH_AHEAD;
 
-			__builtin_prefetch(&v->rw[(uint64_t)y->src * v->nblocks + y->block]);
-			__builtin_prefetch(&v->rw[(uint64_t)y->dst * v->nblocks + y->block], 1);
+			__builtin_prefetch(&v->rw[cell(v, y->src, y->block)]);
+			__builtin_prefetch(&v->rw[cell(v, y->dst, y->block)], 1);
 		}
 		if (!wait && !((se->mark | de->mark) & RW_LIST) && x->length == SCHED_ONE) {
 			de->count = red ? de->count + se->count : se->count;
@@ -1095,14 +1112,12 @@ static void reduce_direct(struct vstate *v, uint32_t t)
 	}
 	for (size_t xi = s->step_start[t]; !v->rw && xi < end; xi++) {
 		const struct xfer *x = &s->xfers[xi];
-		uint64_t skey = (uint64_t)x->src * v->nblocks + x->block;
-		uint64_t dkey = (uint64_t)x->dst * v->nblocks + x->block;
+		uint64_t skey = cell(v, x->src, x->block), dkey = cell(v, x->dst, x->block);
 		bool wait = v->fold.e[dkey].mark == t + 1;
 
 		if (xi + PREFETCH_AHEAD < end) {
 			const struct xfer *y = x + PREFETCH_AHEAD;
-			uint64_t sk = (uint64_t)y->src * v->nblocks + y->block;
-			uint64_t dk = (uint64_t)y->dst * v->nblocks + y->block;
+			uint64_t sk = cell(v, y->src, y->block), dk = cell(v, y->dst, y->block);
 
 			/* The sender's entry again: the read phase's stamp is
 			 * often evicted by now. */
@@ -1171,9 +1186,10 @@ static int read_phase(struct vstate *v, uint32_t t)
 
 			if (y->src < v->n && y->block < v->nblocks) {
 				if (v->rw) {
-					__builtin_prefetch(&v->rw[yk], 1);
+					__builtin_prefetch(&v->rw[cell(v, y->src, y->block)], 1);
 				} else if (v->reduce) {
-					__builtin_prefetch(&v->fold.e[yk], 1);
+					__builtin_prefetch(&v->fold.e[cell(v, y->src, y->block)],
+							   1);
 				} else {
 					/* holds() reads the bit, then the pieces
 					 * (dense keys count no `used`). */
@@ -1243,10 +1259,12 @@ static int read_phase(struct vstate *v, uint32_t t)
 			continue;
 		}
 		if (v->read_mark) {
+			uint64_t c = cell(v, x->src, x->block);
+
 			if (v->rw)
-				v->rw[skey].mark = (v->rw[skey].mark & RW_LIST) | (t + 1);
+				v->rw[c].mark = (v->rw[c].mark & RW_LIST) | (t + 1);
 			else
-				v->fold.e[skey].mark = t + 1;
+				v->fold.e[c].mark = t + 1;
 			continue;
 		}
 		if (v->net && !net_can(v, x->src, VERIFY_STORE)) {
@@ -1445,7 +1463,7 @@ static bool full_copy(struct vstate *v, uint32_t node, uint64_t block)
 	return piece_covers(&v->map, piecemap_get(&v->map, key, false), 0, SCHED_ONE);
 }
 
-static bool full_reduce(struct vstate *v, uint64_t key)
+static bool full_key(struct vstate *v, uint64_t key)
 {
 	struct seg buf[2];
 	uint32_t n;
@@ -1456,6 +1474,11 @@ static bool full_reduce(struct vstate *v, uint64_t key)
 		if (p[i].count != v->ninputs || p[i].hash != v->total_weight)
 			return false;
 	return true;
+}
+
+static bool full_reduce(struct vstate *v, uint32_t node, uint64_t block)
+{
+	return full_key(v, cell(v, node, block));
 }
 
 /* Only terminals take part on a network; absent nodes nowhere. */
@@ -1479,7 +1502,7 @@ static int final_check(struct vstate *v)
 				    u, root);
 		break;
 	case SCHED_REDUCE:
-		if (!full_reduce(v, (uint64_t)root * n + root))
+		if (!full_reduce(v, root, root))
 			return fail(v, T, SIZE_MAX,
 				    "the root %u does not end with its block reduced over all %u "
 				    "inputs, each exactly once",
@@ -1517,7 +1540,7 @@ static int final_check(struct vstate *v)
 		break;
 	case SCHED_REDUCE_SCATTER:
 		for (uint32_t u = 0; u < n; u++)
-			if (part(v, u) && !full_reduce(v, (uint64_t)u * n + u))
+			if (part(v, u) && !full_reduce(v, u, u))
 				return fail(
 				    v, T, SIZE_MAX,
 				    "node %u does not end with shard %u reduced over all %u "
@@ -1525,10 +1548,20 @@ static int final_check(struct vstate *v)
 				    u, u, v->ninputs);
 		break;
 	case SCHED_ALLREDUCE:
+		/* By diagonal (cell()), every entry in memory order first: by
+		 * node, each would be a cache and TLB miss. The order below
+		 * finds the one to report when some is not full. */
+		if (v->rank && !v->term) {
+			uint64_t key = 0;
+
+			while (key < (uint64_t)n * n && full_key(v, key))
+				key++;
+			if (key == (uint64_t)n * n)
+				break;
+		}
 		for (uint32_t u = 0; u < n; u++)
 			for (uint32_t b = 0; b < n; b++)
-				if (part(v, u) && part(v, b) &&
-				    !full_reduce(v, (uint64_t)u * n + b))
+				if (part(v, u) && part(v, b) && !full_reduce(v, u, b))
 					return fail(
 					    v, T, SIZE_MAX,
 					    "node %u does not end with shard %u reduced over "
@@ -1616,6 +1649,38 @@ static int setup_network(struct vstate *v)
 	return 0;
 }
 
+/* v->rank when the first step's first send from each node goes to the
+ * next node of one ring through all of them (cell()). */
+static void ring_rank(struct vstate *v)
+{
+	const struct schedule *s = v->s;
+	uint32_t n = v->n, u = 0, *succ;
+
+	if (!s->nsteps)
+		return;
+	succ = xmalloc((size_t)n * sizeof(uint32_t));
+	v->rank = xmalloc((size_t)n * sizeof(uint32_t));
+	memset(succ, 0xff, (size_t)n * sizeof(uint32_t));
+	memset(v->rank, 0xff, (size_t)n * sizeof(uint32_t));
+	for (size_t xi = s->step_start[0]; xi < s->step_start[1]; xi++) {
+		const struct xfer *x = &s->xfers[xi];
+
+		if (x->src < n && x->dst < n && succ[x->src] == UINT32_MAX)
+			succ[x->src] = x->dst;
+	}
+	uint32_t i = 0;
+
+	for (; i < n && u < n && v->rank[u] == UINT32_MAX; i++) {
+		v->rank[u] = i;
+		u = succ[u];
+	}
+	if (i < n || u != 0) { /* no ring through all n: by node */
+		free(v->rank);
+		v->rank = NULL;
+	}
+	free(succ);
+}
+
 static int setup(struct vstate *v)
 {
 	const struct schedule *s = v->s;
@@ -1658,25 +1723,36 @@ static int setup(struct vstate *v)
 			v->rw = xmalloc((size_t)n * n * sizeof(*v->rw));
 		else
 			foldmap_init(&v->fold, (size_t)n * n);
-		if (!v->o->network)
+		if (!v->o->network) {
 			v->read_mark = true;
+			ring_rank(v);
+		}
 		v->weight = xmalloc((size_t)n * sizeof(uint64_t));
 		for (uint32_t u = 0; u < n; u++) {
 			v->weight[u] = sched_mix64((v->o->seed ? v->o->seed : 0x0fc) + u);
 			if (part(v, u))
 				v->total_weight += v->weight[u];
 		}
-		/* On a network only terminals hold inputs. Mark 0: no step. */
+		/* On a network only terminals hold inputs. Mark 0: no step. By
+		 * diagonal (cell()), every diagonal is the first one again (node
+		 * u's input at u's place): copied, in memory order. */
 		for (uint32_t u = 0; u < n; u++) {
 			uint32_t c = part(v, u) ? 1 : 0;
 			uint64_t h = part(v, u) ? v->weight[u] : 0;
 
-			for (uint32_t b = 0; b < n; b++)
+			for (uint32_t b = v->rank ? u : 0; b < (v->rank ? u + 1 : n); b++)
 				if (v->rw)
-					v->rw[(size_t)u * n + b] = (struct rwhole){c, 0, h};
+					v->rw[cell(v, u, b)] = (struct rwhole){c, 0, h};
 				else
-					v->fold.e[(size_t)u * n + b] = (struct fold){
+					v->fold.e[cell(v, u, b)] = (struct fold){
 					    .cut = SCHED_ONE, .count = {c}, .hash = {h}};
+		}
+		for (uint32_t d = 1; v->rank && d < n; d++) {
+			if (v->rw)
+				memcpy(&v->rw[(size_t)d * n], v->rw, n * sizeof(*v->rw));
+			else
+				memcpy(&v->fold.e[(size_t)d * n], v->fold.e,
+				       n * sizeof(*v->fold.e));
 		}
 	} else {
 		uint64_t bits = (uint64_t)n * v->nblocks;
@@ -1760,6 +1836,7 @@ static void teardown(struct vstate *v)
 	piecemap_free(&v->map);
 	foldmap_free(&v->fold);
 	free(v->rw);
+	free(v->rank);
 	free(v->weight);
 	free(v->full);
 	free(v->dl);
