@@ -86,11 +86,13 @@ struct vstate {
 
 	/* Direct-connect link loads, per arc, stamped with the step; the arcs
 	 * this step loads, each once. */
-	uint32_t *arc_stamp;
-	uint64_t *arc_load;
+	struct arcload {
+		uint64_t load;
+		uint64_t total; /* over all steps */
+		uint32_t stamp;
+	} * arc; /* a transfer's arc in one cache line, not three */
 	uint32_t *arc_used;
 	size_t narc_used;
-	uint64_t *arc_total; /* per arc, over all steps */
 
 	/* WDM lightpath bookkeeping, per channel (dir, fibre, wavelength). */
 	uint32_t channels;
@@ -629,13 +631,15 @@ static void apply_rdeliveries(struct vstate *v)
 
 static void load_arc(struct vstate *v, uint32_t t, uint32_t a, uint32_t len)
 {
-	if (v->arc_stamp[a] != t + 1) {
-		v->arc_stamp[a] = t + 1;
-		v->arc_load[a] = 0;
+	struct arcload *l = &v->arc[a];
+
+	if (l->stamp != t + 1) {
+		l->stamp = t + 1;
+		l->load = 0;
 		v->arc_used[v->narc_used++] = a;
 	}
-	v->arc_load[a] += len;
-	v->arc_total[a] += len;
+	l->load += len;
+	l->total += len;
 }
 
 /* A run: xfer_arcs(x) arcs on port x->lane, node after node, each loaded
@@ -1422,13 +1426,13 @@ static int step_loads(struct vstate *v, uint32_t t)
 		for (size_t i = 0; i < v->narc_used; i++) {
 			uint32_t a = v->arc_used[i];
 
-			load = fmax(load, (double)v->arc_load[a] / SCHED_ONE / cap[a]);
+			load = fmax(load, (double)v->arc[a].load / SCHED_ONE / cap[a]);
 		}
 		v->narc_used = 0;
 	} else {
 		for (size_t i = 0; i < v->narc_used; i++)
-			if (v->arc_load[v->arc_used[i]] > max)
-				max = v->arc_load[v->arc_used[i]];
+			if (v->arc[v->arc_used[i]].load > max)
+				max = v->arc[v->arc_used[i]].load;
 		v->narc_used = 0;
 		load = (double)max / SCHED_ONE;
 	}
@@ -1448,7 +1452,7 @@ static void total_loads(struct vstate *v)
 	double max = 0;
 
 	for (uint32_t a = 0; a < g->m; a++)
-		max = fmax(max, (double)v->arc_total[a] / SCHED_ONE / (cap ? cap[a] : 1));
+		max = fmax(max, (double)v->arc[a].total / SCHED_ONE / (cap ? cap[a] : 1));
 	v->r->max_total_link_load = max;
 }
 
@@ -1787,10 +1791,8 @@ static int setup(struct vstate *v)
 			if (!(v->o->arc_capacity[a] > 0))
 				return fail(v, 0, SIZE_MAX, "arc %u has capacity %g", a,
 					    v->o->arc_capacity[a]);
-		v->arc_stamp = xcalloc((size_t)g->m + 1, sizeof(uint32_t));
-		v->arc_load = xcalloc((size_t)g->m + 1, sizeof(uint64_t));
+		v->arc = xcalloc((size_t)g->m + 1, sizeof(*v->arc));
 		v->arc_used = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
-		v->arc_total = xcalloc((size_t)g->m + 1, sizeof(uint64_t));
 	}
 	if (v->o->wdm) {
 		const struct verify_wdm *w = v->o->wdm;
@@ -1842,10 +1844,8 @@ static void teardown(struct vstate *v)
 	free(v->dl);
 	free(v->whole);
 	free(v->pieces);
-	free(v->arc_stamp);
-	free(v->arc_load);
+	free(v->arc);
 	free(v->arc_used);
-	free(v->arc_total);
 	free(v->seg_stamp);
 	free(v->seg_owner);
 	free(v->lp_stamp);
