@@ -90,7 +90,8 @@ struct vstate {
 		uint64_t load;
 		uint64_t total; /* over all steps */
 		uint32_t stamp;
-	} * arc; /* a transfer's arc in one cache line, not three */
+		uint32_t head; /* the graph's, read here with the rest */
+	} * arc;	       /* a transfer's arc in one cache line, not four */
 	uint32_t *arc_used;
 	size_t narc_used;
 
@@ -679,7 +680,7 @@ static int check_link(struct vstate *v, uint32_t t, size_t xi)
 	if (x->run)
 		return check_run(v, t, xi);
 	if (x->lane != SCHED_NO_LANE) {
-		if (x->lane >= deg || out[x->lane] != x->dst)
+		if (x->lane >= deg || v->arc[g->off[x->src] + x->lane].head != x->dst)
 			return fail(v, t, xi, "port %u of node %u does not lead to node %u",
 				    x->lane, x->src, x->dst);
 		arc = g->off[x->src] + x->lane;
@@ -1792,6 +1793,8 @@ static int setup(struct vstate *v)
 				return fail(v, 0, SIZE_MAX, "arc %u has capacity %g", a,
 					    v->o->arc_capacity[a]);
 		v->arc = xcalloc((size_t)g->m + 1, sizeof(*v->arc));
+		for (uint32_t a = 0; a < g->m; a++)
+			v->arc[a].head = g->adj[a];
 		v->arc_used = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
 	}
 	if (v->o->wdm) {
