@@ -63,6 +63,13 @@ struct vstate {
 		uint32_t mark; /* as fold.mark, and RW_LIST */
 		uint64_t hash;
 	} * rw;
+	/* Reduce mode off networks when every transfer is a run of 2^gk
+	 * equal parts of its shard and most are not whole (a bidirectional
+	 * ring: halves; torus-rings: one part per port): each part's own
+	 * (count, hash, mark) as rw's, 2^gk to an entry (cell() << gk), no
+	 * pieces to cut or merge. */
+	struct rwhole *grid;
+	uint32_t gk;
 	/* Reduce mode off networks: the entries this step's transfers read
 	 * are stamped with the step + 1 (their mark); a delivery to any
 	 * other entry is applied at once instead of being kept to the end of
@@ -1081,7 +1088,35 @@ static void reduce_direct(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
 	size_t end = s->step_start[t + 1];
+	uint32_t sh = 31 - v->gk;
 
+	for (size_t xi = s->step_start[t]; v->grid && xi < end; xi++) {
+		const struct xfer *x = &s->xfers[xi];
+		uint64_t sc = cell(v, x->src, x->block) << v->gk;
+		uint64_t dc = cell(v, x->dst, x->block) << v->gk;
+		bool red = xfer_op(x) == XFER_REDUCE;
+
+		if (xi + PREFETCH_AHEAD < end) {
+			const struct xfer *y = x + PREFETCH_AHEAD;
+			uint32_t k = y->offset >> sh;
+
+			__builtin_prefetch(&v->grid[(cell(v, y->src, y->block) << v->gk) + k]);
+			__builtin_prefetch(&v->grid[(cell(v, y->dst, y->block) << v->gk) + k], 1);
+		}
+		for (uint32_t k = x->offset >> sh; k < (x->offset + x->length) >> sh; k++) {
+			const struct rwhole *se = &v->grid[sc + k];
+			struct rwhole *de = &v->grid[dc + k];
+
+			if (de->mark == t + 1) {
+				push_delivery(v, (struct delivery){dc + k, k << sh, (k + 1) << sh,
+								   se->count, xfer_op(x), se->hash,
+								   xi});
+				continue;
+			}
+			de->count = red ? de->count + se->count : se->count;
+			de->hash = red ? de->hash + se->hash : se->hash;
+		}
+	}
 	for (size_t xi = s->step_start[t]; v->rw && xi < end; xi++) {
 		const struct xfer *x = &s->xfers[xi];
 		uint64_t skey = cell(v, x->src, x->block), dkey = cell(v, x->dst, x->block);
@@ -1115,7 +1150,7 @@ static void reduce_direct(struct vstate *v, uint32_t t)
 				rw_apply(v, de, a, b, red, p[k].count, p[k].hash);
 		}
 	}
-	for (size_t xi = s->step_start[t]; !v->rw && xi < end; xi++) {
+	for (size_t xi = s->step_start[t]; !v->rw && !v->grid && xi < end; xi++) {
 		const struct xfer *x = &s->xfers[xi];
 		uint64_t skey = cell(v, x->src, x->block), dkey = cell(v, x->dst, x->block);
 		bool wait = v->fold.e[dkey].mark == t + 1;
@@ -1199,7 +1234,12 @@ static int read_phase(struct vstate *v, uint32_t t)
 			uint64_t yk = (uint64_t)y->src * v->nblocks + y->block;
 
 			if (y->src < v->n && y->block < v->nblocks) {
-				if (v->rw) {
+				if (v->grid) {
+					__builtin_prefetch(
+					    &v->grid[(cell(v, y->src, y->block) << v->gk) +
+						     (y->offset >> (31 - v->gk))],
+					    1);
+				} else if (v->rw) {
 					__builtin_prefetch(&v->rw[cell(v, y->src, y->block)], 1);
 				} else if (v->reduce) {
 					__builtin_prefetch(&v->fold.e[cell(v, y->src, y->block)],
@@ -1275,7 +1315,10 @@ static int read_phase(struct vstate *v, uint32_t t)
 		if (v->read_mark) {
 			uint64_t c = cell(v, x->src, x->block);
 
-			if (v->rw)
+			if (v->grid)
+				for (uint32_t k = lo >> (31 - v->gk); k < hi >> (31 - v->gk); k++)
+					v->grid[(c << v->gk) + k].mark = t + 1;
+			else if (v->rw)
 				v->rw[c].mark = (v->rw[c].mark & RW_LIST) | (t + 1);
 			else
 				v->fold.e[c].mark = t + 1;
@@ -1335,6 +1378,13 @@ static int write_phase(struct vstate *v, uint32_t t)
 		for (size_t i = 0; i < v->ndl; i++) {
 			const struct delivery *d = &v->dl[i];
 
+			if (v->grid) { /* one part each */
+				struct rwhole *e = &v->grid[d->key];
+
+				e->count = d->op == XFER_REDUCE ? e->count + d->count : d->count;
+				e->hash = d->op == XFER_REDUCE ? e->hash + d->hash : d->hash;
+				continue;
+			}
 			if (v->rw && i + PREFETCH_AHEAD < v->ndl)
 				__builtin_prefetch(&v->rw[v->dl[i + PREFETCH_AHEAD].key], 1);
 			if (v->rw) {
@@ -1481,6 +1531,13 @@ static bool full_key(struct vstate *v, uint64_t key)
 {
 	struct seg buf[2];
 	uint32_t n;
+
+	for (uint32_t k = 0; v->grid && k < 1u << v->gk; k++)
+		if (v->grid[(key << v->gk) + k].count != v->ninputs ||
+		    v->grid[(key << v->gk) + k].hash != v->total_weight)
+			return false;
+	if (v->grid)
+		return true;
 	const struct seg *p = v->rw ? rw_pieces(v, &v->rw[key], buf, &n)
 				    : fold_pieces(&v->fold, &v->fold.e[key], buf, &n);
 
@@ -1730,10 +1787,18 @@ static int setup(struct vstate *v)
 		 * shards (a bidirectional ring: all); else 16-byte entries and
 		 * lists for the entries cut (BFB: 8% of its transfers). */
 		size_t cut = 0;
+		uint32_t bits = SCHED_ONE;
 
-		for (size_t xi = 0; xi < s->nxfers; xi++)
+		for (size_t xi = 0; xi < s->nxfers; xi++) {
 			cut += s->xfers[xi].length != SCHED_ONE;
-		if (!v->o->network && cut * 4 <= s->nxfers && s->nsteps < RW_LIST)
+			bits |= s->xfers[xi].offset | s->xfers[xi].length;
+		}
+		/* The grid when it is no larger than the fold table, or small. */
+		v->gk = 31 - (uint32_t)__builtin_ctz(bits);
+		if (!v->o->network && cut * 4 > s->nxfers && s->nsteps < RW_LIST &&
+		    (v->gk == 1 || (v->gk <= 3 && ((size_t)n * n << v->gk) <= (1u << 24))))
+			v->grid = sched_huge_alloc(((size_t)n * n << v->gk) * sizeof(*v->grid));
+		else if (!v->o->network && cut * 4 <= s->nxfers && s->nsteps < RW_LIST)
 			v->rw = xmalloc((size_t)n * n * sizeof(*v->rw));
 		else
 			foldmap_init(&v->fold, (size_t)n * n);
@@ -1755,14 +1820,21 @@ static int setup(struct vstate *v)
 			uint64_t h = part(v, u) ? v->weight[u] : 0;
 
 			for (uint32_t b = v->rank ? u : 0; b < (v->rank ? u + 1 : n); b++)
-				if (v->rw)
+				if (v->grid)
+					for (uint32_t k = 0; k < 1u << v->gk; k++)
+						v->grid[(cell(v, u, b) << v->gk) + k] =
+						    (struct rwhole){c, 0, h};
+				else if (v->rw)
 					v->rw[cell(v, u, b)] = (struct rwhole){c, 0, h};
 				else
 					v->fold.e[cell(v, u, b)] = (struct fold){
 					    .cut = SCHED_ONE, .count = {c}, .hash = {h}};
 		}
 		for (uint32_t d = 1; v->rank && d < n; d++) {
-			if (v->rw)
+			if (v->grid)
+				memcpy(&v->grid[((size_t)d * n) << v->gk], v->grid,
+				       (n * sizeof(*v->grid)) << v->gk);
+			else if (v->rw)
 				memcpy(&v->rw[(size_t)d * n], v->rw, n * sizeof(*v->rw));
 			else
 				memcpy(&v->fold.e[(size_t)d * n], v->fold.e,
@@ -1850,6 +1922,7 @@ static void teardown(struct vstate *v)
 	piecemap_free(&v->map);
 	foldmap_free(&v->fold);
 	free(v->rw);
+	free(v->grid);
 	free(v->rank);
 	free(v->weight);
 	free(v->full);
