@@ -705,7 +705,7 @@ static int check_link(struct vstate *v, uint32_t t, size_t xi)
 	}
 	/* Without a port, parallel links share the load evenly. */
 	for (uint32_t k = 0, a = arc; k < mult; a++) {
-		if (g->adj[a] != x->dst)
+		if (v->arc[a].head != x->dst)
 			continue;
 		load_arc(v, t, a, x->length / mult);
 		k++;
