@@ -70,6 +70,10 @@ struct vstate {
 	 * pieces to cut or merge. */
 	struct rwhole *grid;
 	uint32_t gk;
+	/* Copy mode off networks, all-gather and broadcast, in such parts
+	 * too: one bit a part (cell() << gk), in place of the bitmap and the
+	 * pieces. */
+	uint64_t *cgrid;
 	/* Reduce mode off networks: the entries this step's transfers read
 	 * are stamped with the step + 1 (their mark); a delivery to any
 	 * other entry is applied at once instead of being kept to the end of
@@ -239,10 +243,24 @@ static bool bit_get(const struct vstate *v, uint64_t key)
 	return v->full && (v->full[key >> 6] >> (key & 63)) & 1;
 }
 
+static uint64_t cell(const struct vstate *v, uint32_t node, uint64_t block);
+
+/* cgrid: whether entry c holds every part of [lo, hi). */
+static bool parts_held(const struct vstate *v, uint64_t c, uint32_t lo, uint32_t hi)
+{
+	c <<= v->gk;
+	for (uint32_t k = lo >> (31 - v->gk); k < hi >> (31 - v->gk); k++)
+		if (!((v->cgrid[(c + k) >> 6] >> ((c + k) & 63)) & 1))
+			return false;
+	return true;
+}
+
 static bool holds(struct vstate *v, uint32_t node, uint64_t block, uint32_t lo, uint32_t hi)
 {
 	uint64_t key = (uint64_t)node * v->nblocks + block;
 
+	if (v->cgrid)
+		return origin_of(v, block) == node || parts_held(v, cell(v, node, block), lo, hi);
 	if (origin_of(v, block) == node || bit_get(v, key))
 		return true;
 	return piece_covers(&v->map, piecemap_get(&v->map, key, false), lo, hi);
@@ -1398,6 +1416,27 @@ static int write_phase(struct vstate *v, uint32_t t)
 		}
 		return 0;
 	}
+	/* In parts (cgrid): each part a node holds already is a duplicate. */
+	for (size_t i = 0; v->cgrid && i < v->ndl; i++) {
+		const struct delivery *d = &v->dl[i];
+		const struct xfer *x = &v->s->xfers[d->xfer];
+		uint64_t c = cell(v, x->dst, x->block) << v->gk;
+		uint32_t sh = 31 - v->gk, ov = 0;
+
+		if (origin_of(v, x->block) == x->dst) {
+			v->r->duplicate_blocks += sched_frac(d->hi - d->lo);
+			continue;
+		}
+		for (uint32_t k = d->lo >> sh; k < d->hi >> sh; k++) {
+			uint64_t *w = &v->cgrid[(c + k) >> 6], bit = 1ull << ((c + k) & 63);
+
+			ov += *w & bit ? 1u << sh : 0;
+			*w |= bit;
+		}
+		v->r->duplicate_blocks += sched_frac(ov);
+	}
+	if (v->cgrid)
+		return 0;
 	/* Whole blocks to nodes that hold none of the block in pieces go
 	 * straight to the bitmap, in transfer order, without sorting; the rest
 	 * (parts of blocks, or blocks already held in part) are sorted and
@@ -1522,6 +1561,9 @@ static bool full_copy(struct vstate *v, uint32_t node, uint64_t block)
 {
 	uint64_t key = (uint64_t)node * v->nblocks + block;
 
+	if (v->cgrid)
+		return origin_of(v, block) == node ||
+		       parts_held(v, cell(v, node, block), 0, SCHED_ONE);
 	if (origin_of(v, block) == node || bit_get(v, key))
 		return true;
 	return piece_covers(&v->map, piecemap_get(&v->map, key, false), 0, SCHED_ONE);
@@ -1580,6 +1622,18 @@ static int final_check(struct vstate *v)
 				    root, v->ninputs);
 		break;
 	case SCHED_ALLGATHER:
+		/* In parts, every entry in memory order first (as allreduce's);
+		 * a node's own block it holds without its bits. */
+		if (v->cgrid && !v->term) {
+			uint64_t c = 0;
+
+			/* by diagonal, the first; by node, (u, u) */
+			while (c < (uint64_t)n * n && ((v->rank ? c < n : c / n == c % n) ||
+						       parts_held(v, c, 0, SCHED_ONE)))
+				c++;
+			if (c == (uint64_t)n * n)
+				break;
+		}
 		for (uint32_t u = 0; u < n; u++)
 			for (uint32_t b = 0; b < n; b++) {
 				if (!part(v, u) || !part(v, b))
@@ -1842,8 +1896,18 @@ static int setup(struct vstate *v)
 		}
 	} else {
 		uint64_t bits = (uint64_t)n * v->nblocks;
+		bool parts =
+		    (s->collective == SCHED_ALLGATHER || s->collective == SCHED_BROADCAST) &&
+		    !v->o->network;
+		uint32_t pb = SCHED_ONE;
 
-		if (bits <= BITMAP_MAX_BITS)
+		for (size_t xi = 0; parts && xi < s->nxfers; xi++)
+			pb |= s->xfers[xi].offset | s->xfers[xi].length;
+		v->gk = 31 - (uint32_t)__builtin_ctz(pb);
+		if (parts && v->gk <= 3 && (bits << v->gk) <= BITMAP_MAX_BITS) {
+			v->cgrid = xcalloc((bits << v->gk) / 64 + 1, sizeof(uint64_t));
+			ring_rank(v);
+		} else if (bits <= BITMAP_MAX_BITS)
 			v->full = xcalloc(bits / 64 + 1, sizeof(uint64_t));
 		else if (s->collective == SCHED_ALLGATHER)
 			return fail(v, 0, SIZE_MAX, "%u nodes: too large to verify", n);
@@ -1852,7 +1916,7 @@ static int setup(struct vstate *v)
 		 * touched (calloc's pages cost only where used). Not the
 		 * all-to-all's N^3, of which a schedule touches a sparse few
 		 * (hashed, they cost only what is held). */
-		if (bits <= PIECE_DENSE_MAX_KEYS && s->collective != SCHED_ALLTOALL)
+		if (bits <= PIECE_DENSE_MAX_KEYS && s->collective != SCHED_ALLTOALL && !v->cgrid)
 			piecemap_dense(&v->map, bits);
 		/* All-to-all: hashed within each block's stretch of the table,
 		 * so a step, whose transfers go pair by pair, reads and writes
@@ -1923,6 +1987,7 @@ static void teardown(struct vstate *v)
 	foldmap_free(&v->fold);
 	free(v->rw);
 	free(v->grid);
+	free(v->cgrid);
 	free(v->rank);
 	free(v->weight);
 	free(v->full);
