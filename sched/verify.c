@@ -6,7 +6,10 @@
  * common case: 2 MiB for a 4096-node all-gather) and interval lists only
  * for blocks a node holds part of. Reduce collectives keep, per node and
  * shard, a (count, weight-sum) pair for the inputs folded in, piecewise
- * over the shard. A step is checked in two phases so every transfer sees
+ * over the shard. Schedules in equal parts of 1/2^k of a block (rings,
+ * torus-rings) keep each part apart instead, laid out by the ring's
+ * diagonals when the first step goes round one (cell()). A step is
+ * checked in two phases so every transfer sees
  * the state from before the step: read (causality, links, lightpaths),
  * then write (deliveries, grouped by receiver and block).
  */
