@@ -1117,7 +1117,8 @@ static void reduce_direct(struct vstate *v, uint32_t t)
 		uint64_t dc = cell(v, x->dst, x->block) << v->gk;
 		bool red = xfer_op(x) == XFER_REDUCE;
 
-		if (xi + PREFETCH_AHEAD < end) {
+		/* By diagonal the cells go in order: the hardware follows. */
+		if (!v->rank && xi + PREFETCH_AHEAD < end) {
 			const struct xfer *y = x + PREFETCH_AHEAD;
 			uint32_t k = y->offset >> sh;
 
@@ -1144,7 +1145,7 @@ static void reduce_direct(struct vstate *v, uint32_t t)
 		struct rwhole *se = &v->rw[skey], *de = &v->rw[dkey];
 		bool wait = (de->mark & ~RW_LIST) == t + 1, red = xfer_op(x) == XFER_REDUCE;
 
-		if (xi + PREFETCH_AHEAD < end) {
+		if (!v->rank && xi + PREFETCH_AHEAD < end) {
 			const struct xfer *y = x + PREFETCH_AHEAD;
 
 			__builtin_prefetch(&v->rw[cell(v, y->src, y->block)]);
@@ -1255,7 +1256,9 @@ static int read_phase(struct vstate *v, uint32_t t)
 			uint64_t yk = (uint64_t)y->src * v->nblocks + y->block;
 
 			if (y->src < v->n && y->block < v->nblocks) {
-				if (v->grid) {
+				if (v->rank) {
+					/* by diagonal: in order */
+				} else if (v->grid) {
 					__builtin_prefetch(
 					    &v->grid[(cell(v, y->src, y->block) << v->gk) +
 						     (y->offset >> (31 - v->gk))],
@@ -1850,19 +1853,23 @@ static int setup(struct vstate *v)
 			cut += s->xfers[xi].length != SCHED_ONE;
 			bits |= s->xfers[xi].offset | s->xfers[xi].length;
 		}
-		/* The grid when it is no larger than the fold table, or small. */
-		v->gk = 31 - (uint32_t)__builtin_ctz(bits);
-		if (!v->o->network && cut * 4 > s->nxfers && s->nsteps < RW_LIST &&
-		    (v->gk == 1 || (v->gk <= 3 && ((size_t)n * n << v->gk) <= (1u << 24))))
-			v->grid = sched_huge_alloc(((size_t)n * n << v->gk) * sizeof(*v->grid));
-		else if (!v->o->network && cut * 4 <= s->nxfers && s->nsteps < RW_LIST)
-			v->rw = xmalloc((size_t)n * n * sizeof(*v->rw));
-		else
-			foldmap_init(&v->fold, (size_t)n * n);
 		if (!v->o->network) {
 			v->read_mark = true;
 			ring_rank(v);
 		}
+		/* The grid when it is no larger than the fold table, or small;
+		 * on huge pages unless by diagonal (read in order, where the
+		 * first touch of fresh 4 KiB pages costs less). */
+		v->gk = 31 - (uint32_t)__builtin_ctz(bits);
+		if (!v->o->network && cut * 4 > s->nxfers && s->nsteps < RW_LIST &&
+		    (v->gk == 1 || (v->gk <= 3 && ((size_t)n * n << v->gk) <= (1u << 24))))
+			v->grid =
+			    v->rank ? xmalloc(((size_t)n * n << v->gk) * sizeof(*v->grid))
+				    : sched_huge_alloc(((size_t)n * n << v->gk) * sizeof(*v->grid));
+		else if (!v->o->network && cut * 4 <= s->nxfers && s->nsteps < RW_LIST)
+			v->rw = xmalloc((size_t)n * n * sizeof(*v->rw));
+		else
+			foldmap_init(&v->fold, (size_t)n * n);
 		v->weight = xmalloc((size_t)n * sizeof(uint64_t));
 		for (uint32_t u = 0; u < n; u++) {
 			v->weight[u] = sched_mix64((v->o->seed ? v->o->seed : 0x0fc) + u);
