@@ -82,9 +82,10 @@ struct vstate {
 	 * other entry is applied at once instead of being kept to the end of
 	 * the step. */
 	bool read_mark;
-	/* Reduce mode off networks when the first step's sends go round one
-	 * ring (the ring baselines): each node's place on it, and the cells
-	 * of rw or fold laid out by diagonal (cell()), NULL: by node. */
+	/* Off networks (reduce mode, or copy mode in parts) when the first
+	 * step's sends go round one ring (the ring baselines): each node's
+	 * place on it, and the entries of rw, fold, grid or cgrid laid out by
+	 * diagonal (cell()); NULL: by node. */
 	uint32_t *rank;
 	uint64_t *weight; /* reduce mode: weight of each node's input */
 	uint64_t total_weight;
@@ -291,7 +292,8 @@ static void reduce_pieces(struct vstate *v, uint64_t key, uint32_t lo, uint32_t 
 
 #define RW_LIST (1u << 31)
 
-/* The rw or fold entry of (node, block). A ring step sends block b - 1 - t
+/* The entry of (node, block) in rw, fold, grid or cgrid (the last two
+ * shifted by gk for its parts). A ring step sends block b - 1 - t
  * from each node b to the next (places on the ring): by node, a cache and
  * TLB miss per transfer, n rows apart; by diagonal (place of the block
  * less the node's), a step reads one diagonal and writes the next, each
