@@ -411,6 +411,20 @@ void fold_apply(struct foldmap *m, struct fold *e, uint32_t lo, uint32_t hi, boo
 				fold_set(e, SCHED_ONE, e->count[0], e->hash[0], 0, 0);
 			return;
 		}
+		/* One piece cut in two at lo or hi (a bidirectional ring's
+		 * first half into a whole shard): as seglist_fold makes it. */
+		if (e->cut == SCHED_ONE && (lo == 0) != (hi == SCHED_ONE)) {
+			uint32_t c = reduce ? e->count[0] + count : count;
+			uint64_t h = reduce ? e->hash[0] + hash : hash;
+
+			if (c == e->count[0] && h == e->hash[0])
+				return;
+			if (lo == 0)
+				fold_set(e, hi, c, h, e->count[0], e->hash[0]);
+			else
+				fold_set(e, lo, e->count[0], e->hash[0], c, h);
+			return;
+		}
 		/* Else fold on the stack (one fold adds at most two pieces, so
 		 * four never reallocate) and keep the result inline when it is
 		 * two pieces at most, else as a list. */

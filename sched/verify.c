@@ -6,7 +6,10 @@
  * common case: 2 MiB for a 4096-node all-gather) and interval lists only
  * for blocks a node holds part of. Reduce collectives keep, per node and
  * shard, a (count, weight-sum) pair for the inputs folded in, piecewise
- * over the shard. A step is checked in two phases so every transfer sees
+ * over the shard. Schedules in equal parts of 1/2^k of a block (rings,
+ * torus-rings) keep each part apart instead, laid out by the ring's
+ * diagonals when the first step goes round one (cell()). A step is
+ * checked in two phases so every transfer sees
  * the state from before the step: read (causality, links, lightpaths),
  * then write (deliveries, grouped by receiver and block).
  */
@@ -63,11 +66,27 @@ struct vstate {
 		uint32_t mark; /* as fold.mark, and RW_LIST */
 		uint64_t hash;
 	} * rw;
+	/* Reduce mode off networks when every transfer is a run of 2^gk
+	 * equal parts of its shard and most are not whole (a bidirectional
+	 * ring: halves; torus-rings: one part per port): each part's own
+	 * (count, hash, mark) as rw's, 2^gk to an entry (cell() << gk), no
+	 * pieces to cut or merge. */
+	struct rwhole *grid;
+	uint32_t gk;
+	/* Copy mode off networks, all-gather and broadcast, in such parts
+	 * too: one bit a part (cell() << gk), in place of the bitmap and the
+	 * pieces. */
+	uint64_t *cgrid;
 	/* Reduce mode off networks: the entries this step's transfers read
 	 * are stamped with the step + 1 (their mark); a delivery to any
 	 * other entry is applied at once instead of being kept to the end of
 	 * the step. */
 	bool read_mark;
+	/* Off networks (reduce mode, or copy mode in parts) when the first
+	 * step's sends go round one ring (the ring baselines): each node's
+	 * place on it, and the entries of rw, fold, grid or cgrid laid out by
+	 * diagonal (cell()); NULL: by node. */
+	uint32_t *rank;
 	uint64_t *weight; /* reduce mode: weight of each node's input */
 	uint64_t total_weight;
 
@@ -82,11 +101,14 @@ struct vstate {
 
 	/* Direct-connect link loads, per arc, stamped with the step; the arcs
 	 * this step loads, each once. */
-	uint32_t *arc_stamp;
-	uint64_t *arc_load;
+	struct arcload {
+		uint64_t load;
+		uint64_t total; /* over all steps */
+		uint32_t stamp;
+		uint32_t head; /* the graph's, read here with the rest */
+	} * arc;	       /* a transfer's arc in one cache line, not four */
 	uint32_t *arc_used;
 	size_t narc_used;
-	uint64_t *arc_total; /* per arc, over all steps */
 
 	/* WDM lightpath bookkeeping, per channel (dir, fibre, wavelength). */
 	uint32_t channels;
@@ -225,10 +247,24 @@ static bool bit_get(const struct vstate *v, uint64_t key)
 	return v->full && (v->full[key >> 6] >> (key & 63)) & 1;
 }
 
+static uint64_t cell(const struct vstate *v, uint32_t node, uint64_t block);
+
+/* cgrid: whether entry c holds every part of [lo, hi). */
+static bool parts_held(const struct vstate *v, uint64_t c, uint32_t lo, uint32_t hi)
+{
+	c <<= v->gk;
+	for (uint32_t k = lo >> (31 - v->gk); k < hi >> (31 - v->gk); k++)
+		if (!((v->cgrid[(c + k) >> 6] >> ((c + k) & 63)) & 1))
+			return false;
+	return true;
+}
+
 static bool holds(struct vstate *v, uint32_t node, uint64_t block, uint32_t lo, uint32_t hi)
 {
 	uint64_t key = (uint64_t)node * v->nblocks + block;
 
+	if (v->cgrid)
+		return origin_of(v, block) == node || parts_held(v, cell(v, node, block), lo, hi);
 	if (origin_of(v, block) == node || bit_get(v, key))
 		return true;
 	return piece_covers(&v->map, piecemap_get(&v->map, key, false), lo, hi);
@@ -255,6 +291,21 @@ static void reduce_pieces(struct vstate *v, uint64_t key, uint32_t lo, uint32_t 
 }
 
 #define RW_LIST (1u << 31)
+
+/* The entry of (node, block) in rw, fold, grid or cgrid (the last two
+ * shifted by gk for its parts). A ring step sends block b - 1 - t
+ * from each node b to the next (places on the ring): by node, a cache and
+ * TLB miss per transfer, n rows apart; by diagonal (place of the block
+ * less the node's), a step reads one diagonal and writes the next, each
+ * in order, and the next step reads what this one wrote. */
+static inline uint64_t cell(const struct vstate *v, uint32_t node, uint64_t block)
+{
+	if (!v->rank)
+		return (uint64_t)node * v->nblocks + block;
+	uint32_t u = v->rank[node], b = v->rank[block];
+
+	return (uint64_t)(b >= u ? b - u : b + v->n - u) * v->n + u;
+}
 
 /* An rw entry's pieces: its list's, or its one written to buf. */
 static const struct seg *rw_pieces(const struct vstate *v, const struct rwhole *e, struct seg *buf,
@@ -611,13 +662,15 @@ static void apply_rdeliveries(struct vstate *v)
 
 static void load_arc(struct vstate *v, uint32_t t, uint32_t a, uint32_t len)
 {
-	if (v->arc_stamp[a] != t + 1) {
-		v->arc_stamp[a] = t + 1;
-		v->arc_load[a] = 0;
+	struct arcload *l = &v->arc[a];
+
+	if (l->stamp != t + 1) {
+		l->stamp = t + 1;
+		l->load = 0;
 		v->arc_used[v->narc_used++] = a;
 	}
-	v->arc_load[a] += len;
-	v->arc_total[a] += len;
+	l->load += len;
+	l->total += len;
 }
 
 /* A run: xfer_arcs(x) arcs on port x->lane, node after node, each loaded
@@ -657,7 +710,7 @@ static int check_link(struct vstate *v, uint32_t t, size_t xi)
 	if (x->run)
 		return check_run(v, t, xi);
 	if (x->lane != SCHED_NO_LANE) {
-		if (x->lane >= deg || out[x->lane] != x->dst)
+		if (x->lane >= deg || v->arc[g->off[x->src] + x->lane].head != x->dst)
 			return fail(v, t, xi, "port %u of node %u does not lead to node %u",
 				    x->lane, x->src, x->dst);
 		arc = g->off[x->src] + x->lane;
@@ -675,7 +728,7 @@ static int check_link(struct vstate *v, uint32_t t, size_t xi)
 	}
 	/* Without a port, parallel links share the load evenly. */
 	for (uint32_t k = 0, a = arc; k < mult; a++) {
-		if (g->adj[a] != x->dst)
+		if (v->arc[a].head != x->dst)
 			continue;
 		load_arc(v, t, a, x->length / mult);
 		k++;
@@ -1058,19 +1111,47 @@ static void reduce_direct(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
 	size_t end = s->step_start[t + 1];
+	uint32_t sh = 31 - v->gk;
 
+	for (size_t xi = s->step_start[t]; v->grid && xi < end; xi++) {
+		const struct xfer *x = &s->xfers[xi];
+		uint64_t sc = cell(v, x->src, x->block) << v->gk;
+		uint64_t dc = cell(v, x->dst, x->block) << v->gk;
+		bool red = xfer_op(x) == XFER_REDUCE;
+
+		/* By diagonal the cells go in order: the hardware follows. */
+		if (!v->rank && xi + PREFETCH_AHEAD < end) {
+			const struct xfer *y = x + PREFETCH_AHEAD;
+			uint32_t k = y->offset >> sh;
+
+			__builtin_prefetch(&v->grid[(cell(v, y->src, y->block) << v->gk) + k]);
+			__builtin_prefetch(&v->grid[(cell(v, y->dst, y->block) << v->gk) + k], 1);
+		}
+		for (uint32_t k = x->offset >> sh; k < (x->offset + x->length) >> sh; k++) {
+			const struct rwhole *se = &v->grid[sc + k];
+			struct rwhole *de = &v->grid[dc + k];
+
+			if (de->mark == t + 1) {
+				push_delivery(v, (struct delivery){dc + k, k << sh, (k + 1) << sh,
+								   se->count, xfer_op(x), se->hash,
+								   xi});
+				continue;
+			}
+			de->count = red ? de->count + se->count : se->count;
+			de->hash = red ? de->hash + se->hash : se->hash;
+		}
+	}
 	for (size_t xi = s->step_start[t]; v->rw && xi < end; xi++) {
 		const struct xfer *x = &s->xfers[xi];
-		uint64_t skey = (uint64_t)x->src * v->nblocks + x->block;
-		uint64_t dkey = (uint64_t)x->dst * v->nblocks + x->block;
+		uint64_t skey = cell(v, x->src, x->block), dkey = cell(v, x->dst, x->block);
 		struct rwhole *se = &v->rw[skey], *de = &v->rw[dkey];
 		bool wait = (de->mark & ~RW_LIST) == t + 1, red = xfer_op(x) == XFER_REDUCE;
 
-		if (xi + PREFETCH_AHEAD < end) {
+		if (!v->rank && xi + PREFETCH_AHEAD < end) {
 			const struct xfer *y = x + PREFETCH_AHEAD;
 
-			__builtin_prefetch(&v->rw[(uint64_t)y->src * v->nblocks + y->block]);
-			__builtin_prefetch(&v->rw[(uint64_t)y->dst * v->nblocks + y->block], 1);
+			__builtin_prefetch(&v->rw[cell(v, y->src, y->block)]);
+			__builtin_prefetch(&v->rw[cell(v, y->dst, y->block)], 1);
 		}
 		if (!wait && !((se->mark | de->mark) & RW_LIST) && x->length == SCHED_ONE) {
 			de->count = red ? de->count + se->count : se->count;
@@ -1093,16 +1174,14 @@ static void reduce_direct(struct vstate *v, uint32_t t)
 				rw_apply(v, de, a, b, red, p[k].count, p[k].hash);
 		}
 	}
-	for (size_t xi = s->step_start[t]; !v->rw && xi < end; xi++) {
+	for (size_t xi = s->step_start[t]; !v->rw && !v->grid && xi < end; xi++) {
 		const struct xfer *x = &s->xfers[xi];
-		uint64_t skey = (uint64_t)x->src * v->nblocks + x->block;
-		uint64_t dkey = (uint64_t)x->dst * v->nblocks + x->block;
+		uint64_t skey = cell(v, x->src, x->block), dkey = cell(v, x->dst, x->block);
 		bool wait = v->fold.e[dkey].mark == t + 1;
 
 		if (xi + PREFETCH_AHEAD < end) {
 			const struct xfer *y = x + PREFETCH_AHEAD;
-			uint64_t sk = (uint64_t)y->src * v->nblocks + y->block;
-			uint64_t dk = (uint64_t)y->dst * v->nblocks + y->block;
+			uint64_t sk = cell(v, y->src, y->block), dk = cell(v, y->dst, y->block);
 
 			/* The sender's entry again: the read phase's stamp is
 			 * often evicted by now. */
@@ -1165,15 +1244,32 @@ static int read_phase(struct vstate *v, uint32_t t)
 		const struct xfer *x = &s->xfers[xi];
 		uint32_t lo = x->offset, hi;
 
+		/* The link check's arc entry, a cache miss per transfer on a
+		 * large graph. */
+		if (v->arc && xi + PREFETCH_AHEAD < s->step_start[t + 1]) {
+			const struct xfer *y = x + PREFETCH_AHEAD;
+			const uint32_t *off = v->o->graph->off;
+
+			if (y->src < v->n && y->lane < off[y->src + 1] - off[y->src])
+				__builtin_prefetch(&v->arc[off[y->src] + y->lane], 1);
+		}
 		if (xi + PREFETCH_AHEAD < s->step_start[t + 1]) {
 			const struct xfer *y = x + PREFETCH_AHEAD;
 			uint64_t yk = (uint64_t)y->src * v->nblocks + y->block;
 
 			if (y->src < v->n && y->block < v->nblocks) {
-				if (v->rw) {
-					__builtin_prefetch(&v->rw[yk], 1);
+				if (v->rank) {
+					/* by diagonal: in order */
+				} else if (v->grid) {
+					__builtin_prefetch(
+					    &v->grid[(cell(v, y->src, y->block) << v->gk) +
+						     (y->offset >> (31 - v->gk))],
+					    1);
+				} else if (v->rw) {
+					__builtin_prefetch(&v->rw[cell(v, y->src, y->block)], 1);
 				} else if (v->reduce) {
-					__builtin_prefetch(&v->fold.e[yk], 1);
+					__builtin_prefetch(&v->fold.e[cell(v, y->src, y->block)],
+							   1);
 				} else {
 					/* holds() reads the bit, then the pieces
 					 * (dense keys count no `used`). */
@@ -1243,10 +1339,15 @@ static int read_phase(struct vstate *v, uint32_t t)
 			continue;
 		}
 		if (v->read_mark) {
-			if (v->rw)
-				v->rw[skey].mark = (v->rw[skey].mark & RW_LIST) | (t + 1);
+			uint64_t c = cell(v, x->src, x->block);
+
+			if (v->grid)
+				for (uint32_t k = lo >> (31 - v->gk); k < hi >> (31 - v->gk); k++)
+					v->grid[(c << v->gk) + k].mark = t + 1;
+			else if (v->rw)
+				v->rw[c].mark = (v->rw[c].mark & RW_LIST) | (t + 1);
 			else
-				v->fold.e[skey].mark = t + 1;
+				v->fold.e[c].mark = t + 1;
 			continue;
 		}
 		if (v->net && !net_can(v, x->src, VERIFY_STORE)) {
@@ -1303,6 +1404,13 @@ static int write_phase(struct vstate *v, uint32_t t)
 		for (size_t i = 0; i < v->ndl; i++) {
 			const struct delivery *d = &v->dl[i];
 
+			if (v->grid) { /* one part each */
+				struct rwhole *e = &v->grid[d->key];
+
+				e->count = d->op == XFER_REDUCE ? e->count + d->count : d->count;
+				e->hash = d->op == XFER_REDUCE ? e->hash + d->hash : d->hash;
+				continue;
+			}
 			if (v->rw && i + PREFETCH_AHEAD < v->ndl)
 				__builtin_prefetch(&v->rw[v->dl[i + PREFETCH_AHEAD].key], 1);
 			if (v->rw) {
@@ -1316,6 +1424,27 @@ static int write_phase(struct vstate *v, uint32_t t)
 		}
 		return 0;
 	}
+	/* In parts (cgrid): each part a node holds already is a duplicate. */
+	for (size_t i = 0; v->cgrid && i < v->ndl; i++) {
+		const struct delivery *d = &v->dl[i];
+		const struct xfer *x = &v->s->xfers[d->xfer];
+		uint64_t c = cell(v, x->dst, x->block) << v->gk;
+		uint32_t sh = 31 - v->gk, ov = 0;
+
+		if (origin_of(v, x->block) == x->dst) {
+			v->r->duplicate_blocks += sched_frac(d->hi - d->lo);
+			continue;
+		}
+		for (uint32_t k = d->lo >> sh; k < d->hi >> sh; k++) {
+			uint64_t *w = &v->cgrid[(c + k) >> 6], bit = 1ull << ((c + k) & 63);
+
+			ov += *w & bit ? 1u << sh : 0;
+			*w |= bit;
+		}
+		v->r->duplicate_blocks += sched_frac(ov);
+	}
+	if (v->cgrid)
+		return 0;
 	/* Whole blocks to nodes that hold none of the block in pieces go
 	 * straight to the bitmap, in transfer order, without sorting; the rest
 	 * (parts of blocks, or blocks already held in part) are sorted and
@@ -1404,13 +1533,13 @@ static int step_loads(struct vstate *v, uint32_t t)
 		for (size_t i = 0; i < v->narc_used; i++) {
 			uint32_t a = v->arc_used[i];
 
-			load = fmax(load, (double)v->arc_load[a] / SCHED_ONE / cap[a]);
+			load = fmax(load, (double)v->arc[a].load / SCHED_ONE / cap[a]);
 		}
 		v->narc_used = 0;
 	} else {
 		for (size_t i = 0; i < v->narc_used; i++)
-			if (v->arc_load[v->arc_used[i]] > max)
-				max = v->arc_load[v->arc_used[i]];
+			if (v->arc[v->arc_used[i]].load > max)
+				max = v->arc[v->arc_used[i]].load;
 		v->narc_used = 0;
 		load = (double)max / SCHED_ONE;
 	}
@@ -1430,7 +1559,7 @@ static void total_loads(struct vstate *v)
 	double max = 0;
 
 	for (uint32_t a = 0; a < g->m; a++)
-		max = fmax(max, (double)v->arc_total[a] / SCHED_ONE / (cap ? cap[a] : 1));
+		max = fmax(max, (double)v->arc[a].total / SCHED_ONE / (cap ? cap[a] : 1));
 	v->r->max_total_link_load = max;
 }
 
@@ -1440,15 +1569,25 @@ static bool full_copy(struct vstate *v, uint32_t node, uint64_t block)
 {
 	uint64_t key = (uint64_t)node * v->nblocks + block;
 
+	if (v->cgrid)
+		return origin_of(v, block) == node ||
+		       parts_held(v, cell(v, node, block), 0, SCHED_ONE);
 	if (origin_of(v, block) == node || bit_get(v, key))
 		return true;
 	return piece_covers(&v->map, piecemap_get(&v->map, key, false), 0, SCHED_ONE);
 }
 
-static bool full_reduce(struct vstate *v, uint64_t key)
+static bool full_key(struct vstate *v, uint64_t key)
 {
 	struct seg buf[2];
 	uint32_t n;
+
+	for (uint32_t k = 0; v->grid && k < 1u << v->gk; k++)
+		if (v->grid[(key << v->gk) + k].count != v->ninputs ||
+		    v->grid[(key << v->gk) + k].hash != v->total_weight)
+			return false;
+	if (v->grid)
+		return true;
 	const struct seg *p = v->rw ? rw_pieces(v, &v->rw[key], buf, &n)
 				    : fold_pieces(&v->fold, &v->fold.e[key], buf, &n);
 
@@ -1456,6 +1595,11 @@ static bool full_reduce(struct vstate *v, uint64_t key)
 		if (p[i].count != v->ninputs || p[i].hash != v->total_weight)
 			return false;
 	return true;
+}
+
+static bool full_reduce(struct vstate *v, uint32_t node, uint64_t block)
+{
+	return full_key(v, cell(v, node, block));
 }
 
 /* Only terminals take part on a network; absent nodes nowhere. */
@@ -1479,13 +1623,25 @@ static int final_check(struct vstate *v)
 				    u, root);
 		break;
 	case SCHED_REDUCE:
-		if (!full_reduce(v, (uint64_t)root * n + root))
+		if (!full_reduce(v, root, root))
 			return fail(v, T, SIZE_MAX,
 				    "the root %u does not end with its block reduced over all %u "
 				    "inputs, each exactly once",
 				    root, v->ninputs);
 		break;
 	case SCHED_ALLGATHER:
+		/* In parts, every entry in memory order first (as allreduce's);
+		 * a node's own block it holds without its bits. */
+		if (v->cgrid && !v->term) {
+			uint64_t c = 0;
+
+			/* by diagonal, the first; by node, (u, u) */
+			while (c < (uint64_t)n * n && ((v->rank ? c < n : c / n == c % n) ||
+						       parts_held(v, c, 0, SCHED_ONE)))
+				c++;
+			if (c == (uint64_t)n * n)
+				break;
+		}
 		for (uint32_t u = 0; u < n; u++)
 			for (uint32_t b = 0; b < n; b++) {
 				if (!part(v, u) || !part(v, b))
@@ -1517,7 +1673,7 @@ static int final_check(struct vstate *v)
 		break;
 	case SCHED_REDUCE_SCATTER:
 		for (uint32_t u = 0; u < n; u++)
-			if (part(v, u) && !full_reduce(v, (uint64_t)u * n + u))
+			if (part(v, u) && !full_reduce(v, u, u))
 				return fail(
 				    v, T, SIZE_MAX,
 				    "node %u does not end with shard %u reduced over all %u "
@@ -1525,10 +1681,20 @@ static int final_check(struct vstate *v)
 				    u, u, v->ninputs);
 		break;
 	case SCHED_ALLREDUCE:
+		/* By diagonal (cell()), every entry in memory order first: by
+		 * node, each would be a cache and TLB miss. The order below
+		 * finds the one to report when some is not full. */
+		if (v->rank && !v->term) {
+			uint64_t key = 0;
+
+			while (key < (uint64_t)n * n && full_key(v, key))
+				key++;
+			if (key == (uint64_t)n * n)
+				break;
+		}
 		for (uint32_t u = 0; u < n; u++)
 			for (uint32_t b = 0; b < n; b++)
-				if (part(v, u) && part(v, b) &&
-				    !full_reduce(v, (uint64_t)u * n + b))
+				if (part(v, u) && part(v, b) && !full_reduce(v, u, b))
 					return fail(
 					    v, T, SIZE_MAX,
 					    "node %u does not end with shard %u reduced over "
@@ -1616,6 +1782,38 @@ static int setup_network(struct vstate *v)
 	return 0;
 }
 
+/* v->rank when the first step's first send from each node goes to the
+ * next node of one ring through all of them (cell()). */
+static void ring_rank(struct vstate *v)
+{
+	const struct schedule *s = v->s;
+	uint32_t n = v->n, u = 0, *succ;
+
+	if (!s->nsteps)
+		return;
+	succ = xmalloc((size_t)n * sizeof(uint32_t));
+	v->rank = xmalloc((size_t)n * sizeof(uint32_t));
+	memset(succ, 0xff, (size_t)n * sizeof(uint32_t));
+	memset(v->rank, 0xff, (size_t)n * sizeof(uint32_t));
+	for (size_t xi = s->step_start[0]; xi < s->step_start[1]; xi++) {
+		const struct xfer *x = &s->xfers[xi];
+
+		if (x->src < n && x->dst < n && succ[x->src] == UINT32_MAX)
+			succ[x->src] = x->dst;
+	}
+	uint32_t i = 0;
+
+	for (; i < n && u < n && v->rank[u] == UINT32_MAX; i++) {
+		v->rank[u] = i;
+		u = succ[u];
+	}
+	if (i < n || u != 0) { /* no ring through all n: by node */
+		free(v->rank);
+		v->rank = NULL;
+	}
+	free(succ);
+}
+
 static int setup(struct vstate *v)
 {
 	const struct schedule *s = v->s;
@@ -1651,37 +1849,77 @@ static int setup(struct vstate *v)
 		 * shards (a bidirectional ring: all); else 16-byte entries and
 		 * lists for the entries cut (BFB: 8% of its transfers). */
 		size_t cut = 0;
+		uint32_t bits = SCHED_ONE;
 
-		for (size_t xi = 0; xi < s->nxfers; xi++)
+		for (size_t xi = 0; xi < s->nxfers; xi++) {
 			cut += s->xfers[xi].length != SCHED_ONE;
-		if (!v->o->network && cut * 4 <= s->nxfers && s->nsteps < RW_LIST)
+			bits |= s->xfers[xi].offset | s->xfers[xi].length;
+		}
+		if (!v->o->network) {
+			v->read_mark = true;
+			ring_rank(v);
+		}
+		/* The grid when it is no larger than the fold table, or small;
+		 * on huge pages unless by diagonal (read in order, where the
+		 * first touch of fresh 4 KiB pages costs less). */
+		v->gk = 31 - (uint32_t)__builtin_ctz(bits);
+		if (!v->o->network && cut * 4 > s->nxfers && s->nsteps < RW_LIST &&
+		    (v->gk == 1 || (v->gk <= 3 && ((size_t)n * n << v->gk) <= (1u << 24))))
+			v->grid =
+			    v->rank ? xmalloc(((size_t)n * n << v->gk) * sizeof(*v->grid))
+				    : sched_huge_alloc(((size_t)n * n << v->gk) * sizeof(*v->grid));
+		else if (!v->o->network && cut * 4 <= s->nxfers && s->nsteps < RW_LIST)
 			v->rw = xmalloc((size_t)n * n * sizeof(*v->rw));
 		else
 			foldmap_init(&v->fold, (size_t)n * n);
-		if (!v->o->network)
-			v->read_mark = true;
 		v->weight = xmalloc((size_t)n * sizeof(uint64_t));
 		for (uint32_t u = 0; u < n; u++) {
 			v->weight[u] = sched_mix64((v->o->seed ? v->o->seed : 0x0fc) + u);
 			if (part(v, u))
 				v->total_weight += v->weight[u];
 		}
-		/* On a network only terminals hold inputs. Mark 0: no step. */
+		/* On a network only terminals hold inputs. Mark 0: no step. By
+		 * diagonal (cell()), every diagonal is the first one again (node
+		 * u's input at u's place): copied, in memory order. */
 		for (uint32_t u = 0; u < n; u++) {
 			uint32_t c = part(v, u) ? 1 : 0;
 			uint64_t h = part(v, u) ? v->weight[u] : 0;
 
-			for (uint32_t b = 0; b < n; b++)
-				if (v->rw)
-					v->rw[(size_t)u * n + b] = (struct rwhole){c, 0, h};
+			for (uint32_t b = v->rank ? u : 0; b < (v->rank ? u + 1 : n); b++)
+				if (v->grid)
+					for (uint32_t k = 0; k < 1u << v->gk; k++)
+						v->grid[(cell(v, u, b) << v->gk) + k] =
+						    (struct rwhole){c, 0, h};
+				else if (v->rw)
+					v->rw[cell(v, u, b)] = (struct rwhole){c, 0, h};
 				else
-					v->fold.e[(size_t)u * n + b] = (struct fold){
+					v->fold.e[cell(v, u, b)] = (struct fold){
 					    .cut = SCHED_ONE, .count = {c}, .hash = {h}};
+		}
+		for (uint32_t d = 1; v->rank && d < n; d++) {
+			if (v->grid)
+				memcpy(&v->grid[((size_t)d * n) << v->gk], v->grid,
+				       (n * sizeof(*v->grid)) << v->gk);
+			else if (v->rw)
+				memcpy(&v->rw[(size_t)d * n], v->rw, n * sizeof(*v->rw));
+			else
+				memcpy(&v->fold.e[(size_t)d * n], v->fold.e,
+				       n * sizeof(*v->fold.e));
 		}
 	} else {
 		uint64_t bits = (uint64_t)n * v->nblocks;
+		bool parts =
+		    (s->collective == SCHED_ALLGATHER || s->collective == SCHED_BROADCAST) &&
+		    !v->o->network;
+		uint32_t pb = SCHED_ONE;
 
-		if (bits <= BITMAP_MAX_BITS)
+		for (size_t xi = 0; parts && xi < s->nxfers; xi++)
+			pb |= s->xfers[xi].offset | s->xfers[xi].length;
+		v->gk = 31 - (uint32_t)__builtin_ctz(pb);
+		if (parts && v->gk <= 3 && (bits << v->gk) <= BITMAP_MAX_BITS) {
+			v->cgrid = xcalloc((bits << v->gk) / 64 + 1, sizeof(uint64_t));
+			ring_rank(v);
+		} else if (bits <= BITMAP_MAX_BITS)
 			v->full = xcalloc(bits / 64 + 1, sizeof(uint64_t));
 		else if (s->collective == SCHED_ALLGATHER)
 			return fail(v, 0, SIZE_MAX, "%u nodes: too large to verify", n);
@@ -1690,7 +1928,7 @@ static int setup(struct vstate *v)
 		 * touched (calloc's pages cost only where used). Not the
 		 * all-to-all's N^3, of which a schedule touches a sparse few
 		 * (hashed, they cost only what is held). */
-		if (bits <= PIECE_DENSE_MAX_KEYS && s->collective != SCHED_ALLTOALL)
+		if (bits <= PIECE_DENSE_MAX_KEYS && s->collective != SCHED_ALLTOALL && !v->cgrid)
 			piecemap_dense(&v->map, bits);
 		/* All-to-all: hashed within each block's stretch of the table,
 		 * so a step, whose transfers go pair by pair, reads and writes
@@ -1711,10 +1949,10 @@ static int setup(struct vstate *v)
 			if (!(v->o->arc_capacity[a] > 0))
 				return fail(v, 0, SIZE_MAX, "arc %u has capacity %g", a,
 					    v->o->arc_capacity[a]);
-		v->arc_stamp = xcalloc((size_t)g->m + 1, sizeof(uint32_t));
-		v->arc_load = xcalloc((size_t)g->m + 1, sizeof(uint64_t));
+		v->arc = xcalloc((size_t)g->m + 1, sizeof(*v->arc));
+		for (uint32_t a = 0; a < g->m; a++)
+			v->arc[a].head = g->adj[a];
 		v->arc_used = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
-		v->arc_total = xcalloc((size_t)g->m + 1, sizeof(uint64_t));
 	}
 	if (v->o->wdm) {
 		const struct verify_wdm *w = v->o->wdm;
@@ -1760,15 +1998,16 @@ static void teardown(struct vstate *v)
 	piecemap_free(&v->map);
 	foldmap_free(&v->fold);
 	free(v->rw);
+	free(v->grid);
+	free(v->cgrid);
+	free(v->rank);
 	free(v->weight);
 	free(v->full);
 	free(v->dl);
 	free(v->whole);
 	free(v->pieces);
-	free(v->arc_stamp);
-	free(v->arc_load);
+	free(v->arc);
 	free(v->arc_used);
-	free(v->arc_total);
 	free(v->seg_stamp);
 	free(v->seg_owner);
 	free(v->lp_stamp);
