@@ -92,10 +92,11 @@ void piecemap_free(struct piecemap *m);
 /* The all-to-all checks by sorting (reduced.c, verify.c) turn transfers
  * into 8-byte events. A path's piece is the same at every hop, so a
  * program has few distinct pieces [lo, hi): numbered on first sight, an
- * event holds the number (a table in L1, half full at most). Up to max
- * of them (1 << bits, at most SCHED_PIECES); past that n is 0 and they go
- * unnumbered. */
-#define SCHED_PIECE_BITS 11
+ * event holds the number (a table half full at most, in L1 for the few
+ * of a reduced program, in L2 for the 2,740 of genkautz:1024,4's path
+ * lowering). Up to max of them (1 << bits, at most SCHED_PIECES); past
+ * that n is 0 and they go unnumbered. */
+#define SCHED_PIECE_BITS 14
 #define SCHED_PIECES	 (1u << (SCHED_PIECE_BITS - 1))
 struct piece_numbers {
 	uint32_t n, max;

@@ -1602,11 +1602,15 @@ static bool a2a_sorted(struct vstate *v)
 		size_t m = start[b + 1] - start[b];
 		const uint64_t *e = sched_sort_top(ev + start[b], tmp, m, shift);
 
-		for (size_t i = 0, j; ok && i < m; i = j) {
+		for (size_t i = 0, j, ahead = 0; ok && i < m; i = j) {
 			uint64_t low = shift ? e[i] >> (64 - shift) : 0;
 
 			for (j = i + 1; j < m && (shift ? e[j] >> (64 - shift) : 0) == low; j++)
 				;
+			/* unnumbered pieces: the transfers some events on, a
+			 * cache miss each */
+			for (; !num->n && ahead < j + 16 && ahead < m; ahead++)
+				__builtin_prefetch(&s->xfers[(size_t)(e[ahead] & xmask) >> 1]);
 			uint64_t key = (uint64_t)b << shift | low;
 			uint32_t node = (uint32_t)(maxkey <= (1ull << 32) ? div_by(key, mnb)
 									  : key / v->nblocks);
