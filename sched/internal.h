@@ -89,6 +89,26 @@ bool piece_whole(const struct piece *e);
 void piece_clear(struct piecemap *m, struct piece *e);
 void piecemap_free(struct piecemap *m);
 
+/* The all-to-all checks by sorting (reduced.c, verify.c) turn transfers
+ * into 8-byte events. A path's piece is the same at every hop, so a
+ * program has few distinct pieces [lo, hi): numbered on first sight, an
+ * event holds the number (a table half full at most, in L1 for the few
+ * of a reduced program, in L2 for the 2,740 of genkautz:1024,4's path
+ * lowering). Up to max of them (1 << bits, at most SCHED_PIECES); past
+ * that n is 0 and they go unnumbered. */
+#define SCHED_PIECE_BITS 14
+#define SCHED_PIECES	 (1u << (SCHED_PIECE_BITS - 1))
+struct piece_numbers {
+	uint32_t n, max;
+	struct piece piece[SCHED_PIECES];
+	uint16_t slot[2 * SCHED_PIECES]; /* open addressing: piece number + 1, or 0 */
+};
+void piece_numbers_init(struct piece_numbers *p, unsigned bits);
+uint64_t piece_number(struct piece_numbers *p, uint32_t lo, uint32_t hi);
+/* Stable LSD radix sort of ev[0 .. n - 1] by the words' top shift bits;
+ * tmp holds n. Returns the sorted array, ev or tmp. */
+uint64_t *sched_sort_top(uint64_t *ev, uint64_t *tmp, size_t n, unsigned shift);
+
 /* Reduce mode's state, key -> the (count, weight sum) folded into each
  * part of that (node, shard), pieces covering [0, SCHED_ONE): inline up
  * to two, [0, cut) and [cut, SCHED_ONE) (cut == SCHED_ONE: one piece, the

@@ -454,8 +454,6 @@ static uint32_t key_target(const struct rstate *v, uint64_t key)
  * back from the transfer, a cache miss each. */
 enum {
 	A2A_BUCKET_EVENTS = 1 << 14, /* a bucket and its scratch in L2 */
-	A2A_SLOT_BITS = 11,	     /* numbered pieces: a table in L1, half full at most */
-	A2A_PIECES = 1 << (A2A_SLOT_BITS - 1),
 };
 
 struct a2a_sort {
@@ -464,37 +462,13 @@ struct a2a_sort {
 	size_t nbuckets;    /* up to (maxkey - 1) >> shift */
 	size_t *start;	    /* bucket b's events start[b] .. start[b + 1] - 1 */
 	uint64_t *ev;	    /* the words */
-	uint32_t npieces;   /* numbered pieces, between transfer and key; 0 when too many */
-	uint32_t maxpieces; /* as many as fit */
-	struct a2a_piece {
-		uint32_t lo, hi;
-	} piece[A2A_PIECES];
-	uint16_t slot[2 * A2A_PIECES]; /* open addressing: piece number + 1, or 0 */
+	struct piece_numbers num; /* between transfer and key */
 };
 
 /* The key's low bits in a word. */
 static uint64_t ev_low(const struct a2a_sort *s, uint64_t w)
 {
 	return s->shift ? w >> (64 - s->shift) : 0;
-}
-
-/* The number of the piece [lo, hi), numbered on first sight; when there
- * are more than s->maxpieces, pieces go unnumbered (npieces 0). */
-static uint64_t piece_number(struct a2a_sort *s, uint32_t lo, uint32_t hi)
-{
-	uint64_t k = (uint64_t)lo << 32 | hi;
-	size_t h = (size_t)((k * 0x9e3779b97f4a7c15ull) >> (64 - A2A_SLOT_BITS));
-
-	for (; s->slot[h]; h = (h + 1) & (2 * A2A_PIECES - 1))
-		if (s->piece[s->slot[h] - 1].lo == lo && s->piece[s->slot[h] - 1].hi == hi)
-			return s->slot[h] - 1;
-	if (s->npieces == s->maxpieces) {
-		s->npieces = 0;
-		return 0;
-	}
-	s->piece[s->npieces] = (struct a2a_piece){lo, hi};
-	s->slot[h] = (uint16_t)++s->npieces;
-	return s->npieces - 1;
 }
 
 /* Transfer x's read at its sender (write: its write at its receiver) as a
@@ -549,9 +523,7 @@ static void a2a_events(struct rstate *v, struct a2a_sort *s)
 	s->shift = keybits - bbits;
 	s->xbits = p->nxfers > 1 ? 65 - (unsigned)__builtin_clzll(p->nxfers - 1) : 1;
 	unsigned pbits = 64 - s->shift - s->xbits;
-	s->maxpieces = pbits >= A2A_SLOT_BITS - 1 ? A2A_PIECES : 1u << pbits;
-	s->npieces = 0;
-	memset(s->slot, 0, sizeof(s->slot));
+	piece_numbers_init(&s->num, pbits);
 	s->nbuckets = (size_t)((maxkey - 1) >> s->shift) + 1;
 	s->start = xcalloc(s->nbuckets + 1, sizeof(size_t));
 	s->ev = NULL;
@@ -576,10 +548,10 @@ static void a2a_events(struct rstate *v, struct a2a_sort *s)
 					}
 					uint64_t w = (uint64_t)(xi << 1 | (size_t)write);
 					if (numbered) {
-						w |= piece_number(s, x->offset,
+						w |= piece_number(&s->num, x->offset,
 								  x->offset + x->length)
 						     << s->xbits;
-						numbered = s->npieces > 0;
+						numbered = s->num.n > 0;
 					}
 					if (s->shift)
 						w |= key << (64 - s->shift);
@@ -594,34 +566,6 @@ static void a2a_events(struct rstate *v, struct a2a_sort *s)
 	}
 	memmove(s->start + 1, s->start, s->nbuckets * sizeof(size_t));
 	s->start[0] = 0;
-}
-
-/* Stable LSD radix sort of ev[0 .. n - 1] by the key's low bits (the top
- * shift bits), up to 11 a pass and no more than n's (counting 2^11 digits
- * to sort a few events would cost more than the events); tmp holds n.
- * Returns the sorted array, ev or tmp. */
-static uint64_t *ev_sort(uint64_t *ev, uint64_t *tmp, size_t n, unsigned shift)
-{
-	unsigned most = n > 1 ? 64 - (unsigned)__builtin_clzll(n - 1) : 1;
-	most = most < 4 ? 4 : most > 11 ? 11 : most;
-	unsigned passes = (shift + most - 1) / most,
-		 bits = passes ? (shift + passes - 1) / passes : 0;
-	size_t count[(1u << 11) + 1];
-	uint64_t *src = ev, *dst = tmp, mask = (1ull << bits) - 1;
-
-	for (unsigned k = 0, at = 64 - shift; k < passes && n > 1; k++, at += bits) {
-		memset(count, 0, ((size_t)mask + 2) * sizeof(size_t));
-		for (size_t i = 0; i < n; i++)
-			count[((src[i] >> at) & mask) + 1]++;
-		for (size_t b = 1; b <= mask; b++)
-			count[b] += count[b - 1];
-		for (size_t i = 0; i < n; i++)
-			dst[count[(src[i] >> at) & mask]++] = src[i];
-		uint64_t *x = src;
-		src = dst;
-		dst = x;
-	}
-	return src;
 }
 
 /* Keep the earlier failure: by step (the end's is nsteps), then a step's
@@ -674,15 +618,15 @@ static void a2a_check_key(struct rstate *v, const struct a2a_sort *s, uint64_t k
 	const struct schedule *p = &v->r->prog;
 	uint32_t n = v->n, me = key_rep(v, key);
 	bool at_target = key_target(v, key) == me;
-	uint64_t xmask = (1ull << s->xbits) - 1, pmask = s->maxpieces - 1;
+	uint64_t xmask = (1ull << s->xbits) - 1, pmask = s->num.max - 1;
 	struct piece e = {0};
 
 	for (size_t i = 0; i < m; i++) {
 		size_t xi = (size_t)(ev[i] & xmask) >> 1;
 		uint32_t lo, hi;
 
-		if (s->npieces) {
-			const struct a2a_piece *q = &s->piece[(ev[i] >> s->xbits) & pmask];
+		if (s->num.n) {
+			const struct piece *q = &s->num.piece[(ev[i] >> s->xbits) & pmask];
 
 			lo = q->lo;
 			hi = q->hi;
@@ -734,14 +678,14 @@ static void a2a_sorted(struct rstate *v)
 	struct piecemap lists = {0}; /* the one key in several pieces at a time */
 	for (size_t b = 0; b < s->nbuckets; b++) {
 		size_t m = s->start[b + 1] - s->start[b];
-		const uint64_t *ev = ev_sort(s->ev + s->start[b], tmp, m, s->shift);
+		const uint64_t *ev = sched_sort_top(s->ev + s->start[b], tmp, m, s->shift);
 
 		for (size_t i = 0, j, ahead = 0; i < m; i = j) {
 			for (j = i + 1; j < m && ev_low(s, ev[j]) == ev_low(s, ev[i]); j++)
 				;
 			/* unnumbered pieces: the transfers some events on, a
 			 * cache miss each */
-			for (; !s->npieces && ahead < j + 16 && ahead < m; ahead++)
+			for (; !s->num.n && ahead < j + 16 && ahead < m; ahead++)
 				__builtin_prefetch(
 				    &p->xfers[(size_t)(ev[ahead] & ((1ull << s->xbits) - 1)) >> 1]);
 			a2a_check_key(v, s, (uint64_t)b << s->shift | ev_low(s, ev[i]), ev + i,

@@ -321,6 +321,60 @@ void piecemap_free(struct piecemap *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/* ---- the all-to-all checks by sorting ----------------------------------------------- */
+
+void piece_numbers_init(struct piece_numbers *p, unsigned bits)
+{
+	p->max = bits >= SCHED_PIECE_BITS - 1 ? SCHED_PIECES : 1u << bits;
+	p->n = 0;
+	memset(p->slot, 0, sizeof(p->slot));
+}
+
+/* The number of the piece [lo, hi), numbered on first sight; when there
+ * are more than p->max, pieces go unnumbered (n 0). */
+uint64_t piece_number(struct piece_numbers *p, uint32_t lo, uint32_t hi)
+{
+	uint64_t k = (uint64_t)lo << 32 | hi;
+	size_t h = (size_t)((k * 0x9e3779b97f4a7c15ull) >> (64 - SCHED_PIECE_BITS));
+
+	for (; p->slot[h]; h = (h + 1) & (2 * SCHED_PIECES - 1))
+		if (p->piece[p->slot[h] - 1].lo == lo && p->piece[p->slot[h] - 1].hi == hi)
+			return p->slot[h] - 1;
+	if (p->n == p->max) {
+		p->n = 0;
+		return 0;
+	}
+	p->piece[p->n] = (struct piece){lo, hi};
+	p->slot[h] = (uint16_t)++p->n;
+	return p->n - 1;
+}
+
+/* Up to 11 bits a pass and no more than n's (counting 2^11 digits to sort
+ * a few events would cost more than the events). */
+uint64_t *sched_sort_top(uint64_t *ev, uint64_t *tmp, size_t n, unsigned shift)
+{
+	unsigned most = n > 1 ? 64 - (unsigned)__builtin_clzll(n - 1) : 1;
+	most = most < 4 ? 4 : most > 11 ? 11 : most;
+	unsigned passes = (shift + most - 1) / most,
+		 bits = passes ? (shift + passes - 1) / passes : 0;
+	size_t count[(1u << 11) + 1];
+	uint64_t *src = ev, *dst = tmp, mask = (1ull << bits) - 1;
+
+	for (unsigned k = 0, at = 64 - shift; k < passes && n > 1; k++, at += bits) {
+		memset(count, 0, ((size_t)mask + 2) * sizeof(size_t));
+		for (size_t i = 0; i < n; i++)
+			count[((src[i] >> at) & mask) + 1]++;
+		for (size_t b = 1; b <= mask; b++)
+			count[b] += count[b - 1];
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i] >> at) & mask]++] = src[i];
+		uint64_t *x = src;
+		src = dst;
+		dst = x;
+	}
+	return src;
+}
+
 /* ---- fold tables --------------------------------------------------------------- */
 
 void foldmap_init(struct foldmap *m, size_t nkeys)

@@ -409,6 +409,76 @@ static void test_alltoall(void **state)
 	sched_free(&s);
 }
 
+/* The all-to-all's holdings are checked by sorting (verify.c a2a_sorted)
+ * and, when that finds fault, again the step loop's way: the duplicates of
+ * a right schedule (at a relay, back at the origin) as the step loop sums
+ * them, and the first failure where the step loop finds it. */
+static void test_alltoall_sorted(void **state)
+{
+	struct schedule s;
+	struct verify_report r;
+	uint32_t n = 4, half = SCHED_ONE / 2;
+	(void)state;
+
+	sched_init(&s, SCHED_ALLTOALL, "direct", n);
+	sched_step(&s);
+	for (uint32_t o = 0; o < n; o++)
+		for (uint32_t t = 0; t < n; t++)
+			if (o != t && o * n + t != 1) {
+				struct xfer x = X(o, t, o * n + t);
+				sched_add(&s, &x);
+			}
+	/* Block 0 -> 1 in halves, the second through 2, a quarter of it to
+	 * 3 twice, and the second half back to its origin. */
+	struct xfer a = X(0, 1, 1), b = X(0, 2, 1), c = X(0, 3, 1);
+	a.length = b.length = b.offset = half;
+	c.length = half;
+	sched_add(&s, &a);
+	sched_add(&s, &b);
+	sched_add(&s, &c);
+	sched_step(&s);
+	struct xfer d = X(2, 1, 1), e = X(0, 3, 1), f = X(2, 0, 1);
+	d.offset = d.length = f.offset = f.length = half;
+	e.length = half / 2;
+	sched_add(&s, &d);
+	sched_add(&s, &e);
+	sched_add(&s, &f);
+	assert_int_equal(sched_verify(&s, NULL, &r), 0);
+	assert_true(r.duplicate_blocks == 0.75);
+
+	/* 3 forwards what it holds, then what it does not. */
+	struct xfer g = X(3, 2, 1);
+	g.length = half;
+	sched_add(&s, &g);
+	assert_int_equal(sched_verify(&s, NULL, &r), 0);
+	s.xfers[s.nxfers - 1].length = half + 1;
+	assert_int_equal(sched_verify(&s, NULL, &r), -1);
+	assert_int_equal(r.bad_step, 1);
+	assert_int_equal(r.bad_xfer, s.nxfers - 1);
+	assert_non_null(strstr(r.error, "node 3 does not hold that data"));
+	sched_free(&s);
+
+	/* Many buckets: torus:12x12's direct routes, 128 K transfers. */
+	struct graph *gr;
+	struct ofc_error err = {0};
+	struct a2a_request q = {.algo = "direct"};
+	struct a2a_outcome out = {0};
+
+	assert_int_equal(topo_build("torus:12x12", &gr, &err), 0);
+	assert_int_equal(a2a_build(gr, &q, &s, &out, &err), 0);
+	assert_true(s.nxfers > 100000);
+	struct verify_opts o = {.graph = gr};
+	assert_int_equal(sched_verify(&s, &o, &r), 0);
+	assert_true(r.duplicate_blocks == 0);
+	/* The last hop sent to its own sender: the step loop's error. */
+	s.xfers[s.nxfers - 1].dst = s.xfers[s.nxfers - 1].src; /* a node to itself */
+	assert_int_equal(sched_verify(&s, &o, &r), -1);
+	assert_non_null(strstr(r.error, "a node sends to itself"));
+	sched_free(&s);
+	a2a_outcome_free(&out);
+	graph_free(gr);
+}
+
 static struct xfer L(uint32_t src, uint32_t dst, uint32_t block, enum ring_dir d, uint32_t fibre,
 		     uint32_t wl) {
 	struct xfer x = X(src, dst, block);
@@ -571,6 +641,7 @@ int main(void)
 	    cmocka_unit_test(test_reduce_same_step_is_not_visible),
 	    cmocka_unit_test(test_allreduce),
 	    cmocka_unit_test(test_alltoall),
+	    cmocka_unit_test(test_alltoall_sorted),
 	    cmocka_unit_test(test_absent),
 	    cmocka_unit_test(test_wdm),
 	};

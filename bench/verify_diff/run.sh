@@ -1,0 +1,19 @@
+#!/bin/sh
+# The verifier against a reference commit's, on corrupted all-to-alls
+# (verify_diff.c). From the repository root after `make build/ofc`:
+#   bench/verify_diff/run.sh [REF [TRIALS]]     (REF main, 60 trials)
+# REF's sched/verify.c must build against this tree's sched/ headers.
+set -e
+REF=${1:-main}
+TRIALS=${2:-60}
+B=${BUILD:-build}
+D=$B/verify_diff
+CF="-std=c11 -D_GNU_SOURCE -O2 -g -I. -I$B/gen -I/usr/include/libnl3"
+mkdir -p "$D"
+git show "$REF:sched/verify.c" | sed 's/\bsched_verify\b/sched_verify_old/' >"$D/verify_old.c"
+cc $CF -c "$D/verify_old.c" -o "$D/verify_old.o"
+cc $CF -c bench/verify_diff/verify_diff.c -o "$D/verify_diff.o"
+cc -O2 "$D/verify_diff.o" "$D/verify_old.o" "$B/libofc.a" -o "$D/verify_diff" \
+	-lyaml -lprotobuf-c -lnl-route-3 -lnl-genl-3 -lnl-3 -lsystemd -llpsolve55 -lcolamd \
+	-ldl -lpthread -lm
+"$D/verify_diff" "$TRIALS"

@@ -1,0 +1,265 @@
+/* Differential check (bench/verify_diff/run.sh builds it): a reference
+ * commit's verifier, renamed sched_verify_old, against this tree's on
+ * all-to-all schedules of every algorithm and lowering on small tori,
+ * hypercubes, generalized Kautz graphs and a ring, with and without runs,
+ * each corrupted at random (dropped, duplicated, misrouted, early, late,
+ * re-blocked, wrong lane, runs cut, pieces cut or moved, reducing, split,
+ * sent again in an extra step; with the topology, without it, and with a
+ * node absent). The reports are compared field by field, the error text
+ * byte for byte, and the per-step link loads; exit 1 on any difference. */
+#include "sched/sched.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sched_verify_old(const struct schedule *s, const struct verify_opts *o,
+		     struct verify_report *r);
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+static uint32_t rn(uint32_t k)
+{
+	return k ? (uint32_t)(rnd() % k) : 0;
+}
+
+struct ent {
+	uint32_t step;
+	struct xfer x;
+};
+
+static void rebuild(struct schedule *d, const struct schedule *s, struct ent *e, size_t m,
+		    uint32_t nsteps)
+{
+	sched_init(d, s->collective, s->algorithm, s->nodes);
+	/* stable by step */
+	size_t *cnt = calloc(nsteps + 1, sizeof(size_t));
+	struct ent *o = malloc((m + 1) * sizeof(*o));
+	for (size_t i = 0; i < m; i++)
+		cnt[e[i].step + 1]++;
+	for (uint32_t t = 0; t < nsteps; t++)
+		cnt[t + 1] += cnt[t];
+	for (size_t i = 0; i < m; i++)
+		o[cnt[e[i].step]++] = e[i];
+	size_t k = 0;
+	for (uint32_t t = 0; t < nsteps; t++) {
+		sched_step(d);
+		while (k < m && o[k].step == t) {
+			sched_add(d, &o[k].x);
+			k++;
+		}
+	}
+	free(cnt);
+	free(o);
+}
+
+static long ncases, nok, nfail, nbad;
+
+static void compare(const char *what, const struct schedule *s, const struct verify_opts *o)
+{
+	struct verify_report a, b;
+	double *la = NULL, *lb = NULL;
+	struct verify_opts oa = *o, ob = *o;
+	if (o->graph) {
+		la = calloc(s->nsteps + 1, sizeof(double));
+		lb = calloc(s->nsteps + 1, sizeof(double));
+		oa.step_link_load = la;
+		ob.step_link_load = lb;
+	}
+	int ra = sched_verify_old(s, &oa, &a);
+	int rb = sched_verify(s, &ob, &b);
+	ncases++;
+	bool same = ra == rb && a.ok == b.ok && strcmp(a.error, b.error) == 0 &&
+		    a.nsteps == b.nsteps && a.ntransfers == b.ntransfers &&
+		    memcmp(&a.sum_max_link_load, &b.sum_max_link_load, 8) == 0 &&
+		    memcmp(&a.max_link_load, &b.max_link_load, 8) == 0 &&
+		    memcmp(&a.max_total_link_load, &b.max_total_link_load, 8) == 0 &&
+		    a.max_wavelengths_used == b.max_wavelengths_used &&
+		    memcmp(&a.duplicate_blocks, &b.duplicate_blocks, 8) == 0 &&
+		    memcmp(&a.network_cost, &b.network_cost, 8) == 0 &&
+		    memcmp(&a.max_utilisation, &b.max_utilisation, 8) == 0;
+	if (!a.ok) {
+		same = same && a.bad_step == b.bad_step && a.bad_xfer == b.bad_xfer;
+	}
+	if (la && memcmp(la, lb, s->nsteps * sizeof(double)) != 0)
+		same = false;
+	if (ra == 0)
+		nok++;
+	else
+		nfail++;
+	if (!same) {
+		nbad++;
+		if (nbad < 20)
+			printf("DIFF %s: old rc %d ok %d dup %.17g '%s' | new rc %d ok %d dup "
+			       "%.17g '%s'\n",
+			       what, ra, a.ok, a.duplicate_blocks, a.error, rb, b.ok,
+			       b.duplicate_blocks, b.error);
+	}
+	free(la);
+	free(lb);
+}
+
+static void corrupt_and_check(const char *spec, const struct graph *g, const struct schedule *s,
+			      int trials)
+{
+	struct verify_opts o = {.graph = g};
+	struct verify_opts none = {0};
+	compare(spec, s, &o);
+	compare(spec, s, &none);
+	size_t m = s->nxfers;
+	struct ent *e = malloc((m + 64) * sizeof(*e));
+	uint32_t n = s->nodes;
+	for (int tr = 0; tr < trials; tr++) {
+		size_t k = 0;
+		for (uint32_t t = 0; t < s->nsteps; t++)
+			for (size_t xi = s->step_start[t]; xi < s->step_start[t + 1]; xi++)
+				e[k++] = (struct ent){t, s->xfers[xi]};
+		uint32_t nsteps = s->nsteps;
+		int nc = 1 + (int)rn(3);
+		char what[256];
+		int w = snprintf(what, sizeof(what), "%s trial %d:", spec, tr);
+		for (int c = 0; c < nc && k; c++) {
+			int kind = (int)rn(14);
+			size_t i = rn((uint32_t)k);
+			struct xfer *x = &e[i].x;
+			w += snprintf(what + w, sizeof(what) - (size_t)w, " %d@%zu", kind, i);
+			switch (kind) {
+			case 0: /* drop */
+				e[i] = e[--k];
+				break;
+			case 1: /* duplicate, same step or later */
+				e[k] = e[i];
+				e[k].step = e[i].step + rn(2) * rn(nsteps - e[i].step);
+				k++;
+				break;
+			case 2:
+				x->dst = (uint16_t)rn(n);
+				break; /* misroute */
+			case 3:
+				x->src = (uint16_t)rn(n);
+				break;
+			case 4:
+				if (e[i].step)
+					e[i].step -= 1 + rn(e[i].step);
+				break; /* early */
+			case 5:
+				e[i].step += rn(nsteps - e[i].step);
+				break; /* late */
+			case 6:
+				x->block = rn(n * n);
+				break; /* re-block */
+			case 7:
+				x->block = (x->block / n) * n + rn(n);
+				break; /* other target */
+			case 8:
+				x->lane = rn(2) ? SCHED_NO_LANE : (uint16_t)rn(6);
+				break; /* wrong lane */
+			case 9:
+				if (x->run)
+					x->run -= 1 + rn(x->run);
+				else
+					x->run = (uint8_t)rn(3);
+				break; /* run cut */
+			case 10: {     /* piece changes */
+				uint32_t r = rn(4);
+				if (r == 0 && x->length > 1)
+					x->length /= 2;
+				else if (r == 1 && x->length > 1) {
+					x->offset += x->length / 2;
+					x->length -= x->length / 2;
+				} else if (r == 2) {
+					x->offset = 0;
+					x->length = SCHED_ONE;
+				} else
+					x->length = rn(2) ? 0 : SCHED_ONE;
+				break;
+			}
+			case 11:
+				x->flags |= 4;
+				break; /* reducing */
+			case 12:       /* split a transfer into two halves (valid) */
+				if (x->length > 1) {
+					e[k] = e[i];
+					uint32_t h = x->length / 2;
+					e[k].x.offset = x->offset + h;
+					e[k].x.length = x->length - h;
+					x->length = h;
+					k++;
+				}
+				break;
+			case 13: /* duplicate into an extra final step at target again / or add a
+				    step */
+				e[k] = e[i];
+				e[k].step = nsteps;
+				nsteps++;
+				k++;
+				break;
+			}
+		}
+		struct schedule d;
+		rebuild(&d, s, e, k, nsteps);
+		compare(what, &d, &o);
+		if (tr % 4 == 0)
+			compare(what, &d, &none);
+		if (tr % 8 == 0) { /* an absent node */
+			uint8_t *ab = calloc(n, 1);
+			ab[rn(n)] = 1;
+			struct verify_opts oo = {.graph = g, .absent = ab};
+			compare(what, &d, &oo);
+			free(ab);
+		}
+		sched_free(&d);
+	}
+	free(e);
+}
+
+int main(int argc, char **argv)
+{
+	int trials = argc > 1 ? atoi(argv[1]) : 200;
+	const char *topos[] = {"torus:4x4",   "torus:3x5",     "torus:4x4x2",	"hypercube:4",
+			       "hypercube:5", "genkautz:16,3", "genkautz:24,4", "ring:6",
+			       "torus:6x6",   "genkautz:40,4"};
+	const char *algos[][2] = {{"mcf", NULL},    {"mcf", "paths"}, {"mcf", "single"},
+				  {"mcf", "steps"}, {"direct", NULL}, {"sp-balanced", NULL}};
+	for (size_t ti = 0; ti < sizeof(topos) / sizeof(*topos); ti++) {
+		struct graph *g;
+		struct ofc_error err = {0};
+		if (topo_build(topos[ti], &g, &err)) {
+			printf("topo %s: %s\n", topos[ti], err.msg);
+			continue;
+		}
+		for (size_t ai = 0; ai < sizeof(algos) / sizeof(*algos); ai++)
+			for (int runs = 0; runs < 2; runs++) {
+				struct a2a_request q = {
+				    .algo = algos[ai][0], .lowering = algos[ai][1], .runs = runs};
+				struct schedule s;
+				struct a2a_outcome out = {0};
+				memset(&s, 0, sizeof(s));
+				if (a2a_build(g, &q, &s, &out, &err)) {
+					printf("build %s %s %s: %s\n", topos[ti], algos[ai][0],
+					       algos[ai][1] ? algos[ai][1] : "-", err.msg);
+					memset(&err, 0, sizeof(err));
+					continue;
+				}
+				char spec[128];
+				snprintf(spec, sizeof(spec), "%s %s/%s runs %d (%zu xfers)",
+					 topos[ti], algos[ai][0], algos[ai][1] ? algos[ai][1] : "-",
+					 runs, s.nxfers);
+				long b0 = nbad, c0 = ncases, f0 = nfail;
+				corrupt_and_check(spec, g, &s, trials);
+				printf("%s: %ld cases, %ld failing, %ld diffs\n", spec, ncases - c0,
+				       nfail - f0, nbad - b0);
+				fflush(stdout);
+				sched_free(&s);
+				a2a_outcome_free(&out);
+			}
+		graph_free(g);
+	}
+	printf("TOTAL %ld cases: %ld ok, %ld failing, %ld diffs\n", ncases, nok, nfail, nbad);
+	return nbad != 0;
+}
