@@ -185,10 +185,13 @@ int cli_export_check(const struct schedule_print *p, uint64_t limit, const struc
 	fmt_size(max_s, sizeof(max_s), limit);
 	return ofc_error_set(err, OFC_E_RUNTIME,
 			     "writing the %u-node schedule (%zu transfers) as %s needs about %s "
-			     "(%s), over the memory limit of %s (--max-memory); --format json "
-			     "or text is written transfer by transfer and fits",
+			     "(%s), over the memory limit of %s (--max-memory)%s",
 			     s->nodes, s->nxfers, p->format == FMT_PB ? "pb" : "msccl", need_s,
-			     what, max_s);
+			     what, max_s,
+			     /* pb streams as json and text do: only MSCCL holds more */
+			     p->format == FMT_MSCCL
+				 ? "; --format json, text or pb is written as it goes and fits"
+				 : "");
 }
 
 /* The line, from pr (its mutex held). */
