@@ -176,6 +176,96 @@ static void test_json(void **state)
 	free(pretty);
 }
 
+/* The writer's own number formatting against what printf writes ("%lld",
+ * "%llu", and "%.Ng" with the fewest N of 15..17 that reads back), at the
+ * edges of its fast paths, and its indent at every depth. */
+static const int64_t ints[] = {INT64_MIN, -1000000, -1, 0, 7, 10, 99, 4096, INT64_MAX};
+static const uint64_t uints[] = {0, 1, 9, 10, 65535, 4294967296ull, UINT64_MAX};
+static const double dbls[] = {0.0,
+			      -0.0,
+			      1,
+			      -7,
+			      0.5,
+			      1e14,
+			      999999999999999.0,
+			      1e15,
+			      -1e15,
+			      9007199254740992.0,
+			      1e16,
+			      123456789012345.5,
+			      -2.25,
+			      1e300,
+			      1e-300};
+
+static void fill_numbers(struct json_writer *w)
+{
+	jw_arr_begin(w);
+	for (size_t i = 0; i < ARRAY_SIZE(ints); i++)
+		jw_int(w, ints[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(uints); i++)
+		jw_uint(w, uints[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(dbls); i++)
+		jw_double(w, dbls[i]);
+	jw_arr_end(w);
+}
+
+static void fill_deep(struct json_writer *w)
+{
+	for (int d = 0; d < JSON_MAX_DEPTH; d++) {
+		jw_obj_begin(w);
+		jw_key(w, "k");
+	}
+	jw_int(w, 1);
+	for (int d = 0; d < JSON_MAX_DEPTH; d++)
+		jw_obj_end(w);
+}
+
+static void test_json_numbers(void **state)
+{
+	struct strbuf want = STRBUF_INIT;
+	char buf[40];
+	(void)state;
+
+	sb_putc(&want, '[');
+	for (size_t i = 0; i < ARRAY_SIZE(ints); i++)
+		sb_printf(&want, "%s%lld", i ? "," : "", (long long)ints[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(uints); i++)
+		sb_printf(&want, ",%llu", (unsigned long long)uints[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(dbls); i++) {
+		for (int prec = 15; prec <= 17; prec++) {
+			snprintf(buf, sizeof(buf), "%.*g", prec, dbls[i]);
+			if (strtod(buf, NULL) == dbls[i])
+				break;
+		}
+		sb_printf(&want, ",%s", buf);
+	}
+	sb_putc(&want, ']');
+	char *got = json_of(fill_numbers, false);
+	assert_string_equal(got, want.buf);
+	assert_non_null(strstr(got, ",-0,"));
+	free(got);
+
+	sb_free(&want);
+	for (int d = 0; d < JSON_MAX_DEPTH; d++) {
+		sb_putc(&want, '{');
+		sb_putc(&want, '\n');
+		for (int i = 0; i <= d; i++)
+			sb_puts(&want, "  ");
+		sb_puts(&want, "\"k\": ");
+	}
+	sb_putc(&want, '1');
+	for (int d = JSON_MAX_DEPTH; d-- > 0;) {
+		sb_putc(&want, '\n');
+		for (int i = 0; i < d; i++)
+			sb_puts(&want, "  ");
+		sb_putc(&want, '}');
+	}
+	got = json_of(fill_deep, true);
+	assert_string_equal(got, want.buf);
+	free(got);
+	sb_free(&want);
+}
+
 static int count_entries(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -401,6 +491,7 @@ int main(void)
 	    cmocka_unit_test(test_integers),
 	    cmocka_unit_test(test_format),
 	    cmocka_unit_test(test_json),
+	    cmocka_unit_test(test_json_numbers),
 	    cmocka_unit_test(test_atomic_files),
 	    cmocka_unit_test(test_read_file_kinds),
 	    cmocka_unit_test(test_errors),
