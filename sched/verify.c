@@ -1981,6 +1981,21 @@ static int setup_network(struct vstate *v)
 	return 0;
 }
 
+/* gk: the k of the finest 1/2^k of a block that every transfer's offset
+ * and length are multiples of (0: whole blocks only); cut: the transfers
+ * of less than a block. */
+static uint32_t part_shift(const struct schedule *s, size_t *cut)
+{
+	uint32_t bits = SCHED_ONE;
+
+	*cut = 0;
+	for (size_t xi = 0; xi < s->nxfers; xi++) {
+		*cut += s->xfers[xi].length != SCHED_ONE;
+		bits |= s->xfers[xi].offset | s->xfers[xi].length;
+	}
+	return 31 - (uint32_t)__builtin_ctz(bits);
+}
+
 /* v->rank when the first step's first send from each node goes to the
  * next node of one ring through all of them (cell()). */
 static void ring_rank(struct vstate *v)
@@ -2047,13 +2062,9 @@ static int setup(struct vstate *v)
 		/* The fold table (two pieces inline) when many transfers cut
 		 * shards (a bidirectional ring: all); else 16-byte entries and
 		 * lists for the entries cut (BFB: 8% of its transfers). */
-		size_t cut = 0;
-		uint32_t bits = SCHED_ONE;
+		size_t cut;
 
-		for (size_t xi = 0; xi < s->nxfers; xi++) {
-			cut += s->xfers[xi].length != SCHED_ONE;
-			bits |= s->xfers[xi].offset | s->xfers[xi].length;
-		}
+		v->gk = part_shift(s, &cut);
 		if (!v->o->network) {
 			v->read_mark = true;
 			ring_rank(v);
@@ -2061,7 +2072,6 @@ static int setup(struct vstate *v)
 		/* The grid when it is no larger than the fold table, or small;
 		 * on huge pages unless by diagonal (read in order, where the
 		 * first touch of fresh 4 KiB pages costs less). */
-		v->gk = 31 - (uint32_t)__builtin_ctz(bits);
 		if (!v->o->network && cut * 4 > s->nxfers && s->nsteps < RW_LIST &&
 		    (v->gk == 1 || (v->gk <= 3 && ((size_t)n * n << v->gk) <= (1u << 24))))
 			v->grid =
@@ -2110,11 +2120,9 @@ static int setup(struct vstate *v)
 		bool parts =
 		    (s->collective == SCHED_ALLGATHER || s->collective == SCHED_BROADCAST) &&
 		    !v->o->network;
-		uint32_t pb = SCHED_ONE;
+		size_t cut;
 
-		for (size_t xi = 0; parts && xi < s->nxfers; xi++)
-			pb |= s->xfers[xi].offset | s->xfers[xi].length;
-		v->gk = 31 - (uint32_t)__builtin_ctz(pb);
+		v->gk = parts ? part_shift(s, &cut) : 0;
 		if (parts && v->gk <= 3 && (bits << v->gk) <= BITMAP_MAX_BITS) {
 			v->cgrid = xcalloc((bits << v->gk) / 64 + 1, sizeof(uint64_t));
 			ring_rank(v);
