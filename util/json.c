@@ -9,9 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define fputc fputc_unlocked
-#define fputs fputs_unlocked
-
 void jw_init(struct json_writer *w, FILE *out, bool pretty)
 {
 	memset(w, 0, sizeof(*w));
@@ -45,14 +42,14 @@ static void before(struct json_writer *w, bool container)
 		if (container && l->count == 0)
 			l->multiline = true;
 		if (l->count)
-			fputs(",", w->out);
+			fputs_unlocked(",", w->out);
 		if (w->pretty && l->multiline)
 			newline(w);
 		else if (w->pretty && l->count)
-			fputc(' ', w->out);
+			fputc_unlocked(' ', w->out);
 	} else {
 		if (l->count)
-			fputc(',', w->out);
+			fputc_unlocked(',', w->out);
 		if (w->pretty)
 			newline(w);
 	}
@@ -62,7 +59,7 @@ static void before(struct json_writer *w, bool container)
 static void open(struct json_writer *w, char c, bool is_array)
 {
 	before(w, true);
-	fputc(c, w->out);
+	fputc_unlocked(c, w->out);
 	if (w->depth >= JSON_MAX_DEPTH)
 		abort(); /* a programming error: no ofc document nests this deep */
 	w->level[w->depth].is_array = is_array;
@@ -80,7 +77,7 @@ static void close_(struct json_writer *w, char c)
 		(!w->level[w->depth].is_array || w->level[w->depth].multiline);
 	if (w->pretty && broke)
 		newline(w);
-	fputc(c, w->out);
+	fputc_unlocked(c, w->out);
 }
 
 void jw_obj_begin(struct json_writer *w)
@@ -136,19 +133,19 @@ void json_escape(struct strbuf *sb, const char *s)
 static void put_string(struct json_writer *w, const char *s)
 {
 	struct strbuf sb = STRBUF_INIT;
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	const char *p = s = s ? s : "";
 
 	/* Keys and names need no escape: written as they are, no buffer. */
-	while (*p >= 0x20 && *p != '"' && *p != '\\')
+	while ((unsigned char)*p >= 0x20 && *p != '"' && *p != '\\')
 		p++;
 	if (!*p) {
-		fputc('"', w->out);
-		fputs(s ? s : "", w->out);
-		fputc('"', w->out);
+		fputc_unlocked('"', w->out);
+		fwrite_unlocked(s, 1, (size_t)(p - s), w->out);
+		fputc_unlocked('"', w->out);
 		return;
 	}
-	json_escape(&sb, s ? s : "");
-	fputs(sb.buf, w->out);
+	json_escape(&sb, s);
+	fputs_unlocked(sb.buf, w->out);
 	sb_free(&sb);
 }
 
@@ -161,14 +158,14 @@ static void put_u64(FILE *out, uint64_t v)
 	do
 		*--p = (char)('0' + v % 10);
 	while (v /= 10);
-	fputs(p, out);
+	fputs_unlocked(p, out);
 }
 
 void jw_key(struct json_writer *w, const char *key)
 {
 	before(w, false);
 	put_string(w, key);
-	fputs(w->pretty ? ": " : ":", w->out);
+	fputs_unlocked(w->pretty ? ": " : ":", w->out);
 	w->after_key = true;
 }
 
@@ -182,7 +179,7 @@ void jw_int(struct json_writer *w, int64_t v)
 {
 	before(w, false);
 	if (v < 0)
-		fputc('-', w->out);
+		fputc_unlocked('-', w->out);
 	put_u64(w->out, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
 }
 
@@ -198,14 +195,14 @@ void jw_double(struct json_writer *w, double v)
 
 	before(w, false);
 	if (!isfinite(v)) {
-		fputs("null", w->out);
+		fputs_unlocked("null", w->out);
 		return;
 	}
 	/* A whole number below 10^15 (and not -0): what "%.15g" writes is
 	 * its digits. Most of a schedule's numbers (nodes, whole blocks). */
 	if (fabs(v) < 1e15 && v == (double)(int64_t)v && !(v == 0 && signbit(v))) {
 		if (v < 0)
-			fputc('-', w->out);
+			fputc_unlocked('-', w->out);
 		put_u64(w->out, (uint64_t)fabs(v));
 		return;
 	}
@@ -214,22 +211,22 @@ void jw_double(struct json_writer *w, double v)
 		if (strtod(buf, NULL) == v)
 			break;
 	}
-	fputs(buf, w->out);
+	fputs_unlocked(buf, w->out);
 }
 
 void jw_bool(struct json_writer *w, bool v)
 {
 	before(w, false);
-	fputs(v ? "true" : "false", w->out);
+	fputs_unlocked(v ? "true" : "false", w->out);
 }
 
 void jw_null(struct json_writer *w)
 {
 	before(w, false);
-	fputs("null", w->out);
+	fputs_unlocked("null", w->out);
 }
 
 void jw_finish(struct json_writer *w)
 {
-	fputc('\n', w->out);
+	fputc_unlocked('\n', w->out);
 }
