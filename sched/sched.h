@@ -738,6 +738,9 @@ struct verify_opts {
 	/* The request's deadline and progress (issue 17), or NULL: checked
 	 * and reported every step; past the deadline the check fails. */
 	const struct ofc_clock *clock;
+	/* Worker threads the check may use (0 = all CPUs, 1 = this thread
+	 * alone); a check split over threads reports exactly as one. */
+	unsigned threads;
 };
 
 struct verify_report {

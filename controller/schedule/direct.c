@@ -227,7 +227,8 @@ static void finish(struct schedule_result *r, struct schedule_outcome *o)
 	struct verify_report rep;
 	struct verify_opts vo = {.graph = r->nic_ports ? r->fv.pg : r->g,
 				 .clock = o->is_a2a ? NULL : r->clock,
-				 .arc_capacity = r->nic_ports ? r->pg_cap : r->arc_cap};
+				 .arc_capacity = r->nic_ports ? r->pg_cap : r->arc_cap,
+				 .threads = r->bopts.threads};
 	double t0 = now_seconds();
 	double *step_link = NULL;
 
@@ -616,7 +617,7 @@ static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
 	o->have = true;
 	o->steps = o->s.nsteps;
 	o->ntransfers = o->s.nxfers;
-	struct verify_opts vo = {.clock = r->clock};
+	struct verify_opts vo = {.clock = r->clock, .threads = r->bopts.threads};
 	phase(r, o, "verification");
 	verify_outcome(o, &vo, &rep);
 	o->verify_s = now_seconds() - t0;
