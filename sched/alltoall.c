@@ -361,9 +361,88 @@ static uint64_t cheapest_path(const struct graph *g, uint32_t s, uint32_t t, con
 	return dist[t];
 }
 
-/* App. D (after Domke et al.): Dijkstra per pair in random order, every arc
- * weighing W0 + the routes already on it, W0 = |K| + 1 so that routes stay
- * shortest and only ties are broken by load. Routes come out in pair order. */
+/* Hop counts to every node: to[t * n + v] = hops from v to t (BFS from each
+ * node, stored by destination), UINT16_MAX out of reach. */
+static uint16_t *hops_to(const struct graph *g)
+{
+	uint32_t n = g->n, *queue = xmalloc(n * sizeof(uint32_t));
+	uint16_t *to = xmalloc((size_t)n * n * sizeof(uint16_t)),
+		 *d = xmalloc(n * sizeof(uint16_t));
+
+	for (uint32_t u = 0; u < n; u++) {
+		uint32_t head = 0, qt = 0;
+
+		for (uint32_t v = 0; v < n; v++)
+			d[v] = UINT16_MAX;
+		d[u] = 0;
+		queue[qt++] = u;
+		while (head < qt) {
+			uint32_t x = queue[head++];
+
+			for (uint32_t a = g->off[x]; a < g->off[x + 1]; a++)
+				if (d[g->adj[a]] == UINT16_MAX) {
+					d[g->adj[a]] = d[x] + 1;
+					queue[qt++] = g->adj[a];
+				}
+		}
+		for (uint32_t v = 0; v < n; v++)
+			to[(size_t)v * n + u] = d[v];
+	}
+	free(d);
+	free(queue);
+	return to;
+}
+
+/* The least-loaded shortest path s -> t (its arcs into c->parent, as
+ * cheapest_path's): the shortest paths form layers, node v in layer k when
+ * k hops from s and L - k from t, so the least load is one pass over them
+ * in order, no heap. With every arc weighing W0 + load that is also the
+ * cheapest path of any length when its load is below W0 (a longer path
+ * costs W0 more); returns the load, or UINT64_MAX when it is not (the
+ * caller asks Dijkstra). Ties go to the first arc in port order. */
+static uint64_t least_loaded_path(const struct graph *g, const uint16_t *to, uint32_t s, uint32_t t,
+				  const uint64_t *w, uint64_t W0, uint32_t stamp, uint32_t *seen,
+				  uint32_t *layer, struct cheapest *c)
+{
+	uint32_t n = g->n, L = to[(size_t)t * n + s], lo = 0, hi = 1, *parent = c->parent;
+	const uint16_t *tt = to + (size_t)t * n;
+	uint64_t *best = c->dist;
+
+	layer[0] = s;
+	best[s] = 0;
+	seen[s] = stamp;
+	for (uint32_t k = 0; k < L; k++) {
+		uint32_t end = hi;
+
+		for (uint32_t i = lo; i < end; i++) {
+			uint32_t u = layer[i];
+
+			for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
+				uint32_t v = g->adj[a];
+				uint64_t load = best[u] + (w[a] - W0);
+
+				if (tt[v] != L - k - 1)
+					continue;
+				if (seen[v] != stamp) {
+					seen[v] = stamp;
+					layer[hi++] = v;
+				} else if (load >= best[v]) {
+					continue;
+				}
+				best[v] = load;
+				parent[v] = a;
+			}
+		}
+		lo = end;
+	}
+	return best[t] < W0 ? best[t] : UINT64_MAX;
+}
+
+/* App. D (after Domke et al.): pairs in random order, each routed on its
+ * cheapest path with every arc weighing W0 + the routes already on it,
+ * W0 = |K| + 1 so that routes stay shortest and only ties are broken by
+ * load (least_loaded_path; Dijkstra where a load would reach W0). Routes
+ * come out in pair order. */
 int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes *rt,
 			struct ofc_error *err)
 {
@@ -392,11 +471,23 @@ int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes 
 		order[j] = t;
 	}
 	uint32_t *route_of = xmalloc(npairs * sizeof(uint32_t));
+	/* The hop table is 2 N^2 bytes: 2 MiB at the 1,024 nodes schedules are
+	 * built for; past 4,096 nodes Dijkstra alone. */
+	uint16_t *to = n <= 4096 ? hops_to(g) : NULL;
+	uint32_t *seen = xcalloc(n, sizeof(uint32_t)), *layer = xmalloc(n * sizeof(uint32_t));
+	uint32_t stamp = 0;
 	int rc = 0;
 	for (uint64_t i = 0; i < npairs; i++) {
 		uint32_t s = (uint32_t)(order[i] / n), t = (uint32_t)(order[i] % n);
 
-		if (cheapest_path(g, s, t, w, NULL, &c) == UINT64_MAX) {
+		if (++stamp == 0) {
+			memset(seen, 0, n * sizeof(uint32_t));
+			stamp = 1;
+		}
+		if ((to && to[(size_t)t * n + s] == UINT16_MAX) ||
+		    ((!to || least_loaded_path(g, to, s, t, w, W0, stamp, seen, layer, &c) ==
+				 UINT64_MAX) &&
+		     cheapest_path(g, s, t, w, NULL, &c) == UINT64_MAX)) {
 			rc = ofc_error_set(err, OFC_E_INPUT, "%s is not strongly connected",
 					   g->spec ? g->spec : "the topology");
 			break;
@@ -407,6 +498,9 @@ int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes 
 		route_of[(size_t)s * (n - 1) + (t < s ? t : t - 1)] = (uint32_t)tmp.nroutes;
 		a2a_routes_add(&tmp, s, t, 1, arc, NULL, len);
 	}
+	free(to);
+	free(seen);
+	free(layer);
 	/* Pair order, as every other route set. */
 	rt->n = n;
 	for (uint64_t p = 0; rc == 0 && p < npairs; p++) {

@@ -571,6 +571,85 @@ static void test_capacities(void **state)
  * verifier, given the capacities, sums the steps' busiest load over
  * capacity to the MCF's objective; the paths lowering's busiest link over
  * its capacity is at least 1 / theta. */
+/* sp-balanced (App. D): each pair's route is a shortest path, ties broken
+ * by the load already routed: shortest on every graph here (directed,
+ * with a link failed), every pair once, and on tori better balanced than
+ * direct exchange's BFS paths, which ignore load (on a hypercube BFS in
+ * port order is e-cube routing, balanced already); a node cut off is said
+ * so. */
+static uint32_t hops_between(const struct graph *g, uint32_t s, uint32_t t)
+{
+	uint32_t *d = malloc(g->n * sizeof(uint32_t)), *q = malloc(g->n * sizeof(uint32_t));
+	uint32_t head = 0, qt = 0, r;
+
+	for (uint32_t v = 0; v < g->n; v++)
+		d[v] = UINT32_MAX;
+	d[s] = 0;
+	q[qt++] = s;
+	while (head < qt)
+		for (uint32_t u = q[head++], a = g->off[u]; a < g->off[u + 1]; a++)
+			if (d[g->adj[a]] == UINT32_MAX) {
+				d[g->adj[a]] = d[u] + 1;
+				q[qt++] = g->adj[a];
+			}
+	r = d[t];
+	free(d);
+	free(q);
+	return r;
+}
+
+static void test_sp_balanced(void **state)
+{
+	static const char *specs[] = {"torus:6x6", "hypercube:5", "genkautz:64,4",
+				      "circulant:20:1,3"};
+	struct ofc_error err = {0};
+
+	(void)state;
+	for (size_t i = 0; i <= ARRAY_SIZE(specs); i++) {
+		struct graph *g0 = build(i < ARRAY_SIZE(specs) ? specs[i] : "torus:6x6"), *g = g0;
+		struct a2a_routes rt, dr;
+		uint32_t n = g0->n;
+
+		if (i == ARRAY_SIZE(specs)) { /* one link failed */
+			assert_int_equal(topo_fail_links(g0, "0-1", &g, &err), 0);
+			graph_free(g0);
+		}
+		assert_int_equal(a2a_balanced_routes(g, 7, &rt, &err), 0);
+		assert_int_equal(a2a_direct_routes(g, &dr, &err), 0);
+		assert_int_equal(rt.nroutes, (size_t)n * (n - 1));
+		for (size_t q = 0; q < rt.nroutes; q++) {
+			uint32_t s = rt.src[q], t = rt.dst[q], v = s;
+
+			if (q > 0) /* pair order: each pair once */
+				assert_true((uint64_t)rt.src[q - 1] * n + rt.dst[q - 1] <
+					    (uint64_t)s * n + t);
+			assert_int_equal(rt.off[q + 1] - rt.off[q], hops_between(g, s, t));
+			for (size_t h = rt.off[q]; h < rt.off[q + 1]; h++) {
+				uint32_t a = rt.arc[h];
+
+				assert_true(a >= g->off[v] && a < g->off[v + 1]);
+				v = g->adj[a];
+			}
+			assert_int_equal(v, t);
+		}
+		if (i == 0 || i == ARRAY_SIZE(specs))
+			assert_true(a2a_max_link_load(g, NULL, &rt) <
+				    a2a_max_link_load(g, NULL, &dr));
+		a2a_routes_free(&rt);
+		a2a_routes_free(&dr);
+		graph_free(g);
+	}
+
+	/* Node 3 of a directed ring 0 -> 1 -> 2 -> 0 plus 3 -> 0: no way in. */
+	uint32_t tails[] = {0, 1, 2, 3}, heads[] = {1, 2, 0, 0};
+	struct graph *cut = graph_from_arcs(4, 4, tails, heads, "cut");
+	struct a2a_routes rt;
+
+	assert_int_equal(a2a_balanced_routes(cut, 7, &rt, &err), -1);
+	assert_non_null(strstr(err.msg, "cut is not strongly connected"));
+	graph_free(cut);
+}
+
 static void test_capacities_lowered(void **state)
 {
 	struct graph *g = build("torus:3x3");
@@ -786,7 +865,7 @@ int main(void)
 	    cmocka_unit_test(test_degraded),	    cmocka_unit_test(test_injection),
 	    cmocka_unit_test(test_capacities),	    cmocka_unit_test(test_capacities_lowered),
 	    cmocka_unit_test(test_warm_start),	    cmocka_unit_test(test_warm_gap),
-	    cmocka_unit_test(test_cancel),
+	    cmocka_unit_test(test_cancel),	    cmocka_unit_test(test_sp_balanced),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
