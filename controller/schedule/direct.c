@@ -1480,22 +1480,33 @@ static int setup(struct schedule_result *r, const struct schedule_query *q, stru
 	return 0;
 }
 
+/* A comparison keeps one schedule, its first row's that applies (r->main,
+ * what the summary describes and -o writes): each other row's is dropped
+ * as soon as its figures are in, so the next row's memory estimate does
+ * not count it (torus:64x64 --algo all held them all, 10 GB, and refused
+ * torus-rings). */
+static void keep_or_drop(struct schedule_result *r, struct schedule_outcome *o)
+{
+	if (!r->main && o->applies)
+		r->main = o;
+	else if (o != r->main)
+		drop_schedule(o);
+}
+
 static struct schedule_outcome *next(struct schedule_result *r)
 {
-	/* A comparison keeps only the first schedule (keep_first): drop each
-	 * other one as soon as its figures are in, so the next row's memory
-	 * estimate does not count it (torus:64x64 --algo all held them all,
-	 * 10 GB, and refused torus-rings). */
-	if (r->compare && r->nout > 1)
-		drop_schedule(&r->out[r->nout - 1]);
+	if (r->compare && r->nout > 0)
+		keep_or_drop(r, &r->out[r->nout - 1]);
 	return &r->out[r->nout++];
 }
 
-/* The comparisons keep every figure but only the first schedule. */
+/* The comparisons keep every figure but only one schedule (next()); when
+ * no row applies, the first row stands for them. */
 static void keep_first(struct schedule_result *r)
 {
-	for (uint32_t i = 1; i < r->nout; i++)
-		drop_schedule(&r->out[i]);
+	keep_or_drop(r, &r->out[r->nout - 1]);
+	if (!r->main)
+		r->main = &r->out[0];
 }
 
 static void run_alltoall(struct schedule_result *r, const struct schedule_query *q,
@@ -1598,7 +1609,8 @@ int schedule_direct(struct schedule_result *r, const struct schedule_query *q, c
 	} else {
 		run_baseline(r, q, next(r), algo);
 	}
-	r->main = &r->out[0];
+	if (!r->main)
+		r->main = &r->out[0];
 	if (strcmp(algo, "all") == 0)
 		direct_certify(r, q);
 	if (r->nic_ports && r->main->applies)
