@@ -1617,6 +1617,26 @@ static bool part(const struct vstate *v, uint32_t u)
 	return !v->term || v->term[u];
 }
 
+/* The step loop: each step's reads, then its writes (read_phase,
+ * write_phase), its links' loads, and the schedule's. */
+static int step_loop(struct vstate *v)
+{
+	const struct schedule *s = v->s;
+
+	for (uint32_t t = 0; t < s->nsteps; t++) {
+		if (clock_expired(v->o->clock))
+			return fail(v, t, SIZE_MAX, "time limit reached in verification");
+		clock_progress(v->o->clock, NULL, (double)t / s->nsteps);
+		if (read_phase(v, t) < 0 || write_phase(v, t) < 0)
+			return -1;
+		if (v->o->graph)
+			step_loads(v, t);
+	}
+	if (v->o->graph)
+		total_loads(v);
+	return 0;
+}
+
 /* ---- the all-to-all by sorting ---------------------------------------------------
  * What a node holds of a block is keyed node * N^2 + block, and the path
  * lowering's hops are nearly all distinct keys (35.6 M of 47 M on
@@ -1633,14 +1653,33 @@ static bool part(const struct vstate *v, uint32_t u)
  * key's low bits (on top), the piece's number (piece_numbers) and the
  * transfer << 1 | write.
  *
+ * On two threads (verify_opts.threads, from A2A_PAR_XFERS transfers) the
+ * steps are cut in two halves: each thread counts and emits one half's
+ * events into its own stretch of every bucket, the first half's before
+ * the second's, so a bucket holds what one thread emits, in its order;
+ * each half numbers its own pieces (the half is the bit above the
+ * number). Then both check the buckets, in chunks of about equal events
+ * taken as they come free, and the step loop's remaining checks (links,
+ * loads) as one more chunk alongside: the emission's scattered stores and
+ * first touches of fresh pages, and the sort, are most of the check, and
+ * split between the cores.
+ *
  * It only proves a schedule right: what a right schedule's report holds of
  * it (the duplicates, summed in fixed point: the step loop's sum of
- * multiples of 2^-31 is exact below 2^53 of them, so the same double). On
- * anything else (a bad transfer, a read not held, a second delivery to a
- * target, a target left lacking) it says no and sched_verify checks the
- * schedule again the step loop's way, which reports the first failure as
- * it always did. */
+ * multiples of 2^-31 is exact below 2^53 of them, so the same double; the
+ * threads' sums are of integers, so the same in any order). On anything
+ * else (a bad transfer, a read not held, a second delivery to a target, a
+ * target left lacking) it says no and sched_verify checks the schedule
+ * again the step loop's way, which reports the first failure as it always
+ * did. */
 #define A2A_BUCKET_EVENTS (1u << 14) /* a bucket and its scratch in L2 */
+/* Below this many transfers one thread: starting a second costs about
+ * what it would save. bench/verify_diff builds the verifier with 1, so
+ * that its small schedules take the two threads' way. */
+#ifndef A2A_PAR_XFERS
+#define A2A_PAR_XFERS (1u << 16)
+#endif
+#define A2A_CHUNKS 64 /* of the check, for two threads to share evenly */
 
 /* x / d by a multiply, m = UINT64_MAX / d + 1 (2 <= d): exact for x and d
  * below 2^32, as the product's error is below x 2^-64 < 1 / d. A divide
@@ -1650,12 +1689,191 @@ static inline uint64_t div_by(uint64_t x, uint64_t m)
 	return (uint64_t)(((unsigned __int128)x * m) >> 64);
 }
 
-static bool a2a_sorted(struct vstate *v)
+/* Steps t0 .. t1 - 1, counted and emitted by one thread. */
+struct a2a_half {
+	uint32_t t0, t1;
+	size_t *at;   /* per bucket: its events here, then where the next goes */
+	uint64_t dup; /* delivered to the origin */
+	bool ok;
+	struct piece_numbers num;
+};
+
+/* What one thread's chunks of the check found. */
+struct a2a_worker {
+	uint64_t *tmp;	       /* the sort's scratch */
+	struct piecemap lists; /* the one key in several pieces at a time */
+	uint64_t dup, complete;
+	bool ok;
+};
+
+struct a2a_job {
+	struct vstate *v;
+	uint64_t mn, mnb;	   /* x / n and x / nblocks by div_by */
+	unsigned shift, xbits, pw; /* bits: the key's low, the transfer's, a piece number's */
+	size_t nb;
+	bool count, check; /* the pass counts (else emits); checks the transfers */
+	uint64_t *ev;
+	size_t *start; /* bucket b's events at [start[b], start[b + 1]) */
+	struct a2a_half half[2];
+	unsigned nhalves;
+	bool numbered;
+	size_t most;		      /* events in the largest bucket */
+	size_t chunk[A2A_CHUNKS + 1]; /* of buckets */
+	unsigned nchunks;
+	bool loop; /* the step loop is the check's item 0 */
+	int loop_rc;
+	struct a2a_worker w[2];
+};
+
+/* Half i's events, counted or emitted. */
+static void a2a_emit(void *ctx, size_t i, unsigned worker)
+{
+	struct a2a_job *job = ctx;
+	struct a2a_half *h = &job->half[i];
+	const struct vstate *v = job->v;
+	const struct schedule *s = v->s;
+	uint32_t n = v->n, plo = 0, plen = 0;
+	uint64_t pno = 0, top = (uint64_t)i << job->pw;
+	unsigned shift = job->shift, xbits = job->xbits;
+	bool numbered = true;
+
+	(void)worker;
+	for (uint32_t t = h->t0; t < h->t1 && h->ok; t++)
+		for (int write = 0; write < 2 && h->ok; write++)
+			for (size_t xi = s->step_start[t]; xi < s->step_start[t + 1]; xi++) {
+				const struct xfer *x = &s->xfers[xi];
+
+				uint32_t u = write ? x->dst : x->src;
+				uint32_t o = (uint32_t)div_by(x->block, job->mn);
+
+				/* What the step loop rejects: left to it. */
+				if (job->check &&
+				    (x->src >= n || x->dst >= n || x->src == x->dst ||
+				     x->block >= v->nblocks || !x->length ||
+				     x->offset >= SCHED_ONE ||
+				     (uint64_t)x->offset + x->length > SCHED_ONE ||
+				     x->block - o * n == o || xfer_op(x) == XFER_REDUCE)) {
+					h->ok = false;
+					break;
+				}
+				if (u == o) { /* the origin */
+					if (write && job->check)
+						h->dup += x->length;
+					continue;
+				}
+				uint64_t key = (uint64_t)u * v->nblocks + x->block;
+				size_t b = (size_t)(key >> shift);
+				if (job->count) {
+					h->at[b]++;
+					continue;
+				}
+				uint64_t w = (uint64_t)xi << 1 | (uint64_t)write;
+				if (numbered) {
+					/* runs of one piece: the last's number */
+					if (x->offset != plo || x->length != plen) {
+						plo = x->offset;
+						plen = x->length;
+						pno = piece_number(&h->num, plo, plo + plen);
+						numbered = h->num.n > 0;
+					}
+					w |= (top | pno) << xbits;
+				}
+				if (shift)
+					w |= key << (64 - shift);
+				job->ev[h->at[b]++] = w;
+			}
+}
+
+/* Item i of the check on the worker's scratch: the step loop (item 0
+ * when job->loop), or a chunk of buckets. */
+static void a2a_check(void *ctx, size_t item, unsigned worker)
+{
+	struct a2a_job *job = ctx;
+	struct a2a_worker *wk = &job->w[worker];
+	struct vstate *v = job->v;
+	const struct schedule *s = v->s;
+	uint32_t n = v->n;
+	uint64_t maxkey = (uint64_t)n * v->nblocks;
+	unsigned shift = job->shift, xbits = job->xbits;
+	uint64_t xmask = (1ull << xbits) - 1, pmask = (1ull << job->pw) - 1;
+
+	if (job->loop && item == 0) {
+		job->loop_rc = step_loop(v);
+		return;
+	}
+	item -= job->loop;
+	if (!wk->tmp)
+		wk->tmp = xmalloc(job->most * sizeof(*wk->tmp));
+	for (size_t b = job->chunk[item]; wk->ok && b < job->chunk[item + 1]; b++) {
+		size_t m = job->start[b + 1] - job->start[b];
+		const uint64_t *e = sched_sort_top(job->ev + job->start[b], wk->tmp, m, shift);
+
+		for (size_t i = 0, j, ahead = 0; wk->ok && i < m; i = j) {
+			uint64_t low = shift ? e[i] >> (64 - shift) : 0;
+
+			for (j = i + 1; j < m && (shift ? e[j] >> (64 - shift) : 0) == low; j++)
+				;
+			/* unnumbered pieces: the transfers some events on, a
+			 * cache miss each */
+			for (; !job->numbered && ahead < j + 16 && ahead < m; ahead++)
+				__builtin_prefetch(&s->xfers[(size_t)(e[ahead] & xmask) >> 1]);
+			uint64_t key = (uint64_t)b << shift | low;
+			uint32_t node = (uint32_t)(maxkey <= (1ull << 32) ? div_by(key, job->mnb)
+									  : key / v->nblocks);
+			uint64_t block = key - (uint64_t)node * v->nblocks;
+			uint32_t o = (uint32_t)div_by(block, job->mn);
+			bool at_target = block - (uint64_t)o * n == node;
+			struct piece p = {0};
+
+			for (size_t k = i; k < j; k++) {
+				size_t xi = (size_t)(e[k] & xmask) >> 1;
+				uint32_t lo, hi;
+
+				if (job->numbered) {
+					uint64_t f = e[k] >> xbits;
+					const struct piece *q =
+					    &job->half[(f >> job->pw) & (job->nhalves - 1)]
+						 .num.piece[f & pmask];
+
+					lo = q->lo;
+					hi = q->hi;
+				} else {
+					lo = s->xfers[xi].offset;
+					hi = lo + s->xfers[xi].length;
+				}
+				if (!(e[k] & 1)) {
+					if (!piece_covers(&wk->lists, &p, lo, hi))
+						wk->ok = false;
+				} else {
+					uint64_t ov = piece_add(&wk->lists, &p, lo, hi);
+
+					if (ov && at_target)
+						wk->ok = false;
+					wk->dup += ov;
+				}
+				if (!wk->ok)
+					break;
+			}
+			if (at_target && part(v, o) && part(v, node) &&
+			    piece_covers(&wk->lists, &p, 0, SCHED_ONE))
+				wk->complete++;
+			piece_clear(&wk->lists, &p);
+			wk->lists.nlists = 0;
+		}
+	}
+}
+
+/* The all-to-all's holdings by sorting, then (or alongside) the step
+ * loop for the rest. */
+static int a2a_sorted(struct vstate *v)
 {
 	const struct schedule *s = v->s;
 	uint32_t n = v->n;
 	uint64_t maxkey = (uint64_t)n * v->nblocks, dup = 0, complete = 0, parts = n;
 	unsigned keybits = 64 - (unsigned)__builtin_clzll(maxkey - 1), bbits = 0;
+	unsigned threads = v->o->threads ? v->o->threads : ofc_cpu_count();
+	const struct verify_opts *caller = v->o;
+	struct verify_opts mine = *caller; /* the step loop's alongside */
 
 	/* As many buckets as fill L2 on average, and enough that the low
 	 * bits fit 32 bits. */
@@ -1665,146 +1883,143 @@ static bool a2a_sorted(struct vstate *v)
 	unsigned shift = keybits - bbits;
 	unsigned xbits = s->nxfers > 1 ? 65 - (unsigned)__builtin_clzll(s->nxfers - 1) : 1;
 	if (shift + xbits > 64)
-		return false;
-	struct piece_numbers *num = xmalloc(sizeof(*num));
+		return -1;
+	unsigned pbits = 64 - shift - xbits;
+	struct a2a_job *job = xcalloc(1, sizeof(*job));
 	size_t nb = (size_t)((maxkey - 1) >> shift) + 1;
-	size_t *start = xcalloc(nb + 1, sizeof(size_t));
-	uint64_t *ev = NULL, *tmp = NULL;
-	bool numbered = true, ok = true;
-	int first = nb > 1 ? 0 : 1; /* one bucket: no counting */
-	uint64_t mn = UINT64_MAX / n + 1, mnb = UINT64_MAX / v->nblocks + 1, pno = 0;
-	uint32_t plo = 0, plen = 0;
+	bool ok = true, counted;
+	unsigned workers = threads > 1 && s->nxfers >= A2A_PAR_XFERS ? 2 : 1;
 
-	piece_numbers_init(num, 64 - shift - xbits);
-	if (first)
-		ev = xmalloc((2 * s->nxfers + 1) * sizeof(*ev));
-	for (int pass = first; pass < 2 && ok; pass++) {
-		for (uint32_t t = 0; t < s->nsteps && ok; t++)
-			for (int write = 0; write < 2 && ok; write++)
-				for (size_t xi = s->step_start[t]; xi < s->step_start[t + 1];
-				     xi++) {
-					const struct xfer *x = &s->xfers[xi];
+	*job = (struct a2a_job){.v = v,
+				.mn = UINT64_MAX / n + 1,
+				.mnb = UINT64_MAX / v->nblocks + 1,
+				.shift = shift,
+				.xbits = xbits,
+				.nb = nb,
+				.start = xcalloc(nb + 1, sizeof(size_t)),
+				.nhalves = 1,
+				.half[0] = {.t0 = 0, .t1 = s->nsteps}};
+	/* Two halves, cut at the step nearest the middle transfer, when
+	 * each half has as many piece numbers as one thread's. */
+	if (workers > 1 && pbits >= SCHED_PIECE_BITS && s->nsteps > 1) {
+		size_t half = s->nxfers / 2;
+		uint32_t mid = 1;
 
-					uint32_t u = write ? x->dst : x->src;
-					uint32_t o = (uint32_t)div_by(x->block, mn);
+		while (mid + 1 < s->nsteps && s->step_start[mid + 1] <= half)
+			mid++;
+		if (mid + 1 < s->nsteps && s->step_start[mid] <= half &&
+		    s->step_start[mid + 1] - half < half - s->step_start[mid])
+			mid++;
+		job->nhalves = 2;
+		job->half[0].t1 = mid;
+		job->half[1] = (struct a2a_half){.t0 = mid, .t1 = s->nsteps};
+	}
+	for (unsigned h = 0; h < job->nhalves; h++) {
+		job->half[h].ok = true;
+		job->half[h].at = xcalloc(nb + 1, sizeof(size_t));
+		piece_numbers_init(&job->half[h].num, job->nhalves > 1 ? pbits - 1 : pbits);
+	}
+	job->pw = (unsigned)__builtin_ctz(job->half[0].num.max);
 
-					/* What the step loop rejects: left to it. */
-					if (pass == first &&
-					    (x->src >= n || x->dst >= n || x->src == x->dst ||
-					     x->block >= v->nblocks || !x->length ||
-					     x->offset >= SCHED_ONE ||
-					     (uint64_t)x->offset + x->length > SCHED_ONE ||
-					     x->block - o * n == o || xfer_op(x) == XFER_REDUCE)) {
-						ok = false;
-						break;
-					}
-					if (u == o) { /* the origin */
-						if (write && pass == first)
-							dup += x->length;
-						continue;
-					}
-					uint64_t key = (uint64_t)u * v->nblocks + x->block;
-					size_t b = (size_t)(key >> shift);
-					if (!pass) {
-						start[b + 1]++;
-						continue;
-					}
-					uint64_t w = (uint64_t)xi << 1 | (uint64_t)write;
-					if (numbered) {
-						/* runs of one piece: the last's number */
-						if (x->offset != plo || x->length != plen) {
-							plo = x->offset;
-							plen = x->length;
-							pno = piece_number(num, plo, plo + plen);
-							numbered = num->n > 0;
-						}
-						w |= pno << xbits;
-					}
-					if (shift)
-						w |= key << (64 - shift);
-					ev[start[b]++] = w;
-				}
-		if (pass || !ok) /* start[b] went to bucket b's end, start[b + 1] */
-			break;
-		for (size_t b = 0; b < nb; b++)
-			start[b + 1] += start[b];
-		ev = xmalloc((start[nb] ? start[nb] : 1) * sizeof(*ev));
+	counted = nb > 1 || job->nhalves > 1; /* one bucket on one thread: no counting */
+	if (counted) {
+		job->count = job->check = true;
+		parallel_for(job->nhalves, 1, workers, a2a_emit, job);
+		for (unsigned h = 0; h < job->nhalves; h++)
+			ok = ok && job->half[h].ok;
+		/* Bucket by bucket, each half's stretch in turn. */
+		size_t at = 0;
+		for (size_t b = 0; ok && b < nb; b++) {
+			job->start[b] = at;
+			for (unsigned h = 0; h < job->nhalves; h++) {
+				size_t c = job->half[h].at[b];
+
+				job->half[h].at[b] = at;
+				at += c;
+			}
+		}
+		job->start[nb] = at;
+		if (ok)
+			job->ev = xmalloc((at ? at : 1) * sizeof(*job->ev));
+	} else {
+		job->ev = xmalloc((2 * s->nxfers + 1) * sizeof(*job->ev));
 	}
 	if (ok) {
-		memmove(start + 1, start, nb * sizeof(size_t));
-		start[0] = 0;
+		job->count = false;
+		job->check = !counted;
+		parallel_for(job->nhalves, 1, workers, a2a_emit, job);
+		for (unsigned h = 0; h < job->nhalves; h++)
+			ok = ok && job->half[h].ok;
+		if (!counted)
+			job->start[1] = job->half[0].at[0];
 	}
-	size_t most = 1;
-	for (size_t b = 0; ok && b < nb; b++)
-		most = start[b + 1] - start[b] > most ? start[b + 1] - start[b] : most;
-	if (ok)
-		tmp = xmalloc(most * sizeof(*tmp));
 
-	uint64_t xmask = (1ull << xbits) - 1, pmask = num->max - 1;
-	struct piecemap lists = {0}; /* the one key in several pieces at a time */
-	for (size_t b = 0; ok && b < nb; b++) {
-		size_t m = start[b + 1] - start[b];
-		const uint64_t *e = sched_sort_top(ev + start[b], tmp, m, shift);
+	if (ok) {
+		size_t total = job->start[nb], b = 0;
 
-		for (size_t i = 0, j, ahead = 0; ok && i < m; i = j) {
-			uint64_t low = shift ? e[i] >> (64 - shift) : 0;
-
-			for (j = i + 1; j < m && (shift ? e[j] >> (64 - shift) : 0) == low; j++)
-				;
-			/* unnumbered pieces: the transfers some events on, a
-			 * cache miss each */
-			for (; !num->n && ahead < j + 16 && ahead < m; ahead++)
-				__builtin_prefetch(&s->xfers[(size_t)(e[ahead] & xmask) >> 1]);
-			uint64_t key = (uint64_t)b << shift | low;
-			uint32_t node = (uint32_t)(maxkey <= (1ull << 32) ? div_by(key, mnb)
-									  : key / v->nblocks);
-			uint64_t block = key - (uint64_t)node * v->nblocks;
-			uint32_t o = (uint32_t)div_by(block, mn);
-			bool at_target = block - (uint64_t)o * n == node;
-			struct piece p = {0};
-
-			for (size_t k = i; k < j; k++) {
-				size_t xi = (size_t)(e[k] & xmask) >> 1;
-				uint32_t lo, hi;
-
-				if (num->n) {
-					lo = num->piece[(e[k] >> xbits) & pmask].lo;
-					hi = num->piece[(e[k] >> xbits) & pmask].hi;
-				} else {
-					lo = s->xfers[xi].offset;
-					hi = lo + s->xfers[xi].length;
-				}
-				if (!(e[k] & 1)) {
-					if (!piece_covers(&lists, &p, lo, hi))
-						ok = false;
-				} else {
-					uint64_t ov = piece_add(&lists, &p, lo, hi);
-
-					if (ov && at_target)
-						ok = false;
-					dup += ov;
-				}
-				if (!ok)
-					break;
-			}
-			if (at_target && part(v, o) && part(v, node) &&
-			    piece_covers(&lists, &p, 0, SCHED_ONE))
-				complete++;
-			piece_clear(&lists, &p);
-			lists.nlists = 0;
+		job->numbered = true;
+		for (unsigned h = 0; h < job->nhalves; h++)
+			job->numbered = job->numbered && job->half[h].num.n > 0;
+		job->most = 1;
+		for (b = 0; b < nb; b++)
+			if (job->start[b + 1] - job->start[b] > job->most)
+				job->most = job->start[b + 1] - job->start[b];
+		job->nchunks = workers > 1 ? A2A_CHUNKS : 1;
+		b = 0;
+		for (unsigned c = 1; c < job->nchunks; c++) {
+			while (b < nb && job->start[b] < total / job->nchunks * c)
+				b++;
+			job->chunk[c] = b;
+		}
+		job->chunk[job->nchunks] = nb;
+		/* The step loop alongside, off the caller's thread perhaps: not
+		 * with a clock, whose progress is the caller's to report. Its
+		 * step loads to the caller's array only when all is right: a
+		 * wrong schedule's check from the start leaves the steps after
+		 * its error as they were. */
+		job->loop = workers > 1 && !caller->clock;
+		if (job->loop && caller->step_link_load) {
+			mine.step_link_load = xcalloc(s->nsteps + 1, sizeof(double));
+			v->o = &mine;
+		}
+		for (unsigned w = 0; w < workers; w++)
+			job->w[w].ok = true;
+		parallel_for(job->loop + job->nchunks, 1, workers, a2a_check, job);
+		v->o = caller;
+		for (unsigned w = 0; w < workers; w++) {
+			ok = ok && job->w[w].ok;
+			dup += job->w[w].dup;
+			complete += job->w[w].complete;
 		}
 	}
+	for (unsigned h = 0; h < job->nhalves; h++)
+		dup += job->half[h].dup;
 	if (v->term)
 		parts = v->nterm;
 	ok = ok && complete == parts * (parts - 1) && dup < (1ull << 53);
 	if (ok)
 		v->r->duplicate_blocks = (double)dup / SCHED_ONE;
-	piecemap_free(&lists);
-	free(tmp);
-	free(ev);
-	free(start);
-	free(num);
-	return ok;
+
+	bool looped = job->loop;
+	int rc = ok ? 0 : -1;
+	if (ok && looped)
+		rc = job->loop_rc;
+	if (mine.step_link_load != caller->step_link_load) {
+		if (rc == 0)
+			memcpy(caller->step_link_load, mine.step_link_load,
+			       s->nsteps * sizeof(double));
+		free(mine.step_link_load);
+	}
+	for (unsigned w = 0; w < 2; w++) {
+		free(job->w[w].tmp);
+		piecemap_free(&job->w[w].lists);
+	}
+	for (unsigned h = 0; h < job->nhalves; h++)
+		free(job->half[h].at);
+	free(job->ev);
+	free(job->start);
+	free(job);
+	return ok && !looped ? step_loop(v) : rc;
 }
 
 static int final_check(struct vstate *v)
@@ -2254,21 +2469,8 @@ static int verify_run(const struct schedule *s, const struct verify_opts *o,
 		fail(&v, 0, SIZE_MAX, "unknown collective");
 		return -1;
 	}
-	if (setup(&v) < 0 || (v.sorted && !a2a_sorted(&v)))
+	if (setup(&v) < 0 || (v.sorted ? a2a_sorted(&v) : step_loop(&v)) < 0)
 		goto out;
-	for (uint32_t t = 0; t < s->nsteps; t++) {
-		if (clock_expired(v.o->clock)) {
-			fail(&v, t, SIZE_MAX, "time limit reached in verification");
-			goto out;
-		}
-		clock_progress(v.o->clock, NULL, (double)t / s->nsteps);
-		if (read_phase(&v, t) < 0 || write_phase(&v, t) < 0)
-			goto out;
-		if (v.o->graph)
-			step_loads(&v, t);
-	}
-	if (v.o->graph)
-		total_loads(&v);
 	if (final_check(&v) < 0)
 		goto out;
 	rc = 0;

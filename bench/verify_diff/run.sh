@@ -13,7 +13,10 @@ mkdir -p "$D"
 git show "$REF:sched/verify.c" | sed 's/\bsched_verify\b/sched_verify_old/' >"$D/verify_old.c"
 cc $CF -c "$D/verify_old.c" -o "$D/verify_old.o"
 cc $CF -c bench/verify_diff/verify_diff.c -o "$D/verify_diff.o"
-cc -O2 "$D/verify_diff.o" "$D/verify_old.o" "$B/libofc.a" -o "$D/verify_diff" \
+# This tree's verifier with its all-to-all on two threads from one
+# transfer up (sched/verify.c: A2A_PAR_XFERS), for the small schedules here.
+cc $CF -DA2A_PAR_XFERS=1 -c sched/verify.c -o "$D/verify_new.o"
+cc -O2 "$D/verify_diff.o" "$D/verify_new.o" "$D/verify_old.o" "$B/libofc.a" -o "$D/verify_diff" \
 	-lyaml -lprotobuf-c -lnl-route-3 -lnl-genl-3 -lnl-3 -lsystemd -llpsolve55 -lcolamd \
 	-ldl -lpthread -lm
 "$D/verify_diff" "$TRIALS"
