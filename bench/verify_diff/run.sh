@@ -14,9 +14,15 @@ git show "$REF:sched/verify.c" | sed 's/\bsched_verify\b/sched_verify_old/' >"$D
 cc $CF -c "$D/verify_old.c" -o "$D/verify_old.o"
 cc $CF -c bench/verify_diff/verify_diff.c -o "$D/verify_diff.o"
 # This tree's verifier with its all-to-all on two threads from one
-# transfer up (sched/verify.c: A2A_PAR_XFERS), for the small schedules here.
-cc $CF -DA2A_PAR_XFERS=1 -c sched/verify.c -o "$D/verify_new.o"
-cc -O2 "$D/verify_diff.o" "$D/verify_new.o" "$D/verify_old.o" "$B/libofc.a" -o "$D/verify_diff" \
-	-lyaml -lprotobuf-c -lnl-route-3 -lnl-genl-3 -lnl-3 -lsystemd -llpsolve55 -lcolamd \
-	-ldl -lpthread -lm
-"$D/verify_diff" "$TRIALS"
+# transfer up (sched/verify.c: A2A_PAR_XFERS), for the small schedules
+# here; then again keyed by node and block, not by block (A2A_BY_BLOCK).
+for by in 1 0; do
+	cc $CF -DA2A_PAR_XFERS=1 -DA2A_BY_BLOCK=$by -c sched/verify.c -o "$D/verify_new$by.o"
+	cc -O2 "$D/verify_diff.o" "$D/verify_new$by.o" "$D/verify_old.o" "$B/libofc.a" \
+		-o "$D/verify_diff$by" -lyaml -lprotobuf-c -lnl-route-3 -lnl-genl-3 -lnl-3 \
+		-lsystemd -llpsolve55 -lcolamd -ldl -lpthread -lm
+done
+echo "== by block"
+"$D/verify_diff1" "$TRIALS"
+echo "== by node and block"
+"$D/verify_diff0" "$TRIALS"
