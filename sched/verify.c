@@ -1857,15 +1857,25 @@ static void a2a_block(struct a2a_job *job, struct a2a_worker *wk, const uint64_t
 
 				if (u == o)
 					continue;
+				struct piece *held = a2a_held(wk, u);
+
+				/* One piece held, or none, inline: nearly all. */
 				if (!write) {
-					if (!piece_covers(&wk->lists, a2a_held(wk, u), p->lo,
-							  p->hi)) {
+					bool has =
+					    held->lo != PIECE_LIST
+						? held->lo <= p->lo && p->hi <= held->hi
+						: piece_covers(&wk->lists, held, p->lo, p->hi);
+					if (!has) {
 						wk->ok = false;
 						break;
 					}
 					continue;
 				}
-				uint64_t ov = piece_add(&wk->lists, a2a_held(wk, u), p->lo, p->hi);
+				if (held->lo == held->hi) {
+					*held = *p;
+					continue;
+				}
+				uint64_t ov = piece_add(&wk->lists, held, p->lo, p->hi);
 
 				if (ov && u == target) {
 					wk->ok = false;
