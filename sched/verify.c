@@ -1660,8 +1660,8 @@ static int step_loop(struct vstate *v)
  * writes added, in a table by node of the few the block reaches (in L1,
  * stamped per block instead of cleared). Half the events of the keying
  * by node and block, so half the scattered stores and fresh pages, and
- * one radix pass where that took two (torus:32x32 paths: 1.9 s of CPU
- * where 3.7 went). When the word cannot hold src, dst and step beside a
+ * one radix pass where that took two (torus:32x32 paths, one thread:
+ * 1.9-2.0 s of CPU where 2.7-3.4 went). When the word cannot hold src, dst and step beside a
  * full piece table, or the pieces outnumber it, by node and block.
  *
  * On two threads (verify_opts.threads, from A2A_PAR_XFERS transfers) the
