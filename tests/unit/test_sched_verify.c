@@ -410,6 +410,70 @@ static void test_alltoall(void **state)
 	sched_free(&s);
 }
 
+/* s checked on one thread and on two: the same return, report and step
+ * loads (the entries past an error as they were before). */
+static void same_on_threads(const struct schedule *s, const struct graph *g, int want,
+			    const char *error)
+{
+	struct verify_report r1, r2;
+	double *l1 = malloc((s->nsteps + 1) * sizeof(double));
+	double *l2 = malloc((s->nsteps + 1) * sizeof(double));
+
+	for (uint32_t t = 0; t <= s->nsteps; t++)
+		l1[t] = l2[t] = -1;
+	struct verify_opts o1 = {.graph = g, .threads = 1, .step_link_load = l1};
+	struct verify_opts o2 = {.graph = g, .threads = 2, .step_link_load = l2};
+	assert_int_equal(sched_verify(s, &o1, &r1), want);
+	assert_int_equal(sched_verify(s, &o2, &r2), want);
+	assert_memory_equal(&r1, &r2, sizeof(r1));
+	assert_memory_equal(l1, l2, (s->nsteps + 1) * sizeof(double));
+	if (want == 0)
+		assert_true(l1[0] > 0);
+	else
+		assert_non_null(strstr(r1.error, error));
+	free(l1);
+	free(l2);
+}
+
+/* An all-to-all past the two threads' threshold (torus:12x12's direct
+ * routes, 128 K transfers) is checked on two as on one: right; wrong
+ * where the sorting sees it (a hop carries half its block, so the next
+ * hop or the target lacks the rest); wrong where only the step loop
+ * alongside does (a hop on another port), its step loads past the
+ * error left alone. */
+static void test_alltoall_threads(void **state)
+{
+	struct graph *g;
+	struct ofc_error err = {0};
+	struct a2a_request q = {.algo = "direct"};
+	struct a2a_outcome out = {0};
+	struct schedule s;
+	(void)state;
+
+	assert_int_equal(topo_build("torus:12x12", &g, &err), 0);
+	assert_int_equal(a2a_build(g, &q, &s, &out, &err), 0);
+	assert_true(s.nxfers > 100000 && s.nsteps > 2);
+	same_on_threads(&s, g, 0, NULL);
+
+	/* a first hop: its next hop reads what it lacks */
+	size_t k = s.step_start[0] + 7;
+	struct xfer keep = s.xfers[k];
+	s.xfers[k].length = SCHED_ONE / 2;
+	same_on_threads(&s, g, -1, "does not hold that data");
+	s.xfers[k] = keep;
+
+	k = s.step_start[2] + 11;
+	keep = s.xfers[k];
+	s.xfers[k].lane = (uint16_t)((s.xfers[k].lane + 1) % 4);
+	same_on_threads(&s, g, -1, "does not lead to node");
+	s.xfers[k] = keep;
+	same_on_threads(&s, g, 0, NULL);
+
+	sched_free(&s);
+	a2a_outcome_free(&out);
+	graph_free(g);
+}
+
 /* The all-to-all's holdings are checked by sorting (verify.c a2a_sorted)
  * and, when that finds fault, again the step loop's way: the duplicates of
  * a right schedule (at a relay, back at the origin) as the step loop sums
@@ -478,70 +542,6 @@ static void test_alltoall_sorted(void **state)
 	sched_free(&s);
 	a2a_outcome_free(&out);
 	graph_free(gr);
-}
-
-/* s checked on one thread and on two: the same return, report and step
- * loads (the entries past an error as they were before). */
-static void same_on_threads(const struct schedule *s, const struct graph *g, int want,
-			    const char *error)
-{
-	struct verify_report r1, r2;
-	double *l1 = malloc((s->nsteps + 1) * sizeof(double));
-	double *l2 = malloc((s->nsteps + 1) * sizeof(double));
-
-	for (uint32_t t = 0; t <= s->nsteps; t++)
-		l1[t] = l2[t] = -1;
-	struct verify_opts o1 = {.graph = g, .threads = 1, .step_link_load = l1};
-	struct verify_opts o2 = {.graph = g, .threads = 2, .step_link_load = l2};
-	assert_int_equal(sched_verify(s, &o1, &r1), want);
-	assert_int_equal(sched_verify(s, &o2, &r2), want);
-	assert_memory_equal(&r1, &r2, sizeof(r1));
-	assert_memory_equal(l1, l2, (s->nsteps + 1) * sizeof(double));
-	if (want == 0)
-		assert_true(l1[0] > 0);
-	else
-		assert_non_null(strstr(r1.error, error));
-	free(l1);
-	free(l2);
-}
-
-/* An all-to-all past the two threads' threshold (torus:12x12's direct
- * routes, 128 K transfers) is checked on two as on one: right; wrong
- * where the sorting sees it (a hop carries half its block, so the next
- * hop or the target lacks the rest); wrong where only the step loop
- * alongside does (a hop on another port), its step loads past the
- * error left alone. */
-static void test_alltoall_threads(void **state)
-{
-	struct graph *g;
-	struct ofc_error err = {0};
-	struct a2a_request q = {.algo = "direct"};
-	struct a2a_outcome out = {0};
-	struct schedule s;
-	(void)state;
-
-	assert_int_equal(topo_build("torus:12x12", &g, &err), 0);
-	assert_int_equal(a2a_build(g, &q, &s, &out, &err), 0);
-	assert_true(s.nxfers > 100000 && s.nsteps > 2);
-	same_on_threads(&s, g, 0, NULL);
-
-	/* a first hop: its next hop reads what it lacks */
-	size_t k = s.step_start[0] + 7;
-	struct xfer keep = s.xfers[k];
-	s.xfers[k].length = SCHED_ONE / 2;
-	same_on_threads(&s, g, -1, "does not hold that data");
-	s.xfers[k] = keep;
-
-	k = s.step_start[2] + 11;
-	keep = s.xfers[k];
-	s.xfers[k].lane = (uint16_t)((s.xfers[k].lane + 1) % 4);
-	same_on_threads(&s, g, -1, "does not lead to node");
-	s.xfers[k] = keep;
-	same_on_threads(&s, g, 0, NULL);
-
-	sched_free(&s);
-	a2a_outcome_free(&out);
-	graph_free(g);
 }
 
 static struct xfer L(uint32_t src, uint32_t dst, uint32_t block, enum ring_dir d, uint32_t fibre,
@@ -706,8 +706,8 @@ int main(void)
 	    cmocka_unit_test(test_reduce_same_step_is_not_visible),
 	    cmocka_unit_test(test_allreduce),
 	    cmocka_unit_test(test_alltoall),
-	    cmocka_unit_test(test_alltoall_sorted),
 	    cmocka_unit_test(test_alltoall_threads),
+	    cmocka_unit_test(test_alltoall_sorted),
 	    cmocka_unit_test(test_absent),
 	    cmocka_unit_test(test_wdm),
 	};
