@@ -1619,7 +1619,7 @@ static bool part(const struct vstate *v, uint32_t u)
 
 /* The step loop: each step's reads, then its writes (read_phase,
  * write_phase), its links' loads, and the schedule's. */
-static int step_loop(struct vstate *v)
+static int run_steps(struct vstate *v)
 {
 	const struct schedule *s = v->s;
 
@@ -1909,7 +1909,7 @@ static void a2a_check(void *ctx, size_t item, unsigned worker)
 	uint64_t xmask = (1ull << xbits) - 1, pmask = (1ull << job->pw) - 1;
 
 	if (job->loop && item == 0) {
-		job->loop_rc = step_loop(v);
+		job->loop_rc = run_steps(v);
 		return;
 	}
 	item -= job->loop;
@@ -2150,7 +2150,7 @@ static int a2a_pass(struct vstate *v, bool one)
 	free(job);
 	if (fallback)
 		return 1;
-	return ok && !looped ? step_loop(v) : rc;
+	return ok && !looped ? run_steps(v) : rc;
 }
 
 /* The all-to-all's holdings by sorting, then (or alongside) the step
@@ -2609,7 +2609,7 @@ static int verify_run(const struct schedule *s, const struct verify_opts *o,
 		fail(&v, 0, SIZE_MAX, "unknown collective");
 		return -1;
 	}
-	if (setup(&v) < 0 || (v.sorted ? a2a_sorted(&v) : step_loop(&v)) < 0)
+	if (setup(&v) < 0 || (v.sorted ? a2a_sorted(&v) : run_steps(&v)) < 0)
 		goto out;
 	if (final_check(&v) < 0)
 		goto out;
