@@ -1895,7 +1895,7 @@ static void a2a_block(struct a2a_job *job, struct a2a_worker *wk, const uint64_t
 	wk->lists.nlists = 0;
 }
 
-/* Item i of the check on the worker's scratch: the step loop (item 0
+/* One item of the check on the worker's scratch: the step loop (item 0
  * when job->loop), or a chunk of buckets. */
 static void a2a_check(void *ctx, size_t item, unsigned worker)
 {
@@ -2010,18 +2010,20 @@ static int a2a_pass(struct vstate *v, bool one)
 	bool ok = true, counted, fallback = false;
 	unsigned workers = threads > 1 && s->nxfers >= A2A_PAR_XFERS ? 2 : 1;
 
-	*job = (struct a2a_job){.v = v,
-				.one = one,
-				.nbits = nbits,
-				.sbits = sbits,
-				.mn = UINT64_MAX / n + 1,
-				.mnb = UINT64_MAX / v->nblocks + 1,
-				.shift = shift,
-				.xbits = xbits,
-				.nb = nb,
-				.start = xcalloc(nb + 1, sizeof(size_t)),
-				.nhalves = 1,
-				.half[0] = {.t0 = 0, .t1 = s->nsteps}};
+	/* (field by field: the piece tables make the job 200 KB, too
+	 * large for a compound literal on the stack) */
+	job->v = v;
+	job->one = one;
+	job->nbits = nbits;
+	job->sbits = sbits;
+	job->mn = UINT64_MAX / n + 1;
+	job->mnb = UINT64_MAX / v->nblocks + 1;
+	job->shift = shift;
+	job->xbits = xbits;
+	job->nb = nb;
+	job->start = xcalloc(nb + 1, sizeof(size_t));
+	job->nhalves = 1;
+	job->half[0].t1 = s->nsteps;
 	/* Two halves, cut at the step nearest the middle transfer, when
 	 * each half has as many piece numbers as one thread's. */
 	if (workers > 1 && pbits >= SCHED_PIECE_BITS && s->nsteps > 1) {
@@ -2035,7 +2037,8 @@ static int a2a_pass(struct vstate *v, bool one)
 			mid++;
 		job->nhalves = 2;
 		job->half[0].t1 = mid;
-		job->half[1] = (struct a2a_half){.t0 = mid, .t1 = s->nsteps};
+		job->half[1].t0 = mid;
+		job->half[1].t1 = s->nsteps;
 	}
 	for (unsigned h = 0; h < job->nhalves; h++) {
 		job->half[h].ok = true;
