@@ -361,38 +361,6 @@ static uint64_t cheapest_path(const struct graph *g, uint32_t s, uint32_t t, con
 	return dist[t];
 }
 
-/* Hop counts to every node: to[t * n + v] = hops from v to t (BFS from each
- * node, stored by destination), UINT16_MAX out of reach. */
-static uint16_t *hops_to(const struct graph *g)
-{
-	uint32_t n = g->n, *queue = xmalloc(n * sizeof(uint32_t));
-	uint16_t *to = xmalloc((size_t)n * n * sizeof(uint16_t)),
-		 *d = xmalloc(n * sizeof(uint16_t));
-
-	for (uint32_t u = 0; u < n; u++) {
-		uint32_t head = 0, qt = 0;
-
-		for (uint32_t v = 0; v < n; v++)
-			d[v] = UINT16_MAX;
-		d[u] = 0;
-		queue[qt++] = u;
-		while (head < qt) {
-			uint32_t x = queue[head++];
-
-			for (uint32_t a = g->off[x]; a < g->off[x + 1]; a++)
-				if (d[g->adj[a]] == UINT16_MAX) {
-					d[g->adj[a]] = d[x] + 1;
-					queue[qt++] = g->adj[a];
-				}
-		}
-		for (uint32_t v = 0; v < n; v++)
-			to[(size_t)v * n + u] = d[v];
-	}
-	free(d);
-	free(queue);
-	return to;
-}
-
 /* The least-loaded shortest path s -> t (its arcs into c->parent, as
  * cheapest_path's): the shortest paths form layers, node v in layer k when
  * k hops from s and L - k from t, so the least load is one pass over them
@@ -471,9 +439,13 @@ int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes 
 		order[j] = t;
 	}
 	uint32_t *route_of = xmalloc(npairs * sizeof(uint32_t));
-	/* The hop table is 2 N^2 bytes: 2 MiB at the 1,024 nodes schedules are
-	 * built for; past 4,096 nodes Dijkstra alone. */
-	uint16_t *to = n <= 4096 ? hops_to(g) : NULL;
+	/* Hops to every node, to[t * n + v] from v to t: the transpose's
+	 * all-pairs distances, 2 N^2 bytes (2 MiB at the 1,024 nodes schedules
+	 * are built for); past 4,096 nodes Dijkstra alone. */
+	struct graph *gt = n <= 4096 ? graph_transpose(g) : NULL;
+	struct ofc_error derr = {0};
+	uint16_t *to = gt ? topo_distances(gt, 0, &derr) : NULL;
+	graph_free(gt);
 	uint32_t *seen = xcalloc(n, sizeof(uint32_t)), *layer = xmalloc(n * sizeof(uint32_t));
 	uint32_t stamp = 0;
 	int rc = 0;
@@ -484,7 +456,7 @@ int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes 
 			memset(seen, 0, n * sizeof(uint32_t));
 			stamp = 1;
 		}
-		if ((to && to[(size_t)t * n + s] == UINT16_MAX) ||
+		if ((to && to[(size_t)t * n + s] == TOPO_UNREACHABLE) ||
 		    ((!to || least_loaded_path(g, to, s, t, w, W0, stamp, seen, layer, &c) ==
 				 UINT64_MAX) &&
 		     cheapest_path(g, s, t, w, NULL, &c) == UINT64_MAX)) {
