@@ -741,6 +741,9 @@ struct verify_opts {
 	/* Worker threads the check may use (0 = all CPUs, 1 = this thread
 	 * alone); a check split over threads reports exactly as one. */
 	unsigned threads;
+	/* Transfers from which a check that may use threads is split (0: the
+	 * verifier's own threshold); tests lower it to split small ones. */
+	size_t par_min_xfers;
 };
 
 struct verify_report {

@@ -16,6 +16,7 @@
 #include "sched/internal.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,9 @@
 #define PREFETCH_AHEAD 16
 /* Up to 2^28 keys (3 GiB of address space, touched as used). */
 #define PIECE_DENSE_MAX_KEYS (1ull << 28)
+/* Transfers from which a reduction is checked on two threads
+ * (verify_par): below, the check takes milliseconds. */
+#define PAR_MIN_XFERS (1u << 16)
 
 /* Open addressing, (node, block) -> seglist. */
 struct segmap {
@@ -153,6 +157,12 @@ struct vstate {
 	struct segmap rprev, rcur, rheld;
 	struct rmove *rs, *rd; /* this step's sends from / deliveries to restricted vertices */
 	size_t nrs, cap_rs, nrd, cap_rd;
+
+	/* One of verify_par's two threads, or neither (the step loop); the
+	 * checks thread's most on a link per step goes to par_load, not the
+	 * report. */
+	enum { PAR_NONE, PAR_CHECKS, PAR_DATA } par;
+	double *par_load;
 };
 
 struct rmove {
@@ -308,6 +318,13 @@ static inline uint64_t cell(const struct vstate *v, uint32_t node, uint64_t bloc
 	uint32_t u = v->rank[node], b = v->rank[block];
 
 	return (uint64_t)(b >= u ? b - u : b + v->n - u) * v->n + u;
+}
+
+/* Whether this thread keeps what nodes hold (verify_par: not the checks
+ * thread; the step loop does everything). */
+static inline bool own_data(const struct vstate *v)
+{
+	return v->par != PAR_CHECKS;
 }
 
 /* An rw entry's pieces: its list's, or its one written to buf. */
@@ -1225,6 +1242,21 @@ static void reduce_direct(struct vstate *v, uint32_t t)
 	}
 }
 
+/* Reduce mode off networks: the entries x reads, stamped with the step. */
+static inline void mark_read(struct vstate *v, uint32_t t, const struct xfer *x)
+{
+	uint64_t c = cell(v, x->src, x->block);
+	uint32_t lo = x->offset, hi = lo + x->length;
+
+	if (v->grid)
+		for (uint32_t k = lo >> (31 - v->gk); k < hi >> (31 - v->gk); k++)
+			v->grid[(c << v->gk) + k].mark = t + 1;
+	else if (v->rw)
+		v->rw[c].mark = (v->rw[c].mark & RW_LIST) | (t + 1);
+	else
+		v->fold.e[c].mark = t + 1;
+}
+
 static int read_phase(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
@@ -1256,7 +1288,7 @@ static int read_phase(struct vstate *v, uint32_t t)
 			if (y->src < v->n && y->lane < off[y->src + 1] - off[y->src])
 				__builtin_prefetch(&v->arc[off[y->src] + y->lane], 1);
 		}
-		if (xi + PREFETCH_AHEAD < s->step_start[t + 1]) {
+		if (own_data(v) && xi + PREFETCH_AHEAD < s->step_start[t + 1]) {
 			const struct xfer *y = x + PREFETCH_AHEAD;
 			uint64_t yk = (uint64_t)y->src * v->nblocks + y->block;
 
@@ -1345,16 +1377,10 @@ static int read_phase(struct vstate *v, uint32_t t)
 			}
 			continue;
 		}
+		if (!own_data(v))
+			continue;
 		if (v->read_mark) {
-			uint64_t c = cell(v, x->src, x->block);
-
-			if (v->grid)
-				for (uint32_t k = lo >> (31 - v->gk); k < hi >> (31 - v->gk); k++)
-					v->grid[(c << v->gk) + k].mark = t + 1;
-			else if (v->rw)
-				v->rw[c].mark = (v->rw[c].mark & RW_LIST) | (t + 1);
-			else
-				v->fold.e[c].mark = t + 1;
+			mark_read(v, t, x);
 			continue;
 		}
 		if (v->net && !net_can(v, x->src, VERIFY_STORE)) {
@@ -1394,7 +1420,7 @@ static int read_phase(struct vstate *v, uint32_t t)
 		if (check_net_capacity(v, t) < 0)
 			return -1;
 	}
-	if (v->read_mark)
+	if (v->read_mark && own_data(v))
 		reduce_direct(v, t);
 	return 0;
 }
@@ -1551,6 +1577,10 @@ static int step_loads(struct vstate *v, uint32_t t)
 				max = v->arc[v->arc_used[i]].load;
 		v->narc_used = 0;
 		load = (double)max / SCHED_ONE;
+	}
+	if (v->par) { /* this thread's arcs: verify_par takes the most */
+		v->par_load[t] = load;
+		return 0;
 	}
 	if (v->o->step_link_load)
 		v->o->step_link_load[t] = load;
@@ -2354,6 +2384,44 @@ static uint32_t part_shift(const struct schedule *s, size_t *cut)
 	return 31 - (uint32_t)__builtin_ctz(bits);
 }
 
+/* Node u's input as its entry of block b. On a network only terminals
+ * hold inputs. Mark 0: no step. */
+static void put_input(struct vstate *v, uint32_t u, uint32_t b)
+{
+	uint32_t c = part(v, u) ? 1 : 0;
+	uint64_t h = part(v, u) ? v->weight[u] : 0;
+
+	if (v->grid)
+		for (uint32_t k = 0; k < 1u << v->gk; k++)
+			v->grid[(cell(v, u, b) << v->gk) + k] = (struct rwhole){c, 0, h};
+	else if (v->rw)
+		v->rw[cell(v, u, b)] = (struct rwhole){c, 0, h};
+	else
+		v->fold.e[cell(v, u, b)] =
+		    (struct fold){.cut = SCHED_ONE, .count = {c}, .hash = {h}};
+}
+
+/* Reduce mode: the inputs in the entries of diagonals (cell()) or nodes
+ * [lo, hi). By diagonal every one is the first again: copied, in memory
+ * order. Most of setup's time is the first touch of these pages. */
+static void init_inputs(struct vstate *v, uint32_t lo, uint32_t hi)
+{
+	uint32_t n = v->n;
+
+	for (uint32_t d = lo ? lo : 1; v->rank && d < hi; d++) {
+		if (v->grid)
+			memcpy(&v->grid[((size_t)d * n) << v->gk], v->grid,
+			       (n * sizeof(*v->grid)) << v->gk);
+		else if (v->rw)
+			memcpy(&v->rw[(size_t)d * n], v->rw, n * sizeof(*v->rw));
+		else
+			memcpy(&v->fold.e[(size_t)d * n], v->fold.e, n * sizeof(*v->fold.e));
+	}
+	for (uint32_t u = lo; !v->rank && u < hi; u++)
+		for (uint32_t b = 0; b < n; b++)
+			put_input(v, u, b);
+}
+
 /* v->rank when the first step's first send from each node goes to the
  * next node of one ring through all of them (cell()). */
 static void ring_rank(struct vstate *v)
@@ -2445,34 +2513,13 @@ static int setup(struct vstate *v)
 			if (part(v, u))
 				v->total_weight += v->weight[u];
 		}
-		/* On a network only terminals hold inputs. Mark 0: no step. By
-		 * diagonal (cell()), every diagonal is the first one again (node
-		 * u's input at u's place): copied, in memory order. */
-		for (uint32_t u = 0; u < n; u++) {
-			uint32_t c = part(v, u) ? 1 : 0;
-			uint64_t h = part(v, u) ? v->weight[u] : 0;
-
-			for (uint32_t b = v->rank ? u : 0; b < (v->rank ? u + 1 : n); b++)
-				if (v->grid)
-					for (uint32_t k = 0; k < 1u << v->gk; k++)
-						v->grid[(cell(v, u, b) << v->gk) + k] =
-						    (struct rwhole){c, 0, h};
-				else if (v->rw)
-					v->rw[cell(v, u, b)] = (struct rwhole){c, 0, h};
-				else
-					v->fold.e[cell(v, u, b)] = (struct fold){
-					    .cut = SCHED_ONE, .count = {c}, .hash = {h}};
-		}
-		for (uint32_t d = 1; v->rank && d < n; d++) {
-			if (v->grid)
-				memcpy(&v->grid[((size_t)d * n) << v->gk], v->grid,
-				       (n * sizeof(*v->grid)) << v->gk);
-			else if (v->rw)
-				memcpy(&v->rw[(size_t)d * n], v->rw, n * sizeof(*v->rw));
-			else
-				memcpy(&v->fold.e[(size_t)d * n], v->fold.e,
-				       n * sizeof(*v->fold.e));
-		}
+		/* By diagonal, the first one here (node u's input at u's
+		 * place), its copies after; verify_par spreads those (or by
+		 * node, every row) over its threads. */
+		for (uint32_t u = 0; v->rank && u < n; u++)
+			put_input(v, u, u);
+		if (v->par == PAR_NONE)
+			init_inputs(v, 0, n);
 	} else if (!v->sorted) {
 		uint64_t bits = (uint64_t)n * v->nblocks;
 		bool parts =
@@ -2622,6 +2669,198 @@ out:
 	return rc;
 }
 
+/* ---- the check on two threads -------------------------------------------------
+ * What nodes hold and what the links carry do not depend on each other: in
+ * a reduction two threads walk the steps side by side, one checking every
+ * transfer, its link and the loads (PAR_CHECKS: read_phase without the
+ * data), the other keeping the data (PAR_DATA: of the checks only what
+ * keeps its indices in the tables, then the marks and reduce_direct). By
+ * diagonal or in parts (rings, bidirectional rings, torus-rings) each is
+ * about half the step loop; BFB's table by node is a cache miss per
+ * transfer in the data alone, which a second thread does not shorten, so
+ * it is checked on one. The inputs' first touch (a 4,096-node
+ * bidirectional ring's grid is 512 MiB) is spread over both cores first.
+ *
+ * Like a2a_sorted it only proves a schedule right: what a right schedule's
+ * report holds (the loads, each step's as step_loads finds it, summed in
+ * step order; the totals from the arcs after) is then exactly the step
+ * loop's. On anything else the step loop checks it again for its report,
+ * as it always did. A split by block (each thread half the blocks and the
+ * arcs of half the nodes) cost each thread three quarters of the step
+ * loop: both looked at every transfer. */
+
+struct par_job {
+	struct vstate w[2]; /* data, checks */
+	struct verify_report r[2];
+	atomic_bool stop; /* a thread found something wrong */
+	bool ok[2];
+};
+
+/* The data thread's read phase in reduce mode (off networks: read_mark):
+ * of the checks only what keeps the indices in the tables. */
+static int par_read_data(struct vstate *v, uint32_t t)
+{
+	const struct schedule *s = v->s;
+
+	v->ndl = 0;
+	for (size_t xi = s->step_start[t]; xi < s->step_start[t + 1]; xi++) {
+		const struct xfer *x = &s->xfers[xi];
+
+		if (x->src >= v->n || x->dst >= v->n || x->block >= v->nblocks || x->length == 0 ||
+		    x->offset >= SCHED_ONE || (uint64_t)x->offset + x->length > SCHED_ONE)
+			return -1;
+		/* by node, the entry some transfers on (read_phase's) */
+		if (!v->rank && xi + PREFETCH_AHEAD < s->step_start[t + 1]) {
+			const struct xfer *y = x + PREFETCH_AHEAD;
+
+			if (y->src < v->n && y->block < v->nblocks && v->grid)
+				__builtin_prefetch(&v->grid[(cell(v, y->src, y->block) << v->gk) +
+							    (y->offset >> (31 - v->gk))],
+						   1);
+		}
+		mark_read(v, t, x);
+	}
+	reduce_direct(v, t);
+	return 0;
+}
+
+static void par_run(void *ctx, size_t i, unsigned worker)
+{
+	struct par_job *j = ctx;
+	struct vstate *v = &j->w[i];
+	uint32_t T = v->s->nsteps;
+	bool ok = true;
+
+	for (uint32_t t = 0; t < T && ok; t++) {
+		if (atomic_load_explicit(&j->stop, memory_order_relaxed) ||
+		    clock_expired(v->o->clock)) {
+			ok = false;
+			break;
+		}
+		if (worker == 0) /* the caller's thread */
+			clock_progress(v->o->clock, NULL, (double)t / T);
+		if (v->par == PAR_DATA)
+			ok = par_read_data(v, t) == 0;
+		else
+			ok = read_phase(v, t) == 0;
+		ok = ok && write_phase(v, t) == 0;
+		if (ok && v->par == PAR_CHECKS && v->o->graph)
+			step_loads(v, t);
+	}
+	ok = ok && (v->par == PAR_CHECKS || final_check(v) == 0);
+	if (!ok)
+		atomic_store(&j->stop, true);
+	j->ok[i] = ok;
+}
+
+/* Half the inputs each (init_inputs): the first touch of the pages on
+ * both cores. */
+static void par_inputs(void *ctx, size_t i, unsigned worker)
+{
+	struct vstate *v = ctx;
+
+	(void)worker;
+	init_inputs(v, i ? v->n / 2 : 0, i ? v->n : v->n / 2);
+}
+
+/* Whether sched_verify tries verify_par first. */
+static bool par_fits(const struct schedule *s, const struct verify_opts *o)
+{
+	static const struct verify_opts none = {0};
+	size_t least;
+
+	o = o ? o : &none;
+	least = o->par_min_xfers ? o->par_min_xfers : PAR_MIN_XFERS;
+	return o->threads != 1 && (o->threads > 1 || ofc_cpu_count() > 1) && !o->network &&
+	       !o->wdm && s->nxfers >= least && s->nodes >= 2 && s->nodes <= SCHED_MAX_NODES &&
+	       (s->collective == SCHED_REDUCE_SCATTER || s->collective == SCHED_ALLREDUCE);
+}
+
+/* The step loop (verify_run's) on a state set up. */
+static int step_loop(struct vstate *v)
+{
+	const struct schedule *s = v->s;
+
+	for (uint32_t t = 0; t < s->nsteps; t++) {
+		if (clock_expired(v->o->clock))
+			return fail(v, t, SIZE_MAX, "time limit reached in verification");
+		clock_progress(v->o->clock, NULL, (double)t / s->nsteps);
+		if (read_phase(v, t) < 0 || write_phase(v, t) < 0)
+			return -1;
+		if (v->o->graph)
+			step_loads(v, t);
+	}
+	if (v->o->graph)
+		total_loads(v);
+	return final_check(v);
+}
+
+/* s checked as sched_verify does, on two threads when its state is laid
+ * out so that the data is no more than half the work (by diagonal, or in
+ * parts, with links to check): else on this one, from the same setup. */
+static int verify_par(const struct schedule *s, const struct verify_opts *o,
+		      struct verify_report *report)
+{
+	static const struct verify_opts none = {0};
+	struct vstate v = {.s = s, .o = o ? o : &none, .r = report, .n = s->nodes};
+	struct par_job *j = xcalloc(1, sizeof(*j));
+	struct vstate *c = &j->w[1];
+	bool again = false;
+	int rc = -1;
+
+	memset(report, 0, sizeof(*report));
+	report->ok = true;
+	report->nsteps = s->nsteps;
+	report->ntransfers = s->nxfers;
+	v.par = PAR_DATA; /* setup leaves the inputs to par_inputs */
+	if (setup(&v) < 0)
+		goto out;
+	parallel_for(2, 1, v.o->threads, par_inputs, &v);
+	v.par = PAR_NONE;
+	if (!v.o->graph || (!v.rank && !v.grid)) {
+		rc = step_loop(&v);
+		goto out;
+	}
+	atomic_init(&j->stop, false);
+	for (int i = 0; i < 2; i++) {
+		j->w[i] = v;
+		j->w[i].r = &j->r[i];
+		j->r[i] = *report;
+	}
+	j->w[0].par = PAR_DATA;
+	/* The checks thread's own scratch; the arcs are its alone. */
+	c->par = PAR_CHECKS;
+	c->dl = NULL;
+	c->cap_dl = 0;
+	c->pieces = NULL;
+	c->cap_pieces = 0;
+	c->arc_used = xmalloc(((size_t)v.o->graph->m + 1) * sizeof(uint32_t));
+	c->par_load = xcalloc((size_t)s->nsteps + 1, sizeof(double));
+	parallel_for(2, 1, v.o->threads, par_run, j);
+	if (j->ok[0] && j->ok[1]) {
+		for (uint32_t t = 0; t < s->nsteps; t++) {
+			double load = c->par_load[t];
+
+			if (v.o->step_link_load)
+				v.o->step_link_load[t] = load;
+			report->sum_max_link_load += load;
+			if (load > report->max_link_load)
+				report->max_link_load = load;
+		}
+		total_loads(&v);
+		rc = 0;
+	} else {
+		again = true;
+	}
+	free(c->arc_used);
+	free(c->par_load);
+	v = j->w[0]; /* the data thread's state, grown */
+out:
+	teardown(&v);
+	free(j);
+	return again ? verify_run(s, o, report, false) : rc;
+}
+
 /* An all-to-all off networks is checked by sorting first (a2a_sorted),
  * which proves a right schedule right; anything else, or a schedule it
  * does not, the step loop's way, for its report. */
@@ -2631,5 +2870,7 @@ int sched_verify(const struct schedule *s, const struct verify_opts *o,
 	if (s->collective == SCHED_ALLTOALL && !(o && o->network) &&
 	    verify_run(s, o, report, true) == 0)
 		return 0;
+	if (par_fits(s, o))
+		return verify_par(s, o, report);
 	return verify_run(s, o, report, false);
 }

@@ -544,6 +544,84 @@ static void test_alltoall_sorted(void **state)
 	graph_free(gr);
 }
 
+/* sched_verify with threads, and with one: the same report, every byte
+ * that means something, and the same load per step. */
+static void assert_same_verdict(const struct schedule *s, const struct graph *g)
+{
+	double *l1 = calloc(s->nsteps + 1, sizeof(double)),
+	       *l2 = calloc(s->nsteps + 1, sizeof(double));
+	struct verify_opts one = {.graph = g, .step_link_load = l1, .threads = 1};
+	struct verify_opts two = {.graph = g, .step_link_load = l2, .threads = 2};
+	struct verify_report a, b;
+	int ra = sched_verify(s, &one, &a), rb = sched_verify(s, &two, &b);
+
+	assert_int_equal(ra, rb);
+	assert_int_equal(a.ok, b.ok);
+	assert_string_equal(a.error, b.error);
+	assert_int_equal(a.bad_step, b.bad_step);
+	assert_int_equal(a.bad_xfer, b.bad_xfer);
+	assert_int_equal(a.nsteps, b.nsteps);
+	assert_int_equal(a.ntransfers, b.ntransfers);
+	assert_memory_equal(&a.sum_max_link_load, &b.sum_max_link_load, sizeof(double));
+	assert_memory_equal(&a.max_link_load, &b.max_link_load, sizeof(double));
+	assert_memory_equal(&a.max_total_link_load, &b.max_total_link_load, sizeof(double));
+	assert_memory_equal(&a.duplicate_blocks, &b.duplicate_blocks, sizeof(double));
+	assert_memory_equal(l1, l2, s->nsteps * sizeof(double));
+	free(l1);
+	free(l2);
+}
+
+/* Reductions of more than PAR_MIN_XFERS transfers by diagonal (a ring) or
+ * in parts (a bidirectional ring) are checked on two threads, which only
+ * prove a schedule right (sched_verify then reports as the step loop):
+ * right, or wrong in its data, its links or its order, the report is the
+ * one thread's. */
+static void test_threads(void **state)
+{
+	static const char *const algos[] = {"ring", "bidir-ring"};
+	struct graph *g;
+	struct topo_tree *tree;
+	struct ofc_error err = {0};
+	(void)state;
+
+	assert_int_equal(topo_build_tree("hypercube:9", &g, &tree, &err), 0);
+	for (size_t a = 0; a < 2; a++)
+		for (int c = SCHED_REDUCE_SCATTER; c <= SCHED_ALLREDUCE; c++) {
+			struct schedule s;
+			struct verify_report r;
+			struct verify_opts two = {.graph = g, .threads = 2};
+
+			assert_int_equal(baseline_schedule(g, tree, algos[a], c, &s, &err), 0);
+			assert_true(s.nxfers >= 65536);
+			assert_int_equal(sched_verify(&s, &two, &r), 0);
+			assert_true(r.max_link_load > 0);
+			assert_same_verdict(&s, g);
+
+			size_t mid = s.step_start[s.nsteps / 2] + 5;
+			struct xfer keep = s.xfers[mid];
+
+			s.xfers[mid].block = (keep.block + 1) % s.nodes; /* data */
+			assert_int_equal(sched_verify(&s, &two, &r), -1);
+			assert_same_verdict(&s, g);
+			s.xfers[mid] = keep;
+			s.xfers[mid].lane = (uint16_t)((keep.lane + 1) % graph_outdeg(g, keep.src));
+			assert_int_equal(sched_verify(&s, &two, &r), -1); /* link */
+			assert_non_null(strstr(r.error, "does not lead to"));
+			assert_same_verdict(&s, g);
+			s.xfers[mid] = keep;
+			s.xfers[mid].flags ^= XFER_REDUCE << 2; /* op */
+			assert_same_verdict(&s, g);
+			s.xfers[mid] = keep;
+			s.xfers[s.nxfers - 1].dst = s.xfers[s.nxfers - 1].src; /* range */
+			assert_int_equal(sched_verify(&s, &two, &r), -1);
+			assert_non_null(strstr(r.error, "a node sends to itself"));
+			assert_same_verdict(&s, g);
+			sched_free(&s);
+		}
+	topo_tree_free(tree);
+	graph_free(g);
+}
+
 static struct xfer L(uint32_t src, uint32_t dst, uint32_t block, enum ring_dir d, uint32_t fibre,
 		     uint32_t wl) {
 	struct xfer x = X(src, dst, block);
@@ -709,6 +787,7 @@ int main(void)
 	    cmocka_unit_test(test_alltoall_threads),
 	    cmocka_unit_test(test_alltoall_sorted),
 	    cmocka_unit_test(test_absent),
+	    cmocka_unit_test(test_threads),
 	    cmocka_unit_test(test_wdm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
