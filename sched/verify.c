@@ -2677,10 +2677,11 @@ out:
  * data), the other keeping the data (PAR_DATA: of the checks only what
  * keeps its indices in the tables, then the marks and reduce_direct). By
  * diagonal or in parts (rings, bidirectional rings, torus-rings) each is
- * about half the step loop; BFB's table by node is a cache miss per
- * transfer in the data alone, which a second thread does not shorten, so
- * it is checked on one. The inputs' first touch (a 4,096-node
- * bidirectional ring's grid is 512 MiB) is spread over both cores first.
+ * about half the step loop; in BFB's table by node the data is most of it
+ * (a cache miss per transfer), the checks a fifth. Without a graph to
+ * check against there is little to take off the data: one thread. The
+ * inputs' first touch (a 4,096-node bidirectional ring's grid is 512 MiB)
+ * is spread over both cores first.
  *
  * Like a2a_sorted it only proves a schedule right: what a right schedule's
  * report holds (the loads, each step's as step_loads finds it, summed in
@@ -2714,10 +2715,16 @@ static int par_read_data(struct vstate *v, uint32_t t)
 		if (!v->rank && xi + PREFETCH_AHEAD < s->step_start[t + 1]) {
 			const struct xfer *y = x + PREFETCH_AHEAD;
 
-			if (y->src < v->n && y->block < v->nblocks && v->grid)
+			if (y->src >= v->n || y->block >= v->nblocks)
+				;
+			else if (v->grid)
 				__builtin_prefetch(&v->grid[(cell(v, y->src, y->block) << v->gk) +
 							    (y->offset >> (31 - v->gk))],
 						   1);
+			else if (v->rw)
+				__builtin_prefetch(&v->rw[cell(v, y->src, y->block)], 1);
+			else
+				__builtin_prefetch(&v->fold.e[cell(v, y->src, y->block)], 1);
 		}
 		mark_read(v, t, x);
 	}
@@ -2793,28 +2800,8 @@ static bool par_fits(const struct schedule *s, const struct verify_opts *o)
 	       (s->collective == SCHED_REDUCE_SCATTER || s->collective == SCHED_ALLREDUCE);
 }
 
-/* The step loop (verify_run's) on a state set up. */
-static int step_loop(struct vstate *v)
-{
-	const struct schedule *s = v->s;
-
-	for (uint32_t t = 0; t < s->nsteps; t++) {
-		if (clock_expired(v->o->clock))
-			return fail(v, t, SIZE_MAX, "time limit reached in verification");
-		clock_progress(v->o->clock, NULL, (double)t / s->nsteps);
-		if (read_phase(v, t) < 0 || write_phase(v, t) < 0)
-			return -1;
-		if (v->o->graph)
-			step_loads(v, t);
-	}
-	if (v->o->graph)
-		total_loads(v);
-	return final_check(v);
-}
-
-/* s checked as sched_verify does, on two threads when its state is laid
- * out so that the data is no more than half the work (by diagonal, or in
- * parts, with links to check): else on this one, from the same setup. */
+/* s checked as sched_verify does, on two threads when there are links to
+ * check beside the data; else on this one, from the same setup. */
 static int verify_par(const struct schedule *s, const struct verify_opts *o,
 		      struct verify_report *report)
 {
@@ -2834,8 +2821,8 @@ static int verify_par(const struct schedule *s, const struct verify_opts *o,
 		goto out;
 	parallel_for(2, 1, v.o->threads, par_inputs, &v);
 	v.par = PAR_NONE;
-	if (!v.o->graph || (!v.rank && !v.grid)) {
-		rc = step_loop(&v);
+	if (!v.o->graph) {
+		rc = run_steps(&v) < 0 ? -1 : final_check(&v);
 		goto out;
 	}
 	atomic_init(&j->stop, false);

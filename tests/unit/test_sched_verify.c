@@ -571,10 +571,10 @@ static void assert_same_verdict(const struct schedule *s, const struct graph *g)
 	free(l2);
 }
 
-/* Reductions of more than PAR_MIN_XFERS transfers by diagonal (a ring) or
- * in parts (a bidirectional ring) are checked on two threads, which only
- * prove a schedule right (sched_verify then reports as the step loop):
- * right, or wrong in its data, its links or its order, the report is the
+/* Reductions of 64 K transfers or more against a graph (here by diagonal,
+ * a ring, and in parts, a bidirectional ring) are checked on two threads,
+ * which only prove a schedule right (the step loop then reports): right,
+ * or wrong in its data, its links, its op or its range, the report is the
  * one thread's. */
 static void test_threads(void **state)
 {
