@@ -2787,7 +2787,8 @@ static void par_inputs(void *ctx, size_t i, unsigned worker)
 	init_inputs(v, lo, hi);
 }
 
-/* Whether sched_verify tries verify_par first. */
+/* Whether sched_verify checks s on two threads (verify_par): a reduction
+ * against a graph, whose links are there to check beside the data. */
 static bool par_fits(const struct schedule *s, const struct verify_opts *o)
 {
 	static const struct verify_opts none = {0};
@@ -2795,13 +2796,13 @@ static bool par_fits(const struct schedule *s, const struct verify_opts *o)
 
 	o = o ? o : &none;
 	least = o->par_min_xfers ? o->par_min_xfers : PAR_MIN_XFERS;
-	return o->threads != 1 && (o->threads > 1 || ofc_cpu_count() > 1) && !o->network &&
-	       !o->wdm && s->nxfers >= least && s->nodes >= 2 && s->nodes <= SCHED_MAX_NODES &&
+	return o->threads != 1 && (o->threads > 1 || ofc_cpu_count() > 1) && o->graph &&
+	       !o->network && !o->wdm && s->nxfers >= least && s->nodes >= 2 &&
+	       s->nodes <= SCHED_MAX_NODES &&
 	       (s->collective == SCHED_REDUCE_SCATTER || s->collective == SCHED_ALLREDUCE);
 }
 
-/* s checked as sched_verify does, on two threads when there are links to
- * check beside the data; else on this one, from the same setup. */
+/* s checked as sched_verify does, on two threads. */
 static int verify_par(const struct schedule *s, const struct verify_opts *o,
 		      struct verify_report *report)
 {
@@ -2820,11 +2821,6 @@ static int verify_par(const struct schedule *s, const struct verify_opts *o,
 	if (setup(&v) < 0)
 		goto out;
 	parallel_for(2, 1, v.o->threads, par_inputs, &v);
-	v.par = PAR_NONE;
-	if (!v.o->graph) {
-		rc = run_steps(&v) < 0 ? -1 : final_check(&v);
-		goto out;
-	}
 	atomic_init(&j->stop, false);
 	for (int i = 0; i < 2; i++) {
 		j->w[i] = v;
