@@ -29,9 +29,16 @@
 #define PREFETCH_AHEAD 16
 /* Up to 2^28 keys (3 GiB of address space, touched as used). */
 #define PIECE_DENSE_MAX_KEYS (1ull << 28)
-/* Transfers from which a reduction is checked on two threads
- * (verify_par): below, the check takes milliseconds. */
+/* Transfers from which a check is split over two threads (verify_par,
+ * the all-to-all's a2a_pass): below, it takes milliseconds, about what
+ * starting a thread costs. verify_opts.par_min_xfers overrides it (tests
+ * and bench/verify_diff: 1, so that small schedules take that way). */
 #define PAR_MIN_XFERS (1u << 16)
+
+static size_t par_least(const struct verify_opts *o)
+{
+	return o->par_min_xfers ? o->par_min_xfers : PAR_MIN_XFERS;
+}
 
 /* Open addressing, (node, block) -> seglist. */
 struct segmap {
@@ -1695,7 +1702,7 @@ static int run_steps(struct vstate *v)
  * 1.9-2.0 s of CPU where 2.7-3.4 went). When the word cannot hold src, dst and step beside a
  * full piece table, or the pieces outnumber it, by node and block.
  *
- * On two threads (verify_opts.threads, from A2A_PAR_XFERS transfers) the
+ * On two threads (verify_opts.threads, from par_least() transfers) the
  * steps are cut in two halves: each thread counts and emits one half's
  * events into its own stretch of every bucket, the first half's before
  * the second's, so a bucket holds what one thread emits, in its order;
@@ -1715,12 +1722,6 @@ static int run_steps(struct vstate *v)
  * again the step loop's way, which reports the first failure as it always
  * did. */
 #define A2A_BUCKET_EVENTS (1u << 14) /* a bucket and its scratch in L2 */
-/* Below this many transfers one thread: starting a second costs about
- * what it would save. bench/verify_diff builds the verifier with 1, so
- * that its small schedules take the two threads' way. */
-#ifndef A2A_PAR_XFERS
-#define A2A_PAR_XFERS (1u << 16)
-#endif
 #define A2A_CHUNKS 64 /* of the check, for two threads to share evenly */
 /* By block first; bench/verify_diff also builds the verifier with 0, to
  * check the keying by node and block on its schedules (all fit by block). */
@@ -2039,7 +2040,7 @@ static int a2a_pass(struct vstate *v, bool one)
 	struct a2a_job *job = xcalloc(1, sizeof(*job));
 	size_t nb = (size_t)((maxkey - 1) >> shift) + 1;
 	bool ok = true, counted, fallback = false;
-	unsigned workers = threads > 1 && s->nxfers >= A2A_PAR_XFERS ? 2 : 1;
+	unsigned workers = threads > 1 && s->nxfers >= par_least(v->o) ? 2 : 1;
 
 	/* (field by field: the piece tables make the job 200 KB, too
 	 * large for a compound literal on the stack) */
@@ -2796,12 +2797,10 @@ static void par_inputs(void *ctx, size_t i, unsigned worker)
 static bool par_fits(const struct schedule *s, const struct verify_opts *o)
 {
 	static const struct verify_opts none = {0};
-	size_t least;
 
 	o = o ? o : &none;
-	least = o->par_min_xfers ? o->par_min_xfers : PAR_MIN_XFERS;
 	return o->threads != 1 && (o->threads > 1 || ofc_cpu_count() > 1) && o->graph &&
-	       !o->network && !o->wdm && s->nxfers >= least && s->nodes >= 2 &&
+	       !o->network && !o->wdm && s->nxfers >= par_least(o) && s->nodes >= 2 &&
 	       s->nodes <= SCHED_MAX_NODES &&
 	       (s->collective == SCHED_REDUCE_SCATTER || s->collective == SCHED_ALLREDUCE);
 }

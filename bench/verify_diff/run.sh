@@ -13,11 +13,11 @@ mkdir -p "$D"
 git show "$REF:sched/verify.c" | sed 's/\bsched_verify\b/sched_verify_old/' >"$D/verify_old.c"
 cc $CF -c "$D/verify_old.c" -o "$D/verify_old.o"
 cc $CF -c bench/verify_diff/verify_diff.c -o "$D/verify_diff.o"
-# This tree's verifier with its all-to-all on two threads from one
-# transfer up (sched/verify.c: A2A_PAR_XFERS), for the small schedules
-# here; then again keyed by node and block, not by block (A2A_BY_BLOCK).
+# This tree's verifier (on two threads from one transfer up:
+# verify_diff.c sets par_min_xfers), keyed by block, then again keyed by
+# node and block (A2A_BY_BLOCK).
 for by in 1 0; do
-	cc $CF -DA2A_PAR_XFERS=1 -DA2A_BY_BLOCK=$by -c sched/verify.c -o "$D/verify_new$by.o"
+	cc $CF -DA2A_BY_BLOCK=$by -c sched/verify.c -o "$D/verify_new$by.o"
 	cc -O2 "$D/verify_diff.o" "$D/verify_new$by.o" "$D/verify_old.o" "$B/libofc.a" \
 		-o "$D/verify_diff$by" -lyaml -lprotobuf-c -lnl-route-3 -lnl-genl-3 -lnl-3 \
 		-lsystemd -llpsolve55 -lcolamd -ldl -lpthread -lm

@@ -65,6 +65,8 @@ static void compare(const char *what, const struct schedule *s, const struct ver
 	struct verify_report a, b;
 	double *la = NULL, *lb = NULL;
 	struct verify_opts oa = *o, ob = *o;
+
+	ob.par_min_xfers = 1; /* this tree's threads on the small schedules too */
 	if (o->graph) {
 		la = calloc(s->nsteps + 1, sizeof(double));
 		lb = calloc(s->nsteps + 1, sizeof(double));
