@@ -1360,7 +1360,7 @@ static int read_phase(struct vstate *v, uint32_t t)
 			if (xfer_op(x) == XFER_REDUCE)
 				return fail(v, t, xi, "a reducing transfer in %s",
 					    sched_collective_name(s->collective));
-			if (v->sorted)
+			if (v->sorted || !own_data(v))
 				continue;
 			if (restricted(v, x->src))
 				push_rmove(&v->rs, &v->nrs, &v->cap_rs,
@@ -2677,10 +2677,12 @@ out:
 
 /* ---- the check on two threads -------------------------------------------------
  * What nodes hold and what the links carry do not depend on each other: in
- * a reduction two threads walk the steps side by side, one checking every
- * transfer, its link and the loads (PAR_CHECKS: read_phase without the
- * data), the other keeping the data (PAR_DATA: of the checks only what
- * keeps its indices in the tables, then the marks and reduce_direct). By
+ * a reduction or an all-gather two threads walk the steps side by side, one
+ * checking every transfer, its link and the loads (PAR_CHECKS: read_phase
+ * without the data), the other keeping the data (PAR_DATA: of the checks
+ * only what keeps its indices in the tables, then the marks and
+ * reduce_direct, or in copy mode what each source holds and the copies
+ * delivered, par_read_copy). By
  * diagonal or in parts (rings, bidirectional rings, torus-rings) each is
  * about half the step loop; in BFB's table by node the data is most of it
  * (a cache miss per transfer), the checks a fifth. Without a graph to
@@ -2737,6 +2739,47 @@ static int par_read_data(struct vstate *v, uint32_t t)
 	return 0;
 }
 
+/* The data thread's read phase in copy mode (an all-gather off networks):
+ * of the checks only what keeps the indices in the tables, then what each
+ * source holds and the deliveries, as read_phase's copy part. */
+static int par_read_copy(struct vstate *v, uint32_t t)
+{
+	const struct schedule *s = v->s;
+
+	v->ndl = 0;
+	v->nwhole = 0;
+	for (size_t xi = s->step_start[t]; xi < s->step_start[t + 1]; xi++) {
+		const struct xfer *x = &s->xfers[xi];
+		uint32_t lo = x->offset, hi = lo + x->length;
+
+		if (x->src >= v->n || x->dst >= v->n || x->block >= v->nblocks || x->length == 0 ||
+		    x->offset >= SCHED_ONE || (uint64_t)x->offset + x->length > SCHED_ONE)
+			return -1;
+		if (!v->cgrid && xi + PREFETCH_AHEAD < s->step_start[t + 1]) {
+			const struct xfer *y = x + PREFETCH_AHEAD;
+			uint64_t yk = (uint64_t)y->src * v->nblocks + y->block;
+
+			if (y->src < v->n && y->block < v->nblocks) {
+				if (v->full)
+					__builtin_prefetch(&v->full[yk >> 6]);
+				if (v->map.used || v->map.dense)
+					piecemap_prefetch(&v->map, yk);
+			}
+		}
+		if (!holds(v, x->src, x->block, lo, hi))
+			return -1;
+		if (v->full && lo == 0 && hi == SCHED_ONE) {
+			if (v->nwhole == v->cap_whole)
+				GROW(v->whole, v->cap_whole, v->nwhole + 1);
+			v->whole[v->nwhole++] = (uint32_t)xi;
+		} else {
+			push_delivery(v, (struct delivery){(uint64_t)x->dst * v->nblocks + x->block,
+							   lo, hi, 1, XFER_COPY, 0, xi});
+		}
+	}
+	return 0;
+}
+
 static void par_run(void *ctx, size_t i, unsigned worker)
 {
 	struct par_job *j = ctx;
@@ -2753,7 +2796,7 @@ static void par_run(void *ctx, size_t i, unsigned worker)
 		if (worker == 0) /* the caller's thread */
 			clock_progress(v->o->clock, NULL, (double)t / T);
 		if (v->par == PAR_DATA)
-			ok = par_read_data(v, t) == 0;
+			ok = (v->reduce ? par_read_data(v, t) : par_read_copy(v, t)) == 0;
 		else
 			ok = read_phase(v, t) == 0;
 		ok = ok && write_phase(v, t) == 0;
@@ -2793,7 +2836,8 @@ static void par_inputs(void *ctx, size_t i, unsigned worker)
 }
 
 /* Whether sched_verify checks s on two threads (verify_par): a reduction
- * against a graph, whose links are there to check beside the data. */
+ * or an all-gather against a graph, whose links are there to check beside
+ * the data. */
 static bool par_fits(const struct schedule *s, const struct verify_opts *o)
 {
 	static const struct verify_opts none = {0};
@@ -2802,7 +2846,8 @@ static bool par_fits(const struct schedule *s, const struct verify_opts *o)
 	return o->threads != 1 && (o->threads > 1 || ofc_cpu_count() > 1) && o->graph &&
 	       !o->network && !o->wdm && s->nxfers >= par_least(o) && s->nodes >= 2 &&
 	       s->nodes <= SCHED_MAX_NODES &&
-	       (s->collective == SCHED_REDUCE_SCATTER || s->collective == SCHED_ALLREDUCE);
+	       (s->collective == SCHED_REDUCE_SCATTER || s->collective == SCHED_ALLREDUCE ||
+		s->collective == SCHED_ALLGATHER);
 }
 
 /* s checked as sched_verify does, on two threads. */
@@ -2823,7 +2868,8 @@ static int verify_par(const struct schedule *s, const struct verify_opts *o,
 	v.par = PAR_DATA; /* setup leaves the inputs to par_inputs */
 	if (setup(&v) < 0)
 		goto out;
-	parallel_for(2, 1, v.o->threads, par_inputs, &v);
+	if (v.reduce)
+		parallel_for(2, 1, v.o->threads, par_inputs, &v);
 	atomic_init(&j->stop, false);
 	for (int i = 0; i < 2; i++) {
 		j->w[i] = v;
@@ -2837,6 +2883,8 @@ static int verify_par(const struct schedule *s, const struct verify_opts *o,
 	c->cap_dl = 0;
 	c->pieces = NULL;
 	c->cap_pieces = 0;
+	c->whole = NULL;
+	c->cap_whole = 0;
 	c->arc_used = xmalloc(((size_t)v.o->graph->m + 1) * sizeof(uint32_t));
 	c->par_load = xcalloc((size_t)s->nsteps + 1, sizeof(double));
 	parallel_for(2, 1, v.o->threads, par_run, j);
@@ -2850,6 +2898,8 @@ static int verify_par(const struct schedule *s, const struct verify_opts *o,
 			if (load > report->max_link_load)
 				report->max_link_load = load;
 		}
+		/* an all-gather's copies held already: the data thread's */
+		report->duplicate_blocks = j->r[0].duplicate_blocks;
 		total_loads(&v);
 		rc = 0;
 	} else {

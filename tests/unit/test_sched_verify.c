@@ -571,8 +571,9 @@ static void assert_same_verdict(const struct schedule *s, const struct graph *g)
 	free(l2);
 }
 
-/* Reductions of 64 K transfers or more against a graph (here by diagonal,
- * a ring, and in parts, a bidirectional ring) are checked on two threads,
+/* Reductions and all-gathers of 64 K transfers or more against a graph
+ * (here by diagonal, a ring, and in parts, a bidirectional ring) are
+ * checked on two threads,
  * which only prove a schedule right (the step loop then reports): right,
  * or wrong in its data, its links, its op or its range, the report is the
  * one thread's. */
@@ -586,7 +587,7 @@ static void test_threads(void **state)
 
 	assert_int_equal(topo_build_tree("hypercube:9", &g, &tree, &err), 0);
 	for (size_t a = 0; a < 2; a++)
-		for (int c = SCHED_REDUCE_SCATTER; c <= SCHED_ALLREDUCE; c++) {
+		for (int c = SCHED_ALLGATHER; c <= SCHED_ALLREDUCE; c++) {
 			struct schedule s;
 			struct verify_report r;
 			struct verify_opts two = {.graph = g, .threads = 2};
