@@ -361,19 +361,35 @@ static uint64_t cheapest_path(const struct graph *g, uint32_t s, uint32_t t, con
 	return dist[t];
 }
 
-/* The least-loaded shortest path s -> t (its arcs into c->parent, as
- * cheapest_path's): the shortest paths form layers, node v in layer k when
- * k hops from s and L - k from t, so the least load is one pass over them
- * in order, no heap. With every arc weighing W0 + load that is also the
- * cheapest path of any length when its load is below W0 (a longer path
- * costs W0 more); returns the load, or UINT64_MAX when it is not (the
- * caller asks Dijkstra). Ties go to the first arc in port order. */
-static uint64_t least_loaded_path(const struct graph *g, const uint16_t *to, uint32_t s, uint32_t t,
-				  const uint64_t *w, uint64_t W0, uint32_t stamp, uint32_t *seen,
-				  uint32_t *layer, struct cheapest *c)
+/* Hops from node v to a pair's target t: a row of the all-pairs table
+ * (row[v]), or on a Cayley graph node 0's hops to t - v (d0[t - v], the
+ * translation by -v taking v to 0). */
+struct hops_to_t {
+	const uint16_t *row;
+	const uint32_t *d0;
+	const struct sched_group *G;
+	uint32_t t;
+};
+
+static inline uint32_t hops_to_t(const struct hops_to_t *h, uint32_t v)
 {
-	uint32_t n = g->n, L = to[(size_t)t * n + s], lo = 0, hi = 1, *parent = c->parent;
-	const uint16_t *tt = to + (size_t)t * n;
+	return h->row ? h->row[v] : h->d0[sched_group_sub(h->G, h->t, v)];
+}
+
+/* The least-loaded shortest path s -> t, L hops (its arcs into c->parent,
+ * as cheapest_path's): the shortest paths form layers, node v in layer k
+ * when k hops from s and L - k from t, so the least load is one pass over
+ * them in order, no heap. An arc weighs w[a], or with port_w its port's
+ * w[j]; with every weight W0 + load that is also the cheapest path of any
+ * length when its load is below W0 (a longer path costs W0 more); returns
+ * the load, or UINT64_MAX when it is not (the caller asks Dijkstra). Ties
+ * go to the first arc in port order. */
+static uint64_t least_loaded_path(const struct graph *g, const struct hops_to_t *h, uint32_t s,
+				  uint32_t L, const uint64_t *w, bool port_w, uint64_t W0,
+				  uint32_t stamp, uint32_t *seen, uint32_t *layer,
+				  struct cheapest *c)
+{
+	uint32_t lo = 0, hi = 1, *parent = c->parent;
 	uint64_t *best = c->dist;
 
 	layer[0] = s;
@@ -387,9 +403,9 @@ static uint64_t least_loaded_path(const struct graph *g, const uint16_t *to, uin
 
 			for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
 				uint32_t v = g->adj[a];
-				uint64_t load = best[u] + (w[a] - W0);
+				uint64_t load = best[u] + ((port_w ? w[a - g->off[u]] : w[a]) - W0);
 
-				if (tt[v] != L - k - 1)
+				if (hops_to_t(h, v) != L - k - 1)
 					continue;
 				if (seen[v] != stamp) {
 					seen[v] = stamp;
@@ -403,7 +419,7 @@ static uint64_t least_loaded_path(const struct graph *g, const uint16_t *to, uin
 		}
 		lo = end;
 	}
-	return best[t] < W0 ? best[t] : UINT64_MAX;
+	return best[h->t] < W0 ? best[h->t] : UINT64_MAX;
 }
 
 /* App. D (after Domke et al.): pairs in random order, each routed on its
@@ -456,9 +472,11 @@ int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes 
 			memset(seen, 0, n * sizeof(uint32_t));
 			stamp = 1;
 		}
+		struct hops_to_t ht = {.row = to ? to + (size_t)t * n : NULL, .t = t};
+
 		if ((to && to[(size_t)t * n + s] == TOPO_UNREACHABLE) ||
-		    ((!to || least_loaded_path(g, to, s, t, w, W0, stamp, seen, layer, &c) ==
-				 UINT64_MAX) &&
+		    ((!to || least_loaded_path(g, &ht, s, to[(size_t)t * n + s], w, false, W0,
+					       stamp, seen, layer, &c) == UINT64_MAX) &&
 		     cheapest_path(g, s, t, w, NULL, &c) == UINT64_MAX)) {
 			rc = ofc_error_set(err, OFC_E_INPUT, "%s is not strongly connected",
 					   g->spec ? g->spec : "the topology");
@@ -497,8 +515,8 @@ int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes 
  * routes put on port j (one translate each). Not the explicit schedule
  * (that balances all N (N - 1) pairs greedily, in an order no translation
  * keeps), the symmetric one of the same rule. */
-int a2a_balanced_routes_0(const struct graph *g, uint64_t seed, struct a2a_routes *rt,
-			  struct ofc_error *err)
+int a2a_balanced_routes_0(const struct graph *g, const struct sched_group *G, uint64_t seed,
+			  struct a2a_routes *rt, struct ofc_error *err)
 {
 	uint32_t n = g->n, d = graph_outdeg(g, 0), *tail = graph_arc_tails(g);
 	uint32_t *arc = xmalloc(n * sizeof(uint32_t)), *order = xmalloc(n * sizeof(uint32_t));
@@ -510,6 +528,13 @@ int a2a_balanced_routes_0(const struct graph *g, uint64_t seed, struct a2a_route
 	memset(rt, 0, sizeof(*rt));
 	rt->n = n;
 	cheapest_init(&c, n);
+	/* By layers (least_loaded_path) with node 0's hops to every node,
+	 * from its BFS in order: hops v -> t are 0's to t - v. */
+	uint32_t *d0 = xmalloc(n * sizeof(uint32_t)), *queue = xmalloc(n * sizeof(uint32_t));
+	uint32_t *seen = xcalloc(n, sizeof(uint32_t));
+	bool layers = G && bfs_parents(g, 0, c.parent, queue);
+	for (uint32_t i = 0; layers && i < n; i++)
+		d0[queue[i]] = i ? d0[tail[c.parent[queue[i]]]] + 1 : 0;
 	for (uint32_t j = 0; j < d; j++)
 		port_w[j] = W0;
 	for (uint32_t i = 0; i + 1 < n; i++)
@@ -522,8 +547,11 @@ int a2a_balanced_routes_0(const struct graph *g, uint64_t seed, struct a2a_route
 	}
 	for (uint32_t i = 0; i + 1 < n; i++) {
 		uint32_t t = order[i];
+		struct hops_to_t ht = {.d0 = d0, .G = G, .t = t};
 
-		if (cheapest_path(g, 0, t, NULL, port_w, &c) == UINT64_MAX) {
+		if ((!layers || least_loaded_path(g, &ht, 0, d0[t], port_w, true, W0, i + 1, seen,
+						  queue, &c) == UINT64_MAX) &&
+		    cheapest_path(g, 0, t, NULL, port_w, &c) == UINT64_MAX) {
 			rc = ofc_error_set(err, OFC_E_INPUT, "%s is not strongly connected",
 					   g->spec ? g->spec : "the topology");
 			a2a_routes_free(rt);
@@ -535,6 +563,9 @@ int a2a_balanced_routes_0(const struct graph *g, uint64_t seed, struct a2a_route
 		a2a_routes_add(rt, 0, t, 1, arc, NULL, len);
 	}
 	cheapest_free(&c);
+	free(d0);
+	free(queue);
+	free(seen);
 	free(arc);
 	free(order);
 	free(port_w);

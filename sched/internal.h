@@ -204,8 +204,8 @@ int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes 
  * graph: direct's BFS tree (the explicit routes' representative), and
  * sp-balanced's rule with loads per port (its symmetric schedule). */
 int a2a_direct_routes_0(const struct graph *g, struct a2a_routes *rt, struct ofc_error *err);
-int a2a_balanced_routes_0(const struct graph *g, uint64_t seed, struct a2a_routes *rt,
-			  struct ofc_error *err);
+int a2a_balanced_routes_0(const struct graph *g, const struct sched_group *G, uint64_t seed,
+			  struct a2a_routes *rt, struct ofc_error *err);
 /* The most shards one link carries over all routes, over its capacity
  * (cap per arc; NULL: 1) (a cut-through schedule's bandwidth term), and
  * the most paths a pair has. */

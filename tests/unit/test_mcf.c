@@ -640,6 +640,29 @@ static void test_sp_balanced(void **state)
 		graph_free(g);
 	}
 
+	/* By symmetry (node 0's pairs, loads per port, hops by the group):
+	 * shortest too, each target once. */
+	for (size_t i = 0; i < 2; i++) {
+		struct graph *g;
+		struct topo_tree *tree;
+		struct sched_group G;
+		struct a2a_routes rt;
+
+		assert_int_equal(topo_build_tree(i ? "hypercube:5" : "torus:6x8", &g, &tree, &err),
+				 0);
+		assert_int_equal(sched_group_of(g, tree, &G, &err), 0);
+		assert_int_equal(a2a_balanced_routes_0(g, &G, 7, &rt, &err), 0);
+		assert_int_equal(rt.nroutes, g->n - 1);
+		for (size_t q = 0; q < rt.nroutes; q++) {
+			assert_int_equal(rt.src[q], 0);
+			assert_int_equal(rt.off[q + 1] - rt.off[q], hops_between(g, 0, rt.dst[q]));
+			assert_int_equal(g->adj[rt.arc[rt.off[q + 1] - 1]], rt.dst[q]);
+		}
+		a2a_routes_free(&rt);
+		topo_tree_free(tree);
+		graph_free(g);
+	}
+
 	/* Node 3 of a directed ring 0 -> 1 -> 2 -> 0 plus 3 -> 0: no way in. */
 	uint32_t tails[] = {0, 1, 2, 3}, heads[] = {1, 2, 0, 0};
 	struct graph *cut = graph_from_arcs(4, 4, tails, heads, "cut");
