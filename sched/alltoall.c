@@ -427,8 +427,8 @@ static uint64_t least_loaded_path(const struct graph *g, const struct hops_to_t 
  * W0 = |K| + 1 so that routes stay shortest and only ties are broken by
  * load (least_loaded_path; Dijkstra where a load would reach W0). Routes
  * come out in pair order. */
-int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes *rt,
-			struct ofc_error *err)
+int a2a_balanced_routes(const struct graph *g, uint64_t seed, const struct ofc_clock *clock,
+			struct a2a_routes *rt, struct ofc_error *err)
 {
 	uint32_t n = g->n, *tail, *arc;
 	uint64_t npairs = (uint64_t)n * (n - 1), *order, *w, W0 = npairs + 1;
@@ -471,6 +471,10 @@ int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes 
 		if (++stamp == 0) {
 			memset(seen, 0, n * sizeof(uint32_t));
 			stamp = 1;
+		}
+		if (i % 4096 == 0 && clock_expired(clock)) {
+			rc = ofc_error_set(err, OFC_E_RUNTIME, "time limit reached in generation");
+			break;
 		}
 		struct hops_to_t ht = {.row = to ? to + (size_t)t * n : NULL, .t = t};
 
@@ -516,7 +520,8 @@ int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes 
  * (that balances all N (N - 1) pairs greedily, in an order no translation
  * keeps), the symmetric one of the same rule. */
 int a2a_balanced_routes_0(const struct graph *g, const struct sched_group *G, uint64_t seed,
-			  struct a2a_routes *rt, struct ofc_error *err)
+			  const struct ofc_clock *clock, struct a2a_routes *rt,
+			  struct ofc_error *err)
 {
 	uint32_t n = g->n, d = graph_outdeg(g, 0), *tail = graph_arc_tails(g);
 	uint32_t *arc = xmalloc(n * sizeof(uint32_t)), *order = xmalloc(n * sizeof(uint32_t));
@@ -549,6 +554,11 @@ int a2a_balanced_routes_0(const struct graph *g, const struct sched_group *G, ui
 		uint32_t t = order[i];
 		struct hops_to_t ht = {.d0 = d0, .G = G, .t = t};
 
+		if (i % 1024 == 0 && clock_expired(clock)) {
+			rc = ofc_error_set(err, OFC_E_RUNTIME, "time limit reached in generation");
+			a2a_routes_free(rt);
+			break;
+		}
 		if ((!layers || least_loaded_path(g, &ht, 0, d0[t], port_w, true, W0, i + 1, seen,
 						  queue, &c) == UINT64_MAX) &&
 		    cheapest_path(g, 0, t, NULL, port_w, &c) == UINT64_MAX) {
@@ -808,8 +818,9 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 		rc = 0;
 	} else {
 		o->cut_through = true;
-		rc = strcmp(q->algo, "direct") == 0 ? a2a_direct_routes(g, rt, err)
-						    : a2a_balanced_routes(g, 0x0fc, rt, err);
+		rc = strcmp(q->algo, "direct") == 0
+			 ? a2a_direct_routes(g, rt, err)
+			 : a2a_balanced_routes(g, 0x0fc, q->clock, rt, err);
 	}
 	if (rc == 0)
 		rc = a2a_schedule(g, rt, steps, a2a_runs(q), q->algo, s, err);

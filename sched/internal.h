@@ -198,14 +198,15 @@ void a2a_routes_single(const struct graph *g, const double *cap, struct a2a_rout
  * arc of port j carries what node 0's routes put on j). */
 void a2a_routes_single_ports(const struct graph *g, const double *cap, struct a2a_routes *rt);
 int a2a_direct_routes(const struct graph *g, struct a2a_routes *rt, struct ofc_error *err);
-int a2a_balanced_routes(const struct graph *g, uint64_t seed, struct a2a_routes *rt,
-			struct ofc_error *err);
+int a2a_balanced_routes(const struct graph *g, uint64_t seed, const struct ofc_clock *clock,
+			struct a2a_routes *rt, struct ofc_error *err);
 /* The same rules for node 0's pairs alone, the reduced programs on a Cayley
  * graph: direct's BFS tree (the explicit routes' representative), and
  * sp-balanced's rule with loads per port (its symmetric schedule). */
 int a2a_direct_routes_0(const struct graph *g, struct a2a_routes *rt, struct ofc_error *err);
 int a2a_balanced_routes_0(const struct graph *g, const struct sched_group *G, uint64_t seed,
-			  struct a2a_routes *rt, struct ofc_error *err);
+			  const struct ofc_clock *clock, struct a2a_routes *rt,
+			  struct ofc_error *err);
 /* The most shards one link carries over all routes, over its capacity
  * (cap per arc; NULL: 1) (a cut-through schedule's bandwidth term), and
  * the most paths a pair has. */

@@ -1313,8 +1313,9 @@ static int a2a_baseline_reduced(const struct graph *g, const struct sched_group 
 	uint32_t *tail = graph_arc_tails(g), d = graph_outdeg(g, 0);
 	double *load;
 
-	if ((strcmp(q->algo, "direct") == 0 ? a2a_direct_routes_0(g, &rt, err)
-					    : a2a_balanced_routes_0(g, G, 0x0fc, &rt, err)) < 0 ||
+	if ((strcmp(q->algo, "direct") == 0
+		 ? a2a_direct_routes_0(g, &rt, err)
+		 : a2a_balanced_routes_0(g, G, 0x0fc, q->clock, &rt, err)) < 0 ||
 	    a2a_schedule(g, &rt, false, a2a_runs(q), q->algo, &r->prog, err) < 0) {
 		a2a_routes_free(&rt);
 		free(tail);

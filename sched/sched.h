@@ -588,6 +588,9 @@ struct a2a_request {
 	 * `ofc schedule` asks for them for reduced schedules. Not with host
 	 * injection limits, whose pricing charges the hosts between. */
 	bool runs;
+	/* sp-balanced: the request's deadline, checked as its pairs are
+	 * routed (OFC_E_RUNTIME past it), or NULL. mcf's is mcf.time_limit. */
+	const struct ofc_clock *clock;
 };
 #define A2A_STEPS_TRY_SECONDS 5.0
 /* What one hop of a mirrored route costs until the request ends: the route

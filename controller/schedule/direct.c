@@ -938,6 +938,11 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 									   : q->time_limit}};
 	struct a2a_outcome a;
 	double t0 = now_seconds();
+
+	/* The whole request's deadline for the baselines (mcf's is its
+	 * column generation's time_limit). */
+	if (strcmp(algo, "mcf"))
+		aq.clock = r->clock;
 	/* Reduced by itself: any lowering but an explicit "steps" (the
 	 * default falls back to paths when steps cannot prove its optimum
 	 * soon; "steps" at thousands of nodes runs to its time limit). */
@@ -959,7 +964,8 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 		}
 		aq.runs = true; /* nothing runs a reduced program hop by hop */
 		if (a2a_reduced(r->g, &o->group, &aq, &red, &a, &err) < 0) {
-			not_applies(o, &err);
+			if (!(aq.clock && out_of_time(r, o, "generation")))
+				not_applies(o, &err);
 			return;
 		}
 		o->s = red.prog;
@@ -970,6 +976,8 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 				 "reduced instead (node 0's routes x %s; --reduced asks for it)",
 				 r->note[0] ? "; " : "", r->g->n, A2A_MAX_NODES, o->group.name);
 	} else if (a2a_build(r->g, &aq, &o->s, &a, &err) < 0) {
+		if (aq.clock && out_of_time(r, o, "generation"))
+			return;
 		not_applies(o, &err);
 		/* The explicit time-stepped schedule is not reduced by itself (its
 		 * MCF runs to its time limit at thousands of nodes): say how. */

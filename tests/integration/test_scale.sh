@@ -110,6 +110,10 @@ expect_refused '^ofc schedule: swing: time limit 10 ms reached in (generation|ve
 	$S --topology torus:32x32 --collective allreduce --algo swing --variant bandwidth --time-limit 0.01
 expect_refused '^ofc schedule: bfb: time limit 1 ms reached in (generation|verification)$' \
 	$S --topology torus:32x32 --collective allreduce --algo bfb --time-limit 1ms
+expect_refused '^ofc schedule: sp-balanced: time limit 1 ms reached in generation$' \
+	$S --topology torus:16x16 --collective alltoall --algo sp-balanced --time-limit 1ms
+expect_refused '^ofc schedule: sp-balanced: time limit 1 ms reached in generation$' \
+	$S --topology torus:128x128 --collective alltoall --algo sp-balanced --time-limit 1ms
 expect_refused '^ofc optree: time limit 1 ms reached in (generation|verification)$' \
 	$OFC optree --nodes 2048 --wavelengths 64 --time-limit 1ms
 # Enough time: the same request completes.

@@ -614,7 +614,7 @@ static void test_sp_balanced(void **state)
 			assert_int_equal(topo_fail_links(g0, "0-1", &g, &err), 0);
 			graph_free(g0);
 		}
-		assert_int_equal(a2a_balanced_routes(g, 7, &rt, &err), 0);
+		assert_int_equal(a2a_balanced_routes(g, 7, NULL, &rt, &err), 0);
 		assert_int_equal(a2a_direct_routes(g, &dr, &err), 0);
 		assert_int_equal(rt.nroutes, (size_t)n * (n - 1));
 		for (size_t q = 0; q < rt.nroutes; q++) {
@@ -651,7 +651,7 @@ static void test_sp_balanced(void **state)
 		assert_int_equal(topo_build_tree(i ? "hypercube:5" : "torus:6x8", &g, &tree, &err),
 				 0);
 		assert_int_equal(sched_group_of(g, tree, &G, &err), 0);
-		assert_int_equal(a2a_balanced_routes_0(g, &G, 7, &rt, &err), 0);
+		assert_int_equal(a2a_balanced_routes_0(g, &G, 7, NULL, &rt, &err), 0);
 		assert_int_equal(rt.nroutes, g->n - 1);
 		for (size_t q = 0; q < rt.nroutes; q++) {
 			assert_int_equal(rt.src[q], 0);
@@ -668,7 +668,7 @@ static void test_sp_balanced(void **state)
 	struct graph *cut = graph_from_arcs(4, 4, tails, heads, "cut");
 	struct a2a_routes rt;
 
-	assert_int_equal(a2a_balanced_routes(cut, 7, &rt, &err), -1);
+	assert_int_equal(a2a_balanced_routes(cut, 7, NULL, &rt, &err), -1);
 	assert_non_null(strstr(err.msg, "cut is not strongly connected"));
 	graph_free(cut);
 }
