@@ -1265,6 +1265,33 @@ static inline void mark_read(struct vstate *v, uint32_t t, const struct xfer *x)
 		v->fold.e[c].mark = t + 1;
 }
 
+/* What a later transfer y will read of its source's data, fetched ahead
+ * (a cache miss per transfer in the tables by node); by diagonal the reads
+ * are in order already. */
+static inline void prefetch_source(const struct vstate *v, const struct xfer *y)
+{
+	uint64_t yk = (uint64_t)y->src * v->nblocks + y->block;
+
+	if (y->src >= v->n || y->block >= v->nblocks || v->rank)
+		return;
+	if (v->grid) {
+		__builtin_prefetch(
+		    &v->grid[(cell(v, y->src, y->block) << v->gk) + (y->offset >> (31 - v->gk))],
+		    1);
+	} else if (v->rw) {
+		__builtin_prefetch(&v->rw[cell(v, y->src, y->block)], 1);
+	} else if (v->reduce) {
+		__builtin_prefetch(&v->fold.e[cell(v, y->src, y->block)], 1);
+	} else {
+		/* holds() reads the bit, then the pieces (dense keys count no
+		 * `used`). */
+		if (v->full)
+			__builtin_prefetch(&v->full[yk >> 6]);
+		if (v->map.used || v->map.dense)
+			piecemap_prefetch(&v->map, yk);
+	}
+}
+
 static int read_phase(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
@@ -1296,33 +1323,8 @@ static int read_phase(struct vstate *v, uint32_t t)
 			if (y->src < v->n && y->lane < off[y->src + 1] - off[y->src])
 				__builtin_prefetch(&v->arc[off[y->src] + y->lane], 1);
 		}
-		if (own_data(v) && xi + PREFETCH_AHEAD < s->step_start[t + 1]) {
-			const struct xfer *y = x + PREFETCH_AHEAD;
-			uint64_t yk = (uint64_t)y->src * v->nblocks + y->block;
-
-			if (y->src < v->n && y->block < v->nblocks) {
-				if (v->rank) {
-					/* by diagonal: in order */
-				} else if (v->grid) {
-					__builtin_prefetch(
-					    &v->grid[(cell(v, y->src, y->block) << v->gk) +
-						     (y->offset >> (31 - v->gk))],
-					    1);
-				} else if (v->rw) {
-					__builtin_prefetch(&v->rw[cell(v, y->src, y->block)], 1);
-				} else if (v->reduce) {
-					__builtin_prefetch(&v->fold.e[cell(v, y->src, y->block)],
-							   1);
-				} else {
-					/* holds() reads the bit, then the pieces
-					 * (dense keys count no `used`). */
-					if (v->full)
-						__builtin_prefetch(&v->full[yk >> 6]);
-					if (v->map.used || v->map.dense)
-						piecemap_prefetch(&v->map, yk);
-				}
-			}
-		}
+		if (own_data(v) && xi + PREFETCH_AHEAD < s->step_start[t + 1])
+			prefetch_source(v, x + PREFETCH_AHEAD);
 
 		if (x->src >= v->n || x->dst >= v->n)
 			return fail(v, t, xi, "node out of range (%u nodes)", v->n);
@@ -2707,6 +2709,14 @@ struct par_job {
 
 /* The data thread's read phase in reduce mode (off networks: read_mark):
  * of the checks only what keeps the indices in the tables. */
+/* Whether x's nodes, block and part index the data tables: of the read
+ * phase's checks, what a data thread needs (the checks thread reports). */
+static inline bool xfer_indexes(const struct vstate *v, const struct xfer *x)
+{
+	return x->src < v->n && x->dst < v->n && x->block < v->nblocks && x->length != 0 &&
+	       x->offset < SCHED_ONE && (uint64_t)x->offset + x->length <= SCHED_ONE;
+}
+
 static int par_read_data(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
@@ -2715,24 +2725,10 @@ static int par_read_data(struct vstate *v, uint32_t t)
 	for (size_t xi = s->step_start[t]; xi < s->step_start[t + 1]; xi++) {
 		const struct xfer *x = &s->xfers[xi];
 
-		if (x->src >= v->n || x->dst >= v->n || x->block >= v->nblocks || x->length == 0 ||
-		    x->offset >= SCHED_ONE || (uint64_t)x->offset + x->length > SCHED_ONE)
+		if (!xfer_indexes(v, x))
 			return -1;
-		/* by node, the entry some transfers on (read_phase's) */
-		if (!v->rank && xi + PREFETCH_AHEAD < s->step_start[t + 1]) {
-			const struct xfer *y = x + PREFETCH_AHEAD;
-
-			if (y->src >= v->n || y->block >= v->nblocks)
-				;
-			else if (v->grid)
-				__builtin_prefetch(&v->grid[(cell(v, y->src, y->block) << v->gk) +
-							    (y->offset >> (31 - v->gk))],
-						   1);
-			else if (v->rw)
-				__builtin_prefetch(&v->rw[cell(v, y->src, y->block)], 1);
-			else
-				__builtin_prefetch(&v->fold.e[cell(v, y->src, y->block)], 1);
-		}
+		if (xi + PREFETCH_AHEAD < s->step_start[t + 1])
+			prefetch_source(v, x + PREFETCH_AHEAD);
 		mark_read(v, t, x);
 	}
 	reduce_direct(v, t);
@@ -2752,20 +2748,10 @@ static int par_read_copy(struct vstate *v, uint32_t t)
 		const struct xfer *x = &s->xfers[xi];
 		uint32_t lo = x->offset, hi = lo + x->length;
 
-		if (x->src >= v->n || x->dst >= v->n || x->block >= v->nblocks || x->length == 0 ||
-		    x->offset >= SCHED_ONE || (uint64_t)x->offset + x->length > SCHED_ONE)
+		if (!xfer_indexes(v, x))
 			return -1;
-		if (!v->cgrid && xi + PREFETCH_AHEAD < s->step_start[t + 1]) {
-			const struct xfer *y = x + PREFETCH_AHEAD;
-			uint64_t yk = (uint64_t)y->src * v->nblocks + y->block;
-
-			if (y->src < v->n && y->block < v->nblocks) {
-				if (v->full)
-					__builtin_prefetch(&v->full[yk >> 6]);
-				if (v->map.used || v->map.dense)
-					piecemap_prefetch(&v->map, yk);
-			}
-		}
+		if (xi + PREFETCH_AHEAD < s->step_start[t + 1])
+			prefetch_source(v, x + PREFETCH_AHEAD);
 		if (!holds(v, x->src, x->block, lo, hi))
 			return -1;
 		if (v->full && lo == 0 && hi == SCHED_ONE) {
