@@ -2646,19 +2646,27 @@ static void teardown(struct vstate *v)
 	free(v->sdrop);
 }
 
-/* One check of s, the all-to-all's holdings by sorting when sorted. */
-static int verify_run(const struct schedule *s, const struct verify_opts *o,
-		      struct verify_report *report, bool sorted)
-{
-	static const struct verify_opts none = {0};
-	struct vstate v = {
-	    .s = s, .o = o ? o : &none, .r = report, .n = s->nodes, .sorted = sorted};
-	int rc = -1;
+/* What sched_verify's callers get without options. */
+static const struct verify_opts no_opts;
 
+/* A report before the check: right until something is found. */
+static void report_start(struct verify_report *report, const struct schedule *s)
+{
 	memset(report, 0, sizeof(*report));
 	report->ok = true;
 	report->nsteps = s->nsteps;
 	report->ntransfers = s->nxfers;
+}
+
+/* One check of s, the all-to-all's holdings by sorting when sorted. */
+static int verify_run(const struct schedule *s, const struct verify_opts *o,
+		      struct verify_report *report, bool sorted)
+{
+	struct vstate v = {
+	    .s = s, .o = o ? o : &no_opts, .r = report, .n = s->nodes, .sorted = sorted};
+	int rc = -1;
+
+	report_start(report, s);
 	if (s->nodes < 2 || s->nodes > SCHED_MAX_NODES) {
 		fail(&v, 0, SIZE_MAX, "%u nodes: a schedule has 2..%u", s->nodes, SCHED_MAX_NODES);
 		return -1;
@@ -2826,9 +2834,8 @@ static void par_inputs(void *ctx, size_t i, unsigned worker)
  * the data. */
 static bool par_fits(const struct schedule *s, const struct verify_opts *o)
 {
-	static const struct verify_opts none = {0};
 
-	o = o ? o : &none;
+	o = o ? o : &no_opts;
 	return o->threads != 1 && (o->threads > 1 || ofc_cpu_count() > 1) && o->graph &&
 	       !o->network && !o->wdm && s->nxfers >= par_least(o) && s->nodes >= 2 &&
 	       s->nodes <= SCHED_MAX_NODES &&
@@ -2840,17 +2847,13 @@ static bool par_fits(const struct schedule *s, const struct verify_opts *o)
 static int verify_par(const struct schedule *s, const struct verify_opts *o,
 		      struct verify_report *report)
 {
-	static const struct verify_opts none = {0};
-	struct vstate v = {.s = s, .o = o ? o : &none, .r = report, .n = s->nodes};
+	struct vstate v = {.s = s, .o = o ? o : &no_opts, .r = report, .n = s->nodes};
 	struct par_job *j = xcalloc(1, sizeof(*j));
 	struct vstate *c = &j->w[1];
 	bool again = false;
 	int rc = -1;
 
-	memset(report, 0, sizeof(*report));
-	report->ok = true;
-	report->nsteps = s->nsteps;
-	report->ntransfers = s->nxfers;
+	report_start(report, s);
 	v.par = PAR_DATA; /* setup leaves the inputs to par_inputs */
 	if (setup(&v) < 0)
 		goto out;
