@@ -477,10 +477,11 @@ int a2a_balanced_routes(const struct graph *g, uint64_t seed, const struct ofc_c
 			break;
 		}
 		struct hops_to_t ht = {.row = to ? to + (size_t)t * n : NULL, .t = t};
+		uint32_t L = to ? ht.row[s] : 0;
 
-		if ((to && to[(size_t)t * n + s] == TOPO_UNREACHABLE) ||
-		    ((!to || least_loaded_path(g, &ht, s, to[(size_t)t * n + s], w, false, W0,
-					       stamp, seen, layer, &c) == UINT64_MAX) &&
+		if ((to && L == TOPO_UNREACHABLE) ||
+		    ((!to || least_loaded_path(g, &ht, s, L, w, false, W0, stamp, seen, layer,
+					       &c) == UINT64_MAX) &&
 		     cheapest_path(g, s, t, w, NULL, &c) == UINT64_MAX)) {
 			rc = ofc_error_set(err, OFC_E_INPUT, "%s is not strongly connected",
 					   g->spec ? g->spec : "the topology");
