@@ -2,8 +2,11 @@
 #include "util/util.h"
 
 #include <fcntl.h>
+#include <malloc.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static void (*oom_hook)(size_t asked);
@@ -26,13 +29,45 @@ static void oom(size_t n)
 	mem_oom(n);
 }
 
+/* Large blocks (a schedule's transfers, the verifier's tables) on
+ * transparent huge pages where the kernel gives them on request (THP
+ * "madvise", Debian's default). A fresh 4 KiB page costs a fault, and on
+ * a virtual machine a fault is dear: nearly half of `ofc schedule` on
+ * hypercube:12 went to them (bench/RESULTS.md, "Huge pages"). Only a hint:
+ * where THP is off nothing changes, and a block from malloc's heap rather
+ * than a mapping of its own lends the hint to its neighbours' pages, which
+ * is harmless. The cost: a table touched sparsely holds 2 MiB where it
+ * touches a byte, so it stays for blocks of 16 MiB and more, which ofc
+ * fills or nearly. */
+#define HUGE_MIN ((size_t)16 << 20)
+
+static void *advise_huge(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+	/* From the block's first page to its last, as glibc's own
+	 * glibc.malloc.hugetlb=1 does: advising only the aligned inside
+	 * would split malloc's mapping in three, and realloc, which moves a
+	 * mapping by mremap only when it is one, would copy it instead. */
+	if (n >= HUGE_MIN) {
+		uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+		uintptr_t lo = (uintptr_t)p & ~(page - 1);
+		uintptr_t hi = ((uintptr_t)p + malloc_usable_size(p) + page - 1) & ~(page - 1);
+
+		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+	}
+#else
+	(void)n;
+#endif
+	return p;
+}
+
 void *xmalloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);
 
 	if (!p)
 		oom(n);
-	return p;
+	return advise_huge(p, n);
 }
 
 void *xcalloc(size_t n, size_t size)
@@ -41,7 +76,7 @@ void *xcalloc(size_t n, size_t size)
 
 	if (!p)
 		oom(size && n > SIZE_MAX / size ? SIZE_MAX : n * size);
-	return p;
+	return advise_huge(p, n * size);
 }
 
 void *xrealloc(void *p, size_t n)
@@ -50,7 +85,7 @@ void *xrealloc(void *p, size_t n)
 
 	if (!q)
 		oom(n);
-	return q;
+	return advise_huge(q, n);
 }
 
 void *xreallocarray(void *p, size_t n, size_t size)
