@@ -38,6 +38,9 @@
 /* A column out of the master's solution this many iterations is dropped
  * (the pricing brings it back when it prices out again). */
 #define KEEP_ITERS 4u
+/* Trees of more entries than this (n (T + 1), store_tree) are given room
+ * 16 at first rather than 1,024. */
+#define CG_TREE_ENTRIES_MANY (1u << 16)
 /* Rounds of multiplicative weights before the master (warm_start). The
  * mirrored master, small, is solved once or twice from many; the plain
  * master on n sources with as many columns stalls in lp_solve (genkautz:27,6
@@ -661,7 +664,12 @@ static uint32_t store_tree(struct cg *c, uint32_t s, const uint32_t *parent)
 	if (k == UINT32_MAX) {
 		k = (uint32_t)c->ncols;
 		if (c->ncols + 1 > c->cap_cols) {
-			c->cap_cols = c->cap_cols ? c->cap_cols * 2 : 1024;
+			/* A tree is psize entries: on the time-expanded graph of
+			 * a large fabric tens of MiB (torus:256x256: 67 MB), and
+			 * 1,024 of them at once a reservation past the machine. */
+			c->cap_cols = c->cap_cols			? c->cap_cols * 2
+				      : c->psize > CG_TREE_ENTRIES_MANY ? 16
+									: 1024;
 			c->col_src = xreallocarray(c->col_src, c->cap_cols, sizeof(uint32_t));
 			c->col_last = xreallocarray(c->col_last, c->cap_cols, sizeof(uint32_t));
 			c->col_parent =

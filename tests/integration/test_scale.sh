@@ -124,6 +124,17 @@ OFCD=${OFCD:-$BUILD/ofcd}
 expect_error 2 "ofcd: --max-request-time 'soon': expected 0 (none) or a duration of at most 1 day" \
 	$OFCD --max-request-time soon
 
+# The default all-to-all lowering's time-stepped try keeps its trees (n (T + 1)
+# entries each: 1 MiB on torus:64x64, 67 MB on torus:256x256) as it makes
+# them: it reserved 1,024 at once, 1 GiB here, and where the machine would
+# not map that (64 GiB on torus:256x256) the request failed instead of
+# falling back to paths. Under a 0.95 GiB address space it completes.
+(
+	ulimit -v 1000000
+	$S --topology torus:64x64 --collective alltoall --algo mcf --steps-try 1 >"$TMP/out" 2>"$TMP/err"
+) && grep -q '^  verified *yes' "$TMP/out" && ok ||
+	bad "default all-to-all lowering under ulimit -v 1000000" "$(head -c 400 "$TMP/err")"
+
 # No progress line when stderr is not a terminal (scripts see the outcome alone).
 $S --topology torus:16x16 --collective allreduce --algo swing >"$TMP/out" 2>"$TMP/err"
 [ ! -s "$TMP/err" ] && ok || bad "progress on a non-terminal stderr" "$(head -c 200 "$TMP/err")"
