@@ -982,7 +982,8 @@ static void keep_solution(struct cg *c, const double *x)
  * proper (whose first duals otherwise price a single link) needs few
  * iterations. The trees' average is a feasible flow, the primal to fall
  * back on when the time runs out before the master is solved once (*ub). */
-static int warm_start(struct cg *c, double *lb, double **center, double *ub, struct ofc_error *err)
+static int warm_start(struct cg *c, double *lb, double **center, double *ub, double until,
+		      struct ofc_error *err)
 {
 	double *load = xcalloc(c->R, sizeof(double));
 	uint32_t rounds = c->nsrc == 1		      ? 8
@@ -990,11 +991,15 @@ static int warm_start(struct cg *c, double *lb, double **center, double *ub, str
 						      : MW_ROUNDS_PLAIN;
 	double *picks = NULL;
 	size_t cap_picks = 0;
+	uint32_t done = 0;
 	int rc = -1;
 
 	for (uint32_t r = 0; r < c->R; r++)
 		c->y[r] = 1;
-	for (uint32_t k = 0; k < rounds; k++) {
+	/* Every round is a pricing of every source (on torus:256x256's
+	 * time-expanded graph about a second): past the deadline the rounds
+	 * so far make the average, one at least. */
+	for (uint32_t k = 0; k < rounds && (k == 0 || now_seconds() < until); k++, done++) {
 		double max = 0, b = price_all(c);
 
 		/* These prices certify a bound too (the first, uniform ones give
@@ -1018,7 +1023,7 @@ static int warm_start(struct cg *c, double *lb, double **center, double *ub, str
 				GROW(picks, cap_picks, (size_t)col + 1);
 				memset(picks + old, 0, (cap_picks - old) * sizeof(double));
 			}
-			picks[col] += 1.0 / rounds;
+			picks[col] += 1.0;
 			tree_coefs(c, w, s, tree);
 			for (uint32_t i = 0; i < w->ntouched; i++) {
 				uint32_t r = w->touched[i];
@@ -1033,10 +1038,10 @@ static int warm_start(struct cg *c, double *lb, double **center, double *ub, str
 		for (uint32_t r = 0; r < c->R; r++)
 			c->y[r] = exp(8.0 * load[r] / c->row_cap[r % c->rows_per_slot] / max);
 	}
-	/* The average, a feasible flow: loads / rounds, each slot's U_k its
-	 * busiest row, every tree picked weighted by how often. */
+	/* The average, a feasible flow: loads / rounds done, each slot's U_k
+	 * its busiest row, every tree picked weighted by how often. */
 	for (uint32_t r = 0; r < c->R; r++)
-		load[r] /= rounds;
+		load[r] /= done;
 	*ub = objective_of(c, load);
 	c->sol_n = 0;
 	c->sol_live = xreallocarray(c->sol_live, c->ncols + 1, sizeof(uint32_t));
@@ -1049,7 +1054,7 @@ static int warm_start(struct cg *c, double *lb, double **center, double *ub, str
 	for (size_t k = 0; k < c->ncols; k++)
 		if (k < cap_picks && picks[k] > 0) {
 			c->sol_live[c->sol_n] = (uint32_t)k;
-			c->sol[c->slots + c->sol_n++] = picks[k];
+			c->sol[c->slots + c->sol_n++] = picks[k] / done;
 		}
 	rc = 0;
 out:
@@ -1643,7 +1648,7 @@ static int cg_run(struct cg *c, double gap, double deadline, struct mcf_result *
 	 * into it took 1.1-3.7 s on genkautz:1024,4 less one arc. */
 	double master_by = c->warm && deadline > 0 ? deadline - 0.1 * (deadline - begin) : until;
 	if (c->warm ? warm_from(c, &lb, &center, &ub, gap, until, master_by, err) < 0
-		    : warm_start(c, &lb, &center, &ub, err) < 0)
+		    : warm_start(c, &lb, &center, &ub, until, err) < 0)
 		goto out;
 	for (it = 1; it <= MAX_ITER && ub - lb > gap * ub; it++) {
 		int lr;
@@ -2710,7 +2715,9 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 				free(perm);
 			}
 		}
-		if (rc == 0 && o->routes) {
+		bool nic = inj > 0 && o->nic_forwarding; /* may yet prove it, below */
+
+		if (rc == 0 && o->routes && (r->optimal || nic || !o->routes_if_optimal)) {
 			rc = cg_routes(&c, &r->routes, err);
 			r->routes.symmetric = r->symmetric;
 			if (rc == 0 && r->symmetric && !o->translations_known) {

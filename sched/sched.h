@@ -427,6 +427,10 @@ struct mcf_opts {
 	double time_limit; /* seconds for column generation; 0 = none. At the limit
 			    * it stops with the best flow and bound so far */
 	bool routes;	   /* keep the routes (for lowering) */
+	/* ... only when the optimum is proven (a try whose result is dropped
+	 * otherwise: on torus:256x256 the time-stepped routes took 3-4 s past
+	 * its limit, to be thrown away). */
+	bool routes_if_optimal;
 	/* NIC-limited hosts (issue 14; notes alltoall-mcf.md 2.6, 7): every
 	 * host's injection (= ejection) bandwidth in link capacities, 0 for
 	 * none (d links' worth). Host forwarding (nic_forwarding false): relayed

@@ -258,8 +258,50 @@ static void test_time_limit(void **state)
 	assert_true(r.gap > 0 && fabs(r.gap - (r.objective / r.lower - 1)) < 1e-12);
 	assert_true(fabs(route_max_load(g, &r.routes) - r.objective) < 1e-6 * r.objective);
 	mcf_result_free(&r);
+
+	/* A try's routes only with its optimum: none at the limit, the same
+	 * flow otherwise; all of them when it proves it. */
+	o.routes_if_optimal = exact.routes_if_optimal = exact.routes = true;
+	assert_int_equal(mcf_solve(g, &o, &r, &err), 0);
+	assert_false(r.optimal);
+	assert_int_equal(r.routes.nroutes, 0);
+	assert_true(r.theta <= e.theta * (1 + 1e-9) && r.theta > 0);
+	mcf_result_free(&r);
+	mcf_result_free(&e);
+	assert_int_equal(mcf_solve(g, &exact, &e, &err), 0);
+	assert_true(e.optimal && e.routes.nroutes > 0);
 	mcf_result_free(&e);
 	graph_free(g);
+
+	/* Time-stepped, stopped in its warm start (one round of its eight):
+	 * the rounds done are the average, every pair's routes weigh 1 in all. */
+	static const char *const specs[] = {"torus:6x6", "genkautz:27,3"};
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
+		struct graph *h = build(specs[i]);
+		struct topo_facts f;
+		struct mcf_opts ts = {.method = MCF_AUTO, .time_limit = 1e-9, .routes = true};
+		struct mcf_opts te = {.method = MCF_AUTO};
+
+		topo_facts(h, &f, 1);
+		ts.steps = te.steps = f.diameter;
+		assert_int_equal(mcf_solve(h, &te, &e, &err), 0);
+		assert_int_equal(mcf_solve(h, &ts, &r, &err), 0);
+		assert_true(r.optimal || r.stop == MCF_STOP_TIME);
+		assert_true(r.objective >= e.objective * (1 - 1e-9));
+		const struct a2a_routes *rt = &r.routes;
+		double *w = xcalloc((size_t)h->n * h->n, sizeof(double));
+		for (size_t k = 0; k < rt->nroutes; k++)
+			w[(size_t)rt->src[k] * h->n + rt->dst[k]] += rt->w[k];
+		for (uint32_t s = 0; s < (rt->symmetric ? 1 : h->n); s++)
+			for (uint32_t u = 0; u < h->n; u++)
+				if (u != s && fabs(w[(size_t)s * h->n + u] - 1) > 1e-9)
+					fail_msg("%s: pair %u-%u's routes weigh %g", specs[i], s, u,
+						 w[(size_t)s * h->n + u]);
+		free(w);
+		mcf_result_free(&r);
+		mcf_result_free(&e);
+		graph_free(h);
+	}
 }
 
 static void test_bad_input(void **state)
