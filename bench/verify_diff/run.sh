@@ -1,7 +1,8 @@
 #!/bin/sh
-# The verifier against a reference commit's, on corrupted all-to-alls
-# (verify_diff.c). From the repository root after `make build/ofc`:
-#   bench/verify_diff/run.sh [REF [TRIALS]]     (REF main, 60 trials)
+# The verifier against a reference commit's, on corrupted all-gathers and
+# all-to-alls (verify_diff.c). From the repository root after `make build/ofc`:
+#   bench/verify_diff/run.sh [REF [TRIALS [allgather]]]
+# (REF main, 60 trials; `allgather`: the all-gathers alone).
 # REF's sched/verify.c must build against this tree's sched/ headers.
 set -e
 REF=${1:-main}
@@ -23,6 +24,7 @@ for by in 1 0; do
 		-lsystemd -llpsolve55 -lcolamd -ldl -lpthread -lm
 done
 echo "== by block"
-"$D/verify_diff1" "$TRIALS"
-echo "== by node and block"
-"$D/verify_diff0" "$TRIALS"
+"$D/verify_diff1" "$TRIALS" $3
+[ "$3" = allgather ] && exit 0
+echo "== by node and block (the all-to-alls)"
+"$D/verify_diff0" "$TRIALS" alltoall

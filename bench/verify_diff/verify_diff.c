@@ -5,8 +5,16 @@
  * each corrupted at random (dropped, duplicated, misrouted, early, late,
  * re-blocked, wrong lane, runs cut, pieces cut or moved, reducing, split,
  * sent again in an extra step; with the topology, without it, and with a
- * node absent). The reports are compared field by field, the error text
- * byte for byte, and the per-step link loads; exit 1 on any difference. */
+ * node absent), and all-gathers (BFB on generalized Kautz graphs of a few
+ * hundred nodes, in whole blocks and in fractional pieces, on a torus and a
+ * hypercube, and both rings), corrupted the same ways and as an all-gather
+ * goes wrong: a transfer dropped, moved to a later step, its piece's
+ * offset or length changed, sent from another in-neighbour of its receiver
+ * (over a real link, from a node that may not hold it). This tree's check
+ * runs twice, on two threads and on one. The reports are compared field by
+ * field, the error text byte for byte, and the per-step link loads; exit 1
+ * on any difference. `verify_diff TRIALS allgather` (or alltoall) runs
+ * those alone. */
 #include "sched/sched.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +67,35 @@ static void rebuild(struct schedule *d, const struct schedule *s, struct ent *e,
 }
 
 static long ncases, nok, nfail, nbad;
+/* The all-gathers: this tree's check on one thread as well. */
+static bool one_thread;
+
+/* What the reference's reports said, by kind (the error's text after
+ * the transfer, digits dropped): that the corruptions reach every check. */
+static char kinds[48][80];
+static long kind_count[48];
+static size_t nkinds;
+
+static void tally(const char *error)
+{
+	const char *p = strstr(error, "): ");
+	char k[80];
+	size_t n = 0;
+
+	for (p = p ? p + 3 : error; *p && n + 1 < sizeof(k); p++)
+		if (*p < '0' || *p > '9')
+			k[n++] = *p;
+	k[n] = 0;
+	for (size_t i = 0; i < nkinds; i++)
+		if (strcmp(kinds[i], k) == 0) {
+			kind_count[i]++;
+			return;
+		}
+	if (nkinds < 48) {
+		memcpy(kinds[nkinds], k, n + 1);
+		kind_count[nkinds++] = 1;
+	}
+}
 
 static void compare(const char *what, const struct schedule *s, const struct verify_opts *o)
 {
@@ -76,6 +113,27 @@ static void compare(const char *what, const struct schedule *s, const struct ver
 	int ra = sched_verify_old(s, &oa, &a);
 	int rb = sched_verify(s, &ob, &b);
 	ncases++;
+	if (one_thread) { /* and this tree's step loop: the same report */
+		struct verify_report c;
+		double *lc = o->graph ? calloc(s->nsteps + 1, sizeof(double)) : NULL;
+		struct verify_opts oc = *o;
+
+		oc.threads = 1;
+		oc.step_link_load = lc;
+		int rc = sched_verify(s, &oc, &c);
+		bool same1 = rc == rb && c.ok == b.ok && strcmp(c.error, b.error) == 0 &&
+			     memcmp(&c.duplicate_blocks, &b.duplicate_blocks, 8) == 0 &&
+			     memcmp(&c.sum_max_link_load, &b.sum_max_link_load, 8) == 0 &&
+			     (c.ok || (c.bad_step == b.bad_step && c.bad_xfer == b.bad_xfer)) &&
+			     (!lc || memcmp(lc, lb, s->nsteps * sizeof(double)) == 0);
+		if (!same1) {
+			nbad++;
+			if (nbad < 20)
+				printf("DIFF %s: two threads rc %d '%s' | one rc %d '%s'\n", what,
+				       rb, b.error, rc, c.error);
+		}
+		free(lc);
+	}
 	bool same = ra == rb && a.ok == b.ok && strcmp(a.error, b.error) == 0 &&
 		    a.nsteps == b.nsteps && a.ntransfers == b.ntransfers &&
 		    memcmp(&a.sum_max_link_load, &b.sum_max_link_load, 8) == 0 &&
@@ -94,6 +152,8 @@ static void compare(const char *what, const struct schedule *s, const struct ver
 		nok++;
 	else
 		nfail++;
+	if (ra != 0)
+		tally(a.error);
 	if (!same) {
 		nbad++;
 		if (nbad < 20)
@@ -220,15 +280,193 @@ static void corrupt_and_check(const char *spec, const struct graph *g, const str
 	free(e);
 }
 
+/* x sent to its receiver by another of the receiver's in-neighbours, on
+ * that node's port to it: a real link, from a node that may not hold the
+ * piece (yet). */
+static void other_sender(const struct graph *g, struct xfer *x)
+{
+	uint32_t k = 0, pick;
+
+	for (uint32_t w = 0; w < g->n; w++)
+		for (uint32_t p = g->off[w]; p < g->off[w + 1]; p++)
+			k += g->adj[p] == x->dst && w != x->dst;
+	pick = rn(k);
+	for (uint32_t w = 0; w < g->n; w++)
+		for (uint32_t p = g->off[w]; p < g->off[w + 1]; p++)
+			if (g->adj[p] == x->dst && w != x->dst && pick-- == 0) {
+				x->src = (uint16_t)w;
+				x->lane = (uint16_t)(p - g->off[w]);
+				return;
+			}
+}
+
+/* An all-gather corrupted 1 to 3 times at random, checked against the
+ * topology (and every fourth without it, every eighth with a node absent). */
+static void allgather_trials(const char *spec, const struct graph *g, const struct schedule *s,
+			     int trials)
+{
+	struct verify_opts o = {.graph = g};
+	struct verify_opts none = {0};
+	compare(spec, s, &o);
+	compare(spec, s, &none);
+	size_t m = s->nxfers;
+	struct ent *e = malloc((m + 64) * sizeof(*e));
+	uint32_t n = s->nodes;
+	for (int tr = 0; tr < trials; tr++) {
+		size_t k = 0;
+		for (uint32_t t = 0; t < s->nsteps; t++)
+			for (size_t xi = s->step_start[t]; xi < s->step_start[t + 1]; xi++)
+				e[k++] = (struct ent){t, s->xfers[xi]};
+		uint32_t nsteps = s->nsteps;
+		int nc = 1 + (int)rn(3);
+		char what[256];
+		int w = snprintf(what, sizeof(what), "%s trial %d:", spec, tr);
+		for (int c = 0; c < nc && k; c++) {
+			int kind = (int)rn(10);
+			size_t i = rn((uint32_t)k);
+			struct xfer *x = &e[i].x;
+			w += snprintf(what + w, sizeof(what) - (size_t)w, " %d@%zu", kind, i);
+			switch (kind) {
+			case 0: /* drop */
+				e[i] = e[--k];
+				break;
+			case 1: /* later, possibly past the last step */
+				e[i].step += 1 + rn(nsteps - e[i].step + 1);
+				if (e[i].step >= nsteps)
+					nsteps = e[i].step + 1;
+				break;
+			case 2: /* earlier */
+				if (e[i].step)
+					e[i].step -= 1 + rn(e[i].step);
+				break;
+			case 3: /* from another in-neighbour of the receiver */
+			case 4:
+				other_sender(g, x);
+				break;
+			case 5: { /* the piece's offset or length */
+				uint32_t r = rn(5);
+				if (r == 0 && x->length > 1)
+					x->length /= 2;
+				else if (r == 1 && x->length > 1) {
+					x->offset += x->length / 2;
+					x->length -= x->length / 2;
+				} else if (r == 2) {
+					x->offset = 0;
+					x->length = SCHED_ONE;
+				} else if (r == 3) {
+					x->offset = rn(SCHED_ONE);
+					x->length = 1 + rn(SCHED_ONE - x->offset);
+				} else
+					x->length = rn(2) ? 0 : SCHED_ONE;
+				break;
+			}
+			case 6: /* another block */
+				x->block = rn(n + 1);
+				break;
+			case 7: /* duplicated, same step or later */
+				e[k] = e[i];
+				e[k].step = e[i].step + rn(2) * rn(nsteps - e[i].step);
+				k++;
+				break;
+			case 8: /* split in two halves (still right) */
+				if (x->length > 1) {
+					e[k] = e[i];
+					uint32_t h = x->length / 2;
+					e[k].x.offset = x->offset + h;
+					e[k].x.length = x->length - h;
+					x->length = h;
+					k++;
+				}
+				break;
+			case 9: /* misrouted or reducing */
+				if (rn(2))
+					x->dst = (uint16_t)rn(n);
+				else
+					x->flags |= 4;
+				break;
+			}
+		}
+		struct schedule d;
+		rebuild(&d, s, e, k, nsteps);
+		compare(what, &d, &o);
+		if (tr % 4 == 0)
+			compare(what, &d, &none);
+		if (tr % 8 == 0) { /* an absent node */
+			uint8_t *ab = calloc(n, 1);
+			ab[rn(n)] = 1;
+			struct verify_opts oo = {.graph = g, .absent = ab};
+			compare(what, &d, &oo);
+			free(ab);
+		}
+		sched_free(&d);
+	}
+	free(e);
+}
+
+/* BFB's all-gathers (whole blocks on genkautz:256,4 and kautz:3,4, halves
+ * on genkautz:200,3, pieces of any fraction on genkautz:300,4 and :360,5,
+ * hypercube:6), and the rings' on their cycles. */
+static void allgathers(int trials)
+{
+	const char *cases[][2] = {
+	    {"genkautz:256,4", "bfb"}, {"genkautz:300,4", "bfb"}, {"genkautz:200,3", "bfb"},
+	    {"genkautz:360,5", "bfb"}, {"kautz:3,4", "bfb"},	  {"torus:8x8", "bfb"},
+	    {"hypercube:6", "bfb"},    {"torus:8x8", "ring"},	  {"torus:8x8", "bidir-ring"},
+	    {"hypercube:6", "ring"},
+	};
+
+	one_thread = true;
+	for (size_t ci = 0; ci < sizeof(cases) / sizeof(*cases); ci++) {
+		struct graph *g;
+		struct ofc_error err = {0};
+		struct schedule s;
+		struct bfb_opts bo = {0};
+		struct bfb_stats st;
+		int rc;
+
+		if (topo_build(cases[ci][0], &g, &err)) {
+			printf("topo %s: %s\n", cases[ci][0], err.msg);
+			nbad++;
+			continue;
+		}
+		memset(&s, 0, sizeof(s));
+		if (strcmp(cases[ci][1], "bfb") == 0)
+			rc = bfb_schedule(g, SCHED_ALLGATHER, &bo, &s, &st, &err);
+		else
+			rc = baseline_schedule(g, NULL, cases[ci][1], SCHED_ALLGATHER, &s, &err);
+		if (rc) {
+			printf("build %s %s: %s\n", cases[ci][0], cases[ci][1], err.msg);
+			nbad++;
+			graph_free(g);
+			continue;
+		}
+		char spec[128];
+		snprintf(spec, sizeof(spec), "%s %s allgather (%zu xfers)", cases[ci][0],
+			 cases[ci][1], s.nxfers);
+		long b0 = nbad, c0 = ncases, f0 = nfail;
+		allgather_trials(spec, g, &s, trials);
+		printf("%s: %ld cases, %ld failing, %ld diffs\n", spec, ncases - c0, nfail - f0,
+		       nbad - b0);
+		fflush(stdout);
+		sched_free(&s);
+		graph_free(g);
+	}
+	one_thread = false;
+}
+
 int main(int argc, char **argv)
 {
 	int trials = argc > 1 ? atoi(argv[1]) : 200;
+	const char *only = argc > 2 ? argv[2] : "";
+	bool a2a = strcmp(only, "allgather") != 0;
 	const char *topos[] = {"torus:4x4",   "torus:3x5",     "torus:4x4x2",	"hypercube:4",
 			       "hypercube:5", "genkautz:16,3", "genkautz:24,4", "ring:6",
 			       "torus:6x6",   "genkautz:40,4"};
 	const char *algos[][2] = {{"mcf", NULL},    {"mcf", "paths"}, {"mcf", "single"},
 				  {"mcf", "steps"}, {"direct", NULL}, {"sp-balanced", NULL}};
-	for (size_t ti = 0; ti < sizeof(topos) / sizeof(*topos); ti++) {
+	if (strcmp(only, "alltoall") != 0)
+		allgathers(trials);
+	for (size_t ti = 0; a2a && ti < sizeof(topos) / sizeof(*topos); ti++) {
 		struct graph *g;
 		struct ofc_error err = {0};
 		if (topo_build(topos[ti], &g, &err)) {
@@ -262,6 +500,8 @@ int main(int argc, char **argv)
 			}
 		graph_free(g);
 	}
+	for (size_t i = 0; i < nkinds; i++)
+		printf("%6ld x %s\n", kind_count[i], kinds[i]);
 	printf("TOTAL %ld cases: %ld ok, %ld failing, %ld diffs\n", ncases, nok, nfail, nbad);
 	return nbad != 0;
 }
