@@ -544,14 +544,16 @@ static void test_alltoall_sorted(void **state)
 	graph_free(gr);
 }
 
-/* sched_verify with threads, and with one: the same report, every byte
- * that means something, and the same load per step. */
+/* sched_verify with threads (from one transfer up), and with one: the
+ * same report, every byte that means something, and the same load per
+ * step. */
 static void assert_same_verdict(const struct schedule *s, const struct graph *g)
 {
 	double *l1 = calloc(s->nsteps + 1, sizeof(double)),
 	       *l2 = calloc(s->nsteps + 1, sizeof(double));
 	struct verify_opts one = {.graph = g, .step_link_load = l1, .threads = 1};
-	struct verify_opts two = {.graph = g, .step_link_load = l2, .threads = 2};
+	struct verify_opts two = {
+	    .graph = g, .step_link_load = l2, .threads = 2, .par_min_xfers = 1};
 	struct verify_report a, b;
 	int ra = sched_verify(s, &one, &a), rb = sched_verify(s, &two, &b);
 
@@ -621,6 +623,119 @@ static void test_threads(void **state)
 		}
 	topo_tree_free(tree);
 	graph_free(g);
+}
+
+/* s's transfers but skip (SIZE_MAX: none), in its steps, and extra (when
+ * not NULL) at the end of step at. */
+static void copy_with(struct schedule *d, const struct schedule *s, size_t skip,
+		      const struct xfer *extra, uint32_t at)
+{
+	sched_init(d, s->collective, s->algorithm, s->nodes);
+	for (uint32_t t = 0; t < s->nsteps; t++) {
+		sched_step(d);
+		for (size_t xi = s->step_start[t]; xi < s->step_start[t + 1]; xi++)
+			if (xi != skip)
+				sched_add(d, &s->xfers[xi]);
+		if (extra && t == at)
+			sched_add(d, extra);
+	}
+}
+
+/* BFB's all-gathers on generalized Kautz graphs, checked by parts (one
+ * bit a part, by node: whole blocks on genkautz:256,4, halves on
+ * genkautz:200,3): right, a piece twice (a duplicate of its length), a
+ * transfer dropped (the pair it alone delivers incomplete), one relayed
+ * in the step its source receives it (not visible yet), one sent by
+ * another in-neighbour of its receiver that does not hold the piece;
+ * each the same report on two threads and on one. */
+static void test_bfb_allgather_parts(void **state)
+{
+	static const char *const specs[] = {"genkautz:256,4", "genkautz:200,3"};
+	(void)state;
+
+	for (size_t i = 0; i < 2; i++) {
+		struct graph *g;
+		struct ofc_error err = {0};
+		struct bfb_opts bo = {0};
+		struct bfb_stats st;
+		struct schedule s, d;
+		struct verify_report r;
+		struct verify_opts two = {.threads = 2, .par_min_xfers = 1};
+		char want[160];
+
+		assert_int_equal(topo_build(specs[i], &g, &err), 0);
+		two.graph = g;
+		assert_int_equal(bfb_schedule(g, SCHED_ALLGATHER, &bo, &s, &st, &err), 0);
+		assert_int_equal(sched_verify(&s, &two, &r), 0);
+		assert_true(r.duplicate_blocks == 0);
+		assert_same_verdict(&s, g);
+
+		/* A piece of the last step twice: right, a duplicate of its
+		 * length (a half on genkautz:200,3, where some are halves). */
+		size_t last = s.step_start[s.nsteps - 1], xi = last;
+		while (i == 1 && s.xfers[xi].length == SCHED_ONE)
+			xi++;
+		assert_true(xi < s.nxfers);
+		copy_with(&d, &s, SIZE_MAX, &s.xfers[xi], s.nsteps - 1);
+		assert_int_equal(sched_verify(&d, &two, &r), 0);
+		assert_true(r.duplicate_blocks == (i == 1 ? 0.5 : 1.0));
+		assert_same_verdict(&d, g);
+		sched_free(&d);
+
+		/* Dropped: a whole block a node receives in one transfer. */
+		xi = last;
+		while (s.xfers[xi].length != SCHED_ONE)
+			xi++;
+		copy_with(&d, &s, xi, NULL, 0);
+		assert_int_equal(sched_verify(&d, &two, &r), -1);
+		snprintf(want, sizeof(want), "node %u lacks (part of) block %u", s.xfers[xi].dst,
+			 s.xfers[xi].block);
+		assert_non_null(strstr(r.error, want));
+		assert_int_equal(r.bad_step, s.nsteps);
+		assert_same_verdict(&d, g);
+		sched_free(&d);
+
+		/* Relayed in the step its source receives it: step 2's
+		 * transfer y of what y's source gets in step 1, moved there. */
+		size_t yi, xj = SIZE_MAX;
+		for (yi = s.step_start[1]; yi < s.step_start[2] && xj == SIZE_MAX; yi++)
+			for (size_t k = s.step_start[0]; k < s.step_start[1]; k++)
+				if (s.xfers[k].dst == s.xfers[yi].src &&
+				    s.xfers[k].block == s.xfers[yi].block) {
+					xj = k;
+					break;
+				}
+		assert_true(xj != SIZE_MAX);
+		yi--;
+		copy_with(&d, &s, yi, &s.xfers[yi], 0);
+		assert_int_equal(sched_verify(&d, &two, &r), -1);
+		assert_non_null(strstr(r.error, "does not hold that data at the start"));
+		assert_int_equal(r.bad_step, 0);
+		assert_int_equal(r.bad_xfer, d.step_start[1] - 1);
+		assert_same_verdict(&d, g);
+		sched_free(&d);
+
+		/* From another in-neighbour of the receiver, over its link,
+		 * in the first step: it holds only its own block. */
+		struct xfer x = s.xfers[0];
+		for (uint32_t w = 0; w < g->n; w++)
+			for (uint32_t p = g->off[w]; p < g->off[w + 1]; p++)
+				if (g->adj[p] == x.dst && w != x.src && w != x.dst &&
+				    w != x.block && x.src == s.xfers[0].src) {
+					x.src = (uint16_t)w;
+					x.lane = (uint16_t)(p - g->off[w]);
+				}
+		assert_true(x.src != s.xfers[0].src && x.block != x.src);
+		s.xfers[0] = x;
+		assert_int_equal(sched_verify(&s, &two, &r), -1);
+		snprintf(want, sizeof(want), "node %u does not hold that data", x.src);
+		assert_non_null(strstr(r.error, want));
+		assert_int_equal(r.bad_step, 0);
+		assert_int_equal(r.bad_xfer, 0);
+		assert_same_verdict(&s, g);
+		sched_free(&s);
+		graph_free(g);
+	}
 }
 
 static struct xfer L(uint32_t src, uint32_t dst, uint32_t block, enum ring_dir d, uint32_t fibre,
@@ -789,6 +904,7 @@ int main(void)
 	    cmocka_unit_test(test_alltoall_sorted),
 	    cmocka_unit_test(test_absent),
 	    cmocka_unit_test(test_threads),
+	    cmocka_unit_test(test_bfb_allgather_parts),
 	    cmocka_unit_test(test_wdm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
