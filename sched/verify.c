@@ -90,7 +90,10 @@ struct vstate {
 	uint32_t gk;
 	/* Copy mode off networks, all-gather and broadcast, in such parts
 	 * too: one bit a part (cell() << gk), in place of the bitmap and the
-	 * pieces. */
+	 * pieces. Every transfer of a step that passes its read phase is
+	 * then a delivery, so the write phase walks the step's transfers
+	 * again: no delivery list (40 bytes a transfer, fresh pages the
+	 * kernel zeroes, against the bit or few each must set). */
 	uint64_t *cgrid;
 	/* Reduce mode off networks: the entries this step's transfers read
 	 * are stamped with the step + 1 (their mark); a delivery to any
@@ -1377,6 +1380,8 @@ static int read_phase(struct vstate *v, uint32_t t)
 					   (struct rmove){dkey, lo, hi, 1, XFER_COPY, 0, xi});
 				continue;
 			}
+			if (v->cgrid) /* write_phase walks the step again */
+				continue;
 			if (v->full && lo == 0 && hi == SCHED_ONE) {
 				if (v->nwhole == v->cap_whole)
 					GROW(v->whole, v->cap_whole, v->nwhole + 1);
@@ -1469,27 +1474,33 @@ static int write_phase(struct vstate *v, uint32_t t)
 		}
 		return 0;
 	}
-	/* In parts (cgrid): each part a node holds already is a duplicate. */
-	for (size_t i = 0; v->cgrid && i < v->ndl; i++) {
-		const struct delivery *d = &v->dl[i];
-		const struct xfer *x = &v->s->xfers[d->xfer];
-		uint64_t c = cell(v, x->dst, x->block) << v->gk;
-		uint32_t sh = 31 - v->gk, ov = 0;
+	/* In parts (cgrid): every transfer of the step, in order (the read
+	 * phase passed them all); each part a node holds already is a
+	 * duplicate. The checks thread keeps no data. */
+	if (v->cgrid) {
+		const struct schedule *s = v->s;
+		size_t end = s->step_start[t + 1];
+		uint32_t sh = 31 - v->gk;
 
-		if (origin_of(v, x->block) == x->dst) {
-			v->r->duplicate_blocks += sched_frac(d->hi - d->lo);
-			continue;
-		}
-		for (uint32_t k = d->lo >> sh; k < d->hi >> sh; k++) {
-			uint64_t *w = &v->cgrid[(c + k) >> 6], bit = 1ull << ((c + k) & 63);
+		for (size_t xi = s->step_start[t]; own_data(v) && xi < end; xi++) {
+			const struct xfer *x = &s->xfers[xi];
+			uint32_t lo = x->offset, hi = lo + x->length, ov = 0;
+			uint64_t c = cell(v, x->dst, x->block) << v->gk;
 
-			ov += *w & bit ? 1u << sh : 0;
-			*w |= bit;
+			if (origin_of(v, x->block) == x->dst) {
+				v->r->duplicate_blocks += sched_frac(x->length);
+				continue;
+			}
+			for (uint32_t k = lo >> sh; k < hi >> sh; k++) {
+				uint64_t *w = &v->cgrid[(c + k) >> 6], bit = 1ull << ((c + k) & 63);
+
+				ov += *w & bit ? 1u << sh : 0;
+				*w |= bit;
+			}
+			v->r->duplicate_blocks += sched_frac(ov);
 		}
-		v->r->duplicate_blocks += sched_frac(ov);
-	}
-	if (v->cgrid)
 		return 0;
+	}
 	/* Whole blocks to nodes that hold none of the block in pieces go
 	 * straight to the bitmap, in transfer order, without sorting; the rest
 	 * (parts of blocks, or blocks already held in part) are sorted and
@@ -2762,6 +2773,8 @@ static int par_read_copy(struct vstate *v, uint32_t t)
 			prefetch_source(v, x + PREFETCH_AHEAD);
 		if (!holds(v, x->src, x->block, lo, hi))
 			return -1;
+		if (v->cgrid) /* write_phase walks the step again */
+			continue;
 		if (v->full && lo == 0 && hi == SCHED_ONE) {
 			if (v->nwhole == v->cap_whole)
 				GROW(v->whole, v->cap_whole, v->nwhole + 1);
