@@ -2232,16 +2232,25 @@ static int final_check(struct vstate *v)
 				    root, v->ninputs);
 		break;
 	case SCHED_ALLGATHER:
-		/* In parts, every entry in memory order first (as allreduce's);
-		 * a node's own block it holds without its bits. */
+		/* In parts, every entry in memory order first (as allreduce's),
+		 * a word of 64 >> gk whole entries at once when all its bits
+		 * are set; a node's own block it holds without its bits. */
 		if (v->cgrid && !v->term) {
-			uint64_t c = 0;
+			uint64_t c = 0, all = (uint64_t)n * n, per = 64 >> v->gk;
 
-			/* by diagonal, the first; by node, (u, u) */
-			while (c < (uint64_t)n * n && ((v->rank ? c < n : c / n == c % n) ||
-						       parts_held(v, c, 0, SCHED_ONE)))
+			while (c < all) {
+				if (((c << v->gk) & 63) == 0 && c + per <= all &&
+				    v->cgrid[(c << v->gk) >> 6] == ~0ull) {
+					c += per;
+					continue;
+				}
+				/* by diagonal, the first; by node, (u, u) */
+				if (!((v->rank ? c < n : c / n == c % n) ||
+				      parts_held(v, c, 0, SCHED_ONE)))
+					break;
 				c++;
-			if (c == (uint64_t)n * n)
+			}
+			if (c == all)
 				break;
 		}
 		for (uint32_t u = 0; u < n; u++)
