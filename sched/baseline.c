@@ -373,28 +373,37 @@ static void halving(struct schedule *s, const struct graph *g, uint32_t k, uint3
 	}
 }
 
-static int recursive_schedule(const struct graph *g, enum sched_collective c, struct schedule *s,
-			      uint32_t nsrc, struct ofc_error *err)
+static int recursive_check(const struct graph *g, enum sched_collective c, struct ofc_error *err)
 {
-	uint32_t n = g->n, k = 0;
+	uint32_t n = g->n;
 
 	if (n & (n - 1))
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "recursive doubling/halving needs a power-of-two node count "
 				     "(%u nodes)",
 				     n);
-	while ((1u << k) < n)
-		k++;
 	if (c != SCHED_ALLGATHER)
 		for (uint32_t u = 0; u < n; u++)
-			for (uint32_t r = 0; r < k; r++)
-				if (!has_arc(g, u, u ^ (1u << r)))
+			for (uint32_t b = 1; b < n; b <<= 1)
+				if (!has_arc(g, u, u ^ b))
 					return ofc_error_set(
 					    err, OFC_E_INPUT,
 					    "recursive halving needs node u linked to u^2^r: %u "
 					    "and "
 					    "%u are not, and partial sums cannot be relayed",
-					    u, u ^ (1u << r));
+					    u, u ^ b);
+	return 0;
+}
+
+static int recursive_schedule(const struct graph *g, enum sched_collective c, struct schedule *s,
+			      uint32_t nsrc, struct ofc_error *err)
+{
+	uint32_t n = g->n, k = 0;
+
+	if (recursive_check(g, c, err) < 0)
+		return -1;
+	while ((1u << k) < n)
+		k++;
 	sched_init(s, c, "recursive", n);
 	if (c != SCHED_ALLGATHER)
 		halving(s, g, k, nsrc);
@@ -414,11 +423,18 @@ struct txfer {
  * schedule being invariant under every translation: the origins x sends
  * at a step are x's coordinates with the spread ones free and x_j moved
  * back by the step, a set that moves with x). */
-static int torus_schedule(const struct graph *g, const struct topo_tree *t, enum sched_collective c,
-			  struct schedule *s, uint32_t nsrc, struct ofc_error *err)
+static int torus_check(const struct topo_tree *t, struct ofc_error *err)
 {
 	if (!t || t->op != TOPO_FAMILY || strcmp(t->name, "torus") != 0)
 		return ofc_error_set(err, OFC_E_INPUT, "torus-rings needs a torus:AxB... topology");
+	return 0;
+}
+
+static int torus_schedule(const struct graph *g, const struct topo_tree *t, enum sched_collective c,
+			  struct schedule *s, uint32_t nsrc, struct ofc_error *err)
+{
+	if (torus_check(t, err) < 0)
+		return -1;
 	uint32_t n = t->nparams, N = g->n, T = 0, stride[32];
 	const uint32_t *a = t->params;
 
@@ -698,18 +714,32 @@ double baseline_transfers(const struct graph *g, const char *algo, enum sched_co
 	return phases * per * n * (n - 1);
 }
 
-int baseline_schedule(const struct graph *g, const struct topo_tree *t, const char *algo,
-		      enum sched_collective c, struct schedule *s, struct ofc_error *err)
+int baseline_check(const struct graph *g, const struct topo_tree *t, const char *algo,
+		   enum sched_collective c, struct ofc_error *err)
 {
-	int rc;
-
-	memset(s, 0, sizeof(*s));
+	if (!baseline_known(algo))
+		return ofc_error_set(err, OFC_E_USAGE, "unknown baseline '%s'", algo);
 	if (c != SCHED_ALLGATHER && c != SCHED_REDUCE_SCATTER && c != SCHED_ALLREDUCE)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "%s schedules allgather, reduce-scatter and allreduce", algo);
 	if (g->n < 2 || g->n > SCHED_MAX_NODES)
 		return ofc_error_set(err, OFC_E_INPUT, "%u nodes: schedules have 2..%u", g->n,
 				     SCHED_MAX_NODES);
+	if (strcmp(algo, "recursive") == 0)
+		return recursive_check(g, c, err);
+	if (strcmp(algo, "torus-rings") == 0)
+		return torus_check(t, err);
+	return 0;
+}
+
+int baseline_schedule(const struct graph *g, const struct topo_tree *t, const char *algo,
+		      enum sched_collective c, struct schedule *s, struct ofc_error *err)
+{
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	if (baseline_check(g, t, algo, c, err) < 0)
+		return -1;
 	if (strcmp(algo, "ring") == 0)
 		rc = ring_schedule(g, t, false, c, s, NULL, err);
 	else if (strcmp(algo, "bidir-ring") == 0)

@@ -352,6 +352,12 @@ double baseline_transfers(const struct graph *g, const char *algo, enum sched_co
 uint32_t baseline_pieces(const struct graph *g, const char *algo);
 int baseline_schedule(const struct graph *g, const struct topo_tree *t, const char *algo,
 		      enum sched_collective c, struct schedule *s, struct ofc_error *err);
+/* Whether algo applies to g (t) and c as far as can be told without
+ * building it (all but the search for a Hamiltonian cycle): 0, or -1 and
+ * baseline_schedule's own reason. Callers estimating memory ask this
+ * first, so a baseline that does not apply is not refused for its size. */
+int baseline_check(const struct graph *g, const struct topo_tree *t, const char *algo,
+		   enum sched_collective c, struct ofc_error *err);
 
 /* ---- the topology finder (sched/finder.c) ----------------------------------
  * Zhao et al. Sec. 5.4 / App. G: the Pareto frontier of (tau_L, tau_B) over

@@ -479,14 +479,20 @@ static void run_expansion(struct schedule_result *r, const struct schedule_query
 }
 
 /* Baseline `name`'s explicit schedule into o->s (refusals name it `algo`:
- * bucket is torus-rings' schedule): estimated against the memory limit
- * first, then built; false (o says why) when refused, not applicable or
- * out of time. */
+ * bucket is torus-rings' schedule): whether it applies, then estimated
+ * against the memory limit, then built; false (o says why) when it does
+ * not apply, is refused or is out of time. (Estimated first, torus-rings
+ * on hypercube:12 in `--algo all` was "over the memory limit", not "needs
+ * a torus".) */
 static bool explicit_baseline(struct schedule_result *r, const struct schedule_query *q,
 			      struct schedule_outcome *o, const char *algo, const char *name)
 {
 	struct ofc_error err = {0};
 
+	if (baseline_check(r->g, r->tree, name, q->collective, &err) < 0) {
+		not_applies(o, &err);
+		return false;
+	}
 	if (over_memory(r, q, o, algo, baseline_transfers(r->g, name, q->collective),
 			baseline_pieces(r->g, name)))
 		return false;

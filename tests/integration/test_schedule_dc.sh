@@ -68,6 +68,10 @@ expect_json '[c["algorithm"] for c in j["comparison"]]==["bfb","expansion","ring
 	$S --topology torus:8x8 --collective allreduce --algo all --json
 expect_stdout_has 'recursive    n/a: recursive doubling/halving needs a power-of-two node count (24 nodes)' \
 	$S --topology torus:4x6 --collective allgather --algo all
+# A baseline that does not apply says so, whatever its size would be:
+# torus-rings on a hypercube is not "over the memory limit".
+expect_stdout_has 'torus-rings  n/a: torus-rings needs a torus:AxB... topology' \
+	$S --topology hypercube:8 --collective allreduce --algo all --max-memory 20MiB
 
 # Exports: the shared schedule shape, pb with the exact fraction, text.
 expect_exit 0 $S --topology torus:4x4 --collective allgather -o "$TMP/s.json"
