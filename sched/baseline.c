@@ -395,13 +395,12 @@ static int recursive_check(const struct graph *g, enum sched_collective c, struc
 	return 0;
 }
 
-static int recursive_schedule(const struct graph *g, enum sched_collective c, struct schedule *s,
-			      uint32_t nsrc, struct ofc_error *err)
+/* After recursive_check. */
+static void recursive_schedule(const struct graph *g, enum sched_collective c, struct schedule *s,
+			       uint32_t nsrc)
 {
 	uint32_t n = g->n, k = 0;
 
-	if (recursive_check(g, c, err) < 0)
-		return -1;
 	while ((1u << k) < n)
 		k++;
 	sched_init(s, c, "recursive", n);
@@ -409,7 +408,6 @@ static int recursive_schedule(const struct graph *g, enum sched_collective c, st
 		halving(s, g, k, nsrc);
 	if (c != SCHED_REDUCE_SCATTER)
 		doubling(s, g, k, nsrc);
-	return 0;
 }
 
 /* ---- the traditional torus schedule --------------------------------------------- */
@@ -430,11 +428,10 @@ static int torus_check(const struct topo_tree *t, struct ofc_error *err)
 	return 0;
 }
 
-static int torus_schedule(const struct graph *g, const struct topo_tree *t, enum sched_collective c,
-			  struct schedule *s, uint32_t nsrc, struct ofc_error *err)
+/* After torus_check. */
+static void torus_schedule(const struct graph *g, const struct topo_tree *t,
+			   enum sched_collective c, struct schedule *s, uint32_t nsrc)
 {
-	if (torus_check(t, err) < 0)
-		return -1;
 	uint32_t n = t->nparams, N = g->n, T = 0, stride[32];
 	const uint32_t *a = t->params;
 
@@ -565,7 +562,6 @@ static int torus_schedule(const struct graph *g, const struct topo_tree *t, enum
 	if (c != SCHED_REDUCE_SCATTER)
 		sched_append(s, &ag);
 	sched_free(&ag);
-	return 0;
 }
 
 /* ---- symmetry-reduced (sched.h, struct sched_reduced) ----------------------------- */
@@ -600,9 +596,11 @@ int baseline_reduced(const struct graph *g, const struct topo_tree *t, const cha
 			    "its partners u XOR 2^r are translations of a hypercube's "
 			    "group, not of %s's (%s): no symmetry-reduced form",
 			    spec, H.name);
-		rc = recursive_schedule(g, c, &r->prog, 1, err);
+		if ((rc = recursive_check(g, c, err)) == 0)
+			recursive_schedule(g, c, &r->prog, 1);
 	} else if (strcmp(algo, "torus-rings") == 0) {
-		rc = torus_schedule(g, t, c, &r->prog, 1, err);
+		if ((rc = torus_check(t, err)) == 0)
+			torus_schedule(g, t, c, &r->prog, 1);
 	} else {
 		return ofc_error_set(err, OFC_E_USAGE, "unknown baseline '%s'", algo);
 	}
@@ -735,21 +733,19 @@ int baseline_check(const struct graph *g, const struct topo_tree *t, const char 
 int baseline_schedule(const struct graph *g, const struct topo_tree *t, const char *algo,
 		      enum sched_collective c, struct schedule *s, struct ofc_error *err)
 {
-	int rc;
+	int rc = 0;
 
 	memset(s, 0, sizeof(*s));
-	if (baseline_check(g, t, algo, c, err) < 0)
+	if (baseline_check(g, t, algo, c, err) < 0) /* algo is known past it */
 		return -1;
 	if (strcmp(algo, "ring") == 0)
 		rc = ring_schedule(g, t, false, c, s, NULL, err);
 	else if (strcmp(algo, "bidir-ring") == 0)
 		rc = ring_schedule(g, t, true, c, s, NULL, err);
 	else if (strcmp(algo, "recursive") == 0)
-		rc = recursive_schedule(g, c, s, g->n, err);
-	else if (strcmp(algo, "torus-rings") == 0)
-		rc = torus_schedule(g, t, c, s, g->n, err);
+		recursive_schedule(g, c, s, g->n);
 	else
-		return ofc_error_set(err, OFC_E_USAGE, "unknown baseline '%s'", algo);
+		torus_schedule(g, t, c, s, g->n);
 	if (rc == 0)
 		snprintf(s->topology, sizeof(s->topology), "%s", g->spec ? g->spec : "");
 	return rc;
