@@ -166,6 +166,65 @@ static void compare(const char *what, const struct schedule *s, const struct ver
 	free(lb);
 }
 
+/* The schedule's transfers as (step, transfer) entries, in order: k. */
+static size_t entries_of(const struct schedule *s, struct ent *e)
+{
+	size_t k = 0;
+
+	for (uint32_t t = 0; t < s->nsteps; t++)
+		for (size_t xi = s->step_start[t]; xi < s->step_start[t + 1]; xi++)
+			e[k++] = (struct ent){t, s->xfers[xi]};
+	return k;
+}
+
+/* Entry i in two halves, the second appended (still right). */
+static void split_halves(struct ent *e, size_t *k, size_t i)
+{
+	struct xfer *x = &e[i].x;
+
+	if (x->length > 1) {
+		e[*k] = e[i];
+		uint32_t h = x->length / 2;
+		e[*k].x.offset = x->offset + h;
+		e[*k].x.length = x->length - h;
+		x->length = h;
+		(*k)++;
+	}
+}
+
+/* Entry i again, in its step or a later one. */
+static void duplicate_later(struct ent *e, size_t *k, size_t i, uint32_t nsteps)
+{
+	e[*k] = e[i];
+	e[*k].step = e[i].step + rn(2) * rn(nsteps - e[i].step);
+	(*k)++;
+}
+
+/* A corrupted schedule (k entries over nsteps steps) checked against the
+ * topology, every fourth trial without it, every eighth with a node
+ * absent, old and new alike. */
+static void check_trial(const char *what, const struct schedule *s, const struct graph *g,
+			struct ent *e, size_t k, uint32_t nsteps, int tr)
+{
+	struct verify_opts o = {.graph = g};
+	struct verify_opts none = {0};
+	uint32_t n = s->nodes;
+	struct schedule d;
+
+	rebuild(&d, s, e, k, nsteps);
+	compare(what, &d, &o);
+	if (tr % 4 == 0)
+		compare(what, &d, &none);
+	if (tr % 8 == 0) { /* an absent node */
+		uint8_t *ab = calloc(n, 1);
+		ab[rn(n)] = 1;
+		struct verify_opts oo = {.graph = g, .absent = ab};
+		compare(what, &d, &oo);
+		free(ab);
+	}
+	sched_free(&d);
+}
+
 static void corrupt_and_check(const char *spec, const struct graph *g, const struct schedule *s,
 			      int trials)
 {
@@ -177,10 +236,7 @@ static void corrupt_and_check(const char *spec, const struct graph *g, const str
 	struct ent *e = malloc((m + 64) * sizeof(*e));
 	uint32_t n = s->nodes;
 	for (int tr = 0; tr < trials; tr++) {
-		size_t k = 0;
-		for (uint32_t t = 0; t < s->nsteps; t++)
-			for (size_t xi = s->step_start[t]; xi < s->step_start[t + 1]; xi++)
-				e[k++] = (struct ent){t, s->xfers[xi]};
+		size_t k = entries_of(s, e);
 		uint32_t nsteps = s->nsteps;
 		int nc = 1 + (int)rn(3);
 		char what[256];
@@ -195,9 +251,7 @@ static void corrupt_and_check(const char *spec, const struct graph *g, const str
 				e[i] = e[--k];
 				break;
 			case 1: /* duplicate, same step or later */
-				e[k] = e[i];
-				e[k].step = e[i].step + rn(2) * rn(nsteps - e[i].step);
-				k++;
+				duplicate_later(e, &k, i, nsteps);
 				break;
 			case 2:
 				x->dst = (uint16_t)rn(n);
@@ -245,14 +299,7 @@ static void corrupt_and_check(const char *spec, const struct graph *g, const str
 				x->flags |= 4;
 				break; /* reducing */
 			case 12:       /* split a transfer into two halves (valid) */
-				if (x->length > 1) {
-					e[k] = e[i];
-					uint32_t h = x->length / 2;
-					e[k].x.offset = x->offset + h;
-					e[k].x.length = x->length - h;
-					x->length = h;
-					k++;
-				}
+				split_halves(e, &k, i);
 				break;
 			case 13: /* duplicate into an extra final step at target again / or add a
 				    step */
@@ -263,19 +310,7 @@ static void corrupt_and_check(const char *spec, const struct graph *g, const str
 				break;
 			}
 		}
-		struct schedule d;
-		rebuild(&d, s, e, k, nsteps);
-		compare(what, &d, &o);
-		if (tr % 4 == 0)
-			compare(what, &d, &none);
-		if (tr % 8 == 0) { /* an absent node */
-			uint8_t *ab = calloc(n, 1);
-			ab[rn(n)] = 1;
-			struct verify_opts oo = {.graph = g, .absent = ab};
-			compare(what, &d, &oo);
-			free(ab);
-		}
-		sched_free(&d);
+		check_trial(what, s, g, e, k, nsteps, tr);
 	}
 	free(e);
 }
@@ -313,10 +348,7 @@ static void allgather_trials(const char *spec, const struct graph *g, const stru
 	struct ent *e = malloc((m + 64) * sizeof(*e));
 	uint32_t n = s->nodes;
 	for (int tr = 0; tr < trials; tr++) {
-		size_t k = 0;
-		for (uint32_t t = 0; t < s->nsteps; t++)
-			for (size_t xi = s->step_start[t]; xi < s->step_start[t + 1]; xi++)
-				e[k++] = (struct ent){t, s->xfers[xi]};
+		size_t k = entries_of(s, e);
 		uint32_t nsteps = s->nsteps;
 		int nc = 1 + (int)rn(3);
 		char what[256];
@@ -364,19 +396,10 @@ static void allgather_trials(const char *spec, const struct graph *g, const stru
 				x->block = rn(n + 1);
 				break;
 			case 7: /* duplicated, same step or later */
-				e[k] = e[i];
-				e[k].step = e[i].step + rn(2) * rn(nsteps - e[i].step);
-				k++;
+				duplicate_later(e, &k, i, nsteps);
 				break;
 			case 8: /* split in two halves (still right) */
-				if (x->length > 1) {
-					e[k] = e[i];
-					uint32_t h = x->length / 2;
-					e[k].x.offset = x->offset + h;
-					e[k].x.length = x->length - h;
-					x->length = h;
-					k++;
-				}
+				split_halves(e, &k, i);
 				break;
 			case 9: /* misrouted or reducing */
 				if (rn(2))
@@ -386,19 +409,7 @@ static void allgather_trials(const char *spec, const struct graph *g, const stru
 				break;
 			}
 		}
-		struct schedule d;
-		rebuild(&d, s, e, k, nsteps);
-		compare(what, &d, &o);
-		if (tr % 4 == 0)
-			compare(what, &d, &none);
-		if (tr % 8 == 0) { /* an absent node */
-			uint8_t *ab = calloc(n, 1);
-			ab[rn(n)] = 1;
-			struct verify_opts oo = {.graph = g, .absent = ab};
-			compare(what, &d, &oo);
-			free(ab);
-		}
-		sched_free(&d);
+		check_trial(what, s, g, e, k, nsteps, tr);
 	}
 	free(e);
 }
