@@ -991,7 +991,7 @@ static int warm_start(struct cg *c, double *lb, double **center, double *ub, dou
 						      : MW_ROUNDS_PLAIN;
 	double *picks = NULL;
 	size_t cap_picks = 0;
-	uint32_t done = 0;
+	uint32_t done;
 	int rc = -1;
 
 	for (uint32_t r = 0; r < c->R; r++)
@@ -999,7 +999,7 @@ static int warm_start(struct cg *c, double *lb, double **center, double *ub, dou
 	/* Every round is a pricing of every source (on torus:256x256's
 	 * time-expanded graph about a second): past the deadline the rounds
 	 * so far make the average, one at least. */
-	for (uint32_t k = 0; k < rounds && (k == 0 || now_seconds() < until); k++, done++) {
+	for (done = 0; done < rounds && (done == 0 || now_seconds() < until); done++) {
 		double max = 0, b = price_all(c);
 
 		/* These prices certify a bound too (the first, uniform ones give
@@ -2728,7 +2728,7 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 				mirror_routes(&c, &r->routes);
 		}
 		cg_free(&c);
-		if (rc == 0 && inj > 0 && o->nic_forwarding) {
+		if (rc == 0 && nic) {
 			/* NIC forwarding: a host's own N-1 shards, whatever the
 			 * routes, through its injection (and ejection) link. */
 			double z = (g->n - 1) / inj; /* the slowest host's own */

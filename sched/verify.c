@@ -1482,7 +1482,7 @@ static int write_phase(struct vstate *v, uint32_t t)
 		size_t end = s->step_start[t + 1];
 		uint32_t sh = 31 - v->gk;
 
-		for (size_t xi = s->step_start[t]; own_data(v) && xi < end; xi++) {
+		for (size_t xi = own_data(v) ? s->step_start[t] : end; xi < end; xi++) {
 			const struct xfer *x = &s->xfers[xi];
 			uint32_t lo = x->offset, hi = lo + x->length, ov = 0;
 			uint64_t c = cell(v, x->dst, x->block) << v->gk;
