@@ -663,6 +663,14 @@ int exec_run(const struct schedule *s, const struct exec_net *net, const struct 
 	int rc = -1;
 
 	memset(res, 0, sizeof(*res));
+	if (sched_has_spans(s)) { /* hosts move a block at a time */
+		struct schedule u;
+
+		sched_unspan(s, &u);
+		rc = exec_run(&u, net, o, res, err);
+		sched_free(&u);
+		return rc;
+	}
 	if (s->nodes != net->nhosts)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "the schedule is for %u nodes, the testbed has %u hosts",

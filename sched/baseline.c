@@ -313,9 +313,11 @@ static uint32_t path_to(const struct graph *g, uint32_t u, uint32_t p, uint32_t 
 }
 
 /* Doubling: in round r node u sends the 2^r blocks of its aligned subcube
- * to u ^ 2^r, relayed along a shortest path when they are not linked.
+ * to u ^ 2^r, relayed along a shortest path when they are not linked, in
+ * one transfer (a span) a hop when `spans`, else a transfer a block.
  * Nodes u < nsrc send (n: all; 1: node 0's program). */
-static void doubling(struct schedule *s, const struct graph *g, uint32_t k, uint32_t nsrc)
+static void doubling(struct schedule *s, const struct graph *g, uint32_t k, uint32_t nsrc,
+		     bool spans)
 {
 	uint32_t n = g->n, *par = xmalloc((size_t)n * sizeof(uint32_t));
 	uint32_t *queue = xmalloc((size_t)n * sizeof(uint32_t));
@@ -342,6 +344,13 @@ static void doubling(struct schedule *s, const struct graph *g, uint32_t k, uint
 
 				if (h >= plen[u])
 					continue;
+				if (spans) {
+					add(s, p[h], p[h + 1], base, 0, SCHED_ONE,
+					    port_to(g, p[h], p[h + 1]), XFER_COPY);
+					s->xfers[s->nxfers - 1].flags =
+					    xfer_span_flags(s->xfers[s->nxfers - 1].flags, r);
+					continue;
+				}
 				for (uint32_t b = base; b < base + size; b++)
 					add(s, p[h], p[h + 1], b, 0, SCHED_ONE,
 					    port_to(g, p[h], p[h + 1]), XFER_COPY);
@@ -395,7 +404,9 @@ static int recursive_check(const struct graph *g, enum sched_collective c, struc
 	return 0;
 }
 
-/* After recursive_check. */
+/* After recursive_check. An explicit all-gather's doubling sends spans;
+ * the rest block by block (the verifier's reductions and the reduced
+ * check take no spans). */
 static void recursive_schedule(const struct graph *g, enum sched_collective c, struct schedule *s,
 			       uint32_t nsrc)
 {
@@ -407,7 +418,47 @@ static void recursive_schedule(const struct graph *g, enum sched_collective c, s
 	if (c != SCHED_ALLGATHER)
 		halving(s, g, k, nsrc);
 	if (c != SCHED_REDUCE_SCATTER)
-		doubling(s, g, k, nsrc);
+		doubling(s, g, k, nsrc, c == SCHED_ALLGATHER && nsrc == n);
+}
+
+/* Hops from node 0 to every node (UINT32_MAX: unreachable). */
+static uint32_t *hops_from_0(const struct graph *g)
+{
+	uint32_t *d = xmalloc(((size_t)g->n + 1) * sizeof(uint32_t)),
+		 *q = xmalloc(((size_t)g->n + 1) * sizeof(uint32_t));
+	uint32_t head = 0, tail = 0;
+
+	for (uint32_t v = 0; v < g->n; v++)
+		d[v] = UINT32_MAX;
+	d[0] = 0;
+	q[tail++] = 0;
+	while (head < tail) {
+		uint32_t u = q[head++];
+
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			if (d[g->adj[a]] == UINT32_MAX) {
+				d[g->adj[a]] = d[u] + 1;
+				q[tail++] = g->adj[a];
+			}
+	}
+	free(q);
+	return d;
+}
+
+/* Doubling relays the 2^r blocks of step r over every hop to u ^ 2^r, a
+ * transfer a hop (spans) or a block and hop (node 0's distances stand for
+ * every node's); halving sends n - 1 blocks a node. */
+static double recursive_transfers(const struct graph *g, enum sched_collective c, bool spans)
+{
+	double n = g->n, sum = 0;
+
+	if (c != SCHED_ALLGATHER)
+		return (c == SCHED_ALLREDUCE ? 2 : 1) * n * (n - 1);
+	uint32_t *d = hops_from_0(g);
+	for (uint32_t b = 1; b < g->n; b <<= 1)
+		sum += (spans ? 1 : (double)b) * (d[b] == UINT32_MAX ? 1 : d[b]);
+	free(d);
+	return sum * n;
 }
 
 /* ---- the traditional torus schedule --------------------------------------------- */
@@ -634,7 +685,9 @@ double baseline_reduced_transfers(const struct graph *g, const struct topo_tree 
 	} else if (strcmp(algo, "torus-rings") == 0) {
 		if (!torus)
 			return 0;
-	} else if (strcmp(algo, "recursive") != 0) {
+	} else if (strcmp(algo, "recursive") == 0) {
+		return recursive_transfers(g, c, false) / order;
+	} else {
 		return 0;
 	}
 	return baseline_transfers(g, algo, c) / order;
@@ -657,30 +710,6 @@ const char *baseline_name(unsigned i)
 	return i < ARRAY_SIZE(names) ? names[i] : NULL;
 }
 
-/* Hops from node 0 to every node (UINT32_MAX: unreachable). */
-static uint32_t *hops_from_0(const struct graph *g)
-{
-	uint32_t *d = xmalloc(((size_t)g->n + 1) * sizeof(uint32_t)),
-		 *q = xmalloc(((size_t)g->n + 1) * sizeof(uint32_t));
-	uint32_t head = 0, tail = 0;
-
-	for (uint32_t v = 0; v < g->n; v++)
-		d[v] = UINT32_MAX;
-	d[0] = 0;
-	q[tail++] = 0;
-	while (head < tail) {
-		uint32_t u = q[head++];
-
-		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
-			if (d[g->adj[a]] == UINT32_MAX) {
-				d[g->adj[a]] = d[u] + 1;
-				q[tail++] = g->adj[a];
-			}
-	}
-	free(q);
-	return d;
-}
-
 uint32_t baseline_pieces(const struct graph *g, const char *algo)
 {
 	if (strcmp(algo, "bidir-ring") == 0)
@@ -699,15 +728,7 @@ double baseline_transfers(const struct graph *g, const char *algo, enum sched_co
 	} else if (strcmp(algo, "torus-rings") == 0) {
 		per = graph_outdeg(g, 0); /* a share on every port */
 	} else if (strcmp(algo, "recursive") == 0 && c == SCHED_ALLGATHER) {
-		/* Doubling relays the 2^r blocks of step r over every hop to
-		 * u ^ 2^r (node 0's distances stand for every node's). */
-		uint32_t *d = hops_from_0(g);
-		double sum = 0;
-
-		for (uint32_t b = 1; b < g->n; b <<= 1)
-			sum += (double)b * (d[b] == UINT32_MAX ? 1 : d[b]);
-		free(d);
-		return sum * n;
+		return recursive_transfers(g, c, true);
 	}
 	return phases * per * n * (n - 1);
 }

@@ -882,6 +882,11 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 	bool a2a = p->collective == SCHED_ALLTOALL;
 	if (x->block >= (a2a ? (uint64_t)n * n : n))
 		return rfail(v, t, xi, "no such block");
+	if (xfer_blocks(x) > 1)
+		return rfail(v, t, xi,
+			     "a transfer of %u blocks: a symmetry-reduced program carries one "
+			     "a transfer",
+			     xfer_blocks(x));
 	if (a2a &&
 	    (v->lgn ? x->block >> v->lgn == (x->block & (n - 1)) : x->block / n == x->block % n))
 		return rfail(v, t, xi, "all-to-all has no block from a node to itself");

@@ -58,7 +58,7 @@ struct xfer {
 		 * is a few runs, not its hops: xfer_arcs). */
 		uint8_t run;
 	};
-	uint8_t flags; /* bits 0-1: enum ring_dir, bit 2: XFER_REDUCE */
+	uint8_t flags; /* bits 0-1: enum ring_dir, bit 2: XFER_REDUCE, 3-7: span */
 };
 
 #define SCHED_MAX_RUN 256u /* arcs one transfer crosses: run + 1 */
@@ -82,6 +82,26 @@ static inline enum xfer_op xfer_op(const struct xfer *x)
 static inline uint8_t xfer_flags(enum ring_dir dir, enum xfer_op op)
 {
 	return (uint8_t)((unsigned)dir | (op == XFER_REDUCE ? 4u : 0u));
+}
+
+/* A span: the same part of 2^k consecutive blocks, [block, block +
+ * xfer_blocks(x)), in one transfer, k in flags bits 3-7. Recursive
+ * doubling sends a node's aligned subcube of blocks at once: relayed over
+ * torus:64x64 that is 516 K transfers, not 363 M. Only all-gathers on a
+ * direct-connect topology carry spans (the verifier refuses them
+ * elsewhere); what runs or exports a schedule one block at a time takes
+ * sched_unspan's copy. */
+#define XFER_SPAN_SHIFT 3u
+#define XFER_MAX_SPAN	31u
+
+static inline uint32_t xfer_blocks(const struct xfer *x)
+{
+	return 1u << (x->flags >> XFER_SPAN_SHIFT);
+}
+
+static inline uint8_t xfer_span_flags(uint8_t flags, uint32_t log2_blocks)
+{
+	return (uint8_t)((flags & ((1u << XFER_SPAN_SHIFT) - 1)) | log2_blocks << XFER_SPAN_SHIFT);
 }
 
 #define SCHED_MAX_METRICS 16
@@ -128,6 +148,13 @@ void sched_append(struct schedule *s, const struct schedule *s2);
  * Used for a schedule computed on the survivors of failed hosts and named
  * by the whole topology's node numbers (verify it with verify_opts.absent). */
 void sched_renumber(struct schedule *s, uint32_t n, const uint32_t *map);
+/* Transfers (spans counted block by block) and whether any is a span. */
+size_t sched_block_xfers(const struct schedule *s);
+bool sched_has_spans(const struct schedule *s);
+/* s with every span cut into its blocks, into out (a new schedule; its
+ * metrics and figures copied): for what runs or exports a schedule one
+ * block at a time. */
+void sched_unspan(const struct schedule *s, struct schedule *out);
 /* Append k empty steps whose sizes are counts[0..k-1] and return where the
  * first of their transfers goes: generators that know their sizes fill the
  * steps in place (in parallel) instead of adding transfers one by one. */

@@ -92,11 +92,60 @@ void sched_append(struct schedule *s, const struct schedule *s2)
 	}
 }
 
+size_t sched_block_xfers(const struct schedule *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nxfers; i++)
+		n += xfer_blocks(&s->xfers[i]);
+	return n;
+}
+
+bool sched_has_spans(const struct schedule *s)
+{
+	for (size_t i = 0; i < s->nxfers; i++)
+		if (xfer_blocks(&s->xfers[i]) > 1)
+			return true;
+	return false;
+}
+
+void sched_unspan(const struct schedule *s, struct schedule *out)
+{
+	sched_init(out, s->collective, s->algorithm, s->nodes);
+	memcpy(out->topology, s->topology, sizeof(out->topology));
+	out->size_bytes = s->size_bytes;
+	out->root = s->root;
+	out->time_us = s->time_us;
+	out->lower_bound_us = s->lower_bound_us;
+	out->verified = s->verified;
+	memcpy(out->metrics, s->metrics, sizeof(out->metrics));
+	out->nmetrics = s->nmetrics;
+	sched_reserve(out, sched_block_xfers(s));
+	for (uint32_t t = 0; t < s->nsteps; t++) {
+		sched_step(out);
+		for (size_t i = s->step_start[t]; i < s->step_start[t + 1]; i++) {
+			struct xfer x = s->xfers[i];
+			uint32_t k = xfer_blocks(&x);
+
+			x.flags = xfer_span_flags(x.flags, 0);
+			for (uint32_t j = 0; j < k; j++, x.block++)
+				sched_add(out, &x);
+		}
+	}
+}
+
 void sched_renumber(struct schedule *s, uint32_t n, const uint32_t *map)
 {
 	uint32_t old = s->nodes;
 	bool a2a = s->collective == SCHED_ALLTOALL;
 
+	if (sched_has_spans(s)) { /* consecutive blocks need not map to such */
+		struct schedule u;
+
+		sched_unspan(s, &u);
+		sched_free(s);
+		*s = u;
+	}
 	for (size_t i = 0; i < s->nxfers; i++) {
 		struct xfer *x = &s->xfers[i];
 
@@ -199,6 +248,10 @@ void sched_write_json_members(struct json_writer *w, const struct schedule *s, b
 				jw_double(w, sched_frac(x->offset));
 				jw_key(w, "length");
 				jw_double(w, sched_frac(x->length));
+				if (xfer_blocks(x) > 1) {
+					jw_key(w, "blocks");
+					jw_uint(w, xfer_blocks(x));
+				}
 				if (xfer_op(x) == XFER_REDUCE) {
 					jw_key(w, "op");
 					jw_str(w, "reduce");
@@ -245,6 +298,8 @@ void sched_write_text(FILE *out, const struct schedule *s, uint32_t max_lines)
 				sched_block_origin(s, x->block));
 			if (s->collective == SCHED_ALLTOALL)
 				fprintf(out, "->%u", sched_block_target(s, x->block));
+			if (xfer_blocks(x) > 1)
+				fprintf(out, "..%u", x->block + xfer_blocks(x) - 1);
 			if (x->offset != 0 || x->length != SCHED_ONE)
 				fprintf(out, " [%.6g, %.6g)", sched_frac(x->offset),
 					sched_frac(x->offset) + sched_frac(x->length));

@@ -294,6 +294,66 @@ static bool holds(struct vstate *v, uint32_t node, uint64_t block, uint32_t lo, 
 	return piece_covers(&v->map, piecemap_get(&v->map, key, false), lo, hi);
 }
 
+/* cgrid bits [a, a + k): whether all are set; set them, saying how many
+ * were already. */
+static bool bits_all(const uint64_t *w, uint64_t a, uint64_t k)
+{
+	for (; k && (a & 63); a++, k--)
+		if (!((w[a >> 6] >> (a & 63)) & 1))
+			return false;
+	for (; k >= 64; a += 64, k -= 64)
+		if (w[a >> 6] != ~0ull)
+			return false;
+	for (; k; a++, k--)
+		if (!((w[a >> 6] >> (a & 63)) & 1))
+			return false;
+	return true;
+}
+
+static uint64_t bits_or(uint64_t *w, uint64_t a, uint64_t k)
+{
+	uint64_t had = 0;
+
+	for (; k && (a & 63); a++, k--) {
+		had += (w[a >> 6] >> (a & 63)) & 1;
+		w[a >> 6] |= 1ull << (a & 63);
+	}
+	for (; k >= 64; a += 64, k -= 64) {
+		had += (uint64_t)__builtin_popcountll(w[a >> 6]);
+		w[a >> 6] = ~0ull;
+	}
+	for (; k; a++, k--) {
+		had += (w[a >> 6] >> (a & 63)) & 1;
+		w[a >> 6] |= 1ull << (a & 63);
+	}
+	return had;
+}
+
+/* Whole blocks by node in cgrid: a span's bits are a row's stretch. */
+static bool span_bits(const struct vstate *v)
+{
+	return v->cgrid && !v->rank && v->gk == 0;
+}
+
+/* Whether node holds [lo, hi) of each block of x's span (an all-gather's:
+ * a node's own block is its origin's). */
+static bool holds_span(struct vstate *v, uint32_t node, const struct xfer *x, uint32_t lo,
+		       uint32_t hi)
+{
+	uint64_t b = x->block, nb = xfer_blocks(x), row = (uint64_t)node * v->nblocks;
+
+	if (span_bits(v)) {
+		if (node < b || node >= b + nb)
+			return bits_all(v->cgrid, row + b, nb);
+		return bits_all(v->cgrid, row + b, node - b) &&
+		       bits_all(v->cgrid, row + node + 1, b + nb - node - 1);
+	}
+	for (uint64_t j = 0; j < nb; j++)
+		if (!holds(v, node, b + j, lo, hi))
+			return false;
+	return true;
+}
+
 /* ---- reduce mode ------------------------------------------------------------ */
 
 /* The sender's value over [lo, hi) as pieces in v->pieces. */
@@ -691,7 +751,7 @@ static void apply_rdeliveries(struct vstate *v)
 
 /* ---- per-step checks ---------------------------------------------------------- */
 
-static void load_arc(struct vstate *v, uint32_t t, uint32_t a, uint32_t len)
+static void load_arc(struct vstate *v, uint32_t t, uint32_t a, uint64_t len)
 {
 	struct arcload *l = &v->arc[a];
 
@@ -722,7 +782,7 @@ static int check_run(struct vstate *v, uint32_t t, size_t xi)
 			return fail(v, t, xi, "node %u, %u arcs on, has no port %u", u, k, x->lane);
 		uint32_t a = g->off[u] + x->lane;
 
-		load_arc(v, t, a, x->length);
+		load_arc(v, t, a, (uint64_t)x->length * xfer_blocks(x));
 		u = g->adj[a];
 	}
 	if (u != x->dst)
@@ -761,7 +821,7 @@ static int check_link(struct vstate *v, uint32_t t, size_t xi)
 	for (uint32_t k = 0, a = arc; k < mult; a++) {
 		if (v->arc[a].head != x->dst)
 			continue;
-		load_arc(v, t, a, x->length / mult);
+		load_arc(v, t, a, (uint64_t)(x->length / mult) * xfer_blocks(x));
 		k++;
 	}
 	return 0;
@@ -855,6 +915,23 @@ static inline void push_delivery(struct vstate *v, struct delivery d)
 	if (v->ndl == v->cap_dl)
 		GROW(v->dl, v->cap_dl, v->ndl + 1);
 	v->dl[v->ndl++] = d;
+}
+
+/* A copy transfer's deliveries, key its first block's at dst: a whole
+ * block to the list by transfer (write_phase puts it in the bitmap), else
+ * to the sorted list; a span's blocks one by one. */
+static void push_copy(struct vstate *v, const struct xfer *x, size_t xi, uint64_t key)
+{
+	uint32_t lo = x->offset, hi = lo + x->length, nb = xfer_blocks(x);
+
+	if (v->full && lo == 0 && hi == SCHED_ONE && nb == 1) {
+		if (v->nwhole == v->cap_whole)
+			GROW(v->whole, v->cap_whole, v->nwhole + 1);
+		v->whole[v->nwhole++] = (uint32_t)xi;
+		return;
+	}
+	for (uint32_t j = 0; j < nb; j++)
+		push_delivery(v, (struct delivery){key + j, lo, hi, 1, XFER_COPY, 0, xi});
 }
 
 /* LSD radix sort of a step's lightpaths by key (< 2^bits), in as few
@@ -1338,6 +1415,14 @@ static int read_phase(struct vstate *v, uint32_t t)
 				    v->o->absent[x->src] ? x->src : x->dst);
 		if (x->block >= v->nblocks)
 			return fail(v, t, xi, "no such block");
+		uint32_t nb = xfer_blocks(x);
+		if (nb > 1 && (s->collective != SCHED_ALLGATHER || v->o->wdm || v->net))
+			return fail(v, t, xi,
+				    "a transfer of %u blocks: only an all-gather's on a "
+				    "direct-connect topology carry several",
+				    nb);
+		if ((uint64_t)x->block + nb > v->nblocks)
+			return fail(v, t, xi, "no such block");
 		if (x->length == 0 || x->offset >= SCHED_ONE ||
 		    (uint64_t)x->offset + x->length > SCHED_ONE)
 			return fail(v, t, xi, "part outside the block");
@@ -1345,8 +1430,9 @@ static int read_phase(struct vstate *v, uint32_t t)
 		if (s->collective == SCHED_ALLTOALL && !v->sorted &&
 		    x->block / v->n == x->block % v->n)
 			return fail(v, t, xi, "all-to-all has no block from a node to itself");
-		if (!block_ok(v, x->block))
-			return fail(v, t, xi, "no such block");
+		for (uint32_t j = 0; j < nb; j++)
+			if (!block_ok(v, x->block + j))
+				return fail(v, t, xi, "no such block");
 		hi = lo + x->length;
 		if (x->run && !v->o->wdm && !v->o->graph)
 			return fail(v, t, xi,
@@ -1370,7 +1456,8 @@ static int read_phase(struct vstate *v, uint32_t t)
 			if (restricted(v, x->src))
 				push_rmove(&v->rs, &v->nrs, &v->cap_rs,
 					   (struct rmove){skey, lo, hi, 1, XFER_COPY, 0, xi});
-			else if (!holds(v, x->src, x->block, lo, hi))
+			else if (nb > 1 ? !holds_span(v, x->src, x, lo, hi)
+					: !holds(v, x->src, x->block, lo, hi))
 				return fail(v, t, xi,
 					    "node %u does not hold that data at the start "
 					    "of the step",
@@ -1382,14 +1469,7 @@ static int read_phase(struct vstate *v, uint32_t t)
 			}
 			if (v->cgrid) /* write_phase walks the step again */
 				continue;
-			if (v->full && lo == 0 && hi == SCHED_ONE) {
-				if (v->nwhole == v->cap_whole)
-					GROW(v->whole, v->cap_whole, v->nwhole + 1);
-				v->whole[v->nwhole++] = (uint32_t)xi;
-			} else {
-				push_delivery(v,
-					      (struct delivery){dkey, lo, hi, 1, XFER_COPY, 0, xi});
-			}
+			push_copy(v, x, xi, dkey);
 			continue;
 		}
 		if (!own_data(v))
@@ -1440,6 +1520,18 @@ static int read_phase(struct vstate *v, uint32_t t)
 	return 0;
 }
 
+/* A span of whole blocks into dst's row of cgrid (span_bits): the blocks
+ * it held already, its own among them. */
+static uint64_t span_write(struct vstate *v, const struct xfer *x)
+{
+	uint64_t b = x->block, nb = xfer_blocks(x), d = x->dst, row = d * v->nblocks;
+
+	if (d < b || d >= b + nb)
+		return bits_or(v->cgrid, row + b, nb);
+	return 1 + bits_or(v->cgrid, row + b, d - b) +
+	       bits_or(v->cgrid, row + d + 1, b + nb - d - 1);
+}
+
 static int write_phase(struct vstate *v, uint32_t t)
 {
 	bool a2a = v->s->collective == SCHED_ALLTOALL;
@@ -1484,20 +1576,29 @@ static int write_phase(struct vstate *v, uint32_t t)
 
 		for (size_t xi = own_data(v) ? s->step_start[t] : end; xi < end; xi++) {
 			const struct xfer *x = &s->xfers[xi];
-			uint32_t lo = x->offset, hi = lo + x->length, ov = 0;
-			uint64_t c = cell(v, x->dst, x->block) << v->gk;
+			uint32_t lo = x->offset, hi = lo + x->length, nb = xfer_blocks(x);
 
-			if (origin_of(v, x->block) == x->dst) {
-				v->r->duplicate_blocks += sched_frac(x->length);
+			if (nb > 1 && span_bits(v)) {
+				v->r->duplicate_blocks += (double)span_write(v, x);
 				continue;
 			}
-			for (uint32_t k = lo >> sh; k < hi >> sh; k++) {
-				uint64_t *w = &v->cgrid[(c + k) >> 6], bit = 1ull << ((c + k) & 63);
+			for (uint32_t j = 0; j < nb; j++) {
+				uint64_t b = x->block + j, c = cell(v, x->dst, b) << v->gk;
+				uint32_t ov = 0;
 
-				ov += *w & bit ? 1u << sh : 0;
-				*w |= bit;
+				if (origin_of(v, b) == x->dst) {
+					v->r->duplicate_blocks += sched_frac(x->length);
+					continue;
+				}
+				for (uint32_t k = lo >> sh; k < hi >> sh; k++) {
+					uint64_t *w = &v->cgrid[(c + k) >> 6],
+						 bit = 1ull << ((c + k) & 63);
+
+					ov += *w & bit ? 1u << sh : 0;
+					*w |= bit;
+				}
+				v->r->duplicate_blocks += sched_frac(ov);
 			}
-			v->r->duplicate_blocks += sched_frac(ov);
 		}
 		return 0;
 	}
@@ -1818,7 +1919,8 @@ static void a2a_emit(void *ctx, size_t i, unsigned worker)
 				     x->block >= v->nblocks || !x->length ||
 				     x->offset >= SCHED_ONE ||
 				     (uint64_t)x->offset + x->length > SCHED_ONE ||
-				     x->block - o * n == o || xfer_op(x) == XFER_REDUCE)) {
+				     x->block - o * n == o || xfer_op(x) == XFER_REDUCE ||
+				     xfer_blocks(x) > 1)) {
 					h->ok = false;
 					break;
 				}
@@ -2741,7 +2843,8 @@ struct par_job {
  * phase's checks, what a data thread needs (the checks thread reports). */
 static inline bool xfer_indexes(const struct vstate *v, const struct xfer *x)
 {
-	return x->src < v->n && x->dst < v->n && x->block < v->nblocks && x->length != 0 &&
+	return x->src < v->n && x->dst < v->n &&
+	       (uint64_t)x->block + xfer_blocks(x) <= v->nblocks && x->length != 0 &&
 	       x->offset < SCHED_ONE && (uint64_t)x->offset + x->length <= SCHED_ONE;
 }
 
@@ -2780,18 +2883,12 @@ static int par_read_copy(struct vstate *v, uint32_t t)
 			return -1;
 		if (xi + PREFETCH_AHEAD < s->step_start[t + 1])
 			prefetch_source(v, x + PREFETCH_AHEAD);
-		if (!holds(v, x->src, x->block, lo, hi))
+		if (xfer_blocks(x) > 1 ? !holds_span(v, x->src, x, lo, hi)
+				       : !holds(v, x->src, x->block, lo, hi))
 			return -1;
 		if (v->cgrid) /* write_phase walks the step again */
 			continue;
-		if (v->full && lo == 0 && hi == SCHED_ONE) {
-			if (v->nwhole == v->cap_whole)
-				GROW(v->whole, v->cap_whole, v->nwhole + 1);
-			v->whole[v->nwhole++] = (uint32_t)xi;
-		} else {
-			push_delivery(v, (struct delivery){(uint64_t)x->dst * v->nblocks + x->block,
-							   lo, hi, 1, XFER_COPY, 0, xi});
-		}
+		push_copy(v, x, xi, (uint64_t)x->dst * v->nblocks + x->block);
 	}
 	return 0;
 }

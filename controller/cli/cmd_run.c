@@ -176,7 +176,7 @@ static double predict_steps(const struct schedule *s, const struct testbed_net *
 
 			if (x->lane == SCHED_NO_LANE || x->lane >= t->ports || x->src >= t->nhosts)
 				continue;
-			load[i] += sched_frac(x->length);
+			load[i] += sched_frac(x->length) * xfer_blocks(x);
 			most = load[i] > most ? load[i] : most;
 		}
 		step = alpha + most * block * 8 / t->rate;

@@ -267,8 +267,11 @@ uint64_t schedule_msccl_memory(const struct schedule *s)
 	       n * (chunks + 3) * sizeof(struct chunk_state) +
 	       (s->collective == SCHED_ALLTOALL ? n * n * n * sizeof(uint32_t) : 0) +
 	       /* a send and a receive per transfer, their deps and chunk reads
-	        * (within 3% of the peak RSS of torus:32x32 allreduce) */
-	       (uint64_t)s->nxfers * 2 * (sizeof(struct mop) + 6 * sizeof(struct opref));
+		* (within 3% of the peak RSS of torus:32x32 allreduce) */
+	       (uint64_t)sched_block_xfers(s) * 2 *
+		   (sizeof(struct mop) + 6 * sizeof(struct opref)) +
+	       /* spans cut into blocks first */
+	       (sched_has_spans(s) ? (uint64_t)sched_block_xfers(s) * sizeof(struct xfer) : 0);
 }
 
 /* A transfer's channel: its port's rank among src's ports to dst in the
@@ -313,6 +316,14 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 	if (n < 2 || n > MSCCL_MAX_RANKS)
 		return ofc_error_set(err, OFC_E_INPUT, "MSCCL programs here take 2 to %u ranks",
 				     MSCCL_MAX_RANKS);
+	if (sched_has_spans(s)) { /* a send a block, as the rest */
+		struct schedule u;
+
+		sched_unspan(s, &u);
+		rc = schedule_write_msccl(&u, out, info, err);
+		sched_free(&u);
+		return rc;
+	}
 	if (s->collective == SCHED_BROADCAST || s->collective == SCHED_REDUCE)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "MSCCL programs here are allgather, reduce-scatter, allreduce "

@@ -319,6 +319,9 @@ static void transfer_fill(Ofc__V1__Transfer *m, const struct schedule *s, const 
 		m->port = x->lane;
 	if (m->has_arcs)
 		m->arcs = xfer_arcs(x);
+	m->has_blocks = xfer_blocks(x) > 1;
+	if (m->has_blocks)
+		m->blocks = xfer_blocks(x);
 }
 
 static Ofc__V1__Transfer *transfer_msg(struct arena *a, const struct schedule *s,
@@ -693,7 +696,10 @@ int schedule_read_pb(const char *path, struct schedule *s, struct ofc_error *err
 			    read_frac(x->has_length ? x->length : 1, &r.length) < 0 ||
 			    (x->has_port && x->port >= SCHED_NO_LANE) || x->has_direction ||
 			    (x->has_arcs && (x->arcs < 1 || x->arcs > SCHED_MAX_RUN ||
-					     (x->arcs > 1 && !x->has_port)))) {
+					     (x->arcs > 1 && !x->has_port))) ||
+			    (x->has_blocks && (x->blocks == 0 || (x->blocks & (x->blocks - 1)) ||
+					       (x->blocks > 1 && c != SCHED_ALLGATHER) ||
+					       (uint64_t)origin + x->blocks > m->nodes))) {
 				ofc_error_at(err, OFC_E_INPUT, path, 0, 0,
 					     "step %zu, transfer %zu is not a direct-connect "
 					     "transfer between the schedule's %u nodes",
@@ -710,6 +716,9 @@ int schedule_read_pb(const char *path, struct schedule *s, struct ofc_error *err
 			    DIR_NONE, x->has_op && x->op == OFC__V1__TRANSFER_OP__TRANSFER_OP_REDUCE
 					  ? XFER_REDUCE
 					  : XFER_COPY);
+			if (x->has_blocks)
+				r.flags =
+				    xfer_span_flags(r.flags, (uint32_t)__builtin_ctz(x->blocks));
 			sched_add(s, &r);
 		}
 	}

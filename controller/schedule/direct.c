@@ -186,10 +186,16 @@ static double host_priced(const struct schedule_result *r, const struct schedule
 		for (size_t i = s->step_start[t]; i < s->step_start[t + 1]; i++) {
 			const struct xfer *x = &s->xfers[i];
 			double len = sched_frac(x->length);
+			uint32_t o = sched_block_origin(s, x->block), nb = xfer_blocks(x);
 
-			if (!r->nic_forwarding || sched_block_origin(s, x->block) == x->src)
+			/* a span: its blocks, of which one may be the sender's */
+			if (!r->nic_forwarding)
+				out[x->src] += len * nb;
+			else if (x->src >= o && x->src - o < nb)
 				out[x->src] += len;
-			if (!r->nic_forwarding || sched_block_target(s, x->block) == x->dst)
+			if (!r->nic_forwarding)
+				in[x->dst] += len * nb;
+			else if (sched_block_target(s, x->block) == x->dst)
 				in[x->dst] += len;
 		}
 		if (whole && t + 1 < s->nsteps)

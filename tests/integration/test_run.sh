@@ -49,6 +49,10 @@ expect_json 'j["reachable"]==240 and len(j["circuits"])==64 and all(c["shaped_ra
 # BFB allreduce: 16 x 256 KiB, a sum over every host's data, every element checked.
 expect_json '(lambda r: r["algorithm"]=="bfb" and r["ran"] and r["verified"] and r["data_ok"] and r["checked_elements"]==16*65536 and r["bad_elements"]==0 and r["steps"]==8 and r["connections"]==64 and r["predicted_s"]>0)(j["runs"][0])' \
 	$RUN "$TMP/torus.yaml" --collective allreduce --algo bfb --size 256KiB
+# Recursive doubling's all-gather, relayed on the torus: its spans (a
+# transfer a hop for a node's subcube) run block by block.
+expect_json '(lambda r: r["algorithm"]=="recursive" and r["ran"] and r["verified"] and r["data_ok"] and r["checked_elements"]==16*65536 and r["bad_elements"]==0)(j["runs"][0])' \
+	$RUN "$TMP/torus.yaml" --collective allgather --algo recursive --size 256KiB
 # --steps: a measured and a modelled time for every step; the steps add up
 # to the run's time.
 expect_json '(lambda r: len(r["steps_detail"])==r["steps"] and all(d["measured_s"]>0 and d["predicted_s"]>0 for d in r["steps_detail"]) and abs(sum(d["measured_s"] for d in r["steps_detail"])-r["measured_s"])<=0.01*r["measured_s"])(j["runs"][0])' \

@@ -318,6 +318,83 @@ static void test_schedule_pb_runs(void **state)
 	graph_free(g);
 }
 
+/* Spans (an all-gather's transfers of 2^k blocks) go out as `blocks` and
+ * come back as they were: recursive doubling relayed on torus:4x8, read by
+ * schedule_read_pb and verified again; `blocks` not a power of two, 0,
+ * past the last node or on another collective is refused. The MSCCL
+ * program of the spans is that of their blocks one by one, byte for byte. */
+static void test_schedule_pb_spans(void **state)
+{
+	struct graph *g;
+	struct topo_tree *t;
+	struct verify_report rep;
+	struct schedule s, back, u;
+	struct ofc_error err = {0};
+	char *data = NULL, path[] = "/tmp/ofc-spansXXXXXX";
+	size_t len = 0;
+
+	(void)state;
+	assert_int_equal(topo_build_tree("torus:4x8", &g, &t, &err), 0);
+	assert_int_equal(baseline_schedule(g, t, "recursive", SCHED_ALLGATHER, &s, &err), 0);
+	assert_true(sched_has_spans(&s));
+	FILE *mem = open_memstream(&data, &len);
+	assert_int_equal(schedule_write_pb(&s, mem, &err), 0);
+	fclose(mem);
+	write_file(path, data, len);
+	assert_int_equal(schedule_read_pb(path, &back, &err), 0);
+	unlink(path);
+	assert_int_equal(back.nxfers, s.nxfers);
+	assert_memory_equal(back.xfers, s.xfers, s.nxfers * sizeof(struct xfer));
+	assert_int_equal(sched_verify(&back, &(struct verify_opts){.graph = g}, &rep), 0);
+	sched_free(&back);
+
+	char *x1 = NULL, *x2 = NULL;
+	size_t l1 = 0, l2 = 0;
+	struct msccl_info mi;
+	sched_unspan(&s, &u);
+	mem = open_memstream(&x1, &l1);
+	assert_int_equal(schedule_write_msccl(&s, mem, &mi, &err), 0);
+	fclose(mem);
+	mem = open_memstream(&x2, &l2);
+	assert_int_equal(schedule_write_msccl(&u, mem, &mi, &err), 0);
+	fclose(mem);
+	assert_int_equal(l1, l2);
+	assert_memory_equal(x1, x2, l1);
+	free(x1);
+	free(x2);
+	sched_free(&u);
+
+	Ofc__V1__Schedule *m = ofc__v1__schedule__unpack(NULL, len, (uint8_t *)data);
+	Ofc__V1__Transfer *x = NULL;
+	for (size_t k = 0; k < m->n_steps && !x; k++)
+		for (size_t i = 0; i < m->steps[k]->n_transfers && !x; i++)
+			if (m->steps[k]->transfers[i]->has_blocks)
+				x = m->steps[k]->transfers[i];
+	assert_non_null(x);
+	static const uint32_t bad[] = {3, 0, 64, 2};
+	char *coll = m->collective;
+	for (size_t b = 0; b < ARRAY_SIZE(bad); b++) {
+		x->blocks = bad[b];
+		if (b == 3) /* right, in a reduce-scatter */
+			m->collective = (char *)"reduce-scatter";
+		size_t n = ofc__v1__schedule__get_packed_size(m);
+		uint8_t *buf = malloc(n);
+		ofc__v1__schedule__pack(m, buf);
+		strcpy(path, "/tmp/ofc-spansXXXXXX");
+		write_file(path, buf, n);
+		free(buf);
+		assert_int_equal(schedule_read_pb(path, &back, &err), -1);
+		assert_non_null(strstr(err.msg, "is not a direct-connect transfer"));
+		unlink(path);
+	}
+	m->collective = coll; /* freed with m, not the literal */
+	ofc__v1__schedule__free_unpacked(m, NULL);
+	free(data);
+	sched_free(&s);
+	topo_tree_free(t);
+	graph_free(g);
+}
+
 /* Steps of many chunks (BFB allreduce on genkautz:256,4: 130,560
  * transfers in 8 steps, several PB_CHUNK each), streamed: the bytes are
  * those of the message tree packed whole, header and one Schedule per
@@ -414,6 +491,7 @@ int main(void)
 	    cmocka_unit_test(test_schedule_pb_streamed),
 	    cmocka_unit_test(test_schedule_pb_reduced),
 	    cmocka_unit_test(test_schedule_pb_runs),
+	    cmocka_unit_test(test_schedule_pb_spans),
 	    cmocka_unit_test(test_schedule_pb_chunks),
 	    cmocka_unit_test(test_json_and_text),
 	};

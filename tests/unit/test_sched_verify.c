@@ -641,6 +641,152 @@ static void copy_with(struct schedule *d, const struct schedule *s, size_t skip,
 	}
 }
 
+/* s with every transfer cut into `parts` equal pieces, spans kept. */
+static void cut_parts(struct schedule *d, const struct schedule *s, uint32_t parts)
+{
+	sched_init(d, s->collective, s->algorithm, s->nodes);
+	for (uint32_t t = 0; t < s->nsteps; t++) {
+		sched_step(d);
+		for (size_t xi = s->step_start[t]; xi < s->step_start[t + 1]; xi++)
+			for (uint32_t k = 0; k < parts; k++) {
+				struct xfer x = s->xfers[xi];
+
+				x.offset = k * (SCHED_ONE / parts);
+				x.length = SCHED_ONE / parts;
+				sched_add(d, &x);
+			}
+	}
+}
+
+/* s, with spans, and s block by block: the same verdict in the same step,
+ * the same loads and duplicates, on one thread and on two. */
+static void assert_same_unspanned(const struct schedule *s, const struct graph *g)
+{
+	struct schedule u;
+	struct verify_opts one = {.graph = g, .threads = 1};
+	struct verify_report a, b;
+
+	sched_unspan(s, &u);
+	assert_int_equal(sched_block_xfers(s), u.nxfers);
+	assert_false(sched_has_spans(&u));
+	int ra = sched_verify(s, &one, &a), rb = sched_verify(&u, &one, &b);
+	assert_int_equal(ra, rb);
+	assert_int_equal(a.bad_step, b.bad_step);
+	if (ra == 0) {
+		assert_memory_equal(&a.sum_max_link_load, &b.sum_max_link_load, sizeof(double));
+		assert_memory_equal(&a.max_link_load, &b.max_link_load, sizeof(double));
+		assert_memory_equal(&a.max_total_link_load, &b.max_total_link_load, sizeof(double));
+		assert_memory_equal(&a.duplicate_blocks, &b.duplicate_blocks, sizeof(double));
+	}
+	assert_same_verdict(s, g);
+	assert_same_verdict(&u, g);
+	sched_free(&u);
+}
+
+/* The first transfer of a span of at least `least` blocks in step t or
+ * later. */
+static size_t span_at(const struct schedule *s, uint32_t t, uint32_t least)
+{
+	for (size_t xi = s->step_start[t]; xi < s->nxfers; xi++)
+		if (xfer_blocks(&s->xfers[xi]) >= least)
+			return xi;
+	fail_msg("no span of %u blocks from step %u", least, t);
+	return 0;
+}
+
+/* Spans (an all-gather's transfers of 2^k blocks: recursive doubling's,
+ * relayed on tori) check as their blocks one by one: right (in whole
+ * blocks, the bit rows' words; in halves and sixteenths, block by block
+ * in parts or through the bitmap and pieces), and wrong: another subcube
+ * than the sender holds, a span twice as wide, one past the last block,
+ * one dropped; a span sent again is a duplicate of each of its blocks.
+ * Elsewhere a span is refused. */
+static void test_spans(void **state)
+{
+	static const char *const specs[] = {"torus:8x8", "hypercube:5", "torus:4x8"};
+	static const uint32_t cuts[] = {1, 2, 16};
+	(void)state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
+		struct graph *g;
+		struct topo_tree *tree;
+		struct ofc_error err = {0};
+		struct schedule s0, s, d;
+		struct verify_report r;
+		struct verify_opts one = {.threads = 1};
+
+		assert_int_equal(topo_build_tree(specs[i], &g, &tree, &err), 0);
+		one.graph = g;
+		assert_int_equal(
+		    baseline_schedule(g, tree, "recursive", SCHED_ALLGATHER, &s0, &err), 0);
+		assert_true(sched_has_spans(&s0));
+		for (size_t c = 0; c < ARRAY_SIZE(cuts); c++) {
+			cut_parts(&s, &s0, cuts[c]);
+			assert_int_equal(sched_verify(&s, &one, &r), 0);
+			/* relays on a path hold part of what they pass on */
+			double dup = r.duplicate_blocks;
+			assert_true(strcmp(specs[i], "hypercube:5") || dup == 0);
+			assert_same_unspanned(&s, g);
+
+			/* the first span: its sender holds its pair alone */
+			size_t xi = span_at(&s, 0, 2);
+			struct xfer keep = s.xfers[xi], x = keep;
+			uint32_t nb = xfer_blocks(&keep);
+
+			/* another subcube than the sender's */
+			s.xfers[xi].block = (keep.block + nb) % s.nodes;
+			assert_int_equal(sched_verify(&s, &one, &r), -1);
+			assert_non_null(strstr(r.error, "does not hold that data"));
+			assert_same_unspanned(&s, g);
+			/* half held: [u + 1, u + 3) from node u, which holds
+			 * u + 1 alone (the first span's sender, node 0) */
+			assert_int_equal(keep.src, 0);
+			s.xfers[xi].block = 1;
+			assert_int_equal(sched_verify(&s, &one, &r), -1);
+			assert_non_null(strstr(r.error, "does not hold that data"));
+			assert_same_unspanned(&s, g);
+			/* twice as wide */
+			s.xfers[xi] = keep;
+			s.xfers[xi].block = keep.block & ~(2 * nb - 1);
+			s.xfers[xi].flags = xfer_span_flags(keep.flags, __builtin_ctz(2 * nb));
+			assert_int_equal(sched_verify(&s, &one, &r), -1);
+			assert_same_unspanned(&s, g);
+			/* past the last block */
+			s.xfers[xi] = keep;
+			s.xfers[xi].block = s.nodes - nb / 2;
+			assert_int_equal(sched_verify(&s, &one, &r), -1);
+			assert_non_null(strstr(r.error, "no such block"));
+			s.xfers[xi] = keep;
+			/* again in the last step: a duplicate of each block */
+			x = s.xfers[span_at(&s, s.nsteps - 1, 1)];
+			copy_with(&d, &s, SIZE_MAX, &x, s.nsteps - 1);
+			assert_int_equal(sched_verify(&d, &one, &r), 0);
+			assert_true(r.duplicate_blocks == dup + xfer_blocks(&x) / (double)cuts[c]);
+			assert_same_unspanned(&d, g);
+			sched_free(&d);
+			/* dropped: its receiver lacks its blocks' part (on a
+			 * hypercube; relays on a torus may pass it on too) */
+			copy_with(&d, &s, span_at(&s, s.nsteps - 1, 2), NULL, 0);
+			if (dup == 0) {
+				assert_int_equal(sched_verify(&d, &one, &r), -1);
+				assert_non_null(strstr(r.error, "lacks"));
+			}
+			assert_same_unspanned(&d, g);
+			sched_free(&d);
+			sched_free(&s);
+		}
+		/* only an all-gather's */
+		s0.collective = SCHED_ALLREDUCE;
+		assert_int_equal(sched_verify(&s0, &one, &r), -1);
+		assert_non_null(strstr(r.error, "only an all-gather's"));
+		s0.collective = SCHED_ALLTOALL;
+		assert_int_equal(sched_verify(&s0, &one, &r), -1);
+		sched_free(&s0);
+		topo_tree_free(tree);
+		graph_free(g);
+	}
+}
+
 /* BFB's all-gathers on generalized Kautz graphs, checked by parts (one
  * bit a part, by node: whole blocks on genkautz:256,4, halves on
  * genkautz:200,3): right, a piece twice (a duplicate of its length), a
@@ -905,6 +1051,7 @@ int main(void)
 	    cmocka_unit_test(test_absent),
 	    cmocka_unit_test(test_threads),
 	    cmocka_unit_test(test_bfb_allgather_parts),
+	    cmocka_unit_test(test_spans),
 	    cmocka_unit_test(test_wdm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
