@@ -15,6 +15,8 @@
 #   rd-bandwidth rd-latency       --algo recursive-doubling --variant V
 #                                 (allreduce)           torus hypercube
 #   recursive                     (allreduce)           hypercube
+#   recursive-allgather           --algo recursive --collective allgather
+#                                 (relayed on tori)     torus hypercube
 #   mcf-paths mcf-default         --collective alltoall --algo mcf
 #                                 [--lowering paths]    torus hypercube genkautz
 #   optree                        ofc optree --nodes N --wavelengths 64
@@ -59,7 +61,7 @@ set -u
 NEW=${1:-build/ofc}
 OLD=${2:-}
 SIZES=${SIZES:-"256 1024 4096 16384 65536"}
-ENGINES=${ENGINES:-"bfb-allgather bfb-allreduce swing-bandwidth swing-latency ring bidir-ring torus-rings rd-bandwidth rd-latency recursive mcf-paths mcf-default optree"}
+ENGINES=${ENGINES:-"bfb-allgather bfb-allreduce swing-bandwidth swing-latency ring bidir-ring torus-rings rd-bandwidth rd-latency recursive recursive-allgather mcf-paths mcf-default optree"}
 REPS=${REPS:-1}
 TIMEOUT=${TIMEOUT:-120}
 OLD_MEMCAP_KB=${OLD_MEMCAP_KB:-8388608}
@@ -77,6 +79,7 @@ families() { # ENGINE
 	swing-*|torus-rings) echo torus ;;
 	rd-*) echo "torus hypercube" ;;
 	recursive) echo hypercube ;;
+	recursive-allgather) echo "torus hypercube" ;;
 	optree) echo ring ;;
 	esac
 }
@@ -92,6 +95,7 @@ args() {
 	swing-bandwidth) echo "$S --collective allreduce --algo swing --variant bandwidth" ;;
 	swing-latency) echo "$S --collective allreduce --algo swing --variant latency" ;;
 	ring|bidir-ring|torus-rings|recursive) echo "$S --collective allreduce --algo $1" ;;
+	recursive-allgather) echo "$S --collective allgather --algo recursive" ;;
 	rd-bandwidth) echo "$S --collective allreduce --algo recursive-doubling --variant bandwidth" ;;
 	rd-latency) echo "$S --collective allreduce --algo recursive-doubling --variant latency" ;;
 	mcf-paths) echo "$S --collective alltoall --algo mcf --lowering paths" ;;

@@ -285,14 +285,14 @@ static int ring_schedule(const struct graph *g, const struct topo_tree *t, bool 
 
 /* ---- recursive doubling and halving -------------------------------------------- */
 
-/* A shortest path u -> p (BFS parents), written to path[0] = u .. p. */
+/* A shortest path u -> p (BFS parents), written to path[0] = u .. p. par
+ * is all UINT32_MAX before and after (only what the search reached is
+ * reset: it stops at p, a few hops away). */
 static uint32_t path_to(const struct graph *g, uint32_t u, uint32_t p, uint32_t *par,
 			uint32_t *queue, uint32_t *path)
 {
 	uint32_t head = 0, tail = 0, len = 0;
 
-	for (uint32_t v = 0; v < g->n; v++)
-		par[v] = UINT32_MAX;
 	par[u] = u;
 	queue[tail++] = u;
 	while (head < tail && par[p] == UINT32_MAX) {
@@ -304,11 +304,17 @@ static uint32_t path_to(const struct graph *g, uint32_t u, uint32_t p, uint32_t 
 				queue[tail++] = g->adj[a];
 			}
 	}
-	for (uint32_t v = p; v != u; v = par[v])
-		len++;
-	path[len] = p;
-	for (uint32_t v = p, i = len; v != u; v = par[v])
-		path[--i] = par[v];
+	if (par[p] == UINT32_MAX) { /* unreachable: no path, which the check reports */
+		path[0] = u;
+	} else {
+		for (uint32_t v = p; v != u; v = par[v])
+			len++;
+		path[len] = p;
+		for (uint32_t v = p, i = len; v != u; v = par[v])
+			path[--i] = par[v];
+	}
+	for (uint32_t i = 0; i < tail; i++)
+		par[queue[i]] = UINT32_MAX;
 	return len;
 }
 
@@ -320,6 +326,9 @@ static void doubling(struct schedule *s, const struct graph *g, uint32_t k, uint
 		     bool spans)
 {
 	uint32_t n = g->n, *par = xmalloc((size_t)n * sizeof(uint32_t));
+
+	for (uint32_t v = 0; v < n; v++)
+		par[v] = UINT32_MAX;
 	uint32_t *queue = xmalloc((size_t)n * sizeof(uint32_t));
 	uint32_t *plen = xmalloc((size_t)n * sizeof(uint32_t));
 	size_t *poff = xmalloc(((size_t)n + 1) * sizeof(size_t)), cap = 0;

@@ -1430,7 +1430,9 @@ static int read_phase(struct vstate *v, uint32_t t)
 		if (s->collective == SCHED_ALLTOALL && !v->sorted &&
 		    x->block / v->n == x->block % v->n)
 			return fail(v, t, xi, "all-to-all has no block from a node to itself");
-		for (uint32_t j = 0; j < nb; j++)
+		if (!block_ok(v, x->block))
+			return fail(v, t, xi, "no such block");
+		for (uint32_t j = 1; v->term && j < nb; j++) /* a span's on a network */
 			if (!block_ok(v, x->block + j))
 				return fail(v, t, xi, "no such block");
 		hi = lo + x->length;
