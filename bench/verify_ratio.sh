@@ -27,6 +27,7 @@ done <<'L'
 --topology genkautz:4096,4 --collective allreduce --algo bfb
 --topology genkautz:4096,4 --collective allgather --algo bfb
 --topology torus:32x32 --collective allreduce --algo torus-rings
+--topology torus:64x64 --collective allgather --algo recursive
 --topology torus:32x32 --collective allreduce --algo swing --variant bandwidth
 --topology torus:32x32 --collective alltoall --algo mcf --lowering paths
 --topology torus:32x32 --collective alltoall --algo mcf --lowering single
