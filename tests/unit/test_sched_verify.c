@@ -641,6 +641,49 @@ static void copy_with(struct schedule *d, const struct schedule *s, size_t skip,
 	}
 }
 
+/* An allreduce's final scan on two threads, each half the entries (the
+ * step loop reports what either finds not full): the last step's first or
+ * last transfer dropped is the same report on two threads as on one; ring
+ * (by diagonal: the last diagonal, in the second half), bidir-ring (in
+ * halves) and BFB (by node: a receiver in each half). */
+static void test_final_halves(void **state)
+{
+	static const char *const algos[] = {"ring", "bidir-ring", "bfb"};
+	struct graph *g;
+	struct topo_tree *tree;
+	struct ofc_error err = {0};
+	(void)state;
+
+	assert_int_equal(topo_build_tree("hypercube:7", &g, &tree, &err), 0);
+	for (size_t a = 0; a < ARRAY_SIZE(algos); a++) {
+		struct schedule s, d;
+		struct verify_report r;
+		struct verify_opts two = {.graph = g, .threads = 2, .par_min_xfers = 1};
+		struct bfb_opts bo = {0};
+		struct bfb_stats st;
+
+		if (a < 2)
+			assert_int_equal(
+			    baseline_schedule(g, tree, algos[a], SCHED_ALLREDUCE, &s, &err), 0);
+		else
+			assert_int_equal(bfb_schedule(g, SCHED_ALLREDUCE, &bo, &s, &st, &err), 0);
+		assert_int_equal(sched_verify(&s, &two, &r), 0);
+		assert_same_verdict(&s, g);
+		size_t last = s.step_start[s.nsteps - 1];
+		size_t picks[] = {last, s.nxfers - 1};
+		for (size_t k = 0; k < ARRAY_SIZE(picks); k++) {
+			copy_with(&d, &s, picks[k], NULL, 0);
+			assert_int_equal(sched_verify(&d, &two, &r), -1);
+			assert_non_null(strstr(r.error, "does not end with shard"));
+			assert_same_verdict(&d, g);
+			sched_free(&d);
+		}
+		sched_free(&s);
+	}
+	topo_tree_free(tree);
+	graph_free(g);
+}
+
 /* s with every transfer cut into `parts` equal pieces, spans kept. */
 static void cut_parts(struct schedule *d, const struct schedule *s, uint32_t parts)
 {
@@ -1052,6 +1095,7 @@ int main(void)
 	    cmocka_unit_test(test_threads),
 	    cmocka_unit_test(test_bfb_allgather_parts),
 	    cmocka_unit_test(test_spans),
+	    cmocka_unit_test(test_final_halves),
 	    cmocka_unit_test(test_wdm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
