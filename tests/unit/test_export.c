@@ -242,6 +242,46 @@ static void write_file(char *path, const void *data, size_t len)
 	close(fd);
 }
 
+/* s written as protobuf (into *data, *len: the caller unpacks and frees
+ * it) comes back from the file as it was, and checks out on g. */
+static void round_trip(const struct schedule *s, const struct graph *g, char **data, size_t *len)
+{
+	struct schedule back;
+	struct verify_report rep;
+	struct ofc_error err = {0};
+	char path[] = "/tmp/ofc-pbXXXXXX";
+	FILE *mem = open_memstream(data, len);
+
+	assert_int_equal(schedule_write_pb(s, mem, &err), 0);
+	fclose(mem);
+	write_file(path, *data, *len);
+	assert_int_equal(schedule_read_pb(path, &back, &err), 0);
+	unlink(path);
+	assert_int_equal(back.nxfers, s->nxfers);
+	assert_int_equal(back.nsteps, s->nsteps);
+	assert_memory_equal(back.xfers, s->xfers, s->nxfers * sizeof(struct xfer));
+	assert_int_equal(sched_verify(&back, &(struct verify_opts){.graph = g}, &rep), 0);
+	sched_free(&back);
+}
+
+/* m, packed to a file, is refused by schedule_read_pb as no transfer it
+ * can hold. */
+static void assert_refused(const Ofc__V1__Schedule *m)
+{
+	struct schedule back;
+	struct ofc_error err = {0};
+	char path[] = "/tmp/ofc-badpbXXXXXX";
+	size_t n = ofc__v1__schedule__get_packed_size(m);
+	uint8_t *buf = malloc(n);
+
+	ofc__v1__schedule__pack(m, buf);
+	write_file(path, buf, n);
+	free(buf);
+	assert_int_equal(schedule_read_pb(path, &back, &err), -1);
+	assert_non_null(strstr(err.msg, "is not a direct-connect transfer"));
+	unlink(path);
+}
+
 static void test_schedule_pb_runs(void **state)
 {
 	struct graph *g;
@@ -250,10 +290,9 @@ static void test_schedule_pb_runs(void **state)
 	struct a2a_outcome o;
 	struct a2a_request q = {
 	    .algo = "mcf", .lowering = "paths", .mcf = {.threads = 1}, .runs = true};
-	struct verify_report rep;
-	struct schedule s, back;
+	struct schedule s;
 	struct ofc_error err = {0};
-	char *data = NULL, path[] = "/tmp/ofc-runsXXXXXX";
+	char *data = NULL;
 	size_t len = 0, runs = 0;
 
 	(void)state;
@@ -264,22 +303,12 @@ static void test_schedule_pb_runs(void **state)
 	for (size_t k = 0; k < s.nxfers; k++)
 		runs += s.xfers[k].run > 0;
 	assert_true(runs > 0);
-	FILE *mem = open_memstream(&data, &len);
-	assert_int_equal(schedule_write_pb(&s, mem, &err), 0);
-	fclose(mem);
-	write_file(path, data, len);
-	assert_int_equal(schedule_read_pb(path, &back, &err), 0);
-	unlink(path);
-	assert_int_equal(back.nxfers, s.nxfers);
-	assert_int_equal(back.nsteps, s.nsteps);
-	assert_memory_equal(back.xfers, s.xfers, s.nxfers * sizeof(struct xfer));
-	assert_int_equal(sched_verify(&back, &(struct verify_opts){.graph = g}, &rep), 0);
-	sched_free(&back);
+	round_trip(&s, g, &data, &len);
 	/* An MSCCL program sends one link at a time. */
 	struct msccl_info mi;
 	char *xml = NULL;
 	size_t xlen = 0;
-	mem = open_memstream(&xml, &xlen);
+	FILE *mem = open_memstream(&xml, &xlen);
 	assert_int_equal(schedule_write_msccl(&s, mem, &mi, &err), -1);
 	fclose(mem);
 	free(xml);
@@ -298,15 +327,7 @@ static void test_schedule_pb_runs(void **state)
 			x->arcs = SCHED_MAX_RUN + 1;
 		else
 			x->has_port = 0;
-		size_t n = ofc__v1__schedule__get_packed_size(m);
-		uint8_t *buf = malloc(n);
-		ofc__v1__schedule__pack(m, buf);
-		strcpy(path, "/tmp/ofc-runsXXXXXX");
-		write_file(path, buf, n);
-		free(buf);
-		assert_int_equal(schedule_read_pb(path, &back, &err), -1);
-		assert_non_null(strstr(err.msg, "is not a direct-connect transfer"));
-		unlink(path);
+		assert_refused(m);
 		x->arcs = 2;
 	}
 	ofc__v1__schedule__free_unpacked(m, NULL);
@@ -327,32 +348,22 @@ static void test_schedule_pb_spans(void **state)
 {
 	struct graph *g;
 	struct topo_tree *t;
-	struct verify_report rep;
-	struct schedule s, back, u;
+	struct schedule s, u;
 	struct ofc_error err = {0};
-	char *data = NULL, path[] = "/tmp/ofc-spansXXXXXX";
+	char *data = NULL;
 	size_t len = 0;
 
 	(void)state;
 	assert_int_equal(topo_build_tree("torus:4x8", &g, &t, &err), 0);
 	assert_int_equal(baseline_schedule(g, t, "recursive", SCHED_ALLGATHER, &s, &err), 0);
 	assert_true(sched_has_spans(&s));
-	FILE *mem = open_memstream(&data, &len);
-	assert_int_equal(schedule_write_pb(&s, mem, &err), 0);
-	fclose(mem);
-	write_file(path, data, len);
-	assert_int_equal(schedule_read_pb(path, &back, &err), 0);
-	unlink(path);
-	assert_int_equal(back.nxfers, s.nxfers);
-	assert_memory_equal(back.xfers, s.xfers, s.nxfers * sizeof(struct xfer));
-	assert_int_equal(sched_verify(&back, &(struct verify_opts){.graph = g}, &rep), 0);
-	sched_free(&back);
+	round_trip(&s, g, &data, &len);
 
 	char *x1 = NULL, *x2 = NULL;
 	size_t l1 = 0, l2 = 0;
 	struct msccl_info mi;
 	sched_unspan(&s, &u);
-	mem = open_memstream(&x1, &l1);
+	FILE *mem = open_memstream(&x1, &l1);
 	assert_int_equal(schedule_write_msccl(&s, mem, &mi, &err), 0);
 	fclose(mem);
 	mem = open_memstream(&x2, &l2);
@@ -377,15 +388,7 @@ static void test_schedule_pb_spans(void **state)
 		x->blocks = bad[b];
 		if (b == 3) /* right, in a reduce-scatter */
 			m->collective = (char *)"reduce-scatter";
-		size_t n = ofc__v1__schedule__get_packed_size(m);
-		uint8_t *buf = malloc(n);
-		ofc__v1__schedule__pack(m, buf);
-		strcpy(path, "/tmp/ofc-spansXXXXXX");
-		write_file(path, buf, n);
-		free(buf);
-		assert_int_equal(schedule_read_pb(path, &back, &err), -1);
-		assert_non_null(strstr(err.msg, "is not a direct-connect transfer"));
-		unlink(path);
+		assert_refused(m);
 	}
 	m->collective = coll; /* freed with m, not the literal */
 	ofc__v1__schedule__free_unpacked(m, NULL);
