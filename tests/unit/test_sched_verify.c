@@ -612,6 +612,12 @@ static void test_threads(void **state)
 			assert_non_null(strstr(r.error, "does not lead to"));
 			assert_same_verdict(&s, g);
 			s.xfers[mid] = keep;
+			/* right without its port: the checks thread's tight loop
+			 * (read_checks) stops there, read_phase goes on */
+			s.xfers[mid].lane = SCHED_NO_LANE;
+			assert_int_equal(sched_verify(&s, &two, &r), 0);
+			assert_same_verdict(&s, g);
+			s.xfers[mid] = keep;
 			s.xfers[mid].flags ^= XFER_REDUCE << 2; /* op */
 			assert_same_verdict(&s, g);
 			s.xfers[mid] = keep;
