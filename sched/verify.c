@@ -176,6 +176,11 @@ struct vstate {
 	/* The checks thread on a graph, every node taking part, a block a
 	 * shard (verify_par): read_checks first. */
 	bool plain_checks;
+	/* verify_par's data thread in reduce mode: a step's deliveries in one
+	 * pass, each entry written stamped with the step (its mark); a read
+	 * of one written earlier in the step says no (the step loop then
+	 * checks, reading every source before any write as always). */
+	bool one_pass;
 	double *par_load;
 };
 
@@ -1221,11 +1226,12 @@ static int take_packets(struct vstate *v, struct seglist *l, uint32_t lo, uint32
  * from the state at the start of the step (a delivery to an entry the
  * step reads waits in v->dl for the write phase; others, which no
  * transfer of the step can see, are applied now, in transfer order). */
-static void reduce_direct(struct vstate *v, uint32_t t)
+static int reduce_direct(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
 	size_t end = s->step_start[t + 1];
 	uint32_t sh = 31 - v->gk;
+	bool once = v->one_pass;
 
 	for (size_t xi = s->step_start[t]; v->grid && xi < end; xi++) {
 		const struct xfer *x = &s->xfers[xi];
@@ -1245,7 +1251,11 @@ static void reduce_direct(struct vstate *v, uint32_t t)
 			const struct rwhole *se = &v->grid[sc + k];
 			struct rwhole *de = &v->grid[dc + k];
 
-			if (de->mark == t + 1) {
+			if (once) {
+				if (se->mark == t + 1) /* written earlier in the step */
+					return -1;
+				de->mark = t + 1;
+			} else if (de->mark == t + 1) {
 				push_delivery(v, (struct delivery){dc + k, k << sh, (k + 1) << sh,
 								   se->count, xfer_op(x), se->hash,
 								   xi});
@@ -1259,7 +1269,13 @@ static void reduce_direct(struct vstate *v, uint32_t t)
 		const struct xfer *x = &s->xfers[xi];
 		uint64_t skey = cell(v, x->src, x->block), dkey = cell(v, x->dst, x->block);
 		struct rwhole *se = &v->rw[skey], *de = &v->rw[dkey];
-		bool wait = (de->mark & ~RW_LIST) == t + 1, red = xfer_op(x) == XFER_REDUCE;
+		bool wait = !once && (de->mark & ~RW_LIST) == t + 1, red = xfer_op(x) == XFER_REDUCE;
+
+		if (once) {
+			if ((se->mark & ~RW_LIST) == t + 1)
+				return -1;
+			de->mark = (de->mark & RW_LIST) | (t + 1);
+		}
 
 		if (!v->rank && xi + PREFETCH_AHEAD < end) {
 			const struct xfer *y = x + PREFETCH_AHEAD;
@@ -1291,7 +1307,13 @@ static void reduce_direct(struct vstate *v, uint32_t t)
 	for (size_t xi = s->step_start[t]; !v->rw && !v->grid && xi < end; xi++) {
 		const struct xfer *x = &s->xfers[xi];
 		uint64_t skey = cell(v, x->src, x->block), dkey = cell(v, x->dst, x->block);
-		bool wait = v->fold.e[dkey].mark == t + 1;
+		bool wait = !once && v->fold.e[dkey].mark == t + 1;
+
+		if (once) {
+			if (v->fold.e[skey].mark == t + 1)
+				return -1;
+			v->fold.e[dkey].mark = t + 1;
+		}
 
 		if (xi + PREFETCH_AHEAD < end) {
 			const struct xfer *y = x + PREFETCH_AHEAD;
@@ -1334,6 +1356,7 @@ static void reduce_direct(struct vstate *v, uint32_t t)
 				reduce_apply(v, dkey, &d);
 		}
 	}
+	return 0;
 }
 
 /* Reduce mode off networks: the entries x reads, stamped with the step. */
@@ -1573,7 +1596,7 @@ static int read_phase(struct vstate *v, uint32_t t)
 			return -1;
 	}
 	if (v->read_mark && own_data(v))
-		reduce_direct(v, t);
+		(void)reduce_direct(v, t); /* two passes: cannot say no */
 	return 0;
 }
 
@@ -2982,12 +3005,13 @@ static int par_read_data(struct vstate *v, uint32_t t)
 
 		if (!xfer_indexes(v, x))
 			return -1;
+		if (v->one_pass)
+			continue;
 		if (xi + PREFETCH_AHEAD < s->step_start[t + 1])
 			prefetch_source(v, x + PREFETCH_AHEAD);
 		mark_read(v, t, x);
 	}
-	reduce_direct(v, t);
-	return 0;
+	return reduce_direct(v, t);
 }
 
 /* The data thread's read phase in copy mode (an all-gather off networks):
@@ -3109,6 +3133,7 @@ static int verify_par(const struct schedule *s, const struct verify_opts *o,
 		j->r[i] = *report;
 	}
 	j->w[0].par = PAR_DATA;
+	j->w[0].one_pass = v.reduce && v.read_mark;
 	/* The checks thread's own scratch; the arcs are its alone. */
 	c->par = PAR_CHECKS;
 	c->plain_checks = !v.term; /* par_fits: a graph, no network, no WDM */

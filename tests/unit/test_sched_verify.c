@@ -20,6 +20,15 @@ static struct xfer X(uint32_t src, uint32_t dst, uint32_t block) {
 			     .lane = SCHED_NO_LANE};
 }
 
+/* A reducing transfer of the whole block. */
+static struct xfer R(uint32_t src, uint32_t dst, uint32_t block)
+{
+	struct xfer x = X(src, dst, block);
+
+	x.flags = xfer_flags(DIR_NONE, XFER_REDUCE);
+	return x;
+}
+
 /* Ring all-gather on a one-way ring: in step t node u forwards block u - t. */
 static void
 ring_allgather(struct schedule *s, uint32_t n)
@@ -707,6 +716,50 @@ static void cut_parts(struct schedule *d, const struct schedule *s, uint32_t par
 	}
 }
 
+/* A reduce-scatter on complete:3 whose one step both writes node 1's
+ * partial of shard 2 (0 -> 1) and sends it on (1 -> 2): the send carries
+ * what node 1 held before the step, so node 0's input must reach node 2
+ * directly (0 -> 2). Without that transfer the schedule is wrong, though
+ * reading in transfer order, the write first, would take node 0's input
+ * on through node 1 and find it right. On two threads the data thread does
+ * a step in one pass and says no to a read of an entry written earlier in
+ * the step (the step loop then checks): right or wrong, whichever comes
+ * first, as on one thread; in whole shards (rw), halves (grid) and 16ths
+ * (the fold table). */
+static void test_reduce_write_then_read(void **state)
+{
+	static const uint32_t parts[] = {1, 2, 16};
+	struct graph *g;
+	struct ofc_error err = {0};
+	(void)state;
+
+	assert_int_equal(topo_build("complete:3", &g, &err), 0);
+	for (size_t p = 0; p < ARRAY_SIZE(parts); p++)
+		for (int wrong = 0; wrong < 2; wrong++)
+			for (int first = 0; first < 2; first++) {
+				struct schedule s, d;
+				struct verify_report r;
+				struct verify_opts two = {
+				    .graph = g, .threads = 2, .par_min_xfers = 1};
+				struct xfer a = R(0, 1, 2), b = R(1, 2, 2),
+					    rest[] = {R(0, 2, 2), R(1, 0, 0), R(2, 0, 0),
+						      R(0, 1, 1), R(2, 1, 1)};
+
+				sched_init(&s, SCHED_REDUCE_SCATTER, "write-then-read", 3);
+				sched_step(&s);
+				sched_add(&s, first ? &b : &a); /* first: the read first */
+				sched_add(&s, first ? &a : &b);
+				for (size_t i = wrong ? 1 : 0; i < ARRAY_SIZE(rest); i++)
+					sched_add(&s, &rest[i]);
+				cut_parts(&d, &s, parts[p]);
+				assert_int_equal(sched_verify(&d, &two, &r), wrong ? -1 : 0);
+				assert_same_verdict(&d, g);
+				sched_free(&d);
+				sched_free(&s);
+			}
+	graph_free(g);
+}
+
 /* s, with spans, and s block by block: the same verdict in the same step,
  * the same loads and duplicates, on one thread and on two. */
 static void assert_same_unspanned(const struct schedule *s, const struct graph *g)
@@ -1102,6 +1155,7 @@ int main(void)
 	    cmocka_unit_test(test_bfb_allgather_parts),
 	    cmocka_unit_test(test_spans),
 	    cmocka_unit_test(test_final_halves),
+	    cmocka_unit_test(test_reduce_write_then_read),
 	    cmocka_unit_test(test_wdm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
