@@ -281,14 +281,25 @@ static bool bit_get(const struct vstate *v, uint64_t key)
 
 static uint64_t cell(const struct vstate *v, uint32_t node, uint64_t block);
 
+/* cgrid: entry c's parts [lo, hi) as bits of one word, returned; mask
+ * says which. An entry's 2^gk bits (gk <= 3) are aligned to 2^gk, so
+ * never cut by a word's end. */
+static inline uint64_t *part_bits(uint64_t *cgrid, uint32_t gk, uint64_t c, uint32_t lo,
+				  uint32_t hi, uint64_t *mask)
+{
+	uint32_t sh = 31 - gk, k = lo >> sh, np = (hi >> sh) - k;
+	uint64_t bit = (c << gk) + k;
+
+	*mask = ((1ull << np) - 1) << (bit & 63); /* np <= 8 */
+	return &cgrid[bit >> 6];
+}
+
 /* cgrid: whether entry c holds every part of [lo, hi). */
 static bool parts_held(const struct vstate *v, uint64_t c, uint32_t lo, uint32_t hi)
 {
-	c <<= v->gk;
-	for (uint32_t k = lo >> (31 - v->gk); k < hi >> (31 - v->gk); k++)
-		if (!((v->cgrid[(c + k) >> 6] >> ((c + k) & 63)) & 1))
-			return false;
-	return true;
+	uint64_t mask, *w = part_bits(v->cgrid, v->gk, c, lo, hi, &mask);
+
+	return (*w & mask) == mask;
 }
 
 static bool holds(struct vstate *v, uint32_t node, uint64_t block, uint32_t lo, uint32_t hi)
@@ -390,13 +401,19 @@ static void reduce_pieces(struct vstate *v, uint64_t key, uint32_t lo, uint32_t 
  * TLB miss per transfer, n rows apart; by diagonal (place of the block
  * less the node's), a step reads one diagonal and writes the next, each
  * in order, and the next step reads what this one wrote. */
+static inline uint64_t cell_in(const uint32_t *rank, uint32_t n, uint64_t nblocks, uint32_t node,
+			       uint64_t block)
+{
+	if (!rank)
+		return (uint64_t)node * nblocks + block;
+	uint32_t u = rank[node], b = rank[block];
+
+	return (uint64_t)(b >= u ? b - u : b + n - u) * n + u;
+}
+
 static inline uint64_t cell(const struct vstate *v, uint32_t node, uint64_t block)
 {
-	if (!v->rank)
-		return (uint64_t)node * v->nblocks + block;
-	uint32_t u = v->rank[node], b = v->rank[block];
-
-	return (uint64_t)(b >= u ? b - u : b + v->n - u) * v->n + u;
+	return cell_in(v->rank, v->n, v->nblocks, node, block);
 }
 
 /* Whether this thread keeps what nodes hold (verify_par: not the checks
@@ -1674,12 +1691,13 @@ static int write_phase(struct vstate *v, uint32_t t)
 	if (v->cgrid) {
 		const struct schedule *s = v->s;
 		size_t end = s->step_start[t + 1];
-		uint32_t sh = 31 - v->gk;
+		/* The parts held already, in parts: a sum of multiples of
+		 * 2^-gk, exact in a double as the per-transfer sum was. */
+		uint64_t dup = 0;
 
 		for (size_t xi = own_data(v) ? s->step_start[t] : end; xi < end; xi++) {
 			const struct xfer *x = &s->xfers[xi];
-			uint32_t lo = x->offset, hi = lo + x->length, ov = 0;
-			uint64_t c = cell(v, x->dst, x->block) << v->gk;
+			uint64_t mask, *w;
 
 			if (xfer_blocks(x) > 1) {
 				v->r->duplicate_blocks += span_write(v, x);
@@ -1689,14 +1707,13 @@ static int write_phase(struct vstate *v, uint32_t t)
 				v->r->duplicate_blocks += sched_frac(x->length);
 				continue;
 			}
-			for (uint32_t k = lo >> sh; k < hi >> sh; k++) {
-				uint64_t *w = &v->cgrid[(c + k) >> 6], bit = 1ull << ((c + k) & 63);
-
-				ov += *w & bit ? 1u << sh : 0;
-				*w |= bit;
-			}
-			v->r->duplicate_blocks += sched_frac(ov);
+			w = part_bits(v->cgrid, v->gk, cell(v, x->dst, x->block), x->offset,
+				      x->offset + x->length, &mask);
+			if (__builtin_expect((*w & mask) != 0, 0)) /* no popcnt by default */
+				dup += (uint64_t)__builtin_popcountll(*w & mask);
+			*w |= mask;
 		}
+		v->r->duplicate_blocks += (double)dup / (double)(1u << v->gk);
 		return 0;
 	}
 	/* Whole blocks to nodes that hold none of the block in pieces go
@@ -3041,6 +3058,56 @@ static int par_read_copy(struct vstate *v, uint32_t t)
 	return 0;
 }
 
+/* The data thread's step of an all-gather in parts (cgrid), its read and
+ * write phases: what each source holds, then the deliveries, as
+ * par_read_copy and write_phase do, with the tables' fields in locals (to
+ * the compiler a store to cgrid may change any 64-bit field of v; those
+ * reloads were half the thread's instructions). A node's own block is its
+ * origin's (cgrid: all-gathers and broadcasts, whose block is the root). */
+static int par_copy_step(struct vstate *v, uint32_t t)
+{
+	const struct schedule *s = v->s;
+	const struct xfer *first = s->xfers + s->step_start[t], *end = s->xfers + s->step_start[t + 1];
+	const uint32_t *rank = v->rank;
+	uint64_t *cgrid = v->cgrid, nblocks = v->nblocks, dup = 0, mask, *w;
+	uint32_t n = v->n, gk = v->gk;
+
+	for (const struct xfer *x = first; x < end; x++) {
+		uint32_t lo = x->offset, hi = lo + x->length;
+
+		if (!xfer_indexes(v, x))
+			return -1;
+		if (xfer_blocks(x) > 1) {
+			if (!holds_span(v, x->src, x, lo, hi))
+				return -1;
+			continue;
+		}
+		if (x->block == x->src)
+			continue;
+		w = part_bits(cgrid, gk, cell_in(rank, n, nblocks, x->src, x->block), lo, hi, &mask);
+		if ((*w & mask) != mask)
+			return -1;
+	}
+	/* as write_phase, the same sums in the same order */
+	for (const struct xfer *x = first; x < end; x++) {
+		if (xfer_blocks(x) > 1) {
+			v->r->duplicate_blocks += span_write(v, x);
+			continue;
+		}
+		if (x->block == x->dst) {
+			v->r->duplicate_blocks += sched_frac(x->length);
+			continue;
+		}
+		w = part_bits(cgrid, gk, cell_in(rank, n, nblocks, x->dst, x->block), x->offset,
+			      x->offset + x->length, &mask);
+		if (__builtin_expect((*w & mask) != 0, 0))
+			dup += (uint64_t)__builtin_popcountll(*w & mask);
+		*w |= mask;
+	}
+	v->r->duplicate_blocks += (double)dup / (double)(1u << gk);
+	return 0;
+}
+
 static void par_run(void *ctx, size_t i, unsigned worker)
 {
 	struct par_job *j = ctx;
@@ -3056,6 +3123,10 @@ static void par_run(void *ctx, size_t i, unsigned worker)
 		}
 		if (worker == 0) /* the caller's thread */
 			clock_progress(v->o->clock, NULL, (double)t / T);
+		if (v->par == PAR_DATA && v->cgrid) {
+			ok = par_copy_step(v, t) == 0;
+			continue;
+		}
 		if (v->par == PAR_DATA)
 			ok = (v->reduce ? par_read_data(v, t) : par_read_copy(v, t)) == 0;
 		else
