@@ -1451,22 +1451,26 @@ static __attribute__((noinline)) size_t read_checks(struct vstate *v, uint32_t t
 	struct arcload *arc = v->arc;
 	size_t xi = s->step_start[t], end = s->step_start[t + 1];
 	uint32_t n = v->n;
-	/* flags: a span (bits 3-7), or a reduction in copy mode */
-	uint8_t odd = (uint8_t)(v->reduce ? 0xf8u : 0xfcu);
+	/* run and flags, one word: a run, a span (flags bits 3-7), or a
+	 * reduction in copy mode */
+	uint16_t odd = (uint16_t)(0xffu | (v->reduce ? 0xf8u : 0xfcu) << 8);
 
+	_Static_assert(offsetof(struct xfer, flags) == offsetof(struct xfer, run) + 1,
+		       "run, then flags");
 	for (; xi < end; xi++) {
 		const struct xfer *x = &s->xfers[xi];
 		uint32_t src = x->src, dst = x->dst, a;
+		uint16_t rf;
 
 		if (xi + PREFETCH_AHEAD < end) {
 			const struct xfer *y = x + PREFETCH_AHEAD;
 
-			if (y->src < n && y->lane < off[y->src + 1] - off[y->src])
-				__builtin_prefetch(&arc[off[y->src] + y->lane], 1);
+			__builtin_prefetch(&arc[off[y->src < n ? y->src : 0] + y->lane], 1);
 		}
-		if (src >= n || dst >= n || src == dst || x->block >= v->nblocks || x->run ||
-		    (x->flags & odd) || x->length == 0 || x->offset >= SCHED_ONE ||
-		    (uint64_t)x->offset + x->length > SCHED_ONE ||
+		memcpy(&rf, &x->run, sizeof(rf));
+		/* length 0 wraps to the top: length in [1, ONE - offset] */
+		if (src >= n || dst >= n || src == dst || x->block >= v->nblocks || (rf & odd) ||
+		    x->offset >= SCHED_ONE || x->length - 1 >= SCHED_ONE - x->offset ||
 		    x->lane >= off[src + 1] - off[src] || arc[a = off[src] + x->lane].head != dst)
 			break;
 		load_arc(v, t, a, x->length);
