@@ -810,6 +810,11 @@ struct verify_report {
 	 * per-step load of a set or arc over step_time x its bandwidth. */
 	double network_cost;
 	double max_utilisation;
+	/* 2 when a reduction or an all-gather was proved right on two
+	 * threads (one keeping the data, one the links: verify_opts.threads),
+	 * else 1 (the step loop, which writes every failing report; the
+	 * all-to-all's check by sorting splits its own way and says 1). */
+	unsigned threads;
 };
 
 /* Returns 0 when the schedule is correct; otherwise -1 with the first error

@@ -2920,6 +2920,7 @@ static void report_start(struct verify_report *report, const struct schedule *s)
 {
 	memset(report, 0, sizeof(*report));
 	report->ok = true;
+	report->threads = 1;
 	report->nsteps = s->nsteps;
 	report->ntransfers = s->nxfers;
 }
@@ -3236,6 +3237,7 @@ static int verify_par(const struct schedule *s, const struct verify_opts *o,
 		}
 		/* an all-gather's copies held already: the data thread's */
 		report->duplicate_blocks = j->r[0].duplicate_blocks;
+		report->threads = 2;
 		total_loads(&v);
 		rc = 0;
 	} else {

@@ -606,6 +606,7 @@ static void test_threads(void **state)
 			assert_int_equal(baseline_schedule(g, tree, algos[a], c, &s, &err), 0);
 			assert_true(s.nxfers >= 65536);
 			assert_int_equal(sched_verify(&s, &two, &r), 0);
+			assert_int_equal(r.threads, 2);
 			assert_true(r.max_link_load > 0);
 			assert_same_verdict(&s, g);
 
@@ -683,6 +684,7 @@ static void test_final_halves(void **state)
 		else
 			assert_int_equal(bfb_schedule(g, SCHED_ALLREDUCE, &bo, &s, &st, &err), 0);
 		assert_int_equal(sched_verify(&s, &two, &r), 0);
+		assert_int_equal(r.threads, 2); /* not the step loop after a no */
 		assert_same_verdict(&s, g);
 		size_t last = s.step_start[s.nsteps - 1];
 		size_t picks[] = {last, s.nxfers - 1};
@@ -753,6 +755,10 @@ static void test_reduce_write_then_read(void **state)
 					sched_add(&s, &rest[i]);
 				cut_parts(&d, &s, parts[p]);
 				assert_int_equal(sched_verify(&d, &two, &r), wrong ? -1 : 0);
+				/* right: the read first on two threads, else by the
+				 * step loop after the data thread's no */
+				if (!wrong)
+					assert_int_equal(r.threads, first ? 2 : 1);
 				assert_same_verdict(&d, g);
 				sched_free(&d);
 				sched_free(&s);
