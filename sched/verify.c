@@ -3063,6 +3063,84 @@ static int par_read_copy(struct vstate *v, uint32_t t)
 	return 0;
 }
 
+/* x's delivery from se into de where either is in pieces (an rw entry
+ * with a list), at once: verify_par's data thread in one pass. */
+static __attribute__((noinline)) void rw_deliver(struct vstate *v, const struct xfer *x,
+						 const struct rwhole *se, struct rwhole *de)
+{
+	struct seg buf;
+	uint32_t np, lo = x->offset, hi = lo + x->length;
+	const struct seg *p = rw_pieces(v, se, &buf, &np);
+
+	for (uint32_t k = 0; k < np; k++) {
+		uint32_t a = p[k].lo > lo ? p[k].lo : lo, b = p[k].hi < hi ? p[k].hi : hi;
+
+		if (b > a)
+			rw_apply(v, de, a, b, xfer_op(x) == XFER_REDUCE, p[k].count, p[k].hash);
+	}
+}
+
+/* The data thread's step of a reduction in one pass (one_pass) in the
+ * grid or rw: reduce_direct's, each entry written stamped with the step
+ * and a read of one so stamped a no, with the tables' fields in locals
+ * (as par_copy_step's) and the read phase's index checks in the same
+ * loop. */
+static int par_reduce_step(struct vstate *v, uint32_t t)
+{
+	const struct schedule *s = v->s;
+	const struct xfer *first = s->xfers + s->step_start[t], *end = s->xfers + s->step_start[t + 1];
+	const uint32_t *rank = v->rank;
+	struct rwhole *grid = v->grid, *rw = v->rw;
+	uint64_t nblocks = v->nblocks;
+	uint32_t n = v->n, gk = v->gk, sh = 31 - gk, mark = t + 1;
+
+	for (const struct xfer *x = first; x < end; x++) {
+		if (!xfer_indexes(v, x))
+			return -1;
+		uint64_t sc = cell_in(rank, n, nblocks, x->src, x->block);
+		uint64_t dc = cell_in(rank, n, nblocks, x->dst, x->block);
+		bool red = xfer_op(x) == XFER_REDUCE;
+
+		/* By diagonal the cells go in order: the hardware follows. */
+		if (!rank && x + PREFETCH_AHEAD < end) {
+			const struct xfer *y = x + PREFETCH_AHEAD;
+			uint64_t ys = cell_in(rank, n, nblocks, y->src < n ? y->src : 0,
+					      y->block < nblocks ? y->block : 0),
+				 yd = cell_in(rank, n, nblocks, y->dst < n ? y->dst : 0,
+					      y->block < nblocks ? y->block : 0);
+
+			__builtin_prefetch(grid ? (void *)&grid[ys << gk] : (void *)&rw[ys]);
+			__builtin_prefetch(grid ? (void *)&grid[yd << gk] : (void *)&rw[yd], 1);
+		}
+		if (grid) {
+			for (uint32_t k = x->offset >> sh; k < (x->offset + x->length) >> sh; k++) {
+				const struct rwhole *se = &grid[(sc << gk) + k];
+				struct rwhole *de = &grid[(dc << gk) + k];
+
+				if (se->mark == mark) /* written earlier in the step */
+					return -1;
+				de->mark = mark;
+				de->count = red ? de->count + se->count : se->count;
+				de->hash = red ? de->hash + se->hash : se->hash;
+			}
+			continue;
+		}
+		const struct rwhole *se = &rw[sc];
+		struct rwhole *de = &rw[dc];
+
+		if ((se->mark & ~RW_LIST) == mark)
+			return -1;
+		de->mark = (de->mark & RW_LIST) | mark;
+		if (!((se->mark | de->mark) & RW_LIST) && x->length == SCHED_ONE) {
+			de->count = red ? de->count + se->count : se->count;
+			de->hash = red ? de->hash + se->hash : se->hash;
+			continue;
+		}
+		rw_deliver(v, x, se, de);
+	}
+	return 0;
+}
+
 /* The data thread's step of an all-gather in parts (cgrid), its read and
  * write phases: what each source holds, then the deliveries, as
  * par_read_copy and write_phase do, with the tables' fields in locals (to
@@ -3130,6 +3208,10 @@ static void par_run(void *ctx, size_t i, unsigned worker)
 			clock_progress(v->o->clock, NULL, (double)t / T);
 		if (v->par == PAR_DATA && v->cgrid) {
 			ok = par_copy_step(v, t) == 0;
+			continue;
+		}
+		if (v->par == PAR_DATA && v->one_pass && (v->grid || v->rw)) {
+			ok = par_reduce_step(v, t) == 0;
 			continue;
 		}
 		if (v->par == PAR_DATA)
