@@ -179,7 +179,8 @@ struct vstate {
 	/* verify_par's data thread in reduce mode: a step's deliveries in one
 	 * pass, each entry written stamped with the step (its mark); a read
 	 * of one written earlier in the step says no (the step loop then
-	 * checks, reading every source before any write as always). */
+	 * checks, reading every source before any write as always):
+	 * par_reduce_step, or reduce_direct on the fold table. */
 	bool one_pass;
 	double *par_load;
 };
@@ -1242,7 +1243,9 @@ static int take_packets(struct vstate *v, struct seglist *l, uint32_t lo, uint32
 /* Reduce mode off networks, after the checks: every transfer's pieces,
  * from the state at the start of the step (a delivery to an entry the
  * step reads waits in v->dl for the write phase; others, which no
- * transfer of the step can see, are applied now, in transfer order). */
+ * transfer of the step can see, are applied now, in transfer order). In
+ * one pass (one_pass) on the fold table alone: par_reduce_step does the
+ * grid and rw. */
 static int reduce_direct(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
@@ -1268,11 +1271,7 @@ static int reduce_direct(struct vstate *v, uint32_t t)
 			const struct rwhole *se = &v->grid[sc + k];
 			struct rwhole *de = &v->grid[dc + k];
 
-			if (once) {
-				if (se->mark == t + 1) /* written earlier in the step */
-					return -1;
-				de->mark = t + 1;
-			} else if (de->mark == t + 1) {
+			if (de->mark == t + 1) {
 				push_delivery(v, (struct delivery){dc + k, k << sh, (k + 1) << sh,
 								   se->count, xfer_op(x), se->hash,
 								   xi});
@@ -1286,13 +1285,7 @@ static int reduce_direct(struct vstate *v, uint32_t t)
 		const struct xfer *x = &s->xfers[xi];
 		uint64_t skey = cell(v, x->src, x->block), dkey = cell(v, x->dst, x->block);
 		struct rwhole *se = &v->rw[skey], *de = &v->rw[dkey];
-		bool wait = !once && (de->mark & ~RW_LIST) == t + 1, red = xfer_op(x) == XFER_REDUCE;
-
-		if (once) {
-			if ((se->mark & ~RW_LIST) == t + 1)
-				return -1;
-			de->mark = (de->mark & RW_LIST) | (t + 1);
-		}
+		bool wait = (de->mark & ~RW_LIST) == t + 1, red = xfer_op(x) == XFER_REDUCE;
 
 		if (!v->rank && xi + PREFETCH_AHEAD < end) {
 			const struct xfer *y = x + PREFETCH_AHEAD;
