@@ -781,9 +781,15 @@ struct verify_opts {
 	/* Worker threads the check may use (0 = all CPUs, 1 = this thread
 	 * alone); a check split over threads reports exactly as one. */
 	unsigned threads;
-	/* Transfers from which a check that may use threads is split (0: the
-	 * verifier's own threshold); tests lower it to split small ones. */
+	/* Transfers from which a reduction's or an all-gather's check against
+	 * a graph is split in two parts, the data and the links, each its own
+	 * pass on its own thread (or both step by step on one), which only
+	 * proves a schedule right (0: the verifier's own threshold); tests
+	 * lower it to split small ones. */
 	size_t par_min_xfers;
+	/* The step loop's check alone, never split: the reference the split
+	 * one is held to in tests. */
+	bool step_loop;
 };
 
 struct verify_report {
@@ -810,11 +816,12 @@ struct verify_report {
 	 * per-step load of a set or arc over step_time x its bandwidth. */
 	double network_cost;
 	double max_utilisation;
-	/* 2 when a reduction or an all-gather was proved right on two
-	 * threads (one keeping the data, one the links: verify_opts.threads),
-	 * else 1 (the step loop, which writes every failing report; the
-	 * all-to-all's check by sorting splits its own way and says 1). */
-	unsigned threads;
+	/* A reduction or an all-gather against a graph proved right by the
+	 * check in two parts, the data and the links (on two threads, or
+	 * step by step on one); false when the step loop gave the verdict
+	 * (it writes every failing report) or for the all-to-all's check by
+	 * sorting. */
+	bool split;
 };
 
 /* Returns 0 when the schedule is correct; otherwise -1 with the first error

@@ -2913,7 +2913,6 @@ static void report_start(struct verify_report *report, const struct schedule *s)
 {
 	memset(report, 0, sizeof(*report));
 	report->ok = true;
-	report->threads = 1;
 	report->nsteps = s->nsteps;
 	report->ntransfers = s->nxfers;
 }
@@ -3184,6 +3183,25 @@ static int par_copy_step(struct vstate *v, uint32_t t)
 	return 0;
 }
 
+/* Step t of one part, the data's or the links': whether it passed. */
+static bool par_step(struct vstate *v, uint32_t t)
+{
+	bool ok;
+
+	if (v->par == PAR_DATA && v->cgrid)
+		return par_copy_step(v, t) == 0;
+	if (v->par == PAR_DATA && v->one_pass && (v->grid || v->rw))
+		return par_reduce_step(v, t) == 0;
+	if (v->par == PAR_DATA)
+		ok = (v->reduce ? par_read_data(v, t) : par_read_copy(v, t)) == 0;
+	else
+		ok = read_phase(v, t) == 0;
+	ok = ok && write_phase(v, t) == 0;
+	if (ok && v->par == PAR_CHECKS && v->o->graph)
+		step_loads(v, t);
+	return ok;
+}
+
 static void par_run(void *ctx, size_t i, unsigned worker)
 {
 	struct par_job *j = ctx;
@@ -3199,26 +3217,33 @@ static void par_run(void *ctx, size_t i, unsigned worker)
 		}
 		if (worker == 0) /* the caller's thread */
 			clock_progress(v->o->clock, NULL, (double)t / T);
-		if (v->par == PAR_DATA && v->cgrid) {
-			ok = par_copy_step(v, t) == 0;
-			continue;
-		}
-		if (v->par == PAR_DATA && v->one_pass && (v->grid || v->rw)) {
-			ok = par_reduce_step(v, t) == 0;
-			continue;
-		}
-		if (v->par == PAR_DATA)
-			ok = (v->reduce ? par_read_data(v, t) : par_read_copy(v, t)) == 0;
-		else
-			ok = read_phase(v, t) == 0;
-		ok = ok && write_phase(v, t) == 0;
-		if (ok && v->par == PAR_CHECKS && v->o->graph)
-			step_loads(v, t);
+		ok = par_step(v, t);
 	}
 	ok = ok && (v->par == PAR_CHECKS || j->split_final || final_check(v) == 0);
 	if (!ok)
 		atomic_store(&j->stop, true);
 	j->ok[i] = ok;
+}
+
+/* Both parts on this thread, step by step: the links', then the data's
+ * while the step's transfers are in cache (one read of the schedule from
+ * memory, not two passes' worth). */
+static void par_seq(struct par_job *j)
+{
+	const struct vstate *v = &j->w[0];
+	uint32_t T = v->s->nsteps;
+	bool ok = true;
+
+	for (uint32_t t = 0; t < T && ok; t++) {
+		if (clock_expired(v->o->clock)) {
+			ok = false;
+			break;
+		}
+		clock_progress(v->o->clock, NULL, (double)t / T);
+		ok = par_step(&j->w[1], t) && par_step(&j->w[0], t);
+	}
+	j->ok[1] = ok;
+	j->ok[0] = ok && (j->split_final || final_check(&j->w[0]) == 0);
 }
 
 /* Half the inputs each (init_inputs): the first touch of the pages on
@@ -3247,15 +3272,14 @@ static void par_inputs(void *ctx, size_t i, unsigned worker)
 	init_inputs(v, lo, hi);
 }
 
-/* Whether sched_verify checks s on two threads (verify_par): a reduction
+/* Whether sched_verify checks s in two parts (verify_par): a reduction
  * or an all-gather against a graph, whose links are there to check beside
  * the data. */
 static bool par_fits(const struct schedule *s, const struct verify_opts *o)
 {
 
 	o = o ? o : &no_opts;
-	return o->threads != 1 && (o->threads > 1 || ofc_cpu_count() > 1) && o->graph &&
-	       !o->network && !o->wdm && s->nxfers >= par_least(o) && s->nodes >= 2 &&
+	return !o->step_loop && o->graph && !o->network && !o->wdm && s->nxfers >= par_least(o) && s->nodes >= 2 &&
 	       s->nodes <= SCHED_MAX_NODES &&
 	       (s->collective == SCHED_REDUCE_SCATTER || s->collective == SCHED_ALLREDUCE ||
 		s->collective == SCHED_ALLGATHER);
@@ -3297,7 +3321,10 @@ static int verify_par(const struct schedule *s, const struct verify_opts *o,
 	c->arc_used = xmalloc(((size_t)v.o->graph->m + 1) * sizeof(uint32_t));
 	c->par_load = xcalloc((size_t)s->nsteps + 1, sizeof(double));
 	j->split_final = final_split(&v);
-	parallel_for(2, 1, v.o->threads, par_run, j);
+	if (v.o->threads == 1 || (v.o->threads == 0 && ofc_cpu_count() == 1))
+		par_seq(j);
+	else
+		parallel_for(2, 1, v.o->threads, par_run, j);
 	if (j->ok[0] && j->ok[1] && j->split_final)
 		parallel_for(2, 1, v.o->threads, par_final, j);
 	if (j->ok[0] && j->ok[1]) {
@@ -3312,7 +3339,7 @@ static int verify_par(const struct schedule *s, const struct verify_opts *o,
 		}
 		/* an all-gather's copies held already: the data thread's */
 		report->duplicate_blocks = j->r[0].duplicate_blocks;
-		report->threads = 2;
+		report->split = true;
 		total_loads(&v);
 		rc = 0;
 	} else {

@@ -118,7 +118,7 @@ static void compare(const char *what, const struct schedule *s, const struct ver
 		double *lc = o->graph ? calloc(s->nsteps + 1, sizeof(double)) : NULL;
 		struct verify_opts oc = *o;
 
-		oc.threads = 1;
+		oc.step_loop = true;
 		oc.step_link_load = lc;
 		int rc = sched_verify(s, &oc, &c);
 		bool same1 = rc == rb && c.ok == b.ok && strcmp(c.error, b.error) == 0 &&

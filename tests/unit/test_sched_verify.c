@@ -553,33 +553,39 @@ static void test_alltoall_sorted(void **state)
 	graph_free(gr);
 }
 
-/* sched_verify with threads (from one transfer up), and with one: the
- * same report, every byte that means something, and the same load per
- * step. */
+/* sched_verify split in its two parts (from one transfer up), on two
+ * threads and step by step on one, and the step loop alone: the same
+ * verdict, report and loads. */
 static void assert_same_verdict(const struct schedule *s, const struct graph *g)
 {
-	double *l1 = calloc(s->nsteps + 1, sizeof(double)),
-	       *l2 = calloc(s->nsteps + 1, sizeof(double));
-	struct verify_opts one = {.graph = g, .step_link_load = l1, .threads = 1};
-	struct verify_opts two = {
-	    .graph = g, .step_link_load = l2, .threads = 2, .par_min_xfers = 1};
-	struct verify_report a, b;
-	int ra = sched_verify(s, &one, &a), rb = sched_verify(s, &two, &b);
+	double *l0 = calloc(s->nsteps + 1, sizeof(double));
+	struct verify_opts loop = {.graph = g, .step_link_load = l0, .step_loop = true};
+	struct verify_report a;
+	int ra = sched_verify(s, &loop, &a);
 
-	assert_int_equal(ra, rb);
-	assert_int_equal(a.ok, b.ok);
-	assert_string_equal(a.error, b.error);
-	assert_int_equal(a.bad_step, b.bad_step);
-	assert_int_equal(a.bad_xfer, b.bad_xfer);
-	assert_int_equal(a.nsteps, b.nsteps);
-	assert_int_equal(a.ntransfers, b.ntransfers);
-	assert_memory_equal(&a.sum_max_link_load, &b.sum_max_link_load, sizeof(double));
-	assert_memory_equal(&a.max_link_load, &b.max_link_load, sizeof(double));
-	assert_memory_equal(&a.max_total_link_load, &b.max_total_link_load, sizeof(double));
-	assert_memory_equal(&a.duplicate_blocks, &b.duplicate_blocks, sizeof(double));
-	assert_memory_equal(l1, l2, s->nsteps * sizeof(double));
-	free(l1);
-	free(l2);
+	for (unsigned threads = 1; threads <= 2; threads++) {
+		double *l = calloc(s->nsteps + 1, sizeof(double));
+		struct verify_opts split = {
+		    .graph = g, .step_link_load = l, .threads = threads, .par_min_xfers = 1};
+		struct verify_report b;
+		int rb = sched_verify(s, &split, &b);
+
+		assert_int_equal(ra, rb);
+		assert_int_equal(a.ok, b.ok);
+		assert_string_equal(a.error, b.error);
+		assert_int_equal(a.bad_step, b.bad_step);
+		assert_int_equal(a.bad_xfer, b.bad_xfer);
+		assert_int_equal(a.nsteps, b.nsteps);
+		assert_int_equal(a.ntransfers, b.ntransfers);
+		assert_memory_equal(&a.sum_max_link_load, &b.sum_max_link_load, sizeof(double));
+		assert_memory_equal(&a.max_link_load, &b.max_link_load, sizeof(double));
+		assert_memory_equal(&a.max_total_link_load, &b.max_total_link_load,
+				    sizeof(double));
+		assert_memory_equal(&a.duplicate_blocks, &b.duplicate_blocks, sizeof(double));
+		assert_memory_equal(l0, l, s->nsteps * sizeof(double));
+		free(l);
+	}
+	free(l0);
 }
 
 /* Reductions and all-gathers of 64 K transfers or more against a graph
@@ -606,8 +612,12 @@ static void test_threads(void **state)
 			assert_int_equal(baseline_schedule(g, tree, algos[a], c, &s, &err), 0);
 			assert_true(s.nxfers >= 65536);
 			assert_int_equal(sched_verify(&s, &two, &r), 0);
-			assert_int_equal(r.threads, 2);
+			assert_true(r.split);
 			assert_true(r.max_link_load > 0);
+			two.threads = 1; /* the two parts step by step */
+			assert_int_equal(sched_verify(&s, &two, &r), 0);
+			assert_true(r.split);
+			two.threads = 2;
 			assert_same_verdict(&s, g);
 
 			size_t mid = s.step_start[s.nsteps / 2] + 5;
@@ -684,7 +694,7 @@ static void test_final_halves(void **state)
 		else
 			assert_int_equal(bfb_schedule(g, SCHED_ALLREDUCE, &bo, &s, &st, &err), 0);
 		assert_int_equal(sched_verify(&s, &two, &r), 0);
-		assert_int_equal(r.threads, 2); /* not the step loop after a no */
+		assert_true(r.split); /* not the step loop after a no */
 		assert_same_verdict(&s, g);
 		size_t last = s.step_start[s.nsteps - 1];
 		size_t picks[] = {last, s.nxfers - 1};
@@ -755,10 +765,10 @@ static void test_reduce_write_then_read(void **state)
 					sched_add(&s, &rest[i]);
 				cut_parts(&d, &s, parts[p]);
 				assert_int_equal(sched_verify(&d, &two, &r), wrong ? -1 : 0);
-				/* right: the read first on two threads, else by the
-				 * step loop after the data thread's no */
+				/* right: the read first in two parts, else by the
+				 * step loop after the data part's no */
 				if (!wrong)
-					assert_int_equal(r.threads, first ? 2 : 1);
+					assert_int_equal(r.split, first);
 				assert_same_verdict(&d, g);
 				sched_free(&d);
 				sched_free(&s);
