@@ -1431,12 +1431,15 @@ static int check_span(struct vstate *v, uint32_t t, size_t xi)
 	return 0;
 }
 
-/* The checks thread's read phase where plain_checks, up to the first
- * transfer that is not plain: one block's part over one arc, on its port,
- * within the ranges. Their checks (range, port, load) in one tight loop:
- * half the thread's time went to read_phase's branches for what a plain
- * transfer cannot be. read_phase goes on from the one returned, and says
- * what is wrong with it, if anything. */
+/* The links part's read phase where plain_checks, up to the first
+ * transfer that is not plain: one block's part over one arc, on its
+ * port. Their checks (port, load) in one tight loop: half the part's time
+ * went to read_phase's branches for what a plain transfer cannot be. The
+ * indices of block and part are the data part's to check (xfer_indexes:
+ * a no from either sends the schedule to the step loop); a node's, here,
+ * as the graph's tables need it. read_phase goes on from the one
+ * returned, and says what is wrong with it, if anything. Arcs are
+ * fetched ahead where their table is larger than a core's cache. */
 static __attribute__((noinline)) size_t read_checks(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
@@ -1444,6 +1447,7 @@ static __attribute__((noinline)) size_t read_checks(struct vstate *v, uint32_t t
 	struct arcload *arc = v->arc;
 	size_t xi = s->step_start[t], end = s->step_start[t + 1];
 	uint32_t n = v->n;
+	bool ahead = (size_t)v->o->graph->m * sizeof(*arc) > (1u << 20);
 	/* run and flags, one word: a run, a span (flags bits 3-7), or a
 	 * reduction in copy mode */
 	uint16_t odd = (uint16_t)(0xffu | (v->reduce ? 0xf8u : 0xfcu) << 8);
@@ -1452,19 +1456,18 @@ static __attribute__((noinline)) size_t read_checks(struct vstate *v, uint32_t t
 		       "run, then flags");
 	for (; xi < end; xi++) {
 		const struct xfer *x = &s->xfers[xi];
-		uint32_t src = x->src, dst = x->dst, a;
+		uint32_t src = x->src, a;
 		uint16_t rf;
 
-		if (xi + PREFETCH_AHEAD < end) {
+		if (ahead && xi + PREFETCH_AHEAD < end) {
 			const struct xfer *y = x + PREFETCH_AHEAD;
 
 			__builtin_prefetch(&arc[off[y->src < n ? y->src : 0] + y->lane], 1);
 		}
 		memcpy(&rf, &x->run, sizeof(rf));
-		/* length 0 wraps to the top: length in [1, ONE - offset] */
-		if (src >= n || dst >= n || src == dst || x->block >= v->nblocks || (rf & odd) ||
-		    x->offset >= SCHED_ONE || x->length - 1 >= SCHED_ONE - x->offset ||
-		    x->lane >= off[src + 1] - off[src] || arc[a = off[src] + x->lane].head != dst)
+		/* the arc's head is a node: dst < n */
+		if (src >= n || src == x->dst || (rf & odd) || x->lane >= off[src + 1] - off[src] ||
+		    arc[a = off[src] + x->lane].head != x->dst)
 			break;
 		load_arc(v, t, a, x->length);
 	}
