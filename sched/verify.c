@@ -3002,14 +3002,18 @@ static void par_final(void *ctx, size_t i, unsigned worker)
 /* The data thread's read phase in reduce mode (off networks: read_mark):
  * of the checks only what keeps the indices in the tables. */
 /* Whether x's nodes, block and part index the data tables: of the read
- * phase's checks, what a data thread needs (the checks thread reports). */
+ * phase's checks, what the data part needs (and does for the links part,
+ * read_checks); the step loop reports. */
+static inline bool xfer_in(const struct xfer *x, uint32_t n, uint64_t nblocks)
+{
+	/* length 0 wraps to the top: length in [1, ONE - offset] */
+	return x->src < n && x->dst < n && (uint64_t)x->block + xfer_blocks(x) <= nblocks &&
+	       x->offset < SCHED_ONE && x->length - 1 < SCHED_ONE - x->offset;
+}
+
 static inline bool xfer_indexes(const struct vstate *v, const struct xfer *x)
 {
-	return x->src < v->n && x->dst < v->n && x->block < v->nblocks &&
-	       (__builtin_expect(xfer_blocks(x) == 1, 1) ||
-		(uint64_t)x->block + xfer_blocks(x) <= v->nblocks) &&
-	       x->length != 0 && x->offset < SCHED_ONE &&
-	       (uint64_t)x->offset + x->length <= SCHED_ONE;
+	return xfer_in(x, v->n, v->nblocks);
 }
 
 static int par_read_data(struct vstate *v, uint32_t t)
@@ -3090,7 +3094,7 @@ static int par_reduce_step(struct vstate *v, uint32_t t)
 	uint32_t n = v->n, gk = v->gk, sh = 31 - gk, mark = t + 1;
 
 	for (const struct xfer *x = first; x < end; x++) {
-		if (!xfer_indexes(v, x))
+		if (!xfer_in(x, n, nblocks))
 			return -1;
 		uint64_t sc = cell_in(rank, n, nblocks, x->src, x->block);
 		uint64_t dc = cell_in(rank, n, nblocks, x->dst, x->block);
@@ -3153,7 +3157,7 @@ static int par_copy_step(struct vstate *v, uint32_t t)
 	for (const struct xfer *x = first; x < end; x++) {
 		uint32_t lo = x->offset, hi = lo + x->length;
 
-		if (!xfer_indexes(v, x))
+		if (!xfer_in(x, n, nblocks))
 			return -1;
 		if (xfer_blocks(x) > 1) {
 			if (!holds_span(v, x->src, x, lo, hi))
