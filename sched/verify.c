@@ -3112,10 +3112,11 @@ static int par_reduce_step(struct vstate *v, uint32_t t)
 			__builtin_prefetch(grid ? (void *)&grid[yd << gk] : (void *)&rw[yd], 1);
 		}
 		if (grid) {
-			for (uint32_t k = x->offset >> sh; k < (x->offset + x->length) >> sh; k++) {
-				const struct rwhole *se = &grid[(sc << gk) + k];
-				struct rwhole *de = &grid[(dc << gk) + k];
+			uint32_t k = x->offset >> sh, np = ((x->offset + x->length) >> sh) - k;
+			const struct rwhole *se = &grid[(sc << gk) + k];
+			struct rwhole *de = &grid[(dc << gk) + k];
 
+			for (; np; np--, se++, de++) {
 				if (se->mark == mark) /* written earlier in the step */
 					return -1;
 				de->mark = mark;
