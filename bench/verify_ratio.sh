@@ -1,13 +1,15 @@
 #!/bin/sh
 # Issue 17 item 5: generation against verification, one command a line.
-# usage: bench/verify_ratio.sh [OFC]   (default build/ofc); prints
+# usage: [THREADS=N] bench/verify_ratio.sh [OFC]   (default build/ofc, and
+# ofc's own default threads: all CPUs); prints
 # | ARGS | generate_s | verify_s | verify/gen | wall user sys peak-KiB | verified |
 OFC=${1:-build/ofc}
+TH=${THREADS:+--threads $THREADS}
 T=$(mktemp)
 trap 'rm -f "$T"' EXIT
 while read -r ARGS; do
 	[ -z "$ARGS" ] && continue
-	out=$(/usr/bin/time -f '%e %U %S %M' -o "$T" $OFC schedule $ARGS --size 1MiB --json 2>/dev/null)
+	out=$(/usr/bin/time -f '%e %U %S %M' -o "$T" $OFC schedule $ARGS $TH --size 1MiB --json 2>/dev/null)
 	g=$(echo "$out" | grep -oE '"generate_s": [0-9.e-]+' | head -1 | cut -d' ' -f2)
 	v=$(echo "$out" | grep -oE '"verify_s": [0-9.e-]+' | head -1 | cut -d' ' -f2)
 	ok=$(echo "$out" | grep -oE '"verified": [a-z]+' | head -1 | cut -d' ' -f2)
