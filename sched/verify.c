@@ -182,6 +182,16 @@ struct vstate {
 	 * checks, reading every source before any write as always):
 	 * par_reduce_step, or reduce_direct on the fold table. */
 	bool one_pass;
+	/* That no, said: verify_par then checks in two passes a step. */
+	bool read_written;
+	/* The data part alone (no graph, every node taking part): it checks
+	 * what the links part would (a transfer between two nodes, not a
+	 * run, a span only in an all-gather, a reduction only in a reduction:
+	 * these bits of run and flags are 0). 0: not alone. */
+	uint16_t alone_odd;
+	/* par_reduce_snap: the step's sources' values, a part each */
+	struct rwhole *snap;
+	size_t cap_snap;
 	double *par_load;
 };
 
@@ -1320,8 +1330,10 @@ static int reduce_direct(struct vstate *v, uint32_t t)
 		bool wait = !once && v->fold.e[dkey].mark == t + 1;
 
 		if (once) {
-			if (v->fold.e[skey].mark == t + 1)
+			if (v->fold.e[skey].mark == t + 1) {
+				v->read_written = true;
 				return -1;
+			}
 			v->fold.e[dkey].mark = t + 1;
 		}
 
@@ -1439,22 +1451,32 @@ static int check_span(struct vstate *v, uint32_t t, size_t xi)
  * a no from either sends the schedule to the step loop); a node's, here,
  * as the graph's tables need it. read_phase goes on from the one
  * returned, and says what is wrong with it, if anything. Arcs are
- * fetched ahead where their table is larger than a core's cache. */
+ * fetched ahead where their table is larger than a core's cache. Without
+ * a graph (routed peers) a plain transfer is one block's part between two
+ * nodes, no port to check. */
 static __attribute__((noinline)) size_t read_checks(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
-	const uint32_t *off = v->o->graph->off;
+	const uint32_t *off = v->o->graph ? v->o->graph->off : NULL;
 	struct arcload *arc = v->arc;
 	size_t xi = s->step_start[t], end = s->step_start[t + 1];
 	uint32_t n = v->n;
-	bool ahead = (size_t)v->o->graph->m * sizeof(*arc) > (1u << 20);
+	bool ahead = off && (size_t)v->o->graph->m * sizeof(*arc) > (1u << 20);
 	/* run and flags, one word: a run, a span (flags bits 3-7), or a
 	 * reduction in copy mode */
 	uint16_t odd = (uint16_t)(0xffu | (v->reduce ? 0xf8u : 0xfcu) << 8);
 
 	_Static_assert(offsetof(struct xfer, flags) == offsetof(struct xfer, run) + 1,
 		       "run, then flags");
-	for (; xi < end; xi++) {
+	for (; !off && xi < end; xi++) { /* no graph: no port to check */
+		const struct xfer *x = &s->xfers[xi];
+		uint16_t rf;
+
+		memcpy(&rf, &x->run, sizeof(rf));
+		if (x->src >= n || x->src == x->dst || (rf & odd))
+			break;
+	}
+	for (; off && xi < end; xi++) {
 		const struct xfer *x = &s->xfers[xi];
 		uint32_t src = x->src, a;
 		uint16_t rf;
@@ -2886,6 +2908,7 @@ static void teardown(struct vstate *v)
 	free(v->weight);
 	free(v->full);
 	free(v->dl);
+	free(v->snap);
 	free(v->whole);
 	free(v->pieces);
 	free(v->arc);
@@ -3004,16 +3027,20 @@ static void par_final(void *ctx, size_t i, unsigned worker)
 /* Whether x's nodes, block and part index the data tables: of the read
  * phase's checks, what the data part needs (and does for the links part,
  * read_checks); the step loop reports. */
-static inline bool xfer_in(const struct xfer *x, uint32_t n, uint64_t nblocks)
+static inline bool xfer_in(const struct xfer *x, uint32_t n, uint64_t nblocks, uint16_t odd)
 {
+	uint16_t rf;
+
+	memcpy(&rf, &x->run, sizeof(rf));
 	/* length 0 wraps to the top: length in [1, ONE - offset] */
 	return x->src < n && x->dst < n && (uint64_t)x->block + xfer_blocks(x) <= nblocks &&
-	       x->offset < SCHED_ONE && x->length - 1 < SCHED_ONE - x->offset;
+	       x->offset < SCHED_ONE && x->length - 1 < SCHED_ONE - x->offset &&
+	       (!odd || (x->src != x->dst && !(rf & odd)));
 }
 
 static inline bool xfer_indexes(const struct vstate *v, const struct xfer *x)
 {
-	return xfer_in(x, v->n, v->nblocks);
+	return xfer_in(x, v->n, v->nblocks, v->alone_odd);
 }
 
 static int par_read_data(struct vstate *v, uint32_t t)
@@ -3092,9 +3119,10 @@ static int par_reduce_step(struct vstate *v, uint32_t t)
 	struct rwhole *grid = v->grid, *rw = v->rw;
 	uint64_t nblocks = v->nblocks;
 	uint32_t n = v->n, gk = v->gk, sh = 31 - gk, mark = t + 1;
+	uint16_t odd = v->alone_odd;
 
 	for (const struct xfer *x = first; x < end; x++) {
-		if (!xfer_in(x, n, nblocks))
+		if (!xfer_in(x, n, nblocks, odd))
 			return -1;
 		uint64_t sc = cell_in(rank, n, nblocks, x->src, x->block);
 		uint64_t dc = cell_in(rank, n, nblocks, x->dst, x->block);
@@ -3117,8 +3145,10 @@ static int par_reduce_step(struct vstate *v, uint32_t t)
 			struct rwhole *de = &grid[(dc << gk) + k];
 
 			for (; np; np--, se++, de++) {
-				if (se->mark == mark) /* written earlier in the step */
+				if (se->mark == mark) { /* written earlier in the step */
+					v->read_written = true;
 					return -1;
+				}
 				de->mark = mark;
 				de->count = red ? de->count + se->count : se->count;
 				de->hash = red ? de->hash + se->hash : se->hash;
@@ -3128,8 +3158,10 @@ static int par_reduce_step(struct vstate *v, uint32_t t)
 		const struct rwhole *se = &rw[sc];
 		struct rwhole *de = &rw[dc];
 
-		if ((se->mark & ~RW_LIST) == mark)
+		if ((se->mark & ~RW_LIST) == mark) {
+			v->read_written = true;
 			return -1;
+		}
 		de->mark = (de->mark & RW_LIST) | mark;
 		if (!((se->mark | de->mark) & RW_LIST) && x->length == SCHED_ONE) {
 			de->count = red ? de->count + se->count : se->count;
@@ -3137,6 +3169,63 @@ static int par_reduce_step(struct vstate *v, uint32_t t)
 			continue;
 		}
 		rw_deliver(v, x, se, de);
+	}
+	return 0;
+}
+
+/* The data part's step of a reduction in two passes, in the grid or rw,
+ * where one pass would read what the step wrote (latency-optimal Swing
+ * and recursive doubling swap whole vectors every step): each source's
+ * value first, a part each, into v->snap (16 bytes a part, in order),
+ * then each delivery from it. No marks, no delivery list (the step loop's
+ * two passes, 40 bytes a delivery and a mark a read). An rw entry in
+ * pieces, or a part of one, is the step loop's to check: no. */
+static int par_reduce_snap(struct vstate *v, uint32_t t)
+{
+	const struct schedule *s = v->s;
+	const struct xfer *first = s->xfers + s->step_start[t], *end = s->xfers + s->step_start[t + 1];
+	const uint32_t *rank = v->rank;
+	struct rwhole *grid = v->grid, *rw = v->rw, *snap;
+	uint64_t nblocks = v->nblocks;
+	uint32_t n = v->n, gk = v->gk, sh = 31 - gk;
+	uint16_t odd = v->alone_odd;
+	size_t parts = 0;
+
+	for (const struct xfer *x = first; x < end; x++) {
+		if (!xfer_in(x, n, nblocks, odd) || (!grid && x->length != SCHED_ONE))
+			return -1;
+		parts += grid ? ((x->offset + x->length) >> sh) - (x->offset >> sh) : 1;
+	}
+	GROW(v->snap, v->cap_snap, parts);
+	snap = v->snap;
+	for (const struct xfer *x = first; x < end; x++) {
+		uint64_t sc = cell_in(rank, n, nblocks, x->src, x->block);
+
+		if (grid) {
+			uint32_t k = x->offset >> sh, np = ((x->offset + x->length) >> sh) - k;
+
+			memcpy(snap, &grid[(sc << gk) + k], np * sizeof(*snap));
+			snap += np;
+		} else {
+			if (rw[sc].mark & RW_LIST)
+				return -1;
+			*snap++ = rw[sc];
+		}
+	}
+	snap = v->snap;
+	for (const struct xfer *x = first; x < end; x++) {
+		uint64_t dc = cell_in(rank, n, nblocks, x->dst, x->block);
+		bool red = xfer_op(x) == XFER_REDUCE;
+		uint32_t k = grid ? x->offset >> sh : 0;
+		uint32_t np = grid ? ((x->offset + x->length) >> sh) - k : 1;
+		struct rwhole *de = grid ? &grid[(dc << gk) + k] : &rw[dc];
+
+		if (!grid && (de->mark & RW_LIST))
+			return -1;
+		for (; np; np--, snap++, de++) {
+			de->count = red ? de->count + snap->count : snap->count;
+			de->hash = red ? de->hash + snap->hash : snap->hash;
+		}
 	}
 	return 0;
 }
@@ -3154,11 +3243,12 @@ static int par_copy_step(struct vstate *v, uint32_t t)
 	const uint32_t *rank = v->rank;
 	uint64_t *cgrid = v->cgrid, nblocks = v->nblocks, dup = 0, mask, *w;
 	uint32_t n = v->n, gk = v->gk;
+	uint16_t odd = v->alone_odd;
 
 	for (const struct xfer *x = first; x < end; x++) {
 		uint32_t lo = x->offset, hi = lo + x->length;
 
-		if (!xfer_in(x, n, nblocks))
+		if (!xfer_in(x, n, nblocks, odd))
 			return -1;
 		if (xfer_blocks(x) > 1) {
 			if (!holds_span(v, x->src, x, lo, hi))
@@ -3198,8 +3288,8 @@ static bool par_step(struct vstate *v, uint32_t t)
 
 	if (v->par == PAR_DATA && v->cgrid)
 		return par_copy_step(v, t) == 0;
-	if (v->par == PAR_DATA && v->one_pass && (v->grid || v->rw))
-		return par_reduce_step(v, t) == 0;
+	if (v->par == PAR_DATA && v->read_mark && (v->grid || v->rw))
+		return (v->one_pass ? par_reduce_step(v, t) : par_reduce_snap(v, t)) == 0;
 	if (v->par == PAR_DATA)
 		ok = (v->reduce ? par_read_data(v, t) : par_read_copy(v, t)) == 0;
 	else
@@ -3280,22 +3370,70 @@ static void par_inputs(void *ctx, size_t i, unsigned worker)
 	init_inputs(v, lo, hi);
 }
 
+/* Whether a transfer of step t reads a part of a block at a node where
+ * one before it in the step wrote that part, by a bitmap of (node, block,
+ * part) where that is at most 32 MiB (else false). Parts are the step's
+ * finest of 1/2, 1/4 or 1/8 (finer, or none finer than the block: whole
+ * blocks): where the data part's one pass would say no, in the grid's
+ * parts; or it finds out itself. Latency-optimal Swing and recursive
+ * doubling swap whole vectors every step, bandwidth-optimal Swing halves
+ * of them. */
+static bool step_reads_written(const struct schedule *s, uint32_t t)
+{
+	uint64_t n = s->nodes, bits, *w;
+	uint32_t low = SCHED_ONE, gk, sh;
+	bool hit = false;
+
+	if (t >= s->nsteps)
+		return false;
+	for (size_t xi = s->step_start[t]; xi < s->step_start[t + 1]; xi++)
+		low |= s->xfers[xi].offset | s->xfers[xi].length;
+	gk = 31 - (uint32_t)__builtin_ctz(low);
+	gk = gk > 3 ? 0 : gk;
+	sh = 31 - gk;
+	bits = (n * n) << gk;
+	if (bits > (1ull << 28))
+		return false;
+	w = xcalloc(bits / 64 + 1, sizeof(*w));
+	for (size_t xi = s->step_start[t]; xi < s->step_start[t + 1] && !hit; xi++) {
+		const struct xfer *x = &s->xfers[xi];
+		uint32_t k0 = gk ? x->offset >> sh : 0, k1 = gk ? (x->offset + x->length) >> sh : 1;
+
+		if (x->src >= n || x->dst >= n || x->block >= n || x->offset >= SCHED_ONE ||
+		    x->length - 1 >= SCHED_ONE - x->offset)
+			break; /* the check says what */
+		for (uint32_t k = k0; k < k1 && !hit; k++) {
+			uint64_t r = (((uint64_t)x->src * n + x->block) << gk) + k;
+
+			hit = (w[r >> 6] >> (r & 63)) & 1;
+		}
+		for (uint32_t k = k0; k < k1; k++) {
+			uint64_t d = (((uint64_t)x->dst * n + x->block) << gk) + k;
+
+			w[d >> 6] |= 1ull << (d & 63);
+		}
+	}
+	free(w);
+	return hit;
+}
+
 /* Whether sched_verify checks s in two parts (verify_par): a reduction
- * or an all-gather against a graph, whose links are there to check beside
- * the data. */
+ * or an all-gather, off networks and WDM rings. Without a graph (Swing,
+ * routed peers) the links part has only the ranges to check, but the data
+ * part's steps are still the faster. */
 static bool par_fits(const struct schedule *s, const struct verify_opts *o)
 {
+	bool reduce = s->collective == SCHED_REDUCE_SCATTER || s->collective == SCHED_ALLREDUCE;
 
 	o = o ? o : &no_opts;
-	return !o->step_loop && o->graph && !o->network && !o->wdm && s->nxfers >= par_least(o) && s->nodes >= 2 &&
-	       s->nodes <= SCHED_MAX_NODES &&
-	       (s->collective == SCHED_REDUCE_SCATTER || s->collective == SCHED_ALLREDUCE ||
-		s->collective == SCHED_ALLGATHER);
+	return !o->step_loop && !o->network && !o->wdm && s->nxfers >= par_least(o) &&
+	       s->nodes >= 2 && s->nodes <= SCHED_MAX_NODES &&
+	       (reduce || s->collective == SCHED_ALLGATHER);
 }
 
 /* s checked as sched_verify does, on two threads. */
 static int verify_par(const struct schedule *s, const struct verify_opts *o,
-		      struct verify_report *report)
+		      struct verify_report *report, bool one_pass)
 {
 	struct vstate v = {.s = s, .o = o ? o : &no_opts, .r = report, .n = s->nodes};
 	struct par_job *j = xcalloc(1, sizeof(*j));
@@ -3316,23 +3454,32 @@ static int verify_par(const struct schedule *s, const struct verify_opts *o,
 		j->r[i] = *report;
 	}
 	j->w[0].par = PAR_DATA;
-	j->w[0].one_pass = v.reduce && v.read_mark;
+	/* one pass a step unless the first step says no already */
+	j->w[0].one_pass = one_pass && v.reduce && v.read_mark && !step_reads_written(s, 0);
 	/* The checks thread's own scratch; the arcs are its alone. */
 	c->par = PAR_CHECKS;
-	c->plain_checks = !v.term; /* par_fits: a graph, no network, no WDM */
+	c->plain_checks = !v.term; /* par_fits: no network, no WDM */
 	c->dl = NULL;
 	c->cap_dl = 0;
 	c->pieces = NULL;
 	c->cap_pieces = 0;
 	c->whole = NULL;
 	c->cap_whole = 0;
-	c->arc_used = xmalloc(((size_t)v.o->graph->m + 1) * sizeof(uint32_t));
+	c->arc_used = v.o->graph ? xmalloc(((size_t)v.o->graph->m + 1) * sizeof(uint32_t)) : NULL;
 	c->par_load = xcalloc((size_t)s->nsteps + 1, sizeof(double));
 	j->split_final = final_split(&v);
-	if (v.o->threads == 1 || (v.o->threads == 0 && ofc_cpu_count() == 1))
+	/* Without a graph the links part has no links: the data part checks
+	 * the rest alone (a second pass over the schedule for that was as
+	 * long as the data's own where steps are larger than the cache). */
+	if (!v.o->graph && !v.term) {
+		j->w[0].alone_odd = (uint16_t)(0xffu | (v.reduce ? 0xf8u : 0x04u) << 8);
+		j->ok[1] = true;
+		par_run(j, 0, 0);
+	} else if (v.o->threads == 1 || (v.o->threads == 0 && ofc_cpu_count() == 1)) {
 		par_seq(j);
-	else
+	} else {
 		parallel_for(2, 1, v.o->threads, par_run, j);
+	}
 	if (j->ok[0] && j->ok[1] && j->split_final)
 		parallel_for(2, 1, v.o->threads, par_final, j);
 	if (j->ok[0] && j->ok[1]) {
@@ -3348,7 +3495,8 @@ static int verify_par(const struct schedule *s, const struct verify_opts *o,
 		/* an all-gather's copies held already: the data thread's */
 		report->duplicate_blocks = j->r[0].duplicate_blocks;
 		report->split = true;
-		total_loads(&v);
+		if (v.o->graph)
+			total_loads(&v);
 		rc = 0;
 	} else {
 		again = true;
@@ -3359,6 +3507,10 @@ static int verify_par(const struct schedule *s, const struct verify_opts *o,
 out:
 	teardown(&v);
 	free(j);
+	/* A step that reads what it writes is no error: two passes a step
+	 * then, still in two parts. */
+	if (again && v.read_written)
+		return verify_par(s, o, report, false);
 	return again ? verify_run(s, o, report, false) : rc;
 }
 
@@ -3372,6 +3524,6 @@ int sched_verify(const struct schedule *s, const struct verify_opts *o,
 	    verify_run(s, o, report, true) == 0)
 		return 0;
 	if (par_fits(s, o))
-		return verify_par(s, o, report);
+		return verify_par(s, o, report, true);
 	return verify_run(s, o, report, false);
 }
