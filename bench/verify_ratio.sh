@@ -31,6 +31,8 @@ done <<'L'
 --topology torus:32x32 --collective allreduce --algo torus-rings
 --topology torus:64x64 --collective allgather --algo recursive
 --topology torus:32x32 --collective allreduce --algo swing --variant bandwidth
+--topology torus:32x32 --collective allreduce --algo swing --variant latency
+--topology torus:32x32 --collective allreduce --algo recursive-doubling --variant latency
 --topology torus:32x32 --collective alltoall --algo mcf --lowering paths
 --topology torus:32x32 --collective alltoall --algo mcf --lowering single
 --topology torus:32x32 --collective alltoall --algo direct
