@@ -3189,25 +3189,23 @@ static int par_reduce_snap(struct vstate *v, uint32_t t)
 	uint64_t nblocks = v->nblocks;
 	uint32_t n = v->n, gk = v->gk, sh = 31 - gk;
 	uint16_t odd = v->alone_odd;
-	size_t parts = 0;
 
-	for (const struct xfer *x = first; x < end; x++) {
-		if (!xfer_in(x, n, nblocks, odd) || (!grid && x->length != SCHED_ONE))
-			return -1;
-		parts += grid ? ((x->offset + x->length) >> sh) - (x->offset >> sh) : 1;
-	}
-	GROW(v->snap, v->cap_snap, parts);
+	/* room for every part a transfer may carry (2^gk <= 8) */
+	GROW(v->snap, v->cap_snap, (size_t)(end - first) << (grid ? gk : 0));
 	snap = v->snap;
 	for (const struct xfer *x = first; x < end; x++) {
+		if (!xfer_in(x, n, nblocks, odd))
+			return -1;
 		uint64_t sc = cell_in(rank, n, nblocks, x->src, x->block);
 
 		if (grid) {
 			uint32_t k = x->offset >> sh, np = ((x->offset + x->length) >> sh) - k;
+			const struct rwhole *se = &grid[(sc << gk) + k];
 
-			memcpy(snap, &grid[(sc << gk) + k], np * sizeof(*snap));
-			snap += np;
+			for (; np; np--)
+				*snap++ = *se++;
 		} else {
-			if (rw[sc].mark & RW_LIST)
+			if ((rw[sc].mark & RW_LIST) || x->length != SCHED_ONE)
 				return -1;
 			*snap++ = rw[sc];
 		}
