@@ -2690,6 +2690,17 @@ static uint32_t part_shift(const struct vstate *v, size_t *cut)
 	return 31 - (uint32_t)__builtin_ctz(j.bits[0] | j.bits[1]);
 }
 
+/* Reduce mode: whether the grid holds a schedule in 2^gk parts, cut
+ * transfers of which cut a shard: most cut, parts of a half (or up to
+ * an eighth where the grid is at most 16 M entries). */
+static bool grid_fits(const struct vstate *v, size_t cut)
+{
+	size_t n = v->n;
+
+	return !v->o->network && cut * 4 > v->s->nxfers && v->s->nsteps < RW_LIST &&
+	       (v->gk == 1 || (v->gk <= 3 && (n * n << v->gk) <= (1u << 24)));
+}
+
 /* Node u's input as its entry of block b. On a network only terminals
  * hold inputs. Mark 0: no step. */
 static void put_input(struct vstate *v, uint32_t u, uint32_t b)
@@ -2797,15 +2808,24 @@ static int setup(struct vstate *v)
 		size_t cut;
 
 		v->gk = part_shift(v, &cut);
+		/* The grid when it is no larger than the fold table, or small;
+		 * on huge pages unless by diagonal (read in order, where the
+		 * first touch of fresh 4 KiB pages costs less). A guess of the
+		 * parts that does not lead to the grid is no guess: every
+		 * transfer decides between rw and the fold table (BFB's first
+		 * steps cut more shards than its last). */
+		bool grid = grid_fits(v, cut);
+
+		if (v->guess_parts && !grid) {
+			v->guess_parts = false;
+			v->gk = part_shift(v, &cut);
+			grid = grid_fits(v, cut);
+		}
 		if (!v->o->network) {
 			v->read_mark = true;
 			ring_rank(v);
 		}
-		/* The grid when it is no larger than the fold table, or small;
-		 * on huge pages unless by diagonal (read in order, where the
-		 * first touch of fresh 4 KiB pages costs less). */
-		if (!v->o->network && cut * 4 > s->nxfers && s->nsteps < RW_LIST &&
-		    (v->gk == 1 || (v->gk <= 3 && ((size_t)n * n << v->gk) <= (1u << 24))))
+		if (grid)
 			v->grid =
 			    v->rank ? xmalloc(((size_t)n * n << v->gk) * sizeof(*v->grid))
 				    : sched_huge_alloc(((size_t)n * n << v->gk) * sizeof(*v->grid));
