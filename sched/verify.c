@@ -1682,6 +1682,39 @@ static double span_write(struct vstate *v, const struct xfer *x)
 	return dup;
 }
 
+/* In parts (cgrid): step t's deliveries, every transfer in order (the
+ * read phase passed them all); each part a node holds already is a
+ * duplicate, summed in parts (multiples of 2^-gk, exact in a double as
+ * the per-transfer sum was). The tables' fields in locals: to the
+ * compiler a store to cgrid may change any 64-bit field of v. A node's
+ * own block is its origin's (cgrid: all-gathers and broadcasts, whose
+ * block is the root). */
+static void cgrid_write(struct vstate *v, uint32_t t)
+{
+	const struct schedule *s = v->s;
+	const struct xfer *first = s->xfers + s->step_start[t], *end = s->xfers + s->step_start[t + 1];
+	const uint32_t *rank = v->rank;
+	uint64_t *cgrid = v->cgrid, nblocks = v->nblocks, dup = 0, mask, *w;
+	uint32_t n = v->n, gk = v->gk;
+
+	for (const struct xfer *x = first; x < end; x++) {
+		if (xfer_blocks(x) > 1) {
+			v->r->duplicate_blocks += span_write(v, x);
+			continue;
+		}
+		if (x->block == x->dst) {
+			v->r->duplicate_blocks += sched_frac(x->length);
+			continue;
+		}
+		w = part_bits(cgrid, gk, cell_in(rank, n, nblocks, x->dst, x->block), x->offset,
+			      x->offset + x->length, &mask);
+		if (__builtin_expect((*w & mask) != 0, 0)) /* no popcnt by default */
+			dup += (uint64_t)__builtin_popcountll(*w & mask);
+		*w |= mask;
+	}
+	v->r->duplicate_blocks += (double)dup / (double)(1u << gk);
+}
+
 static int write_phase(struct vstate *v, uint32_t t)
 {
 	bool a2a = v->s->collective == SCHED_ALLTOALL;
@@ -1716,35 +1749,10 @@ static int write_phase(struct vstate *v, uint32_t t)
 		}
 		return 0;
 	}
-	/* In parts (cgrid): every transfer of the step, in order (the read
-	 * phase passed them all); each part a node holds already is a
-	 * duplicate. The checks thread keeps no data. */
+	/* In parts (cgrid); the checks thread keeps no data. */
 	if (v->cgrid) {
-		const struct schedule *s = v->s;
-		size_t end = s->step_start[t + 1];
-		/* The parts held already, in parts: a sum of multiples of
-		 * 2^-gk, exact in a double as the per-transfer sum was. */
-		uint64_t dup = 0;
-
-		for (size_t xi = own_data(v) ? s->step_start[t] : end; xi < end; xi++) {
-			const struct xfer *x = &s->xfers[xi];
-			uint64_t mask, *w;
-
-			if (xfer_blocks(x) > 1) {
-				v->r->duplicate_blocks += span_write(v, x);
-				continue;
-			}
-			if (origin_of(v, x->block) == x->dst) {
-				v->r->duplicate_blocks += sched_frac(x->length);
-				continue;
-			}
-			w = part_bits(v->cgrid, v->gk, cell(v, x->dst, x->block), x->offset,
-				      x->offset + x->length, &mask);
-			if (__builtin_expect((*w & mask) != 0, 0)) /* no popcnt by default */
-				dup += (uint64_t)__builtin_popcountll(*w & mask);
-			*w |= mask;
-		}
-		v->r->duplicate_blocks += (double)dup / (double)(1u << v->gk);
+		if (own_data(v))
+			cgrid_write(v, t);
 		return 0;
 	}
 	/* Whole blocks to nodes that hold none of the block in pieces go
@@ -3349,17 +3357,15 @@ static int par_reduce_snap(struct vstate *v, uint32_t t)
 }
 
 /* The data thread's step of an all-gather in parts (cgrid), its read and
- * write phases: what each source holds, then the deliveries, as
- * par_read_copy and write_phase do, with the tables' fields in locals (to
- * the compiler a store to cgrid may change any 64-bit field of v; those
- * reloads were half the thread's instructions). A node's own block is its
- * origin's (cgrid: all-gathers and broadcasts, whose block is the root). */
+ * write phases: what each source holds, as par_read_copy does, with the
+ * tables' fields in locals (their reloads were half the thread's
+ * instructions), then the deliveries (cgrid_write). */
 static int par_copy_step(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
 	const struct xfer *first = s->xfers + s->step_start[t], *end = s->xfers + s->step_start[t + 1];
 	const uint32_t *rank = v->rank;
-	uint64_t *cgrid = v->cgrid, nblocks = v->nblocks, dup = 0, mask, *w;
+	uint64_t *cgrid = v->cgrid, nblocks = v->nblocks, mask, *w;
 	uint32_t n = v->n, gk = v->gk;
 	uint16_t odd = v->alone_odd;
 	uint32_t pmask = v->pmask;
@@ -3380,23 +3386,7 @@ static int par_copy_step(struct vstate *v, uint32_t t)
 		if ((*w & mask) != mask)
 			return -1;
 	}
-	/* as write_phase, the same sums in the same order */
-	for (const struct xfer *x = first; x < end; x++) {
-		if (xfer_blocks(x) > 1) {
-			v->r->duplicate_blocks += span_write(v, x);
-			continue;
-		}
-		if (x->block == x->dst) {
-			v->r->duplicate_blocks += sched_frac(x->length);
-			continue;
-		}
-		w = part_bits(cgrid, gk, cell_in(rank, n, nblocks, x->dst, x->block), x->offset,
-			      x->offset + x->length, &mask);
-		if (__builtin_expect((*w & mask) != 0, 0))
-			dup += (uint64_t)__builtin_popcountll(*w & mask);
-		*w |= mask;
-	}
-	v->r->duplicate_blocks += (double)dup / (double)(1u << gk);
+	cgrid_write(v, t); /* as write_phase */
 	return 0;
 }
 
