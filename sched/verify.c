@@ -40,6 +40,12 @@ static size_t par_least(const struct verify_opts *o)
 	return o->par_min_xfers ? o->par_min_xfers : PAR_MIN_XFERS;
 }
 
+/* The threads a check may use (verify_opts.threads, 0: all CPUs). */
+static unsigned check_threads(const struct verify_opts *o)
+{
+	return o->threads ? o->threads : ofc_cpu_count();
+}
+
 /* Open addressing, (node, block) -> seglist. */
 struct segmap {
 	uint64_t *keys;
@@ -173,9 +179,6 @@ struct vstate {
 	 * checks thread's most on a link per step goes to par_load, not the
 	 * report. */
 	enum { PAR_NONE, PAR_CHECKS, PAR_DATA } par;
-	/* The checks thread on a graph, every node taking part, a block a
-	 * shard (verify_par): read_checks first. */
-	bool plain_checks;
 	/* verify_par's data thread in reduce mode: a step's deliveries in one
 	 * pass, each entry written stamped with the step (its mark); a read
 	 * of one written earlier in the step says no (the step loop then
@@ -1452,7 +1455,7 @@ static int check_span(struct vstate *v, uint32_t t, size_t xi)
 	return 0;
 }
 
-/* The links part's read phase where plain_checks, up to the first
+/* The links part's read phase (every node taking part), up to the first
  * transfer that is not plain: one block's part over one arc, on its
  * port. Their checks (port, load) in one tight loop: half the part's time
  * went to read_phase's branches for what a plain transfer cannot be. The
@@ -1508,7 +1511,8 @@ static __attribute__((noinline)) size_t read_checks(struct vstate *v, uint32_t t
 static int read_phase(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
-	size_t first = v->plain_checks ? read_checks(v, t) : s->step_start[t];
+	/* verify_par's links part, every node taking part: read_checks first */
+	size_t first = v->par == PAR_CHECKS && !v->term ? read_checks(v, t) : s->step_start[t];
 
 	v->ndl = 0;
 	v->nwhole = 0;
@@ -2289,7 +2293,7 @@ static int a2a_pass(struct vstate *v, bool one)
 	unsigned keybits = 64 - (unsigned)__builtin_clzll(maxkey - 1), bbits = 0;
 	unsigned nbits = 64 - (unsigned)__builtin_clzll(n - 1);
 	unsigned sbits = s->nsteps > 1 ? 64 - (unsigned)__builtin_clzll(s->nsteps - 1) : 1;
-	unsigned threads = v->o->threads ? v->o->threads : ofc_cpu_count();
+	unsigned threads = check_threads(v->o);
 	const struct verify_opts *caller = v->o;
 	struct verify_opts mine = *caller; /* the step loop's alongside */
 
@@ -2871,7 +2875,6 @@ static int setup(struct vstate *v)
 		if (parts && v->gk <= 3 && (bits << v->gk) <= BITMAP_MAX_BITS) {
 			v->cgrid = xcalloc((bits << v->gk) / 64 + 1, sizeof(uint64_t));
 			ring_rank(v);
-
 		} else if (bits <= BITMAP_MAX_BITS)
 			v->full = xcalloc(bits / 64 + 1, sizeof(uint64_t));
 		else if (s->collective == SCHED_ALLGATHER)
@@ -3071,8 +3074,12 @@ static void par_final(void *ctx, size_t i, unsigned worker)
 	j->ok[i] = key == end;
 }
 
-/* The data thread's read phase in reduce mode (off networks: read_mark):
- * of the checks only what keeps the indices in the tables. */
+/* Whether x is in parts finer than the guessed ones (pmask). */
+static inline bool finer_parts(const struct xfer *x, uint32_t pmask)
+{
+	return (x->offset | x->length) & pmask;
+}
+
 /* Whether x's nodes, block and part index the data tables: of the read
  * phase's checks, what the data part needs (and does for the links part,
  * read_checks); the step loop reports. */
@@ -3085,7 +3092,7 @@ static inline bool xfer_in(const struct xfer *x, uint32_t n, uint64_t nblocks, u
 	/* length 0 wraps to the top: length in [1, ONE - offset] */
 	return x->src < n && x->dst < n && (uint64_t)x->block + xfer_blocks(x) <= nblocks &&
 	       x->offset < SCHED_ONE && x->length - 1 < SCHED_ONE - x->offset &&
-	       !((x->offset | x->length) & pmask) &&
+	       !finer_parts(x, pmask) &&
 	       (!odd || (x->src != x->dst && !(rf & odd)));
 }
 
@@ -3097,10 +3104,13 @@ static inline bool xfer_indexes(const struct vstate *v, const struct xfer *x)
 /* xfer_in said no to x: in parts finer than guessed, or else. */
 static int xfer_no(struct vstate *v, const struct xfer *x)
 {
-	v->finer = (x->offset | x->length) & v->pmask;
+	v->finer = finer_parts(x, v->pmask);
 	return -1;
 }
 
+/* The data thread's read phase in reduce mode (off networks: read_mark)
+ * on the fold table: of the checks only what keeps the indices in the
+ * tables. */
 static int par_read_data(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
@@ -3240,14 +3250,13 @@ static int par_reduce_step(struct vstate *v, uint32_t t)
  * list (the step loop's two passes, 40 bytes a delivery and a mark a
  * read). An rw entry in pieces, or a part of one, is the step loop's to
  * check: no. Where the data part is alone and the step large, each pass
- * on two threads (snap_run): the first in halves of the transfers, the
+ * on two threads: the first in halves of the transfers, the
  * second in halves of the receivers, so that no entry is written by
  * both. */
 struct snap_job {
 	struct vstate *v;
 	uint32_t t;
-	bool ok[2];
-	int rc[2];
+	int rc[2]; /* each half's */
 };
 
 /* 0, -1 (no), or -2 (in parts finer than guessed). */
@@ -3265,7 +3274,7 @@ static int snap_read(const struct vstate *v, uint32_t t, size_t lo, size_t hi)
 		struct rwhole *snap = &v->snap[(size_t)(x - first) << gk];
 
 		if (!xfer_in(x, n, nblocks, odd, v->pmask))
-			return (x->offset | x->length) & v->pmask ? -2 : -1;
+			return finer_parts(x, v->pmask) ? -2 : -1;
 		uint64_t sc = cell_in(rank, n, nblocks, x->src, x->block);
 
 		if (grid) {
@@ -3283,8 +3292,8 @@ static int snap_read(const struct vstate *v, uint32_t t, size_t lo, size_t hi)
 	return 0;
 }
 
-/* The deliveries of step t to receivers [rlo, rhi). */
-static bool snap_write(struct vstate *v, uint32_t t, uint32_t rlo, uint32_t rhi)
+/* The deliveries of step t to receivers [rlo, rhi): 0, or -1 (no). */
+static int snap_write(struct vstate *v, uint32_t t, uint32_t rlo, uint32_t rhi)
 {
 	const struct schedule *s = v->s;
 	const struct xfer *first = s->xfers + s->step_start[t], *end = s->xfers + s->step_start[t + 1];
@@ -3304,13 +3313,13 @@ static bool snap_write(struct vstate *v, uint32_t t, uint32_t rlo, uint32_t rhi)
 		struct rwhole *de = grid ? &grid[(dc << gk) + k] : &rw[dc];
 
 		if (!grid && (de->mark & RW_LIST))
-			return false;
+			return -1;
 		for (; np; np--, snap++, de++) {
 			de->count = red ? de->count + snap->count : snap->count;
 			de->hash = red ? de->hash + snap->hash : snap->hash;
 		}
 	}
-	return true;
+	return 0;
 }
 
 static void snap_half_read(void *ctx, size_t i, unsigned worker)
@@ -3329,31 +3338,29 @@ static void snap_half_write(void *ctx, size_t i, unsigned worker)
 	uint32_t n = j->v->n;
 
 	(void)worker;
-	j->ok[i] = snap_write(j->v, j->t, i ? n / 2 : 0, i ? n : n / 2);
+	j->rc[i] = snap_write(j->v, j->t, i ? n / 2 : 0, i ? n : n / 2);
 }
 
 static int par_reduce_snap(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
 	size_t m = s->step_start[t + 1] - s->step_start[t];
-	unsigned threads = v->o->threads;
+	bool two = v->alone_odd && m >= par_least(v->o) && check_threads(v->o) > 1;
 	struct snap_job j = {.v = v, .t = t};
 
 	GROW(v->snap, v->cap_snap, m << (v->grid ? v->gk : 0));
-	if (!v->alone_odd || threads == 1 || m < par_least(v->o) ||
-	    (threads == 0 && ofc_cpu_count() == 1))
-		j.rc[0] = j.rc[1] = snap_read(v, t, 0, m);
+	if (two)
+		parallel_for(2, 1, 2, snap_half_read, &j);
 	else
-		parallel_for(2, 1, threads, snap_half_read, &j);
+		j.rc[0] = j.rc[1] = snap_read(v, t, 0, m);
 	if (j.rc[0] < 0 || j.rc[1] < 0) {
 		v->finer = j.rc[0] == -2 || j.rc[1] == -2;
 		return -1;
 	}
-	if (!v->alone_odd || threads == 1 || m < par_least(v->o) ||
-	    (threads == 0 && ofc_cpu_count() == 1))
-		return snap_write(v, t, 0, v->n) ? 0 : -1;
-	parallel_for(2, 1, threads, snap_half_write, &j);
-	return j.ok[0] && j.ok[1] ? 0 : -1;
+	if (!two)
+		return snap_write(v, t, 0, v->n);
+	parallel_for(2, 1, 2, snap_half_write, &j);
+	return j.rc[0] < 0 || j.rc[1] < 0 ? -1 : 0;
 }
 
 /* The data thread's step of an all-gather in parts (cgrid), its read and
@@ -3568,7 +3575,6 @@ static int verify_par(const struct schedule *s, const struct verify_opts *o,
 	j->w[0].one_pass = one_pass && v.reduce && v.read_mark && !step_reads_written(s, 0);
 	/* The checks thread's own scratch; the arcs are its alone. */
 	c->par = PAR_CHECKS;
-	c->plain_checks = !v.term; /* par_fits: no network, no WDM */
 	c->dl = NULL;
 	c->cap_dl = 0;
 	c->pieces = NULL;
@@ -3585,7 +3591,7 @@ static int verify_par(const struct schedule *s, const struct verify_opts *o,
 		j->w[0].alone_odd = (uint16_t)(0xffu | (v.reduce ? 0xf8u : 0x04u) << 8);
 		j->ok[1] = true;
 		par_run(j, 0, 0);
-	} else if (v.o->threads == 1 || (v.o->threads == 0 && ofc_cpu_count() == 1)) {
+	} else if (check_threads(v.o) == 1) {
 		par_seq(j);
 	} else {
 		parallel_for(2, 1, v.o->threads, par_run, j);
