@@ -2637,8 +2637,23 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 				 grp.order, found,
 				 grp.order > 1 ? "" : ": plain column generation");
 		}
-		if (grp.order > 1)
+		if (grp.order > 1) {
 			method = MCF_MIRRORED;
+		} else if (method == MCF_MIRRORED) {
+			/* One orbit per node and per arc: the same LP as plain
+			 * column generation, which solves it several times faster
+			 * (torus:8x8 less eight links: 2 s, not 15 s; the
+			 * mirrored warm start prices every source MW_ROUNDS
+			 * times). */
+			size_t len = strlen(r->note);
+
+			method = MCF_COLGEN;
+			if (found <= 1) /* else the note above says so */
+				snprintf(r->note + len, sizeof(r->note) - len,
+					 "%sthe automorphism group is trivial: plain column "
+					 "generation",
+					 len ? "; " : "");
+		}
 		r->group_order = grp.order;
 	}
 	r->method = method;
