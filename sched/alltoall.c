@@ -134,7 +134,7 @@ static void routes_single(struct a2a_routes *rt, uint32_t nslots, struct load_sl
 		size_t q = chosen[p];
 
 		a2a_routes_add(&out, rt->src[q], rt->dst[q], 1, rt->arc + rt->off[q],
-			       rt->step + rt->off[q], (uint32_t)(rt->off[q + 1] - rt->off[q]));
+			       a2a_route_steps(rt, q), (uint32_t)(rt->off[q + 1] - rt->off[q]));
 	}
 	free(load);
 	free(first);
@@ -625,13 +625,15 @@ int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool steppe
 	if (rt->symmetric)
 		return ofc_error_set(err, OFC_E_RUNTIME, "expand symmetric routes first");
 	uint8_t *run = runs && !stepped ? route_runs(g, rt) : NULL;
+	/* Steps without a step array: hop i at step i, as unstepped. */
+	const uint32_t *step = stepped ? rt->step : NULL;
 #define NEXT(h) ((h) + 1 + (run ? run[h] : 0))
 	tail = graph_arc_tails(g);
 	for (size_t r = 0; r < rt->nroutes; r++) {
 		uint32_t st = 0;
 
 		for (size_t h = rt->off[r]; h < rt->off[r + 1]; h = NEXT(h), st++) {
-			uint32_t at = stepped ? rt->step[h] : st;
+			uint32_t at = step ? step[h] : st;
 
 			if (at + 1 > nsteps)
 				nsteps = at + 1;
@@ -656,7 +658,7 @@ int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool steppe
 			hi[q] = q + 1 == e ? SCHED_ONE : sched_fix(cum);
 			if (hi[q] > lo[q])
 				for (size_t h = rt->off[q]; h < rt->off[q + 1]; h = NEXT(h), st++)
-					count[stepped ? rt->step[h] : st]++;
+					count[step ? step[h] : st]++;
 		}
 		r = e;
 	}
@@ -673,7 +675,7 @@ int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool steppe
 		for (size_t h = rt->off[r]; h < rt->off[r + 1]; h = NEXT(h), st++) {
 			uint32_t a = rt->arc[h], u = tail[a], k = run ? run[h] : 0;
 
-			out[pos[stepped ? rt->step[h] : st]++] =
+			out[pos[step ? step[h] : st]++] =
 			    (struct xfer){.src = (uint16_t)u,
 					  .dst = (uint16_t)g->adj[rt->arc[h + k]],
 					  .block = rt->src[r] * n + rt->dst[r],

@@ -183,9 +183,15 @@ uint32_t swing_peer(const uint32_t *dims, uint32_t D, uint32_t c, uint32_t r, ui
 
 /* ---- route sets (routes.c) and their lowerings (alltoall.c), under
  * a2a_build ------------------------------------------------------------- */
-/* Append a route of len hops, source first; step NULL: hop i at step i. */
+/* Append a route of len hops, source first; step NULL: hop i at step i
+ * (no step array is kept while every route so far has none). */
 void a2a_routes_add(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, const uint32_t *arc,
 		    const uint32_t *step, size_t len);
+/* Route r's steps, NULL when the routes have none (hop i at step i). */
+static inline const uint32_t *a2a_route_steps(const struct a2a_routes *rt, size_t r)
+{
+	return rt->step ? rt->step + rt->off[r] : NULL;
+}
 
 /* Symmetric routes to every source's (by the translations). */
 void a2a_routes_expand(const struct graph *g, struct a2a_routes *rt);
@@ -211,6 +217,10 @@ int a2a_balanced_routes_0(const struct graph *g, const struct sched_group *G, ui
  * (cap per arc; NULL: 1) (a cut-through schedule's bandwidth term), and
  * the most paths a pair has. */
 double a2a_max_link_load(const struct graph *g, const double *cap, const struct a2a_routes *rt);
+/* Node 0's routes of a symmetric schedule: the most any port carries, as
+ * every arc of port j carries what the routes put on port j (one
+ * translate of each hop each; unit capacities). */
+double a2a_max_port_load(const struct graph *g, const struct a2a_routes *rt);
 uint32_t a2a_max_paths(const struct a2a_routes *rt);
 uint32_t a2a_max_hops(const struct a2a_routes *rt);
 /* The schedule: `stepped` puts every hop at its step, else hop i of every

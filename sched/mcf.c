@@ -1996,14 +1996,13 @@ static int class_routes_fluid(struct cg *c, uint32_t s, const size_t *cols, cons
 	double *acc = xcalloc(p.npaths, sizeof(double));
 	uint32_t *seen = xmalloc(p.npaths * sizeof(uint32_t)),
 		 *list = xmalloc(ntr * sizeof(uint32_t));
-	uint32_t maxlen = 0, *arc, *zero;
+	uint32_t maxlen = 0, *arc;
 
 	for (size_t i = 0; i < p.npaths; i++) {
 		seen[i] = UINT32_MAX;
 		maxlen = p.len[i] > maxlen ? p.len[i] : maxlen;
 	}
 	arc = xmalloc(((size_t)maxlen + 1) * sizeof(uint32_t));
-	zero = xcalloc((size_t)maxlen + 1, sizeof(uint32_t));
 	if (maxlen > 32 * 1024)
 		rc = ofc_error_set(err, OFC_E_RUNTIME, "route too long");
 	for (uint32_t t = 0; t < n && rc == 0; t++) {
@@ -2026,14 +2025,13 @@ static int class_routes_fluid(struct cg *c, uint32_t s, const size_t *cols, cons
 
 			for (uint32_t q = id, h = len; q; q = p.pre[q])
 				arc[--h] = p.last[q];
-			a2a_routes_add(rt, src, t, acc[id], arc, zero, len);
+			a2a_routes_add(rt, src, t, acc[id], arc, NULL, len);
 		}
 	}
 	free(acc);
 	free(seen);
 	free(list);
 	free(arc);
-	free(zero);
 	free(pid);
 	free(stack);
 	free(p.pre);
@@ -2172,7 +2170,7 @@ static void mirror_routes(const struct cg *c, struct a2a_routes *rt)
 	/* Routes of (class, t): rt is in class order, then t order. */
 	size_t *first = xmalloc(((size_t)c->nsrc * n + 1) * sizeof(size_t));
 	uint32_t *inv = xmalloc((size_t)H * n * sizeof(uint32_t));
-	uint32_t *arc = NULL, *step = NULL;
+	uint32_t *arc = NULL;
 	size_t cap = 0, cap_phash = 0;
 	uint64_t *phash = NULL; /* the pair's routes' hashes, as in cg_routes */
 
@@ -2201,30 +2199,30 @@ static void mirror_routes(const struct cg *c, struct a2a_routes *rt)
 					continue;
 				for (size_t r = first[(size_t)k * n + t0];
 				     r < rt->nroutes && rt->src[r] == o && rt->dst[r] == t0; r++) {
-					size_t len = rt->off[r + 1] - rt->off[r], was = cap;
+					size_t len = rt->off[r + 1] - rt->off[r];
 					bool merged = false;
 
 					uint64_t hh = 0xcbf29ce484222325ull;
 
+					/* The images' steps are the route's own (NULL:
+					 * hop i at step i, for both). */
+					const uint32_t *step = a2a_route_steps(rt, r);
+
 					GROW(arc, cap, len + 1);
-					if (cap != was)
-						step = xreallocarray(step, cap, sizeof(uint32_t));
 					/* One element takes o to v: its images of o's
 					 * distinct paths are distinct (most sources of a
 					 * degraded graph, whose orbits are pairs). */
 					if (stab == 1) {
-						for (size_t i = 0; i < len; i++) {
+						for (size_t i = 0; i < len; i++)
 							arc[i] = ha[rt->arc[rt->off[r] + i]];
-							step[i] = rt->step[rt->off[r] + i];
-						}
 						a2a_routes_add(&out, v, t, rt->w[r], arc, step,
 							       len);
 						continue;
 					}
 					for (size_t i = 0; i < len; i++) {
 						arc[i] = ha[rt->arc[rt->off[r] + i]];
-						step[i] = rt->step[rt->off[r] + i];
-						hh = (hh ^ ((uint64_t)arc[i] << 8 ^ step[i])) *
+						hh = (hh ^ ((uint64_t)arc[i] << 8 ^
+							    (step ? step[i] : (uint32_t)i))) *
 						     0x100000001b3ull;
 					}
 					GROW(phash, cap_phash, out.nroutes - pair0 + 1);
@@ -2234,8 +2232,9 @@ static void mirror_routes(const struct cg *c, struct a2a_routes *rt)
 							continue;
 						merged = !memcmp(out.arc + out.off[q], arc,
 								 len * sizeof(uint32_t)) &&
-							 !memcmp(out.step + out.off[q], step,
-								 len * sizeof(uint32_t));
+							 (!step ||
+							  !memcmp(out.step + out.off[q], step,
+								  len * sizeof(uint32_t)));
 						if (merged)
 							out.w[q] += rt->w[r] / stab;
 					}
@@ -2250,7 +2249,6 @@ static void mirror_routes(const struct cg *c, struct a2a_routes *rt)
 	free(first);
 	free(inv);
 	free(arc);
-	free(step);
 	free(phash);
 	a2a_routes_free(rt);
 	*rt = out;

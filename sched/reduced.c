@@ -1315,31 +1315,20 @@ static int a2a_baseline_reduced(const struct graph *g, const struct sched_group 
 				struct a2a_outcome *o, struct ofc_error *err)
 {
 	struct a2a_routes rt = {.n = g->n};
-	uint32_t *tail = graph_arc_tails(g), d = graph_outdeg(g, 0);
-	double *load;
 
 	if ((strcmp(q->algo, "direct") == 0
 		 ? a2a_direct_routes_0(g, &rt, err)
 		 : a2a_balanced_routes_0(g, G, 0x0fc, q->clock, &rt, err)) < 0 ||
 	    a2a_schedule(g, &rt, false, a2a_runs(q), q->algo, &r->prog, err) < 0) {
 		a2a_routes_free(&rt);
-		free(tail);
 		return -1;
 	}
 	r->group = *G;
 	o->cut_through = true;
 	o->max_paths = 1;
 	o->max_hops = a2a_max_hops(&rt);
-	/* Every arc of port j carries node 0's hops on port j (unit
-	 * capacities: links of different rates are not reduced). */
-	load = xcalloc((size_t)d + 1, sizeof(double));
-	for (size_t i = 0; i < rt.nroutes; i++)
-		for (size_t h = rt.off[i]; h < rt.off[i + 1]; h++)
-			load[rt.arc[h] - g->off[tail[rt.arc[h]]]] += rt.w[i];
-	for (uint32_t j = 0; j < d; j++)
-		o->max_load = load[j] > o->max_load ? load[j] : o->max_load;
-	free(load);
-	free(tail);
+	/* Unit capacities: links of different rates are not reduced. */
+	o->max_load = a2a_max_port_load(g, &rt);
 	a2a_routes_free(&rt);
 	return 0;
 }
@@ -1409,17 +1398,7 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 	}
 	r->group = grp;
 	o->max_hops = a2a_max_hops(rt);
-	/* The busiest link over all routes: every arc of port j carries what
-	 * node 0's routes put on port j (one translate of each hop each). */
-	uint32_t d = graph_outdeg(g, 0), *tail = graph_arc_tails(g);
-	double *load = xcalloc((size_t)d + 1, sizeof(double));
-	for (size_t i = 0; i < rt->nroutes; i++)
-		for (size_t h = rt->off[i]; h < rt->off[i + 1]; h++)
-			load[rt->arc[h] - g->off[tail[rt->arc[h]]]] += rt->w[i];
-	for (uint32_t j = 0; j < d; j++)
-		o->max_load = load[j] > o->max_load ? load[j] : o->max_load;
+	o->max_load = a2a_max_port_load(g, rt);
 	o->max_paths = a2a_max_paths(rt);
-	free(load);
-	free(tail);
 	return 0;
 }

@@ -230,9 +230,51 @@ static void test_mirrored(void **state)
 		if (fabs(z - r.objective) > 1e-6 * r.objective)
 			fail_msg("%s: routes load an arc %.9f, objective %.9f", t[i].spec, z,
 				 r.objective);
+		/* Fluid routes, mirrored too, keep no step array. */
+		assert_null(r.routes.step);
 		mcf_result_free(&r);
 		graph_free(g);
 	}
+}
+
+/* Routes without time steps keep no step array (hop i at step i); the
+ * first route with steps gives the routes before it theirs. */
+static void test_route_steps(void **state)
+{
+	struct a2a_routes rt = {.n = 4};
+	const uint32_t a[] = {5, 6, 7}, st[] = {2, 4, 9};
+	(void)state;
+
+	a2a_routes_add(&rt, 0, 1, 1, a, NULL, 2);
+	a2a_routes_add(&rt, 0, 2, 1, a, NULL, 3);
+	assert_null(rt.step);
+	assert_null(a2a_route_steps(&rt, 1));
+	a2a_routes_add(&rt, 0, 3, 1, a, st, 3);
+	assert_non_null(rt.step);
+	const uint32_t want[] = {0, 1, 0, 1, 2, 2, 4, 9};
+	for (size_t h = 0; h < ARRAY_SIZE(want); h++)
+		assert_int_equal(rt.step[h], want[h]);
+	a2a_routes_add(&rt, 1, 0, 1, a, NULL, 2);
+	assert_int_equal(a2a_route_steps(&rt, 3)[1], 1);
+	assert_int_equal(a2a_route_steps(&rt, 2)[2], 9);
+	a2a_routes_free(&rt);
+
+	/* The MCF's: fluid routes none, time-stepped routes theirs. */
+	struct graph *g = build("torus:4x4");
+	for (uint32_t T = 0; T <= 4; T += 4) {
+		struct mcf_opts o = {.steps = T, .routes = true};
+		struct mcf_result r;
+		struct ofc_error err = {0};
+
+		assert_int_equal(mcf_solve(g, &o, &r, &err), 0);
+		assert_true(r.routes.nroutes > 0);
+		if (T)
+			assert_non_null(r.routes.step);
+		else
+			assert_null(r.routes.step);
+		mcf_result_free(&r);
+	}
+	graph_free(g);
 }
 
 /* Stopped by the time limit before the master is solved, column generation
@@ -949,6 +991,7 @@ int main(void)
 	    cmocka_unit_test(test_capacities),	    cmocka_unit_test(test_capacities_lowered),
 	    cmocka_unit_test(test_warm_start),	    cmocka_unit_test(test_warm_gap),
 	    cmocka_unit_test(test_cancel),	    cmocka_unit_test(test_sp_balanced),
+	    cmocka_unit_test(test_route_steps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
