@@ -593,25 +593,29 @@ static uint8_t *route_runs(const struct graph *g, const struct a2a_routes *rt)
 {
 	size_t nhops = rt->nroutes ? rt->off[rt->nroutes] : 0;
 	uint8_t *run = xmalloc(nhops + 1);
-	uint32_t *tail = graph_arc_tails(g);
+	struct arc_ports ports;
 
+	/* The run's length is kept in a register and stored when it ends:
+	 * run[start]++ a hop was a chain of dependent stores. */
+	arc_ports_init(&ports, g);
 	for (size_t r = 0; r < rt->nroutes; r++) {
 		size_t start = rt->off[r];
 		uint32_t prev = UINT32_MAX;
 
 		for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++) {
-			uint32_t a = rt->arc[h], port = a - g->off[tail[a]];
+			uint32_t port = arc_port(&ports, rt->arc[h]);
 
 			if (port != prev || h - start == SCHED_MAX_RUN) {
+				if (h > rt->off[r])
+					run[start] = (uint8_t)(h - start - 1);
 				start = h;
-				run[h] = 0;
-			} else {
-				run[start]++;
 			}
 			prev = port;
 		}
+		if (rt->off[r + 1] > rt->off[r])
+			run[start] = (uint8_t)(rt->off[r + 1] - start - 1);
 	}
-	free(tail);
+	arc_ports_free(&ports);
 	return run;
 }
 

@@ -169,19 +169,44 @@ double a2a_max_link_load(const struct graph *g, const double *cap, const struct 
 	return max;
 }
 
+void arc_ports_init(struct arc_ports *p, const struct graph *g)
+{
+	uint32_t d = g->n ? graph_outdeg(g, 0) : 0;
+	bool regular = d && !(d & (d - 1));
+
+	for (uint32_t u = 0; u <= g->n && regular; u++)
+		regular = g->off[u] == (uint64_t)u * d;
+	p->mask = regular ? d - 1 : 0;
+	p->port = NULL;
+	if (regular)
+		return;
+	p->port = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	for (uint32_t u = 0; u < g->n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			p->port[a] = a - g->off[u];
+}
+
+void arc_ports_free(struct arc_ports *p)
+{
+	free(p->port);
+	p->port = NULL;
+}
+
 double a2a_max_port_load(const struct graph *g, const struct a2a_routes *rt)
 {
-	uint32_t d = graph_outdeg(g, 0), *tail = graph_arc_tails(g);
+	uint32_t d = graph_outdeg(g, 0);
 	double *load = xcalloc((size_t)d + 1, sizeof(double)), max = 0;
+	struct arc_ports ports;
 
 	/* A route's hops on one port in a row are counted and added once: one
 	 * add a hop into the same few sums was a chain of dependent adds (a
 	 * tenth of a second for torus:256x256's 25 M hops). */
+	arc_ports_init(&ports, g);
 	for (size_t r = 0; r < rt->nroutes; r++) {
 		uint32_t prev = d, count = 0;
 
 		for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++) {
-			uint32_t a = rt->arc[h], port = a - g->off[tail[a]];
+			uint32_t port = arc_port(&ports, rt->arc[h]);
 
 			if (port != prev) {
 				load[prev] += count * rt->w[r];
@@ -195,7 +220,7 @@ double a2a_max_port_load(const struct graph *g, const struct a2a_routes *rt)
 	for (uint32_t j = 0; j < d; j++)
 		max = load[j] > max ? load[j] : max;
 	free(load);
-	free(tail);
+	arc_ports_free(&ports);
 	return max;
 }
 
