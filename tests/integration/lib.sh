@@ -5,6 +5,14 @@ BUILD=${BUILD:-build}
 OFC=${OFC:-$BUILD/ofc}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ofc-it.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
+# python3 looked up once: behind a version manager's shim (pyenv) every call
+# finds the interpreter anew, most of a second on a loaded machine, and the
+# suites call python3 hundreds of times. The wrapper runs the interpreter the
+# shim picked, by its own path (so a virtualenv stays one).
+if py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$py" ]; then
+	mkdir "$TMP/bin" && printf '#!/bin/sh\nexec "%s" "$@"\n' "$py" >"$TMP/bin/python3" &&
+		chmod 755 "$TMP/bin/python3" && PATH="$TMP/bin:$PATH"
+fi
 pass=0
 fail=0
 
