@@ -884,7 +884,7 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 		return rfail(v, t, xi, "no such block");
 	if (xfer_blocks(x) > 1)
 		return rfail(v, t, xi,
-			     "a transfer of %u blocks: a symmetry-reduced program carries one "
+			     "a transfer of %u blocks: a symmetry-reduced program carries one block "
 			     "a transfer",
 			     xfer_blocks(x));
 	if (a2a &&
