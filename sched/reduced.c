@@ -257,20 +257,36 @@ int sched_reduced_expand(const struct sched_reduced *r, struct schedule *s, stru
 	s->size_bytes = p->size_bytes;
 	s->root = p->root;
 	for (uint32_t t = 0; t < p->nsteps; t++) {
-		size_t k = sched_step_size(p, t), count = k * order;
+		size_t k = sched_step_size(p, t), count = 0;
+		const struct xfer *in = p->xfers + p->step_start[t];
 
+		for (size_t i = 0; i < k; i++)
+			count += xfer_blocks(&in[i]);
+		count *= order;
 		if (!count) { /* an empty step (and no array to point into yet) */
 			sched_step(s);
 			continue;
 		}
 		struct xfer *out = sched_append_steps(s, 1, &count);
-		const struct xfer *in = p->xfers + p->step_start[t];
 
+		/* A span is cut into its blocks: a translate of consecutive
+		 * blocks need not be consecutive. A block past the last is
+		 * left as it is, for the check to refuse. */
 		for (uint32_t e = 0; e < order; e++) {
 			uint32_t g = sched_group_element(&r->group, e);
 
-			for (size_t i = 0; i < k; i++)
-				*out++ = sched_reduced_move(r, &in[i], g);
+			for (size_t i = 0; i < k; i++) {
+				struct xfer x = in[i];
+				uint32_t nb = xfer_blocks(&x);
+
+				x.flags = xfer_span_flags(x.flags, 0);
+				for (uint32_t j = 0; j < nb; j++, x.block++) {
+					*out = sched_reduced_move(r, &x, g);
+					if (p->collective != SCHED_ALLTOALL && x.block >= n)
+						out->block = x.block;
+					out++;
+				}
+			}
 		}
 	}
 	return 0;
@@ -829,12 +845,12 @@ static int check_run(struct rstate *v, uint32_t t, size_t xi)
 		return rfail(v, t, xi, "node %u has no port %u", x->src, x->lane);
 	if (v->reps == 1) {
 		/* Port j leads every u to u + s_j: the run ends at u + (k+1) s_j. */
-		v->port_load[x->lane] += (uint64_t)x->length * xfer_arcs(x);
+		v->port_load[x->lane] += (uint64_t)x->length * xfer_arcs(x) * xfer_blocks(x);
 		u = sched_group_add(&v->r->group, u, v->run_to[x->lane * SCHED_MAX_RUN + x->run]);
 	}
 	for (uint32_t k = 0; v->reps > 1 && k < xfer_arcs(x); k++) {
 		v->port_load[(size_t)sched_group_split(&v->r->group, u, &h) * deg + x->lane] +=
-		    x->length;
+		    (uint64_t)x->length * xfer_blocks(x);
 		u = g->adj[g->off[u] + x->lane];
 	}
 	if (u != x->dst)
@@ -865,6 +881,47 @@ static uint32_t split_cached(struct rstate *v, int k, uint32_t u, uint32_t *h)
 	return v->split_rep[k];
 }
 
+/* A span in a reduction (check_xfer's checks passed): block by block, what
+ * check_xfer's end does for one. */
+static int reduce_span(struct rstate *v, const struct xfer *x, uint32_t lo, uint32_t hi,
+		       uint32_t rs, uint32_t hs, uint32_t rd, uint32_t hd)
+{
+	uint32_t n = v->n, nb = xfer_blocks(x), op = xfer_op(x);
+	uint64_t src0 = (uint64_t)rs * n, dst0 = (uint64_t)rd * n;
+
+	if (v->np) {
+		grid_span(v, lo, hi);
+		uint32_t len = (v->grid_b - v->grid_a - 1) << 29, base = v->grid_a * v->cells;
+
+		if (v->nrd + nb > v->cap_rd)
+			GROW(v->rd, v->cap_rd, v->nrd + nb);
+		for (uint32_t j = 0; j < nb; j++) {
+			uint32_t b = x->block + j;
+
+			v->rd[v->nrd++] = (struct gread){
+			    ((uint32_t)(src0 + sub(v, b, hs)) + base) | len,
+			    ((uint32_t)(dst0 + sub(v, b, hd)) + base) |
+				(op == XFER_REDUCE ? GRID_REDUCE : 0)};
+		}
+		return 0;
+	}
+	for (uint32_t j = 0; j < nb; j++) {
+		uint32_t b = x->block + j;
+		const struct seglist *l = &v->part[src0 + sub(v, b, hs)];
+		uint64_t at_dst = dst0 + sub(v, b, hd);
+
+		for (uint32_t i = 0; i < l->n; i++) {
+			uint32_t a = l->v[i].lo > lo ? l->v[i].lo : lo;
+			uint32_t e = l->v[i].hi < hi ? l->v[i].hi : hi;
+
+			if (e > a)
+				push(v, (struct rdeliv){at_dst, a, e, l->v[i].count, l->v[i].hash,
+							(uint8_t)op});
+		}
+	}
+	return 0;
+}
+
 /* One program transfer: its checks where it stands, and what its
  * translate into node 0 delivers there (after the step). */
 static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
@@ -880,13 +937,16 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 	if (x->src == x->dst)
 		return rfail(v, t, xi, "a node sends to itself");
 	bool a2a = p->collective == SCHED_ALLTOALL;
-	if (x->block >= (a2a ? (uint64_t)n * n : n))
-		return rfail(v, t, xi, "no such block");
-	if (xfer_blocks(x) > 1)
+	uint32_t nb = xfer_blocks(x);
+	if ((uint64_t)x->block + nb > (a2a ? (uint64_t)n * n : n))
+		return rfail(v, t, xi, nb > 1 ? "no such blocks" : "no such block");
+	/* Spans: in reductions (latency-optimal Swing's whole vector a step),
+	 * block by block below. */
+	if (nb > 1 && !v->reduce)
 		return rfail(v, t, xi,
-			     "a transfer of %u blocks: a symmetry-reduced program carries one block "
-			     "a transfer",
-			     xfer_blocks(x));
+			     "a transfer of %u blocks: a symmetry-reduced %s program carries one "
+			     "block a transfer",
+			     nb, sched_collective_name(p->collective));
 	if (a2a &&
 	    (v->lgn ? x->block >> v->lgn == (x->block & (n - 1)) : x->block / n == x->block % n))
 		return rfail(v, t, xi, "all-to-all has no block from a node to itself");
@@ -916,7 +976,7 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 				return rfail(v, t, xi,
 					     "port %u of node %u does not lead to node %u", x->lane,
 					     x->src, x->dst);
-			load[x->lane] += x->length;
+			load[x->lane] += (uint64_t)x->length * nb;
 		} else {
 			for (uint32_t k = 0; k < deg; k++)
 				mult += out[k] == x->dst;
@@ -925,7 +985,7 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 					     x->dst, g->spec);
 			for (uint32_t k = 0; k < deg; k++)
 				if (out[k] == x->dst)
-					load[k] += x->length / mult;
+					load[k] += (uint64_t)x->length * nb / mult;
 		}
 	}
 	if (a2a) { /* what is held and delivered: a2a_sorted, before */
@@ -933,6 +993,8 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 			return rfail(v, t, xi, "a reducing transfer in alltoall");
 		return a2a_failure_at(v, t, A2A_AT_CHECK, xi);
 	}
+	if (nb > 1)
+		return reduce_span(v, x, lo, hi, rs, hs, rd, hd);
 	/* The block as the sender's and the receiver's representatives see it. */
 	uint64_t at_src = (uint64_t)rs * n + sub(v, x->block, hs);
 	uint64_t at_dst = (uint64_t)rd * n + sub(v, x->block, hd);

@@ -88,8 +88,11 @@ static inline uint8_t xfer_flags(enum ring_dir dir, enum xfer_op op)
  * xfer_blocks(x)), in one transfer, k in flags bits 3-7. Recursive
  * doubling sends a node's aligned subcube of blocks at once: relayed over
  * torus:64x64 that is 516 K transfers, not 363 M. Only all-gathers on a
- * direct-connect topology carry spans (the verifier refuses them
- * elsewhere); what runs or exports a schedule one block at a time takes
+ * direct-connect topology carry spans in explicit schedules (the verifier
+ * refuses them elsewhere), and reductions in symmetry-reduced programs
+ * (latency-optimal Swing and recursive doubling: the whole vector a step;
+ * sched_verify_reduced takes them, sched_reduced_expand cuts them into
+ * blocks); what runs or exports a schedule one block at a time takes
  * sched_unspan's copy. */
 #define XFER_SPAN_SHIFT 3u
 #define XFER_MAX_SPAN	31u
@@ -948,9 +951,10 @@ struct sched_reduced {
 
 void sched_reduced_free(struct sched_reduced *r);
 /* Transfers of the whole schedule: order x program. */
+/* Spans counted block by block (sched_block_xfers). */
 static inline uint64_t sched_reduced_transfers(const struct sched_reduced *r)
 {
-	return (uint64_t)r->group.order * r->prog.nxfers;
+	return (uint64_t)r->group.order * sched_block_xfers(&r->prog);
 }
 /* x translated by g (the schedule's collective decides the block). */
 struct xfer sched_reduced_move(const struct sched_reduced *r, const struct xfer *x, uint32_t g);
@@ -1047,11 +1051,13 @@ int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_c
  * its routed figures route every node's message of each step (N per step,
  * no orbit of arcs: XOR moves no torus arc onto another). Latency-optimal:
  * power-of-two sizes up to SWING_REDUCED_LATENCY_NODES, the 16-bit node
- * ids' limit. Every step sends the whole vector, so its program is reps x
- * steps x ports x N transfers (Swing on torus:256x256: 4 x 16 x 4 x 65,536
- * = 16.7 M, 335 MB; on torus:16x16x16x16: 16 x 16 x 8 x 65,536 = 134 M,
- * 2.7 GB): what fits in memory is the caller's estimate
- * (torus_allreduce_reduced_transfers), before building. */
+ * ids' limit. Every step sends the whole vector: one span of all N blocks
+ * a representative, collective and step (xfer_blocks; the check by
+ * symmetry takes spans, and the expansion cuts them into blocks), so its
+ * program is reps x steps x collectives transfers (Swing on torus:256x256:
+ * 4 x 16 x 4 = 256, where one a block was 16.7 M, 335 MB). The check still
+ * reads every block: a step's reps x collectives x N of them is its state
+ * (torus_allreduce_reduced_transfers' *step_blocks). */
 #define SWING_REDUCED_LATENCY_NODES SCHED_REDUCED_MAX_NODES
 /* A baseline (sched/baseline.c) as a reduced schedule on G (g's
  * translations, sched_group_of): "torus-rings" and "recursive" (G XOR: a
@@ -1080,11 +1086,13 @@ int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum sw
 			    const struct sched_group *G, struct sched_reduced *r,
 			    struct torus_figures *f, struct ofc_error *err);
 /* The transfers torus_allreduce_reduced's program will hold (its memory
- * estimate, before building it), and its representatives in *reps (whose
- * state the check keeps: reps x N cells); 0 when t is no torus algo
- * schedules. */
+ * estimate, before building it), its representatives in *reps (whose
+ * state the check keeps: reps x N cells) and the most blocks one step's
+ * transfers carry in *step_blocks (the check's deliveries of a step; NULL:
+ * not asked); 0 when t is no torus algo schedules. */
 double torus_allreduce_reduced_transfers(const struct topo_tree *t, const char *algo,
-					 enum swing_variant v, uint32_t *reps);
+					 enum swing_variant v, uint32_t *reps,
+					 double *step_blocks);
 int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct a2a_request *q,
 		struct sched_reduced *r, struct a2a_outcome *o, struct ofc_error *err);
 

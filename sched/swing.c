@@ -222,12 +222,13 @@ static void route_step(struct loads *L, const struct schedule *s, uint32_t st)
 
 	for (uint32_t i = s->step_start[st], j; i < end; i = j) {
 		const struct xfer *x = &s->xfers[i];
+		uint64_t blocks = xfer_blocks(x); /* a span carries its blocks */
 
 		for (j = i + 1; j < end && s->xfers[j].src == x->src && s->xfers[j].dst == x->dst &&
 				s->xfers[j].length == x->length;
 		     j++)
-			;
-		route(L, x->src, x->dst, (j - i) * (sched_frac(x->length) / s->nodes));
+			blocks += xfer_blocks(&s->xfers[j]);
+		route(L, x->src, x->dst, (double)blocks * (sched_frac(x->length) / s->nodes));
 	}
 }
 
@@ -542,24 +543,29 @@ double torus_allreduce_transfers(const struct topo_tree *t, const char *algo, en
 /* ---- symmetry-reduced (sched.h, struct sched_reduced) ----------------------------- */
 
 double torus_allreduce_reduced_transfers(const struct topo_tree *t, const char *algo,
-					 enum swing_variant v, uint32_t *reps)
+					 enum swing_variant v, uint32_t *reps,
+					 double *step_blocks)
 {
 	struct ofc_error err = {0};
 	struct tplan pl;
 	double p, nr;
 
 	*reps = 0;
+	if (step_blocks)
+		*step_blocks = 0;
 	if (make_plan(t, algo, true, &pl, &err) < 0)
 		return 0;
 	p = pl.p;
 	/* Swing: the 2^D representatives of the even translations, k = 2D
 	 * collectives; recursive doubling: node 0 alone, one collective. As
-	 * torus_allreduce_reduced writes them: latency-optimal, p blocks per
-	 * representative, collective and step; bandwidth-optimal, p - 1 in
-	 * each half. */
+	 * torus_allreduce_reduced writes them: latency-optimal, one span of
+	 * the p blocks per representative, collective and step;
+	 * bandwidth-optimal, p - 1 blocks in each half, a transfer each. */
 	nr = pl.rd ? 1 : ldexp(1, (int)pl.D);
 	*reps = (uint32_t)nr;
-	return v == SWING_LATENCY ? nr * pl.k * pl.S * p : 2 * nr * pl.k * (p - 1);
+	if (step_blocks) /* bandwidth-optimal: at most p - 1 a step */
+		*step_blocks = nr * pl.k * (v == SWING_LATENCY ? p : p - 1);
+	return v == SWING_LATENCY ? nr * pl.k * pl.S : 2 * nr * pl.k * (p - 1);
 }
 
 /* Set bit b + h in dst for every bit b of src (a translate of a block set). */
@@ -707,41 +713,36 @@ int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum sw
 		for (uint32_t c = 0; c < k; c++)
 			X[c] = send_sets_reduced(&pl, c, &H);
 	/* The representatives' sends, as build() writes every node's. Their
-	 * number is known (latency-optimal: p blocks per representative,
-	 * collective and step; bandwidth-optimal: p - 1 per representative
-	 * and collective in each half), so the program is allocated once,
-	 * and the latency-optimal one (16.7 M transfers at 65,536 nodes) is
-	 * written in place rather than added transfer by transfer. */
+	 * number is known (latency-optimal: one span of all p blocks per
+	 * representative, collective and step, where a transfer a block was
+	 * 16.7 M at 65,536 nodes; bandwidth-optimal: p - 1 per representative
+	 * and collective in each half), so the program is allocated once. */
 	if (v == SWING_LATENCY) {
-		size_t *counts = xcalloc(S, sizeof(size_t));
-		struct xfer *out;
+		uint32_t span = (uint32_t)__builtin_ctz(p); /* p is a power of two */
 
-		for (uint32_t st = 0; st < S; st++)
-			counts[st] = (size_t)k * nr * p;
-		out = sched_append_steps(s, S, counts);
-		free(counts);
-		for (uint32_t st = 0; st < S; st++)
+		sched_reserve(s, (size_t)S * k * nr);
+		for (uint32_t st = 0; st < S; st++) {
+			sched_step(s);
 			for (uint32_t c = 0; c < k; c++) {
 				uint32_t lo = (uint32_t)((uint64_t)c * SCHED_ONE / k),
 					 hi = (uint32_t)((uint64_t)(c + 1) * SCHED_ONE / k);
 
 				for (uint32_t i = 0; i < nr; i++) {
-					uint32_t rn = sched_group_rep_node(&H, i),
-						 q = peer(&pl, c, rn, st);
-					struct xfer x = {.src = (uint16_t)rn,
-							 .dst = (uint16_t)q,
-							 .offset = lo,
-							 .length = hi - lo,
-							 .lane = SCHED_NO_LANE,
-							 .flags =
-							     xfer_flags(DIR_NONE, XFER_REDUCE)};
+					uint32_t rn = sched_group_rep_node(&H, i);
+					struct xfer x = {
+					    .src = (uint16_t)rn,
+					    .dst = (uint16_t)peer(&pl, c, rn, st),
+					    .block = 0,
+					    .offset = lo,
+					    .length = hi - lo,
+					    .lane = SCHED_NO_LANE,
+					    .flags = xfer_span_flags(xfer_flags(DIR_NONE, XFER_REDUCE),
+								     span)};
 
-					for (uint32_t b = 0; b < p; b++, out++) {
-						x.block = b;
-						*out = x;
-					}
+					sched_add(s, &x);
 				}
 			}
+		}
 	} else {
 		sched_reserve(s, 2 * (size_t)k * nr * (p - 1));
 	}
@@ -822,7 +823,7 @@ int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum sw
 				GROW(pairs, cap_pairs, npairs + 1);
 				pairs[npairs++] = (struct pair){x->src, x->dst, 0};
 			}
-			pairs[j].v += sched_frac(x->length) / p;
+			pairs[j].v += xfer_blocks(x) * (sched_frac(x->length) / p);
 		}
 		for (size_t j = 0; j < npairs; j++)
 			for (uint32_t e = 0; e < H.order; e++)

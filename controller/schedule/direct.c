@@ -91,9 +91,12 @@ int schedule_memory_check(const struct schedule_query *q, const char *what, uint
 /* A reduced program of xfers transfers and its check's state (reps x N
  * cells, as the explicit verifier's N x N; blocks cut into pieces: 1 when
  * whole) against the limit. */
+/* xfers: the program's transfers; step_blocks: the blocks the check
+ * delivers one by one in a step of spans (its read and delivery lists,
+ * 8 + 16 bytes a block: BFB_BYTES_PER_XFER). */
 static bool reduced_over_limit(const struct schedule_result *r, const struct schedule_query *q,
 			       struct schedule_outcome *o, const char *algo, double xfers,
-			       uint32_t reps, uint32_t pieces)
+			       double step_blocks, uint32_t reps, uint32_t pieces)
 {
 	double cells = (double)reps * r->g->n, table;
 	uint64_t limit = schedule_memory_limit(q);
@@ -104,17 +107,20 @@ static bool reduced_over_limit(const struct schedule_result *r, const struct sch
 		table = cells / 8;
 	else
 		table = cells * 16 + cells / 8;
-	double need = (double)mem_resident() + xfers * BFB_BYTES_PER_XFER + table;
+	double need = (double)mem_resident() + (xfers + step_blocks) * BFB_BYTES_PER_XFER + table;
 	if (need <= (double)limit)
 		return false;
 	char need_s[32], max_s[32];
 	fmt_size(need_s, sizeof(need_s), (uint64_t)need);
 	fmt_size(max_s, sizeof(max_s), limit);
+	char blocks_s[64] = "";
+	if (step_blocks > 0)
+		snprintf(blocks_s, sizeof(blocks_s), ", %.3g blocks checked a step", step_blocks);
 	snprintf(o->why, sizeof(o->why),
-		 "reduced %s on %u nodes needs about %s (%.3g program transfers, %u "
+		 "reduced %s on %u nodes needs about %s (%.3g program transfers%s, %u "
 		 "representatives' state), over the memory limit of %s (ofc --max-memory, ofcd "
 		 "--max-request-memory)",
-		 algo, r->g->n, need_s, xfers, reps, max_s);
+		 algo, r->g->n, need_s, xfers, blocks_s, reps, max_s);
 	o->why_code = OFC_E_RUNTIME;
 	return true;
 }
@@ -127,7 +133,7 @@ static bool reduced_over_memory(const struct schedule_result *r, const struct sc
 	uint32_t reps;
 	double xfers = baseline_reduced_transfers(r->g, r->tree, algo, q->collective, &reps);
 
-	return reduced_over_limit(r, q, o, algo, xfers, reps, baseline_pieces(r->g, algo));
+	return reduced_over_limit(r, q, o, algo, xfers, 0, reps, baseline_pieces(r->g, algo));
 }
 
 static bool over_memory(const struct schedule_result *r, const struct schedule_query *q,
@@ -684,15 +690,20 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 			o->why_code = OFC_E_INPUT;
 			return;
 		}
-		/* A latency-optimal program is reps x steps x ports x N
-		 * transfers: torus:16x16x16x16's is 134 M (2.7 GB). Swing's 2D
-		 * collectives each carry 1/2D of every block. */
+		/* A latency-optimal program is reps x steps x collectives
+		 * spans of N blocks, and the check delivers a step's blocks one
+		 * by one: reps x collectives x N of them (torus:16x16x16x16:
+		 * 8.4 M), counted as transfers. Swing's 2D collectives each
+		 * carry 1/2D of every block. */
 		uint32_t nreps;
-		double xfers = torus_allreduce_reduced_transfers(r->tree, algo, v, &nreps);
+		double step_blocks;
+		double xfers =
+		    torus_allreduce_reduced_transfers(r->tree, algo, v, &nreps, &step_blocks);
 		char what[64];
 		snprintf(what, sizeof(what), "%s %s",
 			 v == SWING_LATENCY ? "latency-optimal" : "bandwidth-optimal", algo);
-		if (reduced_over_limit(r, q, o, what, xfers, nreps,
+		if (reduced_over_limit(r, q, o, what, xfers,
+				       v == SWING_LATENCY ? step_blocks : 0, nreps,
 				       strcmp(algo, "swing") == 0 ? r->degree : 1))
 			return;
 		phase(r, o, "generation");
@@ -742,7 +753,7 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 }
 
 /* Reduced Swing, the latency-optimal program is the whole vector every
- * step (torus:16x16x16x16: 134 M transfers, 27 s to build and check),
+ * step (torus:16x16x16x16: 134 M blocks to check),
  * while its price needs only its figures, the built program's: when they
  * price it no lower than the bandwidth-optimal outcome o, it would not be
  * chosen, and is not built. */

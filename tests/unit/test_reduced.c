@@ -611,6 +611,49 @@ static int cmp_xfer(const void *a, const void *b)
 	return memcmp(a, b, sizeof(struct xfer));
 }
 
+/* Latency-optimal: the whole vector a step, one span of all N blocks a
+ * transfer. The check by symmetry of the program cut into blocks says the
+ * same (transfers, steps, loads); a span one block short, or a half span,
+ * fails it and the explicit check of its expansion. */
+static void latency_spans(const struct sched_reduced *r, const struct verify_report *vr)
+{
+	const struct schedule *p = &r->prog;
+	uint32_t n = r->group.nodes;
+	struct sched_reduced cut = {.group = r->group}, bad;
+	struct verify_report vc, red, exp;
+	struct schedule xs;
+	struct ofc_error err = {0};
+
+	for (size_t i = 0; i < p->nxfers; i++) {
+		assert_int_equal(xfer_blocks(&p->xfers[i]), n);
+		assert_int_equal(p->xfers[i].block, 0);
+	}
+	sched_unspan(p, &cut.prog);
+	assert_int_equal(cut.prog.nxfers, (size_t)n * p->nxfers);
+	assert_int_equal(sched_verify_reduced(&cut, NULL, &vc), 0);
+	assert_int_equal(vc.ntransfers, vr->ntransfers);
+	assert_int_equal(vc.nsteps, vr->nsteps);
+	assert_true(vc.split == vr->split);
+	sched_reduced_free(&cut);
+
+	size_t picks[] = {0, p->nxfers / 2, p->nxfers - 1};
+	for (size_t k = 0; k < ARRAY_SIZE(picks); k++)
+		for (int half = 0; half < 2; half++) {
+			struct xfer y = p->xfers[picks[k]];
+
+			/* The first half of the blocks, or the second. */
+			y.flags = xfer_span_flags(y.flags, (uint32_t)__builtin_ctz(n) - 1);
+			if (half)
+				y.block = n / 2;
+			edited(r, picks[k], -1, false, &y, &bad);
+			assert_int_equal(sched_verify_reduced(&bad, NULL, &red), -1);
+			assert_int_equal(sched_reduced_expand(&bad, &xs, &err), 0);
+			assert_int_equal(sched_verify(&xs, NULL, &exp), -1);
+			sched_free(&xs);
+			sched_reduced_free(&bad);
+		}
+}
+
 static void swing_case(const char *spec, const char *algo, enum swing_variant v)
 {
 	struct fixture f;
@@ -622,7 +665,8 @@ static void swing_case(const char *spec, const char *algo, enum swing_variant v)
 
 	open_spec(spec, &f);
 	uint32_t reps;
-	double want = torus_allreduce_reduced_transfers(f.t, algo, v, &reps);
+	double step_blocks;
+	double want = torus_allreduce_reduced_transfers(f.t, algo, v, &reps, &step_blocks);
 	if (torus_allreduce_reduced(f.t, algo, v, &f.G, &r, &tf, &err) < 0)
 		fail_msg("%s: %s", spec, err.msg);
 	/* The estimate the CLI refuses by is the program's size. */
@@ -673,6 +717,8 @@ static void swing_case(const char *spec, const char *algo, enum swing_variant v)
 	assert_memory_equal(xs.xfers, es.xfers, es.nxfers * sizeof(struct xfer));
 	sched_free(&xs);
 	sched_free(&es);
+	if (v == SWING_LATENCY)
+		latency_spans(&r, &vr);
 
 	const struct schedule *p = &r.prog;
 	size_t picks[] = {0, p->nxfers / 3, p->nxfers - 1};
