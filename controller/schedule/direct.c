@@ -1642,7 +1642,7 @@ int schedule_direct(struct schedule_result *r, const struct schedule_query *q, c
 	}
 	if (!r->main)
 		r->main = &r->out[0];
-	if (strcmp(algo, "all") == 0)
+	if (strcmp(algo, "all") == 0 && !q->no_certify)
 		direct_certify(r, q);
 	if (r->nic_ports && r->main->applies)
 		r->nlinks = fabric_view_links(&r->fv, q->fabric, &r->main->s, &r->links);

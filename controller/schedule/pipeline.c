@@ -108,6 +108,8 @@ static bool run_healthy(struct schedule_result *h, const struct schedule_result 
 	 * (their survivors are renumbered) */
 	qh.keep_warm = q->collective == SCHED_ALLTOALL && !r->keep;
 	qh.warm = NULL;
+	/* Only its times are used (price_healthy): no fluid bound. */
+	qh.no_certify = true;
 	/* The healthy MCF is the degraded one's start: a --time-limit below
 	 * the default bounds the re-plan, not the solution it starts from. */
 	if (q->time_limit > 0 && q->time_limit < 60)

@@ -98,8 +98,9 @@ struct schedule_query {
 	 * ofcd's planner), NULL: none. A cancelled run's outcome does not
 	 * apply, its why "cancelled" (schedule_check fails with it). */
 	const atomic_bool *cancel;
-	/* "all" without the fluid bound beside the outcomes (certify.c), for a
-	 * caller that shows none: ofc optree --sweep. Up to 5 s a ring. */
+	/* "all" without the fluid bound beside the outcomes (certify.c, up to
+	 * 5 s), for a caller that shows none: ofc optree --sweep, and the
+	 * healthy run that prices failures (pipeline.c). */
 	bool no_certify;
 };
 
