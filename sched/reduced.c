@@ -377,7 +377,14 @@ struct rstate {
 		uint64_t hash;
 	} * gdl;
 	size_t ngdl, cap_gdl;
-	uint64_t *port_load;  /* node 0's ports, this step */
+	/* A step of spans each within one piece, piece after piece
+	 * (span_planes): each piece's plane is copied to `snap` before its
+	 * first span, and its spans read the copy and fold in place, block
+	 * after block, with no read and delivery lists. */
+	bool plane_step;
+	uint32_t snap_plane; /* the plane in snap (UINT32_MAX: none yet this step) */
+	struct rslot *snap;  /* cells slots */
+	uint64_t *port_load; /* node 0's ports, this step */
 	uint64_t *port_total; /* and over all steps */
 	uint32_t *run_to;     /* port j, k + 1 arcs from node 0: [j * SCHED_MAX_RUN + k] */
 	/* check_xfer's last sender [0] and receiver [1] split by the group
@@ -881,6 +888,50 @@ static uint32_t split_cached(struct rstate *v, int k, uint32_t u, uint32_t *h)
 	return v->split_rep[k];
 }
 
+static void slot_apply(struct rslot *sl, bool reduce, uint32_t count, uint64_t hash)
+{
+	if (reduce) {
+		sl->count += count;
+		sl->hash += hash;
+	} else {
+		sl->count = count;
+		sl->hash = hash;
+	}
+}
+
+/* Whether step t is spans each within one piece, the pieces one after
+ * another (latency-optimal Swing: a collective's spans, then the next
+ * collective's): then the step's reads are the start of the step's values
+ * when each piece's plane is copied before its first span, and a span
+ * folds into the plane at once (plane_step). A transfer that is no such
+ * span leaves the step to the read and delivery lists (and to check_xfer
+ * to refuse it, if it must). */
+static bool span_planes(struct rstate *v, uint32_t t)
+{
+	const struct schedule *p = &v->r->prog;
+	uint32_t last = UINT32_MAX, seen = 0;
+
+	if (!v->np || p->step_start[t] == p->step_start[t + 1])
+		return false;
+	for (size_t xi = p->step_start[t]; xi < p->step_start[t + 1]; xi++) {
+		const struct xfer *x = &p->xfers[xi];
+
+		if (xfer_blocks(x) < 2 || x->length == 0 || x->offset >= SCHED_ONE ||
+		    (uint64_t)x->offset + x->length > SCHED_ONE)
+			return false;
+		grid_span(v, x->offset, x->offset + x->length);
+		if (v->grid_b != v->grid_a + 1)
+			return false;
+		if (v->grid_a != last) {
+			if (seen >> v->grid_a & 1)
+				return false;
+			seen |= 1u << v->grid_a;
+			last = v->grid_a;
+		}
+	}
+	return true;
+}
+
 /* A span in a reduction (check_xfer's checks passed): block by block, what
  * check_xfer's end does for one. */
 static int reduce_span(struct rstate *v, const struct xfer *x, uint32_t lo, uint32_t hi,
@@ -889,6 +940,23 @@ static int reduce_span(struct rstate *v, const struct xfer *x, uint32_t lo, uint
 	uint32_t n = v->n, nb = xfer_blocks(x), op = xfer_op(x);
 	uint64_t src0 = (uint64_t)rs * n, dst0 = (uint64_t)rd * n;
 
+	if (v->plane_step) { /* one piece (span_planes), grid_a */
+		grid_span(v, lo, hi);
+		struct rslot *plane = v->slot + (size_t)v->grid_a * v->cells;
+		bool reduce = op == XFER_REDUCE;
+
+		if (v->snap_plane != v->grid_a) {
+			memcpy(v->snap, plane, v->cells * sizeof(struct rslot));
+			v->snap_plane = v->grid_a;
+		}
+		for (uint32_t j = 0; j < nb; j++) {
+			uint32_t b = x->block + j;
+			const struct rslot *s = &v->snap[src0 + sub(v, b, hs)];
+
+			slot_apply(&plane[dst0 + sub(v, b, hd)], reduce, s->count, s->hash);
+		}
+		return 0;
+	}
 	if (v->np) {
 		grid_span(v, lo, hi);
 		uint32_t len = (v->grid_b - v->grid_a - 1) << 29, base = v->grid_a * v->cells;
@@ -1034,17 +1102,6 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 						(uint8_t)xfer_op(x)});
 	}
 	return 0;
-}
-
-static void slot_apply(struct rslot *sl, bool reduce, uint32_t count, uint64_t hash)
-{
-	if (reduce) {
-		sl->count += count;
-		sl->hash += hash;
-	} else {
-		sl->count = count;
-		sl->hash = hash;
-	}
 }
 
 /* The step's transfers, now that every check passed, as sched_verify's
@@ -1322,6 +1379,10 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 	if (p->collective == SCHED_ALLTOALL)
 		a2a_sorted(&v);
 	for (uint32_t t = 0; t < p->nsteps; t++) {
+		v.plane_step = span_planes(&v, t);
+		v.snap_plane = UINT32_MAX;
+		if (v.plane_step && !v.snap)
+			v.snap = xmalloc(cells * sizeof(struct rslot));
 		for (size_t xi = p->step_start[t]; xi < p->step_start[t + 1]; xi++)
 			if (check_xfer(&v, t, xi) < 0)
 				goto out;
@@ -1357,6 +1418,7 @@ out:
 	free(v.part);
 	free(v.mask);
 	free(v.slot);
+	free(v.snap);
 	free(v.gdl);
 	free(v.rd);
 	free(v.total);
