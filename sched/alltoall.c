@@ -589,7 +589,9 @@ int a2a_balanced_routes_0(const struct graph *g, const struct sched_group *G, ui
 /* With runs, each hop that opens one gets the run's arcs less one
  * (xfer.run): a hop continues its route's run when it leaves on the port
  * the hop before it left on. Read once; the passes below jump run to run. */
-static uint8_t *route_runs(const struct graph *g, const struct a2a_routes *rt)
+/* load (d entries, or NULL): what the routes put on each port, summed a
+ * run at a time, for a2a_schedule's max_port_load. */
+static uint8_t *route_runs(const struct graph *g, const struct a2a_routes *rt, double *load)
 {
 	size_t nhops = rt->nroutes ? rt->off[rt->nroutes] : 0;
 	uint8_t *run = xmalloc(nhops + 1);
@@ -606,29 +608,47 @@ static uint8_t *route_runs(const struct graph *g, const struct a2a_routes *rt)
 			uint32_t port = arc_port(&ports, rt->arc[h]);
 
 			if (port != prev || h - start == SCHED_MAX_RUN) {
-				if (h > rt->off[r])
+				if (h > rt->off[r]) {
 					run[start] = (uint8_t)(h - start - 1);
+					if (load)
+						load[prev] += (double)(h - start) * rt->w[r];
+				}
 				start = h;
 			}
 			prev = port;
 		}
-		if (rt->off[r + 1] > rt->off[r])
+		if (rt->off[r + 1] > rt->off[r]) {
 			run[start] = (uint8_t)(rt->off[r + 1] - start - 1);
+			if (load)
+				load[prev] += (double)(rt->off[r + 1] - start) * rt->w[r];
+		}
 	}
 	arc_ports_free(&ports);
 	return run;
 }
 
 int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool stepped, bool runs,
-		 const char *algorithm, struct schedule *s, struct ofc_error *err)
+		 const char *algorithm, struct schedule *s, double *max_port_load,
+		 struct ofc_error *err)
 {
 	uint32_t n = g->n, nsteps = 0, *tail;
 	size_t *count, *pos;
+	double *load = NULL;
 
 	memset(s, 0, sizeof(*s));
 	if (rt->symmetric)
 		return ofc_error_set(err, OFC_E_RUNTIME, "expand symmetric routes first");
-	uint8_t *run = runs && !stepped ? route_runs(g, rt) : NULL;
+	if (max_port_load && runs && !stepped)
+		load = xcalloc((size_t)graph_outdeg(g, 0) + 1, sizeof(double));
+	else if (max_port_load)
+		*max_port_load = a2a_max_port_load(g, rt);
+	uint8_t *run = runs && !stepped ? route_runs(g, rt, load) : NULL;
+	if (load) {
+		*max_port_load = 0;
+		for (uint32_t j = 0; j < graph_outdeg(g, 0); j++)
+			*max_port_load = load[j] > *max_port_load ? load[j] : *max_port_load;
+		free(load);
+	}
 	/* Steps without a step array: hop i at step i, as unstepped. */
 	const uint32_t *step = stepped ? rt->step : NULL;
 #define NEXT(h) ((h) + 1 + (run ? run[h] : 0))
@@ -836,7 +856,7 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 			 : a2a_balanced_routes(g, 0x0fc, q->clock, rt, err);
 	}
 	if (rc == 0)
-		rc = a2a_schedule(g, rt, steps, a2a_runs(q), q->algo, s, err);
+		rc = a2a_schedule(g, rt, steps, a2a_runs(q), q->algo, s, NULL, err);
 	if (rc == 0) {
 		o->max_load = a2a_max_link_load(g, q->mcf.capacity, rt);
 		o->max_paths = a2a_max_paths(rt);

@@ -241,9 +241,13 @@ uint32_t a2a_max_hops(const struct a2a_routes *rt);
 /* The schedule: `stepped` puts every hop at its step, else hop i of every
  * route at step i, or with `runs` (routed only) the route's straight
  * stretches, one transfer each (xfer.run), run i at step i. Each pair's
- * block is split among its routes by weight. */
+ * block is split among its routes by weight. max_port_load (or NULL):
+ * a2a_max_port_load of the routes (node 0's of a symmetric schedule),
+ * summed in the pass that finds the runs when there is one (a pass over
+ * torus:256x256's 25 M hops saved). */
 int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool stepped, bool runs,
-		 const char *algorithm, struct schedule *s, struct ofc_error *err);
+		 const char *algorithm, struct schedule *s, double *max_port_load,
+		 struct ofc_error *err);
 /* Runs as asked, and never with host injection limits (a2a_request). */
 static inline bool a2a_runs(const struct a2a_request *q)
 {

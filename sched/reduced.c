@@ -1443,7 +1443,7 @@ static int a2a_baseline_reduced(const struct graph *g, const struct sched_group 
 	if ((strcmp(q->algo, "direct") == 0
 		 ? a2a_direct_routes_0(g, &rt, err)
 		 : a2a_balanced_routes_0(g, G, 0x0fc, q->clock, &rt, err)) < 0 ||
-	    a2a_schedule(g, &rt, false, a2a_runs(q), q->algo, &r->prog, err) < 0) {
+	    a2a_schedule(g, &rt, false, a2a_runs(q), q->algo, &r->prog, &o->max_load, err) < 0) {
 		a2a_routes_free(&rt);
 		return -1;
 	}
@@ -1451,8 +1451,8 @@ static int a2a_baseline_reduced(const struct graph *g, const struct sched_group 
 	o->cut_through = true;
 	o->max_paths = 1;
 	o->max_hops = a2a_max_hops(&rt);
-	/* Unit capacities: links of different rates are not reduced. */
-	o->max_load = a2a_max_port_load(g, &rt);
+	/* o->max_load: unit capacities (links of different rates are not
+	 * reduced). */
 	a2a_routes_free(&rt);
 	return 0;
 }
@@ -1516,13 +1516,12 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 		a2a_routes_limit(rt, graph_outdeg(g, 0));
 	struct a2a_routes own = *rt;
 	own.symmetric = false;
-	if (a2a_schedule(g, &own, steps, a2a_runs(q), "mcf", &r->prog, err) < 0) {
+	if (a2a_schedule(g, &own, steps, a2a_runs(q), "mcf", &r->prog, &o->max_load, err) < 0) {
 		a2a_outcome_free(o);
 		return -1;
 	}
 	r->group = grp;
 	o->max_hops = a2a_max_hops(rt);
-	o->max_load = a2a_max_port_load(g, rt);
 	o->max_paths = a2a_max_paths(rt);
 	return 0;
 }
