@@ -17,9 +17,18 @@ start_emu ocs-emu e --ports 256 --credentials configs/credentials/ocs0.cred --de
 DEV="ocs0=127.0.0.1:$e_port"
 expect_exit 0 $OFC apply "$A" --device "$DEV" --state-dir "$ST"
 
-at_target() { # CONFIG -> prints True/False: the device holds CONFIG's target and the record agrees
-	$OFC status "$1" --device "$DEV" --state-dir "$ST" --json |
-		python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["in_sync"] and j["at_target"] and j["transaction"] is None)'
+# at_targets OLD NEW -> prints two of True/False, for each config: the
+# device holds its target and the record agrees (one python3 for both)
+at_targets() {
+	$OFC status "$1" --device "$DEV" --state-dir "$ST" --json >"$TMP/ta.json"
+	$OFC status "$2" --device "$DEV" --state-dir "$ST" --json >"$TMP/tb.json"
+	python3 -c 'import json,sys
+for f in sys.argv[1:]:
+    try:
+        j = json.load(open(f))
+        print(j["in_sync"] and j["at_target"] and j["transaction"] is None)
+    except Exception:
+        print(False)' "$TMP/ta.json" "$TMP/tb.json"
 }
 
 seed=${OFC_CRASH_SEED:-$$}
@@ -27,10 +36,14 @@ echo "crash: seed $seed"
 old="$A"
 new="$B"
 unfinished=0
+# a random moment in the first 0.4 s of each apply (run i seeded by seed * 100 + i)
+MS=$(python3 -c "import random
+for i in range(1, 21):
+    random.seed($seed * 100 + i)
+    print(random.randint(0, 400))")
 i=1
 while [ $i -le 20 ]; do
-	# a random moment in the first 0.4 s of the apply
-	ms=$(python3 -c "import random; random.seed($seed * 100 + $i); print(random.randint(0, 400))")
+	ms=$(echo "$MS" | sed -n "${i}p")
 	$OFC apply "$new" --device "$DEV" --state-dir "$ST" >/dev/null 2>&1 &
 	pid=$!
 	sleep "$(printf '0.%03d' "$ms")"
@@ -46,8 +59,8 @@ while [ $i -le 20 ]; do
 	# The next command that touches the fabric repairs it.
 	expect_exit 0 $OFC plan "$new" --device "$DEV" --state-dir "$ST"
 	[ ! -e "$ST/torus64-ocs.journal" ] && ok || bad "run $i: journal left after plan"
-	ta=$(at_target "$old")
-	tb=$(at_target "$new")
+	at_targets "$old" "$new" >"$TMP/t"
+	{ read -r ta; read -r tb; } <"$TMP/t"
 	if [ "$ta" = True ] || [ "$tb" = True ]; then ok; else
 		bad "run $i (kill after $ms ms): device/record at neither target ($ta, $tb)"
 	fi
