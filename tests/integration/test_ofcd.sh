@@ -43,7 +43,7 @@ stop_ofcd() { # exit status of the daemon after SIGTERM
 }
 # state_json EXPR: the daemon's state (status --json), checked by EXPR over s.
 state_is() {
-	expect_json "(lambda s: $1)(j)" sh -c "$OFC --socket '$SOCK' status --json | python3 -c 'import json,sys; r=json.load(sys.stdin); json.dump(r[\"state\"], sys.stdout)'"
+	expect_json "(lambda s: $1)(j[\"state\"])" $OFC --socket "$SOCK" status --json
 }
 # wait_state EXPR: poll until the state satisfies EXPR (at most 10 s).
 wait_state() {
