@@ -17,7 +17,10 @@ start_emu() {
 		i=$((i + 1))
 	done
 	eval "${name}_pid=$pid"
-	eval "${name}_port=$(cat "$TMP/$name.port" 2>/dev/null)"
+	# read, not $(cat): test_apply starts an emulator 290 times
+	_port=
+	[ -s "$TMP/$name.port" ] && read -r _port <"$TMP/$name.port"
+	eval "${name}_port=$_port"
 }
 stop_emu() {
 	kill "$1" 2>/dev/null
