@@ -45,16 +45,15 @@ stop_ofcd() { # exit status of the daemon after SIGTERM
 state_is() {
 	expect_json "(lambda s: $1)(j[\"state\"])" $OFC --socket "$SOCK" status --json
 }
-# wait_state EXPR: poll until the state satisfies EXPR (at most 10 s).
-wait_state() {
-	_w=0
-	while [ $_w -lt 500 ]; do
+# wait_state EXPR: poll until the state satisfies EXPR (at most 10 s by the clock).
+wait_state() { # a turn is a status call and a python3, so by the clock
+	_end=$(($(date +%s) + 10))
+	while [ "$(date +%s)" -le $_end ]; do
 		if $OFC --socket "$SOCK" status --json 2>/dev/null |
 			python3 -c "import json,sys; j=json.load(sys.stdin)['state']; sys.exit(0 if ($1) else 1)" 2>/dev/null; then
 			return 0
 		fi
 		sleep 0.02
-		_w=$((_w + 1))
 	done
 	return 1
 }
