@@ -55,7 +55,7 @@ expect_stdout_has() {
 	"$@" >"$TMP/out" 2>"$TMP/err"
 	got=$?
 	if [ "$got" -eq 0 ] && grep -qF -- "$text" "$TMP/out"; then ok; else
-		bad "$* should print '$text'" "exit $got; stdout: $(head -c 300 "$TMP/out")" \
+		bad "$* should print '$text'" "exit $got; stdout: $(head -c 3000 "$TMP/out")" \
 			"stderr: $(head -c 300 "$TMP/err")"
 	fi
 }
@@ -68,7 +68,7 @@ expect_json() {
 	"$@" >"$TMP/out" 2>"$TMP/err"
 	got=$?
 	if [ "$got" -eq 0 ] && python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if ($expr) else 1)" "$TMP/out"; then ok; else
-		bad "$*: $expr" "exit $got; stdout: $(head -c 300 "$TMP/out")" "stderr: $(head -c 300 "$TMP/err")"
+		bad "$*: $expr" "exit $got; stdout: $(head -c 3000 "$TMP/out")" "stderr: $(head -c 300 "$TMP/err")"
 	fi
 }
 
