@@ -932,9 +932,11 @@ static bool span_planes(struct rstate *v, uint32_t t)
 	return true;
 }
 
-/* A span in a reduction (check_xfer's checks passed): block by block, what
- * check_xfer's end does for one. */
-static int reduce_span(struct rstate *v, const struct xfer *x, uint32_t lo, uint32_t hi,
+/* A reduction's transfer, once check_xfer's checks passed: what its
+ * blocks (one, or a span's) deliver, block by block, folded into the
+ * plane at once in a plane_step, else as reads for deliver_slots (the
+ * grid) or deliveries (the lists). */
+static int reduce_blocks(struct rstate *v, const struct xfer *x, uint32_t lo, uint32_t hi,
 		       uint32_t rs, uint32_t hs, uint32_t rd, uint32_t hd)
 {
 	uint32_t n = v->n, nb = xfer_blocks(x), op = xfer_op(x);
@@ -957,7 +959,7 @@ static int reduce_span(struct rstate *v, const struct xfer *x, uint32_t lo, uint
 		}
 		return 0;
 	}
-	if (v->np) {
+	if (v->np) { /* the sender's slots over [lo, hi), for deliver_slots */
 		grid_span(v, lo, hi);
 		uint32_t len = (v->grid_b - v->grid_a - 1) << 29, base = v->grid_a * v->cells;
 
@@ -973,7 +975,7 @@ static int reduce_span(struct rstate *v, const struct xfer *x, uint32_t lo, uint
 		}
 		return 0;
 	}
-	for (uint32_t j = 0; j < nb; j++) {
+	for (uint32_t j = 0; j < nb; j++) { /* the sender's value: its representative's */
 		uint32_t b = x->block + j;
 		const struct seglist *l = &v->part[src0 + sub(v, b, hs)];
 		uint64_t at_dst = dst0 + sub(v, b, hd);
@@ -1061,46 +1063,22 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 			return rfail(v, t, xi, "a reducing transfer in alltoall");
 		return a2a_failure_at(v, t, A2A_AT_CHECK, xi);
 	}
-	if (nb > 1)
-		return reduce_span(v, x, lo, hi, rs, hs, rd, hd);
+	if (v->reduce)
+		return reduce_blocks(v, x, lo, hi, rs, hs, rd, hd);
 	/* The block as the sender's and the receiver's representatives see it. */
 	uint64_t at_src = (uint64_t)rs * n + sub(v, x->block, hs);
 	uint64_t at_dst = (uint64_t)rd * n + sub(v, x->block, hd);
-	if (!v->reduce) {
-		if (xfer_op(x) == XFER_REDUCE)
-			return rfail(v, t, xi, "a reducing transfer in %s",
-				     sched_collective_name(p->collective));
-		bool held = at_src % n == sched_group_rep_node(G, rs) ||
-			    (v->full[at_src >> 6] >> (at_src & 63)) & 1 ||
-			    (v->mask ? mask_covers(v, at_src, lo, hi)
-				     : seglist_covers(&v->part[at_src], lo, hi));
-		if (!held)
-			return rfail(v, t, xi,
-				     "node %u does not hold that data at the start of the step",
-				     x->src);
-		push(v, (struct rdeliv){at_dst, lo, hi, 1, 0, XFER_COPY});
-		return 0;
-	}
-	if (v->np) { /* the sender's slots over [lo, hi), for deliver_slots */
-		grid_span(v, lo, hi);
-		if (v->nrd == v->cap_rd)
-			GROW(v->rd, v->cap_rd, v->nrd + 1);
-		v->rd[v->nrd++] = (struct gread){((uint32_t)at_src + v->grid_a * v->cells) |
-						     (v->grid_b - v->grid_a - 1) << 29,
-						 ((uint32_t)at_dst + v->grid_a * v->cells) |
-						     (xfer_op(x) == XFER_REDUCE ? GRID_REDUCE : 0)};
-		return 0;
-	}
-	/* The sender's value over [lo, hi): its representative's at at_src. */
-	const struct seglist *l = &v->part[at_src];
-	for (uint32_t i = 0; i < l->n; i++) {
-		uint32_t a = l->v[i].lo > lo ? l->v[i].lo : lo;
-		uint32_t b = l->v[i].hi < hi ? l->v[i].hi : hi;
-
-		if (b > a)
-			push(v, (struct rdeliv){at_dst, a, b, l->v[i].count, l->v[i].hash,
-						(uint8_t)xfer_op(x)});
-	}
+	if (xfer_op(x) == XFER_REDUCE)
+		return rfail(v, t, xi, "a reducing transfer in %s",
+			     sched_collective_name(p->collective));
+	bool held = at_src % n == sched_group_rep_node(G, rs) ||
+		    (v->full[at_src >> 6] >> (at_src & 63)) & 1 ||
+		    (v->mask ? mask_covers(v, at_src, lo, hi)
+			     : seglist_covers(&v->part[at_src], lo, hi));
+	if (!held)
+		return rfail(v, t, xi, "node %u does not hold that data at the start of the step",
+			     x->src);
+	push(v, (struct rdeliv){at_dst, lo, hi, 1, 0, XFER_COPY});
 	return 0;
 }
 
