@@ -633,21 +633,26 @@ int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool steppe
 {
 	uint32_t n = g->n, nsteps = 0, *tail;
 	size_t *count, *pos;
-	double *load = NULL;
+	uint8_t *run = NULL;
 
 	memset(s, 0, sizeof(*s));
 	if (rt->symmetric)
 		return ofc_error_set(err, OFC_E_RUNTIME, "expand symmetric routes first");
-	if (max_port_load && runs && !stepped)
-		load = xcalloc((size_t)graph_outdeg(g, 0) + 1, sizeof(double));
-	else if (max_port_load)
-		*max_port_load = a2a_max_port_load(g, rt);
-	uint8_t *run = runs && !stepped ? route_runs(g, rt, load) : NULL;
-	if (load) {
+	if (max_port_load) { /* the runs' pass sums the ports */
+		uint32_t d = graph_outdeg(g, 0);
+		double *load = xcalloc((size_t)d + 1, sizeof(double));
+
+		run = route_runs(g, rt, load);
 		*max_port_load = 0;
-		for (uint32_t j = 0; j < graph_outdeg(g, 0); j++)
+		for (uint32_t j = 0; j < d; j++)
 			*max_port_load = load[j] > *max_port_load ? load[j] : *max_port_load;
 		free(load);
+	}
+	if (!runs || stepped) {
+		free(run);
+		run = NULL;
+	} else if (!run) {
+		run = route_runs(g, rt, NULL);
 	}
 	/* Steps without a step array: hop i at step i, as unstepped. */
 	const uint32_t *step = stepped ? rt->step : NULL;

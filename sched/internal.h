@@ -232,18 +232,15 @@ int a2a_balanced_routes_0(const struct graph *g, const struct sched_group *G, ui
  * (cap per arc; NULL: 1) (a cut-through schedule's bandwidth term), and
  * the most paths a pair has. */
 double a2a_max_link_load(const struct graph *g, const double *cap, const struct a2a_routes *rt);
-/* Node 0's routes of a symmetric schedule: the most any port carries, as
- * every arc of port j carries what the routes put on port j (one
- * translate of each hop each; unit capacities). */
-double a2a_max_port_load(const struct graph *g, const struct a2a_routes *rt);
 uint32_t a2a_max_paths(const struct a2a_routes *rt);
 uint32_t a2a_max_hops(const struct a2a_routes *rt);
 /* The schedule: `stepped` puts every hop at its step, else hop i of every
  * route at step i, or with `runs` (routed only) the route's straight
  * stretches, one transfer each (xfer.run), run i at step i. Each pair's
- * block is split among its routes by weight. max_port_load (or NULL):
- * a2a_max_port_load of the routes (node 0's of a symmetric schedule),
- * summed in the pass that finds the runs when there is one (a pass over
+ * block is split among its routes by weight. max_port_load (or NULL): the
+ * most any port carries, for node 0's routes of a symmetric schedule
+ * (every arc of port j carries what they put on port j; unit
+ * capacities), summed in the pass that finds the runs (a second pass over
  * torus:256x256's 25 M hops saved). */
 int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool stepped, bool runs,
 		 const char *algorithm, struct schedule *s, double *max_port_load,

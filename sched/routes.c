@@ -192,38 +192,6 @@ void arc_ports_free(struct arc_ports *p)
 	p->port = NULL;
 }
 
-double a2a_max_port_load(const struct graph *g, const struct a2a_routes *rt)
-{
-	uint32_t d = graph_outdeg(g, 0);
-	double *load = xcalloc((size_t)d + 1, sizeof(double)), max = 0;
-	struct arc_ports ports;
-
-	/* A route's hops on one port in a row are counted and added once: one
-	 * add a hop into the same few sums was a chain of dependent adds (a
-	 * tenth of a second for torus:256x256's 25 M hops). */
-	arc_ports_init(&ports, g);
-	for (size_t r = 0; r < rt->nroutes; r++) {
-		uint32_t prev = d, count = 0;
-
-		for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++) {
-			uint32_t port = arc_port(&ports, rt->arc[h]);
-
-			if (port != prev) {
-				load[prev] += count * rt->w[r];
-				prev = port;
-				count = 0;
-			}
-			count++;
-		}
-		load[prev] += count * rt->w[r];
-	}
-	for (uint32_t j = 0; j < d; j++)
-		max = load[j] > max ? load[j] : max;
-	free(load);
-	arc_ports_free(&ports);
-	return max;
-}
-
 void a2a_routes_free(struct a2a_routes *r)
 {
 	free(r->perm);
