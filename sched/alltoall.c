@@ -586,6 +586,43 @@ int a2a_balanced_routes_0(const struct graph *g, const struct sched_group *G, ui
 
 /* ---- the schedule ------------------------------------------------------------- */
 
+/* The port of an arc, its index among its tail's arcs: a mask where every
+ * node has the same power-of-two degree (tori, hypercubes, genkautz:N,4:
+ * arc a is port a mod d), else a table. The lowerings look it up once a
+ * hop: two dependent loads (the tail, its offset) were three quarters of
+ * a2a_schedule on torus:256x256. */
+struct arc_ports {
+	uint32_t mask;
+	uint32_t *port; /* NULL: a & mask */
+};
+static inline uint32_t arc_port(const struct arc_ports *p, uint32_t a)
+{
+	return p->port ? p->port[a] : a & p->mask;
+}
+
+static void arc_ports_init(struct arc_ports *p, const struct graph *g)
+{
+	uint32_t d = g->n ? graph_outdeg(g, 0) : 0;
+	bool regular = d && !(d & (d - 1));
+
+	for (uint32_t u = 0; u <= g->n && regular; u++)
+		regular = g->off[u] == (uint64_t)u * d;
+	p->mask = regular ? d - 1 : 0;
+	p->port = NULL;
+	if (regular)
+		return;
+	p->port = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	for (uint32_t u = 0; u < g->n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			p->port[a] = a - g->off[u];
+}
+
+static void arc_ports_free(struct arc_ports *p)
+{
+	free(p->port);
+	p->port = NULL;
+}
+
 /* With runs, each hop that opens one gets the run's arcs less one
  * (xfer.run): a hop continues its route's run when it leaves on the port
  * the hop before it left on. Read once; the passes below jump run to run. */

@@ -187,21 +187,6 @@ uint32_t swing_peer(const uint32_t *dims, uint32_t D, uint32_t c, uint32_t r, ui
  * (no step array is kept while every route so far has none). */
 void a2a_routes_add(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, const uint32_t *arc,
 		    const uint32_t *step, size_t len);
-/* The port of an arc, its index among its tail's arcs: a mask where every
- * node has the same power-of-two degree (tori, hypercubes, genkautz:N,4:
- * arc a is port a mod d), else a table. The lowerings look it up once a
- * hop: two dependent loads (the tail, its offset) were three quarters of
- * a2a_schedule on torus:256x256. */
-struct arc_ports {
-	uint32_t mask;
-	uint32_t *port; /* NULL: a & mask */
-};
-void arc_ports_init(struct arc_ports *p, const struct graph *g);
-void arc_ports_free(struct arc_ports *p);
-static inline uint32_t arc_port(const struct arc_ports *p, uint32_t a)
-{
-	return p->port ? p->port[a] : a & p->mask;
-}
 /* Route r's steps, NULL when the routes have none (hop i at step i). */
 static inline const uint32_t *a2a_route_steps(const struct a2a_routes *rt, size_t r)
 {

@@ -169,29 +169,6 @@ double a2a_max_link_load(const struct graph *g, const double *cap, const struct 
 	return max;
 }
 
-void arc_ports_init(struct arc_ports *p, const struct graph *g)
-{
-	uint32_t d = g->n ? graph_outdeg(g, 0) : 0;
-	bool regular = d && !(d & (d - 1));
-
-	for (uint32_t u = 0; u <= g->n && regular; u++)
-		regular = g->off[u] == (uint64_t)u * d;
-	p->mask = regular ? d - 1 : 0;
-	p->port = NULL;
-	if (regular)
-		return;
-	p->port = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
-	for (uint32_t u = 0; u < g->n; u++)
-		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
-			p->port[a] = a - g->off[u];
-}
-
-void arc_ports_free(struct arc_ports *p)
-{
-	free(p->port);
-	p->port = NULL;
-}
-
 void a2a_routes_free(struct a2a_routes *r)
 {
 	free(r->perm);
