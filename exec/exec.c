@@ -538,22 +538,19 @@ static void *agent_main(void *arg)
 		fail(r, &e);
 	wait_barrier(r); /* connected: the clock starts */
 	a->start = now_seconds();
-	a->end = 0;
-	for (uint32_t t = 0; t < r->s->nsteps && !atomic_load(&r->stop); t++) {
+	uint32_t t = 0;
+	for (; t < r->s->nsteps && !atomic_load(&r->stop); t++) {
 		if (run_step(a, t, pf, pc, &e) < 0) {
 			if (!atomic_load(&r->stop))
 				fail(r, &e);
-			a->end = 0;
 			break;
 		}
-		/* One reading ends both the step and, for the last, the run: a
-		 * second reading after the loop could land after a preemption
-		 * and make the steps not add up to the run. */
-		a->end = a->step_end[t] = now_seconds();
+		a->step_end[t] = now_seconds();
 		atomic_store(&a->step, t + 1);
 	}
-	if (a->end == 0)
-		a->end = now_seconds();
+	/* The last step's reading ends the run: a second reading could land
+	 * after a preemption and make the steps not add up to the run. */
+	a->end = t == r->s->nsteps && t ? a->step_end[t - 1] : now_seconds();
 	atomic_fetch_add(&r->done, 1);
 	wait_barrier(r); /* everyone is done: close and check */
 	if (!atomic_load(&r->stop))
