@@ -384,6 +384,10 @@ struct rstate {
 	bool plane_step;
 	uint32_t snap_plane; /* the plane in snap (UINT32_MAX: none yet this step) */
 	struct rslot *snap;  /* cells slots */
+	/* The pieces checked by their spans' sums (span_pieces), bit j piece
+	 * j, and per representative the ones it ends without every input
+	 * once (span_sums). */
+	uint8_t sums, *sums_bad;
 	uint64_t *port_load; /* node 0's ports, this step */
 	uint64_t *port_total; /* and over all steps */
 	uint32_t *run_to;     /* port j, k + 1 arcs from node 0: [j * SCHED_MAX_RUN + k] */
@@ -932,6 +936,230 @@ static bool span_planes(struct rstate *v, uint32_t t)
 	return true;
 }
 
+/* ---- reductions in whole-vector spans, by their sums -------------------------------
+ * A piece every transfer of which is a reduction's span of all N blocks
+ * (latency-optimal Swing and recursive doubling, reduced) keeps every
+ * block alike. A span rs + hs -> rd + hd delivers entry (rs, k + delta) to
+ * (rd, k) for every k, delta = hd - hs, from the step's start; so after
+ * step t entry (r, k) is the sum of the first entries (r', k + d) over a
+ * multiset M_r(t) of pairs (r', d) that does not depend on k:
+ *
+ *	M_r(t + 1) = M_r(t) + the sum over spans rs -> r of step t of (M_rs(t) + delta).
+ *
+ * The first entry (r', k + d) is node me(r') - d's input to shard k, so
+ * (r, k) ends reduced over every input once, for every k, iff these nodes
+ * are every node once: U_r(T) = { me(r') - d } has N members, and they
+ * mark every bit of a bitmap of the nodes. That is O(reps N) a piece for
+ * the whole program where the planes cost O(reps N) a piece a step
+ * (16 steps at 65,536 nodes), and exact: no hash. */
+
+/* The pieces every transfer of which is such a span, confined to it; a
+ * transfer outside the shard leaves them all to check_xfer. */
+static uint8_t span_pieces(struct rstate *v)
+{
+	const struct schedule *p = &v->r->prog;
+	uint8_t all = (uint8_t)((1u << v->np) - 1), sums = all;
+
+	for (size_t xi = 0; xi < p->nxfers && sums; xi++) {
+		const struct xfer *x = &p->xfers[xi];
+
+		if (x->length == 0 || x->offset >= SCHED_ONE ||
+		    (uint64_t)x->offset + x->length > SCHED_ONE)
+			return 0;
+		grid_span(v, x->offset, x->offset + x->length);
+		if (x->block != 0 || xfer_blocks(x) != v->n || xfer_op(x) != XFER_REDUCE ||
+		    v->grid_b != v->grid_a + 1)
+			sums &= (uint8_t)~(((1u << v->grid_b) - 1) & ~((1u << v->grid_a) - 1));
+	}
+	return sums;
+}
+
+struct span_edge {
+	uint32_t from; /* rs */
+	uint32_t delta;
+};
+
+/* Step t's spans of piece j into each representative: e[at[t * reps + r]
+ * .. at[t * reps + r + 1] - 1]. */
+struct span_dag {
+	struct span_edge *e;
+	size_t *at;
+};
+
+static void span_dag(struct rstate *v, uint32_t j, struct span_dag *d)
+{
+	const struct schedule *p = &v->r->prog;
+	const struct sched_group *G = &v->r->group;
+	uint32_t T = p->nsteps, reps = v->reps;
+	size_t ne = 0;
+
+	d->at = xcalloc((size_t)T * reps + 1, sizeof(size_t));
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass) { /* counts to starts */
+			size_t sum = 0;
+
+			for (size_t i = 0; i <= (size_t)T * reps; i++) {
+				size_t c = d->at[i];
+
+				d->at[i] = sum;
+				sum += c;
+			}
+			d->e = xmalloc((ne + 1) * sizeof(*d->e));
+		}
+		for (uint32_t t = 0; t < T; t++)
+			for (size_t xi = p->step_start[t]; xi < p->step_start[t + 1]; xi++) {
+				const struct xfer *x = &p->xfers[xi];
+				uint32_t hs = x->src, hd = x->dst, rs = 0, rd = 0;
+
+				grid_span(v, x->offset, x->offset + x->length);
+				if (v->grid_a != j)
+					continue;
+				if (reps > 1) {
+					rs = sched_group_split(G, x->src, &hs);
+					rd = sched_group_split(G, x->dst, &hd);
+				}
+				size_t slot = (size_t)t * reps + rd;
+				if (!pass) {
+					d->at[slot]++;
+					ne++;
+					continue;
+				}
+				d->e[d->at[slot]++] = (struct span_edge){rs, sub(v, hd, hs)};
+			}
+	}
+	/* at[i] is now the end of list i: shift to starts */
+	memmove(d->at + 1, d->at, (size_t)T * reps * sizeof(size_t));
+	d->at[0] = 0;
+}
+
+/* For every sums piece, which representatives end without every input
+ * once (v->sums_bad). */
+static void span_sums(struct rstate *v)
+{
+	const struct sched_group *G = &v->r->group;
+	uint32_t T = v->r->prog.nsteps, reps = v->reps, n = v->n;
+	/* Below level t0 the sets U_r(t0) are listed (all of them together
+	 * at most `small` nodes, an eighth of the nodes from 64 on: the walk
+	 * runs in the tests' sizes too); above it a walk down from (r, T)
+	 * adds up the deltas and marks U_r(t0) minus their sum. */
+	enum { SMALL = 1 << 12 };
+	uint64_t *size = xmalloc((size_t)(T + 1) * reps * sizeof(uint64_t));
+	uint64_t *bm = xmalloc(((size_t)n / 64 + 1) * sizeof(uint64_t));
+	size_t small = n / 8 < SMALL ? n / 8 : SMALL;
+	small = small < reps ? reps : small;
+	uint32_t *list[2] = {xmalloc(small * sizeof(uint32_t)), xmalloc(small * sizeof(uint32_t))};
+	size_t *lat = xmalloc(((size_t)reps + 1) * sizeof(size_t) * 2);
+	size_t *lstart[2] = {lat, lat + reps + 1};
+
+	v->sums_bad = xcalloc(reps, 1);
+	for (uint32_t j = 0; j < v->np; j++) {
+		if (!(v->sums >> j & 1))
+			continue;
+		struct span_dag d;
+		span_dag(v, j, &d);
+		/* How many pairs M_r(t) holds, up to n + 1. */
+		uint32_t t0 = 0;
+		for (uint32_t r = 0; r < reps; r++)
+			size[r] = 1;
+		for (uint32_t t = 0; t < T; t++) {
+			uint64_t all = 0;
+			bool over = false;
+
+			for (uint32_t r = 0; r < reps; r++) {
+				uint64_t s = size[(size_t)t * reps + r];
+
+				for (size_t i = d.at[(size_t)t * reps + r];
+				     i < d.at[(size_t)t * reps + r + 1]; i++)
+					s += size[(size_t)t * reps + d.e[i].from];
+				size[(size_t)(t + 1) * reps + r] = s > n ? (uint64_t)n + 1 : s;
+				all += size[(size_t)(t + 1) * reps + r];
+				over |= s > n;
+			}
+			/* A set over n nodes fails: listing it is no use. */
+			if (all <= small && !over && t0 == t)
+				t0 = t + 1;
+		}
+		/* U_r(0) = {me(r)}, then level by level to t0. */
+		int cur = 0;
+		for (uint32_t r = 0; r <= reps; r++)
+			lstart[0][r] = r;
+		for (uint32_t r = 0; r < reps; r++)
+			list[0][r] = sched_group_rep_node(G, r);
+		for (uint32_t t = 0; t < t0; t++) {
+			const uint32_t *a = list[cur];
+			uint32_t *b = list[!cur];
+			size_t m = 0;
+
+			for (uint32_t r = 0; r < reps; r++) {
+				lstart[!cur][r] = m;
+				for (size_t i = lstart[cur][r]; i < lstart[cur][r + 1]; i++)
+					b[m++] = a[i];
+				for (size_t k = d.at[(size_t)t * reps + r];
+				     k < d.at[(size_t)t * reps + r + 1]; k++) {
+					const struct span_edge *e = &d.e[k];
+
+					for (size_t i = lstart[cur][e->from]; i < lstart[cur][e->from + 1];
+					     i++)
+						b[m++] = sub(v, a[i], e->delta);
+				}
+			}
+			lstart[!cur][reps] = m;
+			cur = !cur;
+		}
+		/* Each representative: n pairs, their nodes every node. */
+		size_t cap = (size_t)(T - t0) * 8 + 8, top;
+		struct walk {
+			uint32_t r, t, off;
+		} *stack = xmalloc(cap * sizeof(*stack));
+		for (uint32_t r = 0; r < reps; r++) {
+			if (size[(size_t)T * reps + r] != n) {
+				v->sums_bad[r] |= (uint8_t)(1u << j);
+				continue;
+			}
+			memset(bm, 0, ((size_t)n / 64 + 1) * sizeof(uint64_t));
+			top = 0;
+			stack[top++] = (struct walk){r, T, 0};
+			while (top) {
+				struct walk w = stack[--top];
+
+				if (w.t == t0) {
+					const uint32_t *a = list[cur];
+
+					for (size_t i = lstart[cur][w.r]; i < lstart[cur][w.r + 1]; i++) {
+						uint32_t u = sub(v, a[i], w.off);
+
+						bm[u >> 6] |= 1ull << (u & 63);
+					}
+					continue;
+				}
+				size_t lo = d.at[(size_t)(w.t - 1) * reps + w.r],
+				       hi = d.at[(size_t)(w.t - 1) * reps + w.r + 1];
+				if (top + hi - lo + 1 > cap)
+					GROW(stack, cap, top + hi - lo + 1);
+				stack[top++] = (struct walk){w.r, w.t - 1, w.off};
+				for (size_t k = lo; k < hi; k++)
+					stack[top++] = (struct walk){
+					    d.e[k].from, w.t - 1, sched_group_add(G, w.off, d.e[k].delta)};
+			}
+			uint64_t have = 0;
+			for (size_t i = 0; i < n / 64; i++)
+				have += (uint64_t)__builtin_popcountll(bm[i]);
+			if (n % 64)
+				have += (uint64_t)__builtin_popcountll(bm[n / 64]);
+			if (have != n)
+				v->sums_bad[r] |= (uint8_t)(1u << j);
+		}
+		free(stack);
+		free(d.e);
+		free(d.at);
+	}
+	free(size);
+	free(bm);
+	free(list[0]);
+	free(list[1]);
+	free(lat);
+}
+
 /* A reduction's transfer, once check_xfer's checks passed: what its
  * blocks (one, or a span's) deliver, block by block, folded into the
  * plane at once in a plane_step, else as reads for deliver_slots (the
@@ -942,6 +1170,11 @@ static int reduce_blocks(struct rstate *v, const struct xfer *x, uint32_t lo, ui
 	uint32_t n = v->n, nb = xfer_blocks(x), op = xfer_op(x);
 	uint64_t src0 = (uint64_t)rs * n, dst0 = (uint64_t)rd * n;
 
+	if (v->sums) { /* a sums piece (span_pieces): span_sums, at the end */
+		grid_span(v, lo, hi);
+		if (v->sums >> v->grid_a & 1)
+			return 0;
+	}
 	if (v->plane_step) { /* one piece (span_planes), grid_a */
 		grid_span(v, lo, hi);
 		struct rslot *plane = v->slot + (size_t)v->grid_a * v->cells;
@@ -1184,10 +1417,14 @@ static bool complete(const struct rstate *v, uint32_t r, uint32_t k)
 
 	if (!v->reduce)
 		return k == sched_group_rep_node(G, r) || (v->full[i >> 6] >> (i & 63)) & 1;
+	if (v->sums_bad && v->sums_bad[r])
+		return false;
+	if (v->np && !v->slot) /* every piece by its sums */
+		return true;
 	uint64_t total = v->total[sched_group_split(G, k, &h)];
 	for (uint32_t j = 0; j < v->np; j++)
-		if (v->slot[i + j * v->cells].count != v->n ||
-		    v->slot[i + j * v->cells].hash != total)
+		if (!(v->sums >> j & 1) && (v->slot[i + j * v->cells].count != v->n ||
+					   v->slot[i + j * v->cells].hash != total))
 			return false;
 	if (v->np)
 		return true;
@@ -1309,7 +1546,11 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 	v.reduce = p->collective != SCHED_ALLGATHER && p->collective != SCHED_ALLTOALL;
 	v.np = v.reduce ? grid_cuts(p, v.cut) : 0;
 	v.cells = (uint32_t)cells;
-	if (v.np) {
+	v.sums = v.np ? span_pieces(&v) : 0;
+	bool planes = v.np && v.sums != (1u << v.np) - 1; /* a piece needs its plane */
+	if (v.np && !planes) {
+		/* every piece by its sums (span_sums): no plane */
+	} else if (v.np) {
 		size_t most = 0; /* a step's transfers, for its reads and deliveries */
 
 		for (uint32_t t = 0; t < p->nsteps; t++)
@@ -1323,7 +1564,7 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 	} else {
 		v.part = xcalloc(cells, sizeof(struct seglist));
 	}
-	if (v.reduce) {
+	if (v.reduce && (planes || !v.np)) {
 		const struct sched_group *G = &r->group;
 		uint64_t seed = v.o->seed ? v.o->seed : 0x0fc;
 
@@ -1351,13 +1592,13 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 							  sched_group_sub(G, me, u));
 			}
 		}
-	} else {
+	} else if (!v.reduce) {
 		v.full = xcalloc(cells / 64 + 1, sizeof(uint64_t));
 	}
 	if (p->collective == SCHED_ALLTOALL)
 		a2a_sorted(&v);
 	for (uint32_t t = 0; t < p->nsteps; t++) {
-		v.plane_step = span_planes(&v, t);
+		v.plane_step = planes && span_planes(&v, t);
 		v.snap_plane = UINT32_MAX;
 		if (v.plane_step && !v.snap)
 			v.snap = xmalloc(cells * sizeof(struct rslot));
@@ -1386,6 +1627,9 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 	for (size_t j = 0; v.port_total && j < (size_t)d * v.reps; j++)
 		report->max_total_link_load =
 		    fmax(report->max_total_link_load, (double)v.port_total[j] / SCHED_ONE);
+	if (v.sums)
+		span_sums(&v);
+	report->pieces_by_sums = (uint32_t)__builtin_popcount(v.sums);
 	if (final_check(&v) < 0)
 		goto out;
 	rc = 0;
@@ -1400,6 +1644,7 @@ out:
 	free(v.gdl);
 	free(v.rd);
 	free(v.total);
+	free(v.sums_bad);
 	free(v.full);
 	free(v.dl);
 	free(v.port_load);

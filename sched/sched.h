@@ -828,6 +828,10 @@ struct verify_report {
 	 * (it writes every failing report) or for the all-to-all's check by
 	 * sorting. */
 	bool split;
+	/* A reduction by symmetry: the pieces of a shard whose every transfer
+	 * is a span of the whole vector, checked by the spans' sums (the
+	 * nodes whose inputs every block ends with), not block by block. */
+	uint32_t pieces_by_sums;
 };
 
 /* Returns 0 when the schedule is correct; otherwise -1 with the first error

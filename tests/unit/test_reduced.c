@@ -611,10 +611,36 @@ static int cmp_xfer(const void *a, const void *b)
 	return memcmp(a, b, sizeof(struct xfer));
 }
 
+/* The check by symmetry of r and of r cut into blocks: the same verdict
+ * and error, every piece by its spans' sums in the first, none in the
+ * second; the explicit check of the expansion agrees. */
+static int spans_and_cut(const struct sched_reduced *r, uint32_t pieces)
+{
+	struct sched_reduced cut = {.group = r->group};
+	struct verify_report red, vc, exp;
+	struct schedule xs;
+	struct ofc_error err = {0};
+
+	int rc = sched_verify_reduced(r, NULL, &red);
+	assert_int_equal(red.pieces_by_sums, pieces);
+	sched_unspan(&r->prog, &cut.prog);
+	assert_int_equal(sched_verify_reduced(&cut, NULL, &vc), rc);
+	assert_int_equal(vc.pieces_by_sums, 0);
+	assert_string_equal(vc.error, red.error);
+	sched_reduced_free(&cut);
+	assert_int_equal(sched_reduced_expand(r, &xs, &err), 0);
+	assert_int_equal(sched_verify(&xs, NULL, &exp), rc);
+	sched_free(&xs);
+	return rc;
+}
+
 /* Latency-optimal: the whole vector a step, one span of all N blocks a
  * transfer. The check by symmetry of the program cut into blocks says the
  * same (transfers, steps, loads); a span one block short, or a half span,
- * fails it and the explicit check of its expansion. */
+ * fails it and the explicit check of its expansion. Whole spans are
+ * checked by their sums (span_sums): a span from a peer of another step
+ * (an input twice, another never), a span twice (inputs over n) and a
+ * span dropped (inputs under n) fail them as they fail the planes. */
 static void latency_spans(const struct sched_reduced *r, const struct verify_report *vr)
 {
 	const struct schedule *p = &r->prog;
@@ -627,6 +653,37 @@ static void latency_spans(const struct sched_reduced *r, const struct verify_rep
 	for (size_t i = 0; i < p->nxfers; i++) {
 		assert_int_equal(xfer_blocks(&p->xfers[i]), n);
 		assert_int_equal(p->xfers[i].block, 0);
+	}
+	uint32_t pieces = 0; /* a piece a collective: its own part of the vector */
+	for (size_t i = 0; i < p->nxfers; i++) {
+		size_t j = 0;
+
+		while (j < i && p->xfers[j].offset != p->xfers[i].offset)
+			j++;
+		pieces += j == i;
+	}
+	assert_int_equal(vr->pieces_by_sums, pieces);
+	assert_int_equal(spans_and_cut(r, pieces), 0);
+	for (uint32_t t = 1; t < p->nsteps; t++) {
+		size_t at = p->step_start[t], before = p->step_start[t - 1];
+		struct xfer y = p->xfers[at];
+
+		/* The peer of the step before, in the same piece. */
+		while (before < p->step_start[t] && (p->xfers[before].offset != y.offset ||
+						     p->xfers[before].dst != y.dst))
+			before++;
+		if (before == p->step_start[t])
+			continue;
+		y.src = p->xfers[before].src;
+		edited(r, at, -1, false, &y, &bad);
+		assert_int_equal(spans_and_cut(&bad, pieces), -1);
+		sched_reduced_free(&bad);
+		edited(r, at, (int)t, true, NULL, &bad); /* twice in its step */
+		assert_int_equal(spans_and_cut(&bad, pieces), -1);
+		sched_reduced_free(&bad);
+		edited(r, at, -1, false, NULL, &bad);
+		assert_int_equal(spans_and_cut(&bad, pieces), -1);
+		sched_reduced_free(&bad);
 	}
 	sched_unspan(p, &cut.prog);
 	assert_int_equal(cut.prog.nxfers, (size_t)n * p->nxfers);
@@ -768,6 +825,114 @@ static void test_recursive_doubling(void **state)
 		swing_case(tori[i], "recursive-doubling", SWING_BANDWIDTH);
 		swing_case(tori[i], "recursive-doubling", SWING_LATENCY);
 	}
+}
+
+static uint64_t mix(uint64_t x) /* splitmix64's finaliser */
+{
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* Whole-vector spans from random peers, zero to three into a
+ * representative a step, in one piece or two: the check by their sums
+ * (span_sums: listed sets, then the walk above them) gives the verdict and
+ * error of the planes' check of the program cut into blocks. On Z_16,
+ * Z_4 x Z_4, Z_2^4, and Z_16's even translations (two representatives). */
+static void test_span_sums(void **state)
+{
+	static const struct {
+		uint32_t radix[2], k, step;
+	} groups[] = {{{16, 1}, 1, 1}, {{4, 4}, 2, 1}, {{2, 2}, 2, 1}, {{16, 1}, 1, 2}};
+	uint64_t seed = 0x5eed;
+	uint32_t passed = 0, failed = 0;
+
+	(void)state;
+	for (size_t gi = 0; gi < ARRAY_SIZE(groups); gi++)
+		for (int trial = 0; trial < 300; trial++) {
+			struct sched_reduced r = {0}, cut = {0};
+			struct verify_report red, vc;
+			struct ofc_error err = {0};
+			uint32_t radix[4] = {groups[gi].radix[0], groups[gi].radix[1], 2, 2};
+			uint32_t k = gi == 2 ? 4 : groups[gi].k, step[4] = {groups[gi].step, 1, 1, 1};
+
+			sched_group_make(&r.group, radix, k);
+			if (groups[gi].step > 1)
+				assert_int_equal(sched_group_restrict(&r.group, step, &err), 0);
+			uint32_t n = r.group.nodes, reps = r.group.reps, pieces = 1 + trial % 2;
+			uint32_t T = 1 + (uint32_t)(mix(seed++) % 6);
+			/* A third (one representative): spans that keep the inputs
+			 * apart, U and U - delta of each disjoint, to all n: right. */
+			bool right = reps == 1 && trial % 3 == 0;
+			uint32_t peer[2][8][2], np[2][8] = {{0}}, held[2] = {1, 1};
+			for (uint32_t c = 0; right && c < pieces; c++)
+				for (uint32_t t = 0; held[c] != (1u << n) - 1 && t < 8; t++)
+					for (int tries = 0; tries < 200; tries++) {
+						uint32_t m = 1 + (mix(seed++) % 4 == 0), d[2], u = held[c];
+						bool apart = true;
+
+						for (uint32_t e = 0; e < m && apart; e++) {
+							d[e] = 1 + (uint32_t)(mix(seed++) % (n - 1));
+							for (uint32_t a = 0; a < n; a++)
+								if (held[c] >> a & 1) {
+									uint32_t b = sched_group_sub(&r.group, a, d[e]);
+
+									apart = apart && !(u >> b & 1);
+									u |= 1u << b;
+								}
+						}
+						if (!apart)
+							continue;
+						held[c] = u;
+						np[c][t] = m;
+						for (uint32_t e = 0; e < m; e++) /* delta = 0 - src */
+							peer[c][t][e] = sched_group_sub(&r.group, 0, d[e]);
+						T = t + 1 > T || c == 0 ? t + 1 : T;
+						break;
+					}
+			sched_init(&r.prog, SCHED_ALLREDUCE, "spans", n);
+			for (uint32_t t = 0; t < T; t++) {
+				sched_step(&r.prog);
+				for (uint32_t c = 0; c < pieces; c++)
+					for (uint32_t q = 0; q < reps; q++) {
+						uint64_t w = mix(seed++);
+						/* mostly one span, as a doubling's */
+						uint32_t m = right ? np[c][t] : w % 8 < 5 ? 1 : (uint32_t)(w % 4);
+
+						for (uint32_t e = 0; e < m; e++) {
+							uint32_t dst = sched_group_rep_node(&r.group, q);
+							uint32_t src = right ? peer[c][t][e]
+									     : (uint32_t)(mix(seed++) % n);
+
+							if (src == dst)
+								src = (src + 1) % n;
+							struct xfer x = {
+							    .src = (uint16_t)src,
+							    .dst = (uint16_t)dst,
+							    .offset = c * (SCHED_ONE / pieces),
+							    .length = SCHED_ONE / pieces,
+							    .lane = SCHED_NO_LANE,
+							    .flags = xfer_span_flags(
+								xfer_flags(DIR_NONE, XFER_REDUCE),
+								(uint32_t)__builtin_ctz(n))};
+							sched_add(&r.prog, &x);
+						}
+					}
+			}
+			int rc = sched_verify_reduced(&r, NULL, &red);
+			assert_int_equal(red.pieces_by_sums, pieces);
+			cut.group = r.group;
+			sched_unspan(&r.prog, &cut.prog);
+			assert_int_equal(sched_verify_reduced(&cut, NULL, &vc), rc);
+			assert_int_equal(vc.pieces_by_sums, 0);
+			assert_string_equal(vc.error, red.error);
+			passed += rc == 0;
+			failed += rc != 0;
+			sched_reduced_free(&cut);
+			sched_reduced_free(&r);
+		}
+	/* Both verdicts were asked for. */
+	assert_true(passed >= 20 && failed >= 20);
 }
 
 /* The expansion of r equals s transfer for transfer (as multisets, step
@@ -965,6 +1130,7 @@ int main(void)
 	    cmocka_unit_test(test_subgroup),
 	    cmocka_unit_test(test_swing),
 	    cmocka_unit_test(test_recursive_doubling),
+	    cmocka_unit_test(test_span_sums),
 	    cmocka_unit_test(test_baselines),
 	    cmocka_unit_test(test_baseline_refusals),
 	    cmocka_unit_test(test_large),
