@@ -1032,6 +1032,39 @@ static void span_dag(struct rstate *v, uint32_t j, struct span_dag *d)
 	d->at[0] = 0;
 }
 
+/* Marks the nodes a[0 .. m - 1] - off. */
+static void mark_nodes(const struct rstate *v, const uint32_t *a, size_t m, uint32_t off,
+		       uint8_t *mark, uint8_t stamp)
+{
+	if (v->high) { /* sub's SWAR subtraction, off's terms once */
+		uint32_t h = v->high, offm = off & ~h, offx = ~off & h;
+
+		for (size_t i = 0; i < m; i++)
+			mark[((a[i] | h) - offm) ^ (a[i] & h) ^ offx] = stamp;
+	} else if (v->r->group.binary) {
+		for (size_t i = 0; i < m; i++)
+			mark[a[i] ^ off] = stamp;
+	} else {
+		for (size_t i = 0; i < m; i++)
+			mark[sched_group_sub(&v->r->group, a[i], off)] = stamp;
+	}
+}
+
+/* Every mark[0 .. n - 1] is stamp (eight at a time). */
+static bool all_marked(const uint8_t *mark, uint32_t n, uint8_t stamp)
+{
+	uint64_t want = stamp * 0x0101010101010101ull, miss = 0, w;
+	uint32_t u = 0;
+
+	for (; u + 8 <= n; u += 8) {
+		memcpy(&w, mark + u, 8);
+		miss |= w ^ want;
+	}
+	for (; u < n; u++)
+		miss |= mark[u] ^ stamp;
+	return !miss;
+}
+
 /* For every sums piece, which representatives end without every input
  * once (v->sums_bad). */
 static void span_sums(struct rstate *v)
@@ -1044,7 +1077,10 @@ static void span_sums(struct rstate *v)
 	 * adds up the deltas and marks U_r(t0) minus their sum. */
 	enum { SMALL = 1 << 12 };
 	uint64_t *size = xmalloc((size_t)(T + 1) * reps * sizeof(uint64_t));
-	uint64_t *bm = xmalloc(((size_t)n / 64 + 1) * sizeof(uint64_t));
+	/* A node's mark: the stamp of the representative and piece that last
+	 * reached it (a byte a node: stores alone, where a bit a node made
+	 * every mark wait for the last one's word). */
+	uint8_t *mark = xcalloc(n, 1), stamp = 0;
 	size_t small = n / 8 < SMALL ? n / 8 : SMALL;
 	small = small < reps ? reps : small;
 	uint32_t *list[2] = {xmalloc(small * sizeof(uint32_t)), xmalloc(small * sizeof(uint32_t))};
@@ -1116,20 +1152,19 @@ static void span_sums(struct rstate *v)
 				v->sums_bad[r] |= (uint8_t)(1u << j);
 				continue;
 			}
-			memset(bm, 0, ((size_t)n / 64 + 1) * sizeof(uint64_t));
+			if (++stamp == 0) {
+				memset(mark, 0, n);
+				stamp = 1;
+			}
 			top = 0;
 			stack[top++] = (struct walk){r, T, 0};
 			while (top) {
 				struct walk w = stack[--top];
 
 				if (w.t == t0) {
-					const uint32_t *a = list[cur];
-
-					for (size_t i = lstart[cur][w.r]; i < lstart[cur][w.r + 1]; i++) {
-						uint32_t u = sub(v, a[i], w.off);
-
-						bm[u >> 6] |= 1ull << (u & 63);
-					}
+					mark_nodes(v, list[cur] + lstart[cur][w.r],
+						   lstart[cur][w.r + 1] - lstart[cur][w.r], w.off, mark,
+						   stamp);
 					continue;
 				}
 				size_t lo = d.at[(size_t)(w.t - 1) * reps + w.r],
@@ -1141,12 +1176,7 @@ static void span_sums(struct rstate *v)
 					stack[top++] = (struct walk){
 					    d.e[k].from, w.t - 1, sched_group_add(G, w.off, d.e[k].delta)};
 			}
-			uint64_t have = 0;
-			for (size_t i = 0; i < n / 64; i++)
-				have += (uint64_t)__builtin_popcountll(bm[i]);
-			if (n % 64)
-				have += (uint64_t)__builtin_popcountll(bm[n / 64]);
-			if (have != n)
+			if (!all_marked(mark, n, stamp)) /* n marks, not every node: one twice */
 				v->sums_bad[r] |= (uint8_t)(1u << j);
 		}
 		free(stack);
@@ -1154,7 +1184,7 @@ static void span_sums(struct rstate *v)
 		free(d.at);
 	}
 	free(size);
-	free(bm);
+	free(mark);
 	free(list[0]);
 	free(list[1]);
 	free(lat);
@@ -1451,12 +1481,17 @@ static int final_check(struct rstate *v)
 	(void)G;
 	if (c == SCHED_ALLTOALL)
 		return 0;
+	/* Every piece by its sums: a representative's blocks are alike. */
+	bool alike = v->np && !v->slot;
 	for (uint32_t i = 0; i < (c == SCHED_REDUCE_SCATTER ? v->reps : v->reps * v->n); i++) {
 		uint32_t r = c == SCHED_REDUCE_SCATTER ? i : i / v->n;
 		uint32_t k = c == SCHED_REDUCE_SCATTER ? sched_group_rep_node(G, r) : i % v->n;
 
-		if (complete(v, r, k))
+		if (complete(v, r, k)) {
+			if (alike && c != SCHED_REDUCE_SCATTER)
+				i = (r + 1) * v->n - 1; /* the next representative's first */
 			continue;
+		}
 		if (v->reps > 1)
 			return rfail(v, T, SIZE_MAX,
 				     "incomplete: after the last step node %u lacks (part of) %s "
