@@ -1059,9 +1059,9 @@ int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_c
  * a representative, collective and step (xfer_blocks; the check by
  * symmetry takes spans, and the expansion cuts them into blocks), so its
  * program is reps x steps x collectives transfers (Swing on torus:256x256:
- * 4 x 16 x 4 = 256, where one a block was 16.7 M, 335 MB). The check still
- * reads every block: a step's reps x collectives x N of them is its state
- * (torus_allreduce_reduced_transfers' *step_blocks). */
+ * 4 x 16 x 4 = 256, where one a block was 16.7 M, 335 MB). Every one is
+ * a reduction of the whole vector, which the check by symmetry takes by
+ * the spans' sums (span_sums: a byte a node), not block by block. */
 #define SWING_REDUCED_LATENCY_NODES SCHED_REDUCED_MAX_NODES
 /* A baseline (sched/baseline.c) as a reduced schedule on G (g's
  * translations, sched_group_of): "torus-rings" and "recursive" (G XOR: a
@@ -1090,13 +1090,11 @@ int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum sw
 			    const struct sched_group *G, struct sched_reduced *r,
 			    struct torus_figures *f, struct ofc_error *err);
 /* The transfers torus_allreduce_reduced's program will hold (its memory
- * estimate, before building it), its representatives in *reps (whose
- * state the check keeps: reps x N cells) and the most blocks one step's
- * transfers carry in *step_blocks (the check's deliveries of a step; NULL:
- * not asked); 0 when t is no torus algo schedules. */
+ * estimate, before building it) and its representatives in *reps (whose
+ * state the check keeps: reps x N cells, but for latency-optimal spans,
+ * checked by their sums); 0 when t is no torus algo schedules. */
 double torus_allreduce_reduced_transfers(const struct topo_tree *t, const char *algo,
-					 enum swing_variant v, uint32_t *reps,
-					 double *step_blocks);
+					 enum swing_variant v, uint32_t *reps);
 int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct a2a_request *q,
 		struct sched_reduced *r, struct a2a_outcome *o, struct ofc_error *err);
 

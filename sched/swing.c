@@ -543,16 +543,13 @@ double torus_allreduce_transfers(const struct topo_tree *t, const char *algo, en
 /* ---- symmetry-reduced (sched.h, struct sched_reduced) ----------------------------- */
 
 double torus_allreduce_reduced_transfers(const struct topo_tree *t, const char *algo,
-					 enum swing_variant v, uint32_t *reps,
-					 double *step_blocks)
+					 enum swing_variant v, uint32_t *reps)
 {
 	struct ofc_error err = {0};
 	struct tplan pl;
 	double p, nr;
 
 	*reps = 0;
-	if (step_blocks)
-		*step_blocks = 0;
 	if (make_plan(t, algo, true, &pl, &err) < 0)
 		return 0;
 	p = pl.p;
@@ -563,8 +560,6 @@ double torus_allreduce_reduced_transfers(const struct topo_tree *t, const char *
 	 * bandwidth-optimal, p - 1 blocks in each half, a transfer each. */
 	nr = pl.rd ? 1 : ldexp(1, (int)pl.D);
 	*reps = (uint32_t)nr;
-	if (step_blocks) /* bandwidth-optimal: at most p - 1 a step */
-		*step_blocks = nr * pl.k * (v == SWING_LATENCY ? p : p - 1);
 	return v == SWING_LATENCY ? nr * pl.k * pl.S : 2 * nr * pl.k * (p - 1);
 }
 

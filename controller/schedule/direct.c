@@ -90,37 +90,35 @@ int schedule_memory_check(const struct schedule_query *q, const char *what, uint
 
 /* A reduced program of xfers transfers and its check's state (reps x N
  * cells, as the explicit verifier's N x N; blocks cut into pieces: 1 when
- * whole) against the limit. */
-/* xfers: the program's transfers; step_blocks: the blocks the check
- * delivers one by one in a step of spans (its read and delivery lists,
- * 8 + 16 bytes a block: BFB_BYTES_PER_XFER). */
+ * whole; 0: every piece checked by its spans' sums, a byte a node) against
+ * the limit. */
 static bool reduced_over_limit(const struct schedule_result *r, const struct schedule_query *q,
 			       struct schedule_outcome *o, const char *algo, double xfers,
-			       double step_blocks, uint32_t reps, uint32_t pieces)
+			       uint32_t reps, uint32_t pieces)
 {
 	double cells = (double)reps * r->g->n, table;
 	uint64_t limit = schedule_memory_limit(q);
 
-	if (pieces > 1)
+	if (pieces == 0)
+		table = r->g->n;
+	else if (pieces > 1)
 		table = cells * VERIFY_PIECES_BYTES;
 	else if (q->collective == SCHED_ALLGATHER)
 		table = cells / 8;
 	else
 		table = cells * 16 + cells / 8;
-	double need = (double)mem_resident() + (xfers + step_blocks) * BFB_BYTES_PER_XFER + table;
+	double need = (double)mem_resident() + xfers * BFB_BYTES_PER_XFER + table;
 	if (need <= (double)limit)
 		return false;
 	char need_s[32], max_s[32];
 	fmt_size(need_s, sizeof(need_s), (uint64_t)need);
 	fmt_size(max_s, sizeof(max_s), limit);
-	char blocks_s[64] = "";
-	if (step_blocks > 0)
-		snprintf(blocks_s, sizeof(blocks_s), ", %.3g blocks checked a step", step_blocks);
 	snprintf(o->why, sizeof(o->why),
-		 "reduced %s on %u nodes needs about %s (%.3g program transfers%s, %u "
-		 "representatives' state), over the memory limit of %s (ofc --max-memory, ofcd "
+		 "reduced %s on %u nodes needs about %s (%.3g program transfers, %u "
+		 "representatives' %s), over the memory limit of %s (ofc --max-memory, ofcd "
 		 "--max-request-memory)",
-		 algo, r->g->n, need_s, xfers, blocks_s, reps, max_s);
+		 algo, r->g->n, need_s, xfers, reps,
+		 pieces ? "state" : "spans checked by their sums", max_s);
 	o->why_code = OFC_E_RUNTIME;
 	return true;
 }
@@ -133,7 +131,7 @@ static bool reduced_over_memory(const struct schedule_result *r, const struct sc
 	uint32_t reps;
 	double xfers = baseline_reduced_transfers(r->g, r->tree, algo, q->collective, &reps);
 
-	return reduced_over_limit(r, q, o, algo, xfers, 0, reps, baseline_pieces(r->g, algo));
+	return reduced_over_limit(r, q, o, algo, xfers, reps, baseline_pieces(r->g, algo));
 }
 
 static bool over_memory(const struct schedule_result *r, const struct schedule_query *q,
@@ -691,20 +689,19 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 			return;
 		}
 		/* A latency-optimal program is reps x steps x collectives
-		 * spans of N blocks, and the check delivers a step's blocks one
-		 * by one: reps x collectives x N of them (torus:16x16x16x16:
-		 * 8.4 M), counted as transfers. Swing's 2D collectives each
-		 * carry 1/2D of every block. */
+		 * spans of N blocks, every one a reduction of the whole vector,
+		 * which the check takes by their sums (a byte a node, no
+		 * planes). Swing's 2D collectives each carry 1/2D of every
+		 * block. */
 		uint32_t nreps;
-		double step_blocks;
-		double xfers =
-		    torus_allreduce_reduced_transfers(r->tree, algo, v, &nreps, &step_blocks);
+		double xfers = torus_allreduce_reduced_transfers(r->tree, algo, v, &nreps);
 		char what[64];
 		snprintf(what, sizeof(what), "%s %s",
 			 v == SWING_LATENCY ? "latency-optimal" : "bandwidth-optimal", algo);
-		if (reduced_over_limit(r, q, o, what, xfers,
-				       v == SWING_LATENCY ? step_blocks : 0, nreps,
-				       strcmp(algo, "swing") == 0 ? r->degree : 1))
+		if (reduced_over_limit(r, q, o, what, xfers, nreps,
+				       v == SWING_LATENCY	      ? 0
+				       : strcmp(algo, "swing") == 0 ? r->degree
+								    : 1))
 			return;
 		phase(r, o, "generation");
 		if (torus_allreduce_reduced(r->tree, algo, v, &o->group, &red, &o->tf, &err) < 0) {

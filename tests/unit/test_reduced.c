@@ -722,8 +722,7 @@ static void swing_case(const char *spec, const char *algo, enum swing_variant v)
 
 	open_spec(spec, &f);
 	uint32_t reps;
-	double step_blocks;
-	double want = torus_allreduce_reduced_transfers(f.t, algo, v, &reps, &step_blocks);
+	double want = torus_allreduce_reduced_transfers(f.t, algo, v, &reps);
 	if (torus_allreduce_reduced(f.t, algo, v, &f.G, &r, &tf, &err) < 0)
 		fail_msg("%s: %s", spec, err.msg);
 	/* The estimate the CLI refuses by is the program's size. */
