@@ -874,10 +874,17 @@ static int check_run(struct rstate *v, uint32_t t, size_t xi)
  * they are (Hacker's Delight, 2nd ed., section 2-18: the top bit of each
  * set in the minuend and cleared in the subtrahend, no borrow crosses a
  * coordinate; the last term puts the top bits right). */
-static uint32_t sub(const struct rstate *v, uint32_t a, uint32_t b)
+static __attribute__((noinline)) uint32_t sub_slow(const struct rstate *v, uint32_t a,
+						     uint32_t b)
+{
+	return sched_group_sub(&v->r->group, a, b);
+}
+
+/* Inline, its slow path not (the compiler kept the whole a call). */
+static inline uint32_t sub(const struct rstate *v, uint32_t a, uint32_t b)
 {
 	if (!v->high)
-		return sched_group_sub(&v->r->group, a, b);
+		return sub_slow(v, a, b);
 	return ((a | v->high) - (b & ~v->high)) ^ ((a ^ ~b) & v->high);
 }
 
