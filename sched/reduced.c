@@ -352,7 +352,9 @@ struct rstate {
 	struct rslot {
 		uint64_t hash;
 		uint32_t count;
-		uint32_t mark; /* the step + 1 that last read it (deliver_slots) */
+		/* The step + 1 that last read it (deliver_slots), or that
+		 * last wrote it (at_once). */
+		uint32_t mark;
 	} * slot;
 	uint32_t np, cut[GRID_MAX_PIECES + 1], cells;
 	/* Copy mode alike (a bidirectional ring's halves, a share per port):
@@ -377,6 +379,12 @@ struct rstate {
 		uint64_t hash;
 	} * gdl;
 	size_t ngdl, cap_gdl;
+	/* Deliveries at once, in transfer order, each slot written stamped
+	 * with the step: right while no transfer reads a slot an earlier one
+	 * of its step wrote (`clash`, and the check starts again with the
+	 * read lists). Bandwidth-optimal Swing and BFB's reductions never
+	 * do: each step a node sends what it no longer folds into. */
+	bool at_once, clash;
 	/* A step of spans each within one piece, piece after piece
 	 * (span_planes): each piece's plane is copied to `snap` before its
 	 * first span, and its spans read the copy and fold in place, block
@@ -1201,8 +1209,8 @@ static void span_sums(struct rstate *v)
  * blocks (one, or a span's) deliver, block by block, folded into the
  * plane at once in a plane_step, else as reads for deliver_slots (the
  * grid) or deliveries (the lists). */
-static int reduce_blocks(struct rstate *v, const struct xfer *x, uint32_t lo, uint32_t hi,
-		       uint32_t rs, uint32_t hs, uint32_t rd, uint32_t hd)
+static int reduce_blocks(struct rstate *v, uint32_t t, const struct xfer *x, uint32_t lo,
+			 uint32_t hi, uint32_t rs, uint32_t hs, uint32_t rd, uint32_t hd)
 {
 	uint32_t n = v->n, nb = xfer_blocks(x), op = xfer_op(x);
 	uint64_t src0 = (uint64_t)rs * n, dst0 = (uint64_t)rd * n;
@@ -1226,6 +1234,29 @@ static int reduce_blocks(struct rstate *v, const struct xfer *x, uint32_t lo, ui
 			const struct rslot *s = &v->snap[src0 + sub(v, b, hs)];
 
 			slot_apply(&plane[dst0 + sub(v, b, hd)], reduce, s->count, s->hash);
+		}
+		return 0;
+	}
+	if (v->at_once) { /* the sender's slots over [lo, hi), now */
+		grid_span(v, lo, hi);
+		const struct rslot *sp = v->slot + (size_t)v->grid_a * v->cells + src0;
+		struct rslot *dp = v->slot + (size_t)v->grid_a * v->cells + dst0;
+		uint32_t m = v->grid_b - v->grid_a;
+		bool reduce = op == XFER_REDUCE;
+
+		for (uint32_t j = 0; j < nb; j++) {
+			uint32_t b = x->block + j;
+			const struct rslot *s = sp + sub(v, b, hs);
+			struct rslot *d = dp + sub(v, b, hd);
+
+			for (uint32_t k = 0; k < m; k++) {
+				const struct rslot *sk = &s[(size_t)k * v->cells];
+				struct rslot *dk = &d[(size_t)k * v->cells];
+
+				v->clash |= sk->mark == t + 1;
+				slot_apply(dk, reduce, sk->count, sk->hash);
+				dk->mark = t + 1;
+			}
 		}
 		return 0;
 	}
@@ -1334,7 +1365,7 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 		return a2a_failure_at(v, t, A2A_AT_CHECK, xi);
 	}
 	if (v->reduce)
-		return reduce_blocks(v, x, lo, hi, rs, hs, rd, hd);
+		return reduce_blocks(v, t, x, lo, hi, rs, hs, rd, hd);
 	/* The block as the sender's and the receiver's representatives see it. */
 	uint64_t at_src = (uint64_t)rs * n + sub(v, x->block, hs);
 	uint64_t at_dst = (uint64_t)rd * n + sub(v, x->block, hd);
@@ -1525,8 +1556,10 @@ static int final_check(struct rstate *v)
 	return 0;
 }
 
-int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts *o,
-			 struct verify_report *report)
+/* The check, deliveries at once (at_once) or by the read lists; -2: at
+ * once met a clash. */
+static int verify_reduced(const struct sched_reduced *r, const struct verify_opts *o,
+			  struct verify_report *report, bool at_once)
 {
 	static const struct verify_opts none = {0};
 	const struct schedule *p = &r->prog;
@@ -1599,8 +1632,11 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 			if (p->step_start[t + 1] - p->step_start[t] > most)
 				most = p->step_start[t + 1] - p->step_start[t];
 		v.slot = sched_huge_alloc(cells * v.np * sizeof(struct rslot));
-		GROW(v.rd, v.cap_rd, most);
-		GROW(v.gdl, v.cap_gdl, most);
+		v.at_once = at_once;
+		if (!at_once) {
+			GROW(v.rd, v.cap_rd, most);
+			GROW(v.gdl, v.cap_gdl, most);
+		}
 	} else if (p->collective == SCHED_ALLGATHER && (v.cnp = grid_cuts(p, v.cut)) > 0) {
 		v.mask = xcalloc(cells + 1, 1);
 	} else {
@@ -1647,6 +1683,10 @@ int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts
 		for (size_t xi = p->step_start[t]; xi < p->step_start[t + 1]; xi++)
 			if (check_xfer(&v, t, xi) < 0)
 				goto out;
+		if (v.clash) {
+			rc = -2;
+			goto out;
+		}
 		deliver(&v, t);
 		if (a2a_failure_at(&v, t, A2A_AT_DELIVERY, 0) < 0)
 			goto out;
@@ -1693,6 +1733,14 @@ out:
 	free(v.port_total);
 	free(v.run_to);
 	return rc;
+}
+
+int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts *o,
+			 struct verify_report *report)
+{
+	int rc = verify_reduced(r, o, report, true);
+
+	return rc == -2 ? verify_reduced(r, o, report, false) : rc;
 }
 
 /* ---- the all-to-all baselines, reduced ------------------------------------------ */
