@@ -347,14 +347,19 @@ struct rstate {
 	 * transfers run, where an entry's eight pieces side by side made
 	 * every transfer fetch a line for 16 bytes of it. A slot may equal
 	 * its neighbour where a list would have merged them, which no check
-	 * sees: each reads (count, hash) at every point of a shard. np 0:
-	 * more cuts than GRID_MAX_PIECES, the lists. */
+	 * sees: each reads the hash at every point of a shard. np 0: more
+	 * cuts than GRID_MAX_PIECES, the lists.
+	 *
+	 * A slot is one word: the sum of its inputs' weights mod 2^48 in the
+	 * top 48 bits (a fold adds the sender's word without its mark), and
+	 * a mark in the low 16 (SLOT_MARK): the stamp of the step that last
+	 * read it (deliver_slots) or wrote it (at_once). The weights are
+	 * random, so the sum alone tells every input once from anything else
+	 * (a count beside it doubled the slots: 134 MB for bandwidth-optimal
+	 * Swing on torus:16x16x16x16, most of its check's time on this VM's
+	 * fresh memory). */
 	struct rslot {
-		uint64_t hash;
-		uint32_t count;
-		/* The step + 1 that last read it (deliver_slots), or that
-		 * last wrote it (at_once). */
-		uint32_t mark;
+		uint64_t w;
 	} * slot;
 	uint32_t np, cut[GRID_MAX_PIECES + 1], cells;
 	/* Copy mode alike (a bidirectional ring's halves, a share per port):
@@ -375,8 +380,8 @@ struct rstate {
 	 * step, one a slot: `at` is slot * cells + entry, and GRID_REDUCE when
 	 * it folds in (else it overwrites). */
 	struct gdeliv {
-		uint32_t at, count;
-		uint64_t hash;
+		uint32_t at;
+		uint64_t w; /* the sender's slot */
 	} * gdl;
 	size_t ngdl, cap_gdl;
 	/* Deliveries at once, in transfer order, each slot written stamped
@@ -907,15 +912,38 @@ static uint32_t split_cached(struct rstate *v, int k, uint32_t u, uint32_t *h)
 	return v->split_rep[k];
 }
 
-static void slot_apply(struct rslot *sl, bool reduce, uint32_t count, uint64_t hash)
+#define SLOT_MARK 0xffffull
+
+/* Step t's stamp, 1 .. 65535 (a mark 0 is no step's; the marks are
+ * cleared when the stamps come round: clear_marks). */
+static uint64_t stamp(uint32_t t)
 {
-	if (reduce) {
-		sl->count += count;
-		sl->hash += hash;
-	} else {
-		sl->count = count;
-		sl->hash = hash;
-	}
+	return t % SLOT_MARK + 1;
+}
+
+static void clear_marks(struct rstate *v)
+{
+	for (size_t i = 0; i < (size_t)v->cells * v->np; i++)
+		v->slot[i].w &= ~SLOT_MARK;
+}
+
+static uint64_t slot_mark(const struct rslot *sl)
+{
+	return sl->w & SLOT_MARK;
+}
+
+static void slot_set_mark(struct rslot *sl, uint64_t m)
+{
+	sl->w = (sl->w & ~SLOT_MARK) | m;
+}
+
+/* Folds (reduce) or copies the sender's word w into sl, sl's mark kept. */
+static void slot_apply(struct rslot *sl, bool reduce, uint64_t w)
+{
+	if (reduce)
+		sl->w += w & ~SLOT_MARK;
+	else
+		sl->w = (w & ~SLOT_MARK) | (sl->w & SLOT_MARK);
 }
 
 /* Whether step t is spans each within one piece, the pieces one after
@@ -1233,7 +1261,7 @@ static int reduce_blocks(struct rstate *v, uint32_t t, const struct xfer *x, uin
 			uint32_t b = x->block + j;
 			const struct rslot *s = &v->snap[src0 + sub(v, b, hs)];
 
-			slot_apply(&plane[dst0 + sub(v, b, hd)], reduce, s->count, s->hash);
+			slot_apply(&plane[dst0 + sub(v, b, hd)], reduce, s->w);
 		}
 		return 0;
 	}
@@ -1243,6 +1271,7 @@ static int reduce_blocks(struct rstate *v, uint32_t t, const struct xfer *x, uin
 		struct rslot *dp = v->slot + (size_t)v->grid_a * v->cells + dst0;
 		uint32_t m = v->grid_b - v->grid_a;
 		bool reduce = op == XFER_REDUCE;
+		uint64_t st = stamp(t);
 
 		for (uint32_t j = 0; j < nb; j++) {
 			uint32_t b = x->block + j;
@@ -1250,12 +1279,12 @@ static int reduce_blocks(struct rstate *v, uint32_t t, const struct xfer *x, uin
 			struct rslot *d = dp + sub(v, b, hd);
 
 			for (uint32_t k = 0; k < m; k++) {
-				const struct rslot *sk = &s[(size_t)k * v->cells];
+				uint64_t w = s[(size_t)k * v->cells].w;
 				struct rslot *dk = &d[(size_t)k * v->cells];
 
-				v->clash |= sk->mark == t + 1;
-				slot_apply(dk, reduce, sk->count, sk->hash);
-				dk->mark = t + 1;
+				v->clash |= (w & SLOT_MARK) == st;
+				dk->w = reduce ? (dk->w & ~SLOT_MARK) + (w & ~SLOT_MARK) + st
+					       : (w & ~SLOT_MARK) | st;
 			}
 		}
 		return 0;
@@ -1399,7 +1428,7 @@ static void deliver_slots(struct rstate *v, uint32_t t)
 		if (i + GRID_AHEAD < v->nrd)
 			__builtin_prefetch(&v->slot[v->rd[i + GRID_AHEAD].src & GRID_SLOT], 1);
 		for (uint32_t j = 0; j <= q->src >> 29; j++)
-			sl[j * v->cells].mark = t + 1;
+			slot_set_mark(&sl[j * v->cells], stamp(t));
 	}
 	for (size_t i = 0; i < v->nrd; i++) {
 		const struct gread *q = &v->rd[i];
@@ -1415,14 +1444,14 @@ static void deliver_slots(struct rstate *v, uint32_t t)
 			const struct rslot *s = &sl[j * v->cells];
 			struct rslot *d = &dl[j * v->cells];
 
-			if (d->mark != t + 1) {
-				slot_apply(d, reduce, s->count, s->hash);
+			if (slot_mark(d) != stamp(t)) {
+				slot_apply(d, reduce, s->w);
 				continue;
 			}
 			if (v->ngdl == v->cap_gdl)
 				GROW(v->gdl, v->cap_gdl, v->ngdl + 1);
 			v->gdl[v->ngdl++] = (struct gdeliv){
-			    (uint32_t)(d - v->slot) | (q->dst & GRID_REDUCE), s->count, s->hash};
+			    (uint32_t)(d - v->slot) | (q->dst & GRID_REDUCE), s->w};
 		}
 	}
 	v->nrd = 0;
@@ -1431,7 +1460,7 @@ static void deliver_slots(struct rstate *v, uint32_t t)
 
 		if (i + GRID_AHEAD < v->ngdl)
 			__builtin_prefetch(&v->slot[v->gdl[i + GRID_AHEAD].at & ~GRID_REDUCE], 1);
-		slot_apply(&v->slot[d->at & ~GRID_REDUCE], d->at & GRID_REDUCE, d->count, d->hash);
+		slot_apply(&v->slot[d->at & ~GRID_REDUCE], d->at & GRID_REDUCE, d->w);
 	}
 	v->ngdl = 0;
 }
@@ -1491,8 +1520,8 @@ static bool complete(const struct rstate *v, uint32_t r, uint32_t k)
 		return true;
 	uint64_t total = v->total[sched_group_split(G, k, &h)];
 	for (uint32_t j = 0; j < v->np; j++)
-		if (!(v->sums >> j & 1) && (v->slot[i + j * v->cells].count != v->n ||
-					   v->slot[i + j * v->cells].hash != total))
+		if (!(v->sums >> j & 1) &&
+		    ((v->slot[i + j * v->cells].w ^ total << 16) & ~SLOT_MARK) != 0)
 			return false;
 	if (v->np)
 		return true;
@@ -1659,7 +1688,7 @@ static int verify_reduced(const struct sched_reduced *r, const struct verify_opt
 				size_t e = (size_t)i * n + k;
 
 				for (uint32_t j = 0; j < v.np; j++)
-					v.slot[e + j * cells] = (struct rslot){w, 1, 0};
+					v.slot[e + j * cells] = (struct rslot){w << 16};
 				if (!v.np)
 					seglist_push(&v.part[e], (struct seg){0, SCHED_ONE, 1, w});
 			}
@@ -1680,6 +1709,8 @@ static int verify_reduced(const struct sched_reduced *r, const struct verify_opt
 		v.snap_plane = UINT32_MAX;
 		if (v.plane_step && !v.snap)
 			v.snap = xmalloc(cells * sizeof(struct rslot));
+		if (v.slot && t && stamp(t) == 1) /* the stamps come round */
+			clear_marks(&v);
 		for (size_t xi = p->step_start[t]; xi < p->step_start[t + 1]; xi++)
 			if (check_xfer(&v, t, xi) < 0)
 				goto out;
