@@ -187,6 +187,13 @@ uint32_t swing_peer(const uint32_t *dims, uint32_t D, uint32_t c, uint32_t r, ui
  * (no step array is kept while every route so far has none). */
 void a2a_routes_add(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, const uint32_t *arc,
 		    const uint32_t *step, size_t len);
+/* Append a route of len hops, hop i at step i, whose arcs the caller
+ * writes into the array returned (source first): no copy of them. */
+uint32_t *a2a_routes_push(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, size_t len);
+/* Room for `routes` more routes of `hops` hops in all, so that the ones
+ * added next do not grow the arrays (each doubling of the hops a copy, and
+ * up to twice their memory fresh). */
+void a2a_routes_reserve(struct a2a_routes *rt, size_t routes, size_t hops);
 /* Route r's steps, NULL when the routes have none (hop i at step i). */
 static inline const uint32_t *a2a_route_steps(const struct a2a_routes *rt, size_t r)
 {

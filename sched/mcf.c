@@ -1996,42 +1996,55 @@ static int class_routes_fluid(struct cg *c, uint32_t s, const size_t *cols, cons
 	double *acc = xcalloc(p.npaths, sizeof(double));
 	uint32_t *seen = xmalloc(p.npaths * sizeof(uint32_t)),
 		 *list = xmalloc(ntr * sizeof(uint32_t));
-	uint32_t maxlen = 0, *arc;
+	uint32_t maxlen = 0;
 
 	for (size_t i = 0; i < p.npaths; i++) {
 		seen[i] = UINT32_MAX;
 		maxlen = p.len[i] > maxlen ? p.len[i] : maxlen;
 	}
-	arc = xmalloc(((size_t)maxlen + 1) * sizeof(uint32_t));
 	if (maxlen > 32 * 1024)
 		rc = ofc_error_set(err, OFC_E_RUNTIME, "route too long");
-	for (uint32_t t = 0; t < n && rc == 0; t++) {
-		uint32_t nl = 0;
+	/* Two passes over the targets: the routes and hops they add, then
+	 * the routes, their arcs written in place from the trie (a copy of
+	 * every hop, and the arrays' doublings, were a tenth of the paths
+	 * lowering on torus:256x256). */
+	for (int pass = 0; pass < 2 && rc == 0; pass++) {
+		size_t routes = 0, hops = 0;
 
-		if (t == src)
-			continue;
-		for (size_t i = 0; i < ntr; i++) {
-			uint32_t id = pid[i * n + t];
+		for (uint32_t t = 0; t < n; t++) {
+			uint32_t nl = 0;
 
-			if (seen[id] != t) {
-				seen[id] = t;
-				acc[id] = 0;
-				list[nl++] = id;
+			if (t == src)
+				continue;
+			for (size_t i = 0; i < ntr; i++) {
+				uint32_t id = pid[i * n + t];
+
+				if (seen[id] != t + pass * n) {
+					seen[id] = t + pass * n;
+					acc[id] = 0;
+					list[nl++] = id;
+				}
+				acc[id] += w[i];
 			}
-			acc[id] += w[i];
-		}
-		for (uint32_t j = 0; j < nl; j++) {
-			uint32_t id = list[j], len = p.len[id];
+			for (uint32_t j = 0; j < nl; j++) {
+				uint32_t id = list[j], len = p.len[id];
 
-			for (uint32_t q = id, h = len; q; q = p.pre[q])
-				arc[--h] = p.last[q];
-			a2a_routes_add(rt, src, t, acc[id], arc, NULL, len);
+				if (!pass) {
+					routes++;
+					hops += len;
+					continue;
+				}
+				uint32_t *arc = a2a_routes_push(rt, src, t, acc[id], len);
+				for (uint32_t q = id, h = len; q; q = p.pre[q])
+					arc[--h] = p.last[q];
+			}
 		}
+		if (!pass)
+			a2a_routes_reserve(rt, routes, hops);
 	}
 	free(acc);
 	free(seen);
 	free(list);
-	free(arc);
 	free(pid);
 	free(stack);
 	free(p.pre);

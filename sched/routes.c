@@ -8,25 +8,68 @@
 #include <stdlib.h>
 #include <string.h>
 
-void a2a_routes_add(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, const uint32_t *arc,
-		    const uint32_t *step, size_t len)
+static void grow(struct a2a_routes *rt, size_t routes, size_t hops)
 {
 	size_t r = rt->nroutes, h0 = r ? rt->off[r] : 0;
 
-	if (r + 2 > rt->cap_routes) {
-		rt->cap_routes = rt->cap_routes ? rt->cap_routes * 2 : 1024;
+	if (r + routes + 1 > rt->cap_routes) {
+		rt->cap_routes = rt->cap_routes * 2 > r + routes + 1 ? rt->cap_routes * 2
+								  : r + routes + 1;
+		rt->cap_routes = rt->cap_routes < 1024 ? 1024 : rt->cap_routes;
 		rt->src = xreallocarray(rt->src, rt->cap_routes, sizeof(uint32_t));
 		rt->dst = xreallocarray(rt->dst, rt->cap_routes, sizeof(uint32_t));
 		rt->w = xreallocarray(rt->w, rt->cap_routes, sizeof(double));
 		rt->off = xreallocarray(rt->off, rt->cap_routes + 1, sizeof(size_t));
 	}
-	if (h0 + len > rt->cap_hops) {
-		rt->cap_hops = (h0 + len) * 2 + 1024;
+	if (h0 + hops > rt->cap_hops) {
+		rt->cap_hops = (h0 + hops) * 2 + 1024;
 		rt->arc = xreallocarray(rt->arc, rt->cap_hops, sizeof(uint32_t));
 		if (rt->step)
 			rt->step = xreallocarray(rt->step, rt->cap_hops, sizeof(uint32_t));
 	}
+}
+
+void a2a_routes_reserve(struct a2a_routes *rt, size_t routes, size_t hops)
+{
+	size_t r = rt->nroutes, h0 = r ? rt->off[r] : 0;
+
+	/* What is asked for, or twice the room, whichever is more: callers
+	 * reserve class after class. */
+	if (r + routes + 1 > rt->cap_routes) {
+		rt->cap_routes = r + routes + 1 > 2 * rt->cap_routes ? r + routes + 1
+								     : 2 * rt->cap_routes;
+		rt->src = xreallocarray(rt->src, rt->cap_routes, sizeof(uint32_t));
+		rt->dst = xreallocarray(rt->dst, rt->cap_routes, sizeof(uint32_t));
+		rt->w = xreallocarray(rt->w, rt->cap_routes, sizeof(double));
+		rt->off = xreallocarray(rt->off, rt->cap_routes + 1, sizeof(size_t));
+	}
+	if (h0 + hops > rt->cap_hops) {
+		rt->cap_hops = h0 + hops > 2 * rt->cap_hops ? h0 + hops : 2 * rt->cap_hops;
+		rt->arc = xreallocarray(rt->arc, rt->cap_hops, sizeof(uint32_t));
+		if (rt->step)
+			rt->step = xreallocarray(rt->step, rt->cap_hops, sizeof(uint32_t));
+	}
+}
+
+/* The route's entry, its hops at h0 .. h0 + len - 1 (arcs unwritten). */
+static void append(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, size_t len)
+{
+	size_t r = rt->nroutes, h0 = r ? rt->off[r] : 0;
+
 	rt->off[0] = 0;
+	rt->src[r] = s;
+	rt->dst[r] = t;
+	rt->w[r] = w;
+	rt->off[r + 1] = h0 + len;
+	rt->nroutes++;
+}
+
+void a2a_routes_add(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, const uint32_t *arc,
+		    const uint32_t *step, size_t len)
+{
+	size_t r = rt->nroutes, h0 = r ? rt->off[r] : 0;
+
+	grow(rt, 1, len);
 	memcpy(rt->arc + h0, arc, len * sizeof(uint32_t));
 	if (step && !rt->step) {
 		/* The first route with steps: the routes before it get theirs,
@@ -41,11 +84,18 @@ void a2a_routes_add(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, con
 	else if (rt->step)
 		for (size_t i = 0; i < len; i++)
 			rt->step[h0 + i] = (uint32_t)i;
-	rt->src[r] = s;
-	rt->dst[r] = t;
-	rt->w[r] = w;
-	rt->off[r + 1] = h0 + len;
-	rt->nroutes++;
+	append(rt, s, t, w, len);
+}
+
+uint32_t *a2a_routes_push(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, size_t len)
+{
+	size_t h0 = rt->nroutes ? rt->off[rt->nroutes] : 0;
+
+	grow(rt, 1, len);
+	for (size_t i = 0; rt->step && i < len; i++)
+		rt->step[h0 + i] = (uint32_t)i;
+	append(rt, s, t, w, len);
+	return rt->arc + h0;
 }
 
 void a2a_routes_expand(const struct graph *g, struct a2a_routes *rt)
