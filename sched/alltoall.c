@@ -631,7 +631,7 @@ static void arc_ports_free(struct arc_ports *p)
 static uint8_t *route_runs(const struct graph *g, const struct a2a_routes *rt, double *load)
 {
 	size_t nhops = rt->nroutes ? rt->off[rt->nroutes] : 0;
-	uint8_t *run = xmalloc(nhops + 1);
+	uint8_t *run = sched_huge_alloc(nhops + 1);
 	struct arc_ports ports;
 
 	/* The run's length is kept in a register and stored when it ends:

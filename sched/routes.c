@@ -45,7 +45,11 @@ void a2a_routes_reserve(struct a2a_routes *rt, size_t routes, size_t hops)
 	}
 	if (h0 + hops > rt->cap_hops) {
 		rt->cap_hops = h0 + hops > 2 * rt->cap_hops ? h0 + hops : 2 * rt->cap_hops;
-		rt->arc = xreallocarray(rt->arc, rt->cap_hops, sizeof(uint32_t));
+		/* The first room on huge pages (the fluid MCF's routes on
+		 * torus:256x256: 25 M hops, 99 MB, first written at about three
+		 * times the speed of small pages here). */
+		rt->arc = rt->arc ? xreallocarray(rt->arc, rt->cap_hops, sizeof(uint32_t))
+				  : sched_huge_alloc(rt->cap_hops * sizeof(uint32_t));
 		if (rt->step)
 			rt->step = xreallocarray(rt->step, rt->cap_hops, sizeof(uint32_t));
 	}
