@@ -836,8 +836,10 @@ static uint64_t mix(uint64_t x) /* splitmix64's finaliser */
 /* Whole-vector spans from random peers, zero to three into a
  * representative a step, in one piece or two: the check by their sums
  * (span_sums: listed sets, then the walk above them) gives the verdict and
- * error of the planes' check of the program cut into blocks. On Z_16,
- * Z_4 x Z_4, Z_2^4, and Z_16's even translations (two representatives). */
+ * error of the planes' check of the program cut into blocks (plain
+ * transfers: at_once_step's loop, and the read lists after a clash). On
+ * Z_16, Z_4 x Z_4, Z_2^4, and Z_16's even translations (two
+ * representatives). */
 static void test_span_sums(void **state)
 {
 	static const struct {
