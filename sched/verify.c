@@ -201,6 +201,10 @@ struct vstate {
 	 * run, a span only in an all-gather, a reduction only in a reduction:
 	 * these bits of run and flags are 0). 0: not alone. */
 	uint16_t alone_odd;
+	/* par_seq's fused loop (seq_fused) did the step's transfers before
+	 * this one, both parts: read_checks, par_reduce_step and
+	 * par_copy_step's reads start here. 0 elsewhere. */
+	size_t from;
 	/* par_reduce_snap: the step's sources' values, a part each */
 	struct rwhole *snap;
 	size_t cap_snap;
@@ -1471,7 +1475,8 @@ static __attribute__((noinline)) size_t read_checks(struct vstate *v, uint32_t t
 	const struct schedule *s = v->s;
 	const uint32_t *off = v->o->graph ? v->o->graph->off : NULL;
 	struct arcload *arc = v->arc;
-	size_t xi = s->step_start[t], end = s->step_start[t + 1];
+	size_t xi = s->step_start[t] > v->from ? s->step_start[t] : v->from;
+	size_t end = s->step_start[t + 1];
 	uint32_t n = v->n;
 	bool ahead = off && (size_t)v->o->graph->m * sizeof(*arc) > (1u << 20);
 	/* run and flags, one word: a run, a span (flags bits 3-7), or a
@@ -3182,7 +3187,8 @@ static __attribute__((noinline)) void rw_deliver(struct vstate *v, const struct 
 static int par_reduce_step(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
-	const struct xfer *first = s->xfers + s->step_start[t], *end = s->xfers + s->step_start[t + 1];
+	const struct xfer *first = s->xfers + (s->step_start[t] > v->from ? s->step_start[t] : v->from);
+	const struct xfer *end = s->xfers + s->step_start[t + 1];
 	const uint32_t *rank = v->rank;
 	struct rwhole *grid = v->grid, *rw = v->rw;
 	uint64_t nblocks = v->nblocks;
@@ -3370,7 +3376,8 @@ static int par_reduce_snap(struct vstate *v, uint32_t t)
 static int par_copy_step(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
-	const struct xfer *first = s->xfers + s->step_start[t], *end = s->xfers + s->step_start[t + 1];
+	const struct xfer *first = s->xfers + (s->step_start[t] > v->from ? s->step_start[t] : v->from);
+	const struct xfer *end = s->xfers + s->step_start[t + 1];
 	const uint32_t *rank = v->rank;
 	uint64_t *cgrid = v->cgrid, nblocks = v->nblocks, mask, *w;
 	uint32_t n = v->n, gk = v->gk;
@@ -3439,25 +3446,150 @@ static void par_run(void *ctx, size_t i, unsigned worker)
 	j->ok[i] = ok;
 }
 
-/* Both parts on this thread, step by step: the links', then the data's
- * while the step's transfers are in cache (one read of the schedule from
- * memory, not two passes' worth). */
+/* Whether par_seq takes both parts of a step in one loop (seq_fused):
+ * a graph, every node taking part (read_checks), and a data part in the
+ * grid or rw in one pass, or an all-gather in parts. */
+static bool seq_fuses(const struct vstate *d)
+{
+	return d->o->graph && !d->term &&
+	       (d->cgrid || (d->one_pass && d->read_mark && (d->grid || d->rw)));
+}
+
+/* par_seq's step t up to its first transfer that is not plain, both parts
+ * in one loop: read_checks' checks and load (links, c) and
+ * par_reduce_step's delivery or par_copy_step's read (data, d), the
+ * transfer's fields and range checks read once (one loop over a step of
+ * a ring had cost a third more instructions than generating it; two, as
+ * many again). The index of the first transfer not done: the two parts
+ * go on from it each its own way (c->from, d->from), which also says
+ * what is wrong; SIZE_MAX where the data part says no (read_written, as
+ * par_reduce_step). An all-gather's writes stay after every read of the
+ * step (par_copy_step's cgrid_write). */
+static size_t seq_fused(struct vstate *c, struct vstate *d, uint32_t t)
+{
+	const struct schedule *s = d->s;
+	const struct xfer *first = s->xfers + s->step_start[t], *end = s->xfers + s->step_start[t + 1];
+	const struct xfer *x = first;
+	const uint32_t *off = c->o->graph->off, *rank = d->rank;
+	struct arcload *arc = c->arc;
+	uint32_t *used = c->arc_used;
+	size_t nused = c->narc_used;
+	struct rwhole *grid = d->grid, *rw = d->rw;
+	uint64_t *cgrid = d->cgrid, nblocks = d->nblocks, mask, *w;
+	uint32_t n = d->n, gk = d->gk, sh = 31 - gk, mark = t + 1, pmask = d->pmask;
+	bool ahead = (size_t)c->o->graph->m * sizeof(*arc) > (1u << 20);
+	/* the data's entries by node: fetched ahead (by diagonal they are
+	 * in order) */
+	bool near = !rank && !cgrid;
+	/* read_checks' odd: a run, a span, or a reduction in copy mode */
+	uint16_t odd = (uint16_t)(0xffu | (d->reduce ? 0xf8u : 0xfcu) << 8);
+
+	for (; x < end; x++) {
+		uint32_t src = x->src, dst = x->dst, a;
+		uint16_t rf;
+
+		if (ahead && x + PREFETCH_AHEAD < end) {
+			const struct xfer *y = x + PREFETCH_AHEAD;
+
+			__builtin_prefetch(&arc[off[y->src < n ? y->src : 0] + y->lane], 1);
+		}
+		if (near && x + PREFETCH_AHEAD < end) { /* as par_reduce_step */
+			const struct xfer *y = x + PREFETCH_AHEAD;
+			uint32_t ys = y->src < n ? y->src : 0, yd = y->dst < n ? y->dst : 0;
+			uint64_t yb = y->block < nblocks ? y->block : 0;
+			uint64_t sc = cell_in(rank, n, nblocks, ys, yb), dc = cell_in(rank, n, nblocks, yd, yb);
+
+			__builtin_prefetch(grid ? (void *)&grid[sc << gk] : (void *)&rw[sc]);
+			__builtin_prefetch(grid ? (void *)&grid[dc << gk] : (void *)&rw[dc], 1);
+		}
+		memcpy(&rf, &x->run, sizeof(rf));
+		/* the links part's (the arc's head is a node: dst < n), then
+		 * the data part's ranges (no span: block < nblocks) */
+		if (src >= n || src == dst || (rf & odd) || x->lane >= off[src + 1] - off[src] ||
+		    arc[a = off[src] + x->lane].head != dst || x->block >= nblocks ||
+		    x->offset >= SCHED_ONE || x->length - 1 >= SCHED_ONE - x->offset ||
+		    finer_parts(x, pmask))
+			break;
+		if (cgrid && x->block != src) { /* par_copy_step's read */
+			w = part_bits(cgrid, gk, cell_in(rank, n, nblocks, src, x->block), x->offset,
+				      x->offset + x->length, &mask);
+			if ((*w & mask) != mask)
+				break;
+		}
+		if (arc[a].stamp != mark) { /* load_arc, its fields in locals */
+			arc[a].stamp = mark;
+			arc[a].load = 0;
+			used[nused++] = a;
+		}
+		arc[a].load += x->length;
+		arc[a].total += x->length;
+		if (cgrid)
+			continue;
+		/* par_reduce_step's delivery */
+		uint64_t sc = cell_in(rank, n, nblocks, src, x->block);
+		uint64_t dc = cell_in(rank, n, nblocks, dst, x->block);
+		bool red = xfer_op(x) == XFER_REDUCE;
+
+		if (grid) {
+			uint32_t k = x->offset >> sh, np = ((x->offset + x->length) >> sh) - k;
+			const struct rwhole *se = &grid[(sc << gk) + k];
+			struct rwhole *de = &grid[(dc << gk) + k];
+
+			for (; np; np--, se++, de++) {
+				if (se->mark == mark) { /* written earlier in the step */
+					d->read_written = true;
+					c->narc_used = nused;
+					return SIZE_MAX;
+				}
+				de->mark = mark;
+				de->count = red ? de->count + se->count : se->count;
+				de->hash = red ? de->hash + se->hash : se->hash;
+			}
+			continue;
+		}
+		const struct rwhole *se = &rw[sc];
+		struct rwhole *de = &rw[dc];
+
+		if ((se->mark & ~RW_LIST) == mark) {
+			d->read_written = true;
+			c->narc_used = nused;
+			return SIZE_MAX;
+		}
+		de->mark = (de->mark & RW_LIST) | mark;
+		if (!((se->mark | de->mark) & RW_LIST) && x->length == SCHED_ONE) {
+			de->count = red ? de->count + se->count : se->count;
+			de->hash = red ? de->hash + se->hash : se->hash;
+			continue;
+		}
+		rw_deliver(d, x, se, de);
+	}
+	c->narc_used = nused;
+	return (size_t)(x - s->xfers);
+}
+
+/* Both parts on this thread, step by step: in one loop (seq_fused) up to
+ * the step's first transfer that is not plain, then from it the links',
+ * then the data's while the step's transfers are in cache (one read of
+ * the schedule from memory, not two passes' worth). */
 static void par_seq(struct par_job *j)
 {
-	const struct vstate *v = &j->w[0];
-	uint32_t T = v->s->nsteps;
-	bool ok = true;
+	struct vstate *d = &j->w[0], *c = &j->w[1];
+	uint32_t T = d->s->nsteps;
+	bool fuse = seq_fuses(d), ok = true;
 
 	for (uint32_t t = 0; t < T && ok; t++) {
-		if (clock_expired(v->o->clock)) {
+		if (clock_expired(d->o->clock)) {
 			ok = false;
 			break;
 		}
-		clock_progress(v->o->clock, NULL, (double)t / T);
-		ok = par_step(&j->w[1], t) && par_step(&j->w[0], t);
+		clock_progress(d->o->clock, NULL, (double)t / T);
+		if (fuse && (c->from = d->from = seq_fused(c, d, t)) == SIZE_MAX)
+			ok = false;
+		ok = ok && par_step(c, t) && par_step(d, t);
 	}
+	c->from = d->from = 0;
 	j->ok[1] = ok;
-	j->ok[0] = ok && (j->split_final || final_check(&j->w[0]) == 0);
+	j->ok[0] = ok && (j->split_final || final_check(d) == 0);
 }
 
 /* Half the inputs each (init_inputs): the first touch of the pages on

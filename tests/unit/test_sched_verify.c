@@ -886,6 +886,64 @@ static void test_reduce_write_then_read(void **state)
 	graph_free(g);
 }
 
+/* On one thread both parts of a step go through one loop (par_seq's
+ * seq_fused) up to the step's first transfer that is not plain. A ring's
+ * and a bidirectional ring's allreduce (rw by diagonal, the grid in
+ * halves) on hypercube:6, with a transfer of step 2 moved to the end of
+ * step 1, after the one that writes what it sends on: it carries what its
+ * sender held before step 1, without the input that writer adds, so the
+ * schedule is wrong, though one pass reading the write would find it
+ * right (the one pass says no, the check takes two passes a step). And a
+ * whole block's transfer one unit past the block's end: "part outside
+ * the block", though delivered whole it would be right. Both as the step
+ * loop reports, on one thread and on two. */
+static void test_fused_one_thread(void **state)
+{
+	static const char *const algos[] = {"ring", "bidir-ring"};
+	struct graph *g;
+	struct topo_tree *tree;
+	struct ofc_error err = {0};
+	(void)state;
+
+	assert_int_equal(topo_build_tree("hypercube:6", &g, &tree, &err), 0);
+	for (size_t a = 0; a < ARRAY_SIZE(algos); a++) {
+		struct schedule s, d;
+		struct verify_report r;
+		struct verify_opts one = {.graph = g, .threads = 1, .par_min_xfers = 1};
+		size_t moved = SIZE_MAX;
+
+		assert_int_equal(baseline_schedule(g, tree, algos[a], SCHED_ALLREDUCE, &s, &err), 0);
+		assert_int_equal(sched_verify(&s, &one, &r), 0);
+		assert_true(r.split);
+		for (size_t y = s.step_start[2]; y < s.step_start[3] && moved == SIZE_MAX; y++)
+			for (size_t x = s.step_start[1]; x < s.step_start[2]; x++)
+				if (s.xfers[x].dst == s.xfers[y].src &&
+				    s.xfers[x].block == s.xfers[y].block &&
+				    s.xfers[x].offset == s.xfers[y].offset) {
+					moved = y;
+					break;
+				}
+		assert_true(moved != SIZE_MAX);
+		copy_with(&d, &s, moved, &s.xfers[moved], 1);
+		assert_int_equal(sched_verify(&d, &one, &r), -1);
+		assert_non_null(strstr(r.error, "does not end with shard"));
+		assert_same_verdict(&d, g);
+		sched_free(&d);
+		if (a == 0) {
+			size_t mid = s.step_start[s.nsteps / 2] + 3;
+
+			assert_int_equal(s.xfers[mid].length, SCHED_ONE);
+			s.xfers[mid].length = SCHED_ONE + 1;
+			assert_int_equal(sched_verify(&s, &one, &r), -1);
+			assert_non_null(strstr(r.error, "part outside the block"));
+			assert_same_verdict(&s, g);
+		}
+		sched_free(&s);
+	}
+	topo_tree_free(tree);
+	graph_free(g);
+}
+
 /* s, with spans, and s block by block: the same verdict in the same step,
  * the same loads and duplicates, on one thread and on two. */
 static void assert_same_unspanned(const struct schedule *s, const struct graph *g)
@@ -1282,6 +1340,7 @@ int main(void)
 	    cmocka_unit_test(test_spans),
 	    cmocka_unit_test(test_final_halves),
 	    cmocka_unit_test(test_reduce_write_then_read),
+	    cmocka_unit_test(test_fused_one_thread),
 	    cmocka_unit_test(test_split_without_graph),
 	    cmocka_unit_test(test_parts_finer_later),
 	    cmocka_unit_test(test_wdm),
