@@ -944,6 +944,59 @@ static void test_fused_one_thread(void **state)
 	graph_free(g);
 }
 
+/* An allreduce's final scan (first_not_full, in halves where the check is
+ * split) holds every entry to both the count and the weights' sum: on
+ * complete:3 (a direct reduce-scatter, then each shard copied to all),
+ * node 0's shard reduced from node 2's input twice and node 1's not has
+ * all its counts right and its sum wrong; whole shards (rw) and halves
+ * (the grid), by diagonal (the first step's first sends go round the
+ * ring) and by node, on one thread and two, as the step loop. */
+static void test_final_sum(void **state)
+{
+	static const uint32_t parts[] = {1, 2};
+	(void)state;
+
+	for (size_t p = 0; p < ARRAY_SIZE(parts); p++)
+		for (int v = 0; v < 4; v++) {
+			bool wrong = v & 1, ring = v & 2;
+			struct schedule s, d;
+			struct verify_report r;
+			struct verify_opts one = {.threads = 1, .par_min_xfers = 1};
+			struct xfer first[] = {R(0, 1, 1), R(1, 2, 2), R(2, 0, 0),
+					       R(0, 2, 2), R(1, 0, 0), R(2, 1, 1)};
+
+			if (!ring) { /* 0 -> 2 first: no ring of first sends */
+				struct xfer x = first[0];
+
+				first[0] = first[3];
+				first[3] = x;
+			}
+			if (wrong)
+				first[4] = R(2, 0, 0);
+			sched_init(&s, SCHED_ALLREDUCE, "final-sum", 3);
+			sched_step(&s);
+			for (size_t i = 0; i < ARRAY_SIZE(first); i++)
+				sched_add(&s, &first[i]);
+			sched_step(&s);
+			for (uint32_t b = 0; b < 3; b++)
+				for (uint32_t u = 0; u < 3; u++)
+					if (u != b) {
+						struct xfer x = X(b, u, b);
+
+						sched_add(&s, &x);
+					}
+			cut_parts(&d, &s, parts[p]);
+			assert_int_equal(sched_verify(&d, &one, &r), wrong ? -1 : 0);
+			if (wrong)
+				assert_non_null(strstr(r.error, "does not end with shard 0"));
+			else
+				assert_true(r.split);
+			assert_same_verdict(&d, NULL);
+			sched_free(&d);
+			sched_free(&s);
+		}
+}
+
 /* s, with spans, and s block by block: the same verdict in the same step,
  * the same loads and duplicates, on one thread and on two. */
 static void assert_same_unspanned(const struct schedule *s, const struct graph *g)
@@ -1341,6 +1394,7 @@ int main(void)
 	    cmocka_unit_test(test_final_halves),
 	    cmocka_unit_test(test_reduce_write_then_read),
 	    cmocka_unit_test(test_fused_one_thread),
+	    cmocka_unit_test(test_final_sum),
 	    cmocka_unit_test(test_split_without_graph),
 	    cmocka_unit_test(test_parts_finer_later),
 	    cmocka_unit_test(test_wdm),
