@@ -788,48 +788,53 @@ static void cut_parts(struct schedule *d, const struct schedule *s, uint32_t par
  * ring reduce-scatter on hypercube:9 in halves for its first 150 steps
  * (76,650 transfers) and quarters after is right, proved in two parts
  * after a scan of them all; a quarter dropped there (one that a check in
- * halves would not see) is the step loop's report. The same all-gather
- * (its parts scanned whole from the start) the same way. */
+ * halves would not see) is the step loop's report. First transfers that
+ * cut no shard lead to rw without that scan: whole shards for 150 steps,
+ * halves after, the same (the halves in rw's lists). The same all-gathers
+ * (their parts scanned whole from the start) the same way. */
 static void test_parts_finer_later(void **state)
 {
 	static const enum sched_collective cs[] = {SCHED_REDUCE_SCATTER, SCHED_ALLGATHER};
+	static const uint32_t before[] = {2, 1}, after[] = {4, 2};
 	struct graph *g;
 	struct topo_tree *tree;
 	struct ofc_error err = {0};
 	(void)state;
 
 	assert_int_equal(topo_build_tree("hypercube:9", &g, &tree, &err), 0);
-	for (size_t c = 0; c < ARRAY_SIZE(cs); c++) {
-		struct schedule s, d, e;
-		struct verify_report r;
-		struct verify_opts two = {.graph = g, .threads = 2};
+	for (size_t c = 0; c < ARRAY_SIZE(cs); c++)
+		for (size_t p = 0; p < ARRAY_SIZE(before); p++) {
+			struct schedule s, d, e;
+			struct verify_report r;
+			struct verify_opts two = {.graph = g, .threads = 2};
 
-		assert_int_equal(baseline_schedule(g, tree, "ring", cs[c], &s, &err), 0);
-		sched_init(&d, s.collective, s.algorithm, s.nodes);
-		for (uint32_t t = 0; t < s.nsteps; t++) {
-			uint32_t parts = t < 150 ? 2 : 4;
+			assert_int_equal(baseline_schedule(g, tree, "ring", cs[c], &s, &err), 0);
+			sched_init(&d, s.collective, s.algorithm, s.nodes);
+			for (uint32_t t = 0; t < s.nsteps; t++) {
+				uint32_t parts = t < 150 ? before[p] : after[p];
 
-			sched_step(&d);
-			for (size_t xi = s.step_start[t]; xi < s.step_start[t + 1]; xi++)
-				for (uint32_t k = 0; k < parts; k++) {
-					struct xfer x = s.xfers[xi];
+				sched_step(&d);
+				for (size_t xi = s.step_start[t]; xi < s.step_start[t + 1]; xi++)
+					for (uint32_t k = 0; k < parts; k++) {
+						struct xfer x = s.xfers[xi];
 
-					x.offset = k * (SCHED_ONE / parts);
-					x.length = SCHED_ONE / parts;
-					sched_add(&d, &x);
-				}
+						x.offset = k * (SCHED_ONE / parts);
+						x.length = SCHED_ONE / parts;
+						sched_add(&d, &x);
+					}
+			}
+			assert_true(d.step_start[150] > (1u << 16));
+			assert_int_equal(sched_verify(&d, &two, &r), 0);
+			assert_true(r.split);
+			assert_same_verdict(&d, g);
+			/* the last transfer's first part */
+			copy_with(&e, &d, d.nxfers - after[p], NULL, 0);
+			assert_int_equal(sched_verify(&e, &two, &r), -1);
+			assert_same_verdict(&e, g);
+			sched_free(&e);
+			sched_free(&d);
+			sched_free(&s);
 		}
-		assert_true(d.step_start[150] > (1u << 16));
-		assert_int_equal(sched_verify(&d, &two, &r), 0);
-		assert_true(r.split);
-		assert_same_verdict(&d, g);
-		copy_with(&e, &d, d.nxfers - 4, NULL, 0); /* the last transfer's first quarter */
-		assert_int_equal(sched_verify(&e, &two, &r), -1);
-		assert_same_verdict(&e, g);
-		sched_free(&e);
-		sched_free(&d);
-		sched_free(&s);
-	}
 	topo_tree_free(tree);
 	graph_free(g);
 }
