@@ -3117,9 +3117,10 @@ static inline bool xfer_in(const struct xfer *x, uint32_t n, uint64_t nblocks, u
 	uint16_t rf;
 
 	memcpy(&rf, &x->run, sizeof(rf));
-	/* length 0 wraps to the top: length in [1, ONE - offset] */
+	/* length 0 wraps to the top: length in [1, ONE - offset], offset
+	 * then below ONE */
 	return x->src < n && x->dst < n && (uint64_t)x->block + xfer_blocks(x) <= nblocks &&
-	       x->offset < SCHED_ONE && x->length - 1 < SCHED_ONE - x->offset &&
+	       (uint64_t)x->offset + (x->length - 1) < SCHED_ONE &&
 	       !finer_parts(x, pmask) &&
 	       (!odd || (x->src != x->dst && !(rf & odd)));
 }
@@ -3299,9 +3300,11 @@ static int snap_read(const struct vstate *v, uint32_t t, size_t lo, size_t hi)
 	uint32_t n = v->n, gk = grid ? v->gk : 0, sh = 31 - v->gk;
 	uint16_t odd = v->alone_odd;
 
-	for (const struct xfer *x = first + lo; x < first + hi; x++) {
-		struct rwhole *snap = &v->snap[(size_t)(x - first) << gk];
+	/* a transfer's 2^gk slots, the next transfer's after them: a
+	 * pointer, not its index (a division by the size of a transfer) */
+	struct rwhole *snap = &v->snap[lo << gk];
 
+	for (const struct xfer *x = first + lo; x < first + hi; x++) {
 		if (!xfer_in(x, n, nblocks, odd, v->pmask))
 			return finer_parts(x, v->pmask) ? -2 : -1;
 		uint64_t sc = cell_in(rank, n, nblocks, x->src, x->block);
@@ -3310,13 +3313,14 @@ static int snap_read(const struct vstate *v, uint32_t t, size_t lo, size_t hi)
 			uint32_t k = x->offset >> sh, np = ((x->offset + x->length) >> sh) - k;
 			const struct rwhole *se = &grid[(sc << gk) + k];
 
-			for (; np; np--)
-				*snap++ = *se++;
+			for (uint32_t i = 0; i < np; i++)
+				snap[i] = se[i];
 		} else {
 			if ((rw[sc].mark & RW_LIST) || x->length != SCHED_ONE)
 				return -1;
 			*snap = rw[sc];
 		}
+		snap += 1u << gk;
 	}
 	return 0;
 }
@@ -3331,10 +3335,11 @@ static int snap_write(struct vstate *v, uint32_t t, uint32_t rlo, uint32_t rhi)
 	uint64_t nblocks = v->nblocks;
 	uint32_t n = v->n, gk = grid ? v->gk : 0, sh = 31 - v->gk;
 
-	for (const struct xfer *x = first; x < end; x++) {
+	const struct rwhole *snap = v->snap; /* as snap_read's */
+
+	for (const struct xfer *x = first; x < end; x++, snap += 1u << gk) {
 		if (x->dst < rlo || x->dst >= rhi)
 			continue;
-		const struct rwhole *snap = &v->snap[(size_t)(x - first) << gk];
 		uint64_t dc = cell_in(rank, n, nblocks, x->dst, x->block);
 		bool red = xfer_op(x) == XFER_REDUCE;
 		uint32_t k = grid ? x->offset >> sh : 0;
@@ -3343,9 +3348,9 @@ static int snap_write(struct vstate *v, uint32_t t, uint32_t rlo, uint32_t rhi)
 
 		if (!grid && (de->mark & RW_LIST))
 			return -1;
-		for (; np; np--, snap++, de++) {
-			de->count = red ? de->count + snap->count : snap->count;
-			de->hash = red ? de->hash + snap->hash : snap->hash;
+		for (uint32_t i = 0; i < np; i++) {
+			de[i].count = red ? de[i].count + snap[i].count : snap[i].count;
+			de[i].hash = red ? de[i].hash + snap[i].hash : snap[i].hash;
 		}
 	}
 	return 0;
@@ -3530,8 +3535,7 @@ static size_t seq_fused(struct vstate *c, struct vstate *d, uint32_t t)
 		 * the data part's ranges (no span: block < nblocks) */
 		if (src >= n || src == dst || (rf & odd) || x->lane >= off[src + 1] - off[src] ||
 		    arc[a = off[src] + x->lane].head != dst || x->block >= nblocks ||
-		    x->offset >= SCHED_ONE || x->length - 1 >= SCHED_ONE - x->offset ||
-		    finer_parts(x, pmask))
+		    (uint64_t)x->offset + (x->length - 1) >= SCHED_ONE || finer_parts(x, pmask))
 			break;
 		if (cgrid && x->block != src) { /* par_copy_step's read */
 			w = part_bits(cgrid, gk, cell_in(rank, n, nblocks, src, x->block), x->offset,
