@@ -205,6 +205,13 @@ struct vstate {
 	 * this one, both parts: read_checks, par_reduce_step and
 	 * par_copy_step's reads start here. 0 elsewhere. */
 	size_t from;
+	/* seq_fused's all-gather writes, to be made after the step's reads:
+	 * each transfer's word of cgrid and its bits there */
+	struct cwrite {
+		uint64_t *w;
+		uint64_t mask;
+	} * cw;
+	size_t ncw, cap_cw;
 	/* par_reduce_snap: the step's sources' values, a part each */
 	struct rwhole *snap;
 	size_t cap_snap;
@@ -1691,8 +1698,9 @@ static double span_write(struct vstate *v, const struct xfer *x)
 	return dup;
 }
 
-/* In parts (cgrid): step t's deliveries, every transfer in order (the
- * read phase passed them all); each part a node holds already is a
+/* In parts (cgrid): step t's deliveries, every transfer in order (from
+ * v->from where par_seq's fused loop did those before; the read phase
+ * passed them all); each part a node holds already is a
  * duplicate, summed in parts (multiples of 2^-gk, exact in a double as
  * the per-transfer sum was). The tables' fields in locals: to the
  * compiler a store to cgrid may change any 64-bit field of v. A node's
@@ -1701,7 +1709,8 @@ static double span_write(struct vstate *v, const struct xfer *x)
 static void cgrid_write(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
-	const struct xfer *first = s->xfers + s->step_start[t], *end = s->xfers + s->step_start[t + 1];
+	const struct xfer *first = s->xfers + (s->step_start[t] > v->from ? s->step_start[t] : v->from);
+	const struct xfer *end = s->xfers + s->step_start[t + 1];
 	const uint32_t *rank = v->rank;
 	uint64_t *cgrid = v->cgrid, nblocks = v->nblocks, dup = 0, mask, *w;
 	uint32_t n = v->n, gk = v->gk;
@@ -2991,6 +3000,7 @@ static void teardown(struct vstate *v)
 	free(v->full);
 	free(v->dl);
 	free(v->snap);
+	free(v->cw);
 	free(v->whole);
 	free(v->pieces);
 	free(v->arc);
@@ -3492,7 +3502,10 @@ static bool seq_fuses(const struct vstate *d)
  * go on from it each its own way (c->from, d->from), which also says
  * what is wrong; SIZE_MAX where the data part says no (read_written, as
  * par_reduce_step). An all-gather's writes stay after every read of the
- * step (par_copy_step's cgrid_write). */
+ * step: each transfer's word and bits kept (d->cw, 16 bytes a transfer
+ * of the step) for seq_writes, a transfer that is not plain and those
+ * after it cgrid_write's (from d->from); cgrid_write walking the step
+ * again cost half as many instructions as the fused loop. */
 static size_t seq_fused(struct vstate *c, struct vstate *d, uint32_t t)
 {
 	const struct schedule *s = d->s;
@@ -3511,7 +3524,11 @@ static size_t seq_fused(struct vstate *c, struct vstate *d, uint32_t t)
 	bool near = !rank && !cgrid;
 	/* read_checks' odd: a run, a span, or a reduction in copy mode */
 	uint16_t odd = (uint16_t)(0xffu | (d->reduce ? 0xf8u : 0xfcu) << 8);
+	struct cwrite *cw;
 
+	if (cgrid)
+		GROW(d->cw, d->cap_cw, (size_t)(end - first));
+	cw = d->cw;
 	for (; x < end; x++) {
 		uint32_t src = x->src, dst = x->dst, a;
 		uint16_t rf;
@@ -3537,11 +3554,18 @@ static size_t seq_fused(struct vstate *c, struct vstate *d, uint32_t t)
 		    arc[a = off[src] + x->lane].head != dst || x->block >= nblocks ||
 		    (uint64_t)x->offset + (x->length - 1) >= SCHED_ONE || finer_parts(x, pmask))
 			break;
-		if (cgrid && x->block != src) { /* par_copy_step's read */
-			w = part_bits(cgrid, gk, cell_in(rank, n, nblocks, src, x->block), x->offset,
-				      x->offset + x->length, &mask);
-			if ((*w & mask) != mask)
+		if (cgrid) { /* par_copy_step's read, cgrid_write's word */
+			if (x->block == dst) /* a duplicate of its own: cgrid_write's */
 				break;
+			if (x->block != src) {
+				w = part_bits(cgrid, gk, cell_in(rank, n, nblocks, src, x->block),
+					      x->offset, x->offset + x->length, &mask);
+				if ((*w & mask) != mask)
+					break;
+			}
+			w = part_bits(cgrid, gk, cell_in(rank, n, nblocks, dst, x->block), x->offset,
+				      x->offset + x->length, &mask);
+			*cw++ = (struct cwrite){w, mask}; /* cw[x - first] */
 		}
 		if (arc[a].stamp != mark) { /* load_arc, its fields in locals */
 			arc[a].stamp = mark;
@@ -3591,7 +3615,26 @@ static size_t seq_fused(struct vstate *c, struct vstate *d, uint32_t t)
 		rw_deliver(d, x, se, de);
 	}
 	c->narc_used = nused;
+	d->ncw = cgrid ? (size_t)(cw - d->cw) : 0;
 	return (size_t)(x - s->xfers);
+}
+
+/* seq_fused's all-gather writes, after the step's reads: cgrid_write's
+ * for the transfers it did, their words found already. The duplicates,
+ * whole parts, are exact in any order. */
+static void seq_writes(struct vstate *d)
+{
+	uint64_t dup = 0;
+
+	for (size_t i = 0; i < d->ncw; i++) {
+		uint64_t *w = d->cw[i].w, mask = d->cw[i].mask;
+
+		if (__builtin_expect((*w & mask) != 0, 0))
+			dup += (uint64_t)__builtin_popcountll(*w & mask);
+		*w |= mask;
+	}
+	d->r->duplicate_blocks += (double)dup / (double)(1u << d->gk);
+	d->ncw = 0;
 }
 
 /* Both parts on this thread, step by step: in one loop (seq_fused) up to
@@ -3613,6 +3656,8 @@ static void par_seq(struct par_job *j)
 		if (fuse && (c->from = d->from = seq_fused(c, d, t)) == SIZE_MAX)
 			ok = false;
 		ok = ok && par_step(c, t) && par_step(d, t);
+		if (ok && fuse && d->cgrid)
+			seq_writes(d);
 	}
 	c->from = d->from = 0;
 	j->ok[1] = ok;
