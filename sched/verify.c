@@ -3310,8 +3310,10 @@ static int snap_read(const struct vstate *v, uint32_t t, size_t lo, size_t hi)
 	uint32_t n = v->n, gk = grid ? v->gk : 0, sh = 31 - v->gk;
 	uint16_t odd = v->alone_odd;
 
-	/* a transfer's 2^gk slots, the next transfer's after them: a
-	 * pointer, not its index (a division by the size of a transfer) */
+	/* a transfer's parts, the next transfer's after them (compact: a
+	 * transfer of one part in 2^gk touches one slot, and the scratch is
+	 * fresh pages), from the half's start lo << gk; a pointer, not an
+	 * index (a division by the size of a transfer) */
 	struct rwhole *snap = &v->snap[lo << gk];
 
 	for (const struct xfer *x = first + lo; x < first + hi; x++) {
@@ -3325,18 +3327,20 @@ static int snap_read(const struct vstate *v, uint32_t t, size_t lo, size_t hi)
 
 			for (uint32_t i = 0; i < np; i++)
 				snap[i] = se[i];
+			snap += np;
 		} else {
 			if ((rw[sc].mark & RW_LIST) || x->length != SCHED_ONE)
 				return -1;
-			*snap = rw[sc];
+			*snap++ = rw[sc];
 		}
-		snap += 1u << gk;
 	}
 	return 0;
 }
 
-/* The deliveries of step t to receivers [rlo, rhi): 0, or -1 (no). */
-static int snap_write(struct vstate *v, uint32_t t, uint32_t rlo, uint32_t rhi)
+/* The deliveries of step t to receivers [rlo, rhi): 0, or -1 (no). The
+ * step's transfers from mid on were read in a half of their own (from
+ * slot mid << gk). */
+static int snap_write(struct vstate *v, uint32_t t, uint32_t rlo, uint32_t rhi, size_t mid)
 {
 	const struct schedule *s = v->s;
 	const struct xfer *first = s->xfers + s->step_start[t], *end = s->xfers + s->step_start[t + 1];
@@ -3347,20 +3351,25 @@ static int snap_write(struct vstate *v, uint32_t t, uint32_t rlo, uint32_t rhi)
 
 	const struct rwhole *snap = v->snap; /* as snap_read's */
 
-	for (const struct xfer *x = first; x < end; x++, snap += 1u << gk) {
-		if (x->dst < rlo || x->dst >= rhi)
-			continue;
-		uint64_t dc = cell_in(rank, n, nblocks, x->dst, x->block);
-		bool red = xfer_op(x) == XFER_REDUCE;
+	for (const struct xfer *x = first; x < end; x++) {
 		uint32_t k = grid ? x->offset >> sh : 0;
 		uint32_t np = grid ? ((x->offset + x->length) >> sh) - k : 1;
+
+		if (__builtin_expect(x == first + mid, 0))
+			snap = &v->snap[mid << gk];
+		if (x->dst < rlo || x->dst >= rhi) {
+			snap += np;
+			continue;
+		}
+		uint64_t dc = cell_in(rank, n, nblocks, x->dst, x->block);
+		bool red = xfer_op(x) == XFER_REDUCE;
 		struct rwhole *de = grid ? &grid[(dc << gk) + k] : &rw[dc];
 
 		if (!grid && (de->mark & RW_LIST))
 			return -1;
-		for (uint32_t i = 0; i < np; i++) {
-			de[i].count = red ? de[i].count + snap[i].count : snap[i].count;
-			de[i].hash = red ? de[i].hash + snap[i].hash : snap[i].hash;
+		for (uint32_t i = 0; i < np; i++, snap++) {
+			de[i].count = red ? de[i].count + snap->count : snap->count;
+			de[i].hash = red ? de[i].hash + snap->hash : snap->hash;
 		}
 	}
 	return 0;
@@ -3380,9 +3389,10 @@ static void snap_half_write(void *ctx, size_t i, unsigned worker)
 {
 	struct snap_job *j = ctx;
 	uint32_t n = j->v->n;
+	size_t m = j->v->s->step_start[j->t + 1] - j->v->s->step_start[j->t];
 
 	(void)worker;
-	j->rc[i] = snap_write(j->v, j->t, i ? n / 2 : 0, i ? n : n / 2);
+	j->rc[i] = snap_write(j->v, j->t, i ? n / 2 : 0, i ? n : n / 2, m / 2);
 }
 
 static int par_reduce_snap(struct vstate *v, uint32_t t)
@@ -3402,7 +3412,7 @@ static int par_reduce_snap(struct vstate *v, uint32_t t)
 		return -1;
 	}
 	if (!two)
-		return snap_write(v, t, 0, v->n);
+		return snap_write(v, t, 0, v->n, m);
 	parallel_for(2, 1, 2, snap_half_write, &j);
 	return j.rc[0] < 0 || j.rc[1] < 0 ? -1 : 0;
 }
