@@ -791,7 +791,8 @@ static void cut_parts(struct schedule *d, const struct schedule *s, uint32_t par
  * halves would not see) is the step loop's report. First transfers that
  * cut no shard lead to rw without that scan: whole shards for 150 steps,
  * halves after, the same (the halves in rw's lists). The same all-gathers
- * (their parts scanned whole from the start) the same way. */
+ * the same way (a ring's parts guessed from its first transfers too, in
+ * cgrid, a finer one starting the check again from a scan of all). */
 static void test_parts_finer_later(void **state)
 {
 	static const enum sched_collective cs[] = {SCHED_REDUCE_SCATTER, SCHED_ALLGATHER};
