@@ -1,7 +1,10 @@
 #!/bin/sh
 # Issue 17 item 5: generation against verification, one command a line.
-# usage: [THREADS=N] bench/verify_ratio.sh [OFC]   (default build/ofc, and
-# ofc's own default threads: all CPUs); prints
+# usage: [THREADS=N] [GAP=S] bench/verify_ratio.sh [OFC]   (default
+# build/ofc, and ofc's own default threads: all CPUs; GAP: seconds to wait
+# before each row, so that its generation, like its check, gets memory no
+# process just freed: on this VM freed pages go back to the host after a
+# second or two, and taking them again costs about 2 ms a MB); prints
 # | ARGS | generate_s | verify_s | verify/gen | wall user sys peak-KiB | verified |
 OFC=${1:-build/ofc}
 TH=${THREADS:+--threads $THREADS}
@@ -9,6 +12,7 @@ T=$(mktemp)
 trap 'rm -f "$T"' EXIT
 while read -r ARGS; do
 	[ -z "$ARGS" ] && continue
+	[ -n "$GAP" ] && sleep "$GAP"
 	out=$(/usr/bin/time -f '%e %U %S %M' -o "$T" $OFC schedule $ARGS $TH --size 1MiB --json 2>/dev/null)
 	g=$(echo "$out" | grep -oE '"generate_s": [0-9.e-]+' | head -1 | cut -d' ' -f2)
 	v=$(echo "$out" | grep -oE '"verify_s": [0-9.e-]+' | head -1 | cut -d' ' -f2)
