@@ -78,19 +78,17 @@ struct vstate {
 
 	struct foldmap fold; /* reduce mode: (node, shard) */
 	/* Reduce mode off networks when few transfers cut a shard (a ring, a
-	 * tree, BFB): (node, shard) -> the shard's one (count, hash), 16 bytes,
-	 * half the fold table's, in its place (whose pages cost their
-	 * zeroing); with RW_LIST in mark, count is the slot of the entry's
-	 * interval list in fold.lists instead. */
+	 * tree, BFB): (node, shard) -> the shard's one sum, a word (rw_hash:
+	 * the sum mod 2^48, and a step's mark; with RW_LIST, the slot of the
+	 * entry's interval list in fold.lists instead of the sum), a quarter
+	 * of the fold table's, in its place (whose pages cost their zeroing). */
 	struct rwhole {
-		uint32_t count;
-		uint32_t mark; /* as fold.mark, and RW_LIST */
-		uint64_t hash;
+		uint64_t w;
 	} * rw;
 	/* Reduce mode off networks when every transfer is a run of 2^gk
 	 * equal parts of its shard and most are not whole (a bidirectional
 	 * ring: halves; torus-rings: one part per port): each part's own
-	 * (count, hash, mark) as rw's, 2^gk to an entry (cell() << gk), no
+	 * a word (sum and mark) as rw's, 2^gk to an entry (cell() << gk), no
 	 * pieces to cut or merge. */
 	struct rwhole *grid;
 	uint32_t gk;
@@ -427,7 +425,38 @@ static void reduce_pieces(struct vstate *v, uint64_t key, uint32_t lo, uint32_t 
 	}
 }
 
-#define RW_LIST (1u << 31)
+/* An rw or grid entry: the weights' sum mod 2^48 in its top 48 bits (or,
+ * with RW_LIST, the slot of its interval list), RW_LIST, and in its low 15
+ * bits the step + 1 that last read it (RW_MARK; steps below it, else the
+ * fold table). The sum alone tells every input once from anything else
+ * (the weights are random); a count beside it, and a word for the mark,
+ * made an entry 16 bytes, and the one-thread check of a ring is mostly
+ * the first writes of its table's pages. Sums are compared mod 2^48
+ * (same_sum): the lists' 64-bit sums of them agree there. */
+#define RW_SHIFT 16
+#define RW_MARK 0x7fffull
+#define RW_LIST 0x8000ull
+static inline uint32_t rw_mark(const struct rwhole *e)
+{
+	return (uint32_t)(e->w & RW_MARK);
+}
+static inline uint64_t rw_hash(const struct rwhole *e)
+{
+	return e->w >> RW_SHIFT;
+}
+static inline void rw_set_mark(struct rwhole *e, uint64_t mark)
+{
+	e->w = (e->w & ~RW_MARK) | mark;
+}
+/* Folds in (reduce) or puts the sum h, the mark and RW_LIST kept. */
+static inline void rw_put(struct rwhole *e, bool reduce, uint64_t h)
+{
+	e->w = reduce ? e->w + (h << RW_SHIFT) : (h << RW_SHIFT) | (e->w & (RW_MARK | RW_LIST));
+}
+static inline bool same_sum(uint64_t a, uint64_t b)
+{
+	return ((a ^ b) << RW_SHIFT) == 0;
+}
 
 /* The entry of (node, block) in rw, fold, grid or cgrid (the last two
  * shifted by gk for its parts). A ring step sends block b - 1 - t
@@ -461,11 +490,11 @@ static inline bool own_data(const struct vstate *v)
 static const struct seg *rw_pieces(const struct vstate *v, const struct rwhole *e, struct seg *buf,
 				   uint32_t *n)
 {
-	if (e->mark & RW_LIST) {
-		*n = v->fold.lists[e->count].n;
-		return v->fold.lists[e->count].v;
+	if (e->w & RW_LIST) {
+		*n = v->fold.lists[rw_hash(e)].n;
+		return v->fold.lists[rw_hash(e)].v;
 	}
-	*buf = (struct seg){0, SCHED_ONE, e->count, e->hash};
+	*buf = (struct seg){0, SCHED_ONE, 0, rw_hash(e)};
 	*n = 1;
 	return buf;
 }
@@ -474,26 +503,23 @@ static const struct seg *rw_pieces(const struct vstate *v, const struct rwhole *
 static void rw_apply(struct vstate *v, struct rwhole *e, uint32_t lo, uint32_t hi, bool reduce,
 		     uint32_t count, uint64_t hash)
 {
-	if (!(e->mark & RW_LIST)) {
+	(void)count; /* rw keeps sums alone: its lists' counts are 0 */
+	if (!(e->w & RW_LIST)) {
 		if (lo == 0 && hi == SCHED_ONE) {
-			e->count = reduce ? e->count + count : count;
-			e->hash = reduce ? e->hash + hash : hash;
+			rw_put(e, reduce, hash);
 			return;
 		}
 		uint32_t slot = foldmap_list(&v->fold);
 
-		seglist_push(&v->fold.lists[slot], (struct seg){0, SCHED_ONE, e->count, e->hash});
-		e->count = slot;
-		e->mark |= RW_LIST;
+		seglist_push(&v->fold.lists[slot], (struct seg){0, SCHED_ONE, 0, rw_hash(e)});
+		e->w = (uint64_t)slot << RW_SHIFT | RW_LIST | (e->w & RW_MARK);
 	}
-	uint32_t slot = e->count;
+	uint32_t slot = (uint32_t)rw_hash(e);
 	struct seglist *l = &v->fold.lists[slot];
 
-	seglist_fold(l, lo, hi, reduce, count, hash);
+	seglist_fold(l, lo, hi, reduce, 0, hash);
 	if (l->n == 1) { /* one piece again */
-		e->count = l->v[0].count;
-		e->hash = l->v[0].hash;
-		e->mark &= ~RW_LIST;
+		e->w = l->v[0].hash << RW_SHIFT | (e->w & RW_MARK);
 		foldmap_unlist(&v->fold, slot);
 	}
 }
@@ -1304,21 +1330,19 @@ static int reduce_direct(struct vstate *v, uint32_t t)
 			const struct rwhole *se = &v->grid[sc + k];
 			struct rwhole *de = &v->grid[dc + k];
 
-			if (de->mark == t + 1) {
+			if (rw_mark(de) == t + 1) {
 				push_delivery(v, (struct delivery){dc + k, k << sh, (k + 1) << sh,
-								   se->count, xfer_op(x), se->hash,
-								   xi});
+								   0, xfer_op(x), rw_hash(se), xi});
 				continue;
 			}
-			de->count = red ? de->count + se->count : se->count;
-			de->hash = red ? de->hash + se->hash : se->hash;
+			rw_put(de, red, rw_hash(se));
 		}
 	}
 	for (size_t xi = s->step_start[t]; v->rw && xi < end; xi++) {
 		const struct xfer *x = &s->xfers[xi];
 		uint64_t skey = cell(v, x->src, x->block), dkey = cell(v, x->dst, x->block);
 		struct rwhole *se = &v->rw[skey], *de = &v->rw[dkey];
-		bool wait = (de->mark & ~RW_LIST) == t + 1, red = xfer_op(x) == XFER_REDUCE;
+		bool wait = rw_mark(de) == t + 1, red = xfer_op(x) == XFER_REDUCE;
 
 		if (!v->rank && xi + PREFETCH_AHEAD < end) {
 			const struct xfer *y = x + PREFETCH_AHEAD;
@@ -1326,9 +1350,8 @@ static int reduce_direct(struct vstate *v, uint32_t t)
 			__builtin_prefetch(&v->rw[cell(v, y->src, y->block)]);
 			__builtin_prefetch(&v->rw[cell(v, y->dst, y->block)], 1);
 		}
-		if (!wait && !((se->mark | de->mark) & RW_LIST) && x->length == SCHED_ONE) {
-			de->count = red ? de->count + se->count : se->count;
-			de->hash = red ? de->hash + se->hash : se->hash;
+		if (!wait && !((se->w | de->w) & RW_LIST) && x->length == SCHED_ONE) {
+			rw_put(de, red, rw_hash(se));
 			continue;
 		}
 		struct seg buf;
@@ -1412,9 +1435,9 @@ static inline void mark_read(struct vstate *v, uint32_t t, const struct xfer *x)
 
 	if (v->grid)
 		for (uint32_t k = lo >> (31 - v->gk); k < hi >> (31 - v->gk); k++)
-			v->grid[(c << v->gk) + k].mark = t + 1;
+			rw_set_mark(&v->grid[(c << v->gk) + k], t + 1);
 	else if (v->rw)
-		v->rw[c].mark = (v->rw[c].mark & RW_LIST) | (t + 1);
+		rw_set_mark(&v->rw[c], t + 1);
 	else
 		v->fold.e[c].mark = t + 1;
 }
@@ -1748,10 +1771,7 @@ static int write_phase(struct vstate *v, uint32_t t)
 			const struct delivery *d = &v->dl[i];
 
 			if (v->grid) { /* one part each */
-				struct rwhole *e = &v->grid[d->key];
-
-				e->count = d->op == XFER_REDUCE ? e->count + d->count : d->count;
-				e->hash = d->op == XFER_REDUCE ? e->hash + d->hash : d->hash;
+				rw_put(&v->grid[d->key], d->op == XFER_REDUCE, d->hash);
 				continue;
 			}
 			if (v->rw && i + PREFETCH_AHEAD < v->ndl)
@@ -1915,8 +1935,7 @@ static bool full_key(struct vstate *v, uint64_t key)
 	uint32_t n;
 
 	for (uint32_t k = 0; v->grid && k < 1u << v->gk; k++)
-		if (v->grid[(key << v->gk) + k].count != v->ninputs ||
-		    v->grid[(key << v->gk) + k].hash != v->total_weight)
+		if (!same_sum(rw_hash(&v->grid[(key << v->gk) + k]), v->total_weight))
 			return false;
 	if (v->grid)
 		return true;
@@ -1924,7 +1943,8 @@ static bool full_key(struct vstate *v, uint64_t key)
 				    : fold_pieces(&v->fold, &v->fold.e[key], buf, &n);
 
 	for (uint32_t i = 0; i < n; i++)
-		if (p[i].count != v->ninputs || p[i].hash != v->total_weight)
+		if (v->rw ? !same_sum(p[i].hash, v->total_weight) /* sums alone */
+			  : p[i].count != v->ninputs || p[i].hash != v->total_weight)
 			return false;
 	return true;
 }
@@ -1936,19 +1956,17 @@ static bool full_key(struct vstate *v, uint64_t key)
 static uint64_t first_not_full(struct vstate *v, uint64_t key, uint64_t end)
 {
 	const struct rwhole *grid = v->grid, *rw = v->rw;
-	uint32_t ninputs = v->ninputs;
-	uint64_t total = v->total_weight;
+	uint64_t total = v->total_weight << RW_SHIFT, sum = ~((1ull << RW_SHIFT) - 1);
 
 	if (grid) {
 		const struct rwhole *e = grid + (key << v->gk), *stop = grid + (end << v->gk);
 
-		while (e < stop && e->count == ninputs && e->hash == total)
+		while (e < stop && (e->w & sum) == total)
 			e++;
 		return (uint64_t)(e - grid) >> v->gk;
 	}
 	for (; rw && key < end; key++)
-		if ((rw[key].mark & RW_LIST) ? !full_key(v, key)
-					      : rw[key].count != ninputs || rw[key].hash != total)
+		if ((rw[key].w & RW_LIST) ? !full_key(v, key) : (rw[key].w & sum) != total)
 			return key;
 	while (key < end && full_key(v, key))
 		key++;
@@ -2745,7 +2763,7 @@ static bool grid_fits(const struct vstate *v, size_t cut)
 {
 	size_t n = v->n;
 
-	return !v->o->network && cut * 4 > v->s->nxfers && v->s->nsteps < RW_LIST &&
+	return !v->o->network && cut * 4 > v->s->nxfers && v->s->nsteps < RW_MARK &&
 	       (v->gk == 1 || (v->gk <= 3 && (n * n << v->gk) <= (1u << 24)));
 }
 
@@ -2758,9 +2776,9 @@ static void put_input(struct vstate *v, uint32_t u, uint32_t b)
 
 	if (v->grid)
 		for (uint32_t k = 0; k < 1u << v->gk; k++)
-			v->grid[(cell(v, u, b) << v->gk) + k] = (struct rwhole){c, 0, h};
+			v->grid[(cell(v, u, b) << v->gk) + k] = (struct rwhole){h << RW_SHIFT};
 	else if (v->rw)
-		v->rw[cell(v, u, b)] = (struct rwhole){c, 0, h};
+		v->rw[cell(v, u, b)] = (struct rwhole){h << RW_SHIFT};
 	else
 		v->fold.e[cell(v, u, b)] =
 		    (struct fold){.cut = SCHED_ONE, .count = {c}, .hash = {h}};
@@ -2882,7 +2900,7 @@ static int setup(struct vstate *v)
 			v->grid =
 			    v->rank ? xmalloc(((size_t)n * n << v->gk) * sizeof(*v->grid))
 				    : sched_huge_alloc(((size_t)n * n << v->gk) * sizeof(*v->grid));
-		else if (!v->o->network && cut * 4 <= s->nxfers && s->nsteps < RW_LIST)
+		else if (!v->o->network && cut * 4 <= s->nxfers && s->nsteps < RW_MARK)
 			/* by node on huge pages too: a transfer's two
 			 * entries are rows apart, a TLB miss each on 4 KiB
 			 * pages (torus:64x64 BFB: 1.75-1.91 s to 1.45-1.51 s) */
@@ -3220,7 +3238,7 @@ static __attribute__((noinline)) void rw_deliver(struct vstate *v, const struct 
 		uint32_t a = p[k].lo > lo ? p[k].lo : lo, b = p[k].hi < hi ? p[k].hi : hi;
 
 		if (b > a)
-			rw_apply(v, de, a, b, xfer_op(x) == XFER_REDUCE, p[k].count, p[k].hash);
+			rw_apply(v, de, a, b, xfer_op(x) == XFER_REDUCE, 0, p[k].hash);
 	}
 }
 
@@ -3265,27 +3283,25 @@ static int par_reduce_step(struct vstate *v, uint32_t t)
 			struct rwhole *de = &grid[(dc << gk) + k];
 
 			for (; np; np--, se++, de++) {
-				if (se->mark == mark) { /* written earlier in the step */
+				if (rw_mark(se) == mark) { /* written earlier in the step */
 					v->read_written = true;
 					return -1;
 				}
-				de->mark = mark;
-				de->count = red ? de->count + se->count : se->count;
-				de->hash = red ? de->hash + se->hash : se->hash;
+				rw_put(de, red, rw_hash(se));
+				rw_set_mark(de, mark);
 			}
 			continue;
 		}
 		const struct rwhole *se = &rw[sc];
 		struct rwhole *de = &rw[dc];
 
-		if ((se->mark & ~RW_LIST) == mark) {
+		if (rw_mark(se) == mark) {
 			v->read_written = true;
 			return -1;
 		}
-		de->mark = (de->mark & RW_LIST) | mark;
-		if (!((se->mark | de->mark) & RW_LIST) && x->length == SCHED_ONE) {
-			de->count = red ? de->count + se->count : se->count;
-			de->hash = red ? de->hash + se->hash : se->hash;
+		rw_set_mark(de, mark);
+		if (!((se->w | de->w) & RW_LIST) && x->length == SCHED_ONE) {
+			rw_put(de, red, rw_hash(se));
 			continue;
 		}
 		rw_deliver(v, x, se, de);
@@ -3340,7 +3356,7 @@ static int snap_read(const struct vstate *v, uint32_t t, size_t lo, size_t hi)
 				snap[i] = se[i];
 			snap += np;
 		} else {
-			if ((rw[sc].mark & RW_LIST) || x->length != SCHED_ONE)
+			if ((rw[sc].w & RW_LIST) || x->length != SCHED_ONE)
 				return -1;
 			*snap++ = rw[sc];
 		}
@@ -3376,12 +3392,10 @@ static int snap_write(struct vstate *v, uint32_t t, uint32_t rlo, uint32_t rhi, 
 		bool red = xfer_op(x) == XFER_REDUCE;
 		struct rwhole *de = grid ? &grid[(dc << gk) + k] : &rw[dc];
 
-		if (!grid && (de->mark & RW_LIST))
+		if (!grid && (de->w & RW_LIST))
 			return -1;
-		for (uint32_t i = 0; i < np; i++, snap++) {
-			de[i].count = red ? de[i].count + snap->count : snap->count;
-			de[i].hash = red ? de[i].hash + snap->hash : snap->hash;
-		}
+		for (uint32_t i = 0; i < np; i++, snap++)
+			rw_put(&de[i], red, rw_hash(snap));
 	}
 	return 0;
 }
@@ -3608,29 +3622,27 @@ static size_t seq_fused(struct vstate *c, struct vstate *d, uint32_t t)
 			struct rwhole *de = &grid[(dc << gk) + k];
 
 			for (; np; np--, se++, de++) {
-				if (se->mark == mark) { /* written earlier in the step */
+				if (rw_mark(se) == mark) { /* written earlier in the step */
 					d->read_written = true;
 					c->narc_used = nused;
 					return SIZE_MAX;
 				}
-				de->mark = mark;
-				de->count = red ? de->count + se->count : se->count;
-				de->hash = red ? de->hash + se->hash : se->hash;
+				rw_put(de, red, rw_hash(se));
+				rw_set_mark(de, mark);
 			}
 			continue;
 		}
 		const struct rwhole *se = &rw[sc];
 		struct rwhole *de = &rw[dc];
 
-		if ((se->mark & ~RW_LIST) == mark) {
+		if (rw_mark(se) == mark) {
 			d->read_written = true;
 			c->narc_used = nused;
 			return SIZE_MAX;
 		}
-		de->mark = (de->mark & RW_LIST) | mark;
-		if (!((se->mark | de->mark) & RW_LIST) && x->length == SCHED_ONE) {
-			de->count = red ? de->count + se->count : se->count;
-			de->hash = red ? de->hash + se->hash : se->hash;
+		rw_set_mark(de, mark);
+		if (!((se->w | de->w) & RW_LIST) && x->length == SCHED_ONE) {
+			rw_put(de, red, rw_hash(se));
 			continue;
 		}
 		rw_deliver(d, x, se, de);
