@@ -387,6 +387,34 @@ static void test_allreduce(void **state)
 	sched_free(&s);
 }
 
+/* A schedule of more steps than rw's 15-bit stamps count (32,767 and up:
+ * the fold table keeps it): the ring allreduce after 33,000 empty steps
+ * verifies, and fails without its last step. */
+static void test_many_steps(void **state)
+{
+	struct schedule s, rs, ag;
+	struct verify_report r;
+	size_t *none = xcalloc(33000, sizeof(size_t));
+	(void)state;
+
+	sched_init(&s, SCHED_ALLREDUCE, "ring", 4);
+	assert_null(sched_append_steps(&s, 33000, none));
+	ring_reduce_scatter(&rs, 4);
+	ring_allgather(&ag, 4);
+	sched_append(&s, &rs);
+	sched_append(&s, &ag);
+	assert_int_equal(s.nsteps, 33006);
+	assert_int_equal(sched_verify(&s, NULL, &r), 0);
+	s.nsteps--;
+	s.nxfers = s.step_start[s.nsteps];
+	assert_int_equal(sched_verify(&s, NULL, &r), -1);
+	assert_non_null(strstr(r.error, "does not end with shard"));
+	free(none);
+	sched_free(&ag);
+	sched_free(&rs);
+	sched_free(&s);
+}
+
 static void test_alltoall(void **state)
 {
 	struct schedule s;
@@ -1390,6 +1418,7 @@ int main(void)
 	    cmocka_unit_test(test_reduce_scatter),
 	    cmocka_unit_test(test_reduce_same_step_is_not_visible),
 	    cmocka_unit_test(test_allreduce),
+	    cmocka_unit_test(test_many_steps),
 	    cmocka_unit_test(test_alltoall),
 	    cmocka_unit_test(test_alltoall_threads),
 	    cmocka_unit_test(test_alltoall_sorted),
