@@ -8,43 +8,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void grow(struct a2a_routes *rt, size_t routes, size_t hops)
-{
-	size_t r = rt->nroutes, h0 = r ? rt->off[r] : 0;
-
-	if (r + routes + 1 > rt->cap_routes) {
-		rt->cap_routes = rt->cap_routes * 2 > r + routes + 1 ? rt->cap_routes * 2
-								  : r + routes + 1;
-		rt->cap_routes = rt->cap_routes < 1024 ? 1024 : rt->cap_routes;
-		rt->src = xreallocarray(rt->src, rt->cap_routes, sizeof(uint32_t));
-		rt->dst = xreallocarray(rt->dst, rt->cap_routes, sizeof(uint32_t));
-		rt->w = xreallocarray(rt->w, rt->cap_routes, sizeof(double));
-		rt->off = xreallocarray(rt->off, rt->cap_routes + 1, sizeof(size_t));
-	}
-	if (h0 + hops > rt->cap_hops) {
-		rt->cap_hops = (h0 + hops) * 2 + 1024;
-		rt->arc = xreallocarray(rt->arc, rt->cap_hops, sizeof(uint32_t));
-		if (rt->step)
-			rt->step = xreallocarray(rt->step, rt->cap_hops, sizeof(uint32_t));
-	}
-}
-
 void a2a_routes_reserve(struct a2a_routes *rt, size_t routes, size_t hops)
 {
 	size_t r = rt->nroutes, h0 = r ? rt->off[r] : 0;
 
-	/* What is asked for, or twice the room, whichever is more: callers
-	 * reserve class after class. */
+	/* What is asked for, or twice the room (1,024 at least), whichever
+	 * is more: a route at a time (a2a_routes_add) or a class's at once. */
 	if (r + routes + 1 > rt->cap_routes) {
-		rt->cap_routes = r + routes + 1 > 2 * rt->cap_routes ? r + routes + 1
-								     : 2 * rt->cap_routes;
+		size_t cap = 2 * rt->cap_routes > 1024 ? 2 * rt->cap_routes : 1024;
+
+		rt->cap_routes = r + routes + 1 > cap ? r + routes + 1 : cap;
 		rt->src = xreallocarray(rt->src, rt->cap_routes, sizeof(uint32_t));
 		rt->dst = xreallocarray(rt->dst, rt->cap_routes, sizeof(uint32_t));
 		rt->w = xreallocarray(rt->w, rt->cap_routes, sizeof(double));
 		rt->off = xreallocarray(rt->off, rt->cap_routes + 1, sizeof(size_t));
 	}
 	if (h0 + hops > rt->cap_hops) {
-		rt->cap_hops = h0 + hops > 2 * rt->cap_hops ? h0 + hops : 2 * rt->cap_hops;
+		size_t cap = 2 * rt->cap_hops > 1024 ? 2 * rt->cap_hops : 1024;
+
+		rt->cap_hops = h0 + hops > cap ? h0 + hops : cap;
 		/* The first room on huge pages (the fluid MCF's routes on
 		 * torus:256x256: 25 M hops, 99 MB, first written at about three
 		 * times the speed of small pages here). */
@@ -73,7 +55,7 @@ void a2a_routes_add(struct a2a_routes *rt, uint32_t s, uint32_t t, double w, con
 {
 	size_t r = rt->nroutes, h0 = r ? rt->off[r] : 0;
 
-	grow(rt, 1, len);
+	a2a_routes_reserve(rt, 1, len);
 	memcpy(rt->arc + h0, arc, len * sizeof(uint32_t));
 	if (step && !rt->step) {
 		/* The first route with steps: the routes before it get theirs,
@@ -95,7 +77,7 @@ uint32_t *a2a_routes_push(struct a2a_routes *rt, uint32_t s, uint32_t t, double 
 {
 	size_t h0 = rt->nroutes ? rt->off[rt->nroutes] : 0;
 
-	grow(rt, 1, len);
+	a2a_routes_reserve(rt, 1, len);
 	for (size_t i = 0; rt->step && i < len; i++)
 		rt->step[h0 + i] = (uint32_t)i;
 	append(rt, s, t, w, len);
