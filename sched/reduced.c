@@ -1474,6 +1474,8 @@ static int at_once_step(struct rstate *v, uint32_t t)
  * Swing step's blocks): a cache miss each unless fetched ahead. */
 static void deliver_slots(struct rstate *v, uint32_t t)
 {
+	uint64_t st = stamp(t);
+
 	for (size_t i = 0; i < v->nrd; i++) {
 		const struct gread *q = &v->rd[i];
 		struct rslot *sl = &v->slot[q->src & GRID_SLOT];
@@ -1481,7 +1483,7 @@ static void deliver_slots(struct rstate *v, uint32_t t)
 		if (i + GRID_AHEAD < v->nrd)
 			__builtin_prefetch(&v->slot[v->rd[i + GRID_AHEAD].src & GRID_SLOT], 1);
 		for (uint32_t j = 0; j <= q->src >> 29; j++)
-			slot_set_mark(&sl[j * v->cells], stamp(t));
+			slot_set_mark(&sl[j * v->cells], st);
 	}
 	for (size_t i = 0; i < v->nrd; i++) {
 		const struct gread *q = &v->rd[i];
@@ -1497,7 +1499,7 @@ static void deliver_slots(struct rstate *v, uint32_t t)
 			const struct rslot *s = &sl[j * v->cells];
 			struct rslot *d = &dl[j * v->cells];
 
-			if (slot_mark(d) != stamp(t)) {
+			if (slot_mark(d) != st) {
 				slot_apply(d, reduce, s->w);
 				continue;
 			}
