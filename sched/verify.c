@@ -3242,6 +3242,44 @@ static __attribute__((noinline)) void rw_deliver(struct vstate *v, const struct 
 	}
 }
 
+/* A reduction's delivery of x from cell sc to cell dc, in the grid (its
+ * parts) or rw, at once, each entry written stamped with mark: false when
+ * x reads an entry its step already wrote (that read must see the entry
+ * from before the step: the one pass says no). par_reduce_step's and
+ * seq_fused's. */
+static inline __attribute__((always_inline)) bool
+reduce_once(struct vstate *v, const struct xfer *x, struct rwhole *grid, struct rwhole *rw,
+	    uint64_t sc, uint64_t dc, uint32_t gk, uint32_t mark)
+{
+	bool red = xfer_op(x) == XFER_REDUCE;
+
+	if (grid) {
+		uint32_t sh = 31 - gk, k = x->offset >> sh;
+		uint32_t np = ((x->offset + x->length) >> sh) - k;
+		const struct rwhole *se = &grid[(sc << gk) + k];
+		struct rwhole *de = &grid[(dc << gk) + k];
+
+		for (; np; np--, se++, de++) {
+			if (rw_mark(se) == mark) /* written earlier in the step */
+				return false;
+			rw_put(de, red, rw_hash(se));
+			rw_set_mark(de, mark);
+		}
+		return true;
+	}
+	const struct rwhole *se = &rw[sc];
+	struct rwhole *de = &rw[dc];
+
+	if (rw_mark(se) == mark)
+		return false;
+	rw_set_mark(de, mark);
+	if (!((se->w | de->w) & RW_LIST) && x->length == SCHED_ONE)
+		rw_put(de, red, rw_hash(se));
+	else
+		rw_deliver(v, x, se, de);
+	return true;
+}
+
 /* The data thread's step of a reduction in one pass (one_pass) in the
  * grid or rw: reduce_direct's, each entry written stamped with the step
  * and a read of one so stamped a no, with the tables' fields in locals
@@ -3255,7 +3293,7 @@ static int par_reduce_step(struct vstate *v, uint32_t t)
 	const uint32_t *rank = v->rank;
 	struct rwhole *grid = v->grid, *rw = v->rw;
 	uint64_t nblocks = v->nblocks;
-	uint32_t n = v->n, gk = v->gk, sh = 31 - gk, mark = t + 1;
+	uint32_t n = v->n, gk = v->gk, mark = t + 1;
 	uint16_t odd = v->alone_odd;
 	uint32_t pmask = v->pmask;
 
@@ -3264,7 +3302,6 @@ static int par_reduce_step(struct vstate *v, uint32_t t)
 			return xfer_no(v, x);
 		uint64_t sc = cell_in(rank, n, nblocks, x->src, x->block);
 		uint64_t dc = cell_in(rank, n, nblocks, x->dst, x->block);
-		bool red = xfer_op(x) == XFER_REDUCE;
 
 		/* By diagonal the cells go in order: the hardware follows. */
 		if (!rank && x + PREFETCH_AHEAD < end) {
@@ -3277,34 +3314,10 @@ static int par_reduce_step(struct vstate *v, uint32_t t)
 			__builtin_prefetch(grid ? (void *)&grid[ys << gk] : (void *)&rw[ys]);
 			__builtin_prefetch(grid ? (void *)&grid[yd << gk] : (void *)&rw[yd], 1);
 		}
-		if (grid) {
-			uint32_t k = x->offset >> sh, np = ((x->offset + x->length) >> sh) - k;
-			const struct rwhole *se = &grid[(sc << gk) + k];
-			struct rwhole *de = &grid[(dc << gk) + k];
-
-			for (; np; np--, se++, de++) {
-				if (rw_mark(se) == mark) { /* written earlier in the step */
-					v->read_written = true;
-					return -1;
-				}
-				rw_put(de, red, rw_hash(se));
-				rw_set_mark(de, mark);
-			}
-			continue;
-		}
-		const struct rwhole *se = &rw[sc];
-		struct rwhole *de = &rw[dc];
-
-		if (rw_mark(se) == mark) {
+		if (!reduce_once(v, x, grid, rw, sc, dc, gk, mark)) {
 			v->read_written = true;
 			return -1;
 		}
-		rw_set_mark(de, mark);
-		if (!((se->w | de->w) & RW_LIST) && x->length == SCHED_ONE) {
-			rw_put(de, red, rw_hash(se));
-			continue;
-		}
-		rw_deliver(v, x, se, de);
 	}
 	return 0;
 }
@@ -3552,7 +3565,7 @@ static size_t seq_fused(struct vstate *c, struct vstate *d, uint32_t t)
 	size_t nused = c->narc_used;
 	struct rwhole *grid = d->grid, *rw = d->rw;
 	uint64_t *cgrid = d->cgrid, nblocks = d->nblocks, mask, *w;
-	uint32_t n = d->n, gk = d->gk, sh = 31 - gk, mark = t + 1, pmask = d->pmask;
+	uint32_t n = d->n, gk = d->gk, mark = t + 1, pmask = d->pmask;
 	bool ahead = (size_t)c->o->graph->m * sizeof(*arc) > (1u << 20);
 	/* the data's entries by node: fetched ahead (by diagonal they are
 	 * in order) */
@@ -3611,41 +3624,15 @@ static size_t seq_fused(struct vstate *c, struct vstate *d, uint32_t t)
 		arc[a].total += x->length;
 		if (cgrid)
 			continue;
-		/* par_reduce_step's delivery */
+		/* par_reduce_step's delivery (reduce_once) */
 		uint64_t sc = cell_in(rank, n, nblocks, src, x->block);
 		uint64_t dc = cell_in(rank, n, nblocks, dst, x->block);
-		bool red = xfer_op(x) == XFER_REDUCE;
 
-		if (grid) {
-			uint32_t k = x->offset >> sh, np = ((x->offset + x->length) >> sh) - k;
-			const struct rwhole *se = &grid[(sc << gk) + k];
-			struct rwhole *de = &grid[(dc << gk) + k];
-
-			for (; np; np--, se++, de++) {
-				if (rw_mark(se) == mark) { /* written earlier in the step */
-					d->read_written = true;
-					c->narc_used = nused;
-					return SIZE_MAX;
-				}
-				rw_put(de, red, rw_hash(se));
-				rw_set_mark(de, mark);
-			}
-			continue;
-		}
-		const struct rwhole *se = &rw[sc];
-		struct rwhole *de = &rw[dc];
-
-		if (rw_mark(se) == mark) {
+		if (!reduce_once(d, x, grid, rw, sc, dc, gk, mark)) {
 			d->read_written = true;
 			c->narc_used = nused;
 			return SIZE_MAX;
 		}
-		rw_set_mark(de, mark);
-		if (!((se->w | de->w) & RW_LIST) && x->length == SCHED_ONE) {
-			rw_put(de, red, rw_hash(se));
-			continue;
-		}
-		rw_deliver(d, x, se, de);
 	}
 	c->narc_used = nused;
 	d->ncw = cgrid ? (size_t)(cw - d->cw) : 0;
