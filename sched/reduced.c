@@ -1707,17 +1707,17 @@ static int verify_reduced(const struct sched_reduced *r, const struct verify_opt
 	v.cells = (uint32_t)cells;
 	v.sums = v.np ? span_pieces(&v) : 0;
 	bool planes = v.np && v.sums != (1u << v.np) - 1; /* a piece needs its plane */
-	if (v.np && !planes) {
-		/* every piece by its sums (span_sums): no plane */
-	} else if (v.np) {
-		size_t most = 0; /* a step's transfers, for its reads and deliveries */
+	if (v.np) { /* without planes when every piece goes by its sums */
+		if (planes) {
+			v.slot = sched_huge_alloc(cells * v.np * sizeof(struct rslot));
+			v.at_once = at_once;
+		}
+		if (planes && !at_once) {
+			size_t most = 0; /* a step's transfers, its reads and deliveries */
 
-		for (uint32_t t = 0; t < p->nsteps; t++)
-			if (p->step_start[t + 1] - p->step_start[t] > most)
-				most = p->step_start[t + 1] - p->step_start[t];
-		v.slot = sched_huge_alloc(cells * v.np * sizeof(struct rslot));
-		v.at_once = at_once;
-		if (!at_once) {
+			for (uint32_t t = 0; t < p->nsteps; t++)
+				if (p->step_start[t + 1] - p->step_start[t] > most)
+					most = p->step_start[t + 1] - p->step_start[t];
 			GROW(v.rd, v.cap_rd, most);
 			GROW(v.gdl, v.cap_gdl, most);
 		}
