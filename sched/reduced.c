@@ -893,12 +893,18 @@ static __attribute__((noinline)) uint32_t sub_slow(const struct rstate *v, uint3
 	return sched_group_sub(&v->r->group, a, b);
 }
 
+/* a - b by the top bits `high` of the coordinates (v->high). */
+static inline uint32_t swar_sub(uint32_t high, uint32_t a, uint32_t b)
+{
+	return ((a | high) - (b & ~high)) ^ ((a ^ ~b) & high);
+}
+
 /* Inline, its slow path not (the compiler kept the whole a call). */
 static inline uint32_t sub(const struct rstate *v, uint32_t a, uint32_t b)
 {
 	if (!v->high)
 		return sub_slow(v, a, b);
-	return ((a | v->high) - (b & ~v->high)) ^ ((a ^ ~b) & v->high);
+	return swar_sub(v->high, a, b);
 }
 
 /* sched_group_split of node u as check_xfer's sender (k 0) or receiver (1). */
@@ -1079,11 +1085,12 @@ static void span_dag(struct rstate *v, uint32_t j, struct span_dag *d)
 static void mark_nodes(const struct rstate *v, const uint32_t *a, size_t m, uint32_t off,
 		       uint8_t *mark, uint8_t stamp)
 {
-	if (v->high) { /* sub's SWAR subtraction, off's terms once */
-		uint32_t h = v->high, offm = off & ~h, offx = ~off & h;
+	if (v->high) { /* sub's, without its test a node (high in a local: a
+			* byte store may alias v) */
+		uint32_t h = v->high;
 
 		for (size_t i = 0; i < m; i++)
-			mark[((a[i] | h) - offm) ^ (a[i] & h) ^ offx] = stamp;
+			mark[swar_sub(h, a[i], off)] = stamp;
 	} else if (v->r->group.binary) {
 		for (size_t i = 0; i < m; i++)
 			mark[a[i] ^ off] = stamp;
@@ -1449,9 +1456,9 @@ static int at_once_step(struct rstate *v, uint32_t t)
 		}
 		uint32_t b = x->block, m = v->grid_b - v->grid_a;
 		const struct rslot *sk = v->slot + (size_t)v->grid_a * v->cells + (size_t)rs * n +
-					 (((b | high) - (hs & ~high)) ^ ((b ^ ~hs) & high));
+					 swar_sub(high, b, hs);
 		struct rslot *dk = v->slot + (size_t)v->grid_a * v->cells + (size_t)rd * n +
-				   (((b | high) - (hd & ~high)) ^ ((b ^ ~hd) & high));
+				   swar_sub(high, b, hd);
 		bool reduce = xfer_op(x) == XFER_REDUCE;
 
 		for (uint32_t k = 0; k < m; k++, sk += v->cells, dk += v->cells) {
