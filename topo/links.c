@@ -16,10 +16,16 @@
 #include "topo/topo.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define LINKS_MAX_FILE (64u << 20)
 
@@ -73,11 +79,28 @@ static int read_id(const char **s, const char *end, uint32_t *v)
 	return 0;
 }
 
+/* A word for a message: as found, with bytes a terminal would act on
+ * escaped (a file may hold anything); nothing when quiet (a file a client
+ * of a daemon chose: its bytes are not the client's to see). */
+static const char *quoted(char *buf, size_t n, const char *w, size_t wl, bool quiet)
+{
+	char word[200];
+
+	if (quiet) {
+		snprintf(buf, n, "this word");
+		return buf;
+	}
+	snprintf(buf, n, "'%s'", str_printable(word, sizeof(word), w, wl, 40));
+	return buf;
+}
+
 /* Parse text into words; file names the source for messages ("" = a list
  * given on the command line, one line: there a bare node U is a word too). */
-static int parse_links(const char *text, size_t len, const char *file, struct link_list *l,
-		       struct ofc_error *err)
+static int parse_links(const char *text, size_t len, const char *file, bool quiet,
+		       struct link_list *l, struct ofc_error *err)
 {
+	char quote[220];
+
 	const char *p = text, *end = text + len, *line_start = text;
 	unsigned line = 1;
 
@@ -129,12 +152,13 @@ static int parse_links(const char *text, size_t len, const char *file, struct li
 		}
 		if (!ok)
 			return bad(err, file, line, col,
-				   "'%.*s' is not a link: write U-V (both directions) or U>V (one "
+				   "%s is not a link: write U-V (both directions) or U>V (one "
 				   "arc)%s",
-				   (int)(wl > 40 ? 40 : wl), w, *file ? "" : ", or U for a node");
+				   quoted(quote, sizeof(quote), w, wl, quiet),
+				   *file ? "" : ", or U for a node");
 		if (lw.u == lw.v)
-			return bad(err, file, line, col, "'%.*s': a link joins two nodes",
-				   (int)(wl > 40 ? 40 : wl), w);
+			return bad(err, file, line, col, "%s: a link joins two nodes",
+				   quoted(quote, sizeof(quote), w, wl, quiet));
 		GROW(l->w, l->cap, l->n + 1);
 		l->w[l->n++] = lw;
 	}
@@ -165,7 +189,7 @@ int topo_mark_items(const struct graph *g, const char *list, bool *gone, uint8_t
 	struct link_list l = {0};
 	int rc = -1;
 
-	if (parse_links(list, strlen(list), "", &l, err) < 0)
+	if (parse_links(list, strlen(list), "", false, &l, err) < 0)
 		goto done;
 	if (l.n == 0) {
 		if (dead)
@@ -302,7 +326,7 @@ int topo_fail_items(const struct graph *g, const char *list, struct graph **out,
 	}
 	/* The canonical list: as given, without extra spaces. */
 	struct strbuf spec = STRBUF_INIT;
-	parse_links(list, strlen(list), "", &l, &ignore);
+	parse_links(list, strlen(list), "", false, &l, &ignore);
 	sb_printf(&spec, "%s without ", g->spec);
 	for (size_t i = 0; i < l.n; i++)
 		if (l.w[i].node)
@@ -323,17 +347,87 @@ int topo_fail_links(const struct graph *g, const char *list, struct graph **out,
 	return topo_fail_items(g, list, out, NULL, err);
 }
 
+/* Open path under the policy (see struct topo_files): the fd of a regular
+ * file beneath files->dir, its absolute name in *abs (the caller frees). */
+static int open_beneath(const struct topo_files *files, const char *path, char **abs,
+			struct ofc_error *err)
+{
+	const char *why = files->why ? files->why : "";
+	size_t dl = files->dir ? strlen(files->dir) : 0;
+	const char *rel = path;
+	struct open_how how = {
+	    .flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
+	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+	};
+	struct stat st;
+	int fd;
+
+	if (files->dirfd < 0 || !dl)
+		return ofc_error_set(err, OFC_E_INPUT, "edge-list files are not read here%s%s%s",
+				     *why ? " (no " : "", why, *why ? " was given)" : "");
+	if (path[0] == '/') {
+		if (strncmp(path, files->dir, dl) != 0 || path[dl] != '/' || !path[dl + 1])
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "edge-list files are read only from %s%s%s%s",
+					     files->dir, *why ? " (" : "", why, *why ? ")" : "");
+		rel = path + dl + 1;
+	}
+	fd = (int)syscall(SYS_openat2, files->dirfd, rel, &how, sizeof(how));
+	if (fd < 0) {
+		int e = errno;
+
+		if (e == EXDEV || e == ELOOP)
+			return ofc_error_set(
+			    err, OFC_E_INPUT,
+			    "edge-list files are read only from %s%s%s%s, and this "
+			    "name leaves it",
+			    files->dir, *why ? " (" : "", why, *why ? ")" : "");
+		if (e == ENOSYS)
+			return ofc_error_set(err, OFC_E_RUNTIME,
+					     "edge-list files need openat2 (Linux 5.6 or later)");
+		return ofc_error_set(err, OFC_E_INPUT, "cannot open %s/%s: %s", files->dir, rel,
+				     strerror(e));
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return ofc_error_set(err, OFC_E_INPUT, "%s/%s is not a regular file", files->dir,
+				     rel);
+	}
+	*abs = xasprintf("%s/%s", files->dir, rel);
+	return fd;
+}
+
 int topo_edges_file(const char *path, struct graph **out, struct ofc_error *err)
 {
+	return topo_edges_file_in(NULL, path, out, err);
+}
+
+int topo_edges_file_in(const struct topo_files *files, const char *path, struct graph **out,
+		       struct ofc_error *err)
+{
 	struct link_list l = {0};
-	char *text = NULL;
+	char *text = NULL, *name = NULL;
 	size_t len = 0;
 	int rc = -1;
 
 	*out = NULL;
-	if (read_file(path, LINKS_MAX_FILE, &text, &len, err) < 0)
+	if (files) {
+		int fd = open_beneath(files, path, &name, err);
+
+		if (fd < 0)
+			return -1;
+		rc = read_fd(fd, name, LINKS_MAX_FILE, &text, &len, err);
+		close(fd);
+		if (rc < 0) {
+			free(name);
+			return -1;
+		}
+		rc = -1;
+		path = name;
+	} else if (read_file(path, LINKS_MAX_FILE, &text, &len, err) < 0) {
 		return -1;
-	if (parse_links(text, len, path, &l, err) < 0)
+	}
+	if (parse_links(text, len, path, files != NULL, &l, err) < 0)
 		goto done;
 	if (l.n == 0) {
 		ofc_error_at(err, OFC_E_INPUT, path, 1, 1, "no links (write U-V or U>V per link)");
@@ -380,6 +474,7 @@ int topo_edges_file(const char *path, struct graph **out, struct ofc_error *err)
 	rc = 0;
 done:
 	free(text);
+	free(name);
 	free(l.w);
 	return rc;
 }

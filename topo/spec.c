@@ -30,6 +30,7 @@ struct parser {
 	struct topo_tree **tree;
 	size_t ntree, cap_tree;
 	uint32_t last_k; /* line^K, degree(.,n), power(.,n) of the last func() */
+	const struct topo_files *files; /* where edges:FILE may be read; NULL: anywhere */
 };
 
 static int fail(struct parser *p, size_t pos, const char *fmt, ...) OFC_PRINTF(3, 4);
@@ -682,7 +683,7 @@ static int parse_node(struct parser *p, size_t lo, size_t hi, struct graph **out
 		if (i >= hi || p->s[i] != ':' || i + 1 == hi)
 			return fail(p, i, "expected ':' and a file after 'edges' (edges:FILE)");
 		char *path = xstrndup(p->s + i + 1, hi - i - 1);
-		int rc = topo_edges_file(path, out, &ferr);
+		int rc = topo_edges_file_in(p->files, path, out, &ferr);
 		if (rc < 0) {
 			/* Errors inside the file keep FILE:LINE:COL; others point
 			 * at the file name in the spec. */
@@ -690,7 +691,11 @@ static int parse_node(struct parser *p, size_t lo, size_t hi, struct graph **out
 			if (!ferr.line)
 				p->err->col = (unsigned)(i + 2);
 		} else {
-			sb_printf(canon, "edges:%s", path);
+			/* Under a policy the graph names its file by its
+			 * absolute path, so it can be built again. */
+			sb_printf(canon, "%s", p->files ? (*out)->spec : "edges:");
+			if (!p->files)
+				sb_printf(canon, "%s", path);
 		}
 		free(path);
 		p->depth--;
@@ -755,6 +760,28 @@ int topo_build(const char *spec, struct graph **out, struct ofc_error *err)
 	struct parser p = {.s = spec, .err = err};
 
 	return topo_build_with(&p, out);
+}
+
+int topo_build_in(const char *spec, const struct topo_files *files, struct graph **out,
+		  struct ofc_error *err)
+{
+	struct parser p = {.s = spec, .err = err, .files = files};
+
+	return topo_build_with(&p, out);
+}
+
+const char *topo_spec_error(char *buf, size_t n, const char *spec, const struct ofc_error *err)
+{
+	if (err->line && err->file[0])
+		snprintf(buf, n, "'%s': %s:%u:%u: %s", spec, err->file, err->line, err->col,
+			 err->msg);
+	else if (err->col && err->file[0])
+		snprintf(buf, n, "'%s' at column %u: %s: %s", spec, err->col, err->file, err->msg);
+	else if (err->col)
+		snprintf(buf, n, "'%s' at column %u: %s", spec, err->col, err->msg);
+	else
+		snprintf(buf, n, "'%s': %s", spec, err->msg);
+	return buf;
 }
 
 static int topo_build_with(struct parser *p, struct graph **out)

@@ -48,6 +48,32 @@ static inline const uint32_t *graph_out(const struct graph *g, uint32_t u)
 int topo_build(const char *spec, struct graph **out, struct ofc_error *err);
 void graph_free(struct graph *g);
 
+/* Where `edges:FILE` may be read from. topo_build reads any file its
+ * caller can, as a command run by its user should. A daemon builds what a
+ * client sent with topo_build_in and a policy: dirfd open on a directory
+ * its operator named (dir, its absolute name, for messages and canonical
+ * specs), or -1 for no file at all. A relative FILE then resolves in dir,
+ * an absolute one must lie beneath it; the open cannot leave it (openat2
+ * RESOLVE_BENEATH: no "..", no symbolic link out, no /proc magic link),
+ * "-" is a file named "-", and what was opened must be a regular file. The
+ * canonical spec names the file by its absolute path under dir, so the
+ * graph can be built again. Such files are read quietly: an error in one
+ * gives FILE:LINE:COL and what was expected, never the bytes found there
+ * (the client chose the file, the daemon may be able to read more than the
+ * client). why: what names the directory, for refusals ("ofcd
+ * --topology-dir"). */
+struct topo_files {
+	int dirfd;
+	const char *dir;
+	const char *why;
+};
+int topo_build_in(const char *spec, const struct topo_files *files, struct graph **out,
+		  struct ofc_error *err);
+/* A spec error (topo_build's err) as a phrase to follow "topology": "'SPEC'
+ * at column C: MSG" in the spec's own text, or "'SPEC': FILE:LINE:COL: MSG"
+ * inside an edge-list file. Into buf; returns buf. */
+const char *topo_spec_error(char *buf, size_t n, const char *spec, const struct ofc_error *err);
+
 /* The structure of a spec, for code that builds schedules the way the
  * topology was built (the expansion constructions of Zhao et al.): one node
  * per family or function, arguments in order, each with its canonical
@@ -106,6 +132,10 @@ int topo_mark_items(const struct graph *g, const char *list, bool *gone, uint8_t
 struct graph *topo_survivors(const struct graph *g, const uint8_t *dead, const char *spec,
 			     uint32_t **keep, uint32_t *nkeep);
 int topo_edges_file(const char *path, struct graph **out, struct ofc_error *err);
+/* The same under a policy (NULL: topo_edges_file); the graph's spec is
+ * edges:ABSOLUTE-PATH when files is given. */
+int topo_edges_file_in(const struct topo_files *files, const char *path, struct graph **out,
+		       struct ofc_error *err);
 struct graph *graph_transpose(const struct graph *g);
 /* The tail of every arc, in CSR order (m + 1 entries; caller frees). */
 uint32_t *graph_arc_tails(const struct graph *g);

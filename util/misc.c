@@ -1,6 +1,7 @@
 /* Small helpers with no better home. */
 #include "util/util.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -93,4 +94,34 @@ void clock_progress(const struct ofc_clock *c, const char *phase, double done)
 {
 	if (c && c->progress)
 		c->progress(c->ctx, phase, done, now_seconds() - c->start);
+}
+
+const char *str_printable(char *dst, size_t n, const char *src, size_t len, size_t max)
+{
+	size_t o = 0, i;
+
+	if (!n)
+		return dst;
+	for (i = 0; i < len && i < max; i++) {
+		unsigned char c = (unsigned char)src[i];
+		char esc[5];
+		size_t k;
+
+		if (c == '\\')
+			k = (size_t)snprintf(esc, sizeof(esc), "\\\\");
+		else if (c < 0x20 || c > 0x7e)
+			k = (size_t)snprintf(esc, sizeof(esc), "\\x%02x", c);
+		else
+			esc[0] = (char)c, k = 1;
+		if (o + k + 4 > n) /* room for "..." and the NUL */
+			break;
+		memcpy(dst + o, esc, k);
+		o += k;
+	}
+	if (i < len && o + 4 <= n) {
+		memcpy(dst + o, "...", 3);
+		o += 3;
+	}
+	dst[o] = 0;
+	return dst;
 }

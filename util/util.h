@@ -265,6 +265,12 @@ int frame_recv(int fd, uint8_t **buf, size_t *cap, size_t *len, size_t max, doub
 
 /* ---- misc -------------------------------------------------------------- */
 
+/* src[0..len) made fit to quote in a message: bytes outside 0x20..0x7e
+ * (escape sequences, NUL) as \xNN and a backslash as \\, at most max bytes
+ * of src with "..." after when cut. dst (n bytes) always ends in NUL.
+ * Returns dst. */
+const char *str_printable(char *dst, size_t n, const char *src, size_t len, size_t max);
+
 /* Greatest common divisor (gcd(0, 0) = 0). */
 uint64_t gcd_u64(uint64_t a, uint64_t b);
 /* ceil(a / b) for b > 0, without overflow for any a. */

@@ -95,10 +95,13 @@ int cli_schedule(const struct schedule_print *p, const struct schedule_query *q)
 	rc = schedule_compute(q, &r, &spec_error, &err);
 	cli_progress_clear(q->clock);
 	if (rc < 0) {
-		if (spec_error) {
-			fprintf(stderr, "ofc %s: invalid topology '%s' at column %u: %s\n",
-				p->cmd->name, q->spec, err.col, err.msg);
-			return 2;
+		/* (Inside an edge-list file the error is FILE:LINE:COL, below.) */
+		if (spec_error && !err.line) {
+			char why[1024];
+
+			fprintf(stderr, "ofc %s: invalid topology %s\n", p->cmd->name,
+				topo_spec_error(why, sizeof(why), q->spec, &err));
+			return ofc_error_exit_code(&err);
 		}
 		if (err.code == OFC_E_USAGE)
 			return cli_usage_error(p->cmd, "%s%s%s", err.file, err.file[0] ? ": " : "",

@@ -115,9 +115,16 @@ int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv)
 
 	const char *spec = argv[optind];
 	if (topo_build(spec, &g, &err) < 0) {
-		fprintf(stderr, "ofc topo: invalid spec '%s' at column %u: %s\n", spec, err.col,
-			err.msg);
-		return 2;
+		char why[1024];
+
+		/* Inside an edge-list file: FILE:LINE:COL first, as compilers
+		 * say it, so editors can jump there. */
+		if (err.line)
+			fprintf(stderr, "%s\n", ofc_error_str(&err, why, sizeof(why)));
+		else
+			fprintf(stderr, "ofc topo: invalid spec %s\n",
+				topo_spec_error(why, sizeof(why), spec, &err));
+		return ofc_error_exit_code(&err);
 	}
 	topo_facts(g, &facts, threads);
 	if (want_ports && topo_ports(g, &pm, &err) < 0) {

@@ -55,6 +55,15 @@ expect_error 2 "ofc topo: invalid spec 'degree(ring:4)' at column 14: degree(SPE
 expect_error 2 "ofc topo: invalid spec '' at column 1: empty topology spec" $OFC topo ''
 expect_error 2 "ofc topo: invalid spec 'torus' at column 6: expected ':' after 'torus' (torus:AxB[xC...])" $OFC topo torus
 expect_error 2 "ofc topo: invalid spec 'ring:99999999999' at column 6: a node count is too large" $OFC topo ring:99999999999
+# An edge list's errors: FILE:LINE:COL first, and what a terminal would act
+# on escaped, never written raw (issue 34).
+printf '0-1\n1-2 \033[2Jx\n' >"$TMP/esc.edges"
+expect_error 2 "$TMP/esc.edges:2:5: '\\x1b[2Jx' is not a link: write U-V (both directions) or U>V (one arc)" \
+	$OFC topo "edges:$TMP/esc.edges"
+expect_error 2 "$TMP/esc.edges:2:5: '\\x1b[2Jx' is not a link: write U-V (both directions) or U>V (one arc)" \
+	$OFC topo "product(ring:2,edges:$TMP/esc.edges)"
+expect_error 2 "ofc topo: invalid spec 'edges:$TMP/none.edges' at column 7: $TMP/none.edges: cannot open: No such file or directory" \
+	$OFC topo "edges:$TMP/none.edges"
 
 # Usage errors.
 expect_error 2 "ofc topo: missing SPEC" $OFC topo

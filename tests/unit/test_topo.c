@@ -5,9 +5,10 @@
 #include <stddef.h>
 
 #include <cmocka.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "topo/topo.h"
@@ -804,6 +805,119 @@ static void test_edges_file(void **state)
 	assert_int_equal(err.code, OFC_E_INPUT);
 }
 
+/* write text into dir/name. */
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* A spec built under a policy: expect refusal with why in the message,
+ * and never a byte of the secret. */
+static void refused(const struct topo_files *tf, const char *spec, const char *why)
+{
+	struct graph *g = NULL;
+	struct ofc_error err = {0};
+
+	if (topo_build_in(spec, tf, &g, &err) != -1)
+		fail_msg("'%s' was read", spec);
+	assert_null(g);
+	if (!strstr(err.msg, why))
+		fail_msg("'%s': %s (want '%s')", spec, err.msg, why);
+	assert_null(strstr(err.msg, "SECRET"));
+}
+
+/* topo_build_in (issue 34): a daemon's client names edge lists only
+ * beneath the operator's directory, and errors never show their bytes. */
+static void test_edges_policy(void **state)
+{
+	char root[] = "/tmp/ofc-policy-XXXXXX", dir[600], spec[700];
+	struct topo_files none = {.dirfd = -1, .why = "ofcd --topology-dir"};
+	struct graph *g = NULL;
+	struct ofc_error err = {0};
+	(void)state;
+
+	assert_non_null(mkdtemp(root));
+	snprintf(dir, sizeof(dir), "%s/topo", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	put(root, "secret", "SECRET-WORD 0-1\n");
+	put(dir, "ring.edges", "0-1 1-2 2-0\n");
+	put(dir, "bad.edges", "0-1\nSECRET-WORD\n");
+	put(dir, "-", "0-1 1-0\n");
+	snprintf(spec, sizeof(spec), "%s/secret", root);
+	char link[640];
+	snprintf(link, sizeof(link), "%s/link.edges", dir);
+	assert_int_equal(symlink(spec, link), 0);
+	snprintf(link, sizeof(link), "%s/env.edges", dir);
+	assert_int_equal(symlink("/proc/self/environ", link), 0);
+	snprintf(link, sizeof(link), "%s/fifo.edges", dir);
+	assert_int_equal(mkfifo(link, 0600), 0);
+
+	/* No directory: no file at all, and "-" is not stdin. */
+	snprintf(spec, sizeof(spec), "edges:%s/secret", root);
+	refused(&none, spec,
+		"edge-list files are not read here (no ofcd --topology-dir was given)");
+	refused(&none, "edges:-", "not read here");
+	refused(&none, "product(ring:3,edges:ring.edges)", "not read here");
+
+	struct topo_files tf = {.dirfd = open(dir, O_PATH | O_DIRECTORY), .dir = dir};
+	assert_true(tf.dirfd >= 0);
+	refused(&tf, spec, "edge-list files are read only from");
+	refused(&tf, "edges:../secret", "this name leaves it");
+	refused(&tf, "edges:link.edges", "this name leaves it");
+	refused(&tf, "edges:env.edges", "this name leaves it");
+	refused(&tf, "edges:/proc/self/environ", "read only from");
+	refused(&tf, "edges:fifo.edges", "is not a regular file");
+	refused(&tf, "edges:.", "is not a regular file");
+	snprintf(spec, sizeof(spec), "edges:%s/../secret", dir);
+	refused(&tf, spec, "this name leaves it");
+
+	/* An error inside a file: its position, not its bytes. */
+	assert_int_equal(topo_build_in("edges:bad.edges", &tf, &g, &err), -1);
+	assert_int_equal(err.line, 2);
+	assert_int_equal(err.col, 1);
+	assert_null(strstr(err.msg, "SECRET"));
+	assert_non_null(strstr(err.msg, "is not a link"));
+
+	/* Inside: read, and named by its absolute path from then on, by a
+	 * relative name and an absolute one alike; "-" is a file there. */
+	char want[700];
+	snprintf(want, sizeof(want), "edges:%s/ring.edges", dir);
+	assert_int_equal(topo_build_in("edges:ring.edges", &tf, &g, &err), 0);
+	assert_int_equal(g->n, 3);
+	assert_string_equal(g->spec, want);
+	graph_free(g);
+	assert_int_equal(topo_build_in(want, &tf, &g, &err), 0);
+	assert_string_equal(g->spec, want);
+	graph_free(g);
+	assert_int_equal(topo_build_in("product(edges:ring.edges,ring:2)", &tf, &g, &err), 0);
+	assert_int_equal(g->n, 6);
+	snprintf(want, sizeof(want), "product(edges:%s/ring.edges,ring:2)", dir);
+	assert_string_equal(g->spec, want);
+	graph_free(g);
+	assert_int_equal(topo_build_in("edges:-", &tf, &g, &err), 0);
+	assert_int_equal(g->n, 2);
+	graph_free(g);
+	close(tf.dirfd);
+
+	/* Without a policy (a command's own user) errors quote the word, its
+	 * control bytes escaped. */
+	put(dir, "esc.edges", "0-1 \x1b[2Jx\n");
+	snprintf(spec, sizeof(spec), "edges:%s/esc.edges", dir);
+	assert_int_equal(topo_build(spec, &g, &err), -1);
+	assert_non_null(strstr(err.msg, "'\\x1b[2Jx' is not a link"));
+	assert_null(strchr(err.msg, '\x1b'));
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -828,6 +942,7 @@ int main(void)
 	    cmocka_unit_test(test_fail_links),
 	    cmocka_unit_test(test_fail_nodes),
 	    cmocka_unit_test(test_edges_file),
+	    cmocka_unit_test(test_edges_policy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

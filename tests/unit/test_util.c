@@ -551,6 +551,23 @@ static void test_arena_and_strbuf(void **state)
 	free(p);
 }
 
+/* str_printable: what a terminal would act on, escaped; cut with "...". */
+static void test_printable(void **state)
+{
+	char buf[32];
+	(void)state;
+
+	assert_string_equal(str_printable(buf, sizeof(buf), "a-b", 3, 40), "a-b");
+	assert_string_equal(str_printable(buf, sizeof(buf), "\x1b[2J\\\0x", 7, 40),
+			    "\\x1b[2J\\\\\\x00x");
+	assert_string_equal(str_printable(buf, sizeof(buf), "abcdefgh", 8, 4), "abcd...");
+	/* The room runs out before max: cut at a whole escape, never past n. */
+	memset(buf, 'z', sizeof(buf));
+	str_printable(buf, 12, "\x01\x02\x03\x04", 4, 40);
+	assert_string_equal(buf, "\\x01\\x02...");
+	assert_int_equal(buf[31], 'z');
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -567,6 +584,7 @@ int main(void)
 	    cmocka_unit_test(test_arena_and_strbuf),
 	    cmocka_unit_test(test_large_blocks),
 	    cmocka_unit_test(test_clock),
+	    cmocka_unit_test(test_printable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
