@@ -524,22 +524,15 @@ static int check_topology(struct fabric *f, struct ofc_error *err)
 	if (strcmp(t->spec, "auto") == 0 && pick_topology(f, err) < 0)
 		return -1;
 	ofc_error_clear(&sub);
-	/* An edge list's relative path resolves against the config's
-	 * directory, like credentials files. */
-	if (strncmp(t->spec, "edges:", 6) == 0 && t->spec[6] && t->spec[6] != '/' && f->dir) {
-		char *abs = xasprintf("edges:%s/%s", f->dir, t->spec + 6);
-		int rc = topo_build(abs, &f->graph, &sub);
-
-		free(abs);
-		if (rc < 0)
-			return sub.line
-				   ? at(err, f, t->spec_loc, "topology '%s': %s:%u:%u: %s", t->spec,
-					sub.file, sub.line, sub.col, sub.msg)
-				   : at(err, f, t->spec_loc, "topology '%s': %s", t->spec, sub.msg);
-	} else if (topo_build(t->spec, &f->graph, &sub) < 0) {
-		return sub.line ? at(err, f, t->spec_loc, "topology '%s': %s:%u:%u: %s", t->spec,
-				     sub.file, sub.line, sub.col, sub.msg)
-				: spec_error(f, &sub, err);
+	if (fabric_topo_build(f, t->spec, &f->graph, &sub) < 0) {
+		/* A spec error is placed in the spec; an edge list's at its
+		 * FILE:LINE:COL; a file that could not be read at the key. */
+		if (sub.line)
+			return at(err, f, t->spec_loc, "topology '%s': %s:%u:%u: %s", t->spec,
+				  sub.file, sub.line, sub.col, sub.msg);
+		if (strncmp(t->spec, "edges:", 6) == 0)
+			return at(err, f, t->spec_loc, "topology '%s': %s", t->spec, sub.msg);
+		return spec_error(f, &sub, err);
 	}
 	if (f->graph->n != f->nhosts)
 		return at(err, f, t->spec_loc,
@@ -866,9 +859,12 @@ static int check_partition_topology(struct fabric *f, const struct partition *p,
 			  "partition's",
 			  p->name);
 	ofc_error_clear(&sub);
-	if (topo_build(t->spec, &g, &sub) < 0) {
+	if (fabric_topo_build(f, t->spec, &g, &sub) < 0) {
 		struct src_loc loc = t->spec_loc;
 
+		if (sub.line)
+			return at(err, f, loc, "partition '%s': topology '%s': %s:%u:%u: %s",
+				  p->name, t->spec, sub.file, sub.line, sub.col, sub.msg);
 		if (sub.col)
 			loc.col += t->spec_quoted + sub.col - 1;
 		return at(err, f, loc, "partition '%s': topology '%s': %s", p->name, t->spec,

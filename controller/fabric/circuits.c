@@ -166,7 +166,7 @@ int partition_graph(const struct fabric *f, const struct partition *p, struct gr
 	if (partition_check(f, p, err) < 0)
 		return -1;
 	ofc_error_clear(&sub);
-	if (topo_build(t->spec, g, &sub) < 0) {
+	if (fabric_topo_build(f, t->spec, g, &sub) < 0) {
 		graph_free(*g);
 		*g = NULL;
 		return at(err, f, t->spec_loc, "partition '%s': topology '%s': %s", p->name,

@@ -185,6 +185,23 @@ int fabric_find_switch(const struct fabric *f, const char *name)
 	return -1;
 }
 
+int fabric_topo_build(const struct fabric *f, const char *spec, struct graph **out,
+		      struct ofc_error *err)
+{
+	if (f->files)
+		return topo_build_in(spec, f->files, out, err);
+	/* An edge list's relative path resolves against the config's
+	 * directory, like credentials files. */
+	if (strncmp(spec, "edges:", 6) == 0 && spec[6] && spec[6] != '/' && f->dir) {
+		char *abs = xasprintf("edges:%s/%s", f->dir, spec + 6);
+		int rc = topo_build(abs, out, err);
+
+		free(abs);
+		return rc;
+	}
+	return topo_build(spec, out, err);
+}
+
 const struct partition *fabric_find_partition(const struct fabric *f, const char *name)
 {
 	for (uint32_t i = 0; i < f->npartitions; i++)

@@ -281,6 +281,11 @@ struct fabric {
 	struct src_loc loc; /* first, as in every struct the loader fills */
 	char *file;	    /* path as given, for messages */
 	char *dir;	    /* directory of the file: relative paths resolve here */
+	/* Where the topologies' edge lists may be read (not owned): NULL for a
+	 * config its reader trusts (a command's user, ofcd's --config), whose
+	 * relative edges:FILE resolve in dir; a daemon's policy for a config a
+	 * client sent, whose files are read only under it (topo_build_in). */
+	const struct topo_files *files;
 	char *name;
 	char *description;
 	uint32_t version;
@@ -351,6 +356,11 @@ double fabric_port_rate(const struct fabric *f, uint32_t h, uint32_t port);
 int fabric_find_switch(const struct fabric *f, const char *name);
 /* NULL when f has no partition of that name. */
 const struct partition *fabric_find_partition(const struct fabric *f, const char *name);
+/* The graph of one of f's topology specs (its own, a partition's): under
+ * f->files when set, else with a relative edges:FILE resolved in f->dir.
+ * Errors as topo_build's. */
+int fabric_topo_build(const struct fabric *f, const char *spec, struct graph **out,
+		      struct ofc_error *err);
 
 /* The cross-connects that realise f->ports over f->wiring (replacing
  * f->circuits); FILE:LINE:COL errors at the topology when a port is not

@@ -354,6 +354,7 @@ static int build(const struct ofcd *d, const struct fabcfg *h, char **items, uin
 	*out = NULL;
 	if (config_parse(h->path, h->yaml, h->yaml_len, &f, err) < 0)
 		return -1;
+	f->files = h->f->files;
 	moves_apply(d, f);
 	if (h->f->topology.present) {
 		free(f->topology.spec);

@@ -174,7 +174,8 @@ struct job {
 	size_t yaml_len;
 	/* reconfigure (spec or workload) and schedule */
 	char *spec;
-	char *partition; /* reconfigure: that partition alone */
+	bool spec_from_client; /* spec came in the request: read under d->files */
+	char *partition;       /* reconfigure: that partition alone */
 	bool workload;
 	uint32_t nodes;
 	enum sched_collective coll;
@@ -260,6 +261,10 @@ struct ofcd {
 	struct ofcd_opts o;
 	char *state_dir;
 	char *cred_dir;		   /* o.credentials_dir or the default */
+	/* What requests and API configs may read (o.topology_dir opened
+	 * O_PATH, its real path; dirfd -1 without one). */
+	struct topo_files files;
+	char *topo_dir;
 	struct allow_entry *allow; /* o.allow_devices, parsed */
 	uint32_t nallow;
 	int listen_fd, ro_fd;

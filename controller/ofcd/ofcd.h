@@ -22,6 +22,8 @@
  * RLIMIT_NOFILE (LimitNOFILE=) should be at least max_clients + devices + this. */
 #define OFCD_FDS_RESERVED	     64
 #define OFCD_CREDENTIALS_DIR_DEFAULT "/etc/ofc/credentials"
+/* Seconds a GetSchedule from the read-only socket may take by default. */
+#define OFCD_RO_REQUEST_TIME_DEFAULT 10
 
 /* Log levels are syslog's. */
 enum ofcd_log_level {
@@ -46,6 +48,12 @@ struct ofcd_opts {
 	/* Every config's credentials files must be in this directory, root's
 	 * and closed to others (NULL: OFCD_CREDENTIALS_DIR_DEFAULT). */
 	const char *credentials_dir;
+	/* The only directory whose edge-list files (edges:FILE) a request or a
+	 * config sent over the API may name: a relative FILE resolves in it, an
+	 * absolute one must lie beneath it (docs/ofcd.md, "Security"). It must
+	 * belong to root (or ofcd's user) and be closed to writes by others.
+	 * NULL: requests may name no file at all. */
+	const char *topology_dir;
 	/* Addresses a config sent over the API may name, besides those of the
 	 * --config file and the overrides: "HOST:PORT" or "CIDR:PORT". */
 	const char *const *allow_devices;
@@ -67,6 +75,11 @@ struct ofcd_opts {
 	 * they reached; the all-to-all MCF's LP stops with a certified flow);
 	 * 0: 60, < 0: none. */
 	double max_request_time;
+	/* The same two for requests on the read-only socket, which anyone may
+	 * send: 0 = the smaller defaults (OFCD_RO_REQUEST_TIME_DEFAULT, an
+	 * eighth of the machine), never more than the main socket's. */
+	uint64_t ro_max_request_memory;
+	double ro_max_request_time;
 	double client_timeout; /* seconds a half-sent request or an unread reply may
 				  wait; 0: 30 */
 	double probe_interval; /* seconds between device reads when idle; 0: never */

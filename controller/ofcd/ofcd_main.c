@@ -30,6 +30,8 @@ static const char usage_line[] =
     "            [--socket-mode MODE] [--max-frame SIZE] [--ro-max-frame SIZE]\n"
     "            [--max-clients N] [--max-clients-per-uid N] [--max-buffer-per-uid SIZE]\n"
     "            [--max-request-memory SIZE] [--max-request-time DUR]\n"
+    "            [--ro-max-request-memory SIZE] [--ro-max-request-time DUR]\n"
+    "            [--topology-dir DIR]\n"
     "            [--client-timeout DUR] [--probe-interval DUR] [--log-level LEVEL] [--check]\n"
     "            [--journal] | --help | --version\n";
 
@@ -42,6 +44,10 @@ static const char help_text[] =
     "  --state-dir DIR          state and journal (default $OFC_STATE_DIR, else /var/lib/ofc)\n"
     "  --device NAME=HOST:PORT  talk to device NAME at another address (repeatable)\n"
     "  --credentials-dir DIR    credentials files only from here (default /etc/ofc/credentials)\n"
+    "  --topology-dir DIR       edge-list files (edges:FILE) that requests and configs\n"
+    "                           sent to ofcd may name, only from here (a directory of\n"
+    "                           root's, closed to writes by others); without it they\n"
+    "                           may name none\n"
     "  --allow-device ADDR      HOST:PORT or CIDR:PORT a config sent to ofcd may name\n"
     "                           (repeatable; --config's own addresses are always allowed)\n"
     "  --foreground             stay in the foreground and log to stderr\n"
@@ -62,6 +68,9 @@ static const char help_text[] =
     "                           the machine's memory)\n"
     "  --max-request-time DUR   time one GetSchedule may take; past it the request\n"
     "                           fails with the phase it reached (default 60s; 0: none)\n"
+    "  --ro-max-request-memory SIZE, --ro-max-request-time DUR  the same for requests\n"
+    "                           on the read-only socket (defaults: an eighth of the\n"
+    "                           machine's memory, 10s; never more than the above)\n"
     "  --client-timeout DUR     a half-sent request or unread reply may wait (default 30s)\n"
     "  --probe-interval DUR     read every device this often when idle (default 10s; 0: "
     "never)\n"
@@ -207,7 +216,7 @@ struct args {
 	struct ofcd_opts o;
 	const char *devices[MAX_DEVICES];
 	const char *allow[MAX_DEVICES];
-	const char *config, *sock, *ro, *state;
+	const char *config, *sock, *ro, *state, *topo;
 	bool foreground, use_syslog, use_journal, check;
 };
 
@@ -221,6 +230,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 	    {"state-dir", required_argument, NULL, 'S'},
 	    {"device", required_argument, NULL, 'D'},
 	    {"credentials-dir", required_argument, NULL, 'K'},
+	    {"topology-dir", required_argument, NULL, 'G'},
+	    {"ro-max-request-memory", required_argument, NULL, 'q'},
+	    {"ro-max-request-time", required_argument, NULL, 'x'},
 	    {"allow-device", required_argument, NULL, 'A'},
 	    {"foreground", no_argument, NULL, 'f'},
 	    {"syslog", no_argument, NULL, 'y'},
@@ -273,6 +285,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 			break;
 		case 'K':
 			o->credentials_dir = optarg;
+			break;
+		case 'G':
+			a->topo = optarg;
 			break;
 		case 'A':
 			if (o->nallow_devices == MAX_DEVICES)
@@ -343,6 +358,23 @@ static int parse_args(int argc, char **argv, struct args *a)
 				    "more",
 				    optarg);
 			o->max_request_memory = v;
+			break;
+		case 'q':
+			if (parse_size(optarg, &v, &why) < 0 || v < (1u << 20))
+				return usage(
+				    "--ro-max-request-memory '%s': expected a size of 1MiB "
+				    "or more",
+				    optarg);
+			o->ro_max_request_memory = v;
+			break;
+		case 'x':
+			if (parse_duration(optarg, &o->ro_max_request_time, &why) < 0 ||
+			    o->ro_max_request_time < 0 || o->ro_max_request_time > 86400)
+				return usage("--ro-max-request-time '%s': expected 0 (as long as "
+					     "--max-request-time) or a duration of at most 1 day",
+					     optarg);
+			if (o->ro_max_request_time == 0)
+				o->ro_max_request_time = -1; /* none of its own */
 			break;
 		case 'R':
 			if (parse_size(optarg, &v, &why) < 0 || v < 64 || v > (1u << 30))
@@ -468,7 +500,8 @@ int main(int argc, char **argv)
 		return check_config(a.config);
 
 	char *aconfig = absolute(a.config), *asock = absolute(a.sock), *aro = absolute(a.ro),
-	     *astate = absolute(a.state), *acred = absolute(a.o.credentials_dir);
+	     *astate = absolute(a.state), *acred = absolute(a.o.credentials_dir),
+	     *atopo = absolute(a.topo);
 	a.o.config_path = aconfig;
 	a.o.socket_path = asock;
 	a.o.ro_socket_path = aro;
@@ -476,6 +509,7 @@ int main(int argc, char **argv)
 	a.o.overrides = a.devices;
 	a.o.allow_devices = a.allow;
 	a.o.credentials_dir = acred;
+	a.o.topology_dir = atopo;
 	a.o.signals = true;
 	/* Socket activation: the first fd passed is the main socket, a second
 	 * the read-only one (systemd's ofcd.socket). */
@@ -502,6 +536,7 @@ int main(int argc, char **argv)
 	free(aro);
 	free(astate);
 	free(acred);
+	free(atopo);
 	if (lg.use_syslog)
 		closelog();
 	return rc;

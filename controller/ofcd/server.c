@@ -714,6 +714,7 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 	j->spec = part				? xstrdup(part->topology.spec)
 		  : g->topology && *g->topology ? xstrdup(g->topology)
 						: NULL;
+	j->spec_from_client = !part && j->spec;
 	/* A partition's schedule is sized by its own collectives. */
 	for (uint32_t i = 0; part && j->size == 0 && i < part->ncollectives; i++)
 		if (part->collectives[i].op == coll)
@@ -722,8 +723,9 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 	j->summary_only = g->has_summary_only && g->summary_only;
 	j->cfg = fabcfg_ref(d->cfg);
 	j->max_frame = d->o.max_frame;
-	j->max_memory = d->o.max_request_memory;
-	j->max_time = d->o.max_request_time;
+	/* Anyone may ask on the read-only socket: a smaller budget there. */
+	j->max_memory = c->ro ? d->o.ro_max_request_memory : d->o.max_request_memory;
+	j->max_time = c->ro ? d->o.ro_max_request_time : d->o.max_request_time;
 	d->sched_pending++;
 	pthread_mutex_lock(&d->mu);
 	if (d->squeue_tail)
@@ -817,6 +819,7 @@ static int mutation(struct conn *c, const Ofc__V1__Request *req)
 		} else if (r->target_case == OFC__V1__RECONFIGURE__TARGET_TOPOLOGY && r->topology &&
 			   *r->topology && strlen(r->topology) <= TOPO_MAX_SPEC) {
 			j->spec = xstrdup(r->topology);
+			j->spec_from_client = true;
 			j->target = xstrdup(r->topology);
 		} else if (r->target_case == OFC__V1__RECONFIGURE__TARGET_WORKLOAD) {
 			const Ofc__V1__Workload *w = r->workload;
@@ -1994,6 +1997,58 @@ static void fd_limit(struct ofcd *d)
 		     : 0ull);
 }
 
+/* The read-only socket's budget: what was asked, else the smaller
+ * defaults, and never more than the main socket's (< 0: none). */
+static void ro_budget(struct ofcd_opts *o)
+{
+	if (!o->ro_max_request_memory)
+		o->ro_max_request_memory = mem_physical() / 8;
+	if (o->ro_max_request_memory > o->max_request_memory)
+		o->ro_max_request_memory = o->max_request_memory;
+	if (!o->ro_max_request_time)
+		o->ro_max_request_time = OFCD_RO_REQUEST_TIME_DEFAULT;
+	if (o->max_request_time > 0 &&
+	    (o->ro_max_request_time < 0 || o->ro_max_request_time > o->max_request_time))
+		o->ro_max_request_time = o->max_request_time;
+}
+
+/* --topology-dir: held open (O_PATH) for topo_build_in, under its real
+ * name so that absolute names in requests compare with it. Like sshd's
+ * StrictModes: a directory others may write to is refused, since anyone
+ * who can plant a symbolic link there could point ofcd at any file. */
+static int open_topology_dir(struct ofcd *d, struct ofc_error *err)
+{
+	const char *dir = d->o.topology_dir;
+	struct stat st;
+	char *real;
+
+	if (!dir || !*dir)
+		return 0;
+	real = realpath(dir, NULL);
+	if (!real)
+		return ofc_error_set(err, OFC_E_USAGE, "--topology-dir %s: %s", dir,
+				     strerror(errno));
+	d->files.dirfd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (d->files.dirfd < 0 || fstat(d->files.dirfd, &st) != 0) {
+		int e = errno;
+
+		free(real);
+		return ofc_error_set(err, OFC_E_USAGE, "--topology-dir %s: %s", dir, strerror(e));
+	}
+	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & 022)) {
+		ofc_error_set(err, OFC_E_USAGE,
+			      "--topology-dir %s: owned by uid %u, mode %04o: it must belong to "
+			      "root (or ofcd's user) and be closed to writes by group and others "
+			      "(chmod go-w %s)",
+			      dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), real);
+		free(real);
+		return -1;
+	}
+	d->topo_dir = real;
+	d->files.dir = real;
+	return 0;
+}
+
 int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *err)
 {
 	struct ofcd *d = xcalloc(1, sizeof(*d));
@@ -2010,6 +2065,7 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 		d->o.max_request_memory = mem_physical() / 4;
 	if (!d->o.max_request_time)
 		d->o.max_request_time = 60;
+	ro_budget(&d->o);
 	if (d->o.max_clients_per_uid > d->o.max_clients)
 		d->o.max_clients_per_uid = d->o.max_clients;
 	if (!d->o.max_ro_frame)
@@ -2032,6 +2088,8 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 	d->cred_dir =
 	    xstrdup(o->credentials_dir && *o->credentials_dir ? o->credentials_dir
 							      : OFCD_CREDENTIALS_DIR_DEFAULT);
+	d->files.dirfd = -1;
+	d->files.why = "ofcd --topology-dir";
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_cond_init(&d->cond, NULL);
 	pthread_mutex_init(&d->note_mu, NULL);
@@ -2044,7 +2102,7 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 		ofc_error_set(err, OFC_E_USAGE, "ofcd needs a config and a socket");
 		goto fail;
 	}
-	if (ofcd_allow_parse(d, err) < 0)
+	if (ofcd_allow_parse(d, err) < 0 || open_topology_dir(d, err) < 0)
 		goto fail;
 	if (ofcd_start(d, err) < 0)
 		goto fail;
@@ -2216,6 +2274,9 @@ void ofcd_close(struct ofcd *d)
 	free(d->w_trusted);
 	free(d->allow);
 	free(d->cred_dir);
+	if (d->files.dirfd >= 0)
+		close(d->files.dirfd);
+	free(d->topo_dir);
 	free(d->state_dir);
 	free(d);
 }

@@ -164,26 +164,30 @@ static int open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **
 
 /* The running YAML with another topology (and the port moves in effect): a
  * new fabric, validated. Errors carry no position (the spec is not in the
- * file): a spec that does not parse names its column in the spec. */
+ * file): a spec that does not parse names its column in the spec. A spec a
+ * client sent reads edge lists only under d->files, and names them by
+ * their absolute path from then on (the record, later re-plans). */
 static int fabric_with_topology(const struct ofcd *d, const struct fabcfg *cfg, const char *spec,
-				struct fabric **out, struct ofc_error *err)
+				bool from_client, struct fabric **out, struct ofc_error *err)
 {
+	const struct topo_files *files = from_client ? &d->files : cfg->f->files;
 	struct ofc_error sub = {0};
 	struct graph *g;
 	struct fabric *f;
+	char why[1024];
 
 	*out = NULL;
-	if (topo_build(spec, &g, &sub) < 0) {
-		if (sub.col)
-			return ofc_error_set(err, OFC_E_INPUT, "topology '%s' at column %u: %s",
-					     spec, sub.col, sub.msg);
-		return ofc_error_set(err, OFC_E_INPUT, "topology '%s': %s", spec, sub.msg);
-	}
-	graph_free(g);
-	if (config_parse(cfg->path, cfg->yaml, cfg->yaml_len, &f, err) < 0)
+	if (topo_build_in(spec, files, &g, &sub) < 0)
+		return ofc_error_set(err, sub.code == OFC_E_RUNTIME ? OFC_E_RUNTIME : OFC_E_INPUT,
+				     "topology %s", topo_spec_error(why, sizeof(why), spec, &sub));
+	if (config_parse(cfg->path, cfg->yaml, cfg->yaml_len, &f, err) < 0) {
+		graph_free(g);
 		return -1;
+	}
+	f->files = cfg->f->files;
 	free(f->topology.spec);
-	f->topology.spec = xstrdup(spec);
+	f->topology.spec = xstrdup(files && strstr(spec, "edges:") ? g->spec : spec);
+	graph_free(g);
 	f->topology.present = true;
 	f->topology.spec_quoted = 0;
 	f->topology.auto_picked = false;
@@ -295,7 +299,7 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 			struct ctl *nc;
 			struct ofc_error e = {0};
 
-			if (fabric_with_topology(d, d->w_cfg, spec, &nf, &e) == 0 &&
+			if (fabric_with_topology(d, d->w_cfg, spec, false, &nf, &e) == 0 &&
 			    open_ctl(d, nf, false, &nc, &e) == 0) {
 				struct fabcfg *nc_cfg = fabcfg_new(
 				    nf, d->w_cfg->yaml, d->w_cfg->yaml_len, d->w_cfg->path);
@@ -431,8 +435,11 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 	if (j->kind == JOB_APPLY_CONFIG || j->kind == JOB_RELOAD) {
 		/* A config from the API is checked for what it may make the
 		 * daemon do before validation looks at the files it names. */
-		if (config_parse(j->filename, j->yaml, j->yaml_len, &f, &err) < 0 ||
-		    ofcd_check_config(d, f, j->kind == JOB_APPLY_CONFIG, &err) < 0 ||
+		bool from_api = j->kind == JOB_APPLY_CONFIG;
+
+		if (config_parse(j->filename, j->yaml, j->yaml_len, &f, &err) == 0)
+			f->files = from_api ? &d->files : NULL;
+		if (!f || ofcd_check_config(d, f, from_api, &err) < 0 ||
 		    fabric_validate(f, &err) < 0) {
 			fabric_free(f);
 			answer_config_error(an, &err);
@@ -487,7 +494,7 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 	} else {
 		snprintf(spec, sizeof(spec), "%s", j->spec);
 	}
-	if (fabric_with_topology(d, d->w_cfg, spec, &f, &err) < 0) {
+	if (fabric_with_topology(d, d->w_cfg, spec, j->spec_from_client, &f, &err) < 0) {
 		answer_status(an, OFC__V1__STATUS__STATUS_INVALID, "%s", err.msg);
 		return -1;
 	}
@@ -934,7 +941,7 @@ static void rewire(struct ofcd *d, const char *item, struct strbuf *say)
 	}
 	d->w_moves = xrealloc(d->w_moves, (d->nw_moves + 1) * sizeof(*d->w_moves));
 	d->w_moves[d->nw_moves++] = (struct port_move){xstrdup(host), p, spare};
-	if (fabric_with_topology(d, d->w_cfg, f->topology.spec, &nf, &err) < 0 ||
+	if (fabric_with_topology(d, d->w_cfg, f->topology.spec, false, &nf, &err) < 0 ||
 	    open_ctl(d, nf, false, &nc, &err) < 0) {
 		sb_printf(say, "; %s not moved to %s: %s", item, spare_item, err.msg);
 		goto undo;
@@ -1125,12 +1132,13 @@ static void run_schedule_fluid(struct job *j)
 	fluid_answer_free(&fa);
 }
 
-static void run_schedule(struct job *j)
+static void run_schedule(const struct ofcd *d, struct job *j)
 {
 	struct ofc_clock clk = {.start = now_seconds()};
 	struct schedule_query q = {
 	    .fabric = j->cfg->f,
 	    .spec = j->spec,
+	    .files = j->spec_from_client ? &d->files : j->cfg->f->files,
 	    .collective = j->coll,
 	    .algorithm = j->algo,
 	    .size = j->size,
@@ -1158,9 +1166,12 @@ static void run_schedule(struct job *j)
 	if (schedule_compute(&q, &r, &spec_error, &err) < 0 || schedule_check(&r, &err) < 0) {
 		resp.status = err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
 							: OFC__V1__STATUS__STATUS_INVALID;
-		resp.message = spec_error ? arena_printf(&a, "topology '%s' at column %u: %s",
-							 j->spec, err.col, err.msg)
-					  : err.msg;
+		char why[1024];
+
+		resp.message = spec_error
+				   ? arena_printf(&a, "topology %s",
+						  topo_spec_error(why, sizeof(why), j->spec, &err))
+				   : err.msg;
 		response_pack(&resp, &j->reply, &j->reply_len);
 		arena_free(&a);
 		return;
@@ -1237,7 +1248,7 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 		    (!j->algo && !j->spec && schedule_fluid_fabric(j->cfg->f)))
 			run_schedule_fluid(j);
 		else
-			run_schedule(j);
+			run_schedule(d, j);
 		break;
 	default:
 		run_mutation(d, j);

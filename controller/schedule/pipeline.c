@@ -234,10 +234,12 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r, 
 	} else {
 		r->kind = SCHEDULE_DIRECT;
 		if (q->spec) {
-			if (topo_build(q->spec, &r->own_graph, err) < 0) {
-				err->code = OFC_E_INPUT;
-				/* An edge-list file's own errors carry FILE:LINE:COL. */
-				if (spec_error && !err->line)
+			if (topo_build_in(q->spec, q->files, &r->own_graph, err) < 0) {
+				/* (An edge-list file's own errors carry FILE:LINE:COL:
+				 * topo_spec_error says which.) */
+				if (err->code != OFC_E_RUNTIME)
+					err->code = OFC_E_INPUT;
+				if (spec_error)
 					*spec_error = true;
 				return -1;
 			}

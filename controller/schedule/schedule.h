@@ -40,6 +40,9 @@ enum schedule_reduce { SCHEDULE_REDUCED_NEVER = 0, SCHEDULE_REDUCED_AUTO, SCHEDU
 struct schedule_query {
 	const struct fabric *fabric; /* validated; NULL with spec or ring alone */
 	const char *spec;	     /* a topology instead of the fabric's (no NIC ports) */
+	/* Where an edges:FILE in spec may be read (a daemon's policy,
+	 * topo_build_in); NULL: any file the caller can read. */
+	const struct topo_files *files;
 	/* Failures taken out of the topology (topo_fail_items: links
 	 * "0-1,5-6", arcs "2>3", whole nodes "7"); NULL: none. The schedules
 	 * then run on the degraded graph (among the surviving nodes when a
@@ -306,7 +309,7 @@ struct schedule_result {
  * that does not go with the algorithm; err->file names the config when the
  * config is what contradicts), OFC_E_INPUT for requests that cannot be met
  * (unknown algorithm, a topology spec that does not parse: then
- * *spec_error is set and err->col is the column in the spec), OFC_E_RUNTIME
+ * *spec_error is set: topo_spec_error formats err), OFC_E_RUNTIME
  * otherwise. An algorithm that does not apply to the topology or the
  * collective is returned (0) with main->applies false and the reason in
  * main->why; a schedule the verifier rejects is returned (0) with

@@ -381,4 +381,72 @@ expect_exit 0 stop_ofcd
 expect_error 2 "$TORUS:22:20: credentials 'ocs0.cred' of ocs0: outside ofcd's credentials directory $CREDS: a daemon reads credentials only from there (ofcd --credentials-dir)" \
 	$OFCD --foreground --credentials-dir "$CREDS" --config "$TORUS" --socket "$SOCK" --state-dir "$ST"
 
+# ---- paths in requests (issue 34) ----------------------------------------------------------
+# An edge list named in a request (any local user on the read-only socket; an
+# admin-group member's config or Reconfigure) is read only beneath the
+# operator's --topology-dir: never a file of root's, never ofcd's stdin, and
+# no error shows a byte of what a file holds.
+TOPO="$TMP/topo"
+mkdir -m 755 "$TOPO"
+printf '0-1 1-2 2-3 3-0\n' >"$TOPO/ring4.edges"
+printf '0-1\nTOPSECRET-WORD\n' >"$TOPO/bad.edges"
+ln -s "$TMP/root/shadow" "$TOPO/link.edges"
+mkfifo "$TOPO/fifo.edges"
+AS_ANY=""
+[ "$(id -u)" -eq 0 ] && AS_ANY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+sed -e "s|^topology: .*|topology: edges:$TMP/root/shadow|" "$TMP/good.yaml" >"$TMP/e6.yaml"
+chmod 644 "$TMP/e6.yaml"
+RS="$OFC --socket $RO schedule --collective allreduce --summary --topology"
+"$OFCD" --foreground --credentials-dir "$CREDS" --config "$TMP/good.yaml" --socket "$SOCK" \
+	--ro-socket "$RO" --admin-group users --state-dir "$TMP/st7" --device "ocs0=127.0.0.1:1" \
+	--probe-interval 0 2>>"$TMP/d7.log" &
+ofcd_pid=$!
+DAEMONS="$DAEMONS $ofcd_pid"
+i=0
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $i -ge 1000 ]; do sleep 0.01; i=$((i + 1)); done
+expect_error 2 "ofc: topology 'edges:$TMP/root/shadow' at column 7: edge-list files are not read here (no ofcd --topology-dir was given)" \
+	bounded $AS_ANY $RS "edges:$TMP/root/shadow"
+expect_error 2 "ofc: topology 'edges:-' at column 7: edge-list files are not read here (no ofcd --topology-dir was given)" \
+	bounded $AS_ANY $RS "edges:-"
+expect_exit 2 bounded $AS_ANY $RS "product(ring:3,edges:/proc/self/environ)"
+grep -q "not read here" "$TMP/err" && ok || bad "edges: inside product()" "$(cat "$TMP/err")"
+expect_error 2 "$TMP/e6.yaml:31:11: topology 'edges:$TMP/root/shadow': edge-list files are not read here (no ofcd --topology-dir was given)" \
+	bounded $AS_ADMIN $OFC --socket "$SOCK" apply "$TMP/e6.yaml" --dry-run
+expect_error 2 "ofc: topology 'edges:$TMP/root/shadow' at column 7: edge-list files are not read here (no ofcd --topology-dir was given)" \
+	bounded $AS_ADMIN $OFC --socket "$SOCK" reconfigure --topology "edges:$TMP/root/shadow" --dry-run
+expect_exit 0 stop_ofcd
+# With a --topology-dir, and a tight budget on the read-only socket.
+"$OFCD" --foreground --credentials-dir "$CREDS" --config "$TMP/good.yaml" --socket "$SOCK" \
+	--ro-socket "$RO" --admin-group users --state-dir "$TMP/st7" --device "ocs0=127.0.0.1:1" \
+	--probe-interval 0 --topology-dir "$TOPO" --ro-max-request-time 1ms 2>>"$TMP/d7.log" &
+ofcd_pid=$!
+DAEMONS="$DAEMONS $ofcd_pid"
+i=0
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $i -ge 1000 ]; do sleep 0.01; i=$((i + 1)); done
+for name in ../root/shadow link.edges "$TOPO/../root/shadow"; do
+	expect_error 2 "ofc: topology 'edges:$name' at column 7: edge-list files are read only from $TOPO (ofcd --topology-dir), and this name leaves it" \
+		bounded $AS_ANY $RS "edges:$name"
+done
+expect_error 2 "ofc: topology 'edges:/proc/self/environ' at column 7: edge-list files are read only from $TOPO (ofcd --topology-dir)" \
+	bounded $AS_ANY $RS "edges:/proc/self/environ"
+expect_error 2 "ofc: topology 'edges:fifo.edges' at column 7: $TOPO/fifo.edges is not a regular file" \
+	bounded $AS_ANY $RS "edges:fifo.edges"
+expect_error 2 "ofc: topology 'edges:bad.edges': $TOPO/bad.edges:2:1: this word is not a link: write U-V (both directions) or U>V (one arc)" \
+	bounded $AS_ANY $RS "edges:bad.edges"
+expect_stdout_has "on edges:$TOPO/ring4.edges: 4 nodes" bounded $OFC --socket "$SOCK" schedule \
+	--collective allreduce --summary --topology edges:ring4.edges
+# The read-only socket's budget (1 ms here) ends what the main socket's
+# (60 s by default) lets finish.
+expect_exit 1 bounded $AS_ANY $OFC --socket "$RO" schedule --collective allreduce --summary --topology torus:16x16
+grep -q "time limit 1 ms reached in" "$TMP/err" && ok || bad "the read-only budget" "$(cat "$TMP/err")"
+expect_stdout_has "on torus:16x16: 256 nodes" bounded $OFC --socket "$SOCK" schedule \
+	--collective allreduce --summary --topology torus:16x16
+expect_exit 0 stop_ofcd
+if grep -q TOPSECRET "$TMP/err" "$TMP/out" "$TMP/d7.log"; then bad "a file's bytes were echoed"; else ok; fi
+# A directory others may write to could hold anyone's symbolic link: refused.
+mkdir -m 775 "$TMP/topo-w"
+expect_error 2 "ofcd: --topology-dir $TMP/topo-w: owned by uid $(id -u), mode 0775: it must belong to root (or ofcd's user) and be closed to writes by group and others (chmod go-w $TMP/topo-w)" \
+	bounded $OFCD --foreground --credentials-dir "$CREDS" --config "$TMP/good.yaml" --socket "$SOCK" \
+	--state-dir "$TMP/st7" --topology-dir "$TMP/topo-w"
+
 finish
