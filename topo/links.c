@@ -405,10 +405,9 @@ int topo_edges_file(const char *path, struct graph **out, struct ofc_error *err)
 int topo_edges_file_in(const struct topo_files *files, const char *path, struct graph **out,
 		       struct ofc_error *err)
 {
-	struct link_list l = {0};
 	char *text = NULL, *name = NULL;
 	size_t len = 0;
-	int rc = -1;
+	int rc;
 
 	*out = NULL;
 	if (files) {
@@ -422,12 +421,24 @@ int topo_edges_file_in(const struct topo_files *files, const char *path, struct 
 			free(name);
 			return -1;
 		}
-		rc = -1;
 		path = name;
 	} else if (read_file(path, LINKS_MAX_FILE, &text, &len, err) < 0) {
 		return -1;
 	}
-	if (parse_links(text, len, path, files != NULL, &l, err) < 0)
+	rc = topo_edges_text(path, text, len, files != NULL, out, err);
+	free(text);
+	free(name);
+	return rc;
+}
+
+int topo_edges_text(const char *path, const char *text, size_t len, bool quiet,
+		    struct graph **out, struct ofc_error *err)
+{
+	struct link_list l = {0};
+	int rc = -1;
+
+	*out = NULL;
+	if (parse_links(text, len, path, quiet, &l, err) < 0)
 		goto done;
 	if (l.n == 0) {
 		ofc_error_at(err, OFC_E_INPUT, path, 1, 1, "no links (write U-V or U>V per link)");
@@ -473,8 +484,6 @@ int topo_edges_file_in(const struct topo_files *files, const char *path, struct 
 	free(heads);
 	rc = 0;
 done:
-	free(text);
-	free(name);
 	free(l.w);
 	return rc;
 }

@@ -136,6 +136,11 @@ int topo_edges_file(const char *path, struct graph **out, struct ofc_error *err)
  * edges:ABSOLUTE-PATH when files is given. */
 int topo_edges_file_in(const struct topo_files *files, const char *path, struct graph **out,
 		       struct ofc_error *err);
+/* The graph an edge list's text holds (len bytes, not NUL-terminated;
+ * path names it in errors and the spec, and must not be ""); quiet: errors
+ * quote none of it. */
+int topo_edges_text(const char *path, const char *text, size_t len, bool quiet,
+		    struct graph **out, struct ofc_error *err);
 struct graph *graph_transpose(const struct graph *g);
 /* The tail of every arc, in CSR order (m + 1 entries; caller frees). */
 uint32_t *graph_arc_tails(const struct graph *g);
