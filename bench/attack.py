@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""The attack table (issue 34): hostile inputs, as a local user, a member of
+the admin group, a config author, a disk and a schedule file would send them,
+each checked for being rejected correctly: the exit status or error reply
+expected, a message that says why, no byte of a secret anywhere (replies,
+errors, the daemon's log), no hang (each input has 30 s), and the daemon
+still answering afterwards. Prints one markdown row per category and every
+input that was not rejected correctly; exits 1 if any.
+
+    python3 bench/attack.py [--build build]
+
+Needs root (it runs inputs as nobody and as an admin-group member through
+setpriv, as test_security.sh does). docs/security.md holds the table."""
+import argparse
+import os
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+SECRET = "TOPSECRET"
+
+
+class Attack:
+    def __init__(self, build):
+        self.build = build
+        self.ofc = os.path.join(build, "ofc")
+        self.ofcd = os.path.join(build, "ofcd")
+        self.tmp = tempfile.mkdtemp(prefix="ofc-attack.")
+        os.chmod(self.tmp, 0o755)
+        self.rows = []  # (category, tried, ok, failures)
+        self.daemon = None
+        self.logs = []
+
+    # ---- the stage ------------------------------------------------------------------
+    def path(self, *p):
+        return os.path.join(self.tmp, *p)
+
+    def setup(self):
+        os.mkdir(self.path("root"), 0o700)
+        for name, text in (("shadow", SECRET + "-LINE 0-1\n"),
+                           ("secret.cred", "user: r00t\npassword: " + SECRET + "-PW\n")):
+            with open(self.path("root", name), "w") as f:
+                f.write(text)
+            os.chmod(self.path("root", name), 0o600)
+        os.mkdir(self.path("creds"), 0o755)
+        shutil.copy("configs/credentials/ocs0.cred", self.path("creds", "ocs0.cred"))
+        os.chmod(self.path("creds", "ocs0.cred"), 0o600)
+        with open("configs/torus64-ocs.yaml") as f:
+            cfg = f.read()
+        self.config_text = cfg.replace("credentials: credentials/ocs0.cred",
+                                       "credentials: " + self.path("creds", "ocs0.cred"))
+        self.write("good.yaml", self.config_text)
+        os.mkdir(self.path("topo"), 0o755)
+        self.write("topo/ring4.edges", "0-1 1-2 2-3 3-0\n")
+        self.write("topo/bad.edges", "0-1\n" + SECRET + "-WORD\n")
+        os.symlink(self.path("root", "shadow"), self.path("topo", "link.edges"))
+        os.symlink("/proc/self/environ", self.path("topo", "env.edges"))
+        os.mkfifo(self.path("topo", "fifo.edges"))
+        os.mkdir(self.path("topo", "dir.edges"))
+        gid = subprocess.run(["getent", "group", "users"], capture_output=True,
+                             text=True).stdout.split(":")
+        self.admin_gid = gid[2] if len(gid) > 2 else "100"
+        self.any_user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        self.admin = ["setpriv", "--reuid=65534", "--regid=65534", "--groups", self.admin_gid]
+
+    def write(self, name, text, mode=0o644):
+        with open(self.path(name), "w") as f:
+            f.write(text)
+        os.chmod(self.path(name), mode)
+        return self.path(name)
+
+    def start_ofcd(self, *extra):
+        self.stop_ofcd()
+        log = self.path("ofcd-%d.log" % len(self.logs))
+        self.logs.append(log)
+        self.sock, self.ro = self.path("ofcd.sock"), self.path("ro.sock")
+        args = [self.ofcd, "--foreground", "--credentials-dir", self.path("creds"),
+                "--config", self.path("good.yaml"), "--socket", self.sock,
+                "--ro-socket", self.ro, "--admin-group", "users",
+                "--state-dir", self.path("state"),
+                "--probe-interval", "0"] + list(extra)
+        self.daemon = subprocess.Popen(args, stderr=open(log, "w"))
+        for _ in range(1000):
+            if self.alive():
+                return
+            time.sleep(0.01)
+        raise SystemExit("ofcd did not start: " + open(log).read())
+
+    def stop_ofcd(self):
+        if self.daemon:
+            self.daemon.send_signal(signal.SIGTERM)
+            try:
+                self.daemon.wait(10)
+            except subprocess.TimeoutExpired:
+                self.daemon.kill()
+            self.daemon = None
+
+    def alive(self):
+        r = subprocess.run([self.ofc, "--socket", self.sock, "status"], capture_output=True)
+        return r.returncode == 0
+
+    # ---- one input ------------------------------------------------------------------
+    def check(self, cmd, code, fragment):
+        """None when cmd was rejected correctly, else why not."""
+        try:
+            r = subprocess.run(cmd, capture_output=True, timeout=30)
+        except subprocess.TimeoutExpired:
+            return "hung (30 s)"
+        out = r.stdout.decode("utf-8", "replace") + r.stderr.decode("utf-8", "replace")
+        if SECRET in out:
+            return "a secret in the output"
+        if r.returncode != code:
+            return "exit %d, want %d: %s" % (r.returncode, code, out.strip()[:200])
+        if fragment not in out:
+            return "no '%s' in: %s" % (fragment, out.strip()[:200])
+        if "\x1b" in out:
+            return "a raw escape byte in the output"
+        return None
+
+    def category(self, name, cases, daemon=False):
+        fails = []
+        for case in cases:
+            why = self.check(*case)
+            if why is None and daemon and not self.alive():
+                why = "the daemon stopped answering"
+            if why:
+                fails.append((" ".join(case[0][-3:]), why))
+        if daemon:
+            for log in self.logs:
+                if SECRET in open(log, errors="replace").read():
+                    fails.append((log, "a secret in the daemon's log"))
+        self.rows.append((name, len(cases), len(cases) - len(fails), fails))
+
+    # ---- the categories -------------------------------------------------------------
+    def readonly_specs(self, topo_dir):
+        rs = self.any_user + [self.ofc, "--socket", self.ro, "schedule", "--collective",
+                              "allreduce", "--summary", "--topology"]
+        shadow = self.path("root", "shadow")
+        if not topo_dir:
+            specs = ["edges:" + shadow, "edges:-", "edges:/etc/shadow", "edges:/proc/self/environ",
+                     "edges:/proc/self/maps", "edges:/dev/zero", "edges:/dev/stdin",
+                     "edges:" + self.path("topo", "ring4.edges"),
+                     "product(ring:3,edges:" + shadow + ")", "line(edges:" + shadow + ")",
+                     "reverse(edges:/etc/shadow)", "degree(edges:-,2)",
+                     "power(edges:/proc/self/environ,2)", "edges:../../../../etc/shadow",
+                     "edges:" + "a" * 900]
+            return [(rs + [s], 2, "not read here") for s in specs]
+        cases = []
+        for s in ["../root/shadow", "link.edges", "env.edges", self.path("topo", "..", "root",
+                                                                          "shadow"),
+                  "dir.edges/../../root/shadow"]:
+            cases.append((rs + ["edges:" + s], 2, "this name leaves it"))
+        for s in [shadow, "/proc/self/environ", "/etc/shadow", self.path("topo") + "x/a"]:
+            cases.append((rs + ["edges:" + s], 2, "read only from"))
+        cases.append((rs + ["edges:fifo.edges"], 2, "is not a regular file"))
+        cases.append((rs + ["edges:dir.edges"], 2, "is not a regular file"))
+        cases.append((rs + ["edges:-"], 2, "No such file"))
+        cases.append((rs + ["edges:bad.edges"], 2, "this word is not a link"))
+        return cases
+
+    def admin_configs(self):
+        base = self.config_text
+        shadow = self.path("root", "shadow")
+        configs = [
+            ("topology: torus:8x8", "topology: edges:" + shadow, "not read here"),
+            ("topology: torus:8x8", "topology: edges:../root/shadow", "not read here"),
+            ("topology: torus:8x8", "topology: edges:/proc/self/environ", "not read here"),
+            ("credentials: " + self.path("creds", "ocs0.cred"),
+             "credentials: " + self.path("root", "secret.cred"), "outside ofcd's credentials"),
+            ("credentials: " + self.path("creds", "ocs0.cred"), "credentials: ../root/shadow",
+             "outside ofcd's credentials"),
+            ("address: 127.0.0.1:3082", "address: 127.0.0.1:9", "is not one ofcd may reach"),
+        ]
+        cases = []
+        for i, (old, new, frag) in enumerate(configs):
+            if old not in base:
+                raise SystemExit("attack.py: the example config changed: no '%s'" % old)
+            f = self.write("evil%d.yaml" % i, base.replace(old, new, 1))
+            cases.append((self.admin + [self.ofc, "--socket", self.sock, "apply", f,
+                                        "--dry-run"], 2, frag))
+        for spec in ["edges:" + shadow, "edges:-", "product(ring:2,edges:/etc/shadow)"]:
+            cases.append((self.admin + [self.ofc, "--socket", self.sock, "reconfigure",
+                                        "--topology", spec, "--dry-run"], 2, "not read here"))
+        return cases
+
+    def run(self):
+        self.setup()
+        self.start_ofcd()
+        self.category("read-only socket, any local user: topologies naming files "
+                      "(no --topology-dir)", self.readonly_specs(False), daemon=True)
+        self.category("admin group: ApplyConfig and Reconfigure naming files, "
+                      "credentials, addresses", self.admin_configs(), daemon=True)
+        self.start_ofcd("--topology-dir", self.path("topo"))
+        self.category("read-only socket, any local user: names under --topology-dir",
+                      self.readonly_specs(True), daemon=True)
+        self.stop_ofcd()
+
+    def report(self):
+        print("| who, what | inputs | rejected correctly |")
+        print("|---|---:|---:|")
+        tried = good = 0
+        for name, n, ok, _ in self.rows:
+            print("| %s | %d | %d |" % (name, n, ok))
+            tried += n
+            good += ok
+        print("| **all** | **%d** | **%d** |" % (tried, good))
+        for name, _, _, fails in self.rows:
+            for what, why in fails:
+                print("NOT REJECTED CORRECTLY (%s): %s: %s" % (name, what, why))
+        return good == tried
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.environ.get("BUILD", "build"))
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        print("attack.py: needs root (inputs run as other users)")
+        return 0
+    att = Attack(a.build)
+    try:
+        att.run()
+        ok = att.report()
+    finally:
+        att.stop_ofcd()
+        shutil.rmtree(att.tmp, ignore_errors=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
