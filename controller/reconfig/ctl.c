@@ -286,9 +286,7 @@ void ctl_close(struct ctl *c)
 	if (c->lock_fd >= 0)
 		close(c->lock_fd); /* releases the flock */
 	free(c->state_dir);
-	free(c->prev_topology);
-	free(c->prev_config);
-	free(c->prev_partition);
+	txn_meta_free(&c->prev);
 	free(c);
 }
 
@@ -701,21 +699,16 @@ static int next_txn_id(struct ctl *c, uint64_t *id, struct ofc_error *err)
 
 	*id = 1;
 	c->prev_generation = 0;
-	free(c->prev_topology);
-	c->prev_topology = NULL;
-	free(c->prev_config);
-	c->prev_config = NULL;
-	free(c->prev_partition);
-	c->prev_partition = NULL;
+	txn_meta_free(&c->prev);
 	if (ctl_load_record(c->state_dir, c->fabric->name, &r, err) < 0)
 		return -1;
 	if (r.have_state) {
 		*id = r.generation + 1;
 		c->prev_generation = r.generation;
-		c->prev_topology = xstrdup(r.topology ? r.topology : "");
-		c->prev_relabelled = r.relabelled;
-		c->prev_config = xstrdup(r.config ? r.config : "");
-		c->prev_partition = r.partition ? xstrdup(r.partition) : NULL;
+		txn_meta_copy(&c->prev, &(struct txn_meta){.topology = r.topology,
+							   .config = r.config,
+							   .partition = r.partition,
+							   .relabelled = r.relabelled});
 	}
 	if (r.have_journal && r.journal_id >= *id)
 		*id = r.journal_id + 1;
@@ -759,10 +752,7 @@ static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_res
 		/* The devices are verified at their old state: record it. */
 		/* ... under the topology they realise again, not the one
 		 * this transaction was for. */
-		if (record_write(c, c->prev_generation, j->before,
-				 c->prev_topology ? c->prev_topology : "",
-				 c->prev_config ? c->prev_config : "", c->prev_relabelled,
-				 c->prev_partition, &e) == 0)
+		if (record_write(c, c->prev_generation, j->before, &c->prev, &e) == 0)
 			journal_remove(c, &e);
 		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL, OFC_R_NONE,
 		     "every device verified at its previous state");
@@ -777,10 +767,15 @@ static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_res
 
 static int commit(struct ctl *c, struct journal *j, struct ofc_error *err)
 {
+	struct txn_meta m = {
+	    .topology = c->partition ? c->partition->topology.spec : c->fabric->topology.spec,
+	    .config = c->fabric->file,
+	    .partition = c->partition ? c->partition->name : NULL,
+	    .relabelled = c->relabelled,
+	};
+
 	if (set_phase(c, j, JOURNAL_COMMITTING, err) < 0 ||
-	    record_write(c, c->txn, j->target, NULL, NULL, c->relabelled,
-			 c->partition ? c->partition->name : NULL, err) < 0 ||
-	    journal_remove(c, err) < 0)
+	    record_write(c, c->txn, j->target, &m, err) < 0 || journal_remove(c, err) < 0)
 		return -1;
 	emit(c, CTL_EV_TXN_COMMITTED, NULL, OFC_R_NONE, NULL);
 	return 0;

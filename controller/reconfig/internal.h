@@ -42,13 +42,9 @@ int ctl_partition_aim(struct ctl *c, const struct partition *p, const struct cir
 
 char *ctl_path(const char *state_dir, const char *fabric, const char *ext);
 const char *journal_phase_name(enum journal_phase p);
-/* states[i] belongs to c->devs[i]; topology is the spec they realise and
- * config the file that asked for it (NULL: the ctl's fabric's, or its
- * partition's topology); partition the one partition the transaction
- * changed (NULL: none). */
+/* states[i] belongs to c->devs[i]; meta says what they realise. */
 int record_write(const struct ctl *c, uint64_t generation, const struct device_state *states,
-		 const char *topology, const char *config, bool relabelled, const char *partition,
-		 struct ofc_error *err);
+		 const struct txn_meta *meta, struct ofc_error *err);
 int journal_write(const struct ctl *c, const struct journal *j, struct ofc_error *err);
 /* *missing when there is no journal (returns 0). */
 int journal_read(const char *state_dir, const char *fabric, struct journal *j, bool *missing,

@@ -169,9 +169,25 @@ static const char *twice(char *const *names, uint32_t n)
 
 /* ---- state file ------------------------------------------------------------- */
 
+void txn_meta_free(struct txn_meta *m)
+{
+	free(m->topology);
+	free(m->config);
+	free(m->partition);
+	memset(m, 0, sizeof(*m));
+}
+
+void txn_meta_copy(struct txn_meta *dst, const struct txn_meta *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->topology = xstrdup(src->topology ? src->topology : "");
+	dst->config = xstrdup(src->config ? src->config : "");
+	dst->partition = src->partition && *src->partition ? xstrdup(src->partition) : NULL;
+	dst->relabelled = src->relabelled;
+}
+
 int record_write(const struct ctl *c, uint64_t generation, const struct device_state *states,
-		 const char *topology, const char *config, bool relabelled, const char *partition,
-		 struct ofc_error *err)
+		 const struct txn_meta *meta, struct ofc_error *err)
 {
 	Ofc__V1__FabricRecord r = OFC__V1__FABRIC_RECORD__INIT;
 	struct arena a = {0};
@@ -179,17 +195,15 @@ int record_write(const struct ctl *c, uint64_t generation, const struct device_s
 	int rc;
 
 	r.fabric = c->fabric->name;
-	r.config = (char *)(config ? config : c->fabric->file);
+	r.config = meta->config;
 	r.has_generation = true;
 	r.generation = generation;
 	r.has_time_unix_ms = true;
 	r.time_unix_ms = unix_ms();
-	r.topology = (char *)(topology	     ? topology
-			      : c->partition ? c->partition->topology.spec
-					     : c->fabric->topology.spec);
-	r.partition = (char *)(partition && *partition ? partition : NULL);
-	r.has_relabelled = relabelled;
-	r.relabelled = relabelled;
+	r.topology = meta->topology;
+	r.partition = meta->partition && *meta->partition ? meta->partition : NULL;
+	r.has_relabelled = meta->relabelled;
+	r.relabelled = meta->relabelled;
 	r.n_devices = c->ndevs;
 	r.devices = arena_array(&a, c->ndevs + 1, sizeof(*r.devices));
 	for (uint32_t i = 0; i < c->ndevs; i++) {

@@ -74,6 +74,17 @@ struct ctl_device {
 	bool quiet;
 };
 
+/* What a commit records beside the devices' states: the topology they
+ * realise ("" when none), the config file that asked for it, the one
+ * partition the transaction changed (NULL: the whole fabric) and whether
+ * the topology was renumbered to keep circuits. Strings owned. */
+struct txn_meta {
+	char *topology, *config, *partition;
+	bool relabelled;
+};
+void txn_meta_free(struct txn_meta *m);
+void txn_meta_copy(struct txn_meta *dst, const struct txn_meta *src);
+
 struct ctl {
 	struct fabric *fabric; /* borrowed */
 	struct ctl_opts opts;
@@ -84,11 +95,8 @@ struct ctl {
 	char **netns;		  /* testbed namespaces, one per host, when up */
 	uint64_t txn;		  /* the transaction running or last run */
 	uint64_t prev_generation; /* of the record before it (kept by a rollback) */
-	char *prev_topology;	  /* ... and its topology (a rollback records it again) */
-	bool prev_relabelled;	  /* ... and whether it was renumbered */
+	struct txn_meta prev;	  /* ... and what it recorded (a rollback records it again) */
 	bool relabelled;	  /* ctl_relabel renumbered this plan's target */
-	char *prev_config;	  /* ... and the config file that asked for it */
-	char *prev_partition;	  /* ... and the partition it changed (NULL: none) */
 	/* ctl_partition: the plan changes this partition's ports alone. */
 	const struct partition *partition;
 };

@@ -84,7 +84,9 @@ static void test_record_round_trip(void **state)
 	struct ofc_error err = {0};
 
 	some_state(&s, 3);
-	assert_int_equal(record_write(w->c, 42, &s, "ring:16", NULL, true, NULL, &err), 0);
+	assert_int_equal(
+	    record_write(w->c, 42, &s, &(struct txn_meta){"ring:16", "j.yaml", NULL, true}, &err),
+	    0);
 	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), 0);
 	assert_true(r.have_state);
 	assert_false(r.have_journal);
@@ -98,7 +100,10 @@ static void test_record_round_trip(void **state)
 	assert_true(r.time_unix_ms > 0);
 	ctl_record_free(&r);
 	/* A rollback records the config of the record before, not its own. */
-	assert_int_equal(record_write(w->c, 41, &s, "ring:8", "before.yaml", false, NULL, &err), 0);
+	assert_int_equal(record_write(w->c, 41, &s,
+				      &(struct txn_meta){"ring:8", "before.yaml", NULL, false},
+				      &err),
+			 0);
 	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), 0);
 	assert_string_equal(r.config, "before.yaml");
 	assert_string_equal(r.topology, "ring:8");
@@ -241,7 +246,9 @@ static void test_damaged_state_stops_changes(void **state)
 	some_state(&s, 3);
 	state_add_xconn(&s, 1, 30);
 	state_sort(&s);
-	assert_int_equal(record_write(w->c, 5, &s, "ring:16", NULL, false, NULL, &err), 0);
+	assert_int_equal(
+	    record_write(w->c, 5, &s, &(struct txn_meta){"ring:16", "j.yaml", NULL, false}, &err),
+	    0);
 	state_free(&s);
 	before = slurp(w->dir, "jfab.state", &blen);
 	assert_int_equal(ctl_plan(w->c, &err), -1);
