@@ -247,6 +247,11 @@ struct sim_device {
 	uint64_t fail_at, fail_count;
 	enum fault_mode mode;
 	bool lie_armed;
+	/* Called with a command's number before the command is carried out
+	 * (NULL: never): a test copies the state directory there, as a kill -9
+	 * of the process at that moment would leave it. */
+	void (*before_command)(void *ctx, uint64_t command);
+	void *hook_ctx;
 };
 void sim_device_init(struct sim_device *s, enum dev_class cls, uint32_t ports);
 void sim_device_free(struct sim_device *s);

@@ -109,6 +109,8 @@ static int save(struct sim_priv *p, struct ofc_error *err)
 static enum fault_mode next_command(struct sim_device *s)
 {
 	s->commands++;
+	if (s->before_command)
+		s->before_command(s->hook_ctx, s->commands);
 	if (s->fail_at && s->commands >= s->fail_at && s->commands < s->fail_at + s->fail_count) {
 		if (s->mode == FAULT_LIE) {
 			s->lie_armed = true;
