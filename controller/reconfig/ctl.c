@@ -708,7 +708,10 @@ static int next_txn_id(struct ctl *c, uint64_t *id, struct ofc_error *err)
 		txn_meta_copy(&c->prev, &(struct txn_meta){.topology = r.topology,
 							   .config = r.config,
 							   .partition = r.partition,
-							   .relabelled = r.relabelled});
+							   .relabelled = r.relabelled,
+							   .moves = r.moves,
+							   .nmoves = r.nmoves,
+							   .moves_known = r.moves_known});
 	}
 	if (r.have_journal && r.journal_id >= *id)
 		*id = r.journal_id + 1;
@@ -718,9 +721,25 @@ static int next_txn_id(struct ctl *c, uint64_t *id, struct ofc_error *err)
 
 static void journal_from_ctl(struct ctl *c, struct journal *j, const struct device_state *before)
 {
+	const struct fabric *f = c->fabric;
+
 	memset(j, 0, sizeof(*j));
 	j->id = c->txn;
+	j->version = STATE_VERSION;
 	j->started_ms = unix_ms();
+	/* What the commit will record, from this transaction's fabric: a
+	 * repair after a crash records it whatever config the repairing
+	 * command has (it used to record its own config's topology). */
+	txn_meta_copy(&j->meta,
+		      &(struct txn_meta){
+			  .topology = c->partition ? c->partition->topology.spec : f->topology.spec,
+			  .config = f->file,
+			  .partition = c->partition ? c->partition->name : NULL,
+			  .relabelled = c->relabelled,
+			  .moves = f->moves,
+			  .nmoves = f->nmoves,
+			  .moves_known = true,
+		      });
 	j->ndevs = c->ndevs;
 	j->names = xcalloc(c->ndevs + 1, sizeof(char *));
 	j->drivers = xcalloc(c->ndevs + 1, sizeof(char *));
@@ -765,17 +784,27 @@ static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_res
 	}
 }
 
+/* Record what the journal's transaction applied: its target states and
+ * its meta, never the committing ctl's (a repair runs with whatever config
+ * the next command has). */
 static int commit(struct ctl *c, struct journal *j, struct ofc_error *err)
 {
-	struct txn_meta m = {
-	    .topology = c->partition ? c->partition->topology.spec : c->fabric->topology.spec,
-	    .config = c->fabric->file,
-	    .partition = c->partition ? c->partition->name : NULL,
-	    .relabelled = c->relabelled,
-	};
+	if (j->version < STATE_VERSION) {
+		char *path = ctl_path(c->state_dir, c->fabric->name, "journal");
+		int rc = ofc_error_at(
+		    err, OFC_E_RUNTIME, path, 0, 0,
+		    "unfinished transaction %llu: every device holds its target, but the "
+		    "journal was written by an older ofc and does not say all the record "
+		    "needs (topology, partition, relabelling, moved ports); nothing was "
+		    "recorded. Check what the devices hold (ofc status), then move it aside: "
+		    "mv '%s' '%s.old'",
+		    (unsigned long long)j->id, path, path);
 
+		free(path);
+		return rc;
+	}
 	if (set_phase(c, j, JOURNAL_COMMITTING, err) < 0 ||
-	    record_write(c, c->txn, j->target, &m, err) < 0 || journal_remove(c, err) < 0)
+	    record_write(c, c->txn, j->target, &j->meta, err) < 0 || journal_remove(c, err) < 0)
 		return -1;
 	emit(c, CTL_EV_TXN_COMMITTED, NULL, OFC_R_NONE, NULL);
 	return 0;
@@ -1006,7 +1035,7 @@ int ctl_recover(struct ctl *c, bool *did, struct ofc_error *err)
 		    "unfinished transaction %llu was made with a config whose devices "
 		    "differ (%s); run any changing command with that config to "
 		    "repair it first",
-		    (unsigned long long)j.id, j.config);
+		    (unsigned long long)j.id, j.meta.config);
 		journal_free(&j);
 		return rc;
 	}

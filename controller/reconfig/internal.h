@@ -13,13 +13,21 @@ enum journal_phase {
 	JOURNAL_COMMITTING = 4,
 };
 
+/* The versions of the state directory's messages (their `version`
+ * fields): 2 since the journal carries everything its commit records and
+ * the record its moved ports. A journal of an older version may be undone,
+ * never committed: what it lacks would be guessed from the repairing
+ * command's config. */
+#define STATE_VERSION 2
+
 struct journal {
 	uint64_t id;
 	enum journal_phase phase;
+	uint32_t version; /* 1: an older ofc's (no field) */
 	uint32_t pid;
 	uint64_t started_ms;
 	double trial_deadline;
-	char *config;
+	struct txn_meta meta; /* what the commit records */
 	uint32_t ndevs;
 	char **names, **drivers;
 	struct device_state *before, *target;

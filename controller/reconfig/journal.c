@@ -174,6 +174,9 @@ void txn_meta_free(struct txn_meta *m)
 	free(m->topology);
 	free(m->config);
 	free(m->partition);
+	for (uint32_t i = 0; i < m->nmoves; i++)
+		free(m->moves[i].host);
+	free(m->moves);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -184,6 +187,96 @@ void txn_meta_copy(struct txn_meta *dst, const struct txn_meta *src)
 	dst->config = xstrdup(src->config ? src->config : "");
 	dst->partition = src->partition && *src->partition ? xstrdup(src->partition) : NULL;
 	dst->relabelled = src->relabelled;
+	dst->moves_known = src->moves_known;
+	dst->nmoves = src->nmoves;
+	dst->moves = xcalloc((size_t)src->nmoves + 1, sizeof(*dst->moves));
+	for (uint32_t i = 0; i < src->nmoves; i++)
+		dst->moves[i] = (struct port_move){xstrdup(src->moves[i].host), src->moves[i].from,
+						   src->moves[i].to};
+}
+
+/* ---- moved ports <-> PortMove ------------------------------------------------ */
+
+static Ofc__V1__PortMove **pack_moves(struct arena *a, const struct txn_meta *m)
+{
+	Ofc__V1__PortMove **pm = arena_array(a, (size_t)m->nmoves + 1, sizeof(*pm));
+
+	for (uint32_t i = 0; i < m->nmoves; i++) {
+		pm[i] = arena_alloc(a, sizeof(**pm));
+		ofc__v1__port_move__init(pm[i]);
+		pm[i]->host = m->moves[i].host;
+		pm[i]->has_from = pm[i]->has_to = true;
+		pm[i]->from = m->moves[i].from;
+		pm[i]->to = m->moves[i].to;
+	}
+	return pm;
+}
+
+/* A host name as a config may give it: printable, no space (what fits the
+ * fabric is checked where moves are applied, fabric_validate). */
+static bool host_name_ok(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n < 1 || n > NAME_MAX_LEN)
+		return false;
+	for (; *s; s++)
+		if (*s <= ' ' || *s == 0x7f)
+			return false;
+	return true;
+}
+
+struct port_ref {
+	const char *host;
+	uint32_t port;
+};
+
+static int cmp_port_ref(const void *a, const void *b)
+{
+	const struct port_ref *x = a, *y = b;
+	int c = strcmp(x->host, y->host);
+
+	return c ? c : x->port < y->port ? -1 : x->port > y->port;
+}
+
+/* A host port in two moves (as either end), or NULL: sorted, as a record
+ * may hold many. */
+static const struct port_ref *port_twice(const struct port_move *m, uint32_t n,
+					 struct port_ref *scratch)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		scratch[2 * i] = (struct port_ref){m[i].host, m[i].from};
+		scratch[2 * i + 1] = (struct port_ref){m[i].host, m[i].to};
+	}
+	qsort(scratch, 2 * (size_t)n, sizeof(*scratch), cmp_port_ref);
+	for (size_t i = 1; i < 2 * (size_t)n; i++)
+		if (cmp_port_ref(&scratch[i - 1], &scratch[i]) == 0)
+			return &scratch[i];
+	return NULL;
+}
+
+/* pm[0..n) into *out (*nout of them; the caller frees them, also on error). */
+static int unpack_moves(Ofc__V1__PortMove *const *pm, size_t n, struct port_move **out,
+			uint32_t *nout, const char *path, struct ofc_error *err)
+{
+	*out = xcalloc(n + 1, sizeof(**out));
+	*nout = 0;
+	for (size_t i = 0; i < n; i++) {
+		const Ofc__V1__PortMove *x = pm[i];
+
+		if (!host_name_ok(x->host) || !x->has_from || !x->has_to || x->from == x->to)
+			return damaged(err, path,
+				       "moved port %zu is not a host name and two different ports",
+				       i + 1);
+		(*out)[(*nout)++] = (struct port_move){xstrdup(x->host), x->from, x->to};
+	}
+	struct port_ref *scratch = xcalloc(2 * n + 1, sizeof(*scratch));
+	const struct port_ref *dup = port_twice(*out, *nout, scratch);
+	int rc =
+	    dup ? damaged(err, path, "port %.64s:%u is in two moves", dup->host, dup->port) : 0;
+
+	free(scratch);
+	return rc;
 }
 
 int record_write(const struct ctl *c, uint64_t generation, const struct device_state *states,
@@ -204,6 +297,14 @@ int record_write(const struct ctl *c, uint64_t generation, const struct device_s
 	r.partition = meta->partition && *meta->partition ? meta->partition : NULL;
 	r.has_relabelled = meta->relabelled;
 	r.relabelled = meta->relabelled;
+	/* Only what is known is recorded as such: a rollback to an older
+	 * ofc's record keeps its moves unknown. */
+	if (meta->moves_known) {
+		r.has_version = true;
+		r.version = STATE_VERSION;
+		r.n_moves = meta->nmoves;
+		r.moves = pack_moves(&a, meta);
+	}
 	r.n_devices = c->ndevs;
 	r.devices = arena_array(&a, c->ndevs + 1, sizeof(*r.devices));
 	for (uint32_t i = 0; i < c->ndevs; i++) {
@@ -243,13 +344,21 @@ int journal_write(const struct ctl *c, const struct journal *j, struct ofc_error
 	m.has_phase = true;
 	m.phase = (Ofc__V1__Journal__Phase)j->phase;
 	m.fabric = c->fabric->name;
-	m.config = c->fabric->file;
+	/* An older journal rewritten (its rollback's phase) stays what it
+	 * was: it gains no version it does not have the fields of. */
+	m.has_version = j->version >= 2;
+	m.version = j->version;
+	m.config = j->meta.config;
 	m.has_pid = true;
 	m.pid = (uint32_t)getpid();
 	m.has_started_unix_ms = true;
 	m.started_unix_ms = j->started_ms;
-	m.topology = c->partition ? c->partition->topology.spec : c->fabric->topology.spec;
-	m.partition = c->partition ? c->partition->name : NULL;
+	m.topology = j->meta.topology;
+	m.partition = j->meta.partition && *j->meta.partition ? j->meta.partition : NULL;
+	m.has_relabelled = j->meta.relabelled;
+	m.relabelled = j->meta.relabelled;
+	m.n_moves = j->meta.nmoves;
+	m.moves = pack_moves(&a, &j->meta);
 	if (j->trial_deadline > 0) {
 		m.has_trial_deadline_unix = true;
 		m.trial_deadline_unix = j->trial_deadline;
@@ -281,7 +390,7 @@ void journal_free(struct journal *j)
 	free(j->drivers);
 	free(j->before);
 	free(j->target);
-	free(j->config);
+	txn_meta_free(&j->meta);
 	memset(j, 0, sizeof(*j));
 }
 
@@ -306,7 +415,13 @@ int journal_parse(const char *path, const uint8_t *data, size_t len, struct jour
 	j->pid = m->pid;
 	j->started_ms = m->started_unix_ms;
 	j->trial_deadline = m->has_trial_deadline_unix ? m->trial_deadline_unix : 0;
-	j->config = xstrdup(m->config ? m->config : "");
+	j->version = m->has_version ? m->version : 1;
+	j->meta.config = xstrdup(m->config ? m->config : "");
+	j->meta.topology = xstrdup(m->topology ? m->topology : "");
+	j->meta.partition = m->partition && *m->partition ? xstrdup(m->partition) : NULL;
+	j->meta.relabelled = m->has_relabelled && m->relabelled;
+	j->meta.moves_known = j->version >= 2;
+	rc = unpack_moves(m->moves, m->n_moves, &j->meta.moves, &j->meta.nmoves, path, err);
 	j->ndevs = (uint32_t)m->n_before;
 	j->names = xcalloc(j->ndevs + 1, sizeof(char *));
 	j->drivers = xcalloc(j->ndevs + 1, sizeof(char *));
@@ -404,6 +519,8 @@ int record_parse(const char *path, const char *fabric, const uint8_t *data, size
 	r->topology = xstrdup(m->topology ? m->topology : "");
 	r->relabelled = m->has_relabelled && m->relabelled;
 	r->partition = m->partition ? xstrdup(m->partition) : NULL;
+	r->moves_known = m->has_version && m->version >= 2;
+	rc = unpack_moves(m->moves, m->n_moves, &r->moves, &r->nmoves, path, err);
 	r->ndevs = (uint32_t)m->n_devices;
 	r->dev_names = xcalloc(r->ndevs + 1, sizeof(char *));
 	r->dev_states = xcalloc(r->ndevs + 1, sizeof(struct device_state));
@@ -461,5 +578,8 @@ void ctl_record_free(struct ctl_record *r)
 	free(r->config);
 	free(r->topology);
 	free(r->partition);
+	for (uint32_t i = 0; i < r->nmoves; i++)
+		free(r->moves[i].host);
+	free(r->moves);
 	memset(r, 0, sizeof(*r));
 }

@@ -76,11 +76,19 @@ struct ctl_device {
 
 /* What a commit records beside the devices' states: the topology they
  * realise ("" when none), the config file that asked for it, the one
- * partition the transaction changed (NULL: the whole fabric) and whether
- * the topology was renumbered to keep circuits. Strings owned. */
+ * partition the transaction changed (NULL: the whole fabric), whether the
+ * topology was renumbered to keep circuits, and the host ports moved onto
+ * spares in the wiring applied (ofcd's re-wiring, fabric.moves). A
+ * transaction's journal carries it, so that a repair records what the
+ * transaction applied, not what the repairing command's config says.
+ * moves_known is false for an older ofc's record, which kept no moves
+ * (ofcd then has only its .rewired file). Owned. */
 struct txn_meta {
 	char *topology, *config, *partition;
 	bool relabelled;
+	struct port_move *moves;
+	uint32_t nmoves;
+	bool moves_known;
 };
 void txn_meta_free(struct txn_meta *m);
 void txn_meta_copy(struct txn_meta *dst, const struct txn_meta *src);
@@ -260,6 +268,11 @@ struct ctl_record {
 	char *config, *topology;
 	bool relabelled; /* the topology was renumbered to keep circuits */
 	char *partition; /* the last commit changed this partition alone (NULL: none) */
+	/* The host ports moved onto spares in the wiring the devices hold
+	 * (moves_known: the record says; an older ofc's does not). */
+	struct port_move *moves;
+	uint32_t nmoves;
+	bool moves_known;
 	uint32_t ndevs;
 	char **dev_names;
 	struct device_state *dev_states;

@@ -17,8 +17,9 @@
 #include "controller/config/config.h"
 #include "controller/export/export.h"
 #include "controller/ofcd/ofcd.h"
-#include "controller/reconfig/reconfig.h"
+#include "controller/reconfig/internal.h"
 #include "controller/schedule/schedule.h"
+#include "tests/unit/crashpoint.h"
 
 static const char cfg_fmt[] = "name: simfab\n"
 			      "hosts: {count: 64, prefix: h, ports: 4}\n"
@@ -306,6 +307,220 @@ static void test_trial(void **state)
 	state_free(&tgt);
 }
 
+/* ---- kill points: what a repair records ------------------------------------------ */
+
+/* Two jobs' partitions of the 64 hosts; jobA's topology is %s. */
+static const char part_fmt[] = "name: simfab\n"
+			       "hosts: {count: 64, prefix: h, ports: 4}\n"
+			       "switches:\n"
+			       "  - {name: ocs0, type: ocs, ports: 256, driver: {type: sim}}\n"
+			       "wiring: {pattern: sequential, switches: [ocs0]}\n"
+			       "partitions:\n"
+			       "  - {name: jobA, hosts: [%s], topology: '%s'}\n"
+			       "  - {name: jobB, hosts: [%s], topology: 'circulant:32:1,4'}\n";
+
+static struct fabric *load_text(const char *file, const char *text)
+{
+	struct fabric *f;
+	struct ofc_error err = {0};
+
+	if (config_parse(file, text, strlen(text), &f, &err) < 0 || fabric_validate(f, &err) < 0)
+		fail_msg("%s: %s", file, err.msg);
+	return f;
+}
+
+static struct fabric *load_partitions(const char *file, const char *job_a)
+{
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+
+	for (int h = 0; h < 32; h++) {
+		sb_printf(&a, "%sh%d", h ? ", " : "", h);
+		sb_printf(&b, "%sh%d", h ? ", " : "", h + 32);
+	}
+	char *text = xasprintf(part_fmt, a.buf, job_a, b.buf);
+	struct fabric *f = load_text(file, text);
+
+	free(text);
+	sb_free(&a);
+	sb_free(&b);
+	return f;
+}
+
+/* A transaction from base's commit to next's target (on one partition, or
+ * renumbered to keep circuits), and what its commit records. */
+struct txn_case {
+	const char *what;
+	struct fabric *base, *next;
+	const char *partition;
+	bool relabel;
+	const char *topology, *config;
+};
+
+/* Where the process dies: before the first change, half-way, before the
+ * read-back (every change made: "just before the commit"), with the
+ * journal at committing and the record old, at committing and the record
+ * new, after the commit; and the issue's reproduction: the journal copied
+ * while it ran, put back after the commit (the record new, the journal
+ * applying). */
+enum kill_at {
+	KILL_FIRST_CHANGE,
+	KILL_MID,
+	KILL_BEFORE_READBACK,
+	KILL_COMMITTING,
+	KILL_RECORDED,
+	KILL_DONE,
+	KILL_JOURNAL_PUT_BACK,
+	KILL_POINTS
+};
+static const char *const kill_names[] = {
+    "before the first change", "half-way",	   "before the read-back", "committing, old record",
+    "committing, new record",  "after the commit", "journal put back",
+};
+
+/* Rewrite the journal of snapshot cp (its bytes) in phase p. */
+static void journal_again(struct ctl *c, const struct crash_point *cp, enum journal_phase p)
+{
+	const struct crash_file *jf = crash_file(cp, "simfab.journal");
+	struct ofc_error err = {0};
+	struct journal j;
+
+	assert_non_null(jf);
+	assert_int_equal(
+	    journal_parse("simfab.journal", (const uint8_t *)jf->data, jf->len, &j, &err), 0);
+	j.phase = p;
+	assert_int_equal(journal_write(c, &j, &err), 0);
+	journal_free(&j);
+}
+
+static void kill_and_repair(struct world *w, const struct txn_case *tc, enum kill_at k)
+{
+	struct ctl_result res;
+	struct ofc_error err = {0};
+	struct device_state pre, tgt;
+	struct crash_point cp, done;
+	struct ctl_record r0, r;
+	bool did;
+
+	/* base committed, whatever the device held */
+	assert_int_equal(apply(w, tc->base, 0, &res, &err), 0);
+	assert_int_equal(ctl_load_record(w->dir, "simfab", &r0, &err), 0);
+	state_init(&pre, DEV_SWITCH);
+	state_copy(&pre, &w->sim.state);
+
+	/* the transaction: open (1) and read (2), n changes, the read-back */
+	w->sim.commands = 0;
+	struct ctl *c = open_ctl(w, tc->next);
+	struct relabel_opts ro = {.budget_s = 0.05}; /* any numbering will do */
+	struct fabric_relabel rep = {0};
+	assert_int_equal(ctl_plan(c, &err), 0);
+	if (tc->relabel)
+		assert_int_equal(ctl_relabel(c, &ro, &rep, &err), 0);
+	if (tc->partition)
+		assert_int_equal(ctl_partition(c, fabric_find_partition(tc->next, tc->partition),
+					       NULL, NULL, &err),
+				 0);
+	uint32_t n = ctl_plan_size(c);
+	assert_true(n >= 2);
+	crash_arm(&cp, w->dir, &w->sim,
+		  k == KILL_FIRST_CHANGE ? 3
+		  : k == KILL_MID	 ? 3 + n / 2
+					 : 3 + n);
+	assert_int_equal(ctl_apply(c, 0, &res, &err), 0);
+	assert_true(cp.taken);
+	state_init(&tgt, DEV_SWITCH);
+	state_copy(&tgt, &w->sim.state);
+	crash_arm(&done, w->dir, &w->sim, 0);
+	crash_take(&done);
+	assert_null(crash_file(&done, "simfab.journal"));
+
+	/* what a kill -9 there leaves */
+	if (k <= KILL_COMMITTING)
+		crash_restore(&cp);
+	else
+		crash_restore(&done);
+	if (k == KILL_COMMITTING || k == KILL_RECORDED)
+		journal_again(c, &cp, JOURNAL_COMMITTING);
+	else if (k == KILL_JOURNAL_PUT_BACK)
+		journal_again(c, &cp, JOURNAL_APPLYING);
+	ctl_close(c);
+
+	/* repaired by the next command, which has base's config */
+	c = open_ctl(w, tc->base);
+	assert_int_equal(ctl_recover(c, &did, &err), 0);
+	ctl_close(c);
+	assert_int_equal(did, k != KILL_DONE);
+	assert_int_equal(ctl_load_record(w->dir, "simfab", &r, &err), 0);
+	assert_false(r.have_journal);
+	if (k <= KILL_MID) {
+		/* undone: the record before, as it was */
+		assert_true(state_equal(&w->sim.state, &pre));
+		assert_int_equal(r.generation, r0.generation);
+		assert_string_equal(r.topology, r0.topology);
+		assert_string_equal(r.config, r0.config);
+		assert_true((r.partition == NULL) == (r0.partition == NULL));
+		assert_int_equal(r.relabelled, r0.relabelled);
+	} else {
+		/* finished: what the transaction applied, not base's */
+		assert_true(state_equal(&w->sim.state, &tgt));
+		assert_true(state_equal(&r.dev_states[0], &tgt));
+		assert_int_equal(r.generation, res.txn);
+		if (strcmp(r.topology, tc->topology) != 0 || strcmp(r.config, tc->config) != 0 ||
+		    (tc->partition && (!r.partition || strcmp(r.partition, tc->partition))) ||
+		    (!tc->partition && r.partition) || r.relabelled != tc->relabel)
+			fail_msg("%s, killed %s: recorded topology %s, config %s, partition %s, "
+				 "relabelled %d",
+				 tc->what, kill_names[k], r.topology, r.config,
+				 r.partition ? r.partition : "-", r.relabelled);
+		assert_true(r.moves_known);
+		assert_int_equal(r.nmoves, 0);
+	}
+	ctl_record_free(&r);
+	ctl_record_free(&r0);
+	crash_free(&cp);
+	crash_free(&done);
+	state_free(&pre);
+	state_free(&tgt);
+}
+
+/* Issue 34: a transaction killed at any point and repaired by a command
+ * with another config records what the transaction's journal says
+ * (topology, config file, partition, relabelling), or undoes it. The
+ * repair used to record the repairing command's topology and config, drop
+ * the partition and the relabelling. */
+static void test_kill_points(void **state)
+{
+	struct world *w = *state;
+	struct fabric *a = load_text("a.yaml", "name: simfab\n"
+					       "hosts: {count: 64, prefix: h, ports: 4}\n"
+					       "switches:\n"
+					       "  - {name: ocs0, type: ocs, ports: 256, "
+					       "driver: {type: sim}}\n"
+					       "wiring: {pattern: sequential, switches: [ocs0]}\n"
+					       "topology: torus:8x8\n");
+	struct fabric *b = load_text("b.yaml", "name: simfab\n"
+					       "hosts: {count: 64, prefix: h, ports: 4}\n"
+					       "switches:\n"
+					       "  - {name: ocs0, type: ocs, ports: 256, "
+					       "driver: {type: sim}}\n"
+					       "wiring: {pattern: sequential, switches: [ocs0]}\n"
+					       "topology: circulant:64:3,7\n");
+	struct fabric *p1 = load_partitions("p1.yaml", "torus:4x8");
+	struct fabric *p2 = load_partitions("p2.yaml", "circulant:32:1,3");
+	const struct txn_case cases[] = {
+	    {"a to b", a, b, NULL, false, "circulant:64:3,7", "b.yaml"},
+	    {"a to b relabelled", a, b, NULL, true, "circulant:64:3,7", "b.yaml"},
+	    {"partition jobA", p1, p2, "jobA", false, "circulant:32:1,3", "p2.yaml"},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		for (int k = 0; k < KILL_POINTS; k++)
+			kill_and_repair(w, &cases[i], (enum kill_at)k);
+	fabric_free(a);
+	fabric_free(b);
+	fabric_free(p1);
+	fabric_free(p2);
+}
+
 static void test_lock(void **state)
 {
 	struct world *w = *state;
@@ -391,6 +606,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_fault_sweep, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_recovery, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_trial, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_kill_points, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_overrides, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_candidate_quiet, setup, teardown),

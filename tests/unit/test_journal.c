@@ -14,6 +14,7 @@
 
 #include "controller/config/config.h"
 #include "controller/reconfig/internal.h"
+#include "proto/state.pb-c.h"
 
 static const char cfg[] = "name: jfab\n"
 			  "hosts: {count: 16, prefix: h, ports: 2}\n"
@@ -108,6 +109,20 @@ static void test_record_round_trip(void **state)
 	assert_string_equal(r.config, "before.yaml");
 	assert_string_equal(r.topology, "ring:8");
 	assert_false(r.relabelled);
+	assert_false(r.moves_known); /* a rollback to an older ofc's record */
+	ctl_record_free(&r);
+	/* Moved ports, known. */
+	struct port_move mv[] = {{"h1", 0, 1}};
+	assert_int_equal(
+	    record_write(w->c, 43, &s,
+			 &(struct txn_meta){"ring:16", "j.yaml", NULL, false, mv, 1, true}, &err),
+	    0);
+	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), 0);
+	assert_true(r.moves_known);
+	assert_int_equal(r.nmoves, 1);
+	assert_string_equal(r.moves[0].host, "h1");
+	assert_int_equal(r.moves[0].from, 0);
+	assert_int_equal(r.moves[0].to, 1);
 	ctl_record_free(&r);
 	state_free(&s);
 
@@ -133,8 +148,17 @@ static void test_journal_round_trip(void **state)
 	assert_true(missing);
 	some_state(&before, 1);
 	some_state(&target, 5);
+	struct port_move moves[] = {{"h3", 0, 1}, {"h5", 1, 0}};
 	j.id = 7;
 	j.phase = JOURNAL_TRIAL;
+	j.version = STATE_VERSION;
+	j.meta = (struct txn_meta){.topology = "ring:16",
+				   .config = "other.yaml",
+				   .partition = "jobA",
+				   .relabelled = true,
+				   .moves = moves,
+				   .nmoves = 2,
+				   .moves_known = true};
 	j.started_ms = 1234;
 	j.trial_deadline = 1.5e9;
 	j.ndevs = 1;
@@ -156,6 +180,17 @@ static void test_journal_round_trip(void **state)
 	assert_true(state_equal(&back.before[0], &before));
 	assert_true(state_equal(&back.target[0], &target));
 	assert_false(state_equal(&back.before[0], &back.target[0]));
+	/* what its commit will record, whatever config commits it */
+	assert_int_equal(back.version, STATE_VERSION);
+	assert_string_equal(back.meta.topology, "ring:16");
+	assert_string_equal(back.meta.config, "other.yaml");
+	assert_string_equal(back.meta.partition, "jobA");
+	assert_true(back.meta.relabelled);
+	assert_true(back.meta.moves_known);
+	assert_int_equal(back.meta.nmoves, 2);
+	assert_string_equal(back.meta.moves[1].host, "h5");
+	assert_int_equal(back.meta.moves[1].from, 1);
+	assert_int_equal(back.meta.moves[1].to, 0);
 	journal_free(&back);
 
 	/* status sees it, and whether its writer still runs */
@@ -278,6 +313,8 @@ static void journal_with(struct world *w, enum journal_phase phase, struct devic
 
 	j.id = 9;
 	j.phase = phase;
+	j.version = STATE_VERSION;
+	j.meta = (struct txn_meta){.topology = "ring:16", .config = "j.yaml", .moves_known = true};
 	j.ndevs = 1;
 	j.names = names;
 	j.drivers = drivers;
@@ -383,6 +420,134 @@ static void test_repair_keeps_direction(void **state)
 	state_free(&target);
 }
 
+/* A journal an older ofc wrote (no version: no relabelling, no moved
+ * ports in it) is undone as before, but never committed: its commit would
+ * guess those from the repairing command's config. The refusal names the
+ * file and the mv; the journal, the record and the device stay as they
+ * were. */
+static void test_old_journal(void **state)
+{
+	struct world *w = *state;
+	struct device_state before, target;
+	struct ofc_error err = {0};
+	struct ctl_record r;
+	bool did;
+	char *path = xasprintf("%s/jfab.journal", w->dir);
+
+	some_state(&before, 1);
+	some_state(&target, 5);
+	assert_int_equal(
+	    record_write(w->c, 8, &before,
+			 &(struct txn_meta){"ring:16", "j.yaml", NULL, false, NULL, 0, true}, &err),
+	    0);
+	/* What an older ofc wrote: topology and config, no version. */
+	Ofc__V1__Journal m = OFC__V1__JOURNAL__INIT;
+	Ofc__V1__DeviceRecord b = OFC__V1__DEVICE_RECORD__INIT, t = OFC__V1__DEVICE_RECORD__INIT;
+	Ofc__V1__DeviceRecord *bp = &b, *tp = &t;
+	uint32_t bx[16], tx[16];
+	for (uint32_t i = 0; i < 8; i++) {
+		bx[2 * i] = before.xc[i].in;
+		bx[2 * i + 1] = before.xc[i].out;
+		tx[2 * i] = target.xc[i].in;
+		tx[2 * i + 1] = target.xc[i].out;
+	}
+	b.name = t.name = "ocs0";
+	b.driver = t.driver = "sim";
+	b.n_xconn = t.n_xconn = 16;
+	b.xconn = bx;
+	t.xconn = tx;
+	m.has_id = m.has_phase = true;
+	m.id = 9;
+	m.phase = OFC__V1__JOURNAL__PHASE__PHASE_APPLYING;
+	m.fabric = "jfab";
+	m.config = "j.yaml";
+	m.topology = "ring:16";
+	m.n_before = m.n_target = 1;
+	m.before = &bp;
+	m.target = &tp;
+	size_t len = ofc__v1__journal__get_packed_size(&m);
+	uint8_t *old = xmalloc(len);
+	ofc__v1__journal__pack(&m, old);
+	write_file(w->dir, "jfab.journal", old, len);
+
+	/* Every device at the target: it would be committed. Refused. */
+	device_holds(w, &target);
+	assert_int_equal(ctl_recover(w->c, &did, &err), -1);
+	assert_string_equal(err.file, path);
+	assert_non_null(strstr(err.msg, "written by an older ofc"));
+	char *mv = xasprintf("mv '%s' '%s.old'", path, path);
+	assert_non_null(strstr(err.msg, mv));
+	free(mv);
+	size_t now_len;
+	char *now = slurp(w->dir, "jfab.journal", &now_len);
+	assert_int_equal(now_len, len);
+	assert_memory_equal(now, old, len);
+	free(now);
+	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), 0);
+	assert_int_equal(r.generation, 8);
+	assert_true(state_equal(&r.dev_states[0], &before));
+	ctl_record_free(&r);
+	assert_int_equal(ctl_read(w->c, &err), 0);
+	assert_true(state_equal(&w->c->devs[0].actual, &target));
+
+	/* Half-way (one more cross-connect than before): undone, as any
+	 * journal, to the record before. */
+	struct device_state half;
+	some_state(&half, 1);
+	state_add_xconn(&half, 20, 21);
+	state_sort(&half);
+	device_holds(w, &half);
+	state_free(&half);
+	assert_int_equal(ctl_recover(w->c, &did, &err), 0);
+	assert_true(did);
+	assert_int_equal(ctl_read(w->c, &err), 0);
+	assert_true(state_equal(&w->c->devs[0].actual, &before));
+	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), 0);
+	assert_false(r.have_journal);
+	assert_int_equal(r.generation, 8);
+	ctl_record_free(&r);
+	free(old);
+	free(path);
+	state_free(&before);
+	state_free(&target);
+}
+
+/* Moved ports that cannot be a re-wiring are damage: a port moved onto
+ * itself, a port in two moves, no host. */
+static void test_damaged_moves(void **state)
+{
+	struct world *w = *state;
+	struct device_state s;
+	struct ctl_record r;
+	struct ofc_error err = {0};
+	struct port_move self[] = {{"h1", 2, 2}}, twice[] = {{"h1", 0, 2}, {"h1", 3, 0}},
+			 nameless[] = {{"", 0, 1}}, spaced[] = {{"h 1", 0, 1}};
+	const struct {
+		struct port_move *m;
+		uint32_t n;
+		const char *why;
+	} bad[] = {
+	    {self, 1, "moved port 1 is not a host name and two different ports"},
+	    {twice, 2, "port h1:0 is in two moves"},
+	    {nameless, 1, "moved port 1 is not a host name and two different ports"},
+	    {spaced, 1, "moved port 1 is not a host name and two different ports"},
+	};
+
+	some_state(&s, 3);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		assert_int_equal(record_write(w->c, 5, &s,
+					      &(struct txn_meta){"ring:16", "j.yaml", NULL, false,
+								 bad[i].m, bad[i].n, true},
+					      &err),
+				 0);
+		assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), -1);
+		if (!strstr(err.msg, bad[i].why) || !strstr(err.msg, "mv '"))
+			fail_msg("case %zu: %s", i, err.msg);
+		ofc_error_clear(&err);
+	}
+	state_free(&s);
+}
+
 static void test_phase_names(void **state)
 {
 	(void)state;
@@ -401,6 +566,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_damaged_state_stops_changes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_journal_values_checked, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_repair_keeps_direction, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_old_journal, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_damaged_moves, setup, teardown),
 	    cmocka_unit_test(test_phase_names),
 	};
 
