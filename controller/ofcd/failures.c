@@ -138,12 +138,15 @@ static int item_resolve(const struct fabric *f, const char *item, char *out, siz
 /* ---- the file ----------------------------------------------------------------------- */
 
 /* The state files' lines: each line that is not empty or a comment goes to
- * take(), which returns 0 or -1 to stop (the file is damaged: err says at
- * which line). A missing file has no lines. */
-static int read_lines(const char *path, size_t max, int (*take)(struct ofcd *, char *line),
-		      struct ofcd *d, const char *damaged, const char *then, struct ofc_error *err)
+ * take(), which returns 0, or -1 to stop with why (at most n bytes) set:
+ * the file is damaged, and err names it, the line and the mv that sets it
+ * aside (nothing deletes it). So does a file that cannot be read (a FIFO,
+ * a directory in its place). A missing file has no lines. */
+static int read_lines(const char *path, size_t max,
+		      int (*take)(struct ofcd *, char *line, char *why, size_t n), struct ofcd *d,
+		      const char *what, const char *then, struct ofc_error *err)
 {
-	char *text = NULL;
+	char *text = NULL, why[200];
 	size_t len;
 	struct ofc_error e = {0};
 	int rc = 0;
@@ -151,7 +154,10 @@ static int read_lines(const char *path, size_t max, int (*take)(struct ofcd *, c
 	if (access(path, F_OK) < 0 && errno == ENOENT)
 		return 0;
 	if (read_file(path, max, &text, &len, &e) < 0)
-		return ofc_error_set(err, OFC_E_RUNTIME, "%s", e.msg);
+		return ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0,
+				    "%s: cannot be read as ofcd's %s file; look at it, then `mv %s "
+				    "%s.bad` %s",
+				    e.msg, what, path, path, then);
 	uint32_t line = 0;
 	for (char *p = text, *nl; p < text + len; p = nl + 1) {
 		nl = memchr(p, '\n', (size_t)(text + len - p));
@@ -161,12 +167,12 @@ static int read_lines(const char *path, size_t max, int (*take)(struct ofcd *, c
 		line++;
 		if (!*p || *p == '#')
 			continue;
-		if (strlen(p) != (size_t)(nl - p) || take(d, p) < 0) {
-			rc =
-			    ofc_error_at(err, OFC_E_RUNTIME, path, line, 1,
-					 "%s: the file is damaged; look at it, then `mv %s %s.bad` "
-					 "%s",
-					 damaged, path, path, then);
+		snprintf(why, sizeof(why), "a NUL byte");
+		if (strlen(p) != (size_t)(nl - p) || take(d, p, why, sizeof(why)) < 0) {
+			rc = ofc_error_at(err, OFC_E_RUNTIME, path, line, 1,
+					  "%s: not a line of ofcd's %s file; the file is damaged: "
+					  "look at it, then `mv %s %s.bad` %s",
+					  why, what, path, path, then);
 			break;
 		}
 	}
@@ -191,10 +197,16 @@ static char *failed_path(const struct ofcd *d, const char *fabric)
 	return xasprintf("%s/%s.failed", d->state_dir, fabric);
 }
 
-static int take_failure(struct ofcd *d, char *item)
+static int take_failure(struct ofcd *d, char *item, char *why, size_t n)
 {
-	if (!failure_item_ok(item) || d->nw_reported >= FAIL_MAX_ITEMS)
+	if (!failure_item_ok(item)) {
+		snprintf(why, n, "not a link U-V, a port HOST:PORT or a host HOST");
 		return -1;
+	}
+	if (d->nw_reported >= FAIL_MAX_ITEMS) {
+		snprintf(why, n, "more than %u failures", FAIL_MAX_ITEMS);
+		return -1;
+	}
 	if (!strv_has(d->w_reported, d->nw_reported, item))
 		strv_push(&d->w_reported, &d->nw_reported, item);
 	return 0;
@@ -204,7 +216,7 @@ int failures_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
 {
 	char *path = failed_path(d, fabric);
 	int rc = read_lines(path, (size_t)FAIL_MAX_ITEMS * (2 * NAME_MAX_LEN + 3) + 4096,
-			    take_failure, d, "not a failure ofcd wrote (U-V, HOST:PORT or HOST)",
+			    take_failure, d, "failures (U-V, HOST:PORT or HOST)",
 			    "and report the failures again", err);
 
 	if (rc < 0) {
@@ -240,17 +252,50 @@ static char *moves_path(const struct ofcd *d, const char *fabric)
 	return xasprintf("%s/%s.rewired", d->state_dir, fabric);
 }
 
-static int take_move(struct ofcd *d, char *line)
+/* A line "HOST FROM TO" of the running config's hosts: whole numbers (a
+ * sign or a number past 32 bits is damage; sscanf's %u took "-1" as
+ * 4294967295), two different ports of the host, neither in another move.
+ * The wiring itself is checked where moves are applied (fabric_validate). */
+static int take_move(struct ofcd *d, char *line, char *why, size_t n)
 {
-	char host[NAME_MAX_LEN + 1];
-	unsigned from, to;
-	int used = 0;
+	const struct fabric *f = d->w_cfg->f;
+	char *tok[4], *save = NULL;
+	uint32_t ntok = 0, from, to;
+	int h;
 
-	if (sscanf(line, "%63s %u %u%n", host, &from, &to, &used) != 3 || line[used] ||
-	    !failure_item_ok(host) || d->nw_moves >= FAIL_MAX_ITEMS)
+	for (char *t = strtok_r(line, " \t", &save); t && ntok < 4;
+	     t = strtok_r(NULL, " \t", &save))
+		tok[ntok++] = t;
+	if (ntok != 3 || !failure_item_ok(tok[0]) || parse_u32(tok[1], &from) < 0 ||
+	    parse_u32(tok[2], &to) < 0) {
+		snprintf(why, n, "not HOST FROM TO (a host name and two port numbers)");
 		return -1;
+	}
+	if ((h = fabric_find_host(f, tok[0])) < 0) {
+		snprintf(why, n, "'%s' is not a host of fabric '%s'", tok[0], f->name);
+		return -1;
+	}
+	if (from >= f->hosts[h].ports || to >= f->hosts[h].ports || from == to) {
+		snprintf(why, n, "%s %u -> %u: not two different ports of %s (0..%u)", tok[0], from,
+			 to, tok[0], f->hosts[h].ports - 1);
+		return -1;
+	}
+	for (uint32_t i = 0; i < d->nw_moves; i++) {
+		const struct port_move *m = &d->w_moves[i];
+
+		if (strcmp(m->host, tok[0]) == 0 &&
+		    (m->from == from || m->to == from || m->from == to || m->to == to)) {
+			snprintf(why, n, "a port of %s %u -> %u is in an earlier move too", tok[0],
+				 from, to);
+			return -1;
+		}
+	}
+	if (d->nw_moves >= FAIL_MAX_ITEMS) {
+		snprintf(why, n, "more than %u moves", FAIL_MAX_ITEMS);
+		return -1;
+	}
 	d->w_moves = xrealloc(d->w_moves, (d->nw_moves + 1) * sizeof(*d->w_moves));
-	d->w_moves[d->nw_moves++] = (struct port_move){xstrdup(host), from, to};
+	d->w_moves[d->nw_moves++] = (struct port_move){xstrdup(tok[0]), from, to};
 	return 0;
 }
 
@@ -258,12 +303,24 @@ int moves_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
 {
 	char *path = moves_path(d, fabric);
 	int rc = read_lines(path, (size_t)FAIL_MAX_ITEMS * (NAME_MAX_LEN + 24) + 4096, take_move, d,
-			    "not a port move ofcd wrote (HOST FROM TO)",
-			    "(the circuits then go back to the config's wiring at the next change)",
+			    "port moves (HOST FROM TO)",
+			    "(the record's moves are served, or with an older record the "
+			    "config's wiring, until the next change)",
 			    err);
 
+	if (rc < 0)
+		moves_clear(d);
 	free(path);
 	return rc;
+}
+
+void moves_clear(struct ofcd *d)
+{
+	for (uint32_t i = 0; i < d->nw_moves; i++)
+		free(d->w_moves[i].host);
+	free(d->w_moves);
+	d->w_moves = NULL;
+	d->nw_moves = 0;
 }
 
 int moves_save(struct ofcd *d, struct ofc_error *err)

@@ -456,6 +456,8 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
  * d->w_moves (a damaged file is an error naming it), written back (none: no
  * file), and copied into a fabric before it is validated. */
 int moves_load(struct ofcd *d, const char *fabric, struct ofc_error *err);
+/* Forget d->w_moves (in memory: the file stays). */
+void moves_clear(struct ofcd *d);
 int moves_save(struct ofcd *d, struct ofc_error *err);
 void moves_apply(const struct ofcd *d, struct fabric *f);
 bool failures_has(const struct ofcd *d, const char *item);

@@ -197,7 +197,10 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 	st = s->state = arena_alloc(a, sizeof(*st));
 	ofc__v1__state__init(st);
 	if (ctl_load_record(state_dir, f->name, &rec, &err) < 0) {
-		snprintf(why, why_len, "cannot read the record: %s", err.msg);
+		char buf[sizeof(err.file) + sizeof(err.msg) + 32];
+
+		snprintf(why, why_len, "cannot read the record: %s",
+			 ofc_error_str(&err, buf, sizeof(buf)));
 		memset(&rec, 0, sizeof(rec));
 	}
 	st->fabric_name = f->name;

@@ -119,22 +119,29 @@ static struct sim_device *sim_lookup(void *ctx, const char *device)
 	return d->o.sim_lookup(d->o.sim_ctx, device);
 }
 
+/* An error in ofcd's log, with the file it is about (a state file's path
+ * is in err->file: "ofcd: is not a regular file" named none). */
+static void log_error(struct ofcd *d, const char *what, const struct ofc_error *err)
+{
+	char buf[sizeof(err->file) + sizeof(err->msg) + 32];
+
+	ofcd_log(d, OFCD_LOG_ERR, "%s%s", what, ofc_error_str(err, buf, sizeof(buf)));
+}
+
 /* The port moves are over (a new config, or one they do not fit). */
 static void drop_moves(struct ofcd *d)
 {
 	struct ofc_error err = {0};
 
-	if (!d->nw_moves)
-		return;
-	ofcd_log(d, OFCD_LOG_NOTICE, "%u moved host port%s dropped: the config's wiring again",
-		 d->nw_moves, d->nw_moves == 1 ? "" : "s");
-	for (uint32_t i = 0; i < d->nw_moves; i++)
-		free(d->w_moves[i].host);
-	free(d->w_moves);
-	d->w_moves = NULL;
-	d->nw_moves = 0;
+	/* (Saved even with none in memory: a .rewired the start-up kept,
+	 * not fitting the config, is over too.) */
+	if (d->nw_moves)
+		ofcd_log(d, OFCD_LOG_NOTICE,
+			 "%u moved host port%s dropped: the config's wiring again", d->nw_moves,
+			 d->nw_moves == 1 ? "" : "s");
+	moves_clear(d);
 	if (moves_save(d, &err) < 0)
-		ofcd_log(d, OFCD_LOG_ERR, "%s", err.msg);
+		log_error(d, "", &err);
 }
 
 static int open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **out,
@@ -246,6 +253,47 @@ static int pick_topology(const struct fabric *f, const struct job *j, char *spec
 
 /* ---- start-up ---------------------------------------------------------------------- */
 
+static bool same_moves(const struct port_move *a, uint32_t na, const struct port_move *b,
+		       uint32_t nb)
+{
+	if (na != nb)
+		return false;
+	for (uint32_t i = 0; i < na; i++) {
+		bool found = false;
+
+		for (uint32_t k = 0; k < nb && !found; k++)
+			found = strcmp(a[i].host, b[k].host) == 0 && a[i].from == b[k].from &&
+				a[i].to == b[k].to;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/* The moves the record says the devices' wiring has, over .rewired's: the
+ * file is saved after the commit, so a crash between the two (or a repair
+ * by the next command) leaves it behind the record; and a commit by `ofc
+ * apply` moves nothing. The file is written again to match. */
+static void moves_from_record(struct ofcd *d, const struct ctl_record *rec)
+{
+	struct ofc_error err = {0};
+
+	if (same_moves(rec->moves, rec->nmoves, d->w_moves, d->nw_moves))
+		return;
+	ofcd_log(d, OFCD_LOG_NOTICE,
+		 "the record of transaction %llu moves %u host port%s onto spares, %s.rewired "
+		 "listed %u: the record's are what the devices hold (%s.rewired written again)",
+		 (unsigned long long)rec->generation, rec->nmoves, rec->nmoves == 1 ? "" : "s",
+		 d->w_cfg->f->name, d->nw_moves, d->w_cfg->f->name);
+	moves_clear(d);
+	d->w_moves = xcalloc((size_t)rec->nmoves + 1, sizeof(*d->w_moves));
+	for (uint32_t i = 0; i < rec->nmoves; i++)
+		d->w_moves[d->nw_moves++] = (struct port_move){
+		    xstrdup(rec->moves[i].host), rec->moves[i].from, rec->moves[i].to};
+	if (moves_save(d, &err) < 0)
+		log_error(d, "", &err);
+}
+
 int ofcd_start(struct ofcd *d, struct ofc_error *err)
 {
 	struct fabric *f;
@@ -274,8 +322,7 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 	 * undone before anything else. If the devices cannot be read now, the
 	 * daemon serves anyway and every mutation tries again first. */
 	if (ctl_recover(d->w_ctl, &did, err) < 0) {
-		ofcd_log(d, OFCD_LOG_ERR, "recovery of an unfinished transaction failed: %s",
-			 err->msg);
+		log_error(d, "recovery of an unfinished transaction failed: ", err);
 		ofc_error_clear(err);
 	} else if (did) {
 		ofcd_log(d, OFCD_LOG_NOTICE,
@@ -289,6 +336,8 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 	 * topology the config file does not name (or ports moved). */
 	struct ctl_record rec;
 	if (ctl_load_record(d->state_dir, f->name, &rec, err) == 0) {
+		if (rec.have_state && !rec.have_journal && rec.moves_known)
+			moves_from_record(d, &rec);
 		/* (A partition's commit records that partition's topology.) */
 		bool other = rec.have_state && !rec.have_journal && !rec.partition &&
 			     rec.topology && *rec.topology && f->topology.present && f->nswitches &&
@@ -319,18 +368,23 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 				d->w_ctl = nc;
 				d->w_cfg = nc_cfg;
 			} else {
+				/* (A config changed while ofcd was down.) The files
+				 * stay: they say what the devices hold. */
 				if (nf)
 					fabric_free(nf);
 				ofcd_log(d, OFCD_LOG_WARNING,
-					 "the recorded topology %s (with %u moved ports) does not "
-					 "fit the config: %s",
-					 spec, d->nw_moves, e.msg);
-				drop_moves(d);
+					 "the recorded topology %s (with %u moved port%s) does not "
+					 "fit the config: %s; serving the config's %s (the record "
+					 "and %s.rewired are kept: ApplyConfig or a reload rewires "
+					 "the devices to the config)",
+					 spec, d->nw_moves, d->nw_moves == 1 ? "" : "s", e.msg,
+					 f->topology.spec, f->name);
+				moves_clear(d);
 			}
 		}
 		ctl_record_free(&rec);
 	} else {
-		ofcd_log(d, OFCD_LOG_ERR, "%s", err->msg);
+		log_error(d, "", err);
 		ofc_error_clear(err);
 	}
 	/* Failures reported before a restart are still failed. */
@@ -964,7 +1018,7 @@ static void rewire(struct ofcd *d, const char *item, struct strbuf *say)
 	fabcfg_unref(d->w_cfg);
 	d->w_cfg = ncfg;
 	if (moves_save(d, &err) < 0)
-		ofcd_log(d, OFCD_LOG_ERR, "%s", err.msg);
+		log_error(d, "", &err);
 	sb_printf(say, "; %s moved to spare port %s on %s (transaction %llu, %u operation%s)", item,
 		  spare_item, ncfg->f->switches[sw].name, (unsigned long long)res.txn,
 		  res.ops_applied, res.ops_applied == 1 ? "" : "s");

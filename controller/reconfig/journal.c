@@ -123,12 +123,23 @@ static int write_msg(const char *path, const ProtobufCMessage *m, struct ofc_err
 /* The file's bytes (caller frees); *missing when it does not exist. */
 static int load(const char *path, char **data, size_t *len, bool *missing, struct ofc_error *err)
 {
+	struct stat st;
+
 	*missing = false;
 	*data = NULL;
 	if (access(path, F_OK) != 0 && errno == ENOENT) {
 		*missing = true;
 		return 0;
 	}
+	/* (read_file checks what it opened too; this says what to do.) */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0,
+				    "is not a regular file (%s); nothing is planned or changed "
+				    "while it is there: move it aside: mv '%s' '%s.corrupt'",
+				    S_ISDIR(st.st_mode)	   ? "a directory"
+				    : S_ISFIFO(st.st_mode) ? "a FIFO"
+							   : "a socket or a device node",
+				    path, path);
 	if (read_file(path, RECORD_MAX_BYTES, data, len, err) < 0) {
 		err->code = OFC_E_RUNTIME; /* the state directory, not the user's input */
 		return -1;

@@ -429,6 +429,10 @@ static void kill_and_repair(struct world *w, const struct txn_case *tc, enum kil
 	assert_true(cp.taken);
 	state_init(&tgt, DEV_SWITCH);
 	state_copy(&tgt, &w->sim.state);
+	/* the points are where they say */
+	assert_non_null(crash_file(&cp, "simfab.journal"));
+	assert_int_equal(state_equal(&cp.state, &pre), k == KILL_FIRST_CHANGE);
+	assert_int_equal(state_equal(&cp.state, &tgt), k >= KILL_BEFORE_READBACK);
 	crash_arm(&done, w->dir, &w->sim, 0);
 	crash_take(&done);
 	assert_null(crash_file(&done, "simfab.journal"));

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +32,8 @@
 #include "controller/reconfig/reconfig.h"
 #include "controller/schedule/schedule.h"
 #include "proto/control.pb-c.h"
+#include "proto/state.pb-c.h"
+#include "tests/unit/crashpoint.h"
 
 static const char cfg_fmt[] = "name: simfab\n"
 			      "hosts: {count: 64, prefix: h, ports: 4}\n"
@@ -1800,6 +1803,15 @@ static void test_failures_lost_switch(void **state)
 	stop(w);
 }
 
+static const char spare[] = "name: simfab\n"
+			    "hosts: {count: 16, prefix: h, ports: 5}\n"
+			    "switches:\n"
+			    "  - {name: ocs0, type: ocs, ports: 80, driver: {type: sim}}\n"
+			    "wiring: {pattern: sequential, switches: [ocs0]}\n"
+			    "topology: torus:4x4\n"
+			    "collectives:\n"
+			    "  - {op: allgather, size: 1MiB}\n";
+
 /* Re-wiring a lost port onto a spare (issue 14): sixteen hosts with a fifth
  * port, all on ocs0 (sequential: host h's port p on switch port 1 + 5h +
  * p), torus:4x4 on ports 0-3. With ocs0 refusing a command the move's
@@ -1813,14 +1825,6 @@ static void test_rewire(void **state)
 	struct world *w = *state;
 	struct ofcd_client c;
 	Ofc__V1__Response *r;
-	static const char spare[] = "name: simfab\n"
-				    "hosts: {count: 16, prefix: h, ports: 5}\n"
-				    "switches:\n"
-				    "  - {name: ocs0, type: ocs, ports: 80, driver: {type: sim}}\n"
-				    "wiring: {pattern: sequential, switches: [ocs0]}\n"
-				    "topology: torus:4x4\n"
-				    "collectives:\n"
-				    "  - {op: allgather, size: 1MiB}\n";
 	char path[300];
 
 	write_config(w, spare);
@@ -1864,6 +1868,293 @@ static void test_rewire(void **state)
 	stop(w);
 }
 
+/* ---- damaged state files (issue 34) ---------------------------------------------------- */
+
+/* ofcd_open on w's config and state directory: fails, err says why. */
+static void open_fails(struct world *w, struct ofc_error *err)
+{
+	char cwd[1024], cred[1100];
+	struct ofcd_opts o = {
+	    .config_path = w->cfg,
+	    .socket_path = w->sock,
+	    .state_dir = w->dir,
+	    .log_level = OFCD_LOG_DEBUG,
+	    .log = log_line,
+	    .log_ctx = w,
+	    .sim_lookup = lookup,
+	    .sim_ctx = w,
+	};
+	struct ofcd *d = NULL;
+
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	snprintf(cred, sizeof(cred), "%s/configs/credentials", cwd);
+	o.credentials_dir = cred;
+	ofc_error_clear(err);
+	assert_int_equal(ofcd_open(&o, &d, err), -1);
+	assert_null(d);
+}
+
+/* .rewired lines that are not a move of this config's hosts stop the start
+ * with the file, the line and the mv; the file is left as it was (such
+ * lines used to be accepted, "h0 -1 4294967295" as port 4294967295, then
+ * found not to fit, dropped and the file deleted). A FIFO or a directory
+ * in a state file's place is refused with its name (it was "ofcd: is not a
+ * regular file"), or, for the record and the journal (which ofcd serves
+ * without, refusing changes), logged with it; nothing is removed. */
+static void test_damaged_state_files(void **state)
+{
+	struct world *w = *state;
+	struct ofc_error err = {0};
+	char path[200], buf[1200], *text;
+	size_t len;
+	const struct {
+		const char *text;
+		unsigned line;
+		const char *why;
+	} bad[] = {
+	    {"# moves\nh0 -1 4294967295\n", 2, "not HOST FROM TO"},
+	    {"zz 0 2\n", 1, "'zz' is not a host of fabric 'simfab'"},
+	    {"h0 0 9\n", 1, "h0 0 -> 9: not two different ports of h0 (0..4)"},
+	    {"h0 3 3\n", 1, "h0 3 -> 3: not two different ports of h0 (0..4)"},
+	    {"h0 0 4294967296\n", 1, "not HOST FROM TO"},
+	    {"h0 0 4 extra\n", 1, "not HOST FROM TO"},
+	    {"h1 0 4\nh1 4 3\n", 2, "a port of h1 4 -> 3 is in an earlier move too"},
+	    {"h\x01 0 4\n", 1, "not HOST FROM TO"},
+	};
+
+	write_config(w, spare);
+	snprintf(path, sizeof(path), "%s/simfab.rewired", w->dir);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		assert_int_equal(atomic_write(path, bad[i].text, strlen(bad[i].text), &err), 0);
+		open_fails(w, &err);
+		ofc_error_str(&err, buf, sizeof(buf));
+		if (strcmp(err.file, path) != 0 || err.line != bad[i].line ||
+		    !strstr(err.msg, bad[i].why) || !strstr(err.msg, "the file is damaged") ||
+		    !strstr(err.msg, "`mv "))
+			fail_msg("case %zu: %s", i, buf);
+		assert_int_equal(read_file(path, 4096, &text, &len, &err), 0);
+		assert_int_equal(len, strlen(bad[i].text));
+		assert_memory_equal(text, bad[i].text, len);
+		free(text);
+	}
+	/* what ofcd writes is fine */
+	assert_int_equal(atomic_write(path, "# moves\nh1 0 4\n", 15, &err), 0);
+	start(w, 30, 0);
+	stop(w);
+	unlink(path);
+
+	/* A FIFO for .rewired, a directory for .failed: refused, named, kept. */
+	assert_int_equal(mkfifo(path, 0600), 0);
+	open_fails(w, &err);
+	ofc_error_str(&err, buf, sizeof(buf));
+	if (strcmp(err.file, path) != 0 || !strstr(err.msg, "is not a regular file") ||
+	    !strstr(err.msg, "`mv "))
+		fail_msg("FIFO: %s", buf);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/simfab.failed", w->dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	open_fails(w, &err);
+	ofc_error_str(&err, buf, sizeof(buf));
+	if (strcmp(err.file, path) != 0 || !strstr(err.msg, "is a directory"))
+		fail_msg("directory: %s", buf);
+	assert_int_equal(rmdir(path), 0);
+
+	/* The record a directory, the journal a FIFO: ofcd serves (changes
+	 * refused) and its log names them. */
+	char rec[200], jour[200];
+	snprintf(rec, sizeof(rec), "%s/simfab.state", w->dir);
+	snprintf(jour, sizeof(jour), "%s/simfab.journal", w->dir);
+	assert_int_equal(mkdir(rec, 0700), 0);
+	assert_int_equal(mkfifo(jour, 0600), 0);
+	start(w, 30, 0);
+	stop(w);
+	char *want_rec =
+		 xasprintf("%s: is not a regular file (a directory); nothing is planned", rec),
+	     *want_jour = xasprintf("%s: is not a regular file (a FIFO); nothing is planned", jour);
+	pthread_mutex_lock(&w->log_mu);
+	bool named = strstr(w->log.buf, want_rec) && strstr(w->log.buf, want_jour);
+	pthread_mutex_unlock(&w->log_mu);
+	if (!named)
+		fail_msg("log: %s", w->log.buf);
+	free(want_rec);
+	free(want_jour);
+	assert_int_equal(stat(rec, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(stat(jour, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	rmdir(rec);
+	unlink(jour);
+}
+
+/* ---- kill points of a re-wiring (issue 34) ------------------------------------------ */
+
+/* Where ofcd dies in the re-wiring's transaction: before its first change,
+ * half-way, before the read-back (every change made), with the journal at
+ * committing and the record old or new, after the commit with .rewired
+ * not yet saved, and with the journal copied while it ran and put back
+ * after the commit. */
+enum rewire_kill {
+	RK_FIRST_CHANGE,
+	RK_MID,
+	RK_BEFORE_READBACK,
+	RK_COMMITTING,
+	RK_RECORDED,
+	RK_REWIRED_BEHIND,
+	RK_JOURNAL_PUT_BACK,
+	RK_POINTS
+};
+static const char *const rk_names[] = {
+    "before the first change", "half-way",
+    "before the read-back",    "committing, old record",
+    "committing, new record",  "committed, .rewired not saved",
+    "journal put back",
+};
+
+/* Write the journal of snapshot cp again in phase p (its bytes). */
+static void journal_phase_again(struct world *w, const struct crash_point *cp,
+				Ofc__V1__Journal__Phase p)
+{
+	const struct crash_file *jf = crash_file(cp, "simfab.journal");
+	struct ofc_error err = {0};
+	char path[200];
+
+	assert_non_null(jf);
+	Ofc__V1__Journal *j = ofc__v1__journal__unpack(NULL, jf->len, (const uint8_t *)jf->data);
+	assert_non_null(j);
+	j->phase = p;
+	size_t len = ofc__v1__journal__get_packed_size(j);
+	uint8_t *buf = xmalloc(len + 1);
+	ofc__v1__journal__pack(j, buf);
+	snprintf(path, sizeof(path), "%s/simfab.journal", w->dir);
+	assert_int_equal(atomic_write(path, buf, len, &err), 0);
+	free(buf);
+	ofc__v1__journal__free_unpacked(j, NULL);
+}
+
+static void remove_state(struct world *w)
+{
+	static const char *const ext[] = {"state", "journal", "rewired", "failed", "lock"};
+	char path[200];
+
+	for (size_t i = 0; i < ARRAY_SIZE(ext); i++) {
+		snprintf(path, sizeof(path), "%s/simfab.%s", w->dir, ext[i]);
+		unlink(path);
+	}
+}
+
+/* Reconfigure to circulant:16:1 (ports 0 and 1 of each host; 2..4 spare),
+ * then h5:0 fails and is moved onto h5:2 (4 operations); ofcd dies at kill
+ * point k of that transaction and starts again with its config file, which
+ * says torus:4x4. The restart must serve what the devices hold: the
+ * circulant with the move, in the state, the schedule, .rewired and the
+ * record; or, killed before the device held the target, the circulant
+ * with h5:0 failed and no move. It used to record the config's torus, drop
+ * the move and delete .rewired, and serve the torus's schedule. */
+static void rewire_killed(struct world *w, enum rewire_kill k)
+{
+	struct ofcd_client c;
+	struct crash_point cp, done;
+	struct device_state pre, tgt;
+	Ofc__V1__Response *r;
+	char path[200], *text = NULL;
+	size_t len;
+	struct ofc_error err = {0};
+
+	remove_state(w);
+	state_clear(&w->sim.state);
+	write_config(w, spare);
+	start(w, 30, 0);
+	connect_ok(w, &c);
+	r = reconfigure(&c, "circulant:16:1", 1);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	state_init(&pre, DEV_SWITCH);
+	state_copy(&pre, &w->sim.state);
+	/* the re-wiring, on a ctl of its own: open (1), read (2), 4 changes
+	 * (3..6), the read-back (7) */
+	uint64_t c0 = w->sim.commands;
+	crash_arm(&cp, w->dir, &w->sim, c0 + (k == RK_FIRST_CHANGE ? 3 : k == RK_MID ? 5 : 7));
+	r = report(&c, 2, false, false, "h5:0", NULL);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	if (!strstr(r->message, "h5:0 moved to spare port h5:2 on ocs0 (transaction 2, 4 "
+				"operations)"))
+		fail_msg("%s", r->message);
+	ofc__v1__response__free_unpacked(r, NULL);
+	assert_true(cp.taken);
+	state_init(&tgt, DEV_SWITCH);
+	state_copy(&tgt, &w->sim.state);
+	/* the points are where they say: the journal written, the device at
+	 * neither end half-way */
+	assert_non_null(crash_file(&cp, "simfab.journal"));
+	assert_int_equal(state_equal(&cp.state, &pre), k == RK_FIRST_CHANGE);
+	assert_int_equal(state_equal(&cp.state, &tgt), k >= RK_BEFORE_READBACK);
+	ofcd_disconnect(&c);
+	stop(w);
+	crash_arm(&done, w->dir, &w->sim, 0);
+	crash_take(&done);
+
+	/* what a kill -9 there leaves */
+	crash_restore(k <= RK_COMMITTING ? &cp : &done);
+	if (k == RK_COMMITTING || k == RK_RECORDED)
+		journal_phase_again(w, &cp, OFC__V1__JOURNAL__PHASE__PHASE_COMMITTING);
+	else if (k == RK_JOURNAL_PUT_BACK)
+		journal_phase_again(w, &cp, OFC__V1__JOURNAL__PHASE__PHASE_APPLYING);
+	snprintf(path, sizeof(path), "%s/simfab.rewired", w->dir);
+	if (k == RK_REWIRED_BEHIND || k == RK_RECORDED || k == RK_JOURNAL_PUT_BACK)
+		unlink(path);
+
+	start(w, 30, 0);
+	connect_ok(w, &c);
+	r = get_state(&c, 3);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	const Ofc__V1__State *st = r->state;
+	assert_null(r->state->transaction); /* no unfinished transaction */
+	if (k <= RK_MID) {
+		/* undone: the circulant, h5:0 a plain failure */
+		assert_true(state_equal(&w->sim.state, &pre));
+		assert_int_equal(st->n_moved, 0);
+		assert_int_equal(access(path, F_OK), -1);
+		assert_int_equal(st->n_failed, 1);
+		assert_string_equal(st->failed[0], "h5:0");
+		assert_int_equal(st->config_generation, 1);
+	} else {
+		assert_true(state_equal(&w->sim.state, &tgt));
+		if (st->n_moved != 1 || strcmp(st->moved[0], "h5:0>h5:2") != 0 ||
+		    !st->target_topology || strcmp(st->target_topology, "circulant:16:1") != 0)
+			fail_msg("killed %s: served %s with %zu moved port(s)", rk_names[k],
+				 st->target_topology ? st->target_topology : "-", st->n_moved);
+		assert_int_equal(st->config_generation, 2);
+		assert_true(st->devices[0]->at_target);
+		assert_int_equal(read_file(path, 4096, &text, &len, &err), 0);
+		assert_non_null(strstr(text, "\nh5 0 2\n"));
+		free(text);
+	}
+	ofc__v1__response__free_unpacked(r, NULL);
+	r = get_schedule(&c, "allgather", 4);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	if (strcmp(r->schedule->topology,
+		   k <= RK_MID ? "circulant:16:1 without h5:0" : "circulant:16:1") != 0)
+		fail_msg("killed %s: schedule on %s", rk_names[k], r->schedule->topology);
+	ofc__v1__response__free_unpacked(r, NULL);
+	ofcd_disconnect(&c);
+	stop(w);
+	crash_free(&cp);
+	crash_free(&done);
+	state_free(&pre);
+	state_free(&tgt);
+}
+
+static void test_rewire_kill_points(void **state)
+{
+	struct world *w = *state;
+
+	for (int k = 0; k < RK_POINTS; k++)
+		rewire_killed(w, (enum rewire_kill)k);
+}
+
 int main(int argc, char **argv)
 {
 	char *copy = xstrdup(argv[0]);
@@ -1886,6 +2177,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_failures, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_failures_lost_switch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rewire, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rewire_kill_points, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_damaged_state_files, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_stop_planner, setup, teardown),
 	};
 
