@@ -464,6 +464,12 @@ bool failures_has(const struct ofcd *d, const char *item);
 /* (snapshot.c) Free n strings and the array. */
 void strv_free(char **v, uint32_t n);
 
+/* wire.c: whether a string field of the packed message p (of type d),
+ * nested ones too, holds a NUL byte, which protobuf-c's unpack cuts the
+ * string at; *field names the first such field. */
+bool wire_string_with_nul(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len,
+			  const char **field);
+
 /* A packed Response (caller frees *buf). */
 void response_pack(const Ofc__V1__Response *r, uint8_t **buf, size_t *len);
 

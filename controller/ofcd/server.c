@@ -962,6 +962,16 @@ static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
 			     "malformed request: %u bytes that are not an ofc.v1.Request message",
 			     len);
 	}
+	/* A string with a NUL byte would be read up to it ("h0\0x" as h0). */
+	const char *field;
+	if (wire_string_with_nul(&ofc__v1__request__descriptor, p, len, &field)) {
+		reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+		      "request %llu: field '%s' holds a NUL byte; names, specs and paths are text "
+		      "without one",
+		      (unsigned long long)req->id, field);
+		ofc__v1__request__free_unpacked(req, NULL);
+		return 0;
+	}
 	switch (req->body_case) {
 	case OFC__V1__REQUEST__BODY_GET_STATE:
 		get_state(c, req->id, req->get_state);

@@ -1868,6 +1868,55 @@ static void test_rewire(void **state)
 	stop(w);
 }
 
+/* ReportFailure items with a NUL byte are refused: protobuf-c cut "h0\0x"
+ * at the NUL and the daemon failed h0 (issue 34). So are control
+ * characters, and a NUL in any other request's string (a topology spec).
+ * Nothing changes: no failure in effect afterwards. */
+static void test_nul_in_names(void **state)
+{
+	struct world *w = *state;
+	/* Request{id 1, report_failure{items "h0\0x"}} by hand */
+	static const uint8_t nul_item[] = {0x08, 0x01, 0x42, 0x06, 0x0a, 0x04, 'h', '0', 0x00, 'x'};
+	/* Request{id 2, reconfigure{topology "torus:8x8\0z"}} */
+	static const uint8_t nul_spec[] = {0x08, 0x02, 0x1a, 0x0d, 0x0a, 0x0b, 't',  'o', 'r',
+					   'u',	 's',  ':',  '8',  'x',	 '8',  0x00, 'z'};
+	struct ofcd_client c;
+	Ofc__V1__Response *r;
+	int fd;
+
+	start(w, 30, 0);
+	fd = raw_connect(w->sock);
+	send_frame(fd, nul_item, sizeof(nul_item));
+	r = read_answer(fd);
+	assert_non_null(r);
+	assert_int_equal(r->id, 1);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
+	assert_string_equal(r->message, "request 1: field 'items' holds a NUL byte; names, specs "
+					"and paths are text without one");
+	ofc__v1__response__free_unpacked(r, NULL);
+	send_frame(fd, nul_spec, sizeof(nul_spec));
+	r = read_answer(fd);
+	assert_non_null(r);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
+	assert_non_null(strstr(r->message, "field 'topology' holds a NUL byte"));
+	ofc__v1__response__free_unpacked(r, NULL);
+	close(fd);
+
+	connect_ok(w, &c);
+	r = report(&c, 3, false, false, "h0\x01", NULL);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
+	ofc__v1__response__free_unpacked(r, NULL);
+	r = report(&c, 4, false, false, "h0\n", NULL);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
+	ofc__v1__response__free_unpacked(r, NULL);
+	r = get_state(&c, 5);
+	assert_int_equal(r->state->n_failed, 0);
+	assert_string_equal(r->state->target_topology, "torus:8x8");
+	ofc__v1__response__free_unpacked(r, NULL);
+	ofcd_disconnect(&c);
+	stop(w);
+}
+
 /* ---- damaged state files (issue 34) ---------------------------------------------------- */
 
 /* ofcd_open on w's config and state directory: fails, err says why. */
@@ -2179,6 +2228,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_rewire, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rewire_kill_points, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_damaged_state_files, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_nul_in_names, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_stop_planner, setup, teardown),
 	};
 
