@@ -416,9 +416,12 @@ int journal_parse(const char *path, const uint8_t *data, size_t len, struct jour
 	m = (Ofc__V1__Journal *)parse_msg(path, &ofc__v1__journal__descriptor, data, len, err);
 	if (!m)
 		return -1;
+	/* (No version is an older ofc's; versions start at 2.) */
 	if (m->n_before != m->n_target || !m->has_id || !m->has_phase || m->id == 0 ||
-	    (int)m->phase < JOURNAL_APPLYING || (int)m->phase > JOURNAL_COMMITTING) {
-		rc = damaged(err, path, "not a journal ofc wrote (no id, or an unknown phase)");
+	    (int)m->phase < JOURNAL_APPLYING || (int)m->phase > JOURNAL_COMMITTING ||
+	    (m->has_version && m->version < 2)) {
+		rc = damaged(err, path,
+			     "not a journal ofc wrote (no id, an unknown phase or version)");
 		goto out;
 	}
 	j->id = m->id;
@@ -522,6 +525,12 @@ int record_parse(const char *path, const char *fabric, const uint8_t *data, size
 	if (!m->has_generation || !m->fabric || strcmp(m->fabric, fabric) != 0) {
 		ofc__v1__fabric_record__free_unpacked(m, NULL);
 		return damaged(err, path, "not the record of fabric '%s'", fabric);
+	}
+	if (m->has_version && m->version < 2) {
+		uint32_t v = m->version;
+
+		ofc__v1__fabric_record__free_unpacked(m, NULL);
+		return damaged(err, path, "version %u, which no ofc writes", v);
 	}
 	r->have_state = true;
 	r->generation = m->generation;

@@ -235,6 +235,31 @@ static void test_damaged_files_refused(void **state)
 	write_file(w->dir, "jfab.journal", "", 0);
 	assert_int_equal(journal_read(w->dir, "jfab", &j, &missing, &err), -1);
 	assert_non_null(strstr(err.msg, "not a journal ofc wrote"));
+
+	/* Nor is one of version 0 or 1 (no version is an older ofc's), and
+	 * a record of such a version is damaged too (the fuzzer's find). */
+	uint8_t buf[64];
+	Ofc__V1__Journal m = OFC__V1__JOURNAL__INIT;
+	m.has_id = m.has_phase = m.has_version = true;
+	m.id = 3;
+	m.phase = OFC__V1__JOURNAL__PHASE__PHASE_APPLYING;
+	for (uint32_t v = 0; v < 2; v++) {
+		m.version = v;
+		write_file(w->dir, "jfab.journal", buf, ofc__v1__journal__pack(&m, buf));
+		assert_int_equal(journal_read(w->dir, "jfab", &j, &missing, &err), -1);
+		assert_non_null(strstr(err.msg, "not a journal ofc wrote"));
+	}
+	char *jp = xasprintf("%s/jfab.journal", w->dir);
+	unlink(jp);
+	free(jp);
+	Ofc__V1__FabricRecord fr = OFC__V1__FABRIC_RECORD__INIT;
+	fr.fabric = "jfab";
+	fr.has_generation = fr.has_version = true;
+	fr.generation = 4;
+	fr.version = 1;
+	write_file(w->dir, "jfab.state", buf, ofc__v1__fabric_record__pack(&fr, buf));
+	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), -1);
+	assert_non_null(strstr(err.msg, "corrupt file: version 1, which no ofc writes"));
 }
 
 static char *slurp(const char *dir, const char *name, size_t *len)
