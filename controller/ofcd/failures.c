@@ -137,28 +137,17 @@ static int item_resolve(const struct fabric *f, const char *item, char *out, siz
 
 /* ---- the file ----------------------------------------------------------------------- */
 
-/* The state files' lines: each line that is not empty or a comment goes to
- * take(), which returns 0, or -1 to stop with why (at most n bytes) set:
- * the file is damaged, and err names it, the line and the mv that sets it
- * aside (nothing deletes it). So does a file that cannot be read (a FIFO,
- * a directory in its place). A missing file has no lines. */
-static int read_lines(const char *path, size_t max,
-		      int (*take)(struct ofcd *, char *line, char *why, size_t n), struct ofcd *d,
-		      const char *what, const char *then, struct ofc_error *err)
+/* The state files' lines: each line of text (len bytes, changed in place)
+ * that is not empty or a comment goes to take(), which returns 0, or -1 to
+ * stop with why (at most n bytes) set: the file is damaged, and err names
+ * it (path), the line and the mv that sets it aside (nothing deletes it). */
+static int parse_lines(const char *path, char *text, size_t len,
+		       int (*take)(struct ofcd *, char *line, char *why, size_t n), struct ofcd *d,
+		       const char *what, const char *then, struct ofc_error *err)
 {
-	char *text = NULL, why[200];
-	size_t len;
-	struct ofc_error e = {0};
-	int rc = 0;
-
-	if (access(path, F_OK) < 0 && errno == ENOENT)
-		return 0;
-	if (read_file(path, max, &text, &len, &e) < 0)
-		return ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0,
-				    "%s: cannot be read as ofcd's %s file; look at it, then `mv %s "
-				    "%s.bad` %s",
-				    e.msg, what, path, path, then);
+	char why[200];
 	uint32_t line = 0;
+
 	for (char *p = text, *nl; p < text + len; p = nl + 1) {
 		nl = memchr(p, '\n', (size_t)(text + len - p));
 		if (!nl)
@@ -168,14 +157,36 @@ static int read_lines(const char *path, size_t max,
 		if (!*p || *p == '#')
 			continue;
 		snprintf(why, sizeof(why), "a NUL byte");
-		if (strlen(p) != (size_t)(nl - p) || take(d, p, why, sizeof(why)) < 0) {
-			rc = ofc_error_at(err, OFC_E_RUNTIME, path, line, 1,
-					  "%s: not a line of ofcd's %s file; the file is damaged: "
-					  "look at it, then `mv %s %s.bad` %s",
-					  why, what, path, path, then);
-			break;
-		}
+		if (strlen(p) != (size_t)(nl - p) || take(d, p, why, sizeof(why)) < 0)
+			return ofc_error_at(
+			    err, OFC_E_RUNTIME, path, line, 1,
+			    "%s: not a line of ofcd's %s file; the file is damaged: "
+			    "look at it, then `mv %s %s.bad` %s",
+			    why, what, path, path, then);
 	}
+	return 0;
+}
+
+/* parse_lines on the file at path; so is a file that cannot be read (a
+ * FIFO, a directory in its place) refused, by name. A missing file has no
+ * lines. */
+static int read_lines(const char *path, size_t max,
+		      int (*take)(struct ofcd *, char *line, char *why, size_t n), struct ofcd *d,
+		      const char *what, const char *then, struct ofc_error *err)
+{
+	char *text = NULL;
+	size_t len;
+	struct ofc_error e = {0};
+	int rc;
+
+	if (access(path, F_OK) < 0 && errno == ENOENT)
+		return 0;
+	if (read_file(path, max, &text, &len, &e) < 0)
+		return ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0,
+				    "%s: cannot be read as ofcd's %s file; look at it, then `mv %s "
+				    "%s.bad` %s",
+				    e.msg, what, path, path, then);
+	rc = parse_lines(path, text, len, take, d, what, then, err);
 	free(text);
 	return rc;
 }
@@ -212,19 +223,34 @@ static int take_failure(struct ofcd *d, char *item, char *why, size_t n)
 	return 0;
 }
 
+static const char failed_what[] = "failures (U-V, HOST:PORT or HOST)",
+		  failed_then[] = "and report the failures again";
+
+static void failures_clear(struct ofcd *d)
+{
+	strv_free(d->w_reported, d->nw_reported);
+	d->w_reported = NULL;
+	d->nw_reported = 0;
+}
+
 int failures_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
 {
 	char *path = failed_path(d, fabric);
 	int rc = read_lines(path, (size_t)FAIL_MAX_ITEMS * (2 * NAME_MAX_LEN + 3) + 4096,
-			    take_failure, d, "failures (U-V, HOST:PORT or HOST)",
-			    "and report the failures again", err);
+			    take_failure, d, failed_what, failed_then, err);
 
-	if (rc < 0) {
-		strv_free(d->w_reported, d->nw_reported);
-		d->w_reported = NULL;
-		d->nw_reported = 0;
-	}
+	if (rc < 0)
+		failures_clear(d);
 	free(path);
+	return rc;
+}
+
+int failures_parse(struct ofcd *d, const char *path, char *text, size_t len, struct ofc_error *err)
+{
+	int rc = parse_lines(path, text, len, take_failure, d, failed_what, failed_then, err);
+
+	if (rc < 0)
+		failures_clear(d);
 	return rc;
 }
 
@@ -299,18 +325,28 @@ static int take_move(struct ofcd *d, char *line, char *why, size_t n)
 	return 0;
 }
 
+static const char moves_what[] = "port moves (HOST FROM TO)",
+		  moves_then[] = "(the record's moves are served, or with an older record "
+				 "the config's wiring, until the next change)";
+
 int moves_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
 {
 	char *path = moves_path(d, fabric);
 	int rc = read_lines(path, (size_t)FAIL_MAX_ITEMS * (NAME_MAX_LEN + 24) + 4096, take_move, d,
-			    "port moves (HOST FROM TO)",
-			    "(the record's moves are served, or with an older record the "
-			    "config's wiring, until the next change)",
-			    err);
+			    moves_what, moves_then, err);
 
 	if (rc < 0)
 		moves_clear(d);
 	free(path);
+	return rc;
+}
+
+int moves_parse(struct ofcd *d, const char *path, char *text, size_t len, struct ofc_error *err)
+{
+	int rc = parse_lines(path, text, len, take_move, d, moves_what, moves_then, err);
+
+	if (rc < 0)
+		moves_clear(d);
 	return rc;
 }
 

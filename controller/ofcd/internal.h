@@ -458,6 +458,12 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 int moves_load(struct ofcd *d, const char *fabric, struct ofc_error *err);
 /* Forget d->w_moves (in memory: the file stays). */
 void moves_clear(struct ofcd *d);
+/* The readers' halves that take the file's text (len bytes, changed in
+ * place; path names it in errors), appending to d->w_reported or
+ * d->w_moves (the moves against d->w_cfg's hosts): the loaders call them,
+ * and so does the fuzzer. On error the set is emptied. */
+int failures_parse(struct ofcd *d, const char *path, char *text, size_t len, struct ofc_error *err);
+int moves_parse(struct ofcd *d, const char *path, char *text, size_t len, struct ofc_error *err);
 int moves_save(struct ofcd *d, struct ofc_error *err);
 void moves_apply(const struct ofcd *d, struct fabric *f);
 bool failures_has(const struct ofcd *d, const char *item);

@@ -9,6 +9,7 @@
 #   build-fuzz/fuzz_records build-fuzz/c7 tests/fuzz/corpus/records -max_total_time=60
 #   build-fuzz/fuzz_credentials build-fuzz/c8 tests/fuzz/corpus/credentials -max_total_time=60
 #   build-fuzz/fuzz_edges build-fuzz/c9 tests/fuzz/corpus/edges -max_total_time=60
+#   build-fuzz/fuzz_statefiles build-fuzz/c10 tests/fuzz/corpus/statefiles -max_total_time=60
 #   (the daemon fuzz_control fuzzes lives for the whole run, so leak checks at exit do not apply)
 BUILD   ?= build-fuzz
 FLAGS    = -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
@@ -16,7 +17,7 @@ SAN_LIB  = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 
 all: $(BUILD)/fuzz_config $(BUILD)/fuzz_topo $(BUILD)/fuzz_control $(BUILD)/fuzz_tl1 \
      $(BUILD)/fuzz_mrr $(BUILD)/fuzz_demands $(BUILD)/fuzz_records $(BUILD)/fuzz_credentials \
-     $(BUILD)/fuzz_edges
+     $(BUILD)/fuzz_edges $(BUILD)/fuzz_statefiles
 
 lib:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD) CC=clang OPT="-O1 -g" SAN="$(SAN_LIB)" $(BUILD)/libofc.a
