@@ -188,6 +188,119 @@ class Attack:
                                         "--topology", spec, "--dry-run"], 2, "not read here"))
         return cases
 
+    def state_files(self):
+        """ofcd's start and ofc plan with damaged or misplaced state files: each
+        stops with the file's name and the mv that sets it aside, deletes
+        nothing, and leaves the file as it was."""
+        cases = []
+        st = self.path("st-disk")
+        rewired = os.path.join(st, "torus64-ocs.rewired")
+        failed = os.path.join(st, "torus64-ocs.failed")
+        start = [self.ofcd, "--foreground", "--credentials-dir", self.path("creds"),
+                 "--config", self.path("good.yaml"), "--socket", self.path("disk.sock"),
+                 "--state-dir", st, "--probe-interval", "0", "--check-state"]
+        del start[-1]  # (ofcd has no such option: it starts, then is stopped)
+        # (Lines of the right form that no longer fit the config, a host
+        # or port it lost while ofcd was down, are kept and logged "not in
+        # effect": ofcd starts. Lines ofcd never writes stop it.)
+        lines = {rewired: ["h0 -1 4294967295", "zz 0 2", "h0 1 1", "h0 0 2\nh0 0 3",
+                           "h0 0", "h0 0 2 7", "h0 999 2", "h0 0 99999999999999999999",
+                           "h\x1b[2J 0 2", "h0\x00 0 2"],
+                 failed: ["h0 h1", "h\x1b[2J", "h0\x00", "x" * 5000]}
+        for path, bad in lines.items():
+            for text in bad:
+                cases.append((start, 1, "mv ", path, text + "\n"))
+        for path in (rewired, failed):
+            cases.append((start, 1, "mv ", path, "FIFO"))
+            cases.append((start, 1, "mv ", path, "DIR"))
+        for text in ["h0:99", "zz", "h64", "0-0", "h0:0:0", "0-1-2"]:
+            cases.append((start, None, "is not in effect", failed, text + "\n"))
+        record = os.path.join(st, "torus64-ocs.state")
+        journal = os.path.join(st, "torus64-ocs.journal")
+        plan = [self.ofc, "plan", self.path("good.yaml"), "--state-dir", st]
+        for path, text in ((record, "garbage " + SECRET), (record, "\x08\x01"),
+                           (journal, "garbage " + SECRET), (journal, "\x08\x01"),
+                           (record, "FIFO"), (journal, "FIFO"), (record, "DIR")):
+            cases.append((plan, 1, "mv", path, text))
+        return cases
+
+    def place(self, path, text):
+        st = os.path.dirname(path)
+        shutil.rmtree(st, ignore_errors=True)
+        os.makedirs(st)
+        if text == "FIFO":
+            os.mkfifo(path)
+        elif text == "DIR":
+            os.mkdir(path)
+        else:
+            with open(path, "wb") as f:
+                f.write(text.encode("utf-8", "surrogateescape"))
+
+    def disk_category(self, name, cases):
+        fails = []
+        for cmd, code, frag, path, text in cases:
+            self.place(path, text)
+            before = sorted(os.listdir(os.path.dirname(path)))
+            if cmd[0] == self.ofcd:
+                p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                try:
+                    out, err = p.communicate(timeout=5)
+                    r = (p.returncode, (out + err).decode("utf-8", "replace"))
+                except subprocess.TimeoutExpired:
+                    p.send_signal(signal.SIGTERM)
+                    out, err = p.communicate()
+                    r = (None, (out + err).decode("utf-8", "replace"))
+            else:
+                try:
+                    q = subprocess.run(cmd, capture_output=True, timeout=30)
+                    r = (q.returncode, (q.stdout + q.stderr).decode("utf-8", "replace"))
+                except subprocess.TimeoutExpired:
+                    r = (None, "hung (30 s)")
+            after = sorted(os.listdir(os.path.dirname(path)))
+            why = None
+            if r[0] != code:
+                why = "exit %s, want %s: %s" % (r[0], code, r[1].strip()[:200])
+            elif frag not in r[1] or (code is not None and path not in r[1]):
+                why = "the refusal does not name the file and the mv: " + r[1].strip()[:200]
+            elif "\x1b" in r[1]:
+                why = "a raw escape byte in the output"
+            elif [f for f in before if f not in after]:
+                why = "a file was deleted"
+            if why:
+                fails.append(("%s <- %r" % (os.path.basename(path), text), why))
+        self.rows.append((name, len(cases), len(cases) - len(fails), fails))
+
+    def nul_names(self):
+        """ReportFailure and topology strings with a NUL byte or control
+        characters, through the Python client (argv cannot carry a NUL)."""
+        sys.path.insert(0, os.path.join(self.build, "python"))
+        import ofc_client
+        fails, items = [], [["h0\0x"], ["h0:0\0"], ["0-1\0,2-3"], ["h\x1b[2J"], ["h0\n"],
+                            ["h0\x7f"]]
+        for it in items:
+            try:
+                with ofc_client.Client(self.sock) as c:
+                    r = c.report_failure(items=it, check=False)
+                    st = c.get_state()
+                if r.status == 0 or list(st.failed):
+                    fails.append((repr(it), "accepted: %s" % list(st.failed)))
+            except Exception as e:  # a refusal raises in some client versions
+                if "INVALID" not in str(e) and "refused" not in str(e):
+                    fails.append((repr(it), "client error: %s" % e))
+        for spec in ["torus:8x8\0/etc/shadow", "edges:\0/etc/shadow"]:
+            with ofc_client.Client(self.ro) as c:
+                try:
+                    r = c.get_schedule("allreduce", topology=spec, summary_only=True)
+                    fails.append((repr(spec), "answered"))
+                except Exception:
+                    pass
+        if not self.alive():
+            fails.append(("after", "the daemon stopped answering"))
+        n = len(items) + 2
+        self.rows.append(("root on the main socket, any user on the read-only one: names with "
+                          "NUL and control bytes (ReportFailure, topology)", n, n - len(fails),
+                          fails))
+
     def run(self):
         self.setup()
         self.start_ofcd()
@@ -195,10 +308,13 @@ class Attack:
                       "(no --topology-dir)", self.readonly_specs(False), daemon=True)
         self.category("admin group: ApplyConfig and Reconfigure naming files, "
                       "credentials, addresses", self.admin_configs(), daemon=True)
+        self.nul_names()
         self.start_ofcd("--topology-dir", self.path("topo"))
         self.category("read-only socket, any local user: names under --topology-dir",
                       self.readonly_specs(True), daemon=True)
         self.stop_ofcd()
+        self.disk_category("the disk: damaged state files (.rewired, .failed, record, "
+                           "journal; FIFOs, directories)", self.state_files())
 
     def report(self):
         print("| who, what | inputs | rejected correctly |")
