@@ -132,7 +132,8 @@ static uint32_t greedy_start(struct hk *h, const uint32_t *reserved, uint32_t j)
 
 	for (int pass = 0; pass < 2; pass++)
 		for (uint32_t u = 0; u < g->n; u++)
-			for (uint32_t a = g->off[u]; h->match_l[u] == NONE && a < g->off[u + 1]; a++) {
+			for (uint32_t a = g->off[u]; h->match_l[u] == NONE && a < g->off[u + 1];
+			     a++) {
 				bool want = pass == 0 ? reserved[a] == j + 1 : reserved[a] == 0;
 
 				if (want && !h->used[a] && h->match_r[g->adj[a]] == NONE) {
@@ -149,14 +150,12 @@ int topo_ports(const struct graph *g, struct port_map *pm, struct ofc_error *err
 	return topo_ports_prefer(g, NULL, pm, err);
 }
 
-int topo_ports_prefer(const struct graph *g, const struct port_map *prefer, struct port_map *pm,
-		      struct ofc_error *err)
+/* Every node's out-degree and in-degree is d (node 0's out-degree). */
+static int check_regular(const struct graph *g, uint32_t d, struct ofc_error *err)
 {
-	uint32_t n = g->n, d = n ? graph_outdeg(g, 0) : 0;
-	uint32_t *indeg = xcalloc((size_t)n + 1, sizeof(uint32_t));
+	uint32_t *indeg = xcalloc((size_t)g->n + 1, sizeof(uint32_t));
 
-	memset(pm, 0, sizeof(*pm));
-	for (uint32_t u = 0; u < n; u++) {
+	for (uint32_t u = 0; u < g->n; u++) {
 		if (graph_outdeg(g, u) != d) {
 			free(indeg);
 			return ofc_error_set(err, OFC_E_INPUT,
@@ -167,7 +166,7 @@ int topo_ports_prefer(const struct graph *g, const struct port_map *prefer, stru
 		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
 			indeg[g->adj[a]]++;
 	}
-	for (uint32_t v = 0; v < n; v++)
+	for (uint32_t v = 0; v < g->n; v++)
 		if (indeg[v] != d) {
 			uint32_t bad = indeg[v];
 
@@ -179,6 +178,33 @@ int topo_ports_prefer(const struct graph *g, const struct port_map *prefer, stru
 			    g->spec, v, bad, d);
 		}
 	free(indeg);
+	return 0;
+}
+
+/* pm's self-loops listed by node, then port. */
+static void list_self_loops(struct port_map *pm)
+{
+	uint32_t k = 0;
+
+	pm->self_node = xmalloc(pm->nself * sizeof(uint32_t));
+	pm->self_port = xmalloc(pm->nself * sizeof(uint32_t));
+	for (uint32_t u = 0; u < pm->n; u++)
+		for (uint32_t j = 0; j < pm->d; j++)
+			if (pm->to[(size_t)j * pm->n + u] == u) {
+				pm->self_node[k] = u;
+				pm->self_port[k] = j;
+				k++;
+			}
+}
+
+int topo_ports_prefer(const struct graph *g, const struct port_map *prefer, struct port_map *pm,
+		      struct ofc_error *err)
+{
+	uint32_t n = g->n, d = n ? graph_outdeg(g, 0) : 0;
+
+	memset(pm, 0, sizeof(*pm));
+	if (check_regular(g, d, err) < 0)
+		return -1;
 
 	struct hk h = {.g = g};
 	uint8_t *used = xcalloc((size_t)g->m + 1, 1);
@@ -222,19 +248,8 @@ int topo_ports_prefer(const struct graph *g, const struct port_map *prefer, stru
 				pm->nself++;
 		}
 	}
-	if (rc == 0 && pm->nself) {
-		uint32_t k = 0;
-
-		pm->self_node = xmalloc(pm->nself * sizeof(uint32_t));
-		pm->self_port = xmalloc(pm->nself * sizeof(uint32_t));
-		for (uint32_t u = 0; u < n; u++)
-			for (uint32_t j = 0; j < d; j++)
-				if (pm->to[(size_t)j * n + u] == u) {
-					pm->self_node[k] = u;
-					pm->self_port[k] = j;
-					k++;
-				}
-	}
+	if (rc == 0 && pm->nself)
+		list_self_loops(pm);
 	free(used);
 	free(reserved);
 	free(h.match_l);
