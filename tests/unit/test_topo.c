@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "topo/topo.h"
+#include "topo/internal.h"
 
 static struct graph *build(const char *spec)
 {
@@ -376,7 +376,8 @@ static void test_ports_random_multigraphs(void **state)
  * decomposition that keeps every preferred entry it can. */
 static void test_ports_prefer(void **state)
 {
-	static const char *const specs[] = {"torus:4x4", "genkautz:64,4", "line^2(circulant:16:3,4)"};
+	static const char *const specs[] = {"torus:4x4", "genkautz:64,4",
+					    "line^2(circulant:16:3,4)"};
 	(void)state;
 
 	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
@@ -409,6 +410,259 @@ static void test_ports_prefer(void **state)
 		port_map_free(&pm);
 		graph_free(g);
 	}
+}
+
+/* ---- the port decomposition as it scanned every arc ------------------------
+ * Before issue 34 each round scanned every arc of a node, used or not, every
+ * copy of a parallel arc: the reference the visible-copy rounds are held to
+ * (the same ports on every graph below). */
+struct ref_hk {
+	const struct graph *g;
+	const uint8_t *used;
+	uint32_t *match_l, *match_r, *dist, *queue, *iter, *stack, *via;
+};
+
+static bool ref_bfs(struct ref_hk *h)
+{
+	const struct graph *g = h->g;
+	uint32_t head = 0, tail = 0;
+	bool found = false;
+
+	for (uint32_t u = 0; u < g->n; u++) {
+		h->dist[u] = h->match_l[u] == UINT32_MAX ? 0 : UINT32_MAX;
+		if (!h->dist[u])
+			h->queue[tail++] = u;
+	}
+	while (head < tail) {
+		uint32_t u = h->queue[head++];
+
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
+			uint32_t w = h->match_r[g->adj[a]];
+
+			if (h->used[a])
+				continue;
+			if (w == UINT32_MAX)
+				found = true;
+			else if (h->dist[w] == UINT32_MAX) {
+				h->dist[w] = h->dist[u] + 1;
+				h->queue[tail++] = w;
+			}
+		}
+	}
+	return found;
+}
+
+static bool ref_dfs(struct ref_hk *h, uint32_t s)
+{
+	const struct graph *g = h->g;
+	uint32_t top = 0;
+
+	h->stack[top++] = s;
+	while (top) {
+		uint32_t u = h->stack[top - 1];
+
+		if (h->iter[u] == g->off[u + 1]) {
+			h->dist[u] = UINT32_MAX;
+			top--;
+			continue;
+		}
+		uint32_t a = h->iter[u]++;
+		if (h->used[a])
+			continue;
+		uint32_t v = g->adj[a], w = h->match_r[v];
+		if (w == UINT32_MAX) {
+			h->match_l[u] = a;
+			h->match_r[v] = u;
+			for (uint32_t i = top - 1; i-- > 0;) {
+				h->match_l[h->stack[i]] = h->via[i];
+				h->match_r[g->adj[h->via[i]]] = h->stack[i];
+			}
+			return true;
+		}
+		if (h->dist[w] == h->dist[u] + 1 && h->dist[w] != UINT32_MAX) {
+			h->via[top - 1] = a;
+			h->stack[top++] = w;
+		}
+	}
+	return false;
+}
+
+/* The ports as a row-major n x d array (caller frees). */
+static uint32_t *ref_ports(const struct graph *g, const struct port_map *prefer)
+{
+	uint32_t n = g->n, d = graph_outdeg(g, 0);
+	uint8_t *used = calloc(g->m + 1, 1);
+	uint32_t *reserved = calloc(g->m + 1, 4), *to = malloc((size_t)n * d * 4 + 4);
+	uint32_t *buf = malloc((size_t)n * 7 * 4 + 4);
+	struct ref_hk h = {g,		used,	     buf,	  buf + n,    buf + 2 * n,
+			   buf + 3 * n, buf + 4 * n, buf + 5 * n, buf + 6 * n};
+
+	for (uint32_t j = 0; prefer && j < prefer->d; j++)
+		for (uint32_t u = 0; u < n; u++)
+			for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+				if (g->adj[a] == prefer->to[(size_t)j * n + u] && !reserved[a]) {
+					reserved[a] = j + 1;
+					break;
+				}
+	for (uint32_t j = 0; j < d; j++) {
+		uint32_t matched = 0;
+
+		memset(h.match_l, 0xff, n * 4);
+		memset(h.match_r, 0xff, n * 4);
+		for (int pass = 0; pass < 2; pass++)
+			for (uint32_t u = 0; u < n; u++)
+				for (uint32_t a = g->off[u];
+				     h.match_l[u] == UINT32_MAX && a < g->off[u + 1]; a++)
+					if ((pass ? reserved[a] == 0 : reserved[a] == j + 1) &&
+					    !used[a] && h.match_r[g->adj[a]] == UINT32_MAX) {
+						h.match_l[u] = a;
+						h.match_r[g->adj[a]] = u;
+						matched++;
+					}
+		while (matched < n && ref_bfs(&h)) {
+			for (uint32_t u = 0; u < n; u++)
+				h.iter[u] = g->off[u];
+			for (uint32_t u = 0; u < n; u++)
+				if (h.match_l[u] == UINT32_MAX && ref_dfs(&h, u))
+					matched++;
+		}
+		assert_int_equal(matched, n);
+		for (uint32_t u = 0; u < n; u++) {
+			used[h.match_l[u]] = 1;
+			to[(size_t)j * n + u] = g->adj[h.match_l[u]];
+		}
+	}
+	free(used);
+	free(reserved);
+	free(buf);
+	return to;
+}
+
+/* topo_ports_prefer's ports are the every-arc scan's, with prefer and
+ * without (prefer: every other entry of the reverse port order). */
+static void check_same_ports(const struct graph *g)
+{
+	struct ofc_error err = {0};
+	struct port_map pm, got, want;
+	uint32_t *ref = ref_ports(g, NULL);
+
+	assert_int_equal(topo_ports(g, &pm, &err), 0);
+	assert_memory_equal(pm.to, ref, (size_t)g->m * 4);
+	free(ref);
+	want = (struct port_map){.n = pm.n, .d = pm.d, .to = malloc((size_t)g->m * 4 + 4)};
+	for (uint32_t j = 0; j < pm.d; j++)
+		for (uint32_t u = 0; u < pm.n; u++)
+			want.to[(size_t)j * pm.n + u] =
+			    (j + u) % 2 ? UINT32_MAX : pm.to[(size_t)(pm.d - 1 - j) * pm.n + u];
+	ref = ref_ports(g, &want);
+	assert_int_equal(topo_ports_prefer(g, &want, &got, &err), 0);
+	assert_memory_equal(got.to, ref, (size_t)g->m * 4);
+	check_ports(g, &got);
+	free(ref);
+	port_map_free(&got);
+	port_map_free(&want);
+	port_map_free(&pm);
+}
+
+/* Families, with parallel arcs and self-loops among them, and random
+ * multigraphs whose parallel copies are spread over a node's ports. */
+static void test_ports_as_every_arc_scan(void **state)
+{
+	static const char *const specs[] = {
+	    "torus:8x8",
+	    "torus:3x3x2",
+	    "torus:2x2x2",
+	    "genkautz:1024,4",
+	    "genkautz:7,4",
+	    "kautz:3,3",
+	    "debruijn:3,3",
+	    "hypercube:6",
+	    "circulant:8:2,4",
+	    "circulant:8:4",
+	    "complete:9",
+	    "degree(ring:5,3)",
+	    "line^2(circulant:16:3,4)",
+	    "bipartite:5",
+	    "biring:2",
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		struct graph *g = build(specs[i]);
+
+		check_same_ports(g);
+		graph_free(g);
+	}
+	srand(34);
+	for (int round = 0; round < 300; round++) {
+		uint32_t n = 2 + (uint32_t)rand() % 12, d = 1 + (uint32_t)rand() % 16;
+		uint32_t *tails = malloc((size_t)n * d * 4), *heads = malloc((size_t)n * d * 4);
+
+		/* d random permutations of few nodes: many parallel arcs */
+		for (uint32_t j = 0; j < d; j++) {
+			for (uint32_t u = 0; u < n; u++)
+				heads[(size_t)u * d + j] = u;
+			for (uint32_t u = n - 1; u > 0; u--) {
+				uint32_t k = (uint32_t)rand() % (u + 1), t;
+
+				t = heads[(size_t)u * d + j];
+				heads[(size_t)u * d + j] = heads[(size_t)k * d + j];
+				heads[(size_t)k * d + j] = t;
+			}
+		}
+		for (uint32_t u = 0; u < n; u++)
+			for (uint32_t j = 0; j < d; j++) {
+				uint32_t k = (uint32_t)rand() % (j + 1),
+					 t = heads[(size_t)u * d + j];
+
+				tails[(size_t)u * d + j] = u;
+				heads[(size_t)u * d + j] = heads[(size_t)u * d + k];
+				heads[(size_t)u * d + k] = t;
+			}
+		struct graph *g = graph_from_arcs(n, n * d, tails, heads, "random");
+		check_same_ports(g);
+		graph_free(g);
+		free(tails);
+		free(heads);
+	}
+}
+
+/* Parallel links as an edge list repeats them: side by side (2 nodes) or
+ * one topology listed again and again (a triangle: each node's copies
+ * alternate between its two neighbours). A round looks at each node and
+ * each pair (u, v) a few times, not at every copy: the work stays within a
+ * few times the arcs at any k (3 m and 5.2 m here), where a scan of every
+ * copy grows with m^2 (15.7 M links did not finish). */
+static void test_ports_parallel_links(void **state)
+{
+	const uint32_t k = 4000;
+	uint32_t *tails = malloc(6 * k * 4), *heads = malloc(6 * k * 4);
+	(void)state;
+
+	for (int shape = 0; shape < 2; shape++) {
+		uint32_t n = shape ? 3 : 2, m = 0;
+		struct ofc_error err = {0};
+		struct port_map pm;
+		uint64_t work = 0;
+
+		for (uint32_t i = 0; i < k; i++)
+			for (uint32_t u = 0; u < n; u++) {
+				uint32_t v = (u + 1) % n;
+
+				tails[m] = u, heads[m++] = v;
+				if (n > 2)
+					tails[m] = v, heads[m++] = u;
+			}
+		struct graph *g = graph_from_arcs(n, m, tails, heads, "parallel");
+		assert_int_equal(topo_ports_work(g, NULL, &pm, &work, &err), 0);
+		check_ports(g, &pm);
+		check_ports_multiset(g, &pm);
+		assert_true(work <= 8ull * m);
+		port_map_free(&pm);
+		graph_free(g);
+	}
+	free(tails);
+	free(heads);
 }
 
 static void test_ports_not_regular(void **state)
@@ -683,11 +937,8 @@ static void test_fail_links(void **state)
 		const char *msg;
 	} bad[] = {
 	    {"0-1,0-1", 5, "no such link"}, /* named twice */
-	    {"0-9", 1, "no such link"},
-	    {"0-64", 1, "nodes 0..63"},
-	    {"0-1,x", 5, "not a link"},
-	    {"3-3", 1, "two nodes"},
-	    {"  ", 0, "no failed link"},
+	    {"0-9", 1, "no such link"},	    {"0-64", 1, "nodes 0..63"},	 {"0-1,x", 5, "not a link"},
+	    {"3-3", 1, "two nodes"},	    {"  ", 0, "no failed link"},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		memset(&err, 0, sizeof(err));
@@ -934,6 +1185,8 @@ int main(void)
 	    cmocka_unit_test(test_ports_random_multigraphs),
 	    cmocka_unit_test(test_ports_prefer),
 	    cmocka_unit_test(test_ports_not_regular),
+	    cmocka_unit_test(test_ports_as_every_arc_scan),
+	    cmocka_unit_test(test_ports_parallel_links),
 	    cmocka_unit_test(test_canonical_specs),
 	    cmocka_unit_test(test_spec_errors),
 	    cmocka_unit_test(test_automorphisms_brute),
