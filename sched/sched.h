@@ -140,6 +140,9 @@ void sched_init(struct schedule *s, enum sched_collective c, const char *algorit
 void sched_free(struct schedule *s);
 /* Reserve room for n more transfers (optional; sched_add grows as needed). */
 void sched_reserve(struct schedule *s, size_t n);
+/* Room for n more steps (optional; sched_step grows by doubling: a reader
+ * that knows the count holds 4 bytes a step, not up to 8). */
+void sched_reserve_steps(struct schedule *s, size_t n);
 /* Open a new step; transfers added after belong to it. Empty steps count. */
 void sched_step(struct schedule *s);
 void sched_add(struct schedule *s, const struct xfer *x);

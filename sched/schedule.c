@@ -61,6 +61,14 @@ void sched_reserve(struct schedule *s, size_t n)
 	}
 }
 
+void sched_reserve_steps(struct schedule *s, size_t n)
+{
+	if (s->nsteps + n > s->cap_steps) {
+		s->cap_steps = s->nsteps + n;
+		s->step_start = xreallocarray(s->step_start, s->cap_steps + 1, sizeof(uint32_t));
+	}
+}
+
 void sched_step(struct schedule *s)
 {
 	if (s->nsteps + 1 > s->cap_steps) {
