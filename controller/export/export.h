@@ -35,6 +35,35 @@ uint64_t schedule_pb_memory(const struct schedule *s, bool whole);
  * read (the reader prices and verifies again). Errors name the file. */
 #define SCHEDULE_PB_MAX (1ull << 30)
 int schedule_read_pb(const char *path, struct schedule *s, struct ofc_error *err);
+/* The same in two passes (issue 34), so that a caller can price what the
+ * schedule will take before it is built: schedule_pb_open reads the file
+ * (refused when its size would take the process past max_memory, 0: no
+ * limit but SCHEDULE_PB_MAX) and walks it once, counting steps and
+ * transfers and unpacking only the header fields read (collective, nodes,
+ * ...; the checks on them are done here); schedule_pb_bytes is what the
+ * schedule will hold; schedule_pb_decode builds it, a transfer at a time.
+ * schedule_pb_parse walks bytes the caller holds (name for errors). Errors
+ * give the file's byte where its wire format breaks; running out of memory
+ * in protobuf-c is OFC_E_RUNTIME and says so. Past clock's deadline (NULL:
+ * none) they stop with "time limit T reached in reading the schedule". */
+struct schedule_pb {
+	const char *name;
+	const uint8_t *data; /* the file's bytes */
+	size_t len;
+	char *owned; /* data, when read by schedule_pb_open */
+	Ofc__V1__Schedule *head;
+	enum sched_collective collective;
+	uint32_t nodes;
+	uint64_t nsteps, nxfers, max_step_xfers, nfailed;
+};
+int schedule_pb_open(const char *path, uint64_t max_memory, const struct ofc_clock *clock,
+		     struct schedule_pb *f, struct ofc_error *err);
+int schedule_pb_parse(const char *name, const uint8_t *data, size_t len,
+		      const struct ofc_clock *clock, struct schedule_pb *f, struct ofc_error *err);
+uint64_t schedule_pb_bytes(const struct schedule_pb *f);
+int schedule_pb_decode(const struct schedule_pb *f, const struct ofc_clock *clock,
+		       struct schedule *s, struct ofc_error *err);
+void schedule_pb_close(struct schedule_pb *f);
 /* A direct-connect schedule as an MSCCL XML program (controller/export/
  * msccl.c, docs/msccl.md) for the MSCCL executor of NCCL/RCCL. Fails
  * (OFC_E_INPUT) when the program would exceed MSCCL's limits. */

@@ -4,8 +4,11 @@
 #include "controller/export/export.h"
 #include "proto/schedule.pb-c.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define SET(msg, field, value)                                                                     \
 	do {                                                                                       \
@@ -628,6 +631,335 @@ int schedule_append_pb(const Ofc__V1__Schedule *m, FILE *out, struct ofc_error *
 	return rc;
 }
 
+/* ---- reading a schedule back (issue 34) --------------------------------------
+ * protobuf-c unpacks a message whole: every step a struct of its own and a
+ * pointer, 56 bytes for an empty step that takes 2 in the file, so a 100 MB
+ * file of 52 M empty steps became 4.6 GB, and a decode that ran out of
+ * memory said the file was no Schedule. Instead the wire is walked by hand
+ * twice: schedule_pb_parse counts the steps and transfers (nothing held but
+ * the header fields the reader uses, unpacked by protobuf-c) so that the
+ * caller can price the schedule before it exists, and schedule_pb_decode
+ * builds it step by step, unpacking one transfer at a time into a schedule
+ * reserved to its exact size. A field is a varint key (number << 3 | wire
+ * type) and a value: a varint (type 0), 8 bytes (1), a varint length and
+ * that many bytes (2) or 4 bytes (5); groups (3, 4) are refused, as
+ * protobuf-c refuses them. */
+
+#define PB_STEPS	6  /* Schedule.steps, and ScheduleStepBytes.step */
+#define PB_TRANSFERS	1  /* Step.transfers */
+#define PB_FAILED_NODES 42 /* Schedule.failed_nodes */
+#define PB_REDUCED	60 /* Schedule.reduced */
+#define PB_HEADER_MAX	(1u << 20)
+#define PB_CLOCK_FIELDS 65536 /* fields between two looks at the clock */
+
+struct pb_field {
+	uint32_t num;
+	unsigned type;
+	const uint8_t *start; /* the key */
+	const uint8_t *val;   /* type 2: the bytes */
+	size_t len;
+	uint64_t v; /* type 0 */
+};
+
+static int pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		uint8_t b;
+
+		if (*p == end)
+			return -1;
+		b = *(*p)++;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return 0;
+		}
+	}
+	return -1; /* more than 10 bytes */
+}
+
+/* The field at *p (before end), *p moved past it; -1 when it is truncated
+ * or of a wire type protobuf does not have. */
+static int pb_next(const uint8_t **p, const uint8_t *end, struct pb_field *f)
+{
+	uint64_t key, len;
+
+	f->start = *p;
+	if (pb_varint(p, end, &key) < 0 || key >> 3 == 0 || key >> 3 > UINT32_MAX)
+		return -1;
+	f->num = (uint32_t)(key >> 3);
+	f->type = key & 7;
+	switch (f->type) {
+	case 0:
+		return pb_varint(p, end, &f->v);
+	case 1:
+	case 5:
+		len = f->type == 1 ? 8 : 4;
+		if ((uint64_t)(end - *p) < len)
+			return -1;
+		*p += len;
+		return 0;
+	case 2:
+		if (pb_varint(p, end, &len) < 0 || len > (uint64_t)(end - *p))
+			return -1;
+		f->val = *p;
+		f->len = (size_t)len;
+		*p += len;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* protobuf-c's allocations through malloc, noting a failure: a message
+ * that did not unpack for want of memory is said to be that. */
+struct pb_alloc {
+	ProtobufCAllocator base;
+	bool failed;
+};
+
+static void *pb_alloc_fn(void *data, size_t size)
+{
+	void *p = malloc(size);
+
+	if (!p)
+		((struct pb_alloc *)data)->failed = true;
+	return p;
+}
+
+static void pb_free_fn(void *data, void *p)
+{
+	(void)data;
+	free(p);
+}
+
+static void pb_alloc_init(struct pb_alloc *a)
+{
+	a->base = (ProtobufCAllocator){pb_alloc_fn, pb_free_fn, a};
+	a->failed = false;
+}
+
+static int pb_refuse(const struct schedule_pb *f, const uint8_t *at, const char *what,
+		     struct ofc_error *err)
+{
+	return ofc_error_at(err, OFC_E_INPUT, f->name, 0, 0,
+			    "not an ofc.v1.Schedule message (byte %zu: %s)", (size_t)(at - f->data),
+			    what);
+}
+
+/* A step's transfers, counted; -1 (err set) when a field does not parse or
+ * a transfer is not a message. */
+static int count_transfers(const struct schedule_pb *f, const struct pb_field *st, uint64_t *k,
+			   struct ofc_error *err)
+{
+	const uint8_t *p = st->val, *end = st->val + st->len;
+
+	*k = 0;
+	while (p < end) {
+		struct pb_field x;
+
+		if (pb_next(&p, end, &x) < 0)
+			return pb_refuse(f, x.start, "a truncated field in a step", err);
+		if (x.num == PB_TRANSFERS && x.type != 2)
+			return pb_refuse(f, x.start, "a transfer that is not a message", err);
+		*k += x.num == PB_TRANSFERS;
+	}
+	return 0;
+}
+
+/* failed_nodes, packed (type 2) or not: how many, and the first. */
+static int count_failed(const struct schedule_pb *f, const struct pb_field *x, uint64_t *first,
+			struct ofc_error *err)
+{
+	const uint8_t *p = x->val, *end = x->val + x->len;
+	uint64_t v;
+
+	if (x->type == 0) {
+		if (!f->nfailed)
+			*first = x->v;
+		return 1;
+	}
+	if (x->type != 2)
+		return pb_refuse(f, x->start, "failed_nodes of the wrong type", err);
+	for (int n = 0;; n++) {
+		if (p == end)
+			return n;
+		if (pb_varint(&p, end, &v) < 0)
+			return pb_refuse(f, x->start, "a truncated failed_nodes", err);
+		if (!f->nfailed && !n)
+			*first = v;
+	}
+}
+
+/* What the checks after the walk need from the header fields. */
+static int check_header(struct schedule_pb *f, uint64_t first_failed, struct ofc_error *err)
+{
+	const Ofc__V1__Schedule *m = f->head;
+
+	if (m->reduced)
+		return ofc_error_at(err, OFC_E_INPUT, f->name, 0, 0,
+				    "a symmetry-reduced schedule (node 0's program x %s): write it "
+				    "without --reduced to run it",
+				    m->reduced->name ? m->reduced->name : "a group");
+	if (f->nfailed)
+		/* The survivors' schedule names the whole topology's nodes; it
+		 * checks out only with those nodes absent, which nothing that
+		 * reads a file (ofc testbed run) models. */
+		return ofc_error_at(
+		    err, OFC_E_INPUT, f->name, 0, 0,
+		    "a schedule for the survivors of %llu failed host%s (node %llu%s): "
+		    "the testbed runs whole fabrics",
+		    (unsigned long long)f->nfailed, f->nfailed == 1 ? "" : "s",
+		    (unsigned long long)first_failed, f->nfailed > 1 ? ", ..." : "");
+	if (!m->collective || sched_collective_parse(m->collective, &f->collective) < 0 ||
+	    !m->has_nodes || m->nodes < 2 || m->nodes > SCHED_MAX_NODES)
+		return ofc_error_at(err, OFC_E_INPUT, f->name, 0, 0,
+				    "the schedule names no known collective or no node count");
+	if (f->nsteps >= UINT32_MAX || f->nxfers >= UINT32_MAX)
+		return ofc_error_at(err, OFC_E_INPUT, f->name, 0, 0,
+				    "%llu steps and %llu transfers: more than a schedule holds (%u "
+				    "of each)",
+				    (unsigned long long)f->nsteps, (unsigned long long)f->nxfers,
+				    UINT32_MAX - 1);
+	f->nodes = m->nodes;
+	return 0;
+}
+
+int schedule_pb_parse(const char *name, const uint8_t *data, size_t len,
+		      const struct ofc_clock *clock, struct schedule_pb *f, struct ofc_error *err)
+{
+	const uint8_t *p = data, *end = data + len;
+	uint8_t *head = NULL;
+	size_t hlen = 0, hcap = 0;
+	uint64_t first_failed = 0, fields = 0;
+	struct pb_alloc al;
+	int rc = -1;
+
+	memset(f, 0, sizeof(*f));
+	f->name = name;
+	f->data = data;
+	f->len = len;
+	while (p < end) {
+		struct pb_field x;
+		uint64_t k;
+		int n;
+
+		if (++fields % PB_CLOCK_FIELDS == 0 &&
+		    clock_check(clock, "reading the schedule", err))
+			goto out;
+		if (pb_next(&p, end, &x) < 0) {
+			pb_refuse(f, x.start, "a truncated field", err);
+			goto out;
+		}
+		switch (x.num) {
+		case PB_STEPS:
+			if (x.type != 2) {
+				pb_refuse(f, x.start, "a step that is not a message", err);
+				goto out;
+			}
+			if (count_transfers(f, &x, &k, err) < 0)
+				goto out;
+			f->nsteps++;
+			f->nxfers += k;
+			f->max_step_xfers = k > f->max_step_xfers ? k : f->max_step_xfers;
+			break;
+		case PB_FAILED_NODES:
+			if ((n = count_failed(f, &x, &first_failed, err)) < 0)
+				goto out;
+			f->nfailed += (uint64_t)n;
+			break;
+		case 1: /* collective, algorithm, nodes, topology, size_bytes */
+		case 2:
+		case 3:
+		case 4:
+		case 5:
+		case PB_REDUCED:
+			/* What the reader uses, for protobuf-c to unpack; the
+			 * rest (figures, links, metrics) is not read. */
+			if (hlen + (size_t)(p - x.start) > PB_HEADER_MAX) {
+				pb_refuse(f, x.start, "over 1 MiB of header fields", err);
+				goto out;
+			}
+			GROW(head, hcap, hlen + (size_t)(p - x.start));
+			memcpy(head + hlen, x.start, (size_t)(p - x.start));
+			hlen += (size_t)(p - x.start);
+			break;
+		default:
+			break;
+		}
+	}
+	pb_alloc_init(&al);
+	f->head = ofc__v1__schedule__unpack(&al.base, hlen, head);
+	if (!f->head) {
+		if (al.failed)
+			ofc_error_at(err, OFC_E_RUNTIME, f->name, 0, 0,
+				     "out of memory unpacking the schedule's header fields");
+		else
+			ofc_error_at(err, OFC_E_INPUT, f->name, 0, 0,
+				     "not an ofc.v1.Schedule message (its header fields do not "
+				     "unpack)");
+		goto out;
+	}
+	rc = check_header(f, first_failed, err);
+out:
+	free(head);
+	if (rc < 0)
+		schedule_pb_close(f);
+	return rc;
+}
+
+int schedule_pb_open(const char *path, uint64_t max_memory, const struct ofc_clock *clock,
+		     struct schedule_pb *f, struct ofc_error *err)
+{
+	uint64_t have = mem_resident(), max = SCHEDULE_PB_MAX;
+	char *data = NULL;
+	size_t len = 0;
+	struct stat st;
+	int fd = strcmp(path, "-") == 0 ? -1 : file_open_regular(AT_FDCWD, path, 0, err);
+
+	memset(f, 0, sizeof(*f));
+	if (fd < 0 && strcmp(path, "-") != 0)
+		return -1;
+	if (max_memory)
+		max = have < max_memory ? max_memory - have : 0;
+	max = max < SCHEDULE_PB_MAX ? max : SCHEDULE_PB_MAX;
+	if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size > max) {
+		char size_s[32], max_s[32];
+
+		close(fd);
+		fmt_size(size_s, sizeof(size_s), (uint64_t)st.st_size);
+		fmt_size(max_s, sizeof(max_s), max_memory);
+		if (max == SCHEDULE_PB_MAX)
+			return ofc_error_at(err, OFC_E_INPUT, path, 0, 0,
+					    "%s: more than a schedule file may hold (1 GiB)",
+					    size_s);
+		return ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0,
+				    "%s: reading it would take the process over the memory limit "
+				    "of %s (--max-memory)",
+				    size_s, max_s);
+	}
+	if (read_fd(fd >= 0 ? fd : STDIN_FILENO, path, max, &data, &len, err) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (schedule_pb_parse(path, (const uint8_t *)data, len, clock, f, err) < 0) {
+		free(data);
+		return -1;
+	}
+	f->owned = data;
+	return 0;
+}
+
+uint64_t schedule_pb_bytes(const struct schedule_pb *f)
+{
+	return (f->nsteps + 1) * sizeof(uint32_t) + f->nxfers * sizeof(struct xfer);
+}
+
 /* A fraction of a block from the file into fixed point, refusing what is
  * not in [0, 1]. */
 static int read_frac(double v, uint32_t *out)
@@ -638,92 +970,124 @@ static int read_frac(double v, uint32_t *out)
 	return 0;
 }
 
+/* Transfer x of step t (both 0-based) into r, or -1 with err naming them. */
+static int read_transfer(const struct schedule_pb *f, const Ofc__V1__Transfer *x, uint32_t t,
+			 uint64_t i, struct xfer *r, struct ofc_error *err)
+{
+	enum sched_collective c = f->collective;
+	uint32_t n = f->nodes, origin = x->has_origin ? x->origin : UINT32_MAX;
+
+	memset(r, 0, sizeof(*r));
+	if (!x->has_src || !x->has_dst || x->src >= n || x->dst >= n || origin >= n ||
+	    (c == SCHED_ALLTOALL && (!x->has_target || x->target >= n)) ||
+	    read_frac(x->has_offset ? x->offset : 0, &r->offset) < 0 ||
+	    read_frac(x->has_length ? x->length : 1, &r->length) < 0 ||
+	    (x->has_port && x->port >= SCHED_NO_LANE) || x->has_direction ||
+	    (x->has_arcs &&
+	     (x->arcs < 1 || x->arcs > SCHED_MAX_RUN || (x->arcs > 1 && !x->has_port))) ||
+	    (x->has_blocks &&
+	     (x->blocks == 0 || (x->blocks & (x->blocks - 1)) ||
+	      (x->blocks > 1 && c != SCHED_ALLGATHER) || (uint64_t)origin + x->blocks > n)))
+		return ofc_error_at(
+		    err, OFC_E_INPUT, f->name, 0, 0,
+		    "step %u, transfer %llu is not a direct-connect transfer between "
+		    "the schedule's %u nodes",
+		    t + 1, (unsigned long long)i + 1, n);
+	r->src = (uint16_t)x->src;
+	r->dst = (uint16_t)x->dst;
+	r->block = c == SCHED_ALLTOALL ? origin * n + x->target : origin;
+	r->lane = x->has_port ? (uint16_t)x->port : SCHED_NO_LANE;
+	r->run = x->has_arcs ? (uint8_t)(x->arcs - 1) : 0;
+	r->flags = xfer_flags(
+	    DIR_NONE, x->has_op && x->op == OFC__V1__TRANSFER_OP__TRANSFER_OP_REDUCE ? XFER_REDUCE
+										     : XFER_COPY);
+	if (x->has_blocks)
+		r->flags = xfer_span_flags(r->flags, (uint32_t)__builtin_ctz(x->blocks));
+	return 0;
+}
+
+/* Step t's transfers (st, a field schedule_pb_parse walked) into s. */
+static int decode_step(const struct schedule_pb *f, const struct pb_field *st, uint32_t t,
+		       const struct ofc_clock *clock, struct schedule *s, struct ofc_error *err)
+{
+	const uint8_t *p = st->val, *end = st->val + st->len;
+	struct pb_alloc al;
+	uint64_t i = 0;
+
+	pb_alloc_init(&al);
+	sched_step(s);
+	while (p < end) {
+		struct pb_field x;
+		Ofc__V1__Transfer *m;
+		struct xfer r;
+		int rc;
+
+		(void)pb_next(&p, end, &x); /* parsed before */
+		if (x.num != PB_TRANSFERS)
+			continue;
+		if (++i % PB_CLOCK_FIELDS == 0 && clock_check(clock, "reading the schedule", err))
+			return -1;
+		m = ofc__v1__transfer__unpack(&al.base, x.len, x.val);
+		if (!m)
+			return ofc_error_at(err, al.failed ? OFC_E_RUNTIME : OFC_E_INPUT, f->name,
+					    0, 0, "step %u, transfer %llu: %s", t + 1,
+					    (unsigned long long)i,
+					    al.failed ? "out of memory unpacking it"
+						      : "not an ofc.v1.Transfer message");
+		rc = read_transfer(f, m, t, i - 1, &r, err);
+		ofc__v1__transfer__free_unpacked(m, &al.base);
+		if (rc < 0)
+			return -1;
+		sched_add(s, &r);
+	}
+	return 0;
+}
+
+int schedule_pb_decode(const struct schedule_pb *f, const struct ofc_clock *clock,
+		       struct schedule *s, struct ofc_error *err)
+{
+	const uint8_t *p = f->data, *end = f->data + f->len;
+	uint32_t t = 0;
+
+	sched_init(s, f->collective, f->head->algorithm ? f->head->algorithm : "", f->nodes);
+	if (f->head->topology)
+		snprintf(s->topology, sizeof(s->topology), "%s", f->head->topology);
+	s->size_bytes = f->head->has_size_bytes ? f->head->size_bytes : 0;
+	sched_reserve_steps(s, f->nsteps);
+	sched_reserve(s, f->nxfers);
+	while (p < end) {
+		struct pb_field x;
+
+		(void)pb_next(&p, end, &x); /* parsed before */
+		if (x.num != PB_STEPS)
+			continue;
+		if (++t % PB_CLOCK_FIELDS == 0 && clock_check(clock, "reading the schedule", err))
+			goto fail;
+		if (decode_step(f, &x, t - 1, clock, s, err) < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	sched_free(s);
+	return -1;
+}
+
+void schedule_pb_close(struct schedule_pb *f)
+{
+	if (f->head)
+		ofc__v1__schedule__free_unpacked(f->head, NULL);
+	free(f->owned);
+	memset(f, 0, sizeof(*f));
+}
+
 int schedule_read_pb(const char *path, struct schedule *s, struct ofc_error *err)
 {
-	char *data = NULL;
-	size_t len = 0;
-	Ofc__V1__Schedule *m;
-	enum sched_collective c;
-	int rc = -1;
+	struct schedule_pb f;
+	int rc;
 
-	if (read_file(path, SCHEDULE_PB_MAX, &data, &len, err) < 0)
+	if (schedule_pb_open(path, 0, NULL, &f, err) < 0)
 		return -1;
-	m = ofc__v1__schedule__unpack(NULL, len, (const uint8_t *)data);
-	free(data);
-	if (!m)
-		return ofc_error_at(err, OFC_E_INPUT, path, 0, 0, "not an ofc.v1.Schedule message");
-	if (m->reduced) {
-		ofc_error_at(err, OFC_E_INPUT, path, 0, 0,
-			     "a symmetry-reduced schedule (node 0's program x %s): write it "
-			     "without --reduced to run it",
-			     m->reduced->name ? m->reduced->name : "a group");
-		goto out;
-	}
-	if (m->n_failed_nodes) {
-		/* The survivors' schedule names the whole topology's nodes; it
-		 * checks out only with those nodes absent, which nothing that
-		 * reads a file (ofc testbed run) models. */
-		ofc_error_at(err, OFC_E_INPUT, path, 0, 0,
-			     "a schedule for the survivors of %zu failed host%s (node %u%s): the "
-			     "testbed runs whole fabrics",
-			     m->n_failed_nodes, m->n_failed_nodes == 1 ? "" : "s",
-			     m->failed_nodes[0], m->n_failed_nodes > 1 ? ", ..." : "");
-		goto out;
-	}
-	if (!m->collective || sched_collective_parse(m->collective, &c) < 0 || !m->has_nodes ||
-	    m->nodes < 2 || m->nodes > SCHED_MAX_NODES) {
-		ofc_error_at(err, OFC_E_INPUT, path, 0, 0,
-			     "the schedule names no known collective or no node count");
-		goto out;
-	}
-	sched_init(s, c, m->algorithm ? m->algorithm : "", m->nodes);
-	if (m->topology)
-		snprintf(s->topology, sizeof(s->topology), "%s", m->topology);
-	s->size_bytes = m->has_size_bytes ? m->size_bytes : 0;
-	for (size_t t = 0; t < m->n_steps; t++) {
-		const Ofc__V1__Step *st = m->steps[t];
-
-		sched_step(s);
-		for (size_t i = 0; i < st->n_transfers; i++) {
-			const Ofc__V1__Transfer *x = st->transfers[i];
-			uint32_t origin = x->has_origin ? x->origin : UINT32_MAX;
-			struct xfer r = {0};
-
-			if (!x->has_src || !x->has_dst || x->src >= m->nodes ||
-			    x->dst >= m->nodes || origin >= m->nodes ||
-			    (c == SCHED_ALLTOALL && (!x->has_target || x->target >= m->nodes)) ||
-			    read_frac(x->has_offset ? x->offset : 0, &r.offset) < 0 ||
-			    read_frac(x->has_length ? x->length : 1, &r.length) < 0 ||
-			    (x->has_port && x->port >= SCHED_NO_LANE) || x->has_direction ||
-			    (x->has_arcs && (x->arcs < 1 || x->arcs > SCHED_MAX_RUN ||
-					     (x->arcs > 1 && !x->has_port))) ||
-			    (x->has_blocks && (x->blocks == 0 || (x->blocks & (x->blocks - 1)) ||
-					       (x->blocks > 1 && c != SCHED_ALLGATHER) ||
-					       (uint64_t)origin + x->blocks > m->nodes))) {
-				ofc_error_at(err, OFC_E_INPUT, path, 0, 0,
-					     "step %zu, transfer %zu is not a direct-connect "
-					     "transfer between the schedule's %u nodes",
-					     t + 1, i + 1, m->nodes);
-				sched_free(s);
-				goto out;
-			}
-			r.src = (uint16_t)x->src;
-			r.dst = (uint16_t)x->dst;
-			r.block = c == SCHED_ALLTOALL ? origin * m->nodes + x->target : origin;
-			r.lane = x->has_port ? (uint16_t)x->port : SCHED_NO_LANE;
-			r.run = x->has_arcs ? (uint8_t)(x->arcs - 1) : 0;
-			r.flags = xfer_flags(
-			    DIR_NONE, x->has_op && x->op == OFC__V1__TRANSFER_OP__TRANSFER_OP_REDUCE
-					  ? XFER_REDUCE
-					  : XFER_COPY);
-			if (x->has_blocks)
-				r.flags =
-				    xfer_span_flags(r.flags, (uint32_t)__builtin_ctz(x->blocks));
-			sched_add(s, &r);
-		}
-	}
-	rc = 0;
-out:
-	ofc__v1__schedule__free_unpacked(m, NULL);
+	rc = schedule_pb_decode(&f, NULL, s, err);
+	schedule_pb_close(&f);
 	return rc;
 }

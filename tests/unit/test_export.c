@@ -455,6 +455,106 @@ static void test_schedule_pb_chunks(void **state)
 	graph_free(g);
 }
 
+/* The reader in two passes (issue 34): a BFB all-gather on torus:4x4 and
+ * 200,000 empty steps after it (2 bytes each in the file, where protobuf-c
+ * held 56 each) are counted before anything is built, and decode to the
+ * schedule with its steps reserved to the count; the file is refused when
+ * holding it would pass the memory limit, and past the deadline; bytes
+ * that break the wire format are refused with their byte. */
+static void test_schedule_pb_counted(void **state)
+{
+	const uint32_t k = 200000;
+	struct graph *g;
+	struct schedule s, back;
+	struct bfb_stats st;
+	struct bfb_opts bo = {0};
+	struct ofc_error err = {0};
+	struct schedule_pb f;
+	char *data = NULL, path[] = "/tmp/ofc-countedXXXXXX";
+	size_t len = 0, most = 0;
+
+	(void)state;
+	assert_int_equal(topo_build("torus:4x4", &g, &err), 0);
+	assert_int_equal(bfb_schedule(g, SCHED_ALLGATHER, &bo, &s, &st, &err), 0);
+	for (uint32_t t = 0; t < s.nsteps; t++)
+		most = sched_step_size(&s, t) > most ? sched_step_size(&s, t) : most;
+	FILE *mem = open_memstream(&data, &len);
+	assert_int_equal(schedule_write_pb(&s, mem, &err), 0);
+	for (uint32_t i = 0; i < k; i++)
+		fwrite("\x32\x00", 1, 2, mem); /* Schedule.steps: an empty Step */
+	fclose(mem);
+	write_file(path, data, len);
+
+	assert_int_equal(schedule_pb_open(path, 0, NULL, &f, &err), 0);
+	assert_int_equal(f.nsteps, s.nsteps + k);
+	assert_int_equal(f.nxfers, s.nxfers);
+	assert_int_equal(f.max_step_xfers, most);
+	assert_int_equal(f.nodes, 16);
+	assert_int_equal(f.collective, SCHED_ALLGATHER);
+	assert_int_equal(schedule_pb_bytes(&f),
+			 (s.nsteps + k + 1) * sizeof(uint32_t) + s.nxfers * sizeof(struct xfer));
+	assert_int_equal(schedule_pb_decode(&f, NULL, &back, &err), 0);
+	schedule_pb_close(&f);
+	assert_int_equal(back.nsteps, s.nsteps + k);
+	assert_int_equal(back.cap_steps, back.nsteps);
+	assert_int_equal(back.nxfers, s.nxfers);
+	assert_memory_equal(back.xfers, s.xfers, s.nxfers * sizeof(struct xfer));
+	assert_int_equal(back.step_start[back.nsteps], s.nxfers);
+	sched_free(&back);
+
+	/* Holding the file would pass the limit: refused before reading. */
+	assert_int_equal(schedule_pb_open(path, mem_resident() + len / 2, NULL, &f, &err), -1);
+	assert_int_equal(err.code, OFC_E_RUNTIME);
+	assert_string_equal(err.file, path);
+	assert_non_null(strstr(err.msg, "reading it would take the process over the memory limit"));
+
+	/* A deadline already past stops the count. */
+	struct ofc_clock late = {.start = now_seconds() - 2, .limit = 1};
+	late.deadline = late.start + 1;
+	assert_int_equal(schedule_pb_open(path, 0, &late, &f, &err), -1);
+	assert_string_equal(err.msg, "time limit 1 s reached in reading the schedule");
+	unlink(path);
+
+	/* Cut inside the last step; a group (wire type 3); a transfer that is a
+	 * varint; a transfer whose bytes are no Transfer (a varint cut short). */
+	static const struct {
+		const char *bytes;
+		size_t len;
+		const char *msg;
+	} bad[] = {
+	    {"\x32\x05\x0a\x01", 4, "not an ofc.v1.Schedule message (byte 0: a truncated field)"},
+	    {"\x1b", 1, "not an ofc.v1.Schedule message (byte 0: a truncated field)"},
+	    {"\x32\x02\x08\x01", 4,
+	     "not an ofc.v1.Schedule message (byte 2: a transfer that is not a message)"},
+	    {"\x0a\x09"
+	     "allgather\x18\x04\x32\x03\x0a\x01\x08",
+	     18, "step 1, transfer 1: not an ofc.v1.Transfer message"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err = (struct ofc_error){0};
+		if (schedule_pb_parse("bad.pb", (const uint8_t *)bad[i].bytes, bad[i].len, NULL, &f,
+				      &err) == 0) {
+			assert_int_equal(schedule_pb_decode(&f, NULL, &back, &err), -1);
+			schedule_pb_close(&f);
+		}
+		assert_string_equal(err.file, "bad.pb");
+		assert_string_equal(err.msg, bad[i].msg);
+	}
+	/* The file cut short in its last step: the step's field is truncated. */
+	char cut[] = "/tmp/ofc-cutXXXXXX";
+	write_file(cut, data, len - 1);
+	assert_int_equal(schedule_read_pb(cut, &back, &err), -1);
+	assert_string_equal(err.file, cut);
+	char want[96];
+	snprintf(want, sizeof(want), "not an ofc.v1.Schedule message (byte %zu: a truncated field)",
+		 len - 2);
+	assert_string_equal(err.msg, want);
+	unlink(cut);
+	free(data);
+	sched_free(&s);
+	graph_free(g);
+}
+
 static void test_json_and_text(void **state)
 {
 	struct fabric *f = load();
@@ -496,6 +596,7 @@ int main(void)
 	    cmocka_unit_test(test_schedule_pb_runs),
 	    cmocka_unit_test(test_schedule_pb_spans),
 	    cmocka_unit_test(test_schedule_pb_chunks),
+	    cmocka_unit_test(test_schedule_pb_counted),
 	    cmocka_unit_test(test_json_and_text),
 	};
 
