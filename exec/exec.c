@@ -473,6 +473,52 @@ static void wait_barrier(struct run *r)
 	pthread_barrier_wait(&r->bar);
 }
 
+/* u's connections: it connects the ones it sends on, accepts nin others. */
+static int connect_all(struct agent *a, int lfd, uint32_t nin, struct ofc_error *e)
+{
+	struct run *r = a->run;
+	const struct exec_net *net = r->net;
+
+	for (size_t i = 0; i < r->nconns && !atomic_load(&r->stop); i++) {
+		struct conn *c = &r->conns[i];
+		uint32_t dst = (uint32_t)(c->key >> 16) & 0xffffu, lane = c->key & 0xffffu;
+		uint32_t local, addr;
+
+		if ((uint32_t)(c->key >> 32) != a->u)
+			continue;
+		if (lane == SCHED_NO_LANE) {
+			local = net->host_addr[a->u];
+			addr = net->host_addr[dst];
+		} else {
+			local = net->lane_local[(size_t)a->u * net->lanes + lane];
+			addr = net->lane_addr[(size_t)a->u * net->lanes + lane];
+		}
+		c->sfd = exec_connect(local, addr, net->tcp_port, a->u, lane, r->deadline, e);
+		if (c->sfd < 0) {
+			ofc_error_prefix(e, "host %u port %u", a->u, lane);
+			return -1;
+		}
+	}
+	for (uint32_t k = 0; k < nin && !atomic_load(&r->stop); k++) {
+		uint32_t src, lane;
+		int fd = exec_accept(lfd, r->stopfd, &src, &lane, r->deadline, e);
+		struct conn *c = fd < 0 ? NULL : find_conn(r, conn_key(src, a->u, lane));
+
+		if (fd < 0) {
+			ofc_error_prefix(e, "host %u", a->u);
+			return -1;
+		}
+		if (!c || c->rfd >= 0) {
+			close(fd);
+			return ofc_error_set(e, OFC_E_RUNTIME,
+					     "host %u: unexpected connection from host %u lane %u",
+					     a->u, src, lane);
+		}
+		c->rfd = fd;
+	}
+	return 0;
+}
+
 static void *agent_main(void *arg)
 {
 	struct agent *a = arg;
@@ -496,45 +542,7 @@ static void *agent_main(void *arg)
 	if (!ok)
 		fail(r, &e);
 	wait_barrier(r); /* every agent listens */
-	for (size_t i = 0; i < r->nconns && ok && !atomic_load(&r->stop); i++) {
-		struct conn *c = &r->conns[i];
-		uint32_t dst = (uint32_t)(c->key >> 16) & 0xffffu, lane = c->key & 0xffffu;
-		uint32_t local, addr;
-
-		if ((uint32_t)(c->key >> 32) != a->u)
-			continue;
-		if (lane == SCHED_NO_LANE) {
-			local = net->host_addr[a->u];
-			addr = net->host_addr[dst];
-		} else {
-			local = net->lane_local[(size_t)a->u * net->lanes + lane];
-			addr = net->lane_addr[(size_t)a->u * net->lanes + lane];
-		}
-		c->sfd = exec_connect(local, addr, net->tcp_port, a->u, lane, r->deadline, &e);
-		if (c->sfd < 0) {
-			ofc_error_prefix(&e, "host %u port %u", a->u, lane);
-			ok = false;
-		}
-	}
-	for (uint32_t k = 0; k < nin && ok && !atomic_load(&r->stop); k++) {
-		uint32_t src, lane;
-		int fd = exec_accept(lfd, r->stopfd, &src, &lane, r->deadline, &e);
-		struct conn *c = fd < 0 ? NULL : find_conn(r, conn_key(src, a->u, lane));
-
-		if (fd < 0) {
-			ofc_error_prefix(&e, "host %u", a->u);
-			ok = false;
-		} else if (!c || c->rfd >= 0) {
-			close(fd);
-			ofc_error_set(&e, OFC_E_RUNTIME,
-				      "host %u: unexpected connection from host %u lane %u", a->u,
-				      src, lane);
-			ok = false;
-		} else {
-			c->rfd = fd;
-		}
-	}
-	if (!ok)
+	if (ok && connect_all(a, lfd, nin, &e) < 0)
 		fail(r, &e);
 	wait_barrier(r); /* connected: the clock starts */
 	a->start = now_seconds();
@@ -569,48 +577,54 @@ static int cmp_u64_exec(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Transfer k against the hosts and their circuits. */
+static int check_transfer(const struct run *r, size_t k, struct ofc_error *err)
+{
+	const struct xfer *x = &r->s->xfers[k];
+	const struct exec_net *net = r->net;
+
+	if (x->src >= r->n || x->dst >= r->n || x->src == x->dst || x->block >= r->nblocks)
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "transfer %zu (%u -> %u, block %u) is outside the schedule's %u "
+		    "nodes",
+		    k, x->src, x->dst, x->block, r->n);
+	if (x->run) /* the hosts between would forward: not modelled here */
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "transfer %zu crosses %u arcs cut-through (a run): the testbed "
+		    "runs one hop per transfer",
+		    k, xfer_arcs(x));
+	if (x->lane != SCHED_NO_LANE) {
+		size_t i = (size_t)x->src * net->lanes + x->lane;
+
+		if (x->lane >= net->lanes || net->lane_peer[i] != x->dst)
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "transfer %zu goes from host %u to host %u on port "
+					     "%u, but that port %s",
+					     k, x->src, x->dst, x->lane,
+					     x->lane >= net->lanes ||
+						     net->lane_peer[i] == UINT32_MAX
+						 ? "has no circuit"
+						 : "reaches another host (is the testbed at the "
+						   "config's topology?)");
+	}
+	return 0;
+}
+
 /* Connections from the transfers. */
 static int prepare(struct run *r, struct ofc_error *err)
 {
 	const struct schedule *s = r->s;
-	const struct exec_net *net = r->net;
 	uint64_t *keys = xmalloc((s->nxfers + 1) * sizeof(uint64_t));
 	size_t nk = 0;
 
 	for (size_t k = 0; k < s->nxfers; k++) {
 		const struct xfer *x = &s->xfers[k];
 
-		if (x->src >= r->n || x->dst >= r->n || x->src == x->dst ||
-		    x->block >= r->nblocks) {
+		if (check_transfer(r, k, err) < 0) {
 			free(keys);
-			return ofc_error_set(err, OFC_E_INPUT,
-					     "transfer %zu (%u -> %u, block %u) is outside the "
-					     "schedule's %u nodes",
-					     k, x->src, x->dst, x->block, r->n);
-		}
-		if (x->run) { /* the hosts between would forward: not modelled here */
-			free(keys);
-			return ofc_error_set(
-			    err, OFC_E_INPUT,
-			    "transfer %zu crosses %u arcs cut-through (a run): the "
-			    "testbed runs one hop per transfer",
-			    k, xfer_arcs(x));
-		}
-		if (x->lane != SCHED_NO_LANE) {
-			size_t i = (size_t)x->src * net->lanes + x->lane;
-
-			if (x->lane >= net->lanes || net->lane_peer[i] != x->dst) {
-				free(keys);
-				return ofc_error_set(
-				    err, OFC_E_INPUT,
-				    "transfer %zu goes from host %u to host %u on port %u, but "
-				    "that port %s",
-				    k, x->src, x->dst, x->lane,
-				    x->lane >= net->lanes || net->lane_peer[i] == UINT32_MAX
-					? "has no circuit"
-					: "reaches another host (is the testbed at the config's "
-					  "topology?)");
-			}
+			return -1;
 		}
 		keys[nk++] = conn_key(x->src, x->dst, x->lane);
 	}
@@ -657,14 +671,105 @@ static uint64_t assign_slots(struct run *r)
 	return total;
 }
 
+/* The run's outcome from the hosts' readings (t0: the clock's start). */
+static void collect(struct run *r, double t0, struct exec_result *res)
+{
+	const struct schedule *s = r->s;
+
+	res->host_seconds = xcalloc(r->n, sizeof(double));
+	res->nsteps = s->nsteps;
+	res->step_end = xcalloc(s->nsteps + 1, sizeof(double));
+	for (uint32_t u = 0; u < r->n; u++)
+		for (uint32_t t = 0; t < s->nsteps; t++)
+			if (r->ag[u].step_end[t] - t0 > res->step_end[t])
+				res->step_end[t] = r->ag[u].step_end[t] - t0;
+	res->block_bytes = r->E * 4;
+	res->connections = (uint32_t)r->nconns;
+	res->data_ok = true;
+	for (uint32_t u = 0; u < r->n; u++) {
+		struct agent *a = &r->ag[u];
+
+		res->host_seconds[u] = a->end - t0;
+		res->seconds = a->end - t0 > res->seconds ? a->end - t0 : res->seconds;
+		res->payload_bytes += a->sent;
+		res->checked_elements += a->checked;
+		if (a->bad && res->data_ok)
+			snprintf(res->first_bad, sizeof(res->first_bad), "%s", a->first_bad);
+		res->bad_elements += a->bad;
+		res->data_ok = res->data_ok && !a->bad;
+	}
+}
+
+/* The threads: started, waited for through the barriers (progress the
+ * while), joined. Returns the run's clock start. */
+static double run_agents(struct run *r)
+{
+	const struct exec_opts *o = r->o;
+	pthread_t *th = xcalloc(r->n, sizeof(*th));
+	double t0;
+
+	for (uint32_t u = 0; u < r->n; u++)
+		if (pthread_create(&th[u], NULL, agent_main, &r->ag[u]) != 0)
+			/* Cannot happen short of resource exhaustion; the barrier
+			 * counts on every agent, so there is no clean way on. */
+			abort();
+	wait_barrier(r); /* listening */
+	wait_barrier(r); /* connected */
+	t0 = now_seconds();
+	while (atomic_load(&r->done) < r->n) {
+		struct pollfd p = {.fd = r->stopfd, .events = POLLIN};
+		uint32_t low = UINT32_MAX;
+
+		poll(&p, 1, 100);
+		for (uint32_t u = 0; u < r->n; u++) {
+			uint32_t st = atomic_load(&r->ag[u].step);
+
+			low = st < low ? st : low;
+		}
+		if (o->progress && !atomic_load(&r->stop))
+			o->progress(o->ctx, low, r->s->nsteps, now_seconds() - t0);
+	}
+	wait_barrier(r); /* done */
+	for (uint32_t u = 0; u < r->n; u++)
+		pthread_join(th[u], NULL);
+	free(th);
+	/* The clock started when the first host left the barrier, not when
+	 * this thread did: preempted there (16 hosts on 2 cores), its reading
+	 * came after hosts had finished steps, and a step measured 0 or less. */
+	for (uint32_t u = 0; u < r->n; u++)
+		t0 = r->ag[u].start < t0 ? r->ag[u].start : t0;
+	return t0;
+}
+
+static void run_free(struct run *r)
+{
+	for (size_t i = 0; i < r->nconns; i++) {
+		if (r->conns[i].sfd >= 0)
+			close(r->conns[i].sfd);
+		if (r->conns[i].rfd >= 0)
+			close(r->conns[i].rfd);
+		free(r->conns[i].segs);
+		free(r->conns[i].rx);
+	}
+	for (uint32_t u = 0; r->ag && u < r->n; u++) {
+		free(r->ag[u].slot);
+		free(r->ag[u].data);
+		free(r->ag[u].stage);
+		free(r->ag[u].tmp);
+		free(r->ag[u].step_end);
+	}
+	if (r->stopfd >= 0)
+		close(r->stopfd);
+	free(r->ag);
+	free(r->conns);
+	free(r->expect);
+}
+
 int exec_run(const struct schedule *s, const struct exec_net *net, const struct exec_opts *o,
 	     struct exec_result *res, struct ofc_error *err)
 {
 	struct run r = {.s = s, .net = net, .o = o, .n = s->nodes, .stopfd = -1};
-	pthread_t *th = NULL;
-	uint32_t started = 0;
 	uint64_t mem, limit = o->max_memory ? o->max_memory : DEFAULT_MEM;
-	double t0;
 	int rc = -1;
 
 	memset(res, 0, sizeof(*res));
@@ -728,90 +833,17 @@ int exec_run(const struct schedule *s, const struct exec_net *net, const struct 
 	pthread_mutex_init(&r.mu, NULL);
 	pthread_barrier_init(&r.bar, NULL, r.n + 1);
 	r.deadline = now_seconds() + o->timeout;
-	th = xcalloc(r.n, sizeof(*th));
-	for (; started < r.n; started++)
-		if (pthread_create(&th[started], NULL, agent_main, &r.ag[started]) != 0)
-			break;
-	if (started < r.n) {
-		/* Cannot happen short of resource exhaustion; the barrier counts on
-		 * every agent, so there is no clean way on. */
-		abort();
-	}
-	wait_barrier(&r); /* listening */
-	wait_barrier(&r); /* connected */
-	t0 = now_seconds();
-	while (atomic_load(&r.done) < r.n) {
-		struct pollfd p = {.fd = r.stopfd, .events = POLLIN};
-		uint32_t low = UINT32_MAX;
-
-		poll(&p, 1, 100);
-		for (uint32_t u = 0; u < r.n; u++) {
-			uint32_t st = atomic_load(&r.ag[u].step);
-
-			low = st < low ? st : low;
-		}
-		if (o->progress && !atomic_load(&r.stop))
-			o->progress(o->ctx, low, s->nsteps, now_seconds() - t0);
-	}
-	wait_barrier(&r); /* done */
-	for (uint32_t u = 0; u < r.n; u++)
-		pthread_join(th[u], NULL);
-	/* The clock started when the first host left the barrier, not when
-	 * this thread did: preempted there (16 hosts on 2 cores), its reading
-	 * came after hosts had finished steps, and a step measured 0 or less. */
-	for (uint32_t u = 0; u < r.n; u++)
-		t0 = r.ag[u].start < t0 ? r.ag[u].start : t0;
+	double t0 = run_agents(&r);
 	pthread_barrier_destroy(&r.bar);
 	pthread_mutex_destroy(&r.mu);
 	if (r.failed) {
 		*err = r.err;
 		goto out;
 	}
-	res->host_seconds = xcalloc(r.n, sizeof(double));
-	res->nsteps = s->nsteps;
-	res->step_end = xcalloc(s->nsteps + 1, sizeof(double));
-	for (uint32_t u = 0; u < r.n; u++)
-		for (uint32_t t = 0; t < s->nsteps; t++)
-			if (r.ag[u].step_end[t] - t0 > res->step_end[t])
-				res->step_end[t] = r.ag[u].step_end[t] - t0;
-	res->block_bytes = r.E * 4;
-	res->connections = (uint32_t)r.nconns;
-	res->data_ok = true;
-	for (uint32_t u = 0; u < r.n; u++) {
-		struct agent *a = &r.ag[u];
-
-		res->host_seconds[u] = a->end - t0;
-		res->seconds = a->end - t0 > res->seconds ? a->end - t0 : res->seconds;
-		res->payload_bytes += a->sent;
-		res->checked_elements += a->checked;
-		if (a->bad && res->data_ok)
-			snprintf(res->first_bad, sizeof(res->first_bad), "%s", a->first_bad);
-		res->bad_elements += a->bad;
-		res->data_ok = res->data_ok && !a->bad;
-	}
+	collect(&r, t0, res);
 	rc = 0;
 out:
-	for (size_t i = 0; i < r.nconns; i++) {
-		if (r.conns[i].sfd >= 0)
-			close(r.conns[i].sfd);
-		if (r.conns[i].rfd >= 0)
-			close(r.conns[i].rfd);
-		free(r.conns[i].segs);
-		free(r.conns[i].rx);
-	}
-	for (uint32_t u = 0; r.ag && u < r.n; u++) {
-		free(r.ag[u].slot);
-		free(r.ag[u].data);
-		free(r.ag[u].stage);
-		free(r.ag[u].tmp);
-		free(r.ag[u].step_end);
-	}
-	if (r.stopfd >= 0)
-		close(r.stopfd);
-	free(r.ag);
-	free(r.conns);
-	free(r.expect);
-	free(th);
+	run_free(&r);
 	return rc;
 }
 
