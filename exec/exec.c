@@ -8,7 +8,16 @@
  * Connections are keyed (src, dst, lane) from the schedule's transfers; a
  * connection's send side belongs to src's thread, its receive side to
  * dst's, so no state is shared between agents but the stop flag, the
- * error and the progress counters. */
+ * error and the progress counters.
+ *
+ * Before any of it (issue 34) one pass over the transfers counts what the
+ * run will hold (exec_memory: blocks, the expected result, each host's
+ * transfers and the steps it takes part in, the connections) and the run
+ * is refused with that figure when it does not fit; nothing is held per
+ * step and host. A host walks only the steps it sends or receives in, and
+ * only its own transfers and connections in each: a schedule of 52 M empty
+ * steps costs nothing to run, where every host once stepped through all of
+ * them (92 s, past --timeout 60) with 8 bytes each for their times. */
 #include "exec/internal.h"
 
 #include <errno.h>
@@ -23,7 +32,7 @@
 
 #define TMP_BYTES   (256u << 10) /* reduce: received bytes are added from here */
 #define NO_SLOT	    UINT32_MAX
-#define DEFAULT_MEM (16ull << 30)
+#define CLOCK_XFERS 65536 /* transfers between two looks at the deadline */
 
 struct seg {
 	const uint8_t *p;
@@ -50,12 +59,19 @@ struct agent {
 	uint32_t nslots;
 	uint32_t *data; /* nslots * E elements */
 	uint8_t *stage;
-	size_t cap_stage;
+	size_t cap_stage; /* the largest step's sends (reduce collectives) */
 	uint32_t *tmp;
-	atomic_uint step;
-	double start; /* when it left the barrier: the run's clock starts at the first */
+	/* The transfers u sends or receives, in schedule order; the steps it
+	 * takes part in (act), their transfers xf[act_off[i], act_off[i + 1])
+	 * and when u finished each. */
+	uint32_t *xf, nxf;
+	uint32_t *act, *act_off, nact;
+	double *act_end;
+	struct conn **own; /* the connections u sends or receives on */
+	uint32_t nown;
+	atomic_uint step; /* the first step u has not finished */
+	double start;	  /* when it left the barrier: the run's clock starts at the first */
 	double end;
-	double *step_end; /* [t]: when this host finished step t */
 	uint64_t sent;
 	uint64_t bad, checked;
 	char first_bad[200];
@@ -70,6 +86,7 @@ struct run {
 	uint64_t seed;
 	struct conn *conns;
 	size_t nconns;
+	uint32_t *xconn; /* transfer -> its connection */
 	struct agent *ag;
 	uint32_t *expect; /* allgather, reduce-scatter, allreduce: the result, N * E */
 	pthread_barrier_t bar;
@@ -155,45 +172,25 @@ static bool reduce_collective(const struct schedule *s)
 
 /* ---- one step ------------------------------------------------------------ */
 
-/* What u sends and receives in step t, onto its connections. */
-static int plan_step(struct agent *a, uint32_t t, struct ofc_error *err)
+/* What u sends and receives in its i-th step, onto its connections. */
+static int plan_step(struct agent *a, uint32_t i, struct ofc_error *err)
 {
 	struct run *r = a->run;
 	const struct schedule *s = r->s;
 	bool stage = reduce_collective(s);
-	size_t need = 0, used = 0;
+	size_t used = 0;
 
-	for (size_t k = s->step_start[t]; k < s->step_start[t + 1]; k++) {
+	for (uint32_t j = a->act_off[i]; j < a->act_off[i + 1]; j++) {
+		size_t k = a->xf[j];
 		const struct xfer *x = &s->xfers[k];
+		struct conn *c = &r->conns[r->xconn[k]];
+		uint32_t *b = block_at(a, x->block);
 		uint64_t e0, e1;
 
-		if (x->src != a->u)
-			continue;
-		elem_range(r, x, &e0, &e1);
-		need += (size_t)(e1 - e0) * 4;
-	}
-	if (stage && need > a->cap_stage) {
-		/* Normally sized before the clock starts (stage_size): a fresh
-		 * buffer here would be faulted in page by page mid-step. */
-		free(a->stage);
-		a->stage = xmalloc(need);
-		a->cap_stage = need;
-	}
-	for (size_t k = s->step_start[t]; k < s->step_start[t + 1]; k++) {
-		const struct xfer *x = &s->xfers[k];
-		uint64_t e0, e1;
-		struct conn *c;
-		uint32_t *b;
-
-		if (x->src != a->u && x->dst != a->u)
-			continue;
-		c = find_conn(r, conn_key(x->src, x->dst, x->lane));
-		b = block_at(a, x->block);
-		if (!c || !b)
+		if (!b)
 			return ofc_error_set(err, OFC_E_RUNTIME,
-					     "host %u, step %u: no connection or block for "
-					     "transfer %zu",
-					     a->u, t, k);
+					     "host %u, step %u: no block for transfer %zu", a->u,
+					     a->act[i] + 1, k);
 		elem_range(r, x, &e0, &e1);
 		if (e1 == e0)
 			continue;
@@ -202,6 +199,13 @@ static int plan_step(struct agent *a, uint32_t t, struct ofc_error *err)
 			size_t len = (size_t)(e1 - e0) * 4;
 
 			if (stage) {
+				/* Sized from the same transfers before the clock
+				 * started (count_run): they agree. */
+				if (used + len > a->cap_stage)
+					return ofc_error_set(err, OFC_E_RUNTIME,
+							     "host %u, step %u: sends past the "
+							     "stage's %zu bytes",
+							     a->u, a->act[i] + 1, a->cap_stage);
 				memcpy(a->stage + used, p, len);
 				p = a->stage + used;
 				used += len;
@@ -294,20 +298,22 @@ static int do_recv(struct agent *a, struct conn *c, struct ofc_error *err)
 	return 0;
 }
 
-static int run_step(struct agent *a, uint32_t t, struct pollfd *pf, struct conn **pc,
+/* u's i-th step: its sends and receives to the end, within the deadline. */
+static int run_step(struct agent *a, uint32_t i, struct pollfd *pf, struct conn **pc,
 		    struct ofc_error *err)
 {
 	struct run *r = a->run;
+	uint32_t t = a->act[i];
 
-	for (size_t i = 0; i < r->nconns; i++) {
-		struct conn *c = &r->conns[i];
+	for (uint32_t k = 0; k < a->nown; k++) {
+		struct conn *c = a->own[k];
 
 		if ((uint32_t)(c->key >> 32) == a->u)
 			c->nsegs = c->cur = c->done = 0;
-		if (((uint32_t)(c->key >> 16) & 0xffffu) == a->u)
+		else
 			c->nrx = c->rcur = c->rdone = 0, c->ncarry = 0;
 	}
-	if (plan_step(a, t, err) < 0)
+	if (plan_step(a, i, err) < 0)
 		return -1;
 	for (;;) {
 		size_t np = 1;
@@ -315,18 +321,19 @@ static int run_step(struct agent *a, uint32_t t, struct pollfd *pf, struct conn 
 		int pr;
 
 		pf[0] = (struct pollfd){.fd = r->stopfd, .events = POLLIN};
-		for (size_t i = 0; i < r->nconns; i++) {
-			struct conn *c = &r->conns[i];
+		for (uint32_t k = 0; k < a->nown; k++) {
+			struct conn *c = a->own[k];
 
-			if ((uint32_t)(c->key >> 32) == a->u && c->cur < c->nsegs) {
+			if ((uint32_t)(c->key >> 32) == a->u) {
+				if (c->cur == c->nsegs)
+					continue;
 				if (do_send(a, c, err) < 0)
 					return -1;
 				if (c->cur < c->nsegs) {
 					pc[np] = c;
 					pf[np++] = (struct pollfd){.fd = c->sfd, .events = POLLOUT};
 				}
-			}
-			if (((uint32_t)(c->key >> 16) & 0xffffu) == a->u && c->rcur < c->nrx) {
+			} else if (c->rcur < c->nrx) {
 				if (do_recv(a, c, err) < 0)
 					return -1;
 				if (c->rcur < c->nrx) {
@@ -351,38 +358,6 @@ static int run_step(struct agent *a, uint32_t t, struct pollfd *pf, struct conn 
 }
 
 /* ---- set-up and check ---------------------------------------------------- */
-
-/* The largest step's sends of host u, so the stage is allocated and
- * touched once, before the clock starts. */
-static void stage_size(struct agent *a)
-{
-	struct run *r = a->run;
-	const struct schedule *s = r->s;
-	size_t most = 0;
-
-	if (!reduce_collective(s))
-		return;
-	for (uint32_t t = 0; t < s->nsteps; t++) {
-		size_t need = 0;
-
-		for (size_t k = s->step_start[t]; k < s->step_start[t + 1]; k++) {
-			const struct xfer *x = &s->xfers[k];
-			uint64_t e0, e1;
-
-			if (x->src != a->u)
-				continue;
-			elem_range(r, x, &e0, &e1);
-			need += (size_t)(e1 - e0) * 4;
-		}
-		most = need > most ? need : most;
-	}
-	if (most > a->cap_stage) {
-		free(a->stage);
-		a->stage = xmalloc(most);
-		memset(a->stage, 0, most);
-		a->cap_stage = most;
-	}
-}
 
 static void fill_input(struct agent *a)
 {
@@ -473,19 +448,22 @@ static void wait_barrier(struct run *r)
 	pthread_barrier_wait(&r->bar);
 }
 
-/* u's connections: it connects the ones it sends on, accepts nin others. */
-static int connect_all(struct agent *a, int lfd, uint32_t nin, struct ofc_error *e)
+/* u's connections: it connects the ones it sends on, accepts the others. */
+static int connect_all(struct agent *a, int lfd, struct ofc_error *e)
 {
 	struct run *r = a->run;
 	const struct exec_net *net = r->net;
+	uint32_t nin = 0;
 
-	for (size_t i = 0; i < r->nconns && !atomic_load(&r->stop); i++) {
-		struct conn *c = &r->conns[i];
+	for (uint32_t k = 0; k < a->nown && !atomic_load(&r->stop); k++) {
+		struct conn *c = a->own[k];
 		uint32_t dst = (uint32_t)(c->key >> 16) & 0xffffu, lane = c->key & 0xffffu;
 		uint32_t local, addr;
 
-		if ((uint32_t)(c->key >> 32) != a->u)
+		if ((uint32_t)(c->key >> 32) != a->u) {
+			nin++;
 			continue;
+		}
 		if (lane == SCHED_NO_LANE) {
 			local = net->host_addr[a->u];
 			addr = net->host_addr[dst];
@@ -523,42 +501,53 @@ static void *agent_main(void *arg)
 {
 	struct agent *a = arg;
 	struct run *r = a->run;
-	const struct exec_net *net = r->net;
 	struct ofc_error e = {0};
-	struct pollfd *pf = xcalloc(2 * r->nconns + 2, sizeof(*pf));
-	struct conn **pc = xcalloc(2 * r->nconns + 2, sizeof(*pc));
-	uint32_t nin = 0;
+	struct pollfd *pf = xcalloc(2 * (size_t)a->nown + 2, sizeof(*pf));
+	struct conn **pc = xcalloc(2 * (size_t)a->nown + 2, sizeof(*pc));
+	uint32_t nin = 0, i = 0;
 	int lfd = -1;
 	bool ok = true;
 
 	a->tmp = xmalloc(TMP_BYTES + 8);
-	for (size_t i = 0; i < r->nconns; i++)
-		if (((uint32_t)(r->conns[i].key >> 16) & 0xffffu) == a->u)
-			nin++;
-	if (exec_enter(net, a->u, &e) < 0 || (lfd = exec_listen(net, (int)nin + 16, &e)) < 0)
+	for (uint32_t k = 0; k < a->nown; k++)
+		nin += (uint32_t)(a->own[k]->key >> 32) != a->u;
+	if (exec_enter(r->net, a->u, &e) < 0 ||
+	    (lfd = exec_listen(r->net, a->u, (int)nin + 16, &e)) < 0)
 		ok = false;
 	fill_input(a);
-	stage_size(a);
+	if (a->cap_stage) {
+		/* Touched before the clock starts: a fresh buffer would be
+		 * faulted in page by page mid-step. */
+		a->stage = xmalloc(a->cap_stage);
+		memset(a->stage, 0, a->cap_stage);
+	}
 	if (!ok)
 		fail(r, &e);
 	wait_barrier(r); /* every agent listens */
-	if (ok && connect_all(a, lfd, nin, &e) < 0)
+	if (ok && connect_all(a, lfd, &e) < 0)
 		fail(r, &e);
 	wait_barrier(r); /* connected: the clock starts */
 	a->start = now_seconds();
-	uint32_t t = 0;
-	for (; t < r->s->nsteps && !atomic_load(&r->stop); t++) {
-		if (run_step(a, t, pf, pc, &e) < 0) {
+	for (; i < a->nact && !atomic_load(&r->stop); i++) {
+		if (now_seconds() > r->deadline) {
+			ofc_error_setr(&e, OFC_E_RUNTIME, OFC_R_TIMEOUT,
+				       "host %u: deadline passed before step %u of %u", a->u,
+				       a->act[i] + 1, r->s->nsteps);
+			fail(r, &e);
+			break;
+		}
+		if (run_step(a, i, pf, pc, &e) < 0) {
 			if (!atomic_load(&r->stop))
 				fail(r, &e);
 			break;
 		}
-		a->step_end[t] = now_seconds();
-		atomic_store(&a->step, t + 1);
+		a->act_end[i] = now_seconds();
+		atomic_store(&a->step, i + 1 < a->nact ? a->act[i + 1] : r->s->nsteps);
 	}
 	/* The last step's reading ends the run: a second reading could land
-	 * after a preemption and make the steps not add up to the run. */
-	a->end = t == r->s->nsteps && t ? a->step_end[t - 1] : now_seconds();
+	 * after a preemption and make the steps not add up to the run. A
+	 * host with no step is done when it starts. */
+	a->end = i == a->nact ? (i ? a->act_end[i - 1] : a->start) : now_seconds();
 	atomic_fetch_add(&r->done, 1);
 	wait_barrier(r); /* everyone is done: close and check */
 	if (!atomic_load(&r->stop))
@@ -575,6 +564,14 @@ static int cmp_u64_exec(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* 0, or -1 with "deadline passed in PHASE" once it has. */
+static int deadline_check(const struct run *r, const char *phase, struct ofc_error *err)
+{
+	if (now_seconds() <= r->deadline)
+		return 0;
+	return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_TIMEOUT, "deadline passed in %s", phase);
 }
 
 /* Transfer k against the hosts and their circuits. */
@@ -612,41 +609,107 @@ static int check_transfer(const struct run *r, size_t k, struct ofc_error *err)
 	return 0;
 }
 
-/* Connections from the transfers. */
-static int prepare(struct run *r, struct ofc_error *err)
+/* One pass over the transfers, holding nothing per transfer: each checked,
+ * and per host its transfers (nxf), the steps it takes part in (nact) and,
+ * for the reduce collectives, its largest step's sends (cap_stage). */
+static int count_run(struct run *r, struct ofc_error *err)
 {
 	const struct schedule *s = r->s;
-	uint64_t *keys = xmalloc((s->nxfers + 1) * sizeof(uint64_t));
-	size_t nk = 0;
+	bool stage = reduce_collective(s);
+	uint32_t *last = xmalloc(((size_t)r->n + 1) * sizeof(uint32_t));
+	uint64_t *sends = xcalloc((size_t)r->n + 1, sizeof(uint64_t));
+	int rc = 0;
 
-	for (size_t k = 0; k < s->nxfers; k++) {
-		const struct xfer *x = &s->xfers[k];
+	memset(last, 0xff, ((size_t)r->n + 1) * sizeof(uint32_t));
+	for (uint32_t t = 0; t < s->nsteps && rc == 0; t++)
+		for (size_t k = s->step_start[t]; k < s->step_start[t + 1] && rc == 0; k++) {
+			const struct xfer *x = &s->xfers[k];
+			uint32_t end[2] = {x->src, x->dst};
+			uint64_t e0, e1;
 
-		if (check_transfer(r, k, err) < 0) {
-			free(keys);
-			return -1;
+			if ((k + 1) % CLOCK_XFERS == 0 && deadline_check(r, "set-up", err) < 0)
+				rc = -1;
+			else if (check_transfer(r, k, err) < 0)
+				rc = -1;
+			for (int i = 0; i < 2 && rc == 0; i++) {
+				struct agent *a = &r->ag[end[i]];
+
+				a->nxf++;
+				if (last[end[i]] != t) {
+					last[end[i]] = t;
+					a->nact++;
+					sends[end[i]] = 0;
+				}
+			}
+			if (rc < 0 || !stage)
+				continue;
+			elem_range(r, x, &e0, &e1);
+			sends[x->src] += (e1 - e0) * 4;
+			if (sends[x->src] > r->ag[x->src].cap_stage)
+				r->ag[x->src].cap_stage = (size_t)sends[x->src];
 		}
-		keys[nk++] = conn_key(x->src, x->dst, x->lane);
-	}
-	qsort(keys, nk, sizeof(uint64_t), cmp_u64_exec);
-	r->conns = xcalloc(nk + 1, sizeof(*r->conns));
-	for (size_t k = 0; k < nk; k++)
-		if (k == 0 || keys[k] != keys[k - 1]) {
-			struct conn *c = &r->conns[r->nconns++];
+	free(last);
+	free(sends);
+	return rc;
+}
 
-			c->key = keys[k];
-			c->sfd = c->rfd = -1;
-		}
-	free(keys);
-	return 0;
+/* What a run holds beyond the schedule (exec_memory and exec_run share it):
+ * the hosts' blocks (slots in all), the expected result, the stages, the
+ * slot tables and receive scratch; per transfer its connection, its place
+ * in its two hosts' lists, a key while the connections are found and room
+ * in a step's segment and receive lists; per (host, step) taken part in 16
+ * bytes; per connection its state, its place in two hosts' lists and their
+ * poll entries; with step_times 8 bytes a step. */
+struct exec_counts {
+	uint64_t slots, stage, act, conns;
+};
+
+static uint64_t exec_bytes(enum sched_collective c, uint32_t n, uint64_t nsteps, uint64_t nxfers,
+			   uint64_t size, const struct exec_counts *k, bool step_times)
+{
+	uint64_t block = size / n / 4 * 4, nblocks = c == SCHED_ALLTOALL ? (uint64_t)n * n : n;
+	double b = (double)k->slots * (double)block + (double)k->stage;
+
+	if (c != SCHED_ALLTOALL)
+		b += (double)n * (double)block;
+	b += (double)n * ((double)(nblocks + 1) * 4 + TMP_BYTES + 8 + 2 * sizeof(struct agent));
+	b += (double)nxfers * (4 + 2 * 4 + 8 + sizeof(struct seg) + sizeof(size_t));
+	b += (double)k->act * (4 + 4 + 8);
+	b += (double)k->conns * (sizeof(struct conn) + 2 * sizeof(void *) +
+				 2 * (sizeof(struct pollfd) + sizeof(void *)));
+	b += step_times ? (double)nsteps * sizeof(double) : 0;
+	return b < 1.8e19 ? (uint64_t)b : UINT64_MAX;
+}
+
+/* Connections: at most one per transfer, and per ordered pair of hosts one
+ * per lane and one without. */
+static uint64_t conns_bound(uint32_t n, uint32_t lanes, uint64_t nxfers)
+{
+	uint64_t most = (uint64_t)n * (n - 1) * ((uint64_t)lanes + 1);
+
+	return nxfers < most ? nxfers : most;
+}
+
+uint64_t exec_memory_bound(enum sched_collective c, uint32_t nodes, uint32_t lanes, uint64_t nsteps,
+			   uint64_t nxfers, uint64_t size, bool step_times)
+{
+	uint64_t n = nodes < 2 ? 2 : nodes, block = size / n / 4 * 4;
+	struct exec_counts k = {.slots = n * n,
+				.act = 2 * nxfers < n * nsteps ? 2 * nxfers : n * nsteps,
+				.conns = conns_bound((uint32_t)n, lanes, nxfers)};
+
+	if (c == SCHED_ALLTOALL) /* its own blocks, and one per transfer at both ends */
+		k.slots = n * n + 2 * nxfers < n * n * n ? n * n + 2 * nxfers : n * n * n;
+	if (c == SCHED_REDUCE_SCATTER || c == SCHED_ALLREDUCE)
+		k.stage = n * n * block; /* a step sends what a host holds, or less */
+	return exec_bytes(c, (uint32_t)n, nsteps, nxfers, size, &k, step_times);
 }
 
 /* The blocks each host holds: all N for the gather and reduce collectives;
  * for all-to-all its own, and those it receives or relays. */
-static uint64_t assign_slots(struct run *r)
+static void assign_slots(struct run *r)
 {
 	const struct schedule *s = r->s;
-	uint64_t total = 0;
 
 	for (uint32_t u = 0; u < r->n; u++) {
 		struct agent *a = &r->ag[u];
@@ -666,23 +729,132 @@ static uint64_t assign_slots(struct run *r)
 		for (uint32_t b = 0; b < r->nblocks; b++)
 			if (a->slot[b] != NO_SLOT)
 				a->slot[b] = a->nslots++;
-		total += (uint64_t)a->nslots * r->E * 4;
 	}
-	return total;
 }
 
-/* The run's outcome from the hosts' readings (t0: the clock's start). */
+/* The run's figure from count_run's and assign_slots' counts. */
+static uint64_t run_bytes(const struct run *r)
+{
+	struct exec_counts k = {.conns = conns_bound(r->n, r->net->lanes, r->s->nxfers)};
+
+	for (uint32_t u = 0; u < r->n; u++) {
+		k.slots += r->ag[u].nslots;
+		k.stage += r->ag[u].cap_stage;
+		k.act += r->ag[u].nact;
+	}
+	return exec_bytes(r->s->collective, r->n, r->s->nsteps, r->s->nxfers, r->o->size, &k,
+			  r->o->step_times);
+}
+
+/* The connections, keyed from the transfers. */
+static void find_conns(struct run *r)
+{
+	const struct schedule *s = r->s;
+	uint64_t *keys = xmalloc((s->nxfers + 1) * sizeof(uint64_t));
+	size_t nk = 0;
+
+	for (size_t k = 0; k < s->nxfers; k++)
+		keys[k] = conn_key(s->xfers[k].src, s->xfers[k].dst, s->xfers[k].lane);
+	qsort(keys, s->nxfers, sizeof(uint64_t), cmp_u64_exec);
+	for (size_t k = 0; k < s->nxfers; k++)
+		nk += k == 0 || keys[k] != keys[k - 1];
+	r->conns = xcalloc(nk + 1, sizeof(*r->conns));
+	for (size_t k = 0; k < s->nxfers; k++)
+		if (k == 0 || keys[k] != keys[k - 1]) {
+			struct conn *c = &r->conns[r->nconns++];
+
+			c->key = keys[k];
+			c->sfd = c->rfd = -1;
+		}
+	free(keys);
+}
+
+/* Each host's transfers, the steps it takes part in, and its connections,
+ * in the room count_run counted. */
+static int build_lists(struct run *r, struct ofc_error *err)
+{
+	const struct schedule *s = r->s;
+
+	find_conns(r);
+	if (deadline_check(r, "set-up", err) < 0)
+		return -1;
+	r->xconn = xmalloc((s->nxfers + 1) * sizeof(uint32_t));
+	for (uint32_t u = 0; u < r->n; u++) {
+		struct agent *a = &r->ag[u];
+
+		a->xf = xmalloc(((size_t)a->nxf + 1) * sizeof(uint32_t));
+		a->act = xmalloc(((size_t)a->nact + 1) * sizeof(uint32_t));
+		a->act_off = xmalloc(((size_t)a->nact + 1) * sizeof(uint32_t));
+		a->act_end = xcalloc((size_t)a->nact + 1, sizeof(double));
+		a->nxf = a->nact = 0;
+	}
+	for (uint32_t t = 0; t < s->nsteps; t++)
+		for (size_t k = s->step_start[t]; k < s->step_start[t + 1]; k++) {
+			const struct xfer *x = &s->xfers[k];
+			uint32_t end[2] = {x->src, x->dst};
+
+			if ((k + 1) % CLOCK_XFERS == 0 && deadline_check(r, "set-up", err) < 0)
+				return -1;
+			r->xconn[k] =
+			    (uint32_t)(find_conn(r, conn_key(x->src, x->dst, x->lane)) - r->conns);
+			for (int i = 0; i < 2; i++) {
+				struct agent *a = &r->ag[end[i]];
+
+				if (!a->nact || a->act[a->nact - 1] != t) {
+					a->act[a->nact] = t;
+					a->act_off[a->nact++] = a->nxf;
+				}
+				a->xf[a->nxf++] = (uint32_t)k;
+			}
+		}
+	for (size_t i = 0; i < r->nconns; i++) {
+		r->ag[r->conns[i].key >> 32].nown++;
+		r->ag[(r->conns[i].key >> 16) & 0xffffu].nown++;
+	}
+	for (uint32_t u = 0; u < r->n; u++) {
+		struct agent *a = &r->ag[u];
+
+		a->act_off[a->nact] = a->nxf;
+		a->own = xmalloc(((size_t)a->nown + 1) * sizeof(*a->own));
+		a->nown = 0;
+		atomic_store(&a->step, a->nact ? a->act[0] : s->nsteps);
+	}
+	for (size_t i = 0; i < r->nconns; i++) {
+		struct agent *src = &r->ag[r->conns[i].key >> 32];
+		struct agent *dst = &r->ag[(r->conns[i].key >> 16) & 0xffffu];
+
+		src->own[src->nown++] = &r->conns[i];
+		dst->own[dst->nown++] = &r->conns[i];
+	}
+	return 0;
+}
+
+/* The run's outcome from the hosts' readings (t0: the clock's start). The
+ * last host to finish step t finished it at the latest of every host's
+ * last step up to t (a host passes the steps it has no part in at once). */
 static void collect(struct run *r, double t0, struct exec_result *res)
 {
 	const struct schedule *s = r->s;
 
 	res->host_seconds = xcalloc(r->n, sizeof(double));
 	res->nsteps = s->nsteps;
-	res->step_end = xcalloc(s->nsteps + 1, sizeof(double));
-	for (uint32_t u = 0; u < r->n; u++)
-		for (uint32_t t = 0; t < s->nsteps; t++)
-			if (r->ag[u].step_end[t] - t0 > res->step_end[t])
-				res->step_end[t] = r->ag[u].step_end[t] - t0;
+	if (r->o->step_times) {
+		double most = 0;
+
+		res->step_end = xcalloc((size_t)s->nsteps + 1, sizeof(double));
+		for (uint32_t u = 0; u < r->n; u++) {
+			const struct agent *a = &r->ag[u];
+
+			most = a->start - t0 > most ? a->start - t0 : most;
+			for (uint32_t i = 0; i < a->nact; i++)
+				if (a->act_end[i] - t0 > res->step_end[a->act[i]])
+					res->step_end[a->act[i]] = a->act_end[i] - t0;
+		}
+		for (uint32_t t = 0; t < s->nsteps; t++) {
+			most = res->step_end[t] > most ? res->step_end[t] : most;
+			res->step_end[t] = most;
+		}
+	}
 	res->block_bytes = r->E * 4;
 	res->connections = (uint32_t)r->nconns;
 	res->data_ok = true;
@@ -741,6 +913,42 @@ static double run_agents(struct run *r)
 	return t0;
 }
 
+static int refuse_memory(uint64_t need, uint64_t limit, const char *what, struct ofc_error *err)
+{
+	char need_s[32], max_s[32];
+
+	fmt_size(need_s, sizeof(need_s), need);
+	fmt_size(max_s, sizeof(max_s), limit);
+	return ofc_error_set(err, OFC_E_RUNTIME,
+			     "%s needs about %s with what the process holds, over the memory limit "
+			     "of %s (--max-memory)",
+			     what, need_s, max_s);
+}
+
+/* Hosts move a block at a time: spans become a transfer per block, in a
+ * copy of the schedule that must fit first. */
+static int run_unspanned(const struct schedule *s, const struct exec_net *net,
+			 const struct exec_opts *o, uint64_t limit, struct exec_result *res,
+			 struct ofc_error *err)
+{
+	uint64_t nx = sched_block_xfers(s);
+	uint64_t need = mem_resident() + nx * sizeof(struct xfer) + (uint64_t)s->nsteps * 4;
+	struct schedule u;
+	int rc;
+
+	if (need > limit) {
+		char what[96];
+
+		snprintf(what, sizeof(what), "the schedule's spans as %llu transfers",
+			 (unsigned long long)nx);
+		return refuse_memory(need, limit, what, err);
+	}
+	sched_unspan(s, &u);
+	rc = exec_run(&u, net, o, res, err);
+	sched_free(&u);
+	return rc;
+}
+
 static void run_free(struct run *r)
 {
 	for (size_t i = 0; i < r->nconns; i++) {
@@ -752,16 +960,23 @@ static void run_free(struct run *r)
 		free(r->conns[i].rx);
 	}
 	for (uint32_t u = 0; r->ag && u < r->n; u++) {
-		free(r->ag[u].slot);
-		free(r->ag[u].data);
-		free(r->ag[u].stage);
-		free(r->ag[u].tmp);
-		free(r->ag[u].step_end);
+		struct agent *a = &r->ag[u];
+
+		free(a->slot);
+		free(a->data);
+		free(a->stage);
+		free(a->tmp);
+		free(a->xf);
+		free(a->act);
+		free(a->act_off);
+		free(a->act_end);
+		free(a->own);
 	}
 	if (r->stopfd >= 0)
 		close(r->stopfd);
 	free(r->ag);
 	free(r->conns);
+	free(r->xconn);
 	free(r->expect);
 }
 
@@ -769,18 +984,13 @@ int exec_run(const struct schedule *s, const struct exec_net *net, const struct 
 	     struct exec_result *res, struct ofc_error *err)
 {
 	struct run r = {.s = s, .net = net, .o = o, .n = s->nodes, .stopfd = -1};
-	uint64_t mem, limit = o->max_memory ? o->max_memory : DEFAULT_MEM;
+	uint64_t need, limit = o->max_memory ? o->max_memory : mem_physical() / 2;
 	int rc = -1;
 
 	memset(res, 0, sizeof(*res));
-	if (sched_has_spans(s)) { /* hosts move a block at a time */
-		struct schedule u;
-
-		sched_unspan(s, &u);
-		rc = exec_run(&u, net, o, res, err);
-		sched_free(&u);
-		return rc;
-	}
+	r.deadline = o->deadline;
+	if (sched_has_spans(s))
+		return run_unspanned(s, net, o, limit, res, err);
 	if (s->nodes != net->nhosts)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "the schedule is for %u nodes, the testbed has %u hosts",
@@ -801,38 +1011,43 @@ int exec_run(const struct schedule *s, const struct exec_net *net, const struct 
 				     "hosts",
 				     (unsigned long long)o->size, r.n);
 	r.seed = o->seed ? o->seed : 0x6f6663657865632dull;
-	if (prepare(&r, err) < 0)
-		return -1;
 	r.ag = xcalloc(r.n, sizeof(*r.ag));
-	mem = assign_slots(&r);
-	if (s->collective != SCHED_ALLTOALL)
-		mem += (uint64_t)r.n * r.E * 4;
-	if (mem > limit) {
-		ofc_error_set(err, OFC_E_INPUT,
-			      "the run needs %.1f MiB of buffers, over the limit of %.1f MiB",
-			      (double)mem / 1048576.0, (double)limit / 1048576.0);
+	for (uint32_t u = 0; u < r.n; u++) {
+		r.ag[u].run = &r;
+		r.ag[u].u = u;
+	}
+	if (count_run(&r, err) < 0)
+		goto out;
+	assign_slots(&r);
+	need = mem_resident() + run_bytes(&r);
+	if (need > limit) {
+		char what[160];
+
+		snprintf(what, sizeof(what),
+			 "the run (%u hosts, %llu KiB blocks, %u steps, %zu transfers)", r.n,
+			 (unsigned long long)(r.E * 4 >> 10), s->nsteps, s->nxfers);
+		refuse_memory(need, limit, what, err);
 		goto out;
 	}
+	if (build_lists(&r, err) < 0)
+		goto out;
 	if (s->collective != SCHED_ALLTOALL) {
 		struct expect_ctx ec = {&r};
 
 		r.expect = xmalloc((size_t)r.n * r.E * 4);
 		parallel_for(r.n, 1, 0, expect_block, &ec);
 	}
-	for (uint32_t u = 0; u < r.n; u++) {
-		r.ag[u].run = &r;
-		r.ag[u].u = u;
-		r.ag[u].step_end = xcalloc((size_t)s->nsteps + 1, sizeof(double));
+	for (uint32_t u = 0; u < r.n; u++)
 		r.ag[u].data = xmalloc((size_t)r.ag[u].nslots * r.E * 4 + 4);
-	}
 	r.stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (r.stopfd < 0) {
 		ofc_error_set(err, OFC_E_RUNTIME, "eventfd: %s", strerror(errno));
 		goto out;
 	}
+	if (deadline_check(&r, "set-up", err) < 0)
+		goto out;
 	pthread_mutex_init(&r.mu, NULL);
 	pthread_barrier_init(&r.bar, NULL, r.n + 1);
-	r.deadline = now_seconds() + o->timeout;
 	double t0 = run_agents(&r);
 	pthread_barrier_destroy(&r.bar);
 	pthread_mutex_destroy(&r.mu);

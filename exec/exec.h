@@ -28,7 +28,11 @@
  * the peer's host address and follow the routes the testbed installed.
  *
  * Every wait has an absolute deadline; every buffer is bounded: a host
- * holds the blocks it ever touches, and a step's staged sends. */
+ * holds the blocks it ever touches, and a step's staged sends; the run is
+ * refused, with its figure, when it does not fit the memory limit.
+ *
+ * Hosts in one namespace (exec_net.netns NULL, tests) listen each on its
+ * own address, host_addr[u], so that loopback's 127/8 holds them all. */
 #ifndef OFC_EXEC_H
 #define OFC_EXEC_H
 
@@ -42,7 +46,8 @@
 struct exec_net {
 	uint32_t nhosts;
 	const char *const *netns;   /* namespace per host (under /run/netns); NULL:
-				       every host in the caller's namespace */
+				       every host in the caller's namespace, on
+				       its own address */
 	uint32_t lanes;		    /* ports per host */
 	const uint32_t *lane_peer;  /* [u * lanes + p]: host at the far end, UINT32_MAX none */
 	const uint32_t *lane_addr;  /* [u * lanes + p]: address of the far end */
@@ -52,10 +57,15 @@ struct exec_net {
 };
 
 struct exec_opts {
-	uint64_t size;	     /* M: bytes per node */
-	double timeout;	     /* seconds for the whole run (deadline), > 0 */
-	uint64_t max_memory; /* refuse runs whose buffers exceed this; 0: 16 GiB */
-	uint64_t seed;	     /* input data; 0: fixed default */
+	uint64_t size; /* M: bytes per node */
+	/* Absolute, on the now_seconds() clock: the caller's, so that reading
+	 * the schedule and setting up count (issue 34). */
+	double deadline;
+	/* Refuse a run that would take the process (what it holds already and
+	 * the run: exec_memory) past this; 0: half the machine's memory. */
+	uint64_t max_memory;
+	uint64_t seed;	 /* input data; 0: fixed default */
+	bool step_times; /* fill exec_result.step_end (8 bytes a step) */
 	/* Called from the caller's thread about ten times a second while the
 	 * agents run: the lowest step any host is in. */
 	void (*progress)(void *ctx, uint32_t step, uint32_t nsteps, double seconds);
@@ -65,7 +75,7 @@ struct exec_opts {
 struct exec_result {
 	double seconds;	      /* start (all connected) to the last host's last step */
 	double *host_seconds; /* per host, when it finished (caller frees) */
-	double *step_end;     /* [t]: when the last host finished step t (caller frees) */
+	double *step_end; /* step_times: [t] when the last host finished step t (caller frees) */
 	uint32_t nsteps;
 	uint64_t block_bytes;	/* bytes per block as run */
 	uint64_t payload_bytes; /* sent over all sockets */
@@ -84,6 +94,16 @@ struct exec_result {
 int exec_run(const struct schedule *s, const struct exec_net *net, const struct exec_opts *o,
 	     struct exec_result *r, struct ofc_error *err);
 void exec_result_free(struct exec_result *r);
+/* What exec_run holds beyond the schedule, before the schedule is read
+ * (issue 34), from its counts (spans counted as one transfer: exec_run
+ * checks their copy itself): every host's blocks at size bytes per host
+ * (all-to-all: its own and one per transfer at each end) and the expected
+ * result, for the reduce collectives a stage of up to what a host holds,
+ * 16 to 40 bytes per transfer and per step a host takes part in, and with
+ * step_times 8 bytes a step. exec_run refuses with the same figure from
+ * the schedule itself (the stages then exact). */
+uint64_t exec_memory_bound(enum sched_collective c, uint32_t nodes, uint32_t lanes, uint64_t nsteps,
+			   uint64_t nxfers, uint64_t size, bool step_times);
 
 /* ---- link probes (exec/probe.c) --------------------------------------------
  * For each lane of each host, one connection to the far end: a few small

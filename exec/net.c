@@ -41,9 +41,12 @@ int exec_enter(const struct exec_net *net, uint32_t h, struct ofc_error *err)
 	return rc;
 }
 
-int exec_listen(const struct exec_net *net, int backlog, struct ofc_error *err)
+int exec_listen(const struct exec_net *net, uint32_t h, int backlog, struct ofc_error *err)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(net->tcp_port)};
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_port = htons(net->tcp_port),
+				 .sin_addr.s_addr =
+				     net->netns ? INADDR_ANY : htonl(net->host_addr[h])};
 	int one = 1;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -54,8 +57,8 @@ int exec_listen(const struct exec_net *net, int backlog, struct ofc_error *err)
 		int e = errno;
 
 		close(fd);
-		return ofc_error_set(err, OFC_E_RUNTIME, "listening on port %u: %s",
-				     net->tcp_port, strerror(e));
+		return ofc_error_set(err, OFC_E_RUNTIME, "listening on port %u: %s", net->tcp_port,
+				     strerror(e));
 	}
 	return fd;
 }
@@ -65,7 +68,8 @@ static int wait_fd(int fd, short events, int stopfd, double deadline)
 {
 	for (;;) {
 		double left = deadline - now_seconds();
-		struct pollfd p[2] = {{.fd = fd, .events = events}, {.fd = stopfd, .events = POLLIN}};
+		struct pollfd p[2] = {{.fd = fd, .events = events},
+				      {.fd = stopfd, .events = POLLIN}};
 		int r;
 
 		if (left <= 0)

@@ -64,7 +64,7 @@ static int connect_all(struct probe_run *p, struct ofc_error *err)
 	for (uint32_t h = 0; h < net->nhosts; h++) {
 		if (exec_enter(net, h, err) < 0)
 			return -1;
-		p->lfd[h] = exec_listen(net, (int)net->lanes + 16, err);
+		p->lfd[h] = exec_listen(net, h, (int)net->lanes + 16, err);
 		if (p->lfd[h] < 0)
 			return -1;
 	}

@@ -222,7 +222,10 @@ static void execute(struct run_args *a, const struct testbed_net *t, struct sche
 {
 	double before;
 	struct exec_net net;
-	struct exec_opts o = {.size = a->q.size, .timeout = a->timeout};
+	struct exec_opts o = {.size = a->q.size,
+			      .deadline = now_seconds() + a->timeout,
+			      .max_memory = schedule_memory_limit(&a->q),
+			      .step_times = a->steps};
 	struct ofc_error err = {0};
 
 	if (a->drop_set) {
