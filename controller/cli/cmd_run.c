@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "controller/export/export.h"
 #include "drivers/drivers.h"
 #include "exec/exec.h"
 
@@ -32,7 +33,10 @@ static const char help[] =
     "  --schedule FILE    run this exported schedule (ofc schedule --format pb)\n"
     "  --alpha T          the model's latency per step (default: the config's\n"
     "                     cost_model alpha, else the link latency + 100us)\n"
-    "  --timeout T        give up after T per run (default 10min)\n"
+    "  --timeout T        give up after T per run, reading and setting up included\n"
+    "                     (default 10min)\n"
+    "  --max-memory M     refuse (exit 1), with the estimate, a run that would take\n"
+    "                     more (default: half the machine's memory)\n"
     "  --drop-transfer K  remove transfer K (0-based) before running: a broken\n"
     "                     schedule, to see the data check catch it\n"
     "  --port N           TCP port the agents listen on (default 7462)\n"
@@ -142,6 +146,11 @@ static int on_option(struct fabric_cmd *fc, int c, const char *arg)
 	case 'e': /* 'S' is --state-dir's */
 		a->steps = true;
 		return 0;
+	case 'Q':
+		if (parse_size(arg, &a->q.max_memory, &why) < 0 || a->q.max_memory == 0)
+			return cli_usage_error(fc->cmd, "bad --max-memory '%s': %s", arg,
+					       why ? why : "must be > 0");
+		return 0;
 	}
 	return 2;
 }
@@ -169,7 +178,14 @@ static double predict_steps(const struct schedule *s, const struct testbed_net *
 	for (uint32_t st = 0; st < s->nsteps; st++) {
 		double most = 0, step;
 
-		memset(load, 0, (size_t)t->nhosts * t->ports * sizeof(double));
+		/* What the step before loaded, back to zero: a step costs its
+		 * transfers, not the links (52 M empty steps, issue 34). */
+		for (size_t k = st ? s->step_start[st - 1] : 0; k < s->step_start[st]; k++) {
+			const struct xfer *x = &s->xfers[k];
+
+			if (x->lane != SCHED_NO_LANE && x->lane < t->ports && x->src < t->nhosts)
+				load[(size_t)x->src * t->ports + x->lane] = 0;
+		}
 		for (size_t k = s->step_start[st]; k < s->step_start[st + 1]; k++) {
 			const struct xfer *x = &s->xfers[k];
 			size_t i = (size_t)x->src * t->ports + x->lane;
@@ -218,12 +234,12 @@ static double circuit_tx(const struct testbed_net *t)
 }
 
 static void execute(struct run_args *a, const struct testbed_net *t, struct schedule *s,
-		    struct run_row *row)
+		    const struct ofc_clock *clock, struct run_row *row)
 {
 	double before;
 	struct exec_net net;
 	struct exec_opts o = {.size = a->q.size,
-			      .deadline = now_seconds() + a->timeout,
+			      .deadline = clock->deadline,
 			      .max_memory = schedule_memory_limit(&a->q),
 			      .step_times = a->steps};
 	struct ofc_error err = {0};
@@ -271,14 +287,25 @@ static void execute(struct run_args *a, const struct testbed_net *t, struct sche
 
 /* One computed schedule: algorithm name as 'ofc schedule --algo all' lists
  * it ("mcf/paths" is mcf with the paths lowering). */
+/* A run's clock: --timeout from now, reading and setting up included. */
+static void run_clock(const struct run_args *a, struct ofc_clock *c)
+{
+	*c = (struct ofc_clock){.start = now_seconds(), .limit = a->timeout};
+	c->deadline = c->start + a->timeout;
+}
+
 static void run_computed(struct run_args *a, const struct testbed_net *t, const char *name,
 			 struct run_row *row)
 {
 	struct schedule_query q = a->q;
 	struct schedule_result r;
 	struct ofc_error err = {0};
+	struct ofc_clock clock;
 	char algo[48];
 	char *slash;
+
+	run_clock(a, &clock);
+	q.clock = &clock;
 
 	snprintf(row->algo, sizeof(row->algo), "%s", name);
 	snprintf(algo, sizeof(algo), "%s", name);
@@ -302,9 +329,63 @@ static void run_computed(struct run_args *a, const struct testbed_net *t, const 
 		row->verified = r.main->verified;
 		snprintf(row->verify_error, sizeof(row->verify_error), "%s", r.main->verify_error);
 		row->predicted_s = r.main->time_us * 1e-6;
-		execute(a, t, &r.main->s, row);
+		execute(a, t, &r.main->s, &clock, row);
 	}
 	schedule_result_free(&r);
+}
+
+/* sched_verify's own memory on a schedule read back (measured, issue 34):
+ * the all-to-all's check sorts, 8 bytes a transfer (24.9 M transfers: 191
+ * MB); the others' about 24 (a 256-node allreduce: 23) and tables of up to
+ * 176 bytes a (node, shard) (VERIFY_PIECES_BYTES in schedule/direct.c). */
+static uint64_t verify_bytes(const struct schedule_pb *f)
+{
+	if (f->collective == SCHED_ALLTOALL)
+		return f->nxfers * 8;
+	return f->nxfers * 24 + (uint64_t)f->nodes * f->nodes * 176;
+}
+
+/* Whether reading, verifying and running f's schedule fits the memory
+ * limit, before it is built (the file's bytes are held already, in have):
+ * the peak is the file and the schedule while it is decoded, or the
+ * schedule, the check and the run once the file is dropped. */
+static int loaded_fits(const struct run_args *a, const struct testbed_net *t,
+		       const struct schedule_pb *f, uint64_t have, struct ofc_error *err)
+{
+	uint64_t limit = schedule_memory_limit(&a->q), sched = schedule_pb_bytes(f);
+	uint64_t run = exec_memory_bound(f->collective, f->nodes, t->ports, f->nsteps, f->nxfers,
+					 a->q.size, a->steps);
+	double later = (double)verify_bytes(f) + (double)run + (a->steps ? 8.0 * f->nsteps : 0);
+	double need = (double)have + (double)sched + (later > (double)f->len ? later - f->len : 0);
+	char need_s[32], max_s[32], size_s[32];
+
+	if (need <= (double)limit)
+		return 0;
+	fmt_size(need_s, sizeof(need_s), need < 1.8e19 ? (uint64_t)need : UINT64_MAX);
+	fmt_size(max_s, sizeof(max_s), limit);
+	fmt_size(size_s, sizeof(size_s), a->q.size);
+	return ofc_error_at(err, OFC_E_RUNTIME, f->name, 0, 0,
+			    "%llu steps and %llu transfers on %u hosts: reading, checking and "
+			    "running them at %s per host needs about %s, over the memory limit of "
+			    "%s (--max-memory)",
+			    (unsigned long long)f->nsteps, (unsigned long long)f->nxfers, f->nodes,
+			    size_s, need_s, max_s);
+}
+
+/* The schedule of --schedule FILE, counted and priced before it is built. */
+static int load(struct run_args *a, const struct testbed_net *t, const struct ofc_clock *clock,
+		struct schedule *s, struct ofc_error *err)
+{
+	struct schedule_pb f;
+	int rc;
+
+	if (schedule_pb_open(a->schedule_file, schedule_memory_limit(&a->q), clock, &f, err) < 0)
+		return -1;
+	rc = loaded_fits(a, t, &f, mem_resident(), err);
+	if (rc == 0)
+		rc = schedule_pb_decode(&f, clock, s, err);
+	schedule_pb_close(&f);
+	return rc;
 }
 
 static void run_loaded(struct run_args *a, const struct testbed_net *t, struct run_row *row)
@@ -313,9 +394,11 @@ static void run_loaded(struct run_args *a, const struct testbed_net *t, struct r
 	struct ofc_error err = {0};
 	struct verify_opts vo = {0};
 	struct verify_report vr;
+	struct ofc_clock clock;
 
+	run_clock(a, &clock);
 	snprintf(row->algo, sizeof(row->algo), "%s", a->schedule_file);
-	if (schedule_read_pb(a->schedule_file, &s, &err) < 0) {
+	if (load(a, t, &clock, &s, &err) < 0) {
 		ofc_error_str(&err, row->error, sizeof(row->error));
 		return;
 	}
@@ -329,12 +412,14 @@ static void run_loaded(struct run_args *a, const struct testbed_net *t, struct r
 		return;
 	}
 	/* The verifier's verdict is reported; the run goes ahead either way,
-	 * since the data check is the point of running. */
+	 * since the data check is the point of running. Past the deadline
+	 * the check fails, and so will the run. */
+	vo.clock = &clock;
 	row->verified = sched_verify(&s, &vo, &vr) == 0;
 	if (!row->verified)
 		snprintf(row->verify_error, sizeof(row->verify_error), "%s", vr.error);
 	row->predicted_s = predict_steps(&s, t, a->q.alpha, a->q.size, NULL);
-	execute(a, t, &s, row);
+	execute(a, t, &s, &clock, row);
 	sched_free(&s);
 }
 
@@ -565,6 +650,7 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"port", required_argument, NULL, 'p'},
 	    {"mpi", no_argument, NULL, 'M'},
 	    {"steps", no_argument, NULL, 'e'},
+	    {"max-memory", required_argument, NULL, 'Q'},
 	    {0},
 	};
 	struct run_args a = {.timeout = 600, .port = RUN_PORT};

@@ -89,6 +89,20 @@ grep -q "a schedule for the survivors of 1 failed host (node 5): the testbed run
 	ok || bad "a survivors' schedule from a file" "$(head -c 600 "$TMP/out")"
 expect_error 2 "ofc testbed: run: --schedule and --algo exclude each other" \
 	$RUN "$TMP/torus.yaml" --collective allgather --schedule "$TMP/ag.pb" --algo bfb
+# The same schedule with 10 M empty steps after it (2 bytes each, 20 MB):
+# counted and priced before it is built (4 bytes a step, 8 more with
+# --steps for the times), refused over --max-memory with the estimate
+# (issue 34: 52 M of them took 4.6 GB, and past the limit decoding said
+# the file was no schedule); within the limit it runs, the hosts passing
+# the empty steps at no cost.
+python3 -c "import sys; d = open(sys.argv[1], 'rb').read(); open(sys.argv[2], 'wb').write(d + b'\x32\x00' * 10000000)" \
+	"$TMP/ag.pb" "$TMP/empty.pb"
+expect_exit 1 $RUN "$TMP/torus.yaml" --collective allgather --schedule "$TMP/empty.pb" --size 64KiB \
+	--steps --max-memory 96MiB
+python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['runs'][0]; e=r['error']; sys.exit(0 if not r['ran'] and e.startswith(sys.argv[2] + ': 10000004 steps and ') and ' transfers on 16 hosts: reading, checking and running them at 64 KiB per host needs about ' in e and e.endswith(', over the memory limit of 96 MiB (--max-memory)') else 1)" \
+	"$TMP/out" "$TMP/empty.pb" && ok || bad "10 M empty steps over --max-memory" "$(head -c 600 "$TMP/out")"
+expect_json '(lambda r: r["algorithm"]=="bfb (file)" and r["ran"] and r["data_ok"] and r["steps"]==10000004)(j["runs"][0])' \
+	$RUN "$TMP/torus.yaml" --collective allgather --schedule "$TMP/empty.pb" --size 64KiB --max-memory 96MiB
 
 # Reconfigure the fabric with the testbed up, then run on the new circuits.
 expect_stdout_has "committed transaction 2" $OFC apply "$TMP/circulant.yaml" --device "$DEV" --state-dir "$ST"
