@@ -26,14 +26,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MSCCL_MAX_Q	  64u
-#define MSCCL_MAX_STEPS	  256u /* per thread block, MSCCL_MAX_NUM_STEPS */
-#define MSCCL_MAX_COUNT	  72u  /* cnt < 72 */
-#define MSCCL_MAX_TBS	  216u /* per rank, MSCCL_MAX_NUM_THREAD_BLOCKS */
-#define MSCCL_MAX_RANKS	  1024u
-#define BUF_I		  0
-#define BUF_O		  1
-#define BUF_S		  2
+#define MSCCL_MAX_Q	64u
+#define MSCCL_MAX_STEPS 256u /* per thread block, MSCCL_MAX_NUM_STEPS */
+#define MSCCL_MAX_COUNT 72u  /* cnt < 72 */
+#define MSCCL_MAX_TBS	216u /* per rank, MSCCL_MAX_NUM_THREAD_BLOCKS */
+#define MSCCL_MAX_RANKS 1024u
+#define BUF_I		0
+#define BUF_O		1
+#define BUF_S		2
 
 struct mop {
 	char type[5]; /* s, r, rrc, cpy, nop */
@@ -55,7 +55,7 @@ struct opref {
 
 /* What happened last to one chunk of one buffer of one rank. */
 struct chunk_state {
-	struct opref w; /* last write, tb -1: none */
+	struct opref w;	 /* last write, tb -1: none */
 	struct opref *r; /* reads since */
 	uint32_t nr;
 	size_t capr;
@@ -124,9 +124,14 @@ static struct opref emit(struct mx *m, uint32_t u, int32_t t, struct mop op)
 			continue; /* earlier in the same block: implicit */
 		r->tb[d.tb].ops[d.idx].hasdep = true;
 		if (last.tb >= 0) {
-			struct mop nop = {.type = "nop", .srcbuf = BUF_I, .dstbuf = BUF_O,
-					  .srcoff = -1, .dstoff = -1, .cnt = 0,
-					  .depid = last.tb, .deps = last.idx};
+			struct mop nop = {.type = "nop",
+					  .srcbuf = BUF_I,
+					  .dstbuf = BUF_O,
+					  .srcoff = -1,
+					  .dstoff = -1,
+					  .cnt = 0,
+					  .depid = last.tb,
+					  .deps = last.idx};
 
 			tb = &r->tb[t];
 			GROW(tb->ops, tb->cap, tb->nops + 1);
@@ -183,8 +188,10 @@ static void note_write(struct mx *m, uint32_t u, unsigned buf, uint32_t off, uin
 	}
 }
 
-/* Where chunk 0 of block b lives at rank u while the program runs. */
-static void locate(struct mx *m, uint32_t u, uint32_t b, unsigned *buf, uint32_t *off)
+/* Where chunk 0 of block b lives at rank u while the program runs; false
+ * when u holds no such block (an all-to-all's relay of a block it never
+ * receives: a schedule the verifier refuses, read back from a file). */
+static bool locate(struct mx *m, uint32_t u, uint32_t b, unsigned *buf, uint32_t *off)
 {
 	const struct schedule *s = m->s;
 	uint32_t n = m->n, Q = m->Q;
@@ -193,15 +200,15 @@ static void locate(struct mx *m, uint32_t u, uint32_t b, unsigned *buf, uint32_t
 	case SCHED_ALLGATHER:
 		*buf = b == u ? BUF_I : BUF_O;
 		*off = b == u ? 0 : b * Q;
-		return;
+		return true;
 	case SCHED_ALLREDUCE:
 		*buf = BUF_O;
 		*off = b * Q;
-		return;
+		return true;
 	case SCHED_REDUCE_SCATTER:
 		*buf = BUF_S;
 		*off = b * Q;
-		return;
+		return true;
 	case SCHED_ALLTOALL:
 		if (b / n == u) {
 			*buf = BUF_I;
@@ -213,11 +220,12 @@ static void locate(struct mx *m, uint32_t u, uint32_t b, unsigned *buf, uint32_t
 			*buf = BUF_S;
 			*off = m->rk[u].slot[b] * Q;
 		}
-		return;
+		return *buf != BUF_S || m->rk[u].slot[b] != UINT32_MAX;
 	case SCHED_BROADCAST: /* refused by schedule_write_msccl */
 	case SCHED_REDUCE:
-		return;
+		break;
 	}
+	return false;
 }
 
 static uint32_t quant(uint64_t fixed, uint32_t Q)
@@ -240,7 +248,8 @@ static uint32_t pick_q(const struct schedule *s, bool *exact)
 				uint64_t y = q << 31;
 				uint64_t d = x > y ? x - y : y - x;
 
-				ok = d <= 2u * Q; /* sched_fix rounds each fraction by half a unit */
+				ok =
+				    d <= 2u * Q; /* sched_fix rounds each fraction by half a unit */
 			}
 		}
 		if (ok) {
@@ -296,10 +305,10 @@ static const char *buf_name(unsigned b)
 
 static const char *coll_name(enum sched_collective c)
 {
-	return c == SCHED_ALLGATHER ? "allgather"
-	       : c == SCHED_ALLREDUCE ? "allreduce"
+	return c == SCHED_ALLGATHER	   ? "allgather"
+	       : c == SCHED_ALLREDUCE	   ? "allreduce"
 	       : c == SCHED_REDUCE_SCATTER ? "reducescatter"
-				       : "alltoall";
+					   : "alltoall";
 }
 
 int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info *info,
@@ -392,9 +401,12 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 
 			for (uint32_t b = 0; b < n; b++) {
 				struct opref o = emit(&m, u, 0,
-						      (struct mop){.type = "cpy", .srcbuf = BUF_I,
-								   .srcoff = (int32_t)(b * Q), .dstbuf = dst,
-								   .dstoff = (int32_t)(b * Q), .cnt = (int32_t)Q});
+						      (struct mop){.type = "cpy",
+								   .srcbuf = BUF_I,
+								   .srcoff = (int32_t)(b * Q),
+								   .dstbuf = dst,
+								   .dstoff = (int32_t)(b * Q),
+								   .cnt = (int32_t)Q});
 
 				note_write(&m, u, dst, b * Q, Q, o);
 			}
@@ -402,11 +414,13 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 			/* allgather: own block into the output; all-to-all: the
 			 * block a rank sends itself. */
 			uint32_t so = s->collective == SCHED_ALLGATHER ? 0 : u * Q;
-			struct opref o =
-			    emit(&m, u, 0,
-				 (struct mop){.type = "cpy", .srcbuf = BUF_I, .srcoff = (int32_t)so,
-					      .dstbuf = BUF_O, .dstoff = (int32_t)(u * Q),
-					      .cnt = (int32_t)Q});
+			struct opref o = emit(&m, u, 0,
+					      (struct mop){.type = "cpy",
+							   .srcbuf = BUF_I,
+							   .srcoff = (int32_t)so,
+							   .dstbuf = BUF_O,
+							   .dstoff = (int32_t)(u * Q),
+							   .cnt = (int32_t)Q});
 
 			note_write(&m, u, BUF_O, u * Q, Q, o);
 		}
@@ -428,6 +442,14 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 						      "transfer %zu is not between two ranks", k);
 					goto out;
 				}
+				/* Chunks past the block would be past the buffer
+				 * for the last one (a file's offset and length
+				 * are each within [0, 1], not their sum). */
+				if ((uint64_t)x->offset + x->length > SCHED_ONE) {
+					ofc_error_set(err, OFC_E_INPUT,
+						      "transfer %zu ends past its block", k);
+					goto out;
+				}
 				if (nlanes[pair] >= 64 && x->lane != SCHED_NO_LANE) {
 					ofc_error_set(err, OFC_E_INPUT,
 						      "more than 64 ports from %u to %u", x->src,
@@ -442,12 +464,20 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 					struct opref o;
 					int32_t tb = tb_find(&m.rk[x->src], x->dst, -1, ch);
 
-					locate(&m, x->src, x->block, &buf, &off);
+					if (!locate(&m, x->src, x->block, &buf, &off)) {
+						ofc_error_set(err, OFC_E_INPUT,
+							      "transfer %zu: rank %u sends block "
+							      "%u, which it never holds",
+							      k, x->src, x->block);
+						goto out;
+					}
 					deps_read(&m, x->src, buf, off + c0, c1 - c0);
 					o = emit(&m, x->src, tb,
-						 (struct mop){.type = "s", .srcbuf = (uint8_t)buf,
+						 (struct mop){.type = "s",
+							      .srcbuf = (uint8_t)buf,
 							      .srcoff = (int32_t)(off + c0),
-							      .dstbuf = BUF_O, .dstoff = -1,
+							      .dstbuf = BUF_O,
+							      .dstoff = -1,
 							      .cnt = (int32_t)(c1 - c0)});
 					note_read(&m, x->src, buf, off + c0, c1 - c0, o);
 				} else {
@@ -455,7 +485,7 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 					int32_t tb = tb_find(&m.rk[x->dst], -1, x->src, ch);
 					bool red = xfer_op(x) == XFER_REDUCE;
 
-					locate(&m, x->dst, x->block, &buf, &off);
+					(void)locate(&m, x->dst, x->block, &buf, &off);
 					if (buf == BUF_I && s->collective == SCHED_ALLGATHER) {
 						buf = BUF_O; /* its own block back: a duplicate */
 						off = x->dst * Q;
@@ -467,12 +497,14 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 						goto out;
 					}
 					deps_write(&m, x->dst, buf, off + c0, c1 - c0);
-					o = emit(&m, x->dst, tb,
-						 (struct mop){.type = "r", .srcbuf = (uint8_t)buf,
-							      .srcoff = red ? (int32_t)(off + c0) : -1,
-							      .dstbuf = (uint8_t)buf,
-							      .dstoff = (int32_t)(off + c0),
-							      .cnt = (int32_t)(c1 - c0)});
+					o = emit(
+					    &m, x->dst, tb,
+					    (struct mop){.type = "r",
+							 .srcbuf = (uint8_t)buf,
+							 .srcoff = red ? (int32_t)(off + c0) : -1,
+							 .dstbuf = (uint8_t)buf,
+							 .dstoff = (int32_t)(off + c0),
+							 .cnt = (int32_t)(c1 - c0)});
 					if (red) {
 						struct mop *p = &m.rk[x->dst].tb[o.tb].ops[o.idx];
 
@@ -489,8 +521,12 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 		for (uint32_t u = 0; u < n; u++) {
 			deps_write(&m, u, BUF_S, u * Q, Q);
 			emit(&m, u, 0,
-			     (struct mop){.type = "cpy", .srcbuf = BUF_S, .srcoff = (int32_t)(u * Q),
-					  .dstbuf = BUF_O, .dstoff = 0, .cnt = (int32_t)Q});
+			     (struct mop){.type = "cpy",
+					  .srcbuf = BUF_S,
+					  .srcoff = (int32_t)(u * Q),
+					  .dstbuf = BUF_O,
+					  .dstoff = 0,
+					  .cnt = (int32_t)Q});
 		}
 	for (uint32_t u = 0; u < n; u++) {
 		struct rank *r = &m.rk[u];
@@ -503,11 +539,12 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 		}
 		for (uint32_t i = 0; i < r->ntb; i++) {
 			if (r->tb[i].nops > MSCCL_MAX_STEPS) {
-				ofc_error_set(err, OFC_E_INPUT,
-					      "rank %u, thread block %u has %zu operations, over "
-					      "MSCCL's %u (fewer --chunks, or a schedule with fewer "
-					      "transfers per link)",
-					      u, i, r->tb[i].nops, MSCCL_MAX_STEPS);
+				ofc_error_set(
+				    err, OFC_E_INPUT,
+				    "rank %u, thread block %u has %zu operations, over "
+				    "MSCCL's %u (fewer --chunks, or a schedule with fewer "
+				    "transfers per link)",
+				    u, i, r->tb[i].nops, MSCCL_MAX_STEPS);
 				goto out;
 			}
 			for (size_t j = 0; j < r->tb[i].nops; j++)
@@ -523,8 +560,7 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 		}
 	}
 	info->channels = nchan;
-	fprintf(out,
-		"<!-- ofc: %s %s on %s, %u ranks, %u steps; %u chunks per block (%s) -->\n",
+	fprintf(out, "<!-- ofc: %s %s on %s, %u ranks, %u steps; %u chunks per block (%s) -->\n",
 		s->algorithm, sched_collective_name(s->collective),
 		s->topology[0] ? s->topology : "?", n, s->nsteps, Q,
 		exact ? "exact" : "bounds rounded to the nearest chunk");
@@ -537,8 +573,8 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 	for (uint32_t u = 0; u < n; u++) {
 		struct rank *r = &m.rk[u];
 
-		fprintf(out, "  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"%u\" s_chunks=\"%u\">\n", u,
-			r->nchunks[BUF_I], r->nchunks[BUF_O], r->nchunks[BUF_S]);
+		fprintf(out, "  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"%u\" s_chunks=\"%u\">\n",
+			u, r->nchunks[BUF_I], r->nchunks[BUF_O], r->nchunks[BUF_S]);
 		for (uint32_t i = 0; i < r->ntb; i++) {
 			const struct mtb *tb = &r->tb[i];
 

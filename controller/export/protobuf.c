@@ -982,6 +982,7 @@ static int read_transfer(const struct schedule_pb *f, const Ofc__V1__Transfer *x
 	    (c == SCHED_ALLTOALL && (!x->has_target || x->target >= n)) ||
 	    read_frac(x->has_offset ? x->offset : 0, &r->offset) < 0 ||
 	    read_frac(x->has_length ? x->length : 1, &r->length) < 0 ||
+	    (uint64_t)r->offset + r->length > SCHED_ONE ||
 	    (x->has_port && x->port >= SCHED_NO_LANE) || x->has_direction ||
 	    (x->has_arcs &&
 	     (x->arcs < 1 || x->arcs > SCHED_MAX_RUN || (x->arcs > 1 && !x->has_port))) ||

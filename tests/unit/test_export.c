@@ -529,6 +529,13 @@ static void test_schedule_pb_counted(void **state)
 	    {"\x0a\x09"
 	     "allgather\x18\x04\x32\x03\x0a\x01\x08",
 	     18, "step 1, transfer 1: not an ofc.v1.Transfer message"},
+	    /* offset 0.75 and length 0.5: each within [0, 1], the part past
+	     * its block (the MSCCL writer read past its buffer) */
+	    {"\x0a\x09"
+	     "allgather\x18\x04\x32\x1a\x0a\x18\x08\x00\x10\x01\x18\x00\x21\x00\x00\x00\x00"
+	     "\x00\x00\xe8\x3f\x29\x00\x00\x00\x00\x00\x00\xe0\x3f",
+	     41,
+	     "step 1, transfer 1 is not a direct-connect transfer between the schedule's 4 nodes"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err = (struct ofc_error){0};
@@ -553,6 +560,32 @@ static void test_schedule_pb_counted(void **state)
 	free(data);
 	sched_free(&s);
 	graph_free(g);
+}
+
+/* The MSCCL writer on what a file may hold and the verifier would refuse
+ * (fuzz_schedule_pb found it reading past its buffers): an all-to-all whose
+ * rank 0 relays a block it never receives is refused by name. */
+static void test_msccl_refuses_unheld(void **state)
+{
+	struct schedule s;
+	struct msccl_info mi;
+	struct ofc_error err = {0};
+	struct xfer x = {.src = 0,
+			 .dst = 2,
+			 .block = 1 * 4 + 2,
+			 .length = SCHED_ONE,
+			 .lane = SCHED_NO_LANE,
+			 .flags = xfer_flags(DIR_NONE, XFER_COPY)};
+	FILE *null = fopen("/dev/null", "w");
+
+	(void)state;
+	sched_init(&s, SCHED_ALLTOALL, "stray", 4);
+	sched_step(&s);
+	sched_add(&s, &x);
+	assert_int_equal(schedule_write_msccl(&s, null, &mi, &err), -1);
+	assert_string_equal(err.msg, "transfer 0: rank 0 sends block 6, which it never holds");
+	fclose(null);
+	sched_free(&s);
 }
 
 static void test_json_and_text(void **state)
@@ -597,6 +630,7 @@ int main(void)
 	    cmocka_unit_test(test_schedule_pb_spans),
 	    cmocka_unit_test(test_schedule_pb_chunks),
 	    cmocka_unit_test(test_schedule_pb_counted),
+	    cmocka_unit_test(test_msccl_refuses_unheld),
 	    cmocka_unit_test(test_json_and_text),
 	};
 
