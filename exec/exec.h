@@ -99,7 +99,7 @@ void exec_result_free(struct exec_result *r);
  * checks their copy itself): every host's blocks at size bytes per host
  * (all-to-all: its own and one per transfer at each end) and the expected
  * result, for the reduce collectives a stage of up to what a host holds,
- * 16 to 40 bytes per transfer and per step a host takes part in, and with
+ * 44 bytes a transfer and 16 a step each host takes part in, and with
  * step_times 8 bytes a step. exec_run refuses with the same figure from
  * the schedule itself (the stages then exact). */
 uint64_t exec_memory_bound(enum sched_collective c, uint32_t nodes, uint32_t lanes, uint64_t nsteps,
