@@ -14,23 +14,6 @@
 
 #define NONE UINT32_MAX
 
-static int at(struct ofc_error *err, const struct fabric *f, struct src_loc loc, const char *fmt,
-	      ...) OFC_PRINTF(4, 5);
-static int at(struct ofc_error *err, const struct fabric *f, struct src_loc loc, const char *fmt,
-	      ...)
-{
-	va_list ap;
-
-	err->code = OFC_E_INPUT;
-	snprintf(err->file, sizeof(err->file), "%s", f->file);
-	err->line = loc.line ? loc.line : 1;
-	err->col = loc.col ? loc.col : 1;
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* ---- names ---------------------------------------------------------------- */
 
 static int cmp_host(const void *a, const void *b, void *ctx)
@@ -54,8 +37,9 @@ static int index_hosts(struct fabric *f, struct ofc_error *err)
 			const struct host *later = a->loc.line > b->loc.line ? a : b;
 			const struct host *first = later == a ? b : a;
 
-			return at(err, f, later->loc, "duplicate host name '%s' (first at line %u)",
-				  a->name, first->loc.line);
+			return fabric_error_at(err, f, later->loc,
+					       "duplicate host name '%s' (first at line %u)",
+					       a->name, first->loc.line);
 		}
 	}
 	return 0;
@@ -81,9 +65,10 @@ static int check_device_names(struct fabric *f, struct ofc_error *err)
 	for (uint32_t i = 0; i < n && rc == 0; i++)
 		for (uint32_t j = 0; j < i; j++)
 			if (strcmp(names[i], names[j]) == 0) {
-				rc = at(err, f, locs[i],
-					"duplicate device name '%s' (first at line %u)", names[i],
-					locs[j].line);
+				rc =
+				    fabric_error_at(err, f, locs[i],
+						    "duplicate device name '%s' (first at line %u)",
+						    names[i], locs[j].line);
 				break;
 			}
 	free(names);
@@ -128,21 +113,24 @@ static int check_driver(struct fabric *f, struct driver_cfg *d, const char *devi
 			ok = true;
 	}
 	if (!ok) {
-		at(err, f, d->loc, "driver '%s' cannot drive %s (use %s)", d->type, device, sb.buf);
+		fabric_error_at(err, f, d->loc, "driver '%s' cannot drive %s (use %s)", d->type,
+				device, sb.buf);
 		sb_free(&sb);
 		return -1;
 	}
 	sb_free(&sb);
 	if (strcmp(d->type, "sim") != 0 && !d->address)
-		return at(err, f, d->loc, "driver '%s' of %s needs 'address: HOST:PORT'", d->type,
-			  device);
+		return fabric_error_at(err, f, d->loc,
+				       "driver '%s' of %s needs 'address: HOST:PORT'", d->type,
+				       device);
 	if (d->address && check_address(d->address) < 0)
-		return at(err, f, d->address_loc,
-			  "bad address '%s': expected HOST:PORT with a port in 1..65535",
-			  d->address);
+		return fabric_error_at(
+		    err, f, d->address_loc,
+		    "bad address '%s': expected HOST:PORT with a port in 1..65535", d->address);
 	if (strcmp(d->type, "tl1") == 0 && !d->credentials)
-		return at(err, f, d->loc, "driver 'tl1' of %s needs 'credentials: FILE' to log in",
-			  device);
+		return fabric_error_at(err, f, d->loc,
+				       "driver 'tl1' of %s needs 'credentials: FILE' to log in",
+				       device);
 	if (d->credentials) {
 		struct stat st;
 
@@ -151,11 +139,13 @@ static int check_driver(struct fabric *f, struct driver_cfg *d, const char *devi
 					  ? xstrdup(d->credentials)
 					  : xasprintf("%s/%s", f->dir, d->credentials);
 		if (stat(d->credentials_path, &st) != 0 || access(d->credentials_path, R_OK) != 0)
-			return at(err, f, d->credentials_loc, "credentials file '%s': %s",
-				  d->credentials, strerror(errno));
+			return fabric_error_at(err, f, d->credentials_loc,
+					       "credentials file '%s': %s", d->credentials,
+					       strerror(errno));
 		if (!S_ISREG(st.st_mode))
-			return at(err, f, d->credentials_loc,
-				  "credentials file '%s' is not a regular file", d->credentials);
+			return fabric_error_at(err, f, d->credentials_loc,
+					       "credentials file '%s' is not a regular file",
+					       d->credentials);
 	}
 	return 0;
 }
@@ -173,14 +163,15 @@ static int check_switches(struct fabric *f, struct ofc_error *err)
 			 s->kind == SWITCH_OCS ? "optical circuit switch" : "patch panel", s->name);
 		if (s->kind == SWITCH_OCS) {
 			if (s->move_set)
-				return at(err, f, s->move_loc,
-					  "'move_time' is for patch panels; an OCS takes "
-					  "'reconfig_time'");
+				return fabric_error_at(
+				    err, f, s->move_loc,
+				    "'move_time' is for patch panels; an OCS takes "
+				    "'reconfig_time'");
 			if (!s->reconfig_set)
 				s->reconfig_time = 10e-3;
 		} else {
 			if (s->reconfig_set)
-				return at(
+				return fabric_error_at(
 				    err, f, s->reconfig_loc,
 				    "'reconfig_time' is for optical circuit switches; a patch "
 				    "panel takes 'move_time' (per move)");
@@ -213,14 +204,15 @@ static int check_rings(struct fabric *f, struct ofc_error *err)
 			int h = r->all_nodes ? (int)k : fabric_find_host(f, r->node_names[k]);
 
 			if (h < 0) {
-				rc = at(err, f, r->node_locs[k], "ring '%s': no host named '%s'",
-					r->name, r->node_names[k]);
+				rc = fabric_error_at(err, f, r->node_locs[k],
+						     "ring '%s': no host named '%s'", r->name,
+						     r->node_names[k]);
 				break;
 			}
 			if (seen[h]) {
-				rc = at(err, f, r->node_locs[k],
-					"ring '%s': host '%s' appears twice", r->name,
-					f->hosts[h].name);
+				rc = fabric_error_at(err, f, r->node_locs[k],
+						     "ring '%s': host '%s' appears twice", r->name,
+						     f->hosts[h].name);
 				break;
 			}
 			seen[h] = 1;
@@ -229,9 +221,9 @@ static int check_rings(struct fabric *f, struct ofc_error *err)
 		if (rc)
 			break;
 		if (r->nmembers < 2) {
-			rc = at(err, f, r->nodes_loc,
-				"ring '%s' has %u node%s; a ring needs at least 2", r->name,
-				r->nmembers, r->nmembers == 1 ? "" : "s");
+			rc = fabric_error_at(err, f, r->nodes_loc,
+					     "ring '%s' has %u node%s; a ring needs at least 2",
+					     r->name, r->nmembers, r->nmembers == 1 ? "" : "s");
 			break;
 		}
 		if (r->mrrs == 0)
@@ -259,17 +251,19 @@ static int add_attachment(struct fabric *f, struct wiring_ctx *w, struct attachm
 	const struct fswitch *s = &f->switches[a.sw];
 
 	if (a.sw_port < 1 || a.sw_port > s->ports)
-		return at(err, f, a.loc, "switch '%s' has ports 1..%u; there is no port %u",
-			  s->name, s->ports, a.sw_port);
+		return fabric_error_at(err, f, a.loc,
+				       "switch '%s' has ports 1..%u; there is no port %u", s->name,
+				       s->ports, a.sw_port);
 	uint32_t *hp = &w->by_host_port[(size_t)a.host * w->maxports + a.host_port];
 	uint32_t *sp = &w->by_switch_port[a.sw][a.sw_port];
 	if (*hp != NONE)
-		return at(err, f, a.loc, "host port %s:%u is already wired (line %u)",
-			  f->hosts[a.host].name, a.host_port, f->wiring[*hp].loc.line);
+		return fabric_error_at(err, f, a.loc, "host port %s:%u is already wired (line %u)",
+				       f->hosts[a.host].name, a.host_port, f->wiring[*hp].loc.line);
 	if (*sp != NONE)
-		return at(err, f, a.loc, "switch port %s:%u is already wired to %s:%u (line %u)",
-			  s->name, a.sw_port, f->hosts[f->wiring[*sp].host].name,
-			  f->wiring[*sp].host_port, f->wiring[*sp].loc.line);
+		return fabric_error_at(err, f, a.loc,
+				       "switch port %s:%u is already wired to %s:%u (line %u)",
+				       s->name, a.sw_port, f->hosts[f->wiring[*sp].host].name,
+				       f->wiring[*sp].host_port, f->wiring[*sp].loc.line);
 	*hp = *sp = f->nwiring;
 	a.host_name = a.switch_name = NULL;
 	f->wiring[f->nwiring++] = a;
@@ -284,8 +278,8 @@ static int resolve_switch_list(struct fabric *f, uint32_t *out, struct ofc_error
 		int s = fabric_find_switch(f, wc->switch_names[i]);
 
 		if (s < 0)
-			return at(err, f, wc->switch_locs[i], "wiring: no switch named '%s'",
-				  wc->switch_names[i]);
+			return fabric_error_at(err, f, wc->switch_locs[i],
+					       "wiring: no switch named '%s'", wc->switch_names[i]);
 		out[i] = (uint32_t)s;
 	}
 	return 0;
@@ -306,15 +300,17 @@ static int apply_moves(struct fabric *f, struct wiring_ctx *w, struct ofc_error 
 			ib = w->by_host_port[(size_t)h * w->maxports + m->to];
 		}
 		if (ia == UINT32_MAX || ib == UINT32_MAX || m->from == m->to)
-			return at(err, f, f->wiring_cfg.loc,
-				  "moved port %s:%u -> %s:%u: both must be wired ports of the host",
-				  m->host, m->from, m->host, m->to);
+			return fabric_error_at(
+			    err, f, f->wiring_cfg.loc,
+			    "moved port %s:%u -> %s:%u: both must be wired ports of the host",
+			    m->host, m->from, m->host, m->to);
 		struct attachment *a = &f->wiring[ia], *b = &f->wiring[ib];
 		if (a->sw != b->sw)
-			return at(err, f, f->wiring_cfg.loc,
-				  "moved port %s:%u -> %s:%u: the two are cabled to different "
-				  "switches",
-				  m->host, m->from, m->host, m->to);
+			return fabric_error_at(
+			    err, f, f->wiring_cfg.loc,
+			    "moved port %s:%u -> %s:%u: the two are cabled to different "
+			    "switches",
+			    m->host, m->from, m->host, m->to);
 		uint32_t k = a->sw_port;
 		a->sw_port = b->sw_port;
 		b->sw_port = k;
@@ -363,11 +359,12 @@ static int check_wiring(struct fabric *f, struct wiring_ctx *w, struct ofc_error
 			if (f->switches[sw[i]].ports >= wc->first_port)
 				capacity += f->switches[sw[i]].ports - wc->first_port + 1;
 		if (host_ports > capacity) {
-			rc = at(err, f, wc->loc,
-				"more host ports than switch ports: %u hosts have %llu ports, the "
-				"listed switches have %llu from port %u on",
-				f->nhosts, (unsigned long long)host_ports,
-				(unsigned long long)capacity, wc->first_port);
+			rc = fabric_error_at(
+			    err, f, wc->loc,
+			    "more host ports than switch ports: %u hosts have %llu ports, the "
+			    "listed switches have %llu from port %u on",
+			    f->nhosts, (unsigned long long)host_ports, (unsigned long long)capacity,
+			    wc->first_port);
 			goto out;
 		}
 		for (uint32_t h = 0; h < f->nhosts && rc == 0; h++)
@@ -389,20 +386,22 @@ static int check_wiring(struct fabric *f, struct wiring_ctx *w, struct ofc_error
 		for (uint32_t h = 0; h < f->nhosts; h++)
 			need = f->hosts[h].ports > need ? f->hosts[h].ports : need;
 		if (wc->nswitch_names < need) {
-			rc = at(err, f, wc->loc,
-				"per-port wiring needs one switch per host port: hosts have up to "
-				"%u ports but %u switch%s listed",
-				need, wc->nswitch_names, wc->nswitch_names == 1 ? " is" : "es are");
+			rc = fabric_error_at(
+			    err, f, wc->loc,
+			    "per-port wiring needs one switch per host port: hosts have up to "
+			    "%u ports but %u switch%s listed",
+			    need, wc->nswitch_names, wc->nswitch_names == 1 ? " is" : "es are");
 			goto out;
 		}
 		for (uint32_t p = 0; p < need; p++) {
 			const struct fswitch *x = &f->switches[sw[p]];
 
 			if ((uint64_t)wc->first_port + f->nhosts - 1 > x->ports) {
-				rc = at(err, f, wc->switch_locs[p],
-					"more host ports than switch ports: switch '%s' has %u "
-					"ports but %u hosts need one each from port %u",
-					x->name, x->ports, f->nhosts, wc->first_port);
+				rc = fabric_error_at(
+				    err, f, wc->switch_locs[p],
+				    "more host ports than switch ports: switch '%s' has %u "
+				    "ports but %u hosts need one each from port %u",
+				    x->name, x->ports, f->nhosts, wc->first_port);
 				goto out;
 			}
 		}
@@ -422,18 +421,19 @@ static int check_wiring(struct fabric *f, struct wiring_ctx *w, struct ofc_error
 			int s = fabric_find_switch(f, a.switch_name);
 
 			if (h < 0) {
-				rc = at(err, f, a.loc, "wiring: no host named '%s'", a.host_name);
+				rc = fabric_error_at(err, f, a.loc, "wiring: no host named '%s'",
+						     a.host_name);
 				break;
 			}
 			if (s < 0) {
-				rc = at(err, f, a.loc, "wiring: no switch named '%s'",
-					a.switch_name);
+				rc = fabric_error_at(err, f, a.loc, "wiring: no switch named '%s'",
+						     a.switch_name);
 				break;
 			}
 			if (a.host_port >= f->hosts[h].ports) {
-				rc = at(err, f, a.loc,
-					"host '%s' has ports 0..%u; there is no port %u",
-					a.host_name, f->hosts[h].ports - 1, a.host_port);
+				rc = fabric_error_at(
+				    err, f, a.loc, "host '%s' has ports 0..%u; there is no port %u",
+				    a.host_name, f->hosts[h].ports - 1, a.host_port);
 				break;
 			}
 			a.host = (uint32_t)h;
@@ -458,7 +458,7 @@ static int spec_error(struct fabric *f, const struct ofc_error *sub, struct ofc_
 
 	if (sub->col)
 		loc.col += t->spec_quoted + sub->col - 1;
-	return at(err, f, loc, "topology '%s': %s", t->spec, sub->msg);
+	return fabric_error_at(err, f, loc, "topology '%s': %s", t->spec, sub->msg);
 }
 
 /* topology: auto -> the finder's pick for N hosts of (the fewest) ports,
@@ -479,10 +479,11 @@ static int pick_topology(struct fabric *f, struct ofc_error *err)
 	if (d > BFB_MAX_DEGREE)
 		d = BFB_MAX_DEGREE;
 	if (d == 0 || d >= f->nhosts)
-		return at(err, f, t->spec_loc,
-			  "topology 'auto': %u hosts with %u ports each have no direct-connect "
-			  "topology to choose",
-			  f->nhosts, d);
+		return fabric_error_at(
+		    err, f, t->spec_loc,
+		    "topology 'auto': %u hosts with %u ports each have no direct-connect "
+		    "topology to choose",
+		    f->nhosts, d);
 	for (uint32_t i = 0; i < f->ncollectives && nw < ARRAY_SIZE(colls); i++) {
 		enum sched_collective op = f->collectives[i].op;
 
@@ -495,13 +496,14 @@ static int pick_topology(struct fabric *f, struct ofc_error *err)
 		nw++;
 	}
 	if (!nw)
-		return at(err, f, t->spec_loc,
-			  "topology 'auto' needs a collective to choose for: add an allgather, "
-			  "reduce-scatter or allreduce under 'collectives'");
+		return fabric_error_at(
+		    err, f, t->spec_loc,
+		    "topology 'auto' needs a collective to choose for: add an allgather, "
+		    "reduce-scatter or allreduce under 'collectives'");
 	struct finder_result r;
 	struct ofc_error sub = {0};
 	if (finder_run(f->nhosts, d, 0, &r, &sub) < 0)
-		return at(err, f, t->spec_loc, "topology 'auto': %s", sub.msg);
+		return fabric_error_at(err, f, t->spec_loc, "topology 'auto': %s", sub.msg);
 	size_t p = finder_pick(&r, colls, costs, nw);
 	t->auto_time_us = 0;
 	for (size_t i = 0; i < nw; i++)
@@ -528,51 +530,55 @@ static int check_topology(struct fabric *f, struct ofc_error *err)
 		/* A spec error is placed in the spec; an edge list's at its
 		 * FILE:LINE:COL; a file that could not be read at the key. */
 		if (sub.line)
-			return at(err, f, t->spec_loc, "topology '%s': %s:%u:%u: %s", t->spec,
-				  sub.file, sub.line, sub.col, sub.msg);
+			return fabric_error_at(err, f, t->spec_loc, "topology '%s': %s:%u:%u: %s",
+					       t->spec, sub.file, sub.line, sub.col, sub.msg);
 		if (strncmp(t->spec, "edges:", 6) == 0)
-			return at(err, f, t->spec_loc, "topology '%s': %s", t->spec, sub.msg);
+			return fabric_error_at(err, f, t->spec_loc, "topology '%s': %s", t->spec,
+					       sub.msg);
 		return spec_error(f, &sub, err);
 	}
 	if (f->graph->n != f->nhosts)
-		return at(err, f, t->spec_loc,
-			  "topology '%s' has %u nodes but the fabric has %u hosts", f->graph->spec,
-			  f->graph->n, f->nhosts);
+		return fabric_error_at(err, f, t->spec_loc,
+				       "topology '%s' has %u nodes but the fabric has %u hosts",
+				       f->graph->spec, f->graph->n, f->nhosts);
 	topo_facts(f->graph, &f->facts, 0);
 	if (!f->facts.strongly_connected)
-		return at(err, f, t->spec_loc,
-			  "topology '%s' is not strongly connected: some hosts could never reach "
-			  "others",
-			  f->graph->spec);
+		return fabric_error_at(
+		    err, f, t->spec_loc,
+		    "topology '%s' is not strongly connected: some hosts could never reach "
+		    "others",
+		    f->graph->spec);
 	for (uint32_t h = 0; h < f->nhosts; h++)
 		if (f->hosts[h].ports < min_ports) {
 			min_ports = f->hosts[h].ports;
 			min_host = h;
 		}
 	if (f->facts.max_out > min_ports || f->facts.max_in > min_ports)
-		return at(err, f, t->spec_loc,
-			  "topology '%s' needs %u ports per host but host '%s' has %u",
-			  f->graph->spec,
-			  f->facts.max_out > f->facts.max_in ? f->facts.max_out : f->facts.max_in,
-			  f->hosts[min_host].name, min_ports);
+		return fabric_error_at(
+		    err, f, t->spec_loc,
+		    "topology '%s' needs %u ports per host but host '%s' has %u", f->graph->spec,
+		    f->facts.max_out > f->facts.max_in ? f->facts.max_out : f->facts.max_in,
+		    f->hosts[min_host].name, min_ports);
 
 	bool wired = f->wiring_cfg.pattern != WIRING_NONE;
 	if (!f->facts.regular) {
 		if (wired)
-			return at(err, f, t->spec_loc,
-				  "topology '%s' is not regular: a switch fabric cannot realise it "
-				  "as port permutations",
-				  f->graph->spec);
+			return fabric_error_at(
+			    err, f, t->spec_loc,
+			    "topology '%s' is not regular: a switch fabric cannot realise it "
+			    "as port permutations",
+			    f->graph->spec);
 		return 0;
 	}
 	if (topo_ports(f->graph, &f->ports, &sub) < 0)
 		return spec_error(f, &sub, err);
 	if (!wired) {
 		if (f->nswitches)
-			return at(err, f, t->spec_loc,
-				  "topology '%s' needs circuits but no host is wired to a switch "
-				  "(add 'wiring')",
-				  f->graph->spec);
+			return fabric_error_at(
+			    err, f, t->spec_loc,
+			    "topology '%s' needs circuits but no host is wired to a switch "
+			    "(add 'wiring')",
+			    f->graph->spec);
 		return 0;
 	}
 
@@ -597,13 +603,14 @@ static int mark_port(struct fabric *f, bool *gone, uint32_t u, uint32_t j, struc
 	uint32_t n = f->graph->n;
 
 	if (j >= f->hosts[u].ports)
-		return at(err, f, loc, "host '%s' has ports 0..%u, not %u", f->hosts[u].name,
-			  f->hosts[u].ports - 1, j);
+		return fabric_error_at(err, f, loc, "host '%s' has ports 0..%u, not %u",
+				       f->hosts[u].name, f->hosts[u].ports - 1, j);
 	if (!pm->to)
-		return at(err, f, loc,
-			  "failed_ports needs a topology whose ports are permutations (a regular "
-			  "one); '%s' is not: name the links in topology's failed_links",
-			  f->graph->spec);
+		return fabric_error_at(
+		    err, f, loc,
+		    "failed_ports needs a topology whose ports are permutations (a regular "
+		    "one); '%s' is not: name the links in topology's failed_links",
+		    f->graph->spec);
 	if (j >= pm->d)
 		return 0; /* a port the topology leaves dark */
 	/* Its transmit fibre carries the arc to to[j][u]; its receive fibre
@@ -639,10 +646,11 @@ static int check_moves(struct fabric *f, struct ofc_error *err)
 		const struct port_move *m = &f->moves[i];
 
 		if (!f->ports.to || m->from >= f->ports.d || m->to < f->ports.d)
-			return at(err, f, f->wiring_cfg.loc,
-				  "moved port %s:%u -> %s:%u: the topology must use the first and "
-				  "leave the second dark",
-				  m->host, m->from, m->host, m->to);
+			return fabric_error_at(
+			    err, f, f->wiring_cfg.loc,
+			    "moved port %s:%u -> %s:%u: the topology must use the first and "
+			    "leave the second dark",
+			    m->host, m->from, m->host, m->to);
 	}
 	return 0;
 }
@@ -662,10 +670,12 @@ static int check_failures(struct fabric *f, struct ofc_error *err)
 		int h = fabric_find_host(f, fh->name);
 
 		if (h < 0)
-			return at(err, f, fh->loc, "failed host: no host '%s'", fh->name);
+			return fabric_error_at(err, f, fh->loc, "failed host: no host '%s'",
+					       fh->name);
 		if (f->hosts[h].failed)
-			return at(err, f, fh->loc, "failed host '%s' is named twice (line %u)",
-				  fh->name, f->hosts[h].failed_loc.line);
+			return fabric_error_at(err, f, fh->loc,
+					       "failed host '%s' is named twice (line %u)",
+					       fh->name, f->hosts[h].failed_loc.line);
 		f->hosts[h].failed = true;
 		f->hosts[h].failed_loc = fh->loc;
 	}
@@ -685,11 +695,13 @@ static int check_failures(struct fabric *f, struct ofc_error *err)
 	if (t->nfailed_links)
 		first = t->failed_links[0].loc;
 	if (!f->graph)
-		return at(err, f, first, "failed hosts, ports and links need a target 'topology'");
+		return fabric_error_at(err, f, first,
+				       "failed hosts, ports and links need a target 'topology'");
 	if (f->nhosts - f->nfailed_hosts < 2)
-		return at(err, f, first,
-			  "with %u of %u hosts failed there is no collective left to schedule",
-			  f->nfailed_hosts, f->nhosts);
+		return fabric_error_at(
+		    err, f, first,
+		    "with %u of %u hosts failed there is no collective left to schedule",
+		    f->nfailed_hosts, f->nhosts);
 
 	bool *gone = xcalloc((size_t)f->graph->m + 1, sizeof(bool));
 	uint8_t *dead = xcalloc((size_t)f->nhosts + 1, 1);
@@ -704,7 +716,8 @@ static int check_failures(struct fabric *f, struct ofc_error *err)
 		uint32_t x, y;
 
 		if (a < 0 || b < 0) {
-			at(err, f, fl->loc, "failed link: no host '%s'", a < 0 ? fl->a : fl->b);
+			fabric_error_at(err, f, fl->loc, "failed link: no host '%s'",
+					a < 0 ? fl->a : fl->b);
 			goto out;
 		}
 		x = live_arc(f->graph, gone, (uint32_t)a, (uint32_t)b);
@@ -714,10 +727,11 @@ static int check_failures(struct fabric *f, struct ofc_error *err)
 		if (y != UINT32_MAX)
 			gone[y] = true;
 		if (x == UINT32_MAX && y == UINT32_MAX) {
-			at(err, f, fl->loc,
-			   "failed link %s-%s: topology '%s' has no link between them (or it is "
-			   "named twice)",
-			   fl->a, fl->b, f->graph->spec);
+			fabric_error_at(
+			    err, f, fl->loc,
+			    "failed link %s-%s: topology '%s' has no link between them (or it is "
+			    "named twice)",
+			    fl->a, fl->b, f->graph->spec);
 			goto out;
 		}
 		sb_printf(&spec, "%s%s-%s", sep, fl->a, fl->b);
@@ -759,10 +773,11 @@ static int check_failures(struct fabric *f, struct ofc_error *err)
 	graph_free(alive);
 	free(keep);
 	if (!facts.strongly_connected) {
-		at(err, f, first,
-		   "with these failures topology '%s' is no longer strongly connected: some "
-		   "%shosts could never reach others",
-		   f->graph->spec, f->nfailed_hosts ? "surviving " : "");
+		fabric_error_at(
+		    err, f, first,
+		    "with these failures topology '%s' is no longer strongly connected: some "
+		    "%shosts could never reach others",
+		    f->graph->spec, f->nfailed_hosts ? "surviving " : "");
 		goto out;
 	}
 	rc = 0;
@@ -783,39 +798,42 @@ static int check_rates(struct fabric *f, struct ofc_error *err)
 		const struct host *ho = &f->hosts[h];
 
 		if (ho->port_rates.n && ho->port_rates.n != ho->ports)
-			return at(err, f, ho->port_rates.loc,
-				  "host '%s' has %u port%s but port_rates lists %u rate%s",
-				  ho->name, ho->ports, ho->ports == 1 ? "" : "s", ho->port_rates.n,
-				  ho->port_rates.n == 1 ? "" : "s");
+			return fabric_error_at(
+			    err, f, ho->port_rates.loc,
+			    "host '%s' has %u port%s but port_rates lists %u rate%s", ho->name,
+			    ho->ports, ho->ports == 1 ? "" : "s", ho->port_rates.n,
+			    ho->port_rates.n == 1 ? "" : "s");
 	}
 	if (!t->nlink_rates)
 		return 0;
 	if (!f->graph)
-		return at(err, f, t->link_rates[0].loc, "link_rates need a target 'topology'");
+		return fabric_error_at(err, f, t->link_rates[0].loc,
+				       "link_rates need a target 'topology'");
 	for (uint32_t i = 0; i < t->nlink_rates; i++) {
 		struct link_rate *lr = &t->link_rates[i];
 		int a = fabric_find_host(f, lr->a), b = fabric_find_host(f, lr->b);
 		bool arc = false;
 
 		if (a < 0 || b < 0)
-			return at(err, f, lr->loc, "link rate: no host '%s'",
-				  a < 0 ? lr->a : lr->b);
+			return fabric_error_at(err, f, lr->loc, "link rate: no host '%s'",
+					       a < 0 ? lr->a : lr->b);
 		for (uint32_t x = f->graph->off[a]; x < f->graph->off[a + 1] && !arc; x++)
 			arc = f->graph->adj[x] == (uint32_t)b;
 		for (uint32_t x = f->graph->off[b]; x < f->graph->off[b + 1] && !arc; x++)
 			arc = f->graph->adj[x] == (uint32_t)a;
 		if (!arc || a == b)
-			return at(err, f, lr->loc,
-				  "link rate %s-%s: topology '%s' has no link between them", lr->a,
-				  lr->b, f->graph->spec);
+			return fabric_error_at(
+			    err, f, lr->loc,
+			    "link rate %s-%s: topology '%s' has no link between them", lr->a, lr->b,
+			    f->graph->spec);
 		for (uint32_t k = 0; k < i; k++)
 			if ((t->link_rates[k].u == (uint32_t)a &&
 			     t->link_rates[k].v == (uint32_t)b) ||
 			    (t->link_rates[k].u == (uint32_t)b &&
 			     t->link_rates[k].v == (uint32_t)a))
-				return at(err, f, lr->loc,
-					  "link %s-%s has a rate already (line %u)", lr->a, lr->b,
-					  t->link_rates[k].loc.line);
+				return fabric_error_at(err, f, lr->loc,
+						       "link %s-%s has a rate already (line %u)",
+						       lr->a, lr->b, t->link_rates[k].loc.line);
 		lr->u = (uint32_t)a;
 		lr->v = (uint32_t)b;
 	}
@@ -845,43 +863,48 @@ static int check_partition_topology(struct fabric *f, const struct partition *p,
 	if (!t->present)
 		return 0;
 	if (strcmp(t->spec, "auto") == 0)
-		return at(err, f, t->spec_loc,
-			  "partition '%s': topology 'auto' is not supported in a partition yet",
-			  p->name);
+		return fabric_error_at(
+		    err, f, t->spec_loc,
+		    "partition '%s': topology 'auto' is not supported in a partition yet", p->name);
 	if (t->nfailed_links)
-		return at(err, f, t->failed_links[0].loc,
-			  "partition '%s': failed_links belong to the fabric's topology, not a "
-			  "partition's",
-			  p->name);
+		return fabric_error_at(
+		    err, f, t->failed_links[0].loc,
+		    "partition '%s': failed_links belong to the fabric's topology, not a "
+		    "partition's",
+		    p->name);
 	if (t->nfailed_hosts)
-		return at(err, f, t->failed_hosts[0].loc,
-			  "partition '%s': failed_hosts belong to the fabric's topology, not a "
-			  "partition's",
-			  p->name);
+		return fabric_error_at(
+		    err, f, t->failed_hosts[0].loc,
+		    "partition '%s': failed_hosts belong to the fabric's topology, not a "
+		    "partition's",
+		    p->name);
 	ofc_error_clear(&sub);
 	if (fabric_topo_build(f, t->spec, &g, &sub) < 0) {
 		struct src_loc loc = t->spec_loc;
 
 		if (sub.line)
-			return at(err, f, loc, "partition '%s': topology '%s': %s:%u:%u: %s",
-				  p->name, t->spec, sub.file, sub.line, sub.col, sub.msg);
+			return fabric_error_at(
+			    err, f, loc, "partition '%s': topology '%s': %s:%u:%u: %s", p->name,
+			    t->spec, sub.file, sub.line, sub.col, sub.msg);
 		if (sub.col)
 			loc.col += t->spec_quoted + sub.col - 1;
-		return at(err, f, loc, "partition '%s': topology '%s': %s", p->name, t->spec,
-			  sub.msg);
+		return fabric_error_at(err, f, loc, "partition '%s': topology '%s': %s", p->name,
+				       t->spec, sub.msg);
 	}
 	int rc = 0;
 	if (g->n != p->nmembers)
-		rc = at(err, f, t->spec_loc,
-			"partition '%s': topology '%s' has %u nodes but the partition has %u "
-			"members",
-			p->name, g->spec, g->n, p->nmembers);
+		rc = fabric_error_at(
+		    err, f, t->spec_loc,
+		    "partition '%s': topology '%s' has %u nodes but the partition has %u "
+		    "members",
+		    p->name, g->spec, g->n, p->nmembers);
 	else {
 		topo_facts(g, &facts, 0);
 		if (!facts.strongly_connected)
-			rc = at(err, f, t->spec_loc,
-				"partition '%s': topology '%s' is not strongly connected", p->name,
-				g->spec);
+			rc = fabric_error_at(
+			    err, f, t->spec_loc,
+			    "partition '%s': topology '%s' is not strongly connected", p->name,
+			    g->spec);
 	}
 	graph_free(g);
 	return rc;
@@ -904,9 +927,9 @@ static int check_partitions(struct fabric *f, struct ofc_error *err)
 
 		for (uint32_t j = 0; j < i; j++)
 			if (strcmp(f->partitions[j].name, p->name) == 0) {
-				at(err, f, p->loc,
-				   "duplicate partition name '%s' (first at line %u)", p->name,
-				   f->partitions[j].loc.line);
+				fabric_error_at(err, f, p->loc,
+						"duplicate partition name '%s' (first at line %u)",
+						p->name, f->partitions[j].loc.line);
 				goto out;
 			}
 		p->member_host = xcalloc(p->nmembers, sizeof(uint32_t));
@@ -921,14 +944,15 @@ static int check_partitions(struct fabric *f, struct ofc_error *err)
 			int h = fabric_find_host(f, host);
 
 			if (h < 0) {
-				at(err, f, p->member_locs[m], "partition '%s': no host named '%s'",
-				   p->name, host);
+				fabric_error_at(err, f, p->member_locs[m],
+						"partition '%s': no host named '%s'", p->name,
+						host);
 				goto out;
 			}
 			if (port != NONE && port >= f->hosts[h].ports) {
-				at(err, f, p->member_locs[m],
-				   "partition '%s': host '%s' has ports 0..%u, not %u", p->name,
-				   host, f->hosts[h].ports - 1, port);
+				fabric_error_at(err, f, p->member_locs[m],
+						"partition '%s': host '%s' has ports 0..%u, not %u",
+						p->name, host, f->hosts[h].ports - 1, port);
 				goto out;
 			}
 			p->member_host[m] = (uint32_t)h;
@@ -944,12 +968,13 @@ static int check_partitions(struct fabric *f, struct ofc_error *err)
 				if (owner[h][q]) {
 					const struct partition *o = &f->partitions[owner[h][q] - 1];
 
-					at(err, f, p->member_locs[m],
-					   "partition '%s' claims host '%s' port %u, already "
-					   "claimed "
-					   "by partition '%s' (line %u)",
-					   p->name, host, q, o->name,
-					   o->member_locs[owner_m[h][q]].line);
+					fabric_error_at(
+					    err, f, p->member_locs[m],
+					    "partition '%s' claims host '%s' port %u, already "
+					    "claimed "
+					    "by partition '%s' (line %u)",
+					    p->name, host, q, o->name,
+					    o->member_locs[owner_m[h][q]].line);
 					goto out;
 				}
 				owner[h][q] = i + 1;
@@ -979,7 +1004,7 @@ int fabric_validate(struct fabric *f, struct ofc_error *err)
 	if (f->validated)
 		return 0;
 	if (f->nhosts == 0)
-		return at(err, f, f->hosts_loc, "the fabric has no hosts");
+		return fabric_error_at(err, f, f->hosts_loc, "the fabric has no hosts");
 	if (index_hosts(f, err) < 0 || check_device_names(f, err) < 0 ||
 	    check_switches(f, err) < 0 || check_rings(f, err) < 0 || check_partitions(f, err) < 0)
 		return -1;

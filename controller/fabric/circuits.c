@@ -12,23 +12,6 @@
 
 #define NONE UINT32_MAX
 
-static int at(struct ofc_error *err, const struct fabric *f, struct src_loc loc, const char *fmt,
-	      ...) OFC_PRINTF(4, 5);
-static int at(struct ofc_error *err, const struct fabric *f, struct src_loc loc, const char *fmt,
-	      ...)
-{
-	va_list ap;
-
-	err->code = OFC_E_INPUT;
-	snprintf(err->file, sizeof(err->file), "%s", f->file);
-	err->line = loc.line ? loc.line : 1;
-	err->col = loc.col ? loc.col : 1;
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* host * maxports + port -> index into f->wiring, NONE where not wired. */
 static uint32_t *index_host_ports(const struct fabric *f, uint32_t *maxports)
 {
@@ -67,20 +50,21 @@ int fabric_circuits(struct fabric *f, struct ofc_error *err)
 			if (v == u && t->self_loops == SELF_LOOPS_DARK)
 				continue;
 			if (ia == NONE || ib == NONE) {
-				rc = at(err, f, t->spec_loc,
-					"topology '%s' uses port %u of host '%s', which is not "
-					"wired to a switch",
-					f->graph->spec, j, f->hosts[ia == NONE ? u : v].name);
+				rc = fabric_error_at(
+				    err, f, t->spec_loc,
+				    "topology '%s' uses port %u of host '%s', which is not "
+				    "wired to a switch",
+				    f->graph->spec, j, f->hosts[ia == NONE ? u : v].name);
 				break;
 			}
 			const struct attachment *a = &f->wiring[ia], *b = &f->wiring[ib];
 			if (a->sw != b->sw) {
-				rc =
-				    at(err, f, t->spec_loc,
-				       "topology '%s' needs a circuit from %s:%u (on '%s') to "
-				       "%s:%u (on '%s'): they are on different switches",
-				       f->graph->spec, f->hosts[u].name, j, f->switches[a->sw].name,
-				       f->hosts[v].name, j, f->switches[b->sw].name);
+				rc = fabric_error_at(
+				    err, f, t->spec_loc,
+				    "topology '%s' needs a circuit from %s:%u (on '%s') to "
+				    "%s:%u (on '%s'): they are on different switches",
+				    f->graph->spec, f->hosts[u].name, j, f->switches[a->sw].name,
+				    f->hosts[v].name, j, f->switches[b->sw].name);
 				break;
 			}
 			f->circuits[f->ncircuits++] = (struct circuit){.sw = a->sw,
@@ -99,13 +83,14 @@ int fabric_circuits(struct fabric *f, struct ofc_error *err)
 static int partition_check(const struct fabric *f, const struct partition *p, struct ofc_error *err)
 {
 	if (!p->topology.present)
-		return at(err, f, p->loc, "partition '%s' has no topology", p->name);
+		return fabric_error_at(err, f, p->loc, "partition '%s' has no topology", p->name);
 	for (uint32_t m = 0; m < p->nmembers; m++)
 		if (p->member_port[m] != NONE)
-			return at(err, f, p->member_locs[m],
-				  "partition '%s': circuits for single host ports ('%s') are not "
-				  "supported yet; name whole hosts",
-				  p->name, p->members[m]);
+			return fabric_error_at(
+			    err, f, p->member_locs[m],
+			    "partition '%s': circuits for single host ports ('%s') are not "
+			    "supported yet; name whole hosts",
+			    p->name, p->members[m]);
 	return 0;
 }
 
@@ -134,10 +119,11 @@ int partition_circuits_ports(const struct fabric *f, const struct partition *p,
 			if (hu == hv && t->self_loops == SELF_LOOPS_DARK)
 				continue;
 			if (ia == NONE || ib == NONE || f->wiring[ia].sw != f->wiring[ib].sw) {
-				at(err, f, t->spec_loc,
-				   "partition '%s': topology '%s' needs a circuit from %s:%u to "
-				   "%s:%u, which are not wired to one switch",
-				   p->name, t->spec, f->hosts[hu].name, j, f->hosts[hv].name, j);
+				fabric_error_at(
+				    err, f, t->spec_loc,
+				    "partition '%s': topology '%s' needs a circuit from %s:%u to "
+				    "%s:%u, which are not wired to one switch",
+				    p->name, t->spec, f->hosts[hu].name, j, f->hosts[hv].name, j);
 				free(c);
 				free(by);
 				return -1;
@@ -169,8 +155,8 @@ int partition_graph(const struct fabric *f, const struct partition *p, struct gr
 	if (fabric_topo_build(f, t->spec, g, &sub) < 0) {
 		graph_free(*g);
 		*g = NULL;
-		return at(err, f, t->spec_loc, "partition '%s': topology '%s': %s", p->name,
-			  t->spec, sub.msg);
+		return fabric_error_at(err, f, t->spec_loc, "partition '%s': topology '%s': %s",
+				       p->name, t->spec, sub.msg);
 	}
 	return 0;
 }
@@ -190,8 +176,9 @@ int partition_circuits(const struct fabric *f, const struct partition *p, struct
 	ofc_error_clear(&sub);
 	if (topo_ports(g, &pm, &sub) < 0) {
 		graph_free(g);
-		return at(err, f, p->topology.spec_loc, "partition '%s': topology '%s': %s",
-			  p->name, p->topology.spec, sub.msg);
+		return fabric_error_at(err, f, p->topology.spec_loc,
+				       "partition '%s': topology '%s': %s", p->name,
+				       p->topology.spec, sub.msg);
 	}
 	rc = partition_circuits_ports(f, p, &pm, out, nout, err);
 	graph_free(g);

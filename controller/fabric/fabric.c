@@ -1,8 +1,22 @@
 /* The fabric model: lookups, names, and freeing what the loader built. */
 #include "controller/fabric/fabric.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+int fabric_error_at(struct ofc_error *err, const struct fabric *f, struct src_loc loc,
+		    const char *fmt, ...)
+{
+	char msg[sizeof(err->msg)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return ofc_error_at(err, OFC_E_INPUT, f->file, loc.line ? loc.line : 1,
+			    loc.col ? loc.col : 1, "%s", msg);
+}
 
 static void driver_free(struct driver_cfg *d)
 {

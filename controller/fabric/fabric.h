@@ -349,6 +349,11 @@ void fabric_free(struct fabric *f);
  * name FILE:LINE:COL. OFC_E_INPUT when the config has no server hosts. */
 struct fluid_net;
 int fabric_server_net(const struct fabric *f, struct fluid_net *n, struct ofc_error *err);
+/* An OFC_E_INPUT error at loc of f's file (line and column 1 when loc has
+ * none). The message is formatted before err is written, so it may quote
+ * err->msg itself (an error from below, given the config's place). */
+int fabric_error_at(struct ofc_error *err, const struct fabric *f, struct src_loc loc,
+		    const char *fmt, ...) OFC_PRINTF(4, 5);
 int fabric_find_host(const struct fabric *f, const char *name);
 /* Bits/s of host h's port (its port_rates entry, else its port_rate; 0:
  * not given). */

@@ -13,23 +13,6 @@
 static const unsigned kind_bits[] = {
     [SK_GPU] = FLUID_GPU, [SK_MEMORY] = FLUID_MEMORY, [SK_SWITCH] = FLUID_SWITCH};
 
-static int at(struct ofc_error *err, const struct fabric *f, struct src_loc loc, const char *fmt,
-	      ...) OFC_PRINTF(4, 5);
-static int at(struct ofc_error *err, const struct fabric *f, struct src_loc loc, const char *fmt,
-	      ...)
-{
-	va_list ap;
-
-	err->code = OFC_E_INPUT;
-	snprintf(err->file, sizeof(err->file), "%s", f->file ? f->file : "");
-	err->line = loc.line ? loc.line : 1;
-	err->col = loc.col ? loc.col : 1;
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 static double gbytes(double bits_per_s)
 {
 	return bits_per_s / 8e9;
@@ -42,9 +25,9 @@ static int add_vertex(const struct fabric *f, struct fluid_net *n, const char *p
 	int id = -1;
 
 	if (fluid_find_vertex(n, name) >= 0)
-		at(err, f, v->loc, "duplicate vertex '%s'", name);
+		fabric_error_at(err, f, v->loc, "duplicate vertex '%s'", name);
 	else if ((id = fluid_add_vertex(n, name, kind_bits[v->kind], err)) < 0)
-		at(err, f, v->loc, "%s", err->msg);
+		fabric_error_at(err, f, v->loc, "%s", err->msg);
 	free(name);
 	return id;
 }
@@ -56,7 +39,7 @@ static int vertex_at(const struct fabric *f, const struct fluid_net *n, const ch
 	int id = fluid_find_vertex(n, full);
 
 	if (id < 0)
-		at(err, f, loc, "unknown vertex '%s'", full);
+		fabric_error_at(err, f, loc, "unknown vertex '%s'", full);
 	free(full);
 	return id;
 }
@@ -70,12 +53,12 @@ static int add_link(const struct fabric *f, struct fluid_net *n, const char *pre
 	if (b < 0)
 		return -1;
 	if (a == b)
-		return at(err, f, l->loc, "a link from '%s' to itself", l->from);
+		return fabric_error_at(err, f, l->loc, "a link from '%s' to itself", l->from);
 	double bw = gbytes(l->bandwidth);
 	int rc = l->one_way ? fluid_add_arc(n, (uint32_t)a, (uint32_t)b, bw, l->cost, err)
 			    : fluid_add_link(n, (uint32_t)a, (uint32_t)b, bw, l->cost, err);
 
-	return rc < 0 ? at(err, f, l->loc, "%s", err->msg) : 0;
+	return rc < 0 ? fabric_error_at(err, f, l->loc, "%s", err->msg) : 0;
 }
 
 static int add_set(const struct fabric *f, struct fluid_net *n, const char *prefix,
@@ -93,7 +76,8 @@ static int add_set(const struct fabric *f, struct fluid_net *n, const char *pref
 		int e = b < 0 ? -1 : fluid_find_arc(n, (uint32_t)a, (uint32_t)b);
 
 		if (b >= 0 && e < 0)
-			at(err, f, s->arc_locs[i], "no link from '%s' to '%s'", from, to);
+			fabric_error_at(err, f, s->arc_locs[i], "no link from '%s' to '%s'", from,
+					to);
 		rc = e < 0 ? -1 : 0;
 		arcs[i] = (uint32_t)e;
 		free(from);
@@ -102,7 +86,7 @@ static int add_set(const struct fabric *f, struct fluid_net *n, const char *pref
 		char *name = prefix ? xasprintf("%s/%s", prefix, s->name) : xstrdup(s->name);
 
 		if (fluid_add_set(n, name, gbytes(s->bandwidth), arcs, s->narcs, err) < 0)
-			rc = at(err, f, s->loc, "%s", err->msg);
+			rc = fabric_error_at(err, f, s->loc, "%s", err->msg);
 		free(name);
 	}
 	free(arcs);
@@ -145,7 +129,8 @@ int fabric_server_net(const struct fabric *f, struct fluid_net *n, struct ofc_er
 		if (!host->server)
 			continue;
 		if (!(t = find_template(f, host->server))) {
-			at(err, f, host->server_loc, "unknown server template '%s'", host->server);
+			fabric_error_at(err, f, host->server_loc, "unknown server template '%s'",
+					host->server);
 			goto fail;
 		}
 		if (add_parts(f, n, host->name, t->vertices, t->nvertices, t->links, t->nlinks,
@@ -154,14 +139,15 @@ int fabric_server_net(const struct fabric *f, struct fluid_net *n, struct ofc_er
 		servers++;
 	}
 	if (servers == 0) {
-		at(err, f, f->hosts_loc, "no host names a server template ('server:')");
+		fabric_error_at(err, f, f->hosts_loc,
+				"no host names a server template ('server:')");
 		goto fail;
 	}
 	if (add_parts(f, n, NULL, f->fvertices, f->nfvertices, f->flinks, f->nflinks, f->fsets,
 		      f->nfsets, err) < 0)
 		goto fail;
 	if (fluid_net_check(n, err) < 0) {
-		at(err, f, f->hosts_loc, "%s", err->msg);
+		fabric_error_at(err, f, f->hosts_loc, "%s", err->msg);
 		goto fail;
 	}
 	return 0;

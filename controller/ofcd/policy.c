@@ -155,21 +155,6 @@ static const char *override_of(const struct ofcd *d, const char *name)
 	return NULL;
 }
 
-static int at(struct ofc_error *err, const struct fabric *f, struct src_loc loc, const char *fmt,
-	      ...) OFC_PRINTF(4, 5);
-static int at(struct ofc_error *err, const struct fabric *f, struct src_loc loc, const char *fmt,
-	      ...)
-{
-	char msg[sizeof(err->msg)];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return ofc_error_at(err, OFC_E_INPUT, f->file, loc.line ? loc.line : 1,
-			    loc.col ? loc.col : 1, "%s", msg);
-}
-
 static int check_driver(const struct ofcd *d, const struct fabric *f, const char *name,
 			const struct driver_cfg *dc, bool from_api, struct ofc_error *err)
 {
@@ -184,14 +169,16 @@ static int check_driver(const struct ofcd *d, const struct fabric *f, const char
 
 		free(path);
 		if (rc < 0)
-			return at(err, f, dc->credentials_loc, "credentials '%s' of %s: %s",
-				  dc->credentials, name, e.msg);
+			return fabric_error_at(err, f, dc->credentials_loc,
+					       "credentials '%s' of %s: %s", dc->credentials, name,
+					       e.msg);
 	}
 	if (from_api && dc->address && !override_of(d, name) && !allowed(d, dc->address))
-		return at(err, f, dc->address_loc,
-			  "address '%s' of %s is not one ofcd may reach for a config sent to it: "
-			  "allow it with --allow-device, or name it in ofcd's --config",
-			  dc->address, name);
+		return fabric_error_at(
+		    err, f, dc->address_loc,
+		    "address '%s' of %s is not one ofcd may reach for a config sent to it: "
+		    "allow it with --allow-device, or name it in ofcd's --config",
+		    dc->address, name);
 	return 0;
 }
 
