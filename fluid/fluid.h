@@ -66,10 +66,14 @@ struct fluid_net {
 	double *set_bw;	    /* nsets: GB/s shared by the set's arcs */
 	uint32_t *set_name; /* nsets: offsets into names */
 	char *names;	    /* NUL-terminated names, one pool */
-	/* private: growth and the name index */
+	/* private: growth, the name index and the arc index (the first arc
+	 * tail -> head by its ends, so a config's capacity sets resolve their
+	 * arcs in constant time, not by a scan of every arc) */
 	size_t cap_verts, cap_arcs, cap_sets, cap_set_arcs, names_len, names_cap;
 	uint32_t *index;
 	size_t index_cap;
+	uint32_t *arc_index;
+	size_t arc_index_cap;
 };
 
 void fluid_net_init(struct fluid_net *n);
@@ -96,7 +100,7 @@ int fluid_add_link(struct fluid_net *n, uint32_t a, uint32_t b, double bw, doubl
 /* The same by vertex names (errors name the missing vertex). */
 int fluid_connect(struct fluid_net *n, const char *a, const char *b, double bw, double cost,
 		  struct ofc_error *err);
-/* The first arc tail -> head, or -1. */
+/* The first arc tail -> head, or -1 (a hash lookup). */
 int fluid_find_arc(const struct fluid_net *n, uint32_t tail, uint32_t head);
 /* A capacity set: bw (> 0) shared by the listed arcs. Returns its id. */
 int fluid_add_set(struct fluid_net *n, const char *name, double bw, const uint32_t *arcs,

@@ -27,6 +27,7 @@ void fluid_net_free(struct fluid_net *n)
 	free(n->set_name);
 	free(n->names);
 	free(n->index);
+	free(n->arc_index);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -114,6 +115,44 @@ int fluid_add_vertex(struct fluid_net *n, const char *name, unsigned kind, struc
 	return (int)v;
 }
 
+/* The arc index: open addressing over arc ids (UINT32_MAX = empty), keyed
+ * by (tail, head), holding the first arc of each pair. */
+static size_t arc_slot(uint32_t tail, uint32_t head, size_t cap)
+{
+	uint64_t x = (uint64_t)tail << 32 | head;
+
+	x = (x ^ (x >> 33)) * 0xff51afd7ed558ccdull;
+	x = (x ^ (x >> 33)) * 0xc4ceb9fe1a85ec53ull;
+	return (size_t)(x ^ (x >> 33)) & (cap - 1);
+}
+
+static void arc_index_put(uint32_t *idx, size_t cap, const struct fluid_net *n, uint32_t a)
+{
+	size_t h = arc_slot(n->tail[a], n->head[a], cap);
+
+	while (idx[h] != UINT32_MAX) {
+		if (n->tail[idx[h]] == n->tail[a] && n->head[idx[h]] == n->head[a])
+			return; /* a parallel arc: the first one stays */
+		h = (h + 1) & (cap - 1);
+	}
+	idx[h] = a;
+}
+
+static void arc_index_grow(struct fluid_net *n)
+{
+	if (((size_t)n->narcs + 1) * 2 <= n->arc_index_cap)
+		return;
+	size_t cap = n->arc_index_cap ? n->arc_index_cap * 2 : 256;
+	uint32_t *idx = xmalloc(cap * sizeof(uint32_t));
+
+	memset(idx, 0xff, cap * sizeof(uint32_t));
+	for (uint32_t a = 0; a < n->narcs; a++)
+		arc_index_put(idx, cap, n, a);
+	free(n->arc_index);
+	n->arc_index = idx;
+	n->arc_index_cap = cap;
+}
+
 int fluid_add_arc(struct fluid_net *n, uint32_t tail, uint32_t head, double bw, double cost,
 		  struct ofc_error *err)
 {
@@ -135,12 +174,14 @@ int fluid_add_arc(struct fluid_net *n, uint32_t tail, uint32_t head, double bw, 
 		n->bw = xreallocarray(n->bw, n->cap_arcs, sizeof(double));
 		n->cost = xreallocarray(n->cost, n->cap_arcs, sizeof(double));
 	}
+	arc_index_grow(n);
 	uint32_t a = n->narcs++;
 
 	n->tail[a] = tail;
 	n->head[a] = head;
 	n->bw[a] = bw;
 	n->cost[a] = cost;
+	arc_index_put(n->arc_index, n->arc_index_cap, n, a);
 	return (int)a;
 }
 
@@ -175,10 +216,27 @@ int fluid_connect(struct fluid_net *n, const char *a, const char *b, double bw, 
 
 int fluid_find_arc(const struct fluid_net *n, uint32_t tail, uint32_t head)
 {
-	for (uint32_t a = 0; a < n->narcs; a++)
+	if (!n->arc_index_cap) { /* a network not built here (reversed): scan */
+		for (uint32_t a = 0; a < n->narcs; a++)
+			if (n->tail[a] == tail && n->head[a] == head)
+				return (int)a;
+		return -1;
+	}
+	for (size_t h = arc_slot(tail, head, n->arc_index_cap); n->arc_index[h] != UINT32_MAX;
+	     h = (h + 1) & (n->arc_index_cap - 1)) {
+		uint32_t a = n->arc_index[h];
+
 		if (n->tail[a] == tail && n->head[a] == head)
 			return (int)a;
+	}
 	return -1;
+}
+
+static int cmp_arc_id(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
 }
 
 int fluid_add_set(struct fluid_net *n, const char *name, double bw, const uint32_t *arcs,
@@ -190,16 +248,23 @@ int fluid_add_set(struct fluid_net *n, const char *name, double bw, const uint32
 	if (narcs == 0)
 		return ofc_error_set(err, OFC_E_INPUT, "capacity set '%s' has no arcs",
 				     name ? name : "");
-	for (uint32_t i = 0; i < narcs; i++) {
+	for (uint32_t i = 0; i < narcs; i++)
 		if (arcs[i] >= n->narcs)
 			return ofc_error_set(err, OFC_E_INPUT, "capacity set '%s': no arc %u",
 					     name ? name : "", arcs[i]);
-		for (uint32_t j = 0; j < i; j++)
-			if (arcs[j] == arcs[i])
-				return ofc_error_set(err, OFC_E_INPUT,
-						     "capacity set '%s' lists an arc twice",
-						     name ? name : "");
-	}
+	/* Twice the same arc, on a sorted copy: a set may list many arcs (a
+	 * fibre segment's), and every pair compared is quadratic. */
+	uint32_t *sorted = xmalloc((size_t)narcs * sizeof(uint32_t));
+	bool twice = false;
+
+	memcpy(sorted, arcs, (size_t)narcs * sizeof(uint32_t));
+	qsort(sorted, narcs, sizeof(uint32_t), cmp_arc_id);
+	for (uint32_t i = 1; i < narcs && !twice; i++)
+		twice = sorted[i] == sorted[i - 1];
+	free(sorted);
+	if (twice)
+		return ofc_error_set(err, OFC_E_INPUT, "capacity set '%s' lists an arc twice",
+				     name ? name : "");
 	if (n->nsets == n->cap_sets) {
 		n->cap_sets = n->cap_sets ? n->cap_sets * 2 : 16;
 		n->set_off = xreallocarray(n->set_off, n->cap_sets + 1, sizeof(uint32_t));
@@ -235,7 +300,8 @@ int fluid_net_check(const struct fluid_net *n, struct ofc_error *err)
 		return ofc_error_set(err, OFC_E_INPUT, "the network has fewer than 2 terminals");
 	for (uint32_t v = 0; v < n->nverts; v++)
 		if ((n->kind[v] & FLUID_TERMINAL) &&
-		    (n->kind[v] & (FLUID_CAN_STORE | FLUID_CAN_COPY)) != (FLUID_CAN_STORE | FLUID_CAN_COPY))
+		    (n->kind[v] & (FLUID_CAN_STORE | FLUID_CAN_COPY)) !=
+			(FLUID_CAN_STORE | FLUID_CAN_COPY))
 			return ofc_error_set(err, OFC_E_INPUT,
 					     "terminal '%s' must be able to store and copy",
 					     fluid_vertex_name(n, v));
@@ -254,8 +320,8 @@ static int prefixed(const struct fluid_net *n, const char *prefix, const char *n
 	int v = fluid_find_vertex(n, buf);
 
 	if (v < 0)
-		return ofc_error_set(err, OFC_E_INPUT, "template '%s': no vertex '%s'",
-				     prefix, name);
+		return ofc_error_set(err, OFC_E_INPUT, "template '%s': no vertex '%s'", prefix,
+				     name);
 	return v;
 }
 

@@ -70,6 +70,9 @@ static void reverse_net(const struct fluid_net *n, struct fluid_net *r)
 	r->kind = xmalloc(n->nverts + 1);
 	r->tail = n->head;
 	r->head = n->tail;
+	/* n's arc index is keyed by n's ends: lookups on r scan instead */
+	r->arc_index = NULL;
+	r->arc_index_cap = 0;
 	for (uint32_t v = 0; v < n->nverts; v++) {
 		uint8_t k = n->kind[v] & (uint8_t)~FLUID_CAN_COPY;
 
