@@ -124,7 +124,7 @@ static void write_text(FILE *out, const struct schedule_query *q, const struct f
 	fprintf(out, ", %u pricing problems per iteration\n", r->classes);
 	fprintf(out, "  R*            %.10g s/GB at T = %u hops (%s; cut bound %.6g s/GB)\n",
 		r->rstar, r->hops,
-		r->optimal		     ? "optimal"
+		r->optimal		      ? "optimal"
 		: r->stop == FLUID_STOP_TIME  ? "time limit"
 		: r->stop == FLUID_STOP_STALL ? "not proven: a pricing LP stalled"
 					      : "not proven",
@@ -219,8 +219,15 @@ int cli_schedule_fluid(const struct schedule_print *p, const struct schedule_que
 	if (progress)
 		fprintf(stderr, "\r%78s\r", "");
 	if (rc < 0) {
+		char buf[1024];
+
 		fluid_answer_free(&a);
-		fprintf(stderr, "ofc %s: %s\n", p->cmd->name, err.msg);
+		/* FILE:LINE:COL when the error has a place in the config */
+		ofc_error_str(&err, buf, sizeof(buf));
+		if (err.file[0] && err.line)
+			fprintf(stderr, "%s\n", buf);
+		else
+			fprintf(stderr, "ofc %s: %s\n", p->cmd->name, err.msg);
 		return err.code == OFC_E_RUNTIME ? 1 : 2;
 	}
 	if (write_output(p, &a, &err) < 0) {

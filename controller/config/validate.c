@@ -1014,6 +1014,8 @@ int fabric_validate(struct fabric *f, struct ofc_error *err)
 	if (!f->topology.present && f->npartitions && f->wiring_cfg.pattern != WIRING_NONE &&
 	    fabric_partitions_circuits(f, err) < 0)
 		goto out;
+	if (fabric_server_check(f, err) < 0)
+		goto out;
 	if (!f->cost.alpha_set)
 		f->cost.alpha = 10e-6;
 	/* Hosts of different port rates: a schedule that loads its links

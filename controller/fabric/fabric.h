@@ -349,6 +349,11 @@ void fabric_free(struct fabric *f);
  * name FILE:LINE:COL. OFC_E_INPUT when the config has no server hosts. */
 struct fluid_net;
 int fabric_server_net(const struct fabric *f, struct fluid_net *n, struct ofc_error *err);
+/* What fabric_validate asks of a config with servers, fabric vertices,
+ * links or capacity sets: template names unique, every template built on
+ * its own (instantiated or not), then the whole network as
+ * fabric_server_net builds it; 0 for a config without any. */
+int fabric_server_check(const struct fabric *f, struct ofc_error *err);
 /* An OFC_E_INPUT error at loc of f's file (line and column 1 when loc has
  * none). The message is formatted before err is written, so it may quote
  * err->msg itself (an error from below, given the config's place). */

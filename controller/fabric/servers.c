@@ -117,22 +117,62 @@ static const struct server_template *find_template(const struct fabric *f, const
 	return NULL;
 }
 
-int fabric_server_net(const struct fabric *f, struct fluid_net *n, struct ofc_error *err)
+static uint64_t link_arcs(const struct sv_link *l, uint32_t nl)
 {
-	uint32_t servers = 0;
+	uint64_t k = 0;
 
-	fluid_net_init(n);
+	for (uint32_t i = 0; i < nl; i++)
+		k += l[i].one_way ? 1 : 2;
+	return k;
+}
+
+/* The network's size, counted before anything is built: a template of
+ * many links on thousands of hosts is refused at the host that crosses a
+ * limit, with the count, instead of growing a network that cannot be
+ * scheduled (vertices are named in 16 bits). Unknown templates too. */
+static int check_size(const struct fabric *f, struct ofc_error *err)
+{
+	uint64_t nv = f->nfvertices, na = link_arcs(f->flinks, f->nflinks);
+
+	if (nv > FLUID_MAX_VERTS)
+		return fabric_error_at(err, f, f->fvertices[FLUID_MAX_VERTS].loc,
+				       "more than %u fabric vertices", FLUID_MAX_VERTS);
 	for (uint32_t h = 0; h < f->nhosts; h++) {
 		const struct host *host = &f->hosts[h];
 		const struct server_template *t;
 
 		if (!host->server)
 			continue;
-		if (!(t = find_template(f, host->server))) {
-			fabric_error_at(err, f, host->server_loc, "unknown server template '%s'",
-					host->server);
-			goto fail;
-		}
+		if (!(t = find_template(f, host->server)))
+			return fabric_error_at(err, f, host->server_loc,
+					       "unknown server template '%s'", host->server);
+		nv += t->nvertices;
+		na += link_arcs(t->links, t->nlinks);
+		if (nv > FLUID_MAX_VERTS || na > FLUID_MAX_ARCS)
+			return fabric_error_at(
+			    err, f, host->server_loc,
+			    "host '%s' takes the server fabric to %llu vertices and %llu arcs; "
+			    "it may have at most %u and %u",
+			    host->name, (unsigned long long)nv, (unsigned long long)na,
+			    FLUID_MAX_VERTS, FLUID_MAX_ARCS);
+	}
+	return 0;
+}
+
+int fabric_server_net(const struct fabric *f, struct fluid_net *n, struct ofc_error *err)
+{
+	uint32_t servers = 0;
+
+	fluid_net_init(n);
+	if (check_size(f, err) < 0)
+		goto fail;
+	for (uint32_t h = 0; h < f->nhosts; h++) {
+		const struct host *host = &f->hosts[h];
+		const struct server_template *t =
+		    host->server ? find_template(f, host->server) : NULL;
+
+		if (!t)
+			continue;
 		if (add_parts(f, n, host->name, t->vertices, t->nvertices, t->links, t->nlinks,
 			      t->sets, t->nsets, err) < 0)
 			goto fail;
@@ -154,4 +194,37 @@ int fabric_server_net(const struct fabric *f, struct fluid_net *n, struct ofc_er
 fail:
 	fluid_net_free(n);
 	return -1;
+}
+
+int fabric_server_check(const struct fabric *f, struct ofc_error *err)
+{
+	bool any = f->nservers || f->nfvertices || f->nflinks || f->nfsets;
+	struct fluid_net n;
+
+	for (uint32_t h = 0; h < f->nhosts && !any; h++)
+		any = f->hosts[h].server != NULL;
+	if (!any)
+		return 0;
+	/* Each template on its own first, instantiated or not: its errors
+	 * name its own vertices ('gpu9', not 's0/gpu9'), once. */
+	for (uint32_t i = 0; i < f->nservers; i++) {
+		const struct server_template *t = &f->servers[i];
+		const struct server_template *first = find_template(f, t->name);
+		int rc;
+
+		if (first != t)
+			return fabric_error_at(err, f, t->loc,
+					       "duplicate server template '%s' (first at line %u)",
+					       t->name, first->loc.line);
+		fluid_net_init(&n);
+		rc = add_parts(f, &n, NULL, t->vertices, t->nvertices, t->links, t->nlinks, t->sets,
+			       t->nsets, err);
+		fluid_net_free(&n);
+		if (rc < 0)
+			return -1;
+	}
+	if (fabric_server_net(f, &n, err) < 0)
+		return -1;
+	fluid_net_free(&n);
+	return 0;
 }

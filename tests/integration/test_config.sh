@@ -432,6 +432,16 @@ while [ $i -lt 30 ]; do
 	i=$((i + 1))
 done
 
+# Server fabrics are checked when loaded (issue 34), not first when scheduled:
+# the model W examples validate, a link to a vertex the template lacks does
+# not, at its place, and ofc schedule refuses the same config the same way.
+for f in examples/modelw/*.yaml; do
+	expect_stdout_has "$f: ok: fabric" $OFC validate "$f"
+done
+sed 's/{from: pcie3, to: nic7,/{from: pcie3, to: nic8,/' examples/modelw/all-links-2.yaml >"$TMP/srv.yaml"
+expect_error 2 "$TMP/srv.yaml:57:27: unknown vertex 'nic8'" $OFC validate "$TMP/srv.yaml"
+expect_error 2 "$TMP/srv.yaml:57:27: unknown vertex 'nic8'" $OFC schedule "$TMP/srv.yaml" --collective allgather
+
 # ---- usage --------------------------------------------------------------------
 expect_error 2 "ofc validate: missing FILE" $OFC validate
 expect_error 2 "ofc validate: too many arguments" $OFC validate a.yaml b.yaml

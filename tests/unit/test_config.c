@@ -409,6 +409,120 @@ static void test_rates(void **state)
 	assert_int_equal(err.col, 60);
 }
 
+/* A server fabric: two hosts of one template, joined at their hubs. The
+ * cases below replace one line of it. */
+static const char *const server_lines[] = {
+    "name: s\n",
+    "servers:\n",
+    "  - name: box\n",
+    "    vertices:\n",
+    "      - {name: gpu0, kind: gpu}\n",
+    "      - {name: hub, kind: switch}\n",
+    "      - {name: nic, kind: nic}\n",
+    "    links:\n",
+    "      - {from: gpu0, to: hub, bandwidth: 100GB/s}\n",
+    "      - {from: hub, to: nic, bandwidth: 25GB/s}\n",
+    "hosts:\n",
+    "  - {name: s0, server: box}\n",
+    "  - {name: s1, server: box}\n",
+    "fabric_links:\n",
+    "  - {from: s0/nic, to: s1/nic, bandwidth: 25GB/s}\n",
+};
+
+/* server_lines with line `line` (1-based) replaced by `with` (NULL: as is). */
+static char *server_cfg(unsigned line, const char *with)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (unsigned i = 0; i < ARRAY_SIZE(server_lines); i++)
+		sb_printf(&sb, "%s", i + 1 == line && with ? with : server_lines[i]);
+	return sb.buf;
+}
+
+/* Server fabrics are validated when loaded (issue 34): `ofc validate` and
+ * every command that opens a config refuse what `ofc schedule` used to
+ * find only when it built the network, each at FILE:LINE:COL, with a
+ * message (the nested ones were once formatted onto themselves, empty). */
+static void test_server_fabric_errors(void **state)
+{
+	static const struct {
+		unsigned line;
+		const char *with, *want;
+	} t[] = {
+	    {9, "      - {from: gpu0, to: hbu, bandwidth: 100GB/s}\n",
+	     "t.yaml:9:26: unknown vertex 'hbu'"},
+	    {13, "  - {name: s1, server: bx}\n", "t.yaml:13:24: unknown server template 'bx'"},
+	    {9, "      - {from: hub, to: hub, bandwidth: 100GB/s}\n",
+	     "t.yaml:9:9: a link from 'hub' to itself"},
+	    {7, "      - {name: hub, kind: nic}\n", "t.yaml:7:9: duplicate vertex 'hub'"},
+	    {15, "  - {from: s0/nic, to: s2/nic, bandwidth: 25GB/s}\n",
+	     "t.yaml:15:24: unknown vertex 's2/nic'"},
+	    {10,
+	     "      - {from: hub, to: nic, bandwidth: 25GB/s}\n"
+	     "    capacity_sets:\n"
+	     "      - {name: x, bandwidth: 10GB/s, arcs: [gpu0>hub, gpu0>nic]}\n",
+	     "t.yaml:12:55: no link from 'gpu0' to 'nic'"},
+	    {10,
+	     "      - {from: hub, to: nic, bandwidth: 25GB/s}\n"
+	     "    capacity_sets:\n"
+	     "      - {name: x, bandwidth: 10GB/s, arcs: [gpu0>hub, gpu0>hub]}\n",
+	     "t.yaml:12:9: capacity set 'x' lists an arc twice"},
+	    {14, "fabric_vertices: [{name: s0/hub, kind: switch}]\nfabric_links:\n",
+	     "t.yaml:14:19: duplicate vertex 's0/hub'"},
+	    {5, "      - {name: gpu0, kind: memory}\n",
+	     "t.yaml:12:3: the network has fewer than 2 terminals"},
+	    {11, "  - {name: box, vertices: [{name: g, kind: gpu}]}\nhosts:\n",
+	     "t.yaml:11:5: duplicate server template 'box' (first at line 3)"},
+	    /* an unused template is checked all the same */
+	    {11,
+	     "  - {name: spare, vertices: [{name: g, kind: gpu}, {name: g, kind: nic}]}\nhosts:\n",
+	     "t.yaml:11:52: duplicate vertex 'g'"},
+	};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		struct ofc_error err = {0};
+		char *cfg = server_cfg(t[i].line, t[i].with), buf[600];
+
+		if (load_error(cfg, &err) != -1)
+			fail_msg("case %zu: accepted", i);
+		if (strcmp(ofc_error_str(&err, buf, sizeof(buf)), t[i].want) != 0)
+			fail_msg("case %zu: '%s', not '%s'", i, buf, t[i].want);
+		assert_int_equal(ofc_error_exit_code(&err), 2);
+		free(cfg);
+	}
+	/* the base config is a fabric */
+	char *cfg = server_cfg(0, NULL);
+	struct fabric *f = load(cfg);
+
+	assert_int_equal(f->nhosts, 2);
+	fabric_free(f);
+	free(cfg);
+}
+
+/* A fabric over fluid's 65,535 vertices is refused at the host that
+ * crosses the limit, before its network is built. */
+static void test_server_fabric_size(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct ofc_error err = {0};
+	char buf[600];
+	(void)state;
+
+	sb_printf(&sb, "name: big\nservers:\n  - name: box\n    vertices:\n");
+	sb_printf(&sb, "      - {name: gpu, kind: gpu}\n");
+	for (unsigned v = 1; v < 1001; v++)
+		sb_printf(&sb, "      - {name: v%u, kind: switch}\n", v);
+	sb_printf(&sb, "hosts:\n");
+	for (unsigned h = 0; h < 70; h++)
+		sb_printf(&sb, "  - {name: s%u, server: box}\n", h);
+	assert_int_equal(load_error(sb.buf, &err), -1);
+	/* 65 hosts of 1,001 vertices are 65,065; the 66th is one too many */
+	assert_string_equal(ofc_error_str(&err, buf, sizeof(buf)),
+			    "t.yaml:1072:25: host 's65' takes the server fabric to 66066 "
+			    "vertices and 0 arcs; it may have at most 65535 and 16777216");
+	sb_free(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +534,8 @@ int main(void)
 	    cmocka_unit_test(test_partition_circuits),
 	    cmocka_unit_test(test_fabric_pb_roundtrip),
 	    cmocka_unit_test(test_rates),
+	    cmocka_unit_test(test_server_fabric_errors),
+	    cmocka_unit_test(test_server_fabric_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
