@@ -454,6 +454,15 @@ static int h_failed_ports(struct loader *L, yaml_node_t *n, const struct key *k,
 		L->depth--;
 		if (h_u32(L, item, &pk, &h->failed_ports[h->nfailed_ports]) < 0)
 			return -1;
+		/* A port named twice is a typo for another port (as a host or
+		 * link named twice is refused), not a port failed twice. */
+		for (uint32_t j = 0; j < h->nfailed_ports; j++)
+			if (h->failed_ports[j] == h->failed_ports[h->nfailed_ports])
+				return node_error(
+				    L, item,
+				    "'%s' names port %u twice (first at line %u, column %u)",
+				    k->name, h->failed_ports[j], h->failed_port_locs[j].line,
+				    h->failed_port_locs[j].col);
 		h->failed_port_locs[h->nfailed_ports++] = loc_of(item);
 	}
 	return 0;

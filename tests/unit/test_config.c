@@ -523,6 +523,37 @@ static void test_server_fabric_size(void **state)
 	sb_free(&sb);
 }
 
+/* failed_ports: [0, 0] names one port twice: refused at the second (as a
+ * host or a link named twice is). */
+static void test_failed_port_twice(void **state)
+{
+	struct ofc_error err = {0};
+	char buf[512];
+	(void)state;
+
+	assert_int_equal(load_error("name: t\n"
+				    "hosts:\n"
+				    "  - {name: a, ports: 2, failed_ports: [0, 0]}\n"
+				    "  - {name: b, ports: 2}\n"
+				    "  - {name: c, ports: 2}\n"
+				    "topology: biring:3\n",
+				    &err),
+			 -1);
+	assert_string_equal(ofc_error_str(&err, buf, sizeof(buf)),
+			    "t.yaml:3:43: 'failed_ports' names port 0 twice (first at line 3, "
+			    "column 40)");
+	struct fabric *f = load("name: t\n"
+				"hosts:\n"
+				"  - {name: a, ports: 4, failed_ports: [1, 0]}\n"
+				"  - {name: b, ports: 4}\n"
+				"  - {name: c, ports: 4}\n"
+				"  - {name: d, ports: 4}\n"
+				"  - {name: e, ports: 4}\n"
+				"topology: circulant:5:1,2\n");
+	assert_int_equal(f->hosts[0].nfailed_ports, 2);
+	fabric_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -536,6 +567,7 @@ int main(void)
 	    cmocka_unit_test(test_rates),
 	    cmocka_unit_test(test_server_fabric_errors),
 	    cmocka_unit_test(test_server_fabric_size),
+	    cmocka_unit_test(test_failed_port_twice),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
