@@ -408,10 +408,179 @@ static void orbits(const struct elems *e, uint32_t n, size_t stride, const uint3
 	*count = k;
 }
 
+/* The base b_1, b_2, ... and the partition at every level: P_0 the
+ * equitable refinement of the unit partition, P_i+1 that of P_i with b_i
+ * individualised, until discrete. */
+struct base {
+	uint32_t nlev;
+	uint32_t *lev;	/* (nlev + 1) * n: the partition at each level */
+	uint32_t *lcol; /* colours at each level */
+	uint32_t *node; /* nlev: b_i */
+};
+
+static void find_base(struct ws *w, struct base *b)
+{
+	uint32_t n = w->n, caplev = 0;
+	uint32_t *col = xcalloc((size_t)n + 1, sizeof(uint32_t));
+	uint32_t ncol = refine(w, col, n ? 1 : 0);
+
+	memset(b, 0, sizeof(*b));
+	for (;;) {
+		uint32_t cell = UINT32_MAX, x = UINT32_MAX;
+
+		if (b->nlev + 1 > caplev) {
+			caplev = caplev ? caplev * 2 : 8;
+			b->lev = xreallocarray(b->lev, caplev, (size_t)n * sizeof(uint32_t));
+			b->lcol = xreallocarray(b->lcol, caplev, sizeof(uint32_t));
+			b->node = xreallocarray(b->node, caplev, sizeof(uint32_t));
+		}
+		memcpy(b->lev + (size_t)b->nlev * n, col, (size_t)n * sizeof(uint32_t));
+		b->lcol[b->nlev] = ncol;
+		if (ncol == n)
+			break;
+		uint32_t *size = xcalloc(ncol, sizeof(uint32_t));
+		for (uint32_t u = 0; u < n; u++)
+			size[col[u]]++;
+		for (uint32_t c = 0; c < ncol && cell == UINT32_MAX; c++)
+			if (size[c] > 1)
+				cell = c;
+		free(size);
+		for (uint32_t u = 0; u < n && x == UINT32_MAX; u++)
+			if (col[u] == cell)
+				x = u;
+		b->node[b->nlev++] = x;
+		col[x] = ncol;
+		ncol = refine(w, col, ncol + 1);
+	}
+	free(col);
+}
+
+static void base_free(struct base *b)
+{
+	free(b->lev);
+	free(b->lcol);
+	free(b->node);
+}
+
+/* Strong generators (node maps gn, arc maps ga, ngen of them), deepest
+ * level first; returns the product of the orbit sizes, |Aut| when no
+ * search was cut. */
+struct gens {
+	uint32_t n, m, ngen, cap;
+	uint32_t *gn, *ga;
+};
+
+static double find_generators(struct ws *w, const struct base *bs, struct gens *gs)
+{
+	uint32_t n = w->n, m = w->g->m;
+	uint32_t *map = xmalloc((size_t)n * sizeof(uint32_t) + 4);
+	uint32_t *amap = xmalloc((size_t)m * sizeof(uint32_t) + 4);
+	uint32_t *a0 = xmalloc(2 * ((size_t)n + 1) * sizeof(uint32_t)), *b0 = a0 + n + 1;
+	uint32_t *reach = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+	uint32_t *queue = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+	double full = 1;
+
+	memset(gs, 0, sizeof(*gs));
+	gs->n = n;
+	gs->m = m;
+	for (uint32_t i = bs->nlev; i-- > 0;) {
+		const uint32_t *pc = bs->lev + (size_t)i * n;
+		uint32_t b = bs->node[i], norb = 0;
+
+		/* The orbit of b under the generators so far (all fix b_1..b_i-1). */
+		memset(reach, 0, (size_t)n * sizeof(uint32_t));
+		reach[b] = 1;
+		queue[norb++] = b;
+		for (uint32_t q = 0; q < norb; q++)
+			for (uint32_t k = 0; k < gs->ngen; k++) {
+				uint32_t v = gs->gn[(size_t)k * n + queue[q]];
+
+				if (!reach[v]) {
+					reach[v] = 1;
+					queue[norb++] = v;
+				}
+			}
+		for (uint32_t y = 0; y < n; y++) {
+			uint32_t k = bs->lcol[i] + 1;
+
+			if (pc[y] != pc[b] || reach[y])
+				continue;
+			memcpy(a0, pc, (size_t)n * sizeof(uint32_t));
+			memcpy(b0, pc, (size_t)n * sizeof(uint32_t));
+			a0[b] = bs->lcol[i];
+			b0[y] = bs->lcol[i];
+			/* A search per candidate: 64 refinements, plenty when the
+			 * partitions go discrete in a level or two. */
+			w->budget = 64;
+			if (!refine_pair(w, a0, b0, &k) || !search(w, a0, b0, k, map, amap))
+				continue;
+			if (gs->ngen + 1 > gs->cap) {
+				gs->cap = gs->cap ? gs->cap * 2 : 8;
+				gs->gn =
+				    xreallocarray(gs->gn, gs->cap, (size_t)n * sizeof(uint32_t));
+				gs->ga = xreallocarray(gs->ga, gs->cap,
+						       (size_t)m * sizeof(uint32_t) + 4);
+			}
+			memcpy(gs->gn + (size_t)gs->ngen * n, map, (size_t)n * sizeof(uint32_t));
+			memcpy(gs->ga + (size_t)gs->ngen * m, amap, (size_t)m * sizeof(uint32_t));
+			gs->ngen++;
+			/* Grow the orbit with the new generator. */
+			for (uint32_t q = 0; q < norb; q++)
+				for (uint32_t k2 = 0; k2 < gs->ngen; k2++) {
+					uint32_t v = gs->gn[(size_t)k2 * n + queue[q]];
+
+					if (!reach[v]) {
+						reach[v] = 1;
+						queue[norb++] = v;
+					}
+				}
+		}
+		full *= norb;
+	}
+	free(map);
+	free(amap);
+	free(a0);
+	free(reach);
+	free(queue);
+	return full;
+}
+
+/* The elements: the identity, then each generator in turn while the group
+ * it makes with those kept stays within e->cap (a subgroup otherwise).
+ * False when some generator was left out. */
+static bool list_elements(struct elems *e, const struct gens *gs)
+{
+	uint32_t n = gs->n, m = gs->m, nacc = 0;
+	uint32_t *accn = xmalloc(((size_t)gs->ngen + 1) * n * sizeof(uint32_t) + 4);
+	uint32_t *acca = xmalloc(((size_t)gs->ngen + 1) * m * sizeof(uint32_t) + 4);
+	bool all = true;
+
+	for (uint32_t u = 0; u < n; u++)
+		accn[u] = u;
+	for (uint32_t a = 0; a < m; a++)
+		acca[a] = a;
+	elem_add(e, accn, acca);
+	for (uint32_t k = 0; k < gs->ngen; k++) {
+		memcpy(accn + (size_t)nacc * n, gs->gn + (size_t)k * n,
+		       (size_t)n * sizeof(uint32_t));
+		memcpy(acca + (size_t)nacc * m, gs->ga + (size_t)k * m,
+		       (size_t)m * sizeof(uint32_t));
+		if (closure(e, accn, acca, nacc + 1))
+			nacc++;
+		else
+			all = false;
+	}
+	free(accn);
+	free(acca);
+	return all;
+}
+
 void graph_automorphisms(const struct graph *g, uint32_t max_order, struct graph_group *grp)
 {
 	uint32_t n = g->n, m = g->m, maxdeg = 1;
 	struct ws w = {.g = g, .gb = g, .n = n};
+	struct base bs;
+	struct gens gs;
 
 	memset(grp, 0, sizeof(*grp));
 	grp->n = n;
@@ -425,104 +594,9 @@ void graph_automorphisms(const struct graph *g, uint32_t max_order, struct graph
 		if (graph_outdeg(w.gt, u) > maxdeg)
 			maxdeg = graph_outdeg(w.gt, u);
 	ws_alloc(&w, maxdeg);
+	find_base(&w, &bs);
+	grp->full_order = find_generators(&w, &bs, &gs);
 
-	/* The base: P_0 the equitable refinement of the unit partition, P_i+1
-	 * that of P_i with b_i individualised. */
-	uint32_t nlev = 0, caplev = 0, *lev = NULL, *lcol = NULL, *base = NULL;
-	uint32_t *col = xcalloc((size_t)n + 1, sizeof(uint32_t));
-	uint32_t ncol = refine(&w, col, n ? 1 : 0);
-	for (;;) {
-		uint32_t cell = UINT32_MAX, x = UINT32_MAX;
-
-		if (nlev + 1 > caplev) {
-			caplev = caplev ? caplev * 2 : 8;
-			lev = xreallocarray(lev, caplev, (size_t)n * sizeof(uint32_t));
-			lcol = xreallocarray(lcol, caplev, sizeof(uint32_t));
-			base = xreallocarray(base, caplev, sizeof(uint32_t));
-		}
-		memcpy(lev + (size_t)nlev * n, col, (size_t)n * sizeof(uint32_t));
-		lcol[nlev] = ncol;
-		if (ncol == n)
-			break;
-		uint32_t *size = xcalloc(ncol, sizeof(uint32_t));
-		for (uint32_t u = 0; u < n; u++)
-			size[col[u]]++;
-		for (uint32_t c = 0; c < ncol && cell == UINT32_MAX; c++)
-			if (size[c] > 1)
-				cell = c;
-		free(size);
-		for (uint32_t u = 0; u < n && x == UINT32_MAX; u++)
-			if (col[u] == cell)
-				x = u;
-		base[nlev++] = x;
-		col[x] = ncol;
-		ncol = refine(&w, col, ncol + 1);
-	}
-
-	/* Strong generators, deepest level first. */
-	uint32_t ngen = 0, capgen = 0, *gn = NULL, *ga = NULL;
-	uint32_t *map = xmalloc((size_t)n * sizeof(uint32_t) + 4);
-	uint32_t *amap = xmalloc((size_t)m * sizeof(uint32_t) + 4);
-	uint32_t *a0 = xmalloc(2 * ((size_t)n + 1) * sizeof(uint32_t)), *b0 = a0 + n + 1;
-	uint32_t *reach = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
-	uint32_t *queue = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
-	double full = 1;
-	for (uint32_t i = nlev; i-- > 0;) {
-		const uint32_t *pc = lev + (size_t)i * n;
-		uint32_t b = base[i], norb = 0;
-
-		/* The orbit of b under the generators so far (all fix b_1..b_i-1). */
-		memset(reach, 0, (size_t)n * sizeof(uint32_t));
-		reach[b] = 1;
-		queue[norb++] = b;
-		for (uint32_t q = 0; q < norb; q++)
-			for (uint32_t k = 0; k < ngen; k++) {
-				uint32_t v = gn[(size_t)k * n + queue[q]];
-
-				if (!reach[v]) {
-					reach[v] = 1;
-					queue[norb++] = v;
-				}
-			}
-		for (uint32_t y = 0; y < n; y++) {
-			uint32_t k = lcol[i] + 1;
-
-			if (pc[y] != pc[b] || reach[y])
-				continue;
-			memcpy(a0, pc, (size_t)n * sizeof(uint32_t));
-			memcpy(b0, pc, (size_t)n * sizeof(uint32_t));
-			a0[b] = lcol[i];
-			b0[y] = lcol[i];
-			/* A search per candidate: 64 refinements, plenty when the
-			 * partitions go discrete in a level or two. */
-			w.budget = 64;
-			if (!refine_pair(&w, a0, b0, &k) || !search(&w, a0, b0, k, map, amap))
-				continue;
-			if (ngen + 1 > capgen) {
-				capgen = capgen ? capgen * 2 : 8;
-				gn = xreallocarray(gn, capgen, (size_t)n * sizeof(uint32_t));
-				ga = xreallocarray(ga, capgen, (size_t)m * sizeof(uint32_t) + 4);
-			}
-			memcpy(gn + (size_t)ngen * n, map, (size_t)n * sizeof(uint32_t));
-			memcpy(ga + (size_t)ngen * m, amap, (size_t)m * sizeof(uint32_t));
-			ngen++;
-			/* Grow the orbit with the new generator. */
-			for (uint32_t q = 0; q < norb; q++)
-				for (uint32_t k2 = 0; k2 < ngen; k2++) {
-					uint32_t v = gn[(size_t)k2 * n + queue[q]];
-
-					if (!reach[v]) {
-						reach[v] = 1;
-						queue[norb++] = v;
-					}
-				}
-		}
-		full *= norb;
-	}
-	grp->full_order = full;
-
-	/* The elements: generators added while the group stays within
-	 * max_order (a subgroup otherwise). */
 	struct elems e = {.n = n, .m = m, .cap = max_order ? max_order : 1};
 	e.node = xmalloc((size_t)e.cap * n * sizeof(uint32_t) + 4);
 	e.arc = xmalloc((size_t)e.cap * m * sizeof(uint32_t) + 4);
@@ -530,24 +604,9 @@ void graph_automorphisms(const struct graph *g, uint32_t max_order, struct graph
 	for (e.nslot = 16; e.nslot < 2 * e.cap; e.nslot *= 2)
 		;
 	e.slot = xcalloc(e.nslot, sizeof(uint32_t));
-	for (uint32_t u = 0; u < n; u++)
-		map[u] = u;
-	for (uint32_t a = 0; a < m; a++)
-		amap[a] = a;
-	elem_add(&e, map, amap);
-	bool all = !w.cut;
-	uint32_t nacc = 0;
-	uint32_t *accn = xmalloc(((size_t)ngen + 1) * n * sizeof(uint32_t) + 4);
-	uint32_t *acca = xmalloc(((size_t)ngen + 1) * m * sizeof(uint32_t) + 4);
-	for (uint32_t k = 0; k < ngen; k++) {
-		memcpy(accn + (size_t)nacc * n, gn + (size_t)k * n, (size_t)n * sizeof(uint32_t));
-		memcpy(acca + (size_t)nacc * m, ga + (size_t)k * m, (size_t)m * sizeof(uint32_t));
-		if (closure(&e, accn, acca, nacc + 1))
-			nacc++;
-		else
-			all = false;
-	}
-	grp->complete = all;
+	bool all = list_elements(&e, &gs);
+
+	grp->complete = all && !w.cut;
 	grp->order = e.order;
 	grp->node = e.node;
 	grp->arc = e.arc;
@@ -558,19 +617,9 @@ void graph_automorphisms(const struct graph *g, uint32_t max_order, struct graph
 
 	free(e.hash);
 	free(e.slot);
-	free(accn);
-	free(acca);
-	free(gn);
-	free(ga);
-	free(map);
-	free(amap);
-	free(a0);
-	free(reach);
-	free(queue);
-	free(lev);
-	free(lcol);
-	free(base);
-	free(col);
+	free(gs.gn);
+	free(gs.ga);
+	base_free(&bs);
 	ws_free(&w);
 }
 
