@@ -360,7 +360,7 @@ static int detect(const struct fluid_net *n, uint32_t max_order, struct fluid_gr
 	gr.spec = xstrdup("fluid-network");
 
 	struct graph_group gg;
-	graph_automorphisms(&gr, max_order ? max_order : 4096, &gg);
+	graph_automorphisms(&gr, max_order ? max_order : 4096, NULL, &gg);
 	memset(g, 0, sizeof(*g));
 	g->order = gg.order;
 	g->nverts = nv;

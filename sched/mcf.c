@@ -244,12 +244,12 @@ struct cg {
 	 * (link_rows), then one injection row per class of nodes (node_row[v];
 	 * all n, one under the translations, the node orbits when mirrored),
 	 * then as many ejection rows. row_size counts the nodes of a class. */
-	double host_cap;     /* 0: no host rows */
-	uint32_t link_rows;  /* link rows per slot */
-	uint32_t node_rows;  /* injection rows per slot (as many ejection rows) */
-	uint32_t *node_row;  /* n: v's class, or NULL */
-	double *row_cap;     /* rows_per_slot: 1 for links, host_cap for hosts */
-	uint32_t R;	  /* link rows: rows_per_slot * slots */
+	double host_cap;    /* 0: no host rows */
+	uint32_t link_rows; /* link rows per slot */
+	uint32_t node_rows; /* injection rows per slot (as many ejection rows) */
+	uint32_t *node_row; /* n: v's class, or NULL */
+	double *row_cap;    /* rows_per_slot: 1 for links, host_cap for hosts */
+	uint32_t R;	    /* link rows: rows_per_slot * slots */
 	unsigned threads;
 
 	struct lp *lp;
@@ -2243,11 +2243,11 @@ static void mirror_routes(const struct cg *c, struct a2a_routes *rt)
 						if (phash[q - pair0] != hh ||
 						    out.off[q + 1] - out.off[q] != len)
 							continue;
-						merged = !memcmp(out.arc + out.off[q], arc,
-								 len * sizeof(uint32_t)) &&
-							 (!step ||
-							  !memcmp(out.step + out.off[q], step,
-								  len * sizeof(uint32_t)));
+						merged =
+						    !memcmp(out.arc + out.off[q], arc,
+							    len * sizeof(uint32_t)) &&
+						    (!step || !memcmp(out.step + out.off[q], step,
+								      len * sizeof(uint32_t)));
 						if (merged)
 							out.w[q] += rt->w[r] / stab;
 					}
@@ -2632,11 +2632,18 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 	}
 	struct graph_group grp = {0};
 	if (!injs && ((o->method == MCF_AUTO && method == MCF_COLGEN) || method == MCF_MIRRORED)) {
-		/* The group listed element by element: within 64 MiB. */
+		/* The group listed element by element: within 64 MiB, and
+		 * within the solve's time limit (a subgroup found by then
+		 * mirrors as well, only into more classes). */
 		uint64_t cap = (16u << 20) / ((uint64_t)g->n + g->m);
+		struct ofc_clock clk = {.start = t0};
 		uint32_t found;
 
-		graph_automorphisms(g, cap > 65536 ? 65536 : (uint32_t)cap, &grp);
+		if (o->time_limit > 0) {
+			clk.deadline = t0 + o->time_limit;
+			clk.limit = o->time_limit;
+		}
+		graph_automorphisms(g, cap > 65536 ? 65536 : (uint32_t)cap, &clk, &grp);
 		found = grp.order;
 		if (o->capacity)
 			group_keep_capacity(&grp, o->capacity);

@@ -24,11 +24,19 @@
  * is larger): schedulers use it to mirror one solution to every node of an
  * orbit (fluid-mcf-mirrored-dw.md Sec. 4.3), for which any subgroup is
  * correct and a larger one only faster.
+ *
+ * Bounds (issue 34): a request's clock stops every phase where it is (the
+ * group found so far is a subgroup); the base's partitions and the
+ * generators each take at most AUTOMORPH_MAX_BYTES (a base cut short
+ * leaves the deeper stabilisers to the searches, a subgroup again). The
+ * listing is the caller's max_order elements of n + m words.
  */
 #include "topo/topo.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#define AUTOMORPH_MAX_BYTES (64u << 20)
 
 /* A node's key in a refinement round: old colour first, so cells only
  * split; node last, for a deterministic order within equal keys. */
@@ -54,6 +62,7 @@ struct ws {
 	uint32_t *inv;
 	uint64_t budget; /* refinements left for the current search */
 	bool cut;	 /* some search ran out of budget */
+	bool timed_out;	 /* ... or past the deadline: stop everywhere */
 	/* arc map check */
 	uint64_t *pa, *pb;
 };
@@ -81,6 +90,14 @@ static void ws_free(struct ws *w)
 	if (w->gbt != w->gt)
 		graph_free(w->gbt);
 	graph_free(w->gt);
+}
+
+/* Past the deadline (once true, true for the rest of the search). */
+static bool late(struct ws *w)
+{
+	if (!w->timed_out && w->deadline > 0 && now_seconds() > w->deadline)
+		w->timed_out = w->cut = true;
+	return w->timed_out;
 }
 
 static uint64_t mix(uint64_t h, uint64_t x)
@@ -149,11 +166,15 @@ static uint32_t recolour(const struct nkey *key, uint32_t n, uint32_t *col)
 	return n ? c + 1 : 0;
 }
 
-/* Refine one partition to equitable. */
+/* Refine one partition to equitable (not quite when late(w): a round
+ * costs n log n, and a path of n nodes takes n rounds). */
 static uint32_t refine(struct ws *w, uint32_t *col, uint32_t ncol)
 {
 	for (;;) {
 		uint32_t k;
+
+		if (late(w))
+			return ncol;
 
 		round_keys(w, w->g, w->gt, col, w->ka);
 		k = recolour(w->ka, w->n, col);
@@ -170,6 +191,8 @@ static bool refine_pair(struct ws *w, uint32_t *ca, uint32_t *cb, uint32_t *ncol
 	for (;;) {
 		uint32_t k;
 
+		if (late(w))
+			return false;
 		round_keys(w, w->g, w->gt, ca, w->ka);
 		round_keys(w, w->gb, w->gbt, cb, w->kb);
 		for (uint32_t i = 0; i < w->n; i++)
@@ -272,7 +295,7 @@ static bool search(struct ws *w, const uint32_t *ca, const uint32_t *cb, uint32_
 
 		if (cb[y] != cell)
 			continue;
-		if (w->budget == 0 || (w->deadline > 0 && now_seconds() > w->deadline)) {
+		if (w->budget == 0 || late(w)) {
 			w->cut = true;
 			break;
 		}
@@ -347,39 +370,63 @@ static bool elem_add(struct elems *e, const uint32_t *node, const uint32_t *arc)
 	return true;
 }
 
-/* The closure of the group e with generators gens (node/arc, ngen of them):
- * false, e unchanged in its first `order` elements, when it would exceed
- * e->cap. Elements times generators until nothing is new: in a finite group
- * that is the group generated. */
-static bool closure(struct elems *e, const uint32_t *gn, const uint32_t *ga, uint32_t ngen)
+/* Drop the elements from `before` on (a closure that did not fit). */
+static void elems_truncate(struct elems *e, uint32_t before)
 {
-	uint32_t before = e->order, n = e->n, m = e->m;
-	uint32_t *pn = xmalloc((size_t)n * 4), *pa = xmalloc((size_t)m * 4 + 4);
+	e->order = before;
+	memset(e->slot, 0, e->nslot * sizeof(uint32_t));
+	for (uint32_t j = 0; j < before; j++) {
+		uint32_t s = (uint32_t)(e->hash[j] & (e->nslot - 1));
+
+		while (e->slot[s])
+			s = (s + 1) & (e->nslot - 1);
+		e->slot[s] = j + 1;
+	}
+}
+
+/* The closure of the group e with generators gens (node/arc, ngen of them,
+ * the last one new): false, e unchanged in its first `order` elements,
+ * when it would exceed e->cap or the deadline passes. Elements times
+ * generators until nothing is new: in a finite group that is the group
+ * generated. An old element times an old generator is old, so the old
+ * elements need only the new generator. */
+static bool closure(struct ws *w, struct elems *e, const uint32_t *gn, const uint32_t *ga,
+		    uint32_t ngen)
+{
+	uint32_t before = e->order, n = e->n, m = e->m, at;
+	const uint32_t *xn = gn + (size_t)(ngen - 1) * n, *xa = ga + (size_t)(ngen - 1) * m;
+	uint64_t products = 0;
+
+	if (elem_find(e, xn, xa, perm_hash(xn, n) ^ perm_hash(xa, m) * 31, &at))
+		return true; /* in the group already */
+	/* A group with one more generator is at least twice as large
+	 * (Lagrange): past half the cap it cannot fit, and finding that out
+	 * element by element costs up to cap x ngen products, per generator
+	 * (20 interchangeable switches: 14 s at a cap of 2^17). */
+	if ((uint64_t)before * 2 > e->cap)
+		return false;
+	uint32_t *pn = xmalloc((size_t)n * 4 + 4), *pa = xmalloc((size_t)m * 4 + 4);
 
 	for (uint32_t i = 0; i < e->order; i++)
-		for (uint32_t k = 0; k < ngen; k++) {
+		for (uint32_t k = i < before ? ngen - 1 : 0; k < ngen; k++) {
 			const uint32_t *en = e->node + (size_t)i * n, *ea = e->arc + (size_t)i * m;
 
+			if (++products % 1024 == 0 && late(w)) {
+				elems_truncate(e, before);
+				free(pn);
+				free(pa);
+				return false;
+			}
 			for (uint32_t u = 0; u < n; u++)
 				pn[u] = gn[(size_t)k * n + en[u]];
 			for (uint32_t a = 0; a < m; a++)
 				pa[a] = ga[(size_t)k * m + ea[a]];
 			if (e->order == e->cap) {
-				uint32_t at;
-
 				if (elem_find(e, pn, pa, perm_hash(pn, n) ^ perm_hash(pa, m) * 31,
 					      &at))
 					continue;
 				/* Too many: drop what this call added. */
-				e->order = before;
-				memset(e->slot, 0, e->nslot * sizeof(uint32_t));
-				for (uint32_t j = 0; j < before; j++) {
-					uint32_t s = (uint32_t)(e->hash[j] & (e->nslot - 1));
-
-					while (e->slot[s])
-						s = (s + 1) & (e->nslot - 1);
-					e->slot[s] = j + 1;
-				}
+				elems_truncate(e, before);
 				free(pn);
 				free(pa);
 				return false;
@@ -410,17 +457,21 @@ static void orbits(const struct elems *e, uint32_t n, size_t stride, const uint3
 
 /* The base b_1, b_2, ... and the partition at every level: P_0 the
  * equitable refinement of the unit partition, P_i+1 that of P_i with b_i
- * individualised, until discrete. */
+ * individualised, until discrete, or the partitions would take more than
+ * AUTOMORPH_MAX_BYTES (n words a level: a graph of many small orbits has
+ * a long base), or the deadline. A base cut short is still a base of the
+ * levels it has; the searches reach discrete partitions on their own. */
 struct base {
 	uint32_t nlev;
-	uint32_t *lev;	/* (nlev + 1) * n: the partition at each level */
-	uint32_t *lcol; /* colours at each level */
-	uint32_t *node; /* nlev: b_i */
+	uint32_t nfirst; /* the first levels' points came from the caller's list */
+	uint32_t *lev;	 /* (nlev + 1) * n: the partition at each level */
+	uint32_t *lcol;	 /* colours at each level */
+	uint32_t *node;	 /* nlev: b_i */
 };
 
-static void find_base(struct ws *w, struct base *b)
+static void find_base(struct ws *w, const uint32_t *first, uint32_t nfirst, struct base *b)
 {
-	uint32_t n = w->n, caplev = 0;
+	uint32_t n = w->n, caplev = 0, next = 0;
 	uint32_t *col = xcalloc((size_t)n + 1, sizeof(uint32_t));
 	uint32_t ncol = refine(w, col, n ? 1 : 0);
 
@@ -428,6 +479,10 @@ static void find_base(struct ws *w, struct base *b)
 	for (;;) {
 		uint32_t cell = UINT32_MAX, x = UINT32_MAX;
 
+		if (late(w) || (b->nlev && ((uint64_t)b->nlev + 2) * n * 4 > AUTOMORPH_MAX_BYTES)) {
+			w->cut = true;
+			break;
+		}
 		if (b->nlev + 1 > caplev) {
 			caplev = caplev ? caplev * 2 : 8;
 			b->lev = xreallocarray(b->lev, caplev, (size_t)n * sizeof(uint32_t));
@@ -441,7 +496,13 @@ static void find_base(struct ws *w, struct base *b)
 		uint32_t *size = xcalloc(ncol, sizeof(uint32_t));
 		for (uint32_t u = 0; u < n; u++)
 			size[col[u]]++;
-		for (uint32_t c = 0; c < ncol && cell == UINT32_MAX; c++)
+		/* the caller's points first, those not fixed already */
+		for (; next < nfirst && x == UINT32_MAX; next++)
+			if (size[col[first[next]]] > 1)
+				x = first[next];
+		if (x != UINT32_MAX)
+			b->nfirst = b->nlev + 1;
+		for (uint32_t c = 0; c < ncol && cell == UINT32_MAX && x == UINT32_MAX; c++)
 			if (size[c] > 1)
 				cell = c;
 		free(size);
@@ -462,15 +523,16 @@ static void base_free(struct base *b)
 	free(b->node);
 }
 
-/* Strong generators (node maps gn, arc maps ga, ngen of them), deepest
- * level first; returns the product of the orbit sizes, |Aut| when no
- * search was cut. */
+/* Strong generators (node maps gn, arc maps ga, ngen of them) of the
+ * levels below `upto`, deepest level first, as many as AUTOMORPH_MAX_BYTES
+ * holds, until the deadline; returns the product of the orbit sizes, |Aut|
+ * when no search was cut and upto is the base's length. */
 struct gens {
 	uint32_t n, m, ngen, cap;
 	uint32_t *gn, *ga;
 };
 
-static double find_generators(struct ws *w, const struct base *bs, struct gens *gs)
+static double find_generators(struct ws *w, const struct base *bs, uint32_t upto, struct gens *gs)
 {
 	uint32_t n = w->n, m = w->g->m;
 	uint32_t *map = xmalloc((size_t)n * sizeof(uint32_t) + 4);
@@ -483,7 +545,7 @@ static double find_generators(struct ws *w, const struct base *bs, struct gens *
 	memset(gs, 0, sizeof(*gs));
 	gs->n = n;
 	gs->m = m;
-	for (uint32_t i = bs->nlev; i-- > 0;) {
+	for (uint32_t i = upto < bs->nlev ? upto : bs->nlev; i-- > 0 && !late(w);) {
 		const uint32_t *pc = bs->lev + (size_t)i * n;
 		uint32_t b = bs->node[i], norb = 0;
 
@@ -505,13 +567,23 @@ static double find_generators(struct ws *w, const struct base *bs, struct gens *
 
 			if (pc[y] != pc[b] || reach[y])
 				continue;
+			if (late(w) || ((uint64_t)gs->ngen + 1) * ((uint64_t)n + m) * 4 >
+					   AUTOMORPH_MAX_BYTES) {
+				w->cut = true;
+				break;
+			}
 			memcpy(a0, pc, (size_t)n * sizeof(uint32_t));
 			memcpy(b0, pc, (size_t)n * sizeof(uint32_t));
 			a0[b] = bs->lcol[i];
 			b0[y] = bs->lcol[i];
-			/* A search per candidate: 64 refinements, plenty when the
-			 * partitions go discrete in a level or two. */
-			w->budget = 64;
+			/* A search per candidate: a path as deep as the base's
+			 * below (one refinement a level, 20 interchangeable
+			 * switches 20 levels deep) and 64 more, plenty when the
+			 * partitions go discrete in a level or two. A budget of
+			 * 64 alone cut the searches under 64 levels of such
+			 * switches, each failing candidate after 64 refinements:
+			 * 80 of them took 122 s, not 3.9. */
+			w->budget = 64 + (bs->nlev - i);
 			if (!refine_pair(w, a0, b0, &k) || !search(w, a0, b0, k, map, amap))
 				continue;
 			if (gs->ngen + 1 > gs->cap) {
@@ -548,7 +620,7 @@ static double find_generators(struct ws *w, const struct base *bs, struct gens *
 /* The elements: the identity, then each generator in turn while the group
  * it makes with those kept stays within e->cap (a subgroup otherwise).
  * False when some generator was left out. */
-static bool list_elements(struct elems *e, const struct gens *gs)
+static bool list_elements(struct ws *w, struct elems *e, const struct gens *gs)
 {
 	uint32_t n = gs->n, m = gs->m, nacc = 0;
 	uint32_t *accn = xmalloc(((size_t)gs->ngen + 1) * n * sizeof(uint32_t) + 4);
@@ -565,7 +637,11 @@ static bool list_elements(struct elems *e, const struct gens *gs)
 		       (size_t)n * sizeof(uint32_t));
 		memcpy(acca + (size_t)nacc * m, gs->ga + (size_t)k * m,
 		       (size_t)m * sizeof(uint32_t));
-		if (closure(e, accn, acca, nacc + 1))
+		if (late(w)) {
+			all = false;
+			break;
+		}
+		if (closure(w, e, accn, acca, nacc + 1))
 			nacc++;
 		else
 			all = false;
@@ -575,10 +651,15 @@ static bool list_elements(struct elems *e, const struct gens *gs)
 	return all;
 }
 
-void graph_automorphisms(const struct graph *g, uint32_t max_order, struct graph_group *grp)
+/* Aut(g) along a base that individualises first[] before other nodes;
+ * generators for every level, or for the levels of first[] only
+ * (first_only); max_order elements listed. */
+static void automorphisms(const struct graph *g, const uint32_t *first, uint32_t nfirst,
+			  bool first_only, uint32_t max_order, const struct ofc_clock *clock,
+			  struct graph_group *grp)
 {
 	uint32_t n = g->n, m = g->m, maxdeg = 1;
-	struct ws w = {.g = g, .gb = g, .n = n};
+	struct ws w = {.g = g, .gb = g, .n = n, .deadline = clock ? clock->deadline : 0};
 	struct base bs;
 	struct gens gs;
 
@@ -594,8 +675,8 @@ void graph_automorphisms(const struct graph *g, uint32_t max_order, struct graph
 		if (graph_outdeg(w.gt, u) > maxdeg)
 			maxdeg = graph_outdeg(w.gt, u);
 	ws_alloc(&w, maxdeg);
-	find_base(&w, &bs);
-	grp->full_order = find_generators(&w, &bs, &gs);
+	find_base(&w, first, nfirst, &bs);
+	grp->full_order = find_generators(&w, &bs, first_only ? bs.nfirst : bs.nlev, &gs);
 
 	struct elems e = {.n = n, .m = m, .cap = max_order ? max_order : 1};
 	e.node = xmalloc((size_t)e.cap * n * sizeof(uint32_t) + 4);
@@ -604,9 +685,13 @@ void graph_automorphisms(const struct graph *g, uint32_t max_order, struct graph
 	for (e.nslot = 16; e.nslot < 2 * e.cap; e.nslot *= 2)
 		;
 	e.slot = xcalloc(e.nslot, sizeof(uint32_t));
-	bool all = list_elements(&e, &gs);
+	bool all = list_elements(&w, &e, &gs);
 
-	grp->complete = all && !w.cut;
+	grp->complete = all && !w.cut && !(first_only && bs.nfirst < bs.nlev);
+	grp->timed_out = w.timed_out;
+	grp->ngens = gs.ngen;
+	grp->gen_node = gs.gn;
+	grp->gen_arc = gs.ga;
 	grp->order = e.order;
 	grp->node = e.node;
 	grp->arc = e.arc;
@@ -617,10 +702,20 @@ void graph_automorphisms(const struct graph *g, uint32_t max_order, struct graph
 
 	free(e.hash);
 	free(e.slot);
-	free(gs.gn);
-	free(gs.ga);
 	base_free(&bs);
 	ws_free(&w);
+}
+
+void graph_automorphisms(const struct graph *g, uint32_t max_order, const struct ofc_clock *clock,
+			 struct graph_group *grp)
+{
+	automorphisms(g, NULL, 0, false, max_order, clock, grp);
+}
+
+void graph_automorphism_gens(const struct graph *g, const uint32_t *first, uint32_t nfirst,
+			     const struct ofc_clock *clock, struct graph_group *grp)
+{
+	automorphisms(g, first, nfirst, true, 1, clock, grp);
 }
 
 void graph_group_free(struct graph_group *grp)
@@ -629,6 +724,8 @@ void graph_group_free(struct graph_group *grp)
 	free(grp->arc);
 	free(grp->orbit);
 	free(grp->arc_orbit);
+	free(grp->gen_node);
+	free(grp->gen_arc);
 	memset(grp, 0, sizeof(*grp));
 }
 

@@ -259,12 +259,30 @@ struct graph_group {
 	uint32_t narc_orbits, *arc_orbit; /* arc orbits; arc_orbit[a] */
 	double full_order;		  /* |Aut(g)| as the search found it (node maps) */
 	bool complete;			  /* the elements are all of Aut(g) */
+	/* The strong generators the search found (Schreier-Sims, deepest
+	 * level first): they generate every element listed, and the whole
+	 * group found when the listing is capped. */
+	uint32_t ngens;
+	uint32_t *gen_node; /* ngens * n */
+	uint32_t *gen_arc;  /* ngens * m */
+	bool timed_out;	    /* the clock ran out: a subgroup, complete false */
 };
 
 /* Aut(g) by individualisation and refinement (McKay's scheme), found
  * without knowing the family; at most max_order elements are listed (a
- * subgroup when Aut(g) is larger, then complete is false). */
-void graph_automorphisms(const struct graph *g, uint32_t max_order, struct graph_group *grp);
+ * subgroup when Aut(g) is larger, then complete is false): they take
+ * max_order (n + m) words. Past the clock's deadline (NULL: none) every
+ * phase stops where it is and what was found is listed (timed_out). */
+void graph_automorphisms(const struct graph *g, uint32_t max_order, const struct ofc_clock *clock,
+			 struct graph_group *grp);
+/* The strong generators of Aut(g) along a base that individualises the
+ * nodes first[] before any other, for those levels only (grp lists the
+ * identity alone): they generate a group that acts on first[] as Aut(g)
+ * does, without the stabiliser of them all, which may be large and of no
+ * use to the caller (interchangeable switches fixing every GPU: S_k, k
+ * levels of searches). */
+void graph_automorphism_gens(const struct graph *g, const uint32_t *first, uint32_t nfirst,
+			     const struct ofc_clock *clock, struct graph_group *grp);
 void graph_group_free(struct graph_group *grp);
 /* An isomorphism from a onto b (map[u]: b's node for a's node u, n
  * entries), by the same individualisation and refinement, with full

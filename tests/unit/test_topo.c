@@ -834,7 +834,7 @@ static void test_automorphisms_brute(void **state)
 		struct graph_group grp;
 		uint32_t want = brute_order(g);
 
-		graph_automorphisms(g, 100000, &grp);
+		graph_automorphisms(g, 100000, NULL, &grp);
 		check_group(g, &grp);
 		if (!grp.complete || grp.full_order != want || grp.order != want)
 			fail_msg("%s: found %u (full %g, complete %d), brute force %u", specs[i],
@@ -864,7 +864,7 @@ static void test_automorphisms_genkautz(void **state)
 		struct graph_group grp;
 		bool phi = false;
 
-		graph_automorphisms(g, 100000, &grp);
+		graph_automorphisms(g, 100000, NULL, &grp);
 		check_group(g, &grp);
 		if (grp.order != t[i].order || grp.norbits != t[i].norbits ||
 		    grp.narc_orbits != t[i].narc || !grp.complete)
@@ -888,15 +888,118 @@ static void test_automorphisms_cap(void **state)
 	struct graph_group grp;
 	(void)state;
 
-	graph_automorphisms(g, 100000, &grp);
+	graph_automorphisms(g, 100000, NULL, &grp);
 	assert_int_equal(grp.order, 384); /* C4 x C4 = Q4: 2^4 4! */
 	assert_true(grp.complete);
 	graph_group_free(&grp);
-	graph_automorphisms(g, 50, &grp);
+	graph_automorphisms(g, 50, NULL, &grp);
 	check_group(g, &grp);
 	assert_true(grp.order > 1 && grp.order <= 50 && 384 % grp.order == 0);
 	assert_false(grp.complete);
 	assert_true(grp.full_order == 384);
+	graph_group_free(&grp);
+	graph_free(g);
+}
+
+/* The group the generators make, by node maps, breadth first (at most
+ * max elements of n points; returns how many). */
+static uint32_t generated_order(const uint32_t *gens, uint32_t ngens, uint32_t n, uint32_t max)
+{
+	uint32_t *el = malloc((size_t)max * n * sizeof(uint32_t)), cnt = 1;
+
+	for (uint32_t u = 0; u < n; u++)
+		el[u] = u;
+	for (uint32_t i = 0; i < cnt; i++)
+		for (uint32_t k = 0; k < ngens && cnt < max; k++) {
+			uint32_t *p = el + (size_t)cnt * n;
+			bool seen = false;
+
+			for (uint32_t u = 0; u < n; u++)
+				p[u] = gens[(size_t)k * n + el[(size_t)i * n + u]];
+			for (uint32_t j = 0; j < cnt && !seen; j++)
+				seen = !memcmp(el + (size_t)j * n, p, n * sizeof(uint32_t));
+			cnt += !seen;
+		}
+	free(el);
+	return cnt;
+}
+
+/* An automorphism as node and arc maps (ends kept, arcs a bijection). */
+static void check_map(const struct graph *g, const uint32_t *hn, const uint32_t *ha)
+{
+	bool *hit = calloc(g->m + 1, sizeof(bool));
+
+	for (uint32_t u = 0; u < g->n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
+			assert_true(ha[a] >= g->off[hn[u]] && ha[a] < g->off[hn[u] + 1]);
+			assert_int_equal(g->adj[ha[a]], hn[g->adj[a]]);
+			assert_false(hit[ha[a]]);
+			hit[ha[a]] = true;
+		}
+	free(hit);
+}
+
+/* The strong generators are kept (issue 34): automorphisms that generate
+ * the whole group when the listing is capped (torus:4x4, 384 elements from
+ * a listing of 50). A clock past its deadline stops the search at once:
+ * the identity alone, timed_out, not complete. */
+static void test_automorphisms_generators_clock(void **state)
+{
+	struct graph *g = build("torus:4x4");
+	struct graph_group grp;
+	double now = now_seconds();
+	struct ofc_clock past = {.start = now - 2, .deadline = now - 1, .limit = 1};
+	(void)state;
+
+	graph_automorphisms(g, 50, NULL, &grp);
+	assert_true(grp.ngens > 0 && grp.order <= 50);
+	for (uint32_t k = 0; k < grp.ngens; k++)
+		check_map(g, grp.gen_node + (size_t)k * g->n, grp.gen_arc + (size_t)k * g->m);
+	assert_int_equal(generated_order(grp.gen_node, grp.ngens, g->n, 1000), 384);
+	assert_false(grp.timed_out);
+	graph_group_free(&grp);
+
+	graph_automorphisms(g, 100000, &past, &grp);
+	assert_true(grp.timed_out);
+	assert_false(grp.complete);
+	assert_int_equal(grp.order, 1);
+	assert_int_equal(grp.ngens, 0);
+	check_group(g, &grp);
+	graph_group_free(&grp);
+	graph_free(g);
+}
+
+/* A hub with two "GPUs" (a self-loop each) and k interchangeable leaves:
+ * Aut = S_2 x S_k.
+ * Along a base that starts with the GPUs, only their levels are searched:
+ * the generators swap the GPUs (S_2) and none is a permutation of leaves
+ * alone, and the 2 x k! elements are never listed; the whole search would
+ * be k levels of refinements deep (issue 34: 80 leaves, 122 s). */
+static void test_automorphism_gens_first(void **state)
+{
+	enum { K = 200 };
+	uint32_t t[2 * (K + 2) + 2], h[2 * (K + 2) + 2], m = 0, gpus[2] = {1, 2};
+	struct graph_group grp;
+	(void)state;
+
+	for (uint32_t v = 1; v < K + 3; v++) { /* hub 0; GPUs 1, 2; leaves */
+		t[m] = 0, h[m++] = v;
+		t[m] = v, h[m++] = 0;
+	}
+	for (uint32_t v = 1; v < 3; v++) /* a GPU's label: a self-loop */
+		t[m] = v, h[m++] = v;
+	struct graph *g = graph_from_arcs(K + 3, m, t, h, "hub");
+
+	graph_automorphism_gens(g, gpus, 2, NULL, &grp);
+	assert_int_equal(grp.order, 1);
+	assert_true(grp.ngens >= 1);
+	assert_false(grp.complete); /* the leaves' S_K left out */
+	for (uint32_t k = 0; k < grp.ngens; k++) {
+		const uint32_t *hn = grp.gen_node + (size_t)k * g->n;
+
+		check_map(g, hn, grp.gen_arc + (size_t)k * g->m);
+		assert_true(hn[1] == 2 && hn[2] == 1);
+	}
 	graph_group_free(&grp);
 	graph_free(g);
 }
@@ -1192,6 +1295,8 @@ int main(void)
 	    cmocka_unit_test(test_automorphisms_brute),
 	    cmocka_unit_test(test_automorphisms_genkautz),
 	    cmocka_unit_test(test_automorphisms_cap),
+	    cmocka_unit_test(test_automorphisms_generators_clock),
+	    cmocka_unit_test(test_automorphism_gens_first),
 	    cmocka_unit_test(test_fail_links),
 	    cmocka_unit_test(test_fail_nodes),
 	    cmocka_unit_test(test_edges_file),
