@@ -164,23 +164,36 @@ struct fluid_group {
 	uint32_t *set;	/* order * nsets */
 };
 void fluid_group_free(struct fluid_group *g);
+/* What a symmetry search may take (NULL: no clock, FLUID_GROUP_BYTES): past
+ * the clock's deadline it fails with "time limit T reached in symmetry
+ * search" (OFC_E_RUNTIME); its listings stay within max_bytes. */
+struct fluid_group_limits {
+	const struct ofc_clock *clock;
+	uint64_t max_bytes; /* 0: FLUID_GROUP_BYTES */
+};
+#define FLUID_GROUP_BYTES (1ull << 30)
 /* Check that every element is an automorphism of n; OFC_E_INPUT names the
  * first element and what it breaks. */
 int fluid_group_check(const struct fluid_net *n, const struct fluid_group *g,
 		      struct ofc_error *err);
 /* The automorphisms of n found by topo's refinement search (topo/automorph.c)
  * on a digraph that encodes kinds, bandwidths, costs and sets, listing at
- * most max_order elements (a subgroup beyond). For networks given by
- * templates whose group is not written analytically. */
-int fluid_group_detect(const struct fluid_net *n, uint32_t max_order, struct fluid_group *g,
+ * most max_order elements (0: 4,096), and no more than lim's bytes hold (a
+ * subgroup beyond). For networks given by templates whose group is not
+ * written analytically. */
+int fluid_group_detect(const struct fluid_net *n, uint32_t max_order,
+		       const struct fluid_group_limits *lim, struct fluid_group *g,
 		       struct ofc_error *err);
 /* A fabric of nblocks servers built from one template (vertices [0,
  * nblocks * bsize) in blocks of bsize, the rest outside them): the group
  * Z_nblocks x H acting regularly on the GPUs (one pricing class), H found
- * among one server's automorphisms (group.c). OFC_E_INPUT when the fabric
- * has no such group; the caller falls back to fluid_group_detect. */
+ * from the generators of one server's automorphisms (group.c). OFC_E_INPUT
+ * when the fabric has no such group, OFC_E_RUNTIME when it would exceed
+ * lim's bytes (with the estimate) or its clock; the caller falls back to
+ * plain DW or fluid_group_detect. */
 int fluid_group_blocks(const struct fluid_net *n, uint32_t nblocks, uint32_t bsize,
-		       struct fluid_group *g, struct ofc_error *err);
+		       const struct fluid_group_limits *lim, struct fluid_group *g,
+		       struct ofc_error *err);
 
 /* ---- builders (fluid/build.c) -------------------------------------------------- */
 

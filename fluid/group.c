@@ -107,6 +107,17 @@ void group_from_vertex_maps(const struct fluid_net *n, uint32_t order, const uin
 	for (uint32_t s = 0; s < ns; s++)
 		sh[s] = set_hash(n, n->set_arc + n->set_off[s], n->set_off[s + 1] - n->set_off[s],
 				 n->set_bw[s]);
+	/* the sets by signature, then id (so the first of equal ones is the
+	 * one a scan in id order finds) */
+	struct akey *hk = xmalloc((ns + 1) * sizeof(*hk));
+	uint32_t *byhash = xmalloc((ns + 1) * sizeof(uint32_t));
+
+	for (uint32_t s = 0; s < ns; s++)
+		hk[s] = (struct akey){sh[s], s};
+	qsort(hk, ns, sizeof(*hk), cmp_akey);
+	for (uint32_t s = 0; s < ns; s++)
+		byhash[s] = hk[s].arc;
+	free(hk);
 	for (uint32_t i = 0; i < order; i++) {
 		const uint32_t *h = vm + (size_t)i * nv;
 		uint32_t *am = g->arc + (size_t)i * na, *sm = g->set + (size_t)i * ns;
@@ -130,9 +141,21 @@ void group_from_vertex_maps(const struct fluid_net *n, uint32_t order, const uin
 			uint64_t want = ok ? set_hash(n, img, len, n->set_bw[s]) : 0;
 
 			sm[s] = UINT32_MAX;
-			for (uint32_t t = 0; t < ns && ok; t++)
-				if (sh[t] == want && n->set_off[t + 1] - n->set_off[t] == len) {
-					sm[s] = t;
+			/* the first set of that signature, by binary search (a
+			 * scan of every set per set and element was quadratic) */
+			uint32_t lo = 0, hi = ns;
+
+			while (ok && lo < hi) {
+				uint32_t mid = lo + (hi - lo) / 2;
+
+				if (sh[byhash[mid]] < want)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			for (uint32_t k = lo; ok && k < ns && sh[byhash[k]] == want; k++)
+				if (n->set_off[byhash[k] + 1] - n->set_off[byhash[k]] == len) {
+					sm[s] = byhash[k];
 					break;
 				}
 		}
@@ -140,6 +163,7 @@ void group_from_vertex_maps(const struct fluid_net *n, uint32_t order, const uin
 	free(sorted);
 	free(pos);
 	free(sh);
+	free(byhash);
 	free(img);
 }
 
@@ -150,8 +174,94 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int fluid_group_check(const struct fluid_net *n, const struct fluid_group *g,
-		      struct ofc_error *err)
+/* The element whose vertex map is h, by its hash (byh: indices sorted by
+ * hk), or UINT32_MAX. */
+static uint32_t find_map(const struct fluid_group *g, const struct akey *byh, const uint32_t *h)
+{
+	uint64_t key = map_hash(h, g->nverts);
+	uint32_t lo = 0, hi = g->order, nv = g->nverts;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (byh[mid].key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < g->order && byh[lo].key == key; lo++)
+		if (!memcmp(g->vert + (size_t)byh[lo].arc * nv, h, nv * sizeof(uint32_t)))
+			return byh[lo].arc;
+	return UINT32_MAX;
+}
+
+/* A finite list of permutations is a group when it is the group its
+ * elements generate: grow a subgroup from the identity, taking the first
+ * element not in it yet as a new generator and closing by products, each
+ * element times each generator once; a product not in the list means no
+ * group. Each generator at least doubles the subgroup: at most log2(order)
+ * of them, order log2(order) products, where every pair was order^2
+ * (seconds at 2^15 elements, hours at the 2^16 GPUs of a large fabric). */
+static int check_closed(const struct fluid_group *g, struct ofc_error *err)
+{
+	uint32_t nv = g->nverts, order = g->order, nsub = 0, ngen = 0, id = UINT32_MAX;
+	struct akey *byh = xmalloc(((size_t)order + 1) * sizeof(*byh));
+	uint32_t *sub = xmalloc(((size_t)order + 1) * sizeof(uint32_t));
+	uint32_t *gen = xmalloc(((size_t)order + 1) * sizeof(uint32_t));
+	uint32_t *comp = xmalloc(((size_t)nv + 1) * sizeof(uint32_t));
+	uint8_t *in = xcalloc((size_t)order + 1, 1);
+	int rc = 0;
+
+	for (uint32_t i = 0; i < order; i++) {
+		const uint32_t *h = g->vert + (size_t)i * nv;
+		bool identity = true;
+
+		byh[i] = (struct akey){map_hash(h, nv), i};
+		for (uint32_t v = 0; v < nv && identity; v++)
+			identity = h[v] == v;
+		if (identity && id == UINT32_MAX)
+			id = i;
+	}
+	qsort(byh, order, sizeof(*byh), cmp_akey);
+	if (id == UINT32_MAX)
+		rc = ofc_error_set(err, OFC_E_INPUT,
+				   "the listed automorphisms are not a group (no identity)");
+	else
+		in[sub[nsub++] = id] = 1;
+	for (uint32_t x = 0; x < order && rc == 0; x++) {
+		uint32_t before = nsub;
+
+		if (in[x])
+			continue;
+		gen[ngen++] = x;
+		/* old elements times the new generator; new ones times all */
+		for (uint32_t p = 0; p < nsub && rc == 0; p++)
+			for (uint32_t k = p < before ? ngen - 1 : 0; k < ngen && rc == 0; k++) {
+				const uint32_t *a = g->vert + (size_t)gen[k] * nv;
+				const uint32_t *b = g->vert + (size_t)sub[p] * nv;
+				uint32_t at;
+
+				for (uint32_t v = 0; v < nv; v++)
+					comp[v] = a[b[v]];
+				if ((at = find_map(g, byh, comp)) == UINT32_MAX)
+					rc = ofc_error_set(
+					    err, OFC_E_INPUT,
+					    "the listed automorphisms are not a group "
+					    "(elements %u and %u compose outside it)",
+					    gen[k], sub[p]);
+				else if (!in[at])
+					in[sub[nsub++] = at] = 1;
+			}
+	}
+	free(byh);
+	free(sub);
+	free(gen);
+	free(comp);
+	free(in);
+	return rc;
+}
+
+int fluid_group_check(const struct fluid_net *n, const struct fluid_group *g, struct ofc_error *err)
 {
 	uint32_t nv = n->nverts, na = n->narcs, ns = n->nsets;
 	uint8_t *seen = xmalloc(nv + na + ns + 1);
@@ -195,9 +305,10 @@ int fluid_group_check(const struct fluid_net *n, const struct fluid_group *g,
 
 			if (t >= ns || seen[nv + na + t]++ || n->set_bw[t] != n->set_bw[s] ||
 			    n->set_off[t + 1] - n->set_off[t] != len) {
-				rc = ofc_error_set(err, OFC_E_INPUT,
-						   "group element %u does not keep capacity set '%s'",
-						   i, fluid_set_name(n, s));
+				rc = ofc_error_set(
+				    err, OFC_E_INPUT,
+				    "group element %u does not keep capacity set '%s'", i,
+				    fluid_set_name(n, s));
 				break;
 			}
 			a1 = xreallocarray(a1, len + 1, sizeof(uint32_t));
@@ -209,9 +320,10 @@ int fluid_group_check(const struct fluid_net *n, const struct fluid_group *g,
 			qsort(a1, len, sizeof(uint32_t), cmp_u32);
 			qsort(a2, len, sizeof(uint32_t), cmp_u32);
 			if (memcmp(a1, a2, len * sizeof(uint32_t)) != 0)
-				rc = ofc_error_set(err, OFC_E_INPUT,
-						   "group element %u does not keep capacity set '%s'",
-						   i, fluid_set_name(n, s));
+				rc = ofc_error_set(
+				    err, OFC_E_INPUT,
+				    "group element %u does not keep capacity set '%s'", i,
+				    fluid_set_name(n, s));
 		}
 	}
 	free(a1);
@@ -221,28 +333,7 @@ int fluid_group_check(const struct fluid_net *n, const struct fluid_group *g,
 		return rc;
 	/* Closure: the mirrored master averages over the listed elements,
 	 * which is exact only for a group (notes Sec. 4.3, note 2). */
-	uint64_t *hk = xmalloc((size_t)g->order * sizeof(uint64_t));
-	uint32_t *comp = xmalloc((nv + 1) * sizeof(uint32_t));
-
-	for (uint32_t i = 0; i < g->order; i++)
-		hk[i] = map_hash(g->vert + (size_t)i * nv, nv);
-	qsort(hk, g->order, sizeof(uint64_t), cmp_u64);
-	for (uint32_t i = 0; i < g->order && rc == 0; i++)
-		for (uint32_t j = 0; j < g->order && rc == 0; j++) {
-			const uint32_t *hi = g->vert + (size_t)i * nv, *hj = g->vert + (size_t)j * nv;
-
-			for (uint32_t v = 0; v < nv; v++)
-				comp[v] = hi[hj[v]];
-			uint64_t key = map_hash(comp, nv);
-
-			if (!bsearch(&key, hk, g->order, sizeof(uint64_t), cmp_u64))
-				rc = ofc_error_set(err, OFC_E_INPUT,
-						   "the listed automorphisms are not a group "
-						   "(elements %u and %u compose outside it)",
-						   i, j);
-		}
-	free(hk);
-	free(comp);
+	rc = check_closed(g, err);
 	return rc;
 }
 
@@ -268,17 +359,26 @@ int cmp_u64(const void *a, const void *b)
  * The network as a plain digraph whose automorphisms are exactly the
  * network's: a node per vertex, per arc (tail -> arc -> head) and per set
  * (set -> each member arc's node). Labels become self-loops, whose number an
- * automorphism keeps: vertex nodes get 1 + kind (1..16), arc nodes 17 + the
- * rank of their (bandwidth, cost) class, set nodes come after all arc
- * classes with the rank of their bandwidth. */
+ * automorphism keeps: vertex nodes get 1 + kind (1..16), plus 16 for a
+ * vertex of colour 1 where the caller colours them, arc nodes the next
+ * labels by the rank of their (bandwidth, cost) class, set nodes come
+ * after all arc classes with the rank of their bandwidth. */
+
+/* The rank of v among the sorted distinct values (binary search: a
+ * network of many bandwidths has as many classes). */
 static uint32_t rank_of(const double *vals, uint32_t nvals, double v)
 {
-	uint32_t r = 0;
+	uint32_t lo = 0, hi = nvals;
 
-	for (uint32_t i = 0; i < nvals; i++)
-		if (vals[i] < v)
-			r++;
-	return r;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (vals[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -301,38 +401,41 @@ static uint32_t distinct(const double *v, uint32_t n, double *out)
 	return k;
 }
 
-/* The search's elements, not checked (fluid_group_check's closure test is
- * quadratic in the order: seconds at 2^15 elements). */
-static int detect(const struct fluid_net *n, uint32_t max_order, struct fluid_group *g,
-		  struct ofc_error *err)
+/* The digraph of n (colour: a 0/1 per vertex that automorphisms must
+ * keep, or NULL); OFC_E_INPUT when it would exceed topo's arcs. */
+static int net_digraph(const struct fluid_net *n, const uint8_t *colour, struct graph *gr,
+		       struct ofc_error *err)
 {
 	uint32_t nv = n->nverts, na = n->narcs, ns = n->nsets;
 	double *bwv = xmalloc((na + 1) * sizeof(double)), *cv = xmalloc((na + 1) * sizeof(double));
 	double *sv = xmalloc((ns + 1) * sizeof(double));
 	uint32_t nbw = distinct(n->bw, na, bwv), nc = distinct(n->cost, na, cv);
-	uint32_t nsb = ns ? distinct(n->set_bw, ns, sv) : 0;
+	uint32_t nsb = ns ? distinct(n->set_bw, ns, sv) : 0, arc0 = colour ? 33 : 17;
 	uint32_t nodes = nv + na + ns, *loops = xmalloc((nodes + 1) * sizeof(uint32_t));
-	uint64_t m = 0;
+	uint64_t m = 2ull * na + n->set_off[ns];
 
-	for (uint32_t v = 0; v < nv; v++)
-		loops[v] = 1 + n->kind[v];
-	for (uint32_t a = 0; a < na; a++)
-		loops[nv + a] = 17 + rank_of(bwv, nbw, n->bw[a]) * nc + rank_of(cv, nc, n->cost[a]);
-	for (uint32_t s = 0; s < ns; s++)
-		loops[nv + na + s] = 17 + nbw * nc + rank_of(sv, nsb, n->set_bw[s]);
-	for (uint32_t i = 0; i < nodes; i++)
-		m += loops[i];
-	m += 2ull * na + n->set_off[ns];
+	/* the largest label first: its classes may overflow 32 bits */
+	if (arc0 + (uint64_t)nbw * nc + nsb > TOPO_MAX_ARCS)
+		m = UINT64_MAX;
+	for (uint32_t v = 0; v < nv && m <= TOPO_MAX_ARCS; v++)
+		m += loops[v] = 1 + n->kind[v] + (colour && colour[v] ? 16 : 0);
+	for (uint32_t a = 0; a < na && m <= TOPO_MAX_ARCS; a++)
+		m += loops[nv + a] =
+		    arc0 + rank_of(bwv, nbw, n->bw[a]) * nc + rank_of(cv, nc, n->cost[a]);
+	for (uint32_t s = 0; s < ns && m <= TOPO_MAX_ARCS; s++)
+		m += loops[nv + na + s] = arc0 + nbw * nc + rank_of(sv, nsb, n->set_bw[s]);
+	free(bwv);
+	free(cv);
+	free(sv);
 	if (m > TOPO_MAX_ARCS) {
-		free(bwv);
-		free(cv);
-		free(sv);
 		free(loops);
 		return ofc_error_set(err, OFC_E_INPUT, "network too large for symmetry detection");
 	}
-	struct graph gr = {.n = nodes, .m = (uint32_t)m};
 	uint32_t *deg = xcalloc(nodes + 1, sizeof(uint32_t));
 
+	memset(gr, 0, sizeof(*gr));
+	gr->n = nodes;
+	gr->m = (uint32_t)m;
 	for (uint32_t i = 0; i < nodes; i++)
 		deg[i] = loops[i];
 	for (uint32_t a = 0; a < na; a++) {
@@ -341,27 +444,70 @@ static int detect(const struct fluid_net *n, uint32_t max_order, struct fluid_gr
 	}
 	for (uint32_t s = 0; s < ns; s++)
 		deg[nv + na + s] += n->set_off[s + 1] - n->set_off[s];
-	gr.off = xmalloc((nodes + 1) * sizeof(uint32_t));
-	gr.adj = xmalloc((m + 1) * sizeof(uint32_t));
-	gr.off[0] = 0;
+	gr->off = xmalloc((nodes + 1) * sizeof(uint32_t));
+	gr->adj = xmalloc((m + 1) * sizeof(uint32_t));
+	gr->off[0] = 0;
 	for (uint32_t i = 0; i < nodes; i++)
-		gr.off[i + 1] = gr.off[i] + deg[i];
-	memcpy(deg, gr.off, nodes * sizeof(uint32_t));
+		gr->off[i + 1] = gr->off[i] + deg[i];
+	memcpy(deg, gr->off, nodes * sizeof(uint32_t));
 	for (uint32_t i = 0; i < nodes; i++)
 		for (uint32_t k = 0; k < loops[i]; k++)
-			gr.adj[deg[i]++] = i;
+			gr->adj[deg[i]++] = i;
 	for (uint32_t a = 0; a < na; a++) {
-		gr.adj[deg[n->tail[a]]++] = nv + a;
-		gr.adj[deg[nv + a]++] = n->head[a];
+		gr->adj[deg[n->tail[a]]++] = nv + a;
+		gr->adj[deg[nv + a]++] = n->head[a];
 	}
 	for (uint32_t s = 0; s < ns; s++)
 		for (uint32_t k = n->set_off[s]; k < n->set_off[s + 1]; k++)
-			gr.adj[deg[nv + na + s]++] = nv + n->set_arc[k];
-	gr.spec = xstrdup("fluid-network");
+			gr->adj[deg[nv + na + s]++] = nv + n->set_arc[k];
+	gr->spec = xstrdup("fluid-network");
+	free(deg);
+	free(loops);
+	return 0;
+}
 
+static void digraph_free(struct graph *gr)
+{
+	free(gr->off);
+	free(gr->adj);
+	free(gr->spec);
+}
+
+static uint64_t group_budget(const struct fluid_group_limits *lim)
+{
+	return lim && lim->max_bytes ? lim->max_bytes : FLUID_GROUP_BYTES;
+}
+
+static const struct ofc_clock *group_clock(const struct fluid_group_limits *lim)
+{
+	return lim ? lim->clock : NULL;
+}
+
+/* The search's elements, not checked: at most max_order, and as many as
+ * the budget holds, each listed twice (the search's node and arc maps,
+ * then the group's vertex, arc and set maps). */
+static int detect(const struct fluid_net *n, uint32_t max_order,
+		  const struct fluid_group_limits *lim, struct fluid_group *g,
+		  struct ofc_error *err)
+{
+	uint32_t nv = n->nverts, na = n->narcs, ns = n->nsets;
+	struct graph gr;
 	struct graph_group gg;
-	graph_automorphisms(&gr, max_order ? max_order : 4096, NULL, &gg);
+
 	memset(g, 0, sizeof(*g));
+	if (net_digraph(n, NULL, &gr, err) < 0)
+		return -1;
+	uint64_t per = ((uint64_t)gr.n + gr.m + nv + na + ns) * sizeof(uint32_t);
+	uint64_t cap = group_budget(lim) / per;
+
+	if (cap > (max_order ? max_order : 4096))
+		cap = max_order ? max_order : 4096;
+	graph_automorphisms(&gr, cap ? (uint32_t)cap : 1, group_clock(lim), &gg);
+	digraph_free(&gr);
+	if (gg.timed_out && clock_check(group_clock(lim), "symmetry search", err) < 0) {
+		graph_group_free(&gg);
+		return -1;
+	}
 	g->order = gg.order;
 	g->nverts = nv;
 	g->narcs = na;
@@ -370,7 +516,7 @@ static int detect(const struct fluid_net *n, uint32_t max_order, struct fluid_gr
 	g->arc = xmalloc((size_t)gg.order * na * sizeof(uint32_t) + 1);
 	g->set = xmalloc((size_t)gg.order * ns * sizeof(uint32_t) + 1);
 	for (uint32_t i = 0; i < gg.order; i++) {
-		const uint32_t *h = gg.node + (size_t)i * nodes;
+		const uint32_t *h = gg.node + (size_t)i * gr.n;
 
 		for (uint32_t v = 0; v < nv; v++)
 			g->vert[(size_t)i * nv + v] = h[v];
@@ -380,21 +526,14 @@ static int detect(const struct fluid_net *n, uint32_t max_order, struct fluid_gr
 			g->set[(size_t)i * ns + s] = h[nv + na + s] - nv - na;
 	}
 	graph_group_free(&gg);
-	free(gr.off);
-	free(gr.adj);
-	free(gr.spec);
-	free(deg);
-	free(bwv);
-	free(cv);
-	free(sv);
-	free(loops);
 	return 0;
 }
 
-int fluid_group_detect(const struct fluid_net *n, uint32_t max_order, struct fluid_group *g,
+int fluid_group_detect(const struct fluid_net *n, uint32_t max_order,
+		       const struct fluid_group_limits *lim, struct fluid_group *g,
 		       struct ofc_error *err)
 {
-	if (detect(n, max_order, g, err) < 0)
+	if (detect(n, max_order, lim, g, err) < 0)
 		return -1;
 	int rc = fluid_group_check(n, g, err);
 
@@ -413,9 +552,16 @@ int fluid_group_detect(const struct fluid_net *n, uint32_t max_order, struct flu
  * the analytic group of model W (Z_N x Z_4 x Z_2, notes Sec. 4.2) does.
  * Built here as Z_N (server s -> s + 1) x H, H a subgroup of the automorphisms
  * of one server with what lies outside, applied in every server at once, of
- * order the server's GPUs and acting on them regularly (found greedily from
- * the listed elements). The result is checked element by element; any
- * fabric it does not fit is refused and the caller falls back. */
+ * order the server's GPUs and acting on them regularly. The result is
+ * checked element by element; any fabric it does not fit is refused and the
+ * caller falls back.
+ *
+ * H is looked for among one element per action on the GPUs, found from the
+ * search's generators (issue 34): the group itself can be huge for no use
+ * (20 interchangeable switches in a server are S_20, 2.4e18 elements, all
+ * fixing the GPUs), and its listing, capped at 2^17 elements of 464 words,
+ * took 14 s and 490 MB to find H of one element. The actions are at most
+ * GPUs! and in practice few (model W: 384). */
 
 /* a o b as vertex maps over m points: (a o b)(v) = a(b(v)) */
 static void compose(uint32_t *out, const uint32_t *a, const uint32_t *b, uint32_t m)
@@ -424,11 +570,18 @@ static void compose(uint32_t *out, const uint32_t *a, const uint32_t *b, uint32_
 		out[v] = a[b[v]];
 }
 
+/* The greedy search for H: a budget of compositions, past which it gives up
+ * (each failed candidate costs up to GPUs^2 of them). */
+#define BLOCKS_MAX_PRODUCTS (1u << 24)
+/* ... and at most this many actions on the GPUs are listed. */
+#define BLOCKS_MAX_ACTIONS (1u << 16)
+
 /* The closure of the elements in el (cnt, each m points) with g, at most
  * want elements, every one but the identity moving every terminal
- * (term, nt). Returns the new count, or 0 when that fails. */
+ * (term, nt). Returns the new count, or 0 when that fails (or *budget of
+ * compositions runs out). */
 static uint32_t close_with(uint32_t *el, uint32_t cnt, const uint32_t *g, uint32_t m,
-			   const uint32_t *term, uint32_t nt, uint32_t want)
+			   const uint32_t *term, uint32_t nt, uint32_t want, uint64_t *budget)
 {
 	uint32_t n = cnt, *tmp;
 
@@ -444,6 +597,11 @@ static uint32_t close_with(uint32_t *el, uint32_t cnt, const uint32_t *g, uint32
 		for (uint32_t k = 0; k <= cnt; k++) {
 			const uint32_t *gen = k < cnt ? el + (size_t)k * m : g;
 
+			if (*budget == 0) {
+				free(tmp);
+				return 0;
+			}
+			--*budget;
 			compose(tmp, el + (size_t)i * m, gen, m);
 			bool seen = false;
 
@@ -468,45 +626,34 @@ static uint32_t close_with(uint32_t *el, uint32_t cnt, const uint32_t *g, uint32
 	return n;
 }
 
-int fluid_group_blocks(const struct fluid_net *n, uint32_t nblocks, uint32_t bsize,
-		       struct fluid_group *g, struct ofc_error *err)
+/* One server and what lies outside, as a network of its own (s: vertices
+ * [0, bsize) the server's, then the outside's in order; from_s[v] is the
+ * fabric's vertex of s's v). */
+static int one_server(const struct fluid_net *n, uint32_t inside, uint32_t bsize,
+		      struct fluid_net *s, uint32_t *from_s, struct ofc_error *err)
 {
-	uint32_t nv = n->nverts, inside = nblocks * bsize, outside, m;
-	struct fluid_net s;
-	struct fluid_group sg = {0};
-	uint32_t *to_s = NULL, *from_s = NULL, *term = NULL, nt = 0;
+	uint32_t nv = n->nverts, *to_s = xmalloc((nv + 1) * sizeof(uint32_t));
+	uint32_t *amap = xmalloc((n->narcs + 1) * sizeof(uint32_t));
 	int rc = -1;
 
-	memset(g, 0, sizeof(*g));
-	if (nblocks == 0 || bsize == 0 || inside > nv)
-		return ofc_error_set(err, OFC_E_INPUT, "no server blocks");
-	outside = nv - inside;
-	m = bsize + outside;
-	/* One server and what lies outside, as a network of its own. */
-	to_s = xmalloc((nv + 1) * sizeof(uint32_t));
-	from_s = xmalloc((m + 1) * sizeof(uint32_t));
-	fluid_net_init(&s);
+	fluid_net_init(s);
 	for (uint32_t v = 0; v < nv; v++) {
 		to_s[v] = UINT32_MAX;
 		if (v < bsize || v >= inside) {
 			to_s[v] = v < bsize ? v : bsize + (v - inside);
 			from_s[to_s[v]] = v;
-			if (fluid_add_vertex(&s, fluid_vertex_name(n, v), n->kind[v], err) < 0)
+			if (fluid_add_vertex(s, fluid_vertex_name(n, v), n->kind[v], err) < 0)
 				goto out;
 		}
 	}
-	uint32_t *amap = xmalloc((n->narcs + 1) * sizeof(uint32_t));
-
 	for (uint32_t a = 0; a < n->narcs; a++) {
 		uint32_t t = to_s[n->tail[a]], h = to_s[n->head[a]];
 
 		amap[a] = UINT32_MAX;
 		if (t != UINT32_MAX && h != UINT32_MAX) {
-			if (fluid_add_arc(&s, t, h, n->bw[a], n->cost[a], err) < 0) {
-				free(amap);
+			if (fluid_add_arc(s, t, h, n->bw[a], n->cost[a], err) < 0)
 				goto out;
-			}
-			amap[a] = s.narcs - 1;
+			amap[a] = s->narcs - 1;
 		}
 	}
 	for (uint32_t k = 0; k < n->nsets; k++) {
@@ -515,11 +662,155 @@ int fluid_group_blocks(const struct fluid_net *n, uint32_t nblocks, uint32_t bsi
 
 		for (uint32_t j = 0; j < len && in; j++)
 			in = (arcs[j] = amap[n->set_arc[n->set_off[k] + j]]) != UINT32_MAX;
-		if (in && fluid_add_set(&s, fluid_set_name(n, k), n->set_bw[k], arcs, len, err) < 0)
-			in = false, memset(err, 0, sizeof(*err));
+		if (in && fluid_add_set(s, fluid_set_name(n, k), n->set_bw[k], arcs, len, err) < 0)
+			memset(err, 0, sizeof(*err));
 		free(arcs);
 	}
+	rc = 0;
+out:
+	free(to_s);
 	free(amap);
+	return rc;
+}
+
+/* One element of the group generated by gens (ngen maps of m points) per
+ * action on the terminals (term, nt), breadth first from the identity, so
+ * each is a shortest product of generators; at most max of them, into
+ * *out (caller frees). Returns how many, or 0 past the deadline. */
+static uint32_t gpu_actions(const uint32_t *gens, uint32_t ngen, uint32_t m, const uint32_t *term,
+			    uint32_t nt, uint32_t max, const struct ofc_clock *clock,
+			    uint32_t **out)
+{
+	uint32_t cap = 64, cnt = 1, nslot = 128;
+	uint32_t *el = xmalloc((size_t)cap * m * sizeof(uint32_t) + 4);
+	uint64_t *key = xmalloc(cap * sizeof(uint64_t));
+	uint32_t *slot = xcalloc(nslot, sizeof(uint32_t)), *act = xmalloc((nt + 1) * 4);
+	uint64_t products = 0;
+
+	for (uint32_t v = 0; v < m; v++)
+		el[v] = v;
+	for (uint32_t t = 0; t < nt; t++)
+		act[t] = term[t];
+	key[0] = map_hash(act, nt);
+	slot[key[0] & (nslot - 1)] = 1;
+	for (uint32_t i = 0; i < cnt && cnt < max; i++)
+		for (uint32_t k = 0; k < ngen && cnt < max; k++) {
+			const uint32_t *x = gens + (size_t)k * m, *e = el + (size_t)i * m;
+			bool seen = false;
+			uint32_t j;
+
+			if (++products % 256 == 0 && clock_expired(clock)) {
+				cnt = 0;
+				goto out;
+			}
+			for (uint32_t t = 0; t < nt; t++)
+				act[t] = x[e[term[t]]];
+			uint64_t h = map_hash(act, nt);
+
+			for (j = h & (nslot - 1); slot[j] && !seen; j = (j + 1) & (nslot - 1)) {
+				const uint32_t *o = el + (size_t)(slot[j] - 1) * m;
+
+				seen = key[slot[j] - 1] == h;
+				for (uint32_t t = 0; t < nt && seen; t++)
+					seen = o[term[t]] == act[t];
+			}
+			if (seen)
+				continue;
+			if (cnt == cap) {
+				cap *= 2;
+				el = xreallocarray(el, cap, (size_t)m * sizeof(uint32_t));
+				key = xreallocarray(key, cap, sizeof(uint64_t));
+				e = el + (size_t)i * m; /* moved */
+			}
+			compose(el + (size_t)cnt * m, x, e, m);
+			key[cnt] = h;
+			slot[j] = ++cnt;
+			if (cnt * 2 > nslot) {
+				nslot *= 2;
+				free(slot);
+				slot = xcalloc(nslot, sizeof(uint32_t));
+				for (uint32_t q = 0; q < cnt; q++) {
+					for (j = key[q] & (nslot - 1); slot[j];
+					     j = (j + 1) & (nslot - 1))
+						;
+					slot[j] = q + 1;
+				}
+			}
+		}
+out:
+	free(key);
+	free(slot);
+	free(act);
+	*out = el;
+	return cnt;
+}
+
+/* H: a subgroup of the group gens generate, acting on the terminals
+ * regularly, greedily from the actions that move every terminal, in a few
+ * orders; into el (nt elements of m points). Returns its order (nt when
+ * found), 0 past the deadline. */
+static uint32_t regular_subgroup(const uint32_t *acts, uint32_t nact, uint32_t m,
+				 const uint32_t *term, uint32_t nt, const struct ofc_clock *clock,
+				 uint32_t *el)
+{
+	uint32_t *cand = xmalloc((nact + 1) * sizeof(uint32_t)), nc = 0, cnt = 0;
+	uint64_t seed = 0x9e3779b97f4a7c15ull, budget = BLOCKS_MAX_PRODUCTS;
+
+	for (uint32_t i = 0; i < nact; i++) {
+		const uint32_t *h = acts + (size_t)i * m;
+		bool ok = true;
+
+		for (uint32_t t = 0; t < nt && ok; t++)
+			ok = h[term[t]] != term[t];
+		if (ok)
+			cand[nc++] = i;
+	}
+	for (uint32_t round = 0; round < 16 && cnt != nt && budget; round++) {
+		for (uint32_t v = 0; v < m; v++)
+			el[v] = v;
+		cnt = 1;
+		for (uint32_t j = 0; j < nc && cnt < nt && budget; j++) {
+			/* a different order each round: rotate, and skip by a hash */
+			uint32_t i = cand[(j + round * 7919u) % nc];
+			uint32_t got;
+
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			if (round && (seed >> 61) == 0)
+				continue;
+			if (clock_expired(clock)) {
+				free(cand);
+				return 0;
+			}
+			got = close_with(el, cnt, acts + (size_t)i * m, m, term, nt, nt, &budget);
+			if (got)
+				cnt = got;
+		}
+	}
+	free(cand);
+	return cnt;
+}
+
+int fluid_group_blocks(const struct fluid_net *n, uint32_t nblocks, uint32_t bsize,
+		       const struct fluid_group_limits *lim, struct fluid_group *g,
+		       struct ofc_error *err)
+{
+	const struct ofc_clock *clock = group_clock(lim);
+	uint32_t nv = n->nverts, inside = nblocks * bsize, outside, m;
+	struct fluid_net s;
+	struct graph gr = {0};
+	struct graph_group gg = {0};
+	uint32_t *from_s = NULL, *term = NULL, nt = 0, *gens = NULL, *acts = NULL, *el = NULL;
+	uint8_t *colour = NULL;
+	int rc = -1;
+
+	memset(g, 0, sizeof(*g));
+	if (nblocks == 0 || bsize == 0 || inside > nv || inside / bsize != nblocks)
+		return ofc_error_set(err, OFC_E_INPUT, "no server blocks");
+	outside = nv - inside;
+	m = bsize + outside;
+	from_s = xmalloc((m + 1) * sizeof(uint32_t));
+	if (one_server(n, inside, bsize, &s, from_s, err) < 0)
+		goto out;
 	term = xmalloc((bsize + 1) * sizeof(uint32_t));
 	for (uint32_t v = 0; v < bsize; v++)
 		if (n->kind[v] & FLUID_TERMINAL)
@@ -528,73 +819,83 @@ int fluid_group_blocks(const struct fluid_net *n, uint32_t nblocks, uint32_t bsi
 		ofc_error_set(err, OFC_E_INPUT, "a server without GPUs");
 		goto out;
 	}
-	/* (unchecked: H is built from products of them and the group
-	 * that comes out is checked on the whole fabric) */
-	if (detect(&s, 1u << 17, &sg, err) < 0)
+	/* Aut(s) keeping the server a server (colour 1 outside): only those
+	 * apply in every server at once. Its generators alone, no listing,
+	 * and only along the GPUs: the stabiliser of every GPU (those 20
+	 * switches) acts on no GPU. */
+	colour = xcalloc(m + 1, 1);
+	memset(colour + bsize, 1, outside);
+	if (net_digraph(&s, colour, &gr, err) < 0)
 		goto out;
-	/* H: greedily from the elements that keep the server a server and move
-	 * every GPU, in a few orders. */
-	uint32_t *el = xmalloc(((size_t)nt + 1) * m * sizeof(uint32_t)), cnt = 0;
-	uint32_t *cand = xmalloc((sg.order + 1) * sizeof(uint32_t)), nc = 0;
-
-	for (uint32_t i = 0; i < sg.order; i++) {
-		const uint32_t *h = sg.vert + (size_t)i * m;
-		bool ok = true;
-
-		for (uint32_t v = 0; v < m && ok; v++)
-			ok = (v < bsize) == (h[v] < bsize);
-		for (uint32_t t = 0; t < nt && ok; t++)
-			ok = h[term[t]] != term[t];
-		if (ok)
-			cand[nc++] = i;
-	}
-	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	graph_automorphism_gens(&gr, term, nt, clock, &gg);
+	if (gg.timed_out && clock_check(clock, "symmetry search", err) < 0)
+		goto out;
+	gens = xmalloc(((size_t)gg.ngens * m + 1) * sizeof(uint32_t));
+	for (uint32_t k = 0; k < gg.ngens; k++)
+		memcpy(gens + (size_t)k * m, gg.gen_node + (size_t)k * gr.n, m * sizeof(uint32_t));
 	/* No regular subgroup unless the server's GPUs are one orbit. */
 	uint8_t *orb = xcalloc(m + 1, 1);
-	uint32_t norb = 0;
+	uint32_t *queue = xmalloc((m + 1) * sizeof(uint32_t)), norb = 1;
 
-	for (uint32_t i = 0; i < sg.order; i++)
-		norb += !orb[sg.vert[(size_t)i * m + term[0]]]++;
-	free(orb);
-	for (uint32_t round = 0; round < 16 && cnt != nt && norb >= nt; round++) {
-		for (uint32_t v = 0; v < m; v++)
-			el[v] = v;
-		cnt = 1;
-		for (uint32_t j = 0; j < nc && cnt < nt; j++) {
-			/* a different order each round: rotate, and skip by a hash */
-			uint32_t i = cand[(j + round * 7919u) % nc];
-			uint32_t got;
+	orb[term[0]] = 1;
+	queue[0] = term[0];
+	for (uint32_t q = 0; q < norb; q++)
+		for (uint32_t k = 0; k < gg.ngens; k++) {
+			uint32_t v = gens[(size_t)k * m + queue[q]];
 
-			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-			if (round && (seed >> 61) == 0)
-				continue;
-			got = close_with(el, cnt, sg.vert + (size_t)i * m, m, term, nt, nt);
-			if (got)
-				cnt = got;
+			if (!orb[v]) {
+				orb[v] = 1;
+				queue[norb++] = v;
+			}
 		}
+	free(orb);
+	free(queue);
+	uint32_t nact = 0, cnt = 0;
+	uint64_t max_act = group_budget(lim) / ((uint64_t)m * sizeof(uint32_t) + 16);
+
+	if (max_act > BLOCKS_MAX_ACTIONS)
+		max_act = BLOCKS_MAX_ACTIONS;
+	if (norb >= nt) {
+		nact = gpu_actions(gens, gg.ngens, m, term, nt, (uint32_t)max_act, clock, &acts);
+		el = xmalloc(((size_t)nt + 1) * m * sizeof(uint32_t));
+		cnt = nact ? regular_subgroup(acts, nact, m, term, nt, clock, el) : 0;
 	}
-	free(cand);
+	if (clock_check(clock, "symmetry search", err) < 0)
+		goto out;
 	if (cnt != nt) {
-		free(el);
-		ofc_error_set(err, OFC_E_INPUT, "no subgroup of one server acts on its %u GPUs "
-			      "regularly", nt);
+		ofc_error_set(err, OFC_E_INPUT,
+			      "no subgroup of one server acts on its %u GPUs regularly", nt);
 		goto out;
 	}
-	/* Z_N x H on the whole fabric. */
-	uint32_t order = nblocks * nt, *vm = xmalloc((size_t)order * nv * sizeof(uint32_t) + 4);
+	/* Z_N x H on the whole fabric: order N x GPUs, each element listed as
+	 * vertex, arc and set maps, estimated before it is built. */
+	uint64_t order = (uint64_t)nblocks * nt;
+	uint64_t need = order * ((uint64_t)nv * 2 + n->narcs + n->nsets) * sizeof(uint32_t);
+
+	if (order > UINT32_MAX || need > group_budget(lim)) {
+		char need_s[32], max_s[32];
+
+		fmt_size(need_s, sizeof(need_s), need);
+		fmt_size(max_s, sizeof(max_s), group_budget(lim));
+		ofc_error_set(err, OFC_E_RUNTIME,
+			      "the servers' group (%u x %u elements) needs about %s, over the %s "
+			      "a symmetry search may take",
+			      nblocks, nt, need_s, max_s);
+		goto out;
+	}
+	uint32_t *vm = xmalloc((size_t)order * nv * sizeof(uint32_t) + 4);
 
 	for (uint32_t sh = 0; sh < nblocks; sh++)
 		for (uint32_t k = 0; k < nt; k++) {
 			const uint32_t *h = el + (size_t)k * m;
-			uint32_t *out = vm + ((size_t)sh * nt + k) * nv;
+			uint32_t *o = vm + ((size_t)sh * nt + k) * nv;
 
 			for (uint32_t v = 0; v < nv; v++)
-				out[v] = v < inside ? ((v / bsize + sh) % nblocks) * bsize +
-							  h[v % bsize]
-						    : from_s[h[bsize + (v - inside)]];
+				o[v] = v < inside
+					   ? ((v / bsize + sh) % nblocks) * bsize + h[v % bsize]
+					   : from_s[h[bsize + (v - inside)]];
 		}
-	free(el);
-	group_from_vertex_maps(n, order, vm, g);
+	group_from_vertex_maps(n, (uint32_t)order, vm, g);
 	free(vm);
 	if (fluid_group_check(n, g, err) < 0) {
 		fluid_group_free(g);
@@ -602,10 +903,14 @@ int fluid_group_blocks(const struct fluid_net *n, uint32_t nblocks, uint32_t bsi
 	}
 	rc = 0;
 out:
-	fluid_group_free(&sg);
+	graph_group_free(&gg);
+	digraph_free(&gr);
 	fluid_net_free(&s);
-	free(to_s);
+	free(colour);
 	free(from_s);
 	free(term);
+	free(gens);
+	free(acts);
+	free(el);
 	return rc;
 }

@@ -52,13 +52,16 @@ static int fluid_collective_of(enum sched_collective c, enum fluid_collective *o
 
 /* Servers all from one template come first in fabric_server_net's network:
  * their group of server rotations and one server's symmetries (one pricing
- * class) when it exists; -1 otherwise (then the refinement search's). */
+ * class) when it exists; -1 otherwise (then the refinement search's), with
+ * *late set when the request's clock ran out (then err says so). */
 static int server_blocks(const struct fabric *f, const struct fluid_net *n,
-			 struct fluid_group *g)
+			 const struct fluid_group_limits *lim, struct fluid_group *g, bool *late,
+			 struct ofc_error *err)
 {
 	const char *tmpl = NULL;
 	uint32_t blocks = 0, bsize = 0;
 	struct ofc_error e = {0};
+	int rc;
 
 	for (uint32_t h = 0; h < f->nhosts; h++) {
 		if (!f->hosts[h].server)
@@ -73,7 +76,12 @@ static int server_blocks(const struct fabric *f, const struct fluid_net *n,
 			bsize = f->servers[i].nvertices;
 	if (!blocks || !bsize)
 		return -1;
-	return fluid_group_blocks(n, blocks, bsize, g, &e);
+	rc = fluid_group_blocks(n, blocks, bsize, lim, g, &e);
+	if (rc < 0 && clock_expired(lim->clock)) {
+		*late = true;
+		*err = e;
+	}
+	return rc;
 }
 
 int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
@@ -92,6 +100,11 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 	struct fluid_steps_opts so = {.chunks = q->chunks, .epsilon = x->epsilon};
 	struct verify_network vn;
 	struct verify_opts vo = {0};
+	/* The symmetry search may take a quarter of the request's memory and
+	 * its time (issue 34). */
+	struct fluid_group_limits lim = {.clock = q->clock,
+					 .max_bytes = schedule_memory_limit(q) / 4};
+	bool late = false;
 	double t0;
 	int rc = -1;
 
@@ -134,10 +147,12 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 		 * class (a routing of a piece per GPU, as plain DW's), else
 		 * plain DW. */
 		t0 = now_seconds();
-		if (server_blocks(q->fabric, n, g) == 0) {
+		if (server_blocks(q->fabric, n, &lim, g, &late, err) == 0) {
 			o.method = FLUID_MIRRORED;
 			o.group = g;
 		}
+		if (late)
+			return -1;
 		a->seconds_group = now_seconds() - t0;
 	}
 	if (o.method == FLUID_MIRRORED && !o.group) {
@@ -145,7 +160,8 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 		    2 * a->terminals < FLUID_MAX_GROUP ? 2 * a->terminals : FLUID_MAX_GROUP;
 
 		t0 = now_seconds();
-		if (server_blocks(q->fabric, n, g) < 0 && fluid_group_detect(n, cap, g, err) < 0)
+		if (server_blocks(q->fabric, n, &lim, g, &late, err) < 0 &&
+		    (late || fluid_group_detect(n, cap, &lim, g, err) < 0))
 			return -1;
 		a->seconds_group = now_seconds() - t0;
 		o.group = g;

@@ -18,6 +18,7 @@
 
 #include "controller/config/config.h"
 #include "controller/fabric/fabric.h"
+#include "controller/schedule/schedule.h"
 #include "fluid/fluid.h"
 
 /* The thesis prints 3 significant figures for latency, 4 for objectives. */
@@ -65,7 +66,7 @@ static void solve(const struct fluid_net *n, const struct fluid_group *g, const 
 /* Theorem 4 with K chunks through the verifier: returns the verifier's
  * verdict; on success checks the latency R (T + K - 1)/K, per-step loads
  * within s' b(L), and (when the routing is exact) cost = objective. */
-static int schedule_check(const struct fluid_net *n, const struct fluid_result *r, uint32_t K,
+static int theorem4_check(const struct fluid_net *n, const struct fluid_result *r, uint32_t K,
 			  struct verify_report *vr)
 {
 	struct fluid_steps_opts so = {.chunks = K};
@@ -104,7 +105,7 @@ static void assert_schedule_ok(const struct fluid_net *n, const struct fluid_res
 {
 	struct verify_report vr;
 
-	if (schedule_check(n, r, K, &vr) != 0)
+	if (theorem4_check(n, r, K, &vr) != 0)
 		fail_msg("verifier: %s", vr.error);
 }
 
@@ -238,7 +239,7 @@ static void test_star_switch_cannot_copy(void **state)
 	u.no_conservation = true;
 	solve(&n, NULL, &u, &r);
 	assert_rel(r.objective, 64, 1e-6, "star objective without (3.12)");
-	assert_int_not_equal(schedule_check(&n, &r, 2, &vr), 0);
+	assert_int_not_equal(theorem4_check(&n, &r, 2, &vr), 0);
 	assert_non_null(strstr(vr.error, "cannot copy"));
 	fluid_result_free(&r);
 	fluid_net_free(&n);
@@ -340,8 +341,8 @@ static const struct wcase w16[] = {
 /* 32 and 64 GPUs (notes Sec. 6.3: only NVLink 0.04 (N - 1) and objective
  * 2n(n - 1) + 2n(N - 1); no NVLink (n - 1)/32; all links 0.04 (N - 1);
  * all-to-all only NVLink 0.32 (N - 1), objective 2 x 56N + 4 x 8N(N - 1) +
- * 6 x 56N(N - 1); no NVLink 0.375 N; all links 0.32 (N - 1)). All-links objectives at T = 8 are the notes' prototype's
- * (2149.1, 8834.6): the thesis's 2092 and 8600 need more hops (cheaper routes
+ * 6 x 56N(N - 1); no NVLink 0.375 N; all links 0.32 (N - 1)). All-links objectives at T = 8 are the
+ * notes' prototype's (2149.1, 8834.6): the thesis's 2092 and 8600 need more hops (cheaper routes
  * through memory copies are longer), and T = 10 takes minutes. */
 static const struct wcase w32[] = {
     {4, FLUID_ONLY_NVLINK, FLUID_ALLGATHER, 6, 0.12, 2176, 0.12, 2176},
@@ -456,14 +457,14 @@ static void test_routing_merge(void **state)
 		size_t before;
 
 		assert_int_equal(fluid_build_modelw(&n, w8[i].servers, w8[i].s, &g, &err), 0);
-		assert_int_equal(fluid_group_detect(&n, 16, &found, &err), 0);
+		assert_int_equal(fluid_group_detect(&n, 16, NULL, &found, &err), 0);
 		solve(&n, &found, &u, &r);
-		assert_int_equal(schedule_check(&n, &r, 3, &a), 0);
+		assert_int_equal(theorem4_check(&n, &r, 3, &a), 0);
 		before = r.routing.npieces;
 		fluid_routing_merge(&r.routing);
 		assert_true(r.routing.npieces <= before);
 		fewer += r.routing.npieces < before;
-		assert_int_equal(schedule_check(&n, &r, 3, &b), 0);
+		assert_int_equal(theorem4_check(&n, &r, 3, &b), 0);
 		assert_rel(b.network_cost, a.network_cost, 1e-9, "cost after merging");
 		assert_rel(b.max_utilisation, a.max_utilisation, 1e-6, "busiest set after merging");
 		fluid_result_free(&r);
@@ -560,7 +561,7 @@ static void test_group_blocks(void **state)
 		assert_int_equal(fluid_build_modelw(&n, servers, s, &an, &err), 0);
 		uint32_t bsize = (n.nverts - 8) / servers; /* 8 rails outside */
 
-		if (fluid_group_blocks(&n, servers, bsize, &g, &err) < 0)
+		if (fluid_group_blocks(&n, servers, bsize, NULL, &g, &err) < 0)
 			fail_msg("%s: %s", fluid_scenario_name(s), err.msg);
 		nt = fluid_terminals(&n, term);
 		assert_int_equal(g.order, nt);
@@ -575,10 +576,102 @@ static void test_group_blocks(void **state)
 		}
 		assert_int_equal(fluid_group_check(&n, &g, &err), 0);
 		fluid_group_free(&g);
-		assert_int_equal(fluid_group_blocks(&n, servers, bsize + 1, &g, &err), -1);
+		assert_int_equal(fluid_group_blocks(&n, servers, bsize + 1, NULL, &g, &err), -1);
 		fluid_group_free(&an);
 		fluid_net_free(&n);
 	}
+}
+
+/* Servers of 2 GPUs on a hub with `leaves` interchangeable switches, in
+ * blocks, and a rail outside joining the hubs. */
+static uint32_t build_leaves(struct fluid_net *n, uint32_t servers, uint32_t leaves)
+{
+	struct ofc_error err = {0};
+	char name[64];
+
+	fluid_net_init(n);
+	for (uint32_t s = 0; s < servers; s++) {
+		uint32_t first = n->nverts;
+
+		for (uint32_t v = 0; v < 3 + leaves; v++) {
+			snprintf(name, sizeof(name), "s%u/v%u", s, v);
+			assert_true(
+			    fluid_add_vertex(n, name, v < 2 ? FLUID_GPU : FLUID_SWITCH, &err) >= 0);
+		}
+		for (uint32_t v = 0; v < 3 + leaves; v++)
+			if (v != 2)
+				assert_true(fluid_add_link(n, first + v, first + 2,
+							   v < 2 ? 100 : 10, 1, &err) >= 0);
+	}
+	assert_true(fluid_add_vertex(n, "rail", FLUID_SWITCH, &err) >= 0);
+	for (uint32_t s = 0; s < servers; s++)
+		assert_true(fluid_add_link(n, s * (3 + leaves) + 2, n->nverts - 1, 25, 1, &err) >=
+			    0);
+	return 3 + leaves;
+}
+
+/* 20 interchangeable switches in a server (issue 34): its group is S_2 x
+ * S_20, 4.9e18 elements that a listing capped at 2^17 (490 MB, 14 s) could
+ * not search; the servers' group comes from the generators along the GPUs
+ * and fits in 1 MiB: order 6, regular on the GPUs. A clock past its
+ * deadline stops this search and the refinement search's with "time
+ * limit ... reached in symmetry search". */
+static void test_group_blocks_leaves(void **state)
+{
+	struct fluid_net n;
+	struct fluid_group g = {0};
+	struct ofc_error err = {0};
+	double now = now_seconds();
+	struct ofc_clock past = {.start = now - 2, .deadline = now - 1, .limit = 1};
+	struct fluid_group_limits small = {.max_bytes = 1u << 20}, late = {.clock = &past};
+	uint32_t term[8], nt, bsize = build_leaves(&n, 3, 20);
+	(void)state;
+
+	if (fluid_group_blocks(&n, 3, bsize, &small, &g, &err) < 0)
+		fail_msg("%s", err.msg);
+	nt = fluid_terminals(&n, term);
+	assert_int_equal(nt, 6);
+	assert_int_equal(g.order, 6);
+	for (uint32_t t = 0; t < nt; t++) {
+		uint32_t hits = 0;
+
+		for (uint32_t i = 0; i < g.order; i++)
+			hits += g.vert[(size_t)i * n.nverts + term[0]] == term[t];
+		assert_int_equal(hits, 1);
+	}
+	fluid_group_free(&g);
+	assert_int_equal(fluid_group_blocks(&n, 3, bsize, &late, &g, &err), -1);
+	assert_int_equal(err.code, OFC_E_RUNTIME);
+	assert_string_equal(err.msg, "time limit 1 s reached in symmetry search");
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(fluid_group_detect(&n, 16, &late, &g, &err), -1);
+	assert_int_equal(err.code, OFC_E_RUNTIME);
+	assert_string_equal(err.msg, "time limit 1 s reached in symmetry search");
+	fluid_net_free(&n);
+}
+
+/* fluid_group_check refuses a list that is not a group: model W's
+ * analytic group less its last element, and less its identity. */
+static void test_group_check_closure(void **state)
+{
+	struct fluid_net n;
+	struct fluid_group g = {0}, part;
+	struct ofc_error err = {0};
+	(void)state;
+
+	assert_int_equal(fluid_build_modelw(&n, 4, FLUID_ALL_LINKS, &g, &err), 0);
+	assert_int_equal(fluid_group_check(&n, &g, &err), 0);
+	part = g;
+	part.order = g.order - 1;
+	assert_int_equal(fluid_group_check(&n, &part, &err), -1);
+	assert_non_null(strstr(err.msg, "are not a group (elements "));
+	part.vert = g.vert + n.nverts;
+	part.arc = g.arc + n.narcs;
+	part.set = g.set + n.nsets;
+	assert_int_equal(fluid_group_check(&n, &part, &err), -1);
+	assert_string_equal(err.msg, "the listed automorphisms are not a group (no identity)");
+	fluid_group_free(&g);
+	fluid_net_free(&n);
 }
 
 static void test_yaml_modelw(void **state)
@@ -669,6 +762,8 @@ int main(void)
 	    cmocka_unit_test(test_hops_too_few),
 	    cmocka_unit_test(test_modelw_group),
 	    cmocka_unit_test(test_group_blocks),
+	    cmocka_unit_test(test_group_blocks_leaves),
+	    cmocka_unit_test(test_group_check_closure),
 	    cmocka_unit_test(test_modelw8_mirrored),
 	    cmocka_unit_test(test_modelw8_dw),
 	    cmocka_unit_test(test_modelw8_full),
