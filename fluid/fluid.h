@@ -384,6 +384,12 @@ struct fluid_steps_opts {
 	double alpha;	     /* seconds per step, for choosing K */
 	double size;	     /* GB per terminal, for choosing K (0 = 1) */
 	uint32_t max_chunks; /* 0 = 256 */
+	/* Bytes the schedule's transfers may take, counted before they are
+	 * built (0: no limit); past it OFC_E_RUNTIME with the estimate. */
+	uint64_t max_bytes;
+	/* The request's deadline (NULL: none), checked as pieces are laid
+	 * out: past it OFC_E_RUNTIME "time limit T reached in Theorem 4". */
+	const struct ofc_clock *clock;
 };
 struct fluid_steps_report {
 	uint32_t chunks, steps, hops;

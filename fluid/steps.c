@@ -124,10 +124,16 @@ int fluid_schedule(const struct fluid_net *n, const struct fluid_result *r,
 	free(deg);
 	/* Count per step, then fill in place. */
 	size_t *cnt = xcalloc(S + 1, sizeof(size_t));
+	double total = 0;
 
 	for (size_t i = 0; i < rt->npieces; i++) {
 		const struct fluid_piece *q = &rt->pieces[i];
 
+		if (i % 4096 == 0 && clock_check(o->clock, "Theorem 4", err) < 0) {
+			free(cnt);
+			free(port);
+			return -1;
+		}
 		for (uint32_t k = 0; k < K; k++) {
 			uint32_t lo = sched_fix((k + q->lo) / K), hi = sched_fix((k + q->hi) / K);
 
@@ -139,6 +145,32 @@ int fluid_schedule(const struct fluid_net *n, const struct fluid_result *r,
 				cnt[rev ? S - 1 - st : st]++;
 			}
 		}
+	}
+	for (uint32_t t = 0; t < S; t++)
+		total += (double)cnt[t];
+	if (total > UINT32_MAX) {
+		free(cnt);
+		free(port);
+		return ofc_error_set(
+		    err, OFC_E_RUNTIME,
+		    "Theorem 4's schedule (K = %u chunks) has %.3g transfers, more "
+		    "than a schedule holds (%u); fewer chunks (--chunks) have fewer",
+		    K, total, UINT32_MAX);
+	}
+	if (o->max_bytes && total * sizeof(struct xfer) > (double)o->max_bytes) {
+		char need_s[32], max_s[32];
+
+		fmt_size(need_s, sizeof(need_s), (uint64_t)(total * sizeof(struct xfer)));
+		fmt_size(max_s, sizeof(max_s), o->max_bytes);
+		free(cnt);
+		free(port);
+		return ofc_error_set(
+		    err, OFC_E_RUNTIME,
+		    "Theorem 4's schedule (K = %u chunks, %u steps) needs about %s "
+		    "for %.3g transfers, over the %s left of the memory limit (ofc "
+		    "--max-memory, ofcd --max-request-memory); fewer chunks (--chunks) "
+		    "need proportionally less",
+		    K, S, need_s, total, max_s);
 	}
 	sched_init(s, sched_coll(r->collective), "fluid", nv);
 	s->root = 0;

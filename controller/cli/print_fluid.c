@@ -7,11 +7,20 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The solve's progress on the request's one progress line (the clock's,
+ * which also shows the symmetry search, Theorem 4 and the verifier). */
+struct fluid_watch {
+	const struct ofc_clock *clock;
+};
+
 static void show_progress(void *ctx, const struct fluid_progress *p)
 {
-	(void)ctx;
-	fprintf(stderr, "\r  fluid: %s, T = %u, iteration %u, R %.6g (bound %.6g), %.1f s   ",
-		p->stage, p->hops, p->iteration, p->value, p->bound, p->seconds);
+	const struct fluid_watch *w = ctx;
+	char buf[160];
+
+	snprintf(buf, sizeof(buf), "fluid %s, T = %u, iteration %u, R %.6g (bound %.6g)", p->stage,
+		 p->hops, p->iteration, p->value, p->bound);
+	clock_progress(w->clock, buf, -1);
 }
 
 static uint64_t size_of(const struct schedule_query *q)
@@ -208,16 +217,15 @@ int cli_schedule_fluid(const struct schedule_print *p, const struct schedule_que
 {
 	struct fluid_answer a;
 	struct ofc_error err = {0};
-	bool progress = isatty(STDERR_FILENO) && !p->json;
+	struct fluid_watch watch = {q->clock};
 	int rc;
 
-	if (progress) {
+	if (q->clock && q->clock->progress) { /* stderr a terminal, not --json */
 		x->progress = show_progress;
-		x->progress_ctx = NULL;
+		x->progress_ctx = &watch;
 	}
 	rc = schedule_fluid(q, x, &a, &err);
-	if (progress)
-		fprintf(stderr, "\r%78s\r", "");
+	cli_progress_clear(q->clock);
 	if (rc < 0) {
 		char buf[1024];
 

@@ -44,6 +44,20 @@ expect_json 'j["pricing_classes"]==1 and j["group_order"]==32 and j["optimal"] a
 	$S $W/no-nvlink-4.yaml --collective allgather --method mirrored --json
 expect_json 'j["pricing_classes"]==1 and j["verified"] and abs(j["objective"]-2176)<1e-6' \
 	$S $W/only-nvlink-4.yaml --collective allgather --method mirrored --json
+# Issue 34's config: a server of one GPU and 20 interchangeable switches on a
+# hub, two of them. Their group is S_20 for every server, of which the
+# engine needs the action on the GPUs alone: one pricing class, at once
+# (a listing of S_20 ran 16 s and 490 MB past --time-limit 2).
+python3 -c "
+print('version: 1\nname: leaves\nservers:\n  - name: box\n    vertices:')
+print('      - {name: gpu0, kind: gpu}\n      - {name: hub, kind: switch}')
+for i in range(20): print('      - {name: leaf%d, kind: switch}' % i)
+print('    links:\n      - {from: gpu0, to: hub, bandwidth: 100GB/s, cost: 1}')
+for i in range(20): print('      - {from: hub, to: leaf%d, bandwidth: 10GB/s}' % i)
+print('hosts:\n  - {name: s0, server: box}\n  - {name: s1, server: box}')
+print('fabric_links:\n  - {from: s0/hub, to: s1/hub, bandwidth: 25GB/s, cost: 1}')" >"$TMP/leaves.yaml"
+expect_json 'j["pricing_classes"]==1 and j["group_order"]==2 and j["optimal"] and j["verified"]' \
+	$S "$TMP/leaves.yaml" --collective allgather --time-limit 2 --json
 # Out of time in phase 1, the answer is still a verified schedule from the
 # trees so far, marked neither optimal nor exact (plain DW, 16 GPUs no
 # NVLink: 16 pricing classes whose cut LPs stall).

@@ -650,6 +650,35 @@ static void test_group_blocks_leaves(void **state)
 	fluid_net_free(&n);
 }
 
+/* The pipeline under a request's clock (issue 34): past the deadline,
+ * "time limit ... reached in PHASE" (exit 1), not an answer late. */
+static void test_schedule_fluid_clock(void **state)
+{
+	struct fabric *f = NULL;
+	struct ofc_error err = {0};
+	double now = now_seconds();
+	struct ofc_clock past = {.start = now - 2, .deadline = now - 1, .limit = 1};
+	struct schedule_query q = {.collective = SCHED_ALLGATHER, .clock = &past};
+	struct fluid_query x = {0};
+	struct fluid_answer a;
+	(void)state;
+
+	if (fabric_open("examples/modelw/all-links-2.yaml", &f, &err) < 0)
+		fail_msg("%s", err.msg);
+	q.fabric = f;
+	assert_int_equal(schedule_fluid(&q, &x, &a, &err), -1);
+	assert_int_equal(err.code, OFC_E_RUNTIME);
+	assert_string_equal(err.msg, "time limit 1 s reached in symmetry search");
+	fluid_answer_free(&a);
+	x.method = "dw"; /* no symmetry search: the solve, out of time */
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(schedule_fluid(&q, &x, &a, &err), -1);
+	assert_int_equal(err.code, OFC_E_RUNTIME);
+	assert_non_null(strstr(err.msg, "time limit 1 s reached in "));
+	fluid_answer_free(&a);
+	fabric_free(f);
+}
+
 /* fluid_group_check refuses a list that is not a group: model W's
  * analytic group less its last element, and less its identity. */
 static void test_group_check_closure(void **state)
@@ -671,6 +700,32 @@ static void test_group_check_closure(void **state)
 	assert_int_equal(fluid_group_check(&n, &part, &err), -1);
 	assert_string_equal(err.msg, "the listed automorphisms are not a group (no identity)");
 	fluid_group_free(&g);
+	fluid_net_free(&n);
+}
+
+/* Theorem 4 counts its transfers before it builds them: over max_bytes it
+ * refuses with the estimate (OFC_E_RUNTIME), never allocates them. */
+static void test_steps_memory(void **state)
+{
+	struct fluid_net n;
+	struct fluid_result r;
+	struct fluid_steps_report rep;
+	struct schedule s;
+	struct ofc_error err = {0};
+	struct run u = {.coll = FLUID_ALLGATHER, .method = FLUID_DW};
+	struct fluid_steps_opts so = {.chunks = 8, .max_bytes = 1000};
+	(void)state;
+
+	assert_int_equal(fluid_build_ring(&n, 8, true, 1, NULL, &err), 0);
+	solve(&n, NULL, &u, &r);
+	assert_int_equal(fluid_schedule(&n, &r, &so, &s, &rep, &err), -1);
+	assert_int_equal(err.code, OFC_E_RUNTIME);
+	assert_non_null(strstr(err.msg, "Theorem 4's schedule (K = 8 chunks"));
+	so.max_bytes = 0;
+	assert_int_equal(fluid_schedule(&n, &r, &so, &s, &rep, &err), 0);
+	assert_true(s.nxfers * sizeof(struct xfer) > 1000);
+	sched_free(&s);
+	fluid_result_free(&r);
 	fluid_net_free(&n);
 }
 
@@ -764,6 +819,8 @@ int main(void)
 	    cmocka_unit_test(test_group_blocks),
 	    cmocka_unit_test(test_group_blocks_leaves),
 	    cmocka_unit_test(test_group_check_closure),
+	    cmocka_unit_test(test_schedule_fluid_clock),
+	    cmocka_unit_test(test_steps_memory),
 	    cmocka_unit_test(test_modelw8_mirrored),
 	    cmocka_unit_test(test_modelw8_dw),
 	    cmocka_unit_test(test_modelw8_full),
