@@ -1105,12 +1105,16 @@ static bool reply_over_memory(const struct schedule_query *q, const struct sched
  * defaults; the schedule's nodes are the network's vertices. */
 static void run_schedule_fluid(struct job *j)
 {
+	/* The request's deadline, as run_schedule's: every phase checks it
+	 * (the symmetry search ran 21 s past --max-request-time 5s). */
+	struct ofc_clock clk = {.start = now_seconds()};
 	struct schedule_query q = {
 	    .fabric = j->cfg->f,
 	    .collective = j->coll,
 	    .size = j->size,
 	    .chunks = j->chunks,
 	    .max_memory = j->max_memory,
+	    .clock = &clk,
 	};
 	struct fluid_query x = {.time_limit = j->max_time > 0 ? j->max_time : 0};
 	struct fluid_answer fa;
@@ -1123,6 +1127,10 @@ static void run_schedule_fluid(struct job *j)
 	resp.has_id = resp.has_status = 1;
 	resp.id = j->req_id;
 	fmt_size(lim, sizeof(lim), j->max_frame);
+	if (j->max_time > 0) {
+		clk.deadline = clk.start + j->max_time;
+		clk.limit = j->max_time;
+	}
 	if (schedule_fluid(&q, &x, &fa, &err) < 0) {
 		resp.status = err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
 							: OFC__V1__STATUS__STATUS_INVALID;
