@@ -4,7 +4,9 @@
 #   mkdir -p build-fuzz/c-NAME
 #   build-fuzz/fuzz_NAME build-fuzz/c-NAME tests/fuzz/corpus/NAME -max_total_time=60
 # e.g. NAME = config, topo, edges, control, tl1, mrr, demands, records,
-# statefiles, credentials, schedule_pb, exec. Two take options:
+# statefiles, credentials, schedule_pb, exec. Three take options:
+#   fuzz_config: -dict=tests/fuzz/config.dict (the keys of server fabrics,
+#   partitions and failures, so mutations reach their validation);
 #   fuzz_control: -detect_leaks=0 (the daemon it fuzzes lives for the whole
 #   run, so leak checks at exit do not apply);
 #   fuzz_exec: -timeout=60 (it runs the executor's threads over loopback TCP,
