@@ -27,6 +27,8 @@ static const struct unit size_units[] = {
     {"TiB", 1099511627776.0},
 };
 
+/* The last row: a bare SI prefix is bits, as port speeds are named ("100G
+ * Ethernet", a "400G" optic), so 100G reads as 100Gbps. */
 static const struct unit rate_units[] = {
     {"bps", 1},	       {"Kbps", 1e3},	     {"kbps", 1e3},
     {"Mbps", 1e6},     {"Gbps", 1e9},	     {"Tbps", 1e12},
@@ -35,6 +37,8 @@ static const struct unit rate_units[] = {
     {"B/s", 8},	       {"KB/s", 8e3},	     {"kB/s", 8e3},
     {"MB/s", 8e6},     {"GB/s", 8e9},	     {"TB/s", 8e12},
     {"KiB/s", 8192.0}, {"MiB/s", 8388608.0}, {"GiB/s", 8589934592.0},
+    {"K", 1e3},	       {"k", 1e3},	     {"M", 1e6},
+    {"G", 1e9},	       {"T", 1e12},
 };
 
 static const struct unit duration_units[] = {

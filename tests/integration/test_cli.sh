@@ -10,7 +10,9 @@ S="$OFC schedule --topology torus:4x4 --collective allreduce"
 expect_error 2 "ofc schedule: bad --size '0': must be more than 0" $S --size 0
 expect_error 2 "ofc finder: bad --size '0': must be more than 0" $OFC finder --nodes 16 --degree 4 --size 0
 # Each error names the parser's reason.
-expect_error 2 "ofc schedule: bad --bandwidth '100G': expected a rate such as 40Gbps, 100Gb/s or 12.5GB/s" $S --size 1MiB --bandwidth 100G
+expect_error 2 "ofc schedule: bad --bandwidth '100Gbs': expected a rate such as 40Gbps, 100Gb/s or 12.5GB/s" $S --size 1MiB --bandwidth 100Gbs
+# A bare prefix is bits per second, as port speeds are named: 100G is 100Gbps.
+expect_json 'j["bandwidth_bps"]==100e9' $S --size 1MiB --bandwidth 100G --json
 expect_error 2 "ofc schedule: bad --bandwidth '0Gbps': must be more than 0" $S --size 1MiB --bandwidth 0Gbps
 expect_error 2 "ofc finder: bad --nodes '16x': expected a whole number" $OFC finder --nodes 16x --degree 4
 expect_error 2 "ofc schedule: option '--collective' needs a value" $OFC schedule --topology torus:4x4 --collective

@@ -57,8 +57,15 @@ static void test_rates_and_durations(void **state)
 	assert_true(v == 100e9);
 	assert_int_equal(parse_rate("12.5GB/s", &v, &why), 0);
 	assert_true(v == 100e9);
+	/* A bare prefix is bits per second, as port speeds are named. */
+	assert_int_equal(parse_rate("100G", &v, &why), 0);
+	assert_true(v == 100e9);
+	assert_int_equal(parse_rate("400M", &v, &why), 0);
+	assert_true(v == 400e6);
 	assert_int_equal(parse_rate("40", &v, &why), -1); /* rates need a unit */
 	assert_int_equal(parse_rate("40Gbs", &v, &why), -1);
+	assert_int_equal(parse_rate("100g", &v, &why), -1);
+	assert_string_equal(why, "expected a rate such as 40Gbps, 100Gb/s or 12.5GB/s");
 	assert_int_equal(parse_duration("25us", &v, &why), 0);
 	assert_true(v == 25e-6); /* exactly the double nearest 25e-6 */
 	assert_int_equal(parse_duration("13.33us", &v, &why), 0);
