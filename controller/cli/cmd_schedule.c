@@ -92,6 +92,12 @@ int cli_schedule(const struct schedule_print *p, const struct schedule_query *q)
 
 	if (ring_request(q) && q->algorithm && strcmp(q->algorithm, "all") == 0 && p->output)
 		return cli_usage_error(p->cmd, "-o writes one schedule: pick one --algo");
+	/* An MSCCL program names a GPU's peers and channels; a WDM ring's
+	 * steps are lightpaths on wavelengths, which it has no place for. */
+	if (ring_request(q) && p->output && p->format == FMT_MSCCL)
+		return cli_usage_error(p->cmd,
+				       "--format msccl is for direct-connect schedules; a "
+				       "WDM ring's schedule is written as json, text or pb");
 	rc = schedule_compute(q, &r, &spec_error, &err);
 	cli_progress_clear(q->clock);
 	if (rc < 0) {

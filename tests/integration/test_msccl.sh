@@ -42,6 +42,10 @@ expect_exit 1 $REPLAY "$TMP/bad2.xml"
 sed 's/depid="[0-9]*" deps="[0-9]*"/depid="-1" deps="-1"/' "$ar" >"$TMP/bad3.xml"
 expect_exit 1 $REPLAY "$TMP/bad3.xml"
 
+# A WDM ring's schedule is refused before any work, and nothing is written.
+expect_error 2 "ofc schedule: --format msccl is for direct-connect schedules; a WDM ring's schedule is written as json, text or pb" \
+	$OFC schedule configs/ring16-optree.yaml --collective allgather --format msccl -o "$TMP/ring.xml"
+[ ! -e "$TMP/ring.xml" ] && ok || bad "a refused ring schedule still wrote $TMP/ring.xml" "$(head -c 200 "$TMP/ring.xml")"
 expect_error 2 "ofc schedule: unknown format 'xml'" $OFC schedule --topology torus:4x4 \
 	--collective allgather --size 1MiB --format xml -o "$TMP/x"
 finish
