@@ -39,8 +39,8 @@ int cmd_show(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"format", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
 	    {"help", no_argument, NULL, 'h'},	      {0},
 	};
-	enum out_format fmt = FMT_TEXT;
-	const char *outpath = NULL;
+	enum out_format fmt;
+	const char *outpath = NULL, *given = NULL, *given_by = NULL;
 	struct ofc_error err = {0};
 	struct cli_output out;
 	struct fabric *f;
@@ -51,30 +51,40 @@ int cmd_show(const struct cli_cmd *cmd, int argc, char **argv)
 		case -2:
 			return 2;
 		case 'j':
-			fmt = FMT_JSON;
+			given = "json";
+			given_by = "--json";
 			break;
 		case 'd':
-			fmt = FMT_DOT;
+			given = "dot";
+			given_by = "--dot";
 			break;
 		case 'f':
-			if (cli_format(cmd, optarg, FMT_TEXT | FMT_JSON | FMT_DOT | FMT_PB, &fmt))
-				return 2;
+			given = optarg;
+			given_by = NULL;
 			break;
 		case 'o':
 			outpath = optarg;
 			break;
 		case 'h':
-			return cli_help(cmd,
-					"--json is --format json; --format pb writes an "
-					"ofc.v1.Fabric message (proto/fabric.proto), to -o OUT\n"
-					"or to stdout when it is not a terminal. --dot draws the "
-					"hosts, their ports, the\nswitches and the circuits "
-					"(graphviz: dot -Tsvg). Files are written to a\ntemporary "
-					"name and renamed.\n");
+			return cli_help(
+			    cmd,
+			    "  --json        --format json\n"
+			    "  --dot         --format dot: the hosts, their ports, the switches "
+			    "and "
+			    "the\n                circuits for Graphviz (dot -Tsvg)\n"
+			    "  --format F    text (default), json, dot or pb (an ofc.v1.Fabric "
+			    "message,\n                proto/fabric.proto; to stdout only when it "
+			    "is not a terminal)\n"
+			    "  -o OUT        write OUT (a temporary name, then renamed); without "
+			    "--format,\n                --json or --dot its extension says the "
+			    "format (.txt, .json,\n                .dot, .gv, .pb)\n");
 		}
 	}
 	if (optind != argc - 1)
 		return cli_usage_error(cmd, optind >= argc ? "missing FILE" : "too many arguments");
+	if (cli_output_format(cmd, "-o", outpath, given, given_by,
+			      FMT_TEXT | FMT_JSON | FMT_DOT | FMT_PB, FMT_TEXT, &fmt))
+		return 2;
 	if (fmt == FMT_PB && !outpath && cli_binary_to_terminal(cmd))
 		return 2;
 	if (fabric_open(argv[optind], &f, &err) < 0)

@@ -33,8 +33,11 @@ static const char help[] =
     "  --sweep KEY=VALUES...  every algorithm over a grid, e.g. nodes=1024,2048\n"
     "                     size=4MiB..128MiB (doubling) wavelengths=64,96,128: a table\n"
     "                     of times (Eq. 3) with each schedule built and verified once\n"
-    "  --plot FILE.svg    with --sweep: time against size per algorithm\n"
-    "  --format F -o OUT  write the schedule: json, text or pb (ofc.v1.Schedule)\n"
+    "  --plot FILE.svg    with --sweep: time against size per algorithm (SVG; a .png\n"
+    "                     name is refused)\n"
+    "  --format F -o OUT  write the schedule: json, text or pb (ofc.v1.Schedule);\n"
+    "                     without --format OUT's extension says which (.json, .txt,\n"
+    "                     .pb), else json\n"
     "  --time-limit T     stop past T with \"time limit T reached in PHASE\" (exit 1)\n"
     "  --max-memory M     refuse (exit 1), with the estimate and what would fit, a\n"
     "                     schedule or a pb export that would hold more than M\n"
@@ -73,8 +76,9 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 	struct schedule_print p = {.cmd = cmd, .format = FMT_JSON};
 	struct optree_ring ring = {0, 0, 1, 0, 40e9, 25e-6, 10e-9, 4u << 20};
 	uint32_t interfaces = 4, mrrs = 64;
-	bool have_n = false, have_w = false, format_set = false, sweep = false;
-	const char *plot = NULL;
+	bool have_n = false, have_w = false, sweep = false;
+	const char *plot = NULL, *format = NULL;
+	enum out_format plot_format;
 	struct ofc_error err = {0};
 	int c;
 
@@ -163,9 +167,7 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 			plot = optarg;
 			break;
 		case 'f':
-			if (cli_format(cmd, optarg, FMT_TEXT | FMT_JSON | FMT_PB, &p.format))
-				return 2;
-			format_set = true;
+			format = optarg;
 			break;
 		case 'o':
 			p.output = optarg;
@@ -188,6 +190,10 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 	}
 	if (plot && !sweep)
 		return cli_usage_error(cmd, "--plot goes with --sweep");
+	/* Checked before the sweep's work: the picture is SVG alone. */
+	if (plot &&
+	    cli_output_format(cmd, "--plot", plot, NULL, NULL, FMT_SVG, FMT_SVG, &plot_format))
+		return 2;
 	if (sweep) {
 		if (p.json || p.output || q.depth || (q.algorithm && strcmp(q.algorithm, "optree")))
 			return cli_usage_error(cmd,
@@ -202,8 +208,11 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "missing --nodes");
 	if (!have_w)
 		return cli_usage_error(cmd, "missing --wavelengths");
-	if (format_set && !p.output)
+	if (format && !p.output)
 		return cli_usage_error(cmd, "--format needs -o OUT");
+	if (cli_output_format(cmd, "-o", p.output, format, NULL, FMT_TEXT | FMT_JSON | FMT_PB,
+			      FMT_JSON, &p.format))
+		return 2;
 	ring.max_add = interfaces * mrrs;
 	q.ring = &ring;
 	struct ofc_clock clk;

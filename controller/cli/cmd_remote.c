@@ -444,9 +444,9 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 	Ofc__V1__GetSchedule gs = OFC__V1__GET_SCHEDULE__INIT;
 	Ofc__V1__Response *resp;
 	enum sched_collective coll;
-	enum out_format fmt = FMT_PB;
-	const char *output = NULL;
-	bool format_set = false, out_is_stdout;
+	enum out_format fmt;
+	const char *output = NULL, *format = NULL;
+	bool out_is_stdout;
 	int c, rc;
 
 	while ((c = cli_getopt(r->cmd, argc, argv, "ho:", opts)) != -1) {
@@ -474,7 +474,9 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 			    "workload's: answered\n                  from the MCF solution "
 			    "ofcd keeps) or single\n"
 			    "  --summary       figures only, no steps\n"
-			    "  --format pb|json -o OUT  write the schedule (default pb)\n");
+			    "  --format pb|json -o OUT  write the schedule; without --format "
+			    "OUT's\n                  extension says which (.pb, .json), "
+			    "else json\n");
 		case 'c':
 			/* broadcast and reduce: the fluid engine's, on a server fabric */
 			if (sched_collective_parse(optarg, &coll) < 0 &&
@@ -509,9 +511,7 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 			gs.has_summary_only = gs.summary_only = 1;
 			break;
 		case 'f':
-			if (cli_format(r->cmd, optarg, FMT_PB | FMT_JSON, &fmt))
-				return 2;
-			format_set = true;
+			format = optarg;
 			break;
 		case 'o':
 			output = optarg;
@@ -525,8 +525,13 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 		return cli_usage_error(r->cmd, "unexpected argument '%s'", argv[optind]);
 	if (!gs.collective)
 		return cli_usage_error(r->cmd, "missing --collective");
-	if (format_set && !output)
+	if (format && !output)
 		return cli_usage_error(r->cmd, "--format needs -o OUT");
+	/* The rule and the default of `ofc schedule`, so one -o gives one
+	 * file locally and through the daemon. */
+	if (cli_output_format(r->cmd, "-o", output, format, NULL, FMT_PB | FMT_JSON, FMT_JSON,
+			      &fmt))
+		return 2;
 	req.body_case = OFC__V1__REQUEST__BODY_GET_SCHEDULE;
 	req.get_schedule = &gs;
 	if ((rc = call(r, &req, &resp)) != 0)

@@ -25,7 +25,9 @@ static const char help[] =
     "  --overlap        WDM: pre-tune MRRs for the next stage while idle\n"
     "  --json           print the summary as JSON\n"
     "  --format F -o OUT  write the whole schedule (text, json or pb), or as an\n"
-    "                   MSCCL XML program (msccl, direct-connect; docs/msccl.md)\n"
+    "                   MSCCL XML program (msccl, direct-connect; docs/msccl.md);\n"
+    "                   without --format OUT's extension says which (.txt, .json,\n"
+    "                   .pb, .xml), else json\n"
     "  --threads N      worker threads (default: all CPUs)\n"
     "  --lowering L     all-to-all mcf: steps (time-stepped), paths (weighted, at\n"
     "                   most d per pair) or single (one path per pair); by default\n"
@@ -176,7 +178,8 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	bool collective_set = false, format_set = false;
+	const char *format = NULL;
+	bool collective_set = false;
 	int c;
 
 	while ((c = cli_getopt(cmd, argc, argv, "T:c:a:s:A:B:I:W:P:Ojf:o:t:L:V:H:h", opts)) != -1) {
@@ -240,10 +243,7 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 			p->json = true;
 			break;
 		case 'f':
-			if (cli_format(cmd, optarg, FMT_TEXT | FMT_JSON | FMT_PB | FMT_MSCCL,
-				       &p->format))
-				return 2;
-			format_set = true;
+			format = optarg;
 			break;
 		case 'o':
 			p->output = optarg;
@@ -325,8 +325,11 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 		return cli_usage_error(cmd, "give a config FILE or --topology SPEC (one of them)");
 	if (!collective_set)
 		return cli_usage_error(cmd, "missing --collective");
-	if (format_set && !p->output)
+	if (format && !p->output)
 		return cli_usage_error(cmd, "--format needs -o OUT");
+	if (cli_output_format(cmd, "-o", p->output, format, NULL,
+			      FMT_TEXT | FMT_JSON | FMT_PB | FMT_MSCCL, FMT_JSON, &p->format))
+		return 2;
 	return -1;
 }
 

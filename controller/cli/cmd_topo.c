@@ -50,6 +50,21 @@ static void write_text(FILE *out, const struct graph *g, const struct topo_facts
 		fprintf(out, "    ... %u self-loops in all\n", pm->nself);
 }
 
+static const char help[] =
+    "Specs: ring:N biring:N torus:AxB[xC...] hypercube:D complete:N bipartite:D\n"
+    "  hamming:n,q circulant:N:a,b,... kautz:d,n genkautz:N,d debruijn:d,n\n"
+    "Expansions: line(S) line^K(S) degree(S,n) product(S,T,...) power(S,n) reverse(S)\n\n"
+    "  --json        --format json\n"
+    "  --dot         --format dot: a Graphviz picture, tori laid out as grids\n"
+    "  --ports       the decomposition into port permutations (ports[j][u] = the\n"
+    "                node port j of u transmits to)\n"
+    "  --format F    text (default), json, dot or pb (ofc.v1.Topology; to stdout\n"
+    "                only when it is not a terminal)\n"
+    "  -o OUT        write OUT (a temporary name, then renamed); without --format,\n"
+    "                --json or --dot its extension says the format (.txt, .json,\n"
+    "                .dot, .gv, .pb)\n"
+    "  --threads N   threads for the diameter (default: all CPUs)\n";
+
 int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -58,8 +73,8 @@ int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"output", required_argument, NULL, 'o'}, {"threads", required_argument, NULL, 't'},
 	    {"help", no_argument, NULL, 'h'},	      {0},
 	};
-	enum out_format fmt = FMT_TEXT;
-	const char *outpath = NULL;
+	enum out_format fmt;
+	const char *outpath = NULL, *given = NULL, *given_by = NULL;
 	bool want_ports = false;
 	unsigned threads = 0;
 	struct ofc_error err = {0};
@@ -74,17 +89,19 @@ int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv)
 		case -2:
 			return 2;
 		case 'j':
-			fmt = FMT_JSON;
+			given = "json";
+			given_by = "--json";
 			break;
 		case 'd':
-			fmt = FMT_DOT;
+			given = "dot";
+			given_by = "--dot";
 			break;
 		case 'p':
 			want_ports = true;
 			break;
 		case 'f':
-			if (cli_format(cmd, optarg, FMT_TEXT | FMT_JSON | FMT_DOT | FMT_PB, &fmt))
-				return 2;
+			given = optarg;
+			given_by = NULL;
 			break;
 		case 'o':
 			outpath = optarg;
@@ -94,20 +111,14 @@ int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv)
 				return cli_usage_error(cmd, "--threads must be 0..64");
 			break;
 		case 'h':
-			return cli_help(
-			    cmd,
-			    "Specs: ring:N biring:N torus:AxB[xC...] hypercube:D complete:N "
-			    "bipartite:D\n  hamming:n,q circulant:N:a,b,... kautz:d,n "
-			    "genkautz:N,d debruijn:d,n\nExpansions: line(S) line^K(S) degree(S,n) "
-			    "product(S,T,...) power(S,n) reverse(S)\n\n--ports adds the "
-			    "decomposition into port permutations (ports[j][u] = the node\nport j "
-			    "of u transmits to). --format pb writes ofc.v1.Topology to -o OUT (or "
-			    "to\nstdout when it is not a terminal). --dot lays tori out as "
-			    "grids.\n");
+			return cli_help(cmd, help);
 		}
 	}
 	if (optind != argc - 1)
 		return cli_usage_error(cmd, optind >= argc ? "missing SPEC" : "too many arguments");
+	if (cli_output_format(cmd, "-o", outpath, given, given_by,
+			      FMT_TEXT | FMT_JSON | FMT_DOT | FMT_PB, FMT_TEXT, &fmt))
+		return 2;
 	if (fmt == FMT_PB && !outpath && cli_binary_to_terminal(cmd))
 		return 2;
 	if (fmt == FMT_PB)
@@ -161,7 +172,7 @@ int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv)
 		free(buf);
 		break;
 	}
-	case FMT_MSCCL: /* not offered for topologies (cli_format) */
+	default: /* not offered for topologies (cli_output_format) */
 		break;
 	}
 	if (rc == 0)

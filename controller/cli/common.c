@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -79,19 +80,111 @@ int cli_getopt(const struct cli_cmd *cmd, int argc, char **argv, const char *sho
 	return c;
 }
 
+static const struct {
+	const char *name;
+	enum out_format f;
+} formats[] = {
+    {"text", FMT_TEXT},	  {"json", FMT_JSON}, {"dot", FMT_DOT}, {"pb", FMT_PB},
+    {"msccl", FMT_MSCCL}, {"svg", FMT_SVG},   {"png", FMT_PNG},
+};
+
+/* What a file's name says it holds (case aside). */
+static const struct {
+	const char *ext;
+	enum out_format f;
+} extensions[] = {
+    {"pb", FMT_PB},   {"json", FMT_JSON}, {"txt", FMT_TEXT}, {"xml", FMT_MSCCL},
+    {"dot", FMT_DOT}, {"gv", FMT_DOT},	  {"svg", FMT_SVG},  {"png", FMT_PNG},
+};
+
+static const char *format_name(enum out_format f)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++)
+		if (formats[i].f == f)
+			return formats[i].name;
+	return "?";
+}
+
+/* "text, json or pb": the formats in mask. */
+static const char *format_list(unsigned mask, char *buf, size_t n)
+{
+	size_t k = 0, left = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++)
+		left += (mask & formats[i].f) != 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(formats) && k < n; i++) {
+		if (!(mask & formats[i].f))
+			continue;
+		left--;
+		k += (size_t)snprintf(buf + k, n - k, "%s%s", formats[i].name,
+				      left > 1	  ? ", "
+				      : left == 1 ? " or "
+						  : "");
+	}
+	return buf;
+}
+
 int cli_format(const struct cli_cmd *cmd, const char *s, unsigned allowed, enum out_format *out)
 {
-	static const struct {
-		const char *name;
-		enum out_format f;
-	} fmts[] = {{"text", FMT_TEXT}, {"json", FMT_JSON}, {"dot", FMT_DOT}, {"pb", FMT_PB}, {"msccl", FMT_MSCCL}};
+	char list[80];
 
-	for (size_t i = 0; i < ARRAY_SIZE(fmts); i++)
-		if (strcmp(s, fmts[i].name) == 0 && (allowed & fmts[i].f)) {
-			*out = fmts[i].f;
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++)
+		if (strcmp(s, formats[i].name) == 0 && (allowed & formats[i].f)) {
+			*out = formats[i].f;
 			return 0;
 		}
-	return cli_usage_error(cmd, "unknown format '%s'", s);
+	return cli_usage_error(cmd, "unknown format '%s' (%s)", s,
+			       format_list(allowed, list, sizeof(list)));
+}
+
+/* The format path's extension names, or 0. */
+static enum out_format format_of_name(const char *path, const char **ext)
+{
+	const char *base = strrchr(path, '/'), *dot;
+
+	base = base ? base + 1 : path;
+	dot = strrchr(base, '.');
+	if (!dot || dot == base)
+		return 0;
+	*ext = dot + 1;
+	for (size_t i = 0; i < ARRAY_SIZE(extensions); i++)
+		if (strcasecmp(dot + 1, extensions[i].ext) == 0)
+			return extensions[i].f;
+	return 0;
+}
+
+int cli_output_format(const struct cli_cmd *cmd, const char *opt, const char *path,
+		      const char *given, const char *given_by, unsigned allowed,
+		      enum out_format dflt, enum out_format *out)
+{
+	enum out_format by_name = 0, f = dflt;
+	const char *ext = NULL;
+	char list[80];
+
+	if (given && cli_format(cmd, given, allowed, &f))
+		return 2;
+	if (path && strcmp(path, "-") != 0)
+		by_name = format_of_name(path, &ext);
+	if (given && by_name && by_name != f)
+		return cli_usage_error(
+		    cmd, "%s%s, but %s '%s' names a %s file: rename the file or drop %s",
+		    given_by ? given_by : "--format ", given_by ? "" : given, opt, path,
+		    format_name(by_name), given_by ? given_by : "--format");
+	if (!given && by_name && !(allowed & by_name))
+		return cli_usage_error(cmd,
+				       "%s '%s' names a %s file, which ofc %s does not write "
+				       "(it writes %s)%s",
+				       opt, path, format_name(by_name), cmd->name,
+				       format_list(allowed, list, sizeof(list)),
+				       by_name == FMT_PNG && allowed == FMT_SVG
+					   ? ": name it .svg (rsvg-convert or a browser turn "
+					     "SVG into PNG)"
+					   : "");
+	if (!given && by_name)
+		f = by_name;
+	*out = f;
+	return 0;
 }
 
 int cli_output_open(struct cli_output *o, const char *path, struct ofc_error *err)

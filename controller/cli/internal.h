@@ -21,7 +21,15 @@ struct cli_cmd {
 	int (*run)(const struct cli_cmd *cmd, int argc, char **argv);
 };
 
-enum out_format { FMT_TEXT = 1, FMT_JSON = 2, FMT_DOT = 4, FMT_PB = 8, FMT_MSCCL = 16 };
+enum out_format {
+	FMT_TEXT = 1,
+	FMT_JSON = 2,
+	FMT_DOT = 4,
+	FMT_PB = 8,
+	FMT_MSCCL = 16,
+	FMT_SVG = 32,
+	FMT_PNG = 64, /* a name to refuse: nothing writes PNG */
+};
 
 /* "ofc NAME: message" and the usage line on stderr; returns 2. */
 int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...) OFC_PRINTF(2, 3);
@@ -36,6 +44,16 @@ int cli_getopt(const struct cli_cmd *cmd, int argc, char **argv, const char *sho
 	       const struct option *longopts);
 /* Parse --format; `allowed` is a mask of enum out_format. */
 int cli_format(const struct cli_cmd *cmd, const char *s, unsigned allowed, enum out_format *out);
+/* The format of a file a command writes, one rule for all of them: the
+ * format given (--format F, or a flag such as --json: `given` is its name,
+ * `given_by` the flag as typed, NULL for --format), else what the name of
+ * path (the value of option opt) says (.pb .json .txt .xml .dot .gv .svg
+ * .png), else dflt. A given format the name contradicts, or a name the
+ * command cannot write, is a usage error (returns 2); `allowed` is a mask
+ * of enum out_format. "-" and NULL have no name. */
+int cli_output_format(const struct cli_cmd *cmd, const char *opt, const char *path,
+		      const char *given, const char *given_by, unsigned allowed,
+		      enum out_format dflt, enum out_format *out);
 
 /* Option values: 0, or a usage error's exit status (2) after saying which
  * option, which value and why (the parser's reason or the range). */

@@ -38,6 +38,38 @@ python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); k=json.load(open(sy
 # Without -o -, the summary stays on stdout.
 expect_stdout_has "bfb allreduce on torus:4x4" $S --size 1MiB --format json -o "$TMP/s.json"
 
+# -o FILE, one rule for every command that writes a file: --format if given,
+# else the file's extension, else the command's default; a mismatch, or a
+# name the command cannot write, is an error and nothing is written.
+expect_exit 0 $S --size 1MiB -o "$TMP/named.pb"
+protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/named.pb" | grep -q 'collective: "allreduce"' &&
+	ok || bad "schedule -o x.pb did not write protobuf" "$(head -c 100 "$TMP/named.pb")"
+expect_exit 0 $S --size 1MiB -o "$TMP/named.txt"
+grep -q "^allreduce schedule 'bfb' on 16 nodes" "$TMP/named.txt" && ok || bad "schedule -o x.txt did not write text" "$(head -c 100 "$TMP/named.txt")"
+expect_exit 0 $S --size 1MiB -o "$TMP/named"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/named" && ok || bad "schedule -o without an extension: not JSON (the default)"
+expect_error 2 "ofc schedule: --format json, but -o '$TMP/both.pb' names a pb file: rename the file or drop --format" \
+	$S --size 1MiB --format json -o "$TMP/both.pb"
+expect_error 2 "ofc schedule: -o '$TMP/s.svg' names a svg file, which ofc schedule does not write (it writes text, json, pb or msccl)" \
+	$S --size 1MiB -o "$TMP/s.svg"
+$OFC optree --nodes 16 --wavelengths 2 -o "$TMP/ring.pb" >/dev/null &&
+	protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/ring.pb" | grep -q 'algorithm: "optree"' &&
+	ok || bad "optree -o x.pb did not write protobuf"
+expect_exit 0 $OFC topo torus:4x4 -o "$TMP/t.dot"
+grep -q "^graph" "$TMP/t.dot" && ok || bad "topo -o x.dot did not write DOT" "$(head -c 100 "$TMP/t.dot")"
+expect_exit 0 $OFC topo torus:4x4 -o "$TMP/t.json"
+python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["nodes"]==16 else 1)' "$TMP/t.json" && ok || bad "topo -o x.json did not write JSON"
+expect_error 2 "ofc topo: --json, but -o '$TMP/t2.pb' names a pb file: rename the file or drop --json" \
+	$OFC topo torus:4x4 --json -o "$TMP/t2.pb"
+expect_exit 0 $OFC show configs/torus64-ocs.yaml -o "$TMP/f.pb"
+protoc --decode=ofc.v1.Fabric -I. proto/fabric.proto <"$TMP/f.pb" | grep -q 'name: "torus64-ocs"' &&
+	ok || bad "show -o x.pb did not write an ofc.v1.Fabric"
+expect_error 2 "ofc optree: --plot '$TMP/p.png' names a png file, which ofc optree does not write (it writes svg): name it .svg (rsvg-convert or a browser turn SVG into PNG)" \
+	$OFC optree --sweep nodes=16 wavelengths=2 --plot "$TMP/p.png"
+for f in both.pb s.svg t2.pb p.png; do
+	[ ! -e "$TMP/$f" ] && ok || bad "a refused -o still wrote $f"
+done
+
 # DOT: tori as grids (neato, pinned positions), fabrics with hosts, ports,
 # switches and circuits; graphviz accepts both.
 expect_stdout_has 'layout=neato' $OFC topo torus:4x4 --dot

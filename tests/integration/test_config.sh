@@ -448,6 +448,6 @@ expect_error 2 "ofc validate: too many arguments" $OFC validate a.yaml b.yaml
 expect_error 2 "ofc validate: unknown option '--strict'" $OFC validate --strict configs/torus64-ocs.yaml
 expect_error 2 "ofc: $TMP/none.yaml: cannot open: No such file or directory" $OFC validate "$TMP/none.yaml"
 expect_error 2 "ofc: $TMP: is a directory" $OFC validate "$TMP"
-expect_error 2 "ofc show: unknown format 'yaml'" $OFC show configs/torus64-ocs.yaml --format yaml
+expect_error 2 "ofc show: unknown format 'yaml' (text, json, dot or pb)" $OFC show configs/torus64-ocs.yaml --format yaml
 
 finish

@@ -46,6 +46,6 @@ expect_exit 1 $REPLAY "$TMP/bad3.xml"
 expect_error 2 "ofc schedule: --format msccl is for direct-connect schedules; a WDM ring's schedule is written as json, text or pb" \
 	$OFC schedule configs/ring16-optree.yaml --collective allgather --format msccl -o "$TMP/ring.xml"
 [ ! -e "$TMP/ring.xml" ] && ok || bad "a refused ring schedule still wrote $TMP/ring.xml" "$(head -c 200 "$TMP/ring.xml")"
-expect_error 2 "ofc schedule: unknown format 'xml'" $OFC schedule --topology torus:4x4 \
+expect_error 2 "ofc schedule: unknown format 'xml' (text, json, pb or msccl)" $OFC schedule --topology torus:4x4 \
 	--collective allgather --size 1MiB --format xml -o "$TMP/x"
 finish

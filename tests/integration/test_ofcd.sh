@@ -126,12 +126,20 @@ expect_stdout_has "committed transaction 3" $OFC --socket "$SOCK" apply "$CIRC"
 state_is 's["config_generation"]==3 and s["topology"]["spec"]=="circulant:64:3,8" and s["config_file"]=="'"$CIRC"'"'
 # The schedule is the message `ofc schedule FILE` exports, byte for byte once decoded.
 expect_stdout_has "verified     yes" $OFC --socket "$SOCK" schedule --collective allreduce --size 1MiB -o "$TMP/remote.pb"
-expect_exit 0 $OFC schedule "$CIRC" --collective allreduce --size 1MiB --format pb -o "$TMP/local.pb"
+expect_exit 0 $OFC schedule "$CIRC" --collective allreduce --size 1MiB -o "$TMP/local.pb"
 protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/remote.pb" >"$TMP/remote.txt" &&
 	protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/local.pb" >"$TMP/local.txt" &&
 	cmp -s "$TMP/remote.txt" "$TMP/local.txt" && grep -q "verified: true" "$TMP/remote.txt" &&
 	[ "$(grep -c 'transfers {' "$TMP/remote.txt")" -gt 1000 ] && ok ||
 	bad "GetSchedule differs from ofc schedule" "$(diff "$TMP/remote.txt" "$TMP/local.txt" | head -5)"
+# -o chooses the format as locally: the extension, else json.
+for f in remote.json remote; do
+	$OFC --socket "$SOCK" schedule --collective allreduce --size 1MiB --summary -o "$TMP/$f" >/dev/null 2>"$TMP/err" &&
+		python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["verified"] else 1)' "$TMP/$f" &&
+		ok || bad "remote -o $f is not the schedule as JSON" "$(head -c 200 "$TMP/err")"
+done
+expect_error 2 "ofc --socket PATH schedule: -o '$TMP/remote.txt' names a text file, which ofc --socket PATH schedule does not write (it writes json or pb)" \
+	$OFC --socket "$SOCK" schedule --collective allreduce --size 1MiB -o "$TMP/remote.txt"
 # A GetSchedule over --max-request-memory is refused with its estimate; the
 # daemon goes on serving. (The time-stepped lowering by name: the default
 # would lower to paths instead, which fit.)

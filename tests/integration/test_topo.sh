@@ -78,7 +78,7 @@ if command -v script >/dev/null 2>&1; then
 	[ $? -eq 2 ] && grep -q "ofc show: --format pb writes binary: give -o OUT, or redirect stdout" "$TMP/tty.out" &&
 		ok || bad "show --format pb to a terminal" "$(cat "$TMP/tty.out")"
 fi
-expect_error 2 "ofc topo: unknown format 'xml'" $OFC topo torus:4x4 --format xml
+expect_error 2 "ofc topo: unknown format 'xml' (text, json, dot or pb)" $OFC topo torus:4x4 --format xml
 expect_error 2 "ofc: unknown command 'topology'" $OFC topology torus:4x4
 expect_exit 2 $OFC
 expect_exit 0 $OFC --help
