@@ -104,7 +104,8 @@ int build_alltoall(const struct optree_ring *r, const struct optree_opts *o,
 		free(dem);
 		return -1;
 	}
-	res->rwa_method = rep.method;
+	res->rwa_engine = ro.engine;
+	res->rwa = rep;
 	struct ot_arc *arc = xmalloc((ndem + 1) * sizeof(*arc));
 	uint32_t *blk = xmalloc((ndem + 1) * sizeof(uint32_t));
 	for (size_t i = 0; i < ndem; i++) {

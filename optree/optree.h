@@ -22,6 +22,7 @@
 #ifndef OFC_OPTREE_H
 #define OFC_OPTREE_H
 
+#include "rwa/rwa.h"
 #include "sched/sched.h"
 #include "util/util.h"
 
@@ -152,8 +153,12 @@ struct optree_result {
 	uint32_t analytic_depth;
 	bool overlap;
 	enum sched_collective collective;
-	uint32_t wrht_radix;	/* Wrht: the group size it chose */
-	const char *rwa_method; /* all-to-all: how rwa_solve assigned the lightpaths */
+	uint32_t wrht_radix; /* Wrht: the group size it chose */
+	/* All-to-all: the RWA engine that assigned the lightpaths (0 for the
+	 * other collectives) and what it reported: its method, wavelengths
+	 * against their bounds, ILP models solved, seconds. */
+	enum rwa_engine rwa_engine;
+	struct rwa_report rwa;
 };
 
 /* Build the schedule of an algorithm. Errors: OFC_E_INPUT for rings or

@@ -402,6 +402,11 @@ static double remaining(double limit, double t0)
 	return left < 0.001 ? 0.001 : left;
 }
 
+const char *rwa_engine_name(enum rwa_engine e)
+{
+	return e == RWA_ENGINE_ILP ? "ilp" : e == RWA_ENGINE_LP ? "lp" : "heuristic";
+}
+
 int rwa_solve(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t ndem,
 	      const struct rwa_opts *opts, struct rwa_solution *sol, struct rwa_report *rep,
 	      struct ofc_error *err)

@@ -212,6 +212,8 @@ void rwa_circulant_colours(uint32_t n, const uint32_t *offsets, uint32_t noffset
 /* ---- solving a demand set (rwa/ring_rwa.c, rwa/ring_ilp.c) ---- */
 
 enum rwa_engine { RWA_ENGINE_HEURISTIC = 1, RWA_ENGINE_ILP = 2, RWA_ENGINE_LP = 3 };
+/* "heuristic", "ilp", "lp": the names --engine takes. */
+const char *rwa_engine_name(enum rwa_engine e);
 
 /* Exact models larger than this are refused (OFC_E_INPUT) instead of being
  * left to run for hours: binary columns 2 x demands x F x wavelengths. */

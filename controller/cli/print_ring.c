@@ -67,9 +67,34 @@ static void write_json_one(struct json_writer *w, const struct schedule_result *
 		jw_key(w, "wrht_group");
 		jw_uint(w, res->wrht_radix);
 	}
-	if (res->rwa_method) {
+	if (res->rwa_engine) {
+		const struct rwa_report *rr = &res->rwa;
+
 		jw_key(w, "rwa_method");
-		jw_str(w, res->rwa_method);
+		jw_str(w, rr->method);
+		/* The engine asked for and its figures: --engine ilp that found
+		 * the heuristic optimal solves no model, and says so. */
+		jw_key(w, "rwa");
+		jw_obj_begin(w);
+		jw_key(w, "engine");
+		jw_str(w, rwa_engine_name(res->rwa_engine));
+		jw_key(w, "method");
+		jw_str(w, rr->method);
+		jw_key(w, "colours");
+		jw_uint(w, rr->wavelengths_used);
+		jw_key(w, "lower_bound");
+		jw_uint(w, rr->lower_bound);
+		jw_key(w, "relaxation");
+		jw_double(w, rr->relaxation);
+		jw_key(w, "optimal");
+		jw_bool(w, rr->optimal);
+		jw_key(w, "time_limit_hit");
+		jw_bool(w, rr->time_limit_hit);
+		jw_key(w, "ilp_solves");
+		jw_uint(w, rr->ilp_solves);
+		jw_key(w, "seconds");
+		jw_double(w, rr->seconds);
+		jw_obj_end(w);
 	}
 	jw_key(w, "radices");
 	jw_arr_begin(w);
@@ -185,6 +210,23 @@ static void write_json_one(struct json_writer *w, const struct schedule_result *
 	jw_obj_end(w);
 }
 
+/* All-to-all: which RWA engine assigned the lightpaths, and its figures
+ * (colours are wavelength-rounds: W of them make one step). */
+static void write_rwa_text(FILE *f, const struct optree_result *res)
+{
+	const struct rwa_report *rr = &res->rwa;
+
+	fprintf(f, "  lightpaths            engine %s: %s\n", rwa_engine_name(res->rwa_engine),
+		rr->method);
+	fprintf(f, "                        %u colours (lower bound %u", rr->wavelengths_used,
+		rr->lower_bound);
+	if (!isnan(rr->relaxation))
+		fprintf(f, ", LP relaxation %.3f", rr->relaxation);
+	fprintf(f, ")%s%s; %u ILP model%s, %.3f s\n", rr->optimal ? ": optimal" : "",
+		rr->time_limit_hit ? "; time limit reached" : "", rr->ilp_solves,
+		rr->ilp_solves == 1 ? "" : "s", rr->seconds);
+}
+
 static void write_text_one(FILE *f, const struct schedule_result *q,
 			   const struct schedule_outcome *o, enum optree_algo a)
 {
@@ -241,8 +283,8 @@ static void write_text_one(FILE *f, const struct schedule_result *q,
 	} else if (a == OPTREE_ONESTAGE) {
 		fprintf(f, "  analytic              N^2 / (8W) = %.2f steps (Lemma 1)%s\n",
 			res->analytic_steps, q->collective == SCHED_ALLREDUCE ? ", twice" : "");
-		if (res->rwa_method)
-			fprintf(f, "  lightpaths            %s\n", res->rwa_method);
+		if (res->rwa_engine)
+			write_rwa_text(f, res);
 	} else if (a == OPTREE_WRHT) {
 		fprintf(f,
 			"  groups                %u nodes (m-ary tree of %u stages, gather then "

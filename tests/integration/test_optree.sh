@@ -110,6 +110,15 @@ expect_json '[x["num_steps"] for x in j]==[30,16,32,54,24] and all(x["verified"]
 expect_json 'j["collective"]=="alltoall" and j["num_steps"]==16 and j["verified"] and j["num_transfers"]==240' $OFC schedule configs/ring16-optree.yaml --collective alltoall --algo onestage --json
 expect_json 'j["num_steps"]>=j["lower_bound_steps"] and j["verified"]' $OFC optree --nodes 24 --wavelengths 3 --fibres 2 --collective alltoall --algo onestage --json
 expect_json 'j["collective"]=="allreduce" and j["verified"] and j["num_steps"]==2*sum(j["stage_steps"][:len(j["stage_steps"])//2])' $OFC optree --nodes 37 --wavelengths 4 --fibres 2 --collective allreduce --json
+# The RWA engine that assigned the lightpaths, and its figures (--engine ilp
+# that finds the heuristic optimal solves no model, and says so).
+expect_json 'j["rwa"]=={**j["rwa"], "engine":"ilp", "colours":5, "lower_bound":5, "relaxation":4.5, "optimal":True, "ilp_solves":0} and j["num_steps"]==3' \
+	$OFC optree --nodes 6 --wavelengths 2 --collective alltoall --algo onestage --engine ilp --json
+expect_stdout_has '  lightpaths            engine ilp: shortest routes, circulant tiling' \
+	$OFC optree --nodes 6 --wavelengths 2 --collective alltoall --algo onestage --engine ilp
+grep -q '^                        5 colours (lower bound 5, LP relaxation 4.500): optimal; 0 ILP models, ' "$TMP/out" &&
+	ok || bad "optree --engine ilp: no figures of the engine" "$(cat "$TMP/out")"
+expect_stdout_has '  lightpaths            engine heuristic: ' $OFC optree --nodes 16 --wavelengths 8 --collective alltoall --algo onestage
 expect_stdout_has 'OpTree allreduce on a WDM ring ring0' $OFC schedule configs/ring16-optree.yaml --collective allreduce
 expect_error 2 "ofc schedule: all-to-all on a WDM ring is built as direct lightpaths (--algo onestage, through the RWA engines), not optree" $OFC schedule configs/ring16-optree.yaml --collective alltoall --algo optree
 expect_error 2 "ofc schedule: --chunks, --alpha and --bandwidth apply to direct-connect topologies, not WDM rings" $OFC schedule configs/ring16-optree.yaml --collective allgather --chunks 4

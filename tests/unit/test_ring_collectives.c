@@ -141,7 +141,9 @@ static void test_alltoall(void **state)
 		/* At least the ring's load: N^2/8 for even N, over F W channels. */
 		assert_true(t >= (n * n / 8 + FW - 1) / FW);
 		assert_true(t >= res.stage[0].lower_bound);
-		assert_non_null(res.rwa_method);
+		assert_int_equal(res.rwa_engine, RWA_ENGINE_HEURISTIC);
+		assert_non_null(res.rwa.method);
+		assert_int_equal(res.rwa.ilp_solves, 0);
 		optree_result_free(&res);
 	}
 	/* The ILP engine on a small ring: never worse than the heuristic. */
@@ -159,6 +161,10 @@ static void test_alltoall(void **state)
 	assert_true(ilp.sched.nsteps <= h.sched.nsteps);
 	/* 6 nodes: load floor(36/8) = 4 lightpaths a direction, 2 channels. */
 	assert_int_equal(ilp.sched.nsteps, 3);
+	/* The engine that ran and its figures travel with the result. */
+	assert_int_equal(ilp.rwa_engine, RWA_ENGINE_ILP);
+	assert_true(ilp.rwa.wavelengths_used >= ilp.rwa.lower_bound);
+	assert_true(ilp.rwa.optimal);
 	optree_result_free(&h);
 	optree_result_free(&ilp);
 	/* Only direct lightpaths for all-to-all. */
