@@ -50,7 +50,9 @@ def body(text):
             flush()
             out.append(".nf")
             out.append(esc(line))
-            while i + 1 < len(lines) and lines[i + 1].startswith(" ") and not OPT.match(lines[i + 1]):
+            # Wrapped usage lines are indented under the command, past
+            # "usage: " (they may start with an option themselves).
+            while i + 1 < len(lines) and lines[i + 1].startswith(" " * 7):
                 i += 1
                 out.append(esc(lines[i]))
             out.append(".fi")

@@ -702,8 +702,11 @@ static int r_cancel(struct remote *r, int argc, char **argv)
 /* fail ITEM... / restore (ITEM... | --all): ReportFailure. */
 static int r_failure(struct remote *r, int argc, char **argv)
 {
-	static const struct option opts[] = {{"all", no_argument, NULL, 'a'}, COMMON_OPTS, {0}};
+	static const struct option restore_opts[] = {
+	    {"all", no_argument, NULL, 'a'}, COMMON_OPTS, {0}};
+	static const struct option fail_opts[] = {COMMON_OPTS, {0}};
 	bool restore = strcmp(argv[0], "restore") == 0, all = false;
+	const struct option *opts = restore ? restore_opts : fail_opts;
 	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
 	Ofc__V1__ReportFailure rf = OFC__V1__REPORT_FAILURE__INIT;
 	Ofc__V1__Response *resp;
@@ -728,10 +731,8 @@ static int r_failure(struct remote *r, int argc, char **argv)
 				  "and\nanswers GetSchedule with it until they are restored; the "
 				  "set survives a restart.\nPrints the re-planned schedule's "
 				  "figures; exit 1 when none survives.\n");
-		if (c == 'a' && restore)
+		if (c == 'a')
 			all = true;
-		else if (c == 'a')
-			return cli_usage_error(r->cmd, "--all goes with restore");
 		else if ((rc = common_opt(r, c, optarg)) != 0)
 			return rc;
 	}
@@ -757,24 +758,23 @@ static const struct {
 	int (*run)(struct remote *r, int argc, char **argv);
 } remote_cmds[] = {
     {"status",
-     {"--socket PATH status", "[--fabric] [--edges] [--json]", "the daemon's committed state",
-      NULL},
+     {"--socket PATH status", "[--fabric] [--edges] [--json] [--timeout DUR]",
+      "the daemon's committed state", NULL},
      r_status},
     {"apply",
-     {"--socket PATH apply", "FILE [--dry-run] [--json]",
+     {"--socket PATH apply", "FILE [--dry-run] [--json] [--timeout DUR]",
       "send a config to the daemon and apply it", NULL},
      r_apply},
     {"reconfigure",
      {"--socket PATH reconfigure",
       "(--topology SPEC | --collective C --size M [--nodes N] | --partition NAME) [--dry-run] "
-      "[--json]",
+      "[--json] [--timeout DUR]",
       "rewire the fabric through the daemon", NULL},
      r_reconfigure},
     {"schedule",
      {"--socket PATH schedule",
       "--collective C [--algo A] [--size M] [--topology SPEC | --partition NAME] [--chunks P] "
-      "[--lowering L] [--summary] "
-      "[--json] [--format pb|json -o OUT]",
+      "[--lowering L] [--summary] [--json] [--format pb|json -o OUT] [--timeout DUR]",
       "a verified schedule from the daemon", NULL},
      r_schedule},
     {"watch",
@@ -782,14 +782,14 @@ static const struct {
       NULL},
      r_watch},
     {"cancel",
-     {"--socket PATH cancel", "TICKET [--json]", "cancel a queued mutation", NULL},
+     {"--socket PATH cancel", "TICKET [--json] [--timeout DUR]", "cancel a queued mutation", NULL},
      r_cancel},
     {"fail",
-     {"--socket PATH fail", "LINK|PORT|HOST... [--json]",
+     {"--socket PATH fail", "LINK|PORT|HOST... [--json] [--timeout DUR]",
       "tell the daemon links (U-V), ports (HOST:PORT) or hosts failed; it re-plans", NULL},
      r_failure},
     {"restore",
-     {"--socket PATH restore", "(LINK|PORT|HOST... | --all) [--json]",
+     {"--socket PATH restore", "(LINK|PORT|HOST... | --all) [--json] [--timeout DUR]",
       "tell the daemon failed links, ports or hosts work again", NULL},
      r_failure},
 };
@@ -807,16 +807,12 @@ int remote_main(const char *socket, int argc, char **argv)
 	struct remote r = {.socket = socket};
 
 	if (!r.socket || !*r.socket) {
-		fprintf(stderr, "ofc: --socket needs the path of ofcd's socket\n"
-				"usage: ofc --socket PATH status|apply|reconfigure|schedule|watch|"
-				"cancel|fail|restore ...\n");
+		fprintf(stderr,
+			"ofc: --socket needs the path of ofcd's socket\nTry 'ofc --help'.\n");
 		return 2;
 	}
 	if (argc < 1) {
-		fprintf(stderr,
-			"ofc: missing a command after --socket %s\n"
-			"usage: ofc --socket PATH status|apply|reconfigure|schedule|watch|"
-			"cancel|fail|restore ...\n",
+		fprintf(stderr, "ofc: missing a command after --socket %s\nTry 'ofc --help'.\n",
 			r.socket);
 		return 2;
 	}
@@ -828,8 +824,7 @@ int remote_main(const char *socket, int argc, char **argv)
 		}
 	fprintf(stderr,
 		"ofc: '%s' does not talk to ofcd (status, apply, reconfigure, schedule, watch, "
-		"cancel, fail and restore do)\nusage: ofc --socket PATH "
-		"status|apply|reconfigure|schedule|watch|cancel|fail|restore ...\n",
+		"cancel, fail and restore do)\nTry 'ofc --help'.\n",
 		argv[0]);
 	return 2;
 }

@@ -14,17 +14,47 @@ int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
+	/* The reason and where the options are: a usage line of every option
+	 * (600 characters for schedule) would bury the one line that says
+	 * what went wrong. */
 	fprintf(stderr, "ofc %s: ", cmd->name);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nusage: ofc %s %s\n", cmd->name, cmd->usage);
+	fprintf(stderr, "\nTry 'ofc %s --help'.\n", cmd->name);
 	return 2;
+}
+
+/* "usage: ofc NAME " and the usage, wrapped before 80 columns at spaces
+ * outside brackets, continued under its first word. */
+static void print_usage(const struct cli_cmd *cmd)
+{
+	int indent = printf("usage: ofc %s ", cmd->name), col = indent;
+	const char *p = cmd->usage;
+
+	while (*p) {
+		/* the next word: up to a space outside () and [] */
+		const char *q = p;
+		int depth = 0;
+
+		while (*q && (*q != ' ' || depth > 0)) {
+			depth += (*q == '[' || *q == '(') - (*q == ']' || *q == ')');
+			q++;
+		}
+		if (col > indent && col + 1 + (q - p) > 79)
+			col = printf("\n%*s", indent, "") - 1;
+		else if (col > indent)
+			col += printf(" ");
+		col += printf("%.*s", (int)(q - p), p);
+		p = *q ? q + 1 : q;
+	}
+	printf("\n");
 }
 
 int cli_help(const struct cli_cmd *cmd, const char *details)
 {
-	printf("usage: ofc %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->summary);
+	print_usage(cmd);
+	printf("\n%s\n", cmd->summary);
 	if (details)
 		printf("\n%s", details);
 	return 0;

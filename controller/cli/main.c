@@ -11,7 +11,7 @@ static const struct cli_cmd commands[] = {
     {"validate", "FILE", "check a fabric config and its wiring", cmd_validate},
     {"show", "FILE [--json | --dot | --format text|json|dot|pb] [-o OUT]",
      "print the validated fabric, its topology and circuits", cmd_show},
-    {"topo", "SPEC [--json | --dot] [--ports] [--format text|json|dot|pb] [-o OUT]",
+    {"topo", "SPEC [--json | --dot] [--ports] [--format text|json|dot|pb] [-o OUT] [--threads N]",
      "generate a topology: facts, edges, port permutations", cmd_topo},
     {"schedule",
      "(FILE | --topology SPEC) --collective C [--algo A] [--size M] [--alpha T] "
@@ -22,26 +22,38 @@ static const struct cli_cmd commands[] = {
      "[--format text|json|pb|msccl -o OUT]",
      "plan a collective schedule, verify it and price it", cmd_schedule},
     {"finder",
-     "--nodes N --degree D [--collective C] [--size M] [--alpha T] [--bandwidth B] [--injection I] [--forwarding host|nic] [--json]",
+     "--nodes N --degree D [--collective C] [--size M] [--alpha T] [--bandwidth B] "
+     "[--injection I] [--forwarding host|nic] [--threads N] [--json]",
      "the best direct-connect topologies for N hosts of D ports", cmd_finder},
-    {"plan", "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
+    {"plan",
+     "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--relabel] [--relabel-budget S] "
+     "[--no-relabel] [--max-moves N] [--partition NAME] [--horizon RUNS] [--alternatives K] "
+     "[--json]",
      "read every device and show what would change to reach the config", cmd_plan},
-    {"apply", "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--dry-run] [--json]",
+    {"apply",
+     "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--dry-run] [--relabel] "
+     "[--relabel-budget S] [--no-relabel] [--max-moves N] [--partition NAME] [--json]",
      "change the devices as one transaction: journal, apply, verify, or roll back", cmd_apply},
-    {"try", "FILE [--timeout S] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
+    {"try",
+     "FILE [--timeout S] [--device NAME=HOST:PORT]... [--state-dir DIR] [--relabel] "
+     "[--relabel-budget S] [--no-relabel] [--max-moves N] [--partition NAME] [--json]",
      "apply, then revert unless 'ofc confirm' arrives within S seconds", cmd_try},
-    {"confirm", "[FILE] [--state-dir DIR] [--json]", "keep what a running 'ofc try' applied",
-     cmd_confirm},
+    {"confirm", "[FILE] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
+     "keep what a running 'ofc try' applied", cmd_confirm},
     {"status", "[FILE] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
      "recorded and live device state, and any unfinished transaction", cmd_status},
     {"testbed",
-     "up|check|run|down FILE [--rate-scale X] [--device NAME=HOST:PORT]... [--state-dir DIR] "
-     "[--json]",
+     "up|check|run|down FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json] "
+     "[up: --rate-scale X] [run: --collective C [--algo A] [--size M] [--chunks P] "
+     "[--lowering L] [--schedule FILE] [--alpha T] [--timeout T] [--drop-transfer K] "
+     "[--port N] [--steps] [--mpi]]",
      "hosts as network namespaces, circuits as veth pairs, routes over netlink", cmd_testbed},
     {"optree",
      "--nodes N --wavelengths W [--fibres F] [--block-size B] [--collective C] "
-     "[--algo optree|ring|ne|onestage|wrht|all] [--radices LIST] [--interfaces I] [--mrrs M] "
-     "[--overlap] [--json] [--format text|json|pb -o OUT] | --sweep KEY=VALUES... [--plot FILE]",
+     "[--algo optree|ring|ne|onestage|wrht|all] [--engine heuristic|ilp|lp] [--radices LIST] "
+     "[--interfaces I] [--mrrs M] [--rate R] [--mrr-delay D] [--oeo-delay D] [--overlap] "
+     "[--reduced] [--time-limit T] [--max-memory M] [--json] [--format text|json|pb -o OUT] "
+     "| --sweep KEY=VALUES... [--plot FILE.svg]",
      "collectives on a WDM ring: OpTree's plan, Wrht and the baselines, verified", cmd_optree},
     {"ring",
      "run FILE --collective C [--algo A] [--size M] [--overlap] [--show-configs] "
@@ -63,8 +75,10 @@ static const struct cli_cmd commands[] = {
      "tell ofcd failed links, ports or hosts work again (with --socket PATH)", cmd_daemon_only},
 };
 
-static void usage_all(FILE *out)
+static void usage_all(void)
 {
+	FILE *out = stdout;
+
 	fprintf(out, "usage: ofc COMMAND [ARGS]\n       ofc --socket PATH "
 		     "status|apply|reconfigure|schedule|watch|cancel|fail|restore [ARGS]\n"
 		     "       ofc --help | --version\n\ncommands:\n");
@@ -145,17 +159,17 @@ int ofc_cli_main(int argc, char **argv)
 	int has_socket = take_socket(&argc, argv, &socket);
 
 	if (has_socket < 0) {
-		fprintf(stderr, "ofc: --socket needs the path of ofcd's socket\n");
-		usage_all(stderr);
+		fprintf(stderr,
+			"ofc: --socket needs the path of ofcd's socket\nTry 'ofc --help'.\n");
 		return 2;
 	}
 	if (argc < 2) {
-		usage_all(stderr);
+		fprintf(stderr, "ofc: missing a command\nTry 'ofc --help'.\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
-		usage_all(stdout);
+		usage_all();
 		return 0;
 	}
 	/* --socket PATH anywhere, or $OFC_SOCKET for the commands ofcd answers:
@@ -178,7 +192,6 @@ int ofc_cli_main(int argc, char **argv)
 			optind = 0; /* GNU: reinitialise getopt for this argv */
 			return commands[i].run(&commands[i], argc - 1, argv + 1);
 		}
-	fprintf(stderr, "ofc: unknown command '%s'\n", argv[1]);
-	usage_all(stderr);
+	fprintf(stderr, "ofc: unknown command '%s'\nTry 'ofc --help'.\n", argv[1]);
 	return 2;
 }
