@@ -3,31 +3,151 @@
 
 #include <stdlib.h>
 
+/* The cost model prices every link at link_bandwidth; when the config
+ * also gives the ports' (or links') rates and they say otherwise, every
+ * predicted time is off by their ratio. Validation takes link_bandwidth as
+ * given (it may be meant: a slower switch between the ports), so this is a
+ * warning at the cost model, with both figures. 0 or 1 warnings in w. */
+static int rate_warning(const struct fabric *f, struct ofc_error *w)
+{
+	double lo = 0, hi = 0;
+	char bw[32], r1[32], r2[32];
+
+	if (!f->cost.bandwidth_set)
+		return 0;
+	for (uint32_t h = 0; h < f->nhosts; h++)
+		for (uint32_t j = 0; j < f->hosts[h].ports; j++) {
+			double r = fabric_port_rate(f, h, j);
+
+			if (r > 0) {
+				lo = lo > 0 && lo < r ? lo : r;
+				hi = hi > r ? hi : r;
+			}
+		}
+	for (uint32_t i = 0; i < f->topology.nlink_rates; i++) {
+		double r = f->topology.link_rates[i].rate;
+
+		lo = lo > 0 && lo < r ? lo : r;
+		hi = hi > r ? hi : r;
+	}
+	if (!(lo > 0) || f->cost.link_bandwidth == lo)
+		return 0;
+	fmt_rate(bw, sizeof(bw), f->cost.link_bandwidth);
+	fmt_rate(r1, sizeof(r1), lo);
+	fmt_rate(r2, sizeof(r2), hi);
+	ofc_error_at(w, OFC_E_INPUT, f->file, f->cost.loc.line, f->cost.loc.col,
+		     "cost_model link_bandwidth %s, but the ports%s run at %s%s%s: schedules "
+		     "are priced at %s a link (without link_bandwidth, at %s)",
+		     bw, f->topology.nlink_rates ? " and links" : "", r1, hi > lo ? " to " : "",
+		     hi > lo ? r2 : "", bw, r1);
+	return 1;
+}
+
+static void json_error(struct json_writer *w, const struct ofc_error *e)
+{
+	jw_obj_begin(w);
+	jw_key(w, "file");
+	jw_str(w, e->file);
+	jw_key(w, "line");
+	jw_uint(w, e->line);
+	jw_key(w, "column");
+	jw_uint(w, e->col);
+	jw_key(w, "message");
+	jw_str(w, e->msg);
+	jw_obj_end(w);
+}
+
+static void validate_json(const char *file, const struct fabric *f, const struct ofc_error *err,
+			  const struct ofc_error *warn, int nwarn)
+{
+	struct json_writer w;
+
+	jw_init(&w, stdout, true);
+	jw_obj_begin(&w);
+	jw_key(&w, "file");
+	jw_str(&w, file);
+	jw_key(&w, "valid");
+	jw_bool(&w, f != NULL);
+	if (!f) {
+		jw_key(&w, "error");
+		json_error(&w, err);
+	} else {
+		jw_key(&w, "fabric");
+		jw_str(&w, f->name);
+		jw_key(&w, "hosts");
+		jw_uint(&w, f->nhosts);
+		jw_key(&w, "switches");
+		jw_uint(&w, f->nswitches);
+		jw_key(&w, "rings");
+		jw_uint(&w, f->nrings);
+		jw_key(&w, "topology");
+		if (f->graph)
+			jw_str(&w, f->graph->spec);
+		else
+			jw_null(&w);
+		jw_key(&w, "circuits");
+		jw_uint(&w, f->ncircuits);
+		jw_key(&w, "warnings");
+		jw_arr_begin(&w);
+		for (int i = 0; i < nwarn; i++)
+			json_error(&w, &warn[i]);
+		jw_arr_end(&w);
+	}
+	jw_obj_end(&w);
+	jw_finish(&w);
+}
+
 int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0}};
-	struct ofc_error err = {0};
-	struct fabric *f;
-	int c;
+	static const struct option opts[] = {
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	struct ofc_error err = {0}, warn[1] = {0};
+	struct fabric *f = NULL;
+	bool json = false;
+	int c, nwarn, rc = 0;
 
 	while ((c = cli_getopt(cmd, argc, argv, "h", opts)) != -1) {
 		if (c == -2)
 			return 2;
+		if (c == 'j')
+			json = true;
 		if (c == 'h')
-			return cli_help(cmd, "Exits 0 when the config is valid; otherwise prints "
-					     "FILE:LINE:COL: message and exits 2.\n");
+			return cli_help(
+			    cmd, "Exits 0 when the config is valid; otherwise prints "
+				 "FILE:LINE:COL: message and exits 2.\nWarnings (the cost "
+				 "model's link_bandwidth against the ports' rates) go to "
+				 "stderr as\nFILE:LINE:COL: warning: message, and the exit "
+				 "status stays 0.\n\n"
+				 "  --json   the outcome on stdout as JSON: file, valid, and "
+				 "the fabric's counts\n           and warnings, or the error "
+				 "(file, line, column, message)\n");
 	}
 	if (optind != argc - 1)
 		return cli_usage_error(cmd, optind >= argc ? "missing FILE" : "too many arguments");
-	if (fabric_open(argv[optind], &f, &err) < 0)
-		return cli_fail(&err);
-	printf("%s: ok: fabric %s, %u host%s, %u switch%s, %u ring%s", argv[optind], f->name,
-	       f->nhosts, f->nhosts == 1 ? "" : "s", f->nswitches, f->nswitches == 1 ? "" : "es",
-	       f->nrings, f->nrings == 1 ? "" : "s");
-	if (f->graph)
-		printf(", topology %s (%u circuit%s)", f->graph->spec, f->ncircuits,
-		       f->ncircuits == 1 ? "" : "s");
-	printf("\n");
+	if (fabric_open(argv[optind], &f, &err) < 0) {
+		rc = cli_fail(&err);
+		if (json)
+			validate_json(argv[optind], NULL, &err, NULL, 0);
+		return rc;
+	}
+	nwarn = rate_warning(f, &warn[0]);
+	for (int i = 0; i < nwarn; i++)
+		fprintf(stderr, "%s:%u:%u: warning: %s\n", warn[i].file, warn[i].line, warn[i].col,
+			warn[i].msg);
+	if (json) {
+		validate_json(argv[optind], f, NULL, warn, nwarn);
+	} else {
+		printf("%s: ok: fabric %s, %u host%s, %u switch%s, %u ring%s", argv[optind],
+		       f->name, f->nhosts, f->nhosts == 1 ? "" : "s", f->nswitches,
+		       f->nswitches == 1 ? "" : "es", f->nrings, f->nrings == 1 ? "" : "s");
+		if (f->graph)
+			printf(", topology %s (%u circuit%s)", f->graph->spec, f->ncircuits,
+			       f->ncircuits == 1 ? "" : "s");
+		printf("%s\n", nwarn ? " (with a warning, above)" : "");
+	}
 	fabric_free(f);
 	return 0;
 }

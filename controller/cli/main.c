@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 static const struct cli_cmd commands[] = {
-    {"validate", "FILE", "check a fabric config and its wiring", cmd_validate},
+    {"validate", "FILE [--json]", "check a fabric config and its wiring", cmd_validate},
     {"show", "FILE [--json | --dot | --format text|json|dot|pb] [-o OUT]",
      "print the validated fabric, its topology and circuits", cmd_show},
     {"topo", "SPEC [--json | --dot] [--ports] [--format text|json|dot|pb] [-o OUT] [--threads N]",

@@ -11,6 +11,19 @@ done
 expect_stdout_has "configs/torus64-ocs.yaml: ok: fabric torus64-ocs, 64 hosts, 1 switch, 0 rings, topology torus:8x8 (256 circuits)" $OFC validate configs/torus64-ocs.yaml
 expect_stdout_has "topology genkautz:1024,4 (4096 circuits)" $OFC validate configs/genkautz1024-patch.yaml
 expect_stdout_has "topology circulant:12:2,3 (48 circuits)" $OFC validate configs/testbed12-patch.yaml
+# The cost model against the ports' rates: a warning at the cost model, exit 0.
+expect_error 0 "configs/genkautz1024-patch.yaml:36:3: warning: cost_model link_bandwidth 25 Gb/s, but the ports run at 100 Gb/s: schedules are priced at 25 Gb/s a link (without link_bandwidth, at 100 Gb/s)" \
+	$OFC validate configs/genkautz1024-patch.yaml
+expect_exit 0 $OFC validate configs/testbed12-patch.yaml
+[ ! -s "$TMP/err" ] && ok || bad "validate warns on a config whose rates agree" "$(cat "$TMP/err")"
+# --json: the outcome and the warnings, or the error with its position.
+expect_json 'j["valid"] and j["fabric"]=="genkautz1024-patch" and j["hosts"]==1024 and j["circuits"]==4096 and j["topology"]=="genkautz:1024,4" and [(w["line"], w["column"]) for w in j["warnings"]]==[(36, 3)]' \
+	$OFC validate --json configs/genkautz1024-patch.yaml
+expect_json 'j["valid"] and j["warnings"]==[] and j["rings"]==1' $OFC validate --json configs/ring16-optree.yaml
+printf 'name: x\nhosts: {count: 2, prefix: h, portz: 1}\n' >"$TMP/portz.yaml"
+$OFC validate --json "$TMP/portz.yaml" >"$TMP/out" 2>"$TMP/err"
+[ $? -eq 2 ] && python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); e=j["error"]; sys.exit(0 if not j["valid"] and (e["line"], e["column"])==(2, 30) and e["message"].startswith("unknown key '"'"'portz'"'"'") else 1)' "$TMP/out" &&
+	grep -q "^$TMP/portz.yaml:2:30: unknown key 'portz'" "$TMP/err" && ok || bad "validate --json on a bad config" "$(cat "$TMP/out" "$TMP/err")"
 expect_stdout_has "WDM ring ring0: 16 nodes, 2 wavelengths x 40 Gb/s per fibre" $OFC show configs/ring16-optree.yaml
 expect_stdout_has "WDM ring terarack: 1024 nodes, 64 wavelengths x 40 Gb/s per fibre" $OFC show configs/ring1024.yaml
 expect_stdout_has "diameter 8; the Moore bound for 64 nodes of degree 4 is 3" $OFC show configs/torus64-ocs.yaml
