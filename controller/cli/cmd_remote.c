@@ -17,10 +17,21 @@
 struct remote {
 	const struct cli_cmd *cmd;
 	const char *socket;
+	bool default_socket; /* neither --socket nor OFC_SOCKET: say which */
 	struct ofcd_client cl;
 	bool json;
 	double timeout;
 };
+
+static int connect_ofcd(struct remote *r, struct ofc_error *err)
+{
+	if (r->default_socket)
+		fprintf(stderr,
+			"ofc %s: asking ofcd at %s (the default; --socket PATH or "
+			"OFC_SOCKET=PATH for another)\n",
+			strrchr(r->cmd->name, ' ') + 1, r->socket);
+	return ofcd_connect(&r->cl, r->socket, err);
+}
 
 static int status_exit(Ofc__V1__Status st)
 {
@@ -49,7 +60,7 @@ static int call(struct remote *r, Ofc__V1__Request *req, Ofc__V1__Response **res
 
 	req->has_id = 1;
 	req->id = (uint64_t)getpid();
-	if (ofcd_connect(&r->cl, r->socket, &err) < 0)
+	if (connect_ofcd(r, &err) < 0)
 		return connect_fail(&err);
 	r->cl.timeout = r->timeout;
 	if (ofcd_call(&r->cl, req, resp, &err) < 0) {
@@ -611,7 +622,7 @@ static int r_watch(struct remote *r, int argc, char **argv)
 	req.id = 1;
 	req.body_case = OFC__V1__REQUEST__BODY_WATCH;
 	req.watch = &w;
-	if (ofcd_connect(&r->cl, r->socket, &err) < 0)
+	if (connect_ofcd(r, &err) < 0)
 		return connect_fail(&err);
 	r->cl.timeout = r->timeout;
 	if (ofcd_call(&r->cl, &req, &resp, &err) < 0)
@@ -802,9 +813,9 @@ bool remote_command(const char *name)
 	return false;
 }
 
-int remote_main(const char *socket, int argc, char **argv)
+static int remote_run(const char *socket, bool default_socket, int argc, char **argv)
 {
-	struct remote r = {.socket = socket};
+	struct remote r = {.socket = socket, .default_socket = default_socket};
 
 	if (!r.socket || !*r.socket) {
 		fprintf(stderr,
@@ -829,29 +840,16 @@ int remote_main(const char *socket, int argc, char **argv)
 	return 2;
 }
 
-static bool wants_help(int argc, char **argv)
+int remote_main(const char *socket, int argc, char **argv)
 {
-	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-			return true;
-	return false;
+	return remote_run(socket, false, argc, argv);
 }
 
-/* reconfigure, watch and cancel without a socket: --help still answers
- * (it needs no daemon); anything else says how to name the daemon. */
+/* reconfigure, watch, cancel, fail and restore with neither --socket nor
+ * OFC_SOCKET: the daemon at the socket its unit listens on, which the
+ * Python client defaults to as well, said on stderr when it connects. */
 int cmd_daemon_only(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	if (wants_help(argc, argv))
-		for (size_t i = 0; i < ARRAY_SIZE(remote_cmds); i++)
-			if (strcmp(cmd->name, remote_cmds[i].name) == 0) {
-				struct remote r = {.cmd = &remote_cmds[i].cmd};
-
-				optind = 0;
-				return remote_cmds[i].run(&r, argc, argv);
-			}
-	fprintf(stderr,
-		"ofc %s: this command talks to ofcd: give --socket PATH or set OFC_SOCKET\n"
-		"usage: ofc --socket PATH %s %s\n",
-		cmd->name, cmd->name, cmd->usage);
-	return 2;
+	(void)cmd;
+	return remote_run(OFCD_SOCKET_DEFAULT, true, argc, argv);
 }

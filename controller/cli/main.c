@@ -64,15 +64,12 @@ static const struct cli_cmd commands[] = {
      "[--engine heuristic|ilp|lp] [--objective min-wavelengths|max-served] [--time-limit S] "
      "[--json] [--lightpaths]",
      "routing and wavelength assignment for demands on a WDM ring", cmd_rwa},
-    {"reconfigure",
-     "(--topology SPEC | --collective C --size M | --partition NAME) [--dry-run] [--json]",
-     "rewire the fabric through ofcd (with --socket PATH)", cmd_daemon_only},
-    {"watch", "[--count N] [--json]", "print ofcd's events (with --socket PATH)", cmd_daemon_only},
-    {"cancel", "TICKET", "cancel a mutation queued in ofcd (with --socket PATH)", cmd_daemon_only},
-    {"fail", "LINK|PORT|HOST...",
-     "tell ofcd links, ports or hosts failed; it re-plans (with --socket PATH)", cmd_daemon_only},
-    {"restore", "LINK|PORT|HOST... | --all",
-     "tell ofcd failed links, ports or hosts work again (with --socket PATH)", cmd_daemon_only},
+    /* ofcd's alone: their usage and help are cmd_remote.c's */
+    {"reconfigure", NULL, "rewire the fabric through ofcd", cmd_daemon_only},
+    {"watch", NULL, "print ofcd's events", cmd_daemon_only},
+    {"cancel", NULL, "cancel a mutation queued in ofcd", cmd_daemon_only},
+    {"fail", NULL, "tell ofcd links, ports or hosts failed; it re-plans", cmd_daemon_only},
+    {"restore", NULL, "tell ofcd failed links, ports or hosts work again", cmd_daemon_only},
 };
 
 static void usage_all(void)
@@ -84,11 +81,12 @@ static void usage_all(void)
 		     "       ofc --help | --version\n\ncommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\n'ofc COMMAND --help' shows a command's options. --socket PATH may come "
-		     "anywhere;\nOFC_SOCKET=PATH is --socket PATH for status, apply, reconfigure, "
-		     "schedule, watch,\ncancel, fail and restore (OFC_SOCKET= unset or empty: they "
-		     "act locally). "
-		     "Exit status: 0 success,\n1 runtime failure, 2 bad input or usage.\n");
+	fprintf(out,
+		"\n'ofc COMMAND --help' shows a command's options. --socket PATH may come "
+		"anywhere;\nOFC_SOCKET=PATH is --socket PATH for status, apply, reconfigure, "
+		"schedule, watch,\ncancel, fail and restore (OFC_SOCKET= unset or empty: status, "
+		"apply and schedule\nact locally; the others ask ofcd at " OFCD_SOCKET_DEFAULT
+		"). Exit status: 0 success,\n1 runtime failure, 2 bad input or usage.\n");
 }
 
 /* --socket PATH (or --socket=PATH) anywhere before "--": taken out of argv

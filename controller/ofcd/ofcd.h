@@ -22,6 +22,9 @@
  * RLIMIT_NOFILE (LimitNOFILE=) should be at least max_clients + devices + this. */
 #define OFCD_FDS_RESERVED	     64
 #define OFCD_CREDENTIALS_DIR_DEFAULT "/etc/ofc/credentials"
+/* Where the packaged unit listens and clients look when told nothing else
+ * (ofc's daemon-only commands, the Python client). */
+#define OFCD_SOCKET_DEFAULT "/run/ofc/ofcd.sock"
 /* Seconds a GetSchedule from the read-only socket may take by default. */
 #define OFCD_RO_REQUEST_TIME_DEFAULT 10
 
