@@ -111,6 +111,10 @@ struct fabcfg {
  * many bytes, so a schedule of more than max_frame / MIN_TRANSFER_BYTES
  * transfers cannot fit a frame and its message tree is not built. */
 #define MIN_TRANSFER_BYTES 24
+/* What a client asks instead of a schedule too large to send, in words
+ * for both its clients: the field and the CLI's flag. Such an answer is
+ * STATUS_FAILED: the request was valid, the daemon's limit stopped it. */
+#define ASK_SUMMARY "ask for the figures alone (summary_only; ofc --socket PATH schedule --summary)"
 
 struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const char *path);
 struct fabcfg *fabcfg_ref(struct fabcfg *c);

@@ -74,7 +74,7 @@ static void full_answer(const struct schedule_result *r, uint32_t max_frame, str
 	if ((double)s->nxfers * MIN_TRANSFER_BYTES > max_frame) {
 		out->full_why =
 		    xasprintf("the %s schedule (%zu transfers in %u steps) does not fit "
-			      "in a frame of %s: ask with summary_only, or run ofcd "
+			      "in a frame of %s: " ASK_SUMMARY ", or run ofcd "
 			      "with a larger --max-frame",
 			      s->algorithm, s->nxfers, s->nsteps, lim);
 		return;
@@ -103,9 +103,10 @@ static void full_answer(const struct schedule_result *r, uint32_t max_frame, str
 	/* 16: a packed Response{id} */
 	if (out->full_len + 16 > max_frame) {
 		out->full_len = 0;
-		out->full_why = xasprintf("the %s schedule does not fit in a frame of %s: ask with "
-					  "summary_only, or run ofcd with a larger --max-frame",
-					  s->algorithm, lim);
+		out->full_why =
+		    xasprintf("the %s schedule does not fit in a frame of %s: " ASK_SUMMARY
+			      ", or run ofcd with a larger --max-frame",
+			      s->algorithm, lim);
 	} else {
 		out->full = xmalloc(out->full_len + 1);
 		protobuf_c_message_pack(&resp.base, out->full);

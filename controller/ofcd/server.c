@@ -693,7 +693,7 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 		if (g->has_summary_only && g->summary_only)
 			return answer_plan(c, id, d->cfg);
 		if (!d->cfg->plan_full)
-			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID, "%s",
+			return reply(c, id, OFC__V1__STATUS__STATUS_FAILED, "%s",
 				     d->cfg->plan_full_why ? d->cfg->plan_full_why
 							   : "the workload's schedule is not kept");
 		return answer_full(c, id, d->cfg);

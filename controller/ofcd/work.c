@@ -1095,8 +1095,7 @@ static bool reply_over_memory(const struct schedule_query *q, const struct sched
 	resp->status = OFC__V1__STATUS__STATUS_FAILED;
 	resp->message = arena_printf(a,
 				     "the reply's %zu transfers as messages need about %s, over "
-				     "the memory limit of %s (--max-request-memory): ask with "
-				     "summary_only",
+				     "the memory limit of %s (--max-request-memory): " ASK_SUMMARY,
 				     s->nxfers, need_s, max_s);
 	return true;
 }
@@ -1141,11 +1140,11 @@ static void run_schedule_fluid(struct job *j)
 	}
 	s = &fa.s;
 	if (!j->summary_only && (double)s->nxfers * MIN_TRANSFER_BYTES > j->max_frame) {
-		resp.status = OFC__V1__STATUS__STATUS_INVALID;
+		resp.status = OFC__V1__STATUS__STATUS_FAILED;
 		resp.message =
 		    arena_printf(&a,
 				 "the fluid schedule (%zu transfers in %u steps) does not "
-				 "fit in a frame of %s: ask with summary_only, or run ofcd "
+				 "fit in a frame of %s: " ASK_SUMMARY ", or run ofcd "
 				 "with a larger --max-frame",
 				 s->nxfers, s->nsteps, lim);
 		response_pack(&resp, &j->reply, &j->reply_len);
@@ -1185,9 +1184,12 @@ static void run_schedule_fluid(struct job *j)
 		ofc__v1__response__init(&resp);
 		resp.has_id = resp.has_status = 1;
 		resp.id = j->req_id;
-		resp.status = OFC__V1__STATUS__STATUS_INVALID;
+		resp.status = OFC__V1__STATUS__STATUS_FAILED;
 		resp.message =
-		    arena_printf(&a, "the fluid schedule does not fit in a frame of %s", lim);
+		    arena_printf(&a,
+				 "the fluid schedule does not fit in a frame of %s: " ASK_SUMMARY
+				 ", or run ofcd with a larger --max-frame",
+				 lim);
 	}
 	response_pack(&resp, &j->reply, &j->reply_len);
 	arena_free(&a);
@@ -1280,10 +1282,10 @@ too_big:
 	ofc__v1__response__init(&resp);
 	resp.has_id = resp.has_status = 1;
 	resp.id = j->req_id;
-	resp.status = OFC__V1__STATUS__STATUS_INVALID;
+	resp.status = OFC__V1__STATUS__STATUS_FAILED;
 	resp.message = arena_printf(&a,
 				    "the %s schedule (%zu transfers in %u steps) does not fit in a "
-				    "frame of %s: ask with summary_only, or run ofcd with a larger "
+				    "frame of %s: " ASK_SUMMARY ", or run ofcd with a larger "
 				    "--max-frame",
 				    s->algorithm, s->nxfers, s->nsteps, lim);
 	response_pack(&resp, &j->reply, &j->reply_len);

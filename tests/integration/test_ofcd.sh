@@ -369,7 +369,8 @@ rm -f "$SOCK"
 stop_emu "$k_pid"
 start_emu ocs-emu h --ports 256 --credentials configs/credentials/ocs0.cred --state "$TMP/k.state"
 DEV="ocs0=127.0.0.1:$h_port"
-start_ofcd d4.log --config "$TMP/live.yaml" --socket "$SOCK" --state-dir "$ST" --device "$DEV" --probe-interval 0
+start_ofcd d4.log --config "$TMP/live.yaml" --socket "$SOCK" --state-dir "$ST" --device "$DEV" --probe-interval 0 \
+	--max-frame 64KiB
 $OFC --socket "$SOCK" reconfigure --topology torus:8x8 >/dev/null 2>&1
 cp "$CIRC" "$TMP/live.yaml"
 kill -HUP "$ofcd_pid"
@@ -381,6 +382,15 @@ i=0
 until grep -q "config rejected" "$TMP/d4.log" || [ $i -ge 500 ]; do sleep 0.01; i=$((i + 1)); done
 grep -q "config rejected: $TMP/live.yaml:4:1: unknown key 'extra'" "$TMP/d4.log" && ok || bad "bad reload not logged" "$(tail -3 "$TMP/d4.log")"
 state_is 's["topology"]["spec"]=="circulant:64:3,8" and s["target_topology"]=="circulant:64:3,8" and s["config_generation"]=='"$GEN"
+# A schedule larger than --max-frame: a valid request the daemon's limit
+# stopped (exit 1), with the way to ask for less in both clients' words.
+for t in "" "--topology torus:8x8"; do
+	# shellcheck disable=SC2086
+	expect_exit 1 $OFC --socket "$SOCK" schedule --collective allgather --size 1MiB $t -o "$TMP/big.pb"
+	grep -q "^ofc: the bfb schedule (4[0-9]* transfers in [0-9]* steps) does not fit in a frame of 64 KiB: ask for the figures alone (summary_only; ofc --socket PATH schedule --summary), or run ofcd with a larger --max-frame" "$TMP/err" &&
+		ok || bad "GetSchedule $t over --max-frame" "$(head -c 400 "$TMP/err")"
+done
+expect_stdout_has "verified     yes" $OFC --socket "$SOCK" schedule --collective allgather --size 1MiB --summary
 expect_exit 0 stop_ofcd
 
 # ---- a journal left by a killed `ofc apply` is repaired when ofcd starts -------------------
