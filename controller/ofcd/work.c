@@ -154,6 +154,10 @@ static int open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **
 	    .on_event = on_ctl_event,
 	    .ctx = d, /* for both callbacks: sim lookups go on to opts.sim_ctx */
 	    .sim_lookup = d->o.sim_lookup ? sim_lookup : NULL,
+	    /* the lock names the socket to ask; one systemd handed over has
+	     * no path here, and its unit's is the default */
+	    .daemon_socket =
+		d->o.inherit_fds || !d->o.socket_path ? OFCD_SOCKET_DEFAULT : d->o.socket_path,
 	};
 	int rc;
 

@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,10 +291,34 @@ void ctl_close(struct ctl *c)
 	free(c);
 }
 
+/* The lock taken: by ofcd (its second line "ofcd SOCKET"), whose socket
+ * is the way to change the fabric now, or by another ofc, which ends. */
+static int lock_busy(const struct ctl *c, char *held, struct ofc_error *err)
+{
+	char *nl = strchr(held, '\n'), *sock = NULL;
+
+	if (nl) {
+		*nl = 0;
+		if (strncmp(nl + 1, "ofcd ", 5) == 0) {
+			sock = nl + 6;
+			sock[strcspn(sock, "\n")] = 0;
+		}
+	}
+	if (sock && *sock)
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "fabric '%s' is held by ofcd (pid %s), which changes its "
+				     "devices: use `ofc --socket %s apply` (or reconfigure)",
+				     c->fabric->name, held[0] ? held : "?", sock);
+	return ofc_error_set(err, OFC_E_RUNTIME,
+			     "fabric '%s' is being changed by another ofc (pid %s); try "
+			     "again when it has finished",
+			     c->fabric->name, held[0] ? held : "?");
+}
+
 int ctl_lock(struct ctl *c, struct ofc_error *err)
 {
 	char *path = ctl_path(c->state_dir, c->fabric->name, "lock");
-	char buf[32];
+	char buf[PATH_MAX + 32];
 	int fd;
 
 	if (c->lock_fd >= 0) {
@@ -321,16 +346,17 @@ int ctl_lock(struct ctl *c, struct ofc_error *err)
 		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
 
 		buf[n > 0 ? n : 0] = 0;
-		buf[strcspn(buf, "\n")] = 0;
 		close(fd);
 		free(path);
-		return ofc_error_set(err, OFC_E_RUNTIME,
-				     "fabric '%s' is being changed by another ofc (pid %s); try "
-				     "again when it has finished",
-				     c->fabric->name, buf[0] ? buf : "?");
+		return lock_busy(c, buf, err);
 	}
 	free(path);
-	int len = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	int len = c->opts.daemon_socket ? snprintf(buf, sizeof(buf), "%d\nofcd %s\n", (int)getpid(),
+						   c->opts.daemon_socket)
+					: snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+
+	if (len < 0 || (size_t)len >= sizeof(buf))
+		len = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
 	if (ftruncate(fd, 0) == 0)
 		(void)!pwrite(fd, buf, (size_t)len, 0);
 	c->lock_fd = fd;

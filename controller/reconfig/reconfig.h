@@ -56,6 +56,9 @@ struct ctl_opts {
 	void *ctx;
 	bool no_testbed; /* leave the hosts out even when a testbed is up */
 	bool no_mkdir;	 /* readers: never create the state directory */
+	/* A daemon's control socket (ofcd's): the lock names it after the pid,
+	 * so whoever finds the fabric locked is told to ask the daemon. */
+	const char *daemon_socket;
 };
 
 struct ctl_device {

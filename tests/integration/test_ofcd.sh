@@ -111,9 +111,10 @@ state_is 's["config_generation"]==1 and s["topology"]["spec"]=="torus:8x8" and s
 # What the daemon recorded is what the switch holds.
 expect_json 'j["in_sync"] and j["at_target"] and j["recorded"]["generation"]==1' \
 	$OFC status "$TORUS" --device "$DEV" --state-dir "$ST" --json
-# While ofcd runs, nobody else changes the fabric.
-expect_exit 1 $OFC apply "$CIRC" --device "$DEV" --state-dir "$ST"
-grep -q "is being changed by another ofc (pid $ofcd_pid)" "$TMP/err" && ok || bad "local apply not refused" "$(cat "$TMP/err")"
+# While ofcd runs, nobody else changes the fabric; the refusal names the
+# daemon and the way through it.
+expect_error 1 "ofc: fabric 'torus64-ocs' is held by ofcd (pid $ofcd_pid), which changes its devices: use \`ofc --socket $SOCK apply\` (or reconfigure)" \
+	$OFC apply "$CIRC" --device "$DEV" --state-dir "$ST"
 expect_error 2 "ofc: topology 'torus:8x' at column 9: expected dimensions like 8x8" \
 	$OFC --socket "$SOCK" reconfigure --topology torus:8x
 expect_error 2 "ofc: topology 'torus:4x4' has 16 nodes but the fabric has 64 hosts" \
@@ -416,7 +417,7 @@ expect_exit 1 $OFC --socket "$SOCK" schedule --collective allreduce --algo swing
 grep -q "time limit 1 ms reached in \(generation\|verification\)" "$TMP/err" &&
 	ok || bad "GetSchedule past --max-request-time" "$(head -c 400 "$TMP/err")"
 # A second daemon: same socket, or same fabric elsewhere, refused.
-expect_error 1 "ofcd: fabric 'torus64-ocs' is being changed by another ofc (pid $ofcd_pid); try again when it has finished" \
+expect_error 1 "ofcd: fabric 'torus64-ocs' is held by ofcd (pid $ofcd_pid), which changes its devices: use \`ofc --socket $SOCK apply\` (or reconfigure)" \
 	$OFCD --foreground --config "$TORUS" --socket "$TMP/other.sock" --state-dir "$ST" --device "$DEV"
 expect_exit 0 stop_ofcd
 
