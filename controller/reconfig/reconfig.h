@@ -154,6 +154,18 @@ void ctl_diff(struct ctl *c);
 int ctl_relabel(struct ctl *c, const struct relabel_opts *o, struct fabric_relabel *rep,
 		struct ofc_error *err);
 uint32_t ctl_plan_size(const struct ctl *c);
+/* A plan's operations by kind: removals (cross-connects, MRRs, circuits),
+ * additions, routes set and removed (plan_text.c). */
+struct ctl_plan_counts {
+	uint32_t del, add, rset, rdel;
+};
+struct ctl_plan_counts ctl_plan_counts(const struct op_batch *b);
+/* The switching time the devices' plans will take, in seconds. */
+double ctl_plan_seconds(const struct ctl *c);
+/* After ctl_plan: the plan as `ofc plan` prints it, appended to out: the
+ * totals and switching time, then per device its counts and one line an
+ * operation. */
+void ctl_plan_text(const struct ctl *c, struct strbuf *out);
 /* After ctl_plan: aim at partition p alone (issue 15). Each switch's
  * target is what it holds now, less every cross-connect on p's ports,
  * plus the circuits p's own topology needs (partition_circuits); rings
