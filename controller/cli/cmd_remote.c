@@ -80,6 +80,10 @@ static int finish(struct remote *r, Ofc__V1__Response *resp)
 		print_json(stdout, &resp->base);
 	} else if (rc == 0) {
 		printf("%s\n", resp->message ? resp->message : "ok");
+		/* a dry run: the plan, as `ofc plan` prints it */
+		if (resp->body_case == OFC__V1__RESPONSE__BODY_TRANSACTION &&
+		    resp->transaction->plan)
+			fputs(resp->transaction->plan, stdout);
 	} else if (resp->body_case == OFC__V1__RESPONSE__BODY_CONFIG_ERROR &&
 		   resp->config_error->has_line) {
 		fprintf(stderr, "%s:%u:%u: %s\n", resp->config_error->file,

@@ -567,6 +567,34 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 	return 0;
 }
 
+/* A dry run's answer: the counts, the switching time and the plan as `ofc
+ * plan` words it (left out when it would not fit a frame, and said). */
+static void answer_plan(const struct ofcd *d, struct answer *an, const struct ctl *nc,
+			const char *target)
+{
+	struct strbuf sb = STRBUF_INIT;
+	uint32_t room = d->o.max_frame ? d->o.max_frame : OFCD_MAX_FRAME_DEFAULT;
+	char est[32] = "";
+
+	an->t.state = "planned";
+	an->t.has_operations = an->t.has_switching_seconds = 1;
+	an->t.operations = ctl_plan_size(nc);
+	an->t.switching_seconds = ctl_plan_seconds(nc);
+	ctl_plan_text(nc, &sb);
+	/* the rest of the answer is a few hundred bytes */
+	if (sb.len + 4096 <= room)
+		an->t.plan = arena_strdup(&an->a, sb.buf ? sb.buf : "");
+	if (an->t.switching_seconds > 0)
+		fmt_duration_long(est, sizeof(est), an->t.switching_seconds);
+	answer_status(an, OFC__V1__STATUS__STATUS_OK,
+		      "%u operation%s on %u device%s would take fabric '%s' to %s%s%s%s%s",
+		      an->t.operations, an->t.operations == 1 ? "" : "s", nc->ndevs,
+		      nc->ndevs == 1 ? "" : "s", nc->fabric->name, target,
+		      est[0] ? " (switching time about " : "", est, est[0] ? ")" : "",
+		      an->t.plan ? "" : "; the plan's lines do not fit a frame");
+	sb_free(&sb);
+}
+
 static void run_mutation(struct ofcd *d, struct job *j)
 {
 	struct answer an;
@@ -611,13 +639,7 @@ static void run_mutation(struct ofcd *d, struct job *j)
 		goto out;
 	}
 	if (j->dry_run) {
-		an.t.state = "planned";
-		an.t.has_operations = 1;
-		an.t.operations = ctl_plan_size(nc);
-		answer_status(&an, OFC__V1__STATUS__STATUS_OK,
-			      "%u operation%s on %u device%s would take fabric '%s' to %s",
-			      an.t.operations, an.t.operations == 1 ? "" : "s", nc->ndevs,
-			      nc->ndevs == 1 ? "" : "s", ncfg->f->name, j->target);
+		answer_plan(d, &an, nc, j->target);
 		j->outcome = "planned";
 		ctl_handover(nc, d->w_ctl);
 		goto out;

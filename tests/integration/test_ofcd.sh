@@ -119,8 +119,15 @@ expect_error 2 "ofc: topology 'torus:8x' at column 9: expected dimensions like 8
 	$OFC --socket "$SOCK" reconfigure --topology torus:8x
 expect_error 2 "ofc: topology 'torus:4x4' has 16 nodes but the fabric has 64 hosts" \
 	$OFC --socket "$SOCK" reconfigure --topology torus:4x4
-expect_stdout_has "256 operations on 1 device would take fabric 'torus64-ocs' to circulant:64:3,8" \
+expect_stdout_has "256 operations on 1 device would take fabric 'torus64-ocs' to circulant:64:3,8 (switching time about " \
 	$OFC --socket "$SOCK" reconfigure --topology circulant:64:3,8 --dry-run
+# ... and the plan, line for line what `ofc plan` prints for that config.
+tail -n +2 "$TMP/out" >"$TMP/rplan"
+$OFC plan "$CIRC" --device "$DEV" --state-dir "$ST" >"$TMP/lplan" 2>"$TMP/err"
+cmp -s "$TMP/rplan" "$TMP/lplan" && [ "$(grep -c '^  [-+] [0-9]* -> [0-9]*  (h[0-9]*:[0-9] -> h[0-9]*:[0-9])$' "$TMP/rplan")" -eq 256 ] &&
+	ok || bad "reconfigure --dry-run's plan is not ofc plan's" "$(diff "$TMP/rplan" "$TMP/lplan" | head -5)" "$(head -3 "$TMP/rplan")"
+expect_json 'j["transaction"]["switching_seconds"]>0 and j["transaction"]["plan"].count("\n  ")==256' \
+	$OFC --socket "$SOCK" reconfigure --topology circulant:64:3,8 --dry-run --json
 state_is 's["config_generation"]==1 and s["topology"]["spec"]=="torus:8x8"'
 # A workload: the finder picks the topology; the answer carries its schedule.
 expect_json 'j["status"]=="STATUS_OK" and j["transaction"]["state"]=="committed" and j["transaction"]["schedule"]["verified"] and j["transaction"]["schedule"]["topology"]==j["transaction"]["target"]' \
