@@ -352,6 +352,25 @@ static void write_result(const struct fabric_cmd *fc, const struct ctl_result *r
 	}
 }
 
+/* s as one shell word: as it is when nothing in it needs quoting, else in
+ * single quotes (a ' inside as '\''). Caller frees. */
+static char *shell_quote(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (*s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+			    "/._-+:,=@%") == strlen(s))
+		return xstrdup(s);
+	sb_putc(&sb, '\'');
+	for (; *s; s++)
+		if (*s == '\'')
+			sb_puts(&sb, "'\\''");
+		else
+			sb_putc(&sb, *s);
+	sb_putc(&sb, '\'');
+	return sb_detach(&sb);
+}
+
 static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double trial)
 {
 	static const struct option extra_apply[] = {
@@ -433,10 +452,16 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, &old);
 	if (!fc.json) {
-		printf("applied (trial %llu); run 'ofc confirm' within %.0f s to keep it, or it "
-		       "is reverted\n",
-		       (unsigned long long)res.txn, fc.timeout);
+		/* The confirm must look where the trial is: the same
+		 * --state-dir, which plain 'ofc confirm' would not use. */
+		char *quoted = fc.state_dir_opt ? shell_quote(fc.state_dir_opt) : NULL;
+
+		printf("applied (trial %llu); run 'ofc confirm%s%s' within %.0f s to keep it, or "
+		       "it is reverted\n",
+		       (unsigned long long)res.txn, quoted ? " --state-dir " : "",
+		       quoted ? quoted : "", fc.timeout);
 		fflush(stdout);
+		free(quoted);
 	}
 	for (;;) {
 		struct timespec tick = {0, 100 * 1000 * 1000};

@@ -194,6 +194,9 @@ $OFC try "$TORUS" --timeout 30s --device "ocs0=127.0.0.1:$t_port" --state-dir "$
 try_pid=$!
 i=0
 until grep -q "ofc confirm" "$TMP/try.out" 2>/dev/null || [ $i -ge 500 ]; do sleep 0.02; i=$((i + 1)); done
+# The hint names the state directory the trial is in.
+grep -qF "run 'ofc confirm --state-dir $ST' within 30 s to keep it, or it is reverted" "$TMP/try.out" &&
+	ok || bad "try's hint does not name --state-dir" "$(cat "$TMP/try.out")"
 expect_json 'j["transaction"]["phase"]=="trial" and j["transaction"]["running"]' \
 	$OFC status "$TORUS" --device "ocs0=127.0.0.1:$t_port" --state-dir "$ST" --json
 # While the trial runs, nobody else changes the fabric.
