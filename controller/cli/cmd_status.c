@@ -6,6 +6,17 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+/* Status only reads, so a state directory that is not there stays so; it
+ * is said, since a mistyped --state-dir otherwise reads as a fabric that
+ * never committed anything. */
+static bool dir_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
 
 static void json_txn(struct json_writer *w, const struct ctl_record *r)
 {
@@ -50,6 +61,8 @@ static int status_all(struct fabric_cmd *fc)
 	char **names;
 	uint32_t n;
 
+	bool exists = dir_exists(fc->state_dir);
+
 	if (ctl_list_fabrics(fc->state_dir, &names, &n, &err) < 0)
 		return fabric_cmd_fail(fc, &err);
 	if (fc->json) {
@@ -57,8 +70,14 @@ static int status_all(struct fabric_cmd *fc)
 		jw_obj_begin(&w);
 		jw_key(&w, "state_dir");
 		jw_str(&w, fc->state_dir);
+		jw_key(&w, "state_dir_exists");
+		jw_bool(&w, exists);
 		jw_key(&w, "fabrics");
 		jw_arr_begin(&w);
+	} else if (!exists) {
+		printf("state directory %s does not exist: nothing recorded (ofc apply creates "
+		       "it)\n",
+		       fc->state_dir);
 	} else {
 		printf("state directory %s: %u fabric%s\n", fc->state_dir, n, n == 1 ? "" : "s");
 	}
@@ -138,6 +157,8 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 		jw_str(&w, fc.fabric->name);
 		jw_key(&w, "state_dir");
 		jw_str(&w, fc.state_dir);
+		jw_key(&w, "state_dir_exists");
+		jw_bool(&w, dir_exists(fc.state_dir));
 		jw_key(&w, "recorded");
 		if (r.have_state) {
 			jw_obj_begin(&w);
@@ -164,7 +185,12 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 		jw_key(&w, "devices");
 		jw_arr_begin(&w);
 	} else {
-		printf("fabric %s (state in %s)\n", fc.fabric->name, fc.state_dir);
+		if (dir_exists(fc.state_dir))
+			printf("fabric %s (state in %s)\n", fc.fabric->name, fc.state_dir);
+		else
+			printf("fabric %s (state directory %s does not exist: nothing recorded; "
+			       "ofc apply creates it)\n",
+			       fc.fabric->name, fc.state_dir);
 		if (r.have_state)
 			printf("  recorded: generation %llu, topology %s%s%s, from %s\n",
 			       (unsigned long long)r.generation, *r.topology ? r.topology : "-",

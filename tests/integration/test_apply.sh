@@ -247,6 +247,15 @@ expect_error 2 "ofc plan: missing FILE" $OFC plan
 expect_error 2 "ofc plan: state directory '$TMP/no/such' does not exist (ofc apply creates it)" \
 	$OFC plan "$TORUS" --state-dir "$TMP/no/such"
 [ ! -e "$TMP/no" ] && ok || bad "plan created the state directory"
+# status only reads too, and says the directory is missing.
+expect_stdout_has "state directory $TMP/no/such does not exist: nothing recorded (ofc apply creates it)" \
+	$OFC status --state-dir "$TMP/no/such"
+expect_json 'j["state_dir_exists"] is False and j["fabrics"]==[]' $OFC status --state-dir "$TMP/no/such" --json
+expect_json 'j["state_dir_exists"] is True' $OFC status --state-dir "$ST" --json
+$OFC status "$TORUS" --device "ocs0=127.0.0.1:$t_port" --state-dir "$TMP/no/such" >"$TMP/out" 2>&1
+[ "$(head -n 1 "$TMP/out")" = "fabric torus64-ocs (state directory $TMP/no/such does not exist: nothing recorded; ofc apply creates it)" ] &&
+	ok || bad "status FILE on a missing state directory" "$(head -3 "$TMP/out")"
+[ ! -e "$TMP/no" ] && ok || bad "status created the state directory"
 expect_error 2 "ofc try: bad --timeout 'soon': expected a duration such as 30 (seconds), 25us, 10ms or 1.5s" $OFC try "$TORUS" --timeout soon
 expect_error 2 "ofc try: bad --timeout '2d': expected a duration such as 30 (seconds), 25us, 10ms or 1.5s" $OFC try "$TORUS" --timeout 2d
 expect_error 2 "ofc try: bad --timeout '90000': must be more than 0 and at most a day" $OFC try "$TORUS" --timeout 90000
