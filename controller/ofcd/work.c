@@ -595,6 +595,35 @@ static void answer_plan(const struct ofcd *d, struct answer *an, const struct ct
 	sb_free(&sb);
 }
 
+/* A workload's answer, once committed: the schedule it gets on the picked
+ * topology (its summary), or the answer as it is when none is found. */
+static void answer_workload_schedule(const struct ofcd *d, const struct job *j, struct answer *an)
+{
+	struct schedule_query q = {.fabric = d->w_pub->f, .collective = j->coll, .size = j->size};
+	struct schedule_result r;
+	struct ofc_error err = {0};
+
+	if (schedule_compute(&q, &r, NULL, &err) < 0)
+		return;
+	if (schedule_check(&r, &err) == 0) {
+		const struct schedule *s = &r.main->s;
+
+		an->t.schedule = schedule_header_msg(&an->a, s);
+		an->t.schedule->algorithm = arena_strdup(&an->a, an->t.schedule->algorithm);
+		an->t.schedule->topology = arena_strdup(&an->a, s->topology);
+		for (size_t i = 0; i < an->t.schedule->n_metrics; i++)
+			an->t.schedule->metrics[i]->key =
+			    arena_strdup(&an->a, an->t.schedule->metrics[i]->key);
+		an->t.schedule->tau_b_fraction = schedule_extra_msg(&an->a, &r)->tau_b_fraction;
+		answer_status(an, OFC__V1__STATUS__STATUS_OK,
+			      "%s; topology %s picked for %s: %s takes %u steps, %.6g us "
+			      "(verified)",
+			      an->r.message, j->target, sched_collective_name(j->coll),
+			      s->algorithm, s->nsteps, s->time_us);
+	}
+	schedule_result_free(&r);
+}
+
 static void run_mutation(struct ofcd *d, struct job *j)
 {
 	struct answer an;
@@ -695,31 +724,8 @@ static void run_mutation(struct ofcd *d, struct job *j)
 				    "mutation retries it");
 		ctl_handover(nc, d->w_ctl);
 	}
-	if (an.r.status == OFC__V1__STATUS__STATUS_OK && j->workload && !j->dry_run) {
-		/* The schedule the workload gets on the picked topology. */
-		struct schedule_query q = {
-		    .fabric = d->w_pub->f, .collective = j->coll, .size = j->size};
-		struct schedule_result r;
-
-		if (schedule_compute(&q, &r, NULL, &err) == 0 && schedule_check(&r, &err) == 0) {
-			const struct schedule *s = &r.main->s;
-
-			an.t.schedule = schedule_header_msg(&an.a, s);
-			an.t.schedule->algorithm = arena_strdup(&an.a, an.t.schedule->algorithm);
-			an.t.schedule->topology = arena_strdup(&an.a, s->topology);
-			for (size_t i = 0; i < an.t.schedule->n_metrics; i++)
-				an.t.schedule->metrics[i]->key =
-				    arena_strdup(&an.a, an.t.schedule->metrics[i]->key);
-			an.t.schedule->tau_b_fraction =
-			    schedule_extra_msg(&an.a, &r)->tau_b_fraction;
-			answer_status(&an, OFC__V1__STATUS__STATUS_OK,
-				      "%s; topology %s picked for %s: %s takes %u steps, %.6g us "
-				      "(verified)",
-				      an.r.message, j->target, sched_collective_name(j->coll),
-				      s->algorithm, s->nsteps, s->time_us);
-			schedule_result_free(&r);
-		}
-	}
+	if (an.r.status == OFC__V1__STATUS__STATUS_OK && j->workload && !j->dry_run)
+		answer_workload_schedule(d, j, &an);
 out:
 	if (touched) {
 		j->snap = snapshot_build(d->state_dir, d->w_ctl, d->w_pub, why, sizeof(why));
