@@ -18,6 +18,72 @@ static void fmt_radices(char *buf, size_t n, const struct optree_plan *p)
 		k += (size_t)snprintf(buf + k, n - k, "%s%u", i ? "x" : "", p->radix[i]);
 }
 
+/* All-to-all: the RWA engine asked for and its figures. */
+static void write_rwa_json(struct json_writer *w, const struct optree_result *res)
+{
+	const struct rwa_report *rr = &res->rwa;
+
+	jw_key(w, "rwa_method");
+	jw_str(w, rr->method);
+	/* The engine asked for and its figures: --engine ilp that found
+	 * the heuristic optimal solves no model, and says so. */
+	jw_key(w, "rwa");
+	jw_obj_begin(w);
+	jw_key(w, "engine");
+	jw_str(w, rwa_engine_name(res->rwa_engine));
+	jw_key(w, "method");
+	jw_str(w, rr->method);
+	jw_key(w, "colours");
+	jw_uint(w, rr->wavelengths_used);
+	jw_key(w, "lower_bound");
+	jw_uint(w, rr->lower_bound);
+	jw_key(w, "relaxation");
+	jw_double(w, rr->relaxation);
+	jw_key(w, "optimal");
+	jw_bool(w, rr->optimal);
+	jw_key(w, "time_limit_hit");
+	jw_bool(w, rr->time_limit_hit);
+	jw_key(w, "ilp_solves");
+	jw_uint(w, rr->ilp_solves);
+	jw_key(w, "seconds");
+	jw_double(w, rr->seconds);
+	jw_obj_end(w);
+}
+
+/* The tree's (and one-stage's) stages, one object each. */
+static void write_stages_json(struct json_writer *w, const struct optree_result *res)
+{
+	jw_key(w, "stage_detail");
+	jw_arr_begin(w);
+	for (uint32_t i = 0; i < res->nstages; i++) {
+		const struct optree_stage *s = &res->stage[i];
+
+		jw_obj_begin(w);
+		jw_key(w, "radix");
+		jw_uint(w, s->radix);
+		jw_key(w, "groups");
+		jw_uint(w, s->groups);
+		jw_key(w, "min_group");
+		jw_uint(w, s->min_group);
+		jw_key(w, "max_group");
+		jw_uint(w, s->max_group);
+		jw_key(w, "max_load");
+		jw_uint(w, s->max_load);
+		jw_key(w, "steps");
+		jw_uint(w, s->steps);
+		jw_key(w, "colour_steps");
+		jw_uint(w, s->colour_steps);
+		jw_key(w, "lower_bound");
+		jw_uint(w, s->lower_bound);
+		jw_key(w, "partial_channels");
+		jw_uint(w, s->partial_channels);
+		jw_key(w, "transfers");
+		jw_uint(w, s->transfers);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
 static void write_json_one(struct json_writer *w, const struct schedule_result *q,
 			   const struct schedule_outcome *o, enum optree_algo a)
 {
@@ -67,35 +133,8 @@ static void write_json_one(struct json_writer *w, const struct schedule_result *
 		jw_key(w, "wrht_group");
 		jw_uint(w, res->wrht_radix);
 	}
-	if (res->rwa_engine) {
-		const struct rwa_report *rr = &res->rwa;
-
-		jw_key(w, "rwa_method");
-		jw_str(w, rr->method);
-		/* The engine asked for and its figures: --engine ilp that found
-		 * the heuristic optimal solves no model, and says so. */
-		jw_key(w, "rwa");
-		jw_obj_begin(w);
-		jw_key(w, "engine");
-		jw_str(w, rwa_engine_name(res->rwa_engine));
-		jw_key(w, "method");
-		jw_str(w, rr->method);
-		jw_key(w, "colours");
-		jw_uint(w, rr->wavelengths_used);
-		jw_key(w, "lower_bound");
-		jw_uint(w, rr->lower_bound);
-		jw_key(w, "relaxation");
-		jw_double(w, rr->relaxation);
-		jw_key(w, "optimal");
-		jw_bool(w, rr->optimal);
-		jw_key(w, "time_limit_hit");
-		jw_bool(w, rr->time_limit_hit);
-		jw_key(w, "ilp_solves");
-		jw_uint(w, rr->ilp_solves);
-		jw_key(w, "seconds");
-		jw_double(w, rr->seconds);
-		jw_obj_end(w);
-	}
+	if (res->rwa_engine)
+		write_rwa_json(w, res);
 	jw_key(w, "radices");
 	jw_arr_begin(w);
 	if (a == OPTREE_TREE || a == OPTREE_ONESTAGE)
@@ -111,37 +150,8 @@ static void write_json_one(struct json_writer *w, const struct schedule_result *
 	for (uint32_t i = 0; i < res->nstages; i++)
 		jw_uint(w, res->stage[i].steps);
 	jw_arr_end(w);
-	if (a == OPTREE_TREE || a == OPTREE_ONESTAGE) {
-		jw_key(w, "stage_detail");
-		jw_arr_begin(w);
-		for (uint32_t i = 0; i < res->nstages; i++) {
-			const struct optree_stage *s = &res->stage[i];
-
-			jw_obj_begin(w);
-			jw_key(w, "radix");
-			jw_uint(w, s->radix);
-			jw_key(w, "groups");
-			jw_uint(w, s->groups);
-			jw_key(w, "min_group");
-			jw_uint(w, s->min_group);
-			jw_key(w, "max_group");
-			jw_uint(w, s->max_group);
-			jw_key(w, "max_load");
-			jw_uint(w, s->max_load);
-			jw_key(w, "steps");
-			jw_uint(w, s->steps);
-			jw_key(w, "colour_steps");
-			jw_uint(w, s->colour_steps);
-			jw_key(w, "lower_bound");
-			jw_uint(w, s->lower_bound);
-			jw_key(w, "partial_channels");
-			jw_uint(w, s->partial_channels);
-			jw_key(w, "transfers");
-			jw_uint(w, s->transfers);
-			jw_obj_end(w);
-		}
-		jw_arr_end(w);
-	}
+	if (a == OPTREE_TREE || a == OPTREE_ONESTAGE)
+		write_stages_json(w, res);
 	jw_key(w, "num_steps");
 	jw_uint(w, o->steps);
 	jw_key(w, "num_transfers");
