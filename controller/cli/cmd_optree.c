@@ -43,6 +43,122 @@ static const char help[] =
     "                     schedule or a pb export that would hold more than M\n"
     "                     (default: half the machine's memory)\n";
 
+/* What the options ask for. */
+struct optree_args {
+	struct schedule_query q;
+	struct schedule_print p;
+	struct optree_ring ring;
+	uint32_t interfaces, mrrs;
+	bool have_n, have_w, sweep;
+	const char *plot, *format;
+};
+
+/* One option into a: -1 to go on, else the exit status. */
+static int optree_option(const struct cli_cmd *cmd, int c, const char *arg, struct optree_args *a)
+{
+	struct ofc_error err = {0};
+
+	switch (c) {
+	case 'n':
+		if (cli_opt_u32(cmd, "nodes", arg, 2, SCHED_MAX_NODES, "node ids are 16 bits",
+				&a->ring.nodes))
+			return 2;
+		a->have_n = true;
+		break;
+	case 'w':
+		if (cli_opt_u32(cmd, "wavelengths", arg, 1, 65535, NULL, &a->ring.wavelengths))
+			return 2;
+		a->have_w = true;
+		break;
+	case 'F':
+		if (cli_opt_u32(cmd, "fibres", arg, 1, 255, NULL, &a->ring.fibres))
+			return 2;
+		break;
+	case 'b':
+		if (cli_opt_size(cmd, "block-size", arg, &a->ring.block_bytes))
+			return 2;
+		break;
+	case 'a':
+		a->q.algorithm = arg;
+		break;
+	case 'c':
+		if (sched_collective_parse(arg, &a->q.collective) < 0)
+			return cli_usage_error(cmd,
+					       "unknown collective '%s' (allgather, "
+					       "reduce-scatter, allreduce, alltoall)",
+					       arg);
+		break;
+	case 'e':
+		if (strcmp(arg, "heuristic") == 0)
+			a->q.rwa_engine = RWA_ENGINE_HEURISTIC;
+		else if (strcmp(arg, "ilp") == 0)
+			a->q.rwa_engine = RWA_ENGINE_ILP;
+		else if (strcmp(arg, "lp") == 0)
+			a->q.rwa_engine = RWA_ENGINE_LP;
+		else
+			return cli_usage_error(cmd, "--engine is heuristic, ilp or lp");
+		break;
+	case 'r':
+		if (optree_parse_radices(arg, a->q.radix, &a->q.depth, &err) < 0)
+			return cli_usage_error(cmd, "%s", err.msg);
+		break;
+	case 'I':
+		if (cli_opt_u32(cmd, "interfaces", arg, 1, 1024, NULL, &a->interfaces))
+			return 2;
+		break;
+	case 'M':
+		if (cli_opt_u32(cmd, "mrrs", arg, 1, 65535, NULL, &a->mrrs))
+			return 2;
+		break;
+	case 'R':
+		if (cli_opt_rate(cmd, "rate", arg, &a->ring.rate))
+			return 2;
+		break;
+	case 'D':
+		if (cli_opt_duration(cmd, "mrr-delay", arg, &a->ring.mrr_delay))
+			return 2;
+		break;
+	case 'E':
+		if (cli_opt_duration(cmd, "oeo-delay", arg, &a->ring.oeo_delay))
+			return 2;
+		break;
+	case 'O':
+		a->q.overlap = true;
+		break;
+	case 'X':
+		a->q.reduced = SCHEDULE_REDUCED_ALWAYS;
+		break;
+	case 'j':
+		a->p.json = true;
+		break;
+	case 'S':
+		a->sweep = true;
+		break;
+	case 'P':
+		a->plot = arg;
+		break;
+	case 'f':
+		a->format = arg;
+		break;
+	case 'o':
+		a->p.output = arg;
+		break;
+	case 'T':
+		if (cli_opt_duration(cmd, "time-limit", arg, &a->q.time_limit))
+			return 2;
+		break;
+	case 'Q': {
+		const char *why = NULL;
+
+		if (parse_size(arg, &a->q.max_memory, &why) < 0 || a->q.max_memory == 0)
+			return cli_usage_error(cmd, "bad --max-memory '%s': %s", arg,
+					       why ? why : "must be more than 0");
+		break;
+	}
+	}
+	return -1;
+}
+
 int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -71,155 +187,60 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	struct schedule_query q = {
-	    .collective = SCHED_ALLGATHER, .algorithm = "optree", .reduced = SCHEDULE_REDUCED_AUTO};
-	struct schedule_print p = {.cmd = cmd, .format = FMT_JSON};
-	struct optree_ring ring = {0, 0, 1, 0, 40e9, 25e-6, 10e-9, 4u << 20};
-	uint32_t interfaces = 4, mrrs = 64;
-	bool have_n = false, have_w = false, sweep = false;
-	const char *plot = NULL, *format = NULL;
+	struct optree_args a = {
+	    .q = {.collective = SCHED_ALLGATHER,
+		  .algorithm = "optree",
+		  .reduced = SCHEDULE_REDUCED_AUTO},
+	    .p = {.cmd = cmd, .format = FMT_JSON},
+	    .ring = {0, 0, 1, 0, 40e9, 25e-6, 10e-9, 4u << 20},
+	    .interfaces = 4,
+	    .mrrs = 64,
+	};
 	enum out_format plot_format;
-	struct ofc_error err = {0};
-	int c;
+	int c, rc;
 
 	while ((c = cli_getopt(cmd, argc, argv, "n:w:F:b:a:c:e:r:I:M:R:D:E:OXjSP:f:o:h", opts)) !=
 	       -1) {
-		switch (c) {
-		case -2:
+		if (c == -2)
 			return 2;
-		case 'n':
-			if (cli_opt_u32(cmd, "nodes", optarg, 2, SCHED_MAX_NODES,
-					"node ids are 16 bits", &ring.nodes))
-				return 2;
-			have_n = true;
-			break;
-		case 'w':
-			if (cli_opt_u32(cmd, "wavelengths", optarg, 1, 65535, NULL,
-					&ring.wavelengths))
-				return 2;
-			have_w = true;
-			break;
-		case 'F':
-			if (cli_opt_u32(cmd, "fibres", optarg, 1, 255, NULL, &ring.fibres))
-				return 2;
-			break;
-		case 'b':
-			if (cli_opt_size(cmd, "block-size", optarg, &ring.block_bytes))
-				return 2;
-			break;
-		case 'a':
-			q.algorithm = optarg;
-			break;
-		case 'c':
-			if (sched_collective_parse(optarg, &q.collective) < 0)
-				return cli_usage_error(cmd,
-						       "unknown collective '%s' (allgather, "
-						       "reduce-scatter, allreduce, alltoall)",
-						       optarg);
-			break;
-		case 'e':
-			if (strcmp(optarg, "heuristic") == 0)
-				q.rwa_engine = RWA_ENGINE_HEURISTIC;
-			else if (strcmp(optarg, "ilp") == 0)
-				q.rwa_engine = RWA_ENGINE_ILP;
-			else if (strcmp(optarg, "lp") == 0)
-				q.rwa_engine = RWA_ENGINE_LP;
-			else
-				return cli_usage_error(cmd, "--engine is heuristic, ilp or lp");
-			break;
-		case 'r':
-			if (optree_parse_radices(optarg, q.radix, &q.depth, &err) < 0)
-				return cli_usage_error(cmd, "%s", err.msg);
-			break;
-		case 'I':
-			if (cli_opt_u32(cmd, "interfaces", optarg, 1, 1024, NULL, &interfaces))
-				return 2;
-			break;
-		case 'M':
-			if (cli_opt_u32(cmd, "mrrs", optarg, 1, 65535, NULL, &mrrs))
-				return 2;
-			break;
-		case 'R':
-			if (cli_opt_rate(cmd, "rate", optarg, &ring.rate))
-				return 2;
-			break;
-		case 'D':
-			if (cli_opt_duration(cmd, "mrr-delay", optarg, &ring.mrr_delay))
-				return 2;
-			break;
-		case 'E':
-			if (cli_opt_duration(cmd, "oeo-delay", optarg, &ring.oeo_delay))
-				return 2;
-			break;
-		case 'O':
-			q.overlap = true;
-			break;
-		case 'X':
-			q.reduced = SCHEDULE_REDUCED_ALWAYS;
-			break;
-		case 'j':
-			p.json = true;
-			break;
-		case 'S':
-			sweep = true;
-			break;
-		case 'P':
-			plot = optarg;
-			break;
-		case 'f':
-			format = optarg;
-			break;
-		case 'o':
-			p.output = optarg;
-			break;
-		case 'T':
-			if (cli_opt_duration(cmd, "time-limit", optarg, &q.time_limit))
-				return 2;
-			break;
-		case 'Q': {
-			const char *why = NULL;
-
-			if (parse_size(optarg, &q.max_memory, &why) < 0 || q.max_memory == 0)
-				return cli_usage_error(cmd, "bad --max-memory '%s': %s", optarg,
-						       why ? why : "must be more than 0");
-			break;
-		}
-		case 'h':
+		if (c == 'h')
 			return cli_help(cmd, help);
-		}
+		if ((rc = optree_option(cmd, c, optarg, &a)) >= 0)
+			return rc;
 	}
-	if (plot && !sweep)
+	if (a.plot && !a.sweep)
 		return cli_usage_error(cmd, "--plot goes with --sweep");
 	/* Checked before the sweep's work: the picture is SVG alone. */
-	if (plot &&
-	    cli_output_format(cmd, "--plot", plot, NULL, NULL, FMT_SVG, FMT_SVG, &plot_format))
+	if (a.plot &&
+	    cli_output_format(cmd, "--plot", a.plot, NULL, NULL, FMT_SVG, FMT_SVG, &plot_format))
 		return 2;
-	if (sweep) {
-		if (p.json || p.output || q.depth || (q.algorithm && strcmp(q.algorithm, "optree")))
+	if (a.sweep) {
+		if (a.p.json || a.p.output || a.q.depth ||
+		    (a.q.algorithm && strcmp(a.q.algorithm, "optree")))
 			return cli_usage_error(cmd,
 					       "--sweep compares every algorithm in a table: no "
 					       "--algo, --radices, --json or -o");
-		ring.max_add = interfaces * mrrs;
-		return optree_sweep(cmd, &q, &ring, argv + optind, argc - optind, plot);
+		a.ring.max_add = a.interfaces * a.mrrs;
+		return optree_sweep(cmd, &a.q, &a.ring, argv + optind, argc - optind, a.plot);
 	}
 	if (optind < argc)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	if (!have_n)
+	if (!a.have_n)
 		return cli_usage_error(cmd, "missing --nodes");
-	if (!have_w)
+	if (!a.have_w)
 		return cli_usage_error(cmd, "missing --wavelengths");
-	if (format && !p.output)
+	if (a.format && !a.p.output)
 		return cli_usage_error(cmd, "--format needs -o OUT");
-	if (cli_output_format(cmd, "-o", p.output, format, NULL, FMT_TEXT | FMT_JSON | FMT_PB,
-			      FMT_JSON, &p.format))
+	if (cli_output_format(cmd, "-o", a.p.output, a.format, NULL, FMT_TEXT | FMT_JSON | FMT_PB,
+			      FMT_JSON, &a.p.format))
 		return 2;
-	ring.max_add = interfaces * mrrs;
-	q.ring = &ring;
+	a.ring.max_add = a.interfaces * a.mrrs;
+	a.q.ring = &a.ring;
 	struct ofc_clock clk;
 	struct cli_progress prog;
-	cli_clock_init(&clk, &prog, cmd, q.time_limit, p.json);
-	q.clock = &clk;
-	int rc = cli_schedule(&p, &q);
+	cli_clock_init(&clk, &prog, cmd, a.q.time_limit, a.p.json);
+	a.q.clock = &clk;
+	rc = cli_schedule(&a.p, &a.q);
 	cli_progress_clear(&clk);
 	return rc;
 }
