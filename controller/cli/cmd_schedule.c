@@ -144,6 +144,147 @@ int cli_schedule(const struct schedule_print *p, const struct schedule_query *q)
 	return rc;
 }
 
+/* What the options fill in, and what is checked after them. */
+struct schedule_args {
+	struct schedule_query *q;
+	struct schedule_print *p;
+	struct fluid_query *x;
+	const char *format;
+	bool collective_set;
+};
+
+/* One option into a: -1 to go on, else the exit status. */
+static int schedule_option(const struct cli_cmd *cmd, int c, const char *arg,
+			   struct schedule_args *a)
+{
+	switch (c) {
+	case 'T':
+		a->q->spec = arg;
+		break;
+	case 'F':
+		a->q->fail = arg;
+		break;
+	case 'c':
+		/* The rooted collectives: the fluid engine's alone. */
+		if (strcmp(arg, "broadcast") == 0)
+			a->q->collective = SCHED_BROADCAST;
+		else if (strcmp(arg, "reduce") == 0)
+			a->q->collective = SCHED_REDUCE;
+		else if (sched_collective_parse(arg, &a->q->collective) < 0)
+			return cli_usage_error(cmd,
+					       "unknown collective '%s' (allgather, "
+					       "reduce-scatter, allreduce, alltoall)",
+					       arg);
+		a->collective_set = true;
+		break;
+	case 'a':
+		a->q->algorithm = arg;
+		break;
+	case 's':
+		if (cli_opt_size(cmd, "size", arg, &a->q->size))
+			return 2;
+		break;
+	case 'A':
+		if (cli_opt_duration(cmd, "alpha", arg, &a->q->alpha))
+			return 2;
+		a->q->alpha_set = true;
+		break;
+	case 'B':
+		if (cli_opt_rate(cmd, "bandwidth", arg, &a->q->bandwidth))
+			return 2;
+		a->q->bandwidth_set = true;
+		break;
+	case 'I':
+		if (cli_opt_rate(cmd, "injection", arg, &a->q->injection))
+			return 2;
+		break;
+	case 'W':
+		if (strcmp(arg, "host") && strcmp(arg, "nic"))
+			return cli_usage_error(cmd, "--forwarding is host or nic");
+		a->q->forwarding = 1 + (strcmp(arg, "nic") == 0 ? NIC_FORWARDING : HOST_FORWARDING);
+		break;
+	case 'P':
+		if (cli_opt_u32(cmd, "chunks", arg, 1, 1000000, NULL, &a->q->chunks))
+			return 2;
+		break;
+	case 'O':
+		a->q->overlap = true;
+		break;
+	case 'j':
+		a->p->json = true;
+		break;
+	case 'f':
+		a->format = arg;
+		break;
+	case 'o':
+		a->p->output = arg;
+		break;
+	case 't':
+		if (parse_u32(arg, &a->q->threads) < 0 || a->q->threads > 64)
+			return cli_usage_error(cmd, "--threads must be 0..64");
+		break;
+	case 'L':
+		if (strcmp(arg, "steps") && strcmp(arg, "paths") && strcmp(arg, "single"))
+			return cli_usage_error(cmd, "--lowering is steps, paths or single");
+		a->q->lowering = arg;
+		break;
+	case 'S':
+		if (cli_opt_duration(cmd, "steps-try", arg, &a->q->steps_try))
+			return 2;
+		if (!(a->q->steps_try > 0))
+			return cli_usage_error(cmd, "--steps-try must be above 0");
+		break;
+	case 'V':
+		if (strcmp(arg, "auto") && strcmp(arg, "bandwidth") && strcmp(arg, "latency"))
+			return cli_usage_error(cmd, "--variant is auto, bandwidth or latency");
+		a->q->variant = arg;
+		break;
+	case 'H':
+		if (cli_opt_duration(cmd, "hop-latency", arg, &a->q->hop_latency))
+			return 2;
+		break;
+	case 'l':
+		if (cli_opt_duration(cmd, "time-limit", arg, &a->q->time_limit))
+			return 2;
+		if (a->q->time_limit == 0)
+			a->q->time_limit = -1; /* none */
+		break;
+	case 'Y':
+		if (parse_u32(arg, &a->x->hops) < 0 || a->x->hops < 1 || a->x->hops > 64)
+			return cli_usage_error(cmd, "--hops must be 1..64, got '%s'", arg);
+		break;
+	case 'E': {
+		char *end;
+
+		a->x->epsilon = strtod(arg, &end);
+		if (*end || end == arg || !(a->x->epsilon > 0) || a->x->epsilon > 10)
+			return cli_usage_error(cmd,
+					       "--epsilon must be a number in (0, 10], "
+					       "got '%s'",
+					       arg);
+		break;
+	}
+	case 'm':
+		a->x->method = arg;
+		break;
+	case 'R':
+		a->x->root = arg;
+		break;
+	case 'r':
+		a->q->reduced = SCHEDULE_REDUCED_ALWAYS;
+		break;
+	case 'M': {
+		const char *why = NULL;
+
+		if (parse_size(arg, &a->q->max_memory, &why) < 0 || a->q->max_memory == 0)
+			return cli_usage_error(cmd, "bad --max-memory '%s': %s", arg,
+					       why ? why : "must be more than 0");
+		break;
+	}
+	}
+	return -1;
+}
+
 /* Options into the request; returns -1 to go on, else the exit status. */
 static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struct schedule_query *q,
 			 struct schedule_print *p, struct fluid_query *x, const char **file)
@@ -178,156 +319,27 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	const char *format = NULL;
-	bool collective_set = false;
-	int c;
+	struct schedule_args a = {.q = q, .p = p, .x = x};
+	int c, rc;
 
 	while ((c = cli_getopt(cmd, argc, argv, "T:c:a:s:A:B:I:W:P:Ojf:o:t:L:V:H:h", opts)) != -1) {
-		switch (c) {
-		case -2:
+		if (c == -2)
 			return 2;
-		case 'T':
-			q->spec = optarg;
-			break;
-		case 'F':
-			q->fail = optarg;
-			break;
-		case 'c':
-			/* The rooted collectives: the fluid engine's alone. */
-			if (strcmp(optarg, "broadcast") == 0)
-				q->collective = SCHED_BROADCAST;
-			else if (strcmp(optarg, "reduce") == 0)
-				q->collective = SCHED_REDUCE;
-			else if (sched_collective_parse(optarg, &q->collective) < 0)
-				return cli_usage_error(cmd,
-						       "unknown collective '%s' (allgather, "
-						       "reduce-scatter, allreduce, alltoall)",
-						       optarg);
-			collective_set = true;
-			break;
-		case 'a':
-			q->algorithm = optarg;
-			break;
-		case 's':
-			if (cli_opt_size(cmd, "size", optarg, &q->size))
-				return 2;
-			break;
-		case 'A':
-			if (cli_opt_duration(cmd, "alpha", optarg, &q->alpha))
-				return 2;
-			q->alpha_set = true;
-			break;
-		case 'B':
-			if (cli_opt_rate(cmd, "bandwidth", optarg, &q->bandwidth))
-				return 2;
-			q->bandwidth_set = true;
-			break;
-		case 'I':
-			if (cli_opt_rate(cmd, "injection", optarg, &q->injection))
-				return 2;
-			break;
-		case 'W':
-			if (strcmp(optarg, "host") && strcmp(optarg, "nic"))
-				return cli_usage_error(cmd, "--forwarding is host or nic");
-			q->forwarding =
-			    1 + (strcmp(optarg, "nic") == 0 ? NIC_FORWARDING : HOST_FORWARDING);
-			break;
-		case 'P':
-			if (cli_opt_u32(cmd, "chunks", optarg, 1, 1000000, NULL, &q->chunks))
-				return 2;
-			break;
-		case 'O':
-			q->overlap = true;
-			break;
-		case 'j':
-			p->json = true;
-			break;
-		case 'f':
-			format = optarg;
-			break;
-		case 'o':
-			p->output = optarg;
-			break;
-		case 't':
-			if (parse_u32(optarg, &q->threads) < 0 || q->threads > 64)
-				return cli_usage_error(cmd, "--threads must be 0..64");
-			break;
-		case 'L':
-			if (strcmp(optarg, "steps") && strcmp(optarg, "paths") &&
-			    strcmp(optarg, "single"))
-				return cli_usage_error(cmd, "--lowering is steps, paths or single");
-			q->lowering = optarg;
-			break;
-		case 'S':
-			if (cli_opt_duration(cmd, "steps-try", optarg, &q->steps_try))
-				return 2;
-			if (!(q->steps_try > 0))
-				return cli_usage_error(cmd, "--steps-try must be above 0");
-			break;
-		case 'V':
-			if (strcmp(optarg, "auto") && strcmp(optarg, "bandwidth") &&
-			    strcmp(optarg, "latency"))
-				return cli_usage_error(cmd,
-						       "--variant is auto, bandwidth or latency");
-			q->variant = optarg;
-			break;
-		case 'H':
-			if (cli_opt_duration(cmd, "hop-latency", optarg, &q->hop_latency))
-				return 2;
-			break;
-		case 'l':
-			if (cli_opt_duration(cmd, "time-limit", optarg, &q->time_limit))
-				return 2;
-			if (q->time_limit == 0)
-				q->time_limit = -1; /* none */
-			break;
-		case 'Y':
-			if (parse_u32(optarg, &x->hops) < 0 || x->hops < 1 || x->hops > 64)
-				return cli_usage_error(cmd, "--hops must be 1..64, got '%s'",
-						       optarg);
-			break;
-		case 'E': {
-			char *end;
-
-			x->epsilon = strtod(optarg, &end);
-			if (*end || end == optarg || !(x->epsilon > 0) || x->epsilon > 10)
-				return cli_usage_error(cmd,
-						       "--epsilon must be a number in (0, 10], "
-						       "got '%s'",
-						       optarg);
-			break;
-		}
-		case 'm':
-			x->method = optarg;
-			break;
-		case 'R':
-			x->root = optarg;
-			break;
-		case 'r':
-			q->reduced = SCHEDULE_REDUCED_ALWAYS;
-			break;
-		case 'M': {
-			const char *why = NULL;
-
-			if (parse_size(optarg, &q->max_memory, &why) < 0 || q->max_memory == 0)
-				return cli_usage_error(cmd, "bad --max-memory '%s': %s", optarg,
-						       why ? why : "must be more than 0");
-			break;
-		}
-		case 'h':
+		if (c == 'h')
 			return cli_help(cmd, help);
-		}
+		if ((rc = schedule_option(cmd, c, optarg, &a)) >= 0)
+			return rc;
 	}
 	if (optind < argc - 1)
 		return cli_usage_error(cmd, "too many arguments");
 	*file = optind < argc ? argv[optind] : NULL;
 	if (!*file == !q->spec)
 		return cli_usage_error(cmd, "give a config FILE or --topology SPEC (one of them)");
-	if (!collective_set)
+	if (!a.collective_set)
 		return cli_usage_error(cmd, "missing --collective");
-	if (format && !p->output)
+	if (a.format && !p->output)
 		return cli_usage_error(cmd, "--format needs -o OUT");
-	if (cli_output_format(cmd, "-o", p->output, format, NULL,
+	if (cli_output_format(cmd, "-o", p->output, a.format, NULL,
 			      FMT_TEXT | FMT_JSON | FMT_PB | FMT_MSCCL, FMT_JSON, &p->format))
 		return 2;
 	return -1;
