@@ -230,6 +230,52 @@ class Attack:
             cases.append((plan, 1, "mv", path, text))
         return cases
 
+    SERVER = ["name: s", "servers:", "  - name: box", "    vertices:",
+              "      - {name: gpu0, kind: gpu}", "      - {name: hub, kind: switch}",
+              "      - {name: nic, kind: nic}", "    links:",
+              "      - {from: gpu0, to: hub, bandwidth: 100GB/s}",
+              "      - {from: hub, to: nic, bandwidth: 25GB/s}", "hosts:",
+              "  - {name: s0, server: box}", "  - {name: s1, server: box}", "fabric_links:",
+              "  - {from: s0/nic, to: s1/nic, bandwidth: 25GB/s}"]
+
+    def configs(self):
+        """A config author's worst: YAML that expands, nests, repeats or holds
+        bytes a terminal acts on; server fabrics that name what is not there;
+        failures named twice. Each is refused by ofc validate with its
+        FILE:LINE:COL (exit 2)."""
+        def server(line, text):
+            lines = list(self.SERVER)
+            lines[line - 1] = text
+            return "\n".join(lines) + "\n"
+        laughs = ['l0: &l0 ["lol"]'] + ["l%d: &l%d [%s]" % (i, i, ",".join(["*l%d" % (i - 1)] * 10))
+                                         for i in range(1, 12)]
+        texts = [
+            "name: x\nversion: 1\nhosts: &h [*h]\n",
+            "name: " + "[" * 100000 + "\n",
+            "name: a\nname: b\n",
+            "name: a\x00b\n",
+            'name: "a\x1b[2Jb"\nversion: 1\n',
+            "\n".join(laughs) + "\n",
+            "name: x\n" + "k%d: v\n" * 0 + "x" * (2 << 20) + "\n",
+            self.config_text.replace("topology: torus:8x8", "topology: torus:99999999x99999999"),
+            self.config_text.replace("topology: torus:8x8", "topology: edges:/proc/self/environ"),
+            server(9, "      - {from: gpu0, to: hbu, bandwidth: 100GB/s}"),
+            server(13, "  - {name: s1, server: bx}"),
+            server(9, "      - {from: hub, to: hub, bandwidth: 100GB/s}"),
+            server(7, "      - {name: hub, kind: nic}"),
+            server(15, "  - {from: s0/nic, to: s2/nic, bandwidth: 25GB/s}"),
+            server(13, "  - {name: s1, server: box}\n" + "".join(
+                "  - {name: x%d, server: box}\n" % i for i in range(23400))),
+            "name: t\nhosts:\n  - {name: a, ports: 2, failed_ports: [0, 0]}\n"
+            "  - {name: b, ports: 2}\n  - {name: c, ports: 2}\ntopology: biring:3\n",
+            "name: r\nhosts: {count: 4, prefix: h, ports: 2, port_rates: [1Gbps, 0Gbps]}\n",
+        ]
+        cases = []
+        for i, t in enumerate(texts):
+            f = self.write("author%d.yaml" % i, t)
+            cases.append(([self.ofc, "validate", f], 2, f + ":"))
+        return cases
+
     def place(self, path, text):
         st = os.path.dirname(path)
         shutil.rmtree(st, ignore_errors=True)
@@ -319,6 +365,8 @@ class Attack:
             self.category("read-only socket, any local user: names under --topology-dir",
                           self.readonly_specs(True), daemon=True)
         self.stop_ofcd()
+        self.category("config author: ofc validate on hostile YAML, server fabrics and "
+                      "failures", self.configs())
         self.disk_category("the disk: damaged state files (.rewired, .failed, record, "
                            "journal; FIFOs, directories)", self.state_files())
 
