@@ -206,13 +206,18 @@ static uint32_t gray_cycle(const struct graph *g, const struct topo_tree *t, boo
  * pi[i - s - 1]; after N - 1 steps pi[i] holds shard pi[i] reduced. The
  * two-way ring moves [0, 1/2) forward and [1/2, 1) backward. keep: the
  * nodes that send (a reduced program's representatives), NULL: all. */
-static void ring_phase(struct schedule *s, const struct graph *g, const uint32_t *pi, bool two,
-		       bool reduce, const uint8_t *keep)
+static int ring_phase(struct schedule *s, const struct graph *g, const uint32_t *pi, bool two,
+		      bool reduce, const uint8_t *keep, const struct ofc_clock *clock,
+		      struct ofc_error *err)
 {
 	uint32_t n = g->n;
 	uint64_t half = two ? SCHED_ONE / 2 : SCHED_ONE;
 
 	for (uint32_t st = 0; st + 1 < n; st++) {
+		/* n (n - 1) transfers: seconds at 4,096 nodes, so the
+		 * request's clock is read at every step. */
+		if (clock_check(clock, "generation", err) < 0)
+			return -1;
 		sched_step(s);
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t u = pi[i], fw = pi[(i + 1) % n], bw = pi[(i + n - 1) % n];
@@ -227,6 +232,7 @@ static void ring_phase(struct schedule *s, const struct graph *g, const uint32_t
 				    port_to(g, u, bw), reduce ? XFER_REDUCE : XFER_COPY);
 		}
 	}
+	return 0;
 }
 
 /* H: NULL for the whole schedule; else the reduced program under H
@@ -234,7 +240,7 @@ static void ring_phase(struct schedule *s, const struct graph *g, const uint32_t
  * dimension), for which the cycle must be the Gray code. */
 static int ring_schedule(const struct graph *g, const struct topo_tree *t, bool two,
 			 enum sched_collective c, struct schedule *s, struct sched_group *H,
-			 struct ofc_error *err)
+			 const struct ofc_clock *clock, struct ofc_error *err)
 {
 	uint32_t *pi = xmalloc((size_t)g->n * sizeof(uint32_t)), j;
 	uint8_t *keep = NULL;
@@ -274,13 +280,16 @@ static int ring_schedule(const struct graph *g, const struct topo_tree *t, bool 
 	sched_init(s, c, two ? "bidir-ring" : "ring", g->n);
 	sched_reserve(s,
 		      (size_t)(H ? H->reps : g->n) * (g->n - 1) * (two ? 2 : 1) * cost_phases(c));
+	int rc = 0;
 	if (c != SCHED_ALLGATHER)
-		ring_phase(s, g, pi, two, true, keep);
-	if (c != SCHED_REDUCE_SCATTER)
-		ring_phase(s, g, pi, two, false, keep);
+		rc = ring_phase(s, g, pi, two, true, keep, clock, err);
+	if (rc == 0 && c != SCHED_REDUCE_SCATTER)
+		rc = ring_phase(s, g, pi, two, false, keep, clock, err);
 	free(pi);
 	free(keep);
-	return 0;
+	if (rc < 0)
+		sched_free(s);
+	return rc;
 }
 
 /* ---- recursive doubling and halving -------------------------------------------- */
@@ -644,7 +653,8 @@ int baseline_reduced(const struct graph *g, const struct topo_tree *t, const cha
 		return ofc_error_set(err, OFC_E_INPUT, "%u nodes: reduced schedules have 2..%u",
 				     g->n, SCHED_REDUCED_MAX_NODES);
 	if (strcmp(algo, "ring") == 0 || strcmp(algo, "bidir-ring") == 0) {
-		rc = ring_schedule(g, t, strcmp(algo, "bidir-ring") == 0, c, &r->prog, &H, err);
+		rc = ring_schedule(g, t, strcmp(algo, "bidir-ring") == 0, c, &r->prog, &H, NULL,
+				   err);
 	} else if (strcmp(algo, "recursive") == 0) {
 		/* Partners u ^ 2^r are translations only when G is XOR; on a
 		 * torus the sign of u's step (+-2^r in a coordinate) follows
@@ -761,7 +771,8 @@ int baseline_check(const struct graph *g, const struct topo_tree *t, const char 
 }
 
 int baseline_schedule(const struct graph *g, const struct topo_tree *t, const char *algo,
-		      enum sched_collective c, struct schedule *s, struct ofc_error *err)
+		      enum sched_collective c, struct schedule *s, const struct ofc_clock *clock,
+		      struct ofc_error *err)
 {
 	int rc = 0;
 
@@ -769,9 +780,9 @@ int baseline_schedule(const struct graph *g, const struct topo_tree *t, const ch
 	if (baseline_check(g, t, algo, c, err) < 0) /* algo is known past it */
 		return -1;
 	if (strcmp(algo, "ring") == 0)
-		rc = ring_schedule(g, t, false, c, s, NULL, err);
+		rc = ring_schedule(g, t, false, c, s, NULL, clock, err);
 	else if (strcmp(algo, "bidir-ring") == 0)
-		rc = ring_schedule(g, t, true, c, s, NULL, err);
+		rc = ring_schedule(g, t, true, c, s, NULL, clock, err);
 	else if (strcmp(algo, "recursive") == 0)
 		recursive_schedule(g, c, s, g->n);
 	else

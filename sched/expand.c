@@ -92,9 +92,19 @@ static void in_arcs(const struct graph *g, uint32_t **off, uint32_t **arc)
  * out-neighbours vu (but itself); then each transfer ((v, C), (u, w), t) of
  * A_G becomes ((v'v, C), (uw, ww'), t + 1) for every in-arc v'v of v and
  * out-arc ww' of w with v'v != ww'. */
-static void line_expand(const struct graph *g, const struct schedule *a, struct schedule *out)
+/* Past the request's clock? Read every 4,096 calls: a construction adds
+ * n^2 transfers and more, seconds at a few thousand nodes. */
+static bool late(const struct ofc_clock *clock, uint32_t *tick)
 {
-	uint32_t *ioff, *iarc;
+	return clock && (++*tick & 4095) == 0 && clock_expired(clock);
+}
+
+/* Each returns false, *out partly built, when the clock ran out. */
+static bool line_expand(const struct graph *g, const struct schedule *a, struct schedule *out,
+			const struct ofc_clock *clock)
+{
+	uint32_t *ioff, *iarc, tick = 0;
+	bool whole = false;
 	size_t est = (size_t)g->m * graph_outdeg(g, 0);
 
 	in_arcs(g, &ioff, &iarc);
@@ -119,6 +129,8 @@ static void line_expand(const struct graph *g, const struct schedule *a, struct 
 			const struct xfer *x = &a->xfers[i];
 			uint32_t uw = g->off[x->src] + x->lane, w = x->dst, v = x->block;
 
+			if (late(clock, &tick))
+				goto out;
 			for (uint32_t k = ioff[v]; k < ioff[v + 1]; k++)
 				for (uint32_t f = g->off[w]; f < g->off[w + 1]; f++)
 					if (iarc[k] != f)
@@ -126,18 +138,22 @@ static void line_expand(const struct graph *g, const struct schedule *a, struct 
 						    f - g->off[w]);
 		}
 	}
+	whole = true;
+out:
 	free(ioff);
 	free(iarc);
+	return whole;
 }
 
 /* Def. 4: each transfer of A_G runs in every copy j of its source and fans
  * out to every copy i of its receiver; one more step delivers u_i's shard
  * to its sibling u_j in nd equal chunks, one over each in-link of u_j
  * (every in-neighbour x_l of u_j holds it, since x != u). */
-static void degree_expand(const struct graph *g, const struct schedule *a, uint32_t n,
-			  struct schedule *out)
+static bool degree_expand(const struct graph *g, const struct schedule *a, uint32_t n,
+			  struct schedule *out, const struct ofc_clock *clock)
 {
-	uint32_t d = graph_outdeg(g, 0), nd = n * d;
+	uint32_t d = graph_outdeg(g, 0), nd = n * d, tick = 0;
+	bool whole = false;
 	uint32_t *ioff, *iarc, *tail = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
 
 	in_arcs(g, &ioff, &iarc);
@@ -151,6 +167,8 @@ static void degree_expand(const struct graph *g, const struct schedule *a, uint3
 		for (uint32_t k = a->step_start[t]; k < a->step_start[t + 1]; k++) {
 			const struct xfer *x = &a->xfers[k];
 
+			if (late(clock, &tick))
+				goto out;
 			for (uint32_t j = 0; j < n; j++)
 				for (uint32_t i = 0; i < n; i++)
 					add(out, x->src * n + j, x->dst * n + i, x->block * n + j,
@@ -163,6 +181,8 @@ static void degree_expand(const struct graph *g, const struct schedule *a, uint3
 			for (uint32_t i = 0; i < n; i++) {
 				if (i == j)
 					continue;
+				if (late(clock, &tick))
+					goto out;
 				for (uint32_t k = 0; k < nd; k++) {
 					uint32_t q = k / n, l = k % n, arc = iarc[ioff[u] + q];
 					uint32_t x = tail[arc];
@@ -173,9 +193,12 @@ static void degree_expand(const struct graph *g, const struct schedule *a, uint3
 					    (uint32_t)(hi - lo), (arc - g->off[x]) * n + j);
 				}
 			}
+	whole = true;
+out:
 	free(ioff);
 	free(iarc);
 	free(tail);
+	return whole;
 }
 
 /* Def. 14: split every shard into n sub-shards; sub-shard i spreads along
@@ -183,10 +206,10 @@ static void degree_expand(const struct graph *g, const struct schedule *a, uint3
  * dimension with the coordinates already spread (y for the sender, x for
  * the origin) free and the others (z) shared. In every phase the n
  * sub-shards use n different dimensions, so their links are disjoint. */
-static void power_expand(const struct graph *g, const struct schedule *a, uint32_t n,
-			 struct schedule *out)
+static bool power_expand(const struct graph *g, const struct schedule *a, uint32_t n,
+			 struct schedule *out, const struct ofc_clock *clock)
 {
-	uint32_t N = g->n, d = graph_outdeg(g, 0), T = a->nsteps;
+	uint32_t N = g->n, d = graph_outdeg(g, 0), T = a->nsteps, tick = 0;
 	uint32_t nodes = 1, pw[17];
 
 	for (uint32_t j = 0; j < n; j++) {
@@ -212,6 +235,8 @@ static void power_expand(const struct graph *g, const struct schedule *a, uint32
 				for (;;) {
 					uint32_t sbase = 0, obase = 0;
 
+					if (late(clock, &tick))
+						return false;
 					for (uint32_t e = 0; e < nfree; e++) {
 						sbase += dig[e] * pw[free_dims[e]];
 						obase += dig[nfree + e] * pw[free_dims[e]];
@@ -247,6 +272,7 @@ static void power_expand(const struct graph *g, const struct schedule *a, uint32
 				}
 			}
 		}
+	return true;
 }
 
 /* ---- building a tree --------------------------------------------------------- */
@@ -351,7 +377,10 @@ static int build_line(const struct topo_tree *t, bool transposed, const struct b
 		if (sched) {
 			struct schedule na;
 
-			line_expand(x, &b->a, &na);
+			if (!line_expand(x, &b->a, &na, o->clock)) {
+				sched_free(&na);
+				return clock_check(o->clock, "generation", err);
+			}
 			sched_free(&b->a);
 			b->a = na;
 		}
@@ -419,7 +448,11 @@ static int build_degree(const struct topo_tree *t, bool transposed, const struct
 	if (sched) {
 		struct schedule na;
 
-		degree_expand(x, &b->a, n, &na);
+		if (!degree_expand(x, &b->a, n, &na, o->clock)) {
+			sched_free(&na);
+			graph_free(dg);
+			return clock_check(o->clock, "generation", err);
+		}
 		sched_free(&b->a);
 		b->a = na;
 	}
@@ -494,7 +527,12 @@ static int build_power(const struct topo_tree *t, bool transposed, const struct 
 	if (sched) {
 		struct schedule na;
 
-		power_expand(x, &b->a, n, &na);
+		if (!power_expand(x, &b->a, n, &na, o->clock)) {
+			sched_free(&na);
+			graph_free(pg);
+			graph_free(ph);
+			return clock_check(o->clock, "generation", err);
+		}
 		sched_free(&b->a);
 		b->a = na;
 	}

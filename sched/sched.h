@@ -383,8 +383,11 @@ double baseline_transfers(const struct graph *g, const char *algo, enum sched_co
 /* ... and the pieces it cuts each block into (2 on both rings, one per
  * port for torus-rings, else 1: whole blocks). */
 uint32_t baseline_pieces(const struct graph *g, const char *algo);
+/* clock (may be NULL): the request's; past it, -1 with "time limit T
+ * reached in generation" (OFC_E_RUNTIME) and nothing built. */
 int baseline_schedule(const struct graph *g, const struct topo_tree *t, const char *algo,
-		      enum sched_collective c, struct schedule *s, struct ofc_error *err);
+		      enum sched_collective c, struct schedule *s, const struct ofc_clock *clock,
+		      struct ofc_error *err);
 /* Whether algo applies to g (t) and c as far as can be told without
  * building it (all but the search for a Hamiltonian cycle): 0, or -1 and
  * baseline_schedule's own reason. Callers estimating memory ask this

@@ -444,7 +444,8 @@ static void allgathers(int trials)
 		if (strcmp(cases[ci][1], "bfb") == 0)
 			rc = bfb_schedule(g, SCHED_ALLGATHER, &bo, &s, &st, &err);
 		else
-			rc = baseline_schedule(g, NULL, cases[ci][1], SCHED_ALLGATHER, &s, &err);
+			rc = baseline_schedule(g, NULL, cases[ci][1], SCHED_ALLGATHER, &s, NULL,
+					       &err);
 		if (rc) {
 			printf("build %s %s: %s\n", cases[ci][0], cases[ci][1], err.msg);
 			nbad++;

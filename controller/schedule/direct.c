@@ -475,7 +475,8 @@ static void run_expansion(struct schedule_result *r, const struct schedule_query
 		return;
 	phase(r, o, "generation");
 	if (expand_schedule(r->tree, q->collective, &r->bopts, &o->s, &o->pred, &err) < 0) {
-		not_applies(o, &err);
+		if (!out_of_time(r, o, "generation"))
+			not_applies(o, &err);
 		return;
 	}
 	o->have = true;
@@ -507,8 +508,9 @@ static bool explicit_baseline(struct schedule_result *r, const struct schedule_q
 			baseline_pieces(r->g, name)))
 		return false;
 	phase(r, o, "generation");
-	if (baseline_schedule(r->g, r->tree, name, q->collective, &o->s, &err) < 0) {
-		not_applies(o, &err);
+	if (baseline_schedule(r->g, r->tree, name, q->collective, &o->s, r->clock, &err) < 0) {
+		if (!out_of_time(r, o, "generation"))
+			not_applies(o, &err);
 		return false;
 	}
 	o->have = true;
@@ -1476,6 +1478,7 @@ static int setup(struct schedule_result *r, const struct schedule_query *q, stru
 	}
 	r->bopts.chunks = q->chunks;
 	r->bopts.threads = q->threads;
+	r->bopts.clock = q->clock; /* the expansions' BFB and constructions */
 	r->hop_latency = q->hop_latency;
 	if (r->degree == 0 || cost_lower_bound(q->collective, g->n, r->degree, &r->lb) < 0)
 		return ofc_error_set(err, OFC_E_USAGE, "%s has no links", g->spec);

@@ -30,7 +30,7 @@ static int run(const char *spec, const char *algo, enum sched_collective c, stru
 	int rc;
 
 	assert_int_equal(topo_build_tree(spec, &g, &t, err), 0);
-	rc = baseline_schedule(g, t, algo, c, &s, err);
+	rc = baseline_schedule(g, t, algo, c, &s, NULL, err);
 	if (rc == 0) {
 		struct verify_opts vo = {.graph = g};
 
@@ -137,7 +137,7 @@ static void test_ring_irregular(void **state)
 	struct ofc_error err = {0};
 	(void)state;
 
-	if (baseline_schedule(g, NULL, "ring", SCHED_ALLGATHER, &s, &err) < 0)
+	if (baseline_schedule(g, NULL, "ring", SCHED_ALLGATHER, &s, NULL, &err) < 0)
 		fail_msg("ring: %s", err.msg);
 	assert_int_equal(s.nsteps, 6);
 	if (sched_verify(&s, &vo, &rep) < 0)
@@ -146,14 +146,38 @@ static void test_ring_irregular(void **state)
 	graph_free(g);
 }
 
+/* The ring's n (n - 1) transfers are built under the request's clock
+ * (issue 34): past it, nothing is built and the error says so. */
+static void test_ring_clock(void **state)
+{
+	struct graph *g = NULL;
+	struct ofc_error err = {0};
+	struct schedule s;
+	struct ofc_clock past = {
+	    .start = now_seconds() - 2, .deadline = now_seconds() - 1, .limit = 1};
+	(void)state;
+
+	assert_int_equal(topo_build("hypercube:6", &g, &err), 0);
+	assert_int_equal(baseline_schedule(g, NULL, "ring", SCHED_ALLREDUCE, &s, &past, &err), -1);
+	assert_int_equal(err.code, OFC_E_RUNTIME);
+	assert_string_equal(err.msg, "time limit 1 s reached in generation");
+	assert_int_equal(s.nxfers, 0);
+	assert_int_equal(baseline_schedule(g, NULL, "bidir-ring", SCHED_ALLGATHER, &s, &past, &err),
+			 -1);
+	/* Without one, or before it, the schedule is whole. */
+	struct ofc_clock later = {.start = now_seconds(), .deadline = now_seconds() + 3600};
+	assert_int_equal(baseline_schedule(g, NULL, "ring", SCHED_ALLREDUCE, &s, &later, &err), 0);
+	assert_int_equal(s.nxfers, 2u * 64 * 63);
+	sched_free(&s);
+	graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rings),
-	    cmocka_unit_test(test_recursive),
-	    cmocka_unit_test(test_torus_rings),
-	    cmocka_unit_test(test_refusals),
-	    cmocka_unit_test(test_ring_irregular),
+	    cmocka_unit_test(test_rings),	   cmocka_unit_test(test_recursive),
+	    cmocka_unit_test(test_torus_rings),	   cmocka_unit_test(test_refusals),
+	    cmocka_unit_test(test_ring_irregular), cmocka_unit_test(test_ring_clock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -110,9 +110,32 @@ static void test_product_prediction(void **state)
 	}
 }
 
+/* A construction stops at the request's clock (issue 34): line^2 of
+ * genkautz:128,4 is 4 M transfers (a few tenths of a second) on a base
+ * whose BFB takes milliseconds, so a 20 ms deadline falls inside the
+ * construction, which must stop there instead of running to its end. */
+static void test_construction_clock(void **state)
+{
+	struct topo_tree *t = NULL;
+	struct ofc_error err = {0};
+	struct expand_figures f;
+	struct schedule s = {0};
+	struct ofc_clock clk = {.start = now_seconds(), .limit = 0.02};
+	struct bfb_opts o = {.clock = &clk, .threads = 1};
+	(void)state;
+
+	clk.deadline = clk.start + clk.limit;
+	assert_int_equal(topo_build_tree("line^2(genkautz:128,4)", NULL, &t, &err), 0);
+	assert_int_equal(expand_schedule(t, SCHED_ALLGATHER, &o, &s, &f, &err), -1);
+	assert_int_equal(err.code, OFC_E_RUNTIME);
+	assert_non_null(strstr(err.msg, "time limit 20 ms reached in"));
+	topo_tree_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_construction_clock),
 	    cmocka_unit_test(test_expansions),
 	    cmocka_unit_test(test_product_prediction),
 	};

@@ -977,7 +977,7 @@ static void baseline_case(const char *spec, const char *algo, enum sched_collect
 		fail_msg("%s %s: %s", spec, algo, err.msg);
 	assert_int_equal(r.group.reps, reps);
 	assert_int_equal(both(&f, &r, &red, &exp), 0);
-	if (baseline_schedule(f.g, f.t, algo, c, &es, &err) < 0)
+	if (baseline_schedule(f.g, f.t, algo, c, &es, NULL, &err) < 0)
 		fail_msg("%s %s: %s", spec, algo, err.msg);
 	assert_int_equal(sched_verify(&es, &vo, &ex), 0);
 	assert_true(fabs(ex.sum_max_link_load - red.sum_max_link_load) < 1e-9);

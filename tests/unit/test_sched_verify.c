@@ -637,7 +637,8 @@ static void test_threads(void **state)
 			struct verify_report r;
 			struct verify_opts two = {.graph = g, .threads = 2};
 
-			assert_int_equal(baseline_schedule(g, tree, algos[a], c, &s, &err), 0);
+			assert_int_equal(baseline_schedule(g, tree, algos[a], c, &s, NULL, &err),
+					 0);
 			assert_true(s.nxfers >= 65536);
 			assert_int_equal(sched_verify(&s, &two, &r), 0);
 			assert_true(r.split);
@@ -718,7 +719,8 @@ static void test_final_halves(void **state)
 
 		if (a < 2)
 			assert_int_equal(
-			    baseline_schedule(g, tree, algos[a], SCHED_ALLREDUCE, &s, &err), 0);
+			    baseline_schedule(g, tree, algos[a], SCHED_ALLREDUCE, &s, NULL, &err),
+			    0);
 		else
 			assert_int_equal(bfb_schedule(g, SCHED_ALLREDUCE, &bo, &s, &st, &err), 0);
 		assert_int_equal(sched_verify(&s, &two, &r), 0);
@@ -837,7 +839,8 @@ static void test_parts_finer_later(void **state)
 			struct verify_report r;
 			struct verify_opts two = {.graph = g, .threads = 2};
 
-			assert_int_equal(baseline_schedule(g, tree, "ring", cs[c], &s, &err), 0);
+			assert_int_equal(baseline_schedule(g, tree, "ring", cs[c], &s, NULL, &err),
+					 0);
 			sched_init(&d, s.collective, s.algorithm, s.nodes);
 			for (uint32_t t = 0; t < s.nsteps; t++) {
 				uint32_t parts = t < 150 ? before[p] : after[p];
@@ -946,7 +949,8 @@ static void test_fused_one_thread(void **state)
 		struct verify_opts one = {.graph = g, .threads = 1, .par_min_xfers = 1};
 		size_t moved = SIZE_MAX;
 
-		assert_int_equal(baseline_schedule(g, tree, algos[a], SCHED_ALLREDUCE, &s, &err), 0);
+		assert_int_equal(
+		    baseline_schedule(g, tree, algos[a], SCHED_ALLREDUCE, &s, NULL, &err), 0);
 		assert_int_equal(sched_verify(&s, &one, &r), 0);
 		assert_true(r.split);
 		for (size_t y = s.step_start[2]; y < s.step_start[3] && moved == SIZE_MAX; y++)
@@ -1091,7 +1095,7 @@ static void test_spans(void **state)
 		assert_int_equal(topo_build_tree(specs[i], &g, &tree, &err), 0);
 		one.graph = g;
 		assert_int_equal(
-		    baseline_schedule(g, tree, "recursive", SCHED_ALLGATHER, &s0, &err), 0);
+		    baseline_schedule(g, tree, "recursive", SCHED_ALLGATHER, &s0, NULL, &err), 0);
 		assert_true(sched_has_spans(&s0));
 		for (size_t c = 0; c < ARRAY_SIZE(cuts); c++) {
 			cut_parts(&s, &s0, cuts[c]);
