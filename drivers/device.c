@@ -50,6 +50,22 @@ static int ensure_open(struct device *dev, struct ofc_error *err)
 	return 0;
 }
 
+/* Nothing listening at a device's address is the first thing a new
+ * operator meets (a config's address with no switch or emulator behind
+ * it): say what to start, or which option reaches the device elsewhere. */
+static void hint_unreachable(const struct device *dev, struct ofc_error *err)
+{
+	size_t n = strlen(err->msg);
+
+	if (err->reason != OFC_R_LOST || !dev->cfg.address ||
+	    !strstr(err->msg, "cannot connect to "))
+		return;
+	snprintf(err->msg + n, sizeof(err->msg) - n,
+		 " (is the device, or its emulator %s, listening there? --device %s=HOST:PORT "
+		 "reaches it elsewhere)",
+		 dev->cfg.cls == DEV_RING ? "build/mrr-emu" : "build/ocs-emu", dev->cfg.name);
+}
+
 int device_read(struct device *dev, struct device_state *out, struct ofc_error *err)
 {
 	double t0 = now_seconds();
@@ -71,6 +87,7 @@ int device_read(struct device *dev, struct device_state *out, struct ofc_error *
 	if (rc < 0) {
 		/* Nothing half-read goes back: the caller owns no state on error. */
 		state_free(out);
+		hint_unreachable(dev, err);
 		ofc_error_prefix(err, "%s", dev->cfg.name);
 	}
 	dev->stats.seconds += now_seconds() - t0;
@@ -87,8 +104,10 @@ int device_apply(struct device *dev, const struct op_batch *b, uint32_t *done,
 	rc = ensure_open(dev, err);
 	if (rc == 0 && b->n)
 		rc = dev->ops->apply(dev, b, done, err);
-	if (rc < 0)
+	if (rc < 0) {
+		hint_unreachable(dev, err);
 		ofc_error_prefix(err, "%s", dev->cfg.name);
+	}
 	dev->stats.seconds += now_seconds() - t0;
 	return rc;
 }
@@ -102,8 +121,10 @@ int device_apply_batch(struct device *dev, const struct op_batch *b, struct ofc_
 	if (rc == 0 && b->n)
 		rc = dev->ops->apply_batch ? dev->ops->apply_batch(dev, b, err)
 					   : dev->ops->apply(dev, b, &done, err);
-	if (rc < 0)
+	if (rc < 0) {
+		hint_unreachable(dev, err);
 		ofc_error_prefix(err, "%s", dev->cfg.name);
+	}
 	dev->stats.seconds += now_seconds() - t0;
 	return rc;
 }

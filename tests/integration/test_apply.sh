@@ -166,7 +166,8 @@ if grep -q "not-the-password" "$TMP/err" "$TMP/out"; then bad "the password was 
 if [ "$(xconn "$TORUS" "$f_port")" = "$PRE" ]; then ok; else bad "wrong credentials changed the device"; fi
 stop_emu "$f_pid"
 GEN_BEFORE=$(python3 -c 'import sys; print(open(sys.argv[1],"rb").read())' "$ST/torus64-ocs.state")
-expect_error 1 "ofc: ocs0: cannot connect to 127.0.0.1:1: Connection refused" \
+# Nothing listens there: what to start, or the option that reaches it elsewhere.
+expect_error 1 "ofc: ocs0: cannot connect to 127.0.0.1:1: Connection refused (is the device, or its emulator build/ocs-emu, listening there? --device ocs0=HOST:PORT reaches it elsewhere)" \
 	$OFC apply "$TORUS" --device "ocs0=127.0.0.1:1" --state-dir "$ST"
 [ ! -e "$ST/torus64-ocs.journal" ] && ok || bad "an unreachable device left a journal"
 [ "$GEN_BEFORE" = "$(python3 -c 'import sys; print(open(sys.argv[1],"rb").read())' "$ST/torus64-ocs.state")" ] && ok || bad "an unreachable device changed the record"
