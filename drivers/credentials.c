@@ -137,10 +137,11 @@ static int open_dir(const char *dir, struct ofc_error *err)
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0)
-		return cred_error(err, dir, 0, "credentials directory: %s", strerror(errno));
+		return cred_error(err, dir, 0, "credentials directory %s: %s", dir,
+				  strerror(errno));
 	if (fstat(fd, &st) != 0 || (why = bad_owner_or_mode(&st))) {
 		close(fd);
-		return cred_error(err, dir, 0, "credentials directory %s",
+		return cred_error(err, dir, 0, "credentials directory %s %s", dir,
 				  why ? why : "cannot be examined");
 	}
 	return fd;

@@ -33,7 +33,7 @@ static const char usage_line[] =
     "            [--ro-max-request-memory SIZE] [--ro-max-request-time DUR]\n"
     "            [--topology-dir DIR]\n"
     "            [--client-timeout DUR] [--probe-interval DUR] [--log-level LEVEL] [--check]\n"
-    "            [--journal] | --help | --version\n";
+    "            [--journal] [--log-file FILE] [--pid-file FILE] | --help | --version\n";
 
 static const char help_text[] =
     "\nServes the control API (proto/control.proto, docs/control.md) for one fabric.\n\n"
@@ -54,6 +54,11 @@ static const char help_text[] =
     "  --syslog                 log to syslog even in the foreground\n"
     "  --journal                log to the systemd journal with each line's priority (the\n"
     "                           default when stderr is the journal: JOURNAL_STREAM)\n"
+    "  --log-file FILE          append log lines to FILE instead (foreground or not;\n"
+    "                           where there is no syslog, /dev/log, ofcd detaches only\n"
+    "                           with this or --journal)\n"
+    "  --pid-file FILE          write ofcd's pid to FILE once it serves; removed at the\n"
+    "                           stop\n"
     "  --admin-group NAME       members may mutate; the main socket gets this group\n"
     "  --socket-mode MODE       of the main socket, octal (default 0660)\n"
     "  --max-frame SIZE         largest frame either way (default 16MiB)\n"
@@ -83,6 +88,7 @@ static const char help_text[] =
 struct logger {
 	bool use_syslog;
 	bool use_journal;
+	int fd;	     /* --log-file, else -1 (stderr) */
 	bool notify; /* NOTIFY_SOCKET: tell systemd how it goes */
 };
 
@@ -112,13 +118,21 @@ static void log_line(void *ctx, int level, const char *msg)
 	}
 	struct timespec ts;
 	struct tm tm;
-	char when[32];
+	char when[32], line[1400];
+	int n;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	localtime_r(&ts.tv_sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-	fprintf(stderr, "%s.%03ld ofcd[%d] %s: %s\n", when, ts.tv_nsec / 1000000, (int)getpid(),
-		level_name(level), msg);
+	n = snprintf(line, sizeof(line), "%s.%03ld ofcd[%d] %s: %s\n", when, ts.tv_nsec / 1000000,
+		     (int)getpid(), level_name(level), msg);
+	if (n >= (int)sizeof(line)) {
+		n = (int)sizeof(line) - 1;
+		line[n - 1] = '\n';
+	}
+	/* One write per line: threads log at once, and O_APPEND keeps each
+	 * line whole in the file (logrotate's copytruncate works with it). */
+	(void)!write(lg->fd >= 0 ? lg->fd : STDERR_FILENO, line, (size_t)n);
 }
 
 static void notify_state(void *ctx, const char *state)
@@ -216,7 +230,7 @@ struct args {
 	struct ofcd_opts o;
 	const char *devices[MAX_DEVICES];
 	const char *allow[MAX_DEVICES];
-	const char *config, *sock, *ro, *state, *topo;
+	const char *config, *sock, *ro, *state, *topo, *log_file, *pid_file;
 	bool foreground, use_syslog, use_journal, check;
 };
 
@@ -237,6 +251,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 	    {"foreground", no_argument, NULL, 'f'},
 	    {"syslog", no_argument, NULL, 'y'},
 	    {"journal", no_argument, NULL, 'J'},
+	    {"log-file", required_argument, NULL, 'L'},
+	    {"pid-file", required_argument, NULL, 'I'},
 	    {"admin-group", required_argument, NULL, 'g'},
 	    {"socket-mode", required_argument, NULL, 'm'},
 	    {"max-frame", required_argument, NULL, 'F'},
@@ -303,6 +319,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'J':
 			a->use_journal = true;
 			break;
+		case 'L':
+			a->log_file = optarg;
+			break;
+		case 'I':
+			a->pid_file = optarg;
+			break;
 		case 'g': {
 			struct group *g = getgrnam(optarg);
 
@@ -311,7 +333,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 			} else if (parse_u64(optarg, &v) == 0 && v < UINT32_MAX) {
 				o->admin_gid = (unsigned)v;
 			} else {
-				return usage("--admin-group '%s': no such group", optarg);
+				return usage(
+				    "--admin-group '%s': no such group (create it, as make "
+				    "install's sysusers.d does for 'ofc'; or leave the option "
+				    "out: then only root may change the fabric)",
+				    optarg);
 			}
 			o->have_admin_group = true;
 			o->admin_group = optarg;
@@ -442,12 +468,70 @@ static int parse_args(int argc, char **argv, struct args *a)
 		return -1;
 	if (!a->sock && !getenv("LISTEN_FDS"))
 		return usage("missing --socket PATH%s", "");
+	if (a->log_file && (a->use_syslog || a->use_journal))
+		return usage("--log-file %s: choose one of --log-file, --syslog and --journal",
+			     a->log_file);
+	return -1;
+}
+
+/* A file ofcd will create (--pid-file, --log-file) needs a directory
+ * that exists: said before anything is started, with the option. */
+static int check_dir_of(const char *path, const char *option)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir =
+	    slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
+	struct stat st;
+	int rc = -1;
+
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr,
+			"ofcd: %s %s: no directory %s (create it, or give %s a path in a "
+			"directory that exists)\n",
+			option, path, dir, option);
+		rc = 2;
+	}
+	free(dir);
+	return rc;
+}
+
+/* Where the lines go, decided before anything starts, so that a daemon
+ * never detaches into a log nobody can read: syslog needs /dev/log
+ * (_PATH_LOG), which containers and minimal machines lack, and syslog(3)
+ * then drops every line without a word. Returns -1 to go on, else the exit
+ * status. */
+static int open_log(const struct args *a, struct logger *lg)
+{
+	lg->fd = -1;
+	lg->use_journal =
+	    !a->log_file &&
+	    (a->use_journal || (a->foreground && !a->use_syslog && stderr_is_journal()));
+	lg->use_syslog = !a->log_file && !lg->use_journal && (a->use_syslog || !a->foreground);
+	lg->notify = getenv("NOTIFY_SOCKET") != NULL;
+	if (lg->use_syslog && access("/dev/log", F_OK) != 0) {
+		fprintf(stderr,
+			"ofcd: logs would go to syslog, and this machine has none (/dev/log: %s): "
+			"pass --log-file FILE, or --foreground to log to stderr\n",
+			strerror(errno));
+		return 2;
+	}
+	if (!a->log_file)
+		return -1;
+	if (check_dir_of(a->log_file, "--log-file") >= 0)
+		return 2;
+	lg->fd = open(a->log_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0640);
+	if (lg->fd < 0) {
+		fprintf(stderr, "ofcd: --log-file %s: %s\n", a->log_file, strerror(errno));
+		return 2;
+	}
 	return -1;
 }
 
 /* Open the daemon (detached unless --foreground, the parent waiting for
- * the verdict on the start-up), serve until stopped. */
-static int serve(struct ofcd_opts *o, bool foreground, struct logger *lg)
+ * the verdict on the start-up), serve until stopped. The pid file is
+ * written once the daemon serves (by the process that serves), before the
+ * parent is told, so whoever waited for the parent finds it. */
+static int serve(struct ofcd_opts *o, bool foreground, const char *pid_file, struct logger *lg)
 {
 	struct ofc_error err = {0};
 	struct ofcd *d;
@@ -462,9 +546,28 @@ static int serve(struct ofcd_opts *o, bool foreground, struct logger *lg)
 	if (ofcd_open(o, &d, &err) < 0) {
 		ofc_error_str(&err, buf, sizeof(buf));
 		fprintf(stderr, err.line ? "%s\n" : "ofcd: %s\n", buf);
+		/* The log tells the same, for whoever reads only the log. */
+		if (lg->fd >= 0) {
+			char line[1100];
+
+			snprintf(line, sizeof(line), "cannot start: %s", buf);
+			log_line(lg, OFCD_LOG_ERR, line);
+		}
 		rc = ofc_error_exit_code(&err) ? ofc_error_exit_code(&err) : 1;
 		report(report_fd, (char)rc);
 		return rc;
+	}
+	if (pid_file) {
+		char pid[24];
+		int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+
+		if (atomic_write(pid_file, pid, (size_t)n, &err) < 0) {
+			ofc_error_str(&err, buf, sizeof(buf));
+			fprintf(stderr, "ofcd: --pid-file %s: %s\n", pid_file, buf);
+			ofcd_close(d);
+			report(report_fd, 1);
+			return 1;
+		}
 	}
 	if (!foreground) {
 		int null = open("/dev/null", O_RDWR);
@@ -485,6 +588,8 @@ static int serve(struct ofcd_opts *o, bool foreground, struct logger *lg)
 		rc = 1;
 	}
 	ofcd_close(d);
+	if (pid_file)
+		unlink(pid_file);
 	return rc;
 }
 
@@ -498,10 +603,14 @@ int main(int argc, char **argv)
 		return rc;
 	if (a.check)
 		return check_config(a.config);
+	if (a.pid_file && (rc = check_dir_of(a.pid_file, "--pid-file")) >= 0)
+		return rc;
+	if ((rc = open_log(&a, &lg)) >= 0)
+		return rc;
 
 	char *aconfig = absolute(a.config), *asock = absolute(a.sock), *aro = absolute(a.ro),
 	     *astate = absolute(a.state), *acred = absolute(a.o.credentials_dir),
-	     *atopo = absolute(a.topo);
+	     *atopo = absolute(a.topo), *apid = absolute(a.pid_file);
 	a.o.config_path = aconfig;
 	a.o.socket_path = asock;
 	a.o.ro_socket_path = aro;
@@ -522,15 +631,15 @@ int main(int argc, char **argv)
 		if (!a.o.socket_path)
 			a.o.socket_path = "(socket from systemd)";
 	}
-	lg.use_journal = a.use_journal || (a.foreground && !a.use_syslog && stderr_is_journal());
-	lg.use_syslog = !lg.use_journal && (a.use_syslog || !a.foreground);
-	lg.notify = getenv("NOTIFY_SOCKET") != NULL;
 	a.o.log = log_line;
 	a.o.log_ctx = &lg;
 	a.o.notify = notify_state;
 	if (lg.use_syslog)
 		openlog("ofcd", LOG_PID, LOG_DAEMON);
-	rc = serve(&a.o, a.foreground, &lg);
+	rc = serve(&a.o, a.foreground, apid, &lg);
+	free(apid);
+	if (lg.fd >= 0)
+		close(lg.fd);
 	free(aconfig);
 	free(asock);
 	free(aro);

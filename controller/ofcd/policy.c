@@ -166,12 +166,24 @@ static int check_driver(const struct ofcd *d, const struct fabric *f, const char
 				 ? xstrdup(dc->credentials)
 				 : xasprintf("%s/%s", f->dir, dc->credentials);
 		int rc = credentials_check_path(path, d->cred_dir, &e);
+		const char *slash = strrchr(path, '/');
+		int dirlen = slash ? (int)(slash - path) : 0;
 
+		/* The directory is the first thing a new install lacks: say
+		 * which option names it, and where this config's file is. */
+		if (rc < 0 && strcmp(e.file, d->cred_dir) == 0)
+			rc = fabric_error_at(
+			    err, f, dc->credentials_loc,
+			    "credentials '%s' of %s: %s (ofcd reads credentials only "
+			    "from --credentials-dir DIR; this one is in %.*s)",
+			    dc->credentials, name, e.msg, dirlen, path);
+		else if (rc < 0)
+			rc = fabric_error_at(err, f, dc->credentials_loc,
+					     "credentials '%s' of %s: %s", dc->credentials, name,
+					     e.msg);
 		free(path);
 		if (rc < 0)
-			return fabric_error_at(err, f, dc->credentials_loc,
-					       "credentials '%s' of %s: %s", dc->credentials, name,
-					       e.msg);
+			return -1;
 	}
 	if (from_api && dc->address && !override_of(d, name) && !allowed(d, dc->address))
 		return fabric_error_at(

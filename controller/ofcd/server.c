@@ -1978,6 +1978,32 @@ static int listen_unix(const char *path, unsigned mode, int gid, int *out, struc
 	return 0;
 }
 
+/* Where a socket will be bound: its directory must exist and take a new
+ * file. Checked before the lock is taken and the state directory made, so
+ * that a start refused for a missing /run/ofc leaves nothing behind, and
+ * the error names the option that moves it. */
+static int check_socket_dir(const char *path, const char *option, struct ofc_error *err)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir =
+	    slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
+	struct stat st;
+	int rc = 0;
+
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		rc = ofc_error_set(err, OFC_E_USAGE,
+				   "%s %s: no directory %s (create it, or give %s a path in a "
+				   "directory that exists)",
+				   option, path, dir, option);
+	else if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0)
+		rc = ofc_error_set(err, OFC_E_USAGE,
+				   "%s %s: cannot create a socket in %s: %s (give %s a path in a "
+				   "directory this user may write)",
+				   option, path, dir, strerror(errno), option);
+	free(dir);
+	return rc;
+}
+
 /* Descriptors for max_clients clients, a session per device and the
  * daemon's own (OFCD_FDS_RESERVED): raise the soft RLIMIT_NOFILE as far as
  * the hard one allows, and say so when even that is short. Past the limit
@@ -2113,6 +2139,10 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 		goto fail;
 	}
 	if (ofcd_allow_parse(d, err) < 0 || open_topology_dir(d, err) < 0)
+		goto fail;
+	if (!o->inherit_fds &&
+	    (check_socket_dir(o->socket_path, "--socket", err) < 0 ||
+	     (o->ro_socket_path && check_socket_dir(o->ro_socket_path, "--ro-socket", err) < 0)))
 		goto fail;
 	if (ofcd_start(d, err) < 0)
 		goto fail;

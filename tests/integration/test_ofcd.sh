@@ -63,7 +63,8 @@ expect_error 2 "ofcd: missing --config FILE" $OFCD --socket "$SOCK"
 expect_error 2 "ofcd: missing --socket PATH" $OFCD --config "$TORUS"
 expect_error 2 "ofcd: --device 'ocs0': expected NAME=HOST:PORT" $OFCD --config "$TORUS" --socket "$SOCK" --device ocs0
 expect_error 2 "ofcd: --max-frame 'huge': expected a size from 64 bytes to 1GiB" $OFCD --config "$TORUS" --socket "$SOCK" --max-frame huge
-expect_error 2 "ofcd: --admin-group 'no-such-group-here': no such group" $OFCD --config "$TORUS" --socket "$SOCK" --admin-group no-such-group-here
+expect_error 2 "ofcd: --admin-group 'no-such-group-here': no such group (create it, as make install's sysusers.d does for 'ofc'; or leave the option out: then only root may change the fabric)" \
+	$OFCD --config "$TORUS" --socket "$SOCK" --admin-group no-such-group-here
 expect_error 2 "ofcd: unknown option '--bogus'" $OFCD --bogus
 expect_exit 0 $OFCD --help
 printf 'name: x\nhosts: {count: 4, prefix: h}\nwavelenghts: 3\n' >"$TMP/bad.yaml"
@@ -429,12 +430,14 @@ expect_error 1 "ofcd: fabric 'torus64-ocs' is held by ofcd (pid $ofcd_pid), whic
 expect_exit 0 stop_ofcd
 
 # ---- daemonized, with device probes ------------------------------------------------------------
-$OFCD --config "$TORUS" --socket "$SOCK" --state-dir "$ST" --device "$DEV" --probe-interval 200ms
+# Logs go to --log-file (this machine may have no syslog: /dev/log), the
+# pid to --pid-file before the parent returns.
+$OFCD --config "$TORUS" --socket "$SOCK" --state-dir "$ST" --device "$DEV" --probe-interval 200ms \
+	--log-file "$TMP/dd.log" --pid-file "$TMP/dd.pid"
 [ $? -eq 0 ] && ok || bad "ofcd did not daemonize"
-i=0
-until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $i -ge 500 ]; do sleep 0.01; i=$((i + 1)); done
-DPID=$($OFC --socket "$SOCK" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"]["daemon_pid"])')
+DPID=$(cat "$TMP/dd.pid")
 DAEMONS="$DAEMONS $DPID"
+expect_json "j['state']['daemon_pid']==$DPID" $OFC --socket "$SOCK" status --json
 wait_state 'j["devices"][0].get("reachable") is True and j["devices"][0].get("in_sync") is True' && ok || bad "probe: device not seen"
 expect_error 1 "ofcd: another ofcd is serving $SOCK already" $OFCD --foreground --config "$TORUS" --socket "$SOCK" --state-dir "$TMP/st2"
 # The device goes away: the probe says so, and says when it is back.
@@ -444,6 +447,31 @@ kill -TERM "$DPID"
 i=0
 while kill -0 "$DPID" 2>/dev/null && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
 [ ! -e "$SOCK" ] && ok || bad "daemonized ofcd did not stop"
+[ ! -e "$TMP/dd.pid" ] && grep -q "notice: stopped: " "$TMP/dd.log" && ok || bad "pid file left, or the stop not logged"
+
+# ---- a new operator's start (issue 35): each refusal names the path and the option -----------
+# Without syslog a detached ofcd would lose every line: it refuses, unless
+# told where to log.
+if [ ! -e /dev/log ]; then
+	expect_error 2 "ofcd: logs would go to syslog, and this machine has none (/dev/log: No such file or directory): pass --log-file FILE, or --foreground to log to stderr" \
+		$OFCD --config "$TORUS" --socket "$SOCK" --state-dir "$TMP/st-new"
+else
+	echo "ofcd: /dev/log exists here: the refusal to detach without a log is not tested"
+fi
+expect_error 2 "ofcd: --socket $TMP/run/ofcd.sock: no directory $TMP/run (create it, or give --socket a path in a directory that exists)" \
+	$OFCD --foreground --config "$TORUS" --socket "$TMP/run/ofcd.sock" --state-dir "$TMP/st-new"
+expect_error 2 "ofcd: --ro-socket $TMP/run/ro.sock: no directory $TMP/run (create it, or give --ro-socket a path in a directory that exists)" \
+	$OFCD --foreground --config "$TORUS" --socket "$SOCK" --ro-socket "$TMP/run/ro.sock" --state-dir "$TMP/st-new"
+expect_error 2 "ofcd: --pid-file $TMP/run/ofcd.pid: no directory $TMP/run (create it, or give --pid-file a path in a directory that exists)" \
+	$OFCD --foreground --config "$TORUS" --socket "$SOCK" --state-dir "$TMP/st-new" --pid-file "$TMP/run/ofcd.pid"
+expect_error 2 "ofcd: --log-file $TMP/run/ofcd.log: no directory $TMP/run (create it, or give --log-file a path in a directory that exists)" \
+	$OFCD --config "$TORUS" --socket "$SOCK" --state-dir "$TMP/st-new" --log-file "$TMP/run/ofcd.log"
+# Refused before the lock: no state directory, no lock file left behind.
+[ ! -e "$TMP/st-new" ] && ok || bad "a refused start left $(ls -R "$TMP/st-new")"
+# The default credentials directory of an install, missing here: named,
+# with the option and where the config's file is.
+expect_error 2 "$TMP/torus.yaml:22:20: credentials 'ocs0.cred' of ocs0: credentials directory $TMP/creds: No such file or directory (ofcd reads credentials only from --credentials-dir DIR; this one is in $TMP)" \
+	$BUILD/ofcd --foreground --config "$TORUS" --socket "$SOCK" --state-dir "$TMP/st-new" --credentials-dir "$TMP/creds"
 
 # ---- a WDM ring fabric ----------------------------------------------------------------------
 start_emu mrr-emu m --nodes 8 --wavelengths 4 --interfaces 2 --mrrs 4

@@ -278,8 +278,18 @@ static void test_credentials_dir(void **state)
 	chmod(in, 0600);
 	chmod(dir, 0777);
 	assert_int_equal(credentials_load(in, dir, &c, &err), -1);
-	assert_string_equal(err.msg, "credentials directory is writable by group or others");
+	char *want = xasprintf("credentials directory %s is writable by group or others", dir);
+	assert_string_equal(err.msg, want);
+	free(want);
 	chmod(dir, 0755);
+	/* A directory that is not there is named (a new install's first
+	 * stumble: /etc/ofc/credentials). */
+	char *missing = xasprintf("%s/none", other);
+	assert_int_equal(credentials_check_path(in, missing, &err), -1);
+	want = xasprintf("credentials directory %s: No such file or directory", missing);
+	assert_string_equal(err.msg, want);
+	free(want);
+	free(missing);
 	if (geteuid() == 0) {
 		assert_int_equal(chown(in, 65534, 65534), 0);
 		assert_int_equal(credentials_load(in, dir, &c, &err), -1);
