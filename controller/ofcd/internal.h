@@ -157,7 +157,9 @@ enum job_kind {
 struct probe_dev {
 	char name[NAME_MAX_LEN + 1];
 	bool reachable;
-	bool in_sync; /* the read agrees with the record */
+	bool in_sync;  /* the read agrees with the record */
+	bool recorded; /* the record has a state for it */
+	uint32_t entries;
 	char error[512];
 	enum ofc_reason reason;
 };
@@ -204,6 +206,7 @@ struct job {
 	struct fabcfg *new_cfg; /* the config now running, when it changed */
 	struct probe_dev *probe;
 	uint32_t nprobe;
+	bool startup; /* probe: the check once at start, reported in the log */
 	uint64_t txn; /* the transaction it ran (0: none) */
 	/* Events that say how it ended (committed, rolled back, config
 	 * applied): delivered after its snapshot is published, so a client

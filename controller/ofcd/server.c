@@ -1665,6 +1665,46 @@ static void plan_landed(struct ofcd *d, struct plan_task *t)
 	maybe_start(d);
 }
 
+/* The check once at start (ofcd_run): what each device holds against the
+ * record, in the log, so an operator sees at once whether ofcd reaches
+ * its devices and whether they were changed while it was down. Reads
+ * only: nothing is changed here. */
+static void report_start_check(struct ofcd *d, const struct job *j)
+{
+	uint32_t up = 0, same = 0, fresh = 0;
+
+	for (uint32_t i = 0; i < j->nprobe; i++) {
+		const struct probe_dev *p = &j->probe[i];
+
+		up += p->reachable;
+		same += p->in_sync;
+		fresh += p->reachable && !p->recorded;
+		if (!p->reachable)
+			ofcd_log(d, OFCD_LOG_WARNING, "start check: %s unreachable: %s", p->name,
+				 p->error);
+		else if (!p->recorded)
+			ofcd_log(
+			    d, OFCD_LOG_NOTICE,
+			    "start check: %s reachable, %u entries, nothing recorded for it yet",
+			    p->name, p->entries);
+		else if (p->in_sync)
+			ofcd_log(d, OFCD_LOG_NOTICE,
+				 "start check: %s reachable, %u entries, as the record says",
+				 p->name, p->entries);
+		else
+			ofcd_log(d, OFCD_LOG_WARNING,
+				 "start check: %s reachable, %u entries, NOT as the record says "
+				 "(changed while ofcd was down? status shows it; the next change "
+				 "takes it to its target)",
+				 p->name, p->entries);
+	}
+	ofcd_log(d,
+		 up == j->nprobe && same + fresh == j->nprobe ? OFCD_LOG_NOTICE : OFCD_LOG_WARNING,
+		 "start check: %u device%s: %u reachable, %u as recorded, %u not, %u with nothing "
+		 "recorded yet",
+		 j->nprobe, j->nprobe == 1 ? "" : "s", up, same, up - same - fresh, fresh);
+}
+
 static void job_done(struct ofcd *d, struct job *j)
 {
 	struct conn *c = j->conn_id ? find_conn(d, j->conn_id) : NULL;
@@ -1698,6 +1738,8 @@ static void job_done(struct ofcd *d, struct job *j)
 		}
 		changed(d);
 		flush_deferred(d, j);
+		if (j->startup)
+			report_start_check(d, j);
 	} else {
 		Ofc__V1__Response *r = ofc__v1__response__unpack(NULL, j->reply_len, j->reply);
 
@@ -2210,6 +2252,17 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	d->threads_started = true;
 	if (d->o.notify)
 		d->o.notify(d->o.log_ctx, "READY=1");
+	/* Read every device once now (the probe, reported in the log), rather
+	 * than first after --probe-interval: a device ofcd cannot reach, or
+	 * one changed while ofcd was down, shows at start. Probing off (0)
+	 * means no device is read unasked, at start either. */
+	if (d->o.probe_interval > 0) {
+		struct job *j = xcalloc(1, sizeof(*j));
+
+		j->kind = JOB_PROBE;
+		j->startup = true;
+		hand_to_worker(d, j);
+	}
 	/* Ready before the workload's schedule: an all-to-all's is computed
 	 * now, in the background. */
 	plan_check(d);

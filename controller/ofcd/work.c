@@ -784,6 +784,8 @@ static void run_probe(struct ofcd *d, struct job *j)
 		for (uint32_t k = 0; have && k < rec.ndevs; k++)
 			if (strcmp(rec.dev_names[k], p->name) == 0)
 				r = &rec.dev_states[k];
+		p->recorded = r != NULL;
+		p->entries = p->reachable ? state_size(&c->devs[i].actual) : 0;
 		p->in_sync = p->reachable && r && state_equal(r, &c->devs[i].actual);
 	}
 	if (have)

@@ -431,7 +431,8 @@ expect_exit 0 stop_ofcd
 
 # ---- daemonized, with device probes ------------------------------------------------------------
 # Logs go to --log-file (this machine may have no syslog: /dev/log), the
-# pid to --pid-file before the parent returns.
+# pid to --pid-file before the parent returns; the device is read once at
+# start and the log says what it holds.
 $OFCD --config "$TORUS" --socket "$SOCK" --state-dir "$ST" --device "$DEV" --probe-interval 200ms \
 	--log-file "$TMP/dd.log" --pid-file "$TMP/dd.pid"
 [ $? -eq 0 ] && ok || bad "ofcd did not daemonize"
@@ -439,6 +440,11 @@ DPID=$(cat "$TMP/dd.pid")
 DAEMONS="$DAEMONS $DPID"
 expect_json "j['state']['daemon_pid']==$DPID" $OFC --socket "$SOCK" status --json
 wait_state 'j["devices"][0].get("reachable") is True and j["devices"][0].get("in_sync") is True' && ok || bad "probe: device not seen"
+i=0
+until grep -q "start check: 1 device" "$TMP/dd.log" || [ $i -ge 500 ]; do sleep 0.01; i=$((i + 1)); done
+grep -q "ofcd\[$DPID\] notice: start check: ocs0 reachable, 256 entries, as the record says" "$TMP/dd.log" &&
+	grep -q "notice: start check: 1 device: 1 reachable, 1 as recorded, 0 not, 0 with nothing recorded yet" "$TMP/dd.log" &&
+	ok || bad "start check not logged" "$(cat "$TMP/dd.log")"
 expect_error 1 "ofcd: another ofcd is serving $SOCK already" $OFCD --foreground --config "$TORUS" --socket "$SOCK" --state-dir "$TMP/st2"
 # The device goes away: the probe says so, and says when it is back.
 stop_emu "$j_pid"
@@ -472,6 +478,23 @@ expect_error 2 "ofcd: --log-file $TMP/run/ofcd.log: no directory $TMP/run (creat
 # with the option and where the config's file is.
 expect_error 2 "$TMP/torus.yaml:22:20: credentials 'ocs0.cred' of ocs0: credentials directory $TMP/creds: No such file or directory (ofcd reads credentials only from --credentials-dir DIR; this one is in $TMP)" \
 	$BUILD/ofcd --foreground --config "$TORUS" --socket "$SOCK" --state-dir "$TMP/st-new" --credentials-dir "$TMP/creds"
+# A device that is not there at start, and one changed while ofcd was
+# down, are in the log at once (not after --probe-interval).
+start_ofcd d7.log --config "$TORUS" --socket "$SOCK" --state-dir "$ST" --device ocs0=127.0.0.1:1 --probe-interval 1h
+i=0
+until grep -q "start check: 1 device" "$TMP/d7.log" || [ $i -ge 500 ]; do sleep 0.01; i=$((i + 1)); done
+grep -q "warning: start check: ocs0 unreachable: ocs0: cannot connect to 127.0.0.1:1: Connection refused (is the device, or its emulator build/ocs-emu, listening there? --device ocs0=HOST:PORT reaches it elsewhere)" "$TMP/d7.log" &&
+	grep -q "warning: start check: 1 device: 0 reachable, 0 as recorded, 0 not, 0 with nothing recorded yet" "$TMP/d7.log" &&
+	ok || bad "unreachable device at start not logged" "$(cat "$TMP/d7.log")"
+expect_exit 0 stop_ofcd
+start_emu ocs-emu z --ports 256 --credentials configs/credentials/ocs0.cred
+start_ofcd d8.log --config "$TORUS" --socket "$SOCK" --state-dir "$ST" --device "ocs0=127.0.0.1:$z_port"
+i=0
+until grep -q "start check: 1 device" "$TMP/d8.log" || [ $i -ge 500 ]; do sleep 0.01; i=$((i + 1)); done
+grep -q "warning: start check: ocs0 reachable, 0 entries, NOT as the record says" "$TMP/d8.log" &&
+	ok || bad "a device changed while ofcd was down: not logged at start" "$(cat "$TMP/d8.log")"
+expect_exit 0 stop_ofcd
+stop_emu "$z_pid"
 
 # ---- a WDM ring fabric ----------------------------------------------------------------------
 start_emu mrr-emu m --nodes 8 --wavelengths 4 --interfaces 2 --mrrs 4
