@@ -108,15 +108,18 @@ uint64_t exec_memory_bound(enum sched_collective c, uint32_t nodes, uint32_t lan
 /* ---- link probes (exec/probe.c) --------------------------------------------
  * For each lane of each host, one connection to the far end: a few small
  * stamped messages give the one-way latency (the hosts share this
- * machine's monotonic clock), then `bytes` sent as fast as the link takes
- * them give its rate. All links at once, each deadline-bounded. */
+ * machine's monotonic clock), then every link at once sends as fast as it
+ * takes bytes for `seconds`, and the far end's rate is what the link
+ * carried with all the others loaded. timeout bounds the whole (an
+ * absolute deadline from the call). */
 struct exec_probe {
 	uint32_t host, lane, peer;
 	double latency; /* seconds, the least of the stamped messages */
 	double rate;	/* bits/s of payload */
+	uint64_t bytes; /* payload received */
 	bool ok;
 };
-int exec_probe_links(const struct exec_net *net, uint64_t bytes, double timeout,
+int exec_probe_links(const struct exec_net *net, double seconds, double timeout,
 		     struct exec_probe **out, uint32_t *n, struct ofc_error *err);
 
 /* ---- the MPI baseline (exec/mpi.c) -------------------------------------------

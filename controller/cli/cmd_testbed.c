@@ -19,18 +19,16 @@ static int check_links(struct fabric_cmd *fc, struct json_writer *w, int *status
 	struct link_shape *sh;
 	struct exec_probe *pr = NULL;
 	uint32_t npr = 0;
-	uint64_t bytes;
+	/* A third of a second of traffic: long enough for TCP to leave slow
+	 * start, short enough for a check. */
+	double seconds = 1.0 / 3;
 
 	if (testbed_net_read(f, fc->state_dir, &t, &err) < 0)
 		return cli_fail(&err);
 	sh = xcalloc((size_t)t.nhosts * t.ports + 1, sizeof(*sh));
 	testbed_exec_net(&t, PROBE_PORT, &net);
-	/* A third of a second of traffic at the shaped rate: long enough for
-	 * TCP to leave slow start, short enough for a check. */
-	bytes = t.rate > 0 ? (uint64_t)(t.rate / 8 / 3) : 8u << 20;
-	bytes = bytes < (256u << 10) ? 256u << 10 : bytes > (64u << 20) ? 64u << 20 : bytes;
 	if (testbed_read_links((const char *const *)t.netns, t.nhosts, t.ports, sh, &err) < 0 ||
-	    exec_probe_links(&net, bytes, 30.0, &pr, &npr, &err) < 0) {
+	    exec_probe_links(&net, seconds, 30.0, &pr, &npr, &err) < 0) {
 		free(sh);
 		testbed_net_free(&t);
 		return cli_fail(&err);
@@ -39,11 +37,9 @@ static int check_links(struct fabric_cmd *fc, struct json_writer *w, int *status
 		jw_key(w, "circuits");
 		jw_arr_begin(w);
 	} else {
-		printf("%u circuits, shaped to %s, latency %s; probed with %.2f MiB each, all at "
-		       "once:\n",
+		printf("%u circuits, shaped to %s, latency %s; probed for %.2f s, all at once:\n",
 		       npr, t.rate > 0 ? "the rate below" : "nothing (unshaped)",
-		       t.latency > 0 ? "as below" : "none added",
-		       (double)bytes / 1048576.0);
+		       t.latency > 0 ? "as below" : "none added", seconds);
 		printf("  %-22s %14s %14s %12s %12s\n", "circuit", "shaped Mb/s", "measured Mb/s",
 		       "delay ms", "latency ms");
 	}

@@ -4,7 +4,8 @@
  * element; steps no host takes part in cost nothing to run and nothing to
  * hold (a million empty steps), unless their times are asked for, which the
  * memory limit then refuses with the run's figure; a deadline already past
- * stops the set-up. */
+ * stops the set-up; the link probe carries data for its window on every
+ * circuit and stops at its deadline. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -187,12 +188,51 @@ static void test_deadline_past(void **state)
 	sched_free(&s);
 }
 
+/* The link probe on a ring of one lane a host: every circuit carries
+ * data for the window, its latency and rate come back, and the far end
+ * is the ring's next host; a window longer than the deadline is stopped
+ * by it (the deadline is absolute from the call). */
+static void test_probe_window(void **state)
+{
+	struct lo l;
+	uint32_t peer[HOSTS], local[HOSTS], far[HOSTS], n = 0;
+	struct exec_probe *pr = NULL;
+	struct ofc_error err = {0};
+	(void)state;
+
+	lo_init(&l);
+	for (uint32_t u = 0; u < HOSTS; u++) {
+		peer[u] = (u + 1) % HOSTS;
+		local[u] = l.addr[u];
+		far[u] = l.addr[peer[u]];
+	}
+	l.net.lanes = 1;
+	l.net.lane_peer = peer;
+	l.net.lane_local = local;
+	l.net.lane_addr = far;
+	if (exec_probe_links(&l.net, 0.2, 30, &pr, &n, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(n, HOSTS);
+	for (uint32_t i = 0; i < n; i++) {
+		assert_int_equal(pr[i].peer, (pr[i].host + 1) % HOSTS);
+		assert_true(pr[i].ok);
+		assert_true(pr[i].bytes > 0);
+		assert_true(pr[i].rate > 0);
+		assert_true(pr[i].latency > 0);
+	}
+	free(pr);
+	assert_int_equal(exec_probe_links(&l.net, 60, 0.3, &pr, &n, &err), -1);
+	assert_int_equal(err.reason, OFC_R_TIMEOUT);
+	assert_string_equal(err.msg, "the rate probe did not finish in time");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ring_runs),
 	    cmocka_unit_test(test_empty_steps),
 	    cmocka_unit_test(test_deadline_past),
+	    cmocka_unit_test(test_probe_window),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
