@@ -478,111 +478,114 @@ static void run_mpi(struct run_args *a, const struct testbed_net *t, struct run_
 		netns_host_iface(t->netns[k], t->host_addr[k], false, &(struct ofc_error){0});
 }
 
-static void print_rows(const struct run_args *a, const struct testbed_net *t,
+static void print_json(const struct run_args *a, const struct testbed_net *t,
+		       const struct run_row *rows, uint32_t n)
+{
+	const struct fabric *f = a->fc.fabric;
+	struct json_writer w;
+
+	jw_init(&w, stdout, true);
+	jw_obj_begin(&w);
+	jw_key(&w, "fabric");
+	jw_str(&w, f->name);
+	jw_key(&w, "hosts");
+	jw_uint(&w, t->nhosts);
+	jw_key(&w, "collective");
+	jw_str(&w, sched_collective_name(a->q.collective));
+	jw_key(&w, "size");
+	jw_uint(&w, a->q.size);
+	jw_key(&w, "link_rate_bps");
+	jw_double(&w, t->rate);
+	jw_key(&w, "alpha_s");
+	jw_double(&w, a->q.alpha);
+	jw_key(&w, "runs");
+	jw_arr_begin(&w);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct run_row *r = &rows[i];
+
+		jw_obj_begin(&w);
+		jw_key(&w, "algorithm");
+		jw_str(&w, r->algo);
+		jw_key(&w, "ran");
+		jw_bool(&w, r->ran);
+		if (r->error[0]) {
+			jw_key(&w, "error");
+			jw_str(&w, r->error);
+		}
+		jw_key(&w, "steps");
+		jw_uint(&w, r->steps);
+		jw_key(&w, "transfers");
+		jw_uint(&w, r->transfers);
+		jw_key(&w, "verified");
+		jw_bool(&w, r->verified);
+		if (!r->verified && r->verify_error[0]) {
+			jw_key(&w, "verify_error");
+			jw_str(&w, r->verify_error);
+		}
+		if (!r->mpi) {
+			jw_key(&w, "predicted_s");
+			jw_double(&w, r->predicted_s);
+		}
+		if (r->ran) {
+			jw_key(&w, "measured_s");
+			jw_double(&w, r->res.seconds);
+			if (!r->mpi) {
+				jw_key(&w, "ratio");
+				jw_double(&w, r->res.seconds / r->predicted_s);
+			} else {
+				jw_key(&w, "mpi_finalize_hung");
+				jw_bool(&w, r->mpi_finalize_hung);
+			}
+			if (r->circuit_bytes >= 0) {
+				jw_key(&w, "circuit_bytes");
+				jw_double(&w, r->circuit_bytes);
+			}
+			jw_key(&w, "algbw_bytes_per_s");
+			jw_double(&w, (double)a->q.size / r->res.seconds);
+			jw_key(&w, "block_bytes");
+			jw_uint(&w, r->res.block_bytes);
+			jw_key(&w, "payload_bytes");
+			jw_uint(&w, r->res.payload_bytes);
+			jw_key(&w, "connections");
+			jw_uint(&w, r->res.connections);
+			jw_key(&w, "data_ok");
+			jw_bool(&w, r->res.data_ok);
+			jw_key(&w, "checked_elements");
+			jw_uint(&w, r->res.checked_elements);
+			jw_key(&w, "bad_elements");
+			jw_uint(&w, r->res.bad_elements);
+			if (!r->res.data_ok) {
+				jw_key(&w, "first_bad");
+				jw_str(&w, r->res.first_bad);
+			}
+			if (r->step_model && r->res.step_end) {
+				jw_key(&w, "steps_detail");
+				jw_arr_begin(&w);
+				for (uint32_t k = 0; k < r->res.nsteps; k++) {
+					double prev = k ? r->res.step_end[k - 1] : 0;
+
+					jw_obj_begin(&w);
+					jw_key(&w, "measured_s");
+					jw_double(&w, r->res.step_end[k] - prev);
+					jw_key(&w, "predicted_s");
+					jw_double(&w, r->step_model[k]);
+					jw_obj_end(&w);
+				}
+				jw_arr_end(&w);
+			}
+		}
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_obj_end(&w);
+	jw_finish(&w);
+}
+
+static void print_text(const struct run_args *a, const struct testbed_net *t,
 		       const struct run_row *rows, uint32_t n)
 {
 	const struct fabric *f = a->fc.fabric;
 
-	if (a->fc.json) {
-		struct json_writer w;
-
-		jw_init(&w, stdout, true);
-		jw_obj_begin(&w);
-		jw_key(&w, "fabric");
-		jw_str(&w, f->name);
-		jw_key(&w, "hosts");
-		jw_uint(&w, t->nhosts);
-		jw_key(&w, "collective");
-		jw_str(&w, sched_collective_name(a->q.collective));
-		jw_key(&w, "size");
-		jw_uint(&w, a->q.size);
-		jw_key(&w, "link_rate_bps");
-		jw_double(&w, t->rate);
-		jw_key(&w, "alpha_s");
-		jw_double(&w, a->q.alpha);
-		jw_key(&w, "runs");
-		jw_arr_begin(&w);
-		for (uint32_t i = 0; i < n; i++) {
-			const struct run_row *r = &rows[i];
-
-			jw_obj_begin(&w);
-			jw_key(&w, "algorithm");
-			jw_str(&w, r->algo);
-			jw_key(&w, "ran");
-			jw_bool(&w, r->ran);
-			if (r->error[0]) {
-				jw_key(&w, "error");
-				jw_str(&w, r->error);
-			}
-			jw_key(&w, "steps");
-			jw_uint(&w, r->steps);
-			jw_key(&w, "transfers");
-			jw_uint(&w, r->transfers);
-			jw_key(&w, "verified");
-			jw_bool(&w, r->verified);
-			if (!r->verified && r->verify_error[0]) {
-				jw_key(&w, "verify_error");
-				jw_str(&w, r->verify_error);
-			}
-			if (!r->mpi) {
-				jw_key(&w, "predicted_s");
-				jw_double(&w, r->predicted_s);
-			}
-			if (r->ran) {
-				jw_key(&w, "measured_s");
-				jw_double(&w, r->res.seconds);
-				if (!r->mpi) {
-					jw_key(&w, "ratio");
-					jw_double(&w, r->res.seconds / r->predicted_s);
-				} else {
-					jw_key(&w, "mpi_finalize_hung");
-					jw_bool(&w, r->mpi_finalize_hung);
-				}
-				if (r->circuit_bytes >= 0) {
-					jw_key(&w, "circuit_bytes");
-					jw_double(&w, r->circuit_bytes);
-				}
-				jw_key(&w, "algbw_bytes_per_s");
-				jw_double(&w, (double)a->q.size / r->res.seconds);
-				jw_key(&w, "block_bytes");
-				jw_uint(&w, r->res.block_bytes);
-				jw_key(&w, "payload_bytes");
-				jw_uint(&w, r->res.payload_bytes);
-				jw_key(&w, "connections");
-				jw_uint(&w, r->res.connections);
-				jw_key(&w, "data_ok");
-				jw_bool(&w, r->res.data_ok);
-				jw_key(&w, "checked_elements");
-				jw_uint(&w, r->res.checked_elements);
-				jw_key(&w, "bad_elements");
-				jw_uint(&w, r->res.bad_elements);
-				if (!r->res.data_ok) {
-					jw_key(&w, "first_bad");
-					jw_str(&w, r->res.first_bad);
-				}
-				if (r->step_model && r->res.step_end) {
-					jw_key(&w, "steps_detail");
-					jw_arr_begin(&w);
-					for (uint32_t k = 0; k < r->res.nsteps; k++) {
-						double prev = k ? r->res.step_end[k - 1] : 0;
-
-						jw_obj_begin(&w);
-						jw_key(&w, "measured_s");
-						jw_double(&w, r->res.step_end[k] - prev);
-						jw_key(&w, "predicted_s");
-						jw_double(&w, r->step_model[k]);
-						jw_obj_end(&w);
-					}
-					jw_arr_end(&w);
-				}
-			}
-			jw_obj_end(&w);
-		}
-		jw_arr_end(&w);
-		jw_obj_end(&w);
-		jw_finish(&w);
-		return;
-	}
 	printf("testbed %s: %s of %.4g MiB per host on %u hosts, links %s, alpha %.0f us\n",
 	       f->name, sched_collective_name(a->q.collective), (double)a->q.size / 1048576.0,
 	       t->nhosts, t->rate > 0 ? "shaped" : "unshaped", a->q.alpha * 1e6);
@@ -728,7 +731,10 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 	}
 	if (a.mpi && nrows < MAX_RUNS)
 		run_mpi(&a, &t, &rows[nrows++]);
-	print_rows(&a, &t, rows, nrows);
+	if (a.fc.json)
+		print_json(&a, &t, rows, nrows);
+	else
+		print_text(&a, &t, rows, nrows);
 	for (uint32_t i = 0; i < nrows; i++) {
 		if (!rows[i].ran) {
 			if (!a.fc.json)
