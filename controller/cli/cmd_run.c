@@ -48,19 +48,6 @@ static const char help[] =
     "circuit_MB is what crossed the circuits per collective (the veths' transmit\n"
     "counters, headers included): the proof that traffic took the links.\n";
 
-/* The exec/ view of a testbed (borrows t's arrays). */
-void testbed_exec_net(const struct testbed_net *t, uint16_t port, struct exec_net *net)
-{
-	*net = (struct exec_net){.nhosts = t->nhosts,
-				 .netns = (const char *const *)t->netns,
-				 .lanes = t->ports,
-				 .lane_peer = t->peer,
-				 .lane_addr = t->peer_addr,
-				 .lane_local = t->local_addr,
-				 .host_addr = t->host_addr,
-				 .tcp_port = port};
-}
-
 struct run_args {
 	struct fabric_cmd fc;
 	struct schedule_query q;
