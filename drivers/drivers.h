@@ -305,6 +305,10 @@ struct link_shape {
 int testbed_read_links(const char *const *netns, uint32_t n, uint32_t ports, struct link_shape *out,
 		       struct ofc_error *err);
 
+/* The most tbf shapes a circuit to, bits/s: it counts bytes a second in a
+ * 32-bit field, and the driver keeps to 2e9 of them. */
+#define NETLINK_MAX_RATE 16e9
+
 /* Shape every circuit of the testbed (each host's o<p>) to rate bits/s and
  * latency seconds; both 0 removes the shaping. */
 int testbed_shape_links(const char *const *netns, uint32_t n, uint32_t ports, double rate,

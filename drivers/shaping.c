@@ -48,10 +48,13 @@ int netlink_shape(struct nl_sock *sk, int ifindex, const char *ifname, double ra
 		double bps = rate / 8;
 		int bucket, limit;
 
-		if (bps > 2e9)
-			return ofc_error_set(err, OFC_E_INPUT,
-					     "%s: a shaped rate is at most 16 Gb/s (use --rate-scale)",
-					     ifname);
+		/* testbed up keeps below it; a record of an older ofc may not. */
+		if (rate > NETLINK_MAX_RATE)
+			return ofc_error_set(
+			    err, OFC_E_INPUT,
+			    "%s: a shaped rate is at most %.0f Gb/s, not %.4g Gb/s "
+			    "(bring the testbed up again: ofc testbed up FILE)",
+			    ifname, NETLINK_MAX_RATE / 1e9, rate / 1e9);
 		/* A bucket of 1 ms of traffic (at least 32 KiB, a few
 		 * full-size packets) and a queue of 100 ms: TCP fills the
 		 * link without being dropped into slow start. */

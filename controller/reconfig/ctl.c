@@ -256,8 +256,11 @@ int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struc
 		cd->cfg.netns = (const char *const *)c->netns;
 		cd->cfg.nhosts = f->nhosts;
 		cd->cfg.host_ports = maxp;
-		testbed_shaping_recorded(c->state_dir, f->name, &cd->cfg.link_rate,
-					 &cd->cfg.link_latency);
+		struct testbed_links rec;
+
+		testbed_links_recorded(c->state_dir, f->name, &rec);
+		cd->cfg.link_rate = rec.rate;
+		cd->cfg.link_latency = rec.latency;
 		ctl_hosts_target(f, &cd->target);
 	}
 	for (uint32_t i = 0; i < c->ndevs; i++)

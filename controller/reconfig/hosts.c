@@ -38,36 +38,54 @@ void testbed_shaping(const struct fabric *f, double rate_scale, double *rate, do
 	*latency = f->testbed.link_latency;
 }
 
-/* <fabric>.links: the shaping `testbed up` chose ("RATE LATENCY", bits/s and
- * seconds), so circuits that `ofc apply` adds later get the same. */
-int testbed_shaping_write(const char *state_dir, const char *fabric, double rate, double latency,
-			  struct ofc_error *err)
+/* <fabric>.links: the shaping `testbed up` chose and what the circuits
+ * carried when last measured ("RATE LATENCY CARRIED N": bits/s, seconds,
+ * bits/s a circuit with N circuits loaded at once; 0 0 when not
+ * measured), so circuits that `ofc apply` adds later are shaped alike and
+ * a run can say when the shaping is more than this machine carries. An
+ * older ofc's file has the first two only. */
+int testbed_links_write(const char *state_dir, const char *fabric, const struct testbed_links *l,
+			struct ofc_error *err)
 {
 	char *path = ctl_path(state_dir, fabric, "links");
-	char buf[96];
-	int n = snprintf(buf, sizeof(buf), "%.17g %.17g\n", rate, latency);
+	char buf[160];
+	int n = snprintf(buf, sizeof(buf), "%.17g %.17g %.17g %u\n", l->rate, l->latency,
+			 l->carried, l->ncarried);
 	int rc = atomic_write(path, buf, (size_t)n, err);
 
 	free(path);
 	return rc;
 }
 
-void testbed_shaping_recorded(const char *state_dir, const char *fabric, double *rate,
-			      double *latency)
+void testbed_links_recorded(const char *state_dir, const char *fabric, struct testbed_links *l)
 {
 	char *path = ctl_path(state_dir, fabric, "links");
 	struct ofc_error e = {0};
 	char *data = NULL;
 	size_t len;
+	int got = 0;
 
-	*rate = *latency = 0;
-	if (access(path, F_OK) == 0 && read_file(path, 4096, &data, &len, &e) == 0 &&
-	    sscanf(data, "%lf %lf", rate, latency) != 2)
-		*rate = *latency = 0;
-	if (!(*rate >= 0 && *rate < 1e15) || !(*latency >= 0 && *latency <= 1))
-		*rate = *latency = 0;
+	memset(l, 0, sizeof(*l));
+	if (access(path, F_OK) == 0 && read_file(path, 4096, &data, &len, &e) == 0)
+		got = sscanf(data, "%lf %lf %lf %u", &l->rate, &l->latency, &l->carried,
+			     &l->ncarried);
+	if (got < 2 || !(l->rate >= 0 && l->rate < 1e15) || !(l->latency >= 0 && l->latency <= 1))
+		memset(l, 0, sizeof(*l));
+	else if (got < 4 || !(l->carried >= 0 && l->carried < 1e15))
+		l->carried = l->ncarried = 0;
 	free(data);
 	free(path);
+}
+
+int testbed_record_carried(const char *state_dir, const char *fabric, double carried,
+			   uint32_t ncircuits, struct ofc_error *err)
+{
+	struct testbed_links l;
+
+	testbed_links_recorded(state_dir, fabric, &l);
+	l.carried = carried;
+	l.ncarried = ncircuits;
+	return testbed_links_write(state_dir, fabric, &l, err);
 }
 
 static int cmp_link_port(const void *a, const void *b)

@@ -72,11 +72,10 @@ void journal_free(struct journal *j);
 /* The hosts' state for a set of circuits: links and shortest-path routes. */
 void testbed_target(const struct fabric *f, const struct hlink *links, uint32_t nlinks,
 		    struct device_state *out);
-/* The shaping `testbed up` recorded (0, 0 when none), and recording it. */
-int testbed_shaping_write(const char *state_dir, const char *fabric, double rate, double latency,
-			  struct ofc_error *err);
-void testbed_shaping_recorded(const char *state_dir, const char *fabric, double *rate,
-			      double *latency);
+/* Recording the shaping `testbed up` chose (hosts.c; testbed_links_recorded
+ * in reconfig.h reads it). */
+int testbed_links_write(const char *state_dir, const char *fabric, const struct testbed_links *l,
+			struct ofc_error *err);
 /* Circuits the switches hold now, as host links (reads the switches). */
 int testbed_current_links(struct ctl *c, struct hlink **links, uint32_t *n, struct ofc_error *err);
 

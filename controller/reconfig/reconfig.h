@@ -314,11 +314,29 @@ int ctl_list_fabrics(const char *state_dir, char ***names, uint32_t *n, struct o
 char *testbed_netns_name(const struct fabric *f, uint32_t h);
 /* rate_scale > 0 scales the config's link rate (else the config's
  * testbed.rate_scale, else 1): every circuit is shaped to it, now and when
- * `ofc apply` adds circuits while the testbed is up. */
+ * `ofc apply` adds circuits while the testbed is up. A rate above
+ * NETLINK_MAX_RATE is refused before anything is made, with the scale
+ * that fits (OFC_E_INPUT). */
 int testbed_up(struct ctl *c, double rate_scale, uint32_t *ncircuits, struct ofc_error *err);
 /* The rate (bits/s, 0: unshaped) and latency (s) the config gives the
  * testbed's circuits at this scale (see testbed_up). */
 void testbed_shaping(const struct fabric *f, double rate_scale, double *rate, double *latency);
+/* Shape every circuit of the testbed that is up to rate (the latency
+ * recorded stays) and record it; what was measured at the old rate is
+ * forgotten. */
+int testbed_reshape(struct ctl *c, double rate, struct ofc_error *err);
+/* What <state-dir>/<fabric>.links holds: the shaping chosen and what the
+ * circuits carried when last measured all at once (testbed up, check or
+ * run): bits/s a circuit, the median, with ncarried circuits loaded;
+ * carried 0: not measured at this shaping. All 0 when nothing is up. */
+struct testbed_links {
+	double rate, latency;
+	double carried;
+	uint32_t ncarried;
+};
+void testbed_links_recorded(const char *state_dir, const char *fabric, struct testbed_links *l);
+int testbed_record_carried(const char *state_dir, const char *fabric, double carried,
+			   uint32_t ncircuits, struct ofc_error *err);
 int testbed_down(struct ctl *c, uint32_t *nremoved, struct ofc_error *err);
 bool testbed_is_up(const char *state_dir, const char *fabric);
 
@@ -383,6 +401,8 @@ struct testbed_net {
 	uint32_t *host_addr;
 	uint32_t ncircuits;
 	double rate, latency; /* the shaping `testbed up` recorded (0: none) */
+	double carried;	      /* bits/s a circuit carried when measured (0: not yet) */
+	uint32_t ncarried;    /* ... with this many circuits at once */
 };
 /* Fails when the testbed is not up or a namespace cannot be read. */
 int testbed_net_read(const struct fabric *f, const char *state_dir, struct testbed_net *out,

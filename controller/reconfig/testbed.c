@@ -12,6 +12,7 @@
 #include "controller/reconfig/internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -129,8 +130,24 @@ int testbed_up(struct ctl *c, double rate_scale, uint32_t *ncircuits, struct ofc
 		goto out;
 	}
 	testbed_shaping(f, rate_scale, &rate, &latency);
+	if (rate > NETLINK_MAX_RATE) {
+		/* Here, before anything is made: found by the first `ofc apply`
+		 * that adds a circuit, it rolled the transaction back. */
+		double scale = rate_scale > 0		   ? rate_scale
+			       : f->testbed.rate_scale > 0 ? f->testbed.rate_scale
+							   : 1;
+
+		ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "a testbed circuit is shaped to at most %.0f Gb/s (tbf), and %.4g Gb/s "
+		    "were asked: --rate-scale %.4g or less fits",
+		    NETLINK_MAX_RATE / 1e9, rate / 1e9,
+		    floor(NETLINK_MAX_RATE / rate * scale * 1e4) / 1e4);
+		goto out;
+	}
+	struct testbed_links rec = {.rate = rate, .latency = latency};
 	if (atomic_write(path, sb.buf, sb.len, err) < 0 ||
-	    testbed_shaping_write(c->state_dir, f->name, rate, latency, err) < 0)
+	    testbed_links_write(c->state_dir, f->name, &rec, err) < 0)
 		goto out;
 	for (uint32_t h = 0; h < f->nhosts; h++)
 		if (netns_create(names[h], testbed_host_addr(h), err) < 0)
@@ -177,6 +194,35 @@ out:
 	state_free(&got);
 	sb_free(&sb);
 	free(path);
+	return rc;
+}
+
+int testbed_reshape(struct ctl *c, double rate, struct ofc_error *err)
+{
+	const struct fabric *f = c->fabric;
+	struct testbed_links rec;
+	uint32_t maxp = 1;
+	char **names;
+	int rc;
+
+	if (rate > NETLINK_MAX_RATE)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "a testbed circuit is shaped to at most %.0f Gb/s (tbf)",
+				     NETLINK_MAX_RATE / 1e9);
+	testbed_links_recorded(c->state_dir, f->name, &rec);
+	names = xcalloc(f->nhosts + 1, sizeof(char *));
+	for (uint32_t h = 0; h < f->nhosts; h++) {
+		names[h] = testbed_netns_name(f, h);
+		maxp = f->hosts[h].ports > maxp ? f->hosts[h].ports : maxp;
+	}
+	rec = (struct testbed_links){.rate = rate, .latency = rec.latency};
+	rc = testbed_links_write(c->state_dir, f->name, &rec, err);
+	if (rc == 0)
+		rc = testbed_shape_links((const char *const *)names, f->nhosts, maxp, rate,
+					 rec.latency, err);
+	for (uint32_t h = 0; h < f->nhosts; h++)
+		free(names[h]);
+	free(names);
 	return rc;
 }
 
@@ -251,7 +297,13 @@ int testbed_net_read(const struct fabric *f, const char *state_dir, struct testb
 	}
 	for (size_t i = 0; i < nl; i++)
 		t->peer[i] = UINT32_MAX;
-	testbed_shaping_recorded(state_dir, f->name, &t->rate, &t->latency);
+	struct testbed_links rec;
+
+	testbed_links_recorded(state_dir, f->name, &rec);
+	t->rate = rec.rate;
+	t->latency = rec.latency;
+	t->carried = rec.carried;
+	t->ncarried = rec.ncarried;
 	cfg = (struct device_cfg){.name = "testbed",
 				  .driver = "netlink",
 				  .cls = DEV_HOSTS,

@@ -2,6 +2,9 @@
 # The netns testbed: 16 hosts wired as torus:4x4 through an emulated OCS;
 # every ordered pair reaches every other; reconfigure to circulant:16:3,4
 # with the testbed up and every pair reaches again; down removes it all.
+# The shipped configs/testbed12-patch.yaml as a new operator meets it
+# (issue 35): no emulator, then its 25 Gb/s ports, then more than this
+# machine's cores carry.
 SUITE=testbed
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
@@ -24,6 +27,7 @@ start_emu ocs-emu e --ports 64 --credentials configs/credentials/ocs0.cred
 DEV="ocs0=127.0.0.1:$e_port"
 cleanup() {
 	$OFC testbed down "$TMP/torus.yaml" --state-dir "$ST" >/dev/null 2>&1
+	[ -e "$TMP/tb12.yaml" ] && $OFC testbed down "$TMP/tb12.yaml" --state-dir "$ST12" >/dev/null 2>&1
 	stop_all_emus
 	rm -rf "$TMP"
 }
@@ -59,6 +63,61 @@ expect_stdout_has "testbed $NAME down: 16 namespaces removed" \
 [ "$(ls /run/netns 2>/dev/null | grep -c "^ofc-$NAME-")" -eq 0 ] && ok || bad "namespaces left behind"
 expect_json 'not j["testbed_up"] and len(j["devices"])==1' \
 	$OFC status "$TMP/torus.yaml" --device "$DEV" --state-dir "$ST" --json
+# ---- configs/testbed12-patch.yaml, renamed so runs side by side do not meet -----------------
+N12="tb12x$$"
+ST12="$TMP/state12"
+cp configs/credentials/panel0.cred "$TMP/panel0.cred"
+sed -e "s|^name: testbed12-patch|name: $N12|" -e "s|credentials: .*|credentials: panel0.cred|" \
+	configs/testbed12-patch.yaml >"$TMP/tb12.yaml"
+nscount() { ls /run/netns 2>/dev/null | grep -c "^ofc-$N12-"; }
+# Nothing at the panel's address: what to start, or --device.
+expect_error 1 "ofc: panel0: cannot connect to 127.0.0.1:4082: Connection refused (is the device, or its emulator build/ocs-emu, listening there? --device panel0=HOST:PORT reaches it elsewhere)" \
+	$OFC testbed up "$TMP/tb12.yaml" --state-dir "$ST12"
+start_emu ocs-emu p --ports 1008 --credentials configs/credentials/panel0.cred
+P12="panel0=127.0.0.1:$p_port"
+# 25 Gb/s ports asked for as they are: refused at up, before anything is
+# made, with the scale that fits (it was the first apply's rollback).
+expect_error 2 "ofc: a testbed circuit is shaped to at most 16 Gb/s (tbf), and 25 Gb/s were asked: --rate-scale 0.64 or less fits" \
+	$OFC testbed up "$TMP/tb12.yaml" --rate-scale 1 --device "$P12" --state-dir "$ST12"
+[ "$(nscount)" -eq 0 ] && ok || bad "a refused up left namespaces"
+# Up before the panel holds circuits: shaped to the most tbf shapes, said
+# so; then the apply that was rolled back commits.
+expect_stdout_has "  shaped to 16 Gb/s, not the config's 25 Gb/s: the most tbf shapes (rate scale 0.64)" \
+	$OFC testbed up "$TMP/tb12.yaml" --device "$P12" --state-dir "$ST12"
+grep -q "^  no circuits yet: testbed check (or the first testbed run) measures what they carry$" "$TMP/out" &&
+	ok || bad "up with no circuits: no note" "$(cat "$TMP/out")"
+expect_stdout_has "committed transaction 1: 228 operations on 2 devices" \
+	$OFC apply "$TMP/tb12.yaml" --device "$P12" --state-dir "$ST12"
+# 48 circuits at 16 Gb/s each: no machine carries that. The first run
+# measures what they carry (nothing was) and says what its ratio means.
+RUN12="$OFC testbed run $TMP/tb12.yaml --state-dir $ST12 --collective allreduce --size 4MiB --json"
+expect_json 'j["carried_bps"]>0 and j["carried_bps"]<0.8*j["link_rate_bps"] and "all 48 at once carried" in j["warning"] and j["runs"][0]["data_ok"]' $RUN12
+over=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["runs"][0]["ratio"])' "$TMP/out")
+grep -q "^ofc testbed run: warning: the circuits are shaped to 16 Gb/s, and all 48 at once carried " "$TMP/err" &&
+	ok || bad "run over what the circuits carry: no warning" "$(cat "$TMP/err")"
+# check measures it too, and fails, saying what to do.
+expect_exit 1 $OFC testbed check "$TMP/tb12.yaml" --state-dir "$ST12" --json
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["reachable"]==132 and j["carries_shaped_rate"] is False and "this machine cannot carry the shaping" in j["carried"] else 1)' "$TMP/out" &&
+	ok || bad "check over what the circuits carry" "$(head -c 600 "$TMP/out")"
+# up again, nobody choosing the rate: shaped to what they carry, said so.
+expect_stdout_has " circuits at once carried " $OFC testbed up "$TMP/tb12.yaml" --device "$P12" --state-dir "$ST12"
+grep -q "below the 16 Gb/s shaped: shaped to .* (rate scale .*), where they carry .* each.*; --rate-scale X sets another$" "$TMP/out" &&
+	ok || bad "up did not shape to what the circuits carry" "$(cat "$TMP/out")"
+# check's verdict is its own figures' (whatever this machine's load now),
+# and the exit status follows it.
+$OFC testbed check "$TMP/tb12.yaml" --state-dir "$ST12" --json >"$TMP/out" 2>"$TMP/err"
+crc=$?
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); r=j["circuits"][0]["shaped_rate_bps"]; c=j["carries_shaped_rate"]; sys.exit(0 if r<1.6e10 and all(x["shaped_rate_bps"]==r for x in j["circuits"]) and c==(j["carried_bps"]>=0.8*r) and (0 if c else 1)==int(sys.argv[2]) else 1)' "$TMP/out" "$crc" &&
+	ok || bad "check after up shaped to what they carry" "exit $crc" "$(head -c 600 "$TMP/out")"
+# measured/predicted now means something: the same run's ratio falls by
+# far more than the 3x a busy machine could explain.
+expect_json 'j["runs"][0]["data_ok"]' $RUN12
+auto=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["runs"][0]["ratio"])' "$TMP/out")
+python3 -c "import sys; sys.exit(0 if 3 * $auto < $over else 1)" && ok ||
+	bad "measured/predicted $auto shaped to what the circuits carry, $over at 16 Gb/s"
+echo "testbed: testbed12-patch allreduce 4 MiB, measured/predicted: $over at 16 Gb/s, $auto shaped by up"
+expect_stdout_has "testbed $N12 down: 12 namespaces removed" $OFC testbed down "$TMP/tb12.yaml" --state-dir "$ST12"
+
 expect_error 2 "ofc testbed: unknown action 'sideways' (expected up, check, run or down)" $OFC testbed sideways "$TMP/torus.yaml"
 expect_error 2 "ofc testbed: missing up, check, run or down" $OFC testbed
 
