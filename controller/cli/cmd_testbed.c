@@ -16,35 +16,41 @@ static double two_figures(double x)
 	return floor(x / p) * p;
 }
 
-/* The verdict of check on what the circuits carry: below the shaping, the
- * model's times mean nothing (measured 17x the model, with exit 0, on 2
- * cores), so it is an error that says what to do. */
-static bool carried_verdict(const struct fabric_cmd *fc, const struct testbed_net *t, uint32_t n,
-			    double median, double least, char *line, size_t len)
+/* The verdict of check on what the circuits carry. Below
+ * TESTBED_CARRY_SHARE of the shaping the model's times stretch by the
+ * factor, said; below TESTBED_CARRY_FAIL of it the model means nothing
+ * (17x, with exit 0, on 2 cores) and check fails, saying what to do. Two
+ * levels, because a shared machine's load moves a measure by a third
+ * (200 Mb/s, then 135) and check should not fail on that. Returns the
+ * exit status the figures give (0 or 1); *carries is the first test. */
+static int carried_verdict(const struct fabric_cmd *fc, const struct testbed_net *t, uint32_t n,
+			   double median, double least, bool *carries, char *line, size_t len)
 {
-	bool below = t->rate > 0 && median < TESTBED_CARRY_SHARE * t->rate;
 	char m[32], l[32], r[32];
 	int k =
 	    snprintf(line, len, "all %u circuits at once carried %s each (median; least %s)", n,
 		     testbed_rate_str(median, m, sizeof(m)), testbed_rate_str(least, l, sizeof(l)));
 
+	*carries = !(t->rate > 0) || median >= TESTBED_CARRY_SHARE * t->rate;
 	if (k < 0 || (size_t)k >= len)
-		return below;
+		k = 0;
 	if (!(t->rate > 0))
 		snprintf(line + k, len - (size_t)k, ", unshaped");
-	else if (!below)
+	else if (*carries)
 		snprintf(line + k, len - (size_t)k,
 			 ", %.0f%% of the %s shaped: the model's times hold",
 			 100 * median / t->rate, testbed_rate_str(t->rate, r, sizeof(r)));
 	else
-		snprintf(
-		    line + k, len - (size_t)k,
-		    ", %.0f%% of the %s shaped: this machine cannot carry the shaping, and runs "
-		    "will take up to %.3gx the model's time; 'ofc testbed up %s' without "
-		    "--rate-scale shapes to what they carry",
-		    100 * median / t->rate, testbed_rate_str(t->rate, r, sizeof(r)),
-		    t->rate / median, fc->file);
-	return below;
+		snprintf(line + k, len - (size_t)k,
+			 ", %.0f%% of the %s shaped: %s, and runs will take up to %.3gx the "
+			 "model's time; 'ofc testbed up %s' without --rate-scale shapes to what "
+			 "they carry",
+			 100 * median / t->rate, testbed_rate_str(t->rate, r, sizeof(r)),
+			 median < TESTBED_CARRY_FAIL * t->rate
+			     ? "this machine cannot carry the shaping"
+			     : "this machine carries less than the shaping (busy?)",
+			 t->rate / median, fc->file);
+	return t->rate > 0 && median < TESTBED_CARRY_FAIL * t->rate;
 }
 
 /* Per circuit: the shaping the kernel holds and what a probe measures;
@@ -59,7 +65,7 @@ static int check_links(struct fabric_cmd *fc, struct json_writer *w, int *status
 	uint32_t npr = 0;
 	double median, least;
 	char verdict[600];
-	bool below;
+	bool carries;
 
 	if (testbed_net_read(f, fc->state_dir, &t, &err) < 0)
 		return cli_fail(&err);
@@ -72,8 +78,7 @@ static int check_links(struct fabric_cmd *fc, struct json_writer *w, int *status
 		testbed_net_free(&t);
 		return cli_fail(&err);
 	}
-	below = carried_verdict(fc, &t, npr, median, least, verdict, sizeof(verdict));
-	if (below)
+	if (carried_verdict(fc, &t, npr, median, least, &carries, verdict, sizeof(verdict)))
 		*status = 1;
 	if (w) {
 		jw_key(w, "carried_bps");
@@ -82,7 +87,7 @@ static int check_links(struct fabric_cmd *fc, struct json_writer *w, int *status
 		jw_double(w, least);
 		if (t.rate > 0) {
 			jw_key(w, "carries_shaped_rate");
-			jw_bool(w, !below);
+			jw_bool(w, carries);
 		}
 		jw_key(w, "carried");
 		jw_str(w, verdict);
@@ -384,7 +389,7 @@ int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv)
 	    "of "
 	    "hosts, then the shaping each circuit holds and the rate and latency a probe\n"
 	    "measures on it, all at once; exit 1 unless all reach and the circuits carry\n"
-	    "their shaping.\n"
+	    "at least half their shaping.\n"
 	    "  --rate-scale X   up: shape circuits to X times the config's link rate; without\n"
 	    "                   it, up shapes to what this machine carries (and at most\n"
 	    "                   16 Gb/s) and says so\n"

@@ -103,11 +103,11 @@ python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["re
 expect_stdout_has " circuits at once carried " $OFC testbed up "$TMP/tb12.yaml" --device "$P12" --state-dir "$ST12"
 grep -q "below the 16 Gb/s shaped: shaped to .* (rate scale .*), where they carry .* each.*; --rate-scale X sets another$" "$TMP/out" &&
 	ok || bad "up did not shape to what the circuits carry" "$(cat "$TMP/out")"
-# check's verdict is its own figures' (whatever this machine's load now),
-# and the exit status follows it.
+# check's verdict is its own figures' (whatever this machine's load now):
+# it carries the shaping at 80% of it, and fails below half.
 $OFC testbed check "$TMP/tb12.yaml" --state-dir "$ST12" --json >"$TMP/out" 2>"$TMP/err"
 crc=$?
-python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); r=j["circuits"][0]["shaped_rate_bps"]; c=j["carries_shaped_rate"]; sys.exit(0 if r<1.6e10 and all(x["shaped_rate_bps"]==r for x in j["circuits"]) and c==(j["carried_bps"]>=0.8*r) and (0 if c else 1)==int(sys.argv[2]) else 1)' "$TMP/out" "$crc" &&
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); r=j["circuits"][0]["shaped_rate_bps"]; c=j["carries_shaped_rate"]; sys.exit(0 if r<1.6e10 and all(x["shaped_rate_bps"]==r for x in j["circuits"]) and c==(j["carried_bps"]>=0.8*r) and (1 if j["carried_bps"]<0.5*r else 0)==int(sys.argv[2]) else 1)' "$TMP/out" "$crc" &&
 	ok || bad "check after up shaped to what they carry" "exit $crc" "$(head -c 600 "$TMP/out")"
 # measured/predicted now means something: the same run's ratio falls by
 # far more than the 3x a busy machine could explain.
