@@ -48,6 +48,15 @@ expect_exit 0 $OFC apply "$TMP/ring.yaml" $D
 # chosen one the least total among those within --max-moves, the plan its
 # moves, and the in-place and requested candidates priced as `ofc schedule`
 # prices their topologies.
+# docs/relabel.md's example as it shows it (the finder's alternatives weighed
+# too): the circulant in place is kept, and the table and the choice read so.
+expect_stdout_has "chose keep circulant:64:1,2 in place: 0 moves (0 s) + 1e+06 x " \
+	$OFC plan "$TMP/slow.yaml" --device "ocs0=127.0.0.1:$e_port" --state-dir "$ST" --horizon 1e6 --relabel-budget 0.3
+grep -q "^targets weighed over 1e+06 runs of allreduce 1 MiB (alltoall 16 MiB not priced):$" "$TMP/out" &&
+	grep -q "^  \* keep circulant:64:1,2 in place  *0  *0 s  *361.3 us  *361.3 s$" "$TMP/out" &&
+	grep -q "^    genkautz:64,4 renumbered (the finder's) " "$TMP/out" && ok ||
+	bad "docs/relabel.md's plan --horizon example" "$(cat "$TMP/out")"
+
 check_choice() { # MOVE_TIME_S MAX_MOVES(or -) CMD...
 	mt=$1
 	mm=$2
