@@ -495,11 +495,7 @@ static int check_dir_of(const char *path, const char *option)
 	return rc;
 }
 
-/* Where the lines go, decided before anything starts, so that a daemon
- * never detaches into a log nobody can read: syslog needs /dev/log
- * (_PATH_LOG), which containers and minimal machines lack, and syslog(3)
- * then drops every line without a word. Returns -1 to go on, else the exit
- * status. */
+/* Where the lines go. Returns -1 to go on, else the exit status. */
 static int open_log(const struct args *a, struct logger *lg)
 {
 	lg->fd = -1;
@@ -508,13 +504,6 @@ static int open_log(const struct args *a, struct logger *lg)
 	    (a->use_journal || (a->foreground && !a->use_syslog && stderr_is_journal()));
 	lg->use_syslog = !a->log_file && !lg->use_journal && (a->use_syslog || !a->foreground);
 	lg->notify = getenv("NOTIFY_SOCKET") != NULL;
-	if (lg->use_syslog && access("/dev/log", F_OK) != 0) {
-		fprintf(stderr,
-			"ofcd: logs would go to syslog, and this machine has none (/dev/log: %s): "
-			"pass --log-file FILE, or --foreground to log to stderr\n",
-			strerror(errno));
-		return 2;
-	}
 	if (!a->log_file)
 		return -1;
 	if (check_dir_of(a->log_file, "--log-file") >= 0)
@@ -556,6 +545,20 @@ static int serve(struct ofcd_opts *o, bool foreground, const char *pid_file, str
 		rc = ofc_error_exit_code(&err) ? ofc_error_exit_code(&err) : 1;
 		report(report_fd, (char)rc);
 		return rc;
+	}
+	/* A daemon never detaches into a log nobody can read: syslog needs
+	 * /dev/log (_PATH_LOG), which containers and minimal machines lack,
+	 * and syslog(3) then drops every line without a word. Said after the
+	 * options and the config are checked, so that their errors come
+	 * first. */
+	if (lg->use_syslog && access("/dev/log", F_OK) != 0) {
+		fprintf(stderr,
+			"ofcd: logs would go to syslog, and this machine has none (/dev/log: %s): "
+			"pass --log-file FILE, or --foreground to log to stderr\n",
+			strerror(errno));
+		ofcd_close(d);
+		report(report_fd, 2);
+		return 2;
 	}
 	if (pid_file) {
 		char pid[24];

@@ -460,7 +460,7 @@ while kill -0 "$DPID" 2>/dev/null && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1))
 # told where to log.
 if [ ! -e /dev/log ]; then
 	expect_error 2 "ofcd: logs would go to syslog, and this machine has none (/dev/log: No such file or directory): pass --log-file FILE, or --foreground to log to stderr" \
-		$OFCD --config "$TORUS" --socket "$SOCK" --state-dir "$TMP/st-new"
+		$OFCD --config "$TORUS" --socket "$SOCK" --state-dir "$TMP/st-log"
 else
 	echo "ofcd: /dev/log exists here: the refusal to detach without a log is not tested"
 fi
