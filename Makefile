@@ -7,8 +7,9 @@
 #   make bench      benchmarks (results are recorded in bench/RESULTS.md)
 #   make fuzz       build the libFuzzer targets (clang)
 #   make install    binaries, man pages, completion, systemd unit, sysusers.d
-#                   and tmpfiles.d, headers, libofc.a and ofc.pc under
-#                   $(DESTDIR)$(PREFIX) (PREFIX=/usr/local)
+#                   and tmpfiles.d, headers, libofc.a and ofc.pc, the docs,
+#                   the .proto files and the example configs (share/ofc)
+#                   under $(DESTDIR)$(PREFIX) (PREFIX=/usr/local)
 #
 # BUILD=dir selects the output directory, so several builds (sanitizers, a
 # helper's worktree) never share objects.
@@ -78,7 +79,7 @@ MANS     = $(patsubst %,$(BUILD)/man/%.1,$(MAN1)) $(patsubst %,$(BUILD)/man/%.8,
 MPICC    ?= mpicc
 MPI_RANK  = $(BUILD)/ofc-mpi-rank
 
-.PHONY: all run test layers unit integration check bench fuzz clean deps format install python
+.PHONY: all run test layers unit integration check bench fuzz clean deps format install python FORCE
 .DEFAULT_GOAL := all
 # Keep generated protobuf sources and test objects: they are not throwaway.
 .SECONDARY:
@@ -90,14 +91,22 @@ $(BUILD)/ofc-mpi-rank: exec/mpi/ofc_mpi_rank.c | $(STAMP)
 	@echo "  MPICC   $<"
 	$(Q)$(MPICC) -std=c11 $(OPT) $(WARN) $< -o $@
 
-$(BUILD)/man/%.1: $(BUILD)/% scripts/man.py docs/man/%.extra VERSION
+# SEE ALSO names the installed documents and data (DOCDIR, OFCDATADIR
+# below): the pages are made again when PREFIX or DATADIR names others
+# (the paths file changes only then).
+MAN_PATHS = $(DOCDIR) $(OFCDATADIR)
+$(BUILD)/man/paths: FORCE
+	@mkdir -p $(dir $@)
+	$(Q)echo '$(MAN_PATHS)' | cmp -s - $@ || echo '$(MAN_PATHS)' >$@
+FORCE:
+$(BUILD)/man/%.1: $(BUILD)/% scripts/man.py docs/man/%.extra VERSION $(BUILD)/man/paths
 	@mkdir -p $(dir $@)
 	@echo "  MAN     $@"
-	$(Q)scripts/man.py $< $* 1 $(VERSION) docs/man/$*.extra >$@.tmp && mv $@.tmp $@
-$(BUILD)/man/%.8: $(BUILD)/% scripts/man.py docs/man/%.extra VERSION
+	$(Q)scripts/man.py $< $* 1 $(VERSION) docs/man/$*.extra $(MAN_PATHS) >$@.tmp && mv $@.tmp $@
+$(BUILD)/man/%.8: $(BUILD)/% scripts/man.py docs/man/%.extra VERSION $(BUILD)/man/paths
 	@mkdir -p $(dir $@)
 	@echo "  MAN     $@"
-	$(Q)scripts/man.py $< $* 8 $(VERSION) docs/man/$*.extra >$@.tmp && mv $@.tmp $@
+	$(Q)scripts/man.py $< $* 8 $(VERSION) docs/man/$*.extra $(MAN_PATHS) >$@.tmp && mv $@.tmp $@
 
 # Install the Debian packages when any is missing; the stamp keeps this to once.
 deps: $(STAMP)
@@ -204,6 +213,9 @@ LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 DATADIR    ?= $(PREFIX)/share
 MANDIR     ?= $(DATADIR)/man
+DOCDIR     ?= $(DATADIR)/doc/ofc
+# The protos, and the example configs make run and the docs use.
+OFCDATADIR ?= $(DATADIR)/ofc
 SYSCONFDIR ?= /etc
 # systemd reads units, sysusers.d and tmpfiles.d under /usr/local/lib too.
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
@@ -232,7 +244,8 @@ install: all $(LIB)
 	  $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(UNITDIR) \
 	  $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 	  $(DESTDIR)$(INCLUDEDIR)/ofc/proto $(DESTDIR)$(SYSCONFDIR)/default \
-	  $(DESTDIR)$(DATADIR)/doc/ofc $(DESTDIR)$(PYTHONDIR)
+	  $(DESTDIR)$(DOCDIR) $(DESTDIR)$(PYTHONDIR) $(DESTDIR)$(OFCDATADIR)/proto \
+	  $(DESTDIR)$(OFCDATADIR)/configs/credentials $(DESTDIR)$(OFCDATADIR)/examples/modelw
 	install -m 0755 $(BUILD)/ofc $(BUILD)/ocs-emu $(BUILD)/mrr-emu $(BUILD)/ofc-mpi-rank $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/ofcd $(DESTDIR)$(SBINDIR)/
 	install -m 0644 $(patsubst %,$(BUILD)/man/%.1,$(MAN1)) $(DESTDIR)$(MANDIR)/man1/
@@ -249,7 +262,11 @@ install: all $(LIB)
 	install -m 0644 $(BUILD)/ofc.pc $(DESTDIR)$(LIBDIR)/pkgconfig/ofc.pc
 	for h in $(PUBLIC_H); do install -D -m 0644 $$h $(DESTDIR)$(INCLUDEDIR)/ofc/$$h || exit 1; done
 	install -m 0644 $(PROTO_H) $(DESTDIR)$(INCLUDEDIR)/ofc/proto/
-	install -m 0644 README.md docs/*.md $(DESTDIR)$(DATADIR)/doc/ofc/
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 proto/*.proto $(DESTDIR)$(OFCDATADIR)/proto/
+	install -m 0644 configs/*.yaml $(DESTDIR)$(OFCDATADIR)/configs/
+	install -m 0644 configs/credentials/* $(DESTDIR)$(OFCDATADIR)/configs/credentials/
+	install -m 0644 examples/modelw/*.yaml $(DESTDIR)$(OFCDATADIR)/examples/modelw/
 	cp -r $(BUILD)/python/ofc_client $(DESTDIR)$(PYTHONDIR)/
 	find $(DESTDIR)$(PYTHONDIR)/ofc_client -name __pycache__ -prune -exec rm -rf {} +
 

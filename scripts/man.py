@@ -3,12 +3,15 @@
 the binary itself prints for --help, so the page cannot drift from the
 options: `make` regenerates it whenever the binary changes.
 
-    scripts/man.py BUILD/ofc ofc 1 VERSION docs/man/ofc.extra > BUILD/man/ofc.1
+    scripts/man.py BUILD/ofc ofc 1 VERSION docs/man/ofc.extra DOCDIR OFCDATADIR \
+        > BUILD/man/ofc.1
 
 For ofc the page holds every command's --help (local commands, then the
 ones ofcd answers); for the others their one --help. docs/man/NAME.extra
 holds the hand-written sections (DESCRIPTION, FILES, ENVIRONMENT, SEE
-ALSO), already in roff.
+ALSO), already in roff; @DOCDIR@ and @OFCDATADIR@ in them become the paths
+`make install` puts the documents and the shared data (protos, example
+configs) in, so SEE ALSO names files that are there once installed.
 """
 import re
 import subprocess
@@ -101,7 +104,7 @@ def commands(ofc):
 
 
 def main():
-    binary, name, section, version, extra = sys.argv[1:6]
+    binary, name, section, version, extra, docdir, datadir = sys.argv[1:8]
     out = [
         f'.TH {name.upper()} {section} "" "ofc {version}" "ofc manual"',
         ".SH NAME",
@@ -114,7 +117,9 @@ def main():
         ".SH SYNOPSIS",
     ]
     out += body(run([binary, "--help"]))
-    out += open(extra).read().rstrip("\n").split("\n")
+    text = open(extra).read().rstrip("\n")
+    text = text.replace("@DOCDIR@", esc(docdir)).replace("@OFCDATADIR@", esc(datadir))
+    out += text.split("\n")
     if name == "ofc":
         out.append(".SH COMMANDS")
         for c in commands(binary):

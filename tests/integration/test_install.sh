@@ -17,6 +17,28 @@ for f in bin/ofc bin/ocs-emu bin/mrr-emu sbin/ofcd lib/libofc.a lib/pkgconfig/of
 	[ -f "$D$P/$f" ] && ok || bad "not installed: $P/$f"
 done
 [ -f "$D/etc/default/ofcd" ] && ok || bad "not installed: /etc/default/ofcd"
+# The protos and the example configs under share/ofc (issue 35 item 15): an
+# installed ofc reads its examples where the man page says they are, and
+# a client generates its messages from the installed protos (which import
+# each other as proto/NAME.proto: -I share/ofc).
+for f in proto/control.proto proto/schedule.proto configs/torus64-ocs.yaml \
+	configs/credentials/ocs0.cred examples/modelw/all-links-1.yaml; do
+	[ -f "$D$P/share/ofc/$f" ] && ok || bad "not installed: $P/share/ofc/$f"
+done
+expect_exit 0 "$D$P/bin/ofc" validate "$D$P/share/ofc/configs/torus64-ocs.yaml"
+protoc -I"$D$P/share/ofc" --python_out="$TMP" "$D$P/share/ofc/proto/control.proto" &&
+	ok || bad "protoc on the installed protos"
+# Every path a man page's SEE ALSO names is installed (under DESTDIR),
+# for PREFIX=/usr/local here and PREFIX=/usr below.
+see_also() { # PAGE: the absolute paths in its SEE ALSO section
+	sed -n '/^\.SH SEE ALSO/,/^\.SH/p' "$1" | sed 's/\\-/-/g' | grep -oE '(^| )/[a-z][^ ,;()]*' | sed 's/^ //; s/\.$//'
+}
+for m in man1/ofc.1 man1/ocs-emu.1 man1/mrr-emu.1 man8/ofcd.8; do
+	paths=$(see_also "$D$P/share/man/$m")
+	missing=""
+	for p in $paths; do [ -e "$D$p" ] || missing="$missing $p"; done
+	[ -n "$paths" ] && [ -z "$missing" ] && ok || bad "$m SEE ALSO names what is not installed:$missing" "$paths"
+done
 [ -z "$(find "$D" -name internal.h -o -name loop.h)" ] && ok || bad "private headers installed"
 find "$D" -path '*dist-packages/ofc_client/pb/control_pb2.py' | grep -q . && ok || bad "python package not installed"
 [ "$(stat -c %a "$D$P/sbin/ofcd")" = 755 ] && [ "$(stat -c %a "$D$P/lib/libofc.a")" = 644 ] && ok || bad "modes"
@@ -26,6 +48,8 @@ grep -q '^d /etc/ofc/credentials 0750 root ofc' "$D$P/lib/tmpfiles.d/ofc.conf" &
 # PREFIX=/usr moves the unit's paths with it.
 make --no-print-directory BUILD="$BUILD" DESTDIR="$TMP/usr" PREFIX=/usr CC="${CC:-cc}" SAN="${SAN:-}" install >/dev/null 2>&1
 grep -q "^ExecStart=/usr/sbin/ofcd " "$TMP/usr/usr/lib/systemd/system/ofcd.service" && ok || bad "PREFIX=/usr unit"
+see_also "$TMP/usr/usr/share/man/man8/ofcd.8" | grep -qx /usr/share/doc/ofc/ofcd.md &&
+	! grep -q /usr/local "$TMP/usr/usr/share/man/man8/ofcd.8" && ok || bad "PREFIX=/usr man page paths"
 
 # One version string for every binary.
 V=$(cat VERSION)
