@@ -448,6 +448,8 @@ static int build(const struct ofcd *d, const struct fabcfg *h, char **items, uin
 	if (config_parse(h->path, h->yaml, h->yaml_len, &f, err) < 0)
 		return -1;
 	f->files = h->f->files;
+	free(f->dir); /* a config sent without a filename resolves where it did */
+	f->dir = xstrdup(h->f->dir);
 	moves_apply(d, f);
 	if (h->f->topology.present) {
 		free(f->topology.spec);

@@ -175,8 +175,10 @@ struct job {
 	struct ucred peer;
 	bool dry_run;
 	char *target; /* for people: the topology, workload or file */
-	/* apply-config */
+	/* apply-config; unnamed: sent without a filename, so its relative
+	 * paths resolve from the running config's directory (docs/control.md) */
 	char *yaml, *filename;
+	bool unnamed;
 	size_t yaml_len;
 	/* reconfigure (spec or workload) and schedule */
 	char *spec;

@@ -793,7 +793,8 @@ static int mutation(struct conn *c, const Ofc__V1__Request *req)
 		j->kind = JOB_APPLY_CONFIG;
 		j->yaml_len = strlen(a->yaml);
 		j->yaml = xstrdup(a->yaml);
-		j->filename = xstrdup(a->filename && *a->filename ? a->filename : "apply-config");
+		j->unnamed = !a->filename || !*a->filename;
+		j->filename = xstrdup(j->unnamed ? "apply-config" : a->filename);
 		j->target = xstrdup(j->filename);
 		j->dry_run = a->has_dry_run && a->dry_run;
 	} else {

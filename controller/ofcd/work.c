@@ -196,6 +196,8 @@ static int fabric_with_topology(const struct ofcd *d, const struct fabcfg *cfg, 
 		return -1;
 	}
 	f->files = cfg->f->files;
+	free(f->dir); /* a config sent without a filename resolves where it did */
+	f->dir = xstrdup(cfg->f->dir);
 	free(f->topology.spec);
 	f->topology.spec = xstrdup(files && strstr(spec, "edges:") ? g->spec : spec);
 	graph_free(g);
@@ -495,8 +497,16 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 		 * daemon do before validation looks at the files it names. */
 		bool from_api = j->kind == JOB_APPLY_CONFIG;
 
-		if (config_parse(j->filename, j->yaml, j->yaml_len, &f, &err) == 0)
+		if (config_parse(j->filename, j->yaml, j->yaml_len, &f, &err) == 0) {
 			f->files = from_api ? &d->files : NULL;
+			/* No filename, no directory of its own: relative
+			 * credentials resolve where the running config's do
+			 * (ofcd's cwd is / under systemd, never theirs). */
+			if (from_api && j->unnamed && cur->dir) {
+				free(f->dir);
+				f->dir = xstrdup(cur->dir);
+			}
+		}
 		if (!f || ofcd_check_config(d, f, from_api, &err) < 0 ||
 		    fabric_validate(f, &err) < 0) {
 			fabric_free(f);

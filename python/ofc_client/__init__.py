@@ -35,9 +35,23 @@ import itertools
 import os
 import socket
 import struct
+import sys
 import time
 
-from .pb import control_pb2
+try:
+    from .pb import control_pb2
+except ImportError as _e:
+    # The generated classes need Google's protobuf runtime. Debian ships it
+    # for its own python3 only; a python3 of pyenv, conda or a plain venv
+    # does not see it and failed with "No module named 'google'".
+    if not ((_e.name or "").startswith("google") or "google.protobuf" in str(_e)):
+        raise
+    raise ImportError(
+        f"ofc_client needs the protobuf runtime (google.protobuf), which {sys.executable} "
+        f"cannot import ({_e}): it is Debian's package python3-protobuf "
+        "(apt-get install python3-protobuf; scripts/install-deps.sh installs it), "
+        "for Debian's /usr/bin/python3. Run the client with /usr/bin/python3, or from "
+        "a virtualenv made with --system-site-packages", name=_e.name) from _e
 
 __all__ = ["Client", "OfcError", "control_pb2", "MAX_FRAME"]
 
@@ -216,7 +230,9 @@ class Client:
 
     def apply_config(self, yaml_text, filename=None, dry_run=False):
         """Validate the YAML and drive the devices to its target as one
-        transaction. Returns the Response (message, transaction info)."""
+        transaction. Relative paths in it (credentials) resolve from the
+        directory of filename (made absolute here), else from the running
+        config's. Returns the Response (message, transaction info)."""
         req = control_pb2.Request()
         req.apply_config.yaml = yaml_text
         if filename:

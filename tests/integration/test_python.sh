@@ -107,6 +107,12 @@ sc = c.get_schedule("allreduce", summary_only=True)
 assert sc.topology == "torus:8x8" and sc.time_us == healthy.time_us, sc
 print("ok")
 PY
+# A python3 that cannot see Debian's python3-protobuf (-S: no site-packages,
+# as a pyenv or conda python3 has none of Debian's) is told which package,
+# not "No module named 'google'" alone.
+PYTHONPATH="$BUILD/python" /usr/bin/python3 -S -c 'import ofc_client' >/dev/null 2>"$TMP/imp.err"
+[ $? -eq 1 ] && tail -1 "$TMP/imp.err" | grep -q "^ImportError: ofc_client needs the protobuf runtime (google.protobuf), which /usr/bin/python3 cannot import (No module named 'google'): it is Debian's package python3-protobuf" &&
+	ok || bad "the client without protobuf" "$(tail -1 "$TMP/imp.err")"
 # The runnable example in the package.
 $PY -m ofc_client --socket "$SOCK" status >"$TMP/ex.out" 2>&1 &&
 	grep -q "^fabric torus64-ocs generation 1 topology torus:8x8 at target" "$TMP/ex.out" && ok ||
@@ -114,6 +120,20 @@ $PY -m ofc_client --socket "$SOCK" status >"$TMP/ex.out" 2>&1 &&
 $PY -m ofc_client --socket "$SOCK" reconfigure torus:4x4 >"$TMP/ex.out" 2>&1
 [ $? -eq 2 ] && grep -q "STATUS_INVALID" "$TMP/ex.out" && ok || bad "example: error exit" "$(cat "$TMP/ex.out")"
 
+# A config sent without a filename: its relative credentials resolve from the
+# running config's directory (docs/control.md), not from ofcd's cwd, and
+# still do when ofcd parses it again (a reconfigure, a failure).
+$PY - "$SOCK" "$TORUS" >"$TMP/py.out" 2>&1 <<'PY' && ok || bad "apply_config without a filename" "$(cat "$TMP/py.out")"
+import sys
+from ofc_client import Client
+c = Client(sys.argv[1], timeout=30)
+yaml = open(sys.argv[2]).read()
+assert c.apply_config(yaml, dry_run=True).transaction.state == "planned"
+assert c.apply_config(yaml).message.startswith("committed transaction"), "apply"
+assert c.reconfigure(topology="torus:8x8").message.startswith("committed transaction")
+assert "1 failure in effect" in c.report_failure(["h0-h1"]).message
+c.report_failure(clear=True, restore=True)
+PY
 kill -TERM $ofcd_pid
 wait $ofcd_pid
 [ $? -eq 0 ] && ok || bad "ofcd did not exit 0"
