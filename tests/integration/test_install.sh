@@ -110,4 +110,33 @@ if systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
 	[ -n "$score" ] && awk "BEGIN{exit !($score < 3.0)}" && ok || bad "systemd-analyze security: '$score'"
 fi
 bash -n contrib/ofc.bash-completion && ok || bad "bash completion does not parse"
+# Completion (Debian's bash-completion, which install-deps installs) offers
+# every command `ofc --help` lists and every format each command's usage
+# names (issue 35 item 8: fail, restore and msccl were missing).
+BC=/usr/share/bash-completion/bash_completion
+if [ -f "$BC" ]; then
+	cat >"$TMP/comp.bash" <<B
+. $BC
+. contrib/ofc.bash-completion
+comp() { COMP_WORDS=("\$@"); COMP_CWORD=\$((\$# - 1)); COMP_LINE="\$*"; COMP_POINT=\${#COMP_LINE}
+	COMPREPLY=(); _ofc; printf '%s\\n' "\${COMPREPLY[@]}" | sort; }
+B
+	comp() { PATH="$BUILD:$PATH" bash -c '. "$0"; comp "$@"' "$TMP/comp.bash" "$@"; }
+	cmds=$("$BUILD/ofc" --help | sed -n '/^commands:/,/^$/p' | awk 'NR>1 && NF {print $1}')
+	[ "$(comp ofc '')" = "$(printf '%s\n' $cmds --help --socket --version | sort)" ] && ok ||
+		bad "completion of commands" "$(comp ofc '' | tr '\n' ' ')"
+	nfmt=0
+	for c in $cmds; do
+		want=$("$BUILD/ofc" "$c" --help 2>/dev/null | sed -n '/^usage:/,/^$/p' |
+			grep -oE -- '--format [a-z|]+' | sed 's/^--format //' | tr '|' '\n' | sort -u)
+		[ -n "$want" ] || continue
+		nfmt=$((nfmt + 1))
+		[ "$(comp ofc "$c" --format '')" = "$want" ] && ok ||
+			bad "completion of $c --format" "$(comp ofc "$c" --format '' | tr '\n' ' ') want $(echo $want)"
+	done
+	[ "$(comp ofc schedule --format m)" = msccl ] && [ "$nfmt" -ge 4 ] && ok ||
+		bad "completion of formats" "$nfmt commands with --format"
+else
+	bad "$BC missing: scripts/install-deps.sh installs bash-completion"
+fi
 finish
