@@ -766,6 +766,10 @@ struct verify_network {
 	const uint32_t *set_off, *set_arc; /* nsets + 1 offsets, arcs */
 	const double *set_bw;
 	double step_time; /* a step's duration per block of bandwidth */
+	/* Each step's own (nsteps entries, each > 0), or NULL: step_time for
+	 * every step. Phases of different step times in one schedule (a
+	 * reduce-scatter then an allgather, each at its own R/K). */
+	const double *step_times;
 	double tolerance;
 };
 

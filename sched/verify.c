@@ -688,13 +688,14 @@ static int check_net_capacity(struct vstate *v, uint32_t t)
 {
 	const struct verify_network *nw = v->net;
 	double tol = nw->tolerance > 0 ? nw->tolerance : 1e-9, ulp = 1.0 / SCHED_ONE;
+	double st = nw->step_times ? nw->step_times[t] : nw->step_time;
 
 	for (size_t i = 0; i < v->ntarcs; i++) {
 		uint32_t a = v->tarcs[i];
 		double load = (double)v->a_load[a] / SCHED_ONE;
 
 		if (!isinf(nw->bw[a])) {
-			double lim = nw->step_time * nw->bw[a];
+			double lim = st * nw->bw[a];
 
 			if (lim > 0 && load / lim > v->r->max_utilisation)
 				v->r->max_utilisation = load / lim;
@@ -722,7 +723,7 @@ static int check_net_capacity(struct vstate *v, uint32_t t)
 		for (uint32_t j = v->aset_off[a]; j < v->aset_off[a + 1]; j++) {
 			uint32_t sidx = v->aset[j];
 			double load = (double)v->s_load[sidx] / SCHED_ONE;
-			double lim = nw->step_time * nw->set_bw[sidx];
+			double lim = st * nw->set_bw[sidx];
 
 			if (lim > 0 && load / lim > v->r->max_utilisation)
 				v->r->max_utilisation = load / lim;
@@ -2654,6 +2655,10 @@ static int setup_network(struct vstate *v)
 			    nw->nodes);
 	if (!(nw->step_time > 0))
 		return fail(v, 0, SIZE_MAX, "the network needs a step time > 0");
+	for (uint32_t t = 0; nw->step_times && t < v->s->nsteps; t++)
+		if (!(nw->step_times[t] > 0))
+			return fail(v, t, SIZE_MAX, "step %u: the network needs a step time > 0",
+				    t + 1);
 	v->term = xcalloc(n + 1, 1);
 	for (uint32_t u = 0; u < n; u++)
 		if (nw->kind[u] & VERIFY_TERMINAL) {
