@@ -370,6 +370,10 @@ void fluid_routing_merge(struct fluid_routing *rt);
 /* Closed-form lower bound on R for any T (notes Sec. 5.2-5.3): a terminal's
  * downloads over the bandwidth into it. */
 double fluid_lower_bound(const struct fluid_net *n, enum fluid_collective c, uint32_t root);
+/* The same for an allreduce of one unit per terminal and shard (k units per
+ * terminal): what any allreduce needs (a reduce-scatter and an allgather
+ * need more where terminals differ), in s/GB of shard (solve.c). */
+double fluid_allreduce_bound(const struct fluid_net *n);
 
 /* ---- Theorem 4: the step schedule (fluid/steps.c) -------------------------------
  * K chunks per origin, chunk k following the pieces shifted by k steps: T+K-1

@@ -131,6 +131,38 @@ double fluid_lower_bound(const struct fluid_net *n, enum fluid_collective c, uin
 	return lb;
 }
 
+/* An allreduce of k units per terminal (one shard each), whatever its
+ * schedule: every terminal receives something of every unit and sends its
+ * input of every unit, k/in and k/out; and where only terminals reduce,
+ * every part of the vector reaches terminals at least 2(k - 1) times, the
+ * least number of one-way calls that spread k items to all k (Harary and
+ * Schwenk 1974: a call carries at most what its caller knows, as a
+ * partial sum or a stored copy does), through sum(in) at once. The bound
+ * of a reduce-scatter plus an allgather, (k - 1)/out + (k - 1)/in, is not
+ * one for every allreduce; on uniform terminals the last term meets it. */
+double fluid_allreduce_bound(const struct fluid_net *n)
+{
+	double *in = xmalloc((n->nverts + 1) * sizeof(double));
+	double *out = xmalloc((n->nverts + 1) * sizeof(double)), lb = 0, sum_in = 0;
+	uint32_t k = fluid_terminals(n, NULL);
+	bool only_terminals_reduce = true;
+
+	in_out_bw(n, in, out);
+	for (uint32_t v = 0; v < n->nverts; v++) {
+		if (!(n->kind[v] & FLUID_TERMINAL)) {
+			only_terminals_reduce &= !(n->kind[v] & FLUID_CAN_REDUCE);
+			continue;
+		}
+		sum_in += in[v];
+		lb = fmax(lb, fmax(k / in[v], k / out[v]));
+	}
+	if (only_terminals_reduce && sum_in > 0)
+		lb = fmax(lb, 2.0 * (k - 1) * k / sum_in);
+	free(in);
+	free(out);
+	return lb;
+}
+
 static void problem_free(struct problem *p)
 {
 	free(p->orig);

@@ -12,7 +12,7 @@ static const char help[] =
     "LP 4.2's optimum R*, Theorem 4's schedule of K chunks; docs/fluid.md).\n"
     "--topology SPEC schedules on a topology alone (edges:FILE: an edge list).\n\n"
     "  --collective C   allgather, reduce-scatter, allreduce or alltoall (fluid:\n"
-    "                   also broadcast and reduce; not allreduce)\n"
+    "                   also broadcast and reduce)\n"
     "  --algo A         the algorithm, or 'all' to compare them\n"
     "  --size M         data per node, e.g. 64MiB (default: the config's collective)\n"
     "  --alpha T        latency per step, e.g. 10us (default: the config's, or 10us)\n"

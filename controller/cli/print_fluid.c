@@ -23,19 +23,41 @@ static void show_progress(void *ctx, const struct fluid_progress *p)
 	clock_progress(w->clock, buf, -1);
 }
 
-static uint64_t size_of(const struct schedule_query *q)
+/* One phase's solve and Theorem 4 (the whole answer's but for an
+ * allreduce, whose phases each have theirs), as JSON members. */
+static void write_phase_json(struct json_writer *w, const struct fluid_result *r,
+			     const struct fluid_steps_report *rep)
 {
-	return q->size ? q->size : 1u << 20;
+	jw_key(w, "hops");
+	jw_uint(w, r->hops);
+	jw_key(w, "rstar_s_per_gb");
+	jw_double(w, r->rstar);
+	jw_key(w, "rstar_lower_s_per_gb");
+	jw_double(w, r->rstar_lower);
+	jw_key(w, "objective");
+	if (isnan(r->objective))
+		jw_null(w);
+	else
+		jw_double(w, r->objective);
+	jw_key(w, "optimal");
+	jw_bool(w, r->optimal);
+	jw_key(w, "exact_routing");
+	jw_bool(w, r->routing.exact);
+	jw_key(w, "chunks");
+	jw_uint(w, rep->chunks);
+	jw_key(w, "chose_chunks");
+	jw_bool(w, rep->chose_chunks);
+	jw_key(w, "steps");
+	jw_uint(w, rep->steps);
+	jw_key(w, "step_time_s_per_gb");
+	jw_double(w, rep->step_time);
+	jw_key(w, "latency_s_per_gb");
+	jw_double(w, rep->latency);
+	jw_key(w, "schedule_cost");
+	jw_double(w, rep->cost);
 }
 
-/* Theorem 4's time for the request's size: steps x (alpha + R/K x size). */
-static double predicted(const struct schedule_query *q, const struct fluid_answer *a)
-{
-	return (double)a->rep.steps * (a->alpha + a->rep.step_time * (double)size_of(q) / 1e9);
-}
-
-static void write_json(FILE *out, const struct schedule_query *q, const struct fluid_query *x,
-		       const struct fluid_answer *a)
+static void write_json(FILE *out, const struct schedule_query *q, const struct fluid_answer *a)
 {
 	const struct fluid_result *r = &a->r;
 	struct json_writer w;
@@ -60,43 +82,43 @@ static void write_json(FILE *out, const struct schedule_query *q, const struct f
 	jw_uint(&w, r->group_order);
 	jw_key(&w, "pricing_classes");
 	jw_uint(&w, r->classes);
-	jw_key(&w, "hops");
-	jw_uint(&w, r->hops);
-	jw_key(&w, "rstar_s_per_gb");
-	jw_double(&w, r->rstar);
-	jw_key(&w, "rstar_lower_s_per_gb");
-	jw_double(&w, r->rstar_lower);
+	if (a->allreduce) {
+		/* per phase, in s per GB of shard (1/terminals of the data) */
+		jw_key(&w, "phases");
+		jw_arr_begin(&w);
+		for (int i = 0; i < 2; i++) {
+			jw_obj_begin(&w);
+			jw_key(&w, "collective");
+			jw_str(&w, i ? "allgather" : "reduce-scatter");
+			write_phase_json(&w, i ? &a->r_ag : r, i ? &a->rep_ag : &a->rep);
+			jw_obj_end(&w);
+		}
+		jw_arr_end(&w);
+		jw_key(&w, "steps");
+		jw_uint(&w, a->s.nsteps);
+		jw_key(&w, "optimal");
+		jw_bool(&w, r->optimal && a->r_ag.optimal);
+		jw_key(&w, "exact_routing");
+		jw_bool(&w, r->routing.exact && a->r_ag.routing.exact);
+		jw_key(&w, "schedule_cost");
+		jw_double(&w, a->rep.cost + a->rep_ag.cost);
+	} else {
+		write_phase_json(&w, r, &a->rep);
+	}
+	/* The whole schedule per GB of each GPU's data (an allreduce's vector) */
 	jw_key(&w, "cut_bound_s_per_gb");
 	jw_double(&w, a->lower_bound);
-	jw_key(&w, "objective");
-	if (isnan(r->objective))
-		jw_null(&w);
+	jw_key(&w, "schedule_latency_s_per_gb");
+	jw_double(&w, a->latency);
+	jw_key(&w, "alpha_s");
+	jw_double(&w, a->alpha);
+	jw_key(&w, "size_bytes");
+	if (a->size)
+		jw_uint(&w, a->size);
 	else
-		jw_double(&w, r->objective);
-	jw_key(&w, "optimal");
-	jw_bool(&w, r->optimal);
-	jw_key(&w, "exact_routing");
-	jw_bool(&w, r->routing.exact);
-	jw_key(&w, "chunks");
-	jw_uint(&w, a->rep.chunks);
-	jw_key(&w, "chose_chunks");
-	jw_bool(&w, a->rep.chose_chunks);
-	jw_key(&w, "steps");
-	jw_uint(&w, a->rep.steps);
-	jw_key(&w, "step_time_s_per_gb");
-	jw_double(&w, a->rep.step_time);
-	jw_key(&w, "latency_s_per_gb");
-	jw_double(&w, a->rep.latency);
-	jw_key(&w, "schedule_cost");
-	jw_double(&w, a->rep.cost);
-	if (a->alpha > 0) {
-		jw_key(&w, "alpha_s");
-		jw_double(&w, a->alpha);
-		jw_key(&w, "size_bytes");
-		jw_uint(&w, size_of(q));
-		jw_key(&w, "predicted_s");
-		jw_double(&w, predicted(q, a));
-	}
+		jw_null(&w); /* priced for 1 GB */
+	jw_key(&w, "predicted_s");
+	jw_double(&w, a->predicted);
 	jw_key(&w, "transfers");
 	jw_uint(&w, a->s.nxfers);
 	jw_key(&w, "verified");
@@ -111,17 +133,51 @@ static void write_json(FILE *out, const struct schedule_query *q, const struct f
 		jw_double(&w, a->vr.network_cost);
 	}
 	jw_key(&w, "seconds");
-	jw_double(&w, r->seconds_total + a->seconds_group);
+	jw_double(&w, r->seconds_total + a->r_ag.seconds_total + a->seconds_group);
 	jw_key(&w, "seconds_group");
 	jw_double(&w, a->seconds_group);
-	(void)x;
 	jw_obj_end(&w);
 	jw_finish(&w);
+}
+
+static const char *stop_words(const struct fluid_result *r)
+{
+	return r->optimal		     ? "optimal"
+	       : r->stop == FLUID_STOP_TIME  ? "time limit"
+	       : r->stop == FLUID_STOP_STALL ? "not proven: a pricing LP stalled"
+					     : "not proven";
+}
+
+/* R*, the objective and Theorem 4 of one solve; unit names what one GB is
+ * of ("" on its own, " of shard" in an allreduce). */
+static void write_phase_text(FILE *out, const struct fluid_answer *a, const struct fluid_result *r,
+			     const struct fluid_steps_report *rep, double bound, const char *unit)
+{
+	fprintf(out, "  R*            %.10g s/GB%s at T = %u hops (%s", r->rstar, unit, r->hops,
+		stop_words(r));
+	if (bound > 0)
+		fprintf(out, "; cut bound %.6g s/GB", bound);
+	fprintf(out, ")\n");
+	if (!isnan(r->objective))
+		fprintf(out, "  objective     %.6f (weighted traffic at R*)\n", r->objective);
+	fprintf(out,
+		"  Theorem 4     K = %u chunks%s, %u steps of %.6g s/GB%s: latency %.6g s/GB%s\n",
+		rep->chunks,
+		rep->chose_chunks ? (a->chunks_for_alpha ? " (chosen for alpha and size)"
+							 : " (least K within epsilon)")
+				  : "",
+		rep->steps, rep->step_time, unit, rep->latency, unit);
+	if (!r->routing.exact)
+		fprintf(out,
+			"                (no schedule meets the relaxation here: the trees need R "
+			"%.6g, cost %.6f)\n",
+			r->routing.r_actual, r->routing.cost);
 }
 
 static void write_text(FILE *out, const struct schedule_query *q, const struct fluid_answer *a)
 {
 	const struct fluid_result *r = &a->r;
+	char sz[32], al[32];
 
 	fprintf(out, "fabric %s: %s on %u GPUs (%u vertices, %u arcs, %u capacity sets)\n",
 		q->fabric->name, sched_collective_name(q->collective), a->terminals, a->net->nverts,
@@ -131,36 +187,41 @@ static void write_text(FILE *out, const struct schedule_query *q, const struct f
 		fprintf(out, " over %u automorphisms (found in %.2f s)", r->group_order,
 			a->seconds_group);
 	fprintf(out, ", %u pricing problems per iteration\n", r->classes);
-	fprintf(out, "  R*            %.10g s/GB at T = %u hops (%s; cut bound %.6g s/GB)\n",
-		r->rstar, r->hops,
-		r->optimal		      ? "optimal"
-		: r->stop == FLUID_STOP_TIME  ? "time limit"
-		: r->stop == FLUID_STOP_STALL ? "not proven: a pricing LP stalled"
-					      : "not proven",
-		a->lower_bound);
-	if (!isnan(r->objective))
-		fprintf(out, "  objective     %.6f (weighted traffic at R*)\n", r->objective);
-	fprintf(out, "  Theorem 4     K = %u chunks%s, %u steps of %.6g s/GB: latency %.6g s/GB\n",
-		a->rep.chunks,
-		a->rep.chose_chunks
-		    ? (a->alpha > 0 ? " (chosen for alpha and size)" : " (least K within epsilon)")
-		    : "",
-		a->rep.steps, a->rep.step_time, a->rep.latency);
-	if (!r->routing.exact)
+	if (a->allreduce) {
 		fprintf(out,
-			"                (no schedule meets the relaxation here: the trees need R "
-			"%.6g, cost %.6f)\n",
-			r->routing.r_actual, r->routing.cost);
-	if (a->alpha > 0)
-		fprintf(out, "  predicted     %.6g s for %.4g MiB per GPU with alpha %.3g us\n",
-			predicted(q, a), (double)size_of(q) / 1048576.0, a->alpha * 1e6);
+			"  allreduce     a reduce-scatter then an allgather, one shard (1/%u of "
+			"the data) per GPU, one schedule\n",
+			a->terminals);
+		fprintf(out, "  reduce-scatter\n");
+		write_phase_text(out, a, r, &a->rep, 0, " of shard");
+		fprintf(out, "  allgather\n");
+		write_phase_text(out, a, &a->r_ag, &a->rep_ag, 0, " of shard");
+		fprintf(out,
+			"  latency       %.6g s/GB, %u steps (any allreduce needs %.6g s/GB: "
+			"x%.3f)\n",
+			a->latency, a->s.nsteps, a->lower_bound, a->latency / a->lower_bound);
+	} else {
+		write_phase_text(out, a, r, &a->rep, a->lower_bound, "");
+	}
+	fmt_duration(al, sizeof(al), a->alpha);
+	if (a->size) {
+		fmt_size(sz, sizeof(sz), a->size);
+		fprintf(out, "  predicted     %.6g s for %s per GPU, alpha %s per step\n",
+			a->predicted, sz, al);
+	} else {
+		fprintf(out,
+			"  predicted     %.6g s for 1 GB per GPU (--size for yours), alpha %s per "
+			"step\n",
+			a->predicted, al);
+	}
 	fprintf(out, "  transfers     %zu\n", a->s.nxfers);
 	if (a->verified)
 		fprintf(out, "  verified      yes (cost %.6f, busiest capacity at %.4f)\n",
 			a->vr.network_cost, a->vr.max_utilisation);
 	else
 		fprintf(out, "  verified      NO: %s\n", a->vr.error);
-	fprintf(out, "  solved in     %.2f s\n", r->seconds_total + a->seconds_group);
+	fprintf(out, "  solved in     %.2f s\n",
+		r->seconds_total + a->r_ag.seconds_total + a->seconds_group);
 }
 
 static int write_output(const struct schedule_print *p, const struct fluid_answer *a,
@@ -245,7 +306,7 @@ int cli_schedule_fluid(const struct schedule_print *p, const struct schedule_que
 		return cli_fail(&err);
 	}
 	if (p->json)
-		write_json(cli_summary_stream(p), q, x, &a);
+		write_json(cli_summary_stream(p), q, &a);
 	else
 		write_text(cli_summary_stream(p), q, &a);
 	rc = a.verified ? 0 : 1;

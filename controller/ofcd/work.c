@@ -1204,13 +1204,20 @@ static void run_schedule_fluid(struct job *j)
 	}
 	resp.status = fa.verified ? OFC__V1__STATUS__STATUS_OK : OFC__V1__STATUS__STATUS_INTERNAL;
 	resp.message =
-	    fa.verified
+	    !fa.verified
+		? arena_printf(&a, "the fluid schedule failed verification: %s", fa.vr.error)
+	    : fa.allreduce
 		? arena_printf(&a,
+			       "fluid allreduce on %s: a reduce-scatter (R* %.10g s/GB of shard at "
+			       "T = %u, K = %u chunks) then an allgather (R* %.10g s/GB at T = %u, "
+			       "K = %u), %u steps, verified",
+			       j->cfg->f->name, fa.r.rstar, fa.r.hops, fa.rep.chunks, fa.r_ag.rstar,
+			       fa.r_ag.hops, fa.rep_ag.chunks, s->nsteps)
+		: arena_printf(&a,
 			       "fluid %s on %s: R* %.10g s/GB at T = %u, objective %.6f, K = %u "
 			       "chunks, %u steps, verified",
 			       sched_collective_name(s->collective), j->cfg->f->name, fa.r.rstar,
-			       fa.r.hops, fa.r.objective, fa.rep.chunks, s->nsteps)
-		: arena_printf(&a, "the fluid schedule failed verification: %s", fa.vr.error);
+			       fa.r.hops, fa.r.objective, fa.rep.chunks, s->nsteps);
 	Ofc__V1__Schedule *h = schedule_header_msg(&a, s);
 	Ofc__V1__Schedule *vx = schedule_vertices_msg(&a, fa.net);
 

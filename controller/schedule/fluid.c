@@ -3,7 +3,8 @@
  * method asked (Mirrored DW over the automorphisms found by refinement, plain
  * DW or the full LP), Theorem 4 turning the fluid optimum into a step
  * schedule of K chunks, and the one verifier checking it on the network
- * (vertex kinds, capacity sets per step). */
+ * (vertex kinds, capacity sets per step). An allreduce is a reduce-scatter
+ * then an allgather (issue 35): two solves, one schedule, one check. */
 #include "controller/schedule/schedule.h"
 
 #include <math.h>
@@ -36,18 +37,15 @@ static int fluid_collective_of(enum sched_collective c, enum fluid_collective *o
 		*out = FLUID_REDUCE;
 		return 0;
 	case SCHED_REDUCE_SCATTER:
+	case SCHED_ALLREDUCE: /* its first phase */
 		*out = FLUID_REDUCE_SCATTER;
 		return 0;
 	case SCHED_ALLTOALL:
 		*out = FLUID_ALLTOALL;
 		return 0;
-	default:
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "the fluid engine schedules allgather, broadcast, reduce, "
-				     "reduce-scatter and alltoall, not %s (an allreduce is a "
-				     "reduce-scatter then an allgather)",
-				     sched_collective_name(c));
 	}
+	return ofc_error_set(err, OFC_E_INPUT, "the fluid engine has no %s",
+			     sched_collective_name(c));
 }
 
 /* Servers all from one template come first in fabric_server_net's network:
@@ -84,47 +82,46 @@ static int server_blocks(const struct fabric *f, const struct fluid_net *n,
 	return rc;
 }
 
-int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
-		   struct fluid_answer *a, struct ofc_error *err)
+/* The request's size, else the config's collective of that kind (bytes
+ * per GPU; 0: none). */
+static uint64_t request_size(const struct schedule_query *q)
 {
-	struct fluid_net *n = xcalloc(1, sizeof(*n));
-	struct fluid_group *g = xcalloc(1, sizeof(*g));
-	struct fluid_opts o = {.method = FLUID_DW,
-			       .hops = x->hops,
-			       .time_limit = x->time_limit > 0 ? x->time_limit : 60,
-			       /* the models' estimate against --max-memory (ofcd
-				* --max-request-memory); unset, fluid's 4 GiB */
-			       .mem_limit = q->max_memory,
-			       .progress = x->progress,
-			       .progress_ctx = x->progress_ctx};
-	struct fluid_steps_opts so = {.chunks = q->chunks, .epsilon = x->epsilon};
-	struct verify_network vn;
-	struct verify_opts vo = {.clock = q->clock};
+	for (uint32_t i = 0; !q->size && i < q->fabric->ncollectives; i++)
+		if (q->fabric->collectives[i].op == q->collective)
+			return q->fabric->collectives[i].size;
+	return q->size;
+}
+
+/* The network, the collective, the method, the root and (for unrooted
+ * collectives by default, or --method mirrored) the group, into o. */
+static int prepare(const struct schedule_query *q, const struct fluid_query *x,
+		   struct fluid_answer *a, struct fluid_opts *o, struct ofc_error *err)
+{
+	struct fluid_net *n = a->net;
+	struct fluid_group *g = a->group;
 	/* The symmetry search may take a quarter of the request's memory and
 	 * its time (issue 34). */
 	struct fluid_group_limits lim = {.clock = q->clock,
 					 .max_bytes = schedule_memory_limit(q) / 4};
 	bool late = false;
 	double t0;
-	int rc = -1;
 
-	memset(a, 0, sizeof(*a));
-	a->net = n;
-	a->group = g;
 	if (!schedule_fluid_fabric(q->fabric))
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "the fluid engine needs a server fabric (servers:, "
 				     "fabric_vertices:, fabric_links: in the config)");
-	if (fluid_collective_of(q->collective, &o.collective, err) < 0)
+	if (fluid_collective_of(q->collective, &o->collective, err) < 0)
 		return -1;
-	if (x->method && fluid_method_parse(x->method, &o.method) < 0)
+	if (x->method && fluid_method_parse(x->method, &o->method) < 0)
 		return ofc_error_set(err, OFC_E_INPUT, "unknown --method '%s' (mirrored, dw, full)",
 				     x->method);
 	if (fabric_server_net(q->fabric, n, err) < 0)
 		return -1;
 	a->have_net = true;
 	a->terminals = fluid_terminals(n, NULL);
-	if (o.collective == FLUID_BROADCAST || o.collective == FLUID_REDUCE) {
+	bool rooted = o->collective == FLUID_BROADCAST || o->collective == FLUID_REDUCE;
+
+	if (rooted) {
 		int root = -1;
 
 		if (x->root) {
@@ -138,10 +135,8 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 				if (n->kind[v] & FLUID_TERMINAL)
 					root = (int)v;
 		}
-		o.root = (uint32_t)root;
+		o->root = (uint32_t)root;
 	}
-	bool rooted = o.collective == FLUID_BROADCAST || o.collective == FLUID_REDUCE;
-
 	if (!x->method && !rooted) {
 		/* The default: mirrored where the servers give one pricing
 		 * class (a routing of a piece per GPU, as plain DW's), else
@@ -149,14 +144,14 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 		t0 = now_seconds();
 		clock_progress(q->clock, "symmetry search", -1);
 		if (server_blocks(q->fabric, n, &lim, g, &late, err) == 0) {
-			o.method = FLUID_MIRRORED;
-			o.group = g;
+			o->method = FLUID_MIRRORED;
+			o->group = g;
 		}
 		if (late)
 			return -1;
 		a->seconds_group = now_seconds() - t0;
 	}
-	if (o.method == FLUID_MIRRORED && !o.group) {
+	if (o->method == FLUID_MIRRORED && !o->group) {
 		uint32_t cap =
 		    2 * a->terminals < FLUID_MAX_GROUP ? 2 * a->terminals : FLUID_MAX_GROUP;
 
@@ -166,8 +161,18 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 		    (late || fluid_group_detect(n, cap, &lim, g, err) < 0))
 			return -1;
 		a->seconds_group = now_seconds() - t0;
-		o.group = g;
+		o->group = g;
 	}
+	return 0;
+}
+
+/* One collective solved (LP 4.2 within the request's deadline) and laid
+ * out by Theorem 4 into s, for so's alpha and size. */
+static int solve_phase(const struct schedule_query *q, const struct fluid_net *n,
+		       struct fluid_opts o, struct fluid_steps_opts so, struct fluid_result *r,
+		       bool *have, struct fluid_steps_report *rep, struct schedule *s,
+		       struct ofc_error *err)
+{
 	/* The solve stops at its limit with a feasible answer and certified
 	 * bounds (docs/fluid.md): within the request's deadline it has half
 	 * of what is left, as the all-to-all MCF's try has, for Theorem 4 and
@@ -183,47 +188,127 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 			o.time_limit = left / 2;
 	}
 	clock_progress(q->clock, "fluid solve", -1);
-	if (fluid_solve(n, &o, &a->r, err) < 0)
+	if (fluid_solve(n, &o, r, err) < 0)
 		return -1;
-	a->have_result = true;
-	a->lower_bound = fluid_lower_bound(n, o.collective, o.root);
-	/* K: for the request's alpha and size when it has them, else the least
-	 * K within --epsilon of the fluid latency. */
-	if (!q->chunks && (q->alpha_set || q->fabric->cost.alpha_set)) {
-		so.alpha = q->alpha_set ? q->alpha : q->fabric->cost.alpha;
-		so.size = (double)(q->size ? q->size : 1u << 20) / 1e9;
-		a->alpha = so.alpha;
-	}
-	fluid_routing_merge(&a->r.routing);
+	*have = true;
+	fluid_routing_merge(&r->routing);
 	/* Its transfers within what the request has left (20 bytes each) */
 	uint64_t limit = schedule_memory_limit(q), held = mem_resident();
 
 	so.max_bytes = limit > held ? limit - held : 1;
 	so.clock = q->clock;
 	clock_progress(q->clock, "Theorem 4", -1);
-	if (fluid_schedule(n, &a->r, &so, &a->s, &a->rep, err) < 0)
-		return -1;
-	a->have_schedule = true;
-	/* Priced for the request's size (else the unit, 1 GB): Theorem 4's
-	 * time, and the cut bound's (a bandwidth bound: no alpha). */
-	{
-		double gb = q->size ? (double)q->size / 1e9 : 1;
+	return fluid_schedule(n, r, &so, s, rep, err);
+}
 
-		a->s.size_bytes = q->size ? q->size : 1000000000u;
-		a->s.time_us = a->rep.steps * (so.alpha + a->rep.step_time * gb) * 1e6;
-		a->s.lower_bound_us = a->lower_bound * gb * 1e6;
-		snprintf(a->s.topology, sizeof(a->s.topology), "servers:%s", q->fabric->name);
+/* An allreduce: the reduce-scatter's schedule, then the allgather's, one
+ * schedule of the shared type; each phase moves one shard per GPU. */
+static int allreduce(const struct schedule_query *q, struct fluid_answer *a, struct fluid_opts o,
+		     const struct fluid_steps_opts *so, struct ofc_error *err)
+{
+	struct schedule rs, ag;
+	int rc;
+
+	if (solve_phase(q, a->net, o, *so, &a->r, &a->have_result, &a->rep, &rs, err) < 0)
+		return -1;
+	o.collective = FLUID_ALLGATHER;
+	rc = solve_phase(q, a->net, o, *so, &a->r_ag, &a->have_result_ag, &a->rep_ag, &ag, err);
+	if (rc == 0) {
+		sched_init(&a->s, SCHED_ALLREDUCE, "fluid", a->net->nverts);
+		sched_reserve_steps(&a->s, rs.nsteps + ag.nsteps);
+		sched_append(&a->s, &rs);
+		sched_append(&a->s, &ag);
+		a->have_schedule = true;
+		sched_set_metric(&a->s, "rstar", a->r.rstar + a->r_ag.rstar);
+		sched_set_metric(&a->s, "cost", a->rep.cost + a->rep_ag.cost);
+		sched_free(&ag);
 	}
-	fluid_verify_network(n, a->rep.step_time, &vn);
+	sched_free(&rs);
+	return rc;
+}
+
+/* The schedule's time and bound for the request's size (else 1 GB per
+ * GPU), and the verifier's verdict on the network, each step at its
+ * phase's step time. */
+static int check(const struct schedule_query *q, struct fluid_answer *a, struct ofc_error *err)
+{
+	double gb = a->size ? (double)a->size / 1e9 : 1, k = a->terminals;
+	struct verify_network vn;
+	struct verify_opts vo = {.clock = q->clock};
+	double *times = NULL;
+
+	if (a->allreduce) {
+		/* s/GB of shard, and M/k GB of shard per phase */
+		a->lower_bound = fluid_allreduce_bound(a->net) / k;
+		a->latency = (a->rep.latency + a->rep_ag.latency) / k;
+		a->predicted = a->rep.steps * (a->alpha + a->rep.step_time * gb / k) +
+			       a->rep_ag.steps * (a->alpha + a->rep_ag.step_time * gb / k);
+		times = xmalloc((a->s.nsteps + 1) * sizeof(double));
+		for (uint32_t t = 0; t < a->s.nsteps; t++)
+			times[t] = t < a->rep.steps ? a->rep.step_time : a->rep_ag.step_time;
+	} else {
+		a->lower_bound = fluid_lower_bound(a->net, a->r.collective, a->s.root);
+		a->latency = a->rep.latency;
+		a->predicted = a->rep.steps * (a->alpha + a->rep.step_time * gb);
+	}
+	a->s.size_bytes = a->size ? a->size : 1000000000u;
+	a->s.time_us = a->predicted * 1e6;
+	a->s.lower_bound_us = a->lower_bound * gb * 1e6; /* bandwidth: no alpha */
+	snprintf(a->s.topology, sizeof(a->s.topology), "servers:%s", q->fabric->name);
+	fluid_verify_network(a->net, a->rep.step_time, &vn);
+	vn.step_times = times;
 	vo.network = &vn;
 	clock_progress(q->clock, "verification", 0);
 	a->verified = sched_verify(&a->s, &vo, &a->vr) == 0;
+	free(times);
 	/* past the deadline the verifier stops: no verdict, no answer */
 	if (clock_check(q->clock, "verification", err) < 0)
 		return -1;
 	a->s.verified = a->verified;
-	rc = 0;
-	return rc;
+	return 0;
+}
+
+int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
+		   struct fluid_answer *a, struct ofc_error *err)
+{
+	struct fluid_opts o = {.method = FLUID_DW,
+			       .hops = x->hops,
+			       .time_limit = x->time_limit > 0 ? x->time_limit : 60,
+			       /* the models' estimate against --max-memory (ofcd
+				* --max-request-memory); unset, fluid's 4 GiB */
+			       .mem_limit = q->max_memory,
+			       .progress = x->progress,
+			       .progress_ctx = x->progress_ctx};
+	struct fluid_steps_opts so = {.chunks = q->chunks, .epsilon = x->epsilon};
+
+	memset(a, 0, sizeof(*a));
+	a->net = xcalloc(1, sizeof(*a->net));
+	a->group = xcalloc(1, sizeof(*a->group));
+	if (prepare(q, x, a, &o, err) < 0)
+		return -1;
+	a->allreduce = q->collective == SCHED_ALLREDUCE;
+	/* alpha: the request's, else the config's (validation gives every
+	 * config one, 10 us by default, as `ofc show` prints). K for it and
+	 * the size when there is a size (an allreduce's phases move one
+	 * shard of it) or an alpha was asked for (then 1 MiB without one);
+	 * else the least K within --epsilon of the fluid latency. */
+	a->alpha = q->alpha_set ? q->alpha : q->fabric->cost.alpha;
+	a->size = request_size(q);
+	a->chunks_for_alpha = !q->chunks && (a->size || q->alpha_set || q->fabric->cost.alpha_set);
+	if (a->chunks_for_alpha) {
+		so.alpha = a->alpha;
+		so.size = (double)(a->size ? a->size : 1u << 20) / 1e9 /
+			  (a->allreduce ? a->terminals : 1);
+	}
+	if (a->allreduce) {
+		if (allreduce(q, a, o, &so, err) < 0)
+			return -1;
+	} else {
+		if (solve_phase(q, a->net, o, so, &a->r, &a->have_result, &a->rep, &a->s, err) < 0)
+			return -1;
+		a->have_schedule = true;
+	}
+	return check(q, a, err);
 }
 
 void fluid_answer_free(struct fluid_answer *a)
@@ -232,6 +317,8 @@ void fluid_answer_free(struct fluid_answer *a)
 		sched_free(&a->s);
 	if (a->have_result)
 		fluid_result_free(&a->r);
+	if (a->have_result_ag)
+		fluid_result_free(&a->r_ag);
 	if (a->group) {
 		fluid_group_free(a->group);
 		free(a->group);

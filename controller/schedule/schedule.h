@@ -342,8 +342,12 @@ int schedule_memory_check(const struct schedule_query *q, const char *what, uint
 
 /* ---- server fabrics: the fluid engine (fluid.c) -------------------------------
  * For a config with servers: LP 4.2 on the config's network, Theorem 4's step
- * schedule of K chunks (q->chunks; else chosen for q->alpha and q->size when
- * alpha is set, else the least K within epsilon), verified on the network. */
+ * schedule of K chunks (q->chunks; else chosen for the alpha and size when a
+ * size is known (q->size, the config's collective of that kind) or an alpha
+ * is set (q->alpha, the config's cost_model), else the least K within
+ * epsilon), verified on the network. An allreduce is a reduce-scatter then
+ * an allgather of one shard per GPU, each solved and staggered on its own,
+ * one schedule verified whole (each step at its phase's step time). */
 bool schedule_fluid_fabric(const struct fabric *f);
 struct fluid_query {
 	/* dw (default), mirrored (over the automorphisms refinement finds, at
@@ -361,14 +365,31 @@ struct fluid_answer {
 	struct fluid_group *group; /* mirrored: the automorphisms detected */
 	double seconds_group;
 	uint32_t terminals;
+	/* The solve and Theorem 4's report: an allreduce's reduce-scatter
+	 * here and its allgather in r_ag, rep_ag (per GB of shard). */
 	struct fluid_result r;
-	double lower_bound; /* the cut bound on R for any T, s/GB */
-	struct schedule s;
 	struct fluid_steps_report rep;
-	double alpha; /* seconds per step K was chosen for (0: chosen by epsilon or given) */
+	bool allreduce;
+	struct fluid_result r_ag;
+	struct fluid_steps_report rep_ag;
+	/* The whole schedule's figures, in s per GB of each GPU's data as
+	 * size counts it (an allreduce's: its vector, of one shard per GPU):
+	 * any schedule's bound (the cut bound; an allreduce's,
+	 * fluid_allreduce_bound) and the schedule's latency. */
+	double lower_bound;
+	double latency;
+	struct schedule s;
+	/* Seconds per step (the request's, else the config's) and bytes per
+	 * GPU (the request's, else the config's collective; 0: none, priced
+	 * for 1 GB), the time Theorem 4's schedule takes for them, and
+	 * whether K was chosen for them (else by epsilon, or given). */
+	double alpha;
+	uint64_t size;
+	double predicted;
+	bool chunks_for_alpha;
 	bool verified;
 	struct verify_report vr;
-	bool have_net, have_result, have_schedule;
+	bool have_net, have_result, have_result_ag, have_schedule;
 };
 int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 		   struct fluid_answer *a, struct ofc_error *err);

@@ -23,6 +23,23 @@ expect_json 'j["chose_chunks"] and j["alpha_s"]==1e-05 and j["predicted_s"]>0 an
 	$S $W/all-links-1.yaml --collective allgather --hops 4 --alpha 10us --size 64MiB --json
 expect_json 'j["method"]=="full" and abs(j["rstar_s_per_gb"]-0.0210843373)<1e-8 and abs(j["objective"]-109.6867)<1e-3' \
 	$S $W/all-links-1.yaml --collective allgather --hops 4 --method full --json
+# --size alone prices the schedule with the config's alpha (10 us, which
+# `ofc show` prints) and chooses K for them (issue 35 item 12): steps x
+# (alpha + R*/K x size); the text prints the predicted time, for 1 GB per
+# GPU without a size.
+expect_json 'j["chose_chunks"] and j["alpha_s"]==1e-05 and j["size_bytes"]==64<<20 and abs(j["predicted_s"]-j["steps"]*(1e-05+j["step_time_s_per_gb"]*(64<<20)/1e9))<1e-12 and abs(j["step_time_s_per_gb"]*j["chunks"]-j["rstar_s_per_gb"])<1e-6*j["rstar_s_per_gb"] and j["verified"]' \
+	$S $W/all-links-1.yaml --collective allgather --size 64MiB --json
+expect_stdout_has "  predicted     0.00166286 s for 64 MiB per GPU, alpha 10 us per step" \
+	$S $W/all-links-1.yaml --collective allgather --size 64MiB
+expect_stdout_has "  predicted     0.0233028 s for 1 GB per GPU (--size for yours), alpha 10 us per step" \
+	$S $W/all-links-1.yaml --collective allgather
+# An allreduce is a reduce-scatter then an allgather of one shard (M/8) per
+# GPU, one schedule through the one verifier. Any allreduce needs every
+# part of the vector to reach GPUs 2(k-1) times (one-way gossip), through
+# the 8 x 332 GB/s (NVSwitch 300 + PCIe 32) into the GPUs: 14/(8 x 332)
+# s/GB, which the phases' R* (7/332 each, per GB of shard: /8) meet.
+expect_json 'j["collective"]=="allreduce" and j["verified"] and [p["collective"] for p in j["phases"]]==["reduce-scatter","allgather"] and all(abs(p["rstar_s_per_gb"]-7/332)<1e-9 for p in j["phases"]) and abs(j["cut_bound_s_per_gb"]-14/(8*332))<1e-12 and j["steps"]==sum(p["steps"] for p in j["phases"]) and abs(j["predicted_s"]-sum(p["steps"]*(1e-05+p["step_time_s_per_gb"]*(64<<20)/8/1e9) for p in j["phases"]))<1e-12 and j["schedule_latency_s_per_gb"]>=j["cut_bound_s_per_gb"] and abs(j["verified_cost"]-224)<1e-6' \
+	$S $W/all-links-1.yaml --collective allreduce --size 64MiB --json
 # Reductions are the copy collectives reversed, reduced where GPUs can.
 expect_json 'j["verified"] and abs(j["rstar_s_per_gb"]-0.0210843373)<1e-8' \
 	$S $W/all-links-1.yaml --collective reduce-scatter --hops 4 --json
@@ -95,8 +112,6 @@ expect_json 'j["fluid_error"]=="no fluid bound for allreduce (not one collective
 # Bad requests.
 expect_error 2 "ofc schedule: commodity s0/gpu0 -> s1/gpu2 cannot reach its destination within T = 4 hops (it needs 8)" \
 	$S $W/all-links-2.yaml --collective allgather --hops 4
-expect_error 2 "ofc schedule: the fluid engine schedules allgather, broadcast, reduce, reduce-scatter and alltoall, not allreduce (an allreduce is a reduce-scatter then an allgather)" \
-	$S $W/all-links-1.yaml --collective allreduce
 expect_error 2 "ofc schedule: --root 'nope' is not a vertex of modelw-all-links-1" \
 	$S $W/all-links-1.yaml --collective broadcast --root nope
 expect_error 2 "ofc schedule: unknown --method 'lp' (mirrored, dw, full)" \
@@ -122,8 +137,8 @@ expect_json 'j["status"]=="STATUS_OK" and "R* 0.02108433735 s/GB" in j["message"
 	$OFC --socket "$SOCK" schedule --collective allgather --json
 expect_json 'j["status"]=="STATUS_OK" and j["schedule"]["collective"]=="reduce" and j["schedule"]["verified"]' \
 	$OFC --socket "$SOCK" schedule --collective reduce --algo fluid --summary --json
-expect_exit 2 $OFC --socket "$SOCK" schedule --collective allreduce
-grep -q "not allreduce" "$TMP/err" && ok || bad "ofcd fluid allreduce" "$(cat "$TMP/err")"
+expect_json 'j["status"]=="STATUS_OK" and j["schedule"]["collective"]=="allreduce" and j["schedule"]["verified"] and "a reduce-scatter (R* 0.02108433735 s/GB of shard" in j["message"]' \
+	$OFC --socket "$SOCK" schedule --collective allreduce --summary --json
 kill "$ofcd_pid"
 wait "$ofcd_pid" 2>/dev/null
 finish

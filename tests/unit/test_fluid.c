@@ -679,6 +679,76 @@ static void test_schedule_fluid_clock(void **state)
 	fabric_free(f);
 }
 
+/* An allreduce on a server fabric (issue 35): a reduce-scatter then an
+ * allgather, one schedule the verifier checks whole, each step against its
+ * own phase's step time; priced against what any allreduce needs. */
+static void test_schedule_fluid_allreduce(void **state)
+{
+	struct fabric *f = NULL;
+	struct ofc_error err = {0};
+	struct schedule_query q = {.collective = SCHED_ALLREDUCE, .size = 64u << 20};
+	struct fluid_query x = {0};
+	struct fluid_answer a;
+	struct verify_network vn;
+	struct verify_report vr;
+	(void)state;
+
+	if (fabric_open("examples/modelw/all-links-1.yaml", &f, &err) < 0)
+		fail_msg("%s", err.msg);
+	q.fabric = f;
+	if (schedule_fluid(&q, &x, &a, &err) < 0)
+		fail_msg("schedule_fluid: %s", err.msg);
+	assert_true(a.verified);
+	assert_true(a.allreduce);
+	assert_int_equal(a.s.collective, SCHED_ALLREDUCE);
+	assert_int_equal(a.s.nsteps, a.rep.steps + a.rep_ag.steps);
+	assert_int_equal(a.r.collective, FLUID_REDUCE_SCATTER);
+	assert_int_equal(a.r_ag.collective, FLUID_ALLGATHER);
+	/* 8 GPUs of 300 + 32 GB/s in: 2 x 7 parts of 8 reach GPUs through
+	 * 8 x 332 GB/s, per GB of each GPU's vector */
+	assert_rel(a.lower_bound, 14.0 / (8 * 332), 1e-12, "allreduce bound");
+	assert_true(a.latency >= a.lower_bound);
+	/* 64 MiB per GPU: 8 MiB shards in each phase, alpha 10 us (the
+	 * config's default) per step */
+	double shard = (64u << 20) / 8 / 1e9;
+
+	assert_rel(a.predicted,
+		   a.rep.steps * (10e-6 + a.rep.step_time * shard) +
+		       a.rep_ag.steps * (10e-6 + a.rep_ag.step_time * shard),
+		   1e-12, "predicted");
+	/* Each step is held to its own phase's time: half of it in the
+	 * allgather's steps alone fails there, in the reduce-scatter's alone
+	 * at the first step. */
+	double *times = xmalloc(a.s.nsteps * sizeof(double));
+
+	fluid_verify_network(a.net, a.rep.step_time, &vn);
+	vn.step_times = times;
+	for (int half = 0; half < 2; half++) {
+		for (uint32_t t = 0; t < a.s.nsteps; t++)
+			times[t] = (t < a.rep.steps ? a.rep.step_time : a.rep_ag.step_time) /
+				   ((t < a.rep.steps) == (half == 0) ? 2 : 1);
+		struct verify_opts vo = {.network = &vn};
+
+		memset(&vr, 0, sizeof(vr));
+		assert_int_equal(sched_verify(&a.s, &vo, &vr), -1);
+		assert_non_null(strstr(vr.error, "(step time x bandwidth)"));
+		assert_int_equal(vr.bad_step, half == 0 ? 0 : a.rep.steps);
+	}
+	/* The reduce-scatter's steps alone are no allreduce. */
+	struct schedule rs = a.s;
+	struct verify_opts vo = {.network = &vn};
+
+	for (uint32_t t = 0; t < a.s.nsteps; t++)
+		times[t] = t < a.rep.steps ? a.rep.step_time : a.rep_ag.step_time;
+	rs.nsteps = a.rep.steps;
+	rs.nxfers = a.s.step_start[a.rep.steps];
+	assert_int_equal(sched_verify(&rs, &vo, &vr), -1);
+	assert_non_null(strstr(vr.error, "reduced over all 8 inputs"));
+	free(times);
+	fluid_answer_free(&a);
+	fabric_free(f);
+}
+
 /* fluid_group_check refuses a list that is not a group: model W's
  * analytic group less its last element, and less its identity. */
 static void test_group_check_closure(void **state)
@@ -820,6 +890,7 @@ int main(void)
 	    cmocka_unit_test(test_group_blocks_leaves),
 	    cmocka_unit_test(test_group_check_closure),
 	    cmocka_unit_test(test_schedule_fluid_clock),
+	    cmocka_unit_test(test_schedule_fluid_allreduce),
 	    cmocka_unit_test(test_steps_memory),
 	    cmocka_unit_test(test_modelw8_mirrored),
 	    cmocka_unit_test(test_modelw8_dw),
