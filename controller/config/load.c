@@ -1084,7 +1084,7 @@ static int h_arcs(struct loader *L, yaml_node_t *n, const struct key *k, void *b
 }
 
 static const struct choice server_kinds[] = {
-    {"gpu", SK_GPU}, {"memory", SK_MEMORY}, {"switch", SK_SWITCH}, {"nic", SK_SWITCH}, {NULL}};
+    {"gpu", SK_GPU}, {"memory", SK_MEMORY}, {"switch", SK_SWITCH}, {"nic", SK_NIC}, {NULL}};
 
 static const struct key sv_vertex_keys[] = {
     {"name", h_vname, OFF(struct sv_vertex, name), .required = true},

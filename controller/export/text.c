@@ -52,6 +52,93 @@ static void write_hosts(const struct fabric *f, FILE *out)
 	fprintf(out, "\n");
 }
 
+/* "8 GPUs, 5 switches, 1 memory, 8 NICs" */
+static void vertex_counts(FILE *out, const struct sv_vertex *v, uint32_t n)
+{
+	static const char *const one[] = {"GPU", "memory", "switch", "NIC"};
+	static const char *const many[] = {"GPUs", "memories", "switches", "NICs"};
+	uint32_t c[4] = {0};
+	bool first = true;
+
+	for (uint32_t i = 0; i < n; i++)
+		c[v[i].kind]++;
+	for (unsigned k = 0; k < 4; k++)
+		if (c[k]) {
+			fprintf(out, "%s%u %s", first ? "" : ", ", c[k],
+				c[k] == 1 ? one[k] : many[k]);
+			first = false;
+		}
+	if (first)
+		fprintf(out, "no vertices");
+}
+
+/* "28 links: 8 x 300 GB/s, 20 x 32 GB/s" (by bandwidth per direction, in
+ * the order first met; one-way links said so) */
+static void link_counts(FILE *out, const struct sv_link *l, uint32_t n)
+{
+	uint32_t oneway = 0;
+
+	fprintf(out, "%u link%s", n, n == 1 ? "" : "s");
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t c = 0;
+		bool seen = false;
+
+		oneway += l[i].one_way;
+		for (uint32_t j = 0; j < i && !seen; j++)
+			seen = l[j].bandwidth == l[i].bandwidth;
+		if (seen)
+			continue;
+		for (uint32_t j = i; j < n; j++)
+			c += l[j].bandwidth == l[i].bandwidth;
+		fprintf(out, "%s%u x %g GB/s", i ? ", " : ": ", c, l[i].bandwidth / 8e9);
+	}
+	if (oneway)
+		fprintf(out, " (%u one way)", oneway);
+}
+
+/* A server fabric (issue 13) as an operator counts it: which hosts are
+ * which server, each template's GPUs, switches, memories, NICs and links,
+ * and what joins the servers (rails, circuits between NICs). */
+static void write_servers(const struct fabric *f, FILE *out)
+{
+	for (uint32_t t = 0; t < f->nservers; t++) {
+		const struct server_template *st = &f->servers[t];
+		uint32_t n = 0, first = UINT32_MAX, last = 0;
+
+		for (uint32_t h = 0; h < f->nhosts; h++)
+			if (f->hosts[h].server && strcmp(f->hosts[h].server, st->name) == 0) {
+				n++;
+				first = first == UINT32_MAX ? h : first;
+				last = h;
+			}
+		fprintf(out, "\nservers %s: %u host%s", st->name, n, n == 1 ? "" : "s");
+		if (n == 1)
+			fprintf(out, " (%s)", f->hosts[first].name);
+		else if (n > 1)
+			fprintf(out, " (%s..%s)", f->hosts[first].name, f->hosts[last].name);
+		fprintf(out, "\n  each: ");
+		vertex_counts(out, st->vertices, st->nvertices);
+		fprintf(out, "\n        ");
+		link_counts(out, st->links, st->nlinks);
+		if (st->nsets)
+			fprintf(out, "; %u capacity set%s", st->nsets, st->nsets == 1 ? "" : "s");
+		fprintf(out, "\n");
+	}
+	if (f->nfvertices || f->nflinks) {
+		fprintf(out, "\nbetween servers: ");
+		vertex_counts(out, f->fvertices, f->nfvertices);
+		if (f->nfvertices)
+			fprintf(out, " (%s%s%s)", f->fvertices[0].name,
+				f->nfvertices > 1 ? ".." : "",
+				f->nfvertices > 1 ? f->fvertices[f->nfvertices - 1].name : "");
+		fprintf(out, "\n  ");
+		link_counts(out, f->flinks, f->nflinks);
+		if (f->nfsets)
+			fprintf(out, "; %u capacity set%s", f->nfsets, f->nfsets == 1 ? "" : "s");
+		fprintf(out, "\n");
+	}
+}
+
 static void write_ring(const struct ring *r, FILE *out)
 {
 	char a[48], b[48];
@@ -190,7 +277,14 @@ void fabric_write_text(const struct fabric *f, FILE *out)
 	fprintf(out, "fabric %s (%s)\n", f->name, f->file);
 	if (f->description)
 		fprintf(out, "  %s\n", f->description);
-	write_hosts(f, out);
+	/* hosts that are servers have no NIC ports of their own to count */
+	bool all_servers = f->nhosts > 0;
+
+	for (uint32_t h = 0; h < f->nhosts; h++)
+		all_servers &= f->hosts[h].server != NULL;
+	if (!all_servers)
+		write_hosts(f, out);
+	write_servers(f, out);
 	for (uint32_t i = 0; i < f->nrings; i++)
 		write_ring(&f->rings[i], out);
 	for (uint32_t i = 0; i < f->nswitches; i++)

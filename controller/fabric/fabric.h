@@ -70,7 +70,9 @@ struct port_move {
 /* Server fabrics (issue 13, fluid/): a template's vertices, links and
  * capacity sets, instantiated per host as "host/vertex"; and the same at
  * fabric level for rails and circuits between NICs. */
-enum server_kind { SK_GPU = 0, SK_MEMORY, SK_SWITCH };
+/* A NIC is a switch to the fluid engine (it stores, copies and reduces
+ * nothing), kept apart so `ofc show` can count it. */
+enum server_kind { SK_GPU = 0, SK_MEMORY, SK_SWITCH, SK_NIC };
 struct sv_vertex {
 	struct src_loc loc;
 	char *name;

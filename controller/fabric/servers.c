@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const unsigned kind_bits[] = {
-    [SK_GPU] = FLUID_GPU, [SK_MEMORY] = FLUID_MEMORY, [SK_SWITCH] = FLUID_SWITCH};
+static const unsigned kind_bits[] = {[SK_GPU] = FLUID_GPU,
+				     [SK_MEMORY] = FLUID_MEMORY,
+				     [SK_SWITCH] = FLUID_SWITCH,
+				     [SK_NIC] = FLUID_SWITCH};
 
 static double gbytes(double bits_per_s)
 {

@@ -23,6 +23,16 @@ expect_json 'j["chose_chunks"] and j["alpha_s"]==1e-05 and j["predicted_s"]>0 an
 	$S $W/all-links-1.yaml --collective allgather --hops 4 --alpha 10us --size 64MiB --json
 expect_json 'j["method"]=="full" and abs(j["rstar_s_per_gb"]-0.0210843373)<1e-8 and abs(j["objective"]-109.6867)<1e-3' \
 	$S $W/all-links-1.yaml --collective allgather --hops 4 --method full --json
+# `ofc show` describes a server fabric: its servers' GPUs, switches, NICs
+# and links, and the rails between them (issue 35 item 12), not "1 port
+# each" of hosts that have no ports of their own.
+$OFC show $W/all-links-2.yaml >"$TMP/show.txt" 2>&1
+grep -qxF "servers dgx-a100: 2 hosts (s0..s1)" "$TMP/show.txt" &&
+	grep -qxF "  each: 8 GPUs, 1 memory, 5 switches, 8 NICs" "$TMP/show.txt" &&
+	grep -qxF "        28 links: 8 x 300 GB/s, 12 x 32 GB/s, 8 x 25 GB/s" "$TMP/show.txt" &&
+	grep -qxF "between servers: 8 switches (rail0..rail7)" "$TMP/show.txt" &&
+	grep -qxF "  16 links: 16 x 25 GB/s" "$TMP/show.txt" && ! grep -q "port" "$TMP/show.txt" &&
+	ok || bad "ofc show of a server fabric" "$(cat "$TMP/show.txt")"
 # --size alone prices the schedule with the config's alpha (10 us, which
 # `ofc show` prints) and chooses K for them (issue 35 item 12): steps x
 # (alpha + R*/K x size); the text prints the predicted time, for 1 GB per
