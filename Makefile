@@ -266,6 +266,7 @@ install: all $(LIB)
 	install -m 0644 proto/*.proto $(DESTDIR)$(OFCDATADIR)/proto/
 	install -m 0644 configs/*.yaml $(DESTDIR)$(OFCDATADIR)/configs/
 	install -m 0644 configs/credentials/* $(DESTDIR)$(OFCDATADIR)/configs/credentials/
+	install -m 0644 examples/README.md $(DESTDIR)$(OFCDATADIR)/examples/
 	install -m 0644 examples/modelw/*.yaml $(DESTDIR)$(OFCDATADIR)/examples/modelw/
 	cp -r $(BUILD)/python/ofc_client $(DESTDIR)$(PYTHONDIR)/
 	find $(DESTDIR)$(PYTHONDIR)/ofc_client -name __pycache__ -prune -exec rm -rf {} +

@@ -39,8 +39,12 @@ grep -qxF "servers dgx-a100: 2 hosts (s0..s1)" "$TMP/show.txt" &&
 # GPU without a size.
 expect_json 'j["chose_chunks"] and j["alpha_s"]==1e-05 and j["size_bytes"]==64<<20 and abs(j["predicted_s"]-j["steps"]*(1e-05+j["step_time_s_per_gb"]*(64<<20)/1e9))<1e-12 and abs(j["step_time_s_per_gb"]*j["chunks"]-j["rstar_s_per_gb"])<1e-6*j["rstar_s_per_gb"] and j["verified"]' \
 	$S $W/all-links-1.yaml --collective allgather --size 64MiB --json
+# examples/README.md's figures: K = 12 (13 steps), 1.66 ms.
 expect_stdout_has "  predicted     0.00166286 s for 64 MiB per GPU, alpha 10 us per step" \
 	$S $W/all-links-1.yaml --collective allgather --size 64MiB
+grep -q "Theorem 4     K = 12 chunks (chosen for alpha and size), 13 steps" "$TMP/out" && ok ||
+	bad "K for alpha and size" "$(cat "$TMP/out")"
+expect_stdout_has "  verified      yes" $S $W/no-nvlink-4.yaml --collective allgather
 expect_stdout_has "  predicted     0.0233028 s for 1 GB per GPU (--size for yours), alpha 10 us per step" \
 	$S $W/all-links-1.yaml --collective allgather
 # An allreduce is a reduce-scatter then an allgather of one shard (M/8) per

@@ -22,7 +22,7 @@ done
 # a client generates its messages from the installed protos (which import
 # each other as proto/NAME.proto: -I share/ofc).
 for f in proto/control.proto proto/schedule.proto configs/torus64-ocs.yaml \
-	configs/credentials/ocs0.cred examples/modelw/all-links-1.yaml; do
+	configs/credentials/ocs0.cred examples/README.md examples/modelw/all-links-1.yaml; do
 	[ -f "$D$P/share/ofc/$f" ] && ok || bad "not installed: $P/share/ofc/$f"
 done
 expect_exit 0 "$D$P/bin/ofc" validate "$D$P/share/ofc/configs/torus64-ocs.yaml"
