@@ -23,6 +23,9 @@ expect_json 'j["chose_chunks"] and j["alpha_s"]==1e-05 and j["predicted_s"]>0 an
 	$S $W/all-links-1.yaml --collective allgather --hops 4 --alpha 10us --size 64MiB --json
 expect_json 'j["method"]=="full" and abs(j["rstar_s_per_gb"]-0.0210843373)<1e-8 and abs(j["objective"]-109.6867)<1e-3' \
 	$S $W/all-links-1.yaml --collective allgather --hops 4 --method full --json
+# examples/modelw is what scripts/gen-modelw.py writes (examples/README.md).
+python3 scripts/gen-modelw.py "$TMP/mw" >/dev/null && diff -r "$TMP/mw" $W >"$TMP/diff" && ok ||
+	bad "examples/modelw differs from scripts/gen-modelw.py's" "$(head -5 "$TMP/diff")"
 # `ofc show` describes a server fabric: its servers' GPUs, switches, NICs
 # and links, and the rails between them (issue 35 item 12), not "1 port
 # each" of hosts that have no ports of their own.
