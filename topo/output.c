@@ -123,47 +123,116 @@ bool topo_grid_pos(const struct graph *g, uint32_t u, double *x, double *y)
 	return true;
 }
 
+void topo_draw_pos(const struct graph *g, uint32_t u, double *x, double *y)
+{
+	if (topo_grid_pos(g, u, x, y))
+		return;
+	/* 0.9 in apart on the circle for a labelled node, 0.1 for a point */
+	double gap = g->n <= TOPO_DOT_LABELS ? 0.9 : 0.1;
+	double r = fmax(2.0, g->n * gap / (2 * M_PI)), a = 2 * M_PI * u / (g->n ? g->n : 1);
+
+	*x = r * sin(a);
+	*y = r * cos(a);
+}
+
+bool topo_draw_stub(const struct graph *g, uint32_t u, uint32_t v, double *dx, double *dy)
+{
+	uint32_t dims[32], k = torus_dims(g, dims, 32), cu[32], cv[32], d = UINT32_MAX;
+
+	if (!k || u >= g->n || v >= g->n || u == v)
+		return false;
+	for (uint32_t i = 0, a = u, b = v; i < k; i++) {
+		cu[i] = a % dims[i];
+		cv[i] = b % dims[i];
+		a /= dims[i];
+		b /= dims[i];
+		if (cu[i] != cv[i])
+			d = d == UINT32_MAX ? i : UINT32_MAX - 1;
+	}
+	if (d >= k) /* not a torus link: no stub */
+		return false;
+	uint32_t lo = cu[d] < cv[d] ? cu[d] : cv[d], hi = cu[d] ^ cv[d] ^ lo;
+
+	if (d < 2 && hi - lo == 1)
+		return false; /* neighbours on the grid */
+	if (d >= 2) {
+		double s = cv[d] > cu[d] ? M_SQRT1_2 : -M_SQRT1_2;
+
+		*dx = s;
+		*dy = s;
+		return true;
+	}
+	/* a wrap-around: out of the side u sits on (x0 grows to the right,
+	 * x1 downwards) */
+	double out = cu[d] == lo ? -1 : 1;
+
+	*dx = d == 0 ? out : 0;
+	*dy = d == 1 ? -out : 0;
+	return true;
+}
+
+uint32_t topo_draw_stride(const struct graph *g)
+{
+	/* at most half the limit, so that a symmetric graph's other ends fit */
+	uint32_t half = TOPO_DOT_MAX_LINKS / 2;
+
+	return g->m <= TOPO_DOT_MAX_LINKS ? 1 : (g->m + half - 1) / half;
+}
+
 void topo_write_dot(FILE *out, const struct graph *g, const struct topo_facts *f)
 {
 	/* Symmetric graphs print each u -- v once: the arcs u->v with u <= v
 	 * (a self-loop is its own reverse and prints once per arc). */
-	bool undirected = f->symmetric;
-	uint32_t dims[32], k = torus_dims(g, dims, 32);
+	bool undirected = f->symmetric, points = g->n > TOPO_DOT_LABELS;
+	uint32_t stride = topo_draw_stride(g), stubs = 0;
 
 	fprintf(out, "%s \"%s\" {\n", undirected ? "graph" : "digraph", g->spec);
 	fprintf(out, "  graph [label=\"%s: %u nodes, degree %u", g->spec, g->n, f->degree);
 	if (f->strongly_connected && f->diameter_known)
 		fprintf(out, ", diameter %u", f->diameter);
-	/* A torus is drawn as the grid it is (neato keeps pinned positions);
-	 * its wrap-around links are dashed curves. Other families on a circle
-	 * (circo) when small, else a force layout. */
-	if (k)
-		fprintf(out, "\", layout=neato, splines=curved];\n");
+	if (stride > 1)
+		fprintf(out, "\\nthe links of every %uth node drawn (of %u links)", stride, g->m);
+	/* Pinned positions (neato) and straight lines: a torus is its grid,
+	 * the rest a circle in node order, where the chords show the
+	 * generators; a force layout of 64 nodes was a tangle. */
+	fprintf(out, "\", layout=neato, splines=false, outputorder=edgesfirst];\n");
+	if (points)
+		fprintf(out, "  node [shape=point, width=0.06];\n");
 	else
-		fprintf(out, "\", layout=%s];\n", g->n <= 64 ? "circo" : "sfdp");
-	fprintf(out, "  node [shape=circle, fontsize=10];\n");
-	for (uint32_t u = 0; k && u < g->n; u++) {
+		fprintf(out, "  node [shape=circle, fontsize=10, width=0.4, fixedsize=true];\n");
+	fprintf(out, "  edge [arrowsize=0.4];\n");
+	for (uint32_t u = 0; u < g->n; u++) {
 		double x, y;
 
-		torus_pos(dims, k, u, &x, &y);
-		fprintf(out, "  %u [pos=\"%.2f,%.2f!\"];\n", u, x, y);
+		topo_draw_pos(g, u, &x, &y);
+		fprintf(out, "  %u [pos=\"%.2f,%.2f!\"%s];\n", u, x, y,
+			points && u % stride == 0 ? ", shape=circle, width=0.12" : "");
 	}
-	for (uint32_t u = 0; u < g->n; u++)
+	for (uint32_t u = 0; u < g->n; u += stride)
 		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
 			uint32_t v = g->adj[a];
-			bool wrap = false;
+			double dx, dy, x, y;
 
-			if (undirected && v < u)
+			if (undirected && v < u && v % stride == 0)
 				continue;
-			if (k) {
-				double ux, uy, vx, vy;
-
-				torus_pos(dims, k, u, &ux, &uy);
-				torus_pos(dims, k, v, &vx, &vy);
-				wrap = fabs(ux - vx) + fabs(uy - vy) > 1.3;
+			if (!topo_draw_stub(g, u, v, &dx, &dy)) {
+				fprintf(out, "  %u %s %u;\n", u, undirected ? "--" : "->", v);
+				continue;
 			}
-			fprintf(out, "  %u %s %u%s;\n", u, undirected ? "--" : "->", v,
-				wrap ? " [style=dashed]" : "");
+			/* a stub from each end, named after the other */
+			for (int e = 0; e < (undirected ? 2 : 1); e++) {
+				uint32_t from = e ? v : u, to = e ? u : v;
+
+				topo_draw_stub(g, from, to, &dx, &dy);
+				topo_draw_pos(g, from, &x, &y);
+				fprintf(out,
+					"  w%u [shape=plaintext, fontsize=8, fixedsize=false, "
+					"margin=0, width=0, height=0, "
+					"label=\"%u\", pos=\"%.2f,%.2f!\"];\n",
+					stubs, to, x + 0.55 * dx, y + 0.55 * dy);
+				fprintf(out, "  %u %s w%u [style=dashed];\n", from,
+					undirected ? "--" : "->", stubs++);
+			}
 		}
 	fprintf(out, "}\n");
 }

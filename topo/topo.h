@@ -298,9 +298,30 @@ bool graph_isomorphism(const struct graph *a, const struct graph *b, double dead
 void topo_write_json(struct json_writer *w, const struct graph *g, const struct topo_facts *f,
 		     const struct port_map *pm);
 /* Graphviz: an undirected graph for symmetric topologies, else a digraph.
- * Tori are laid out as grids (neato, pinned positions). */
+ * Every node is pinned (neato): tori on their grid, every other family on
+ * a circle in node order (circulants, Kautz graphs: their chords show the
+ * generators); links are straight, a torus's wrap-around links short
+ * stubs at the border named after the node they reach. Past
+ * TOPO_DOT_MAX_LINKS links only some nodes' are drawn (said in the
+ * label). */
+#define TOPO_DOT_MAX_LINKS 512u
 void topo_write_dot(FILE *out, const struct graph *g, const struct topo_facts *f);
 /* Node u's place in that grid (inches), when g is a torus; else false. */
 bool topo_grid_pos(const struct graph *g, uint32_t u, double *x, double *y);
+/* Node u's place in a picture of g (inches): its torus grid, else a circle
+ * in node order, clockwise from the top, spaced for labelled nodes up to
+ * TOPO_DOT_LABELS nodes and for points beyond. */
+#define TOPO_DOT_LABELS 128u
+void topo_draw_pos(const struct graph *g, uint32_t u, double *x, double *y);
+/* How the link u - v is drawn on g's grid: false for a straight line (grid
+ * neighbours, or no grid); true for a stub from u of direction (dx, dy)
+ * (unit length): outward across the border for a wrap-around link of the
+ * first two dimensions, diagonal towards the other slice for the higher
+ * ones (slices stand side by side). */
+bool topo_draw_stub(const struct graph *g, uint32_t u, uint32_t v, double *dx, double *dy);
+/* Which of g's nodes have their links drawn: every stride-th (0, stride,
+ * 2 stride, ...), all (1) unless g has more than TOPO_DOT_MAX_LINKS links;
+ * spread around the picture, they show the pattern everywhere. */
+uint32_t topo_draw_stride(const struct graph *g);
 
 #endif

@@ -83,9 +83,22 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 int fabric_write_json(const struct fabric *f, FILE *out, struct ofc_error *err);
 /* People's form (`ofc show`). */
 void fabric_write_text(const struct fabric *f, FILE *out);
-/* Graphviz (`ofc show --dot`): hosts with their ports, switches and rings,
- * the wiring, and the circuits in their switch's colour (dot.c). */
+/* Graphviz (dot.c): the hosts where `ofc topo --dot` draws the topology's
+ * nodes, a line per pair of hosts that circuits join (in its partition's
+ * colour, else its switch's), switches, rings and partitions, failures in
+ * red. fabric_write_dot draws the target's circuits (`ofc show --dot`);
+ * fabric_write_dot_circuits the ones given (`ofc status --dot`: what the
+ * devices hold), the target's that are not among them dotted. */
+struct fabric_dot {
+	const struct circuit *circuits; /* drawn */
+	uint32_t ncircuits;
+	const struct circuit *missing; /* the target's the devices lack */
+	uint32_t nmissing;
+	const char *what;	 /* after "N circuits" in the title */
+	const bool *unreachable; /* per switch, or NULL */
+};
 void fabric_write_dot(const struct fabric *f, FILE *out);
+void fabric_write_dot_circuits(const struct fabric *f, const struct fabric_dot *d, FILE *out);
 
 /* Any protobuf-c message as JSON (controller/export/pbjson.c). */
 void pb_write_json(struct json_writer *w, const ProtobufCMessage *m);

@@ -70,24 +70,65 @@ for f in both.pb s.svg t2.pb p.png; do
 	[ ! -e "$TMP/$f" ] && ok || bad "a refused -o still wrote $f"
 done
 
-# DOT: tori as grids (neato, pinned positions), fabrics with hosts, ports,
-# switches and circuits; graphviz accepts both.
-expect_stdout_has 'layout=neato' $OFC topo torus:4x4 --dot
+# DOT (issue 35 item 16): every node pinned (neato), links straight; tori as
+# their grid with the wrap-around links as stubs at the border named after
+# the node they reach, so no line runs through a node or crosses another;
+# every other family on a circle in node order. `ofc show` draws a fabric's
+# hosts the same way, a line per pair of hosts its circuits join.
+DC="python3 tests/integration/dot_check.py"
 expect_stdout_has '  5 [pos="1.20,-1.20!"];' $OFC topo torus:4x4 --dot
-expect_stdout_has '  0 -- 3 [style=dashed];' $OFC topo torus:4x4 --dot
+expect_stdout_has '  0 -- 1;' $OFC topo torus:4x4 --dot
+grep -q '^  w0 \[.*label="3", pos="-0.55,0.00!"\];$' "$TMP/out" && grep -q '^  0 -- w0 \[style=dashed\];$' "$TMP/out" &&
+	ok || bad "torus:4x4's wrap-around 0 - 3 as a stub left of 0" "$(grep w0 "$TMP/out")"
 expect_stdout_has '  1 [pos="1.20,0.00!"];' $OFC topo torus:3x3x2 --dot
-expect_stdout_has 'layout=circo' $OFC topo circulant:12:2,3 --dot
-expect_stdout_has '"h0":p0 -> "h1":p0 [color="#1f77b4", tooltip="ocs0 in 1 -> out 5"];' $OFC show configs/torus64-ocs.yaml --dot
-expect_stdout_has '"h0" [label="h0|{<p0>0|<p1>1|<p2>2|<p3>3}"' $OFC show configs/torus64-ocs.yaml --dot
+for t in torus:8x8 torus:4x4x2; do
+	$OFC topo "$t" --dot >"$TMP/t.dot" && $DC "$TMP/t.dot" >"$TMP/t.json" &&
+		python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["through"]==0 and j["crossings"]==0 else 1)' "$TMP/t.json" &&
+		ok || bad "ofc topo $t --dot: lines through nodes or crossing" "$(head -c 200 "$TMP/t.json")"
+done
+for t in circulant:12:2,3 kautz:2,3 genkautz:10,2; do
+	$OFC topo "$t" --dot >"$TMP/t.dot" && $DC "$TMP/t.dot" >"$TMP/t.json" &&
+		python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["circle_order"] and j["through"]==0 else 1)' "$TMP/t.json" &&
+		ok || bad "ofc topo $t --dot: not a circle in node order" "$(head -c 300 "$TMP/t.json")"
+done
+# 1024 nodes: the links of every 16th node (256 of 4096), said in the label.
+expect_stdout_has 'the links of every 16th node drawn (of 4096 links)' $OFC topo genkautz:1024,4 --dot
+[ "$(grep -c -- ' -> ' "$TMP/out")" = 256 ] && ok || bad "genkautz:1024,4: $(grep -c -- ' -> ' "$TMP/out") links drawn"
+# ofc show: torus64-ocs's 256 circuits as the 128 links of the 8 x 8 grid
+# (64 of them wrap-around stubs), nothing through a node, nothing crossing.
+$OFC show configs/torus64-ocs.yaml --dot >"$TMP/f.dot" && $DC "$TMP/f.dot" >"$TMP/f.json" &&
+	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["nodes"]==64 and len(j["other"])==128 and j["through"]==0 and j["crossings"]==0 and j["pos"]["h9"]==[1.2,-1.2] else 1)' "$TMP/f.json" &&
+	ok || bad "ofc show torus64-ocs --dot" "$(head -c 300 "$TMP/f.json")"
+expect_stdout_has '"h0" -> "h1" [color="#1f77b4", dir=none, tooltip="h0:0 -> h1:0 via ocs0 in 1 -> out 5 (2 circuits)"];' $OFC show configs/torus64-ocs.yaml --dot
+# circulant C(12, {2,3}) on its circle in host order; genkautz1024-patch's
+# 1024 hosts as points, the circuits of every 16th drawn.
+$OFC show configs/testbed12-patch.yaml --dot >"$TMP/f.dot" && $DC "$TMP/f.dot" >"$TMP/f.json" &&
+	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["circle_order"] and len(j["other"])==24 and j["through"]==0 else 1)' "$TMP/f.json" &&
+	ok || bad "ofc show testbed12-patch --dot" "$(head -c 300 "$TMP/f.json")"
+expect_stdout_has 'those of every 16th host drawn' $OFC show configs/genkautz1024-patch.yaml --dot
+# Failures in red: a failed link (one a wrap-around), a failed port (both
+# fibres: the links it sends and hears on) and a failed host's every link.
+python3 -c "
+print('version: 1\nname: fail16\nhosts:')
+for i in range(16): print('  - {name: h%d, ports: 4%s}' % (i, ', failed_ports: [0]' if i == 5 else ''))
+print('switches:\n  - {name: ocs0, type: ocs, ports: 64, reconfig_time: 10ms}')
+print('wiring: {pattern: sequential, switches: [ocs0]}')
+print('topology:\n  spec: torus:4x4\n  failed_links: [[h0, h1], [h3, h0]]\n  failed_hosts: [h10]')" >"$TMP/fail16.yaml"
+$OFC show "$TMP/fail16.yaml" --dot >"$TMP/f.dot" && $DC "$TMP/f.dot" >"$TMP/f.json" &&
+	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["red"]==sorted([sorted(p) for p in [["h0","h1"],["h0","h3"],["h4","h5"],["h5","h6"],["h10","h6"],["h10","h9"],["h10","h11"],["h10","h14"]]]) and len(j["other"])==24 and j["red_hosts"]==["h10","h5"] else 1)' "$TMP/f.json" &&
+	ok || bad "ofc show --dot with failures" "$(head -c 400 "$TMP/f.json")"
+# Graphviz draws every picture without a warning.
 if command -v dot >/dev/null 2>&1; then
-	for c in configs/torus64-ocs.yaml configs/testbed12-patch.yaml configs/ring16-optree.yaml; do
-		$OFC show "$c" --dot | dot -Tsvg >"$TMP/f.svg" 2>"$TMP/dot.err" && [ ! -s "$TMP/dot.err" ] &&
+	for c in configs/*.yaml "$TMP/fail16.yaml"; do
+		$OFC show "$c" --dot | dot -Tpng -Gdpi=20 >"$TMP/f.png" 2>"$TMP/dot.err" && [ ! -s "$TMP/dot.err" ] &&
 			ok || bad "dot rejects ofc show $c --dot" "$(head -3 "$TMP/dot.err")"
 	done
-	for t in torus:4x4 torus:3x3x2 torus:8x8; do
-		$OFC topo "$t" --dot | dot -Tsvg >"$TMP/t.svg" 2>"$TMP/dot.err" && [ ! -s "$TMP/dot.err" ] &&
+	for t in torus:4x4 torus:3x3x2 torus:8x8 circulant:12:2,3 kautz:2,3; do
+		$OFC topo "$t" --dot | dot -Tpng -Gdpi=20 >"$TMP/t.png" 2>"$TMP/dot.err" && [ ! -s "$TMP/dot.err" ] &&
 			ok || bad "dot rejects ofc topo $t --dot" "$(head -3 "$TMP/dot.err")"
 	done
+else
+	bad "graphviz's dot is missing: scripts/install-deps.sh installs graphviz"
 fi
 # A request too large for the memory it may use: exit 1 with what it needed
 # at least, never SIGABRT. (torus:32x32's explicit paths schedule needs about
