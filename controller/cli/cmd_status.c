@@ -124,30 +124,129 @@ static int status_all(struct fabric_cmd *fc)
 	return 0;
 }
 
+/* --dot: each switch's circuits as it holds them (read now, else as
+ * recorded), host port to host port through the wiring, drawn as `ofc
+ * show --dot` draws the target's (controller/export/dot.c), the target's
+ * it lacks dotted. */
+static int status_dot(struct fabric_cmd *fc, const struct ctl_record *r)
+{
+	const struct fabric *f = fc->fabric;
+	struct circuit *have = NULL, *miss = NULL;
+	uint32_t nhave = 0, nmiss = 0, nlost = 0;
+	bool *lost = xcalloc(f->nswitches + 1, sizeof(bool));
+
+	for (uint32_t s = 0; s < f->nswitches; s++) {
+		const struct fswitch *sw = &f->switches[s];
+		const struct device_state *st = NULL;
+		/* switch port -> wiring entry (UINT32_MAX: none) */
+		uint32_t *at = xmalloc(((size_t)sw->ports + 2) * sizeof(uint32_t));
+
+		for (uint32_t i = 0; i <= sw->ports + 1; i++)
+			at[i] = UINT32_MAX;
+		for (uint32_t i = 0; i < f->nwiring; i++)
+			if (f->wiring[i].sw == s && f->wiring[i].sw_port <= sw->ports)
+				at[f->wiring[i].sw_port] = i;
+		for (uint32_t i = 0; i < fc->ctl->ndevs; i++)
+			if (strcmp(fc->ctl->devs[i].cfg.name, sw->name) == 0) {
+				lost[s] = !fc->ctl->devs[i].read_ok;
+				st = lost[s] ? NULL : &fc->ctl->devs[i].actual;
+			}
+		for (uint32_t k = 0; !st && k < r->ndevs; k++)
+			if (strcmp(r->dev_names[k], sw->name) == 0)
+				st = &r->dev_states[k];
+		nlost += lost[s];
+		for (uint32_t k = 0; st && k < st->nxc; k++) {
+			struct xconn x = st->xc[k];
+
+			if (x.in > sw->ports || x.out > sw->ports || at[x.in] == UINT32_MAX ||
+			    at[x.out] == UINT32_MAX)
+				continue; /* a port no host is cabled to */
+			have = xrealloc(have, (nhave + 1) * sizeof(*have));
+			have[nhave++] = (struct circuit){s,
+							 x.in,
+							 x.out,
+							 f->wiring[at[x.in]].host,
+							 f->wiring[at[x.in]].host_port,
+							 f->wiring[at[x.out]].host,
+							 f->wiring[at[x.out]].host_port};
+		}
+		free(at);
+	}
+	for (uint32_t i = 0; i < f->ncircuits; i++) {
+		const struct circuit *c = &f->circuits[i];
+		bool found = false;
+
+		for (uint32_t k = 0; k < nhave && !found; k++)
+			found = have[k].sw == c->sw && have[k].in_port == c->in_port &&
+				have[k].out_port == c->out_port;
+		if (!found) {
+			miss = xrealloc(miss, (nmiss + 1) * sizeof(*miss));
+			miss[nmiss++] = *c;
+		}
+	}
+	struct fabric_dot d = {.circuits = have,
+			       .ncircuits = nhave,
+			       .missing = miss,
+			       .nmissing = nmiss,
+			       .what = nlost ? "as read, or recorded where a device did not answer"
+					     : "as the devices hold them",
+			       .unreachable = lost};
+
+	fabric_write_dot_circuits(f, &d, stdout);
+	free(have);
+	free(miss);
+	free(lost);
+	return nlost ? 1 : 0;
+}
+
+static int status_option(struct fabric_cmd *fc, int c, const char *arg)
+{
+	(void)arg;
+	if (c != 'G')
+		return 2;
+	fc->dot = true;
+	return 0;
+}
+
 int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 {
+	static const struct option dot_opt[] = {{"dot", no_argument, NULL, 'G'}, {0}};
 	struct fabric_cmd fc;
 	struct ofc_error err = {0};
 	struct ctl_record r;
 	bool all_reachable = true, in_sync = true, at_target = true;
 	int rc =
-	    fabric_cmd_parse(&fc, cmd, argc, argv, NULL, NULL,
+	    fabric_cmd_parse(&fc, cmd, argc, argv, dot_opt, status_option,
 			     "Without FILE: every fabric in the state directory, its recorded "
 			     "state and any\nunfinished transaction. With FILE: also each "
 			     "device's live state, whether it\nagrees with the record (in_sync) "
 			     "and with the config (at_target). Exit 1 when a\ndevice cannot be "
-			     "read. Status never changes anything.\n\n",
+			     "read. Status never changes anything.\n\n"
+			     "  --dot                    with FILE: the circuits the switches "
+			     "hold, for Graphviz\n"
+			     "                           (dot -Tpng), failures in red, the "
+			     "target's missing ones\n"
+			     "                           dotted, a partition per colour\n",
 			     true);
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	fc.reads_only = true;
+	if (fc.dot && (fc.json || !fc.file))
+		return cli_usage_error(cmd, fc.json ? "--dot or --json, not both"
+						    : "--dot needs the fabric's FILE");
 	if (!fc.file)
 		return status_all(&fc);
 	if (fabric_cmd_open(&fc, true, &err) < 0 ||
 	    ctl_load_record(fc.state_dir, fc.fabric->name, &r, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
 	ctl_read(fc.ctl, &err);
+	if (fc.dot) {
+		rc = status_dot(&fc, &r);
+		ctl_record_free(&r);
+		fabric_cmd_free(&fc);
+		return rc;
+	}
 
 	struct json_writer w;
 	if (fc.json) {

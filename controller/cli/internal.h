@@ -157,6 +157,7 @@ struct fabric_cmd {
 	struct ctl_choice choice; /* what --horizon chose */
 	bool chose;
 	double rate_scale; /* testbed up: --rate-scale (0: the config's) */
+	bool dot;	   /* status: --dot, the circuits for Graphviz */
 	struct fabric *fabric;
 	struct ctl *ctl;
 };

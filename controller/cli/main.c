@@ -40,7 +40,7 @@ static const struct cli_cmd commands[] = {
      "apply, then revert unless 'ofc confirm' arrives within S seconds", cmd_try},
     {"confirm", "[FILE] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
      "keep what a running 'ofc try' applied", cmd_confirm},
-    {"status", "[FILE] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
+    {"status", "[FILE] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json | --dot]",
      "recorded and live device state, and any unfinished transaction", cmd_status},
     {"testbed",
      "up|check|run|down FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json] "

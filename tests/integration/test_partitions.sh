@@ -61,6 +61,29 @@ expect_stdout_has "committed transaction 1: 128 operations" $OFC apply "$CFG" $D
 [ "$(count_of A)" -eq 128 ] && [ "$(count_of B)" -eq 0 ] && ok ||
 	bad "after jobA's apply: $(count_of A) cross-connects on jobA's ports (want 128), $(count_of B) on jobB's (want 0)"
 xcs_of A >"$TMP/A.1"
+# `ofc status --dot` (issue 35 item 16): the circuits the switch holds, a
+# partition per colour, each drawn as its topology is (jobA's torus:4x8 a
+# grid), the target's it lacks dotted: jobA's 64 links drawn, jobB's 64
+# (circulant:32:1,4) dotted, and no line between the two.
+expect_exit 0 $OFC status "$CFG" $D --dot
+grep -q 'label="torus64-ocs: 64 hosts, 2 partitions\\n128 circuits as the devices hold them; 128 of the target.s missing (dotted)"' "$TMP/out" &&
+	ok || bad "status --dot's title" "$(grep label= "$TMP/out" | head -1)"
+python3 tests/integration/dot_check.py "$TMP/out" >"$TMP/dot.json" &&
+	python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+a = lambda h: int(h[1:]) < 32
+ok = (len(j["other"]) == 64 and all(a(u) and a(v) for u, v in j["other"])
+      and len(j["dotted"]) == 64 and all(not a(u) and not a(v) for u, v in j["dotted"])
+      and not j["red"] and len(set(j["fill"][h] for h in j["fill"] if a(h))) == 1
+      and len(set(j["fill"].values())) == 2 and j["pos"]["h5"] == [1.2, -1.2])
+sys.exit(0 if ok else 1)' "$TMP/dot.json" && ok || bad "status --dot after jobA's apply" "$(head -c 400 "$TMP/dot.json")"
+# A switch that does not answer: its circuits as recorded, said, exit 1.
+expect_exit 1 $OFC status "$CFG" --device ocs0=127.0.0.1:1 --state-dir "$ST" --dot
+grep -q '128 circuits as read, or recorded where a device did not answer' "$TMP/out" &&
+	grep -q 'label="ocs0\\nOCS, 256 ports\\n128 circuits\\nUNREACHABLE"' "$TMP/out" &&
+	ok || bad "status --dot without the switch" "$(grep label= "$TMP/out" | head -2)"
+expect_error 2 "ofc status: --dot needs the fabric's FILE" $OFC status --dot $D
 expect_stdout_has "committed transaction 2: 128 operations" $OFC apply "$CFG" $D --partition jobB
 same_as A A.1
 [ "$(count_of B)" -eq 128 ] && ok || bad "jobB holds $(count_of B) cross-connects, want 128"
