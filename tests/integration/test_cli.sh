@@ -106,6 +106,11 @@ $OFC show configs/testbed12-patch.yaml --dot >"$TMP/f.dot" && $DC "$TMP/f.dot" >
 	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["circle_order"] and len(j["other"])==24 and j["through"]==0 else 1)' "$TMP/f.json" &&
 	ok || bad "ofc show testbed12-patch --dot" "$(head -c 300 "$TMP/f.json")"
 expect_stdout_has 'those of every 16th host drawn' $OFC show configs/genkautz1024-patch.yaml --dot
+# A WDM ring: its members on a circle in ring order, the fibre between
+# them, the ring in the middle drawn open (points' default is filled).
+expect_stdout_has '"r0" [shape=doublecircle, style=solid,' $OFC show configs/ring1024.yaml --dot
+$DC "$TMP/out" >"$TMP/f.json" && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["circle_order"] else 1)' "$TMP/f.json" &&
+	[ "$(grep -c 'penwidth=3' "$TMP/out")" = 1024 ] && ok || bad "ofc show ring1024 --dot"
 # Failures in red: a failed link (one a wrap-around), a failed port (both
 # fibres: the links it sends and hears on) and a failed host's every link.
 python3 -c "
