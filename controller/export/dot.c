@@ -278,7 +278,9 @@ static void write_devices(const struct picture *p, FILE *out, double maxx)
 	for (uint32_t r = 0; r < f->nrings; r++) {
 		const struct ring *ri = &f->rings[r];
 
-		fprintf(out, "  \"r%u\" [shape=doublecircle, style=solid, color=\"#555555\", label=\"", r);
+		fprintf(out,
+			"  \"r%u\" [shape=doublecircle, style=solid, color=\"#555555\", label=\"",
+			r);
 		put_escaped(out, ri->name);
 		fprintf(out, "\\nWDM ring\\n%u x %u wavelengths\", pos=\"%.2f,%.2f!\"];\n",
 			ri->fibres, ri->wavelengths, 0.0, -1.2 * r);
