@@ -21,10 +21,17 @@ struct graph *topo_kautz(uint32_t d, uint32_t len);
 struct graph *topo_genkautz(uint32_t n, uint32_t d);
 struct graph *topo_debruijn(uint32_t d, uint32_t len);
 
-/* topo_ports_prefer, and the work it did: arcs it looked at and nodes it
- * reset, over all rounds (tests hold it near the arc count where parallel
- * arcs made it quadratic). work may be NULL. */
-int topo_ports_work(const struct graph *g, const struct port_map *prefer, struct port_map *pm,
-		    uint64_t *work, struct ofc_error *err);
+/* topo_ports, and the work it did: arcs it looked at and nodes it reset,
+ * over all rounds (tests hold it near the arc count where parallel arcs
+ * made it quadratic). work may be NULL. */
+int topo_ports_work(const struct graph *g, struct port_map *pm, uint64_t *work,
+		    struct ofc_error *err);
+
+/* Every node's out-degree and in-degree is d, or an error saying which is
+ * not (ports.c). */
+int topo_check_regular(const struct graph *g, uint32_t d, struct ofc_error *err);
+
+/* pm's self-loops listed by node, then port (pm->nself counted). */
+void port_map_list_self_loops(struct port_map *pm);
 
 #endif

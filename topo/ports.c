@@ -9,10 +9,8 @@
  * matching "first unused arc of every node, in the family's port order", so
  * topologies whose port j is already a permutation (tori, circulants,
  * hypercubes) keep port j = generator j and need no augmenting at all.
- * topo_ports_prefer first seeds round j with the arcs a switch already
- * carries on port j (and keeps those arcs out of other rounds' greedy
- * starts), so a reconfiguration leaves them in place unless the matching
- * cannot be completed around them.
+ * topo_ports_prefer (ports_prefer.c) is the same decomposition when some
+ * arcs should stay on the ports a switch carries them on now.
  *
  * Parallel arcs (issue 34: an edge list of 15.7 M copies of a few links).
  * Copies of one arc u->v are interchangeable to a matching, and a scan that
@@ -117,13 +115,11 @@ static uint32_t arcset_next(const struct arcset *s, uint32_t x)
 struct hk {
 	const struct graph *g;
 	/* A pair's copies in port order (NONE after the last), which of them
-	 * earlier rounds used, and the visible ones: all (the first unused
-	 * copy of each pair) for the augmenting paths, greedy (the first
-	 * unused copy that no port reserved) for the greedy start; greedy is
-	 * &all when nothing is reserved. */
+	 * earlier rounds used, and the visible ones (the first unused copy of
+	 * each pair). */
 	uint32_t *next_copy;
 	uint64_t *used;
-	struct arcset all, reserved_free, *greedy;
+	struct arcset all;
 	uint32_t *match_l; /* left node -> arc, NONE if free */
 	uint32_t *match_r; /* right node -> left node, NONE if free */
 	uint32_t *dist;
@@ -152,9 +148,8 @@ static uint32_t next_arc(const struct hk *h, const struct arcset *s, uint32_t u,
 	return a < h->g->off[u + 1] ? a : NONE;
 }
 
-/* Arc a goes to a port: the pair's next unused copy becomes visible in
- * each set a was visible in (a reserved copy used out of order was in
- * neither). */
+/* Arc a (a visible copy) goes to a port: the pair's next unused copy
+ * becomes visible. */
 static void use_arc(struct hk *h, uint32_t a)
 {
 	uint32_t b = a;
@@ -162,17 +157,9 @@ static void use_arc(struct hk *h, uint32_t a)
 	h->used[a >> 6] |= 1ull << (a & 63);
 	while (b != NONE && is_used(h, b))
 		b = h->next_copy[b];
-	if (arcset_next(&h->all, a) == a) {
-		arcset_erase(&h->all, a);
-		if (b != NONE)
-			arcset_insert(&h->all, b);
-	}
-	if (h->greedy != &h->all && arcset_next(h->greedy, a) == a) {
-		arcset_erase(h->greedy, a);
-		/* the copies after an unreserved one are unreserved */
-		if (b != NONE)
-			arcset_insert(h->greedy, b);
-	}
+	arcset_erase(&h->all, a);
+	if (b != NONE)
+		arcset_insert(&h->all, b);
 }
 
 static bool hk_bfs(struct hk *h)
@@ -249,27 +236,13 @@ static bool hk_dfs(struct hk *h, uint32_t s)
 }
 
 /* Each pair's copies chained in port order (next_copy), and the first copy
- * of each pair visible in all. Then prefer's entries: entry (j, u) = v
- * reserves the first copy of u->v not reserved yet (parallel arcs taken in
- * order), returned in reserved[j * n + u] (NULL when nothing is
- * preferred); the first copy of each pair left over is visible in
- * reserved_free. A reservation is a prefix of its pair's copies, so the
- * copies after an unreserved one are unreserved. */
-static uint32_t *chain_copies(struct hk *h, const struct port_map *prefer)
+ * of each pair visible in all. */
+static void chain_copies(struct hk *h)
 {
 	const struct graph *g = h->g;
 	uint32_t n = g->n;
 	uint32_t *first = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
-	uint32_t *reserved = NULL;
 
-	if (prefer && prefer->n == n && prefer->to && prefer->d) {
-		reserved = xmalloc(((size_t)n * prefer->d + 1) * sizeof(uint32_t));
-		memset(reserved, 0xff, (size_t)n * prefer->d * sizeof(uint32_t));
-		arcset_init(&h->reserved_free, g->m);
-		h->greedy = &h->reserved_free;
-	} else {
-		h->greedy = &h->all;
-	}
 	memset(first, 0xff, (size_t)n * sizeof(uint32_t));
 	for (uint32_t u = 0; u < n; u++) {
 		for (uint32_t a = g->off[u + 1]; a-- > g->off[u];) {
@@ -279,45 +252,23 @@ static uint32_t *chain_copies(struct hk *h, const struct port_map *prefer)
 		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
 			if (first[g->adj[a]] == a)
 				arcset_insert(&h->all, a);
-		for (uint32_t j = 0; reserved && j < prefer->d; j++) {
-			uint32_t v = prefer->to[(size_t)j * n + u], a;
-
-			if (v >= n || (a = first[v]) == NONE)
-				continue;
-			reserved[(size_t)j * n + u] = a;
-			first[v] = h->next_copy[a];
-		}
-		for (uint32_t a = g->off[u]; reserved && a < g->off[u + 1]; a++)
-			if (first[g->adj[a]] == a)
-				arcset_insert(&h->reserved_free, a);
 		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
 			first[g->adj[a]] = NONE; /* clean for the next node */
 	}
-	h->work += (uint64_t)g->m + (reserved ? (uint64_t)n * prefer->d : 0);
+	h->work += g->m;
 	free(first);
-	return reserved;
 }
 
-/* Round j's greedy start: the arcs reserved for port j, then the first
- * free unreserved arc of every node in port order. */
-static uint32_t greedy_start(struct hk *h, const uint32_t *reserved, uint32_t nres, uint32_t j)
+/* Round j's greedy start: the first free visible arc of every node in port
+ * order. */
+static uint32_t greedy_start(struct hk *h)
 {
 	const struct graph *g = h->g;
 	uint32_t matched = 0;
 
-	for (uint32_t u = 0; reserved && j < nres && u < g->n; u++) {
-		uint32_t a = reserved[(size_t)j * g->n + u];
-
-		h->work++;
-		if (a != NONE && !is_used(h, a) && h->match_r[g->adj[a]] == NONE) {
-			h->match_l[u] = a;
-			h->match_r[g->adj[a]] = u;
-			matched++;
-		}
-	}
 	for (uint32_t u = 0; u < g->n; u++)
-		for (uint32_t a = first_arc(h, h->greedy, u); h->match_l[u] == NONE && a != NONE;
-		     a = next_arc(h, h->greedy, u, a)) {
+		for (uint32_t a = first_arc(h, &h->all, u); h->match_l[u] == NONE && a != NONE;
+		     a = next_arc(h, &h->all, u, a)) {
 			h->work++;
 			if (h->match_r[g->adj[a]] == NONE) {
 				h->match_l[u] = a;
@@ -329,7 +280,7 @@ static uint32_t greedy_start(struct hk *h, const uint32_t *reserved, uint32_t nr
 }
 
 /* Every node's out-degree and in-degree is d (node 0's out-degree). */
-static int check_regular(const struct graph *g, uint32_t d, struct ofc_error *err)
+int topo_check_regular(const struct graph *g, uint32_t d, struct ofc_error *err)
 {
 	uint32_t *indeg = xcalloc((size_t)g->n + 1, sizeof(uint32_t));
 
@@ -360,7 +311,7 @@ static int check_regular(const struct graph *g, uint32_t d, struct ofc_error *er
 }
 
 /* pm's self-loops listed by node, then port. */
-static void list_self_loops(struct port_map *pm)
+void port_map_list_self_loops(struct port_map *pm)
 {
 	uint32_t k = 0;
 
@@ -377,25 +328,18 @@ static void list_self_loops(struct port_map *pm)
 
 int topo_ports(const struct graph *g, struct port_map *pm, struct ofc_error *err)
 {
-	return topo_ports_prefer(g, NULL, pm, err);
+	return topo_ports_work(g, pm, NULL, err);
 }
 
-int topo_ports_prefer(const struct graph *g, const struct port_map *prefer, struct port_map *pm,
-		      struct ofc_error *err)
-{
-	return topo_ports_work(g, prefer, pm, NULL, err);
-}
-
-int topo_ports_work(const struct graph *g, const struct port_map *prefer, struct port_map *pm,
-		    uint64_t *work, struct ofc_error *err)
+int topo_ports_work(const struct graph *g, struct port_map *pm, uint64_t *work,
+		    struct ofc_error *err)
 {
 	uint32_t n = g->n, d = n ? graph_outdeg(g, 0) : 0;
 	struct hk h = {.g = g};
-	uint32_t *reserved;
 	int rc = 0;
 
 	memset(pm, 0, sizeof(*pm));
-	if (check_regular(g, d, err) < 0)
+	if (topo_check_regular(g, d, err) < 0)
 		return -1;
 	h.next_copy = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
 	h.used = xcalloc((size_t)g->m / 64 + 1, sizeof(uint64_t));
@@ -411,12 +355,12 @@ int topo_ports_work(const struct graph *g, const struct port_map *prefer, struct
 	pm->d = d;
 	pm->to = xmalloc(((size_t)n * d + 1) * sizeof(uint32_t));
 
-	reserved = chain_copies(&h, prefer);
+	chain_copies(&h);
 	for (uint32_t j = 0; j < d && rc == 0; j++) {
 		memset(h.match_l, 0xff, (size_t)n * sizeof(uint32_t));
 		memset(h.match_r, 0xff, (size_t)n * sizeof(uint32_t));
 		h.work += n;
-		uint32_t matched = greedy_start(&h, reserved, reserved ? prefer->d : 0, j);
+		uint32_t matched = greedy_start(&h);
 		while (matched < n && hk_bfs(&h)) {
 			for (uint32_t u = 0; u < n; u++)
 				h.iter[u] = g->off[u];
@@ -440,15 +384,12 @@ int topo_ports_work(const struct graph *g, const struct port_map *prefer, struct
 		}
 	}
 	if (rc == 0 && pm->nself)
-		list_self_loops(pm);
+		port_map_list_self_loops(pm);
 	if (work)
 		*work = h.work;
-	free(reserved);
 	free(h.next_copy);
 	free(h.used);
 	arcset_free(&h.all);
-	if (h.greedy == &h.reserved_free)
-		arcset_free(&h.reserved_free);
 	free(h.match_l);
 	free(h.match_r);
 	free(h.dist);

@@ -538,9 +538,22 @@ static uint32_t *ref_ports(const struct graph *g, const struct port_map *prefer)
 	return to;
 }
 
-/* topo_ports_prefer's ports are the every-arc scan's, with prefer and
- * without (prefer: every other entry of the reverse port order). */
-static void check_same_ports(const struct graph *g)
+/* Entries of want (UINT32_MAX: none) that to (n x d, row-major) keeps. */
+static uint32_t count_kept(const struct port_map *want, const uint32_t *to)
+{
+	uint32_t kept = 0;
+
+	for (size_t k = 0; k < (size_t)want->n * want->d; k++)
+		kept += want->to[k] != UINT32_MAX && to[k] == want->to[k];
+	return kept;
+}
+
+/* topo_ports's ports are the every-arc scan's. With a preference (every
+ * other entry of the reverse port order) topo_ports_prefer's are a
+ * decomposition; *kept and *kept_ref count the preferred entries it and
+ * the scan seeded with the preference keep (issue 35: that seeding, which
+ * topo_ports_prefer did before, lost them along augmenting paths). */
+static void check_same_ports(const struct graph *g, uint32_t *kept, uint32_t *kept_ref)
 {
 	struct ofc_error err = {0};
 	struct port_map pm, got, want;
@@ -556,8 +569,10 @@ static void check_same_ports(const struct graph *g)
 			    (j + u) % 2 ? UINT32_MAX : pm.to[(size_t)(pm.d - 1 - j) * pm.n + u];
 	ref = ref_ports(g, &want);
 	assert_int_equal(topo_ports_prefer(g, &want, &got, &err), 0);
-	assert_memory_equal(got.to, ref, (size_t)g->m * 4);
 	check_ports(g, &got);
+	check_ports_multiset(g, &got);
+	*kept = count_kept(&want, got.to);
+	*kept_ref = count_kept(&want, ref);
 	free(ref);
 	port_map_free(&got);
 	port_map_free(&want);
@@ -565,7 +580,11 @@ static void check_same_ports(const struct graph *g)
 }
 
 /* Families, with parallel arcs and self-loops among them, and random
- * multigraphs whose parallel copies are spread over a node's ports. */
+ * multigraphs whose parallel copies are spread over a node's ports. With a
+ * preference, each family keeps at least what the seeded scan kept, and
+ * the random multigraphs more in all (one may keep fewer: rounds that
+ * each take the best port for themselves can leave a later port worse
+ * off, as the scan's can). */
 static void test_ports_as_every_arc_scan(void **state)
 {
 	static const char *const specs[] = {
@@ -585,12 +604,17 @@ static void test_ports_as_every_arc_scan(void **state)
 	    "bipartite:5",
 	    "biring:2",
 	};
+	uint64_t sum = 0, sum_ref = 0;
 	(void)state;
 
 	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
 		struct graph *g = build(specs[i]);
+		uint32_t kept, kept_ref;
 
-		check_same_ports(g);
+		check_same_ports(g, &kept, &kept_ref);
+		if (kept < kept_ref)
+			fail_msg("%s: %u preferred ports kept, the seeded scan %u", specs[i], kept,
+				 kept_ref);
 		graph_free(g);
 	}
 	srand(34);
@@ -620,11 +644,18 @@ static void test_ports_as_every_arc_scan(void **state)
 				heads[(size_t)u * d + k] = t;
 			}
 		struct graph *g = graph_from_arcs(n, n * d, tails, heads, "random");
-		check_same_ports(g);
+		uint32_t kept, kept_ref;
+
+		check_same_ports(g, &kept, &kept_ref);
+		sum += kept;
+		sum_ref += kept_ref;
 		graph_free(g);
 		free(tails);
 		free(heads);
 	}
+	if (sum <= sum_ref)
+		fail_msg("random multigraphs: %llu preferred ports kept, the seeded scan %llu",
+			 (unsigned long long)sum, (unsigned long long)sum_ref);
 }
 
 /* Parallel links as an edge list repeats them: side by side (2 nodes) or
@@ -654,7 +685,7 @@ static void test_ports_parallel_links(void **state)
 					tails[m] = v, heads[m++] = u;
 			}
 		struct graph *g = graph_from_arcs(n, m, tails, heads, "parallel");
-		assert_int_equal(topo_ports_work(g, NULL, &pm, &work, &err), 0);
+		assert_int_equal(topo_ports_work(g, &pm, &work, &err), 0);
 		check_ports(g, &pm);
 		check_ports_multiset(g, &pm);
 		assert_true(work <= 8ull * m);
