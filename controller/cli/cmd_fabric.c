@@ -189,6 +189,8 @@ static void write_plan_json(const struct ctl *c, FILE *out, const struct fabric_
 		jw_uint(&w, rel->kept);
 		jw_key(&w, "kept_identity");
 		jw_uint(&w, rel->kept_identity);
+		jw_key(&w, "kept_links");
+		jw_uint(&w, rel->kept_links);
 		jw_key(&w, "renumbered_nodes");
 		jw_uint(&w, rel->moved_nodes);
 		jw_key(&w, "complete");

@@ -320,15 +320,18 @@ static int check_moves(const struct fabric_cmd *fc, struct ofc_error *err)
 static void relabel_report(const struct fabric_cmd *fc, uint32_t before)
 {
 	const struct fabric_relabel *r = &fc->relabelled;
+	const char *why = "";
 
+	if (!r->complete)
+		why = r->changed ? " (best found within the budget)"
+				 : " (no numbering found keeps more than the config's)";
 	fprintf(stderr,
-		"relabelled: %u operation%s instead of %u; %llu of %llu links stay in "
-		"place (%llu with the config's numbering), %u node%s renumbered%s\n",
+		"relabelled: %u operation%s instead of %u; %llu of %llu cross-connects stay "
+		"in place (%llu with the config's numbering), %u node%s renumbered%s\n",
 		ctl_plan_size(fc->ctl), ctl_plan_size(fc->ctl) == 1 ? "" : "s", before,
 		(unsigned long long)r->kept, (unsigned long long)r->arcs,
 		(unsigned long long)r->kept_identity, r->moved_nodes,
-		r->moved_nodes == 1 ? "" : "s",
-		r->complete ? "" : " (best found within the budget)");
+		r->moved_nodes == 1 ? "" : "s", why);
 }
 
 /* --partition NAME's partition, or a usage error naming those there are. */

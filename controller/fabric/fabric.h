@@ -404,13 +404,17 @@ uint8_t *partition_switch_ports(const struct fabric *f, const struct partition *
  * cross-connects the switches hold now (actual[s]: switch s's read state,
  * NULL when unknown), for a topology wanted up to the numbering of its
  * nodes (`ofc plan --relabel`). Replaces f->graph, f->ports and
- * f->circuits; the report counts host-level links (fabric/relabel.c). */
+ * f->circuits when a numbering keeps more cross-connects than the
+ * config's circuits (never fewer: the config's are a candidate); the
+ * report counts cross-connects (fabric/relabel.c). */
 struct fabric_relabel {
-	uint64_t arcs;		/* links of the target */
+	uint64_t arcs;		/* cross-connects of the target */
 	uint64_t kept_identity; /* in place under the config's numbering */
-	uint64_t kept;		/* ... under the one chosen */
+	uint64_t kept;		/* ... under the one chosen (never fewer) */
+	uint64_t kept_links;	/* links between hosts the search's numbering keeps */
 	uint32_t moved_nodes;	/* topology nodes given another host */
-	bool complete;		/* every link in place: no better numbering exists */
+	bool changed;		/* the circuits are not the config's (which kept as many) */
+	bool complete;		/* every cross-connect in place: nothing is better */
 	uint32_t rounds;
 	double seconds;
 };

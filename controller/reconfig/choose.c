@@ -135,7 +135,7 @@ static int price_partition_topology(const struct scope *sc, struct graph *g,
 		rc = partition_relabel(c->fabric, sc->p, g, sc->actual, &sc->o->relabel_opts,
 				       &k->circuits, &k->ncircuits, &rep, err);
 		if (rc == 0) {
-			k->relabelled = true;
+			k->relabelled = rep.changed;
 			k->arcs = rep.arcs;
 			k->kept = rep.kept;
 		}
@@ -189,7 +189,7 @@ static int price_topology(const struct scope *sc, struct graph *g, struct ctl_ca
 
 		rc = fabric_relabel(&t, actual, &o->relabel_opts, &rep, err);
 		if (rc == 0) {
-			k->relabelled = true;
+			k->relabelled = rep.changed;
 			k->arcs = rep.arcs;
 			k->kept = rep.kept;
 		}

@@ -489,7 +489,7 @@ int ctl_relabel(struct ctl *c, const struct relabel_opts *o, struct fabric_relab
 	free(actual);
 	if (rc < 0)
 		return -1;
-	c->relabelled = true;
+	c->relabelled = rep->changed;
 	ctl_retarget(c);
 	return 0;
 }
@@ -629,7 +629,7 @@ int ctl_partition(struct ctl *c, const struct partition *p, const struct relabel
 	rc = ctl_partition_aim(c, p, pc, npc, err);
 	free(pc);
 	if (rc == 0)
-		c->relabelled = relabel != NULL;
+		c->relabelled = relabel && rep->changed;
 	return rc;
 }
 

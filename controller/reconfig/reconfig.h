@@ -107,7 +107,7 @@ struct ctl {
 	uint64_t txn;		  /* the transaction running or last run */
 	uint64_t prev_generation; /* of the record before it (kept by a rollback) */
 	struct txn_meta prev;	  /* ... and what it recorded (a rollback records it again) */
-	bool relabelled;	  /* ctl_relabel renumbered this plan's target */
+	bool relabelled;	  /* ctl_relabel changed this plan's target (rep.changed) */
 	/* ctl_partition: the plan changes this partition's ports alone. */
 	const struct partition *partition;
 };

@@ -92,6 +92,14 @@ expect_json 'j["recorded"]["partition"]=="jobB" and j["recorded"]["topology"]=="
 	$OFC status "$CFG" $D --json
 expect_json 'j["operations"]==0' $OFC plan "$CFG" $D --json
 
+# ---- the whole torus over both jobs' circuits, renumbered (issue 35) -----------
+# --relabel planned 496 operations where the config's numbering needs 304:
+# never more than the config's numbering, and the counts are the plan's.
+make_torus_config "$TMP/torus.yaml" torus:8x8 2s 2
+PLAIN=$($OFC plan "$TMP/torus.yaml" $D --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["operations"])')
+expect_json "j['operations'] <= $PLAIN and j['relabel']['kept_identity'] == (512 - $PLAIN) // 2 and j['operations'] == 512 - 2 * j['relabel']['kept']" \
+	$OFC plan "$TMP/torus.yaml" $D --relabel --relabel-budget 0.5 --json
+
 # ---- jobA moves to another topology: only the circuits that differ, jobB still ----
 expect_json 'j["operations"]>0 and all(1<=o["in"]<=128 for o in j["devices"][0]["ops"])' \
 	$OFC plan "$TMP/part2.yaml" $D --partition jobA --json

@@ -9,7 +9,10 @@
 #include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "controller/config/config.h"
+#include "controller/reconfig/reconfig.h"
 #include "topo/topo.h"
 
 static struct graph *build(const char *spec)
@@ -260,6 +263,326 @@ static void test_size_mismatch_refused(void **state)
 	graph_free(t);
 }
 
+/* ---- a fabric's plan: never more operations than the config's numbering --
+ * Issue 35: with the switches holding a torus:4x8 and a circulant:32:1,4
+ * side by side, `ofc plan torus64.yaml --relabel` planned 496 operations
+ * where the config's numbering needed 304 (the search kept 208 links
+ * between hosts, the ports 8 of them). Every plan below is made twice
+ * through the transaction engine over a sim switch, with and without
+ * ctl_relabel (ctl_partition with and without a relabelling), from many
+ * states the switch may hold; the relabelled plan is never longer, and the
+ * report's counts are the plan's (operations = cross-connects held + the
+ * target's - 2 x those kept, each change a removal and an addition). */
+
+#define HOSTS	64
+#define SWPORTS 256
+
+static const char fab_fmt[] = "name: relabelfab\n"
+			      "hosts: {count: 64, prefix: h, ports: 4}\n"
+			      "switches:\n"
+			      "  - {name: ocs0, type: ocs, ports: 256, driver: {type: sim}}\n"
+			      "wiring: {pattern: sequential, switches: [ocs0]}\n"
+			      "%s\n";
+
+struct bench {
+	char dir[64];
+	struct sim_device sim;
+};
+
+static struct sim_device *bench_lookup(void *ctx, const char *name)
+{
+	struct bench *b = ctx;
+
+	return strcmp(name, "ocs0") == 0 ? &b->sim : NULL;
+}
+
+static struct fabric *fabric_of(const char *body)
+{
+	char *text = xasprintf(fab_fmt, body);
+	struct fabric *f;
+	struct ofc_error err = {0};
+
+	if (config_parse("relabel.yaml", text, strlen(text), &f, &err) < 0 ||
+	    fabric_validate(f, &err) < 0)
+		fail_msg("%s: %s", body, err.msg);
+	free(text);
+	return f;
+}
+
+/* jobA on h0..h31, jobB on h32..h63. */
+static struct fabric *partitioned(const char *a, const char *b)
+{
+	struct strbuf x = STRBUF_INIT, y = STRBUF_INIT;
+
+	for (int h = 0; h < 32; h++) {
+		sb_printf(&x, "%sh%d", h ? ", " : "", h);
+		sb_printf(&y, "%sh%d", h ? ", " : "", h + 32);
+	}
+	char *body = xasprintf("partitions:\n"
+			       "  - {name: jobA, hosts: [%s], topology: '%s'}\n"
+			       "  - {name: jobB, hosts: [%s], topology: '%s'}",
+			       x.buf, a, y.buf, b);
+	struct fabric *f = fabric_of(body);
+
+	free(body);
+	sb_free(&x);
+	sb_free(&y);
+	return f;
+}
+
+static struct ctl *bench_ctl(struct bench *b, struct fabric *f)
+{
+	struct ctl_opts o = {.state_dir = b->dir, .sim_lookup = bench_lookup, .ctx = b};
+	struct ofc_error err = {0};
+	struct ctl *c;
+
+	assert_int_equal(ctl_open(f, &o, &c, &err), 0);
+	if (ctl_plan(c, &err) < 0)
+		fail_msg("plan: %s", err.msg);
+	return c;
+}
+
+/* What f wants the switch to hold. */
+static void target_state(struct bench *b, struct fabric *f, struct device_state *out)
+{
+	struct ctl *c = bench_ctl(b, f);
+
+	state_init(out, DEV_SWITCH);
+	state_copy(out, &c->devs[0].target);
+	ctl_close(c);
+}
+
+/* The cross-connects held with in or out in [lo, hi]. */
+static uint32_t held_in(const struct device_state *s, uint32_t lo, uint32_t hi)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < s->nxc; i++)
+		k += (s->xc[i].in >= lo && s->xc[i].in <= hi) ||
+		     (s->xc[i].out >= lo && s->xc[i].out <= hi);
+	return k;
+}
+
+/* The plan for f (partition name or NULL) from the sim's state, with and
+ * without a relabelling: never longer relabelled, and the report's counts
+ * are the plan's. */
+static void check_plan(struct bench *b, struct fabric *f, const char *partition, const char *what)
+{
+	struct relabel_opts ro = {.budget_s = 0.05, .max_rounds = 4, .seed = 3};
+	struct fabric_relabel rep;
+	struct ofc_error err = {0};
+	const struct partition *p = partition ? fabric_find_partition(f, partition) : NULL;
+	uint32_t lo = 1, hi = SWPORTS;
+
+	if (p) { /* jobA's hosts are on ports 1..128, jobB's on 129..256 */
+		lo = p->member_host[0] < 32 ? 1 : 129;
+		hi = lo + 127;
+	}
+	struct ctl *c = bench_ctl(b, f);
+	if (p && ctl_partition(c, p, NULL, NULL, &err) < 0)
+		fail_msg("%s %s: %s", what, partition, err.msg);
+	uint32_t plain = ctl_plan_size(c);
+	ctl_close(c);
+
+	c = bench_ctl(b, f);
+	int rc = p ? ctl_partition(c, p, &ro, &rep, &err) : ctl_relabel(c, &ro, &rep, &err);
+	if (rc < 0)
+		fail_msg("%s %s: %s", what, partition ? partition : "", err.msg);
+	uint32_t relabelled = ctl_plan_size(c), held = held_in(&b->sim.state, lo, hi);
+	ctl_close(c);
+	if (relabelled > plain)
+		fail_msg("%s%s%s: %u operations relabelled, %u with the config's numbering", what,
+			 p ? " " : "", p ? partition : "", relabelled, plain);
+	assert_true(rep.kept >= rep.kept_identity);
+	assert_int_equal(relabelled, held + rep.arcs - 2 * rep.kept);
+	assert_int_equal(plain, held + rep.arcs - 2 * rep.kept_identity);
+	assert_true(rep.complete == (rep.kept == rep.arcs));
+}
+
+static uint64_t rnd(uint64_t *x)
+{
+	return next(x);
+}
+
+/* Cross-connects of s kept each with probability 1/2 (a switch that lost
+ * some). */
+static void thin(struct device_state *s, uint64_t *seed)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < s->nxc; i++)
+		if (rnd(seed) % 2)
+			s->xc[k++] = s->xc[i];
+	s->nxc = k;
+}
+
+/* A random switch: ports lo..hi joined in random pairs, in to out, each
+ * port used once each way, about 3 in 4 of them connected. */
+static void random_state(struct device_state *s, uint32_t lo, uint32_t hi, uint64_t *seed)
+{
+	uint32_t n = hi - lo + 1, *p = malloc(n * sizeof(uint32_t));
+
+	shuffle(p, n, seed);
+	for (uint32_t i = 0; i < n; i++)
+		if (p[i] != i && rnd(seed) % 4)
+			state_add_xconn(s, lo + i, lo + p[i]);
+	free(p);
+}
+
+/* s with hosts renamed by a random permutation (port 1 + 4h + j of host h
+ * to the same port of host p[h]) within lo..hi: a relabelled copy. */
+static void shuffle_hosts(struct device_state *s, uint32_t lo, uint32_t hi, uint64_t *seed)
+{
+	uint32_t nh = (hi - lo + 1) / 4, p[HOSTS];
+
+	shuffle(p, nh, seed);
+	for (uint32_t i = 0; i < s->nxc; i++) {
+		uint32_t *ends[2] = {&s->xc[i].in, &s->xc[i].out};
+
+		for (int e = 0; e < 2; e++)
+			if (*ends[e] >= lo && *ends[e] <= hi) {
+				uint32_t q = *ends[e] - lo;
+
+				*ends[e] = lo + 4 * p[q / 4] + q % 4;
+			}
+	}
+	state_sort(s);
+}
+
+/* Circuits of s from lo..hi with k random pairs of egress ports traded. */
+static void disturb(struct device_state *s, uint32_t lo, uint32_t hi, uint32_t k, uint64_t *seed)
+{
+	for (uint32_t i = 0; s->nxc > 1 && i < k; i++) {
+		uint32_t a = (uint32_t)(rnd(seed) % s->nxc), c = (uint32_t)(rnd(seed) % s->nxc);
+		uint32_t t = s->xc[a].out;
+
+		if (s->xc[a].in < lo || s->xc[a].in > hi || s->xc[c].in < lo || s->xc[c].in > hi ||
+		    s->xc[c].out == s->xc[a].in || t == s->xc[c].in)
+			continue;
+		s->xc[a].out = s->xc[c].out;
+		s->xc[c].out = t;
+	}
+}
+
+/* s's circuits from port 0 of its hosts in lo..hi as they are; those from
+ * ports 1..3 on hosts renamed by a random permutation, each arriving on the
+ * next port of 1..3 (cross-connects joining different port numbers, by
+ * hand or another controller's). The links between hosts favour the
+ * renamed copy, three to one, but no circuit can keep its cross-connects:
+ * the search's numbering loses to the config's. */
+static void cross_ports(struct device_state *s, uint32_t lo, uint32_t hi, uint64_t *seed)
+{
+	uint32_t nh = (hi - lo + 1) / 4, p[HOSTS];
+
+	shuffle(p, nh, seed);
+	for (uint32_t i = 0; i < s->nxc; i++) {
+		uint32_t in = s->xc[i].in - lo, out = s->xc[i].out - lo;
+
+		if (s->xc[i].in < lo || s->xc[i].in > hi || in % 4 == 0)
+			continue;
+		s->xc[i].in = lo + 4 * p[in / 4] + in % 4;
+		s->xc[i].out = lo + 4 * p[out / 4] + out % 4 % 3 + 1;
+	}
+	state_sort(s);
+}
+
+/* The states a switch may hold when f (or its partition) is planned:
+ * others' targets, whole or thinned, random ones, f's own shuffled,
+ * disturbed or half renamed across ports, none. Each is checked with check_plan. */
+static void check_states(struct bench *b, struct fabric *f, const char *partition,
+			 const struct device_state *other, uint32_t nother)
+{
+	uint32_t lo = 1, hi = SWPORTS;
+	uint64_t seed = 35;
+	struct device_state own;
+
+	if (partition) {
+		lo = fabric_find_partition(f, partition)->member_host[0] < 32 ? 1 : 129;
+		hi = lo + 127;
+	}
+	target_state(b, f, &own);
+	for (uint32_t i = 0; i < nother; i++) {
+		state_copy(&b->sim.state, &other[i]);
+		check_plan(b, f, partition, "another target");
+		for (int k = 0; k < 2; k++) {
+			state_copy(&b->sim.state, &other[i]);
+			thin(&b->sim.state, &seed);
+			check_plan(b, f, partition, "another target, thinned");
+		}
+	}
+	for (int k = 0; k < 3; k++) {
+		state_clear(&b->sim.state);
+		if (partition) /* the other half as f wants it */
+			for (uint32_t i = 0; i < own.nxc; i++)
+				if (own.xc[i].in < lo || own.xc[i].in > hi)
+					state_add_xconn(&b->sim.state, own.xc[i].in, own.xc[i].out);
+		random_state(&b->sim.state, lo, hi, &seed);
+		state_sort(&b->sim.state);
+		check_plan(b, f, partition, "random");
+	}
+	for (int k = 0; k < 2; k++) {
+		state_copy(&b->sim.state, &own);
+		shuffle_hosts(&b->sim.state, lo, hi, &seed);
+		check_plan(b, f, partition, "own target, hosts shuffled");
+		state_copy(&b->sim.state, &own);
+		disturb(&b->sim.state, lo, hi, 12, &seed);
+		state_sort(&b->sim.state);
+		check_plan(b, f, partition, "own target, disturbed");
+	}
+	state_copy(&b->sim.state, &own);
+	cross_ports(&b->sim.state, lo, hi, &seed);
+	check_plan(b, f, partition, "own target on port 0, a renamed copy across ports");
+	state_clear(&b->sim.state);
+	if (!partition)
+		check_plan(b, f, partition, "empty");
+	state_free(&own);
+}
+
+static void test_plan_never_longer_relabelled(void **state)
+{
+	static const char *const whole[] = {
+	    "topology: torus:8x8",
+	    "topology: circulant:64:3,8",
+	    "topology: genkautz:64,4",
+	    "topology: {spec: 'torus:8x8', failed_links: [[h0, h1]], failed_hosts: [h9]}",
+	};
+	struct bench b;
+	struct device_state other[3];
+	const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+	(void)state;
+
+	snprintf(b.dir, sizeof(b.dir), "%s/ofc-relabel.XXXXXX", base);
+	assert_non_null(mkdtemp(b.dir));
+	sim_device_init(&b.sim, DEV_SWITCH, SWPORTS);
+	struct fabric *part = partitioned("torus:4x8", "circulant:32:1,4");
+	struct fabric *part2 = partitioned("circulant:32:1,3", "torus:4x8");
+	struct fabric *ring = fabric_of("topology: circulant:64:1,2");
+
+	target_state(&b, part, &other[0]); /* the issue's */
+	target_state(&b, part2, &other[1]);
+	target_state(&b, ring, &other[2]);
+	for (size_t i = 0; i < sizeof(whole) / sizeof(whole[0]); i++) {
+		struct fabric *f = fabric_of(whole[i]);
+
+		check_states(&b, f, NULL, other, 3);
+		fabric_free(f);
+	}
+	/* partitions: states that keep each partition's cross-connects among
+	 * its own ports (a plan refuses one that straddles) */
+	check_states(&b, part, "jobA", other, 2);
+	check_states(&b, part, "jobB", other, 2);
+	check_states(&b, part2, "jobA", other, 2);
+	for (int i = 0; i < 3; i++)
+		state_free(&other[i]);
+	fabric_free(part);
+	fabric_free(part2);
+	fabric_free(ring);
+	sim_device_free(&b.sim);
+	char *cmd = xasprintf("rm -rf '%s'", b.dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +592,7 @@ int main(void)
 	    cmocka_unit_test(test_large_genkautz_copy_found),
 	    cmocka_unit_test(test_no_isomorphism_between_different_graphs),
 	    cmocka_unit_test(test_size_mismatch_refused),
+	    cmocka_unit_test(test_plan_never_longer_relabelled),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
