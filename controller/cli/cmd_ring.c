@@ -14,7 +14,9 @@ static const char help[] =
     "ring ends, or after a refused retune or a lost agent goes back, at its\n"
     "static configuration (the config's lightpaths).\n\n"
     "  --collective C   allgather, reduce-scatter, allreduce or alltoall\n"
-    "  --algo A         optree (default), ring, ne, onestage, wrht\n"
+    "  --algo A         optree, ring, ne, onestage or wrht (default: the config's\n"
+    "                   algorithm for the collective, else optree; onestage for\n"
+    "                   alltoall)\n"
     "  --size M         data per node, e.g. 4MiB (default: the config's collective)\n"
     "  --overlap        tune the next step's idle lightpaths during a step\n"
     "  --show-configs   with --json: every step's MRR channels\n"
@@ -161,7 +163,7 @@ int cmd_ring(const struct cli_cmd *cmd, int argc, char **argv)
 	    {0},
 	};
 	struct fabric_cmd fc = {0};
-	struct schedule_query q = {.algorithm = "optree"};
+	struct schedule_query q = {0};
 	bool have_coll = false, show = false;
 	struct ofc_error err = {0};
 	int c;
@@ -220,7 +222,7 @@ int cmd_ring(const struct cli_cmd *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "give one config FILE");
 	if (!have_coll)
 		return cli_usage_error(cmd, "missing --collective");
-	if (strcmp(q.algorithm, "all") == 0)
+	if (q.algorithm && strcmp(q.algorithm, "all") == 0)
 		return cli_usage_error(cmd, "a run takes one --algo");
 	fc.file = argv[optind];
 	fc.state_dir = ctl_state_dir(fc.state_dir_opt);

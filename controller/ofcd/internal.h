@@ -100,8 +100,10 @@ struct fabcfg {
 /* The lowering of the workload's schedule (State.schedule, re-plans): an
  * all-to-all's MCF is the fluid one lowered to paths, the MCF that keeps
  * its solution and warm-starts from one (the time-stepped MCF of the
- * default "steps" lowering does neither). */
-#define WORKLOAD_LOWERING(coll) ((coll) == SCHED_ALLTOALL ? "paths" : NULL)
+ * default "steps" lowering does neither). NULL for any other collective,
+ * and for an all-to-all the config names another algorithm for
+ * (snapshot.c). */
+const char *workload_lowering(const struct fabric *f, const char *spec, enum sched_collective coll);
 /* While the planner computes the workload's schedule, mutations (a failure
  * report above all) wait for it at most this long, so a re-plan starts from
  * the kept healthy MCF solution instead of solving the healthy graph again

@@ -136,7 +136,7 @@ void plan_compute(const struct fabcfg *pub, const struct schedule_kept *kept, co
 	    .size = pub->size		   ? pub->size
 		    : pub->f->ncollectives ? 0
 					   : 1u << 20,
-	    .lowering = WORKLOAD_LOWERING(pub->coll),
+	    .lowering = workload_lowering(pub->f, NULL, pub->coll),
 	    /* The healthy config's kept MCF run (all-to-all): the degraded MCF
 	     * starts from it, the healthy graph is not solved again. */
 	    .kept = kept && kept->warm ? kept : NULL,

@@ -554,7 +554,7 @@ static bool algorithm_cli_only(const char *a)
 static bool is_workload(const struct ofcd *d, const Ofc__V1__GetSchedule *g,
 			enum sched_collective coll)
 {
-	const char *lw = WORKLOAD_LOWERING(coll);
+	const char *lw = workload_lowering(d->cfg->f, NULL, coll);
 
 	return coll == SCHED_ALLTOALL && d->cfg->coll == coll && lw && g->lowering &&
 	       strcmp(g->lowering, lw) == 0 && (!g->topology || !*g->topology) &&

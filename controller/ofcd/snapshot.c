@@ -68,6 +68,14 @@ void fabcfg_unref(struct fabcfg *c)
 	free(c);
 }
 
+const char *workload_lowering(const struct fabric *f, const char *spec, enum sched_collective coll)
+{
+	struct schedule_query q = {.fabric = f, .spec = spec, .collective = coll};
+
+	return coll == SCHED_ALLTOALL && strcmp(schedule_pick_algorithm(&q), "mcf") == 0 ? "paths"
+											 : NULL;
+}
+
 /* ---- devices ---------------------------------------------------------------------- */
 
 const char *ofcd_public_reason(enum ofc_reason r)
@@ -306,7 +314,7 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 		    .spec = own ? g->spec : NULL,
 		    .collective = cfg->coll,
 		    .size = cfg->size,
-		    .lowering = WORKLOAD_LOWERING(cfg->coll),
+		    .lowering = workload_lowering(f, own ? g->spec : NULL, cfg->coll),
 		};
 		struct schedule_result r;
 

@@ -207,20 +207,65 @@ void schedule_kept_free(struct schedule_kept *k)
 	memset(k, 0, sizeof(*k));
 }
 
+/* The config's entry under collectives for the request's collective that
+ * names an algorithm, when the request schedules the fabric's own ring or
+ * topology; else NULL. */
+static const struct collective *config_algorithm(const struct schedule_query *q)
+{
+	const struct fabric *f = q->fabric;
+
+	for (uint32_t i = 0; f && !q->spec && !q->ring && i < f->ncollectives; i++)
+		if (f->collectives[i].op == q->collective && f->collectives[i].algorithm)
+			return &f->collectives[i];
+	return NULL;
+}
+
+const char *schedule_pick_algorithm(const struct schedule_query *q)
+{
+	const struct collective *c = config_algorithm(q);
+
+	if (q->algorithm && *q->algorithm)
+		return q->algorithm;
+	if (c)
+		return c->algorithm;
+	if (q->ring || (!q->spec && q->fabric && q->fabric->nrings))
+		return q->collective == SCHED_ALLTOALL ? "onestage" : "optree";
+	return q->collective == SCHED_ALLTOALL ? "mcf" : "bfb";
+}
+
+/* A config's algorithm is one for its kind of fabric, or an error at its
+ * place in the config (a request's --algo is checked where it is parsed). */
+static int check_config_algorithm(const struct schedule_query *q, bool ring, struct ofc_error *err)
+{
+	const struct collective *c = config_algorithm(q);
+	enum optree_algo wdm;
+
+	if (!c || (q->algorithm && *q->algorithm) || strcmp(c->algorithm, "all") == 0)
+		return 0;
+	if (ring ? optree_algo_parse(c->algorithm, &wdm) == 0
+		 : direct_algorithm_known(c->algorithm) || strcmp(c->algorithm, "fluid") == 0)
+		return 0;
+	fabric_error_at(
+	    err, q->fabric, c->loc, "algorithm '%s' for %s is not one for %s (%s)", c->algorithm,
+	    sched_collective_name(c->op), ring ? "a WDM ring" : "a direct-connect topology",
+	    ring ? "optree, ring, ne, onestage, wrht" : "'ofc schedule --help' lists them");
+	err->code = OFC_E_INPUT;
+	return -1;
+}
+
 int schedule_compute(const struct schedule_query *q, struct schedule_result *r, bool *spec_error,
 		     struct ofc_error *err)
 {
 	const struct fabric *f = q->fabric;
 	bool ring = q->ring || (!q->spec && f && f->nrings);
-	const char *algo = q->algorithm && *q->algorithm     ? q->algorithm
-			   : ring			     ? "optree"
-			   : q->collective == SCHED_ALLTOALL ? "mcf"
-							     : "bfb";
+	const char *algo = schedule_pick_algorithm(q);
 	int rc;
 
 	memset(r, 0, sizeof(*r));
 	if (spec_error)
 		*spec_error = false;
+	if (check_config_algorithm(q, ring, err) < 0)
+		return -1;
 	r->fabric = f;
 	r->algorithm = algo;
 	r->clock = q->clock;

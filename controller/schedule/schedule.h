@@ -52,8 +52,8 @@ struct schedule_query {
 	const struct optree_ring *ring; /* a WDM ring by its parameters (no fabric) */
 	const char *ring_name;		/* ... and its name in outputs, or NULL */
 	enum sched_collective collective;
-	/* NULL: bfb (mcf for alltoall, optree on a WDM ring). "all" compares
-	 * every algorithm of the kind; "swing-all" Swing and its baselines. */
+	/* NULL: schedule_pick_algorithm's choice. "all" compares every
+	 * algorithm of the kind; "swing-all" Swing and its baselines. */
 	const char *algorithm;
 	uint64_t size;	  /* bytes per node; 0: the fabric's collective of that kind */
 	double alpha;	  /* seconds per step (alpha_set); else the fabric's, or 10 us */
@@ -331,6 +331,12 @@ void schedule_kept_free(struct schedule_kept *k);
 /* The algorithms schedule_compute knows by name (whether one applies to a
  * given fabric and collective, only schedule_compute tells). */
 bool schedule_algorithm_known(const char *algo);
+/* The algorithm schedule_compute runs for q: q->algorithm; else the one
+ * the config names for this collective (under collectives, when the
+ * fabric's own ring or topology is scheduled: a config's algorithm applies
+ * to its own collective); else the collective's default: on a WDM ring
+ * optree, onestage for alltoall; else bfb, mcf for alltoall. */
+const char *schedule_pick_algorithm(const struct schedule_query *q);
 /* The request's memory limit (--max-memory, else half the machine's), and
  * whether building and verifying xfers transfers on n nodes (blocks cut
  * into pieces: 1 when whole; xfer_bytes each, 0: 24) fits in it with

@@ -519,9 +519,29 @@ expect_json 'j["schedule"]["algorithm"]=="ne" and j["schedule"]["verified"]' \
 # Every collective on the ring, the daemon's the same as the CLI's.
 same_schedule "ring allreduce optree" --collective allreduce --algo optree -- \
 	tests/configs/ring8-mrr.yaml --collective allreduce --algo optree
+# An all-to-all without --algo: the ring's own default, one stage of direct
+# lightpaths (issue 35: the all-gather's optree was tried, and refused).
+same_schedule "ring alltoall default" --collective alltoall -- \
+	tests/configs/ring8-mrr.yaml --collective alltoall
 expect_error 2 "ofc: fabric 'ring8' has no circuit switch to rewire: change its lightpaths with ApplyConfig" \
 	$OFC --socket "$SOCK" reconfigure --topology ring:8
 expect_exit 0 stop_ofcd
+
+# ---- a config's algorithm for its all-to-all is the workload's ---------------------
+# (not the MCF lowered to paths, which the workload's plan asked for whatever
+# the config named, and which a direct all-to-all refuses)
+sed -e 's/size: 16MiB/size: 1MiB\n    algorithm: direct/' "$TORUS" | sed '/op: allreduce/,+1d' >"$TMP/a2a.yaml"
+rm -rf "$ST"
+start_emu ocs-emu a --ports 256 --credentials configs/credentials/ocs0.cred
+start_ofcd d7.log --config "$TMP/a2a.yaml" --socket "$SOCK" --state-dir "$ST" \
+	--device "ocs0=127.0.0.1:$a_port" --probe-interval 0
+_end=$(($(date +%s) + 10))
+until grep -q "schedule re-planned\|no schedule" "$TMP/d7.log" || [ "$(date +%s)" -gt $_end ]; do sleep 0.02; done
+grep -q "schedule re-planned: .*direct alltoall on torus:8x8: .*, verified" "$TMP/d7.log" && ok ||
+	bad "the workload's all-to-all should be the config's direct" "$(grep -i schedule "$TMP/d7.log" | tail -3)"
+same_schedule "alltoall by the config's algorithm" --collective alltoall -- "$TMP/a2a.yaml" --collective alltoall
+expect_exit 0 stop_ofcd
+stop_emu "$a_pid"
 
 # ---- the systemd unit and its sample options name options ofcd has ------------------
 $OFCD --help >"$TMP/help"

@@ -138,6 +138,27 @@ rc=$?
 	ok || bad "colliding light not refused: exit $rc" "$(head -c 300 "$TMP/err")"
 stop_emu "$c_pid"
 
+# ---- a config's algorithm is its own collective's (issue 35) -------------------
+# ring16-optree names optree for its allgather: an all-to-all, scheduled or
+# run, gets its own default (one stage of direct lightpaths), where it was
+# refused as optree; an algorithm named for allgather runs for allgather
+# alone; one a ring does not know is refused at its place in the config.
+expect_json 'j["algorithm"]=="onestage" and j["collective"]=="alltoall" and j["verified"]' \
+	$OFC schedule $CFG --collective alltoall --json
+expect_json 'j["algorithm"]=="optree"' $OFC schedule $CFG --collective allgather --json
+start_emu mrr-emu e $EMU --log "$TMP/a.log"
+expect_json 'j["ok"] and j["restored"] and j["algorithm"]=="onestage" and j["collective"]=="alltoall"' \
+	$OFC ring run $CFG --collective alltoall --device "ring0=127.0.0.1:$e_port" --state-dir "$ST" --json
+grep -q CONFLICT "$TMP/a.log" && bad "the all-to-all's light collided" || ok
+stop_emu "$e_pid"
+sed 's/algorithm: optree/algorithm: ne/' $CFG >"$TMP/ne.yaml"
+expect_json 'j["algorithm"]=="ne"' $OFC schedule "$TMP/ne.yaml" --collective allgather --json
+expect_json 'j["algorithm"]=="optree"' $OFC schedule "$TMP/ne.yaml" --collective allreduce --json
+expect_json 'j["algorithm"]=="ring"' $OFC schedule "$TMP/ne.yaml" --collective allgather --algo ring --json
+sed 's/algorithm: optree/algorithm: bfb/' $CFG >"$TMP/bfb.yaml"
+expect_error 2 "$TMP/bfb.yaml:27:5: algorithm 'bfb' for allgather is not one for a WDM ring (optree, ring, ne, onestage, wrht)" \
+	$OFC schedule "$TMP/bfb.yaml" --collective allgather
+
 # Bad requests.
 expect_error 2 "ofc ring: missing --collective" $OFC ring run $CFG
 expect_error 2 "ofc ring: expected 'run'" $OFC ring walk $CFG
