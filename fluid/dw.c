@@ -335,7 +335,7 @@ static double solve_master(struct dw *d, bool phase2, double *lambda, struct ofc
 
 	if (res != LP_OPTIMAL) {
 		if (res != LP_FAILED)
-			ofc_error_set(err, OFC_E_RUNTIME, "the DW master is %s",
+			ofc_error_set(err, OFC_E_RUNTIME, "the DW master stopped: %s",
 				      lp_result_str(res));
 		lp_free(lp);
 		free(colmap);

@@ -345,11 +345,14 @@ struct fluid_result {
 	uint64_t model_rows, model_cols, model_nonzeros; /* largest LP built */
 	uint64_t model_bytes;				 /* its estimate */
 	double lower_bound;				 /* the cut bound on R (any T) */
-	/* The hop search: R*(T) per T tried (the one used included). */
+	/* The hop search: R*(T) per T tried (the one used included), and
+	 * what each certified below it (R*(T) never grows with T, so it bounds
+	 * every T' <= T too). */
 	uint32_t ntrials;
 	struct {
 		uint32_t hops;
 		double rstar;
+		double rstar_lower;
 	} trials[FLUID_MAX_TRIALS];
 	struct fluid_routing routing;
 };

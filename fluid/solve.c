@@ -340,6 +340,7 @@ int fluid_solve(const struct fluid_net *n, const struct fluid_opts *o, struct fl
 			r->ntrials = 1;
 			r->trials[0].hops = o->hops;
 			r->trials[0].rstar = r->rstar;
+			r->trials[0].rstar_lower = r->rstar_lower;
 		}
 		goto out;
 	}
@@ -350,33 +351,54 @@ int fluid_solve(const struct fluid_net *n, const struct fluid_opts *o, struct fl
 	uint32_t hmax = o->hops_max ? o->hops_max : 16, patience = o->patience ? o->patience : 2;
 	uint32_t best_t = tmin, flat = 0;
 	double best = INFINITY;
+	/* The best trial is R*(best_t) already: with phase 1 alone it is the
+	 * answer, not solved again (issue 35: under a time limit the second
+	 * solve had no time left and answered 17.6 where the trial had 7.456,
+	 * losing the trial's bound too). */
+	struct fluid_result best_r;
 
+	memset(&best_r, 0, sizeof(best_r));
 	if (hmax < tmin)
 		hmax = tmin;
 	for (uint32_t T = tmin; T <= hmax && r->ntrials < FLUID_MAX_TRIALS; T++) {
 		struct fluid_result tr;
 
 		memset(&tr, 0, sizeof(tr));
+		tr.objective = NAN; /* as r's: phase 1 leaves them */
+		tr.objective_lower = NAN;
 		report_progress(&p, "hops", T, r->ntrials, best, r->lower_bound, 0);
-		if (solve_at(&p, grp, T, false, &tr, err) < 0)
+		if (solve_at(&p, grp, T, false, &tr, err) < 0) {
+			fluid_result_free(&best_r);
 			goto out;
-		fluid_result_free(&tr);
+		}
 		r->trials[r->ntrials].hops = T;
 		r->trials[r->ntrials].rstar = tr.rstar;
+		r->trials[r->ntrials].rstar_lower = tr.rstar_lower;
 		r->ntrials++;
 		if (tr.rstar < best * (1 - 1e-7)) {
 			best = tr.rstar;
 			best_t = T;
 			flat = 0;
+			fluid_result_free(&best_r);
+			best_r = tr;
 		} else {
 			flat++;
+			fluid_result_free(&tr);
 		}
 		if (best <= r->lower_bound * (1 + 1e-7) || flat >= patience || past_deadline(&p))
 			break;
 	}
 	struct fluid_result keep = *r;
 
-	rc = solve_at(&p, grp, best_t, !o->skip_phase2, r, err);
+	if (o->skip_phase2 && best_r.hops == best_t) {
+		*r = best_r;
+		rc = 0;
+	} else {
+		fluid_result_free(&best_r);
+		rc = solve_at(&p, grp, best_t, !o->skip_phase2, r, err);
+	}
+	r->collective = keep.collective;
+	r->method = keep.method;
 	r->ntrials = keep.ntrials;
 	memcpy(r->trials, keep.trials, sizeof(r->trials));
 	r->lower_bound = keep.lower_bound;
