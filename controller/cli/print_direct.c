@@ -703,23 +703,43 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 	return -1;
 }
 
+/* The fluid bound's line: R*(T) when LP 4.2 reached it, what it certified
+ * when its time ran out, the cut bound alone when it gave nothing. */
+static void write_fluid_text(const struct direct_fluid *df, FILE *out)
+{
+	if (!df->have) {
+		if (df->why[0])
+			fprintf(out, "  %s\n", df->why);
+		return;
+	}
+	if (!df->lp) {
+		fprintf(out,
+			"  fluid bound: the cut bound, %.6g us for any schedule (%s; bandwidth "
+			"only: times add alpha per step)\n",
+			df->cut_us, df->why);
+		return;
+	}
+	if (df->optimal)
+		fprintf(out, "  fluid bound: R* %.10g s/GB at T = %u (optimal, %.2f s)", df->rstar,
+			df->hops, df->seconds);
+	else
+		fprintf(out,
+			"  fluid bound: R* at T = %u between %.6g and %.6g s/GB (stopped at its "
+			"%.2f s limit)",
+			df->hops, df->rstar_lower, df->rstar, df->time_limit);
+	fprintf(out,
+		": %.6g us for schedules of at most %u hops%s; cut bound %.6g us for any "
+		"(bandwidth only: times add alpha per step)\n",
+		df->rstar_lower_us, df->hops,
+		df->any_hops ? " and, meeting the cut bound, any" : "", df->cut_us);
+}
+
 static void write_table_text(const struct schedule_result *r, FILE *out)
 {
 	fprintf(out, "%s on %s: %u nodes, degree %u; lower bound %.6g us (%u steps, tau_B* %.6g)\n",
 		sched_collective_name(r->collective), r->g->spec, r->g->n, r->degree, r->lb_us,
 		r->lb.steps, frac_value(r->lb.tau_b));
-	if (r->fluid.have)
-		fprintf(
-		    out,
-		    "  fluid bound: R* %.10g s/GB at T = %u (%s, %.2f s): %.6g us for schedules "
-		    "of at most %u hops%s; cut bound %.6g us for any (bandwidth only: times "
-		    "add alpha per step)\n",
-		    r->fluid.rstar, r->fluid.hops,
-		    r->fluid.optimal ? "optimal" : "time limit, bound certified", r->fluid.seconds,
-		    r->fluid.rstar_lower_us, r->fluid.hops,
-		    r->fluid.any_hops ? " and, meeting the cut bound, any" : "", r->fluid.cut_us);
-	else if (r->fluid.why[0])
-		fprintf(out, "  %s\n", r->fluid.why);
+	write_fluid_text(&r->fluid, out);
 	if (r->nabsent) {
 		fprintf(out, "  failed ");
 		text_failed_nodes(out, r);
@@ -776,6 +796,18 @@ static void write_table_json(const struct schedule_result *r, struct json_writer
 		jw_double(w, r->fluid.cut_us);
 		jw_key(w, "seconds");
 		jw_double(w, r->fluid.seconds);
+		jw_key(w, "time_limit_s");
+		jw_double(w, r->fluid.time_limit);
+		jw_key(w, "lp");
+		jw_bool(w, r->fluid.lp);
+		jw_key(w, "mirrored");
+		jw_bool(w, r->fluid.mirrored);
+		jw_key(w, "rstar_lower_s_per_gb");
+		jw_double(w, r->fluid.lp ? r->fluid.rstar_lower : NAN);
+		if (!r->fluid.lp) {
+			jw_key(w, "note");
+			jw_str(w, r->fluid.why);
+		}
 		jw_obj_end(w);
 	} else if (r->fluid.why[0]) {
 		jw_key(w, "fluid_error");

@@ -1609,6 +1609,8 @@ static void run_bfb_and_construction(struct schedule_result *r, const struct sch
 int schedule_direct(struct schedule_result *r, const struct schedule_query *q, const char *algo,
 		    struct ofc_error *err)
 {
+	double t_start = now_seconds();
+
 	if (check_options(q, algo, err) < 0 || setup(r, q, err) < 0)
 		return -1;
 	r->out = xcalloc(8, sizeof(*r->out));
@@ -1643,7 +1645,7 @@ int schedule_direct(struct schedule_result *r, const struct schedule_query *q, c
 	if (!r->main)
 		r->main = &r->out[0];
 	if (strcmp(algo, "all") == 0 && !q->no_certify)
-		direct_certify(r, q);
+		direct_certify(r, q, now_seconds() - t_start);
 	if (r->nic_ports && r->main->applies)
 		r->nlinks = fabric_view_links(&r->fv, q->fabric, &r->main->s, &r->links);
 	return 0;

@@ -11,12 +11,14 @@ int schedule_direct(struct schedule_result *r, const struct schedule_query *q, c
 int schedule_ring(struct schedule_result *r, const struct schedule_query *q, const char *algo,
 		  struct ofc_error *err); /* ring.c */
 bool direct_algorithm_known(const char *algo);
-/* --algo all: the fluid bound on r->g beside every outcome (certify.c). */
-void direct_certify(struct schedule_result *r, const struct schedule_query *q);
+/* --algo all: the fluid bound on r->g beside every outcome (certify.c),
+ * in about as many seconds as the engines spent (at least 0.25 s, at
+ * most 5 s). */
+void direct_certify(struct schedule_result *r, const struct schedule_query *q, double spent);
 /* The same for a WDM ring's comparison: LP 4.2 on the ring of F x W x
  * B_lambda per segment and direction (bandwidth only: retuning and O/E/O
  * come on top), the bound for any hop count. */
-void ring_certify(struct schedule_result *r);
+void ring_certify(struct schedule_result *r, const struct schedule_query *q, double spent);
 
 /* OpTree's model of a config's ring for collective c of size-byte blocks
  * (0: the config's first collective of that kind, else its first

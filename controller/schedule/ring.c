@@ -143,6 +143,7 @@ int schedule_ring(struct schedule_result *r, const struct schedule_query *q, con
 	enum optree_algo one;
 	const enum optree_algo *algos = &one;
 	size_t n = 1;
+	double t_start = now_seconds();
 
 	r->kind = SCHEDULE_RING;
 	r->overlap = q->overlap;
@@ -226,6 +227,6 @@ int schedule_ring(struct schedule_result *r, const struct schedule_query *q, con
 	}
 	r->main = &r->out[0];
 	if (r->compare && !q->no_certify)
-		ring_certify(r);
+		ring_certify(r, q, now_seconds() - t_start);
 	return 0;
 }

@@ -284,14 +284,18 @@ struct schedule_result {
 
 	/* --algo all on a direct-connect topology: the fluid bound (certify.c) */
 	struct direct_fluid {
-		bool have;
-		char why[160];		/* when not */
+		bool have;		/* a bound: the cut bound at least */
+		char why[160];		/* when none, or when LP 4.2 gave none (lp false) */
+		bool lp;		/* LP 4.2 answered: hops, rstar, optimal, seconds */
+		bool mirrored;		/* ... by Mirrored DW (the graph's automorphisms) */
 		uint32_t hops;		/* T of R*(T) */
 		bool optimal, any_hops; /* any_hops: R*(T) met the cut bound */
-		double rstar;		/* s/GB */
-		double rstar_lower_us;	/* certified lower bound on R*(T), for the size */
+		double rstar;		/* s/GB: R*(T) when optimal, else feasible (above it) */
+		double rstar_lower;	/* s/GB certified below R*(T) (the cut bound at least) */
+		double rstar_lower_us;	/* ... for the size */
 		double cut_us;		/* the cut bound (any T), for the size */
-		double seconds;
+		double seconds;		/* the solve's */
+		double time_limit;	/* ... and its limit (certify.c's budget) */
 	} fluid;
 
 	/* With failures: the healthy run came from schedule_query.kept (not
