@@ -9,6 +9,7 @@
 
 #include "controller/fabric/fabric.h"
 #include "controller/schedule/schedule.h"
+#include "proto/control.pb-c.h"
 #include "proto/fabric.pb-c.h"
 #include "proto/schedule.pb-c.h"
 #include "proto/topology.pb-c.h"
@@ -108,6 +109,12 @@ void pb_write_json(struct json_writer *w, const ProtobufCMessage *m);
 Ofc__V1__Topology *topology_msg(struct arena *a, const struct graph *g, const struct topo_facts *f,
 				const struct port_map *pm, bool edges);
 Ofc__V1__Fabric *fabric_msg(struct arena *a, const struct fabric *f);
+/* Device cfg of f as ofc.v1.DeviceState (state.c): name, driver, kind,
+ * address, and with s what it holds: entries, a switch's cross-connects
+ * as circuits through f's wiring, a ring's configured lightpaths both of
+ * whose MRRs are tuned. The caller sets reachable, in_sync, at_target. */
+Ofc__V1__DeviceState *device_state_msg(struct arena *a, const struct fabric *f,
+				       const struct device_cfg *cfg, const struct device_state *s);
 
 /* ofc.v1.Schedule in pieces that protobuf merges when concatenated (as
  * schedule_write_pb writes them): the header with every figure and no

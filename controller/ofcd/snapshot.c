@@ -83,83 +83,6 @@ const char *ofcd_public_reason(enum ofc_reason r)
 	return r == OFC_R_NONE ? "error" : ofc_reason_name(r);
 }
 
-static const char *kind_name(enum dev_class c)
-{
-	return c == DEV_SWITCH ? "switch" : c == DEV_RING ? "ring" : "hosts";
-}
-
-/* The recorded cross-connects of switch sw as circuits between host ports,
- * through the wiring (switch port -> host port). */
-static void add_circuits(struct arena *a, const struct fabric *f, int sw,
-			 const struct device_state *s, Ofc__V1__DeviceState *m)
-{
-	uint32_t ports = sw >= 0 ? f->switches[sw].ports : 0;
-	const struct attachment **at = xcalloc((size_t)ports + 2, sizeof(*at));
-
-	for (uint32_t k = 0; k < f->nwiring; k++)
-		if ((int)f->wiring[k].sw == sw && f->wiring[k].sw_port <= ports)
-			at[f->wiring[k].sw_port] = &f->wiring[k];
-	m->circuits = arena_array(a, s->nxc, sizeof(*m->circuits));
-	for (uint32_t i = 0; i < s->nxc; i++) {
-		Ofc__V1__Circuit *c = arena_alloc(a, sizeof(*c));
-		uint32_t in = s->xc[i].in, out = s->xc[i].out;
-
-		ofc__v1__circuit__init(c);
-		c->switch_name = m->name;
-		c->has_in_port = c->has_out_port = 1;
-		c->in_port = in;
-		c->out_port = out;
-		if (in <= ports && at[in]) {
-			c->src_host = f->hosts[at[in]->host].name;
-			c->has_src_port = 1;
-			c->src_port = at[in]->host_port;
-		}
-		if (out <= ports && at[out]) {
-			c->dst_host = f->hosts[at[out]->host].name;
-			c->has_dst_port = 1;
-			c->dst_port = at[out]->host_port;
-		}
-		m->circuits[m->n_circuits++] = c;
-	}
-	free(at);
-}
-
-static bool has_chan(const struct device_state *s, struct mrr_chan c)
-{
-	for (uint32_t i = 0; i < s->nch; i++)
-		if (memcmp(&s->ch[i], &c, sizeof(c)) == 0)
-			return true;
-	return false;
-}
-
-/* The ring's configured lightpaths whose add and drop MRRs are both tuned
- * in the record (rings.c: add at the source, drop at the destination). */
-static void add_lightpaths(struct arena *a, const struct fabric *f, int r,
-			   const struct device_state *s, Ofc__V1__DeviceState *m)
-{
-	const struct ring *ring = &f->rings[r];
-
-	m->lightpaths = arena_array(a, ring->nlightpaths, sizeof(*m->lightpaths));
-	for (uint32_t k = 0; k < ring->nlightpaths; k++) {
-		const struct lightpath_cfg *lp = &ring->lightpaths[k];
-		Ofc__V1__Lightpath *l;
-
-		if (!has_chan(s,
-			      (struct mrr_chan){lp->src, lp->interface, lp->wavelength, MRR_ADD}) ||
-		    !has_chan(s,
-			      (struct mrr_chan){lp->dst, lp->interface, lp->wavelength, MRR_DROP}))
-			continue;
-		l = arena_alloc(a, sizeof(*l));
-		ofc__v1__lightpath__init(l);
-		l->from = lp->from;
-		l->to = lp->to;
-		l->has_wavelength = l->has_interface = 1;
-		l->wavelength = lp->wavelength;
-		l->interface = lp->interface;
-		m->lightpaths[m->n_lightpaths++] = l;
-	}
-}
-
 static const struct device_state *recorded(const struct ctl_record *r, const char *name)
 {
 	for (uint32_t i = 0; i < r->ndevs; i++)
@@ -231,14 +154,8 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 	for (uint32_t i = 0; i < c->ndevs; i++) {
 		const struct ctl_device *cd = &c->devs[i];
 		const struct device_state *r = recorded(&rec, cd->cfg.name);
-		Ofc__V1__DeviceState *m = arena_alloc(a, sizeof(*m));
+		Ofc__V1__DeviceState *m = device_state_msg(a, f, &cd->cfg, r);
 
-		ofc__v1__device_state__init(m);
-		m->name = arena_strdup(a, cd->cfg.name);
-		m->driver = arena_strdup(a, cd->cfg.driver);
-		m->kind = (char *)kind_name(cd->cfg.cls);
-		if (cd->cfg.address)
-			m->address = arena_strdup(a, cd->cfg.address);
 		if (cd->read_ok || cd->lost) {
 			m->has_reachable = 1;
 			m->reachable = !cd->lost;
@@ -250,15 +167,6 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 		m->has_at_target = 1;
 		m->at_target = r && state_equal(r, &cd->target);
 		all_at_target &= m->at_target;
-		if (r) {
-			m->has_entries = 1;
-			m->entries = state_size(r);
-			if (cd->cfg.cls == DEV_SWITCH)
-				add_circuits(a, f, fabric_find_switch(f, cd->cfg.name), r, m);
-			for (uint32_t k = 0; k < f->nrings && cd->cfg.cls == DEV_RING; k++)
-				if (strcmp(f->rings[k].name, cd->cfg.name) == 0)
-					add_lightpaths(a, f, (int)k, r, m);
-		}
 		st->devices[i] = m;
 	}
 	st->has_at_target = 1;
