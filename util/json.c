@@ -161,8 +161,29 @@ static void put_u64(FILE *out, uint64_t v)
 	fputs_unlocked(p, out);
 }
 
+static uint64_t key_hash(const char *key)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	for (; *key; key++)
+		h = (h ^ (unsigned char)*key) * 0x100000001b3ull;
+	return h;
+}
+
+bool jw_wrote_key(const struct json_writer *w, const char *key)
+{
+	uint64_t h = key_hash(key);
+
+	for (unsigned i = 0; i < w->ntop; i++)
+		if (w->top[i] == h)
+			return true;
+	return false;
+}
+
 void jw_key(struct json_writer *w, const char *key)
 {
+	if (w->depth == 1 && !w->level[0].is_array && w->ntop < JSON_TOP_KEYS)
+		w->top[w->ntop++] = key_hash(key);
 	before(w, false);
 	put_string(w, key);
 	fputs_unlocked(w->pretty ? ": " : ":", w->out);

@@ -156,12 +156,19 @@ struct json_level {
 	unsigned count;
 };
 
+#define JSON_TOP_KEYS 128
+
 struct json_writer {
 	FILE *out;
 	bool pretty;
 	bool after_key;
 	int depth;
 	struct json_level level[JSON_MAX_DEPTH];
+	/* The first JSON_TOP_KEYS keys of the outermost object, hashed: a
+	 * printer that adds the fields a message has and it did not print
+	 * asks jw_wrote_key (issue 35: one shape of a schedule's summary). */
+	uint64_t top[JSON_TOP_KEYS];
+	unsigned ntop;
 };
 
 void jw_init(struct json_writer *w, FILE *out, bool pretty);
@@ -170,6 +177,9 @@ void jw_obj_end(struct json_writer *w);
 void jw_arr_begin(struct json_writer *w);
 void jw_arr_end(struct json_writer *w);
 void jw_key(struct json_writer *w, const char *key);
+/* Whether the outermost object has the key already (among its first
+ * JSON_TOP_KEYS keys). */
+bool jw_wrote_key(const struct json_writer *w, const char *key);
 void jw_str(struct json_writer *w, const char *s);
 void jw_int(struct json_writer *w, int64_t v);
 void jw_uint(struct json_writer *w, uint64_t v);
