@@ -316,36 +316,7 @@ static void write_result(const struct fabric_cmd *fc, const struct ctl_result *r
 			 const char *outcome, const struct ofc_error *err)
 {
 	if (fc->json) {
-		struct json_writer w;
-
-		jw_init(&w, stdout, true);
-		jw_obj_begin(&w);
-		jw_key(&w, "fabric");
-		jw_str(&w, fc->fabric->name);
-		jw_key(&w, "transaction");
-		jw_uint(&w, res->txn);
-		jw_key(&w, "outcome");
-		jw_str(&w, outcome);
-		jw_key(&w, "operations");
-		jw_uint(&w, res->ops_applied);
-		jw_key(&w, "rolled_back");
-		jw_bool(&w, res->rolled_back);
-		jw_key(&w, "restored");
-		jw_bool(&w, res->rolled_back && res->rollback_ok);
-		jw_key(&w, "failed_device");
-		if (res->failed_device[0])
-			jw_str(&w, res->failed_device);
-		else
-			jw_null(&w);
-		jw_key(&w, "error");
-		if (!ok)
-			jw_str(&w, err->msg);
-		else
-			jw_null(&w);
-		jw_key(&w, "seconds");
-		jw_double(&w, res->seconds);
-		jw_obj_end(&w);
-		jw_finish(&w);
+		txn_write_json(fc, res, ok, outcome, err); /* txn_json.c */
 	} else if (ok) {
 		printf("%s transaction %llu: %u operation%s on %u device%s in %.3f s\n", outcome,
 		       (unsigned long long)res->txn, res->ops_applied,
@@ -416,8 +387,9 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 	    ctl_plan(fc.ctl, &err) < 0 || fabric_cmd_target(&fc, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
 	if (fc.dry_run) {
-		if (fc.json)
-			write_plan_json(fc.ctl, stdout, fc.relabel ? &fc.relabelled : NULL, NULL);
+		if (fc.json) /* as ofcd answers a dry run (txn_json.c); `ofc plan --json`: the
+				plan's */
+			txn_write_plan_json(&fc);
 		else
 			write_plan_text(fc.ctl, stdout);
 		fabric_cmd_free(&fc);

@@ -3,7 +3,9 @@
  * of done locally. Exit status follows the answer: 0 for OK, 2 for a
  * request the daemon found invalid (a config error prints as
  * FILE:LINE:COL: message), 1 for anything else (denied, failed, busy, ...).
- * --json prints the whole ofc.v1.Response as JSON. */
+ * --json prints what the local command prints (docs/json.md): status the
+ * ofc.v1.State, schedule its summary, apply and the other mutations the
+ * ofc.v1.TransactionInfo; watch one Response a line. */
 #include "controller/cli/internal.h"
 #include "controller/export/export.h"
 #include "proto/control.pb-c.h"
@@ -76,7 +78,18 @@ static int finish(struct remote *r, Ofc__V1__Response *resp)
 {
 	int rc = status_exit(resp->status);
 
-	if (r->json) {
+	if (r->json && resp->body_case == OFC__V1__RESPONSE__BODY_TRANSACTION) {
+		/* the ofc.v1.TransactionInfo, as `ofc apply --json` prints it
+		 * (docs/json.md): a failure's message is its error */
+		char *own = resp->transaction->error;
+
+		if (rc != 0 && !own)
+			resp->transaction->error = resp->message;
+		print_json(stdout, &resp->transaction->base);
+		resp->transaction->error = own; /* the unpacked message frees its own */
+		if (rc != 0)
+			fprintf(stderr, "ofc: %s\n", resp->message ? resp->message : "failed");
+	} else if (r->json && rc == 0) {
 		print_json(stdout, &resp->base);
 	} else if (rc == 0) {
 		printf("%s\n", resp->message ? resp->message : "ok");
@@ -209,7 +222,9 @@ static int r_status(struct remote *r, int argc, char **argv)
 					"schedule, and any transaction in progress or "
 					"queued.\n\n  --fabric   include the running config\n"
 					"  --edges    include the topology's edges and port "
-					"layers\n  --json     the ofc.v1.Response as JSON\n");
+					"layers\n  --json     the ofc.v1.State as JSON, as 'ofc "
+					"status FILE --json'\n"
+					"             prints it (docs/json.md)\n");
 		if (c == 'F') {
 			gs.has_with_fabric = gs.with_fabric = 1;
 		} else if (c == 'E') {
@@ -227,13 +242,30 @@ static int r_status(struct remote *r, int argc, char **argv)
 	req.get_state = &gs;
 	if ((rc = call(r, &req, &resp)) != 0)
 		return rc;
-	if (resp->status == OFC__V1__STATUS__STATUS_OK && !r->json &&
+	if (resp->status == OFC__V1__STATUS__STATUS_OK &&
 	    resp->body_case == OFC__V1__RESPONSE__BODY_STATE) {
-		print_state(resp->state);
+		/* --json: the ofc.v1.State, as `ofc status FILE --json` prints it */
+		if (r->json)
+			print_json(stdout, &resp->state->base);
+		else
+			print_state(resp->state);
 		ofc__v1__response__free_unpacked(resp, NULL);
 		return 0;
 	}
 	return finish(r, resp);
+}
+
+/* --json: the summary `ofc schedule --json` prints, the message's figures
+ * at the top level (schedule_json.c, docs/json.md). */
+static void print_schedule_json(FILE *out, const Ofc__V1__Schedule *s)
+{
+	struct json_writer w;
+
+	jw_init(&w, out, true);
+	jw_obj_begin(&w);
+	json_schedule_fields(&w, s, NULL);
+	jw_obj_end(&w);
+	jw_finish(&w);
 }
 
 /* ---- apply ---------------------------------------------------------------------- */
@@ -254,12 +286,14 @@ static int r_apply(struct remote *r, int argc, char **argv)
 			return 2;
 		if (c == 'h')
 			return cli_help(
-			    r->cmd, "Sends FILE to ofcd, which validates it (errors come back "
-				    "as FILE:LINE:COL)\nand drives the devices to its target as "
-				    "one transaction, after the mutations\nqueued before it. The "
-				    "fabric's name must be the one ofcd serves.\n\n  --dry-run  "
-				    "validate and plan only\n  --json     the ofc.v1.Response as "
-				    "JSON\n  --timeout DUR  give up waiting after DUR\n");
+			    r->cmd,
+			    "Sends FILE to ofcd, which validates it (errors come back "
+			    "as FILE:LINE:COL)\nand drives the devices to its target as "
+			    "one transaction, after the mutations\nqueued before it. The "
+			    "fabric's name must be the one ofcd serves.\n\n  --dry-run  "
+			    "validate and plan only\n  --json     the ofc.v1.TransactionInfo as "
+			    "JSON, as 'ofc apply --json'\n             prints it (docs/json.md)\n  "
+			    "--timeout DUR  give up waiting after DUR\n");
 		if (c == 'n')
 			ac.has_dry_run = ac.dry_run = 1;
 		else if ((rc = common_opt(r, c, optarg)) != 0)
@@ -321,7 +355,7 @@ static int r_reconfigure(struct remote *r, int argc, char **argv)
 			    "must be every host); or one partition of the config\nto its own "
 			    "topology (--partition NAME), every other circuit left as it "
 			    "is.\n\n  --dry-run  validate and plan only\n"
-			    "  --json     the ofc.v1.Response as JSON\n");
+			    "  --json     the ofc.v1.TransactionInfo as JSON (docs/json.md)\n");
 		case 'T':
 			spec = optarg;
 			break;
@@ -482,8 +516,11 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 			    "allreduce on a torus: swing,\n                  "
 			    "recursive-doubling, bucket; alltoall: mcf (default),\n"
 			    "                  direct, sp-balanced; on a WDM ring: optree "
-			    "(default), ring,\n                  ne, onestage; on a server fabric: "
-			    "fluid (default;\n                  also broadcast and reduce)\n"
+			    "(default), ring,\n                  ne, onestage (its alltoall's "
+			    "default); on a server\n                  fabric: fluid (default; "
+			    "also broadcast and reduce);\n                  the config's "
+			    "algorithm for the collective before\n                  any "
+			    "default\n"
 			    "  --size M        data per node (default: the config's)\n"
 			    "  --lowering L    alltoall mcf: steps (default), paths (the "
 			    "workload's: answered\n                  from the MCF solution "
@@ -558,9 +595,12 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 	if (output && (c = write_schedule(resp->schedule, fmt, output)) != 0)
 		rc = c;
 	/* -o - puts the schedule on stdout: the summary goes to stderr. */
-	if (r->json)
-		print_json(out_is_stdout ? stderr : stdout, &resp->base);
-	else
+	if (r->json) {
+		print_schedule_json(out_is_stdout ? stderr : stdout, resp->schedule);
+		/* the daemon's words beside it, as `ofc schedule` notes */
+		if (resp->status == OFC__V1__STATUS__STATUS_OK && resp->message)
+			fprintf(stderr, "ofc schedule: %s\n", resp->message);
+	} else
 		print_schedule(out_is_stdout ? stderr : stdout, resp->schedule);
 	if (resp->status != OFC__V1__STATUS__STATUS_OK)
 		fprintf(stderr, "ofc: %s\n", resp->message ? resp->message : "failed");

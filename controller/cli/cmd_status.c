@@ -214,7 +214,7 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 	struct fabric_cmd fc;
 	struct ofc_error err = {0};
 	struct ctl_record r;
-	bool all_reachable = true, in_sync = true, at_target = true;
+	bool all_reachable = true;
 	int rc =
 	    fabric_cmd_parse(&fc, cmd, argc, argv, dot_opt, status_option,
 			     "Without FILE: every fabric in the state directory, its recorded "
@@ -248,41 +248,11 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 		return rc;
 	}
 
-	struct json_writer w;
 	if (fc.json) {
-		jw_init(&w, stdout, true);
-		jw_obj_begin(&w);
-		jw_key(&w, "fabric");
-		jw_str(&w, fc.fabric->name);
-		jw_key(&w, "state_dir");
-		jw_str(&w, fc.state_dir);
-		jw_key(&w, "state_dir_exists");
-		jw_bool(&w, dir_exists(fc.state_dir));
-		jw_key(&w, "recorded");
-		if (r.have_state) {
-			jw_obj_begin(&w);
-			jw_key(&w, "generation");
-			jw_uint(&w, r.generation);
-			jw_key(&w, "time_unix_ms");
-			jw_uint(&w, r.time_unix_ms);
-			jw_key(&w, "config");
-			jw_str(&w, r.config);
-			jw_key(&w, "topology");
-			jw_str(&w, r.topology);
-			jw_key(&w, "partition");
-			if (r.partition)
-				jw_str(&w, r.partition);
-			else
-				jw_null(&w);
-			jw_obj_end(&w);
-		} else {
-			jw_null(&w);
-		}
-		json_txn(&w, &r);
-		jw_key(&w, "testbed_up");
-		jw_bool(&w, testbed_is_up(fc.state_dir, fc.fabric->name));
-		jw_key(&w, "devices");
-		jw_arr_begin(&w);
+		/* ofc.v1.State, as ofcd answers (status_json.c) */
+		status_write_json(&fc, &r, stdout);
+		for (uint32_t i = 0; i < fc.ctl->ndevs; i++)
+			all_reachable &= fc.ctl->devs[i].read_ok;
 	} else {
 		if (dir_exists(fc.state_dir))
 			printf("fabric %s (state in %s)\n", fc.fabric->name, fc.state_dir);
@@ -299,7 +269,7 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 			printf("  recorded: nothing yet (no transaction has committed)\n");
 		text_txn(&r);
 	}
-	for (uint32_t i = 0; i < fc.ctl->ndevs; i++) {
+	for (uint32_t i = 0; i < fc.ctl->ndevs && !fc.json; i++) {
 		const struct ctl_device *cd = &fc.ctl->devs[i];
 		const struct device_state *rec = NULL;
 		bool sync, target;
@@ -310,29 +280,7 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 		sync = cd->read_ok && rec && state_equal(rec, &cd->actual);
 		target = cd->read_ok && state_equal(&cd->target, &cd->actual);
 		all_reachable &= cd->read_ok;
-		in_sync &= sync;
-		at_target &= target;
-		if (fc.json) {
-			jw_obj_begin(&w);
-			json_device(&w, cd, false);
-			jw_key(&w, "reachable");
-			jw_bool(&w, cd->read_ok);
-			jw_key(&w, "error");
-			if (cd->read_ok)
-				jw_null(&w);
-			else
-				jw_str(&w, cd->read_err.msg);
-			jw_key(&w, "in_sync");
-			jw_bool(&w, sync);
-			jw_key(&w, "at_target");
-			jw_bool(&w, target);
-			if (cd->read_ok) {
-				jw_key(&w, "entries");
-				jw_uint(&w, state_size(&cd->actual));
-				json_state(&w, &cd->actual);
-			}
-			jw_obj_end(&w);
-		} else if (!cd->read_ok) {
+		if (!cd->read_ok) {
 			printf("  %s (%s): UNREACHABLE: %s\n", cd->cfg.name, cd->cfg.driver,
 			       cd->read_err.msg);
 		} else {
@@ -345,15 +293,6 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 				     : "no record of",
 			       target ? "at" : "not at");
 		}
-	}
-	if (fc.json) {
-		jw_arr_end(&w);
-		jw_key(&w, "in_sync");
-		jw_bool(&w, in_sync);
-		jw_key(&w, "at_target");
-		jw_bool(&w, at_target);
-		jw_obj_end(&w);
-		jw_finish(&w);
 	}
 	ctl_record_free(&r);
 	fabric_cmd_free(&fc);

@@ -255,7 +255,7 @@ FILE *cli_summary_stream(const struct schedule_print *p)
 }
 
 int cli_write_schedule(const struct schedule_print *req, const struct schedule *s,
-		       struct ofc_error *err)
+		       const struct schedule_result *r, struct ofc_error *err)
 {
 	struct cli_output out;
 	int rc = 0;
@@ -267,6 +267,14 @@ int cli_write_schedule(const struct schedule_print *req, const struct schedule *
 	switch (req->format) {
 	case FMT_PB:
 		rc = schedule_write_pb(s, out.f, err);
+		if (rc == 0 && r) {
+			/* the summary's fields, as ofcd's answer has them: protobuf
+			 * merges concatenated messages */
+			struct arena a = {0};
+
+			rc = schedule_append_pb(schedule_extra_msg(&a, r), out.f, err);
+			arena_free(&a);
+		}
 		break;
 	case FMT_TEXT:
 		sched_write_text(out.f, s, UINT32_MAX);

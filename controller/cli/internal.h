@@ -127,8 +127,10 @@ void cli_progress_clear(const struct ofc_clock *c);
  * a terminal unless json. */
 void cli_clock_init(struct ofc_clock *c, struct cli_progress *pr, const struct cli_cmd *cmd,
 		    double time_limit, bool json);
+/* -o: s in p's format; protobuf with r's summary fields when r is given
+ * (schedule_extra_msg), as ofcd answers. */
 int cli_write_schedule(const struct schedule_print *p, const struct schedule *s,
-		       struct ofc_error *err);
+		       const struct schedule_result *r, struct ofc_error *err);
 
 /* Commands that talk to devices (cmd_fabric.c, cmd_status.c, cmd_testbed.c)
  * share FILE, --device, --state-dir and --json (fabric_cmd.c). */
@@ -192,6 +194,26 @@ int cmd_apply(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_try(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_status(const struct cli_cmd *cmd, int argc, char **argv);
+/* A schedule's summary in one shape, local or through ofcd (schedule_json.c,
+ * docs/json.md): the figures of ofc.v1.Schedule m (and more, NULL: none)
+ * that w's outermost object lacks, its metrics at the top level; and the
+ * same for a computed schedule s (r: its direct-connect result, else NULL). */
+struct Ofc__V1__Schedule;
+void json_schedule_fields(struct json_writer *w, const struct Ofc__V1__Schedule *m,
+			  const struct Ofc__V1__Schedule *more);
+void json_schedule_rest(struct json_writer *w, const struct schedule_result *r,
+			const struct schedule *s);
+/* `ofc apply|try|confirm --json` (txn_json.c): the transaction as
+ * ofc.v1.TransactionInfo, as ofcd answers ApplyConfig; with --dry-run the
+ * plan so (state planned, operations, switching_seconds, plan). */
+struct ctl_result;
+void txn_write_json(const struct fabric_cmd *fc, const struct ctl_result *res, bool ok,
+		    const char *outcome, const struct ofc_error *err);
+void txn_write_plan_json(const struct fabric_cmd *fc);
+/* `ofc status FILE --json`: ofc.v1.State from what fc read and the record
+ * r, the shape ofcd answers (status_json.c). */
+struct ctl_record;
+void status_write_json(const struct fabric_cmd *fc, const struct ctl_record *r, FILE *out);
 int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv);
 /* The exec/ view of a testbed's circuits (borrows t's arrays; testbed_net.c). */
 struct exec_net;

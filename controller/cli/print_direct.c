@@ -323,11 +323,11 @@ static void write_summary_json(const struct schedule_result *r, const struct sch
 	write_tau_json(w, "lower_bound_tau_b", r->lb.tau_b, frac_value(r->lb.tau_b));
 	jw_key(w, "ratio");
 	jw_double(w, o->ratio);
+	struct schedule_optimality opt = schedule_optimality(r, o);
 	jw_key(w, "moore_optimal");
-	jw_bool(w, (o->cut_through ? 1 : o->steps) == o->lb_steps);
+	jw_bool(w, opt.moore);
 	jw_key(w, "bw_optimal");
-	jw_bool(w, frac_valid(o->tau_b) ? frac_cmp(o->tau_b, r->lb.tau_b) == 0
-					: fabs(o->tau_b_value - frac_value(r->lb.tau_b)) < 1e-9);
+	jw_bool(w, opt.bw);
 	jw_key(w, "verified");
 	jw_bool(w, o->verified);
 	if (!o->verified) {
@@ -880,6 +880,9 @@ int print_direct(const struct schedule_print *p, const struct schedule_result *r
 			write_construction_json(r->construction, &w);
 		if (r->compare)
 			write_table_json(r, &w);
+		/* the message's figures (what ofcd answers) this has not said */
+		if (main_o->have)
+			json_schedule_rest(&w, r, &main_o->s);
 		jw_obj_end(&w);
 		jw_finish(&w);
 	} else {

@@ -136,6 +136,8 @@ static void write_json(FILE *out, const struct schedule_query *q, const struct f
 	jw_double(&w, r->seconds_total + a->r_ag.seconds_total + a->seconds_group);
 	jw_key(&w, "seconds_group");
 	jw_double(&w, a->seconds_group);
+	/* the message's figures (what ofcd answers) this has not said */
+	json_schedule_rest(&w, NULL, &a->s);
 	jw_obj_end(&w);
 	jw_finish(&w);
 }

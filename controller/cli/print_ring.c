@@ -217,6 +217,9 @@ static void write_json_one(struct json_writer *w, const struct schedule_result *
 		jw_key(w, "verify_error");
 		jw_str(w, o->verify_error);
 	}
+	/* the message's figures (what ofcd answers) this has not said */
+	if (!q->compare && o->have)
+		json_schedule_rest(w, NULL, &o->s);
 	jw_obj_end(w);
 }
 
@@ -461,7 +464,7 @@ int print_ring(const struct schedule_print *p, const struct schedule_result *r)
 			"without its periods would read as the whole schedule)\n",
 			p->cmd->name);
 		rc = 1;
-	} else if (!r->compare && cli_write_schedule(p, &r->main->s, &err) < 0)
+	} else if (!r->compare && cli_write_schedule(p, &r->main->s, r, &err) < 0)
 		rc = cli_fail(&err);
 	for (size_t i = 0; i < r->nout; i++)
 		if (r->out[i].applies && !r->out[i].verified) {

@@ -112,9 +112,17 @@ Ofc__V1__Fabric *fabric_msg(struct arena *a, const struct fabric *f);
 /* Device cfg of f as ofc.v1.DeviceState (state.c): name, driver, kind,
  * address, and with s what it holds: entries, a switch's cross-connects
  * as circuits through f's wiring, a ring's configured lightpaths both of
- * whose MRRs are tuned. The caller sets reachable, in_sync, at_target. */
+ * whose MRRs are tuned and its channels, a testbed's link and route
+ * counts. The caller sets reachable, in_sync, at_target. */
 Ofc__V1__DeviceState *device_state_msg(struct arena *a, const struct fabric *f,
 				       const struct device_cfg *cfg, const struct device_state *s);
+/* The topology a record names (spec), for its ofc.v1.Topology: f's own
+ * graph, facts and ports when it is f's, else built with its facts and
+ * ports into *own and *own_ports, which the caller frees after the
+ * messages built from them. false when spec is empty or does not build. */
+bool recorded_topology(const struct fabric *f, const char *spec, const struct graph **g,
+		       struct topo_facts *facts, const struct port_map **pm, struct graph **own,
+		       struct port_map *own_ports);
 
 /* ofc.v1.Schedule in pieces that protobuf merges when concatenated (as
  * schedule_write_pb writes them): the header with every figure and no
@@ -123,6 +131,10 @@ Ofc__V1__DeviceState *device_state_msg(struct arena *a, const struct fabric *f,
 Ofc__V1__Schedule *schedule_header_msg(struct arena *a, const struct schedule *s);
 Ofc__V1__Schedule *schedule_step_msg(struct arena *a, const struct schedule *s, uint32_t t);
 Ofc__V1__Schedule *schedule_extra_msg(struct arena *a, const struct schedule_result *r);
+/* The summary's fields of an extra message x (tau_b_fraction, failed_nodes,
+ * num_transfers, the bound's figures) onto a header h, sharing x's arena
+ * (links are the caller's to copy). */
+void schedule_msg_summary(Ofc__V1__Schedule *h, const Ofc__V1__Schedule *x);
 /* The same from its parts (f and links only on NIC ports; nlinks 0 else). */
 Ofc__V1__Schedule *schedule_fabric_msg(struct arena *a, struct frac tau_b, const struct fabric *f,
 				       const struct schedule_link *links, uint32_t nlinks);

@@ -525,8 +525,28 @@ int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err
 
 Ofc__V1__Schedule *schedule_extra_msg(struct arena *a, const struct schedule_result *r)
 {
-	Ofc__V1__Schedule *m = schedule_fabric_msg(a, r->main->tau_b, r->fabric, r->links,
-						   r->nic_ports ? r->nlinks : 0);
+	const struct schedule_outcome *o = r->main;
+	Ofc__V1__Schedule *m =
+	    schedule_fabric_msg(a, o->tau_b, r->fabric, r->links, r->nic_ports ? r->nlinks : 0);
+	char buf[64];
+
+	m->has_num_transfers = 1;
+	m->num_transfers = o->ntransfers;
+	if (r->kind == SCHEDULE_DIRECT && r->g) {
+		struct schedule_optimality opt = schedule_optimality(r, o);
+
+		m->has_degree = m->has_lower_bound_steps = m->has_lower_bound_tau_b = 1;
+		m->degree = r->degree;
+		m->lower_bound_steps = o->lb_steps;
+		m->lower_bound_tau_b = frac_value(r->lb.tau_b);
+		if (frac_valid(r->lb.tau_b))
+			m->lower_bound_tau_b_fraction =
+			    arena_strdup(a, frac_str(r->lb.tau_b, buf, sizeof(buf)));
+		m->has_ratio = m->has_moore_optimal = m->has_bw_optimal = 1;
+		m->ratio = o->ratio;
+		m->moore_optimal = opt.moore;
+		m->bw_optimal = opt.bw;
+	}
 
 	if (r->nabsent) {
 		m->failed_nodes = arena_array(a, r->nabsent, sizeof(*m->failed_nodes));
@@ -535,6 +555,25 @@ Ofc__V1__Schedule *schedule_extra_msg(struct arena *a, const struct schedule_res
 				m->failed_nodes[m->n_failed_nodes++] = v;
 	}
 	return m;
+}
+
+void schedule_msg_summary(Ofc__V1__Schedule *h, const Ofc__V1__Schedule *x)
+{
+	h->tau_b_fraction = x->tau_b_fraction;
+	h->n_failed_nodes = x->n_failed_nodes;
+	h->failed_nodes = x->failed_nodes;
+#define COPY(f)                                                                                    \
+	h->has_##f = x->has_##f;                                                                   \
+	h->f = x->f
+	COPY(num_transfers);
+	COPY(degree);
+	COPY(lower_bound_steps);
+	COPY(lower_bound_tau_b);
+	COPY(ratio);
+	COPY(moore_optimal);
+	COPY(bw_optimal);
+#undef COPY
+	h->lower_bound_tau_b_fraction = x->lower_bound_tau_b_fraction;
 }
 
 Ofc__V1__Schedule *schedule_fabric_msg(struct arena *a, struct frac tau_b, const struct fabric *f,

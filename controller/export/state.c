@@ -1,6 +1,7 @@
 /* A device's state as ofc.v1.DeviceState, for `ofc status` and ofcd's
  * GetState alike (one shape either way: docs/json.md). */
 #include "controller/export/export.h"
+#include "proto/mrr.pb-c.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,24 @@ static void add_lightpaths(struct arena *a, const struct fabric *f, int r,
 	}
 }
 
+/* Every MRR channel the ring holds, in the state's order. */
+static void add_channels(struct arena *a, const struct device_state *s, Ofc__V1__DeviceState *m)
+{
+	m->channels = arena_array(a, s->nch, sizeof(*m->channels));
+	for (uint32_t i = 0; i < s->nch; i++) {
+		Ofc__V1__MrrChannel *c = arena_alloc(a, sizeof(*c));
+
+		ofc__v1__mrr_channel__init(c);
+		c->has_node = c->has_interface = c->has_wavelength = c->has_role = 1;
+		c->node = s->ch[i].node;
+		c->interface = s->ch[i].iface;
+		c->wavelength = s->ch[i].wl;
+		c->role = s->ch[i].role == MRR_ADD ? OFC__V1__MRR_ROLE__MRR_ROLE_ADD
+						   : OFC__V1__MRR_ROLE__MRR_ROLE_DROP;
+		m->channels[m->n_channels++] = c;
+	}
+}
+
 Ofc__V1__DeviceState *device_state_msg(struct arena *a, const struct fabric *f,
 				       const struct device_cfg *cfg, const struct device_state *s)
 {
@@ -102,5 +121,42 @@ Ofc__V1__DeviceState *device_state_msg(struct arena *a, const struct fabric *f,
 	for (uint32_t k = 0; k < f->nrings && cfg->cls == DEV_RING; k++)
 		if (strcmp(f->rings[k].name, cfg->name) == 0)
 			add_lightpaths(a, f, (int)k, s, m);
+	if (cfg->cls == DEV_RING)
+		add_channels(a, s, m);
+	if (cfg->cls == DEV_HOSTS) {
+		m->has_links = m->has_routes = 1;
+		m->links = s->nlinks;
+		m->routes = s->nroutes;
+	}
 	return m;
+}
+
+bool recorded_topology(const struct fabric *f, const char *spec, const struct graph **g,
+		       struct topo_facts *facts, const struct port_map **pm, struct graph **own,
+		       struct port_map *own_ports)
+{
+	struct ofc_error err = {0};
+
+	*g = NULL;
+	*pm = NULL;
+	*own = NULL;
+	memset(own_ports, 0, sizeof(*own_ports));
+	if (!spec || !*spec)
+		return false;
+	if (f->graph && f->topology.spec && strcmp(spec, f->topology.spec) == 0) {
+		*g = f->graph;
+		*facts = f->facts;
+		*pm = f->ports.to ? &f->ports : NULL;
+		return true;
+	}
+	if (topo_build(spec, own, &err) < 0) {
+		graph_free(*own);
+		*own = NULL;
+		return false;
+	}
+	*g = *own;
+	topo_facts(*own, facts, 0);
+	if (facts->regular && topo_ports(*own, own_ports, &err) == 0)
+		*pm = own_ports;
+	return true;
 }

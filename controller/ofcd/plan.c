@@ -81,11 +81,9 @@ static void full_answer(const struct schedule_result *r, uint32_t max_frame, str
 	}
 	Ofc__V1__Schedule *h = schedule_header_msg(&a, s), *x = schedule_extra_msg(&a, r);
 
-	h->tau_b_fraction = x->tau_b_fraction;
+	schedule_msg_summary(h, x);
 	h->n_links = x->n_links;
 	h->links = x->links;
-	h->n_failed_nodes = x->n_failed_nodes;
-	h->failed_nodes = x->failed_nodes;
 	h->n_steps = s->nsteps;
 	h->steps = arena_array(&a, s->nsteps, sizeof(*h->steps));
 	for (uint32_t t = 0; t < s->nsteps; t++)
@@ -166,9 +164,7 @@ void plan_compute(const struct fabcfg *pub, const struct schedule_kept *kept, co
 		Ofc__V1__Schedule *h = schedule_header_msg(&a, s);
 		Ofc__V1__Schedule *x = schedule_extra_msg(&a, &r);
 
-		h->tau_b_fraction = x->tau_b_fraction;
-		h->n_failed_nodes = x->n_failed_nodes;
-		h->failed_nodes = x->failed_nodes;
+		schedule_msg_summary(h, x);
 		out->sched_len = protobuf_c_message_get_packed_size(&h->base);
 		out->sched = xmalloc(out->sched_len + 1);
 		protobuf_c_message_pack(&h->base, out->sched);

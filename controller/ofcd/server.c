@@ -458,8 +458,10 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 		}
 	}
 	st->transaction = s->unfinished;
-	if (d->running && is_mutation(d->running))
+	if (d->running && is_mutation(d->running)) {
 		st->transaction = txn_info(&a, d->running, d->running_state, d->running_txn);
+		st->transaction->has_running = st->transaction->running = 1;
+	}
 	st->n_queue = d->nqueue;
 	st->queue = arena_array(&a, d->nqueue, sizeof(*st->queue));
 	size_t k = 0;

@@ -104,9 +104,7 @@ static Ofc__V1__Schedule *summary(struct arena *a, const struct schedule_result 
 	h->topology = h->topology ? arena_strdup(a, h->topology) : NULL;
 	for (size_t i = 0; i < h->n_metrics; i++)
 		h->metrics[i]->key = arena_strdup(a, h->metrics[i]->key);
-	h->tau_b_fraction = x->tau_b_fraction;
-	h->n_failed_nodes = x->n_failed_nodes;
-	h->failed_nodes = x->failed_nodes;
+	schedule_msg_summary(h, x);
 	return h;
 }
 
@@ -143,7 +141,15 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 	if (rec.have_state) {
 		st->has_committed_unix_ms = 1;
 		st->committed_unix_ms = rec.time_unix_ms;
+		st->recorded_config = arena_strdup(a, rec.config);
+		if (rec.partition)
+			st->partition = arena_strdup(a, rec.partition);
 	}
+	/* What `ofc status FILE` says too (one shape: docs/json.md). */
+	st->state_dir = arena_strdup(a, state_dir);
+	st->has_state_dir_exists = st->has_testbed_up = 1;
+	st->state_dir_exists = true; /* the daemon made it, or would not run */
+	st->testbed_up = testbed_is_up(state_dir, f->name);
 	st->has_daemon_pid = 1;
 	st->daemon_pid = (uint64_t)getpid();
 
@@ -178,18 +184,9 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 	const struct port_map *pm = NULL;
 	struct topo_facts facts;
 	bool own = false;
-	if (rec.have_state && rec.topology && *rec.topology) {
-		if (f->graph && strcmp(rec.topology, f->topology.spec) == 0) {
-			g = f->graph;
-			facts = f->facts;
-			pm = f->ports.to ? &f->ports : NULL;
-		} else if (topo_build(rec.topology, &s->graph, &err) == 0) {
-			g = s->graph;
-			own = true;
-			topo_facts(g, &facts, 0);
-			if (facts.regular && topo_ports(g, &s->ports, &err) == 0)
-				pm = &s->ports;
-		}
+	if (rec.have_state) {
+		recorded_topology(f, rec.topology, &g, &facts, &pm, &s->graph, &s->ports);
+		own = s->graph != NULL;
 	}
 	if (g) {
 		s->topo = topology_msg(a, g, &facts, pm, false);
@@ -254,6 +251,11 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 		t->has_id = 1;
 		t->id = rec.journal_id;
 		t->state = arena_printf(a, "unfinished (%s)", rec.journal_phase);
+		t->has_running = 1; /* the daemon holds the lock: its writer is gone */
+		if (rec.journal_pid) {
+			t->has_peer_pid = 1;
+			t->peer_pid = rec.journal_pid;
+		}
 		s->unfinished = t;
 	}
 	ctl_record_free(&rec);

@@ -624,7 +624,7 @@ static void answer_workload_schedule(const struct ofcd *d, const struct job *j, 
 		for (size_t i = 0; i < an->t.schedule->n_metrics; i++)
 			an->t.schedule->metrics[i]->key =
 			    arena_strdup(&an->a, an->t.schedule->metrics[i]->key);
-		an->t.schedule->tau_b_fraction = schedule_extra_msg(&an->a, &r)->tau_b_fraction;
+		schedule_msg_summary(an->t.schedule, schedule_extra_msg(&an->a, &r));
 		answer_status(an, OFC__V1__STATUS__STATUS_OK,
 			      "%s; topology %s picked for %s: %s takes %u steps, %.6g us "
 			      "(verified)",
@@ -655,6 +655,7 @@ static void run_mutation(struct ofcd *d, struct job *j)
 	touched = did;
 	if (build_target(d, j, &an, &ncfg) < 0)
 		goto out;
+	an.t.fabric = arena_strdup(&an.a, ncfg->f->name);
 	if (open_ctl(d, ncfg->f, false, &nc, &err) < 0) {
 		answer_status(&an, OFC__V1__STATUS__STATUS_INVALID, "%s", err.msg);
 		goto out;
@@ -1309,11 +1310,9 @@ static void run_schedule(const struct ofcd *d, struct job *j)
 			   : arena_printf(&a, "the %s schedule failed verification: %s",
 					  s->algorithm, r.main->verify_error);
 	Ofc__V1__Schedule *h = schedule_header_msg(&a, s), *x = schedule_extra_msg(&a, &r);
-	h->tau_b_fraction = x->tau_b_fraction;
+	schedule_msg_summary(h, x);
 	h->n_links = x->n_links;
 	h->links = x->links;
-	h->n_failed_nodes = x->n_failed_nodes;
-	h->failed_nodes = x->failed_nodes;
 	if (steps) {
 		h->n_steps = s->nsteps;
 		h->steps = arena_array(&a, s->nsteps, sizeof(*h->steps));

@@ -2,6 +2,7 @@
  * the algorithm it names or the family's default. */
 #include "controller/schedule/internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,15 @@ bool schedule_algorithm_known(const char *algo)
 
 	return direct_algorithm_known(algo) || optree_algo_parse(algo, &wdm) == 0 ||
 	       strcmp(algo, "fluid") == 0;
+}
+
+struct schedule_optimality schedule_optimality(const struct schedule_result *r,
+					       const struct schedule_outcome *o)
+{
+	return (struct schedule_optimality){
+	    .moore = (o->cut_through ? 1 : o->steps) == o->lb_steps,
+	    .bw = frac_valid(o->tau_b) ? frac_cmp(o->tau_b, r->lb.tau_b) == 0
+				       : fabs(o->tau_b_value - frac_value(r->lb.tau_b)) < 1e-9};
 }
 
 /* The query's failures taken out of the graph: the schedules run on what

@@ -335,6 +335,14 @@ void schedule_kept_free(struct schedule_kept *k);
 /* The algorithms schedule_compute knows by name (whether one applies to a
  * given fabric and collective, only schedule_compute tells). */
 bool schedule_algorithm_known(const char *algo);
+/* A direct-connect outcome against the lower bound: its steps meet the
+ * Moore bound's (a cut-through schedule is one step), its tau_B the
+ * bound's (exactly, when both are fractions). */
+struct schedule_optimality {
+	bool moore, bw;
+};
+struct schedule_optimality schedule_optimality(const struct schedule_result *r,
+					       const struct schedule_outcome *o);
 /* The algorithm schedule_compute runs for q: q->algorithm; else the one
  * the config names for this collective (under collectives, when the
  * fabric's own ring or topology is scheduled: a config's algorithm applies

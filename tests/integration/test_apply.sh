@@ -24,7 +24,7 @@ make_torus_config "$CIRC" circulant:64:3,8 2s 2
 # xconn JSON of the device as ofc reads it back.
 xconn() { # CONFIG PORT
 	$OFC status "$1" --device "ocs0=127.0.0.1:$2" --state-dir "$ST" --json |
-		python3 -c 'import json,sys; print(json.load(sys.stdin)["devices"][0]["xconn"])'
+		python3 -c 'import json,sys; print([[c["in_port"], c["out_port"]] for c in json.load(sys.stdin)["devices"][0]["circuits"]])'
 }
 
 # ---- the basics: plan, apply, nothing left to do -------------------------------
@@ -38,7 +38,7 @@ expect_json 'j["operations"]==0 and j["devices"][0]["unchanged"]==256' \
 # circulant -> torus: only the circuits that differ are touched.
 expect_json 'j["operations"]==2*j["devices"][0]["add"] and 0<j["devices"][0]["add"]<256 and j["devices"][0]["unchanged"]==256-j["devices"][0]["add"] and all(o["op"]=="disconnect" for o in j["devices"][0]["ops"][:j["devices"][0]["remove"]])' \
 	$OFC plan "$TORUS" --device "ocs0=127.0.0.1:$e_port" --state-dir "$ST" --json
-expect_json 'j["in_sync"] and j["at_target"] and j["recorded"]["generation"]==1 and j["transaction"] is None' \
+expect_json 'j["in_sync"] and j["at_target"] and j["config_generation"]==1 and j.get("transaction") is None' \
 	$OFC status "$CIRC" --device "ocs0=127.0.0.1:$e_port" --state-dir "$ST" --json
 PRE=$(xconn "$CIRC" "$e_port")
 stop_emu "$e_pid"
@@ -198,7 +198,7 @@ until grep -q "ofc confirm" "$TMP/try.out" 2>/dev/null || [ $i -ge 500 ]; do sle
 # The hint names the state directory the trial is in.
 grep -qF "run 'ofc confirm --state-dir $ST' within 30 s to keep it, or it is reverted" "$TMP/try.out" &&
 	ok || bad "try's hint does not name --state-dir" "$(cat "$TMP/try.out")"
-expect_json 'j["transaction"]["phase"]=="trial" and j["transaction"]["running"]' \
+expect_json 'j["transaction"]["state"]=="trial" and j["transaction"]["running"]' \
 	$OFC status "$TORUS" --device "ocs0=127.0.0.1:$t_port" --state-dir "$ST" --json
 # While the trial runs, nobody else changes the fabric.
 expect_exit 1 $OFC apply "$CIRC" --device "ocs0=127.0.0.1:$t_port" --state-dir "$ST"

@@ -27,8 +27,8 @@ at_targets() {
 for f, c, t in (sys.argv[1:4], sys.argv[4:7]):
     try:
         j = json.load(open(f))
-        print(j["in_sync"] and j["at_target"] and j["transaction"] is None and
-              j["recorded"]["topology"] == t and j["recorded"]["config"] == c)
+        print(j["in_sync"] and j["at_target"] and j.get("transaction") is None and
+              j["topology"]["spec"] == t and j["recorded_config"] == c)
     except Exception:
         print(False)' "$TMP/ta.json" "$A" torus:8x8 "$TMP/tb.json" "$B" circulant:64:3,8
 }
@@ -54,7 +54,7 @@ while [ $i -le 20 ]; do
 	if [ -e "$ST/torus64-ocs.journal" ]; then
 		unfinished=$((unfinished + 1))
 		# status shows it and leaves it alone
-		expect_json 'j["transaction"] is not None and not j["transaction"]["running"]' \
+		expect_json 'j.get("transaction") is not None and not j["transaction"]["running"]' \
 			$OFC status "$new" --device "$DEV" --state-dir "$ST" --json
 		[ -e "$ST/torus64-ocs.journal" ] && ok || bad "status repaired the journal"
 	fi
@@ -105,7 +105,7 @@ until_logged() {
 # record_is CONFIG TOPOLOGY FILE: status with CONFIG: the record says
 # TOPOLOGY from FILE, the switch holds CONFIG's target, no journal.
 record_is() {
-	expect_json 'j["recorded"]["topology"] == "'"$2"'" and j["recorded"]["config"] == "'"$3"'" and j["at_target"] and j["in_sync"] and j["transaction"] is None' \
+	expect_json 'j["topology"]["spec"] == "'"$2"'" and j["recorded_config"] == "'"$3"'" and j["at_target"] and j["in_sync"] and j.get("transaction") is None' \
 		$OFC status "$1" $D2 --json
 }
 : >"$TMP/e2.state"
@@ -186,17 +186,17 @@ for K in 3 7; do
 	emu_at
 	start_ofcd
 	if [ $K -eq 3 ]; then
-		expect_json 'j["state"]["target_topology"] == "circulant:64:1" and not j["state"].get("moved") and j["state"]["failed"] == ["h20:0"] and j["state"]["devices"][0]["at_target"]' \
+		expect_json 'j["target_topology"] == "circulant:64:1" and not j.get("moved") and j["failed"] == ["h20:0"] and j["devices"][0]["at_target"]' \
 			$OFC --socket "$SOCK" status --json
 		want="circulant:64:1 without h20:0"
 	else
-		expect_json 'j["state"]["target_topology"] == "circulant:64:1" and j["state"]["moved"] == ["h20:0>h20:2"] and j["state"]["devices"][0]["at_target"]' \
+		expect_json 'j["target_topology"] == "circulant:64:1" and j["moved"] == ["h20:0>h20:2"] and j["devices"][0]["at_target"]' \
 			$OFC --socket "$SOCK" status --json
 		grep -qx "h20 0 2" "$TMP/st2/torus64-ocs.rewired" && ok ||
 			bad "ofcd kill point $K: .rewired" "$(cat "$TMP/st2/torus64-ocs.rewired" 2>&1)"
 		want="circulant:64:1"
 	fi
-	expect_json 'j["schedule"]["topology"] == "'"$want"'" and j["schedule"]["verified"]' \
+	expect_json 'j["topology"] == "'"$want"'" and j["verified"]' \
 		$OFC --socket "$SOCK" schedule --collective allreduce --summary --json
 	kill -TERM "$ofcd_pid"
 	wait "$ofcd_pid"

@@ -43,14 +43,14 @@ stop_ofcd() { # exit status of the daemon after SIGTERM
 }
 # state_json EXPR: the daemon's state (status --json), checked by EXPR over s.
 state_is() {
-	expect_json "(lambda s: $1)(j[\"state\"])" $OFC --socket "$SOCK" status --json
+	expect_json "(lambda s: $1)(j)" $OFC --socket "$SOCK" status --json
 }
 # wait_state EXPR: poll until the state satisfies EXPR (at most 10 s by the clock).
 wait_state() { # a turn is a status call and a python3, so by the clock
 	_end=$(($(date +%s) + 10))
 	while [ "$(date +%s)" -le $_end ]; do
 		if $OFC --socket "$SOCK" status --json 2>/dev/null |
-			python3 -c "import json,sys; j=json.load(sys.stdin)['state']; sys.exit(0 if ($1) else 1)" 2>/dev/null; then
+			python3 -c "import json,sys; j=json.load(sys.stdin); sys.exit(0 if ($1) else 1)" 2>/dev/null; then
 			return 0
 		fi
 		sleep 0.02
@@ -100,9 +100,9 @@ start_ofcd d1.log --config "$TORUS" --socket "$SOCK" --ro-socket "$RO" --socket-
 	--state-dir "$ST" --device "$DEV" --probe-interval 0 --log-level info --max-request-memory 8GiB
 state_is 's["fabric_name"]=="torus64-ocs" and s["config_generation"]==0 and "topology" not in s and s["target_topology"]=="torus:8x8" and not s["at_target"] and s["devices"][0]["name"]=="ocs0" and s["devices"][0]["kind"]=="switch"'
 # --socket anywhere on the line, or OFC_SOCKET, for the commands ofcd answers.
-expect_json 'j["state"]["fabric_name"]=="torus64-ocs"' $OFC status --json --socket "$SOCK"
-expect_json 'j["state"]["fabric_name"]=="torus64-ocs"' $OFC status --socket="$SOCK" --json
-expect_json 'j["state"]["fabric_name"]=="torus64-ocs"' env OFC_SOCKET="$SOCK" $OFC status --json
+expect_json 'j["fabric_name"]=="torus64-ocs"' $OFC status --json --socket "$SOCK"
+expect_json 'j["fabric_name"]=="torus64-ocs"' $OFC status --socket="$SOCK" --json
+expect_json 'j["fabric_name"]=="torus64-ocs"' env OFC_SOCKET="$SOCK" $OFC status --json
 # ... and OFC_SOCKET leaves the local-only commands local.
 expect_stdout_has "topology ring:4" env OFC_SOCKET="$SOCK" $OFC topo ring:4
 # watch --timeout: no event for that long is a normal end, not a dead daemon.
@@ -110,7 +110,7 @@ expect_exit 0 $OFC watch --socket "$SOCK" --timeout 0.3
 expect_stdout_has "committed transaction 1: 256 operations on 1 device" $OFC --socket "$SOCK" reconfigure --topology torus:8x8
 state_is 's["config_generation"]==1 and s["topology"]["spec"]=="torus:8x8" and s["topology"]["diameter"]==8 and s["at_target"] and len(s["devices"][0]["circuits"])==256 and s["schedule"]["verified"] and s["schedule"]["collective"]=="allreduce"'
 # What the daemon recorded is what the switch holds.
-expect_json 'j["in_sync"] and j["at_target"] and j["recorded"]["generation"]==1' \
+expect_json 'j["in_sync"] and j["at_target"] and j["config_generation"]==1' \
 	$OFC status "$TORUS" --device "$DEV" --state-dir "$ST" --json
 # While ofcd runs, nobody else changes the fabric; the refusal names the
 # daemon and the way through it.
@@ -127,11 +127,11 @@ tail -n +2 "$TMP/out" >"$TMP/rplan"
 $OFC plan "$CIRC" --device "$DEV" --state-dir "$ST" >"$TMP/lplan" 2>"$TMP/err"
 cmp -s "$TMP/rplan" "$TMP/lplan" && [ "$(grep -c '^  [-+] [0-9]* -> [0-9]*  (h[0-9]*:[0-9] -> h[0-9]*:[0-9])$' "$TMP/rplan")" -eq 256 ] &&
 	ok || bad "reconfigure --dry-run's plan is not ofc plan's" "$(diff "$TMP/rplan" "$TMP/lplan" | head -5)" "$(head -3 "$TMP/rplan")"
-expect_json 'j["transaction"]["switching_seconds"]>0 and j["transaction"]["plan"].count("\n  ")==256' \
+expect_json 'j["switching_seconds"]>0 and j["plan"].count("\n  ")==256' \
 	$OFC --socket "$SOCK" reconfigure --topology circulant:64:3,8 --dry-run --json
 state_is 's["config_generation"]==1 and s["topology"]["spec"]=="torus:8x8"'
 # A workload: the finder picks the topology; the answer carries its schedule.
-expect_json 'j["status"]=="STATUS_OK" and j["transaction"]["state"]=="committed" and j["transaction"]["schedule"]["verified"] and j["transaction"]["schedule"]["topology"]==j["transaction"]["target"]' \
+expect_json 'j["state"]=="committed" and j["schedule"]["verified"] and j["schedule"]["topology"]==j["target"]' \
 	$OFC --socket "$SOCK" reconfigure --collective allgather --size 1MiB --nodes 64 --json
 expect_error 2 "ofc: workload of 32 nodes: fabric 'torus64-ocs' has 64 hosts, and a topology spans all of them" \
 	$OFC --socket "$SOCK" reconfigure --collective allgather --size 1MiB --nodes 32
@@ -168,7 +168,7 @@ expect_exit 1 $OFC --socket "$SOCK" schedule --collective allreduce --algo recur
 grep -q "bandwidth-optimal recursive-doubling on 16384 nodes needs about .* GiB (.* transfers), over the memory limit of 8 GiB (ofc --max-memory, ofcd --max-request-memory); about [0-9]* nodes would fit" "$TMP/err" &&
 	ok || bad "GetSchedule swing over the memory limit" "$(head -c 400 "$TMP/err")"
 # Another topology than the fabric's (what-if), figures only.
-expect_json 'j["schedule"]["algorithm"]=="ring" and j["schedule"]["topology"]=="torus:8x8" and j["schedule"]["steps"]==[] and j["schedule"]["num_steps"]==63 and j["schedule"]["verified"] and "links" not in j["schedule"] or j["schedule"]["links"]==[]' \
+expect_json 'j["algorithm"]=="ring" and j["topology"]=="torus:8x8" and "steps" not in j and j["num_steps"]==63 and j["verified"] and "links" not in j' \
 	$OFC --socket "$SOCK" schedule --collective allgather --algo ring --topology torus:8x8 --summary --json
 # All-to-all by MCF (on the fabric's NIC ports) and Swing (what-if on a
 # torus): again the message `ofc schedule` exports.
@@ -272,7 +272,7 @@ state_is 's["transaction"]["state"]=="applying" and s["transaction"]["target"]==
 $OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 >"$TMP/r2.out" 2>&1 &
 r2=$!
 wait_state 'len(j["queue"])==1' && ok || bad "the second reconfigure is not queued"
-TICKETS=$($OFC --socket "$SOCK" status --json | python3 -c 'import json,sys; s=json.load(sys.stdin)["state"]; print(s["transaction"]["ticket"], s["queue"][0]["ticket"])')
+TICKETS=$($OFC --socket "$SOCK" status --json | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["transaction"]["ticket"], s["queue"][0]["ticket"])')
 T1=${TICKETS% *}
 T2=${TICKETS#* }
 expect_error 1 "ofc: ticket $T1 is running: a transaction in progress is never cancelled; it commits or rolls back" \
@@ -299,7 +299,7 @@ wait $r3
 [ $? -eq 0 ] && grep -q "committed transaction 5" "$TMP/r3.out" && ok || bad "SIGTERM cut the transaction short" "$(cat "$TMP/r3.out")"
 grep -q "stopping after ticket" "$TMP/d2.log" && ok || bad "no stop notice" "$(tail -3 "$TMP/d2.log")"
 [ ! -e "$SOCK" ] && ok || bad "the socket outlived ofcd"
-expect_json 'j["in_sync"] and j["at_target"] and j["recorded"]["generation"]==5 and j["transaction"] is None' \
+expect_json 'j["in_sync"] and j["at_target"] and j["config_generation"]==5 and "transaction" not in j' \
 	$OFC status "$CIRC" --device "$DEV" --state-dir "$ST" --json
 wait $watch_pid 2>/dev/null
 wait $watch_text_pid
@@ -332,7 +332,7 @@ DEV="ocs0=127.0.0.1:$k_port"
 consistent() {
 	for cfg in "$TORUS" "$CIRC"; do
 		$OFC status "$cfg" --device "$DEV" --state-dir "$ST" --json |
-			python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if j["in_sync"] and j["at_target"] and j["transaction"] is None else 1)' &&
+			python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if j["in_sync"] and j["at_target"] and "transaction" not in j else 1)' &&
 			return 0
 	done
 	return 1
@@ -344,7 +344,7 @@ echo "ofcd: kill -9 seed $seed"
 journals=0
 i=1
 while [ $i -le 6 ]; do
-	cur=$($OFC --socket "$SOCK" status --json | python3 -c 'import json,sys; s=json.load(sys.stdin)["state"]; print(s.get("topology",{}).get("spec",""))')
+	cur=$($OFC --socket "$SOCK" status --json | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s.get("topology",{}).get("spec",""))')
 	next=torus:8x8
 	[ "$cur" = torus:8x8 ] && next=circulant:64:3,8
 	$OFC --socket "$SOCK" reconfigure --topology "$next" >/dev/null 2>&1 &
@@ -385,7 +385,7 @@ cp "$CIRC" "$TMP/live.yaml"
 kill -HUP "$ofcd_pid"
 wait_state 'j["topology"]["spec"]=="circulant:64:3,8" and "transaction" not in j' && ok || bad "SIGHUP did not apply the new config"
 printf 'name: torus64-ocs\nhosts: {count: 64, prefix: h, ports: 4}\ntopology: torus:8x8\nextra: 1\n' >"$TMP/live.yaml"
-GEN=$($OFC --socket "$SOCK" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"]["config_generation"])')
+GEN=$($OFC --socket "$SOCK" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["config_generation"])')
 kill -HUP "$ofcd_pid"
 i=0
 until grep -q "config rejected" "$TMP/d4.log" || [ $i -ge 500 ]; do sleep 0.01; i=$((i + 1)); done
@@ -438,7 +438,7 @@ $OFCD --config "$TORUS" --socket "$SOCK" --state-dir "$ST" --device "$DEV" --pro
 [ $? -eq 0 ] && ok || bad "ofcd did not daemonize"
 DPID=$(cat "$TMP/dd.pid")
 DAEMONS="$DAEMONS $DPID"
-expect_json "j['state']['daemon_pid']==$DPID" $OFC --socket "$SOCK" status --json
+expect_json "j['daemon_pid']==$DPID" $OFC --socket "$SOCK" status --json
 wait_state 'j["devices"][0].get("reachable") is True and j["devices"][0].get("in_sync") is True' && ok || bad "probe: device not seen"
 i=0
 until grep -q "start check: 1 device" "$TMP/dd.log" || [ $i -ge 500 ]; do sleep 0.01; i=$((i + 1)); done
@@ -514,7 +514,7 @@ for a in ring ne onestage; do
 	same_schedule "ring allgather $a" --collective allgather --algo $a -- \
 		tests/configs/ring8-mrr.yaml --collective allgather --algo $a
 done
-expect_json 'j["schedule"]["algorithm"]=="ne" and j["schedule"]["verified"]' \
+expect_json 'j["algorithm"]=="ne" and j["verified"]' \
 	$OFC --socket "$SOCK" schedule --collective allgather --algo ne --summary --json
 # Every collective on the ring, the daemon's the same as the CLI's.
 same_schedule "ring allreduce optree" --collective allreduce --algo optree -- \

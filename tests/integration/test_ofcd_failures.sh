@@ -78,12 +78,12 @@ expect_stdout_has "h0-h1 failed; 1 failure in effect (h0-h1); bfb allgather on t
 $OFC --socket "$SOCK" schedule --collective allgather --format json -o "$TMP/got.json" >/dev/null 2>"$TMP/err"
 $OFC schedule "$TMP/less.yaml" --collective allgather --format json -o "$TMP/want.json" >/dev/null 2>>"$TMP/err"
 if same_as "$TMP/got.json" "$TMP/want.json" 0-1; then ok; else bad "degraded GetSchedule" "$(cat "$TMP/err")"; fi
-expect_json 'j["state"]["failed"] == ["h0-h1"]' $OFC --socket "$SOCK" status --json
+expect_json 'j["failed"] == ["h0-h1"]' $OFC --socket "$SOCK" status --json
 
 # The set survives a restart.
 stop_ofcd
 start_ofcd
-expect_json 'j["schedule"]["topology"] == "torus:8x8 without h0-h1"' \
+expect_json 'j["topology"] == "torus:8x8 without h0-h1"' \
 	$OFC --socket "$SOCK" schedule --collective allgather --summary --json
 
 # Restore: the healthy schedule again.
@@ -92,7 +92,7 @@ expect_stdout_has "h0-h1 restored; no failure in effect; bfb allgather on torus:
 $OFC --socket "$SOCK" schedule --collective allgather --format json -o "$TMP/got.json" >/dev/null 2>"$TMP/err"
 $OFC schedule "$TMP/fab.yaml" --collective allgather --format json -o "$TMP/want.json" >/dev/null 2>>"$TMP/err"
 if same_as "$TMP/got.json" "$TMP/want.json" ""; then ok; else bad "healthy GetSchedule after restore" "$(cat "$TMP/err")"; fi
-expect_json '"failed" not in j["state"] or j["state"]["failed"] == []' $OFC --socket "$SOCK" status --json
+expect_json '"failed" not in j or j["failed"] == []' $OFC --socket "$SOCK" status --json
 if [ ! -e "$ST/simfab.failed" ]; then ok; else bad "simfab.failed left after the last restore"; fi
 
 # The watcher (it ended with the first daemon) saw the re-planned schedule.
@@ -124,7 +124,7 @@ for st in j['steps']:
     for t in st['transfers']:
         assert 27 not in (t['src'], t['dst'], t.get('origin', 0)), t
 EOF
-expect_json 'j["state"]["failed"] == ["h27"]' \
+expect_json 'j["failed"] == ["h27"]' \
 	$OFC --socket "$SOCK" status --json
 expect_exit 1 $OFC --socket "$SOCK" fail h20 h29 h36
 if grep -q "no schedule survives the failures (4 in effect): .*no longer strongly connected: some surviving hosts could never reach others" "$TMP/err" "$TMP/out"; then ok; else
@@ -132,7 +132,7 @@ if grep -q "no schedule survives the failures (4 in effect): .*no longer strongl
 fi
 expect_stdout_has "every reported failure cleared; no failure in effect; bfb allgather on torus:8x8: " \
 	$OFC --socket "$SOCK" restore --all
-expect_json 'j["schedule"]["topology"] == "torus:8x8" and not j["schedule"].get("failed_nodes")' \
+expect_json 'j["topology"] == "torus:8x8" and not j.get("failed_nodes")' \
 	$OFC --socket "$SOCK" schedule --collective allgather --summary --json
 # Re-wiring around a lost port (issue 14): hosts with a fifth, spare port
 # on the same switch (torus:4x4 uses four). Sequential wiring puts host h's
@@ -174,13 +174,13 @@ fi
 circuits_ok() {
 	$OFC --socket "$SOCK" status --json | python3 -c '
 import json, sys
-d = json.load(sys.stdin)["state"]["devices"][0]
+d = json.load(sys.stdin)["devices"][0]
 c = {(x["in_port"], x["out_port"]) for x in d["circuits"]}
 sys.exit(0 if {(30, 31), (21, 30)} <= c and not c & {(26, 31), (21, 26)} and len(c) == 64
          and d["at_target"] else 1)'
 }
 if circuits_ok; then ok; else bad "circuits after the move"; fi
-expect_json 'j["state"]["moved"] == ["h5:0>h5:4"]' $OFC --socket "$SOCK" status --json
+expect_json 'j["moved"] == ["h5:0>h5:4"]' $OFC --socket "$SOCK" status --json
 expect_stdout_has "  moved      h5:0>h5:4 (circuits re-wired onto spare ports; kept after a restore: ApplyConfig or a reload puts them back)" \
 	$OFC --socket "$SOCK" status
 if grep -qx "h5 0 4" "$ST/rwfab.rewired"; then ok; else bad "rwfab.rewired: $(cat "$ST/rwfab.rewired")"; fi
@@ -199,13 +199,13 @@ until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $_w -ge 1000 ]; do
 	_w=$((_w + 1))
 done
 if circuits_ok; then ok; else bad "circuits after a restart"; fi
-expect_json 'j["schedule"]["topology"] == "torus:4x4 without h5:1"' \
+expect_json 'j["topology"] == "torus:4x4 without h5:1"' \
 	$OFC --socket "$SOCK" schedule --collective allgather --summary --json
 # Restored, the moved port stays dark: its circuits stay on the spare
 # (docs/ofcd.md, "Failures").
 expect_stdout_has "every reported failure cleared; no failure in effect; bfb allgather on torus:4x4: " \
 	$OFC --socket "$SOCK" restore --all
-expect_json 'j["state"]["moved"] == ["h5:0>h5:4"] and not j["state"].get("failed")' \
+expect_json 'j["moved"] == ["h5:0>h5:4"] and not j.get("failed")' \
 	$OFC --socket "$SOCK" status --json
 if circuits_ok; then ok; else bad "circuits after the restore"; fi
 stop_ofcd
@@ -252,7 +252,7 @@ if grep -q ", verified, re-planned in [0-9.]* s; warm-started from the kept heal
 	bad "a2a re-plan not from the kept solution: $(cat "$TMP/out")"
 fi
 if theta_as "$TMP/out" "$TMP/a2a-less.yaml"; then ok; else bad "a2a theta" "$(cat "$TMP/err")"; fi
-expect_json 'j["state"]["schedule"]["topology"] == "torus:8x8 without h0-h1" and j["state"]["schedule"]["verified"] and j["state"]["schedule"]["algorithm"] == "mcf"' \
+expect_json 'j["schedule"]["topology"] == "torus:8x8 without h0-h1" and j["schedule"]["verified"] and j["schedule"]["algorithm"] == "mcf"' \
 	$OFC --socket "$SOCK" status --json
 expect_stdout_has "h0-h1 restored; no failure in effect; mcf alltoall on torus:8x8: 8 steps, " \
 	$OFC --socket "$SOCK" restore h0-h1
@@ -314,7 +314,7 @@ start_big
 $OFC --socket "$SOCK" watch --json >"$TMP/big.watch" 2>/dev/null & # ends with the daemon
 # The first answer: computing, no schedule.
 if python3 -c 'import json, sys
-s = json.load(open(sys.argv[1]))["state"]
+s = json.load(open(sys.argv[1]))
 sys.exit(0 if s.get("schedule_computing_since_unix_ms", 0) > 0 and "schedule" not in s else 1)' "$TMP/big.status"; then ok; else
 	bad "status at start: not computing" "$(head -c 400 "$TMP/big.status")"
 fi
@@ -332,7 +332,7 @@ $OFC --socket "$SOCK" fail h0-h199 >"$TMP/big.fail" 2>&1 &
 fail_pid=$!
 queued() {
 	$OFC --socket "$SOCK" status --json 2>/dev/null | python3 -c 'import json, sys
-s = json.load(sys.stdin)["state"]
+s = json.load(sys.stdin)
 q = s.get("queue") or [{}]
 sys.exit(0 if q[0].get("kind") == "report-failure" and s.get("schedule_computing_since_unix_ms") else 1)'
 }
@@ -350,12 +350,14 @@ expect_stdout_has "h0-h199 restored; no failure in effect; mcf alltoall on genka
 	$OFC --socket "$SOCK" restore h0-h199
 if grep -q "verified, the kept healthy schedule, re-planned in" "$TMP/out"; then ok; else bad "restore: $(cat "$TMP/out")"; fi
 # The kept schedule: the summary is the state's, the steps `ofc schedule`'s.
-state_us=$($OFC --socket "$SOCK" status --json | python3 -c 'import json, sys; print(repr(json.load(sys.stdin)["state"]["schedule"]["time_us"]))')
-expect_json 'j["message"].endswith("(the workload'"'"'s schedule as ofcd keeps it, not computed again)") and j["schedule"]["time_us"] == '"${state_us:-None}" \
+state_us=$($OFC --socket "$SOCK" status --json | python3 -c 'import json, sys; print(repr(json.load(sys.stdin)["schedule"]["time_us"]))')
+expect_json 'j["time_us"] == '"${state_us:-None}" \
 	$OFC --socket "$SOCK" schedule --collective alltoall --lowering paths --summary --json
+grep -q "(the workload's schedule as ofcd keeps it, not computed again)$" "$TMP/err" && ok ||
+	bad "the kept schedule's summary should say so" "$(cat "$TMP/err")"
 $OFC --socket "$SOCK" schedule --collective alltoall --lowering paths --json --format json -o "$TMP/got.json" >"$TMP/got.out" 2>"$TMP/err"
 $OFC schedule "$TMP/big.yaml" --collective alltoall --lowering paths --format json -o "$TMP/want.json" >/dev/null 2>>"$TMP/err"
-if same_as "$TMP/got.json" "$TMP/want.json" "" && grep -q "not computed again" "$TMP/got.out"; then ok; else
+if same_as "$TMP/got.json" "$TMP/want.json" "" && grep -q "not computed again" "$TMP/err"; then ok; else
 	bad "GetSchedule --lowering paths from the kept schedule" "$(cat "$TMP/err")"
 fi
 stop_ofcd

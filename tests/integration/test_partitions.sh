@@ -88,7 +88,7 @@ expect_stdout_has "committed transaction 2: 128 operations" $OFC apply "$CFG" $D
 same_as A A.1
 [ "$(count_of B)" -eq 128 ] && ok || bad "jobB holds $(count_of B) cross-connects, want 128"
 xcs_of B >"$TMP/B.1"
-expect_json 'j["recorded"]["partition"]=="jobB" and j["recorded"]["topology"]=="circulant:32:1,4" and j["at_target"]' \
+expect_json 'j["partition"]=="jobB" and j["topology"]["spec"]=="circulant:32:1,4" and j["at_target"]' \
 	$OFC status "$CFG" $D --json
 expect_json 'j["operations"]==0' $OFC plan "$CFG" $D --json
 
@@ -123,7 +123,7 @@ expect_exit 1 $OFC apply "$TMP/part3.yaml" $D --partition jobB
 grep -q "rolled back\|rolling back\|put back" "$TMP/err" "$TMP/out" && ok || bad "the failed apply should say it rolled back" "$(cat "$TMP/out" "$TMP/err" | head -5)"
 same_as A A.2
 same_as B B.1
-expect_json 'j["recorded"]["generation"]==3 and j["recorded"]["partition"]=="jobA" and j["transaction"] is None' \
+expect_json 'j["config_generation"]==3 and j["partition"]=="jobA" and j.get("transaction") is None' \
 	$OFC status "$TMP/part3.yaml" $D --json
 stop_emu "$f_pid"
 
@@ -244,8 +244,8 @@ grep -q "committed transaction" "$TMP/ra.out" && grep -q "committed transaction"
 	bad "both reconfigures should commit" "$(cat "$TMP/ra.out" "$TMP/rb.out")"
 same_as A A.1
 same_as B B.1
-expect_json 'j["state"]["at_target"]' $OFC --socket "$SOCK" status --json
-expect_json 'j["schedule"]["topology"]=="torus:4x8" and j["schedule"]["nodes"]==32 and j["schedule"]["verified"]' \
+expect_json 'j["at_target"]' $OFC --socket "$SOCK" status --json
+expect_json 'j["topology"]=="torus:4x8" and j["nodes"]==32 and j["verified"]' \
 	$OFC --socket "$SOCK" schedule --partition jobA --collective allreduce --size 1MiB --summary --json
 expect_exit 1 $OFC --socket "$SOCK" reconfigure --partition jobC
 expect_exit 1 $OFC --socket "$SOCK" schedule --partition jobC --collective allreduce --summary

@@ -148,7 +148,7 @@ if command -v systemd-socket-activate >/dev/null 2>&1; then
 	ofcd_pid=$!
 	i=0
 	while [ ! -S "$ASOCK" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
-	expect_json 'j["state"]["topology"]["spec"]=="torus:8x8"' $OFC status --socket "$ASOCK" --json
+	expect_json 'j["topology"]["spec"]=="torus:8x8"' $OFC status --socket "$ASOCK" --json
 	kill -TERM $ofcd_pid
 	wait $ofcd_pid
 	[ $? -eq 0 ] && [ -S "$ASOCK" ] && ok || bad "activated ofcd: exit or socket removed" "$(tail -3 "$TMP/act.log")"

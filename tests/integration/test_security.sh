@@ -354,7 +354,7 @@ assert lost and all(e["message"] in words for e in lost), lost
 assert lost[-1]["message"] == "lost", lost
 PY
 $OFC --socket "$RO" status --fabric --json >"$TMP/ro.json" 2>/dev/null
-python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["state"]; d=s["devices"][0]; sys.exit(0 if d.get("error")=="lost" and "credentials" not in s["fabric"]["switches"][0]["driver"] else 1)' "$TMP/ro.json" && ok ||
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); d=s["devices"][0]; sys.exit(0 if d.get("error")=="lost" and "credentials" not in s["fabric"]["switches"][0]["driver"] else 1)' "$TMP/ro.json" && ok ||
 	bad "read-only GetState shows device text or credentials paths" "$(head -c 600 "$TMP/ro.json")"
 if grep -q "Connection refused\|ocs0.cred" "$TMP/ro.json"; then bad "read-only GetState leaks"; else ok; fi
 $OFC --socket "$SOCK" status --fabric --json >"$TMP/rw.json" 2>/dev/null

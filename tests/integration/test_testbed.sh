@@ -42,7 +42,7 @@ expect_stdout_has "testbed $NAME up: 16 hosts as namespaces ofc-$NAME-*, 64 circ
 expect_json 'j["pairs"]==240 and j["reachable"]==240 and j["unreachable"]==[]' \
 	$OFC testbed check "$TMP/torus.yaml" --state-dir "$ST" --json
 # h0 reaches h10 (two hops in each dimension) through other hosts.
-expect_json 'j["devices"][1]["name"]=="testbed" and j["devices"][1]["circuits"]==64 and j["devices"][1]["routes"]==240 and j["at_target"]' \
+expect_json 'j["devices"][1]["name"]=="testbed" and j["devices"][1]["links"]==64 and j["devices"][1]["routes"]==240 and j["at_target"]' \
 	$OFC status "$TMP/torus.yaml" --device "$DEV" --state-dir "$ST" --json
 
 # Reconfigure with the testbed up: the veths and routes move with the switch.

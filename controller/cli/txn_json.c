@@ -1,0 +1,71 @@
+/* `ofc apply|try|confirm --json`: the transaction as ofc.v1.TransactionInfo,
+ * the message ofcd answers ApplyConfig with and `ofc --socket PATH apply
+ * --json` prints, so a script reads one shape either way (issue 35;
+ * docs/json.md). */
+#include "controller/cli/internal.h"
+#include "controller/export/export.h"
+
+#include <string.h>
+
+/* ofcd's words for the kind of change. */
+static const char *kind_of(const struct fabric_cmd *fc)
+{
+	return strcmp(fc->cmd->name, "apply") == 0 ? "apply-config" : fc->cmd->name;
+}
+
+static void init(Ofc__V1__TransactionInfo *t, const struct fabric_cmd *fc)
+{
+	ofc__v1__transaction_info__init(t);
+	t->fabric = fc->fabric->name;
+	t->target = (char *)fc->file;
+	t->kind = (char *)kind_of(fc);
+	t->has_dry_run = 1;
+	t->dry_run = fc->dry_run;
+}
+
+static void print(const Ofc__V1__TransactionInfo *t)
+{
+	struct json_writer w;
+
+	jw_init(&w, stdout, true);
+	pb_write_json(&w, &t->base);
+	jw_finish(&w);
+}
+
+void txn_write_json(const struct fabric_cmd *fc, const struct ctl_result *res, bool ok,
+		    const char *outcome, const struct ofc_error *err)
+{
+	Ofc__V1__TransactionInfo t;
+
+	init(&t, fc);
+	t.has_id = 1;
+	t.id = res->txn;
+	t.state = (char *)outcome;
+	t.has_operations = t.has_seconds = 1;
+	t.operations = res->ops_applied;
+	t.seconds = res->seconds;
+	if (res->failed_device[0])
+		t.failed_device = (char *)res->failed_device;
+	if (!ok) {
+		t.has_restored = 1;
+		t.restored = res->rolled_back && res->rollback_ok;
+		t.error = (char *)err->msg;
+	}
+	print(&t);
+}
+
+void txn_write_plan_json(const struct fabric_cmd *fc)
+{
+	Ofc__V1__TransactionInfo t;
+	struct strbuf sb = STRBUF_INIT;
+
+	init(&t, fc);
+	t.state = "planned";
+	t.has_operations = t.has_switching_seconds = 1;
+	t.operations = ctl_plan_size(fc->ctl);
+	t.switching_seconds = ctl_plan_seconds(fc->ctl);
+	ctl_plan_text(fc->ctl, &sb);
+	t.plan = sb.buf ? sb.buf : "";
+	print(&t);
+	sb_free(&sb);
+}
