@@ -1,0 +1,185 @@
+#!/bin/sh
+# One JSON shape per command, answered here or by ofcd (issue 35,
+# docs/json.md): status, schedule and apply run locally and through an ofcd
+# on the same state, and their JSON is compared key by key. What may differ
+# is what docs/json.md lists: status's in_sync and each device's reachable,
+# in_sync and error (a local run reads every device; ofcd says them once it
+# has read), the daemon's own fields; a schedule's engine working, which
+# ofcd does not send; a transaction's ticket and peer.
+SUITE=json
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/emu.sh"
+
+ST="$TMP/state"
+SOCK="$TMP/ofcd.sock"
+DAEMONS=""
+trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm -rf "$TMP"' EXIT
+mkdir -p "$ST"
+# The shipped torus config (docs/json.md shows its commands), and the same
+# fabric as a circulant, its credentials the shipped file's.
+TORUS=configs/torus64-ocs.yaml
+CIRC="$TMP/circ.yaml"
+CREDS="$(pwd)/configs/credentials"
+sed -e "s|^topology: .*|topology: circulant:64:3,8|" -e "s|credentials: .*|credentials: $CREDS/ocs0.cred|" \
+	"$TORUS" >"$CIRC"
+
+start_ofcd() { # CONFIG DEVICE
+	$BUILD/ofcd --foreground --credentials-dir "$CREDS" --config "$1" --socket "$SOCK" \
+		--state-dir "$ST" --device "$2" --probe-interval 0 2>>"$TMP/ofcd.log" &
+	ofcd_pid=$!
+	DAEMONS="$DAEMONS $ofcd_pid"
+	_end=$(($(date +%s) + 10))
+	until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ "$(date +%s)" -gt $_end ]; do
+		sleep 0.01
+	done
+}
+stop_ofcd() {
+	kill -TERM "$ofcd_pid"
+	wait "$ofcd_pid"
+}
+
+# same KIND LOCAL.json REMOTE.json: the rules of docs/json.md for KIND.
+cat >"$TMP/same.py" <<'PY'
+import json, re, sys
+
+kind, lf, rf = sys.argv[1:4]
+l, r = json.load(open(lf)), json.load(open(rf))
+bad = []
+
+def near(a, b):
+    if isinstance(a, float) or isinstance(b, float):
+        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and \
+            abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1e-300)
+    return a == b
+
+def agree(a, b, where):
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in set(a) | set(b):
+            if k not in a or k not in b:
+                bad.append("%s%s: only %s" % (where, k, "ofcd's" if k in b else "the local"))
+            else:
+                agree(a[k], b[k], where + k + ".")
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            agree(x, y, "%s%d." % (where, i))
+    elif not near(a, b):
+        bad.append("%s: %r here, %r from ofcd" % (where.rstrip("."), a, b))
+
+if kind == "status":
+    local_only = {"in_sync"}
+    daemon_only = {"daemon_pid", "schedule", "schedule_error", "schedule_computing_since_unix_ms"}
+    dev_local_only = {"reachable", "in_sync", "error"}
+    for k in set(l) - set(r) - local_only:
+        bad.append("%s: the local run's alone" % k)
+    for k in set(r) - set(l) - daemon_only:
+        bad.append("%s: ofcd's alone" % k)
+    common = {k: l[k] for k in l if k in r and k != "devices"}
+    agree(common, {k: r[k] for k in common}, "")
+    if len(l["devices"]) != len(r["devices"]):
+        bad.append("devices: %d here, %d from ofcd" % (len(l["devices"]), len(r["devices"])))
+    for i, (a, b) in enumerate(zip(l["devices"], r["devices"])):
+        a = {k: v for k, v in a.items() if k not in dev_local_only}
+        b = {k: v for k, v in b.items() if k not in dev_local_only}
+        agree(a, b, "devices.%d." % i)
+elif kind == "schedule":
+    # every figure ofcd sends, the same here; the local run's other keys
+    # are its engine's working, none a field of ofc.v1.Schedule
+    fields = set(re.findall(r"^\s*(?:optional|repeated)\s+\S+\s+(\w+)\s*=",
+                            open("proto/schedule.proto").read().split("message Schedule {")[1]
+                            .split("\n}")[0], re.M))
+    for k, v in r.items():
+        if k not in l:
+            bad.append("%s: ofcd's alone" % k)
+        else:
+            agree(l[k], v, k + ".")
+    for k in set(l) - set(r):
+        if k in fields:
+            bad.append("%s: a Schedule field ofcd did not send" % k)
+elif kind == "transaction":
+    daemon_only = {"ticket", "peer_uid", "peer_pid"}
+    for k in set(r) - set(l) - daemon_only:
+        bad.append("%s: ofcd's alone" % k)
+    for k in set(l) - set(r):
+        bad.append("%s: the local run's alone" % k)
+    agree({k: l[k] for k in l if k not in ("id", "seconds")},
+          {k: r[k] for k in l if k in r and k not in ("id", "seconds")}, "")
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
+# same KIND NAME LOCAL-CMD... -- REMOTE-ARGS...
+same() {
+	kind=$1
+	name=$2
+	shift 2
+	lcmd=""
+	while [ "$1" != "--" ]; do lcmd="$lcmd $1"; shift; done
+	shift
+	# shellcheck disable=SC2086
+	$OFC $lcmd >"$TMP/l.json" 2>"$TMP/l.err" &&
+		$OFC --socket "$SOCK" "$@" >"$TMP/r.json" 2>"$TMP/r.err" &&
+		python3 "$TMP/same.py" "$kind" "$TMP/l.json" "$TMP/r.json" >"$TMP/diff" && ok ||
+		bad "$name: the local and ofcd's JSON differ" "$(head -8 "$TMP/diff")" \
+			"$(head -c 300 "$TMP/l.err" "$TMP/r.err")"
+}
+
+# ---- a switched fabric ---------------------------------------------------------
+start_emu ocs-emu e --ports 256 --credentials configs/credentials/ocs0.cred
+DEV="ocs0=127.0.0.1:$e_port"
+L="--device $DEV --state-dir $ST"
+expect_exit 0 $OFC apply "$TORUS" $L
+# Transactions: a dry run on the same state, and the same apply each way
+# (torus -> circulant, from the same starting state).
+$OFC apply "$CIRC" $L --dry-run --json >"$TMP/ldry.json"
+$OFC apply "$CIRC" $L --json >"$TMP/lapply.json"
+expect_json 'j["state"]=="committed" and j["id"]==3 and j["fabric"]=="torus64-ocs" and j["operations"]>0' \
+	$OFC apply configs/torus64-ocs.yaml $L --json
+start_ofcd "$TORUS" "$DEV"
+$OFC --socket "$SOCK" apply "$CIRC" --dry-run --json >"$TMP/rdry.json"
+python3 "$TMP/same.py" transaction "$TMP/ldry.json" "$TMP/rdry.json" >"$TMP/diff" && ok ||
+	bad "apply --dry-run: the local and ofcd's JSON differ" "$(head -8 "$TMP/diff")"
+expect_json 'j["state"]=="planned" and j["operations"]>0 and j["plan"].startswith("fabric torus64-ocs: %d operations" % j["operations"])' \
+	cat "$TMP/rdry.json"
+$OFC --socket "$SOCK" apply "$CIRC" --json >"$TMP/rapply.json"
+python3 "$TMP/same.py" transaction "$TMP/lapply.json" "$TMP/rapply.json" >"$TMP/diff" && ok ||
+	bad "apply: the local and ofcd's JSON differ" "$(head -8 "$TMP/diff")"
+expect_json 'j["state"]=="committed" and j["operations"]>0 and j["fabric"]=="torus64-ocs" and j["kind"]=="apply-config"' \
+	cat "$TMP/rapply.json"
+
+# Status: the record ofcd's applies left, read here and asked of ofcd.
+expect_exit 0 $OFC --socket "$SOCK" apply "$TORUS"
+same status "status" status configs/torus64-ocs.yaml $L --json -- status --json
+expect_json 'j["at_target"] and j["config_generation"]==5 and j["topology"]["spec"]=="torus:8x8" and len(j["devices"][0]["circuits"])==256 and j["devices"][0]["circuits"][0]["src_host"]=="h0"' \
+	cat "$TMP/r.json"
+expect_json 'j["in_sync"] and j["devices"][0]["reachable"] and j["recorded_config"].endswith("torus64-ocs.yaml")' \
+	$OFC status configs/torus64-ocs.yaml $L --json
+# Schedules: the summary, direct-connect engines and the all-to-all MCF.
+for args in "--collective allreduce" "--collective reduce-scatter --size 1MiB" \
+	"--collective allgather --algo recursive" "--collective alltoall --size 1MiB" \
+	"--collective alltoall --size 1MiB --algo direct"; do
+	# shellcheck disable=SC2086
+	same schedule "schedule $args" schedule "$TORUS" $args --json -- schedule $args --json
+done
+expect_json 'j["algorithm"]=="bfb" and j["num_transfers"]>0 and j["degree"]==4 and j["tau_l"]==j["num_steps"]' \
+	$OFC --socket "$SOCK" schedule --collective allreduce --summary --json
+expect_exit 0 stop_ofcd
+stop_emu "$e_pid"
+
+# ---- a WDM ring: its MRR channels and OpTree's schedule ------------------------------
+RING=tests/configs/ring8-mrr.yaml
+rm -rf "$ST" && mkdir -p "$ST"
+start_emu mrr-emu m --nodes 8 --wavelengths 4 --interfaces 2 --mrrs 4
+RDEV="ring0=127.0.0.1:$m_port"
+expect_exit 0 $OFC apply "$RING" --device "$RDEV" --state-dir "$ST"
+start_ofcd "$RING" "$RDEV"
+same status "ring status" status "$RING" --device "$RDEV" --state-dir "$ST" --json -- status --json
+expect_json 'j["devices"][0]["kind"]=="ring" and len(j["devices"][0]["channels"])==8 and len(j["devices"][0]["lightpaths"])==4' \
+	cat "$TMP/r.json"
+for args in "--collective allgather" "--collective allreduce --algo ne" "--collective alltoall"; do
+	# shellcheck disable=SC2086
+	same schedule "ring schedule $args" schedule "$RING" $args --json -- schedule $args --json
+done
+expect_exit 0 stop_ofcd
+stop_emu "$m_pid"
+
+finish
