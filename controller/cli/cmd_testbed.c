@@ -19,11 +19,12 @@ static double two_figures(double x)
 /* The verdict of check on what the circuits carry. Below
  * TESTBED_CARRY_SHARE of the shaping the model's times stretch by the
  * factor, said; below TESTBED_CARRY_FAIL of it the model means nothing
- * (17x, with exit 0, on 2 cores) and check fails, saying what to do. Two
- * levels, because a shared machine's load moves a measure by a third
- * (200 Mb/s, then 135) and check should not fail on that. Returns the
- * exit status the figures give (0 or 1); *carries is the first test. */
-static int carried_verdict(const struct fabric_cmd *fc, const struct testbed_net *t, uint32_t n,
+ * (17x on 2 cores), said so. A warning, never the exit status: a shared
+ * machine's load moves a measure by a third and more (200 Mb/s, then
+ * 135; 45% of the shaping once, in a make test beside other builds), and
+ * check's status says whether the testbed works. *carries is the first
+ * test. */
+static void carried_verdict(const struct fabric_cmd *fc, const struct testbed_net *t, uint32_t n,
 			   double median, double least, bool *carries, char *line, size_t len)
 {
 	char m[32], l[32], r[32];
@@ -50,7 +51,6 @@ static int carried_verdict(const struct fabric_cmd *fc, const struct testbed_net
 			     ? "this machine cannot carry the shaping"
 			     : "this machine carries less than the shaping (busy?)",
 			 t->rate / median, fc->file);
-	return t->rate > 0 && median < TESTBED_CARRY_FAIL * t->rate;
 }
 
 /* Per circuit: the shaping the kernel holds and what a probe measures;
@@ -78,8 +78,7 @@ static int check_links(struct fabric_cmd *fc, struct json_writer *w, int *status
 		testbed_net_free(&t);
 		return cli_fail(&err);
 	}
-	if (carried_verdict(fc, &t, npr, median, least, &carries, verdict, sizeof(verdict)))
-		*status = 1;
+	carried_verdict(fc, &t, npr, median, least, &carries, verdict, sizeof(verdict));
 	if (w) {
 		jw_key(w, "carried_bps");
 		jw_double(w, median);
@@ -388,8 +387,8 @@ int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv)
 	    "circuits and routes with the switches.\ncheck: ICMP echo between every ordered pair "
 	    "of "
 	    "hosts, then the shaping each circuit holds and the rate and latency a probe\n"
-	    "measures on it, all at once; exit 1 unless all reach and the circuits carry\n"
-	    "at least half their shaping.\n"
+	    "measures on it, all at once, and a warning when they carry less than it; exit 1\n"
+	    "unless all reach.\n"
 	    "  --rate-scale X   up: shape circuits to X times the config's link rate; without\n"
 	    "                   it, up shapes to what this machine carries (and at most\n"
 	    "                   16 Gb/s) and says so\n"

@@ -224,8 +224,8 @@ void testbed_exec_net(const struct testbed_net *t, uint16_t port, struct exec_ne
  * carries its shaping when it carries TESTBED_CARRY_SHARE of it (TCP's
  * payload over tbf's packet bytes comes to about 95 %). */
 #define TESTBED_CARRY_SHARE 0.8
-/* testbed check fails below this share: measured times over twice the
- * model's are not noise. */
+/* Below this share testbed check warns that the machine cannot carry the
+ * shaping: measured times over twice the model's are not noise. */
 #define TESTBED_CARRY_FAIL 0.5
 /* The probe's window: long enough for TCP to leave slow start, short
  * enough to wait for. */

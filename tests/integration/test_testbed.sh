@@ -95,8 +95,8 @@ expect_json 'j["carried_bps"]>0 and j["carried_bps"]<0.8*j["link_rate_bps"] and 
 over=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["runs"][0]["ratio"])' "$TMP/out")
 grep -q "^ofc testbed run: warning: the circuits are shaped to 16 Gb/s, and all 48 at once carried " "$TMP/err" &&
 	ok || bad "run over what the circuits carry: no warning" "$(cat "$TMP/err")"
-# check measures it too, and fails, saying what to do.
-expect_exit 1 $OFC testbed check "$TMP/tb12.yaml" --state-dir "$ST12" --json
+# check measures it too and says what to do; its status is reachability.
+expect_exit 0 $OFC testbed check "$TMP/tb12.yaml" --state-dir "$ST12" --json
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["reachable"]==132 and j["carries_shaped_rate"] is False and "this machine cannot carry the shaping" in j["carried"] else 1)' "$TMP/out" &&
 	ok || bad "check over what the circuits carry" "$(head -c 600 "$TMP/out")"
 # up again, nobody choosing the rate: shaped to what they carry, said so.
@@ -104,10 +104,10 @@ expect_stdout_has " circuits at once carried " $OFC testbed up "$TMP/tb12.yaml" 
 grep -q "below the 16 Gb/s shaped: shaped to .* (rate scale .*), where they carry .* each.*; --rate-scale X sets another$" "$TMP/out" &&
 	ok || bad "up did not shape to what the circuits carry" "$(cat "$TMP/out")"
 # check's verdict is its own figures' (whatever this machine's load now):
-# it carries the shaping at 80% of it, and fails below half.
+# it carries the shaping at 80% of it; exit 0 whatever it carried.
 $OFC testbed check "$TMP/tb12.yaml" --state-dir "$ST12" --json >"$TMP/out" 2>"$TMP/err"
 crc=$?
-python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); r=j["circuits"][0]["shaped_rate_bps"]; c=j["carries_shaped_rate"]; sys.exit(0 if r<1.6e10 and all(x["shaped_rate_bps"]==r for x in j["circuits"]) and c==(j["carried_bps"]>=0.8*r) and (1 if j["carried_bps"]<0.5*r else 0)==int(sys.argv[2]) else 1)' "$TMP/out" "$crc" &&
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); r=j["circuits"][0]["shaped_rate_bps"]; c=j["carries_shaped_rate"]; sys.exit(0 if r<1.6e10 and all(x["shaped_rate_bps"]==r for x in j["circuits"]) and c==(j["carried_bps"]>=0.8*r) and int(sys.argv[2])==0 else 1)' "$TMP/out" "$crc" &&
 	ok || bad "check after up shaped to what they carry" "exit $crc" "$(head -c 600 "$TMP/out")"
 # measured/predicted now means something: the same run's ratio falls by
 # far more than the 3x a busy machine could explain.
