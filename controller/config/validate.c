@@ -655,15 +655,11 @@ static int check_moves(struct fabric *f, struct ofc_error *err)
 	return 0;
 }
 
-/* Failed hosts, ports and links (issue 14): the graph schedules run on,
- * f->degraded, is the target topology less what failed. A failed host
- * (`failed: true`, or named in the topology's failed_hosts) keeps its node
- * without arcs; the others must still reach one another. */
-static int check_failures(struct fabric *f, struct ofc_error *err)
+/* The hosts the topology's failed_hosts names, marked failed (once: a
+ * host named twice is an error). */
+static int mark_failed_hosts(struct fabric *f, struct ofc_error *err)
 {
-	struct topo_target *t = &f->topology;
-	struct src_loc first = {0};
-	uint32_t nports = 0;
+	const struct topo_target *t = &f->topology;
 
 	for (uint32_t i = 0; i < t->nfailed_hosts; i++) {
 		const struct failed_host *fh = &t->failed_hosts[i];
@@ -679,6 +675,21 @@ static int check_failures(struct fabric *f, struct ofc_error *err)
 		f->hosts[h].failed = true;
 		f->hosts[h].failed_loc = fh->loc;
 	}
+	return 0;
+}
+
+/* Failed hosts, ports and links (issue 14): the graph schedules run on,
+ * f->degraded, is the target topology less what failed. A failed host
+ * (`failed: true`, or named in the topology's failed_hosts) keeps its node
+ * without arcs; the others must still reach one another. renumbered: the
+ * topology was relabelled after validation (fabric_failures_renumbered),
+ * so a failed link it no longer has is out of effect, not an error. */
+static int degrade(struct fabric *f, bool renumbered, struct ofc_error *err)
+{
+	const struct topo_target *t = &f->topology;
+	struct src_loc first = {0};
+	uint32_t nports = 0;
+
 	f->nfailed_hosts = 0;
 	for (uint32_t h = 0; h < f->nhosts; h++) {
 		if (f->hosts[h].failed) {
@@ -726,6 +737,8 @@ static int check_failures(struct fabric *f, struct ofc_error *err)
 		y = live_arc(f->graph, gone, (uint32_t)b, (uint32_t)a);
 		if (y != UINT32_MAX)
 			gone[y] = true;
+		if (x == UINT32_MAX && y == UINT32_MAX && renumbered)
+			continue;
 		if (x == UINT32_MAX && y == UINT32_MAX) {
 			fabric_error_at(
 			    err, f, fl->loc,
@@ -786,6 +799,13 @@ out:
 	free(dead);
 	sb_free(&spec);
 	return rc;
+}
+
+int fabric_failures_renumbered(struct fabric *f, struct ofc_error *err)
+{
+	graph_free(f->degraded);
+	f->degraded = NULL;
+	return degrade(f, true, err);
 }
 
 /* Per-port and per-link rates (issue 14): a host's port_rates name every
@@ -1009,7 +1029,7 @@ int fabric_validate(struct fabric *f, struct ofc_error *err)
 	    check_switches(f, err) < 0 || check_rings(f, err) < 0 || check_partitions(f, err) < 0)
 		return -1;
 	if (check_wiring(f, &w, err) < 0 || check_topology(f, err) < 0 || check_moves(f, err) < 0 ||
-	    check_failures(f, err) < 0 || check_rates(f, err) < 0)
+	    mark_failed_hosts(f, err) < 0 || degrade(f, false, err) < 0 || check_rates(f, err) < 0)
 		goto out;
 	if (!f->topology.present && f->npartitions && f->wiring_cfg.pattern != WIRING_NONE &&
 	    fabric_partitions_circuits(f, err) < 0)

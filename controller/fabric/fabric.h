@@ -374,6 +374,13 @@ const struct partition *fabric_find_partition(const struct fabric *f, const char
 int fabric_topo_build(const struct fabric *f, const char *spec, struct graph **out,
 		      struct ofc_error *err);
 
+/* f->degraded again after f->graph and f->ports were renumbered (a
+ * relabelling): the failed ports are physical, so they now cut the arcs
+ * their new port permutations give them; a failed link the renumbered
+ * topology no longer has is out of effect. Errors as validation's (the
+ * survivors must still reach one another). */
+int fabric_failures_renumbered(struct fabric *f, struct ofc_error *err);
+
 /* The cross-connects that realise f->ports over f->wiring (replacing
  * f->circuits); FILE:LINE:COL errors at the topology when a port is not
  * wired or a circuit would span two switches (fabric/circuits.c). */

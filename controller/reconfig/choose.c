@@ -188,6 +188,7 @@ static int price_topology(const struct scope *sc, struct graph *g, struct ctl_ca
 		struct fabric_relabel rep;
 
 		rc = fabric_relabel(&t, actual, &o->relabel_opts, &rep, err);
+		graph_free(t.degraded); /* install() derives the chosen one's */
 		if (rc == 0) {
 			k->relabelled = rep.changed;
 			k->arcs = rep.arcs;
@@ -419,6 +420,8 @@ static int install(const struct scope *sc, struct ctl_candidate *k, struct ofc_e
 			graph_free(f->degraded);
 			f->degraded = NULL;
 			f->nfailed_hosts = 0;
+		} else if (k->relabelled && fabric_failures_renumbered(f, err) < 0) {
+			return -1; /* the failures cut the renumbered topology */
 		}
 		c->relabelled = k->relabelled;
 		ctl_retarget(c);
