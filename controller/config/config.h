@@ -22,6 +22,13 @@ int config_parse(const char *file, const char *text, size_t len, struct fabric *
 int config_load(const char *path, struct fabric **out, struct ofc_error *err);
 /* Check the model as a whole and resolve references; see the file comment. */
 int fabric_validate(struct fabric *f, struct ofc_error *err);
+/* f->degraded again after f->graph and f->ports were renumbered (a
+ * relabelling): the failed ports are physical, so they now cut the arcs
+ * their new port permutations give them; a failed link the renumbered
+ * topology no longer has is out of effect. Errors as validation's (the
+ * survivors must still reach one another). */
+int fabric_failures_renumbered(struct fabric *f, struct ofc_error *err);
+
 /* config_load + fabric_validate. */
 int fabric_open(const char *path, struct fabric **out, struct ofc_error *err);
 

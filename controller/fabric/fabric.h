@@ -374,13 +374,6 @@ const struct partition *fabric_find_partition(const struct fabric *f, const char
 int fabric_topo_build(const struct fabric *f, const char *spec, struct graph **out,
 		      struct ofc_error *err);
 
-/* f->degraded again after f->graph and f->ports were renumbered (a
- * relabelling): the failed ports are physical, so they now cut the arcs
- * their new port permutations give them; a failed link the renumbered
- * topology no longer has is out of effect. Errors as validation's (the
- * survivors must still reach one another). */
-int fabric_failures_renumbered(struct fabric *f, struct ofc_error *err);
-
 /* The cross-connects that realise f->ports over f->wiring (replacing
  * f->circuits); FILE:LINE:COL errors at the topology when a port is not
  * wired or a circuit would span two switches (fabric/circuits.c). */
@@ -413,7 +406,9 @@ uint8_t *partition_switch_ports(const struct fabric *f, const struct partition *
  * nodes (`ofc plan --relabel`). Replaces f->graph, f->ports and
  * f->circuits when a numbering keeps more cross-connects than the
  * config's circuits (never fewer: the config's are a candidate); the
- * report counts cross-connects (fabric/relabel.c). */
+ * report counts cross-connects (fabric/relabel.c). f->degraded is left
+ * as it was: the caller derives it again (fabric_failures_renumbered,
+ * controller/config/), as ctl_relabel does. */
 struct fabric_relabel {
 	uint64_t arcs;		/* cross-connects of the target */
 	uint64_t kept_identity; /* in place under the config's numbering */

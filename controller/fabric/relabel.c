@@ -302,8 +302,6 @@ int fabric_relabel(struct fabric *f, const struct device_state *const *actual,
 			free(f->circuits);
 			f->circuits = best.c;
 			f->ncircuits = best.nc;
-			/* the failures cut the renumbered topology, not the old one */
-			rc = fabric_failures_renumbered(f, err);
 		} else {
 			numbering_free(&best);
 		}

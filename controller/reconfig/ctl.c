@@ -10,6 +10,7 @@
  * or may not have taken effect (a timeout, a lost reply), so each device is
  * read again and diffed against its old state. Because the forward plan is
  * removals-then-additions, that diff is the forward plan reversed. */
+#include "controller/config/config.h"
 #include "controller/reconfig/internal.h"
 
 #include <dirent.h>
@@ -487,7 +488,8 @@ int ctl_relabel(struct ctl *c, const struct relabel_opts *o, struct fabric_relab
 	}
 	int rc = fabric_relabel(f, actual, o, rep, err);
 	free(actual);
-	if (rc < 0)
+	/* the failures cut the renumbered topology, not the config's */
+	if (rc < 0 || (rep->changed && fabric_failures_renumbered(f, err) < 0))
 		return -1;
 	c->relabelled = rep->changed;
 	ctl_retarget(c);
