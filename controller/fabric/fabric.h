@@ -271,6 +271,11 @@ struct partition {
 	/* Filled by fabric_validate(): each member's host index and port
 	 * (UINT32_MAX: every port of the host). */
 	uint32_t *member_host, *member_port;
+	/* Made at run time (ofcd's Reconfigure with hosts, issue 40), not
+	 * from the config: a cross-connect joining one of its ports to a port
+	 * outside it is taken down instead of refused (the caller checks that
+	 * no other owner's port is among them). */
+	bool runtime;
 };
 
 /* A cross-connect the target topology needs. */

@@ -154,6 +154,7 @@ enum job_kind {
 	JOB_SCHEDULE,
 	JOB_FAILURE, /* ReportFailure: the failed set changes, the schedule is re-planned */
 	JOB_PLAN,    /* the planner's result: install it on its config, publish */
+	JOB_RELEASE, /* ReleasePartition: let go of a run-time partition (issue 40) */
 };
 
 struct probe_dev {
@@ -186,6 +187,11 @@ struct job {
 	char *spec;
 	bool spec_from_client; /* spec came in the request: read under d->files */
 	char *partition;       /* reconfigure: that partition alone */
+	/* reconfigure: a partition made at run time of these hosts (issue 40),
+	 * renumbered for fewest moves when relabel */
+	char **hosts;
+	uint32_t nhosts;
+	bool relabel;
 	bool workload;
 	uint32_t nodes;
 	enum sched_collective coll;
@@ -358,6 +364,10 @@ struct ofcd {
 	 * persisted in STATE_DIR/FABRIC.rewired): part of w_cfg. */
 	struct port_move *w_moves;
 	uint32_t nw_moves;
+	/* Partitions made at run time and held for their owners (held.c,
+	 * issue 40): in memory only, so a restart lets go of them. */
+	struct held_part *w_held;
+	uint32_t nw_held;
 };
 
 void ofcd_log(struct ofcd *d, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
@@ -442,6 +452,34 @@ void plan_out_free(struct plan_out *o);
 /* (mutation worker) JOB_PLAN: install the planner's result on its config
  * and, when it is the one published, a snapshot and the event. */
 void ofcd_run_plan(struct ofcd *d, struct job *j);
+
+/* held.c: partitions made at run time of given hosts (issue 40) */
+#define HELD_MAX_HOSTS 65536
+struct held_part {
+	struct partition p; /* members are host names; member_host as of when it was made */
+	uint64_t txn;	    /* the commit that last aimed it */
+	uint32_t ops;	    /* ... and what it changed */
+};
+/* (mutation worker) The run-time partition `name` of hosts on f, aimed at
+ * spec (read under d->files): hosts known and distinct, none held under
+ * another name, the topology one node per host, strongly connected and
+ * within the hosts' ports. */
+int held_make(const struct ofcd *d, const struct fabric *f, const char *name, char *const *hosts,
+	      uint32_t nhosts, const char *spec, struct partition *out, struct ofc_error *err);
+void held_partition_free(struct partition *p);
+/* (mutation worker) c's plan touches no port of a partition held under
+ * another name than `name`. */
+int held_check_plan(const struct ofcd *d, const struct ctl *c, const char *name,
+		    struct ofc_error *err);
+/* (mutation worker) Hold p (moved in: *p is left empty) after its commit. */
+void held_keep(struct ofcd *d, struct partition *p, uint64_t txn, uint32_t ops);
+/* (mutation worker) ReleasePartition; 0 released, -1 none of that name. */
+int held_release(struct ofcd *d, const char *name);
+void held_free_all(struct ofcd *d);
+/* (mutation worker) State.held of a snapshot being built. */
+void held_state(const struct ofcd *d, struct snapshot *s);
+/* (mutation worker) JOB_RELEASE. */
+void ofcd_run_release(struct ofcd *d, struct job *j);
 
 /* failures.c: failures reported at run time and lost switches (issue 14) */
 #define FAIL_MAX_ITEMS 4096

@@ -114,6 +114,7 @@ void job_free(struct job *j)
 	free(j->lowering);
 	plan_unref(j->plan);
 	strv_free(j->items, j->nitems);
+	strv_free(j->hosts, j->nhosts);
 	fabcfg_unref(j->cfg);
 	free(j->reply);
 	snapshot_free(j->snap);

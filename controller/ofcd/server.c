@@ -14,6 +14,7 @@
  * does blocks the loop; mutations and schedules run on the workers. */
 #include "controller/ofcd/internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -335,6 +336,7 @@ static const char *job_kind_name(enum job_kind k)
 	       : k == JOB_PROBE	      ? "probe"
 	       : k == JOB_FAILURE     ? "report-failure"
 	       : k == JOB_PLAN	      ? "plan"
+	       : k == JOB_RELEASE     ? "release-partition"
 				      : "schedule";
 }
 
@@ -765,6 +767,97 @@ static int deny(struct conn *c, uint64_t id, const char *what)
 		     what, c->peer.uid, c->peer.pid);
 }
 
+/* reply(), for a check that refuses: -1. */
+static int refuse_req(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
+    OFC_PRINTF(4, 5);
+static int refuse_req(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	reply(c, id, st, "%s", msg);
+	return -1;
+}
+
+/* Issue 40: a name or a host a request gives, as the config allows them. */
+static bool plain_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > NAME_MAX_LEN)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("-_.", s[i]))
+			return false;
+	return true;
+}
+
+/* Reconfigure {partition, topology, hosts, relabel}: a partition made at
+ * run time (held.c). Answers and returns -1 when refused. */
+static int runtime_partition(struct conn *c, const Ofc__V1__Reconfigure *r, struct job *j)
+{
+	uint64_t id = j->req_id;
+
+	if (!r->n_hosts || !r->partition || !plain_name(r->partition) ||
+	    r->target_case != OFC__V1__RECONFIGURE__TARGET_TOPOLOGY || !r->topology ||
+	    !*r->topology || strlen(r->topology) > TOPO_MAX_SPEC)
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+			     "a partition made of hosts needs its hosts, a name (letters, digits, "
+			     "'-', '_', '.', up to %u) and a topology spec (up to %u characters)",
+			     NAME_MAX_LEN, TOPO_MAX_SPEC);
+	if (r->n_hosts > HELD_MAX_HOSTS)
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+			     "a partition takes up to %u hosts", HELD_MAX_HOSTS);
+	for (size_t i = 0; i < r->n_hosts; i++)
+		if (!plain_name(r->hosts[i]))
+			return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				     "host %zu is not a host name (letters, digits, '-', '_', '.', "
+				     "up to %u)",
+				     i + 1, NAME_MAX_LEN);
+	j->partition = xstrdup(r->partition);
+	j->hosts = xcalloc(r->n_hosts + 1, sizeof(char *));
+	for (size_t i = 0; i < r->n_hosts; i++)
+		j->hosts[j->nhosts++] = xstrdup(r->hosts[i]);
+	j->spec = xstrdup(r->topology);
+	j->spec_from_client = true;
+	j->relabel = r->has_relabel && r->relabel;
+	j->target = xasprintf("partition %s: %s on %u host%s%s", r->partition, r->topology,
+			      j->nhosts, j->nhosts == 1 ? "" : "s", j->relabel ? ", relabelled" : "");
+	return 0;
+}
+
+/* ReleasePartition (issue 40): queued with the mutations, so it lets go
+ * after the transactions asked before it. */
+static int release_partition(struct conn *c, const Ofc__V1__Request *req)
+{
+	struct ofcd *d = c->d;
+	const Ofc__V1__ReleasePartition *rp = req->release_partition;
+	struct job *j;
+
+	if (!c->may_mutate)
+		return deny(c, req->id, "release-partition");
+	if (!rp->name || !plain_name(rp->name))
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "release_partition needs the partition's name");
+	if (d->stopping)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
+	if (d->nqueue >= MAX_QUEUE)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY,
+			     "%u mutations are waiting already; try again later", d->nqueue);
+	j = xcalloc(1, sizeof(*j));
+	j->kind = JOB_RELEASE;
+	j->conn_id = c->id;
+	j->req_id = req->id;
+	j->peer = c->peer;
+	j->partition = xstrdup(rp->name);
+	j->target = xasprintf("partition %s", rp->name);
+	enqueue(d, j);
+	return 0;
+}
+
 static int mutation(struct conn *c, const Ofc__V1__Request *req)
 {
 	struct ofcd *d = c->d;
@@ -804,7 +897,12 @@ static int mutation(struct conn *c, const Ofc__V1__Request *req)
 
 		j->kind = JOB_RECONFIGURE;
 		j->dry_run = r->has_dry_run && r->dry_run;
-		if (r->partition && *r->partition) {
+		if (r->n_hosts || (r->has_relabel && r->relabel)) {
+			if (runtime_partition(c, r, j) < 0) {
+				job_free(j);
+				return 0;
+			}
+		} else if (r->partition && *r->partition) {
 			if (r->target_case != OFC__V1__RECONFIGURE__TARGET__NOT_SET) {
 				job_free(j);
 				return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
@@ -998,10 +1096,13 @@ static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
 	case OFC__V1__REQUEST__BODY_REPORT_FAILURE:
 		report_failure(c, req);
 		break;
+	case OFC__V1__REQUEST__BODY_RELEASE_PARTITION:
+		release_partition(c, req);
+		break;
 	default:
 		reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 		      "request %llu has no body: expected one of apply_config, reconfigure, "
-		      "get_schedule, get_state, watch, cancel, report_failure",
+		      "get_schedule, get_state, watch, cancel, report_failure, release_partition",
 		      (unsigned long long)req->id);
 		break;
 	}
@@ -2361,6 +2462,7 @@ void ofcd_close(struct ofcd *d)
 	for (uint32_t i = 0; i < d->nw_moves; i++)
 		free(d->w_moves[i].host);
 	free(d->w_moves);
+	held_free_all(d);
 	loop_free(d->loop);
 	pthread_mutex_destroy(&d->mu);
 	pthread_cond_destroy(&d->cond);

@@ -430,6 +430,7 @@ static void answer_init(struct answer *an, const struct job *j)
 	an->t.kind = j->kind == JOB_APPLY_CONFIG ? "apply-config"
 		     : j->kind == JOB_RELOAD	 ? "reload"
 		     : j->kind == JOB_FAILURE	 ? "report-failure"
+		     : j->kind == JOB_RELEASE	 ? "release-partition"
 						 : "reconfigure";
 	an->t.target = j->target;
 	an->t.has_ticket = 1;
@@ -528,7 +529,12 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 		return 0;
 	}
 	/* Reconfigure of a partition: the running config as it is; the plan
-	 * (run_mutation) aims at the partition alone. */
+	 * (run_mutation) aims at the partition alone (one made of hosts at
+	 * run time is built there, held.c). */
+	if (j->partition && j->nhosts) {
+		*out = fabcfg_ref(d->w_cfg);
+		return 0;
+	}
 	if (j->partition) {
 		if (!fabric_find_partition(cur, j->partition)) {
 			answer_status(an, OFC__V1__STATUS__STATUS_NOT_FOUND,
@@ -634,6 +640,20 @@ static void answer_workload_schedule(const struct ofcd *d, const struct job *j, 
 	schedule_result_free(&r);
 }
 
+/* A run-time partition's plan (issue 40): its topology over its hosts,
+ * renumbered for fewest moves when asked, touching no other held
+ * partition's ports. */
+static int aim_runtime(const struct ofcd *d, const struct job *j, struct ctl *nc,
+		       const struct partition *p, struct ofc_error *err)
+{
+	struct relabel_opts o = {.budget_s = 2};
+	struct fabric_relabel rep = {0};
+
+	if (ctl_partition(nc, p, j->relabel ? &o : NULL, &rep, err) < 0)
+		return -1;
+	return held_check_plan(d, nc, p->name, err);
+}
+
 static void run_mutation(struct ofcd *d, struct job *j)
 {
 	struct answer an;
@@ -643,6 +663,7 @@ static void run_mutation(struct ofcd *d, struct job *j)
 	struct ctl_result res = {0};
 	bool did = false, touched = false;
 	char why[400];
+	struct partition rtp = {0}; /* a run-time partition (held.c) */
 
 	answer_init(&an, j);
 	/* A journal left by an earlier failure is resolved first. */
@@ -655,6 +676,14 @@ static void run_mutation(struct ofcd *d, struct job *j)
 	touched = did;
 	if (build_target(d, j, &an, &ncfg) < 0)
 		goto out;
+	if (j->nhosts &&
+	    held_make(d, ncfg->f, j->partition, j->hosts, j->nhosts, j->spec, &rtp, &err) < 0) {
+		answer_status(&an,
+			      err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
+							: OFC__V1__STATUS__STATUS_INVALID,
+			      "%s", err.msg);
+		goto out;
+	}
 	an.t.fabric = arena_strdup(&an.a, ncfg->f->name);
 	if (open_ctl(d, ncfg->f, false, &nc, &err) < 0) {
 		answer_status(&an, OFC__V1__STATUS__STATUS_INVALID, "%s", err.msg);
@@ -672,8 +701,9 @@ static void run_mutation(struct ofcd *d, struct job *j)
 		ctl_handover(nc, d->w_ctl);
 		goto out;
 	}
-	if (j->partition &&
-	    ctl_partition(nc, fabric_find_partition(ncfg->f, j->partition), NULL, NULL, &err) < 0) {
+	if (j->nhosts ? aim_runtime(d, j, nc, &rtp, &err) < 0
+		      : j->partition && ctl_partition(nc, fabric_find_partition(ncfg->f, j->partition),
+						      NULL, NULL, &err) < 0) {
 		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "%s", err.msg);
 		ctl_handover(nc, d->w_ctl);
 		goto out;
@@ -704,6 +734,11 @@ static void run_mutation(struct ofcd *d, struct job *j)
 		d->w_ctl = nc;
 		nc = NULL;
 		ctl_quiet(d->w_ctl, NULL);
+		if (j->nhosts) {
+			/* held from now on; the ctl's pointer would outlive rtp */
+			d->w_ctl->partition = NULL;
+			held_keep(d, &rtp, res.txn, res.ops_applied);
+		}
 		fabcfg_unref(d->w_cfg);
 		d->w_cfg = ncfg;
 		ncfg = NULL;
@@ -740,6 +775,7 @@ static void run_mutation(struct ofcd *d, struct job *j)
 out:
 	if (touched) {
 		j->snap = snapshot_build(d->state_dir, d->w_ctl, d->w_pub, why, sizeof(why));
+	held_state(d, j->snap);
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 	}
@@ -766,6 +802,33 @@ out:
 		j->outcome = an.t.state;
 	ctl_close(nc);
 	fabcfg_unref(ncfg);
+	held_partition_free(&rtp);
+	response_pack(&an.r, &j->reply, &j->reply_len);
+	arena_free(&an.a);
+}
+
+void ofcd_run_release(struct ofcd *d, struct job *j)
+{
+	struct answer an;
+	char why[400];
+
+	answer_init(&an, j);
+	if (held_release(d, j->partition) < 0) {
+		answer_status(&an, OFC__V1__STATUS__STATUS_NOT_FOUND,
+			      "no partition '%.64s' is held", j->partition);
+		an.t.state = "refused";
+	} else {
+		answer_status(&an, OFC__V1__STATUS__STATUS_OK,
+			      "released partition '%s': its hosts return to the pool; its "
+			      "circuits stay",
+			      j->partition);
+		an.t.state = "committed";
+		j->snap = snapshot_build(d->state_dir, d->w_ctl, d->w_pub, why, sizeof(why));
+		if (why[0])
+			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
+		held_state(d, j->snap);
+	}
+	j->outcome = an.t.state;
 	response_pack(&an.r, &j->reply, &j->reply_len);
 	arena_free(&an.a);
 }
@@ -905,6 +968,7 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 	ev->time_ms = unix_ms();
 	snapshot_free(j->snap);
 	j->snap = snapshot_build(d->state_dir, d->w_ctl, pub, why, sizeof(why));
+	held_state(d, j->snap);
 	if (why[0])
 		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 	post_note(d, ev);
@@ -966,6 +1030,7 @@ void ofcd_run_plan(struct ofcd *d, struct job *j)
 	ev->nfailed = c->nfailed;
 	ev->time_ms = unix_ms();
 	j->snap = snapshot_build(d->state_dir, d->w_ctl, c, why, sizeof(why));
+	held_state(d, j->snap);
 	if (why[0])
 		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 	post_note(d, ev);
@@ -1356,6 +1421,9 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 		break;
 	case JOB_PLAN:
 		ofcd_run_plan(d, j);
+		break;
+	case JOB_RELEASE:
+		ofcd_run_release(d, j);
 		break;
 	case JOB_SCHEDULE:
 		if ((j->algo && strcmp(j->algo, "fluid") == 0) ||

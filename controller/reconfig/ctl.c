@@ -516,8 +516,12 @@ static int check_partition_plan(const struct ctl_device *cd, const struct partit
 	for (uint32_t k = 0; k < cd->plan.n; k++) {
 		const struct op *op = &cd->plan.ops[k];
 
-		if ((op->kind == OP_DISCONNECT || op->kind == OP_CONNECT) &&
-		    (!mine[op->xc.in] || !mine[op->xc.out]))
+		bool inside = mine[op->xc.in] && mine[op->xc.out];
+
+		/* A run-time partition takes down what straddles it. */
+		if (p->runtime && op->kind == OP_DISCONNECT)
+			inside = mine[op->xc.in] || mine[op->xc.out];
+		if ((op->kind == OP_DISCONNECT || op->kind == OP_CONNECT) && !inside)
 			return ofc_error_set(err, OFC_E_RUNTIME,
 					     "switch %s: the plan of partition '%s' would change "
 					     "cross-connect %u -> %u outside it; refused",
@@ -581,9 +585,9 @@ int ctl_partition_aim(struct ctl *c, const struct partition *p, const struct cir
 						   "switch %s reports cross-connect %u -> %u "
 						   "beyond its %u ports",
 						   cd->cfg.name, x.in, x.out, cd->cfg.ports);
-			else if (mine[x.in] != mine[x.out])
+			else if (mine[x.in] != mine[x.out] && !p->runtime)
 				rc = straddles(cd, p, x, err);
-			else if (!mine[x.in])
+			else if (!mine[x.in] && !mine[x.out])
 				state_add_xconn(&cd->target, x.in, x.out);
 		}
 		for (uint32_t k = 0; k < npc; k++)

@@ -1,0 +1,274 @@
+/* Partitions made at run time (issue 40). An orchestrator (a Slurm job's
+ * PrologSlurmctld, docs/slurm.md) asks for a topology on exactly the hosts
+ * it allocated: Reconfigure {partition: NAME, topology, hosts, relabel}.
+ * ofcd builds a `struct partition` of those hosts on the running config
+ * (runtime: cross-connects joining them to hosts outside are taken down,
+ * not refused), plans it as a config's partition is planned
+ * (ctl_partition), checks that the plan touches no port another held
+ * partition owns, and on commit holds it under NAME until ReleasePartition.
+ * The hold is the whole of ofcd's part in "who owns which hosts": the
+ * orchestrator allocates, ofcd refuses an overlap it is asked to make.
+ * Held partitions live in memory (a restart lets go of them, and the
+ * circuits stay as they are in any case). */
+#include "controller/ofcd/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void held_partition_free(struct partition *p)
+{
+	for (uint32_t i = 0; i < p->nmembers; i++)
+		free(p->members[i]);
+	free(p->members);
+	free(p->member_locs);
+	free(p->member_host);
+	free(p->member_port);
+	free(p->name);
+	free(p->topology.spec);
+	memset(p, 0, sizeof(*p));
+}
+
+static const struct held_part *held_find(const struct ofcd *d, const char *name)
+{
+	for (uint32_t i = 0; i < d->nw_held; i++)
+		if (strcmp(d->w_held[i].p.name, name) == 0)
+			return &d->w_held[i];
+	return NULL;
+}
+
+/* Another partition held under another name that has host `host`. */
+static const struct held_part *held_owner(const struct ofcd *d, const char *name,
+					  const char *host)
+{
+	for (uint32_t i = 0; i < d->nw_held; i++) {
+		const struct partition *p = &d->w_held[i].p;
+
+		if (strcmp(p->name, name) == 0)
+			continue;
+		for (uint32_t m = 0; m < p->nmembers; m++)
+			if (strcmp(p->members[m], host) == 0)
+				return &d->w_held[i];
+	}
+	return NULL;
+}
+
+/* The topology fits: one node per host, strongly connected, no host
+ * needing more ports than it has. */
+static int check_topology(const struct fabric *f, const struct partition *p, const struct graph *g,
+			  struct ofc_error *err)
+{
+	struct topo_facts facts;
+
+	if (g->n != p->nmembers)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "partition '%s': topology '%s' has %u nodes for %u hosts",
+				     p->name, p->topology.spec, g->n, p->nmembers);
+	for (uint32_t u = 0; u < g->n; u++) {
+		const struct host *h = &f->hosts[p->member_host[u]];
+		uint32_t deg = g->off[u + 1] - g->off[u];
+
+		if (deg > h->ports)
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "partition '%s': topology '%s' needs %u ports a host; "
+					     "host %s has %u",
+					     p->name, p->topology.spec, deg, h->name, h->ports);
+	}
+	topo_facts(g, &facts, 0);
+	if (!facts.strongly_connected)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "partition '%s': topology '%s' is not strongly connected",
+				     p->name, p->topology.spec);
+	return 0;
+}
+
+int held_make(const struct ofcd *d, const struct fabric *f, const char *name, char *const *hosts,
+	      uint32_t nhosts, const char *spec, struct partition *out, struct ofc_error *err)
+{
+	struct partition *p = out;
+	struct ofc_error sub = {0};
+	struct graph *g = NULL;
+	char why[1024];
+	int rc = -1;
+
+	memset(p, 0, sizeof(*p));
+	if (fabric_find_partition(f, name))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "partition '%s' is one of the config's; a partition made of "
+				     "hosts needs a name of its own",
+				     name);
+	if (nhosts < 1 || nhosts > HELD_MAX_HOSTS || nhosts > f->nhosts)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "partition '%s': %u hosts; the fabric has %u", name, nhosts,
+				     f->nhosts);
+	p->name = xstrdup(name);
+	p->runtime = true;
+	p->nmembers = nhosts;
+	p->members = xcalloc(nhosts + 1, sizeof(char *));
+	p->member_locs = xcalloc(nhosts, sizeof(*p->member_locs));
+	p->member_host = xcalloc(nhosts, sizeof(uint32_t));
+	p->member_port = xcalloc(nhosts, sizeof(uint32_t));
+	uint8_t *seen = xcalloc(f->nhosts, 1);
+	for (uint32_t m = 0; m < nhosts; m++) {
+		int h = fabric_find_host(f, hosts[m]);
+		const struct held_part *o;
+
+		p->members[m] = xstrdup(hosts[m]);
+		p->member_port[m] = UINT32_MAX;
+		if (h < 0) {
+			ofc_error_set(err, OFC_E_INPUT, "partition '%s': fabric '%s' has no host '%.64s'",
+				      name, f->name, hosts[m]);
+			goto out;
+		}
+		if (seen[h]) {
+			ofc_error_set(err, OFC_E_INPUT, "partition '%s': host %s is named twice", name,
+				      hosts[m]);
+			goto out;
+		}
+		seen[h] = 1;
+		p->member_host[m] = (uint32_t)h;
+		if ((o = held_owner(d, name, hosts[m]))) {
+			ofc_error_set(err, OFC_E_INPUT,
+				      "partition '%s': host %s is held by partition '%s'", name,
+				      hosts[m], o->p.name);
+			goto out;
+		}
+	}
+	/* A client's spec reads files under --topology-dir alone; a file is
+	 * then named by its absolute path, as a Reconfigure's is. */
+	if (topo_build_in(spec, &d->files, &g, &sub) < 0) {
+		ofc_error_set(err, sub.code == OFC_E_RUNTIME ? OFC_E_RUNTIME : OFC_E_INPUT,
+			      "partition '%s': topology %s", name,
+			      topo_spec_error(why, sizeof(why), spec, &sub));
+		goto out;
+	}
+	p->topology.present = true;
+	p->topology.self_loops = f->topology.present ? f->topology.self_loops : SELF_LOOPS_LOOPBACK;
+	p->topology.spec = xstrdup(d->files.dirfd >= 0 && strstr(spec, "edges:") ? g->spec : spec);
+	if (check_topology(f, p, g, err) < 0)
+		goto out;
+	/* Every circuit on one switch: the wiring allows it. */
+	struct circuit *pc;
+	uint32_t npc;
+	if (partition_circuits(f, p, &pc, &npc, err) < 0)
+		goto out;
+	free(pc);
+	rc = 0;
+out:
+	graph_free(g);
+	free(seen);
+	if (rc < 0)
+		held_partition_free(p);
+	return rc;
+}
+
+int held_check_plan(const struct ofcd *d, const struct ctl *c, const char *name,
+		    struct ofc_error *err)
+{
+	const struct fabric *f = c->fabric;
+
+	for (uint32_t i = 0; i < d->nw_held; i++) {
+		const struct partition *hp = &d->w_held[i].p;
+
+		if (strcmp(hp->name, name) == 0)
+			continue;
+		/* Its member indices on the config that runs now. */
+		struct partition q = *hp;
+		q.member_host = xcalloc(hp->nmembers + 1, sizeof(uint32_t));
+		for (uint32_t m = 0; m < hp->nmembers; m++) {
+			int h = fabric_find_host(f, hp->members[m]);
+			q.member_host[m] = h < 0 ? UINT32_MAX : (uint32_t)h;
+		}
+		for (uint32_t k = 0; k < c->ndevs; k++) {
+			const struct ctl_device *cd = &c->devs[k];
+			int s = cd->cfg.cls == DEV_SWITCH ? fabric_find_switch(f, cd->cfg.name) : -1;
+
+			if (s < 0)
+				continue;
+			uint8_t *theirs = partition_switch_ports(f, &q, (uint32_t)s);
+			for (uint32_t o = 0; o < cd->plan.n; o++) {
+				const struct op *op = &cd->plan.ops[o];
+
+				if ((op->kind == OP_DISCONNECT || op->kind == OP_CONNECT) &&
+				    (theirs[op->xc.in] || theirs[op->xc.out])) {
+					ofc_error_set(err, OFC_E_RUNTIME,
+						      "switch %s: the plan would change "
+						      "cross-connect %u -> %u of partition '%s'; "
+						      "refused",
+						      cd->cfg.name, op->xc.in, op->xc.out,
+						      hp->name);
+					free(theirs);
+					free(q.member_host);
+					return -1;
+				}
+			}
+			free(theirs);
+		}
+		free(q.member_host);
+	}
+	return 0;
+}
+
+void held_keep(struct ofcd *d, struct partition *p, uint64_t txn, uint32_t ops)
+{
+	struct held_part *h = NULL;
+
+	for (uint32_t i = 0; i < d->nw_held; i++)
+		if (strcmp(d->w_held[i].p.name, p->name) == 0) {
+			h = &d->w_held[i];
+			held_partition_free(&h->p);
+		}
+	if (!h) {
+		d->w_held = xrealloc(d->w_held, ((size_t)d->nw_held + 1) * sizeof(*d->w_held));
+		h = &d->w_held[d->nw_held++];
+	}
+	h->p = *p;
+	h->txn = txn;
+	h->ops = ops;
+	memset(p, 0, sizeof(*p));
+}
+
+int held_release(struct ofcd *d, const char *name)
+{
+	const struct held_part *h = held_find(d, name);
+
+	if (!h)
+		return -1;
+	uint32_t i = (uint32_t)(h - d->w_held);
+	held_partition_free(&d->w_held[i].p);
+	d->w_held[i] = d->w_held[--d->nw_held];
+	return 0;
+}
+
+void held_free_all(struct ofcd *d)
+{
+	for (uint32_t i = 0; i < d->nw_held; i++)
+		held_partition_free(&d->w_held[i].p);
+	free(d->w_held);
+	d->w_held = NULL;
+	d->nw_held = 0;
+}
+
+void held_state(const struct ofcd *d, struct snapshot *s)
+{
+	if (!s || !d->nw_held)
+		return;
+	Ofc__V1__State *st = s->state;
+	st->held = arena_array(&s->a, d->nw_held, sizeof(*st->held));
+	st->n_held = d->nw_held;
+	for (uint32_t i = 0; i < d->nw_held; i++) {
+		const struct held_part *h = &d->w_held[i];
+		Ofc__V1__HeldPartition *m = arena_alloc(&s->a, sizeof(*m));
+
+		ofc__v1__held_partition__init(m);
+		m->name = arena_strdup(&s->a, h->p.name);
+		m->topology = arena_strdup(&s->a, h->p.topology.spec);
+		m->has_transaction = m->has_operations = 1;
+		m->transaction = h->txn;
+		m->operations = h->ops;
+		m->n_hosts = h->p.nmembers;
+		m->hosts = arena_array(&s->a, h->p.nmembers, sizeof(char *));
+		for (uint32_t k = 0; k < h->p.nmembers; k++)
+			m->hosts[k] = arena_strdup(&s->a, h->p.members[k]);
+		st->held[i] = m;
+	}
+}
