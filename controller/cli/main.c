@@ -59,6 +59,11 @@ static const struct cli_cmd commands[] = {
      "run FILE --collective C [--algo A] [--size M] [--overlap] [--show-configs] "
      "[--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
      "run a verified schedule on a WDM ring's MRR agents, step by step", cmd_ring},
+    {"slurm",
+     "prolog|epilog | topology FILE --config FABRIC [--group N] | hostlist LIST "
+     "[--map FILE] [--default-topology T] [--timeout S] [--slurm-conf FILE] "
+     "[--scontrol PATH]",
+     "give Slurm jobs their own topology before they start", cmd_slurm},
     {"rwa",
      "--nodes N --wavelengths W [--fibres F] (--pattern all-to-all | --demands FILE) "
      "[--engine heuristic|ilp|lp] [--objective min-wavelengths|max-served] [--time-limit S] "
@@ -172,6 +177,11 @@ int ofc_cli_main(int argc, char **argv)
 	}
 	/* --socket PATH anywhere, or $OFC_SOCKET for the commands ofcd answers:
 	 * ask the daemon instead of acting locally. */
+	/* ofc slurm talks to ofcd itself (issue 40): --socket is its socket. */
+	if (has_socket && strcmp(argv[1], "slurm") == 0)
+		for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+			if (strcmp(commands[i].name, "slurm") == 0)
+				return slurm_main(socket, &commands[i], argc - 1, argv + 1);
 	if (has_socket)
 		return remote_main(socket, argc - 1, argv + 1);
 	if (env && *env && remote_command(argv[1]))

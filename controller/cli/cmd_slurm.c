@@ -1,0 +1,494 @@
+/* `ofc slurm prolog|epilog|topology|hostlist` (issue 40, docs/slurm.md):
+ * Slurm jobs get their own topology before they start. The prolog is
+ * PrologSlurmctld's program: it reads the job from the environment Slurm
+ * 22.05 gives it (SLURM_JOB_ID, SLURM_JOB_NODELIST, SLURM_JOB_COMMENT),
+ * asks ofcd over its socket for a partition of exactly the job's hosts at
+ * the topology the comment asks (relabelled for fewest moves), waits for
+ * the commit within a deadline under PrologEpilogTimeout, and on failure
+ * puts the reason where `scontrol show job` shows it (AdminComment: Slurm
+ * itself records nothing but "prolog exit status") and holds a job whose
+ * request can never be met, so it does not come back every two minutes. */
+#include "controller/cli/internal.h"
+#include "controller/slurm/slurm.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char help[] =
+    "prolog and epilog are PrologSlurmctld and EpilogSlurmctld (through the\n"
+    "wrappers in contrib/slurm/); they read SLURM_JOB_ID, SLURM_JOB_NODELIST and\n"
+    "SLURM_JOB_COMMENT. A job asks with sbatch --comment 'ofc:topology=SPEC'; the\n"
+    "prolog makes partition slurm-job-ID of the job's hosts at SPEC through ofcd\n"
+    "(--socket PATH, else OFC_SOCKET, else " OFCD_SOCKET_DEFAULT "), relabelled for\n"
+    "fewest moves, and waits for the commit; the epilog releases it (the circuits\n"
+    "stay). topology writes topology.conf for TopologyPlugin=topology/tree from\n"
+    "a fabric config; hostlist prints the hosts of a Slurm hostlist.\n\n"
+    "  --map FILE            'NODE HOST' lines: the ofc host of each Slurm node\n"
+    "                        (default $OFC_SLURM_MAP, else node names are hosts)\n"
+    "  --default-topology T  for jobs that ask nothing: T with {n} the job's host\n"
+    "                        count (default $OFC_SLURM_DEFAULT_TOPOLOGY, else such\n"
+    "                        jobs run on the circuits as they are)\n"
+    "  --timeout S           seconds the prolog waits for the commit (default\n"
+    "                        PrologEpilogTimeout less 5 s from slurm.conf, else 300)\n"
+    "  --slurm-conf FILE     slurm.conf (default $SLURM_CONF, else\n"
+    "                        /etc/slurm/slurm.conf)\n"
+    "  --scontrol PATH       scontrol, to record a failure's reason on the job\n"
+    "                        (default $OFC_SLURM_SCONTROL, else /usr/bin/scontrol)\n"
+    "  --config FILE         topology: the fabric's config\n"
+    "  --group N             topology: leaves of N hosts within each island\n"
+    "\nExit status: 0 done (or nothing asked), 1 failed (the job is requeued; a\n"
+    "request that can never be met also holds it), 2 bad usage.\n";
+
+struct slurm_opts {
+	const char *socket;
+	const char *map_path, *default_topo, *slurm_conf, *scontrol, *config;
+	double timeout; /* < 0: from slurm.conf */
+	uint32_t group;
+};
+
+static const char *env_or(const char *name, const char *dflt)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : dflt;
+}
+
+/* The prolog's deadline: PrologEpilogTimeout less a margin for telling
+ * Slurm why, else 300 s (Slurm without it waits forever; we do not). */
+static double prolog_timeout(const struct slurm_opts *o)
+{
+	char *text = NULL;
+	size_t len = 0;
+	struct ofc_error e = {0};
+	uint32_t t = 0;
+
+	if (o->timeout >= 0)
+		return o->timeout;
+	if (read_file(o->slurm_conf, 1 << 20, &text, &len, &e) == 0) {
+		t = slurm_conf_timeout(text);
+		free(text);
+	}
+	if (!t)
+		return 300;
+	return t > 10 ? t - 5 : (double)t / 2;
+}
+
+/* Run scontrol ARGS with the deadline's last seconds; its output is
+ * dropped (the prolog's own line says what it did). */
+static int run_scontrol(const struct slurm_opts *o, char *const args[])
+{
+	char *argv[8];
+	int n = 0;
+	pid_t pid;
+
+	argv[n++] = (char *)o->scontrol;
+	for (int i = 0; args[i] && n < 7; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		FILE *devnull = freopen("/dev/null", "w", stdout);
+
+		(void)devnull;
+		if (!getenv("SLURM_CONF"))
+			setenv("SLURM_CONF", o->slurm_conf, 1);
+		execv(o->scontrol, argv);
+		_exit(127);
+	}
+	double end = now_seconds() + 10;
+	for (;;) {
+		int st;
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid)
+			return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (now_seconds() > end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			return -1;
+		}
+		struct timespec ts = {0, 20 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Tell Slurm why: AdminComment (scontrol show job prints it), and a hold
+ * when the request can never be met. */
+static void tell_slurm(const struct slurm_opts *o, const char *job, const char *why, bool hold)
+{
+	char id[64], comment[600];
+	size_t k = 0;
+
+	snprintf(id, sizeof(id), "JobId=%s", job);
+	k = (size_t)snprintf(comment, sizeof(comment), "AdminComment=ofc: ");
+	for (const char *p = why; *p && k + 1 < sizeof(comment); p++)
+		comment[k++] = isprint((unsigned char)*p) && *p != '"' ? *p : ' ';
+	comment[k] = 0;
+	char *upd[] = {"update", id, comment, NULL};
+	if (run_scontrol(o, upd) < 0)
+		fprintf(stderr, "ofc slurm: job %s: %s could not record the reason on the job\n",
+			job, o->scontrol);
+	if (hold) {
+		char *h[] = {"hold", (char *)job, NULL};
+
+		if (run_scontrol(o, h) < 0)
+			fprintf(stderr, "ofc slurm: job %s: %s could not hold the job\n", job,
+				o->scontrol);
+	}
+}
+
+/* SLURM_JOB_ID: digits (it names the partition and goes to scontrol). */
+static const char *job_id(void)
+{
+	const char *id = getenv("SLURM_JOB_ID");
+
+	if (!id || !*id || strlen(id) > 20 || strspn(id, "0123456789") != strlen(id))
+		return NULL;
+	return id;
+}
+
+/* The job's hosts: SLURM_JOB_NODELIST expanded and mapped. */
+static int job_hosts(const struct slurm_opts *o, char ***hosts, uint32_t *n, struct ofc_error *err)
+{
+	const char *list = getenv("SLURM_JOB_NODELIST");
+	struct slurm_map m = {0};
+	char **nodes;
+	uint32_t nn;
+
+	*hosts = NULL;
+	*n = 0;
+	if (!list || !*list)
+		return ofc_error_set(err, OFC_E_INPUT, "SLURM_JOB_NODELIST is not set");
+	if (o->map_path && slurm_map_load(o->map_path, &m, err) < 0)
+		return -1;
+	if (slurm_hostlist_expand(list, &nodes, &nn, err) < 0) {
+		slurm_map_free(&m);
+		return -1;
+	}
+	for (uint32_t i = 0; i < nn; i++) {
+		const char *h = slurm_map_host(&m, nodes[i]);
+
+		if (!h) {
+			ofc_error_set(err, OFC_E_INPUT, "node %s has no ofc host in %s", nodes[i],
+				      o->map_path);
+			slurm_strv_free(nodes, nn);
+			slurm_map_free(&m);
+			return -1;
+		}
+		if (h != nodes[i]) {
+			free(nodes[i]);
+			nodes[i] = xstrdup(h);
+		}
+	}
+	slurm_map_free(&m);
+	*hosts = nodes;
+	*n = nn;
+	return 0;
+}
+
+/* INVALID, NOT_FOUND, DENIED: asking again will not help. */
+static bool final_status(Ofc__V1__Status st)
+{
+	return st == OFC__V1__STATUS__STATUS_INVALID || st == OFC__V1__STATUS__STATUS_NOT_FOUND ||
+	       st == OFC__V1__STATUS__STATUS_DENIED;
+}
+
+/* One request to ofcd within `timeout` seconds. *resp NULL: not answered
+ * (err says why). */
+static int ask(const struct slurm_opts *o, Ofc__V1__Request *req, double timeout,
+	       Ofc__V1__Response **resp, struct ofc_error *err)
+{
+	struct ofcd_client c;
+	int rc;
+
+	*resp = NULL;
+	if (ofcd_connect(&c, o->socket, err) < 0)
+		return -1;
+	c.timeout = timeout > 0.5 ? timeout : 0.5;
+	rc = ofcd_call(&c, req, resp, err);
+	ofcd_disconnect(&c);
+	return rc;
+}
+
+static int prolog(const struct slurm_opts *o)
+{
+	const char *job = job_id();
+	double t0 = now_seconds(), timeout = prolog_timeout(o);
+	struct slurm_request rq;
+	struct ofc_error err = {0};
+	char **hosts = NULL, name[48], spec[TOPO_MAX_SPEC + 1];
+	uint32_t n = 0;
+	int rc = 1;
+
+	if (!job) {
+		fprintf(stderr, "ofc slurm prolog: SLURM_JOB_ID is not a job id (run me as "
+				"PrologSlurmctld)\n");
+		return 2;
+	}
+	if (slurm_request_parse(getenv("SLURM_JOB_COMMENT"), &rq, &err) < 0 ||
+	    job_hosts(o, &hosts, &n, &err) < 0) {
+		fprintf(stderr, "ofc slurm prolog: job %s: %s\n", job, err.msg);
+		tell_slurm(o, job, err.msg, true);
+		goto out;
+	}
+	if (!rq.asked && !o->default_topo) {
+		printf("ofc: job %s asks for no topology: it runs on the circuits as they are\n",
+		       job);
+		rc = 0;
+		goto out;
+	}
+	if (!rq.asked && slurm_default_spec(o->default_topo, n, rq.topology, sizeof(rq.topology),
+					    &err) < 0) {
+		fprintf(stderr, "ofc slurm prolog: job %s: %s\n", job, err.msg);
+		tell_slurm(o, job, err.msg, false);
+		goto out;
+	}
+	snprintf(spec, sizeof(spec), "%s", rq.topology);
+	snprintf(name, sizeof(name), "slurm-job-%s", job);
+
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__Reconfigure rc_msg = OFC__V1__RECONFIGURE__INIT;
+	Ofc__V1__Response *resp = NULL;
+
+	req.has_id = 1;
+	req.id = 1;
+	req.body_case = OFC__V1__REQUEST__BODY_RECONFIGURE;
+	req.reconfigure = &rc_msg;
+	rc_msg.partition = name;
+	rc_msg.target_case = OFC__V1__RECONFIGURE__TARGET_TOPOLOGY;
+	rc_msg.topology = spec;
+	rc_msg.n_hosts = n;
+	rc_msg.hosts = hosts;
+	rc_msg.has_relabel = 1;
+	rc_msg.relabel = rq.relabel;
+	if (ask(o, &req, timeout - (now_seconds() - t0), &resp, &err) < 0) {
+		char why[700];
+
+		snprintf(why, sizeof(why), "%.400s (partition %s: %.200s on %u hosts)", err.msg, name, spec,
+			 n);
+		fprintf(stderr, "ofc slurm prolog: job %s: %s\n", job, why);
+		tell_slurm(o, job, why, false);
+		goto out;
+	}
+	if (resp->status == OFC__V1__STATUS__STATUS_OK) {
+		const Ofc__V1__TransactionInfo *t =
+		    resp->body_case == OFC__V1__RESPONSE__BODY_TRANSACTION ? resp->transaction : NULL;
+
+		printf("ofc: job %s: partition %s: %s on %u host%s committed: %u operation%s "
+		       "(transaction %llu) in %.3f s\n",
+		       job, name, spec, n, n == 1 ? "" : "s", t ? t->operations : 0,
+		       t && t->operations == 1 ? "" : "s",
+		       t ? (unsigned long long)t->id : 0ULL, now_seconds() - t0);
+		rc = 0;
+	} else {
+		bool final = final_status(resp->status);
+
+		fprintf(stderr, "ofc slurm prolog: job %s: %s%s\n", job,
+			resp->message ? resp->message : "ofcd refused",
+			final ? " (held: the request cannot be met)" : " (requeued)");
+		tell_slurm(o, job, resp->message ? resp->message : "ofcd refused", final);
+	}
+	ofc__v1__response__free_unpacked(resp, NULL);
+out:
+	slurm_strv_free(hosts, n);
+	return rc;
+}
+
+static int epilog(const struct slurm_opts *o)
+{
+	const char *job = job_id();
+	struct ofc_error err = {0};
+	char name[48];
+	int rc = 1;
+
+	if (!job) {
+		fprintf(stderr, "ofc slurm epilog: SLURM_JOB_ID is not a job id (run me as "
+				"EpilogSlurmctld)\n");
+		return 2;
+	}
+	snprintf(name, sizeof(name), "slurm-job-%s", job);
+
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__ReleasePartition rel = OFC__V1__RELEASE_PARTITION__INIT;
+	Ofc__V1__Response *resp = NULL;
+
+	req.has_id = 1;
+	req.id = 1;
+	req.body_case = OFC__V1__REQUEST__BODY_RELEASE_PARTITION;
+	req.release_partition = &rel;
+	rel.name = name;
+	if (ask(o, &req, o->timeout >= 0 ? o->timeout : 60, &resp, &err) < 0) {
+		fprintf(stderr, "ofc slurm epilog: job %s: %s\n", job, err.msg);
+		return 1;
+	}
+	if (resp->status == OFC__V1__STATUS__STATUS_OK) {
+		printf("ofc: job %s: %s\n", job, resp->message);
+		rc = 0;
+	} else if (resp->status == OFC__V1__STATUS__STATUS_NOT_FOUND) {
+		printf("ofc: job %s held no partition\n", job);
+		rc = 0;
+	} else {
+		fprintf(stderr, "ofc slurm epilog: job %s: %s\n", job,
+			resp->message ? resp->message : "ofcd refused");
+	}
+	ofc__v1__response__free_unpacked(resp, NULL);
+	return rc;
+}
+
+static int topology(const struct cli_cmd *cmd, const struct slurm_opts *o, const char *out_path)
+{
+	struct fabric *f = NULL;
+	struct slurm_map m = {0};
+	struct strbuf sb = STRBUF_INIT;
+	struct cli_output out;
+	struct ofc_error err = {0};
+	int rc = 1;
+
+	if (!o->config)
+		return cli_usage_error(cmd, "topology needs --config FILE (the fabric)");
+	if (fabric_open(o->config, &f, &err) < 0 ||
+	    (o->map_path && slurm_map_load(o->map_path, &m, &err) < 0) ||
+	    slurm_topology_conf(f, &m, o->group, &sb, &err) < 0 ||
+	    cli_output_open(&out, out_path, &err) < 0)
+		goto fail;
+	fputs(sb.buf, out.f);
+	if (cli_output_commit(&out, &err) < 0)
+		goto fail;
+	rc = 0;
+	goto done;
+fail:
+	rc = cli_fail(&err);
+done:
+	sb_free(&sb);
+	slurm_map_free(&m);
+	fabric_free(f);
+	return rc;
+}
+
+static int hostlist(const struct slurm_opts *o, const char *expr)
+{
+	struct slurm_map m = {0};
+	struct ofc_error err = {0};
+	char **v;
+	uint32_t n;
+
+	if ((o->map_path && slurm_map_load(o->map_path, &m, &err) < 0) ||
+	    slurm_hostlist_expand(expr, &v, &n, &err) < 0)
+		return cli_fail(&err);
+	int rc = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const char *h = slurm_map_host(&m, v[i]);
+
+		if (!h) {
+			fprintf(stderr, "ofc: node %s has no ofc host in %s\n", v[i], o->map_path);
+			rc = 1;
+			break;
+		}
+		printf("%s\n", h);
+	}
+	slurm_strv_free(v, n);
+	slurm_map_free(&m);
+	return rc;
+}
+
+int slurm_main(const char *socket, const struct cli_cmd *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"map", required_argument, NULL, 'm'},
+	    {"default-topology", required_argument, NULL, 'T'},
+	    {"timeout", required_argument, NULL, 't'},
+	    {"slurm-conf", required_argument, NULL, 'S'},
+	    {"scontrol", required_argument, NULL, 'C'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"group", required_argument, NULL, 'g'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	struct slurm_opts o = {
+	    .socket = socket ? socket : env_or("OFC_SOCKET", OFCD_SOCKET_DEFAULT),
+	    .map_path = env_or("OFC_SLURM_MAP", NULL),
+	    .default_topo = env_or("OFC_SLURM_DEFAULT_TOPOLOGY", NULL),
+	    .slurm_conf = env_or("SLURM_CONF", "/etc/slurm/slurm.conf"),
+	    .scontrol = env_or("OFC_SLURM_SCONTROL", "/usr/bin/scontrol"),
+	    .timeout = -1,
+	};
+	const char *sub;
+	int c;
+
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
+		return cli_help(cmd, help);
+	if (argc < 2)
+		return cli_usage_error(cmd, "expected prolog, epilog, topology or hostlist");
+	sub = argv[1];
+	argc--;
+	argv++;
+	while ((c = cli_getopt(cmd, argc, argv, "h", opts)) != -1) {
+		switch (c) {
+		case -2:
+			return 2;
+		case 'm':
+			o.map_path = optarg;
+			break;
+		case 'T':
+			o.default_topo = optarg;
+			break;
+		case 't':
+			if (cli_opt_duration(cmd, "timeout", optarg, &o.timeout))
+				return 2;
+			break;
+		case 'S':
+			o.slurm_conf = optarg;
+			break;
+		case 'C':
+			o.scontrol = optarg;
+			break;
+		case 'c':
+			o.config = optarg;
+			break;
+		case 'g':
+			if (cli_opt_u32(cmd, "group", optarg, 1, SLURM_MAX_HOSTS, NULL, &o.group))
+				return 2;
+			break;
+		case 'h':
+			return cli_help(cmd, help);
+		default:
+			return 2;
+		}
+	}
+	int rest = argc - optind;
+	if (strcmp(sub, "prolog") == 0 || strcmp(sub, "epilog") == 0) {
+		if (rest)
+			return cli_usage_error(cmd, "%s takes no arguments (the job comes from "
+						    "the environment)",
+					       sub);
+		return sub[0] == 'p' ? prolog(&o) : epilog(&o);
+	}
+	if (strcmp(sub, "topology") == 0) {
+		if (rest != 1)
+			return cli_usage_error(cmd, "topology needs the file to write (- for "
+						    "stdout)");
+		return topology(cmd, &o, argv[optind]);
+	}
+	if (strcmp(sub, "hostlist") == 0) {
+		if (rest != 1)
+			return cli_usage_error(cmd, "hostlist needs one Slurm hostlist");
+		return hostlist(&o, argv[optind]);
+	}
+	return cli_usage_error(cmd, "unknown subcommand '%s' (prolog, epilog, topology, hostlist)",
+			       sub);
+}
+
+int cmd_slurm(const struct cli_cmd *cmd, int argc, char **argv)
+{
+	return slurm_main(NULL, cmd, argc, argv);
+}
