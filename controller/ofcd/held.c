@@ -127,7 +127,8 @@ int held_make(const struct ofcd *d, const struct fabric *f, const char *name, ch
 		seen[h] = 1;
 		p->member_host[m] = (uint32_t)h;
 		if ((o = held_owner(d, name, hosts[m]))) {
-			ofc_error_set(err, OFC_E_INPUT,
+			/* Not final: the other owner may let go (a late epilog). */
+			ofc_error_set(err, OFC_E_RUNTIME,
 				      "partition '%s': host %s is held by partition '%s'", name,
 				      hosts[m], o->p.name);
 			goto out;

@@ -646,7 +646,9 @@ static void answer_workload_schedule(const struct ofcd *d, const struct job *j, 
 static int aim_runtime(const struct ofcd *d, const struct job *j, struct ctl *nc,
 		       const struct partition *p, struct ofc_error *err)
 {
-	struct relabel_opts o = {.budget_s = 2};
+	/* Half a second: the search stops sooner when every circuit is kept,
+	 * and a job's start waits for it (bench/RESULTS.md, issue 40). */
+	struct relabel_opts o = {.budget_s = 0.5};
 	struct fabric_relabel rep = {0};
 
 	if (ctl_partition(nc, p, j->relabel ? &o : NULL, &rep, err) < 0)

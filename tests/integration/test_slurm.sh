@@ -1,0 +1,303 @@
+#!/bin/sh
+# Slurm jobs get their own topology before they start (issue 40), with the
+# Debian slurm-wlm 22.05 daemons: munged with a key made here, slurmctld and
+# one slurmd per node name (slurmd -N NAME, each on its own port: this build
+# allows it), all on loopback with their own configs and state under $TMP;
+# build/ocs-emu and ofcd on 16 hosts of 4 ports wired as torus:4x4.
+# PrologSlurmctld and EpilogSlurmctld are contrib/slurm's wrappers.
+# - two jobs on disjoint halves, torus:2x4 and circulant:8:1,2, run at the
+#   same time; each checks from `ofc status --json` that its partition holds
+#   its topology (ofcd's held partition, and the switch's circuits on its
+#   hosts: all among them, as many as the topology's arcs, each host at the
+#   topology's degree) and, once both run, that the other's circuits are as
+#   the other saw them;
+# - jobs whose topology cannot be built (9 nodes for 8 hosts, 7 ports a host
+#   of 4) never start: held, the reason in `scontrol show job`;
+# - the emulator refuses a change mid-prolog: the transaction rolls back
+#   (the switch holds what it held) and the job is requeued, the reason in
+#   scontrol; released, it runs;
+# - a job with the first one's request after it ended needs 0 moves
+#   (ofcd's held partition records its commit's operations).
+# The prolog's own checks that need no Slurm (overlaps, release) are at the
+# top, driven through the same binary with a stand-in scontrol.
+SUITE=slurm
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/emu.sh"
+
+for b in munged slurmctld slurmd sbatch scontrol squeue; do
+	if ! command -v "$b" >/dev/null 2>&1; then
+		echo "slurm: SKIP: $b is not installed (scripts/install-deps.sh installs slurm-wlm and munge)"
+		echo "$SUITE: 0 passed, 0 failed, 1 skipped"
+		exit 0
+	fi
+done
+if [ "$(id -u)" -ne 0 ]; then
+	echo "slurm: SKIP: slurmd must run as root to start jobs (running as uid $(id -u))"
+	echo "$SUITE: 0 passed, 0 failed, 1 skipped"
+	exit 0
+fi
+
+TMP=$(cd "$TMP" && pwd -P)
+chmod 755 "$TMP" # munged refuses a socket directory others may write; slurmd's job steps read here
+OFCABS=$(cd "$(dirname "$OFC")" && pwd -P)/$(basename "$OFC")
+SOCK="$TMP/ofcd.sock"
+ST="$TMP/state"
+DAEMONS=""
+cleanup() {
+	[ -e "$TMP/slurm.conf" ] && SLURM_CONF="$TMP/slurm.conf" scancel --full --quiet --user=root 2>/dev/null
+	pids=
+	for f in "$TMP"/spool/*/slurmd.pid "$TMP/slurmctld.pid" "$TMP/munge/pid"; do
+		[ -s "$f" ] && pids="$pids $(cat "$f" 2>/dev/null)"
+	done
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	for p in $DAEMONS; do kill "$p" 2>/dev/null; done
+	# slurmd and slurmctld stop within a second or two; by the clock
+	_end=$(($(date +%s) + 10))
+	for p in $pids; do
+		while kill -0 "$p" 2>/dev/null && [ "$(date +%s)" -le $_end ]; do sleep 0.1; done
+		kill -9 "$p" 2>/dev/null
+	done
+	stop_all_emus
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# ---- the fabric: 16 hosts of 4 ports on one 64-port OCS ---------------------------
+mkdir -p "$ST" "$TMP/cred"
+chmod 700 "$TMP/cred"
+cp configs/credentials/ocs0.cred "$TMP/cred/ocs0.cred"
+chmod 600 "$TMP/cred/ocs0.cred"
+sed -e 's/^name: .*/name: slurm16/' -e 's/^description: .*/description: 16 hosts for Slurm jobs/' \
+	-e 's/count: 64/count: 16/' -e 's/ports: 256/ports: 64/' -e 's/^topology: .*/topology: torus:4x4/' \
+	-e "s|credentials: .*|credentials: cred/ocs0.cred|" -e '/op: alltoall/,+1d' \
+	configs/torus64-ocs.yaml >"$TMP/fab.yaml"
+: >"$TMP/emu.state"
+start_emu ocs-emu e --ports 64 --credentials configs/credentials/ocs0.cred --state "$TMP/emu.state"
+EMU_PORT=$e_port
+build/ofcd --config "$TMP/fab.yaml" --socket "$SOCK" --state-dir "$ST" --credentials-dir "$TMP/cred" \
+	--device "ocs0=127.0.0.1:$EMU_PORT" --foreground 2>>"$TMP/ofcd.log" &
+DAEMONS="$DAEMONS $!"
+_end=$(($(date +%s) + 10))
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+expect_stdout_has "committed transaction 1: 64 operations" $OFC --socket "$SOCK" reconfigure --topology torus:4x4
+
+# ---- the prolog alone: a stand-in scontrol records what it is asked ----------------
+printf '#!/bin/sh\necho "$@" >>%s/scontrol.log\n' "$TMP" >"$TMP/fake-scontrol"
+chmod 755 "$TMP/fake-scontrol"
+prolog() { # JOB NODELIST COMMENT
+	env -i SLURM_JOB_ID="$1" SLURM_JOB_NODELIST="$2" SLURM_JOB_COMMENT="$3" \
+		OFC_SLURM_SCONTROL="$TMP/fake-scontrol" OFC_SOCKET="$SOCK" $OFC slurm prolog --timeout 20
+}
+epilog() { env -i SLURM_JOB_ID="$1" OFC_SOCKET="$SOCK" $OFC slurm epilog; }
+expect_stdout_has "ofc: job 901: partition slurm-job-901: ring:4 on 4 hosts committed" prolog 901 'h[0-3]' 'ofc:topology=ring:4'
+expect_error 1 "ofc slurm prolog: job 902: partition 'slurm-job-902': host h3 is held by partition 'slurm-job-901' (requeued)" \
+	prolog 902 'h[3-6]' 'ofc:topology=ring:4'
+grep -qx "update JobId=902 AdminComment=ofc: partition 'slurm-job-902': host h3 is held by partition 'slurm-job-901'" "$TMP/scontrol.log" &&
+	! grep -q "^hold 902" "$TMP/scontrol.log" && ok || bad "scontrol for job 902 (reason, no hold)" "$(cat "$TMP/scontrol.log")"
+expect_error 1 "ofc slurm prolog: job 903: unknown request 'ofc:topo' in the job's comment (ofc:topology=SPEC, ofc:relabel=yes|no)" \
+	prolog 903 'h[4-7]' 'ofc:topo=ring:4'
+grep -qx "hold 903" "$TMP/scontrol.log" && ok || bad "job 903 not held" "$(cat "$TMP/scontrol.log")"
+expect_stdout_has "ofc: job 904 asks for no topology: it runs on the circuits as they are" prolog 904 'h[4-7]' 'a job'
+expect_stdout_has "released partition 'slurm-job-901'" epilog 901
+expect_stdout_has "ofc: job 901 held no partition" epilog 901
+expect_json 'not j.get("held")' $OFC --socket "$SOCK" status --json
+
+# ---- munge and Slurm: their own key, configs, state and ports ----------------------
+mkdir -p "$TMP/munge" "$TMP/spool" "$TMP/slurmstate" "$TMP/log" "$TMP/jobs"
+chmod 700 "$TMP/munge"
+dd if=/dev/urandom of="$TMP/munge/munge.key" bs=1024 count=1 2>/dev/null
+chmod 400 "$TMP/munge/munge.key"
+munged --force --key-file="$TMP/munge/munge.key" --socket="$TMP/munge/sock" --pid-file="$TMP/munge/pid" \
+	--log-file="$TMP/munge/log" --seed-file="$TMP/munge/seed" ||
+	bad "munged did not start" "$(tail -3 "$TMP/munge/log")"
+# 18 free loopback ports: slurmctld's and one per slurmd
+python3 -c '
+import socket
+ss = [socket.socket() for _ in range(18)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))' >"$TMP/ports"
+set -- $(cat "$TMP/ports")
+CTLD_PORT=$1
+shift
+# Slurm's node names are not ofc's host names: node00..node15 are h0..h15.
+: >"$TMP/nodes.map"
+: >"$TMP/nodes.conf"
+for i in $(seq 0 15); do
+	n=$(printf 'node%02d' "$i")
+	echo "$n h$i" >>"$TMP/nodes.map"
+	echo "NodeName=$n NodeHostname=$n NodeAddr=127.0.0.1 Port=$1 CPUs=1 State=UNKNOWN" >>"$TMP/nodes.conf"
+	mkdir -p "$TMP/spool/$n"
+	shift
+done
+cat >"$TMP/slurm.conf" <<EOF
+ClusterName=ofcslurm
+SlurmctldHost=localhost(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+SlurmctldPort=$CTLD_PORT
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$TMP/munge/sock
+StateSaveLocation=$TMP/slurmstate
+SlurmdSpoolDir=$TMP/spool/%n
+SlurmctldPidFile=$TMP/slurmctld.pid
+SlurmdPidFile=$TMP/spool/%n/slurmd.pid
+SlurmctldLogFile=$TMP/log/slurmctld.log
+SlurmdLogFile=$TMP/log/slurmd.%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SchedulerType=sched/builtin
+SelectType=select/linear
+MpiDefault=none
+ReturnToService=2
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+PrologSlurmctld=$TMP/ofc-prolog
+EpilogSlurmctld=$TMP/ofc-epilog
+PrologEpilogTimeout=30
+MessageTimeout=10
+include $TMP/nodes.conf
+PartitionName=all Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+EOF
+cp contrib/slurm/ofc-prolog contrib/slurm/ofc-epilog "$TMP/"
+cat >"$TMP/ofc-slurm.env" <<EOF
+OFC=$OFCABS
+OFC_SOCKET=$SOCK
+OFC_SLURM_MAP=$TMP/nodes.map
+OFC_SLURM_SCONTROL=$(command -v scontrol)
+SLURM_CONF=$TMP/slurm.conf
+OFC_SLURM_LOG=$TMP/ofc-slurm.log
+EOF
+export SLURM_CONF="$TMP/slurm.conf"
+slurmctld -i -f "$SLURM_CONF" || bad "slurmctld did not start" "$(tail -5 "$TMP/log/slurmctld.log")"
+for i in $(seq 0 15); do
+	slurmd -f "$SLURM_CONF" -N "$(printf 'node%02d' "$i")" || bad "slurmd node$i did not start"
+done
+# every node idle, by the clock
+_end=$(($(date +%s) + 30))
+until [ "$(sinfo -h -t idle -o '%D' 2>/dev/null)" = 16 ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+[ "$(sinfo -h -t idle -o '%D')" = 16 ] && ok || bad "16 idle nodes" "$(sinfo 2>&1)" "$(tail -5 "$TMP/log/slurmctld.log")"
+
+# job_state ID: JobState=...; wait_job ID STATE...: until the job is in one of them (60 s)
+job_field() { scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
+wait_job() {
+	_id=$1
+	shift
+	_end=$(($(date +%s) + 60))
+	while [ "$(date +%s)" -le $_end ]; do
+		_s=$(job_field "$_id" JobState)
+		for want in "$@"; do [ "$_s" = "$want" ] && return 0; done
+		sleep 0.2
+	done
+	return 1
+}
+submit() { sbatch --parsable "$@" | cut -d';' -f1; }
+
+# ---- the job script's check: its partition, the other's circuits -------------------
+cat >"$TMP/check.py" <<'EOF'
+# check.py STATUS.json JOB TOPOLOGY NODES DEGREE ARCS [OTHER_SAVED]: the job's
+# partition holds its topology; the other's circuits are as it saved them.
+import json, sys
+st = json.load(open(sys.argv[1]))
+job, spec, deg, arcs = sys.argv[2], sys.argv[3], int(sys.argv[5]), int(sys.argv[6])
+mine = set("h%d" % int(n[4:]) for n in sys.argv[4].split(","))
+held = {h["name"]: h for h in st.get("held", [])}
+h = held.get("slurm-job-" + job)
+assert h and h["topology"] == spec and set(h["hosts"]) == mine, ("held", held)
+circ = [c for d in st["devices"] for c in d.get("circuits", [])]
+own = [c for c in circ if c["src_host"] in mine or c["dst_host"] in mine]
+assert all(c["src_host"] in mine and c["dst_host"] in mine for c in own), "a circuit leaves the job"
+assert len(own) == arcs, ("circuits", len(own), arcs)
+for x in mine:
+    assert sum(c["src_host"] == x for c in own) == deg, ("out-degree", x)
+    assert sum(c["dst_host"] == x for c in own) == deg, ("in-degree", x)
+json.dump(sorted((c["in_port"], c["out_port"]) for c in own), open(sys.argv[1] + ".own", "w"))
+if len(sys.argv) > 7:
+    other = json.load(open(sys.argv[7]))
+    now = sorted([c["in_port"], c["out_port"]] for c in circ if [c["in_port"], c["out_port"]] in other)
+    assert now == sorted(other), "the other job's circuits changed"
+print("job %s: %s holds %d circuits among its hosts; ops %d" % (job, spec, len(own), h["operations"]))
+EOF
+cat >"$TMP/job.sh" <<EOF
+#!/bin/sh
+# job.sh NAME TOPOLOGY DEGREE ARCS [OTHER]: check, save, wait for OTHER, check again
+j=\$SLURM_JOB_ID
+nodes=\$(scontrol show hostnames "\$SLURM_JOB_NODELIST" | paste -sd, -)
+$OFCABS --socket $SOCK status --json >$TMP/jobs/\$1.json || exit 1
+python3 $TMP/check.py $TMP/jobs/\$1.json \$j \$2 \$nodes \$3 \$4 || exit 1
+cp $TMP/jobs/\$1.json.own $TMP/jobs/\$1.saved
+[ -n "\$5" ] || exit 0
+end=\$((\$(date +%s) + 60))
+until [ -e $TMP/jobs/\$5.saved ] || [ \$(date +%s) -gt \$end ]; do sleep 0.1; done
+$OFCABS --socket $SOCK status --json >$TMP/jobs/\$1.2.json || exit 1
+python3 $TMP/check.py $TMP/jobs/\$1.2.json \$j \$2 \$nodes \$3 \$4 $TMP/jobs/\$5.saved || exit 1
+# both checked once: wait for the other's second check before ending
+touch $TMP/jobs/\$1.done
+until [ -e $TMP/jobs/\$5.done ] || [ \$(date +%s) -gt \$end ]; do sleep 0.1; done
+EOF
+chmod 755 "$TMP/job.sh"
+
+# ---- two jobs, two topologies, at the same time ------------------------------------
+A=$(submit -N 8 -w 'node[00-07]' -o "$TMP/jobs/A.out" --comment 'ofc:topology=torus:2x4' "$TMP/job.sh" A torus:2x4 3 24 B)
+B=$(submit -N 8 -w 'node[08-15]' -o "$TMP/jobs/B.out" --comment 'ofc:topology=circulant:8:1,2' "$TMP/job.sh" B circulant:8:1,2 4 32 A)
+wait_job "$A" COMPLETED FAILED && wait_job "$B" COMPLETED FAILED || bad "jobs $A and $B did not end" "$(squeue 2>&1)"
+for x in A:"$A" B:"$B"; do
+	[ "$(job_field "${x#*:}" JobState)" = COMPLETED ] && [ "$(job_field "${x#*:}" ExitCode)" = 0:0 ] && ok ||
+		bad "job ${x%%:*} (${x#*:}): $(job_field "${x#*:}" JobState) $(job_field "${x#*:}" ExitCode)" \
+			"$(cat "$TMP/jobs/${x%%:*}.out" 2>&1 | tail -5)" "$(tail -5 "$TMP/ofc-slurm.log")"
+done
+grep -q "^ofc: job $A: partition slurm-job-$A: torus:2x4 on 8 hosts committed" "$TMP/ofc-slurm.log" &&
+	grep -q "^ofc: job $B: partition slurm-job-$B: circulant:8:1,2 on 8 hosts committed" "$TMP/ofc-slurm.log" &&
+	ok || bad "the prologs' lines" "$(cat "$TMP/ofc-slurm.log")"
+# the epilogs let go (by the clock: EpilogSlurmctld runs after the job ends)
+_end=$(($(date +%s) + 20))
+until grep -q "job $B: released" "$TMP/ofc-slurm.log" && grep -q "job $A: released" "$TMP/ofc-slurm.log" ||
+	[ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+expect_json 'not j.get("held")' $OFC --socket "$SOCK" status --json
+
+# ---- topologies that cannot be built: never started, held, the reason shown --------
+C=$(submit -N 8 -w 'node[00-07]' -o /dev/null --comment 'ofc:topology=torus:3x3' --wrap "touch $TMP/jobs/C.ran")
+D=$(submit -N 8 -w 'node[08-15]' -o /dev/null --comment 'ofc:topology=complete:8' --wrap "touch $TMP/jobs/D.ran")
+for x in "$C:has 9 nodes for 8 hosts" "$D:needs 7 ports a host; host h8 has 4"; do
+	id=${x%%:*}
+	_end=$(($(date +%s) + 30))
+	until [ "$(job_field "$id" Reason)" = JobHeldAdmin ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+	scontrol show job "$id" >"$TMP/show"
+	grep -q "JobState=PENDING Reason=JobHeldAdmin" "$TMP/show" && grep -q "AdminComment=ofc: .*${x#*:}" "$TMP/show" &&
+		[ ! -e "$TMP/jobs/C.ran" ] && [ ! -e "$TMP/jobs/D.ran" ] &&
+		ok || bad "job $id: held with its reason (${x#*:})" "$(grep -E 'JobState|AdminComment|Restarts' "$TMP/show")"
+done
+scancel "$C" "$D"
+
+# ---- the emulator refuses a change mid-prolog: rolled back, requeued ---------------
+cp "$TMP/emu.state" "$TMP/emu.before"
+stop_emu "$e_pid"
+# the same port and state; the 3rd command after the restart is refused
+# (the login, the read, then the first change)
+start_emu ocs-emu e --listen 127.0.0.1:$EMU_PORT --ports 64 --credentials configs/credentials/ocs0.cred \
+	--state "$TMP/emu.state" --fail-at 3 --fail-mode deny
+E=$(submit -N 8 -w 'node[00-07]' -o "$TMP/jobs/E.out" --comment 'ofc:topology=circulant:8:1,3' --wrap true)
+_end=$(($(date +%s) + 30))
+until [ "$(job_field "$E" Restarts)" = 1 ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+scontrol show job "$E" >"$TMP/show"
+grep -q "JobState=PENDING" "$TMP/show" && grep -q "Restarts=1" "$TMP/show" &&
+	grep -q "AdminComment=ofc: transaction [0-9]* failed: .*rolled back" "$TMP/show" &&
+	! grep -q "Reason=JobHeldAdmin" "$TMP/show" &&
+	ok || bad "job $E: requeued with the reason" "$(grep -E 'JobState|AdminComment|Restarts' "$TMP/show")" "$(tail -3 "$TMP/ofc-slurm.log")"
+sort "$TMP/emu.before" >"$TMP/a"
+sort "$TMP/emu.state" >"$TMP/b"
+cmp -s "$TMP/a" "$TMP/b" && ok || bad "the switch after the rollback" "$(diff "$TMP/a" "$TMP/b" | head -5)"
+# Released (Slurm would try again after two minutes), it runs: the emulator
+# refused once.
+scontrol update JobId="$E" StartTime=now
+wait_job "$E" COMPLETED FAILED && [ "$(job_field "$E" JobState)" = COMPLETED ] && ok ||
+	bad "job $E after its requeue: $(job_field "$E" JobState)" "$(tail -3 "$TMP/ofc-slurm.log")"
+
+# ---- the first job's request again: 0 moves -----------------------------------------
+# (E left circulant:8:1,3 on h0..h7; B's circulant:8:1,2 is still on h8..h15)
+F=$(submit -N 8 -w 'node[08-15]' -o "$TMP/jobs/F.out" --comment 'ofc:topology=circulant:8:1,2' "$TMP/job.sh" F circulant:8:1,2 4 32)
+wait_job "$F" COMPLETED FAILED && [ "$(job_field "$F" JobState)" = COMPLETED ] &&
+	grep -q "ops 0$" "$TMP/jobs/F.out" && grep -q "^ofc: job $F: .* committed: 0 operations" "$TMP/ofc-slurm.log" &&
+	ok || bad "job $F: the same request needs 0 moves" "$(cat "$TMP/jobs/F.out")" "$(tail -3 "$TMP/ofc-slurm.log")"
+
+finish
