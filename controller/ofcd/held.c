@@ -193,8 +193,9 @@ int held_check_plan(const struct ofcd *d, const struct ctl *c, const char *name,
 				    (theirs[op->xc.in] || theirs[op->xc.out])) {
 					ofc_error_set(err, OFC_E_RUNTIME,
 						      "switch %s: the plan would change "
-						      "cross-connect %u -> %u of partition '%s'; "
-						      "refused",
+						      "cross-connect %u -> %u of partition '%s', "
+						      "held for its owner; refused (it is "
+						      "released with ReleasePartition)",
 						      cd->cfg.name, op->xc.in, op->xc.out,
 						      hp->name);
 					free(theirs);

@@ -468,7 +468,7 @@ int held_make(const struct ofcd *d, const struct fabric *f, const char *name, ch
 	      uint32_t nhosts, const char *spec, struct partition *out, struct ofc_error *err);
 void held_partition_free(struct partition *p);
 /* (mutation worker) c's plan touches no port of a partition held under
- * another name than `name`. */
+ * another name than `name` ("": any held partition). */
 int held_check_plan(const struct ofcd *d, const struct ctl *c, const char *name,
 		    struct ofc_error *err);
 /* (mutation worker) Hold p (moved in: *p is left empty) after its commit. */

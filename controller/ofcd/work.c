@@ -641,19 +641,16 @@ static void answer_workload_schedule(const struct ofcd *d, const struct job *j, 
 }
 
 /* A run-time partition's plan (issue 40): its topology over its hosts,
- * renumbered for fewest moves when asked, touching no other held
- * partition's ports. */
-static int aim_runtime(const struct ofcd *d, const struct job *j, struct ctl *nc,
-		       const struct partition *p, struct ofc_error *err)
+ * renumbered for fewest moves when asked. */
+static int aim_runtime(const struct job *j, struct ctl *nc, const struct partition *p,
+		       struct ofc_error *err)
 {
 	/* Half a second: the search stops sooner when every circuit is kept,
 	 * and a job's start waits for it (bench/RESULTS.md, issue 40). */
 	struct relabel_opts o = {.budget_s = 0.5};
 	struct fabric_relabel rep = {0};
 
-	if (ctl_partition(nc, p, j->relabel ? &o : NULL, &rep, err) < 0)
-		return -1;
-	return held_check_plan(d, nc, p->name, err);
+	return ctl_partition(nc, p, j->relabel ? &o : NULL, &rep, err);
 }
 
 static void run_mutation(struct ofcd *d, struct job *j)
@@ -703,9 +700,16 @@ static void run_mutation(struct ofcd *d, struct job *j)
 		ctl_handover(nc, d->w_ctl);
 		goto out;
 	}
-	if (j->nhosts ? aim_runtime(d, j, nc, &rtp, &err) < 0
+	if (j->nhosts ? aim_runtime(j, nc, &rtp, &err) < 0
 		      : j->partition && ctl_partition(nc, fabric_find_partition(ncfg->f, j->partition),
 						      NULL, NULL, &err) < 0) {
+		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "%s", err.msg);
+		ctl_handover(nc, d->w_ctl);
+		goto out;
+	}
+	/* Nothing but its owner changes a held partition's circuits: not a
+	 * whole-fabric Reconfigure, a config, another partition (issue 40). */
+	if (held_check_plan(d, nc, j->nhosts ? j->partition : "", &err) < 0) {
 		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "%s", err.msg);
 		ctl_handover(nc, d->w_ctl);
 		goto out;

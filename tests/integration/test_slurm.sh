@@ -94,6 +94,11 @@ expect_error 1 "ofc slurm prolog: job 902: partition 'slurm-job-902': host h3 is
 	prolog 902 'h[3-6]' 'ofc:topology=ring:4'
 grep -qx "update JobId=902 AdminComment=ofc: partition 'slurm-job-902': host h3 is held by partition 'slurm-job-901'" "$TMP/scontrol.log" &&
 	! grep -q "^hold 902" "$TMP/scontrol.log" && ok || bad "scontrol for job 902 (reason, no hold)" "$(cat "$TMP/scontrol.log")"
+# a held partition's circuits change for its owner alone
+cp "$TMP/emu.state" "$TMP/emu.held"
+expect_exit 1 $OFC --socket "$SOCK" reconfigure --topology circulant:16:1,3
+grep -q "of partition 'slurm-job-901', held for its owner; refused" "$TMP/err" && cmp -s "$TMP/emu.state" "$TMP/emu.held" &&
+	ok || bad "a whole-fabric reconfigure over a held partition" "$(cat "$TMP/err")"
 expect_error 1 "ofc slurm prolog: job 903: unknown request 'ofc:topo' in the job's comment (ofc:topology=SPEC, ofc:relabel=yes|no)" \
 	prolog 903 'h[4-7]' 'ofc:topo=ring:4'
 grep -qx "hold 903" "$TMP/scontrol.log" && ok || bad "job 903 not held" "$(cat "$TMP/scontrol.log")"
