@@ -160,10 +160,13 @@ AccountingStorageType=accounting_storage/none
 PrologSlurmctld=$TMP/ofc-prolog
 EpilogSlurmctld=$TMP/ofc-epilog
 PrologEpilogTimeout=30
+TopologyPlugin=topology/tree
 MessageTimeout=10
 include $TMP/nodes.conf
 PartitionName=all Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
+# topology.conf beside slurm.conf: a leaf per half (a partition of 8 hosts)
+expect_exit 0 $OFC slurm topology "$TMP/topology.conf" --config "$TMP/fab.yaml" --map "$TMP/nodes.map" --group 8
 cp contrib/slurm/ofc-prolog contrib/slurm/ofc-epilog "$TMP/"
 cat >"$TMP/ofc-slurm.env" <<EOF
 OFC=$OFCABS
@@ -182,6 +185,11 @@ done
 _end=$(($(date +%s) + 30))
 until [ "$(sinfo -h -t idle -o '%D' 2>/dev/null)" = 16 ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
 [ "$(sinfo -h -t idle -o '%D')" = 16 ] && ok || bad "16 idle nodes" "$(sinfo 2>&1)" "$(tail -5 "$TMP/log/slurmctld.log")"
+scontrol show topology >"$TMP/topo.out" 2>&1
+grep -q "^SwitchName=ocs0-g0 Level=0 .*Nodes=node00,node01,node02,node03,node04,node05,node06,node07" "$TMP/topo.out" &&
+	grep -q "^SwitchName=ocs0-g1 Level=0 .*Nodes=node08,node09,node10,node11,node12,node13,node14,node15" "$TMP/topo.out" &&
+	grep -q "^SwitchName=ocs0 Level=1 .*Switches=ocs0-g0,ocs0-g1" "$TMP/topo.out" &&
+	ok || bad "slurmctld's topology from ofc slurm topology" "$(cat "$TMP/topo.out")"
 
 # job_state ID: JobState=...; wait_job ID STATE...: until the job is in one of them (60 s)
 job_field() { scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
@@ -266,7 +274,8 @@ D=$(submit -N 8 -w 'node[08-15]' -o /dev/null --comment 'ofc:topology=complete:8
 for x in "$C:has 9 nodes for 8 hosts" "$D:needs 7 ports a host; host h8 has 4"; do
 	id=${x%%:*}
 	_end=$(($(date +%s) + 30))
-	until [ "$(job_field "$id" Reason)" = JobHeldAdmin ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+	until [ "$(job_field "$id" JobState) $(job_field "$id" Reason)" = "PENDING JobHeldAdmin" ] ||
+		[ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
 	scontrol show job "$id" >"$TMP/show"
 	grep -q "JobState=PENDING Reason=JobHeldAdmin" "$TMP/show" && grep -q "AdminComment=ofc: .*${x#*:}" "$TMP/show" &&
 		[ ! -e "$TMP/jobs/C.ran" ] && [ ! -e "$TMP/jobs/D.ran" ] &&
