@@ -23,6 +23,7 @@
 SUITE=slurm
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
+. "$(dirname "$0")/slurm_env.sh"
 
 for b in munged slurmctld slurmd sbatch scontrol squeue; do
 	if ! command -v "$b" >/dev/null 2>&1; then
@@ -44,19 +45,8 @@ SOCK="$TMP/ofcd.sock"
 ST="$TMP/state"
 DAEMONS=""
 cleanup() {
-	[ -e "$TMP/slurm.conf" ] && SLURM_CONF="$TMP/slurm.conf" scancel --full --quiet --user=root 2>/dev/null
-	pids=
-	for f in "$TMP"/spool/*/slurmd.pid "$TMP/slurmctld.pid" "$TMP/munge/pid"; do
-		[ -s "$f" ] && pids="$pids $(cat "$f" 2>/dev/null)"
-	done
-	for p in $pids; do kill "$p" 2>/dev/null; done
+	slurm_stop
 	for p in $DAEMONS; do kill "$p" 2>/dev/null; done
-	# slurmd and slurmctld stop within a second or two; by the clock
-	_end=$(($(date +%s) + 10))
-	for p in $pids; do
-		while kill -0 "$p" 2>/dev/null && [ "$(date +%s)" -le $_end ]; do sleep 0.1; done
-		kill -9 "$p" 2>/dev/null
-	done
 	stop_all_emus
 	rm -rf "$TMP"
 }
@@ -108,103 +98,19 @@ expect_stdout_has "ofc: job 901 held no partition" epilog 901
 expect_json 'not j.get("held")' $OFC --socket "$SOCK" status --json
 
 # ---- munge and Slurm: their own key, configs, state and ports ----------------------
-mkdir -p "$TMP/munge" "$TMP/spool" "$TMP/slurmstate" "$TMP/log" "$TMP/jobs"
-chmod 700 "$TMP/munge"
-dd if=/dev/urandom of="$TMP/munge/munge.key" bs=1024 count=1 2>/dev/null
-chmod 400 "$TMP/munge/munge.key"
-munged --force --key-file="$TMP/munge/munge.key" --socket="$TMP/munge/sock" --pid-file="$TMP/munge/pid" \
-	--log-file="$TMP/munge/log" --seed-file="$TMP/munge/seed" ||
-	bad "munged did not start" "$(tail -3 "$TMP/munge/log")"
-# 18 free loopback ports: slurmctld's and one per slurmd
-python3 -c '
-import socket
-ss = [socket.socket() for _ in range(18)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))' >"$TMP/ports"
-set -- $(cat "$TMP/ports")
-CTLD_PORT=$1
-shift
 # Slurm's node names are not ofc's host names: node00..node15 are h0..h15.
-: >"$TMP/nodes.map"
-: >"$TMP/nodes.conf"
-for i in $(seq 0 15); do
-	n=$(printf 'node%02d' "$i")
-	echo "$n h$i" >>"$TMP/nodes.map"
-	echo "NodeName=$n NodeHostname=$n NodeAddr=127.0.0.1 Port=$1 CPUs=1 State=UNKNOWN" >>"$TMP/nodes.conf"
-	mkdir -p "$TMP/spool/$n"
-	shift
-done
-cat >"$TMP/slurm.conf" <<EOF
-ClusterName=ofcslurm
-SlurmctldHost=localhost(127.0.0.1)
-SlurmUser=root
-SlurmdUser=root
-SlurmctldPort=$CTLD_PORT
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$TMP/munge/sock
-StateSaveLocation=$TMP/slurmstate
-SlurmdSpoolDir=$TMP/spool/%n
-SlurmctldPidFile=$TMP/slurmctld.pid
-SlurmdPidFile=$TMP/spool/%n/slurmd.pid
-SlurmctldLogFile=$TMP/log/slurmctld.log
-SlurmdLogFile=$TMP/log/slurmd.%n.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SchedulerType=sched/builtin
-SelectType=select/linear
-MpiDefault=none
-ReturnToService=2
-JobCompType=jobcomp/none
-AccountingStorageType=accounting_storage/none
-PrologSlurmctld=$TMP/ofc-prolog
-EpilogSlurmctld=$TMP/ofc-epilog
-PrologEpilogTimeout=30
-TopologyPlugin=topology/tree
-MessageTimeout=10
-include $TMP/nodes.conf
-PartitionName=all Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-EOF
+mkdir -p "$TMP/jobs"
+slurm_configure 16
 # topology.conf beside slurm.conf: a leaf per half (a partition of 8 hosts)
 expect_exit 0 $OFC slurm topology "$TMP/topology.conf" --config "$TMP/fab.yaml" --map "$TMP/nodes.map" --group 8
-cp contrib/slurm/ofc-prolog contrib/slurm/ofc-epilog "$TMP/"
-cat >"$TMP/ofc-slurm.env" <<EOF
-OFC=$OFCABS
-OFC_SOCKET=$SOCK
-OFC_SLURM_MAP=$TMP/nodes.map
-OFC_SLURM_SCONTROL=$(command -v scontrol)
-SLURM_CONF=$TMP/slurm.conf
-OFC_SLURM_LOG=$TMP/ofc-slurm.log
-EOF
-export SLURM_CONF="$TMP/slurm.conf"
-slurmctld -i -f "$SLURM_CONF" || bad "slurmctld did not start" "$(tail -5 "$TMP/log/slurmctld.log")"
-for i in $(seq 0 15); do
-	slurmd -f "$SLURM_CONF" -N "$(printf 'node%02d' "$i")" || bad "slurmd node$i did not start"
-done
-# every node idle, by the clock
-_end=$(($(date +%s) + 30))
-until [ "$(sinfo -h -t idle -o '%D' 2>/dev/null)" = 16 ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
-[ "$(sinfo -h -t idle -o '%D')" = 16 ] && ok || bad "16 idle nodes" "$(sinfo 2>&1)" "$(tail -5 "$TMP/log/slurmctld.log")"
+slurm_start 16 && ok || bad "munged, slurmctld and 16 slurmd" "$(sinfo 2>&1)" \
+	"$(tail -5 "$TMP/log/slurmctld.log" "$TMP/munge/log" 2>&1)"
 scontrol show topology >"$TMP/topo.out" 2>&1
 grep -q "^SwitchName=ocs0-g0 Level=0 .*Nodes=node00,node01,node02,node03,node04,node05,node06,node07" "$TMP/topo.out" &&
 	grep -q "^SwitchName=ocs0-g1 Level=0 .*Nodes=node08,node09,node10,node11,node12,node13,node14,node15" "$TMP/topo.out" &&
 	grep -q "^SwitchName=ocs0 Level=1 .*Switches=ocs0-g0,ocs0-g1" "$TMP/topo.out" &&
 	ok || bad "slurmctld's topology from ofc slurm topology" "$(cat "$TMP/topo.out")"
 
-# job_state ID: JobState=...; wait_job ID STATE...: until the job is in one of them (60 s)
-job_field() { scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
-wait_job() {
-	_id=$1
-	shift
-	_end=$(($(date +%s) + 60))
-	while [ "$(date +%s)" -le $_end ]; do
-		_s=$(job_field "$_id" JobState)
-		for want in "$@"; do [ "$_s" = "$want" ] && return 0; done
-		sleep 0.2
-	done
-	return 1
-}
-submit() { sbatch --parsable "$@" | cut -d';' -f1; }
 
 # ---- the job script's check: its partition, the other's circuits -------------------
 cat >"$TMP/check.py" <<'EOF'
