@@ -653,6 +653,34 @@ static int aim_runtime(const struct job *j, struct ctl *nc, const struct partiti
 	return ctl_partition(nc, p, j->relabel ? &o : NULL, &rep, err);
 }
 
+/* Read the devices and plan what j asks of them (a partition's ports
+ * alone for a partition); a plan that would change a held partition's
+ * circuits is refused. -1: refused, an says why. */
+static int plan_mutation(const struct ofcd *d, const struct job *j, const struct fabcfg *ncfg,
+			 struct ctl *nc, const struct partition *rtp, struct answer *an)
+{
+	struct ofc_error err = {0};
+
+	if (ctl_plan(nc, &err) < 0) {
+		answer_status(an, OFC__V1__STATUS__STATUS_FAILED, "cannot read the devices: %s",
+			      err.msg);
+		return -1;
+	}
+	if (j->nhosts ? aim_runtime(j, nc, rtp, &err) < 0
+		      : j->partition && ctl_partition(nc, fabric_find_partition(ncfg->f, j->partition),
+						      NULL, NULL, &err) < 0) {
+		answer_status(an, OFC__V1__STATUS__STATUS_FAILED, "%s", err.msg);
+		return -1;
+	}
+	/* Nothing but its owner changes a held partition's circuits: not a
+	 * whole-fabric Reconfigure, a config, another partition (issue 40). */
+	if (held_check_plan(d, nc, j->nhosts ? j->partition : "", &err) < 0) {
+		answer_status(an, OFC__V1__STATUS__STATUS_FAILED, "%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
 static void run_mutation(struct ofcd *d, struct job *j)
 {
 	struct answer an;
@@ -694,23 +722,7 @@ static void run_mutation(struct ofcd *d, struct job *j)
 	 * address failing is its own error (in the answer), not the device
 	 * lost for watchers and the state. */
 	ctl_quiet(nc, d->w_ctl);
-	if (ctl_plan(nc, &err) < 0) {
-		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "cannot read the devices: %s",
-			      err.msg);
-		ctl_handover(nc, d->w_ctl);
-		goto out;
-	}
-	if (j->nhosts ? aim_runtime(j, nc, &rtp, &err) < 0
-		      : j->partition && ctl_partition(nc, fabric_find_partition(ncfg->f, j->partition),
-						      NULL, NULL, &err) < 0) {
-		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "%s", err.msg);
-		ctl_handover(nc, d->w_ctl);
-		goto out;
-	}
-	/* Nothing but its owner changes a held partition's circuits: not a
-	 * whole-fabric Reconfigure, a config, another partition (issue 40). */
-	if (held_check_plan(d, nc, j->nhosts ? j->partition : "", &err) < 0) {
-		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "%s", err.msg);
+	if (plan_mutation(d, j, ncfg, nc, &rtp, &an) < 0) {
 		ctl_handover(nc, d->w_ctl);
 		goto out;
 	}
