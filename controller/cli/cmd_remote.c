@@ -171,6 +171,12 @@ static void print_state(const Ofc__V1__State *s)
 		printf(" (circuits re-wired onto spare ports; kept after a restore: ApplyConfig "
 		       "or a reload puts them back)\n");
 	}
+	/* issue 40: partitions made at run time, held for their owners */
+	for (size_t i = 0; i < s->n_held; i++)
+		printf("  held       %s: %s on %zu host%s (transaction %llu, %u operations)\n",
+		       s->held[i]->name, s->held[i]->topology ? s->held[i]->topology : "-",
+		       s->held[i]->n_hosts, s->held[i]->n_hosts == 1 ? "" : "s",
+		       (unsigned long long)s->held[i]->transaction, s->held[i]->operations);
 	if (s->transaction)
 		printf("  transaction %llu: %s (%s %s, ticket %llu)\n",
 		       (unsigned long long)s->transaction->id,

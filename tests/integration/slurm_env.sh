@@ -117,6 +117,15 @@ slurm_stop() {
 # job_field ID KEY: a field of scontrol show job; wait_job ID STATE...: until
 # the job is in one of them (60 s by the clock); submit ARGS: sbatch, the id
 job_field() { scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
+# job_fields ID KEY...: their values from one scontrol call, blank-separated
+job_fields() {
+	_id=$1
+	shift
+	scontrol show job "$_id" 2>/dev/null | tr ' ' '\n' >"$TMP/job.fields"
+	_out=
+	for _k in "$@"; do _out="$_out $(sed -n "s/^$_k=//p" "$TMP/job.fields" | head -1)"; done
+	echo "${_out# }"
+}
 wait_job() {
 	_id=$1
 	shift

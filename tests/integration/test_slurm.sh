@@ -65,7 +65,7 @@ sed -e 's/^name: .*/name: slurm16/' -e 's/^description: .*/description: 16 hosts
 start_emu ocs-emu e --ports 64 --credentials configs/credentials/ocs0.cred --state "$TMP/emu.state"
 EMU_PORT=$e_port
 build/ofcd --config "$TMP/fab.yaml" --socket "$SOCK" --state-dir "$ST" --credentials-dir "$TMP/cred" \
-	--device "ocs0=127.0.0.1:$EMU_PORT" --foreground 2>>"$TMP/ofcd.log" &
+	--device "ocs0=127.0.0.1:$EMU_PORT" --probe-interval 0 --foreground 2>>"$TMP/ofcd.log" &
 DAEMONS="$DAEMONS $!"
 _end=$(($(date +%s) + 10))
 until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
@@ -84,6 +84,7 @@ expect_error 1 "ofc slurm prolog: job 902: partition 'slurm-job-902': host h3 is
 	prolog 902 'h[3-6]' 'ofc:topology=ring:4'
 grep -qx "update JobId=902 AdminComment=ofc: partition 'slurm-job-902': host h3 is held by partition 'slurm-job-901'" "$TMP/scontrol.log" &&
 	! grep -q "^hold 902" "$TMP/scontrol.log" && ok || bad "scontrol for job 902 (reason, no hold)" "$(cat "$TMP/scontrol.log")"
+expect_stdout_has "  held       slurm-job-901: ring:4 on 4 hosts (transaction 2, " $OFC --socket "$SOCK" status
 # a held partition's circuits change for its owner alone
 cp "$TMP/emu.state" "$TMP/emu.held"
 expect_exit 1 $OFC --socket "$SOCK" reconfigure --topology circulant:16:1,3
@@ -180,7 +181,7 @@ D=$(submit -N 8 -w 'node[08-15]' -o /dev/null --comment 'ofc:topology=complete:8
 for x in "$C:has 9 nodes for 8 hosts" "$D:needs 7 ports a host; host h8 has 4"; do
 	id=${x%%:*}
 	_end=$(($(date +%s) + 30))
-	until [ "$(job_field "$id" JobState) $(job_field "$id" Reason)" = "PENDING JobHeldAdmin" ] ||
+	until [ "$(job_fields "$id" JobState Reason)" = "PENDING JobHeldAdmin" ] ||
 		[ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
 	scontrol show job "$id" >"$TMP/show"
 	grep -q "JobState=PENDING Reason=JobHeldAdmin" "$TMP/show" && grep -q "AdminComment=ofc: .*${x#*:}" "$TMP/show" &&
@@ -193,12 +194,15 @@ scancel "$C" "$D"
 cp "$TMP/emu.state" "$TMP/emu.before"
 stop_emu "$e_pid"
 # the same port and state; the 3rd command after the restart is refused
-# (the login, the read, then the first change)
+# (the login, the read, then the first change: ofcd reads no device unasked,
+# --probe-interval 0)
 start_emu ocs-emu e --listen 127.0.0.1:$EMU_PORT --ports 64 --credentials configs/credentials/ocs0.cred \
 	--state "$TMP/emu.state" --fail-at 3 --fail-mode deny
 E=$(submit -N 8 -w 'node[00-07]' -o "$TMP/jobs/E.out" --comment 'ofc:topology=circulant:8:1,3' --wrap true)
 _end=$(($(date +%s) + 30))
-until [ "$(job_field "$E" Restarts)" = 1 ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+until [ "$(job_fields "$E" Restarts JobState)" = "1 PENDING" ] || [ "$(date +%s)" -gt $_end ]; do
+	sleep 0.2
+done
 scontrol show job "$E" >"$TMP/show"
 grep -q "JobState=PENDING" "$TMP/show" && grep -q "Restarts=1" "$TMP/show" &&
 	grep -q "AdminComment=ofc: transaction [0-9]* failed: .*rolled back" "$TMP/show" &&
@@ -209,8 +213,15 @@ sort "$TMP/emu.state" >"$TMP/b"
 cmp -s "$TMP/a" "$TMP/b" && ok || bad "the switch after the rollback" "$(diff "$TMP/a" "$TMP/b" | head -5)"
 # Released (Slurm would try again after two minutes), it runs: the emulator
 # refused once.
-scontrol update JobId="$E" StartTime=now
-wait_job "$E" COMPLETED FAILED && [ "$(job_field "$E" JobState)" = COMPLETED ] && ok ||
+# (asked again while the requeue's own begin time stands: an update that
+# lands before the requeue is done is overwritten by it)
+_end=$(($(date +%s) + 60))
+until [ "$(job_field "$E" JobState)" = COMPLETED ] || [ "$(job_field "$E" JobState)" = FAILED ] ||
+	[ "$(date +%s)" -gt $_end ]; do
+	[ "$(job_field "$E" Reason)" = BeginTime ] && scontrol update JobId="$E" StartTime=now
+	sleep 0.5
+done
+[ "$(job_field "$E" JobState)" = COMPLETED ] && ok ||
 	bad "job $E after its requeue: $(job_field "$E" JobState)" "$(tail -3 "$TMP/ofc-slurm.log")"
 
 # ---- the first job's request again: 0 moves -----------------------------------------
