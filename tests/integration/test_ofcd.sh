@@ -533,12 +533,13 @@ expect_exit 0 stop_ofcd
 sed -e 's/size: 16MiB/size: 1MiB\n    algorithm: direct/' "$TORUS" | sed '/op: allreduce/,+1d' >"$TMP/a2a.yaml"
 rm -rf "$ST"
 start_emu ocs-emu a --ports 256 --credentials configs/credentials/ocs0.cred
-start_ofcd d7.log --config "$TMP/a2a.yaml" --socket "$SOCK" --state-dir "$ST" \
+# its own log (d7.log already holds an earlier daemon's "schedule re-planned")
+start_ofcd d9.log --config "$TMP/a2a.yaml" --socket "$SOCK" --state-dir "$ST" \
 	--device "ocs0=127.0.0.1:$a_port" --probe-interval 0
 _end=$(($(date +%s) + 60))
-until grep -q "schedule re-planned\|no schedule" "$TMP/d7.log" || [ "$(date +%s)" -gt $_end ]; do sleep 0.02; done
-grep -q "schedule re-planned: .*direct alltoall on torus:8x8: .*, verified" "$TMP/d7.log" && ok ||
-	bad "the workload's all-to-all should be the config's direct" "$(grep -i schedule "$TMP/d7.log" | tail -3)"
+until grep -q "schedule re-planned\|no schedule" "$TMP/d9.log" || [ "$(date +%s)" -gt $_end ]; do sleep 0.02; done
+grep -q "schedule re-planned: .*direct alltoall on torus:8x8: .*, verified" "$TMP/d9.log" && ok ||
+	bad "the workload's all-to-all should be the config's direct" "$(grep -i schedule "$TMP/d9.log" | tail -3)"
 same_schedule "alltoall by the config's algorithm" --collective alltoall -- "$TMP/a2a.yaml" --collective alltoall
 expect_exit 0 stop_ofcd
 stop_emu "$a_pid"
