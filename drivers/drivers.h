@@ -130,14 +130,23 @@ struct sim_device;
 
 /* What a driver needs to know about its device; filled by the controller
  * from the fabric config. Strings are borrowed for the device's life. */
+/* How a Calient switch names the ports ofc numbers 1..N (docs/tl1.md):
+ * port k is shelf.(first_slot + (k-1) / slot_ports).((k-1) % slot_ports + 1). */
+struct tl1_port_map {
+	uint32_t shelf, first_slot, slot_ports;
+};
+#define TL1_PORT_MAP_DEFAULT ((struct tl1_port_map){1, 1, 32})
+
 struct device_cfg {
 	const char *name;
-	const char *driver;	     /* tl1, patch-panel, mrr, netlink, sim */
-	const char *address;	     /* host:port (already overridden by --device) */
-	const char *credentials;     /* resolved path, or NULL */
-	const char *credentials_dir; /* a daemon's: read credentials only from here */
-	double timeout;		     /* seconds per command */
-	uint32_t retries;	     /* extra attempts after a lost connection */
+	const char *driver;	      /* tl1, patch-panel, mrr, netlink, sim */
+	const char *dialect;	      /* tl1: "polatis" (NULL too) or "calient" */
+	struct tl1_port_map port_map; /* tl1 calient */
+	const char *address;	      /* host:port (already overridden by --device) */
+	const char *credentials;      /* resolved path, or NULL */
+	const char *credentials_dir;  /* a daemon's: read credentials only from here */
+	double timeout;		      /* seconds per command */
+	uint32_t retries;	      /* extra attempts after a lost connection */
 	enum dev_class cls;
 	uint32_t ports;					    /* switches: N */
 	double move_time;				    /* patch panels: seconds per move */
@@ -270,6 +279,15 @@ struct tl1_cmd {
 };
 /* Parse one command (without the ';'); the text is modified in place. */
 int tl1_parse_cmd(char *text, struct tl1_cmd *cmd, struct ofc_error *err);
+
+/* Calient port names (drivers/tl1_calient.c): port 1..ports as
+ * "shelf.slot.port" under map (false when it has no name: 0, past ports, or
+ * a slot past 2^32); and back: 0 with *port when aid is exactly the name of
+ * a port 1..ports, -1 otherwise (digits only, no sign, no blank). */
+bool tl1_calient_aid(const struct tl1_port_map *map, uint32_t ports, uint32_t port, char *buf,
+		     size_t n);
+int tl1_calient_port(const struct tl1_port_map *map, uint32_t ports, const char *aid,
+		     uint32_t *port);
 
 /* ---- netlink testbed hosts -------------------------------------------------- */
 

@@ -23,8 +23,36 @@ struct tl1_session {
 	double extra_time;
 	struct credentials cred;
 	struct strbuf in; /* bytes received and not yet consumed */
+	const struct tl1_dialect *dialect;
 };
 int tl1_driver_open(struct device *dev, double extra_time, struct ofc_error *err);
+
+/* The blocks of a command around its ctag: VERB PRE CTAG POST ';'. */
+struct tl1_args {
+	const char *pre, *post;
+};
+struct tl1_reply;
+/* A command with reconnects: 0 with the reply (COMPLD or DENY), or -1 when
+ * no attempt got an answer. *attempt is the attempt that answered (0 for
+ * the first). A refused login is final. */
+int tl1_command(struct device *dev, const char *verb, struct tl1_args args, struct tl1_reply *r,
+		uint32_t *attempt, struct ofc_error *err);
+/* A decimal number of at most 10 digits at *p, no sign, no wrap. */
+int tl1_take_u32(const char **p, uint32_t *v);
+
+/* What differs between the TL1 dialects (docs/tl1.md): how cross-connects
+ * are read and how one is made or removed. The session, framing, retries
+ * and login are shared (tl1.c). */
+struct tl1_dialect {
+	const char *name;
+	int (*read)(struct device *, struct device_state *, struct ofc_error *);
+	/* One OP_CONNECT or OP_DISCONNECT, ports already checked: 0 when it
+	 * took effect for certain, -1 with err otherwise. */
+	int (*apply_op)(struct device *, const struct op *, struct ofc_error *);
+};
+extern const struct tl1_dialect tl1_polatis, tl1_calient;
+/* A refused op's error: "device refused connect 3 -> 17 (SAIS: ...)". */
+int tl1_refused(const struct op *op, const struct tl1_reply *r, struct ofc_error *err);
 
 /* A TL1 reply: COMPLD or DENY, the DENY code line, the payload lines. */
 struct tl1_reply {
@@ -45,6 +73,11 @@ int tl1_take_reply(struct strbuf *in, uint32_t ctag, struct tl1_reply *r, struct
  * numbered ports+1..2*ports: 0 with *in and *out (1-based), -1 otherwise. */
 int tl1_parse_xconn(const char *line, uint32_t ports, uint32_t *in, uint32_t *out);
 int tl1_driver_read(struct device *dev, struct device_state *out, struct ofc_error *err);
+/* A RTRV-CRS payload line "SRC,DST:GROUP,1WAY,ACT|IDLE" of a Calient switch
+ * with ports 1..ports named under map: 0 with the ports and whether the
+ * cross-connect is active (carries light), -1 otherwise. */
+int tl1_calient_parse_crs(const char *line, const struct tl1_port_map *map, uint32_t ports,
+			  uint32_t *in, uint32_t *out, bool *active);
 
 /* The MRR driver's reading of a reply, pure (the fuzzer feeds it): a
  * frame's bytes as an MrrReply answering seq (caller frees *reply with
@@ -64,7 +97,7 @@ void tl1_driver_close(struct device *dev);
  * namespace: tbf at rate bits/s (0: none), netem delay of latency seconds
  * (0: none). Whatever root qdisc was there goes first (drivers/shaping.c). */
 struct nl_sock;
-int netlink_shape(struct nl_sock *sk, int ifindex, const char *ifname, double rate,
-		  double latency, struct ofc_error *err);
+int netlink_shape(struct nl_sock *sk, int ifindex, const char *ifname, double rate, double latency,
+		  struct ofc_error *err);
 
 #endif

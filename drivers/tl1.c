@@ -1,7 +1,9 @@
-/* The tl1 driver: optical circuit switches in the TL1 dialect of Polatis
- * switches, over TCP. The dialect (command forms, egress numbering N+k,
- * reply framing, DENY codes) is in docs/tl1.md; build/ocs-emu speaks the
- * same one.
+/* The tl1 driver: optical circuit switches in TL1 over TCP, in the dialect
+ * of Polatis switches (here: ENT-PATCH, egress numbering N+k) or of Calient
+ * switches (drivers/tl1_calient.c: ENT-CRS and ACT-CRS, shelf.slot.port),
+ * picked by the config's `dialect`. Reply framing, sessions, retries and
+ * DENY codes are shared; docs/tl1.md has both dialects, and build/ocs-emu
+ * speaks either (--dialect).
  *
  * Every command carries a fresh ctag and waits for the reply with that
  * ctag. A lost connection, a timeout or a reply that is not TL1 closes the
@@ -95,7 +97,7 @@ static char *trim_line(char *s)
 
 /* A decimal number of at most 10 digits at *p, no sign, no wrap: sscanf's
  * %u took "4294967298" for 2 and "-1" for 4294967295. */
-static int take_u32(const char **p, uint32_t *v)
+int tl1_take_u32(const char **p, uint32_t *v)
 {
 	uint64_t x = 0;
 	const char *q = *p;
@@ -142,7 +144,7 @@ static int parse_block(char *block, uint32_t ctag, struct tl1_reply *r, struct o
 			while (*t == ' ')
 				t++;
 			end = t;
-			if (take_u32(&end, &got) < 0 || *end != ' ')
+			if (tl1_take_u32(&end, &got) < 0 || *end != ' ')
 				return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
 						      "garbage reply: bad ctag in "
 						      "'M %.40s'",
@@ -234,7 +236,7 @@ int tl1_parse_xconn(const char *line, uint32_t ports, uint32_t *in, uint32_t *ou
 	uint32_t i, e;
 
 	/* "IN,EGRESS", egress numbered N+1..2N (docs/tl1.md); nothing after. */
-	if (*p++ != '"' || take_u32(&p, &i) < 0 || *p++ != ',' || take_u32(&p, &e) < 0 ||
+	if (*p++ != '"' || tl1_take_u32(&p, &i) < 0 || *p++ != ',' || tl1_take_u32(&p, &e) < 0 ||
 	    *p++ != '"' || *p)
 		return -1;
 	if (i < 1 || i > ports || e <= ports || (uint64_t)e > 2 * (uint64_t)ports)
@@ -266,11 +268,6 @@ static int read_reply(struct tl1_session *s, uint32_t ctag, double deadline, str
 		sb_add(&s->in, chunk, (size_t)n);
 	}
 }
-
-/* The blocks of a command around its ctag: VERB PRE CTAG POST ';'. */
-struct tl1_args {
-	const char *pre, *post;
-};
 
 /* One command on the current session; no retries. */
 static int exchange(struct device *dev, struct tl1_session *s, const char *verb, struct tl1_args a,
@@ -315,11 +312,8 @@ static int login(struct device *dev, struct tl1_session *s, struct ofc_error *er
 	return rc;
 }
 
-/* A command with reconnects: returns 0 with the reply (COMPLD or DENY),
- * or -1 when no attempt got an answer. *attempt is the attempt that
- * answered (0 for the first). A refused login is final. */
-static int command(struct device *dev, const char *verb, struct tl1_args args, struct tl1_reply *r,
-		   uint32_t *attempt, struct ofc_error *err)
+int tl1_command(struct device *dev, const char *verb, struct tl1_args args, struct tl1_reply *r,
+		uint32_t *attempt, struct ofc_error *err)
 {
 	struct tl1_session *s = dev->priv;
 	struct ofc_error last = {0};
@@ -354,6 +348,8 @@ int tl1_driver_open(struct device *dev, double extra_time, struct ofc_error *err
 
 	s->fd = -1;
 	s->extra_time = extra_time;
+	s->dialect = dev->cfg.dialect && strcmp(dev->cfg.dialect, "calient") == 0 ? &tl1_calient
+										  : &tl1_polatis;
 	if (credentials_load(dev->cfg.credentials, dev->cfg.credentials_dir, &s->cred, err) < 0) {
 		free(s);
 		return -1;
@@ -370,13 +366,15 @@ int tl1_driver_open(struct device *dev, double extra_time, struct ofc_error *err
 	return -1;
 }
 
-int tl1_driver_read(struct device *dev, struct device_state *out, struct ofc_error *err)
+/* ---- the Polatis dialect ------------------------------------------------------ */
+
+static int polatis_read(struct device *dev, struct device_state *out, struct ofc_error *err)
 {
 	struct tl1_reply r = {0};
 	uint32_t attempt, n = dev->cfg.ports;
 	int rc;
 
-	rc = command(dev, "RTRV-PATCH", (struct tl1_args){":::", ":"}, &r, &attempt, err);
+	rc = tl1_command(dev, "RTRV-PATCH", (struct tl1_args){":::", ":"}, &r, &attempt, err);
 	if (rc == 0 && !r.compld)
 		rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED, "RTRV-PATCH refused (%s)",
 				    r.code);
@@ -398,58 +396,78 @@ int tl1_driver_read(struct device *dev, struct device_state *out, struct ofc_err
 	return rc;
 }
 
+int tl1_refused(const struct op *op, const struct tl1_reply *r, struct ofc_error *err)
+{
+	char what[64];
+
+	op_describe(op, what, sizeof(what));
+	return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED, "device refused %s (%s%s%s)", what,
+			      r->code[0] ? r->code : "DENY", r->nlines ? ": " : "",
+			      r->nlines ? r->lines[0] : "");
+}
+
+static int polatis_apply_op(struct device *dev, const struct op *op, struct ofc_error *err)
+{
+	struct tl1_reply r = {0};
+	uint32_t attempt;
+	char args[64];
+	int rc;
+
+	if (op->kind == OP_CONNECT) {
+		snprintf(args, sizeof(args), "::%u,%u:", op->xc.in, dev->cfg.ports + op->xc.out);
+		rc = tl1_command(dev, "ENT-PATCH", (struct tl1_args){args, ":"}, &r, &attempt, err);
+	} else {
+		snprintf(args, sizeof(args), "::%u:", op->xc.in);
+		rc = tl1_command(dev, "DLT-PATCH", (struct tl1_args){args, ":"}, &r, &attempt, err);
+		if (rc == 0 && !r.compld && attempt > 0 && strcmp(r.code, "SNVS") == 0)
+			r.compld = true; /* the first attempt did it */
+	}
+	if (rc == 0 && !r.compld)
+		rc = tl1_refused(op, &r, err);
+	tl1_reply_free(&r);
+	return rc;
+}
+
+const struct tl1_dialect tl1_polatis = {
+    .name = "polatis",
+    .read = polatis_read,
+    .apply_op = polatis_apply_op,
+};
+
+/* ---- the driver ------------------------------------------------------------------ */
+
+int tl1_driver_read(struct device *dev, struct device_state *out, struct ofc_error *err)
+{
+	struct tl1_session *s = dev->priv;
+
+	return s->dialect->read(dev, out, err);
+}
+
 int tl1_driver_apply(struct device *dev, const struct op_batch *b, uint32_t *done,
 		     struct ofc_error *err)
 {
-	struct tl1_reply r = {0};
+	struct tl1_session *s = dev->priv;
 	uint32_t n = dev->cfg.ports;
-	int rc = 0;
 
-	for (uint32_t i = 0; i < b->n && rc == 0; i++) {
+	for (uint32_t i = 0; i < b->n; i++) {
 		const struct op *op = &b->ops[i];
-		uint32_t attempt;
-		char args[64];
 
-		if ((op->kind == OP_CONNECT || op->kind == OP_DISCONNECT) &&
-		    (op->xc.in < 1 || op->xc.in > n ||
-		     (op->kind == OP_CONNECT && (op->xc.out < 1 || op->xc.out > n)))) {
+		if (op->kind != OP_CONNECT && op->kind != OP_DISCONNECT)
+			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
+					      "a switch cannot do operation %d", (int)op->kind);
+		if (op->xc.in < 1 || op->xc.in > n ||
+		    (op->kind == OP_CONNECT && (op->xc.out < 1 || op->xc.out > n)))
 			/* N + out would wrap: egress 4294967042 on 256 ports
 			 * was sent as port 2. */
-			rc = ofc_error_setr(
+			return ofc_error_setr(
 			    err, OFC_E_RUNTIME, OFC_R_REFUSED,
 			    "not sent: cross-connect %u -> %u is outside ports 1..%u", op->xc.in,
 			    op->xc.out, n);
-			break;
-		}
-		if (op->kind == OP_CONNECT) {
-			snprintf(args, sizeof(args), "::%u,%u:", op->xc.in, n + op->xc.out);
-			rc = command(dev, "ENT-PATCH", (struct tl1_args){args, ":"}, &r, &attempt,
-				     err);
-		} else if (op->kind == OP_DISCONNECT) {
-			snprintf(args, sizeof(args), "::%u:", op->xc.in);
-			rc = command(dev, "DLT-PATCH", (struct tl1_args){args, ":"}, &r, &attempt,
-				     err);
-			if (rc == 0 && !r.compld && attempt > 0 && strcmp(r.code, "SNVS") == 0)
-				r.compld = true; /* the first attempt did it */
-		} else {
-			rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
-					    "a switch cannot do operation %d", (int)op->kind);
-			break;
-		}
-		if (rc == 0 && !r.compld) {
-			char what[64];
-
-			op_describe(op, what, sizeof(what));
-			rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
-					    "device refused %s (%s%s%s)", what,
-					    r.code[0] ? r.code : "DENY", r.nlines ? ": " : "",
-					    r.nlines ? r.lines[0] : "");
-		}
-		if (rc == 0)
-			(*done)++;
+		if (s->dialect->apply_op(dev, op, err) < 0)
+			return -1;
+		(*done)++;
 	}
-	tl1_reply_free(&r);
-	return rc;
+	return 0;
 }
 
 void tl1_driver_close(struct device *dev)

@@ -394,7 +394,19 @@ static void driver_init(struct driver_cfg *d)
 {
 	d->timeout = 5.0;
 	d->retries = 2;
+	d->port_map = TL1_PORT_MAP_DEFAULT;
 }
+
+static const struct choice tl1_dialects[] = {
+    {"polatis", TL1_POLATIS}, {"calient", TL1_CALIENT}, {NULL}};
+
+/* A Calient switch's port names: port k is shelf.slot.port (docs/tl1.md). */
+static const struct key port_map_keys[] = {
+    {"shelf", h_u32, OFF(struct tl1_port_map, shelf), .min = 1, .max = 255},
+    {"first_slot", h_u32, OFF(struct tl1_port_map, first_slot), .min = 1, .max = 65535},
+    {"slot_ports", h_u32, OFF(struct tl1_port_map, slot_ports), .min = 1, .max = 65535},
+    {NULL},
+};
 
 static int h_driver(struct loader *L, yaml_node_t *n, const struct key *k, void *base);
 
@@ -406,6 +418,12 @@ static const struct key driver_keys[] = {
      .loc_off = LOC(struct driver_cfg, credentials_loc)},
     {"timeout", h_duration, OFF(struct driver_cfg, timeout), .min = 0.001, .max = 3600},
     {"retries", h_u32, OFF(struct driver_cfg, retries), .min = 0, .max = 10},
+    {"dialect", h_choice, OFF(struct driver_cfg, dialect), .choices = tl1_dialects,
+     .loc_off = LOC(struct driver_cfg, dialect_loc),
+     .set_off = LOC(struct driver_cfg, dialect_set)},
+    {"port_map", h_mapping, OFF(struct driver_cfg, port_map), .sub = port_map_keys,
+     .loc_off = LOC(struct driver_cfg, port_map_loc),
+     .set_off = LOC(struct driver_cfg, port_map_set)},
     {"password", h_refuse,
      .why = "passwords never go in the config: put them in a credentials file and "
 	    "name it with 'credentials: PATH'"},

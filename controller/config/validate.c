@@ -127,6 +127,13 @@ static int check_driver(struct fabric *f, struct driver_cfg *d, const char *devi
 		return fabric_error_at(
 		    err, f, d->address_loc,
 		    "bad address '%s': expected HOST:PORT with a port in 1..65535", d->address);
+	if (d->dialect_set && strcmp(d->type, "tl1") != 0)
+		return fabric_error_at(err, f, d->dialect_loc,
+				       "'dialect' is for driver 'tl1', not '%s'", d->type);
+	if (d->port_map_set && d->dialect != TL1_CALIENT)
+		return fabric_error_at(
+		    err, f, d->port_map_loc,
+		    "'port_map' names Calient ports: it needs 'dialect: calient'");
 	if (strcmp(d->type, "tl1") == 0 && !d->credentials)
 		return fabric_error_at(err, f, d->loc,
 				       "driver 'tl1' of %s needs 'credentials: FILE' to log in",

@@ -18,6 +18,11 @@ int fabric_error_at(struct ofc_error *err, const struct fabric *f, struct src_lo
 			    loc.col ? loc.col : 1, "%s", msg);
 }
 
+const char *tl1_dialect_name(int dialect)
+{
+	return dialect == TL1_CALIENT ? "calient" : "polatis";
+}
+
 static void driver_free(struct driver_cfg *d)
 {
 	free(d->type);

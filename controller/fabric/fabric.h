@@ -115,7 +115,14 @@ struct driver_cfg {
 	double timeout;		/* seconds per command */
 	uint32_t retries;
 	struct src_loc address_loc, credentials_loc;
+	int dialect; /* tl1: TL1_POLATIS or TL1_CALIENT (docs/tl1.md) */
+	bool dialect_set, port_map_set;
+	struct tl1_port_map port_map; /* tl1 calient: port k's shelf.slot.port */
+	struct src_loc dialect_loc, port_map_loc;
 };
+enum { TL1_POLATIS = 0, TL1_CALIENT = 1 };
+/* The dialect's name as the config and device_cfg say it. */
+const char *tl1_dialect_name(int dialect);
 
 /* A lightpath a ring should carry (config `lightpaths`): the MRRs of
  * `interface` at `from` add the wavelength and those at `to` drop it. */

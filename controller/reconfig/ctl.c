@@ -144,6 +144,8 @@ static struct ctl_device *add_device(struct ctl *c, const struct driver_cfg *d, 
 	cd->cfg = (struct device_cfg){
 	    .name = name,
 	    .driver = d ? d->type : "netlink",
+	    .dialect = d && strcmp(d->type, "tl1") == 0 ? tl1_dialect_name(d->dialect) : NULL,
+	    .port_map = d ? d->port_map : TL1_PORT_MAP_DEFAULT,
 	    .address = d ? d->address : NULL,
 	    .credentials = d ? d->credentials_path : NULL,
 	    .credentials_dir = c->opts.credentials_dir,
@@ -377,8 +379,9 @@ static bool same_str(const char *a, const char *b)
 static bool same_device(const struct device_cfg *a, const struct device_cfg *b)
 {
 	return strcmp(a->name, b->name) == 0 && a->cls == b->cls && a->sim == b->sim &&
-	       same_str(a->driver, b->driver) && same_str(a->address, b->address) &&
-	       same_str(a->credentials, b->credentials) &&
+	       same_str(a->driver, b->driver) && same_str(a->dialect, b->dialect) &&
+	       memcmp(&a->port_map, &b->port_map, sizeof(a->port_map)) == 0 &&
+	       same_str(a->address, b->address) && same_str(a->credentials, b->credentials) &&
 	       same_str(a->credentials_dir, b->credentials_dir);
 }
 

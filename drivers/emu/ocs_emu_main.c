@@ -1,18 +1,21 @@
 /* build/ocs-emu: an optical circuit switch (or robotic patch panel) that
- * speaks the TL1 dialect of docs/tl1.md on a TCP port, for tests and demos
- * without hardware. It can be told to misbehave on the K-th command it
- * receives (counted from 1 over the life of the process, every command of
- * every session): refuse it, drop the connection, stall, answer garbage, or
- * report a wrong cross-connect on the next read-back.
+ * speaks TL1 (docs/tl1.md) on a TCP port, for tests and demos without
+ * hardware: the Polatis dialect (ENT-PATCH), or with --dialect calient the
+ * Calient one (ENT-CRS + ACT-CRS, ports shelf.slot.port with shelf 1, slots
+ * from 1 and --slot-ports ports a slot). It can be told to misbehave on the
+ * K-th command it receives (counted from 1 over the life of the process,
+ * every command of every session): refuse it, drop the connection, stall,
+ * answer garbage, or report a wrong cross-connect on the next read-back.
  *
  *   ocs-emu --listen 127.0.0.1:PORT --ports N [--delay-ms D] [--hold-file F]
- *           [--credentials FILE] [--fail-at K [--fail-count C]
- *           [--fail-mode deny|close|close-after|stall|garbage|lie]]
+ *           [--dialect polatis|calient [--slot-ports P]] [--credentials FILE]
+ *           [--fail-at K [--fail-count C] [--fail-mode deny|close|close-after|stall|garbage|lie]]
  *           [--state FILE] [--port-file FILE] [--log FILE]
  *
  * Port 0 picks a free port; --port-file gets it (written atomically once
  * the socket listens). --state loads cross-connects at start and saves them
- * after every change, so a restarted emulator keeps its switch state.
+ * after every change, so a restarted emulator keeps its switch state
+ * (lines "IN OUT", and "IN OUT idle" for a Calient entry not active).
  */
 #include "drivers/emu/emu.h"
 
@@ -34,6 +37,10 @@ struct emu {
 	uint32_t n;
 	uint32_t *to;	/* ingress -> egress (1..n), 0 = free */
 	uint32_t *from; /* egress -> ingress */
+	bool calient;
+	struct tl1_port_map map; /* calient */
+	bool *idle;		 /* calient: ingress -> entered, not active */
+	char (*group)[33];	 /* calient: ingress -> the entry's group */
 	uint32_t delay_ms;
 	const char *hold_path; /* --hold-file: changes wait while it exists */
 	struct credentials cred;
@@ -46,7 +53,7 @@ struct emu {
 
 static const char usage[] =
     "usage: ocs-emu --listen HOST:PORT --ports N [--delay-ms D] [--hold-file F]\n"
-    "               [--credentials FILE]\n"
+    "               [--dialect polatis|calient [--slot-ports P]] [--credentials FILE]\n"
     "               [--fail-at K [--fail-count C] [--fail-mode MODE]] [--state FILE]\n"
     "               [--port-file FILE] [--log FILE]\n"
     "MODE: deny (default), close, close-after, stall, garbage, lie\n";
@@ -58,6 +65,10 @@ static const char help[] =
     "  --ports N            N x N ports, numbered 1..N\n"
     "  --delay-ms D         time each cross-connect change takes (a patch panel's move)\n"
     "  --hold-file F        every change waits while the file F exists (for tests)\n"
+    "  --dialect D          polatis (ENT-PATCH; the default) or calient (ENT-CRS,\n"
+    "                       ACT-CRS, ports named shelf.slot.port)\n"
+    "  --slot-ports P       calient: ports a slot (default 32): port k is\n"
+    "                       1.((k-1)/P+1).((k-1)%P+1)\n"
     "  --credentials FILE   the user and password ACT-USER must give\n"
     "  --fail-at K          misbehave from the K-th command received (counted from 1)\n"
     "  --fail-count C       ... for C commands (default 1)\n"
@@ -105,7 +116,8 @@ static void save_state(struct emu *e)
 	if (f) {
 		for (uint32_t i = 1; i <= e->n; i++)
 			if (e->to[i])
-				fprintf(f, "%u %u\n", i, e->to[i]);
+				fprintf(f, "%u %u%s\n", i, e->to[i],
+					e->calient && e->idle[i] ? " idle" : "");
 		if (fclose(f) == 0 && rename(tmp, e->state_path) == 0) {
 			free(tmp);
 			return;
@@ -127,10 +139,17 @@ static int load_state(struct emu *e, struct ofc_error *err)
 	for (line = text; line && *line; line = next) {
 		char num[2][16];
 		uint32_t a = 0, b = 0;
+		size_t ll;
+		bool idle = false;
 
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = 0;
+		ll = strlen(line);
+		if (e->calient && ll > 5 && strcmp(line + ll - 5, " idle") == 0) {
+			line[ll - 5] = 0;
+			idle = true;
+		}
 		/* "IN OUT" as save_state writes them: digits only, so a number
 		 * past 2^32 is refused rather than wrapped (sscanf's %u). */
 		if (sscanf(line, "%15[0-9] %15[0-9]", num[0], num[1]) != 2 ||
@@ -145,6 +164,10 @@ static int load_state(struct emu *e, struct ofc_error *err)
 		}
 		e->to[a] = b;
 		e->from[b] = a;
+		if (e->calient) {
+			e->idle[a] = idle;
+			snprintf(e->group[a], sizeof(e->group[a]), "OFC");
+		}
 	}
 	free(text);
 	return 0;
@@ -170,6 +193,176 @@ static void hold(const struct emu *e)
 static bool parse_port(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
 {
 	return s && parse_u32(s, out) == 0 && *out >= lo && *out <= hi;
+}
+
+/* The Polatis dialect's verbs: true for COMPLD, false with *code. */
+static bool polatis_verb(struct emu *e, const struct tl1_cmd *cmd, struct strbuf *pay,
+			 const char **code)
+{
+	if (strcmp(cmd->verb, "RTRV-PATCH") == 0) {
+		bool lie = e->lie_armed;
+
+		e->lie_armed = false;
+		/* The lie is a state the switch could hold (its first
+		 * cross-connect left out), so the driver's comparison, not its
+		 * sanity check, is what catches it. */
+		for (uint32_t i = 1; i <= e->n; i++) {
+			uint32_t out = e->to[i];
+
+			if (!out)
+				continue;
+			if (lie) {
+				lie = false;
+				continue;
+			}
+			sb_printf(pay, "   \"%u,%u\"\r\n", i, e->n + out);
+		}
+		if (lie) /* nothing connected: invent one */
+			sb_printf(pay, "   \"1,%u\"\r\n", e->n + 1);
+		return true;
+	}
+	if (strcmp(cmd->verb, "ENT-PATCH") == 0) {
+		char aid[64];
+		char *comma;
+		uint32_t in, out;
+
+		snprintf(aid, sizeof(aid), "%s", cmd->nfield > 1 ? cmd->field[1] : "");
+		comma = strchr(aid, ',');
+		if (comma)
+			*comma++ = 0;
+		if (!comma || !parse_port(aid, 1, e->n, &in) ||
+		    !parse_port(comma, e->n + 1, 2 * e->n, &out))
+			return *code = "IIAC", false;
+		if (e->to[in] == out - e->n)
+			return true; /* already so: idempotent */
+		if (e->to[in] || e->from[out - e->n])
+			return *code = "SAIS", false;
+		hold(e);
+		pause_ms(e->delay_ms);
+		e->to[in] = out - e->n;
+		e->from[out - e->n] = in;
+		save_state(e);
+		return true;
+	}
+	if (strcmp(cmd->verb, "DLT-PATCH") == 0) {
+		uint32_t in;
+
+		if (!parse_port(cmd->nfield > 1 ? cmd->field[1] : NULL, 1, e->n, &in))
+			return *code = "IIAC", false;
+		if (!e->to[in])
+			return *code = "SNVS", false;
+		hold(e);
+		pause_ms(e->delay_ms);
+		e->from[e->to[in]] = 0;
+		e->to[in] = 0;
+		save_state(e);
+		return true;
+	}
+	return *code = "ICNV", false;
+}
+
+/* "SRC,DST" as Calient port names -> ingress and egress 1..n. */
+static bool calient_pair(const struct emu *e, const struct tl1_cmd *cmd, uint32_t *in,
+			 uint32_t *out)
+{
+	char aid[96];
+	char *comma;
+
+	snprintf(aid, sizeof(aid), "%s", cmd->nfield > 1 ? cmd->field[1] : "");
+	comma = strchr(aid, ',');
+	if (comma)
+		*comma++ = 0;
+	return comma && tl1_calient_port(&e->map, e->n, aid, in) == 0 &&
+	       tl1_calient_port(&e->map, e->n, comma, out) == 0;
+}
+
+static void calient_rtrv(struct emu *e, struct strbuf *pay)
+{
+	bool lie = e->lie_armed;
+	char src[48], dst[48];
+
+	e->lie_armed = false;
+	/* As in the Polatis dialect, the lie leaves out the first active
+	 * cross-connect, a state the switch could hold. */
+	for (uint32_t i = 1; i <= e->n; i++) {
+		if (!e->to[i])
+			continue;
+		if (lie && !e->idle[i]) {
+			lie = false;
+			continue;
+		}
+		tl1_calient_aid(&e->map, e->n, i, src, sizeof(src));
+		tl1_calient_aid(&e->map, e->n, e->to[i], dst, sizeof(dst));
+		sb_printf(pay, "   \"%s,%s:%s,1WAY,%s\"\r\n", src, dst, e->group[i],
+			  e->idle[i] ? "IDLE" : "ACT");
+	}
+	if (lie) { /* nothing active: invent one */
+		tl1_calient_aid(&e->map, e->n, 1, src, sizeof(src));
+		sb_printf(pay, "   \"%s,%s:OFC,1WAY,ACT\"\r\n", src, src);
+	}
+}
+
+/* ENT-CRS::SRC,DST:CTAG::GROUP,1WAY: enter an idle cross-connect. */
+static bool calient_ent(struct emu *e, const struct tl1_cmd *cmd, uint32_t in, uint32_t out,
+			const char **code)
+{
+	const char *params = cmd->nfield > 4 ? cmd->field[4] : "";
+	const char *comma = strchr(params, ',');
+	size_t glen = comma ? (size_t)(comma - params) : 0;
+
+	if (!comma || glen == 0 || glen >= sizeof(e->group[0]) || strcmp(comma, ",1WAY") != 0 ||
+	    strspn(params, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") !=
+		glen)
+		return *code = "IDNV", false; /* a group name and 1WAY, nothing else */
+	if (e->to[in] == out)
+		return true; /* entered already (active or not): idempotent */
+	if (e->to[in] || e->from[out])
+		return *code = "SAIS", false;
+	e->to[in] = out;
+	e->from[out] = in;
+	e->idle[in] = true;
+	memcpy(e->group[in], params, glen);
+	e->group[in][glen] = 0;
+	save_state(e);
+	return true;
+}
+
+/* The Calient dialect's verbs: true for COMPLD, false with *code. The
+ * light moves on ACT-CRS and CANC-CRS: they take --delay-ms. */
+static bool calient_verb(struct emu *e, const struct tl1_cmd *cmd, struct strbuf *pay,
+			 const char **code)
+{
+	uint32_t in, out;
+	bool act = strcmp(cmd->verb, "ACT-CRS") == 0, canc = strcmp(cmd->verb, "CANC-CRS") == 0;
+
+	if (strcmp(cmd->verb, "RTRV-CRS") == 0) {
+		calient_rtrv(e, pay);
+		return true;
+	}
+	if (!act && !canc && strcmp(cmd->verb, "ENT-CRS") != 0 && strcmp(cmd->verb, "DLT-CRS") != 0)
+		return *code = "ICNV", false;
+	if (!calient_pair(e, cmd, &in, &out))
+		return *code = "IIAC", false;
+	if (strcmp(cmd->verb, "ENT-CRS") == 0)
+		return calient_ent(e, cmd, in, out, code);
+	if (e->to[in] != out)
+		return *code = "SNVS", false; /* no such cross-connect */
+	if (act || canc) {
+		if (e->idle[in] == canc)
+			return true; /* so already: idempotent */
+		hold(e);
+		pause_ms(e->delay_ms);
+		e->idle[in] = canc;
+		save_state(e);
+		return true;
+	}
+	if (!e->idle[in])
+		return *code = "SAIS", false; /* DLT-CRS of an active one: CANC-CRS first */
+	e->to[in] = 0;
+	e->from[out] = 0;
+	e->idle[in] = false;
+	save_state(e);
+	return true;
 }
 
 /* Handle one command; returns false when the session must close. */
@@ -237,72 +430,11 @@ static bool handle(struct emu *e, struct emu_client *c, char *text)
 	} else if (!c->logged_in) {
 		ok = false;
 		code = "PLNA";
-	} else if (strcmp(cmd.verb, "RTRV-PATCH") == 0) {
-		bool lie = e->lie_armed;
-
-		e->lie_armed = false;
-		/* The lie is a state the switch could hold (its first
-		 * cross-connect left out), so the driver's comparison, not its
-		 * sanity check, is what catches it. */
-		for (uint32_t i = 1; i <= e->n; i++) {
-			uint32_t out = e->to[i];
-
-			if (!out)
-				continue;
-			if (lie) {
-				lie = false;
-				continue;
-			}
-			sb_printf(&pay, "   \"%u,%u\"\r\n", i, e->n + out);
-		}
-		if (lie) /* nothing connected: invent one */
-			sb_printf(&pay, "   \"1,%u\"\r\n", e->n + 1);
-	} else if (strcmp(cmd.verb, "ENT-PATCH") == 0) {
-		char aid[64];
-		char *comma;
-		uint32_t in, out;
-
-		snprintf(aid, sizeof(aid), "%s", cmd.nfield > 1 ? cmd.field[1] : "");
-		comma = strchr(aid, ',');
-		if (comma)
-			*comma++ = 0;
-		if (!comma || !parse_port(aid, 1, e->n, &in) ||
-		    !parse_port(comma, e->n + 1, 2 * e->n, &out)) {
-			ok = false;
-			code = "IIAC";
-		} else if (e->to[in] == out - e->n) {
-			ok = true; /* already so: idempotent */
-		} else if (e->to[in] || e->from[out - e->n]) {
-			ok = false;
-			code = "SAIS";
-		} else {
-			hold(e);
-			pause_ms(e->delay_ms);
-			e->to[in] = out - e->n;
-			e->from[out - e->n] = in;
-			save_state(e);
-		}
-	} else if (strcmp(cmd.verb, "DLT-PATCH") == 0) {
-		uint32_t in;
-
-		if (!parse_port(cmd.nfield > 1 ? cmd.field[1] : NULL, 1, e->n, &in)) {
-			ok = false;
-			code = "IIAC";
-		} else if (!e->to[in]) {
-			ok = false;
-			code = "SNVS";
-		} else {
-			hold(e);
-			pause_ms(e->delay_ms);
-			e->from[e->to[in]] = 0;
-			e->to[in] = 0;
-			save_state(e);
-		}
 	} else if (strcmp(cmd.verb, "CANC-USER") == 0) {
 		keep = false;
 	} else {
-		ok = false;
-		code = "ICNV";
+		ok = e->calient ? calient_verb(e, &cmd, &pay, &code)
+				: polatis_verb(e, &cmd, &pay, &code);
 	}
 	if (fault == FAULT_CLOSE_AFTER)
 		keep = false;
@@ -345,13 +477,17 @@ int main(int argc, char **argv)
 	    {"hold-file", required_argument, NULL, 'H'},
 	    {"credentials", required_argument, NULL, 'c'},
 	    {"state", required_argument, NULL, 's'},
+	    {"dialect", required_argument, NULL, 'D'},
+	    {"slot-ports", required_argument, NULL, 'P'},
 	    {0},
 	};
 	struct emu e = {.co = {.prog = "ocs-emu",
 			       .usage = usage,
 			       .help = help,
 			       .fail_count = 1,
-			       .mode = FAULT_DENY}};
+			       .mode = FAULT_DENY},
+			.map = TL1_PORT_MAP_DEFAULT};
+	bool slot_ports_set = false;
 	struct ofc_error err = {0};
 	char buf[1024];
 	int c, lfd, rc;
@@ -383,6 +519,20 @@ int main(int argc, char **argv)
 		case 's':
 			e.state_path = optarg;
 			break;
+		case 'D':
+			if (strcmp(optarg, "calient") != 0 && strcmp(optarg, "polatis") != 0)
+				return emu_usage_error(
+				    &e.co, "--dialect must be polatis or calient, got '%s'",
+				    optarg);
+			e.calient = strcmp(optarg, "calient") == 0;
+			break;
+		case 'P':
+			if (parse_u32(optarg, &e.map.slot_ports) < 0 || e.map.slot_ports < 1 ||
+			    e.map.slot_ports > 65535)
+				return emu_usage_error(
+				    &e.co, "--slot-ports must be 1..65535, got '%s'", optarg);
+			slot_ports_set = true;
+			break;
 		default:
 			rc = emu_common_option(&e.co, c, optarg);
 			if (rc == 1)
@@ -397,6 +547,8 @@ int main(int argc, char **argv)
 		return emu_usage_error(&e.co, "unexpected argument '%s'", argv[optind]);
 	if (!e.co.listen || !e.n)
 		return emu_usage_error(&e.co, "%s", "--listen and --ports are required");
+	if (slot_ports_set && !e.calient)
+		return emu_usage_error(&e.co, "%s", "--slot-ports needs --dialect calient");
 	lfd = emu_listen(&e.co, &err);
 	if (lfd < 0) {
 		fprintf(stderr, "ocs-emu: %s\n", err.msg);
@@ -404,6 +556,10 @@ int main(int argc, char **argv)
 	}
 	e.to = xcalloc(e.n + 1, sizeof(uint32_t));
 	e.from = xcalloc(e.n + 1, sizeof(uint32_t));
+	if (e.calient) {
+		e.idle = xcalloc(e.n + 1, sizeof(*e.idle));
+		e.group = xcalloc(e.n + 1, sizeof(*e.group));
+	}
 	rc = 0;
 	if (e.state_path && load_state(&e, &err) < 0)
 		rc = 2;
@@ -413,6 +569,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ocs-emu: %s\n", err.msg);
 		free(e.to);
 		free(e.from);
+		free(e.idle);
+		free(e.group);
 		return rc;
 	}
 	signal(SIGPIPE, SIG_IGN);
