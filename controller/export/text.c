@@ -10,6 +10,10 @@ static void driver_line(FILE *out, const struct driver_cfg *d)
 		return;
 	}
 	fprintf(out, "driver %s", d->type);
+	if (d->dialect == TL1_CALIENT)
+		fprintf(out, " (Calient dialect, port k = %u.%u+(k-1)/%u.(k-1)%%%u+1)",
+			d->port_map.shelf, d->port_map.first_slot, d->port_map.slot_ports,
+			d->port_map.slot_ports);
 	if (d->address)
 		fprintf(out, " at %s", d->address);
 	if (d->credentials)

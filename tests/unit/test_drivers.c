@@ -406,6 +406,67 @@ static void test_reply_numbers(void **state)
 	sb_free(&in);
 }
 
+/* Calient port names under a port map, both ways, and RTRV-CRS lines:
+ * only one-way cross-connects between ports the map names, active or idle,
+ * nothing after the quote; numbers whole or refused. */
+static void test_tl1_calient(void **state)
+{
+	const struct tl1_port_map map = {2, 3, 16};
+	char buf[48];
+	uint32_t p, a, b;
+	bool act;
+	(void)state;
+
+	assert_true(tl1_calient_aid(&map, 64, 1, buf, sizeof(buf)));
+	assert_string_equal(buf, "2.3.1");
+	assert_true(tl1_calient_aid(&map, 64, 17, buf, sizeof(buf)));
+	assert_string_equal(buf, "2.4.1");
+	assert_true(tl1_calient_aid(&map, 64, 64, buf, sizeof(buf)));
+	assert_string_equal(buf, "2.6.16");
+	assert_false(tl1_calient_aid(&map, 64, 0, buf, sizeof(buf)));
+	assert_false(tl1_calient_aid(&map, 64, 65, buf, sizeof(buf)));
+	for (uint32_t k = 1; k <= 64; k++) {
+		assert_true(tl1_calient_aid(&map, 64, k, buf, sizeof(buf)));
+		assert_int_equal(tl1_calient_port(&map, 64, buf, &p), 0);
+		assert_int_equal(p, k);
+	}
+	assert_int_equal(tl1_calient_port(&map, 64, "1.3.1", &p), -1);	/* another shelf */
+	assert_int_equal(tl1_calient_port(&map, 64, "2.2.1", &p), -1);	/* before first_slot */
+	assert_int_equal(tl1_calient_port(&map, 64, "2.3.17", &p), -1); /* past slot_ports */
+	assert_int_equal(tl1_calient_port(&map, 64, "2.7.1", &p), -1);	/* port 65 */
+	assert_int_equal(tl1_calient_port(&map, 64, "2.3.1 ", &p), -1);
+	assert_int_equal(tl1_calient_port(&map, 64, "2.3.+1", &p), -1);
+	assert_int_equal(tl1_calient_port(&map, 64, "2.4294967299.1", &p), -1);
+	assert_int_equal(tl1_calient_port(&map, 64, "2.3", &p), -1);
+
+	assert_int_equal(
+	    tl1_calient_parse_crs("\"2.3.1,2.4.1:OFC,1WAY,ACT\"", &map, 64, &a, &b, &act), 0);
+	assert_int_equal(a, 1);
+	assert_int_equal(b, 17);
+	assert_true(act);
+	assert_int_equal(
+	    tl1_calient_parse_crs("\"2.6.16,2.3.2:ops_team-1,1WAY,IDLE\"", &map, 64, &a, &b, &act),
+	    0);
+	assert_int_equal(a, 64);
+	assert_int_equal(b, 2);
+	assert_false(act);
+	static const char *const bad[] = {
+	    "\"2.3.1,2.4.1:OFC,2WAY,ACT\"",  /* two-way: not one cross-connect */
+	    "\"2.3.1,2.4.1:OFC,1WAY,OOS\"",  /* unknown state */
+	    "\"2.3.1,2.4.1:OFC,1WAY,ACT\"x", /* after the quote */
+	    "\"2.3.1,2.4.1:,1WAY,ACT\"",     /* no group */
+	    "\"2.3.1,2.4.1:O F,1WAY,ACT\"",  /* a blank in the group */
+	    "\"2.3.1,2.7.1:OFC,1WAY,ACT\"",  /* port 65 of 64 */
+	    "\"2.3.1;2.4.1:OFC,1WAY,ACT\"",
+	    "\"2.3.1,2.4.1:OFC,1WAY,ACT",
+	    "2.3.1,2.4.1:OFC,1WAY,ACT",
+	    "\"2.3.1,2.4.1\"",
+	    "\"2.3.1,2.4.1:OFCOFCOFCOFCOFCOFCOFCOFCOFCOFCOFCO,1WAY,ACT\"", /* group of 33 */
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		assert_int_equal(tl1_calient_parse_crs(bad[i], &map, 64, &a, &b, &act), -1);
+}
+
 /* What a device reports is checked before anything diffs against it:
  * numbers within the device, nothing twice. */
 static void test_state_check(void **state)
@@ -477,11 +538,12 @@ static void test_state_check(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_switch_diff),	    cmocka_unit_test(test_hosts_diff),
-	    cmocka_unit_test(test_sim_faults),	    cmocka_unit_test(test_tl1_parse),
-	    cmocka_unit_test(test_tl1_replies),	    cmocka_unit_test(test_credentials),
-	    cmocka_unit_test(test_credentials_dir), cmocka_unit_test(test_fault_names),
-	    cmocka_unit_test(test_reply_numbers),   cmocka_unit_test(test_state_check),
+	    cmocka_unit_test(test_switch_diff), cmocka_unit_test(test_hosts_diff),
+	    cmocka_unit_test(test_sim_faults),	cmocka_unit_test(test_tl1_parse),
+	    cmocka_unit_test(test_tl1_replies), cmocka_unit_test(test_tl1_calient),
+	    cmocka_unit_test(test_credentials), cmocka_unit_test(test_credentials_dir),
+	    cmocka_unit_test(test_fault_names), cmocka_unit_test(test_reply_numbers),
+	    cmocka_unit_test(test_state_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
