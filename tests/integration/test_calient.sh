@@ -338,4 +338,62 @@ grep -q IIAC "$TMP/raw" && grep -q IDNV "$TMP/raw" && grep -q SNVS "$TMP/raw" &&
 kill -0 "$g_pid" 2>/dev/null && ok || bad "ocs-emu died on bad Calient input"
 stop_emu "$g_pid"
 
+# ---- ofcd: a failure's move on a Calient switch, killed half-way ----------------------------
+# Reconfigure to circulant:64:1 (ports 0 and 1; 2 and 3 spare); `fail
+# h20:0` moves its circuits onto h20:2 in one transaction of 4 changes,
+# after the emulator's restart: 1 ACT-USER, 2 RTRV-CRS, 3..6 CANC-CRS and
+# DLT-CRS twice, 7 ENT-CRS, 8 ACT-CRS (the first connect half done), 9 and
+# 10 the second, 11 the read-back. ofcd is killed -9 at K and started
+# again: at 8 the move is undone (h20:0 failed, not moved), at 11 it is
+# finished.
+OFCD="${OFCD:-$BUILD/ofcd} --credentials-dir $TMP --probe-interval 0"
+SOCK="$TMP/ofcd.sock"
+P2=
+emu_at() { # ARGS...: the emulator on its state file and (after the first) port
+	[ -n "$e2_pid" ] && stop_emu "$e2_pid"
+	start_emu ocs-emu e2 --dialect calient --ports 256 --credentials "$CRED" \
+		--state "$TMP/e2.state" --log "$TMP/e2.log" --listen "127.0.0.1:${P2:-0}" "$@"
+	P2=$e2_port
+}
+start_ofcd() {
+	$OFCD --foreground --config "$TORUS" --socket "$SOCK" --state-dir "$TMP/st2" \
+		--device "ocs0=127.0.0.1:$P2" 2>>"$TMP/d.log" &
+	ofcd_pid=$!
+	_end=$(($(date +%s) + 10))
+	until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ "$(date +%s)" -gt $_end ]; do
+		sleep 0.01
+	done
+}
+for K in 8 11; do
+	rm -rf "$TMP/st2"
+	: >"$TMP/e2.state"
+	emu_at
+	expect_exit 0 $OFC apply "$TORUS" --device "ocs0=127.0.0.1:$P2" --state-dir "$TMP/st2"
+	start_ofcd
+	expect_stdout_has "committed transaction 2" $OFC --socket "$SOCK" reconfigure --topology circulant:64:1
+	rm -f "$TMP/e2.log"
+	emu_at --fail-at $K --fail-mode stall
+	$OFC --socket "$SOCK" fail h20:0 >/dev/null 2>&1 &
+	fail_pid=$!
+	_end=$(($(date +%s) + 10))
+	until grep -q "^$K " "$TMP/e2.log" 2>/dev/null || [ "$(date +%s)" -gt $_end ]; do sleep 0.01; done
+	if [ $K -eq 8 ]; then want_verb=ACT-CRS; else want_verb=RTRV-CRS; fi
+	grep -q "^$K $want_verb:" "$TMP/e2.log" && ok || bad "ofcd kill point $K: not at $want_verb" "$(cat "$TMP/e2.log")"
+	kill -9 "$ofcd_pid"
+	wait "$ofcd_pid" 2>/dev/null
+	wait "$fail_pid" 2>/dev/null
+	emu_at
+	start_ofcd
+	if [ $K -eq 8 ]; then
+		expect_json 'j["target_topology"] == "circulant:64:1" and not j.get("moved") and j["failed"] == ["h20:0"] and j["devices"][0]["at_target"]' \
+			$OFC --socket "$SOCK" status --json
+	else
+		expect_json 'j["target_topology"] == "circulant:64:1" and j["moved"] == ["h20:0>h20:2"] and j["devices"][0]["at_target"]' \
+			$OFC --socket "$SOCK" status --json
+	fi
+	kill -TERM "$ofcd_pid"
+	wait "$ofcd_pid"
+done
+stop_emu "$e2_pid"
+
 finish
