@@ -5,6 +5,13 @@
  * needs root and makes its own network namespaces (skipped otherwise).
  *
  *   build/bench/reconfig [REPS]      (BUILD=dir picks the emulators' directory)
+ *   build/bench/reconfig dialects [REPS]
+ *
+ * `dialects` (issue 39): 384 cross-connects applied over TL1 in each
+ * dialect to ocs-emu on loopback, against the dialect's round-trip floor:
+ * its commands (Polatis one a change, Calient two) times the median round
+ * trip of one command on the same kind of session (a read of an empty
+ * switch: one RTRV, the smallest reply there is).
  */
 #include <errno.h>
 #include <signal.h>
@@ -347,10 +354,106 @@ static void bench_netlink(void)
 	graph_free(g);
 }
 
+/* The median seconds of one command on a fresh session of dialect to the
+ * emulator at port: n reads of an empty switch, one RTRV each. */
+static double tl1_round_trip(const char *dir, const char *dialect, const char *port, int n)
+{
+	char *addr = xasprintf("127.0.0.1:%s", port), *cred = xasprintf("%s/c.cred", dir);
+	struct device_cfg cfg = {.name = "sw0",
+				 .driver = "tl1",
+				 .dialect = dialect,
+				 .port_map = TL1_PORT_MAP_DEFAULT,
+				 .address = addr,
+				 .credentials = cred,
+				 .timeout = 5,
+				 .cls = DEV_SWITCH,
+				 .ports = 384};
+	struct ofc_error err = {0};
+	struct device dev;
+	struct device_state st;
+	double *t = xcalloc((size_t)n, sizeof(double)), med;
+
+	state_init(&st, DEV_SWITCH);
+	if (device_init(&dev, &cfg, &err) < 0 || device_read(&dev, &st, &err) < 0) {
+		fprintf(stderr, "reconfig: %s\n", err.msg);
+		exit(1);
+	}
+	for (int i = 0; i < n; i++) {
+		double t0 = now_seconds();
+
+		state_clear(&st);
+		if (device_read(&dev, &st, &err) < 0) {
+			fprintf(stderr, "reconfig: %s\n", err.msg);
+			exit(1);
+		}
+		t[i] = now_seconds() - t0;
+	}
+	qsort(t, (size_t)n, sizeof(double), cmp_double);
+	med = t[n / 2];
+	device_close(&dev);
+	state_free(&st);
+	free(t);
+	free(addr);
+	free(cred);
+	return med;
+}
+
+static void bench_dialects(const char *dir, int reps)
+{
+	static const char *const dialects[] = {"polatis", "calient"};
+
+	printf("384 cross-connects over TL1 to ocs-emu (delay 0, loopback), median of %d runs:\n",
+	       reps);
+	for (size_t d = 0; d < ARRAY_SIZE(dialects); d++) {
+		char *text = xasprintf(
+		    "name: bench\nhosts: {count: 96, prefix: h, ports: 4}\n"
+		    "switches:\n  - name: sw0\n    type: ocs\n    ports: 384\n"
+		    "    reconfig_time: 0s\n"
+		    "    driver: {type: tl1, dialect: %s, address: 127.0.0.1:1, "
+		    "credentials: c.cred, timeout: 5s}\n"
+		    "wiring: {pattern: sequential, switches: [sw0]}\ntopology: torus:8x12\n",
+		    dialects[d]);
+		struct fabric *f = fabric_from(dir, text);
+		double *app = xcalloc((size_t)reps, sizeof(double));
+		double *rtt = xcalloc((size_t)reps, sizeof(double));
+		uint32_t ops = 0;
+		uint64_t cmds = 0;
+
+		for (int r = 0; r < reps; r++) {
+			const char *argv[] = {"ocs-emu", "--ports",   "384",	   "--delay-ms",
+					      "0",	 "--dialect", dialects[d], NULL};
+			struct emu e;
+			char *st = xasprintf("%s/dst%d-%s", dir, r, dialects[d]);
+			char *ov;
+
+			if (start_emu(dir, argv, &e) < 0)
+				exit(1);
+			rtt[r] = tl1_round_trip(dir, dialects[d], e.port, 400);
+			ov = xasprintf("sw0=127.0.0.1:%s", e.port);
+			one_apply(f, st, ov, &ops, &cmds, &app[r]);
+			stop_emu(&e);
+			free(ov);
+			free(st);
+		}
+		qsort(app, (size_t)reps, sizeof(double), cmp_double);
+		qsort(rtt, (size_t)reps, sizeof(double), cmp_double);
+		double floor_s = (double)cmds * rtt[reps / 2];
+		printf("  %-8s %u changes, %llu commands: apply %.2f ms; round trip %.1f us, floor "
+		       "%.2f ms; ratio %.2f\n",
+		       dialects[d], ops, (unsigned long long)cmds, app[reps / 2] * 1e3,
+		       rtt[reps / 2] * 1e6, floor_s * 1e3, app[reps / 2] / floor_s);
+		free(app);
+		free(rtt);
+		fabric_free(f);
+		free(text);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/ofc-bench.XXXXXX";
-	int reps = argc > 1 ? atoi(argv[1]) : 7;
+	bool dialects = argc > 1 && strcmp(argv[1], "dialects") == 0;
+	int reps = argc > 1 + dialects ? atoi(argv[1 + dialects]) : 7;
 
 	if (reps < 1 || reps > 1000)
 		reps = 7;
@@ -359,6 +462,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	write_cred(dir);
+	if (dialects) {
+		bench_dialects(dir, reps);
+		char *cmd = xasprintf("rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "reconfig: could not remove %s\n", dir);
+		free(cmd);
+		return 0;
+	}
 	printf("reconfiguration (%d runs each; state directory in %s)\n", reps, dir);
 	bench_switch(dir, "ocs", "tl1", reps, true);
 	printf("per-command overhead of each driver (zero device delay, loopback):\n");
