@@ -30,7 +30,8 @@ CSTD      = -std=c11 -D_GNU_SOURCE -DOFC_VERSION='"$(VERSION)"'
 WARN      = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wformat=2 -Wno-format-nonliteral -Wvla -Wpointer-arith \
             -Wno-missing-field-initializers
-PKGS      = yaml-0.1 libprotobuf-c libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libsystemd
+PKGS      = yaml-0.1 libprotobuf-c libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libsystemd \
+            libyang
 # lp_solve ships no pkg-config file: its headers live in /usr/include/lpsolve
 # and the static library needs COLAMD (suitesparse) and libdl.
 LPSOLVE_LIBS = -llpsolve55 -lcolamd -ldl

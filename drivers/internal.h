@@ -93,6 +93,49 @@ int tl1_driver_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 		     struct ofc_error *err);
 void tl1_driver_close(struct device *dev);
 
+/* ---- NETCONF data of the Polatis optical-switch model (netconf_data.c) ---- */
+
+#define OPSW_MAX_DATA (16u << 20) /* the most of a <get> reply ofc parses */
+enum opsw_status { OPSW_UNKNOWN = 0, OPSW_ENABLED, OPSW_DISABLED, OPSW_FAILED };
+/* One port's health as the switch reports it: port 1..2N (egress N+k). */
+struct opsw_port {
+	uint32_t port;
+	enum opsw_status status;
+	bool has_power;
+	double power_dbm;
+};
+/* What a <get> of the model says: cross-connects (egress 1..N, as ofc
+ * numbers them) and the ports that reported a status or a power. */
+struct opsw_data {
+	struct device_state xc;
+	struct opsw_port *ports;
+	uint32_t nports;
+	size_t ports_cap;
+};
+void opsw_data_init(struct opsw_data *d);
+void opsw_data_free(struct opsw_data *d);
+/* The revisions of drivers/yang/optical-switch@REV.yang, newest first. */
+extern const char *const opsw_revisions[];
+/* The revision in a hello capability of the model
+ * ("http://www.polatis.com/yang/optical-switch?module=optical-switch&revision=R"):
+ * 0 with R in rev, -1 when the capability is not the model's or has none. */
+int opsw_revision(const char *capability, char *rev, size_t n);
+/* Whether revision rev names the list of cross-connects `pairs` (before
+ * 2017-08-04) rather than `pair`. */
+bool opsw_uses_pairs(const char *rev);
+/* A libyang context with the module of revision rev from yang_dir (an
+ * unknown revision gets the nearest one's list name). Free with
+ * opsw_context_free. */
+struct ly_ctx;
+int opsw_context(const char *yang_dir, const char *rev, struct ly_ctx **out, struct ofc_error *err);
+void opsw_context_free(struct ly_ctx *ctx);
+/* Parse a <get> reply's data (XML, at most OPSW_MAX_DATA bytes) of an NxN
+ * switch into d: 0, or -1 with err (OFC_R_GARBAGE: malformed XML, an
+ * element the module lacks, a port outside 1..2N, an ingress or egress
+ * twice, a power that is not a number of dBm). */
+int opsw_parse(struct ly_ctx *ctx, const char *xml, size_t len, uint32_t ports, struct opsw_data *d,
+	       struct ofc_error *err);
+
 /* Shape the egress of ifindex (named ifname, for messages) in sk's
  * namespace: tbf at rate bits/s (0: none), netem delay of latency seconds
  * (0: none). Whatever root qdisc was there goes first (drivers/shaping.c). */

@@ -7,7 +7,8 @@ PKGS="libyaml-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
 liblpsolve55-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libcmocka-dev
 pkg-config graphviz iproute2 iputils-ping python3 libsystemd-dev systemd
 python3-protobuf man-db groff-base mpich libmpich-dev bash-completion
-slurmctld slurmd slurm-client munge"
+slurmctld slurmd slurm-client munge
+libyang2-dev"
 
 missing=""
 for p in $PKGS; do

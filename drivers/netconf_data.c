@@ -1,0 +1,246 @@
+/* What a Polatis-model switch reports over NETCONF, as ofc's state: the
+ * contents of a <get> reply's <data> (XML) parsed by libyang against ofc's
+ * own optical-switch module (drivers/yang/, docs/netconf.md) into
+ * cross-connects and per-port health. Pure and bounded: the netconf driver
+ * feeds it what libnetconf2 received, the fuzzer arbitrary bytes.
+ *
+ * The module has two revisions: from 2017-08-04 the list of cross-connects
+ * is `pair`, before it `pairs`. The device's hello names the revision it
+ * implements (opsw_revision); the context is built for that one.
+ */
+#include "drivers/internal.h"
+
+#include <libyang/libyang.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OPSW_NS "http://www.polatis.com/yang/optical-switch"
+
+const char *const opsw_revisions[] = {"2017-08-04", "2015-06-10", NULL};
+
+int opsw_revision(const char *capability, char *rev, size_t n)
+{
+	const char *q = strchr(capability, '?'), *r;
+
+	if (strncmp(capability, OPSW_NS, strlen(OPSW_NS)) != 0 || q != capability + strlen(OPSW_NS))
+		return -1;
+	if (!strstr(q, "module=optical-switch"))
+		return -1;
+	r = strstr(q, "revision=");
+	if (!r)
+		return -1;
+	r += strlen("revision=");
+	/* YYYY-MM-DD, then the end or the next parameter */
+	for (int i = 0; i < 10; i++)
+		if (i == 4 || i == 7 ? r[i] != '-' : !(r[i] >= '0' && r[i] <= '9'))
+			return -1;
+	if (r[10] && r[10] != '&')
+		return -1;
+	snprintf(rev, n, "%.10s", r);
+	return 0;
+}
+
+bool opsw_uses_pairs(const char *rev)
+{
+	return strcmp(rev, "2017-08-04") < 0;
+}
+
+int opsw_context(const char *yang_dir, const char *rev, struct ly_ctx **out, struct ofc_error *err)
+{
+	struct ly_ctx *ctx = NULL;
+	const char *known = NULL;
+
+	for (const char *const *r = opsw_revisions; *r; r++)
+		if (strcmp(*r, rev) == 0)
+			known = *r;
+	/* A revision ofc has no module for: the nearest older one it has
+	 * describes the list's name (the only difference ofc relies on). */
+	if (!known)
+		known = opsw_uses_pairs(rev) ? "2015-06-10" : "2017-08-04";
+	/* Library code never prints: libyang keeps its last error for
+	 * ly_errmsg instead of logging it (this thread, this call only). */
+	uint32_t quiet = LY_LOSTORE_LAST;
+	int rc = 0;
+
+	ly_temp_log_options(&quiet);
+	if (ly_ctx_new(yang_dir, LY_CTX_NO_YANGLIBRARY | LY_CTX_DISABLE_SEARCHDIR_CWD, &ctx) !=
+	    LY_SUCCESS) {
+		rc = ofc_error_set(err, OFC_E_RUNTIME,
+				   "cannot load YANG module optical-switch@%s: cannot search %s",
+				   known, yang_dir);
+	} else if (!ly_ctx_load_module(ctx, "optical-switch", known, NULL)) {
+		rc = ofc_error_set(err, OFC_E_RUNTIME,
+				   "cannot load YANG module optical-switch@%s from %s: %s", known,
+				   yang_dir, ly_errmsg(ctx) ? ly_errmsg(ctx) : "not found");
+		ly_ctx_destroy(ctx);
+	} else {
+		*out = ctx;
+	}
+	ly_temp_log_options(NULL);
+	return rc;
+}
+
+void opsw_context_free(struct ly_ctx *ctx)
+{
+	if (ctx)
+		ly_ctx_destroy(ctx);
+}
+
+void opsw_data_init(struct opsw_data *d)
+{
+	memset(d, 0, sizeof(*d));
+	state_init(&d->xc, DEV_SWITCH);
+}
+
+void opsw_data_free(struct opsw_data *d)
+{
+	state_free(&d->xc);
+	free(d->ports);
+	memset(d, 0, sizeof(*d));
+}
+
+/* The entry for port p (1..2N), added when new. */
+static struct opsw_port *port_entry(struct opsw_data *d, uint32_t p)
+{
+	for (uint32_t i = 0; i < d->nports; i++)
+		if (d->ports[i].port == p)
+			return &d->ports[i];
+	GROW(d->ports, d->ports_cap, (size_t)d->nports + 1);
+	d->ports[d->nports] = (struct opsw_port){.port = p};
+	return &d->ports[d->nports++];
+}
+
+static const char *leaf_value(const struct lyd_node *list, const char *name)
+{
+	const struct lyd_node *c;
+
+	LY_LIST_FOR(lyd_child(list), c)
+	if (c->schema && strcmp(c->schema->name, name) == 0)
+		return lyd_get_value(c);
+	return NULL;
+}
+
+static int port_number(const char *v, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	return v && parse_u32(v, out) == 0 && *out >= lo && *out <= hi ? 0 : -1;
+}
+
+static int take_pairs(const struct lyd_node *cont, const char *list, uint32_t n,
+		      struct opsw_data *d, struct ofc_error *err)
+{
+	const struct lyd_node *e;
+
+	LY_LIST_FOR(lyd_child(cont), e)
+	{
+		const char *in = leaf_value(e, "ingress"), *out = leaf_value(e, "egress");
+		uint32_t i, o;
+
+		if (!e->schema || strcmp(e->schema->name, list) != 0)
+			continue;
+		if (port_number(in, 1, n, &i) < 0 || port_number(out, n + 1, 2 * n, &o) < 0)
+			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+					      "cross-connect %.20s -> %.20s is impossible on a "
+					      "%ux%u switch (ingress 1..%u, egress %u..%u)",
+					      in ? in : "(none)", out ? out : "(none)", n, n, n,
+					      n + 1, 2 * n);
+		state_add_xconn(&d->xc, i, o - n);
+	}
+	return 0;
+}
+
+static int take_ports(const struct lyd_node *cont, bool power, uint32_t n, struct opsw_data *d,
+		      struct ofc_error *err)
+{
+	const struct lyd_node *e;
+
+	LY_LIST_FOR(lyd_child(cont), e)
+	{
+		const char *id = leaf_value(e, "port-id");
+		const char *v = leaf_value(e, power ? "power" : "status");
+		struct opsw_port *p;
+		uint32_t k;
+
+		if (!e->schema || strcmp(e->schema->name, "port") != 0)
+			continue;
+		if (port_number(id, 1, 2 * n, &k) < 0)
+			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+					      "%s of port '%.20s': no such port on a %ux%u switch",
+					      power ? "power" : "status", id ? id : "(none)", n, n);
+		if (!v)
+			continue;
+		p = port_entry(d, k);
+		if (power) {
+			char *end;
+			double dbm = strtod(v, &end);
+
+			if (*end || dbm < -100 || dbm > 100)
+				return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+						      "power of port %u: '%.20s' dBm", k, v);
+			p->power_dbm = dbm;
+			p->has_power = true;
+		} else {
+			p->status = strcmp(v, "ENABLED") == 0	 ? OPSW_ENABLED
+				    : strcmp(v, "DISABLED") == 0 ? OPSW_DISABLED
+								 : OPSW_FAILED;
+		}
+	}
+	return 0;
+}
+
+int opsw_parse(struct ly_ctx *ctx, const char *xml, size_t len, uint32_t ports, struct opsw_data *d,
+	       struct ofc_error *err)
+{
+	const struct lys_module *mod = ly_ctx_get_module_implemented(ctx, "optical-switch");
+	struct lyd_node *tree = NULL, *top;
+	struct device_cfg cfg = {.cls = DEV_SWITCH, .ports = ports};
+	char *copy;
+	int rc = 0;
+
+	if (!mod)
+		return ofc_error_set(err, OFC_E_RUNTIME, "no optical-switch module in the context");
+	if (len > OPSW_MAX_DATA)
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_TOO_BIG,
+				      "data larger than %u bytes", OPSW_MAX_DATA);
+	if (ports < 1 || ports > UINT32_MAX / 2)
+		return ofc_error_set(err, OFC_E_RUNTIME, "bad port count %u", ports);
+	uint32_t quiet = LY_LOSTORE_LAST; /* as in opsw_context */
+
+	copy = xstrndup(xml, len); /* libyang reads a NUL-terminated string */
+	if (strlen(copy) != len) {
+		free(copy);
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE, "NUL byte in the data");
+	}
+	/* Parse only: the <get> reply holds state (config false) data and a
+	 * subtree of the model; ofc checks what it uses itself. STRICT: an
+	 * element the module does not know is garbage, not something to skip. */
+	ly_temp_log_options(&quiet);
+	if (lyd_parse_data_mem(ctx, copy, LYD_XML, LYD_PARSE_ONLY | LYD_PARSE_STRICT, 0, &tree) !=
+	    LY_SUCCESS) {
+		const char *m = ly_errmsg(ctx);
+
+		rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE, "malformed data: %.200s",
+				    m ? m : "libyang refused it");
+	}
+	ly_temp_log_options(NULL);
+	free(copy);
+	const char *list = mod->revision && opsw_uses_pairs(mod->revision) ? "pairs" : "pair";
+	LY_LIST_FOR(tree, top)
+	{
+		if (rc < 0)
+			break;
+		if (!top->schema || top->schema->module != mod)
+			continue;
+		if (strcmp(top->schema->name, "cross-connects") == 0)
+			rc = take_pairs(top, list, ports, d, err);
+		else if (strcmp(top->schema->name, "port-config") == 0)
+			rc = take_ports(top, false, ports, d, err);
+		else if (strcmp(top->schema->name, "opm-power") == 0)
+			rc = take_ports(top, true, ports, d, err);
+	}
+	lyd_free_all(tree);
+	if (rc == 0) {
+		state_sort(&d->xc);
+		rc = state_check(&d->xc, &cfg, err);
+	}
+	return rc;
+}
