@@ -23,7 +23,6 @@ struct tl1_session {
 	double extra_time;
 	struct credentials cred;
 	struct strbuf in; /* bytes received and not yet consumed */
-	const struct tl1_dialect *dialect;
 };
 int tl1_driver_open(struct device *dev, double extra_time, struct ofc_error *err);
 

@@ -1,9 +1,7 @@
-/* The tl1 driver: optical circuit switches in TL1 over TCP, in the dialect
- * of Polatis switches (here: ENT-PATCH, egress numbering N+k) or of Calient
- * switches (drivers/tl1_calient.c: ENT-CRS and ACT-CRS, shelf.slot.port),
- * picked by the config's `dialect`. Reply framing, sessions, retries and
- * DENY codes are shared; docs/tl1.md has both dialects, and build/ocs-emu
- * speaks either (--dialect).
+/* The TL1 session every TL1 dialect shares (docs/tl1.md): command parsing
+ * for the emulator, reply framing, login, commands with ctags, deadlines
+ * and retries. The dialects (tl1_polatis.c, tl1_calient.c) build their
+ * commands on tl1_command; tl1_driver.c picks one per device.
  *
  * Every command carries a fresh ctag and waits for the reply with that
  * ctag. A lost connection, a timeout or a reply that is not TL1 closes the
@@ -348,8 +346,6 @@ int tl1_driver_open(struct device *dev, double extra_time, struct ofc_error *err
 
 	s->fd = -1;
 	s->extra_time = extra_time;
-	s->dialect = dev->cfg.dialect && strcmp(dev->cfg.dialect, "calient") == 0 ? &tl1_calient
-										  : &tl1_polatis;
 	if (credentials_load(dev->cfg.credentials, dev->cfg.credentials_dir, &s->cred, err) < 0) {
 		free(s);
 		return -1;
@@ -366,36 +362,6 @@ int tl1_driver_open(struct device *dev, double extra_time, struct ofc_error *err
 	return -1;
 }
 
-/* ---- the Polatis dialect ------------------------------------------------------ */
-
-static int polatis_read(struct device *dev, struct device_state *out, struct ofc_error *err)
-{
-	struct tl1_reply r = {0};
-	uint32_t attempt, n = dev->cfg.ports;
-	int rc;
-
-	rc = tl1_command(dev, "RTRV-PATCH", (struct tl1_args){":::", ":"}, &r, &attempt, err);
-	if (rc == 0 && !r.compld)
-		rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED, "RTRV-PATCH refused (%s)",
-				    r.code);
-	for (uint32_t i = 0; rc == 0 && i < r.nlines; i++) {
-		uint32_t in, eg;
-
-		if (r.lines[i][0] == '/')
-			continue; /* a comment line */
-		if (tl1_parse_xconn(r.lines[i], n, &in, &eg) < 0)
-			rc = ofc_error_setr(
-			    err, OFC_E_RUNTIME, OFC_R_GARBAGE,
-			    "RTRV-PATCH: impossible cross-connect '%.40s' on a %ux%u "
-			    "switch",
-			    r.lines[i], n, n);
-		else
-			state_add_xconn(out, in, eg);
-	}
-	tl1_reply_free(&r);
-	return rc;
-}
-
 int tl1_refused(const struct op *op, const struct tl1_reply *r, struct ofc_error *err)
 {
 	char what[64];
@@ -404,70 +370,6 @@ int tl1_refused(const struct op *op, const struct tl1_reply *r, struct ofc_error
 	return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED, "device refused %s (%s%s%s)", what,
 			      r->code[0] ? r->code : "DENY", r->nlines ? ": " : "",
 			      r->nlines ? r->lines[0] : "");
-}
-
-static int polatis_apply_op(struct device *dev, const struct op *op, struct ofc_error *err)
-{
-	struct tl1_reply r = {0};
-	uint32_t attempt;
-	char args[64];
-	int rc;
-
-	if (op->kind == OP_CONNECT) {
-		snprintf(args, sizeof(args), "::%u,%u:", op->xc.in, dev->cfg.ports + op->xc.out);
-		rc = tl1_command(dev, "ENT-PATCH", (struct tl1_args){args, ":"}, &r, &attempt, err);
-	} else {
-		snprintf(args, sizeof(args), "::%u:", op->xc.in);
-		rc = tl1_command(dev, "DLT-PATCH", (struct tl1_args){args, ":"}, &r, &attempt, err);
-		if (rc == 0 && !r.compld && attempt > 0 && strcmp(r.code, "SNVS") == 0)
-			r.compld = true; /* the first attempt did it */
-	}
-	if (rc == 0 && !r.compld)
-		rc = tl1_refused(op, &r, err);
-	tl1_reply_free(&r);
-	return rc;
-}
-
-const struct tl1_dialect tl1_polatis = {
-    .name = "polatis",
-    .read = polatis_read,
-    .apply_op = polatis_apply_op,
-};
-
-/* ---- the driver ------------------------------------------------------------------ */
-
-int tl1_driver_read(struct device *dev, struct device_state *out, struct ofc_error *err)
-{
-	struct tl1_session *s = dev->priv;
-
-	return s->dialect->read(dev, out, err);
-}
-
-int tl1_driver_apply(struct device *dev, const struct op_batch *b, uint32_t *done,
-		     struct ofc_error *err)
-{
-	struct tl1_session *s = dev->priv;
-	uint32_t n = dev->cfg.ports;
-
-	for (uint32_t i = 0; i < b->n; i++) {
-		const struct op *op = &b->ops[i];
-
-		if (op->kind != OP_CONNECT && op->kind != OP_DISCONNECT)
-			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
-					      "a switch cannot do operation %d", (int)op->kind);
-		if (op->xc.in < 1 || op->xc.in > n ||
-		    (op->kind == OP_CONNECT && (op->xc.out < 1 || op->xc.out > n)))
-			/* N + out would wrap: egress 4294967042 on 256 ports
-			 * was sent as port 2. */
-			return ofc_error_setr(
-			    err, OFC_E_RUNTIME, OFC_R_REFUSED,
-			    "not sent: cross-connect %u -> %u is outside ports 1..%u", op->xc.in,
-			    op->xc.out, n);
-		if (s->dialect->apply_op(dev, op, err) < 0)
-			return -1;
-		(*done)++;
-	}
-	return 0;
 }
 
 void tl1_driver_close(struct device *dev)
@@ -492,17 +394,3 @@ void tl1_driver_close(struct device *dev)
 	free(s);
 	dev->priv = NULL;
 }
-
-static int tl1_open(struct device *dev, struct ofc_error *err)
-{
-	return tl1_driver_open(dev, 0, err);
-}
-
-const struct driver_ops tl1_driver_ops = {
-    .name = "tl1",
-    .cls = DEV_SWITCH,
-    .open = tl1_open,
-    .read_state = tl1_driver_read,
-    .apply = tl1_driver_apply,
-    .close = tl1_driver_close,
-};
