@@ -338,6 +338,45 @@ grep -q IIAC "$TMP/raw" && grep -q IDNV "$TMP/raw" && grep -q SNVS "$TMP/raw" &&
 kill -0 "$g_pid" 2>/dev/null && ok || bad "ocs-emu died on bad Calient input"
 stop_emu "$g_pid"
 
+# ---- partitions and relabelling on a Calient switch ------------------------------------
+# Two jobs of 32 hosts: each apply touches only its own switch ports
+# (jobA 1..128, jobB 129..256), and a refusal in jobB's rolls back jobB's
+# changes and leaves jobA's light alone.
+PART="$TMP/part.yaml"
+a=$(seq -s ', h' 0 31)
+b=$(seq -s ', h' 32 63)
+sed -e '/^topology: /d' -e 's|credentials: .*|credentials: ocs0.cred|' \
+	-e "s|^collectives:|partitions:\n  - name: jobA\n    hosts: [h$a]\n    topology: torus:4x8\n  - name: jobB\n    hosts: [h$b]\n    topology: circulant:32:1,4\n\ncollectives:|" \
+	configs/torus64-calient.yaml >"$PART"
+jobA() { grep -v ' idle$' "$TMP/p.state" | awk '$1 <= 128 || $2 <= 128' | sort; }
+: >"$TMP/p.state"
+emu p "$TMP/p.state"
+PD="--device ocs0=127.0.0.1:$p_port --state-dir $TMP/stp"
+expect_stdout_has "committed transaction 1: 128 operations" $OFC apply "$PART" $PD --partition jobA
+jobA >"$TMP/A.1"
+[ "$(grep -c . "$TMP/A.1")" -eq 128 ] && ok || bad "jobA holds $(grep -c . "$TMP/A.1") cross-connects"
+stop_emu "$p_pid"
+emu p "$TMP/p.state" --fail-at 40
+PD="--device ocs0=127.0.0.1:$p_port --state-dir $TMP/stp"
+expect_exit 1 $OFC apply "$PART" $PD --partition jobB
+grep -q "every device is verified back" "$TMP/err" && ok || bad "jobB's refused apply" "$(head -c 300 "$TMP/err")"
+stop_emu "$p_pid"
+jobA | cmp -s - "$TMP/A.1" && ok || bad "jobB's failed apply touched jobA"
+[ "$(grep -v ' idle$' "$TMP/p.state" | grep -c .)" -eq 128 ] && ok || bad "jobB's refused apply left light"
+emu p "$TMP/p.state"
+PD="--device ocs0=127.0.0.1:$p_port --state-dir $TMP/stp"
+expect_stdout_has "committed transaction" $OFC apply "$PART" $PD --partition jobB
+jobA | cmp -s - "$TMP/A.1" && ok || bad "jobB's apply touched jobA"
+expect_json 'j["operations"]==0' $OFC plan "$PART" $PD --json
+# --relabel: the whole fabric as torus:8x8 over the circuits both jobs
+# hold, renumbered: fewer operations than the config's numbering, applied
+# and verified like any other transaction.
+PLAIN=$($OFC plan "$TORUS" $PD --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["operations"])')
+expect_json "j['operations'] < $PLAIN and j['relabel']['kept'] > 0" $OFC plan "$TORUS" $PD --relabel --json
+expect_stdout_has "committed transaction" $OFC apply "$TORUS" $PD --relabel
+expect_json 'j["operations"]==0' $OFC plan "$TORUS" $PD --relabel --json
+stop_emu "$p_pid"
+
 # ---- ofcd: a failure's move on a Calient switch, killed half-way ----------------------------
 # Reconfigure to circulant:64:1 (ports 0 and 1; 2 and 3 spare); `fail
 # h20:0` moves its circuits onto h20:2 in one transaction of 4 changes,
