@@ -135,3 +135,32 @@ void device_close(struct device *dev)
 		dev->ops->close(dev);
 	dev->open = false;
 }
+
+int device_lock(struct device *dev, bool *held, struct ofc_error *err)
+{
+	int rc;
+
+	*held = false;
+	if (!dev->ops->lock)
+		return 0;
+	rc = ensure_open(dev, err);
+	if (rc == 0)
+		rc = dev->ops->lock(dev, err);
+	if (rc < 0) {
+		ofc_error_prefix(err, "%s: lock", dev->cfg.name);
+		return -1;
+	}
+	*held = true;
+	return 0;
+}
+
+int device_unlock(struct device *dev, struct ofc_error *err)
+{
+	if (!dev->ops->unlock || !dev->open)
+		return 0; /* no lock, or the session (and with it the lock) is gone */
+	if (dev->ops->unlock(dev, err) < 0) {
+		ofc_error_prefix(err, "%s: unlock", dev->cfg.name);
+		return -1;
+	}
+	return 0;
+}

@@ -190,6 +190,12 @@ struct driver_ops {
 	 * callers read back. NULL: apply. */
 	int (*apply_batch)(struct device *, const struct op_batch *, struct ofc_error *);
 	void (*close)(struct device *);
+	/* Optional: the device's own lock (a NETCONF <lock>), held against
+	 * every other manager until unlock or until this session ends (the
+	 * device drops it then). NULL: the device has none. A lock held by
+	 * another is OFC_R_REFUSED, naming it where the device says. */
+	int (*lock)(struct device *, struct ofc_error *);
+	int (*unlock)(struct device *, struct ofc_error *);
 };
 
 /* The driver named as in the config, or NULL. */
@@ -206,6 +212,13 @@ int device_apply(struct device *dev, const struct op_batch *b, uint32_t *done,
  * op by op; errors prefixed with the device name. */
 int device_apply_batch(struct device *dev, const struct op_batch *b, struct ofc_error *err);
 void device_close(struct device *dev);
+/* The device's own lock where its driver has one (issue 39, for fencing by
+ * issue 37): 0 with *held true when taken, 0 with *held false when the
+ * driver has no lock (nothing was sent), -1 with err (prefixed with the
+ * device name; OFC_R_REFUSED when another holds it). */
+int device_lock(struct device *dev, bool *held, struct ofc_error *err);
+/* Release it: 0 when released or when the driver has no lock. */
+int device_unlock(struct device *dev, struct ofc_error *err);
 
 /* ---- credentials ------------------------------------------------------------ */
 
@@ -256,6 +269,8 @@ struct sim_device {
 	uint64_t fail_at, fail_count;
 	enum fault_mode mode;
 	bool lie_armed;
+	bool locked;		  /* a session holds the lock */
+	bool lock_held_elsewhere; /* another manager holds it: lock is refused */
 	/* Called with a command's number before the command is carried out
 	 * (NULL: never): a test copies the state directory there, as a kill -9
 	 * of the process at that moment would leave it. */

@@ -316,12 +316,45 @@ static int sim_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 	return save(p, err);
 }
 
+/* The device's lock, as a NETCONF device keeps one: a command like any
+ * other (faults apply), refused while another manager holds it. */
+static int sim_lock(struct device *dev, struct ofc_error *err)
+{
+	struct sim_priv *p = dev->priv;
+	enum fault_mode f = next_command(p->dev);
+
+	dev->stats.commands++;
+	if (f)
+		return fault_error(f, err);
+	if (p->dev->lock_held_elsewhere)
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
+				      "the lock is held by another session");
+	p->dev->locked = true;
+	return 0;
+}
+
+static int sim_unlock(struct device *dev, struct ofc_error *err)
+{
+	struct sim_priv *p = dev->priv;
+	enum fault_mode f = next_command(p->dev);
+
+	dev->stats.commands++;
+	if (f)
+		return fault_error(f, err);
+	if (!p->dev->locked)
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
+				      "unlock of a lock this session does not hold");
+	p->dev->locked = false;
+	return 0;
+}
+
 static void sim_close(struct device *dev)
 {
 	struct sim_priv *p = dev->priv;
 
 	if (!p)
 		return;
+	p->dev->locked = false; /* the session ends: the device drops its lock */
 	if (p->path)
 		sim_device_free(p->dev);
 	free(p->path);
@@ -336,4 +369,6 @@ const struct driver_ops sim_driver_ops = {
     .read_state = sim_read,
     .apply = sim_apply,
     .close = sim_close,
+    .lock = sim_lock,
+    .unlock = sim_unlock,
 };

@@ -406,6 +406,59 @@ static void test_reply_numbers(void **state)
 	sb_free(&in);
 }
 
+/* The device lock of the driver interface (issue 39, for issue 37's
+ * fencing): taken and released through the sim; refused, naming the
+ * device, while another manager holds it; dropped when the session ends;
+ * a driver without a lock (tl1) reports none held and sends nothing. */
+static void test_device_lock(void **state)
+{
+	struct sim_device sim;
+	struct device dev;
+	struct device_cfg cfg = {.name = "ocs9", .driver = "sim", .cls = DEV_SWITCH, .ports = 4};
+	struct ofc_error err = {0};
+	bool held = false;
+	(void)state;
+
+	sim_device_init(&sim, DEV_SWITCH, 4);
+	cfg.sim = &sim;
+	assert_int_equal(device_init(&dev, &cfg, &err), 0);
+	assert_int_equal(device_lock(&dev, &held, &err), 0);
+	assert_true(held);
+	assert_true(sim.locked);
+	assert_int_equal(device_unlock(&dev, &err), 0);
+	assert_false(sim.locked);
+	/* unlocking what this session does not hold is an error */
+	assert_int_equal(device_unlock(&dev, &err), -1);
+	assert_int_equal(device_lock(&dev, &held, &err), 0);
+	device_close(&dev);
+	assert_false(sim.locked); /* the session ended: the lock went with it */
+	/* held elsewhere: refused, the device named */
+	sim.lock_held_elsewhere = true;
+	assert_int_equal(device_init(&dev, &cfg, &err), 0);
+	assert_int_equal(device_lock(&dev, &held, &err), -1);
+	assert_false(held);
+	assert_int_equal(err.reason, OFC_R_REFUSED);
+	assert_string_equal(err.msg, "ocs9: lock: the lock is held by another session");
+	/* a fault on the lock command is the transport's error */
+	sim.lock_held_elsewhere = false;
+	sim.fail_at = sim.commands + 1;
+	sim.mode = FAULT_CLOSE;
+	assert_int_equal(device_lock(&dev, &held, &err), -1);
+	assert_int_equal(err.reason, OFC_R_LOST);
+	assert_false(sim.locked);
+	device_close(&dev);
+	sim_device_free(&sim);
+
+	/* tl1 has no lock: nothing is opened or sent (no address to reach) */
+	struct device_cfg t = {.name = "t", .driver = "tl1", .cls = DEV_SWITCH, .ports = 4};
+	assert_int_equal(device_init(&dev, &t, &err), 0);
+	held = true;
+	assert_int_equal(device_lock(&dev, &held, &err), 0);
+	assert_false(held);
+	assert_false(dev.open);
+	assert_int_equal(device_unlock(&dev, &err), 0);
+}
+
 /* Calient port names under a port map, both ways, and RTRV-CRS lines:
  * only one-way cross-connects between ports the map names, active or idle,
  * nothing after the quote; numbers whole or refused. */
@@ -538,12 +591,12 @@ static void test_state_check(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_switch_diff), cmocka_unit_test(test_hosts_diff),
-	    cmocka_unit_test(test_sim_faults),	cmocka_unit_test(test_tl1_parse),
-	    cmocka_unit_test(test_tl1_replies), cmocka_unit_test(test_tl1_calient),
-	    cmocka_unit_test(test_credentials), cmocka_unit_test(test_credentials_dir),
-	    cmocka_unit_test(test_fault_names), cmocka_unit_test(test_reply_numbers),
-	    cmocka_unit_test(test_state_check),
+	    cmocka_unit_test(test_switch_diff),	    cmocka_unit_test(test_hosts_diff),
+	    cmocka_unit_test(test_sim_faults),	    cmocka_unit_test(test_tl1_parse),
+	    cmocka_unit_test(test_tl1_replies),	    cmocka_unit_test(test_tl1_calient),
+	    cmocka_unit_test(test_device_lock),	    cmocka_unit_test(test_credentials),
+	    cmocka_unit_test(test_credentials_dir), cmocka_unit_test(test_fault_names),
+	    cmocka_unit_test(test_reply_numbers),   cmocka_unit_test(test_state_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
