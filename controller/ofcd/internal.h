@@ -176,6 +176,7 @@ struct job {
 	uint64_t conn_id; /* who to answer; 0: nobody */
 	uint64_t req_id;
 	struct ucred peer;
+	char *who; /* issue 36: the principal's identity, through the gateway */
 	bool dry_run;
 	char *target; /* for people: the topology, workload or file */
 	/* apply-config; unnamed: sent without a filename, so its relative
@@ -277,7 +278,7 @@ struct log_limit {
 struct ofcd {
 	struct ofcd_opts o;
 	char *state_dir;
-	char *cred_dir;		   /* o.credentials_dir or the default */
+	char *cred_dir; /* o.credentials_dir or the default */
 	/* What requests and API configs may read (o.topology_dir opened
 	 * O_PATH, its real path; dirfd -1 without one). */
 	struct topo_files files;
@@ -286,8 +287,10 @@ struct ofcd {
 	uint32_t nallow;
 	int listen_fd, ro_fd;
 	bool bound_main, bound_ro; /* the socket files are ours to remove */
-	int wake_fd;		   /* eventfd: notes, stop and reload requests */
-	int sig_fd;		   /* signalfd with opts.signals, else -1 */
+	int gw_fd;		   /* issue 36: the gateway socket, -1: none */
+	bool bound_gw;
+	int wake_fd; /* eventfd: notes, stop and reload requests */
+	int sig_fd;  /* signalfd with opts.signals, else -1 */
 	atomic_int stop_req, reload_req;
 	struct loop *loop;
 
@@ -305,6 +308,7 @@ struct ofcd {
 		bool valid;
 	} cache[8]; /* by GetState's options, and whether the asker reads only */
 	struct job *queue, *queue_tail; /* mutations waiting, in order */
+	struct job *ev_job;		/* a job taken out of the queue, while its event goes out */
 	uint32_t nqueue;
 	struct job *running; /* on the mutation worker */
 	uint64_t running_txn;
@@ -390,6 +394,19 @@ int ofcd_check_config(const struct ofcd *d, const struct fabric *f, bool from_ap
 		      struct ofc_error *err);
 /* Remember the --config file's device addresses (worker). */
 void ofcd_trust_config(struct ofcd *d, const struct fabric *f);
+
+/* authz.c (issue 36): what a principal from the gateway may do. */
+const char *authz_role_name(const Ofc__V1__Principal *p);
+bool authz_is_tenant(const Ofc__V1__Principal *p);
+/* p may act on partition `partition` (an admin on any). */
+bool authz_owns(const Ofc__V1__Principal *p, const char *partition);
+bool authz_tenant_host(const struct ofcd *d, const Ofc__V1__Principal *p, const char *name);
+/* 0: p may send req; -1: refused, with the status and the sentence. */
+int authz_request(const struct ofcd *d, const Ofc__V1__Principal *p, const Ofc__V1__Request *req,
+		  Ofc__V1__Status *st, char *why, size_t len);
+/* A tenant's GetState: its partitions' part of the snapshot (in a). */
+Ofc__V1__State *authz_tenant_state(const struct ofcd *d, const Ofc__V1__Principal *p,
+				   struct arena *a);
 
 /* work.c */
 int ofcd_start(struct ofcd *d, struct ofc_error *err); /* config, lock, recovery */

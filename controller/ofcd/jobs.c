@@ -110,6 +110,7 @@ void job_free(struct job *j)
 	free(j->filename);
 	free(j->spec);
 	free(j->partition);
+	free(j->who);
 	free(j->algo);
 	free(j->lowering);
 	plan_unref(j->plan);

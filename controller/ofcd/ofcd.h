@@ -99,6 +99,12 @@ struct ofcd_opts {
 	 * those paths (the service manager owns them). -1: none. */
 	bool inherit_fds;
 	int main_fd, ro_fd;
+	/* Issue 36, the network API: a third socket for ofc-gateway
+	 * (docs/control.md, "The network API"). Only gateway_uid may connect
+	 * (SO_PEERCRED); each request there carries its principal, which
+	 * ofcd authorises (authz.c). NULL: none. */
+	const char *gateway_socket_path;
+	unsigned gateway_uid;
 	/* Tests: in-process twins of sim devices (ctl_opts.sim_lookup). */
 	struct sim_device *(*sim_lookup)(void *ctx, const char *device);
 	void *sim_ctx;

@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,7 @@ static const char usage_line[] =
     "            [--max-clients N] [--max-clients-per-uid N] [--max-buffer-per-uid SIZE]\n"
     "            [--max-request-memory SIZE] [--max-request-time DUR]\n"
     "            [--ro-max-request-memory SIZE] [--ro-max-request-time DUR]\n"
-    "            [--topology-dir DIR]\n"
+    "            [--topology-dir DIR] [--gateway-socket PATH --gateway-uid USER]\n"
     "            [--client-timeout DUR] [--probe-interval DUR] [--log-level LEVEL] [--check]\n"
     "            [--journal] [--log-file FILE] [--pid-file FILE] | --help | --version\n";
 
@@ -80,7 +81,11 @@ static const char help_text[] =
     "  --probe-interval DUR     read every device once at start (logged) and then this\n"
     "                           often when idle (default 10s; 0: never, not at start)\n"
     "  --log-level LEVEL        err, warning, notice (default), info or debug\n"
-    "  --check                  validate the config, print what would be served, exit\n\n"
+    "  --check                  validate the config, print what would be served, exit\n"
+    "  --gateway-socket PATH    a socket for ofc-gateway, the network API (docs/control.md):\n"
+    "                           only --gateway-uid may connect, and ofcd authorises\n"
+    "                           each request by the principal the gateway names\n"
+    "  --gateway-uid USER       the gateway's user (name or number)\n\n"
     "Under systemd (Type=notify) it sends READY=1 once its sockets are bound, STATUS=\n"
     "lines and STOPPING=1; sockets passed by socket activation (LISTEN_FDS: the main\n"
     "socket, then optionally the read-only one) replace --socket and --ro-socket.\n";
@@ -232,7 +237,35 @@ struct args {
 	const char *allow[MAX_DEVICES];
 	const char *config, *sock, *ro, *state, *topo, *log_file, *pid_file;
 	bool foreground, use_syslog, use_journal, check;
+	bool have_gateway_uid; /* issue 36 */
 };
+
+/* ---- issue 36: the network API's options -------------------------------- */
+enum { OPT_GATEWAY_SOCKET = 0x3600, OPT_GATEWAY_UID };
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_net_opt(int c, const char *arg, struct args *a)
+{
+	struct ofcd_opts *o = &a->o;
+	uint64_t v;
+
+	if (c == OPT_GATEWAY_SOCKET) {
+		o->gateway_socket_path = arg;
+		return -1;
+	}
+	struct passwd *pw = getpwnam(arg);
+	if (pw)
+		o->gateway_uid = pw->pw_uid;
+	else if (parse_u64(arg, &v) == 0 && v < UINT32_MAX)
+		o->gateway_uid = (unsigned)v;
+	else
+		return usage("--gateway-uid '%s': no such user (make install's sysusers.d "
+			     "creates 'ofc-gateway')",
+			     arg);
+	a->have_gateway_uid = true;
+	return -1;
+}
+/* ---- end of issue 36's options ------------------------------------------ */
 
 /* Options into args; returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct args *a)
@@ -266,6 +299,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 	    {"probe-interval", required_argument, NULL, 'P'},
 	    {"log-level", required_argument, NULL, 'l'},
 	    {"check", no_argument, NULL, 'k'},
+	    /* Issue 36, the network API (parse_net_opt). */
+	    {"gateway-socket", required_argument, NULL, OPT_GATEWAY_SOCKET},
+	    {"gateway-uid", required_argument, NULL, OPT_GATEWAY_UID},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {0},
@@ -447,6 +483,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'k':
 			a->check = true;
 			break;
+		case OPT_GATEWAY_SOCKET:
+		case OPT_GATEWAY_UID:
+			if ((c = parse_net_opt(c, optarg, a)) >= 0)
+				return c;
+			break;
 		case 'h':
 			printf("%s%s", usage_line, help_text);
 			return 0;
@@ -468,6 +509,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 		return -1;
 	if (!a->sock && !getenv("LISTEN_FDS"))
 		return usage("missing --socket PATH%s", "");
+	if (!!o->gateway_socket_path != a->have_gateway_uid)
+		return usage("--gateway-socket and --gateway-uid go together%s", "");
 	if (a->log_file && (a->use_syslog || a->use_journal))
 		return usage("--log-file %s: choose one of --log-file, --syslog and --journal",
 			     a->log_file);

@@ -56,6 +56,12 @@ struct conn {
 	int fd;
 	bool ro;	 /* accepted on the read-only socket */
 	bool may_mutate; /* not ro, and root or in the admin group */
+	/* Issue 36: accepted on the gateway socket (from --gateway-uid):
+	 * every request carries its principal, which is the one being
+	 * answered while handle_frame runs; a watcher's is kept (a copy). */
+	bool gw;
+	const Ofc__V1__Principal *principal;
+	Ofc__V1__Principal *watch_principal;
 	struct ucred peer;
 	struct uid_use *use; /* its user's connections and bytes */
 	size_t charged;	     /* of use->bytes: in_cap + out.cap */
@@ -107,6 +113,15 @@ static bool conn_charge(struct conn *c, size_t in_cap, size_t out_cap)
 static uint32_t conn_max_frame(const struct conn *c)
 {
 	return c->ro ? c->d->o.max_ro_frame : c->d->o.max_frame;
+}
+
+/* What the request being answered may see: the read-only socket's view
+ * (device failures as a word, no credentials paths, the smaller budgets)
+ * for the read-only socket and for every principal but an admin. */
+static bool conn_public(const struct conn *c)
+{
+	return c->ro ||
+	       (c->principal && c->principal->role != OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN);
 }
 
 static void conn_kill(struct conn *c, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
@@ -355,9 +370,14 @@ static void enqueue(struct ofcd *d, struct job *j)
 		d->queue = j;
 	d->queue_tail = j;
 	d->nqueue++;
-	snprintf(msg, sizeof(msg), "ticket %llu: %s %s from uid %u pid %d (%u ahead)",
-		 (unsigned long long)j->ticket, job_kind_name(j->kind), j->target, j->peer.uid,
-		 j->peer.pid, d->nqueue - 1 + (d->running && is_mutation(d->running)));
+	char from[120];
+	if (j->who)
+		snprintf(from, sizeof(from), "%.64s through the gateway", j->who);
+	else
+		snprintf(from, sizeof(from), "uid %u pid %d", j->peer.uid, j->peer.pid);
+	snprintf(msg, sizeof(msg), "ticket %llu: %s %s from %s (%u ahead)",
+		 (unsigned long long)j->ticket, job_kind_name(j->kind), j->target, from,
+		 d->nqueue - 1 + (d->running && is_mutation(d->running)));
 	ofcd_log(d, OFCD_LOG_INFO, "queued %s", msg);
 	broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_QUEUED, 0, j->ticket, NULL, msg, msg,
 			unix_ms(), NULL);
@@ -388,8 +408,10 @@ static void cancel_job(struct ofcd *d, struct job *j, const char *why)
 	char msg[600];
 	snprintf(msg, sizeof(msg), "ticket %llu (%s %s) %s", (unsigned long long)j->ticket,
 		 job_kind_name(j->kind), j->target, why);
+	d->ev_job = j;
 	broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_CANCELLED, 0, j->ticket, NULL, msg,
 			msg, unix_ms(), NULL);
+	d->ev_job = NULL;
 	job_free(j);
 	changed(d);
 }
@@ -522,15 +544,39 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	*len = d->cache[variant].len;
 }
 
+/* A tenant's state (authz.c): its partitions' part, built per request. */
+static int tenant_state(struct conn *c, uint64_t id)
+{
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+	struct arena a = {0};
+	char msg[400];
+	Ofc__V1__State *st = authz_tenant_state(c->d, c->principal, &a);
+
+	snprintf(msg, sizeof(msg), "fabric %s: generation %llu, as tenant %.64s sees it",
+		 st->fabric_name, (unsigned long long)st->config_generation,
+		 c->principal->identity ? c->principal->identity : "?");
+	r.has_id = r.has_status = 1;
+	r.id = id;
+	r.status = OFC__V1__STATUS__STATUS_OK;
+	r.message = msg;
+	r.body_case = OFC__V1__RESPONSE__BODY_STATE;
+	r.state = st;
+	send_response(c, &r);
+	arena_free(&a);
+	return 0;
+}
+
 static int get_state(struct conn *c, uint64_t id, const Ofc__V1__GetState *g)
 {
 	Ofc__V1__Response idr = OFC__V1__RESPONSE__INIT;
 	unsigned variant = (g && g->with_fabric ? 1u : 0u) | (g && g->with_edges ? 2u : 0u) |
-			   (c->may_mutate ? 0u : 4u);
+			   (c->may_mutate && !conn_public(c) ? 0u : 4u);
 	const uint8_t *body;
 	uint8_t idbuf[16];
 	size_t len, idlen;
 
+	if (authz_is_tenant(c->principal))
+		return tenant_state(c, id);
 	state_answer(c->d, variant, &body, &len);
 	idr.has_id = 1;
 	idr.id = id;
@@ -547,6 +593,7 @@ static int get_state(struct conn *c, uint64_t id, const Ofc__V1__GetState *g)
 }
 
 /* `ofc schedule --algo swing-all` is a comparison table, not a schedule. */
+
 static bool algorithm_cli_only(const char *a)
 {
 	return !strcmp(a, "swing-all");
@@ -609,6 +656,18 @@ static int answer_plan(struct conn *c, uint64_t id, const struct fabcfg *cfg)
 	return 0;
 }
 
+/* The topology a partition held at run time (issue 40) was last committed
+ * to, or NULL: GetSchedule of it is a schedule on that spec. */
+static const char *held_topology(const struct ofcd *d, const char *name)
+{
+	const Ofc__V1__State *st = d->snap->state;
+
+	for (size_t i = 0; i < st->n_held; i++)
+		if (strcmp(st->held[i]->name, name) == 0)
+			return st->held[i]->topology;
+	return NULL;
+}
+
 static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g)
 {
 	struct ofcd *d = c->d;
@@ -644,7 +703,9 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
 			     "topology spec longer than %u characters", TOPO_MAX_SPEC);
 	const struct partition *part = NULL;
-	if (g->partition && *g->partition) {
+	const char *held_spec =
+	    g->partition && *g->partition && !g->topology ? held_topology(d, g->partition) : NULL;
+	if (g->partition && *g->partition && !held_spec) {
 		part = fabric_find_partition(d->cfg->f, g->partition);
 		if (!part)
 			return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
@@ -711,13 +772,16 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 	j->conn_id = c->id;
 	j->req_id = id;
 	j->peer = c->peer;
+	j->who = c->principal ? xstrdup(c->principal->identity) : NULL;
 	j->coll = coll;
 	j->algo = g->algorithm && *g->algorithm ? xstrdup(g->algorithm) : NULL;
 	j->lowering = g->lowering && *g->lowering ? xstrdup(g->lowering) : NULL;
 	j->size = g->has_size_bytes ? g->size_bytes : 0;
 	j->spec = part				? xstrdup(part->topology.spec)
+		  : held_spec			? xstrdup(held_spec)
 		  : g->topology && *g->topology ? xstrdup(g->topology)
 						: NULL;
+	/* A held partition's spec came from a client too. */
 	j->spec_from_client = !part && j->spec;
 	/* A partition's schedule is sized by its own collectives. */
 	for (uint32_t i = 0; part && j->size == 0 && i < part->ncollectives; i++)
@@ -728,8 +792,8 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 	j->cfg = fabcfg_ref(d->cfg);
 	j->max_frame = d->o.max_frame;
 	/* Anyone may ask on the read-only socket: a smaller budget there. */
-	j->max_memory = c->ro ? d->o.ro_max_request_memory : d->o.max_request_memory;
-	j->max_time = c->ro ? d->o.ro_max_request_time : d->o.max_request_time;
+	j->max_memory = conn_public(c) ? d->o.ro_max_request_memory : d->o.max_request_memory;
+	j->max_time = conn_public(c) ? d->o.ro_max_request_time : d->o.max_request_time;
 	d->sched_pending++;
 	pthread_mutex_lock(&d->mu);
 	if (d->squeue_tail)
@@ -748,6 +812,9 @@ static int deny(struct conn *c, uint64_t id, const char *what)
 {
 	struct ofcd *d = c->d;
 
+	if (c->gw) /* authz.c let it through: an admin may, anyone else was refused there */
+		return reply(c, id, OFC__V1__STATUS__STATUS_DENIED,
+			     "permission denied: %s needs the admin role", what);
 	ofcd_log_peer(d, OFCD_LOG_WARNING, "denied %s to uid %u gid %u pid %d on the %s socket",
 		      what, c->peer.uid, c->peer.gid, c->peer.pid, c->ro ? "read-only" : "main");
 	if (c->ro)
@@ -804,19 +871,21 @@ static int runtime_partition(struct conn *c, const Ofc__V1__Reconfigure *r, stru
 	if (!r->n_hosts || !r->partition || !plain_name(r->partition) ||
 	    r->target_case != OFC__V1__RECONFIGURE__TARGET_TOPOLOGY || !r->topology ||
 	    !*r->topology || strlen(r->topology) > TOPO_MAX_SPEC)
-		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
-			     "a partition made of hosts needs its hosts, a name (letters, digits, "
-			     "'-', '_', '.', up to %u) and a topology spec (up to %u characters)",
-			     NAME_MAX_LEN, TOPO_MAX_SPEC);
+		return refuse_req(
+		    c, id, OFC__V1__STATUS__STATUS_INVALID,
+		    "a partition made of hosts needs its hosts, a name (letters, digits, "
+		    "'-', '_', '.', up to %u) and a topology spec (up to %u characters)",
+		    NAME_MAX_LEN, TOPO_MAX_SPEC);
 	if (r->n_hosts > HELD_MAX_HOSTS)
 		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
-			     "a partition takes up to %u hosts", HELD_MAX_HOSTS);
+				  "a partition takes up to %u hosts", HELD_MAX_HOSTS);
 	for (size_t i = 0; i < r->n_hosts; i++)
 		if (!plain_name(r->hosts[i]))
-			return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
-				     "host %zu is not a host name (letters, digits, '-', '_', '.', "
-				     "up to %u)",
-				     i + 1, NAME_MAX_LEN);
+			return refuse_req(
+			    c, id, OFC__V1__STATUS__STATUS_INVALID,
+			    "host %zu is not a host name (letters, digits, '-', '_', '.', "
+			    "up to %u)",
+			    i + 1, NAME_MAX_LEN);
 	j->partition = xstrdup(r->partition);
 	j->hosts = xcalloc(r->n_hosts + 1, sizeof(char *));
 	for (size_t i = 0; i < r->n_hosts; i++)
@@ -824,8 +893,9 @@ static int runtime_partition(struct conn *c, const Ofc__V1__Reconfigure *r, stru
 	j->spec = xstrdup(r->topology);
 	j->spec_from_client = true;
 	j->relabel = r->has_relabel && r->relabel;
-	j->target = xasprintf("partition %s: %s on %u host%s%s", r->partition, r->topology,
-			      j->nhosts, j->nhosts == 1 ? "" : "s", j->relabel ? ", relabelled" : "");
+	j->target =
+	    xasprintf("partition %s: %s on %u host%s%s", r->partition, r->topology, j->nhosts,
+		      j->nhosts == 1 ? "" : "s", j->relabel ? ", relabelled" : "");
 	return 0;
 }
 
@@ -852,6 +922,7 @@ static int release_partition(struct conn *c, const Ofc__V1__Request *req)
 	j->conn_id = c->id;
 	j->req_id = req->id;
 	j->peer = c->peer;
+	j->who = c->principal ? xstrdup(c->principal->identity) : NULL;
 	j->partition = xstrdup(rp->name);
 	j->target = xasprintf("partition %s", rp->name);
 	enqueue(d, j);
@@ -877,6 +948,7 @@ static int mutation(struct conn *c, const Ofc__V1__Request *req)
 	j->conn_id = c->id;
 	j->req_id = id;
 	j->peer = c->peer;
+	j->who = c->principal ? xstrdup(c->principal->identity) : NULL;
 	if (apply) {
 		const Ofc__V1__ApplyConfig *a = req->apply_config;
 
@@ -966,6 +1038,17 @@ static int cancel(struct conn *c, const Ofc__V1__Request *req)
 		if (by_ticket ? j->ticket == k->ticket
 			      : j->conn_id == c->id && j->req_id == k->request_id)
 			break;
+	/* A tenant's ticket must be one of its partitions' requests; any other
+	 * is "not waiting" to it, whether it exists or not. */
+	struct job *run = d->running;
+	if (authz_is_tenant(c->principal) &&
+	    (j ? !(j->partition && authz_owns(c->principal, j->partition))
+	       : !(run && is_mutation(run) && run->ticket == k->ticket && run->partition &&
+		   authz_owns(c->principal, run->partition)))) {
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+			     "no request of your partitions with ticket %llu is waiting",
+			     (unsigned long long)k->ticket);
+	}
 	if (j) {
 		char why[200];
 		uint64_t t = j->ticket;
@@ -1030,6 +1113,7 @@ static int report_failure(struct conn *c, const Ofc__V1__Request *req)
 	j->conn_id = c->id;
 	j->req_id = req->id;
 	j->peer = c->peer;
+	j->who = c->principal ? xstrdup(c->principal->identity) : NULL;
 	j->restore = restore;
 	j->clear = clear;
 	j->items = xcalloc(rf->n_items + 1, sizeof(char *));
@@ -1048,6 +1132,62 @@ static int report_failure(struct conn *c, const Ofc__V1__Request *req)
 }
 
 /* ---- frames -------------------------------------------------------------------------- */
+
+static Ofc__V1__Principal *principal_copy(const Ofc__V1__Principal *p)
+{
+	size_t n = protobuf_c_message_get_packed_size(&p->base);
+	uint8_t *b = xmalloc(n ? n : 1);
+	Ofc__V1__Principal *q;
+
+	protobuf_c_message_pack(&p->base, b);
+	q = ofc__v1__principal__unpack(NULL, n, b);
+	free(b);
+	if (!q)
+		abort(); /* it packed: it unpacks */
+	return q;
+}
+
+/* Issue 36: who a request is from. A principal only from ofc-gateway on
+ * the gateway socket, and there always one; authz.c decides what it may
+ * do. Refused: answered and -1. */
+static int principal_check(struct conn *c, const Ofc__V1__Request *req)
+{
+	struct ofcd *d = c->d;
+	const Ofc__V1__Principal *p = req->principal;
+	Ofc__V1__Status st;
+	char why[400];
+
+	if (p && !c->gw) {
+		ofcd_log_peer(d, OFCD_LOG_WARNING,
+			      "uid %u pid %d sent a request with a principal on the %s socket: "
+			      "refused",
+			      c->peer.uid, c->peer.pid, c->ro ? "read-only" : "main");
+		reply(c, req->id, OFC__V1__STATUS__STATUS_DENIED,
+		      "permission denied: a principal is taken only from ofc-gateway on the "
+		      "gateway socket");
+		return -1;
+	}
+	if (!c->gw)
+		return 0;
+	if (!p || !p->identity || !*p->identity || !p->has_role) {
+		ofcd_log_peer(d, OFCD_LOG_WARNING,
+			      "the gateway (pid %d) sent a request without a principal: refused",
+			      c->peer.pid);
+		reply(c, req->id, OFC__V1__STATUS__STATUS_DENIED,
+		      "permission denied: a request on the gateway socket carries its principal");
+		return -1;
+	}
+	if (authz_request(d, p, req, &st, why, sizeof(why)) < 0) {
+		ofcd_log_peer(d, OFCD_LOG_WARNING, "denied to %.64s (%s) through the gateway: %s",
+			      p->identity, authz_role_name(p), why);
+		reply(c, req->id, st, "%s", why);
+		return -1;
+	}
+	c->principal = p;
+	c->may_mutate = p->role == OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN ||
+			p->role == OFC__V1__PRINCIPAL__ROLE__ROLE_TENANT;
+	return 0;
+}
 
 static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
 {
@@ -1073,6 +1213,10 @@ static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
 		ofc__v1__request__free_unpacked(req, NULL);
 		return 0;
 	}
+	if (principal_check(c, req) < 0) {
+		ofc__v1__request__free_unpacked(req, NULL);
+		return 0;
+	}
 	switch (req->body_case) {
 	case OFC__V1__REQUEST__BODY_GET_STATE:
 		get_state(c, req->id, req->get_state);
@@ -1083,6 +1227,8 @@ static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
 	case OFC__V1__REQUEST__BODY_WATCH:
 		c->watching = true;
 		c->watch_id = req->id;
+		if (c->principal && !c->watch_principal)
+			c->watch_principal = principal_copy(c->principal);
 		reply(c, req->id, OFC__V1__STATUS__STATUS_OK, "watching the events of fabric %s",
 		      d->cfg->f->name);
 		break;
@@ -1106,6 +1252,8 @@ static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
 		      (unsigned long long)req->id);
 		break;
 	}
+	c->principal = NULL;
+	c->may_mutate = c->may_mutate && !c->gw;
 	ofc__v1__request__free_unpacked(req, NULL);
 	return 0;
 }
@@ -1318,6 +1466,12 @@ static void listeners(struct ofcd *d, bool on)
 		else
 			loop_del(d->loop, d->ro_fd, LOOP_READ);
 	}
+	if (d->gw_fd >= 0) {
+		if (on)
+			loop_add(d->loop, d->gw_fd, LOOP_READ, accept_event, d);
+		else
+			loop_del(d->loop, d->gw_fd, LOOP_READ);
+	}
 }
 
 static int64_t accept_resume(struct loop *l, uint64_t id, void *ctx)
@@ -1443,6 +1597,11 @@ static void accept_event(struct loop *l, int lfd, void *ctx, unsigned mask)
 			    "uid %u has %zu bytes in ofcd's buffers already, the limit per user "
 			    "is %llu",
 			    cr.uid, u->bytes, (unsigned long long)d->o.max_buffer_per_uid);
+		else if (lfd == d->gw_fd && cr.uid != d->o.gateway_uid)
+			snprintf(
+			    why, sizeof(why),
+			    "the gateway socket takes uid %u (--gateway-uid) alone, not uid %u",
+			    d->o.gateway_uid, cr.uid);
 		c = xcalloc(1, sizeof(*c));
 		c->d = d;
 		c->fd = fd;
@@ -1460,7 +1619,8 @@ static void accept_event(struct loop *l, int lfd, void *ctx, unsigned mask)
 		c->use = u;
 		u->conns++;
 		c->ro = lfd == d->ro_fd;
-		c->may_mutate = !c->ro && (cr.uid == 0 || in_admin_group(d, fd, &cr));
+		c->gw = lfd == d->gw_fd;
+		c->may_mutate = !c->ro && !c->gw && (cr.uid == 0 || in_admin_group(d, fd, &cr));
 		c->in_cap = IN_INITIAL;
 		c->in = xmalloc(c->in_cap);
 		conn_charge(c, c->in_cap, 0);
@@ -1470,7 +1630,10 @@ static void accept_event(struct loop *l, int lfd, void *ctx, unsigned mask)
 		ofcd_log_peer(d, OFCD_LOG_DEBUG,
 			      "connection %llu from uid %u pid %d on the %s socket%s",
 			      (unsigned long long)c->id, cr.uid, cr.pid,
-			      c->ro ? "read-only" : "main", c->may_mutate ? " (may mutate)" : "");
+			      c->ro   ? "read-only"
+			      : c->gw ? "gateway"
+				      : "main",
+			      c->may_mutate ? " (may mutate)" : "");
 	}
 }
 
@@ -1487,6 +1650,8 @@ static void conn_free(struct ofcd *d, struct conn *c)
 	close(c->fd);
 	free(c->in);
 	free(c->out.b);
+	if (c->watch_principal)
+		ofc__v1__principal__free_unpacked(c->watch_principal, NULL);
 	c->use->bytes -= c->charged;
 	c->use->conns--;
 	uid_unuse(d, c->use);
@@ -1518,6 +1683,22 @@ static void reap(struct ofcd *d)
 }
 
 /* ---- events and finished jobs ------------------------------------------------------------ */
+
+/* The partition an event is about: that of the request whose ticket it
+ * carries (a Reconfigure or ReleasePartition of one), else NULL. */
+static const char *event_partition(const struct ofcd *d, uint64_t ticket)
+{
+	if (!ticket)
+		return NULL;
+	if (d->ev_job && d->ev_job->ticket == ticket)
+		return d->ev_job->partition;
+	if (d->running && d->running->ticket == ticket)
+		return d->running->partition;
+	for (const struct job *j = d->queue; j; j = j->next)
+		if (j->ticket == ticket)
+			return j->partition;
+	return NULL;
+}
 
 /* n (may be NULL): a note with a re-planned schedule and the failures. */
 static void broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn,
@@ -1554,10 +1735,15 @@ static void broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t 
 	r.message = (char *)sentence;
 	r.body_case = OFC__V1__RESPONSE__BODY_EVENT;
 	r.event = &e;
+	const char *part = event_partition(d, ticket);
 	for (size_t i = 0; i < d->nconns; i++) {
 		struct conn *c = d->conns[i];
 
 		if (!c->watching || c->dead)
+			continue;
+		/* A tenant hears of its partitions' requests alone (issue 36). */
+		if (authz_is_tenant(c->watch_principal) &&
+		    !(part && authz_owns(c->watch_principal, part)))
 			continue;
 		r.id = c->watch_id;
 		send_response(c, &r);
@@ -1919,7 +2105,9 @@ static void begin_stop(struct ofcd *d)
 		ofcd_log(d, OFCD_LOG_NOTICE, "stopping");
 	/* No new clients; the ones connected still get their reads answered
 	 * while the running transaction finishes. */
-	for (int *fd = &d->listen_fd; fd; fd = fd == &d->listen_fd ? &d->ro_fd : NULL)
+	for (int *fd = &d->listen_fd; fd; fd = fd == &d->listen_fd ? &d->ro_fd
+					       : fd == &d->ro_fd   ? &d->gw_fd
+								   : NULL)
 		if (*fd >= 0) {
 			loop_del(d->loop, *fd, LOOP_READ);
 			close(*fd);
@@ -2265,7 +2453,7 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 		d->o.socket_mode = 0660;
 	if (!d->o.log_level)
 		d->o.log_level = OFCD_LOG_NOTICE;
-	d->listen_fd = d->ro_fd = d->sig_fd = -1;
+	d->listen_fd = d->ro_fd = d->gw_fd = d->sig_fd = -1;
 	d->state_dir = ctl_state_dir(o->state_dir);
 	d->cred_dir =
 	    xstrdup(o->credentials_dir && *o->credentials_dir ? o->credentials_dir
@@ -2290,6 +2478,9 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 	    (check_socket_dir(o->socket_path, "--socket", err) < 0 ||
 	     (o->ro_socket_path && check_socket_dir(o->ro_socket_path, "--ro-socket", err) < 0)))
 		goto fail;
+	if (o->gateway_socket_path &&
+	    check_socket_dir(o->gateway_socket_path, "--gateway-socket", err) < 0)
+		goto fail;
 	if (ofcd_start(d, err) < 0)
 		goto fail;
 	if (o->inherit_fds) {
@@ -2310,6 +2501,21 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 		if (listen_unix(o->ro_socket_path, 0666, -1, &d->ro_fd, err) < 0)
 			goto fail;
 		d->bound_ro = true;
+	}
+	/* Issue 36: the gateway's socket, its uid's alone (and checked again
+	 * for every connection by SO_PEERCRED). */
+	if (o->gateway_socket_path) {
+		if (listen_unix(o->gateway_socket_path, 0600, -1, &d->gw_fd, err) < 0)
+			goto fail;
+		d->bound_gw = true;
+		if (chown(o->gateway_socket_path, o->gateway_uid, (gid_t)-1) != 0 &&
+		    geteuid() == 0) {
+			ofc_error_set(err, OFC_E_RUNTIME, "cannot give %s to uid %u: %s",
+				      o->gateway_socket_path, o->gateway_uid, strerror(errno));
+			goto fail;
+		}
+		ofcd_log(d, OFCD_LOG_NOTICE, "gateway socket %s for uid %u", o->gateway_socket_path,
+			 o->gateway_uid);
 	}
 	fd_limit(d);
 	ofcd_log(d, OFCD_LOG_NOTICE, "serving fabric %s (config %s, state in %s) on %s%s%s",
@@ -2446,6 +2652,10 @@ void ofcd_close(struct ofcd *d)
 		unlink(d->o.socket_path);
 	if (d->bound_ro)
 		unlink(d->o.ro_socket_path);
+	if (d->gw_fd >= 0)
+		close(d->gw_fd);
+	if (d->bound_gw)
+		unlink(d->o.gateway_socket_path);
 	if (d->sig_fd >= 0)
 		close(d->sig_fd);
 	if (d->wake_fd >= 0)

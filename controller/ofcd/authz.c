@@ -1,0 +1,321 @@
+/* What a principal may do (issue 36): requests that came through
+ * ofc-gateway carry who sent them (Request.principal: an identity, a role
+ * and, for a tenant, its partitions), and ofcd decides here, against the
+ * running config's partitions and the partitions held at run time, because
+ * it is the one process that knows them (docs/ARCHITECTURE.md, "Seams
+ * between the network API (issue 36) and the cluster (issue 37)").
+ *
+ * admin: everything. read-only: GetState, GetSchedule, Watch, GetMetrics.
+ * tenant: GetState and Watch filtered to its partitions, GetSchedule and
+ * Reconfigure of its partitions, ReleasePartition and Cancel of its own;
+ * nothing else. A refusal names the partition and says it belongs to
+ * another tenant, and never more: no owner, no host, no state. */
+#include "controller/ofcd/internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *authz_role_name(const Ofc__V1__Principal *p)
+{
+	switch (p ? p->role : OFC__V1__PRINCIPAL__ROLE__ROLE_UNSPECIFIED) {
+	case OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN:
+		return "admin";
+	case OFC__V1__PRINCIPAL__ROLE__ROLE_READ_ONLY:
+		return "read-only";
+	case OFC__V1__PRINCIPAL__ROLE__ROLE_TENANT:
+		return "tenant";
+	default:
+		return "none";
+	}
+}
+
+bool authz_owns(const Ofc__V1__Principal *p, const char *partition)
+{
+	if (!p || p->role == OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN)
+		return true;
+	if (p->role != OFC__V1__PRINCIPAL__ROLE__ROLE_TENANT || !partition)
+		return false;
+	for (size_t i = 0; i < p->n_partitions; i++)
+		if (strcmp(p->partitions[i], partition) == 0)
+			return true;
+	return false;
+}
+
+bool authz_is_tenant(const Ofc__V1__Principal *p)
+{
+	return p && p->role == OFC__V1__PRINCIPAL__ROLE__ROLE_TENANT;
+}
+
+/* The host part of a member or failure item: "h3" of "h3:1". */
+static bool same_host(const char *member, const char *host)
+{
+	size_t n = strcspn(member, ":");
+
+	return strlen(host) == n && strncmp(member, host, n) == 0;
+}
+
+/* The partition host `name` belongs to (a config partition's member, or a
+ * partition held at run time), other than those p owns; NULL: none. */
+static const char *foreign_owner(const struct ofcd *d, const Ofc__V1__Principal *p,
+				 const char *name)
+{
+	const struct fabric *f = d->cfg->f;
+
+	for (uint32_t i = 0; i < f->npartitions; i++) {
+		const struct partition *pt = &f->partitions[i];
+
+		if (authz_owns(p, pt->name))
+			continue;
+		for (uint32_t k = 0; k < pt->nmembers; k++)
+			if (same_host(pt->members[k], name))
+				return pt->name;
+	}
+	const Ofc__V1__State *st = d->snap ? d->snap->state : NULL;
+	for (size_t i = 0; st && i < st->n_held; i++) {
+		if (authz_owns(p, st->held[i]->name))
+			continue;
+		for (size_t k = 0; k < st->held[i]->n_hosts; k++)
+			if (strcmp(st->held[i]->hosts[k], name) == 0)
+				return st->held[i]->name;
+	}
+	return NULL;
+}
+
+/* Whether host `name` is in one of the partitions p owns. */
+bool authz_tenant_host(const struct ofcd *d, const Ofc__V1__Principal *p, const char *name)
+{
+	const struct fabric *f = d->cfg->f;
+
+	if (!name)
+		return false;
+	for (uint32_t i = 0; i < f->npartitions; i++) {
+		const struct partition *pt = &f->partitions[i];
+
+		if (!authz_owns(p, pt->name))
+			continue;
+		for (uint32_t k = 0; k < pt->nmembers; k++)
+			if (same_host(pt->members[k], name))
+				return true;
+	}
+	const Ofc__V1__State *st = d->snap ? d->snap->state : NULL;
+	for (size_t i = 0; st && i < st->n_held; i++) {
+		if (!authz_owns(p, st->held[i]->name))
+			continue;
+		for (size_t k = 0; k < st->held[i]->n_hosts; k++)
+			if (strcmp(st->held[i]->hosts[k], name) == 0)
+				return true;
+	}
+	return false;
+}
+
+static int refuse(Ofc__V1__Status *st, char *why, size_t len, const char *fmt, ...)
+    OFC_PRINTF(4, 5);
+static int refuse(Ofc__V1__Status *st, char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	*st = OFC__V1__STATUS__STATUS_DENIED;
+	return -1;
+}
+
+#define OTHER_TENANT "permission denied: partition %.64s belongs to another tenant"
+
+static int tenant_request(const struct ofcd *d, const Ofc__V1__Principal *p,
+			  const Ofc__V1__Request *req, Ofc__V1__Status *st, char *why, size_t len)
+{
+	const char *name = p->identity ? p->identity : "?";
+
+	switch (req->body_case) {
+	case OFC__V1__REQUEST__BODY_GET_STATE:
+	case OFC__V1__REQUEST__BODY_WATCH:
+		return 0; /* filtered to its partitions */
+	case OFC__V1__REQUEST__BODY_GET_SCHEDULE: {
+		const Ofc__V1__GetSchedule *g = req->get_schedule;
+
+		if (!g->partition || !*g->partition)
+			return refuse(st, why, len,
+				      "permission denied: %.64s is a tenant and asks for its "
+				      "partitions' schedules (partition)",
+				      name);
+		if (!authz_owns(p, g->partition))
+			return refuse(st, why, len, OTHER_TENANT, g->partition);
+		return 0;
+	}
+	case OFC__V1__REQUEST__BODY_RECONFIGURE: {
+		const Ofc__V1__Reconfigure *r = req->reconfigure;
+
+		if (!r->partition || !*r->partition)
+			return refuse(st, why, len,
+				      "permission denied: %.64s is a tenant and reconfigures its "
+				      "partitions only (partition)",
+				      name);
+		if (!authz_owns(p, r->partition))
+			return refuse(st, why, len, OTHER_TENANT, r->partition);
+		/* A partition made at run time takes only hosts no other
+		 * tenant's partition has. */
+		for (size_t i = 0; i < r->n_hosts; i++) {
+			const char *o = r->hosts[i] ? foreign_owner(d, p, r->hosts[i]) : NULL;
+
+			if (o)
+				return refuse(st, why, len, OTHER_TENANT, o);
+		}
+		return 0;
+	}
+	case OFC__V1__REQUEST__BODY_RELEASE_PARTITION:
+		if (!authz_owns(p, req->release_partition->name))
+			return refuse(st, why, len, OTHER_TENANT,
+				      req->release_partition->name ? req->release_partition->name
+								   : "(none)");
+		return 0;
+	case OFC__V1__REQUEST__BODY_CANCEL:
+		if (!req->cancel->has_ticket || !req->cancel->ticket)
+			return refuse(st, why, len,
+				      "permission denied: a tenant cancels by ticket (its "
+				      "requests' tickets are in its state and events)");
+		return 0; /* the ticket's partition is checked where the queue is */
+	default:
+		return refuse(st, why, len,
+			      "permission denied: %.64s is a tenant; this request needs the admin "
+			      "role",
+			      name);
+	}
+}
+
+int authz_request(const struct ofcd *d, const Ofc__V1__Principal *p, const Ofc__V1__Request *req,
+		  Ofc__V1__Status *st, char *why, size_t len)
+{
+	const char *name = p->identity ? p->identity : "?";
+
+	switch (p->role) {
+	case OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN:
+		return 0;
+	case OFC__V1__PRINCIPAL__ROLE__ROLE_READ_ONLY:
+		switch (req->body_case) {
+		case OFC__V1__REQUEST__BODY_GET_STATE:
+		case OFC__V1__REQUEST__BODY_GET_SCHEDULE:
+		case OFC__V1__REQUEST__BODY_WATCH:
+		case OFC__V1__REQUEST__BODY_GET_METRICS:
+			return 0;
+		default:
+			return refuse(st, why, len,
+				      "permission denied: %.64s has the read-only role; this "
+				      "request needs the admin role",
+				      name);
+		}
+	case OFC__V1__PRINCIPAL__ROLE__ROLE_TENANT:
+		return tenant_request(d, p, req, st, why, len);
+	default:
+		return refuse(st, why, len, "permission denied: %.64s has no role", name);
+	}
+}
+
+/* A failure item ("U-V", "HOST:PORT", "HOST") whose hosts are all p's. */
+static bool item_visible(const struct ofcd *d, const Ofc__V1__Principal *p, const char *item)
+{
+	char buf[2 * NAME_MAX_LEN + 16];
+	const char *dash;
+
+	if (authz_tenant_host(d, p, item))
+		return true; /* a host's name, even one with a '-' */
+	snprintf(buf, sizeof(buf), "%s", item);
+	buf[strcspn(buf, ":>")] = 0;
+	if (authz_tenant_host(d, p, buf))
+		return !strchr(item, '>') || authz_tenant_host(d, p, strchr(item, '>') + 1);
+	dash = strchr(item, '-');
+	if (!dash || (size_t)(dash - item) >= sizeof(buf))
+		return false;
+	memcpy(buf, item, (size_t)(dash - item));
+	buf[dash - item] = 0;
+	return authz_tenant_host(d, p, buf) && authz_tenant_host(d, p, dash + 1);
+}
+
+static const char *job_kind_word(const struct job *j)
+{
+	return j->kind == JOB_RELEASE ? "release-partition" : "reconfigure";
+}
+
+static Ofc__V1__TransactionInfo *tenant_txn(struct arena *a, const struct job *j, const char *state,
+					    uint64_t txn)
+{
+	Ofc__V1__TransactionInfo *t = arena_alloc(a, sizeof(*t));
+
+	ofc__v1__transaction_info__init(t);
+	if (txn) {
+		t->has_id = 1;
+		t->id = txn;
+	}
+	t->state = (char *)state;
+	t->target = j->target;
+	t->kind = (char *)job_kind_word(j);
+	t->has_ticket = t->has_dry_run = 1;
+	t->ticket = j->ticket;
+	t->dry_run = j->dry_run;
+	return t;
+}
+
+/* What a tenant's GetState shows: the fabric's name and generation, each
+ * device by name and kind with whether it answers (a failure as the
+ * reason's word) and only the circuits joining two of the tenant's hosts,
+ * its own held partitions, queued and running requests and failures; none
+ * of the fabric's topology, schedule, config or state paths. Built in a,
+ * per request (tenants are few; the shared answer is cached). */
+Ofc__V1__State *authz_tenant_state(const struct ofcd *d, const Ofc__V1__Principal *p,
+				   struct arena *a)
+{
+	const struct snapshot *s = d->snap;
+	const Ofc__V1__State *src = s->state;
+	Ofc__V1__State *st = arena_alloc(a, sizeof(*st));
+
+	ofc__v1__state__init(st);
+	st->fabric_name = src->fabric_name;
+	st->has_config_generation = src->has_config_generation;
+	st->config_generation = src->config_generation;
+	st->has_committed_unix_ms = src->has_committed_unix_ms;
+	st->committed_unix_ms = src->committed_unix_ms;
+	st->devices = arena_array(a, s->ndevs + 1, sizeof(*st->devices));
+	for (uint32_t i = 0; i < s->ndevs; i++) {
+		const Ofc__V1__DeviceState *o = s->devs[i];
+		Ofc__V1__DeviceState *m = arena_alloc(a, sizeof(*m));
+
+		ofc__v1__device_state__init(m);
+		m->name = o->name;
+		m->kind = o->kind;
+		m->has_reachable = o->has_reachable;
+		m->reachable = o->reachable;
+		m->error = o->error ? (char *)s->public_error[i] : NULL;
+		m->circuits = arena_array(a, o->n_circuits + 1, sizeof(*m->circuits));
+		for (size_t k = 0; k < o->n_circuits; k++)
+			if (authz_tenant_host(d, p, o->circuits[k]->src_host) &&
+			    authz_tenant_host(d, p, o->circuits[k]->dst_host))
+				m->circuits[m->n_circuits++] = o->circuits[k];
+		st->devices[st->n_devices++] = m;
+	}
+	st->held = arena_array(a, src->n_held + 1, sizeof(*st->held));
+	for (size_t i = 0; i < src->n_held; i++)
+		if (authz_owns(p, src->held[i]->name))
+			st->held[st->n_held++] = src->held[i];
+	st->failed = arena_array(a, src->n_failed + 1, sizeof(*st->failed));
+	for (size_t i = 0; i < src->n_failed; i++)
+		if (item_visible(d, p, src->failed[i]))
+			st->failed[st->n_failed++] = src->failed[i];
+	st->moved = arena_array(a, src->n_moved + 1, sizeof(*st->moved));
+	for (size_t i = 0; i < src->n_moved; i++)
+		if (item_visible(d, p, src->moved[i]))
+			st->moved[st->n_moved++] = src->moved[i];
+	if (src->partition && authz_owns(p, src->partition))
+		st->partition = src->partition;
+	st->queue = arena_array(a, d->nqueue + 1, sizeof(*st->queue));
+	for (const struct job *j = d->queue; j; j = j->next)
+		if (j->partition && authz_owns(p, j->partition))
+			st->queue[st->n_queue++] = tenant_txn(a, j, "queued", 0);
+	if (d->running && d->running->partition && authz_owns(p, d->running->partition) &&
+	    (d->running->kind == JOB_RECONFIGURE || d->running->kind == JOB_RELEASE)) {
+		st->transaction = tenant_txn(a, d->running, d->running_state, d->running_txn);
+		st->transaction->has_running = st->transaction->running = 1;
+	}
+	return st;
+}
