@@ -31,7 +31,7 @@ WARN      = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
             -Wformat=2 -Wno-format-nonliteral -Wvla -Wpointer-arith \
             -Wno-missing-field-initializers
 PKGS      = yaml-0.1 libprotobuf-c libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libsystemd \
-            libyang
+            libyang json-c libmicrohttpd gnutls libcurl
 # lp_solve ships no pkg-config file: its headers live in /usr/include/lpsolve
 # and the static library needs COLAMD (suitesparse) and libdl.
 LPSOLVE_LIBS = -llpsolve55 -lcolamd -ldl
@@ -72,7 +72,7 @@ STAMP    = $(BUILD)/.deps-ok
 # the hand-written sections in docs/man/NAME.extra, so they list every
 # option the binary has.
 MAN1     = ofc ocs-emu mrr-emu
-MAN8     = ofcd
+MAN8     = ofcd ofc-gateway
 MANS     = $(patsubst %,$(BUILD)/man/%.1,$(MAN1)) $(patsubst %,$(BUILD)/man/%.8,$(MAN8))
 
 # The MPI baseline's rank (ofc testbed run --mpi), built with MPICH's
@@ -248,7 +248,7 @@ install: all $(LIB)
 	  $(DESTDIR)$(DOCDIR) $(DESTDIR)$(PYTHONDIR) $(DESTDIR)$(OFCDATADIR)/proto \
 	  $(DESTDIR)$(OFCDATADIR)/configs/credentials $(DESTDIR)$(OFCDATADIR)/examples/modelw
 	install -m 0755 $(BUILD)/ofc $(BUILD)/ocs-emu $(BUILD)/mrr-emu $(BUILD)/ofc-mpi-rank $(DESTDIR)$(BINDIR)/
-	install -m 0755 $(BUILD)/ofcd $(DESTDIR)$(SBINDIR)/
+	install -m 0755 $(BUILD)/ofcd $(BUILD)/ofc-gateway $(DESTDIR)$(SBINDIR)/
 	install -m 0644 $(patsubst %,$(BUILD)/man/%.1,$(MAN1)) $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(patsubst %,$(BUILD)/man/%.8,$(MAN8)) $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 contrib/ofc.bash-completion $(DESTDIR)$(COMPLETIONDIR)/ofc

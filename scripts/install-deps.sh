@@ -8,7 +8,9 @@ liblpsolve55-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libcmocka-dev
 pkg-config graphviz iproute2 iputils-ping python3 libsystemd-dev systemd
 python3-protobuf man-db groff-base mpich libmpich-dev bash-completion
 slurmctld slurmd slurm-client munge
-libyang2-dev"
+libyang2-dev
+libjson-c-dev libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev
+openssl curl prometheus"
 
 missing=""
 for p in $PKGS; do

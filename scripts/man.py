@@ -113,6 +113,7 @@ def main():
             "ofcd": "the ofc controller daemon and its control API",
             "ocs-emu": "an emulated optical circuit switch speaking TL1",
             "mrr-emu": "an emulated MRR-based WDM ring agent",
+            "ofc-gateway": "the network API: ofcd's control API as JSON over HTTPS with client certificates",
         }[name],
         ".SH SYNOPSIS",
     ]

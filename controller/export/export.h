@@ -103,6 +103,16 @@ void fabric_write_dot_circuits(const struct fabric *f, const struct fabric_dot *
 
 /* Any protobuf-c message as JSON (controller/export/pbjson.c). */
 void pb_write_json(struct json_writer *w, const ProtobufCMessage *m);
+/* A message of descriptor d from JSON text (issue 36: the network API's
+ * request bodies), field names as in the .proto; OFC_E_INPUT naming the
+ * field's path for anything else. *out is malloc'd throughout: free it with
+ * protobuf_c_message_free_unpacked(*out, NULL). pb_read_json_object takes a
+ * json-c object instead; strings: scalars may come as text (query
+ * strings: "true", "42"). */
+int pb_read_json(const ProtobufCMessageDescriptor *d, const char *text, size_t len,
+		 ProtobufCMessage **out, struct ofc_error *err);
+int pb_read_json_object(const ProtobufCMessageDescriptor *d, void *obj, bool strings,
+			ProtobufCMessage **out, struct ofc_error *err);
 
 /* ---- messages, for callers that assemble their own (ofcd) ---------------- */
 

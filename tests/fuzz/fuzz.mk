@@ -4,7 +4,7 @@
 #   mkdir -p build-fuzz/c-NAME
 #   build-fuzz/fuzz_NAME build-fuzz/c-NAME tests/fuzz/corpus/NAME -max_total_time=60
 # e.g. NAME = config, topo, edges, control, tl1, mrr, demands, records,
-# statefiles, credentials, schedule_pb, exec, netconf (run from the source
+# statefiles, credentials, schedule_pb, exec, json, netconf (run from the source
 # tree: it reads drivers/yang). Three take options:
 #   fuzz_config: -dict=tests/fuzz/config.dict (the keys of server fabrics,
 #   partitions and failures, so mutations reach their validation);
@@ -24,6 +24,6 @@ lib:
 
 $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c lib
 	clang $(FLAGS) -std=c11 -D_GNU_SOURCE -I. -I$(BUILD)/gen $< $(BUILD)/libofc.a -o $@ \
-	  $$(pkg-config --libs yaml-0.1 libprotobuf-c libnl-3.0 libnl-route-3.0 libyang) -llpsolve55 -lcolamd -ldl -lpthread -lm
+	  $$(pkg-config --libs yaml-0.1 libprotobuf-c libnl-3.0 libnl-route-3.0 libyang json-c libmicrohttpd gnutls libcurl) -llpsolve55 -lcolamd -ldl -lpthread -lm
 
 .PHONY: all lib

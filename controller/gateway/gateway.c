@@ -1,0 +1,945 @@
+/* ofc-gateway's HTTPS server (issue 36; gateway.h, docs/control.md "The
+ * network API").
+ *
+ * libmicrohttpd with GnuTLS, a thread per connection: each thread blocks
+ * on ofcd for its own requests, streams included, and nothing it waits for
+ * holds another connection up. Bounds (all documented in docs/control.md):
+ * --max-connections at once; a connection's TLS handshake, request line,
+ * headers and body must all have arrived within --read-timeout of its
+ * start or of its previous answer (the watchdog shuts down what is late:
+ * slowloris, a handshake never finished, an idle keep-alive); headers
+ * within 32 KiB (MHD's pool); bodies within --max-body; no byte either way
+ * for --idle-timeout (a Watch reader that never reads); ofcd's answer
+ * within --request-timeout. */
+#include "controller/gateway/internal.h"
+
+#include "controller/export/export.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define HEADER_POOL	(32u << 10) /* MHD's memory per connection: headers fit in it */
+#define WATCH_KEEPALIVE 15.0	    /* s: an empty line to a quiet watcher */
+#define STREAM_BLOCK	(64u << 10)
+
+enum conn_phase { PH_READING, PH_HANDLING };
+
+/* One TLS connection, from accept to close (MHD's socket context). */
+struct gw_conn {
+	struct gw_conn *next, *prev;
+	struct gateway *g;
+	int fd;
+	char peer[80];
+	enum conn_phase phase;
+	double since; /* the current read window began */
+	bool verified, refusal_logged, cut;
+	uint64_t requests;
+};
+
+struct gateway {
+	struct gw_opts o;
+	struct MHD_Daemon *mhd;
+	int listen_fd;
+	unsigned port;
+	char *cert_pem, *key_pem, *ca_pem;
+	pthread_rwlock_t lock; /* trust and policy, swapped by a reload */
+	gnutls_x509_trust_list_t trust;
+	struct gw_policy *policy;
+	struct upstream up;
+	pthread_mutex_t cmu;
+	struct gw_conn *conns;
+	pthread_t watchdog;
+	bool watchdog_started;
+	int wake_fd;
+	atomic_int stop_req;
+	atomic_ullong n_handshakes, n_refused, n_cut, n_requests;
+};
+
+static void gw_log(struct gateway *g, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
+static void gw_log(struct gateway *g, int level, const char *fmt, ...)
+{
+	char line[1200];
+	va_list ap;
+
+	if (!g->o.log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	g->o.log(g->o.log_ctx, level, line);
+}
+
+/* ---- connections and the watchdog ------------------------------------------ */
+
+static void peer_name(struct MHD_Connection *mc, char *buf, size_t len)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	char host[64] = "?";
+	unsigned port = 0;
+
+	if (ci && ci->client_addr) {
+		const struct sockaddr *sa = ci->client_addr;
+
+		if (sa->sa_family == AF_INET) {
+			const struct sockaddr_in *s4 = (const void *)sa;
+			inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
+			port = ntohs(s4->sin_port);
+		} else if (sa->sa_family == AF_INET6) {
+			const struct sockaddr_in6 *s6 = (const void *)sa;
+			inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+			port = ntohs(s6->sin6_port);
+		}
+	}
+	snprintf(buf, len, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
+}
+
+/* The handshake's check of the client's certificate (set on each session
+ * as it starts): refused here, the connection ends before any HTTP. */
+static int verify_peer(gnutls_session_t s)
+{
+	struct MHD_Connection *mc = gnutls_session_get_ptr(s);
+	const union MHD_ConnectionInfo *ci =
+	    mc ? MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT) : NULL;
+	struct gw_conn *c = ci ? ci->socket_context : NULL;
+	char who[300], why[200];
+	int rc;
+
+	if (!c)
+		return GNUTLS_E_CERTIFICATE_ERROR; /* cannot tell: refuse */
+	pthread_rwlock_rdlock(&c->g->lock);
+	rc = gw_peer_verify(s, c->g->trust, who, sizeof(who), why, sizeof(why));
+	pthread_rwlock_unlock(&c->g->lock);
+	if (rc < 0) {
+		c->refusal_logged = true;
+		atomic_fetch_add(&c->g->n_refused, 1);
+		gw_log(c->g, 4, "refused TLS client %s: certificate %s: %s", c->peer, who, why);
+		return GNUTLS_E_CERTIFICATE_ERROR;
+	}
+	c->verified = true;
+	atomic_fetch_add(&c->g->n_handshakes, 1);
+	return 0;
+}
+
+static void notify_conn(void *cls, struct MHD_Connection *mc, void **socket_context,
+			enum MHD_ConnectionNotificationCode code)
+{
+	struct gateway *g = cls;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		struct gw_conn *c = xcalloc(1, sizeof(*c));
+		const union MHD_ConnectionInfo *fi =
+		    MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *ti =
+		    MHD_get_connection_info(mc, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+
+		c->g = g;
+		c->fd = fi ? fi->connect_fd : -1;
+		c->since = now_seconds();
+		c->phase = PH_READING;
+		peer_name(mc, c->peer, sizeof(c->peer));
+		*socket_context = c;
+		if (ti && ti->tls_session) {
+			gnutls_session_t s = (gnutls_session_t)ti->tls_session;
+
+			gnutls_certificate_server_set_request(s, GNUTLS_CERT_REQUIRE);
+			gnutls_session_set_verify_function(s, verify_peer);
+		}
+		pthread_mutex_lock(&g->cmu);
+		c->next = g->conns;
+		if (g->conns)
+			g->conns->prev = c;
+		g->conns = c;
+		pthread_mutex_unlock(&g->cmu);
+		return;
+	}
+	struct gw_conn *c = *socket_context;
+	if (!c)
+		return;
+	pthread_mutex_lock(&g->cmu);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		g->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	pthread_mutex_unlock(&g->cmu);
+	if (!c->verified && !c->refusal_logged && !c->cut) {
+		atomic_fetch_add(&g->n_refused, 1);
+		gw_log(g, 4,
+		       "refused TLS client %s: no verified client certificate (none sent, or the "
+		       "handshake failed)",
+		       c->peer);
+	}
+	free(c);
+	*socket_context = NULL;
+}
+
+static struct gw_conn *conn_of(struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+static void set_phase(struct gateway *g, struct gw_conn *c, enum conn_phase ph)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&g->cmu);
+	c->phase = ph;
+	c->since = now_seconds();
+	pthread_mutex_unlock(&g->cmu);
+}
+
+/* Every second: shut down connections whose handshake, request line,
+ * headers and body have not all arrived within --read-timeout. */
+static void *watchdog(void *arg)
+{
+	struct gateway *g = arg;
+
+	while (!atomic_load(&g->stop_req)) {
+		struct pollfd p = {.fd = g->wake_fd, .events = POLLIN};
+		double now = now_seconds();
+
+		pthread_mutex_lock(&g->cmu);
+		for (struct gw_conn *c = g->conns; c; c = c->next)
+			if (c->phase == PH_READING && !c->cut && c->fd >= 0 &&
+			    now - c->since > g->o.read_timeout) {
+				c->cut = true;
+				shutdown(c->fd, SHUT_RDWR);
+				atomic_fetch_add(&g->n_cut, 1);
+				gw_log(g, 5,
+				       "closing the connection of %s: %s not complete within %.0f "
+				       "s (--read-timeout)",
+				       c->peer,
+				       !c->verified  ? "its TLS handshake"
+				       : c->requests ? "its next request"
+						     : "its first request",
+				       g->o.read_timeout);
+			}
+		pthread_mutex_unlock(&g->cmu);
+		poll(&p, 1, 1000);
+	}
+	return NULL;
+}
+
+/* ---- answers ------------------------------------------------------------------ */
+
+static unsigned http_status(Ofc__V1__Status st)
+{
+	switch (st) {
+	case OFC__V1__STATUS__STATUS_OK:
+		return MHD_HTTP_OK;
+	case OFC__V1__STATUS__STATUS_INVALID:
+		return MHD_HTTP_BAD_REQUEST;
+	case OFC__V1__STATUS__STATUS_DENIED:
+		return MHD_HTTP_FORBIDDEN;
+	case OFC__V1__STATUS__STATUS_BUSY:
+		return MHD_HTTP_SERVICE_UNAVAILABLE;
+	case OFC__V1__STATUS__STATUS_NOT_FOUND:
+		return MHD_HTTP_NOT_FOUND;
+	case OFC__V1__STATUS__STATUS_FAILED:
+	case OFC__V1__STATUS__STATUS_CANCELLED:
+		return MHD_HTTP_CONFLICT;
+	case OFC__V1__STATUS__STATUS_UNAVAILABLE:
+		return MHD_HTTP_NOT_IMPLEMENTED;
+	default:
+		return MHD_HTTP_INTERNAL_SERVER_ERROR;
+	}
+}
+
+static enum MHD_Result send_bytes(struct MHD_Connection *mc, unsigned code, const char *type,
+				  char *body, size_t len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result rc;
+
+	MHD_add_response_header(r, "Content-Type", type);
+	rc = MHD_queue_response(mc, code, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* A Response as JSON, one line. */
+static char *response_json(const Ofc__V1__Response *r, size_t *len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	struct json_writer w;
+
+	jw_init(&w, f, false);
+	pb_write_json(&w, &r->base);
+	jw_finish(&w);
+	fclose(f);
+	*len = n;
+	return buf;
+}
+
+static enum MHD_Result send_response(struct MHD_Connection *mc, const Ofc__V1__Response *r)
+{
+	size_t len;
+	char *body = response_json(r, &len);
+
+	return send_bytes(mc, http_status(r->status), "application/json", body, len);
+}
+
+/* An answer of the gateway's own (no ofcd behind it): the Response shape. */
+static enum MHD_Result send_error(struct MHD_Connection *mc, unsigned code, Ofc__V1__Status st,
+				  const char *fmt, ...) OFC_PRINTF(4, 5);
+static enum MHD_Result send_error(struct MHD_Connection *mc, unsigned code, Ofc__V1__Status st,
+				  const char *fmt, ...)
+{
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+	char msg[600];
+	va_list ap;
+	size_t len;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	r.has_status = 1;
+	r.status = st;
+	r.message = msg;
+	char *body = response_json(&r, &len);
+	return send_bytes(mc, code, "application/json", body, len);
+}
+
+/* ---- routes -------------------------------------------------------------------- */
+
+enum route_kind { RT_QUERY, RT_BODY, RT_WATCH, RT_METRICS };
+
+struct route {
+	const char *method, *path;
+	enum route_kind kind;
+	/* the Request's body field this route fills */
+	Ofc__V1__Request__BodyCase body;
+	const ProtobufCMessageDescriptor *desc;
+};
+
+static const struct route routes[] = {
+    {"GET", "/v1/state", RT_QUERY, OFC__V1__REQUEST__BODY_GET_STATE,
+     &ofc__v1__get_state__descriptor},
+    {"GET", "/v1/schedule", RT_QUERY, OFC__V1__REQUEST__BODY_GET_SCHEDULE,
+     &ofc__v1__get_schedule__descriptor},
+    {"GET", "/v1/watch", RT_WATCH, OFC__V1__REQUEST__BODY_WATCH, &ofc__v1__watch__descriptor},
+    {"GET", "/metrics", RT_METRICS, OFC__V1__REQUEST__BODY_GET_METRICS,
+     &ofc__v1__get_metrics__descriptor},
+    {"POST", "/v1/apply", RT_BODY, OFC__V1__REQUEST__BODY_APPLY_CONFIG,
+     &ofc__v1__apply_config__descriptor},
+    {"POST", "/v1/reconfigure", RT_BODY, OFC__V1__REQUEST__BODY_RECONFIGURE,
+     &ofc__v1__reconfigure__descriptor},
+    {"POST", "/v1/cancel", RT_BODY, OFC__V1__REQUEST__BODY_CANCEL, &ofc__v1__cancel__descriptor},
+    {"POST", "/v1/report-failure", RT_BODY, OFC__V1__REQUEST__BODY_REPORT_FAILURE,
+     &ofc__v1__report_failure__descriptor},
+    {"POST", "/v1/release-partition", RT_BODY, OFC__V1__REQUEST__BODY_RELEASE_PARTITION,
+     &ofc__v1__release_partition__descriptor},
+};
+
+/* One HTTP request (MHD's per-request context). */
+struct gw_req {
+	const struct route *rt;
+	unsigned early_code; /* answered before the body: this status */
+	char early_msg[400];
+	struct strbuf body;
+	bool too_big;
+	Ofc__V1__Principal pr;
+	char *identity;
+	char **parts;
+	uint32_t nparts;
+};
+
+static void req_free(struct gw_req *r)
+{
+	if (!r)
+		return;
+	sb_free(&r->body);
+	free(r->identity);
+	for (uint32_t i = 0; i < r->nparts; i++)
+		free(r->parts[i]);
+	free(r->parts);
+	free(r);
+}
+
+static void completed(void *cls, struct MHD_Connection *mc, void **req_cls,
+		      enum MHD_RequestTerminationCode toe)
+{
+	struct gateway *g = cls;
+	struct gw_conn *c = conn_of(mc);
+
+	(void)toe;
+	req_free(*req_cls);
+	*req_cls = NULL;
+	if (c)
+		c->requests++;
+	set_phase(g, c, PH_READING); /* the next request's window */
+}
+
+/* The principal of the connection's certificate, by the policy; false
+ * (with r->early_*) when the policy does not name it. */
+static bool principal(struct gateway *g, struct MHD_Connection *mc, struct gw_req *r)
+{
+	const union MHD_ConnectionInfo *ti =
+	    MHD_get_connection_info(mc, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	char *names[GW_MAX_NAMES];
+	uint32_t n = ti ? gw_peer_names((gnutls_session_t)ti->tls_session, names) : 0;
+	const struct gw_policy_entry *e;
+
+	pthread_rwlock_rdlock(&g->lock);
+	e = gw_policy_match(g->policy, names, n);
+	if (e) {
+		r->identity = xstrdup(e->identity);
+		r->nparts = e->npartitions;
+		r->parts = xcalloc(e->npartitions + 1, sizeof(char *));
+		for (uint32_t i = 0; i < e->npartitions; i++)
+			r->parts[i] = xstrdup(e->partitions[i]);
+		ofc__v1__principal__init(&r->pr);
+		r->pr.identity = r->identity;
+		r->pr.has_role = 1;
+		r->pr.role = e->role == GW_ROLE_ADMIN ? OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN
+			     : e->role == GW_ROLE_READ_ONLY
+				 ? OFC__V1__PRINCIPAL__ROLE__ROLE_READ_ONLY
+				 : OFC__V1__PRINCIPAL__ROLE__ROLE_TENANT;
+		r->pr.n_partitions = r->nparts;
+		r->pr.partitions = r->parts;
+	}
+	pthread_rwlock_unlock(&g->lock);
+	if (!e) {
+		r->early_code = MHD_HTTP_FORBIDDEN;
+		snprintf(r->early_msg, sizeof(r->early_msg),
+			 "permission denied: the certificate (%.100s) is not in the gateway's "
+			 "policy",
+			 n ? names[0] : "no name");
+		char peer[80];
+		peer_name(mc, peer, sizeof(peer));
+		gw_log(g, 4, "refused %s: certificate %s is in no line of the policy", peer,
+		       n ? names[0] : "(no name)");
+	}
+	for (uint32_t i = 0; i < n; i++)
+		free(names[i]);
+	return e != NULL;
+}
+
+static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+				 const char *value)
+{
+	json_object *o = cls;
+
+	(void)kind;
+	/* size=1MiB: GetSchedule's size_bytes with units, as ofc's --size. */
+	if (strcmp(key, "size") == 0 && value) {
+		uint64_t v;
+		const char *why;
+		char num[32];
+
+		if (parse_size(value, &v, &why) == 0) {
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)v);
+			json_object_object_add(o, "size_bytes", json_object_new_string(num));
+			return MHD_YES;
+		}
+	}
+	json_object_object_add(o, key, value ? json_object_new_string(value) : NULL);
+	return MHD_YES;
+}
+
+/* The route's message from the query string (GET) or the JSON body. */
+static int route_message(struct MHD_Connection *mc, const struct gw_req *r, ProtobufCMessage **m,
+			 bool *want_pb, struct ofc_error *err)
+{
+	const struct route *rt = r->rt;
+
+	if (rt->kind == RT_BODY)
+		return pb_read_json(rt->desc, r->body.buf ? r->body.buf : "", r->body.len, m, err);
+	json_object *o = json_object_new_object();
+	MHD_get_connection_values(mc, MHD_GET_ARGUMENT_KIND, query_arg, o);
+	/* format=pb: the schedule as protobuf (also Accept: application/x-protobuf) */
+	json_object *f = NULL;
+	if (json_object_object_get_ex(o, "format", &f)) {
+		const char *v = f ? json_object_get_string(f) : "";
+		if (strcmp(v, "pb") && strcmp(v, "json")) {
+			json_object_put(o);
+			return ofc_error_set(err, OFC_E_INPUT, "format: pb or json, not '%.20s'",
+					     v);
+		}
+		*want_pb = strcmp(v, "pb") == 0;
+		json_object_object_del(o, "format");
+	}
+	int rc = pb_read_json_object(rt->desc, o, true, m, err);
+	json_object_put(o);
+	return rc;
+}
+
+static void set_body(Ofc__V1__Request *q, const struct route *rt, ProtobufCMessage *m)
+{
+	q->body_case = rt->body;
+	switch (rt->body) {
+	case OFC__V1__REQUEST__BODY_GET_STATE:
+		q->get_state = (Ofc__V1__GetState *)m;
+		break;
+	case OFC__V1__REQUEST__BODY_GET_SCHEDULE:
+		q->get_schedule = (Ofc__V1__GetSchedule *)m;
+		break;
+	case OFC__V1__REQUEST__BODY_WATCH:
+		q->watch = (Ofc__V1__Watch *)m;
+		break;
+	case OFC__V1__REQUEST__BODY_GET_METRICS:
+		q->get_metrics = (Ofc__V1__GetMetrics *)m;
+		break;
+	case OFC__V1__REQUEST__BODY_APPLY_CONFIG:
+		q->apply_config = (Ofc__V1__ApplyConfig *)m;
+		break;
+	case OFC__V1__REQUEST__BODY_RECONFIGURE:
+		q->reconfigure = (Ofc__V1__Reconfigure *)m;
+		break;
+	case OFC__V1__REQUEST__BODY_CANCEL:
+		q->cancel = (Ofc__V1__Cancel *)m;
+		break;
+	case OFC__V1__REQUEST__BODY_REPORT_FAILURE:
+		q->report_failure = (Ofc__V1__ReportFailure *)m;
+		break;
+	case OFC__V1__REQUEST__BODY_RELEASE_PARTITION:
+		q->release_partition = (Ofc__V1__ReleasePartition *)m;
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- Watch: one JSON Response a line, an empty line when quiet ------------------ */
+
+struct watch_ctx {
+	struct gateway *g;
+	struct up_stream s;
+	char *pending;
+	size_t len, off;
+};
+
+static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct watch_ctx *w = cls;
+
+	(void)pos;
+	while (w->off == w->len) {
+		Ofc__V1__Response *r;
+		struct ofc_error err = {0};
+		int k = up_stream_next(&w->s, WATCH_KEEPALIVE, &r, &err);
+
+		free(w->pending);
+		w->pending = NULL;
+		w->off = w->len = 0;
+		if (k < 0)
+			return MHD_CONTENT_READER_END_OF_STREAM; /* ofcd went away or stopped */
+		if (k == 0) {
+			w->pending = xstrdup("\n");
+			w->len = 1;
+			break;
+		}
+		w->pending = response_json(r, &w->len);
+		ofc__v1__response__free_unpacked(r, NULL);
+	}
+	size_t n = w->len - w->off < max ? w->len - w->off : max;
+	memcpy(buf, w->pending + w->off, n);
+	w->off += n;
+	return (ssize_t)n;
+}
+
+static void watch_free(void *cls)
+{
+	struct watch_ctx *w = cls;
+
+	up_stream_close(&w->s);
+	free(w->pending);
+	free(w);
+}
+
+static enum MHD_Result start_watch(struct gateway *g, struct MHD_Connection *mc,
+				   Ofc__V1__Request *q)
+{
+	struct watch_ctx *w = xcalloc(1, sizeof(*w));
+	struct ofc_error err = {0};
+	Ofc__V1__Response *ack = NULL;
+
+	w->g = g;
+	if (up_stream_open(&g->up, q, &w->s, &err) < 0 ||
+	    up_stream_next(&w->s, g->o.request_timeout, &ack, &err) <= 0) {
+		watch_free(w);
+		return send_error(mc, MHD_HTTP_BAD_GATEWAY, OFC__V1__STATUS__STATUS_UNAVAILABLE,
+				  "ofcd did not answer: %s", err.msg[0] ? err.msg : "no answer");
+	}
+	if (ack->status != OFC__V1__STATUS__STATUS_OK) {
+		enum MHD_Result rc = send_response(mc, ack);
+
+		ofc__v1__response__free_unpacked(ack, NULL);
+		watch_free(w);
+		return rc;
+	}
+	w->pending = response_json(ack, &w->len);
+	ofc__v1__response__free_unpacked(ack, NULL);
+	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK,
+								   watch_read, w, watch_free);
+	MHD_add_response_header(r, "Content-Type", "application/x-ndjson");
+	enum MHD_Result rc = MHD_queue_response(mc, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* ---- the handler ------------------------------------------------------------------- */
+
+static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, struct gw_req *r)
+{
+	Ofc__V1__Request q = OFC__V1__REQUEST__INIT;
+	ProtobufCMessage *m = NULL;
+	Ofc__V1__Response *resp = NULL;
+	struct ofc_error err = {0};
+	bool want_pb = false;
+	enum MHD_Result rc;
+
+	if (route_message(mc, r, &m, &want_pb, &err) < 0)
+		return send_error(mc, MHD_HTTP_BAD_REQUEST, OFC__V1__STATUS__STATUS_INVALID,
+				  "bad request: %s", err.msg);
+	const char *accept = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Accept");
+	if (accept && strstr(accept, "application/x-protobuf"))
+		want_pb = true;
+	q.principal = &r->pr;
+	set_body(&q, r->rt, m);
+	atomic_fetch_add(&g->n_requests, 1);
+	if (r->rt->kind == RT_WATCH) {
+		rc = start_watch(g, mc, &q);
+		protobuf_c_message_free_unpacked(m, NULL);
+		return rc;
+	}
+	if (up_call(&g->up, &q, &resp, &err) < 0) {
+		protobuf_c_message_free_unpacked(m, NULL);
+		gw_log(g, 3, "ofcd: %s", err.msg);
+		return send_error(mc, MHD_HTTP_BAD_GATEWAY, OFC__V1__STATUS__STATUS_UNAVAILABLE,
+				  "ofcd did not answer: %s", err.msg);
+	}
+	protobuf_c_message_free_unpacked(m, NULL);
+	if (r->rt->kind == RT_METRICS && resp->status == OFC__V1__STATUS__STATUS_OK &&
+	    resp->body_case == OFC__V1__RESPONSE__BODY_METRICS) {
+		char *text = xasprintf(
+		    "%s# HELP ofc_gateway_tls_handshakes_total TLS handshakes with a verified "
+		    "client certificate.\n# TYPE ofc_gateway_tls_handshakes_total counter\n"
+		    "ofc_gateway_tls_handshakes_total %llu\n"
+		    "# HELP ofc_gateway_tls_refused_total TLS clients refused (no, untrusted, "
+		    "expired or revoked certificate).\n# TYPE ofc_gateway_tls_refused_total "
+		    "counter\nofc_gateway_tls_refused_total %llu\n"
+		    "# HELP ofc_gateway_connections_cut_total Connections cut at --read-timeout.\n"
+		    "# TYPE ofc_gateway_connections_cut_total counter\n"
+		    "ofc_gateway_connections_cut_total %llu\n"
+		    "# HELP ofc_gateway_requests_total Requests forwarded to ofcd.\n"
+		    "# TYPE ofc_gateway_requests_total counter\nofc_gateway_requests_total %llu\n",
+		    resp->metrics, (unsigned long long)atomic_load(&g->n_handshakes),
+		    (unsigned long long)atomic_load(&g->n_refused),
+		    (unsigned long long)atomic_load(&g->n_cut),
+		    (unsigned long long)atomic_load(&g->n_requests));
+		ofc__v1__response__free_unpacked(resp, NULL);
+		return send_bytes(mc, MHD_HTTP_OK, "text/plain; version=0.0.4", text, strlen(text));
+	}
+	if (want_pb && resp->body_case == OFC__V1__RESPONSE__BODY_SCHEDULE &&
+	    resp->status == OFC__V1__STATUS__STATUS_OK) {
+		size_t n = protobuf_c_message_get_packed_size(&resp->schedule->base);
+		uint8_t *b = xmalloc(n ? n : 1);
+
+		protobuf_c_message_pack(&resp->schedule->base, b);
+		ofc__v1__response__free_unpacked(resp, NULL);
+		return send_bytes(mc, MHD_HTTP_OK, "application/x-protobuf", (char *)b, n);
+	}
+	rc = send_response(mc, resp);
+	ofc__v1__response__free_unpacked(resp, NULL);
+	return rc;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char *url,
+			       const char *method, const char *version, const char *upload,
+			       size_t *upload_size, void **req_cls)
+{
+	struct gateway *g = cls;
+	struct gw_req *r = *req_cls;
+
+	(void)version;
+	if (!r) {
+		bool path_known = false;
+
+		r = xcalloc(1, sizeof(*r));
+		*req_cls = r;
+		for (size_t i = 0; i < ARRAY_SIZE(routes); i++)
+			if (strcmp(url, routes[i].path) == 0) {
+				path_known = true;
+				if (strcmp(method, routes[i].method) == 0)
+					r->rt = &routes[i];
+			}
+		if (!r->rt) {
+			r->early_code =
+			    path_known ? MHD_HTTP_METHOD_NOT_ALLOWED : MHD_HTTP_NOT_FOUND;
+			snprintf(r->early_msg, sizeof(r->early_msg),
+				 path_known ? "%.8s is not a method of %.100s (docs/control.md, "
+					      "\"The network API\")"
+					    : "%.8s %.100s: no such route (docs/control.md, \"The "
+					      "network API\")",
+				 method, url);
+		} else if (principal(g, mc, r)) {
+			const char *cl =
+			    MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Length");
+			if (cl && strtoull(cl, NULL, 10) > g->o.max_body) {
+				r->early_code = MHD_HTTP_CONTENT_TOO_LARGE;
+				snprintf(r->early_msg, sizeof(r->early_msg),
+					 "a body of %.20s bytes is larger than the limit of %u "
+					 "bytes (--max-body)",
+					 cl, g->o.max_body);
+			}
+		}
+		if (r->early_code) {
+			Ofc__V1__Status st = r->early_code == MHD_HTTP_FORBIDDEN
+						 ? OFC__V1__STATUS__STATUS_DENIED
+					     : r->early_code == MHD_HTTP_NOT_FOUND
+						 ? OFC__V1__STATUS__STATUS_NOT_FOUND
+						 : OFC__V1__STATUS__STATUS_INVALID;
+			return send_error(mc, r->early_code, st, "%s", r->early_msg);
+		}
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (r->body.len + *upload_size > g->o.max_body)
+			r->too_big = true;
+		else
+			sb_add(&r->body, upload, *upload_size);
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	set_phase(g, conn_of(mc), PH_HANDLING);
+	if (r->too_big)
+		return send_error(mc, MHD_HTTP_CONTENT_TOO_LARGE, OFC__V1__STATUS__STATUS_INVALID,
+				  "the body is larger than the limit of %u bytes (--max-body)",
+				  g->o.max_body);
+	return forward(g, mc, r);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	struct gateway *g = cls;
+	char line[600];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = 0;
+	gw_log(g, 6, "libmicrohttpd: %s", line);
+}
+
+/* ---- start and stop ------------------------------------------------------------------- */
+
+static int bind_listener(struct gateway *g, struct ofc_error *err)
+{
+	char host[256];
+	const char *colon = strrchr(g->o.listen, ':');
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_NUMERICHOST | AI_PASSIVE};
+	struct addrinfo *ai;
+	int fd, one = 1, rc;
+
+	if (!colon || (size_t)(colon - g->o.listen) >= sizeof(host))
+		return ofc_error_set(err, OFC_E_USAGE, "--listen '%s': expected HOST:PORT",
+				     g->o.listen);
+	memcpy(host, g->o.listen, (size_t)(colon - g->o.listen));
+	host[colon - g->o.listen] = 0;
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = 0;
+	}
+	rc = getaddrinfo(host, colon + 1, &hints, &ai);
+	if (rc != 0)
+		return ofc_error_set(err, OFC_E_USAGE, "--listen '%s': %s (a numeric address)",
+				     g->o.listen, gai_strerror(rc));
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 1024) != 0) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		return ofc_error_set(err, OFC_E_RUNTIME, "cannot listen on %s: %s", g->o.listen,
+				     strerror(e));
+	}
+	freeaddrinfo(ai);
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	getsockname(fd, (struct sockaddr *)&ss, &sl);
+	g->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+						 : ((struct sockaddr_in *)&ss)->sin_port);
+	g->listen_fd = fd;
+	return 0;
+}
+
+static int load_trust_policy(const struct gw_opts *o, gnutls_x509_trust_list_t *tl,
+			     struct gw_policy **pol, struct ofc_error *err)
+{
+	if (gw_trust_load(o->ca, o->crl, tl, err) < 0)
+		return -1;
+	if (gw_policy_load(o->policy, pol, err) < 0) {
+		gnutls_x509_trust_list_deinit(*tl, 1);
+		*tl = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int gw_open(const struct gw_opts *o, struct gateway **out, struct ofc_error *err)
+{
+	struct gateway *g = xcalloc(1, sizeof(*g));
+	size_t len;
+
+	*out = NULL;
+	g->o = *o;
+	g->listen_fd = -1;
+	g->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!g->o.max_connections)
+		g->o.max_connections = GW_MAX_CONNECTIONS_DEFAULT;
+	if (!g->o.max_body)
+		g->o.max_body = GW_MAX_BODY_DEFAULT;
+	if (g->o.read_timeout <= 0)
+		g->o.read_timeout = GW_READ_TIMEOUT_DEFAULT;
+	if (g->o.idle_timeout <= 0)
+		g->o.idle_timeout = GW_IDLE_TIMEOUT_DEFAULT;
+	if (g->o.request_timeout <= 0)
+		g->o.request_timeout = GW_REQUEST_TIMEOUT_DEFAULT;
+	pthread_rwlock_init(&g->lock, NULL);
+	pthread_mutex_init(&g->cmu, NULL);
+	up_init(&g->up, o->ofcd_socket, o->upstream, g->o.request_timeout);
+	if (read_file(o->cert, 4u << 20, &g->cert_pem, &len, err) < 0 ||
+	    read_file(o->key, 1u << 20, &g->key_pem, &len, err) < 0 ||
+	    read_file(o->ca, 4u << 20, &g->ca_pem, &len, err) < 0 ||
+	    load_trust_policy(o, &g->trust, &g->policy, err) < 0 || bind_listener(g, err) < 0) {
+		gw_close(g);
+		return -1;
+	}
+	g->mhd = MHD_start_daemon(
+	    MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+		MHD_USE_TLS | MHD_USE_ERROR_LOG,
+	    0, NULL, NULL, handler, g, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, g,
+	    MHD_OPTION_LISTEN_SOCKET, g->listen_fd, MHD_OPTION_HTTPS_MEM_KEY, g->key_pem,
+	    MHD_OPTION_HTTPS_MEM_CERT, g->cert_pem, MHD_OPTION_HTTPS_MEM_TRUST, g->ca_pem,
+	    MHD_OPTION_HTTPS_PRIORITIES, "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2",
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)g->o.max_connections,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(g->o.idle_timeout + 0.5),
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HEADER_POOL, MHD_OPTION_NOTIFY_CONNECTION,
+	    notify_conn, g, MHD_OPTION_NOTIFY_COMPLETED, completed, g, MHD_OPTION_THREAD_STACK_SIZE,
+	    (size_t)(256u << 10), MHD_OPTION_END);
+	if (!g->mhd) {
+		gw_close(g);
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "cannot start the HTTPS server on %s (the certificate and "
+				     "key must be PEM and belong together)",
+				     o->listen);
+	}
+	g->listen_fd = -1; /* MHD's now */
+	if (pthread_create(&g->watchdog, NULL, watchdog, g) == 0)
+		g->watchdog_started = true;
+	if (o->port_file) {
+		char num[16];
+
+		snprintf(num, sizeof(num), "%u\n", g->port);
+		if (atomic_write(o->port_file, num, strlen(num), err) < 0) {
+			gw_close(g);
+			return -1;
+		}
+	}
+	gw_log(g, 5,
+	       "serving on port %u (TLS, client certificates of %s; policy %s, %u entries) "
+	       "for ofcd at %s",
+	       g->port, o->ca, o->policy, g->policy->n, o->ofcd_socket);
+	*out = g;
+	return 0;
+}
+
+static void reload(struct gateway *g)
+{
+	gnutls_x509_trust_list_t tl, old_tl;
+	struct gw_policy *pol, *old_pol;
+	struct ofc_error err = {0};
+
+	if (load_trust_policy(&g->o, &tl, &pol, &err) < 0) {
+		gw_log(g, 3, "reload refused, the old CA, CRL and policy stay: %s", err.msg);
+		return;
+	}
+	pthread_rwlock_wrlock(&g->lock);
+	old_tl = g->trust;
+	old_pol = g->policy;
+	g->trust = tl;
+	g->policy = pol;
+	pthread_rwlock_unlock(&g->lock);
+	gnutls_x509_trust_list_deinit(old_tl, 1);
+	gw_policy_free(old_pol);
+	gw_log(g, 5, "reloaded the CA, the CRL and the policy (%u entries)", pol->n);
+}
+
+int gw_run(struct gateway *g, struct ofc_error *err)
+{
+	(void)err;
+	while (!atomic_load(&g->stop_req)) {
+		struct pollfd p = {.fd = g->wake_fd, .events = POLLIN};
+		uint64_t v;
+
+		poll(&p, 1, 1000);
+		if (read(g->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			break;
+	}
+	gw_log(g, 5, "stopping");
+	return 0;
+}
+
+void gw_stop(struct gateway *g)
+{
+	uint64_t one = 1;
+
+	atomic_store(&g->stop_req, 1);
+	(void)!write(g->wake_fd, &one, sizeof(one));
+}
+
+void gw_reload(struct gateway *g)
+{
+	reload(g);
+}
+
+void gw_close(struct gateway *g)
+{
+	if (!g)
+		return;
+	atomic_store(&g->stop_req, 1);
+	if (g->watchdog_started) {
+		uint64_t one = 1;
+
+		(void)!write(g->wake_fd, &one, sizeof(one));
+		pthread_join(g->watchdog, NULL);
+	}
+	if (g->mhd)
+		MHD_stop_daemon(g->mhd);
+	if (g->listen_fd >= 0)
+		close(g->listen_fd);
+	if (g->trust)
+		gnutls_x509_trust_list_deinit(g->trust, 1);
+	gw_policy_free(g->policy);
+	up_fini(&g->up);
+	free(g->cert_pem);
+	if (g->key_pem)
+		explicit_bzero(g->key_pem, strlen(g->key_pem));
+	free(g->key_pem);
+	free(g->ca_pem);
+	if (g->wake_fd >= 0)
+		close(g->wake_fd);
+	pthread_rwlock_destroy(&g->lock);
+	pthread_mutex_destroy(&g->cmu);
+	free(g);
+}

@@ -1,0 +1,75 @@
+/* Private to controller/gateway/: the parts of ofc-gateway its files share.
+ *
+ *   gateway.c   the HTTPS server (libmicrohttpd): connections, the
+ *               watchdog that cuts slow ones, routes, answers, streams
+ *   tls.c       the clients' certificates: the trust list (CA + CRL), the
+ *               check in the handshake, the names a certificate carries
+ *   upstream.c  connections to ofcd's gateway socket: a pool for calls,
+ *               one of its own for each stream
+ *   policy.c    the policy file (gateway.h) */
+#ifndef OFC_CONTROLLER_GATEWAY_INTERNAL_H
+#define OFC_CONTROLLER_GATEWAY_INTERNAL_H
+
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+#include <pthread.h>
+
+#include "controller/gateway/gateway.h"
+#include "proto/control.pb-c.h"
+
+/* ---- tls.c ---- */
+/* CA certificates (PEM, one or more) and optionally a CRL into a new
+ * trust list. Errors name the file. */
+int gw_trust_load(const char *ca, const char *crl, gnutls_x509_trust_list_t *out,
+		  struct ofc_error *err);
+/* The peer's certificate chain against tl: 0 when it verifies (signed by
+ * the CA, in its validity period, not revoked); else -1 with `why` ("no
+ * client certificate", "expired", "revoked", "not signed by the CA", ...).
+ * `who` gets the subject's DN either way (for the log). */
+int gw_peer_verify(gnutls_session_t s, gnutls_x509_trust_list_t tl, char *who, size_t wlen,
+		   char *why, size_t ylen);
+/* The peer certificate's names as the policy writes them: "cn:NAME", then
+ * "dns:", "uri:", "email:" for each subject alternative name. At most
+ * GW_MAX_NAMES; the caller frees each and the array. */
+#define GW_MAX_NAMES 32
+uint32_t gw_peer_names(gnutls_session_t s, char **names);
+
+/* ---- upstream.c ---- */
+struct upstream {
+	char *path;
+	uint32_t max_open;
+	double timeout;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	int *idle;
+	uint32_t nidle, nopen;
+	uint64_t next_id;
+};
+
+void up_init(struct upstream *u, const char *path, uint32_t max_open, double timeout);
+void up_fini(struct upstream *u);
+/* Send req (its id is set here) and wait for its answer, on a pooled
+ * connection; reads are retried once on a fresh one when a kept
+ * connection turns out closed. Errors: OFC_E_RUNTIME (ofcd unreachable,
+ * no answer in time, no free connection in time). */
+int up_call(struct upstream *u, Ofc__V1__Request *req, Ofc__V1__Response **resp,
+	    struct ofc_error *err);
+/* A stream (Watch, a streamed GetSchedule) has a connection of its own,
+ * counted against max_open: opened with the request sent, read frame by
+ * frame, closed when done. */
+struct up_stream {
+	struct upstream *u;
+	int fd;
+	uint64_t id;
+	uint8_t *buf;
+	size_t cap;
+};
+int up_stream_open(struct upstream *u, Ofc__V1__Request *req, struct up_stream *s,
+		   struct ofc_error *err);
+/* The next Response of the stream, waiting at most `wait` seconds: 1 with
+ * *resp, 0 when nothing came in that time, -1 on error or end. */
+int up_stream_next(struct up_stream *s, double wait, Ofc__V1__Response **resp,
+		   struct ofc_error *err);
+void up_stream_close(struct up_stream *s);
+
+#endif

@@ -1,0 +1,238 @@
+/* The gateway's connections to ofcd's gateway socket (issue 36): a pool
+ * of at most max_open, each carrying one request at a time, so an answer
+ * is the next frame; streams take a connection of their own from the same
+ * count. Waits are bounded by the request timeout. */
+#include "controller/gateway/internal.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The largest frame ofcd may send (its --max-frame is at most 1 GiB; a
+ * streamed schedule's frames are a few MiB). */
+#define UP_MAX_FRAME (1u << 30)
+
+void up_init(struct upstream *u, const char *path, uint32_t max_open, double timeout)
+{
+	memset(u, 0, sizeof(*u));
+	u->path = xstrdup(path);
+	u->max_open = max_open ? max_open : GW_UPSTREAM_DEFAULT;
+	u->timeout = timeout;
+	u->idle = xcalloc(u->max_open, sizeof(int));
+	pthread_mutex_init(&u->mu, NULL);
+	pthread_cond_init(&u->cond, NULL);
+}
+
+void up_fini(struct upstream *u)
+{
+	for (uint32_t i = 0; i < u->nidle; i++)
+		close(u->idle[i]);
+	free(u->idle);
+	free(u->path);
+	pthread_mutex_destroy(&u->mu);
+	pthread_cond_destroy(&u->cond);
+}
+
+static int up_connect(const struct upstream *u, struct ofc_error *err)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(u->path) >= sizeof(sa.sun_path))
+		return ofc_error_set(err, OFC_E_USAGE, "socket path too long: %s", u->path);
+	memcpy(sa.sun_path, u->path, strlen(u->path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "socket: %s", strerror(errno));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		int e = errno;
+
+		close(fd);
+		return ofc_error_set(err, OFC_E_RUNTIME, "ofcd's gateway socket %s: %s", u->path,
+				     strerror(e));
+	}
+	return fd;
+}
+
+/* A connection: an idle one (*reused), else a new one while fewer than
+ * max_open are open, else wait for one until the deadline. */
+static int up_take(struct upstream *u, double deadline, bool *reused, struct ofc_error *err)
+{
+	pthread_mutex_lock(&u->mu);
+	for (;;) {
+		if (u->nidle) {
+			int fd = u->idle[--u->nidle];
+
+			pthread_mutex_unlock(&u->mu);
+			*reused = true;
+			return fd;
+		}
+		if (u->nopen < u->max_open) {
+			u->nopen++;
+			pthread_mutex_unlock(&u->mu);
+			*reused = false;
+			int fd = up_connect(u, err);
+			if (fd < 0) {
+				pthread_mutex_lock(&u->mu);
+				u->nopen--;
+				pthread_cond_signal(&u->cond);
+				pthread_mutex_unlock(&u->mu);
+			}
+			return fd;
+		}
+		double left = deadline - now_seconds();
+		if (left <= 0) {
+			pthread_mutex_unlock(&u->mu);
+			return ofc_error_set(err, OFC_E_RUNTIME,
+					     "all %u connections to ofcd are busy", u->max_open);
+		}
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		double t = (double)ts.tv_sec + ts.tv_nsec / 1e9 + (left < 1 ? left : 1);
+		ts.tv_sec = (time_t)t;
+		ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+		pthread_cond_timedwait(&u->cond, &u->mu, &ts);
+	}
+}
+
+static void up_give(struct upstream *u, int fd, bool keep)
+{
+	pthread_mutex_lock(&u->mu);
+	if (keep && u->nidle < u->max_open) {
+		u->idle[u->nidle++] = fd;
+	} else {
+		close(fd);
+		u->nopen--;
+	}
+	pthread_cond_signal(&u->cond);
+	pthread_mutex_unlock(&u->mu);
+}
+
+static uint64_t up_id(struct upstream *u)
+{
+	pthread_mutex_lock(&u->mu);
+	uint64_t id = ++u->next_id;
+	pthread_mutex_unlock(&u->mu);
+	return id;
+}
+
+static int send_req(int fd, Ofc__V1__Request *req, double deadline, struct ofc_error *err)
+{
+	size_t n = protobuf_c_message_get_packed_size(&req->base);
+	uint8_t *b = xmalloc(n ? n : 1);
+	int rc;
+
+	protobuf_c_message_pack(&req->base, b);
+	rc = frame_send(fd, b, n, UP_MAX_FRAME, deadline, err);
+	free(b);
+	return rc;
+}
+
+static int recv_resp(int fd, uint64_t id, uint8_t **buf, size_t *cap, double deadline,
+		     Ofc__V1__Response **resp, struct ofc_error *err)
+{
+	for (;;) {
+		size_t len;
+
+		if (frame_recv(fd, buf, cap, &len, UP_MAX_FRAME, deadline, err) < 0)
+			return -1;
+		Ofc__V1__Response *r = ofc__v1__response__unpack(NULL, len, *buf);
+		if (!r)
+			return ofc_error_set(err, OFC_E_RUNTIME,
+					     "ofcd sent %zu bytes that are not a Response", len);
+		/* id 0: about the connection (a limit reached, a refusal) */
+		if (r->id == id || r->id == 0) {
+			*resp = r;
+			return 0;
+		}
+		ofc__v1__response__free_unpacked(r, NULL);
+	}
+}
+
+int up_call(struct upstream *u, Ofc__V1__Request *req, Ofc__V1__Response **resp,
+	    struct ofc_error *err)
+{
+	double deadline = now_seconds() + u->timeout;
+	bool read = req->body_case == OFC__V1__REQUEST__BODY_GET_STATE ||
+		    req->body_case == OFC__V1__REQUEST__BODY_GET_SCHEDULE ||
+		    req->body_case == OFC__V1__REQUEST__BODY_GET_METRICS;
+
+	req->has_id = 1;
+	req->id = up_id(u);
+	*resp = NULL;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		bool reused;
+		uint8_t *buf = NULL;
+		size_t cap = 0;
+		int fd = up_take(u, deadline, &reused, err);
+
+		if (fd < 0)
+			return -1;
+		if (send_req(fd, req, deadline, err) == 0 &&
+		    recv_resp(fd, req->id, &buf, &cap, deadline, resp, err) == 0) {
+			free(buf);
+			up_give(u, fd, (*resp)->id == req->id);
+			return 0;
+		}
+		free(buf);
+		up_give(u, fd, false);
+		/* ofcd closed a kept connection (it restarted): once more on a
+		 * new one, for reads only (a mutation may have been taken). */
+		if (!reused || !read || err->reason == OFC_R_TIMEOUT)
+			return -1;
+	}
+	return -1;
+}
+
+int up_stream_open(struct upstream *u, Ofc__V1__Request *req, struct up_stream *s,
+		   struct ofc_error *err)
+{
+	double deadline = now_seconds() + u->timeout;
+	bool reused;
+
+	memset(s, 0, sizeof(*s));
+	s->u = u;
+	req->has_id = 1;
+	req->id = s->id = up_id(u);
+	/* Never a kept one: the stream's connection is closed after it. */
+	s->fd = up_take(u, deadline, &reused, err);
+	if (s->fd < 0)
+		return -1;
+	if (send_req(s->fd, req, deadline, err) < 0) {
+		up_give(u, s->fd, false);
+		s->fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+int up_stream_next(struct up_stream *s, double wait, Ofc__V1__Response **resp,
+		   struct ofc_error *err)
+{
+	struct pollfd p = {.fd = s->fd, .events = POLLIN};
+	int k;
+
+	*resp = NULL;
+	do
+		k = poll(&p, 1, (int)(wait * 1000));
+	while (k < 0 && errno == EINTR);
+	if (k == 0)
+		return 0;
+	if (recv_resp(s->fd, s->id, &s->buf, &s->cap, now_seconds() + s->u->timeout, resp, err) < 0)
+		return -1;
+	return 1;
+}
+
+void up_stream_close(struct up_stream *s)
+{
+	if (s->fd >= 0)
+		up_give(s->u, s->fd, false);
+	s->fd = -1;
+	free(s->buf);
+	s->buf = NULL;
+}

@@ -1,0 +1,282 @@
+#!/bin/sh
+# ofc-gateway, the network API (issue 36), against a real ofcd and ocs-emu:
+# certificates the test makes with the openssl CLI (a CA with a CRL; admin,
+# reader, two tenants, a stranger the policy does not name, an expired, a
+# revoked, one of another CA, none), curl against every route, tenants kept
+# to their partitions (replies, state, events), bad requests, and ofcd's
+# gateway socket refusing principals from anyone but the gateway's uid.
+SUITE=gateway
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/emu.sh"
+
+OFCD="${OFCD:-$BUILD/ofcd} --credentials-dir $TMP"
+GW=${GW:-$BUILD/ofc-gateway}
+DAEMONS=""
+trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm -rf "$TMP"' EXIT
+chmod 755 "$TMP"
+PY=python3
+python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
+
+# ---- certificates: the openssl CLI, as docs/control.md shows ----------------
+C="$TMP/pki"
+mkdir -p "$C/newcerts"
+: >"$C/index.txt"
+echo 01 >"$C/serial"
+echo 01 >"$C/crlnumber"
+cat >"$C/ca.cnf" <<EOF
+[ca]
+default_ca = ofc
+[ofc]
+database = $C/index.txt
+serial = $C/serial
+crlnumber = $C/crlnumber
+new_certs_dir = $C/newcerts
+certificate = $C/ca.pem
+private_key = $C/ca.key
+default_md = sha256
+default_days = 30
+default_crl_days = 30
+policy = any
+unique_subject = no
+[any]
+commonName = supplied
+[client]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature
+extendedKeyUsage = clientAuth
+[server]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature
+extendedKeyUsage = serverAuth
+subjectAltName = IP:127.0.0.1,DNS:localhost
+EOF
+newkey() { openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "$@" 2>/dev/null; }
+newkey -x509 -days 30 -keyout "$C/ca.key" -out "$C/ca.pem" -subj /CN=ofc-test-ca \
+	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
+cert() { # NAME EXTENSIONS [openssl ca options]
+	n=$1
+	e=$2
+	shift 2
+	newkey -keyout "$C/$n.key" -out "$C/$n.csr" -subj "/CN=$n"
+	openssl ca -batch -config "$C/ca.cnf" -extensions "$e" -in "$C/$n.csr" -out "$C/$n.pem" \
+		-notext "$@" >/dev/null 2>&1
+}
+for n in admin reader tenant-a tenant-b stranger revoked; do cert $n client; done
+cert server server
+cert expired client -startdate 20200101000000Z -enddate 20200201000000Z
+openssl ca -batch -config "$C/ca.cnf" -revoke "$C/revoked.pem" >/dev/null 2>&1
+openssl ca -batch -config "$C/ca.cnf" -gencrl -out "$C/crl.pem" >/dev/null 2>&1
+# Another CA's "admin".
+newkey -x509 -days 30 -keyout "$C/other.key" -out "$C/other.pem" -subj /CN=other-ca \
+	-addext basicConstraints=critical,CA:TRUE
+newkey -keyout "$C/intruder.key" -out "$C/intruder.csr" -subj /CN=admin
+openssl x509 -req -in "$C/intruder.csr" -CA "$C/other.pem" -CAkey "$C/other.key" \
+	-CAcreateserial -out "$C/intruder.pem" -days 30 >/dev/null 2>&1
+[ -s "$C/crl.pem" ] && [ -s "$C/expired.pem" ] && [ -s "$C/intruder.pem" ] && ok ||
+	bad "the openssl CLI made the certificates"
+
+cat >"$TMP/policy" <<'EOF'
+# identity    role       partitions
+cn:admin      admin
+cn:reader     read-only
+cn:tenant-a   tenant     jobA
+cn:tenant-b   tenant     jobB
+cn:revoked    admin
+cn:expired    admin
+EOF
+
+# ---- the policy file's errors --------------------------------------------------
+printf 'cn:x admin\ncn:y tenant\n' >"$TMP/bad.policy"
+GWOPTS="--listen 127.0.0.1:0 --cert $C/server.pem --key $C/server.key --ca $C/ca.pem"
+expect_error 2 "ofc-gateway: $TMP/bad.policy:2: a tenant needs its partitions (PARTITION,...)" \
+	$GW $GWOPTS --policy "$TMP/bad.policy" --ofcd-socket "$TMP/gw.sock"
+printf 'x admin\n' >"$TMP/bad.policy"
+expect_error 2 "ofc-gateway: $TMP/bad.policy:1: identity 'x' is not cn:NAME, dns:NAME, uri:NAME or email:NAME" \
+	$GW $GWOPTS --policy "$TMP/bad.policy" --ofcd-socket "$TMP/gw.sock"
+expect_error 2 "ofc-gateway: missing --ofcd-socket PATH" $GW $GWOPTS --policy "$TMP/policy"
+
+# ---- a fabric of two partitions, ofcd with a gateway socket, the gateway ----------
+cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
+a=$(seq -s ', h' 0 31)
+b=$(seq -s ', h' 32 63)
+sed -e '/^topology: /d' -e 's|credentials: .*|credentials: ocs0.cred|' \
+	-e "s|^collectives:|partitions:\n  - name: jobA\n    hosts: [h$a]\n    topology: torus:4x8\n  - name: jobB\n    hosts: [h$b]\n    topology: circulant:32:1,4\n\ncollectives:|" \
+	configs/torus64-ocs.yaml >"$TMP/part.yaml"
+: >"$TMP/emu.state"
+start_emu ocs-emu e --ports 256 --credentials configs/credentials/ocs0.cred --state "$TMP/emu.state"
+SOCK="$TMP/ofcd.sock"
+expect_error 2 "ofcd: --gateway-socket and --gateway-uid go together" \
+	$OFCD --config "$TMP/part.yaml" --socket "$SOCK" --gateway-socket "$TMP/gw.sock"
+$OFCD --foreground --config "$TMP/part.yaml" --socket "$SOCK" --state-dir "$TMP/st" \
+	--device "ocs0=127.0.0.1:$e_port" --probe-interval 0 --gateway-socket "$TMP/gw.sock" \
+	--gateway-uid "$(id -u)" 2>"$TMP/ofcd.log" &
+DAEMONS="$DAEMONS $!"
+_end=$(($(date +%s) + 10))
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ "$(date +%s)" -gt $_end ]; do sleep 0.02; done
+$GW $GWOPTS --crl "$C/crl.pem" --policy "$TMP/policy" --ofcd-socket "$TMP/gw.sock" \
+	--port-file "$TMP/gw.port" --read-timeout 2s 2>"$TMP/gw.log" &
+GWPID=$!
+DAEMONS="$DAEMONS $GWPID"
+_end=$(($(date +%s) + 10))
+while [ ! -s "$TMP/gw.port" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.02; done
+read -r P <"$TMP/gw.port"
+URL="https://127.0.0.1:$P"
+
+# req NAME CODE ARGS...: curl as NAME's certificate; the HTTP status is CODE;
+# the body is in $TMP/out.
+req() {
+	who=$1
+	want=$2
+	shift 2
+	got=$(curl -sS -o "$TMP/out" -w '%{http_code}' --cacert "$C/ca.pem" \
+		--cert "$C/$who.pem" --key "$C/$who.key" "$@" 2>"$TMP/err")
+	if [ "$got" = "$want" ]; then ok; else
+		bad "$who: curl $* answered $got, want $want" "$(head -c 400 "$TMP/out") $(head -c 200 "$TMP/err")"
+	fi
+}
+# body_is EXPR: the JSON answer (j) satisfies EXPR.
+body_is() {
+	if python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if ($1) else 1)" "$TMP/out"; then ok; else
+		bad "answer: $1" "$(head -c 600 "$TMP/out")"
+	fi
+}
+
+# ---- certificates refused in the handshake, each named in the log ---------------
+refused() { # NAME LOG-TEXT [curl options]
+	n=$1
+	text=$2
+	shift 2
+	if curl -sS -o /dev/null --cacert "$C/ca.pem" "$@" "$URL/v1/state" 2>"$TMP/err"; then
+		bad "$n: curl succeeded"
+	else ok; fi
+	_end=$(($(date +%s) + 5))
+	until grep -qF "$text" "$TMP/gw.log" || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+	grep -qF "$text" "$TMP/gw.log" && ok || bad "$n: the log should say '$text'" "$(tail -3 "$TMP/gw.log")"
+}
+refused expired "certificate CN=expired: expired" --cert "$C/expired.pem" --key "$C/expired.key"
+refused revoked "certificate CN=revoked: revoked (on the CA's CRL)" --cert "$C/revoked.pem" --key "$C/revoked.key"
+refused other-ca "certificate CN=admin: not signed by the configured CA" --cert "$C/intruder.pem" --key "$C/intruder.key"
+refused none "no verified client certificate (none sent, or the handshake failed)"
+req stranger 403 "$URL/v1/state"
+body_is 'j["status"]=="STATUS_DENIED" and j["message"]=="permission denied: the certificate (cn:stranger) is not in the gateway'"'"'s policy"'
+grep -qF "certificate cn:stranger is in no line of the policy" "$TMP/gw.log" && ok || bad "the stranger is logged"
+# TLS 1.2 and 1.3 only.
+if curl -sS -o /dev/null --cacert "$C/ca.pem" --cert "$C/admin.pem" --key "$C/admin.key" \
+	--tls-max 1.1 "$URL/v1/state" 2>/dev/null; then bad "TLS 1.1 was accepted"; else ok; fi
+
+# ---- every route -----------------------------------------------------------------
+req admin 200 "$URL/v1/state"
+body_is 'j["status"]=="STATUS_OK" and j["state"]["fabric_name"]=="torus64-ocs" and j["state"]["devices"][0]["address"].startswith("127.0.0.1:")'
+req reader 200 "$URL/v1/state?with_fabric=true"
+body_is 'j["state"]["fabric"]["name"]=="torus64-ocs"'
+req tenant-a 200 "$URL/v1/schedule?collective=allreduce&partition=jobA&size=1MiB&summary_only=true"
+body_is 'j["schedule"]["topology"]=="torus:4x8" and j["schedule"]["size_bytes"]==1048576 and j["schedule"]["steps"]==[]'
+req tenant-a 403 "$URL/v1/schedule?collective=allreduce&partition=jobB"
+body_is 'j["status"]=="STATUS_DENIED" and j["message"]=="permission denied: partition jobB belongs to another tenant"'
+req tenant-a 403 "$URL/v1/schedule?collective=allreduce&topology=torus:8x8"
+req reader 200 "$URL/v1/schedule?collective=allgather&topology=torus:8x8&size=1MiB&summary_only=true"
+body_is 'j["schedule"]["nodes"]==64'
+req admin 200 "$URL/v1/schedule?collective=allgather&topology=ring:8&size=1KiB&format=pb"
+$PY -c '
+import sys; sys.path.insert(0, sys.argv[2])
+from ofc_client.pb import schedule_pb2
+s = schedule_pb2.Schedule(); s.ParseFromString(open(sys.argv[1], "rb").read())
+sys.exit(0 if s.nodes == 8 and len(s.steps) == s.num_steps > 0 else 1)' "$TMP/out" "$BUILD/python" &&
+	ok || bad "format=pb answers an ofc.v1.Schedule"
+
+# Tenant b watches; tenant a watches; a reconfigures its partition: only a
+# hears of it (curl ends after 4 s: the watch stays open).
+curl -sS -N --max-time 4 --cacert "$C/ca.pem" --cert "$C/tenant-b.pem" --key "$C/tenant-b.key" \
+	"$URL/v1/watch" >"$TMP/watch.b" 2>/dev/null &
+wb=$!
+curl -sS -N --max-time 4 --cacert "$C/ca.pem" --cert "$C/tenant-a.pem" --key "$C/tenant-a.key" \
+	"$URL/v1/watch" >"$TMP/watch.a" 2>/dev/null &
+wa=$!
+sleep 0.5
+req reader 403 -X POST "$URL/v1/reconfigure" -d '{"partition":"jobA"}'
+body_is 'j["message"]=="permission denied: cn:reader has the read-only role; this request needs the admin role"'
+req tenant-a 403 -X POST "$URL/v1/reconfigure" -d '{"partition":"jobB"}'
+body_is 'j["message"]=="permission denied: partition jobB belongs to another tenant"'
+req tenant-a 403 -X POST "$URL/v1/reconfigure" -d '{"topology":"torus:8x8"}'
+req tenant-a 403 -X POST "$URL/v1/reconfigure" -d '{"partition":"jobA2","hosts":["h40","h41"],"topology":"ring:2"}'
+body_is 'j["message"]=="permission denied: partition jobA2 belongs to another tenant"'
+req tenant-a 200 -X POST "$URL/v1/reconfigure" -d '{"partition":"jobA"}'
+body_is 'j["transaction"]["state"]=="committed" and j["transaction"]["operations"]==128'
+# The emulator holds jobA's 128 cross-connects and none on jobB's ports.
+[ "$(awk '$1 <= 128 && $2 <= 128' "$TMP/emu.state" | grep -c .)" -eq 128 ] &&
+	[ "$(awk '$1 > 128 || $2 > 128' "$TMP/emu.state" | grep -c .)" -eq 0 ] && ok ||
+	bad "jobA's reconfigure touched jobA's ports alone" "$(wc -l <"$TMP/emu.state") cross-connects"
+wait $wa $wb
+grep -q '"kind":"KIND_TRANSACTION_COMMITTED"' "$TMP/watch.a" && ok || bad "tenant a hears its commit" "$(head -c 300 "$TMP/watch.a")"
+grep -q '"message":"watching the events of fabric torus64-ocs"' "$TMP/watch.b" &&
+	! grep -q KIND_ "$TMP/watch.b" && ok || bad "tenant b hears nothing of jobA" "$(head -c 600 "$TMP/watch.b")"
+
+# A tenant's state: its circuits alone, no addresses, topology or paths.
+req tenant-a 200 "$URL/v1/state"
+body_is 'len(j["state"]["devices"][0]["circuits"])==128 and all(int(c["src_host"][1:]) < 32 and int(c["dst_host"][1:]) < 32 for c in j["state"]["devices"][0]["circuits"]) and "address" not in j["state"]["devices"][0] and "topology" not in j["state"] and "config_file" not in j["state"] and "state_dir" not in j["state"] and j["state"]["partition"]=="jobA"'
+req tenant-b 200 "$URL/v1/state?with_fabric=true&with_edges=true"
+body_is 'j["state"]["devices"][0]["circuits"]==[] and "fabric" not in j["state"] and "partition" not in j["state"]'
+grep -q 'jobA\|h1[0-9]' "$TMP/out" && bad "tenant b's state names jobA or its hosts" || ok
+
+req tenant-a 403 -X POST "$URL/v1/apply" -d '{"yaml":"x"}'
+body_is 'j["message"]=="permission denied: cn:tenant-a is a tenant; this request needs the admin role"'
+req admin 200 -X POST "$URL/v1/apply" --data-binary @- <<EOF
+$(python3 -c 'import json,sys; print(json.dumps({"yaml": open(sys.argv[1]).read(), "filename": sys.argv[1], "dry_run": True}))' "$TMP/part.yaml")
+EOF
+body_is 'j["transaction"]["state"]=="planned"'
+req tenant-b 404 -X POST "$URL/v1/cancel" -d '{"ticket":1}'
+body_is 'j["message"]=="no request of your partitions with ticket 1 is waiting"'
+req tenant-b 403 -X POST "$URL/v1/cancel" -d '{"request_id":1}'
+req tenant-a 403 -X POST "$URL/v1/report-failure" -d '{"items":["h0:0"]}'
+req admin 400 -X POST "$URL/v1/report-failure" -d '{"items":[]}'
+body_is 'j["status"]=="STATUS_INVALID" and j["message"].startswith("report_failure needs items")'
+req tenant-a 403 -X POST "$URL/v1/release-partition" -d '{"name":"jobB"}'
+req tenant-a 404 -X POST "$URL/v1/release-partition" -d '{"name":"jobA"}'
+
+# ---- bad requests: each a clear error --------------------------------------------
+req admin 404 "$URL/v1/nothing"
+body_is 'j["message"]=="GET /v1/nothing: no such route (docs/control.md, \"The network API\")"'
+req admin 405 "$URL/v1/reconfigure"
+req admin 400 -X POST "$URL/v1/reconfigure" -d '{"partition":"jobA","topolgy":"x"}'
+body_is 'j["message"].startswith("bad request: topolgy: unknown field of Reconfigure (it has topology, workload")'
+req admin 400 -X POST "$URL/v1/reconfigure" -d '{"partition":5}'
+body_is 'j["message"]=="bad request: partition: expected a string, not int"'
+req admin 400 -X POST "$URL/v1/reconfigure" -d '{"partition":"jobA"'
+body_is 'j["message"].startswith("bad request: not JSON: ")'
+req admin 400 -X POST "$URL/v1/reconfigure" -d '{"topology":"ring:4","workload":{}}'
+body_is 'j["message"]=="bad request: workload: topology and workload are one of: give one"'
+req admin 400 "$URL/v1/schedule?collective=allreduce&summary_only=maybe"
+body_is 'j["message"]=="bad request: summary_only: expected true or false, not string"'
+head -c 2000000 /dev/zero | tr '\0' ' ' >"$TMP/big"
+req admin 413 -X POST "$URL/v1/reconfigure" --data-binary @"$TMP/big"
+
+# ---- ofcd's side of the seam ------------------------------------------------------
+# A principal on the main socket is refused, and so is the gateway socket
+# to any uid but --gateway-uid.
+PYTHONPATH="$BUILD/python" $PY - "$SOCK" <<'PY' >"$TMP/out" 2>&1 && ok || bad "a principal on the main socket" "$(cat "$TMP/out")"
+import sys
+from ofc_client import Client, OfcError, control_pb2
+r = control_pb2.Request(get_state=control_pb2.GetState())
+r.principal.identity = "cn:admin"
+r.principal.role = control_pb2.Principal.ROLE_ADMIN
+try:
+    Client(sys.argv[1]).call(r)
+    sys.exit("accepted")
+except OfcError as e:
+    assert e.status == "STATUS_DENIED", e.status
+    assert str(e) == "permission denied: a principal is taken only from ofc-gateway on the gateway socket", str(e)
+PY
+if [ "$(id -u)" -eq 0 ]; then
+	chmod 666 "$TMP/gw.sock"
+	PYTHONPATH="$BUILD/python" setpriv --reuid=65534 --regid=65534 --clear-groups $PY - "$TMP/gw.sock" <<'PY' >"$TMP/out" 2>&1 && ok || bad "the gateway socket refuses another uid" "$(cat "$TMP/out")"
+import socket, struct, sys
+from ofc_client import control_pb2
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+n = struct.unpack(">I", s.recv(4))[0]
+r = control_pb2.Response.FromString(s.recv(n))
+assert r.message == "the gateway socket takes uid 0 (--gateway-uid) alone, not uid 65534", r.message
+PY
+fi
+
+finish
