@@ -177,6 +177,7 @@ struct job {
 	uint64_t req_id;
 	struct ucred peer;
 	char *who; /* issue 36: the principal's identity, through the gateway */
+	double t0; /* issue 36, metrics: started (schedules: asked for) */
 	bool dry_run;
 	char *target; /* for people: the topology, workload or file */
 	/* apply-config; unnamed: sent without a filename, so its relative
@@ -251,6 +252,23 @@ struct note {
 
 struct conn;
 struct allow_entry;
+
+/* metrics.c (issue 36): the loop thread's counters and histograms. */
+#define METRICS_BUCKETS 10
+struct metrics_hist {
+	uint64_t bucket[METRICS_BUCKETS]; /* cumulative, as Prometheus counts them */
+	uint64_t count;
+	double sum;
+};
+struct metrics {
+	uint64_t txn_committed, txn_rolled_back, txn_failed;
+	struct metrics_hist txn_seconds;
+	uint64_t replans;
+	struct metrics_hist replan_seconds;
+	uint64_t schedules[2]; /* answered OK, with an error */
+	struct metrics_hist schedule_seconds;
+	uint64_t denied, devices_lost;
+};
 
 /* What one user's connections hold: how many, and the bytes of their
  * buffers (requests being received, replies not yet read). Limited by
@@ -329,6 +347,7 @@ struct ofcd {
 	double accept_logged;	  /* when the last line about it was */
 	bool accept_told;	  /* this episode was logged: log its end */
 	struct log_limit peer_log;
+	struct metrics metrics; /* issue 36 */
 	/* The planner computing the workload's schedule of cfg (plan.c), or
 	 * NULL; mutations wait for it until plan_hold_until (unix seconds,
 	 * 0: not holding). plan_job: its result, to run before the queue. */
@@ -407,6 +426,12 @@ int authz_request(const struct ofcd *d, const Ofc__V1__Principal *p, const Ofc__
 /* A tenant's GetState: its partitions' part of the snapshot (in a). */
 Ofc__V1__State *authz_tenant_state(const struct ofcd *d, const Ofc__V1__Principal *p,
 				   struct arena *a);
+
+/* metrics.c (issue 36): count a job the loop got back; the exposition,
+ * with the connections counted by role (admin, read-only on the main
+ * socket, the read-only socket, the gateway). The caller frees it. */
+void metrics_job_done(struct metrics *m, const struct job *j, bool ok, double seconds);
+char *metrics_text(const struct ofcd *d, const uint32_t clients[4]);
 
 /* work.c */
 int ofcd_start(struct ofcd *d, struct ofc_error *err); /* config, lock, recovery */

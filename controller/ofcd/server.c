@@ -310,6 +310,7 @@ static void hand_to_worker(struct ofcd *d, struct job *j)
 	d->running = j;
 	d->running_txn = 0;
 	d->running_state = "running";
+	j->t0 = now_seconds();
 	pthread_mutex_lock(&d->mu);
 	d->mjob = j;
 	pthread_cond_broadcast(&d->cond);
@@ -768,6 +769,7 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 			     "%u schedules are being computed; try again shortly",
 			     d->sched_pending);
 	j = xcalloc(1, sizeof(*j));
+	j->t0 = now_seconds();
 	j->kind = JOB_SCHEDULE;
 	j->conn_id = c->id;
 	j->req_id = id;
@@ -812,6 +814,7 @@ static int deny(struct conn *c, uint64_t id, const char *what)
 {
 	struct ofcd *d = c->d;
 
+	d->metrics.denied++;
 	if (c->gw) /* authz.c let it through: an admin may, anyone else was refused there */
 		return reply(c, id, OFC__V1__STATUS__STATUS_DENIED,
 			     "permission denied: %s needs the admin role", what);
@@ -1147,6 +1150,29 @@ static Ofc__V1__Principal *principal_copy(const Ofc__V1__Principal *p)
 	return q;
 }
 
+/* GetMetrics (issue 36): the exposition text, for anyone who may read. */
+static int get_metrics(struct conn *c, uint64_t id)
+{
+	struct ofcd *d = c->d;
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+	uint32_t clients[4] = {0};
+
+	for (size_t i = 0; i < d->nconns; i++) {
+		const struct conn *k = d->conns[i];
+
+		clients[k->gw ? 3 : k->ro ? 2 : k->may_mutate ? 0 : 1] += !k->dead;
+	}
+	r.has_id = r.has_status = 1;
+	r.id = id;
+	r.status = OFC__V1__STATUS__STATUS_OK;
+	r.message = "ofcd's metrics (Prometheus text)";
+	r.body_case = OFC__V1__RESPONSE__BODY_METRICS;
+	r.metrics = metrics_text(d, clients);
+	send_response(c, &r);
+	free(r.metrics);
+	return 0;
+}
+
 /* Issue 36: who a request is from. A principal only from ofc-gateway on
  * the gateway socket, and there always one; authz.c decides what it may
  * do. Refused: answered and -1. */
@@ -1178,6 +1204,7 @@ static int principal_check(struct conn *c, const Ofc__V1__Request *req)
 		return -1;
 	}
 	if (authz_request(d, p, req, &st, why, sizeof(why)) < 0) {
+		d->metrics.denied++;
 		ofcd_log_peer(d, OFCD_LOG_WARNING, "denied to %.64s (%s) through the gateway: %s",
 			      p->identity, authz_role_name(p), why);
 		reply(c, req->id, st, "%s", why);
@@ -1245,10 +1272,14 @@ static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
 	case OFC__V1__REQUEST__BODY_RELEASE_PARTITION:
 		release_partition(c, req);
 		break;
+	case OFC__V1__REQUEST__BODY_GET_METRICS:
+		get_metrics(c, req->id);
+		break;
 	default:
 		reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 		      "request %llu has no body: expected one of apply_config, reconfigure, "
-		      "get_schedule, get_state, watch, cancel, report_failure, release_partition",
+		      "get_schedule, get_state, watch, cancel, report_failure, release_partition, "
+		      "get_metrics",
 		      (unsigned long long)req->id);
 		break;
 	}
@@ -1812,6 +1843,7 @@ static void on_event(struct ofcd *d, struct note *n)
 		break;
 	case OFC__V1__EVENT__KIND__KIND_DEVICE_LOST:
 		level = OFCD_LOG_WARNING;
+		d->metrics.devices_lost++;
 		set_reachable(d, snap_dev(d->snap, n->device), false,
 			      n->detail ? n->detail : n->message, n->reason);
 		break;
@@ -2000,6 +2032,16 @@ static void job_done(struct ofcd *d, struct job *j)
 	struct conn *c = j->conn_id ? find_conn(d, j->conn_id) : NULL;
 
 	if (j->kind == JOB_SCHEDULE) {
+		/* Only an error's answer is small enough to look into cheaply. */
+		Ofc__V1__Response *r = j->reply_len < 4096
+					   ? ofc__v1__response__unpack(NULL, j->reply_len, j->reply)
+					   : NULL;
+		metrics_job_done(&d->metrics, j,
+				 j->reply_len >= 4096 ||
+				     (r && r->status == OFC__V1__STATUS__STATUS_OK),
+				 now_seconds() - j->t0);
+		if (r)
+			ofc__v1__response__free_unpacked(r, NULL);
 		d->sched_pending--;
 		if (c)
 			conn_queue(c, j->reply, j->reply_len, NULL, 0);
@@ -2039,6 +2081,8 @@ static void job_done(struct ofcd *d, struct job *j)
 		changed(d);
 		flush_deferred(d, j);
 		d->running = NULL;
+		metrics_job_done(&d->metrics, j, r && r->status == OFC__V1__STATUS__STATUS_OK,
+				 now_seconds() - j->t0);
 		ofcd_log(d,
 			 r && r->status == OFC__V1__STATUS__STATUS_OK ? OFCD_LOG_NOTICE
 								      : OFCD_LOG_WARNING,

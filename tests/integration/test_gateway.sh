@@ -233,6 +233,36 @@ body_is 'j["status"]=="STATUS_INVALID" and j["message"].startswith("report_failu
 req tenant-a 403 -X POST "$URL/v1/release-partition" -d '{"name":"jobB"}'
 req tenant-a 404 -X POST "$URL/v1/release-partition" -d '{"name":"jobA"}'
 
+# ---- /metrics: Prometheus's text, checked by promtool, scraped by prometheus -------
+req tenant-a 403 "$URL/metrics"
+req reader 200 "$URL/metrics"
+grep -q '^ofc_transactions_total{outcome="committed"} 1$' "$TMP/out" &&
+	grep -q '^ofc_device_up{device="ocs0"} 1$' "$TMP/out" &&
+	grep -q '^ofc_transaction_duration_seconds_count 1$' "$TMP/out" &&
+	grep -q '^ofc_gateway_tls_refused_total [1-9]' "$TMP/out" && ok ||
+	bad "/metrics counts the commit, the device and the refusals" "$(head -c 600 "$TMP/out")"
+if command -v promtool >/dev/null; then
+	promtool check metrics <"$TMP/out" >"$TMP/promtool.out" 2>&1 && ok ||
+		bad "promtool check metrics" "$(head -5 "$TMP/promtool.out")"
+fi
+if command -v prometheus >/dev/null; then
+	PP=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	printf '%s\n' "global:" "  scrape_interval: 1s" "scrape_configs:" "  - job_name: ofc" \
+		"    scheme: https" "    tls_config:" "      ca_file: $C/ca.pem" \
+		"      cert_file: $C/reader.pem" "      key_file: $C/reader.key" \
+		"    static_configs:" "      - targets: ['127.0.0.1:$P']" >"$TMP/prom.yml"
+	prometheus --config.file="$TMP/prom.yml" --storage.tsdb.path="$TMP/prom" \
+		--web.listen-address="127.0.0.1:$PP" >"$TMP/prom.log" 2>&1 &
+	DAEMONS="$DAEMONS $!"
+	Q="http://127.0.0.1:$PP/api/v1/query?query=ofc_transactions_total"
+	W='"outcome":"committed"},"value":\[[0-9.]*,"1"\]'
+	_end=$(($(date +%s) + 30))
+	until curl -s "$Q" 2>/dev/null | grep -q "$W" || [ "$(date +%s)" -gt $_end ]; do sleep 0.5; done
+	curl -s "$Q" >"$TMP/out" 2>&1
+	grep -q "$W" "$TMP/out" && ok ||
+		bad "prometheus scraped the gateway" "$(head -c 300 "$TMP/out")" "$(tail -3 "$TMP/prom.log")"
+fi
+
 # ---- bad requests: each a clear error --------------------------------------------
 req admin 404 "$URL/v1/nothing"
 body_is 'j["message"]=="GET /v1/nothing: no such route (docs/control.md, \"The network API\")"'
