@@ -176,8 +176,9 @@ struct job {
 	uint64_t conn_id; /* who to answer; 0: nobody */
 	uint64_t req_id;
 	struct ucred peer;
-	char *who; /* issue 36: the principal's identity, through the gateway */
-	double t0; /* issue 36, metrics: started (schedules: asked for) */
+	char *who;	       /* issue 36: the principal's identity, through the gateway */
+	double t0;	       /* issue 36, metrics: started (schedules: asked for) */
+	struct stream *stream; /* issue 36: a streamed GetSchedule (stream.c) */
 	bool dry_run;
 	char *target; /* for people: the topology, workload or file */
 	/* apply-config; unnamed: sent without a filename, so its relative
@@ -248,7 +249,29 @@ struct note {
 	char **failed;
 	uint32_t nfailed;
 	struct plan_task *plan; /* the planner finished (a reference) */
+	/* Issue 36: a frame of a streamed GetSchedule (in sched) for the
+	 * connection stream_conn; the stream is the job's, not the note's. */
+	struct stream *stream;
+	uint64_t stream_conn;
 };
+
+/* stream.c (issue 36): a streamed GetSchedule's thread and the loop agree
+ * on how many frames the loop holds for the client (inflight, at most a
+ * window); the loop acknowledges each once the client's unsent answers
+ * are below OUT_HIGH, and cancels when the client is gone. */
+struct stream {
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	struct ofcd *d;
+	uint64_t conn_id;
+	uint32_t inflight;
+	bool cancel; /* stop sending */
+	bool orphan; /* the daemon is gone: the thread frees the job */
+};
+struct stream *stream_new(struct ofcd *d);
+void stream_free(struct stream *st);
+/* Run the job (JOB_SCHEDULE with j->stream) on a detached thread. */
+int stream_start(struct job *j);
 
 struct conn;
 struct allow_entry;
@@ -327,6 +350,9 @@ struct ofcd {
 	} cache[8]; /* by GetState's options, and whether the asker reads only */
 	struct job *queue, *queue_tail; /* mutations waiting, in order */
 	struct job *ev_job;		/* a job taken out of the queue, while its event goes out */
+	struct stream **streams;	/* issue 36: streamed GetSchedules running */
+	uint32_t nstreams;
+	size_t cap_streams;
 	uint32_t nqueue;
 	struct job *running; /* on the mutation worker */
 	uint64_t running_txn;
@@ -434,6 +460,13 @@ void metrics_job_done(struct metrics *m, const struct job *j, bool ok, double se
 char *metrics_text(const struct ofcd *d, const uint32_t clients[4]);
 
 /* work.c */
+/* GetSchedule's computation for j (run_schedule, stream.c): 0 with r
+ * computed and resp's status and message set; -1 with resp's refusal.
+ * Strings live in a. */
+int ofcd_schedule_compute(const struct ofcd *d, struct job *j, struct ofc_clock *clk,
+			  struct schedule_result *r, Ofc__V1__Response *resp, struct arena *a);
+/* The answer's Schedule without its steps: header, figures, links. */
+Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_result *r);
 int ofcd_start(struct ofcd *d, struct ofc_error *err); /* config, lock, recovery */
 void *ofcd_mutation_worker(void *arg);
 void *ofcd_schedule_worker(void *arg);

@@ -111,6 +111,7 @@ void job_free(struct job *j)
 	free(j->spec);
 	free(j->partition);
 	free(j->who);
+	stream_free(j->stream);
 	free(j->algo);
 	free(j->lowering);
 	plan_unref(j->plan);
@@ -183,4 +184,29 @@ void note_free(struct note *n)
 	strv_free(n->failed, n->nfailed);
 	plan_unref(n->plan);
 	free(n);
+}
+
+/* A streamed GetSchedule's handshake with the loop (stream.c, issue 36):
+ * here with the jobs that own it, so freeing a job needs nothing of stream.c. */
+void stream_free(struct stream *st)
+{
+	if (!st)
+		return;
+	/* The thread may still be leaving the mutex it posted its last note
+	 * under: wait for that before it goes. */
+	pthread_mutex_lock(&st->mu);
+	pthread_mutex_unlock(&st->mu);
+	pthread_mutex_destroy(&st->mu);
+	pthread_cond_destroy(&st->cond);
+	free(st);
+}
+
+struct stream *stream_new(struct ofcd *d)
+{
+	struct stream *st = xcalloc(1, sizeof(*st));
+
+	pthread_mutex_init(&st->mu, NULL);
+	pthread_cond_init(&st->cond, NULL);
+	st->d = d;
+	return st;
 }

@@ -44,6 +44,7 @@
 #define MAX_QUEUE	   64	       /* mutations waiting */
 #define MAX_SCHEDULES	   16	       /* GetSchedule jobs handed out */
 #define DRAIN_SECONDS	   2.0	       /* on stop: time to send what is queued */
+#define MAX_STREAMS	   4	       /* streamed GetSchedules at once (issue 36) */
 
 struct obuf {
 	uint8_t *b;
@@ -62,6 +63,10 @@ struct conn {
 	bool gw;
 	const Ofc__V1__Principal *principal;
 	Ofc__V1__Principal *watch_principal;
+	/* Issue 36: the streamed GetSchedule sending to it, and how many of
+	 * its frames wait for an acknowledgement (until unsent < OUT_HIGH). */
+	struct stream *stream;
+	uint32_t stream_owed;
 	struct ucred peer;
 	struct uid_use *use; /* its user's connections and bytes */
 	size_t charged;	     /* of use->bytes: in_cap + out.cap */
@@ -124,6 +129,7 @@ static bool conn_public(const struct conn *c)
 	       (c->principal && c->principal->role != OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN);
 }
 
+static void conn_stream_drop(struct conn *c);
 static void conn_kill(struct conn *c, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
 static void conn_kill(struct conn *c, int level, const char *fmt, ...)
 {
@@ -139,6 +145,7 @@ static void conn_kill(struct conn *c, int level, const char *fmt, ...)
 		ofcd_log_peer(c->d, level, "closing the connection of uid %u pid %d: %s",
 			      c->peer.uid, c->peer.pid, why);
 	c->dead = true;
+	conn_stream_drop(c);
 	loop_del(c->d->loop, c->fd, LOOP_READ | LOOP_WRITE);
 }
 
@@ -154,6 +161,26 @@ static void conn_read_pause(struct conn *c, bool pause)
 
 static void process_input(struct conn *c);
 static void reap(struct ofcd *d);
+
+/* Tell a stream's thread that k of its frames are out of the way (and,
+ * with cancel, to stop). */
+static void stream_ack(struct stream *st, uint32_t k, bool cancel)
+{
+	pthread_mutex_lock(&st->mu);
+	st->inflight -= k < st->inflight ? k : st->inflight;
+	if (cancel)
+		st->cancel = true;
+	pthread_cond_signal(&st->cond);
+	pthread_mutex_unlock(&st->mu);
+}
+
+static void conn_stream_drop(struct conn *c)
+{
+	if (c->stream)
+		stream_ack(c->stream, c->stream_owed, true);
+	c->stream = NULL;
+	c->stream_owed = 0;
+}
 
 static void conn_flush(struct conn *c)
 {
@@ -173,6 +200,10 @@ static void conn_flush(struct conn *c)
 		}
 		c->out.off += (size_t)k;
 		c->out_since = now_seconds();
+	}
+	if (c->stream && c->stream_owed && unsent(c) < OUT_HIGH) {
+		stream_ack(c->stream, c->stream_owed, false);
+		c->stream_owed = 0;
 	}
 	if (unsent(c)) {
 		loop_add(d->loop, c->fd, LOOP_WRITE, NULL, NULL);
@@ -796,6 +827,29 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 	/* Anyone may ask on the read-only socket: a smaller budget there. */
 	j->max_memory = conn_public(c) ? d->o.ro_max_request_memory : d->o.max_request_memory;
 	j->max_time = conn_public(c) ? d->o.ro_max_request_time : d->o.max_request_time;
+	/* Streams: the direct-connect and ring engines'; the fluid engine's
+	 * schedules (server fabrics) are answered in one frame. */
+	bool fluid = (j->algo && strcmp(j->algo, "fluid") == 0) ||
+		     (!j->algo && !j->spec && schedule_fluid_fabric(j->cfg->f));
+	if (g->has_stream && g->stream && !j->summary_only && !fluid) {
+		if (d->nstreams >= MAX_STREAMS) {
+			job_free(j);
+			return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
+				     "%u schedules are being streamed; try again shortly",
+				     d->nstreams);
+		}
+		j->stream = stream_new(d);
+		j->stream->conn_id = c->id;
+		if (stream_start(j) < 0) {
+			job_free(j);
+			return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
+				     "cannot start a thread for the stream");
+		}
+		d->sched_pending++;
+		GROW(d->streams, d->cap_streams, d->nstreams + 1);
+		d->streams[d->nstreams++] = j->stream;
+		return 0;
+	}
 	d->sched_pending++;
 	pthread_mutex_lock(&d->mu);
 	if (d->squeue_tail)
@@ -1683,6 +1737,7 @@ static void conn_free(struct ofcd *d, struct conn *c)
 	free(c->out.b);
 	if (c->watch_principal)
 		ofc__v1__principal__free_unpacked(c->watch_principal, NULL);
+	conn_stream_drop(c);
 	c->use->bytes -= c->charged;
 	c->use->conns--;
 	uid_unuse(d, c->use);
@@ -2043,6 +2098,17 @@ static void job_done(struct ofcd *d, struct job *j)
 		if (r)
 			ofc__v1__response__free_unpacked(r, NULL);
 		d->sched_pending--;
+		if (j->stream) {
+			for (uint32_t i = 0; i < d->nstreams; i++)
+				if (d->streams[i] == j->stream)
+					d->streams[i] = d->streams[--d->nstreams];
+			if (c && c->stream == j->stream) {
+				c->stream = NULL;
+				c->stream_owed = 0;
+			}
+			job_free(j);
+			return;
+		}
 		if (c)
 			conn_queue(c, j->reply, j->reply_len, NULL, 0);
 		job_free(j);
@@ -2207,6 +2273,27 @@ static void queue_reload(struct ofcd *d)
 	enqueue(d, j);
 }
 
+/* A streamed GetSchedule's frame: to its client, acknowledged at once
+ * while the client keeps up, else when its unsent answers drain. */
+static void stream_frame(struct ofcd *d, struct note *n)
+{
+	struct conn *c = find_conn(d, n->stream_conn);
+
+	if (!c) {
+		stream_ack(n->stream, 1, true);
+		return;
+	}
+	c->stream = n->stream;
+	c->stream_owed++;
+	conn_queue(c, n->sched, n->sched_len, NULL, 0); /* may flush and acknowledge */
+	if (c->dead)
+		return; /* conn_kill cancelled it */
+	if (c->stream_owed && unsent(c) < OUT_HIGH) {
+		stream_ack(c->stream, c->stream_owed, false);
+		c->stream_owed = 0;
+	}
+}
+
 static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
 {
 	struct ofcd *d = ctx;
@@ -2229,6 +2316,8 @@ static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
 
 		if (n->job)
 			job_done(d, n->job);
+		else if (n->stream)
+			stream_frame(d, n);
 		else if (n->plan)
 			plan_landed(d, n->plan);
 		else
@@ -2682,6 +2771,14 @@ void ofcd_close(struct ofcd *d)
 	job_free(d->mjob);
 	job_free(d->plan_job);
 	plan_abandon(d->planner);
+	/* Streams still running free themselves (stream.c). */
+	for (uint32_t i = 0; i < d->nstreams; i++) {
+		pthread_mutex_lock(&d->streams[i]->mu);
+		d->streams[i]->orphan = d->streams[i]->cancel = true;
+		pthread_cond_signal(&d->streams[i]->cond);
+		pthread_mutex_unlock(&d->streams[i]->mu);
+	}
+	free(d->streams);
 	while (d->notes) {
 		struct note *n = d->notes;
 

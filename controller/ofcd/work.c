@@ -666,9 +666,10 @@ static int plan_mutation(const struct ofcd *d, const struct job *j, const struct
 			      err.msg);
 		return -1;
 	}
-	if (j->nhosts ? aim_runtime(j, nc, rtp, &err) < 0
-		      : j->partition && ctl_partition(nc, fabric_find_partition(ncfg->f, j->partition),
-						      NULL, NULL, &err) < 0) {
+	if (j->nhosts
+		? aim_runtime(j, nc, rtp, &err) < 0
+		: j->partition && ctl_partition(nc, fabric_find_partition(ncfg->f, j->partition),
+						NULL, NULL, &err) < 0) {
 		answer_status(an, OFC__V1__STATUS__STATUS_FAILED, "%s", err.msg);
 		return -1;
 	}
@@ -793,7 +794,7 @@ static void run_mutation(struct ofcd *d, struct job *j)
 out:
 	if (touched) {
 		j->snap = snapshot_build(d->state_dir, d->w_ctl, d->w_pub, why, sizeof(why));
-	held_state(d, j->snap);
+		held_state(d, j->snap);
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 	}
@@ -1331,9 +1332,9 @@ static void run_schedule_fluid(struct job *j)
 	fluid_answer_free(&fa);
 }
 
-static void run_schedule(const struct ofcd *d, struct job *j)
+int ofcd_schedule_compute(const struct ofcd *d, struct job *j, struct ofc_clock *clk,
+			  struct schedule_result *r, Ofc__V1__Response *resp, struct arena *a)
 {
-	struct ofc_clock clk = {.start = now_seconds()};
 	struct schedule_query q = {
 	    .fabric = j->cfg->f,
 	    .spec = j->spec,
@@ -1345,10 +1346,53 @@ static void run_schedule(const struct ofcd *d, struct job *j)
 	    .lowering = j->lowering,
 	    .max_memory = j->max_memory,
 	    .time_limit = j->max_time,
-	    .clock = &clk,
+	    .clock = clk,
 	};
-	struct schedule_result r;
 	struct ofc_error err = {0};
+	bool spec_error;
+
+	clk->start = now_seconds();
+	if (j->max_time > 0) {
+		clk->deadline = clk->start + j->max_time;
+		clk->limit = j->max_time;
+	}
+	if (schedule_compute(&q, r, &spec_error, &err) < 0 || schedule_check(r, &err) < 0) {
+		char why[1024];
+
+		resp->status = err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
+							 : OFC__V1__STATUS__STATUS_INVALID;
+		resp->message = spec_error
+				    ? arena_printf(a, "topology %s",
+						   topo_spec_error(why, sizeof(why), j->spec, &err))
+				    : arena_strdup(a, err.msg);
+		return -1;
+	}
+	const struct schedule *s = &r->main->s;
+	resp->status = s->verified ? OFC__V1__STATUS__STATUS_OK : OFC__V1__STATUS__STATUS_INTERNAL;
+	resp->message = s->verified
+			    ? arena_printf(a, "%s %s on %s: %u steps, %.6g us, verified",
+					   s->algorithm, sched_collective_name(s->collective),
+					   s->topology, s->nsteps, s->time_us)
+			    : arena_printf(a, "the %s schedule failed verification: %s",
+					   s->algorithm, r->main->verify_error);
+	return 0;
+}
+
+Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_result *r)
+{
+	Ofc__V1__Schedule *h = schedule_header_msg(a, &r->main->s), *x = schedule_extra_msg(a, r);
+
+	schedule_msg_summary(h, x);
+	h->n_links = x->n_links;
+	h->links = x->links;
+	return h;
+}
+
+static void run_schedule(const struct ofcd *d, struct job *j)
+{
+	struct ofc_clock clk = {0};
+	struct schedule_query q = {.max_memory = j->max_memory};
+	struct schedule_result r;
 	Ofc__V1__Response resp = OFC__V1__RESPONSE__INIT;
 	struct arena a = {0};
 	char lim[32];
@@ -1356,21 +1400,7 @@ static void run_schedule(const struct ofcd *d, struct job *j)
 	resp.has_id = resp.has_status = 1;
 	resp.id = j->req_id;
 	fmt_size(lim, sizeof(lim), j->max_frame);
-	if (j->max_time > 0) {
-		clk.deadline = clk.start + j->max_time;
-		clk.limit = j->max_time;
-	}
-	bool spec_error;
-
-	if (schedule_compute(&q, &r, &spec_error, &err) < 0 || schedule_check(&r, &err) < 0) {
-		resp.status = err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
-							: OFC__V1__STATUS__STATUS_INVALID;
-		char why[1024];
-
-		resp.message = spec_error
-				   ? arena_printf(&a, "topology %s",
-						  topo_spec_error(why, sizeof(why), j->spec, &err))
-				   : err.msg;
+	if (ofcd_schedule_compute(d, j, &clk, &r, &resp, &a) < 0) {
 		response_pack(&resp, &j->reply, &j->reply_len);
 		arena_free(&a);
 		return;
@@ -1385,17 +1415,7 @@ static void run_schedule(const struct ofcd *d, struct job *j)
 		schedule_result_free(&r);
 		return;
 	}
-	resp.status = s->verified ? OFC__V1__STATUS__STATUS_OK : OFC__V1__STATUS__STATUS_INTERNAL;
-	resp.message = s->verified
-			   ? arena_printf(&a, "%s %s on %s: %u steps, %.6g us, verified",
-					  s->algorithm, sched_collective_name(s->collective),
-					  s->topology, s->nsteps, s->time_us)
-			   : arena_printf(&a, "the %s schedule failed verification: %s",
-					  s->algorithm, r.main->verify_error);
-	Ofc__V1__Schedule *h = schedule_header_msg(&a, s), *x = schedule_extra_msg(&a, &r);
-	schedule_msg_summary(h, x);
-	h->n_links = x->n_links;
-	h->links = x->links;
+	Ofc__V1__Schedule *h = ofcd_schedule_head(&a, &r);
 	if (steps) {
 		h->n_steps = s->nsteps;
 		h->steps = arena_array(&a, s->nsteps, sizeof(*h->steps));
@@ -1418,7 +1438,8 @@ too_big:
 	resp.status = OFC__V1__STATUS__STATUS_FAILED;
 	resp.message = arena_printf(&a,
 				    "the %s schedule (%zu transfers in %u steps) does not fit in a "
-				    "frame of %s: " ASK_SUMMARY ", or run ofcd with a larger "
+				    "frame of %s: " ASK_SUMMARY ", ask with stream (ofc --socket "
+				    "PATH schedule -o FILE streams), or run ofcd with a larger "
 				    "--max-frame",
 				    s->algorithm, s->nxfers, s->nsteps, lim);
 	response_pack(&resp, &j->reply, &j->reply_len);
