@@ -31,7 +31,7 @@ WARN      = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
             -Wformat=2 -Wno-format-nonliteral -Wvla -Wpointer-arith \
             -Wno-missing-field-initializers
 PKGS      = yaml-0.1 libprotobuf-c libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libsystemd \
-            libyang json-c libmicrohttpd gnutls libcurl
+            libyang json-c libmicrohttpd gnutls
 # lp_solve ships no pkg-config file: its headers live in /usr/include/lpsolve
 # and the static library needs COLAMD (suitesparse) and libdl.
 LPSOLVE_LIBS = -llpsolve55 -lcolamd -ldl
@@ -149,10 +149,11 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TESTLIB_OBJ) $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(OPT) $(SAN) $^ -o $@ $(LDLIBS_ALL) -lcmocka
 
+# libcurl: only bench/gateway_load links it (ofc loads it for --server, https.c).
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(OPT) $(SAN) $^ -o $@ $(LDLIBS_ALL)
+	$(Q)$(CC) $(OPT) $(SAN) $^ -o $@ $(LDLIBS_ALL) $(shell pkg-config --libs libcurl)
 
 # The main job on an example config: validate, schedule, reconfigure an
 # emulated OCS (scripts/demo.sh).

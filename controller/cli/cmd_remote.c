@@ -11,6 +11,7 @@
 #include "proto/control.pb-c.h"
 
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -21,6 +22,7 @@ struct remote {
 	const char *socket;
 	bool default_socket; /* neither --socket nor OFC_SOCKET: say which */
 	struct ofcd_client cl;
+	const struct cli_server *srv; /* issue 36: through ofc-gateway */
 	bool json;
 	double timeout;
 };
@@ -32,6 +34,8 @@ static int connect_ofcd(struct remote *r, struct ofc_error *err)
 			"ofc %s: asking ofcd at %s (the default; --socket PATH or "
 			"OFC_SOCKET=PATH for another)\n",
 			strrchr(r->cmd->name, ' ') + 1, r->socket);
+	if (r->srv)
+		return cli_https_connect(&r->cl, r->srv, err);
 	return ofcd_connect(&r->cl, r->socket, err);
 }
 
@@ -479,6 +483,184 @@ static void print_schedule(FILE *out, const Ofc__V1__Schedule *s)
 			s->n_links);
 }
 
+/* Issue 36: the rest of a streamed GetSchedule after its first frame
+ * (first->more): the steps one at a time, each written as a Schedule
+ * holding it (protobuf merges them into the header already written), so
+ * the file decodes to the schedule and only one step is held; as JSON the
+ * whole message is put together first. Returns the last frame's status, or
+ * -1 with err. */
+struct stream_out {
+	enum out_format fmt;
+	FILE *f;
+	Ofc__V1__Schedule *whole; /* JSON: the header, the steps appended */
+	Ofc__V1__Response **held; /* frames of the step being put together */
+	size_t nheld, cap;
+	Ofc__V1__Response **keep; /* JSON: every frame, freed at the end */
+	size_t nkeep, capkeep;
+};
+
+static void stream_flush(struct stream_out *o)
+{
+	size_t total = 0, k = 0;
+
+	if (!o->nheld)
+		return;
+	for (size_t i = 0; i < o->nheld; i++)
+		total += o->held[i]->schedule->steps[0]->n_transfers;
+	Ofc__V1__Transfer **arr = xcalloc(total + 1, sizeof(*arr));
+	for (size_t i = 0; i < o->nheld; i++)
+		for (size_t t = 0; t < o->held[i]->schedule->steps[0]->n_transfers; t++)
+			arr[k++] = o->held[i]->schedule->steps[0]->transfers[t];
+	if (o->fmt == FMT_PB) {
+		Ofc__V1__Step st = OFC__V1__STEP__INIT, *sp = &st;
+		Ofc__V1__Schedule m = OFC__V1__SCHEDULE__INIT;
+
+		st.n_transfers = total;
+		st.transfers = arr;
+		m.n_steps = 1;
+		m.steps = &sp;
+		size_t n = protobuf_c_message_get_packed_size(&m.base);
+		uint8_t *b = xmalloc(n + 1);
+		protobuf_c_message_pack(&m.base, b);
+		fwrite(b, 1, n, o->f);
+		free(b);
+		free(arr);
+		for (size_t i = 0; i < o->nheld; i++)
+			ofc__v1__response__free_unpacked(o->held[i], NULL);
+	} else {
+		/* The first frame's step takes the whole array; the frames stay
+		 * until the end (the transfers are theirs). */
+		Ofc__V1__Step *st = o->held[0]->schedule->steps[0];
+
+		free(st->transfers);
+		st->transfers = arr;
+		st->n_transfers = total;
+		for (size_t i = 1; i < o->nheld; i++)
+			o->held[i]->schedule->steps[0]->n_transfers = 0;
+		o->whole->steps =
+		    xreallocarray(o->whole->steps, o->whole->n_steps + 1, sizeof(*o->whole->steps));
+		o->whole->steps[o->whole->n_steps++] = st;
+		for (size_t i = 0; i < o->nheld; i++) {
+			GROW(o->keep, o->capkeep, o->nkeep + 1);
+			o->keep[o->nkeep++] = o->held[i];
+		}
+	}
+	o->nheld = 0;
+}
+
+static int stream_rest(struct remote *r, Ofc__V1__Response *first, struct stream_out *o,
+		       Ofc__V1__Response **last, struct ofc_error *err)
+{
+	if (o->fmt == FMT_PB) {
+		size_t n = protobuf_c_message_get_packed_size(&first->schedule->base);
+		uint8_t *b = xmalloc(n + 1);
+
+		protobuf_c_message_pack(&first->schedule->base, b);
+		fwrite(b, 1, n, o->f);
+		free(b);
+	}
+	for (;;) {
+		Ofc__V1__Response *resp;
+
+		if (ofcd_recv(&r->cl, &resp, err) < 0)
+			return -1;
+		if (resp->body_case == OFC__V1__RESPONSE__BODY_SCHEDULE &&
+		    resp->schedule->n_steps == 1) {
+			if (!resp->continues_step)
+				stream_flush(o);
+			GROW(o->held, o->cap, o->nheld + 1);
+			o->held[o->nheld++] = resp;
+			continue;
+		}
+		if (resp->more) {
+			ofc__v1__response__free_unpacked(resp, NULL);
+			continue;
+		}
+		stream_flush(o);
+		*last = resp;
+		return 0;
+	}
+}
+
+/* -o with the steps: a stream (issue 36), so a schedule larger than a
+ * frame arrives; an ofcd without streams answers in one frame, as before. */
+static int schedule_streamed(struct remote *r, Ofc__V1__Request *req, enum out_format fmt,
+			     const char *output)
+{
+	struct ofc_error err = {0};
+	Ofc__V1__Response *first = NULL, *last = NULL;
+	struct stream_out o = {.fmt = fmt};
+	struct cli_output out;
+	bool out_is_stdout = strcmp(output, "-") == 0;
+	int rc;
+
+	req->has_id = 1;
+	req->id = (uint64_t)getpid();
+	if (connect_ofcd(r, &err) < 0)
+		return connect_fail(&err);
+	r->cl.timeout = r->timeout;
+	if (ofcd_call(&r->cl, req, &first, &err) < 0) {
+		ofcd_disconnect(&r->cl);
+		return connect_fail(&err);
+	}
+	if (first->body_case != OFC__V1__RESPONSE__BODY_SCHEDULE || !first->more) {
+		ofcd_disconnect(&r->cl);
+		if (first->body_case != OFC__V1__RESPONSE__BODY_SCHEDULE)
+			return finish(r, first);
+		rc = status_exit(first->status);
+		if ((fmt == FMT_PB || fmt == FMT_JSON) &&
+		    write_schedule(first->schedule, fmt, output))
+			rc = rc ? rc : 1;
+		print_schedule(out_is_stdout ? stderr : stdout, first->schedule);
+		ofc__v1__response__free_unpacked(first, NULL);
+		return rc;
+	}
+	if (cli_output_open(&out, output, &err) < 0) {
+		ofcd_disconnect(&r->cl);
+		ofc__v1__response__free_unpacked(first, NULL);
+		return cli_fail(&err);
+	}
+	o.f = out.f;
+	o.whole = first->schedule;
+	rc = stream_rest(r, first, &o, &last, &err);
+	ofcd_disconnect(&r->cl);
+	if (rc == 0 && last->status != OFC__V1__STATUS__STATUS_OK)
+		ofc_error_set(&err, OFC_E_RUNTIME, "%s", last->message ? last->message : "failed");
+	else if (rc == 0 && fmt == FMT_JSON) {
+		struct json_writer w;
+
+		jw_init(&w, out.f, true);
+		pb_write_json(&w, &first->schedule->base);
+		jw_finish(&w);
+	}
+	if (!err.code &&
+	    (ferror(out.f) ? ofc_error_set(&err, OFC_E_RUNTIME, "%s: short write", output)
+			   : cli_output_commit(&out, &err)) == 0) {
+		print_schedule(out_is_stdout ? stderr : stdout, first->schedule);
+		rc = 0;
+	} else {
+		if (out.f)
+			cli_output_abort(&out);
+		rc = cli_fail(&err);
+	}
+	/* JSON: the steps are the kept frames' (freed with them) */
+	if (fmt == FMT_JSON) {
+		first->schedule->n_steps = 0;
+		free(first->schedule->steps);
+		first->schedule->steps = NULL;
+	}
+	for (size_t i = 0; i < o.nkeep; i++)
+		ofc__v1__response__free_unpacked(o.keep[i], NULL);
+	for (size_t i = 0; i < o.nheld; i++)
+		ofc__v1__response__free_unpacked(o.held[i], NULL);
+	free(o.keep);
+	free(o.held);
+	if (last)
+		ofc__v1__response__free_unpacked(last, NULL);
+	ofc__v1__response__free_unpacked(first, NULL);
+	return rc;
+}
+
 static int r_schedule(struct remote *r, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -592,6 +774,10 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 		return 2;
 	req.body_case = OFC__V1__REQUEST__BODY_GET_SCHEDULE;
 	req.get_schedule = &gs;
+	if (output && !gs.summary_only && !r->json) {
+		gs.has_stream = gs.stream = 1;
+		return schedule_streamed(r, &req, fmt, output);
+	}
 	if ((rc = call(r, &req, &resp)) != 0)
 		return rc;
 	if (resp->body_case != OFC__V1__RESPONSE__BODY_SCHEDULE)
@@ -863,9 +1049,10 @@ bool remote_command(const char *name)
 	return false;
 }
 
-static int remote_run(const char *socket, bool default_socket, int argc, char **argv)
+static int remote_run(const char *socket, bool default_socket, const struct cli_server *srv,
+		      int argc, char **argv)
 {
-	struct remote r = {.socket = socket, .default_socket = default_socket};
+	struct remote r = {.socket = socket, .default_socket = default_socket, .srv = srv};
 
 	if (!r.socket || !*r.socket) {
 		fprintf(stderr,
@@ -892,7 +1079,14 @@ static int remote_run(const char *socket, bool default_socket, int argc, char **
 
 int remote_main(const char *socket, int argc, char **argv)
 {
-	return remote_run(socket, false, argc, argv);
+	return remote_run(socket, false, NULL, argc, argv);
+}
+
+int remote_server_main(const struct cli_server *srv, int argc, char **argv)
+{
+	/* The HTTPS thread writes to a socket the command may have closed. */
+	signal(SIGPIPE, SIG_IGN);
+	return remote_run(srv->url, false, srv, argc, argv);
 }
 
 /* reconfigure, watch, cancel, fail and restore with neither --socket nor
@@ -901,5 +1095,5 @@ int remote_main(const char *socket, int argc, char **argv)
 int cmd_daemon_only(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	(void)cmd;
-	return remote_run(OFCD_SOCKET_DEFAULT, true, argc, argv);
+	return remote_run(OFCD_SOCKET_DEFAULT, true, NULL, argc, argv);
 }

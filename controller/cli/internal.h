@@ -252,6 +252,15 @@ int slurm_main(const char *socket, const struct cli_cmd *cmd, int argc, char **a
 /* `ofc --socket PATH COMMAND ...`: the commands ofcd answers (cmd_remote.c);
  * argv[0] is the command. */
 int remote_main(const char *socket, int argc, char **argv);
+/* Issue 36: `ofc --server URL --cert C --key K --cacert A COMMAND`: the
+ * commands remote_main runs, through ofc-gateway (https.c). */
+struct cli_server {
+	const char *url, *cert, *key, *cacert;
+};
+int remote_server_main(const struct cli_server *srv, int argc, char **argv);
+/* A connection whose frames travel over HTTPS (POST /v1/call). */
+struct ofcd_client;
+int cli_https_connect(struct ofcd_client *c, const struct cli_server *srv, struct ofc_error *err);
 /* Whether ofcd answers this command. */
 bool remote_command(const char *name);
 /* reconfigure, watch, cancel without --socket: say they need the daemon. */

@@ -83,6 +83,8 @@ static void usage_all(void)
 
 	fprintf(out, "usage: ofc COMMAND [ARGS]\n       ofc --socket PATH "
 		     "status|apply|reconfigure|schedule|watch|cancel|fail|restore [ARGS]\n"
+		     "       ofc --server https://HOST:PORT --cert FILE --key FILE --cacert FILE "
+		     "COMMAND [ARGS]\n"
 		     "       ofc --help | --version\n\ncommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].summary);
@@ -156,10 +158,58 @@ __attribute__((noreturn)) static void cli_out_of_memory(size_t asked)
 	_exit(1);
 }
 
+/* Issue 36: --server URL, --cert, --key, --cacert anywhere before "--",
+ * taken out of argv as --socket is. Returns 1 with srv->url, 0 without,
+ * 2 (an exit status) for an option without its value. */
+static int take_server(int *argc, char **argv, struct cli_server *srv)
+{
+	static const char *const names[] = {"--server", "--cert", "--key", "--cacert"};
+	const char **vals[] = {&srv->url, &srv->cert, &srv->key, &srv->cacert};
+	int out = 1;
+
+	for (int i = 1; i < *argc; i++) {
+		size_t k = 0;
+
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < *argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		while (k < ARRAY_SIZE(names) && strcmp(argv[i], names[k]) != 0)
+			k++;
+		if (k == ARRAY_SIZE(names)) {
+			argv[out++] = argv[i];
+			continue;
+		}
+		if (i + 1 >= *argc) {
+			fprintf(stderr, "ofc: %s needs a value\nTry 'ofc --help'.\n", names[k]);
+			return 2;
+		}
+		*vals[k] = argv[++i];
+	}
+	*argc = out;
+	argv[out] = NULL;
+	if (!srv->url && (srv->cert || srv->key || srv->cacert)) {
+		fprintf(stderr, "ofc: --cert, --key and --cacert go with --server URL\nTry 'ofc "
+				"--help'.\n");
+		return 2;
+	}
+	return srv->url ? 1 : 0;
+}
+
 int ofc_cli_main(int argc, char **argv)
 {
 	const char *socket = NULL, *env = getenv("OFC_SOCKET");
+	struct cli_server srv = {0};
+	int has_server = take_server(&argc, argv, &srv);
 	int has_socket = take_socket(&argc, argv, &socket);
+
+	if (has_server == 2)
+		return 2;
+	if (has_server && has_socket) {
+		fprintf(stderr, "ofc: --server and --socket: choose one\nTry 'ofc --help'.\n");
+		return 2;
+	}
 
 	if (has_socket < 0) {
 		fprintf(stderr,
@@ -184,6 +234,8 @@ int ofc_cli_main(int argc, char **argv)
 				return slurm_main(socket, &commands[i], argc - 1, argv + 1);
 	if (has_socket)
 		return remote_main(socket, argc - 1, argv + 1);
+	if (has_server)
+		return remote_server_main(&srv, argc - 1, argv + 1);
 	if (env && *env && remote_command(argv[1]))
 		return remote_main(env, argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {

@@ -320,7 +320,7 @@ static enum MHD_Result send_error(struct MHD_Connection *mc, unsigned code, Ofc_
 
 /* ---- routes -------------------------------------------------------------------- */
 
-enum route_kind { RT_QUERY, RT_BODY, RT_WATCH, RT_METRICS };
+enum route_kind { RT_QUERY, RT_BODY, RT_WATCH, RT_METRICS, RT_CALL };
 
 struct route {
 	const char *method, *path;
@@ -347,6 +347,9 @@ static const struct route routes[] = {
      &ofc__v1__report_failure__descriptor},
     {"POST", "/v1/release-partition", RT_BODY, OFC__V1__REQUEST__BODY_RELEASE_PARTITION,
      &ofc__v1__release_partition__descriptor},
+    /* The protobuf encoding: a Request in, ofcd's frames out (ofc --server,
+     * the Python client). */
+    {"POST", "/v1/call", RT_CALL, OFC__V1__REQUEST__BODY__NOT_SET, &ofc__v1__request__descriptor},
 };
 
 /* One HTTP request (MHD's per-request context). */
@@ -596,6 +599,298 @@ static enum MHD_Result start_watch(struct gateway *g, struct MHD_Connection *mc,
 	return rc;
 }
 
+/* ---- streamed schedules: one step held at a time ------------------------------------ */
+
+struct sched_ctx {
+	struct gateway *g;
+	struct up_stream s;
+	bool pb, done, first_step;
+	char *tail; /* JSON: what follows the steps (the header's rest) */
+	struct strbuf out;
+	size_t off;
+	Ofc__V1__Response **parts; /* the current step's frames */
+	size_t nparts, cap;
+};
+
+/* The step made of the frames held (a first one and its continuations),
+ * as a Schedule holding it (pb, merging into the header) or as JSON. */
+static void emit_step(struct sched_ctx *x)
+{
+	size_t total = 0, k = 0;
+
+	if (!x->nparts)
+		return;
+	for (size_t i = 0; i < x->nparts; i++)
+		total += x->parts[i]->schedule->steps[0]->n_transfers;
+	Ofc__V1__Transfer **arr = xcalloc(total + 1, sizeof(*arr));
+	for (size_t i = 0; i < x->nparts; i++) {
+		const Ofc__V1__Step *p = x->parts[i]->schedule->steps[0];
+
+		for (size_t t = 0; t < p->n_transfers; t++)
+			arr[k++] = p->transfers[t];
+	}
+	Ofc__V1__Step step = OFC__V1__STEP__INIT, *sp = &step;
+	step.n_transfers = total;
+	step.transfers = arr;
+	if (x->pb) {
+		Ofc__V1__Schedule m = OFC__V1__SCHEDULE__INIT;
+		size_t n;
+
+		m.n_steps = 1;
+		m.steps = &sp;
+		n = protobuf_c_message_get_packed_size(&m.base);
+		uint8_t *b = xmalloc(n ? n : 1);
+		protobuf_c_message_pack(&m.base, b);
+		sb_add(&x->out, (const char *)b, n);
+		free(b);
+	} else {
+		char *buf = NULL;
+		size_t n = 0;
+		FILE *f = open_memstream(&buf, &n);
+		struct json_writer w;
+
+		jw_init(&w, f, false);
+		pb_write_json(&w, &step.base);
+		fclose(f);
+		if (!x->first_step)
+			sb_add(&x->out, ",", 1);
+		sb_add(&x->out, buf, n);
+		free(buf);
+	}
+	x->first_step = false;
+	free(arr);
+	for (size_t i = 0; i < x->nparts; i++)
+		ofc__v1__response__free_unpacked(x->parts[i], NULL);
+	x->nparts = 0;
+}
+
+static ssize_t sched_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct sched_ctx *x = cls;
+
+	(void)pos;
+	while (x->off == x->out.len && !x->done) {
+		Ofc__V1__Response *r;
+		struct ofc_error err = {0};
+
+		x->out.len = x->off = 0;
+		if (up_stream_next(&x->s, x->g->o.request_timeout, &r, &err) <= 0) {
+			gw_log(x->g, 4, "a streamed schedule broke off: %s",
+			       err.msg[0] ? err.msg : "ofcd sent nothing in time");
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		}
+		if (r->body_case == OFC__V1__RESPONSE__BODY_SCHEDULE && r->schedule->n_steps == 1) {
+			if (!r->continues_step)
+				emit_step(x);
+			GROW(x->parts, x->cap, x->nparts + 1);
+			x->parts[x->nparts++] = r;
+			continue;
+		}
+		bool end = !r->more, ok = r->status == OFC__V1__STATUS__STATUS_OK;
+		if (end && !ok)
+			gw_log(x->g, 4, "a streamed schedule ended with %s",
+			       r->message ? r->message : "an error");
+		ofc__v1__response__free_unpacked(r, NULL);
+		if (!end)
+			continue;
+		if (!ok) /* the body is cut short: the client sees a broken transfer */
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		emit_step(x);
+		if (!x->pb)
+			sb_printf(&x->out, "%s", x->tail);
+		x->done = true;
+	}
+	if (x->off == x->out.len)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	size_t n = x->out.len - x->off < max ? x->out.len - x->off : max;
+	memcpy(buf, x->out.buf + x->off, n);
+	x->off += n;
+	return (ssize_t)n;
+}
+
+static void sched_ctx_free(void *cls)
+{
+	struct sched_ctx *x = cls;
+
+	up_stream_close(&x->s);
+	for (size_t i = 0; i < x->nparts; i++)
+		ofc__v1__response__free_unpacked(x->parts[i], NULL);
+	free(x->parts);
+	free(x->tail);
+	sb_free(&x->out);
+	free(x);
+}
+
+/* GET /v1/schedule: asked of ofcd as a stream; answered as one body
+ * whatever ofcd sends (a stream, or one frame for an error, a summary or
+ * a schedule ofcd keeps). */
+static enum MHD_Result start_schedule(struct gateway *g, struct MHD_Connection *mc,
+				      Ofc__V1__Request *q, bool pb)
+{
+	struct sched_ctx *x = xcalloc(1, sizeof(*x));
+	struct ofc_error err = {0};
+	Ofc__V1__Response *first = NULL;
+
+	x->g = g;
+	x->pb = pb;
+	x->first_step = true;
+	if (!q->get_schedule->summary_only) {
+		q->get_schedule->has_stream = 1;
+		q->get_schedule->stream = true;
+	}
+	if (up_stream_open(&g->up, q, &x->s, &err) < 0 ||
+	    up_stream_next(&x->s, g->o.request_timeout, &first, &err) <= 0) {
+		sched_ctx_free(x);
+		return send_error(mc, MHD_HTTP_BAD_GATEWAY, OFC__V1__STATUS__STATUS_UNAVAILABLE,
+				  "ofcd did not answer: %s", err.msg[0] ? err.msg : "no answer");
+	}
+	if (first->status != OFC__V1__STATUS__STATUS_OK ||
+	    first->body_case != OFC__V1__RESPONSE__BODY_SCHEDULE || (!first->more && !pb)) {
+		enum MHD_Result rc = send_response(mc, first);
+
+		ofc__v1__response__free_unpacked(first, NULL);
+		sched_ctx_free(x);
+		return rc;
+	}
+	if (pb) {
+		size_t n = protobuf_c_message_get_packed_size(&first->schedule->base);
+		uint8_t *b = xmalloc(n ? n : 1);
+
+		protobuf_c_message_pack(&first->schedule->base, b);
+		sb_add(&x->out, (const char *)b, n);
+		free(b);
+	} else {
+		size_t n;
+		char *json = response_json(first, &n);
+		char *at = strstr(json, "\"steps\":[]");
+
+		if (!at) { /* cannot happen: pb_write_json writes every repeated field */
+			free(json);
+			ofc__v1__response__free_unpacked(first, NULL);
+			sched_ctx_free(x);
+			return send_error(mc, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					  OFC__V1__STATUS__STATUS_INTERNAL,
+					  "no steps in the header");
+		}
+		at += strlen("\"steps\":[");
+		sb_add(&x->out, json, (size_t)(at - json));
+		x->tail = xstrdup(at);
+		free(json);
+	}
+	x->done = !first->more;
+	ofc__v1__response__free_unpacked(first, NULL);
+	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK,
+								   sched_read, x, sched_ctx_free);
+	MHD_add_response_header(r, "Content-Type",
+				pb ? "application/x-protobuf" : "application/json");
+	enum MHD_Result rc = MHD_queue_response(mc, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* ---- /v1/call: ofcd's frames as they come --------------------------------------------
+ * The answer is the frames ofcd sends for the request (4-byte length, a
+ * Response), one for most requests, a stream's until one without `more`, a
+ * Watch's until either side goes; an empty frame (length 0) after 15 s of
+ * quiet keeps a Watch's connection alive. */
+
+struct call_ctx {
+	struct gateway *g;
+	struct up_stream s;
+	bool watch, done;
+	struct strbuf out;
+	size_t off;
+};
+
+static ssize_t call_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct call_ctx *x = cls;
+
+	(void)pos;
+	while (x->off == x->out.len && !x->done) {
+		Ofc__V1__Response *r;
+		struct ofc_error err = {0};
+		uint8_t h[4];
+		int k = up_stream_next(&x->s, x->watch ? WATCH_KEEPALIVE : x->g->o.request_timeout,
+				       &r, &err);
+
+		x->out.len = x->off = 0;
+		if (k < 0 || (k == 0 && !x->watch))
+			return x->watch ? MHD_CONTENT_READER_END_OF_STREAM
+					: MHD_CONTENT_READER_END_WITH_ERROR;
+		if (k == 0) {
+			frame_len_put(h, 0);
+			sb_add(&x->out, (const char *)h, 4);
+			break;
+		}
+		size_t n = protobuf_c_message_get_packed_size(&r->base);
+		frame_len_put(h, (uint32_t)n);
+		sb_add(&x->out, (const char *)h, 4);
+		uint8_t *b = xmalloc(n ? n : 1);
+		protobuf_c_message_pack(&r->base, b);
+		sb_add(&x->out, (const char *)b, n);
+		free(b);
+		x->done = !x->watch && !r->more;
+		ofc__v1__response__free_unpacked(r, NULL);
+	}
+	if (x->off == x->out.len)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	size_t n = x->out.len - x->off < max ? x->out.len - x->off : max;
+	memcpy(buf, x->out.buf + x->off, n);
+	x->off += n;
+	return (ssize_t)n;
+}
+
+static void call_free(void *cls)
+{
+	struct call_ctx *x = cls;
+
+	up_stream_close(&x->s);
+	sb_free(&x->out);
+	free(x);
+}
+
+static enum MHD_Result start_call(struct gateway *g, struct MHD_Connection *mc, struct gw_req *r)
+{
+	Ofc__V1__Request *q = ofc__v1__request__unpack(
+	    NULL, r->body.len, (const uint8_t *)(r->body.buf ? r->body.buf : ""));
+	struct call_ctx *x;
+	struct ofc_error err = {0};
+
+	if (!q)
+		return send_error(mc, MHD_HTTP_BAD_REQUEST, OFC__V1__STATUS__STATUS_INVALID,
+				  "bad request: %zu bytes that are not an ofc.v1.Request",
+				  r->body.len);
+	if (q->principal) {
+		ofc__v1__request__free_unpacked(q, NULL);
+		return send_error(mc, MHD_HTTP_BAD_REQUEST, OFC__V1__STATUS__STATUS_INVALID,
+				  "bad request: principal is the gateway's to set, from the "
+				  "certificate");
+	}
+	uint64_t id = q->id;
+	x = xcalloc(1, sizeof(*x));
+	x->g = g;
+	x->watch = q->body_case == OFC__V1__REQUEST__BODY_WATCH;
+	q->principal = &r->pr;
+	atomic_fetch_add(&g->n_requests, 1);
+	int rc = up_stream_open(&g->up, q, &x->s, &err);
+	q->principal = NULL;
+	ofc__v1__request__free_unpacked(q, NULL);
+	if (rc < 0) {
+		call_free(x);
+		return send_error(mc, MHD_HTTP_BAD_GATEWAY, OFC__V1__STATUS__STATUS_UNAVAILABLE,
+				  "ofcd did not answer: %s", err.msg);
+	}
+	/* ofcd answers with the gateway's id: the client's goes back to it. */
+	x->s.client_id = id;
+	struct MHD_Response *resp = MHD_create_response_from_callback(
+	    MHD_SIZE_UNKNOWN, STREAM_BLOCK, call_read, x, call_free);
+	MHD_add_response_header(resp, "Content-Type", "application/x-ofc-frames");
+	enum MHD_Result ret = MHD_queue_response(mc, MHD_HTTP_OK, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 /* ---- the handler ------------------------------------------------------------------- */
 
 static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, struct gw_req *r)
@@ -607,6 +902,8 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 	bool want_pb = false;
 	enum MHD_Result rc;
 
+	if (r->rt->kind == RT_CALL)
+		return start_call(g, mc, r);
 	if (route_message(mc, r, &m, &want_pb, &err) < 0)
 		return send_error(mc, MHD_HTTP_BAD_REQUEST, OFC__V1__STATUS__STATUS_INVALID,
 				  "bad request: %s", err.msg);
@@ -616,8 +913,9 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 	q.principal = &r->pr;
 	set_body(&q, r->rt, m);
 	atomic_fetch_add(&g->n_requests, 1);
-	if (r->rt->kind == RT_WATCH) {
-		rc = start_watch(g, mc, &q);
+	if (r->rt->kind == RT_WATCH || r->rt->body == OFC__V1__REQUEST__BODY_GET_SCHEDULE) {
+		rc = r->rt->kind == RT_WATCH ? start_watch(g, mc, &q)
+					     : start_schedule(g, mc, &q, want_pb);
 		protobuf_c_message_free_unpacked(m, NULL);
 		return rc;
 	}
@@ -648,15 +946,6 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 		    (unsigned long long)atomic_load(&g->n_requests));
 		ofc__v1__response__free_unpacked(resp, NULL);
 		return send_bytes(mc, MHD_HTTP_OK, "text/plain; version=0.0.4", text, strlen(text));
-	}
-	if (want_pb && resp->body_case == OFC__V1__RESPONSE__BODY_SCHEDULE &&
-	    resp->status == OFC__V1__STATUS__STATUS_OK) {
-		size_t n = protobuf_c_message_get_packed_size(&resp->schedule->base);
-		uint8_t *b = xmalloc(n ? n : 1);
-
-		protobuf_c_message_pack(&resp->schedule->base, b);
-		ofc__v1__response__free_unpacked(resp, NULL);
-		return send_bytes(mc, MHD_HTTP_OK, "application/x-protobuf", (char *)b, n);
 	}
 	rc = send_response(mc, resp);
 	ofc__v1__response__free_unpacked(resp, NULL);

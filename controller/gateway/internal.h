@@ -61,6 +61,7 @@ struct up_stream {
 	struct upstream *u;
 	int fd;
 	uint64_t id;
+	uint64_t client_id; /* answers carry this id instead (0: id) */
 	uint8_t *buf;
 	size_t cap;
 };

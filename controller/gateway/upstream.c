@@ -225,6 +225,8 @@ int up_stream_next(struct up_stream *s, double wait, Ofc__V1__Response **resp,
 		return 0;
 	if (recv_resp(s->fd, s->id, &s->buf, &s->cap, now_seconds() + s->u->timeout, resp, err) < 0)
 		return -1;
+	if (s->client_id && (*resp)->id == s->id)
+		(*resp)->id = s->client_id;
 	return 1;
 }
 

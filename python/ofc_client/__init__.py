@@ -29,10 +29,21 @@ root or the daemon's --admin-group; the read-only socket answers reads.
 
 Each call opens its own connection, like `ofc --socket`: a Client is cheap,
 holds no connection between calls and may be shared by threads.
+
+From another machine (issue 36), the same calls go through ofc-gateway
+over HTTPS with a client certificate (the standard library's ssl and
+http.client; POST /v1/call carries the Request and answers ofcd's frames):
+
+    ofc = Client(server="https://ofc.lab:8443", cert="me.pem", key="me.key",
+                 cacert="ca.pem")
 """
 
+import http.client
 import itertools
+import json
 import os
+import ssl
+import urllib.parse
 import socket
 import struct
 import sys
@@ -132,14 +143,102 @@ class _Conn:
         return resp
 
 
-class Client:
-    """A client of one ofcd socket. timeout: seconds for each request
-    (None: wait for ever); max_frame: the largest answer accepted."""
+class _HttpsConn:
+    """One request through ofc-gateway: POST /v1/call with the Request,
+    the answer's body is ofcd's frames (empty ones keep a quiet Watch's
+    connection alive and are skipped). The gateway's own refusals (its
+    policy, a bad request) come as one Response in JSON."""
 
-    def __init__(self, path=None, timeout=30.0, max_frame=MAX_FRAME):
+    def __init__(self, url, ctx, timeout, max_frame):
+        u = urllib.parse.urlsplit(url)
+        if u.scheme != "https" or not u.hostname:
+            raise ValueError(f"server {url!r}: expected https://HOST:PORT")
+        self.path = url
+        self.timeout = timeout
+        self.max_frame = max_frame
+        self.http = http.client.HTTPSConnection(u.hostname, u.port or 443, context=ctx,
+                                                timeout=timeout)
+        self.resp = None
+        self.refusal = None
+
+    def close(self):
+        self.http.close()
+
+    def send(self, request):
+        data = request.SerializeToString()
+        try:
+            self.http.request("POST", "/v1/call", body=data,
+                              headers={"Content-Type": "application/x-protobuf",
+                                       "Accept": "application/x-ofc-frames"})
+            self.resp = self.http.getresponse()
+        except (ssl.SSLError, OSError) as e:
+            if isinstance(e, (socket.timeout, TimeoutError)):
+                raise TimeoutError(f"{self.path} did not answer within {self.timeout} s") from e
+            raise ConnectionError(f"{self.path}: {e} (a refused client certificate ends "
+                                  "the handshake; the gateway's log says why)") from e
+        if self.resp.getheader("Content-Type", "") != "application/x-ofc-frames":
+            body = self.resp.read(1 << 16)
+            r = control_pb2.Response(id=request.id, status=control_pb2.STATUS_UNAVAILABLE,
+                                     message=f"{self.path} answered HTTP {self.resp.status}")
+            try:
+                j = json.loads(body)
+                r.status = control_pb2.Status.Value(j.get("status", "STATUS_UNAVAILABLE"))
+                r.message = f"{self.path}: {j.get('message', '')}"
+            except (ValueError, AttributeError):
+                pass
+            self.refusal = r
+
+    def _read(self, n, timeout):
+        if self.http.sock is not None:
+            self.http.sock.settimeout(timeout)
+        try:
+            b = self.resp.read(n)
+        except (socket.timeout, TimeoutError) as e:
+            raise TimeoutError(f"{self.path} sent nothing within {timeout} s") from e
+        if len(b) < n:
+            raise ConnectionError(f"{self.path} closed the answer")
+        return b
+
+    def recv(self, timeout="default"):
+        if self.refusal is not None:
+            r, self.refusal = self.refusal, None
+            return r
+        t = self.timeout if timeout == "default" else timeout
+        while True:
+            (n,) = struct.unpack(">I", self._read(4, t))
+            if n == 0:
+                continue
+            if n > self.max_frame:
+                raise ConnectionError(f"{self.path} sent a frame of {n} bytes "
+                                      f"(limit {self.max_frame})")
+            resp = control_pb2.Response()
+            resp.ParseFromString(self._read(n, t))
+            return resp
+
+
+class Client:
+    """A client of one ofcd socket, or of ofc-gateway at server (an
+    https:// URL, with the client certificate cert and key and the CA
+    cacert, read by the standard library's ssl). timeout: seconds for each
+    request (None: wait for ever); max_frame: the largest answer accepted."""
+
+    def __init__(self, path=None, timeout=30.0, max_frame=MAX_FRAME, server=None,
+                 cert=None, key=None, cacert=None):
         self.path = path or os.environ.get("OFC_SOCKET") or "/run/ofc/ofcd.sock"
         self.timeout = timeout
         self.max_frame = max_frame
+        self.server = server
+        self.ctx = None
+        if server:
+            self.ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=cacert)
+            self.ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+            if cert:
+                self.ctx.load_cert_chain(cert, key)
+
+    def _conn(self):
+        if self.server:
+            return _HttpsConn(self.server, self.ctx, self.timeout, self.max_frame)
+        return _Conn(self.path, self.timeout, self.max_frame)
 
     def __enter__(self):
         return self
@@ -154,10 +253,23 @@ class Client:
         OfcError on a status other than OK when check is true)."""
         if not request.HasField("id"):
             request.id = next(_ids)
-        conn = _Conn(self.path, self.timeout, self.max_frame)
+        conn = self._conn()
         try:
             conn.send(request)
             resp = conn.recv()
+            # A stream (GetSchedule.stream): the pieces, merged; a frame
+            # with continues_step adds to the previous frame's step.
+            while resp.more:
+                part = conn.recv()
+                if part.WhichOneof("body") == "schedule" and len(part.schedule.steps) == 1:
+                    if part.continues_step:
+                        resp.schedule.steps[-1].transfers.extend(part.schedule.steps[0].transfers)
+                    else:
+                        resp.schedule.steps.append(part.schedule.steps[0])
+                elif not part.more:
+                    resp.more = False
+                    if part.status != control_pb2.STATUS_OK:
+                        resp.status, resp.message = part.status, part.message
         finally:
             conn.close()
         if check and resp.status != control_pb2.STATUS_OK:
@@ -175,7 +287,8 @@ class Client:
         return self.call(req).state
 
     def get_schedule(self, collective, algorithm=None, size_bytes=None, topology=None,
-                     summary_only=False, chunks=None, partition=None, lowering=None):
+                     summary_only=False, chunks=None, partition=None, lowering=None,
+                     stream=False):
         """A verified, priced schedule (ofc.v1.Schedule) on the committed
         topology, on `topology` (a what-if spec), or on the config's
         `partition` (its topology, sized by its collectives). `lowering`:
@@ -199,6 +312,8 @@ class Client:
             gs.partition = partition
         if lowering:
             gs.lowering = lowering
+        if stream:
+            gs.stream = True  # any size: ofcd sends it step by step (issue 36)
         return self.call(req).schedule
 
     def watch(self, idle_timeout=None, count=None):
@@ -206,7 +321,7 @@ class Client:
         when none came for `idle_timeout` seconds (None: never)."""
         req = control_pb2.Request(id=next(_ids))
         req.watch.SetInParent()
-        conn = _Conn(self.path, self.timeout, self.max_frame)
+        conn = self._conn()
         try:
             conn.send(req)
             ack = conn.recv()

@@ -176,6 +176,20 @@ body_is 'j["status"]=="STATUS_DENIED" and j["message"]=="permission denied: part
 req tenant-a 403 "$URL/v1/schedule?collective=allreduce&topology=torus:8x8"
 req reader 200 "$URL/v1/schedule?collective=allgather&topology=torus:8x8&size=1MiB&summary_only=true"
 body_is 'j["schedule"]["nodes"]==64'
+# The JSON of a streamed schedule is the Response as one document, its steps
+# the protobuf answer's.
+req admin 200 "$URL/v1/schedule?collective=allreduce&topology=torus:8x8&size=1MiB"
+mv "$TMP/out" "$TMP/t88.json"
+req admin 200 "$URL/v1/schedule?collective=allreduce&topology=torus:8x8&size=1MiB&format=pb"
+$PY -c '
+import json, sys; sys.path.insert(0, sys.argv[3])
+from ofc_client.pb import schedule_pb2
+s = schedule_pb2.Schedule.FromString(open(sys.argv[1], "rb").read())
+j = json.load(open(sys.argv[2]))
+assert j["status"] == "STATUS_OK" and j["schedule"]["num_steps"] == len(s.steps) > 1
+assert [[(x["src"], x["dst"], x.get("origin", 0)) for x in st["transfers"]] for st in j["schedule"]["steps"]] == \
+       [[(x.src, x.dst, x.origin) for x in st.transfers] for st in s.steps]' "$TMP/out" "$TMP/t88.json" "$BUILD/python" &&
+	ok || bad "the streamed JSON and protobuf schedules agree"
 req admin 200 "$URL/v1/schedule?collective=allgather&topology=ring:8&size=1KiB&format=pb"
 $PY -c '
 import sys; sys.path.insert(0, sys.argv[2])
@@ -279,6 +293,78 @@ req admin 400 "$URL/v1/schedule?collective=allreduce&summary_only=maybe"
 body_is 'j["message"]=="bad request: summary_only: expected true or false, not string"'
 head -c 2000000 /dev/zero | tr '\0' ' ' >"$TMP/big"
 req admin 413 -X POST "$URL/v1/reconfigure" --data-binary @"$TMP/big"
+
+# ---- ofc --server and the Python client over TLS ----------------------------------
+SRV="--server $URL --cacert $C/ca.pem"
+expect_stdout_has "fabric torus64-ocs (config $TMP/part.yaml), generation 1" \
+	$OFC $SRV --cert "$C/reader.pem" --key "$C/reader.key" status
+expect_error 1 "ofc: permission denied: partition jobA belongs to another tenant" \
+	$OFC $SRV --cert "$C/tenant-b.pem" --key "$C/tenant-b.key" reconfigure --partition jobA
+expect_json 'j["state"]=="committed" and j["operations"]==0' \
+	$OFC $SRV --cert "$C/tenant-a.pem" --key "$C/tenant-a.key" reconfigure --partition jobA --json
+$OFC $SRV --cert "$C/intruder.pem" --key "$C/intruder.key" status >"$TMP/out" 2>"$TMP/err"
+[ $? -eq 1 ] && grep -q "a refused client certificate ends the TLS handshake; the gateway's log says why" "$TMP/err" &&
+	ok || bad "ofc --server with another CA's certificate" "$(cat "$TMP/err")"
+expect_error 2 "ofc: --cert, --key and --cacert go with --server URL" $OFC --cert x status
+PYTHONPATH="$BUILD/python" $PY - "$URL" "$C" <<'PY' >"$TMP/out" 2>&1 && ok || bad "the Python client over TLS" "$(cat "$TMP/out")"
+import sys
+from ofc_client import Client, OfcError
+url, c = sys.argv[1], sys.argv[2]
+def client(n):
+    return Client(server=url, cert=f"{c}/{n}.pem", key=f"{c}/{n}.key", cacert=f"{c}/ca.pem")
+assert client("reader").get_state().fabric_name == "torus64-ocs"
+s = client("tenant-a").get_schedule("allgather", partition="jobA", size_bytes=1 << 20, stream=True)
+assert s.nodes == 32 and len(s.steps) == s.num_steps > 0, s.num_steps
+try:
+    client("tenant-b").reconfigure(partition="jobA")
+    sys.exit("tenant b reconfigured jobA")
+except OfcError as e:
+    assert e.status == "STATUS_DENIED" and str(e) == "permission denied: partition jobA belongs to another tenant", e
+try:
+    client("stranger").get_state()
+    sys.exit("a stranger was answered")
+except OfcError as e:
+    assert e.status == "STATUS_DENIED" and "is not in the gateway's policy" in str(e), e
+try:
+    client("intruder").get_state()
+    sys.exit("another CA's certificate was answered")
+except ConnectionError as e:
+    assert "the gateway's log says why" in str(e), e
+assert list(client("tenant-b").watch(idle_timeout=0.5)) == []
+PY
+
+# ---- schedules of any size: genkautz1024-patch's BFB allreduce (2,095,104
+# transfers, 65 MiB as protobuf, 4 times the frame limit) streamed, locally
+# and through the gateway, decodes to what `ofc schedule --format pb` writes.
+$OFC schedule configs/genkautz1024-patch.yaml --collective allreduce --format pb -o "$TMP/ref.pb" >/dev/null
+$OFCD --foreground --config configs/genkautz1024-patch.yaml --credentials-dir configs/credentials \
+	--socket "$TMP/gk.sock" --state-dir "$TMP/gkst" --probe-interval 0 \
+	--gateway-socket "$TMP/gkgw.sock" --gateway-uid "$(id -u)" 2>"$TMP/gk.log" &
+DAEMONS="$DAEMONS $!"
+_end=$(($(date +%s) + 10))
+until $OFC --socket "$TMP/gk.sock" status >/dev/null 2>&1 || [ "$(date +%s)" -gt $_end ]; do sleep 0.02; done
+$GW $GWOPTS --policy "$TMP/policy" --ofcd-socket "$TMP/gkgw.sock" --port-file "$TMP/gk.port" 2>"$TMP/gkgw.log" &
+DAEMONS="$DAEMONS $!"
+_end=$(($(date +%s) + 10))
+while [ ! -s "$TMP/gk.port" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.02; done
+read -r GP <"$TMP/gk.port"
+expect_error 1 "ofc: the bfb schedule (2095104 transfers in 10 steps) does not fit in a frame of 16 MiB: ask for the figures alone (summary_only; ofc --socket PATH schedule --summary), ask with stream (ofc --socket PATH schedule -o FILE streams), or run ofcd with a larger --max-frame" \
+	$OFC --socket "$TMP/gk.sock" schedule --collective allreduce --json
+expect_exit 0 $OFC --socket "$TMP/gk.sock" schedule --collective allreduce -o "$TMP/local.pb"
+expect_exit 0 curl -sS --fail --cacert "$C/ca.pem" --cert "$C/reader.pem" --key "$C/reader.key" \
+	-o "$TMP/remote.pb" "https://127.0.0.1:$GP/v1/schedule?collective=allreduce&format=pb"
+expect_exit 0 $OFC --server "https://127.0.0.1:$GP" --cacert "$C/ca.pem" --cert "$C/reader.pem" \
+	--key "$C/reader.key" schedule --collective allreduce -o "$TMP/cli.pb"
+PYTHONPATH="$BUILD/python" $PY - "$TMP" <<'PY' >"$TMP/out" 2>&1 && ok || bad "the streamed schedules decode to ofc schedule's" "$(cat "$TMP/out")"
+import json, sys
+from ofc_client.pb import schedule_pb2
+t = sys.argv[1]
+ref = schedule_pb2.Schedule.FromString(open(f"{t}/ref.pb", "rb").read())
+assert sum(len(s.transfers) for s in ref.steps) == 2095104
+for f in ("local.pb", "remote.pb", "cli.pb"):
+    s = schedule_pb2.Schedule.FromString(open(f"{t}/{f}", "rb").read())
+    assert s == ref, f
+PY
 
 # ---- ofcd's side of the seam ------------------------------------------------------
 # A principal on the main socket is refused, and so is the gateway socket

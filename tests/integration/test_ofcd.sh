@@ -393,11 +393,24 @@ grep -q "config rejected: $TMP/live.yaml:4:1: unknown key 'extra'" "$TMP/d4.log"
 state_is 's["topology"]["spec"]=="circulant:64:3,8" and s["target_topology"]=="circulant:64:3,8" and s["config_generation"]=='"$GEN"
 # A schedule larger than --max-frame: a valid request the daemon's limit
 # stopped (exit 1), with the way to ask for less in both clients' words.
+PY_PB=python3
+python3 -c 'import google.protobuf' 2>/dev/null || PY_PB=/usr/bin/python3
+# -o asks for a stream (issue 36): the same schedule arrives, in frames of
+# at most --max-frame / 64 transfers (its steps split with continues_step).
 for t in "" "--topology torus:8x8"; do
 	# shellcheck disable=SC2086
-	expect_exit 1 $OFC --socket "$SOCK" schedule --collective allgather --size 1MiB $t -o "$TMP/big.pb"
-	grep -q "^ofc: the bfb schedule (4[0-9]* transfers in [0-9]* steps) does not fit in a frame of 64 KiB: ask for the figures alone (summary_only; ofc --socket PATH schedule --summary), or run ofcd with a larger --max-frame" "$TMP/err" &&
+	expect_exit 1 $OFC --socket "$SOCK" schedule --collective allgather --size 1MiB $t --json
+	grep -q "^ofc: the bfb schedule (4[0-9]* transfers in [0-9]* steps) does not fit in a frame of 64 KiB: ask for the figures alone (summary_only; ofc --socket PATH schedule --summary), ask with stream (ofc --socket PATH schedule -o FILE streams), or run ofcd with a larger --max-frame" "$TMP/err" &&
 		ok || bad "GetSchedule $t over --max-frame" "$(head -c 400 "$TMP/err")"
+	# shellcheck disable=SC2086
+	expect_exit 0 $OFC --socket "$SOCK" schedule --collective allgather --size 1MiB $t -o "$TMP/big.pb"
+	# shellcheck disable=SC2086
+	$OFC schedule ${t:-"$CIRC"} --collective allgather --size 1MiB --format pb -o "$TMP/ref.pb" >/dev/null 2>&1
+	$PY_PB -c 'import sys; sys.path.insert(0, sys.argv[3])
+from ofc_client.pb import schedule_pb2 as s
+a, b = (s.Schedule.FromString(open(f, "rb").read()) for f in sys.argv[1:3])
+sys.exit(0 if a.steps == b.steps and sum(len(x.transfers) for x in a.steps) > 4000 else 1)' "$TMP/big.pb" "$TMP/ref.pb" "$BUILD/python" &&
+		ok || bad "the streamed GetSchedule $t decodes to the local schedule"
 done
 expect_stdout_has "verified     yes" $OFC --socket "$SOCK" schedule --collective allgather --size 1MiB --summary
 expect_exit 0 stop_ofcd

@@ -1,0 +1,279 @@
+/* `ofc --server URL --cert C --key K --cacert A ...` (issue 36): the same
+ * commands as --socket, through ofc-gateway's POST /v1/call, which takes
+ * one ofc.v1.Request and answers ofcd's frames. The connection the
+ * commands use is one end of a socketpair; a thread (libcurl) reads the
+ * request frame from the other end, posts it, and writes the answer's
+ * frames back (skipping the empty ones a quiet Watch gets), so every
+ * remote command, the stream of a schedule and a Watch included, runs
+ * unchanged on ofcd_send/ofcd_recv. An answer that is not frames (the
+ * gateway's own refusal, an HTTP or TLS failure) comes back as one
+ * Response with the request's id and the reason. */
+#include "controller/cli/internal.h"
+#include "controller/export/export.h"
+#include "proto/control.pb-c.h"
+
+#include <curl/curl.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* libcurl is loaded when --server is used, not linked: linked, it and the
+ * thirty libraries it pulls in (OpenSSL, nghttp2, LDAP, Kerberos, ...) were
+ * mapped into every `ofc` run, and their relocated pages raised the
+ * resident memory the schedule engines count in their estimates (the
+ * all-to-all MCF under --max-memory 8MiB no longer fit). Only its types
+ * come from curl/curl.h. */
+struct curl_api {
+	CURLcode (*global_init)(long);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+	CURLcode (*easy_perform)(CURL *);
+	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+	void (*easy_cleanup)(CURL *);
+	const char *(*easy_strerror)(CURLcode);
+	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+	void (*slist_free_all)(struct curl_slist *);
+};
+
+static int curl_load(struct curl_api *a, struct ofc_error *err)
+{
+	void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+	static const char *const names[] = {
+	    "curl_global_init",	  "curl_easy_init",    "curl_easy_setopt",
+	    "curl_easy_perform",  "curl_easy_getinfo", "curl_easy_cleanup",
+	    "curl_easy_strerror", "curl_slist_append", "curl_slist_free_all"};
+	void **slots[] = {
+	    (void **)&a->global_init,	(void **)&a->easy_init,	   (void **)&a->easy_setopt,
+	    (void **)&a->easy_perform,	(void **)&a->easy_getinfo, (void **)&a->easy_cleanup,
+	    (void **)&a->easy_strerror, (void **)&a->slist_append, (void **)&a->slist_free_all};
+
+	if (!h)
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "--server needs libcurl (Debian's libcurl4): %s", dlerror());
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!(*slots[i] = dlsym(h, names[i])))
+			return ofc_error_set(err, OFC_E_RUNTIME, "libcurl.so.4 lacks %s", names[i]);
+	return 0;
+}
+
+#define HTTPS_REQUEST_MAX (16u << 20)
+#define HTTPS_ERROR_MAX	  (64u << 10)
+
+struct https_call {
+	struct curl_api curl;
+	struct cli_server srv;
+	int fd; /* the thread's end */
+	uint64_t id;
+	uint8_t *req;
+	size_t req_len;
+	long code;
+	bool frames;	    /* the answer is frames (Content-Type) */
+	struct strbuf body; /* frames not yet whole, or an error's body */
+	bool gone;	    /* the command hung up */
+};
+
+static size_t on_header(char *b, size_t size, size_t n, void *ctx)
+{
+	struct https_call *h = ctx;
+	size_t len = size * n;
+
+	if (len > 13 && strncasecmp(b, "content-type:", 13) == 0)
+		h->frames = memmem(b, len, "application/x-ofc-frames", 24) != NULL;
+	return len;
+}
+
+static bool write_all(int fd, const void *p, size_t n)
+{
+	return fd_write_all(fd, p, n, 0, &(struct ofc_error){0}) == 0;
+}
+
+/* Whole frames go to the command as they arrive; empty ones are dropped. */
+static size_t on_body(char *b, size_t size, size_t n, void *ctx)
+{
+	struct https_call *h = ctx;
+	size_t len = size * n, off = 0;
+
+	if (!h->frames) {
+		if (h->body.len + len <= HTTPS_ERROR_MAX)
+			sb_add(&h->body, b, len);
+		return len;
+	}
+	sb_add(&h->body, b, len);
+	while (h->body.len - off >= 4) {
+		uint32_t k = frame_len_get((const uint8_t *)h->body.buf + off);
+
+		if (h->body.len - off - 4 < k)
+			break;
+		if (k && !write_all(h->fd, h->body.buf + off, 4 + (size_t)k)) {
+			h->gone = true;
+			return 0; /* aborts the transfer */
+		}
+		off += 4 + (size_t)k;
+	}
+	memmove(h->body.buf, h->body.buf + off, h->body.len - off);
+	h->body.len -= off;
+	return len;
+}
+
+/* One Response for the command, with the request's id. */
+static void answer(struct https_call *h, Ofc__V1__Status st, const char *msg)
+{
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+	uint8_t *b;
+	size_t n;
+	uint8_t hd[4];
+
+	r.has_id = r.has_status = 1;
+	r.id = h->id;
+	r.status = st;
+	r.message = (char *)msg;
+	n = protobuf_c_message_get_packed_size(&r.base);
+	b = xmalloc(n + 1);
+	protobuf_c_message_pack(&r.base, b);
+	frame_len_put(hd, (uint32_t)n);
+	if (write_all(h->fd, hd, 4))
+		write_all(h->fd, b, n);
+	free(b);
+}
+
+/* The gateway's own answers are a Response in JSON: its status and
+ * message; anything else is said by its HTTP status. */
+static void answer_body(struct https_call *h)
+{
+	ProtobufCMessage *m = NULL;
+	struct ofc_error err = {0};
+	char msg[600];
+
+	if (h->body.len &&
+	    pb_read_json(&ofc__v1__response__descriptor, h->body.buf, h->body.len, &m, &err) == 0) {
+		Ofc__V1__Response *r = (Ofc__V1__Response *)m;
+
+		snprintf(msg, sizeof(msg), "%s: %s", h->srv.url,
+			 r->message ? r->message : "refused");
+		answer(h, r->has_status ? r->status : OFC__V1__STATUS__STATUS_UNAVAILABLE, msg);
+		protobuf_c_message_free_unpacked(m, NULL);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "%s answered HTTP %ld, not ofcd's frames", h->srv.url, h->code);
+	answer(h, OFC__V1__STATUS__STATUS_UNAVAILABLE, msg);
+}
+
+static void *https_main(void *arg)
+{
+	struct https_call *h = arg;
+	char url[1100], ebuf[CURL_ERROR_SIZE] = "";
+	struct curl_slist *hdr = NULL;
+	CURL *c = h->curl.easy_init();
+	CURLcode rc;
+
+	snprintf(url, sizeof(url), "%s/v1/call", h->srv.url);
+	hdr = h->curl.slist_append(hdr, "Content-Type: application/x-protobuf");
+	hdr = h->curl.slist_append(hdr, "Accept: application/x-ofc-frames");
+	h->curl.easy_setopt(c, CURLOPT_URL, url);
+	h->curl.easy_setopt(c, CURLOPT_POSTFIELDS, h->req);
+	h->curl.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)h->req_len);
+	h->curl.easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+	h->curl.easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	h->curl.easy_setopt(c, CURLOPT_HEADERDATA, h);
+	h->curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	h->curl.easy_setopt(c, CURLOPT_WRITEDATA, h);
+	h->curl.easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
+	h->curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	h->curl.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
+	h->curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
+	h->curl.easy_setopt(c, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+	if (h->srv.cert)
+		h->curl.easy_setopt(c, CURLOPT_SSLCERT, h->srv.cert);
+	if (h->srv.key)
+		h->curl.easy_setopt(c, CURLOPT_SSLKEY, h->srv.key);
+	if (h->srv.cacert)
+		h->curl.easy_setopt(c, CURLOPT_CAINFO, h->srv.cacert);
+	rc = h->curl.easy_perform(c);
+	h->curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &h->code);
+	if (!h->gone) {
+		if (rc != CURLE_OK && !(h->frames && h->code == 200 && !h->body.len)) {
+			char msg[1400];
+
+			/* No HTTP status: the connection or the handshake failed,
+			 * and a gateway refuses a certificate by ending the
+			 * handshake (its log names the certificate and why). */
+			snprintf(msg, sizeof(msg), "%s: %s%s", url,
+				 ebuf[0] ? ebuf : h->curl.easy_strerror(rc),
+				 h->code ? ""
+					 : " (no answer: a refused client certificate ends the "
+					   "TLS handshake; the gateway's log says why)");
+			answer(h, OFC__V1__STATUS__STATUS_UNAVAILABLE, msg);
+		} else if (!h->frames) {
+			answer_body(h);
+		}
+	}
+	h->curl.slist_free_all(hdr);
+	h->curl.easy_cleanup(c);
+	close(h->fd);
+	free(h->req);
+	sb_free(&h->body);
+	free(h);
+	return NULL;
+}
+
+/* The thread's first job: the command's request frame. */
+static void *https_thread(void *arg)
+{
+	struct https_call *h = arg;
+	struct ofc_error err = {0};
+	size_t cap = 0;
+
+	if (frame_recv(h->fd, &h->req, &cap, &h->req_len, HTTPS_REQUEST_MAX, 0, &err) < 0) {
+		close(h->fd);
+		free(h->req);
+		free(h);
+		return NULL;
+	}
+	Ofc__V1__Request *q = ofc__v1__request__unpack(NULL, h->req_len, h->req);
+	if (q) {
+		h->id = q->id;
+		ofc__v1__request__free_unpacked(q, NULL);
+	}
+	return https_main(h);
+}
+
+int cli_https_connect(struct ofcd_client *c, const struct cli_server *srv, struct ofc_error *err)
+{
+	int sv[2];
+	pthread_t t;
+	pthread_attr_t at;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	c->max_frame = 256u << 20;
+	snprintf(c->path, sizeof(c->path), "%s", srv->url);
+	if (strncmp(srv->url, "https://", 8) != 0)
+		return ofc_error_set(err, OFC_E_USAGE, "--server '%s': expected https://HOST:PORT",
+				     srv->url);
+	struct curl_api api;
+	if (curl_load(&api, err) < 0)
+		return -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "socketpair: %s", strerror(errno));
+	struct https_call *h = xcalloc(1, sizeof(*h));
+	h->curl = api;
+	h->srv = *srv;
+	h->fd = sv[1];
+	api.global_init(CURL_GLOBAL_DEFAULT);
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &at, https_thread, h) != 0) {
+		pthread_attr_destroy(&at);
+		close(sv[0]);
+		close(sv[1]);
+		free(h);
+		return ofc_error_set(err, OFC_E_RUNTIME, "cannot start a thread");
+	}
+	pthread_attr_destroy(&at);
+	c->fd = sv[0];
+	return 0;
+}
