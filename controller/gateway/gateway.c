@@ -32,6 +32,7 @@
 #define HEADER_POOL	(32u << 10) /* MHD's memory per connection: headers fit in it */
 #define WATCH_KEEPALIVE 15.0	    /* s: an empty line to a quiet watcher */
 #define STREAM_BLOCK	(64u << 10)
+#define SEND_BUFFER	(128 << 10) /* SO_SNDBUF of a client connection */
 
 enum conn_phase { PH_READING, PH_HANDLING };
 
@@ -81,6 +82,13 @@ static void gw_log(struct gateway *g, int level, const char *fmt, ...)
 }
 
 /* ---- connections and the watchdog ------------------------------------------ */
+
+/* A quiet Watch gets something at least twice per --idle-timeout, so only
+ * a client that does not read is cut by it. */
+static double keepalive(const struct gateway *g)
+{
+	return g->o.idle_timeout / 2 < WATCH_KEEPALIVE ? g->o.idle_timeout / 2 : WATCH_KEEPALIVE;
+}
 
 static void peer_name(struct MHD_Connection *mc, char *buf, size_t len)
 {
@@ -146,6 +154,13 @@ static void notify_conn(void *cls, struct MHD_Connection *mc, void **socket_cont
 
 		c->g = g;
 		c->fd = fi ? fi->connect_fd : -1;
+		/* What the kernel holds for a client that does not read: a
+		 * quarter of a MiB (the kernel doubles this), not the several
+		 * MiB autotuning grows to, so 1,000 such clients hold little and
+		 * a stalled one stops the sender soon (--idle-timeout cuts it). */
+		int sndbuf = SEND_BUFFER;
+		if (c->fd >= 0)
+			setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 		c->since = now_seconds();
 		c->phase = PH_READING;
 		peer_name(mc, c->peer, sizeof(c->peer));
@@ -538,7 +553,7 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
 	while (w->off == w->len) {
 		Ofc__V1__Response *r;
 		struct ofc_error err = {0};
-		int k = up_stream_next(&w->s, WATCH_KEEPALIVE, &r, &err);
+		int k = up_stream_next(&w->s, keepalive(w->g), &r, &err);
 
 		free(w->pending);
 		w->pending = NULL;
@@ -811,7 +826,7 @@ static ssize_t call_read(void *cls, uint64_t pos, char *buf, size_t max)
 		Ofc__V1__Response *r;
 		struct ofc_error err = {0};
 		uint8_t h[4];
-		int k = up_stream_next(&x->s, x->watch ? WATCH_KEEPALIVE : x->g->o.request_timeout,
+		int k = up_stream_next(&x->s, x->watch ? keepalive(x->g) : x->g->o.request_timeout,
 				       &r, &err);
 
 		x->out.len = x->off = 0;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 static const char usage_line[] =
@@ -196,6 +197,12 @@ int main(int argc, char **argv)
 
 	if ((rc = parse_args(argc, argv, &o)) >= 0)
 		return rc;
+	/* A descriptor a connection, and a few for ofcd and the files. */
+	struct rlimit nf;
+	if (getrlimit(RLIMIT_NOFILE, &nf) == 0 && nf.rlim_cur < nf.rlim_max) {
+		nf.rlim_cur = nf.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nf);
+	}
 	/* Signals are taken by this thread alone (sigwait): the server's
 	 * threads inherit the mask. */
 	sigemptyset(&set);

@@ -114,7 +114,7 @@ DAEMONS="$DAEMONS $!"
 _end=$(($(date +%s) + 10))
 until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ "$(date +%s)" -gt $_end ]; do sleep 0.02; done
 $GW $GWOPTS --crl "$C/crl.pem" --policy "$TMP/policy" --ofcd-socket "$TMP/gw.sock" \
-	--port-file "$TMP/gw.port" --read-timeout 2s 2>"$TMP/gw.log" &
+	--port-file "$TMP/gw.port" --read-timeout 2s --idle-timeout 2s 2>"$TMP/gw.log" &
 GWPID=$!
 DAEMONS="$DAEMONS $GWPID"
 _end=$(($(date +%s) + 10))
@@ -365,6 +365,118 @@ for f in ("local.pb", "remote.pb", "cli.pb"):
     s = schedule_pb2.Schedule.FromString(open(f"{t}/{f}", "rb").read())
     assert s == ref, f
 PY
+
+# ---- bad input at the transport: each cut off at a documented bound --------------
+# (this gateway runs with --read-timeout 2s and --idle-timeout 2s)
+PYTHONPATH="$BUILD/python" $PY - "$P" "$C" <<'PY' >"$TMP/out" 2>&1 && ok || bad "malformed HTTP, huge headers, slowloris, an unfinished handshake" "$(cat "$TMP/out")"
+import socket, ssl, sys, time
+port, c = int(sys.argv[1]), sys.argv[2]
+ctx = ssl.create_default_context(cafile=f"{c}/ca.pem")
+ctx.load_cert_chain(f"{c}/admin.pem", f"{c}/admin.key")
+def tls():
+    return ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="127.0.0.1")
+def answer(s, limit=10):
+    s.settimeout(limit)
+    data = b""
+    try:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            data += b
+    except (ConnectionError, ssl.SSLError):
+        pass
+    return data
+# Malformed HTTP: 400, closed.
+s = tls(); s.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+a = answer(s); assert a.startswith(b"HTTP/1.1 400"), a[:80]
+# Headers over 32 KiB: refused (4xx), closed.
+s = tls(); s.sendall(b"GET /v1/state HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 40000 + b"\r\n\r\n")
+a = answer(s); assert a[:10] in (b"HTTP/1.1 4",) or a.startswith(b"HTTP/1.1 431") or a.startswith(b"HTTP/1.1 413"), a[:80]
+# Slowloris: a byte a second is cut at the read timeout (2 s), well before
+# the request would end.
+s = tls(); t0 = time.time(); closed = False
+for ch in b"GET /v1/state HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"z" * 30:
+    try:
+        s.sendall(bytes([ch])); s.settimeout(1)
+        if s.recv(1) == b"":
+            closed = True; break
+    except socket.timeout:
+        continue
+    except (ConnectionError, ssl.SSLError, OSError):
+        closed = True; break
+assert closed and time.time() - t0 < 8, time.time() - t0
+# A TLS handshake never finished: a bare TCP connection is closed.
+r = socket.create_connection(("127.0.0.1", port)); r.settimeout(8); t0 = time.time()
+assert r.recv(1) == b"" and time.time() - t0 < 8
+PY
+grep -q "closing the connection of 127.0.0.1:[0-9]*: its first request not complete within 2 s (--read-timeout)" "$TMP/gw.log" &&
+	grep -q "closing the connection of 127.0.0.1:[0-9]*: its TLS handshake not complete within 2 s (--read-timeout)" "$TMP/gw.log" &&
+	ok || bad "the cuts are logged" "$(grep closing "$TMP/gw.log" | tail -3)"
+
+# 1,000 idle connections: each cut at the read timeout, and a client
+# answered meanwhile.
+PYTHONPATH="$BUILD/python" $PY - "$P" "$C" <<'PY' >"$TMP/out" 2>&1 && ok || bad "1,000 idle connections" "$(cat "$TMP/out")"
+import resource, socket, subprocess, sys, time
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(4096, hard), hard))
+port, c = int(sys.argv[1]), sys.argv[2]
+conns = [socket.create_connection(("127.0.0.1", port)) for _ in range(1000)]
+code = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", f"{c}/ca.pem",
+                       "--cert", f"{c}/reader.pem", "--key", f"{c}/reader.key",
+                       f"https://127.0.0.1:{port}/v1/state"], capture_output=True, text=True).stdout
+assert code == "200", f"answered {code!r} beside 1,000 idle connections"
+deadline = time.time() + 15
+left = set(range(len(conns)))
+while left and time.time() < deadline:
+    for i in list(left):
+        conns[i].settimeout(0.01)
+        try:
+            if conns[i].recv(1) == b"":
+                left.discard(i)
+        except socket.timeout:
+            pass
+        except OSError:
+            left.discard(i)
+assert not left, f"{len(left)} of 1000 still open"
+PY
+req reader 200 "$URL/v1/state"
+
+# A Watch reader that never reads: once the socket buffers are full nothing
+# moves, and --idle-timeout (2 s) closes it; the daemons go on.
+PYTHONPATH="$BUILD/python" $PY - "$P" "$C" "$SOCK" <<'PY' >"$TMP/out" 2>&1 && ok || bad "a Watch reader that never reads" "$(cat "$TMP/out")"
+import socket, ssl, sys, time
+from ofc_client import Client
+port, c, sock = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+ctx = ssl.create_default_context(cafile=f"{c}/ca.pem")
+ctx.load_cert_chain(f"{c}/admin.pem", f"{c}/admin.key")
+raw = socket.socket()
+raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+raw.connect(("127.0.0.1", port))
+s = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+s.sendall(b"GET /v1/watch HTTP/1.1\r\nHost: x\r\n\r\n")
+ofcd = Client(sock)
+t0 = time.time()
+for _ in range(2000):
+    ofcd.reconfigure(partition="jobB", dry_run=True)
+time.sleep(max(0, 6 - (time.time() - t0)))
+# By now the gateway has closed it: what it sent drains, then EOF.
+n, end = 0, time.time() + 15
+s.settimeout(2)
+try:
+    while time.time() < end:
+        b = s.recv(1 << 20)
+        if not b:
+            print(f"closed: {n} bytes were left to read")
+            sys.exit(0)
+        n += len(b)
+except (ssl.SSLError, ConnectionError):
+    sys.exit(0)
+except socket.timeout:
+    pass
+sys.exit("the gateway kept a watcher that never read")
+PY
+req reader 200 "$URL/v1/state"
 
 # ---- ofcd's side of the seam ------------------------------------------------------
 # A principal on the main socket is refused, and so is the gateway socket
