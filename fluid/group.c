@@ -403,8 +403,8 @@ static uint32_t distinct(const double *v, uint32_t n, double *out)
 
 /* The digraph of n (colour: a 0/1 per vertex that automorphisms must
  * keep, or NULL); OFC_E_INPUT when it would exceed topo's arcs. */
-static int net_digraph(const struct fluid_net *n, const uint8_t *colour, struct graph *gr,
-		       struct ofc_error *err)
+int fluid_net_digraph(const struct fluid_net *n, const uint8_t *colour, struct graph *gr,
+		      struct ofc_error *err)
 {
 	uint32_t nv = n->nverts, na = n->narcs, ns = n->nsets;
 	double *bwv = xmalloc((na + 1) * sizeof(double)), *cv = xmalloc((na + 1) * sizeof(double));
@@ -466,7 +466,7 @@ static int net_digraph(const struct fluid_net *n, const uint8_t *colour, struct 
 	return 0;
 }
 
-static void digraph_free(struct graph *gr)
+void fluid_digraph_free(struct graph *gr)
 {
 	free(gr->off);
 	free(gr->adj);
@@ -495,7 +495,7 @@ static int detect(const struct fluid_net *n, uint32_t max_order,
 	struct graph_group gg;
 
 	memset(g, 0, sizeof(*g));
-	if (net_digraph(n, NULL, &gr, err) < 0)
+	if (fluid_net_digraph(n, NULL, &gr, err) < 0)
 		return -1;
 	uint64_t per = ((uint64_t)gr.n + gr.m + nv + na + ns) * sizeof(uint32_t);
 	uint64_t cap = group_budget(lim) / per;
@@ -503,7 +503,7 @@ static int detect(const struct fluid_net *n, uint32_t max_order,
 	if (cap > (max_order ? max_order : 4096))
 		cap = max_order ? max_order : 4096;
 	graph_automorphisms(&gr, cap ? (uint32_t)cap : 1, group_clock(lim), &gg);
-	digraph_free(&gr);
+	fluid_digraph_free(&gr);
 	if (gg.timed_out && clock_check(group_clock(lim), "symmetry search", err) < 0) {
 		graph_group_free(&gg);
 		return -1;
@@ -825,7 +825,7 @@ int fluid_group_blocks(const struct fluid_net *n, uint32_t nblocks, uint32_t bsi
 	 * switches) acts on no GPU. */
 	colour = xcalloc(m + 1, 1);
 	memset(colour + bsize, 1, outside);
-	if (net_digraph(&s, colour, &gr, err) < 0)
+	if (fluid_net_digraph(&s, colour, &gr, err) < 0)
 		goto out;
 	graph_automorphism_gens(&gr, term, nt, clock, &gg);
 	if (gg.timed_out && clock_check(clock, "symmetry search", err) < 0)
@@ -904,7 +904,7 @@ int fluid_group_blocks(const struct fluid_net *n, uint32_t nblocks, uint32_t bsi
 	rc = 0;
 out:
 	graph_group_free(&gg);
-	digraph_free(&gr);
+	fluid_digraph_free(&gr);
 	fluid_net_free(&s);
 	free(colour);
 	free(from_s);

@@ -16,6 +16,13 @@
 void group_from_vertex_maps(const struct fluid_net *n, uint32_t order, const uint32_t *vm,
 			    struct fluid_group *g);
 uint64_t map_hash(const uint32_t *m, uint32_t n);
+/* The network as a digraph whose automorphisms are exactly the network's
+ * (a node per vertex, arc and set; labels as self-loops; colour: a 0/1 per
+ * vertex automorphisms must keep, or NULL); freed by fluid_digraph_free.
+ * OFC_E_INPUT when it would exceed topo's arcs. */
+int fluid_net_digraph(const struct fluid_net *n, const uint8_t *colour, struct graph *gr,
+		      struct ofc_error *err);
+void fluid_digraph_free(struct graph *gr);
 int cmp_u64(const void *a, const void *b);
 
 /* ---- bitsets ---- */
