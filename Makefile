@@ -31,7 +31,7 @@ WARN      = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
             -Wformat=2 -Wno-format-nonliteral -Wvla -Wpointer-arith \
             -Wno-missing-field-initializers
 PKGS      = yaml-0.1 libprotobuf-c libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libsystemd \
-            libyang json-c libmicrohttpd gnutls
+            libyang json-c libmicrohttpd gnutls nauty
 # lp_solve ships no pkg-config file: its headers live in /usr/include/lpsolve
 # and the static library needs COLAMD (suitesparse) and libdl.
 LPSOLVE_LIBS = -llpsolve55 -lcolamd -ldl
@@ -113,6 +113,7 @@ $(BUILD)/man/%.8: $(BUILD)/% scripts/man.py docs/man/%.extra VERSION $(BUILD)/ma
 deps: $(STAMP)
 $(STAMP): scripts/install-deps.sh
 	@scripts/install-deps.sh
+	@scripts/install-deps.sh --check $(PKGS)
 	@mkdir -p $(BUILD) && touch $@
 
 # Generated C is never an intermediate to delete: a missing header next to

@@ -176,7 +176,7 @@ struct fluid_group_limits {
  * first element and what it breaks. */
 int fluid_group_check(const struct fluid_net *n, const struct fluid_group *g,
 		      struct ofc_error *err);
-/* The automorphisms of n found by topo's refinement search (topo/automorph.c)
+/* The automorphisms of n found by nauty (topo/automorph.c)
  * on a digraph that encodes kinds, bandwidths, costs and sets, listing at
  * most max_order elements (0: 4,096), and no more than lim's bytes hold (a
  * subgroup beyond). For networks given by templates whose group is not

@@ -1,5 +1,5 @@
 /* Symmetry groups of a network: from vertex maps (arcs and sets follow),
- * checked element by element, or found by topo's automorphism search on a
+ * checked element by element, or found by nauty (topo/automorph.c) on a
  * digraph that encodes the labels (notes Sec. 4.2: an automorphism must
  * keep kinds, costs, bandwidths and capacity sets). */
 #include "fluid/internal.h"
@@ -355,7 +355,7 @@ int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* ---- detection through topo/automorph.c ------------------------------------------
+/* ---- detection through topo/automorph.c (nauty) ----------------------------------
  * The network as a plain digraph whose automorphisms are exactly the
  * network's: a node per vertex, per arc (tail -> arc -> head) and per set
  * (set -> each member arc's node). Labels become self-loops, whose number an
@@ -546,9 +546,9 @@ int fluid_group_detect(const struct fluid_net *n, uint32_t max_order,
  * A fabric of N servers built from one template: vertices [0, N * b) are N
  * blocks of b (server s's local vertex i at s * b + i), the rest lie outside
  * (rails, optical switches). Its automorphism group is far too large to list
- * (servers x local swaps in every server), and the first elements of the
- * refinement search fix the first GPUs, which leaves one pricing class per
- * GPU. Mirrored DW wants one class: a group acting regularly on the GPUs, as
+ * (servers x local swaps in every server), and a capped listing of it
+ * keeps the elements that fix the first GPUs, which leaves one pricing
+ * class per GPU. Mirrored DW wants one class: a group acting regularly on the GPUs, as
  * the analytic group of model W (Z_N x Z_4 x Z_2, notes Sec. 4.2) does.
  * Built here as Z_N (server s -> s + 1) x H, H a subgroup of the automorphisms
  * of one server with what lies outside, applied in every server at once, of
@@ -556,8 +556,8 @@ int fluid_group_detect(const struct fluid_net *n, uint32_t max_order,
  * checked element by element; any fabric it does not fit is refused and the
  * caller falls back.
  *
- * H is looked for among one element per action on the GPUs, found from the
- * search's generators (issue 34): the group itself can be huge for no use
+ * H is looked for among one element per action on the GPUs, found from
+ * nauty's generators (issue 34): the group itself can be huge for no use
  * (20 interchangeable switches in a server are S_20, 2.4e18 elements, all
  * fixing the GPUs), and its listing, capped at 2^17 elements of 464 words,
  * took 14 s and 490 MB to find H of one element. The actions are at most

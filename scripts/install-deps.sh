@@ -8,9 +8,37 @@ liblpsolve55-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libcmocka-dev
 pkg-config graphviz iproute2 iputils-ping python3 libsystemd-dev systemd
 python3-protobuf man-db groff-base mpich libmpich-dev bash-completion
 slurmctld slurmd slurm-client munge
-libyang2-dev
+libyang2-dev libnauty2-dev
 libjson-c-dev libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev
 openssl curl prometheus"
+
+# --check PKG...: every pkg-config name the Makefile links is there, else
+# say which Debian package brings it (run by make after installing, so a
+# missing library is named before the compiler trips on its header).
+if [ "${1:-}" = "--check" ]; then
+	shift
+	status=0
+	for pc in "$@"; do
+		if ! pkg-config --exists "$pc"; then
+			case "$pc" in
+			yaml-0.1) deb=libyaml-dev ;;
+			libprotobuf-c) deb=libprotobuf-c-dev ;;
+			libnl-*) deb="libnl-3-dev libnl-route-3-dev libnl-genl-3-dev" ;;
+			libsystemd) deb=libsystemd-dev ;;
+			libyang) deb=libyang2-dev ;;
+			json-c) deb=libjson-c-dev ;;
+			libmicrohttpd) deb=libmicrohttpd-dev ;;
+			gnutls) deb=libgnutls28-dev ;;
+			libcurl) deb=libcurl4-openssl-dev ;;
+			nauty) deb=libnauty2-dev ;;
+			*) deb="the package that ships $pc.pc" ;;
+			esac
+			echo "install-deps: the build needs the library '$pc' (Debian: $deb); run scripts/install-deps.sh as root or install it" >&2
+			status=1
+		fi
+	done
+	exit $status
+fi
 
 missing=""
 for p in $PKGS; do

@@ -1,209 +1,41 @@
-/* Automorphisms of a digraph by individualisation and refinement, the scheme
- * of McKay's nauty (McKay and Piperno, "Practical graph isomorphism, II",
- * J. Symb. Comput. 60, 2014, Sec. 2-3) without its pruning by invariants:
+/* Automorphism groups of a digraph: nauty finds the generators
+ * (topo/symmetry.c; issue 38: the individualisation and refinement search
+ * ofc carried by hand took 0.4 s on genkautz:1024,4 and 5 s on
+ * genkautz:4096,4, nauty milliseconds), this file gives each its map of
+ * arcs and lists the group they generate element by element up to a
+ * caller's limit (a subgroup when Aut is larger): schedulers use it to
+ * mirror one solution to every node of an orbit (fluid-mcf-mirrored-dw.md
+ * Sec. 4.3), for which any subgroup is correct and a larger one only
+ * faster.
  *
- * - Refinement: colour refinement to the coarsest equitable partition: a
- *   node's new colour is its old colour with the multisets of its out- and
- *   in-neighbours' colours. Colours are ranks of sorted keys, so refining
- *   g and its image under an automorphism gives the same colours on images.
- * - Search: to map node x to y, individualise x in one copy and y in the
- *   other, refine both in lockstep (their sorted keys must agree round by
- *   round, else no automorphism does it), and branch on the first
- *   non-singleton cell until both partitions are discrete; the colour
- *   correspondence is then the candidate map, checked arc by arc.
- * - Group: along a base b_1, b_2, ... (the first node of the first
- *   non-singleton cell, level by level until discrete), from the deepest
- *   level up, search for each w in b_i's cell that the generators so far do
- *   not already reach an automorphism fixing b_1 .. b_{i-1} and taking b_i
- *   to w (the Schreier-Sims base and strong generating set). The product of
- *   the orbit sizes is |Aut(g)|.
- *
- * Each search is capped (refinements); a cut search may miss automorphisms,
- * so the group found is then a subgroup, and `complete` says so. The group
- * is listed element by element up to a caller's limit (a subgroup when Aut
- * is larger): schedulers use it to mirror one solution to every node of an
- * orbit (fluid-mcf-mirrored-dw.md Sec. 4.3), for which any subgroup is
- * correct and a larger one only faster.
- *
- * Bounds (issue 34): a request's clock stops every phase where it is (the
- * group found so far is a subgroup); the base's partitions and the
- * generators each take at most AUTOMORPH_MAX_BYTES (a base cut short
- * leaves the deeper stabilisers to the searches, a subgroup again). The
- * listing is the caller's max_order elements of n + m words.
+ * Bounds (issue 34): a request's clock stops the search and the listing
+ * where they are (the group found so far is a subgroup); the generators
+ * take at most AUTOMORPH_MAX_BYTES (a subgroup again when more are found).
+ * The listing is the caller's max_order elements of n + m words.
  */
-#include "topo/topo.h"
+#include "topo/internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define AUTOMORPH_MAX_BYTES (64u << 20)
 
-/* A node's key in a refinement round: old colour first, so cells only
- * split; node last, for a deterministic order within equal keys. */
-struct nkey {
-	uint32_t col;
-	uint64_t h;
-	uint32_t node;
-};
-
 struct ws {
 	const struct graph *g;
-	struct graph *gt; /* in-neighbours */
-	/* The second side: g again for automorphisms, another graph for an
-	 * isomorphism (then iso, and the leaf check is iso_check). */
+	/* the second side of an isomorphism (iso_check) */
 	const struct graph *gb;
-	struct graph *gbt;
-	bool iso;
-	double deadline; /* now_seconds() limit, 0: none (refinement budget only) */
-	uint32_t depth;	 /* of the search: nodes individualised */
 	uint32_t n;
-	struct nkey *ka, *kb;
-	uint32_t *nb; /* neighbour colours of one node */
-	uint32_t *inv;
-	uint64_t budget; /* refinements left for the current search */
-	bool cut;	 /* some search ran out of budget */
-	bool timed_out;	 /* ... or past the deadline: stop everywhere */
-	/* arc map check */
-	uint64_t *pa, *pb;
+	double deadline; /* now_seconds() limit, 0: none */
+	bool timed_out;
+	uint64_t *pa, *pb; /* a node's arcs, for the arc map check */
 };
 
-/* The search's scratch for w->n nodes of degree at most maxdeg. */
-static void ws_alloc(struct ws *w, uint32_t maxdeg)
-{
-	w->ka = xmalloc(((size_t)w->n + 1) * sizeof(struct nkey));
-	w->kb = xmalloc(((size_t)w->n + 1) * sizeof(struct nkey));
-	w->nb = xmalloc((size_t)maxdeg * sizeof(uint32_t));
-	w->inv = xmalloc(((size_t)w->n + 1) * sizeof(uint32_t));
-	w->pa = xmalloc((size_t)maxdeg * sizeof(uint64_t));
-	w->pb = xmalloc((size_t)maxdeg * sizeof(uint64_t));
-}
-
-/* ws_alloc's scratch and the transposed graphs (one when gb is g). */
-static void ws_free(struct ws *w)
-{
-	free(w->ka);
-	free(w->kb);
-	free(w->nb);
-	free(w->inv);
-	free(w->pa);
-	free(w->pb);
-	if (w->gbt != w->gt)
-		graph_free(w->gbt);
-	graph_free(w->gt);
-}
-
-/* Past the deadline (once true, true for the rest of the search). */
+/* Past the deadline (once true, true for the rest of the run). */
 static bool late(struct ws *w)
 {
 	if (!w->timed_out && w->deadline > 0 && now_seconds() > w->deadline)
-		w->timed_out = w->cut = true;
+		w->timed_out = true;
 	return w->timed_out;
-}
-
-static uint64_t mix(uint64_t h, uint64_t x)
-{
-	h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 31);
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-static int cmp_key(const void *a, const void *b)
-{
-	const struct nkey *x = a, *y = b;
-
-	if (x->col != y->col)
-		return x->col < y->col ? -1 : 1;
-	if (x->h != y->h)
-		return x->h < y->h ? -1 : 1;
-	return (x->node > y->node) - (x->node < y->node);
-}
-
-static uint64_t neighbour_hash(struct ws *w, const struct graph *g, uint32_t u, const uint32_t *col,
-			       uint64_t h)
-{
-	uint32_t k = 0;
-
-	for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
-		w->nb[k++] = col[g->adj[a]];
-	qsort(w->nb, k, sizeof(uint32_t), cmp_u32);
-	for (uint32_t i = 0; i < k; i++)
-		h = mix(h, w->nb[i]);
-	return mix(h, k);
-}
-
-/* One round over g (out-) and gt (in-neighbours): keys of every node,
- * sorted (into key). */
-static void round_keys(struct ws *w, const struct graph *g, const struct graph *gt,
-		       const uint32_t *col, struct nkey *key)
-{
-	for (uint32_t u = 0; u < w->n; u++) {
-		uint64_t h = neighbour_hash(w, g, u, col, 0x51ed27d5u);
-
-		key[u].h = neighbour_hash(w, gt, u, col, h);
-		key[u].col = col[u];
-		key[u].node = u;
-	}
-	qsort(key, w->n, sizeof(*key), cmp_key);
-}
-
-/* New colours from sorted keys: the rank of each distinct (col, h). */
-static uint32_t recolour(const struct nkey *key, uint32_t n, uint32_t *col)
-{
-	uint32_t c = 0;
-
-	for (uint32_t i = 0; i < n; i++) {
-		if (i && (key[i].col != key[i - 1].col || key[i].h != key[i - 1].h))
-			c++;
-		col[key[i].node] = c;
-	}
-	return n ? c + 1 : 0;
-}
-
-/* Refine one partition to equitable (not quite when late(w): a round
- * costs n log n, and a path of n nodes takes n rounds). */
-static uint32_t refine(struct ws *w, uint32_t *col, uint32_t ncol)
-{
-	for (;;) {
-		uint32_t k;
-
-		if (late(w))
-			return ncol;
-
-		round_keys(w, w->g, w->gt, col, w->ka);
-		k = recolour(w->ka, w->n, col);
-		if (k == ncol)
-			return k;
-		ncol = k;
-	}
-}
-
-/* Refine two partitions in lockstep; false when their keys differ in some
- * round (no automorphism maps one onto the other). */
-static bool refine_pair(struct ws *w, uint32_t *ca, uint32_t *cb, uint32_t *ncol)
-{
-	for (;;) {
-		uint32_t k;
-
-		if (late(w))
-			return false;
-		round_keys(w, w->g, w->gt, ca, w->ka);
-		round_keys(w, w->gb, w->gbt, cb, w->kb);
-		for (uint32_t i = 0; i < w->n; i++)
-			if (w->ka[i].col != w->kb[i].col || w->ka[i].h != w->kb[i].h)
-				return false;
-		k = recolour(w->ka, w->n, ca);
-		recolour(w->kb, w->n, cb);
-		if (k == *ncol)
-			return true;
-		*ncol = k;
-	}
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -211,6 +43,16 @@ static int cmp_u64(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return (x > y) - (x < y);
+}
+
+static uint32_t max_outdeg(const struct graph *g)
+{
+	uint32_t d = 1;
+
+	for (uint32_t u = 0; u < g->n; u++)
+		if (graph_outdeg(g, u) > d)
+			d = graph_outdeg(g, u);
+	return d;
 }
 
 /* Is map an automorphism (arc multisets kept)? Then amap says where each
@@ -262,60 +104,6 @@ static bool iso_check(struct ws *w, const uint32_t *map)
 			return false;
 	}
 	return true;
-}
-
-/* An automorphism taking partition ca onto cb (refined, same shape). */
-static bool search(struct ws *w, const uint32_t *ca, const uint32_t *cb, uint32_t ncol,
-		   uint32_t *map, uint32_t *amap)
-{
-	uint32_t n = w->n, cell = UINT32_MAX, x = UINT32_MAX;
-	bool found = false;
-
-	if (ncol == n) {
-		for (uint32_t u = 0; u < n; u++)
-			w->inv[cb[u]] = u;
-		for (uint32_t u = 0; u < n; u++)
-			map[u] = w->inv[ca[u]];
-		return w->iso ? iso_check(w, map) : arc_map(w, map, amap);
-	}
-	/* The first non-singleton cell, and its first node in ca. */
-	uint32_t *size = xcalloc(ncol, sizeof(uint32_t));
-	for (uint32_t u = 0; u < n; u++)
-		size[ca[u]]++;
-	for (uint32_t c = 0; c < ncol && cell == UINT32_MAX; c++)
-		if (size[c] > 1)
-			cell = c;
-	free(size);
-	for (uint32_t u = 0; u < n && x == UINT32_MAX; u++)
-		if (ca[u] == cell)
-			x = u;
-	uint32_t *a2 = xmalloc(2 * (size_t)n * sizeof(uint32_t)), *b2 = a2 + n;
-	for (uint32_t y = 0; y < n && !found; y++) {
-		uint32_t k = ncol + 1;
-
-		if (cb[y] != cell)
-			continue;
-		if (w->budget == 0 || late(w)) {
-			w->cut = true;
-			break;
-		}
-		w->budget--;
-		memcpy(a2, ca, n * sizeof(uint32_t));
-		memcpy(b2, cb, n * sizeof(uint32_t));
-		a2[x] = ncol;
-		b2[y] = ncol;
-		if (refine_pair(w, a2, b2, &k)) {
-			w->depth++;
-			found = search(w, a2, b2, k, map, amap);
-			w->depth--;
-		}
-		/* The first node of a vertex-transitive graph can go anywhere:
-		 * when one place fails, every place does. */
-		if (w->iso && w->depth == 0 && w->g->vertex_transitive)
-			break;
-	}
-	free(a2);
-	return found;
 }
 
 /* ---- the group, element by element ---------------------------------------------- */
@@ -455,167 +243,10 @@ static void orbits(const struct elems *e, uint32_t n, size_t stride, const uint3
 	*count = k;
 }
 
-/* The base b_1, b_2, ... and the partition at every level: P_0 the
- * equitable refinement of the unit partition, P_i+1 that of P_i with b_i
- * individualised, until discrete, or the partitions would take more than
- * AUTOMORPH_MAX_BYTES (n words a level: a graph of many small orbits has
- * a long base), or the deadline. A base cut short is still a base of the
- * levels it has; the searches reach discrete partitions on their own. */
-struct base {
-	uint32_t nlev;
-	uint32_t nfirst; /* the first levels' points came from the caller's list */
-	uint32_t *lev;	 /* (nlev + 1) * n: the partition at each level */
-	uint32_t *lcol;	 /* colours at each level */
-	uint32_t *node;	 /* nlev: b_i */
-};
-
-static void find_base(struct ws *w, const uint32_t *first, uint32_t nfirst, struct base *b)
-{
-	uint32_t n = w->n, caplev = 0, next = 0;
-	uint32_t *col = xcalloc((size_t)n + 1, sizeof(uint32_t));
-	uint32_t ncol = refine(w, col, n ? 1 : 0);
-
-	memset(b, 0, sizeof(*b));
-	for (;;) {
-		uint32_t cell = UINT32_MAX, x = UINT32_MAX;
-
-		if (late(w) || (b->nlev && ((uint64_t)b->nlev + 2) * n * 4 > AUTOMORPH_MAX_BYTES)) {
-			w->cut = true;
-			break;
-		}
-		if (b->nlev + 1 > caplev) {
-			caplev = caplev ? caplev * 2 : 8;
-			b->lev = xreallocarray(b->lev, caplev, (size_t)n * sizeof(uint32_t));
-			b->lcol = xreallocarray(b->lcol, caplev, sizeof(uint32_t));
-			b->node = xreallocarray(b->node, caplev, sizeof(uint32_t));
-		}
-		memcpy(b->lev + (size_t)b->nlev * n, col, (size_t)n * sizeof(uint32_t));
-		b->lcol[b->nlev] = ncol;
-		if (ncol == n)
-			break;
-		uint32_t *size = xcalloc(ncol, sizeof(uint32_t));
-		for (uint32_t u = 0; u < n; u++)
-			size[col[u]]++;
-		/* the caller's points first, those not fixed already */
-		for (; next < nfirst && x == UINT32_MAX; next++)
-			if (size[col[first[next]]] > 1)
-				x = first[next];
-		if (x != UINT32_MAX)
-			b->nfirst = b->nlev + 1;
-		for (uint32_t c = 0; c < ncol && cell == UINT32_MAX && x == UINT32_MAX; c++)
-			if (size[c] > 1)
-				cell = c;
-		free(size);
-		for (uint32_t u = 0; u < n && x == UINT32_MAX; u++)
-			if (col[u] == cell)
-				x = u;
-		b->node[b->nlev++] = x;
-		col[x] = ncol;
-		ncol = refine(w, col, ncol + 1);
-	}
-	free(col);
-}
-
-static void base_free(struct base *b)
-{
-	free(b->lev);
-	free(b->lcol);
-	free(b->node);
-}
-
-/* Strong generators (node maps gn, arc maps ga, ngen of them) of the
- * levels below `upto`, deepest level first, as many as AUTOMORPH_MAX_BYTES
- * holds, until the deadline; returns the product of the orbit sizes, |Aut|
- * when no search was cut and upto is the base's length. */
 struct gens {
-	uint32_t n, m, ngen, cap;
+	uint32_t n, m, ngen;
 	uint32_t *gn, *ga;
 };
-
-static double find_generators(struct ws *w, const struct base *bs, uint32_t upto, struct gens *gs)
-{
-	uint32_t n = w->n, m = w->g->m;
-	uint32_t *map = xmalloc((size_t)n * sizeof(uint32_t) + 4);
-	uint32_t *amap = xmalloc((size_t)m * sizeof(uint32_t) + 4);
-	uint32_t *a0 = xmalloc(2 * ((size_t)n + 1) * sizeof(uint32_t)), *b0 = a0 + n + 1;
-	uint32_t *reach = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
-	uint32_t *queue = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
-	double full = 1;
-
-	memset(gs, 0, sizeof(*gs));
-	gs->n = n;
-	gs->m = m;
-	for (uint32_t i = upto < bs->nlev ? upto : bs->nlev; i-- > 0 && !late(w);) {
-		const uint32_t *pc = bs->lev + (size_t)i * n;
-		uint32_t b = bs->node[i], norb = 0;
-
-		/* The orbit of b under the generators so far (all fix b_1..b_i-1). */
-		memset(reach, 0, (size_t)n * sizeof(uint32_t));
-		reach[b] = 1;
-		queue[norb++] = b;
-		for (uint32_t q = 0; q < norb; q++)
-			for (uint32_t k = 0; k < gs->ngen; k++) {
-				uint32_t v = gs->gn[(size_t)k * n + queue[q]];
-
-				if (!reach[v]) {
-					reach[v] = 1;
-					queue[norb++] = v;
-				}
-			}
-		for (uint32_t y = 0; y < n; y++) {
-			uint32_t k = bs->lcol[i] + 1;
-
-			if (pc[y] != pc[b] || reach[y])
-				continue;
-			if (late(w) || ((uint64_t)gs->ngen + 1) * ((uint64_t)n + m) * 4 >
-					   AUTOMORPH_MAX_BYTES) {
-				w->cut = true;
-				break;
-			}
-			memcpy(a0, pc, (size_t)n * sizeof(uint32_t));
-			memcpy(b0, pc, (size_t)n * sizeof(uint32_t));
-			a0[b] = bs->lcol[i];
-			b0[y] = bs->lcol[i];
-			/* A search per candidate: a path as deep as the base's
-			 * below (one refinement a level, 20 interchangeable
-			 * switches 20 levels deep) and 64 more, plenty when the
-			 * partitions go discrete in a level or two. A budget of
-			 * 64 alone cut the searches under 64 levels of such
-			 * switches, each failing candidate after 64 refinements:
-			 * 80 of them took 122 s, not 3.9. */
-			w->budget = 64 + (bs->nlev - i);
-			if (!refine_pair(w, a0, b0, &k) || !search(w, a0, b0, k, map, amap))
-				continue;
-			if (gs->ngen + 1 > gs->cap) {
-				gs->cap = gs->cap ? gs->cap * 2 : 8;
-				gs->gn =
-				    xreallocarray(gs->gn, gs->cap, (size_t)n * sizeof(uint32_t));
-				gs->ga = xreallocarray(gs->ga, gs->cap,
-						       (size_t)m * sizeof(uint32_t) + 4);
-			}
-			memcpy(gs->gn + (size_t)gs->ngen * n, map, (size_t)n * sizeof(uint32_t));
-			memcpy(gs->ga + (size_t)gs->ngen * m, amap, (size_t)m * sizeof(uint32_t));
-			gs->ngen++;
-			/* Grow the orbit with the new generator. */
-			for (uint32_t q = 0; q < norb; q++)
-				for (uint32_t k2 = 0; k2 < gs->ngen; k2++) {
-					uint32_t v = gs->gn[(size_t)k2 * n + queue[q]];
-
-					if (!reach[v]) {
-						reach[v] = 1;
-						queue[norb++] = v;
-					}
-				}
-		}
-		full *= norb;
-	}
-	free(map);
-	free(amap);
-	free(a0);
-	free(reach);
-	free(queue);
-	return full;
-}
 
 /* The elements: the identity, then each generator in turn while the group
  * it makes with those kept stays within e->cap (a subgroup otherwise).
@@ -651,32 +282,56 @@ static bool list_elements(struct ws *w, struct elems *e, const struct gens *gs)
 	return all;
 }
 
-/* Aut(g) along a base that individualises first[] before other nodes;
- * generators for every level, or for the levels of first[] only
- * (first_only); max_order elements listed. */
+/* Aut(g) by nauty; generators for all of it, or only those moving some
+ * of first[] (first_only: they act on first[] as Aut does, without the
+ * stabiliser of them all); max_order elements listed. */
 static void automorphisms(const struct graph *g, const uint32_t *first, uint32_t nfirst,
 			  bool first_only, uint32_t max_order, const struct ofc_clock *clock,
 			  struct graph_group *grp)
 {
-	uint32_t n = g->n, m = g->m, maxdeg = 1;
+	uint32_t n = g->n, m = g->m, maxdeg = max_outdeg(g);
 	struct ws w = {.g = g, .gb = g, .n = n, .deadline = clock ? clock->deadline : 0};
-	struct base bs;
-	struct gens gs;
+	struct sym_graph sg;
+	struct sym_gens sy;
+	struct gens gs = {.n = n, .m = m};
+	uint8_t *keep = NULL;
+	double full;
+	bool cut;
 
 	memset(grp, 0, sizeof(*grp));
 	grp->n = n;
 	grp->m = m;
-	for (uint32_t u = 0; u < n; u++)
-		if (graph_outdeg(g, u) > maxdeg)
-			maxdeg = graph_outdeg(g, u);
-	w.gt = graph_transpose(g);
-	w.gbt = w.gt;
-	for (uint32_t u = 0; u < n; u++)
-		if (graph_outdeg(w.gt, u) > maxdeg)
-			maxdeg = graph_outdeg(w.gt, u);
-	ws_alloc(&w, maxdeg);
-	find_base(&w, first, nfirst, &bs);
-	grp->full_order = find_generators(&w, &bs, first_only ? bs.nfirst : bs.nlev, &gs);
+	w.pa = xmalloc((size_t)maxdeg * sizeof(uint64_t));
+	w.pb = xmalloc((size_t)maxdeg * sizeof(uint64_t));
+	if (first_only) {
+		keep = xcalloc((size_t)n + 1, 1);
+		for (uint32_t i = 0; i < nfirst; i++)
+			if (first[i] < n)
+				keep[first[i]] = 1;
+	}
+	sym_encode(g, NULL, &sg);
+	/* the node maps and their arc maps within AUTOMORPH_MAX_BYTES */
+	sym_automorphisms(&sg, keep, w.deadline,
+			  (uint64_t)AUTOMORPH_MAX_BYTES * n / ((uint64_t)n + m + 1), &sy);
+	sym_graph_free(&sg);
+	free(keep);
+	w.timed_out = sy.timed_out;
+	cut = sy.cut;
+	full = sy.order;
+	gs.gn = xmalloc(((size_t)sy.ngen * n + 1) * sizeof(uint32_t));
+	gs.ga = xmalloc(((size_t)sy.ngen * m + 1) * sizeof(uint32_t));
+	for (uint32_t k = 0; k < sy.ngen; k++) {
+		const uint32_t *p = sy.perm + (size_t)k * n;
+
+		/* nauty's maps keep the arc multiset; arc_map numbers the arcs */
+		if (!arc_map(&w, p, gs.ga + (size_t)gs.ngen * m)) {
+			cut = true;
+			continue;
+		}
+		memcpy(gs.gn + (size_t)gs.ngen * n, p, (size_t)n * sizeof(uint32_t));
+		gs.ngen++;
+	}
+	sym_gens_free(&sy);
 
 	struct elems e = {.n = n, .m = m, .cap = max_order ? max_order : 1};
 	e.node = xmalloc((size_t)e.cap * n * sizeof(uint32_t) + 4);
@@ -687,7 +342,8 @@ static void automorphisms(const struct graph *g, const uint32_t *first, uint32_t
 	e.slot = xcalloc(e.nslot, sizeof(uint32_t));
 	bool all = list_elements(&w, &e, &gs);
 
-	grp->complete = all && !w.cut && !(first_only && bs.nfirst < bs.nlev);
+	grp->full_order = w.timed_out ? e.order : full;
+	grp->complete = all && !cut && !w.timed_out && (double)e.order == grp->full_order;
 	grp->timed_out = w.timed_out;
 	grp->ngens = gs.ngen;
 	grp->gen_node = gs.gn;
@@ -702,8 +358,8 @@ static void automorphisms(const struct graph *g, const uint32_t *first, uint32_t
 
 	free(e.hash);
 	free(e.slot);
-	base_free(&bs);
-	ws_free(&w);
+	free(w.pa);
+	free(w.pb);
 }
 
 void graph_automorphisms(const struct graph *g, uint32_t max_order, const struct ofc_clock *clock,
@@ -731,25 +387,27 @@ void graph_group_free(struct graph_group *grp)
 
 bool graph_isomorphism(const struct graph *a, const struct graph *b, double deadline, uint32_t *map)
 {
-	uint32_t n = a->n, maxdeg = 1, ncol = n ? 1 : 0;
-	struct ws w = {.g = a, .gb = b, .n = n, .iso = true, .deadline = deadline};
-	bool found = false;
+	struct sym_graph sa, sb;
+	int rc;
 
-	if (b->n != n || b->m != a->m)
+	if (b->n != a->n || b->m != a->m)
 		return false;
-	w.gt = graph_transpose(a);
-	w.gbt = graph_transpose(b);
-	const struct graph *all[4] = {a, b, w.gt, w.gbt};
-	for (int k = 0; k < 4; k++)
-		for (uint32_t u = 0; u < n; u++)
-			if (graph_outdeg(all[k], u) > maxdeg)
-				maxdeg = graph_outdeg(all[k], u);
-	ws_alloc(&w, maxdeg);
-	w.budget = UINT64_MAX;
-	uint32_t *ca = xcalloc(2 * ((size_t)n + 1), sizeof(uint32_t)), *cb = ca + n + 1;
-	if (refine_pair(&w, ca, cb, &ncol))
-		found = search(&w, ca, cb, ncol, map, NULL);
-	free(ca);
-	ws_free(&w);
-	return found;
+	sym_encode(a, NULL, &sa);
+	sym_encode(b, NULL, &sb);
+	rc = sym_isomorphism(&sa, &sb, deadline, map);
+	sym_graph_free(&sa);
+	sym_graph_free(&sb);
+	if (rc <= 0)
+		return false;
+	/* what the canonical forms promise, checked arc by arc */
+	uint32_t maxdeg = max_outdeg(a) > max_outdeg(b) ? max_outdeg(a) : max_outdeg(b);
+	struct ws w = {.g = a, .gb = b, .n = a->n};
+	bool ok;
+
+	w.pa = xmalloc((size_t)maxdeg * sizeof(uint64_t));
+	w.pb = xmalloc((size_t)maxdeg * sizeof(uint64_t));
+	ok = iso_check(&w, map);
+	free(w.pa);
+	free(w.pb);
+	return ok;
 }

@@ -34,4 +34,48 @@ int topo_check_regular(const struct graph *g, uint32_t d, struct ofc_error *err)
 /* pm's self-loops listed by node, then port (pm->nself counted). */
 void port_map_list_self_loops(struct port_map *pm);
 
+/* ---- symmetry through nauty (symmetry.c) ----------------------------------
+ * A graph as nauty takes it: a simple digraph without loops whose vertices
+ * are split into ordered colour cells. sym_encode keeps g's automorphisms
+ * exactly: nodes 0..norig-1 are g's (coloured by colour[u], < 2^31, and
+ * their self-loops), the rest stand each for a pair u -> v of parallel
+ * arcs of other than the least multiplicity (coloured by it). Isomorphic
+ * graphs encode alike, cells in the same order. Arrays are nauty's types
+ * (size_t offsets, int ids); order lists the vertices cell by cell. */
+struct sym_graph {
+	uint32_t n, norig;
+	uint64_t m;
+	size_t *off; /* n + 1 */
+	int *deg, *adj;
+	int *order;	/* n: vertices by cell, then id */
+	uint32_t *cell; /* n: cell of each vertex */
+	uint32_t ncells;
+	uint64_t *cell_key; /* per cell: what it encodes (ordered) */
+	uint32_t *cell_end; /* per cell: one past its last place in order */
+};
+void sym_encode(const struct graph *g, const uint32_t *colour, struct sym_graph *s);
+void sym_graph_free(struct sym_graph *s);
+
+/* Generators of Aut (node maps over the norig nodes): those that move a
+ * node keep[] marks (NULL: all; a generating set still, for the action on
+ * the marked nodes: generators fixing them all act on them as the identity),
+ * as many as max_bytes holds (cut: some left out, a subgroup). order is
+ * |Aut| as nauty counts it (0 when timed out). Past the deadline
+ * (now_seconds(); 0: none) the search stops: the generators so far, a
+ * subgroup's, and timed_out. */
+struct sym_gens {
+	uint32_t n, ngen, cap;
+	uint32_t *perm; /* ngen * n */
+	double order;
+	bool timed_out, cut;
+};
+void sym_automorphisms(const struct sym_graph *s, const uint8_t *keep, double deadline,
+		       uint64_t max_bytes, struct sym_gens *out);
+void sym_gens_free(struct sym_gens *g);
+/* An isomorphism from a onto b by their canonical forms: 1 with map[u]
+ * (b's node for a's node u, norig entries), 0 when none exists, -1 when
+ * the deadline came first. */
+int sym_isomorphism(const struct sym_graph *a, const struct sym_graph *b, double deadline,
+		    uint32_t *map);
+
 #endif

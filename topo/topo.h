@@ -243,7 +243,7 @@ uint64_t topo_relabel_kept(const struct graph *cur, const struct graph *target,
 			   const uint32_t *map);
 void relabel_result_free(struct relabel_result *r);
 
-/* ---- automorphisms (topo/automorph.c) ----------------------------------- */
+/* ---- automorphisms (topo/automorph.c, topo/symmetry.c: nauty) ------------ */
 
 /* A group of automorphisms of a digraph: node permutations that map the arc
  * multiset onto itself (the arcs u -> v onto as many arcs h(u) -> h(v);
@@ -257,9 +257,9 @@ struct graph_group {
 	uint32_t *arc;			  /* order * m: arc[i * m + a] = h_i(a) */
 	uint32_t norbits, *orbit;	  /* node orbits; orbit[u] */
 	uint32_t narc_orbits, *arc_orbit; /* arc orbits; arc_orbit[a] */
-	double full_order;		  /* |Aut(g)| as the search found it (node maps) */
+	double full_order;		  /* |Aut(g)| as nauty counted it (node maps) */
 	bool complete;			  /* the elements are all of Aut(g) */
-	/* The strong generators the search found (Schreier-Sims, deepest
+	/* The generators nauty found (a strong generating set, deepest
 	 * level first): they generate every element listed, and the whole
 	 * group found when the listing is capped. */
 	uint32_t ngens;
@@ -268,26 +268,25 @@ struct graph_group {
 	bool timed_out;	    /* the clock ran out: a subgroup, complete false */
 };
 
-/* Aut(g) by individualisation and refinement (McKay's scheme), found
- * without knowing the family; at most max_order elements are listed (a
+/* Aut(g) by nauty (topo/symmetry.c, issue 38), found without knowing the
+ * family; at most max_order elements are listed (a
  * subgroup when Aut(g) is larger, then complete is false): they take
  * max_order (n + m) words. Past the clock's deadline (NULL: none) every
  * phase stops where it is and what was found is listed (timed_out). */
 void graph_automorphisms(const struct graph *g, uint32_t max_order, const struct ofc_clock *clock,
 			 struct graph_group *grp);
-/* The strong generators of Aut(g) along a base that individualises the
- * nodes first[] before any other, for those levels only (grp lists the
+/* Generators of Aut(g) that move some node of first[] (grp lists the
  * identity alone): they generate a group that acts on first[] as Aut(g)
- * does, without the stabiliser of them all, which may be large and of no
- * use to the caller (interchangeable switches fixing every GPU: S_k, k
- * levels of searches). */
+ * does (a generator fixing them all acts on them as the identity), without
+ * the stabiliser of them all, which may be large and of no use to the
+ * caller (interchangeable switches fixing every GPU: S_k). */
 void graph_automorphism_gens(const struct graph *g, const uint32_t *first, uint32_t nfirst,
 			     const struct ofc_clock *clock, struct graph_group *grp);
 void graph_group_free(struct graph_group *grp);
 /* An isomorphism from a onto b (map[u]: b's node for a's node u, n
- * entries), by the same individualisation and refinement, with full
- * backtracking until deadline (now_seconds(); 0: none). false when there
- * is none, or none was found in time. */
+ * entries), by nauty's canonical forms of both, checked arc by arc, within
+ * deadline (now_seconds(); 0: none). false when there is none, or none was
+ * found in time. */
 bool graph_isomorphism(const struct graph *a, const struct graph *b, double deadline,
 		       uint32_t *map);
 

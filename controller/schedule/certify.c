@@ -13,7 +13,7 @@
  * What it costs (issue 35). Plain Dantzig-Wolfe prices one problem per
  * origin: on torus:8x8's all-to-all it ran its 5 s and certified nothing
  * beyond the cut bound, 5 of the command's 5.7 s. The graph's automorphisms
- * (topo's refinement search, milliseconds) make it Mirrored DW, one problem
+ * (nauty, milliseconds) make it Mirrored DW, one problem
  * per orbit of origins (notes Sec. 4.2): 0.005 s there to the optimum, R*
  * 5.12 s/GB where the cut bound is 1.26. The solve then gets as long as the
  * engines took (at least CERTIFY_MIN_SECONDS, at most CERTIFY_SECONDS);

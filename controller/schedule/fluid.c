@@ -50,7 +50,7 @@ static int fluid_collective_of(enum sched_collective c, enum fluid_collective *o
 
 /* Servers all from one template come first in fabric_server_net's network:
  * their group of server rotations and one server's symmetries (one pricing
- * class) when it exists; -1 otherwise (then the refinement search's), with
+ * class) when it exists; -1 otherwise (then nauty's group, listed), with
  * *late set when the request's clock ran out (then err says so). */
 static int server_blocks(const struct fabric *f, const struct fluid_net *n,
 			 const struct fluid_group_limits *lim, struct fluid_group *g, bool *late,

@@ -1035,6 +1035,132 @@ static void test_automorphism_gens_first(void **state)
 	graph_free(g);
 }
 
+/* nauty takes simple digraphs: self-loops become colours and pairs of a
+ * multiplicity other than the least a vertex of their own (topo/symmetry.c,
+ * issue 38). On random multigraphs of up to 7 nodes, loops and 1-3
+ * parallel arcs a pair, the group has the order trying every permutation
+ * finds, and a shuffled copy is recognised with a map that keeps every
+ * arc count; a copy with one arc moved is recognised exactly when some
+ * permutation makes it equal. */
+static bool brute_iso(const struct graph *a, const struct graph *b)
+{
+	uint32_t n = a->n, ca[64], cb[64], p[8];
+
+	arc_counts(a, ca);
+	arc_counts(b, cb);
+	for (uint32_t i = 0; i < n; i++)
+		p[i] = i;
+	for (;;) {
+		bool ok = true;
+
+		for (uint32_t x = 0; x < n * n && ok; x++)
+			ok = ca[x] == cb[p[x / n] * n + p[x % n]];
+		if (ok)
+			return true;
+		/* next permutation (lexicographic) */
+		int i = (int)n - 2;
+		while (i >= 0 && p[i] > p[i + 1])
+			i--;
+		if (i < 0)
+			return false;
+		int j = (int)n - 1;
+		while (p[j] < p[i])
+			j--;
+		uint32_t t = p[i];
+		p[i] = p[j], p[j] = t;
+		for (int l = i + 1, r = (int)n - 1; l < r; l++, r--)
+			t = p[l], p[l] = p[r], p[r] = t;
+	}
+}
+
+static void test_automorphisms_multigraph(void **state)
+{
+	uint64_t seed = 38;
+	(void)state;
+	for (int round = 0; round < 300; round++) {
+		uint32_t t[64], h[64], m = 0, n, perm[8], map[8], ca[64], cb[64];
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		n = 3 + (uint32_t)(seed >> 40) % 5;
+		for (uint32_t u = 0; u < n; u++)
+			for (uint32_t v = 0; v < n; v++) {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				/* mostly none or one arc, some two or three */
+				uint32_t k = (uint32_t)(seed >> 59) % 8;
+				k = k < 4 ? 0 : k < 6 ? 1 : k - 4;
+				for (uint32_t i = 0; i < k && m < 60; i++)
+					t[m] = u, h[m++] = v;
+			}
+		if (m == 0)
+			continue;
+		struct graph *g = graph_from_arcs(n, m, t, h, "multi");
+		struct graph_group grp;
+
+		graph_automorphisms(g, 100000, NULL, &grp);
+		check_group(g, &grp);
+		if (!grp.complete || grp.order != brute_order(g))
+			fail_msg("round %d: order %u, brute force %u", round, grp.order,
+				 brute_order(g));
+		graph_group_free(&grp);
+
+		/* a shuffled copy, and one with an arc moved */
+		for (uint32_t i = 0; i < n; i++)
+			perm[i] = i;
+		for (uint32_t i = n; i > 1; i--) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			uint32_t k = (uint32_t)((seed >> 33) % i), x = perm[i - 1];
+			perm[i - 1] = perm[k], perm[k] = x;
+		}
+		uint32_t t2[64], h2[64];
+		for (uint32_t a = 0; a < m; a++)
+			t2[a] = perm[t[a]], h2[a] = perm[h[a]];
+		struct graph *c = graph_from_arcs(n, m, t2, h2, "copy");
+		assert_true(graph_isomorphism(g, c, 0, map));
+		arc_counts(g, ca);
+		arc_counts(c, cb);
+		for (uint32_t x = 0; x < n * n; x++)
+			assert_int_equal(ca[x], cb[map[x / n] * n + map[x % n]]);
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		h2[(seed >> 33) % m] = (uint32_t)(seed >> 13) % n;
+		struct graph *d = graph_from_arcs(n, m, t2, h2, "moved");
+		assert_int_equal(graph_isomorphism(g, d, 0, map), brute_iso(g, d));
+		graph_free(d);
+		graph_free(c);
+		graph_free(g);
+	}
+}
+
+/* A deadline inside nauty's search stops it there (the kill request its
+ * node callback sets): a 5,120-node Kautz graph's generators take tens of
+ * milliseconds, so 0.1 ms finds at most a subgroup, said so; its
+ * isomorphism with a copy is not claimed. */
+static void test_automorphisms_deadline(void **state)
+{
+	struct graph *g = build("kautz:4,5");
+	struct ofc_clock soon = {.start = now_seconds()};
+	struct graph_group grp;
+	uint32_t *map = malloc(g->n * sizeof(uint32_t));
+	(void)state;
+
+	soon.deadline = now_seconds() + 1e-4;
+	graph_automorphisms(g, 1000, &soon, &grp);
+	assert_true(grp.timed_out);
+	assert_false(grp.complete);
+	check_group(g, &grp);
+	for (uint32_t k = 0; k < grp.ngens; k++)
+		check_map(g, grp.gen_node + (size_t)k * g->n, grp.gen_arc + (size_t)k * g->m);
+	graph_group_free(&grp);
+	assert_false(graph_isomorphism(g, g, now_seconds() + 1e-4, map));
+	/* and with time, both are found */
+	graph_automorphisms(g, 1000, NULL, &grp);
+	assert_int_equal(grp.order, 120);
+	assert_true(grp.complete && !grp.timed_out);
+	graph_group_free(&grp);
+	assert_true(graph_isomorphism(g, g, 0, map));
+	free(map);
+	graph_free(g);
+}
+
 /* Failed links (issue 14): U-V takes out both arcs of a bidirectional link,
  * U>V one arc; the rest of the graph is untouched; bad words are refused
  * with the column of the word. */
@@ -1328,6 +1454,8 @@ int main(void)
 	    cmocka_unit_test(test_automorphisms_cap),
 	    cmocka_unit_test(test_automorphisms_generators_clock),
 	    cmocka_unit_test(test_automorphism_gens_first),
+	    cmocka_unit_test(test_automorphisms_multigraph),
+	    cmocka_unit_test(test_automorphisms_deadline),
 	    cmocka_unit_test(test_fail_links),
 	    cmocka_unit_test(test_fail_nodes),
 	    cmocka_unit_test(test_edges_file),
