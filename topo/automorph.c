@@ -309,7 +309,7 @@ static void automorphisms(const struct graph *g, const uint32_t *first, uint32_t
 			if (first[i] < n)
 				keep[first[i]] = 1;
 	}
-	sym_encode(g, NULL, &sg);
+	sym_encode(g, NULL, w.deadline, &sg);
 	/* the node maps and their arc maps within AUTOMORPH_MAX_BYTES */
 	sym_automorphisms(&sg, keep, w.deadline,
 			  (uint64_t)AUTOMORPH_MAX_BYTES * n / ((uint64_t)n + m + 1), &sy);
@@ -392,8 +392,8 @@ bool graph_isomorphism(const struct graph *a, const struct graph *b, double dead
 
 	if (b->n != a->n || b->m != a->m)
 		return false;
-	sym_encode(a, NULL, &sa);
-	sym_encode(b, NULL, &sb);
+	sym_encode(a, NULL, deadline, &sa);
+	sym_encode(b, NULL, deadline, &sb);
 	rc = sym_isomorphism(&sa, &sb, deadline, map);
 	sym_graph_free(&sa);
 	sym_graph_free(&sb);

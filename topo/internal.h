@@ -40,8 +40,10 @@ void port_map_list_self_loops(struct port_map *pm);
  * exactly: nodes 0..norig-1 are g's (coloured by colour[u], < 2^31, and
  * their self-loops), the rest stand each for a pair u -> v of parallel
  * arcs of other than the least multiplicity (coloured by it). Isomorphic
- * graphs encode alike, cells in the same order. Arrays are nauty's types
- * (size_t offsets, int ids); order lists the vertices cell by cell. */
+ * graphs encode alike, cells in the same order, refined by colour
+ * refinement over in- and out-neighbours (cut_short: the deadline,
+ * now_seconds(), 0: none, stopped it). Arrays are nauty's types (size_t
+ * offsets, int ids); order lists the vertices cell by cell. */
 struct sym_graph {
 	uint32_t n, norig;
 	uint64_t m;
@@ -52,8 +54,10 @@ struct sym_graph {
 	uint32_t ncells;
 	uint64_t *cell_key; /* per cell: what it encodes (ordered) */
 	uint32_t *cell_end; /* per cell: one past its last place in order */
+	bool cut_short;
 };
-void sym_encode(const struct graph *g, const uint32_t *colour, struct sym_graph *s);
+void sym_encode(const struct graph *g, const uint32_t *colour, double deadline,
+		struct sym_graph *s);
 void sym_graph_free(struct sym_graph *s);
 
 /* Generators of Aut (node maps over the norig nodes): those that move a
