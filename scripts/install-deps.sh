@@ -8,7 +8,7 @@ liblpsolve55-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libcmocka-dev
 pkg-config graphviz iproute2 iputils-ping python3 libsystemd-dev systemd
 python3-protobuf man-db groff-base mpich libmpich-dev bash-completion
 slurmctld slurmd slurm-client munge
-libyang2-dev libnauty2-dev
+libyang2-dev libnauty2-dev libbliss-dev g++
 libjson-c-dev libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev
 openssl curl prometheus"
 
@@ -31,6 +31,7 @@ if [ "${1:-}" = "--check" ]; then
 			gnutls) deb=libgnutls28-dev ;;
 			libcurl) deb=libcurl4-openssl-dev ;;
 			nauty) deb=libnauty2-dev ;;
+			libbliss-cxx) deb=libbliss-dev ;;
 			*) deb="the package that ships $pc.pc" ;;
 			esac
 			echo "install-deps: the build needs the library '$pc' (Debian: $deb); run scripts/install-deps.sh as root or install it" >&2
