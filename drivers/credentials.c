@@ -1,5 +1,5 @@
-/* Credentials files: the user and password a device's login takes, read
- * and wiped again after use.
+/* Credentials files: the user and password (or, for SSH, the private key
+ * file) a device's login takes, read and wiped again after use.
  *
  * A daemon reads them only from its credentials directory (ofcd's
  * --credentials-dir): a file directly in it, opened through the directory
@@ -79,26 +79,35 @@ int credentials_parse(const char *name, char *text, size_t len, struct credentia
 		*colon = 0;
 		val = trim(colon + 1);
 		key = trim(key);
-		char *dst = strcmp(key, "user") == 0	   ? c->user
-			    : strcmp(key, "password") == 0 ? c->password
-							   : NULL;
+		char *dst = strcmp(key, "user") == 0	      ? c->user
+			    : strcmp(key, "password") == 0    ? c->password
+			    : strcmp(key, "private_key") == 0 ? c->key_file
+							      : NULL;
+		const char *what = dst == c->user	? "user"
+				   : dst == c->password ? "password"
+							: "private_key";
 		/* Neither the key nor the value is echoed: a line of a file
 		 * that is not a credentials file may be anything. */
 		if (!dst)
-			rc = cred_error(err, name, lineno,
-					"unknown key (expected 'user' or 'password')");
+			rc = cred_error(
+			    err, name, lineno,
+			    "unknown key (expected 'user', 'password' or 'private_key')");
 		else if (!*val || strlen(val) >= CRED_MAX || strpbrk(val, ":;,\""))
 			rc = cred_error(err, name, lineno,
-					"'%s' must be 1..%d characters without : ; , or \"",
-					dst == c->user ? "user" : "password", CRED_MAX - 1);
+					"'%s' must be 1..%d characters without : ; , or \"", what,
+					CRED_MAX - 1);
+		else if (dst == c->key_file &&
+			 (strchr(val, '/') || strcmp(val, ".") == 0 || strcmp(val, "..") == 0))
+			rc = cred_error(err, name, lineno,
+					"'private_key' names a file beside the credentials file, "
+					"without a '/'");
 		else if (*dst)
-			rc = cred_error(err, name, lineno, "'%s' given twice",
-					dst == c->user ? "user" : "password");
+			rc = cred_error(err, name, lineno, "'%s' given twice", what);
 		else
 			strcpy(dst, val);
 	}
-	if (rc == 0 && (!c->user[0] || !c->password[0]))
-		rc = cred_error(err, name, 0, "needs both 'user' and 'password'");
+	if (rc == 0 && (!c->user[0] || (!c->password[0] && !c->key_file[0])))
+		rc = cred_error(err, name, 0, "needs 'user' and a 'password' or a 'private_key'");
 	if (rc < 0)
 		credentials_wipe(c);
 	return rc;
@@ -180,18 +189,16 @@ int credentials_check_path(const char *path, const char *dir, struct ofc_error *
 	return rc;
 }
 
-int credentials_load(const char *path, const char *dir, struct credentials *c,
-		     struct ofc_error *err)
+/* Read the file path names (through dir, under its rules, when dir is
+ * given) into *text (at most max bytes; the caller wipes and frees it). */
+static int read_secret(const char *path, const char *dir, size_t max, char **text, size_t *len,
+		       struct ofc_error *err)
 {
 	struct stat st;
 	const char *base = path, *why = NULL;
-	char *text = NULL, *parent = NULL;
-	size_t len;
+	char *parent = NULL;
 	int dfd = AT_FDCWD, fd, rc;
 
-	memset(c, 0, sizeof(*c));
-	if (!path)
-		return cred_error(err, "", 0, "no credentials file configured");
 	if (dir) {
 		dfd = open_dir(dir, err);
 		if (dfd < 0)
@@ -218,15 +225,50 @@ int credentials_load(const char *path, const char *dir, struct credentials *c,
 		return cred_error(err, path, 0, "credentials file %s",
 				  why ? why : "cannot be examined");
 	}
-	rc = read_fd(fd, path, CRED_FILE_MAX, &text, &len, err);
+	rc = read_fd(fd, path, max, text, len, err);
 	close(fd);
-	if (rc < 0) {
+	if (rc < 0)
 		err->reason = OFC_R_CREDENTIALS;
+	return rc;
+}
+
+int credentials_load(const char *path, const char *dir, struct credentials *c,
+		     struct ofc_error *err)
+{
+	char *text = NULL;
+	size_t len;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	if (!path)
+		return cred_error(err, "", 0, "no credentials file configured");
+	if (read_secret(path, dir, CRED_FILE_MAX, &text, &len, err) < 0)
 		return -1;
-	}
 	rc = credentials_parse(path, text, len, c, err);
 	explicit_bzero(text, len);
 	free(text);
+	return rc;
+}
+
+int credentials_load_key(const char *path, const char *dir, const struct credentials *c,
+			 char **text, size_t *len, struct ofc_error *err)
+{
+	const char *slash = strrchr(path, '/');
+	char *key = slash ? xasprintf("%.*s/%s", (int)(slash - path), path, c->key_file)
+			  : xstrdup(c->key_file);
+	int rc;
+
+	*text = NULL;
+	rc = read_secret(key, dir, CRED_FILE_MAX, text, len, err);
+	if (rc == 0 && (memchr(*text, 0, *len) || !strstr(*text, "PRIVATE KEY-----"))) {
+		explicit_bzero(*text, *len);
+		free(*text);
+		*text = NULL;
+		/* named, never quoted */
+		rc =
+		    cred_error(err, key, 0, "private key file is not a PEM or OpenSSH private key");
+	}
+	free(key);
 	return rc;
 }
 

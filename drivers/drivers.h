@@ -225,9 +225,12 @@ int device_unlock(struct device *dev, struct ofc_error *err);
 #define CRED_MAX 128
 struct credentials {
 	char user[CRED_MAX];
-	char password[CRED_MAX];
+	char password[CRED_MAX]; /* "" when the file has only a private key */
+	char key_file[CRED_MAX]; /* private_key: a file name beside the file, or "" */
 };
-/* `# comment`, `user: NAME`, `password: SECRET`, each key once. Errors
+/* `# comment`, `user: NAME`, `password: SECRET`, `private_key: FILE` (an
+ * SSH private key in a file of that name beside the credentials file),
+ * each key once; `user` and a password or a key are required. Errors
  * (OFC_E_INPUT, reason OFC_R_CREDENTIALS) name the file and line, never
  * any of its content. text is modified in place. */
 int credentials_parse(const char *name, char *text, size_t len, struct credentials *c,
@@ -239,6 +242,12 @@ int credentials_parse(const char *name, char *text, size_t len, struct credentia
  * writable by group or others. */
 int credentials_load(const char *path, const char *dir, struct credentials *c,
 		     struct ofc_error *err);
+/* The private key c names (c->key_file beside path, under the same rules
+ * as credentials_load with dir), into *text, at most 64 KiB: the caller
+ * wipes (explicit_bzero) and frees it. Errors name the file, never its
+ * content. */
+int credentials_load_key(const char *path, const char *dir, const struct credentials *c,
+			 char **text, size_t *len, struct ofc_error *err);
 /* Only the directory rule of credentials_load, without reading the file:
  * path names a file directly in dir, and dir is root's and closed. */
 int credentials_check_path(const char *path, const char *dir, struct ofc_error *err);

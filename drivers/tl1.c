@@ -350,6 +350,14 @@ int tl1_driver_open(struct device *dev, double extra_time, struct ofc_error *err
 		free(s);
 		return -1;
 	}
+	if (!s->cred.password[0]) { /* a private key alone is for SSH */
+		credentials_wipe(&s->cred);
+		free(s);
+		ofc_error_at(err, OFC_E_INPUT, dev->cfg.credentials, 0, 0,
+			     "TL1 logs in with a password: the credentials file has none");
+		err->reason = OFC_R_CREDENTIALS;
+		return -1;
+	}
 	dev->priv = s;
 	/* Log in now, so a wrong password or a dead device shows before any plan. */
 	for (uint32_t a = 0; a <= dev->cfg.retries; a++) {

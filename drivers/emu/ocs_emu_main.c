@@ -509,7 +509,10 @@ int main(int argc, char **argv)
 			e.hold_path = optarg;
 			break;
 		case 'c':
-			if (credentials_load(optarg, NULL, &e.cred, &err) < 0) {
+			if (credentials_load(optarg, NULL, &e.cred, &err) < 0 ||
+			    (!e.cred.password[0] &&
+			     ofc_error_set(&err, OFC_E_INPUT, "%s: TL1 needs a 'password'",
+					   optarg))) {
 				fprintf(stderr, "ocs-emu: %s\n",
 					ofc_error_str(&err, buf, sizeof(buf)));
 				return 2;

@@ -1,5 +1,6 @@
 /* libFuzzer: credentials files (credentials_parse). A file accepted gives
- * a user and a password the TL1 command line can carry; a file refused is
+ * a user and a password the TL1 command line can carry, or a private key
+ * file named without a slash; a file refused is
  * refused in words of ofc's own, never with any of its bytes (an admin
  * could otherwise read a root-only file through an error): with the
  * numbers taken out, every message is one of a fixed few. */
@@ -13,12 +14,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char *const known[] = {
     "credentials file is not text",
     "expected 'user: NAME' or 'password: SECRET'",
-    "unknown key (expected 'user' or 'password')",
+    "unknown key (expected 'user', 'password' or 'private_key')",
     "'user' must be .. characters without : ; , or \"",
     "'password' must be .. characters without : ; , or \"",
+    "'private_key' must be .. characters without : ; , or \"",
+    "'private_key' names a file beside the credentials file, without a '/'",
     "'user' given twice",
     "'password' given twice",
-    "needs both 'user' and 'password'",
+    "'private_key' given twice",
+    "needs 'user' and a 'password' or a 'private_key'",
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -34,9 +38,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 	text[size] = 0;
 	if (credentials_parse("fuzz.cred", text, size, &c, &err) == 0) {
-		if (!c.user[0] || !c.password[0] || strpbrk(c.user, ":;,\"") ||
-		    strpbrk(c.password, ":;,\"") || strlen(c.user) >= CRED_MAX ||
-		    strlen(c.password) >= CRED_MAX)
+		if (!c.user[0] || (!c.password[0] && !c.key_file[0]) || strpbrk(c.user, ":;,\"") ||
+		    strpbrk(c.password, ":;,\"") || strpbrk(c.key_file, ":;,\"/") ||
+		    strlen(c.user) >= CRED_MAX || strlen(c.password) >= CRED_MAX ||
+		    strlen(c.key_file) >= CRED_MAX)
 			abort();
 		credentials_wipe(&c);
 	} else {

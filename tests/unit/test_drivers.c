@@ -209,7 +209,7 @@ static void test_credentials(void **state)
 
 	write_text(p, "user: admin\n");
 	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
-	assert_non_null(strstr(err.msg, "needs both"));
+	assert_string_equal(err.msg, "needs 'user' and a 'password' or a 'private_key'");
 	assert_int_equal(err.reason, OFC_R_CREDENTIALS);
 	write_text(p, "user: admin\npassword: a;b\n");
 	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
@@ -218,7 +218,33 @@ static void test_credentials(void **state)
 	/* Nor a key: the file may be any file at all. */
 	write_text(p, "user: admin\nroot-only-secret-x: x\n");
 	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
-	assert_string_equal(err.msg, "unknown key (expected 'user' or 'password')");
+	assert_string_equal(err.msg, "unknown key (expected 'user', 'password' or 'private_key')");
+	/* a private key instead of a password (SSH): a file beside this one */
+	write_text(p, "user: admin\nprivate_key: ocs.key\n");
+	assert_int_equal(credentials_load(p, NULL, &c, &err), 0);
+	assert_string_equal(c.key_file, "ocs.key");
+	assert_int_equal(c.password[0], 0);
+	char *text = NULL;
+	size_t len = 0;
+	/* missing, then not a key, then one: named, never quoted */
+	assert_int_equal(credentials_load_key(p, NULL, &c, &text, &len, &err), -1);
+	assert_int_equal(err.reason, OFC_R_CREDENTIALS);
+	char *key = xasprintf("%s/ocs.key", dir);
+	write_text(key, "hunter2\n");
+	assert_int_equal(credentials_load_key(p, NULL, &c, &text, &len, &err), -1);
+	assert_string_equal(err.msg, "private key file is not a PEM or OpenSSH private key");
+	assert_string_equal(err.file, key);
+	write_text(key,
+		   "-----BEGIN OPENSSH PRIVATE KEY-----\nxx\n-----END OPENSSH PRIVATE KEY-----\n");
+	assert_int_equal(credentials_load_key(p, NULL, &c, &text, &len, &err), 0);
+	assert_non_null(strstr(text, "BEGIN OPENSSH"));
+	free(text);
+	unlink(key);
+	free(key);
+	credentials_wipe(&c);
+	write_text(p, "user: admin\nprivate_key: ../etc/shadow\n");
+	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
+	assert_null(strstr(err.msg, "shadow"));
 	write_text(p, "user: a\nuser: b\npassword: x\n");
 	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
 	assert_string_equal(err.msg, "'user' given twice");
