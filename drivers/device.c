@@ -134,6 +134,11 @@ void device_close(struct device *dev)
 	if (dev->open && dev->ops)
 		dev->ops->close(dev);
 	dev->open = false;
+	/* what a closed device reported is not known any more */
+	free(dev->alarms);
+	dev->alarms = NULL;
+	dev->nalarms = 0;
+	dev->alarms_cap = 0;
 }
 
 int device_lock(struct device *dev, bool *held, struct ofc_error *err)
@@ -150,7 +155,7 @@ int device_lock(struct device *dev, bool *held, struct ofc_error *err)
 		ofc_error_prefix(err, "%s: lock", dev->cfg.name);
 		return -1;
 	}
-	*held = true;
+	*held = rc == 0;
 	return 0;
 }
 
@@ -160,6 +165,17 @@ int device_unlock(struct device *dev, struct ofc_error *err)
 		return 0; /* no lock, or the session (and with it the lock) is gone */
 	if (dev->ops->unlock(dev, err) < 0) {
 		ofc_error_prefix(err, "%s: unlock", dev->cfg.name);
+		return -1;
+	}
+	return 0;
+}
+
+int device_confirm(struct device *dev, struct ofc_error *err)
+{
+	if (!dev->ops->confirm || !dev->open)
+		return 0;
+	if (dev->ops->confirm(dev, err) < 0) {
+		ofc_error_prefix(err, "%s", dev->cfg.name);
 		return -1;
 	}
 	return 0;

@@ -167,12 +167,32 @@ struct device_stats {
 	double seconds;	   /* wall time inside the driver */
 };
 
+/* A switch port that is failing by the device's own account (drivers
+ * that read port health: netconf), in ofc's numbering. */
+enum port_alarm_kind { ALARM_FAILED = 1, ALARM_LOW_POWER = 2 };
+struct port_alarm {
+	uint32_t port; /* 1..N */
+	bool egress;   /* the egress side (light towards the host), else ingress */
+	enum port_alarm_kind kind;
+	double power_dbm; /* ALARM_LOW_POWER: the reading */
+};
+
 struct device {
 	struct device_cfg cfg;
 	const struct driver_ops *ops;
 	void *priv;
 	bool open;
 	struct device_stats stats;
+	/* Set by the caller before apply: > 0 makes the applies a trial the
+	 * device itself reverts unless confirm (driver_ops) follows within
+	 * this many seconds (NETCONF :confirmed-commit); 0: a plain change. */
+	double trial_seconds;
+	/* Filled by every read of a driver that reads port health: the ports
+	 * in use the device reports failing (FAILED, or power under
+	 * cfg.min_power at two reads in a row). Sorted by port. */
+	struct port_alarm *alarms;
+	uint32_t nalarms;
+	size_t alarms_cap;
 };
 
 struct driver_ops {
@@ -192,10 +212,16 @@ struct driver_ops {
 	void (*close)(struct device *);
 	/* Optional: the device's own lock (a NETCONF <lock>), held against
 	 * every other manager until unlock or until this session ends (the
-	 * device drops it then). NULL: the device has none. A lock held by
-	 * another is OFC_R_REFUSED, naming it where the device says. */
+	 * device drops it then): 0 when taken, 1 when this device has none
+	 * (nothing sent). NULL: the driver has none. A lock held by another
+	 * is OFC_R_REFUSED, naming it where the device says. */
 	int (*lock)(struct device *, struct ofc_error *);
 	int (*unlock)(struct device *, struct ofc_error *);
+	/* Optional: keep what the applies made under dev->trial_seconds (a
+	 * NETCONF confirming <commit>). -1 when the device reverted it (the
+	 * session that made it ended, or its time ran out). NULL, or nothing
+	 * pending: 0. */
+	int (*confirm)(struct device *, struct ofc_error *);
 };
 
 /* The driver named as in the config, or NULL. */
@@ -213,12 +239,16 @@ int device_apply(struct device *dev, const struct op_batch *b, uint32_t *done,
 int device_apply_batch(struct device *dev, const struct op_batch *b, struct ofc_error *err);
 void device_close(struct device *dev);
 /* The device's own lock where its driver has one (issue 39, for fencing by
- * issue 37): 0 with *held true when taken, 0 with *held false when the
- * driver has no lock (nothing was sent), -1 with err (prefixed with the
- * device name; OFC_R_REFUSED when another holds it). */
+ * issue 37; ctl_apply takes it for the whole transaction): 0 with *held
+ * true when taken, 0 with *held false when the driver or the device has no
+ * lock (nothing was sent), -1 with err (prefixed with the device name;
+ * OFC_R_REFUSED when another holds it). */
 int device_lock(struct device *dev, bool *held, struct ofc_error *err);
 /* Release it: 0 when released or when the driver has no lock. */
 int device_unlock(struct device *dev, struct ofc_error *err);
+/* Confirm a trial the device keeps (driver_ops confirm): 0 when confirmed
+ * or when nothing is pending; errors prefixed with the device name. */
+int device_confirm(struct device *dev, struct ofc_error *err);
 
 /* ---- credentials ------------------------------------------------------------ */
 
@@ -278,6 +308,7 @@ struct sim_device {
 	uint64_t fail_at, fail_count;
 	enum fault_mode mode;
 	bool lie_armed;
+	bool lockable;		  /* the device has a lock (driver_ops lock); else none */
 	bool locked;		  /* a session holds the lock */
 	bool lock_held_elsewhere; /* another manager holds it: lock is refused */
 	/* Called with a command's number before the command is carried out

@@ -316,11 +316,15 @@ static int sim_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 	return save(p, err);
 }
 
-/* The device's lock, as a NETCONF device keeps one: a command like any
- * other (faults apply), refused while another manager holds it. */
+/* The device's lock, as a NETCONF device keeps one, when the sim device
+ * has one (lockable): a command like any other (faults apply), refused
+ * while another manager holds it. */
 static int sim_lock(struct device *dev, struct ofc_error *err)
 {
 	struct sim_priv *p = dev->priv;
+
+	if (!p->dev->lockable)
+		return 1; /* no lock on this device: nothing sent */
 	enum fault_mode f = next_command(p->dev);
 
 	dev->stats.commands++;
@@ -336,6 +340,9 @@ static int sim_lock(struct device *dev, struct ofc_error *err)
 static int sim_unlock(struct device *dev, struct ofc_error *err)
 {
 	struct sim_priv *p = dev->priv;
+
+	if (!p->dev->lockable)
+		return 0;
 	enum fault_mode f = next_command(p->dev);
 
 	dev->stats.commands++;

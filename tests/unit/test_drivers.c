@@ -447,6 +447,14 @@ static void test_device_lock(void **state)
 
 	sim_device_init(&sim, DEV_SWITCH, 4);
 	cfg.sim = &sim;
+	/* a sim device without a lock: none held, nothing counted */
+	assert_int_equal(device_init(&dev, &cfg, &err), 0);
+	held = true;
+	assert_int_equal(device_lock(&dev, &held, &err), 0);
+	assert_false(held);
+	assert_int_equal(sim.commands, 1); /* the open only */
+	device_close(&dev);
+	sim.lockable = true;
 	assert_int_equal(device_init(&dev, &cfg, &err), 0);
 	assert_int_equal(device_lock(&dev, &held, &err), 0);
 	assert_true(held);
