@@ -31,7 +31,7 @@ WARN      = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
             -Wformat=2 -Wno-format-nonliteral -Wvla -Wpointer-arith \
             -Wno-missing-field-initializers
 PKGS      = yaml-0.1 libprotobuf-c libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libsystemd \
-            libyang json-c libmicrohttpd gnutls nauty
+            libyang json-c libmicrohttpd gnutls nauty libnetconf2 libssh
 # lp_solve ships no pkg-config file: its headers live in /usr/include/lpsolve
 # and the static library needs COLAMD (suitesparse) and libdl.
 LPSOLVE_LIBS = -llpsolve55 -lcolamd -ldl
@@ -61,7 +61,14 @@ PROTOS   = $(wildcard proto/*.proto)
 PROTO_C  = $(patsubst proto/%.proto,$(BUILD)/gen/proto/%.pb-c.c,$(PROTOS))
 PROTO_H  = $(PROTO_C:.c=.h)
 
-LIB_OBJ  = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(PROTO_C:.c=.o)
+# YANG modules the netconf driver and build/netconf-emu load, as C strings
+# (scripts/embed-yang.py): ofc's own (drivers/yang) and ietf-netconf from
+# Debian's libyuma-base.
+YANG_SRC = $(sort $(wildcard drivers/yang/*.yang)) \
+           /usr/share/yuma/modules/ietf/ietf-netconf@2011-06-01.yang
+YANG_C   = $(BUILD)/gen/yang/yang_texts.c
+
+LIB_OBJ  = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(PROTO_C:.c=.o) $(YANG_C:.c=.o)
 LIB      = $(BUILD)/libofc.a
 
 TEST_SRC = $(wildcard tests/unit/test_*.c)
@@ -126,6 +133,14 @@ $(BUILD)/gen/proto/%.pb-c.c $(BUILD)/gen/proto/%.pb-c.h: proto/%.proto | $(STAMP
 	@mkdir -p $(BUILD)/gen
 	@echo "  PROTOC  $<"
 	$(Q)protoc-c --c_out=$(BUILD)/gen $<
+
+$(YANG_C): scripts/embed-yang.py $(YANG_SRC) | $(STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  YANG    $@"
+	$(Q)scripts/embed-yang.py $@ $(YANG_SRC)
+$(YANG_C:.c=.o): $(YANG_C)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CSTD) $(OPT) $(SAN) -I. $(PKG_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/%.o: %.c | $(STAMP) $(PROTO_H)
 	@mkdir -p $(dir $@)

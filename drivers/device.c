@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 static const struct driver_ops *const drivers[] = {
-    &tl1_driver_ops, &patch_panel_driver_ops, &mrr_driver_ops, &netlink_driver_ops, &sim_driver_ops,
+    &tl1_driver_ops,	 &patch_panel_driver_ops, &mrr_driver_ops,
+    &netlink_driver_ops, &sim_driver_ops,	  &netconf_driver_ops,
 };
 
 const struct driver_ops *driver_find(const char *name)
@@ -63,7 +64,10 @@ static void hint_unreachable(const struct device *dev, struct ofc_error *err)
 	snprintf(err->msg + n, sizeof(err->msg) - n,
 		 " (is the device, or its emulator %s, listening there? --device %s=HOST:PORT "
 		 "reaches it elsewhere)",
-		 dev->cfg.cls == DEV_RING ? "build/mrr-emu" : "build/ocs-emu", dev->cfg.name);
+		 dev->cfg.cls == DEV_RING		   ? "build/mrr-emu"
+		 : strcmp(dev->cfg.driver, "netconf") == 0 ? "build/netconf-emu"
+							   : "build/ocs-emu",
+		 dev->cfg.name);
 }
 
 int device_read(struct device *dev, struct device_state *out, struct ofc_error *err)

@@ -144,9 +144,13 @@ struct device_cfg {
 	struct tl1_port_map port_map; /* tl1 calient */
 	const char *address;	      /* host:port (already overridden by --device) */
 	const char *credentials;      /* resolved path, or NULL */
-	const char *credentials_dir;  /* a daemon's: read credentials only from here */
-	double timeout;		      /* seconds per command */
-	uint32_t retries;	      /* extra attempts after a lost connection */
+	const char *known_hosts;      /* netconf over SSH: resolved path of the host keys */
+	const char *datastore; /* netconf: "candidate", "running" or NULL (the device's best) */
+	double min_power;      /* netconf: a port in use below this many dBm is failing */
+	bool min_power_set;
+	const char *credentials_dir; /* a daemon's: read credentials only from here */
+	double timeout;		     /* seconds per command */
+	uint32_t retries;	     /* extra attempts after a lost connection */
 	enum dev_class cls;
 	uint32_t ports;					    /* switches: N */
 	double move_time;				    /* patch panels: seconds per move */
@@ -391,6 +395,66 @@ int testbed_shape_links(const char *const *netns, uint32_t n, uint32_t ports, do
  * is set when s reached d. Returns 0 when the probe itself ran. */
 int testbed_ping_all(const char *const *netns, uint32_t n, double timeout, uint8_t *reach,
 		     struct ofc_error *err);
+
+/* ---- NETCONF (issue 39; docs/netconf.md), shared by the driver and build/netconf-emu ---- */
+
+/* The relay between a NETCONF connection and libnetconf2
+ * (drivers/netconf_relay.c): libnetconf2 gets *lib_fd, one end of a
+ * socketpair, and a thread moves bytes between the other end and the
+ * connection (a socket peer_fd, or an SSH session and channel, libssh's
+ * ssh_session and ssh_channel: the relay owns them from here on and frees
+ * them). The owner closes *lib_fd after the libnetconf2 session is freed,
+ * then stops the relay. */
+enum ncrelay_end {
+	NCRELAY_OPEN = 0,
+	NCRELAY_EOF,	 /* the peer closed the connection */
+	NCRELAY_LOST,	 /* the connection broke */
+	NCRELAY_TIMEOUT, /* the armed deadline passed */
+	NCRELAY_TOO_BIG, /* more than the armed bound came in */
+	NCRELAY_CLOSED,	 /* the owner cut it, or libnetconf2's end closed */
+};
+struct ncrelay;
+struct ncrelay *ncrelay_start(int peer_fd, void *ssh_session, void *ssh_channel, int *lib_fd,
+			      struct ofc_error *err);
+/* From now on at most max_in bytes may come in (0: no bound) until the
+ * absolute deadline (0: none); past either the connection is cut. */
+void ncrelay_arm(struct ncrelay *r, uint64_t max_in, double deadline);
+/* Drop what libnetconf2 writes instead of sending it (an emulated stall). */
+void ncrelay_mute(struct ncrelay *r, bool mute);
+/* Queue bytes for the peer past libnetconf2 and mute (build/netconf-emu's
+ * garbage, huge and endless replies): how many were taken (at most what
+ * 256 KiB of room holds; all of them, dropped, once the connection is
+ * over). */
+size_t ncrelay_inject(struct ncrelay *r, const void *buf, size_t n);
+/* Why the connection ended (NCRELAY_OPEN while it lasts) and the bytes it
+ * brought in so far. */
+enum ncrelay_end ncrelay_state(struct ncrelay *r, uint64_t *in_bytes);
+/* End the connection now (libnetconf2 then reads the end of its input). */
+void ncrelay_cut(struct ncrelay *r);
+void ncrelay_stop(struct ncrelay *r);
+
+/* A libyang context holding ietf-netconf with the features named (NULL:
+ * all of them) and the optical-switch module at revision rev (NULL: none;
+ * an unknown revision gets the nearest one's list name), from the
+ * modules built into ofc (scripts/embed-yang.py). ly_flags are
+ * ly_ctx_new's. Free with ly_ctx_destroy. */
+struct ly_ctx;
+int netconf_context(const char *rev, const char *const *features, uint16_t ly_flags,
+		    struct ly_ctx **out, struct ofc_error *err);
+/* Silence libssh's, libnetconf2's and libyang's own logging (library code
+ * never prints): their messages go to a per-thread buffer instead, the
+ * last of which netconf_last_log returns (""), for errors. Once per
+ * process; idempotent. */
+void netconf_quiet(void);
+const char *netconf_last_log(void);
+void netconf_clear_log(void);
+
+/* The revisions of ofc's optical-switch module, newest first; and whether
+ * a revision names the list of cross-connects `pairs` (before 2017-08-04)
+ * rather than `pair`. */
+extern const char *const opsw_revisions[];
+bool opsw_uses_pairs(const char *rev);
+#define OPSW_NS "http://www.polatis.com/yang/optical-switch"
 
 /* MRR agent frames (docs/mrr.md): a 4-byte big-endian length, then one
  * protobuf message of at most MRR_MAX_FRAME bytes (util's frame_send and

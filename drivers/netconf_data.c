@@ -14,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OPSW_NS "http://www.polatis.com/yang/optical-switch"
-
 const char *const opsw_revisions[] = {"2017-08-04", "2015-06-10", NULL};
 
 int opsw_revision(const char *capability, char *rev, size_t n)
@@ -45,21 +43,91 @@ bool opsw_uses_pairs(const char *rev)
 	return strcmp(rev, "2017-08-04") < 0;
 }
 
-int opsw_context(const char *yang_dir, const char *rev, struct ly_ctx **out, struct ofc_error *err)
+/* The revision of ofc's module to load for a device's rev: rev itself when
+ * ofc has it, else the nearest one's (the list's name is the only
+ * difference ofc relies on). */
+static const char *known_revision(const char *rev)
 {
-	struct ly_ctx *ctx = NULL;
-	const char *known = NULL;
-
 	for (const char *const *r = opsw_revisions; *r; r++)
 		if (strcmp(*r, rev) == 0)
-			known = *r;
-	/* A revision ofc has no module for: the nearest older one it has
-	 * describes the list's name (the only difference ofc relies on). */
-	if (!known)
-		known = opsw_uses_pairs(rev) ? "2015-06-10" : "2017-08-04";
+			return *r;
+	return opsw_uses_pairs(rev) ? "2015-06-10" : "2017-08-04";
+}
+
+/* Load the built-in module name@rev (rev NULL: the first of that name)
+ * into ctx, implemented, with the features named. */
+static int load_text(struct ly_ctx *ctx, const char *name, const char *rev, const char **features,
+		     struct ofc_error *err)
+{
+	for (const struct yang_text *t = yang_texts; t->name; t++) {
+		struct ly_in *in = NULL;
+		LY_ERR e;
+
+		if (strcmp(t->name, name) != 0 || (rev && strcmp(t->revision, rev) != 0))
+			continue;
+		if (ly_in_new_memory(t->text, &in) != LY_SUCCESS)
+			return ofc_error_set(err, OFC_E_RUNTIME, "cannot read module %s", name);
+		e = lys_parse(ctx, in, LYS_IN_YANG, features, NULL);
+		ly_in_free(in, 0);
+		if (e != LY_SUCCESS)
+			return ofc_error_set(err, OFC_E_RUNTIME,
+					     "cannot load YANG module %s@%s: %s", name, t->revision,
+					     ly_errmsg(ctx) ? ly_errmsg(ctx) : "refused");
+		return 0;
+	}
+	return ofc_error_set(err, OFC_E_RUNTIME, "no YANG module %s%s%s built into ofc", name,
+			     rev ? "@" : "", rev ? rev : "");
+}
+
+int netconf_context(const char *rev, const char *const *features, uint16_t ly_flags,
+		    struct ly_ctx **out, struct ofc_error *err)
+{
+	static const char *const all[] = {"*", NULL};
+	struct ly_ctx *ctx = NULL;
 	/* Library code never prints: libyang keeps its last error for
 	 * ly_errmsg instead of logging it (this thread, this call only). */
 	uint32_t quiet = LY_LOSTORE_LAST;
+	int rc = 0;
+
+	*out = NULL;
+	ly_temp_log_options(&quiet);
+	if (ly_ctx_new(NULL, ly_flags | LY_CTX_DISABLE_SEARCHDIRS, &ctx) != LY_SUCCESS)
+		rc = ofc_error_set(err, OFC_E_RUNTIME, "cannot make a YANG context");
+	else if (load_text(ctx, "ietf-netconf", NULL, (const char **)(features ? features : all),
+			   err) < 0 ||
+		 (rev && load_text(ctx, "optical-switch", known_revision(rev), NULL, err) < 0))
+		rc = -1;
+	ly_temp_log_options(NULL);
+	if (rc < 0)
+		ly_ctx_destroy(ctx);
+	else
+		*out = ctx;
+	return rc;
+}
+
+int opsw_context(const char *yang_dir, const char *rev, struct ly_ctx **out, struct ofc_error *err)
+{
+	struct ly_ctx *ctx = NULL;
+	const char *known = known_revision(rev);
+
+	if (!yang_dir) {
+		uint32_t quiet = LY_LOSTORE_LAST;
+		int rc = 0;
+
+		ly_temp_log_options(&quiet);
+		if (ly_ctx_new(NULL, LY_CTX_NO_YANGLIBRARY | LY_CTX_DISABLE_SEARCHDIRS, &ctx) !=
+		    LY_SUCCESS)
+			rc = ofc_error_set(err, OFC_E_RUNTIME, "cannot make a YANG context");
+		else if (load_text(ctx, "optical-switch", known, NULL, err) < 0)
+			rc = -1;
+		ly_temp_log_options(NULL);
+		if (rc < 0)
+			ly_ctx_destroy(ctx);
+		else
+			*out = ctx;
+		return rc;
+	}
+	uint32_t quiet = LY_LOSTORE_LAST; /* as in netconf_context */
 	int rc = 0;
 
 	ly_temp_log_options(&quiet);
@@ -243,4 +311,95 @@ int opsw_parse(struct ly_ctx *ctx, const char *xml, size_t len, uint32_t ports, 
 		rc = state_check(&d->xc, &cfg, err);
 	}
 	return rc;
+}
+
+/* ---- writing: the edit of a batch ------------------------------------------------ */
+
+uint32_t opsw_edit(const struct op_batch *b, uint32_t ports, bool pairs, struct strbuf *out)
+{
+	const char *list = pairs ? "pairs" : "pair";
+	uint32_t n = 0;
+
+	sb_puts(out, "<cross-connects xmlns=\"" OPSW_NS "\" "
+		     "xmlns:nc=\"urn:ietf:params:xml:ns:netconf:base:1.0\">");
+	for (uint32_t i = 0; i < b->n; i++) {
+		const struct op *op = &b->ops[i];
+		bool again = false;
+
+		if (op->kind == OP_DISCONNECT) {
+			for (uint32_t k = 0; k < b->n && !again; k++)
+				again =
+				    b->ops[k].kind == OP_CONNECT && b->ops[k].xc.in == op->xc.in;
+			if (again)
+				continue;
+			sb_printf(out, "<%s nc:operation=\"delete\"><ingress>%u</ingress></%s>",
+				  list, op->xc.in, list);
+		} else if (op->kind == OP_CONNECT) {
+			sb_printf(out,
+				  "<%s nc:operation=\"merge\"><ingress>%u</ingress>"
+				  "<egress>%llu</egress></%s>",
+				  list, op->xc.in, (unsigned long long)ports + op->xc.out, list);
+		} else {
+			continue;
+		}
+		n++;
+	}
+	sb_puts(out, "</cross-connects>");
+	return n;
+}
+
+int opsw_error_ingress(const char *path, uint32_t *in)
+{
+	const char *p = path ? strstr(path, "ingress=") : NULL;
+	char q;
+
+	if (!p)
+		return -1;
+	p += strlen("ingress=");
+	q = *p;
+	if (q != '\'' && q != '"')
+		return -1;
+	p++;
+	uint64_t v = 0;
+	const char *d = p;
+	while (*p >= '0' && *p <= '9' && p - d < 11)
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	if (p == d || *p != q || v < 1 || v > UINT32_MAX)
+		return -1;
+	*in = (uint32_t)v;
+	return 0;
+}
+
+/* ---- reading: a hello ---------------------------------------------------------------- */
+
+static bool has_prefix(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+void netconf_caps_read(const char *const *cpblts, struct netconf_caps *c)
+{
+	static const char cap[] = "urn:ietf:params:netconf:capability:";
+
+	memset(c, 0, sizeof(*c));
+	for (const char *const *p = cpblts; p && *p; p++) {
+		const char *s = *p;
+		char rev[16];
+
+		if (opsw_revision(s, rev, sizeof(rev)) == 0) {
+			c->model = true;
+			snprintf(c->rev, sizeof(c->rev), "%s", rev);
+			c->pairs = opsw_uses_pairs(rev);
+			continue;
+		}
+		if (!has_prefix(s, cap))
+			continue;
+		s += strlen(cap);
+		c->candidate |= has_prefix(s, "candidate:1.0");
+		c->confirmed |= has_prefix(s, "confirmed-commit:1.");
+		c->rollback |= has_prefix(s, "rollback-on-error:1.0");
+		c->writable_running |= has_prefix(s, "writable-running:1.0");
+		c->notification |= has_prefix(s, "notification:1.0");
+		c->interleave |= has_prefix(s, "interleave:1.0");
+	}
 }

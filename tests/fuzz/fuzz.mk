@@ -24,6 +24,6 @@ lib:
 
 $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c lib
 	clang $(FLAGS) -std=c11 -D_GNU_SOURCE -I. -I$(BUILD)/gen $< $(BUILD)/libofc.a -o $@ \
-	  $$(pkg-config --libs yaml-0.1 libprotobuf-c libnl-3.0 libnl-route-3.0 libyang json-c libmicrohttpd gnutls nauty) -llpsolve55 -lcolamd -ldl -lpthread -lm
+	  $$(pkg-config --libs yaml-0.1 libprotobuf-c libnl-3.0 libnl-route-3.0 libyang json-c libmicrohttpd gnutls nauty libnetconf2 libssh) -llpsolve55 -lcolamd -ldl -lpthread -lm
 
 .PHONY: all lib

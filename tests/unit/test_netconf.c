@@ -1,7 +1,9 @@
 /* The NETCONF data path of the Polatis optical-switch model (issue 39,
  * drivers/netconf_data.c): the revision from a hello capability, the
  * list's name by revision, cross-connects and port health out of <get>
- * data, and refusals of what a switch cannot hold. Run from the source
+ * data, refusals of what a switch cannot hold, the edit of a batch, what
+ * a hello offers, the modules built into ofc; and the relay that bounds
+ * what a device sends (drivers/netconf_relay.c). Run from the source
  * tree's root (make test does): the modules are in drivers/yang. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +12,10 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <libyang/libyang.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "drivers/internal.h"
 
@@ -165,12 +171,246 @@ static void test_parse_bad(void **state)
 	assert_non_null(strstr(err.msg, "/nonexistent"));
 }
 
+/* The modules built into ofc are the files in drivers/yang, and serve both
+ * revisions without a directory. */
+static void test_builtin(void **state)
+{
+	struct ofc_error err = {0};
+	struct opsw_data d;
+	struct ly_ctx *ctx = NULL;
+	uint32_t seen = 0;
+	(void)state;
+
+	for (const struct yang_text *t = yang_texts; t->name; t++) {
+		char *path, *text = NULL;
+		size_t len;
+
+		if (strcmp(t->name, "optical-switch") != 0)
+			continue;
+		path = xasprintf(YANG_DIR "/%s@%s.yang", t->name, t->revision);
+		assert_int_equal(read_file(path, 1u << 20, &text, &len, &err), 0);
+		assert_string_equal(text, t->text);
+		free(text);
+		free(path);
+		seen++;
+	}
+	assert_int_equal(seen, 2);
+	assert_int_equal(opsw_context(NULL, "2015-06-10", &ctx, &err), 0);
+	opsw_data_init(&d);
+	static const char old_xml[] = "<cross-connects " NS "><pairs><ingress>2</ingress>"
+				      "<egress>8</egress></pairs></cross-connects>";
+	assert_int_equal(opsw_parse(ctx, old_xml, strlen(old_xml), 4, &d, &err), 0);
+	assert_int_equal(d.xc.nxc, 1);
+	opsw_data_free(&d);
+	opsw_context_free(ctx);
+	/* ietf-netconf with only the features asked: a device's hello says
+	 * what it has through them */
+	static const char *const feats[] = {"candidate", NULL};
+	assert_int_equal(netconf_context("2017-08-04", feats, 0, &ctx, &err), 0);
+	const struct lys_module *m = ly_ctx_get_module_implemented(ctx, "ietf-netconf");
+	assert_non_null(m);
+	assert_int_equal(lys_feature_value(m, "candidate"), LY_SUCCESS);
+	assert_int_equal(lys_feature_value(m, "confirmed-commit"), LY_ENOT);
+	assert_non_null(ly_ctx_get_module_implemented(ctx, "optical-switch"));
+	ly_ctx_destroy(ctx);
+}
+
+static struct op xop(enum op_kind k, uint32_t in, uint32_t out)
+{
+	return (struct op){.kind = k, .xc = {in, out}};
+}
+
+/* A batch as one edit: removals named by ingress, connections merged with
+ * egress N+k; a removal whose ingress is connected again is left to the
+ * merge; `pairs` on the older revision. */
+static void test_edit(void **state)
+{
+	struct op_batch b = {0};
+	struct strbuf sb = STRBUF_INIT;
+	(void)state;
+
+	batch_add(&b, xop(OP_DISCONNECT, 1, 3));
+	batch_add(&b, xop(OP_DISCONNECT, 4, 2));
+	batch_add(&b, xop(OP_CONNECT, 1, 2));
+	batch_add(&b, xop(OP_CONNECT, 5, 6));
+	assert_int_equal(opsw_edit(&b, 8, false, &sb), 3);
+	assert_string_equal(
+	    sb.buf, "<cross-connects " NS " xmlns:nc=\"urn:ietf:params:xml:ns:netconf:base:1.0\">"
+		    "<pair nc:operation=\"delete\"><ingress>4</ingress></pair>"
+		    "<pair nc:operation=\"merge\"><ingress>1</ingress><egress>10</egress></pair>"
+		    "<pair nc:operation=\"merge\"><ingress>5</ingress><egress>14</egress></pair>"
+		    "</cross-connects>");
+	sb_reset(&sb);
+	assert_int_equal(opsw_edit(&b, 8, true, &sb), 3);
+	assert_non_null(
+	    strstr(sb.buf, "<pairs nc:operation=\"delete\"><ingress>4</ingress></pairs>"));
+	assert_null(strstr(sb.buf, "<pair "));
+	sb_free(&sb);
+	batch_free(&b);
+
+	uint32_t in = 0;
+	assert_int_equal(
+	    opsw_error_ingress("/opsw:cross-connects/opsw:pair[opsw:ingress='37']", &in), 0);
+	assert_int_equal(in, 37);
+	assert_int_equal(opsw_error_ingress("/x/pairs[ingress=\"4\"]", &in), 0);
+	assert_int_equal(in, 4);
+	assert_int_equal(opsw_error_ingress("/opsw:cross-connects", &in), -1);
+	assert_int_equal(opsw_error_ingress("pair[ingress='4294967296']", &in), -1);
+	assert_int_equal(opsw_error_ingress("pair[ingress='3\"]", &in), -1);
+	assert_int_equal(opsw_error_ingress(NULL, &in), -1);
+}
+
+/* What a hello offers. */
+static void test_caps(void **state)
+{
+	static const char *const full[] = {
+	    "urn:ietf:params:netconf:base:1.1",
+	    "urn:ietf:params:netconf:capability:writable-running:1.0",
+	    "urn:ietf:params:netconf:capability:candidate:1.0",
+	    "urn:ietf:params:netconf:capability:confirmed-commit:1.1",
+	    "urn:ietf:params:netconf:capability:rollback-on-error:1.0",
+	    "urn:ietf:params:netconf:capability:notification:1.0",
+	    "http://www.polatis.com/yang/optical-switch?module=optical-switch&revision=2015-06-10",
+	    NULL};
+	static const char *const bare[] = {"urn:ietf:params:netconf:base:1.0", NULL};
+	struct netconf_caps c;
+	(void)state;
+
+	netconf_caps_read(full, &c);
+	assert_true(c.model && c.pairs && c.candidate && c.confirmed && c.rollback &&
+		    c.writable_running && c.notification && !c.interleave);
+	assert_string_equal(c.rev, "2015-06-10");
+	netconf_caps_read(bare, &c);
+	assert_false(c.model || c.candidate || c.writable_running);
+	netconf_caps_read(NULL, &c);
+	assert_false(c.model);
+}
+
+/* ---- the relay ---------------------------------------------------------------------- */
+
+struct feeder {
+	int fd;
+	size_t bytes; /* 0: until the write fails */
+	int every_ms; /* pause between bytes, or 0 for chunks */
+};
+
+static void *feed(void *arg)
+{
+	struct feeder *f = arg;
+	char buf[4096];
+	size_t sent = 0;
+
+	memset(buf, 'x', sizeof(buf));
+	while (!f->bytes || sent < f->bytes) {
+		size_t n = f->every_ms ? 1 : sizeof(buf);
+		ssize_t k;
+
+		if (f->bytes && n > f->bytes - sent)
+			n = f->bytes - sent;
+		k = send(f->fd, buf, n, MSG_NOSIGNAL);
+		if (k <= 0)
+			break;
+		sent += (size_t)k;
+		if (f->every_ms)
+			usleep((useconds_t)f->every_ms * 1000);
+	}
+	return NULL;
+}
+
+/* Read lib until EOF or 3 s; returns the bytes read. */
+static size_t drain(int fd)
+{
+	char buf[65536];
+	size_t total = 0;
+	double end = now_seconds() + 3;
+
+	while (now_seconds() < end) {
+		struct ofc_error err = {0};
+		long k = fd_read_some(fd, buf, sizeof(buf), end, &err);
+
+		if (k <= 0)
+			break;
+		total += (size_t)k;
+	}
+	return total;
+}
+
+static void test_relay(void **state)
+{
+	struct ofc_error err = {0};
+	int sp[2], lib;
+	struct ncrelay *r;
+	pthread_t t;
+	(void)state;
+
+	/* bytes both ways, then the peer's end: what came is delivered */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+	r = ncrelay_start(sp[1], NULL, NULL, &lib, &err);
+	assert_non_null(r);
+	assert_int_equal(write(lib, "hello", 5), 5);
+	char got[16] = "";
+	assert_int_equal(fd_read_exact(sp[0], got, 5, now_seconds() + 3, &err), 0);
+	assert_memory_equal(got, "hello", 5);
+	assert_int_equal(write(sp[0], "world", 5), 5);
+	close(sp[0]);
+	assert_int_equal(drain(lib), 5);
+	assert_int_equal(ncrelay_state(r, NULL), NCRELAY_EOF);
+	close(lib);
+	ncrelay_stop(r);
+
+	/* more than the bound: cut, nothing of it delivered, and why */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+	r = ncrelay_start(sp[1], NULL, NULL, &lib, &err);
+	ncrelay_arm(r, 1000, now_seconds() + 10);
+	struct feeder f = {sp[0], 100000, 0};
+	pthread_create(&t, NULL, feed, &f);
+	assert_true(drain(lib) <= 1000);
+	assert_int_equal(ncrelay_state(r, NULL), NCRELAY_TOO_BIG);
+	pthread_join(t, NULL);
+	close(sp[0]);
+	close(lib);
+	ncrelay_stop(r);
+
+	/* a reply that never ends: cut at the deadline */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+	r = ncrelay_start(sp[1], NULL, NULL, &lib, &err);
+	ncrelay_arm(r, 1u << 20, now_seconds() + 0.3);
+	f = (struct feeder){sp[0], 0, 5};
+	pthread_create(&t, NULL, feed, &f);
+	double t0 = now_seconds();
+	drain(lib);
+	assert_true(now_seconds() - t0 < 2.5);
+	assert_int_equal(ncrelay_state(r, NULL), NCRELAY_TIMEOUT);
+	pthread_join(t, NULL);
+	close(sp[0]);
+	close(lib);
+	ncrelay_stop(r);
+
+	/* muted: what libnetconf2 writes is dropped; injected bytes go */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+	r = ncrelay_start(sp[1], NULL, NULL, &lib, &err);
+	ncrelay_mute(r, true);
+	assert_int_equal(write(lib, "dropped", 7), 7);
+	assert_int_equal(ncrelay_inject(r, "sent", 4), 4);
+	memset(got, 0, sizeof(got));
+	assert_int_equal(fd_read_exact(sp[0], got, 4, now_seconds() + 3, &err), 0);
+	assert_string_equal(got, "sent");
+	/* the owner cuts: the peer sees the end */
+	ncrelay_cut(r);
+	assert_int_equal(fd_read_some(sp[0], got, sizeof(got), now_seconds() + 3, &err), 0);
+	assert_int_equal(ncrelay_state(r, NULL), NCRELAY_CLOSED);
+	close(sp[0]);
+	close(lib);
+	ncrelay_stop(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_revision),
-	    cmocka_unit_test(test_parse),
-	    cmocka_unit_test(test_parse_bad),
+	    cmocka_unit_test(test_revision),  cmocka_unit_test(test_parse),
+	    cmocka_unit_test(test_parse_bad), cmocka_unit_test(test_builtin),
+	    cmocka_unit_test(test_edit),      cmocka_unit_test(test_caps),
+	    cmocka_unit_test(test_relay),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,652 @@
+/* The netconf driver (ops "netconf", issue 39; docs/netconf.md): an
+ * optical switch or patch panel of the Polatis optical-switch model over
+ * NETCONF (RFC 6241), on SSH or a Unix socket (netconf_session.c).
+ *
+ * Reads are one <get> with a subtree filter for the cross-connects, the
+ * ports' status and their optical power (netconf_data.c turns the data
+ * into ofc's state); every read also says which ports in use are failing.
+ * A batch of changes is one <edit-config> (a pair per change, merge or
+ * delete, rollback-on-error where offered): on the candidate datastore
+ * with a <commit> when the device has one (a confirmed commit under a
+ * trial), else on running. The transaction's <lock> (driver_ops lock) is
+ * taken again after a lost session, or the transaction fails.
+ *
+ * A lost session, a timeout or a reply that is not NETCONF drops the
+ * session and the exchange is tried again on a new one, up to `retries`
+ * times; a batch is then re-planned from what the device holds, since the
+ * lost one may or may not have taken effect. An <rpc-error> is an answer:
+ * it fails the batch at once (nothing of it took effect with
+ * rollback-on-error, and the caller reads back anyway).
+ */
+#include "drivers/internal.h"
+
+#include <libnetconf2/messages_client.h>
+#include <libnetconf2/netconf.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A port seen under the power floor at a read, and where its light went
+ * (so the next read can tell a lasting loss from a reading that lags a
+ * change: a port must be low twice with the same partner). */
+struct low_seen {
+	uint32_t id, partner; /* opsw port ids 1..2N */
+};
+
+struct nc_priv {
+	struct netconf_session s;
+	struct credentials cred;
+	char *key_text;
+	size_t key_len;
+	struct ly_ctx *data_ctx; /* optical-switch at the device's revision */
+	char data_rev[16];
+	bool use_candidate;
+	bool txn_locked;      /* the caller holds the device's lock (driver_ops lock) */
+	bool confirm_pending; /* a confirmed commit waits for its confirming one */
+	struct low_seen *low;
+	uint32_t nlow;
+	size_t low_cap;
+};
+
+static const char filter[] = "<cross-connects xmlns=\"" OPSW_NS "\"/>"
+			     "<port-config xmlns=\"" OPSW_NS "\"/>"
+			     "<opm-power xmlns=\"" OPSW_NS "\"/>";
+
+static double exchange_deadline(const struct device *dev, uint32_t changes)
+{
+	return now_seconds() + dev->cfg.timeout + dev->cfg.move_time * changes;
+}
+
+/* Reasons that no new session cures. */
+static bool final(enum ofc_reason r)
+{
+	return r == OFC_R_AUTH || r == OFC_R_IDENTITY || r == OFC_R_CREDENTIALS ||
+	       r == OFC_R_REFUSED;
+}
+
+static const char *ds_name(NC_DATASTORE ds)
+{
+	return ds == NC_DATASTORE_CANDIDATE ? "candidate" : "running";
+}
+
+/* One RPC built by the caller; freed here. */
+static int call(struct device *dev, struct nc_rpc *rpc, const char *what, double deadline,
+		char **data, struct netconf_rpc_error *re, struct ofc_error *err)
+{
+	struct nc_priv *p = dev->priv;
+	int rc;
+
+	if (!rpc)
+		return ofc_error_set(err, OFC_E_RUNTIME, "%s: cannot build the RPC", what);
+	dev->stats.commands++;
+	rc = netconf_rpc(&p->s, rpc, what, deadline, data, re, err);
+	nc_rpc_free(rpc);
+	return rc;
+}
+
+static int lock_one(struct device *dev, NC_DATASTORE ds, bool lock, double deadline,
+		    struct ofc_error *err)
+{
+	struct netconf_rpc_error re;
+	char what[48];
+
+	snprintf(what, sizeof(what), "<%s> %s", lock ? "lock" : "unlock", ds_name(ds));
+	if (call(dev, lock ? nc_rpc_lock(ds) : nc_rpc_unlock(ds), what, deadline, NULL, &re, err) ==
+	    0)
+		return 0;
+	if (re.have && (strcmp(re.tag, "lock-denied") == 0 || strcmp(re.tag, "in-use") == 0)) {
+		char by[48] = "another session";
+
+		if (re.session_id)
+			snprintf(by, sizeof(by), "session %u", re.session_id);
+		ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
+			       "the %s datastore is locked by %s (another manager)%s%.160s",
+			       ds_name(ds), by, re.message[0] ? ": " : "", re.message);
+	}
+	return -1;
+}
+
+/* The datastores a transaction locks: running, and the candidate it edits. */
+static int lock_all(struct device *dev, double deadline, struct ofc_error *err)
+{
+	struct nc_priv *p = dev->priv;
+
+	if (lock_one(dev, NC_DATASTORE_RUNNING, true, deadline, err) < 0)
+		return -1;
+	if (p->use_candidate && lock_one(dev, NC_DATASTORE_CANDIDATE, true, deadline, err) < 0) {
+		struct ofc_error ignore = {0};
+
+		lock_one(dev, NC_DATASTORE_RUNNING, false, deadline, &ignore);
+		return -1;
+	}
+	return 0;
+}
+
+static int unlock_all(struct device *dev, double deadline, struct ofc_error *err)
+{
+	struct nc_priv *p = dev->priv;
+	int rc = 0;
+
+	if (p->use_candidate)
+		rc = lock_one(dev, NC_DATASTORE_CANDIDATE, false, deadline, err);
+	if (lock_one(dev, NC_DATASTORE_RUNNING, false, deadline,
+		     rc < 0 ? &(struct ofc_error){0} : err) < 0)
+		rc = -1;
+	return rc;
+}
+
+/* ---- sessions ------------------------------------------------------------------- */
+
+/* What the device's hello must offer, and how ofc will change it. */
+static int check_caps(struct device *dev, struct ofc_error *err)
+{
+	struct nc_priv *p = dev->priv;
+	const struct netconf_caps *c = &p->s.caps;
+	const char *want = dev->cfg.datastore;
+
+	if (!c->model)
+		return ofc_error_setr(
+		    err, OFC_E_RUNTIME, OFC_R_IDENTITY,
+		    "the device's hello names no optical-switch module (%s): not a "
+		    "switch of the Polatis model",
+		    OPSW_NS);
+	if (want && strcmp(want, "candidate") == 0 && !c->candidate)
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_IDENTITY,
+				      "the config asks for the candidate datastore, which the "
+				      "device does not offer (:candidate)");
+	p->use_candidate = c->candidate && !(want && strcmp(want, "running") == 0);
+	if (!p->use_candidate && !c->writable_running)
+		return ofc_error_setr(
+		    err, OFC_E_RUNTIME, OFC_R_IDENTITY,
+		    "the device offers neither :candidate nor :writable-running%s: "
+		    "ofc cannot change it",
+		    c->candidate ? " (and the config says datastore: running)" : "");
+	if (!p->data_ctx || strcmp(p->data_rev, c->rev) != 0) {
+		if (p->data_ctx)
+			opsw_context_free(p->data_ctx);
+		p->data_ctx = NULL;
+		if (opsw_context(NULL, c->rev, &p->data_ctx, err) < 0)
+			return -1;
+		snprintf(p->data_rev, sizeof(p->data_rev), "%s", c->rev);
+	}
+	return 0;
+}
+
+static void drop(struct device *dev, double deadline)
+{
+	struct nc_priv *p = dev->priv;
+
+	netconf_session_close(&p->s, deadline);
+}
+
+/* A session that is up: the current one, or a new one (hello checked, and
+ * the transaction's lock taken again when the caller held it). */
+static int ensure(struct device *dev, double deadline, struct ofc_error *err)
+{
+	struct nc_priv *p = dev->priv;
+
+	if (netconf_session_up(&p->s))
+		return 0;
+	drop(dev, 0);
+	if (netconf_session_open(dev, &p->cred, p->key_text, deadline, &p->s, err) < 0)
+		return -1;
+	if (check_caps(dev, err) < 0) {
+		drop(dev, deadline);
+		return -1;
+	}
+	if (p->confirm_pending) {
+		/* RFC 6241 8.4.1: the device reverted the confirmed commit when
+		 * the session that made it ended. */
+		p->confirm_pending = false;
+	}
+	if (p->txn_locked && lock_all(dev, deadline, err) < 0) {
+		ofc_error_prefix(err, "the session was lost and its lock with it");
+		drop(dev, deadline);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- reading ----------------------------------------------------------------------- */
+
+static bool low_seen_before(const struct nc_priv *p, uint32_t id, uint32_t partner)
+{
+	for (uint32_t i = 0; i < p->nlow; i++)
+		if (p->low[i].id == id && p->low[i].partner == partner)
+			return true;
+	return false;
+}
+
+static int alarm_cmp(const void *a, const void *b)
+{
+	const struct port_alarm *x = a, *y = b;
+
+	if (x->port != y->port)
+		return x->port < y->port ? -1 : 1;
+	return (int)x->egress - (int)y->egress;
+}
+
+/* Check one side of a cross-connect: port id (1..2N) of a light path to
+ * partner. */
+static void check_port(struct device *dev, const struct opsw_data *d, uint32_t id, uint32_t partner,
+		       struct low_seen **now, uint32_t *nnow, size_t *cap)
+{
+	struct nc_priv *p = dev->priv;
+	uint32_t n = dev->cfg.ports;
+
+	for (uint32_t i = 0; i < d->nports; i++) {
+		const struct opsw_port *q = &d->ports[i];
+		struct port_alarm a = {.port = id > n ? id - n : id, .egress = id > n};
+
+		if (q->port != id)
+			continue;
+		if (q->status == OPSW_FAILED) {
+			a.kind = ALARM_FAILED;
+		} else if (q->has_power && dev->cfg.min_power_set &&
+			   q->power_dbm < dev->cfg.min_power) {
+			GROW(*now, *cap, (size_t)*nnow + 1);
+			(*now)[(*nnow)++] = (struct low_seen){id, partner};
+			if (!low_seen_before(p, id, partner))
+				continue; /* once may be a reading that lags a change */
+			a.kind = ALARM_LOW_POWER;
+			a.power_dbm = q->power_dbm;
+		} else {
+			continue;
+		}
+		GROW(dev->alarms, dev->alarms_cap, (size_t)dev->nalarms + 1);
+		dev->alarms[dev->nalarms++] = a;
+	}
+}
+
+/* The ports in use the device reports failing (struct device's alarms). */
+static void take_alarms(struct device *dev, const struct opsw_data *d)
+{
+	struct nc_priv *p = dev->priv;
+	struct low_seen *now = NULL;
+	uint32_t nnow = 0, n = dev->cfg.ports;
+	size_t cap = 0;
+
+	dev->nalarms = 0;
+	for (uint32_t i = 0; i < d->xc.nxc; i++) {
+		const struct xconn *x = &d->xc.xc[i];
+
+		check_port(dev, d, x->in, n + x->out, &now, &nnow, &cap);
+		check_port(dev, d, n + x->out, x->in, &now, &nnow, &cap);
+	}
+	qsort(dev->alarms, dev->nalarms, sizeof(*dev->alarms), alarm_cmp);
+	free(p->low);
+	p->low = now;
+	p->nlow = nnow;
+	p->low_cap = cap;
+}
+
+/* One <get> on the current session. */
+static int get_once(struct device *dev, struct opsw_data *d, double deadline, struct ofc_error *err)
+{
+	struct nc_priv *p = dev->priv;
+	struct netconf_rpc_error re;
+	char *data = NULL;
+	int rc;
+
+	rc = call(dev, nc_rpc_get(filter, NC_WD_UNKNOWN, NC_PARAMTYPE_CONST), "<get>", deadline,
+		  &data, &re, err);
+	if (rc == 0) {
+		rc = opsw_parse(p->data_ctx, data ? data : "", data ? strlen(data) : 0,
+				dev->cfg.ports, d, err);
+		if (rc < 0)
+			ofc_error_prefix(err, "<get>");
+	}
+	free(data);
+	return rc;
+}
+
+/* A <get> with retries on new sessions. */
+static int get(struct device *dev, struct opsw_data *d, struct ofc_error *err)
+{
+	struct ofc_error last = {0};
+
+	for (uint32_t a = 0; a <= dev->cfg.retries; a++) {
+		double deadline = exchange_deadline(dev, 0);
+
+		if (a)
+			dev->stats.retries++;
+		opsw_data_free(d);
+		opsw_data_init(d);
+		if (ensure(dev, deadline, &last) == 0 && get_once(dev, d, deadline, &last) == 0)
+			return 0;
+		if (final(last.reason))
+			break;
+		drop(dev, 0);
+	}
+	*err = last;
+	return -1;
+}
+
+static int nc_read(struct device *dev, struct device_state *out, struct ofc_error *err)
+{
+	struct opsw_data d;
+
+	opsw_data_init(&d);
+	if (get(dev, &d, err) < 0) {
+		opsw_data_free(&d);
+		dev->nalarms = 0;
+		return -1;
+	}
+	take_alarms(dev, &d);
+	state_free(out);
+	*out = d.xc; /* moved: the data's own copy is not freed below */
+	state_init(&d.xc, DEV_SWITCH);
+	opsw_data_free(&d);
+	return 0;
+}
+
+/* ---- changing ----------------------------------------------------------------------- */
+
+/* The error of a refused edit: the change its error-path names, if any. */
+static int refused_edit(const struct op_batch *b, const struct netconf_rpc_error *re,
+			const char *what, struct ofc_error *err)
+{
+	uint32_t in;
+	char desc[64] = "";
+
+	if (opsw_error_ingress(re->path, &in) == 0)
+		for (uint32_t i = 0; i < b->n; i++)
+			if (b->ops[i].xc.in == in && (!desc[0] || b->ops[i].kind == OP_CONNECT))
+				op_describe(&b->ops[i], desc, sizeof(desc));
+	if (!desc[0])
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
+				      "device refused %s of %u change%s (%s%s%.200s)", what, b->n,
+				      b->n == 1 ? "" : "s", re->tag[0] ? re->tag : "rpc-error",
+				      re->message[0] ? ": " : "", re->message);
+	return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED, "device refused %s (%s%s%.200s)",
+			      desc, re->tag[0] ? re->tag : "rpc-error", re->message[0] ? ": " : "",
+			      re->message);
+}
+
+/* Edit the datastore; on the candidate, commit it (confirmed under a trial). */
+static int edit_once(struct device *dev, const struct op_batch *b, double deadline,
+		     struct ofc_error *err)
+{
+	struct nc_priv *p = dev->priv;
+	const struct netconf_caps *c = &p->s.caps;
+	NC_DATASTORE ds = p->use_candidate ? NC_DATASTORE_CANDIDATE : NC_DATASTORE_RUNNING;
+	struct strbuf xml = STRBUF_INIT;
+	struct netconf_rpc_error re;
+	struct ofc_error ignore = {0};
+	bool took = false;
+	int rc = 0;
+
+	if (opsw_edit(b, dev->cfg.ports, c->pairs, &xml) == 0) {
+		sb_free(&xml);
+		return 0;
+	}
+	if (p->use_candidate && !p->txn_locked) {
+		/* A candidate is shared: never edit it unlocked. */
+		if (lock_all(dev, deadline, err) < 0) {
+			sb_free(&xml);
+			return -1;
+		}
+		took = true;
+	}
+	if (p->use_candidate &&
+	    call(dev, nc_rpc_discard(), "<discard-changes>", deadline, NULL, &re, err) < 0)
+		rc = -1;
+	if (rc == 0 &&
+	    call(dev,
+		 nc_rpc_edit(ds, NC_RPC_EDIT_DFLTOP_UNKNOWN, NC_RPC_EDIT_TESTOPT_UNKNOWN,
+			     c->rollback ? NC_RPC_EDIT_ERROPT_ROLLBACK : NC_RPC_EDIT_ERROPT_UNKNOWN,
+			     xml.buf, NC_PARAMTYPE_CONST),
+		 "<edit-config>", deadline, NULL, &re, err) < 0) {
+		if (re.have)
+			refused_edit(b, &re, "<edit-config>", err);
+		rc = -1;
+	}
+	sb_free(&xml);
+	if (rc == 0 && p->use_candidate) {
+		bool trial = dev->trial_seconds > 0 && c->confirmed;
+		uint32_t secs = trial ? (uint32_t)ceil(dev->trial_seconds) : 0;
+
+		if (call(dev, nc_rpc_commit(trial, secs, NULL, NULL, NC_PARAMTYPE_CONST),
+			 "<commit>", deadline, NULL, &re, err) < 0) {
+			if (re.have)
+				refused_edit(b, &re, "<commit>", err);
+			rc = -1;
+		} else if (trial) {
+			p->confirm_pending = true;
+		}
+	}
+	if (rc < 0 && p->use_candidate && netconf_session_up(&p->s))
+		call(dev, nc_rpc_discard(), "<discard-changes>", deadline, NULL, &re, &ignore);
+	if (took && netconf_session_up(&p->s))
+		unlock_all(dev, deadline, &ignore);
+	return rc;
+}
+
+/* What of b is still to do on a device that holds cur: the device at b's
+ * end (every ingress b touches as b leaves it), diffed against cur. */
+static void remaining(const struct device_state *cur, const struct op_batch *b,
+		      struct op_batch *out)
+{
+	struct device_state want;
+
+	state_init(&want, DEV_SWITCH);
+	for (uint32_t i = 0; i < cur->nxc; i++) {
+		bool touched = false;
+
+		for (uint32_t k = 0; k < b->n && !touched; k++)
+			touched = b->ops[k].xc.in == cur->xc[i].in;
+		if (!touched)
+			state_add_xconn(&want, cur->xc[i].in, cur->xc[i].out);
+	}
+	for (uint32_t k = 0; k < b->n; k++) {
+		bool later = false;
+
+		for (uint32_t j = k + 1; j < b->n && !later; j++)
+			later = b->ops[j].xc.in == b->ops[k].xc.in;
+		if (!later && b->ops[k].kind == OP_CONNECT)
+			state_add_xconn(&want, b->ops[k].xc.in, b->ops[k].xc.out);
+	}
+	state_sort(&want);
+	state_diff(cur, &want, out);
+	state_free(&want);
+}
+
+static int check_ops(const struct device *dev, const struct op_batch *b, struct ofc_error *err)
+{
+	uint32_t n = dev->cfg.ports;
+
+	for (uint32_t i = 0; i < b->n; i++) {
+		const struct op *op = &b->ops[i];
+
+		if (op->kind != OP_CONNECT && op->kind != OP_DISCONNECT)
+			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
+					      "a switch cannot do operation %d", (int)op->kind);
+		if (op->xc.in < 1 || op->xc.in > n ||
+		    (op->kind == OP_CONNECT && (op->xc.out < 1 || op->xc.out > n)))
+			return ofc_error_setr(
+			    err, OFC_E_RUNTIME, OFC_R_REFUSED,
+			    "not sent: cross-connect %u -> %u is outside ports 1..%u", op->xc.in,
+			    op->xc.out, n);
+	}
+	return 0;
+}
+
+static int nc_apply(struct device *dev, const struct op_batch *b, uint32_t *done,
+		    struct ofc_error *err)
+{
+	struct ofc_error last = {0};
+
+	if (check_ops(dev, b, err) < 0)
+		return -1;
+	for (uint32_t a = 0; a <= dev->cfg.retries; a++) {
+		double deadline = exchange_deadline(dev, b->n);
+		struct op_batch rest = {0};
+		const struct op_batch *todo = b;
+		struct opsw_data d;
+		int rc;
+
+		if (a)
+			dev->stats.retries++;
+		if (ensure(dev, deadline, &last) < 0) {
+			if (final(last.reason))
+				break;
+			continue;
+		}
+		if (a) {
+			/* The lost exchange may or may not have taken effect. */
+			opsw_data_init(&d);
+			rc = get_once(dev, &d, deadline, &last);
+			if (rc == 0)
+				remaining(&d.xc, b, &rest);
+			opsw_data_free(&d);
+			if (rc < 0) {
+				if (final(last.reason))
+					break;
+				drop(dev, 0);
+				continue;
+			}
+			todo = &rest;
+		}
+		rc = edit_once(dev, todo, exchange_deadline(dev, todo->n), &last);
+		batch_free(&rest);
+		if (rc == 0) {
+			*done = b->n;
+			return 0;
+		}
+		if (final(last.reason))
+			break;
+		drop(dev, 0);
+	}
+	*err = last;
+	return -1;
+}
+
+/* ---- the transaction's lock and trial ---------------------------------------------------- */
+
+static int nc_lock(struct device *dev, struct ofc_error *err)
+{
+	struct nc_priv *p = dev->priv;
+	struct ofc_error last = {0};
+
+	if (p->txn_locked)
+		return 0;
+	for (uint32_t a = 0; a <= dev->cfg.retries; a++) {
+		double deadline = exchange_deadline(dev, 0);
+
+		if (a)
+			dev->stats.retries++;
+		if (ensure(dev, deadline, &last) == 0 && lock_all(dev, deadline, &last) == 0) {
+			p->txn_locked = true;
+			return 0;
+		}
+		if (final(last.reason))
+			break;
+		drop(dev, 0);
+	}
+	*err = last;
+	return -1;
+}
+
+static int nc_unlock(struct device *dev, struct ofc_error *err)
+{
+	struct nc_priv *p = dev->priv;
+
+	if (!p->txn_locked)
+		return 0;
+	p->txn_locked = false;
+	if (!netconf_session_up(&p->s))
+		return 0; /* the device dropped it with the session */
+	return unlock_all(dev, exchange_deadline(dev, 0), err);
+}
+
+static int nc_confirm(struct device *dev, struct ofc_error *err)
+{
+	struct nc_priv *p = dev->priv;
+	struct netconf_rpc_error re;
+
+	if (!p->confirm_pending)
+		return 0;
+	p->confirm_pending = false;
+	if (!netconf_session_up(&p->s))
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST,
+				      "the session of the confirmed commit ended: the device has "
+				      "reverted the trial (RFC 6241 8.4)");
+	return call(dev, nc_rpc_commit(0, 0, NULL, NULL, NC_PARAMTYPE_CONST), "confirming <commit>",
+		    exchange_deadline(dev, 0), NULL, &re, err);
+}
+
+/* ---- open and close ------------------------------------------------------------------------ */
+
+static void nc_close(struct device *dev)
+{
+	struct nc_priv *p = dev->priv;
+
+	if (!p)
+		return;
+	if (p->txn_locked && netconf_session_up(&p->s)) {
+		struct ofc_error ignore = {0};
+
+		unlock_all(dev, now_seconds() + fmin(dev->cfg.timeout, 2), &ignore);
+	}
+	drop(dev, now_seconds() + fmin(dev->cfg.timeout, 2));
+	credentials_wipe(&p->cred);
+	if (p->key_text) {
+		explicit_bzero(p->key_text, p->key_len);
+		free(p->key_text);
+	}
+	if (p->data_ctx)
+		opsw_context_free(p->data_ctx);
+	free(p->low);
+	free(p);
+	dev->priv = NULL;
+}
+
+static int nc_open(struct device *dev, struct ofc_error *err)
+{
+	struct nc_priv *p = xcalloc(1, sizeof(*p));
+	bool unix_path = dev->cfg.address && strncmp(dev->cfg.address, "unix:", 5) == 0;
+
+	p->s.lib_fd = -1;
+	dev->priv = p;
+	if (!unix_path) {
+		/* SSH: whom to trust and how to log in. A Unix socket's
+		 * permissions are its login. */
+		if (!dev->cfg.known_hosts) {
+			ofc_error_setr(
+			    err, OFC_E_INPUT, OFC_R_CREDENTIALS,
+			    "NETCONF over SSH needs 'known_hosts: FILE' (the device's host "
+			    "key)");
+			goto fail;
+		}
+		if (credentials_load(dev->cfg.credentials, dev->cfg.credentials_dir, &p->cred,
+				     err) < 0)
+			goto fail;
+		if (p->cred.key_file[0] &&
+		    credentials_load_key(dev->cfg.credentials, dev->cfg.credentials_dir, &p->cred,
+					 &p->key_text, &p->key_len, err) < 0)
+			goto fail;
+	}
+	/* Connect now, so a refused login or a device of another model shows
+	 * before any plan. */
+	for (uint32_t a = 0; a <= dev->cfg.retries; a++) {
+		if (ensure(dev, exchange_deadline(dev, 0), err) == 0)
+			return 0;
+		if (final(err->reason))
+			break;
+	}
+fail:
+	nc_close(dev);
+	return -1;
+}
+
+const struct driver_ops netconf_driver_ops = {
+    .name = "netconf",
+    .cls = DEV_SWITCH,
+    .open = nc_open,
+    .read_state = nc_read,
+    .apply = nc_apply,
+    .close = nc_close,
+    .lock = nc_lock,
+    .unlock = nc_unlock,
+    .confirm = nc_confirm,
+};

@@ -1,0 +1,358 @@
+/* A NETCONF client session (RFC 6241) through libnetconf2 2.0: over SSH
+ * (netconf_ssh.c) or a Unix socket, always through the relay
+ * (netconf_relay.c) that bounds what the device sends and when. One RPC
+ * at a time, each with an absolute deadline and a bound on its reply; an
+ * <rpc-error> becomes a refusal with the device's own words, and the
+ * session is dropped on anything else that goes wrong (the caller
+ * reconnects).
+ *
+ * libnetconf2, libyang and libssh log through callbacks that carry no
+ * caller's data, so what they say is kept in a per-thread buffer
+ * (netconf_last_log) rather than printed: the one piece of mutable state
+ * here, and per thread, as their callbacks are.
+ */
+#include "drivers/internal.h"
+
+#include <errno.h>
+#include <libnetconf2/log.h>
+#include <libnetconf2/messages_client.h>
+#include <libnetconf2/netconf.h>
+#include <libnetconf2/session_client.h>
+#include <libssh/callbacks.h>
+#include <libyang/libyang.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static __thread char last_log[256];
+
+static void keep_log(const char *msg)
+{
+	snprintf(last_log, sizeof(last_log), "%s", msg ? msg : "");
+}
+
+static void nc_log(const struct nc_session *s, NC_VERB_LEVEL level, const char *msg)
+{
+	(void)s;
+	if (level == NC_VERB_ERROR)
+		keep_log(msg);
+}
+
+static void ly_log(LY_LOG_LEVEL level, const char *msg, const char *path)
+{
+	(void)path;
+	if (level == LY_LLERR)
+		keep_log(msg);
+}
+
+static void ssh_quiet_log(int priority, const char *function, const char *buffer, void *userdata)
+{
+	(void)priority;
+	(void)function;
+	(void)buffer;
+	(void)userdata;
+}
+
+static void quiet_once(void)
+{
+	nc_client_init();
+	nc_verbosity(NC_VERB_ERROR);
+	nc_set_print_clb_session(nc_log);
+	ly_set_log_clb(ly_log, 0);
+	ssh_set_log_callback(ssh_quiet_log);
+}
+
+void netconf_quiet(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, quiet_once);
+}
+
+const char *netconf_last_log(void)
+{
+	return last_log;
+}
+
+void netconf_clear_log(void)
+{
+	last_log[0] = 0;
+}
+
+/* ---- connecting ------------------------------------------------------------------ */
+
+/* "unix:PATH", "HOST:PORT" or "[V6]:PORT". */
+static int split_address(const char *addr, char *host, size_t n, unsigned *port, bool *unix_path)
+{
+	const char *colon;
+	uint32_t p;
+
+	*unix_path = strncmp(addr, "unix:", 5) == 0;
+	if (*unix_path) {
+		snprintf(host, n, "%s", addr + 5);
+		return addr[5] && strlen(addr + 5) < sizeof(((struct sockaddr_un *)0)->sun_path)
+			   ? 0
+			   : -1;
+	}
+	if (addr[0] == '[') {
+		const char *close = strchr(addr, ']');
+
+		if (!close || close[1] != ':' || (size_t)(close - addr - 1) >= n)
+			return -1;
+		snprintf(host, n, "%.*s", (int)(close - addr - 1), addr + 1);
+		colon = close + 1;
+	} else {
+		colon = strrchr(addr, ':');
+		if (!colon || (size_t)(colon - addr) >= n)
+			return -1;
+		snprintf(host, n, "%.*s", (int)(colon - addr), addr);
+	}
+	if (parse_u32(colon + 1, &p) < 0 || p < 1 || p > 65535)
+		return -1;
+	*port = p;
+	return 0;
+}
+
+static int unix_connect(const char *path, struct ofc_error *err)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		if (fd >= 0)
+			close(fd);
+		return ofc_error_set(err, OFC_E_INPUT, "unix socket path too long: %.80s", path);
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int en = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST,
+				      "cannot connect to unix:%s: %s", path, strerror(en));
+	}
+	return fd;
+}
+
+int netconf_session_open(const struct device *dev, const struct credentials *cred,
+			 const char *key_text, double deadline, struct netconf_session *s,
+			 struct ofc_error *err)
+{
+	char host[256];
+	unsigned port = 0;
+	bool unix_path;
+	void *ssh = NULL, *chan = NULL;
+	int fd = -1;
+
+	memset(s, 0, sizeof(*s));
+	s->lib_fd = -1;
+	netconf_quiet();
+	if (split_address(dev->cfg.address, host, sizeof(host), &port, &unix_path) < 0)
+		return ofc_error_set(err, OFC_E_INPUT, "bad address '%s'", dev->cfg.address);
+	if (unix_path)
+		fd = unix_connect(host, err);
+	else if (netconf_ssh_open(host, port, dev->cfg.known_hosts, cred, key_text, deadline, &ssh,
+				  &chan, err) == 0)
+		fd = -2; /* an SSH channel */
+	if (fd == -1)
+		return -1;
+	s->relay = ncrelay_start(fd >= 0 ? fd : -1, ssh, chan, &s->lib_fd, err);
+	if (!s->relay)
+		return -1;
+	if (netconf_context(NULL, NULL, LY_CTX_NO_YANGLIBRARY, &s->ctx, err) < 0) {
+		netconf_session_close(s, 0);
+		return -1;
+	}
+	/* The hello, and what libnetconf2 then asks to learn the device's
+	 * modules, within the deadline and NETCONF_MAX_REPLY. */
+	ncrelay_arm(s->relay, NETCONF_MAX_REPLY, deadline);
+	netconf_clear_log();
+	s->nc = nc_connect_inout(s->lib_fd, s->lib_fd, s->ctx);
+	if (!s->nc) {
+		enum ncrelay_end e = ncrelay_state(s->relay, NULL);
+
+		netconf_transport_error(e, "hello", deadline, err);
+		netconf_session_close(s, 0);
+		return -1;
+	}
+	ncrelay_arm(s->relay, 0, 0);
+	netconf_caps_read((const char *const *)nc_session_get_cpblts(s->nc), &s->caps);
+	s->sid = nc_session_get_id(s->nc);
+	return 0;
+}
+
+void netconf_session_close(struct netconf_session *s, double deadline)
+{
+	if (!s->relay)
+		return;
+	if (s->nc) {
+		/* <close-session>, if the session is still up, for at most the
+		 * time left (libnetconf2 waits for its reply). */
+		if (deadline > now_seconds() && ncrelay_state(s->relay, NULL) == NCRELAY_OPEN)
+			ncrelay_arm(s->relay, 1u << 20, deadline);
+		else
+			ncrelay_cut(s->relay);
+		nc_session_free(s->nc, NULL);
+		s->nc = NULL;
+	}
+	if (s->lib_fd >= 0)
+		close(s->lib_fd);
+	s->lib_fd = -1;
+	ncrelay_stop(s->relay);
+	s->relay = NULL;
+	if (s->ctx)
+		ly_ctx_destroy(s->ctx);
+	s->ctx = NULL;
+}
+
+bool netconf_session_up(const struct netconf_session *s)
+{
+	return s->relay && s->nc && ncrelay_state(s->relay, NULL) == NCRELAY_OPEN &&
+	       nc_session_get_status(s->nc) == NC_STATUS_RUNNING;
+}
+
+/* ---- one exchange -------------------------------------------------------------- */
+
+int netconf_transport_error(enum ncrelay_end e, const char *what, double deadline,
+			    struct ofc_error *err)
+{
+	const char *lib = netconf_last_log();
+
+	switch (e) {
+	case NCRELAY_TIMEOUT:
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_TIMEOUT,
+				      "%s: no whole reply before the deadline", what);
+	case NCRELAY_TOO_BIG:
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_TOO_BIG,
+				      "%s: reply larger than %u bytes", what, NETCONF_MAX_REPLY);
+	case NCRELAY_EOF:
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_CLOSED,
+				      "%s: connection closed by the device", what);
+	case NCRELAY_LOST:
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST, "%s: connection lost", what);
+	default:
+		break;
+	}
+	if (deadline > 0 && now_seconds() >= deadline)
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_TIMEOUT,
+				      "%s: no reply before the deadline", what);
+	/* Open and still failed: libnetconf2 could not read what came. */
+	return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE, "%s: not a NETCONF reply%s%.200s",
+			      what, lib[0] ? ": " : "", lib);
+}
+
+static const char *child_text(const struct lyd_node *n, const char *name)
+{
+	const struct lyd_node *c;
+
+	LY_LIST_FOR(lyd_child(n), c)
+	if (strcmp(LYD_NAME(c), name) == 0) {
+		if (!c->schema)
+			return ((const struct lyd_node_opaq *)c)->value;
+		return lyd_get_value(c);
+	}
+	return NULL;
+}
+
+static const struct lyd_node *child_node(const struct lyd_node *n, const char *name)
+{
+	const struct lyd_node *c;
+
+	LY_LIST_FOR(lyd_child(n), c)
+	if (strcmp(LYD_NAME(c), name) == 0)
+		return c;
+	return NULL;
+}
+
+/* The first <rpc-error> of severity error in a reply's envelope. */
+static bool take_rpc_error(const struct lyd_node *envp, struct netconf_rpc_error *re)
+{
+	const struct lyd_node *e;
+
+	memset(re, 0, sizeof(*re));
+	LY_LIST_FOR(lyd_child(envp), e)
+	{
+		const char *sev = child_text(e, "error-severity"), *t;
+		const struct lyd_node *info;
+
+		if (strcmp(LYD_NAME(e), "rpc-error") != 0 || (sev && strcmp(sev, "warning") == 0))
+			continue;
+		re->have = true;
+		snprintf(re->tag, sizeof(re->tag), "%s", (t = child_text(e, "error-tag")) ? t : "");
+		snprintf(re->message, sizeof(re->message), "%s",
+			 (t = child_text(e, "error-message")) ? t : "");
+		snprintf(re->path, sizeof(re->path), "%s",
+			 (t = child_text(e, "error-path")) ? t : "");
+		snprintf(re->app_tag, sizeof(re->app_tag), "%s",
+			 (t = child_text(e, "error-app-tag")) ? t : "");
+		info = child_node(e, "error-info");
+		if (info && (t = child_text(info, "session-id")))
+			parse_u32(t, &re->session_id);
+		return true;
+	}
+	return false;
+}
+
+int netconf_rpc(struct netconf_session *s, struct nc_rpc *rpc, const char *what, double deadline,
+		char **data, struct netconf_rpc_error *re, struct ofc_error *err)
+{
+	struct lyd_node *envp = NULL, *op = NULL;
+	NC_MSG_TYPE t;
+	uint64_t id = 0;
+	int rc = 0;
+
+	if (data)
+		*data = NULL;
+	memset(re, 0, sizeof(*re));
+	if (!netconf_session_up(s))
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST, "%s: the session is gone",
+				      what);
+	netconf_clear_log();
+	ncrelay_arm(s->relay, NETCONF_MAX_REPLY, deadline);
+	int ms = (int)((deadline - now_seconds()) * 1000) + 1;
+	t = ms > 0 ? nc_send_rpc(s->nc, rpc, ms, &id) : NC_MSG_WOULDBLOCK;
+	if (t != NC_MSG_RPC) {
+		rc = netconf_transport_error(t == NC_MSG_WOULDBLOCK ? NCRELAY_TIMEOUT
+								    : ncrelay_state(s->relay, NULL),
+					     what, deadline, err);
+		goto out;
+	}
+	ms = (int)((deadline - now_seconds()) * 1000) + 1;
+	t = ms > 0 ? nc_recv_reply(s->nc, rpc, id, ms, &envp, &op) : NC_MSG_WOULDBLOCK;
+	if (t != NC_MSG_REPLY) {
+		enum ncrelay_end e = ncrelay_state(s->relay, NULL);
+
+		if (t == NC_MSG_WOULDBLOCK && e == NCRELAY_OPEN)
+			e = NCRELAY_TIMEOUT;
+		rc = netconf_transport_error(e, what, deadline, err);
+		goto out;
+	}
+	if (take_rpc_error(envp, re)) {
+		rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED, "%s refused (%s%s%.200s)",
+				    what, re->tag[0] ? re->tag : "rpc-error",
+				    re->message[0] ? ": " : "", re->message);
+		goto out;
+	}
+	if (data && op) {
+		const struct lyd_node *d = child_node(op, "data");
+
+		if (d && d->schema && (d->schema->nodetype & LYD_NODE_ANY) &&
+		    lyd_any_value_str(d, data) != LY_SUCCESS) {
+			rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+					    "%s: unreadable data", what);
+			*data = NULL;
+		}
+	}
+out:
+	lyd_free_tree(envp);
+	lyd_free_tree(op);
+	if (rc < 0 && err->reason != OFC_R_REFUSED)
+		ncrelay_cut(s->relay); /* a session that failed once is not trusted again */
+	else
+		ncrelay_arm(s->relay, 0, 0);
+	return rc;
+}
