@@ -83,7 +83,7 @@ STAMP    = $(BUILD)/.deps-ok
 # Man pages are generated from each binary's --help (scripts/man.py) and
 # the hand-written sections in docs/man/NAME.extra, so they list every
 # option the binary has.
-MAN1     = ofc ocs-emu mrr-emu
+MAN1     = ofc ocs-emu mrr-emu netconf-emu
 MAN8     = ofcd ofc-gateway
 MANS     = $(patsubst %,$(BUILD)/man/%.1,$(MAN1)) $(patsubst %,$(BUILD)/man/%.8,$(MAN8))
 
@@ -281,8 +281,10 @@ install: all $(LIB)
 	  $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 	  $(DESTDIR)$(INCLUDEDIR)/ofc/proto $(DESTDIR)$(SYSCONFDIR)/default \
 	  $(DESTDIR)$(DOCDIR) $(DESTDIR)$(PYTHONDIR) $(DESTDIR)$(OFCDATADIR)/proto \
-	  $(DESTDIR)$(OFCDATADIR)/configs/credentials $(DESTDIR)$(OFCDATADIR)/examples/modelw
-	install -m 0755 $(BUILD)/ofc $(BUILD)/ocs-emu $(BUILD)/mrr-emu $(BUILD)/ofc-mpi-rank $(DESTDIR)$(BINDIR)/
+	  $(DESTDIR)$(OFCDATADIR)/configs/credentials $(DESTDIR)$(OFCDATADIR)/examples/modelw \
+	  $(DESTDIR)$(OFCDATADIR)/yang
+	install -m 0755 $(BUILD)/ofc $(BUILD)/ocs-emu $(BUILD)/mrr-emu $(BUILD)/netconf-emu \
+	  $(BUILD)/ofc-mpi-rank $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/ofcd $(BUILD)/ofc-gateway $(DESTDIR)$(SBINDIR)/
 	install -m 0644 $(patsubst %,$(BUILD)/man/%.1,$(MAN1)) $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(patsubst %,$(BUILD)/man/%.8,$(MAN8)) $(DESTDIR)$(MANDIR)/man8/
@@ -302,6 +304,7 @@ install: all $(LIB)
 	install -m 0644 proto/*.proto $(DESTDIR)$(OFCDATADIR)/proto/
 	install -m 0644 configs/*.yaml $(DESTDIR)$(OFCDATADIR)/configs/
 	install -m 0644 configs/credentials/* $(DESTDIR)$(OFCDATADIR)/configs/credentials/
+	install -m 0644 drivers/yang/*.yang $(DESTDIR)$(OFCDATADIR)/yang/
 	install -m 0644 examples/README.md $(DESTDIR)$(OFCDATADIR)/examples/
 	install -m 0644 examples/modelw/*.yaml $(DESTDIR)$(OFCDATADIR)/examples/modelw/
 	cp -r $(BUILD)/python/ofc_client $(DESTDIR)$(PYTHONDIR)/

@@ -114,6 +114,7 @@ def main():
             "ocs-emu": "an emulated optical circuit switch speaking TL1",
             "mrr-emu": "an emulated MRR-based WDM ring agent",
             "ofc-gateway": "the network API: ofcd's control API as JSON over HTTPS with client certificates",
+            "netconf-emu": "an emulated optical circuit switch speaking NETCONF",
         }[name],
         ".SH SYNOPSIS",
     ]

@@ -9,8 +9,9 @@ D="$TMP/root"
 P=/usr/local
 make --no-print-directory BUILD="$BUILD" DESTDIR="$D" PREFIX="$P" CC="${CC:-cc}" SAN="${SAN:-}" install >"$TMP/install.log" 2>&1 &&
 	ok || bad "make install" "$(tail -5 "$TMP/install.log")"
-for f in bin/ofc bin/ocs-emu bin/mrr-emu sbin/ofcd lib/libofc.a lib/pkgconfig/ofc.pc \
-	share/man/man1/ofc.1 share/man/man1/ocs-emu.1 share/man/man1/mrr-emu.1 share/man/man8/ofcd.8 \
+for f in bin/ofc bin/ocs-emu bin/mrr-emu bin/netconf-emu sbin/ofcd lib/libofc.a lib/pkgconfig/ofc.pc \
+	share/man/man1/ofc.1 share/man/man1/ocs-emu.1 share/man/man1/mrr-emu.1 \
+	share/man/man1/netconf-emu.1 share/man/man8/ofcd.8 \
 	share/bash-completion/completions/ofc lib/systemd/system/ofcd.service \
 	lib/sysusers.d/ofc.conf lib/tmpfiles.d/ofc.conf include/ofc/util/util.h \
 	include/ofc/controller/config/config.h include/ofc/proto/fabric.pb-c.h share/doc/ofc/ofcd.md; do
@@ -22,7 +23,8 @@ done
 # a client generates its messages from the installed protos (which import
 # each other as proto/NAME.proto: -I share/ofc).
 for f in proto/control.proto proto/schedule.proto configs/torus64-ocs.yaml \
-	configs/credentials/ocs0.cred examples/README.md examples/modelw/all-links-1.yaml; do
+	configs/credentials/ocs0.cred examples/README.md examples/modelw/all-links-1.yaml \
+	configs/torus64-netconf.yaml configs/credentials/known_hosts yang/optical-switch@2017-08-04.yang; do
 	[ -f "$D$P/share/ofc/$f" ] && ok || bad "not installed: $P/share/ofc/$f"
 done
 expect_exit 0 "$D$P/bin/ofc" validate "$D$P/share/ofc/configs/torus64-ocs.yaml"
@@ -33,7 +35,7 @@ protoc -I"$D$P/share/ofc" --python_out="$TMP" "$D$P/share/ofc/proto/control.prot
 see_also() { # PAGE: the absolute paths in its SEE ALSO section
 	sed -n '/^\.SH SEE ALSO/,/^\.SH/p' "$1" | sed 's/\\-/-/g' | grep -oE '(^| )/[a-z][^ ,;()]*' | sed 's/^ //; s/\.$//'
 }
-for m in man1/ofc.1 man1/ocs-emu.1 man1/mrr-emu.1 man8/ofcd.8; do
+for m in man1/ofc.1 man1/ocs-emu.1 man1/mrr-emu.1 man1/netconf-emu.1 man8/ofcd.8; do
 	paths=$(see_also "$D$P/share/man/$m")
 	missing=""
 	for p in $paths; do [ -e "$D$p" ] || missing="$missing $p"; done
@@ -53,7 +55,7 @@ see_also "$TMP/usr/usr/share/man/man8/ofcd.8" | grep -qx /usr/share/doc/ofc/ofcd
 
 # One version string for every binary.
 V=$(cat VERSION)
-for b in bin/ofc bin/ocs-emu bin/mrr-emu sbin/ofcd; do
+for b in bin/ofc bin/ocs-emu bin/mrr-emu bin/netconf-emu sbin/ofcd; do
 	[ "$("$D$P/$b" --version)" = "$(basename $b) $V" ] && ok || bad "$b --version: $("$D$P/$b" --version 2>&1)"
 done
 
@@ -78,7 +80,7 @@ PKG_CONFIG_SYSROOT_DIR="$D" PKG_CONFIG_PATH="$D$P/lib/pkgconfig" pkg-config --cf
 	bad "pkg-config ofc: build and run" "$(cat "$TMP/flags")"
 
 # Man pages render, and every option a binary prints is in its page.
-for m in man1/ofc.1 man1/ocs-emu.1 man1/mrr-emu.1 man8/ofcd.8; do
+for m in man1/ofc.1 man1/ocs-emu.1 man1/mrr-emu.1 man1/netconf-emu.1 man8/ofcd.8; do
 	f="$D$P/share/man/$m"
 	MANWIDTH=200 man -l "$f" >"$TMP/man.txt" 2>"$TMP/man.err" && [ -s "$TMP/man.txt" ] &&
 		! grep -q "warning" "$TMP/man.err" && ok || bad "man -l $m" "$(head -3 "$TMP/man.err")"
