@@ -408,6 +408,30 @@ static const struct key port_map_keys[] = {
     {NULL},
 };
 
+static const struct choice netconf_datastores[] = {
+    {"candidate", NETCONF_DS_CANDIDATE}, {"running", NETCONF_DS_RUNNING}, {NULL}};
+
+/* Optical power in dBm ("-25dBm", "-25 dBm" or "-25"), within min..max. */
+static int h_dbm(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+{
+	const char *s;
+	char *end;
+	double v;
+
+	if (scalar(L, n, k, &s) < 0)
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	while (*end == ' ')
+		end++;
+	if (errno || end == s || (*end && strcmp(end, "dBm") != 0) || !(v >= k->min && v <= k->max))
+		return node_error(L, n, "'%s' must be a power in dBm within %g..%g, got '%s'",
+				  k->name, k->min, k->max, s);
+	*(double *)field(base, k->off) = v;
+	mark(k, base, n);
+	return 0;
+}
+
 static int h_driver(struct loader *L, yaml_node_t *n, const struct key *k, void *base);
 
 static const struct key driver_keys[] = {
@@ -424,6 +448,15 @@ static const struct key driver_keys[] = {
     {"port_map", h_mapping, OFF(struct driver_cfg, port_map), .sub = port_map_keys,
      .loc_off = LOC(struct driver_cfg, port_map_loc),
      .set_off = LOC(struct driver_cfg, port_map_set)},
+    {"known_hosts", h_str, OFF(struct driver_cfg, known_hosts),
+     .loc_off = LOC(struct driver_cfg, known_hosts_loc),
+     .set_off = LOC(struct driver_cfg, known_hosts_set)},
+    {"datastore", h_choice, OFF(struct driver_cfg, datastore), .choices = netconf_datastores,
+     .loc_off = LOC(struct driver_cfg, datastore_loc),
+     .set_off = LOC(struct driver_cfg, datastore_set)},
+    {"min_power", h_dbm, OFF(struct driver_cfg, min_power), .min = -100, .max = 30,
+     .loc_off = LOC(struct driver_cfg, min_power_loc),
+     .set_off = LOC(struct driver_cfg, min_power_set)},
     {"password", h_refuse,
      .why = "passwords never go in the config: put them in a credentials file and "
 	    "name it with 'credentials: PATH'"},

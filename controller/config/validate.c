@@ -119,14 +119,56 @@ static int check_driver(struct fabric *f, struct driver_cfg *d, const char *devi
 		return -1;
 	}
 	sb_free(&sb);
+	bool netconf = strcmp(d->type, "netconf") == 0;
+	bool unix_path = netconf && d->address && strncmp(d->address, "unix:", 5) == 0;
+
 	if (strcmp(d->type, "sim") != 0 && !d->address)
 		return fabric_error_at(err, f, d->loc,
 				       "driver '%s' of %s needs 'address: HOST:PORT'", d->type,
 				       device);
-	if (d->address && check_address(d->address) < 0)
+	if (unix_path && (d->address[5] != '/' || strlen(d->address) > 5 + 100))
 		return fabric_error_at(
 		    err, f, d->address_loc,
-		    "bad address '%s': expected HOST:PORT with a port in 1..65535", d->address);
+		    "bad address '%s': expected unix:/ABSOLUTE/PATH (at most 100 "
+		    "characters)",
+		    d->address);
+	if (d->address && !unix_path && check_address(d->address) < 0)
+		return fabric_error_at(
+		    err, f, d->address_loc,
+		    "bad address '%s': expected HOST:PORT with a port in 1..65535%s", d->address,
+		    netconf ? " (or unix:PATH)" : "");
+	if (!netconf && (d->known_hosts_set || d->datastore_set || d->min_power_set))
+		return fabric_error_at(err, f,
+				       d->known_hosts_set ? d->known_hosts_loc
+				       : d->datastore_set ? d->datastore_loc
+							  : d->min_power_loc,
+				       "'%s' is for driver 'netconf', not '%s'",
+				       d->known_hosts_set ? "known_hosts"
+				       : d->datastore_set ? "datastore"
+							  : "min_power",
+				       d->type);
+	if (netconf && !unix_path && (!d->credentials || !d->known_hosts))
+		return fabric_error_at(
+		    err, f, d->loc,
+		    "driver 'netconf' of %s over SSH needs 'credentials: FILE' to "
+		    "log in and 'known_hosts: FILE' to know the device",
+		    device);
+	if (d->known_hosts) {
+		struct stat st;
+
+		free(d->known_hosts_path);
+		d->known_hosts_path = d->known_hosts[0] == '/'
+					  ? xstrdup(d->known_hosts)
+					  : xasprintf("%s/%s", f->dir, d->known_hosts);
+		if (stat(d->known_hosts_path, &st) != 0 || access(d->known_hosts_path, R_OK) != 0)
+			return fabric_error_at(err, f, d->known_hosts_loc,
+					       "known_hosts file '%s': %s", d->known_hosts,
+					       strerror(errno));
+		if (!S_ISREG(st.st_mode))
+			return fabric_error_at(err, f, d->known_hosts_loc,
+					       "known_hosts file '%s' is not a regular file",
+					       d->known_hosts);
+	}
 	if (d->dialect_set && strcmp(d->type, "tl1") != 0)
 		return fabric_error_at(err, f, d->dialect_loc,
 				       "'dialect' is for driver 'tl1', not '%s'", d->type);
@@ -159,8 +201,8 @@ static int check_driver(struct fabric *f, struct driver_cfg *d, const char *devi
 
 static int check_switches(struct fabric *f, struct ofc_error *err)
 {
-	static const char *const ocs_drivers[] = {"tl1", "sim", NULL};
-	static const char *const panel_drivers[] = {"patch-panel", "sim", NULL};
+	static const char *const ocs_drivers[] = {"tl1", "netconf", "sim", NULL};
+	static const char *const panel_drivers[] = {"patch-panel", "netconf", "sim", NULL};
 
 	for (uint32_t i = 0; i < f->nswitches; i++) {
 		struct fswitch *s = &f->switches[i];

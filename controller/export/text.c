@@ -18,6 +18,13 @@ static void driver_line(FILE *out, const struct driver_cfg *d)
 		fprintf(out, " at %s", d->address);
 	if (d->credentials)
 		fprintf(out, ", credentials %s", d->credentials);
+	if (d->known_hosts)
+		fprintf(out, ", known hosts %s", d->known_hosts);
+	if (d->datastore)
+		fprintf(out, ", %s datastore",
+			d->datastore == NETCONF_DS_CANDIDATE ? "candidate" : "running");
+	if (d->min_power_set)
+		fprintf(out, ", ports in use below %g dBm fail", d->min_power);
 }
 
 /* "h0..h63" when names are generated, else the first few. */

@@ -29,6 +29,8 @@ static void driver_free(struct driver_cfg *d)
 	free(d->address);
 	free(d->credentials);
 	free(d->credentials_path);
+	free(d->known_hosts);
+	free(d->known_hosts_path);
 }
 
 static void sv_free(struct sv_vertex *v, uint32_t nv, struct sv_link *l, uint32_t nl,

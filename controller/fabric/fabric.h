@@ -119,8 +119,16 @@ struct driver_cfg {
 	bool dialect_set, port_map_set;
 	struct tl1_port_map port_map; /* tl1 calient: port k's shelf.slot.port */
 	struct src_loc dialect_loc, port_map_loc;
+	/* netconf (docs/netconf.md) */
+	char *known_hosts;	/* path as written, NULL when none */
+	char *known_hosts_path; /* resolved against the config's directory */
+	int datastore;		/* NETCONF_DS_AUTO, _CANDIDATE or _RUNNING */
+	double min_power;	/* dBm: a port in use below it is failing */
+	bool known_hosts_set, datastore_set, min_power_set;
+	struct src_loc known_hosts_loc, datastore_loc, min_power_loc;
 };
 enum { TL1_POLATIS = 0, TL1_CALIENT = 1 };
+enum { NETCONF_DS_AUTO = 0, NETCONF_DS_CANDIDATE = 1, NETCONF_DS_RUNNING = 2 };
 /* The dialect's name as the config and device_cfg say it. */
 const char *tl1_dialect_name(int dialect);
 

@@ -185,6 +185,24 @@ static int check_driver(const struct ofcd *d, const struct fabric *f, const char
 		if (rc < 0)
 			return -1;
 	}
+	if (dc->known_hosts) {
+		/* What ofc trusts a device by comes from the same place as
+		 * what it logs in with (and a config from the API cannot make
+		 * libssh read a file of its choosing). */
+		struct ofc_error e = {0};
+		char *path = dc->known_hosts[0] == '/'
+				 ? xstrdup(dc->known_hosts)
+				 : xasprintf("%s/%s", f->dir, dc->known_hosts);
+		int rc = credentials_check_path(path, d->cred_dir, &e);
+
+		free(path);
+		if (rc < 0)
+			return fabric_error_at(
+			    err, f, dc->known_hosts_loc,
+			    "known_hosts '%s' of %s: %s (ofcd reads it only from "
+			    "--credentials-dir DIR)",
+			    dc->known_hosts, name, e.msg);
+	}
 	if (from_api && dc->address && !override_of(d, name) && !allowed(d, dc->address))
 		return fabric_error_at(
 		    err, f, dc->address_loc,

@@ -108,9 +108,12 @@ static int check_overrides(const struct fabric *f, const struct ctl_opts *o, str
 			return ofc_error_set(err, OFC_E_USAGE,
 					     "--device '%s': expected NAME=HOST:PORT",
 					     o->overrides[i]);
+		/* unix:/PATH: a NETCONF server's Unix socket */
+		bool unix_path = strncmp(eq + 1, "unix:/", 6) == 0;
+
 		colon = strrchr(eq, ':');
-		if (!colon || colon == eq + 1 || parse_u32(colon + 1, &port) < 0 || port < 1 ||
-		    port > 65535)
+		if (!unix_path && (!colon || colon == eq + 1 || parse_u32(colon + 1, &port) < 0 ||
+				   port < 1 || port > 65535))
 			return ofc_error_set(
 			    err, OFC_E_USAGE,
 			    "--device '%s': expected NAME=HOST:PORT with a port in "
@@ -148,6 +151,13 @@ static struct ctl_device *add_device(struct ctl *c, const struct driver_cfg *d, 
 	    .port_map = d ? d->port_map : TL1_PORT_MAP_DEFAULT,
 	    .address = d ? d->address : NULL,
 	    .credentials = d ? d->credentials_path : NULL,
+	    .known_hosts = d ? d->known_hosts_path : NULL,
+	    .datastore = !d					? NULL
+			 : d->datastore == NETCONF_DS_CANDIDATE ? "candidate"
+			 : d->datastore == NETCONF_DS_RUNNING	? "running"
+								: NULL,
+	    .min_power = d ? d->min_power : 0,
+	    .min_power_set = d && d->min_power_set,
 	    .credentials_dir = c->opts.credentials_dir,
 	    .timeout = d ? d->timeout : 5,
 	    .retries = d ? d->retries : 0,
@@ -848,6 +858,68 @@ static int commit(struct ctl *c, struct journal *j, struct ofc_error *err)
 	return 0;
 }
 
+/* ---- the devices' own locks and trials -------------------------------------------------- */
+
+/* Release the devices' own locks. A release that fails is let go: the
+ * device drops the lock with the session anyway, and the transaction's
+ * outcome is settled by then. */
+static void unlock_devices(struct ctl *c)
+{
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		struct ofc_error e = {0};
+
+		if (!c->devs[i].locked)
+			continue;
+		c->devs[i].locked = false;
+		if (device_unlock(&c->devs[i].dev, &e) < 0)
+			device_close(&c->devs[i].dev);
+	}
+}
+
+/* Take the own lock of every device that has one and will change (a
+ * NETCONF <lock>: no other manager changes it until the transaction ends),
+ * then read those devices again: what they hold now is what the journal
+ * records as before, and the plan starts from it. Nothing is changed on
+ * failure (the locks taken are released). */
+static int lock_devices(struct ctl *c, struct ofc_error *err)
+{
+	bool any = false;
+
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		struct ctl_device *cd = &c->devs[i];
+		bool held = false;
+
+		if (cd->plan.n == 0)
+			continue;
+		if (device_lock(&cd->dev, &held, err) < 0) {
+			unlock_devices(c);
+			return -1;
+		}
+		cd->locked = held;
+		any |= held;
+	}
+	for (uint32_t i = 0; any && i < c->ndevs; i++)
+		if (c->devs[i].locked && read_device(c, &c->devs[i], err) < 0) {
+			unlock_devices(c);
+			return -1;
+		}
+	if (any)
+		ctl_diff(c);
+	return 0;
+}
+
+/* How long a device keeps a trial by itself (its confirmed commit): the
+ * trial's time left, and the time ofc needs after it to undo the trial on
+ * its own (a read, an edit and a read-back, each within the device's
+ * timeout, and some slack). If ofc dies, the device reverts then (or at
+ * once, when the session ends: RFC 6241 8.4.1). */
+static double trial_seconds(const struct ctl_device *cd, double trial_deadline)
+{
+	double left = trial_deadline - (double)unix_ms() / 1000;
+
+	return (left > 0 ? left : 0) + 3 * cd->cfg.timeout + 5;
+}
+
 int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, struct ofc_error *err)
 {
 	struct device_state *before = xcalloc(c->ndevs + 1, sizeof(*before));
@@ -860,7 +932,7 @@ int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, stru
 		free(before);
 		return -1;
 	}
-	if (next_txn_id(c, &c->txn, err) < 0) {
+	if (next_txn_id(c, &c->txn, err) < 0 || lock_devices(c, err) < 0) {
 		free(before);
 		return -1;
 	}
@@ -880,8 +952,10 @@ int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, stru
 
 		if (cd->plan.n == 0)
 			continue;
-		if (device_apply(&cd->dev, &cd->plan, &done, err) < 0 ||
-		    read_device(c, cd, err) < 0) {
+		cd->dev.trial_seconds = trial_deadline > 0 ? trial_seconds(cd, trial_deadline) : 0;
+		int arc = device_apply(&cd->dev, &cd->plan, &done, err);
+		cd->dev.trial_seconds = 0; /* undoing is never a trial */
+		if (arc < 0 || read_device(c, cd, err) < 0) {
 			failed = (int)i;
 		} else if (!state_equal(&cd->actual, &cd->target)) {
 			mismatch(&cd->target, &cd->actual, err);
@@ -911,6 +985,9 @@ int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, stru
 	}
 	rc = commit(c, &j, err);
 out:
+	/* A trial keeps the locks until ctl_trial_finish. */
+	if (rc < 0 || trial_deadline <= 0)
+		unlock_devices(c);
 	res->seconds = now_seconds() - t0;
 	journal_free(&j);
 	for (uint32_t i = 0; i < c->ndevs; i++)
@@ -976,11 +1053,30 @@ int ctl_trial_finish(struct ctl *c, bool confirmed, struct ctl_result *res, stru
 		return -1;
 	if (missing || j.id != c->txn || j.phase != JOURNAL_TRIAL) {
 		journal_free(&j);
+		unlock_devices(c);
 		return ofc_error_set(err, OFC_E_RUNTIME, "no open trial %llu for fabric '%s'",
 				     (unsigned long long)c->txn, c->fabric->name);
 	}
+	/* A device that keeps the trial by itself (a NETCONF confirmed
+	 * commit) is told first; one that cannot keep it any more (it
+	 * reverted: its session ended, its time ran out) takes the whole
+	 * trial back: every device returns to where it was. */
+	struct ofc_error lost = {0};
+	for (uint32_t i = 0; confirmed && i < c->ndevs; i++)
+		if (device_confirm(&c->devs[i].dev, &lost) < 0) {
+			emit(c, CTL_EV_TXN_ROLLING_BACK, c->devs[i].cfg.name, lost.reason, "%s",
+			     lost.msg);
+			confirmed = false;
+		}
 	rc = settle(c, &j, confirmed, res, err);
+	if (rc == 0 && lost.msg[0]) {
+		rc = -1;
+		*err = lost;
+		ofc_error_prefix(err, "the trial was lost and rolled back%s",
+				 res->rollback_ok ? " (every device verified)" : "");
+	}
 	journal_free(&j);
+	unlock_devices(c);
 	return rc;
 }
 

@@ -75,6 +75,7 @@ struct ctl_device {
 	/* A candidate's device that the running ctl reaches otherwise (or not
 	 * at all): its reads report no DEVICE_LOST / DEVICE_BACK (ctl_quiet). */
 	bool quiet;
+	bool locked; /* the transaction holds the device's own lock (device_lock) */
 };
 
 /* What a commit records beside the devices' states: the topology they
