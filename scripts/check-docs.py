@@ -4,10 +4,11 @@
 Reads README.md and docs/*.md, takes the command lines out of their code
 blocks (indented or fenced) and checks each one; `make test` runs it. A
 line is a command when it starts with build/ofc, build/ofcd, build/ocs-emu,
-build/mrr-emu, build/ofc-gateway, the same without build/, make, sh or python3 (after a
-`$ ` prompt, if any); a trailing `\\` continues it, and so does a deeper
-indented line starting with `[`, `-` or `|` (a long synopsis). Text after
-two spaces or ` # ` is the line's description. The rules:
+build/mrr-emu, build/ofc-gateway, build/netconf-emu, the same without
+build/, make, sh or python3 (after a `$ ` prompt, if any); a trailing `\\`
+continues it, and so does a deeper indented line starting with `[`, `-` or
+`|` (a long synopsis). Text after two spaces or ` # ` is the line's
+description. The rules:
 
 1. A synopsis (a placeholder such as FILE, SPEC, N or HOST:PORT, brackets,
    `a|b` alternatives, `...`) cannot be run: its command must exist and
@@ -48,9 +49,10 @@ import subprocess
 import sys
 import tempfile
 
-BINARIES = ("ofc", "ofcd", "ocs-emu", "mrr-emu", "ofc-gateway")
+BINARIES = ("ofc", "ofcd", "ocs-emu", "mrr-emu", "ofc-gateway", "netconf-emu")
 COMMAND_RE = re.compile(
-    r"^(?:build/(?:ofc|ofcd|ocs-emu|mrr-emu|ofc-gateway)|ofc|ofcd|ocs-emu|mrr-emu|ofc-gateway|make|sh|python3)(?:\s|$)")
+    r"^(?:build/(?:ofc|ofcd|ocs-emu|mrr-emu|ofc-gateway|netconf-emu)|ofc|ofcd|ocs-emu|mrr-emu"
+    r"|ofc-gateway|netconf-emu|make|sh|python3)(?:\s|$)")
 SAFE_OFC = {"validate", "show", "topo", "schedule", "optree", "rwa", "finder"}
 WHERE_OPTS = {"--socket", "--state-dir", "--device", "--credentials-dir", "--port-file",
               "--pid-file", "--log-file", "-o"}
