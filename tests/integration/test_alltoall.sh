@@ -146,9 +146,13 @@ grep -q "^ofc schedule: the time-stepped schedule is over the memory limit: lowe
 	ok || bad "default lowering over the memory limit" "$(head -c 400 "$TMP/err")"
 expect_exit 1 $OFC schedule --size 1MiB --collective alltoall --topology torus:8x8 --algo mcf --lowering steps --max-memory 16MiB
 # In --algo all, the row over the limit says so and the others are priced;
-# the summary (and -o) is the first row that applies.
-expect_json 'j["algorithm"]=="mcf/paths" and j["verified"] and "memory limit of 8 MiB" in j["comparison"][0]["error"] and all(c["verified"] for c in j["comparison"][1:] if "error" not in c)' \
-	$OFC schedule --size 1MiB --collective alltoall --topology torus:8x8 --algo all --max-memory 8MiB --json
+# the summary (and -o) is the first row that applies. The limit sits
+# between the steps lowering (about 31 MiB over what ofc holds at start)
+# and paths (about 6 MiB over): 16 MiB, as above, since the estimates
+# count ofc's resident memory, which linking the netconf driver's libssh
+# and libnetconf2 (libcrypto, GSSAPI) grew by about 4 MiB (issue 39).
+expect_json 'j["algorithm"]=="mcf/paths" and j["verified"] and "memory limit of 16 MiB" in j["comparison"][0]["error"] and all(c["verified"] for c in j["comparison"][1:] if "error" not in c)' \
+	$OFC schedule --size 1MiB --collective alltoall --topology torus:8x8 --algo all --max-memory 16MiB --json
 # A cut-through schedule (paths, single) is priced as one step, so it is
 # bounded as one: never below its lower bound (the diameter's steps of the
 # store-and-forward bound put genkautz:64,4 paths at alpha 100 us at 0.66).

@@ -392,7 +392,7 @@ switches:
       type: sim
       address: 10.0.0.1
 YAML
-check wrong_driver "11:7: driver 'mrr' cannot drive patch panel 'p' (use patch-panel or sim)" <<YAML
+check wrong_driver "11:7: driver 'mrr' cannot drive patch panel 'p' (use patch-panel or netconf or sim)" <<YAML
 $HOSTS
 switches:
   - name: p
