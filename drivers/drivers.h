@@ -193,7 +193,8 @@ struct device {
 	double trial_seconds;
 	/* Filled by every read of a driver that reads port health: the ports
 	 * in use the device reports failing (FAILED, or power under
-	 * cfg.min_power at two reads in a row). Sorted by port. */
+	 * cfg.min_power; a port the driver changed since its last read is
+	 * judged by its power from the next). Sorted by port. */
 	struct port_alarm *alarms;
 	uint32_t nalarms;
 	size_t alarms_cap;

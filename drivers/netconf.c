@@ -26,13 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A port seen under the power floor at a read, and where its light went
- * (so the next read can tell a lasting loss from a reading that lags a
- * change: a port must be low twice with the same partner). */
-struct low_seen {
-	uint32_t id, partner; /* opsw port ids 1..2N */
-};
-
 struct nc_priv {
 	struct netconf_session s;
 	struct credentials cred;
@@ -43,9 +36,11 @@ struct nc_priv {
 	bool use_candidate;
 	bool txn_locked;      /* the caller holds the device's lock (driver_ops lock) */
 	bool confirm_pending; /* a confirmed commit waits for its confirming one */
-	struct low_seen *low;
-	uint32_t nlow;
-	size_t low_cap;
+	/* Ports (opsw ids 1..2N) this driver changed since the last read:
+	 * their power may still show the light before the change (a switch's
+	 * power monitors are slower than its mirrors), so one read of them is
+	 * not trusted to be low. */
+	uint8_t *settling;
 };
 
 static const char filter[] = "<cross-connects xmlns=\"" OPSW_NS "\"/>"
@@ -209,14 +204,6 @@ static int ensure(struct device *dev, double deadline, struct ofc_error *err)
 
 /* ---- reading ----------------------------------------------------------------------- */
 
-static bool low_seen_before(const struct nc_priv *p, uint32_t id, uint32_t partner)
-{
-	for (uint32_t i = 0; i < p->nlow; i++)
-		if (p->low[i].id == id && p->low[i].partner == partner)
-			return true;
-	return false;
-}
-
 static int alarm_cmp(const void *a, const void *b)
 {
 	const struct port_alarm *x = a, *y = b;
@@ -226,10 +213,8 @@ static int alarm_cmp(const void *a, const void *b)
 	return (int)x->egress - (int)y->egress;
 }
 
-/* Check one side of a cross-connect: port id (1..2N) of a light path to
- * partner. */
-static void check_port(struct device *dev, const struct opsw_data *d, uint32_t id, uint32_t partner,
-		       struct low_seen **now, uint32_t *nnow, size_t *cap)
+/* Port id (1..2N) of a light path: FAILED, or under the power floor. */
+static void check_port(struct device *dev, const struct opsw_data *d, uint32_t id)
 {
 	struct nc_priv *p = dev->priv;
 	uint32_t n = dev->cfg.ports;
@@ -243,11 +228,7 @@ static void check_port(struct device *dev, const struct opsw_data *d, uint32_t i
 		if (q->status == OPSW_FAILED) {
 			a.kind = ALARM_FAILED;
 		} else if (q->has_power && dev->cfg.min_power_set &&
-			   q->power_dbm < dev->cfg.min_power) {
-			GROW(*now, *cap, (size_t)*nnow + 1);
-			(*now)[(*nnow)++] = (struct low_seen){id, partner};
-			if (!low_seen_before(p, id, partner))
-				continue; /* once may be a reading that lags a change */
+			   q->power_dbm < dev->cfg.min_power && !(p->settling && p->settling[id])) {
 			a.kind = ALARM_LOW_POWER;
 			a.power_dbm = q->power_dbm;
 		} else {
@@ -262,22 +243,30 @@ static void check_port(struct device *dev, const struct opsw_data *d, uint32_t i
 static void take_alarms(struct device *dev, const struct opsw_data *d)
 {
 	struct nc_priv *p = dev->priv;
-	struct low_seen *now = NULL;
-	uint32_t nnow = 0, n = dev->cfg.ports;
-	size_t cap = 0;
+	uint32_t n = dev->cfg.ports;
 
 	dev->nalarms = 0;
 	for (uint32_t i = 0; i < d->xc.nxc; i++) {
-		const struct xconn *x = &d->xc.xc[i];
-
-		check_port(dev, d, x->in, n + x->out, &now, &nnow, &cap);
-		check_port(dev, d, n + x->out, x->in, &now, &nnow, &cap);
+		check_port(dev, d, d->xc.xc[i].in);
+		check_port(dev, d, n + d->xc.xc[i].out);
 	}
 	qsort(dev->alarms, dev->nalarms, sizeof(*dev->alarms), alarm_cmp);
-	free(p->low);
-	p->low = now;
-	p->nlow = nnow;
-	p->low_cap = cap;
+	if (p->settling)
+		memset(p->settling, 0, 2 * (size_t)n + 1);
+}
+
+/* The ports a batch moves light on settle until the next read. */
+static void settle_ports(struct device *dev, const struct op_batch *b)
+{
+	struct nc_priv *p = dev->priv;
+	uint32_t n = dev->cfg.ports;
+
+	if (!p->settling)
+		p->settling = xcalloc(2 * (size_t)n + 1, 1);
+	for (uint32_t i = 0; i < b->n; i++) {
+		p->settling[b->ops[i].xc.in] = 1;
+		p->settling[n + b->ops[i].xc.out] = 1;
+	}
 }
 
 /* One <get> on the current session. */
@@ -478,6 +467,7 @@ static int nc_apply(struct device *dev, const struct op_batch *b, uint32_t *done
 
 	if (check_ops(dev, b, err) < 0)
 		return -1;
+	settle_ports(dev, b);
 	for (uint32_t a = 0; a <= dev->cfg.retries; a++) {
 		double deadline = exchange_deadline(dev, b->n);
 		struct op_batch rest = {0};
@@ -596,7 +586,7 @@ static void nc_close(struct device *dev)
 	}
 	if (p->data_ctx)
 		opsw_context_free(p->data_ctx);
-	free(p->low);
+	free(p->settling);
 	free(p);
 	dev->priv = NULL;
 }

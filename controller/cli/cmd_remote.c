@@ -207,6 +207,8 @@ static void print_state(const Ofc__V1__State *s)
 		if (d->error)
 			printf(": %s", d->error);
 		printf("\n");
+		print_port_alarms((const Ofc__V1__PortAlarm *const *)d->port_alarms,
+				  d->n_port_alarms);
 	}
 }
 

@@ -292,6 +292,13 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 			       : rec ? "DIFFERS FROM"
 				     : "no record of",
 			       target ? "at" : "not at");
+			struct arena a = {0};
+			Ofc__V1__DeviceState m = OFC__V1__DEVICE_STATE__INIT;
+
+			device_alarms_msg(&a, fc.fabric, &cd->dev, &m);
+			print_port_alarms((const Ofc__V1__PortAlarm *const *)m.port_alarms,
+					  m.n_port_alarms);
+			arena_free(&a);
 		}
 	}
 	ctl_record_free(&r);

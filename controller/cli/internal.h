@@ -214,6 +214,10 @@ void txn_write_plan_json(const struct fabric_cmd *fc);
  * r, the shape ofcd answers (status_json.c). */
 struct ctl_record;
 void status_write_json(const struct fabric_cmd *fc, const struct ctl_record *r, FILE *out);
+/* "    port alarm: ingress 2 FAILED (h0:1)", one line each (ofc status, and
+ * ofc --socket PATH status). */
+struct Ofc__V1__PortAlarm;
+void print_port_alarms(const struct Ofc__V1__PortAlarm *const *a, size_t n);
 int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv);
 /* The exec/ view of a testbed's circuits (borrows t's arrays; testbed_net.c). */
 struct exec_net;

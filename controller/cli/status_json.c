@@ -101,6 +101,8 @@ void status_write_json(const struct fabric_cmd *fc, const struct ctl_record *r, 
 		m->reachable = cd->read_ok;
 		if (!cd->read_ok)
 			m->error = (char *)cd->read_err.msg;
+		else
+			device_alarms_msg(&a, f, &cd->dev, m);
 		m->in_sync = cd->read_ok && rec && state_equal(rec, &cd->actual);
 		m->at_target = cd->read_ok && state_equal(&cd->target, &cd->actual);
 		in_sync &= m->in_sync;
@@ -118,4 +120,18 @@ void status_write_json(const struct fabric_cmd *fc, const struct ctl_record *r, 
 	arena_free(&a);
 	graph_free(own);
 	port_map_free(&ports);
+}
+
+void print_port_alarms(const Ofc__V1__PortAlarm *const *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		printf("    port alarm: %s %u ", a[i]->side ? a[i]->side : "?", a[i]->port);
+		if (a[i]->has_power_dbm)
+			printf("at %.2f dBm, under min_power", a[i]->power_dbm);
+		else
+			printf("FAILED");
+		if (a[i]->host_port)
+			printf(" (%s)", a[i]->host_port);
+		printf("\n");
+	}
 }

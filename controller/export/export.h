@@ -115,6 +115,11 @@ int pb_read_json_object(const ProtobufCMessageDescriptor *d, void *obj, bool str
 			ProtobufCMessage **out, struct ofc_error *err);
 
 /* ---- messages, for callers that assemble their own (ofcd) ---------------- */
+/* m's port_alarms: dev's (the device's own report of failing ports in
+ * use, docs/netconf.md), each with the host port cabled to it. */
+struct device;
+void device_alarms_msg(struct arena *a, const struct fabric *f, const struct device *dev,
+		       Ofc__V1__DeviceState *m);
 
 Ofc__V1__Topology *topology_msg(struct arena *a, const struct graph *g, const struct topo_facts *f,
 				const struct port_map *pm, bool edges);

@@ -101,6 +101,36 @@ static void add_channels(struct arena *a, const struct device_state *s, Ofc__V1_
 	}
 }
 
+void device_alarms_msg(struct arena *a, const struct fabric *f, const struct device *dev,
+		       Ofc__V1__DeviceState *m)
+{
+	int sw = fabric_find_switch(f, dev->cfg.name);
+
+	if (!dev->nalarms)
+		return;
+	m->port_alarms = arena_array(a, dev->nalarms, sizeof(*m->port_alarms));
+	for (uint32_t i = 0; i < dev->nalarms; i++) {
+		const struct port_alarm *al = &dev->alarms[i];
+		Ofc__V1__PortAlarm *p = arena_alloc(a, sizeof(*p));
+
+		ofc__v1__port_alarm__init(p);
+		p->has_port = 1;
+		p->port = al->port;
+		p->side = al->egress ? "egress" : "ingress";
+		p->kind = al->kind == ALARM_FAILED ? "failed" : "low-power";
+		if (al->kind == ALARM_LOW_POWER) {
+			p->has_power_dbm = 1;
+			p->power_dbm = al->power_dbm;
+		}
+		for (uint32_t k = 0; sw >= 0 && k < f->nwiring && !p->host_port; k++)
+			if ((int)f->wiring[k].sw == sw && f->wiring[k].sw_port == al->port)
+				p->host_port =
+				    arena_printf(a, "%s:%u", f->hosts[f->wiring[k].host].name,
+						 f->wiring[k].host_port);
+		m->port_alarms[m->n_port_alarms++] = p;
+	}
+}
+
 Ofc__V1__DeviceState *device_state_msg(struct arena *a, const struct fabric *f,
 				       const struct device_cfg *cfg, const struct device_state *s)
 {

@@ -570,38 +570,72 @@ struct fabcfg *failures_publish(struct ofcd *d)
 
 /* ---- devices ------------------------------------------------------------------------- */
 
-bool failures_devices(struct ofcd *d)
+/* The host port cabled to port p of switch s, as "HOST:PORT", into item. */
+static bool wired_at(const struct fabric *f, int s, uint32_t p, char *item, size_t n)
+{
+	for (uint32_t k = 0; k < f->nwiring; k++)
+		if ((int)f->wiring[k].sw == s && f->wiring[k].sw_port == p) {
+			snprintf(item, n, "%s:%u", f->hosts[f->wiring[k].host].name,
+				 f->wiring[k].host_port);
+			return true;
+		}
+	return false;
+}
+
+bool failures_devices(struct ofcd *d, char *cause, size_t n)
 {
 	const struct fabric *f = d->w_cfg->f;
 	struct ctl *c = d->w_ctl;
 	char **now = NULL, item[NAME_MAX_LEN + 16];
-	uint32_t n = 0;
+	uint32_t nnow = 0, lost = 0, alarmed = 0;
 	bool same;
 
 	for (uint32_t i = 0; i < c->ndevs; i++) {
+		const struct ctl_device *cd = &c->devs[i];
 		int s;
 
-		if (c->devs[i].cfg.cls != DEV_SWITCH || !c->devs[i].lost ||
-		    (s = fabric_find_switch(f, c->devs[i].cfg.name)) < 0)
+		if (cd->cfg.cls != DEV_SWITCH || (s = fabric_find_switch(f, cd->cfg.name)) < 0)
 			continue;
-		for (uint32_t k = 0; k < f->nwiring; k++)
-			if ((int)f->wiring[k].sw == s) {
-				snprintf(item, sizeof(item), "%s:%u",
-					 f->hosts[f->wiring[k].host].name, f->wiring[k].host_port);
-				if (!strv_has(now, n, item))
-					strv_push(&now, &n, item);
+		if (cd->lost) {
+			lost++;
+			for (uint32_t k = 0; k < f->nwiring; k++)
+				if ((int)f->wiring[k].sw == s) {
+					snprintf(item, sizeof(item), "%s:%u",
+						 f->hosts[f->wiring[k].host].name,
+						 f->wiring[k].host_port);
+					if (!strv_has(now, nnow, item))
+						strv_push(&now, &nnow, item);
+				}
+			continue;
+		}
+		/* the switch's own word that a port in use is failing */
+		for (uint32_t a = 0; a < cd->dev.nalarms; a++)
+			if (wired_at(f, s, cd->dev.alarms[a].port, item, sizeof(item)) &&
+			    !strv_has(now, nnow, item)) {
+				strv_push(&now, &nnow, item);
+				alarmed++;
 			}
 	}
-	same = n == d->nw_lost;
-	for (uint32_t i = 0; i < n && same; i++)
+	same = nnow == d->nw_lost;
+	for (uint32_t i = 0; i < nnow && same; i++)
 		same = strv_has(d->w_lost, d->nw_lost, now[i]);
 	if (same) {
-		strv_free(now, n);
+		strv_free(now, nnow);
 		return false;
 	}
+	if (lost && alarmed)
+		snprintf(cause, n, "%u switch%s lost, %u host port%s on failing switch ports", lost,
+			 lost == 1 ? "" : "es", alarmed, alarmed == 1 ? "" : "s");
+	else if (lost)
+		snprintf(cause, n, "a switch was lost");
+	else if (alarmed)
+		snprintf(cause, n, "%u host port%s on switch ports the switch reports failing",
+			 alarmed, alarmed == 1 ? "" : "s");
+	else
+		snprintf(cause, n, "the lost switches and failing switch ports are back");
 	strv_free(d->w_lost, d->nw_lost);
 	d->w_lost = now;
-	d->nw_lost = n;
+	d->nw_lost = nnow;
 	return true;
 }
 

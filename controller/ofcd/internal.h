@@ -568,8 +568,11 @@ struct fabcfg *failures_publish(struct ofcd *d);
 /* (mutation worker) ReportFailure: change the set, persist it, re-plan. */
 void ofcd_run_failure(struct ofcd *d, struct job *j);
 /* (mutation worker) After reading the devices: d->w_lost = the host ports
- * of lost switches; true when that changed (the caller re-plans). */
-bool failures_devices(struct ofcd *d);
+ * of lost switches and those cabled to switch ports the switch reports
+ * failing (port alarms: a FAILED port in use, light under min_power);
+ * true when that changed (the caller re-plans), with what changed in
+ * cause. */
+bool failures_devices(struct ofcd *d, char *cause, size_t n);
 /* (mutation worker) Change d->w_reported as a ReportFailure job asks, and
  * persist it; on error nothing changed. */
 int failures_report(struct ofcd *d, const struct job *j, struct ofc_error *err);

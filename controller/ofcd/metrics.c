@@ -103,6 +103,14 @@ char *metrics_text(const struct ofcd *d, const uint32_t clients[4])
 		label(&sb, s->devs[i]->name);
 		sb_printf(&sb, "\"} %u\n", s->devs[i]->entries);
 	}
+	head(&sb, "ofc_device_port_alarms", "gauge",
+	     "switch ports in use the device reports failing at its last read (FAILED, or "
+	     "light under min_power)");
+	for (uint32_t i = 0; i < s->ndevs; i++) {
+		sb_printf(&sb, "ofc_device_port_alarms{device=\"");
+		label(&sb, s->devs[i]->name);
+		sb_printf(&sb, "\"} %zu\n", s->devs[i]->n_port_alarms);
+	}
 	head(&sb, "ofc_device_lost_total", "counter", "times a device was found unreachable");
 	sb_printf(&sb, "ofc_device_lost_total %llu\n", (unsigned long long)m->devices_lost);
 	head(&sb, "ofc_config_generation", "gauge",

@@ -168,6 +168,8 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 			if (cd->lost) {
 				m->error = arena_strdup(a, cd->read_err.msg);
 				s->public_error[i] = ofcd_public_reason(cd->read_err.reason);
+			} else {
+				device_alarms_msg(a, f, &cd->dev, m);
 			}
 		}
 		m->has_at_target = 1;

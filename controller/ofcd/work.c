@@ -883,12 +883,13 @@ static void run_probe(struct ofcd *d, struct job *j)
 	}
 	if (have)
 		ctl_record_free(&rec);
-	/* A switch lost takes the host ports cabled to it along. */
-	if (failures_devices(d)) {
+	/* A switch lost takes the host ports cabled to it along; a switch port
+	 * the switch reports failing, the host port cabled to it. */
+	char cause[160];
+	if (failures_devices(d, cause, sizeof(cause))) {
 		char sentence[600];
 
-		ofcd_replan(d, j, d->nw_lost ? "a switch was lost" : "the lost switches are back",
-			    sentence, sizeof(sentence));
+		ofcd_replan(d, j, cause, sentence, sizeof(sentence));
 	}
 }
 

@@ -239,6 +239,70 @@ grep -q ' edit-config running$' "$TMP/f.log" && ! grep -q ' lock candidate' "$TM
 	bad "datastore: running" "$(grep -v connect "$TMP/f.log")"
 back_to_circ
 
+# ---- port health --------------------------------------------------------------------------
+# A FAILED port in use and light under min_power (-20 dBm): the switch's
+# own word, shown per port with the host port cabled to it (sequential
+# wiring: switch port 1 + 4i + j is hi:j). No light leaves a FAILED
+# ingress, so the egress its cross-connect feeds is dark too: both ends.
+hp() { echo "h$((($1 - 1) / 4)):$((($1 - 1) % 4))"; }
+P2=$(awk '$1 == 2 {print $2}' "$TMP/run.state")
+P5=$(awk '$1 == 5 {print $2}' "$TMP/run.state")
+printf '2 status FAILED\n5 power -30\n' >"$TMP/health"
+nemu f "$TMP/run.state" --health "$TMP/health"
+expect_json "sorted((a['port'], a['side'], a['kind'], a.get('host_port'), a.get('power_dbm')) for a in j['devices'][0]['port_alarms']) == sorted([(2, 'ingress', 'failed', 'h0:1', None), ($P2, 'egress', 'low-power', '$(hp "$P2")', -60), (5, 'ingress', 'low-power', 'h1:0', -30), ($P5, 'egress', 'low-power', '$(hp "$P5")', -31.5)])" \
+	$OFC status "$TORUS" --device "$(unix_dev f)" --state-dir "$ST" --json
+expect_stdout_has "    port alarm: ingress 2 FAILED (h0:1)" $OFC status "$TORUS" --device "$(unix_dev f)" --state-dir "$ST"
+grep -q "    port alarm: ingress 5 at -30.00 dBm, under min_power (h1:0)" "$TMP/out" && ok || bad "low power not shown" "$(cat "$TMP/out")"
+# without min_power, power is not judged
+sed '/min_power:/d' "$TORUS" >"$TMP/nopower.yaml"
+expect_json '[a["port"] for a in j["devices"][0]["port_alarms"]] == [2]' \
+	$OFC status "$TMP/nopower.yaml" --device "$(unix_dev f)" --state-dir "$ST" --json
+stop_emu "$f_pid"
+
+# ofcd: what the switch reports failing is a failure in effect (the host
+# port cabled to it), re-planned around like a lost switch's, shown in its
+# status and counted in its metrics; back when the port is.
+: >"$TMP/health"
+nemu o "$TMP/run.state" --health "$TMP/health"
+SOCK="$TMP/ofcd.sock"
+${OFCD:-$BUILD/ofcd} --foreground --config "$CIRC" --socket "$SOCK" --state-dir "$ST" \
+	--credentials-dir "$TMP" --device "$(unix_dev o)" --probe-interval 200ms 2>>"$TMP/d.log" &
+ofcd_pid=$!
+_end=$(($(date +%s) + 10))
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ "$(date +%s)" -gt $_end ]; do sleep 0.02; done
+expect_json 'j["devices"][0]["reachable"] and not j.get("failed") and not j["devices"][0].get("port_alarms")' \
+	$OFC --socket "$SOCK" status --json
+printf '2 status FAILED\n' >"$TMP/health"
+failed_is() { # PYTHON-LIST: wait until ofcd's failures in effect are that
+	_end=$(($(date +%s) + 10))
+	until $OFC --socket "$SOCK" status --json 2>/dev/null |
+		python3 -c "import json,sys; sys.exit(0 if sorted(json.load(sys.stdin).get('failed', [])) == $1 else 1)" ||
+		[ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+	expect_json "sorted(j.get('failed', [])) == $1" $OFC --socket "$SOCK" status --json
+}
+failed_is "sorted(['h0:1', '$(hp "$P2")'])"
+expect_json 'j["devices"][0]["port_alarms"][0]["port"]==2 and j["devices"][0]["port_alarms"][0]["kind"]=="failed"' \
+	$OFC --socket "$SOCK" status --json
+expect_stdout_has "    port alarm: ingress 2 FAILED (h0:1)" $OFC --socket "$SOCK" status
+grep -q "schedule re-planned: 2 host ports on switch ports the switch reports failing; 2 failures in effect" "$TMP/d.log" && ok || bad "no re-plan logged" "$(tail -5 "$TMP/d.log")"
+PYTHONPATH="$BUILD/python" /usr/bin/python3 - "$SOCK" >"$TMP/metrics" <<'PY'
+import sys
+from ofc_client import Client, control_pb2
+r = Client(sys.argv[1], timeout=10).call(control_pb2.Request(get_metrics=control_pb2.GetMetrics()))
+print(r.metrics)
+PY
+grep -q '^ofc_device_port_alarms{device="ocs0"} 2$' "$TMP/metrics" && ok || bad "metrics: no port alarm" "$(grep port_alarms "$TMP/metrics")"
+# light under min_power at ingress 9 (h2:0) is under it at the egress its
+# cross-connect sends it to as well
+X=$(awk '$1 == 9 {print $2}' "$TMP/run.state")
+printf '9 power -40\n' >"$TMP/health"
+failed_is "sorted(['h2:0', '$(hp "$X")'])"
+: >"$TMP/health"
+failed_is '[]'
+kill -TERM "$ofcd_pid"
+wait "$ofcd_pid"
+stop_emu "$o_pid"
+
 # ---- try and confirm: the switch's own confirmed commit ------------------------------------
 : >"$TMP/t.log"
 nemu t "$TMP/run.state" --log "$TMP/t.log"
