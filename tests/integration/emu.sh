@@ -23,9 +23,15 @@ start_emu() {
 	[ -s "$TMP/$name.port" ] && read -r _port <"$TMP/$name.port"
 	eval "${name}_port=$_port"
 }
+# Once waited for, a pid is free for any other process on the machine (pids
+# wrap at 32768 under load): it leaves EMUS, so the exit's stop_all_emus
+# never signals a stranger.
 stop_emu() {
 	kill "$1" 2>/dev/null
 	wait "$1" 2>/dev/null
+	_left=""
+	for _p in $EMUS; do [ "$_p" = "$1" ] || _left="$_left $_p"; done
+	EMUS=$_left
 }
 stop_all_emus() {
 	for p in $EMUS; do kill "$p" 2>/dev/null; done
