@@ -11,7 +11,8 @@ slurmctld slurmd slurm-client munge
 libyang2-dev libnauty2-dev libbliss-dev g++
 libjson-c-dev libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev
 openssl curl prometheus
-libnetconf2-dev libssh-dev libyuma-base"
+libnetconf2-dev libssh-dev libyuma-base netconfd openssh-server openssh-client
+python3-ncclient"
 
 # --check PKG...: every pkg-config name the Makefile links is there, else
 # say which Debian package brings it (run by make after installing, so a
