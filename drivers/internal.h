@@ -147,6 +147,15 @@ uint32_t opsw_edit(const struct op_batch *b, uint32_t ports, bool pairs, struct 
  * (".../opsw:pair[opsw:ingress='3']"): 0 with *in, -1 when it names none. */
 int opsw_error_ingress(const char *path, uint32_t *in);
 
+/* What a reply says, from libnetconf2's trees (its envelope envp and the
+ * RPC's copy op with the output; pure, fuzzed): an <rpc-error> of severity
+ * error is OFC_R_REFUSED with *re; else the <data> as XML in *data (the
+ * caller frees it; NULL without data). */
+struct lyd_node;
+struct netconf_rpc_error;
+int netconf_reply_take(const struct lyd_node *envp, const struct lyd_node *op, char **data,
+		       struct netconf_rpc_error *re, struct ofc_error *err);
+
 /* ---- the netconf driver (netconf.c, netconf_ssh.c, netconf_session.c) ---- */
 
 extern const struct driver_ops netconf_driver_ops;

@@ -313,6 +313,81 @@ int opsw_parse(struct ly_ctx *ctx, const char *xml, size_t len, uint32_t ports, 
 	return rc;
 }
 
+/* ---- reading: a reply -------------------------------------------------------------- */
+
+static const char *child_text(const struct lyd_node *n, const char *name)
+{
+	const struct lyd_node *c;
+
+	LY_LIST_FOR(lyd_child(n), c)
+	if (strcmp(LYD_NAME(c), name) == 0) {
+		if (!c->schema)
+			return ((const struct lyd_node_opaq *)c)->value;
+		return lyd_get_value(c);
+	}
+	return NULL;
+}
+
+static const struct lyd_node *child_node(const struct lyd_node *n, const char *name)
+{
+	const struct lyd_node *c;
+
+	LY_LIST_FOR(lyd_child(n), c)
+	if (strcmp(LYD_NAME(c), name) == 0)
+		return c;
+	return NULL;
+}
+
+/* The first <rpc-error> of severity error in a reply's envelope. */
+static bool take_rpc_error(const struct lyd_node *envp, struct netconf_rpc_error *re)
+{
+	const struct lyd_node *e;
+
+	memset(re, 0, sizeof(*re));
+	LY_LIST_FOR(lyd_child(envp), e)
+	{
+		const char *sev = child_text(e, "error-severity"), *t;
+		const struct lyd_node *info;
+
+		if (strcmp(LYD_NAME(e), "rpc-error") != 0 || (sev && strcmp(sev, "warning") == 0))
+			continue;
+		re->have = true;
+		snprintf(re->tag, sizeof(re->tag), "%s", (t = child_text(e, "error-tag")) ? t : "");
+		snprintf(re->message, sizeof(re->message), "%s",
+			 (t = child_text(e, "error-message")) ? t : "");
+		snprintf(re->path, sizeof(re->path), "%s",
+			 (t = child_text(e, "error-path")) ? t : "");
+		snprintf(re->app_tag, sizeof(re->app_tag), "%s",
+			 (t = child_text(e, "error-app-tag")) ? t : "");
+		info = child_node(e, "error-info");
+		if (info && (t = child_text(info, "session-id")))
+			parse_u32(t, &re->session_id);
+		return true;
+	}
+	return false;
+}
+
+int netconf_reply_take(const struct lyd_node *envp, const struct lyd_node *op, char **data,
+		       struct netconf_rpc_error *re, struct ofc_error *err)
+{
+	const struct lyd_node *d;
+
+	if (data)
+		*data = NULL;
+	if (take_rpc_error(envp, re))
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED, "refused (%s%s%.200s)",
+				      re->tag[0] ? re->tag : "rpc-error",
+				      re->message[0] ? ": " : "", re->message);
+	if (!data || !op || !(d = child_node(op, "data")))
+		return 0;
+	if (!d->schema || !(d->schema->nodetype & LYD_NODE_ANY) ||
+	    lyd_any_value_str(d, data) != LY_SUCCESS) {
+		*data = NULL;
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE, "unreadable data");
+	}
+	return 0;
+}
+
 /* ---- writing: the edit of a batch ------------------------------------------------ */
 
 uint32_t opsw_edit(const struct op_batch *b, uint32_t ports, bool pairs, struct strbuf *out)

@@ -245,58 +245,6 @@ int netconf_transport_error(enum ncrelay_end e, const char *what, double deadlin
 			      what, lib[0] ? ": " : "", lib);
 }
 
-static const char *child_text(const struct lyd_node *n, const char *name)
-{
-	const struct lyd_node *c;
-
-	LY_LIST_FOR(lyd_child(n), c)
-	if (strcmp(LYD_NAME(c), name) == 0) {
-		if (!c->schema)
-			return ((const struct lyd_node_opaq *)c)->value;
-		return lyd_get_value(c);
-	}
-	return NULL;
-}
-
-static const struct lyd_node *child_node(const struct lyd_node *n, const char *name)
-{
-	const struct lyd_node *c;
-
-	LY_LIST_FOR(lyd_child(n), c)
-	if (strcmp(LYD_NAME(c), name) == 0)
-		return c;
-	return NULL;
-}
-
-/* The first <rpc-error> of severity error in a reply's envelope. */
-static bool take_rpc_error(const struct lyd_node *envp, struct netconf_rpc_error *re)
-{
-	const struct lyd_node *e;
-
-	memset(re, 0, sizeof(*re));
-	LY_LIST_FOR(lyd_child(envp), e)
-	{
-		const char *sev = child_text(e, "error-severity"), *t;
-		const struct lyd_node *info;
-
-		if (strcmp(LYD_NAME(e), "rpc-error") != 0 || (sev && strcmp(sev, "warning") == 0))
-			continue;
-		re->have = true;
-		snprintf(re->tag, sizeof(re->tag), "%s", (t = child_text(e, "error-tag")) ? t : "");
-		snprintf(re->message, sizeof(re->message), "%s",
-			 (t = child_text(e, "error-message")) ? t : "");
-		snprintf(re->path, sizeof(re->path), "%s",
-			 (t = child_text(e, "error-path")) ? t : "");
-		snprintf(re->app_tag, sizeof(re->app_tag), "%s",
-			 (t = child_text(e, "error-app-tag")) ? t : "");
-		info = child_node(e, "error-info");
-		if (info && (t = child_text(info, "session-id")))
-			parse_u32(t, &re->session_id);
-		return true;
-	}
-	return false;
-}
-
 int netconf_rpc(struct netconf_session *s, struct nc_rpc *rpc, const char *what, double deadline,
 		char **data, struct netconf_rpc_error *re, struct ofc_error *err)
 {
@@ -331,21 +279,15 @@ int netconf_rpc(struct netconf_session *s, struct nc_rpc *rpc, const char *what,
 		rc = netconf_transport_error(e, what, deadline, err);
 		goto out;
 	}
-	if (take_rpc_error(envp, re)) {
-		rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED, "%s refused (%s%s%.200s)",
-				    what, re->tag[0] ? re->tag : "rpc-error",
-				    re->message[0] ? ": " : "", re->message);
-		goto out;
-	}
-	if (data && op) {
-		const struct lyd_node *d = child_node(op, "data");
+	rc = netconf_reply_take(envp, op, data, re, err);
+	if (rc < 0 && err->reason == OFC_R_REFUSED) {
+		struct strbuf sb = STRBUF_INIT;
 
-		if (d && d->schema && (d->schema->nodetype & LYD_NODE_ANY) &&
-		    lyd_any_value_str(d, data) != LY_SUCCESS) {
-			rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
-					    "%s: unreadable data", what);
-			*data = NULL;
-		}
+		sb_printf(&sb, "%s %s", what, err->msg); /* "<get> refused (...)" */
+		snprintf(err->msg, sizeof(err->msg), "%.*s", (int)sizeof(err->msg) - 1, sb.buf);
+		sb_free(&sb);
+	} else if (rc < 0) {
+		ofc_error_prefix(err, "%s", what);
 	}
 out:
 	lyd_free_tree(envp);

@@ -268,15 +268,18 @@ SOCK="$TMP/ofcd.sock"
 ${OFCD:-$BUILD/ofcd} --foreground --config "$CIRC" --socket "$SOCK" --state-dir "$ST" \
 	--credentials-dir "$TMP" --device "$(unix_dev o)" --probe-interval 200ms 2>>"$TMP/d.log" &
 ofcd_pid=$!
+# until its start check has read the switch
 _end=$(($(date +%s) + 10))
-until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ "$(date +%s)" -gt $_end ]; do sleep 0.02; done
+until $OFC --socket "$SOCK" status --json 2>/dev/null |
+	python3 -c 'import json,sys; sys.exit(0 if "reachable" in json.load(sys.stdin)["devices"][0] else 1)' 2>/dev/null ||
+	[ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
 expect_json 'j["devices"][0]["reachable"] and not j.get("failed") and not j["devices"][0].get("port_alarms")' \
 	$OFC --socket "$SOCK" status --json
 printf '2 status FAILED\n' >"$TMP/health"
 failed_is() { # PYTHON-LIST: wait until ofcd's failures in effect are that
 	_end=$(($(date +%s) + 10))
 	until $OFC --socket "$SOCK" status --json 2>/dev/null |
-		python3 -c "import json,sys; sys.exit(0 if sorted(json.load(sys.stdin).get('failed', [])) == $1 else 1)" ||
+		python3 -c "import json,sys; sys.exit(0 if sorted(json.load(sys.stdin).get('failed', [])) == $1 else 1)" 2>/dev/null ||
 		[ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
 	expect_json "sorted(j.get('failed', [])) == $1" $OFC --socket "$SOCK" status --json
 }
