@@ -34,6 +34,8 @@ if [ "${1:-}" = "--check" ]; then
 			libcurl) deb=libcurl4-openssl-dev ;;
 			nauty) deb=libnauty2-dev ;;
 			libbliss-cxx) deb=libbliss-dev ;;
+			libnetconf2) deb=libnetconf2-dev ;;
+			libssh) deb=libssh-dev ;;
 			*) deb="the package that ships $pc.pc" ;;
 			esac
 			echo "install-deps: the build needs the library '$pc' (Debian: $deb); run scripts/install-deps.sh as root or install it" >&2
