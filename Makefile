@@ -292,6 +292,11 @@ install: all $(LIB)
 	sed -e 's|/usr/local/sbin|$(SBINDIR)|g' -e 's|/usr/local/share|$(DATADIR)|g' \
 	  contrib/ofcd.service >$(DESTDIR)$(UNITDIR)/ofcd.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/ofcd.service
+	sed -e 's|/usr/local/sbin|$(SBINDIR)|g' -e 's|/usr/local/share|$(DATADIR)|g' \
+	  contrib/ofc-gateway.service >$(DESTDIR)$(UNITDIR)/ofc-gateway.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/ofc-gateway.service
+	test -e $(DESTDIR)$(SYSCONFDIR)/default/ofc-gateway || \
+	  install -m 0644 contrib/ofc-gateway.conf $(DESTDIR)$(SYSCONFDIR)/default/ofc-gateway
 	install -m 0644 contrib/ofc.sysusers $(DESTDIR)$(SYSUSERSDIR)/ofc.conf
 	install -m 0644 contrib/ofc.tmpfiles $(DESTDIR)$(TMPFILESDIR)/ofc.conf
 	test -e $(DESTDIR)$(SYSCONFDIR)/default/ofcd || \

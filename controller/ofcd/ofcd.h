@@ -105,6 +105,10 @@ struct ofcd_opts {
 	 * ofcd authorises (authz.c). NULL: none. */
 	const char *gateway_socket_path;
 	unsigned gateway_uid;
+	/* The gateway user's group: a non-root ofcd gives the socket to it
+	 * (mode 0660; ofcd's user must be a member). */
+	bool have_gateway_gid;
+	unsigned gateway_gid;
 	/* Tests: in-process twins of sim devices (ctl_opts.sim_lookup). */
 	struct sim_device *(*sim_lookup)(void *ctx, const char *device);
 	void *sim_ctx;

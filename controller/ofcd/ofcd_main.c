@@ -254,11 +254,16 @@ static int parse_net_opt(int c, const char *arg, struct args *a)
 		return -1;
 	}
 	struct passwd *pw = getpwnam(arg);
-	if (pw)
-		o->gateway_uid = pw->pw_uid;
-	else if (parse_u64(arg, &v) == 0 && v < UINT32_MAX)
+	if (!pw && parse_u64(arg, &v) == 0 && v < UINT32_MAX) {
 		o->gateway_uid = (unsigned)v;
-	else
+		pw = getpwuid((uid_t)v);
+	} else if (pw) {
+		o->gateway_uid = pw->pw_uid;
+	}
+	if (pw) {
+		o->have_gateway_gid = true;
+		o->gateway_gid = pw->pw_gid;
+	} else if (!(parse_u64(arg, &v) == 0 && v < UINT32_MAX))
 		return usage("--gateway-uid '%s': no such user (make install's sysusers.d "
 			     "creates 'ofc-gateway')",
 			     arg);

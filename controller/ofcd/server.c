@@ -2641,10 +2641,22 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 		if (listen_unix(o->gateway_socket_path, 0600, -1, &d->gw_fd, err) < 0)
 			goto fail;
 		d->bound_gw = true;
-		if (chown(o->gateway_socket_path, o->gateway_uid, (gid_t)-1) != 0 &&
-		    geteuid() == 0) {
-			ofc_error_set(err, OFC_E_RUNTIME, "cannot give %s to uid %u: %s",
-				      o->gateway_socket_path, o->gateway_uid, strerror(errno));
+		/* root gives it to the gateway's user (0600); ofcd's own user,
+		 * to the gateway's group, of which it is a member (0660). */
+		bool gave =
+		    geteuid() == 0
+			? chown(o->gateway_socket_path, o->gateway_uid, (gid_t)-1) == 0
+			: o->gateway_uid == geteuid() ||
+			      (o->have_gateway_gid &&
+			       chown(o->gateway_socket_path, (uid_t)-1, o->gateway_gid) == 0 &&
+			       chmod(o->gateway_socket_path, 0660) == 0);
+		if (!gave) {
+			ofc_error_set(
+			    err, OFC_E_RUNTIME,
+			    "cannot give %s to the gateway (uid %u): %s; ofcd's user must "
+			    "be root, the gateway's, or a member of the gateway's group "
+			    "(make install's sysusers.d: 'm ofcd ofc-gateway')",
+			    o->gateway_socket_path, o->gateway_uid, strerror(errno));
 			goto fail;
 		}
 		ofcd_log(d, OFCD_LOG_NOTICE, "gateway socket %s for uid %u", o->gateway_socket_path,

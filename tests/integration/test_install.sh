@@ -13,11 +13,12 @@ for f in bin/ofc bin/ocs-emu bin/mrr-emu bin/netconf-emu sbin/ofcd lib/libofc.a 
 	share/man/man1/ofc.1 share/man/man1/ocs-emu.1 share/man/man1/mrr-emu.1 \
 	share/man/man1/netconf-emu.1 share/man/man8/ofcd.8 \
 	share/bash-completion/completions/ofc lib/systemd/system/ofcd.service \
+	sbin/ofc-gateway share/man/man8/ofc-gateway.8 lib/systemd/system/ofc-gateway.service \
 	lib/sysusers.d/ofc.conf lib/tmpfiles.d/ofc.conf include/ofc/util/util.h \
 	include/ofc/controller/config/config.h include/ofc/proto/fabric.pb-c.h share/doc/ofc/ofcd.md; do
 	[ -f "$D$P/$f" ] && ok || bad "not installed: $P/$f"
 done
-[ -f "$D/etc/default/ofcd" ] && ok || bad "not installed: /etc/default/ofcd"
+[ -f "$D/etc/default/ofcd" ] && [ -f "$D/etc/default/ofc-gateway" ] && ok || bad "not installed: /etc/default/ofcd, /etc/default/ofc-gateway"
 # The protos and the example configs under share/ofc (issue 35 item 15): an
 # installed ofc reads its examples where the man page says they are, and
 # a client generates its messages from the installed protos (which import
@@ -35,7 +36,7 @@ protoc -I"$D$P/share/ofc" --python_out="$TMP" "$D$P/share/ofc/proto/control.prot
 see_also() { # PAGE: the absolute paths in its SEE ALSO section
 	sed -n '/^\.SH SEE ALSO/,/^\.SH/p' "$1" | sed 's/\\-/-/g' | grep -oE '(^| )/[a-z][^ ,;()]*' | sed 's/^ //; s/\.$//'
 }
-for m in man1/ofc.1 man1/ocs-emu.1 man1/mrr-emu.1 man1/netconf-emu.1 man8/ofcd.8; do
+for m in man1/ofc.1 man1/ocs-emu.1 man1/mrr-emu.1 man1/netconf-emu.1 man8/ofcd.8 man8/ofc-gateway.8; do
 	paths=$(see_also "$D$P/share/man/$m")
 	missing=""
 	for p in $paths; do [ -e "$D$p" ] || missing="$missing $p"; done
@@ -45,6 +46,8 @@ done
 find "$D" -path '*dist-packages/ofc_client/pb/control_pb2.py' | grep -q . && ok || bad "python package not installed"
 [ "$(stat -c %a "$D$P/sbin/ofcd")" = 755 ] && [ "$(stat -c %a "$D$P/lib/libofc.a")" = 644 ] && ok || bad "modes"
 grep -q "^ExecStart=$P/sbin/ofcd --foreground" "$D$P/lib/systemd/system/ofcd.service" && ok || bad "unit paths"
+grep -q "^ExecStart=$P/sbin/ofc-gateway --listen" "$D$P/lib/systemd/system/ofc-gateway.service" && ok || bad "the gateway unit's paths"
+grep -q '^u ofc-gateway -:ofc-gateway ' "$D$P/lib/sysusers.d/ofc.conf" && grep -q '^m ofcd ofc-gateway' "$D$P/lib/sysusers.d/ofc.conf" && ok || bad "sysusers: the gateway's user"
 grep -q '^u ofcd -:ofc ' "$D$P/lib/sysusers.d/ofc.conf" && grep -q '^g ofc -' "$D$P/lib/sysusers.d/ofc.conf" && ok || bad "sysusers"
 grep -q '^d /etc/ofc/credentials 0750 root ofc' "$D$P/lib/tmpfiles.d/ofc.conf" && grep -q '^d /var/lib/ofc ' "$D$P/lib/tmpfiles.d/ofc.conf" && ok || bad "tmpfiles"
 # PREFIX=/usr moves the unit's paths with it.
@@ -55,7 +58,7 @@ see_also "$TMP/usr/usr/share/man/man8/ofcd.8" | grep -qx /usr/share/doc/ofc/ofcd
 
 # One version string for every binary.
 V=$(cat VERSION)
-for b in bin/ofc bin/ocs-emu bin/mrr-emu bin/netconf-emu sbin/ofcd; do
+for b in bin/ofc bin/ocs-emu bin/mrr-emu bin/netconf-emu sbin/ofcd sbin/ofc-gateway; do
 	[ "$("$D$P/$b" --version)" = "$(basename $b) $V" ] && ok || bad "$b --version: $("$D$P/$b" --version 2>&1)"
 done
 
@@ -110,6 +113,10 @@ if systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
 	score=$(systemd-analyze security --offline=yes contrib/ofcd.service 2>/dev/null |
 		sed -n 's/.*Overall exposure level for ofcd.service: \([0-9.]*\).*/\1/p')
 	[ -n "$score" ] && awk "BEGIN{exit !($score < 3.0)}" && ok || bad "systemd-analyze security: '$score'"
+	# Issue 36: the process that parses the network's bytes, at most 2.0.
+	score=$(systemd-analyze security --offline=yes contrib/ofc-gateway.service 2>/dev/null |
+		sed -n 's/.*Overall exposure level for ofc-gateway.service: \([0-9.]*\).*/\1/p')
+	[ -n "$score" ] && awk "BEGIN{exit !($score <= 2.0)}" && ok || bad "systemd-analyze security of ofc-gateway: '$score'"
 fi
 bash -n contrib/ofc.bash-completion && ok || bad "bash completion does not parse"
 # Completion (Debian's bash-completion, which install-deps installs) offers
