@@ -384,18 +384,29 @@ static int decode_field(struct jdec *j, const char *path, ProtobufCMessage *m,
 
 			snprintf(sub, sizeof(sub), "%.150s[%zu]", path, k);
 			if (decode_value(j, sub, fd, json_object_array_get_idx(v, k),
-					 arr + k * sz) < 0)
+					 arr + k * sz) < 0) {
+				/* What the element holds so far is not counted: free it. */
+				void **el = (void **)(arr + k * sz);
+
+				if (fd->type == PROTOBUF_C_TYPE_MESSAGE && *el)
+					protobuf_c_message_free_unpacked(*el, NULL);
+				else if (fd->type == PROTOBUF_C_TYPE_STRING)
+					free(*el);
+				*el = NULL;
 				return -1;
+			}
 			(*n)++;
 		}
 		return 0;
 	}
-	if (decode_value(j, path, fd, v, at) < 0)
-		return -1;
+	/* A oneof's member is the message's (freed with it) only with its
+	 * case set: set first, so a member that fails half way is freed. */
 	if (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
 		*(uint32_t *)((char *)m + fd->quantifier_offset) = fd->id;
-	else if (fd->label == PROTOBUF_C_LABEL_OPTIONAL && fd->type != PROTOBUF_C_TYPE_STRING &&
-		 fd->type != PROTOBUF_C_TYPE_MESSAGE)
+	if (decode_value(j, path, fd, v, at) < 0)
+		return -1;
+	if (!(fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) && fd->label == PROTOBUF_C_LABEL_OPTIONAL &&
+	    fd->type != PROTOBUF_C_TYPE_STRING && fd->type != PROTOBUF_C_TYPE_MESSAGE)
 		*(protobuf_c_boolean *)((char *)m + fd->quantifier_offset) = 1;
 	return 0;
 }
