@@ -4,8 +4,8 @@
 #   mkdir -p build-fuzz/c-NAME
 #   build-fuzz/fuzz_NAME build-fuzz/c-NAME tests/fuzz/corpus/NAME -max_total_time=60
 # e.g. NAME = config, topo, edges, control, tl1, mrr, demands, records,
-# statefiles, credentials, schedule_pb, exec, json, netconf (run from the source
-# tree: it reads drivers/yang). Three take options:
+# statefiles, credentials, schedule_pb, exec, json, netconf (the YANG
+# modules are built in). Three take options:
 #   fuzz_config: -dict=tests/fuzz/config.dict (the keys of server fabrics,
 #   partitions and failures, so mutations reach their validation);
 #   fuzz_control: -detect_leaks=0 (the daemon it fuzzes lives for the whole

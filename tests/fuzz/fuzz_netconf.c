@@ -1,39 +1,168 @@
-/* libFuzzer: what a NETCONF switch sends as <get> data never crashes the
- * path from libyang's parse to ofc's state (drivers/netconf_data.c), and
- * what it accepts is a state an 8x8 switch can hold. The first byte picks
- * the module's revision (the list `pair` or `pairs`). Run from the source
- * tree's root: the modules are read from drivers/yang. */
+/* libFuzzer: what a NETCONF switch sends never crashes the path from it to
+ * ofc's state (drivers/netconf_data.c), and what that path accepts holds.
+ * The first byte picks the module's revision (bit 0: the list `pair` or
+ * `pairs`) and what the rest is (bits 1-2):
+ *
+ *   0  <get> data, parsed against the module as the driver parses it: what
+ *      is accepted is a state an 8x8 switch can hold;
+ *   1  a whole <rpc-reply> to a <get>, read as libnetconf2 reads it
+ *      (lyd_parse_op with the RPC's copy, LYD_TYPE_REPLY_NETCONF, in a
+ *      context holding ietf-netconf but not the model, as a session's),
+ *      then netconf_reply_take and the module's parse: an rpc-error is a
+ *      refusal with its tag, and data accepted is a state an 8x8 switch
+ *      can hold;
+ *   2  a hello's capabilities, one a line (netconf_caps_read): a model
+ *      read has a revision YYYY-MM-DD, and `pairs` exactly before
+ *      2017-08-04;
+ *   3  an rpc-error's error-path (opsw_error_ingress): an ingress read is
+ *      1..2^32-1 and written in the path.
+ *
+ * The modules are ofc's built-in ones (drivers/yang via embed-yang).
+ */
+#include <libyang/libyang.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "drivers/internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void check_state(const struct opsw_data *d)
 {
-	static struct ly_ctx *ctx[2];
-	static const char *const rev[2] = {"2017-08-04", "2015-06-10"};
+	for (uint32_t k = 0; k < d->xc.nxc; k++)
+		if (d->xc.xc[k].in < 1 || d->xc.xc[k].in > 8 || d->xc.xc[k].out < 1 ||
+		    d->xc.xc[k].out > 8)
+			abort();
+	for (uint32_t k = 0; k < d->nports; k++)
+		if (d->ports[k].port < 1 || d->ports[k].port > 16)
+			abort();
+}
+
+static void data_path(struct ly_ctx *ctx, const char *xml, size_t len)
+{
 	struct ofc_error err = {0};
 	struct opsw_data d;
+
+	opsw_data_init(&d);
+	if (opsw_parse(ctx, xml, len, 8, &d, &err) == 0)
+		check_state(&d);
+	else if (!err.msg[0])
+		abort(); /* every error says what was wrong */
+	opsw_data_free(&d);
+}
+
+/* What the driver does with a reply libnetconf2 received. */
+static void reply_path(struct ly_ctx *session, struct ly_ctx *model, const char *xml)
+{
+	const struct lys_module *nc = ly_ctx_get_module_implemented(session, "ietf-netconf");
+	struct lyd_node *op = NULL, *envp = NULL;
+	struct netconf_rpc_error re;
+	struct ofc_error err = {0};
+	struct ly_in *in = NULL;
+	char *got = NULL;
+	uint32_t quiet = LY_LOSTORE_LAST;
+
+	if (!nc || lyd_new_inner(NULL, nc, "get", 0, &op) != LY_SUCCESS)
+		abort();
+	ly_temp_log_options(&quiet);
+	if (ly_in_new_memory(xml, &in) == LY_SUCCESS &&
+	    lyd_parse_op(NULL, op, in, LYD_XML, LYD_TYPE_REPLY_NETCONF, &envp, NULL) ==
+		LY_SUCCESS) {
+		int rc = netconf_reply_take(envp, op, &got, &re, &err);
+
+		if (rc < 0 && !err.msg[0])
+			abort();
+		if (rc < 0 && err.reason == OFC_R_REFUSED && !re.have)
+			abort();
+		if (rc == 0 && got) {
+			struct opsw_data a;
+			struct ofc_error e1 = {0};
+			size_t n = strlen(got);
+			int ra;
+
+			opsw_data_init(&a);
+			ra = opsw_parse(model, got, n, 8, &a, &e1);
+			if (ra == 0)
+				check_state(&a);
+			else if (!e1.msg[0])
+				abort();
+			opsw_data_free(&a);
+		}
+	}
+	ly_temp_log_options(NULL);
+	free(got);
+	ly_in_free(in, 0);
+	lyd_free_all(envp);
+	lyd_free_all(op);
+}
+
+static void caps_path(const char *text)
+{
+	char *copy = xstrdup(text), *save = NULL;
+	const char *caps[64];
+	uint32_t n = 0;
+	struct netconf_caps c;
+
+	for (char *l = strtok_r(copy, "\n", &save); l && n < 63; l = strtok_r(NULL, "\n", &save))
+		caps[n++] = l;
+	caps[n] = NULL;
+	netconf_caps_read(caps, &c);
+	if (c.model) {
+		if (strlen(c.rev) != 10 || c.rev[4] != '-' || c.rev[7] != '-')
+			abort();
+		if (c.pairs != (strcmp(c.rev, "2017-08-04") < 0))
+			abort();
+	} else if (c.pairs || c.rev[0]) {
+		abort();
+	}
+	free(copy);
+}
+
+static void path_path(const char *text)
+{
+	uint32_t in = 0;
+	char num[16];
+
+	if (opsw_error_ingress(text, &in) == 0) {
+		snprintf(num, sizeof(num), "%u", in);
+		if (in < 1 || !strstr(text, num))
+			abort();
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct ly_ctx *model[2], *session;
+	static const char *const rev[2] = {"2017-08-04", "2015-06-10"};
+	struct ofc_error err = {0};
+	char *text;
 	int i;
 
 	if (size < 1 || size > 1 << 16)
 		return 0;
 	i = data[0] & 1;
-	if (!ctx[i] && opsw_context("drivers/yang", rev[i], &ctx[i], &err) < 0)
-		abort(); /* run from the source tree */
-	opsw_data_init(&d);
-	if (opsw_parse(ctx[i], (const char *)data + 1, size - 1, 8, &d, &err) == 0) {
-		for (uint32_t k = 0; k < d.xc.nxc; k++)
-			if (d.xc.xc[k].in < 1 || d.xc.xc[k].in > 8 || d.xc.xc[k].out < 1 ||
-			    d.xc.xc[k].out > 8)
-				abort();
-		for (uint32_t k = 0; k < d.nports; k++)
-			if (d.ports[k].port < 1 || d.ports[k].port > 16)
-				abort();
-	} else if (!err.msg[0]) {
-		abort(); /* every error says what was wrong */
+	if (!model[i] && opsw_context(NULL, rev[i], &model[i], &err) < 0)
+		abort();
+	if (!session && netconf_context(NULL, NULL, LY_CTX_NO_YANGLIBRARY, &session, &err) < 0)
+		abort();
+	text = malloc(size);
+	memcpy(text, data + 1, size - 1);
+	text[size - 1] = 0;
+	switch ((data[0] >> 1) & 3) {
+	case 0:
+		data_path(model[i], (const char *)data + 1, size - 1);
+		break;
+	case 1:
+		if (strlen(text) == size - 1)
+			reply_path(session, model[i], text);
+		break;
+	case 2:
+		caps_path(text);
+		break;
+	default:
+		path_path(text);
+		break;
 	}
-	opsw_data_free(&d);
+	free(text);
 	return 0;
 }
