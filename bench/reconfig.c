@@ -11,7 +11,10 @@
  * dialect to ocs-emu on loopback, against the dialect's round-trip floor:
  * its commands (Polatis one a change, Calient two) times the median round
  * trip of one command on the same kind of session (a read of an empty
- * switch: one RTRV, the smallest reply there is).
+ * switch: one RTRV, the smallest reply there is); and over NETCONF to
+ * netconf-emu (SSH), against its RPCs times the median round trip of the
+ * smallest RPC (<lock>, <unlock>: <ok/>), and the same changes as per-pair
+ * edits of running. Run from the source tree (the demo host key).
  */
 #include <errno.h>
 #include <signal.h>
@@ -449,6 +452,188 @@ static void bench_dialects(const char *dir, int reps)
 	}
 }
 
+/* netconf-emu for 384 ports on loopback (SSH, the demo host key, the
+ * bench's login); its known-hosts line goes to DIR/kh. */
+static int start_netconf(const char *dir, struct emu *e)
+{
+	char *cred = xasprintf("%s/c.cred", dir), *kh = xasprintf("%s/kh", dir);
+	const char *argv[] = {"netconf-emu",
+			      "--ports",
+			      "384",
+			      "--delay-ms",
+			      "0",
+			      "--host-key",
+			      "configs/credentials/netconf-emu-host.key",
+			      "--credentials",
+			      cred,
+			      "--known-hosts",
+			      kh,
+			      NULL};
+	int rc = start_emu(dir, argv, e);
+
+	free(cred);
+	free(kh);
+	return rc;
+}
+
+static struct device_cfg netconf_cfg(const char *dir, const char *addr, const char *datastore)
+{
+	return (struct device_cfg){.name = "sw0",
+				   .driver = "netconf",
+				   .address = addr,
+				   .credentials = xasprintf("%s/c.cred", dir),
+				   .known_hosts = xasprintf("%s/kh", dir),
+				   .datastore = datastore,
+				   .timeout = 10,
+				   .retries = 0,
+				   .cls = DEV_SWITCH,
+				   .ports = 384};
+}
+
+/* The median seconds of one RPC with the smallest reply there is (<ok/>) on
+ * an open session: n rounds of the transaction's lock and unlock. */
+static double nc_round_trip(const char *dir, const char *port, int n)
+{
+	char *addr = xasprintf("127.0.0.1:%s", port);
+	struct device_cfg cfg = netconf_cfg(dir, addr, NULL);
+	struct ofc_error err = {0};
+	struct device dev;
+	double *t = xcalloc((size_t)n, sizeof(double)), med;
+	bool held;
+
+	if (device_init(&dev, &cfg, &err) < 0 || device_lock(&dev, &held, &err) < 0 ||
+	    device_unlock(&dev, &err) < 0) {
+		fprintf(stderr, "reconfig: %s\n", err.msg);
+		exit(1);
+	}
+	for (int i = 0; i < n; i++) {
+		uint64_t c0 = dev.stats.commands;
+		double t0 = now_seconds();
+
+		if (device_lock(&dev, &held, &err) < 0 || device_unlock(&dev, &err) < 0) {
+			fprintf(stderr, "reconfig: %s\n", err.msg);
+			exit(1);
+		}
+		t[i] = (now_seconds() - t0) / (double)(dev.stats.commands - c0);
+	}
+	qsort(t, (size_t)n, sizeof(double), cmp_double);
+	med = t[n / 2];
+	device_close(&dev);
+	free(t);
+	free(addr);
+	free((char *)cfg.credentials);
+	free((char *)cfg.known_hosts);
+	return med;
+}
+
+/* The same 384 changes as per-pair edits of running (an <edit-config> each,
+ * what a driver without batches would send): seconds inside the driver. */
+static double nc_per_pair(const char *dir, const struct fabric *f, const char *port, uint64_t *rpcs)
+{
+	char *addr = xasprintf("127.0.0.1:%s", port);
+	struct device_cfg cfg = netconf_cfg(dir, addr, "running");
+	struct ofc_error err = {0};
+	struct device dev;
+	struct device_state cur, want;
+	struct op_batch b = {0};
+	uint32_t done;
+	double t0;
+
+	state_init(&want, DEV_SWITCH);
+	ctl_switch_target(f, 0, &want);
+	if (device_init(&dev, &cfg, &err) < 0 || device_read(&dev, &cur, &err) < 0) {
+		fprintf(stderr, "reconfig: %s\n", err.msg);
+		exit(1);
+	}
+	state_diff(&cur, &want, &b);
+	uint64_t c0 = dev.stats.commands;
+	t0 = now_seconds();
+	for (uint32_t i = 0; i < b.n; i++) {
+		struct op_batch one = {.ops = &b.ops[i], .n = 1};
+
+		if (device_apply(&dev, &one, &done, &err) < 0) {
+			fprintf(stderr, "reconfig: %s\n", err.msg);
+			exit(1);
+		}
+	}
+	double s = now_seconds() - t0;
+	*rpcs = dev.stats.commands - c0;
+	state_free(&cur);
+	if (device_read(&dev, &cur, &err) < 0 || !state_equal(&cur, &want)) {
+		fprintf(stderr, "reconfig: per-pair edits did not reach the target\n");
+		exit(1);
+	}
+	device_close(&dev);
+	state_free(&cur);
+	state_free(&want);
+	batch_free(&b);
+	free(addr);
+	free((char *)cfg.credentials);
+	free((char *)cfg.known_hosts);
+	return s;
+}
+
+/* NETCONF (issue 39): the same 384 cross-connects to netconf-emu over SSH,
+ * one transaction (locks, a read under them, the candidate edited once
+ * and committed, the read-back), against its RPCs times the median round
+ * trip of the smallest RPC; and per-pair edits of running. */
+static void bench_netconf(const char *dir, int reps)
+{
+	char *text =
+	    xasprintf("name: bench\nhosts: {count: 96, prefix: h, ports: 4}\n"
+		      "switches:\n  - name: sw0\n    type: ocs\n    ports: 384\n"
+		      "    reconfig_time: 0s\n"
+		      "    driver: {type: netconf, address: 127.0.0.1:1, "
+		      "credentials: c.cred, known_hosts: kh, timeout: 10s, retries: 0}\n"
+		      "wiring: {pattern: sequential, switches: [sw0]}\ntopology: torus:8x12\n");
+	double *app = xcalloc((size_t)reps, sizeof(double));
+	double *rtt = xcalloc((size_t)reps, sizeof(double));
+	double *pp = xcalloc((size_t)reps, sizeof(double));
+	char *kh = xasprintf("%s/kh", dir);
+	struct ofc_error err = {0};
+	uint32_t ops = 0;
+	uint64_t cmds = 0, pp_rpcs = 0;
+	struct fabric *f;
+
+	atomic_write(kh, "", 0, &err); /* validation wants the file; netconf-emu fills it */
+	f = fabric_from(dir, text);
+	for (int r = 0; r < reps; r++) {
+		struct emu e;
+		char *st = xasprintf("%s/nst%d", dir, r);
+		char *ov;
+
+		if (start_netconf(dir, &e) < 0)
+			exit(1);
+		rtt[r] = nc_round_trip(dir, e.port, 200);
+		ov = xasprintf("sw0=127.0.0.1:%s", e.port);
+		one_apply(f, st, ov, &ops, &cmds, &app[r]);
+		stop_emu(&e);
+		if (start_netconf(dir, &e) < 0)
+			exit(1);
+		pp[r] = nc_per_pair(dir, f, e.port, &pp_rpcs);
+		stop_emu(&e);
+		free(ov);
+		free(st);
+	}
+	qsort(app, (size_t)reps, sizeof(double), cmp_double);
+	qsort(rtt, (size_t)reps, sizeof(double), cmp_double);
+	qsort(pp, (size_t)reps, sizeof(double), cmp_double);
+	double floor_s = (double)cmds * rtt[reps / 2];
+	printf("  %-8s %u changes, %llu RPCs: apply %.2f ms; round trip %.1f us, floor %.2f ms; "
+	       "ratio %.2f\n",
+	       "netconf", ops, (unsigned long long)cmds, app[reps / 2] * 1e3, rtt[reps / 2] * 1e6,
+	       floor_s * 1e3, app[reps / 2] / floor_s);
+	printf("  %-8s per-pair edits of running: %llu RPCs, %.2f ms (%.1fx the transaction)\n",
+	       "netconf", (unsigned long long)pp_rpcs, pp[reps / 2] * 1e3,
+	       pp[reps / 2] / app[reps / 2]);
+	free(app);
+	free(rtt);
+	free(pp);
+	free(kh);
+	fabric_free(f);
+	free(text);
+}
+
 int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/ofc-bench.XXXXXX";
@@ -464,6 +649,7 @@ int main(int argc, char **argv)
 	write_cred(dir);
 	if (dialects) {
 		bench_dialects(dir, reps);
+		bench_netconf(dir, reps);
 		char *cmd = xasprintf("rm -rf '%s'", dir);
 		if (system(cmd) != 0)
 			fprintf(stderr, "reconfig: could not remove %s\n", dir);

@@ -41,11 +41,23 @@ struct nc_priv {
 	 * power monitors are slower than its mirrors), so one read of them is
 	 * not trusted to be low. */
 	uint8_t *settling;
+	double health_at; /* when health was last read (0: never) */
 };
 
-static const char filter[] = "<cross-connects xmlns=\"" OPSW_NS "\"/>"
-			     "<port-config xmlns=\"" OPSW_NS "\"/>"
-			     "<opm-power xmlns=\"" OPSW_NS "\"/>";
+/* What a read asks for: the cross-connects, and the ports' status and
+ * power when health is due (below). */
+static const char filter_xc[] = "<cross-connects xmlns=\"" OPSW_NS "\"/>";
+static const char filter_all[] = "<cross-connects xmlns=\"" OPSW_NS "\"/>"
+				 "<port-config xmlns=\"" OPSW_NS "\"/>"
+				 "<opm-power xmlns=\"" OPSW_NS "\"/>";
+
+/* Port health is read at most this often. A switch's status and power of
+ * 2N ports are most of a read (on 384 ports, most of a transaction's time
+ * in the driver: bench/RESULTS.md), and the reads inside one transaction
+ * (under the lock, the read-back) need only the cross-connects; a probe
+ * (ofcd's, every --probe-interval, 10 s by default), a plan's read and
+ * `ofc status` get health. */
+#define HEALTH_EVERY 1.0
 
 static double exchange_deadline(const struct device *dev, uint32_t changes)
 {
@@ -269,16 +281,18 @@ static void settle_ports(struct device *dev, const struct op_batch *b)
 	}
 }
 
-/* One <get> on the current session. */
-static int get_once(struct device *dev, struct opsw_data *d, double deadline, struct ofc_error *err)
+/* One <get> on the current session; with health, the ports' too. */
+static int get_once(struct device *dev, struct opsw_data *d, bool health, double deadline,
+		    struct ofc_error *err)
 {
 	struct nc_priv *p = dev->priv;
 	struct netconf_rpc_error re;
 	char *data = NULL;
 	int rc;
 
-	rc = call(dev, nc_rpc_get(filter, NC_WD_UNKNOWN, NC_PARAMTYPE_CONST), "<get>", deadline,
-		  &data, &re, err);
+	rc = call(dev,
+		  nc_rpc_get(health ? filter_all : filter_xc, NC_WD_UNKNOWN, NC_PARAMTYPE_CONST),
+		  "<get>", deadline, &data, &re, err);
 	if (rc == 0) {
 		rc = opsw_parse(p->data_ctx, data ? data : "", data ? strlen(data) : 0,
 				dev->cfg.ports, d, err);
@@ -290,7 +304,7 @@ static int get_once(struct device *dev, struct opsw_data *d, double deadline, st
 }
 
 /* A <get> with retries on new sessions. */
-static int get(struct device *dev, struct opsw_data *d, struct ofc_error *err)
+static int get(struct device *dev, struct opsw_data *d, bool health, struct ofc_error *err)
 {
 	struct ofc_error last = {0};
 
@@ -301,7 +315,8 @@ static int get(struct device *dev, struct opsw_data *d, struct ofc_error *err)
 			dev->stats.retries++;
 		opsw_data_free(d);
 		opsw_data_init(d);
-		if (ensure(dev, deadline, &last) == 0 && get_once(dev, d, deadline, &last) == 0)
+		if (ensure(dev, deadline, &last) == 0 &&
+		    get_once(dev, d, health, deadline, &last) == 0)
 			return 0;
 		if (final(last.reason))
 			break;
@@ -313,15 +328,21 @@ static int get(struct device *dev, struct opsw_data *d, struct ofc_error *err)
 
 static int nc_read(struct device *dev, struct device_state *out, struct ofc_error *err)
 {
+	struct nc_priv *p = dev->priv;
 	struct opsw_data d;
+	bool health = !p->health_at || now_seconds() - p->health_at >= HEALTH_EVERY;
 
 	opsw_data_init(&d);
-	if (get(dev, &d, err) < 0) {
+	if (get(dev, &d, health, err) < 0) {
 		opsw_data_free(&d);
 		dev->nalarms = 0;
 		return -1;
 	}
-	take_alarms(dev, &d);
+	/* without health, the alarms are those of the last read that had it */
+	if (health) {
+		take_alarms(dev, &d);
+		p->health_at = now_seconds();
+	}
 	state_free(out);
 	*out = d.xc; /* moved: the data's own copy is not freed below */
 	state_init(&d.xc, DEV_SWITCH);
@@ -485,7 +506,7 @@ static int nc_apply(struct device *dev, const struct op_batch *b, uint32_t *done
 		if (a) {
 			/* The lost exchange may or may not have taken effect. */
 			opsw_data_init(&d);
-			rc = get_once(dev, &d, deadline, &last);
+			rc = get_once(dev, &d, false, deadline, &last);
 			if (rc == 0)
 				remaining(&d.xc, b, &rest);
 			opsw_data_free(&d);

@@ -11,6 +11,8 @@
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
 #include <libssh/server.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,6 +193,10 @@ static void *handshake(void *arg)
 	double deadline = now_seconds() + HANDSHAKE_SECONDS;
 	long secs = HANDSHAKE_SECONDS;
 
+	int one = 1;
+
+	/* small replies: no Nagle (as the driver's side, netconf_ssh.c) */
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (!b || !s || ssh_bind_accept_fd(b, s, c->fd) != SSH_OK)
 		goto fail;
 	c->fd = -1; /* the session has it */
