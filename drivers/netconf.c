@@ -262,7 +262,8 @@ static void take_alarms(struct device *dev, const struct opsw_data *d)
 		check_port(dev, d, d->xc.xc[i].in);
 		check_port(dev, d, n + d->xc.xc[i].out);
 	}
-	qsort(dev->alarms, dev->nalarms, sizeof(*dev->alarms), alarm_cmp);
+	if (dev->nalarms > 1)
+		qsort(dev->alarms, dev->nalarms, sizeof(*dev->alarms), alarm_cmp);
 	if (p->settling)
 		memset(p->settling, 0, 2 * (size_t)n + 1);
 }
