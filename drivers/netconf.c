@@ -20,11 +20,13 @@
  */
 #include "drivers/internal.h"
 
+#include <errno.h>
 #include <libnetconf2/messages_client.h>
 #include <libnetconf2/netconf.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct nc_priv {
 	struct netconf_session s;
@@ -109,24 +111,53 @@ static int lock_one(struct device *dev, NC_DATASTORE ds, bool lock, double deadl
 		ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
 			       "the %s datastore is locked by %s (another manager)%s%.160s",
 			       ds_name(ds), by, re.message[0] ? ": " : "", re.message);
+		return -2;
 	}
 	return -1;
 }
 
-/* The datastores a transaction locks: running, and the candidate it edits. */
-static int lock_all(struct device *dev, double deadline, struct ofc_error *err)
+/* The datastores a transaction locks: running, and the candidate it
+ * edits. -2 when another session holds one. */
+static int lock_both(struct device *dev, double deadline, struct ofc_error *err)
 {
 	struct nc_priv *p = dev->priv;
+	int rc = lock_one(dev, NC_DATASTORE_RUNNING, true, deadline, err);
 
-	if (lock_one(dev, NC_DATASTORE_RUNNING, true, deadline, err) < 0)
-		return -1;
-	if (p->use_candidate && lock_one(dev, NC_DATASTORE_CANDIDATE, true, deadline, err) < 0) {
+	if (rc < 0 || !p->use_candidate)
+		return rc;
+	rc = lock_one(dev, NC_DATASTORE_CANDIDATE, true, deadline, err);
+	if (rc < 0) {
 		struct ofc_error ignore = {0};
 
 		lock_one(dev, NC_DATASTORE_RUNNING, false, deadline, &ignore);
-		return -1;
 	}
-	return 0;
+	return rc;
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+
+	while (s > 0 && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Both locks, waiting while another session holds one, until the
+ * deadline: the holder is often a session that just ended (an ofc killed
+ * half-way, whose repair is this) and that the device has not yet seen
+ * go. Past the deadline the refusal names the holder. */
+static int lock_all(struct device *dev, double deadline, struct ofc_error *err)
+{
+	for (double wait = 0.02;; wait = fmin(wait * 2, 0.5)) {
+		int rc = lock_both(dev, deadline, err);
+		double left = deadline - now_seconds();
+
+		if (rc != -2)
+			return rc;
+		if (left < 2 * wait) /* time for the wait and another round trip */
+			return -1;
+		sleep_s(wait);
+	}
 }
 
 static int unlock_all(struct device *dev, double deadline, struct ofc_error *err)

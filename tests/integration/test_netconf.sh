@@ -151,18 +151,24 @@ echo "netconf: $runs faulty applies of $M RPCs each, every one at the old state 
 # What each fault says, once nothing is retried: the device is named.
 ONCE="$TMP/once.yaml"
 nc_config "$ONCE" torus:8x8 500ms 0
-fault_says() { # K MODE 'MESSAGE' (the first line of stderr)
+fault_says() { # K MODE 'MESSAGE' [ARGS...]: the first line of stderr
 	cp "$TMP/circ.state" "$TMP/run.state"
-	nemu f "$TMP/run.state" --fail-at "$1" --fail-mode "$2"
-	expect_error 1 "$3" $OFC apply "$ONCE" --device "$(unix_dev f)" --state-dir "$ST"
+	_k=$1
+	_m=$2
+	_msg=$3
+	shift 3
+	nemu f "$TMP/run.state" --fail-at "$_k" --fail-mode "$_m" "$@"
+	expect_error 1 "$_msg" $OFC apply "$ONCE" --device "$(unix_dev f)" --state-dir "$ST"
 	stop_emu "$f_pid"
-	[ "$(at_state "$TMP/run.state")" = old ] && ok || bad "$2 at $1: not at the old state"
+	[ "$(at_state "$TMP/run.state")" = old ] && ok || bad "$_m at $_k: not at the old state"
 }
 fault_says 1 huge "ofc: ocs0: <get>: reply larger than 17825792 bytes"
 fault_says 1 endless "ofc: ocs0: <get>: no whole reply before the deadline"
 fault_says 1 stall "ofc: ocs0: <get>: no whole reply before the deadline"
 fault_says 1 close "ofc: ocs0: <get>: connection closed by the device"
-fault_says 2 locked "ofc: ocs0: lock: the running datastore is locked by session 4711 (another manager): the running datastore is locked by session 4711"
+# another session's lock is waited for until the timeout (it may be one
+# that just ended), then named
+fault_says 2 locked "ofc: ocs0: lock: the running datastore is locked by session 4711 (another manager): the running datastore is locked by session 4711" --fail-count 1000
 fault_says 1 deny "ofc: ocs0: <get> refused (operation-failed: injected refusal)"
 cp "$TMP/circ.state" "$TMP/run.state"
 nemu f "$TMP/run.state" --fail-at 1 --fail-mode garbage
