@@ -312,6 +312,48 @@ kill -TERM "$ofcd_pid"
 wait "$ofcd_pid"
 stop_emu "$o_pid"
 
+# ofcd's reconfiguration over NETCONF, ofcd killed -9 half-way: stalled at
+# the commit (nothing committed: undone on restart) and at the read-back
+# (committed: finished). With --probe-interval 0 ofcd reads no device
+# unasked, so the reconfiguration's RPCs are the switch's 1..10.
+for K in 7 8; do
+	cp "$TMP/circ.state" "$TMP/run.state"
+	: >"$TMP/o.log"
+	nemu o "$TMP/run.state" --fail-at "$K" --fail-mode stall --log "$TMP/o.log"
+	start_ofcd() {
+		${OFCD:-$BUILD/ofcd} --foreground --config "$CIRC" --socket "$SOCK" --state-dir "$ST" \
+			--credentials-dir "$TMP" --device "$(unix_dev o)" --probe-interval 0 2>>"$TMP/d.log" &
+		ofcd_pid=$!
+		_end=$(($(date +%s) + 10))
+		until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ "$(date +%s)" -gt $_end ]; do sleep 0.02; done
+	}
+	start_ofcd
+	$OFC --socket "$SOCK" reconfigure --topology torus:8x8 >/dev/null 2>&1 &
+	rc_pid=$!
+	_end=$(($(date +%s) + 10))
+	until grep -q "^$K .*\[fault stall\]" "$TMP/o.log" 2>/dev/null || [ "$(date +%s)" -gt $_end ]; do sleep 0.01; done
+	if [ $K -eq 7 ]; then want=commit; else want=get; fi
+	grep -q "^$K $want \[fault stall\]" "$TMP/o.log" && ok || bad "ofcd kill point $K: not at $want" "$(cat "$TMP/o.log")"
+	kill -9 "$ofcd_pid"
+	wait "$ofcd_pid" 2>/dev/null
+	wait "$rc_pid" 2>/dev/null
+	stop_emu "$o_pid"
+	[ -e "$J" ] && ok || bad "ofcd kill point $K: no journal left"
+	nemu o "$TMP/run.state"
+	start_ofcd
+	if [ $K -eq 7 ]; then
+		expect_json 'j["devices"][0]["at_target"] and j.get("transaction") is None' $OFC --socket "$SOCK" status --json
+		[ "$(at_state "$TMP/run.state")" = old ] && ok || bad "ofcd kill at the commit: not undone"
+	else
+		[ "$(at_state "$TMP/run.state")" = new ] && ok || bad "ofcd kill at the read-back: not finished"
+		expect_json 'j["target_topology"] == "torus:8x8"' $OFC --socket "$SOCK" status --json
+	fi
+	kill -TERM "$ofcd_pid"
+	wait "$ofcd_pid"
+	stop_emu "$o_pid"
+	back_to_circ
+done
+
 # ---- try and confirm: the switch's own confirmed commit ------------------------------------
 : >"$TMP/t.log"
 nemu t "$TMP/run.state" --log "$TMP/t.log"
