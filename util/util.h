@@ -225,6 +225,14 @@ int file_open_regular(int dirfd, const char *path, int flags, struct ofc_error *
  * ran over the limit is wiped before it is freed (it may hold a secret). */
 int read_fd(int fd, const char *name, size_t max, char **data, size_t *len, struct ofc_error *err);
 
+/* A square matrix of non-negative numbers from text (util/matrix.c): N
+ * lines of N numbers (spaces, tabs or commas between them; blank lines and
+ * '#' comments skipped), N <= max_n, into *out (N x N, row by row; the
+ * caller frees). Errors at NAME:LINE:COL (OFC_E_INPUT). */
+int matrix_parse(const char *name, const char *text, size_t len, uint32_t max_n, double **out,
+		 uint32_t *n, struct ofc_error *err);
+int matrix_read(const char *path, uint32_t max_n, double **out, uint32_t *n, struct ofc_error *err);
+
 /* Output that appears all at once or not at all: written to PATH.tmp.XXXXXX
  * in the same directory, flushed, fsynced, renamed over PATH, and the
  * directory fsynced. Path "-" writes to stdout directly. */
