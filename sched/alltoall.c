@@ -18,7 +18,16 @@ struct load_slots {
 	const double *cap;
 	uint32_t nslots;
 	uint32_t *count; /* per route, nslots hop counts (few slots), or NULL */
+	/* What each pair asks for (n x n, a demand matrix), NULL: 1 each: a
+	 * route's unit of load. */
+	const double *demand;
+	uint32_t n;
 };
+
+static double route_unit(const struct load_slots *ls, const struct a2a_routes *rt, size_t r)
+{
+	return ls->demand ? ls->demand[(size_t)rt->src[r] * ls->n + rt->dst[r]] : 1;
+}
 
 #define FEW_SLOTS 64u
 
@@ -27,44 +36,49 @@ static uint32_t slot_of(const struct load_slots *ls, uint32_t arc)
 	return ls->slot ? ls->slot[arc] : arc;
 }
 
-static double slot_peak(const struct load_slots *ls, uint32_t k, const uint64_t *load)
+/* Loads are doubles: whole numbers without a demand matrix (exact, so the
+ * choices are those of counting in integers), each pair's demand with one. */
+static double slot_peak(const struct load_slots *ls, uint32_t k, const double *load, double unit)
 {
-	return (double)(load[k] + 1) / (ls->cap ? ls->cap[k] : 1);
+	return (load[k] + unit) / (ls->cap ? ls->cap[k] : 1);
 }
 
-/* The most load over capacity on a route's links if it took one more unit. */
-static double route_peak(const struct a2a_routes *rt, size_t r, const uint64_t *load,
+/* The most load over capacity on a route's links if it took its pair's
+ * unit more. */
+static double route_peak(const struct a2a_routes *rt, size_t r, const double *load,
 			 const struct load_slots *ls)
 {
-	double peak = 0;
+	double peak = 0, unit = route_unit(ls, rt, r);
 
 	if (ls->count) {
 		for (uint32_t k = 0; k < ls->nslots; k++)
 			if (ls->count[r * ls->nslots + k])
-				peak = fmax(peak, slot_peak(ls, k, load));
+				peak = fmax(peak, slot_peak(ls, k, load, unit));
 		return peak;
 	}
 	for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++)
-		peak = fmax(peak, slot_peak(ls, slot_of(ls, rt->arc[h]), load));
+		peak = fmax(peak, slot_peak(ls, slot_of(ls, rt->arc[h]), load, unit));
 	return peak;
 }
 
-static void route_load(const struct a2a_routes *rt, size_t r, uint64_t *load, int sign,
+static void route_load(const struct a2a_routes *rt, size_t r, double *load, int sign,
 		       const struct load_slots *ls)
 {
+	double unit = sign * route_unit(ls, rt, r);
+
 	if (ls->count) {
 		for (uint32_t k = 0; k < ls->nslots; k++)
-			load[k] += (uint64_t)((int64_t)sign * ls->count[r * ls->nslots + k]);
+			load[k] += unit * ls->count[r * ls->nslots + k];
 		return;
 	}
 	for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++)
-		load[slot_of(ls, rt->arc[h])] += (uint64_t)(int64_t)sign;
+		load[slot_of(ls, rt->arc[h])] += unit;
 }
 
 /* The pair's route of least peak among [first, end), from `best` (ties:
  * the heavier route when `heavier`, else the one held). */
 static size_t least_peak(const struct a2a_routes *rt, size_t first, size_t end, size_t best,
-			 bool heavier, const uint64_t *load, const struct load_slots *ls)
+			 bool heavier, const double *load, const struct load_slots *ls)
 {
 	double bp = route_peak(rt, best, load, ls);
 
@@ -90,7 +104,7 @@ static size_t least_peak(const struct a2a_routes *rt, size_t first, size_t end, 
  * same rule). */
 static void routes_single(struct a2a_routes *rt, uint32_t nslots, struct load_slots *ls)
 {
-	uint64_t *load = xcalloc((size_t)nslots + 1, sizeof(uint64_t));
+	double *load = xcalloc((size_t)nslots + 1, sizeof(double));
 	size_t npairs = 0, *first = NULL, *chosen = NULL, cap1 = 0, cap2 = 0;
 
 	ls->nslots = nslots;
@@ -145,9 +159,10 @@ static void routes_single(struct a2a_routes *rt, uint32_t nslots, struct load_sl
 	*rt = out;
 }
 
-void a2a_routes_single(const struct graph *g, const double *cap, struct a2a_routes *rt)
+void a2a_routes_single(const struct graph *g, const double *cap, const double *demand,
+		       struct a2a_routes *rt)
 {
-	struct load_slots ls = {.cap = cap};
+	struct load_slots ls = {.cap = cap, .demand = demand, .n = g->n};
 
 	routes_single(rt, g->m, &ls);
 }
@@ -217,8 +232,8 @@ static bool bfs_parents(const struct graph *g, uint32_t s, uint32_t *parent, uin
 /* Direct exchange's routes from the sources s0 .. s1 - 1: the BFS tree of
  * each in port order (on a Cayley graph the tree from s is the translate
  * of node 0's, so s = 0 alone is the reduced program). */
-static int direct_from(const struct graph *g, uint32_t s0, uint32_t s1, struct a2a_routes *rt,
-		       struct ofc_error *err)
+static int direct_from(const struct graph *g, uint32_t s0, uint32_t s1, const double *demand,
+		       struct a2a_routes *rt, struct ofc_error *err)
 {
 	uint32_t n = g->n, *tail = graph_arc_tails(g);
 	uint32_t *parent = xmalloc(n * sizeof(uint32_t)), *queue = xmalloc(n * sizeof(uint32_t));
@@ -233,7 +248,7 @@ static int direct_from(const struct graph *g, uint32_t s0, uint32_t s1, struct a
 			break;
 		}
 		for (uint32_t t = 0; t < n; t++)
-			if (t != s)
+			if (t != s && (!demand || demand[(size_t)s * n + t] > 0))
 				a2a_routes_add(rt, s, t, 1, arc, NULL,
 					       path_of(tail, parent, s, t, arc));
 	}
@@ -246,18 +261,19 @@ static int direct_from(const struct graph *g, uint32_t s0, uint32_t s1, struct a
 	return rc;
 }
 
-int a2a_direct_routes(const struct graph *g, struct a2a_routes *rt, struct ofc_error *err)
+int a2a_direct_routes(const struct graph *g, const double *demand, struct a2a_routes *rt,
+		      struct ofc_error *err)
 {
 	memset(rt, 0, sizeof(*rt));
 	if (check_graph(g, err) < 0)
 		return -1;
-	return direct_from(g, 0, g->n, rt, err);
+	return direct_from(g, 0, g->n, demand, rt, err);
 }
 
 int a2a_direct_routes_0(const struct graph *g, struct a2a_routes *rt, struct ofc_error *err)
 {
 	memset(rt, 0, sizeof(*rt));
-	return direct_from(g, 0, 1, rt, err);
+	return direct_from(g, 0, 1, NULL, rt, err);
 }
 
 static uint64_t splitmix(uint64_t *x)
@@ -422,13 +438,28 @@ static uint64_t least_loaded_path(const struct graph *g, const struct hops_to_t 
 	return best[h->t] < W0 ? best[h->t] : UINT64_MAX;
 }
 
+/* A pair's load in whole units: 1, or under a demand matrix its demand in
+ * 64ths (at least one), 0 for a pair that asks for nothing. */
+static uint64_t pair_units(const double *demand, uint32_t n, uint32_t s, uint32_t t)
+{
+	double d = demand ? demand[(size_t)s * n + t] : 1;
+
+	if (!demand)
+		return 1;
+	if (!(d > 0))
+		return 0;
+	return d * 64 < 1 ? 1 : (uint64_t)llround(fmin(d * 64, 1e12));
+}
+
 /* App. D (after Domke et al.): pairs in random order, each routed on its
  * cheapest path with every arc weighing W0 + the routes already on it,
  * W0 = |K| + 1 so that routes stay shortest and only ties are broken by
  * load (least_loaded_path; Dijkstra where a load would reach W0). Routes
- * come out in pair order. */
-int a2a_balanced_routes(const struct graph *g, uint64_t seed, const struct ofc_clock *clock,
-			struct a2a_routes *rt, struct ofc_error *err)
+ * come out in pair order. Under a demand matrix a route weighs its pair's
+ * units (pair_units), W0 their sum + 1, and pairs that ask for nothing
+ * are not routed. */
+int a2a_balanced_routes(const struct graph *g, const double *demand, uint64_t seed,
+			const struct ofc_clock *clock, struct a2a_routes *rt, struct ofc_error *err)
 {
 	uint32_t n = g->n, *tail, *arc;
 	uint64_t npairs = (uint64_t)n * (n - 1), *order, *w, W0 = npairs + 1;
@@ -438,6 +469,12 @@ int a2a_balanced_routes(const struct graph *g, uint64_t seed, const struct ofc_c
 	memset(rt, 0, sizeof(*rt));
 	if (check_graph(g, err) < 0)
 		return -1;
+	if (demand) {
+		W0 = 1;
+		for (uint32_t s = 0; s < n; s++)
+			for (uint32_t t = 0; t < n; t++)
+				W0 += s != t ? pair_units(demand, n, s, t) : 0;
+	}
 	tail = graph_arc_tails(g);
 	arc = xmalloc(n * sizeof(uint32_t));
 	cheapest_init(&c, n);
@@ -465,9 +502,14 @@ int a2a_balanced_routes(const struct graph *g, uint64_t seed, const struct ofc_c
 	uint32_t *seen = xcalloc(n, sizeof(uint32_t)), *layer = xmalloc(n * sizeof(uint32_t));
 	uint32_t stamp = 0;
 	int rc = 0;
+	for (uint64_t p = 0; demand && p < npairs; p++)
+		route_of[p] = UINT32_MAX;
 	for (uint64_t i = 0; i < npairs; i++) {
 		uint32_t s = (uint32_t)(order[i] / n), t = (uint32_t)(order[i] % n);
+		uint64_t units = pair_units(demand, n, s, t);
 
+		if (!units)
+			continue;
 		if (++stamp == 0) {
 			memset(seen, 0, n * sizeof(uint32_t));
 			stamp = 1;
@@ -489,7 +531,7 @@ int a2a_balanced_routes(const struct graph *g, uint64_t seed, const struct ofc_c
 		}
 		uint32_t len = path_of(tail, c.parent, s, t, arc);
 		for (uint32_t h = 0; h < len; h++)
-			w[arc[h]]++;
+			w[arc[h]] += units;
 		route_of[(size_t)s * (n - 1) + (t < s ? t : t - 1)] = (uint32_t)tmp.nroutes;
 		a2a_routes_add(&tmp, s, t, 1, arc, NULL, len);
 	}
@@ -501,6 +543,8 @@ int a2a_balanced_routes(const struct graph *g, uint64_t seed, const struct ofc_c
 	for (uint64_t p = 0; rc == 0 && p < npairs; p++) {
 		size_t q = route_of[p];
 
+		if (q == UINT32_MAX)
+			continue;
 		a2a_routes_add(rt, tmp.src[q], tmp.dst[q], 1, tmp.arc + tmp.off[q], NULL,
 			       (uint32_t)(tmp.off[q + 1] - tmp.off[q]));
 	}
@@ -889,18 +933,18 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 		}
 		a2a_routes_expand(g, rt);
 		if (strcmp(low, "single") == 0)
-			a2a_routes_single(g, q->mcf.capacity, rt);
+			a2a_routes_single(g, q->mcf.capacity, q->mcf.demand, rt);
 		rc = 0;
 	} else {
 		o->cut_through = true;
 		rc = strcmp(q->algo, "direct") == 0
-			 ? a2a_direct_routes(g, rt, err)
-			 : a2a_balanced_routes(g, 0x0fc, q->clock, rt, err);
+			 ? a2a_direct_routes(g, q->mcf.demand, rt, err)
+			 : a2a_balanced_routes(g, q->mcf.demand, 0x0fc, q->clock, rt, err);
 	}
 	if (rc == 0)
 		rc = a2a_schedule(g, rt, steps, a2a_runs(q), q->algo, s, NULL, err);
 	if (rc == 0) {
-		o->max_load = a2a_max_link_load(g, q->mcf.capacity, rt);
+		o->max_load = a2a_max_link_load(g, q->mcf.capacity, q->mcf.demand, rt);
 		o->max_paths = a2a_max_paths(rt);
 		o->max_hops = a2a_max_hops(rt);
 	}

@@ -206,13 +206,19 @@ void a2a_routes_expand(const struct graph *g, struct a2a_routes *rt);
 void a2a_routes_limit(struct a2a_routes *rt, uint32_t max_paths);
 /* One path per pair among its routes, greedy by load (over capacity, per
  * arc; NULL: 1) then improved by rerouting passes; weights become 1. */
-void a2a_routes_single(const struct graph *g, const double *cap, struct a2a_routes *rt);
+/* demand (n x n, or NULL: 1 each): a route weighs its pair's demand. */
+void a2a_routes_single(const struct graph *g, const double *cap, const double *demand,
+		       struct a2a_routes *rt);
 /* The same for node 0's routes on a Cayley graph, loads per port (every
  * arc of port j carries what node 0's routes put on j). */
 void a2a_routes_single_ports(const struct graph *g, const double *cap, struct a2a_routes *rt);
-int a2a_direct_routes(const struct graph *g, struct a2a_routes *rt, struct ofc_error *err);
-int a2a_balanced_routes(const struct graph *g, uint64_t seed, const struct ofc_clock *clock,
-			struct a2a_routes *rt, struct ofc_error *err);
+/* demand (n x n, or NULL): pairs asking for 0 are not routed; sp-balanced
+ * weighs a route by its pair's demand. */
+int a2a_direct_routes(const struct graph *g, const double *demand, struct a2a_routes *rt,
+		      struct ofc_error *err);
+int a2a_balanced_routes(const struct graph *g, const double *demand, uint64_t seed,
+			const struct ofc_clock *clock, struct a2a_routes *rt,
+			struct ofc_error *err);
 /* The same rules for node 0's pairs alone, the reduced programs on a Cayley
  * graph: direct's BFS tree (the explicit routes' representative), and
  * sp-balanced's rule with loads per port (its symmetric schedule). */
@@ -221,9 +227,11 @@ int a2a_balanced_routes_0(const struct graph *g, const struct sched_group *G, ui
 			  const struct ofc_clock *clock, struct a2a_routes *rt,
 			  struct ofc_error *err);
 /* The most shards one link carries over all routes, over its capacity
- * (cap per arc; NULL: 1) (a cut-through schedule's bandwidth term), and
- * the most paths a pair has. */
-double a2a_max_link_load(const struct graph *g, const double *cap, const struct a2a_routes *rt);
+ * (cap per arc; NULL: 1) (a cut-through schedule's bandwidth term), a
+ * pair's shard being demand[s][t] of them under a demand matrix; and the
+ * most paths a pair has. */
+double a2a_max_link_load(const struct graph *g, const double *cap, const double *demand,
+			 const struct a2a_routes *rt);
 uint32_t a2a_max_paths(const struct a2a_routes *rt);
 uint32_t a2a_max_hops(const struct a2a_routes *rt);
 /* The schedule: `stepped` puts every hop at its step, else hop i of every

@@ -294,7 +294,16 @@ struct cg {
 	double warm_bound;
 	double *best_y;
 	const atomic_bool *cancel; /* mcf_opts.cancel */
+	/* mcf_opts.demand: what each ordered pair asks for (n x n, relative),
+	 * NULL: 1 for every pair. A tree then carries demand[s][t] to t. */
+	const double *demand;
 };
+
+/* What source node s asks of t (1 without a demand matrix). */
+static inline double demand_of(const struct cg *c, uint32_t s, uint32_t t)
+{
+	return c->demand ? c->demand[(size_t)s * c->n + t] : 1;
+}
 
 /* Another thread let go of the solve (mcf_opts.cancel). */
 static bool cancelled(const atomic_bool *cancel)
@@ -369,7 +378,7 @@ static double dijkstra(const struct cg *c, struct cg_scratch *w, uint32_t s, uin
 	while (w->h.n) {
 		uint32_t u = heap_pop(&w->h);
 
-		total += w->dist[u];
+		total += c->demand ? demand_of(c, s, u) * w->dist[u] : w->dist[u];
 		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
 			uint32_t v = g->adj[a], r = c->arc_row[a];
 			double nd;
@@ -428,7 +437,7 @@ static double dag_paths(const struct cg *c, struct cg_scratch *w, uint32_t s, ui
 	}
 	for (uint32_t v = 0; v < n; v++)
 		if (v != s)
-			total += w->dist[(size_t)T * n + v];
+			total += demand_of(c, s, v) * w->dist[(size_t)T * n + v];
 	return total;
 }
 
@@ -482,14 +491,18 @@ static void add_hops(const struct cg *c, struct cg_scratch *w, uint32_t arc, uin
 	}
 }
 
+/* A walk's hop, carrying the destination's demand. */
+struct hop_count {
+	const struct cg *c;
+	struct cg_scratch *w;
+	double demand;
+};
+
 static void count_hop(void *ctx, uint32_t arc, uint32_t step)
 {
-	struct {
-		const struct cg *c;
-		struct cg_scratch *w;
-	} *k = ctx;
+	struct hop_count *k = ctx;
 
-	add_hops(k->c, k->w, arc, step, 1);
+	add_hops(k->c, k->w, arc, step, k->demand);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -580,7 +593,7 @@ static void tree_coefs_fluid(const struct cg *c, struct cg_scratch *w, uint32_t 
 	for (uint32_t v = 0; v < n; v++)
 		w->order[w->bucket[depth[v]]++] = v;
 	for (uint32_t v = 0; v < n; v++)
-		w->sub[v] = v != src;
+		w->sub[v] = v != src ? demand_of(c, src, v) : 0;
 	for (uint32_t i = n; i-- > 0;) {
 		uint32_t v = w->order[i], a = parent[v];
 		double hops = w->sub[v];
@@ -588,7 +601,8 @@ static void tree_coefs_fluid(const struct cg *c, struct cg_scratch *w, uint32_t 
 		if (a == NO_PARENT)
 			continue;
 		w->sub[c->arc_tail[a]] += hops;
-		add_hops(c, w, a, 0, hops);
+		if (hops > 0) /* (a subtree of pairs that ask for nothing) */
+			add_hops(c, w, a, 0, hops);
 	}
 }
 
@@ -602,19 +616,18 @@ static void tree_coefs_fluid(const struct cg *c, struct cg_scratch *w, uint32_t 
  * the warm start on genkautz:1024,4). */
 static void tree_coefs(const struct cg *c, struct cg_scratch *w, uint32_t s, const uint32_t *parent)
 {
-	struct {
-		const struct cg *c;
-		struct cg_scratch *w;
-	} k = {c, w};
+	struct hop_count k = {c, w, 1};
 	uint32_t src = c->src_node[s];
 
 	w->ntouched = 0;
 	if (c->T == 0) {
 		tree_coefs_fluid(c, w, src, parent);
 	} else {
-		for (uint32_t t = 0; t < c->n; t++)
-			if (t != src)
+		for (uint32_t t = 0; t < c->n; t++) {
+			k.demand = demand_of(c, src, t);
+			if (t != src && k.demand > 0)
 				walk(c, parent, t, count_hop, &k);
+		}
 	}
 }
 
@@ -2014,7 +2027,7 @@ static int class_routes_fluid(struct cg *c, uint32_t s, const size_t *cols, cons
 		for (uint32_t t = 0; t < n; t++) {
 			uint32_t nl = 0;
 
-			if (t == src)
+			if (t == src || !(demand_of(c, src, t) > 0))
 				continue;
 			for (size_t i = 0; i < ntr; i++) {
 				uint32_t id = pid[i * n + t];
@@ -2105,7 +2118,7 @@ static int cg_routes(struct cg *c, struct a2a_routes *rt, struct ofc_error *err)
 			continue;
 		}
 		for (uint32_t t = 0; t < c->n; t++) {
-			if (t == src)
+			if (t == src || !(demand_of(c, src, t) > 0))
 				continue;
 			size_t pair0 = rt->nroutes;
 
@@ -2270,8 +2283,8 @@ static void mirror_routes(const struct cg *c, struct a2a_routes *rt)
 /* ---- the plain LPs ---------------------------------------------------------------- */
 
 /* The master LP (6)-(9): g[s][a] for every source and non-loop arc, theta. */
-static int master_lp(const struct graph *g, const double *cap, struct mcf_result *res,
-		     struct ofc_error *err)
+static int master_lp(const struct graph *g, const double *cap, const double *demand,
+		     struct mcf_result *res, struct ofc_error *err)
 {
 	uint32_t n = g->n, m = g->m;
 	uint32_t *tail = graph_arc_tails(g);
@@ -2302,7 +2315,8 @@ static int master_lp(const struct graph *g, const double *cap, struct mcf_result
 		}
 		lp_add_row(lp, (int)n, cols, vals, LP_LE, cap ? cap[a] : 1);
 	}
-	/* (8): in(u) - out(u) - theta >= 0 for every source s and u != s. */
+	/* (8): in(u) - out(u) - theta >= 0 for every source s and u != s
+	 * (theta x demand[s][u] with a demand matrix). */
 	struct graph *gt = graph_transpose(g);
 	uint32_t *in_arc = xmalloc(((size_t)m + 1) * sizeof(uint32_t));
 	/* Arcs into v, as indices of g: match the transpose's order. */
@@ -2334,7 +2348,7 @@ static int master_lp(const struct graph *g, const double *cap, struct mcf_result
 				vals[k++] = -1;
 			}
 			cols[k] = th;
-			vals[k++] = -1;
+			vals[k++] = demand ? -demand[(size_t)s * n + u] : -1;
 			lp_add_row(lp, k, cols, vals, LP_GE, 0);
 		}
 	enum lp_result lr = lp_solve(lp, err);
@@ -2368,7 +2382,8 @@ static int master_lp(const struct graph *g, const double *cap, struct mcf_result
  * capacity shared) and the child LP (10)-(14) (one source, cap = g^s). The
  * sink constraint counts net inflow (the notes' caveat to (4)). */
 static int commodity_lp(const struct graph *g, const uint32_t *srcs, uint32_t nsrcs,
-			const double *cap, double *theta, struct ofc_error *err)
+			const double *cap, const double *demand, double *theta,
+			struct ofc_error *err)
 {
 	uint32_t n = g->n, m = g->m;
 	size_t K = (size_t)nsrcs * (n - 1), ncols = K * m + 1;
@@ -2401,7 +2416,8 @@ static int commodity_lp(const struct graph *g, const uint32_t *srcs, uint32_t ns
 			lp_add_row(lp, (int)K, cols, vals, LP_LE, cap ? cap[a] : 1);
 	}
 	/* Per commodity (s, t) and node u: net inflow >= 0 (transit), >= theta
-	 * (sink); nothing needed at the source (flow leaves it). */
+	 * (sink; theta x demand[s][t] with a demand matrix); nothing needed at
+	 * the source (flow leaves it). */
 	struct graph *gt = graph_transpose(g);
 	uint32_t *in_arc = xmalloc(((size_t)m + 1) * sizeof(uint32_t));
 	uint32_t *fill = xcalloc(n, sizeof(uint32_t));
@@ -2434,7 +2450,7 @@ static int commodity_lp(const struct graph *g, const uint32_t *srcs, uint32_t ns
 				}
 				if (u == t) {
 					cols[q] = th;
-					vals[q++] = -1;
+					vals[q++] = demand ? -demand[(size_t)s * n + t] : -1;
 				}
 				lp_add_row(lp, q, cols, vals, LP_GE, 0);
 			}
@@ -2462,7 +2478,7 @@ int mcf_child_lp(const struct graph *g, uint32_t s, const double *cap, double *t
 {
 	if (s >= g->n)
 		return ofc_error_set(err, OFC_E_INPUT, "no node %u", s);
-	return commodity_lp(g, &s, 1, cap, theta_s, err);
+	return commodity_lp(g, &s, 1, cap, NULL, theta_s, err);
 }
 
 /* ---- capacities and symmetry ------------------------------------------------------ */
@@ -2553,6 +2569,59 @@ const char *mcf_stop_name(enum mcf_stop s)
 	return (size_t)s < ARRAY_SIZE(name) && name[s] ? name[s] : "unknown";
 }
 
+/* The most a node sends or receives under a demand matrix. */
+static double demand_most(uint32_t n, const double *demand)
+{
+	double most = 0;
+
+	for (uint32_t u = 0; u < n; u++) {
+		double out = 0, in = 0;
+
+		for (uint32_t v = 0; v < n; v++)
+			if (v != u) {
+				out += demand[(size_t)u * n + v];
+				in += demand[(size_t)v * n + u];
+			}
+		most = fmax(most, fmax(out, in));
+	}
+	return most;
+}
+
+/* A demand matrix: finite, not negative, something asked; its pairs are
+ * not alike under any symmetry the one-source and mirrored masters use
+ * (a matrix that is would give their theta: the caller passes NULL for a
+ * uniform one), and warm starts keep unit demands. */
+static int check_demand(uint32_t n, const struct mcf_opts *o, enum mcf_method *method,
+			struct ofc_error *err)
+{
+	double sum = 0;
+
+	for (uint32_t s = 0; s < n; s++)
+		for (uint32_t t = 0; t < n; t++) {
+			double d = o->demand[(size_t)s * n + t];
+
+			if (!(d >= 0) || !isfinite(d))
+				return ofc_error_set(err, OFC_E_INPUT, "demand %u -> %u: %g", s, t,
+						     d);
+			if (s != t)
+				sum += d;
+		}
+	if (!(sum > 0))
+		return ofc_error_set(err, OFC_E_INPUT, "the demand matrix asks for nothing");
+	if (*method == MCF_SYMMETRIC || *method == MCF_MIRRORED)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "a demand matrix: the %s master does not apply (the plain "
+				     "one does)",
+				     *method == MCF_SYMMETRIC ? "one-source" : "mirrored");
+	if (o->warm || o->keep_warm)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "warm starts are for uniform all-to-alls, not a demand "
+				     "matrix");
+	if (*method == MCF_AUTO)
+		*method = MCF_COLGEN;
+	return 0;
+}
+
 int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result *r,
 	      struct ofc_error *err)
 {
@@ -2611,6 +2680,8 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 		if (!(o->capacity[a] > 0) || !isfinite(o->capacity[a]))
 			return ofc_error_set(err, OFC_E_INPUT, "arc %u: capacity %g", a,
 					     o->capacity[a]);
+	if (o->demand && check_demand(g->n, o, &method, err) < 0)
+		return -1;
 	if (method == MCF_AUTO || method == MCF_SYMMETRIC) {
 		bool sym = o->translations_known || mcf_translations(g, NULL, o->threads);
 
@@ -2631,7 +2702,8 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 		method = sym ? MCF_SYMMETRIC : MCF_COLGEN;
 	}
 	struct graph_group grp = {0};
-	if (!injs && ((o->method == MCF_AUTO && method == MCF_COLGEN) || method == MCF_MIRRORED)) {
+	if (!injs && !o->demand &&
+	    ((o->method == MCF_AUTO && method == MCF_COLGEN) || method == MCF_MIRRORED)) {
 		/* The group listed element by element: within 64 MiB, and
 		 * within the solve's time limit (a subgroup found by then
 		 * mirrors as well, only into more classes). */
@@ -2692,13 +2764,13 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 				     "come from column generation",
 				     method == MCF_MASTER ? "master" : "link");
 	if (method == MCF_MASTER) {
-		rc = master_lp(g, o->capacity, r, err);
+		rc = master_lp(g, o->capacity, o->demand, r, err);
 	} else if (method == MCF_FULL) {
 		uint32_t *all = xmalloc(g->n * sizeof(uint32_t));
 
 		for (uint32_t s = 0; s < g->n; s++)
 			all[s] = s;
-		rc = commodity_lp(g, all, g->n, o->capacity, &r->theta, err);
+		rc = commodity_lp(g, all, g->n, o->capacity, o->demand, &r->theta, err);
 		free(all);
 		if (rc == 0)
 			r->objective = r->lower = 1 / r->theta;
@@ -2711,6 +2783,7 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 		cg_setup(&c, g, o->steps, method, &grp, o->threads, o->nic_forwarding ? 0 : inj,
 			 o->nic_forwarding ? NULL : injs, o->capacity);
 		c.cancel = o->cancel;
+		c.demand = o->demand;
 		r->classes = c.nsrc;
 		r->rows = c.rows_per_slot;
 		/* A warm start: fluid, link rows only, the same nodes. */
@@ -2763,8 +2836,10 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 		cg_free(&c);
 		if (rc == 0 && nic) {
 			/* NIC forwarding: a host's own N-1 shards, whatever the
-			 * routes, through its injection (and ejection) link. */
-			double z = (g->n - 1) / inj; /* the slowest host's own */
+			 * routes, through its injection (and ejection) link (with
+			 * a demand matrix the most any host sends or receives). */
+			double z = (o->demand ? demand_most(g->n, o->demand) : g->n - 1) /
+				   inj; /* the slowest host's own */
 
 			if (z > r->objective) {
 				r->objective = z;

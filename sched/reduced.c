@@ -1880,6 +1880,11 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 
 	memset(o, 0, sizeof(*o));
 	memset(r, 0, sizeof(*r));
+	if (q->mcf.demand)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "a demand matrix is not alike at every node: no reduced "
+				     "program (the explicit schedule, up to %u nodes)",
+				     A2A_MAX_NODES);
 	if (strcmp(q->algo, "direct") == 0 || strcmp(q->algo, "sp-balanced") == 0) {
 		if (grp.nodes != g->n || grp.reps != 1)
 			return ofc_error_set(err, OFC_E_INPUT,

@@ -191,13 +191,17 @@ uint32_t a2a_max_paths(const struct a2a_routes *rt)
 	return best;
 }
 
-double a2a_max_link_load(const struct graph *g, const double *cap, const struct a2a_routes *rt)
+double a2a_max_link_load(const struct graph *g, const double *cap, const double *demand,
+			 const struct a2a_routes *rt)
 {
 	double *load = xcalloc((size_t)g->m + 1, sizeof(double)), max = 0;
 
-	for (size_t r = 0; r < rt->nroutes; r++)
+	for (size_t r = 0; r < rt->nroutes; r++) {
+		double w = rt->w[r] * (demand ? demand[(size_t)rt->src[r] * g->n + rt->dst[r]] : 1);
+
 		for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++)
-			load[rt->arc[h]] += rt->w[r];
+			load[rt->arc[h]] += w;
+	}
 	for (uint32_t a = 0; a < g->m; a++)
 		if (load[a] / (cap ? cap[a] : 1) > max)
 			max = load[a] / (cap ? cap[a] : 1);

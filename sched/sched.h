@@ -514,6 +514,14 @@ struct mcf_opts {
 	 * limit is, and by lp_solve between pivots: once it is true, mcf_solve
 	 * returns -1 with OFC_E_RUNTIME "cancelled", never a result. */
 	const atomic_bool *cancel;
+	/* Per-pair demands (issue 41: skewed all-to-all, concurrent groups):
+	 * demand[s * n + t] is what s sends t, relative (the diagonal is not
+	 * read), NULL: 1 for every pair. theta is then the concurrent flow per
+	 * unit of demand: every pair gets theta x demand[s][t]. Pairs asking
+	 * for 0 get no routes. Solved by the plain master (column generation;
+	 * FULL and MASTER take it too): a caller with a uniform matrix passes
+	 * NULL and keeps the symmetric masters; no warm starts. */
+	const double *demand;
 };
 
 /* A fluid MCF solution to warm-start another graph's from (opaque; made by
@@ -806,6 +814,11 @@ struct verify_opts {
 	/* The step loop's check alone, never split: the reference the split
 	 * one is held to in tests. */
 	bool step_loop;
+	/* An all-to-all of skewed pairs (issue 41, a demand matrix): each
+	 * block's size in shards (n x n by block id, origin * n + target),
+	 * NULL: 1 each. A transfer then loads its links with its part times
+	 * its block's weight, and a block of weight 0 need not arrive. */
+	const double *block_weight;
 };
 
 struct verify_report {

@@ -161,6 +161,7 @@ struct vstate {
 	const struct verify_network *net;
 	uint8_t *term; /* a network's terminals, or the nodes not absent (opts.absent) */
 	uint32_t nterm, ninputs;
+	uint64_t nrequired;	     /* all-to-all under block_weight: the blocks asked for */
 	uint32_t *out_off, *out_arc; /* arcs by tail, in arc order: ports */
 	uint32_t *aset_off, *aset;   /* per arc, its capacity sets */
 	uint32_t *a_stamp, *a_count; /* per arc, this step */
@@ -853,6 +854,16 @@ static inline __attribute__((always_inline)) void load_arc(struct vstate *v, uin
 	l->total += len;
 }
 
+/* A transfer's length (fixed point) as its link load: its block's weight
+ * times it under verify_opts.block_weight (an all-to-all of skewed pairs),
+ * rounded to the fixed point's 2^-31. */
+static inline uint64_t weighed(const struct vstate *v, const struct xfer *x, uint64_t len)
+{
+	const double *w = v->o->block_weight;
+
+	return w ? (uint64_t)((double)len * w[x->block] + 0.5) : len;
+}
+
 /* A run: xfer_arcs(x) arcs on port x->lane, node after node, each loaded
  * in the step, ending at x->dst; the nodes between take part (a failed
  * host forwards nothing). */
@@ -871,7 +882,7 @@ static int check_run(struct vstate *v, uint32_t t, size_t xi)
 			return fail(v, t, xi, "node %u, %u arcs on, has no port %u", u, k, x->lane);
 		uint32_t a = g->off[u] + x->lane;
 
-		load_arc(v, t, a, (uint64_t)x->length * xfer_blocks(x));
+		load_arc(v, t, a, weighed(v, x, (uint64_t)x->length * xfer_blocks(x)));
 		u = g->adj[a];
 	}
 	if (u != x->dst)
@@ -910,7 +921,7 @@ static int check_link(struct vstate *v, uint32_t t, size_t xi)
 	for (uint32_t k = 0, a = arc; k < mult; a++) {
 		if (v->arc[a].head != x->dst)
 			continue;
-		load_arc(v, t, a, (uint64_t)(x->length / mult) * xfer_blocks(x));
+		load_arc(v, t, a, weighed(v, x, (uint64_t)(x->length / mult) * xfer_blocks(x)));
 		k++;
 	}
 	return 0;
@@ -1985,6 +1996,14 @@ static bool part(const struct vstate *v, uint32_t u)
 	return !v->term || v->term[u];
 }
 
+/* An all-to-all block the schedule must deliver: between nodes taking
+ * part, and asked for (verify_opts.block_weight above 0). */
+static bool required(const struct vstate *v, uint32_t o, uint32_t t)
+{
+	return part(v, o) && part(v, t) &&
+	       (!v->o->block_weight || v->o->block_weight[(uint64_t)o * v->n + t] > 0);
+}
+
 /* The step loop: each step's reads, then its writes (read_phase,
  * write_phase), its links' loads, and the schedule's. */
 static int run_steps(struct vstate *v)
@@ -2247,7 +2266,7 @@ static void a2a_block(struct a2a_job *job, struct a2a_worker *wk, const uint64_t
 				wk->dup += ov;
 			}
 	}
-	if (wk->ok && part(v, o) && part(v, target) &&
+	if (wk->ok && required(v, o, target) &&
 	    piece_covers(&wk->lists, a2a_held(wk, target), 0, SCHED_ONE))
 		wk->complete++;
 	/* Lists of this block's pieces: freed, their slots from 0 again. */
@@ -2332,7 +2351,7 @@ static void a2a_check(void *ctx, size_t item, unsigned worker)
 				if (!wk->ok)
 					break;
 			}
-			if (at_target && part(v, o) && part(v, node) &&
+			if (at_target && required(v, o, node) &&
 			    piece_covers(&wk->lists, &p, 0, SCHED_ONE))
 				wk->complete++;
 			piece_clear(&wk->lists, &p);
@@ -2489,7 +2508,8 @@ static int a2a_pass(struct vstate *v, bool one)
 		dup += job->half[h].dup;
 	if (v->term)
 		parts = v->nterm;
-	ok = ok && complete == parts * (parts - 1) && dup < (1ull << 53);
+	ok = ok && complete == (v->o->block_weight ? v->nrequired : parts * (parts - 1)) &&
+	     dup < (1ull << 53);
 	if (ok)
 		v->r->duplicate_blocks = (double)dup / SCHED_ONE;
 
@@ -2593,7 +2613,7 @@ static int final_check(struct vstate *v)
 	case SCHED_ALLTOALL:
 		for (uint32_t o = 0; o < n && !v->sorted; o++)
 			for (uint32_t t = 0; t < n; t++)
-				if (o != t && part(v, o) && part(v, t) &&
+				if (o != t && required(v, o, t) &&
 				    !full_copy(v, t, (uint64_t)o * n + t))
 					return fail(v, T, SIZE_MAX,
 						    "incomplete: the block from %u never (fully) "
@@ -2866,6 +2886,21 @@ static int setup(struct vstate *v)
 		    !v->term[s->root])
 			return fail(v, 0, SIZE_MAX, "the root %u takes no part", s->root);
 		v->ninputs = v->nterm;
+	}
+	if (v->o->block_weight) {
+		if (s->collective != SCHED_ALLTOALL || v->o->network || v->o->wdm)
+			return fail(v, 0, SIZE_MAX,
+				    "block weights are for an all-to-all on a direct-connect "
+				    "topology");
+		for (uint32_t o = 0; o < n; o++)
+			for (uint32_t t = 0; t < n; t++) {
+				double w = v->o->block_weight[(uint64_t)o * n + t];
+
+				if (!(w >= 0) || !isfinite(w) || w > 1e9)
+					return fail(v, 0, SIZE_MAX, "block %u -> %u weighs %g", o,
+						    t, w);
+				v->nrequired += o != t && required(v, o, t);
+			}
 	}
 	if (v->reduce) {
 		if ((uint64_t)n * n > (1ull << 24))

@@ -716,8 +716,8 @@ static void test_sp_balanced(void **state)
 			assert_int_equal(topo_fail_links(g0, "0-1", &g, &err), 0);
 			graph_free(g0);
 		}
-		assert_int_equal(a2a_balanced_routes(g, 7, NULL, &rt, &err), 0);
-		assert_int_equal(a2a_direct_routes(g, &dr, &err), 0);
+		assert_int_equal(a2a_balanced_routes(g, NULL, 7, NULL, &rt, &err), 0);
+		assert_int_equal(a2a_direct_routes(g, NULL, &dr, &err), 0);
 		assert_int_equal(rt.nroutes, (size_t)n * (n - 1));
 		for (size_t q = 0; q < rt.nroutes; q++) {
 			uint32_t s = rt.src[q], t = rt.dst[q], v = s;
@@ -735,8 +735,8 @@ static void test_sp_balanced(void **state)
 			assert_int_equal(v, t);
 		}
 		if (i == 0 || i == ARRAY_SIZE(specs))
-			assert_true(a2a_max_link_load(g, NULL, &rt) <
-				    a2a_max_link_load(g, NULL, &dr));
+			assert_true(a2a_max_link_load(g, NULL, NULL, &rt) <
+				    a2a_max_link_load(g, NULL, NULL, &dr));
 		a2a_routes_free(&rt);
 		a2a_routes_free(&dr);
 		graph_free(g);
@@ -770,7 +770,7 @@ static void test_sp_balanced(void **state)
 	struct graph *cut = graph_from_arcs(4, 4, tails, heads, "cut");
 	struct a2a_routes rt;
 
-	assert_int_equal(a2a_balanced_routes(cut, 7, NULL, &rt, &err), -1);
+	assert_int_equal(a2a_balanced_routes(cut, NULL, 7, NULL, &rt, &err), -1);
 	assert_non_null(strstr(err.msg, "cut is not strongly connected"));
 	graph_free(cut);
 }
@@ -980,6 +980,171 @@ static void test_cancel(void **state)
 	}
 }
 
+/* A demand matrix (issue 41). By hand on the directed 5-cycle: only 0 -> 2
+ * (demand 3) and 1 -> 0 (demand 1); both cross arc 1 -> 2, which carries
+ * 3 theta + theta <= 1, so theta = 1/4, whatever the method (column
+ * generation, master LP, link LP), and only those two pairs get routes. */
+static double demand_theta(const struct graph *g, enum mcf_method m, const double *dem,
+			   uint32_t steps, struct mcf_result *keep)
+{
+	struct mcf_opts o = {.method = m, .demand = dem, .steps = steps, .routes = keep != NULL};
+	struct mcf_result r;
+	struct ofc_error err = {0};
+
+	if (mcf_solve(g, &o, &r, &err) < 0)
+		fail_msg("method %d: %s", m, err.msg);
+	assert_true(r.optimal);
+	double th = r.theta;
+	if (keep)
+		*keep = r;
+	else
+		mcf_result_free(&r);
+	return th;
+}
+
+static void test_demand_by_hand(void **state)
+{
+	uint32_t t[5], h[5];
+	double dem[25] = {0};
+	struct mcf_result r;
+	(void)state;
+
+	for (uint32_t u = 0; u < 5; u++)
+		t[u] = u, h[u] = (u + 1) % 5;
+	struct graph *g = graph_from_arcs(5, 5, t, h, "cycle5");
+	dem[0 * 5 + 2] = 3;
+	dem[1 * 5 + 0] = 1;
+	assert_true(fabs(demand_theta(g, MCF_FULL, dem, 0, NULL) - 0.25) < 1e-9);
+	assert_true(fabs(demand_theta(g, MCF_MASTER, dem, 0, NULL) - 0.25) < 1e-9);
+	assert_true(fabs(demand_theta(g, MCF_AUTO, dem, 0, &r) - 0.25) < 1e-9);
+	assert_int_equal(r.method, MCF_COLGEN);
+	assert_int_equal(r.routes.nroutes, 2);
+	for (size_t q = 0; q < r.routes.nroutes; q++)
+		assert_true((r.routes.src[q] == 0 && r.routes.dst[q] == 2) ||
+			    (r.routes.src[q] == 1 && r.routes.dst[q] == 0));
+	mcf_result_free(&r);
+	/* Time-stepped at the diameter (4): 1 -> 0 takes 4 steps, 0 -> 2 two;
+	 * arc 1 -> 2 carries both, so the steps' loads sum to 4 at least. */
+	assert_true(fabs(demand_theta(g, MCF_AUTO, dem, 4, NULL) - 0.25) < 1e-9);
+
+	/* The symmetric masters and warm starts refuse it. */
+	struct mcf_opts o = {.method = MCF_SYMMETRIC, .demand = dem};
+	struct ofc_error err = {0};
+	assert_int_equal(mcf_solve(g, &o, &r, &err), -1);
+	assert_non_null(strstr(err.msg, "demand matrix"));
+	o = (struct mcf_opts){.demand = dem, .keep_warm = true};
+	assert_int_equal(mcf_solve(g, &o, &r, &err), -1);
+	dem[3] = -1;
+	o = (struct mcf_opts){.demand = dem};
+	assert_int_equal(mcf_solve(g, &o, &r, &err), -1);
+	memset(dem, 0, sizeof(dem));
+	assert_int_equal(mcf_solve(g, &o, &r, &err), -1);
+	assert_non_null(strstr(err.msg, "asks for nothing"));
+	graph_free(g);
+}
+
+/* Every pair at 1 through the demand code is the plain column generation,
+ * bit for bit (theta, columns, routes); skewed demands meet the link LP and
+ * the master LP on small graphs; the lowered schedules pass the verifier
+ * with each block weighed by its demand, which measures the flow's theta
+ * (steps: the steps' loads sum to 1 / theta; paths and single: the routes'
+ * busiest link, at least 1 / theta), and a pair asking for 0 gets no
+ * transfer. */
+static void test_demand(void **state)
+{
+	static const char *const specs[] = {"torus:3x3", "genkautz:8,3", "circulant:9:1,2",
+					    "hypercube:3"};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
+		struct graph *g = build(specs[i]);
+		uint32_t n = g->n;
+		double *one = xmalloc((size_t)n * n * sizeof(double));
+		double *dem = xmalloc((size_t)n * n * sizeof(double));
+		uint64_t seed = 41 + i;
+		struct mcf_result a, b;
+
+		for (uint32_t k = 0; k < n * n; k++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			one[k] = k / n == k % n ? 0 : 1;
+			/* skewed: a few heavy pairs, some asking for nothing */
+			uint32_t r = (uint32_t)(seed >> 33) % 16;
+			dem[k] = k / n == k % n ? 0 : r < 3 ? 0 : r < 13 ? 1 : 8;
+		}
+		demand_theta(g, MCF_COLGEN, NULL, 0, &a);
+		demand_theta(g, MCF_COLGEN, one, 0, &b);
+		if (a.theta != b.theta || a.columns != b.columns ||
+		    a.routes.nroutes != b.routes.nroutes ||
+		    memcmp(a.routes.w, b.routes.w, a.routes.nroutes * sizeof(double)) ||
+		    memcmp(a.routes.arc, b.routes.arc, a.routes.off[a.routes.nroutes] * 4))
+			fail_msg("%s: demands of 1 are not the plain MCF", specs[i]);
+		mcf_result_free(&a);
+		mcf_result_free(&b);
+
+		double full = demand_theta(g, MCF_FULL, dem, 0, NULL);
+		double master = demand_theta(g, MCF_MASTER, dem, 0, NULL);
+		double cg = demand_theta(g, MCF_AUTO, dem, 0, NULL);
+		if (fabs(full - cg) > 1e-7 * full || fabs(master - cg) > 1e-7 * full)
+			fail_msg("%s: link LP %.9f, master %.9f, column generation %.9f", specs[i],
+				 full, master, cg);
+
+		const char *low[] = {"steps", "paths", "single"};
+		for (size_t l = 0; l < ARRAY_SIZE(low); l++) {
+			struct a2a_request q = {
+			    .algo = "mcf", .lowering = low[l], .mcf = {.demand = dem}};
+			struct a2a_outcome o;
+			struct schedule s;
+			struct ofc_error err = {0};
+			struct verify_report rep;
+			struct verify_opts vo = {.graph = g, .block_weight = dem};
+
+			if (a2a_build(g, &q, &s, &o, &err) < 0)
+				fail_msg("%s %s: %s", specs[i], low[l], err.msg);
+			if (sched_verify(&s, &vo, &rep) < 0)
+				fail_msg("%s %s: %s", specs[i], low[l], rep.error);
+			for (size_t x = 0; x < s.nxfers; x++)
+				assert_true(dem[s.xfers[x].block] > 0);
+			if (l == 0 &&
+			    fabs(rep.sum_max_link_load - o.mcf.objective) > 1e-6 * o.mcf.objective)
+				fail_msg("%s steps: verifier %.9f, mcf %.9f", specs[i],
+					 rep.sum_max_link_load, o.mcf.objective);
+			/* (paths keeps a pair's d heaviest: 1 / theta at least) */
+			if (l > 0 && rep.max_total_link_load < (1 - 1e-9) / cg)
+				fail_msg("%s %s: verifier %.9f, 1/theta %.9f", specs[i], low[l],
+					 rep.max_total_link_load, 1 / cg);
+			if (l > 0 && fabs(rep.max_total_link_load - o.max_load) > 1e-6 * o.max_load)
+				fail_msg("%s %s: verifier %.9f, routes %.9f", specs[i], low[l],
+					 rep.max_total_link_load, o.max_load);
+			/* Unweighed, the same schedule fails: the pairs asking for 0
+			 * never arrive. */
+			vo.block_weight = NULL;
+			assert_int_equal(sched_verify(&s, &vo, &rep), -1);
+			assert_non_null(strstr(rep.error, "incomplete"));
+			sched_free(&s);
+			a2a_outcome_free(&o);
+		}
+		/* The baselines route only what is asked, weighed. */
+		const char *base[] = {"direct", "sp-balanced"};
+		for (size_t l = 0; l < ARRAY_SIZE(base); l++) {
+			struct a2a_request q = {.algo = base[l], .mcf = {.demand = dem}};
+			struct a2a_outcome o;
+			struct schedule s;
+			struct ofc_error err = {0};
+			struct verify_report rep;
+			struct verify_opts vo = {.graph = g, .block_weight = dem};
+
+			assert_int_equal(a2a_build(g, &q, &s, &o, &err), 0);
+			assert_int_equal(sched_verify(&s, &vo, &rep), 0);
+			assert_true(fabs(rep.max_total_link_load - o.max_load) < 1e-6 * o.max_load);
+			assert_true(o.max_load >= 1 / cg - 1e-9);
+			sched_free(&s);
+			a2a_outcome_free(&o);
+		}
+		free(one);
+		free(dem);
+		graph_free(g);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -991,7 +1156,8 @@ int main(void)
 	    cmocka_unit_test(test_capacities),	    cmocka_unit_test(test_capacities_lowered),
 	    cmocka_unit_test(test_warm_start),	    cmocka_unit_test(test_warm_gap),
 	    cmocka_unit_test(test_cancel),	    cmocka_unit_test(test_sp_balanced),
-	    cmocka_unit_test(test_route_steps),
+	    cmocka_unit_test(test_route_steps),	    cmocka_unit_test(test_demand_by_hand),
+	    cmocka_unit_test(test_demand),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

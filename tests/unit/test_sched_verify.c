@@ -447,6 +447,56 @@ static void test_alltoall(void **state)
 	sched_free(&s);
 }
 
+/* Skewed all-to-all (issue 41, verify_opts.block_weight): each block loads
+ * its link by its weight, a block of weight 0 need not arrive, and weights
+ * are refused off all-to-alls. */
+static void test_alltoall_weights(void **state)
+{
+	struct graph *g = NULL;
+	struct ofc_error err = {0};
+	struct schedule s;
+	struct verify_report r;
+	uint32_t n = 4;
+	double w[16];
+	(void)state;
+
+	assert_int_equal(topo_build("complete:4", &g, &err), 0);
+	for (uint32_t b = 0; b < n * n; b++)
+		w[b] = b / n == b % n ? 0 : 1;
+	w[0 * n + 1] = 3;   /* 0 -> 1 weighs 3 */
+	w[2 * n + 3] = 0;   /* 2 -> 3 asks for nothing */
+	w[1 * n + 2] = 0.5; /* half a shard */
+	sched_init(&s, SCHED_ALLTOALL, "direct", n);
+	sched_step(&s);
+	for (uint32_t o = 0; o < n; o++)
+		for (uint32_t t = 0; t < n; t++)
+			if (o != t && w[o * n + t] > 0) {
+				struct xfer x = X(o, t, o * n + t);
+				sched_add(&s, &x);
+			}
+	struct verify_opts vo = {.graph = g, .block_weight = w};
+	assert_int_equal(sched_verify(&s, &vo, &r), 0);
+	assert_true(fabs(r.max_link_load - 3) < 1e-9);
+	assert_true(fabs(r.max_total_link_load - 3) < 1e-9);
+	/* Unweighed, 2 -> 3 is missing. */
+	vo.block_weight = NULL;
+	assert_int_equal(sched_verify(&s, &vo, &r), -1);
+	assert_non_null(strstr(r.error, "incomplete"));
+	/* A block asked for and not sent. */
+	w[2 * n + 3] = 1;
+	vo.block_weight = w;
+	assert_int_equal(sched_verify(&s, &vo, &r), -1);
+	w[2 * n + 3] = -1;
+	assert_int_equal(sched_verify(&s, &vo, &r), -1);
+	assert_non_null(strstr(r.error, "weighs"));
+	sched_free(&s);
+	sched_init(&s, SCHED_ALLGATHER, "x", n);
+	assert_int_equal(sched_verify(&s, &vo, &r), -1);
+	assert_non_null(strstr(r.error, "block weights"));
+	sched_free(&s);
+	graph_free(g);
+}
+
 /* s checked on one thread and on two: the same return, report and step
  * loads (the entries past an error as they were before). */
 static void same_on_threads(const struct schedule *s, const struct graph *g, int want,
@@ -1437,6 +1487,7 @@ int main(void)
 	    cmocka_unit_test(test_split_without_graph),
 	    cmocka_unit_test(test_parts_finer_later),
 	    cmocka_unit_test(test_wdm),
+	    cmocka_unit_test(test_alltoall_weights),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
