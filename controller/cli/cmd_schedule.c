@@ -19,6 +19,11 @@ static const char help[] =
     "  --size M         data per node, e.g. 64MiB (default: the config's collective)\n"
     "  --alpha T        latency per step, e.g. 10us (default: the config's, or 10us)\n"
     "  --bandwidth B    a node's egress bandwidth, e.g. 100Gbps\n"
+    "  --demand-matrix FILE  alltoall: what each node sends each other, N lines of\n"
+    "                   N numbers (relative; row s, column t: s to t; the\n"
+    "                   diagonal is not read); the MCF then maximises theta with\n"
+    "                   every pair at theta x its demand, the mean pair sending\n"
+    "                   M/N (a uniform matrix is the plain all-to-all)\n"
     "  --injection I    alltoall: a host's injection bandwidth, below d links\n"
     "                   (default: the config hosts' injection)\n"
     "  --forwarding F   with --injection: host (relayed bytes cross the host,\n"
@@ -152,6 +157,7 @@ struct schedule_args {
 	struct schedule_print *p;
 	struct fluid_query *x;
 	const char *format;
+	const char *demand;
 	bool collective_set;
 };
 
@@ -165,6 +171,9 @@ static int schedule_option(const struct cli_cmd *cmd, int c, const char *arg,
 		break;
 	case 'F':
 		a->q->fail = arg;
+		break;
+	case 'D':
+		a->demand = arg;
 		break;
 	case 'c':
 		/* The rooted collectives: the fluid engine's alone. */
@@ -289,11 +298,13 @@ static int schedule_option(const struct cli_cmd *cmd, int c, const char *arg,
 
 /* Options into the request; returns -1 to go on, else the exit status. */
 static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struct schedule_query *q,
-			 struct schedule_print *p, struct fluid_query *x, const char **file)
+			 struct schedule_print *p, struct fluid_query *x, const char **file,
+			 const char **demand)
 {
 	static const struct option opts[] = {
 	    {"topology", required_argument, NULL, 'T'},
 	    {"fail", required_argument, NULL, 'F'},
+	    {"demand-matrix", required_argument, NULL, 'D'},
 	    {"collective", required_argument, NULL, 'c'},
 	    {"algo", required_argument, NULL, 'a'},
 	    {"size", required_argument, NULL, 's'},
@@ -339,6 +350,9 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 		return cli_usage_error(cmd, "give a config FILE or --topology SPEC (one of them)");
 	if (!a.collective_set)
 		return cli_usage_error(cmd, "missing --collective");
+	if (a.demand && q->collective != SCHED_ALLTOALL)
+		return cli_usage_error(cmd, "--demand-matrix goes with --collective alltoall");
+	*demand = a.demand;
 	if (a.format && !p->output)
 		return cli_usage_error(cmd, "--format needs -o OUT");
 	if (cli_output_format(cmd, "-o", p->output, a.format, NULL,
@@ -354,11 +368,25 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 	struct fluid_query x = {0};
 	struct fabric *f = NULL;
 	struct ofc_error err = {0};
-	const char *file = NULL;
-	int rc = parse_options(cmd, argc, argv, &q, &p, &x, &file);
+	const char *file = NULL, *demand_file = NULL;
+	double *demand = NULL;
+	int rc = parse_options(cmd, argc, argv, &q, &p, &x, &file, &demand_file);
 
 	if (rc >= 0)
 		return rc;
+	if (demand_file) {
+		double mean;
+		bool uniform;
+
+		if (matrix_read(demand_file, A2A_MAX_NODES, &demand, &q.demand_n, &err) < 0 ||
+		    schedule_demand_normalise(demand, q.demand_n, &mean, &uniform, &err) < 0) {
+			if (!err.file[0])
+				snprintf(err.file, sizeof(err.file), "%s", demand_file);
+			free(demand);
+			return cli_fail(&err);
+		}
+		q.demand = uniform ? NULL : demand;
+	}
 	if (file) {
 		if (fabric_open(file, &f, &err) < 0)
 			return cli_fail(&err);
@@ -395,5 +423,6 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 		rc = cli_schedule(&p, &q);
 	cli_progress_clear(&clk);
 	fabric_free(f);
+	free(demand);
 	return rc;
 }

@@ -151,6 +151,8 @@ static double theta_bound(const struct schedule_result *r)
 
 	if (r->theta_cap > 0) /* links of different rates */
 		b = r->theta_cap;
+	if (r->theta_demand > 0) /* a demand matrix (and the rates, if any) */
+		b = r->theta_demand;
 
 	if (r->host_beta > 0)
 		b = fmin(b, r->host_beta / (r->g->n - 1));
@@ -168,6 +170,8 @@ static void write_a2a_json(const struct schedule_result *r, const struct schedul
 	jw_double(w, theta_bound(r));
 	jw_key(w, "theta_ratio");
 	jw_double(w, o->theta / theta_bound(r));
+	jw_key(w, "demand");
+	jw_str(w, r->demand ? "matrix" : "uniform");
 	jw_key(w, "forwarding");
 	jw_str(w, o->cut_through ? "cut-through routes" : "store-and-forward steps");
 	if (r->host_beta > 0) {
@@ -503,10 +507,13 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 			"  theta        %.9g per link capacity (%s); bound %s = %.9g, "
 			"ratio %.4f\n",
 			o->theta, o->cut_through ? "cut-through routes" : "store-and-forward steps",
-			r->host_beta <= 0 && r->theta_cap > 0 ? "min(sum c/(N L(N,d)), c_min/(N-1))"
-			: r->host_beta <= 0		      ? "d/L(N,d)"
-			: r->nic_forwarding		      ? "min(d/L(N,d), I/(N-1))"
-							      : "min(d/L, I_mean/L, I_min/(N-1))",
+			r->host_beta <= 0 && r->theta_demand > 0
+			    ? "the demand's Moore tree and node cuts"
+			: r->host_beta <= 0 && r->theta_cap > 0
+			    ? "min(sum c/(N L(N,d)), c_min/(N-1))"
+			: r->host_beta <= 0 ? "d/L(N,d)"
+			: r->nic_forwarding ? "min(d/L(N,d), I/(N-1))"
+					    : "min(d/L, I_mean/L, I_min/(N-1))",
 			theta_bound(r), o->theta / theta_bound(r));
 		if (o->have_mcf) {
 			fprintf(out,

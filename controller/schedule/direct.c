@@ -238,7 +238,8 @@ static void finish(struct schedule_result *r, struct schedule_outcome *o)
 	struct verify_opts vo = {.graph = r->nic_ports ? r->fv.pg : r->g,
 				 .clock = o->is_a2a ? NULL : r->clock,
 				 .arc_capacity = r->nic_ports ? r->pg_cap : r->arc_cap,
-				 .threads = r->bopts.threads};
+				 .threads = r->bopts.threads,
+				 .block_weight = o->is_a2a ? r->demand : NULL};
 	double t0 = now_seconds();
 	double *step_link = NULL;
 
@@ -320,6 +321,8 @@ static bool refuse_degraded(const struct schedule_result *r, struct schedule_out
 static const char *not_reducible(const struct schedule_result *r, struct sched_group *G,
 				 struct ofc_error *err)
 {
+	if (r->demand)
+		return "a demand matrix is not alike at every node";
 	if (r->link_rate)
 		return "links of different rates break the symmetry";
 	if (r->host_betas || r->bfb_inject)
@@ -952,8 +955,9 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 					 .injections = r->host_betas,
 					 .nic_forwarding = r->nic_forwarding,
 					 .capacity = r->arc_cap,
-					 .keep_warm = q->keep_warm,
-					 .warm = q->warm,
+					 .demand = r->demand,
+					 .keep_warm = q->keep_warm && !r->demand,
+					 .warm = r->demand ? NULL : q->warm,
 					 .cancel = q->cancel,
 					 .time_limit = q->time_limit == 0  ? 60
 						       : q->time_limit < 0 ? 0
@@ -1330,6 +1334,54 @@ static void a2a_rate_bound(struct schedule_result *r)
 	r->lb_rates = true;
 }
 
+/* A demand matrix (issue 41): an all-to-all's, of the topology's nodes;
+ * the lower bound becomes the one it gives (schedule_demand_bound, over
+ * the links' rates when they differ). */
+static int demand_bound(struct schedule_result *r, const struct schedule_query *q,
+			struct ofc_error *err)
+{
+	const struct graph *g = r->g;
+	uint32_t n = g->n;
+	double total = (double)n * r->degree, least = r->degree;
+
+	if (q->collective != SCHED_ALLTOALL)
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "a demand matrix is for --collective alltoall");
+	if (q->demand_n != n)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "the demand matrix is %u x %u; %s has %u nodes", q->demand_n,
+				     q->demand_n, g->spec ? g->spec : "the topology", n);
+	if (!q->demand) /* uniform */
+		return 0;
+	if (r->arc_cap) {
+		double *in = xcalloc(n + 1, sizeof(double));
+
+		total = 0;
+		least = INFINITY;
+		for (uint32_t u = 0; u < n; u++) {
+			double out = 0;
+
+			for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+				if (g->adj[a] != u) {
+					in[g->adj[a]] += r->arc_cap[a];
+					out += r->arc_cap[a];
+				}
+			total += out;
+			least = fmin(least, out);
+		}
+		for (uint32_t u = 0; u < n; u++)
+			least = fmin(least, in[u]);
+		free(in);
+	}
+	r->demand = q->demand;
+	r->theta_demand = schedule_demand_bound(q->demand, n, r->degree, total, least);
+	double tb = r->degree / (double)n / r->theta_demand;
+	r->lb.tau_b = frac_from_double(tb, 16 * (int64_t)n, 1e-9 * tb);
+	if (!frac_valid(r->lb.tau_b))
+		r->lb.tau_b = frac_make((int64_t)llround(tb * 1e6), 1000000);
+	return 0;
+}
+
 /* NIC-limited hosts (issue 14): the request's injection (every host) and
  * forwarding, else the config hosts' (a host without `injection` is not
  * limited: d links). All-to-all only: r->host_betas per node in link
@@ -1492,6 +1544,8 @@ static int setup(struct schedule_result *r, const struct schedule_query *q, stru
 			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
 				 "; the lower bound takes each node's links at their rates");
 	}
+	if ((q->demand || q->demand_n) && demand_bound(r, q, err) < 0)
+		return -1;
 	if (host_limits(r, q, err) < 0)
 		return -1;
 	r->lb_us = cost_time_us(&r->cost, r->lb.steps, frac_value(r->lb.tau_b));
@@ -1644,7 +1698,9 @@ int schedule_direct(struct schedule_result *r, const struct schedule_query *q, c
 	}
 	if (!r->main)
 		r->main = &r->out[0];
-	if (strcmp(algo, "all") == 0 && !q->no_certify)
+	/* (LP 4.2's all-to-all is the uniform one: no bound for a demand
+	 * matrix's, whose own is theta_demand.) */
+	if (strcmp(algo, "all") == 0 && !q->no_certify && !q->demand)
 		direct_certify(r, q, now_seconds() - t_start);
 	if (r->nic_ports && r->main->applies)
 		r->nlinks = fabric_view_links(&r->fv, q->fabric, &r->main->s, &r->links);

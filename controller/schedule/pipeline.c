@@ -280,6 +280,10 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r, 
 	r->algorithm = algo;
 	r->clock = q->clock;
 	r->collective = q->collective;
+	if ((q->demand || q->demand_n) && (ring || q->collective != SCHED_ALLTOALL))
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "a demand matrix is for --collective alltoall on a "
+				     "direct-connect topology");
 	if (ring && q->fail) {
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--fail takes links out of a direct-connect topology, not "
@@ -323,6 +327,13 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r, 
 		}
 		for (uint32_t u = 0; u < r->g->n && !any; u++)
 			any = dead[u];
+		if (any && (q->demand || q->demand_n)) {
+			free(dead);
+			schedule_result_free(r);
+			return ofc_error_set(err, OFC_E_USAGE,
+					     "a demand matrix names every node: not with failed "
+					     "hosts (failed links are fine)");
+		}
 		if (!any)
 			free(dead);
 		else if (survivors(r, dead, err) < 0) {

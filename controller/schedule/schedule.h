@@ -105,6 +105,18 @@ struct schedule_query {
 	 * 5 s), for a caller that shows none: ofc optree --sweep, and the
 	 * healthy run that prices failures (pipeline.c). */
 	bool no_certify;
+	/* All-to-all of skewed pairs (issue 41): demand[s * demand_n + t]
+	 * what node s sends node t, normalised (schedule_demand_normalise:
+	 * the mean pair's is 1, so M/N per pair on average); NULL: every pair
+	 * alike (a uniform matrix is passed as NULL, and gives exactly the
+	 * uniform schedules; demand_n is still checked). demand_n must be the
+	 * topology's nodes. The MCF
+	 * maximises theta with every pair at theta x its demand, the
+	 * baselines route only the pairs that ask for something, and the
+	 * verifier weighs each block by its demand (verify_opts.block_weight).
+	 * Not with failed hosts (their survivors are renumbered). */
+	const double *demand;
+	uint32_t demand_n;
 };
 
 /* The healthy run a later re-plan needs (schedule_kept_take): the main
@@ -256,6 +268,11 @@ struct schedule_result {
 	/* All-to-all with arc_cap: the bound on theta they give (per slowest
 	 * link; direct.c a2a_rate_bound), else 0 (d / L(N, d)). */
 	double theta_cap;
+	/* All-to-all under a demand matrix (the query's, not owned): the bound
+	 * on theta it gives on any N-node topology of degree d
+	 * (schedule_demand_bound), else NULL and 0. */
+	const double *demand;
+	double theta_demand;
 	/* NIC-limited hosts (issue 14): injection in link capacities (0: not
 	 * limited, or not below d links), the forwarding model, and the rate
 	 * (bits/s) it came from. All-to-all only: the MCF's host rows, the
@@ -357,6 +374,23 @@ const char *schedule_pick_algorithm(const struct schedule_query *q);
 uint64_t schedule_memory_limit(const struct schedule_query *q);
 int schedule_memory_check(const struct schedule_query *q, const char *what, uint32_t n,
 			  double xfers, uint32_t pieces, double xfer_bytes, char *why, size_t len);
+
+/* ---- demand matrices (demand.c, issue 41) --------------------------------------
+ * Scale an n x n matrix of what each node sends each other (relative, or
+ * bytes) so that the mean off-diagonal entry is 1 (the diagonal set to
+ * 0); *mean is that mean (bytes per pair when the matrix was in bytes),
+ * *uniform says every off-diagonal entry was the same. -1 (OFC_E_INPUT)
+ * when nothing is asked. */
+int schedule_demand_normalise(double *m, uint32_t n, double *mean, bool *uniform,
+			      struct ofc_error *err);
+/* The most theta any N-node topology of out-degree d gives the demand,
+ * its links' capacity summing to total and the least a node has out or
+ * in being least (n d and d for links of capacity 1): the Moore-tree
+ * bound with weights (a source's heaviest d pairs at distance 1 at best,
+ * the next d^2 at 2, ...: the sum of demand x distance over all pairs
+ * within the total) and each node's links out and in. Uniform demands
+ * give Thm 2's d / L(N, d). */
+double schedule_demand_bound(const double *m, uint32_t n, uint32_t d, double total, double least);
 
 /* ---- server fabrics: the fluid engine (fluid.c) -------------------------------
  * For a config with servers: LP 4.2 on the config's network, Theorem 4's step

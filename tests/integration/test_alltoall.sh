@@ -163,6 +163,55 @@ done
 expect_json 'j["lower_bound_steps"]==3 and j["tau_l"]==j["num_steps"] and j["ratio"]>=1' \
 	$OFC schedule --size 1MiB --alpha 100us --bandwidth 100Gbps --collective alltoall --topology genkautz:64,4 --lowering steps --json
 
+# A demand matrix (issue 41). Uniform (any value): the plain all-to-all's
+# figures and schedule, byte for byte but the seconds. Skewed on torus:4x4:
+# only 0 -> 5 (weight 3) and 5 -> 0 (weight 1); normalised to a mean of 1
+# over the 240 pairs, 0 -> 5 is 180 shards and 5 -> 0 60. Node 0 sends 180
+# over its 4 links, so theta <= 4/180 (the bound), and the MCF meets it:
+# two 2-hop paths and two 4-hop ones, 45 shards on each of 0's links, no
+# other link busier (5 -> 0 likewise, 15 a link). The baseline direct takes
+# one shortest path: 180 on one link, theta 1/180.
+python3 -c "
+for s in range(16): print(' '.join('0' if s == t else '7' for t in range(16)))" >"$TMP/uni.txt"
+$S --topology torus:4x4 --json >"$TMP/u0.json" && $S --topology torus:4x4 --json --demand-matrix "$TMP/uni.txt" >"$TMP/u1.json"
+if python3 -c "
+import json
+a, b = json.load(open('$TMP/u0.json')), json.load(open('$TMP/u1.json'))
+def strip(j):
+    if isinstance(j, dict): return {k: strip(v) for k, v in j.items() if 'seconds' not in k and not k.endswith('_s')}
+    if isinstance(j, list): return [strip(v) for v in j]
+    return j
+assert strip(a) == strip(b), (strip(a), strip(b))
+assert a['demand'] == 'uniform'
+"; then ok; else bad "a uniform demand matrix is the plain all-to-all"; fi
+$S --topology torus:4x4 -o "$TMP/s0.json" && $S --topology torus:4x4 --demand-matrix "$TMP/uni.txt" -o "$TMP/s1.json"
+if python3 -c "
+import json
+a, b = json.load(open('$TMP/s0.json')), json.load(open('$TMP/s1.json'))
+assert a['steps'] == b['steps'] and a['time_us'] == b['time_us']
+"; then ok; else bad "a uniform demand matrix gives the same schedule"; fi
+python3 -c "
+for s in range(16): print(' '.join('3' if (s, t) == (0, 5) else '1' if (s, t) == (5, 0) else '0' for t in range(16)))" >"$TMP/two.txt"
+expect_json 'j["demand"]=="matrix" and j["verified"] and abs(j["theta"]-1/45)<1e-9 and abs(j["mcf"]["theta"]-1/45)<1e-9 and j["mcf"]["optimal"] and abs(j["theta_bound"]-4/180)<1e-9 and j["max_paths_per_pair"]==4 and abs(j["max_link_load"]-45)<1e-9' \
+	$S --topology torus:4x4 --demand-matrix "$TMP/two.txt" --lowering paths --json
+expect_json 'j["verified"] and abs(j["theta"]-1/180)<1e-9' \
+	$S --topology torus:4x4 --demand-matrix "$TMP/two.txt" --algo direct --json
+# Every algorithm weighs what the matrix asks, verified.
+expect_json 'all(c["verified"] for c in j["comparison"]) and j["comparison"][1]["theta"]>=j["comparison"][3]["theta"]-1e-9' \
+	$S --topology genkautz:16,4 --demand-matrix "$TMP/two.txt" --algo all --json
+# Bad matrices, at FILE:LINE:COL; the wrong size; the wrong collective.
+printf '0 1 2\n1 0 x\n1 1 0\n' >"$TMP/bad1.txt"
+expect_error 2 "$TMP/bad1.txt:2:5: 'x' is not a number" $S --topology torus:4x4 --demand-matrix "$TMP/bad1.txt"
+printf '0 1 2\n# a comment\n1 0\n' >"$TMP/bad2.txt"
+expect_error 2 "$TMP/bad2.txt:3:4: 2 numbers on this row, 3 on the first" $S --topology torus:4x4 --demand-matrix "$TMP/bad2.txt"
+printf '0 1\n-1 0\n' >"$TMP/bad3.txt"
+expect_error 2 "$TMP/bad3.txt:2:1: -1: entries are finite and not negative" $S --topology torus:4x4 --demand-matrix "$TMP/bad3.txt"
+printf '0 1\n1 0\n' >"$TMP/two2.txt"
+expect_error 2 "ofc: the demand matrix is 2 x 2; torus:4x4 has 16 nodes" $S --topology torus:4x4 --demand-matrix "$TMP/two2.txt"
+printf '5 0\n0 5\n' >"$TMP/none.txt"
+expect_error 2 "ofc: $TMP/none.txt: the demand matrix asks for nothing (every pair 0)" $S --topology torus:4x4 --demand-matrix "$TMP/none.txt"
+expect_error 2 "ofc schedule: --demand-matrix goes with --collective alltoall" $OFC schedule --size 1MiB --topology torus:4x4 --collective allgather --demand-matrix "$TMP/two.txt"
+
 # Bad input.
 expect_error 2 "ofc schedule: bad --time-limit 'soon': expected a duration such as 30 (seconds), 25us, 10ms or 1.5s" $S --topology torus:4x4 --time-limit soon
 expect_error 2 "ofc schedule: --lowering is steps, paths or single" $S --topology torus:4x4 --lowering fast
