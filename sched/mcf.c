@@ -2494,20 +2494,46 @@ static bool caps_per_port(const struct graph *g, const double *cap)
 	return true;
 }
 
-/* Keep the elements of grp that map every arc to one of the same capacity
- * (the stabiliser of cap: a subgroup, so the mirrored master's averaging
- * argument holds for it) and recompute the orbits. */
-static void group_keep_capacity(struct graph_group *grp, const double *cap)
+/* Element h keeps every arc's capacity. */
+static bool keeps_capacity(const struct graph_group *grp, uint32_t h, const void *ctx)
+{
+	const double *cap = ctx;
+	const uint32_t *ha = grp->arc + (size_t)h * grp->m;
+
+	for (uint32_t a = 0; a < grp->m; a++)
+		if (cap[ha[a]] != cap[a])
+			return false;
+	return true;
+}
+
+/* Element h keeps every pair's demand: D[h(u)][h(v)] = D[u][v]. */
+static bool keeps_demand(const struct graph_group *grp, uint32_t h, const void *ctx)
+{
+	const double *dem = ctx;
+	const uint32_t *hn = grp->node + (size_t)h * grp->n;
+	uint32_t n = grp->n;
+
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t v = 0; v < n; v++)
+			if (dem[(size_t)hn[u] * n + hn[v]] != dem[(size_t)u * n + v])
+				return false;
+	return true;
+}
+
+/* Keep the elements of grp that keep(...) says keep something (the
+ * stabiliser of the capacities, of a demand matrix: a subgroup, so the
+ * mirrored master's averaging argument holds for it) and recompute the
+ * orbits. */
+static void group_keep(struct graph_group *grp,
+		       bool (*keeps)(const struct graph_group *, uint32_t, const void *),
+		       const void *ctx)
 {
 	uint32_t n = grp->n, m = grp->m, k = 0;
 
 	for (uint32_t h = 0; h < grp->order; h++) {
 		const uint32_t *ha = grp->arc + (size_t)h * m;
-		bool keep = true;
 
-		for (uint32_t a = 0; a < m && keep; a++)
-			keep = cap[ha[a]] == cap[a];
-		if (!keep)
+		if (!keeps(grp, h, ctx))
 			continue;
 		if (k != h) {
 			memmove(grp->node + (size_t)k * n, grp->node + (size_t)h * n,
@@ -2587,12 +2613,10 @@ static double demand_most(uint32_t n, const double *demand)
 	return most;
 }
 
-/* A demand matrix: finite, not negative, something asked; its pairs are
- * not alike under any symmetry the one-source and mirrored masters use
- * (a matrix that is would give their theta: the caller passes NULL for a
- * uniform one), and warm starts keep unit demands. */
-static int check_demand(uint32_t n, const struct mcf_opts *o, enum mcf_method *method,
-			struct ofc_error *err)
+/* A demand matrix: finite, not negative, something asked; warm starts
+ * keep unit demands. (Whether the symmetric masters apply is whether it is
+ * alike under their group: translations_keep, group_keep.) */
+static int check_demand(uint32_t n, const struct mcf_opts *o, struct ofc_error *err)
 {
 	double sum = 0;
 
@@ -2608,18 +2632,30 @@ static int check_demand(uint32_t n, const struct mcf_opts *o, enum mcf_method *m
 		}
 	if (!(sum > 0))
 		return ofc_error_set(err, OFC_E_INPUT, "the demand matrix asks for nothing");
-	if (*method == MCF_SYMMETRIC || *method == MCF_MIRRORED)
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "a demand matrix: the %s master does not apply (the plain "
-				     "one does)",
-				     *method == MCF_SYMMETRIC ? "one-source" : "mirrored");
 	if (o->warm || o->keep_warm)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "warm starts are for uniform all-to-alls, not a demand "
 				     "matrix");
-	if (*method == MCF_AUTO)
-		*method = MCF_COLGEN;
 	return 0;
+}
+
+/* The demand is alike under every translation of a Cayley graph: under
+ * the ones taking node 0 to its neighbours, which generate them all (the
+ * graph is connected). */
+static bool translations_keep(const struct graph *g, const double *dem, unsigned threads)
+{
+	uint32_t n = g->n, *perm = xmalloc((size_t)n * n * sizeof(uint32_t));
+	bool keep = mcf_translations(g, perm, threads);
+
+	for (uint32_t a = g->off[0]; keep && a < g->off[1]; a++) {
+		const uint32_t *p = perm + (size_t)g->adj[a] * n;
+
+		for (uint32_t u = 0; keep && u < n; u++)
+			for (uint32_t v = 0; keep && v < n; v++)
+				keep = dem[(size_t)p[u] * n + p[v]] == dem[(size_t)u * n + v];
+	}
+	free(perm);
+	return keep;
 }
 
 int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result *r,
@@ -2680,10 +2716,20 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 		if (!(o->capacity[a] > 0) || !isfinite(o->capacity[a]))
 			return ofc_error_set(err, OFC_E_INPUT, "arc %u: capacity %g", a,
 					     o->capacity[a]);
-	if (o->demand && check_demand(g->n, o, &method, err) < 0)
+	if (o->demand && check_demand(g->n, o, err) < 0)
 		return -1;
 	if (method == MCF_AUTO || method == MCF_SYMMETRIC) {
 		bool sym = o->translations_known || mcf_translations(g, NULL, o->threads);
+
+		if (sym && o->demand && !translations_keep(g, o->demand, o->threads)) {
+			if (method == MCF_SYMMETRIC)
+				return ofc_error_set(
+				    err, OFC_E_INPUT,
+				    "the demand matrix is not alike under the "
+				    "translations, so the one-source reduction does "
+				    "not apply");
+			sym = false;
+		}
 
 		if (!sym && method == MCF_SYMMETRIC)
 			return ofc_error_set(err, OFC_E_INPUT,
@@ -2702,8 +2748,7 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 		method = sym ? MCF_SYMMETRIC : MCF_COLGEN;
 	}
 	struct graph_group grp = {0};
-	if (!injs && !o->demand &&
-	    ((o->method == MCF_AUTO && method == MCF_COLGEN) || method == MCF_MIRRORED)) {
+	if (!injs && ((o->method == MCF_AUTO && method == MCF_COLGEN) || method == MCF_MIRRORED)) {
 		/* The group listed element by element: within 64 MiB, and
 		 * within the solve's time limit (a subgroup found by then
 		 * mirrors as well, only into more classes). */
@@ -2718,12 +2763,23 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 		graph_automorphisms(g, cap > 65536 ? 65536 : (uint32_t)cap, &clk, &grp);
 		found = grp.order;
 		if (o->capacity)
-			group_keep_capacity(&grp, o->capacity);
+			group_keep(&grp, keeps_capacity, o->capacity);
+		uint32_t by_cap = grp.order;
+		/* A demand matrix keeps the elements it is alike under; past
+		 * 2^28 pair checks none (plain column generation). */
+		if (o->demand && (double)grp.order * g->n * g->n > (double)(1u << 28))
+			grp.order = 1;
+		if (o->demand && grp.order > 1)
+			group_keep(&grp, keeps_demand, o->demand);
 		if (grp.order < found) {
 			size_t len = strlen(r->note);
 
 			snprintf(r->note + len, sizeof(r->note) - len,
-				 "%scapacities keep %u of %u automorphisms%s", len ? "; " : "",
+				 "%s%s %u of %u automorphisms%s", len ? "; " : "",
+				 by_cap < found && grp.order < by_cap
+				     ? "capacities and the demand matrix keep"
+				 : by_cap < found ? "capacities keep"
+						  : "the demand matrix keeps",
 				 grp.order, found,
 				 grp.order > 1 ? "" : ": plain column generation");
 		}

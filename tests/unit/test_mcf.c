@@ -1043,6 +1043,40 @@ static void test_demand_by_hand(void **state)
 	graph_free(g);
 }
 
+/* A demand alike under the topology's symmetry keeps the symmetric
+ * masters: torus:4x4's rows as groups (alike under every translation: the
+ * one-source master) and genkautz:16,4 with the pairs u + v = 15 at 3
+ * (alike under x -> -x - 1: the mirrored master), each theta the plain
+ * column generation's. */
+static void test_demand_symmetric(void **state)
+{
+	static const struct {
+		const char *spec;
+		enum mcf_method want;
+	} t[] = {{"torus:4x4", MCF_SYMMETRIC}, {"genkautz:16,4", MCF_MIRRORED}};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		struct graph *g = build(t[i].spec);
+		uint32_t n = g->n;
+		double *dem = xcalloc((size_t)n * n, sizeof(double));
+		struct mcf_result a;
+
+		for (uint32_t u = 0; u < n; u++)
+			for (uint32_t v = 0; v < n; v++)
+				if (u != v)
+					dem[(size_t)u * n + v] =
+					    i == 0 ? (u / 4 == v / 4) : 1 + 2 * (u + v == n - 1);
+		double plain = demand_theta(g, MCF_COLGEN, dem, 0, NULL);
+		double sym = demand_theta(g, MCF_AUTO, dem, 0, &a);
+		if (a.method != t[i].want || fabs(sym - plain) > 1e-7 * plain)
+			fail_msg("%s: method %d theta %.9f, plain %.9f", t[i].spec, a.method, sym,
+				 plain);
+		mcf_result_free(&a);
+		free(dem);
+		graph_free(g);
+	}
+}
+
 /* Every pair at 1 through the demand code is the plain column generation,
  * bit for bit (theta, columns, routes); skewed demands meet the link LP and
  * the master LP on small graphs; the lowered schedules pass the verifier
@@ -1157,7 +1191,7 @@ int main(void)
 	    cmocka_unit_test(test_warm_start),	    cmocka_unit_test(test_warm_gap),
 	    cmocka_unit_test(test_cancel),	    cmocka_unit_test(test_sp_balanced),
 	    cmocka_unit_test(test_route_steps),	    cmocka_unit_test(test_demand_by_hand),
-	    cmocka_unit_test(test_demand),
+	    cmocka_unit_test(test_demand),	    cmocka_unit_test(test_demand_symmetric),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
