@@ -1403,7 +1403,8 @@ static int host_limits(struct schedule_result *r, const struct schedule_query *q
 	for (uint32_t v = 0; v < n; v++) {
 		double inj = q->injection;
 
-		if (inj <= 0 && f && f->nhosts == (r->whole ? r->whole->n : n) && !q->spec) {
+		if (inj <= 0 && f && f->nhosts == (r->whole ? r->whole->n : n) && !q->spec &&
+		    !q->graph) {
 			const struct host *h = &f->hosts[host_of(r, v)];
 
 			inj = h->injection;
@@ -1484,11 +1485,11 @@ static int setup(struct schedule_result *r, const struct schedule_query *q, stru
 	for (uint32_t u = 0; u < g->n; u++)
 		if (graph_outdeg(g, u) > r->degree)
 			r->degree = graph_outdeg(g, u);
-	if (r->healthy) {
-		/* A degraded graph is no family: no construction or torus
-		 * algorithm applies to it. */
+	if (r->healthy || q->graph) {
+		/* A degraded graph is no family, nor is a graph given as one: no
+		 * construction or torus algorithm applies to it. */
 		r->tree = xcalloc(1, sizeof(*r->tree));
-		snprintf(r->tree->name, sizeof(r->tree->name), "degraded");
+		snprintf(r->tree->name, sizeof(r->tree->name), q->graph ? "graph" : "degraded");
 		r->tree->spec = xstrdup(g->spec);
 	} else if (topo_build_tree(g->spec, NULL, &r->tree, err) < 0) {
 		return -1;
@@ -1510,7 +1511,7 @@ static int setup(struct schedule_result *r, const struct schedule_query *q, stru
 
 		fmt_rate(lo, sizeof(lo), f->cost.rate_min);
 		fmt_rate(hi, sizeof(hi), f->cost.rate_max);
-		if (!q->spec && link_rates(r, f))
+		if (!q->spec && !q->graph && link_rates(r, f))
 			snprintf(r->note, sizeof(r->note),
 				 "link rates differ (%s to %s): each link is taken at its "
 				 "rate (BFB by LP (13), the MCF as capacities, the link loads)",
@@ -1550,7 +1551,7 @@ static int setup(struct schedule_result *r, const struct schedule_query *q, stru
 		return -1;
 	r->lb_us = cost_time_us(&r->cost, r->lb.steps, frac_value(r->lb.tau_b));
 	/* NIC ports only when the schedule runs on the fabric's own graph. */
-	r->nic_ports = !r->own_graph && !r->healthy && fabric_view_init(f, g, &r->fv);
+	r->nic_ports = !r->own_graph && !q->graph && !r->healthy && fabric_view_init(f, g, &r->fv);
 	if (r->nic_ports && r->arc_cap) {
 		const struct graph *pg = r->fv.pg;
 

@@ -224,7 +224,7 @@ static const struct collective *config_algorithm(const struct schedule_query *q)
 {
 	const struct fabric *f = q->fabric;
 
-	for (uint32_t i = 0; f && !q->spec && !q->ring && i < f->ncollectives; i++)
+	for (uint32_t i = 0; f && !q->spec && !q->graph && !q->ring && i < f->ncollectives; i++)
 		if (f->collectives[i].op == q->collective && f->collectives[i].algorithm)
 			return &f->collectives[i];
 	return NULL;
@@ -238,7 +238,7 @@ const char *schedule_pick_algorithm(const struct schedule_query *q)
 		return q->algorithm;
 	if (c)
 		return c->algorithm;
-	if (q->ring || (!q->spec && q->fabric && q->fabric->nrings))
+	if (q->ring || (!q->spec && !q->graph && q->fabric && q->fabric->nrings))
 		return q->collective == SCHED_ALLTOALL ? "onestage" : "optree";
 	return q->collective == SCHED_ALLTOALL ? "mcf" : "bfb";
 }
@@ -267,7 +267,7 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r, 
 		     struct ofc_error *err)
 {
 	const struct fabric *f = q->fabric;
-	bool ring = q->ring || (!q->spec && f && f->nrings);
+	bool ring = q->ring || (!q->spec && !q->graph && f && f->nrings);
 	const char *algo = schedule_pick_algorithm(q);
 	int rc;
 
@@ -292,7 +292,9 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r, 
 		rc = schedule_ring(r, q, algo, err);
 	} else {
 		r->kind = SCHEDULE_DIRECT;
-		if (q->spec) {
+		if (q->graph) {
+			r->g = q->graph;
+		} else if (q->spec) {
 			if (topo_build_in(q->spec, q->files, &r->own_graph, err) < 0) {
 				/* (An edge-list file's own errors carry FILE:LINE:COL:
 				 * topo_spec_error says which.) */
@@ -318,7 +320,8 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r, 
 		uint8_t *dead = xcalloc((size_t)r->g->n + 1, 1);
 		bool any = false;
 
-		for (uint32_t h = 0; !q->spec && f && f->degraded && h < f->nhosts; h++)
+		for (uint32_t h = 0; !q->spec && !q->graph && f && f->degraded && h < f->nhosts;
+		     h++)
 			any |= dead[h] = f->hosts[h].failed;
 		if (q->fail && degrade(r, q, dead, err) < 0) {
 			free(dead);

@@ -40,6 +40,12 @@ enum schedule_reduce { SCHEDULE_REDUCED_NEVER = 0, SCHEDULE_REDUCED_AUTO, SCHEDU
 struct schedule_query {
 	const struct fabric *fabric; /* validated; NULL with spec or ring alone */
 	const char *spec;	     /* a topology instead of the fabric's (no NIC ports) */
+	/* ... or a topology as a graph (issue 41: the planner's unions, the
+	 * topologies it builds for traffic, a group's own links), not owned;
+	 * no family (its spec names it for people): no construction or torus
+	 * algorithm; nodes are the fabric's hosts or a group's members, never
+	 * NIC ports; the fabric still gives the cost model. */
+	const struct graph *graph;
 	/* Where an edges:FILE in spec may be read (a daemon's policy,
 	 * topo_build_in); NULL: any file the caller can read. */
 	const struct topo_files *files;
