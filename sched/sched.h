@@ -862,6 +862,17 @@ struct verify_report {
 int sched_verify(const struct schedule *s, const struct verify_opts *o,
 		 struct verify_report *report);
 
+/* Schedules of k disjoint groups run at once on one topology (issue 41,
+ * sched/groups.c): s[i] names nodes of o[i]->graph (the same graph for
+ * all; o[i]->absent marks the nodes outside group i, o[i]->block_weight
+ * an all-to-all's demands), each checked by sched_verify with its o[i];
+ * then their link loads are summed step by step (step t of every group at
+ * once): report's sum_max_link_load, max_link_load and max_total_link_load
+ * are the groups' together, nsteps the most, ntransfers the sum. -1 with
+ * the first group's error ("group I: ...") when one fails. */
+int sched_verify_groups(const struct schedule *const *s, const struct verify_opts *const *o,
+			uint32_t k, struct verify_report *report);
+
 /* ---- symmetry-reduced schedules (sched/reduced.c) ---------------------------
  * On a Cayley graph of an abelian group G (tori Z_a x Z_b x ..., hypercubes
  * Z_2^k, circulants and rings Z_n, Hamming Z_q^n, complete graphs Z_n,
