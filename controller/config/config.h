@@ -29,6 +29,20 @@ int fabric_validate(struct fabric *f, struct ofc_error *err);
  * survivors must still reach one another). */
 int fabric_failures_renumbered(struct fabric *f, struct ofc_error *err);
 
+/* A workload file (`--workload FILE`, issue 41): a YAML mapping with the
+ * keys of a config's `workload` section (docs/config.md), errors at
+ * FILE:LINE:COL; matrices it names resolve in its directory. Checked
+ * against a fabric by workload_validate. */
+int config_parse_workload(const char *file, const char *text, size_t len, struct workload *w,
+			  struct ofc_error *err);
+int config_load_workload(const char *path, struct workload *w, struct ofc_error *err);
+/* The workload against the fabric's hosts (fabric_validate does this for a
+ * config's own section): names, groups (disjoint, one size per kind, the
+ * degrees multiplying to the hosts), phases (a collective, its kind, its
+ * size; or a traffic matrix of N x N), and the matrices read (relative
+ * paths in w->dir). Resolves w->kinds and each phase's kind and matrix. */
+int workload_validate(const struct fabric *f, struct workload *w, struct ofc_error *err);
+
 /* config_load + fabric_validate. */
 int fabric_open(const char *path, struct fabric **out, struct ofc_error *err);
 

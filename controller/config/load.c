@@ -1172,6 +1172,139 @@ static const struct key server_keys[] = {
     {NULL},
 };
 
+/* ---- workload (issue 41) ------------------------------------------------------ */
+
+/* members: a list of groups, each a list of host names. */
+static int h_wl_members(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+{
+	struct wl_group_list *g = base;
+	size_t total = 0, ng;
+
+	(void)k;
+	g->members_loc = loc_of(n);
+	if (n->type != YAML_SEQUENCE_NODE)
+		return node_error(L, n,
+				  "'members' must be a list of groups, each a list of hosts, "
+				  "not %s",
+				  type_name(n));
+	ng = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+	if (ng == 0 || ng > CONFIG_MAX_HOSTS)
+		return node_error(L, n, "'members' needs 1..%u groups", CONFIG_MAX_HOSTS);
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
+		yaml_node_t *item = yaml_document_get_node(&L->doc, *it);
+
+		if (item->type != YAML_SEQUENCE_NODE)
+			return node_error(L, item,
+					  "a group in 'members' must be a list of hosts, "
+					  "not %s",
+					  type_name(item));
+		total += (size_t)(item->data.sequence.items.top - item->data.sequence.items.start);
+		if (total > CONFIG_MAX_HOSTS)
+			return node_error(L, item, "'members' names more than %u hosts",
+					  CONFIG_MAX_HOSTS);
+	}
+	g->members = xcalloc(total ? total : 1, sizeof(char *));
+	g->member_locs = xcalloc(total ? total : 1, sizeof(struct src_loc));
+	g->first = xcalloc(ng + 1, sizeof(uint32_t));
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
+		yaml_node_t *item = yaml_document_get_node(&L->doc, *it);
+		char **names;
+		struct src_loc *locs;
+		uint32_t count;
+
+		if (enter(L, item) < 0)
+			return -1;
+		L->depth--;
+		if (name_list(L, item, "members", &names, &locs, &count) < 0)
+			return -1;
+		if (count == 0) {
+			free(names);
+			free(locs);
+			return node_error(L, item, "a group in 'members' names no host");
+		}
+		memcpy(g->members + g->nmembers, names, count * sizeof(char *));
+		memcpy(g->member_locs + g->nmembers, locs, count * sizeof(struct src_loc));
+		free(names);
+		free(locs);
+		g->nmembers += count;
+		g->first[++g->ngroups] = g->nmembers;
+	}
+	return 0;
+}
+
+static const struct key wl_group_keys[] = {
+    {"name", h_name, OFF(struct wl_group_list, name), .required = true},
+    {"members", h_wl_members, .required = true},
+    {NULL},
+};
+
+static const struct key wl_parallelism_keys[] = {
+    {"tp", h_u32, OFF(struct wl_parallelism, tp), .min = 1, .max = CONFIG_MAX_HOSTS,
+     .loc_off = LOC(struct wl_parallelism, tp_loc)},
+    {"pp", h_u32, OFF(struct wl_parallelism, pp), .min = 1, .max = CONFIG_MAX_HOSTS,
+     .loc_off = LOC(struct wl_parallelism, pp_loc)},
+    {"dp", h_u32, OFF(struct wl_parallelism, dp), .min = 1, .max = CONFIG_MAX_HOSTS,
+     .loc_off = LOC(struct wl_parallelism, dp_loc)},
+    {"ep", h_u32, OFF(struct wl_parallelism, ep), .min = 1, .max = CONFIG_MAX_HOSTS,
+     .loc_off = LOC(struct wl_parallelism, ep_loc)},
+    {NULL},
+};
+
+static const struct choice wl_collectives[] = {
+    {"allgather", SCHED_ALLGATHER}, {"reduce-scatter", SCHED_REDUCE_SCATTER},
+    {"allreduce", SCHED_ALLREDUCE}, {"alltoall", SCHED_ALLTOALL},
+    {"sendrecv", WL_SENDRECV},	    {NULL, 0},
+};
+
+static void wl_phase_init(void *p)
+{
+	((struct wl_phase *)p)->count = 1;
+}
+
+static const struct key wl_phase_keys[] = {
+    {"name", h_name, OFF(struct wl_phase, name), .required = true,
+     .loc_off = LOC(struct wl_phase, name_loc)},
+    {"collective", h_choice, OFF(struct wl_phase, collective), .choices = wl_collectives,
+     .loc_off = LOC(struct wl_phase, collective_loc),
+     .set_off = OFF(struct wl_phase, collective_set) + 1},
+    {"group", h_name, OFF(struct wl_phase, group), .loc_off = LOC(struct wl_phase, group_loc)},
+    {"size", h_size, OFF(struct wl_phase, size), .min = 1, .max = 1.8e19,
+     .loc_off = LOC(struct wl_phase, size_loc), .set_off = OFF(struct wl_phase, size_set) + 1},
+    {"count", h_u32, OFF(struct wl_phase, count), .min = 1, .max = 1000000,
+     .set_off = OFF(struct wl_phase, count_set) + 1},
+    {"demand", h_str, OFF(struct wl_phase, demand), .loc_off = LOC(struct wl_phase, demand_loc)},
+    {"traffic", h_str, OFF(struct wl_phase, traffic), .loc_off = LOC(struct wl_phase, traffic_loc)},
+    {"reverse", h_bool, OFF(struct wl_phase, reverse)},
+    {NULL},
+};
+
+static const struct key workload_keys[] = {
+    {"name", h_name, OFF(struct workload, name)},
+    {"iterations", h_u32, OFF(struct workload, iterations), .min = 1, .max = 4000000000.0},
+    {"parallelism", h_mapping, OFF(struct workload, parallelism), wl_parallelism_keys,
+     .set_off = OFF(struct workload, parallelism_set) + 1},
+    {"groups", h_list, OFF(struct workload, groups), wl_group_keys, sizeof(struct wl_group_list),
+     OFF(struct workload, ngroups)},
+    {"phases", h_list, OFF(struct workload, phases), wl_phase_keys, sizeof(struct wl_phase),
+     OFF(struct workload, nphases), .required = true, .init = wl_phase_init},
+    {NULL},
+};
+
+/* The config's workload section: read relative to the config. */
+static int h_workload(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+{
+	struct workload *w = field(base, k->off);
+
+	w->present = true;
+	free(w->file);
+	free(w->dir);
+	w->file = xstrdup(L->fab->file);
+	w->dir = xstrdup(L->fab->dir);
+	return process_mapping(L, n, workload_keys, w, "workload");
+}
+
 static const struct key fabric_keys[] = {
     {"version", h_u32, OFF(struct fabric, version), .min = 1, .max = 1},
     {"name", h_name, OFF(struct fabric, name), .required = true,
@@ -1198,6 +1331,7 @@ static const struct key fabric_keys[] = {
      OFF(struct fabric, nflinks)},
     {"capacity_sets", h_list, OFF(struct fabric, fsets), sv_set_keys, sizeof(struct sv_set),
      OFF(struct fabric, nfsets)},
+    {"workload", h_workload, OFF(struct fabric, workload)},
     {NULL},
 };
 
@@ -1543,30 +1677,40 @@ static int prepass(struct loader *L)
 	return rc;
 }
 
+/* The size limit, the event pre-pass, then the document into L->doc. */
+static int load_document(struct loader *L)
+{
+	yaml_parser_t p;
+	int rc;
+
+	if (L->len > CONFIG_MAX_BYTES)
+		return ofc_error_at(L->err, OFC_E_INPUT, L->file, 1, 1,
+				    "file too large (%zu bytes; limit %u)", L->len,
+				    CONFIG_MAX_BYTES);
+	if (prepass(L) < 0)
+		return -1;
+	yaml_parser_initialize(&p);
+	yaml_parser_set_input_string(&p, (const unsigned char *)L->text, L->len);
+	if (!yaml_parser_load(&p, &L->doc)) {
+		rc = yaml_failure(L, &p);
+		yaml_parser_delete(&p);
+		return rc;
+	}
+	yaml_parser_delete(&p);
+	return 0;
+}
+
 int config_parse(const char *file, const char *text, size_t len, struct fabric **out,
 		 struct ofc_error *err)
 {
 	struct loader L = {.file = file, .text = text, .len = len, .err = err};
-	yaml_parser_t p;
 	yaml_node_t *root;
 	struct fabric *f;
 	int rc;
 
 	*out = NULL;
-	if (len > CONFIG_MAX_BYTES)
-		return ofc_error_at(err, OFC_E_INPUT, file, 1, 1,
-				    "file too large (%zu bytes; limit %u)", len, CONFIG_MAX_BYTES);
-	if (prepass(&L) < 0)
+	if (load_document(&L) < 0)
 		return -1;
-
-	yaml_parser_initialize(&p);
-	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&p, &L.doc)) {
-		rc = yaml_failure(&L, &p);
-		yaml_parser_delete(&p);
-		return rc;
-	}
-	yaml_parser_delete(&p);
 
 	f = xcalloc(1, sizeof(*f));
 	f->file = xstrdup(file);
@@ -1608,6 +1752,52 @@ int config_load(const char *path, struct fabric **out, struct ofc_error *err)
 	if (read_file(path, CONFIG_MAX_BYTES, &text, &len, err) < 0)
 		return -1;
 	rc = config_parse(path, text, len, out, err);
+	free(text);
+	return rc;
+}
+
+int config_parse_workload(const char *file, const char *text, size_t len, struct workload *w,
+			  struct ofc_error *err)
+{
+	struct loader L = {.file = file, .text = text, .len = len, .err = err};
+	struct fabric holder = {.file = (char *)file};
+	yaml_node_t *root;
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	if (load_document(&L) < 0)
+		return -1;
+	L.fab = &holder;
+	root = yaml_document_get_root_node(&L.doc);
+	if (!root || root->type != YAML_MAPPING_NODE) {
+		rc = ofc_error_at(err, OFC_E_INPUT, file,
+				  root ? (unsigned)root->start_mark.line + 1 : 1, 1,
+				  "a workload file is a mapping with phases, groups, ...");
+	} else {
+		char *copy = xstrdup(file);
+
+		w->present = true;
+		w->file = xstrdup(file);
+		w->dir = xstrdup(strcmp(file, "-") == 0 ? "." : dirname(copy));
+		free(copy);
+		rc = process_mapping(&L, root, workload_keys, w, "the workload");
+	}
+	yaml_document_delete(&L.doc);
+	if (rc < 0)
+		workload_free(w);
+	return rc;
+}
+
+int config_load_workload(const char *path, struct workload *w, struct ofc_error *err)
+{
+	char *text;
+	size_t len;
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	if (read_file(path, CONFIG_MAX_BYTES, &text, &len, err) < 0)
+		return -1;
+	rc = config_parse_workload(path, text, len, w, err);
 	free(text);
 	return rc;
 }

@@ -1104,6 +1104,9 @@ int fabric_validate(struct fabric *f, struct ofc_error *err)
 		f->cost.rate_min = f->cost.rate_max = 0;
 	if (!f->cost.bandwidth_set)
 		f->cost.link_bandwidth = slowest > 0 ? slowest : f->hosts[0].port_rate;
+	/* The workload last: its groups name hosts, its phases the kinds. */
+	if (f->workload.present && workload_validate(f, &f->workload, err) < 0)
+		goto out;
 	f->validated = true;
 	rc = 0;
 out:

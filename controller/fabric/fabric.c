@@ -91,6 +91,7 @@ void fabric_free(struct fabric *f)
 	if (!f)
 		return;
 	servers_free(f);
+	workload_free(&f->workload);
 	for (uint32_t i = 0; i < f->nhosts; i++) {
 		free(f->hosts[i].name);
 		free(f->hosts[i].server);

@@ -293,6 +293,98 @@ struct partition {
 	bool runtime;
 };
 
+/* A training job's workload (issue 41; docs/config.md "workload"): the
+ * phases of one iteration, each a collective in every group of one kind at
+ * once (or a traffic matrix over every host), repeated `iterations` times.
+ * A kind of groups cuts (some of) the hosts into disjoint groups of one
+ * size: written out (`groups`), from parallelism degrees over the hosts in
+ * order (`parallelism`: tp, then dp, then pp; ep within dp), or `all` (one
+ * group of every host). */
+enum { WL_SENDRECV = 16 }; /* besides enum sched_collective: pipeline sends */
+struct fabric;
+
+struct wl_group_list {
+	struct src_loc loc;
+	char *name;
+	char **members; /* every group's host names, group after group */
+	struct src_loc *member_locs;
+	uint32_t nmembers;
+	uint32_t *first; /* ngroups + 1 offsets into members */
+	uint32_t ngroups;
+	struct src_loc members_loc;
+};
+
+struct wl_parallelism {
+	struct src_loc loc;
+	uint32_t tp, pp, dp, ep; /* 0: not given (1) */
+	struct src_loc tp_loc, pp_loc, dp_loc, ep_loc;
+};
+
+struct wl_phase {
+	struct src_loc loc;
+	char *name;
+	int collective; /* enum sched_collective, WL_SENDRECV, or 0: traffic */
+	char *group;	/* a kind's name; NULL: all */
+	uint64_t size;	/* bytes per member, as `ofc schedule --size` */
+	uint32_t count; /* per iteration, one after another */
+	char *demand;	/* alltoall: a k x k relative matrix, every group alike */
+	char *traffic;	/* N x N bytes per iteration over every host */
+	bool reverse;	/* sendrecv: the last stage to the first (backward) */
+	struct src_loc name_loc, collective_loc, group_loc, size_loc, demand_loc, traffic_loc;
+	bool collective_set, size_set, count_set;
+	/* Filled by workload_validate: the kind, and the matrix read (demand
+	 * k x k relative, traffic N x N bytes; NULL otherwise). */
+	uint32_t kind;
+	double *matrix;
+	uint32_t matrix_n;
+};
+
+/* A kind of groups as validation resolves it: ngroups groups of size
+ * hosts each, host[g * size + i] member i of group g (its order: a
+ * pipeline's stages). */
+struct wl_kind {
+	char name[NAME_MAX_LEN + 1];
+	uint32_t ngroups, size;
+	uint32_t *host;
+	struct src_loc loc;
+};
+
+struct workload {
+	struct src_loc loc;
+	bool present;
+	char *name;
+	uint32_t iterations; /* 0: not given (1) */
+	struct wl_parallelism parallelism;
+	bool parallelism_set;
+	struct wl_group_list *groups;
+	uint32_t ngroups;
+	struct wl_phase *phases;
+	uint32_t nphases;
+	/* The file it was read from (a config's, or --workload's), for errors,
+	 * and its directory, where the matrices' relative paths resolve. */
+	char *file, *dir;
+	/* Filled by workload_validate. */
+	bool validated;
+	struct wl_kind *kinds;
+	uint32_t nkinds;
+};
+
+void workload_free(struct workload *w);
+/* A kind by name, or -1. */
+int workload_find_kind(const struct workload *w, const char *name);
+/* Phase p's traffic in one run of it as bytes from host to host (N x N,
+ * N = f->nhosts, row s column t: s to t; the diagonal 0), into *out
+ * (caller frees): a collective in every group of its kind expressed as
+ * what a routed schedule of it moves (all-to-all: M/k to each member,
+ * skewed by its demand; allgather and reduce-scatter: M/k to each member;
+ * allreduce: both, twice that; sendrecv: M to the next stage), or the
+ * traffic matrix. */
+void workload_phase_bytes(const struct fabric *f, const struct workload *w, uint32_t p,
+			  double **out);
+/* The name of a phase's collective ("allgather", ..., "sendrecv",
+ * "traffic"). */
+const char *workload_collective_name(int collective);
+
 /* A cross-connect the target topology needs. */
 struct circuit {
 	uint32_t sw, in_port, out_port;
@@ -338,6 +430,7 @@ struct fabric {
 	uint32_t nflinks;
 	struct sv_set *fsets;
 	uint32_t nfsets;
+	struct workload workload; /* the config's, or present false */
 
 	/* Port moves to apply (set before fabric_validate; owned). */
 	struct port_move *moves;
