@@ -7,17 +7,20 @@
  * docs/relabel.md for the user's side. */
 #include "controller/config/config.h"
 #include "controller/reconfig/internal.h"
+#include "controller/schedule/schedule.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The config's collectives that BFB prices (all-to-all is an MCF, minutes
- * on big graphs: left out and said so). */
+/* The config's collectives that are priced: every direct-connect one (issue
+ * 41: all-to-all too, by the MCF, since the pipeline prices every
+ * candidate). */
 static bool priced_kind(enum sched_collective op)
 {
-	return op == SCHED_ALLGATHER || op == SCHED_REDUCE_SCATTER || op == SCHED_ALLREDUCE;
+	return op == SCHED_ALLGATHER || op == SCHED_REDUCE_SCATTER || op == SCHED_ALLREDUCE ||
+	       op == SCHED_ALLTOALL;
 }
 
 /* What is being chosen for: the whole fabric, or one partition (its
@@ -32,10 +35,11 @@ struct scope {
 	const struct ctl_choice_opts *o;
 };
 
-/* One run of the config's priced collectives on g, by BFB's figures and
- * the cost model as the schedule pipeline applies it (controller/schedule
- * direct.c): alpha per step, a node's egress = its links x the link
- * bandwidth (100 Gb/s in all when the config gives none). */
+/* One run of the config's collectives on g, through the schedule
+ * pipeline (schedule_compute on the graph, the fabric's cost model: alpha
+ * per step, a node's egress = its links x the link bandwidth): each the
+ * algorithm the config names for it, else the collective's default (BFB,
+ * the all-to-all MCF), verified. The MCF is given 20 s a candidate. */
 static int price_graph(const struct scope *sc, const struct graph *g, double *us, uint32_t *steps,
 		       struct ofc_error *err)
 {
@@ -45,21 +49,28 @@ static int price_graph(const struct scope *sc, const struct graph *g, double *us
 	*steps = 0;
 	for (uint32_t i = 0; i < sc->ncolls; i++) {
 		const struct collective *col = &sc->colls[i];
-		struct bfb_opts bo = {0};
-		struct bfb_stats st;
+		struct schedule_query q = {.fabric = f,
+					   .graph = g,
+					   .collective = col->op,
+					   .size = col->size,
+					   .algorithm = col->algorithm,
+					   .time_limit = 20};
+		struct schedule_result r;
 
 		if (!priced_kind(col->op))
 			continue;
-		if (bfb_schedule(g, col->op, &bo, NULL, &st, err) < 0)
+		if (schedule_compute(&q, &r, NULL, err) < 0 || schedule_check(&r, err) < 0)
 			return -1;
-		struct sched_cost cost = {
-		    .alpha = f->cost.alpha_set ? f->cost.alpha : 10e-6,
-		    .bandwidth =
-			f->cost.link_bandwidth > 0 ? f->cost.link_bandwidth * st.degree : 100e9,
-		    .size = col->size,
-		};
-		*us += cost_time_us(&cost, st.steps, st.tau_b_value);
-		*steps += st.steps;
+		if (!r.main->verified) {
+			ofc_error_set(err, OFC_E_RUNTIME, "%s on %s: not verified: %s",
+				      sched_collective_name(col->op), g->spec,
+				      r.main->verify_error);
+			schedule_result_free(&r);
+			return -1;
+		}
+		*us += r.main->time_us;
+		*steps += r.main->cut_through ? 1 : r.main->steps;
+		schedule_result_free(&r);
 	}
 	return 0;
 }
@@ -325,7 +336,9 @@ static void add_alternatives(const struct scope *sc, struct ctl_choice *ch)
 				f->cost.link_bandwidth > 0 ? f->cost.link_bandwidth * d : 100e9,
 			    .size = sc->colls[j].size};
 
-			if (priced_kind(sc->colls[j].op))
+			/* (ranked by the finder's BFB figures; every candidate
+			 * weighed is then priced by the pipeline) */
+			if (sc->colls[j].op != SCHED_ALLTOALL)
 				t[i] += finder_time_us(&fr.front[i], sc->colls[j].op, &cost);
 		}
 	for (uint32_t added = 0; added < o->alternatives;) {
@@ -485,8 +498,8 @@ int ctl_choose(struct ctl *c, const struct ctl_choice_opts *o, struct ctl_choice
 	if (!priced.len) {
 		graph_free(g);
 		return ofc_error_set(err, OFC_E_INPUT,
-				     "--horizon: %s names no allgather, reduce-scatter or "
-				     "allreduce to predict the time of%s%s",
+				     "--horizon: %s names no collective to predict the time "
+				     "of%s%s",
 				     f->file, p ? " for partition " : "", p ? p->name : "");
 	}
 	sb_free(&priced);
