@@ -242,12 +242,71 @@ static bool is_directory(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* ofc plan --workload (issue 41): the job's plan, from the devices as read
+ * (the circuits in place); nothing is changed. */
+static int plan_workload(struct fabric_cmd *fc, const struct ofc_error *unread)
+{
+	struct ofc_error err = {0};
+	struct workload own = {0};
+	const struct workload *w = &fc->fabric->workload;
+	struct jobplan_result r;
+	int rc = 0;
+
+	if (fc->horizon_set || fc->relabel || fc->partition || fc->max_moves_set)
+		return cli_usage_error(fc->cmd, "--workload plans a job: not with --horizon, "
+						"--relabel, --partition or --max-moves");
+	if (strcmp(fc->workload, "config") == 0) {
+		if (!w->present)
+			return cli_usage_error(fc->cmd, "%s has no workload section", fc->file);
+	} else {
+		if (config_load_workload(fc->workload, &own, &err) < 0 ||
+		    workload_validate(fc->fabric, &own, &err) < 0) {
+			workload_free(&own);
+			return cli_fail(&err);
+		}
+		w = &own;
+	}
+	const struct device_state **actual = unread ? NULL : cli_switch_states(fc->ctl);
+	struct ofc_clock clk;
+	struct cli_progress prog;
+	cli_clock_init(&clk, &prog, fc->cmd, 0, fc->json);
+	struct jobplan_query q = {.fabric = fc->fabric,
+				  .workload = w,
+				  .actual = (const struct device_state *const *)actual,
+				  .mcf_time_limit = fc->mcf_time_limit,
+				  .alternatives = fc->alternatives_set ? fc->alternatives : 4,
+				  .clock = &clk};
+
+	rc = jobplan_compute(&q, &r, &err);
+	cli_progress_clear(&clk);
+	free(actual);
+	if (rc < 0) {
+		workload_free(&own);
+		return cli_fail(&err);
+	}
+	if (fc->plot && jobplan_plot(&r, fc->plot, &err) < 0)
+		rc = cli_fail(&err);
+	if (rc == 0) {
+		if (unread)
+			fprintf(stderr,
+				"ofc plan: note: %s; the circuits in place are not weighed\n",
+				unread->msg);
+		if (fc->json)
+			print_jobplan_json(&r, fc->plot != NULL, stdout);
+		else
+			print_jobplan_text(&r, stdout);
+	}
+	jobplan_result_free(&r);
+	workload_free(&own);
+	return rc;
+}
+
 int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	struct fabric_cmd fc;
 	struct ofc_error err = {0};
 	int rc =
-	    fabric_cmd_parse(&fc, cmd, argc, argv, fabric_cmd_relabel_options, fabric_cmd_extra,
+	    fabric_cmd_parse(&fc, cmd, argc, argv, fabric_cmd_plan_options, fabric_cmd_extra,
 			     "Reads every device of the fabric and prints what would change to "
 			     "reach the\nconfig's target: cross-connects to remove and add, MRRs "
 			     "to retune, testbed\ncircuits and routes. Circuits that stay are not "
@@ -278,6 +337,22 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 	} else {
 		fprintf(stderr, "ofc plan: note: %s\n", err.msg);
 		ofc_error_clear(&err);
+	}
+	if (fc.plot && !fc.workload)
+		rc = cli_usage_error(cmd, "--plot goes with --workload");
+	else if (fc.mcf_time_limit > 0 && !fc.workload)
+		rc = cli_usage_error(cmd, "--time-limit goes with --workload");
+	if (rc) {
+		fabric_cmd_free(&fc);
+		return rc;
+	}
+	if (fc.workload) {
+		/* The devices say what is in place; a job's plan needs none. */
+		bool read = ctl_plan(fc.ctl, &err) == 0;
+
+		rc = plan_workload(&fc, read ? NULL : &err);
+		fabric_cmd_free(&fc);
+		return rc;
 	}
 	if (ctl_plan(fc.ctl, &err) < 0 || fabric_cmd_target(&fc, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);

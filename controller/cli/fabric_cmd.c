@@ -56,15 +56,17 @@ int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc,
 			fc->json = true;
 			break;
 		case 'h': {
-			bool relabel = false, choose = false;
+			bool relabel = false, choose = false, job = false;
 
 			for (const struct option *o = extra; o && o->name; o++) {
 				relabel |= o->val == 'R';
 				choose |= o->val == 'H';
+				job |= o->val == 'w';
 			}
-			char *text = xasprintf("%s%s%s%s", help, fabric_cmd_options,
+			char *text = xasprintf("%s%s%s%s%s", help, fabric_cmd_options,
 					       relabel ? fabric_cmd_relabel_help : "",
-					       choose ? fabric_cmd_choose_help : "");
+					       choose ? fabric_cmd_choose_help : "",
+					       job ? fabric_cmd_workload_help : "");
 
 			cli_help(cmd, text);
 			free(text);
@@ -243,6 +245,23 @@ int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg)
 		fc->alternatives_set = true;
 		return 0;
 	}
+	if (c == 'w') {
+		if (!*arg)
+			return cli_usage_error(fc->cmd, "--workload needs a file (or 'config')");
+		fc->workload = arg;
+		return 0;
+	}
+	if (c == 'o') {
+		fc->plot = arg;
+		return 0;
+	}
+	if (c == 'l') {
+		if (cli_opt_duration(fc->cmd, "time-limit", arg, &fc->mcf_time_limit))
+			return 2;
+		if (!(fc->mcf_time_limit > 0))
+			return cli_usage_error(fc->cmd, "--time-limit must be above 0");
+		return 0;
+	}
 	if (c == 't') {
 		if (cli_opt_duration(fc->cmd, "timeout", arg, &fc->timeout))
 			return 2;
@@ -266,6 +285,51 @@ const struct option fabric_cmd_relabel_options[] = {
     {"alternatives", required_argument, NULL, 'A'},
     {0},
 };
+
+const char fabric_cmd_workload_help[] =
+    "  --workload W             plan for a training job instead (docs/workload.md):\n"
+    "                           W is a workload file, or 'config' for the config's\n"
+    "                           own workload section; its phases are priced on the\n"
+    "                           config's topology, the circuits in place, the\n"
+    "                           finder's, unions of per-group topologies and\n"
+    "                           topologies built for the traffic, and the best\n"
+    "                           static topology, a topology per phase (switching\n"
+    "                           paid, overlapped where the circuits are idle), the\n"
+    "                           circuits in place and the choice among them all are\n"
+    "                           printed; nothing is changed\n"
+    "  --plot FILE              with --workload: an SVG of the iteration time\n"
+    "                           against the switching time and the message size\n"
+    "  --time-limit T           with --workload: each MCF's time limit (default 20s)\n";
+
+const struct option fabric_cmd_plan_options[] = {
+    {"relabel", no_argument, NULL, 'R'},
+    {"relabel-budget", required_argument, NULL, 'B'},
+    {"max-moves", required_argument, NULL, 'N'},
+    {"no-relabel", no_argument, NULL, 'U'},
+    {"partition", required_argument, NULL, 'P'},
+    {"horizon", required_argument, NULL, 'H'},
+    {"alternatives", required_argument, NULL, 'A'},
+    {"workload", required_argument, NULL, 'w'},
+    {"plot", required_argument, NULL, 'o'},
+    {"time-limit", required_argument, NULL, 'l'},
+    {0},
+};
+
+const struct device_state **cli_switch_states(const struct ctl *c)
+{
+	const struct fabric *f = c->fabric;
+	const struct device_state **actual = xcalloc((size_t)f->nswitches + 1, sizeof(*actual));
+
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		int s = c->devs[i].cfg.cls == DEV_SWITCH
+			    ? fabric_find_switch(f, c->devs[i].cfg.name)
+			    : -1;
+
+		if (s >= 0 && c->devs[i].read_ok)
+			actual[s] = &c->devs[i].actual;
+	}
+	return actual;
+}
 
 const char fabric_cmd_choose_help[] =
     "  --horizon RUNS           weigh moves against collective time: plan the target\n"

@@ -9,6 +9,7 @@
 #include "controller/cli/cli.h"
 #include "controller/config/config.h"
 #include "controller/export/export.h"
+#include "controller/jobplan/jobplan.h"
 #include "controller/ofcd/ofcd.h"
 #include "controller/reconfig/reconfig.h"
 #include "controller/schedule/schedule.h"
@@ -93,6 +94,13 @@ int cli_schedule(const struct schedule_print *p, const struct schedule_query *q)
 /* The same on a server fabric by the fluid engine (print_fluid.c). */
 int cli_schedule_fluid(const struct schedule_print *p, const struct schedule_query *q,
 		       struct fluid_query *x);
+/* ofc plan --workload: the job's plan as text or JSON (print_jobplan.c);
+ * sweep: the --plot points too (JSON). */
+void print_jobplan_text(const struct jobplan_result *r, FILE *out);
+void print_jobplan_json(const struct jobplan_result *r, bool sweep, FILE *out);
+/* The switches' states a ctl read, by f->switches index (NULL where not
+ * read); the caller frees the array. */
+const struct device_state **cli_switch_states(const struct ctl *c);
 /* The two families' printers; each returns the exit status. */
 int print_direct(const struct schedule_print *p, const struct schedule_result *r);
 int print_ring(const struct schedule_print *p, const struct schedule_result *r);
@@ -159,6 +167,10 @@ struct fabric_cmd {
 	struct ctl_choice choice; /* what --horizon chose */
 	bool chose;
 	double rate_scale; /* testbed up: --rate-scale (0: the config's) */
+	/* plan --workload W (`config`: the config's own section), --plot
+	 * FILE, --time-limit T (each MCF's) */
+	const char *workload, *plot;
+	double mcf_time_limit;
 	bool dot;	   /* status: --dot, the circuits for Graphviz */
 	struct fabric *fabric;
 	struct ctl *ctl;
@@ -173,6 +185,9 @@ int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg);
 /* --relabel, --relabel-budget, --no-relabel, --max-moves and --partition,
  * for plan, apply and try. */
 extern const struct option fabric_cmd_relabel_options[];
+/* ... and plan's own: --workload, --plot, --time-limit (the job's plan). */
+extern const struct option fabric_cmd_plan_options[];
+extern const char fabric_cmd_workload_help[];
 extern const char fabric_cmd_relabel_help[];
 /* ... and plan's --horizon and --alternatives (ctl_choose). */
 extern const char fabric_cmd_choose_help[];

@@ -15,8 +15,9 @@ static const struct cli_cmd commands[] = {
      "generate a topology: facts, edges, port permutations", cmd_topo},
     {"schedule",
      "(FILE | --topology SPEC) --collective C [--algo A] [--size M] [--alpha T] "
-     "[--bandwidth B] [--injection I] [--forwarding host|nic] [--chunks P] [--overlap] "
-     "[--lowering L] [--steps-try T] [--variant V] [--hop-latency T] [--hops T] "
+     "[--bandwidth B] [--demand-matrix FILE] [--injection I] [--forwarding host|nic] "
+     "[--chunks P] [--overlap] [--lowering L] [--steps-try T] [--variant V] [--hop-latency T] "
+     "[--hops T] "
      "[--epsilon E] [--method M] [--root NAME] [--fail ITEMS] [--threads N] "
      "[--time-limit T] [--max-memory M] [--reduced] [--json] "
      "[--format text|json|pb|msccl -o OUT]",
@@ -28,7 +29,7 @@ static const struct cli_cmd commands[] = {
     {"plan",
      "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--relabel] [--relabel-budget S] "
      "[--no-relabel] [--max-moves N] [--partition NAME] [--horizon RUNS] [--alternatives K] "
-     "[--json]",
+     "[--workload W [--plot FILE] [--time-limit T]] [--json]",
      "read every device and show what would change to reach the config", cmd_plan},
     {"apply",
      "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--dry-run] [--relabel] "

@@ -1,0 +1,647 @@
+/* The topologies a workload is weighed on (issue 41): the config's, the
+ * circuits in place, the finder's frontier for the hosts and their ports,
+ * unions of per-group topologies (each kind of groups used by a phase its
+ * share of the ports: TopoOpt allots degree to allreduce groups and to
+ * model-parallel traffic alike), and topologies built for traffic (each
+ * phase's and the iteration's): port 0 a ring through the heaviest pairs,
+ * so every host reaches every other, the other ports each the permutation
+ * that carries the most traffic not yet given a link (an assignment
+ * problem, Hungarian; links already given divide a pair's weight). Every
+ * candidate gets port permutations and circuits on the fabric's wiring. */
+#include "controller/jobplan/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *jobplan_origin_name(enum jobplan_origin o)
+{
+	switch (o) {
+	case JOBPLAN_CONFIG:
+		return "config";
+	case JOBPLAN_IN_PLACE:
+		return "in place";
+	case JOBPLAN_FINDER:
+		return "finder";
+	case JOBPLAN_UNION:
+		return "groups";
+	case JOBPLAN_TRAFFIC:
+		return "traffic";
+	}
+	return "?";
+}
+
+void jobplan_topo_free(struct jobplan_topo *t)
+{
+	graph_free(t->g);
+	port_map_free(&t->pm);
+	free(t->circuits);
+	free(t->arc_tx);
+	free(t->arc_rx);
+	memset(t, 0, sizeof(*t));
+}
+
+static struct jobplan_topo *add(struct jobplan_result *r)
+{
+	r->topo = xreallocarray(r->topo, r->ntopo + 1, sizeof(*r->topo));
+	memset(&r->topo[r->ntopo], 0, sizeof(r->topo[0]));
+	return &r->topo[r->ntopo++];
+}
+
+static bool has_name(const struct jobplan_result *r, const char *name)
+{
+	for (uint32_t i = 0; i < r->ntopo; i++)
+		if (strcmp(r->topo[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* Arcs to ports where g is not in port order: the k-th arc u -> v takes
+ * the k-th port of u that reaches v (as the fabric view does). */
+static void ports_of_arcs(struct jobplan_topo *t)
+{
+	const struct graph *g = t->g;
+	uint32_t n = g->n, d = t->pm.d;
+	uint8_t *taken = xcalloc((size_t)n * d + 1, 1);
+
+	t->arc_tx = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	t->arc_rx = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
+			uint32_t j;
+
+			for (j = 0; j < d; j++)
+				if (!taken[(size_t)j * n + u] &&
+				    t->pm.to[(size_t)j * n + u] == g->adj[a])
+					break;
+			if (j < d)
+				taken[(size_t)j * n + u] = 1;
+			t->arc_tx[a] = t->arc_rx[a] = j < d ? j : UINT32_MAX;
+		}
+	free(taken);
+}
+
+/* Circuits of t->pm on the fabric's wiring (a shallow copy of the fabric,
+ * as ofc plan --horizon prices its candidates), and whether it connects. */
+static int finish(struct jobplan_ctx *c, struct jobplan_topo *t, struct ofc_error *err)
+{
+	struct fabric tf = *c->f;
+	struct topo_facts facts;
+
+	tf.graph = t->g;
+	tf.ports = t->pm;
+	tf.circuits = NULL;
+	tf.ncircuits = 0;
+	if (fabric_circuits(&tf, err) < 0)
+		return -1;
+	t->circuits = tf.circuits;
+	t->ncircuits = tf.ncircuits;
+	topo_facts(t->g, &facts, 1);
+	t->connected = facts.strongly_connected;
+	return 0;
+}
+
+/* A candidate from its port permutations (taken over): its graph in port
+ * order, so an arc's place among its tail's is its port. */
+static int from_ports(struct jobplan_ctx *c, const char *name, enum jobplan_origin o,
+		      struct port_map pm, struct ofc_error *err)
+{
+	uint32_t n = pm.n, d = pm.d;
+	uint32_t *tails = xmalloc(((size_t)n * d + 1) * sizeof(uint32_t));
+	uint32_t *heads = xmalloc(((size_t)n * d + 1) * sizeof(uint32_t)), m = 0;
+	struct jobplan_topo *t;
+
+	if (has_name(c->r, name)) {
+		port_map_free(&pm);
+		free(tails);
+		free(heads);
+		return 0;
+	}
+	t = add(c->r);
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	t->origin = o;
+	t->pm = pm;
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t j = 0; j < d; j++) {
+			tails[m] = u;
+			heads[m++] = pm.to[(size_t)j * n + u];
+		}
+	t->g = graph_from_arcs(n, m, tails, heads, name);
+	t->arc_tx = xmalloc(((size_t)m + 1) * sizeof(uint32_t));
+	t->arc_rx = xmalloc(((size_t)m + 1) * sizeof(uint32_t));
+	for (uint32_t a = 0; a < m; a++)
+		t->arc_tx[a] = t->arc_rx[a] = a % d;
+	free(tails);
+	free(heads);
+	if (finish(c, t, err) < 0) {
+		jobplan_topo_free(t);
+		c->r->ntopo--;
+		return -1;
+	}
+	return 0;
+}
+
+/* A family by its spec (the config's, the finder's): scheduled by its
+ * spec, so constructions and the torus algorithms apply. */
+static int from_spec(struct jobplan_ctx *c, const char *spec, enum jobplan_origin o,
+		     struct ofc_error *err)
+{
+	struct graph *g;
+	struct jobplan_topo *t;
+
+	if (has_name(c->r, spec))
+		return 0;
+	if (topo_build(spec, &g, err) < 0)
+		return -1;
+	if (g->n != c->n) {
+		graph_free(g);
+		return ofc_error_set(err, OFC_E_INPUT, "%s has %u nodes, not %u", spec, g->n, c->n);
+	}
+	t = add(c->r);
+	snprintf(t->name, sizeof(t->name), "%.150s", spec);
+	t->origin = o;
+	t->g = g;
+	t->spec_built = o != JOBPLAN_CONFIG;
+	if (topo_ports(g, &t->pm, err) < 0 || t->pm.d > c->d) {
+		if (t->pm.d > c->d)
+			ofc_error_set(err, OFC_E_INPUT, "%s needs %u ports, the hosts have %u",
+				      spec, t->pm.d, c->d);
+		jobplan_topo_free(t);
+		c->r->ntopo--;
+		return -1;
+	}
+	ports_of_arcs(t);
+	if (finish(c, t, err) < 0) {
+		jobplan_topo_free(t);
+		c->r->ntopo--;
+		return -1;
+	}
+	return 0;
+}
+
+/* The circuits the switches hold (q->actual), when they are any: arcs in
+ * the order of their circuits by host, each from its tail's port to its
+ * head's. */
+static void in_place(struct jobplan_ctx *c)
+{
+	const struct fabric *f = c->f;
+	const struct device_state *const *actual = c->q->actual;
+	uint32_t cap = 0, m = 0;
+
+	for (uint32_t s = 0; actual && s < f->nswitches; s++)
+		cap += actual[s] ? actual[s]->nxc : 0;
+	if (!cap)
+		return;
+	uint32_t **by = xcalloc(f->nswitches + 1, sizeof(*by));
+	for (uint32_t s = 0; s < f->nswitches; s++) {
+		by[s] = xmalloc(((size_t)f->switches[s].ports + 2) * sizeof(uint32_t));
+		memset(by[s], 0xff, ((size_t)f->switches[s].ports + 2) * sizeof(uint32_t));
+	}
+	for (uint32_t i = 0; i < f->nwiring; i++)
+		by[f->wiring[i].sw][f->wiring[i].sw_port] = i;
+	struct circuit *ci = xcalloc(cap + 1, sizeof(*ci));
+	for (uint32_t h = 0; h < f->nhosts; h++) /* by host: arcs in that order */
+		for (uint32_t s = 0; s < f->nswitches; s++)
+			for (uint32_t k = 0; actual[s] && k < actual[s]->nxc; k++) {
+				const struct xconn *x = &actual[s]->xc[k];
+				uint32_t P = f->switches[s].ports;
+
+				if (x->in < 1 || x->in > P || x->out < 1 || x->out > P ||
+				    by[s][x->in] == UINT32_MAX || by[s][x->out] == UINT32_MAX)
+					continue;
+				const struct attachment *a = &f->wiring[by[s][x->in]];
+				const struct attachment *b = &f->wiring[by[s][x->out]];
+				if (a->host != h)
+					continue;
+				ci[m++] = (struct circuit){.sw = s,
+							   .in_port = x->in,
+							   .out_port = x->out,
+							   .src_host = a->host,
+							   .src_port = a->host_port,
+							   .dst_host = b->host,
+							   .dst_port = b->host_port};
+			}
+	for (uint32_t s = 0; s < f->nswitches; s++)
+		free(by[s]);
+	free(by);
+	if (!m) {
+		free(ci);
+		return;
+	}
+	uint32_t *tails = xmalloc(m * sizeof(uint32_t)), *heads = xmalloc(m * sizeof(uint32_t));
+	struct jobplan_topo *t = add(c->r);
+	struct topo_facts facts;
+
+	snprintf(t->name, sizeof(t->name), "in place");
+	t->origin = JOBPLAN_IN_PLACE;
+	t->circuits = ci;
+	t->ncircuits = m;
+	t->arc_tx = xmalloc(m * sizeof(uint32_t));
+	t->arc_rx = xmalloc(m * sizeof(uint32_t));
+	for (uint32_t i = 0; i < m; i++) {
+		tails[i] = ci[i].src_host;
+		heads[i] = ci[i].dst_host;
+		t->arc_tx[i] = ci[i].src_port;
+		t->arc_rx[i] = ci[i].dst_port;
+	}
+	t->g = graph_from_arcs(f->nhosts, m, tails, heads, "in place");
+	free(tails);
+	free(heads);
+	topo_facts(t->g, &facts, 1);
+	t->connected = facts.strongly_connected;
+}
+
+/* Up to q->alternatives of the finder's frontier, spread over it (fewest
+ * steps to least bandwidth). */
+static void finder_candidates(struct jobplan_ctx *c)
+{
+	struct finder_result fr;
+	struct ofc_error e = {0};
+	uint32_t want = c->q->alternatives;
+
+	if (!want || c->d >= c->n || c->d > BFB_MAX_DEGREE ||
+	    finder_run(c->n, c->d, c->q->threads, &fr, &e) < 0)
+		return;
+	for (uint32_t i = 0; i < want && i < fr.n; i++) {
+		size_t at = fr.n <= want ? i : (size_t)((double)i * (fr.n - 1) / (want - 1) + 0.5);
+
+		if (want == 1)
+			at = fr.n - 1; /* the least bandwidth */
+		ofc_error_clear(&e);
+		from_spec(c, fr.front[at].spec, JOBPLAN_FINDER, &e); /* skipped if it fails */
+	}
+	finder_free(&fr);
+}
+
+/* ---- unions of per-group topologies ------------------------------------------ */
+
+/* Kinds a and b cut the hosts into the same groups. */
+static bool same_groups(const struct wl_kind *a, const struct wl_kind *b, uint32_t n)
+{
+	uint32_t *gb = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+	bool same = a->size == b->size && a->ngroups == b->ngroups;
+
+	memset(gb, 0xff, ((size_t)n + 1) * sizeof(uint32_t));
+	for (uint32_t x = 0; same && x < b->ngroups * b->size; x++)
+		gb[b->host[x]] = x / b->size;
+	for (uint32_t g = 0; same && g < a->ngroups; g++)
+		for (uint32_t i = 0; same && i < a->size; i++)
+			same = gb[a->host[(size_t)g * a->size + i]] ==
+			       gb[a->host[(size_t)g * a->size]];
+	free(gb);
+	return same;
+}
+
+/* The kinds the phases use whose groups cover every host, each partition
+ * once (ep groups equal to dp ones count once), three at most. */
+static uint32_t used_kinds(const struct jobplan_ctx *c, uint32_t *kinds)
+{
+	const struct workload *w = c->w;
+	uint32_t nk = 0, n = c->n;
+
+	for (uint32_t p = 0; p < w->nphases && nk < 3; p++) {
+		const struct wl_phase *ph = &w->phases[p];
+		const struct wl_kind *k = &w->kinds[ph->kind];
+		bool seen = false;
+
+		if (!ph->collective || k->size == n || k->size * k->ngroups != n)
+			continue;
+		for (uint32_t i = 0; i < nk && !seen; i++)
+			seen = same_groups(k, &w->kinds[kinds[i]], n);
+		if (!seen)
+			kinds[nk++] = ph->kind;
+	}
+	return nk;
+}
+
+/* The best family for k hosts of degree deg for the kind's phases: the
+ * complete graph where it fits, else the finder's entry of least time for
+ * them (allgather, reduce-scatter, allreduce by the finder's figures; an
+ * all-to-all or sendrecv as an allreduce of its size). */
+static int group_family(const struct jobplan_ctx *c, uint32_t kind, uint32_t k, uint32_t deg,
+			char *spec, size_t len)
+{
+	struct finder_result fr;
+	struct ofc_error e = {0};
+
+	if (deg + 1 >= k) {
+		snprintf(spec, len, "complete:%u", k);
+		return 0;
+	}
+	if (finder_run(k, deg, c->q->threads, &fr, &e) < 0 || fr.n == 0)
+		return -1;
+	size_t best = 0;
+	double bt = INFINITY;
+	for (size_t i = 0; i < fr.n; i++) {
+		double t = 0;
+
+		for (uint32_t p = 0; p < c->w->nphases; p++) {
+			const struct wl_phase *ph = &c->w->phases[p];
+			struct sched_cost cost = {.alpha = c->f->cost.alpha,
+						  .bandwidth = c->f->cost.link_bandwidth * deg,
+						  .size = ph->size};
+
+			if (ph->kind != kind || !ph->collective)
+				continue;
+			t += ph->count * finder_time_us(&fr.front[i],
+							ph->collective <= SCHED_ALLREDUCE
+							    ? (enum sched_collective)ph->collective
+							    : SCHED_ALLREDUCE,
+							&cost);
+		}
+		if (t < bt) {
+			bt = t;
+			best = i;
+		}
+	}
+	snprintf(spec, len, "%s", fr.front[best].spec);
+	finder_free(&fr);
+	return 0;
+}
+
+/* One union: kind kinds[i] gets deg[i] ports, the next ones after the
+ * kinds before it (so unions sharing a kind's family keep its circuits on
+ * the same ports), each of its groups the family picked for it, its port
+ * permutations on the group's members; ports a family leaves over loop
+ * back. */
+static void one_union(struct jobplan_ctx *c, const uint32_t *kinds, const uint32_t *deg,
+		      uint32_t nk)
+{
+	const struct workload *w = c->w;
+	uint32_t n = c->n, d = c->d, first = 0;
+	struct port_map pm = {.n = n, .d = d};
+	char name[160] = "";
+	size_t len = 0;
+
+	pm.to = xmalloc(((size_t)n * d + 1) * sizeof(uint32_t));
+	for (uint32_t j = 0; j < d; j++)
+		for (uint32_t u = 0; u < n; u++)
+			pm.to[(size_t)j * n + u] = u;
+	for (uint32_t i = 0; i < nk; i++) {
+		const struct wl_kind *k = &w->kinds[kinds[i]];
+		char spec[TOPO_MAX_SPEC + 1];
+		struct graph *h;
+		struct port_map hp;
+		struct ofc_error e = {0};
+
+		if (group_family(c, kinds[i], k->size, deg[i], spec, sizeof(spec)) < 0 ||
+		    topo_build(spec, &h, &e) < 0) {
+			port_map_free(&pm);
+			return;
+		}
+		if (topo_ports(h, &hp, &e) < 0 || hp.d > deg[i]) {
+			if (hp.to)
+				port_map_free(&hp);
+			graph_free(h);
+			port_map_free(&pm);
+			return;
+		}
+		len += (size_t)snprintf(name + len, len < sizeof(name) ? sizeof(name) - len : 0,
+					"%s%s %s", i ? " + " : "", k->name, spec);
+		for (uint32_t g = 0; g < k->ngroups; g++)
+			for (uint32_t j = 0; j < hp.d; j++)
+				for (uint32_t x = 0; x < k->size; x++) {
+					const uint32_t *mem = k->host + (size_t)g * k->size;
+
+					pm.to[(size_t)(first + j) * n + mem[x]] =
+					    mem[hp.to[(size_t)j * k->size + x]];
+				}
+		first += deg[i];
+		port_map_free(&hp);
+		graph_free(h);
+	}
+	struct ofc_error e = {0};
+	from_ports(c, name, JOBPLAN_UNION, pm, &e);
+}
+
+static void union_candidates(struct jobplan_ctx *c)
+{
+	uint32_t kinds[3], nk = used_kinds(c, kinds), d = c->d, deg[3];
+
+	/* Each kind alone with every port, then every split of the ports
+	 * among two or three of them (each one port at least). */
+	for (uint32_t i = 0; i < nk; i++) {
+		deg[0] = d;
+		one_union(c, &kinds[i], deg, 1);
+	}
+	for (uint32_t i = 0; i < nk; i++)
+		for (uint32_t j = i + 1; j < nk; j++)
+			for (uint32_t a = 1; a < d; a++) {
+				uint32_t two[2] = {kinds[i], kinds[j]};
+
+				deg[0] = a;
+				deg[1] = d - a;
+				one_union(c, two, deg, 2);
+			}
+	if (nk == 3)
+		for (uint32_t a = 1; a + 1 < d; a++)
+			for (uint32_t b = 1; a + b < d; b++) {
+				deg[0] = a;
+				deg[1] = b;
+				deg[2] = d - a - b;
+				one_union(c, kinds, deg, 3);
+			}
+}
+
+/* An earlier phase that is the same as p (collective, groups, size,
+ * direction and matrix): its prices are p's (a model's layers repeat). */
+int jobplan_same_phase(const struct workload *w, uint32_t p)
+{
+	const struct wl_phase *a = &w->phases[p];
+
+	for (uint32_t q = 0; q < p; q++) {
+		const struct wl_phase *b = &w->phases[q];
+		size_t nm = (size_t)a->matrix_n * a->matrix_n;
+
+		if (a->collective == b->collective && a->kind == b->kind && a->size == b->size &&
+		    a->reverse == b->reverse && a->matrix_n == b->matrix_n &&
+		    (!nm || memcmp(a->matrix, b->matrix, nm * sizeof(double)) == 0))
+			return (int)q;
+	}
+	return -1;
+}
+
+/* ---- topologies built for traffic ------------------------------------------- */
+
+/* The assignment of most weight (each u to one v != u, each v once):
+ * Hungarian with potentials, O(n^3) (e-maxx's formulation, on costs
+ * -weight). */
+static void assign_max(const double *wgt, uint32_t n, uint32_t *to)
+{
+	size_t N = (size_t)n + 1;
+	double *u = xcalloc(N, sizeof(double)), *v = xcalloc(N, sizeof(double));
+	double *minv = xmalloc(N * sizeof(double));
+	uint32_t *p = xcalloc(N, sizeof(uint32_t)), *way = xcalloc(N, sizeof(uint32_t));
+	uint8_t *used = xmalloc(N);
+	double big = 1;
+
+	for (size_t i = 0; i < (size_t)n * n; i++)
+		big = fmax(big, fabs(wgt[i]));
+	big = big * 4 * n + 1;
+	for (uint32_t i = 1; i <= n; i++) {
+		uint32_t j0 = 0;
+
+		p[0] = i;
+		for (uint32_t j = 0; j <= n; j++)
+			minv[j] = INFINITY;
+		memset(used, 0, N);
+		do {
+			uint32_t i0 = p[j0], j1 = 0;
+			double delta = INFINITY;
+
+			used[j0] = 1;
+			for (uint32_t j = 1; j <= n; j++) {
+				if (used[j])
+					continue;
+				double cost = i0 == j ? big : -wgt[(size_t)(i0 - 1) * n + (j - 1)];
+				double cur = cost - u[i0] - v[j];
+
+				if (cur < minv[j]) {
+					minv[j] = cur;
+					way[j] = j0;
+				}
+				if (minv[j] < delta) {
+					delta = minv[j];
+					j1 = j;
+				}
+			}
+			for (uint32_t j = 0; j <= n; j++) {
+				if (used[j]) {
+					u[p[j]] += delta;
+					v[j] -= delta;
+				} else {
+					minv[j] -= delta;
+				}
+			}
+			j0 = j1;
+		} while (p[j0] != 0);
+		do {
+			uint32_t j1 = way[j0];
+
+			p[j0] = p[j1];
+			j0 = j1;
+		} while (j0);
+	}
+	for (uint32_t j = 1; j <= n; j++)
+		to[p[j] - 1] = j - 1;
+	free(u);
+	free(v);
+	free(minv);
+	free(p);
+	free(way);
+	free(used);
+}
+
+/* Port 0 a ring through the heaviest pairs (from host 0, on to the host
+ * not yet on it that trades most with the last), ports 1.. the
+ * assignments of most residual traffic. */
+static void for_traffic(struct jobplan_ctx *c, const double *bytes, const char *name)
+{
+	uint32_t n = c->n, d = c->d;
+	struct port_map pm = {.n = n, .d = d};
+	double *wgt = xmalloc((size_t)n * n * sizeof(double));
+	uint32_t *links = xcalloc((size_t)n * n, sizeof(uint32_t));
+	uint8_t *on = xcalloc(n, 1);
+	uint32_t last = 0;
+	struct ofc_error e = {0};
+
+	if (n > 512) { /* the assignments are O(n^3) */
+		free(wgt);
+		free(links);
+		free(on);
+		return;
+	}
+	pm.to = xmalloc((size_t)n * d * sizeof(uint32_t));
+	on[0] = 1;
+	for (uint32_t i = 1; i < n; i++) {
+		uint32_t best = UINT32_MAX;
+		double bw = -1;
+
+		for (uint32_t v = 0; v < n; v++) {
+			double t = bytes[(size_t)last * n + v] + bytes[(size_t)v * n + last];
+
+			if (!on[v] && t > bw) {
+				bw = t;
+				best = v;
+			}
+		}
+		on[best] = 1;
+		pm.to[last] = best;
+		links[(size_t)last * n + best]++;
+		last = best;
+	}
+	pm.to[last] = 0;
+	links[(size_t)last * n]++;
+	for (uint32_t j = 1; j < d; j++) {
+		for (uint32_t u = 0; u < n; u++)
+			for (uint32_t v = 0; v < n; v++)
+				wgt[(size_t)u * n + v] =
+				    bytes[(size_t)u * n + v] / (1 + links[(size_t)u * n + v]);
+		assign_max(wgt, n, pm.to + (size_t)j * n);
+		for (uint32_t u = 0; u < n; u++)
+			links[(size_t)u * n + pm.to[(size_t)j * n + u]]++;
+	}
+	from_ports(c, name, JOBPLAN_TRAFFIC, pm, &e);
+	free(wgt);
+	free(links);
+	free(on);
+}
+
+static void traffic_candidates(struct jobplan_ctx *c)
+{
+	const struct workload *w = c->w;
+	size_t nn = (size_t)c->n * c->n;
+	double *all = xcalloc(nn, sizeof(double));
+
+	for (uint32_t p = 0; p < w->nphases; p++) {
+		double *m;
+		char name[160];
+
+		workload_phase_bytes(c->f, w, p, &m);
+		for (size_t i = 0; i < nn; i++)
+			all[i] += m[i] * w->phases[p].count;
+		snprintf(name, sizeof(name), "for %s's traffic", w->phases[p].name);
+		if (jobplan_same_phase(w, p) < 0) /* (a repeated phase's is built once) */
+			for_traffic(c, m, name);
+		free(m);
+	}
+	if (w->nphases > 1)
+		for_traffic(c, all, "for the iteration's traffic");
+	free(all);
+}
+
+int jobplan_candidates(struct jobplan_ctx *c, struct ofc_error *err)
+{
+	const struct fabric *f = c->f;
+
+	if (f->graph && f->graph->n == c->n) {
+		struct jobplan_topo *t = add(c->r);
+		uint32_t *tails = graph_arc_tails(f->graph);
+		struct topo_facts facts;
+
+		snprintf(t->name, sizeof(t->name), "%s", f->topology.spec);
+		t->origin = JOBPLAN_CONFIG;
+		t->g =
+		    graph_from_arcs(f->graph->n, f->graph->m, tails, f->graph->adj, f->graph->spec);
+		free(tails);
+		t->pm = (struct port_map){.n = f->ports.n, .d = f->ports.d};
+		t->pm.to = xmalloc(((size_t)f->ports.n * f->ports.d + 1) * sizeof(uint32_t));
+		memcpy(t->pm.to, f->ports.to, (size_t)f->ports.n * f->ports.d * sizeof(uint32_t));
+		t->circuits = xmalloc(((size_t)f->ncircuits + 1) * sizeof(struct circuit));
+		memcpy(t->circuits, f->circuits, (size_t)f->ncircuits * sizeof(struct circuit));
+		t->ncircuits = f->ncircuits;
+		ports_of_arcs(t);
+		topo_facts(t->g, &facts, 1);
+		t->connected = facts.strongly_connected;
+	}
+	in_place(c);
+	finder_candidates(c);
+	union_candidates(c);
+	traffic_candidates(c);
+	if (c->r->ntopo == 0)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%s: no topology to weigh the workload on (no hosts' ports "
+				     "to build one)",
+				     f->name);
+	return 0;
+}

@@ -1,0 +1,180 @@
+/* controller/jobplan — planning for the job, not one collective (issue 41):
+ * a workload (phases of collectives in groups of hosts, or traffic
+ * matrices, repeated every iteration; struct workload) on a switched
+ * direct-connect fabric, priced on candidate topologies through the one
+ * schedule pipeline (schedule_compute: every phase's schedules verified),
+ * and three ways to run it compared with the choice among all of them:
+ *
+ *   static     the best single topology for the whole job;
+ *   per-phase  each phase on its own best topology, reconfiguring between
+ *              phases (every device's switching time paid, overlapped where
+ *              the circuits that change are not in use by the phase
+ *              before: make-before-break);
+ *   in place   the circuits the switches hold now, if they connect;
+ *   chosen     the least iteration time over every assignment of
+ *              candidates to phases (a cyclic dynamic programme: static
+ *              and per-phase are two of its assignments, so it is never
+ *              slower than either).
+ *
+ * Candidates: the config's topology, the circuits in place, the finder's
+ * frontier for the hosts and ports, unions of per-group topologies (each
+ * kind of groups its own share of the ports, TopoOpt's way), and
+ * topologies built for the traffic (a ring through the heaviest pairs for
+ * connectivity, the other ports permutations of the most residual
+ * traffic). A phase in groups is priced two ways where they apply: each
+ * group on its own links (its induced subgraph, strongly connected), the
+ * groups' schedules verified together with their link loads summed
+ * (sched_verify_groups); and all groups together as one demand matrix over
+ * the whole topology (the all-to-all MCF with per-pair demands). */
+#ifndef OFC_CONTROLLER_JOBPLAN_H
+#define OFC_CONTROLLER_JOBPLAN_H
+
+#include "controller/schedule/schedule.h"
+
+enum jobplan_origin {
+	JOBPLAN_CONFIG = 1, /* the config's topology */
+	JOBPLAN_IN_PLACE,   /* the circuits the switches hold */
+	JOBPLAN_FINDER,	    /* the finder's frontier */
+	JOBPLAN_UNION,	    /* per-group topologies, united */
+	JOBPLAN_TRAFFIC,    /* built for a traffic matrix */
+};
+const char *jobplan_origin_name(enum jobplan_origin o);
+
+/* A candidate topology on the fabric's hosts (node i = host i). */
+struct jobplan_topo {
+	char name[160];
+	enum jobplan_origin origin;
+	struct graph *g;
+	struct port_map pm;	  /* its port permutations */
+	struct circuit *circuits; /* on the fabric's wiring */
+	uint32_t ncircuits;
+	bool connected; /* strongly connected (else only groups' own links serve) */
+	/* per arc of g: the host port it leaves from (at its tail) and
+	 * arrives on (at its head) */
+	uint32_t *arc_tx, *arc_rx;
+	bool spec_built; /* g is topo_build(name)'s: scheduled by its spec */
+};
+
+/* One phase on one candidate: its time for one run (count not applied),
+ * how, the host ports it uses (for overlap), and its latency and
+ * bandwidth parts (time = lat_us + bw_us at the phase's size; --plot
+ * scales bw_us with the size). */
+struct jobplan_cost {
+	bool ok;
+	char why[256]; /* when not ok */
+	char how[128]; /* "bfb in each tp group, own links", ... */
+	char algo[32];
+	double us, lat_us, bw_us;
+	uint32_t steps;
+	bool verified;
+	double theta;	/* demand-matrix phases: the MCF's */
+	double mcf_s;	/* MCF solve seconds, if any */
+	double seconds; /* pricing it took (both ways, for groups) */
+	/* host ports (h * ports + j) that carry the phase's data, 1 byte each */
+	uint8_t *ports_used;
+};
+
+/* A circuit that goes (add false) or comes (add true) between two
+ * candidates: its switch and the host ports at its ends. */
+struct jobplan_change {
+	uint32_t sw, src, srcp, dst, dstp;
+	bool add;
+};
+struct jobplan_diff {
+	struct jobplan_change *c;
+	uint32_t n;
+};
+
+enum jobplan_kind {
+	JOBPLAN_STATIC = 0,
+	JOBPLAN_PER_PHASE,
+	JOBPLAN_KEEP,
+	JOBPLAN_CHOSEN,
+	JOBPLAN_KINDS
+};
+const char *jobplan_kind_name(enum jobplan_kind k);
+
+/* One way to run the iteration: a candidate per phase, the switching
+ * before each phase (from the phase before it, the last wrapping to the
+ * first), what of it the phase before hid. */
+struct jobplan_way {
+	bool have;
+	char why_not[200];
+	uint32_t *topo;	     /* nphases: candidate index */
+	double *phase_us;    /* nphases: count x one run */
+	double *switch_us;   /* nphases: switching before it, exposed */
+	double *switch_full; /* nphases: ... in all (hidden + exposed) */
+	uint32_t *changes;   /* nphases: circuits that change before it */
+	double iter_us;	     /* one iteration: phases + exposed switching */
+	double first_us;     /* the switching before the first iteration, from in place */
+};
+
+struct jobplan_query {
+	const struct fabric *fabric;	 /* validated, with hosts, ports and switches */
+	const struct workload *workload; /* validated against it */
+	/* What each switch holds now (index as f->switches; NULL entries or
+	 * NULL: unknown): the in-place candidate and the first switching. */
+	const struct device_state *const *actual;
+	double mcf_time_limit; /* seconds per MCF solve; 0: 20 */
+	double steps_try;      /* time-stepped MCF's try; 0: 2 s */
+	/* The MCF's lowering where groups share the topology (a demand
+	 * matrix over every host): NULL is "paths", the fluid MCF's routes,
+	 * cut-through (the time-stepped MCF over 64 hosts of skewed demands
+	 * takes seconds a candidate); "steps" for store-and-forward, what the
+	 * testbed's executor runs. */
+	const char *lowering;
+	uint32_t alternatives; /* the finder's entries weighed (0: none) */
+	unsigned threads;
+	const struct ofc_clock *clock;
+};
+
+struct jobplan_result {
+	const struct fabric *fabric;
+	const struct workload *workload;
+	uint32_t ports; /* the fewest ports of a host (circuits use 0..ports-1) */
+	struct jobplan_topo *topo;
+	uint32_t ntopo;
+	uint32_t nphases;
+	struct jobplan_cost *cost; /* nphases x ntopo, phase-major */
+	struct jobplan_way way[JOBPLAN_KINDS];
+	/* The circuits that change from candidate a to b (diff[a * ntopo +
+	 * b]), made once by jobplan_compute (NULL: jobplan_switch_us compares
+	 * the circuits itself). */
+	struct jobplan_diff *diff;
+	enum jobplan_kind chosen_kind; /* the way chosen's equal among the others, if any */
+	char why[1024];
+	double seconds; /* pricing took */
+};
+
+int jobplan_compute(const struct jobplan_query *q, struct jobplan_result *r, struct ofc_error *err);
+void jobplan_result_free(struct jobplan_result *r);
+
+/* The switching between candidates a and b (a == UINT32_MAX: from the
+ * circuits in place, else the config's), with every switch's time per
+ * change `delay` seconds (< 0: as configured: an OCS's reconfig_time once,
+ * a patch panel's move_time a move). Returns what the phase before (its
+ * cost, and its duration window_us) does not hide; *full_us the switching
+ * in all, *changes the moves (the larger of circuits added and removed, per
+ * switch). */
+double jobplan_switch_us(const struct jobplan_result *r, uint32_t a, uint32_t b,
+			 const struct jobplan_cost *before, double window_us, double delay,
+			 double *full_us, uint32_t *changes);
+
+/* The ways again for another switching time per change (delay seconds,
+ * < 0: as configured) and sizes (every phase's bandwidth part times
+ * size_scale), from the prices already made (no schedule computed again):
+ * what jobplan_compute does with (-1, 1), and --plot's sweep. *chosen: the
+ * way the least job time equals (JOBPLAN_CHOSEN when none of the others). */
+void jobplan_ways(const struct jobplan_result *r, double delay, double size_scale,
+		  struct jobplan_way way[JOBPLAN_KINDS], enum jobplan_kind *chosen);
+void jobplan_way_free(struct jobplan_way *w);
+
+/* --plot FILE: an SVG of the iteration time of each way against the
+ * switching time (every switch's scaled from 1 us to 100 s) and against the
+ * message size (every phase's size from 1/64 to 64 times), the crossovers
+ * marked; points also into w as JSON when w is given. */
+int jobplan_plot(const struct jobplan_result *r, const char *path, struct ofc_error *err);
+struct json_writer;
+void jobplan_sweep_json(const struct jobplan_result *r, struct json_writer *w);
+
+#endif
