@@ -21,6 +21,7 @@
 #include "exec/internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -57,7 +58,8 @@ struct agent {
 	uint32_t u;
 	uint32_t *slot; /* block -> slot (NO_SLOT: never touched) */
 	uint32_t nslots;
-	uint32_t *data; /* nslots * E elements */
+	uint32_t *data;	    /* nslots * E elements (by slot_off under block weights) */
+	uint64_t *slot_off; /* block weights: slot -> its first element, nslots + 1 */
 	uint8_t *stage;
 	size_t cap_stage; /* the largest step's sends (reduce collectives) */
 	uint32_t *tmp;
@@ -82,7 +84,8 @@ struct run {
 	const struct exec_net *net;
 	const struct exec_opts *o;
 	uint32_t n, nblocks;
-	uint64_t E; /* elements per block */
+	uint64_t E;   /* elements per block (under block weights: a weight of 1's) */
+	uint64_t *Eb; /* block weights (all-to-all): each block's elements, else NULL */
 	uint64_t seed;
 	struct conn *conns;
 	size_t nconns;
@@ -147,13 +150,21 @@ static struct conn *find_conn(struct run *r, uint64_t key)
 	return lo < r->nconns && r->conns[lo].key == key ? &r->conns[lo] : NULL;
 }
 
+/* Elements of block b: E, or its own under block weights. */
+static inline uint64_t elems(const struct run *r, uint32_t b)
+{
+	return r->Eb ? r->Eb[b] : r->E;
+}
+
 /* Elements [e0, e1) of a block for the fixed-point part [off, off + len). */
 static void elem_range(const struct run *r, const struct xfer *x, uint64_t *e0, uint64_t *e1)
 {
-	*e0 = (uint64_t)(((unsigned __int128)x->offset * r->E) >> 31);
-	*e1 = (uint64_t)(((unsigned __int128)((uint64_t)x->offset + x->length) * r->E) >> 31);
-	if (*e1 > r->E)
-		*e1 = r->E;
+	uint64_t E = elems(r, x->block);
+
+	*e0 = (uint64_t)(((unsigned __int128)x->offset * E) >> 31);
+	*e1 = (uint64_t)(((unsigned __int128)((uint64_t)x->offset + x->length) * E) >> 31);
+	if (*e1 > E)
+		*e1 = E;
 	if (*e0 > *e1)
 		*e0 = *e1;
 }
@@ -162,7 +173,9 @@ static uint32_t *block_at(struct agent *a, uint32_t block)
 {
 	uint32_t sl = a->slot[block];
 
-	return sl == NO_SLOT ? NULL : a->data + (size_t)sl * a->run->E;
+	if (sl == NO_SLOT)
+		return NULL;
+	return a->data + (a->slot_off ? a->slot_off[sl] : (size_t)sl * a->run->E);
 }
 
 static bool reduce_collective(const struct schedule *s)
@@ -364,7 +377,7 @@ static void fill_input(struct agent *a)
 	struct run *r = a->run;
 	const struct schedule *s = r->s;
 
-	memset(a->data, 0, (size_t)a->nslots * r->E * 4);
+	memset(a->data, 0, (a->slot_off ? a->slot_off[a->nslots] : (size_t)a->nslots * r->E) * 4);
 	for (uint32_t b = 0; b < r->nblocks; b++) {
 		uint32_t *d = block_at(a, b);
 		bool mine = s->collective == SCHED_ALLGATHER  ? b == a->u
@@ -373,7 +386,7 @@ static void fill_input(struct agent *a)
 
 		if (!d || !mine)
 			continue;
-		for (uint64_t i = 0; i < r->E; i++)
+		for (uint64_t i = 0; i < elems(r, b); i++)
 			d[i] = value(r->seed, a->u, b, i);
 	}
 }
@@ -383,7 +396,7 @@ static void check_block(struct agent *a, uint32_t b, const uint32_t *want, uint3
 	struct run *r = a->run;
 	const uint32_t *d = block_at(a, b);
 
-	for (uint64_t i = 0; i < r->E; i++) {
+	for (uint64_t i = 0; i < elems(r, b); i++) {
 		uint32_t w = want ? want[i] : value(r->seed, origin, b, i);
 		uint32_t g = d ? d[i] : 0;
 
@@ -412,7 +425,8 @@ static void check(struct agent *a)
 		break;
 	case SCHED_ALLTOALL:
 		for (uint32_t v = 0; v < r->n; v++)
-			if (v != a->u)
+			if (v != a->u && !(r->o->block_weight &&
+					   !(r->o->block_weight[(size_t)v * r->n + a->u] > 0)))
 				check_block(a, v * r->n + a->u, NULL, v);
 		break;
 	case SCHED_BROADCAST: /* refused by exec_run */
@@ -729,6 +743,14 @@ static void assign_slots(struct run *r)
 		for (uint32_t b = 0; b < r->nblocks; b++)
 			if (a->slot[b] != NO_SLOT)
 				a->slot[b] = a->nslots++;
+		if (!r->Eb)
+			continue;
+		/* block weights: each slot as long as its block */
+		a->slot_off = xmalloc(((size_t)a->nslots + 1) * sizeof(uint64_t));
+		a->slot_off[0] = 0;
+		for (uint32_t b = 0; b < r->nblocks; b++)
+			if (a->slot[b] != NO_SLOT)
+				a->slot_off[a->slot[b] + 1] = a->slot_off[a->slot[b]] + r->Eb[b];
 	}
 }
 
@@ -738,7 +760,10 @@ static uint64_t run_bytes(const struct run *r)
 	struct exec_counts k = {.conns = conns_bound(r->n, r->net->lanes, r->s->nxfers)};
 
 	for (uint32_t u = 0; u < r->n; u++) {
-		k.slots += r->ag[u].nslots;
+		/* (under block weights: the slots' elements, in blocks of E) */
+		k.slots += r->ag[u].slot_off
+			       ? (r->ag[u].slot_off[r->ag[u].nslots] + r->E - 1) / r->E
+			       : r->ag[u].nslots;
 		k.stage += r->ag[u].cap_stage;
 		k.act += r->ag[u].nact;
 	}
@@ -963,6 +988,7 @@ static void run_free(struct run *r)
 		struct agent *a = &r->ag[u];
 
 		free(a->slot);
+		free(a->slot_off);
 		free(a->data);
 		free(a->stage);
 		free(a->tmp);
@@ -1010,6 +1036,18 @@ int exec_run(const struct schedule *s, const struct exec_net *net, const struct 
 				     "--size %llu gives blocks of no whole 4-byte element on %u "
 				     "hosts",
 				     (unsigned long long)o->size, r.n);
+	if (o->block_weight && s->collective != SCHED_ALLTOALL)
+		return ofc_error_set(err, OFC_E_INPUT, "block weights are for an all-to-all");
+	if (o->block_weight) {
+		/* each block its weight's elements (a weight of 1: E); none past
+		 * 1e6 times E (the memory check then counts them) */
+		r.Eb = xmalloc(((size_t)r.nblocks + 1) * sizeof(uint64_t));
+		for (uint32_t b = 0; b < r.nblocks; b++) {
+			double w = o->block_weight[b];
+
+			r.Eb[b] = w > 0 && isfinite(w) ? (uint64_t)llround(fmin(w, 1e6) * r.E) : 0;
+		}
+	}
 	r.seed = o->seed ? o->seed : 0x6f6663657865632dull;
 	r.ag = xcalloc(r.n, sizeof(*r.ag));
 	for (uint32_t u = 0; u < r.n; u++) {
@@ -1038,7 +1076,10 @@ int exec_run(const struct schedule *s, const struct exec_net *net, const struct 
 		parallel_for(r.n, 1, 0, expect_block, &ec);
 	}
 	for (uint32_t u = 0; u < r.n; u++)
-		r.ag[u].data = xmalloc((size_t)r.ag[u].nslots * r.E * 4 + 4);
+		r.ag[u].data = xmalloc((r.ag[u].slot_off ? r.ag[u].slot_off[r.ag[u].nslots]
+							 : (size_t)r.ag[u].nslots * r.E) *
+					   4 +
+				       4);
 	r.stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (r.stopfd < 0) {
 		ofc_error_set(err, OFC_E_RUNTIME, "eventfd: %s", strerror(errno));

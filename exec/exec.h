@@ -65,6 +65,10 @@ struct exec_opts {
 	 * the run: exec_memory) past this; 0: half the machine's memory. */
 	uint64_t max_memory;
 	uint64_t seed;	 /* input data; 0: fixed default */
+	/* An all-to-all of skewed pairs (issue 41): block b (origin x N +
+	 * target) holds its weight times M / N (verify_opts.block_weight's
+	 * meaning), a block of weight 0 nothing and unchecked. NULL: all 1. */
+	const double *block_weight;
 	bool step_times; /* fill exec_result.step_end (8 bytes a step) */
 	/* Called from the caller's thread about ten times a second while the
 	 * agents run: the lowest step any host is in. */

@@ -126,6 +126,52 @@ static void test_ring_runs(void **state)
 	}
 }
 
+/* A skewed all-to-all (issue 41, exec_opts.block_weight): each block as
+ * long as its weight (0 -> 1 weighs 3, 1 -> 2 a half, 2 -> 3 nothing and
+ * is not sent), every element of every block asked for checked, the bytes
+ * on the sockets the weights' (a block of weight 1 is 16 KiB of 64 KiB on
+ * 4 hosts); a block asked for and not sent is caught. */
+static void test_weighted_alltoall(void **state)
+{
+	struct lo l;
+	struct schedule s;
+	struct exec_result r;
+	struct ofc_error err = {0};
+	double w[HOSTS * HOSTS], sum = 0;
+	struct exec_opts o = {.size = 64 << 10, .deadline = now_seconds() + 60, .block_weight = w};
+	(void)state;
+
+	lo_init(&l);
+	for (uint32_t b = 0; b < HOSTS * HOSTS; b++)
+		w[b] = b / HOSTS == b % HOSTS ? 0 : 1;
+	w[0 * HOSTS + 1] = 3;
+	w[1 * HOSTS + 2] = 0.5;
+	w[2 * HOSTS + 3] = 0;
+	sched_init(&s, SCHED_ALLTOALL, "direct", HOSTS);
+	sched_step(&s);
+	for (uint32_t u = 0; u < HOSTS; u++)
+		for (uint32_t v = 0; v < HOSTS; v++)
+			if (w[u * HOSTS + v] > 0) {
+				add(&s, u, v, u * HOSTS + v, false);
+				sum += w[u * HOSTS + v];
+			}
+	if (exec_run(&s, &l.net, &o, &r, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(r.data_ok);
+	assert_int_equal(r.checked_elements, (uint64_t)(sum * (16 << 10) / 4));
+	assert_int_equal(r.payload_bytes, (uint64_t)(sum * (16 << 10)));
+	exec_result_free(&r);
+	/* 2 -> 3 asked for, not sent */
+	w[2 * HOSTS + 3] = 1;
+	lo_init(&l);
+	if (exec_run(&s, &l.net, &o, &r, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_false(r.data_ok);
+	assert_int_equal(r.bad_elements, (16 << 10) / 4);
+	exec_result_free(&r);
+	sched_free(&s);
+}
+
 /* A million empty steps after the all-gather's first: run without a
  * figure per step and host, they cost the run nothing to hold, so a limit
  * 4 MiB over what the process holds lets it through; asked for their
@@ -229,9 +275,8 @@ static void test_probe_window(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ring_runs),
-	    cmocka_unit_test(test_empty_steps),
-	    cmocka_unit_test(test_deadline_past),
+	    cmocka_unit_test(test_ring_runs),	 cmocka_unit_test(test_weighted_alltoall),
+	    cmocka_unit_test(test_empty_steps),	 cmocka_unit_test(test_deadline_past),
 	    cmocka_unit_test(test_probe_window),
 	};
 
