@@ -44,7 +44,14 @@ static const char help[] =
     "                     beside the model's (alpha + the busiest link's data)\n"
     "  --mpi              also run MPICH's own collective on the same hosts and\n"
     "                     links (one rank per host namespace, UCX over TCP on the\n"
-    "                     circuits' routes; the mean of 3 after a warm-up)\n\n"
+    "                     circuits' routes; the mean of 3 after a warm-up)\n"
+    "  --workload W       run a training job's plan instead (docs/workload.md): W a\n"
+    "                     workload file, or 'config'; each way (static, per-phase,\n"
+    "                     chosen) its iterations, the circuits applied before each\n"
+    "                     phase whose topology is not up, measured against predicted\n"
+    "                     per phase, per switching and per iteration\n"
+    "  --iterations K     with --workload: iterations of each way (default 1)\n"
+    "  --way W            with --workload: static, per-phase, chosen or all (default)\n\n"
     "circuit_MB is what crossed the circuits per collective (the veths' transmit\n"
     "counters, headers included): the proof that traffic took the links.\n";
 
@@ -59,6 +66,8 @@ struct run_args {
 	bool progress;
 	bool mpi;
 	bool steps;
+	const char *workload, *way;
+	uint32_t iterations;
 	/* The circuits carry less than the shaping: what the ratios mean. */
 	char carried_note[400];
 };
@@ -134,6 +143,20 @@ static int on_option(struct fabric_cmd *fc, int c, const char *arg)
 		return 0;
 	case 'e': /* 'S' is --state-dir's */
 		a->steps = true;
+		return 0;
+	case 'W':
+		a->workload = arg;
+		return 0;
+	case 'I':
+		if (parse_u32(arg, &a->iterations) < 0 || a->iterations < 1 || a->iterations > 1000)
+			return cli_usage_error(fc->cmd, "--iterations must be 1..1000");
+		return 0;
+	case 'Y':
+		if (strcmp(arg, "static") && strcmp(arg, "per-phase") && strcmp(arg, "chosen") &&
+		    strcmp(arg, "all"))
+			return cli_usage_error(fc->cmd,
+					       "--way is static, per-phase, chosen or all");
+		a->way = arg;
 		return 0;
 	case 'Q':
 		if (parse_size(arg, &a->q.max_memory, &why) < 0 || a->q.max_memory == 0)
@@ -686,6 +709,9 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"mpi", no_argument, NULL, 'M'},
 	    {"steps", no_argument, NULL, 'e'},
 	    {"max-memory", required_argument, NULL, 'Q'},
+	    {"workload", required_argument, NULL, 'W'},
+	    {"iterations", required_argument, NULL, 'I'},
+	    {"way", required_argument, NULL, 'Y'},
 	    {0},
 	};
 	struct run_args a = {.timeout = 600, .port = RUN_PORT};
@@ -698,7 +724,16 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 	rc = fabric_cmd_parse(&a.fc, cmd, argc, argv, opts, on_option, help, false);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	if (!a.q.collective || (a.schedule_file && a.q.algorithm)) {
+	if (a.workload && (a.q.collective || a.schedule_file || a.q.algorithm || a.mpi)) {
+		free(a.fc.state_dir);
+		return cli_usage_error(cmd, "run: --workload runs a job's phases: not with "
+					    "--collective, --schedule, --algo or --mpi");
+	}
+	if (!a.workload && (a.iterations || a.way)) {
+		free(a.fc.state_dir);
+		return cli_usage_error(cmd, "run: --iterations and --way go with --workload");
+	}
+	if (!a.workload && (!a.q.collective || (a.schedule_file && a.q.algorithm))) {
 		free(a.fc.state_dir);
 		return cli_usage_error(cmd, !a.q.collective
 						? "run: missing --collective"
@@ -746,6 +781,26 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 		a.q.alpha = a.fc.fabric->cost.alpha_set ? a.fc.fabric->cost.alpha
 							: t.latency + ALPHA_DEFAULT;
 		a.q.alpha_set = true;
+	}
+	if (a.workload) {
+		struct workload_run_opts wo = {
+		    .workload = a.workload,
+		    .iterations = a.iterations ? a.iterations : 1,
+		    .ways = !a.way || strcmp(a.way, "all") == 0
+				? ~0u
+				: 1u << (strcmp(a.way, "static") == 0	   ? JOBPLAN_STATIC
+					 : strcmp(a.way, "per-phase") == 0 ? JOBPLAN_PER_PHASE
+									   : JOBPLAN_CHOSEN),
+		    .alpha = a.q.alpha,
+		    .timeout = a.timeout,
+		    .port = a.port,
+		    .max_memory = schedule_memory_limit(&a.q)};
+
+		status = testbed_run_workload(&a.fc, &wo, &t);
+		testbed_net_free(&t);
+		fabric_free(a.fc.fabric);
+		free(a.fc.state_dir);
+		return status;
 	}
 	rows = xcalloc(MAX_RUNS, sizeof(*rows));
 	if (a.schedule_file) {

@@ -237,6 +237,18 @@ int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv);
 /* The exec/ view of a testbed's circuits (borrows t's arrays; testbed_net.c). */
 struct exec_net;
 void testbed_exec_net(const struct testbed_net *t, uint16_t port, struct exec_net *net);
+/* ofc testbed run --workload (run_workload.c, issue 41): the job's plan run
+ * on the testbed, way by way (ways: a mask of 1 << enum jobplan_kind). */
+struct workload_run_opts {
+	const char *workload; /* a file, or "config" */
+	uint32_t iterations;
+	unsigned ways;
+	double alpha, timeout;
+	uint32_t port;
+	uint64_t max_memory;
+};
+int testbed_run_workload(struct fabric_cmd *fc, const struct workload_run_opts *o,
+			 struct testbed_net *t);
 /* What the testbed's circuits carry here (testbed_net.c): every circuit
  * loaded at once for a third of a second (exec_probe_links), the probes
  * in *pr (caller frees), the median and least rate in bits/s. A circuit

@@ -124,6 +124,14 @@ struct jobplan_query {
 	 * testbed's executor runs. */
 	const char *lowering;
 	uint32_t alternatives; /* the finder's entries weighed (0: none) */
+	/* For a run on the testbed (`ofc testbed run --workload`): every
+	 * phase as the executor runs it (groups together as a demand matrix,
+	 * which it checks byte for byte; over every host the collective),
+	 * priced at the testbed's link rate and alpha (0: the fabric's cost
+	 * model). */
+	bool executable;
+	double link_rate; /* bits/s a link */
+	double alpha;	  /* seconds a step */
 	unsigned threads;
 	const struct ofc_clock *clock;
 };
@@ -168,6 +176,22 @@ double jobplan_switch_us(const struct jobplan_result *r, uint32_t a, uint32_t b,
 void jobplan_ways(const struct jobplan_result *r, double delay, double size_scale,
 		  struct jobplan_way way[JOBPLAN_KINDS], enum jobplan_kind *chosen);
 void jobplan_way_free(struct jobplan_way *w);
+
+/* What the testbed runs for phase p on candidate t: the schedule priced
+ * (its lanes the hosts' ports), run `rounds` times for one run of the
+ * phase (an allreduce in groups: its reduce-scatter's and all-gather's
+ * traffic), each with size bytes a host and, for an all-to-all of skewed
+ * pairs, each block's weight (n x n, owned; NULL: alike). */
+struct jobplan_exec {
+	struct schedule s;
+	uint64_t size;
+	double *block_weight;
+	uint32_t rounds;
+	double predicted_us; /* one run of the phase (rounds included) */
+};
+int jobplan_exec_phase(const struct jobplan_query *q, const struct jobplan_result *r, uint32_t p,
+		       uint32_t t, struct jobplan_exec *x, struct ofc_error *err);
+void jobplan_exec_free(struct jobplan_exec *x);
 
 /* --plot FILE: an SVG of the iteration time of each way against the
  * switching time (every switch's scaled from 1 us to 100 s) and against the

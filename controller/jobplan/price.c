@@ -78,6 +78,50 @@ static struct schedule_query base_query(const struct jobplan_ctx *c)
 	};
 }
 
+/* The testbed's link rate and alpha, when it is the testbed's plan: a
+ * host's egress is its links on g at that rate. */
+static void set_rates(const struct jobplan_ctx *c, struct schedule_query *q, const struct graph *g)
+{
+	uint32_t d = 0;
+
+	if (c->q->alpha > 0) {
+		q->alpha = c->q->alpha;
+		q->alpha_set = true;
+	}
+	for (uint32_t u = 0; g && u < g->n; u++)
+		d = graph_outdeg(g, u) > d ? graph_outdeg(g, u) : d;
+	if (c->q->link_rate > 0 && d) {
+		q->bandwidth = c->q->link_rate * d;
+		q->bandwidth_set = true;
+	}
+}
+
+/* The priced schedule for the testbed (x, when asked): moved out of the
+ * result, its lanes the hosts' ports (from CSR positions on g where the
+ * pipeline did not give NIC ports), with its size, weights and rounds. */
+static void keep_exec(const struct jobplan_topo *t, struct schedule_result *sr,
+		      const struct schedule_query *q, uint32_t n, double rounds,
+		      const struct jobplan_cost *out, struct jobplan_exec *x)
+{
+	if (!x)
+		return;
+	x->s = sr->main->s;
+	sr->main->s = (struct schedule){0};
+	for (size_t i = 0; !sr->nic_ports && i < x->s.nxfers; i++) {
+		struct xfer *y = &x->s.xfers[i];
+
+		if (y->lane != SCHED_NO_LANE)
+			y->lane = (uint16_t)t->arc_tx[sr->g->off[y->src] + y->lane];
+	}
+	x->size = q->size;
+	x->rounds = (uint32_t)rounds;
+	x->predicted_us = out->us;
+	if (q->demand) {
+		x->block_weight = xmalloc((size_t)n * n * sizeof(double));
+		memcpy(x->block_weight, q->demand, (size_t)n * n * sizeof(double));
+	}
+}
+
 /* Mark the host ports a transfer's arcs use: port j of a host per arc of
  * g (arc_tx at the tail, arc_rx at the head), or with NIC ports the lane
  * itself at both ends (circuits join equal ports). */
@@ -184,13 +228,14 @@ static double normalise(double *m, uint32_t k, const double **demand)
 
 /* The whole fabric: the collective as `ofc schedule` runs it. */
 static void price_all(const struct jobplan_ctx *c, const struct wl_phase *ph,
-		      struct jobplan_topo *t, struct jobplan_cost *out)
+		      struct jobplan_topo *t, struct jobplan_cost *out, struct jobplan_exec *x)
 {
 	struct schedule_query q = base_query(c);
 	struct schedule_result sr;
 	struct ofc_error err = {0};
 	double *m = NULL;
 
+	set_rates(c, &q, t->g);
 	q.graph = t->origin == JOBPLAN_CONFIG ? NULL : t->spec_built ? NULL : t->g;
 	q.spec = t->origin != JOBPLAN_CONFIG && t->spec_built ? t->name : NULL;
 	q.collective = (enum sched_collective)ph->collective;
@@ -212,6 +257,8 @@ static void price_all(const struct jobplan_ctx *c, const struct wl_phase *ph,
 		if (sr.kind == SCHEDULE_DIRECT)
 			mark_ports(c, t, sr.g, &sr.main->s, sr.nic_ports, NULL, NULL, NULL,
 				   out->ports_used);
+		if (sr.kind == SCHEDULE_DIRECT)
+			keep_exec(t, &sr, &q, c->n, 1, out, x);
 	}
 	schedule_result_free(&sr);
 	free(m);
@@ -270,6 +317,7 @@ static void price_own(const struct jobplan_ctx *c, const struct wl_phase *ph,
 			bool a2a =
 			    ph->collective == SCHED_ALLTOALL || ph->collective == WL_SENDRECV;
 
+			set_rates(c, &q, h);
 			q.graph = h;
 			q.collective = a2a ? SCHED_ALLTOALL : (enum sched_collective)ph->collective;
 			q.size = ph->size;
@@ -363,7 +411,7 @@ static void price_own(const struct jobplan_ctx *c, const struct wl_phase *ph,
 
 /* Every group's traffic as one demand matrix over the whole topology. */
 static void price_together(const struct jobplan_ctx *c, uint32_t p, const struct wl_phase *ph,
-			   struct jobplan_topo *t, struct jobplan_cost *out)
+			   struct jobplan_topo *t, struct jobplan_cost *out, struct jobplan_exec *x)
 {
 	struct schedule_query q = base_query(c);
 	struct schedule_result sr;
@@ -384,7 +432,9 @@ static void price_together(const struct jobplan_ctx *c, uint32_t p, const struct
 	q.demand_n = c->n;
 	q.size = (uint64_t)llround(mean * c->n);
 	q.algorithm = "mcf";
-	q.lowering = c->q->lowering ? c->q->lowering : "paths";
+	/* (the testbed runs steps: store-and-forward, priced so) */
+	q.lowering = c->q->lowering ? c->q->lowering : c->q->executable ? "steps" : "paths";
+	set_rates(c, &q, t->g);
 	if (!(mean > 0)) {
 		snprintf(out->why, sizeof(out->why), "no traffic");
 	} else if (schedule_compute(&q, &sr, NULL, &err) < 0) {
@@ -395,13 +445,16 @@ static void price_together(const struct jobplan_ctx *c, uint32_t p, const struct
 			snprintf(out->how, sizeof(out->how), "%s, the groups together", out->algo);
 			mark_ports(c, t, sr.g, &sr.main->s, sr.nic_ports, NULL, NULL, NULL,
 				   out->ports_used);
+			keep_exec(t, &sr, &q, c->n, rounds, out, x);
 		}
 		schedule_result_free(&sr);
 	}
 	free(m);
 }
 
-void jobplan_price(struct jobplan_ctx *c, uint32_t p, uint32_t t, struct jobplan_cost *out)
+/* Phase p on candidate t, its schedule into x when asked (the testbed). */
+static void price(struct jobplan_ctx *c, uint32_t p, uint32_t t, struct jobplan_cost *out,
+		  struct jobplan_exec *x)
 {
 	const struct wl_phase *ph = &c->w->phases[p];
 	struct jobplan_topo *topo = &c->r->topo[t];
@@ -410,24 +463,28 @@ void jobplan_price(struct jobplan_ctx *c, uint32_t p, uint32_t t, struct jobplan
 	memset(out, 0, sizeof(*out));
 	out->ports_used = xcalloc(np + 1, 1);
 	if (ph->collective == 0) { /* a traffic matrix */
-		price_together(c, p, ph, topo, out);
+		price_together(c, p, ph, topo, out, x);
 		return;
 	}
 	if (c->w->kinds[ph->kind].size == c->n && ph->collective != WL_SENDRECV) {
 		if (!topo->g) /* a WDM ring */
-			price_all(c, ph, topo, out);
+			price_all(c, ph, topo, out, x);
 		else if (!topo->connected && topo->origin != JOBPLAN_CONFIG)
 			snprintf(out->why, sizeof(out->why), "%s does not connect every host",
 				 topo->name);
 		else
-			price_all(c, ph, topo, out);
+			price_all(c, ph, topo, out, x);
+		return;
+	}
+	if (c->q->executable) { /* the groups as the executor checks them */
+		price_together(c, p, ph, topo, out, x);
 		return;
 	}
 	struct jobplan_cost own = {.ports_used = xcalloc(np + 1, 1)};
 	struct jobplan_cost all = {.ports_used = xcalloc(np + 1, 1)};
 
 	price_own(c, ph, topo, &own);
-	price_together(c, p, ph, topo, &all);
+	price_together(c, p, ph, topo, &all, NULL);
 	struct jobplan_cost *best = own.ok && (!all.ok || own.us <= all.us) ? &own
 				    : all.ok				    ? &all
 									    : NULL;
@@ -441,4 +498,43 @@ void jobplan_price(struct jobplan_ctx *c, uint32_t p, uint32_t t, struct jobplan
 	free(out->ports_used);
 	*out = *best;
 	free(best == &own ? all.ports_used : own.ports_used);
+}
+
+void jobplan_price(struct jobplan_ctx *c, uint32_t p, uint32_t t, struct jobplan_cost *out)
+{
+	price(c, p, t, out, NULL);
+}
+
+int jobplan_exec_phase(const struct jobplan_query *q, const struct jobplan_result *r, uint32_t p,
+		       uint32_t t, struct jobplan_exec *x, struct ofc_error *err)
+{
+	struct jobplan_ctx c = {.q = q,
+				.r = (struct jobplan_result *)r,
+				.f = r->fabric,
+				.w = r->workload,
+				.n = r->fabric->nhosts,
+				.d = r->ports};
+	struct jobplan_cost cost;
+
+	memset(x, 0, sizeof(*x));
+	if (!q->executable || p >= r->nphases || t >= r->ntopo || !r->topo[t].g)
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "a plan for the testbed runs its phases on switched topologies");
+	price(&c, p, t, &cost, x);
+	free(cost.ports_used);
+	if (!cost.ok || !x->s.nsteps) {
+		jobplan_exec_free(x);
+		return ofc_error_set(err, OFC_E_RUNTIME, "phase %s on %s: %s",
+				     r->workload->phases[p].name, r->topo[t].name,
+				     cost.ok ? "no schedule" : cost.why);
+	}
+	return 0;
+}
+
+void jobplan_exec_free(struct jobplan_exec *x)
+{
+	sched_free(&x->s);
+	free(x->block_weight);
+	memset(x, 0, sizeof(*x));
 }

@@ -106,6 +106,26 @@ python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['runs'][0]; e=r['err
 expect_json '(lambda r: r["algorithm"]=="bfb (file)" and r["ran"] and r["data_ok"] and r["steps"]==10000004)(j["runs"][0])' \
 	$RUN "$TMP/torus.yaml" --collective allgather --schedule "$TMP/empty.pb" --size 64KiB --max-memory 96MiB
 
+# A job's plan on the testbed (issue 41): a tp all-gather in groups of 4
+# (the groups together, as a demand matrix) and an allreduce over every
+# host; each way runs, its circuits applied before a phase whose topology
+# is not up, every phase's data checked; the config's own topology is up
+# again after (a torus schedule runs).
+cat >"$TMP/wl.yaml" <<'YAML'
+name: small
+parallelism: {tp: 4, dp: 4}
+phases:
+  - {name: ag, collective: allgather, group: tp, size: 256KiB}
+  - {name: ar, collective: allreduce, size: 1MiB}
+YAML
+expect_json '[w["way"] for w in j["ways"]]==["static","per-phase","chosen"] and all(w["ran"] and w["iteration_predicted_s"]>0 and all(p["data_ok"] and p["measured_s"]>0 and p["predicted_s"]>0 for p in w["phases"]) for w in j["ways"])' \
+	$RUN "$TMP/torus.yaml" --workload "$TMP/wl.yaml" --iterations 1 --device "$DEV"
+expect_json '(lambda r: r["data_ok"])(j["runs"][0])' $RUN "$TMP/torus.yaml" --collective allreduce --size 64KiB
+expect_error 2 "ofc testbed: run: --workload runs a job's phases: not with --collective, --schedule, --algo or --mpi" \
+	$RUN "$TMP/torus.yaml" --workload "$TMP/wl.yaml" --collective allreduce
+expect_error 2 "ofc testbed: run: --iterations and --way go with --workload" \
+	$RUN "$TMP/torus.yaml" --collective allreduce --iterations 2
+
 # Reconfigure the fabric with the testbed up, then run on the new circuits.
 expect_stdout_has "committed transaction 2" $OFC apply "$TMP/circulant.yaml" --device "$DEV" --state-dir "$ST"
 # A torus schedule no longer fits the circuits: refused before any data moves.

@@ -1,0 +1,365 @@
+/* ofc testbed run FILE --workload W (issue 41): the job's plan executed on
+ * the netns testbed. The plan is made for the testbed (its link rate and
+ * alpha; every phase as the executor runs and checks it: a collective over
+ * every host, groups together as a demand matrix); then each way asked for
+ * (static, per-phase, chosen) runs its iterations: before a phase whose
+ * topology is not the one up, the topology's circuits are applied as one
+ * transaction (the switches, the emulator with its per-change delay, and
+ * the testbed's veths and routes), timed; each phase's schedule then runs
+ * its count (times its rounds) on the circuits, its data checked; measured
+ * against predicted per phase, per switching and per iteration, and the
+ * ways ranked both ways. The config's own topology is applied again at the
+ * end. */
+#include "controller/cli/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/exec.h"
+
+struct phase_row {
+	double predicted_us, measured_s; /* one run of the phase (count x rounds runs), mean */
+	double switch_pred_us, switch_meas_s;
+	uint32_t switched;
+	bool data_ok;
+	char error[320];
+};
+
+struct way_row {
+	enum jobplan_kind kind;
+	bool ran;
+	char error[400];
+	struct phase_row *ph;
+	double iter_pred_us, iter_meas_s; /* mean over the iterations */
+	double first_meas_s;
+};
+
+struct wrun {
+	struct fabric_cmd *fc;
+	const struct workload_run_opts *o;
+	struct testbed_net *t;
+	struct jobplan_query q;
+	struct jobplan_result r;
+	struct jobplan_exec *cache; /* nphases x ntopo, made when first run */
+	bool *cached;
+};
+
+/* Make candidate k the fabric's circuits: one transaction on a shallow
+ * copy of the fabric whose target is k's; *secs the wall time of the plan
+ * and the apply (the devices' switching, the emulator's delays, the
+ * testbed's netlink work and the journal). */
+static int apply_topo(struct wrun *w, uint32_t k, double *secs, struct ofc_error *err)
+{
+	const struct jobplan_topo *t = &w->r.topo[k];
+	struct fabric tf = *w->fc->fabric;
+	struct ctl_opts o = {.state_dir = w->fc->state_dir,
+			     .overrides = (const char *const *)w->fc->overrides,
+			     .noverrides = w->fc->noverrides};
+	struct ctl *ctl;
+	struct ctl_result res;
+	double t0 = now_seconds();
+	bool did;
+	int rc;
+
+	tf.graph = t->g;
+	tf.ports = t->pm;
+	tf.circuits = t->circuits;
+	tf.ncircuits = t->ncircuits;
+	tf.degraded = NULL;
+	tf.topology.spec = (char *)t->name;
+	if (ctl_open(&tf, &o, &ctl, err) < 0)
+		return -1;
+	rc = ctl_lock(ctl, err);
+	if (rc == 0)
+		rc = ctl_recover(ctl, &did, err);
+	if (rc == 0)
+		rc = ctl_plan(ctl, err);
+	if (rc == 0 && ctl_plan_size(ctl))
+		rc = ctl_apply(ctl, now_seconds() + w->o->timeout, &res, err);
+	ctl_close(ctl);
+	*secs = now_seconds() - t0;
+	return rc;
+}
+
+/* One run of phase p on candidate k: its schedule (made once) run count x
+ * rounds times; the summed seconds, or -1. */
+static double run_phase(struct wrun *w, uint32_t p, uint32_t k, bool *data_ok, char *why,
+			size_t whylen)
+{
+	struct jobplan_exec *x = &w->cache[(size_t)p * w->r.ntopo + k];
+	const struct wl_phase *ph = &w->r.workload->phases[p];
+	struct ofc_error err = {0};
+	struct exec_net net;
+	double total = 0;
+
+	if (!w->cached[(size_t)p * w->r.ntopo + k]) {
+		if (jobplan_exec_phase(&w->q, &w->r, p, k, x, &err) < 0) {
+			ofc_error_str(&err, why, whylen);
+			return -1;
+		}
+		w->cached[(size_t)p * w->r.ntopo + k] = true;
+	}
+	testbed_exec_net(w->t, (uint16_t)w->o->port, &net);
+	for (uint32_t i = 0; i < ph->count * x->rounds; i++) {
+		struct exec_opts eo = {.size = x->size,
+				       .deadline = now_seconds() + w->o->timeout,
+				       .max_memory = w->o->max_memory,
+				       .block_weight = x->block_weight};
+		struct exec_result res;
+
+		if (exec_run(&x->s, &net, &eo, &res, &err) < 0) {
+			ofc_error_str(&err, why, whylen);
+			return -1;
+		}
+		total += res.seconds;
+		*data_ok = *data_ok && res.data_ok;
+		if (!res.data_ok)
+			snprintf(why, whylen, "wrong data: %s", res.first_bad);
+		exec_result_free(&res);
+	}
+	return total;
+}
+
+/* The circuits are new: the testbed's lanes again. */
+static int reread(struct wrun *w, struct ofc_error *err)
+{
+	testbed_net_free(w->t);
+	return testbed_net_read(w->fc->fabric, w->fc->state_dir, w->t, err);
+}
+
+static void run_way(struct wrun *w, struct way_row *row)
+{
+	const struct jobplan_way *way = &w->r.way[row->kind];
+	uint32_t P = w->r.nphases, K = w->o->iterations, cur;
+	struct ofc_error err = {0};
+	double secs;
+
+	row->ph = xcalloc(P, sizeof(*row->ph));
+	row->iter_pred_us = way->iter_us;
+	for (uint32_t p = 0; p < P; p++) {
+		row->ph[p].predicted_us = way->phase_us[p];
+		row->ph[p].switch_pred_us = way->switch_us[p];
+		row->ph[p].data_ok = true;
+	}
+	if (apply_topo(w, way->topo[0], &row->first_meas_s, &err) < 0 || reread(w, &err) < 0) {
+		snprintf(row->error, sizeof(row->error), "switching to %.200s: %.180s",
+			 w->r.topo[way->topo[0]].name, err.msg);
+		return;
+	}
+	cur = way->topo[0];
+	for (uint32_t it = 0; it < K; it++)
+		for (uint32_t p = 0; p < P; p++) {
+			struct phase_row *ph = &row->ph[p];
+
+			if (way->topo[p] != cur) {
+				if (apply_topo(w, way->topo[p], &secs, &err) < 0 ||
+				    reread(w, &err) < 0) {
+					snprintf(row->error, sizeof(row->error),
+						 "switching to %.200s: %.180s",
+						 w->r.topo[way->topo[p]].name, err.msg);
+					return;
+				}
+				cur = way->topo[p];
+				ph->switch_meas_s += secs / K;
+				ph->switched++;
+				row->iter_meas_s += secs / K;
+			}
+			double s = run_phase(w, p, way->topo[p], &ph->data_ok, ph->error,
+					     sizeof(ph->error));
+			if (s < 0) {
+				snprintf(row->error, sizeof(row->error), "phase %.60s: %.300s",
+					 w->r.workload->phases[p].name, ph->error);
+				return;
+			}
+			ph->measured_s += s / K;
+			row->iter_meas_s += s / K;
+		}
+	row->ran = true;
+}
+
+static void print_text(const struct wrun *w, const struct way_row *rows, uint32_t n)
+{
+	const struct jobplan_result *r = &w->r;
+	char rate[32];
+
+	printf("testbed %s: workload %s, %u iteration%s, links %s, alpha %.0f us\n",
+	       r->fabric->name, r->workload->name ? r->workload->name : "", w->o->iterations,
+	       w->o->iterations == 1 ? "" : "s",
+	       w->t->rate > 0 ? testbed_rate_str(w->t->rate, rate, sizeof(rate)) : "unshaped",
+	       w->q.alpha * 1e6);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct way_row *row = &rows[i];
+
+		if (!row->ran) {
+			printf("%-10s failed: %s\n", jobplan_kind_name(row->kind), row->error);
+			continue;
+		}
+		printf("%-10s iteration predicted %.4f s, measured %.4f s, ratio %.3f (first "
+		       "switching %.3f s)\n",
+		       jobplan_kind_name(row->kind), row->iter_pred_us * 1e-6, row->iter_meas_s,
+		       row->iter_meas_s / (row->iter_pred_us * 1e-6), row->first_meas_s);
+		for (uint32_t p = 0; p < r->nphases; p++) {
+			const struct phase_row *ph = &row->ph[p];
+
+			printf("  %-12s %-36.36s predicted %.4f s measured %.4f s ratio %.3f",
+			       r->workload->phases[p].name, r->topo[r->way[row->kind].topo[p]].name,
+			       ph->predicted_us * 1e-6, ph->measured_s,
+			       ph->measured_s / (ph->predicted_us * 1e-6));
+			if (ph->switched)
+				printf("; switching predicted %.4f s, measured %.4f s",
+				       ph->switch_pred_us * 1e-6, ph->switch_meas_s);
+			printf("  %s\n", ph->data_ok ? "data ok" : "WRONG DATA");
+		}
+	}
+}
+
+static void print_json(const struct wrun *w, const struct way_row *rows, uint32_t n)
+{
+	const struct jobplan_result *r = &w->r;
+	struct json_writer j;
+
+	jw_init(&j, stdout, true);
+	jw_obj_begin(&j);
+	jw_key(&j, "fabric");
+	jw_str(&j, r->fabric->name);
+	jw_key(&j, "workload");
+	jw_str(&j, r->workload->name ? r->workload->name : "");
+	jw_key(&j, "iterations");
+	jw_uint(&j, w->o->iterations);
+	jw_key(&j, "link_rate_bps");
+	jw_double(&j, w->t->rate);
+	jw_key(&j, "alpha_s");
+	jw_double(&j, w->q.alpha);
+	jw_key(&j, "chosen");
+	jw_str(&j, jobplan_kind_name(r->chosen_kind));
+	jw_key(&j, "ways");
+	jw_arr_begin(&j);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct way_row *row = &rows[i];
+
+		jw_obj_begin(&j);
+		jw_key(&j, "way");
+		jw_str(&j, jobplan_kind_name(row->kind));
+		jw_key(&j, "ran");
+		jw_bool(&j, row->ran);
+		if (!row->ran) {
+			jw_key(&j, "error");
+			jw_str(&j, row->error);
+			jw_obj_end(&j);
+			continue;
+		}
+		jw_key(&j, "iteration_predicted_s");
+		jw_double(&j, row->iter_pred_us * 1e-6);
+		jw_key(&j, "iteration_measured_s");
+		jw_double(&j, row->iter_meas_s);
+		jw_key(&j, "first_switch_measured_s");
+		jw_double(&j, row->first_meas_s);
+		jw_key(&j, "phases");
+		jw_arr_begin(&j);
+		for (uint32_t p = 0; p < r->nphases; p++) {
+			const struct phase_row *ph = &row->ph[p];
+
+			jw_obj_begin(&j);
+			jw_key(&j, "phase");
+			jw_str(&j, r->workload->phases[p].name);
+			jw_key(&j, "topology");
+			jw_str(&j, r->topo[r->way[row->kind].topo[p]].name);
+			jw_key(&j, "predicted_s");
+			jw_double(&j, ph->predicted_us * 1e-6);
+			jw_key(&j, "measured_s");
+			jw_double(&j, ph->measured_s);
+			jw_key(&j, "switch_predicted_s");
+			jw_double(&j, ph->switch_pred_us * 1e-6);
+			jw_key(&j, "switch_measured_s");
+			jw_double(&j, ph->switch_meas_s);
+			jw_key(&j, "data_ok");
+			jw_bool(&j, ph->data_ok);
+			jw_obj_end(&j);
+		}
+		jw_arr_end(&j);
+		jw_obj_end(&j);
+	}
+	jw_arr_end(&j);
+	jw_obj_end(&j);
+	jw_finish(&j);
+}
+
+int testbed_run_workload(struct fabric_cmd *fc, const struct workload_run_opts *o,
+			 struct testbed_net *t)
+{
+	struct workload own = {0};
+	const struct workload *wl = &fc->fabric->workload;
+	struct ofc_error err = {0};
+	struct wrun w = {.fc = fc, .o = o, .t = t};
+	struct way_row rows[JOBPLAN_KINDS];
+	uint32_t n = 0;
+	int status = 0;
+
+	if (strcmp(o->workload, "config") == 0) {
+		if (!wl->present)
+			return cli_usage_error(fc->cmd, "%s has no workload section", fc->file);
+	} else {
+		if (config_load_workload(o->workload, &own, &err) < 0 ||
+		    workload_validate(fc->fabric, &own, &err) < 0) {
+			workload_free(&own);
+			return cli_fail(&err);
+		}
+		wl = &own;
+	}
+	w.q = (struct jobplan_query){.fabric = fc->fabric,
+				     .workload = wl,
+				     .executable = true,
+				     .link_rate = t->rate,
+				     .alpha = o->alpha,
+				     .alternatives = 2};
+	if (jobplan_compute(&w.q, &w.r, &err) < 0) {
+		workload_free(&own);
+		return cli_fail(&err);
+	}
+	size_t nc = (size_t)w.r.nphases * w.r.ntopo;
+	w.cache = xcalloc(nc + 1, sizeof(*w.cache));
+	w.cached = xcalloc(nc + 1, sizeof(bool));
+	static const enum jobplan_kind order[] = {JOBPLAN_STATIC, JOBPLAN_PER_PHASE,
+						  JOBPLAN_CHOSEN};
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
+		enum jobplan_kind k = order[i];
+
+		if (!w.r.way[k].have || !(o->ways & (1u << k)))
+			continue;
+		memset(&rows[n], 0, sizeof(rows[n]));
+		rows[n].kind = k;
+		run_way(&w, &rows[n]);
+		if (!rows[n].ran)
+			status = 1;
+		for (uint32_t p = 0; rows[n].ph && p < w.r.nphases; p++)
+			if (!rows[n].ph[p].data_ok)
+				status = 1;
+		n++;
+	}
+	/* back to the config's own topology */
+	for (uint32_t k = 0; k < w.r.ntopo; k++)
+		if (w.r.topo[k].origin == JOBPLAN_CONFIG) {
+			double secs;
+
+			if (apply_topo(&w, k, &secs, &err) < 0) {
+				fprintf(stderr, "ofc testbed run: back to %s: %s\n",
+					w.r.topo[k].name, err.msg);
+				status = 1;
+			}
+			break;
+		}
+	if (fc->json)
+		print_json(&w, rows, n);
+	else
+		print_text(&w, rows, n);
+	for (uint32_t i = 0; i < n; i++)
+		free(rows[i].ph);
+	for (size_t i = 0; i < nc; i++)
+		jobplan_exec_free(&w.cache[i]);
+	free(w.cache);
+	free(w.cached);
+	jobplan_result_free(&w.r);
+	workload_free(&own);
+	return status;
+}
