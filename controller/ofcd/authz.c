@@ -199,6 +199,7 @@ int authz_request(const struct ofcd *d, const Ofc__V1__Principal *p, const Ofc__
 		case OFC__V1__REQUEST__BODY_GET_SCHEDULE:
 		case OFC__V1__REQUEST__BODY_WATCH:
 		case OFC__V1__REQUEST__BODY_GET_METRICS:
+		case OFC__V1__REQUEST__BODY_GET_PLAN: /* issue 41 */
 			return 0;
 		default:
 			return refuse(st, why, len,

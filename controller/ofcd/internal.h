@@ -196,6 +196,12 @@ struct job {
 	uint32_t nhosts;
 	bool relabel;
 	bool workload;
+	/* Issue 41: GetPlan (a schedule worker's read), MoveToPhase (a
+	 * reconfigure to the chosen way's topology of phase `phase`, or of the
+	 * phase named phase_name). */
+	bool get_plan, to_phase;
+	uint32_t phase;
+	char *phase_name;
 	uint32_t nodes;
 	enum sched_collective coll;
 	uint64_t size;
@@ -555,6 +561,15 @@ void held_free_all(struct ofcd *d);
 void held_state(const struct ofcd *d, struct snapshot *s);
 /* (mutation worker) JOB_RELEASE. */
 void ofcd_run_release(struct ofcd *d, struct job *j);
+
+/* ---- the job's plan (jobplan.c, issue 41) ---------------------------------- */
+
+/* GetPlan's answer into j->reply: the running config's workload planned. */
+void ofcd_run_get_plan(const struct ofcd *d, struct job *j);
+/* MoveToPhase's target: the config again (validated), its topology, ports
+ * and circuits the chosen way's for j's phase; j->target says which. */
+int ofcd_phase_fabric(const struct ofcd *d, const struct fabcfg *cfg, struct job *j,
+		      struct fabric **out, struct ofc_error *err);
 
 /* failures.c: failures reported at run time and lost switches (issue 14) */
 #define FAIL_MAX_ITEMS 4096

@@ -114,6 +114,7 @@ void job_free(struct job *j)
 	stream_free(j->stream);
 	free(j->algo);
 	free(j->lowering);
+	free(j->phase_name);
 	plan_unref(j->plan);
 	strv_free(j->items, j->nitems);
 	strv_free(j->hosts, j->nhosts);

@@ -1079,6 +1079,81 @@ static int mutation(struct conn *c, const Ofc__V1__Request *req)
 	return 0;
 }
 
+/* Issue 41: GetPlan, a read planned on a schedule worker. */
+static int get_plan(struct conn *c, uint64_t id)
+{
+	struct ofcd *d = c->d;
+	struct job *j;
+
+	if (!d->cfg->f->workload.present)
+		return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+			     "fabric '%s' has no workload section to plan", d->cfg->f->name);
+	if (d->stopping)
+		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
+	if (d->sched_pending >= MAX_SCHEDULES)
+		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
+			     "%u schedules are being computed; try again shortly",
+			     d->sched_pending);
+	j = xcalloc(1, sizeof(*j));
+	j->t0 = now_seconds();
+	j->kind = JOB_SCHEDULE;
+	j->get_plan = true;
+	j->conn_id = c->id;
+	j->req_id = id;
+	j->peer = c->peer;
+	j->who = c->principal ? xstrdup(c->principal->identity) : NULL;
+	j->cfg = fabcfg_ref(d->cfg);
+	d->sched_pending++;
+	pthread_mutex_lock(&d->mu);
+	if (d->squeue_tail)
+		d->squeue_tail->next = j;
+	else
+		d->squeue = j;
+	d->squeue_tail = j;
+	pthread_cond_broadcast(&d->cond);
+	pthread_mutex_unlock(&d->mu);
+	return 0;
+}
+
+/* Issue 41: MoveToPhase, a reconfigure to the chosen way's topology of a
+ * phase (the target is made on the mutation worker: ofcd_phase_fabric). */
+static int move_to_phase(struct conn *c, const Ofc__V1__Request *req)
+{
+	struct ofcd *d = c->d;
+	const Ofc__V1__MoveToPhase *m = req->move_to_phase;
+	struct job *j;
+
+	if (!c->may_mutate)
+		return deny(c, req->id, "move-to-phase");
+	if (d->stopping)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
+	if (!d->cfg->f->workload.present)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+			     "fabric '%s' has no workload section to plan", d->cfg->f->name);
+	if (m->name && strlen(m->name) > NAME_MAX_LEN)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "a phase's name is %u "
+			     "characters at most",
+			     NAME_MAX_LEN);
+	if (d->nqueue >= MAX_QUEUE)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY,
+			     "%u mutations are waiting already; try again later", d->nqueue);
+	j = xcalloc(1, sizeof(*j));
+	j->kind = JOB_RECONFIGURE;
+	j->conn_id = c->id;
+	j->req_id = req->id;
+	j->peer = c->peer;
+	j->who = c->principal ? xstrdup(c->principal->identity) : NULL;
+	j->dry_run = m->has_dry_run && m->dry_run;
+	j->to_phase = true;
+	j->phase = m->has_phase ? m->phase : 0;
+	j->phase_name = m->name && *m->name ? xstrdup(m->name) : NULL;
+	j->target =
+	    j->phase_name ? xasprintf("phase %s", j->phase_name) : xasprintf("phase %u", j->phase);
+	enqueue(d, j);
+	return 0;
+}
+
 static int cancel(struct conn *c, const Ofc__V1__Request *req)
 {
 	struct ofcd *d = c->d;
@@ -1329,11 +1404,17 @@ static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
 	case OFC__V1__REQUEST__BODY_GET_METRICS:
 		get_metrics(c, req->id);
 		break;
+	case OFC__V1__REQUEST__BODY_GET_PLAN:
+		get_plan(c, req->id);
+		break;
+	case OFC__V1__REQUEST__BODY_MOVE_TO_PHASE:
+		move_to_phase(c, req);
+		break;
 	default:
 		reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 		      "request %llu has no body: expected one of apply_config, reconfigure, "
 		      "get_schedule, get_state, watch, cancel, report_failure, release_partition, "
-		      "get_metrics",
+		      "get_metrics, get_plan, move_to_phase",
 		      (unsigned long long)req->id);
 		break;
 	}

@@ -554,6 +554,20 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 			      cur->name, cur->nrings ? "lightpaths" : "config");
 		return -1;
 	}
+	if (j->to_phase) { /* issue 41: MoveToPhase */
+		if (ofcd_phase_fabric(d, d->w_cfg, j, &f, &err) < 0) {
+			answer_status(an,
+				      err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
+								: OFC__V1__STATUS__STATUS_INVALID,
+				      "%s", err.msg);
+			return -1;
+		}
+		an->t.target = j->target;
+		*out = fabcfg_new(f, d->w_cfg->yaml, d->w_cfg->yaml_len, d->w_cfg->path);
+		(*out)->coll = d->w_cfg->coll;
+		(*out)->size = d->w_cfg->size;
+		return 0;
+	}
 	if (j->workload) {
 		if (pick_topology(cur, j, spec, sizeof(spec), &err) < 0) {
 			answer_status(an,
@@ -1466,8 +1480,10 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 		ofcd_run_release(d, j);
 		break;
 	case JOB_SCHEDULE:
-		if ((j->algo && strcmp(j->algo, "fluid") == 0) ||
-		    (!j->algo && !j->spec && schedule_fluid_fabric(j->cfg->f)))
+		if (j->get_plan)
+			ofcd_run_get_plan(d, j);
+		else if ((j->algo && strcmp(j->algo, "fluid") == 0) ||
+			 (!j->algo && !j->spec && schedule_fluid_fabric(j->cfg->f)))
 			run_schedule_fluid(j);
 		else
 			run_schedule(d, j);

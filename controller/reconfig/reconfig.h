@@ -189,9 +189,9 @@ int ctl_partition(struct ctl *c, const struct partition *p, const struct relabel
  * same way). Each is priced: its moves (the operations of its plan), its
  * reconfiguration time (moves x each device's time per operation: a patch
  * panel's move_time, an OCS's reconfig_time) and its predicted collective
- * time (the config's allgather, reduce-scatter and allreduce, once each,
- * by BFB's figures under the config's cost model, as `ofc schedule`
- * prices them; all-to-all is left out). The choice minimises
+ * time (the config's collectives, once each, through the schedule
+ * pipeline on the candidate's graph under the config's cost model, as `ofc
+ * schedule` prices them, all-to-all by the MCF: issue 41). The choice minimises
  * reconfiguration + horizon x collective time among the candidates of at
  * most o->max_moves moves (when max_moves_set); none fitting is an error
  * listing them. The chosen target becomes the plan (devs' targets and

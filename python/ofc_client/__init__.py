@@ -397,6 +397,30 @@ class Client:
             rf.clear = True
         return self.call(req, check=check)
 
+    def get_plan(self):
+        """The running config's workload planned (issue 41; `ofc plan FILE
+        --workload config`): a Plan, every way phase by phase, the choice
+        and why."""
+        req = control_pb2.Request()
+        req.get_plan.SetInParent()
+        return self.call(req).plan
+
+    def move_to_phase(self, phase=None, name=None, dry_run=False):
+        """Take the fabric to the topology the plan's chosen way gives a
+        phase (its index, or its name); answered when the circuits are
+        committed. Returns the Response."""
+        req = control_pb2.Request()
+        m = req.move_to_phase
+        if (phase is None) == (name is None):
+            raise ValueError("give phase=INDEX or name=NAME")
+        if name is not None:
+            m.name = name
+        else:
+            m.phase = phase
+        if dry_run:
+            m.dry_run = True
+        return self.call(req)
+
     def cancel(self, ticket):
         """Cancel a queued mutation by its ticket (a running one never is)."""
         req = control_pb2.Request()

@@ -169,6 +169,52 @@ expect_json 'j["phases"][0]["groups"]==3 and j["phases"][0]["group_size"]==2 and
 printf 'name: e\nphases:\n  - {name: x, colective: allreduce}\n' >"$TMP/e.yaml"
 expect_error 2 "$TMP/e.yaml:3:15: unknown key 'colective' in phases (did you mean 'collective'?)" \
 	$P "$TMP/w16.yaml" --workload "$TMP/e.yaml"
+# ofcd (issue 41): GetPlan plans the running config's workload as ofc plan
+# does; MoveToPhase takes the fabric to the chosen way's topology of a phase,
+# answered once committed (the emulated OCS then holds its circuits).
+. "$(dirname "$0")/emu.sh"
+OFCD=${OFCD:-$BUILD/ofcd}
+PY=python3
+python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
+cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
+sed -e 's/{name: ocs0, type: ocs, ports: 64, reconfig_time: 10ms}/{name: ocs0, type: ocs, ports: 64, reconfig_time: 10ms, driver: {type: tl1, address: "127.0.0.1:1", credentials: ocs0.cred}}/' \
+	"$TMP/w16.yaml" >"$TMP/w16d.yaml"
+start_emu ocs-emu e --ports 64 --credentials configs/credentials/ocs0.cred
+"$OFCD" --foreground --credentials-dir "$TMP" --config "$TMP/w16d.yaml" --socket "$TMP/ofcd.sock" \
+	--state-dir "$TMP/dstate" --device "ocs0=127.0.0.1:$e_port" --probe-interval 0 2>"$TMP/ofcd.log" &
+ofcd_pid=$!
+i=0
+while [ ! -S "$TMP/ofcd.sock" ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i + 1)); done
+$P "$TMP/w16.yaml" --workload config --json >"$TMP/plan.json"
+PYTHONPATH="$BUILD/python" $PY - "$TMP/ofcd.sock" "$TMP/plan.json" >"$TMP/py.out" 2>&1 <<'PYEOF' && ok || bad "ofcd GetPlan and MoveToPhase" "$(cat "$TMP/py.out" "$TMP/ofcd.log")"
+import json, sys
+from ofc_client import Client, OfcError
+c = Client(sys.argv[1], timeout=120)
+cli = json.load(open(sys.argv[2]))
+p = c.get_plan()
+ways = {w.kind: w for w in p.ways}
+assert p.workload == "small" and p.chosen == cli["chosen"], (p.chosen, cli["chosen"])
+for k, w in cli["ways"].items():
+    assert ways[k].have == w["have"], k
+    if w["have"]:
+        assert abs(ways[k].iteration_us - w["iteration_us"]) < 1e-6 * w["iteration_us"], (k, ways[k])
+        assert [ph.topology for ph in ways[k].phases] == [ph["topology_name"] for ph in w["phases"]]
+chosen = ways["chosen"]
+want = chosen.phases[2].topology
+r = c.move_to_phase(name="ar")
+assert r.message.startswith("committed transaction"), r.message
+assert c.get_state().topology.spec == want, (c.get_state().topology.spec, want)
+r = c.move_to_phase(phase=0, dry_run=True)
+try:
+    c.move_to_phase(name="nothere")
+    raise SystemExit("an unknown phase was accepted")
+except OfcError as e:
+    assert e.status == "STATUS_INVALID" and "no phase named 'nothere'" in str(e), str(e)
+print("ok")
+PYEOF
+kill "$ofcd_pid" 2>/dev/null
+wait "$ofcd_pid" 2>/dev/null
+
 # Usage.
 expect_error 2 "ofc plan: --plot goes with --workload" $P "$TMP/w16.yaml" --plot "$TMP/x.svg"
 expect_error 2 "ofc plan: --workload plans a job: not with --horizon, --relabel, --partition or --max-moves" \

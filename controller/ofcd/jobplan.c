@@ -1,0 +1,156 @@
+/* ofcd and the job's plan (issue 41): GetPlan plans the running config's
+ * workload as `ofc plan FILE --workload config` does (on a schedule worker:
+ * it prices every phase on every candidate), and MoveToPhase takes the
+ * fabric to the topology the chosen way gives a phase (a mutation, on the
+ * mutation worker: the config again with that candidate's topology, ports
+ * and circuits, applied and committed as a Reconfigure is). */
+#include "controller/jobplan/jobplan.h"
+#include "controller/ofcd/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The config's workload planned on its fabric (the devices as the record
+ * says: the config's circuits are taken as in place). */
+static int plan_of(const struct fabric *f, struct jobplan_result *r, struct ofc_error *err)
+{
+	struct jobplan_query q = {.fabric = f, .workload = &f->workload, .alternatives = 4};
+
+	if (!f->workload.present)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "fabric '%s' has no workload section to plan (docs/config.md, "
+				     "\"workload\")",
+				     f->name);
+	return jobplan_compute(&q, r, err);
+}
+
+void ofcd_run_get_plan(const struct ofcd *d, struct job *j)
+{
+	Ofc__V1__Response resp = OFC__V1__RESPONSE__INIT;
+	Ofc__V1__Plan plan = OFC__V1__PLAN__INIT;
+	struct jobplan_result r;
+	struct ofc_error err = {0};
+	struct arena a = {0};
+
+	(void)d;
+	resp.has_id = resp.has_status = 1;
+	resp.id = j->req_id;
+	if (plan_of(j->cfg->f, &r, &err) < 0) {
+		resp.status = err.code == OFC_E_RUNTIME	    ? OFC__V1__STATUS__STATUS_FAILED
+			      : j->cfg->f->workload.present ? OFC__V1__STATUS__STATUS_INVALID
+							    : OFC__V1__STATUS__STATUS_NOT_FOUND;
+		resp.message = err.msg;
+		response_pack(&resp, &j->reply, &j->reply_len);
+		return;
+	}
+	plan.workload = (char *)(r.workload->name ? r.workload->name : "");
+	plan.chosen = (char *)jobplan_kind_name(r.chosen_kind);
+	plan.why = r.why;
+	plan.n_ways = JOBPLAN_KINDS;
+	plan.ways = arena_array(&a, JOBPLAN_KINDS, sizeof(*plan.ways));
+	for (int k = 0; k < JOBPLAN_KINDS; k++) {
+		const struct jobplan_way *w = &r.way[k];
+		Ofc__V1__PlanWay *pw = arena_alloc(&a, sizeof(*pw));
+
+		ofc__v1__plan_way__init(pw);
+		plan.ways[k] = pw;
+		pw->kind = (char *)jobplan_kind_name((enum jobplan_kind)k);
+		pw->has_have = 1;
+		pw->have = w->have;
+		if (!w->have) {
+			pw->why_not = arena_strdup(&a, w->why_not);
+			continue;
+		}
+		pw->has_iteration_us = pw->has_first_switch_us = 1;
+		pw->iteration_us = w->iter_us;
+		pw->first_switch_us = w->first_us;
+		pw->n_phases = r.nphases;
+		pw->phases = arena_array(&a, r.nphases, sizeof(*pw->phases));
+		for (uint32_t p = 0; p < r.nphases; p++) {
+			Ofc__V1__PlanPhase *ph = arena_alloc(&a, sizeof(*ph));
+
+			ofc__v1__plan_phase__init(ph);
+			ph->name = r.workload->phases[p].name;
+			ph->topology = r.topo[w->topo[p]].name;
+			ph->has_time_us = ph->has_switch_us = ph->has_switch_full_us = 1;
+			ph->has_moves = 1;
+			ph->time_us = w->phase_us[p];
+			ph->switch_us = w->switch_us[p];
+			ph->switch_full_us = w->switch_full[p];
+			ph->moves = w->changes[p];
+			pw->phases[p] = ph;
+		}
+	}
+	resp.status = OFC__V1__STATUS__STATUS_OK;
+	resp.message = r.why;
+	resp.body_case = OFC__V1__RESPONSE__BODY_PLAN;
+	resp.plan = &plan;
+	response_pack(&resp, &j->reply, &j->reply_len);
+	arena_free(&a);
+	jobplan_result_free(&r);
+}
+
+int ofcd_phase_fabric(const struct ofcd *d, const struct fabcfg *cfg, struct job *j,
+		      struct fabric **out, struct ofc_error *err)
+{
+	struct jobplan_result r;
+	struct fabric *f;
+	uint32_t p = j->phase;
+
+	*out = NULL;
+	if (plan_of(cfg->f, &r, err) < 0)
+		return -1;
+	if (j->phase_name) {
+		for (p = 0; p < r.nphases && strcmp(r.workload->phases[p].name, j->phase_name); p++)
+			;
+		if (p == r.nphases) {
+			jobplan_result_free(&r);
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "the workload has no phase named '%.64s'",
+					     j->phase_name);
+		}
+	}
+	if (p >= r.nphases || !r.way[JOBPLAN_CHOSEN].have) {
+		jobplan_result_free(&r);
+		return ofc_error_set(err, OFC_E_INPUT, "the workload has %u phases (0..%u)",
+				     r.nphases, r.nphases ? r.nphases - 1 : 0);
+	}
+	const struct jobplan_topo *t = &r.topo[r.way[JOBPLAN_CHOSEN].topo[p]];
+	if (config_parse(cfg->path, cfg->yaml, cfg->yaml_len, &f, err) < 0) {
+		jobplan_result_free(&r);
+		return -1;
+	}
+	f->files = cfg->f->files;
+	free(f->dir);
+	f->dir = xstrdup(cfg->f->dir);
+	moves_apply(d, f);
+	if (fabric_validate(f, err) < 0) {
+		fabric_free(f);
+		jobplan_result_free(&r);
+		err->code = OFC_E_INPUT;
+		return -1;
+	}
+	/* The candidate's topology in the config's stead (its name the spec,
+	 * for the record and for people). */
+	uint32_t *tails = graph_arc_tails(t->g);
+	graph_free(f->graph);
+	graph_free(f->degraded);
+	f->degraded = NULL;
+	f->graph = graph_from_arcs(t->g->n, t->g->m, tails, t->g->adj, t->name);
+	free(tails);
+	port_map_free(&f->ports);
+	f->ports = (struct port_map){.n = t->pm.n, .d = t->pm.d};
+	f->ports.to = xmalloc(((size_t)t->pm.n * t->pm.d + 1) * sizeof(uint32_t));
+	memcpy(f->ports.to, t->pm.to, (size_t)t->pm.n * t->pm.d * sizeof(uint32_t));
+	free(f->circuits);
+	f->circuits = xmalloc(((size_t)t->ncircuits + 1) * sizeof(struct circuit));
+	memcpy(f->circuits, t->circuits, (size_t)t->ncircuits * sizeof(struct circuit));
+	f->ncircuits = t->ncircuits;
+	free(f->topology.spec);
+	f->topology.spec = xstrdup(t->name);
+	free(j->target);
+	j->target = xasprintf("phase %s's topology, %s", r.workload->phases[p].name, t->name);
+	jobplan_result_free(&r);
+	*out = f;
+	return 0;
+}
