@@ -217,9 +217,10 @@ struct driver_ops {
 	void (*close)(struct device *);
 	/* Optional: the device's own lock (a NETCONF <lock>), held against
 	 * every other manager until unlock or until this session ends (the
-	 * device drops it then): 0 when taken, 1 when this device has none
-	 * (nothing sent). NULL: the driver has none. A lock held by another
-	 * is OFC_R_REFUSED, naming it where the device says. */
+	 * device drops it then): 0 when taken, 1 when this device has none, 2
+	 * when this session holds it already (nothing sent for either). NULL:
+	 * the driver has none. A lock held by another is OFC_R_REFUSED,
+	 * naming it where the device says. */
 	int (*lock)(struct device *, struct ofc_error *);
 	int (*unlock)(struct device *, struct ofc_error *);
 	/* Optional: keep what the applies made under dev->trial_seconds (a
@@ -245,9 +246,11 @@ int device_apply_batch(struct device *dev, const struct op_batch *b, struct ofc_
 void device_close(struct device *dev);
 /* The device's own lock where its driver has one (issue 39, for fencing by
  * issue 37; ctl_apply takes it for the whole transaction): 0 with *held
- * true when taken, 0 with *held false when the driver or the device has no
- * lock (nothing was sent), -1 with err (prefixed with the device name;
- * OFC_R_REFUSED when another holds it). */
+ * true when taken now, 0 with *held false when the driver or the device has
+ * no lock, or this session holds it already (nothing was sent: whoever
+ * took it releases it, so a fence held across transactions outlives
+ * them), -1 with err (prefixed with the device name; OFC_R_REFUSED when
+ * another holds it). */
 int device_lock(struct device *dev, bool *held, struct ofc_error *err);
 /* Release it: 0 when released or when the driver has no lock. */
 int device_unlock(struct device *dev, struct ofc_error *err);

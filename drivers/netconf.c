@@ -572,7 +572,7 @@ static int nc_lock(struct device *dev, struct ofc_error *err)
 	struct ofc_error last = {0};
 
 	if (p->txn_locked)
-		return 0;
+		return 2; /* held already: its taker releases it */
 	for (uint32_t a = 0; a <= dev->cfg.retries; a++) {
 		double deadline = exchange_deadline(dev, 0);
 

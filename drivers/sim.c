@@ -325,6 +325,8 @@ static int sim_lock(struct device *dev, struct ofc_error *err)
 
 	if (!p->dev->lockable)
 		return 1; /* no lock on this device: nothing sent */
+	if (p->dev->locked)
+		return 2; /* this session holds it already */
 	enum fault_mode f = next_command(p->dev);
 
 	dev->stats.commands++;

@@ -619,6 +619,53 @@ static void test_candidate_quiet(void **state)
 	ctl_close(other);
 }
 
+/* The device's own lock (a NETCONF <lock>; here the sim's, lockable): a
+ * transaction takes it before anything is journalled or changed and lets
+ * go at its end; held by another manager, the transaction is refused with
+ * nothing changed and no journal; held already by this session (a fence a
+ * caller keeps across transactions), the transaction neither takes nor
+ * releases it. */
+static void test_device_locks(void **state)
+{
+	struct world *w = *state;
+	struct device_state pre, tgt;
+	struct ctl_result res;
+	struct ofc_error err = {0};
+	bool held;
+
+	target_of(w, w->circ, &pre);
+	target_of(w, w->torus, &tgt);
+	reset(w, &pre);
+	w->sim.lockable = true;
+	assert_int_equal(apply(w, w->torus, 0, &res, &err), 0);
+	assert_true(state_equal(&w->sim.state, &tgt));
+	assert_false(w->sim.locked);
+	/* open, read; lock, read again; changes; read-back; unlock */
+	assert_int_equal(w->sim.commands, 6 + res.ops_applied);
+
+	reset(w, &pre);
+	w->sim.lockable = true;
+	w->sim.lock_held_elsewhere = true;
+	assert_int_equal(apply(w, w->torus, 0, &res, &err), -1);
+	assert_string_equal(err.msg, "ocs0: lock: the lock is held by another session");
+	assert_true(state_equal(&w->sim.state, &pre));
+	assert_false(journal_exists(w));
+	w->sim.lock_held_elsewhere = false;
+
+	struct ctl *c = open_ctl(w, w->torus);
+	assert_int_equal(ctl_plan(c, &err), 0);
+	assert_int_equal(device_lock(&c->devs[0].dev, &held, &err), 0);
+	assert_true(held);
+	assert_int_equal(ctl_apply(c, 0, &res, &err), 0);
+	assert_true(w->sim.locked); /* the fence outlives the transaction */
+	assert_int_equal(device_unlock(&c->devs[0].dev, &err), 0);
+	assert_false(w->sim.locked);
+	ctl_close(c);
+	w->sim.lockable = false;
+	state_free(&pre);
+	state_free(&tgt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -627,6 +674,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_trial, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_kill_points, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_device_locks, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_overrides, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_candidate_quiet, setup, teardown),
 	};

@@ -459,6 +459,13 @@ static void test_device_lock(void **state)
 	assert_int_equal(device_lock(&dev, &held, &err), 0);
 	assert_true(held);
 	assert_true(sim.locked);
+	/* held already (a fence across transactions): not taken again, so the
+	 * second taker does not release it */
+	uint64_t sent = sim.commands;
+	assert_int_equal(device_lock(&dev, &held, &err), 0);
+	assert_false(held);
+	assert_true(sim.locked);
+	assert_int_equal(sim.commands, sent);
 	assert_int_equal(device_unlock(&dev, &err), 0);
 	assert_false(sim.locked);
 	/* unlocking what this session does not hold is an error */
