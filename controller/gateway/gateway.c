@@ -46,7 +46,18 @@ struct gw_conn {
 	double since; /* the current read window began */
 	bool verified, refusal_logged, cut;
 	uint64_t requests;
+	/* The names of the certificate verified in the handshake, read once
+	 * (parsing it for each request was a third of the gateway's time). */
+	char *names[GW_MAX_NAMES];
+	uint32_t nnames;
 };
+
+static void conn_forget_names(struct gw_conn *c)
+{
+	for (uint32_t i = 0; i < c->nnames; i++)
+		free(c->names[i]);
+	c->nnames = 0;
+}
 
 struct gateway {
 	struct gw_opts o;
@@ -58,6 +69,7 @@ struct gateway {
 	gnutls_x509_trust_list_t trust;
 	struct gw_policy *policy;
 	struct upstream up;
+	struct gw_cache cache;
 	pthread_mutex_t cmu;
 	struct gw_conn *conns;
 	pthread_t watchdog;
@@ -136,6 +148,8 @@ static int verify_peer(gnutls_session_t s)
 		return GNUTLS_E_CERTIFICATE_ERROR;
 	}
 	c->verified = true;
+	conn_forget_names(c);
+	c->nnames = gw_peer_names(s, c->names);
 	atomic_fetch_add(&c->g->n_handshakes, 1);
 	return 0;
 }
@@ -197,6 +211,7 @@ static void notify_conn(void *cls, struct MHD_Connection *mc, void **socket_cont
 		       "handshake failed)",
 		       c->peer);
 	}
+	conn_forget_names(c);
 	free(c);
 	*socket_context = NULL;
 }
@@ -288,16 +303,20 @@ static enum MHD_Result send_bytes(struct MHD_Connection *mc, unsigned code, cons
 	return rc;
 }
 
-/* A Response as JSON, one line. */
+/* A Response as JSON, one line, without its id (the number of the
+ * gateway's request to ofcd, nothing the client sent). */
 static char *response_json(const Ofc__V1__Response *r, size_t *len)
 {
 	char *buf = NULL;
 	size_t n = 0;
 	FILE *f = open_memstream(&buf, &n);
 	struct json_writer w;
+	Ofc__V1__Response c = *r;
 
+	c.has_id = 0;
+	c.id = 0;
 	jw_init(&w, f, false);
-	pb_write_json(&w, &r->base);
+	pb_write_json(&w, &c.base);
 	jw_finish(&w);
 	fclose(f);
 	*len = n;
@@ -410,10 +429,9 @@ static void completed(void *cls, struct MHD_Connection *mc, void **req_cls,
  * (with r->early_*) when the policy does not name it. */
 static bool principal(struct gateway *g, struct MHD_Connection *mc, struct gw_req *r)
 {
-	const union MHD_ConnectionInfo *ti =
-	    MHD_get_connection_info(mc, MHD_CONNECTION_INFO_GNUTLS_SESSION);
-	char *names[GW_MAX_NAMES];
-	uint32_t n = ti ? gw_peer_names((gnutls_session_t)ti->tls_session, names) : 0;
+	const struct gw_conn *c = conn_of(mc);
+	char *const *names = c ? c->names : NULL;
+	uint32_t n = c && c->verified ? c->nnames : 0;
 	const struct gw_policy_entry *e;
 
 	pthread_rwlock_rdlock(&g->lock);
@@ -446,8 +464,6 @@ static bool principal(struct gateway *g, struct MHD_Connection *mc, struct gw_re
 		gw_log(g, 4, "refused %s: certificate %s is in no line of the policy", peer,
 		       n ? names[0] : "(no name)");
 	}
-	for (uint32_t i = 0; i < n; i++)
-		free(names[i]);
 	return e != NULL;
 }
 
@@ -865,6 +881,44 @@ static void call_free(void *cls)
 	free(x);
 }
 
+/* A request of one answer (not a Watch, not a streamed schedule): on a
+ * pooled connection to ofcd, its frame passed on with the client's id in
+ * place of the gateway's (the rest of the bytes as ofcd packed them). */
+static enum MHD_Result call_once(struct gateway *g, struct MHD_Connection *mc, Ofc__V1__Request *q,
+				 uint64_t client_id)
+{
+	struct ofc_error err = {0};
+	uint8_t *frame, pre[16];
+	size_t len, skip, plen;
+
+	if (up_call_frame(&g->up, q, &frame, &len, &skip, &err) < 0)
+		return send_error(mc, MHD_HTTP_BAD_GATEWAY, OFC__V1__STATUS__STATUS_UNAVAILABLE,
+				  "ofcd did not answer: %s", err.msg);
+	if (client_id && skip && (plen = up_id_prefix(client_id, pre, sizeof(pre)))) {
+		char *out = xmalloc(4 + plen + len - skip);
+
+		frame_len_put((uint8_t *)out, (uint32_t)(plen + len - skip));
+		memcpy(out + 4, pre, plen);
+		memcpy(out + 4 + plen, frame + skip, len - skip);
+		free(frame);
+		return send_bytes(mc, MHD_HTTP_OK, "application/x-ofc-frames", out,
+				  4 + plen + len - skip);
+	}
+	Ofc__V1__Response *r = ofc__v1__response__unpack(NULL, len, frame);
+	free(frame);
+	if (!r)
+		return send_error(mc, MHD_HTTP_BAD_GATEWAY, OFC__V1__STATUS__STATUS_UNAVAILABLE,
+				  "ofcd sent %zu bytes that are not a Response", len);
+	if (client_id && r->id) /* id 0 is about the connection: it stays */
+		r->id = client_id;
+	size_t n = protobuf_c_message_get_packed_size(&r->base);
+	char *out = xmalloc(4 + n);
+	frame_len_put((uint8_t *)out, (uint32_t)n);
+	protobuf_c_message_pack(&r->base, (uint8_t *)out + 4);
+	ofc__v1__response__free_unpacked(r, NULL);
+	return send_bytes(mc, MHD_HTTP_OK, "application/x-ofc-frames", out, 4 + n);
+}
+
 static enum MHD_Result start_call(struct gateway *g, struct MHD_Connection *mc, struct gw_req *r)
 {
 	Ofc__V1__Request *q = ofc__v1__request__unpack(
@@ -883,11 +937,21 @@ static enum MHD_Result start_call(struct gateway *g, struct MHD_Connection *mc, 
 				  "certificate");
 	}
 	uint64_t id = q->id;
+	bool stream = q->body_case == OFC__V1__REQUEST__BODY_WATCH ||
+		      (q->body_case == OFC__V1__REQUEST__BODY_GET_SCHEDULE && q->get_schedule &&
+		       q->get_schedule->stream);
+	q->principal = &r->pr;
+	atomic_fetch_add(&g->n_requests, 1);
+	if (!stream) {
+		enum MHD_Result ret = call_once(g, mc, q, id);
+
+		q->principal = NULL;
+		ofc__v1__request__free_unpacked(q, NULL);
+		return ret;
+	}
 	x = xcalloc(1, sizeof(*x));
 	x->g = g;
 	x->watch = q->body_case == OFC__V1__REQUEST__BODY_WATCH;
-	q->principal = &r->pr;
-	atomic_fetch_add(&g->n_requests, 1);
 	int rc = up_stream_open(&g->up, q, &x->s, &err);
 	q->principal = NULL;
 	ofc__v1__request__free_unpacked(q, NULL);
@@ -907,6 +971,40 @@ static enum MHD_Result start_call(struct gateway *g, struct MHD_Connection *mc, 
 }
 
 /* ---- the handler ------------------------------------------------------------------- */
+
+/* GetState: the JSON written for the same bytes before, if any (cache.c). */
+static enum MHD_Result forward_state(struct gateway *g, struct MHD_Connection *mc,
+				     Ofc__V1__Request *q)
+{
+	struct ofc_error err = {0};
+	uint8_t *frame;
+	size_t len, skip, jlen = 0;
+	unsigned code = 0;
+
+	if (up_call_frame(&g->up, q, &frame, &len, &skip, &err) < 0) {
+		gw_log(g, 3, "ofcd: %s", err.msg);
+		return send_error(mc, MHD_HTTP_BAD_GATEWAY, OFC__V1__STATUS__STATUS_UNAVAILABLE,
+				  "ofcd did not answer: %s", err.msg);
+	}
+	char *json = skip ? gw_cache_get(&g->cache, frame + skip, len - skip, &jlen, &code) : NULL;
+	if (!json) {
+		Ofc__V1__Response *resp = ofc__v1__response__unpack(NULL, len, frame);
+
+		if (!resp) {
+			free(frame);
+			return send_error(mc, MHD_HTTP_BAD_GATEWAY,
+					  OFC__V1__STATUS__STATUS_UNAVAILABLE,
+					  "ofcd sent %zu bytes that are not a Response", len);
+		}
+		json = response_json(resp, &jlen);
+		code = http_status(resp->status);
+		ofc__v1__response__free_unpacked(resp, NULL);
+		if (skip)
+			gw_cache_put(&g->cache, frame + skip, len - skip, json, jlen, code);
+	}
+	free(frame);
+	return send_bytes(mc, code, "application/json", json, jlen);
+}
 
 static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, struct gw_req *r)
 {
@@ -934,6 +1032,11 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 		protobuf_c_message_free_unpacked(m, NULL);
 		return rc;
 	}
+	if (r->rt->body == OFC__V1__REQUEST__BODY_GET_STATE) {
+		rc = forward_state(g, mc, &q);
+		protobuf_c_message_free_unpacked(m, NULL);
+		return rc;
+	}
 	if (up_call(&g->up, &q, &resp, &err) < 0) {
 		protobuf_c_message_free_unpacked(m, NULL);
 		gw_log(g, 3, "ofcd: %s", err.msg);
@@ -943,6 +1046,9 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 	protobuf_c_message_free_unpacked(m, NULL);
 	if (r->rt->kind == RT_METRICS && resp->status == OFC__V1__STATUS__STATUS_OK &&
 	    resp->body_case == OFC__V1__RESPONSE__BODY_METRICS) {
+		pthread_mutex_lock(&g->cache.mu);
+		uint64_t hits = g->cache.hits;
+		pthread_mutex_unlock(&g->cache.mu);
 		char *text = xasprintf(
 		    "%s# HELP ofc_gateway_tls_handshakes_total TLS handshakes with a verified "
 		    "client certificate.\n# TYPE ofc_gateway_tls_handshakes_total counter\n"
@@ -954,11 +1060,15 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 		    "# TYPE ofc_gateway_connections_cut_total counter\n"
 		    "ofc_gateway_connections_cut_total %llu\n"
 		    "# HELP ofc_gateway_requests_total Requests forwarded to ofcd.\n"
-		    "# TYPE ofc_gateway_requests_total counter\nofc_gateway_requests_total %llu\n",
+		    "# TYPE ofc_gateway_requests_total counter\nofc_gateway_requests_total %llu\n"
+		    "# HELP ofc_gateway_state_json_reused_total GetState answers whose JSON was "
+		    "written before for the same bytes from ofcd.\n"
+		    "# TYPE ofc_gateway_state_json_reused_total counter\n"
+		    "ofc_gateway_state_json_reused_total %llu\n",
 		    resp->metrics, (unsigned long long)atomic_load(&g->n_handshakes),
 		    (unsigned long long)atomic_load(&g->n_refused),
 		    (unsigned long long)atomic_load(&g->n_cut),
-		    (unsigned long long)atomic_load(&g->n_requests));
+		    (unsigned long long)atomic_load(&g->n_requests), (unsigned long long)hits);
 		ofc__v1__response__free_unpacked(resp, NULL);
 		return send_bytes(mc, MHD_HTTP_OK, "text/plain; version=0.0.4", text, strlen(text));
 	}
@@ -1122,6 +1232,7 @@ int gw_open(const struct gw_opts *o, struct gateway **out, struct ofc_error *err
 	pthread_rwlock_init(&g->lock, NULL);
 	pthread_mutex_init(&g->cmu, NULL);
 	up_init(&g->up, o->ofcd_socket, o->upstream, g->o.request_timeout);
+	gw_cache_init(&g->cache);
 	if (read_file(o->cert, 4u << 20, &g->cert_pem, &len, err) < 0 ||
 	    read_file(o->key, 1u << 20, &g->key_pem, &len, err) < 0 ||
 	    read_file(o->ca, 4u << 20, &g->ca_pem, &len, err) < 0 ||
@@ -1236,6 +1347,7 @@ void gw_close(struct gateway *g)
 		gnutls_x509_trust_list_deinit(g->trust, 1);
 	gw_policy_free(g->policy);
 	up_fini(&g->up);
+	gw_cache_fini(&g->cache);
 	free(g->cert_pem);
 	if (g->key_pem)
 		explicit_bzero(g->key_pem, strlen(g->key_pem));

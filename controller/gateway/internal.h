@@ -6,7 +6,8 @@
  *               check in the handshake, the names a certificate carries
  *   upstream.c  connections to ofcd's gateway socket: a pool for calls,
  *               one of its own for each stream
- *   policy.c    the policy file (gateway.h) */
+ *   policy.c    the policy file (gateway.h)
+ *   cache.c     answers already written as JSON, by ofcd's bytes */
 #ifndef OFC_CONTROLLER_GATEWAY_INTERNAL_H
 #define OFC_CONTROLLER_GATEWAY_INTERNAL_H
 
@@ -54,6 +55,17 @@ void up_fini(struct upstream *u);
  * no answer in time, no free connection in time). */
 int up_call(struct upstream *u, Ofc__V1__Request *req, Ofc__V1__Response **resp,
 	    struct ofc_error *err);
+/* As up_call, the answer left as ofcd sent it: *frame (the caller frees
+ * it) of *len bytes. When *skip > 0 the frame begins with the request's id
+ * (*skip bytes), and the rest depends on the answer alone: the same bytes
+ * are the same answer to any request (a cache's key). *skip 0: it did not
+ * (an answer about the connection, id 0, or one packed otherwise). */
+/* The bytes a Response answering `id` begins with as protobuf-c packs it
+ * (fields in the order of their numbers; id is field 1) into out: their
+ * length, 0 if over cap. */
+size_t up_id_prefix(uint64_t id, uint8_t *out, size_t cap);
+int up_call_frame(struct upstream *u, Ofc__V1__Request *req, uint8_t **frame, size_t *len,
+		  size_t *skip, struct ofc_error *err);
 /* A stream (Watch, a streamed GetSchedule) has a connection of its own,
  * counted against max_open: opened with the request sent, read frame by
  * frame, closed when done. */
@@ -72,5 +84,37 @@ int up_stream_open(struct upstream *u, Ofc__V1__Request *req, struct up_stream *
 int up_stream_next(struct up_stream *s, double wait, Ofc__V1__Response **resp,
 		   struct ofc_error *err);
 void up_stream_close(struct up_stream *s);
+
+/* ---- cache.c ----
+ * The JSON of recent answers, keyed by the bytes of ofcd's answer after
+ * its id (up_call_frame's): a GetState answered with the same bytes as
+ * before (the same state, seen by the same role and partitions, since
+ * ofcd's answer says all of it) is not decoded and written again. At most
+ * GW_CACHE_ENTRIES, each of a frame of at most GW_CACHE_MAX_KEY bytes, the
+ * least recently used replaced. */
+#define GW_CACHE_ENTRIES 16
+#define GW_CACHE_MAX_KEY (256u << 10)
+struct gw_cache_entry {
+	uint8_t *key;
+	size_t klen;
+	char *json;
+	size_t jlen;
+	unsigned code; /* the HTTP status */
+	uint64_t used;
+};
+struct gw_cache {
+	pthread_mutex_t mu;
+	struct gw_cache_entry e[GW_CACHE_ENTRIES];
+	uint64_t tick;
+	uint64_t hits, misses;
+};
+void gw_cache_init(struct gw_cache *c);
+void gw_cache_fini(struct gw_cache *c);
+/* A copy of the JSON stored under key (the caller frees it), or NULL. */
+char *gw_cache_get(struct gw_cache *c, const uint8_t *key, size_t klen, size_t *jlen,
+		   unsigned *code);
+/* Store copies of key and json (a key over GW_CACHE_MAX_KEY: nothing). */
+void gw_cache_put(struct gw_cache *c, const uint8_t *key, size_t klen, const char *json,
+		  size_t jlen, unsigned code);
 
 #endif

@@ -133,29 +133,66 @@ static int send_req(int fd, Ofc__V1__Request *req, double deadline, struct ofc_e
 	return rc;
 }
 
-static int recv_resp(int fd, uint64_t id, uint8_t **buf, size_t *cap, double deadline,
-		     Ofc__V1__Response **resp, struct ofc_error *err)
+size_t up_id_prefix(uint64_t id, uint8_t *out, size_t cap)
 {
-	for (;;) {
-		size_t len;
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 
-		if (frame_recv(fd, buf, cap, &len, UP_MAX_FRAME, deadline, err) < 0)
+	r.has_id = 1;
+	r.id = id;
+	if (protobuf_c_message_get_packed_size(&r.base) > cap)
+		return 0;
+	return protobuf_c_message_pack(&r.base, out);
+}
+
+/* The next frame answering `id` (or about the connection, id 0), skipping
+ * others: *len bytes in *buf; *skip is the length of the id's prefix when
+ * the frame begins with it, else 0 (and the frame was decoded to find its
+ * id). 0 for an answer to id, 1 for one about the connection, -1 on error. */
+static int recv_frame(int fd, uint64_t id, uint8_t **buf, size_t *cap, size_t *len, size_t *skip,
+		      double deadline, struct ofc_error *err)
+{
+	uint8_t pre[16];
+	size_t plen = up_id_prefix(id, pre, sizeof(pre));
+
+	for (;;) {
+		if (frame_recv(fd, buf, cap, len, UP_MAX_FRAME, deadline, err) < 0)
 			return -1;
-		Ofc__V1__Response *r = ofc__v1__response__unpack(NULL, len, *buf);
-		if (!r)
-			return ofc_error_set(err, OFC_E_RUNTIME,
-					     "ofcd sent %zu bytes that are not a Response", len);
-		/* id 0: about the connection (a limit reached, a refusal) */
-		if (r->id == id || r->id == 0) {
-			*resp = r;
+		*skip = 0;
+		if (plen && *len >= plen && memcmp(*buf, pre, plen) == 0) {
+			*skip = plen;
 			return 0;
 		}
+		Ofc__V1__Response *r = ofc__v1__response__unpack(NULL, *len, *buf);
+		if (!r)
+			return ofc_error_set(err, OFC_E_RUNTIME,
+					     "ofcd sent %zu bytes that are not a Response", *len);
+		/* id 0: about the connection (a limit reached, a refusal) */
+		uint64_t got = r->id;
 		ofc__v1__response__free_unpacked(r, NULL);
+		if (got == id)
+			return 0;
+		if (got == 0)
+			return 1;
 	}
 }
 
-int up_call(struct upstream *u, Ofc__V1__Request *req, Ofc__V1__Response **resp,
-	    struct ofc_error *err)
+static int recv_resp(int fd, uint64_t id, uint8_t **buf, size_t *cap, double deadline,
+		     Ofc__V1__Response **resp, struct ofc_error *err)
+{
+	size_t len, skip;
+
+	if (recv_frame(fd, id, buf, cap, &len, &skip, deadline, err) < 0)
+		return -1;
+	(void)skip;
+	*resp = ofc__v1__response__unpack(NULL, len, *buf);
+	if (!*resp)
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "ofcd sent %zu bytes that are not a Response", len);
+	return 0;
+}
+
+int up_call_frame(struct upstream *u, Ofc__V1__Request *req, uint8_t **frame, size_t *len,
+		  size_t *skip, struct ofc_error *err)
 {
 	double deadline = now_seconds() + u->timeout;
 	bool read = req->body_case == OFC__V1__REQUEST__BODY_GET_STATE ||
@@ -164,22 +201,23 @@ int up_call(struct upstream *u, Ofc__V1__Request *req, Ofc__V1__Response **resp,
 
 	req->has_id = 1;
 	req->id = up_id(u);
-	*resp = NULL;
+	*frame = NULL;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		bool reused;
-		uint8_t *buf = NULL;
 		size_t cap = 0;
 		int fd = up_take(u, deadline, &reused, err);
 
 		if (fd < 0)
 			return -1;
-		if (send_req(fd, req, deadline, err) == 0 &&
-		    recv_resp(fd, req->id, &buf, &cap, deadline, resp, err) == 0) {
-			free(buf);
-			up_give(u, fd, (*resp)->id == req->id);
+		int rc = send_req(fd, req, deadline, err);
+		if (rc == 0 &&
+		    (rc = recv_frame(fd, req->id, frame, &cap, len, skip, deadline, err)) >= 0) {
+			/* an answer about the connection (id 0) ends it */
+			up_give(u, fd, rc == 0);
 			return 0;
 		}
-		free(buf);
+		free(*frame);
+		*frame = NULL;
 		up_give(u, fd, false);
 		/* ofcd closed a kept connection (it restarted): once more on a
 		 * new one, for reads only (a mutation may have been taken). */
@@ -187,6 +225,23 @@ int up_call(struct upstream *u, Ofc__V1__Request *req, Ofc__V1__Response **resp,
 			return -1;
 	}
 	return -1;
+}
+
+int up_call(struct upstream *u, Ofc__V1__Request *req, Ofc__V1__Response **resp,
+	    struct ofc_error *err)
+{
+	uint8_t *frame;
+	size_t len, skip;
+
+	*resp = NULL;
+	if (up_call_frame(u, req, &frame, &len, &skip, err) < 0)
+		return -1;
+	*resp = ofc__v1__response__unpack(NULL, len, frame);
+	free(frame);
+	if (!*resp)
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "ofcd sent %zu bytes that are not a Response", len);
+	return 0;
 }
 
 int up_stream_open(struct upstream *u, Ofc__V1__Request *req, struct up_stream *s,

@@ -473,8 +473,10 @@ static Ofc__V1__TransactionInfo *txn_info(struct arena *a, const struct job *j, 
 
 /* The packed State answer without its id, for one combination of
  * GetState's options, rebuilt only when something it shows changed. A
- * request's answer is this plus a packed Response holding only the id:
- * protobuf merges concatenated messages, so the two make one Response. */
+ * request's answer is a packed Response holding only the id, then this:
+ * protobuf merges concatenated messages, so the two make one Response,
+ * whose bytes after the id are the same for every request (ofc-gateway
+ * keeps the JSON it wrote for them: controller/gateway/cache.c). */
 static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, size_t *len)
 {
 	struct snapshot *s = d->snap;
@@ -620,7 +622,7 @@ static int get_state(struct conn *c, uint64_t id, const Ofc__V1__GetState *g)
 		      variant & 3 ? ": ask without with_fabric / with_edges" : "");
 		return 0;
 	}
-	conn_queue(c, body, len, idbuf, idlen);
+	conn_queue(c, idbuf, idlen, body, len);
 	return 0;
 }
 
@@ -658,7 +660,7 @@ static int answer_full(struct conn *c, uint64_t id, const struct fabcfg *cfg)
 	idr.has_id = 1;
 	idr.id = id;
 	idlen = protobuf_c_message_pack(&idr.base, idbuf);
-	conn_queue(c, cfg->plan_full, cfg->plan_full_len, idbuf, idlen);
+	conn_queue(c, idbuf, idlen, cfg->plan_full, cfg->plan_full_len);
 	return 0;
 }
 

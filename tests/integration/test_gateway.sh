@@ -167,6 +167,10 @@ if curl -sS -o /dev/null --cacert "$C/ca.pem" --cert "$C/admin.pem" --key "$C/ad
 # ---- every route -----------------------------------------------------------------
 req admin 200 "$URL/v1/state"
 body_is 'j["status"]=="STATUS_OK" and j["state"]["fabric_name"]=="torus64-ocs" and j["state"]["devices"][0]["address"].startswith("127.0.0.1:")'
+# The same state again: its JSON is the gateway's from before (counted in
+# /metrics below), with no id; once the state changes, the new one.
+req admin 200 "$URL/v1/state"
+body_is 'j["state"]["devices"][0]["circuits"]==[] and "id" not in j'
 req reader 200 "$URL/v1/state?with_fabric=true"
 body_is 'j["state"]["fabric"]["name"]=="torus64-ocs"'
 req tenant-a 200 "$URL/v1/schedule?collective=allreduce&partition=jobA&size=1MiB&summary_only=true"
@@ -225,6 +229,8 @@ grep -q '"kind":"KIND_TRANSACTION_COMMITTED"' "$TMP/watch.a" && ok || bad "tenan
 grep -q '"message":"watching the events of fabric torus64-ocs"' "$TMP/watch.b" &&
 	! grep -q KIND_ "$TMP/watch.b" && ok || bad "tenant b hears nothing of jobA" "$(head -c 600 "$TMP/watch.b")"
 
+req admin 200 "$URL/v1/state"
+body_is 'len(j["state"]["devices"][0]["circuits"])==128'
 # A tenant's state: its circuits alone, no addresses, topology or paths.
 req tenant-a 200 "$URL/v1/state"
 body_is 'len(j["state"]["devices"][0]["circuits"])==128 and all(int(c["src_host"][1:]) < 32 and int(c["dst_host"][1:]) < 32 for c in j["state"]["devices"][0]["circuits"]) and "address" not in j["state"]["devices"][0] and "topology" not in j["state"] and "config_file" not in j["state"] and "state_dir" not in j["state"] and j["state"]["partition"]=="jobA"'
@@ -253,8 +259,9 @@ req reader 200 "$URL/metrics"
 grep -q '^ofc_transactions_total{outcome="committed"} 1$' "$TMP/out" &&
 	grep -q '^ofc_device_up{device="ocs0"} 1$' "$TMP/out" &&
 	grep -q '^ofc_transaction_duration_seconds_count 1$' "$TMP/out" &&
-	grep -q '^ofc_gateway_tls_refused_total [1-9]' "$TMP/out" && ok ||
-	bad "/metrics counts the commit, the device and the refusals" "$(head -c 600 "$TMP/out")"
+	grep -q '^ofc_gateway_tls_refused_total [1-9]' "$TMP/out" &&
+	grep -q '^ofc_gateway_state_json_reused_total [1-9]' "$TMP/out" && ok ||
+	bad "/metrics counts the commit, the device, the refusals and the JSON reused" "$(head -c 600 "$TMP/out")"
 if command -v promtool >/dev/null; then
 	promtool check metrics <"$TMP/out" >"$TMP/promtool.out" 2>&1 && ok ||
 		bad "promtool check metrics" "$(head -5 "$TMP/promtool.out")"
