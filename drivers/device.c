@@ -70,15 +70,46 @@ static void hint_unreachable(const struct device *dev, struct ofc_error *err)
 		 dev->cfg.name);
 }
 
+/* Whether a failed operation got an answer from the device (device_stats). */
+static bool answered(const struct ofc_error *err)
+{
+	switch (err->reason) {
+	case OFC_R_AUTH:
+	case OFC_R_IDENTITY:
+	case OFC_R_REFUSED:
+	case OFC_R_GARBAGE:
+	case OFC_R_TOO_BIG:
+	case OFC_R_MISMATCH:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Count an operation's outcome in dev->stats (`sent`: its commands count
+ * before it: an operation that sent nothing heard nothing); rc passes
+ * through. */
+static int counted(struct device *dev, uint64_t sent, int rc, const struct ofc_error *err)
+{
+	if (rc < 0)
+		dev->stats.errors++;
+	if ((rc >= 0 && dev->stats.commands > sent) || (rc < 0 && answered(err)))
+		dev->stats.last_contact = (double)unix_ms() / 1000;
+	return rc;
+}
+
 int device_read(struct device *dev, struct device_state *out, struct ofc_error *err)
 {
 	double t0 = now_seconds();
+	uint64_t sent = dev->stats.commands;
 	int rc;
 
 	state_init(out, dev->cfg.cls);
 	rc = ensure_open(dev, err);
 	if (rc == 0)
 		rc = dev->ops->read_state(dev, out, err);
+	if (rc == 0) /* an answer, even an impossible one */
+		dev->stats.last_contact = (double)unix_ms() / 1000;
 	if (rc == 0) {
 		/* What a device reports is checked like any input: numbers in
 		 * range, nothing twice (two cross-connects on one ingress are
@@ -95,13 +126,14 @@ int device_read(struct device *dev, struct device_state *out, struct ofc_error *
 		ofc_error_prefix(err, "%s", dev->cfg.name);
 	}
 	dev->stats.seconds += now_seconds() - t0;
-	return rc;
+	return counted(dev, sent, rc, err);
 }
 
 int device_apply(struct device *dev, const struct op_batch *b, uint32_t *done,
 		 struct ofc_error *err)
 {
 	double t0 = now_seconds();
+	uint64_t sent = dev->stats.commands;
 	int rc;
 
 	*done = 0;
@@ -113,12 +145,13 @@ int device_apply(struct device *dev, const struct op_batch *b, uint32_t *done,
 		ofc_error_prefix(err, "%s", dev->cfg.name);
 	}
 	dev->stats.seconds += now_seconds() - t0;
-	return rc;
+	return counted(dev, sent, rc, err);
 }
 
 int device_apply_batch(struct device *dev, const struct op_batch *b, struct ofc_error *err)
 {
 	double t0 = now_seconds();
+	uint64_t sent = dev->stats.commands;
 	uint32_t done = 0;
 	int rc = ensure_open(dev, err);
 
@@ -130,7 +163,7 @@ int device_apply_batch(struct device *dev, const struct op_batch *b, struct ofc_
 		ofc_error_prefix(err, "%s", dev->cfg.name);
 	}
 	dev->stats.seconds += now_seconds() - t0;
-	return rc;
+	return counted(dev, sent, rc, err);
 }
 
 void device_close(struct device *dev)
@@ -147,6 +180,7 @@ void device_close(struct device *dev)
 
 int device_lock(struct device *dev, bool *held, struct ofc_error *err)
 {
+	uint64_t sent = dev->stats.commands;
 	int rc;
 
 	*held = false;
@@ -155,6 +189,7 @@ int device_lock(struct device *dev, bool *held, struct ofc_error *err)
 	rc = ensure_open(dev, err);
 	if (rc == 0)
 		rc = dev->ops->lock(dev, err);
+	counted(dev, sent, rc, err);
 	if (rc < 0) {
 		ofc_error_prefix(err, "%s: lock", dev->cfg.name);
 		return -1;
@@ -167,7 +202,8 @@ int device_unlock(struct device *dev, struct ofc_error *err)
 {
 	if (!dev->ops->unlock || !dev->open)
 		return 0; /* no lock, or the session (and with it the lock) is gone */
-	if (dev->ops->unlock(dev, err) < 0) {
+	uint64_t sent = dev->stats.commands;
+	if (counted(dev, sent, dev->ops->unlock(dev, err), err) < 0) {
 		ofc_error_prefix(err, "%s: unlock", dev->cfg.name);
 		return -1;
 	}
@@ -178,7 +214,8 @@ int device_confirm(struct device *dev, struct ofc_error *err)
 {
 	if (!dev->ops->confirm || !dev->open)
 		return 0;
-	if (dev->ops->confirm(dev, err) < 0) {
+	uint64_t sent = dev->stats.commands;
+	if (counted(dev, sent, dev->ops->confirm(dev, err), err) < 0) {
 		ofc_error_prefix(err, "%s", dev->cfg.name);
 		return -1;
 	}

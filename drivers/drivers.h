@@ -169,6 +169,12 @@ struct device_stats {
 	uint64_t commands; /* requests sent (including retries and reads) */
 	uint64_t retries;  /* reconnects after a lost connection */
 	double seconds;	   /* wall time inside the driver */
+	/* Set by the device_* wrappers: operations (a read, an apply, a lock,
+	 * a confirm) that failed, and when the device last answered one, in
+	 * unix seconds (0: never). A refusal, a wrong or impossible answer is
+	 * an answer; no connection, a timeout or a dropped one is not. */
+	uint64_t errors;
+	double last_contact;
 };
 
 /* A switch port that is failing by the device's own account (drivers

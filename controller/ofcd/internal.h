@@ -298,6 +298,24 @@ struct metrics {
 	struct metrics_hist schedule_seconds;
 	uint64_t denied, devices_lost;
 };
+/* Per device, by name: commands sent, operations failed and when it last
+ * answered (drivers' device_stats), moved here from the devices of a ctl
+ * by the thread that holds it (metrics_devices_take: after each job of the
+ * mutation worker, and before a ctl is closed) and read by the loop for
+ * GetMetrics, under their own mutex. Names beyond METRICS_MAX_DEVICES
+ * (configs that renamed thousands of devices) are not counted. */
+#define METRICS_MAX_DEVICES 4096
+struct dev_counts {
+	char *name;
+	uint64_t commands, errors;
+	double last_contact; /* unix seconds, 0: never */
+};
+struct dev_metrics {
+	pthread_mutex_t mu;
+	struct dev_counts *v;
+	uint32_t n;
+	size_t cap;
+};
 
 /* What one user's connections hold: how many, and the bytes of their
  * buffers (requests being received, replies not yet read). Limited by
@@ -379,7 +397,8 @@ struct ofcd {
 	double accept_logged;	  /* when the last line about it was */
 	bool accept_told;	  /* this episode was logged: log its end */
 	struct log_limit peer_log;
-	struct metrics metrics; /* issue 36 */
+	struct metrics metrics;	 /* issue 36 */
+	struct dev_metrics devm; /* issue 36: its own mutex */
 	/* The planner computing the workload's schedule of cfg (plan.c), or
 	 * NULL; mutations wait for it until plan_hold_until (unix seconds,
 	 * 0: not holding). plan_job: its result, to run before the queue. */
@@ -463,7 +482,11 @@ Ofc__V1__State *authz_tenant_state(const struct ofcd *d, const Ofc__V1__Principa
  * with the connections counted by role (admin, read-only on the main
  * socket, the read-only socket, the gateway). The caller frees it. */
 void metrics_job_done(struct metrics *m, const struct job *j, bool ok, double seconds);
-char *metrics_text(const struct ofcd *d, const uint32_t clients[4]);
+char *metrics_text(struct ofcd *d, const uint32_t clients[4]);
+/* Move what c's devices counted (commands, errors) into d->devm and take
+ * their last contact; c's counts start again from 0. */
+void metrics_devices_take(struct ofcd *d, struct ctl *c);
+void metrics_devices_free(struct dev_metrics *m);
 
 /* work.c */
 /* GetSchedule's computation for j (run_schedule, stream.c): 0 with r

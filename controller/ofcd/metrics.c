@@ -6,6 +6,7 @@
  * snapshot's devices, the queue, the connections. */
 #include "controller/ofcd/internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Seconds: transactions take 0.1 s .. minutes, schedules 1 ms .. a minute. */
@@ -51,6 +52,50 @@ void metrics_job_done(struct metrics *m, const struct job *j, bool ok, double se
 	}
 }
 
+static struct dev_counts *dev_counts_of(struct dev_metrics *m, const char *name, bool add)
+{
+	for (uint32_t i = 0; i < m->n; i++)
+		if (strcmp(m->v[i].name, name) == 0)
+			return &m->v[i];
+	if (!add || m->n >= METRICS_MAX_DEVICES)
+		return NULL;
+	GROW(m->v, m->cap, m->n + 1);
+	m->v[m->n] = (struct dev_counts){.name = xstrdup(name)};
+	return &m->v[m->n++];
+}
+
+void metrics_devices_take(struct ofcd *d, struct ctl *c)
+{
+	struct dev_metrics *m = &d->devm;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&m->mu);
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		struct device_stats *st = &c->devs[i].dev.stats;
+		struct dev_counts *k = dev_counts_of(
+		    m, c->devs[i].cfg.name, st->commands || st->errors || st->last_contact);
+
+		if (!k)
+			continue;
+		k->commands += st->commands;
+		k->errors += st->errors;
+		if (st->last_contact > k->last_contact)
+			k->last_contact = st->last_contact;
+		st->commands = st->errors = 0;
+	}
+	pthread_mutex_unlock(&m->mu);
+}
+
+void metrics_devices_free(struct dev_metrics *m)
+{
+	for (uint32_t i = 0; i < m->n; i++)
+		free(m->v[i].name);
+	free(m->v);
+	m->v = NULL;
+	m->n = m->cap = 0;
+}
+
 static void hist(struct strbuf *sb, const char *name, const char *help,
 		 const struct metrics_hist *h, const double *bounds)
 {
@@ -81,7 +126,7 @@ static void label(struct strbuf *sb, const char *v)
 	}
 }
 
-char *metrics_text(const struct ofcd *d, const uint32_t clients[4])
+char *metrics_text(struct ofcd *d, const uint32_t clients[4])
 {
 	const struct metrics *m = &d->metrics;
 	const struct snapshot *s = d->snap;
@@ -111,6 +156,35 @@ char *metrics_text(const struct ofcd *d, const uint32_t clients[4])
 		label(&sb, s->devs[i]->name);
 		sb_printf(&sb, "\"} %zu\n", s->devs[i]->n_port_alarms);
 	}
+	struct dev_metrics *dm = &d->devm;
+	static const char *const dev_series[3][3] = {
+	    {"ofc_device_last_contact_timestamp_seconds", "gauge",
+	     "when the device last answered a command (unix seconds; a refusal is an answer, no "
+	     "connection or a timeout is not; 0: never)"},
+	    {"ofc_device_commands_total", "counter",
+	     "commands sent to the device (probes, transactions; retries and reads included)"},
+	    {"ofc_device_errors_total", "counter",
+	     "operations on the device that failed (a read, a change, a lock or a confirm the "
+	     "device refused, answered wrongly or did not answer)"},
+	};
+	pthread_mutex_lock(&dm->mu);
+	for (int k = 0; k < 3; k++) {
+		head(&sb, dev_series[k][0], dev_series[k][1], dev_series[k][2]);
+		for (uint32_t i = 0; i < s->ndevs; i++) {
+			const struct dev_counts *c = dev_counts_of(dm, s->devs[i]->name, false);
+
+			sb_printf(&sb, "%s{device=\"", dev_series[k][0]);
+			label(&sb, s->devs[i]->name);
+			if (k == 0)
+				sb_printf(&sb, "\"} %.3f\n", c ? c->last_contact : 0);
+			else
+				sb_printf(&sb, "\"} %llu\n",
+					  (unsigned long long)(!c	? 0
+							       : k == 1 ? c->commands
+									: c->errors));
+		}
+	}
+	pthread_mutex_unlock(&dm->mu);
 	head(&sb, "ofc_device_lost_total", "counter", "times a device was found unreachable");
 	sb_printf(&sb, "ofc_device_lost_total %llu\n", (unsigned long long)m->devices_lost);
 	head(&sb, "ofc_config_generation", "gauge",

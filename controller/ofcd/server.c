@@ -2679,6 +2679,7 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_cond_init(&d->cond, NULL);
 	pthread_mutex_init(&d->note_mu, NULL);
+	pthread_mutex_init(&d->devm.mu, NULL);
 	d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (d->wake_fd < 0) {
 		ofc_error_set(err, OFC_E_RUNTIME, "eventfd: %s", strerror(errno));
@@ -2913,6 +2914,8 @@ void ofcd_close(struct ofcd *d)
 	pthread_mutex_destroy(&d->mu);
 	pthread_cond_destroy(&d->cond);
 	pthread_mutex_destroy(&d->note_mu);
+	metrics_devices_free(&d->devm);
+	pthread_mutex_destroy(&d->devm.mu);
 	for (uint32_t i = 0; i < d->nw_trusted; i++)
 		free(d->w_trusted[i]);
 	free(d->w_trusted);

@@ -11,6 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A ctl closed, what its devices counted kept first (metrics.c). */
+static void ofcd_ctl_close(struct ofcd *d, struct ctl *c)
+{
+	metrics_devices_take(d, c);
+	ctl_close(c);
+}
+
 /* ---- events from ctl ------------------------------------------------------------ */
 
 /* Events that say how a job ended travel with it, delivered after its
@@ -369,7 +376,7 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 						 "%u host port%s moved to spare ones (%s.rewired)",
 						 d->nw_moves, d->nw_moves == 1 ? "" : "s", f->name);
 				ctl_handover(d->w_ctl, nc);
-				ctl_close(d->w_ctl);
+				ofcd_ctl_close(d, d->w_ctl);
 				fabcfg_unref(d->w_cfg);
 				d->w_ctl = nc;
 				d->w_cfg = nc_cfg;
@@ -763,7 +770,7 @@ static void run_mutation(struct ofcd *d, struct job *j)
 			      (unsigned long long)res.txn, res.ops_applied,
 			      res.ops_applied == 1 ? "" : "s", nc->ndevs, nc->ndevs == 1 ? "" : "s",
 			      res.seconds);
-		ctl_close(d->w_ctl);
+		ofcd_ctl_close(d, d->w_ctl);
 		d->w_ctl = nc;
 		nc = NULL;
 		ctl_quiet(d->w_ctl, NULL);
@@ -833,7 +840,7 @@ out:
 		an.t.state = an.r.status == OFC__V1__STATUS__STATUS_INVALID ? "refused" : "failed";
 	if (!j->outcome)
 		j->outcome = an.t.state;
-	ctl_close(nc);
+	ofcd_ctl_close(d, nc);
 	fabcfg_unref(ncfg);
 	held_partition_free(&rtp);
 	response_pack(&an.r, &j->reply, &j->reply_len);
@@ -1156,7 +1163,7 @@ static void rewire(struct ofcd *d, const char *item, struct strbuf *say)
 	ncfg->coll = d->w_cfg->coll;
 	ncfg->size = d->w_cfg->size;
 	nf = NULL;
-	ctl_close(d->w_ctl);
+	ofcd_ctl_close(d, d->w_ctl);
 	d->w_ctl = nc;
 	ctl_quiet(nc, NULL);
 	fabcfg_unref(d->w_cfg);
@@ -1168,7 +1175,7 @@ static void rewire(struct ofcd *d, const char *item, struct strbuf *say)
 		  res.ops_applied, res.ops_applied == 1 ? "" : "s");
 	return;
 undo:
-	ctl_close(nc);
+	ofcd_ctl_close(d, nc);
 	if (nf)
 		fabric_free(nf);
 	d->nw_moves--;
@@ -1518,6 +1525,7 @@ void *ofcd_mutation_worker(void *arg)
 		pthread_mutex_unlock(&d->mu);
 		d->w_job = j;
 		ofcd_run_job(d, j);
+		metrics_devices_take(d, d->w_ctl);
 		d->w_job = NULL;
 		pthread_mutex_lock(&d->mu);
 		d->mjob = NULL;

@@ -284,6 +284,36 @@ if command -v prometheus >/dev/null; then
 		bad "prometheus scraped the gateway" "$(head -c 300 "$TMP/out")" "$(tail -3 "$TMP/prom.log")"
 fi
 
+# Per device: commands, errors, last contact. The commit above counted; an
+# emulator (on the same port) that refuses every command after the login
+# makes a reconfigure an error that is still a contact; none at all, an
+# error with no contact.
+dev_metric() { # NAME: NAME{device="ocs0"} from /metrics
+	curl -sS --cacert "$C/ca.pem" --cert "$C/reader.pem" --key "$C/reader.key" "$URL/metrics" |
+		awk -v n="$1{device=\"ocs0\"}" '$1 == n {print $2}'
+}
+dev_metrics() { # the three, as "COMMANDS ERRORS LAST-CONTACT"
+	echo "$(dev_metric ofc_device_commands_total) $(dev_metric ofc_device_errors_total)" \
+		"$(dev_metric ofc_device_last_contact_timestamp_seconds)"
+}
+m1=$(dev_metrics)
+echo "$m1" | awk -v now="$(date +%s)" '{ exit !($1 >= 129 && $2 == 0 && $3 > now - 600 && $3 <= now + 1) }' &&
+	ok || bad "ocs0's commands, errors and last contact after the commit" "$m1"
+stop_emu "$e_pid"
+start_emu ocs-emu e --listen "127.0.0.1:$e_port" --ports 256 --credentials configs/credentials/ocs0.cred \
+	--state "$TMP/emu.state" --fail-at 2 --fail-count 1000000
+req admin 409 -X POST "$URL/v1/reconfigure" -d '{"partition":"jobB"}'
+m2=$(dev_metrics)
+echo "$m1 $m2" | awk '{ exit !($4 > $1 && $5 > $2 && $6 > $3) }' && ok ||
+	bad "a refused command: commands and errors up, a contact" "$m1 -> $m2"
+stop_emu "$e_pid"
+req admin 409 -X POST "$URL/v1/reconfigure" -d '{"partition":"jobB"}'
+m3=$(dev_metrics)
+echo "$m2 $m3" | awk '{ exit !($5 > $2 && $6 == $3) }' && ok ||
+	bad "no device: errors up, no contact" "$m2 -> $m3"
+start_emu ocs-emu e --listen "127.0.0.1:$e_port" --ports 256 --credentials configs/credentials/ocs0.cred \
+	--state "$TMP/emu.state"
+
 # ---- bad requests: each a clear error --------------------------------------------
 req admin 404 "$URL/v1/nothing"
 body_is 'j["message"]=="GET /v1/nothing: no such route (docs/control.md, \"The network API\")"'
