@@ -25,7 +25,8 @@ static const char help[] =
     "wrappers in contrib/slurm/); they read SLURM_JOB_ID, SLURM_JOB_NODELIST and\n"
     "SLURM_JOB_COMMENT. A job asks with sbatch --comment 'ofc:topology=SPEC'; the\n"
     "prolog makes partition slurm-job-ID of the job's hosts at SPEC through ofcd\n"
-    "(--socket PATH, else OFC_SOCKET, else " OFCD_SOCKET_DEFAULT "), relabelled for\n"
+    "(--socket PATH, else OFC_SOCKET, else " OFCD_SOCKET_DEFAULT "; or ofc-gateway:\n"
+    "ofc --server URL --cert C --key K --cacert A slurm ...), relabelled for\n"
     "fewest moves, and waits for the commit; the epilog releases it (the circuits\n"
     "stay). topology writes topology.conf for TopologyPlugin=topology/tree from\n"
     "a fabric config; hostlist prints the hosts of a Slurm hostlist.\n\n"
@@ -47,6 +48,7 @@ static const char help[] =
 
 struct slurm_opts {
 	const char *socket;
+	const struct cli_server *srv; /* --server: through ofc-gateway instead */
 	const char *map_path, *default_topo, *slurm_conf, *scontrol, *config;
 	double timeout; /* < 0: from slurm.conf */
 	uint32_t group;
@@ -212,7 +214,9 @@ static int ask(const struct slurm_opts *o, Ofc__V1__Request *req, double timeout
 	int rc;
 
 	*resp = NULL;
-	if (ofcd_connect(&c, o->socket, err) < 0)
+	if (o->srv) /* the HTTPS thread may write to a connection given up on */
+		signal(SIGPIPE, SIG_IGN);
+	if ((o->srv ? cli_https_connect(&c, o->srv, err) : ofcd_connect(&c, o->socket, err)) < 0)
 		return -1;
 	c.timeout = timeout > 0.5 ? timeout : 0.5;
 	rc = ofcd_call(&c, req, resp, err);
@@ -247,8 +251,8 @@ static int prolog(const struct slurm_opts *o)
 		rc = 0;
 		goto out;
 	}
-	if (!rq.asked && slurm_default_spec(o->default_topo, n, rq.topology, sizeof(rq.topology),
-					    &err) < 0) {
+	if (!rq.asked &&
+	    slurm_default_spec(o->default_topo, n, rq.topology, sizeof(rq.topology), &err) < 0) {
 		fprintf(stderr, "ofc slurm prolog: job %s: %s\n", job, err.msg);
 		tell_slurm(o, job, err.msg, false);
 		goto out;
@@ -274,21 +278,22 @@ static int prolog(const struct slurm_opts *o)
 	if (ask(o, &req, timeout - (now_seconds() - t0), &resp, &err) < 0) {
 		char why[700];
 
-		snprintf(why, sizeof(why), "%.400s (partition %s: %.200s on %u hosts)", err.msg, name, spec,
-			 n);
+		snprintf(why, sizeof(why), "%.400s (partition %s: %.200s on %u hosts)", err.msg,
+			 name, spec, n);
 		fprintf(stderr, "ofc slurm prolog: job %s: %s\n", job, why);
 		tell_slurm(o, job, why, false);
 		goto out;
 	}
 	if (resp->status == OFC__V1__STATUS__STATUS_OK) {
 		const Ofc__V1__TransactionInfo *t =
-		    resp->body_case == OFC__V1__RESPONSE__BODY_TRANSACTION ? resp->transaction : NULL;
+		    resp->body_case == OFC__V1__RESPONSE__BODY_TRANSACTION ? resp->transaction
+									   : NULL;
 
 		printf("ofc: job %s: partition %s: %s on %u host%s committed: %u operation%s "
 		       "(transaction %llu) in %.3f s\n",
 		       job, name, spec, n, n == 1 ? "" : "s", t ? t->operations : 0,
-		       t && t->operations == 1 ? "" : "s",
-		       t ? (unsigned long long)t->id : 0ULL, now_seconds() - t0);
+		       t && t->operations == 1 ? "" : "s", t ? (unsigned long long)t->id : 0ULL,
+		       now_seconds() - t0);
 		rc = 0;
 	} else {
 		bool final = final_status(resp->status);
@@ -401,7 +406,8 @@ static int hostlist(const struct slurm_opts *o, const char *expr)
 	return rc;
 }
 
-int slurm_main(const char *socket, const struct cli_cmd *cmd, int argc, char **argv)
+int slurm_main(const char *socket, const struct cli_server *srv, const struct cli_cmd *cmd,
+	       int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"map", required_argument, NULL, 'm'},
@@ -416,6 +422,7 @@ int slurm_main(const char *socket, const struct cli_cmd *cmd, int argc, char **a
 	};
 	struct slurm_opts o = {
 	    .socket = socket ? socket : env_or("OFC_SOCKET", OFCD_SOCKET_DEFAULT),
+	    .srv = srv,
 	    .map_path = env_or("OFC_SLURM_MAP", NULL),
 	    .default_topo = env_or("OFC_SLURM_DEFAULT_TOPOLOGY", NULL),
 	    .slurm_conf = env_or("SLURM_CONF", "/etc/slurm/slurm.conf"),
@@ -468,8 +475,9 @@ int slurm_main(const char *socket, const struct cli_cmd *cmd, int argc, char **a
 	int rest = argc - optind;
 	if (strcmp(sub, "prolog") == 0 || strcmp(sub, "epilog") == 0) {
 		if (rest)
-			return cli_usage_error(cmd, "%s takes no arguments (the job comes from "
-						    "the environment)",
+			return cli_usage_error(cmd,
+					       "%s takes no arguments (the job comes from "
+					       "the environment)",
 					       sub);
 		return sub[0] == 'p' ? prolog(&o) : epilog(&o);
 	}
@@ -490,5 +498,5 @@ int slurm_main(const char *socket, const struct cli_cmd *cmd, int argc, char **a
 
 int cmd_slurm(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	return slurm_main(NULL, cmd, argc, argv);
+	return slurm_main(NULL, NULL, cmd, argc, argv);
 }

@@ -276,9 +276,12 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_show(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv);
-/* `ofc slurm` (cmd_slurm.c, issue 40); socket: --socket's, or NULL. */
+/* `ofc slurm` (cmd_slurm.c, issue 40); socket: --socket's, or NULL; srv:
+ * --server's (issue 36: through ofc-gateway), or NULL. */
+struct cli_server;
 int cmd_slurm(const struct cli_cmd *cmd, int argc, char **argv);
-int slurm_main(const char *socket, const struct cli_cmd *cmd, int argc, char **argv);
+int slurm_main(const char *socket, const struct cli_server *srv, const struct cli_cmd *cmd,
+	       int argc, char **argv);
 
 /* `ofc --socket PATH COMMAND ...`: the commands ofcd answers (cmd_remote.c);
  * argv[0] is the command. */

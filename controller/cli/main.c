@@ -229,11 +229,14 @@ int ofc_cli_main(int argc, char **argv)
 	}
 	/* --socket PATH anywhere, or $OFC_SOCKET for the commands ofcd answers:
 	 * ask the daemon instead of acting locally. */
-	/* ofc slurm talks to ofcd itself (issue 40): --socket is its socket. */
-	if (has_socket && strcmp(argv[1], "slurm") == 0)
+	/* ofc slurm talks to ofcd itself (issue 40): --socket is its socket,
+	 * --server its gateway. */
+	if ((has_socket || has_server) && strcmp(argv[1], "slurm") == 0)
 		for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 			if (strcmp(commands[i].name, "slurm") == 0)
-				return slurm_main(socket, &commands[i], argc - 1, argv + 1);
+				return slurm_main(has_socket ? socket : NULL,
+						  has_server ? &srv : NULL, &commands[i], argc - 1,
+						  argv + 1);
 	if (has_socket)
 		return remote_main(socket, argc - 1, argv + 1);
 	if (has_server)

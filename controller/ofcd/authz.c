@@ -30,15 +30,23 @@ const char *authz_role_name(const Ofc__V1__Principal *p)
 	}
 }
 
+/* A tenant's partitions are names, or prefixes ending in '*' ("slurm-job-*":
+ * every partition a Slurm controller makes for its jobs, docs/slurm.md);
+ * partition names never hold a '*'. */
 bool authz_owns(const Ofc__V1__Principal *p, const char *partition)
 {
 	if (!p || p->role == OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN)
 		return true;
 	if (p->role != OFC__V1__PRINCIPAL__ROLE__ROLE_TENANT || !partition)
 		return false;
-	for (size_t i = 0; i < p->n_partitions; i++)
-		if (strcmp(p->partitions[i], partition) == 0)
+	for (size_t i = 0; i < p->n_partitions; i++) {
+		const char *q = p->partitions[i];
+		size_t n = strlen(q);
+
+		if (n && q[n - 1] == '*' ? strncmp(q, partition, n - 1) == 0
+					 : strcmp(q, partition) == 0)
 			return true;
+	}
 	return false;
 }
 

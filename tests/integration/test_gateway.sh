@@ -79,7 +79,7 @@ cat >"$TMP/policy" <<'EOF'
 # identity    role       partitions
 cn:admin      admin
 cn:reader     read-only
-cn:tenant-a   tenant     jobA
+cn:tenant-a   tenant     jobA,slurm-job-*
 cn:tenant-b   tenant     jobB
 cn:revoked    admin
 cn:expired    admin
@@ -343,6 +343,27 @@ $OFC $SRV --cert "$C/intruder.pem" --key "$C/intruder.key" status >"$TMP/out" 2>
 [ $? -eq 1 ] && grep -q "a refused client certificate ends the TLS handshake; the gateway's log says why" "$TMP/err" &&
 	ok || bad "ofc --server with another CA's certificate" "$(cat "$TMP/err")"
 expect_error 2 "ofc: --cert, --key and --cacert go with --server URL" $OFC --cert x status
+# Slurm's prolog and epilog from another machine: contrib/slurm's wrappers
+# with OFC_SERVER; tenant a may make slurm-job-* partitions of its own hosts.
+mkdir "$TMP/slurm"
+cp contrib/slurm/ofc-prolog contrib/slurm/ofc-epilog "$TMP/slurm/"
+printf '#!/bin/sh\necho "$@" >>%s/scontrol.log\n' "$TMP" >"$TMP/slurm/scontrol"
+chmod 755 "$TMP/slurm/scontrol"
+printf '%s\n' "OFC=$(cd "$(dirname "$OFC")" && pwd -P)/$(basename "$OFC")" "OFC_SERVER=$URL" \
+	"OFC_CERT=$C/tenant-a.pem" "OFC_KEY=$C/tenant-a.key" "OFC_CACERT=$C/ca.pem" \
+	"OFC_SLURM_SCONTROL=$TMP/slurm/scontrol" "SLURM_CONF=$TMP/none" >"$TMP/slurm/ofc-slurm.env"
+job() { # ID NODELIST PROLOG-OR-EPILOG
+	env -i SLURM_JOB_ID="$1" SLURM_JOB_NODELIST="$2" SLURM_JOB_COMMENT=ofc:topology=ring:4 \
+		"$TMP/slurm/ofc-$3"
+}
+expect_stdout_has "ofc: job 77: partition slurm-job-77: ring:4 on 4 hosts committed" job 77 'h[0-3]' prolog
+expect_error 1 "ofc slurm prolog: job 78: permission denied: partition jobB belongs to another tenant (held: the request cannot be met)" \
+	job 78 'h[40-43]' prolog
+grep -q "^update JobId=78 AdminComment=ofc: permission denied: partition jobB belongs to another tenant" "$TMP/scontrol.log" &&
+	ok || bad "the refusal is on the job" "$(cat "$TMP/scontrol.log")"
+expect_stdout_has "ofc: job 77: released partition 'slurm-job-77'" job 77 'h[0-3]' epilog
+expect_stdout_has "ofc: job 78 held no partition" \
+	env SLURM_JOB_ID=78 $OFC $SRV --cert "$C/admin.pem" --key "$C/admin.key" slurm epilog
 PYTHONPATH="$BUILD/python" $PY - "$URL" "$C" <<'PY' >"$TMP/out" 2>&1 && ok || bad "the Python client over TLS" "$(cat "$TMP/out")"
 import sys
 from ofc_client import Client, OfcError
