@@ -35,6 +35,9 @@ PKGS      = yaml-0.1 libprotobuf-c libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libs
 # lp_solve ships no pkg-config file: its headers live in /usr/include/lpsolve
 # and the static library needs COLAMD (suitesparse) and libdl.
 LPSOLVE_LIBS = -llpsolve55 -lcolamd -ldl
+# COIN-OR Clp: a plugin of its own (below), not linked into the programs.
+CLP_PC     = clp
+CLP_PLUGIN = $(BUILD)/libofc-clp.so
 
 # Recursive (=) so pkg-config runs only after the dependency stamp is built.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
@@ -97,7 +100,7 @@ MPI_RANK  = $(BUILD)/ofc-mpi-rank
 # Keep generated protobuf sources and test objects: they are not throwaway.
 .SECONDARY:
 
-all: $(BINS) $(MANS) $(BUILD)/ofc.pc python $(MPI_RANK)
+all: $(BINS) $(MANS) $(BUILD)/ofc.pc python $(MPI_RANK) $(CLP_PLUGIN)
 
 $(BUILD)/ofc-mpi-rank: exec/mpi/ofc_mpi_rank.c | $(STAMP)
 	@mkdir -p $(dir $@)
@@ -125,7 +128,7 @@ $(BUILD)/man/%.8: $(BUILD)/% scripts/man.py docs/man/%.extra VERSION $(BUILD)/ma
 deps: $(STAMP)
 $(STAMP): scripts/install-deps.sh
 	@scripts/install-deps.sh
-	@scripts/install-deps.sh --check $(PKGS) $(BLISS_PC)
+	@scripts/install-deps.sh --check $(PKGS) $(CLP_PC) $(BLISS_PC)
 	@mkdir -p $(BUILD) && touch $@
 
 # Generated C is never an intermediate to delete: a missing header next to
@@ -169,6 +172,19 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TESTLIB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(OPT) $(SAN) $^ -o $@ $(LDLIBS_ALL) -lcmocka
+
+# COIN-OR Clp, the second LP solver (issue 38), is a plugin rwa/lp.c loads
+# when a model asks for it (rwa/lp_clp.h: linked, Clp and what it pulls in
+# added 4 MB to every run's resident memory). C++ (its event handler stops
+# a solve at every iteration), without the sanitizers: an instrumented
+# program loads it as is.
+$(BUILD)/obj/rwa/lp_clp.o: rwa/lp_clp.cc rwa/lp_clp.h | $(STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  CXX     $<"
+	$(Q)$(CXX) -std=c++11 -fPIC $(OPT) -Wall -Wextra -Werror -I. $(shell pkg-config --cflags $(CLP_PC)) -c $< -o $@
+$(CLP_PLUGIN): $(BUILD)/obj/rwa/lp_clp.o
+	@echo "  LD      $@"
+	$(Q)$(CXX) -shared $(OPT) $< -o $@ -Wl,--no-undefined $(shell pkg-config --libs $(CLP_PC))
 
 # bench/symmetry measures bliss beside nauty (issue 38): bliss's digraphs
 # are C++ only (its C interface has undirected graphs), so a shim of the
@@ -282,7 +298,7 @@ install: all $(LIB)
 	  $(DESTDIR)$(INCLUDEDIR)/ofc/proto $(DESTDIR)$(SYSCONFDIR)/default \
 	  $(DESTDIR)$(DOCDIR) $(DESTDIR)$(PYTHONDIR) $(DESTDIR)$(OFCDATADIR)/proto \
 	  $(DESTDIR)$(OFCDATADIR)/configs/credentials $(DESTDIR)$(OFCDATADIR)/examples/modelw \
-	  $(DESTDIR)$(OFCDATADIR)/yang
+	  $(DESTDIR)$(OFCDATADIR)/yang $(DESTDIR)$(LIBDIR)/ofc
 	install -m 0755 $(BUILD)/ofc $(BUILD)/ocs-emu $(BUILD)/mrr-emu $(BUILD)/netconf-emu \
 	  $(BUILD)/ofc-mpi-rank $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/ofcd $(BUILD)/ofc-gateway $(DESTDIR)$(SBINDIR)/

@@ -1,13 +1,22 @@
-/* The only place ofc calls lp_solve. */
+/* The only place ofc calls an LP solver: lp_solve here, COIN-OR Clp through
+ * lp_clp.cc (issue 38), one struct lp for both. A model is on one solver for
+ * its life, chosen at lp_new_on; every call below goes to that one. */
+#include "rwa/lp_clp.h"
 #include "rwa/rwa.h"
 
+#include <dlfcn.h>
+#include <limits.h>
 #include <lpsolve/lp_lib.h>
 #include <math.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct lp {
+	const struct clp_api *api; /* Clp's plugin (rwa/lp_clp.h) ... */
+	struct clp *clp;	   /* ... and its model, or NULL: lp_solve's, m */
 	lprec *m;
 	int ncols;
 	bool rowmode; /* lp_solve adds rows fast in row mode; leave it to solve */
@@ -15,20 +24,26 @@ struct lp {
 	int *colno;
 	double *val;
 	size_t cap;
-	double deadline; /* now_seconds() clock; 0: none */
+	double deadline;	   /* now_seconds() clock; 0: none */
 	const atomic_bool *cancel; /* lp_set_cancel; NULL: none */
 };
 
 /* lp_solve's own timeout counts whole seconds; this stops a solve at the
- * deadline to the millisecond (lp_solve asks between iterations), and when
- * another thread cancels it. */
-static int __WINAPI past_deadline_cb(lprec *m, void *h)
+ * deadline to the millisecond, and when another thread cancels it: lp_solve
+ * asks between iterations, Clp at every iteration (lp_clp.cc's event
+ * handler), so both stop alike. */
+static int should_stop(void *h)
 {
 	const struct lp *lp = h;
 
-	(void)m;
 	return (lp->deadline > 0 && now_seconds() >= lp->deadline) ||
 	       (lp->cancel && atomic_load_explicit(lp->cancel, memory_order_relaxed));
+}
+
+static int __WINAPI past_deadline_cb(lprec *m, void *h)
+{
+	(void)m;
+	return should_stop(h);
 }
 
 static void scratch(struct lp *lp, int n)
@@ -38,6 +53,104 @@ static void scratch(struct lp *lp, int n)
 		lp->colno = xreallocarray(lp->colno, lp->cap, sizeof(int));
 		lp->val = xreallocarray(lp->val, lp->cap, sizeof(double));
 	}
+}
+
+const char *lp_solver_name(enum lp_solver s)
+{
+	return s == LP_SOLVER_CLP ? "clp" : s == LP_SOLVER_LPSOLVE ? "lpsolve" : "default";
+}
+
+int lp_solver_parse(const char *name, enum lp_solver *s)
+{
+	if (strcmp(name, "lpsolve") == 0)
+		*s = LP_SOLVER_LPSOLVE;
+	else if (strcmp(name, "clp") == 0)
+		*s = LP_SOLVER_CLP;
+	else
+		return -1;
+	return 0;
+}
+
+/* The plugin at path, its table; NULL (why in err) when it cannot be loaded
+ * or is of another build. RTLD_NODELETE: never unloaded (Clp is C++, its
+ * statics live as long as the process), so a handle per model costs only
+ * dlopen's reference count. */
+static const struct clp_api *clp_try(const char *path, char *why, size_t len)
+{
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+	const struct clp_api *api;
+
+	if (!h) {
+		snprintf(why, len, "%s", dlerror());
+		return NULL;
+	}
+	api = dlsym(h, OFC_CLP_API);
+	if (!api || api->size != sizeof(*api)) {
+		snprintf(why, len, "%s is not this build's Clp plugin", path);
+		dlclose(h);
+		return NULL;
+	}
+	return api;
+}
+
+/* Clp's plugin: $OFC_CLP_PLUGIN, else libofc-clp.so beside the program,
+ * one folder up (build/tests/ -> build/) or in ../lib/ofc (bin/ofc and
+ * sbin/ofcd of an installation: make install puts it in $(LIBDIR)/ofc). */
+static const struct clp_api *clp_load(struct ofc_error *err)
+{
+	static const char *const where[] = {"", "/..", "/../lib/ofc"};
+	char exe[PATH_MAX], path[PATH_MAX + 64], why[PATH_MAX + 128] = "not found";
+	const char *env = getenv("OFC_CLP_PLUGIN");
+	const struct clp_api *api;
+	ssize_t n;
+
+	if (env && *env) {
+		if ((api = clp_try(env, why, sizeof(why))))
+			return api;
+		ofc_error_set(err, OFC_E_RUNTIME, "the Clp LP solver is not available: %s", why);
+		return NULL;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		*strrchr(exe, '/') = 0;
+		for (size_t i = 0; i < ARRAY_SIZE(where); i++) {
+			snprintf(path, sizeof(path), "%s%s/" OFC_CLP_PLUGIN, exe, where[i]);
+			if (access(path, F_OK) == 0 && (api = clp_try(path, why, sizeof(why))))
+				return api;
+		}
+	}
+	ofc_error_set(err, OFC_E_RUNTIME,
+		      "the Clp LP solver is not available (%s beside the program, one folder up "
+		      "or in ../lib/ofc, or $OFC_CLP_PLUGIN): %s",
+		      OFC_CLP_PLUGIN, why);
+	return NULL;
+}
+
+bool lp_solver_available(enum lp_solver s, struct ofc_error *err)
+{
+	return s != LP_SOLVER_CLP || clp_load(err) != NULL;
+}
+
+struct lp *lp_new_on(int ncols, enum lp_solver s, struct ofc_error *err)
+{
+	const struct clp_api *api;
+	struct lp *lp;
+
+	if (s != LP_SOLVER_CLP)
+		return lp_new(ncols);
+	if (!(api = clp_load(err)))
+		return NULL;
+	lp = xcalloc(1, sizeof(*lp));
+	lp->api = api;
+	lp->clp = api->create(ncols);
+	lp->ncols = ncols;
+	return lp;
+}
+
+enum lp_solver lp_solver_of(const struct lp *lp)
+{
+	return lp->clp ? LP_SOLVER_CLP : LP_SOLVER_LPSOLVE;
 }
 
 struct lp *lp_new(int ncols)
@@ -60,7 +173,10 @@ void lp_free(struct lp *lp)
 {
 	if (!lp)
 		return;
-	delete_lp(lp->m);
+	if (lp->clp)
+		lp->api->destroy(lp->clp);
+	else
+		delete_lp(lp->m);
 	free(lp->colno);
 	free(lp->val);
 	free(lp);
@@ -73,12 +189,12 @@ int lp_ncols(const struct lp *lp)
 
 int lp_nrows(const struct lp *lp)
 {
-	return get_Nrows(lp->m);
+	return lp->clp ? lp->api->nrows(lp->clp) : get_Nrows(lp->m);
 }
 
 static void row_mode(struct lp *lp, bool on)
 {
-	if (lp->rowmode != on) {
+	if (!lp->clp && lp->rowmode != on) {
 		set_add_rowmode(lp->m, on ? TRUE : FALSE);
 		lp->rowmode = on;
 	}
@@ -88,6 +204,12 @@ int lp_add_cols(struct lp *lp, int n)
 {
 	int first = lp->ncols;
 
+	if (lp->clp) {
+		for (int i = 0; i < n; i++)
+			lp->api->add_col(lp->clp, 0, 0, NULL, NULL);
+		lp->ncols += n;
+		return first;
+	}
 	row_mode(lp, false);
 	resize_lp(lp->m, get_Nrows(lp->m), lp->ncols + n);
 	for (int i = 0; i < n; i++)
@@ -98,6 +220,10 @@ int lp_add_cols(struct lp *lp, int n)
 
 int lp_add_col(struct lp *lp, double obj, int n, const int *rows, const double *vals)
 {
+	if (lp->clp) {
+		lp->ncols++;
+		return lp->api->add_col(lp->clp, obj, n, rows, vals);
+	}
 	row_mode(lp, false);
 	scratch(lp, n + 1);
 	/* lp_solve wants the row numbers ascending, the objective as row 0. */
@@ -121,7 +247,9 @@ int lp_add_col(struct lp *lp, double obj, int n, const int *rows, const double *
 
 void lp_maximize(struct lp *lp, bool maximize)
 {
-	if (maximize)
+	if (lp->clp)
+		lp->api->maximize(lp->clp, maximize);
+	else if (maximize)
 		set_maxim(lp->m);
 	else
 		set_minim(lp->m);
@@ -129,6 +257,13 @@ void lp_maximize(struct lp *lp, bool maximize)
 
 int lp_set_objective(struct lp *lp, int n, const int *cols, const double *vals)
 {
+	if (lp->clp) {
+		for (int j = 0; j < lp->ncols; j++)
+			lp->api->set_obj(lp->clp, j, 0);
+		for (int i = 0; i < n; i++)
+			lp->api->set_obj(lp->clp, cols[i], vals[i]);
+		return 0;
+	}
 	scratch(lp, n);
 	for (int i = 0; i < n; i++) {
 		lp->colno[i] = cols[i] + 1;
@@ -139,6 +274,10 @@ int lp_set_objective(struct lp *lp, int n, const int *cols, const double *vals)
 
 void lp_set_obj_coef(struct lp *lp, int col, double v)
 {
+	if (lp->clp) {
+		lp->api->set_obj(lp->clp, col, v);
+		return;
+	}
 	row_mode(lp, false);
 	set_mat(lp->m, 0, col + 1, v);
 }
@@ -148,6 +287,9 @@ int lp_add_row(struct lp *lp, int n, const int *cols, const double *vals, enum l
 {
 	static const int type[] = {[LP_LE] = LE, [LP_GE] = GE, [LP_EQ] = EQ};
 
+	if (lp->clp)
+		return lp->api->add_row(lp->clp, n, cols, vals, rel == LP_LE ? -INFINITY : rhs,
+					rel == LP_GE ? INFINITY : rhs);
 	row_mode(lp, true);
 	scratch(lp, n);
 	for (int i = 0; i < n; i++) {
@@ -161,6 +303,10 @@ int lp_add_row(struct lp *lp, int n, const int *cols, const double *vals, enum l
 
 void lp_set_bounds(struct lp *lp, int col, double lo, double hi)
 {
+	if (lp->clp) {
+		lp->api->set_bounds(lp->clp, col, lo, hi);
+		return;
+	}
 	row_mode(lp, false);
 	set_bounds(lp->m, col + 1, isinf(lo) ? -get_infinite(lp->m) : lo,
 		   isinf(hi) ? get_infinite(lp->m) : hi);
@@ -168,12 +314,21 @@ void lp_set_bounds(struct lp *lp, int col, double lo, double hi)
 
 void lp_set_integer(struct lp *lp, int col, bool integer)
 {
+	if (lp->clp) {
+		if (integer)
+			lp->api->set_integer(lp->clp);
+		return;
+	}
 	row_mode(lp, false);
 	set_int(lp->m, col + 1, integer ? TRUE : FALSE);
 }
 
 void lp_set_binary(struct lp *lp, int col)
 {
+	if (lp->clp) {
+		lp->api->set_integer(lp->clp);
+		return;
+	}
 	row_mode(lp, false);
 	set_binary(lp->m, col + 1, TRUE);
 }
@@ -181,7 +336,8 @@ void lp_set_binary(struct lp *lp, int col)
 void lp_set_time_limit(struct lp *lp, double seconds)
 {
 	/* lp_solve takes whole seconds; round up so 0.5 s is not "no limit". */
-	set_timeout(lp->m, seconds > 0 ? (long)ceil(seconds) : 0);
+	if (!lp->clp)
+		set_timeout(lp->m, seconds > 0 ? (long)ceil(seconds) : 0);
 	lp->deadline = seconds > 0 ? now_seconds() + seconds : 0;
 }
 
@@ -200,8 +356,19 @@ void lp_set_scaling(struct lp *lp, enum lp_scaling s)
 				   [LP_SCALE_NONE] = SCALE_NONE,
 				   [LP_SCALE_GEOMETRIC_DYNAMIC] = SCALE_GEOMETRIC + SCALE_DYNUPDATE,
 				   [LP_SCALE_MEAN_DYNAMIC] = SCALE_MEAN + SCALE_DYNUPDATE};
+	/* Clp: 3 automatic (its default), 2 geometric, 0 none, 1
+	 * equilibrium; it scales the matrix as it is at every solve, so the
+	 * dynamic modes are its plain ones */
+	static const int clp_mode[] = {[LP_SCALE_DEFAULT] = 3,
+				       [LP_SCALE_GEOMETRIC] = 2,
+				       [LP_SCALE_NONE] = 0,
+				       [LP_SCALE_GEOMETRIC_DYNAMIC] = 2,
+				       [LP_SCALE_MEAN_DYNAMIC] = 1};
 
-	set_scaling(lp->m, mode[s]);
+	if (lp->clp)
+		lp->api->set_scaling(lp->clp, clp_mode[s]);
+	else
+		set_scaling(lp->m, mode[s]);
 }
 
 void lp_set_simplex(struct lp *lp, enum lp_simplex s)
@@ -210,16 +377,49 @@ void lp_set_simplex(struct lp *lp, enum lp_simplex s)
 				   [LP_SIMPLEX_DUAL] = SIMPLEX_DUAL_DUAL,
 				   [LP_SIMPLEX_PRIMAL] = SIMPLEX_PRIMAL_PRIMAL};
 
-	set_simplextype(lp->m, type[s]);
+	if (lp->clp)
+		lp->api->set_algorithm(lp->clp, s == LP_SIMPLEX_DUAL	 ? 1
+						: s == LP_SIMPLEX_PRIMAL ? 2
+									 : 0);
+	else
+		set_simplextype(lp->m, type[s]);
 }
 
 void lp_set_break_at_first(struct lp *lp, bool on)
 {
+	if (lp->clp)
+		return; /* a MIP option; Clp solves no MIP */
 	set_break_at_first(lp->m, on ? TRUE : FALSE);
+}
+
+static enum lp_result solve_clp(struct lp *lp, struct ofc_error *err)
+{
+	char why[160] = "";
+
+	switch (lp->api->solve(lp->clp, should_stop, lp, why, sizeof(why))) {
+	case 0:
+		return LP_OPTIMAL;
+	case 1:
+		return LP_INFEASIBLE;
+	case 2:
+		return LP_UNBOUNDED;
+	case 3:
+	case 5:
+		return LP_TIMEOUT;
+	case CLP_INTEGER:
+		ofc_error_set(err, OFC_E_RUNTIME,
+			      "Clp solves no integer programs (the ILPs run on lp_solve)");
+		return LP_FAILED;
+	default:
+		ofc_error_set(err, OFC_E_RUNTIME, "Clp failed (%s)", why);
+		return LP_FAILED;
+	}
 }
 
 enum lp_result lp_solve(struct lp *lp, struct ofc_error *err)
 {
+	if (lp->clp)
+		return solve_clp(lp, err);
 	row_mode(lp, false);
 	switch (solve(lp->m)) {
 	case OPTIMAL:
@@ -244,6 +444,10 @@ enum lp_result lp_solve(struct lp *lp, struct ofc_error *err)
 
 void lp_reset_basis(struct lp *lp)
 {
+	if (lp->clp) {
+		lp->api->reset_basis(lp->clp);
+		return;
+	}
 	row_mode(lp, false);
 	default_basis(lp->m);
 }
@@ -259,13 +463,17 @@ const char *lp_result_str(enum lp_result r)
 
 double lp_objective(const struct lp *lp)
 {
-	return get_objective(lp->m);
+	return lp->clp ? lp->api->objective(lp->clp) : get_objective(lp->m);
 }
 
 void lp_solution(const struct lp *lp, double *x)
 {
 	REAL *v = NULL;
 
+	if (lp->clp) {
+		lp->api->solution(lp->clp, x, lp->ncols);
+		return;
+	}
 	if (get_ptr_variables(lp->m, &v) && v)
 		memcpy(x, v, (size_t)lp->ncols * sizeof(double));
 	else
@@ -275,8 +483,11 @@ void lp_solution(const struct lp *lp, double *x)
 int lp_duals(const struct lp *lp, double *y)
 {
 	REAL *d = NULL;
-	int rows = get_Nrows(lp->m);
+	int rows;
 
+	if (lp->clp)
+		return lp->api->duals(lp->clp, y, lp->api->nrows(lp->clp));
+	rows = get_Nrows(lp->m);
 	if (!get_ptr_dual_solution(lp->m, &d) || !d)
 		return -1;
 	memcpy(y, d + 1, (size_t)rows * sizeof(double));
@@ -285,5 +496,7 @@ int lp_duals(const struct lp *lp, double *y)
 
 int lp_write(const struct lp *lp, const char *path)
 {
+	if (lp->clp)
+		return lp->api->write(lp->clp, path); /* MPS */
 	return write_lp(lp->m, (char *)path) ? 0 : -1;
 }

@@ -1,9 +1,11 @@
-/* rwa — routing and wavelength assignment, and the one wrapper around
- * lp_solve that every LP and ILP in ofc goes through (BFB, RWA, MCF).
+/* rwa — routing and wavelength assignment, and the one wrapper around the
+ * LP solvers that every LP and ILP in ofc goes through (BFB, RWA, MCF, the
+ * fluid engine): lp_solve, and COIN-OR Clp for LPs (issue 38).
  *
  * The wrapper keeps lp_solve's 1-based columns, its globals-free lprec and
- * its status codes behind a small API with 0-based columns and
- * struct ofc_error. Separate models may be solved on separate threads.
+ * its status codes, and Clp's C++ model (rwa/lp_clp.cc), behind a small API
+ * with 0-based columns and struct ofc_error. Separate models may be solved
+ * on separate threads.
  */
 #ifndef OFC_RWA_H
 #define OFC_RWA_H
@@ -27,8 +29,31 @@ enum lp_result {
 	LP_FAILED,  /* numerical trouble or an internal error */
 };
 
-/* A model with ncols columns, all >= 0 and continuous, objective 0, minimise. */
+/* Which solver a model runs on. Clp solves LPs only (no branch-and-bound:
+ * the RWA ILP stays on lp_solve, and integer columns on a Clp model fail its
+ * solve). LP_SOLVER_DEFAULT leaves the choice to each use, which takes the
+ * one measured best for it (docs/ARCHITECTURE.md, "LP solvers"). */
+enum lp_solver { LP_SOLVER_DEFAULT = 0, LP_SOLVER_LPSOLVE, LP_SOLVER_CLP };
+/* "lpsolve", "clp" ("default" for LP_SOLVER_DEFAULT) and back; -1 for any
+ * other name. */
+const char *lp_solver_name(enum lp_solver s);
+int lp_solver_parse(const char *name, enum lp_solver *s);
+/* s, or def when s is LP_SOLVER_DEFAULT: a use's own default. */
+static inline enum lp_solver lp_solver_or(enum lp_solver s, enum lp_solver def)
+{
+	return s != LP_SOLVER_DEFAULT ? s : def;
+}
+
+/* A model with ncols columns, all >= 0 and continuous, objective 0, minimise,
+ * on lp_solve (lp_new) or the solver s (LP_SOLVER_DEFAULT: lp_solve). */
 struct lp *lp_new(int ncols);
+/* NULL (OFC_E_RUNTIME) when Clp is asked for and its plugin cannot be
+ * loaded (libofc-clp.so: rwa/lp_clp.h). */
+struct lp *lp_new_on(int ncols, enum lp_solver s, struct ofc_error *err);
+enum lp_solver lp_solver_of(const struct lp *lp);
+/* Whether a model can be made on s (Clp: its plugin loads), else err says
+ * why: what an option naming the solver checks before any work. */
+bool lp_solver_available(enum lp_solver s, struct ofc_error *err);
 void lp_free(struct lp *lp);
 int lp_ncols(const struct lp *lp);
 int lp_nrows(const struct lp *lp);
@@ -53,12 +78,13 @@ void lp_set_binary(struct lp *lp, int col);
 /* Wall-clock limit for solve (0 = none). */
 void lp_set_time_limit(struct lp *lp, double seconds);
 /* Stop a solve (LP_TIMEOUT, as at the time limit) once *cancel is true,
- * set by any thread: lp_solve asks between iterations. NULL: never. */
+ * set by any thread: both solvers ask at every iteration. NULL: never. */
 void lp_set_cancel(struct lp *lp, const atomic_bool *cancel);
-/* lp_solve's scaling: its default (geometric, equilibrated), geometric
- * alone, or none. Column generation masters with dense columns solve about
- * twice as fast with geometric alone, and do not stall or fail in LUSOL the
- * way they do when equilibrated (bench/RESULTS.md, issue 7b). */
+/* Scaling: lp_solve's default (geometric, equilibrated), geometric alone,
+ * or none (Clp: automatic, geometric, none; its dynamic modes are its plain
+ * ones, as Clp scales the model as it is at every solve). Column generation masters with dense
+ * columns solve about twice as fast with geometric alone, and do not stall or fail in LUSOL the way
+ * they do when equilibrated (bench/RESULTS.md, issue 7b). */
 enum lp_scaling {
 	LP_SCALE_DEFAULT = 0,
 	LP_SCALE_GEOMETRIC,
@@ -68,7 +94,9 @@ enum lp_scaling {
 	LP_SCALE_MEAN_DYNAMIC,
 };
 void lp_set_scaling(struct lp *lp, enum lp_scaling s);
-/* Which simplex lp_solve runs in its two phases. Models re-solved after
+/* Which simplex lp_solve runs in its two phases (Clp: the dual or the
+ * primal simplex; by default the dual after new rows, the primal after new
+ * columns or costs, from the last basis). Models re-solved after
  * rows are added (cutting planes) stay dual feasible: dual simplex in both
  * phases starts from there, where the default (dual then primal) can
  * stall in primal on degenerate cut LPs (fluid pricing, issue 13). */
@@ -88,7 +116,7 @@ double lp_objective(const struct lp *lp);
 void lp_solution(const struct lp *lp, double *x);
 /* Dual values of all rows into y (nrows entries); LP only. */
 int lp_duals(const struct lp *lp, double *y);
-/* The model in lp_solve's LP format, for debugging. */
+/* The model in lp_solve's LP format (Clp: MPS), for debugging. */
 int lp_write(const struct lp *lp, const char *path);
 
 /* ---- routing and wavelength assignment on a WDM ring ----------------------

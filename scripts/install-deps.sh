@@ -8,7 +8,7 @@ liblpsolve55-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libcmocka-dev
 pkg-config graphviz iproute2 iputils-ping python3 libsystemd-dev systemd
 python3-protobuf man-db groff-base mpich libmpich-dev bash-completion
 slurmctld slurmd slurm-client munge
-libyang2-dev libnauty2-dev libbliss-dev g++
+libyang2-dev libnauty2-dev coinor-libclp-dev g++ libbliss-dev
 libjson-c-dev libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev
 openssl curl prometheus
 libnetconf2-dev libssh-dev libyuma-base netconfd openssh-server openssh-client
@@ -33,6 +33,7 @@ if [ "${1:-}" = "--check" ]; then
 			gnutls) deb=libgnutls28-dev ;;
 			libcurl) deb=libcurl4-openssl-dev ;;
 			nauty) deb=libnauty2-dev ;;
+			clp) deb=coinor-libclp-dev ;;
 			libbliss-cxx) deb=libbliss-dev ;;
 			libnetconf2) deb=libnetconf2-dev ;;
 			libssh) deb=libssh-dev ;;

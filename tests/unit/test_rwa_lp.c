@@ -1,10 +1,14 @@
-/* The lp_solve wrapper: optimum, duals, integrality, infeasibility. */
+/* The LP wrapper: optimum, duals, integrality, infeasibility, on lp_solve;
+ * and the same on Clp (issue 38), whose answers must agree, with a time
+ * limit and a cancellation that stop both alike. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 
 #include <cmocka.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "rwa/rwa.h"
 
@@ -75,12 +79,172 @@ static void test_infeasible_and_added_columns(void **state)
 	lp_free(lp);
 }
 
+/* The same model on a given solver; maximise or minimise (min -x - y). */
+static struct lp *small_on(enum lp_solver sv, bool max)
+{
+	struct ofc_error err = {0};
+	struct lp *lp = lp_new_on(2, sv, &err);
+	int c[2] = {0, 1};
+	double one[2] = {1, 1}, neg[2] = {-1, -1}, r1[2] = {1, 2}, r2[2] = {3, 1};
+
+	if (!lp)
+		fail_msg("%s: %s", lp_solver_name(sv), err.msg);
+	assert_int_equal(lp_solver_of(lp), sv);
+	lp_maximize(lp, max);
+	lp_set_objective(lp, 2, c, max ? one : neg);
+	assert_int_equal(lp_add_row(lp, 2, c, r1, LP_LE, 4), 0);
+	assert_int_equal(lp_add_row(lp, 2, c, r2, LP_LE, 6), 1);
+	return lp;
+}
+
+/* lp_solve and Clp: the same optimum, primal and duals (the change of the
+ * objective per unit of each right-hand side, so the minimisation's duals
+ * are the maximisation's negated), maximising and minimising; infeasible;
+ * a column added after the rows; rows added after a solve (a warm start);
+ * Clp refuses integer columns rather than drop them. */
+static void test_clp_agrees(void **state)
+{
+	static const enum lp_solver both[] = {LP_SOLVER_LPSOLVE, LP_SOLVER_CLP};
+	struct ofc_error err = {0};
+	(void)state;
+
+	for (size_t k = 0; k < 2; k++)
+		for (int max = 0; max < 2; max++) {
+			struct lp *lp = small_on(both[k], max);
+			double x[3], y[3], sign = max ? 1 : -1;
+			int c[1] = {0}, z;
+			double v[1] = {1};
+
+			assert_int_equal(lp_solve(lp, &err), LP_OPTIMAL);
+			assert_true(fabs(lp_objective(lp) - 2.8 * sign) < 1e-9);
+			lp_solution(lp, x);
+			assert_true(fabs(x[0] - 1.6) < 1e-9 && fabs(x[1] - 1.2) < 1e-9);
+			assert_int_equal(lp_duals(lp, y), 0);
+			if (fabs(y[0] - 0.4 * sign) > 1e-9 || fabs(y[1] - 0.2 * sign) > 1e-9)
+				fail_msg("%s %s: duals %g %g", lp_solver_name(both[k]),
+					 max ? "max" : "min", y[0], y[1]);
+			/* a cut after the solve: x <= 1 -> x 1, y 1.5, 2.5 */
+			assert_int_equal(lp_add_row(lp, 1, c, v, LP_LE, 1), 2);
+			assert_int_equal(lp_nrows(lp), 3);
+			assert_int_equal(lp_solve(lp, &err), LP_OPTIMAL);
+			assert_true(fabs(lp_objective(lp) - 2.5 * sign) < 1e-9);
+			/* a column after: +z, z <= 3 */
+			z = lp_add_cols(lp, 1);
+			assert_int_equal(z, 2);
+			lp_set_obj_coef(lp, z, sign);
+			lp_set_bounds(lp, z, 0, 3);
+			assert_int_equal(lp_solve(lp, &err), LP_OPTIMAL);
+			assert_true(fabs(lp_objective(lp) - 5.5 * sign) < 1e-9);
+			lp_solution(lp, x);
+			assert_true(fabs(x[2] - 3) < 1e-9);
+			/* infeasible */
+			assert_int_equal(lp_add_row(lp, 1, c, v, LP_GE, 5), 3);
+			assert_int_equal(lp_solve(lp, &err), LP_INFEASIBLE);
+			lp_free(lp);
+		}
+	struct lp *lp = small_on(LP_SOLVER_CLP, true);
+	lp_set_integer(lp, 0, true);
+	assert_int_equal(lp_solve(lp, &err), LP_FAILED);
+	assert_non_null(strstr(err.msg, "integer"));
+	lp_free(lp);
+}
+
+/* A transportation LP of n x n columns: large enough that neither solver
+ * finishes it in a millisecond. */
+static struct lp *big_on(enum lp_solver sv, int n)
+{
+	struct ofc_error err = {0};
+	struct lp *lp = lp_new_on(n * n, sv, &err);
+	int *cols = malloc((size_t)n * sizeof(int));
+	double *one = malloc((size_t)n * sizeof(double));
+	uint64_t seed = 38;
+
+	assert_non_null(lp);
+	for (int i = 0; i < n * n; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		lp_set_obj_coef(lp, i, 1 + (double)(seed >> 40) / (1 << 24) * 100);
+	}
+	for (int i = 0; i < n; i++)
+		one[i] = 1;
+	for (int r = 0; r < n; r++) {
+		for (int j = 0; j < n; j++)
+			cols[j] = r * n + j;
+		lp_add_row(lp, n, cols, one, LP_GE, 1 + r % 3); /* demand */
+		for (int j = 0; j < n; j++)
+			cols[j] = j * n + r;
+		lp_add_row(lp, n, cols, one, LP_LE, 3); /* supply */
+	}
+	free(cols);
+	free(one);
+	return lp;
+}
+
+/* Time limits and cancellation stop both solvers alike: LP_TIMEOUT, soon
+ * after the limit (a limit of 1 ms on a model that takes far longer), at
+ * once when the cancel flag is already set; and without them the same
+ * model solves to the same optimum on both. */
+static void test_clp_time_limit_cancel(void **state)
+{
+	static const enum lp_solver both[] = {LP_SOLVER_LPSOLVE, LP_SOLVER_CLP};
+	struct ofc_error err = {0};
+	double opt[2];
+	(void)state;
+
+	for (size_t k = 0; k < 2; k++) {
+		struct lp *lp = big_on(both[k], 200);
+		atomic_bool stop = true;
+		double t0;
+
+		lp_set_time_limit(lp, 0.001);
+		t0 = now_seconds();
+		assert_int_equal(lp_solve(lp, &err), LP_TIMEOUT);
+		assert_true(now_seconds() - t0 < 5);
+		lp_free(lp);
+
+		lp = big_on(both[k], 200);
+		lp_set_cancel(lp, &stop);
+		assert_int_equal(lp_solve(lp, &err), LP_TIMEOUT);
+		lp_free(lp);
+		/* (a fresh model: lp_solve crashes re-solving a cancelled one) */
+		lp = big_on(both[k], 200);
+		atomic_store(&stop, false);
+		lp_set_cancel(lp, &stop);
+		t0 = now_seconds();
+		assert_int_equal(lp_solve(lp, &err), LP_OPTIMAL);
+		print_message("%s: %.3f s\n", lp_solver_name(both[k]), now_seconds() - t0);
+		opt[k] = lp_objective(lp);
+		lp_free(lp);
+	}
+	assert_true(fabs(opt[0] - opt[1]) < 1e-6 * fabs(opt[0]));
+}
+
+/* The names --lp-solver takes. */
+static void test_solver_names(void **state)
+{
+	enum lp_solver s;
+	struct ofc_error err = {0};
+	(void)state;
+
+	assert_int_equal(lp_solver_parse("clp", &s), 0);
+	assert_int_equal(s, LP_SOLVER_CLP);
+	assert_int_equal(lp_solver_parse("lpsolve", &s), 0);
+	assert_int_equal(s, LP_SOLVER_LPSOLVE);
+	assert_int_equal(lp_solver_parse("gurobi", &s), -1);
+	assert_string_equal(lp_solver_name(LP_SOLVER_CLP), "clp");
+	assert_true(lp_solver_available(LP_SOLVER_CLP, &err));
+	assert_int_equal(lp_solver_or(LP_SOLVER_DEFAULT, LP_SOLVER_CLP), LP_SOLVER_CLP);
+	assert_int_equal(lp_solver_or(LP_SOLVER_LPSOLVE, LP_SOLVER_CLP), LP_SOLVER_LPSOLVE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_lp_optimum_and_duals),
 	    cmocka_unit_test(test_ilp),
 	    cmocka_unit_test(test_infeasible_and_added_columns),
+	    cmocka_unit_test(test_clp_agrees),
+	    cmocka_unit_test(test_clp_time_limit_cancel),
+	    cmocka_unit_test(test_solver_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

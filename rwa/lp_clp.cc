@@ -1,0 +1,296 @@
+// The Clp half of rwa/lp.c (issue 38): COIN-OR Clp behind the same struct lp
+// as lp_solve, built into the plugin libofc-clp.so (rwa/lp_clp.h says why a
+// plugin). C++ because what a time limit and a cancellation need, a check
+// at every iteration, is Clp's ClpEventHandler: its C interface hands
+// messages to a callback only at a log level, and prints every message it
+// hands over (Clp_C_Interface's handler calls back, then prints), which a
+// library that never prints cannot have. Nothing here prints: Clp's
+// messages go to a handler that drops them. Called from rwa/lp.c alone.
+#include <coin/ClpEventHandler.hpp>
+#include <coin/ClpSimplex.hpp>
+#include <coin/CoinError.hpp>
+#include <coin/CoinMessageHandler.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include "rwa/lp_clp.h"
+
+namespace
+{
+
+// Nothing printed, whatever Clp says.
+class Quiet : public CoinMessageHandler
+{
+      public:
+	int print() override
+	{
+		return 0;
+	}
+	CoinMessageHandler *clone() const override
+	{
+		return new Quiet(*this);
+	}
+};
+
+// At every iteration, ask rwa/lp.c whether to stop (its deadline, its
+// cancel flag): Clp then ends with status 5.
+struct stop_call {
+	int (*fn)(void *) = nullptr;
+	void *ctx = nullptr;
+};
+
+class Stop : public ClpEventHandler
+{
+      public:
+	const stop_call *call = nullptr;
+
+	int event(Event e) override
+	{
+		if (e != endOfIteration && e != endOfFactorization)
+			return -1;
+		return call->fn && call->fn(call->ctx) ? 5 : -1;
+	}
+	ClpEventHandler *clone() const override
+	{
+		return new Stop(*this);
+	}
+};
+
+} // namespace
+
+struct clp {
+	ClpSimplex m;
+	Quiet quiet;
+	stop_call stop;
+	// Rows (or columns) added since the last flush, as arrays: Clp adds
+	// them in one go, where one at a time copies the matrix each time.
+	// (Not CoinBuild: Clp 1.17's addRows of one fails on a model of no
+	// rows, "Bad new rownum".)
+	struct pending {
+		std::vector<CoinBigIndex> start{0};
+		std::vector<int> index;
+		std::vector<double> value, lo, hi, obj;
+		size_t count() const
+		{
+			return lo.size();
+		}
+		void clear()
+		{
+			start.assign(1, 0);
+			index.clear();
+			value.clear();
+			lo.clear();
+			hi.clear();
+			obj.clear();
+		}
+		void add(int n, const int *idx, const double *val, double l, double h, double o)
+		{
+			index.insert(index.end(), idx, idx + n);
+			value.insert(value.end(), val, val + n);
+			start.push_back((CoinBigIndex)index.size());
+			lo.push_back(l);
+			hi.push_back(h);
+			obj.push_back(o);
+		}
+	} rows, cols;
+	int nrows = 0, ncols = 0; // with the pending ones
+	bool rows_added = false;  // since the last solve: dual simplex next
+	bool solved = false;
+	bool integer = false;
+	int algorithm = 0; // 0: by what changed, 1 dual, 2 primal
+};
+
+static void flush(struct clp *c)
+{
+	struct clp::pending &r = c->rows, &k = c->cols;
+
+	if (r.count()) {
+		c->m.addRows((int)r.count(), r.lo.data(), r.hi.data(), r.start.data(),
+			     r.index.data(), r.value.data());
+		r.clear();
+	}
+	if (k.count()) {
+		c->m.addColumns((int)k.count(), k.lo.data(), k.hi.data(), k.obj.data(),
+				k.start.data(), k.index.data(), k.value.data());
+		k.clear();
+	}
+}
+
+static double inf(double v)
+{
+	return std::isinf(v) ? (v > 0 ? COIN_DBL_MAX : -COIN_DBL_MAX) : v;
+}
+
+static struct clp *clp_new(int ncols)
+{
+	struct clp *c = new (std::nothrow) struct clp;
+
+	if (!c)
+		abort();
+	c->m.passInMessageHandler(&c->quiet);
+	c->m.setLogLevel(0);
+	c->m.resize(0, ncols);
+	c->ncols = ncols;
+	Stop stop;
+	stop.call = &c->stop;
+	c->m.passInEventHandler(&stop); // cloned: the clone points at c->stop
+	return c;
+}
+
+static void clp_free(struct clp *c)
+{
+	delete c;
+}
+
+static int clp_nrows(const struct clp *c)
+{
+	return c->nrows;
+}
+
+static int clp_add_col(struct clp *c, double obj, int n, const int *rows, const double *vals)
+{
+	if (c->rows.count())
+		flush(c);
+	c->cols.add(n, rows, vals, 0.0, COIN_DBL_MAX, obj);
+	return c->ncols++;
+}
+
+static int clp_add_row(struct clp *c, int n, const int *cols, const double *vals, double lo,
+		       double hi)
+{
+	if (c->cols.count())
+		flush(c);
+	c->rows.add(n, cols, vals, inf(lo), inf(hi), 0);
+	c->rows_added = true;
+	return c->nrows++;
+}
+
+static void clp_maximize(struct clp *c, bool maximize)
+{
+	c->m.setOptimizationDirection(maximize ? -1.0 : 1.0);
+}
+
+static void clp_set_obj(struct clp *c, int col, double v)
+{
+	flush(c);
+	c->m.setObjectiveCoefficient(col, v);
+}
+
+static void clp_set_bounds(struct clp *c, int col, double lo, double hi)
+{
+	flush(c);
+	c->m.setColumnBounds(col, inf(lo), inf(hi));
+}
+
+static void clp_set_integer(struct clp *c)
+{
+	c->integer = true;
+}
+
+static void clp_set_scaling(struct clp *c, int mode)
+{
+	c->m.scaling(mode);
+}
+
+static void clp_set_algorithm(struct clp *c, int which)
+{
+	c->algorithm = which;
+}
+
+static void clp_reset_basis(struct clp *c)
+{
+	flush(c);
+	c->m.allSlackBasis(true);
+	c->solved = false;
+}
+
+static int clp_solve(struct clp *c, int (*stop)(void *), void *ctx, char *why, size_t whylen)
+{
+	if (c->integer)
+		return CLP_INTEGER;
+	c->stop.fn = stop;
+	c->stop.ctx = ctx;
+	try {
+		flush(c);
+		// From the last basis: after new rows (cuts) the dual simplex
+		// (the basis stays dual feasible), after new columns or costs
+		// the primal; the first solve from Clp's own choice.
+		if (c->algorithm == 1 || (c->algorithm == 0 && c->solved && c->rows_added))
+			c->m.dual();
+		else if (c->algorithm == 2 || (c->algorithm == 0 && c->solved))
+			c->m.primal();
+		else
+			c->m.dual();
+	} catch (CoinError &e) {
+		snprintf(why, whylen, "%s", e.message().c_str());
+		return -1;
+	} catch (std::bad_alloc &) {
+		abort(); /* as xmalloc */
+	}
+	c->solved = true;
+	c->rows_added = false;
+	c->stop.fn = nullptr;
+	if (c->m.status() == 4 || c->m.status() < 0)
+		snprintf(why, whylen, "numerical trouble");
+	return c->m.status();
+}
+
+static double clp_objective(const struct clp *c)
+{
+	return c->m.objectiveValue();
+}
+
+static void clp_solution(const struct clp *c, double *x, int n)
+{
+	const double *v = c->m.primalColumnSolution();
+
+	if (v && c->m.numberColumns() >= n)
+		std::memcpy(x, v, (size_t)n * sizeof(double));
+	else
+		std::memset(x, 0, (size_t)n * sizeof(double));
+}
+
+static int clp_duals(const struct clp *c, double *y, int n)
+{
+	const double *d = c->m.dualRowSolution();
+
+	if (!d || c->m.numberRows() < n)
+		return -1;
+	std::memcpy(y, d, (size_t)n * sizeof(double));
+	return 0;
+}
+
+static int clp_write(struct clp *c, const char *path)
+{
+	flush(c);
+	return c->m.writeMps(path) == 0 ? 0 : -1;
+}
+
+extern "C" {
+extern const struct clp_api ofc_clp_api;
+const struct clp_api ofc_clp_api = {
+    sizeof(struct clp_api),
+    clp_new,
+    clp_free,
+    clp_nrows,
+    clp_add_col,
+    clp_add_row,
+    clp_maximize,
+    clp_set_obj,
+    clp_set_bounds,
+    clp_set_integer,
+    clp_set_scaling,
+    clp_set_algorithm,
+    clp_reset_basis,
+    clp_solve,
+    clp_objective,
+    clp_solution,
+    clp_duals,
+    clp_write,
+};
+}

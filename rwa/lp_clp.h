@@ -1,0 +1,56 @@
+/* rwa/lp.c's Clp half (issue 38), private to rwa/: rwa/lp_clp.cc is built
+ * into a plugin of its own, libofc-clp.so, which rwa/lp.c loads the first
+ * time a model asks for Clp (dlopen, as controller/cli/https.c loads
+ * libcurl): linked, Clp and what it pulls in (libstdc++, LAPACK, BLAS,
+ * CoinUtils) added 4 MB to the resident memory of every ofc and ofcd run,
+ * which the engines' memory estimates count, whether or not an LP ran.
+ * The plugin exports one table, OFC_CLP_API, checked by its size. Plain C
+ * types only (C++ cannot include rwa.h's <stdatomic.h>); columns and rows
+ * 0-based, bounds +-INFINITY for none. solve returns Clp's status: 0
+ * optimal, 1 infeasible, 2 unbounded, 3 or 5 stopped (stop() returned
+ * nonzero at an iteration), 4 or -1 failed (why[] says why), CLP_INTEGER
+ * when integer columns were asked for, which Clp does not solve. */
+#ifndef OFC_RWA_LP_CLP_H
+#define OFC_RWA_LP_CLP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct clp;
+#define CLP_INTEGER    100
+#define OFC_CLP_API    "ofc_clp_api"
+#define OFC_CLP_PLUGIN "libofc-clp.so"
+
+struct clp_api {
+	size_t size; /* sizeof(struct clp_api): a plugin of another build is refused */
+	struct clp *(*create)(int ncols);
+	void (*destroy)(struct clp *c);
+	int (*nrows)(const struct clp *c);
+	int (*add_col)(struct clp *c, double obj, int n, const int *rows, const double *vals);
+	int (*add_row)(struct clp *c, int n, const int *cols, const double *vals, double lo,
+		       double hi);
+	void (*maximize)(struct clp *c, bool maximize);
+	void (*set_obj)(struct clp *c, int col, double v);
+	void (*set_bounds)(struct clp *c, int col, double lo, double hi);
+	void (*set_integer)(struct clp *c);
+	/* Clp's scaling modes: 0 none, 1 equilibrium, 2 geometric, 3 automatic */
+	void (*set_scaling)(struct clp *c, int mode);
+	/* 0: by what changed since the last solve, 1: dual simplex, 2: primal */
+	void (*set_algorithm)(struct clp *c, int which);
+	void (*reset_basis)(struct clp *c);
+	int (*solve)(struct clp *c, int (*stop)(void *), void *ctx, char *why, size_t whylen);
+	double (*objective)(const struct clp *c);
+	void (*solution)(const struct clp *c, double *x, int n);
+	int (*duals)(const struct clp *c, double *y, int n);
+	int (*write)(struct clp *c, const char *path);
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
