@@ -290,7 +290,7 @@ static double solve_master(struct dw *d, bool phase2, double *lambda, struct ofc
 {
 	const struct problem *p = d->p;
 	uint32_t nr = d->nrows + d->nconv;
-	struct lp *lp = lp_new(0);
+	struct lp *lp = lp_new_known(0, p->lp_master);
 	double z = NAN;
 
 	lp_set_scaling(lp, LP_SCALE_GEOMETRIC);

@@ -28,6 +28,7 @@
 #ifndef OFC_FLUID_H
 #define OFC_FLUID_H
 
+#include "rwa/rwa.h"
 #include "sched/sched.h"
 #include "util/util.h"
 
@@ -283,6 +284,9 @@ struct fluid_opts {
 	double time_limit;  /* seconds for the whole solve; 0 = none */
 	uint64_t mem_limit; /* bytes a model may take (estimated before building); 0 = 4 GiB */
 	bool skip_phase2;   /* R* only */
+	/* The LP solver of every model (issue 38); LP_SOLVER_DEFAULT: each
+	 * model's measured default (FLUID_LP_* in fluid/internal.h). */
+	enum lp_solver lp_solver;
 	void (*progress)(void *ctx, const struct fluid_progress *p);
 	void *progress_ctx;
 };

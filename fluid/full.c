@@ -57,8 +57,8 @@ static bool has_w(const struct problem *p, const struct texp *x, uint32_t a)
 	return !tx_is_hold(x, a) || p->conserve[tx_vertex_from(x, a)];
 }
 
-int full_solve(const struct problem *p, const struct texp *x, bool phase2,
-	       struct fluid_result *r, struct ofc_error *err)
+int full_solve(const struct problem *p, const struct texp *x, bool phase2, struct fluid_result *r,
+	       struct ofc_error *err)
 {
 	uint32_t na = tx_narcs(x), nn = tx_nnodes(x), words = (nn + 63) / 64;
 	uint64_t *fw = xmalloc(words * 8), *bw = xmalloc(words * 8), *cone = xmalloc(words * 8);
@@ -134,7 +134,7 @@ int full_solve(const struct problem *p, const struct texp *x, bool phase2,
 			      x->T, need, (unsigned long long)ncols, (unsigned long long)nnz, max);
 		goto out;
 	}
-	lp = lp_new(ncols);
+	lp = lp_new_known(ncols, p->lp_full);
 	struct ivec rcols = {0};
 	double *rvals = NULL;
 	size_t rvcap = 0;
@@ -198,7 +198,8 @@ int full_solve(const struct problem *p, const struct texp *x, bool phase2,
 			uint32_t node = rownode[k];
 			double rhs = node == o ? 1 : node == x->T * x->nv + d ? -1 : 0;
 
-			lp_add_row(lp, (int)nodecols[k].n, nodecols[k].v, nodevals[k].v, LP_EQ, rhs);
+			lp_add_row(lp, (int)nodecols[k].n, nodecols[k].v, nodevals[k].v, LP_EQ,
+				   rhs);
 			free(nodecols[k].v);
 			free(nodevals[k].v);
 		}
@@ -242,8 +243,8 @@ int full_solve(const struct problem *p, const struct texp *x, bool phase2,
 				uint32_t e = tx_phys(x, wc->arc[k]);
 
 				if (e != UINT32_MAX)
-					for (uint32_t j = p->arc_cap_off[e]; j < p->arc_cap_off[e + 1];
-					     j++)
+					for (uint32_t j = p->arc_cap_off[e];
+					     j < p->arc_cap_off[e + 1]; j++)
 						ivec_push(&caprow[p->arc_caps[j]], wc->col[k]);
 			}
 			/* conservation rows: per node of a conserving vertex */
@@ -262,7 +263,8 @@ int full_solve(const struct problem *p, const struct texp *x, bool phase2,
 			struct ivec *rv2 = xcalloc(cons.n + 1, sizeof(*rv2));
 
 			for (uint32_t k = 0; k < wc->n; k++) {
-				int rt = rowof[tx_tail(x, wc->arc[k])], rh = rowof[tx_head(x, wc->arc[k])];
+				int rt = rowof[tx_tail(x, wc->arc[k])],
+				    rh = rowof[tx_head(x, wc->arc[k])];
 
 				if (rt >= 0) {
 					ivec_push(&rc2[rt], wc->col[k]);
@@ -353,7 +355,8 @@ int full_solve(const struct problem *p, const struct texp *x, bool phase2,
 		r->seconds[1] = now_seconds() - t1;
 		if (res == LP_TIMEOUT || res == LP_FEASIBLE) {
 			r->stop = FLUID_STOP_TIME;
-			ofc_error_set(err, OFC_E_RUNTIME, "the full LP hit the time limit in phase 2");
+			ofc_error_set(err, OFC_E_RUNTIME,
+				      "the full LP hit the time limit in phase 2");
 			goto out_lp;
 		}
 		if (res != LP_OPTIMAL) {

@@ -56,7 +56,14 @@ struct problem {
 	double t0;
 	uint64_t mem_limit;
 	const struct fluid_opts *opts;
+	/* The solver of each kind of model: the request's, else FLUID_LP_* */
+	enum lp_solver lp_master, lp_pricing, lp_full;
 };
+/* Each model's LP solver when the request names none (issue 38; measured
+ * in bench/RESULTS.md, "LP solvers"). */
+#define FLUID_LP_MASTER	 LP_SOLVER_LPSOLVE
+#define FLUID_LP_PRICING LP_SOLVER_LPSOLVE
+#define FLUID_LP_FULL	 LP_SOLVER_LPSOLVE
 
 /* ---- the time-expanded network G^T (texp.c) ----
  * Nodes (v, t), t = 0..T: id t * nv + v. Arcs: physical arc e at layer t
@@ -65,8 +72,8 @@ struct problem {
 struct texp {
 	const struct fluid_net *net;
 	uint32_t T, nv, ne, nhold;
-	uint32_t *hold_of;   /* nv: index among store vertices, UINT32_MAX if none */
-	uint32_t *hold_vert; /* nhold */
+	uint32_t *hold_of;	     /* nv: index among store vertices, UINT32_MAX if none */
+	uint32_t *hold_vert;	     /* nhold */
 	uint32_t *out_off, *out_arc; /* physical out-arcs per vertex */
 	uint32_t *in_off, *in_arc;
 	uint32_t *port; /* ne: the arc's rank among its tail's out-arcs */
@@ -137,10 +144,10 @@ uint32_t texp_min_hops(const struct fluid_net *n, const uint32_t *orig, uint32_t
  * destination, the flow f (dense); or for all-to-all the flows alone. */
 struct origin_flow {
 	uint32_t origin;
-	double *w;	     /* tx_narcs, copy collectives */
+	double *w; /* tx_narcs, copy collectives */
 	uint32_t ndest;
 	uint32_t *dest;
-	double **f;	     /* ndest arrays of tx_narcs */
+	double **f; /* ndest arrays of tx_narcs */
 };
 
 /* Append origin_flow's pieces (trees; per-destination paths for what no
@@ -191,8 +198,8 @@ void maxflow_sink_side(struct maxflow *m, uint32_t t, uint64_t *bits);
 double maxflow_on(const struct maxflow *m, uint32_t a);
 
 /* ---- the full LP 4.2 (full.c) ---- */
-int full_solve(const struct problem *p, const struct texp *x, bool phase2,
-	       struct fluid_result *r, struct ofc_error *err);
+int full_solve(const struct problem *p, const struct texp *x, bool phase2, struct fluid_result *r,
+	       struct ofc_error *err);
 
 /* ---- pricing (pricing.c) ----
  * One origin's subproblem (LP 5.1 with (3.12)): the least ĉ-cost usage w
@@ -211,7 +218,7 @@ struct pricer {
 	uint32_t *arc_col; /* G^T arc -> column, UINT32_MAX */
 	struct lp *lp;
 	struct maxflow mf;
-	double *cap;  /* per G^T arc, for the max flows */
+	double *cap; /* per G^T arc, for the max flows */
 	uint64_t *side, *side2;
 	double *objv; /* scratch */
 	int *objc;
@@ -228,14 +235,14 @@ struct pricer {
 	uint32_t ncons, *cons_off;
 	int *cons_col;
 	double *cons_val;
-	double longest;	 /* the longest single solve of the cut LP, s */
-	uint32_t way;	 /* how the costs are spread (pricing.c): the way that last worked */
+	double longest; /* the longest single solve of the cut LP, s */
+	uint32_t way;	/* how the costs are spread (pricing.c): the way that last worked */
 	/* all-to-all */
 	double *dist;
 	uint32_t *pred;
 };
-int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x,
-		uint32_t origin, struct ofc_error *err);
+int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x, uint32_t origin,
+		struct ofc_error *err);
 void pricer_free(struct pricer *pr);
 /* Copy collectives: minimise sum chat[e] * w over G^T (chat per physical
  * arc); w (tx_narcs, dense, zeroed here) and its cost, and a lower bound

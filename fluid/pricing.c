@@ -61,7 +61,7 @@ static int pool_add(struct pricer *pr, uint32_t n)
 static void lp_fresh(struct pricer *pr)
 {
 	lp_free(pr->lp);
-	pr->lp = lp_new((int)pr->ncols);
+	pr->lp = lp_new_known((int)pr->ncols, pr->p->lp_pricing);
 	/* Rows are added after solves (the cuts): lp_solve's scaling, fixed
 	 * at the first solve, then leaves new rows unscaled and re-solves
 	 * stall; the coefficients are all 0 and +-1, so no scaling is needed.

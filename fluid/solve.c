@@ -191,6 +191,12 @@ static int problem_init(struct problem *p, const struct fluid_net *n, const stru
 	p->slack = o->slack > 0 ? o->slack : 1e-7;
 	p->gap = o->gap > 0 ? o->gap : 1e-7;
 	p->mem_limit = o->mem_limit ? o->mem_limit : 4ull << 30;
+	p->lp_master = lp_solver_or(o->lp_solver, FLUID_LP_MASTER);
+	p->lp_pricing = lp_solver_or(o->lp_solver, FLUID_LP_PRICING);
+	p->lp_full = lp_solver_or(o->lp_solver, FLUID_LP_FULL);
+	if (!lp_solver_available(p->lp_master, err) || !lp_solver_available(p->lp_pricing, err) ||
+	    !lp_solver_available(p->lp_full, err))
+		return -1;
 	p->t0 = now_seconds();
 	p->deadline = o->time_limit > 0 ? p->t0 + o->time_limit : 0;
 	p->term = xmalloc((n->nverts + 1) * sizeof(uint32_t));

@@ -87,7 +87,8 @@ int build_alltoall(const struct optree_ring *r, const struct optree_opts *o,
 	struct rwa_opts ro = {.engine = o->rwa_engine ? (enum rwa_engine)o->rwa_engine
 						      : RWA_ENGINE_HEURISTIC,
 			      .objective = RWA_MIN_WAVELENGTHS,
-			      .time_limit = o->time_limit};
+			      .time_limit = o->time_limit,
+			      .lp_solver = o->lp_solver};
 	struct rwa_solution sol = {0};
 	struct rwa_report rep;
 	struct rwa_demand *dem;

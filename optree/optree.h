@@ -121,8 +121,9 @@ struct optree_opts {
 	 * and res->period, without merging stage ends (a shared step would mix
 	 * two periods). NULL plan: optree_plan_even's. Up to SCHED_MAX_NODES. */
 	bool reduced;
-	int rwa_engine;	   /* all-to-all: enum rwa_engine, 0 = the heuristic */
-	double time_limit; /* all-to-all ILP/LP: seconds for lp_solve, 0 = none */
+	int rwa_engine;		  /* all-to-all: enum rwa_engine, 0 = the heuristic */
+	double time_limit;	  /* all-to-all ILP/LP: seconds for the solver, 0 = none */
+	enum lp_solver lp_solver; /* all-to-all LP relaxation's (rwa_opts) */
 };
 
 struct optree_stage {

@@ -18,7 +18,7 @@ static inline unsigned rwa_dirs(const struct rwa_demand *d)
  * Loads are kept as variables chained segment to segment, so the model has
  * O(demands + N) non-zeros however long the arcs are. */
 enum lp_result rwa_lp_relax(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t ndem,
-			    bool max_served, double time_limit, double *value,
+			    bool max_served, double time_limit, enum lp_solver sv, double *value,
 			    struct ofc_error *err);
 
 /* The exact model with C wavelengths per fibre: binary z[d][dir][channel],

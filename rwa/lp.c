@@ -148,6 +148,16 @@ struct lp *lp_new_on(int ncols, enum lp_solver s, struct ofc_error *err)
 	return lp;
 }
 
+struct lp *lp_new_known(int ncols, enum lp_solver s)
+{
+	struct ofc_error err = {0};
+	struct lp *lp = lp_new_on(ncols, s, &err);
+
+	if (!lp)
+		abort(); /* the plugin loaded before: as an allocation failing */
+	return lp;
+}
+
 enum lp_solver lp_solver_of(const struct lp *lp)
 {
 	return lp->clp ? LP_SOLVER_CLP : LP_SOLVER_LPSOLVE;

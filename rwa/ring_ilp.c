@@ -1,5 +1,6 @@
-/* Ring RWA in lp_solve: the exact ILP and its LP relaxation (through the
- * wrapper in rwa/lp.c, the only place lp_solve is called). */
+/* Ring RWA: the exact ILP (lp_solve: Clp has no branch-and-bound) and its
+ * LP relaxation (either solver), through the wrapper in rwa/lp.c, the only
+ * place an LP solver is called. */
 #include "rwa/internal.h"
 
 #include <math.h>
@@ -7,15 +8,19 @@
 #include <string.h>
 
 enum lp_result rwa_lp_relax(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t ndem,
-			    bool max_served, double time_limit, double *value,
+			    bool max_served, double time_limit, enum lp_solver sv, double *value,
 			    struct ofc_error *err)
 {
 	uint32_t n = ring->nodes;
 	/* Columns: x[d][dir] (two per demand, fixed directions bounded to 0),
 	 * then loads l[dir][e], then L (min mode). */
 	int nx = (int)(2 * ndem), nl = (int)(2 * n), cL = nx + nl;
-	struct lp *lp = lp_new(nx + nl + (max_served ? 0 : 1));
+	struct lp *lp =
+	    lp_new_on(nx + nl + (max_served ? 0 : 1), lp_solver_or(sv, RWA_LP_SOLVER), err);
 	size_t cap = 16;
+
+	if (!lp)
+		return LP_FAILED;
 	int *cols = xmalloc(cap * sizeof(int));
 	double *vals = xmalloc(cap * sizeof(double));
 	enum lp_result res;

@@ -431,7 +431,7 @@ int rwa_solve(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t 
 	bool want_lp = opts->engine != RWA_ENGINE_HEURISTIC || ndem <= HEURISTIC_LP_MAX_DEMANDS;
 	if (want_lp) {
 		res = rwa_lp_relax(ring, dem, ndem, max_served, remaining(opts->time_limit, t0),
-				   &relax, err);
+				   opts->lp_solver, &relax, err);
 		if (res == LP_FAILED)
 			return -1;
 		if (res == LP_TIMEOUT || res == LP_FEASIBLE)

@@ -54,6 +54,9 @@ enum lp_solver lp_solver_of(const struct lp *lp);
 /* Whether a model can be made on s (Clp: its plugin loads), else err says
  * why: what an option naming the solver checks before any work. */
 bool lp_solver_available(enum lp_solver s, struct ofc_error *err);
+/* lp_new_on for a solver lp_solver_available accepted (the plugin, once
+ * loaded, stays): nothing but running out of memory stops it, as xmalloc. */
+struct lp *lp_new_known(int ncols, enum lp_solver s);
 void lp_free(struct lp *lp);
 int lp_ncols(const struct lp *lp);
 int lp_nrows(const struct lp *lp);
@@ -248,10 +251,16 @@ const char *rwa_engine_name(enum rwa_engine e);
 #define RWA_ILP_MAX_COLUMNS 2000000u
 enum rwa_objective { RWA_MIN_WAVELENGTHS = 1, RWA_MAX_SERVED = 2 };
 
+/* The relaxation's solver when the request names none (issue 38; measured
+ * in bench/RESULTS.md, "LP solvers"). */
+#define RWA_LP_SOLVER LP_SOLVER_LPSOLVE
 struct rwa_opts {
 	enum rwa_engine engine;
 	enum rwa_objective objective;
-	double time_limit; /* seconds for lp_solve (ILP and LP); 0 = none */
+	double time_limit; /* seconds for the solver (ILP and LP); 0 = none */
+	/* The LP relaxation's solver (issue 38; the ILP is lp_solve's);
+	 * LP_SOLVER_DEFAULT: RWA_LP_SOLVER. */
+	enum lp_solver lp_solver;
 	/* ILP, min wavelengths: solve the exact model up to and including the
 	 * heuristic's count, even when the heuristic already meets the bound
 	 * (to measure the ILP itself; the answer is the same). */

@@ -489,7 +489,7 @@ static int solve_mincut(struct worker *w, uint32_t ng, uint32_t d, uint32_t m, u
  * U; minimise U subject to every link carrying <= U (r U for a link of rate
  * r: LP (13) of App. D.3) and every group being delivered. Fills the group flows in units of
  * 1/LP_UNITS shard. */
-static int solve_lp(struct worker *w, uint32_t ng, uint32_t d, double *u_out)
+static int solve_lp(struct worker *w, uint32_t ng, uint32_t d, enum lp_solver sv, double *u_out)
 {
 	uint32_t ny = 0;
 	uint64_t uni = 0;
@@ -504,10 +504,17 @@ static int solve_lp(struct worker *w, uint32_t ng, uint32_t d, double *u_out)
 		w->lpcol = xreallocarray(w->lpcol, w->cap_lp, sizeof(int));
 		w->lpval = xreallocarray(w->lpval, w->cap_lp, sizeof(double));
 	}
-	struct lp *lp = lp_new((int)ny + 1);
 	struct ofc_error err = {0};
+	struct lp *lp = lp_new_on((int)ny + 1, lp_solver_or(sv, BFB_LP_SOLVER), &err);
 	int ucol = (int)ny, n;
 
+	if (!lp) {
+		char msg[200];
+
+		snprintf(msg, sizeof(msg), "BFB: %.190s", err.msg);
+		worker_fail(w, msg);
+		return -1;
+	}
 	lp_set_obj_coef(lp, ucol, 1.0);
 	for (uint32_t a = 0; a < d; a++) {
 		if (!(uni >> a & 1))
@@ -536,7 +543,8 @@ static int solve_lp(struct worker *w, uint32_t ng, uint32_t d, double *u_out)
 	if (r != LP_OPTIMAL) {
 		char msg[200];
 
-		snprintf(msg, sizeof(msg), "BFB: lp_solve: %s %.150s", lp_result_str(r), err.msg);
+		snprintf(msg, sizeof(msg), "BFB: %s: %s %.150s", lp_solver_name(lp_solver_of(lp)),
+			 lp_result_str(r), err.msg);
 		lp_free(lp);
 		worker_fail(w, msg);
 		return -1;
@@ -684,7 +692,7 @@ static int solve_value(const struct view *vw, struct worker *w, uint32_t ng, uin
 		return 0;
 	}
 	if (vw->o->method == BFB_LP) {
-		if (solve_lp(w, ng, d, ulp) < 0)
+		if (solve_lp(w, ng, d, vw->o->lp_solver, ulp) < 0)
 			return -1;
 		/* The LP optimum is a fraction with denominator <= the links'
 		 * total rate (min cut). */

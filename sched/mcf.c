@@ -225,6 +225,7 @@ struct cg {
 	uint32_t slots;		       /* max(T, 1) */
 	enum mcf_method method;	       /* COLGEN, SYMMETRIC or MIRRORED */
 	const struct graph_group *grp; /* MIRRORED: the automorphisms */
+	enum lp_solver solver;	       /* the master's LP solver */
 	/* Classes: sources with their own columns, one per orbit of nodes (n
 	 * of one node each without symmetry). A class's tree stands for its
 	 * src_weight sources; a row for the row_size arcs of an orbit (notes
@@ -878,7 +879,7 @@ static void cg_setup(struct cg *c, const struct graph *g, uint32_t T, enum mcf_m
 /* The master: U_k columns, link rows (<= U_slot), demand rows (>= 1). */
 static void cg_master(struct cg *c, enum lp_scaling scaling)
 {
-	c->lp = lp_new((int)c->slots);
+	c->lp = lp_new_known((int)c->slots, c->solver);
 	lp_set_scaling(c->lp, scaling);
 	lp_set_cancel(c->lp, c->cancel);
 	for (uint32_t k = 0; k < c->slots; k++)
@@ -2335,7 +2336,7 @@ static void mirror_routes(const struct cg *c, struct a2a_routes *rt)
 
 /* The master LP (6)-(9): g[s][a] for every source and non-loop arc, theta. */
 static int master_lp(const struct graph *g, const double *cap, const double *demand,
-		     struct mcf_result *res, struct ofc_error *err)
+		     enum lp_solver sv, struct mcf_result *res, struct ofc_error *err)
 {
 	uint32_t n = g->n, m = g->m;
 	uint32_t *tail = graph_arc_tails(g);
@@ -2348,7 +2349,7 @@ static int master_lp(const struct graph *g, const double *cap, const double *dem
 		free(tail);
 		return ofc_error_set(err, OFC_E_INPUT, "the master LP would be too large");
 	}
-	lp = lp_new(ncols);
+	lp = lp_new_known(ncols, sv);
 	lp_maximize(lp, true);
 	lp_set_obj_coef(lp, th, 1);
 	cols = xmalloc(((size_t)n + 2 * (size_t)m + 2) * sizeof(int));
@@ -2433,7 +2434,7 @@ static int master_lp(const struct graph *g, const double *cap, const double *dem
  * capacity shared) and the child LP (10)-(14) (one source, cap = g^s). The
  * sink constraint counts net inflow (the notes' caveat to (4)). */
 static int commodity_lp(const struct graph *g, const uint32_t *srcs, uint32_t nsrcs,
-			const double *cap, const double *demand, double *theta,
+			const double *cap, const double *demand, enum lp_solver sv, double *theta,
 			struct ofc_error *err)
 {
 	uint32_t n = g->n, m = g->m;
@@ -2448,7 +2449,7 @@ static int commodity_lp(const struct graph *g, const uint32_t *srcs, uint32_t ns
 		return free(tail),
 		       ofc_error_set(err, OFC_E_INPUT,
 				     "the link LP would have %zu columns (limit 4M)", ncols);
-	lp = lp_new((int)ncols);
+	lp = lp_new_known((int)ncols, sv);
 	lp_maximize(lp, true);
 	lp_set_obj_coef(lp, th, 1);
 	cols = xmalloc((K + 2 * (size_t)m + 2) * sizeof(int));
@@ -2529,7 +2530,9 @@ int mcf_child_lp(const struct graph *g, uint32_t s, const double *cap, double *t
 {
 	if (s >= g->n)
 		return ofc_error_set(err, OFC_E_INPUT, "no node %u", s);
-	return commodity_lp(g, &s, 1, cap, NULL, theta_s, err);
+	if (!lp_solver_available(MCF_LP, err))
+		return -1;
+	return commodity_lp(g, &s, 1, cap, NULL, MCF_LP, theta_s, err);
 }
 
 /* ---- capacities and symmetry ------------------------------------------------------ */
@@ -2722,6 +2725,8 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 	 * healthy one): not even the graph's facts. */
 	if (cancelled(o->cancel))
 		return cancel_error(err);
+	if (!lp_solver_available(lp_solver_or(o->lp_solver, MCF_LP), err))
+		return -1;
 	topo_facts(g, &f, o->threads);
 	/* Per-host injections: alike, they are one limit; else the plain master. */
 	double inj = o->injection, inj_min = 0;
@@ -2879,13 +2884,15 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 				     "come from column generation",
 				     method == MCF_MASTER ? "master" : "link");
 	if (method == MCF_MASTER) {
-		rc = master_lp(g, o->capacity, o->demand, r, err);
+		rc = master_lp(g, o->capacity, o->demand, lp_solver_or(o->lp_solver, MCF_LP), r,
+			       err);
 	} else if (method == MCF_FULL) {
 		uint32_t *all = xmalloc(g->n * sizeof(uint32_t));
 
 		for (uint32_t s = 0; s < g->n; s++)
 			all[s] = s;
-		rc = commodity_lp(g, all, g->n, o->capacity, o->demand, &r->theta, err);
+		rc = commodity_lp(g, all, g->n, o->capacity, o->demand,
+				  lp_solver_or(o->lp_solver, MCF_LP), &r->theta, err);
 		free(all);
 		if (rc == 0)
 			r->objective = r->lower = 1 / r->theta;
@@ -2899,6 +2906,7 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 			 o->nic_forwarding ? NULL : injs, o->capacity);
 		c.cancel = o->cancel;
 		c.demand = o->demand;
+		c.solver = lp_solver_or(o->lp_solver, MCF_LP);
 		r->classes = c.nsrc;
 		r->rows = c.rows_per_slot;
 		/* A warm start: fluid, link rows only, the same nodes. */

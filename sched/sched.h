@@ -21,6 +21,7 @@
 
 #include <stdatomic.h>
 
+#include "rwa/rwa.h"
 #include "topo/topo.h"
 #include "util/util.h"
 
@@ -302,7 +303,12 @@ struct bfb_opts {
 	/* The request's deadline (issue 17), or NULL: checked per node
 	 * solved; past it bfb_schedule fails (OFC_E_RUNTIME). */
 	const struct ofc_clock *clock;
+	/* BFB_LP's solver (issue 38); LP_SOLVER_DEFAULT: BFB_LP_SOLVER. */
+	enum lp_solver lp_solver;
 };
+/* LP (3)'s solver when the request names none (issue 38; measured in
+ * bench/RESULTS.md, "LP solvers"). */
+#define BFB_LP_SOLVER LP_SOLVER_LPSOLVE
 
 struct bfb_stats {
 	uint32_t nodes, degree;
@@ -522,7 +528,12 @@ struct mcf_opts {
 	 * FULL and MASTER take it too): a caller with a uniform matrix passes
 	 * NULL and keeps the symmetric masters; no warm starts. */
 	const double *demand;
+	/* The LP solver of its models (issue 38); LP_SOLVER_DEFAULT: MCF_LP. */
+	enum lp_solver lp_solver;
 };
+/* The MCF's LP solver when the request names none (issue 38; measured in
+ * bench/RESULTS.md, "LP solvers"). */
+#define MCF_LP LP_SOLVER_LPSOLVE
 
 /* A fluid MCF solution to warm-start another graph's from (opaque; made by
  * mcf_solve with keep_warm, freed by mcf_warm_free). Its trees are stored
@@ -551,7 +562,7 @@ struct a2a_routes {
 	size_t nroutes;
 	uint32_t *src, *dst; /* per route */
 	double *w;
-	size_t *off; /* nroutes + 1 offsets into arc/step */
+	size_t *off;	      /* nroutes + 1 offsets into arc/step */
 	uint32_t *arc, *step; /* step NULL: hop i at step i */
 	size_t cap_routes, cap_hops;
 };

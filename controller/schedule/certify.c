@@ -127,14 +127,15 @@ static double hop_bound(const struct fluid_result *fr, uint32_t steps)
  * bound, and why. */
 static void certify(struct schedule_result *r, const struct fluid_net *n,
 		    const struct fluid_group *grp, double shard_gb, bool any_t, double seconds,
-		    uint64_t mem)
+		    uint64_t mem, enum lp_solver sv)
 {
 	struct direct_fluid *df = &r->fluid;
 	struct fluid_opts o = {.method = grp ? FLUID_MIRRORED : FLUID_DW,
 			       .group = grp,
 			       .time_limit = seconds,
 			       .skip_phase2 = true,
-			       .mem_limit = mem};
+			       .mem_limit = mem,
+			       .lp_solver = sv};
 	struct fluid_result fr;
 	struct ofc_error err = {0};
 
@@ -237,7 +238,8 @@ static void certify_graph(struct schedule_result *r, const struct schedule_query
 		double left = s - (now_seconds() - t0);
 
 		certify(r, &n, sym ? &grp : NULL, shard_gb, any_t, left > 0.01 ? left : 0.01,
-			mem && mem < (1ull << 30) ? mem : 1ull << 30);
+			mem && mem < (1ull << 30) ? mem : 1ull << 30,
+			q ? schedule_lp_solver(q) : LP_SOLVER_DEFAULT);
 		df->time_limit = s;
 		if (sym)
 			fluid_group_free(&grp);

@@ -704,7 +704,7 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 		snprintf(what, sizeof(what), "%s %s",
 			 v == SWING_LATENCY ? "latency-optimal" : "bandwidth-optimal", algo);
 		if (reduced_over_limit(r, q, o, what, xfers, nreps,
-				       v == SWING_LATENCY	      ? 0
+				       v == SWING_LATENCY	    ? 0
 				       : strcmp(algo, "swing") == 0 ? r->degree
 								    : 1))
 			return;
@@ -959,6 +959,7 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 					 .keep_warm = q->keep_warm && !r->demand,
 					 .warm = r->demand ? NULL : q->warm,
 					 .cancel = q->cancel,
+					 .lp_solver = schedule_lp_solver(q),
 					 .time_limit = q->time_limit == 0  ? 60
 						       : q->time_limit < 0 ? 0
 									   : q->time_limit}};
@@ -1461,13 +1462,15 @@ static int host_limits(struct schedule_result *r, const struct schedule_query *q
 				r->lb.tau_b = frac_make((int64_t)llround(hb * 1e6), 1000000);
 		}
 		if (lo == hi)
-			snprintf(note, sizeof(note), "%shosts inject %.3g links' worth (%s forwarding)",
+			snprintf(note, sizeof(note),
+				 "%shosts inject %.3g links' worth (%s forwarding)",
 				 r->note[0] ? "; " : "", lo, r->nic_forwarding ? "NIC" : "host");
 		else
 			snprintf(note, sizeof(note),
 				 "%shosts inject %.3g to %.3g links' worth (%s forwarding; hosts "
 				 "differ: the plain MCF, no symmetry)",
-				 r->note[0] ? "; " : "", lo, hi, r->nic_forwarding ? "NIC" : "host");
+				 r->note[0] ? "; " : "", lo, hi,
+				 r->nic_forwarding ? "NIC" : "host");
 	}
 	free(beta);
 	snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note), "%s", note);
@@ -1532,6 +1535,7 @@ static int setup(struct schedule_result *r, const struct schedule_query *q, stru
 	r->bopts.chunks = q->chunks;
 	r->bopts.threads = q->threads;
 	r->bopts.clock = q->clock; /* the expansions' BFB and constructions */
+	r->bopts.lp_solver = schedule_lp_solver(q);
 	r->hop_latency = q->hop_latency;
 	if (r->degree == 0 || cost_lower_bound(q->collective, g->n, r->degree, &r->lb) < 0)
 		return ofc_error_set(err, OFC_E_USAGE, "%s has no links", g->spec);

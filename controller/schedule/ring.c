@@ -55,6 +55,7 @@ static void run_one(struct schedule_result *r, const struct schedule_query *q, e
 				   .overlap = q->overlap,
 				   .collective = q->collective,
 				   .rwa_engine = q->rwa_engine,
+				   .lp_solver = schedule_lp_solver(q),
 				   .time_limit = q->time_limit > 0 ? q->time_limit : 0};
 	struct optree_plan forced;
 	struct ofc_error err = {0};

@@ -123,6 +123,11 @@ struct schedule_query {
 	 * Not with failed hosts (their survivors are renumbered). */
 	const double *demand;
 	uint32_t demand_n;
+	/* The LP solver of every LP the request solves (issue 38: BFB's LP,
+	 * the MCF, the fluid engine and its bound, the RWA relaxation; the
+	 * RWA ILP is lp_solve's); LP_SOLVER_DEFAULT: each one's measured
+	 * default, else the fabric's `lp_solver`. */
+	enum lp_solver lp_solver;
 };
 
 /* The healthy run a later re-plan needs (schedule_kept_take): the main
@@ -193,7 +198,7 @@ struct schedule_outcome {
 	 * (0 when it does not apply there or was not built) */
 	double healthy_us;
 	double healthy_mcf_s; /* all-to-all mcf: the healthy graph's MCF seconds */
-	bool below_fluid; /* ... and it claims to beat it (a bug) */
+	bool below_fluid;     /* ... and it claims to beat it (a bug) */
 	/* Symmetry-reduced (BFB on a Cayley family): s is node 0's program,
 	 * group translates it; ntransfers counts the whole schedule's. */
 	bool is_reduced;
@@ -287,8 +292,8 @@ struct schedule_result {
 	double host_beta; /* the slowest host's */
 	bool nic_forwarding;
 	double injection;
-	double *host_betas;    /* per node (a host without a limit: d) */
-	double host_beta_avg;  /* their mean */
+	double *host_betas;   /* per node (a host without a limit: d) */
+	double host_beta_avg; /* their mean */
 	/* BFB under NIC-limited hosts (allgather, reduce-scatter, allreduce):
 	 * each node's injection in rate-1 links (bfb_opts.inject), NULL when no
 	 * host is below d links. */
@@ -372,6 +377,9 @@ struct schedule_optimality schedule_optimality(const struct schedule_result *r,
  * to its own collective); else the collective's default: on a WDM ring
  * optree, onestage for alltoall; else bfb, mcf for alltoall. */
 const char *schedule_pick_algorithm(const struct schedule_query *q);
+/* The request's LP solver, else its fabric's `lp_solver`, else
+ * LP_SOLVER_DEFAULT (each LP's own). */
+enum lp_solver schedule_lp_solver(const struct schedule_query *q);
 /* The request's memory limit (--max-memory, else half the machine's), and
  * whether building and verifying xfers transfers on n nodes (blocks cut
  * into pieces: 1 when whole; xfer_bytes each, 0: 24) fits in it with
