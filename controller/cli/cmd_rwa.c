@@ -16,7 +16,9 @@ static const char help[] =
     "  --engine E           heuristic (default), ilp (exact, lp_solve) or lp (the\n"
     "                       relaxation as a lower bound, with the heuristic's assignment)\n"
     "  --objective O        min-wavelengths (default) or max-served (within W)\n"
-    "  --time-limit S       lp_solve's limit for ilp and lp, e.g. 60s (default 60s)\n"
+    "  --time-limit S       the solver's limit for ilp and lp, e.g. 60s (default 60s)\n"
+    "  --lp-solver S        the relaxation's solver: lpsolve (default) or clp (the\n"
+    "                       ilp engine's exact model is lp_solve's)\n"
     "  --json               the result as JSON, with every lightpath\n"
     "  --lightpaths         list every lightpath in the text output too\n\n"
     "Exit status 1 when the assignment (min-wavelengths) needs more wavelengths than\n"
@@ -176,6 +178,7 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 	    {"engine", required_argument, NULL, 'e'},
 	    {"objective", required_argument, NULL, 'O'},
 	    {"time-limit", required_argument, NULL, 't'},
+	    {"lp-solver", required_argument, NULL, 'Q'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"lightpaths", no_argument, NULL, 'l'},
 	    {"help", no_argument, NULL, 'h'},
@@ -247,6 +250,11 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 						       "bad --time-limit '%s': must be more than 0 "
 						       "and at most a day",
 						       optarg);
+			break;
+		case 'Q':
+			if (lp_solver_parse(optarg, &o->lp_solver) < 0)
+				return cli_usage_error(
+				    cmd, "--lp-solver is lpsolve or clp, got '%s'", optarg);
 			break;
 		case 'j':
 			q->json = true;

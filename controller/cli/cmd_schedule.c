@@ -57,6 +57,10 @@ static const char help[] =
     "                   a template and the collective has no root), dw (plain\n"
     "                   Dantzig-Wolfe, the default otherwise) or full (one LP)\n"
     "  --root NAME      fluid broadcast/reduce: the root vertex (default the first GPU)\n"
+    "  --lp-solver S    lpsolve or clp: the solver of every LP the request solves\n"
+    "                   (BFB's LP, the all-to-all MCF, the fluid engine and its\n"
+    "                   bound, the WDM relaxation; the WDM ILP is lp_solve's);\n"
+    "                   default: the config's lp_solver, else each LP's own\n"
     "  --fail ITEMS     take failures out of the topology: U-V a link (both\n"
     "                   directions), U>V one arc, U a whole node (it takes no\n"
     "                   part; the others run the collective among themselves),\n"
@@ -284,6 +288,10 @@ static int schedule_option(const struct cli_cmd *cmd, int c, const char *arg,
 	case 'r':
 		a->q->reduced = SCHEDULE_REDUCED_ALWAYS;
 		break;
+	case 'Q':
+		if (lp_solver_parse(arg, &a->q->lp_solver) < 0)
+			return cli_usage_error(cmd, "--lp-solver is lpsolve or clp, got '%s'", arg);
+		break;
 	case 'M': {
 		const char *why = NULL;
 
@@ -329,6 +337,7 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 	    {"method", required_argument, NULL, 'm'},
 	    {"root", required_argument, NULL, 'R'},
 	    {"reduced", no_argument, NULL, 'r'},
+	    {"lp-solver", required_argument, NULL, 'Q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};

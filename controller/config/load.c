@@ -798,6 +798,12 @@ static int h_spec(struct loader *L, yaml_node_t *n, const struct key *k, void *b
 	return 0;
 }
 
+static const struct choice lp_solvers[] = {
+    {"lpsolve", LP_SOLVER_LPSOLVE},
+    {"clp", LP_SOLVER_CLP},
+    {NULL, 0},
+};
+
 static const struct choice self_loop_modes[] = {
     {"loopback", SELF_LOOPS_LOOPBACK},
     {"dark", SELF_LOOPS_DARK},
@@ -1322,6 +1328,7 @@ static const struct key fabric_keys[] = {
     {"partitions", h_list, OFF(struct fabric, partitions), partition_keys, sizeof(struct partition),
      OFF(struct fabric, npartitions)},
     {"cost_model", h_mapping, OFF(struct fabric, cost), cost_keys},
+    {"lp_solver", h_choice, OFF(struct fabric, lp_solver), .choices = lp_solvers},
     {"testbed", h_mapping, OFF(struct fabric, testbed), testbed_keys},
     {"servers", h_list, OFF(struct fabric, servers), server_keys, sizeof(struct server_template),
      OFF(struct fabric, nservers)},

@@ -421,6 +421,9 @@ struct fabric {
 	struct partition *partitions;
 	uint32_t npartitions;
 	struct cost_model cost;
+	/* `lp_solver`: the LP solver of this fabric's schedules when a request
+	 * names none (issue 38); LP_SOLVER_DEFAULT: each LP's own default. */
+	enum lp_solver lp_solver;
 	struct testbed_cfg testbed;
 	struct server_template *servers; /* templates */
 	uint32_t nservers;

@@ -118,7 +118,9 @@ const char *workload_lowering(const struct fabric *f, const char *spec, enum sch
  * STATUS_FAILED: the request was valid, the daemon's limit stopped it. */
 #define ASK_SUMMARY "ask for the figures alone (summary_only; ofc --socket PATH schedule --summary)"
 
-struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const char *path);
+/* lp: the daemon's --lp-solver, the config's `lp_solver` unless it names one. */
+struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const char *path,
+			  enum lp_solver lp);
 struct fabcfg *fabcfg_ref(struct fabcfg *c);
 void fabcfg_unref(struct fabcfg *c);
 

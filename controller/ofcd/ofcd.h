@@ -78,6 +78,9 @@ struct ofcd_opts {
 	 * they reached; the all-to-all MCF's LP stops with a certified flow);
 	 * 0: 60, < 0: none. */
 	double max_request_time;
+	/* --lp-solver: the LP solver of the schedules it computes for a config
+	 * that names none (issue 38); LP_SOLVER_DEFAULT: each LP's own. */
+	enum lp_solver lp_solver;
 	/* The same two for requests on the read-only socket, which anyone may
 	 * send: 0 = the smaller defaults (OFCD_RO_REQUEST_TIME_DEFAULT, an
 	 * eighth of the machine), never more than the main socket's. */

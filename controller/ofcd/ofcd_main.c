@@ -34,6 +34,7 @@ static const char usage_line[] =
     "            [--ro-max-request-memory SIZE] [--ro-max-request-time DUR]\n"
     "            [--topology-dir DIR] [--gateway-socket PATH --gateway-uid USER]\n"
     "            [--client-timeout DUR] [--probe-interval DUR] [--log-level LEVEL] [--check]\n"
+    "            [--lp-solver lpsolve|clp]\n"
     "            [--journal] [--log-file FILE] [--pid-file FILE] | --help | --version\n";
 
 static const char help_text[] =
@@ -78,6 +79,9 @@ static const char help_text[] =
     "                           on the read-only socket (defaults: an eighth of the\n"
     "                           machine's memory, 10s; never more than the above)\n"
     "  --client-timeout DUR     a half-sent request or unread reply may wait (default 30s)\n"
+    "  --lp-solver S            lpsolve or clp: the LP solver of the schedules ofcd\n"
+    "                           computes for a config without lp_solver (default: each\n"
+    "                           LP's own, docs/ARCHITECTURE.md \"LP solvers\")\n"
     "  --probe-interval DUR     read every device once at start (logged) and then this\n"
     "                           often when idle (default 10s; 0: never, not at start)\n"
     "  --log-level LEVEL        err, warning, notice (default), info or debug\n"
@@ -241,7 +245,7 @@ struct args {
 };
 
 /* ---- issue 36: the network API's options -------------------------------- */
-enum { OPT_GATEWAY_SOCKET = 0x3600, OPT_GATEWAY_UID };
+enum { OPT_GATEWAY_SOCKET = 0x3600, OPT_GATEWAY_UID, OPT_LP_SOLVER = 0x3800 };
 
 /* Returns -1 to go on, else the exit status. */
 static int parse_net_opt(int c, const char *arg, struct args *a)
@@ -304,6 +308,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	    {"probe-interval", required_argument, NULL, 'P'},
 	    {"log-level", required_argument, NULL, 'l'},
 	    {"check", no_argument, NULL, 'k'},
+	    {"lp-solver", required_argument, NULL, OPT_LP_SOLVER},
 	    /* Issue 36, the network API (parse_net_opt). */
 	    {"gateway-socket", required_argument, NULL, OPT_GATEWAY_SOCKET},
 	    {"gateway-uid", required_argument, NULL, OPT_GATEWAY_UID},
@@ -450,6 +455,17 @@ static int parse_args(int argc, char **argv, struct args *a)
 				    optarg);
 			o->max_ro_frame = (uint32_t)v;
 			break;
+		case OPT_LP_SOLVER: {
+			struct ofc_error e = {0};
+
+			if (lp_solver_parse(optarg, &o->lp_solver) < 0)
+				return usage("--lp-solver '%s': expected lpsolve or clp", optarg);
+			if (!lp_solver_available(o->lp_solver, &e)) {
+				fprintf(stderr, "ofcd: --lp-solver %s: %s\n", optarg, e.msg);
+				return 1;
+			}
+			break;
+		}
 		case 'X':
 			if (parse_duration(optarg, &o->max_request_time, &why) < 0 ||
 			    o->max_request_time < 0 || o->max_request_time > 86400)

@@ -18,10 +18,13 @@ void strv_free(char **v, uint32_t n)
 	free(v);
 }
 
-struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const char *path)
+struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const char *path,
+			  enum lp_solver lp)
 {
 	struct fabcfg *c = xcalloc(1, sizeof(*c));
 
+	if (f->lp_solver == LP_SOLVER_DEFAULT)
+		f->lp_solver = lp;
 	atomic_init(&c->refs, 1);
 	c->f = f;
 	c->yaml = xmalloc(len + 1);

@@ -325,7 +325,7 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 		return -1;
 	}
 	ofcd_trust_config(d, f);
-	d->w_cfg = fabcfg_new(f, text, len, d->o.config_path);
+	d->w_cfg = fabcfg_new(f, text, len, d->o.config_path, d->o.lp_solver);
 	free(text);
 	if (open_ctl(d, f, true, &d->w_ctl, err) < 0)
 		return -1;
@@ -363,8 +363,9 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 
 			if (fabric_with_topology(d, d->w_cfg, spec, false, &nf, &e) == 0 &&
 			    open_ctl(d, nf, false, &nc, &e) == 0) {
-				struct fabcfg *nc_cfg = fabcfg_new(
-				    nf, d->w_cfg->yaml, d->w_cfg->yaml_len, d->w_cfg->path);
+				struct fabcfg *nc_cfg =
+				    fabcfg_new(nf, d->w_cfg->yaml, d->w_cfg->yaml_len,
+					       d->w_cfg->path, d->o.lp_solver);
 
 				if (other)
 					ofcd_log(d, OFCD_LOG_NOTICE,
@@ -532,7 +533,7 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 			fabric_free(f);
 			return -1;
 		}
-		*out = fabcfg_new(f, j->yaml, j->yaml_len, j->filename);
+		*out = fabcfg_new(f, j->yaml, j->yaml_len, j->filename, d->o.lp_solver);
 		return 0;
 	}
 	/* Reconfigure of a partition: the running config as it is; the plan
@@ -593,7 +594,7 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 		answer_status(an, OFC__V1__STATUS__STATUS_INVALID, "%s", err.msg);
 		return -1;
 	}
-	*out = fabcfg_new(f, d->w_cfg->yaml, d->w_cfg->yaml_len, d->w_cfg->path);
+	*out = fabcfg_new(f, d->w_cfg->yaml, d->w_cfg->yaml_len, d->w_cfg->path, d->o.lp_solver);
 	if (j->workload) {
 		(*out)->coll = j->coll;
 		(*out)->size = j->size;
@@ -1159,7 +1160,8 @@ static void rewire(struct ofcd *d, const char *item, struct strbuf *say)
 		ctl_handover(nc, d->w_ctl);
 		goto undo;
 	}
-	struct fabcfg *ncfg = fabcfg_new(nf, d->w_cfg->yaml, d->w_cfg->yaml_len, d->w_cfg->path);
+	struct fabcfg *ncfg =
+	    fabcfg_new(nf, d->w_cfg->yaml, d->w_cfg->yaml_len, d->w_cfg->path, d->o.lp_solver);
 	ncfg->coll = d->w_cfg->coll;
 	ncfg->size = d->w_cfg->size;
 	nf = NULL;
