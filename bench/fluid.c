@@ -3,7 +3,10 @@
  * (wait4) is its own; every solve has a time limit.
  *
  *   build/bench/fluid                      the default table
- *   build/bench/fluid SCEN SERVERS METHOD T [allgather|alltoall] [LIMIT_S]
+ *   build/bench/fluid SCEN SERVERS METHOD T [allgather|alltoall] [LIMIT_S] [SOLVER]
+ *
+ * SOLVER: lpsolve, clp or both (the default; issue 38): every case runs on
+ * each LP solver in turn, side by side in one run.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,14 +44,15 @@ static const struct bcase cases[] = {
     {"all-links", 4, "mirrored", 8, "alltoall"},
 };
 
-static int run_one(const struct bcase *c, double limit)
+static int run_one(const struct bcase *c, double limit, enum lp_solver sv)
 {
 	struct fluid_net n;
 	struct fluid_group g = {0};
 	struct fluid_result r;
 	struct ofc_error err = {0};
 	enum fluid_scenario s;
-	struct fluid_opts o = {.hops = c->hops, .time_limit = limit, .slack = 2e-5};
+	struct fluid_opts o = {
+	    .hops = c->hops, .time_limit = limit, .slack = 2e-5, .lp_solver = sv};
 
 	if (fluid_scenario_parse(c->scen, &s) < 0 || fluid_method_parse(c->method, &o.method) < 0 ||
 	    fluid_collective_parse(c->coll, &o.collective) < 0) {
@@ -65,11 +69,12 @@ static int run_one(const struct bcase *c, double limit)
 	double t = now_seconds() - t0;
 
 	if (rc < 0)
-		printf("| %s | %u | %s | %s | %u | failed: %s | | %.2f |", c->scen, 8 * c->servers,
-		       c->coll, c->method, c->hops, err.msg, t);
+		printf("| %s | %u | %s | %s | %u | %s | failed: %s | | %.2f |", c->scen,
+		       8 * c->servers, c->coll, c->method, c->hops, lp_solver_name(sv), err.msg, t);
 	else
-		printf("| %s | %u | %s | %s | %u | %.9g | %.7g%s | %.2f |", c->scen, 8 * c->servers,
-		       c->coll, c->method, c->hops, r.rstar, r.objective,
+		printf("| %s | %u | %s | %s | %u | %s | %.9g | %.7g%s | %.2f |", c->scen,
+		       8 * c->servers, c->coll, c->method, c->hops, lp_solver_name(sv), r.rstar,
+		       r.objective,
 		       r.stop == FLUID_STOP_OPTIMAL ? ""
 		       : r.stop == FLUID_STOP_STALL ? " (not proven: a pricing LP stalled)"
 						    : " (time limit)",
@@ -81,7 +86,7 @@ static int run_one(const struct bcase *c, double limit)
 	return rc < 0;
 }
 
-static int run_child(const struct bcase *c, double limit)
+static int run_child(const struct bcase *c, double limit, enum lp_solver sv)
 {
 	struct rusage ru;
 	int st = 0;
@@ -89,26 +94,38 @@ static int run_child(const struct bcase *c, double limit)
 	pid_t pid = fork();
 
 	if (pid == 0)
-		_exit(run_one(c, limit));
+		_exit(run_one(c, limit, sv));
 	if (pid < 0 || wait4(pid, &st, 0, &ru) < 0)
 		return 1;
 	printf(" %.1f |\n", ru.ru_maxrss / 1024.0);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
+/* Both solvers, or the one named. */
+static int run_both(const struct bcase *c, double limit, const char *which)
+{
+	static const enum lp_solver both[] = {LP_SOLVER_LPSOLVE, LP_SOLVER_CLP};
+	int status = 0;
+
+	for (size_t k = 0; k < 2; k++)
+		if (strcmp(which, "both") == 0 || strcmp(which, lp_solver_name(both[k])) == 0)
+			status |= run_child(c, limit, both[k]);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	int status = 0;
 
-	printf("| scenario | GPUs | collective | method | T | R* (s/GB) | objective | seconds | "
-	       "peak MiB |\n|---|---:|---|---|---:|---:|---:|---:|---:|\n");
+	printf("| scenario | GPUs | collective | method | T | LP | R* (s/GB) | objective | "
+	       "seconds | peak MiB |\n|---|---:|---|---|---:|---|---:|---:|---:|---:|\n");
 	if (argc >= 5) {
 		struct bcase c = {argv[1], (uint32_t)atoi(argv[2]), argv[3],
 				  (uint32_t)atoi(argv[4]), argc > 5 ? argv[5] : "allgather"};
 
-		return run_child(&c, argc > 6 ? atof(argv[6]) : 600);
+		return run_both(&c, argc > 6 ? atof(argv[6]) : 600, argc > 7 ? argv[7] : "both");
 	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		status |= run_child(&cases[i], 120);
+		status |= run_both(&cases[i], 120, "both");
 	return status;
 }
