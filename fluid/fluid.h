@@ -338,6 +338,8 @@ struct fluid_result {
 	double objective_lower;
 	bool optimal;
 	enum fluid_stop stop;
+	/* the LP solver of each kind of model (issue 38) */
+	enum lp_solver lp_master, lp_pricing, lp_full;
 	uint32_t classes;     /* pricing problems per iteration */
 	uint32_t group_order; /* 1 without symmetry */
 	uint32_t iterations[2];

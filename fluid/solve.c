@@ -410,6 +410,9 @@ int fluid_solve(const struct fluid_net *n, const struct fluid_opts *o, struct fl
 	r->lower_bound = keep.lower_bound;
 out:
 	r->seconds_total = now_seconds() - p.t0;
+	r->lp_master = p.lp_master;
+	r->lp_pricing = p.lp_pricing;
+	r->lp_full = p.lp_full;
 	problem_free(&p);
 out_rev:
 	if (use == &rev)

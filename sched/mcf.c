@@ -2725,7 +2725,8 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 	 * healthy one): not even the graph's facts. */
 	if (cancelled(o->cancel))
 		return cancel_error(err);
-	if (!lp_solver_available(lp_solver_or(o->lp_solver, MCF_LP), err))
+	r->lp_solver = lp_solver_or(o->lp_solver, MCF_LP);
+	if (!lp_solver_available(r->lp_solver, err))
 		return -1;
 	topo_facts(g, &f, o->threads);
 	/* Per-host injections: alike, they are one limit; else the plain master. */

@@ -578,7 +578,8 @@ enum mcf_stop {
 
 struct mcf_result {
 	uint32_t nodes, degree, steps;
-	enum mcf_method method; /* the one used */
+	enum mcf_method method;	  /* the one used */
+	enum lp_solver lp_solver; /* its models' (issue 38) */
 	bool symmetric;
 	double theta;	  /* fluid: the max concurrent flow; time-stepped: 1 / sum U_t */
 	double objective; /* 1 / theta: shard-times (per unit link capacity) */

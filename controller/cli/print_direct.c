@@ -198,6 +198,8 @@ static void write_a2a_json(const struct schedule_result *r, const struct schedul
 		jw_double(w, o->theta_mcf);
 		jw_key(w, "method");
 		jw_str(w, mcf_method_name(o->mcf.method));
+		jw_key(w, "lp_solver");
+		jw_str(w, lp_solver_name(o->mcf.lp_solver));
 		jw_key(w, "optimal");
 		jw_bool(w, o->mcf.optimal);
 		jw_key(w, "theta_gap");

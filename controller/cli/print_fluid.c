@@ -72,6 +72,19 @@ static void write_json(FILE *out, const struct schedule_query *q, const struct f
 	jw_str(&w, "fluid");
 	jw_key(&w, "method");
 	jw_str(&w, fluid_method_name(r->method));
+	/* the LP solver of each kind of model it solved (issue 38) */
+	jw_key(&w, "lp_solver");
+	jw_obj_begin(&w);
+	if (r->method == FLUID_FULL) {
+		jw_key(&w, "full");
+		jw_str(&w, lp_solver_name(r->lp_full));
+	} else {
+		jw_key(&w, "master");
+		jw_str(&w, lp_solver_name(r->lp_master));
+		jw_key(&w, "pricing");
+		jw_str(&w, lp_solver_name(r->lp_pricing));
+	}
+	jw_obj_end(&w);
 	jw_key(&w, "terminals");
 	jw_uint(&w, a->terminals);
 	jw_key(&w, "vertices");
