@@ -145,6 +145,14 @@ expect_json 'j["lowering"]=="paths" and j["verified"] and not j["mcf"]["time_ste
 grep -q "^ofc schedule: the time-stepped schedule is over the memory limit: lowered to paths instead (--lowering steps says what it needs)$" "$TMP/err" &&
 	ok || bad "default lowering over the memory limit" "$(head -c 400 "$TMP/err")"
 expect_exit 1 $OFC schedule --size 1MiB --collective alltoall --topology torus:8x8 --algo mcf --lowering steps --max-memory 16MiB
+# The MCF on Clp (issue 38): the same theta as lp_solve's, optimal, said in
+# the JSON; the mirrored master of genkautz:64,4 and the one-source torus.
+expect_json 'j["mcf"]["lp_solver"]=="clp" and j["mcf"]["optimal"] and abs(j["mcf"]["theta"]-0.021708)<5e-7 and j["verified"]' \
+	$OFC schedule --topology genkautz:64,4 --collective alltoall --size 1MiB --lowering paths --lp-solver clp --json
+expect_json 'j["mcf"]["lp_solver"]=="lpsolve" and abs(j["mcf"]["theta"]-0.021708)<5e-7' \
+	$OFC schedule --topology genkautz:64,4 --collective alltoall --size 1MiB --lowering paths --lp-solver lpsolve --json
+expect_json 'j["mcf"]["lp_solver"]=="clp" and abs(j["mcf"]["theta"]-0.125)<1e-9 and j["verified"]' \
+	$OFC schedule --topology torus:4x4 --collective alltoall --size 1MiB --lp-solver clp --json
 # In --algo all, the row over the limit says so and the others are priced;
 # the summary (and -o) is the first row that applies. The limit sits
 # between the steps lowering (about 31 MiB over what ofc holds at start)

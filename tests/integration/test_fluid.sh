@@ -142,6 +142,29 @@ expect_error 2 "ofc schedule: the fluid engine needs a server fabric (servers:, 
 expect_error 2 "ofc schedule: broadcast is scheduled by the fluid engine on a server fabric (--algo fluid)" \
 	$S --topology torus:4x4 --collective broadcast --size 1MiB
 expect_error 2 "ofc schedule: --hops must be 1..64, got '0'" $S $W/all-links-1.yaml --collective allgather --hops 0
+# The LP solver (issue 38): Clp's models give lp_solve's figures, asked by
+# --lp-solver or by the config's lp_solver (the request's wins); a name
+# neither is refused, and so is a Clp whose plugin cannot be loaded.
+expect_json 'abs(j["rstar_s_per_gb"]-15/332)<1e-9 and abs(j["objective"]-504.867)<2e-3 and j["lp_solver"]=={"master":"clp","pricing":"clp"} and j["verified"]' \
+	$S $W/all-links-2.yaml --collective allgather --lp-solver clp --json
+expect_json 'j["lp_solver"]=={"master":"lpsolve","pricing":"lpsolve"} and abs(j["objective"]-504.867)<2e-3' \
+	$S $W/all-links-2.yaml --collective allgather --lp-solver lpsolve --json
+{ cat $W/all-links-1.yaml; echo "lp_solver: clp"; } >"$TMP/clp.yaml"
+expect_json 'j["method"]=="full" and j["lp_solver"]=={"full":"clp"} and abs(j["objective"]-109.6867)<1e-3' \
+	$S "$TMP/clp.yaml" --collective allgather --hops 4 --method full --json
+expect_json 'j["lp_solver"]=={"full":"lpsolve"} and abs(j["objective"]-109.6867)<1e-3' \
+	$S "$TMP/clp.yaml" --collective allgather --hops 4 --method full --lp-solver lpsolve --json
+{ cat $W/all-links-1.yaml; echo "lp_solver: cplex"; } >"$TMP/cplex.yaml"
+expect_error 2 "$TMP/cplex.yaml:$(($(wc -l <$W/all-links-1.yaml) + 1)):12: 'lp_solver' must be one of lpsolve, clp; got 'cplex'" \
+	$OFC validate "$TMP/cplex.yaml"
+expect_error 2 "ofc schedule: --lp-solver is lpsolve or clp, got 'gurobi'" \
+	$S $W/all-links-1.yaml --collective allgather --lp-solver gurobi
+expect_error 1 "ofc schedule: the Clp LP solver is not available: /nonexistent: cannot open shared object file: No such file or directory" \
+	env OFC_CLP_PLUGIN=/nonexistent $S $W/all-links-1.yaml --collective allgather --hops 4 --lp-solver clp
+expect_error 2 "ofcd: --lp-solver 'cplex': expected lpsolve or clp" \
+	"$BUILD/ofcd" --lp-solver cplex --config $W/all-links-1.yaml --socket "$TMP/none.sock"
+expect_error 1 "ofcd: --lp-solver clp: the Clp LP solver is not available: /nonexistent: cannot open shared object file: No such file or directory" \
+	env OFC_CLP_PLUGIN=/nonexistent "$BUILD/ofcd" --lp-solver clp --config $W/all-links-1.yaml --socket "$TMP/none.sock"
 # ofcd serves it: GetSchedule on a server fabric is the fluid engine's.
 SOCK="$TMP/ofcd.sock"
 mkdir -p "$TMP/st"

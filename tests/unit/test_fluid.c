@@ -43,6 +43,7 @@ struct run {
 	uint32_t root;
 	double slack;
 	bool no_conservation;
+	enum lp_solver lp; /* LP_SOLVER_DEFAULT: the engine's own per model */
 };
 
 static void solve(const struct fluid_net *n, const struct fluid_group *g, const struct run *u,
@@ -55,6 +56,7 @@ static void solve(const struct fluid_net *n, const struct fluid_group *g, const 
 			       .root = u->root,
 			       .slack = u->slack,
 			       .no_switch_conservation = u->no_conservation,
+			       .lp_solver = u->lp,
 			       .time_limit = 300};
 	struct ofc_error err = {0};
 
@@ -362,11 +364,11 @@ static const struct wcase w64[] = {
     {8, FLUID_ALL_LINKS, FLUID_ALLTOALL, 8, 2.24, 16020.39, 2.24, 16020, 3},
 };
 
-static void w_solve(const struct wcase *c, enum fluid_method m, struct fluid_net *n,
-		    struct fluid_group *g, struct fluid_result *r)
+static void w_solve(const struct wcase *c, enum fluid_method m, enum lp_solver lp,
+		    struct fluid_net *n, struct fluid_group *g, struct fluid_result *r)
 {
 	struct ofc_error err = {0};
-	struct run u = {.coll = c->c, .method = m, .hops = c->hops, .slack = 2e-5};
+	struct run u = {.coll = c->c, .method = m, .hops = c->hops, .slack = 2e-5, .lp = lp};
 
 	assert_int_equal(fluid_build_modelw(n, c->servers, c->s, g, &err), 0);
 	solve(n, g, &u, r);
@@ -384,14 +386,14 @@ static void w_check(const struct wcase *c, const struct fluid_result *r)
 	assert_sig(r->objective, c->thesis_obj, 4, what);
 }
 
-static void run_table(const struct wcase *t, size_t nt, enum fluid_method m)
+static void run_table_on(const struct wcase *t, size_t nt, enum fluid_method m, enum lp_solver lp)
 {
 	for (size_t i = 0; i < nt; i++) {
 		struct fluid_net n;
 		struct fluid_group g = {0};
 		struct fluid_result r;
 
-		w_solve(&t[i], m, &n, &g, &r);
+		w_solve(&t[i], m, lp, &n, &g, &r);
 		w_check(&t[i], &r);
 		if (m == FLUID_MIRRORED)
 			assert_int_equal(r.classes, 1); /* the GPUs are one orbit */
@@ -400,6 +402,11 @@ static void run_table(const struct wcase *t, size_t nt, enum fluid_method m)
 		fluid_group_free(&g);
 		fluid_net_free(&n);
 	}
+}
+
+static void run_table(const struct wcase *t, size_t nt, enum fluid_method m)
+{
+	run_table_on(t, nt, m, LP_SOLVER_DEFAULT);
 }
 
 static void test_modelw8_mirrored(void **state)
@@ -431,7 +438,7 @@ static void test_modelw8_hop_limited(void **state)
 	(void)state;
 
 	c.hops = 4;
-	w_solve(&c, FLUID_MIRRORED, &n, &g, &r);
+	w_solve(&c, FLUID_MIRRORED, LP_SOLVER_DEFAULT, &n, &g, &r);
 	assert_rel(r.rstar, 0.375, 1e-7, "T = 4");
 	fluid_result_free(&r);
 	fluid_group_free(&g);
@@ -520,6 +527,28 @@ static void test_modelw16_methods_agree(void **state)
 		run_table(&w16[dw_rows[i]], 1, FLUID_DW);
 	for (size_t i = 0; i < ARRAY_SIZE(full_rows); i++)
 		run_table(&w16[full_rows[i]], 1, FLUID_FULL);
+}
+
+/* Clp (issue 38): every R* and objective above, and the methods' agreement,
+ * on Clp's models alike, each as the tables state them (lp_solve's runs
+ * above): no figure changes with the solver. */
+static void test_modelw_clp(void **state)
+{
+	static const size_t dw_rows[] = {0, 3, 4, 5}, full_rows[] = {0, 3, 4};
+	(void)state;
+#ifdef UNDER_ASAN
+	skip();
+#endif
+	run_table_on(w8, ARRAY_SIZE(w8), FLUID_MIRRORED, LP_SOLVER_CLP);
+	run_table_on(w8, ARRAY_SIZE(w8), FLUID_DW, LP_SOLVER_CLP);
+	run_table_on(w8, ARRAY_SIZE(w8), FLUID_FULL, LP_SOLVER_CLP);
+	run_table_on(w16, ARRAY_SIZE(w16), FLUID_MIRRORED, LP_SOLVER_CLP);
+	for (size_t i = 0; i < ARRAY_SIZE(dw_rows); i++)
+		run_table_on(&w16[dw_rows[i]], 1, FLUID_DW, LP_SOLVER_CLP);
+	for (size_t i = 0; i < ARRAY_SIZE(full_rows); i++)
+		run_table_on(&w16[full_rows[i]], 1, FLUID_FULL, LP_SOLVER_CLP);
+	run_table_on(w32, ARRAY_SIZE(w32), FLUID_MIRRORED, LP_SOLVER_CLP);
+	run_table_on(w64, ARRAY_SIZE(w64), FLUID_MIRRORED, LP_SOLVER_CLP);
 }
 
 /* The analytic group of model W is a group of automorphisms, of order
@@ -900,6 +929,7 @@ int main(void)
 	    cmocka_unit_test(test_modelw16_mirrored),
 	    cmocka_unit_test(test_modelw32_64_mirrored),
 	    cmocka_unit_test(test_modelw16_methods_agree),
+	    cmocka_unit_test(test_modelw_clp),
 	    cmocka_unit_test(test_yaml_modelw),
 	    cmocka_unit_test(test_yaml_errors),
 	};

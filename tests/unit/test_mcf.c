@@ -435,8 +435,7 @@ static void test_degraded(void **state)
 			assert_int_equal(mr.group_order, 4);
 			plain = mcf_theta(g, MCF_COLGEN);
 			if (fabs(mr.theta - plain) > 1e-7 * plain)
-				fail_msg("%s: mirrored %.9f, plain %.9f", g->spec, mr.theta,
-					 plain);
+				fail_msg("%s: mirrored %.9f, plain %.9f", g->spec, mr.theta, plain);
 		} else {
 			assert_int_equal(mr.method, MCF_COLGEN);
 			assert_int_equal(mr.group_order, 1);
@@ -1179,19 +1178,118 @@ static void test_demand(void **state)
 	}
 }
 
+/* One solve on a given LP solver: theta, and the time-stepped sum of U_t
+ * in *steps_sum when T > 0. */
+static double theta_on(const struct graph *g, enum mcf_method m, uint32_t T, enum lp_solver sv,
+		       double *steps_sum)
+{
+	struct mcf_opts o = {.method = m, .steps = T, .lp_solver = sv};
+	struct mcf_result r;
+	struct ofc_error err = {0};
+
+	if (mcf_solve(g, &o, &r, &err) < 0)
+		fail_msg("%s on %s: %s", g->spec, lp_solver_name(sv), err.msg);
+	assert_true(r.optimal);
+	assert_true(r.objective - r.lower <= 1e-8 * r.objective);
+	if (steps_sum)
+		*steps_sum = r.objective;
+	double t = r.theta;
+	mcf_result_free(&r);
+	return t;
+}
+
+/* Clp (issue 38): the theta every test above reproduces, on Clp's models
+ * and on lp_solve's side by side: the targets, every method on the small
+ * graphs (link LP, master LP, column generation, the one-source reduction),
+ * the time-stepped sums, the mirrored master and the degraded tori. */
+static void test_clp(void **state)
+{
+	static const struct {
+		const char *spec;
+		double theta;
+	} targets[] = {
+	    {"torus:4x4", 0.125},	 {"torus:3x3x3", 1.0 / 9},    {"hypercube:3", 0.25},
+	    {"bipartite:4", 0.4},	 {"genkautz:27,6", 0.118182}, {"genkautz:64,4", 0.021708},
+	    {"genkautz:16,4", 0.132075}, {"torus:8x8", 8.0 / 512},
+	};
+	static const char *const small[] = {"hypercube:3", "bipartite:4",   "genkautz:8,3",
+					    "torus:3x3",   "genkautz:10,3", "circulant:9:1,2"};
+	static const struct {
+		const char *spec;
+		uint32_t T;
+		double sum;
+	} steps[] = {{"hypercube:3", 3, 4}, {"torus:4x4", 4, 8}, {"genkautz:8,3", 2, 4}};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(targets); i++) {
+		struct graph *g = build(targets[i].spec);
+		double c = theta_on(g, MCF_AUTO, 0, LP_SOLVER_CLP, NULL);
+
+		if (fabs(c - targets[i].theta) > 5e-7)
+			fail_msg("%s: Clp theta %.9f, want %.6f", targets[i].spec, c,
+				 targets[i].theta);
+		graph_free(g);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(small); i++) {
+		struct graph *g = build(small[i]);
+		double ref = theta_on(g, MCF_MASTER, 0, LP_SOLVER_LPSOLVE, NULL);
+
+		for (int m = MCF_SYMMETRIC; m <= MCF_MIRRORED; m++) {
+			if (m == MCF_SYMMETRIC && !mcf_translations(g, NULL, 0))
+				continue;
+			double c = theta_on(g, (enum mcf_method)m, 0, LP_SOLVER_CLP, NULL);
+
+			if (fabs(c - ref) > 1e-7)
+				fail_msg("%s method %d: Clp %.9f, lp_solve's master %.9f", small[i],
+					 m, c, ref);
+		}
+		graph_free(g);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
+		struct graph *g = build(steps[i].spec);
+		double sum = 0;
+
+		theta_on(g, MCF_AUTO, steps[i].T, LP_SOLVER_CLP, &sum);
+		if (fabs(sum - steps[i].sum) > 1e-6)
+			fail_msg("%s T=%u: Clp sum %.9f, want %g", steps[i].spec, steps[i].T, sum,
+				 steps[i].sum);
+		graph_free(g);
+	}
+	static const char *const big[] = {"0-1", "0-1,27-35"};
+	for (size_t i = 0; i < ARRAY_SIZE(big); i++) {
+		struct graph *g = degrade("torus:8x8", big[i]);
+		double l = theta_on(g, MCF_AUTO, 0, LP_SOLVER_LPSOLVE, NULL);
+		double c = theta_on(g, MCF_AUTO, 0, LP_SOLVER_CLP, NULL);
+
+		if (fabs(c - l) > 1e-7 * l || fabs(c - 15.0 / 1024) > 1e-7)
+			fail_msg("%s: Clp %.9f, lp_solve %.9f", g->spec, c, l);
+		graph_free(g);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_moore_tree_cost), cmocka_unit_test(test_theta_targets),
-	    cmocka_unit_test(test_methods_agree),   cmocka_unit_test(test_translations),
-	    cmocka_unit_test(test_time_stepped),    cmocka_unit_test(test_mirrored),
-	    cmocka_unit_test(test_time_limit),	    cmocka_unit_test(test_bad_input),
-	    cmocka_unit_test(test_degraded),	    cmocka_unit_test(test_injection),
-	    cmocka_unit_test(test_capacities),	    cmocka_unit_test(test_capacities_lowered),
-	    cmocka_unit_test(test_warm_start),	    cmocka_unit_test(test_warm_gap),
-	    cmocka_unit_test(test_cancel),	    cmocka_unit_test(test_sp_balanced),
-	    cmocka_unit_test(test_route_steps),	    cmocka_unit_test(test_demand_by_hand),
-	    cmocka_unit_test(test_demand),	    cmocka_unit_test(test_demand_symmetric),
+	    cmocka_unit_test(test_moore_tree_cost),
+	    cmocka_unit_test(test_theta_targets),
+	    cmocka_unit_test(test_methods_agree),
+	    cmocka_unit_test(test_translations),
+	    cmocka_unit_test(test_time_stepped),
+	    cmocka_unit_test(test_mirrored),
+	    cmocka_unit_test(test_time_limit),
+	    cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_degraded),
+	    cmocka_unit_test(test_injection),
+	    cmocka_unit_test(test_capacities),
+	    cmocka_unit_test(test_capacities_lowered),
+	    cmocka_unit_test(test_warm_start),
+	    cmocka_unit_test(test_warm_gap),
+	    cmocka_unit_test(test_cancel),
+	    cmocka_unit_test(test_sp_balanced),
+	    cmocka_unit_test(test_route_steps),
+	    cmocka_unit_test(test_demand_by_hand),
+	    cmocka_unit_test(test_demand),
+	    cmocka_unit_test(test_demand_symmetric),
+	    cmocka_unit_test(test_clp),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <math.h>
 
 #include "rwa/rwa.h"
 
@@ -402,6 +403,41 @@ static void test_demand_file(void **state)
 	}
 }
 
+/* Clp (issue 38): the relaxation's value, hence the bound and the
+ * assignment, is lp_solve's, on random demands (min wavelengths and max
+ * served). */
+static void test_relaxation_clp(void **state)
+{
+	struct ofc_error err = {0};
+	(void)state;
+
+	for (int round = 0; round < 40; round++) {
+		uint32_t n = 3 + rnd(8), nd = 2 + rnd(14);
+		struct rwa_ring ring = {n, 1 + rnd(3), 1 + (rnd(3) == 0)};
+		struct rwa_demand dem[16];
+
+		random_demands(n, nd, dem);
+		for (int obj = RWA_MIN_WAVELENGTHS; obj <= RWA_MAX_SERVED; obj++) {
+			struct rwa_opts l = {RWA_ENGINE_LP, (enum rwa_objective)obj, 30};
+			struct rwa_opts c = l;
+			struct rwa_solution sl = {0}, sc = {0};
+			struct rwa_report rl, rc;
+
+			c.lp_solver = LP_SOLVER_CLP;
+			assert_int_equal(rwa_solve(&ring, dem, nd, &l, &sl, &rl, &err), 0);
+			assert_int_equal(rwa_solve(&ring, dem, nd, &c, &sc, &rc, &err), 0);
+			if (fabs(rl.relaxation - rc.relaxation) > 1e-6)
+				fail_msg("round %d: relaxation lp_solve %.9f, Clp %.9f", round,
+					 rl.relaxation, rc.relaxation);
+			assert_int_equal(rl.lower_bound, rc.lower_bound);
+			assert_int_equal(rl.served_bound, rc.served_bound);
+			assert_int_equal(rl.wavelengths_used, rc.wavelengths_used);
+			rwa_solution_free(&sl);
+			rwa_solution_free(&sc);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -410,6 +446,7 @@ int main(void)
 	    cmocka_unit_test(test_line_exact),
 	    cmocka_unit_test(test_circle_valid),
 	    cmocka_unit_test(test_ilp_matches_exhaustive),
+	    cmocka_unit_test(test_relaxation_clp),
 	    cmocka_unit_test(test_odd_cycle_needs_ilp),
 	    cmocka_unit_test(test_demand_file),
 	};
