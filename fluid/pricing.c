@@ -526,7 +526,8 @@ int pricer_tree(struct pricer *pr, const double *chat, double known, double *w, 
 			break;
 		if (pr->p->deadline > 0 && now_seconds() >= pr->p->deadline)
 			break;
-		if (res == LP_FAILED && err->code && !strstr(err->msg, "lp_solve"))
+		if (res == LP_FAILED && err->code && !strstr(err->msg, "lp_solve") &&
+		    !strstr(err->msg, "Clp"))
 			break; /* not the solver's trouble */
 		pr->stalls++;
 		way = (way + 1) % NWAYS;

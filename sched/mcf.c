@@ -661,7 +661,7 @@ static int lp_put(struct cg *c, struct cg_scratch *w, uint32_t k, struct ofc_err
 	free(rows);
 	free(vals);
 	if (col < 0)
-		return ofc_error_set(err, OFC_E_RUNTIME, "lp_solve refused a column");
+		return ofc_error_set(err, OFC_E_RUNTIME, "the LP solver refused a column");
 	GROW(c->live, c->cap_live, c->nlive + 1);
 	c->live[c->nlive++] = k;
 	c->col_last[k] = c->iter;
@@ -2642,7 +2642,7 @@ const char *mcf_stop_name(enum mcf_stop s)
 	static const char *const name[] = {
 	    [MCF_STOP_OPTIMAL] = "optimal",
 	    [MCF_STOP_TIME] = "time limit",
-	    [MCF_STOP_LP] = "lp_solve gave up",
+	    [MCF_STOP_LP] = "the LP solver gave up",
 	    [MCF_STOP_ITERATIONS] = "iteration limit",
 	};
 

@@ -55,7 +55,7 @@ static void replan_mcf(struct strbuf *msg, const struct schedule_result *r,
 	else
 		sb_printf(msg, ", within %.2f%% of the optimum (%s)", 100 * o->mcf.gap,
 			  o->mcf.stop == MCF_STOP_TIME ? "stopped at the time limit"
-			  : o->mcf.stop == MCF_STOP_LP ? "lp_solve stalled"
+			  : o->mcf.stop == MCF_STOP_LP ? "the LP solver stalled"
 						       : "iteration cap");
 }
 
