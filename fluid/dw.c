@@ -44,8 +44,9 @@ struct column {
 struct dw {
 	const struct problem *p;
 	const struct texp *x;
-	uint32_t order;	      /* |H| */
-	const uint32_t *harc; /* order * ne arc maps */
+	enum lp_solver master_solver; /* the last master's */
+	uint32_t order;		      /* |H| */
+	const uint32_t *harc;	      /* order * ne arc maps */
 	uint32_t *identity;
 	uint32_t ncls, *rep, *orbit_size;
 	uint32_t *cls_of; /* per origin index: class */
@@ -290,7 +291,10 @@ static double solve_master(struct dw *d, bool phase2, double *lambda, struct ofc
 {
 	const struct problem *p = d->p;
 	uint32_t nr = d->nrows + d->nconv;
-	struct lp *lp = lp_new_known(0, p->lp_master);
+	enum lp_solver sv = fluid_lp_solver(p, FLUID_LP_MASTER, false, nr);
+	struct lp *lp = lp_new_known(0, sv);
+
+	d->master_solver = sv;
 	double z = NAN;
 
 	lp_set_scaling(lp, LP_SCALE_GEOMETRIC);
@@ -811,7 +815,7 @@ int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_g
 	d.pr = xcalloc(d.ncls, sizeof(struct pricer));
 	d.conv_first = xmalloc((d.ncls + 1) * sizeof(uint32_t));
 	for (uint32_t k = 0; k < d.ncls; k++) {
-		if (pricer_init(&d.pr[k], p, x, d.rep[k], err) < 0)
+		if (pricer_init(&d.pr[k], p, x, d.rep[k], grp != NULL, err) < 0)
 			goto out;
 		d.conv_first[k] = d.nconv;
 		d.nconv += p->copy ? 1 : d.pr[k].ndest;
@@ -963,6 +967,9 @@ int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_g
 	}
 	rc = 0;
 out:
+	r->lp_master = d.master_solver;
+	if (d.pr && d.ncls)
+		r->lp_pricing = d.pr[0].solver;
 	for (uint32_t k = 0; d.pr && k < d.ncls; k++)
 		pricer_free(&d.pr[k]);
 	for (size_t j = 0; j < d.ncols; j++)

@@ -134,7 +134,8 @@ int full_solve(const struct problem *p, const struct texp *x, bool phase2, struc
 			      x->T, need, (unsigned long long)ncols, (unsigned long long)nnz, max);
 		goto out;
 	}
-	lp = lp_new_known(ncols, p->lp_full);
+	r->lp_full = fluid_lp_solver(p, FLUID_LP_FULL, false, (uint32_t)ncols);
+	lp = lp_new_known(ncols, r->lp_full);
 	struct ivec rcols = {0};
 	double *rvals = NULL;
 	size_t rvcap = 0;

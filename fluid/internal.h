@@ -56,14 +56,20 @@ struct problem {
 	double t0;
 	uint64_t mem_limit;
 	const struct fluid_opts *opts;
-	/* The solver of each kind of model: the request's, else FLUID_LP_* */
-	enum lp_solver lp_master, lp_pricing, lp_full;
 };
-/* Each model's LP solver when the request names none (issue 38; measured
- * in bench/RESULTS.md, "LP solvers"). */
-#define FLUID_LP_MASTER	 LP_SOLVER_LPSOLVE
-#define FLUID_LP_PRICING LP_SOLVER_LPSOLVE
-#define FLUID_LP_FULL	 LP_SOLVER_LPSOLVE
+/* The LP solver of a new model (issue 38): the request's (opts->lp_solver),
+ * else the default measured for its kind and size (bench/RESULTS.md, "LP
+ * solvers"): Clp for the full LP, for plain DW's pricing and for Mirrored
+ * DW's pricing LPs of FLUID_CLP_PRICING_COLS columns and more (lp_solve is
+ * as fast below, without loading Clp), Clp for masters of
+ * FLUID_CLP_MASTER_ROWS rows and more. A default of Clp whose plugin cannot
+ * be loaded is lp_solve (a solver the request names must load: problem_init
+ * checks). */
+enum fluid_lp_kind { FLUID_LP_MASTER, FLUID_LP_PRICING, FLUID_LP_FULL };
+#define FLUID_CLP_PRICING_COLS 512
+#define FLUID_CLP_MASTER_ROWS  64
+enum lp_solver fluid_lp_solver(const struct problem *p, enum fluid_lp_kind kind, bool mirrored,
+			       uint32_t size);
 
 /* ---- the time-expanded network G^T (texp.c) ----
  * Nodes (v, t), t = 0..T: id t * nv + v. Arcs: physical arc e at layer t
@@ -235,14 +241,17 @@ struct pricer {
 	uint32_t ncons, *cons_off;
 	int *cons_col;
 	double *cons_val;
-	double longest; /* the longest single solve of the cut LP, s */
-	uint32_t way;	/* how the costs are spread (pricing.c): the way that last worked */
+	double longest;	       /* the longest single solve of the cut LP, s */
+	uint32_t way;	       /* how the costs are spread (pricing.c): the way that last worked */
+	enum lp_solver solver; /* the cut LP's (fluid_lp_solver) */
 	/* all-to-all */
 	double *dist;
 	uint32_t *pred;
 };
+/* mirrored: one pricer per orbit of origins (the solver's default depends
+ * on it, fluid_lp_solver). */
 int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x, uint32_t origin,
-		struct ofc_error *err);
+		bool mirrored, struct ofc_error *err);
 void pricer_free(struct pricer *pr);
 /* Copy collectives: minimise sum chat[e] * w over G^T (chat per physical
  * arc); w (tx_narcs, dense, zeroed here) and its cost, and a lower bound

@@ -61,7 +61,7 @@ static int pool_add(struct pricer *pr, uint32_t n)
 static void lp_fresh(struct pricer *pr)
 {
 	lp_free(pr->lp);
-	pr->lp = lp_new_known((int)pr->ncols, pr->p->lp_pricing);
+	pr->lp = lp_new_known((int)pr->ncols, pr->solver);
 	/* Rows are added after solves (the cuts): lp_solve's scaling, fixed
 	 * at the first solve, then leaves new rows unscaled and re-solves
 	 * stall; the coefficients are all 0 and +-1, so no scaling is needed.
@@ -176,7 +176,7 @@ static int add_cut(struct pricer *pr, const uint64_t *side, bool sink_side, stru
 }
 
 int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x, uint32_t origin,
-		struct ofc_error *err)
+		bool mirrored, struct ofc_error *err)
 {
 	uint32_t na = tx_narcs(x), nn = tx_nnodes(x), words = (nn + 63) / 64;
 	uint64_t *fw = xmalloc(words * 8), *bany = xcalloc(words, 8), *b = xmalloc(words * 8);
@@ -283,6 +283,7 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 	pr->cons_val = rv;
 	free(deg);
 	free(fill);
+	pr->solver = fluid_lp_solver(p, FLUID_LP_PRICING, mirrored, pr->ncols);
 	lp_fresh(pr);
 	/* Start with the obvious cuts: the origin uploads a unit, and each
 	 * destination downloads one (its arrivals at any layer). */

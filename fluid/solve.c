@@ -176,6 +176,19 @@ static void problem_free(struct problem *p)
 	free(p->arc_caps);
 }
 
+enum lp_solver fluid_lp_solver(const struct problem *p, enum fluid_lp_kind kind, bool mirrored,
+			       uint32_t size)
+{
+	struct ofc_error err = {0};
+	bool clp = kind == FLUID_LP_FULL ||
+		   (kind == FLUID_LP_PRICING && (!mirrored || size >= FLUID_CLP_PRICING_COLS)) ||
+		   (kind == FLUID_LP_MASTER && size >= FLUID_CLP_MASTER_ROWS);
+
+	if (p->opts->lp_solver != LP_SOLVER_DEFAULT)
+		return p->opts->lp_solver;
+	return clp && lp_solver_available(LP_SOLVER_CLP, &err) ? LP_SOLVER_CLP : LP_SOLVER_LPSOLVE;
+}
+
 static int problem_init(struct problem *p, const struct fluid_net *n, const struct fluid_opts *o,
 			struct ofc_error *err)
 {
@@ -191,11 +204,7 @@ static int problem_init(struct problem *p, const struct fluid_net *n, const stru
 	p->slack = o->slack > 0 ? o->slack : 1e-7;
 	p->gap = o->gap > 0 ? o->gap : 1e-7;
 	p->mem_limit = o->mem_limit ? o->mem_limit : 4ull << 30;
-	p->lp_master = lp_solver_or(o->lp_solver, FLUID_LP_MASTER);
-	p->lp_pricing = lp_solver_or(o->lp_solver, FLUID_LP_PRICING);
-	p->lp_full = lp_solver_or(o->lp_solver, FLUID_LP_FULL);
-	if (!lp_solver_available(p->lp_master, err) || !lp_solver_available(p->lp_pricing, err) ||
-	    !lp_solver_available(p->lp_full, err))
+	if (!lp_solver_available(o->lp_solver, err))
 		return -1;
 	p->t0 = now_seconds();
 	p->deadline = o->time_limit > 0 ? p->t0 + o->time_limit : 0;
@@ -410,9 +419,6 @@ int fluid_solve(const struct fluid_net *n, const struct fluid_opts *o, struct fl
 	r->lower_bound = keep.lower_bound;
 out:
 	r->seconds_total = now_seconds() - p.t0;
-	r->lp_master = p.lp_master;
-	r->lp_pricing = p.lp_pricing;
-	r->lp_full = p.lp_full;
 	problem_free(&p);
 out_rev:
 	if (use == &rev)

@@ -15,8 +15,12 @@ enum lp_result rwa_lp_relax(const struct rwa_ring *ring, const struct rwa_demand
 	/* Columns: x[d][dir] (two per demand, fixed directions bounded to 0),
 	 * then loads l[dir][e], then L (min mode). */
 	int nx = (int)(2 * ndem), nl = (int)(2 * n), cL = nx + nl;
-	struct lp *lp =
-	    lp_new_on(nx + nl + (max_served ? 0 : 1), lp_solver_or(sv, RWA_LP_SOLVER), err);
+	struct ofc_error why = {0};
+	/* the default, or lp_solve when Clp's plugin is missing */
+	enum lp_solver use = sv != LP_SOLVER_DEFAULT			? sv
+			     : lp_solver_available(RWA_LP_SOLVER, &why) ? RWA_LP_SOLVER
+									: LP_SOLVER_LPSOLVE;
+	struct lp *lp = lp_new_on(nx + nl + (max_served ? 0 : 1), use, err);
 	size_t cap = 16;
 
 	if (!lp)

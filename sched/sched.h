@@ -528,12 +528,15 @@ struct mcf_opts {
 	 * FULL and MASTER take it too): a caller with a uniform matrix passes
 	 * NULL and keeps the symmetric masters; no warm starts. */
 	const double *demand;
-	/* The LP solver of its models (issue 38); LP_SOLVER_DEFAULT: MCF_LP. */
+	/* The LP solver of its models (issue 38); LP_SOLVER_DEFAULT: MCF_LP,
+	 * Clp for column generation on MCF_CLP_NODES nodes and more (but the
+	 * one-source master, milliseconds either way). */
 	enum lp_solver lp_solver;
 };
 /* The MCF's LP solver when the request names none (issue 38; measured in
  * bench/RESULTS.md, "LP solvers"). */
-#define MCF_LP LP_SOLVER_LPSOLVE
+#define MCF_LP	      LP_SOLVER_LPSOLVE
+#define MCF_CLP_NODES 256
 
 /* A fluid MCF solution to warm-start another graph's from (opaque; made by
  * mcf_solve with keep_warm, freed by mcf_warm_free). Its trees are stored

@@ -149,6 +149,15 @@ expect_json 'abs(j["rstar_s_per_gb"]-15/332)<1e-9 and abs(j["objective"]-504.867
 	$S $W/all-links-2.yaml --collective allgather --lp-solver clp --json
 expect_json 'j["lp_solver"]=={"master":"lpsolve","pricing":"lpsolve"} and abs(j["objective"]-504.867)<2e-3' \
 	$S $W/all-links-2.yaml --collective allgather --lp-solver lpsolve --json
+# Without one, each model's default (docs/ARCHITECTURE.md, "LP solvers"):
+# lp_solve for Mirrored DW's small pricing LPs and masters, Clp for plain
+# DW's pricing and its masters of 64 rows and more, and for the full LP.
+expect_json 'j["lp_solver"]=={"master":"lpsolve","pricing":"lpsolve"} and abs(j["objective"]-109.6867)<1e-3' \
+	$S $W/all-links-1.yaml --collective allgather --hops 4 --json
+expect_json 'j["lp_solver"]=={"master":"clp","pricing":"clp"} and abs(j["objective"]-109.6867)<1e-3' \
+	$S $W/all-links-1.yaml --collective allgather --hops 4 --method dw --json
+expect_json 'j["lp_solver"]=={"full":"clp"} and abs(j["objective"]-109.6867)<1e-3' \
+	$S $W/all-links-1.yaml --collective allgather --hops 4 --method full --json
 { cat $W/all-links-1.yaml; echo "lp_solver: clp"; } >"$TMP/clp.yaml"
 expect_json 'j["method"]=="full" and j["lp_solver"]=={"full":"clp"} and abs(j["objective"]-109.6867)<1e-3' \
 	$S "$TMP/clp.yaml" --collective allgather --hops 4 --method full --json
