@@ -4,24 +4,25 @@
  * within a gap), the plain master for comparison, and Swing's congestion
  * deficiency. `build/bench/mcf [full]` (full adds genkautz N = 1024, graphs
  * with small groups, the plain column generation at N = 64 and the plain
- * master LP). */
+ * master LP). Every row on lp_solve and on Clp side by side (issue 38). */
 #include "sched/sched.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static void row(const char *spec, enum mcf_method m, double limit_s)
+static void row_on(const char *spec, enum mcf_method m, double limit_s, enum lp_solver sv)
 {
 	struct graph *g;
 	struct ofc_error err = {0};
 	struct mcf_result r;
-	struct mcf_opts o = {.method = m, .time_limit = limit_s};
+	struct mcf_opts o = {.method = m, .time_limit = limit_s, .lp_solver = sv};
 
 	if (topo_build(spec, &g, &err) < 0)
 		return;
 	double t0 = now_seconds();
 	if (mcf_solve(g, &o, &r, &err) < 0) {
-		printf("| %s | %u | - | - | - | - | %s | - |\n", spec, g->n, err.msg);
+		printf("| %s | %s | %u | - | - | - | - | %s | - |\n", spec, lp_solver_name(sv), g->n,
+		       err.msg);
 	} else {
 		double b = (double)r.degree / (double)moore_tree_cost(g->n, r.degree);
 		char gap[32] = "optimal";
@@ -29,14 +30,20 @@ static void row(const char *spec, enum mcf_method m, double limit_s)
 		if (!r.optimal)
 			snprintf(gap, sizeof(gap), "%.2f%% (%s)", 100 * r.gap,
 				 mcf_stop_name(r.stop));
-		printf("| %s | %u | %.6g | %.6g | %.4f | %s | %s, %u/%u sources, |G| %u, %u it | "
-		       "%.3f |\n",
-		       spec, g->n, r.theta, b, r.theta / b, gap, mcf_method_name(r.method),
+		printf("| %s | %s | %u | %.6g | %.6g | %.4f | %s | %s, %u/%u sources, |G| %u, %u it "
+		       "| %.3f |\n",
+		       spec, lp_solver_name(sv), g->n, r.theta, b, r.theta / b, gap, mcf_method_name(r.method),
 		       r.classes, g->n, r.group_order, r.iterations, now_seconds() - t0);
 		mcf_result_free(&r);
 	}
 	fflush(stdout);
 	graph_free(g);
+}
+
+static void row(const char *spec, enum mcf_method m, double limit_s)
+{
+	row_on(spec, m, limit_s, LP_SOLVER_LPSOLVE);
+	row_on(spec, m, limit_s, LP_SOLVER_CLP);
 }
 
 int main(int argc, char **argv)
@@ -49,8 +56,8 @@ int main(int argc, char **argv)
 					 "genkautz:64,4",  "genkautz:100,4", "genkautz:128,4",
 					 "genkautz:256,4", "genkautz:512,4", "genkautz:1024,4"};
 
-	printf("| topology | N | theta | d/L(N,d) | ratio | gap | method | seconds |\n"
-	       "|---|---|---|---|---|---|---|---|\n");
+	printf("| topology | LP | N | theta | d/L(N,d) | ratio | gap | method | seconds |\n"
+	       "|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t i = 0; i < ARRAY_SIZE(tori); i++)
 		row(tori[i], MCF_AUTO, 0);
 	for (size_t i = 0; i < ARRAY_SIZE(gk) && (!quick || i + 1 < ARRAY_SIZE(gk)); i++)

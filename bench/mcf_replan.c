@@ -3,7 +3,8 @@
  * with a time limit, routes included; optionally a cold solve of the
  * degraded graph for reference (small graphs: it proves the optimum).
  * `build/bench/mcf_replan SPEC FAIL [LIMIT_S [cold [COLD_LIMIT_S]]]`, e.g.
- * `build/bench/mcf_replan genkautz:1024,4 0>1023 10`. */
+ * `build/bench/mcf_replan genkautz:1024,4 0>1023 10`: on lp_solve, then on
+ * Clp (issue 38), or on the one $LP names (lpsolve, clp). */
 #include "sched/sched.h"
 
 #include <stdio.h>
@@ -23,29 +24,26 @@ static void report(const char *what, const struct mcf_result *r, double wall)
 	fflush(stdout);
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv, enum lp_solver sv)
 {
 	struct graph *h, *g;
 	struct ofc_error err = {0};
 	struct mcf_result rh, rw, rc;
 	double limit = argc > 3 ? atof(argv[3]) : 10, t0;
 
-	if (argc < 3) {
-		fprintf(stderr, "usage: %s SPEC FAIL [LIMIT_S [cold]]\n", argv[0]);
-		return 2;
-	}
 	if (topo_build(argv[1], &h, &err) < 0 || topo_fail_links(h, argv[2], &g, &err) < 0) {
 		fprintf(stderr, "%s\n", err.msg);
 		return 1;
 	}
-	struct mcf_opts oh = {.keep_warm = true};
+	printf("== %s\n", lp_solver_name(sv));
+	struct mcf_opts oh = {.keep_warm = true, .lp_solver = sv};
 	t0 = now_seconds();
 	if (mcf_solve(h, &oh, &rh, &err) < 0) {
 		fprintf(stderr, "healthy: %s\n", err.msg);
 		return 1;
 	}
 	report("healthy", &rh, now_seconds() - t0);
-	struct mcf_opts ow = {.routes = true, .warm = rh.warm, .time_limit = limit};
+	struct mcf_opts ow = {.routes = true, .warm = rh.warm, .time_limit = limit, .lp_solver = sv};
 	t0 = now_seconds();
 	if (mcf_solve(g, &ow, &rw, &err) < 0) {
 		fprintf(stderr, "warm: %s\n", err.msg);
@@ -53,7 +51,7 @@ int main(int argc, char **argv)
 	}
 	report("warm", &rw, now_seconds() - t0);
 	if (argc > 4 && strcmp(argv[4], "cold") == 0) {
-		struct mcf_opts oc = {.time_limit = argc > 5 ? atof(argv[5]) : 0};
+		struct mcf_opts oc = {.time_limit = argc > 5 ? atof(argv[5]) : 0, .lp_solver = sv};
 
 		t0 = now_seconds();
 		if (mcf_solve(g, &oc, &rc, &err) < 0) {
@@ -69,4 +67,20 @@ int main(int argc, char **argv)
 	graph_free(g);
 	graph_free(h);
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *only = getenv("LP");
+	int rc = 0;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s SPEC FAIL [LIMIT_S [cold [COLD_LIMIT_S]]]\n", argv[0]);
+		return 2;
+	}
+	if (!only || strcmp(only, "lpsolve") == 0)
+		rc |= run(argc, argv, LP_SOLVER_LPSOLVE);
+	if (!only || strcmp(only, "clp") == 0)
+		rc |= run(argc, argv, LP_SOLVER_CLP);
+	return rc;
 }
