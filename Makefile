@@ -302,6 +302,7 @@ install: all $(LIB)
 	install -m 0755 $(BUILD)/ofc $(BUILD)/ocs-emu $(BUILD)/mrr-emu $(BUILD)/netconf-emu \
 	  $(BUILD)/ofc-mpi-rank $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/ofcd $(BUILD)/ofc-gateway $(DESTDIR)$(SBINDIR)/
+	install -m 0644 $(CLP_PLUGIN) $(DESTDIR)$(LIBDIR)/ofc/
 	install -m 0644 $(patsubst %,$(BUILD)/man/%.1,$(MAN1)) $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(patsubst %,$(BUILD)/man/%.8,$(MAN8)) $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 contrib/ofc.bash-completion $(DESTDIR)$(COMPLETIONDIR)/ofc

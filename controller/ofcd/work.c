@@ -571,7 +571,8 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 			return -1;
 		}
 		an->t.target = j->target;
-		*out = fabcfg_new(f, d->w_cfg->yaml, d->w_cfg->yaml_len, d->w_cfg->path);
+		*out = fabcfg_new(f, d->w_cfg->yaml, d->w_cfg->yaml_len, d->w_cfg->path,
+				  d->o.lp_solver);
 		(*out)->coll = d->w_cfg->coll;
 		(*out)->size = d->w_cfg->size;
 		return 0;
