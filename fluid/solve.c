@@ -176,19 +176,6 @@ static void problem_free(struct problem *p)
 	free(p->arc_caps);
 }
 
-enum lp_solver fluid_lp_solver(const struct problem *p, enum fluid_lp_kind kind, bool mirrored,
-			       uint32_t size)
-{
-	struct ofc_error err = {0};
-	bool clp = kind == FLUID_LP_FULL ||
-		   (kind == FLUID_LP_PRICING && (!mirrored || size >= FLUID_CLP_PRICING_COLS)) ||
-		   (kind == FLUID_LP_MASTER && size >= FLUID_CLP_MASTER_ROWS);
-
-	if (p->opts->lp_solver != LP_SOLVER_DEFAULT)
-		return p->opts->lp_solver;
-	return clp && lp_solver_available(LP_SOLVER_CLP, &err) ? LP_SOLVER_CLP : LP_SOLVER_LPSOLVE;
-}
-
 static int problem_init(struct problem *p, const struct fluid_net *n, const struct fluid_opts *o,
 			struct ofc_error *err)
 {

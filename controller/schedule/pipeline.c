@@ -230,13 +230,6 @@ static const struct collective *config_algorithm(const struct schedule_query *q)
 	return NULL;
 }
 
-enum lp_solver schedule_lp_solver(const struct schedule_query *q)
-{
-	if (q->lp_solver != LP_SOLVER_DEFAULT)
-		return q->lp_solver;
-	return q->fabric ? q->fabric->lp_solver : LP_SOLVER_DEFAULT;
-}
-
 const char *schedule_pick_algorithm(const struct schedule_query *q)
 {
 	const struct collective *c = config_algorithm(q);
