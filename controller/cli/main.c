@@ -19,7 +19,7 @@ static const struct cli_cmd commands[] = {
      "[--chunks P] [--overlap] [--lowering L] [--steps-try T] [--variant V] [--hop-latency T] "
      "[--hops T] "
      "[--epsilon E] [--method M] [--root NAME] [--fail ITEMS] [--threads N] "
-     "[--time-limit T] [--max-memory M] [--reduced] [--json] "
+     "[--time-limit T] [--max-memory M] [--reduced] [--lp-solver lpsolve|clp] [--json] "
      "[--format text|json|pb|msccl -o OUT]",
      "plan a collective schedule, verify it and price it", cmd_schedule},
     {"finder",
@@ -69,7 +69,7 @@ static const struct cli_cmd commands[] = {
     {"rwa",
      "--nodes N --wavelengths W [--fibres F] (--pattern all-to-all | --demands FILE) "
      "[--engine heuristic|ilp|lp] [--objective min-wavelengths|max-served] [--time-limit S] "
-     "[--json] [--lightpaths]",
+     "[--lp-solver lpsolve|clp] [--json] [--lightpaths]",
      "routing and wavelength assignment for demands on a WDM ring", cmd_rwa},
     /* ofcd's alone: their usage and help are cmd_remote.c's */
     {"reconfigure", NULL, "rewire the fabric through ofcd", cmd_daemon_only},
