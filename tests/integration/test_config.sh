@@ -71,7 +71,7 @@ rings:
     wavelenghts: 2
     rate_per_wavelength: 40Gbps
 YAML
-check unknown_top "6:1: unknown key 'color' in the config (expected version, name, description, hosts, rings, switches, wiring, topology, collectives, partitions, cost_model, testbed, servers, fabric_vertices, fabric_links, capacity_sets, workload)" <<YAML
+check unknown_top "6:1: unknown key 'color' in the config (expected version, name, description, hosts, rings, switches, wiring, topology, collectives, partitions, cost_model, lp_solver, testbed, servers, fabric_vertices, fabric_links, capacity_sets, workload)" <<YAML
 $HOSTS
 color: blue
 YAML

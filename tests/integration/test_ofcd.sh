@@ -68,7 +68,7 @@ expect_error 2 "ofcd: --admin-group 'no-such-group-here': no such group (create 
 expect_error 2 "ofcd: unknown option '--bogus'" $OFCD --bogus
 expect_exit 0 $OFCD --help
 printf 'name: x\nhosts: {count: 4, prefix: h}\nwavelenghts: 3\n' >"$TMP/bad.yaml"
-expect_error 2 "$TMP/bad.yaml:3:1: unknown key 'wavelenghts' in the config (expected version, name, description, hosts, rings, switches, wiring, topology, collectives, partitions, cost_model, testbed, servers, fabric_vertices, fabric_links, capacity_sets, workload)" \
+expect_error 2 "$TMP/bad.yaml:3:1: unknown key 'wavelenghts' in the config (expected version, name, description, hosts, rings, switches, wiring, topology, collectives, partitions, cost_model, lp_solver, testbed, servers, fabric_vertices, fabric_links, capacity_sets, workload)" \
 	$OFCD --config "$TMP/bad.yaml" --socket "$SOCK" --foreground --state-dir "$ST"
 [ ! -e "$SOCK" ] && ok || bad "a bad config left a socket"
 expect_stdout_has "fabric torus64-ocs, 64 hosts, 1 switches, 0 rings, topology torus:8x8: ok" $OFCD --check --config "$TORUS"
