@@ -140,8 +140,9 @@ static int item_resolve(const struct fabric *f, const char *item, char *out, siz
 /* The state files' lines: each line of text (len bytes, changed in place)
  * that is not empty or a comment goes to take(), which returns 0, or -1 to
  * stop with why (at most n bytes) set: the file is damaged, and err names
- * it (path), the line and the mv that sets it aside (nothing deletes it). */
-static int parse_lines(const char *path, char *text, size_t len,
+ * it (path: its place in the store), the line and the command that sets it
+ * aside (mv; nothing deletes it). */
+static int parse_lines(const char *path, const char *mv, char *text, size_t len,
 		       int (*take)(struct ofcd *, char *line, char *why, size_t n), struct ofcd *d,
 		       const char *what, const char *then, struct ofc_error *err)
 {
@@ -161,51 +162,59 @@ static int parse_lines(const char *path, char *text, size_t len,
 			return ofc_error_at(
 			    err, OFC_E_RUNTIME, path, line, 1,
 			    "%s: not a line of ofcd's %s file; the file is damaged: "
-			    "look at it, then `mv %s %s.bad` %s",
-			    why, what, path, path, then);
+			    "look at it, then `%s` %s",
+			    why, what, mv, then);
 	}
 	return 0;
 }
 
-/* parse_lines on the file at path; so is a file that cannot be read (a
- * FIFO, a directory in its place) refused, by name. A missing file has no
- * lines. */
-static int read_lines(const char *path, size_t max,
-		      int (*take)(struct ofcd *, char *line, char *why, size_t n), struct ofcd *d,
-		      const char *what, const char *then, struct ofc_error *err)
+/* parse_lines on text that names the file at path (the fuzzer's way in). */
+static int parse_file_lines(const char *path, char *text, size_t len,
+			    int (*take)(struct ofcd *, char *line, char *why, size_t n),
+			    struct ofcd *d, const char *what, const char *then,
+			    struct ofc_error *err)
 {
-	char *text = NULL;
-	size_t len;
-	struct ofc_error e = {0};
-	int rc;
+	char *mv = xasprintf("mv '%s' '%s.bad'", path, path);
+	int rc = parse_lines(path, mv, text, len, take, d, what, then, err);
 
-	if (access(path, F_OK) < 0 && errno == ENOENT)
-		return 0;
-	if (read_file(path, max, &text, &len, &e) < 0)
-		return ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0,
-				    "%s: cannot be read as ofcd's %s file; look at it, then `mv %s "
-				    "%s.bad` %s",
-				    e.msg, what, path, path, then);
-	rc = parse_lines(path, text, len, take, d, what, then, err);
-	free(text);
+	free(mv);
 	return rc;
 }
 
-/* Replace path by sb's text (temp, fsync, rename: a crash leaves the old
- * file or the new one), or remove it when sb is NULL. */
-static int write_or_remove(const char *path, const struct strbuf *sb, struct ofc_error *err)
+/* parse_lines on item `it` of the store; so is an item that cannot be
+ * read (a FIFO, a directory in the file's place) refused, by name. A
+ * missing item has no lines. */
+static int read_lines(struct ofcd *d, const char *fabric, enum store_item it, size_t max,
+		      int (*take)(struct ofcd *, char *line, char *why, size_t n), const char *what,
+		      const char *then, struct ofc_error *err)
 {
-	if (sb)
-		return atomic_write(path, sb->buf, sb->len, err);
-	if (unlink(path) < 0 && errno != ENOENT)
-		return ofc_error_set(err, OFC_E_RUNTIME, "%s: cannot remove: %s", path,
-				     strerror(errno));
-	return 0;
+	char *text = NULL, *path = store_where(d->store, fabric, it);
+	char *mv = store_aside(d->store, fabric, it, ".bad");
+	size_t len;
+	bool missing;
+	struct ofc_error e = {0};
+	int rc = 0;
+
+	if (store_get(d->store, fabric, it, max, &text, &len, &missing, &e) < 0)
+		rc = ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0,
+				  "%s: cannot be read as ofcd's %s file; look at it, then `%s` %s",
+				  e.msg, what, mv, then);
+	else if (!missing)
+		rc = parse_lines(path, mv, text, len, take, d, what, then, err);
+	free(text);
+	free(path);
+	free(mv);
+	return rc;
 }
 
-static char *failed_path(const struct ofcd *d, const char *fabric)
+/* Replace item `it` by sb's text (one write of the store: a crash leaves
+ * the old value or the new one), or remove it when sb is NULL. */
+static int write_or_remove(struct ofcd *d, enum store_item it, const struct strbuf *sb,
+			   struct ofc_error *err)
 {
-	return xasprintf("%s/%s.failed", d->state_dir, fabric);
+	struct store_write w = {it, sb ? sb->buf : NULL, sb ? sb->len : 0};
+
+	return store_write(d->store, d->w_cfg->f->name, &w, 1, err);
 }
 
 static int take_failure(struct ofcd *d, char *item, char *why, size_t n)
@@ -235,19 +244,18 @@ static void failures_clear(struct ofcd *d)
 
 int failures_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
 {
-	char *path = failed_path(d, fabric);
-	int rc = read_lines(path, (size_t)FAIL_MAX_ITEMS * (2 * NAME_MAX_LEN + 3) + 4096,
-			    take_failure, d, failed_what, failed_then, err);
+	int rc = read_lines(d, fabric, STORE_FAILED,
+			    (size_t)FAIL_MAX_ITEMS * (2 * NAME_MAX_LEN + 3) + 4096, take_failure,
+			    failed_what, failed_then, err);
 
 	if (rc < 0)
 		failures_clear(d);
-	free(path);
 	return rc;
 }
 
 int failures_parse(struct ofcd *d, const char *path, char *text, size_t len, struct ofc_error *err)
 {
-	int rc = parse_lines(path, text, len, take_failure, d, failed_what, failed_then, err);
+	int rc = parse_file_lines(path, text, len, take_failure, d, failed_what, failed_then, err);
 
 	if (rc < 0)
 		failures_clear(d);
@@ -257,7 +265,6 @@ int failures_parse(struct ofcd *d, const char *path, char *text, size_t len, str
 /* The reported set, or no file when there is none. */
 static int failures_save(struct ofcd *d, struct ofc_error *err)
 {
-	char *path = failed_path(d, d->w_cfg->f->name);
 	struct strbuf sb = STRBUF_INIT;
 	int rc;
 
@@ -265,18 +272,12 @@ static int failures_save(struct ofcd *d, struct ofc_error *err)
 		       "HOST:PORT or HOST\n");
 	for (uint32_t i = 0; i < d->nw_reported; i++)
 		sb_printf(&sb, "%s\n", d->w_reported[i]);
-	rc = write_or_remove(path, d->nw_reported ? &sb : NULL, err);
+	rc = write_or_remove(d, STORE_FAILED, d->nw_reported ? &sb : NULL, err);
 	sb_free(&sb);
-	free(path);
 	return rc;
 }
 
 /* ---- port moves ---------------------------------------------------------------------- */
-
-static char *moves_path(const struct ofcd *d, const char *fabric)
-{
-	return xasprintf("%s/%s.rewired", d->state_dir, fabric);
-}
 
 /* A line "HOST FROM TO" of the running config's hosts: whole numbers (a
  * sign or a number past 32 bits is damage; sscanf's %u took "-1" as
@@ -331,19 +332,18 @@ static const char moves_what[] = "port moves (HOST FROM TO)",
 
 int moves_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
 {
-	char *path = moves_path(d, fabric);
-	int rc = read_lines(path, (size_t)FAIL_MAX_ITEMS * (NAME_MAX_LEN + 24) + 4096, take_move, d,
+	int rc = read_lines(d, fabric, STORE_REWIRED,
+			    (size_t)FAIL_MAX_ITEMS * (NAME_MAX_LEN + 24) + 4096, take_move,
 			    moves_what, moves_then, err);
 
 	if (rc < 0)
 		moves_clear(d);
-	free(path);
 	return rc;
 }
 
 int moves_parse(struct ofcd *d, const char *path, char *text, size_t len, struct ofc_error *err)
 {
-	int rc = parse_lines(path, text, len, take_move, d, moves_what, moves_then, err);
+	int rc = parse_file_lines(path, text, len, take_move, d, moves_what, moves_then, err);
 
 	if (rc < 0)
 		moves_clear(d);
@@ -361,7 +361,6 @@ void moves_clear(struct ofcd *d)
 
 int moves_save(struct ofcd *d, struct ofc_error *err)
 {
-	char *path = moves_path(d, d->w_cfg->f->name);
 	struct strbuf sb = STRBUF_INIT;
 	int rc;
 
@@ -370,9 +369,8 @@ int moves_save(struct ofcd *d, struct ofc_error *err)
 	for (uint32_t i = 0; i < d->nw_moves; i++)
 		sb_printf(&sb, "%s %u %u\n", d->w_moves[i].host, d->w_moves[i].from,
 			  d->w_moves[i].to);
-	rc = write_or_remove(path, d->nw_moves ? &sb : NULL, err);
+	rc = write_or_remove(d, STORE_REWIRED, d->nw_moves ? &sb : NULL, err);
 	sb_free(&sb);
-	free(path);
 	return rc;
 }
 

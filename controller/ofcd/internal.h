@@ -345,6 +345,9 @@ struct log_limit {
 struct ofcd {
 	struct ofcd_opts o;
 	char *state_dir;
+	/* Where the record, journal, .failed and .rewired live (store.h):
+	 * the files of state_dir. Every ctl of the daemon uses it. */
+	struct store *store;
 	char *cred_dir; /* o.credentials_dir or the default */
 	/* What requests and API configs may read (o.topology_dir opened
 	 * O_PATH, its real path; dirfd -1 without one). */

@@ -2671,6 +2671,7 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 		d->o.log_level = OFCD_LOG_NOTICE;
 	d->listen_fd = d->ro_fd = d->gw_fd = d->sig_fd = -1;
 	d->state_dir = ctl_state_dir(o->state_dir);
+	d->store = store_open_files(d->state_dir);
 	d->cred_dir =
 	    xstrdup(o->credentials_dir && *o->credentials_dir ? o->credentials_dir
 							      : OFCD_CREDENTIALS_DIR_DEFAULT);
@@ -2924,6 +2925,7 @@ void ofcd_close(struct ofcd *d)
 	if (d->files.dirfd >= 0)
 		close(d->files.dirfd);
 	free(d->topo_dir);
+	store_close(d->store);
 	free(d->state_dir);
 	free(d);
 }

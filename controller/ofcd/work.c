@@ -157,6 +157,7 @@ static int open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **
 	const char **ov = xcalloc(d->o.noverrides + 1, sizeof(char *));
 	struct ctl_opts co = {
 	    .state_dir = d->state_dir,
+	    .store = d->store,
 	    .credentials_dir = d->cred_dir,
 	    .on_event = on_ctl_event,
 	    .ctx = d, /* for both callbacks: sim lookups go on to opts.sim_ctx */
@@ -348,7 +349,7 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 	/* Serve what the devices hold: a Reconfigure before a restart left a
 	 * topology the config file does not name (or ports moved). */
 	struct ctl_record rec;
-	if (ctl_load_record(d->state_dir, f->name, &rec, err) == 0) {
+	if (ctl_load_record_in(d->store, f->name, &rec, err) == 0) {
 		if (rec.have_state && !rec.have_journal && rec.moves_known)
 			moves_from_record(d, &rec);
 		/* (A partition's commit records that partition's topology.) */
@@ -882,7 +883,7 @@ static void run_probe(struct ofcd *d, struct job *j)
 	struct ctl *c = d->w_ctl;
 	struct ctl_record rec;
 	struct ofc_error err = {0};
-	bool have = ctl_load_record(d->state_dir, d->w_cfg->f->name, &rec, &err) == 0;
+	bool have = ctl_load_record_in(d->store, d->w_cfg->f->name, &rec, &err) == 0;
 
 	ctl_read(c, &err);
 	j->probe = xcalloc(c->ndevs + 1, sizeof(*j->probe));

@@ -226,6 +226,11 @@ int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struc
 	c->opts = *o;
 	c->lock_fd = -1;
 	c->state_dir = ctl_state_dir(o->state_dir);
+	c->store = o->store;
+	if (!c->store) {
+		c->store = store_open_files(c->state_dir);
+		c->own_store = true;
+	}
 	if (!o->no_mkdir && mkdir_p(c->state_dir, err) < 0) {
 		ctl_close(c);
 		return -1;
@@ -302,6 +307,8 @@ void ctl_close(struct ctl *c)
 	free(c->netns);
 	if (c->lock_fd >= 0)
 		close(c->lock_fd); /* releases the flock */
+	if (c->own_store)
+		store_close(c->store);
 	free(c->state_dir);
 	txn_meta_free(&c->prev);
 	free(c);
@@ -465,7 +472,7 @@ int ctl_plan(struct ctl *c, struct ofc_error *err)
 
 	/* A damaged record or journal stops the plan with the way out, before
 	 * any device is read: what would be applied next would overwrite it. */
-	if (ctl_load_record(c->state_dir, c->fabric->name, &r, err) < 0)
+	if (ctl_load_record_in(c->store, c->fabric->name, &r, err) < 0)
 		return -1;
 	ctl_record_free(&r);
 	if (ctl_read(c, err) < 0)
@@ -748,7 +755,7 @@ static int next_txn_id(struct ctl *c, uint64_t *id, struct ofc_error *err)
 	*id = 1;
 	c->prev_generation = 0;
 	txn_meta_free(&c->prev);
-	if (ctl_load_record(c->state_dir, c->fabric->name, &r, err) < 0)
+	if (ctl_load_record_in(c->store, c->fabric->name, &r, err) < 0)
 		return -1;
 	if (r.have_state) {
 		*id = r.generation + 1;
@@ -819,8 +826,7 @@ static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_res
 		/* The devices are verified at their old state: record it. */
 		/* ... under the topology they realise again, not the one
 		 * this transaction was for. */
-		if (record_write(c, c->prev_generation, j->before, &c->prev, &e) == 0)
-			journal_remove(c, &e);
+		record_commit(c, c->prev_generation, j->before, &c->prev, &e);
 		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL, OFC_R_NONE,
 		     "every device verified at its previous state");
 	} else {
@@ -838,21 +844,23 @@ static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_res
 static int commit(struct ctl *c, struct journal *j, struct ofc_error *err)
 {
 	if (j->version < STATE_VERSION) {
-		char *path = ctl_path(c->state_dir, c->fabric->name, "journal");
+		char *path = store_where(c->store, c->fabric->name, STORE_JOURNAL);
+		char *mv = store_aside(c->store, c->fabric->name, STORE_JOURNAL, ".old");
 		int rc = ofc_error_at(
 		    err, OFC_E_RUNTIME, path, 0, 0,
 		    "unfinished transaction %llu: every device holds its target, but the "
 		    "journal was written by an older ofc and does not say all the record "
 		    "needs (topology, partition, relabelling, moved ports); nothing was "
 		    "recorded. Check what the devices hold (ofc status), then move it aside: "
-		    "mv '%s' '%s.old'",
-		    (unsigned long long)j->id, path, path);
+		    "%s",
+		    (unsigned long long)j->id, mv);
 
 		free(path);
+		free(mv);
 		return rc;
 	}
 	if (set_phase(c, j, JOURNAL_COMMITTING, err) < 0 ||
-	    record_write(c, c->txn, j->target, &j->meta, err) < 0 || journal_remove(c, err) < 0)
+	    record_commit(c, c->txn, j->target, &j->meta, err) < 0)
 		return -1;
 	emit(c, CTL_EV_TXN_COMMITTED, NULL, OFC_R_NONE, NULL);
 	return 0;
@@ -1049,7 +1057,7 @@ int ctl_trial_finish(struct ctl *c, bool confirmed, struct ctl_result *res, stru
 
 	memset(res, 0, sizeof(*res));
 	res->txn = c->txn;
-	if (journal_read(c->state_dir, c->fabric->name, &j, &missing, err) < 0)
+	if (journal_read(c->store, c->fabric->name, &j, &missing, err) < 0)
 		return -1;
 	if (missing || j.id != c->txn || j.phase != JOURNAL_TRIAL) {
 		journal_free(&j);
@@ -1091,6 +1099,9 @@ int ctl_confirm(const char *state_dir, const char *name, char **fabric_out, uint
 	*fabric_out = NULL;
 	if (ctl_list_fabrics(state_dir, &names, &n, err) < 0)
 		return -1;
+	/* (`ofc confirm` and `ofc try` meet in the state directory: trials
+	 * are the command line's, never a daemon's.) */
+	struct store *st = store_open_files(state_dir);
 	for (uint32_t i = 0; i < n; i++) {
 		struct journal j;
 		struct ofc_error e = {0};
@@ -1098,7 +1109,7 @@ int ctl_confirm(const char *state_dir, const char *name, char **fabric_out, uint
 
 		if (name && strcmp(name, names[i]) != 0)
 			continue;
-		if (journal_read(state_dir, names[i], &j, &missing, &e) == 0 && !missing &&
+		if (journal_read(st, names[i], &j, &missing, &e) == 0 && !missing &&
 		    j.phase == JOURNAL_TRIAL) {
 			ntrials++;
 			free(chosen);
@@ -1108,6 +1119,7 @@ int ctl_confirm(const char *state_dir, const char *name, char **fabric_out, uint
 		if (!missing)
 			journal_free(&j);
 	}
+	store_close(st);
 	for (uint32_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
@@ -1148,7 +1160,7 @@ int ctl_recover(struct ctl *c, bool *did, struct ofc_error *err)
 	*did = false;
 	if (ctl_lock(c, err) < 0)
 		return -1;
-	if (journal_read(c->state_dir, c->fabric->name, &j, &missing, err) < 0)
+	if (journal_read(c->store, c->fabric->name, &j, &missing, err) < 0)
 		return -1;
 	if (missing)
 		return 0;
@@ -1182,17 +1194,20 @@ int ctl_recover(struct ctl *c, bool *did, struct ofc_error *err)
 
 		if (state_check(&j.before[i], &c->devs[i].cfg, &e) < 0 ||
 		    (tgt = true, state_check(&j.target[i], &c->devs[i].cfg, &e) < 0)) {
-			char *path = ctl_path(c->state_dir, c->fabric->name, "journal");
+			char *path = store_where(c->store, c->fabric->name, STORE_JOURNAL);
+			char *mv =
+			    store_aside(c->store, c->fabric->name, STORE_JOURNAL, ".corrupt");
 
 			rc = ofc_error_at(
 			    err, OFC_E_RUNTIME, path, 0, 0,
 			    "unfinished transaction %llu: the %s state of device '%s' "
 			    "does not fit the device (%s). Nothing was changed; check "
 			    "what the devices hold (ofc status), then move the journal "
-			    "aside: mv '%s' '%s.corrupt'",
+			    "aside: %s",
 			    (unsigned long long)j.id, tgt ? "target" : "previous",
-			    c->devs[i].cfg.name, e.msg, path, path);
+			    c->devs[i].cfg.name, e.msg, mv);
 			free(path);
+			free(mv);
 			journal_free(&j);
 			return rc;
 		}

@@ -4,6 +4,28 @@
 #define OFC_CONTROLLER_RECONFIG_INTERNAL_H
 
 #include "controller/reconfig/reconfig.h"
+#include "controller/reconfig/store.h"
+
+/* A store's backend (store.h): its functions, as drivers have theirs. */
+struct store_ops {
+	const char *name; /* "files", "etcd" */
+	const char *noun; /* what an item is called in messages: "file" */
+	int (*get)(struct store *s, const char *fabric, enum store_item it, size_t max, char **data,
+		   size_t *len, bool *missing, struct ofc_error *err);
+	int (*write)(struct store *s, const char *fabric, const struct store_write *w, uint32_t n,
+		     struct ofc_error *err);
+	char *(*where)(const struct store *s, const char *fabric, enum store_item it);
+	char *(*aside)(const struct store *s, const char *fabric, enum store_item it,
+		       const char *suffix);
+	bool (*writer_alive)(struct store *s, const char *fabric, uint32_t pid, uint64_t epoch);
+	const char *(*state_dir)(const struct store *s); /* NULL: none */
+	void (*close)(struct store *s);
+};
+
+/* Every backend's store begins with this. */
+struct store {
+	const struct store_ops *ops;
+};
 
 /* Values match ofc.v1.Journal.Phase. */
 enum journal_phase {
@@ -25,6 +47,7 @@ struct journal {
 	enum journal_phase phase;
 	uint32_t version; /* 1: an older ofc's (no field) */
 	uint32_t pid;
+	uint64_t epoch; /* the writer's leadership (an etcd store's); 0: none */
 	uint64_t started_ms;
 	double trial_deadline;
 	struct txn_meta meta; /* what the commit records */
@@ -49,13 +72,18 @@ int ctl_partition_aim(struct ctl *c, const struct partition *p, const struct cir
 		      uint32_t npc, struct ofc_error *err);
 
 char *ctl_path(const char *state_dir, const char *fabric, const char *ext);
+
 const char *journal_phase_name(enum journal_phase p);
 /* states[i] belongs to c->devs[i]; meta says what they realise. */
 int record_write(const struct ctl *c, uint64_t generation, const struct device_state *states,
 		 const struct txn_meta *meta, struct ofc_error *err);
+/* record_write and the journal removed, in one write of the store (one
+ * etcd transaction; files: the record first). */
+int record_commit(const struct ctl *c, uint64_t generation, const struct device_state *states,
+		  const struct txn_meta *meta, struct ofc_error *err);
 int journal_write(const struct ctl *c, const struct journal *j, struct ofc_error *err);
 /* *missing when there is no journal (returns 0). */
-int journal_read(const char *state_dir, const char *fabric, struct journal *j, bool *missing,
+int journal_read(struct store *st, const char *fabric, struct journal *j, bool *missing,
 		 struct ofc_error *err);
 int journal_remove(const struct ctl *c, struct ofc_error *err);
 /* The readers' halves that take bytes (path names the file in errors):

@@ -19,35 +19,45 @@
 
 #define RECORD_MAX_BYTES (256u << 20)
 
-char *ctl_path(const char *state_dir, const char *fabric, const char *ext)
-{
-	return xasprintf("%s/%s.%s", state_dir, fabric, ext);
-}
+/* Where a record or journal came from, for its errors: its place (a path
+ * or an etcd key, err->file), what it is called, the command that sets it
+ * aside (NULL: mv it to NAME.corrupt), and which of the two it is. */
+struct loc {
+	const char *where;
+	const char *noun;
+	const char *aside;
+	bool journal;
+};
 
-/* A state file or journal ofc cannot trust: nothing is planned or changed
+/* A record or journal ofc cannot trust: nothing is planned or changed
  * while it is there (a record restarted at transaction 1 would overwrite
  * it; a journal read wrongly would drive devices to values nobody chose).
  * The message says why and how to move it aside. */
-static int damaged(struct ofc_error *err, const char *path, const char *fmt, ...) OFC_PRINTF(3, 4);
-static int damaged(struct ofc_error *err, const char *path, const char *fmt, ...)
+static int damaged(struct ofc_error *err, const struct loc *l, const char *fmt, ...)
+    OFC_PRINTF(3, 4);
+static int damaged(struct ofc_error *err, const struct loc *l, const char *fmt, ...)
 {
-	bool journal = strlen(path) > 8 && strcmp(path + strlen(path) - 8, ".journal") == 0;
 	char why[200];
+	char *mv = l->aside ? NULL : xasprintf("mv '%s' '%s.corrupt'", l->where, l->where);
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	if (journal)
-		return ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0,
-				    "corrupt file: %s. The transaction it records cannot be "
-				    "repaired from it: check what the devices hold (ofc status), "
-				    "then move it aside: mv '%s' '%s.corrupt'",
-				    why, path, path);
-	return ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0,
-			    "corrupt file: %s. Nothing is planned or changed while it is "
-			    "there; move it aside to start a new record: mv '%s' '%s.corrupt'",
-			    why, path, path);
+	if (l->journal)
+		rc = ofc_error_at(err, OFC_E_RUNTIME, l->where, 0, 0,
+				  "corrupt %s: %s. The transaction it records cannot be "
+				  "repaired from it: check what the devices hold (ofc status), "
+				  "then move it aside: %s",
+				  l->noun, why, l->aside ? l->aside : mv);
+	else
+		rc = ofc_error_at(err, OFC_E_RUNTIME, l->where, 0, 0,
+				  "corrupt %s: %s. Nothing is planned or changed while it is "
+				  "there; move it aside to start a new record: %s",
+				  l->noun, why, l->aside ? l->aside : mv);
+	free(mv);
+	return rc;
 }
 
 /* ---- device state <-> DeviceRecord ------------------------------------------ */
@@ -76,8 +86,8 @@ static void pack_device(struct arena *a, Ofc__V1__DeviceRecord *r, const char *n
 		memcpy(r->routes, s->routes, r->n_routes * sizeof(uint32_t));
 }
 
-static int unpack_device(const Ofc__V1__DeviceRecord *r, struct device_state *s, const char *path,
-			 struct ofc_error *err)
+static int unpack_device(const Ofc__V1__DeviceRecord *r, struct device_state *s,
+			 const struct loc *path, struct ofc_error *err)
 {
 	if (!r->name || !*r->name || r->n_xconn % 2 || r->n_channels % 4 || r->n_links % 4 ||
 	    r->n_routes % 3)
@@ -108,46 +118,42 @@ static int unpack_device(const Ofc__V1__DeviceRecord *r, struct device_state *s,
 	return 0;
 }
 
-static int write_msg(const char *path, const ProtobufCMessage *m, struct ofc_error *err)
+/* m packed, for a store write (caller frees w->data). */
+static void pack_msg(struct store_write *w, enum store_item it, const ProtobufCMessage *m)
 {
 	size_t len = protobuf_c_message_get_packed_size(m);
 	uint8_t *buf = xmalloc(len + 1);
-	int rc;
 
 	protobuf_c_message_pack(m, buf);
-	rc = atomic_write(path, buf, len, err);
-	free(buf);
-	return rc;
+	*w = (struct store_write){it, buf, len};
 }
 
-/* The file's bytes (caller frees); *missing when it does not exist. */
-static int load(const char *path, char **data, size_t *len, bool *missing, struct ofc_error *err)
+/* The item's bytes (caller frees); *missing when there is none. What is
+ * in the item's place but no value (a FIFO, a directory) stops ofc with
+ * the way out. */
+static int load(struct store *st, const char *fabric, enum store_item it, char **data, size_t *len,
+		bool *missing, struct ofc_error *err)
 {
-	struct stat st;
+	if (store_get(st, fabric, it, RECORD_MAX_BYTES, data, len, missing, err) < 0) {
+		if (err->reason == OFC_R_GARBAGE) {
+			char *mv = store_aside(st, fabric, it, ".corrupt");
+			char *msg = xasprintf("%s; nothing is planned or changed while it is "
+					      "there: move it aside: %s",
+					      err->msg, mv);
 
-	*missing = false;
-	*data = NULL;
-	if (access(path, F_OK) != 0 && errno == ENOENT) {
-		*missing = true;
-		return 0;
-	}
-	/* (read_file checks what it opened too; this says what to do.) */
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-		return ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0,
-				    "is not a regular file (%s); nothing is planned or changed "
-				    "while it is there: move it aside: mv '%s' '%s.corrupt'",
-				    S_ISDIR(st.st_mode)	   ? "a directory"
-				    : S_ISFIFO(st.st_mode) ? "a FIFO"
-							   : "a socket or a device node",
-				    path, path);
-	if (read_file(path, RECORD_MAX_BYTES, data, len, err) < 0) {
-		err->code = OFC_E_RUNTIME; /* the state directory, not the user's input */
+			/* (msg is a few hundred bytes: the path twice, bounded) */
+			memcpy(err->msg, msg, strnlen(msg, sizeof(err->msg) - 1));
+			err->msg[strnlen(msg, sizeof(err->msg) - 1)] = 0;
+			err->reason = OFC_R_NONE;
+			free(msg);
+			free(mv);
+		}
 		return -1;
 	}
 	return 0;
 }
 
-static ProtobufCMessage *parse_msg(const char *path, const ProtobufCMessageDescriptor *d,
+static ProtobufCMessage *parse_msg(const struct loc *path, const ProtobufCMessageDescriptor *d,
 				   const uint8_t *data, size_t len, struct ofc_error *err)
 {
 	ProtobufCMessage *m = protobuf_c_message_unpack(d, NULL, len, data);
@@ -268,7 +274,7 @@ static const struct port_ref *port_twice(const struct port_move *m, uint32_t n,
 
 /* pm[0..n) into *out (*nout of them; the caller frees them, also on error). */
 static int unpack_moves(Ofc__V1__PortMove *const *pm, size_t n, struct port_move **out,
-			uint32_t *nout, const char *path, struct ofc_error *err)
+			uint32_t *nout, const struct loc *path, struct ofc_error *err)
 {
 	*out = xcalloc(n + 1, sizeof(**out));
 	*nout = 0;
@@ -290,13 +296,12 @@ static int unpack_moves(Ofc__V1__PortMove *const *pm, size_t n, struct port_move
 	return rc;
 }
 
-int record_write(const struct ctl *c, uint64_t generation, const struct device_state *states,
-		 const struct txn_meta *meta, struct ofc_error *err)
+/* The record of states (c->devs' order) and meta, packed into *w. */
+static void record_pack(const struct ctl *c, uint64_t generation, const struct device_state *states,
+			const struct txn_meta *meta, struct store_write *w)
 {
 	Ofc__V1__FabricRecord r = OFC__V1__FABRIC_RECORD__INIT;
 	struct arena a = {0};
-	char *path = ctl_path(c->state_dir, c->fabric->name, "state");
-	int rc;
 
 	r.fabric = c->fabric->name;
 	r.config = meta->config;
@@ -323,9 +328,31 @@ int record_write(const struct ctl *c, uint64_t generation, const struct device_s
 		pack_device(&a, r.devices[i], c->devs[i].dev.cfg.name, c->devs[i].dev.cfg.driver,
 			    &states[i]);
 	}
-	rc = write_msg(path, &r.base, err);
+	pack_msg(w, STORE_RECORD, &r.base);
 	arena_free(&a);
-	free(path);
+}
+
+int record_write(const struct ctl *c, uint64_t generation, const struct device_state *states,
+		 const struct txn_meta *meta, struct ofc_error *err)
+{
+	struct store_write w;
+	int rc;
+
+	record_pack(c, generation, states, meta, &w);
+	rc = store_write(c->store, c->fabric->name, &w, 1, err);
+	free((void *)w.data);
+	return rc;
+}
+
+int record_commit(const struct ctl *c, uint64_t generation, const struct device_state *states,
+		  const struct txn_meta *meta, struct ofc_error *err)
+{
+	struct store_write w[2] = {[1] = {STORE_JOURNAL, NULL, 0}};
+	int rc;
+
+	record_pack(c, generation, states, meta, &w[0]);
+	rc = store_write(c->store, c->fabric->name, w, 2, err);
+	free((void *)w[0].data);
 	return rc;
 }
 
@@ -347,7 +374,7 @@ int journal_write(const struct ctl *c, const struct journal *j, struct ofc_error
 {
 	Ofc__V1__Journal m = OFC__V1__JOURNAL__INIT;
 	struct arena a = {0};
-	char *path = ctl_path(c->state_dir, c->fabric->name, "journal");
+	struct store_write w;
 	int rc;
 
 	m.has_id = true;
@@ -383,9 +410,10 @@ int journal_write(const struct ctl *c, const struct journal *j, struct ofc_error
 		pack_device(&a, m.before[i], j->names[i], j->drivers[i], &j->before[i]);
 		pack_device(&a, m.target[i], j->names[i], j->drivers[i], &j->target[i]);
 	}
-	rc = write_msg(path, &m.base, err);
+	pack_msg(&w, STORE_JOURNAL, &m.base);
 	arena_free(&a);
-	free(path);
+	rc = store_write(c->store, c->fabric->name, &w, 1, err);
+	free((void *)w.data);
 	return rc;
 }
 
@@ -405,8 +433,8 @@ void journal_free(struct journal *j)
 	memset(j, 0, sizeof(*j));
 }
 
-int journal_parse(const char *path, const uint8_t *data, size_t len, struct journal *j,
-		  struct ofc_error *err)
+static int parse_journal(const struct loc *path, const uint8_t *data, size_t len, struct journal *j,
+			 struct ofc_error *err)
 {
 	Ofc__V1__Journal *m;
 	const char *dup;
@@ -460,58 +488,55 @@ out:
 	return rc;
 }
 
-int journal_read(const char *state_dir, const char *fabric, struct journal *j, bool *missing,
+int journal_parse(const char *path, const uint8_t *data, size_t len, struct journal *j,
+		  struct ofc_error *err)
+{
+	return parse_journal(&(struct loc){path, "file", NULL, true}, data, len, j, err);
+}
+
+/* Where item it of fabric lives, for its errors (free l->where, l->aside). */
+static void loc_of(struct store *st, const char *fabric, enum store_item it, struct loc *l)
+{
+	*l = (struct loc){store_where(st, fabric, it), store_noun(st),
+			  store_aside(st, fabric, it, ".corrupt"), it == STORE_JOURNAL};
+}
+
+static void loc_free(struct loc *l)
+{
+	free((char *)l->where);
+	free((char *)l->aside);
+}
+
+int journal_read(struct store *st, const char *fabric, struct journal *j, bool *missing,
 		 struct ofc_error *err)
 {
-	char *path = ctl_path(state_dir, fabric, "journal"), *data;
+	struct loc l;
+	char *data;
 	size_t len;
 	int rc;
 
 	memset(j, 0, sizeof(*j));
-	rc = load(path, &data, &len, missing, err);
-	if (rc == 0 && !*missing)
-		rc = journal_parse(path, (const uint8_t *)data, len, j, err);
+	rc = load(st, fabric, STORE_JOURNAL, &data, &len, missing, err);
+	if (rc == 0 && !*missing) {
+		loc_of(st, fabric, STORE_JOURNAL, &l);
+		rc = parse_journal(&l, (const uint8_t *)data, len, j, err);
+		loc_free(&l);
+	}
 	free(data);
-	free(path);
 	return rc;
 }
 
 int journal_remove(const struct ctl *c, struct ofc_error *err)
 {
-	char *path = ctl_path(c->state_dir, c->fabric->name, "journal");
-	int rc = 0;
+	struct store_write w = {STORE_JOURNAL, NULL, 0};
 
-	if (unlink(path) != 0 && errno != ENOENT)
-		rc = ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0, "cannot remove: %s",
-				  strerror(errno));
-	free(path);
-	return rc;
+	return store_write(c->store, c->fabric->name, &w, 1, err);
 }
 
 /* ---- reading records for status ---------------------------------------------- */
 
-static bool lock_held_elsewhere(const char *state_dir, const char *fabric)
-{
-	char *path = ctl_path(state_dir, fabric, "lock");
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	bool held = false;
-	struct stat st;
-
-	free(path);
-	if (fd < 0)
-		return false;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return false;
-	}
-	if (flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK)
-		held = true;
-	close(fd);
-	return held;
-}
-
-int record_parse(const char *path, const char *fabric, const uint8_t *data, size_t len,
-		 struct ctl_record *r, struct ofc_error *err)
+static int parse_record(const struct loc *path, const char *fabric, const uint8_t *data, size_t len,
+			struct ctl_record *r, struct ofc_error *err)
 {
 	Ofc__V1__FabricRecord *m;
 	const char *dup;
@@ -556,22 +581,31 @@ int record_parse(const char *path, const char *fabric, const uint8_t *data, size
 	return rc;
 }
 
-int ctl_load_record(const char *state_dir, const char *fabric, struct ctl_record *r,
-		    struct ofc_error *err)
+int record_parse(const char *path, const char *fabric, const uint8_t *data, size_t len,
+		 struct ctl_record *r, struct ofc_error *err)
 {
-	char *path = ctl_path(state_dir, fabric, "state"), *data;
+	return parse_record(&(struct loc){path, "file", NULL, false}, fabric, data, len, r, err);
+}
+
+int ctl_load_record_in(struct store *st, const char *fabric, struct ctl_record *r,
+		       struct ofc_error *err)
+{
 	struct journal j;
+	struct loc l;
 	bool missing;
+	char *data;
 	size_t len;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
-	rc = load(path, &data, &len, &missing, err);
-	if (rc == 0 && !missing)
-		rc = record_parse(path, fabric, (const uint8_t *)data, len, r, err);
+	rc = load(st, fabric, STORE_RECORD, &data, &len, &missing, err);
+	if (rc == 0 && !missing) {
+		loc_of(st, fabric, STORE_RECORD, &l);
+		rc = parse_record(&l, fabric, (const uint8_t *)data, len, r, err);
+		loc_free(&l);
+	}
 	free(data);
-	free(path);
-	if (rc == 0 && journal_read(state_dir, fabric, &j, &missing, err) < 0)
+	if (rc == 0 && journal_read(st, fabric, &j, &missing, err) < 0)
 		rc = -1;
 	if (rc == 0 && !missing) {
 		r->have_journal = true;
@@ -579,11 +613,21 @@ int ctl_load_record(const char *state_dir, const char *fabric, struct ctl_record
 		r->journal_phase = journal_phase_name(j.phase);
 		r->journal_pid = j.pid;
 		r->trial_deadline = j.trial_deadline;
-		r->journal_owner_alive = lock_held_elsewhere(state_dir, fabric);
+		r->journal_owner_alive = store_writer_alive(st, fabric, j.pid, j.epoch);
 		journal_free(&j);
 	}
 	if (rc < 0)
 		ctl_record_free(r);
+	return rc;
+}
+
+int ctl_load_record(const char *state_dir, const char *fabric, struct ctl_record *r,
+		    struct ofc_error *err)
+{
+	struct store *st = store_open_files(state_dir);
+	int rc = ctl_load_record_in(st, fabric, r, err);
+
+	store_close(st);
 	return rc;
 }
 

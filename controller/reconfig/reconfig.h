@@ -4,6 +4,7 @@
 #define OFC_CONTROLLER_RECONFIG_H
 
 #include "controller/fabric/fabric.h"
+#include "controller/reconfig/store.h"
 
 /* ---- reconfiguration: plan, transactions, journal, recovery --------------
  * (reconfig/ctl.c, reconfig/journal.c). A struct ctl holds one fabric's
@@ -13,10 +14,12 @@
  * calls; reads of the last committed state (ctl_load_record) never wait
  * for a transaction.
  *
- * On disk, in the state directory (ctl_state_dir()): <fabric>.state (the
- * recorded state of the last commit), <fabric>.journal (a transaction in
- * progress), <fabric>.lock (flock: one changer at a time), <fabric>.confirm
- * (`ofc confirm` for `ofc try`), <fabric>.testbed (the testbed is up).
+ * In the store (store.h; files in the state directory unless a daemon
+ * gives another): <fabric>.state (the recorded state of the last commit)
+ * and <fabric>.journal (a transaction in progress). In the state directory
+ * (ctl_state_dir()) always: <fabric>.lock (flock: one changer at a time),
+ * <fabric>.confirm (`ofc confirm` for `ofc try`), <fabric>.testbed (the
+ * testbed is up).
  */
 
 #define OFC_STATE_DIR_DEFAULT "/var/lib/ofc"
@@ -59,6 +62,9 @@ struct ctl_opts {
 	/* A daemon's control socket (ofcd's): the lock names it after the pid,
 	 * so whoever finds the fabric locked is told to ask the daemon. */
 	const char *daemon_socket;
+	/* Where the record and journal live (borrowed; NULL: the files of
+	 * state_dir). */
+	struct store *store;
 };
 
 struct ctl_device {
@@ -101,6 +107,8 @@ struct ctl {
 	struct fabric *fabric; /* borrowed */
 	struct ctl_opts opts;
 	char *state_dir;
+	struct store *store; /* opts.store, or the files of state_dir (own_store) */
+	bool own_store;
 	int lock_fd;
 	struct ctl_device *devs;
 	uint32_t ndevs;
@@ -301,6 +309,10 @@ struct ctl_record {
 };
 int ctl_load_record(const char *state_dir, const char *fabric, struct ctl_record *r,
 		    struct ofc_error *err);
+/* The same from a store (ctl_load_record is this on the files of
+ * state_dir). */
+int ctl_load_record_in(struct store *s, const char *fabric, struct ctl_record *r,
+		       struct ofc_error *err);
 void ctl_record_free(struct ctl_record *r);
 /* Fabrics with a state or journal file in the directory (caller frees). */
 int ctl_list_fabrics(const char *state_dir, char ***names, uint32_t *n, struct ofc_error *err);

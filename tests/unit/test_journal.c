@@ -144,7 +144,7 @@ static void test_journal_round_trip(void **state)
 	char *names[] = {"ocs0"}, *drivers[] = {"sim"};
 	struct device_state before, target;
 
-	assert_int_equal(journal_read(w->dir, "jfab", &back, &missing, &err), 0);
+	assert_int_equal(journal_read(w->c->store, "jfab", &back, &missing, &err), 0);
 	assert_true(missing);
 	some_state(&before, 1);
 	some_state(&target, 5);
@@ -167,7 +167,7 @@ static void test_journal_round_trip(void **state)
 	j.before = &before;
 	j.target = &target;
 	assert_int_equal(journal_write(w->c, &j, &err), 0);
-	assert_int_equal(journal_read(w->dir, "jfab", &back, &missing, &err), 0);
+	assert_int_equal(journal_read(w->c->store, "jfab", &back, &missing, &err), 0);
 	assert_false(missing);
 	assert_int_equal(back.id, 7);
 	assert_int_equal(back.phase, JOURNAL_TRIAL);
@@ -202,7 +202,7 @@ static void test_journal_round_trip(void **state)
 	ctl_record_free(&r);
 
 	assert_int_equal(journal_remove(w->c, &err), 0);
-	assert_int_equal(journal_read(w->dir, "jfab", &back, &missing, &err), 0);
+	assert_int_equal(journal_read(w->c->store, "jfab", &back, &missing, &err), 0);
 	assert_true(missing);
 	state_free(&before);
 	state_free(&target);
@@ -226,14 +226,14 @@ static void test_damaged_files_refused(void **state)
 
 	ofc_error_clear(&err);
 	write_file(w->dir, "jfab.journal", garbage, sizeof(garbage));
-	assert_int_equal(journal_read(w->dir, "jfab", &j, &missing, &err), -1);
+	assert_int_equal(journal_read(w->c->store, "jfab", &j, &missing, &err), -1);
 	assert_false(missing);
 	assert_non_null(strstr(err.msg, "corrupt file"));
 
 	/* A Journal message without an id is not a journal ofc wrote. */
 	ofc_error_clear(&err);
 	write_file(w->dir, "jfab.journal", "", 0);
-	assert_int_equal(journal_read(w->dir, "jfab", &j, &missing, &err), -1);
+	assert_int_equal(journal_read(w->c->store, "jfab", &j, &missing, &err), -1);
 	assert_non_null(strstr(err.msg, "not a journal ofc wrote"));
 
 	/* Nor is one of version 0 or 1 (no version is an older ofc's), and
@@ -246,7 +246,7 @@ static void test_damaged_files_refused(void **state)
 	for (uint32_t v = 0; v < 2; v++) {
 		m.version = v;
 		write_file(w->dir, "jfab.journal", buf, ofc__v1__journal__pack(&m, buf));
-		assert_int_equal(journal_read(w->dir, "jfab", &j, &missing, &err), -1);
+		assert_int_equal(journal_read(w->c->store, "jfab", &j, &missing, &err), -1);
 		assert_non_null(strstr(err.msg, "not a journal ofc wrote"));
 	}
 	char *jp = xasprintf("%s/jfab.journal", w->dir);

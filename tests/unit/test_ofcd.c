@@ -2007,7 +2007,7 @@ static void test_damaged_state_files(void **state)
 	assert_int_equal(mkdir(path, 0700), 0);
 	open_fails(w, &err);
 	ofc_error_str(&err, buf, sizeof(buf));
-	if (strcmp(err.file, path) != 0 || !strstr(err.msg, "is a directory"))
+	if (strcmp(err.file, path) != 0 || !strstr(err.msg, "is not a regular file (a directory)"))
 		fail_msg("directory: %s", buf);
 	assert_int_equal(rmdir(path), 0);
 

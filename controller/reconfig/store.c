@@ -1,0 +1,51 @@
+/* The store's front (store.h): one ops table per backend, called through
+ * here, so journal.c and ofcd never ask which backend holds the state. */
+#include "controller/reconfig/internal.h"
+
+#include <stdlib.h>
+
+void store_close(struct store *s)
+{
+	if (s)
+		s->ops->close(s);
+}
+
+int store_get(struct store *s, const char *fabric, enum store_item it, size_t max, char **data,
+	      size_t *len, bool *missing, struct ofc_error *err)
+{
+	*data = NULL;
+	*len = 0;
+	*missing = false;
+	return s->ops->get(s, fabric, it, max, data, len, missing, err);
+}
+
+int store_write(struct store *s, const char *fabric, const struct store_write *w, uint32_t n,
+		struct ofc_error *err)
+{
+	return n ? s->ops->write(s, fabric, w, n, err) : 0;
+}
+
+char *store_where(const struct store *s, const char *fabric, enum store_item it)
+{
+	return s->ops->where(s, fabric, it);
+}
+
+const char *store_noun(const struct store *s)
+{
+	return s->ops->noun;
+}
+
+char *store_aside(const struct store *s, const char *fabric, enum store_item it, const char *suffix)
+{
+	return s->ops->aside(s, fabric, it, suffix);
+}
+
+bool store_writer_alive(struct store *s, const char *fabric, uint32_t pid, uint64_t epoch)
+{
+	return s->ops->writer_alive(s, fabric, pid, epoch);
+}
+
+const char *store_state_dir(const struct store *s)
+{
+	return s->ops->state_dir ? s->ops->state_dir(s) : NULL;
+}

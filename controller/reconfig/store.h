@@ -1,0 +1,81 @@
+/* controller/reconfig/store.h — where a fabric's state lives (issue 37).
+ *
+ * What ofc keeps between transactions and across a crash, per fabric: the
+ * record of the last commit, the journal of a transaction in progress, and
+ * ofcd's failures reported at run time and host ports moved to spares. It
+ * is read and written only through a struct store, which has two backends
+ * behind one ops table (the kernel's pattern, as drivers/ has):
+ *
+ *   files  the default: STATE_DIR/FABRIC.state, .journal, .failed and
+ *          .rewired, each replaced whole by write-temp, fsync, rename
+ *          (store_files.c); `ofc` and a single ofcd use it;
+ *   etcd   an etcd 3.4 cluster's keys (store_etcd.c): every write is one
+ *          transaction that compares the writer's epoch (the create
+ *          revision of the fabric's leader key) first, so a replica that
+ *          lost its leadership cannot change anything any more.
+ *
+ * Values are opaque bytes: the record and journal are protobuf messages
+ * (journal.c), .failed and .rewired lines of text (controller/ofcd/
+ * failures.c). A store is used by one thread at a time unless its backend
+ * says otherwise. */
+#ifndef OFC_CONTROLLER_RECONFIG_STORE_H
+#define OFC_CONTROLLER_RECONFIG_STORE_H
+
+#include "util/util.h"
+
+enum store_item {
+	STORE_RECORD = 0, /* FABRIC.state: the record of the last commit */
+	STORE_JOURNAL,	  /* FABRIC.journal: a transaction in progress */
+	STORE_FAILED,	  /* FABRIC.failed: failures reported to ofcd */
+	STORE_REWIRED,	  /* FABRIC.rewired: host ports ofcd moved to spares */
+	STORE_NITEMS
+};
+
+/* One write of a batch: the item's new value, or (data NULL) its removal. */
+struct store_write {
+	enum store_item item;
+	const void *data;
+	size_t len;
+};
+
+struct store;
+
+/* The files backend on a state directory (borrowed: it must outlive the
+ * store). No I/O here. */
+struct store *store_open_files(const char *state_dir);
+void store_close(struct store *s);
+
+/* The item's value (*data NUL-terminated, caller frees), or *missing when
+ * there is none (0, *data NULL). A value over max bytes is an error. When
+ * the item's place holds something that is not a value (a FIFO or a
+ * directory where a file should be) the error names it ("is not a regular
+ * file (a FIFO)") with reason OFC_R_GARBAGE, so callers can say what to
+ * do; other read errors carry OFC_R_NONE. Errors are OFC_E_RUNTIME and name
+ * the item's place (err->file). */
+int store_get(struct store *s, const char *fabric, enum store_item it, size_t max, char **data,
+	      size_t *len, bool *missing, struct ofc_error *err);
+/* Apply the writes in order: all of them or none where the backend can
+ * (etcd: one transaction), else each whole (files: a crash between two
+ * leaves the first done; callers order them so that is safe, as the
+ * commit writes the record before it removes the journal). */
+int store_write(struct store *s, const char *fabric, const struct store_write *w, uint32_t n,
+		struct ofc_error *err);
+
+/* Where the item lives, for messages and err->file: its path, or its etcd
+ * key. Caller frees. */
+char *store_where(const struct store *s, const char *fabric, enum store_item it);
+/* What the item is called in messages: "file" or "etcd key". */
+const char *store_noun(const struct store *s);
+/* The command that sets a damaged item aside so ofc can go on, keeping its
+ * bytes (mv 'PATH' 'PATH<suffix>'). Caller frees. */
+char *store_aside(const struct store *s, const char *fabric, enum store_item it,
+		  const char *suffix);
+/* Whether the process that wrote the fabric's journal (pid, epoch: what
+ * the journal says of its writer) still holds the fabric: for files, the
+ * fabric's lock in the state directory is taken; for etcd, the leader of
+ * that epoch still leads. */
+bool store_writer_alive(struct store *s, const char *fabric, uint32_t pid, uint64_t epoch);
+/* The state directory of a files store, NULL for another backend. */
+const char *store_state_dir(const struct store *s);
+
+#endif
