@@ -12,7 +12,8 @@ libyang2-dev libnauty2-dev coinor-libclp-dev g++ libbliss-dev
 libjson-c-dev libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev
 openssl curl prometheus
 libnetconf2-dev libssh-dev libyuma-base netconfd openssh-server openssh-client
-python3-ncclient"
+python3-ncclient
+etcd-server etcd-client"
 
 # --check PKG...: every pkg-config name the Makefile links is there, else
 # say which Debian package brings it (run by make after installing, so a

@@ -56,6 +56,7 @@ const char *ofc_reason_name(enum ofc_reason r)
 	    [OFC_R_TOO_BIG] = "too-big",
 	    [OFC_R_MISMATCH] = "mismatch",
 	    [OFC_R_CREDENTIALS] = "credentials",
+	    [OFC_R_FENCED] = "fenced",
 	};
 
 	return (size_t)r < ARRAY_SIZE(names) && names[r] ? names[r] : "";

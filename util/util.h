@@ -53,6 +53,7 @@ enum ofc_reason {
 	OFC_R_TOO_BIG,	   /* a frame or reply over its limit */
 	OFC_R_MISMATCH,	   /* read-back differs from what was applied */
 	OFC_R_CREDENTIALS, /* the credentials file is unusable */
+	OFC_R_FENCED,	   /* not sent: this controller may not act any more (issue 37) */
 };
 
 struct ofc_error {

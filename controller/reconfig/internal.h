@@ -20,6 +20,13 @@ struct store_ops {
 	bool (*writer_alive)(struct store *s, const char *fabric, uint32_t pid, uint64_t epoch);
 	const char *(*state_dir)(const struct store *s); /* NULL: none */
 	void (*close)(struct store *s);
+	/* The leadership's (NULL for files: it always leads, unfenced). */
+	int (*load)(struct store *s, double timeout, struct ofc_error *err);
+	int (*start)(struct store *s, struct ofc_error *err);
+	void (*resign)(struct store *s);
+	void (*cluster)(struct store *s, struct store_cluster *out);
+	double (*fence)(struct store *s);
+	uint64_t (*epoch)(struct store *s);
 };
 
 /* Every backend's store begins with this. */
@@ -73,6 +80,74 @@ int ctl_partition_aim(struct ctl *c, const struct partition *p, const struct cir
 
 char *ctl_path(const char *state_dir, const char *fabric, const char *ext);
 
+/* etcd.c: etcd 3.4's v3 JSON gateway over libcurl and json-c (issue 37).
+ * A struct etcd_conn is one thread's: it calls the endpoint that answered
+ * last and goes round the others within the call's time. Keys are C
+ * strings, values bytes; etcd_kv's are owned (etcd_kv_free). */
+struct json_object;
+struct etcd_conn;
+struct etcd_kv {
+	char *key;
+	size_t klen;
+	uint8_t *value; /* NUL-terminated */
+	size_t len;
+	int64_t create_rev, mod_rev, lease;
+};
+/* libcurl loaded (dlopen, once): 0, or why not. */
+int etcd_curl(struct ofc_error *err);
+/* "etcd://HOST:PORT[,...]" into "http://HOST:PORT" urls (OFC_E_USAGE). */
+int etcd_endpoints_parse(const char *spec, char ***urls, uint32_t *n, struct ofc_error *err);
+void etcd_endpoints_free(char **urls, uint32_t n);
+struct etcd_conn *etcd_conn_new(char *const *urls, uint32_t n);
+void etcd_conn_free(struct etcd_conn *c);
+const char *etcd_conn_url(const struct etcd_conn *c);
+/* POST body to PATH within timeout seconds in all; *resp (json_object_put
+ * it) on HTTP 200. An etcd error about the request is OFC_R_REFUSED with
+ * etcd's words; no member answering is OFC_R_LOST with each one's. */
+int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, double timeout,
+	      struct json_object **resp, struct ofc_error *err);
+int etcd_lease_grant(struct etcd_conn *c, int64_t ttl, double timeout, int64_t *id,
+		     struct ofc_error *err);
+/* *ttl 0: the lease is gone. *revision: etcd's current revision. */
+int etcd_lease_keepalive(struct etcd_conn *c, int64_t id, double timeout, int64_t *ttl,
+			 int64_t *revision, struct ofc_error *err);
+int etcd_lease_revoke(struct etcd_conn *c, int64_t id, double timeout, struct ofc_error *err);
+/* [key, range_end) (range_end NULL: the key alone), linearizable. */
+int etcd_range(struct etcd_conn *c, const char *key, const char *range_end, double timeout,
+	       struct etcd_kv **kvs, uint32_t *n, int64_t *revision, struct ofc_error *err);
+/* A transaction: built with the helpers, run by etcd_txn (the first kv a
+ * range in the branch taken found, when range_kv). */
+struct json_object *etcd_txn_new(void);
+void etcd_txn_compare_create(struct json_object *t, const char *key, int64_t create_rev);
+void etcd_txn_put(struct json_object *t, bool success, const char *key, const void *value,
+		  size_t len, int64_t lease);
+void etcd_txn_delete(struct json_object *t, bool success, const char *key);
+void etcd_txn_range(struct json_object *t, bool success, const char *key, const char *range_end,
+		    bool keys_only);
+int etcd_txn(struct etcd_conn *c, struct json_object *t, double timeout, bool *succeeded,
+	     int64_t *revision, struct json_object **resp, struct ofc_error *err);
+/* The kvs of the i-th answer of a transaction's branch (a range's). */
+uint32_t etcd_txn_kvs(struct json_object *resp, uint32_t i, struct etcd_kv **kvs);
+/* Member i alone: its id and the raft leader it knows (0: none). */
+int etcd_member_status(struct etcd_conn *c, uint32_t i, double timeout, uint64_t *member,
+		       uint64_t *leader, struct ofc_error *err);
+/* Names of the members by id (their name, else their first client URL). */
+int etcd_member_names(struct etcd_conn *c, double timeout, uint64_t *ids, char (*names)[64],
+		      char (*urls)[128], uint32_t max, uint32_t *n, struct ofc_error *err);
+/* Watch [key, range_end) from start_rev until *stop or the stream ends
+ * (-1 with why); each message goes to on_msg (a negative return ends the
+ * watch, 0 returned). */
+int etcd_watch(struct etcd_conn *c, const char *key, const char *range_end, int64_t start_rev,
+	       const _Atomic bool *stop, int (*on_msg)(void *ctx, struct json_object *msg),
+	       void *ctx, struct ofc_error *err);
+/* json-c helpers for the gateway's JSON. */
+const char *etcd_str(struct json_object *o, const char *key);
+int64_t etcd_int(struct json_object *o, const char *key);
+struct json_object *etcd_obj(struct json_object *o, const char *key);
+int etcd_kv_parse(struct json_object *o, struct etcd_kv *kv);
+void etcd_kv_free(struct etcd_kv *kv);
+char *etcd_b64(const void *data, size_t len);
+int etcd_unb64(const char *s, uint8_t **out, size_t *len);
 const char *journal_phase_name(enum journal_phase p);
 /* states[i] belongs to c->devs[i]; meta says what they realise. */
 int record_write(const struct ctl *c, uint64_t generation, const struct device_state *states,

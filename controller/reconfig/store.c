@@ -3,6 +3,7 @@
 #include "controller/reconfig/internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void store_close(struct store *s)
 {
@@ -48,4 +49,37 @@ bool store_writer_alive(struct store *s, const char *fabric, uint32_t pid, uint6
 const char *store_state_dir(const struct store *s)
 {
 	return s->ops->state_dir ? s->ops->state_dir(s) : NULL;
+}
+
+int store_load(struct store *s, double timeout, struct ofc_error *err)
+{
+	return s->ops->load ? s->ops->load(s, timeout, err) : 0;
+}
+
+int store_start(struct store *s, struct ofc_error *err)
+{
+	return s->ops->start ? s->ops->start(s, err) : 0;
+}
+
+void store_resign(struct store *s)
+{
+	if (s->ops->resign)
+		s->ops->resign(s);
+}
+
+void store_cluster(struct store *s, struct store_cluster *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (s->ops->cluster)
+		s->ops->cluster(s, out);
+}
+
+double store_fence(struct store *s)
+{
+	return s->ops->fence ? s->ops->fence(s) : 0;
+}
+
+uint64_t store_epoch(struct store *s)
+{
+	return s->ops->epoch ? s->ops->epoch(s) : 0;
 }

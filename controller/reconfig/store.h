@@ -78,4 +78,82 @@ bool store_writer_alive(struct store *s, const char *fabric, uint32_t pid, uint6
 /* The state directory of a files store, NULL for another backend. */
 const char *store_state_dir(const struct store *s);
 
+/* ---- leadership (the etcd backend; a files store always leads) -----------
+ * Replicas of ofcd share one etcd store; the one whose lease holds the
+ * fabric's leader key (PREFIX/FABRIC/leader) leads, and its epoch is the
+ * key's create revision. Only the leader writes, and every write compares
+ * the epoch. */
+
+enum store_event {
+	STORE_EV_LEADER = 1, /* this replica leads now (store_epoch) */
+	STORE_EV_DEPOSED,    /* ... no longer: a write refused, the lease gone */
+	STORE_EV_CHANGED,    /* the watch delivered a change of the fabric's keys */
+	STORE_EV_HEALTH,     /* what store_cluster shows changed (members, lease, staleness) */
+};
+
+struct store_etcd_opts {
+	const char *endpoints; /* "etcd://HOST:PORT[,HOST:PORT...]" */
+	const char *fabric;    /* the fabric's keys are PREFIX FABRIC/... */
+	const char *prefix;    /* NULL: "/ofc/" */
+	const char *name;      /* this replica's name, unique among the fabric's replicas */
+	/* Where clients reach this replica when it leads (ofcd --advertise):
+	 * its control socket and its gateway's URL (NULL: none). */
+	const char *advertise_socket, *advertise_url;
+	double ttl;    /* the lease, seconds (etcd rounds up to whole seconds) */
+	double margin; /* device commands stop this long before the lease may end (0: ttl / 4) */
+	/* Called from the store's threads (never under its lock): what
+	 * happened. The daemon posts a note and returns. */
+	void (*on_event)(void *ctx, enum store_event ev);
+	void *ctx;
+};
+
+/* Parses the options and opens nothing yet (errors: OFC_E_USAGE). */
+int store_open_etcd(const struct store_etcd_opts *o, struct store **out, struct ofc_error *err);
+/* Read the fabric's keys once (up to timeout seconds), so what follows
+ * sees the state before the threads run; an etcd that does not answer is
+ * an error the caller may go on after (the threads keep trying). */
+int store_load(struct store *s, double timeout, struct ofc_error *err);
+/* Start the lease, the campaign and the watch (threads: call it after any
+ * fork). A files store has nothing to start. */
+int store_start(struct store *s, struct ofc_error *err);
+/* Stop campaigning and let go of the leadership (the lease revoked, so a
+ * follower takes over at once); then the threads end. */
+void store_resign(struct store *s);
+
+struct store_member {
+	char name[64];
+	char url[128];
+	bool reachable;	  /* answered a status request lately */
+	bool raft_leader; /* etcd's own leader */
+};
+
+#define STORE_MAX_MEMBERS 16
+struct store_cluster {
+	bool clustered; /* false: files, one ofcd */
+	bool leading;	/* this replica leads (its lease may be lapsing: see fresh) */
+	bool campaigning;
+	char name[64]; /* this replica */
+	/* The leader as its key says (empty: none now). */
+	char leader[64], leader_socket[256], leader_url[256];
+	uint64_t epoch;	   /* the leader key's create revision (0: no leader) */
+	double lease_ttl;  /* seconds granted */
+	double lease_left; /* seconds this replica's lease surely has left (0: none) */
+	bool fresh;	   /* etcd answered within the lease's time, and the watch is current */
+	char why[560];	   /* when not fresh: what failed */
+	double since_ok;   /* seconds since etcd last answered */
+	int64_t revision;  /* of what the store shows */
+	uint32_t nmembers;
+	struct store_member members[STORE_MAX_MEMBERS];
+	uint64_t serial; /* changes whenever any of the above changes but lease_left */
+};
+/* What the store knows of the cluster (any thread). */
+void store_cluster(struct store *s, struct store_cluster *out);
+/* The time (now_seconds' clock) until which this replica may send device
+ * commands: its lease's end as surely known, less the margin; negative
+ * when it may send none (not the leader); 0 for a files store (no
+ * fence). Any thread. */
+double store_fence(struct store *s);
+/* This replica's epoch while it leads, else 0 (files: 0). */
+uint64_t store_epoch(struct store *s);
+
 #endif

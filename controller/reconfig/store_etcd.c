@@ -1,0 +1,1068 @@
+/* The etcd backend of the store (store.h, issue 37): a fabric's state in
+ * an etcd 3.4 cluster, shared by ofcd's replicas, and the leadership that
+ * decides which of them may write it and drive the devices.
+ *
+ * Keys (PREFIX is /ofc/ unless told): PREFIX FABRIC/leader (the leader's
+ * name and addresses, bound to its lease), .../state, .../journal,
+ * .../failed, .../rewired (the files' bytes, unchanged).
+ *
+ * Leadership is etcd's, not ours: a replica grants itself a lease and
+ * campaigns with a transaction that creates the leader key only if it does
+ * not exist (compare create_revision = 0). The key's create revision is the
+ * epoch; every write of the state is a transaction that compares it first,
+ * so a replica whose key was deleted (its lease expired: killed, paused,
+ * cut off) writes nothing any more, whatever it believes. Jepsen found
+ * etcd 3.4's transactions strict serializable and its locks alone unsafe;
+ * this is the fencing it asks for. Devices cannot compare an epoch, so the
+ * leader also stops sending them commands before its lease can end
+ * (store_fence): the lease surely lasts until the time a keepalive was
+ * sent plus the TTL etcd granted, less the margin.
+ *
+ * Threads: the session (lease, keepalive, campaign), the watch (the
+ * fabric's keys into a cache that reads are answered from: a follower
+ * serves what the leader wrote as its watch delivers it) and the members'
+ * health. Each has its own curl handle; writes use the caller's (ofcd's
+ * mutation worker, one thread at a time). Everything shared is under mu;
+ * events go to the owner's callback outside it. */
+#include "controller/reconfig/internal.h"
+
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const item_names[STORE_NITEMS] = {
+    [STORE_RECORD] = "state",
+    [STORE_JOURNAL] = "journal",
+    [STORE_FAILED] = "failed",
+    [STORE_REWIRED] = "rewired",
+};
+
+struct cached {
+	char *key;
+	uint8_t *value;
+	size_t len;
+	int64_t create, mod, lease;
+};
+
+struct etcd_store {
+	struct store s;
+	char *fabric, *name, *sock, *url;
+	char **urls;
+	uint32_t nurls;
+	char *prefix, *range_end, *leader_key, *value;
+	double ttl_asked, margin, tick;
+	void (*on_event)(void *ctx, enum store_event ev);
+	void *ctx;
+
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	/* ---- under mu ---- */
+	struct cached *kv; /* the fabric's keys as the watch (or a load) left them */
+	uint32_t nkv;
+	int64_t rev;	    /* of the cache: every change up to it is in */
+	bool loaded;	    /* the cache holds a whole range */
+	int64_t lease, ttl; /* ours (0: none) and the TTL granted */
+	double valid_until; /* the lease surely lasts until then (now_seconds) */
+	uint64_t epoch;	    /* ours while leading */
+	bool leading;
+	double last_ok; /* etcd last answered the session */
+	bool watching;	/* the watch stream is open and current */
+	bool fresh;	/* as store_cluster shows it */
+	char why[560];	/* what failed last */
+	struct store_member members[STORE_MAX_MEMBERS];
+	uint32_t nmembers;
+	/* a follower's watch against etcd (check_behind): what the cache
+	 * lacked at the last look (mod < 0: a key deleted since) */
+	struct need {
+		char *key;
+		int64_t mod;
+	} need[16], prev[16];
+	uint32_t nbehind, nprev;
+	bool behind;
+	uint64_t serial;
+	unsigned pending; /* events to fire (1 << store_event) */
+	bool wake;	  /* the session: look at the leader key now */
+	bool resigned;
+	/* ---- threads ---- */
+	_Atomic bool stop;
+	bool started;
+	pthread_t session, watcher, health;
+	struct etcd_conn *wconn; /* writes and loads: the caller's thread */
+};
+
+static struct etcd_store *es_of(struct store *s)
+{
+	return (struct etcd_store *)s;
+}
+
+static const struct etcd_store *ces_of(const struct store *s)
+{
+	return (const struct etcd_store *)s;
+}
+
+static char *key_of(const struct etcd_store *es, enum store_item it)
+{
+	return xasprintf("%s%s", es->prefix, item_names[it]);
+}
+
+/* ---- events ------------------------------------------------------------------------ */
+
+/* (under mu) */
+static void post(struct etcd_store *es, enum store_event ev)
+{
+	es->pending |= 1u << ev;
+	if (ev != STORE_EV_CHANGED)
+		es->serial++;
+}
+
+/* Fire what is pending (not under mu: the owner may call back in). */
+static void fire(struct etcd_store *es)
+{
+	unsigned p;
+
+	pthread_mutex_lock(&es->mu);
+	p = es->pending;
+	es->pending = 0;
+	pthread_mutex_unlock(&es->mu);
+	for (int ev = STORE_EV_LEADER; ev <= STORE_EV_HEALTH; ev++)
+		if (p & (1u << ev) && es->on_event)
+			es->on_event(es->ctx, (enum store_event)ev);
+}
+
+/* (under mu) This replica leads no more. */
+static void depose(struct etcd_store *es, const char *why)
+{
+	if (!es->leading)
+		return;
+	es->leading = false;
+	es->epoch = 0;
+	snprintf(es->why, sizeof(es->why), "%s", why);
+	post(es, STORE_EV_DEPOSED);
+}
+
+/* ---- the cache ----------------------------------------------------------------------- */
+
+static struct cached *find(struct etcd_store *es, const char *key)
+{
+	for (uint32_t i = 0; i < es->nkv; i++)
+		if (strcmp(es->kv[i].key, key) == 0)
+			return &es->kv[i];
+	return NULL;
+}
+
+static void cache_clear(struct etcd_store *es)
+{
+	for (uint32_t i = 0; i < es->nkv; i++) {
+		free(es->kv[i].key);
+		free(es->kv[i].value);
+	}
+	free(es->kv);
+	es->kv = NULL;
+	es->nkv = 0;
+}
+
+/* (under mu) Put kv (moved in) or, with value NULL, delete key. */
+static void cache_set(struct etcd_store *es, char *key, uint8_t *value, size_t len, int64_t create,
+		      int64_t mod, int64_t lease)
+{
+	struct cached *c = find(es, key);
+
+	if (c && c->mod > mod) { /* an older event than what is cached */
+		free(key);
+		free(value);
+		return;
+	}
+	if (!value) {
+		if (c) {
+			free(c->key);
+			free(c->value);
+			*c = es->kv[--es->nkv];
+		}
+		free(key);
+		return;
+	}
+	if (!c) {
+		es->kv = xreallocarray(es->kv, es->nkv + 1, sizeof(*es->kv));
+		c = &es->kv[es->nkv++];
+		c->key = key;
+	} else {
+		free(key);
+		free(c->value);
+	}
+	c->value = value;
+	c->len = len;
+	c->create = create;
+	c->mod = mod;
+	c->lease = lease;
+}
+
+/* (under mu) The leader as its key says, into out's fields. */
+static void leader_of(struct etcd_store *es, struct store_cluster *out)
+{
+	struct cached *c = find(es, es->leader_key);
+	struct json_object *o = c ? json_tokener_parse((const char *)c->value) : NULL;
+	const char *v;
+
+	out->leader[0] = out->leader_socket[0] = out->leader_url[0] = 0;
+	out->epoch = c ? (uint64_t)c->create : 0;
+	if (c && !o)
+		snprintf(out->leader, sizeof(out->leader), "?");
+	if ((v = etcd_str(o, "name")))
+		snprintf(out->leader, sizeof(out->leader), "%s", v);
+	if ((v = etcd_str(o, "socket")))
+		snprintf(out->leader_socket, sizeof(out->leader_socket), "%s", v);
+	if ((v = etcd_str(o, "url")))
+		snprintf(out->leader_url, sizeof(out->leader_url), "%s", v);
+	if (o)
+		json_object_put(o);
+}
+
+/* (under mu) Replace the cache by kvs (moved out) at revision rev. */
+static void cache_load(struct etcd_store *es, struct etcd_kv *kvs, uint32_t n, int64_t rev)
+{
+	cache_clear(es);
+	for (uint32_t i = 0; i < n; i++) {
+		cache_set(es, kvs[i].key, kvs[i].value, kvs[i].len, kvs[i].create_rev,
+			  kvs[i].mod_rev, kvs[i].lease);
+		kvs[i].key = NULL;
+		kvs[i].value = NULL;
+	}
+	es->rev = rev;
+	es->loaded = true;
+	post(es, STORE_EV_CHANGED);
+	post(es, STORE_EV_HEALTH);
+}
+
+static void kvs_free(struct etcd_kv *kvs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		etcd_kv_free(&kvs[i]);
+	free(kvs);
+}
+
+/* ---- the store's operations ------------------------------------------------------------ */
+
+static int es_get(struct store *s, const char *fabric, enum store_item it, size_t max, char **data,
+		  size_t *len, bool *missing, struct ofc_error *err)
+{
+	struct etcd_store *es = es_of(s);
+	char *key = key_of(es, it);
+	int rc = 0;
+
+	(void)fabric;
+	pthread_mutex_lock(&es->mu);
+	struct cached *c = find(es, key);
+	if (!c) {
+		*missing = true;
+	} else if (c->len > max) {
+		rc = ofc_error_at(err, OFC_E_RUNTIME, key, 0, 0,
+				  "holds %zu bytes, more than the %zu ofc reads", c->len, max);
+	} else {
+		*data = xmalloc(c->len + 1);
+		memcpy(*data, c->value, c->len);
+		(*data)[c->len] = 0;
+		*len = c->len;
+	}
+	pthread_mutex_unlock(&es->mu);
+	free(key);
+	return rc;
+}
+
+/* A write or a load may wait out a raft election of etcd's own (a member
+ * lost: a second or two); devices are fenced by the lease, not by this. */
+static double call_timeout(const struct etcd_store *es)
+{
+	return 2 * es->ttl_asked > 5 ? 2 * es->ttl_asked : 5;
+}
+
+/* Every write compares the epoch: a replica that leads no more changes
+ * nothing, and learns it here at the latest. */
+static int es_write(struct store *s, const char *fabric, const struct store_write *w, uint32_t n,
+		    struct ofc_error *err)
+{
+	struct etcd_store *es = es_of(s);
+	struct json_object *t, *resp = NULL;
+	char **keys = xcalloc(n + 1, sizeof(char *));
+	bool ok = false;
+	int64_t rev = 0;
+	uint64_t epoch;
+	int rc;
+
+	(void)fabric;
+	pthread_mutex_lock(&es->mu);
+	epoch = es->leading ? es->epoch : 0;
+	pthread_mutex_unlock(&es->mu);
+	if (!epoch) {
+		free(keys);
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_FENCED,
+				      "this replica (%s) does not lead fabric '%s': nothing was "
+				      "written",
+				      es->name, es->fabric);
+	}
+	t = etcd_txn_new();
+	etcd_txn_compare_create(t, es->leader_key, (int64_t)epoch);
+	for (uint32_t i = 0; i < n; i++) {
+		keys[i] = key_of(es, w[i].item);
+		if (w[i].data)
+			etcd_txn_put(t, true, keys[i], w[i].data, w[i].len, 0);
+		else
+			etcd_txn_delete(t, true, keys[i]);
+	}
+	etcd_txn_range(t, false, es->leader_key, NULL, false);
+	rc = etcd_txn(es->wconn, t, call_timeout(es), &ok, &rev, &resp, err);
+	json_object_put(t);
+	pthread_mutex_lock(&es->mu);
+	if (rc == 0 && ok) {
+		for (uint32_t i = 0; i < n; i++) {
+			struct cached *c = find(es, keys[i]);
+			uint8_t *v = NULL;
+
+			if (w[i].data) {
+				v = xmalloc(w[i].len + 1);
+				memcpy(v, w[i].data, w[i].len);
+				v[w[i].len] = 0;
+			}
+			cache_set(es, xstrdup(keys[i]), v, w[i].len, c ? c->create : rev, rev, 0);
+		}
+		if (rev > es->rev && es->rev == rev - 1)
+			es->rev = rev;
+		es->last_ok = now_seconds();
+	} else if (rc == 0) {
+		struct etcd_kv *kv;
+		uint32_t nk = etcd_txn_kvs(resp, 0, &kv);
+
+		depose(es, "a write found another replica's leader key");
+		rc =
+		    ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_FENCED,
+				   "this replica (%s) leads fabric '%s' no more: its epoch %llu is "
+				   "over (the leader key's is %lld); nothing was written",
+				   es->name, es->fabric, (unsigned long long)epoch,
+				   nk ? (long long)kv[0].create_rev : 0LL);
+		kvs_free(kv, nk);
+	}
+	pthread_mutex_unlock(&es->mu);
+	if (resp)
+		json_object_put(resp);
+	for (uint32_t i = 0; i < n; i++)
+		free(keys[i]);
+	free(keys);
+	fire(es);
+	return rc;
+}
+
+static char *es_where(const struct store *s, const char *fabric, enum store_item it)
+{
+	(void)fabric;
+	return key_of(ces_of(s), it);
+}
+
+static char *es_aside(const struct store *s, const char *fabric, enum store_item it,
+		      const char *suffix)
+{
+	const struct etcd_store *es = ces_of(s);
+	char *key = key_of(es, it);
+	const char *ep = es->urls[0] + strlen("http://");
+	char *cmd = xasprintf("etcdctl --endpoints=%s get '%s' -w json >'%s.%s%s.json' && etcdctl "
+			      "--endpoints=%s del '%s'",
+			      ep, key, fabric, item_names[it], suffix, ep, key);
+
+	free(key);
+	return cmd;
+}
+
+static bool es_writer_alive(struct store *s, const char *fabric, uint32_t pid, uint64_t epoch)
+{
+	struct etcd_store *es = es_of(s);
+	bool alive;
+
+	(void)fabric;
+	(void)pid;
+	pthread_mutex_lock(&es->mu);
+	struct cached *c = find(es, es->leader_key);
+	alive = epoch && c && (uint64_t)c->create == epoch;
+	pthread_mutex_unlock(&es->mu);
+	return alive;
+}
+
+static void es_cluster(struct store *s, struct store_cluster *out)
+{
+	struct etcd_store *es = es_of(s);
+	double now = now_seconds();
+
+	memset(out, 0, sizeof(*out));
+	out->clustered = true;
+	pthread_mutex_lock(&es->mu);
+	snprintf(out->name, sizeof(out->name), "%s", es->name);
+	leader_of(es, out);
+	out->leading = es->leading;
+	out->campaigning = !es->leading && !es->resigned && es->started;
+	out->lease_ttl = (double)es->ttl;
+	out->lease_left = es->lease && es->valid_until > now ? es->valid_until - now : 0;
+	out->fresh = es->fresh;
+	snprintf(out->why, sizeof(out->why), "%s", es->fresh ? "" : es->why);
+	out->since_ok = es->last_ok > 0 ? now - es->last_ok : -1;
+	out->revision = es->rev;
+	out->nmembers = es->nmembers;
+	memcpy(out->members, es->members, sizeof(out->members));
+	out->serial = es->serial;
+	pthread_mutex_unlock(&es->mu);
+}
+
+static double es_fence(struct store *s)
+{
+	struct etcd_store *es = es_of(s);
+	double f;
+
+	pthread_mutex_lock(&es->mu);
+	f = es->leading && es->valid_until > 0 ? es->valid_until - es->margin : -1;
+	pthread_mutex_unlock(&es->mu);
+	return f > 0 ? f : -1;
+}
+
+static uint64_t es_epoch(struct store *s)
+{
+	struct etcd_store *es = es_of(s);
+	uint64_t e;
+
+	pthread_mutex_lock(&es->mu);
+	e = es->leading ? es->epoch : 0;
+	pthread_mutex_unlock(&es->mu);
+	return e;
+}
+
+static int es_load(struct store *s, double timeout, struct ofc_error *err)
+{
+	struct etcd_store *es = es_of(s);
+	struct etcd_kv *kvs;
+	uint32_t n;
+	int64_t rev;
+
+	if (etcd_range(es->wconn, es->prefix, es->range_end, timeout, &kvs, &n, &rev, err) < 0) {
+		pthread_mutex_lock(&es->mu);
+		snprintf(es->why, sizeof(es->why), "%s", err->msg);
+		pthread_mutex_unlock(&es->mu);
+		return -1;
+	}
+	pthread_mutex_lock(&es->mu);
+	cache_load(es, kvs, n, rev);
+	es->last_ok = now_seconds();
+	pthread_mutex_unlock(&es->mu);
+	kvs_free(kvs, n);
+	fire(es);
+	return 0;
+}
+
+/* ---- the session: lease, keepalive, campaign ------------------------------------------ */
+
+/* (under mu) Whether the last look found the cache lacking key at mod too
+ * (and the cache still lacks it: checked by the caller's comparison). */
+static bool was_needed(const struct etcd_store *es, const char *key, int64_t mod)
+{
+	for (uint32_t i = 0; i < es->nprev; i++)
+		if (strcmp(es->prev[i].key, key) == 0 && es->prev[i].mod == mod)
+			return true;
+	return false;
+}
+
+/* (session thread, under mu) A follower's look at what etcd holds (keys
+ * and their revisions, linearizable) against the cache: a difference that
+ * is still there a turn later means the watch is not delivering (its
+ * member cut off from the others, say): what this replica shows is stale. */
+static void check_behind(struct etcd_store *es, const struct etcd_kv *keys, uint32_t n)
+{
+	bool behind = false, was = es->behind;
+
+	for (uint32_t i = 0; i < es->nbehind; i++)
+		free(es->need[i].key);
+	es->nbehind = 0;
+	/* etcd's keys the cache lacks or has older; the cache's keys etcd
+	 * lacks (deleted since) */
+	for (uint32_t i = 0; i < n; i++) {
+		struct cached *c = find(es, keys[i].key);
+
+		if ((!c || c->mod < keys[i].mod_rev) && es->nbehind < ARRAY_SIZE(es->need)) {
+			behind |= was_needed(es, keys[i].key, keys[i].mod_rev);
+			es->need[es->nbehind++] =
+			    (struct need){xstrdup(keys[i].key), keys[i].mod_rev};
+		}
+	}
+	for (uint32_t i = 0; i < es->nkv; i++) {
+		bool there = false;
+
+		for (uint32_t k = 0; k < n && !there; k++)
+			there = strcmp(keys[k].key, es->kv[i].key) == 0;
+		if (!there && es->nbehind < ARRAY_SIZE(es->need)) {
+			behind |= was_needed(es, es->kv[i].key, -es->kv[i].mod);
+			es->need[es->nbehind++] =
+			    (struct need){xstrdup(es->kv[i].key), -es->kv[i].mod};
+		}
+	}
+	for (uint32_t i = 0; i < es->nprev; i++)
+		free(es->prev[i].key);
+	memcpy(es->prev, es->need, es->nbehind * sizeof(*es->need));
+	es->nprev = es->nbehind;
+	for (uint32_t i = 0; i < es->nprev; i++)
+		es->prev[i].key = xstrdup(es->need[i].key);
+	es->behind = behind;
+	if (behind && !was)
+		snprintf(es->why, sizeof(es->why),
+			 "the watch of etcd is behind what etcd holds (a member cut off from the "
+			 "others?)");
+}
+
+/* (session thread, under mu) The leader key a lost campaign found is this
+ * replica's own, bound to its lease: it leads again with that key's
+ * epoch (nobody else wrote meanwhile: the key stayed its own). */
+static bool ours_again(struct etcd_store *es, struct json_object *resp, int64_t lease)
+{
+	struct etcd_kv *kv;
+	uint32_t n = etcd_txn_kvs(resp, 0, &kv);
+	bool ours = n && kv[0].lease == lease && lease;
+
+	if (ours) {
+		es->leading = true;
+		es->behind = false;
+		es->epoch = (uint64_t)kv[0].create_rev;
+		es->last_ok = now_seconds();
+	}
+	kvs_free(kv, n);
+	return ours;
+}
+
+/* (session thread) Campaign: create the leader key bound to our lease if
+ * nobody holds it, and read the fabric's keys in the same transaction, so
+ * the new leader starts from everything its predecessors wrote (any write
+ * of theirs that succeeded came before their key was deleted, hence before
+ * this revision). Losing, it learns who leads and what etcd holds. */
+static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
+{
+	struct json_object *t = etcd_txn_new(), *resp = NULL;
+	struct ofc_error err = {0};
+	bool won = false;
+	int64_t rev = 0;
+
+	etcd_txn_compare_create(t, es->leader_key, 0);
+	etcd_txn_put(t, true, es->leader_key, es->value, strlen(es->value), lease);
+	etcd_txn_range(t, true, es->prefix, es->range_end, false);
+	etcd_txn_range(t, false, es->leader_key, NULL, false);
+	etcd_txn_range(t, false, es->prefix, es->range_end, true);
+	int rc = etcd_txn(c, t, es->tick > 0.2 ? es->tick : 0.2, &won, &rev, &resp, &err);
+	json_object_put(t);
+	pthread_mutex_lock(&es->mu);
+	if (rc < 0) {
+		snprintf(es->why, sizeof(es->why), "campaign: %.500s", err.msg);
+	} else if (!won && !es->resigned && ours_again(es, resp, lease)) {
+		/* (this replica's key, still bound to its lease: it lapsed here
+		 * but not in etcd) */
+		post(es, STORE_EV_LEADER);
+	} else if (won && !es->resigned) {
+		struct etcd_kv *kvs;
+		uint32_t n = etcd_txn_kvs(resp, 1, &kvs);
+
+		cache_load(es, kvs, n, rev);
+		kvs_free(kvs, n);
+		es->leading = true;
+		es->behind = false;
+		es->epoch = (uint64_t)rev;
+		es->last_ok = now_seconds();
+		post(es, STORE_EV_LEADER);
+	} else {
+		struct etcd_kv *kv, *keys;
+		uint32_t n = etcd_txn_kvs(resp, 0, &kv), nk = etcd_txn_kvs(resp, 1, &keys);
+		struct cached *lk = find(es, es->leader_key);
+
+		/* Someone leads: the cache learns who even if the watch has
+		 * not said it yet. */
+		if (n && (!lk || lk->mod < kv[0].mod_rev)) {
+			post(es, STORE_EV_HEALTH);
+			cache_set(es, kv[0].key, kv[0].value, kv[0].len, kv[0].create_rev,
+				  kv[0].mod_rev, kv[0].lease);
+			kv[0].key = NULL;
+			kv[0].value = NULL;
+		}
+		if (es->loaded)
+			check_behind(es, keys, nk);
+		es->last_ok = now_seconds();
+		kvs_free(kv, n);
+		kvs_free(keys, nk);
+	}
+	pthread_mutex_unlock(&es->mu);
+	if (resp)
+		json_object_put(resp);
+}
+
+/* (session thread) One turn: a lease if none, else keep it alive; then
+ * campaign when nobody leads. */
+static void session_turn(struct etcd_store *es, struct etcd_conn *c, double *last_campaign)
+{
+	struct ofc_error err = {0};
+	double t0 = now_seconds(), timeout = es->tick > 0.2 ? es->tick : 0.2;
+	int64_t lease, ttl = 0, rev = 0;
+	bool resigned;
+
+	pthread_mutex_lock(&es->mu);
+	lease = es->lease;
+	resigned = es->resigned;
+	pthread_mutex_unlock(&es->mu);
+	if (resigned)
+		return;
+	if (!lease) {
+		int64_t asked = (int64_t)(es->ttl_asked + 0.999);
+
+		if (etcd_lease_grant(c, asked, timeout, &lease, &err) == 0) {
+			pthread_mutex_lock(&es->mu);
+			es->lease = lease;
+			es->ttl = asked;
+			es->valid_until = t0 + (double)asked;
+			es->last_ok = now_seconds();
+			post(es, STORE_EV_HEALTH);
+			pthread_mutex_unlock(&es->mu);
+		} else {
+			pthread_mutex_lock(&es->mu);
+			snprintf(es->why, sizeof(es->why), "%s", err.msg);
+			pthread_mutex_unlock(&es->mu);
+			return;
+		}
+	} else if (etcd_lease_keepalive(c, lease, timeout, &ttl, &rev, &err) == 0) {
+		pthread_mutex_lock(&es->mu);
+		es->last_ok = now_seconds();
+		if (ttl > 0) {
+			es->ttl = ttl > es->ttl ? ttl : es->ttl;
+			es->valid_until = t0 + (double)ttl;
+		} else {
+			/* Expired: paused or cut off for longer than the TTL. */
+			es->lease = 0;
+			es->valid_until = 0;
+			depose(es, "the lease expired (this replica was paused or cut off from "
+				   "etcd for longer than its TTL)");
+			post(es, STORE_EV_HEALTH);
+		}
+		pthread_mutex_unlock(&es->mu);
+		if (ttl <= 0)
+			return;
+	} else {
+		pthread_mutex_lock(&es->mu);
+		snprintf(es->why, sizeof(es->why), "%s", err.msg);
+		/* Past the time the lease surely lasts, it may have expired and
+		 * another replica may lead: this one steps down (the fence has
+		 * closed a margin before). If etcd kept it after all, the
+		 * campaign finds the key ours and leads again. */
+		if (es->leading && now_seconds() > es->valid_until)
+			depose(es, "this replica could not renew its lease in time (etcd did "
+				   "not answer)");
+		pthread_mutex_unlock(&es->mu);
+		return;
+	}
+	/* Campaign when the cache shows no leader, and now and then anyway
+	 * (a watch cut off may not have said the key went). */
+	pthread_mutex_lock(&es->mu);
+	bool go = !es->leading && (!find(es, es->leader_key) || es->wake ||
+				   now_seconds() - *last_campaign > es->ttl_asked);
+	es->wake = false;
+	pthread_mutex_unlock(&es->mu);
+	if (go) {
+		*last_campaign = now_seconds();
+		campaign(es, c, lease);
+	}
+}
+
+/* (session thread, under mu) Whether what the store shows is current:
+ * etcd answered within the lease's time, the watch is open and not
+ * behind what etcd holds (check_behind). */
+static void check_fresh(struct etcd_store *es)
+{
+	double now = now_seconds(), limit = es->ttl > 0 ? (double)es->ttl : es->ttl_asked;
+	bool fresh;
+
+	fresh = es->last_ok > 0 && now - es->last_ok < limit && es->watching && !es->behind;
+	if (fresh == es->fresh)
+		return;
+	es->fresh = fresh;
+	if (!fresh && !es->why[0])
+		snprintf(es->why, sizeof(es->why),
+			 es->watching ? "the watch of etcd is behind"
+				      : "the watch of etcd is closed");
+	post(es, STORE_EV_HEALTH);
+}
+
+static void *session_main(void *arg)
+{
+	struct etcd_store *es = arg;
+	struct etcd_conn *c = etcd_conn_new(es->urls, es->nurls);
+	double last_campaign = 0;
+
+	while (!atomic_load(&es->stop)) {
+		double t0 = now_seconds();
+
+		session_turn(es, c, &last_campaign);
+		pthread_mutex_lock(&es->mu);
+		check_fresh(es);
+		pthread_mutex_unlock(&es->mu);
+		fire(es);
+		/* the next turn a tick after this one began */
+		pthread_mutex_lock(&es->mu);
+		double until = t0 + es->tick;
+		while (!atomic_load(&es->stop) && !es->wake && now_seconds() < until) {
+			struct timespec ts;
+			double left = until - now_seconds();
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += (time_t)left;
+			ts.tv_nsec += (long)((left - (double)(time_t)left) * 1e9);
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&es->cond, &es->mu, &ts);
+		}
+		pthread_mutex_unlock(&es->mu);
+	}
+	etcd_conn_free(c);
+	return NULL;
+}
+
+/* ---- the watch -------------------------------------------------------------------------- */
+
+static int on_watch(void *ctx, struct json_object *msg)
+{
+	struct etcd_store *es = ctx;
+	struct json_object *r = etcd_obj(msg, "result"), *evs;
+
+	if (!r)
+		return -1; /* an error: start again */
+	pthread_mutex_lock(&es->mu);
+	if (etcd_int(r, "compact_revision") > 0 || etcd_obj(r, "canceled")) {
+		es->loaded = false; /* compacted past the cache: read it whole */
+		pthread_mutex_unlock(&es->mu);
+		return -1;
+	}
+	es->watching = true;
+	int64_t last = 0;
+	evs = etcd_obj(r, "events");
+	for (size_t i = 0;
+	     evs && json_object_is_type(evs, json_type_array) && i < json_object_array_length(evs);
+	     i++) {
+		struct json_object *ev = json_object_array_get_idx(evs, i);
+		const char *type = etcd_str(ev, "type");
+		bool del = type && strcmp(type, "DELETE") == 0;
+		struct etcd_kv kv;
+
+		if (etcd_kv_parse(etcd_obj(ev, "kv"), &kv) < 0)
+			continue;
+		/* The cache holds every change up to its revision already (a
+		 * stream opened before a campaign's read is behind it). */
+		if (kv.mod_rev <= es->rev) {
+			etcd_kv_free(&kv);
+			continue;
+		}
+		last = kv.mod_rev;
+		bool is_leader = strcmp(kv.key, es->leader_key) == 0;
+
+		if (is_leader) {
+			/* Our key gone or another's: we lead no more. */
+			if (es->leading && (del || (uint64_t)kv.create_rev != es->epoch))
+				depose(es, del ? "the leader key was deleted (the lease expired, "
+						 "or an operator deleted it)"
+					       : "another replica created the leader key");
+			if (del && !es->leading)
+				es->wake = true;
+			post(es, STORE_EV_HEALTH);
+		}
+		cache_set(es, kv.key, del ? NULL : kv.value, kv.len, kv.create_rev, kv.mod_rev,
+			  kv.lease);
+		if (del)
+			free(kv.value);
+		if (!is_leader)
+			post(es, STORE_EV_CHANGED);
+	}
+	if (last > es->rev)
+		es->rev = last;
+	if (es->wake)
+		pthread_cond_broadcast(&es->cond);
+	pthread_mutex_unlock(&es->mu);
+	fire(es);
+	return 0;
+}
+
+static void *watch_main(void *arg)
+{
+	struct etcd_store *es = arg;
+	struct etcd_conn *c = etcd_conn_new(es->urls, es->nurls);
+	double backoff = 0.05;
+
+	while (!atomic_load(&es->stop)) {
+		struct ofc_error err = {0};
+		bool loaded;
+		int64_t from;
+
+		pthread_mutex_lock(&es->mu);
+		loaded = es->loaded;
+		from = es->rev + 1;
+		pthread_mutex_unlock(&es->mu);
+		if (!loaded) {
+			struct etcd_kv *kvs;
+			uint32_t n;
+			int64_t rev;
+
+			if (etcd_range(c, es->prefix, es->range_end, call_timeout(es), &kvs, &n,
+				       &rev, &err) == 0) {
+				pthread_mutex_lock(&es->mu);
+				cache_load(es, kvs, n, rev);
+				pthread_mutex_unlock(&es->mu);
+				kvs_free(kvs, n);
+				fire(es);
+				backoff = 0.05;
+				continue;
+			}
+		} else if (etcd_watch(c, es->prefix, es->range_end, from, &es->stop, on_watch, es,
+				      &err) == 0) {
+			backoff = 0.05;
+			continue;
+		}
+		pthread_mutex_lock(&es->mu);
+		if (es->watching)
+			post(es, STORE_EV_HEALTH);
+		es->watching = false;
+		if (err.msg[0])
+			snprintf(es->why, sizeof(es->why), "%s", err.msg);
+		pthread_mutex_unlock(&es->mu);
+		fire(es);
+		/* a member down: the next one at once, then slower */
+		for (double t = 0; t < backoff && !atomic_load(&es->stop); t += 0.05)
+			usleep(50000);
+		backoff = backoff * 2 > 1 ? 1 : backoff * 2;
+	}
+	etcd_conn_free(c);
+	return NULL;
+}
+
+/* ---- the members' health -------------------------------------------------------------- */
+
+static void *health_main(void *arg)
+{
+	struct etcd_store *es = arg;
+	struct etcd_conn *c = etcd_conn_new(es->urls, es->nurls);
+	uint64_t ids[STORE_MAX_MEMBERS] = {0};
+	char names[STORE_MAX_MEMBERS][64], urls[STORE_MAX_MEMBERS][128];
+	uint32_t nnames = 0;
+
+	while (!atomic_load(&es->stop)) {
+		struct store_member m[STORE_MAX_MEMBERS];
+		uint64_t mid[STORE_MAX_MEMBERS] = {0}, leader = 0;
+		uint32_t n = es->nurls < STORE_MAX_MEMBERS ? es->nurls : STORE_MAX_MEMBERS;
+
+		memset(m, 0, sizeof(m));
+		for (uint32_t i = 0; i < n && !atomic_load(&es->stop); i++) {
+			struct ofc_error err = {0};
+			uint64_t l = 0;
+
+			snprintf(m[i].url, sizeof(m[i].url), "%s", es->urls[i]);
+			snprintf(m[i].name, sizeof(m[i].name), "%s",
+				 es->urls[i] + strlen("http://"));
+			m[i].reachable = etcd_member_status(c, i, 0.3, &mid[i], &l, &err) == 0;
+			if (l)
+				leader = l;
+		}
+		if (nnames < n) {
+			struct ofc_error err = {0};
+
+			etcd_member_names(c, 0.5, ids, names, urls, STORE_MAX_MEMBERS, &nnames,
+					  &err);
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			m[i].raft_leader = m[i].reachable && mid[i] && mid[i] == leader;
+			for (uint32_t k = 0; k < nnames; k++)
+				if ((mid[i] && ids[k] == mid[i]) || strcmp(urls[k], m[i].url) == 0)
+					snprintf(m[i].name, sizeof(m[i].name), "%s", names[k]);
+		}
+		pthread_mutex_lock(&es->mu);
+		if (es->nmembers != n || memcmp(es->members, m, sizeof(m)) != 0) {
+			memcpy(es->members, m, sizeof(m));
+			es->nmembers = n;
+			post(es, STORE_EV_HEALTH);
+		}
+		pthread_mutex_unlock(&es->mu);
+		fire(es);
+		for (int t = 0; t < 20 && !atomic_load(&es->stop); t++)
+			usleep(50000);
+	}
+	etcd_conn_free(c);
+	return NULL;
+}
+
+/* ---- opening and closing ---------------------------------------------------------------- */
+
+static int es_start(struct store *s, struct ofc_error *err)
+{
+	struct etcd_store *es = es_of(s);
+
+	if (es->started)
+		return 0;
+	/* What the leader key says of this replica (after any fork: its pid). */
+	struct json_object *v = json_object_new_object();
+	char host[256] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	json_object_object_add(v, "name", json_object_new_string(es->name));
+	if (es->sock)
+		json_object_object_add(v, "socket", json_object_new_string(es->sock));
+	if (es->url)
+		json_object_object_add(v, "url", json_object_new_string(es->url));
+	json_object_object_add(v, "host", json_object_new_string(host));
+	json_object_object_add(v, "pid", json_object_new_int64((int64_t)getpid()));
+	free(es->value);
+	es->value = xstrdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+	json_object_put(v);
+	if (pthread_create(&es->session, NULL, session_main, es) != 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "cannot start the etcd session thread");
+	if (pthread_create(&es->watcher, NULL, watch_main, es) != 0) {
+		atomic_store(&es->stop, true);
+		pthread_join(es->session, NULL);
+		return ofc_error_set(err, OFC_E_RUNTIME, "cannot start the etcd watch thread");
+	}
+	if (pthread_create(&es->health, NULL, health_main, es) != 0) {
+		atomic_store(&es->stop, true);
+		pthread_join(es->session, NULL);
+		pthread_join(es->watcher, NULL);
+		return ofc_error_set(err, OFC_E_RUNTIME, "cannot start the etcd health thread");
+	}
+	es->started = true;
+	return 0;
+}
+
+static void es_resign(struct store *s)
+{
+	struct etcd_store *es = es_of(s);
+	struct ofc_error err = {0};
+	int64_t lease;
+
+	pthread_mutex_lock(&es->mu);
+	es->resigned = true;
+	lease = es->lease;
+	es->lease = 0;
+	depose(es, "resigned (stopping)");
+	pthread_mutex_unlock(&es->mu);
+	/* Revoking the lease deletes the leader key: a follower campaigns at
+	 * once instead of waiting for the TTL. */
+	if (lease) {
+		struct etcd_conn *c = etcd_conn_new(es->urls, es->nurls);
+
+		etcd_lease_revoke(c, lease, 1.0, &err);
+		etcd_conn_free(c);
+	}
+	fire(es);
+}
+
+static void es_close(struct store *s)
+{
+	struct etcd_store *es = es_of(s);
+
+	atomic_store(&es->stop, true);
+	pthread_mutex_lock(&es->mu);
+	pthread_cond_broadcast(&es->cond);
+	pthread_mutex_unlock(&es->mu);
+	if (es->started) {
+		pthread_join(es->session, NULL);
+		pthread_join(es->watcher, NULL);
+		pthread_join(es->health, NULL);
+	}
+	etcd_conn_free(es->wconn);
+	cache_clear(es);
+	for (uint32_t i = 0; i < es->nbehind; i++)
+		free(es->need[i].key);
+	for (uint32_t i = 0; i < es->nprev; i++)
+		free(es->prev[i].key);
+	etcd_endpoints_free(es->urls, es->nurls);
+	pthread_mutex_destroy(&es->mu);
+	pthread_cond_destroy(&es->cond);
+	free(es->fabric);
+	free(es->name);
+	free(es->sock);
+	free(es->url);
+	free(es->prefix);
+	free(es->range_end);
+	free(es->leader_key);
+	free(es->value);
+	free(es);
+}
+
+static const struct store_ops etcd_ops = {
+    .name = "etcd",
+    .noun = "etcd key",
+    .get = es_get,
+    .write = es_write,
+    .where = es_where,
+    .aside = es_aside,
+    .writer_alive = es_writer_alive,
+    .close = es_close,
+    .load = es_load,
+    .start = es_start,
+    .resign = es_resign,
+    .cluster = es_cluster,
+    .fence = es_fence,
+    .epoch = es_epoch,
+};
+
+/* A prefix of keys for etcd: printable, no quote (it goes into commands
+ * the messages give), starting and ending with '/'. */
+static bool prefix_ok(const char *p)
+{
+	size_t n = strlen(p);
+
+	if (n < 1 || n > 200 || p[0] != '/' || p[n - 1] != '/')
+		return false;
+	for (; *p; p++)
+		if (*p <= ' ' || *p == '\'' || *p == 0x7f)
+			return false;
+	return true;
+}
+
+int store_open_etcd(const struct store_etcd_opts *o, struct store **out, struct ofc_error *err)
+{
+	struct etcd_store *es;
+	const char *prefix = o->prefix ? o->prefix : "/ofc/";
+
+	*out = NULL;
+	if (etcd_curl(err) < 0)
+		return -1;
+	if (!prefix_ok(prefix))
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "etcd key prefix '%s': printable, no quote, from '/' to '/'",
+				     prefix);
+	if (!(o->ttl >= 1 && o->ttl <= 3600))
+		return ofc_error_set(
+		    err, OFC_E_USAGE,
+		    "--cluster-ttl: 1 s to 1 h (etcd's leases count whole seconds)");
+	if (o->margin < 0 || o->margin >= o->ttl)
+		return ofc_error_set(err, OFC_E_USAGE, "the lease's margin must be below its TTL");
+	es = xcalloc(1, sizeof(*es));
+	es->s.ops = &etcd_ops;
+	if (etcd_endpoints_parse(o->endpoints, &es->urls, &es->nurls, err) < 0) {
+		free(es);
+		return -1;
+	}
+	pthread_mutex_init(&es->mu, NULL);
+	pthread_cond_init(&es->cond, NULL);
+	es->fabric = xstrdup(o->fabric);
+	es->name = xstrdup(o->name);
+	es->sock = o->advertise_socket ? xstrdup(o->advertise_socket) : NULL;
+	es->url = o->advertise_url ? xstrdup(o->advertise_url) : NULL;
+	es->prefix = xasprintf("%s%s/", prefix, o->fabric);
+	es->range_end = xstrdup(es->prefix);
+	es->range_end[strlen(es->range_end) - 1]++; /* '/' + 1: every key under the prefix */
+	es->leader_key = xasprintf("%sleader", es->prefix);
+	es->ttl_asked = o->ttl;
+	es->margin = o->margin > 0 ? o->margin : o->ttl / 4;
+	/* Four keepalives a lease: one lost costs a quarter of it. */
+	es->tick = o->ttl / 4;
+	es->on_event = o->on_event;
+	es->ctx = o->ctx;
+
+	es->wconn = etcd_conn_new(es->urls, es->nurls);
+	snprintf(es->why, sizeof(es->why), "etcd not asked yet");
+	*out = &es->s;
+	return 0;
+}

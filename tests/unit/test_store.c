@@ -1,0 +1,366 @@
+/* The store (controller/reconfig/store.h): the files backend keeps what it
+ * is given and refuses what is no file; the etcd backend, against a real
+ * one-member etcd 3.4 started here on loopback, elects one leader of two
+ * replicas, lets only the leader write, fences a replica whose leadership
+ * ended (its writes refused, store_fence negative), hands the leadership
+ * over when the leader resigns, and delivers the leader's writes to the
+ * follower's reads through its watch. */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "controller/reconfig/internal.h"
+
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <pthread.h>
+
+/* ---- files ---------------------------------------------------------------------- */
+
+static void test_files(void **state)
+{
+	char dir[] = "/tmp/ofc-store.XXXXXX", *path, *data;
+	struct ofc_error err = {0};
+	struct store *s;
+	size_t len;
+	bool missing;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	s = store_open_files(dir);
+	assert_int_equal(store_get(s, "f", STORE_JOURNAL, 100, &data, &len, &missing, &err), 0);
+	assert_true(missing);
+	assert_null(data);
+	/* a batch: in order, each whole */
+	struct store_write w[2] = {{STORE_RECORD, "rec", 3}, {STORE_FAILED, "h0-h1\n", 6}};
+	assert_int_equal(store_write(s, "f", w, 2, &err), 0);
+	assert_int_equal(store_get(s, "f", STORE_RECORD, 100, &data, &len, &missing, &err), 0);
+	assert_false(missing);
+	assert_int_equal(len, 3);
+	assert_string_equal(data, "rec");
+	free(data);
+	/* over the limit: an error naming the file */
+	assert_int_equal(store_get(s, "f", STORE_FAILED, 2, &data, &len, &missing, &err), -1);
+	path = store_where(s, "f", STORE_FAILED);
+	assert_string_equal(err.file, path);
+	free(path);
+	/* a removal */
+	struct store_write rm = {STORE_RECORD, NULL, 0};
+	assert_int_equal(store_write(s, "f", &rm, 1, &err), 0);
+	assert_int_equal(store_get(s, "f", STORE_RECORD, 100, &data, &len, &missing, &err), 0);
+	assert_true(missing);
+	/* a FIFO in the journal's place: named, reason GARBAGE, left alone */
+	path = store_where(s, "f", STORE_JOURNAL);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(store_get(s, "f", STORE_JOURNAL, 100, &data, &len, &missing, &err), -1);
+	assert_int_equal(err.reason, OFC_R_GARBAGE);
+	assert_non_null(strstr(err.msg, "a FIFO"));
+	char *mv = store_aside(s, "f", STORE_JOURNAL, ".corrupt");
+	char *want = xasprintf("mv '%s' '%s.corrupt'", path, path);
+	assert_string_equal(mv, want);
+	free(mv);
+	free(want);
+	unlink(path);
+	free(path);
+	/* files always lead, unfenced */
+	struct store_cluster cl;
+	store_cluster(s, &cl);
+	assert_false(cl.clustered);
+	assert_true(store_fence(s) == 0);
+	assert_int_equal(store_epoch(s), 0);
+	store_close(s);
+	char *cmd = xasprintf("rm -rf '%s'", dir);
+	(void)!system(cmd);
+	free(cmd);
+}
+
+/* ---- etcd ------------------------------------------------------------------------- */
+
+struct etcd_world {
+	char dir[64];
+	pid_t pid;
+	char endpoints[64];
+};
+
+/* A free loopback port (bound, then let go: etcd takes it at once). */
+static int free_port(void)
+{
+	char cmd[] = "python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\",0)); "
+		     "print(s.getsockname()[1])'";
+	FILE *p = popen(cmd, "r");
+	int port = 0;
+
+	assert_non_null(p);
+	assert_int_equal(fscanf(p, "%d", &port), 1);
+	pclose(p);
+	return port;
+}
+
+static int etcd_setup(void **state)
+{
+	struct etcd_world *w = xcalloc(1, sizeof(*w));
+	int cport = free_port(), pport = free_port();
+	char curl[64], purl[64], cluster[80], data[96], log[96];
+
+	snprintf(w->dir, sizeof(w->dir), "/tmp/ofc-etcd.XXXXXX");
+	assert_non_null(mkdtemp(w->dir));
+	snprintf(curl, sizeof(curl), "http://127.0.0.1:%d", cport);
+	snprintf(purl, sizeof(purl), "http://127.0.0.1:%d", pport);
+	snprintf(cluster, sizeof(cluster), "s1=%s", purl);
+	snprintf(data, sizeof(data), "%s/data", w->dir);
+	snprintf(log, sizeof(log), "%s/etcd.log", w->dir);
+	snprintf(w->endpoints, sizeof(w->endpoints), "etcd://127.0.0.1:%d", cport);
+	w->pid = fork();
+	assert_true(w->pid >= 0);
+	if (w->pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execlp("etcd", "etcd", "--name", "s1", "--data-dir", data, "--listen-client-urls",
+		       curl, "--advertise-client-urls", curl, "--listen-peer-urls", purl,
+		       "--initial-advertise-peer-urls", purl, "--initial-cluster", cluster,
+		       (char *)NULL);
+		_exit(127);
+	}
+	/* until it answers (10 s by the clock) */
+	char **urls;
+	uint32_t n;
+	struct ofc_error err = {0};
+	assert_int_equal(etcd_endpoints_parse(w->endpoints, &urls, &n, &err), 0);
+	struct etcd_conn *c = etcd_conn_new(urls, n);
+	double end = now_seconds() + 10;
+	struct etcd_kv *kvs = NULL;
+	uint32_t nk = 0;
+	int64_t rev;
+	int rc = -1;
+	while (now_seconds() < end &&
+	       (rc = etcd_range(c, "x", NULL, 0.5, &kvs, &nk, &rev, &err)) < 0)
+		usleep(50000);
+	assert_int_equal(rc, 0);
+	free(kvs);
+	etcd_conn_free(c);
+	etcd_endpoints_free(urls, n);
+	*state = w;
+	return 0;
+}
+
+static int etcd_teardown(void **state)
+{
+	struct etcd_world *w = *state;
+	char *cmd = xasprintf("rm -rf '%s'", w->dir);
+
+	kill(w->pid, SIGKILL);
+	waitpid(w->pid, NULL, 0);
+	(void)!system(cmd);
+	free(cmd);
+	free(w);
+	return 0;
+}
+
+struct replica {
+	struct store *s;
+	pthread_mutex_t mu;
+	unsigned events; /* 1 << store_event */
+};
+
+static void on_event(void *ctx, enum store_event ev)
+{
+	struct replica *r = ctx;
+
+	pthread_mutex_lock(&r->mu);
+	r->events |= 1u << ev;
+	pthread_mutex_unlock(&r->mu);
+}
+
+static void replica_open(struct replica *r, const struct etcd_world *w, const char *name)
+{
+	struct ofc_error err = {0};
+	struct store_etcd_opts o = {
+	    .endpoints = w->endpoints,
+	    .fabric = "fab",
+	    .name = name,
+	    .advertise_socket = "/run/x.sock",
+	    .ttl = 2,
+	    .on_event = on_event,
+	    .ctx = r,
+	};
+
+	memset(r, 0, sizeof(*r));
+	pthread_mutex_init(&r->mu, NULL);
+	assert_int_equal(store_open_etcd(&o, &r->s, &err), 0);
+	assert_int_equal(store_load(r->s, 2, &err), 0);
+	assert_int_equal(store_start(r->s, &err), 0);
+}
+
+static bool leads(struct replica *r)
+{
+	return store_epoch(r->s) != 0;
+}
+
+/* Wait (up to secs, by the clock) until exactly one of a and b leads;
+ * returns it. */
+static struct replica *one_leader(struct replica *a, struct replica *b, double secs)
+{
+	double end = now_seconds() + secs;
+
+	while (now_seconds() < end) {
+		if (leads(a) != leads(b))
+			return leads(a) ? a : b;
+		usleep(20000);
+	}
+	fail_msg("no single leader after %.0f s (a %d, b %d)", secs, leads(a), leads(b));
+	return NULL;
+}
+
+static bool read_is(struct replica *r, enum store_item it, const char *want, double secs)
+{
+	double end = now_seconds() + secs;
+	struct ofc_error err = {0};
+
+	while (now_seconds() < end) {
+		char *data;
+		size_t len;
+		bool missing;
+
+		assert_int_equal(store_get(r->s, "fab", it, 1 << 20, &data, &len, &missing, &err),
+				 0);
+		bool same = want ? !missing && strcmp(data, want) == 0 : missing;
+
+		free(data);
+		if (same)
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
+static void test_etcd_leadership(void **state)
+{
+	struct etcd_world *w = *state;
+	struct replica a, b, *l, *f;
+	struct ofc_error err = {0};
+	struct store_cluster cl;
+
+	replica_open(&a, w, "a");
+	replica_open(&b, w, "b");
+	l = one_leader(&a, &b, 10);
+	f = l == &a ? &b : &a;
+	uint64_t epoch = store_epoch(l->s);
+	assert_true(epoch > 0);
+	/* the leader may drive devices for most of its lease; the follower not */
+	double fence = store_fence(l->s) - now_seconds();
+	assert_true(fence > 0 && fence <= 2);
+	assert_true(store_fence(f->s) < 0);
+	store_cluster(f->s, &cl);
+	assert_true(cl.clustered);
+	assert_false(cl.leading);
+	assert_string_equal(cl.leader, l == &a ? "a" : "b");
+	assert_string_equal(cl.leader_socket, "/run/x.sock");
+	assert_int_equal(cl.epoch, epoch);
+
+	/* the leader writes; the follower sees it through its watch */
+	struct store_write wr[2] = {{STORE_JOURNAL, "j1", 2}, {STORE_RECORD, "r1", 2}};
+	assert_int_equal(store_write(l->s, "fab", wr, 2, &err), 0);
+	assert_true(read_is(l, STORE_JOURNAL, "j1", 0.01)); /* at once: its own write */
+	assert_true(read_is(f, STORE_JOURNAL, "j1", 5));
+	assert_true(read_is(f, STORE_RECORD, "r1", 5));
+	/* the follower may not write */
+	struct store_write fw = {STORE_RECORD, "mine", 4};
+	assert_int_equal(store_write(f->s, "fab", &fw, 1, &err), -1);
+	assert_int_equal(err.reason, OFC_R_FENCED);
+	assert_true(read_is(l, STORE_RECORD, "r1", 0.01));
+	/* the journal's writer runs while its epoch leads */
+	assert_true(store_writer_alive(f->s, "fab", 0, epoch));
+	assert_false(store_writer_alive(f->s, "fab", 0, epoch + 1));
+
+	/* the leader resigns: the other takes over at once (no TTL to wait),
+	 * with a later epoch, and starts from what the first wrote */
+	store_resign(l->s);
+	struct replica *l2 = one_leader(&a, &b, 5);
+	assert_ptr_equal(l2, f);
+	assert_true(store_epoch(l2->s) > epoch);
+	assert_true(read_is(l2, STORE_JOURNAL, "j1", 0.01));
+	assert_true(store_fence(l->s) < 0);
+	/* the old leader writes nothing any more */
+	struct store_write late = {STORE_JOURNAL, "late", 4};
+	assert_int_equal(store_write(l->s, "fab", &late, 1, &err), -1);
+	assert_int_equal(err.reason, OFC_R_FENCED);
+	struct store_write rm = {STORE_JOURNAL, NULL, 0};
+	assert_int_equal(store_write(l2->s, "fab", &rm, 1, &err), 0);
+	assert_true(read_is(l, STORE_JOURNAL, NULL, 5));
+	pthread_mutex_lock(&f->mu);
+	assert_true(f->events & (1u << STORE_EV_LEADER));
+	pthread_mutex_unlock(&f->mu);
+	store_close(a.s);
+	store_close(b.s);
+}
+
+/* The leader key taken from under the leader (an operator's `etcdctl
+ * del`, or its lease expired while it was paused): it leads no more at
+ * once, writes nothing (refused by the epoch or, once its watch said so,
+ * before asking), and the other replica takes over. */
+static void test_etcd_key_deleted(void **state)
+{
+	struct etcd_world *w = *state;
+	struct replica a, b, *l, *f;
+	struct ofc_error err = {0};
+	char **urls;
+	uint32_t n;
+
+	replica_open(&a, w, "a");
+	replica_open(&b, w, "b");
+	l = one_leader(&a, &b, 10);
+	f = l == &a ? &b : &a;
+	uint64_t epoch = store_epoch(l->s);
+	struct store_write wr = {STORE_RECORD, "r1", 2};
+	assert_int_equal(store_write(l->s, "fab", &wr, 1, &err), 0);
+
+	assert_int_equal(etcd_endpoints_parse(w->endpoints, &urls, &n, &err), 0);
+	struct etcd_conn *c = etcd_conn_new(urls, n);
+	struct json_object *t = etcd_txn_new(), *resp;
+	bool ok;
+	int64_t rev;
+	etcd_txn_delete(t, true, "/ofc/fab/leader");
+	assert_int_equal(etcd_txn(c, t, 2, &ok, &rev, &resp, &err), 0);
+	assert_true(ok);
+	json_object_put(resp);
+	json_object_put(t);
+	etcd_conn_free(c);
+	etcd_endpoints_free(urls, n);
+
+	struct store_write late = {STORE_RECORD, "late", 4};
+	assert_int_equal(store_write(l->s, "fab", &late, 1, &err), -1);
+	assert_int_equal(err.reason, OFC_R_FENCED);
+	/* (it may campaign again at once, and win: then it leads anew) */
+	assert_true(leads(l) ? store_epoch(l->s) > epoch : store_fence(l->s) < 0);
+	double end = now_seconds() + 10;
+	while (!leads(f) && !leads(l) && now_seconds() < end)
+		usleep(20000);
+	assert_true(leads(f) || leads(l));
+	struct replica *l2 = leads(f) ? f : l;
+	assert_true(store_epoch(l2->s) > epoch);
+	assert_true(read_is(l2, STORE_RECORD, "r1", 0.01));
+	store_close(a.s);
+	store_close(b.s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_files),
+	    cmocka_unit_test_setup_teardown(test_etcd_leadership, etcd_setup, etcd_teardown),
+	    cmocka_unit_test_setup_teardown(test_etcd_key_deleted, etcd_setup, etcd_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
