@@ -91,7 +91,9 @@ static bool answered(const struct ofc_error *err)
  * through. */
 static int counted(struct device *dev, uint64_t sent, int rc, const struct ofc_error *err)
 {
-	if (rc < 0)
+	/* (the controller's own fence refusing, issue 37, is not the
+	 * device's error) */
+	if (rc < 0 && err->reason != OFC_R_FENCED)
 		dev->stats.errors++;
 	if ((rc >= 0 && dev->stats.commands > sent) || (rc < 0 && answered(err)))
 		dev->stats.last_contact = (double)unix_ms() / 1000;
@@ -105,7 +107,10 @@ int device_read(struct device *dev, struct device_state *out, struct ofc_error *
 	int rc;
 
 	state_init(out, dev->cfg.cls);
-	rc = ensure_open(dev, err);
+	/* (a fenced controller does not even open a session: issue 37) */
+	rc = device_fence(dev, NULL, err);
+	if (rc == 0)
+		rc = ensure_open(dev, err);
 	if (rc == 0)
 		rc = dev->ops->read_state(dev, out, err);
 	if (rc == 0) /* an answer, even an impossible one */
@@ -137,7 +142,9 @@ int device_apply(struct device *dev, const struct op_batch *b, uint32_t *done,
 	int rc;
 
 	*done = 0;
-	rc = ensure_open(dev, err);
+	rc = device_fence(dev, NULL, err);
+	if (rc == 0)
+		rc = ensure_open(dev, err);
 	if (rc == 0 && b->n)
 		rc = dev->ops->apply(dev, b, done, err);
 	if (rc < 0) {
@@ -153,8 +160,10 @@ int device_apply_batch(struct device *dev, const struct op_batch *b, struct ofc_
 	double t0 = now_seconds();
 	uint64_t sent = dev->stats.commands;
 	uint32_t done = 0;
-	int rc = ensure_open(dev, err);
+	int rc = device_fence(dev, NULL, err);
 
+	if (rc == 0)
+		rc = ensure_open(dev, err);
 	if (rc == 0 && b->n)
 		rc = dev->ops->apply_batch ? dev->ops->apply_batch(dev, b, err)
 					   : dev->ops->apply(dev, b, &done, err);
@@ -186,7 +195,9 @@ int device_lock(struct device *dev, bool *held, struct ofc_error *err)
 	*held = false;
 	if (!dev->ops->lock)
 		return 0;
-	rc = ensure_open(dev, err);
+	rc = device_fence(dev, NULL, err);
+	if (rc == 0)
+		rc = ensure_open(dev, err);
 	if (rc == 0)
 		rc = dev->ops->lock(dev, err);
 	counted(dev, sent, rc, err);
@@ -203,7 +214,10 @@ int device_unlock(struct device *dev, struct ofc_error *err)
 	if (!dev->ops->unlock || !dev->open)
 		return 0; /* no lock, or the session (and with it the lock) is gone */
 	uint64_t sent = dev->stats.commands;
-	if (counted(dev, sent, dev->ops->unlock(dev, err), err) < 0) {
+	/* (fenced: the caller closes the session, and the device drops the
+	 * lock with it) */
+	if (device_fence(dev, NULL, err) < 0 ||
+	    counted(dev, sent, dev->ops->unlock(dev, err), err) < 0) {
 		ofc_error_prefix(err, "%s: unlock", dev->cfg.name);
 		return -1;
 	}
@@ -215,7 +229,8 @@ int device_confirm(struct device *dev, struct ofc_error *err)
 	if (!dev->ops->confirm || !dev->open)
 		return 0;
 	uint64_t sent = dev->stats.commands;
-	if (counted(dev, sent, dev->ops->confirm(dev, err), err) < 0) {
+	if (device_fence(dev, NULL, err) < 0 ||
+	    counted(dev, sent, dev->ops->confirm(dev, err), err) < 0) {
 		ofc_error_prefix(err, "%s", dev->cfg.name);
 		return -1;
 	}

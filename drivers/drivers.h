@@ -163,6 +163,12 @@ struct device_cfg {
 	double link_latency;	/* ... and delay it by seconds (0: none) */
 	const char *state_dir;	/* sim devices without an in-process twin persist here */
 	struct sim_device *sim; /* sim: the in-process device, or NULL */
+	/* The controller's fence (issue 37): the time (now_seconds' clock)
+	 * after which it may neither send the device a command nor wait for
+	 * one (a replicated ofcd's lease, less a margin); negative: no command
+	 * may go now. NULL: no fence. Asked before every command. */
+	double (*fence)(void *ctx);
+	void *fence_ctx;
 };
 
 struct device_stats {
@@ -172,7 +178,9 @@ struct device_stats {
 	/* Set by the device_* wrappers: operations (a read, an apply, a lock,
 	 * a confirm) that failed, and when the device last answered one, in
 	 * unix seconds (0: never). A refusal, a wrong or impossible answer is
-	 * an answer; no connection, a timeout or a dropped one is not. */
+	 * an answer; no connection, a timeout or a dropped one is not. The
+	 * controller's own fence refusing (OFC_R_FENCED) is no error of the
+	 * device's. */
 	uint64_t errors;
 	double last_contact;
 };
@@ -250,6 +258,10 @@ int device_apply(struct device *dev, const struct op_batch *b, uint32_t *done,
  * op by op; errors prefixed with the device name. */
 int device_apply_batch(struct device *dev, const struct op_batch *b, struct ofc_error *err);
 void device_close(struct device *dev);
+/* (drivers) Before a command goes out: -1 with err (OFC_R_FENCED) when
+ * the fence forbids sending now, else 0 with *deadline (when not NULL)
+ * no later than the fence. */
+int device_fence(const struct device *dev, double *deadline, struct ofc_error *err);
 /* The device's own lock where its driver has one (issue 39, for fencing by
  * issue 37; ctl_apply takes it for the whole transaction): 0 with *held
  * true when taken now, 0 with *held false when the driver or the device has

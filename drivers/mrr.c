@@ -38,6 +38,8 @@ static int exchange(struct device *dev, Ofc__V1__MrrRequest *req, Ofc__V1__MrrRe
 	uint8_t *out;
 	int rc;
 
+	if (device_fence(dev, &deadline, err) < 0) /* issue 37 */
+		return -1;
 	req->has_seq = true;
 	req->seq = ++p->seq;
 	n = ofc__v1__mrr_request__get_packed_size(req);
@@ -133,7 +135,8 @@ static int hello(struct device *dev, struct ofc_error *err)
  * describes: reconnecting cannot help. */
 static bool final(const struct ofc_error *err)
 {
-	return err->reason == OFC_R_AUTH || err->reason == OFC_R_IDENTITY;
+	return err->reason == OFC_R_AUTH || err->reason == OFC_R_IDENTITY ||
+	       err->reason == OFC_R_FENCED;
 }
 
 /* With reconnects, as the tl1 driver does; a refused hello is final. */
@@ -154,6 +157,8 @@ static int request(struct device *dev, Ofc__V1__MrrRequest *req, Ofc__V1__MrrRep
 		if (exchange(dev, req, reply, &last) == 0)
 			return 0;
 		drop(p);
+		if (final(&last))
+			break;
 	}
 	*err = last;
 	return -1;

@@ -140,8 +140,11 @@ static int fault_error(enum fault_mode m, struct ofc_error *err)
 
 static int sim_open(struct device *dev, struct ofc_error *err)
 {
-	struct sim_priv *p = xcalloc(1, sizeof(*p));
+	struct sim_priv *p;
 
+	if (device_fence(dev, NULL, err) < 0) /* issue 37 */
+		return -1;
+	p = xcalloc(1, sizeof(*p));
 	if (dev->cfg.sim) {
 		p->dev = dev->cfg.sim;
 	} else {
@@ -176,7 +179,11 @@ static int sim_open(struct device *dev, struct ofc_error *err)
 static int sim_read(struct device *dev, struct device_state *out, struct ofc_error *err)
 {
 	struct sim_priv *p = dev->priv;
-	enum fault_mode f = next_command(p->dev);
+	enum fault_mode f;
+
+	if (device_fence(dev, NULL, err) < 0) /* issue 37 */
+		return -1;
+	f = next_command(p->dev);
 
 	dev->stats.commands++;
 	if (f)
@@ -294,7 +301,11 @@ static int sim_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 	struct sim_priv *p = dev->priv;
 
 	for (uint32_t i = 0; i < b->n; i++) {
-		enum fault_mode f = next_command(p->dev);
+		enum fault_mode f;
+
+		if (device_fence(dev, NULL, err) < 0) /* issue 37 */
+			return -1;
+		f = next_command(p->dev);
 
 		dev->stats.commands++;
 		if (f == FAULT_CLOSE_AFTER)
@@ -322,12 +333,15 @@ static int sim_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 static int sim_lock(struct device *dev, struct ofc_error *err)
 {
 	struct sim_priv *p = dev->priv;
+	enum fault_mode f;
 
 	if (!p->dev->lockable)
 		return 1; /* no lock on this device: nothing sent */
 	if (p->dev->locked)
 		return 2; /* this session holds it already */
-	enum fault_mode f = next_command(p->dev);
+	if (device_fence(dev, NULL, err) < 0) /* issue 37 */
+		return -1;
+	f = next_command(p->dev);
 
 	dev->stats.commands++;
 	if (f)
@@ -342,10 +356,13 @@ static int sim_lock(struct device *dev, struct ofc_error *err)
 static int sim_unlock(struct device *dev, struct ofc_error *err)
 {
 	struct sim_priv *p = dev->priv;
+	enum fault_mode f;
 
 	if (!p->dev->lockable)
 		return 0;
-	enum fault_mode f = next_command(p->dev);
+	if (device_fence(dev, NULL, err) < 0) /* issue 37 */
+		return -1;
+	f = next_command(p->dev);
 
 	dev->stats.commands++;
 	if (f)

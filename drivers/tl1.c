@@ -272,10 +272,15 @@ static int exchange(struct device *dev, struct tl1_session *s, const char *verb,
 		    struct tl1_reply *r, struct ofc_error *err)
 {
 	double deadline = now_seconds() + dev->cfg.timeout + s->extra_time;
-	uint32_t ctag = ++s->ctag;
+	uint32_t ctag;
 	char *cmd;
 	int rc;
 
+	/* A fenced controller sends nothing, and waits for no answer past
+	 * its fence (issue 37). */
+	if (device_fence(dev, &deadline, err) < 0)
+		return -1;
+	ctag = ++s->ctag;
 	cmd = xasprintf("%s%s%u%s;\r\n", verb, a.pre, ctag, a.post);
 	dev->stats.commands++;
 	rc = fd_write_all(s->fd, cmd, strlen(cmd), deadline, err);
@@ -316,12 +321,15 @@ int tl1_command(struct device *dev, const char *verb, struct tl1_args args, stru
 	struct tl1_session *s = dev->priv;
 	struct ofc_error last = {0};
 
+	/* Fenced: not even a connection (nor a retry) */
+	if (device_fence(dev, NULL, err) < 0)
+		return -1;
 	for (uint32_t a = 0; a <= dev->cfg.retries; a++) {
 		if (a)
 			dev->stats.retries++;
 		if (s->fd < 0) {
 			if (login(dev, s, &last) < 0) {
-				if (last.reason == OFC_R_AUTH) {
+				if (last.reason == OFC_R_AUTH || last.reason == OFC_R_FENCED) {
 					*err = last;
 					return -1;
 				}
@@ -333,6 +341,8 @@ int tl1_command(struct device *dev, const char *verb, struct tl1_args args, stru
 			return 0;
 		}
 		session_drop(s);
+		if (last.reason == OFC_R_FENCED)
+			break;
 	}
 	*err = last;
 	ofc_error_prefix(err, "%s (after %u attempt%s)", verb, dev->cfg.retries + 1,

@@ -163,6 +163,8 @@ static struct ctl_device *add_device(struct ctl *c, const struct driver_cfg *d, 
 	    .retries = d ? d->retries : 0,
 	    .cls = cls,
 	    .state_dir = c->state_dir,
+	    .fence = c->opts.fence,
+	    .fence_ctx = c->opts.fence_ctx,
 	};
 	if (d && override_for(&c->opts, name))
 		cd->cfg.address = override_for(&c->opts, name);
@@ -975,6 +977,18 @@ int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, stru
 			emit(c, CTL_EV_DEVICE_APPLIED, cd->cfg.name, OFC_R_NONE,
 			     "%u operation%s, verified", done, done == 1 ? "" : "s");
 	}
+	if (failed >= 0 && err->reason == OFC_R_FENCED) {
+		/* This daemon may not drive the devices any more (issue 37):
+		 * the next leader repairs the transaction from its journal,
+		 * old or new; undoing it here would be driving them. */
+		snprintf(res->failed_device, sizeof(res->failed_device), "%s",
+			 c->devs[failed].cfg.name);
+		ofc_error_prefix(err,
+				 "transaction %llu stopped, nothing undone (the leader repairs it "
+				 "from the journal)",
+				 (unsigned long long)c->txn);
+		goto out;
+	}
 	if (failed >= 0) {
 		snprintf(res->failed_device, sizeof(res->failed_device), "%s",
 			 c->devs[failed].cfg.name);
@@ -1230,13 +1244,14 @@ int ctl_recover(struct ctl *c, bool *did, struct ofc_error *err)
 		    : j.phase == JOURNAL_TRIAL	    ? at_target && ctl_trial_confirmed(c)
 						    : at_target;
 	memset(&res, 0, sizeof(res));
+	enum journal_phase was = j.phase; /* (a rollback rewrites j.phase) */
 	rc = settle(c, &j, keep, &res, err);
 	if (rc == 0)
 		emit(c, CTL_EV_RECOVERED, NULL, OFC_R_NONE, "unfinished transaction %llu (%s) %s",
-		     (unsigned long long)j.id, journal_phase_name(j.phase),
-		     keep			       ? "finished: every device held its target"
-		     : j.phase == JOURNAL_ROLLING_BACK ? "rolled back: devices restored"
-						       : "undone: devices restored");
+		     (unsigned long long)j.id, journal_phase_name(was),
+		     keep			   ? "finished: every device held its target"
+		     : was == JOURNAL_ROLLING_BACK ? "rolled back: devices restored"
+						   : "undone: devices restored");
 	journal_free(&j);
 	return rc;
 }

@@ -321,6 +321,9 @@ static void record_pack(const struct ctl *c, uint64_t generation, const struct d
 		r.n_moves = meta->nmoves;
 		r.moves = pack_moves(&a, meta);
 	}
+	/* (a replicated ofcd's: the leadership that committed it) */
+	r.epoch = store_epoch(c->store);
+	r.has_epoch = r.epoch != 0;
 	r.n_devices = c->ndevs;
 	r.devices = arena_array(&a, c->ndevs + 1, sizeof(*r.devices));
 	for (uint32_t i = 0; i < c->ndevs; i++) {
@@ -389,6 +392,8 @@ int journal_write(const struct ctl *c, const struct journal *j, struct ofc_error
 	m.config = j->meta.config;
 	m.has_pid = true;
 	m.pid = (uint32_t)getpid();
+	m.epoch = store_epoch(c->store);
+	m.has_epoch = m.epoch != 0;
 	m.has_started_unix_ms = true;
 	m.started_unix_ms = j->started_ms;
 	m.topology = j->meta.topology;
@@ -455,6 +460,7 @@ static int parse_journal(const struct loc *path, const uint8_t *data, size_t len
 	j->id = m->id;
 	j->phase = (enum journal_phase)m->phase;
 	j->pid = m->pid;
+	j->epoch = m->has_epoch ? m->epoch : 0;
 	j->started_ms = m->started_unix_ms;
 	j->trial_deadline = m->has_trial_deadline_unix ? m->trial_deadline_unix : 0;
 	j->version = m->has_version ? m->version : 1;
@@ -559,6 +565,7 @@ static int parse_record(const struct loc *path, const char *fabric, const uint8_
 	}
 	r->have_state = true;
 	r->generation = m->generation;
+	r->epoch = m->has_epoch ? m->epoch : 0;
 	r->time_unix_ms = m->time_unix_ms;
 	r->config = xstrdup(m->config ? m->config : "");
 	r->topology = xstrdup(m->topology ? m->topology : "");
@@ -612,6 +619,7 @@ int ctl_load_record_in(struct store *st, const char *fabric, struct ctl_record *
 		r->journal_id = j.id;
 		r->journal_phase = journal_phase_name(j.phase);
 		r->journal_pid = j.pid;
+		r->journal_epoch = j.epoch;
 		r->trial_deadline = j.trial_deadline;
 		r->journal_owner_alive = store_writer_alive(st, fabric, j.pid, j.epoch);
 		journal_free(&j);

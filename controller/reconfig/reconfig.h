@@ -65,6 +65,12 @@ struct ctl_opts {
 	/* Where the record and journal live (borrowed; NULL: the files of
 	 * state_dir). */
 	struct store *store;
+	/* A replicated daemon's fence (issue 37; device_cfg.fence): its
+	 * devices get it, and a transaction whose device command is fenced
+	 * stops there, undoing nothing (the leader after it repairs from the
+	 * journal). */
+	double (*fence)(void *ctx);
+	void *fence_ctx;
 };
 
 struct ctl_device {
@@ -304,6 +310,9 @@ struct ctl_record {
 	uint64_t journal_id;
 	const char *journal_phase; /* "applying", "rolling-back", "trial", "committing" */
 	uint32_t journal_pid;
+	/* A replicated ofcd's (issue 37): the leadership that committed the
+	 * record, and that wrote the journal (0: none, a files store). */
+	uint64_t epoch, journal_epoch;
 	bool journal_owner_alive; /* the process that wrote it holds the lock */
 	double trial_deadline;
 };

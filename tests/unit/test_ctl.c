@@ -666,6 +666,98 @@ static void test_device_locks(void **state)
 	state_free(&tgt);
 }
 
+/* ---- issue 37: a replicated daemon's fence and the devices' locks ------------------- */
+
+struct fence_ctx {
+	double until;	   /* what the fence says */
+	uint64_t close_at; /* the sim command at which it closes */
+};
+
+static double fence_fn(void *ctx)
+{
+	return ((struct fence_ctx *)ctx)->until;
+}
+
+static void close_fence(void *ctx, uint64_t command)
+{
+	struct fence_ctx *f = ctx;
+
+	if (command >= f->close_at)
+		f->until = -1;
+}
+
+/* A fence that closes in the middle of an apply (the leader deposed)
+ * stops it at its next command: no command goes out after, nothing is
+ * undone, the journal stays for the next leader, whose repair (a ctl with
+ * its fence open) undoes it. A device's own lock held elsewhere refuses
+ * an apply before its journal, and a lock taken is let go of at the end. */
+static void test_fence(void **state)
+{
+	struct world *w = *state;
+	struct ofc_error err = {0};
+	struct ctl_result res;
+	struct fence_ctx fc = {.until = now_seconds() + 3600};
+	struct device_state torus;
+	struct ctl *c;
+	bool did;
+
+	assert_int_equal(apply(w, w->torus, 0, &res, &err), 0);
+	target_of(w, w->torus, &torus);
+	struct ctl_opts o = {.state_dir = w->dir,
+			     .sim_lookup = lookup,
+			     .on_event = on_event,
+			     .ctx = w,
+			     .fence = fence_fn,
+			     .fence_ctx = &fc};
+	assert_int_equal(ctl_open(w->circ, &o, &c, &err), 0);
+	assert_int_equal(ctl_plan(c, &err), 0);
+	fc.close_at = w->sim.commands + 20;
+	w->sim.before_command = close_fence;
+	w->sim.hook_ctx = &fc;
+	uint32_t rolled = w->events[CTL_EV_TXN_ROLLING_BACK];
+	assert_int_equal(ctl_apply(c, 0, &res, &err), -1);
+	assert_int_equal(err.reason, OFC_R_FENCED);
+	assert_false(res.rolled_back);
+	assert_int_equal(w->events[CTL_EV_TXN_ROLLING_BACK], rolled);
+	/* the command at which it closed went (it was checked before), none after */
+	assert_int_equal(w->sim.commands, fc.close_at);
+	assert_false(state_equal(&w->sim.state, &torus));
+	ctl_close(c);
+	w->sim.before_command = NULL;
+	struct ctl_record r;
+	assert_int_equal(ctl_load_record(w->dir, "simfab", &r, &err), 0);
+	assert_true(r.have_journal);
+	assert_int_equal(r.generation, 1);
+	ctl_record_free(&r);
+	/* the next leader repairs it: undone, back at the torus */
+	fc.until = now_seconds() + 3600;
+	assert_int_equal(ctl_open(w->circ, &o, &c, &err), 0);
+	assert_int_equal(ctl_recover(c, &did, &err), 0);
+	assert_true(did);
+	assert_true(state_equal(&w->sim.state, &torus));
+	ctl_close(c);
+
+	/* the device's lock (issue 39's, taken by every transaction) held by
+	 * another manager, a deposed leader's session: refused, nothing
+	 * written */
+	w->sim.lockable = true;
+	w->sim.lock_held_elsewhere = true;
+	assert_int_equal(ctl_open(w->circ, &o, &c, &err), 0);
+	assert_int_equal(ctl_plan(c, &err), 0);
+	assert_int_equal(ctl_apply(c, 0, &res, &err), -1);
+	assert_int_equal(err.reason, OFC_R_REFUSED);
+	assert_true(state_equal(&w->sim.state, &torus));
+	assert_int_equal(ctl_load_record(w->dir, "simfab", &r, &err), 0);
+	assert_false(r.have_journal);
+	ctl_record_free(&r);
+	/* free again: applied under the lock, which is let go of after */
+	w->sim.lock_held_elsewhere = false;
+	assert_int_equal(ctl_apply(c, 0, &res, &err), 0);
+	assert_false(w->sim.locked);
+	ctl_close(c);
+	state_free(&torus);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -677,6 +769,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_device_locks, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_overrides, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_candidate_quiet, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fence, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
