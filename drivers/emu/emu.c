@@ -84,9 +84,11 @@ int emu_serve(struct emu_server *s, int lfd)
 		int i = 0;
 		while (i < EMU_MAX_CLIENTS && s->clients[i].fd >= 0)
 			i++;
-		if (i == EMU_MAX_CLIENTS)
+		if (i == EMU_MAX_CLIENTS) {
 			close(fd); /* full: the client sees the connection close */
-		else
+		} else {
 			s->clients[i].fd = fd;
+			s->clients[i].session = ++s->sessions;
+		}
 	}
 }

@@ -20,6 +20,7 @@ struct emu_client {
 	int fd;		  /* -1: a free slot */
 	bool stalled;	  /* a stalled session never answers again */
 	bool logged_in;	  /* TL1 */
+	uint64_t session; /* connections accepted so far, this one included */
 	struct strbuf in; /* received, not yet a whole message */
 };
 
@@ -33,6 +34,7 @@ struct emu_server {
 	bool (*handle)(void *ctx, struct emu_client *c, char *msg, size_t len);
 	void *ctx;
 	size_t max_pending; /* more unframed bytes than this drop the client */
+	uint64_t sessions;  /* connections accepted */
 };
 
 /* Serve forever on the listening socket; returns -1 when poll fails. */

@@ -8,7 +8,7 @@
  * answer garbage, or report a wrong cross-connect on the next read-back.
  *
  *   ocs-emu --listen 127.0.0.1:PORT --ports N [--delay-ms D] [--hold-file F]
- *           [--dialect polatis|calient [--slot-ports P]] [--credentials FILE]
+ *           [--dialect polatis|calient [--slot-ports P]] [--credentials FILE]...
  *           [--fail-at K [--fail-count C] [--fail-mode deny|close|close-after|stall|garbage|lie]]
  *           [--state FILE] [--port-file FILE] [--log FILE]
  *
@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #define MAX_PORTS 100000u
+#define EMU_MAX_USERS 8
 
 struct emu {
 	uint32_t n;
@@ -43,8 +44,9 @@ struct emu {
 	char (*group)[33];	 /* calient: ingress -> the entry's group */
 	uint32_t delay_ms;
 	const char *hold_path; /* --hold-file: changes wait while it exists */
-	struct credentials cred;
-	bool have_cred;
+	struct credentials cred[EMU_MAX_USERS]; /* ACT-USER may log in as any */
+	uint32_t ncred;
+	bool log_sessions; /* the log says which connection sent each command */
 	uint64_t commands;
 	bool lie_armed;
 	const char *state_path;
@@ -53,9 +55,9 @@ struct emu {
 
 static const char usage[] =
     "usage: ocs-emu --listen HOST:PORT --ports N [--delay-ms D] [--hold-file F]\n"
-    "               [--dialect polatis|calient [--slot-ports P]] [--credentials FILE]\n"
+    "               [--dialect polatis|calient [--slot-ports P]] [--credentials FILE]...\n"
     "               [--fail-at K [--fail-count C] [--fail-mode MODE]] [--state FILE]\n"
-    "               [--port-file FILE] [--log FILE]\n"
+    "               [--port-file FILE] [--log FILE [--log-sessions]]\n"
     "MODE: deny (default), close, close-after, stall, garbage, lie\n";
 
 static const char help[] =
@@ -69,7 +71,8 @@ static const char help[] =
     "                       ACT-CRS, ports named shelf.slot.port)\n"
     "  --slot-ports P       calient: ports a slot (default 32): port k is\n"
     "                       1.((k-1)/P+1).((k-1)%P+1)\n"
-    "  --credentials FILE   the user and password ACT-USER must give\n"
+    "  --credentials FILE   the user and password ACT-USER must give (repeatable: any of\n"
+    "                       them, up to 8, as several controllers each log in as their own)\n"
     "  --fail-at K          misbehave from the K-th command received (counted from 1)\n"
     "  --fail-count C       ... for C commands (default 1)\n"
     "  --fail-mode MODE     how: deny (refuse), close, close-after (act, then drop the\n"
@@ -77,6 +80,8 @@ static const char help[] =
     "  --state FILE         load cross-connects at start, save them after every change\n"
     "  --port-file FILE     write the port listened on (atomically, once listening)\n"
     "  --log FILE           log every command and reply\n"
+    "  --log-sessions       end each log line with the connection it came on: session=S\n"
+    "                       (counted from 1 as connections are accepted)\n"
     "  --help, --version    this text; the version\n";
 
 static void reply(struct emu_client *c, const char *ctag, bool ok, const char *code,
@@ -390,6 +395,8 @@ static bool handle(struct emu *e, struct emu_client *c, char *text)
 			fprintf(e->co.log, ":%s",
 				strcmp(cmd.verb, "ACT-USER") == 0 && i >= 4 ? "********"
 									    : cmd.field[i]);
+		if (e->log_sessions)
+			fprintf(e->co.log, " session=%llu", (unsigned long long)c->session);
 		fprintf(e->co.log, "\n");
 		fflush(e->co.log);
 	}
@@ -423,8 +430,10 @@ static bool handle(struct emu *e, struct emu_client *c, char *text)
 		const char *user = cmd.nfield > 1 ? cmd.field[1] : "";
 		const char *pw = cmd.nfield > 4 ? cmd.field[4] : "";
 
-		ok = !e->have_cred ||
-		     (strcmp(user, e->cred.user) == 0 && strcmp(pw, e->cred.password) == 0);
+		ok = !e->ncred;
+		for (uint32_t i = 0; i < e->ncred && !ok; i++)
+			ok = strcmp(user, e->cred[i].user) == 0 &&
+			     strcmp(pw, e->cred[i].password) == 0;
 		code = "PIUI";
 		c->logged_in = ok;
 	} else if (!c->logged_in) {
@@ -479,6 +488,7 @@ int main(int argc, char **argv)
 	    {"state", required_argument, NULL, 's'},
 	    {"dialect", required_argument, NULL, 'D'},
 	    {"slot-ports", required_argument, NULL, 'P'},
+	    {"log-sessions", no_argument, NULL, 'g'},
 	    {0},
 	};
 	struct emu e = {.co = {.prog = "ocs-emu",
@@ -508,16 +518,22 @@ int main(int argc, char **argv)
 		case 'H':
 			e.hold_path = optarg;
 			break;
+		case 'g':
+			e.log_sessions = true;
+			break;
 		case 'c':
-			if (credentials_load(optarg, NULL, &e.cred, &err) < 0 ||
-			    (!e.cred.password[0] &&
+			if (e.ncred == EMU_MAX_USERS)
+				return emu_usage_error(&e.co, "--credentials: at most 8, not '%s'",
+						       optarg);
+			if (credentials_load(optarg, NULL, &e.cred[e.ncred], &err) < 0 ||
+			    (!e.cred[e.ncred].password[0] &&
 			     ofc_error_set(&err, OFC_E_INPUT, "%s: TL1 needs a 'password'",
 					   optarg))) {
 				fprintf(stderr, "ocs-emu: %s\n",
 					ofc_error_str(&err, buf, sizeof(buf)));
 				return 2;
 			}
-			e.have_cred = true;
+			e.ncred++;
 			break;
 		case 's':
 			e.state_path = optarg;
