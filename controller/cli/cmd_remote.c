@@ -25,6 +25,7 @@ struct remote {
 	const struct cli_server *srv; /* issue 36: through ofc-gateway */
 	bool json;
 	double timeout;
+	char leader[sizeof(((struct ofcd_client *)0)->path)]; /* issue 37: asked instead */
 };
 
 static int connect_ofcd(struct remote *r, struct ofc_error *err)
@@ -59,22 +60,38 @@ static void print_json(FILE *out, const ProtobufCMessage *m)
 	jw_finish(&w);
 }
 
-/* One request, one answer. Returns 0 with *resp, or an exit status. */
+/* One request, one answer. Returns 0 with *resp, or an exit status. A
+ * replica that does not lead (issue 37) names the leader: asked once more
+ * there, when it gives a socket. */
 static int call(struct remote *r, Ofc__V1__Request *req, Ofc__V1__Response **resp)
 {
 	struct ofc_error err = {0};
 
 	req->has_id = 1;
 	req->id = (uint64_t)getpid();
-	if (connect_ofcd(r, &err) < 0)
-		return connect_fail(&err);
-	r->cl.timeout = r->timeout;
-	if (ofcd_call(&r->cl, req, resp, &err) < 0) {
+	for (int tries = 0;; tries++) {
+		if (connect_ofcd(r, &err) < 0)
+			return connect_fail(&err);
+		r->cl.timeout = r->timeout;
+		if (ofcd_call(&r->cl, req, resp, &err) < 0) {
+			ofcd_disconnect(&r->cl);
+			return connect_fail(&err);
+		}
 		ofcd_disconnect(&r->cl);
-		return connect_fail(&err);
+		const Ofc__V1__Leader *l = (*resp)->leader;
+
+		if (tries || (*resp)->status != OFC__V1__STATUS__STATUS_NOT_LEADER || !l ||
+		    !l->socket || !*l->socket || strlen(l->socket) >= sizeof(r->leader) ||
+		    strcmp(l->socket, r->socket) == 0)
+			return 0;
+		snprintf(r->leader, sizeof(r->leader), "%s", l->socket);
+		fprintf(stderr, "ofc: %s does not lead; asking the leader, %s, at %s\n", r->socket,
+			l->name ? l->name : "?", r->leader);
+		ofc__v1__response__free_unpacked(*resp, NULL);
+		*resp = NULL;
+		r->socket = r->leader;
+		r->default_socket = false;
 	}
-	ofcd_disconnect(&r->cl);
-	return 0;
 }
 
 /* The outcome of a mutation or cancel: the message, or the error. */
@@ -133,6 +150,38 @@ static int common_opt(struct remote *r, int c, const char *arg)
 
 /* ---- status ------------------------------------------------------------------ */
 
+/* Issue 37: a replica of ofcd on etcd, and the cluster as it sees it. */
+static void print_cluster(const Ofc__V1__Cluster *c)
+{
+	const Ofc__V1__Leader *l = c->leader;
+
+	printf("  replica    %s, %s", c->name ? c->name : "?", c->role ? c->role : "?");
+	if (l)
+		printf("; leader %s, epoch %llu%s%s", l->name ? l->name : "?",
+		       (unsigned long long)l->epoch, l->socket ? ", at " : "",
+		       l->socket ? l->socket : "");
+	else
+		printf("; no leader now (an election is under way)");
+	printf("\n  lease      %.0f s, %.1f s left\n", c->lease_ttl_seconds, c->lease_left_seconds);
+	printf("  etcd      ");
+	for (size_t i = 0; i < c->n_members; i++) {
+		const char *url = c->members[i]->url ? c->members[i]->url : "";
+
+		if (strncmp(url, "http://", 7) == 0)
+			url += 7;
+		printf("%s %s (%s) %s%s", i ? "," : "", c->members[i]->name, url,
+		       c->members[i]->reachable ? "up" : "DOWN",
+		       c->members[i]->leader ? ", raft leader" : "");
+	}
+	printf("\n");
+	if (c->stale)
+		printf("  STALE      %s (etcd last answered %.1f s ago): what is shown may be "
+		       "behind%s\n",
+		       c->stale_reason ? c->stale_reason : "etcd does not answer",
+		       c->has_since_contact_seconds ? c->since_contact_seconds : -1.0,
+		       c->role && strcmp(c->role, "leader") == 0 ? "; mutations are refused" : "");
+}
+
 static void print_state(const Ofc__V1__State *s)
 {
 	printf("fabric %s (config %s), generation %llu%s\n", s->fabric_name ? s->fabric_name : "?",
@@ -149,6 +198,8 @@ static void print_state(const Ofc__V1__State *s)
 	}
 	printf("  target     %s, %s\n", s->target_topology ? s->target_topology : "-",
 	       s->at_target ? "at target" : "NOT at target");
+	if (s->cluster)
+		print_cluster(s->cluster);
 	if (s->schedule)
 		printf("  schedule   %s %s: %u steps, %.6g us (lower bound %.6g us), verified %s\n",
 		       s->schedule->algorithm, s->schedule->collective, s->schedule->num_steps,

@@ -157,6 +157,10 @@ enum job_kind {
 	JOB_FAILURE, /* ReportFailure: the failed set changes, the schedule is re-planned */
 	JOB_PLAN,    /* the planner's result: install it on its config, publish */
 	JOB_RELEASE, /* ReleasePartition: let go of a run-time partition (issue 40) */
+	/* Issue 37 (cluster.c): this replica leads now: repair what the last
+	 * leader left and serve the store's state as the leader */
+	JOB_TAKEOVER,
+	JOB_SYNC, /* a follower: serve the state its watch of etcd delivered */
 };
 
 struct probe_dev {
@@ -227,8 +231,9 @@ struct job {
 	struct fabcfg *new_cfg; /* the config now running, when it changed */
 	struct probe_dev *probe;
 	uint32_t nprobe;
-	bool startup; /* probe: the check once at start, reported in the log */
-	uint64_t txn; /* the transaction it ran (0: none) */
+	bool startup;	  /* probe: the check once at start, reported in the log */
+	uint64_t done_ms; /* takeover: when it finished (unix ms) */
+	uint64_t txn;	  /* the transaction it ran (0: none) */
 	/* Events that say how it ended (committed, rolled back, config
 	 * applied): delivered after its snapshot is published, so a client
 	 * that sees one and asks for the state sees what it announced. */
@@ -261,6 +266,7 @@ struct note {
 	 * connection stream_conn; the stream is the job's, not the note's. */
 	struct stream *stream;
 	uint64_t stream_conn;
+	enum store_event cluster; /* issue 37: what the store said (0: none) */
 };
 
 /* stream.c (issue 36): a streamed GetSchedule's thread and the loop agree
@@ -411,6 +417,20 @@ struct ofcd {
 	double plan_hold_until;
 	uint64_t plan_timer;
 	struct job *plan_job;
+	/* Issue 37 (cluster.c): replicas on etcd. clustered: d->store is
+	 * etcd's. cl: the store's view as last refreshed (GetState shows it,
+	 * the gate decides on it); leading: this replica took over and
+	 * leads; cluster_job: a takeover or a sync to run before anything
+	 * queued; sync_again: a change came while a sync ran. */
+	bool clustered;
+	struct store_cluster cl;
+	bool leading;
+	uint64_t took_over_ms;
+	struct job *cluster_job;
+	bool sync_again;
+	bool cl_stale_said; /* the log said it is stale */
+	uint64_t cluster_timer;
+	atomic_bool cl_change_posted; /* a STORE_EV_CHANGED note is on its way */
 
 	/* ---- handing jobs to the workers ---- */
 	pthread_mutex_t mu;
@@ -447,6 +467,17 @@ struct ofcd {
 	 * issue 40): in memory only, so a restart lets go of them. */
 	struct held_part *w_held;
 	uint32_t nw_held;
+	/* Issue 37: the --config as read, which a replica's state is built on
+	 * again when it syncs or takes over; what the last sync saw (the
+	 * record's generation, the journal's id and phase, the store's bytes
+	 * of the record, .failed and .rewired); a .failed or .rewired in the
+	 * store that does not parse (mutations are refused while it is). */
+	struct fabcfg *w_base;
+	uint64_t w_sync_gen, w_sync_jid;
+	const char *w_sync_phase;
+	char *w_sync_bytes;
+	size_t w_sync_len;
+	char *w_damaged;
 };
 
 void ofcd_log(struct ofcd *d, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
@@ -502,6 +533,28 @@ int ofcd_schedule_compute(const struct ofcd *d, struct job *j, struct ofc_clock 
 /* The answer's Schedule without its steps: header, figures, links. */
 Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_result *r);
 int ofcd_start(struct ofcd *d, struct ofc_error *err); /* config, lock, recovery */
+/* (mutation worker, issue 37) JOB_TAKEOVER and JOB_SYNC. */
+void ofcd_run_takeover(struct ofcd *d, struct job *j);
+void ofcd_run_sync(struct ofcd *d, struct job *j);
+
+/* cluster.c (issue 37): replicas on etcd */
+/* (ofcd_start) d->store becomes etcd's for this fabric; its state read
+ * once. */
+int cluster_open(struct ofcd *d, const char *fabric, struct ofc_error *err);
+/* (ofcd_run) Start campaigning. */
+int cluster_start(struct ofcd *d, struct ofc_error *err);
+/* (loop) The store's view into d->cl, its changes logged; true when it
+ * changed what GetState shows. */
+bool cluster_refresh(struct ofcd *d);
+/* Whether a mutation may run here now, by view v: STATUS_OK, else
+ * STATUS_NOT_LEADER (a follower: msg says who leads) or
+ * STATUS_UNAVAILABLE (leading without etcd's word: msg says why). */
+Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster *v, char *msg,
+				size_t n);
+/* Messages of view v (in a): State.cluster and Response.leader (NULL when
+ * no replica leads). */
+Ofc__V1__Cluster *cluster_msg(struct arena *a, const struct ofcd *d, const struct store_cluster *v);
+Ofc__V1__Leader *cluster_leader_msg(struct arena *a, const struct store_cluster *v);
 void *ofcd_mutation_worker(void *arg);
 void *ofcd_schedule_worker(void *arg);
 void ofcd_run_job(struct ofcd *d, struct job *j);

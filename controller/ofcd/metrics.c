@@ -226,5 +226,27 @@ char *metrics_text(struct ofcd *d, const uint32_t clients[4])
 		  (unsigned long long)m->schedules[0], (unsigned long long)m->schedules[1]);
 	hist(&sb, "ofc_schedule_duration_seconds", "a GetSchedule computed and answered",
 	     &m->schedule_seconds, sched_bounds);
+	/* Issue 37: a replica on etcd (d->cl, the loop's last view). */
+	if (d->clustered) {
+		uint32_t up = 0;
+
+		for (uint32_t i = 0; i < d->cl.nmembers; i++)
+			up += d->cl.members[i].reachable;
+		head(&sb, "ofc_cluster_leader", "gauge",
+		     "1 when this replica leads, 0 when it follows");
+		sb_printf(&sb, "ofc_cluster_leader %d\n", d->cl.leading ? 1 : 0);
+		head(&sb, "ofc_cluster_epoch", "gauge",
+		     "the leader's epoch (its etcd key's create revision; 0: no leader now)");
+		sb_printf(&sb, "ofc_cluster_epoch %llu\n", (unsigned long long)d->cl.epoch);
+		head(&sb, "ofc_cluster_lease_left_seconds", "gauge",
+		     "seconds this replica's lease on etcd surely has left");
+		sb_printf(&sb, "ofc_cluster_lease_left_seconds %.3f\n", d->cl.lease_left);
+		head(&sb, "ofc_cluster_stale", "gauge",
+		     "1 when what this replica shows may be behind etcd (unreachable, no quorum)");
+		sb_printf(&sb, "ofc_cluster_stale %d\n", d->cl.fresh ? 0 : 1);
+		head(&sb, "ofc_cluster_etcd_members_up", "gauge",
+		     "etcd members that answered lately");
+		sb_printf(&sb, "ofc_cluster_etcd_members_up %u\n", up);
+	}
 	return sb_detach(&sb);
 }

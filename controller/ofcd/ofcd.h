@@ -25,6 +25,8 @@
 /* Where the packaged unit listens and clients look when told nothing else
  * (ofc's daemon-only commands, the Python client). */
 #define OFCD_SOCKET_DEFAULT "/run/ofc/ofcd.sock"
+/* Issue 37: a replica's lease on etcd, seconds. */
+#define OFCD_CLUSTER_TTL_DEFAULT 2
 /* Seconds a GetSchedule from the read-only socket may take by default. */
 #define OFCD_RO_REQUEST_TIME_DEFAULT 10
 
@@ -112,6 +114,19 @@ struct ofcd_opts {
 	 * (mode 0660; ofcd's user must be a member). */
 	bool have_gateway_gid;
 	unsigned gateway_gid;
+	/* Issue 37, replicas on etcd (docs/ofcd.md, "Replicas"): the record,
+	 * journal, .failed and .rewired live in etcd at `cluster`
+	 * ("etcd://HOST:PORT[,...]"; NULL: one ofcd, files in state_dir);
+	 * the replica whose lease holds the fabric's leader key leads, the
+	 * others answer mutations STATUS_NOT_LEADER with where it is. */
+	const char *cluster;
+	double cluster_ttl;	    /* the lease, seconds (0: OFCD_CLUSTER_TTL_DEFAULT) */
+	const char *cluster_name;   /* this replica among them (NULL: the host's name) */
+	const char *cluster_prefix; /* etcd keys' prefix (NULL: "/ofc/") */
+	/* Where clients reach this replica when it leads (--advertise): its
+	 * control socket (NULL: socket_path, made absolute) and its
+	 * gateway's URL (NULL: none). */
+	const char *advertise_socket, *advertise_url;
 	/* Tests: in-process twins of sim devices (ctl_opts.sim_lookup). */
 	struct sim_device *(*sim_lookup)(void *ctx, const char *device);
 	void *sim_ctx;

@@ -33,6 +33,8 @@ static const char usage_line[] =
     "            [--max-request-memory SIZE] [--max-request-time DUR]\n"
     "            [--ro-max-request-memory SIZE] [--ro-max-request-time DUR]\n"
     "            [--topology-dir DIR] [--gateway-socket PATH --gateway-uid USER]\n"
+    "            [--cluster etcd://HOST:PORT[,HOST:PORT...] [--cluster-ttl DUR]\n"
+    "             [--cluster-name NAME] [--cluster-prefix PREFIX] [--advertise ADDR]...]\n"
     "            [--client-timeout DUR] [--probe-interval DUR] [--log-level LEVEL] [--check]\n"
     "            [--lp-solver lpsolve|clp]\n"
     "            [--journal] [--log-file FILE] [--pid-file FILE] | --help | --version\n";
@@ -89,7 +91,18 @@ static const char help_text[] =
     "  --gateway-socket PATH    a socket for ofc-gateway, the network API (docs/control.md):\n"
     "                           only --gateway-uid may connect, and ofcd authorises\n"
     "                           each request by the principal the gateway names\n"
-    "  --gateway-uid USER       the gateway's user (name or number)\n\n"
+    "  --gateway-uid USER       the gateway's user (name or number)\n"
+    "  --cluster etcd://HOST:PORT[,...]  run as one of several replicas whose state\n"
+    "                           lives in this etcd cluster (docs/ofcd.md, \"Replicas\"):\n"
+    "                           the one holding the fabric's lease leads, the others\n"
+    "                           answer reads and tell clients who leads\n"
+    "  --cluster-ttl DUR        the leader's lease on etcd (default 2s, whole seconds):\n"
+    "                           a new leader takes over about this long after one dies\n"
+    "  --cluster-name NAME      this replica among them (default: the host's name)\n"
+    "  --cluster-prefix PREFIX  etcd keys' prefix (default /ofc/)\n"
+    "  --advertise ADDR         where clients reach this replica when it leads: its\n"
+    "                           socket's path (default --socket, made absolute) or\n"
+    "                           its gateway's http(s):// URL (repeatable)\n\n"
     "Under systemd (Type=notify) it sends READY=1 once its sockets are bound, STATUS=\n"
     "lines and STOPPING=1; sockets passed by socket activation (LISTEN_FDS: the main\n"
     "socket, then optionally the read-only one) replace --socket and --ro-socket.\n";
@@ -244,6 +257,57 @@ struct args {
 	bool have_gateway_uid; /* issue 36 */
 };
 
+/* ---- issue 37: replicas on etcd ------------------------------------------ */
+enum { OPT_CLUSTER = 0x3700, OPT_CLUSTER_TTL, OPT_CLUSTER_NAME, OPT_CLUSTER_PREFIX, OPT_ADVERTISE };
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_cluster_opt(int c, const char *arg, struct args *a)
+{
+	struct ofcd_opts *o = &a->o;
+	const char *why;
+
+	switch (c) {
+	case OPT_CLUSTER:
+		if (strncmp(arg, "etcd://", 7) != 0 || !arg[7])
+			return usage("--cluster '%s': expected etcd://HOST:PORT[,HOST:PORT...]",
+				     arg);
+		o->cluster = arg;
+		break;
+	case OPT_CLUSTER_TTL:
+		if (parse_duration(arg, &o->cluster_ttl, &why) < 0 || o->cluster_ttl < 1 ||
+		    o->cluster_ttl > 3600)
+			return usage(
+			    "--cluster-ttl '%s': expected a duration from 1s to 1h (etcd's "
+			    "leases count whole seconds)",
+			    arg);
+		break;
+	case OPT_CLUSTER_NAME:
+		for (const char *p = arg; *p; p++)
+			if (*p <= ' ' || *p == '"' || *p == '\\' || *p == 0x7f)
+				return usage("--cluster-name '%s': printable, no space or quote",
+					     arg);
+		if (!*arg || strlen(arg) > 63)
+			return usage("--cluster-name '%s': 1 to 63 characters", arg);
+		o->cluster_name = arg;
+		break;
+	case OPT_CLUSTER_PREFIX:
+		o->cluster_prefix = arg;
+		break;
+	default:
+		if (strncmp(arg, "http://", 7) == 0 || strncmp(arg, "https://", 8) == 0)
+			o->advertise_url = arg;
+		else if (arg[0] == '/')
+			o->advertise_socket = arg;
+		else
+			return usage("--advertise '%s': a socket's absolute path or an http(s):// "
+				     "URL",
+				     arg);
+		break;
+	}
+	return -1;
+}
+/* ---- end of issue 37's options ------------------------------------------- */
+
 /* ---- issue 36: the network API's options -------------------------------- */
 enum { OPT_GATEWAY_SOCKET = 0x3600, OPT_GATEWAY_UID, OPT_LP_SOLVER = 0x3800 };
 
@@ -312,6 +376,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 	    /* Issue 36, the network API (parse_net_opt). */
 	    {"gateway-socket", required_argument, NULL, OPT_GATEWAY_SOCKET},
 	    {"gateway-uid", required_argument, NULL, OPT_GATEWAY_UID},
+	    /* Issue 37, replicas on etcd (parse_cluster_opt). */
+	    {"cluster", required_argument, NULL, OPT_CLUSTER},
+	    {"cluster-ttl", required_argument, NULL, OPT_CLUSTER_TTL},
+	    {"cluster-name", required_argument, NULL, OPT_CLUSTER_NAME},
+	    {"cluster-prefix", required_argument, NULL, OPT_CLUSTER_PREFIX},
+	    {"advertise", required_argument, NULL, OPT_ADVERTISE},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {0},
@@ -507,6 +577,14 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case OPT_GATEWAY_SOCKET:
 		case OPT_GATEWAY_UID:
 			if ((c = parse_net_opt(c, optarg, a)) >= 0)
+				return c;
+			break;
+		case OPT_CLUSTER:
+		case OPT_CLUSTER_TTL:
+		case OPT_CLUSTER_NAME:
+		case OPT_CLUSTER_PREFIX:
+		case OPT_ADVERTISE:
+			if ((c = parse_cluster_opt(c, optarg, a)) >= 0)
 				return c;
 			break;
 		case 'h':

@@ -82,9 +82,9 @@ struct conn {
 	bool dead;    /* to be closed by reap() */
 };
 
-static const char *const status_names[] = {"ok",	"invalid",  "denied",
-					   "busy",	"failed",   "not-found",
-					   "cancelled", "internal", "unavailable"};
+static const char *const status_names[] = {"ok",	  "invalid",   "denied",    "busy",
+					   "failed",	  "not-found", "cancelled", "internal",
+					   "unavailable", "not-leader"};
 
 static void changed(struct ofcd *d)
 {
@@ -333,7 +333,8 @@ static struct conn *find_conn(struct ofcd *d, uint64_t id)
  * device probe or installing the planner's result. */
 static bool is_mutation(const struct job *j)
 {
-	return j->kind != JOB_PROBE && j->kind != JOB_PLAN;
+	return j->kind != JOB_PROBE && j->kind != JOB_PLAN && j->kind != JOB_TAKEOVER &&
+	       j->kind != JOB_SYNC;
 }
 
 static void hand_to_worker(struct ofcd *d, struct job *j)
@@ -354,6 +355,15 @@ static void maybe_start(struct ofcd *d)
 
 	if (d->running)
 		return;
+	/* A replica's takeover or sync first (issue 37): what it leads or
+	 * follows is the state everything after it works on. */
+	if (d->cluster_job) {
+		j = d->cluster_job;
+		d->cluster_job = NULL;
+		hand_to_worker(d, j);
+		changed(d);
+		return;
+	}
 	/* The planner's result first: a failure waiting for it re-plans from
 	 * the MCF solution it keeps. */
 	if (d->plan_job) {
@@ -384,6 +394,8 @@ static const char *job_kind_name(enum job_kind k)
 	       : k == JOB_FAILURE     ? "report-failure"
 	       : k == JOB_PLAN	      ? "plan"
 	       : k == JOB_RELEASE     ? "release-partition"
+	       : k == JOB_TAKEOVER    ? "takeover"
+	       : k == JOB_SYNC	      ? "sync"
 				      : "schedule";
 }
 
@@ -483,7 +495,7 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	Ofc__V1__State *st = s->state;
 	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 	struct arena a = {0};
-	char msg[400];
+	char msg[900];
 
 	if (d->cache[variant].valid && d->cache[variant].version == d->version) {
 		*buf = d->cache[variant].buf;
@@ -520,6 +532,8 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 		st->transaction = txn_info(&a, d->running, d->running_state, d->running_txn);
 		st->transaction->has_running = st->transaction->running = 1;
 	}
+	/* a replica's view of the cluster (issue 37), as of the last refresh */
+	st->cluster = d->clustered ? cluster_msg(&a, d, &d->cl) : NULL;
 	st->n_queue = d->nqueue;
 	st->queue = arena_array(&a, d->nqueue, sizeof(*st->queue));
 	size_t k = 0;
@@ -542,10 +556,18 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 		strftime(pl, sizeof(pl),
 			 ", the workload's schedule is being computed (since %H:%M:%S UTC)", &tm);
 	}
-	snprintf(msg, sizeof(msg), "fabric %s: generation %llu, topology %s%s%s%s", st->fabric_name,
-		 (unsigned long long)st->config_generation,
+	char cl[600] = "";
+	if (d->clustered)
+		snprintf(cl, sizeof(cl), "; replica %s %s%s%s%.300s", d->cl.name,
+			 d->cl.leading	   ? "leads"
+			 : d->cl.leader[0] ? "follows "
+					   : "follows (no leader now)",
+			 d->cl.leading ? "" : d->cl.leader,
+			 d->cl.fresh ? "" : "; STALE: ", d->cl.fresh ? "" : d->cl.why);
+	snprintf(msg, sizeof(msg), "fabric %s: generation %llu, topology %s%s%s%s%s",
+		 st->fabric_name, (unsigned long long)st->config_generation,
 		 s->topo ? s->topo->spec : "(none recorded)", nf, pl,
-		 st->transaction ? ", a transaction is in progress" : "");
+		 st->transaction ? ", a transaction is in progress" : "", cl);
 	r.has_status = 1;
 	r.status = OFC__V1__STATUS__STATUS_OK;
 	r.message = msg;
@@ -573,6 +595,7 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	st->transaction = NULL;
 	st->queue = NULL;
 	st->n_queue = 0;
+	st->cluster = NULL;
 	arena_free(&a);
 	*buf = d->cache[variant].buf;
 	*len = d->cache[variant].len;
@@ -1347,6 +1370,45 @@ static int principal_check(struct conn *c, const Ofc__V1__Request *req)
 	return 0;
 }
 
+/* Issue 37, after the principal's check and before the request's own
+ * (ARCHITECTURE, "Seams"): a mutation reaches a replica that does not lead,
+ * or leads without etcd's word. Answered with who leads, and -1. Those who
+ * may not mutate at all get their denial from the request's handler. */
+static int cluster_gate(struct conn *c, const Ofc__V1__Request *req)
+{
+	struct ofcd *d = c->d;
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+	struct arena a = {0};
+	char msg[900];
+
+	if (!d->clustered || !c->may_mutate)
+		return 0;
+	switch (req->body_case) {
+	case OFC__V1__REQUEST__BODY_APPLY_CONFIG:
+	case OFC__V1__REQUEST__BODY_RECONFIGURE:
+	case OFC__V1__REQUEST__BODY_CANCEL:
+	case OFC__V1__REQUEST__BODY_REPORT_FAILURE:
+	case OFC__V1__REQUEST__BODY_RELEASE_PARTITION:
+		break;
+	default:
+		return 0;
+	}
+	if (cluster_refresh(d))
+		changed(d);
+	r.status = cluster_refusal(d, &d->cl, msg, sizeof(msg));
+	/* Leading but not taken over yet: the takeover runs first, then it. */
+	if (r.status == OFC__V1__STATUS__STATUS_OK)
+		return 0;
+	r.has_id = r.has_status = 1;
+	r.id = req->id;
+	r.message = msg;
+	r.leader = cluster_leader_msg(&a, &d->cl);
+	d->errors++;
+	send_response(c, &r);
+	arena_free(&a);
+	return -1;
+}
+
 static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
 {
 	struct ofcd *d = c->d;
@@ -1371,7 +1433,7 @@ static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
 		ofc__v1__request__free_unpacked(req, NULL);
 		return 0;
 	}
-	if (principal_check(c, req) < 0) {
+	if (principal_check(c, req) < 0 || cluster_gate(c, req) < 0) {
 		ofc__v1__request__free_unpacked(req, NULL);
 		return 0;
 	}
@@ -2165,6 +2227,8 @@ static void report_start_check(struct ofcd *d, const struct job *j)
 		 j->nprobe, j->nprobe == 1 ? "" : "s", up, same, up - same - fresh, fresh);
 }
 
+static void want_cluster_job(struct ofcd *d, enum job_kind kind);
+
 static void job_done(struct ofcd *d, struct job *j)
 {
 	struct conn *c = j->conn_id ? find_conn(d, j->conn_id) : NULL;
@@ -2195,6 +2259,33 @@ static void job_done(struct ofcd *d, struct job *j)
 		if (c)
 			conn_queue(c, j->reply, j->reply_len, NULL, 0);
 		job_free(j);
+		return;
+	}
+	if (j->kind == JOB_TAKEOVER || j->kind == JOB_SYNC) {
+		d->running = NULL;
+		publish(d, j);
+		changed(d);
+		flush_deferred(d, j);
+		if (j->kind == JOB_TAKEOVER && j->done_ms) {
+			d->leading = store_epoch(d->store) != 0;
+			d->took_over_ms = j->done_ms;
+			/* the start check, now that this replica may read them */
+			if (d->leading && d->o.probe_interval > 0 && !d->stopping) {
+				struct job *p = xcalloc(1, sizeof(*p));
+
+				p->kind = JOB_PROBE;
+				p->startup = true;
+				job_free(d->plan_job);
+				d->plan_job = p;
+			}
+		}
+		if (d->sync_again) {
+			d->sync_again = false;
+			want_cluster_job(d, JOB_SYNC);
+		}
+		job_free(j);
+		plan_check(d);
+		maybe_start(d);
 		return;
 	}
 	if (j->kind == JOB_PROBE || j->kind == JOB_PLAN) {
@@ -2342,6 +2433,13 @@ static void queue_reload(struct ofcd *d)
 
 	if (d->stopping)
 		return;
+	if (d->clustered && !d->leading) {
+		ofcd_log(d, OFCD_LOG_NOTICE,
+			 "reload asked of a follower: the leader applies its config (reload it); "
+			 "this replica reads %s again when it takes over",
+			 d->o.config_path);
+		return;
+	}
 	for (j = d->queue; j; j = j->next)
 		if (j->kind == JOB_RELOAD)
 			return; /* one waiting reload reads the newest file anyway */
@@ -2377,6 +2475,100 @@ static void stream_frame(struct ofcd *d, struct note *n)
 	}
 }
 
+/* ---- replicas (issue 37, cluster.c) ---------------------------------------------------- */
+
+/* A takeover replaces a sync waiting; a sync asked while one waits or runs
+ * is one more sync after it. */
+static void want_cluster_job(struct ofcd *d, enum job_kind kind)
+{
+	struct job *j;
+
+	if (d->stopping)
+		return;
+	if (d->cluster_job && (d->cluster_job->kind == JOB_TAKEOVER || kind == JOB_SYNC))
+		return;
+	if (kind == JOB_SYNC && d->running && d->running->kind == JOB_SYNC) {
+		d->sync_again = true;
+		return;
+	}
+	job_free(d->cluster_job);
+	j = xcalloc(1, sizeof(*j));
+	j->kind = kind;
+	d->cluster_job = j;
+}
+
+/* This replica leads no more: what waits is answered with who leads now
+ * (the running job ends on its own at its next write or device command). */
+static void refuse_queue(struct ofcd *d)
+{
+	char msg[900];
+	struct arena a = {0};
+
+	cluster_refusal(d, &d->cl, msg, sizeof(msg));
+	while (d->queue) {
+		struct job *j = d->queue;
+		struct conn *c = find_conn(d, j->conn_id);
+
+		d->queue = j->next;
+		d->nqueue--;
+		if (c) {
+			Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+
+			r.has_id = r.has_status = 1;
+			r.id = j->req_id;
+			r.status = OFC__V1__STATUS__STATUS_NOT_LEADER;
+			r.message = msg;
+			r.leader = cluster_leader_msg(&a, &d->cl);
+			send_response(c, &r);
+		}
+		ofcd_log(d, OFCD_LOG_NOTICE, "ticket %llu (%s %s) not run: %s",
+			 (unsigned long long)j->ticket, job_kind_name(j->kind), j->target, msg);
+		job_free(j);
+	}
+	d->queue_tail = NULL;
+	arena_free(&a);
+}
+
+static void cluster_event(struct ofcd *d, enum store_event ev)
+{
+	switch (ev) {
+	case STORE_EV_LEADER:
+		want_cluster_job(d, JOB_TAKEOVER);
+		break;
+	case STORE_EV_DEPOSED:
+		if (d->leading)
+			ofcd_log(d, OFCD_LOG_WARNING,
+				 "this replica leads fabric %s no more: it drives no device and "
+				 "writes nothing from now on",
+				 d->cfg->f->name);
+		d->leading = false;
+		cluster_refresh(d);
+		refuse_queue(d);
+		break;
+	case STORE_EV_CHANGED:
+		atomic_store(&d->cl_change_posted, false);
+		want_cluster_job(d, JOB_SYNC);
+		break;
+	default:
+		break;
+	}
+	if (cluster_refresh(d) || ev != STORE_EV_HEALTH)
+		changed(d);
+	maybe_start(d);
+}
+
+/* What GetState shows of the lease moves on by itself. */
+static int64_t cluster_timer(struct loop *l, uint64_t id, void *ctx)
+{
+	struct ofcd *d = ctx;
+
+	(void)l;
+	(void)id;
+	cluster_refresh(d);
+	changed(d);
+	return 250;
+}
+
 static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
 {
 	struct ofcd *d = ctx;
@@ -2403,6 +2595,8 @@ static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
 			stream_frame(d, n);
 		else if (n->plan)
 			plan_landed(d, n->plan);
+		else if (n->cluster)
+			cluster_event(d, n->cluster);
 		else
 			on_event(d, n);
 		n->job = NULL;	/* job_done freed it */
@@ -2466,7 +2660,9 @@ static int64_t probe_timer(struct loop *l, uint64_t id, void *ctx)
 
 	(void)l;
 	(void)id;
-	if (!d->stopping && !d->running && !d->queue && !d->plan_job) {
+	/* (a replica reads devices only while it leads) */
+	if (!d->stopping && !d->running && !d->queue && !d->plan_job && !d->cluster_job &&
+	    (!d->clustered || d->leading)) {
 		struct job *j = xcalloc(1, sizeof(*j));
 
 		j->kind = JOB_PROBE;
@@ -2796,12 +2992,19 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	 * than first after --probe-interval: a device ofcd cannot reach, or
 	 * one changed while ofcd was down, shows at start. Probing off (0)
 	 * means no device is read unasked, at start either. */
-	if (d->o.probe_interval > 0) {
+	if (d->o.probe_interval > 0 && !d->clustered) {
 		struct job *j = xcalloc(1, sizeof(*j));
 
 		j->kind = JOB_PROBE;
 		j->startup = true;
 		hand_to_worker(d, j);
+	}
+	/* A replica campaigns now (issue 37): it reads its devices once it
+	 * leads. */
+	if (d->clustered) {
+		if (cluster_start(d, err) < 0)
+			return -1;
+		d->cluster_timer = loop_timer(d->loop, 250, cluster_timer, d);
 	}
 	/* Ready before the workload's schedule: an all-to-all's is computed
 	 * now, in the background. */
@@ -2815,6 +3018,9 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	pthread_join(d->mthread, NULL);
 	pthread_join(d->sthread, NULL);
 	d->threads_started = false;
+	/* The running transaction has ended: a follower takes over at once
+	 * instead of after the lease (issue 37). */
+	store_resign(d->store);
 	ofcd_log(d, OFCD_LOG_NOTICE, "stopped: %llu requests answered, %llu with an error",
 		 (unsigned long long)d->requests, (unsigned long long)d->errors);
 	return rc;
@@ -2867,6 +3073,7 @@ void ofcd_close(struct ofcd *d)
 	}
 	job_free(d->mjob);
 	job_free(d->plan_job);
+	job_free(d->cluster_job);
 	plan_abandon(d->planner);
 	/* Streams still running free themselves (stream.c). */
 	for (uint32_t i = 0; i < d->nstreams; i++) {
@@ -2905,6 +3112,9 @@ void ofcd_close(struct ofcd *d)
 	ctl_close(d->w_ctl);
 	fabcfg_unref(d->w_cfg);
 	fabcfg_unref(d->w_pub);
+	fabcfg_unref(d->w_base);
+	free(d->w_sync_bytes);
+	free(d->w_damaged);
 	strv_free(d->w_reported, d->nw_reported);
 	strv_free(d->w_lost, d->nw_lost);
 	for (uint32_t i = 0; i < d->nw_moves; i++)

@@ -151,6 +151,14 @@ static void drop_moves(struct ofcd *d)
 		log_error(d, "", &err);
 }
 
+/* A replica's fence (issue 37): store_fence, for the devices. */
+static double fence(void *ctx)
+{
+	struct ofcd *d = ctx;
+
+	return store_fence(d->store);
+}
+
 static int open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **out,
 		    struct ofc_error *err)
 {
@@ -166,6 +174,9 @@ static int open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **
 	     * no path here, and its unit's is the default */
 	    .daemon_socket =
 		d->o.inherit_fds || !d->o.socket_path ? OFCD_SOCKET_DEFAULT : d->o.socket_path,
+	    /* a replica drives devices only while its lease surely holds */
+	    .fence = d->clustered ? fence : NULL,
+	    .fence_ctx = d,
 	};
 	int rc;
 
@@ -288,70 +299,68 @@ static bool same_moves(const struct port_move *a, uint32_t na, const struct port
  * file is saved after the commit, so a crash between the two (or a repair
  * by the next command) leaves it behind the record; and a commit by `ofc
  * apply` moves nothing. The file is written again to match. */
-static void moves_from_record(struct ofcd *d, const struct ctl_record *rec)
+static void moves_from_record(struct ofcd *d, const struct ctl_record *rec, bool save)
 {
 	struct ofc_error err = {0};
 
 	if (same_moves(rec->moves, rec->nmoves, d->w_moves, d->nw_moves))
 		return;
-	ofcd_log(d, OFCD_LOG_NOTICE,
-		 "the record of transaction %llu moves %u host port%s onto spares, %s.rewired "
-		 "listed %u: the record's are what the devices hold (%s.rewired written again)",
-		 (unsigned long long)rec->generation, rec->nmoves, rec->nmoves == 1 ? "" : "s",
-		 d->w_cfg->f->name, d->nw_moves, d->w_cfg->f->name);
+	if (save)
+		ofcd_log(
+		    d, OFCD_LOG_NOTICE,
+		    "the record of transaction %llu moves %u host port%s onto spares, %s.rewired "
+		    "listed %u: the record's are what the devices hold (%s.rewired written again)",
+		    (unsigned long long)rec->generation, rec->nmoves, rec->nmoves == 1 ? "" : "s",
+		    d->w_cfg->f->name, d->nw_moves, d->w_cfg->f->name);
 	moves_clear(d);
 	d->w_moves = xcalloc((size_t)rec->nmoves + 1, sizeof(*d->w_moves));
 	for (uint32_t i = 0; i < rec->nmoves; i++)
 		d->w_moves[d->nw_moves++] = (struct port_move){
 		    xstrdup(rec->moves[i].host), rec->moves[i].from, rec->moves[i].to};
-	if (moves_save(d, &err) < 0)
+	if (save && moves_save(d, &err) < 0)
 		log_error(d, "", &err);
 }
 
-int ofcd_start(struct ofcd *d, struct ofc_error *err)
+/* A .failed or .rewired in a replicated store that does not parse: what
+ * the start refuses, a takeover or a sync logs and keeps out of effect,
+ * and mutations are refused while it is there (they would overwrite it). */
+static void damaged_item(struct ofcd *d, const struct ofc_error *e)
 {
-	struct fabric *f;
-	char *text;
-	size_t len;
-	bool did;
+	char buf[sizeof(e->file) + sizeof(e->msg) + 32];
+
+	ofc_error_str(e, buf, sizeof(buf));
+	if (!d->w_damaged)
+		d->w_damaged = xstrdup(buf);
+	ofcd_log(d, OFCD_LOG_ERR, "%s (mutations are refused until it is fixed)", buf);
+}
+
+/* The running config from what the store holds, on top of d->w_cfg (the
+ * config as read): the record's topology and moved ports (over .rewired's,
+ * which a leader writes again to match), the failures in effect; and its
+ * snapshot. strict (the start): a damaged .failed or .rewired stops it
+ * (-1); else it is left out of effect (damaged_item). leader: it may
+ * write the store. */
+static int adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **snap,
+		 struct ofc_error *err)
+{
+	struct fabric *f = d->w_cfg->f;
+	struct ofc_error e = {0};
 	char why[400];
 
-	if (read_file(d->o.config_path, CONFIG_MAX_BYTES, &text, &len, err) < 0)
-		return -1;
-	if (config_parse(d->o.config_path, text, len, &f, err) < 0 ||
-	    ofcd_check_config(d, f, false, err) < 0 || fabric_validate(f, err) < 0) {
-		if (f)
-			fabric_free(f);
-		free(text);
-		return -1;
-	}
-	ofcd_trust_config(d, f);
-	d->w_cfg = fabcfg_new(f, text, len, d->o.config_path, d->o.lp_solver);
-	free(text);
-	if (open_ctl(d, f, true, &d->w_ctl, err) < 0)
-		return -1;
-	if (ctl_lock(d->w_ctl, err) < 0)
-		return -1;
-	/* A transaction a crash left (of ofcd or of `ofc apply`) is finished or
-	 * undone before anything else. If the devices cannot be read now, the
-	 * daemon serves anyway and every mutation tries again first. */
-	if (ctl_recover(d->w_ctl, &did, err) < 0) {
-		log_error(d, "recovery of an unfinished transaction failed: ", err);
-		ofc_error_clear(err);
-	} else if (did) {
-		ofcd_log(d, OFCD_LOG_NOTICE,
-			 "recovered an unfinished transaction from the journal");
-	}
-
 	/* Circuits moved off lost ports before a restart are still moved. */
-	if (moves_load(d, f->name, err) < 0)
-		return -1;
+	if (moves_load(d, f->name, &e) < 0) {
+		if (strict) {
+			*err = e;
+			return -1;
+		}
+		damaged_item(d, &e);
+	}
 	/* Serve what the devices hold: a Reconfigure before a restart left a
 	 * topology the config file does not name (or ports moved). */
 	struct ctl_record rec;
-	if (ctl_load_record_in(d->store, f->name, &rec, err) == 0) {
+	if (ctl_load_record_in(d->store, f->name, &rec, &e) == 0) {
 		if (rec.have_state && !rec.have_journal && rec.moves_known)
-			moves_from_record(d, &rec);
+			moves_from_record(d, &rec, leader);
 		/* (A partition's commit records that partition's topology.) */
 		bool other = rec.have_state && !rec.have_journal && !rec.partition &&
 			     rec.topology && *rec.topology && f->topology.present && f->nswitches &&
@@ -360,21 +369,23 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 			const char *spec = other ? rec.topology : f->topology.spec;
 			struct fabric *nf;
 			struct ctl *nc;
-			struct ofc_error e = {0};
+			struct ofc_error e2 = {0};
 
-			if (fabric_with_topology(d, d->w_cfg, spec, false, &nf, &e) == 0 &&
-			    open_ctl(d, nf, false, &nc, &e) == 0) {
+			if (fabric_with_topology(d, d->w_cfg, spec, false, &nf, &e2) == 0 &&
+			    open_ctl(d, nf, false, &nc, &e2) == 0) {
 				struct fabcfg *nc_cfg =
 				    fabcfg_new(nf, d->w_cfg->yaml, d->w_cfg->yaml_len,
 					       d->w_cfg->path, d->o.lp_solver);
 
 				if (other)
-					ofcd_log(d, OFCD_LOG_NOTICE,
+					ofcd_log(d,
+						 strict || leader ? OFCD_LOG_NOTICE : OFCD_LOG_INFO,
 						 "serving the recorded topology %s (the config "
 						 "asks for %s; reload or reconfigure to change it)",
 						 rec.topology, f->topology.spec);
 				if (d->nw_moves)
-					ofcd_log(d, OFCD_LOG_NOTICE,
+					ofcd_log(d,
+						 strict || leader ? OFCD_LOG_NOTICE : OFCD_LOG_INFO,
 						 "%u host port%s moved to spare ones (%s.rewired)",
 						 d->nw_moves, d->nw_moves == 1 ? "" : "s", f->name);
 				ctl_handover(d->w_ctl, nc);
@@ -392,30 +403,277 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 					 "fit the config: %s; serving the config's %s (the record "
 					 "and %s.rewired are kept: ApplyConfig or a reload rewires "
 					 "the devices to the config)",
-					 spec, d->nw_moves, d->nw_moves == 1 ? "" : "s", e.msg,
+					 spec, d->nw_moves, d->nw_moves == 1 ? "" : "s", e2.msg,
 					 f->topology.spec, f->name);
 				moves_clear(d);
 			}
 		}
 		ctl_record_free(&rec);
 	} else {
-		log_error(d, "", err);
-		ofc_error_clear(err);
+		log_error(d, "", &e);
+		ofc_error_clear(&e);
 	}
 	/* Failures reported before a restart are still failed. */
-	if (failures_load(d, d->w_cfg->f->name, err) < 0)
-		return -1;
+	if (failures_load(d, d->w_cfg->f->name, &e) < 0) {
+		if (strict) {
+			*err = e;
+			return -1;
+		}
+		damaged_item(d, &e);
+	}
+	fabcfg_unref(d->w_pub);
 	d->w_pub = failures_publish(d);
 	if (d->w_pub->nfailed)
-		ofcd_log(d, OFCD_LOG_NOTICE, "%u reported failure%s in effect%s%s",
-			 d->w_pub->nfailed, d->w_pub->nfailed == 1 ? "" : "s",
-			 d->w_pub->no_schedule ? ": " : "",
+		ofcd_log(d, strict || leader ? OFCD_LOG_NOTICE : OFCD_LOG_INFO,
+			 "%u reported failure%s in effect%s%s", d->w_pub->nfailed,
+			 d->w_pub->nfailed == 1 ? "" : "s", d->w_pub->no_schedule ? ": " : "",
 			 d->w_pub->no_schedule ? d->w_pub->no_schedule : "");
-	d->snap = snapshot_build(d->state_dir, d->w_ctl, d->w_pub, why, sizeof(why));
+	*snap = snapshot_build(d->state_dir, d->w_ctl, d->w_pub, why, sizeof(why));
+	held_state(d, *snap);
 	if (why[0])
 		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
+	return 0;
+}
+
+int ofcd_start(struct ofcd *d, struct ofc_error *err)
+{
+	struct fabric *f;
+	char *text;
+	size_t len;
+	bool did;
+
+	if (read_file(d->o.config_path, CONFIG_MAX_BYTES, &text, &len, err) < 0)
+		return -1;
+	if (config_parse(d->o.config_path, text, len, &f, err) < 0 ||
+	    ofcd_check_config(d, f, false, err) < 0 || fabric_validate(f, err) < 0) {
+		if (f)
+			fabric_free(f);
+		free(text);
+		return -1;
+	}
+	ofcd_trust_config(d, f);
+	d->w_cfg = fabcfg_new(f, text, len, d->o.config_path, d->o.lp_solver);
+	d->w_base = fabcfg_ref(d->w_cfg);
+	free(text);
+	/* A replica's state is etcd's (issue 37): it leads, locks and
+	 * repairs only once it is elected (JOB_TAKEOVER). */
+	if (d->o.cluster && cluster_open(d, f->name, err) < 0)
+		return -1;
+	if (open_ctl(d, f, true, &d->w_ctl, err) < 0)
+		return -1;
+	if (!d->clustered) {
+		if (ctl_lock(d->w_ctl, err) < 0)
+			return -1;
+		/* A transaction a crash left (of ofcd or of `ofc apply`) is
+		 * finished or undone before anything else. If the devices
+		 * cannot be read now, the daemon serves anyway and every
+		 * mutation tries again first. */
+		if (ctl_recover(d->w_ctl, &did, err) < 0) {
+			log_error(d, "recovery of an unfinished transaction failed: ", err);
+			ofc_error_clear(err);
+		} else if (did) {
+			ofcd_log(d, OFCD_LOG_NOTICE,
+				 "recovered an unfinished transaction from the journal");
+		}
+	}
+	if (adopt(d, true, !d->clustered, &d->snap, err) < 0)
+		return -1;
 	d->cfg = fabcfg_ref(d->w_pub);
 	return 0;
+}
+
+/* ---- replicas (issue 37) ------------------------------------------------------------- */
+
+/* Back to the config as read (d->w_base) with no moves or failures in
+ * effect, before the store's state is adopted again. */
+static int reset_to_base(struct ofcd *d, struct ofc_error *err)
+{
+	if (d->w_cfg != d->w_base) {
+		struct ctl *nc;
+
+		if (open_ctl(d, d->w_base->f, true, &nc, err) < 0)
+			return -1;
+		ctl_handover(d->w_ctl, nc);
+		ctl_close(d->w_ctl);
+		d->w_ctl = nc;
+		fabcfg_unref(d->w_cfg);
+		d->w_cfg = fabcfg_ref(d->w_base);
+	}
+	moves_clear(d);
+	strv_free(d->w_reported, d->nw_reported);
+	d->w_reported = NULL;
+	d->nw_reported = 0;
+	free(d->w_damaged);
+	d->w_damaged = NULL;
+	return 0;
+}
+
+/* The store's bytes of what a sync builds the config from, to tell
+ * whether anything but the journal changed. */
+static char *sync_bytes(struct ofcd *d, size_t *len)
+{
+	static const enum store_item items[] = {STORE_RECORD, STORE_FAILED, STORE_REWIRED};
+	struct strbuf sb = STRBUF_INIT;
+
+	for (size_t i = 0; i < ARRAY_SIZE(items); i++) {
+		struct ofc_error e = {0};
+		char *data = NULL;
+		size_t n = 0;
+		bool missing;
+
+		if (store_get(d->store, d->w_base->f->name, items[i], (size_t)1 << 30, &data, &n,
+			      &missing, &e) < 0)
+			sb_printf(&sb, "!%s", e.msg);
+		sb_printf(&sb, "%zu:", n);
+		sb_add(&sb, data ? data : "", n);
+		free(data);
+	}
+	*len = sb.len;
+	return sb_detach(&sb);
+}
+
+/* A new leader serves the --config file as it is now, as a restarted ofcd
+ * would (the operator may have changed it on every machine meanwhile); one
+ * that does not load leaves the one read before, logged. */
+static void reread_base(struct ofcd *d)
+{
+	struct ofc_error e = {0};
+	struct fabric *f = NULL;
+	char *text = NULL;
+	size_t len;
+
+	if (read_file(d->o.config_path, CONFIG_MAX_BYTES, &text, &len, &e) < 0 ||
+	    config_parse(d->o.config_path, text, len, &f, &e) < 0 ||
+	    ofcd_check_config(d, f, false, &e) < 0 || fabric_validate(f, &e) < 0 ||
+	    (strcmp(f->name, d->w_base->f->name) != 0 &&
+	     ofc_error_set(&e, OFC_E_INPUT, "it is fabric '%s'", f->name) < 0)) {
+		char buf[sizeof(e.file) + sizeof(e.msg) + 32];
+
+		ofcd_log(d, OFCD_LOG_WARNING,
+			 "takeover: %s does not load (%s): serving the config read before",
+			 d->o.config_path, ofc_error_str(&e, buf, sizeof(buf)));
+		fabric_free(f);
+		free(text);
+		return;
+	}
+	ofcd_trust_config(d, f);
+	fabcfg_unref(d->w_base);
+	d->w_base = fabcfg_new(f, text, len, d->o.config_path, d->o.lp_solver);
+	free(text);
+}
+
+void ofcd_run_takeover(struct ofcd *d, struct job *j)
+{
+	struct ofc_error err = {0};
+	double t0 = now_seconds();
+	uint64_t epoch = store_epoch(d->store);
+	bool did = false;
+
+	if (!epoch) {
+		ofcd_log(d, OFCD_LOG_WARNING, "the leadership ended before the takeover began");
+		return;
+	}
+	ofcd_log(d, OFCD_LOG_NOTICE, "leading fabric %s (epoch %llu): taking over",
+		 d->w_base->f->name, (unsigned long long)epoch);
+	reread_base(d);
+	if (reset_to_base(d, &err) < 0) {
+		log_error(d, "takeover: ", &err);
+		return;
+	}
+	/* Nobody on this machine changes the fabric beside the leader. */
+	if (ctl_lock(d->w_ctl, &err) < 0) {
+		log_error(d, "takeover: ", &err);
+		ofc_error_clear(&err);
+	}
+	/* What the last leader left half-done is finished or undone, as a
+	 * restarted ofcd does with its own journal. */
+	if (ctl_recover(d->w_ctl, &did, &err) < 0) {
+		log_error(d, "recovery of an unfinished transaction failed: ", &err);
+		ofc_error_clear(&err);
+	} else if (did) {
+		ofcd_log(d, OFCD_LOG_NOTICE,
+			 "recovered an unfinished transaction from the journal the last leader "
+			 "left");
+	}
+	free(d->w_sync_bytes);
+	d->w_sync_bytes = NULL;
+	adopt(d, false, true, &j->snap, &err);
+	j->new_cfg = fabcfg_ref(d->w_pub);
+	j->done_ms = unix_ms();
+	ofcd_log(d, OFCD_LOG_NOTICE, "took over fabric %s (epoch %llu) in %.3f s",
+		 d->w_base->f->name, (unsigned long long)epoch, now_seconds() - t0);
+}
+
+/* Events for a follower's watchers, from what changed in the record and
+ * the journal since the last sync (the leader's own events stay on the
+ * leader). */
+static void sync_events(struct ofcd *d)
+{
+	struct ctl_record r;
+	struct ofc_error e = {0};
+	char msg[160];
+
+	if (ctl_load_record_in(d->store, d->w_base->f->name, &r, &e) < 0)
+		return;
+	uint64_t gen = r.have_state ? r.generation : 0, jid = r.have_journal ? r.journal_id : 0;
+	const char *phase = r.have_journal ? r.journal_phase : NULL;
+
+	if (jid && jid != d->w_sync_jid) {
+		snprintf(msg, sizeof(msg), "by the leader (seen in etcd)");
+		post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_STARTED, jid, NULL, msg, NULL,
+			   OFC_R_NONE);
+	}
+	if (jid && phase && strcmp(phase, "rolling-back") == 0 &&
+	    (jid != d->w_sync_jid || !d->w_sync_phase ||
+	     strcmp(d->w_sync_phase, "rolling-back") != 0))
+		post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLING_BACK, jid, NULL,
+			   "by the leader (seen in etcd)", NULL, OFC_R_NONE);
+	if (gen != d->w_sync_gen && gen) {
+		snprintf(msg, sizeof(msg), "generation %llu, by the leader (seen in etcd)",
+			 (unsigned long long)gen);
+		post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED, gen, NULL, msg,
+			   NULL, OFC_R_NONE);
+	} else if (!jid && d->w_sync_jid && gen == d->w_sync_gen) {
+		post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLED_BACK, d->w_sync_jid,
+			   NULL, "by the leader (seen in etcd)", NULL, OFC_R_NONE);
+	}
+	d->w_sync_gen = gen;
+	d->w_sync_jid = jid;
+	d->w_sync_phase = phase; /* journal_phase_name's: static strings */
+	ctl_record_free(&r);
+}
+
+void ofcd_run_sync(struct ofcd *d, struct job *j)
+{
+	struct ofc_error err = {0};
+	bool leading = store_epoch(d->store) != 0;
+	size_t len;
+	char *bytes;
+
+	/* The leader's state is what it wrote, unless a damaged item waits
+	 * for an operator's fix. */
+	if (leading && !d->w_damaged)
+		return;
+	sync_events(d);
+	bytes = sync_bytes(d, &len);
+	if (d->w_sync_bytes && len == d->w_sync_len && memcmp(bytes, d->w_sync_bytes, len) == 0) {
+		/* the journal alone: the same config, a new snapshot */
+		char why[400];
+
+		free(bytes);
+		j->snap = snapshot_build(d->state_dir, d->w_ctl, d->w_pub, why, sizeof(why));
+		held_state(d, j->snap);
+		return;
+	}
+	free(d->w_sync_bytes);
+	d->w_sync_bytes = bytes;
+	d->w_sync_len = len;
+	if (reset_to_base(d, &err) < 0) {
+		log_error(d, "sync: ", &err);
+		return;
+	}
+	adopt(d, false, leading, &j->snap, &err);
+	j->new_cfg = fabcfg_ref(d->w_pub);
 }
 
 /* ---- mutations ------------------------------------------------------------------------ */
@@ -483,6 +741,28 @@ static void answer_config_error(struct answer *an, const struct ofc_error *err)
 	an->ce.message = arena_strdup(&an->a, err->msg);
 	an->r.body_case = OFC__V1__RESPONSE__BODY_CONFIG_ERROR;
 	an->r.config_error = &an->ce;
+}
+
+/* A mutation stopped because this replica may no longer drive the devices
+ * or write the state (issue 37, OFC_R_FENCED): the answer says so and who
+ * leads now. */
+static bool answer_fenced(struct ofcd *d, struct answer *an, const struct ofc_error *err)
+{
+	struct store_cluster v;
+	char msg[700];
+	Ofc__V1__Status st;
+
+	if (err->reason != OFC_R_FENCED)
+		return false;
+	store_cluster(d->store, &v);
+	st = cluster_refusal(d, &v, msg, sizeof(msg));
+	if (st == OFC__V1__STATUS__STATUS_OK) {
+		st = OFC__V1__STATUS__STATUS_UNAVAILABLE;
+		snprintf(msg, sizeof(msg), "try again");
+	}
+	answer_status(an, st, "%s; %s", err->msg, msg);
+	an->r.leader = cluster_leader_msg(&an->a, &v);
+	return true;
 }
 
 /* The new fabric a mutation asks for, and its shared config. */
@@ -718,10 +998,18 @@ static void run_mutation(struct ofcd *d, struct job *j)
 	struct partition rtp = {0}; /* a run-time partition (held.c) */
 
 	answer_init(&an, j);
+	/* Damaged state in etcd is not overwritten (issue 37). */
+	if (d->w_damaged) {
+		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED,
+			      "refused: %s; fix or remove it first", d->w_damaged);
+		goto out;
+	}
 	/* A journal left by an earlier failure is resolved first. */
 	if (ctl_recover(d->w_ctl, &did, &err) < 0) {
-		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED,
-			      "an unfinished transaction could not be repaired first: %s", err.msg);
+		if (!answer_fenced(d, &an, &err))
+			answer_status(&an, OFC__V1__STATUS__STATUS_FAILED,
+				      "an unfinished transaction could not be repaired first: %s",
+				      err.msg);
 		touched = did;
 		goto out;
 	}
@@ -796,6 +1084,11 @@ static void run_mutation(struct ofcd *d, struct job *j)
 		if (j->kind != JOB_RECONFIGURE)
 			post_event(d, OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED, res.txn, NULL,
 				   j->filename, NULL, OFC_R_NONE);
+	} else if (answer_fenced(d, &an, &err)) {
+		/* deposed mid-way: the leader after it repairs it */
+		an.t.state = "stopped";
+		j->outcome = "stopped";
+		ctl_handover(nc, d->w_ctl);
 	} else {
 		an.t.state = res.rolled_back ? "rolled-back" : "failed";
 		j->outcome = an.t.state;
@@ -1196,11 +1489,17 @@ static void run_failure(struct ofcd *d, struct job *j)
 	char sentence[1000];
 
 	answer_init(&an, j);
-	if (failures_report(d, j, &err) < 0) {
-		answer_status(&an,
-			      err.code == OFC_E_INPUT ? OFC__V1__STATUS__STATUS_INVALID
-						      : OFC__V1__STATUS__STATUS_FAILED,
-			      "%s", err.msg);
+	if (d->w_damaged) {
+		err.code = OFC_E_RUNTIME;
+		snprintf(err.msg, sizeof(err.msg), "refused: %.400s; fix or remove it first",
+			 d->w_damaged);
+	}
+	if (d->w_damaged || failures_report(d, j, &err) < 0) {
+		if (!answer_fenced(d, &an, &err))
+			answer_status(&an,
+				      err.code == OFC_E_INPUT ? OFC__V1__STATUS__STATUS_INVALID
+							      : OFC__V1__STATUS__STATUS_FAILED,
+				      "%s", err.msg);
 		an.t.state = "refused";
 		j->outcome = "refused";
 		response_pack(&an.r, &j->reply, &j->reply_len);
@@ -1489,6 +1788,12 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 		break;
 	case JOB_RELEASE:
 		ofcd_run_release(d, j);
+		break;
+	case JOB_TAKEOVER:
+		ofcd_run_takeover(d, j);
+		break;
+	case JOB_SYNC:
+		ofcd_run_sync(d, j);
 		break;
 	case JOB_SCHEDULE:
 		if (j->get_plan)

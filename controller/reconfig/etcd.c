@@ -47,8 +47,8 @@ static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static void curl_load(void)
 {
 	static const char *const names[] = {
-	    "curl_global_init",	 "curl_easy_init",    "curl_easy_setopt",  "curl_easy_perform",
-	    "curl_easy_getinfo", "curl_easy_reset",   "curl_easy_cleanup", "curl_easy_strerror",
+	    "curl_global_init",	 "curl_easy_init",     "curl_easy_setopt",  "curl_easy_perform",
+	    "curl_easy_getinfo", "curl_easy_reset",    "curl_easy_cleanup", "curl_easy_strerror",
 	    "curl_slist_append", "curl_slist_free_all"};
 	void **slots[] = {(void **)&cu.global_init,  (void **)&cu.easy_init,
 			  (void **)&cu.easy_setopt,  (void **)&cu.easy_perform,
@@ -366,17 +366,27 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 	*resp = NULL;
 	if (!c->h)
 		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST, "etcd: curl did not start");
-	for (uint32_t tried = 0; tried < c->n; tried++) {
+	/* Round the members until the deadline, each try at most try_s: a
+	 * member that hangs (no quorum, its own election) leaves time for the
+	 * next. (What is retried is idempotent: puts and deletes of the same
+	 * values, guarded by the epoch; keepalives; reads.) */
+	double try_s = timeout < 0.5	   ? timeout
+		       : timeout > 6	   ? 2
+		       : timeout / 3 > 0.5 ? timeout / 3
+					   : 0.5;
+	uint32_t errs_n = 0;
+
+	for (;;) {
 		struct strbuf sb = STRBUF_INIT;
-		char *url = xasprintf("%s%s", c->urls[c->cur], path);
 		double left = deadline - now_seconds();
 		long status = 0;
 		CURLcode cc;
 
-		if (left <= 0.001) {
-			free(url);
+		if (left <= 0.001)
 			break;
-		}
+		if (left > try_s)
+			left = try_s;
+		char *url = xasprintf("%s%s", c->urls[c->cur], path);
 		cu.easy_reset(c->h);
 		cu.easy_setopt(c->h, CURLOPT_URL, url);
 		cu.easy_setopt(c->h, CURLOPT_POSTFIELDS, text);
@@ -386,7 +396,7 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 		cu.easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
 		cu.easy_setopt(c->h, CURLOPT_TIMEOUT_MS, (long)(left * 1000) + 1);
 		cu.easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS,
-				 (long)(left * 1000 < 1000 ? left * 1000 : 1000) + 1);
+			       (long)(left * 1000 < 1000 ? left * 1000 : 1000) + 1);
 		cu.easy_setopt(c->h, CURLOPT_PROTOCOLS_STR, "http");
 		cc = cu.easy_perform(c->h);
 		free(url);
@@ -407,11 +417,13 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 			emsg = etcd_str(o, "message");
 		int64_t code = o ? etcd_int(o, "code") : 0;
 
-		sb_printf(&errs, "%s%s: %s", errs.len ? "; " : "",
-			  c->urls[c->cur] + strlen("http://"),
-			  cc != CURLE_OK ? cu.easy_strerror(cc)
-			  : emsg	 ? emsg
-					 : "an answer that is not etcd's");
+		/* (the first round's failures: the message stays short) */
+		if (errs_n++ < c->n)
+			sb_printf(&errs, "%s%s: %s", errs.len ? "; " : "",
+				  c->urls[c->cur] + strlen("http://"),
+				  cc != CURLE_OK ? cu.easy_strerror(cc)
+				  : emsg	 ? emsg
+						 : "an answer that is not etcd's");
 		if (o)
 			json_object_put(o);
 		sb_free(&sb);
@@ -659,11 +671,10 @@ int etcd_member_names(struct etcd_conn *c, double timeout, uint64_t *ids, char (
 		struct json_object *m = json_object_array_get_idx(ms, i),
 				   *curls = etcd_obj(m, "clientURLs");
 		const char *name = etcd_str(m, "name");
-		const char *url =
-		    curls && json_object_is_type(curls, json_type_array) &&
-			    json_object_array_length(curls)
-			? json_object_get_string(json_object_array_get_idx(curls, 0))
-			: "";
+		const char *url = curls && json_object_is_type(curls, json_type_array) &&
+					  json_object_array_length(curls)
+				      ? json_object_get_string(json_object_array_get_idx(curls, 0))
+				      : "";
 
 		ids[*n] = etcd_uint(m, "ID");
 		snprintf(names[*n], 64, "%s", name && *name ? name : url);
@@ -748,7 +759,7 @@ int etcd_watch(struct etcd_conn *c, const char *key, const char *range_end, int6
 	cu.easy_reset(c->h);
 	cu.easy_setopt(c->h, CURLOPT_URL, url);
 	cu.easy_setopt(c->h, CURLOPT_POSTFIELDS,
-			 json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
+		       json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
 	cu.easy_setopt(c->h, CURLOPT_HTTPHEADER, c->headers);
 	cu.easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_watch_data);
 	cu.easy_setopt(c->h, CURLOPT_WRITEDATA, &w);

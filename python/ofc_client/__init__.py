@@ -253,7 +253,20 @@ class Client:
         OfcError on a status other than OK when check is true)."""
         if not request.HasField("id"):
             request.id = next(_ids)
-        conn = self._conn()
+        resp = self._call_once(self._conn(), request)
+        # Issue 37: a replica that does not lead names the leader; asked
+        # once more there when it gives a socket (over the gateway the
+        # leader's URL comes as an HTTP redirect instead).
+        if (resp.status == control_pb2.STATUS_NOT_LEADER and not self.server
+                and resp.HasField("leader") and resp.leader.socket
+                and resp.leader.socket != self.path):
+            resp = self._call_once(_Conn(resp.leader.socket, self.timeout, self.max_frame),
+                                   request)
+        if check and resp.status != control_pb2.STATUS_OK:
+            raise OfcError(resp)
+        return resp
+
+    def _call_once(self, conn, request):
         try:
             conn.send(request)
             resp = conn.recv()
@@ -272,8 +285,6 @@ class Client:
                         resp.status, resp.message = part.status, part.message
         finally:
             conn.close()
-        if check and resp.status != control_pb2.STATUS_OK:
-            raise OfcError(resp)
         return resp
 
     # ---- reads ----------------------------------------------------------

@@ -1,0 +1,239 @@
+/* ofcd's replicas on etcd (issue 37; docs/ofcd.md, "Replicas"). With
+ * --cluster the daemon's store is etcd's (controller/reconfig/store.h):
+ * the replica whose lease holds the fabric's leader key leads, repairs what
+ * its predecessor left (work.c, JOB_TAKEOVER) and alone drives the devices
+ * and writes the state, every write guarded by its epoch; the others follow
+ * the state as their watch of etcd delivers it (JOB_SYNC) and answer reads
+ * from it, mutations with STATUS_NOT_LEADER and where the leader is.
+ *
+ * The store's threads call on_store; everything else here runs on the loop
+ * thread (the notes) or builds messages from the store's view, which any
+ * thread may ask for. */
+#include "controller/ofcd/internal.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* (a store thread) What the store says goes to the loop as a note; changes
+ * of the state are coalesced (one sync at a time reads all of them). */
+static void on_store(void *ctx, enum store_event ev)
+{
+	struct ofcd *d = ctx;
+	struct note *n;
+
+	if (ev == STORE_EV_CHANGED && atomic_exchange(&d->cl_change_posted, true))
+		return;
+	n = xcalloc(1, sizeof(*n));
+	n->cluster = ev;
+	ofcd_note(d, n);
+}
+
+/* The socket clients are sent to when this replica leads: --advertise's,
+ * else --socket made absolute (a follower's answer goes to clients that may
+ * run elsewhere in the file system). */
+static char *own_socket(const struct ofcd *d)
+{
+	const char *s = d->o.advertise_socket ? d->o.advertise_socket : d->o.socket_path;
+	char cwd[PATH_MAX];
+
+	if (d->o.inherit_fds && !d->o.advertise_socket)
+		return xstrdup(OFCD_SOCKET_DEFAULT);
+	if (!s)
+		return NULL;
+	if (s[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return xstrdup(s);
+	return xasprintf("%s/%s", cwd, s);
+}
+
+int cluster_open(struct ofcd *d, const char *fabric, struct ofc_error *err)
+{
+	char host[128] = "replica";
+	char *sock = own_socket(d);
+	struct store *s;
+	struct ofc_error e = {0};
+
+	gethostname(host, sizeof(host) - 1);
+	struct store_etcd_opts o = {
+	    .endpoints = d->o.cluster,
+	    .fabric = fabric,
+	    .prefix = d->o.cluster_prefix,
+	    .name = d->o.cluster_name ? d->o.cluster_name : host,
+	    .advertise_socket = sock,
+	    .advertise_url = d->o.advertise_url,
+	    .ttl = d->o.cluster_ttl > 0 ? d->o.cluster_ttl : OFCD_CLUSTER_TTL_DEFAULT,
+	    .on_event = on_store,
+	    .ctx = d,
+	};
+	int rc = store_open_etcd(&o, &s, err);
+
+	free(sock);
+	if (rc < 0)
+		return -1;
+	store_close(d->store);
+	d->store = s;
+	d->clustered = true;
+	/* What etcd holds now, so the first answers show it; an etcd that
+	 * does not answer yet leaves the replica serving nothing recorded,
+	 * marked stale, while its threads keep asking. */
+	if (store_load(s, 2.0, &e) < 0)
+		ofcd_log(d, OFCD_LOG_WARNING,
+			 "etcd does not answer yet (%s): serving nothing recorded, marked stale, "
+			 "until it does",
+			 e.msg);
+	return 0;
+}
+
+int cluster_start(struct ofcd *d, struct ofc_error *err)
+{
+	if (!d->clustered)
+		return 0;
+	ofcd_log(d, OFCD_LOG_NOTICE,
+		 "replica %s of fabric %s on etcd %s: campaigning for leadership (lease %.0f s)",
+		 d->o.cluster_name ? d->o.cluster_name : "(host name)", d->cfg->f->name,
+		 d->o.cluster, d->o.cluster_ttl > 0 ? d->o.cluster_ttl : OFCD_CLUSTER_TTL_DEFAULT);
+	return store_start(d->store, err);
+}
+
+/* ---- messages ------------------------------------------------------------------------ */
+
+Ofc__V1__Leader *cluster_leader_msg(struct arena *a, const struct store_cluster *v)
+{
+	Ofc__V1__Leader *l;
+
+	if (!v->leader[0] || (!v->leading && strcmp(v->leader, v->name) == 0))
+		return NULL;
+	l = arena_alloc(a, sizeof(*l));
+	ofc__v1__leader__init(l);
+	l->name = arena_strdup(a, v->leader);
+	if (v->leader_socket[0])
+		l->socket = arena_strdup(a, v->leader_socket);
+	if (v->leader_url[0])
+		l->url = arena_strdup(a, v->leader_url);
+	l->has_epoch = 1;
+	l->epoch = v->epoch;
+	return l;
+}
+
+Ofc__V1__Cluster *cluster_msg(struct arena *a, const struct ofcd *d, const struct store_cluster *v)
+{
+	Ofc__V1__Cluster *c = arena_alloc(a, sizeof(*c));
+
+	ofc__v1__cluster__init(c);
+	/* (leading in etcd, the takeover not done yet: mutations wait for it) */
+	c->role = !v->leading ? "follower" : d->leading ? "leader" : "taking-over";
+	c->name = arena_strdup(a, v->name);
+	c->leader = cluster_leader_msg(a, v);
+	c->has_lease_ttl_seconds = c->has_lease_left_seconds = 1;
+	c->lease_ttl_seconds = v->lease_ttl;
+	c->lease_left_seconds = v->lease_left;
+	c->n_members = v->nmembers;
+	c->members = arena_array(a, v->nmembers + 1, sizeof(*c->members));
+	for (uint32_t i = 0; i < v->nmembers; i++) {
+		Ofc__V1__ClusterMember *m = arena_alloc(a, sizeof(*m));
+
+		ofc__v1__cluster_member__init(m);
+		m->name = arena_strdup(a, v->members[i].name);
+		m->url = arena_strdup(a, v->members[i].url);
+		m->has_reachable = m->has_leader = 1;
+		m->reachable = v->members[i].reachable;
+		m->leader = v->members[i].raft_leader;
+		c->members[i] = m;
+	}
+	c->has_stale = 1;
+	c->stale = !v->fresh;
+	if (!v->fresh && v->why[0])
+		c->stale_reason = arena_strdup(a, v->why);
+	if (v->since_ok >= 0) {
+		c->has_since_contact_seconds = 1;
+		c->since_contact_seconds = v->since_ok;
+	}
+	if (d->took_over_ms) {
+		c->has_took_over_unix_ms = 1;
+		c->took_over_unix_ms = d->took_over_ms;
+	}
+	c->has_revision = 1;
+	c->revision = v->revision;
+	c->n_endpoints = 1;
+	c->endpoints = arena_array(a, 2, sizeof(*c->endpoints));
+	c->endpoints[0] = arena_strdup(a, d->o.cluster);
+	return c;
+}
+
+/* ---- who may mutate -------------------------------------------------------------------- */
+
+Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster *v, char *msg,
+				size_t n)
+{
+	/* (its own key, as a cache cut off from etcd may still show it) */
+	bool other = v->leader[0] && strcmp(v->leader, v->name) != 0;
+
+	if (!d->clustered || (v->leading && v->fresh))
+		return OFC__V1__STATUS__STATUS_OK;
+	if (!v->leading && other) {
+		snprintf(
+		    msg, n,
+		    "this replica (%s) follows; the leader of fabric %s is %s (epoch %llu)%s%s%s: "
+		    "ask it%s",
+		    v->name, d->cfg->f->name, v->leader, (unsigned long long)v->epoch,
+		    v->leader_socket[0] ? " at " : "", v->leader_socket,
+		    v->leader_socket[0] || v->leader_url[0] ? "" : ", which advertises no address",
+		    v->fresh ? "" : " (as this replica last heard: etcd does not answer it)");
+		return OFC__V1__STATUS__STATUS_NOT_LEADER;
+	}
+	if (!v->fresh) {
+		/* Leading or not, nobody can be confirmed leader from here. */
+		snprintf(
+		    msg, n,
+		    "mutations are refused: this replica (%s) cannot confirm with etcd who leads "
+		    "(%s; last answer %.1f s ago): reads are answered, marked stale, and "
+		    "mutations resume when etcd answers",
+		    v->name, v->why[0] ? v->why : "no answer",
+		    v->since_ok >= 0 ? v->since_ok : 0.0);
+		return OFC__V1__STATUS__STATUS_UNAVAILABLE;
+	}
+	snprintf(
+	    msg, n,
+	    "this replica (%s) follows and no replica leads fabric %s now (an election is under "
+	    "way): try again in a moment",
+	    v->name, d->cfg->f->name);
+	return OFC__V1__STATUS__STATUS_NOT_LEADER;
+}
+
+/* (loop) The store's view again; logs what changed for an operator.
+ * Returns whether it changed what GetState shows. */
+bool cluster_refresh(struct ofcd *d)
+{
+	struct store_cluster v;
+
+	store_cluster(d->store, &v);
+	if (v.serial == d->cl.serial && v.leading == d->cl.leading)
+		return false;
+	/* (Not fresh before the first answer: cluster_open said so.) */
+	if (!v.fresh && d->cl.fresh) {
+		ofcd_log(d, OFCD_LOG_WARNING, "%s: what this replica shows is stale%s", v.why,
+			 v.leading ? "; mutations are refused until etcd answers" : "");
+		d->cl_stale_said = true;
+	} else if (v.fresh && d->cl_stale_said) {
+		ofcd_log(d, OFCD_LOG_NOTICE,
+			 "etcd answers again: what this replica shows is current");
+		d->cl_stale_said = false;
+	}
+	if (strcmp(v.leader, d->cl.leader) != 0 || v.epoch != d->cl.epoch) {
+		if (v.leader[0])
+			ofcd_log(d, OFCD_LOG_NOTICE, "fabric %s is led by %s (epoch %llu)%s",
+				 d->cfg->f->name, v.leader, (unsigned long long)v.epoch,
+				 v.leading ? ": this replica" : "");
+		else
+			ofcd_log(d, OFCD_LOG_NOTICE, "fabric %s has no leader now",
+				 d->cfg->f->name);
+	}
+	for (uint32_t i = 0; i < v.nmembers && i < d->cl.nmembers; i++)
+		if (v.members[i].reachable != d->cl.members[i].reachable)
+			ofcd_log(d, v.members[i].reachable ? OFCD_LOG_NOTICE : OFCD_LOG_WARNING,
+				 "etcd member %s (%s) %s", v.members[i].name, v.members[i].url,
+				 v.members[i].reachable ? "answers again" : "does not answer");
+	d->cl = v;
+	return true;
+}

@@ -1,0 +1,155 @@
+# etcd and ofcd replicas on loopback for tests and benchmarks (issue 37;
+# docs/ofcd.md, "Replicas"). Source after lib.sh and emu.sh. Everything lives
+# under $TMP: each etcd member's data in $TMP/etcd/NAME, each replica's
+# config, credentials, state directory, socket and log in $TMP/NAME.
+#
+#   etcd_start N            N members e1..eN on free loopback ports; ETCD is
+#                           --cluster's etcd://HOST:PORT,... (0 once they answer)
+#   etcd_kill I, etcd_restart I
+#   replica_dir NAME CONFIG a replica's directory: CONFIG with its own
+#                           credentials (user NAME) and the emulator's address
+#   replica_start NAME ARGS... ofcd --cluster "$ETCD" (or what REPLICA_ETCD
+#                           says at its first start) as NAME, in the
+#                           foreground; NAME_pid
+#   replica_stop NAME [SIG] (SIGTERM by default; KILL for kill -9)
+#   cluster_json NAME       `ofc --socket $TMP/NAME.sock status --json` into
+#                           $TMP/NAME.json (0 when it answered)
+#   wait_leader SECS [NAME...]  until one of them says it leads and took
+#                           over; LEADER its name (0), else 1
+
+ETCD_PIDS=""
+etcd_start() {
+	_n=$1
+	mkdir -p "$TMP/etcd"
+	python3 -c '
+import socket, sys
+ss = [socket.socket() for _ in range(2 * int(sys.argv[1]))]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))' "$_n" >"$TMP/etcd/ports"
+	set -- $(cat "$TMP/etcd/ports")
+	_i=1
+	_init=""
+	_eps=""
+	while [ $_i -le "$_n" ]; do
+		eval "ETCD_C$_i=$1 ETCD_P$_i=$2"
+		_init="$_init${_init:+,}e$_i=http://127.0.0.1:$2"
+		_eps="$_eps${_eps:+,}127.0.0.1:$1"
+		shift 2
+		_i=$((_i + 1))
+	done
+	ETCD="etcd://$_eps"
+	ETCD_INIT=$_init
+	ETCD_N=$_n
+	_i=1
+	while [ $_i -le "$_n" ]; do
+		etcd_restart $_i
+		_i=$((_i + 1))
+	done
+	# until every member answers (20 s by the clock: three members elect a
+	# raft leader in about a second)
+	_end=$(($(date +%s) + 20))
+	_i=1
+	while [ $_i -le "$_n" ] && [ "$(date +%s)" -le $_end ]; do
+		eval "_c=\$ETCD_C$_i"
+		if curl -s -m 1 -X POST "http://127.0.0.1:$_c/v3/kv/range" -d '{"key":"eA=="}' |
+			grep -q '"revision"'; then
+			_i=$((_i + 1))
+		else
+			sleep 0.1
+		fi
+	done
+	[ $_i -gt "$_n" ]
+}
+
+# (Again with the same data: a member restarted rejoins as itself.)
+etcd_restart() {
+	eval "_c=\$ETCD_C$1 _p=\$ETCD_P$1"
+	etcd --name "e$1" --data-dir "$TMP/etcd/e$1" \
+		--listen-client-urls "http://127.0.0.1:$_c" --advertise-client-urls "http://127.0.0.1:$_c" \
+		--listen-peer-urls "http://127.0.0.1:$_p" --initial-advertise-peer-urls "http://127.0.0.1:$_p" \
+		--initial-cluster "$ETCD_INIT" --initial-cluster-token "ofc-test-$$" \
+		--initial-cluster-state new >>"$TMP/etcd/e$1.log" 2>&1 &
+	eval "ETCD_PID$1=$!"
+	ETCD_PIDS="$ETCD_PIDS $!"
+}
+
+etcd_kill() {
+	eval "_pid=\$ETCD_PID$1"
+	kill -9 "$_pid" 2>/dev/null
+	wait "$_pid" 2>/dev/null
+}
+
+# replica_dir NAME CONFIG EMU_PORT
+replica_dir() {
+	mkdir -p "$TMP/$1/state"
+	chmod 700 "$TMP/$1"
+	printf 'user: %s\npassword: ofc-demo\n' "$1" >"$TMP/$1/ocs0.cred"
+	chmod 600 "$TMP/$1/ocs0.cred"
+	sed -e "s|credentials: .*|credentials: ocs0.cred|" \
+		-e "s|address: .*|address: 127.0.0.1:$3|" "$2" >"$TMP/$1/fab.yaml"
+}
+
+REPLICA_PIDS=""
+replica_start() {
+	_name=$1
+	shift
+	rm -f "$TMP/$_name.sock"
+	# (the endpoints it was first given, again at a restart)
+	eval "_eps=\${${_name}_etcd:-\${REPLICA_ETCD:-\$ETCD}}"
+	eval "${_name}_etcd=\$_eps"
+	$BUILD/ofcd --config "$TMP/$_name/fab.yaml" --socket "$TMP/$_name.sock" \
+		--state-dir "$TMP/$_name/state" --credentials-dir "$TMP/$_name" \
+		--cluster "$_eps" --cluster-name "$_name" --cluster-ttl 2s \
+		--foreground --log-file "$TMP/$_name.log" --log-level info "$@" 2>>"$TMP/$_name.stderr" &
+	eval "${_name}_pid=$!"
+	REPLICA_PIDS="$REPLICA_PIDS $!"
+	_end=$(($(date +%s) + 10))
+	while [ ! -S "$TMP/$_name.sock" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.02; done
+}
+
+replica_stop() {
+	eval "_pid=\$${1}_pid"
+	kill -"${2:-TERM}" "$_pid" 2>/dev/null
+	case ${2:-TERM} in STOP | CONT) ;; *) wait "$_pid" 2>/dev/null ;; esac
+}
+
+cluster_json() {
+	$OFC --socket "$TMP/$1.sock" status --json --timeout 5 >"$TMP/$1.json" 2>/dev/null
+}
+
+# The replica's role and leader: "ROLE LEADER TOOK_OVER_MS STALE"
+cluster_view() {
+	cluster_json "$1" && python3 -c 'import json,sys
+c = json.load(open(sys.argv[1])).get("cluster", {})
+print(c.get("role", "-"), (c.get("leader") or {}).get("name", "-"),
+      c.get("took_over_unix_ms", 0), c.get("stale", False))' "$TMP/$1.json"
+}
+
+wait_leader() {
+	_end=$(($(date +%s) + $1))
+	shift
+	LEADER=""
+	while [ "$(date +%s)" -le $_end ]; do
+		for _r in "$@"; do
+			_v=$(cluster_view "$_r") || continue
+			read -r _role _lead _took _stale <<EOF
+$_v
+EOF
+			if [ "$_role" = leader ] && [ "$_took" != 0 ]; then
+				LEADER=$_r
+				return 0
+			fi
+		done
+		sleep 0.1
+	done
+	return 1
+}
+
+# Other helpers (proxies) the test started: killed with the rest.
+HELPER_PIDS=""
+stop_cluster() {
+	for p in $REPLICA_PIDS; do kill -9 "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; done
+	for p in $ETCD_PIDS $HELPER_PIDS; do kill -9 "$p" 2>/dev/null; done
+	stop_all_emus
+}
+trap 'stop_cluster; rm -rf "$TMP"' EXIT

@@ -1,0 +1,270 @@
+#!/bin/sh
+# Replicas of ofcd on a 3-member etcd cluster (issue 37; docs/ofcd.md,
+# "Replicas"), all on loopback, with an emulated switch that takes 10 ms a
+# change and logs which connection sent each command (each replica logs in
+# as its own user). Lean for make test: three kill -9s of the leader in the
+# middle of an apply (bench/cluster_soak.sh kills 100), one SIGSTOP past
+# the lease, etcd losing one member and then its quorum, and a replica cut
+# off from etcd by stopping the proxy it reaches etcd through.
+SUITE=cluster
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/emu.sh"
+. "$(dirname "$0")/cluster_env.sh"
+
+if ! command -v etcd >/dev/null; then
+	echo "cluster: no etcd (scripts/install-deps.sh installs etcd-server): skipped"
+	exit 0
+fi
+# Debian's python3 has python3-protobuf (the client's); a python3 earlier on
+# PATH may not.
+PY=python3
+python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
+make_torus_config "$TMP/a.yaml" torus:8x8 2s 2
+A=torus:8x8
+B=circulant:64:3,8
+for r in r1 r2 r3; do printf 'user: %s\npassword: ofc-demo\n' $r >"$TMP/$r.cred"; done
+start_emu ocs-emu e --ports 256 --credentials "$TMP/r1.cred" --credentials "$TMP/r2.cred" \
+	--credentials "$TMP/r3.cred" --delay-ms 10 --log "$TMP/e.log" --log-sessions --state "$TMP/e.state"
+etcd_start 3 && ok || bad "etcd did not start" "$(tail -3 "$TMP/etcd/e1.log")"
+
+# r3 reaches etcd through a proxy the partition test stops
+python3 "$(dirname "$0")/tcp_proxy.py" "$TMP/proxy.port" 0:$ETCD_C1 0:$ETCD_C2 0:$ETCD_C3 &
+PROXY=$!
+HELPER_PIDS="$HELPER_PIDS $PROXY"
+_end=$(($(date +%s) + 5))
+while [ ! -s "$TMP/proxy.port" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.02; done
+read -r P1 P2 P3 <"$TMP/proxy.port"
+for r in r1 r2 r3; do replica_dir $r "$TMP/a.yaml" "$e_port"; done
+replica_start r1 --probe-interval 0
+replica_start r2 --probe-interval 0
+REPLICA_ETCD="etcd://127.0.0.1:$P1,127.0.0.1:$P2,127.0.0.1:$P3" replica_start r3 --probe-interval 0
+
+now_ms() { python3 -c 'import time; print(int(time.time() * 1000))'; }
+others() { for _o in r1 r2 r3; do [ "$_o" = "$1" ] || printf '%s ' "$_o"; done; }
+
+# check_consistent NAME WHAT: the record NAME serves equals what the switch
+# holds (its --state file), is at its own target, topology A or B, and no
+# transaction is unfinished
+check_consistent() {
+	cluster_json "$1"
+	python3 - "$TMP/$1.json" "$TMP/e.state" "$A" "$B" <<'EOF' && ok || bad "$2: record and device" "$(cat "$TMP/$1.json.why")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+rec = sorted((c["in_port"], c["out_port"]) for c in j["devices"][0].get("circuits", []))
+dev = sorted(tuple(int(x) for x in l.split()[:2]) for l in open(sys.argv[2])
+             if l.strip() and not l.startswith("#"))
+why = []
+if rec != dev: why.append("record %d entries, device %d, differ" % (len(rec), len(dev)))
+if not j["at_target"]: why.append("not at target")
+if j["topology"]["spec"] not in sys.argv[3:5]: why.append("topology " + j["topology"]["spec"])
+if j.get("transaction"): why.append("unfinished " + str(j["transaction"]))
+open(sys.argv[1] + ".why", "w").write("; ".join(why))
+sys.exit(1 if why else 0)
+EOF
+}
+
+# ---- election, followers, the leader named ------------------------------------
+wait_leader 20 r1 r2 r3 && ok || bad "no leader within 20 s" "$(tail -3 "$TMP/r1.log")"
+L=$LEADER
+set -- $(others "$L")
+F=$1
+expect_exit 0 $OFC --socket "$TMP/$L.sock" reconfigure --topology "$B"
+# the follower's state is the leader's, as its watch of etcd delivered it
+_end=$(($(date +%s) + 10))
+until [ "$(cluster_json "$F" && python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["config_generation"])' "$TMP/$F.json")" = 1 ] ||
+	[ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+expect_json "j['config_generation'] == 1 and j['topology']['spec'] == '$B' and j['cluster']['role'] == 'follower' and j['cluster']['leader']['name'] == '$L' and j['cluster']['leader']['socket'] == '$TMP/$L.sock' and not j['cluster']['stale'] and len(j['cluster']['members']) == 3 and all(m['reachable'] for m in j['cluster']['members']) and j['cluster']['lease_ttl_seconds'] == 2" \
+	$OFC --socket "$TMP/$F.sock" status --json
+expect_stdout_has "replica    $F, follower; leader $L, epoch" $OFC --socket "$TMP/$F.sock" status
+expect_stdout_has "etcd       e1 (127.0.0.1:$ETCD_C1) up" $OFC --socket "$TMP/$F.sock" status
+# a follower answers a mutation NOT_LEADER with the leader's address ...
+$PY - "$BUILD/python" "$TMP/$F.sock" "$L" "$TMP/$L.sock" <<'EOF' && ok || bad "NOT_LEADER from a follower"
+import sys
+sys.path.insert(0, sys.argv[1])
+from ofc_client import _Conn
+from ofc_client.pb import control_pb2 as pb
+c = _Conn(sys.argv[2], 10, 1 << 20)
+req = pb.Request(id=5)
+req.reconfigure.topology = "torus:8x8"
+c.send(req)
+r = c.recv()
+assert r.status == pb.STATUS_NOT_LEADER, r
+assert r.leader.name == sys.argv[3] and r.leader.socket == sys.argv[4] and r.leader.epoch > 0, r
+EOF
+# ... which the CLI and the Python client ask once more
+expect_exit 0 $OFC --socket "$TMP/$F.sock" reconfigure --topology "$A"
+grep -q "does not lead; asking the leader, $L, at $TMP/$L.sock" "$TMP/err" && ok || bad "the CLI's retry" "$(cat "$TMP/err")"
+$PY - "$BUILD/python" "$TMP/$F.sock" <<'EOF' && ok || bad "the Python client's retry"
+import sys
+sys.path.insert(0, sys.argv[1])
+import ofc_client
+r = ofc_client.Client(sys.argv[2]).reconfigure(topology="circulant:64:3,8")
+assert r.transaction.state == "committed", r
+EOF
+# a follower's watchers see the leader's commits
+$OFC --socket "$TMP/$F.sock" watch --json >"$TMP/watch.out" 2>&1 &
+W=$!
+sleep 0.5
+expect_exit 0 $OFC --socket "$TMP/$L.sock" reconfigure --topology "$A"
+sleep 1
+kill $W 2>/dev/null
+wait $W 2>/dev/null
+grep -q 'KIND_TRANSACTION_COMMITTED' "$TMP/watch.out" && ok || bad "a follower's watch" "$(head -c 600 "$TMP/watch.out")"
+check_consistent "$F" "after the first commits"
+
+# ---- kill -9 the leader in the middle of an apply ------------------------------
+cur=$A
+nxt=$B
+FAILOVERS=""
+for i in 1 2 3; do
+	wait_leader 20 r1 r2 r3
+	L=$LEADER
+	$OFC --socket "$TMP/$L.sock" reconfigure --topology "$nxt" >/dev/null 2>&1 &
+	C=$!
+	sleep "0.$((3 + i * 2))"
+	T0=$(now_ms)
+	replica_stop "$L" KILL
+	wait $C 2>/dev/null
+	set -- $(others "$L")
+	if wait_leader 20 "$@"; then
+		cluster_json "$LEADER"
+		FAILOVERS="$FAILOVERS $(($(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cluster"]["took_over_unix_ms"])' "$TMP/$LEADER.json") - T0))"
+		ok
+	else
+		bad "kill $i: no replica took over"
+	fi
+	check_consistent "$LEADER" "kill $i of $L"
+	[ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["topology"]["spec"])' "$TMP/$LEADER.json")" = "$nxt" ] &&
+		{ t=$cur; cur=$nxt; nxt=$t; }
+	replica_start "$L" --probe-interval 0
+done
+echo "cluster: failover after kill -9, ms (lease 2 s):$FAILOVERS"
+
+# ---- SIGSTOP the leader past its lease in the middle of an apply ------------------
+wait_leader 20 r1 r2 r3
+L=$LEADER
+$OFC --socket "$TMP/$L.sock" reconfigure --topology "$nxt" >"$TMP/stopped.out" 2>&1 &
+C=$!
+sleep 0.8
+N0=$(wc -l <"$TMP/e.log")
+replica_stop "$L" STOP
+set -- $(others "$L")
+wait_leader 20 "$@" && ok || bad "no replica took over from the stopped leader"
+N=$LEADER
+check_consistent "$N" "after the takeover from the stopped $L"
+replica_stop "$L" CONT
+sleep 3
+wait $C 2>/dev/null
+python3 - "$TMP/e.log" "$L" "$N" "$N0" <<'EOF' && ok || bad "a command from the stopped leader after the takeover"
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+old, new = sys.argv[2], sys.argv[3]
+user = {}
+for l in lines:
+    m = re.match(r"\d+ ACT-USER::([^:]*):.* session=(\d+)$", l)
+    if m: user[m.group(2)] = m.group(1)
+def who(l):
+    m = re.search(r" session=(\d+)$", l)
+    return user.get(m.group(1)) if m else None
+# the new leader's first command since the stop: its takeover's login
+first = next(i for i, l in enumerate(lines) if who(l) == new and i >= int(sys.argv[4]))
+late = [l for l in lines[first:] if who(l) == old]
+if late: print("after line %d: %s" % (first, late[:3]))
+sys.exit(1 if late else 0)
+EOF
+expect_json "j['cluster']['role'] == 'follower' and j['cluster']['leader']['name'] == '$N'" \
+	$OFC --socket "$TMP/$L.sock" status --json
+grep -q "stopped, nothing undone" "$TMP/$L.log" && ok || bad "the stopped leader's transaction" "$(grep -i 'ticket' "$TMP/$L.log" | tail -2)"
+grep -q "leads fabric torus64-ocs no more" "$TMP/$L.log" && ok || bad "the stopped leader stepped down" "$(tail -5 "$TMP/$L.log")"
+check_consistent "$N" "after the stopped leader went on"
+
+# ---- etcd: one member lost changes nothing; two refuse mutations --------------------
+wait_leader 20 r1 r2 r3
+L=$LEADER
+# a member that is not etcd's own (raft) leader: losing that one costs
+# etcd an election of its own first (a second or two)
+cluster_json "$L"
+K1=$(python3 -c 'import json,sys
+m = json.load(open(sys.argv[1]))["cluster"]["members"]
+print(next(i + 1 for i, x in enumerate(m) if not x["leader"]))' "$TMP/$L.json")
+etcd_kill "$K1"
+t=$cur
+expect_exit 0 $OFC --socket "$TMP/$L.sock" reconfigure --topology "$nxt"
+cur=$nxt
+nxt=$t
+K2=1
+[ "$K1" = 1 ] && K2=2
+etcd_kill "$K2"
+# stale, and still stale a while later (an isolated etcd leader renews
+# leases until it notices, about an election timeout)
+_end=$(($(date +%s) + 20))
+until [ "$(cluster_view "$L" | cut -d' ' -f4)" = True ] && sleep 2.5 &&
+	[ "$(cluster_view "$L" | cut -d' ' -f4)" = True ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+expect_exit 1 $OFC --socket "$TMP/$L.sock" reconfigure --topology "$nxt"
+grep -q "mutations are refused: this replica ($L) cannot confirm with etcd who leads" "$TMP/err" &&
+	ok || bad "quorum lost: the refusal" "$(cat "$TMP/err")"
+set -- $(others "$L")
+_end=$(($(date +%s) + 10))
+until [ "$(cluster_view "$1" | cut -d' ' -f4)" = True ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+expect_json "j['cluster']['stale'] and j['cluster']['stale_reason'] and j['topology']['spec'] == '$cur'" \
+	$OFC --socket "$TMP/$1.sock" status --json
+expect_stdout_has "STALE" $OFC --socket "$TMP/$L.sock" status
+etcd_restart "$K1"
+etcd_restart "$K2"
+wait_leader 30 r1 r2 r3 && ok || bad "no leader once etcd is back"
+_end=$(($(date +%s) + 30))
+until [ "$(cluster_view "$LEADER" | cut -d' ' -f4)" = False ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+expect_exit 0 $OFC --socket "$TMP/$LEADER.sock" reconfigure --topology "$nxt"
+t=$cur
+cur=$nxt
+nxt=$t
+check_consistent "$LEADER" "after etcd came back"
+
+# ---- a replica cut off from etcd ----------------------------------------------
+# r3, behind the proxy, is made the leader: the others stop (each hands
+# over at once) and start again as followers
+replica_stop r1
+replica_stop r2
+wait_leader 20 r3
+replica_start r1 --probe-interval 0
+replica_start r2 --probe-interval 0
+[ "$LEADER" = r3 ] && ok || bad "r3 never led"
+$OFC --socket "$TMP/r3.sock" reconfigure --topology "$nxt" >/dev/null 2>&1 &
+C=$!
+sleep 0.5
+N0=$(wc -l <"$TMP/e.log")
+kill -9 $PROXY
+wait $PROXY 2>/dev/null
+wait_leader 20 r1 r2 && ok || bad "nobody took over from the cut-off r3"
+N=$LEADER
+wait $C 2>/dev/null
+_end=$(($(date +%s) + 10))
+until [ "$(cluster_view r3 | cut -d' ' -f1,4)" = "follower True" ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+expect_json "j['cluster']['role'] == 'follower' and j['cluster']['stale']" $OFC --socket "$TMP/r3.sock" status --json
+expect_exit 1 $OFC --socket "$TMP/r3.sock" reconfigure --topology "$cur"
+check_consistent "$N" "after r3 was cut off"
+# healed: r3 follows the new leader, current again
+python3 "$(dirname "$0")/tcp_proxy.py" "$TMP/proxy2.port" $P1:$ETCD_C1 $P2:$ETCD_C2 $P3:$ETCD_C3 &
+HELPER_PIDS="$HELPER_PIDS $!"
+_end=$(($(date +%s) + 15))
+until [ "$(cluster_view r3)" != "" ] && [ "$(cluster_view r3 | cut -d' ' -f1,2,4)" = "follower $N False" ] ||
+	[ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+expect_json "j['cluster']['role'] == 'follower' and j['cluster']['leader']['name'] == '$N' and not j['cluster']['stale']" \
+	$OFC --socket "$TMP/r3.sock" status --json
+python3 - "$TMP/e.log" r3 "$N" "$N0" <<'EOF' && ok || bad "a command from the cut-off r3 after the takeover"
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+user = {}
+for l in lines:
+    m = re.match(r"\d+ ACT-USER::([^:]*):.* session=(\d+)$", l)
+    if m: user[m.group(2)] = m.group(1)
+def who(l):
+    m = re.search(r" session=(\d+)$", l)
+    return user.get(m.group(1)) if m else None
+# the new leader's first command since the cut: its takeover's login
+first = next(i for i, l in enumerate(lines) if who(l) == sys.argv[3] and i >= int(sys.argv[4]))
+late = [l for l in lines[first:] if who(l) == sys.argv[2]]
+if late: print(late[:3])
+sys.exit(1 if late else 0)
+EOF
+finish
