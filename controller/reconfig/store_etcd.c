@@ -70,6 +70,7 @@ struct etcd_store {
 	bool leading;
 	double last_ok; /* etcd last answered the session */
 	bool watching;	/* the watch stream is open and current */
+	double watch_lost; /* when it last closed (now_seconds; 0: never open yet) */
 	bool fresh;	/* as store_cluster shows it */
 	char why[560];	/* what failed last */
 	struct store_member members[STORE_MAX_MEMBERS];
@@ -671,13 +672,17 @@ static void session_turn(struct etcd_store *es, struct etcd_conn *c, double *las
 
 /* (session thread, under mu) Whether what the store shows is current:
  * etcd answered within the lease's time, the watch is open and not
- * behind what etcd holds (check_behind). */
+ * behind what etcd holds (check_behind). A watch that closed less than
+ * half a lease ago counts as open: the member it streamed from died and
+ * the stream is being opened on the next (losing one member of three
+ * changes nothing, issue 37 item 5); a stream not back by then is. */
 static void check_fresh(struct etcd_store *es)
 {
 	double now = now_seconds(), limit = es->ttl > 0 ? (double)es->ttl : es->ttl_asked;
+	bool watch_ok = es->watching || (es->watch_lost > 0 && now - es->watch_lost < limit / 2);
 	bool fresh;
 
-	fresh = es->last_ok > 0 && now - es->last_ok < limit && es->watching && !es->behind;
+	fresh = es->last_ok > 0 && now - es->last_ok < limit && watch_ok && !es->behind;
 	if (fresh == es->fresh)
 		return;
 	es->fresh = fresh;
@@ -823,8 +828,10 @@ static void *watch_main(void *arg)
 			continue;
 		}
 		pthread_mutex_lock(&es->mu);
-		if (es->watching)
+		if (es->watching) {
 			post(es, STORE_EV_HEALTH);
+			es->watch_lost = now_seconds();
+		}
 		es->watching = false;
 		if (err.msg[0])
 			snprintf(es->why, sizeof(es->why), "%s", err.msg);
