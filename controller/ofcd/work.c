@@ -986,6 +986,42 @@ static int plan_mutation(const struct ofcd *d, const struct job *j, const struct
 	return 0;
 }
 
+/* The answer of a transaction that failed (rolled back or not). */
+static void answer_failed(struct job *j, struct answer *an, const struct ctl_result *res,
+			  const struct ofc_error *err)
+{
+	an->t.state = res->rolled_back ? "rolled-back" : "failed";
+	j->outcome = an->t.state;
+	if (res->failed_device[0])
+		an->t.failed_device = arena_strdup(&an->a, res->failed_device);
+	an->t.has_restored = 1;
+	an->t.restored = res->rolled_back && res->rollback_ok;
+	answer_status(an, OFC__V1__STATUS__STATUS_FAILED, "transaction %llu failed: %s%s",
+		      (unsigned long long)res->txn, err->msg,
+		      !res->rolled_back ? ""
+		      : res->rollback_ok
+			  ? "; rolled back: every device is verified back at its previous state"
+			  : "; ROLLBACK INCOMPLETE: the journal is kept and the next mutation "
+			    "retries it");
+}
+
+/* A reload refused: watchers get where, not what (the reason may quote
+ * the file or name a credentials path). The log has it all. */
+static void post_reload_rejected(struct ofcd *d, const struct answer *an)
+{
+	char where[300] = "";
+
+	if (an->r.body_case == OFC__V1__RESPONSE__BODY_CONFIG_ERROR && an->ce.file && *an->ce.file)
+		snprintf(where, sizeof(where), an->ce.has_line ? "%s:%u:%u: " : "%s: ", an->ce.file,
+			 an->ce.line, an->ce.column ? an->ce.column : 1);
+	char *pub = xasprintf("%sthe config was rejected; the running config stays (the "
+			      "reason is in ofcd's log)",
+			      where);
+	post_event(d, OFC__V1__EVENT__KIND__KIND_CONFIG_REJECTED, 0, NULL, pub, an->r.message,
+		   OFC_R_NONE);
+	free(pub);
+}
+
 static void run_mutation(struct ofcd *d, struct job *j)
 {
 	struct answer an;
@@ -1090,20 +1126,7 @@ static void run_mutation(struct ofcd *d, struct job *j)
 		j->outcome = "stopped";
 		ctl_handover(nc, d->w_ctl);
 	} else {
-		an.t.state = res.rolled_back ? "rolled-back" : "failed";
-		j->outcome = an.t.state;
-		if (res.failed_device[0])
-			an.t.failed_device = arena_strdup(&an.a, res.failed_device);
-		an.t.has_restored = 1;
-		an.t.restored = res.rolled_back && res.rollback_ok;
-		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "transaction %llu failed: %s%s",
-			      (unsigned long long)res.txn, err.msg,
-			      !res.rolled_back ? ""
-			      : res.rollback_ok
-				  ? "; rolled back: every device is verified back at its previous "
-				    "state"
-				  : "; ROLLBACK INCOMPLETE: the journal is kept and the next "
-				    "mutation retries it");
+		answer_failed(j, &an, &res, &err);
 		ctl_handover(nc, d->w_ctl);
 	}
 	if (an.r.status == OFC__V1__STATUS__STATUS_OK && j->workload && !j->dry_run)
@@ -1115,23 +1138,8 @@ out:
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 	}
-	if (j->kind == JOB_RELOAD && an.r.status != OFC__V1__STATUS__STATUS_OK) {
-		/* Watchers get where, not what: the reason may quote the file
-		 * or name a credentials path. The log has it all. */
-		char where[300] = "";
-
-		if (an.r.body_case == OFC__V1__RESPONSE__BODY_CONFIG_ERROR && an.ce.file &&
-		    *an.ce.file)
-			snprintf(where, sizeof(where),
-				 an.ce.has_line ? "%s:%u:%u: " : "%s: ", an.ce.file, an.ce.line,
-				 an.ce.column ? an.ce.column : 1);
-		char *pub = xasprintf("%sthe config was rejected; the running config stays (the "
-				      "reason is in ofcd's log)",
-				      where);
-		post_event(d, OFC__V1__EVENT__KIND__KIND_CONFIG_REJECTED, 0, NULL, pub,
-			   an.r.message, OFC_R_NONE);
-		free(pub);
-	}
+	if (j->kind == JOB_RELOAD && an.r.status != OFC__V1__STATUS__STATUS_OK)
+		post_reload_rejected(d, &an);
 	if (!an.t.state)
 		an.t.state = an.r.status == OFC__V1__STATUS__STATUS_INVALID ? "refused" : "failed";
 	if (!j->outcome)
