@@ -340,61 +340,179 @@ static int parse_net_opt(int c, const char *arg, struct args *a)
 }
 /* ---- end of issue 36's options ------------------------------------------ */
 
-/* Options into args; returns -1 to go on, else the exit status. */
-static int parse_args(int argc, char **argv, struct args *a)
+/* The limits' options (sizes, counts, durations, the socket's mode) into
+ * o; returns -1 to go on, else the exit status. */
+static int parse_limit_opt(int c, const char *arg, struct ofcd_opts *o)
 {
-	static const struct option opts[] = {
-	    {"config", required_argument, NULL, 'c'},
-	    {"socket", required_argument, NULL, 's'},
-	    {"ro-socket", required_argument, NULL, 'r'},
-	    {"state-dir", required_argument, NULL, 'S'},
-	    {"device", required_argument, NULL, 'D'},
-	    {"credentials-dir", required_argument, NULL, 'K'},
-	    {"topology-dir", required_argument, NULL, 'G'},
-	    {"ro-max-request-memory", required_argument, NULL, 'q'},
-	    {"ro-max-request-time", required_argument, NULL, 'x'},
-	    {"allow-device", required_argument, NULL, 'A'},
-	    {"foreground", no_argument, NULL, 'f'},
-	    {"syslog", no_argument, NULL, 'y'},
-	    {"journal", no_argument, NULL, 'J'},
-	    {"log-file", required_argument, NULL, 'L'},
-	    {"pid-file", required_argument, NULL, 'I'},
-	    {"admin-group", required_argument, NULL, 'g'},
-	    {"socket-mode", required_argument, NULL, 'm'},
-	    {"max-frame", required_argument, NULL, 'F'},
-	    {"max-clients", required_argument, NULL, 'C'},
-	    {"max-clients-per-uid", required_argument, NULL, 'U'},
-	    {"max-buffer-per-uid", required_argument, NULL, 'B'},
-	    {"max-request-memory", required_argument, NULL, 'Q'},
-	    {"max-request-time", required_argument, NULL, 'X'},
-	    {"ro-max-frame", required_argument, NULL, 'R'},
-	    {"client-timeout", required_argument, NULL, 'T'},
-	    {"probe-interval", required_argument, NULL, 'P'},
-	    {"log-level", required_argument, NULL, 'l'},
-	    {"check", no_argument, NULL, 'k'},
-	    {"lp-solver", required_argument, NULL, OPT_LP_SOLVER},
-	    /* Issue 36, the network API (parse_net_opt). */
-	    {"gateway-socket", required_argument, NULL, OPT_GATEWAY_SOCKET},
-	    {"gateway-uid", required_argument, NULL, OPT_GATEWAY_UID},
-	    /* Issue 37, replicas on etcd (parse_cluster_opt). */
-	    {"cluster", required_argument, NULL, OPT_CLUSTER},
-	    {"cluster-ttl", required_argument, NULL, OPT_CLUSTER_TTL},
-	    {"cluster-name", required_argument, NULL, OPT_CLUSTER_NAME},
-	    {"cluster-prefix", required_argument, NULL, OPT_CLUSTER_PREFIX},
-	    {"advertise", required_argument, NULL, OPT_ADVERTISE},
-	    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},
-	    {0},
-	};
-	static const char *const levels[] = {"err", "warning", "notice", "info", "debug"};
-	struct ofcd_opts *o = &a->o;
 	const char *why;
 	uint64_t v;
 	char *end;
+
+	switch (c) {
+	case 'm':
+		errno = 0;
+		v = strtoull(arg, &end, 8);
+		if (errno || !*arg || *end || v > 0777)
+			return usage("--socket-mode '%s': expected an octal mode such as 0660",
+				     arg);
+		o->socket_mode = (unsigned)v;
+		break;
+	case 'F':
+		if (parse_size(arg, &v, &why) < 0 || v < 64 || v > (1u << 30))
+			return usage("--max-frame '%s': expected a size from 64 bytes to 1GiB",
+				     arg);
+		o->max_frame = (uint32_t)v;
+		break;
+	case 'C':
+		if (parse_u64(arg, &v) < 0 || v < 1 || v > 65536)
+			return usage("--max-clients '%s': expected 1..65536", arg);
+		o->max_clients = (uint32_t)v;
+		break;
+	case 'U':
+		if (parse_u64(arg, &v) < 0 || v < 1 || v > 65536)
+			return usage("--max-clients-per-uid '%s': expected 1..65536", arg);
+		o->max_clients_per_uid = (uint32_t)v;
+		break;
+	case 'B':
+		if (parse_size(arg, &v, &why) < 0 || v < (1u << 20) || v > (64ull << 30))
+			return usage("--max-buffer-per-uid '%s': expected a size from 1MiB "
+				     "to 64GiB",
+				     arg);
+		o->max_buffer_per_uid = v;
+		break;
+	case 'Q':
+		if (parse_size(arg, &v, &why) < 0 || v < (1u << 20))
+			return usage("--max-request-memory '%s': expected a size of 1MiB or "
+				     "more",
+				     arg);
+		o->max_request_memory = v;
+		break;
+	case 'q':
+		if (parse_size(arg, &v, &why) < 0 || v < (1u << 20))
+			return usage("--ro-max-request-memory '%s': expected a size of 1MiB "
+				     "or more",
+				     arg);
+		o->ro_max_request_memory = v;
+		break;
+	case 'x':
+		if (parse_duration(arg, &o->ro_max_request_time, &why) < 0 ||
+		    o->ro_max_request_time < 0 || o->ro_max_request_time > 86400)
+			return usage("--ro-max-request-time '%s': expected 0 (as long as "
+				     "--max-request-time) or a duration of at most 1 day",
+				     arg);
+		if (o->ro_max_request_time == 0)
+			o->ro_max_request_time = -1; /* none of its own */
+		break;
+	case 'R':
+		if (parse_size(arg, &v, &why) < 0 || v < 64 || v > (1u << 30))
+			return usage("--ro-max-frame '%s': expected a size from 64 bytes to 1GiB",
+				     arg);
+		o->max_ro_frame = (uint32_t)v;
+		break;
+	case 'X':
+		if (parse_duration(arg, &o->max_request_time, &why) < 0 ||
+		    o->max_request_time < 0 || o->max_request_time > 86400)
+			return usage("--max-request-time '%s': expected 0 (none) or a "
+				     "duration of at most 1 day",
+				     arg);
+		if (o->max_request_time == 0)
+			o->max_request_time = -1; /* none */
+		break;
+	case 'T':
+		if (parse_duration(arg, &o->client_timeout, &why) < 0 || o->client_timeout < 0.1 ||
+		    o->client_timeout > 86400)
+			return usage("--client-timeout '%s': expected a duration from 100ms "
+				     "to 1 day",
+				     arg);
+		break;
+	case 'P':
+		if (parse_duration(arg, &o->probe_interval, &why) < 0 ||
+		    (o->probe_interval > 0 && o->probe_interval < 0.1) || o->probe_interval > 86400)
+			return usage("--probe-interval '%s': expected 0 or a duration from "
+				     "100ms to 1 day",
+				     arg);
+		break;
+	}
+	return -1;
+}
+
+/* --admin-group: a group's name or number; returns -1 to go on, else the
+ * exit status. */
+static int parse_admin_group(const char *arg, struct ofcd_opts *o)
+{
+	struct group *g = getgrnam(arg);
+	uint64_t v;
+
+	if (g) {
+		o->admin_gid = g->gr_gid;
+	} else if (parse_u64(arg, &v) == 0 && v < UINT32_MAX) {
+		o->admin_gid = (unsigned)v;
+	} else {
+		return usage("--admin-group '%s': no such group (create it, as make install's "
+			     "sysusers.d does for 'ofc'; or leave the option out: then only root "
+			     "may change the fabric)",
+			     arg);
+	}
+	o->have_admin_group = true;
+	o->admin_group = arg;
+	return -1;
+}
+
+/* ofcd's options: the short letters and OPT_* name the cases of
+ * parse_args and its helpers. */
+static const struct option ofcd_options[] = {
+    {"config", required_argument, NULL, 'c'},
+    {"socket", required_argument, NULL, 's'},
+    {"ro-socket", required_argument, NULL, 'r'},
+    {"state-dir", required_argument, NULL, 'S'},
+    {"device", required_argument, NULL, 'D'},
+    {"credentials-dir", required_argument, NULL, 'K'},
+    {"topology-dir", required_argument, NULL, 'G'},
+    {"ro-max-request-memory", required_argument, NULL, 'q'},
+    {"ro-max-request-time", required_argument, NULL, 'x'},
+    {"allow-device", required_argument, NULL, 'A'},
+    {"foreground", no_argument, NULL, 'f'},
+    {"syslog", no_argument, NULL, 'y'},
+    {"journal", no_argument, NULL, 'J'},
+    {"log-file", required_argument, NULL, 'L'},
+    {"pid-file", required_argument, NULL, 'I'},
+    {"admin-group", required_argument, NULL, 'g'},
+    {"socket-mode", required_argument, NULL, 'm'},
+    {"max-frame", required_argument, NULL, 'F'},
+    {"max-clients", required_argument, NULL, 'C'},
+    {"max-clients-per-uid", required_argument, NULL, 'U'},
+    {"max-buffer-per-uid", required_argument, NULL, 'B'},
+    {"max-request-memory", required_argument, NULL, 'Q'},
+    {"max-request-time", required_argument, NULL, 'X'},
+    {"ro-max-frame", required_argument, NULL, 'R'},
+    {"client-timeout", required_argument, NULL, 'T'},
+    {"probe-interval", required_argument, NULL, 'P'},
+    {"log-level", required_argument, NULL, 'l'},
+    {"check", no_argument, NULL, 'k'},
+    {"lp-solver", required_argument, NULL, OPT_LP_SOLVER},
+    /* Issue 36, the network API (parse_net_opt). */
+    {"gateway-socket", required_argument, NULL, OPT_GATEWAY_SOCKET},
+    {"gateway-uid", required_argument, NULL, OPT_GATEWAY_UID},
+    /* Issue 37, replicas on etcd (parse_cluster_opt). */
+    {"cluster", required_argument, NULL, OPT_CLUSTER},
+    {"cluster-ttl", required_argument, NULL, OPT_CLUSTER_TTL},
+    {"cluster-name", required_argument, NULL, OPT_CLUSTER_NAME},
+    {"cluster-prefix", required_argument, NULL, OPT_CLUSTER_PREFIX},
+    {"advertise", required_argument, NULL, OPT_ADVERTISE},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {0},
+};
+
+/* Options into args; returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	static const char *const levels[] = {"err", "warning", "notice", "info", "debug"};
+	struct ofcd_opts *o = &a->o;
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", ofcd_options, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			a->config = optarg;
@@ -441,89 +559,24 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'I':
 			a->pid_file = optarg;
 			break;
-		case 'g': {
-			struct group *g = getgrnam(optarg);
-
-			if (g) {
-				o->admin_gid = g->gr_gid;
-			} else if (parse_u64(optarg, &v) == 0 && v < UINT32_MAX) {
-				o->admin_gid = (unsigned)v;
-			} else {
-				return usage(
-				    "--admin-group '%s': no such group (create it, as make "
-				    "install's sysusers.d does for 'ofc'; or leave the option "
-				    "out: then only root may change the fabric)",
-				    optarg);
-			}
-			o->have_admin_group = true;
-			o->admin_group = optarg;
+		case 'g':
+			if ((c = parse_admin_group(optarg, o)) >= 0)
+				return c;
 			break;
-		}
 		case 'm':
-			errno = 0;
-			v = strtoull(optarg, &end, 8);
-			if (errno || !*optarg || *end || v > 0777)
-				return usage(
-				    "--socket-mode '%s': expected an octal mode such as 0660",
-				    optarg);
-			o->socket_mode = (unsigned)v;
-			break;
 		case 'F':
-			if (parse_size(optarg, &v, &why) < 0 || v < 64 || v > (1u << 30))
-				return usage(
-				    "--max-frame '%s': expected a size from 64 bytes to 1GiB",
-				    optarg);
-			o->max_frame = (uint32_t)v;
-			break;
 		case 'C':
-			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 65536)
-				return usage("--max-clients '%s': expected 1..65536", optarg);
-			o->max_clients = (uint32_t)v;
-			break;
 		case 'U':
-			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 65536)
-				return usage("--max-clients-per-uid '%s': expected 1..65536",
-					     optarg);
-			o->max_clients_per_uid = (uint32_t)v;
-			break;
 		case 'B':
-			if (parse_size(optarg, &v, &why) < 0 || v < (1u << 20) || v > (64ull << 30))
-				return usage("--max-buffer-per-uid '%s': expected a size from 1MiB "
-					     "to 64GiB",
-					     optarg);
-			o->max_buffer_per_uid = v;
-			break;
 		case 'Q':
-			if (parse_size(optarg, &v, &why) < 0 || v < (1u << 20))
-				return usage(
-				    "--max-request-memory '%s': expected a size of 1MiB or "
-				    "more",
-				    optarg);
-			o->max_request_memory = v;
-			break;
 		case 'q':
-			if (parse_size(optarg, &v, &why) < 0 || v < (1u << 20))
-				return usage(
-				    "--ro-max-request-memory '%s': expected a size of 1MiB "
-				    "or more",
-				    optarg);
-			o->ro_max_request_memory = v;
-			break;
 		case 'x':
-			if (parse_duration(optarg, &o->ro_max_request_time, &why) < 0 ||
-			    o->ro_max_request_time < 0 || o->ro_max_request_time > 86400)
-				return usage("--ro-max-request-time '%s': expected 0 (as long as "
-					     "--max-request-time) or a duration of at most 1 day",
-					     optarg);
-			if (o->ro_max_request_time == 0)
-				o->ro_max_request_time = -1; /* none of its own */
-			break;
 		case 'R':
-			if (parse_size(optarg, &v, &why) < 0 || v < 64 || v > (1u << 30))
-				return usage(
-				    "--ro-max-frame '%s': expected a size from 64 bytes to 1GiB",
-				    optarg);
-			o->max_ro_frame = (uint32_t)v;
+		case 'X':
+		case 'T':
+		case 'P':
+			if ((c = parse_limit_opt(c, optarg, &a->o)) >= 0)
+				return c;
 			break;
 		case OPT_LP_SOLVER: {
 			struct ofc_error e = {0};
@@ -536,31 +589,6 @@ static int parse_args(int argc, char **argv, struct args *a)
 			}
 			break;
 		}
-		case 'X':
-			if (parse_duration(optarg, &o->max_request_time, &why) < 0 ||
-			    o->max_request_time < 0 || o->max_request_time > 86400)
-				return usage("--max-request-time '%s': expected 0 (none) or a "
-					     "duration of at most 1 day",
-					     optarg);
-			if (o->max_request_time == 0)
-				o->max_request_time = -1; /* none */
-			break;
-		case 'T':
-			if (parse_duration(optarg, &o->client_timeout, &why) < 0 ||
-			    o->client_timeout < 0.1 || o->client_timeout > 86400)
-				return usage(
-				    "--client-timeout '%s': expected a duration from 100ms "
-				    "to 1 day",
-				    optarg);
-			break;
-		case 'P':
-			if (parse_duration(optarg, &o->probe_interval, &why) < 0 ||
-			    (o->probe_interval > 0 && o->probe_interval < 0.1) ||
-			    o->probe_interval > 86400)
-				return usage("--probe-interval '%s': expected 0 or a duration from "
-					     "100ms to 1 day",
-					     optarg);
-			break;
 		case 'l':
 			o->log_level = 0;
 			for (size_t i = 0; i < ARRAY_SIZE(levels); i++)
