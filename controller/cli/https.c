@@ -16,9 +16,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 /* libcurl is loaded when --server is used, not linked: linked, it and the
@@ -62,6 +65,8 @@ static int curl_load(struct curl_api *a, struct ofc_error *err)
 
 #define HTTPS_REQUEST_MAX (16u << 20)
 #define HTTPS_ERROR_MAX	  (64u << 10)
+
+static atomic_bool exiting; /* ofc is leaving: transfers stop at once */
 
 struct https_call {
 	struct curl_api curl;
@@ -162,6 +167,15 @@ static void answer_body(struct https_call *h)
 	answer(h, OFC__V1__STATUS__STATUS_UNAVAILABLE, msg);
 }
 
+/* libcurl calls this about once a second even when nothing moves: a
+ * transfer the command no longer waits for (a Watch when ofc exits) ends. */
+static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	(void)ctx, (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return atomic_load(&exiting) ? 1 : 0;
+}
+
 static void *https_main(void *arg)
 {
 	struct https_call *h = arg;
@@ -183,6 +197,8 @@ static void *https_main(void *arg)
 	h->curl.easy_setopt(c, CURLOPT_WRITEDATA, h);
 	h->curl.easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
 	h->curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	h->curl.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	h->curl.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	h->curl.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
 	h->curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
 	h->curl.easy_setopt(c, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
@@ -241,11 +257,52 @@ static void *https_thread(void *arg)
 	return https_main(h);
 }
 
+/* The call threads, joined when ofc exits: a detached one could still be in
+ * libcurl's cleanup when the command has its answer and returns from main,
+ * and exit() then tore down what it was freeing. A command opens a few
+ * connections at most; past HTTPS_THREADS_MAX a thread is detached. */
+#define HTTPS_THREADS_MAX  16
+#define HTTPS_JOIN_SECONDS 2
+
+static pthread_mutex_t threads_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t threads[HTTPS_THREADS_MAX];
+static size_t nthreads;
+
+/* atexit: every call thread joined, or given up on at an absolute deadline
+ * (a Watch the command stopped reading may still be inside libcurl). */
+static void https_join_all(void)
+{
+	struct timespec deadline;
+
+	atomic_store(&exiting, true);
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += HTTPS_JOIN_SECONDS;
+	pthread_mutex_lock(&threads_mu);
+	for (size_t i = 0; i < nthreads; i++)
+		pthread_timedjoin_np(threads[i], NULL, &deadline);
+	nthreads = 0;
+	pthread_mutex_unlock(&threads_mu);
+}
+
+/* t is kept to be joined at exit, or detached when the list is full. */
+static void https_keep(pthread_t t)
+{
+	static int registered;
+
+	pthread_mutex_lock(&threads_mu);
+	if (!registered)
+		registered = atexit(https_join_all) == 0;
+	if (registered && nthreads < HTTPS_THREADS_MAX)
+		threads[nthreads++] = t;
+	else
+		pthread_detach(t);
+	pthread_mutex_unlock(&threads_mu);
+}
+
 int cli_https_connect(struct ofcd_client *c, const struct cli_server *srv, struct ofc_error *err)
 {
 	int sv[2];
 	pthread_t t;
-	pthread_attr_t at;
 
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
@@ -264,16 +321,13 @@ int cli_https_connect(struct ofcd_client *c, const struct cli_server *srv, struc
 	h->srv = *srv;
 	h->fd = sv[1];
 	api.global_init(CURL_GLOBAL_DEFAULT);
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &at, https_thread, h) != 0) {
-		pthread_attr_destroy(&at);
+	if (pthread_create(&t, NULL, https_thread, h) != 0) {
 		close(sv[0]);
 		close(sv[1]);
 		free(h);
 		return ofc_error_set(err, OFC_E_RUNTIME, "cannot start a thread");
 	}
-	pthread_attr_destroy(&at);
+	https_keep(t);
 	c->fd = sv[0];
 	return 0;
 }
