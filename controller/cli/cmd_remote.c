@@ -26,6 +26,8 @@ struct remote {
 	bool json;
 	double timeout;
 	char leader[sizeof(((struct ofcd_client *)0)->path)]; /* issue 37: asked instead */
+	struct cli_server leader_srv;			      /* ... through the leader's gateway */
+	char leader_url[512];
 };
 
 static int connect_ofcd(struct remote *r, struct ofc_error *err)
@@ -60,9 +62,33 @@ static void print_json(FILE *out, const ProtobufCMessage *m)
 	jw_finish(&w);
 }
 
+/* A replica that does not lead (issue 37) named the leader: where to ask
+ * it (its socket; through a gateway, its gateway's URL), else false. */
+static bool ask_leader(struct remote *r, const Ofc__V1__Leader *l)
+{
+	const char *to = !l ? NULL : r->srv ? l->url : l->socket;
+	char *buf = r->srv ? r->leader_url : r->leader;
+	size_t cap = r->srv ? sizeof(r->leader_url) : sizeof(r->leader);
+
+	if (!to || !*to || strlen(to) >= cap || strcmp(to, r->socket) == 0 ||
+	    (r->srv && strncmp(to, "https://", 8) != 0))
+		return false;
+	snprintf(buf, cap, "%s", to);
+	fprintf(stderr, "ofc: %s does not lead; asking the leader, %s, at %s\n", r->socket,
+		l->name ? l->name : "?", buf);
+	if (r->srv) {
+		r->leader_srv = *r->srv;
+		r->leader_srv.url = buf;
+		r->srv = &r->leader_srv;
+	}
+	r->socket = buf;
+	r->default_socket = false;
+	return true;
+}
+
 /* One request, one answer. Returns 0 with *resp, or an exit status. A
  * replica that does not lead (issue 37) names the leader: asked once more
- * there, when it gives a socket. */
+ * there (ask_leader). */
 static int call(struct remote *r, Ofc__V1__Request *req, Ofc__V1__Response **resp)
 {
 	struct ofc_error err = {0};
@@ -78,19 +104,11 @@ static int call(struct remote *r, Ofc__V1__Request *req, Ofc__V1__Response **res
 			return connect_fail(&err);
 		}
 		ofcd_disconnect(&r->cl);
-		const Ofc__V1__Leader *l = (*resp)->leader;
-
-		if (tries || (*resp)->status != OFC__V1__STATUS__STATUS_NOT_LEADER || !l ||
-		    !l->socket || !*l->socket || strlen(l->socket) >= sizeof(r->leader) ||
-		    strcmp(l->socket, r->socket) == 0)
+		if (tries || (*resp)->status != OFC__V1__STATUS__STATUS_NOT_LEADER ||
+		    !ask_leader(r, (*resp)->leader))
 			return 0;
-		snprintf(r->leader, sizeof(r->leader), "%s", l->socket);
-		fprintf(stderr, "ofc: %s does not lead; asking the leader, %s, at %s\n", r->socket,
-			l->name ? l->name : "?", r->leader);
 		ofc__v1__response__free_unpacked(*resp, NULL);
 		*resp = NULL;
-		r->socket = r->leader;
-		r->default_socket = false;
 	}
 }
 

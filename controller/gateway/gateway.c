@@ -286,6 +286,8 @@ static unsigned http_status(Ofc__V1__Status st)
 		return MHD_HTTP_CONFLICT;
 	case OFC__V1__STATUS__STATUS_UNAVAILABLE:
 		return MHD_HTTP_NOT_IMPLEMENTED;
+	case OFC__V1__STATUS__STATUS_NOT_LEADER: /* (with no URL to send the client to) */
+		return MHD_HTTP_SERVICE_UNAVAILABLE;
 	default:
 		return MHD_HTTP_INTERNAL_SERVER_ERROR;
 	}
@@ -323,12 +325,48 @@ static char *response_json(const Ofc__V1__Response *r, size_t *len)
 	return buf;
 }
 
-static enum MHD_Result send_response(struct MHD_Connection *mc, const Ofc__V1__Response *r)
+/* A replica of ofcd that does not lead (issue 37) names the leader: its
+ * gateway's URL, as the leader's --advertise gave it, if it is one a
+ * Location header can carry (http(s)://, printable, bounded). */
+static const char *leader_url(const Ofc__V1__Response *r)
+{
+	const char *u =
+	    r->status == OFC__V1__STATUS__STATUS_NOT_LEADER && r->leader ? r->leader->url : NULL;
+
+	if (!u || (strncmp(u, "https://", 8) != 0 && strncmp(u, "http://", 7) != 0) ||
+	    strlen(u) > 512)
+		return NULL;
+	for (const char *p = u; *p; p++)
+		if (*p <= ' ' || *p > '~')
+			return NULL;
+	return u;
+}
+
+/* ofcd's answer as JSON. path: the route asked (a mutation's): a follower's
+ * NOT_LEADER that names the leader's URL becomes 307 Temporary Redirect to
+ * the same route there (the method and body kept: curl -L, any HTTP
+ * client's redirect), the answer still in the body; without a URL it is
+ * 503 with the leader in the body. */
+static enum MHD_Result send_response(struct MHD_Connection *mc, const Ofc__V1__Response *r,
+				     const char *path)
 {
 	size_t len;
 	char *body = response_json(r, &len);
+	const char *url = path ? leader_url(r) : NULL;
 
-	return send_bytes(mc, http_status(r->status), "application/json", body, len);
+	if (!url)
+		return send_bytes(mc, http_status(r->status), "application/json", body, len);
+	size_t n = strlen(url);
+	char *loc = xasprintf("%.*s%s", (int)(n && url[n - 1] == '/' ? n - 1 : n), url, path);
+	struct MHD_Response *resp =
+	    MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	MHD_add_response_header(resp, "Location", loc);
+	enum MHD_Result rc = MHD_queue_response(mc, MHD_HTTP_TEMPORARY_REDIRECT, resp);
+	MHD_destroy_response(resp);
+	free(loc);
+	return rc;
 }
 
 /* An answer of the gateway's own (no ofcd behind it): the Response shape. */
@@ -614,7 +652,7 @@ static enum MHD_Result start_watch(struct gateway *g, struct MHD_Connection *mc,
 				  "ofcd did not answer: %s", err.msg[0] ? err.msg : "no answer");
 	}
 	if (ack->status != OFC__V1__STATUS__STATUS_OK) {
-		enum MHD_Result rc = send_response(mc, ack);
+		enum MHD_Result rc = send_response(mc, ack, NULL);
 
 		ofc__v1__response__free_unpacked(ack, NULL);
 		watch_free(w);
@@ -777,7 +815,7 @@ static enum MHD_Result start_schedule(struct gateway *g, struct MHD_Connection *
 	}
 	if (first->status != OFC__V1__STATUS__STATUS_OK ||
 	    first->body_case != OFC__V1__RESPONSE__BODY_SCHEDULE || (!first->more && !pb)) {
-		enum MHD_Result rc = send_response(mc, first);
+		enum MHD_Result rc = send_response(mc, first, NULL);
 
 		ofc__v1__response__free_unpacked(first, NULL);
 		sched_ctx_free(x);
@@ -1072,7 +1110,7 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 		ofc__v1__response__free_unpacked(resp, NULL);
 		return send_bytes(mc, MHD_HTTP_OK, "text/plain; version=0.0.4", text, strlen(text));
 	}
-	rc = send_response(mc, resp);
+	rc = send_response(mc, resp, r->rt->path);
 	ofc__v1__response__free_unpacked(resp, NULL);
 	return rc;
 }

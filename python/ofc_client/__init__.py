@@ -255,13 +255,17 @@ class Client:
             request.id = next(_ids)
         resp = self._call_once(self._conn(), request)
         # Issue 37: a replica that does not lead names the leader; asked
-        # once more there when it gives a socket (over the gateway the
-        # leader's URL comes as an HTTP redirect instead).
-        if (resp.status == control_pb2.STATUS_NOT_LEADER and not self.server
-                and resp.HasField("leader") and resp.leader.socket
-                and resp.leader.socket != self.path):
-            resp = self._call_once(_Conn(resp.leader.socket, self.timeout, self.max_frame),
-                                   request)
+        # once more there: at its socket, or through a gateway at the URL
+        # of the leader's gateway (the one this client trusts by cacert).
+        if resp.status == control_pb2.STATUS_NOT_LEADER and resp.HasField("leader"):
+            lead = resp.leader
+            if (self.server and lead.url.startswith("https://")
+                    and lead.url != self.server):
+                resp = self._call_once(
+                    _HttpsConn(lead.url, self.ctx, self.timeout, self.max_frame), request)
+            elif not self.server and lead.socket and lead.socket != self.path:
+                resp = self._call_once(_Conn(lead.socket, self.timeout, self.max_frame),
+                                       request)
         if check and resp.status != control_pb2.STATUS_OK:
             raise OfcError(resp)
         return resp

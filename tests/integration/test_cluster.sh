@@ -5,7 +5,9 @@
 # as its own user). Lean for make test: three kill -9s of the leader in the
 # middle of an apply (bench/cluster_soak.sh kills 100), one SIGSTOP past
 # the lease, etcd losing one member and then its quorum, and a replica cut
-# off from etcd by stopping the proxy it reaches etcd through.
+# off from etcd by stopping the proxy it reaches etcd through. Each replica
+# has an ofc-gateway before it: a follower's redirects a mutation to the
+# leader's, and ofc --server and the Python client ask the leader's URL.
 SUITE=cluster
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
@@ -34,10 +36,44 @@ HELPER_PIDS="$HELPER_PIDS $PROXY"
 _end=$(($(date +%s) + 5))
 while [ ! -s "$TMP/proxy.port" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.02; done
 read -r P1 P2 P3 <"$TMP/proxy.port"
+
+# A gateway before each replica (the network API, issue 36): a CA, the
+# gateways' certificate and an admin's, made with the openssl CLI.
+C="$TMP/pki"
+mkdir -p "$C"
+newkey() { openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "$@" 2>/dev/null; }
+newkey -x509 -days 2 -keyout "$C/ca.key" -out "$C/ca.pem" -subj /CN=ofc-cluster-test-ca \
+	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
+printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n' >"$C/server.ext"
+printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n' >"$C/admin.ext"
+for n in server admin; do
+	newkey -keyout "$C/$n.key" -out "$C/$n.csr" -subj "/CN=$n"
+	openssl x509 -req -in "$C/$n.csr" -CA "$C/ca.pem" -CAkey "$C/ca.key" -CAcreateserial \
+		-days 2 -extfile "$C/$n.ext" -out "$C/$n.pem" >/dev/null 2>&1
+done
+echo "cn:admin admin" >"$TMP/policy"
+for r in r1 r2 r3; do
+	$BUILD/ofc-gateway --listen 127.0.0.1:0 --cert "$C/server.pem" --key "$C/server.key" \
+		--ca "$C/ca.pem" --policy "$TMP/policy" --ofcd-socket "$TMP/$r.gw" \
+		--port-file "$TMP/$r.gwport" 2>"$TMP/$r.gwlog" &
+	HELPER_PIDS="$HELPER_PIDS $!"
+done
+for r in r1 r2 r3; do
+	_end=$(($(date +%s) + 10))
+	while [ ! -s "$TMP/$r.gwport" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.02; done
+	eval "GW_$r=https://127.0.0.1:$(cat "$TMP/$r.gwport")"
+done
+[ -s "$C/admin.pem" ] && [ -s "$TMP/r3.gwport" ] && ok || bad "the gateways" "$(cat "$TMP/r1.gwlog")"
+# rstart NAME: a replica, its gateway socket, and its gateway's URL advertised
+rstart() {
+	eval "_u=\$GW_$1"
+	replica_start "$1" --probe-interval 0 --gateway-socket "$TMP/$1.gw" --gateway-uid "$(id -u)" \
+		--advertise "$_u"
+}
 for r in r1 r2 r3; do replica_dir $r "$TMP/a.yaml" "$e_port"; done
-replica_start r1 --probe-interval 0
-replica_start r2 --probe-interval 0
-REPLICA_ETCD="etcd://127.0.0.1:$P1,127.0.0.1:$P2,127.0.0.1:$P3" replica_start r3 --probe-interval 0
+rstart r1
+rstart r2
+REPLICA_ETCD="etcd://127.0.0.1:$P1,127.0.0.1:$P2,127.0.0.1:$P3" rstart r3
 
 now_ms() { python3 -c 'import time; print(int(time.time() * 1000))'; }
 others() { for _o in r1 r2 r3; do [ "$_o" = "$1" ] || printf '%s ' "$_o"; done; }
@@ -112,6 +148,35 @@ wait $W 2>/dev/null
 grep -q 'KIND_TRANSACTION_COMMITTED' "$TMP/watch.out" && ok || bad "a follower's watch" "$(head -c 600 "$TMP/watch.out")"
 check_consistent "$F" "after the first commits"
 
+# ---- through the gateways: a follower's sends the client to the leader's ----------
+eval "FU=\$GW_$F LU=\$GW_$L"
+TLS="--cacert $C/ca.pem --cert $C/admin.pem --key $C/admin.key"
+got=$(curl -sS $TLS -o "$TMP/out" -D "$TMP/hdr" -w '%{http_code}' -X POST \
+	-d "{\"topology\": \"$B\"}" "$FU/v1/reconfigure" 2>"$TMP/err")
+[ "$got" = 307 ] && tr -d '\r' <"$TMP/hdr" | grep -qi "^location: $LU/v1/reconfigure\$" && ok ||
+	bad "a follower's gateway: 307 to the leader's" "$got $(cat "$TMP/hdr" "$TMP/err")"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))
+sys.exit(0 if j["status"] == "STATUS_NOT_LEADER" and j["leader"]["name"] == sys.argv[2] and j["leader"]["url"] == sys.argv[3] else 1)' \
+	"$TMP/out" "$L" "$LU" && ok || bad "the redirect's body names the leader" "$(head -c 400 "$TMP/out")"
+# curl -L asks the leader's gateway with the same method and body
+got=$(curl -sS -L $TLS -o "$TMP/out" -w '%{http_code}' -X POST -d "{\"topology\": \"$B\"}" \
+	"$FU/v1/reconfigure" 2>"$TMP/err")
+[ "$got" = 200 ] && grep -q '"committed"' "$TMP/out" && ok ||
+	bad "curl -L through a follower's gateway" "$got $(head -c 400 "$TMP/out")"
+# ofc --server and the Python client ask the leader's gateway URL once more
+expect_exit 0 $OFC --server "$FU" $TLS reconfigure --topology "$A"
+grep -q "does not lead; asking the leader, $L, at $LU" "$TMP/err" && ok || bad "ofc --server's retry" "$(cat "$TMP/err")"
+$PY - "$BUILD/python" "$FU" "$C" "$A" <<'EOF' && ok || bad "the Python client's retry through a gateway"
+import sys
+sys.path.insert(0, sys.argv[1])
+import ofc_client
+c = sys.argv[3]
+cl = ofc_client.Client(server=sys.argv[2], cert=c + "/admin.pem", key=c + "/admin.key",
+                       cacert=c + "/ca.pem")
+r = cl.reconfigure(topology=sys.argv[4])
+assert r.transaction.state == "committed", r
+EOF
+
 # ---- kill -9 the leader in the middle of an apply ------------------------------
 cur=$A
 nxt=$B
@@ -136,7 +201,7 @@ for i in 1 2 3; do
 	check_consistent "$LEADER" "kill $i of $L"
 	[ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["topology"]["spec"])' "$TMP/$LEADER.json")" = "$nxt" ] &&
 		{ t=$cur; cur=$nxt; nxt=$t; }
-	replica_start "$L" --probe-interval 0
+	rstart "$L"
 done
 echo "cluster: failover after kill -9, ms (lease 2 s):$FAILOVERS"
 
@@ -226,8 +291,8 @@ check_consistent "$LEADER" "after etcd came back"
 replica_stop r1
 replica_stop r2
 wait_leader 20 r3
-replica_start r1 --probe-interval 0
-replica_start r2 --probe-interval 0
+rstart r1
+rstart r2
 [ "$LEADER" = r3 ] && ok || bad "r3 never led"
 $OFC --socket "$TMP/r3.sock" reconfigure --topology "$nxt" >/dev/null 2>&1 &
 C=$!
