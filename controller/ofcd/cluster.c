@@ -153,6 +153,10 @@ Ofc__V1__Cluster *cluster_msg(struct arena *a, const struct ofcd *d, const struc
 		c->has_took_over_unix_ms = 1;
 		c->took_over_unix_ms = d->took_over_ms;
 	}
+	if (d->elected_ms) {
+		c->has_elected_unix_ms = 1;
+		c->elected_unix_ms = d->elected_ms;
+	}
 	c->has_revision = 1;
 	c->revision = v->revision;
 	c->n_endpoints = 1;

@@ -426,6 +426,7 @@ struct ofcd {
 	struct store_cluster cl;
 	bool leading;
 	uint64_t took_over_ms;
+	uint64_t elected_ms; /* the loop learned it leads (STORE_EV_LEADER) */
 	struct job *cluster_job;
 	bool sync_again;
 	bool cl_stale_said; /* the log said it is stale */

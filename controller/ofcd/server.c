@@ -2533,6 +2533,7 @@ static void cluster_event(struct ofcd *d, enum store_event ev)
 {
 	switch (ev) {
 	case STORE_EV_LEADER:
+		d->elected_ms = unix_ms();
 		want_cluster_job(d, JOB_TAKEOVER);
 		break;
 	case STORE_EV_DEPOSED:
