@@ -65,10 +65,13 @@ PROTO_C  = $(patsubst proto/%.proto,$(BUILD)/gen/proto/%.pb-c.c,$(PROTOS))
 PROTO_H  = $(PROTO_C:.c=.h)
 
 # YANG modules the netconf driver and build/netconf-emu load, as C strings
-# (scripts/embed-yang.py): ofc's own (drivers/yang) and ietf-netconf from
-# Debian's libyuma-base.
+# (scripts/embed-yang.py): ofc's own (drivers/yang), and from Debian's
+# libyuma-base ietf-netconf and RFC 5277's notifications (create-subscription;
+# yuma's rendering imports yuma-ncx for its extensions).
 YANG_SRC = $(sort $(wildcard drivers/yang/*.yang)) \
-           /usr/share/yuma/modules/ietf/ietf-netconf@2011-06-01.yang
+           /usr/share/yuma/modules/ietf/ietf-netconf@2011-06-01.yang \
+           /usr/share/yuma/modules/ietf-derived/notifications.yang \
+           /usr/share/yuma/modules/netconfcentral/yuma-ncx.yang
 YANG_C   = $(BUILD)/gen/yang/yang_texts.c
 
 LIB_OBJ  = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(PROTO_C:.c=.o) $(YANG_C:.c=.o)

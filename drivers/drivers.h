@@ -169,6 +169,14 @@ struct device_cfg {
 	 * may go now. NULL: no fence. Asked before every command. */
 	double (*fence)(void *ctx);
 	void *fence_ctx;
+	/* A caller that wants the device's own news (ofcd): news is called
+	 * from a thread of the driver's when the device says a port's health
+	 * changed (netconf: a notification, where the device offers them),
+	 * once until the next read, which then reads the port health; the
+	 * caller reads on its own thread. NULL: the driver only answers
+	 * reads (polling). */
+	void (*news)(void *ctx, const char *device);
+	void *news_ctx;
 };
 
 struct device_stats {
@@ -441,6 +449,10 @@ struct ncrelay *ncrelay_start(int peer_fd, void *ssh_session, void *ssh_channel,
 /* From now on at most max_in bytes may come in (0: no bound) until the
  * absolute deadline (0: none); past either the connection is cut. */
 void ncrelay_arm(struct ncrelay *r, uint64_t max_in, double deadline);
+/* The same bound, and a deadline span seconds after the next byte that
+ * comes in (none while nothing comes): a message that starts must end in
+ * time, however long the wait for it (a notification). */
+void ncrelay_arm_span(struct ncrelay *r, uint64_t max_in, double span);
 /* Drop what libnetconf2 writes instead of sending it (an emulated stall). */
 void ncrelay_mute(struct ncrelay *r, bool mute);
 /* Queue bytes for the peer past libnetconf2 and mute (build/netconf-emu's
@@ -463,6 +475,9 @@ void ncrelay_stop(struct ncrelay *r);
 struct ly_ctx;
 int netconf_context(const char *rev, const char *const *features, uint16_t ly_flags,
 		    struct ly_ctx **out, struct ofc_error *err);
+/* Add RFC 5277's notifications module (create-subscription) and ofc's
+ * polatis-switch module (the port power notifications) to ctx. */
+int netconf_context_notifications(struct ly_ctx *ctx, struct ofc_error *err);
 /* Silence libssh's, libnetconf2's and libyang's own logging (library code
  * never prints): their messages go to a per-thread buffer instead, the
  * last of which netconf_last_log returns (""), for errors. Once per
@@ -477,6 +492,14 @@ void netconf_clear_log(void);
 extern const char *const opsw_revisions[];
 bool opsw_uses_pairs(const char *rev);
 #define OPSW_NS "http://www.polatis.com/yang/optical-switch"
+/* The polatis-switch module's namespace (its port power notifications),
+ * and the notification capability of RFC 5277. */
+#define PLTS_NS	     "http://www.polatis.com/yang/polatis-switch"
+#define NC_NOTIF_NS  "urn:ietf:params:xml:ns:netconf:notification:1.0"
+#define NC_NOTIF_CAP "urn:ietf:params:netconf:capability:notification:1.0"
+/* The stream a Polatis switch sends its notifications on (the public
+ * model's polatis-switch says so); RFC 5277's default is NETCONF. */
+#define PLTS_STREAM "Polatis"
 
 /* MRR agent frames (docs/mrr.md): a 4-byte big-endian length, then one
  * protobuf message of at most MRR_MAX_FRAME bytes (util's frame_send and

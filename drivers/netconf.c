@@ -44,6 +44,10 @@ struct nc_priv {
 	 * not trusted to be low. */
 	uint8_t *settling;
 	double health_at; /* when health was last read (0: never) */
+	/* Notifications (netconf_notif.c), where the caller wants news
+	 * (cfg.news) and the device offers them: the listener sets due. */
+	struct nclisten *listen;
+	atomic_bool due; /* the next read reads health */
 };
 
 /* What a read asks for: the cross-connects, and the ports' status and
@@ -226,7 +230,7 @@ static int ensure(struct device *dev, double deadline, struct ofc_error *err)
 	if (netconf_session_up(&p->s))
 		return 0;
 	drop(dev, 0);
-	if (netconf_session_open(dev, &p->cred, p->key_text, deadline, &p->s, err) < 0)
+	if (netconf_session_open(dev, &p->cred, p->key_text, false, deadline, &p->s, err) < 0)
 		return -1;
 	if (check_caps(dev, err) < 0) {
 		drop(dev, deadline);
@@ -362,14 +366,22 @@ static int nc_read(struct device *dev, struct device_state *out, struct ofc_erro
 {
 	struct nc_priv *p = dev->priv;
 	struct opsw_data d;
-	bool health = !p->health_at || now_seconds() - p->health_at >= HEALTH_EVERY;
+	bool due = atomic_exchange(&p->due, false);
+	bool health = due || !p->health_at || now_seconds() - p->health_at >= HEALTH_EVERY;
 
 	opsw_data_init(&d);
 	if (get(dev, &d, health, err) < 0) {
 		opsw_data_free(&d);
 		dev->nalarms = 0;
+		if (due)
+			atomic_store(&p->due, true); /* still due */
 		return -1;
 	}
+	/* The device's news, where it offers them and the caller wants them:
+	 * from a read with health on (a probe's, a plan's), not the reads
+	 * inside a transaction. */
+	if (health && dev->cfg.news && !p->listen && p->s.caps.notification)
+		p->listen = nclisten_start(dev, &p->cred, p->key_text, &p->due);
 	/* without health, the alarms are those of the last read that had it */
 	if (health) {
 		take_alarms(dev, &d);
@@ -626,6 +638,7 @@ static void nc_close(struct device *dev)
 
 	if (!p)
 		return;
+	nclisten_stop(p->listen); /* before what it borrows goes */
 	if (p->txn_locked && netconf_session_up(&p->s)) {
 		struct ofc_error ignore = {0};
 

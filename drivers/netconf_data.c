@@ -79,6 +79,44 @@ static int load_text(struct ly_ctx *ctx, const char *name, const char *rev, cons
 			     rev ? "@" : "", rev ? rev : "");
 }
 
+/* libyang's import callback: what a built-in module imports comes from
+ * the built-in modules too (notifications imports yuma-ncx). */
+static LY_ERR builtin_import(const char *mod_name, const char *mod_rev, const char *submod_name,
+			     const char *submod_rev, void *user_data, LYS_INFORMAT *format,
+			     const char **module_data,
+			     ly_module_imp_data_free_clb *free_module_data)
+{
+	(void)submod_rev;
+	(void)user_data;
+	if (submod_name)
+		return LY_ENOTFOUND;
+	for (const struct yang_text *t = yang_texts; t->name; t++)
+		if (strcmp(t->name, mod_name) == 0 &&
+		    (!mod_rev || strcmp(t->revision, mod_rev) == 0)) {
+			*format = LYS_IN_YANG;
+			*module_data = t->text;
+			*free_module_data = NULL;
+			return LY_SUCCESS;
+		}
+	return LY_ENOTFOUND;
+}
+
+int netconf_context_notifications(struct ly_ctx *ctx, struct ofc_error *err)
+{
+	uint32_t quiet = LY_LOSTORE_LAST; /* as in netconf_context */
+	int rc = 0;
+
+	ly_temp_log_options(&quiet);
+	ly_ctx_set_module_imp_clb(ctx, builtin_import, NULL);
+	if (load_text(ctx, "notifications", NULL, NULL, err) < 0 ||
+	    load_text(ctx, "polatis-switch", NULL, NULL, err) < 0)
+		rc = -1;
+	/* not left behind: libnetconf2 frees what an import callback gives it */
+	ly_ctx_set_module_imp_clb(ctx, NULL, NULL);
+	ly_temp_log_options(NULL);
+	return rc;
+}
+
 int netconf_context(const char *rev, const char *const *features, uint16_t ly_flags,
 		    struct ly_ctx **out, struct ofc_error *err)
 {
@@ -91,12 +129,16 @@ int netconf_context(const char *rev, const char *const *features, uint16_t ly_fl
 
 	*out = NULL;
 	ly_temp_log_options(&quiet);
-	if (ly_ctx_new(NULL, ly_flags | LY_CTX_DISABLE_SEARCHDIRS, &ctx) != LY_SUCCESS)
-		rc = ofc_error_set(err, OFC_E_RUNTIME, "cannot make a YANG context");
-	else if (load_text(ctx, "ietf-netconf", NULL, (const char **)(features ? features : all),
-			   err) < 0 ||
-		 (rev && load_text(ctx, "optical-switch", known_revision(rev), NULL, err) < 0))
+	if (ly_ctx_new(NULL, ly_flags | LY_CTX_DISABLE_SEARCHDIRS, &ctx) != LY_SUCCESS) {
+		ly_temp_log_options(NULL);
+		return ofc_error_set(err, OFC_E_RUNTIME, "cannot make a YANG context");
+	}
+	ly_ctx_set_module_imp_clb(ctx, builtin_import, NULL);
+	if (load_text(ctx, "ietf-netconf", NULL, (const char **)(features ? features : all), err) <
+		0 ||
+	    (rev && load_text(ctx, "optical-switch", known_revision(rev), NULL, err) < 0))
 		rc = -1;
+	ly_ctx_set_module_imp_clb(ctx, NULL, NULL); /* as in netconf_context_notifications */
 	ly_temp_log_options(NULL);
 	if (rc < 0)
 		ly_ctx_destroy(ctx);
@@ -386,6 +428,42 @@ int netconf_reply_take(const struct lyd_node *envp, const struct lyd_node *op, c
 		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE, "unreadable data");
 	}
 	return 0;
+}
+
+/* ---- reading: a notification ------------------------------------------------------ */
+
+static const char *const notif_names[] = {
+    [OPSW_POWER_ALARM] = "port-power-alarm",
+    [OPSW_POWER_CLEAR] = "port-power-clear",
+    [OPSW_POWER_WARN] = "port-power-warn-alarm",
+    [OPSW_POWER_WARN_CLEAR] = "port-power-warn-clear",
+};
+
+const char *opsw_notif_name(enum opsw_notif_kind k)
+{
+	return k > 0 && k < ARRAY_SIZE(notif_names) ? notif_names[k] : "?";
+}
+
+int opsw_notif_take(const struct lyd_node *op, uint32_t ports, struct opsw_notif *out,
+		    struct ofc_error *err)
+{
+	const char *id;
+
+	memset(out, 0, sizeof(*out));
+	if (!op || !op->schema || op->schema->nodetype != LYS_NOTIF ||
+	    strcmp(op->schema->module->name, "polatis-switch") != 0)
+		return 0;
+	for (size_t k = 1; k < ARRAY_SIZE(notif_names); k++)
+		if (strcmp(op->schema->name, notif_names[k]) == 0)
+			out->kind = (enum opsw_notif_kind)k;
+	if (!out->kind)
+		return 0;
+	id = leaf_value(op, "port-id");
+	if (ports < 1 || ports > UINT32_MAX / 2 || port_number(id, 1, 2 * ports, &out->port) < 0)
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+				      "%s for port '%.20s': no such port on a %ux%u switch",
+				      notif_names[out->kind], id ? id : "(none)", ports, ports);
+	return 1;
 }
 
 /* ---- writing: the edit of a batch ------------------------------------------------ */

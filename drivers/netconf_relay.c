@@ -48,6 +48,7 @@ struct ncrelay {
 	uint64_t budget; /* bytes the connection may still send (armed) */
 	bool armed;
 	double deadline; /* absolute; 0: none */
+	double span;	 /* > 0: the deadline is this long after the next byte in */
 	enum ncrelay_end end;
 	uint64_t in_bytes, out_bytes;
 	char *inject; /* bytes for the peer that bypass libnetconf2 (and mute) */
@@ -152,6 +153,8 @@ static enum ncrelay_end turn(struct ncrelay *r, struct dir *in, struct dir *out,
 
 			pthread_mutex_lock(&r->mu);
 			r->in_bytes += (uint64_t)k;
+			if (r->span > 0 && r->deadline == 0)
+				r->deadline = now_seconds() + r->span;
 			over = r->armed && (uint64_t)k > r->budget;
 			r->budget = over ? 0 : r->budget - (uint64_t)k;
 			pthread_mutex_unlock(&r->mu);
@@ -345,6 +348,18 @@ void ncrelay_arm(struct ncrelay *r, uint64_t max_in, double deadline)
 	r->armed = max_in > 0;
 	r->budget = max_in;
 	r->deadline = deadline;
+	r->span = 0;
+	pthread_mutex_unlock(&r->mu);
+	wake(r);
+}
+
+void ncrelay_arm_span(struct ncrelay *r, uint64_t max_in, double span)
+{
+	pthread_mutex_lock(&r->mu);
+	r->armed = max_in > 0;
+	r->budget = max_in;
+	r->deadline = 0;
+	r->span = span;
 	pthread_mutex_unlock(&r->mu);
 	wake(r);
 }

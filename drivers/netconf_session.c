@@ -139,8 +139,8 @@ static int unix_connect(const char *path, struct ofc_error *err)
 }
 
 int netconf_session_open(const struct device *dev, const struct credentials *cred,
-			 const char *key_text, double deadline, struct netconf_session *s,
-			 struct ofc_error *err)
+			 const char *key_text, bool notif, double deadline,
+			 struct netconf_session *s, struct ofc_error *err)
 {
 	char host[256];
 	unsigned port = 0;
@@ -163,7 +163,8 @@ int netconf_session_open(const struct device *dev, const struct credentials *cre
 	s->relay = ncrelay_start(fd >= 0 ? fd : -1, ssh, chan, &s->lib_fd, err);
 	if (!s->relay)
 		return -1;
-	if (netconf_context(NULL, NULL, LY_CTX_NO_YANGLIBRARY, &s->ctx, err) < 0) {
+	if (netconf_context(NULL, NULL, LY_CTX_NO_YANGLIBRARY, &s->ctx, err) < 0 ||
+	    (notif && netconf_context_notifications(s->ctx, err) < 0)) {
 		netconf_session_close(s, 0);
 		return -1;
 	}

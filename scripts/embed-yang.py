@@ -7,7 +7,11 @@ The netconf driver and build/netconf-emu load ofc's optical-switch module
 these strings, so an installed ofc needs no path to find them at run time.
 The files stay the one source: netconfd and the tests load the same files.
 
-Usage: scripts/embed-yang.py OUT.c FILE.yang...   (FILE named NAME@REV.yang)
+Usage: scripts/embed-yang.py OUT.c FILE.yang...
+
+FILE is named NAME@REV.yang, or NAME.yang (Debian's ietf-derived and
+netconfcentral modules are): then REV is the module's newest revision, its
+first `revision` statement (RFC 7950 7.1.9 lists them newest first).
 """
 import os
 import re
@@ -28,11 +32,17 @@ def main():
         sys.exit(__doc__)
     rows = []
     for path in sys.argv[2:]:
-        m = re.fullmatch(r"([A-Za-z0-9_.-]+)@(\d{4}-\d\d-\d\d)\.yang", os.path.basename(path))
-        if not m:
-            sys.exit("embed-yang: %s: not named NAME@REVISION.yang" % path)
+        base = os.path.basename(path)
+        m = re.fullmatch(r"([A-Za-z0-9_.-]+)@(\d{4}-\d\d-\d\d)\.yang", base)
         with open(path, encoding="utf-8") as f:
             text = f.read()
+        if not m:
+            name = re.fullmatch(r"([A-Za-z0-9_-]+)\.yang", base)
+            rev = re.search(r"^\s*revision\s+\"?(\d{4}-\d\d-\d\d)\"?\s*[{;]", text, re.M)
+            if not name or not rev:
+                sys.exit("embed-yang: %s: not named NAME@REVISION.yang, and no revision "
+                         "statement in it" % path)
+            m = (None, name[1], rev[1])
         if any(ord(c) > 126 or (ord(c) < 32 and c not in "\n\t\r") for c in text):
             sys.exit("embed-yang: %s: not plain ASCII" % path)
         rows.append((m[1], m[2], text))

@@ -368,6 +368,8 @@ struct ofcd {
 	int wake_fd; /* eventfd: notes, stop and reload requests */
 	int sig_fd;  /* signalfd with opts.signals, else -1 */
 	atomic_int stop_req, reload_req;
+	atomic_int news_req; /* a device's news (ofcd_device_news), from a driver's thread */
+	char news_from[NAME_MAX_LEN + 1]; /* the last device with news (under note_mu) */
 	struct loop *loop;
 
 	/* ---- loop thread ---- */
@@ -397,6 +399,11 @@ struct ofcd {
 	bool stopping;
 	double drain_deadline;
 	uint64_t sweep_timer, probe_timer, drain_timer;
+	/* A device's news waits for a probe (news_probe): when nothing else
+	 * runs, and NEWS_GAP after the last one it caused. */
+	bool news_pending;
+	double news_probe_at;
+	uint64_t news_timer;
 	uint64_t requests, errors; /* answered; answered with an error */
 	struct uid_use *uids;
 	/* accept() failed for want of descriptors (EMFILE, ENFILE): the
@@ -491,6 +498,9 @@ void ofcd_log_flush(struct ofcd *d);
 const char *ofcd_public_reason(enum ofc_reason r);
 /* Queue a note for the loop and wake it (any thread). */
 void ofcd_note(struct ofcd *d, struct note *n);
+/* A device's own news (device_cfg.news, any thread): the loop probes the
+ * devices soon (server.c news_probe). */
+void ofcd_device_news(void *ctx, const char *device);
 
 /* policy.c: what a config may make the daemon do (credentials, addresses) */
 int ofcd_allow_parse(struct ofcd *d, struct ofc_error *err);

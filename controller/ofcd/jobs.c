@@ -1,5 +1,6 @@
 /* What ofcd's threads hand each other: jobs (loop -> worker -> loop),
- * notes (worker or planner -> loop, woken through the eventfd) and planner
+ * notes (worker or planner -> loop, woken through the eventfd; a device's
+ * news too, ofcd_device_news, from a driver's thread) and planner
  * tasks (plan.c), their freeing, packed
  * replies, and the log every thread writes through. The loop (server.c)
  * and the workers (work.c) both sit on this file. */
@@ -91,6 +92,18 @@ void ofcd_note(struct ofcd *d, struct note *n)
 		d->notes = n;
 	d->notes_tail = n;
 	pthread_mutex_unlock(&d->note_mu);
+	(void)!write(d->wake_fd, &one, sizeof(one));
+}
+
+void ofcd_device_news(void *ctx, const char *device)
+{
+	struct ofcd *d = ctx;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&d->note_mu);
+	snprintf(d->news_from, sizeof(d->news_from), "%s", device ? device : "");
+	pthread_mutex_unlock(&d->note_mu);
+	atomic_store(&d->news_req, 1);
 	(void)!write(d->wake_fd, &one, sizeof(one));
 }
 

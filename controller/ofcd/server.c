@@ -2570,6 +2570,59 @@ static int64_t cluster_timer(struct loop *l, uint64_t id, void *ctx)
 	return 250;
 }
 
+/* A device's news at most this often causes a probe (a device that keeps
+ * notifying is read every NEWS_GAP seconds, no more). */
+#define NEWS_GAP 1.0
+
+static void news_probe(struct ofcd *d);
+
+static int64_t news_timer(struct loop *l, uint64_t id, void *ctx)
+{
+	struct ofcd *d = ctx;
+
+	(void)l;
+	(void)id;
+	d->news_timer = 0;
+	news_probe(d);
+	return LOOP_NOMORE;
+}
+
+/* Probe the devices for a device's news (a notification: a port's health
+ * changed) when nothing else runs: the probe reads each device, and the
+ * notifying one reads its health (device_cfg.news), so failing ports are
+ * failures in effect as at every probe, without waiting for the next. */
+static void news_probe(struct ofcd *d)
+{
+	double now = now_seconds(), at = d->news_probe_at + NEWS_GAP;
+	struct job *j;
+
+	if (d->clustered && !d->leading) {
+		d->news_pending = false; /* a replica reads devices only while it leads */
+		return;
+	}
+	if (!d->news_pending || d->stopping || d->running || d->queue || d->plan_job ||
+	    d->cluster_job)
+		return; /* the job's end comes back here */
+	if (now < at) {
+		if (!d->news_timer)
+			d->news_timer =
+			    loop_timer(d->loop, (int64_t)((at - now) * 1000) + 1, news_timer, d);
+		return;
+	}
+	char from[sizeof(d->news_from)];
+
+	pthread_mutex_lock(&d->note_mu);
+	snprintf(from, sizeof(from), "%s", d->news_from);
+	pthread_mutex_unlock(&d->note_mu);
+	d->news_pending = false;
+	d->news_probe_at = now;
+	ofcd_log(d, OFCD_LOG_INFO,
+		 "device news from %s (a notification, or a new subscription): probing", from);
+	j = xcalloc(1, sizeof(*j));
+	j->kind = JOB_PROBE;
+	hand_to_worker(d, j);
+}
+
 static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
 {
 	struct ofcd *d = ctx;
@@ -2583,6 +2636,8 @@ static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
 		begin_stop(d);
 	if (atomic_exchange(&d->reload_req, 0))
 		queue_reload(d);
+	if (atomic_exchange(&d->news_req, 0))
+		d->news_pending = true;
 	pthread_mutex_lock(&d->note_mu);
 	n = d->notes;
 	d->notes = d->notes_tail = NULL;
@@ -2605,6 +2660,7 @@ static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
 		note_free(n);
 		n = next;
 	}
+	news_probe(d);
 	reap(d);
 	check_drain(d);
 }
@@ -3104,13 +3160,15 @@ void ofcd_close(struct ofcd *d)
 		unlink(d->o.gateway_socket_path);
 	if (d->sig_fd >= 0)
 		close(d->sig_fd);
+	/* the devices first: their drivers' threads (notifications) wake the
+	 * loop through wake_fd until they stop */
+	ctl_close(d->w_ctl);
 	if (d->wake_fd >= 0)
 		close(d->wake_fd);
 	for (size_t i = 0; i < ARRAY_SIZE(d->cache); i++)
 		free(d->cache[i].buf);
 	snapshot_free(d->snap);
 	fabcfg_unref(d->cfg);
-	ctl_close(d->w_ctl);
 	fabcfg_unref(d->w_cfg);
 	fabcfg_unref(d->w_pub);
 	fabcfg_unref(d->w_base);

@@ -168,6 +168,9 @@ static int open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **
 	    .store = d->store,
 	    .credentials_dir = d->cred_dir,
 	    .on_event = on_ctl_event,
+	    /* a device's notifications wake a probe; without probing
+	     * (--probe-interval 0) no device is read unasked, nor subscribed */
+	    .on_news = d->o.probe_interval > 0 ? ofcd_device_news : NULL,
 	    .ctx = d, /* for both callbacks: sim lookups go on to opts.sim_ctx */
 	    .sim_lookup = d->o.sim_lookup ? sim_lookup : NULL,
 	    /* the lock names the socket to ask; one systemd handed over has

@@ -165,6 +165,8 @@ static struct ctl_device *add_device(struct ctl *c, const struct driver_cfg *d, 
 	    .state_dir = c->state_dir,
 	    .fence = c->opts.fence,
 	    .fence_ctx = c->opts.fence_ctx,
+	    .news = c->opts.on_news,
+	    .news_ctx = c->opts.ctx,
 	};
 	if (d && override_for(&c->opts, name))
 		cd->cfg.address = override_for(&c->opts, name);

@@ -56,6 +56,8 @@ struct ctl_opts {
 	 * the state directory. */
 	struct sim_device *(*sim_lookup)(void *ctx, const char *device);
 	void (*on_event)(void *ctx, const struct ctl_event *ev);
+	/* The devices' own news (device_cfg.news), from the drivers' threads. */
+	void (*on_news)(void *ctx, const char *device);
 	void *ctx;
 	bool no_testbed; /* leave the hosts out even when a testbed is up */
 	bool no_mkdir;	 /* readers: never create the state directory */

@@ -42,6 +42,10 @@ struct nemu_client {
 	uint64_t huge_left; /* bytes of a huge reply still to inject */
 	bool endless;	    /* drip a reply that never ends */
 	double next_drip;
+	bool subscribed;     /* <create-subscription> done: notifications go here */
+	uint64_t flood_left; /* notifications of a flood still to inject */
+	char *rest;	     /* framed bytes the relay had no room for yet */
+	size_t nrest;
 	struct nemu_client *next;
 };
 
@@ -58,6 +62,9 @@ struct nemu {
 		uint32_t sid;
 	} confirm;
 	uint8_t *status;     /* port 1..2N: 0 ENABLED, 1 DISABLED, 2 FAILED */
+	uint8_t *alarmed;    /* port 1..2N: in use and under the power alarm (notified) */
+	double power_alarm;  /* --power-alarm: a port in use under this many dBm alarms */
+	bool scan_due;	     /* health or running changed: look for alarms to notify */
 	double *host_power;  /* ingress 1..N: what the host sends, dBm */
 	double *shown_power; /* 1..2N: what the last <get> reported (--stale-power) */
 	bool stale;
@@ -65,7 +72,7 @@ struct nemu {
 	struct timespec health_mtime;
 	/* what the hello offers */
 	const char *revision; /* NULL: no optical-switch module (--no-model) */
-	bool candidate, confirmed, rollback, writable_running;
+	bool candidate, confirmed, rollback, writable_running, notification;
 	uint32_t delay_ms;
 	const char *hold_path;
 	const char *state_path;

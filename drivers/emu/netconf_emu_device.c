@@ -52,6 +52,8 @@ enum nemu_fault nemu_fault_parse(const char *s)
 }
 
 static void logf_(struct nemu *e, const char *fmt, ...) OFC_PRINTF(2, 3);
+static void notify_fault(struct nemu *e, const char *arg);
+static void inject_start(struct nemu_client *c, const char *body, uint64_t declared);
 static void logf_(struct nemu *e, const char *fmt, ...)
 {
 	va_list ap;
@@ -74,6 +76,8 @@ int nemu_init(struct nemu *e, struct ofc_error *err)
 	e->cand = xcalloc(e->n + 1, sizeof(uint32_t));
 	e->confirm.backup = xcalloc(e->n + 1, sizeof(uint32_t));
 	e->status = xcalloc(2 * (size_t)e->n + 1, 1);
+	e->alarmed = xcalloc(2 * (size_t)e->n + 1, 1);
+	e->scan_due = true;
 	e->host_power = xcalloc(e->n + 1, sizeof(double));
 	e->shown_power = xcalloc(2 * (size_t)e->n + 1, sizeof(double));
 	for (uint32_t i = 1; i <= e->n; i++)
@@ -179,6 +183,7 @@ static void set_running(struct nemu *e, const uint32_t *want)
 	}
 	copy_table(e, e->run, want);
 	save_state(e);
+	e->scan_due = true; /* ports in use changed */
 }
 
 static void revert(struct nemu *e, const char *why)
@@ -225,11 +230,16 @@ static void reload_health(struct nemu *e)
 	memset(e->status, ST_ENABLED, 2 * (size_t)e->n + 1);
 	for (uint32_t i = 1; i <= e->n; i++)
 		e->host_power[i] = HOST_DBM;
+	e->scan_due = true;
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
 		char what[16], val[32];
 		uint32_t port;
 		char *end;
 
+		if (strncmp(line, "notify ", 7) == 0) {
+			notify_fault(e, line + 7);
+			continue;
+		}
 		if (sscanf(line, "%u %15s %31s", &port, what, val) != 3 || port < 1 ||
 		    port > 2 * e->n) {
 			fprintf(stderr, "netconf-emu: %s: bad line '%.60s'\n", e->health_path,
@@ -245,6 +255,169 @@ static void reload_health(struct nemu *e)
 	}
 	free(text);
 	logf_(e, "%llu health reloaded", (unsigned long long)e->commands);
+}
+
+/* ---- notifications (RFC 5277) ------------------------------------------------------ */
+
+static void event_time(char *buf, size_t n)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* A port power notification of polatis-switch to every subscribed session. */
+static void notify_port(struct nemu *e, const char *name, uint32_t port)
+{
+	const struct lys_module *mod = ly_ctx_get_module_implemented(e->ctx, "polatis-switch");
+	char id[16], when[32];
+
+	if (!mod)
+		return;
+	snprintf(id, sizeof(id), "%u", port);
+	event_time(when, sizeof(when));
+	logf_(e, "%llu notify %s %u", (unsigned long long)e->commands, name, port);
+	for (struct nemu_client *c = e->clients; c; c = c->next) {
+		struct lyd_node *ev = NULL;
+		struct nc_server_notif *n;
+
+		if (!c->subscribed || c->gone || !c->nc)
+			continue;
+		if (lyd_new_inner(NULL, mod, name, 0, &ev) != LY_SUCCESS ||
+		    lyd_new_term(ev, NULL, "port-id", id, 0, NULL) != LY_SUCCESS) {
+			lyd_free_tree(ev);
+			continue;
+		}
+		n = nc_server_notif_new(ev, when, NC_PARAMTYPE_CONST);
+		if (n && nc_server_notif_send(c->nc, n, 1000) != NC_MSG_NOTIF)
+			c->gone = true; /* a subscriber that cannot take it */
+		nc_server_notif_free(n);
+		lyd_free_tree(ev);
+	}
+}
+
+/* What port p (1..2N) reads, by[] the ingress feeding each egress 1..N. */
+static double power_at(const struct nemu *e, uint32_t p, const uint32_t *by)
+{
+	if (e->status[p] == ST_FAILED)
+		return DARK_DBM;
+	if (p <= e->n)
+		return e->host_power[p];
+	if (by[p - e->n] && e->status[by[p - e->n]] != ST_FAILED)
+		return e->host_power[by[p - e->n]] - LOSS_DB;
+	return DARK_DBM;
+}
+
+/* A port in use (an ingress connected, an egress fed) that FAILED or reads
+ * under --power-alarm raises port-power-alarm once, and port-power-clear
+ * when it is well again while still in use (a switch's power alarm, as
+ * the polatis-switch model has it; a port out of use goes quiet). */
+static void alarm_scan(struct nemu *e)
+{
+	uint32_t *by = xcalloc(e->n + 1, sizeof(uint32_t));
+
+	e->scan_due = false;
+	for (uint32_t i = 1; i <= e->n; i++)
+		if (e->run[i])
+			by[e->run[i]] = i;
+	for (uint32_t p = 1; p <= 2 * e->n; p++) {
+		bool use = p <= e->n ? e->run[p] != 0 : by[p - e->n] != 0;
+		bool now =
+		    use && (e->status[p] == ST_FAILED || power_at(e, p, by) < e->power_alarm);
+
+		if (now && !e->alarmed[p])
+			notify_port(e, "port-power-alarm", p);
+		else if (!now && e->alarmed[p] && use)
+			notify_port(e, "port-power-clear", p);
+		e->alarmed[p] = now;
+	}
+	free(by);
+}
+
+/* Bytes for the peer past libnetconf2, in order: what the relay has no
+ * room for now waits in c->rest for the next tick. */
+static void inject_all(struct nemu_client *c, const char *buf, size_t n)
+{
+	size_t k = c->nrest ? 0 : ncrelay_inject(c->relay, buf, n);
+
+	if (k < n) {
+		c->rest = xrealloc(c->rest, c->nrest + (n - k));
+		memcpy(c->rest + c->nrest, buf + k, n - k);
+		c->nrest += n - k;
+	}
+}
+
+static void inject_rest(struct nemu_client *c)
+{
+	size_t k = c->nrest ? ncrelay_inject(c->relay, c->rest, c->nrest) : 0;
+
+	memmove(c->rest, c->rest + k, c->nrest - k);
+	c->nrest -= k;
+}
+
+/* A whole message for a subscriber, past libnetconf2 (RFC 6242 chunked). */
+static void inject_framed(struct nemu_client *c, const char *body)
+{
+	char *msg = xasprintf("\n#%zu\n%s\n##\n", strlen(body), body);
+
+	inject_all(c, msg, strlen(msg));
+	free(msg);
+}
+
+static char *notif_text(const char *event)
+{
+	char when[32];
+
+	event_time(when, sizeof(when));
+	return xasprintf("<notification xmlns=\"" NC_NOTIF_NS "\"><eventTime>%s</eventTime>%s"
+			 "</notification>",
+			 when, event);
+}
+
+/* "notify MODE [COUNT]" in the health file: what every subscribed session
+ * gets at once, past libnetconf2: garbage (not well-formed), bad-port (a
+ * port the switch does not have), other (a notification of a module ofc
+ * does not load), reply (an <rpc-reply> nobody asked for), huge (2 MiB),
+ * flood COUNT (that many port-power-alarm for port 1). */
+static void notify_fault(struct nemu *e, const char *arg)
+{
+	char mode[16];
+	unsigned long long count = 0;
+	char *body = NULL;
+
+	if (sscanf(arg, "%15s %llu", mode, &count) < 1)
+		return;
+	logf_(e, "%llu notify fault %s", (unsigned long long)e->commands, mode);
+	if (strcmp(mode, "garbage") == 0)
+		body = notif_text("<port-power-alarm xmlns=\"" PLTS_NS "\"><port-id>1</port-id>");
+	else if (strcmp(mode, "bad-port") == 0)
+		body = notif_text("<port-power-alarm xmlns=\"" PLTS_NS
+				  "\"><port-id>4000000000</port-id></port-power-alarm>");
+	else if (strcmp(mode, "other") == 0)
+		body = notif_text("<thing-happened xmlns=\"urn:example:other\"/>");
+	else if (strcmp(mode, "reply") == 0)
+		body = xstrdup("<rpc-reply xmlns=\"urn:ietf:params:xml:ns:netconf:base:1.0\" "
+			       "message-id=\"1\"><ok/></rpc-reply>");
+	for (struct nemu_client *c = e->clients; c; c = c->next) {
+		if (!c->subscribed || c->gone || !c->relay)
+			continue;
+		if (body) {
+			inject_framed(c, body);
+		} else if (strcmp(mode, "huge") == 0) {
+			char *head = notif_text("");
+
+			/* the envelope's start, then spaces: 2 MiB declared */
+			head[strlen(head) - strlen("</notification>")] = 0;
+			inject_start(c, head, 2u << 20);
+			c->huge_left = (2u << 20) - strlen(head);
+			free(head);
+		} else if (strcmp(mode, "flood") == 0) {
+			c->flood_left = count;
+		}
+	}
+	free(body);
 }
 
 /* What port p (1..2N) reads now. */
@@ -665,6 +838,26 @@ static struct nc_server_reply *do_lock(struct nemu *e, struct nemu_client *c, st
 	return nc_server_reply_ok();
 }
 
+/* RFC 5277 2.1.1: the NETCONF stream (the default) or the Polatis one;
+ * a session subscribes once. */
+static struct nc_server_reply *do_subscribe(struct nemu *e, struct nemu_client *c,
+					    struct lyd_node *rpc)
+{
+	const char *stream = child_value(rpc, "stream");
+
+	if (!e->notification)
+		return error_reply(e, NC_ERR_OP_NOT_SUPPORTED, "no :notification", NULL);
+	if (stream && strcmp(stream, "NETCONF") != 0 && strcmp(stream, PLTS_STREAM) != 0)
+		return error_reply(e, NC_ERR_INVALID_VALUE, "no such stream", NULL);
+	if (child(rpc, "startTime"))
+		return error_reply(e, NC_ERR_OP_NOT_SUPPORTED, "no replay", NULL);
+	if (c->subscribed)
+		return error_reply(e, NC_ERR_IN_USE, "this session is subscribed already", NULL);
+	nc_session_inc_notif_status(c->nc);
+	c->subscribed = true;
+	return nc_server_reply_ok();
+}
+
 /* ---- faults that stream bytes ----------------------------------------------------------- */
 
 static void inject_start(struct nemu_client *c, const char *body, uint64_t declared)
@@ -683,10 +876,24 @@ void nemu_tick(struct nemu *e)
 
 	if (e->confirm.pending && now_seconds() >= e->confirm.deadline)
 		revert(e, "confirm-timeout");
+	reload_health(e);
+	if (e->scan_due && e->notification)
+		alarm_scan(e);
 	memset(spaces, ' ', sizeof(spaces));
 	for (struct nemu_client *c = e->clients; c; c = c->next) {
 		if (!c->relay || c->gone)
 			continue;
+		inject_rest(c);
+		if (c->flood_left && !c->nrest) {
+			char *one = notif_text("<port-power-alarm xmlns=\"" PLTS_NS
+					       "\"><port-id>1</port-id></port-power-alarm>");
+
+			for (uint32_t k = 0; k < 256 && c->flood_left && !c->nrest; k++) {
+				inject_framed(c, one);
+				c->flood_left--;
+			}
+			free(one);
+		}
 		while (c->huge_left) {
 			size_t want = c->huge_left < sizeof(spaces) ? c->huge_left : sizeof(spaces);
 			size_t k = ncrelay_inject(c->relay, spaces, want);
@@ -709,8 +916,13 @@ static void log_rpc(struct nemu *e, const struct lyd_node *rpc, enum nemu_fault 
 {
 	const char *name = LYD_NAME(rpc), *ds = "";
 	NC_DATASTORE d = datastore_of(child(rpc, "target"));
+	char stream[80];
 
-	if (strcmp(name, "commit") == 0)
+	if (strcmp(name, "create-subscription") == 0) {
+		snprintf(stream, sizeof(stream), " %.64s",
+			 child_value(rpc, "stream") ? child_value(rpc, "stream") : "NETCONF");
+		ds = stream;
+	} else if (strcmp(name, "commit") == 0)
 		ds = child(rpc, "confirmed") ? " confirmed"
 		     : e->confirm.pending    ? " (confirming)"
 					     : "";
@@ -787,6 +999,8 @@ struct nc_server_reply *nemu_rpc(struct nemu *e, struct nemu_client *c, struct l
 	else if (strcmp(name, "discard-changes") == 0) {
 		copy_table(e, e->cand, e->run);
 		r = nc_server_reply_ok();
+	} else if (strcmp(name, "create-subscription") == 0) {
+		r = do_subscribe(e, c, rpc);
 	} else if (strcmp(name, "cancel-commit") == 0) {
 		if (!e->confirm.pending) {
 			r = error_reply(e, NC_ERR_OP_FAILED, "no confirmed commit is pending",

@@ -10,8 +10,8 @@
  *               [--host-key FILE] [--known-hosts FILE] [--revision REV | --no-model]
  *               [--no-candidate] [--no-confirmed-commit] [--no-rollback-on-error]
  *               [--no-writable-running] [--delay-ms D] [--hold-file F]
- *               [--health FILE] [--stale-power]
- *               [--fail-at K [--fail-count C] [--fail-mode MODE]]
+ *               [--health FILE] [--stale-power] [--no-notification]
+ *               [--power-alarm DBM] [--fail-at K [--fail-count C] [--fail-mode MODE]]
  *               [--state FILE] [--port-file FILE] [--log FILE]
  */
 #include "drivers/emu/internal.h"
@@ -43,8 +43,8 @@ static const char usage[] =
     "                   [--host-key FILE] [--known-hosts FILE] [--revision REV | --no-model]\n"
     "                   [--no-candidate] [--no-confirmed-commit] [--no-rollback-on-error]\n"
     "                   [--no-writable-running] [--delay-ms D] [--hold-file F]\n"
-    "                   [--health FILE] [--stale-power]\n"
-    "                   [--fail-at K [--fail-count C] [--fail-mode MODE]]\n"
+    "                   [--health FILE] [--stale-power] [--no-notification]\n"
+    "                   [--power-alarm DBM] [--fail-at K [--fail-count C] [--fail-mode MODE]]\n"
     "                   [--state FILE] [--port-file FILE] [--log FILE]\n"
     "MODE: deny (default), close, close-after, close-mid, stall, garbage, lie, huge,\n"
     "      endless, locked\n";
@@ -70,8 +70,16 @@ static const char help[] =
     "  --delay-ms D            the time each change to running takes (switching)\n"
     "  --hold-file F           every change to running waits while F exists\n"
     "  --health FILE           ports' status and power, read again when it changes:\n"
-    "                          'PORT status ENABLED|DISABLED|FAILED', 'PORT power DBM'\n"
+    "                          'PORT status ENABLED|DISABLED|FAILED', 'PORT power DBM';\n"
+    "                          'notify MODE [COUNT]' sends every subscriber at once a\n"
+    "                          notification that is garbage (not well-formed), bad-port,\n"
+    "                          other (of another module), reply (an <rpc-reply> instead),\n"
+    "                          huge (2 MiB), or a flood of COUNT port-power-alarm\n"
     "  --stale-power           every <get> shows the power readings of the one before\n"
+    "  --no-notification       no :notification (no <create-subscription>)\n"
+    "  --power-alarm DBM       a port in use that FAILED or reads under DBM (default -60)\n"
+    "                          raises port-power-alarm to subscribers, port-power-clear\n"
+    "                          when it is back\n"
     "  --fail-at K             misbehave from the K-th RPC received (counted from 1)\n"
     "  --fail-count C          ... for C RPCs (default 1)\n"
     "  --fail-mode MODE        deny (an rpc-error; an edit's names one pair), close,\n"
@@ -163,6 +171,7 @@ static void free_gone(struct nemu *e, struct nc_pollsession *ps)
 		}
 		close(c->lib_fd);
 		ncrelay_stop(c->relay);
+		free(c->rest);
 		free(c);
 	}
 }
@@ -277,6 +286,18 @@ static int own_option(struct nemu *e, int c, const char *arg, const char **unix_
 	case 'S':
 		e->stale = true;
 		return 0;
+	case 'N' + 256:
+		e->notification = false;
+		return 0;
+	case 'P' + 256: {
+		char *end;
+
+		e->power_alarm = strtod(arg, &end);
+		if (!*arg || *end || e->power_alarm < -100 || e->power_alarm > 100)
+			return emu_usage_error(
+			    &e->co, "--power-alarm must be -100..100 dBm, got '%s'", arg);
+		return 0;
+	}
 	case 's':
 		e->state_path = arg;
 		return 0;
@@ -343,7 +364,12 @@ static int start(struct nemu *e, const char *host_key, const char *known_hosts,
 	if (netconf_context(e->revision, features, LY_CTX_NO_YANGLIBRARY, &e->ctx, err) < 0 ||
 	    nemu_init(e, err) < 0 || nemu_load_state(e, err) < 0)
 		return -1;
-	if (nc_server_init(e->ctx) != 0)
+	/* RFC 5277: the notifications module (create-subscription) and the
+	 * port power notifications, and the capability in the hello */
+	if (e->notification && netconf_context_notifications(e->ctx, err) < 0)
+		return -1;
+	if (nc_server_init(e->ctx) != 0 ||
+	    (e->notification && nc_server_set_capability(NC_NOTIF_CAP) != 0))
 		return ofc_error_set(err, OFC_E_RUNTIME, "libnetconf2 would not start a server");
 	nc_set_global_rpc_clb(rpc_clb);
 	nc_server_set_hello_timeout(5);
@@ -388,6 +414,8 @@ int main(int argc, char **argv)
 	    {"hold-file", required_argument, NULL, 'H'},
 	    {"health", required_argument, NULL, 'h' + 256},
 	    {"stale-power", no_argument, NULL, 'S'},
+	    {"no-notification", no_argument, NULL, 'N' + 256},
+	    {"power-alarm", required_argument, NULL, 'P' + 256},
 	    {"state", required_argument, NULL, 's'},
 	    {"revision", required_argument, NULL, 'r'},
 	    {"no-model", no_argument, NULL, 'm'},
@@ -404,6 +432,8 @@ int main(int argc, char **argv)
 	    .confirmed = true,
 	    .rollback = true,
 	    .writable_running = true,
+	    .notification = true,
+	    .power_alarm = -60,
 	    .fault_mode = NF_DENY};
 	const char *unix_path = NULL, *host_key = NULL, *known_hosts = NULL, *cred_path = NULL;
 	struct ofc_error err = {0};

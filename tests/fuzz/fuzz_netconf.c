@@ -1,7 +1,7 @@
 /* libFuzzer: what a NETCONF switch sends never crashes the path from it to
  * ofc's state (drivers/netconf_data.c), and what that path accepts holds.
  * The first byte picks the module's revision (bit 0: the list `pair` or
- * `pairs`) and what the rest is (bits 1-2):
+ * `pairs`) and what the rest is (bits 1-3):
  *
  *   0  <get> data, parsed against the module as the driver parses it: what
  *      is accepted is a state an 8x8 switch can hold;
@@ -15,7 +15,12 @@
  *      read has a revision YYYY-MM-DD, and `pairs` exactly before
  *      2017-08-04;
  *   3  an rpc-error's error-path (opsw_error_ingress): an ingress read is
- *      1..2^32-1 and written in the path.
+ *      1..2^32-1 and written in the path;
+ *   4  a whole <notification>, read as libnetconf2 reads it (lyd_parse_op,
+ *      LYD_TYPE_NOTIF_NETCONF, in a session's context with notifications
+ *      and polatis-switch), then opsw_notif_take: a port power
+ *      notification taken names a port 1..16 of an 8x8 switch;
+ *   5-7 as 3.
  *
  * The modules are ofc's built-in ones (drivers/yang via embed-yang).
  */
@@ -130,9 +135,29 @@ static void path_path(const char *text)
 	}
 }
 
+static void notif_path(struct ly_ctx *ctx, const char *text)
+{
+	struct lyd_node *envp = NULL, *op = NULL;
+	struct ly_in *in = NULL;
+	struct ofc_error err = {0};
+	struct opsw_notif n;
+
+	if (ly_in_new_memory(text, &in) != LY_SUCCESS)
+		abort();
+	if (lyd_parse_op(ctx, NULL, in, LYD_XML, LYD_TYPE_NOTIF_NETCONF, &envp, &op) ==
+		LY_SUCCESS &&
+	    opsw_notif_take(op, 8, &n, &err) == 1 &&
+	    (n.port < 1 || n.port > 16 || n.kind < OPSW_POWER_ALARM ||
+	     n.kind > OPSW_POWER_WARN_CLEAR))
+		abort();
+	lyd_free_all(envp);
+	lyd_free_all(op);
+	ly_in_free(in, 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct ly_ctx *model[2], *session;
+	static struct ly_ctx *model[2], *session, *notif;
 	static const char *const rev[2] = {"2017-08-04", "2015-06-10"};
 	struct ofc_error err = {0};
 	char *text;
@@ -145,10 +170,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (!session && netconf_context(NULL, NULL, LY_CTX_NO_YANGLIBRARY, &session, &err) < 0)
 		abort();
+	if (!notif && (netconf_context(NULL, NULL, LY_CTX_NO_YANGLIBRARY, &notif, &err) < 0 ||
+		       netconf_context_notifications(notif, &err) < 0))
+		abort();
 	text = malloc(size);
 	memcpy(text, data + 1, size - 1);
 	text[size - 1] = 0;
-	switch ((data[0] >> 1) & 3) {
+	switch ((data[0] >> 1) & 7) {
 	case 0:
 		data_path(model[i], (const char *)data + 1, size - 1);
 		break;
@@ -158,6 +186,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 2:
 		caps_path(text);
+		break;
+	case 4:
+		if (strlen(text) == size - 1)
+			notif_path(notif, text);
 		break;
 	default:
 		path_path(text);

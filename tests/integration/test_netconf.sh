@@ -267,9 +267,12 @@ stop_emu "$f_pid"
 
 # ofcd: what the switch reports failing is a failure in effect (the host
 # port cabled to it), re-planned around like a lost switch's, shown in its
-# status and counted in its metrics; back when the port is.
+# status and counted in its metrics; back when the port is. A switch
+# without :notification is polled (every probe reads its health), and
+# nothing subscribes.
 : >"$TMP/health"
-nemu o "$TMP/run.state" --health "$TMP/health"
+: >"$TMP/op.log"
+nemu o "$TMP/run.state" --health "$TMP/health" --no-notification --log "$TMP/op.log"
 SOCK="$TMP/ofcd.sock"
 ${OFCD:-$BUILD/ofcd} --foreground --config "$CIRC" --socket "$SOCK" --state-dir "$ST" \
 	--credentials-dir "$TMP" --device "$(unix_dev o)" --probe-interval 200ms 2>>"$TMP/d.log" &
@@ -311,6 +314,56 @@ failed_is '[]'
 kill -TERM "$ofcd_pid"
 wait "$ofcd_pid"
 stop_emu "$o_pid"
+! grep -q "create-subscription" "$TMP/op.log" && ok || bad "a subscription to a switch without :notification"
+
+# ofcd and the switch's notifications (RFC 5277): probing once an hour,
+# only a notification brings a failing port to ofcd. ofcd subscribes over
+# SSH on a session of its own (the Polatis stream); the port that FAILED
+# raises port-power-alarm, and ofcd reads the switch's health at once. Junk
+# on that session (not well-formed, a port the switch lacks, another
+# module's, a flood of 20000, an <rpc-reply>, 2 MiB) is dropped, or cuts
+# the session, which subscribes again; ofcd's memory stays bounded, and
+# the port's recovery (port-power-clear) still reaches it.
+: >"$TMP/health"
+: >"$TMP/n.log"
+nemu n "$TMP/run.state" --health "$TMP/health" --log "$TMP/n.log"
+${OFCD:-$BUILD/ofcd} --foreground --config "$CIRC" --socket "$SOCK" --state-dir "$ST" \
+	--credentials-dir "$TMP" --device "$(ssh_dev "$n_port")" --probe-interval 1h --log-level info \
+	2>>"$TMP/dn.log" &
+ofcd_pid=$!
+subscriptions() { # COUNT: wait until the switch has seen that many
+	_end=$(($(date +%s) + 20))
+	until [ "$(grep -c ' create-subscription Polatis$' "$TMP/n.log")" -ge "$1" ] ||
+		[ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+	[ "$(grep -c ' create-subscription Polatis$' "$TMP/n.log")" -ge "$1" ] && ok ||
+		bad "ofcd's subscription number $1" "$(grep -v connect "$TMP/n.log" | tail -5)" "$(tail -3 "$TMP/dn.log")"
+}
+subscriptions 1
+printf '2 status FAILED\n' >"$TMP/health"
+failed_is "sorted(['h0:1', '$(hp "$P2")'])"
+grep -q " notify port-power-alarm 2$" "$TMP/n.log" && ok || bad "no port-power-alarm sent" "$(tail -5 "$TMP/n.log")"
+grep -q "device news from ocs0 (a notification, or a new subscription): probing" "$TMP/dn.log" && ok || bad "no probe for the notification" "$(tail -5 "$TMP/dn.log")"
+rss() { awk '/^VmRSS/ {print $2}' "/proc/$ofcd_pid/status"; }
+RSS0=$(rss)
+for junk in garbage bad-port other "flood 20000" reply; do
+	printf '2 status FAILED\nnotify %s\n' "$junk" >"$TMP/health"
+	_end=$(($(date +%s) + 10))
+	until grep -q "notify fault ${junk%% *}$" "$TMP/n.log" || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+done
+# the reply after the flood cuts the session: subscribed again, the whole
+# flood read
+subscriptions 2
+printf '2 status FAILED\nnotify huge\n' >"$TMP/health"
+subscriptions 3
+kill -0 "$ofcd_pid" && [ $(($(rss) - RSS0)) -lt 32768 ] && ok ||
+	bad "ofcd after junk notifications: RSS $RSS0 -> $(rss) KiB"
+expect_json "sorted(j.get('failed', [])) == sorted(['h0:1', '$(hp "$P2")'])" $OFC --socket "$SOCK" status --json
+: >"$TMP/health"
+failed_is '[]'
+grep -q " notify port-power-clear 2$" "$TMP/n.log" && ok || bad "no port-power-clear sent" "$(tail -5 "$TMP/n.log")"
+kill -TERM "$ofcd_pid"
+wait "$ofcd_pid"
+stop_emu "$n_pid"
 
 # ofcd's reconfiguration over NETCONF, ofcd killed -9 half-way: stalled at
 # the commit (nothing committed: undone on restart) and at the read-back

@@ -3,8 +3,9 @@
 # (issue 39 item 3, docs/netconf.md "Interop"): yuma123's netconfd (Debian
 # netconfd) loaded with ofc's YANG module, behind a private OpenSSH sshd on
 # a loopback port this test picks, with its own host key and config (the
-# netconf subsystem is yuma's netconf-subsystem); and python3-ncclient, an
-# independent client, against build/netconf-emu. sshd wants its privilege
+# netconf subsystem is yuma's netconf-subsystem), with ofc and with ofcd
+# (its notification session); and python3-ncclient, an independent client,
+# against build/netconf-emu (its notifications too). sshd wants its privilege
 # separation directory /run/sshd, which the test makes on a tmpfs of a
 # mount namespace of its own (unshare), so it needs root; without root,
 # netconfd, sshd or unshare the suite says so and skips.
@@ -52,7 +53,8 @@ unshare -m --propagation private sh -c "mount -t tmpfs -o size=1m,mode=755 ofc-s
 	mkdir -m 755 /run/sshd && exec /usr/sbin/sshd -D -e -f '$TMP/sshd_config'" 2>"$TMP/sshd.log" &
 SSHD=$!
 # netconfd REVISION: yuma123's agent with ofc's module (the revision's
-# file), its own home, log and socket, serving the sshd's port
+# file), its own home, log (debug: it names each RPC) and socket, serving
+# the sshd's port
 NETCONFD=
 netconfd() {
 	[ -n "$NETCONFD" ] && kill "$NETCONFD" 2>/dev/null && wait "$NETCONFD" 2>/dev/null
@@ -60,7 +62,7 @@ netconfd() {
 	HOME="$TMP" /usr/sbin/netconfd --modpath="$PWD/drivers/yang:/usr/share/yuma/modules" \
 		--module="$PWD/drivers/yang/optical-switch@$1.yang" --no-startup \
 		--superuser="$(id -un)" --access-control=off --port="$P" \
-		--ncxserver-sockname="$TMP/ncx.sock" --log="$TMP/netconfd.log" --log-level=info \
+		--ncxserver-sockname="$TMP/ncx.sock" --log="$TMP/netconfd.log" --log-level=debug \
 		>"$TMP/netconfd.out" 2>&1 &
 	NETCONFD=$!
 	_end=$(($(date +%s) + 10))
@@ -165,6 +167,26 @@ rm -f "$TMP/hold"
 wait $locker
 expect_stdout_has "committed transaction" $OFC apply "$TORUS" --device "$D" --state-dir "$ST"
 
+# ---- ofcd subscribes to netconfd's notifications -----------------------------------------------
+# netconfd offers :notification and only the NETCONF stream: ofcd's second
+# session asks for the Polatis stream, is refused, subscribes to NETCONF,
+# and the subscription's first news is a probe; netconfd's own
+# notifications (sessions starting and ending, config changes) are of
+# modules ofc does not load, and change nothing.
+${OFCD:-$BUILD/ofcd} --foreground --config "$TORUS" --socket "$TMP/ofcd.sock" --state-dir "$ST" \
+	--credentials-dir "$TMP" --device "$D" --probe-interval 1h --log-level info 2>"$TMP/ofcd.log" &
+OFCD_PID=$!
+_end=$(($(date +%s) + 20))
+until grep -q "device news from ocs0" "$TMP/ofcd.log" || [ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+grep -q "device news from ocs0 (a notification, or a new subscription): probing" "$TMP/ofcd.log" &&
+	[ "$(grep -c "agt_rpc: <create-subscription> for" "$TMP/netconfd.log")" -eq 2 ] &&
+	grep -q "Started live subscription on stream 'NETCONF'" "$TMP/netconfd.log" && ok ||
+	bad "ofcd did not subscribe to netconfd" "$(tail -5 "$TMP/ofcd.log")" \
+		"$(grep -i "subscri" "$TMP/netconfd.log" | tail -5)"
+expect_json 'j["devices"][0]["reachable"] and not j.get("failed")' $OFC --socket "$TMP/ofcd.sock" status --json
+kill -TERM $OFCD_PID
+wait $OFCD_PID
+
 # ---- the older revision: netconfd with optical-switch@2015-06-10 speaks pairs -----------------
 # (a new netconfd starts empty: the first apply creates the container, the
 # second edits pair by pair, which its log names)
@@ -177,12 +199,15 @@ at "$TORUS" && grep -q "opsw:pairs\[opsw:ingress=" "$TMP/netconfd.log" && ok ||
 # ---- ncclient, an independent client, against build/netconf-emu ---------------------------------
 # Over SSH with the demo password and the demo host key: the hello names
 # the model, a filtered <get> and a <get-config> answer, an edit of the
-# candidate committed reaches the emulator's running (its state file), and
-# a refused pair comes back as an rpc-error with its error-path.
+# candidate committed reaches the emulator's running (its state file), a
+# refused pair comes back as an rpc-error with its error-path, and a
+# subscription to the Polatis stream gets port-power-alarm for a port in
+# use that fails, and port-power-clear when it is back.
 : >"$TMP/emu.state"
+: >"$TMP/emu.health"
 start_emu netconf-emu e --ports 8 --host-key configs/credentials/netconf-emu-host.key \
-	--credentials configs/credentials/ocs0.cred --state "$TMP/emu.state"
-/usr/bin/python3 - "$e_port" "$TMP/emu.state" <<'PY' >"$TMP/ncc.out" 2>&1 && ok || bad "ncclient against netconf-emu" "$(tail -5 "$TMP/ncc.out")"
+	--credentials configs/credentials/ocs0.cred --state "$TMP/emu.state" --health "$TMP/emu.health"
+/usr/bin/python3 - "$e_port" "$TMP/emu.state" "$TMP/emu.health" <<'PY' >"$TMP/ncc.out" 2>&1 && ok || bad "ncclient against netconf-emu" "$(tail -5 "$TMP/ncc.out")"
 import sys
 from ncclient import manager
 from ncclient.operations import RPCError
@@ -211,6 +236,16 @@ with manager.connect(host="127.0.0.1", port=int(sys.argv[1]), username="admin", 
         raise SystemExit("an egress in use twice was taken")
     except RPCError as e:
         assert e.tag == "in-use" and "ingress='5'" in (e.path or ""), (e.tag, e.path)
+    PLTS = "http://www.polatis.com/yang/polatis-switch"
+    assert ":notification" in m.server_capabilities
+    assert any(c.startswith(PLTS + "?module=polatis-switch&") for c in m.server_capabilities)
+    m.create_subscription(stream_name="Polatis")
+    for health, name in (("2 status FAILED\n", "port-power-alarm"), ("", "port-power-clear")):
+        open(sys.argv[3], "w").write(health)
+        n = m.take_notification(timeout=10)
+        assert n is not None, "no " + name
+        x = n.notification_xml
+        assert f'<{name} xmlns="{PLTS}"><port-id>2</port-id>' in x, x
 print("ncclient: ok")
 PY
 stop_emu "$e_pid"

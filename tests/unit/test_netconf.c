@@ -335,6 +335,82 @@ static size_t drain(int fd)
 	return total;
 }
 
+/* A whole <notification> parsed as libnetconf2 parses it
+ * (lyd_parse_op, LYD_TYPE_NOTIF_NETCONF, in the session's context), then
+ * what the driver takes from it: rc of opsw_notif_take, or 9 when
+ * libyang refuses the message. */
+static int notif(struct ly_ctx *ctx, const char *event, uint32_t ports, struct opsw_notif *n)
+{
+	char *xml = xasprintf("<notification xmlns=\"" NC_NOTIF_NS "\"><eventTime>"
+			      "2024-05-01T10:00:00Z</eventTime>%s</notification>",
+			      event);
+	struct lyd_node *envp = NULL, *op = NULL;
+	struct ly_in *in = NULL;
+	struct ofc_error err = {0};
+	int rc = 9;
+
+	assert_int_equal(ly_in_new_memory(xml, &in), LY_SUCCESS);
+	if (lyd_parse_op(ctx, NULL, in, LYD_XML, LYD_TYPE_NOTIF_NETCONF, &envp, &op) == LY_SUCCESS)
+		rc = opsw_notif_take(op, ports, n, &err);
+	if (rc < 0)
+		assert_non_null(strstr(err.msg, "no such port on a 4x4 switch"));
+	lyd_free_all(envp);
+	lyd_free_all(op);
+	ly_in_free(in, 0);
+	free(xml);
+	return rc;
+}
+
+static void test_notification(void **state)
+{
+	struct ofc_error err = {0};
+	struct ly_ctx *ctx;
+	struct opsw_notif n;
+	(void)state;
+
+	netconf_quiet(); /* libyang's refusals go to ofc's errors, not stderr */
+	/* the session's context: ietf-netconf, notifications, polatis-switch */
+	assert_int_equal(netconf_context(NULL, NULL, LY_CTX_NO_YANGLIBRARY, &ctx, &err), 0);
+	assert_int_equal(netconf_context_notifications(ctx, &err), 0);
+	assert_non_null(ly_ctx_get_module_implemented(ctx, "notifications"));
+#define PW(name, port) "<" name " xmlns=\"" PLTS_NS "\"><port-id>" port "</port-id></" name ">"
+	assert_int_equal(notif(ctx, PW("port-power-alarm", "3"), 4, &n), 1);
+	assert_int_equal(n.kind, OPSW_POWER_ALARM);
+	assert_int_equal(n.port, 3);
+	assert_string_equal(opsw_notif_name(n.kind), "port-power-alarm");
+	/* an egress (N+1..2N), with its label */
+	assert_int_equal(notif(ctx,
+			       "<port-power-clear xmlns=\"" PLTS_NS "\"><port-id>8</port-id>"
+			       "<port-label>to h1</port-label></port-power-clear>",
+			       4, &n),
+			 1);
+	assert_int_equal(n.kind, OPSW_POWER_CLEAR);
+	assert_int_equal(n.port, 8);
+	assert_int_equal(notif(ctx, PW("port-power-warn-alarm", "1"), 4, &n), 1);
+	assert_int_equal(n.kind, OPSW_POWER_WARN);
+	assert_int_equal(notif(ctx, PW("port-power-warn-clear", "1"), 4, &n), 1);
+	assert_int_equal(n.kind, OPSW_POWER_WARN_CLEAR);
+	/* a port the switch does not have: refused, naming it */
+	assert_int_equal(notif(ctx, PW("port-power-alarm", "9"), 4, &n), -1);
+	assert_int_equal(notif(ctx, PW("port-power-alarm", "0"), 4, &n), -1);
+	/* without its port-id (lyd_parse_op does not check mandatory) */
+	assert_int_equal(notif(ctx, "<port-power-alarm xmlns=\"" PLTS_NS "\"/>", 4, &n), -1);
+	/* what libyang refuses: not a number, an element the module lacks,
+	 * not well-formed, another module's */
+	assert_int_equal(notif(ctx, PW("port-power-alarm", "three"), 4, &n), 9);
+	assert_int_equal(notif(ctx,
+			       "<port-power-alarm xmlns=\"" PLTS_NS "\"><port-id>1</port-id>"
+			       "<colour>red</colour></port-power-alarm>",
+			       4, &n),
+			 9);
+	assert_int_equal(
+	    notif(ctx, "<port-power-alarm xmlns=\"" PLTS_NS "\"><port-id>1</port-id>", 4, &n), 9);
+	assert_int_equal(notif(ctx, "<thing xmlns=\"urn:example:other\"/>", 4, &n), 9);
+	/* nothing of polatis-switch: not ofc's */
+	assert_int_equal(opsw_notif_take(NULL, 4, &n, &err), 0);
+	ly_ctx_destroy(ctx);
+}
+
 static void test_relay(void **state)
 {
 	struct ofc_error err = {0};
@@ -386,6 +462,25 @@ static void test_relay(void **state)
 	close(lib);
 	ncrelay_stop(r);
 
+	/* a span: no deadline while nothing comes (a quiet notification
+	 * session), then one that starts at the first byte (a notification
+	 * that never ends is cut) */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+	r = ncrelay_start(sp[1], NULL, NULL, &lib, &err);
+	ncrelay_arm_span(r, 1u << 20, 0.3);
+	usleep(600000);
+	assert_int_equal(ncrelay_state(r, NULL), NCRELAY_OPEN);
+	f = (struct feeder){sp[0], 0, 5};
+	pthread_create(&t, NULL, feed, &f);
+	t0 = now_seconds();
+	drain(lib);
+	assert_true(now_seconds() - t0 < 2.5);
+	assert_int_equal(ncrelay_state(r, NULL), NCRELAY_TIMEOUT);
+	pthread_join(t, NULL);
+	close(sp[0]);
+	close(lib);
+	ncrelay_stop(r);
+
 	/* muted: what libnetconf2 writes is dropped; injected bytes go */
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
 	r = ncrelay_start(sp[1], NULL, NULL, &lib, &err);
@@ -410,7 +505,7 @@ int main(void)
 	    cmocka_unit_test(test_revision),  cmocka_unit_test(test_parse),
 	    cmocka_unit_test(test_parse_bad), cmocka_unit_test(test_builtin),
 	    cmocka_unit_test(test_edit),      cmocka_unit_test(test_caps),
-	    cmocka_unit_test(test_relay),
+	    cmocka_unit_test(test_relay),     cmocka_unit_test(test_notification),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
