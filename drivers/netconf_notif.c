@@ -174,8 +174,10 @@ static void *listen_main(void *arg)
 
 		memset(&s, 0, sizeof(s));
 		s.lib_fd = -1;
-		if (netconf_session_open(dev, l->cred, l->key_text, true, deadline, &s, &err) ==
-		    0) {
+		/* a fenced controller (issue 37) opens no session */
+		if (device_fence(dev, &deadline, &err) == 0 &&
+		    netconf_session_open(dev, l->cred, l->key_text, true, deadline, &s, &err) ==
+			0) {
 			publish(l, s.relay);
 			offered = s.caps.notification;
 			if (offered && subscribe(&s, deadline, &err) == 0) {
