@@ -224,6 +224,11 @@ struct job {
 	char **items;
 	uint32_t nitems;
 	bool restore, clear;
+	/* Issue 37: the Request as its client sent it (a mutation a replica
+	 * leading on etcd keeps in etcd's queue while it waits: queue.c) */
+	uint8_t *req;
+	size_t req_len;
+	bool via_gateway;
 	/* results */
 	uint8_t *reply; /* a packed Response for conn_id (no frame header) */
 	size_t reply_len;
@@ -434,6 +439,14 @@ struct ofcd {
 	bool leading;
 	uint64_t took_over_ms;
 	uint64_t elected_ms; /* the loop learned it leads (STORE_EV_LEADER) */
+	/* etcd's queue (queue.c): the request being handled (handle_frame),
+	 * the last list written, and a takeover's replay going on */
+	const uint8_t *cur_req;
+	size_t cur_req_len;
+	bool cur_req_gw;
+	uint8_t *q_written;
+	size_t q_written_len;
+	bool q_replaying;
 	struct job *cluster_job;
 	bool sync_again;
 	bool cl_stale_said; /* the log said it is stale */
@@ -557,6 +570,18 @@ int cluster_start(struct ofcd *d, struct ofc_error *err);
 /* (loop) The store's view into d->cl, its changes logged; true when it
  * changed what GetState shows. */
 bool cluster_refresh(struct ofcd *d);
+
+/* Issue 37, queue.c: the waiting mutations in etcd. queue_kept: whether j
+ * goes there (a client's mutation, not a dry run, on a replica); persist
+ * writes the list again when it changed (errors: the store's, FENCED when
+ * this replica does not lead); queue_load reads what the last leader left
+ * (NULL: nothing, or unreadable, logged); queue_forget drops the memory of
+ * the last write. */
+struct Ofc__V1__MutationQueue;
+bool queue_kept(const struct ofcd *d, const struct job *j);
+int queue_persist(struct ofcd *d, struct ofc_error *err);
+struct Ofc__V1__MutationQueue *queue_load(struct ofcd *d);
+void queue_forget(struct ofcd *d);
 /* Whether a mutation may run here now, by view v: STATUS_OK, else
  * STATUS_NOT_LEADER (a follower: msg says who leads) or
  * STATUS_UNAVAILABLE (leading without etcd's word: msg says why). */

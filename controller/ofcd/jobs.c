@@ -124,6 +124,7 @@ void job_free(struct job *j)
 	free(j->spec);
 	free(j->partition);
 	free(j->who);
+	free(j->req);
 	stream_free(j->stream);
 	free(j->algo);
 	free(j->lowering);

@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proto/state.pb-c.h"
+
 #ifndef SO_PEERGROUPS
 #define SO_PEERGROUPS 59
 #endif
@@ -52,6 +54,9 @@ struct obuf {
 };
 
 struct conn {
+	/* Issue 37: a mutation the last leader queued, run again after a
+	 * takeover (replay_queue): not a connection; answers go to the log. */
+	bool replay;
 	struct ofcd *d;
 	uint64_t id;
 	int fd;
@@ -274,6 +279,13 @@ static void conn_queue(struct conn *c, const void *a, size_t alen, const void *b
 
 static void send_response(struct conn *c, const Ofc__V1__Response *r)
 {
+	if (c->replay) {
+		if (r->has_status && r->status != OFC__V1__STATUS__STATUS_OK)
+			ofcd_log(c->d, OFCD_LOG_WARNING,
+				 "a mutation the last leader queued is not run here: %s",
+				 r->message ? r->message : "(no reason)");
+		return;
+	}
 	size_t n = protobuf_c_message_get_packed_size(&r->base);
 	uint8_t small[512], *buf = n <= sizeof(small) ? small : xmalloc(n);
 
@@ -349,6 +361,8 @@ static void hand_to_worker(struct ofcd *d, struct job *j)
 	pthread_mutex_unlock(&d->mu);
 }
 
+static void replay_queue(struct ofcd *d);
+
 static void maybe_start(struct ofcd *d)
 {
 	struct job *j = d->queue;
@@ -381,6 +395,15 @@ static void maybe_start(struct ofcd *d)
 		d->queue_tail = NULL;
 	d->nqueue--;
 	j->next = NULL;
+	if (queue_kept(d, j)) {
+		struct ofc_error e = {0};
+
+		if (queue_persist(d, &e) < 0)
+			ofcd_log(d, OFCD_LOG_WARNING,
+				 "ticket %llu starts, but etcd's queue still lists it (%s): a "
+				 "next leader may run it again",
+				 (unsigned long long)j->ticket, e.msg);
+	}
 	hand_to_worker(d, j);
 	changed(d);
 }
@@ -403,17 +426,63 @@ static void broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t 
 			    uint64_t ticket, const char *device, const char *message,
 			    const char *sentence, uint64_t time_ms, const struct note *n);
 
+/* Take the queue's last job out again (its write to etcd's queue failed). */
+static void unqueue_tail(struct ofcd *d, struct job *j)
+{
+	struct job *prev = NULL;
+
+	for (struct job *x = d->queue; x && x != j; x = x->next)
+		prev = x;
+	if (prev)
+		prev->next = NULL;
+	else
+		d->queue = NULL;
+	d->queue_tail = prev;
+	d->nqueue--;
+}
+
+/* Whether maybe_start would hand j, the queue's only job, over at once. */
+static bool starts_now(const struct ofcd *d, const struct job *j)
+{
+	return !d->running && !d->cluster_job && !d->plan_job && d->queue == j &&
+	       !(d->planner && now_seconds() < d->plan_hold_until);
+}
+
 static void enqueue(struct ofcd *d, struct job *j)
 {
 	char msg[600];
+	struct ofc_error err = {0};
 
 	j->ticket = ++d->next_ticket;
+	if (d->cur_req && d->clustered && is_mutation(j)) {
+		j->req = xmalloc(d->cur_req_len ? d->cur_req_len : 1);
+		memcpy(j->req, d->cur_req, d->cur_req_len);
+		j->req_len = d->cur_req_len;
+		j->via_gateway = d->cur_req_gw;
+	}
 	if (d->queue_tail)
 		d->queue_tail->next = j;
 	else
 		d->queue = j;
 	d->queue_tail = j;
 	d->nqueue++;
+	/* Issue 37: a replica's waiting mutations are in etcd before they are
+	 * queued (one that starts at once is the journal's instead). */
+	if (queue_kept(d, j) && !starts_now(d, j) && queue_persist(d, &err) < 0) {
+		struct conn *c = find_conn(d, j->conn_id);
+
+		unqueue_tail(d, j);
+		ofcd_log(d, OFCD_LOG_WARNING, "%s %s not queued: %s", job_kind_name(j->kind),
+			 j->target, err.msg);
+		if (c)
+			reply(c, j->req_id,
+			      err.reason == OFC_R_FENCED ? OFC__V1__STATUS__STATUS_NOT_LEADER
+							 : OFC__V1__STATUS__STATUS_UNAVAILABLE,
+			      "%s", err.msg);
+		d->next_ticket--;
+		job_free(j);
+		return;
+	}
 	char from[120];
 	if (j->who)
 		snprintf(from, sizeof(from), "%.64s through the gateway", j->who);
@@ -443,6 +512,15 @@ static void cancel_job(struct ofcd *d, struct job *j, const char *why)
 	if (d->queue_tail == j)
 		d->queue_tail = prev;
 	d->nqueue--;
+	if (queue_kept(d, j)) {
+		struct ofc_error e = {0};
+
+		if (queue_persist(d, &e) < 0)
+			ofcd_log(d, OFCD_LOG_WARNING,
+				 "ticket %llu is cancelled, but etcd's queue still lists it (%s): "
+				 "a next leader may run it",
+				 (unsigned long long)j->ticket, e.msg);
+	}
 	c = find_conn(d, j->conn_id);
 	if (c)
 		reply(c, j->req_id, OFC__V1__STATUS__STATUS_CANCELLED, "ticket %llu (%s %s) %s",
@@ -1389,6 +1467,7 @@ static int cluster_gate(struct conn *c, const Ofc__V1__Request *req)
 	case OFC__V1__REQUEST__BODY_CANCEL:
 	case OFC__V1__REQUEST__BODY_REPORT_FAILURE:
 	case OFC__V1__REQUEST__BODY_RELEASE_PARTITION:
+	case OFC__V1__REQUEST__BODY_MOVE_TO_PHASE:
 		break;
 	default:
 		return 0;
@@ -1409,34 +1488,11 @@ static int cluster_gate(struct conn *c, const Ofc__V1__Request *req)
 	return -1;
 }
 
-static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
+/* A request to its handler (after the checks handle_frame makes). */
+static void dispatch(struct conn *c, const Ofc__V1__Request *req)
 {
 	struct ofcd *d = c->d;
-	Ofc__V1__Request *req = ofc__v1__request__unpack(NULL, len, p);
 
-	d->requests++;
-	if (!req) {
-		ofcd_log_peer(d, OFCD_LOG_INFO,
-			      "uid %u pid %d sent %u bytes that are not a Request", c->peer.uid,
-			      c->peer.pid, len);
-		return reply(c, 0, OFC__V1__STATUS__STATUS_INVALID,
-			     "malformed request: %u bytes that are not an ofc.v1.Request message",
-			     len);
-	}
-	/* A string with a NUL byte would be read up to it ("h0\0x" as h0). */
-	const char *field;
-	if (wire_string_with_nul(&ofc__v1__request__descriptor, p, len, &field)) {
-		reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
-		      "request %llu: field '%s' holds a NUL byte; names, specs and paths are text "
-		      "without one",
-		      (unsigned long long)req->id, field);
-		ofc__v1__request__free_unpacked(req, NULL);
-		return 0;
-	}
-	if (principal_check(c, req) < 0 || cluster_gate(c, req) < 0) {
-		ofc__v1__request__free_unpacked(req, NULL);
-		return 0;
-	}
 	switch (req->body_case) {
 	case OFC__V1__REQUEST__BODY_GET_STATE:
 		get_state(c, req->id, req->get_state);
@@ -1482,6 +1538,41 @@ static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
 		      (unsigned long long)req->id);
 		break;
 	}
+}
+
+static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
+{
+	struct ofcd *d = c->d;
+	Ofc__V1__Request *req = ofc__v1__request__unpack(NULL, len, p);
+
+	d->requests++;
+	if (!req) {
+		ofcd_log_peer(d, OFCD_LOG_INFO,
+			      "uid %u pid %d sent %u bytes that are not a Request", c->peer.uid,
+			      c->peer.pid, len);
+		return reply(c, 0, OFC__V1__STATUS__STATUS_INVALID,
+			     "malformed request: %u bytes that are not an ofc.v1.Request message",
+			     len);
+	}
+	/* A string with a NUL byte would be read up to it ("h0\0x" as h0). */
+	const char *field;
+	if (wire_string_with_nul(&ofc__v1__request__descriptor, p, len, &field)) {
+		reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+		      "request %llu: field '%s' holds a NUL byte; names, specs and paths are text "
+		      "without one",
+		      (unsigned long long)req->id, field);
+		ofc__v1__request__free_unpacked(req, NULL);
+		return 0;
+	}
+	if (principal_check(c, req) < 0 || cluster_gate(c, req) < 0) {
+		ofc__v1__request__free_unpacked(req, NULL);
+		return 0;
+	}
+	d->cur_req = p;
+	d->cur_req_len = len;
+	d->cur_req_gw = c->gw;
+	dispatch(c, req);
+	d->cur_req = NULL;
 	c->principal = NULL;
 	c->may_mutate = c->may_mutate && !c->gw;
 	ofc__v1__request__free_unpacked(req, NULL);
@@ -2269,6 +2360,8 @@ static void job_done(struct ofcd *d, struct job *j)
 		if (j->kind == JOB_TAKEOVER && j->done_ms) {
 			d->leading = store_epoch(d->store) != 0;
 			d->took_over_ms = j->done_ms;
+			if (d->leading)
+				replay_queue(d);
 			/* the start check, now that this replica may read them */
 			if (d->leading && d->o.probe_interval > 0 && !d->stopping) {
 				struct job *p = xcalloc(1, sizeof(*p));
@@ -2511,22 +2604,95 @@ static void refuse_queue(struct ofcd *d)
 
 		d->queue = j->next;
 		d->nqueue--;
+		/* One in etcd's queue is the next leader's to run: its client
+		 * is told so, and not to send it again (NOT_LEADER would make
+		 * ofc and the Python client ask the new leader themselves). */
+		bool handed = queue_kept(d, j);
+		char hmsg[1100];
+
+		if (handed)
+			snprintf(hmsg, sizeof(hmsg),
+				 "ticket %llu was not run here: this replica (%s) leads no more; "
+				 "it is in etcd's queue, and the next leader runs it after its "
+				 "takeover (watch it there; do not send it again)",
+				 (unsigned long long)j->ticket, d->cl.name);
 		if (c) {
 			Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 
 			r.has_id = r.has_status = 1;
 			r.id = j->req_id;
-			r.status = OFC__V1__STATUS__STATUS_NOT_LEADER;
-			r.message = msg;
-			r.leader = cluster_leader_msg(&a, &d->cl);
+			r.status = handed ? OFC__V1__STATUS__STATUS_UNAVAILABLE
+					  : OFC__V1__STATUS__STATUS_NOT_LEADER;
+			r.message = handed ? hmsg : msg;
+			if (!handed)
+				r.leader = cluster_leader_msg(&a, &d->cl);
 			send_response(c, &r);
 		}
 		ofcd_log(d, OFCD_LOG_NOTICE, "ticket %llu (%s %s) not run: %s",
-			 (unsigned long long)j->ticket, job_kind_name(j->kind), j->target, msg);
+			 (unsigned long long)j->ticket, job_kind_name(j->kind), j->target,
+			 handed ? "handed to the next leader through etcd's queue" : msg);
 		job_free(j);
 	}
 	d->queue_tail = NULL;
+	queue_forget(d);
 	arena_free(&a);
+}
+
+static int principal_check(struct conn *c, const Ofc__V1__Request *req);
+static void dispatch(struct conn *c, const Ofc__V1__Request *req);
+
+/* After a takeover (issue 37): the mutations the last leader queued and
+ * had not started, from etcd's queue, queued here in their order as if
+ * their clients had sent them here (a gateway's principal checked again),
+ * answered to nobody; then etcd's queue is this leader's. */
+static void replay_queue(struct ofcd *d)
+{
+	struct Ofc__V1__MutationQueue *q = queue_load(d);
+	struct ofc_error err = {0};
+
+	d->q_replaying = true;
+	for (size_t i = 0; q && i < q->n_entries; i++) {
+		const Ofc__V1__MutationQueue__Entry *e = q->entries[i];
+		Ofc__V1__Request *req =
+		    ofc__v1__request__unpack(NULL, e->request.len, e->request.data);
+		struct conn *c = xcalloc(1, sizeof(*c));
+		uint64_t before = d->next_ticket;
+
+		if (!req) {
+			ofcd_log(d, OFCD_LOG_ERR,
+				 "the last leader's ticket %llu in etcd's queue is not a Request: "
+				 "not run",
+				 (unsigned long long)e->ticket);
+			free(c);
+			continue;
+		}
+		c->d = d;
+		c->dead = c->replay = true;
+		c->gw = e->gateway;
+		c->may_mutate = !c->gw;
+		c->peer.uid = e->uid;
+		c->peer.gid = e->gid;
+		c->peer.pid = e->pid;
+		d->cur_req = e->request.data;
+		d->cur_req_len = e->request.len;
+		d->cur_req_gw = c->gw;
+		if (principal_check(c, req) == 0)
+			dispatch(c, req);
+		d->cur_req = NULL;
+		if (d->next_ticket != before)
+			ofcd_log(d, OFCD_LOG_NOTICE,
+				 "ticket %llu is the last leader's ticket %llu, queued there and "
+				 "not started: run here",
+				 (unsigned long long)d->next_ticket, (unsigned long long)e->ticket);
+		ofc__v1__request__free_unpacked(req, NULL);
+		free(c);
+	}
+	d->q_replaying = false;
+	if (q)
+		ofc__v1__mutation_queue__free_unpacked(q, NULL);
+	if (queue_persist(d, &err) < 0)
+		ofcd_log(d, OFCD_LOG_WARNING, "etcd's queue not written after the takeover: %s",
+			 err.msg);
 }
 
 static void cluster_event(struct ofcd *d, enum store_event ev)
@@ -3196,5 +3362,6 @@ void ofcd_close(struct ofcd *d)
 	free(d->topo_dir);
 	store_close(d->store);
 	free(d->state_dir);
+	queue_forget(d);
 	free(d);
 }

@@ -16,8 +16,10 @@
  *
  * Values are opaque bytes: the record and journal are protobuf messages
  * (journal.c), .failed and .rewired lines of text (controller/ofcd/
- * failures.c). A store is used by one thread at a time unless its backend
- * says otherwise. */
+ * failures.c), the queue an ofc.v1.MutationQueue (controller/ofcd/
+ * queue.c). A store is used by one thread at a time unless its backend
+ * says otherwise: etcd's takes reads and writes from any thread (one
+ * write at a time). */
 #ifndef OFC_CONTROLLER_RECONFIG_STORE_H
 #define OFC_CONTROLLER_RECONFIG_STORE_H
 
@@ -28,6 +30,8 @@ enum store_item {
 	STORE_JOURNAL,	  /* FABRIC.journal: a transaction in progress */
 	STORE_FAILED,	  /* FABRIC.failed: failures reported to ofcd */
 	STORE_REWIRED,	  /* FABRIC.rewired: host ports ofcd moved to spares */
+	STORE_QUEUE,	  /* the mutations a replicated leader accepted and has not
+			   * started (ofcd with an etcd store only; no file) */
 	STORE_NITEMS
 };
 

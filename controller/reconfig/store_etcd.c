@@ -34,10 +34,8 @@
 #include <unistd.h>
 
 static const char *const item_names[STORE_NITEMS] = {
-    [STORE_RECORD] = "state",
-    [STORE_JOURNAL] = "journal",
-    [STORE_FAILED] = "failed",
-    [STORE_REWIRED] = "rewired",
+    [STORE_RECORD] = "state",	 [STORE_JOURNAL] = "journal", [STORE_FAILED] = "failed",
+    [STORE_REWIRED] = "rewired", [STORE_QUEUE] = "queue",
 };
 
 struct cached {
@@ -68,11 +66,11 @@ struct etcd_store {
 	double valid_until; /* the lease surely lasts until then (now_seconds) */
 	uint64_t epoch;	    /* ours while leading */
 	bool leading;
-	double last_ok; /* etcd last answered the session */
-	bool watching;	/* the watch stream is open and current */
+	double last_ok;	   /* etcd last answered the session */
+	bool watching;	   /* the watch stream is open and current */
 	double watch_lost; /* when it last closed (now_seconds; 0: never open yet) */
-	bool fresh;	/* as store_cluster shows it */
-	char why[560];	/* what failed last */
+	bool fresh;	   /* as store_cluster shows it */
+	char why[560];	   /* what failed last */
 	struct store_member members[STORE_MAX_MEMBERS];
 	uint32_t nmembers;
 	/* a follower's watch against etcd (check_behind): what the cache
@@ -91,7 +89,10 @@ struct etcd_store {
 	_Atomic bool stop;
 	bool started;
 	pthread_t session, watcher, health;
-	struct etcd_conn *wconn; /* writes and loads: the caller's thread */
+	/* Writes and loads, from any thread (ofcd's loop writes the queue,
+	 * its mutation worker the rest): one at a time. */
+	pthread_mutex_t wmu;
+	struct etcd_conn *wconn;
 };
 
 static struct etcd_store *es_of(struct store *s)
@@ -313,7 +314,9 @@ static int es_write(struct store *s, const char *fabric, const struct store_writ
 			etcd_txn_delete(t, true, keys[i]);
 	}
 	etcd_txn_range(t, false, es->leader_key, NULL, false);
+	pthread_mutex_lock(&es->wmu);
 	rc = etcd_txn(es->wconn, t, call_timeout(es), &ok, &rev, &resp, err);
+	pthread_mutex_unlock(&es->wmu);
 	json_object_put(t);
 	pthread_mutex_lock(&es->mu);
 	if (rc == 0 && ok) {
@@ -441,7 +444,10 @@ static int es_load(struct store *s, double timeout, struct ofc_error *err)
 	uint32_t n;
 	int64_t rev;
 
-	if (etcd_range(es->wconn, es->prefix, es->range_end, timeout, &kvs, &n, &rev, err) < 0) {
+	pthread_mutex_lock(&es->wmu);
+	int rc = etcd_range(es->wconn, es->prefix, es->range_end, timeout, &kvs, &n, &rev, err);
+	pthread_mutex_unlock(&es->wmu);
+	if (rc < 0) {
 		pthread_mutex_lock(&es->mu);
 		snprintf(es->why, sizeof(es->why), "%s", err->msg);
 		pthread_mutex_unlock(&es->mu);
@@ -984,6 +990,7 @@ static void es_close(struct store *s)
 		free(es->prev[i].key);
 	etcd_endpoints_free(es->urls, es->nurls);
 	pthread_mutex_destroy(&es->mu);
+	pthread_mutex_destroy(&es->wmu);
 	pthread_cond_destroy(&es->cond);
 	free(es->fabric);
 	free(es->name);
@@ -1052,6 +1059,7 @@ int store_open_etcd(const struct store_etcd_opts *o, struct store **out, struct 
 		return -1;
 	}
 	pthread_mutex_init(&es->mu, NULL);
+	pthread_mutex_init(&es->wmu, NULL);
 	pthread_cond_init(&es->cond, NULL);
 	es->fabric = xstrdup(o->fabric);
 	es->name = xstrdup(o->name);

@@ -28,6 +28,7 @@ static const char *const exts[STORE_NITEMS] = {
     [STORE_JOURNAL] = "journal",
     [STORE_FAILED] = "failed",
     [STORE_REWIRED] = "rewired",
+    [STORE_QUEUE] = "queue",
 };
 
 static const char *dir_of(const struct store *s)

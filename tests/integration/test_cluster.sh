@@ -24,6 +24,7 @@ python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
 make_torus_config "$TMP/a.yaml" torus:8x8 2s 2
 A=torus:8x8
 B=circulant:64:3,8
+Q=torus:4x16 # (only ever the queued mutation's target)
 for r in r1 r2 r3; do printf 'user: %s\npassword: ofc-demo\n' $r >"$TMP/$r.cred"; done
 start_emu ocs-emu e --ports 256 --credentials "$TMP/r1.cred" --credentials "$TMP/r2.cred" \
 	--credentials "$TMP/r3.cred" --delay-ms 10 --log "$TMP/e.log" --log-sessions --state "$TMP/e.state"
@@ -83,7 +84,7 @@ others() { for _o in r1 r2 r3; do [ "$_o" = "$1" ] || printf '%s ' "$_o"; done; 
 # transaction is unfinished
 check_consistent() {
 	cluster_json "$1"
-	python3 - "$TMP/$1.json" "$TMP/e.state" "$A" "$B" <<'EOF' && ok || bad "$2: record and device" "$(cat "$TMP/$1.json.why")"
+	python3 - "$TMP/$1.json" "$TMP/e.state" "$A" "$B" "$Q" <<'EOF' && ok || bad "$2: record and device" "$(cat "$TMP/$1.json.why")"
 import json, sys
 j = json.load(open(sys.argv[1]))
 rec = sorted((c["in_port"], c["out_port"]) for c in j["devices"][0].get("circuits", []))
@@ -92,7 +93,7 @@ dev = sorted(tuple(int(x) for x in l.split()[:2]) for l in open(sys.argv[2])
 why = []
 if rec != dev: why.append("record %d entries, device %d, differ" % (len(rec), len(dev)))
 if not j["at_target"]: why.append("not at target")
-if j["topology"]["spec"] not in sys.argv[3:5]: why.append("topology " + j["topology"]["spec"])
+if j["topology"]["spec"] not in sys.argv[3:6]: why.append("topology " + j["topology"]["spec"])
 if j.get("transaction"): why.append("unfinished " + str(j["transaction"]))
 open(sys.argv[1] + ".why", "w").write("; ".join(why))
 sys.exit(1 if why else 0)
@@ -205,6 +206,43 @@ print("%d/%d" % (c["elected_unix_ms"] - int(sys.argv[2]), c["took_over_unix_ms"]
 	rstart "$L"
 done
 echo "cluster: failover after kill -9, ms to elected/taken over (lease 2 s):$FAILOVERS"
+
+# ---- the queue in etcd: a mutation waiting behind the running one ---------------
+# survives the leader's kill -9 and runs at the next leader (the running
+# one is the journal's: old or new)
+wait_leader 20 r1 r2 r3
+L=$LEADER
+$OFC --socket "$TMP/$L.sock" reconfigure --topology "$nxt" >/dev/null 2>&1 &
+C=$!
+_end=$(($(date +%s) + 10))
+until cluster_json "$L" && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1])).get("transaction") else 1)' "$TMP/$L.json" ||
+	[ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+$OFC --socket "$TMP/$L.sock" reconfigure --topology "$Q" >"$TMP/q.out" 2>&1 &
+Q1=$!
+_end=$(($(date +%s) + 10))
+until cluster_json "$L" && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1])).get("queue") else 1)' "$TMP/$L.json" ||
+	[ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+etcdctl --endpoints "127.0.0.1:$ETCD_C1" get --print-value-only /ofc/torus64-ocs/queue 2>/dev/null | grep -q "$Q" &&
+	ok || bad "the waiting mutation in etcd's queue"
+replica_stop "$L" KILL
+wait $C $Q1 2>/dev/null
+set -- $(others "$L")
+wait_leader 20 "$@" && ok || bad "no replica took over with a queue"
+N=$LEADER
+_end=$(($(date +%s) + 20))
+until cluster_json "$N" && python3 -c 'import json,sys
+j = json.load(open(sys.argv[1]))
+sys.exit(0 if j["topology"]["spec"] == sys.argv[2] and j["at_target"] and not j.get("transaction") and not j.get("queue") else 1)' "$TMP/$N.json" "$Q" ||
+	[ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+expect_json "j['topology']['spec'] == '$Q'" $OFC --socket "$TMP/$N.sock" status --json
+grep -q "the last leader's ticket [0-9]*, queued there and not started: run here" "$TMP/$N.log" && ok ||
+	bad "the new leader ran the queued mutation" "$(grep -i ticket "$TMP/$N.log" | tail -3)"
+check_consistent "$N" "the queued mutation run after kill -9"
+[ -z "$(etcdctl --endpoints "127.0.0.1:$ETCD_C1" get --print-value-only /ofc/torus64-ocs/queue 2>/dev/null)" ] &&
+	ok || bad "etcd's queue emptied once it ran"
+rstart "$L"
+cur=$Q
+nxt=$A
 
 # ---- SIGSTOP the leader past its lease in the middle of an apply ------------------
 wait_leader 20 r1 r2 r3

@@ -1,0 +1,142 @@
+/* The mutation queue in etcd (issue 37; docs/ofcd.md, "Replicas"). A
+ * replicated leader writes the mutations it accepted and has not started
+ * (ofc.v1.MutationQueue, the store's STORE_QUEUE) whenever that list
+ * changes, each write a transaction guarded by its epoch as the record's
+ * are; the next leader runs them after its takeover as if their clients
+ * had sent them to it (server.c, replay_queue), answered to nobody: their
+ * connections went with the last leader, and watchers see them queued and
+ * run. The mutation running is not in it: the journal's repair decides
+ * that one (old or new), as a restart's does.
+ *
+ * Loop thread only (the store takes writes from any thread, one at a
+ * time). A single ofcd with files keeps its queue in memory, as before. */
+#include "controller/ofcd/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/state.pb-c.h"
+
+/* etcd refuses a request over 1.5 MiB unless told otherwise */
+#define QUEUE_MAX_BYTES (1u << 20)
+
+bool queue_kept(const struct ofcd *d, const struct job *j)
+{
+	return d->clustered && j->req && !j->dry_run;
+}
+
+/* The waiting mutations as a MutationQueue's bytes (*len 0: none waits);
+ * NULL when they do not fit in QUEUE_MAX_BYTES. */
+static uint8_t *queue_pack(struct ofcd *d, size_t *len)
+{
+	Ofc__V1__MutationQueue q = OFC__V1__MUTATION_QUEUE__INIT;
+	Ofc__V1__MutationQueue__Entry *e = xcalloc(d->nqueue + 1, sizeof(*e));
+	Ofc__V1__MutationQueue__Entry **pe = xcalloc(d->nqueue + 1, sizeof(*pe));
+	uint8_t *buf = NULL;
+	size_t n = 0;
+
+	for (const struct job *j = d->queue; j && n < d->nqueue; j = j->next) {
+		if (!queue_kept(d, j))
+			continue;
+		ofc__v1__mutation_queue__entry__init(&e[n]);
+		e[n].has_ticket = e[n].has_request = e[n].has_uid = e[n].has_gid = 1;
+		e[n].has_pid = e[n].has_gateway = 1;
+		e[n].ticket = j->ticket;
+		e[n].request.data = j->req;
+		e[n].request.len = j->req_len;
+		e[n].uid = j->peer.uid;
+		e[n].gid = j->peer.gid;
+		e[n].pid = j->peer.pid;
+		e[n].gateway = j->via_gateway;
+		pe[n] = &e[n];
+		n++;
+	}
+	*len = 0;
+	if (n) {
+		q.has_epoch = 1;
+		q.epoch = store_epoch(d->store);
+		q.n_entries = n;
+		q.entries = pe;
+		*len = ofc__v1__mutation_queue__get_packed_size(&q);
+		if (*len <= QUEUE_MAX_BYTES) {
+			buf = xmalloc(*len);
+			ofc__v1__mutation_queue__pack(&q, buf);
+		}
+	} else {
+		buf = xmalloc(1);
+	}
+	free(pe);
+	free(e);
+	return buf;
+}
+
+int queue_persist(struct ofcd *d, struct ofc_error *err)
+{
+	size_t len;
+	uint8_t *buf;
+
+	if (!d->clustered || d->q_replaying)
+		return 0;
+	buf = queue_pack(d, &len);
+	if (!buf)
+		return ofc_error_set(
+		    err, OFC_E_RUNTIME,
+		    "not queued: the waiting mutations would take %zu bytes in etcd, "
+		    "more than %u; try again when the queue is shorter",
+		    len, QUEUE_MAX_BYTES);
+	/* (the same list as the last write: nothing to say) */
+	if (d->q_written && d->q_written_len == len && memcmp(d->q_written, buf, len) == 0) {
+		free(buf);
+		return 0;
+	}
+	struct store_write w = {STORE_QUEUE, len ? buf : NULL, len};
+	if (store_write(d->store, d->cfg->f->name, &w, 1, err) < 0) {
+		free(buf);
+		return -1;
+	}
+	free(d->q_written);
+	d->q_written = buf;
+	d->q_written_len = len;
+	return 0;
+}
+
+void queue_forget(struct ofcd *d)
+{
+	free(d->q_written);
+	d->q_written = NULL;
+	d->q_written_len = 0;
+}
+
+Ofc__V1__MutationQueue *queue_load(struct ofcd *d)
+{
+	struct ofc_error err = {0};
+	char *data = NULL;
+	size_t len = 0;
+	bool missing = false;
+	Ofc__V1__MutationQueue *q = NULL;
+
+	if (store_get(d->store, d->cfg->f->name, STORE_QUEUE, QUEUE_MAX_BYTES, &data, &len,
+		      &missing, &err) < 0) {
+		ofcd_log(d, OFCD_LOG_ERR,
+			 "the queue the last leader left cannot be read (%s): its mutations are "
+			 "not run",
+			 err.msg);
+		return NULL;
+	}
+	if (missing || !len) {
+		free(data);
+		return NULL;
+	}
+	q = ofc__v1__mutation_queue__unpack(NULL, len, (const uint8_t *)data);
+	if (!q)
+		ofcd_log(
+		    d, OFCD_LOG_ERR,
+		    "the queue the last leader left in etcd (%zu bytes) is not a MutationQueue: "
+		    "its mutations are not run (it is written again at the next change)",
+		    len);
+	free(data);
+	/* (what etcd holds now is not what this replica last wrote: the next
+	 * persist writes whatever it finds) */
+	queue_forget(d);
+	return q;
+}
