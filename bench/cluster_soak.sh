@@ -12,8 +12,9 @@
 #      its election (when it may write: the lease's part alone).
 #   2. The cost of the cluster, in the same run: an apply of 384
 #      cross-connects (96 hosts x 4 ports, torus:8x12 and back, on a
-#      384-port switch, --delay-ms 0) and GetState's p99 (one client, 2,000
-#      in a row), by the leader against a single ofcd with files.
+#      384-port switch, --delay-ms 0) and GetState's p99 (one client, 1,000
+#      in a row), by the leader against a single ofcd with files, in three
+#      rounds that take turns.
 #
 #   sh bench/cluster_soak.sh [KILLS [DELAY_MS]]
 SUITE=cluster-soak
@@ -148,17 +149,16 @@ import ofc_client
 from ofc_client import _Conn
 from ofc_client.pb import control_pb2 as pb
 
-def applies(path):
+def applies(path, n):
     c = ofc_client.Client(path, timeout=120)
-    c.reconfigure(topology="torus:8x12")  # from empty: 384 connects, not timed
     t = []
-    for i in range(7):
+    for i in range(n):
         for spec in ("circulant:96:3,8", "torus:8x12"):
             r = c.reconfigure(topology=spec)
             t.append(r.transaction.seconds)
-    return statistics.median(t), r.transaction.operations
+    return t, r.transaction.operations
 
-def getstate(path, n=2000):
+def getstate(path, n):
     c = _Conn(path, 30, 64 << 20)
     t = []
     for i in range(n):
@@ -169,17 +169,32 @@ def getstate(path, n=2000):
         c.recv()
         t.append(time.perf_counter() - t0)
     c.close()
-    t.sort()
-    return t[int(0.99 * (len(t) - 1))], statistics.median(t)
+    return t
 
-ac, ops = applies(sys.argv[2])
-asg, _ = applies(sys.argv[3])
-gc, gcm = getstate(sys.argv[2])
-gs, gsm = getstate(sys.argv[3])
-print("apply of %d operations (384-port switch, --delay-ms 0), median of 14: cluster %.1f ms, single %.1f ms, ratio %.2f"
-      % (ops, ac * 1000, asg * 1000, ac / asg))
-print("GetState, 2,000 in a row on one connection: p99 cluster %.0f us, single %.0f us, ratio %.2f (medians %.0f and %.0f us)"
-      % (gc * 1e6, gs * 1e6, gc / gs, gcm * 1e6, gsm * 1e6))
+def p99(t):
+    t = sorted(t)
+    return t[int(0.99 * (len(t) - 1))]
+
+# from empty: 384 connects each, not timed
+for path in sys.argv[2:4]:
+    ofc_client.Client(path, timeout=120).reconfigure(topology="torus:8x12")
+# Three rounds, cluster and single in turn within each, so the machine's
+# other load falls on both alike; each round's figures, then all of them.
+ac, asg, gc, gs = [], [], [], []
+for rnd in range(3):
+    a1, ops = applies(sys.argv[2], 3)
+    a2, _ = applies(sys.argv[3], 3)
+    g1 = getstate(sys.argv[2], 1000)
+    g2 = getstate(sys.argv[3], 1000)
+    print("round %d: apply median cluster %.1f ms, single %.1f ms; GetState p99 cluster %.0f us, single %.0f us"
+          % (rnd + 1, statistics.median(a1) * 1e3, statistics.median(a2) * 1e3, p99(g1) * 1e6, p99(g2) * 1e6))
+    ac += a1; asg += a2; gc += g1; gs += g2
+mc, ms = statistics.median(ac), statistics.median(asg)
+print("apply of %d operations (384-port switch, --delay-ms 0), median of %d: cluster %.1f ms, single %.1f ms, ratio %.2f"
+      % (ops, len(ac), mc * 1e3, ms * 1e3, mc / ms))
+print("GetState, %d in a row on one connection: p99 cluster %.0f us, single %.0f us, ratio %.2f (medians %.0f and %.0f us)"
+      % (len(gc), p99(gc) * 1e6, p99(gs) * 1e6, p99(gc) / p99(gs), statistics.median(gc) * 1e6,
+         statistics.median(gs) * 1e6))
 EOF
 kill $SINGLE 2>/dev/null
 wait $SINGLE 2>/dev/null
