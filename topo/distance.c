@@ -211,6 +211,67 @@ void topo_facts(const struct graph *g, struct topo_facts *f, unsigned threads)
 	graph_free(t);
 }
 
+/* Kosaraju, iteratively: nodes in the order their depth-first search on g
+ * finishes, then components as the searches on the transpose from the
+ * last finished reach them. */
+uint32_t topo_components(const struct graph *g, uint32_t *comp)
+{
+	uint32_t n = g->n, nord = 0, ncomp = 0;
+	uint32_t *order = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+	uint32_t *stack = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+	uint32_t *next = xmalloc(((size_t)n + 1) * sizeof(uint32_t)); /* arc to try */
+	struct graph *t = graph_transpose(g);
+
+	for (uint32_t u = 0; u < n; u++)
+		comp[u] = UINT32_MAX, next[u] = UINT32_MAX;
+	for (uint32_t s = 0; s < n; s++) {
+		uint32_t top = 0;
+
+		if (next[s] != UINT32_MAX)
+			continue;
+		next[s] = g->off[s];
+		stack[top++] = s;
+		while (top) {
+			uint32_t u = stack[top - 1];
+
+			if (next[u] < g->off[u + 1]) {
+				uint32_t v = g->adj[next[u]++];
+
+				if (next[v] == UINT32_MAX) {
+					next[v] = g->off[v];
+					stack[top++] = v;
+				}
+			} else {
+				order[nord++] = u;
+				top--;
+			}
+		}
+	}
+	for (uint32_t i = n; i-- > 0;) {
+		uint32_t s = order[i], top = 0;
+
+		if (comp[s] != UINT32_MAX)
+			continue;
+		comp[s] = ncomp;
+		stack[top++] = s;
+		while (top) {
+			uint32_t u = stack[--top];
+
+			for (uint32_t a = t->off[u]; a < t->off[u + 1]; a++)
+				if (comp[t->adj[a]] == UINT32_MAX) {
+					comp[t->adj[a]] = ncomp;
+					stack[top++] = t->adj[a];
+				}
+		}
+		ncomp++;
+	}
+	graph_free(t);
+	free(order);
+	free(stack);
+	free(next);
+	return ncomp;
+}
+
 struct dist_ctx {
 	const struct graph *g;
 	uint16_t *dist;

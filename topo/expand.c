@@ -103,3 +103,31 @@ struct graph *topo_product(const struct graph *a, const struct graph *b, struct 
 	x->vertex_transitive = a->vertex_transitive && b->vertex_transitive;
 	return x;
 }
+
+struct graph *topo_union(const struct graph *a, const struct graph *b, struct ofc_error *err)
+{
+	if (a->n != b->n) {
+		ofc_error_set(err, OFC_E_INPUT,
+			      "union needs topologies on the same nodes (%u and %u nodes)", a->n,
+			      b->n);
+		return NULL;
+	}
+	if (too_big(err, "the union", a->n, (uint64_t)a->m + b->m) < 0)
+		return NULL;
+	struct graph *x = xcalloc(1, sizeof(*x));
+	uint32_t p = 0;
+
+	x->n = a->n;
+	x->m = a->m + b->m;
+	x->off = xmalloc(((size_t)x->n + 1) * sizeof(uint32_t));
+	x->adj = xmalloc(((size_t)x->m + 1) * sizeof(uint32_t));
+	for (uint32_t u = 0; u < x->n; u++) {
+		x->off[u] = p;
+		for (uint32_t i = a->off[u]; i < a->off[u + 1]; i++)
+			x->adj[p++] = a->adj[i];
+		for (uint32_t i = b->off[u]; i < b->off[u + 1]; i++)
+			x->adj[p++] = b->adj[i];
+	}
+	x->off[x->n] = p;
+	return x;
+}

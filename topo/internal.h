@@ -21,6 +21,15 @@ struct graph *topo_kautz(uint32_t d, uint32_t len);
 struct graph *topo_genkautz(uint32_t n, uint32_t d);
 struct graph *topo_debruijn(uint32_t d, uint32_t len);
 
+/* The graph of a "ports:N:ROW.ROW..." spec, s being what follows
+ * "ports:" (len bytes; ports_spec.c): arcs in port order. On an error, at
+ * is the offset in s where it is. */
+struct topo_ports_error {
+	size_t at;
+	char msg[200];
+};
+int topo_ports_decode(const char *s, size_t len, struct graph **out, struct topo_ports_error *e);
+
 /* topo_ports, and the work it did: arcs it looked at and nodes it reset,
  * over all rounds (tests hold it near the arc count where parallel arcs
  * made it quadratic). work may be NULL. */

@@ -5,6 +5,9 @@
  *   func   := 'line' ['^' K] '(' spec ')' | 'reverse' '(' spec ')'
  *           | 'degree' '(' spec ',' K ')' | 'power' '(' spec ',' K ')'
  *           | 'product' '(' spec ',' spec {',' spec} ')'
+ *           | 'union' '(' spec ',' spec {',' spec} ')'
+ *   ports  := 'ports:' N ':' ROW {'.' ROW}     (topo/ports_spec.c)
+ *   edges  := 'edges:' FILE
  *
  * Commas inside a family's parameters and between arguments are told apart
  * from where they stand: the last top-level comma of degree()/power() comes
@@ -29,7 +32,7 @@ struct parser {
 	bool want_tree;
 	struct topo_tree **tree;
 	size_t ntree, cap_tree;
-	uint32_t last_k; /* line^K, degree(.,n), power(.,n) of the last func() */
+	uint32_t last_k;		/* line^K, degree(.,n), power(.,n) of the last func() */
 	const struct topo_files *files; /* where edges:FILE may be read; NULL: anywhere */
 };
 
@@ -283,6 +286,25 @@ static int c_debruijn(struct parser *p, size_t pos, const uint32_t *v, uint32_t 
 	return 0;
 }
 
+static int c_empty(struct parser *p, size_t pos, const uint32_t *v, uint32_t k, uint64_t *n,
+		   uint64_t *d)
+{
+	(void)k;
+	NEED(v[0] >= 1, pos, "empty needs at least 1 node");
+	*n = v[0];
+	*d = 0;
+	return 0;
+}
+
+static struct graph *g_empty(const uint32_t *v, uint32_t k)
+{
+	struct graph *g = graph_regular(v[0], 0);
+
+	(void)k;
+	g->vertex_transitive = true;
+	return g;
+}
+
 static struct graph *g_ring(const uint32_t *v, uint32_t k)
 {
 	(void)k;
@@ -356,6 +378,9 @@ static const struct family families[] = {
     {"kautz", "kautz:d,n", ",", "d,n", 2, 2, "kautz takes d,n", c_kautz, g_kautz},
     {"genkautz", "genkautz:N,d", ",", "N,d", 2, 2, "genkautz takes N,d", c_genkautz, g_genkautz},
     {"debruijn", "debruijn:d,n", ",", "d,n", 2, 2, "debruijn takes d,n", c_debruijn, g_debruijn},
+    /* No links: a factor of product() that places copies of a topology
+     * (product(ring:8,empty:8) is 8 rings of consecutive nodes). */
+    {"empty", "empty:N", "", "a node count", 1, 1, NULL, c_empty, g_empty},
 };
 
 /* The separator written before parameter i (i >= 1), as params() reads it. */
@@ -388,7 +413,7 @@ static int build_family(struct parser *p, const struct family *f, size_t lo, siz
 	return 0;
 }
 
-static const char *const funcs[] = {"line", "degree", "product", "power", "reverse"};
+static const char *const funcs[] = {"line", "degree", "product", "power", "reverse", "union"};
 
 static int parse(struct parser *p, size_t lo, size_t hi, struct graph **out, struct strbuf *canon);
 static int topo_build_with(struct parser *p, struct graph **out);
@@ -543,7 +568,8 @@ static int func(struct parser *p, const char *name, size_t name_end, size_t lo, 
 		}
 		sb_printf(canon, "%s(%s,%u)", name, sub.buf, k);
 		p->last_k = k;
-	} else { /* product */
+	} else { /* product, union */
+		bool uni = name[0] == 'u';
 		size_t starts[MAX_PARAMS + 1], ends[MAX_PARAMS + 1];
 		unsigned na = 0;
 
@@ -558,10 +584,10 @@ static int func(struct parser *p, const char *name, size_t name_end, size_t lo, 
 		}
 		ends[na++] = close;
 		if (na < 2) {
-			fail(p, close, "product needs at least two topologies");
+			fail(p, close, "%s needs at least two topologies", name);
 			goto fail;
 		}
-		sb_puts(canon, "product(");
+		sb_printf(canon, "%s(", name);
 		for (unsigned k = 0; k < na; k++) {
 			struct graph *f = NULL;
 
@@ -573,7 +599,7 @@ static int func(struct parser *p, const char *name, size_t name_end, size_t lo, 
 				g = f;
 				continue;
 			}
-			x = topo_product(g, f, p->err);
+			x = uni ? topo_union(g, f, p->err) : topo_product(g, f, p->err);
 			graph_free(f);
 			graph_free(g);
 			g = x;
@@ -606,11 +632,8 @@ static void push_tree(struct parser *p, size_t mark, size_t start, const struct 
 	static const struct {
 		const char *name;
 		enum topo_op op;
-	} ops[] = {{"line", TOPO_LINE},
-		   {"degree", TOPO_DEGREE},
-		   {"product", TOPO_PRODUCT},
-		   {"power", TOPO_POWER},
-		   {"reverse", TOPO_REVERSE}};
+	} ops[] = {{"line", TOPO_LINE},	  {"degree", TOPO_DEGREE},   {"product", TOPO_PRODUCT},
+		   {"power", TOPO_POWER}, {"reverse", TOPO_REVERSE}, {"union", TOPO_UNION}};
 	struct topo_tree *t = xcalloc(1, sizeof(*t));
 	const char *spec = canon->buf + start;
 	size_t len = canon->len - start, nl = 0;
@@ -623,10 +646,12 @@ static void push_tree(struct parser *p, size_t mark, size_t start, const struct 
 	for (size_t i = 0; i < ARRAY_SIZE(ops); i++)
 		if (strcmp(t->name, ops[i].name) == 0) {
 			t->op = ops[i].op;
-			t->k =
-			    ops[i].op == TOPO_PRODUCT || ops[i].op == TOPO_REVERSE ? 0 : p->last_k;
+			t->k = ops[i].op == TOPO_PRODUCT || ops[i].op == TOPO_REVERSE ||
+				       ops[i].op == TOPO_UNION
+				   ? 0
+				   : p->last_k;
 		}
-	if (t->op == TOPO_FAMILY) {
+	if (t->op == TOPO_FAMILY && strcmp(t->name, "ports") != 0) {
 		/* The family's numbers, in order: "circulant:16:3,4" -> 16 3 4. */
 		for (size_t i = nl; i < len && t->nparams < ARRAY_SIZE(t->params);) {
 			if (!isdigit((unsigned char)spec[i])) {
@@ -700,6 +725,18 @@ static int parse_node(struct parser *p, size_t lo, size_t hi, struct graph **out
 		free(path);
 		p->depth--;
 		return rc;
+	}
+	if (strcmp(name, "ports") == 0) {
+		/* Port permutations written out: the rest is their rows. */
+		struct topo_ports_error pe = {0};
+
+		if (i >= hi || p->s[i] != ':')
+			return fail(p, i, "expected ':' after 'ports' (ports:N:ROW.ROW...)");
+		if (topo_ports_decode(p->s + i + 1, hi - i - 1, out, &pe) < 0)
+			return fail(p, i + 1 + pe.at, "%s", pe.msg);
+		sb_printf(canon, "%.*s", (int)(hi - lo), p->s + lo);
+		p->depth--;
+		return 0;
 	}
 	for (size_t f = 0; f < ARRAY_SIZE(funcs); f++)
 		if (strcmp(name, funcs[f]) == 0) {
@@ -791,8 +828,8 @@ static int topo_build_with(struct parser *p, struct graph **out)
 	size_t len = strlen(spec), lo, hi;
 
 	*out = NULL;
-	if (len > TOPO_MAX_SPEC)
-		return fail(p, 0, "spec too long (limit %d characters)", TOPO_MAX_SPEC);
+	if (len > topo_spec_max(spec))
+		return fail(p, 0, "spec too long (limit %zu characters)", topo_spec_max(spec));
 	lo = skip_space(spec, 0, len);
 	hi = trim_end(spec, lo, len);
 	if (lo == hi)

@@ -14,10 +14,14 @@
 #include "util/util.h"
 
 /* Limits that keep a spec from asking for more than the machine has. */
-#define TOPO_MAX_NODES	 (1u << 22)
-#define TOPO_MAX_ARCS	 (1u << 25)
-#define TOPO_MAX_SPEC	 1024
-#define TOPO_UNREACHABLE UINT16_MAX
+#define TOPO_MAX_NODES (1u << 22)
+#define TOPO_MAX_ARCS  (1u << 25)
+#define TOPO_MAX_SPEC  1024
+/* A topology given by its port permutations ("ports:N:...", below) is as
+ * long as its links need: 1,024 hosts of 4 ports are 8,206 characters. It
+ * alone may be longer than TOPO_MAX_SPEC, up to this. */
+#define TOPO_MAX_PORTS_SPEC (1u << 20)
+#define TOPO_UNREACHABLE    UINT16_MAX
 /* Above this many nodes the diameter of a graph that is not vertex-transitive
  * (n BFS runs) is not computed: it would take minutes. */
 #define TOPO_MAX_APSP_NODES (1u << 18)
@@ -79,7 +83,15 @@ const char *topo_spec_error(char *buf, size_t n, const char *spec, const struct 
  * per family or function, arguments in order, each with its canonical
  * spec. "line^3(circulant:16:3,4)" is a TOPO_LINE node with k = 3 over a
  * TOPO_FAMILY node named "circulant" with params 16, 3, 4. */
-enum topo_op { TOPO_FAMILY = 0, TOPO_LINE, TOPO_DEGREE, TOPO_PRODUCT, TOPO_POWER, TOPO_REVERSE };
+enum topo_op {
+	TOPO_FAMILY = 0,
+	TOPO_LINE,
+	TOPO_DEGREE,
+	TOPO_PRODUCT,
+	TOPO_POWER,
+	TOPO_REVERSE,
+	TOPO_UNION
+};
 
 struct topo_tree {
 	enum topo_op op;
@@ -139,8 +151,8 @@ int topo_edges_file_in(const struct topo_files *files, const char *path, struct 
 /* The graph an edge list's text holds (len bytes, not NUL-terminated;
  * path names it in errors and the spec, and must not be ""); quiet: errors
  * quote none of it. */
-int topo_edges_text(const char *path, const char *text, size_t len, bool quiet,
-		    struct graph **out, struct ofc_error *err);
+int topo_edges_text(const char *path, const char *text, size_t len, bool quiet, struct graph **out,
+		    struct ofc_error *err);
 struct graph *graph_transpose(const struct graph *g);
 /* The tail of every arc, in CSR order (m + 1 entries; caller frees). */
 uint32_t *graph_arc_tails(const struct graph *g);
@@ -153,6 +165,10 @@ uint32_t *graph_arc_tails(const struct graph *g);
 struct graph *topo_line(const struct graph *g, struct ofc_error *err);
 struct graph *topo_degree_expand(const struct graph *g, uint32_t n, struct ofc_error *err);
 struct graph *topo_product(const struct graph *a, const struct graph *b, struct ofc_error *err);
+/* The union of two graphs on the same nodes: each node's arcs are a's,
+ * then b's (its ports a's, then b's). NULL with err when the node counts
+ * differ or the result is over the limits. */
+struct graph *topo_union(const struct graph *a, const struct graph *b, struct ofc_error *err);
 
 /* ---- facts -------------------------------------------------------------- */
 
@@ -175,6 +191,10 @@ struct topo_facts {
  * bit-parallel BFS (256 sources per sweep) on `threads` threads (0 = all);
  * one BFS when the graph is vertex-transitive. */
 void topo_facts(const struct graph *g, struct topo_facts *f, unsigned threads);
+
+/* The strongly connected components: comp[u] (n entries, the caller's)
+ * the component of node u, numbered from 0; returns how many. O(n + m). */
+uint32_t topo_components(const struct graph *g, uint32_t *comp);
 
 /* Smallest k with 1 + d + ... + d^k >= n: the directed Moore bound on the
  * diameter of any n-node digraph of out-degree d. n - 1 for d = 1. */
@@ -202,6 +222,17 @@ struct port_map {
 
 int topo_ports(const struct graph *g, struct port_map *pm, struct ofc_error *err);
 void port_map_free(struct port_map *pm);
+
+/* The spec of the topology whose port permutations pm holds:
+ * "ports:N:ROW.ROW...", row j the node port j of every node transmits to,
+ * each id in base64url digits of the width N needs (docs/topologies.md).
+ * topo_build builds it again with its arcs in port order, and topo_ports
+ * gives back pm's rows (self-loops as they are). The caller frees it. */
+char *topo_ports_spec(const struct port_map *pm);
+/* The longest spec topo_build takes from spec: TOPO_MAX_PORTS_SPEC for a
+ * "ports:" spec, else TOPO_MAX_SPEC. For callers that bound a spec before
+ * they build it (a request's field). */
+size_t topo_spec_max(const char *spec);
 
 /* The same, with port j of node u kept on the node it goes to in prefer
  * (a partial map: prefer->to entries UINT32_MAX are free) wherever the

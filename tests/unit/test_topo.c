@@ -188,6 +188,48 @@ static void test_not_connected(void **state)
 	graph_free(g);
 }
 
+/* Strongly connected components: two nodes share one exactly when each
+ * reaches the other (all-pairs distances), on random sparse digraphs and
+ * on groups placed by product with empty. */
+static void test_components(void **state)
+{
+	uint32_t comp[64];
+	(void)state;
+
+	struct graph *g = build("product(ring:4,empty:4)");
+	assert_int_equal(topo_components(g, comp), 4);
+	for (uint32_t u = 0; u < 16; u++)
+		assert_int_equal(comp[u], comp[u / 4 * 4]);
+	graph_free(g);
+	srand(77);
+	for (int round = 0; round < 200; round++) {
+		uint32_t n = 1 + (uint32_t)rand() % 40, m = (uint32_t)rand() % (2 * n + 1);
+		uint32_t tails[81], heads[81];
+		struct ofc_error err = {0};
+
+		for (uint32_t a = 0; a < m; a++)
+			tails[a] = (uint32_t)rand() % n, heads[a] = (uint32_t)rand() % n;
+		g = graph_from_arcs(n, m, tails, heads, "random");
+		uint32_t nc = topo_components(g, comp), seen = 0;
+		uint16_t *dist = topo_distances(g, 1, &err);
+
+		assert_non_null(dist);
+		for (uint32_t u = 0; u < n; u++) {
+			assert_true(comp[u] < nc);
+			seen |= comp[u] < 32 ? 1u << comp[u] : 0;
+			for (uint32_t v = 0; v < n; v++) {
+				bool both = dist[(size_t)u * n + v] != TOPO_UNREACHABLE &&
+					    dist[(size_t)v * n + u] != TOPO_UNREACHABLE;
+				assert_int_equal(comp[u] == comp[v], both);
+			}
+		}
+		if (nc <= 32)
+			assert_int_equal(seen, nc == 32 ? UINT32_MAX : (1u << nc) - 1);
+		free(dist);
+		graph_free(g);
+	}
+}
+
 static void test_symmetry(void **state)
 {
 	struct topo_facts f;
@@ -368,6 +410,90 @@ static void test_ports_random_multigraphs(void **state)
 		free(heads);
 		free(perm);
 	}
+}
+
+/* "ports:N:..." is the spec of any port permutations: topo_ports_spec
+ * writes it, topo_build reads it back with its arcs in port order, and
+ * topo_ports gives back the very rows (self-loops and parallel arcs
+ * included), one and two digits a node id (64 and 65 nodes). */
+static void test_ports_spec_round_trip(void **state)
+{
+	(void)state;
+	srand(4141);
+	for (int round = 0; round < 30; round++) {
+		uint32_t n = round == 0 ? 64 : round == 1 ? 65 : 1 + (uint32_t)rand() % 300;
+		uint32_t d = 1 + (uint32_t)rand() % 5;
+		struct port_map pm = {.n = n, .d = d}, back;
+		struct ofc_error err = {0};
+		struct graph *g = NULL;
+
+		pm.to = malloc((size_t)n * d * sizeof(uint32_t));
+		for (uint32_t j = 0; j < d; j++) {
+			uint32_t *row = pm.to + (size_t)j * n;
+
+			for (uint32_t u = 0; u < n; u++)
+				row[u] = u;
+			for (uint32_t u = n - 1; u > 0; u--) {
+				uint32_t k = (uint32_t)rand() % (u + 1), t = row[u];
+				row[u] = row[k];
+				row[k] = t;
+			}
+		}
+		char *spec = topo_ports_spec(&pm);
+		size_t width = n > 64 ? 2 : 1;
+		char head[32];
+
+		snprintf(head, sizeof(head), "ports:%u:", n);
+		assert_int_equal(strlen(spec), strlen(head) + d * n * width + (d - 1));
+		if (topo_build(spec, &g, &err) < 0)
+			fail_msg("n %u d %u: %s (column %u)", n, d, err.msg, err.col);
+		assert_int_equal(g->n, n);
+		for (uint32_t u = 0; u < n; u++)
+			for (uint32_t j = 0; j < d; j++)
+				assert_int_equal(g->adj[g->off[u] + j], pm.to[(size_t)j * n + u]);
+		assert_int_equal(topo_ports(g, &back, &err), 0);
+		assert_int_equal(back.d, d);
+		assert_memory_equal(back.to, pm.to, (size_t)n * d * sizeof(uint32_t));
+		port_map_free(&back);
+		graph_free(g);
+		free(spec);
+		free(pm.to);
+	}
+}
+
+/* empty:N has no links; as a factor of product() it places copies of a
+ * topology (consecutive nodes, or every s-th), and union() lays two on the
+ * same nodes, the first's ports first: the planner's groups (issue 41). */
+static void test_union_of_placed_groups(void **state)
+{
+	struct ofc_error err = {0};
+	struct port_map pm;
+	(void)state;
+
+	struct graph *e = build("empty:5");
+	assert_int_equal(e->n, 5);
+	assert_int_equal(e->m, 0);
+	graph_free(e);
+	/* Rings on 0-3, 4-7, ...; complete graphs on {i, i+4, i+8, i+12}. */
+	struct graph *g = build("union(product(ring:4,empty:4),product(empty:4,complete:4))");
+	assert_int_equal(g->n, 16);
+	assert_int_equal(g->m, 16 * 4);
+	assert_int_equal(topo_ports(g, &pm, &err), 0);
+	assert_int_equal(pm.d, 4);
+	for (uint32_t u = 0; u < 16; u++) {
+		assert_int_equal(pm.to[u], u / 4 * 4 + (u % 4 + 1) % 4); /* port 0: the ring */
+		for (uint32_t j = 1; j < 4; j++) {
+			uint32_t v = pm.to[(size_t)j * 16 + u];
+
+			assert_int_equal(v % 4, u % 4); /* ports 1-3: u's column */
+			assert_int_not_equal(v, u);
+		}
+	}
+	port_map_free(&pm);
+	graph_free(g);
+	g = build("union(ring:4,ring:4,reverse(ring:4))");
+	assert_int_equal(g->m, 12);
+	graph_free(g);
 }
 
 /* A switch's current port permutations are kept: asked to prefer a
@@ -750,6 +876,17 @@ static void test_spec_errors(void **state)
 	    {"debruijn:1,3", 10, "debruijn degree d must be at least 2"},
 	    {"circulant:16", 11, "circulant takes N:a,b,... (at least one offset)"},
 	    {"((((", 1, "expected a topology name such as torus:8x8"},
+	    {"union(ring:4)", 13, "union needs at least two topologies"},
+	    {"union(ring:4,ring:5)", 1, "union needs topologies on the same nodes (4 and 5 nodes)"},
+	    {"empty:0", 7, "empty needs at least 1 node"},
+	    {"ports:4:BCDA.ABCA", 17, "port 1: node 0 is reached twice"},
+	    {"ports:4:BCDA.ABC", 17, "port 1 has 3 of its 4 nodes (each 1 character)"},
+	    {"ports:4:BCDE", 12, "port 0 of node 3: node 4 is not below 4"},
+	    {"ports:4:BC*A", 11, "port 0: '*' is not a node id's digit"},
+	    {"ports:4:BCDAB", 13, "port 0 has more than its 4 nodes"},
+	    {"ports:x", 7, "expected the node count after 'ports:'"},
+	    {"ports:0:", 7, "ports: the node count must be 1.."},
+	    {"ports 4", 6, "expected ':' after 'ports'"},
 	};
 	(void)state;
 
@@ -1438,12 +1575,15 @@ int main(void)
 	    cmocka_unit_test(test_kautz_matches_genkautz),
 	    cmocka_unit_test(test_diameter_against_bfs),
 	    cmocka_unit_test(test_not_connected),
+	    cmocka_unit_test(test_components),
 	    cmocka_unit_test(test_symmetry),
 	    cmocka_unit_test(test_reverse_and_transpose),
 	    cmocka_unit_test(test_ports_families),
 	    cmocka_unit_test(test_ports_keep_generators),
 	    cmocka_unit_test(test_ports_random_multigraphs),
 	    cmocka_unit_test(test_ports_prefer),
+	    cmocka_unit_test(test_ports_spec_round_trip),
+	    cmocka_unit_test(test_union_of_placed_groups),
 	    cmocka_unit_test(test_ports_not_regular),
 	    cmocka_unit_test(test_ports_as_every_arc_scan),
 	    cmocka_unit_test(test_ports_parallel_links),
