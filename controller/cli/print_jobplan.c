@@ -144,6 +144,10 @@ static void way_json(const struct jobplan_result *r, const struct jobplan_way *w
 		jw_uint(j, w->topo[p]);
 		jw_key(j, "topology_name");
 		jw_str(j, r->topo[w->topo[p]].name);
+		if (r->topo[w->topo[p]].spec) {
+			jw_key(j, "topology_spec");
+			jw_str(j, r->topo[w->topo[p]].spec);
+		}
 		jw_key(j, "time_us");
 		jw_double(j, w->phase_us[p]);
 		jw_key(j, "switch_us");
@@ -198,6 +202,10 @@ void print_jobplan_json(const struct jobplan_result *r, bool sweep, FILE *out)
 		jw_obj_begin(&j);
 		jw_key(&j, "name");
 		jw_str(&j, r->topo[t].name);
+		if (r->topo[t].spec) {
+			jw_key(&j, "spec");
+			jw_str(&j, r->topo[t].spec);
+		}
 		jw_key(&j, "origin");
 		jw_str(&j, jobplan_origin_name(r->topo[t].origin));
 		jw_key(&j, "connected");

@@ -67,7 +67,7 @@ static int apply_topo(struct wrun *w, uint32_t k, double *secs, struct ofc_error
 	tf.circuits = t->circuits;
 	tf.ncircuits = t->ncircuits;
 	tf.degraded = NULL;
-	tf.topology.spec = (char *)t->name;
+	tf.topology.spec = t->spec ? t->spec : (char *)t->name; /* (what the record names) */
 	if (ctl_open(&tf, &o, &ctl, err) < 0)
 		return -1;
 	rc = ctl_lock(ctl, err);

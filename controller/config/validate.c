@@ -591,7 +591,8 @@ static int check_topology(struct fabric *f, struct ofc_error *err)
 				       "topology '%s' has %u nodes but the fabric has %u hosts",
 				       f->graph->spec, f->graph->n, f->nhosts);
 	topo_facts(f->graph, &f->facts, 0);
-	if (!f->facts.strongly_connected)
+	t->split = !f->facts.strongly_connected;
+	if (t->split && !f->workload.present)
 		return fabric_error_at(
 		    err, f, t->spec_loc,
 		    "topology '%s' is not strongly connected: some hosts could never reach "
@@ -834,7 +835,7 @@ static int degrade(struct fabric *f, bool renumbered, struct ofc_error *err)
 	topo_facts(alive, &facts, 0);
 	graph_free(alive);
 	free(keep);
-	if (!facts.strongly_connected) {
+	if (!facts.strongly_connected && !f->topology.split) {
 		fabric_error_at(
 		    err, f, first,
 		    "with these failures topology '%s' is no longer strongly connected: some "
@@ -1065,6 +1066,34 @@ out:
 	return rc;
 }
 
+/* A topology that does not connect every host is a workload's (issue 41:
+ * the planner gives a phase's groups links of their own, and MoveToPhase
+ * commits them) when every group of one of its kinds is connected within
+ * it; else it is refused as any other that strands hosts. */
+static int check_split(struct fabric *f, struct ofc_error *err)
+{
+	const struct workload *w = &f->workload;
+	uint32_t *comp = xmalloc(((size_t)f->graph->n + 1) * sizeof(uint32_t));
+	bool fits = false;
+
+	topo_components(f->graph, comp);
+	for (uint32_t k = 0; k < w->nkinds && !fits; k++) {
+		const struct wl_kind *kind = &w->kinds[k];
+
+		fits = true;
+		for (size_t i = 0; i < (size_t)kind->ngroups * kind->size && fits; i++)
+			fits = comp[kind->host[i]] == comp[kind->host[i - i % kind->size]];
+	}
+	free(comp);
+	if (fits)
+		return 0;
+	return fabric_error_at(err, f, f->topology.spec_loc,
+			       "topology '%s' is not strongly connected: some hosts could never "
+			       "reach others, and no kind of the workload's groups has every "
+			       "group connected in it",
+			       f->graph->spec);
+}
+
 int fabric_validate(struct fabric *f, struct ofc_error *err)
 {
 	struct wiring_ctx w = {0};
@@ -1106,6 +1135,8 @@ int fabric_validate(struct fabric *f, struct ofc_error *err)
 		f->cost.link_bandwidth = slowest > 0 ? slowest : f->hosts[0].port_rate;
 	/* The workload last: its groups name hosts, its phases the kinds. */
 	if (f->workload.present && workload_validate(f, &f->workload, err) < 0)
+		goto out;
+	if (f->topology.split && check_split(f, err) < 0)
 		goto out;
 	f->validated = true;
 	rc = 0;

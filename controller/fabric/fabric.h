@@ -241,6 +241,10 @@ struct topo_target {
 	 * (validation replaces spec with the pick and sets these). */
 	bool auto_picked;
 	double auto_time_us; /* the workload's predicted time on the pick */
+	/* Not strongly connected, and taken because every group of one of the
+	 * workload's kinds is connected within it (issue 41: a phase's
+	 * topology, its groups on links of their own). */
+	bool split;
 };
 
 struct collective {

@@ -7,7 +7,11 @@
  * so every host reaches every other, the other ports each the permutation
  * that carries the most traffic not yet given a link (an assignment
  * problem, Hungarian; links already given divide a pair's weight). Every
- * candidate gets port permutations and circuits on the fabric's wiring. */
+ * candidate but the circuits in place is built from a spec (a union of the
+ * groups' families, or the port permutations written out: "ports:N:...")
+ * and gets its port permutations and circuits as a config of that spec
+ * does, so what MoveToPhase or `ofc apply` commits, a record names and a
+ * restart builds again is the candidate priced. */
 #include "controller/jobplan/internal.h"
 
 #include <math.h>
@@ -34,6 +38,7 @@ const char *jobplan_origin_name(enum jobplan_origin o)
 void jobplan_topo_free(struct jobplan_topo *t)
 {
 	graph_free(t->g);
+	free(t->spec);
 	port_map_free(&t->pm);
 	free(t->circuits);
 	free(t->arc_tx);
@@ -48,10 +53,10 @@ static struct jobplan_topo *add(struct jobplan_result *r)
 	return &r->topo[r->ntopo++];
 }
 
-static bool has_name(const struct jobplan_result *r, const char *name)
+static bool has_spec(const struct jobplan_result *r, const char *spec)
 {
 	for (uint32_t i = 0; i < r->ntopo; i++)
-		if (strcmp(r->topo[i].name, name) == 0)
+		if (r->topo[i].spec && strcmp(r->topo[i].spec, spec) == 0)
 			return true;
 	return false;
 }
@@ -101,70 +106,40 @@ static int finish(struct jobplan_ctx *c, struct jobplan_topo *t, struct ofc_erro
 	return 0;
 }
 
-/* A candidate from its port permutations (taken over): its graph in port
- * order, so an arc's place among its tail's is its port. */
-static int from_ports(struct jobplan_ctx *c, const char *name, enum jobplan_origin o,
-		      struct port_map pm, struct ofc_error *err)
-{
-	uint32_t n = pm.n, d = pm.d;
-	uint32_t *tails = xmalloc(((size_t)n * d + 1) * sizeof(uint32_t));
-	uint32_t *heads = xmalloc(((size_t)n * d + 1) * sizeof(uint32_t)), m = 0;
-	struct jobplan_topo *t;
-
-	if (has_name(c->r, name)) {
-		port_map_free(&pm);
-		free(tails);
-		free(heads);
-		return 0;
-	}
-	t = add(c->r);
-	snprintf(t->name, sizeof(t->name), "%s", name);
-	t->origin = o;
-	t->pm = pm;
-	for (uint32_t u = 0; u < n; u++)
-		for (uint32_t j = 0; j < d; j++) {
-			tails[m] = u;
-			heads[m++] = pm.to[(size_t)j * n + u];
-		}
-	t->g = graph_from_arcs(n, m, tails, heads, name);
-	t->arc_tx = xmalloc(((size_t)m + 1) * sizeof(uint32_t));
-	t->arc_rx = xmalloc(((size_t)m + 1) * sizeof(uint32_t));
-	for (uint32_t a = 0; a < m; a++)
-		t->arc_tx[a] = t->arc_rx[a] = a % d;
-	free(tails);
-	free(heads);
-	if (finish(c, t, err) < 0) {
-		jobplan_topo_free(t);
-		c->r->ntopo--;
-		return -1;
-	}
-	return 0;
-}
-
-/* A family by its spec (the config's, the finder's): scheduled by its
- * spec, so constructions and the torus algorithms apply. */
-static int from_spec(struct jobplan_ctx *c, const char *spec, enum jobplan_origin o,
-		     struct ofc_error *err)
+/* A candidate by its spec (the finder's, a union, one built for traffic):
+ * its graph, port permutations and circuits as a config naming the spec
+ * gets them (topo_build, topo_ports, fabric_circuits), so it is scheduled
+ * by its spec too (constructions and the torus algorithms apply). label
+ * names it for people (NULL: the spec). */
+static int from_spec(struct jobplan_ctx *c, const char *spec, const char *label,
+		     enum jobplan_origin o, struct ofc_error *err)
 {
 	struct graph *g;
 	struct jobplan_topo *t;
 
-	if (has_name(c->r, spec))
+	if (has_spec(c->r, spec))
 		return 0;
 	if (topo_build(spec, &g, err) < 0)
 		return -1;
 	if (g->n != c->n) {
 		graph_free(g);
-		return ofc_error_set(err, OFC_E_INPUT, "%s has %u nodes, not %u", spec, g->n, c->n);
+		return ofc_error_set(err, OFC_E_INPUT, "%.150s has %u nodes, not %u", spec, g->n,
+				     c->n);
 	}
 	t = add(c->r);
-	snprintf(t->name, sizeof(t->name), "%.150s", spec);
+	if (label)
+		snprintf(t->name, sizeof(t->name), "%s", label);
+	else if (strlen(spec) < sizeof(t->name))
+		snprintf(t->name, sizeof(t->name), "%s", spec);
+	else
+		snprintf(t->name, sizeof(t->name), "%.150s...", spec);
+	t->spec = xstrdup(spec);
 	t->origin = o;
 	t->g = g;
 	t->spec_built = o != JOBPLAN_CONFIG;
 	if (topo_ports(g, &t->pm, err) < 0 || t->pm.d > c->d) {
 		if (t->pm.d > c->d)
-			ofc_error_set(err, OFC_E_INPUT, "%s needs %u ports, the hosts have %u",
+			ofc_error_set(err, OFC_E_INPUT, "%.150s needs %u ports, the hosts have %u",
 				      spec, t->pm.d, c->d);
 		jobplan_topo_free(t);
 		c->r->ntopo--;
@@ -268,7 +243,7 @@ static void finder_candidates(struct jobplan_ctx *c)
 		if (want == 1)
 			at = fr.n - 1; /* the least bandwidth */
 		ofc_error_clear(&e);
-		from_spec(c, fr.front[at].spec, JOBPLAN_FINDER, &e); /* skipped if it fails */
+		from_spec(c, fr.front[at].spec, NULL, JOBPLAN_FINDER, &e); /* skipped if it fails */
 	}
 	finder_free(&fr);
 }
@@ -359,59 +334,130 @@ static int group_family(const struct jobplan_ctx *c, uint32_t kind, uint32_t k, 
 	return 0;
 }
 
-/* One union: kind kinds[i] gets deg[i] ports, the next ones after the
- * kinds before it (so unions sharing a kind's family keep its circuits on
- * the same ports), each of its groups the family picked for it, its port
- * permutations on the group's members; ports a family leaves over loop
- * back. */
+/* Whether kind k's groups are the copies of a topology that
+ * product(empty:s,F,empty:r) places: member i of every group is
+ * lo + s (i + size hi), its own lo < s and hi. The degrees' groups always
+ * are (tp: s = 1; dp, ep: s = tp; pp: s = tp dp); groups written out may
+ * not be. *stride: s. */
+static bool strided(const struct wl_kind *k, uint32_t n, uint32_t *stride)
+{
+	uint32_t s;
+
+	if (k->size < 2 || k->host[1] <= k->host[0])
+		return false;
+	s = k->host[1] - k->host[0];
+	if ((uint64_t)s * k->size > n || n % (s * k->size))
+		return false;
+	for (uint32_t g = 0; g < k->ngroups; g++) {
+		const uint32_t *mem = k->host + (size_t)g * k->size;
+
+		if (mem[0] / s % k->size)
+			return false;
+		for (uint32_t i = 1; i < k->size; i++)
+			if (mem[i] != mem[0] + s * i)
+				return false;
+	}
+	*stride = s;
+	return true;
+}
+
+/* Family fam on every group of a strided kind (stride s, groups of size),
+ * as a spec over the n hosts: fam itself, or a product placing its copies. */
+static void placed(struct strbuf *sb, const char *fam, uint32_t s, uint32_t size, uint32_t n)
+{
+	uint32_t r = n / (s * size);
+
+	if (s == 1 && r == 1) {
+		sb_puts(sb, fam);
+		return;
+	}
+	sb_puts(sb, "product(");
+	if (s > 1)
+		sb_printf(sb, "empty:%u,", s);
+	sb_puts(sb, fam);
+	if (r > 1)
+		sb_printf(sb, ",empty:%u", r);
+	sb_putc(sb, ')');
+}
+
+/* One union: kind kinds[i] gets up to deg[i] ports, the family picked for
+ * its groups' size on each group, the kinds' ports one after another (so
+ * unions sharing a first kind's family keep its circuits on its ports);
+ * ports the families leave over stay dark. Its spec is the union of the
+ * kinds' families placed on their groups
+ * ("union(product(ring:8,empty:8),product(empty:8,hypercube:3))"), or,
+ * where a kind's groups are written out irregularly, its port
+ * permutations ("ports:N:..."). */
 static void one_union(struct jobplan_ctx *c, const uint32_t *kinds, const uint32_t *deg,
 		      uint32_t nk)
 {
 	const struct workload *w = c->w;
-	uint32_t n = c->n, d = c->d, first = 0;
-	struct port_map pm = {.n = n, .d = d};
+	uint32_t n = c->n, first = 0, stride[3];
+	struct port_map hp[3] = {{0}};
+	struct strbuf spec = STRBUF_INIT;
 	char name[160] = "";
 	size_t len = 0;
+	bool regular = true;
 
-	pm.to = xmalloc(((size_t)n * d + 1) * sizeof(uint32_t));
-	for (uint32_t j = 0; j < d; j++)
-		for (uint32_t u = 0; u < n; u++)
-			pm.to[(size_t)j * n + u] = u;
 	for (uint32_t i = 0; i < nk; i++) {
 		const struct wl_kind *k = &w->kinds[kinds[i]];
-		char spec[TOPO_MAX_SPEC + 1];
+		char fam[TOPO_MAX_SPEC + 1];
 		struct graph *h;
-		struct port_map hp;
 		struct ofc_error e = {0};
 
-		if (group_family(c, kinds[i], k->size, deg[i], spec, sizeof(spec)) < 0 ||
-		    topo_build(spec, &h, &e) < 0) {
-			port_map_free(&pm);
-			return;
-		}
-		if (topo_ports(h, &hp, &e) < 0 || hp.d > deg[i]) {
-			if (hp.to)
-				port_map_free(&hp);
+		if (group_family(c, kinds[i], k->size, deg[i], fam, sizeof(fam)) < 0 ||
+		    topo_build(fam, &h, &e) < 0)
+			goto out;
+		if (topo_ports(h, &hp[i], &e) < 0 || hp[i].d > deg[i]) {
 			graph_free(h);
-			port_map_free(&pm);
-			return;
+			goto out;
 		}
-		len += (size_t)snprintf(name + len, len < sizeof(name) ? sizeof(name) - len : 0,
-					"%s%s %s", i ? " + " : "", k->name, spec);
-		for (uint32_t g = 0; g < k->ngroups; g++)
-			for (uint32_t j = 0; j < hp.d; j++)
-				for (uint32_t x = 0; x < k->size; x++) {
-					const uint32_t *mem = k->host + (size_t)g * k->size;
-
-					pm.to[(size_t)(first + j) * n + mem[x]] =
-					    mem[hp.to[(size_t)j * k->size + x]];
-				}
-		first += deg[i];
-		port_map_free(&hp);
 		graph_free(h);
+		len += (size_t)snprintf(name + len, len < sizeof(name) ? sizeof(name) - len : 0,
+					"%s%s %s", i ? " + " : "", k->name, fam);
+		regular = regular && strided(k, n, &stride[i]);
+		if (regular) {
+			if (i)
+				sb_putc(&spec, ',');
+			placed(&spec, fam, stride[i], k->size, n);
+		}
+	}
+	if (regular && nk > 1) {
+		char *inner = sb_detach(&spec);
+
+		sb_printf(&spec, "union(%s)", inner);
+		free(inner);
+	} else if (!regular) {
+		struct port_map pm = {.n = n};
+
+		for (uint32_t i = 0; i < nk; i++)
+			pm.d += hp[i].d;
+		pm.to = xmalloc(((size_t)n * pm.d + 1) * sizeof(uint32_t));
+		for (uint32_t i = 0; i < nk; i++) {
+			const struct wl_kind *k = &w->kinds[kinds[i]];
+
+			for (uint32_t g = 0; g < k->ngroups; g++)
+				for (uint32_t j = 0; j < hp[i].d; j++)
+					for (uint32_t x = 0; x < k->size; x++) {
+						const uint32_t *mem = k->host + (size_t)g * k->size;
+
+						pm.to[(size_t)(first + j) * n + mem[x]] =
+						    mem[hp[i].to[(size_t)j * k->size + x]];
+					}
+			first += hp[i].d;
+		}
+		sb_reset(&spec);
+		char *ps = topo_ports_spec(&pm);
+		sb_puts(&spec, ps);
+		free(ps);
+		port_map_free(&pm);
 	}
 	struct ofc_error e = {0};
-	from_ports(c, name, JOBPLAN_UNION, pm, &e);
+	from_spec(c, spec.buf, name, JOBPLAN_UNION, &e); /* skipped if it fails */
+out:
+	for (uint32_t i = 0; i < nk; i++)
+		port_map_free(&hp[i]); /* (zeroed ones too) */
+	sb_free(&spec);
 }
 
 static void union_candidates(struct jobplan_ctx *c)
@@ -581,7 +627,10 @@ static void for_traffic(struct jobplan_ctx *c, const double *bytes, const char *
 		for (uint32_t u = 0; u < n; u++)
 			links[(size_t)u * n + pm.to[(size_t)j * n + u]]++;
 	}
-	from_ports(c, name, JOBPLAN_TRAFFIC, pm, &e);
+	char *spec = topo_ports_spec(&pm);
+	from_spec(c, spec, name, JOBPLAN_TRAFFIC, &e); /* skipped if it fails */
+	free(spec);
+	port_map_free(&pm);
 	free(wgt);
 	free(links);
 	free(on);
@@ -620,6 +669,9 @@ int jobplan_candidates(struct jobplan_ctx *c, struct ofc_error *err)
 		struct topo_facts facts;
 
 		snprintf(t->name, sizeof(t->name), "%s", f->topology.spec);
+		if (strlen(f->topology.spec) >= sizeof(t->name))
+			snprintf(t->name, sizeof(t->name), "%.150s...", f->topology.spec);
+		t->spec = xstrdup(f->topology.spec);
 		t->origin = JOBPLAN_CONFIG;
 		t->g =
 		    graph_from_arcs(f->graph->n, f->graph->m, tails, f->graph->adj, f->graph->spec);

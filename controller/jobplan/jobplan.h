@@ -42,7 +42,14 @@ const char *jobplan_origin_name(enum jobplan_origin o);
 
 /* A candidate topology on the fabric's hosts (node i = host i). */
 struct jobplan_topo {
-	char name[160];
+	char name[160]; /* for people: "tp ring:8 + ep hypercube:3", "for a2a's traffic" */
+	/* The spec that builds it again exactly, graph, ports and circuits
+	 * (what a config, a record or MoveToPhase commits; owned): the
+	 * config's, the finder's, a union of the groups' families
+	 * ("union(product(ring:8,empty:8),product(empty:8,hypercube:3))"), or
+	 * the port permutations written out ("ports:N:..."): NULL for the
+	 * circuits in place, which nothing needs to commit. */
+	char *spec;
 	enum jobplan_origin origin;
 	struct graph *g;
 	struct port_map pm;	  /* its port permutations */
@@ -52,7 +59,7 @@ struct jobplan_topo {
 	/* per arc of g: the host port it leaves from (at its tail) and
 	 * arrives on (at its head) */
 	uint32_t *arc_tx, *arc_rx;
-	bool spec_built; /* g is topo_build(name)'s: scheduled by its spec */
+	bool spec_built; /* g is topo_build(spec)'s: scheduled by its spec */
 };
 
 /* One phase on one candidate: its time for one run (count not applied),

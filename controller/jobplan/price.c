@@ -237,7 +237,7 @@ static void price_all(const struct jobplan_ctx *c, const struct wl_phase *ph,
 
 	set_rates(c, &q, t->g);
 	q.graph = t->origin == JOBPLAN_CONFIG ? NULL : t->spec_built ? NULL : t->g;
-	q.spec = t->origin != JOBPLAN_CONFIG && t->spec_built ? t->name : NULL;
+	q.spec = t->origin != JOBPLAN_CONFIG && t->spec_built ? t->spec : NULL;
 	q.collective = (enum sched_collective)ph->collective;
 	q.size = ph->size;
 	if (ph->collective == SCHED_ALLTOALL && ph->matrix) {
@@ -427,7 +427,7 @@ static void price_together(const struct jobplan_ctx *c, uint32_t p, const struct
 		m[i] /= rounds; /* one round: reduce-scatter, then all-gather */
 	double mean = normalise(m, c->n, &q.demand);
 	q.graph = t->origin == JOBPLAN_CONFIG || t->spec_built ? NULL : t->g;
-	q.spec = t->origin != JOBPLAN_CONFIG && t->spec_built ? t->name : NULL;
+	q.spec = t->origin != JOBPLAN_CONFIG && t->spec_built ? t->spec : NULL;
 	q.collective = SCHED_ALLTOALL;
 	q.demand_n = c->n;
 	q.size = (uint64_t)llround(mean * c->n);

@@ -683,10 +683,10 @@ void ofcd_run_release(struct ofcd *d, struct job *j);
 
 /* GetPlan's answer into j->reply: the running config's workload planned. */
 void ofcd_run_get_plan(const struct ofcd *d, struct job *j);
-/* MoveToPhase's target: the config again (validated), its topology, ports
- * and circuits the chosen way's for j's phase; j->target says which. */
-int ofcd_phase_fabric(const struct ofcd *d, const struct fabcfg *cfg, struct job *j,
-		      struct fabric **out, struct ofc_error *err);
+/* MoveToPhase's target: the spec of the topology the chosen way gives j's
+ * phase (*spec, the caller frees), which the running config then takes as a
+ * Reconfigure's (and a restart the record's); j->target says which. */
+int ofcd_phase_spec(const struct fabcfg *cfg, struct job *j, char **spec, struct ofc_error *err);
 
 /* failures.c: failures reported at run time and lost switches (issue 14) */
 #define FAIL_MAX_ITEMS 4096

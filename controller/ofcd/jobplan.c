@@ -2,8 +2,8 @@
  * workload as `ofc plan FILE --workload config` does (on a schedule worker:
  * it prices every phase on every candidate), and MoveToPhase takes the
  * fabric to the topology the chosen way gives a phase (a mutation, on the
- * mutation worker: the config again with that candidate's topology, ports
- * and circuits, applied and committed as a Reconfigure is). */
+ * mutation worker: the config again with that candidate's spec, applied
+ * and committed as a Reconfigure is). */
 #include "controller/jobplan/jobplan.h"
 #include "controller/ofcd/internal.h"
 
@@ -72,6 +72,7 @@ void ofcd_run_get_plan(const struct ofcd *d, struct job *j)
 			ofc__v1__plan_phase__init(ph);
 			ph->name = r.workload->phases[p].name;
 			ph->topology = r.topo[w->topo[p]].name;
+			ph->spec = r.topo[w->topo[p]].spec;
 			ph->has_time_us = ph->has_switch_us = ph->has_switch_full_us = 1;
 			ph->has_moves = 1;
 			ph->time_us = w->phase_us[p];
@@ -90,14 +91,12 @@ void ofcd_run_get_plan(const struct ofcd *d, struct job *j)
 	jobplan_result_free(&r);
 }
 
-int ofcd_phase_fabric(const struct ofcd *d, const struct fabcfg *cfg, struct job *j,
-		      struct fabric **out, struct ofc_error *err)
+int ofcd_phase_spec(const struct fabcfg *cfg, struct job *j, char **spec, struct ofc_error *err)
 {
 	struct jobplan_result r;
-	struct fabric *f;
 	uint32_t p = j->phase;
 
-	*out = NULL;
+	*spec = NULL;
 	if (plan_of(cfg->f, &r, err) < 0)
 		return -1;
 	if (j->phase_name) {
@@ -116,41 +115,16 @@ int ofcd_phase_fabric(const struct ofcd *d, const struct fabcfg *cfg, struct job
 				     r.nphases, r.nphases ? r.nphases - 1 : 0);
 	}
 	const struct jobplan_topo *t = &r.topo[r.way[JOBPLAN_CHOSEN].topo[p]];
-	if (config_parse(cfg->path, cfg->yaml, cfg->yaml_len, &f, err) < 0) {
+	/* (ofcd reads no devices to plan: every candidate is the config's or
+	 * one built from its spec) */
+	if (!t->spec) {
 		jobplan_result_free(&r);
-		return -1;
+		return ofc_error_set(err, OFC_E_INPUT, "%s has no topology spec to commit",
+				     t->name);
 	}
-	f->files = cfg->f->files;
-	free(f->dir);
-	f->dir = xstrdup(cfg->f->dir);
-	moves_apply(d, f);
-	if (fabric_validate(f, err) < 0) {
-		fabric_free(f);
-		jobplan_result_free(&r);
-		err->code = OFC_E_INPUT;
-		return -1;
-	}
-	/* The candidate's topology in the config's stead (its name the spec,
-	 * for the record and for people). */
-	uint32_t *tails = graph_arc_tails(t->g);
-	graph_free(f->graph);
-	graph_free(f->degraded);
-	f->degraded = NULL;
-	f->graph = graph_from_arcs(t->g->n, t->g->m, tails, t->g->adj, t->name);
-	free(tails);
-	port_map_free(&f->ports);
-	f->ports = (struct port_map){.n = t->pm.n, .d = t->pm.d};
-	f->ports.to = xmalloc(((size_t)t->pm.n * t->pm.d + 1) * sizeof(uint32_t));
-	memcpy(f->ports.to, t->pm.to, (size_t)t->pm.n * t->pm.d * sizeof(uint32_t));
-	free(f->circuits);
-	f->circuits = xmalloc(((size_t)t->ncircuits + 1) * sizeof(struct circuit));
-	memcpy(f->circuits, t->circuits, (size_t)t->ncircuits * sizeof(struct circuit));
-	f->ncircuits = t->ncircuits;
-	free(f->topology.spec);
-	f->topology.spec = xstrdup(t->name);
+	*spec = xstrdup(t->spec);
 	free(j->target);
 	j->target = xasprintf("phase %s's topology, %s", r.workload->phases[p].name, t->name);
 	jobplan_result_free(&r);
-	*out = f;
 	return 0;
 }

@@ -834,9 +834,10 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 			     "recursive, torus-rings; swing, recursive-doubling, bucket; mcf, "
 			     "direct, sp-balanced; on a WDM ring optree, ring, ne, onestage)",
 			     g->algorithm);
-	if (g->topology && strlen(g->topology) > TOPO_MAX_SPEC)
+	if (g->topology && strlen(g->topology) > topo_spec_max(g->topology))
 		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-			     "topology spec longer than %u characters", TOPO_MAX_SPEC);
+			     "topology spec longer than %zu characters",
+			     topo_spec_max(g->topology));
 	const struct partition *part = NULL;
 	const char *held_spec =
 	    g->partition && *g->partition && !g->topology ? held_topology(d, g->partition) : NULL;
@@ -1150,7 +1151,7 @@ static int mutation(struct conn *c, const Ofc__V1__Request *req)
 			j->partition = xstrdup(r->partition);
 			j->target = xasprintf("partition %s", r->partition);
 		} else if (r->target_case == OFC__V1__RECONFIGURE__TARGET_TOPOLOGY && r->topology &&
-			   *r->topology && strlen(r->topology) <= TOPO_MAX_SPEC) {
+			   *r->topology && strlen(r->topology) <= topo_spec_max(r->topology)) {
 			j->spec = xstrdup(r->topology);
 			j->spec_from_client = true;
 			j->target = xstrdup(r->topology);
@@ -1173,9 +1174,9 @@ static int mutation(struct conn *c, const Ofc__V1__Request *req)
 		} else {
 			job_free(j);
 			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-				     "reconfigure needs a topology spec (up to %u characters) or a "
-				     "workload",
-				     TOPO_MAX_SPEC);
+				     "reconfigure needs a topology spec (up to %u characters, a "
+				     "ports: one up to %u) or a workload",
+				     TOPO_MAX_SPEC, TOPO_MAX_PORTS_SPEC);
 		}
 	}
 	enqueue(d, j);
@@ -1219,7 +1220,7 @@ static int get_plan(struct conn *c, uint64_t id)
 }
 
 /* Issue 41: MoveToPhase, a reconfigure to the chosen way's topology of a
- * phase (the target is made on the mutation worker: ofcd_phase_fabric). */
+ * phase (the target is made on the mutation worker: ofcd_phase_spec). */
 static int move_to_phase(struct conn *c, const Ofc__V1__Request *req)
 {
 	struct ofcd *d = c->d;

@@ -324,6 +324,44 @@ static void moves_from_record(struct ofcd *d, const struct ctl_record *rec, bool
 		log_error(d, "", &err);
 }
 
+/* A recorded topology that does not parse as a spec is a damaged record
+ * (a restart could not rebuild what the devices hold, and serving the
+ * config's instead would overwrite the record at the next commit): the
+ * start refuses it, a takeover or a sync keeps it out of effect with
+ * mutations refused (damaged_item), the error naming the record, where the
+ * spec breaks and the mv that sets it aside. A spec that parses but does
+ * not fit the config (a config changed while ofcd was down) is the
+ * caller's to weigh. Edge lists are left to it too: a file that is gone is
+ * not damage in the record. */
+static int recorded_spec_damaged(const struct ofcd *d, const struct ctl_record *rec,
+				 struct ofc_error *err)
+{
+	const char *fabric = d->w_cfg->f->name;
+	struct ofc_error e = {0};
+	struct graph *g;
+	char at[32] = "";
+
+	if (strstr(rec->topology, "edges:"))
+		return 0;
+	if (topo_build(rec->topology, &g, &e) == 0) {
+		graph_free(g);
+		return 0;
+	}
+	if (e.col)
+		snprintf(at, sizeof(at), "at column %u: ", e.col);
+	char *where = store_where(d->store, fabric, STORE_RECORD);
+	char *mv = store_aside(d->store, fabric, STORE_RECORD, ".corrupt");
+	ofc_error_at(err, OFC_E_RUNTIME, where, 0, 0,
+		     "corrupt %s: its topology ('%.40s%s', %zu characters) does not parse: "
+		     "%s%.120s. ofcd cannot tell what the devices hold: look at it, then set it "
+		     "aside (ofcd then serves the config's topology): %s",
+		     store_noun(d->store), rec->topology, strlen(rec->topology) > 40 ? "..." : "",
+		     strlen(rec->topology), at, e.msg, mv);
+	free(where);
+	free(mv);
+	return -1;
+}
+
 /* A .failed or .rewired in a replicated store that does not parse: what
  * the start refuses, a takeover or a sync logs and keeps out of effect,
  * and mutations are refused while it is there (they would overwrite it). */
@@ -368,6 +406,16 @@ static int adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **sna
 		bool other = rec.have_state && !rec.have_journal && !rec.partition &&
 			     rec.topology && *rec.topology && f->topology.present && f->nswitches &&
 			     strcmp(rec.topology, f->topology.spec) != 0;
+		if (other && recorded_spec_damaged(d, &rec, &e) < 0) {
+			ctl_record_free(&rec);
+			if (strict) {
+				*err = e;
+				return -1;
+			}
+			damaged_item(d, &e);
+			memset(&rec, 0, sizeof(rec));
+			other = false;
+		}
 		if (other || (d->nw_moves && f->topology.present && f->nswitches)) {
 			const char *spec = other ? rec.topology : f->topology.spec;
 			struct fabric *nf;
@@ -839,6 +887,7 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 	}
 	/* Reconfigure: the running config with another topology. */
 	char spec[TOPO_MAX_SPEC + 1];
+	const char *want = spec;
 	if (cur->nrings || !cur->nswitches) {
 		answer_status(an, OFC__V1__STATUS__STATUS_INVALID,
 			      "fabric '%s' has no circuit switch to rewire: change its %s with "
@@ -846,14 +895,20 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 			      cur->name, cur->nrings ? "lightpaths" : "config");
 		return -1;
 	}
-	if (j->to_phase) { /* issue 41: MoveToPhase */
-		if (ofcd_phase_fabric(d, d->w_cfg, j, &f, &err) < 0) {
+	if (j->to_phase) { /* issue 41: MoveToPhase, by the phase's spec as a restart
+			    * builds the recorded topology */
+		char *ps = NULL;
+
+		if (ofcd_phase_spec(d->w_cfg, j, &ps, &err) < 0 ||
+		    fabric_with_topology(d, d->w_cfg, ps, false, &f, &err) < 0) {
+			free(ps);
 			answer_status(an,
 				      err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
 								: OFC__V1__STATUS__STATUS_INVALID,
 				      "%s", err.msg);
 			return -1;
 		}
+		free(ps);
 		an->t.target = j->target;
 		*out = fabcfg_new(f, d->w_cfg->yaml, d->w_cfg->yaml_len, d->w_cfg->path,
 				  d->o.lp_solver);
@@ -873,9 +928,9 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 		j->target = xstrdup(spec);
 		an->t.target = j->target;
 	} else {
-		snprintf(spec, sizeof(spec), "%s", j->spec);
+		want = j->spec; /* (a "ports:" spec may be longer than spec[]) */
 	}
-	if (fabric_with_topology(d, d->w_cfg, spec, j->spec_from_client, &f, &err) < 0) {
+	if (fabric_with_topology(d, d->w_cfg, want, j->spec_from_client, &f, &err) < 0) {
 		answer_status(an, OFC__V1__STATUS__STATUS_INVALID, "%s", err.msg);
 		return -1;
 	}

@@ -169,51 +169,137 @@ expect_json 'j["phases"][0]["groups"]==3 and j["phases"][0]["group_size"]==2 and
 printf 'name: e\nphases:\n  - {name: x, colective: allreduce}\n' >"$TMP/e.yaml"
 expect_error 2 "$TMP/e.yaml:3:15: unknown key 'colective' in phases (did you mean 'collective'?)" \
 	$P "$TMP/w16.yaml" --workload "$TMP/e.yaml"
+# A topology that splits the hosts is a workload's when every group of one
+# of its kinds is connected within it (a phase's groups on their own links).
+sed 's/^topology: torus:4x4/topology: "product(complete:4,empty:4)"/' "$TMP/w16.yaml" >"$TMP/split.yaml"
+expect_exit 0 $OFC validate "$TMP/split.yaml"
+sed 's/^topology: torus:4x4/topology: "product(complete:2,empty:8)"/' "$TMP/w16.yaml" >"$TMP/split2.yaml"
+expect_error 2 "$TMP/split2.yaml:7:11: topology 'product(complete:2,empty:8)' is not strongly connected: some hosts could never reach others, and no kind of the workload's groups has every group connected in it" \
+	$OFC validate "$TMP/split2.yaml"
+sed '/^workload:/,$d' "$TMP/split.yaml" >"$TMP/split3.yaml"
+expect_error 2 "$TMP/split3.yaml:7:11: topology 'product(complete:4,empty:4)' is not strongly connected: some hosts could never reach others" \
+	$OFC validate "$TMP/split3.yaml"
 # ofcd (issue 41): GetPlan plans the running config's workload as ofc plan
 # does; MoveToPhase takes the fabric to the chosen way's topology of a phase,
-# answered once committed (the emulated OCS then holds its circuits).
+# answered once committed (the emulated OCS then holds its circuits). The
+# OCS switches in 1 us here, so the choice is a topology per phase: ag's
+# groups on links of their own (product(complete:4,empty:4), which splits
+# the hosts), the all-to-all's built for the traffic (a ports: spec), ar's
+# a union of the groups' families. After a kill -9 ofcd serves the
+# recorded topology again, links and all; a record whose topology does not
+# parse stops it, the file untouched.
 . "$(dirname "$0")/emu.sh"
 OFCD=${OFCD:-$BUILD/ofcd}
 PY=python3
 python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
 cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
-sed -e 's/{name: ocs0, type: ocs, ports: 64, reconfig_time: 10ms}/{name: ocs0, type: ocs, ports: 64, reconfig_time: 10ms, driver: {type: tl1, address: "127.0.0.1:1", credentials: ocs0.cred}}/' \
+sed -e 's/{name: ocs0, type: ocs, ports: 64, reconfig_time: 10ms}/{name: ocs0, type: ocs, ports: 64, reconfig_time: 1us, driver: {type: tl1, address: "127.0.0.1:1", credentials: ocs0.cred}}/' \
 	"$TMP/w16.yaml" >"$TMP/w16d.yaml"
 start_emu ocs-emu e --ports 64 --credentials configs/credentials/ocs0.cred
-"$OFCD" --foreground --credentials-dir "$TMP" --config "$TMP/w16d.yaml" --socket "$TMP/ofcd.sock" \
-	--state-dir "$TMP/dstate" --device "ocs0=127.0.0.1:$e_port" --probe-interval 0 2>"$TMP/ofcd.log" &
-ofcd_pid=$!
-i=0
-while [ ! -S "$TMP/ofcd.sock" ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i + 1)); done
-$P "$TMP/w16.yaml" --workload config --json >"$TMP/plan.json"
-PYTHONPATH="$BUILD/python" $PY - "$TMP/ofcd.sock" "$TMP/plan.json" >"$TMP/py.out" 2>&1 <<'PYEOF' && ok || bad "ofcd GetPlan and MoveToPhase" "$(cat "$TMP/py.out" "$TMP/ofcd.log")"
+ofcd_up() {
+	rm -f "$TMP/ofcd.sock"
+	"$OFCD" --foreground --credentials-dir "$TMP" --config "$TMP/w16d.yaml" --socket "$TMP/ofcd.sock" \
+		--state-dir "$TMP/dstate" --device "ocs0=127.0.0.1:$e_port" --probe-interval 0 2>>"$TMP/ofcd.log" &
+	ofcd_pid=$!
+	_end=$(($(date +%s) + 20))
+	while [ ! -S "$TMP/ofcd.sock" ] && kill -0 $ofcd_pid 2>/dev/null && [ "$(date +%s)" -le $_end ]; do
+		sleep 0.01
+	done
+}
+ofcd_kill9() {
+	kill -9 "$ofcd_pid" 2>/dev/null
+	wait "$ofcd_pid" 2>/dev/null
+}
+ofcd_up
+$P "$TMP/w16d.yaml" --workload config --json >"$TMP/plan.json" 2>/dev/null
+# wl.py MODE SOCKET ...: plan (GetPlan as the CLI's), move PHASE KIND
+# SAVED (MoveToPhase; the state saved), same SAVED (the state as saved).
+cat >"$TMP/wl.py" <<'PY'
 import json, sys
 from ofc_client import Client, OfcError
-c = Client(sys.argv[1], timeout=120)
-cli = json.load(open(sys.argv[2]))
-p = c.get_plan()
-ways = {w.kind: w for w in p.ways}
-assert p.workload == "small" and p.chosen == cli["chosen"], (p.chosen, cli["chosen"])
-for k, w in cli["ways"].items():
-    assert ways[k].have == w["have"], k
-    if w["have"]:
-        assert abs(ways[k].iteration_us - w["iteration_us"]) < 1e-6 * w["iteration_us"], (k, ways[k])
-        assert [ph.topology for ph in ways[k].phases] == [ph["topology_name"] for ph in w["phases"]]
-chosen = ways["chosen"]
-want = chosen.phases[2].topology
-r = c.move_to_phase(name="ar")
-assert r.message.startswith("committed transaction"), r.message
-assert c.get_state().topology.spec == want, (c.get_state().topology.spec, want)
-r = c.move_to_phase(phase=0, dry_run=True)
-try:
-    c.move_to_phase(name="nothere")
-    raise SystemExit("an unknown phase was accepted")
-except OfcError as e:
-    assert e.status == "STATUS_INVALID" and "no phase named 'nothere'" in str(e), str(e)
+mode, sock = sys.argv[1], sys.argv[2]
+c = Client(sock, timeout=120)
+
+def state():
+    s = c.get_state(with_fabric=True, with_edges=True)
+    return {"topology": s.topology.spec, "target": s.target_topology, "at_target": s.at_target,
+            "generation": s.config_generation,
+            "devices": [sorted([x.in_port, x.out_port] for x in d.circuits) for d in s.devices],
+            "circuits": sorted([x.in_port, x.out_port] for x in s.fabric.circuits),
+            "links": [[e.src, e.dst] for e in s.fabric.logical.edge_list],
+            "ports": [list(l.to) for l in s.fabric.logical.ports]}
+
+if mode == "plan":
+    cli = json.load(open(sys.argv[3]))
+    p = c.get_plan()
+    ways = {w.kind: w for w in p.ways}
+    assert p.workload == "small" and p.chosen == cli["chosen"], (p.chosen, cli["chosen"])
+    for k, w in cli["ways"].items():
+        assert ways[k].have == w["have"], k
+        if w["have"]:
+            assert abs(ways[k].iteration_us - w["iteration_us"]) < 1e-6 * w["iteration_us"], (k, ways[k])
+            assert [ph.topology for ph in ways[k].phases] == [ph["topology_name"] for ph in w["phases"]]
+            assert [ph.spec for ph in ways[k].phases] == [ph["topology_spec"] for ph in w["phases"]]
+    c.move_to_phase(phase=0, dry_run=True)
+    try:
+        c.move_to_phase(name="nothere")
+        raise SystemExit("an unknown phase was accepted")
+    except OfcError as e:
+        assert e.status == "STATUS_INVALID" and "no phase named 'nothere'" in str(e), str(e)
+elif mode == "move":
+    # a phase of the chosen way; "static": the static way's topology by
+    # Reconfigure (a union of two kinds' families)
+    name, kind, saved = sys.argv[3:6]
+    ways = {w.kind: w for w in c.get_plan().ways}
+    if name == "static":
+        want = ways["static"].phases[0].spec
+        r = c.reconfigure(topology=want)
+    else:
+        want = [ph.spec for ph in ways["chosen"].phases if ph.name == name][0]
+        r = c.move_to_phase(name=name)
+    assert want.startswith(kind), (name, want)
+    assert r.message.startswith("committed transaction"), r.message
+    s = state()
+    assert s["topology"] == want and s["target"] == want and s["at_target"], (s, want)
+    assert s["devices"][0] and s["devices"][0] == s["circuits"] and s["links"], s
+    json.dump(s, open(saved, "w"))
+else:
+    saved = json.load(open(sys.argv[3]))
+    s = json.loads(json.dumps(state()))
+    assert s == saved, (s, saved)
 print("ok")
-PYEOF
-kill "$ofcd_pid" 2>/dev/null
-wait "$ofcd_pid" 2>/dev/null
+PY
+PYTHONPATH="$BUILD/python" $PY "$TMP/wl.py" plan "$TMP/ofcd.sock" "$TMP/plan.json" >"$TMP/py.out" 2>&1 && ok ||
+	bad "ofcd GetPlan is ofc plan's" "$(tail -5 "$TMP/py.out")" "$(tail -5 "$TMP/ofcd.log")"
+for step in "ag product( split" "a2a ports: traffic" "static union( union"; do
+	set -- $step
+	PYTHONPATH="$BUILD/python" $PY "$TMP/wl.py" move "$TMP/ofcd.sock" "$1" "$2" "$TMP/$3.json" >"$TMP/py.out" 2>&1 && ok ||
+		bad "MoveToPhase $1 (Reconfigure to static's) commits its $3 topology" "$(tail -5 "$TMP/py.out")" "$(tail -5 "$TMP/ofcd.log")"
+	ofcd_kill9
+	ofcd_up
+	PYTHONPATH="$BUILD/python" $PY "$TMP/wl.py" same "$TMP/ofcd.sock" "$TMP/$3.json" >"$TMP/py.out" 2>&1 && ok ||
+		bad "after kill -9, ofcd serves phase $1's $3 topology again" "$(tail -5 "$TMP/py.out")" "$(tail -8 "$TMP/ofcd.log")"
+done
+grep -q "serving the recorded topology ports:16:" "$TMP/ofcd.log" && ok || bad "the restart says it serves the record's" "$(tail -3 "$TMP/ofcd.log")"
+ofcd_kill9
+# The record's topology damaged (a ports: row with a node twice): ofcd
+# stops with the file, the column and the mv, and leaves the file as it was.
+PYTHONPATH="$BUILD/python" $PY - "$TMP/dstate/w16.state" <<'PY' && ok || bad "damaging the record"
+import sys
+from ofc_client.pb import state_pb2
+r = state_pb2.FabricRecord()
+r.ParseFromString(open(sys.argv[1], "rb").read())
+r.topology = "ports:16:ABCDEFGHIJKLMNOP.ABCDEFGHIJKLMNOA"
+open(sys.argv[1], "wb").write(r.SerializeToString())
+PY
+cp "$TMP/dstate/w16.state" "$TMP/damaged.state"
+"$OFCD" --foreground --credentials-dir "$TMP" --config "$TMP/w16d.yaml" --socket "$TMP/ofcd2.sock" \
+	--state-dir "$TMP/dstate" --device "ocs0=127.0.0.1:$e_port" --probe-interval 0 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+want="$TMP/dstate/w16.state: corrupt file: its topology ('ports:16:ABCDEFGHIJKLMNOP.ABCDEFGHIJKLMN...', 42 characters) does not parse: at column 42: port 1: node 0 is reached twice (a port's row is a permutation of the nodes). ofcd cannot tell what the devices hold: look at it, then set it aside (ofcd then serves the config's topology): mv '$TMP/dstate/w16.state' '$TMP/dstate/w16.state.corrupt'"
+if [ $rc -ne 0 ] && grep -qF "$want" "$TMP/err" && cmp -s "$TMP/dstate/w16.state" "$TMP/damaged.state" && [ ! -S "$TMP/ofcd2.sock" ]; then ok; else
+	bad "a damaged recorded topology stops ofcd (exit $rc), the record untouched" "$(cat "$TMP/err")"
+fi
 
 # Usage.
 expect_error 2 "ofc plan: --plot goes with --workload" $P "$TMP/w16.yaml" --plot "$TMP/x.svg"
