@@ -275,6 +275,7 @@ static int plan_workload(struct fabric_cmd *fc, const struct ofc_error *unread)
 				  .actual = (const struct device_state *const *)actual,
 				  .mcf_time_limit = fc->mcf_time_limit,
 				  .alternatives = fc->alternatives_set ? fc->alternatives : 4,
+				  .overhead = fc->overhead,
 				  .clock = &clk};
 
 	rc = jobplan_compute(&q, &r, &err);
@@ -342,6 +343,8 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 		rc = cli_usage_error(cmd, "--plot goes with --workload");
 	else if (fc.mcf_time_limit > 0 && !fc.workload)
 		rc = cli_usage_error(cmd, "--time-limit goes with --workload");
+	else if (fc.overhead_set && !fc.workload)
+		rc = cli_usage_error(cmd, "--switch-overhead goes with --workload");
 	if (rc) {
 		fabric_cmd_free(&fc);
 		return rc;

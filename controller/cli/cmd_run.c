@@ -51,7 +51,10 @@ static const char help[] =
     "                     phase whose topology is not up, measured against predicted\n"
     "                     per phase, per switching and per iteration\n"
     "  --iterations K     with --workload: iterations of each way (default 1)\n"
-    "  --way W            with --workload: static, per-phase, chosen or all (default)\n\n"
+    "  --way W            with --workload: static, per-phase, chosen or all (default)\n"
+    "  --switch-overhead T,C  with --workload: price a switching's controller work\n"
+    "                     as T a transaction and C a changed circuit (default: measured\n"
+    "                     here first, by transactions to the ways' topologies and back)\n\n"
     "circuit_MB is what crossed the circuits per collective (the veths' transmit\n"
     "counters, headers included): the proof that traffic took the links.\n";
 
@@ -68,6 +71,8 @@ struct run_args {
 	bool steps;
 	const char *workload, *way;
 	uint32_t iterations;
+	struct jobplan_overhead overhead;
+	bool overhead_set;
 	/* The circuits carry less than the shaping: what the ratios mean. */
 	char carried_note[400];
 };
@@ -150,6 +155,11 @@ static int on_option(struct fabric_cmd *fc, int c, const char *arg)
 	case 'I':
 		if (parse_u32(arg, &a->iterations) < 0 || a->iterations < 1 || a->iterations > 1000)
 			return cli_usage_error(fc->cmd, "--iterations must be 1..1000");
+		return 0;
+	case 'O':
+		if (cli_opt_overhead(fc->cmd, arg, &a->overhead))
+			return 2;
+		a->overhead_set = true;
 		return 0;
 	case 'Y':
 		if (strcmp(arg, "static") && strcmp(arg, "per-phase") && strcmp(arg, "chosen") &&
@@ -712,6 +722,7 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"workload", required_argument, NULL, 'W'},
 	    {"iterations", required_argument, NULL, 'I'},
 	    {"way", required_argument, NULL, 'Y'},
+	    {"switch-overhead", required_argument, NULL, 'O'},
 	    {0},
 	};
 	struct run_args a = {.timeout = 600, .port = RUN_PORT};
@@ -729,9 +740,10 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "run: --workload runs a job's phases: not with "
 					    "--collective, --schedule, --algo or --mpi");
 	}
-	if (!a.workload && (a.iterations || a.way)) {
+	if (!a.workload && (a.iterations || a.way || a.overhead_set)) {
 		free(a.fc.state_dir);
-		return cli_usage_error(cmd, "run: --iterations and --way go with --workload");
+		return cli_usage_error(
+		    cmd, "run: --iterations, --way and --switch-overhead go with --workload");
 	}
 	if (!a.workload && (!a.q.collective || (a.schedule_file && a.q.algorithm))) {
 		free(a.fc.state_dir);
@@ -794,7 +806,9 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 		    .alpha = a.q.alpha,
 		    .timeout = a.timeout,
 		    .port = a.port,
-		    .max_memory = schedule_memory_limit(&a.q)};
+		    .max_memory = schedule_memory_limit(&a.q),
+		    .overhead = a.overhead,
+		    .overhead_set = a.overhead_set};
 
 		status = testbed_run_workload(&a.fc, &wo, &t);
 		testbed_net_free(&t);

@@ -314,15 +314,14 @@ int cli_export_check(const struct schedule_print *p, uint64_t limit, const struc
 		return 0;
 	fmt_size(need_s, sizeof(need_s), have + need);
 	fmt_size(max_s, sizeof(max_s), limit);
-	return ofc_error_set(err, OFC_E_RUNTIME,
-			     "writing the %u-node schedule (%zu transfers) as %s needs about %s "
-			     "(%s), over the memory limit of %s (--max-memory)%s",
-			     s->nodes, s->nxfers, p->format == FMT_PB ? "pb" : "msccl", need_s,
-			     what, max_s,
-			     /* pb streams as json and text do: only MSCCL holds more */
-			     p->format == FMT_MSCCL
-				 ? "; --format json, text or pb is written as it goes and fits"
-				 : "");
+	return ofc_error_set(
+	    err, OFC_E_RUNTIME,
+	    "writing the %u-node schedule (%zu transfers) as %s needs about %s "
+	    "(%s), over the memory limit of %s (--max-memory)%s",
+	    s->nodes, s->nxfers, p->format == FMT_PB ? "pb" : "msccl", need_s, what, max_s,
+	    /* pb streams as json and text do: only MSCCL holds more */
+	    p->format == FMT_MSCCL ? "; --format json, text or pb is written as it goes and fits"
+				   : "");
 }
 
 /* The line, from pr (its mutex held). */
@@ -459,6 +458,26 @@ int cli_opt_duration(const struct cli_cmd *cmd, const char *opt, const char *arg
 
 	if (parse_duration(arg, out, &why) < 0)
 		return cli_usage_error(cmd, "bad --%s '%s': %s", opt, arg, why);
+	return 0;
+}
+
+int cli_opt_overhead(const struct cli_cmd *cmd, const char *arg, struct jobplan_overhead *out)
+{
+	const char *comma = strchr(arg, ','), *why = NULL;
+	char txn[64];
+
+	if (!comma || (size_t)(comma - arg) >= sizeof(txn))
+		return cli_usage_error(cmd,
+				       "bad --switch-overhead '%s': expected T,C (a transaction's "
+				       "time and a changed circuit's, as 50ms,40ms)",
+				       arg);
+	memcpy(txn, arg, (size_t)(comma - arg));
+	txn[comma - arg] = 0;
+	if (parse_duration(txn, &out->txn_s, &why) < 0 ||
+	    parse_duration(comma + 1, &out->change_s, &why) < 0)
+		return cli_usage_error(cmd, "bad --switch-overhead '%s': %s", arg, why);
+	if (out->txn_s > 86400 || out->change_s > 86400)
+		return cli_usage_error(cmd, "bad --switch-overhead '%s': at most a day each", arg);
 	return 0;
 }
 

@@ -262,6 +262,12 @@ int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg)
 			return cli_usage_error(fc->cmd, "--time-limit must be above 0");
 		return 0;
 	}
+	if (c == 'O') {
+		if (cli_opt_overhead(fc->cmd, arg, &fc->overhead))
+			return 2;
+		fc->overhead_set = true;
+		return 0;
+	}
 	if (c == 't') {
 		if (cli_opt_duration(fc->cmd, "timeout", arg, &fc->timeout))
 			return 2;
@@ -299,7 +305,11 @@ const char fabric_cmd_workload_help[] =
     "                           printed; nothing is changed\n"
     "  --plot FILE              with --workload: an SVG of the iteration time\n"
     "                           against the switching time and the message size\n"
-    "  --time-limit T           with --workload: each MCF's time limit (default 20s)\n";
+    "  --time-limit T           with --workload: each MCF's time limit (default 20s)\n"
+    "  --switch-overhead T,C    with --workload: a switching's cost beyond the\n"
+    "                           switches' own: T a transaction, C a changed circuit\n"
+    "                           (what ofc testbed run --workload measures; default\n"
+    "                           0,0)\n";
 
 const struct option fabric_cmd_plan_options[] = {
     {"relabel", no_argument, NULL, 'R'},
@@ -312,6 +322,7 @@ const struct option fabric_cmd_plan_options[] = {
     {"workload", required_argument, NULL, 'w'},
     {"plot", required_argument, NULL, 'o'},
     {"time-limit", required_argument, NULL, 'l'},
+    {"switch-overhead", required_argument, NULL, 'O'},
     {0},
 };
 

@@ -61,6 +61,9 @@ int cli_output_format(const struct cli_cmd *cmd, const char *opt, const char *pa
 int cli_opt_size(const struct cli_cmd *cmd, const char *opt, const char *arg, uint64_t *out);
 int cli_opt_rate(const struct cli_cmd *cmd, const char *opt, const char *arg, double *out);
 int cli_opt_duration(const struct cli_cmd *cmd, const char *opt, const char *arg, double *out);
+/* --switch-overhead T,C: a transaction's and a changed circuit's time
+ * beyond the switches' own (issue 41). */
+int cli_opt_overhead(const struct cli_cmd *cmd, const char *arg, struct jobplan_overhead *out);
 /* A whole number in lo..hi; limit_why (may be NULL) says where hi comes from. */
 int cli_opt_u32(const struct cli_cmd *cmd, const char *opt, const char *arg, uint32_t lo,
 		uint32_t hi, const char *limit_why, uint32_t *out);
@@ -171,7 +174,9 @@ struct fabric_cmd {
 	 * FILE, --time-limit T (each MCF's) */
 	const char *workload, *plot;
 	double mcf_time_limit;
-	bool dot;	   /* status: --dot, the circuits for Graphviz */
+	struct jobplan_overhead overhead; /* plan --switch-overhead T,C */
+	bool overhead_set;
+	bool dot; /* status: --dot, the circuits for Graphviz */
 	struct fabric *fabric;
 	struct ctl *ctl;
 };
@@ -246,6 +251,8 @@ struct workload_run_opts {
 	double alpha, timeout;
 	uint32_t port;
 	uint64_t max_memory;
+	struct jobplan_overhead overhead; /* given: not measured */
+	bool overhead_set;
 };
 int testbed_run_workload(struct fabric_cmd *fc, const struct workload_run_opts *o,
 			 struct testbed_net *t);

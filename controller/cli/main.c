@@ -29,7 +29,7 @@ static const struct cli_cmd commands[] = {
     {"plan",
      "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--relabel] [--relabel-budget S] "
      "[--no-relabel] [--max-moves N] [--partition NAME] [--horizon RUNS] [--alternatives K] "
-     "[--workload W [--plot FILE] [--time-limit T]] [--json]",
+     "[--workload W [--plot FILE] [--time-limit T] [--switch-overhead T,C]] [--json]",
      "read every device and show what would change to reach the config", cmd_plan},
     {"apply",
      "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--dry-run] [--relabel] "
@@ -48,7 +48,7 @@ static const struct cli_cmd commands[] = {
      "[up: --rate-scale X] [run: --collective C [--algo A] [--size M] [--chunks P] "
      "[--lowering L] [--schedule FILE] [--alpha T] [--timeout T] [--max-memory M] "
      "[--drop-transfer K] [--port N] [--steps] [--mpi] | run: --workload W [--iterations K] "
-     "[--way static|per-phase|chosen|all]]",
+     "[--way static|per-phase|chosen|all] [--switch-overhead T,C]]",
      "hosts as network namespaces, circuits as veth pairs, routes over netlink", cmd_testbed},
     {"optree",
      "--nodes N --wavelengths W [--fibres F] [--block-size B] [--collective C] "

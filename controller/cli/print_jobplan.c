@@ -77,6 +77,13 @@ void print_jobplan_text(const struct jobplan_result *r, FILE *out)
 		r->nphases == 1 ? "" : "s", w->iterations ? w->iterations : 1,
 		w->iterations == 1 || !w->iterations ? "" : "s");
 	switches_text(f, out);
+	if (r->overhead.txn_s > 0 || r->overhead.change_s > 0) {
+		char a[32], b[32];
+
+		fmt_duration(a, sizeof(a), r->overhead.txn_s);
+		fmt_duration(b, sizeof(b), r->overhead.change_s);
+		fprintf(out, "; and %s a transaction + %s a changed circuit beyond them", a, b);
+	}
 	fprintf(out, "\n");
 	for (uint32_t t = 0; t < r->ntopo; t++)
 		by[r->topo[t].origin]++;
@@ -196,6 +203,13 @@ void print_jobplan_json(const struct jobplan_result *r, bool sweep, FILE *out)
 		jw_obj_end(&j);
 	}
 	jw_arr_end(&j);
+	jw_key(&j, "switch_overhead");
+	jw_obj_begin(&j);
+	jw_key(&j, "transaction_s");
+	jw_double(&j, r->overhead.txn_s);
+	jw_key(&j, "change_s");
+	jw_double(&j, r->overhead.change_s);
+	jw_obj_end(&j);
 	jw_key(&j, "candidates");
 	jw_arr_begin(&j);
 	for (uint32_t t = 0; t < r->ntopo; t++) {

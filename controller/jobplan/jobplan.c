@@ -153,6 +153,8 @@ int jobplan_compute(const struct jobplan_query *q, struct jobplan_result *r, str
 	memset(r, 0, sizeof(*r));
 	r->fabric = f;
 	r->workload = w;
+	r->overhead = q->overhead;
+	r->serial_switching = q->serial_switching;
 	if (!w || !w->validated)
 		return ofc_error_set(err, OFC_E_INPUT, "no validated workload to plan");
 	c.n = f->nhosts;

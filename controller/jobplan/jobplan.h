@@ -139,6 +139,18 @@ struct jobplan_query {
 	bool executable;
 	double link_rate; /* bits/s a link */
 	double alpha;	  /* seconds a step */
+	/* A switching's cost beyond the switches' own time (reconfig_time,
+	 * move_time): the controller's per transaction (reading the devices,
+	 * the journal, fsync) and per circuit changed (on the testbed its
+	 * veth pair and routes moved in the hosts' namespaces), seconds,
+	 * never hidden behind the phase before. 0, 0: the switches' time
+	 * alone. `ofc testbed run --workload` measures them (calibrate.c). */
+	struct jobplan_overhead {
+		double txn_s, change_s;
+	} overhead;
+	/* No make-before-break: every switching waits for the phase before
+	 * to end (the testbed's run applies a transaction between phases). */
+	bool serial_switching;
 	unsigned threads;
 	const struct ofc_clock *clock;
 };
@@ -156,7 +168,9 @@ struct jobplan_result {
 	 * b]), made once by jobplan_compute (NULL: jobplan_switch_us compares
 	 * the circuits itself). */
 	struct jobplan_diff *diff;
-	enum jobplan_kind chosen_kind; /* the way chosen's equal among the others, if any */
+	struct jobplan_overhead overhead; /* the query's (jobplan_ways uses it) */
+	bool serial_switching;		  /* the query's */
+	enum jobplan_kind chosen_kind;	  /* the way chosen's equal among the others, if any */
 	char why[1024];
 	double seconds; /* pricing took */
 };
@@ -167,10 +181,10 @@ void jobplan_result_free(struct jobplan_result *r);
 /* The switching between candidates a and b (a == UINT32_MAX: from the
  * circuits in place, else the config's), with every switch's time per
  * change `delay` seconds (< 0: as configured: an OCS's reconfig_time once,
- * a patch panel's move_time a move). Returns what the phase before (its
- * cost, and its duration window_us) does not hide; *full_us the switching
- * in all, *changes the moves (the larger of circuits added and removed, per
- * switch). */
+ * a patch panel's move_time a move), plus r->overhead. Returns what the
+ * phase before (its cost, and its duration window_us) does not hide (all
+ * of it with r->serial_switching); *full_us the switching in all, *changes
+ * the moves (the larger of circuits added and removed, per switch). */
 double jobplan_switch_us(const struct jobplan_result *r, uint32_t a, uint32_t b,
 			 const struct jobplan_cost *before, double window_us, double delay,
 			 double *full_us, uint32_t *changes);

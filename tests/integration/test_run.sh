@@ -118,12 +118,35 @@ phases:
   - {name: ag, collective: allgather, group: tp, size: 256KiB}
   - {name: ar, collective: allreduce, size: 1MiB}
 YAML
-expect_json '[w["way"] for w in j["ways"]]==["static","per-phase","chosen"] and all(w["ran"] and w["iteration_predicted_s"]>0 and all(p["data_ok"] and p["measured_s"]>0 and p["predicted_s"]>0 for p in w["phases"]) for w in j["ways"])' \
+# Before the ways run, the switching's overhead beyond the switches' own
+# time is measured (a transaction to each topology the ways use and back)
+# and priced in: each way's prediction is its prediction with the
+# switches' time alone plus that overhead for every switching it makes.
+cat >"$TMP/ovh.py" <<'PY'
+def check(j):
+    o = j["switch_overhead"]
+    assert o["measured"] and len(o["transactions"]) >= 2, o
+    assert all(t["changes"] > 0 and t["measured_s"] > t["switches_s"] for t in o["transactions"]), o
+    assert o["change_s"] > 0 or o["transaction_s"] > 0, o
+    for w in j["ways"]:
+        sw = [p for p in w["phases"] if p["switch_measured_s"] > 0]
+        # a way that switches pays more than the switches' time alone
+        assert (w["iteration_predicted_s"] > w["iteration_predicted_switches_alone_s"]) == bool(sw), w
+    return sorted(j["ranking_predicted"].split(" < ")) == sorted(w["way"] for w in j["ways"])
+PY
+PYTHONPATH="$TMP"
+export PYTHONPATH
+expect_json '[w["way"] for w in j["ways"]]==["static","per-phase","chosen"] and all(w["ran"] and w["iteration_predicted_s"]>0 and all(p["data_ok"] and p["measured_s"]>0 and p["predicted_s"]>0 for p in w["phases"]) for w in j["ways"]) and __import__("ovh").check(j)' \
 	$RUN "$TMP/torus.yaml" --workload "$TMP/wl.yaml" --iterations 1 --device "$DEV"
+# Given, it is not measured: no transactions, the figures as given.
+expect_json 'j["switch_overhead"]=={"measured": False, "transaction_s": 0.05, "change_s": 0.04, "transactions": []}' \
+	$RUN "$TMP/torus.yaml" --workload "$TMP/wl.yaml" --iterations 1 --device "$DEV" --way static --switch-overhead 50ms,40ms
+expect_error 2 "ofc testbed: bad --switch-overhead '50ms': expected T,C (a transaction's time and a changed circuit's, as 50ms,40ms)" \
+	$RUN "$TMP/torus.yaml" --workload "$TMP/wl.yaml" --switch-overhead 50ms
 expect_json '(lambda r: r["data_ok"])(j["runs"][0])' $RUN "$TMP/torus.yaml" --collective allreduce --size 64KiB
 expect_error 2 "ofc testbed: run: --workload runs a job's phases: not with --collective, --schedule, --algo or --mpi" \
 	$RUN "$TMP/torus.yaml" --workload "$TMP/wl.yaml" --collective allreduce
-expect_error 2 "ofc testbed: run: --iterations and --way go with --workload" \
+expect_error 2 "ofc testbed: run: --iterations, --way and --switch-overhead go with --workload" \
 	$RUN "$TMP/torus.yaml" --collective allreduce --iterations 2
 
 # Reconfigure the fabric with the testbed up, then run on the new circuits.

@@ -86,6 +86,14 @@ expect_json '{c["origin"] for c in j["candidates"]}=={"config","finder","groups"
 expect_json 'abs(j["phases"][0]["on"][0]["time_us"] - (20 + 0.75*16*1048576*8/200e9*1e6)) < 1e-6 and "own links" in j["phases"][0]["on"][0]["how"]' \
 	$P "$TMP/w16.yaml" --workload config --json
 expect_stdout_has "chose " $P "$TMP/w16.yaml" --workload config
+# --switch-overhead T,C: every switching pays T + C a changed circuit on
+# top of the switches' own time, never hidden (per-phase's topologies are
+# each phase's fastest, the same with it or without).
+$P "$TMP/w16.yaml" --workload config --json >"$TMP/bare.json" 2>/dev/null
+expect_json '(lambda b: j["switch_overhead"]=={"transaction_s": 0.005, "change_s": 0.001} and __import__("ways").check(j) and [p["topology"] for p in j["ways"]["per-phase"]["phases"]]==[p["topology"] for p in b["ways"]["per-phase"]["phases"]] and all(abs(p["switch_full_us"] - q["switch_full_us"] - (5000 + 1000*p["moves"] if p["moves"] else 0)) < 1e-6 and abs(p["switch_us"] - q["switch_us"] - (5000 + 1000*p["moves"] if p["moves"] else 0)) < 1e-6 for p, q in zip(j["ways"]["per-phase"]["phases"], b["ways"]["per-phase"]["phases"])) and any(p["moves"] for p in j["ways"]["per-phase"]["phases"]))(json.load(open(sys.argv[1][:-3] + "bare.json")))' \
+	$P "$TMP/w16.yaml" --workload config --json --switch-overhead 5ms,1ms
+expect_error 2 "ofc plan: bad --switch-overhead '5ms,x': expected a duration such as 30 (seconds), 25us, 10ms or 1.5s" \
+	$P "$TMP/w16.yaml" --workload config --switch-overhead 5ms,x
 
 # A one-phase workload over every host is exactly what ofc schedule gives.
 for c in "allreduce 1GiB" "alltoall 64MiB" "allgather 4MiB"; do
