@@ -92,6 +92,8 @@ void print_jobplan_text(const struct jobplan_result *r, FILE *out)
 		"%u (%.1f s to price)\n\n",
 		r->ntopo, by[JOBPLAN_CONFIG], by[JOBPLAN_IN_PLACE], by[JOBPLAN_FINDER],
 		by[JOBPLAN_UNION], by[JOBPLAN_TRAFFIC], r->seconds);
+	if (r->notes[0])
+		fprintf(out, "note: %s\n\n", r->notes);
 	fprintf(out, "%-12s %-6s %-14s %10s %5s  %-40s %10s\n", "phase", "group", "collective",
 		"size", "count", "fastest on", "time");
 	for (uint32_t p = 0; p < r->nphases; p++) {
@@ -203,6 +205,10 @@ void print_jobplan_json(const struct jobplan_result *r, bool sweep, FILE *out)
 		jw_obj_end(&j);
 	}
 	jw_arr_end(&j);
+	if (r->notes[0]) {
+		jw_key(&j, "notes");
+		jw_str(&j, r->notes);
+	}
 	jw_key(&j, "switch_overhead");
 	jw_obj_begin(&j);
 	jw_key(&j, "transaction_s");

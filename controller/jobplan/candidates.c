@@ -509,95 +509,19 @@ int jobplan_same_phase(const struct workload *w, uint32_t p)
 
 /* ---- topologies built for traffic ------------------------------------------- */
 
-/* The assignment of most weight (each u to one v != u, each v once):
- * Hungarian with potentials, O(n^3) (e-maxx's formulation, on costs
- * -weight). */
-static void assign_max(const double *wgt, uint32_t n, uint32_t *to)
-{
-	size_t N = (size_t)n + 1;
-	double *u = xcalloc(N, sizeof(double)), *v = xcalloc(N, sizeof(double));
-	double *minv = xmalloc(N * sizeof(double));
-	uint32_t *p = xcalloc(N, sizeof(uint32_t)), *way = xcalloc(N, sizeof(uint32_t));
-	uint8_t *used = xmalloc(N);
-	double big = 1;
-
-	for (size_t i = 0; i < (size_t)n * n; i++)
-		big = fmax(big, fabs(wgt[i]));
-	big = big * 4 * n + 1;
-	for (uint32_t i = 1; i <= n; i++) {
-		uint32_t j0 = 0;
-
-		p[0] = i;
-		for (uint32_t j = 0; j <= n; j++)
-			minv[j] = INFINITY;
-		memset(used, 0, N);
-		do {
-			uint32_t i0 = p[j0], j1 = 0;
-			double delta = INFINITY;
-
-			used[j0] = 1;
-			for (uint32_t j = 1; j <= n; j++) {
-				if (used[j])
-					continue;
-				double cost = i0 == j ? big : -wgt[(size_t)(i0 - 1) * n + (j - 1)];
-				double cur = cost - u[i0] - v[j];
-
-				if (cur < minv[j]) {
-					minv[j] = cur;
-					way[j] = j0;
-				}
-				if (minv[j] < delta) {
-					delta = minv[j];
-					j1 = j;
-				}
-			}
-			for (uint32_t j = 0; j <= n; j++) {
-				if (used[j]) {
-					u[p[j]] += delta;
-					v[j] -= delta;
-				} else {
-					minv[j] -= delta;
-				}
-			}
-			j0 = j1;
-		} while (p[j0] != 0);
-		do {
-			uint32_t j1 = way[j0];
-
-			p[j0] = p[j1];
-			j0 = j1;
-		} while (j0);
-	}
-	for (uint32_t j = 1; j <= n; j++)
-		to[p[j] - 1] = j - 1;
-	free(u);
-	free(v);
-	free(minv);
-	free(p);
-	free(way);
-	free(used);
-}
-
 /* Port 0 a ring through the heaviest pairs (from host 0, on to the host
  * not yet on it that trades most with the last), ports 1.. the
  * assignments of most residual traffic. */
 static void for_traffic(struct jobplan_ctx *c, const double *bytes, const char *name)
 {
-	uint32_t n = c->n, d = c->d;
+	uint32_t n = c->n, d = c->d, last = 0;
 	struct port_map pm = {.n = n, .d = d};
-	double *wgt = xmalloc((size_t)n * n * sizeof(double));
-	uint32_t *links = xcalloc((size_t)n * n, sizeof(uint32_t));
 	uint8_t *on = xcalloc(n, 1);
-	uint32_t last = 0;
+	struct jobplan_arcs g = {.n = n};
+	size_t m = 0, cap = 0;
 	struct ofc_error e = {0};
 
-	if (n > 512) { /* the assignments are O(n^3) */
-		free(wgt);
-		free(links);
-		free(on);
-		return;
-	}
-	pm.to = xmalloc((size_t)n * d * sizeof(uint32_t));
+	pm.to = xmalloc(((size_t)n * d + 1) * sizeof(uint32_t));
 	on[0] = 1;
 	for (uint32_t i = 1; i < n; i++) {
 		uint32_t best = UINT32_MAX;
@@ -613,26 +537,58 @@ static void for_traffic(struct jobplan_ctx *c, const double *bytes, const char *
 		}
 		on[best] = 1;
 		pm.to[last] = best;
-		links[(size_t)last * n + best]++;
 		last = best;
 	}
 	pm.to[last] = 0;
-	links[(size_t)last * n]++;
-	for (uint32_t j = 1; j < d; j++) {
-		for (uint32_t u = 0; u < n; u++)
-			for (uint32_t v = 0; v < n; v++)
-				wgt[(size_t)u * n + v] =
-				    bytes[(size_t)u * n + v] / (1 + links[(size_t)u * n + v]);
-		assign_max(wgt, n, pm.to + (size_t)j * n);
-		for (uint32_t u = 0; u < n; u++)
-			links[(size_t)u * n + pm.to[(size_t)j * n + u]]++;
+	/* the pairs that trade, once: the ports' weights are theirs divided */
+	g.off = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+	for (uint32_t u = 0; u < n; u++) {
+		g.off[u] = (uint32_t)m;
+		for (uint32_t v = 0; v < n; v++)
+			if (v != u && bytes[(size_t)u * n + v] > 0) {
+				if (m == cap) {
+					cap = cap ? 2 * cap : 1024;
+					g.to = xrealloc(g.to, cap * sizeof(uint32_t));
+				}
+				g.to[m++] = v;
+			}
 	}
-	char *spec = topo_ports_spec(&pm);
-	from_spec(c, spec, name, JOBPLAN_TRAFFIC, &e); /* skipped if it fails */
-	free(spec);
+	g.off[n] = (uint32_t)m;
+	g.w = xmalloc((m + 1) * sizeof(double));
+	/* a budget as an MCF's: the searches are n^3 where every pair trades */
+	double budget = c->q->mcf_time_limit > 0 ? c->q->mcf_time_limit : 20;
+	double deadline = now_seconds() + budget;
+	bool late = false;
+	for (uint32_t j = 1; j < d && !late; j++) {
+		/* weight = bytes / (1 + links the pair has already) */
+		for (uint32_t u = 0; u < n; u++)
+			for (uint32_t a = g.off[u]; a < g.off[u + 1]; a++) {
+				uint32_t links = 0;
+
+				for (uint32_t k = 0; k < j; k++)
+					links += pm.to[(size_t)k * n + u] == g.to[a];
+				g.w[a] = bytes[(size_t)u * n + g.to[a]] / (1 + links);
+			}
+		late = jobplan_assign(&g, pm.to + (size_t)j * n, deadline) < 0;
+	}
+	if (late) {
+		size_t len = strlen(c->r->notes);
+		char b[32];
+
+		fmt_duration(b, sizeof(b), budget);
+		snprintf(c->r->notes + len, sizeof(c->r->notes) - len,
+			 "%s%s: not built, its assignments passed %s (%zu pairs trade)",
+			 len ? "; " : "", name, b, m);
+	} else {
+		char *spec = topo_ports_spec(&pm);
+
+		from_spec(c, spec, name, JOBPLAN_TRAFFIC, &e); /* skipped if it fails */
+		free(spec);
+	}
 	port_map_free(&pm);
-	free(wgt);
-	free(links);
+	free(g.off);
+	free(g.to);
+	free(g.w);
 	free(on);
 }
 

@@ -172,6 +172,9 @@ struct jobplan_result {
 	bool serial_switching;		  /* the query's */
 	enum jobplan_kind chosen_kind;	  /* the way chosen's equal among the others, if any */
 	char why[1024];
+	/* What the planner left out and why ("for a2a's traffic: not built,
+	 * its assignments passed 20 s"); empty when nothing. */
+	char notes[512];
 	double seconds; /* pricing took */
 };
 

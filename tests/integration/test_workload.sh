@@ -86,6 +86,10 @@ expect_json '{c["origin"] for c in j["candidates"]}=={"config","finder","groups"
 expect_json 'abs(j["phases"][0]["on"][0]["time_us"] - (20 + 0.75*16*1048576*8/200e9*1e6)) < 1e-6 and "own links" in j["phases"][0]["on"][0]["how"]' \
 	$P "$TMP/w16.yaml" --workload config --json
 expect_stdout_has "chose " $P "$TMP/w16.yaml" --workload config
+# The traffic-built topologies' assignments stop at --time-limit (as each
+# MCF does): past it a candidate is left out, and the plan says which.
+expect_json '"for tm" + "\x27s traffic: not built, its assignments passed 1 us (240 pairs trade)" in j["notes"] and not any(c["origin"]=="traffic" for c in j["candidates"])' \
+	$P "$TMP/w16.yaml" --workload config --json --time-limit 1us
 # --switch-overhead T,C: every switching pays T + C a changed circuit on
 # top of the switches' own time, never hidden (per-phase's topologies are
 # each phase's fastest, the same with it or without).
