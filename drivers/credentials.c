@@ -1,5 +1,6 @@
 /* Credentials files: the user and password (or, for SSH, the private key
- * file) a device's login takes, read and wiped again after use.
+ * file; for TLS, the certificate and its private key files) a device's
+ * login takes, read and wiped again after use.
  *
  * A daemon reads them only from its credentials directory (ofcd's
  * --credentials-dir): a file directly in it, opened through the directory
@@ -82,32 +83,40 @@ int credentials_parse(const char *name, char *text, size_t len, struct credentia
 		char *dst = strcmp(key, "user") == 0	      ? c->user
 			    : strcmp(key, "password") == 0    ? c->password
 			    : strcmp(key, "private_key") == 0 ? c->key_file
+			    : strcmp(key, "certificate") == 0 ? c->cert_file
 							      : NULL;
 		const char *what = dst == c->user	? "user"
 				   : dst == c->password ? "password"
-							: "private_key";
+				   : dst == c->key_file ? "private_key"
+							: "certificate";
 		/* Neither the key nor the value is echoed: a line of a file
 		 * that is not a credentials file may be anything. */
 		if (!dst)
-			rc = cred_error(
-			    err, name, lineno,
-			    "unknown key (expected 'user', 'password' or 'private_key')");
+			rc =
+			    cred_error(err, name, lineno,
+				       "unknown key (expected 'user', 'password', 'private_key' or "
+				       "'certificate')");
 		else if (!*val || strlen(val) >= CRED_MAX || strpbrk(val, ":;,\""))
 			rc = cred_error(err, name, lineno,
 					"'%s' must be 1..%d characters without : ; , or \"", what,
 					CRED_MAX - 1);
-		else if (dst == c->key_file &&
+		else if ((dst == c->key_file || dst == c->cert_file) &&
 			 (strchr(val, '/') || strcmp(val, ".") == 0 || strcmp(val, "..") == 0))
 			rc = cred_error(err, name, lineno,
-					"'private_key' names a file beside the credentials file, "
-					"without a '/'");
+					"'%s' names a file beside the credentials file, "
+					"without a '/'",
+					what);
 		else if (*dst)
 			rc = cred_error(err, name, lineno, "'%s' given twice", what);
 		else
 			strcpy(dst, val);
 	}
-	if (rc == 0 && (!c->user[0] || (!c->password[0] && !c->key_file[0])))
-		rc = cred_error(err, name, 0, "needs 'user' and a 'password' or a 'private_key'");
+	/* SSH and TL1 log in as a user; TLS by its certificate (RFC 7589) */
+	if (rc == 0 && !(c->user[0] && (c->password[0] || c->key_file[0])) &&
+	    !(c->cert_file[0] && c->key_file[0]))
+		rc = cred_error(err, name, 0,
+				"needs 'user' and a 'password' or a 'private_key', or a "
+				"'certificate' and its 'private_key' (TLS)");
 	if (rc < 0)
 		credentials_wipe(c);
 	return rc;
@@ -250,26 +259,39 @@ int credentials_load(const char *path, const char *dir, struct credentials *c,
 	return rc;
 }
 
-int credentials_load_key(const char *path, const char *dir, const struct credentials *c,
-			 char **text, size_t *len, struct ofc_error *err)
+/* The file `file` beside the credentials file path, under the same rules,
+ * into *text: it must hold `mark` (else `what`, named, never quoted). */
+static int load_beside(const char *path, const char *dir, const char *file, const char *mark,
+		       const char *what, char **text, size_t *len, struct ofc_error *err)
 {
 	const char *slash = strrchr(path, '/');
-	char *key = slash ? xasprintf("%.*s/%s", (int)(slash - path), path, c->key_file)
-			  : xstrdup(c->key_file);
+	char *name = slash ? xasprintf("%.*s/%s", (int)(slash - path), path, file) : xstrdup(file);
 	int rc;
 
 	*text = NULL;
-	rc = read_secret(key, dir, CRED_FILE_MAX, text, len, err);
-	if (rc == 0 && (memchr(*text, 0, *len) || !strstr(*text, "PRIVATE KEY-----"))) {
+	rc = read_secret(name, dir, CRED_FILE_MAX, text, len, err);
+	if (rc == 0 && (memchr(*text, 0, *len) || !strstr(*text, mark))) {
 		explicit_bzero(*text, *len);
 		free(*text);
 		*text = NULL;
-		/* named, never quoted */
-		rc =
-		    cred_error(err, key, 0, "private key file is not a PEM or OpenSSH private key");
+		rc = cred_error(err, name, 0, "%s", what);
 	}
-	free(key);
+	free(name);
 	return rc;
+}
+
+int credentials_load_key(const char *path, const char *dir, const struct credentials *c,
+			 char **text, size_t *len, struct ofc_error *err)
+{
+	return load_beside(path, dir, c->key_file, "PRIVATE KEY-----",
+			   "private key file is not a PEM or OpenSSH private key", text, len, err);
+}
+
+int credentials_load_cert(const char *path, const char *dir, const struct credentials *c,
+			  char **text, size_t *len, struct ofc_error *err)
+{
+	return load_beside(path, dir, c->cert_file, "-----BEGIN CERTIFICATE-----",
+			   "certificate file is not a PEM certificate", text, len, err);
 }
 
 void credentials_wipe(struct credentials *c)

@@ -145,6 +145,9 @@ struct device_cfg {
 	const char *address;	      /* host:port (already overridden by --device) */
 	const char *credentials;      /* resolved path, or NULL */
 	const char *known_hosts;      /* netconf over SSH: resolved path of the host keys */
+	bool tls;		      /* netconf: over TLS (RFC 7589), not SSH */
+	const char *tls_ca;	      /* ... the CA file (resolved) that signs the device's */
+	const char *tls_server_name;  /* ... its certificate's name (NULL: the address's host) */
 	const char *datastore; /* netconf: "candidate", "running" or NULL (the device's best) */
 	double min_power;      /* netconf: a port in use below this many dBm is failing */
 	bool min_power_set;
@@ -289,12 +292,15 @@ int device_confirm(struct device *dev, struct ofc_error *err);
 #define CRED_MAX 128
 struct credentials {
 	char user[CRED_MAX];
-	char password[CRED_MAX]; /* "" when the file has only a private key */
-	char key_file[CRED_MAX]; /* private_key: a file name beside the file, or "" */
+	char password[CRED_MAX];  /* "" when the file has only a private key */
+	char key_file[CRED_MAX];  /* private_key: a file name beside the file, or "" */
+	char cert_file[CRED_MAX]; /* certificate (TLS): a file name beside the file, or "" */
 };
 /* `# comment`, `user: NAME`, `password: SECRET`, `private_key: FILE` (an
- * SSH private key in a file of that name beside the credentials file),
- * each key once; `user` and a password or a key are required. Errors
+ * SSH or TLS private key in a file of that name beside the credentials
+ * file), `certificate: FILE` (TLS: ofc's certificate, PEM, beside it too),
+ * each key once; `user` and a password or a key are required, or (TLS) a
+ * certificate and a key. Errors
  * (OFC_E_INPUT, reason OFC_R_CREDENTIALS) name the file and line, never
  * any of its content. text is modified in place. */
 int credentials_parse(const char *name, char *text, size_t len, struct credentials *c,
@@ -312,6 +318,9 @@ int credentials_load(const char *path, const char *dir, struct credentials *c,
  * content. */
 int credentials_load_key(const char *path, const char *dir, const struct credentials *c,
 			 char **text, size_t *len, struct ofc_error *err);
+/* The certificate c names, as credentials_load_key (a PEM certificate). */
+int credentials_load_cert(const char *path, const char *dir, const struct credentials *c,
+			  char **text, size_t *len, struct ofc_error *err);
 /* Only the directory rule of credentials_load, without reading the file:
  * path names a file directly in dir, and dir is root's and closed. */
 int credentials_check_path(const char *path, const char *dir, struct ofc_error *err);
@@ -446,6 +455,10 @@ enum ncrelay_end {
 struct ncrelay;
 struct ncrelay *ncrelay_start(int peer_fd, void *ssh_session, void *ssh_channel, int *lib_fd,
 			      struct ofc_error *err);
+/* The same over TLS (netconf_tls.c's connection, which the relay owns
+ * from here on). */
+struct nctls;
+struct ncrelay *ncrelay_start_tls(struct nctls *tls, int *lib_fd, struct ofc_error *err);
 /* From now on at most max_in bytes may come in (0: no bound) until the
  * absolute deadline (0: none); past either the connection is cut. */
 void ncrelay_arm(struct ncrelay *r, uint64_t max_in, double deadline);
@@ -466,6 +479,35 @@ enum ncrelay_end ncrelay_state(struct ncrelay *r, uint64_t *in_bytes);
 /* End the connection now (libnetconf2 then reads the end of its input). */
 void ncrelay_cut(struct ncrelay *r);
 void ncrelay_stop(struct ncrelay *r);
+
+/* NETCONF over TLS (RFC 7589; drivers/netconf_tls.c, GnuTLS). A client's
+ * connection to address ("HOST:PORT"), handshake done within the absolute
+ * deadline: the device's certificate signed by a CA in the PEM file ca and
+ * issued for server_name (NULL: the address's host), ofc's certificate and
+ * key (PEM) presented. OFC_R_IDENTITY when the device's certificate is
+ * refused, OFC_R_AUTH when the device refuses ofc's, OFC_R_CREDENTIALS
+ * when the files do not load; no message quotes a key. */
+int nctls_connect(const char *address, const char *ca, const char *server_name, const char *cert,
+		  size_t cert_len, const char *key, size_t key_len, double deadline,
+		  struct nctls **out, struct ofc_error *err);
+/* A server's credentials (netconf-emu): its certificate and key, and the
+ * CA of the clients it takes (files, PEM). Free with nctls_server_cred_free. */
+int nctls_server_cred(const char *cert, const char *key, const char *ca, void **out,
+		      struct ofc_error *err);
+void nctls_server_cred_free(void *cred);
+/* A server's handshake on the accepted socket fd (taken: closed on
+ * failure): the client's certificate must verify against the CA; its
+ * common name into user (n bytes). */
+int nctls_accept(int fd, void *cred, double deadline, struct nctls **out, char *user, size_t n,
+		 struct ofc_error *err);
+/* For the relay: records in and out (bytes; 0: not now; -1: the end, *eof
+ * when it was the peer's close), decrypted bytes waiting, the socket,
+ * and the end (close_notify as far as it goes, everything freed). */
+long nctls_recv(struct nctls *t, char *buf, size_t n, bool *eof);
+long nctls_send(struct nctls *t, const char *buf, size_t n);
+bool nctls_pending(struct nctls *t);
+int nctls_fd(const struct nctls *t);
+void nctls_close(struct nctls *t);
 
 /* A libyang context holding ietf-netconf with the features named (NULL:
  * all of them) and the optical-switch module at revision rev (NULL: none;

@@ -216,12 +216,21 @@ struct netconf_session {
 	struct netconf_caps caps;
 	uint32_t sid; /* the device's id of this session */
 };
-/* Connect to dev->cfg.address ("HOST:PORT" over SSH, or "unix:PATH") and
- * exchange hellos, within the absolute deadline. notif: the session's
- * context has the modules for notifications (netconf_context_notifications). */
-int netconf_session_open(const struct device *dev, const struct credentials *cred,
-			 const char *key_text, bool notif, double deadline,
-			 struct netconf_session *s, struct ofc_error *err);
+/* What a session logs in with: the credentials file, and the files it
+ * names (SSH: a private key, or none with a password; TLS: a certificate
+ * and its private key), read once when the device opens and wiped when it
+ * closes. */
+struct netconf_login {
+	struct credentials cred;
+	char *key_text, *cert_text;
+	size_t key_len, cert_len;
+};
+/* Connect to dev->cfg.address ("HOST:PORT" over SSH, or over TLS with
+ * cfg.tls, or "unix:PATH") and exchange hellos, within the absolute
+ * deadline. notif: the session's context has the modules for
+ * notifications (netconf_context_notifications). */
+int netconf_session_open(const struct device *dev, const struct netconf_login *login, bool notif,
+			 double deadline, struct netconf_session *s, struct ofc_error *err);
 /* <close-session> when the session is up and the deadline allows, then
  * free everything. Safe on a closed or half-open session. */
 void netconf_session_close(struct netconf_session *s, double deadline);
@@ -249,11 +258,11 @@ int netconf_transport_error(enum ncrelay_end e, const char *what, double deadlin
 /* The notification session (netconf_notif.c): a thread with a session of
  * its own, subscribed, that sets *due (the next read reads health) and
  * calls dev->cfg.news once until then, on each port power notification.
- * dev, cred and key_text are borrowed until nclisten_stop. NULL when the
+ * dev and login are borrowed until nclisten_stop. NULL when the
  * thread cannot start. */
 struct nclisten;
-struct nclisten *nclisten_start(const struct device *dev, const struct credentials *cred,
-				const char *key_text, atomic_bool *due);
+struct nclisten *nclisten_start(const struct device *dev, const struct netconf_login *login,
+				atomic_bool *due);
 /* Stop the thread (its session is cut) and free l; NULL is fine. */
 void nclisten_stop(struct nclisten *l);
 

@@ -30,9 +30,7 @@
 
 struct nc_priv {
 	struct netconf_session s;
-	struct credentials cred;
-	char *key_text;
-	size_t key_len;
+	struct netconf_login login;
 	struct ly_ctx *data_ctx; /* optical-switch at the device's revision */
 	char data_rev[16];
 	bool use_candidate;
@@ -230,7 +228,7 @@ static int ensure(struct device *dev, double deadline, struct ofc_error *err)
 	if (netconf_session_up(&p->s))
 		return 0;
 	drop(dev, 0);
-	if (netconf_session_open(dev, &p->cred, p->key_text, false, deadline, &p->s, err) < 0)
+	if (netconf_session_open(dev, &p->login, false, deadline, &p->s, err) < 0)
 		return -1;
 	if (check_caps(dev, err) < 0) {
 		drop(dev, deadline);
@@ -381,7 +379,7 @@ static int nc_read(struct device *dev, struct device_state *out, struct ofc_erro
 	 * from a read with health on (a probe's, a plan's), not the reads
 	 * inside a transaction. */
 	if (health && dev->cfg.news && !p->listen && p->s.caps.notification)
-		p->listen = nclisten_start(dev, &p->cred, p->key_text, &p->due);
+		p->listen = nclisten_start(dev, &p->login, &p->due);
 	/* without health, the alarms are those of the last read that had it */
 	if (health) {
 		take_alarms(dev, &d);
@@ -645,16 +643,50 @@ static void nc_close(struct device *dev)
 		unlock_all(dev, now_seconds() + fmin(dev->cfg.timeout, 2), &ignore);
 	}
 	drop(dev, now_seconds() + fmin(dev->cfg.timeout, 2));
-	credentials_wipe(&p->cred);
-	if (p->key_text) {
-		explicit_bzero(p->key_text, p->key_len);
-		free(p->key_text);
+	credentials_wipe(&p->login.cred);
+	if (p->login.key_text) {
+		explicit_bzero(p->login.key_text, p->login.key_len);
+		free(p->login.key_text);
 	}
+	free(p->login.cert_text);
 	if (p->data_ctx)
 		opsw_context_free(p->data_ctx);
 	free(p->settling);
 	free(p);
 	dev->priv = NULL;
+}
+
+/* Whom to trust and how to log in: SSH, a known-hosts file and a user's
+ * key or password; TLS, a CA file and a certificate with its key. A Unix
+ * socket's permissions are its login. */
+static int load_login(const struct device *dev, struct netconf_login *l, struct ofc_error *err)
+{
+	const char *path = dev->cfg.credentials, *dir = dev->cfg.credentials_dir;
+
+	if (!dev->cfg.tls && !dev->cfg.known_hosts)
+		return ofc_error_setr(
+		    err, OFC_E_INPUT, OFC_R_CREDENTIALS,
+		    "NETCONF over SSH needs 'known_hosts: FILE' (the device's host "
+		    "key)");
+	if (dev->cfg.tls && !dev->cfg.tls_ca)
+		return ofc_error_setr(
+		    err, OFC_E_INPUT, OFC_R_CREDENTIALS,
+		    "NETCONF over TLS needs 'tls_ca: FILE' (the CA that signs the "
+		    "device's certificate)");
+	if (credentials_load(path, dir, &l->cred, err) < 0)
+		return -1;
+	if (dev->cfg.tls && (!l->cred.cert_file[0] || !l->cred.key_file[0]))
+		return ofc_error_setr(err, OFC_E_INPUT, OFC_R_CREDENTIALS,
+				      "%s: NETCONF over TLS needs 'certificate: FILE' and "
+				      "'private_key: FILE' in the credentials file",
+				      path);
+	if (l->cred.key_file[0] &&
+	    credentials_load_key(path, dir, &l->cred, &l->key_text, &l->key_len, err) < 0)
+		return -1;
+	if (dev->cfg.tls &&
+	    credentials_load_cert(path, dir, &l->cred, &l->cert_text, &l->cert_len, err) < 0)
+		return -1;
+	return 0;
 }
 
 static int nc_open(struct device *dev, struct ofc_error *err)
@@ -664,24 +696,8 @@ static int nc_open(struct device *dev, struct ofc_error *err)
 
 	p->s.lib_fd = -1;
 	dev->priv = p;
-	if (!unix_path) {
-		/* SSH: whom to trust and how to log in. A Unix socket's
-		 * permissions are its login. */
-		if (!dev->cfg.known_hosts) {
-			ofc_error_setr(
-			    err, OFC_E_INPUT, OFC_R_CREDENTIALS,
-			    "NETCONF over SSH needs 'known_hosts: FILE' (the device's host "
-			    "key)");
-			goto fail;
-		}
-		if (credentials_load(dev->cfg.credentials, dev->cfg.credentials_dir, &p->cred,
-				     err) < 0)
-			goto fail;
-		if (p->cred.key_file[0] &&
-		    credentials_load_key(dev->cfg.credentials, dev->cfg.credentials_dir, &p->cred,
-					 &p->key_text, &p->key_len, err) < 0)
-			goto fail;
-	}
+	if (!unix_path && load_login(dev, &p->login, err) < 0)
+		goto fail;
 	/* Connect now, so a refused login or a device of another model shows
 	 * before any plan. */
 	for (uint32_t a = 0; a <= dev->cfg.retries; a++) {

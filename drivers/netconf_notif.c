@@ -45,10 +45,9 @@
 
 struct nclisten {
 	pthread_t thread;
-	const struct device *dev;	/* borrowed: its cfg, read only */
-	const struct credentials *cred; /* borrowed */
-	const char *key_text;		/* borrowed */
-	atomic_bool *due;		/* the driver's: the next read reads health */
+	const struct device *dev;	   /* borrowed: its cfg, read only */
+	const struct netconf_login *login; /* borrowed */
+	atomic_bool *due;		   /* the driver's: the next read reads health */
 
 	pthread_mutex_t mu; /* guards what follows */
 	pthread_cond_t cond;
@@ -176,8 +175,7 @@ static void *listen_main(void *arg)
 		s.lib_fd = -1;
 		/* a fenced controller (issue 37) opens no session */
 		if (device_fence(dev, &deadline, &err) == 0 &&
-		    netconf_session_open(dev, l->cred, l->key_text, true, deadline, &s, &err) ==
-			0) {
+		    netconf_session_open(dev, l->login, true, deadline, &s, &err) == 0) {
 			publish(l, s.relay);
 			offered = s.caps.notification;
 			if (offered && subscribe(&s, deadline, &err) == 0) {
@@ -196,14 +194,13 @@ static void *listen_main(void *arg)
 	return NULL;
 }
 
-struct nclisten *nclisten_start(const struct device *dev, const struct credentials *cred,
-				const char *key_text, atomic_bool *due)
+struct nclisten *nclisten_start(const struct device *dev, const struct netconf_login *login,
+				atomic_bool *due)
 {
 	struct nclisten *l = xcalloc(1, sizeof(*l));
 
 	l->dev = dev;
-	l->cred = cred;
-	l->key_text = key_text;
+	l->login = login;
 	l->due = due;
 	pthread_condattr_t ca;
 

@@ -8,7 +8,8 @@
  * its memory without limit. Neither end therefore hands libnetconf2 the
  * device's connection: it gets one end of a socketpair
  * (nc_connect_inout / nc_accept_inout), and this thread moves bytes
- * between the other end and the connection (an SSH channel, or a socket).
+ * between the other end and the connection (an SSH channel, TLS, or a
+ * socket).
  * The owner arms it per exchange with a bound on what may come in and an
  * absolute deadline; past either, the relay cuts the connection and ends
  * libnetconf2's input, so its read fails at once, and says why.
@@ -40,6 +41,7 @@ struct ncrelay {
 	int peer_fd; /* a socket connection, or -1 */
 	ssh_session ssh;
 	ssh_channel chan;
+	struct nctls *tls; /* or TLS on its own socket (netconf_tls.c) */
 
 	pthread_mutex_t mu; /* guards what follows */
 	bool stop;
@@ -65,6 +67,10 @@ static void set_end(struct ncrelay *r, enum ncrelay_end why)
 
 static void close_peer(struct ncrelay *r)
 {
+	if (r->tls) {
+		nctls_close(r->tls);
+		r->tls = NULL;
+	}
 	if (r->chan) {
 		ssh_channel_close(r->chan);
 		ssh_channel_free(r->chan);
@@ -85,6 +91,8 @@ static void close_peer(struct ncrelay *r)
  * there now, -1 at its end (eof: true) or on an error. */
 static long peer_read(struct ncrelay *r, char *buf, size_t n, bool *eof)
 {
+	if (r->tls)
+		return nctls_recv(r->tls, buf, n, eof);
 	if (r->chan) {
 		int k = ssh_channel_read_nonblocking(r->chan, buf, (uint32_t)n, 0);
 
@@ -111,6 +119,8 @@ static long peer_read(struct ncrelay *r, char *buf, size_t n, bool *eof)
  * (SSH_OPTIONS_TIMEOUT, set by whoever made it). */
 static long peer_write(struct ncrelay *r, const char *buf, size_t n)
 {
+	if (r->tls)
+		return nctls_send(r->tls, buf, n);
 	if (r->chan) {
 		int k = ssh_channel_write(r->chan, buf, (uint32_t)(n > 32768 ? 32768 : n));
 
@@ -259,7 +269,7 @@ static void *relay_main(void *arg)
 		 * POLLOUT wakes us. */
 		struct pollfd p[3];
 		nfds_t np = 0;
-		int pfd = r->chan ? ssh_get_fd(r->ssh) : r->peer_fd;
+		int pfd = r->tls ? nctls_fd(r->tls) : r->chan ? ssh_get_fd(r->ssh) : r->peer_fd;
 		int ms = 1000;
 
 		p[np++] = (struct pollfd){.fd = r->wake[0], .events = POLLIN};
@@ -282,6 +292,8 @@ static void *relay_main(void *arg)
 		pthread_mutex_unlock(&r->mu);
 		if (r->chan && !peer_gone && in.len < BUF_CAP && ssh_channel_poll(r->chan, 0) != 0)
 			ms = 0; /* decrypted bytes wait, or the channel ended */
+		if (r->tls && !peer_gone && in.len < BUF_CAP && nctls_pending(r->tls))
+			ms = 0; /* decrypted bytes wait */
 		if (poll(p, np, ms) > 0 && (p[0].revents & POLLIN)) {
 			char drain[64];
 
@@ -297,8 +309,8 @@ static void *relay_main(void *arg)
 	return NULL;
 }
 
-struct ncrelay *ncrelay_start(int peer_fd, void *ssh, void *chan, int *lib_fd,
-			      struct ofc_error *err)
+static struct ncrelay *start(int peer_fd, void *ssh, void *chan, struct nctls *tls, int *lib_fd,
+			     struct ofc_error *err)
 {
 	struct ncrelay *r = xcalloc(1, sizeof(*r));
 	int sp[2];
@@ -306,6 +318,7 @@ struct ncrelay *ncrelay_start(int peer_fd, void *ssh, void *chan, int *lib_fd,
 	r->peer_fd = peer_fd;
 	r->ssh = ssh;
 	r->chan = chan;
+	r->tls = tls;
 	r->wake[0] = r->wake[1] = -1;
 	pthread_mutex_init(&r->mu, NULL);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 ||
@@ -335,6 +348,17 @@ fail:
 	pthread_mutex_destroy(&r->mu);
 	free(r);
 	return NULL;
+}
+
+struct ncrelay *ncrelay_start(int peer_fd, void *ssh, void *chan, int *lib_fd,
+			      struct ofc_error *err)
+{
+	return start(peer_fd, ssh, chan, NULL, lib_fd, err);
+}
+
+struct ncrelay *ncrelay_start_tls(struct nctls *tls, int *lib_fd, struct ofc_error *err)
+{
+	return start(-1, NULL, NULL, tls, lib_fd, err);
 }
 
 static void wake(struct ncrelay *r)

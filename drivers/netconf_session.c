@@ -138,14 +138,14 @@ static int unix_connect(const char *path, struct ofc_error *err)
 	return fd;
 }
 
-int netconf_session_open(const struct device *dev, const struct credentials *cred,
-			 const char *key_text, bool notif, double deadline,
-			 struct netconf_session *s, struct ofc_error *err)
+int netconf_session_open(const struct device *dev, const struct netconf_login *login, bool notif,
+			 double deadline, struct netconf_session *s, struct ofc_error *err)
 {
 	char host[256];
 	unsigned port = 0;
 	bool unix_path;
 	void *ssh = NULL, *chan = NULL;
+	struct nctls *tls = NULL;
 	int fd = -1;
 
 	memset(s, 0, sizeof(*s));
@@ -155,12 +155,19 @@ int netconf_session_open(const struct device *dev, const struct credentials *cre
 		return ofc_error_set(err, OFC_E_INPUT, "bad address '%s'", dev->cfg.address);
 	if (unix_path)
 		fd = unix_connect(host, err);
-	else if (netconf_ssh_open(host, port, dev->cfg.known_hosts, cred, key_text, deadline, &ssh,
-				  &chan, err) == 0)
+	else if (dev->cfg.tls)
+		fd = nctls_connect(dev->cfg.address, dev->cfg.tls_ca, dev->cfg.tls_server_name,
+				   login->cert_text, login->cert_len, login->key_text,
+				   login->key_len, deadline, &tls, err) == 0
+			 ? -2
+			 : -1;
+	else if (netconf_ssh_open(host, port, dev->cfg.known_hosts, &login->cred, login->key_text,
+				  deadline, &ssh, &chan, err) == 0)
 		fd = -2; /* an SSH channel */
 	if (fd == -1)
 		return -1;
-	s->relay = ncrelay_start(fd >= 0 ? fd : -1, ssh, chan, &s->lib_fd, err);
+	s->relay = tls ? ncrelay_start_tls(tls, &s->lib_fd, err)
+		       : ncrelay_start(fd >= 0 ? fd : -1, ssh, chan, &s->lib_fd, err);
 	if (!s->relay)
 		return -1;
 	if (netconf_context(NULL, NULL, LY_CTX_NO_YANGLIBRARY, &s->ctx, err) < 0 ||

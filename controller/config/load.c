@@ -397,6 +397,9 @@ static void driver_init(struct driver_cfg *d)
 	d->port_map = TL1_PORT_MAP_DEFAULT;
 }
 
+static const struct choice netconf_transports[] = {
+    {"ssh", NETCONF_SSH}, {"tls", NETCONF_TLS}, {NULL}};
+
 static const struct choice tl1_dialects[] = {
     {"polatis", TL1_POLATIS}, {"calient", TL1_CALIENT}, {NULL}};
 
@@ -457,6 +460,14 @@ static const struct key driver_keys[] = {
     {"min_power", h_dbm, OFF(struct driver_cfg, min_power), .min = -100, .max = 30,
      .loc_off = LOC(struct driver_cfg, min_power_loc),
      .set_off = LOC(struct driver_cfg, min_power_set)},
+    {"transport", h_choice, OFF(struct driver_cfg, transport), .choices = netconf_transports,
+     .loc_off = LOC(struct driver_cfg, transport_loc),
+     .set_off = LOC(struct driver_cfg, transport_set)},
+    {"tls_ca", h_str, OFF(struct driver_cfg, tls_ca), .loc_off = LOC(struct driver_cfg, tls_ca_loc),
+     .set_off = LOC(struct driver_cfg, tls_ca_set)},
+    {"tls_server_name", h_str, OFF(struct driver_cfg, tls_server_name),
+     .loc_off = LOC(struct driver_cfg, tls_server_name_loc),
+     .set_off = LOC(struct driver_cfg, tls_server_name_set)},
     {"password", h_refuse,
      .why = "passwords never go in the config: put them in a credentials file and "
 	    "name it with 'credentials: PATH'"},

@@ -99,6 +99,92 @@ static int check_address(const char *addr)
 	return 0;
 }
 
+/* A file the config names, resolved against its directory into *path:
+ * readable and regular. */
+static int config_file(struct fabric *f, const char *key, const char *name, struct src_loc loc,
+		       char **path, struct ofc_error *err)
+{
+	struct stat st;
+
+	free(*path);
+	*path = name[0] == '/' ? xstrdup(name) : xasprintf("%s/%s", f->dir, name);
+	if (stat(*path, &st) != 0 || access(*path, R_OK) != 0)
+		return fabric_error_at(err, f, loc, "%s file '%s': %s", key, name, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return fabric_error_at(err, f, loc, "%s file '%s' is not a regular file", key,
+				       name);
+	return 0;
+}
+
+/* A name a certificate can be issued for: a DNS name or an IP address. */
+static bool server_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 1 || n > 253)
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == ':'))
+			return false;
+	return true;
+}
+
+/* netconf's transport (docs/netconf.md): SSH needs credentials and a
+ * known-hosts file, TLS credentials (a certificate and its key) and the
+ * CA file that signs the device's certificate; a Unix socket neither. */
+static int check_transport(struct fabric *f, struct driver_cfg *d, const char *device, bool netconf,
+			   bool unix_path, struct ofc_error *err)
+{
+	bool tls = d->transport == NETCONF_TLS;
+
+	if (!netconf && (d->transport_set || d->tls_ca_set || d->tls_server_name_set))
+		return fabric_error_at(err, f,
+				       d->transport_set ? d->transport_loc
+				       : d->tls_ca_set	? d->tls_ca_loc
+							: d->tls_server_name_loc,
+				       "'%s' is for driver 'netconf', not '%s'",
+				       d->transport_set ? "transport"
+				       : d->tls_ca_set	? "tls_ca"
+							: "tls_server_name",
+				       d->type);
+	if (!netconf)
+		return 0;
+	if (tls && unix_path)
+		return fabric_error_at(err, f, d->transport_loc,
+				       "'transport: tls' needs 'address: HOST:PORT', not a Unix "
+				       "socket");
+	if (!tls && (d->tls_ca_set || d->tls_server_name_set))
+		return fabric_error_at(
+		    err, f, d->tls_ca_set ? d->tls_ca_loc : d->tls_server_name_loc,
+		    "'%s' is for 'transport: tls'", d->tls_ca_set ? "tls_ca" : "tls_server_name");
+	if (tls && d->known_hosts_set)
+		return fabric_error_at(err, f, d->known_hosts_loc,
+				       "'known_hosts' is for SSH: with 'transport: tls' the device "
+				       "is known by its certificate ('tls_ca')");
+	if (tls && (!d->credentials || !d->tls_ca))
+		return fabric_error_at(
+		    err, f, d->loc,
+		    "driver 'netconf' of %s over TLS needs 'credentials: FILE' (a certificate and "
+		    "its private key) and 'tls_ca: FILE' (the CA that signs the device's "
+		    "certificate)",
+		    device);
+	if (!tls && !unix_path && (!d->credentials || !d->known_hosts))
+		return fabric_error_at(
+		    err, f, d->loc,
+		    "driver 'netconf' of %s over SSH needs 'credentials: FILE' to "
+		    "log in and 'known_hosts: FILE' to know the device",
+		    device);
+	if (d->tls_server_name && !server_name_ok(d->tls_server_name))
+		return fabric_error_at(err, f, d->tls_server_name_loc,
+				       "'tls_server_name' must be a DNS name or an IP address, got "
+				       "'%.80s'",
+				       d->tls_server_name);
+	if (d->tls_ca)
+		return config_file(f, "tls_ca", d->tls_ca, d->tls_ca_loc, &d->tls_ca_path, err);
+	return 0;
+}
+
 static int check_driver(struct fabric *f, struct driver_cfg *d, const char *device,
 			const char *const *allowed, struct ofc_error *err)
 {
@@ -147,12 +233,8 @@ static int check_driver(struct fabric *f, struct driver_cfg *d, const char *devi
 				       : d->datastore_set ? "datastore"
 							  : "min_power",
 				       d->type);
-	if (netconf && !unix_path && (!d->credentials || !d->known_hosts))
-		return fabric_error_at(
-		    err, f, d->loc,
-		    "driver 'netconf' of %s over SSH needs 'credentials: FILE' to "
-		    "log in and 'known_hosts: FILE' to know the device",
-		    device);
+	if (check_transport(f, d, device, netconf, unix_path, err) < 0)
+		return -1;
 	if (d->known_hosts) {
 		struct stat st;
 

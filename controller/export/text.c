@@ -20,6 +20,10 @@ static void driver_line(FILE *out, const struct driver_cfg *d)
 		fprintf(out, ", credentials %s", d->credentials);
 	if (d->known_hosts)
 		fprintf(out, ", known hosts %s", d->known_hosts);
+	if (d->transport == NETCONF_TLS)
+		fprintf(out, ", TLS (CA %s%s%s)", d->tls_ca,
+			d->tls_server_name ? ", server name " : "",
+			d->tls_server_name ? d->tls_server_name : "");
 	if (d->datastore)
 		fprintf(out, ", %s datastore",
 			d->datastore == NETCONF_DS_CANDIDATE ? "candidate" : "running");

@@ -31,6 +31,9 @@ static void driver_free(struct driver_cfg *d)
 	free(d->credentials_path);
 	free(d->known_hosts);
 	free(d->known_hosts_path);
+	free(d->tls_ca);
+	free(d->tls_ca_path);
+	free(d->tls_server_name);
 }
 
 static void sv_free(struct sv_vertex *v, uint32_t nv, struct sv_link *l, uint32_t nl,

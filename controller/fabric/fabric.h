@@ -126,9 +126,16 @@ struct driver_cfg {
 	double min_power;	/* dBm: a port in use below it is failing */
 	bool known_hosts_set, datastore_set, min_power_set;
 	struct src_loc known_hosts_loc, datastore_loc, min_power_loc;
+	int transport;	       /* NETCONF_SSH or NETCONF_TLS */
+	char *tls_ca;	       /* TLS: the CA file as written, NULL when none */
+	char *tls_ca_path;     /* resolved against the config's directory */
+	char *tls_server_name; /* TLS: the name the device's certificate is for */
+	bool transport_set, tls_ca_set, tls_server_name_set;
+	struct src_loc transport_loc, tls_ca_loc, tls_server_name_loc;
 };
 enum { TL1_POLATIS = 0, TL1_CALIENT = 1 };
 enum { NETCONF_DS_AUTO = 0, NETCONF_DS_CANDIDATE = 1, NETCONF_DS_RUNNING = 2 };
+enum { NETCONF_SSH = 0, NETCONF_TLS = 1 };
 /* The dialect's name as the config and device_cfg say it. */
 const char *tl1_dialect_name(int dialect);
 

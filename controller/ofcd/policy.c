@@ -203,6 +203,20 @@ static int check_driver(const struct ofcd *d, const struct fabric *f, const char
 			    "--credentials-dir DIR)",
 			    dc->known_hosts, name, e.msg);
 	}
+	if (dc->tls_ca) {
+		/* as known_hosts: what ofc trusts a device by */
+		struct ofc_error e = {0};
+		char *path = dc->tls_ca[0] == '/' ? xstrdup(dc->tls_ca)
+						  : xasprintf("%s/%s", f->dir, dc->tls_ca);
+		int rc = credentials_check_path(path, d->cred_dir, &e);
+
+		free(path);
+		if (rc < 0)
+			return fabric_error_at(err, f, dc->tls_ca_loc,
+					       "tls_ca '%s' of %s: %s (ofcd reads it only from "
+					       "--credentials-dir DIR)",
+					       dc->tls_ca, name, e.msg);
+	}
 	if (from_api && dc->address && !override_of(d, name) && !allowed(d, dc->address))
 		return fabric_error_at(
 		    err, f, dc->address_loc,

@@ -152,6 +152,9 @@ static struct ctl_device *add_device(struct ctl *c, const struct driver_cfg *d, 
 	    .address = d ? d->address : NULL,
 	    .credentials = d ? d->credentials_path : NULL,
 	    .known_hosts = d ? d->known_hosts_path : NULL,
+	    .tls = d && d->transport == NETCONF_TLS,
+	    .tls_ca = d ? d->tls_ca_path : NULL,
+	    .tls_server_name = d ? d->tls_server_name : NULL,
 	    .datastore = !d					? NULL
 			 : d->datastore == NETCONF_DS_CANDIDATE ? "candidate"
 			 : d->datastore == NETCONF_DS_RUNNING	? "running"

@@ -1,6 +1,6 @@
 /* Private to drivers/emu: build/netconf-emu's parts (the switch model and
- * its RPCs in netconf_emu_device.c, SSH in netconf_emu_ssh.c, the main
- * loop in netconf_emu_main.c). */
+ * its RPCs in netconf_emu_device.c, SSH in netconf_emu_ssh.c, TLS in
+ * netconf_emu_tls.c, the main loop in netconf_emu_main.c). */
 #ifndef OFC_DRIVERS_EMU_INTERNAL_H
 #define OFC_DRIVERS_EMU_INTERNAL_H
 
@@ -87,6 +87,7 @@ struct nemu {
 	bool have_cred;
 	void *auth_key; /* ssh_key: the public half of the credentials' key */
 	void *host_key; /* ssh_key */
+	void *tls_cred; /* --tls-*: --listen is TLS (nctls_server_cred), else SSH */
 };
 
 /* ---- the switch (netconf_emu_device.c) ---- */
@@ -113,5 +114,10 @@ int nemu_known_hosts_line(const struct nemu *e, const char *host, unsigned port,
  * the netconf subsystem; then a relay whose libnetconf2 end is handed to
  * the main loop by writing a struct nemu_client * to ready_fd. */
 void nemu_ssh_accept(struct nemu *e, int fd, int ready_fd);
+
+/* ---- TLS (netconf_emu_tls.c) ---- */
+/* Serve the TLS connection fd as nemu_ssh_accept serves SSH: the
+ * handshake (a client certificate the --tls-ca signed) in a thread. */
+void nemu_tls_accept(struct nemu *e, int fd, int ready_fd);
 
 #endif

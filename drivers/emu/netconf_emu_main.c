@@ -1,8 +1,9 @@
 /* build/netconf-emu: an optical circuit switch of the Polatis
- * optical-switch model speaking NETCONF (RFC 6241) over SSH (RFC 6242) on
- * loopback and on a Unix socket, for tests and demos without hardware
+ * optical-switch model speaking NETCONF (RFC 6241) over SSH (RFC 6242) or
+ * TLS (RFC 7589) on loopback and on a Unix socket, for tests and demos
+ * without hardware
  * (docs/netconf.md). Sessions run on libnetconf2's server API
- * (nc_accept_inout, nc_ps_poll); SSH is libssh's; the switch, its
+ * (nc_accept_inout, nc_ps_poll); SSH is libssh's, TLS GnuTLS's; the switch, its
  * datastores, locks, confirmed commits, port health and faults are
  * netconf_emu_device.c.
  *
@@ -12,6 +13,7 @@
  *               [--no-writable-running] [--delay-ms D] [--hold-file F]
  *               [--health FILE] [--stale-power] [--no-notification]
  *               [--power-alarm DBM] [--fail-at K [--fail-count C] [--fail-mode MODE]]
+ *               [--tls-cert FILE --tls-key FILE --tls-ca FILE]
  *               [--state FILE] [--port-file FILE] [--log FILE]
  */
 #include "drivers/emu/internal.h"
@@ -45,15 +47,17 @@ static const char usage[] =
     "                   [--no-writable-running] [--delay-ms D] [--hold-file F]\n"
     "                   [--health FILE] [--stale-power] [--no-notification]\n"
     "                   [--power-alarm DBM] [--fail-at K [--fail-count C] [--fail-mode MODE]]\n"
+    "                   [--tls-cert FILE --tls-key FILE --tls-ca FILE]\n"
     "                   [--state FILE] [--port-file FILE] [--log FILE]\n"
     "MODE: deny (default), close, close-after, close-mid, stall, garbage, lie, huge,\n"
     "      endless, locked\n";
 
 static const char help[] =
     "\nAn N x N optical switch of the Polatis optical-switch model (ofc's YANG module)\n"
-    "speaking NETCONF over SSH and a Unix socket, for tests and demos without\n"
+    "speaking NETCONF over SSH or TLS and a Unix socket, for tests and demos without\n"
     "hardware (docs/netconf.md).\n\n"
-    "  --listen HOST:PORT      SSH on this IPv4 address and port (port 0: any free one)\n"
+    "  --listen HOST:PORT      SSH (TLS with --tls-cert) on this IPv4 address and port\n"
+    "                          (port 0: any free one)\n"
     "  --unix PATH             NETCONF on a Unix socket at PATH (no SSH, no login)\n"
     "  --ports N               N x N ports: ingress 1..N, egress N+1..2N on the wire\n"
     "  --credentials FILE      the user and password, or private key (its public half\n"
@@ -89,6 +93,11 @@ static const char help[] =
     "                          next <get> leaves out a cross-connect), huge (a 100 MB\n"
     "                          reply), endless (a reply that never ends), locked\n"
     "                          (another session holds the datastores' locks)\n"
+    "  --tls-cert FILE         --listen is NETCONF over TLS (RFC 7589) with this\n"
+    "                          certificate (PEM) ...\n"
+    "  --tls-key FILE          ... and its private key (PEM)\n"
+    "  --tls-ca FILE           the CA a client's certificate must be signed by (PEM);\n"
+    "                          its common name is the session's user\n"
     "  --state FILE            load cross-connects at start, save them after every change\n"
     "  --port-file FILE        write the SSH port (atomically, once listening)\n"
     "  --log FILE              log every RPC and every change to running\n"
@@ -219,7 +228,9 @@ static int serve(struct nemu *e, int tcp_fd, int unix_fd)
 		if (p[0].revents & POLLIN) {
 			int fd = accept4(tcp_fd, NULL, NULL, SOCK_CLOEXEC);
 
-			if (fd >= 0)
+			if (fd >= 0 && e->tls_cred)
+				nemu_tls_accept(e, fd, ready[1]);
+			else if (fd >= 0)
 				nemu_ssh_accept(e, fd, ready[1]);
 		}
 		if (p[1].revents & POLLIN) {
@@ -253,8 +264,14 @@ static int serve(struct nemu *e, int tcp_fd, int unix_fd)
 }
 
 /* Options of netconf-emu's own; the shared ones go to emu_common_option. */
+/* --tls-cert, --tls-key, --tls-ca */
+struct tls_paths {
+	const char *cert, *key, *ca;
+};
+
 static int own_option(struct nemu *e, int c, const char *arg, const char **unix_path,
-		      const char **host_key, const char **known_hosts, const char **cred_path)
+		      const char **host_key, const char **known_hosts, const char **cred_path,
+		      struct tls_paths *tls)
 {
 	struct ofc_error err = {0};
 
@@ -288,6 +305,15 @@ static int own_option(struct nemu *e, int c, const char *arg, const char **unix_
 		return 0;
 	case 'N' + 256:
 		e->notification = false;
+		return 0;
+	case 'T' + 256:
+		tls->cert = arg;
+		return 0;
+	case 'Y' + 256:
+		tls->key = arg;
+		return 0;
+	case 'A' + 256:
+		tls->ca = arg;
 		return 0;
 	case 'P' + 256: {
 		char *end;
@@ -345,8 +371,8 @@ static int own_option(struct nemu *e, int c, const char *arg, const char **unix_
 }
 
 static int start(struct nemu *e, const char *host_key, const char *known_hosts,
-		 const char *cred_path, int *tcp_fd, const char *unix_path, int *unix_fd,
-		 struct ofc_error *err)
+		 const char *cred_path, const struct tls_paths *tls, int *tcp_fd,
+		 const char *unix_path, int *unix_fd, struct ofc_error *err)
 {
 	const char *features[6];
 	int nf = 0;
@@ -373,7 +399,11 @@ static int start(struct nemu *e, const char *host_key, const char *known_hosts,
 		return ofc_error_set(err, OFC_E_RUNTIME, "libnetconf2 would not start a server");
 	nc_set_global_rpc_clb(rpc_clb);
 	nc_server_set_hello_timeout(5);
-	if (e->co.listen) {
+	if (e->co.listen && tls->cert) {
+		if (nctls_server_cred(tls->cert, tls->key, tls->ca, &e->tls_cred, err) < 0 ||
+		    (*tcp_fd = emu_listen(&e->co, err)) < 0)
+			return -1;
+	} else if (e->co.listen) {
 		if (nemu_ssh_keys(e, host_key, cred_path, err) < 0 ||
 		    (*tcp_fd = emu_listen(&e->co, err)) < 0)
 			return -1;
@@ -416,6 +446,9 @@ int main(int argc, char **argv)
 	    {"stale-power", no_argument, NULL, 'S'},
 	    {"no-notification", no_argument, NULL, 'N' + 256},
 	    {"power-alarm", required_argument, NULL, 'P' + 256},
+	    {"tls-cert", required_argument, NULL, 'T' + 256},
+	    {"tls-key", required_argument, NULL, 'Y' + 256},
+	    {"tls-ca", required_argument, NULL, 'A' + 256},
 	    {"state", required_argument, NULL, 's'},
 	    {"revision", required_argument, NULL, 'r'},
 	    {"no-model", no_argument, NULL, 'm'},
@@ -436,12 +469,14 @@ int main(int argc, char **argv)
 	    .power_alarm = -60,
 	    .fault_mode = NF_DENY};
 	const char *unix_path = NULL, *host_key = NULL, *known_hosts = NULL, *cred_path = NULL;
+	struct tls_paths tls = {0};
 	struct ofc_error err = {0};
 	int c, rc, tcp_fd = -1, unix_fd = -1;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		rc = own_option(&e, c, optarg, &unix_path, &host_key, &known_hosts, &cred_path);
+		rc = own_option(&e, c, optarg, &unix_path, &host_key, &known_hosts, &cred_path,
+				&tls);
 		if (rc == 1)
 			rc = emu_common_option(&e.co, c, optarg);
 		if (rc == 1)
@@ -456,8 +491,17 @@ int main(int argc, char **argv)
 		return emu_usage_error(&e.co, "%s", "--ports and --listen or --unix are required");
 	if (e.co.port_file && !e.co.listen)
 		return emu_usage_error(&e.co, "%s", "--port-file names the --listen port");
+	if ((tls.cert || tls.key || tls.ca) && !(tls.cert && tls.key && tls.ca && e.co.listen))
+		return emu_usage_error(&e.co, "%s",
+				       "TLS takes --listen and all of --tls-cert, --tls-key and "
+				       "--tls-ca");
+	if (tls.cert && (host_key || known_hosts || cred_path))
+		return emu_usage_error(&e.co, "%s",
+				       "--host-key, --known-hosts and --credentials are SSH's: a "
+				       "TLS client logs in with its certificate");
 	signal(SIGPIPE, SIG_IGN);
-	if (start(&e, host_key, known_hosts, cred_path, &tcp_fd, unix_path, &unix_fd, &err) < 0) {
+	if (start(&e, host_key, known_hosts, cred_path, &tls, &tcp_fd, unix_path, &unix_fd, &err) <
+	    0) {
 		fprintf(stderr, "netconf-emu: %s\n", err.msg);
 		return err.code == OFC_E_RUNTIME ? 1 : 2;
 	}

@@ -1,6 +1,7 @@
 /* libFuzzer: credentials files (credentials_parse). A file accepted gives
  * a user and a password the TL1 command line can carry, or a private key
- * file named without a slash; a file refused is
+ * file named without a slash (with a user, or with a certificate file
+ * named so, TLS); a file refused is
  * refused in words of ofc's own, never with any of its bytes (an admin
  * could otherwise read a root-only file through an error): with the
  * numbers taken out, every message is one of a fixed few. */
@@ -14,15 +15,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char *const known[] = {
     "credentials file is not text",
     "expected 'user: NAME' or 'password: SECRET'",
-    "unknown key (expected 'user', 'password' or 'private_key')",
+    "unknown key (expected 'user', 'password', 'private_key' or 'certificate')",
     "'user' must be .. characters without : ; , or \"",
     "'password' must be .. characters without : ; , or \"",
     "'private_key' must be .. characters without : ; , or \"",
     "'private_key' names a file beside the credentials file, without a '/'",
+    "'certificate' must be .. characters without : ; , or \"",
+    "'certificate' names a file beside the credentials file, without a '/'",
+    "'certificate' given twice",
     "'user' given twice",
     "'password' given twice",
     "'private_key' given twice",
-    "needs 'user' and a 'password' or a 'private_key'",
+    "needs 'user' and a 'password' or a 'private_key', or a 'certificate' and its "
+    "'private_key' (TLS)",
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -38,10 +43,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 	text[size] = 0;
 	if (credentials_parse("fuzz.cred", text, size, &c, &err) == 0) {
-		if (!c.user[0] || (!c.password[0] && !c.key_file[0]) || strpbrk(c.user, ":;,\"") ||
-		    strpbrk(c.password, ":;,\"") || strpbrk(c.key_file, ":;,\"/") ||
+		if ((!(c.user[0] && (c.password[0] || c.key_file[0])) &&
+		     !(c.cert_file[0] && c.key_file[0])) ||
+		    strpbrk(c.user, ":;,\"") || strpbrk(c.password, ":;,\"") ||
+		    strpbrk(c.key_file, ":;,\"/") || strpbrk(c.cert_file, ":;,\"/") ||
 		    strlen(c.user) >= CRED_MAX || strlen(c.password) >= CRED_MAX ||
-		    strlen(c.key_file) >= CRED_MAX)
+		    strlen(c.key_file) >= CRED_MAX || strlen(c.cert_file) >= CRED_MAX)
 			abort();
 		credentials_wipe(&c);
 	} else {

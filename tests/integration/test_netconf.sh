@@ -541,6 +541,99 @@ expect_exit 1 $OFC status "$TORUS" --device "$(ssh_dev "$h_port")" --state-dir "
 grep -q "login refused" "$TMP/out" && ok || bad "a password where the key is wanted" "$(cat "$TMP/out")"
 stop_emu "$h_pid"
 
+# ---- TLS (RFC 7589): certificates both ways -----------------------------------------------------
+# Made here with the openssl CLI: a CA, the switch's certificate (for
+# ocs0.test and 127.0.0.1) and ofc's (CN admin); another CA with a client
+# certificate of its own. The switch takes ofc's certificate when its CA
+# signed it and names the session after its CN; ofc takes the switch's when
+# tls_ca's CA signed it for the server name (the address's host, or
+# tls_server_name). A wrong CA, a wrong name, a certificate the switch does
+# not take: each refused, naming the device and the file, never a key.
+leaf() { # DIR NAME CN EXTENSION...: a key and a certificate DIR's CA signs
+	_d=$1 _n=$2 _cn=$3
+	shift 3
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$_cn" \
+		-keyout "$_d/$_n.key" -out "$_d/$_n.csr" 2>/dev/null &&
+		printf '%s\n' "$@" >"$_d/$_n.ext" &&
+		openssl x509 -req -in "$_d/$_n.csr" -CA "$_d/ca.pem" -CAkey "$_d/ca.key" -CAcreateserial \
+			-days 2 -extfile "$_d/$_n.ext" -out "$_d/$_n.pem" 2>/dev/null
+}
+mkpki() { # DIR: a CA, the switch's certificate and ofc's
+	mkdir -p "$1" &&
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+			-subj "/CN=ofc test CA $(basename "$1")" -keyout "$1/ca.key" -out "$1/ca.pem" 2>/dev/null &&
+		leaf "$1" switch ocs0.test subjectAltName=DNS:ocs0.test,IP:127.0.0.1 extendedKeyUsage=serverAuth &&
+		leaf "$1" ofc admin extendedKeyUsage=clientAuth
+}
+mkpki "$TMP/pki" && mkpki "$TMP/pki2" && ok || bad "openssl could not make the certificates"
+cp "$TMP/pki/ofc.pem" "$TMP/tls-ofc.pem"
+cp "$TMP/pki/ofc.key" "$TMP/tls-ofc.key"
+cp "$TMP/pki/ca.pem" "$TMP/tls-ca.pem"
+cp "$TMP/pki2/ca.pem" "$TMP/tls-other-ca.pem"
+cp "$TMP/pki2/ofc.pem" "$TMP/tls-stranger.pem"
+cp "$TMP/pki2/ofc.key" "$TMP/tls-stranger.key"
+printf 'certificate: tls-ofc.pem\nprivate_key: tls-ofc.key\n' >"$TMP/tls.cred"
+printf 'certificate: tls-stranger.pem\nprivate_key: tls-stranger.key\n' >"$TMP/stranger.cred"
+tls_config() { # OUT BASE [SED-ARGS...]: BASE over TLS
+	_o=$1 _b=$2
+	shift 2
+	sed -e 's|credentials: ocs0.cred|credentials: tls.cred|' \
+		-e 's|known_hosts: known_hosts|transport: tls\n      tls_ca: tls-ca.pem|' "$@" "$_b" >"$_o"
+}
+no_key() { # the key files' material in none of ofc's output
+	! grep -q -e "PRIVATE KEY" -e "$(sed -n 2p "$TMP/tls-ofc.key")" -e "$(sed -n 2p "$TMP/tls-stranger.key")" \
+		"$TMP/out" "$TMP/err"
+}
+: >"$TMP/t.log"
+start_emu netconf-emu t --ports 256 --tls-cert "$TMP/pki/switch.pem" --tls-key "$TMP/pki/switch.key" \
+	--tls-ca "$TMP/pki/ca.pem" --state "$TMP/run.state" --log "$TMP/t.log"
+D="ocs0=127.0.0.1:$t_port"
+tls_config "$TMP/tls.yaml" "$TORUS"
+tls_config "$TMP/tls-circ.yaml" "$CIRC"
+expect_json 'j["devices"][0]["reachable"] and j["devices"][0]["entries"]==256' \
+	$OFC status "$TMP/tls.yaml" --device "$D" --state-dir "$ST" --json
+expect_stdout_has "committed transaction" $OFC apply "$TMP/tls-circ.yaml" --device "$D" --state-dir "$ST"
+expect_stdout_has "committed transaction" $OFC apply "$TMP/tls.yaml" --device "$D" --state-dir "$ST"
+grep -q "^[0-9]* session [0-9]* (admin)$" "$TMP/t.log" && grep -q " commit$" "$TMP/t.log" && ok ||
+	bad "TLS: no session of admin, or no commit" "$(grep -v connect "$TMP/t.log" | tail -5)"
+expect_stdout_has "driver netconf at 127.0.0.1:8300, credentials tls.cred, TLS (CA tls-ca.pem), ports in use below -20 dBm fail" \
+	$OFC show "$TMP/tls.yaml"
+# the switch's certificate against another CA, and for another name
+tls_config "$TMP/tls-ca2.yaml" "$TORUS" -e 's|tls_ca: tls-ca.pem|tls_ca: tls-other-ca.pem|'
+expect_exit 1 $OFC status "$TMP/tls-ca2.yaml" --device "$D" --state-dir "$ST"
+grep -q "ocs0: TLS to 127.0.0.1:$t_port: the device's certificate is not signed by a CA in $TMP/tls-other-ca.pem (tls_ca): refusing" "$TMP/out" &&
+	no_key && ok || bad "TLS: a CA that did not sign the switch's certificate" "$(cat "$TMP/out" "$TMP/err")"
+tls_config "$TMP/tls-name.yaml" "$TORUS" -e 's|tls_ca: tls-ca.pem|tls_ca: tls-ca.pem\n      tls_server_name: other.test|'
+expect_exit 1 $OFC status "$TMP/tls-name.yaml" --device "$D" --state-dir "$ST"
+grep -q "ocs0: TLS to 127.0.0.1:$t_port: the device's certificate is not issued for 'other.test' (tls_server_name, else the address's host): refusing" "$TMP/out" &&
+	ok || bad "TLS: the wrong server name" "$(cat "$TMP/out" "$TMP/err")"
+sed 's|other.test|ocs0.test|' "$TMP/tls-name.yaml" >"$TMP/tls-name2.yaml"
+expect_json 'j["devices"][0]["reachable"]' $OFC status "$TMP/tls-name2.yaml" --device "$D" --state-dir "$ST" --json
+# ofc's certificate from a CA the switch does not take
+tls_config "$TMP/tls-stranger.yaml" "$TORUS" -e 's|credentials: tls.cred|credentials: stranger.cred|'
+expect_exit 1 $OFC status "$TMP/tls-stranger.yaml" --device "$D" --state-dir "$ST"
+grep -q "ocs0: TLS to 127.0.0.1:$t_port: the device refused ofc's certificate (.*): check the credentials file's certificate" "$TMP/out" &&
+	no_key && ok || bad "TLS: a client certificate the switch does not take" "$(cat "$TMP/out" "$TMP/err")"
+stop_emu "$t_pid"
+sed '/tls_ca:/d' "$TMP/tls.yaml" >"$TMP/tls-bad1.yaml"
+expect_error 2 "$TMP/tls-bad1.yaml:21:7: driver 'netconf' of optical circuit switch 'ocs0' over TLS needs 'credentials: FILE' (a certificate and its private key) and 'tls_ca: FILE' (the CA that signs the device's certificate)" \
+	$OFC validate "$TMP/tls-bad1.yaml"
+sed 's|      known_hosts: known_hosts|&\n      tls_ca: tls-ca.pem|' "$TORUS" >"$TMP/tls-bad2.yaml"
+expect_error 2 "$TMP/tls-bad2.yaml:27:15: 'tls_ca' is for 'transport: tls'" $OFC validate "$TMP/tls-bad2.yaml"
+sed 's|transport: tls|transport: quic|' "$TMP/tls.yaml" >"$TMP/tls-bad3.yaml"
+expect_error 2 "$TMP/tls-bad3.yaml:26:18: 'transport' must be one of ssh, tls; got 'quic'" $OFC validate "$TMP/tls-bad3.yaml"
+# ofcd reads the CA file only from its credentials directory, as the
+# credentials and known-hosts files
+mkdir -m 700 "$TMP/tlscreds"
+cp "$TMP/tls.cred" "$TMP/tls-ofc.pem" "$TMP/tls-ofc.key" "$TMP/tlscreds/"
+sed -e 's|credentials: tls.cred|credentials: tlscreds/tls.cred|' "$TMP/tls.yaml" >"$TMP/tls-ofcd.yaml"
+expect_exit 2 ${OFCD:-$BUILD/ofcd} --foreground --config "$TMP/tls-ofcd.yaml" --socket "$TMP/tls-ofcd.sock" \
+	--state-dir "$TMP/st-tls" --credentials-dir "$TMP/tlscreds"
+grep -q "tls_ca 'tls-ca.pem' of ocs0: .*outside ofcd's credentials directory $TMP/tlscreds.*(ofcd reads it only from --credentials-dir DIR)" "$TMP/err" &&
+	ok || bad "ofcd: a tls_ca outside --credentials-dir" "$(cat "$TMP/err")"
+expect_error 2 "netconf-emu: TLS takes --listen and all of --tls-cert, --tls-key and --tls-ca" \
+	$BUILD/netconf-emu --listen 127.0.0.1:0 --ports 4 --tls-cert "$TMP/pki/switch.pem"
+
 # ---- config errors ------------------------------------------------------------------------------
 sed '/known_hosts:/d' "$TORUS" >"$TMP/bad1.yaml"
 expect_error 2 "$TMP/bad1.yaml:21:7: driver 'netconf' of optical circuit switch 'ocs0' over SSH needs 'credentials: FILE' to log in and 'known_hosts: FILE' to know the device" \

@@ -209,7 +209,8 @@ static void test_credentials(void **state)
 
 	write_text(p, "user: admin\n");
 	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
-	assert_string_equal(err.msg, "needs 'user' and a 'password' or a 'private_key'");
+	assert_string_equal(err.msg, "needs 'user' and a 'password' or a 'private_key', or a "
+				     "'certificate' and its 'private_key' (TLS)");
 	assert_int_equal(err.reason, OFC_R_CREDENTIALS);
 	write_text(p, "user: admin\npassword: a;b\n");
 	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
@@ -218,7 +219,8 @@ static void test_credentials(void **state)
 	/* Nor a key: the file may be any file at all. */
 	write_text(p, "user: admin\nroot-only-secret-x: x\n");
 	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
-	assert_string_equal(err.msg, "unknown key (expected 'user', 'password' or 'private_key')");
+	assert_string_equal(
+	    err.msg, "unknown key (expected 'user', 'password', 'private_key' or 'certificate')");
 	/* a private key instead of a password (SSH): a file beside this one */
 	write_text(p, "user: admin\nprivate_key: ocs.key\n");
 	assert_int_equal(credentials_load(p, NULL, &c, &err), 0);
@@ -242,6 +244,28 @@ static void test_credentials(void **state)
 	unlink(key);
 	free(key);
 	credentials_wipe(&c);
+	/* TLS: a certificate and its key, no user needed; the certificate
+	 * file must hold one, named and never quoted */
+	write_text(p, "certificate: ofc.pem\nprivate_key: ofc.key\n");
+	assert_int_equal(credentials_load(p, NULL, &c, &err), 0);
+	assert_string_equal(c.cert_file, "ofc.pem");
+	char *pem = xasprintf("%s/ofc.pem", dir);
+	write_text(pem, "not a certificate\n");
+	assert_int_equal(credentials_load_cert(p, NULL, &c, &text, &len, &err), -1);
+	assert_string_equal(err.msg, "certificate file is not a PEM certificate");
+	assert_string_equal(err.file, pem);
+	write_text(pem, "-----BEGIN CERTIFICATE-----\nxx\n-----END CERTIFICATE-----\n");
+	assert_int_equal(credentials_load_cert(p, NULL, &c, &text, &len, &err), 0);
+	free(text);
+	unlink(pem);
+	free(pem);
+	credentials_wipe(&c);
+	write_text(p, "certificate: ofc.pem\n");
+	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
+	write_text(p, "certificate: a/ofc.pem\nprivate_key: ofc.key\n");
+	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
+	assert_string_equal(
+	    err.msg, "'certificate' names a file beside the credentials file, without a '/'");
 	write_text(p, "user: admin\nprivate_key: ../etc/shadow\n");
 	assert_int_equal(credentials_load(p, NULL, &c, &err), -1);
 	assert_null(strstr(err.msg, "shadow"));
