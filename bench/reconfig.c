@@ -6,6 +6,7 @@
  *
  *   build/bench/reconfig [REPS]      (BUILD=dir picks the emulators' directory)
  *   build/bench/reconfig dialects [REPS]
+ *   build/bench/reconfig netconf [REPS]     (its NETCONF part alone, for perf)
  *
  * `dialects` (issue 39): 384 cross-connects applied over TL1 in each
  * dialect to ocs-emu on loopback, against the dialect's round-trip floor:
@@ -638,7 +639,8 @@ int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/ofc-bench.XXXXXX";
 	bool dialects = argc > 1 && strcmp(argv[1], "dialects") == 0;
-	int reps = argc > 1 + dialects ? atoi(argv[1 + dialects]) : 7;
+	bool netconf = argc > 1 && strcmp(argv[1], "netconf") == 0; /* its part alone (perf) */
+	int reps = argc > 1 + (dialects || netconf) ? atoi(argv[1 + (dialects || netconf)]) : 7;
 
 	if (reps < 1 || reps > 1000)
 		reps = 7;
@@ -647,8 +649,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	write_cred(dir);
-	if (dialects) {
-		bench_dialects(dir, reps);
+	if (dialects || netconf) {
+		if (dialects)
+			bench_dialects(dir, reps);
 		bench_netconf(dir, reps);
 		char *cmd = xasprintf("rm -rf '%s'", dir);
 		if (system(cmd) != 0)
