@@ -301,8 +301,7 @@ int opsw_parse(struct ly_ctx *ctx, const char *xml, size_t len, uint32_t ports, 
 	       struct ofc_error *err)
 {
 	const struct lys_module *mod = ly_ctx_get_module_implemented(ctx, "optical-switch");
-	struct lyd_node *tree = NULL, *top;
-	struct device_cfg cfg = {.cls = DEV_SWITCH, .ports = ports};
+	struct lyd_node *tree = NULL;
 	char *copy;
 	int rc = 0;
 
@@ -333,25 +332,61 @@ int opsw_parse(struct ly_ctx *ctx, const char *xml, size_t len, uint32_t ports, 
 	}
 	ly_temp_log_options(NULL);
 	free(copy);
-	const char *list = mod->revision && opsw_uses_pairs(mod->revision) ? "pairs" : "pair";
+	if (rc == 0)
+		rc = opsw_take(tree, ports, d, err);
+	lyd_free_all(tree);
+	return rc;
+}
+
+int opsw_take(const struct lyd_node *tree, uint32_t ports, struct opsw_data *d,
+	      struct ofc_error *err)
+{
+	const struct lyd_node *top, *n;
+	struct device_cfg cfg = {.cls = DEV_SWITCH, .ports = ports};
+	int rc = 0;
+
+	if (ports < 1 || ports > UINT32_MAX / 2)
+		return ofc_error_set(err, OFC_E_RUNTIME, "bad port count %u", ports);
 	LY_LIST_FOR(tree, top)
 	{
-		if (rc < 0)
-			break;
-		if (!top->schema || top->schema->module != mod)
-			continue;
+		const struct lys_module *mod = top->schema ? top->schema->module : NULL;
+		const char *list;
+
+		/* Every node typed by the module: what a parse left opaque is
+		 * an element the module lacks or a value not of its type. */
+		LYD_TREE_DFS_BEGIN(top, n)
+		{
+			if (!n->schema || !mod || strcmp(mod->name, "optical-switch") != 0)
+				return ofc_error_setr(
+				    err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+				    "malformed data: '%.60s' is not an element of "
+				    "the optical-switch module, or its value is not "
+				    "of its type",
+				    LYD_NAME(n));
+			LYD_TREE_DFS_END(top, n);
+		}
+		list = mod->revision && opsw_uses_pairs(mod->revision) ? "pairs" : "pair";
 		if (strcmp(top->schema->name, "cross-connects") == 0)
 			rc = take_pairs(top, list, ports, d, err);
 		else if (strcmp(top->schema->name, "port-config") == 0)
 			rc = take_ports(top, false, ports, d, err);
 		else if (strcmp(top->schema->name, "opm-power") == 0)
 			rc = take_ports(top, true, ports, d, err);
+		if (rc < 0)
+			return rc;
 	}
-	lyd_free_all(tree);
-	if (rc == 0) {
-		state_sort(&d->xc);
-		rc = state_check(&d->xc, &cfg, err);
-	}
+	state_sort(&d->xc);
+	return state_check(&d->xc, &cfg, err);
+}
+
+int opsw_context_add(struct ly_ctx *ctx, const char *rev, struct ofc_error *err)
+{
+	uint32_t quiet = LY_LOSTORE_LAST; /* as in netconf_context */
+	int rc;
+
+	ly_temp_log_options(&quiet);
+	rc = load_text(ctx, "optical-switch", known_revision(rev), NULL, err);
+	ly_temp_log_options(NULL);
 	return rc;
 }
 
@@ -464,6 +499,36 @@ int opsw_notif_take(const struct lyd_node *op, uint32_t ports, struct opsw_notif
 				      "%s for port '%.20s': no such port on a %ux%u switch",
 				      notif_names[out->kind], id ? id : "(none)", ports, ports);
 	return 1;
+}
+
+int netconf_reply_data(const struct lyd_node *envp, const struct lyd_node *op,
+		       const struct lyd_node **tree, struct netconf_rpc_error *re,
+		       struct ofc_error *err)
+{
+	const struct lyd_node *d;
+	const struct lyd_node_any *a;
+
+	*tree = NULL;
+	if (take_rpc_error(envp, re))
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED, "refused (%s%s%.200s)",
+				      re->tag[0] ? re->tag : "rpc-error",
+				      re->message[0] ? ": " : "", re->message);
+	if (!op || !(d = child_node(op, "data")))
+		return 0;
+	a = (const struct lyd_node_any *)d;
+	if (!d->schema || !(d->schema->nodetype & LYD_NODE_ANY))
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE, "unreadable data");
+	if (a->value_type == LYD_ANYDATA_DATATREE) {
+		*tree = a->value.tree;
+		return 0;
+	}
+	/* text in <data> is not data of the model; blanks are nothing */
+	for (const char *c = a->value.str; c && *c; c++)
+		if (*c != ' ' && *c != '\t' && *c != '\n' && *c != '\r')
+			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+					      "malformed data: text where elements of the "
+					      "optical-switch module belong");
+	return 0;
 }
 
 /* ---- writing: the edit of a batch ------------------------------------------------ */

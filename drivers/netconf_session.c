@@ -253,16 +253,37 @@ int netconf_transport_error(enum ncrelay_end e, const char *what, double deadlin
 			      what, lib[0] ? ": " : "", lib);
 }
 
-int netconf_rpc(struct netconf_session *s, struct nc_rpc *rpc, const char *what, double deadline,
-		char **data, struct netconf_rpc_error *re, struct ofc_error *err)
+/* What an RPC's reply brings: its <data> as XML, or its tree handed to a
+ * function. */
+struct reply_use {
+	char **data;
+	int (*take)(const struct lyd_node *tree, void *arg, struct ofc_error *err);
+	void *arg;
+};
+
+static int use_reply(const struct lyd_node *envp, const struct lyd_node *op,
+		     const struct reply_use *u, struct netconf_rpc_error *re, struct ofc_error *err)
+{
+	const struct lyd_node *tree;
+
+	if (!u->take)
+		return netconf_reply_take(envp, op, u->data, re, err);
+	if (netconf_reply_data(envp, op, &tree, re, err) < 0)
+		return -1;
+	return u->take(tree, u->arg, err);
+}
+
+static int exchange(struct netconf_session *s, struct nc_rpc *rpc, const char *what,
+		    double deadline, const struct reply_use *u, struct netconf_rpc_error *re,
+		    struct ofc_error *err)
 {
 	struct lyd_node *envp = NULL, *op = NULL;
 	NC_MSG_TYPE t;
 	uint64_t id = 0;
 	int rc = 0;
 
-	if (data)
-		*data = NULL;
+	if (u->data)
+		*u->data = NULL;
 	memset(re, 0, sizeof(*re));
 	if (!netconf_session_up(s))
 		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST, "%s: the session is gone",
@@ -287,7 +308,7 @@ int netconf_rpc(struct netconf_session *s, struct nc_rpc *rpc, const char *what,
 		rc = netconf_transport_error(e, what, deadline, err);
 		goto out;
 	}
-	rc = netconf_reply_take(envp, op, data, re, err);
+	rc = use_reply(envp, op, u, re, err);
 	if (rc < 0 && err->reason == OFC_R_REFUSED) {
 		struct strbuf sb = STRBUF_INIT;
 
@@ -305,4 +326,22 @@ out:
 	else
 		ncrelay_arm(s->relay, 0, 0);
 	return rc;
+}
+
+int netconf_rpc(struct netconf_session *s, struct nc_rpc *rpc, const char *what, double deadline,
+		char **data, struct netconf_rpc_error *re, struct ofc_error *err)
+{
+	struct reply_use u = {.data = data};
+
+	return exchange(s, rpc, what, deadline, &u, re, err);
+}
+
+int netconf_rpc_tree(struct netconf_session *s, struct nc_rpc *rpc, const char *what,
+		     double deadline,
+		     int (*take)(const struct lyd_node *tree, void *arg, struct ofc_error *err),
+		     void *arg, struct netconf_rpc_error *re, struct ofc_error *err)
+{
+	struct reply_use u = {.take = take, .arg = arg};
+
+	return exchange(s, rpc, what, deadline, &u, re, err);
 }

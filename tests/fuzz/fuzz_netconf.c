@@ -10,7 +10,8 @@
  *      context holding ietf-netconf but not the model, as a session's),
  *      then netconf_reply_take and the module's parse: an rpc-error is a
  *      refusal with its tag, and data accepted is a state an 8x8 switch
- *      can hold;
+ *      can hold; and as the driver reads it (the session's context holding
+ *      the model: netconf_reply_data and opsw_take on libnetconf2's tree);
  *   2  a hello's capabilities, one a line (netconf_caps_read): a model
  *      read has a revision YYYY-MM-DD, and `pairs` exactly before
  *      2017-08-04;
@@ -101,6 +102,41 @@ static void reply_path(struct ly_ctx *session, struct ly_ctx *model, const char 
 	lyd_free_all(op);
 }
 
+/* The driver's path since the session holds the model (check_caps): the
+ * reply parsed in that context, then netconf_reply_data and opsw_take on
+ * the tree as it is: what is taken is a state an 8x8 switch can hold. */
+static void reply_tree_path(struct ly_ctx *typed, const char *xml)
+{
+	const struct lys_module *nc = ly_ctx_get_module_implemented(typed, "ietf-netconf");
+	struct lyd_node *op = NULL, *envp = NULL;
+	const struct lyd_node *tree;
+	struct netconf_rpc_error re;
+	struct ofc_error err = {0};
+	struct ly_in *in = NULL;
+	uint32_t quiet = LY_LOSTORE_LAST;
+
+	if (!nc || lyd_new_inner(NULL, nc, "get", 0, &op) != LY_SUCCESS)
+		abort();
+	ly_temp_log_options(&quiet);
+	if (ly_in_new_memory(xml, &in) == LY_SUCCESS &&
+	    lyd_parse_op(NULL, op, in, LYD_XML, LYD_TYPE_REPLY_NETCONF, &envp, NULL) ==
+		LY_SUCCESS &&
+	    netconf_reply_data(envp, op, &tree, &re, &err) == 0) {
+		struct opsw_data a;
+
+		opsw_data_init(&a);
+		if (opsw_take(tree, 8, &a, &err) == 0)
+			check_state(&a);
+		else if (!err.msg[0])
+			abort();
+		opsw_data_free(&a);
+	}
+	ly_temp_log_options(NULL);
+	ly_in_free(in, 0);
+	lyd_free_all(envp);
+	lyd_free_all(op);
+}
+
 static void caps_path(const char *text)
 {
 	char *copy = xstrdup(text), *save = NULL;
@@ -157,7 +193,7 @@ static void notif_path(struct ly_ctx *ctx, const char *text)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct ly_ctx *model[2], *session, *notif;
+	static struct ly_ctx *model[2], *session, *notif, *typed[2];
 	static const char *const rev[2] = {"2017-08-04", "2015-06-10"};
 	struct ofc_error err = {0};
 	char *text;
@@ -170,6 +206,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (!session && netconf_context(NULL, NULL, LY_CTX_NO_YANGLIBRARY, &session, &err) < 0)
 		abort();
+	if (!typed[i] && (netconf_context(NULL, NULL, LY_CTX_NO_YANGLIBRARY, &typed[i], &err) < 0 ||
+			  opsw_context_add(typed[i], rev[i], &err) < 0))
+		abort();
 	if (!notif && (netconf_context(NULL, NULL, LY_CTX_NO_YANGLIBRARY, &notif, &err) < 0 ||
 		       netconf_context_notifications(notif, &err) < 0))
 		abort();
@@ -181,8 +220,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		data_path(model[i], (const char *)data + 1, size - 1);
 		break;
 	case 1:
-		if (strlen(text) == size - 1)
+		if (strlen(text) == size - 1) {
 			reply_path(session, model[i], text);
+			reply_tree_path(typed[i], text);
+		}
 		break;
 	case 2:
 		caps_path(text);

@@ -411,6 +411,87 @@ static void test_notification(void **state)
 	ly_ctx_destroy(ctx);
 }
 
+/* A <get> reply as the driver reads it: parsed by libnetconf2's call in
+ * the session's context, which holds the model after the hello, and taken
+ * from that tree (opsw_take): what the module types is taken; an element
+ * it lacks, or a value not of its type, is refused, as the strict parse
+ * refuses it. */
+static int reply_tree(struct ly_ctx *ctx, const char *inner, struct opsw_data *d,
+		      struct ofc_error *err)
+{
+	char *xml = xasprintf("<rpc-reply xmlns=\"urn:ietf:params:xml:ns:netconf:base:1.0\" "
+			      "message-id=\"1\"><data>%s</data></rpc-reply>",
+			      inner);
+	struct lyd_node *op = NULL, *envp = NULL;
+	const struct lyd_node *tree;
+	struct netconf_rpc_error re;
+	struct ly_in *in = NULL;
+	int rc;
+
+	assert_int_equal(
+	    lyd_new_inner(NULL, ly_ctx_get_module_implemented(ctx, "ietf-netconf"), "get", 0, &op),
+	    LY_SUCCESS);
+	assert_int_equal(ly_in_new_memory(xml, &in), LY_SUCCESS);
+	assert_int_equal(lyd_parse_op(NULL, op, in, LYD_XML, LYD_TYPE_REPLY_NETCONF, &envp, NULL),
+			 LY_SUCCESS);
+	opsw_data_init(d);
+	rc = netconf_reply_data(envp, op, &tree, &re, err);
+	if (rc == 0)
+		rc = opsw_take(tree, 4, d, err);
+	lyd_free_all(envp);
+	lyd_free_all(op);
+	ly_in_free(in, 0);
+	free(xml);
+	return rc;
+}
+
+static void test_reply_tree(void **state)
+{
+	struct ofc_error err = {0};
+	struct opsw_data d;
+	struct ly_ctx *ctx;
+	(void)state;
+
+	netconf_quiet();
+	assert_int_equal(netconf_context(NULL, NULL, LY_CTX_NO_YANGLIBRARY, &ctx, &err), 0);
+	assert_int_equal(opsw_context_add(ctx, "2017-08-04", &err), 0);
+	assert_int_equal(reply_tree(ctx,
+				    "<cross-connects " NS
+				    "><pair><ingress>1</ingress><egress>6</egress>"
+				    "</pair></cross-connects><port-config " NS "><port><port-id>1"
+				    "</port-id><status>FAILED</status></port></port-config>",
+				    &d, &err),
+			 0);
+	assert_int_equal(d.xc.nxc, 1);
+	assert_int_equal(d.xc.xc[0].out, 2);
+	assert_int_equal(d.nports, 1);
+	assert_int_equal(d.ports[0].status, OPSW_FAILED);
+	opsw_data_free(&d);
+	/* no data at all */
+	assert_int_equal(reply_tree(ctx, "", &d, &err), 0);
+	assert_int_equal(d.xc.nxc, 0);
+	opsw_data_free(&d);
+	/* a value not of its type, an element the module lacks, another
+	 * module's element, an egress out of range, a power of 3 digits */
+	static const char *const bad[] = {
+	    "<cross-connects " NS "><pair><ingress>one</ingress><egress>6</egress></pair>"
+	    "</cross-connects>",
+	    "<cross-connects " NS "><pair><ingress>1</ingress><egress>6</egress><colour/></pair>"
+	    "</cross-connects>",
+	    "<cross-connects xmlns=\"urn:example:other\"/>",
+	    "<cross-connects " NS "><pair><ingress>1</ingress><egress>9</egress></pair>"
+	    "</cross-connects>",
+	    "<opm-power " NS "><port><port-id>1</port-id><power>-3.123</power></port></opm-power>",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		ofc_error_clear(&err);
+		assert_int_equal(reply_tree(ctx, bad[i], &d, &err), -1);
+		assert_int_equal(err.reason, OFC_R_GARBAGE);
+		opsw_data_free(&d);
+	}
+	ly_ctx_destroy(ctx);
+}
+
 static void test_relay(void **state)
 {
 	struct ofc_error err = {0};
@@ -502,10 +583,11 @@ static void test_relay(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_revision),  cmocka_unit_test(test_parse),
-	    cmocka_unit_test(test_parse_bad), cmocka_unit_test(test_builtin),
-	    cmocka_unit_test(test_edit),      cmocka_unit_test(test_caps),
-	    cmocka_unit_test(test_relay),     cmocka_unit_test(test_notification),
+	    cmocka_unit_test(test_revision),   cmocka_unit_test(test_parse),
+	    cmocka_unit_test(test_parse_bad),  cmocka_unit_test(test_builtin),
+	    cmocka_unit_test(test_edit),       cmocka_unit_test(test_caps),
+	    cmocka_unit_test(test_relay),      cmocka_unit_test(test_notification),
+	    cmocka_unit_test(test_reply_tree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
