@@ -110,8 +110,10 @@ static int apply_topo(struct wrun *w, uint32_t k, double *secs, struct ofc_error
 		rc = ctl_recover(ctl, &did, err);
 	if (rc == 0)
 		rc = ctl_plan(ctl, err);
+	/* (committed: a trial deadline left each switching open, and the
+	 * next transaction's recovery rolled it back first) */
 	if (rc == 0 && ctl_plan_size(ctl))
-		rc = ctl_apply(ctl, now_seconds() + w->o->timeout, &res, err);
+		rc = ctl_apply(ctl, 0, &res, err);
 	ctl_close(ctl);
 	*secs = now_seconds() - t0;
 	return rc;
@@ -157,7 +159,7 @@ static struct jobplan_overhead fit(const struct calib_txn *c, uint32_t n)
  * switches' own time (the emulator's per-change delay), but a transaction
  * here also reads every device, moves each changed circuit's veth pair and
  * routes by netlink in the hosts' namespaces and writes the journal, which
- * took 25 times the switches' time (bench/RESULTS.md). So before the ways
+ * took 14 times the switches' time (bench/RESULTS.md). So before the ways
  * run: a transaction from the config's topology to each topology the ways
  * use (up to CALIB_MAX / 2 of them) and one back, timed, less the switches'
  * modelled time, fitted as a + b x changes into r->overhead. */
@@ -309,7 +311,7 @@ static void run_way(struct wrun *w, struct way_row *row)
 }
 
 /* The ways that ran, by predicted (measured == false) or measured
- * iteration, fastest first, as "static < chosen < per-phase". */
+ * iteration, fastest first, as "static = chosen < per-phase". */
 static void ranking(const struct way_row *rows, uint32_t n, bool measured, char *buf, size_t len)
 {
 	uint32_t idx[JOBPLAN_KINDS], m = 0;
@@ -331,9 +333,17 @@ static void ranking(const struct way_row *rows, uint32_t n, bool measured, char 
 			idx[j - 1] = t;
 		}
 	buf[0] = 0;
-	for (uint32_t i = 0; i < m && at < len; i++)
-		at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? " < " : "",
+	for (uint32_t i = 0; i < m && at < len; i++) {
+		/* predictions of one assignment tie ("static = chosen") */
+		bool tie = i && !measured &&
+			   rows[idx[i]].iter_pred_us <= rows[idx[i - 1]].iter_pred_us * (1 + 1e-12);
+
+		at += (size_t)snprintf(buf + at, len - at, "%s%s",
+				       !i    ? ""
+				       : tie ? " = "
+					     : " < ",
 				       jobplan_kind_name(rows[idx[i]].kind));
+	}
 }
 
 static void overhead_text(const struct wrun *w)
