@@ -3,11 +3,14 @@
  * (wait4) is its own; every solve has a time limit.
  *
  *   build/bench/fluid                      the default table
- *   build/bench/fluid SCEN SERVERS METHOD T [allgather|alltoall] [LIMIT_S] [SOLVER]
+ *   build/bench/fluid SCEN SERVERS METHOD T [allgather|alltoall] [LIMIT_S] [SOLVER] [bound]
  *
  * SOLVER: lpsolve, clp or both (the default; issue 38): every case runs on
- * each LP solver in turn, side by side in one run.
+ * each LP solver in turn, side by side in one run. bound: also the layers
+ * summed (fluid_opts.bound_any_hops), the least objective at that R over
+ * every T, after the objective ("any T >= ...", its seconds apart).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +47,8 @@ static const struct bcase cases[] = {
     {"all-links", 4, "mirrored", 8, "alltoall"},
 };
 
+static bool with_bound;
+
 static int run_one(const struct bcase *c, double limit, enum lp_solver sv)
 {
 	struct fluid_net n;
@@ -51,8 +56,11 @@ static int run_one(const struct bcase *c, double limit, enum lp_solver sv)
 	struct fluid_result r;
 	struct ofc_error err = {0};
 	enum fluid_scenario s;
-	struct fluid_opts o = {
-	    .hops = c->hops, .time_limit = limit, .slack = 2e-5, .lp_solver = sv};
+	struct fluid_opts o = {.hops = c->hops,
+			       .time_limit = limit,
+			       .slack = 2e-5,
+			       .lp_solver = sv,
+			       .bound_any_hops = with_bound};
 
 	if (fluid_scenario_parse(c->scen, &s) < 0 || fluid_method_parse(c->method, &o.method) < 0 ||
 	    fluid_collective_parse(c->coll, &o.collective) < 0) {
@@ -71,14 +79,23 @@ static int run_one(const struct bcase *c, double limit, enum lp_solver sv)
 	if (rc < 0)
 		printf("| %s | %u | %s | %s | %u | %s | failed: %s | | %.2f |", c->scen,
 		       8 * c->servers, c->coll, c->method, c->hops, lp_solver_name(sv), err.msg, t);
-	else
-		printf("| %s | %u | %s | %s | %u | %s | %.9g | %.7g%s | %.2f |", c->scen,
+	else {
+		char any[224] = "";
+
+		if (with_bound && !isnan(r.objective_any_hops))
+			snprintf(any, sizeof(any), "; any T >= %.7g (%s, %.2f s)",
+				 r.objective_any_hops, lp_solver_name(r.lp_any_hops),
+				 r.seconds_any_hops);
+		else if (with_bound)
+			snprintf(any, sizeof(any), "; any T: %s", r.any_hops_note);
+		printf("| %s | %u | %s | %s | %u | %s | %.9g | %.7g%s%s | %.2f |", c->scen,
 		       8 * c->servers, c->coll, c->method, c->hops, lp_solver_name(sv), r.rstar,
 		       r.objective,
 		       r.stop == FLUID_STOP_OPTIMAL ? ""
 		       : r.stop == FLUID_STOP_STALL ? " (not proven: a pricing LP stalled)"
 						    : " (time limit)",
-		       t);
+		       any, t);
+	}
 	fflush(stdout);
 	fluid_result_free(&r);
 	fluid_group_free(&g);
@@ -123,6 +140,7 @@ int main(int argc, char **argv)
 		struct bcase c = {argv[1], (uint32_t)atoi(argv[2]), argv[3],
 				  (uint32_t)atoi(argv[4]), argc > 5 ? argv[5] : "allgather"};
 
+		with_bound = argc > 8 && strcmp(argv[8], "bound") == 0;
 		return run_both(&c, argc > 6 ? atof(argv[6]) : 600, argc > 7 ? argv[7] : "both");
 	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)

@@ -284,6 +284,10 @@ struct fluid_opts {
 	double time_limit;  /* seconds for the whole solve; 0 = none */
 	uint64_t mem_limit; /* bytes a model may take (estimated before building); 0 = 4 GiB */
 	bool skip_phase2;   /* R* only */
+	/* After phase 2, also the layers summed (fluid/hopfree.c, issue 38):
+	 * LP 4.2 without layers at the same R, whose optimum bounds the
+	 * objective of every T (objective_any_hops). */
+	bool bound_any_hops;
 	/* The LP solver of every model (issue 38); LP_SOLVER_DEFAULT: each
 	 * model's measured default (FLUID_LP_* in fluid/internal.h). */
 	enum lp_solver lp_solver;
@@ -336,6 +340,14 @@ struct fluid_result {
 	double rstar_lower;	  /* certified lower bound on R*(T) */
 	double objective;	  /* weighted traffic at R* (NAN when skipped) */
 	double objective_lower;
+	/* opts.bound_any_hops: the least objective at the same R over every
+	 * hop limit (LP 4.2 with its layers summed, a relaxation of every T):
+	 * objective == it proves T enough; a target below it is out of reach
+	 * at this R. NAN when not asked or not computed (any_hops_note: why). */
+	double objective_any_hops;
+	char any_hops_note[160];
+	enum lp_solver lp_any_hops;
+	double seconds_any_hops;
 	bool optimal;
 	enum fluid_stop stop;
 	/* the LP solver of each kind of model (issue 38) */

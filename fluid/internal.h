@@ -278,6 +278,13 @@ void pricer_paths(struct pricer *pr, const double *chat, uint32_t *arcs, uint32_
 int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_group *grp,
 	     bool phase2, struct fluid_result *r, struct ofc_error *err);
 
+/* The layers summed (hopfree.c): the least phase-2 objective at R of LP 4.2
+ * without layers, a bound for every T, into res->objective_any_hops (NAN and
+ * res->any_hops_note when not computed: its model over the memory limit,
+ * the time limit, the LP not solved). grp: the mirrored group or NULL. */
+void hopfree_bound(const struct problem *p, const struct fluid_group *grp, double r,
+		   struct fluid_result *res);
+
 /* Progress and time (solve.c). */
 void report_progress(const struct problem *p, const char *stage, uint32_t hops, uint32_t it,
 		     double value, double bound, size_t columns);

@@ -57,6 +57,9 @@ static const char help[] =
     "                   a template and the collective has no root), dw (plain\n"
     "                   Dantzig-Wolfe, the default otherwise) or full (one LP)\n"
     "  --root NAME      fluid broadcast/reduce: the root vertex (default the first GPU)\n"
+    "  --bound-any-hops fluid: also LP 4.2 with its layers summed at R*, whose\n"
+    "                   optimum bounds the objective of every hop limit: met, T\n"
+    "                   is enough; a target below it is out of reach at R*\n"
     "  --lp-solver S    lpsolve or clp: the solver of every LP the request solves\n"
     "                   (BFB's LP, the all-to-all MCF, the fluid engine and its\n"
     "                   bound, the WDM relaxation; the WDM ILP is lp_solve's);\n"
@@ -285,6 +288,9 @@ static int schedule_option(const struct cli_cmd *cmd, int c, const char *arg,
 	case 'R':
 		a->x->root = arg;
 		break;
+	case 'K':
+		a->x->bound_any_hops = true;
+		break;
 	case 'r':
 		a->q->reduced = SCHEDULE_REDUCED_ALWAYS;
 		break;
@@ -336,6 +342,7 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 	    {"epsilon", required_argument, NULL, 'E'},
 	    {"method", required_argument, NULL, 'm'},
 	    {"root", required_argument, NULL, 'R'},
+	    {"bound-any-hops", no_argument, NULL, 'K'},
 	    {"reduced", no_argument, NULL, 'r'},
 	    {"lp-solver", required_argument, NULL, 'Q'},
 	    {"help", no_argument, NULL, 'h'},
@@ -420,9 +427,10 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 					  "the fluid engine's server fabrics");
 	else if (fluid)
 		rc = cli_schedule_fluid(&p, &q, &x);
-	else if (x.hops || x.epsilon > 0 || x.method || x.root)
-		rc = cli_usage_error(cmd, "--hops, --epsilon, --method and --root are for --algo "
-					  "fluid on a server fabric");
+	else if (x.hops || x.epsilon > 0 || x.method || x.root || x.bound_any_hops)
+		rc =
+		    cli_usage_error(cmd, "--hops, --epsilon, --method, --root and --bound-any-hops "
+					 "are for --algo fluid on a server fabric");
 	else if (q.collective == SCHED_BROADCAST || q.collective == SCHED_REDUCE)
 		rc = cli_usage_error(cmd,
 				     "%s is scheduled by the fluid engine on a server fabric "

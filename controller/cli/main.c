@@ -18,7 +18,7 @@ static const struct cli_cmd commands[] = {
      "[--bandwidth B] [--demand-matrix FILE] [--injection I] [--forwarding host|nic] "
      "[--chunks P] [--overlap] [--lowering L] [--steps-try T] [--variant V] [--hop-latency T] "
      "[--hops T] "
-     "[--epsilon E] [--method M] [--root NAME] [--fail ITEMS] [--threads N] "
+     "[--epsilon E] [--method M] [--root NAME] [--bound-any-hops] [--fail ITEMS] [--threads N] "
      "[--time-limit T] [--max-memory M] [--reduced] [--lp-solver lpsolve|clp] [--json] "
      "[--format text|json|pb|msccl -o OUT]",
      "plan a collective schedule, verify it and price it", cmd_schedule},

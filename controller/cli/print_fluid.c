@@ -39,6 +39,18 @@ static void write_phase_json(struct json_writer *w, const struct fluid_result *r
 		jw_null(w);
 	else
 		jw_double(w, r->objective);
+	/* --bound-any-hops: the least objective at R* over every T */
+	if (!isnan(r->objective_any_hops) || r->any_hops_note[0]) {
+		jw_key(w, "objective_any_hops");
+		if (isnan(r->objective_any_hops))
+			jw_null(w);
+		else
+			jw_double(w, r->objective_any_hops);
+		if (r->any_hops_note[0]) {
+			jw_key(w, "any_hops_note");
+			jw_str(w, r->any_hops_note);
+		}
+	}
 	jw_key(w, "optimal");
 	jw_bool(w, r->optimal);
 	jw_key(w, "exact_routing");
@@ -175,6 +187,14 @@ static void write_phase_text(FILE *out, const struct fluid_answer *a, const stru
 	fprintf(out, ")\n");
 	if (!isnan(r->objective))
 		fprintf(out, "  objective     %.6f (weighted traffic at R*)\n", r->objective);
+	if (!isnan(r->objective_any_hops))
+		fprintf(out,
+			"  any T         objective >= %.6f at R* for every hop limit (the layers "
+			"summed)%s\n",
+			r->objective_any_hops,
+			r->objective <= r->objective_any_hops * (1 + 1e-6) ? ": T is enough" : "");
+	else if (r->any_hops_note[0])
+		fprintf(out, "  any T         %s\n", r->any_hops_note);
 	fprintf(out,
 		"  Theorem 4     K = %u chunks%s, %u steps of %.6g s/GB%s: latency %.6g s/GB%s\n",
 		rep->chunks,

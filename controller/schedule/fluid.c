@@ -278,6 +278,7 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 				* --max-request-memory); unset, fluid's 4 GiB */
 			       .mem_limit = q->max_memory,
 			       .lp_solver = schedule_lp_solver(q),
+			       .bound_any_hops = x->bound_any_hops,
 			       .progress = x->progress,
 			       .progress_ctx = x->progress_ctx};
 	struct fluid_steps_opts so = {.chunks = q->chunks, .epsilon = x->epsilon};

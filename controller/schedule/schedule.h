@@ -419,10 +419,11 @@ struct fluid_query {
 	/* dw (default), mirrored (over the automorphisms refinement finds, at
 	 * most twice the GPUs of them), full */
 	const char *method;
-	uint32_t hops;	   /* T; 0 searches it */
-	double epsilon;	   /* choosing K without alpha: latency excess; 0 = 0.1 */
-	double time_limit; /* seconds for the solve; 0 = 60 */
-	const char *root;  /* broadcast, reduce: a vertex name; NULL the first GPU */
+	uint32_t hops;	     /* T; 0 searches it */
+	double epsilon;	     /* choosing K without alpha: latency excess; 0 = 0.1 */
+	double time_limit;   /* seconds for the solve; 0 = 60 */
+	const char *root;    /* broadcast, reduce: a vertex name; NULL the first GPU */
+	bool bound_any_hops; /* fluid_opts.bound_any_hops */
 	void (*progress)(void *ctx, const struct fluid_progress *p);
 	void *progress_ctx;
 };

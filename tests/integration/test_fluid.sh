@@ -135,13 +135,23 @@ expect_error 2 "ofc schedule: unknown --method 'lp' (mirrored, dw, full)" \
 	$S $W/all-links-1.yaml --collective allgather --method lp
 expect_exit 2 $S $W/all-links-1.yaml --collective allgather --hops 4 --format msccl -o "$TMP/x.xml"
 grep -q "an MSCCL program has no place for" "$TMP/err" && [ ! -e "$TMP/x.xml" ] && ok || bad "msccl from a server fabric" "$(cat "$TMP/err")"
-expect_error 2 "ofc schedule: --hops, --epsilon, --method and --root are for --algo fluid on a server fabric" \
+expect_error 2 "ofc schedule: --hops, --epsilon, --method, --root and --bound-any-hops are for --algo fluid on a server fabric" \
 	$S --topology torus:4x4 --collective allgather --size 1MiB --hops 3
 expect_error 2 "ofc schedule: the fluid engine needs a server fabric (servers:, fabric_vertices:, fabric_links: in the config)" \
 	$S configs/torus64-ocs.yaml --collective allgather --algo fluid
 expect_error 2 "ofc schedule: broadcast is scheduled by the fluid engine on a server fabric (--algo fluid)" \
 	$S --topology torus:4x4 --collective broadcast --size 1MiB
 expect_error 2 "ofc schedule: --hops must be 1..64, got '0'" $S $W/all-links-1.yaml --collective allgather --hops 0
+# The layers summed (--bound-any-hops, issue 38): a bound on the objective
+# of every T at R*; the searched T (2) is short of it on one server, T = 4
+# meets it, and the text says which; without the option no such key.
+expect_json 'abs(j["objective"]-112)<1e-6 and abs(j["objective_any_hops"]-109.6867)<1e-3' \
+	$S $W/all-links-1.yaml --collective allgather --bound-any-hops --json
+expect_json 'abs(j["objective"]-j["objective_any_hops"])<1e-6*j["objective"]' \
+	$S $W/all-links-1.yaml --collective allgather --hops 4 --bound-any-hops --json
+expect_json '"objective_any_hops" not in j' $S $W/all-links-1.yaml --collective allgather --hops 4 --json
+expect_stdout_has "  any T         objective >= 109.686747 at R* for every hop limit (the layers summed): T is enough" \
+	$S $W/all-links-1.yaml --collective allgather --hops 4 --bound-any-hops
 # The LP solver (issue 38): Clp's models give lp_solve's figures, asked by
 # --lp-solver or by the config's lp_solver (the request's wins); a name
 # neither is refused, and so is a Clp whose plugin cannot be loaded.

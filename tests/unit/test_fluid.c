@@ -44,6 +44,7 @@ struct run {
 	double slack;
 	bool no_conservation;
 	enum lp_solver lp; /* LP_SOLVER_DEFAULT: the engine's own per model */
+	bool any_hops;	   /* opts.bound_any_hops */
 };
 
 static void solve(const struct fluid_net *n, const struct fluid_group *g, const struct run *u,
@@ -57,6 +58,7 @@ static void solve(const struct fluid_net *n, const struct fluid_group *g, const 
 			       .slack = u->slack,
 			       .no_switch_conservation = u->no_conservation,
 			       .lp_solver = u->lp,
+			       .bound_any_hops = u->any_hops,
 			       .time_limit = 300};
 	struct ofc_error err = {0};
 
@@ -551,6 +553,87 @@ static void test_modelw_clp(void **state)
 	run_table_on(w64, ARRAY_SIZE(w64), FLUID_MIRRORED, LP_SOLVER_CLP);
 }
 
+/* The layers summed (issue 38): LP 4.2 without layers at phase 2's R is a
+ * relaxation of every hop limit, so its optimum never exceeds the objective
+ * at any T; at the tables' T it meets it (T is enough), at a T too short for
+ * the cheapest routes it is below (32 GPUs, all links: T = 8 is not enough,
+ * T = 10 is, and no T does better), and it is the same LP with the group's
+ * one class of origins as without a group (every origin its own), on both
+ * LP solvers; a broadcast and a reduce (one origin) too. */
+static double any_hops_of(const struct wcase *c, uint32_t hops, enum fluid_method m,
+			  enum lp_solver lp, bool group, enum fluid_collective coll,
+			  double *objective)
+{
+	struct fluid_net n;
+	struct fluid_group g = {0};
+	struct fluid_result r;
+	struct ofc_error err = {0};
+	struct run u = {
+	    .coll = coll, .method = m, .hops = hops, .slack = 2e-5, .lp = lp, .any_hops = true};
+	char what[320];
+
+	assert_int_equal(fluid_build_modelw(&n, c->servers, c->s, &g, &err), 0);
+	if (coll == FLUID_BROADCAST || coll == FLUID_REDUCE)
+		u.root = (uint32_t)fluid_find_vertex(&n, "s0/gpu3");
+	solve(&n, group ? &g : NULL, &u, &r);
+	snprintf(what, sizeof(what), "%u GPUs %s %s T = %u: any T %g (%s), objective %g",
+		 8 * c->servers, fluid_scenario_name(c->s), fluid_collective_name(coll), hops,
+		 r.objective_any_hops, r.any_hops_note, r.objective);
+	if (isnan(r.objective_any_hops) || r.objective_any_hops > r.objective * (1 + 1e-7))
+		fail_msg("%s", what);
+	*objective = r.objective;
+	double b = r.objective_any_hops;
+
+	fluid_result_free(&r);
+	fluid_group_free(&g);
+	fluid_net_free(&n);
+	return b;
+}
+
+static void test_modelw_any_hops(void **state)
+{
+	double obj, obj2;
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(w8); i++) {
+		double b = any_hops_of(&w8[i], w8[i].hops, FLUID_MIRRORED, LP_SOLVER_DEFAULT, true,
+				       w8[i].c, &obj);
+
+		assert_rel(b, obj, 1e-6, "8 GPUs: the table's T is enough");
+		assert_rel(any_hops_of(&w8[i], w8[i].hops, FLUID_FULL, LP_SOLVER_CLP, false,
+				       w8[i].c, &obj2),
+			   b, 1e-7, "8 GPUs: every origin its own, on Clp");
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(w16); i++) {
+		double b = any_hops_of(&w16[i], w16[i].hops, FLUID_MIRRORED, LP_SOLVER_LPSOLVE,
+				       true, w16[i].c, &obj);
+
+		assert_rel(b, obj, 1e-6, "16 GPUs: the table's T is enough");
+	}
+	/* no NVLink, 16 GPUs at T = 8: hop-limited R* (0.5625, not 15/32),
+	 * and at that R the layers summed cost less than T = 8 can */
+	double b =
+	    any_hops_of(&w16[2], 8, FLUID_MIRRORED, LP_SOLVER_DEFAULT, true, FLUID_ALLGATHER, &obj);
+	if (!(b < obj * (1 - 1e-3)))
+		fail_msg("16 GPUs no NVLink T = 8: bound %g not below %g", b, obj);
+	for (int coll = FLUID_BROADCAST; coll <= FLUID_REDUCE; coll++) {
+		b = any_hops_of(&w8[2], 4, FLUID_DW, LP_SOLVER_DEFAULT, true,
+				(enum fluid_collective)coll, &obj);
+		assert_rel(b, obj, 1e-6, "8 GPUs all links, one origin");
+	}
+#ifdef UNDER_ASAN
+	skip();
+#endif
+	/* 32 GPUs, all links: T = 8 short of the bound, T = 10 on it */
+	b = any_hops_of(&w32[2], 8, FLUID_MIRRORED, LP_SOLVER_CLP, true, FLUID_ALLGATHER, &obj);
+	if (!(b < obj * (1 - 1e-3)))
+		fail_msg("32 GPUs all links T = 8: bound %g not below %g", b, obj);
+	double b10 =
+	    any_hops_of(&w32[2], 10, FLUID_MIRRORED, LP_SOLVER_CLP, true, FLUID_ALLGATHER, &obj2);
+
+	assert_rel(b10, b, 1e-7, "32 GPUs: the bound does not depend on T");
+	assert_rel(obj2, b, 1e-6, "32 GPUs all links: T = 10 meets the bound");
+}
+
 /* The analytic group of model W is a group of automorphisms, of order
  * N x 4 x 2 (N x 8 for only NVLink), and its GPUs form one orbit. */
 static void test_modelw_group(void **state)
@@ -930,6 +1013,7 @@ int main(void)
 	    cmocka_unit_test(test_modelw32_64_mirrored),
 	    cmocka_unit_test(test_modelw16_methods_agree),
 	    cmocka_unit_test(test_modelw_clp),
+	    cmocka_unit_test(test_modelw_any_hops),
 	    cmocka_unit_test(test_yaml_modelw),
 	    cmocka_unit_test(test_yaml_errors),
 	};
