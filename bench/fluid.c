@@ -5,8 +5,9 @@
  *   build/bench/fluid                      the default table
  *   build/bench/fluid SCEN SERVERS METHOD T [allgather|alltoall] [LIMIT_S] [SOLVER] [bound]
  *
- * SOLVER: lpsolve, clp or both (the default; issue 38): every case runs on
- * each LP solver in turn, side by side in one run. bound: also the layers
+ * SOLVER: lpsolve, clp, default (each model's own, fluid/internal.h), both
+ * (lpsolve and clp) or all (the three; the default table's; issue 38):
+ * every case runs on each in turn, side by side in one run. bound: also the layers
  * summed (fluid_opts.bound_any_hops), the least objective at that R over
  * every T, after the objective ("any T >= ...", its seconds apart).
  */
@@ -118,15 +119,16 @@ static int run_child(const struct bcase *c, double limit, enum lp_solver sv)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
-/* Both solvers, or the one named. */
+/* The solvers `which` names: one, both or all (with each model's default). */
 static int run_both(const struct bcase *c, double limit, const char *which)
 {
-	static const enum lp_solver both[] = {LP_SOLVER_LPSOLVE, LP_SOLVER_CLP};
+	static const enum lp_solver all[] = {LP_SOLVER_LPSOLVE, LP_SOLVER_CLP, LP_SOLVER_DEFAULT};
 	int status = 0;
 
-	for (size_t k = 0; k < 2; k++)
-		if (strcmp(which, "both") == 0 || strcmp(which, lp_solver_name(both[k])) == 0)
-			status |= run_child(c, limit, both[k]);
+	for (size_t k = 0; k < 3; k++)
+		if (strcmp(which, "all") == 0 || (strcmp(which, "both") == 0 && k < 2) ||
+		    strcmp(which, lp_solver_name(all[k])) == 0)
+			status |= run_child(c, limit, all[k]);
 	return status;
 }
 
@@ -144,6 +146,6 @@ int main(int argc, char **argv)
 		return run_both(&c, argc > 6 ? atof(argv[6]) : 600, argc > 7 ? argv[7] : "both");
 	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		status |= run_both(&cases[i], 120, "both");
+		status |= run_both(&cases[i], 120, "all");
 	return status;
 }
