@@ -36,7 +36,8 @@
 #define HOLD	  (UINT32_MAX - 1)
 #define MAX_ITER  20000u
 /* A column out of the master's solution this many iterations is dropped
- * (the pricing brings it back when it prices out again). */
+ * (the pricing brings it back when it prices out again; one it brought
+ * back is kept from then on, or the master can cycle: see col_back). */
 #define KEEP_ITERS 4u
 /* Trees of more entries than this (n (T + 1), store_tree) are given room
  * 16 at first rather than 1,024. */
@@ -264,7 +265,13 @@ struct cg {
 	uint32_t *col_src;
 	uint32_t *col_parent;
 	uint32_t *col_last; /* last iteration the column was in the LP's solution */
-	uint32_t *live;	    /* columns in the LP, in LP order (after the U_k) */
+	/* The pricing brought the column back after the master dropped it:
+	 * it stays. Dropping columns again and again let the master cycle
+	 * (the time-stepped MCF of a demand matrix: 20,000 iterations over
+	 * the same 203 columns of a 16-node graph, never optimal); with
+	 * every column dropped at most once the column generation ends. */
+	uint8_t *col_back;
+	uint32_t *live; /* columns in the LP, in LP order (after the U_k) */
 	size_t nlive, cap_live;
 	uint32_t iter;
 	/* the best primal so far: U_k and column weights, its columns */
@@ -686,11 +693,13 @@ static uint32_t store_tree(struct cg *c, uint32_t s, const uint32_t *parent)
 									: 1024;
 			c->col_src = xreallocarray(c->col_src, c->cap_cols, sizeof(uint32_t));
 			c->col_last = xreallocarray(c->col_last, c->cap_cols, sizeof(uint32_t));
+			c->col_back = xreallocarray(c->col_back, c->cap_cols, 1);
 			c->col_parent =
 			    xreallocarray(c->col_parent, c->cap_cols, c->psize * sizeof(uint32_t));
 		}
 		c->col_src[k] = s;
 		c->col_last[k] = UINT32_MAX;
+		c->col_back[k] = 0;
 		memcpy(c->col_parent + (size_t)k * c->psize, parent, c->psize * sizeof(uint32_t));
 		c->seen[at] = h;
 		c->seen_col[at] = k;
@@ -705,6 +714,8 @@ static int add_column(struct cg *c, struct cg_scratch *w, uint32_t k, struct ofc
 	for (size_t i = 0; i < c->nlive; i++)
 		if (c->live[i] == k)
 			return 0;
+	if (c->col_last[k] != UINT32_MAX)
+		c->col_back[k] = 1; /* dropped once, priced out again */
 	return lp_put(c, w, k, err) < 0 ? -1 : 1;
 }
 
@@ -740,6 +751,7 @@ static void cg_free(struct cg *c)
 	free(c->seen);
 	free(c->seen_col);
 	free(c->col_last);
+	free(c->col_back);
 	free(c->live);
 	free(c->best);
 	free(c->cand);
@@ -913,7 +925,8 @@ static int cg_rebuild(struct cg *c, bool all, enum lp_scaling scaling, struct of
 	for (size_t i = 0; i < nold; i++) {
 		uint32_t k = old[i], last = c->col_last[k];
 
-		if ((all || last + KEEP_ITERS >= c->iter) && lp_put(c, &c->ws[0], k, err) < 0) {
+		if ((all || c->col_back[k] || last + KEEP_ITERS >= c->iter) &&
+		    lp_put(c, &c->ws[0], k, err) < 0) {
 			free(old);
 			return -1;
 		}
