@@ -14,14 +14,23 @@
  * trip of one command on the same kind of session (a read of an empty
  * switch: one RTRV, the smallest reply there is); and over NETCONF to
  * netconf-emu (SSH), against its RPCs times the median round trip of the
- * smallest RPC (<lock>, <unlock>: <ok/>), and the same changes as per-pair
- * edits of running. Run from the source tree (the demo host key).
+ * smallest RPC (<lock>, <unlock>: <ok/>), and against its per-command
+ * floor: the sum of the round trips of the transaction's own RPCs, byte
+ * for byte as the driver sends them, from a client that reads nothing of
+ * a reply but its framing (the device's parse, apply and print of the 384
+ * pairs are in it, none of the driver's work); and the same changes as
+ * per-pair edits of running. Run from the source tree (the demo host key).
  */
 #include <errno.h>
+#include <libssh/libssh.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,6 +40,7 @@
 #include "controller/ofcd/ofcd.h"
 #include "controller/reconfig/internal.h"
 #include "controller/schedule/schedule.h"
+#include "drivers/internal.h"
 
 struct emu {
 	pid_t pid;
@@ -574,10 +584,323 @@ static double nc_per_pair(const char *dir, const struct fabric *f, const char *p
 	return s;
 }
 
+/* ---- NETCONF: the per-command floor (issue 39) ------------------------------------------- */
+
+/* The transaction's RPCs as the driver sends them are recorded once (the
+ * driver over a Unix socket through recorder below, to netconf-emu's
+ * --unix), then sent byte for byte over SSH to a fresh netconf-emu by a
+ * client that waits for each reply and reads nothing of it but its
+ * framing (libssh's channel, no libnetconf2, no relay): each RPC's round
+ * trip with the device's own parse, apply and print and the transfer in
+ * it, and none of the driver's. */
+
+#define REC_MAX (8u << 20)
+
+struct recorder {
+	int lfd;
+	char *emu_path;
+	struct strbuf up; /* what the driver sent */
+	pthread_t tid;
+};
+
+static void *rec_main(void *arg)
+{
+	struct recorder *r = arg;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	double deadline = now_seconds() + 60;
+	char buf[65536];
+	int c = -1, d = -1;
+	struct pollfd p[2];
+
+	if (poll(&(struct pollfd){.fd = r->lfd, .events = POLLIN}, 1, 30000) != 1 ||
+	    (c = accept(r->lfd, NULL, NULL)) < 0)
+		return NULL;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", r->emu_path);
+	d = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (d < 0 || connect(d, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		goto out;
+	p[0] = (struct pollfd){.fd = c, .events = POLLIN};
+	p[1] = (struct pollfd){.fd = d, .events = POLLIN};
+	while (now_seconds() < deadline && poll(p, 2, 1000) >= 0) {
+		for (int i = 0; i < 2; i++) {
+			if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			ssize_t n = read(p[i].fd, buf, sizeof(buf));
+
+			if (n <= 0 || fd_write_all(p[1 - i].fd, buf, (size_t)n, deadline,
+						   &(struct ofc_error){0}) < 0)
+				goto out;
+			if (i == 0 && r->up.len + (size_t)n <= REC_MAX)
+				sb_add(&r->up, buf, (size_t)n);
+		}
+	}
+out:
+	if (c >= 0)
+		close(c);
+	if (d >= 0)
+		close(d);
+	return NULL;
+}
+
+/* Length of the chunk-framed message (RFC 6242 4.2) at the start of b, its
+ * content appended to text when given; 0 while it has not all come, -1 if
+ * it is not framed so. */
+static long chunked_len(const char *b, size_t n, struct strbuf *text)
+{
+	size_t i = 0;
+
+	for (;;) {
+		uint64_t len = 0;
+		size_t j;
+
+		if (n - i < 4)
+			return 0;
+		if (b[i] != '\n' || b[i + 1] != '#')
+			return -1;
+		if (b[i + 2] == '#')
+			return b[i + 3] == '\n' ? (long)(i + 4) : -1;
+		for (j = i + 2; j < n && b[j] >= '0' && b[j] <= '9' && j - i < 12; j++)
+			len = len * 10 + (uint64_t)(b[j] - '0');
+		if (j == n)
+			return 0;
+		if (b[j] != '\n' || len == 0 || len > REC_MAX)
+			return -1;
+		if (n - j - 1 < len)
+			return 0;
+		if (text)
+			sb_add(text, b + j + 1, len);
+		i = j + 1 + len;
+	}
+}
+
+struct nc_msgs {
+	uint32_t n;
+	const char *raw[64]; /* framed, as sent */
+	size_t len[64];
+	char *text[64]; /* the content */
+};
+
+/* The driver's stream: its hello (ended by ]]>]]>), then chunked messages. */
+static int split_msgs(const struct strbuf *up, struct nc_msgs *m)
+{
+	const char *end = memmem(up->buf, up->len, "]]>]]>", 6);
+	size_t at;
+
+	memset(m, 0, sizeof(*m));
+	if (!end)
+		return -1;
+	at = (size_t)(end - up->buf) + 6;
+	m->raw[0] = up->buf;
+	m->len[0] = at;
+	m->text[0] = xstrdup("hello");
+	for (m->n = 1; at < up->len && m->n < 64; m->n++) {
+		struct strbuf t = STRBUF_INIT;
+		long l = chunked_len(up->buf + at, up->len - at, &t);
+
+		if (l <= 0) {
+			sb_free(&t);
+			return -1;
+		}
+		m->raw[m->n] = up->buf + at;
+		m->len[m->n] = (size_t)l;
+		m->text[m->n] = sb_detach(&t);
+		at += (size_t)l;
+	}
+	return at == up->len ? 0 : -1;
+}
+
+/* The first element inside <rpc>: "lock", "edit-config", ... */
+static void rpc_name(const char *text, char *out, size_t n)
+{
+	const char *p = strstr(text, "<rpc");
+
+	p = p ? strchr(p, '>') : NULL;
+	if (p)
+		p = strchr(p, '<');
+	snprintf(out, n, "%.*s", p ? (int)strcspn(p + 1, " />") : 1, p ? p + 1 : "?");
+}
+
+/* The transaction's RPCs: from the first <lock> to the last <unlock>. */
+static int tx_range(const struct nc_msgs *m, uint32_t *first, uint32_t *last)
+{
+	char name[32];
+
+	*first = *last = 0;
+	for (uint32_t i = 1; i < m->n; i++) {
+		rpc_name(m->text[i], name, sizeof(name));
+		if (!*first && strcmp(name, "lock") == 0)
+			*first = i;
+		if (strcmp(name, "unlock") == 0)
+			*last = i;
+	}
+	return *first && *last > *first ? 0 : -1;
+}
+
+/* Record the driver's transaction (the same config, a fresh netconf-emu
+ * over its Unix socket). */
+static void nc_record(const char *dir, struct fabric *f, struct strbuf *up)
+{
+	char *sock = xasprintf("%s/emu.sock", dir), *rec = xasprintf("%s/rec.sock", dir);
+	char *cred = xasprintf("%s/c.cred", dir), *kh = xasprintf("%s/kh", dir);
+	char *st = xasprintf("%s/nrec", dir), *ov = xasprintf("sw0=unix:%s", rec);
+	const char *argv[] = {"netconf-emu",
+			      "--ports",
+			      "384",
+			      "--delay-ms",
+			      "0",
+			      "--host-key",
+			      "configs/credentials/netconf-emu-host.key",
+			      "--credentials",
+			      cred,
+			      "--known-hosts",
+			      kh,
+			      "--unix",
+			      sock,
+			      NULL};
+	struct recorder r = {.emu_path = sock, .up = STRBUF_INIT};
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct emu e;
+	uint32_t ops;
+	uint64_t cmds;
+	double s;
+
+	unlink(sock);
+	unlink(rec);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", rec);
+	r.lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (r.lfd < 0 || bind(r.lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(r.lfd, 1) < 0 || start_emu(dir, argv, &e) < 0 ||
+	    pthread_create(&r.tid, NULL, rec_main, &r) != 0) {
+		fprintf(stderr, "reconfig: cannot record the NETCONF transaction\n");
+		exit(1);
+	}
+	one_apply(f, st, ov, &ops, &cmds, &s);
+	pthread_join(r.tid, NULL);
+	stop_emu(&e);
+	close(r.lfd);
+	*up = r.up;
+	free(sock);
+	free(rec);
+	free(cred);
+	free(kh);
+	free(st);
+	free(ov);
+}
+
+struct raw_nc {
+	ssh_session ssh;
+	ssh_channel ch;
+	char *buf;
+	size_t len, cap;
+};
+
+/* Read until buf holds a whole message (hello: ]]>]]>; else chunked); its
+ * length, or -1. */
+static long raw_read(struct raw_nc *c, bool hello, double deadline)
+{
+	for (;;) {
+		long l;
+
+		if (hello) {
+			const char *e = c->len ? memmem(c->buf, c->len, "]]>]]>", 6) : NULL;
+
+			l = e ? (long)(e - c->buf) + 6 : 0;
+		} else {
+			l = chunked_len(c->buf, c->len, NULL);
+		}
+		if (l != 0)
+			return l;
+		if (c->cap - c->len < 65536) {
+			if (c->cap >= REC_MAX)
+				return -1;
+			c->cap = c->cap ? 2 * c->cap : 1u << 20;
+			c->buf = xrealloc(c->buf, c->cap);
+		}
+		int ms = (int)((deadline - now_seconds()) * 1000);
+		int n = ms > 0 ? ssh_channel_read_timeout(c->ch, c->buf + c->len,
+							  (uint32_t)(c->cap - c->len), 0, ms)
+			       : -1;
+		if (n <= 0)
+			return -1;
+		c->len += (size_t)n;
+	}
+}
+
+static void raw_take(struct raw_nc *c, size_t l)
+{
+	memmove(c->buf, c->buf + l, c->len - l);
+	c->len -= l;
+}
+
+/* One message sent and its reply read: seconds, or exit. */
+static double raw_rpc(struct raw_nc *c, const char *raw, size_t len)
+{
+	double t0 = now_seconds();
+	long l;
+
+	if (ssh_channel_write(c->ch, raw, (uint32_t)len) != (int)len ||
+	    (l = raw_read(c, false, t0 + 10)) < 0) {
+		fprintf(stderr, "reconfig: the raw NETCONF client lost its session\n");
+		exit(1);
+	}
+	raw_take(c, (size_t)l);
+	return now_seconds() - t0;
+}
+
+/* The recorded transaction to a fresh netconf-emu over SSH: each RPC's
+ * seconds in t[], and the median of n more <lock>/<unlock> in *ok. */
+static void nc_replay(const char *dir, const struct nc_msgs *m, uint32_t first, uint32_t last,
+		      double *t, double *ok, int n)
+{
+	char *kh = xasprintf("%s/kh", dir), *cpath = xasprintf("%s/c.cred", dir);
+	struct ofc_error err = {0};
+	struct credentials cred;
+	struct raw_nc c = {0};
+	double *s = xcalloc((size_t)n, sizeof(double));
+	void *ssh, *ch;
+	struct emu e;
+	long l;
+
+	if (start_netconf(dir, &e) < 0 || credentials_load(cpath, NULL, &cred, &err) < 0 ||
+	    netconf_ssh_open("127.0.0.1", (unsigned)atoi(e.port), kh, &cred, NULL,
+			     now_seconds() + 10, &ssh, &ch, &err) < 0) {
+		fprintf(stderr, "reconfig: %s\n", err.msg);
+		exit(1);
+	}
+	c.ssh = ssh;
+	c.ch = ch;
+	if ((l = raw_read(&c, true, now_seconds() + 10)) < 0 ||
+	    ssh_channel_write(c.ch, m->raw[0], (uint32_t)m->len[0]) != (int)m->len[0]) {
+		fprintf(stderr, "reconfig: no NETCONF hello from netconf-emu\n");
+		exit(1);
+	}
+	raw_take(&c, (size_t)l);
+	for (uint32_t i = first; i <= last; i++)
+		t[i - first] = raw_rpc(&c, m->raw[i], m->len[i]);
+	for (int i = 0; i < n; i++)
+		s[i] = (raw_rpc(&c, m->raw[first], m->len[first]) +
+			raw_rpc(&c, m->raw[last], m->len[last])) /
+		       2;
+	qsort(s, (size_t)n, sizeof(double), cmp_double);
+	*ok = s[n / 2];
+	ssh_channel_close(c.ch);
+	ssh_channel_free(c.ch);
+	ssh_disconnect(c.ssh);
+	ssh_free(c.ssh);
+	stop_emu(&e);
+	credentials_wipe(&cred);
+	free(c.buf);
+	free(s);
+	free(kh);
+	free(cpath);
+}
+
 /* NETCONF (issue 39): the same 384 cross-connects to netconf-emu over SSH,
  * one transaction (locks, a read under them, the candidate edited once
- * and committed, the read-back), against its RPCs times the median round
- * trip of the smallest RPC; and per-pair edits of running. */
+ * and committed, the read-back), against two floors: its RPCs times the
+ * median round trip of the smallest RPC (<lock>, <unlock>: <ok/>), and
+ * the sum of its own RPCs' round trips, byte for byte, from the raw
+ * client above; and per-pair edits of running. */
 static void bench_netconf(const char *dir, int reps)
 {
 	char *text =
@@ -590,14 +913,25 @@ static void bench_netconf(const char *dir, int reps)
 	double *app = xcalloc((size_t)reps, sizeof(double));
 	double *rtt = xcalloc((size_t)reps, sizeof(double));
 	double *pp = xcalloc((size_t)reps, sizeof(double));
+	double *raw = xcalloc((size_t)reps, sizeof(double));
+	double *rawok = xcalloc((size_t)reps, sizeof(double));
+	double *per = xcalloc((size_t)reps * 64, sizeof(double)), *col;
 	char *kh = xasprintf("%s/kh", dir);
 	struct ofc_error err = {0};
-	uint32_t ops = 0;
+	struct strbuf up = STRBUF_INIT;
+	struct nc_msgs m;
+	uint32_t ops = 0, first, last, ntx;
 	uint64_t cmds = 0, pp_rpcs = 0;
 	struct fabric *f;
 
 	atomic_write(kh, "", 0, &err); /* validation wants the file; netconf-emu fills it */
 	f = fabric_from(dir, text);
+	nc_record(dir, f, &up);
+	if (split_msgs(&up, &m) < 0 || tx_range(&m, &first, &last) < 0) {
+		fprintf(stderr, "reconfig: the recorded NETCONF stream is not a transaction\n");
+		exit(1);
+	}
+	ntx = last - first + 1;
 	for (int r = 0; r < reps; r++) {
 		struct emu e;
 		char *st = xasprintf("%s/nst%d", dir, r);
@@ -609,6 +943,9 @@ static void bench_netconf(const char *dir, int reps)
 		ov = xasprintf("sw0=127.0.0.1:%s", e.port);
 		one_apply(f, st, ov, &ops, &cmds, &app[r]);
 		stop_emu(&e);
+		nc_replay(dir, &m, first, last, &per[(size_t)r * 64], &rawok[r], 100);
+		for (uint32_t k = 0; k < ntx; k++)
+			raw[r] += per[(size_t)r * 64 + k];
 		if (start_netconf(dir, &e) < 0)
 			exit(1);
 		pp[r] = nc_per_pair(dir, f, e.port, &pp_rpcs);
@@ -616,17 +953,49 @@ static void bench_netconf(const char *dir, int reps)
 		free(ov);
 		free(st);
 	}
+	if (cmds != ntx) {
+		fprintf(stderr,
+			"reconfig: the recorded transaction has %u RPCs, the measured %llu\n", ntx,
+			(unsigned long long)cmds);
+		exit(1);
+	}
 	qsort(app, (size_t)reps, sizeof(double), cmp_double);
 	qsort(rtt, (size_t)reps, sizeof(double), cmp_double);
 	qsort(pp, (size_t)reps, sizeof(double), cmp_double);
+	qsort(raw, (size_t)reps, sizeof(double), cmp_double);
+	qsort(rawok, (size_t)reps, sizeof(double), cmp_double);
 	double floor_s = (double)cmds * rtt[reps / 2];
 	printf("  %-8s %u changes, %llu RPCs: apply %.2f ms; round trip %.1f us, floor %.2f ms; "
 	       "ratio %.2f\n",
 	       "netconf", ops, (unsigned long long)cmds, app[reps / 2] * 1e3, rtt[reps / 2] * 1e6,
 	       floor_s * 1e3, app[reps / 2] / floor_s);
+	printf("  %-8s per-command floor (the same RPCs, byte for byte, raw client): %.2f ms; "
+	       "ratio %.2f\n",
+	       "netconf", raw[reps / 2] * 1e3, app[reps / 2] / raw[reps / 2]);
+	col = xcalloc((size_t)reps, sizeof(double));
+	printf("  %-8s   each (median):", "netconf");
+	for (uint32_t k = 0; k < ntx; k++) {
+		char name[32];
+
+		for (int r = 0; r < reps; r++)
+			col[r] = per[(size_t)r * 64 + k];
+		qsort(col, (size_t)reps, sizeof(double), cmp_double);
+		rpc_name(m.text[first + k], name, sizeof(name));
+		printf(" %s %.1fK %.0f us%s", name, (double)m.len[first + k] / 1024,
+		       col[reps / 2] * 1e6, k + 1 < ntx ? ";" : "\n");
+	}
+	printf("  %-8s   raw client's <lock>/<unlock> round trip %.1f us (the driver's %.1f us)\n",
+	       "netconf", rawok[reps / 2] * 1e6, rtt[reps / 2] * 1e6);
 	printf("  %-8s per-pair edits of running: %llu RPCs, %.2f ms (%.1fx the transaction)\n",
 	       "netconf", (unsigned long long)pp_rpcs, pp[reps / 2] * 1e3,
 	       pp[reps / 2] / app[reps / 2]);
+	for (uint32_t k = 0; k < m.n; k++)
+		free(m.text[k]);
+	sb_free(&up);
+	free(col);
+	free(per);
+	free(raw);
+	free(rawok);
 	free(app);
 	free(rtt);
 	free(pp);
