@@ -135,12 +135,37 @@ static long peer_write(struct ncrelay *r, const char *buf, size_t n)
 struct dir {
 	char *buf;
 	size_t len;
+	size_t ready; /* in: bytes up to the end of the last whole message */
 };
 
 static void take(struct dir *d, size_t n)
 {
 	memmove(d->buf, d->buf + n, d->len - n);
 	d->len -= n;
+	d->ready = d->ready > n ? d->ready - n : 0;
+}
+
+/* What came from the connection goes to libnetconf2 a message at a time:
+ * up to the end of the last whole message in the buffer (RFC 6242's
+ * chunked end, "\n##\n", or the end-of-message "]]>]]>" of a hello or of
+ * base:1.0), else all of it once the buffer is full or the connection is
+ * over. libnetconf2 2.0 sleeps (usleep) after every read of its input that
+ * finds nothing before a message's end, so a reply handed over in pieces
+ * costs a sleep per piece. A marker found inside a chunk's data only hands
+ * over early, as before. */
+static void find_ends(struct dir *d, size_t from)
+{
+	for (size_t i = from > 5 ? from - 5 : 0; i < d->len; i++) {
+		if (i + 4 <= d->len && memcmp(d->buf + i, "\n##\n", 4) == 0)
+			d->ready = i + 4;
+		else if (i + 6 <= d->len && memcmp(d->buf + i, "]]>]]>", 6) == 0)
+			d->ready = i + 6;
+	}
+}
+
+static size_t deliverable(const struct dir *in, bool peer_gone)
+{
+	return peer_gone || in->len >= BUF_CAP ? in->len : in->ready;
 }
 
 /* One turn: move what can move without waiting. Returns the end when the
@@ -171,10 +196,12 @@ static enum ncrelay_end turn(struct ncrelay *r, struct dir *in, struct dir *out,
 			if (over)
 				return NCRELAY_TOO_BIG;
 			in->len += (size_t)k;
+			find_ends(in, in->len - (size_t)k);
 		}
 	}
-	if (in->len) {
-		ssize_t k = send(r->my_fd, in->buf, in->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (deliverable(in, *peer_gone)) {
+		ssize_t k = send(r->my_fd, in->buf, deliverable(in, *peer_gone),
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
 
 		if (k > 0)
 			take(in, (size_t)k);
@@ -253,7 +280,7 @@ static void *relay_main(void *arg)
 			/* what came before a cut is not delivered: the reply
 			 * is refused whole */
 			if (why != NCRELAY_EOF)
-				in.len = 0;
+				in.len = in.ready = 0;
 		}
 		if (peer_gone && !in.len && !lib_shut) {
 			/* libnetconf2 reads the end of its input; its writes
@@ -273,9 +300,10 @@ static void *relay_main(void *arg)
 		int ms = 1000;
 
 		p[np++] = (struct pollfd){.fd = r->wake[0], .events = POLLIN};
-		p[np++] = (struct pollfd){
-		    .fd = r->my_fd,
-		    .events = (short)((out.len < BUF_CAP ? POLLIN : 0) | (in.len ? POLLOUT : 0))};
+		p[np++] =
+		    (struct pollfd){.fd = r->my_fd,
+				    .events = (short)((out.len < BUF_CAP ? POLLIN : 0) |
+						      (deliverable(&in, peer_gone) ? POLLOUT : 0))};
 		if (!peer_gone && pfd >= 0)
 			p[np++] =
 			    (struct pollfd){.fd = pfd,
