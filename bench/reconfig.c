@@ -502,11 +502,13 @@ static struct device_cfg netconf_cfg(const char *dir, const char *addr, const ch
 }
 
 /* The median seconds of one RPC with the smallest reply there is (<ok/>) on
- * an open session: n rounds of the transaction's lock and unlock. */
+ * an open session: n rounds of the transaction's lock and unlock of
+ * running (datastore: running, so that each is one RPC and one round
+ * trip: with the candidate the driver sends two locks at once). */
 static double nc_round_trip(const char *dir, const char *port, int n)
 {
 	char *addr = xasprintf("127.0.0.1:%s", port);
-	struct device_cfg cfg = netconf_cfg(dir, addr, NULL);
+	struct device_cfg cfg = netconf_cfg(dir, addr, "running");
 	struct ofc_error err = {0};
 	struct device dev;
 	double *t = xcalloc((size_t)n, sizeof(double)), med;

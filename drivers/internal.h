@@ -274,6 +274,26 @@ int netconf_rpc_tree(struct netconf_session *s, struct nc_rpc *rpc, const char *
 		     double deadline,
 		     int (*take)(const struct lyd_node *tree, void *arg, struct ofc_error *err),
 		     void *arg, struct netconf_rpc_error *re, struct ofc_error *err);
+/* Several RPCs on one session, each sent before any reply is read
+ * (pipelined: one round trip for all; the device answers them in order,
+ * and a reply whose message-id is not the next one's is garbage). Each
+ * call's rc is 0, or -1 with its err and re for an <rpc-error>, as
+ * netconf_rpc's (no <data>: for RPCs answered <ok/>). Returns 0 when every
+ * reply came (each may be a refusal), -1 with err when the session failed
+ * (a timeout, a lost connection, a reply not NETCONF: the session is cut,
+ * and what the device did of the RPCs not answered is unknown). At most
+ * NETCONF_MANY RPCs; the bound on what may come is NETCONF_MAX_REPLY for
+ * all of them. */
+#define NETCONF_MANY 4
+struct netconf_call {
+	struct nc_rpc *rpc; /* the caller's */
+	const char *what;
+	int rc;
+	struct netconf_rpc_error re;
+	struct ofc_error err;
+};
+int netconf_rpc_many(struct netconf_session *s, struct netconf_call *c, uint32_t n, double deadline,
+		     struct ofc_error *err);
 /* The error for a session that ended as e during `what`. */
 int netconf_transport_error(enum ncrelay_end e, const char *what, double deadline,
 			    struct ofc_error *err);

@@ -93,45 +93,84 @@ static int call(struct device *dev, struct nc_rpc *rpc, const char *what, double
 	return rc;
 }
 
-static int lock_one(struct device *dev, NC_DATASTORE ds, bool lock, double deadline,
-		    struct ofc_error *err)
+/* A lock's refusal: -2 when another session holds the datastore (err
+ * names it), else -1 with err as it is. */
+static int lock_refused(NC_DATASTORE ds, const struct netconf_rpc_error *re, struct ofc_error *err)
 {
-	struct netconf_rpc_error re;
-	char what[48];
-
-	snprintf(what, sizeof(what), "<%s> %s", lock ? "lock" : "unlock", ds_name(ds));
-	if (call(dev, lock ? nc_rpc_lock(ds) : nc_rpc_unlock(ds), what, deadline, NULL, &re, err) ==
-	    0)
-		return 0;
-	if (re.have && (strcmp(re.tag, "lock-denied") == 0 || strcmp(re.tag, "in-use") == 0)) {
+	if (re->have && (strcmp(re->tag, "lock-denied") == 0 || strcmp(re->tag, "in-use") == 0)) {
 		char by[48] = "another session";
 
-		if (re.session_id)
-			snprintf(by, sizeof(by), "session %u", re.session_id);
+		if (re->session_id)
+			snprintf(by, sizeof(by), "session %u", re->session_id);
 		ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
 			       "the %s datastore is locked by %s (another manager)%s%.160s",
-			       ds_name(ds), by, re.message[0] ? ": " : "", re.message);
+			       ds_name(ds), by, re->message[0] ? ": " : "", re->message);
 		return -2;
 	}
 	return -1;
 }
 
+/* <lock> or <unlock> of the datastores ds[0..n) (running first when
+ * locking, last when unlocking), sent together: one round trip. rc[i] is
+ * each one's answer (0, or -1: refused); returns 0 when all were done, -2
+ * when another session holds one (err names it), else -1 with err (the
+ * first refusal, or the session failed: rc[] then -1 where unknown). */
+static int lock_many(struct device *dev, const NC_DATASTORE *ds, uint32_t n, bool lock,
+		     double deadline, int *rc, struct ofc_error *err)
+{
+	struct nc_priv *p = dev->priv;
+	struct netconf_call c[2];
+	char what[2][48];
+	int ret = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(what[i], sizeof(what[i]), "<%s> %s", lock ? "lock" : "unlock",
+			 ds_name(ds[i]));
+		c[i] = (struct netconf_call){
+		    .rpc = lock ? nc_rpc_lock(ds[i]) : nc_rpc_unlock(ds[i]), .what = what[i]};
+		rc[i] = -1;
+		if (!c[i].rpc) {
+			for (uint32_t k = 0; k < i; k++)
+				nc_rpc_free(c[k].rpc);
+			return ofc_error_set(err, OFC_E_RUNTIME, "%s: cannot build the RPC",
+					     what[i]);
+		}
+	}
+	dev->stats.commands += n;
+	bool lost = netconf_rpc_many(&p->s, c, n, deadline, err) < 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (!lost)
+			rc[i] = c[i].rc;
+		if (!lost && c[i].rc < 0 && ret == 0) {
+			*err = c[i].err;
+			ret = lock ? lock_refused(ds[i], &c[i].re, err) : -1;
+		}
+		nc_rpc_free(c[i].rpc);
+	}
+	return lost ? -1 : ret;
+}
+
 /* The datastores a transaction locks: running, and the candidate it
- * edits. -2 when another session holds one. */
+ * edits, both asked at once. -2 when another session holds one; what
+ * was taken of the two is given back. */
 static int lock_both(struct device *dev, double deadline, struct ofc_error *err)
 {
 	struct nc_priv *p = dev->priv;
-	int rc = lock_one(dev, NC_DATASTORE_RUNNING, true, deadline, err);
+	const NC_DATASTORE ds[2] = {NC_DATASTORE_RUNNING, NC_DATASTORE_CANDIDATE};
+	uint32_t n = p->use_candidate ? 2 : 1;
+	int rc[2], ret = lock_many(dev, ds, n, true, deadline, rc, err);
 
-	if (rc < 0 || !p->use_candidate)
-		return rc;
-	rc = lock_one(dev, NC_DATASTORE_CANDIDATE, true, deadline, err);
-	if (rc < 0) {
-		struct ofc_error ignore = {0};
+	if (ret < 0 && netconf_session_up(&p->s)) {
+		for (uint32_t i = 0; i < n; i++) {
+			int ignored;
 
-		lock_one(dev, NC_DATASTORE_RUNNING, false, deadline, &ignore);
+			if (rc[i] == 0)
+				lock_many(dev, &ds[i], 1, false, deadline, &ignored,
+					  &(struct ofc_error){0});
+		}
 	}
-	return rc;
+	return ret;
 }
 
 static void sleep_s(double s)
@@ -163,14 +202,13 @@ static int lock_all(struct device *dev, double deadline, struct ofc_error *err)
 static int unlock_all(struct device *dev, double deadline, struct ofc_error *err)
 {
 	struct nc_priv *p = dev->priv;
-	int rc = 0;
+	const NC_DATASTORE ds[2] = {NC_DATASTORE_CANDIDATE, NC_DATASTORE_RUNNING};
+	int rc[2];
 
-	if (p->use_candidate)
-		rc = lock_one(dev, NC_DATASTORE_CANDIDATE, false, deadline, err);
-	if (lock_one(dev, NC_DATASTORE_RUNNING, false, deadline,
-		     rc < 0 ? &(struct ofc_error){0} : err) < 0)
-		rc = -1;
-	return rc;
+	return lock_many(dev, p->use_candidate ? ds : ds + 1, p->use_candidate ? 2 : 1, false,
+			 deadline, rc, err) < 0
+		   ? -1
+		   : 0;
 }
 
 /* ---- sessions ------------------------------------------------------------------- */
@@ -420,6 +458,43 @@ static int refused_edit(const struct op_batch *b, const struct netconf_rpc_error
 			      re->message);
 }
 
+/* The candidate cleared (<discard-changes>) and edited, the two sent
+ * together: one round trip. The edit is never committed here: when either
+ * is refused, the caller discards the candidate again. edit is freed. */
+static int clear_and_edit(struct device *dev, const struct op_batch *b, struct nc_rpc *edit,
+			  double deadline, struct ofc_error *err)
+{
+	struct nc_priv *p = dev->priv;
+	struct netconf_call c[2] = {{.rpc = nc_rpc_discard(), .what = "<discard-changes>"},
+				    {.rpc = edit, .what = "<edit-config>"}};
+	int rc = -1;
+
+	if (!c[0].rpc || !c[1].rpc) {
+		ofc_error_set(err, OFC_E_RUNTIME, "<edit-config>: cannot build the RPC");
+		goto out;
+	}
+	dev->stats.commands += 2;
+	if (netconf_rpc_many(&p->s, c, 2, deadline, err) < 0)
+		goto out;
+	if (c[0].rc < 0) {
+		*err = c[0].err;
+		goto out;
+	}
+	if (c[1].rc < 0) {
+		*err = c[1].err;
+		if (c[1].re.have)
+			refused_edit(b, &c[1].re, "<edit-config>", err);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (c[0].rpc)
+		nc_rpc_free(c[0].rpc);
+	if (c[1].rpc)
+		nc_rpc_free(c[1].rpc);
+	return rc;
+}
+
 /* Edit the datastore; on the candidate, commit it (confirmed under a trial). */
 static int edit_once(struct device *dev, const struct op_batch *b, double deadline,
 		     struct ofc_error *err)
@@ -445,15 +520,14 @@ static int edit_once(struct device *dev, const struct op_batch *b, double deadli
 		}
 		took = true;
 	}
-	if (p->use_candidate &&
-	    call(dev, nc_rpc_discard(), "<discard-changes>", deadline, NULL, &re, err) < 0)
-		rc = -1;
-	if (rc == 0 &&
-	    call(dev,
-		 nc_rpc_edit(ds, NC_RPC_EDIT_DFLTOP_UNKNOWN, NC_RPC_EDIT_TESTOPT_UNKNOWN,
-			     c->rollback ? NC_RPC_EDIT_ERROPT_ROLLBACK : NC_RPC_EDIT_ERROPT_UNKNOWN,
-			     xml.buf, NC_PARAMTYPE_CONST),
-		 "<edit-config>", deadline, NULL, &re, err) < 0) {
+	struct nc_rpc *edit =
+	    nc_rpc_edit(ds, NC_RPC_EDIT_DFLTOP_UNKNOWN, NC_RPC_EDIT_TESTOPT_UNKNOWN,
+			c->rollback ? NC_RPC_EDIT_ERROPT_ROLLBACK : NC_RPC_EDIT_ERROPT_UNKNOWN,
+			xml.buf, NC_PARAMTYPE_CONST);
+
+	if (p->use_candidate)
+		rc = clear_and_edit(dev, b, edit, deadline, err);
+	else if (call(dev, edit, "<edit-config>", deadline, NULL, &re, err) < 0) {
 		if (re.have)
 			refused_edit(b, &re, "<edit-config>", err);
 		rc = -1;

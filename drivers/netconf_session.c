@@ -273,40 +273,41 @@ static int use_reply(const struct lyd_node *envp, const struct lyd_node *op,
 	return u->take(tree, u->arg, err);
 }
 
-static int exchange(struct netconf_session *s, struct nc_rpc *rpc, const char *what,
+/* Send one RPC: 0 with its message-id, or -2 with err (the session failed). */
+static int send_one(struct netconf_session *s, struct nc_rpc *rpc, const char *what,
+		    double deadline, uint64_t *id, struct ofc_error *err)
+{
+	int ms = (int)((deadline - now_seconds()) * 1000) + 1;
+	NC_MSG_TYPE t = ms > 0 ? nc_send_rpc(s->nc, rpc, ms, id) : NC_MSG_WOULDBLOCK;
+
+	if (t == NC_MSG_RPC)
+		return 0;
+	netconf_transport_error(t == NC_MSG_WOULDBLOCK ? NCRELAY_TIMEOUT
+						       : ncrelay_state(s->relay, NULL),
+				what, deadline, err);
+	return -2;
+}
+
+/* The reply to rpc (sent as id): 0; -1 with err and re for an <rpc-error>
+ * (OFC_R_REFUSED); -2 with err when the session failed or the reply is
+ * garbage. */
+static int recv_one(struct netconf_session *s, struct nc_rpc *rpc, uint64_t id, const char *what,
 		    double deadline, const struct reply_use *u, struct netconf_rpc_error *re,
 		    struct ofc_error *err)
 {
 	struct lyd_node *envp = NULL, *op = NULL;
-	NC_MSG_TYPE t;
-	uint64_t id = 0;
-	int rc = 0;
-
-	if (u->data)
-		*u->data = NULL;
-	memset(re, 0, sizeof(*re));
-	if (!netconf_session_up(s))
-		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST, "%s: the session is gone",
-				      what);
-	netconf_clear_log();
-	ncrelay_arm(s->relay, NETCONF_MAX_REPLY, deadline);
 	int ms = (int)((deadline - now_seconds()) * 1000) + 1;
-	t = ms > 0 ? nc_send_rpc(s->nc, rpc, ms, &id) : NC_MSG_WOULDBLOCK;
-	if (t != NC_MSG_RPC) {
-		rc = netconf_transport_error(t == NC_MSG_WOULDBLOCK ? NCRELAY_TIMEOUT
-								    : ncrelay_state(s->relay, NULL),
-					     what, deadline, err);
-		goto out;
-	}
-	ms = (int)((deadline - now_seconds()) * 1000) + 1;
-	t = ms > 0 ? nc_recv_reply(s->nc, rpc, id, ms, &envp, &op) : NC_MSG_WOULDBLOCK;
+	NC_MSG_TYPE t = ms > 0 ? nc_recv_reply(s->nc, rpc, id, ms, &envp, &op) : NC_MSG_WOULDBLOCK;
+	int rc;
+
+	memset(re, 0, sizeof(*re));
 	if (t != NC_MSG_REPLY) {
 		enum ncrelay_end e = ncrelay_state(s->relay, NULL);
 
 		if (t == NC_MSG_WOULDBLOCK && e == NCRELAY_OPEN)
 			e = NCRELAY_TIMEOUT;
-		rc = netconf_transport_error(e, what, deadline, err);
-		goto out;
+		netconf_transport_error(e, what, deadline, err);
+		return -2;
 	}
 	rc = use_reply(envp, op, u, re, err);
 	if (rc < 0 && err->reason == OFC_R_REFUSED) {
@@ -317,15 +318,75 @@ static int exchange(struct netconf_session *s, struct nc_rpc *rpc, const char *w
 		sb_free(&sb);
 	} else if (rc < 0) {
 		ofc_error_prefix(err, "%s", what);
+		rc = -2;
 	}
-out:
 	lyd_free_tree(envp);
 	lyd_free_tree(op);
-	if (rc < 0 && err->reason != OFC_R_REFUSED)
-		ncrelay_cut(s->relay); /* a session that failed once is not trusted again */
-	else
-		ncrelay_arm(s->relay, 0, 0);
 	return rc;
+}
+
+static int exchange(struct netconf_session *s, struct nc_rpc *rpc, const char *what,
+		    double deadline, const struct reply_use *u, struct netconf_rpc_error *re,
+		    struct ofc_error *err)
+{
+	uint64_t id = 0;
+	int rc;
+
+	if (u->data)
+		*u->data = NULL;
+	memset(re, 0, sizeof(*re));
+	if (!netconf_session_up(s))
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST, "%s: the session is gone",
+				      what);
+	netconf_clear_log();
+	ncrelay_arm(s->relay, NETCONF_MAX_REPLY, deadline);
+	rc = send_one(s, rpc, what, deadline, &id, err);
+	if (rc == 0)
+		rc = recv_one(s, rpc, id, what, deadline, u, re, err);
+	if (rc == -2) {
+		ncrelay_cut(s->relay); /* a session that failed once is not trusted again */
+		return -1;
+	}
+	ncrelay_arm(s->relay, 0, 0);
+	return rc;
+}
+
+int netconf_rpc_many(struct netconf_session *s, struct netconf_call *c, uint32_t n, double deadline,
+		     struct ofc_error *err)
+{
+	uint64_t id[NETCONF_MANY];
+	struct reply_use none = {0};
+	int rc = 0;
+
+	if (n > NETCONF_MANY)
+		return ofc_error_set(err, OFC_E_RUNTIME, "%u RPCs at once: at most %u", n,
+				     NETCONF_MANY);
+	for (uint32_t i = 0; i < n; i++) {
+		c[i].rc = -1;
+		memset(&c[i].re, 0, sizeof(c[i].re));
+		memset(&c[i].err, 0, sizeof(c[i].err));
+	}
+	if (!netconf_session_up(s))
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST, "%s: the session is gone",
+				      c[0].what);
+	netconf_clear_log();
+	ncrelay_arm(s->relay, NETCONF_MAX_REPLY, deadline);
+	for (uint32_t i = 0; i < n && rc == 0; i++)
+		rc = send_one(s, c[i].rpc, c[i].what, deadline, &id[i], err);
+	for (uint32_t i = 0; i < n && rc == 0; i++) {
+		c[i].rc =
+		    recv_one(s, c[i].rpc, id[i], c[i].what, deadline, &none, &c[i].re, &c[i].err);
+		if (c[i].rc == -2) {
+			*err = c[i].err;
+			rc = -2;
+		}
+	}
+	if (rc < 0) {
+		ncrelay_cut(s->relay);
+		return -1;
+	}
+	ncrelay_arm(s->relay, 0, 0);
+	return 0;
 }
 
 int netconf_rpc(struct netconf_session *s, struct nc_rpc *rpc, const char *what, double deadline,
