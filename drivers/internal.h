@@ -112,9 +112,13 @@ struct opsw_data {
 	struct opsw_port *ports;
 	uint32_t nports;
 	size_t ports_cap;
+	uint32_t *at; /* at[p]: 1 + the index of port p's entry, 0: none (p < nat) */
+	uint32_t nat;
 };
 void opsw_data_init(struct opsw_data *d);
 void opsw_data_free(struct opsw_data *d);
+/* Port p's (1..2N) status and power, or NULL when the data has none. */
+const struct opsw_port *opsw_port_of(const struct opsw_data *d, uint32_t p);
 /* The revision in a hello capability of the model
  * ("http://www.polatis.com/yang/optical-switch?module=optical-switch&revision=R"):
  * 0 with R in rev, -1 when the capability is not the model's or has none. */

@@ -295,25 +295,22 @@ static void check_port(struct device *dev, const struct opsw_data *d, uint32_t i
 {
 	struct nc_priv *p = dev->priv;
 	uint32_t n = dev->cfg.ports;
+	const struct opsw_port *q = opsw_port_of(d, id);
+	struct port_alarm a = {.port = id > n ? id - n : id, .egress = id > n};
 
-	for (uint32_t i = 0; i < d->nports; i++) {
-		const struct opsw_port *q = &d->ports[i];
-		struct port_alarm a = {.port = id > n ? id - n : id, .egress = id > n};
-
-		if (q->port != id)
-			continue;
-		if (q->status == OPSW_FAILED) {
-			a.kind = ALARM_FAILED;
-		} else if (q->has_power && dev->cfg.min_power_set &&
-			   q->power_dbm < dev->cfg.min_power && !(p->settling && p->settling[id])) {
-			a.kind = ALARM_LOW_POWER;
-			a.power_dbm = q->power_dbm;
-		} else {
-			continue;
-		}
-		GROW(dev->alarms, dev->alarms_cap, (size_t)dev->nalarms + 1);
-		dev->alarms[dev->nalarms++] = a;
+	if (!q)
+		return;
+	if (q->status == OPSW_FAILED) {
+		a.kind = ALARM_FAILED;
+	} else if (q->has_power && dev->cfg.min_power_set && q->power_dbm < dev->cfg.min_power &&
+		   !(p->settling && p->settling[id])) {
+		a.kind = ALARM_LOW_POWER;
+		a.power_dbm = q->power_dbm;
+	} else {
+		return;
 	}
+	GROW(dev->alarms, dev->alarms_cap, (size_t)dev->nalarms + 1);
+	dev->alarms[dev->nalarms++] = a;
 }
 
 /* The ports in use the device reports failing (struct device's alarms). */

@@ -206,18 +206,30 @@ void opsw_data_free(struct opsw_data *d)
 {
 	state_free(&d->xc);
 	free(d->ports);
+	free(d->at);
 	memset(d, 0, sizeof(*d));
 }
 
-/* The entry for port p (1..2N), added when new. */
-static struct opsw_port *port_entry(struct opsw_data *d, uint32_t p)
+/* The entry for port p (1..2N of an N-port switch), added when new: found
+ * by its index, not by a walk of the entries (2N of them, each looked up
+ * twice a read). */
+static struct opsw_port *port_entry(struct opsw_data *d, uint32_t p, uint32_t n)
 {
-	for (uint32_t i = 0; i < d->nports; i++)
-		if (d->ports[i].port == p)
-			return &d->ports[i];
+	if (!d->at) {
+		d->nat = 2 * n + 1;
+		d->at = xcalloc(d->nat, sizeof(*d->at));
+	}
+	if (d->at[p])
+		return &d->ports[d->at[p] - 1];
 	GROW(d->ports, d->ports_cap, (size_t)d->nports + 1);
 	d->ports[d->nports] = (struct opsw_port){.port = p};
-	return &d->ports[d->nports++];
+	d->at[p] = ++d->nports;
+	return &d->ports[d->nports - 1];
+}
+
+const struct opsw_port *opsw_port_of(const struct opsw_data *d, uint32_t p)
+{
+	return p < d->nat && d->at[p] ? &d->ports[d->at[p] - 1] : NULL;
 }
 
 static const char *leaf_value(const struct lyd_node *list, const char *name)
@@ -278,7 +290,7 @@ static int take_ports(const struct lyd_node *cont, bool power, uint32_t n, struc
 					      power ? "power" : "status", id ? id : "(none)", n, n);
 		if (!v)
 			continue;
-		p = port_entry(d, k);
+		p = port_entry(d, k, n);
 		if (power) {
 			char *end;
 			double dbm = strtod(v, &end);

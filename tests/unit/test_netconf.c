@@ -104,6 +104,19 @@ static void test_parse(void **state)
 			assert_true(d.ports[i].power_dbm > -3.26 && d.ports[i].power_dbm < -3.24);
 		}
 	}
+	/* each port's entry by its number; none for a port the data leaves out,
+	 * or past 2N */
+	for (uint32_t p = 0; p <= 9; p++) {
+		const struct opsw_port *q = opsw_port_of(&d, p);
+
+		if (p == 1 || p == 3 || p == 7) {
+			assert_non_null(q);
+			assert_int_equal(q->port, p);
+		} else {
+			assert_null(q);
+		}
+	}
+	assert_int_equal(opsw_port_of(&d, 3)->status, OPSW_FAILED);
 	opsw_data_free(&d);
 
 	assert_int_equal(parse("2015-06-10", old_xml, 4, &d, &err), 0);
