@@ -170,6 +170,17 @@ fault_says 1 close "ofc: ocs0: <get>: connection closed by the device"
 # that just ended), then named
 fault_says 2 locked "ofc: ocs0: lock: the running datastore is locked by session 4711 (another manager): the running datastore is locked by session 4711" --fail-count 1000
 fault_says 1 deny "ofc: ocs0: <get> refused (operation-failed: injected refusal)"
+# The two locks are asked together: the candidate's refused while
+# running's was taken, running's is given back before the wait and the
+# next try.
+cp "$TMP/circ.state" "$TMP/run.state"
+: >"$TMP/f.log"
+nemu f "$TMP/run.state" --fail-at 3 --fail-mode locked --log "$TMP/f.log"
+expect_exit 0 $OFC apply "$ONCE" --device "$(unix_dev f)" --state-dir "$ST"
+stop_emu "$f_pid"
+L=$(grep -v -e ' connect ' -e ' disconnect ' -e ' session ' "$TMP/f.log" | cut -d' ' -f2- | head -n 5 | tr '\n' ',')
+[ "$L" = "get,lock running,lock candidate [fault locked],unlock running,lock running," ] &&
+	ok || bad "running's lock not given back: $L"
 cp "$TMP/circ.state" "$TMP/run.state"
 nemu f "$TMP/run.state" --fail-at 1 --fail-mode garbage
 expect_exit 1 $OFC apply "$ONCE" --device "$(unix_dev f)" --state-dir "$ST"
