@@ -1,7 +1,8 @@
 /* A NETCONF client session (RFC 6241) through libnetconf2 2.0: over SSH
  * (netconf_ssh.c) or a Unix socket, always through the relay
- * (netconf_relay.c) that bounds what the device sends and when. One RPC
- * at a time, each with an absolute deadline and a bound on its reply; an
+ * (netconf_relay.c) that bounds what the device sends and when. An RPC
+ * at a time, or a few sent together (netconf_rpc_many), each exchange
+ * with an absolute deadline and a bound on its replies; an
  * <rpc-error> becomes a refusal with the device's own words, and the
  * session is dropped on anything else that goes wrong (the caller
  * reconnects).
