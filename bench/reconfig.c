@@ -834,8 +834,9 @@ static void raw_take(struct raw_nc *c, size_t l)
 	c->len -= l;
 }
 
-/* One message sent and its reply read: seconds, or exit. */
-static double raw_rpc(struct raw_nc *c, const char *raw, size_t len)
+/* One message sent and its reply read: seconds (the reply's bytes in
+ * *got when given), or exit. */
+static double raw_rpc(struct raw_nc *c, const char *raw, size_t len, size_t *got)
 {
 	double t0 = now_seconds();
 	long l;
@@ -846,13 +847,16 @@ static double raw_rpc(struct raw_nc *c, const char *raw, size_t len)
 		exit(1);
 	}
 	raw_take(c, (size_t)l);
+	if (got)
+		*got = (size_t)l;
 	return now_seconds() - t0;
 }
 
 /* The recorded transaction to a fresh netconf-emu over SSH: each RPC's
- * seconds in t[], and the median of n more <lock>/<unlock> in *ok. */
+ * seconds in t[] and its reply's bytes in got[], and the median of n more
+ * <lock>/<unlock> in *ok. */
 static void nc_replay(const char *dir, const struct nc_msgs *m, uint32_t first, uint32_t last,
-		      double *t, double *ok, int n)
+		      double *t, size_t *got, double *ok, int n)
 {
 	char *kh = xasprintf("%s/kh", dir), *cpath = xasprintf("%s/c.cred", dir);
 	struct ofc_error err = {0};
@@ -878,10 +882,10 @@ static void nc_replay(const char *dir, const struct nc_msgs *m, uint32_t first, 
 	}
 	raw_take(&c, (size_t)l);
 	for (uint32_t i = first; i <= last; i++)
-		t[i - first] = raw_rpc(&c, m->raw[i], m->len[i]);
+		t[i - first] = raw_rpc(&c, m->raw[i], m->len[i], &got[i - first]);
 	for (int i = 0; i < n; i++)
-		s[i] = (raw_rpc(&c, m->raw[first], m->len[first]) +
-			raw_rpc(&c, m->raw[last], m->len[last])) /
+		s[i] = (raw_rpc(&c, m->raw[first], m->len[first], NULL) +
+			raw_rpc(&c, m->raw[last], m->len[last], NULL)) /
 		       2;
 	qsort(s, (size_t)n, sizeof(double), cmp_double);
 	*ok = s[n / 2];
@@ -918,6 +922,7 @@ static void bench_netconf(const char *dir, int reps)
 	double *raw = xcalloc((size_t)reps, sizeof(double));
 	double *rawok = xcalloc((size_t)reps, sizeof(double));
 	double *per = xcalloc((size_t)reps * 64, sizeof(double)), *col;
+	size_t got[64] = {0};
 	char *kh = xasprintf("%s/kh", dir);
 	struct ofc_error err = {0};
 	struct strbuf up = STRBUF_INIT;
@@ -945,7 +950,7 @@ static void bench_netconf(const char *dir, int reps)
 		ov = xasprintf("sw0=127.0.0.1:%s", e.port);
 		one_apply(f, st, ov, &ops, &cmds, &app[r]);
 		stop_emu(&e);
-		nc_replay(dir, &m, first, last, &per[(size_t)r * 64], &rawok[r], 100);
+		nc_replay(dir, &m, first, last, &per[(size_t)r * 64], got, &rawok[r], 100);
 		for (uint32_t k = 0; k < ntx; k++)
 			raw[r] += per[(size_t)r * 64 + k];
 		if (start_netconf(dir, &e) < 0)
@@ -975,7 +980,7 @@ static void bench_netconf(const char *dir, int reps)
 	       "ratio %.2f\n",
 	       "netconf", raw[reps / 2] * 1e3, app[reps / 2] / raw[reps / 2]);
 	col = xcalloc((size_t)reps, sizeof(double));
-	printf("  %-8s   each (median):", "netconf");
+	printf("  %-8s   each (sent/reply, median round trip):", "netconf");
 	for (uint32_t k = 0; k < ntx; k++) {
 		char name[32];
 
@@ -983,8 +988,8 @@ static void bench_netconf(const char *dir, int reps)
 			col[r] = per[(size_t)r * 64 + k];
 		qsort(col, (size_t)reps, sizeof(double), cmp_double);
 		rpc_name(m.text[first + k], name, sizeof(name));
-		printf(" %s %.1fK %.0f us%s", name, (double)m.len[first + k] / 1024,
-		       col[reps / 2] * 1e6, k + 1 < ntx ? ";" : "\n");
+		printf(" %s %.1fK/%.1fK %.0f us%s", name, (double)m.len[first + k] / 1024,
+		       (double)got[k] / 1024, col[reps / 2] * 1e6, k + 1 < ntx ? ";" : "\n");
 	}
 	printf("  %-8s   raw client's <lock>/<unlock> round trip %.1f us (the driver's %.1f us)\n",
 	       "netconf", rawok[reps / 2] * 1e6, rtt[reps / 2] * 1e6);
