@@ -224,8 +224,16 @@ integration: all
 layers: all
 	@scripts/check-layers.py --build $(BUILD)
 
-test: all $(TESTS)
-	@$(MAKE) --no-print-directory layers unit integration
+# make test keeps both cores busy (JOBS, the machine's by default) when it
+# is called without -j, as CI calls it: the build, then the unit tests
+# beside the integration suites (run one after another: tests/integration/
+# run.sh). Called with -j, it uses what it was given.
+JOBS ?= $(shell nproc)
+TEST_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
+
+test:
+	@$(MAKE) --no-print-directory $(TEST_J) all $(TESTS)
+	@$(MAKE) --no-print-directory $(TEST_J) layers unit integration
 
 # Sanitizer build in its own directory; detect_leaks keeps LeakSanitizer on.
 check:
