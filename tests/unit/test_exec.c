@@ -29,22 +29,45 @@ struct lo {
 };
 
 /* Hosts at 127.77.P.1.. (P from the pid, so that runs side by side do not
- * meet) and a port the kernel found free on the first. */
+ * meet) and a port the kernel found free on the first and that is free on
+ * every other host too: a port free on the first alone was at times the
+ * local port of another run's connection from a later host (two runs'
+ * pids alike modulo 250), and the run's listen failed "Address already in
+ * use". */
 static void lo_init(struct lo *l)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET};
-	socklen_t sl = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	uint16_t port = 0;
 
 	for (uint32_t u = 0; u < HOSTS; u++)
 		l->addr[u] = 0x7f4d0000u | ((uint32_t)getpid() % 250 + 1) << 8 | (u + 1);
-	sa.sin_addr.s_addr = htonl(l->addr[0]);
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
-	close(fd);
-	l->net = (struct exec_net){
-	    .nhosts = HOSTS, .host_addr = l->addr, .tcp_port = ntohs(sa.sin_port)};
+	for (int attempt = 0; attempt < 100 && !port; attempt++) {
+		int fd[HOSTS];
+		uint32_t held = 0;
+		struct sockaddr_in sa = {.sin_family = AF_INET};
+		socklen_t sl = sizeof(sa);
+
+		for (; held < HOSTS; held++) {
+			int one = 1;
+
+			fd[held] = socket(AF_INET, SOCK_STREAM, 0);
+			assert_true(fd[held] >= 0);
+			setsockopt(fd[held], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+			sa.sin_addr.s_addr = htonl(l->addr[held]);
+			if (bind(fd[held], (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+				close(fd[held]);
+				break;
+			}
+			if (held == 0)
+				assert_int_equal(getsockname(fd[0], (struct sockaddr *)&sa, &sl),
+						 0);
+		}
+		if (held == HOSTS)
+			port = ntohs(sa.sin_port);
+		while (held > 0)
+			close(fd[--held]);
+	}
+	assert_true(port != 0);
+	l->net = (struct exec_net){.nhosts = HOSTS, .host_addr = l->addr, .tcp_port = port};
 }
 
 /* The peak resident set from now on (Linux: clear_refs 5); false when the
