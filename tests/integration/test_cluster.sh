@@ -245,20 +245,46 @@ cur=$Q
 nxt=$A
 
 # ---- SIGSTOP the leader past its lease in the middle of an apply ------------------
+# with a mutation waiting behind the apply: the next leader runs it from
+# etcd's queue, and the stopped leader, when it goes on and finds itself
+# deposed, tells that client so (not NOT_LEADER, which would have ofc send
+# it again)
 wait_leader 20 r1 r2 r3
 L=$LEADER
+T0=$(now_ms)
 $OFC --socket "$TMP/$L.sock" reconfigure --topology "$nxt" >"$TMP/stopped.out" 2>&1 &
 C=$!
-sleep 0.8
+_end=$(($(date +%s) + 10))
+until cluster_json "$L" && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1])).get("transaction") else 1)' "$TMP/$L.json" ||
+	[ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+$OFC --socket "$TMP/$L.sock" reconfigure --topology "$B" >"$TMP/handed.out" 2>&1 &
+Q2=$!
+_end=$(($(date +%s) + 10))
+until cluster_json "$L" && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1])).get("queue") else 1)' "$TMP/$L.json" ||
+	[ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+_left=$((800 - ($(now_ms) - T0)))
+[ "$_left" -gt 0 ] && sleep "$(printf '0.%03d' "$_left")"
 N0=$(wc -l <"$TMP/e.log")
 replica_stop "$L" STOP
 set -- $(others "$L")
 wait_leader 20 "$@" && ok || bad "no replica took over from the stopped leader"
 N=$LEADER
+_end=$(($(date +%s) + 20))
+until cluster_json "$N" && python3 -c 'import json,sys
+j = json.load(open(sys.argv[1]))
+sys.exit(0 if j["topology"]["spec"] == sys.argv[2] and j["at_target"] and not j.get("transaction") and not j.get("queue") else 1)' "$TMP/$N.json" "$B" ||
+	[ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
 check_consistent "$N" "after the takeover from the stopped $L"
+grep -q "the last leader's ticket [0-9]*, queued there and not started: run here" "$TMP/$N.log" && ok ||
+	bad "the new leader ran the stopped leader's queued mutation" "$(grep -i ticket "$TMP/$N.log" | tail -3)"
 replica_stop "$L" CONT
 sleep 3
 wait $C 2>/dev/null
+wait $Q2
+handed=$?
+[ "$handed" -ne 0 ] && grep -q "was not run here: this replica ($L) leads no more; it is in etcd's queue, and the next leader runs it" "$TMP/handed.out" &&
+	ok || bad "the waiting client of the deposed leader: exit $handed" "$(head -c 600 "$TMP/handed.out")"
+cur=$B
 python3 - "$TMP/e.log" "$L" "$N" "$N0" <<'EOF' && ok || bad "a command from the stopped leader after the takeover"
 import re, sys
 lines = open(sys.argv[1]).read().splitlines()
