@@ -223,6 +223,11 @@ struct device {
 	struct port_alarm *alarms;
 	uint32_t nalarms;
 	size_t alarms_cap;
+	/* Set by every read of a driver that listens for the device's own
+	 * news (the netconf driver's notifications): subscribed at that
+	 * read; false when the device is polled (it offers none, the caller
+	 * wants none, or the listening session is down). */
+	bool news_subscribed;
 };
 
 struct driver_ops {

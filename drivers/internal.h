@@ -312,6 +312,8 @@ struct nclisten *nclisten_start(const struct device *dev, const struct netconf_l
 				atomic_bool *due);
 /* Stop the thread (its session is cut) and free l; NULL is fine. */
 void nclisten_stop(struct nclisten *l);
+/* Whether the listener's session is subscribed now. */
+bool nclisten_subscribed(struct nclisten *l);
 
 /* Shape the egress of ifindex (named ifname, for messages) in sk's
  * namespace: tbf at rate bits/s (0: none), netem delay of latency seconds

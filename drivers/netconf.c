@@ -420,6 +420,7 @@ static int nc_read(struct device *dev, struct device_state *out, struct ofc_erro
 	 * inside a transaction. */
 	if (health && dev->cfg.news && !p->listen && p->s.caps.notification)
 		p->listen = nclisten_start(dev, &p->login, &p->due);
+	dev->news_subscribed = nclisten_subscribed(p->listen);
 	/* without health, the alarms are those of the last read that had it */
 	if (health) {
 		take_alarms(dev, &d);

@@ -48,6 +48,7 @@ struct nclisten {
 	const struct device *dev;	   /* borrowed: its cfg, read only */
 	const struct netconf_login *login; /* borrowed */
 	atomic_bool *due;		   /* the driver's: the next read reads health */
+	atomic_bool subscribed;		   /* a session is subscribed now */
 
 	pthread_mutex_t mu; /* guards what follows */
 	pthread_cond_t cond;
@@ -180,8 +181,10 @@ static void *listen_main(void *arg)
 			offered = s.caps.notification;
 			if (offered && subscribe(&s, deadline, &err) == 0) {
 				backoff = BACKOFF_FIRST;
+				atomic_store(&l->subscribed, true);
 				news(l); /* what came while no session listened */
 				listen_session(l, &s);
+				atomic_store(&l->subscribed, false);
 			}
 			publish(l, NULL);
 			netconf_session_close(&s, stopping(l) ? 0 : now_seconds() + 1);
@@ -216,6 +219,11 @@ struct nclisten *nclisten_start(const struct device *dev, const struct netconf_l
 		return NULL;
 	}
 	return l;
+}
+
+bool nclisten_subscribed(struct nclisten *l)
+{
+	return l && atomic_load(&l->subscribed);
 }
 
 void nclisten_stop(struct nclisten *l)

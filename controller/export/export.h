@@ -116,7 +116,8 @@ int pb_read_json_object(const ProtobufCMessageDescriptor *d, void *obj, bool str
 
 /* ---- messages, for callers that assemble their own (ofcd) ---------------- */
 /* m's port_alarms: dev's (the device's own report of failing ports in
- * use, docs/netconf.md), each with the host port cabled to it. */
+ * use, docs/netconf.md), each with the host port cabled to it; and
+ * notifications, when dev was subscribed to them at its last read. */
 struct device;
 void device_alarms_msg(struct arena *a, const struct fabric *f, const struct device *dev,
 		       Ofc__V1__DeviceState *m);

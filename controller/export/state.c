@@ -106,6 +106,10 @@ void device_alarms_msg(struct arena *a, const struct fabric *f, const struct dev
 {
 	int sw = fabric_find_switch(f, dev->cfg.name);
 
+	if (dev->news_subscribed) {
+		m->has_notifications = 1;
+		m->notifications = 1;
+	}
 	if (!dev->nalarms)
 		return;
 	m->port_alarms = arena_array(a, dev->nalarms, sizeof(*m->port_alarms));

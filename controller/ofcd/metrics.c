@@ -156,6 +156,15 @@ char *metrics_text(struct ofcd *d, const uint32_t clients[4])
 		label(&sb, s->devs[i]->name);
 		sb_printf(&sb, "\"} %zu\n", s->devs[i]->n_port_alarms);
 	}
+	head(&sb, "ofc_device_notifications", "gauge",
+	     "1 when ofcd is subscribed to the device's own notifications (as of its last "
+	     "read), 0 when it polls the device");
+	for (uint32_t i = 0; i < s->ndevs; i++) {
+		sb_printf(&sb, "ofc_device_notifications{device=\"");
+		label(&sb, s->devs[i]->name);
+		sb_printf(&sb, "\"} %d\n",
+			  s->devs[i]->has_notifications && s->devs[i]->notifications ? 1 : 0);
+	}
 	struct dev_metrics *dm = &d->devm;
 	static const char *const dev_series[3][3] = {
 	    {"ofc_device_last_contact_timestamp_seconds", "gauge",

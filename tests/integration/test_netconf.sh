@@ -308,13 +308,18 @@ expect_json 'j["devices"][0]["port_alarms"][0]["port"]==2 and j["devices"][0]["p
 	$OFC --socket "$SOCK" status --json
 expect_stdout_has "    port alarm: ingress 2 FAILED (h0:1)" $OFC --socket "$SOCK" status
 grep -q "schedule re-planned: 2 host ports on switch ports the switch reports failing; 2 failures in effect" "$TMP/d.log" && ok || bad "no re-plan logged" "$(tail -5 "$TMP/d.log")"
-PYTHONPATH="$BUILD/python" /usr/bin/python3 - "$SOCK" >"$TMP/metrics" <<'PY'
+metrics() { # ofcd's metrics into $TMP/metrics
+	PYTHONPATH="$BUILD/python" /usr/bin/python3 - "$SOCK" >"$TMP/metrics" <<'PY'
 import sys
 from ofc_client import Client, control_pb2
 r = Client(sys.argv[1], timeout=10).call(control_pb2.Request(get_metrics=control_pb2.GetMetrics()))
 print(r.metrics)
 PY
+}
+metrics
 grep -q '^ofc_device_port_alarms{device="ocs0"} 2$' "$TMP/metrics" && ok || bad "metrics: no port alarm" "$(grep port_alarms "$TMP/metrics")"
+# polled: no notifications offered
+grep -q '^ofc_device_notifications{device="ocs0"} 0$' "$TMP/metrics" && ok || bad "metrics: notifications of a switch without them" "$(grep notifications "$TMP/metrics")"
 # light under min_power at ingress 9 (h2:0) is under it at the egress its
 # cross-connect sends it to as well
 X=$(awk '$1 == 9 {print $2}' "$TMP/run.state")
@@ -354,6 +359,10 @@ printf '2 status FAILED\n' >"$TMP/health"
 failed_is "sorted(['h0:1', '$(hp "$P2")'])"
 grep -q " notify port-power-alarm 2$" "$TMP/n.log" && ok || bad "no port-power-alarm sent" "$(tail -5 "$TMP/n.log")"
 grep -q "device news from ocs0 (a notification, or a new subscription): probing" "$TMP/dn.log" && ok || bad "no probe for the notification" "$(tail -5 "$TMP/dn.log")"
+# subscribed, as of the probe the notification brought
+metrics
+grep -q '^ofc_device_notifications{device="ocs0"} 1$' "$TMP/metrics" && ok || bad "metrics: not subscribed" "$(grep notifications "$TMP/metrics")"
+expect_json 'j["devices"][0].get("notifications") is True' $OFC --socket "$SOCK" status --json
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$ofcd_pid/status"; }
 RSS0=$(rss)
 for junk in garbage bad-port other "flood 20000" reply; do
