@@ -169,6 +169,26 @@ int bfb_host_phase(const struct graph *g, const struct bfb_opts *o, bool reverse
  * s (perm may be NULL to only test). true when g is such a Cayley graph. */
 bool mcf_translations(const struct graph *g, uint32_t *perm, unsigned threads);
 
+/* A fluid solution kept (sched/mcf.c, read by mcf_repair.c too) to warm-start another graph's
+ * (mcf_opts.warm). Trees are per class of sources (a class's representative rep[k]); the group
+ * elements (order of them: node and arc maps) carry a class's trees to every source in it, each
+ * image at 1 / (elements taking rep to it) of the tree's weight, as mirror_routes spreads them. */
+struct mcf_warm {
+	uint32_t n, m;
+	uint32_t *off, *head; /* the graph it was solved on (CSR) */
+	uint32_t nclass, *class_of, *rep;
+	uint32_t order, *gnode, *garc;
+	uint32_t ntrees, *tree_class, *parent; /* parent: n arcs per tree */
+	double *tree_w;			       /* of its source's unit demand */
+	double *price;			       /* per arc: the best bound's lengths */
+	double objective;
+};
+
+/* w's arcs on g (a graph with w's nodes and a subset of its arcs: by tail,
+ * head and rank among parallel arcs): g's index, UINT32_MAX for a lost
+ * one (w->m + 1 entries). */
+uint32_t *mcf_warm_arc_map(const struct graph *g, const struct mcf_warm *w);
+
 /* The child LP (10)-(14) of source s: max theta_s with the per-destination
  * flows of s inside the capacities cap[a] (the master's g^s). */
 int mcf_child_lp(const struct graph *g, uint32_t s, const double *cap, double *theta_s,

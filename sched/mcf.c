@@ -324,22 +324,6 @@ static int cancel_error(struct ofc_error *err)
 	return ofc_error_set(err, OFC_E_RUNTIME, "cancelled");
 }
 
-/* A fluid solution kept to warm-start another graph's (mcf_opts.warm).
- * Trees are per class of sources (a class's representative rep[k]); the
- * group elements (order of them: node and arc maps) carry a class's trees
- * to every source in it, each image at 1 / (elements taking rep to it) of
- * the tree's weight, as mirror_routes spreads them. */
-struct mcf_warm {
-	uint32_t n, m;
-	uint32_t *off, *head; /* the graph it was solved on (CSR) */
-	uint32_t nclass, *class_of, *rep;
-	uint32_t order, *gnode, *garc;
-	uint32_t ntrees, *tree_class, *parent; /* parent: n arcs per tree */
-	double *tree_w;			       /* of its source's unit demand */
-	double *price;			       /* per arc: the best bound's lengths */
-	double objective;
-};
-
 struct cg_scratch {
 	struct heap h;
 	double *dist; /* n * (T + 1) */
@@ -1099,9 +1083,8 @@ out:
  * graph's sources by its group, are columns wherever they avoid the lost
  * arcs; a source's weight on the trees that do not is moved to its new
  * tree, which is the first feasible flow (ub). Fluid, link rows only. */
-static uint32_t *warm_arc_map(const struct cg *c, const struct mcf_warm *w)
+uint32_t *mcf_warm_arc_map(const struct graph *g, const struct mcf_warm *w)
 {
-	const struct graph *g = c->g;
 	uint32_t *map = xmalloc(((size_t)w->m + 1) * sizeof(uint32_t));
 
 	for (uint32_t u = 0; u < w->n; u++)
@@ -1475,7 +1458,7 @@ static int warm_from(struct cg *c, double *lb, double **center, double *ub, doub
 		     double until, double master_by, struct ofc_error *err)
 {
 	const struct mcf_warm *w = c->warm;
-	uint32_t n = c->n, *map = warm_arc_map(c, w), *tree = xmalloc(n * sizeof(uint32_t));
+	uint32_t n = c->n, *map = mcf_warm_arc_map(c->g, w), *tree = xmalloc(n * sizeof(uint32_t));
 	uint32_t *depth = xmalloc(n * sizeof(uint32_t));
 	double *load = xcalloc(c->R, sizeof(double)), *picks = NULL, *alt = NULL;
 	size_t cap_picks = 0, cap_alt = 0, alt_n = 0;
