@@ -15,12 +15,16 @@ static void report(const char *what, const struct mcf_result *r, double wall)
 {
 	printf("%s: theta %.9g objective %.9g lower %.9g gap %.4f%% %s (%s), %u classes, "
 	       "%u iterations, %zu columns, warm %d (bound theta %.9g), solve %.3f s, "
-	       "mcf %.3f s, wall %.3f s, %zu routes\n",
+	       "mcf %.3f s, wall %.3f s, %zu routes%s",
 	       what, r->theta, r->objective, r->lower, 100 * r->gap,
 	       r->optimal ? "optimal" : "not optimal", mcf_stop_name(r->stop), r->classes,
 	       r->iterations, r->columns, r->warm_started,
 	       r->warm_bound > 0 ? 1 / r->warm_bound : 0, r->solve_seconds, r->seconds, wall,
-	       r->routes.nroutes);
+	       r->routes.nroutes, r->repaired ? ", repaired" : "");
+	if (r->repair_objective > 0)
+		printf(" (repair: objective %.9g in %.3f s)", r->repair_objective,
+		       r->repair_seconds);
+	printf("\n");
 	fflush(stdout);
 }
 
@@ -43,7 +47,8 @@ static int run(int argc, char **argv, enum lp_solver sv)
 		return 1;
 	}
 	report("healthy", &rh, now_seconds() - t0);
-	struct mcf_opts ow = {.routes = true, .warm = rh.warm, .time_limit = limit, .lp_solver = sv};
+	struct mcf_opts ow = {
+	    .routes = true, .warm = rh.warm, .time_limit = limit, .lp_solver = sv};
 	t0 = now_seconds();
 	if (mcf_solve(g, &ow, &rw, &err) < 0) {
 		fprintf(stderr, "warm: %s\n", err.msg);

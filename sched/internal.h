@@ -184,10 +184,48 @@ struct mcf_warm {
 	double objective;
 };
 
-/* w's arcs on g (a graph with w's nodes and a subset of its arcs: by tail,
+/* (mcf_repair.c) w's arcs on g (a graph with w's nodes and a subset of its arcs: by tail,
  * head and rank among parallel arcs): g's index, UINT32_MAX for a lost
  * one (w->m + 1 entries). */
 uint32_t *mcf_warm_arc_map(const struct graph *g, const struct mcf_warm *w);
+
+/* Re-planning by repair (mcf_repair.c, issue 38): the kept healthy
+ * solution (opts->warm) on g, a graph less lost arcs, with the flow of a
+ * region around them (radius -1: the lost arcs alone; r: every arc at a
+ * node within r hops of their ends) rerouted by the LP that keeps the most
+ * loaded arc lowest, the rest of it kept; and the kept lengths' bound on g.
+ * objective INFINITY (why says why) when no reroute was found; -1 only
+ * when cancelled. */
+struct mcf_repair {
+	double objective; /* the repaired flow's: max over g's arcs of load / capacity */
+	double lower;	  /* the kept lengths' Lagrangian bound on g */
+	double seconds;
+	int radius;  /* of the region whose flow was rerouted (-1: the lost arcs) */
+	uint32_t nk; /* the reroute's commodities: ends of runs in the region */
+	const char *why;
+	/* private to mcf_repair.c */
+	const struct graph *g;
+	const struct mcf_warm *w;
+	const double *cap;
+	const atomic_bool *cancel;
+	uint32_t *map, *tail, *wtail; /* w's arcs on g, g's tails, w's tails */
+	uint8_t *inr;		      /* per arc of w: in the region */
+	uint32_t *eidx, *ends;	      /* node -> commodity ending there, and back */
+	double *load;		      /* per arc of g: the healthy load kept */
+	double *b;		      /* nk x n: each commodity's supply per node */
+	size_t *ku;		      /* paths of (k, u): ku[k n + u] .. ku[k n + u + 1] - 1 */
+	size_t npaths, nhops, cap_pw, cap_poff, cap_parc;
+	size_t *poff;
+	uint32_t *parc; /* arcs of g */
+	double *pw;
+};
+int mcf_repair_solve(const struct graph *g, const struct mcf_opts *o, int radius,
+		     struct mcf_repair *rp, struct ofc_error *err);
+/* Every pair's routes of the repaired flow into rt (not symmetric), and the
+ * objective they give (<= rp->objective: loops cut). */
+int mcf_repair_routes(struct mcf_repair *rp, struct a2a_routes *rt, double *objective,
+		      struct ofc_error *err);
+void mcf_repair_free(struct mcf_repair *rp);
 
 /* The child LP (10)-(14) of source s: max theta_s with the per-destination
  * flows of s inside the capacities cap[a] (the master's g^s). */

@@ -1083,25 +1083,6 @@ out:
  * graph's sources by its group, are columns wherever they avoid the lost
  * arcs; a source's weight on the trees that do not is moved to its new
  * tree, which is the first feasible flow (ub). Fluid, link rows only. */
-uint32_t *mcf_warm_arc_map(const struct graph *g, const struct mcf_warm *w)
-{
-	uint32_t *map = xmalloc(((size_t)w->m + 1) * sizeof(uint32_t));
-
-	for (uint32_t u = 0; u < w->n; u++)
-		for (uint32_t a = w->off[u]; a < w->off[u + 1]; a++) {
-			uint32_t v = w->head[a], k = 0;
-
-			for (uint32_t b = w->off[u]; b < a; b++)
-				k += w->head[b] == v;
-			map[a] = UINT32_MAX;
-			for (uint32_t b = g->off[u]; b < g->off[u + 1]; b++)
-				if (g->adj[b] == v && k-- == 0) {
-					map[a] = b;
-					break;
-				}
-		}
-	return map;
-}
 
 #define LOST (UINT32_MAX - 2)
 
@@ -2722,12 +2703,71 @@ static enum lp_solver mcf_default_solver(const struct graph *g, enum mcf_method 
 	return lp_solver_available(LP_SOLVER_CLP, &err) ? LP_SOLVER_CLP : MCF_LP;
 }
 
+/* The repaired flow as the answer (its routes when asked for): proven
+ * when it meets the better of its bound and r's (column generation's, when
+ * it ran first). */
+static int repair_take(struct mcf_repair *rp, const struct mcf_opts *o, struct mcf_result *r,
+		       struct ofc_error *err)
+{
+	double gap = o->gap > 0 ? o->gap : 1e-9, obj = rp->objective, t1 = now_seconds();
+	double lower = fmax(rp->lower, r->lower);
+	bool optimal = obj <= lower * (1 + gap);
+
+	a2a_routes_free(&r->routes);
+	if (o->routes && (optimal || !o->routes_if_optimal) &&
+	    mcf_repair_routes(rp, &r->routes, &obj, err) < 0)
+		return -1;
+	r->repair_seconds += now_seconds() - t1;
+	r->repaired = true;
+	r->warm_started = true;
+	r->warm_bound = rp->lower;
+	r->objective = obj;
+	r->theta = 1 / obj;
+	r->lower = fmin(lower, obj);
+	r->gap = obj / r->lower - 1;
+	r->optimal = optimal;
+	if (optimal)
+		r->stop = MCF_STOP_OPTIMAL;
+	size_t len = strlen(r->note);
+	snprintf(r->note + len, sizeof(r->note) - len,
+		 "%sthe healthy flow with the lost arcs' flow rerouted%s", len ? "; " : "",
+		 optimal ? " meets the healthy lengths' bound" : ", better than the master's");
+	return 0;
+}
+
+/* A re-plan tries the repair first (sched/mcf_repair.c): the kept healthy
+ * flow with the lost arcs' flow rerouted. true when that settles it: its
+ * flow meets the kept lengths' bound on g (r filled, *rc 0), or the solve
+ * was cancelled (*rc -1). Else *rp holds what it reached, for column
+ * generation's answer to be compared with. */
+static bool repair_first(const struct graph *g, const struct mcf_opts *o, bool hosts,
+			 struct mcf_repair *rp, struct mcf_result *r, int *rc,
+			 struct ofc_error *err)
+{
+	double gap = o->gap > 0 ? o->gap : 1e-9;
+
+	if (!o->warm || o->steps || hosts || o->demand || o->warm->n != g->n)
+		return false;
+	if (mcf_repair_solve(g, o, -1, rp, err) < 0) {
+		*rc = -1;
+		return true;
+	}
+	r->repair_objective = rp->objective;
+	r->repair_seconds = rp->seconds;
+	if (!(rp->objective <= rp->lower * (1 + gap)))
+		return false;
+	r->solve_seconds = rp->seconds;
+	*rc = repair_take(rp, o, r, err);
+	return true;
+}
+
 int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result *r,
 	      struct ofc_error *err)
 {
 	struct topo_facts f;
 	double t0 = now_seconds();
 	enum mcf_method method = o->method;
+	struct mcf_repair rp = {.objective = INFINITY};
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -2907,6 +2947,8 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 		free(all);
 		if (rc == 0)
 			r->objective = r->lower = 1 / r->theta;
+	} else if (repair_first(g, o, inj > 0 || injs, &rp, r, &rc, err)) {
+		/* proven by the repaired healthy flow (or cancelled) */
 	} else {
 		struct cg c = {0};
 
@@ -2969,6 +3011,9 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 				mirror_routes(&c, &r->routes);
 		}
 		cg_free(&c);
+		/* The repaired flow, when better than the master's. */
+		if (rc == 0 && rp.objective < r->objective * (1 - 1e-9))
+			rc = repair_take(&rp, o, r, err);
 		if (rc == 0 && nic) {
 			/* NIC forwarding: a host's own N-1 shards, whatever the
 			 * routes, through its injection (and ejection) link (with
@@ -2997,6 +3042,7 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 	if (rc == 0 && cancelled(o->cancel))
 		rc = cancel_error(err);
 	graph_group_free(&grp);
+	mcf_repair_free(&rp);
 	r->seconds = now_seconds() - t0;
 	if (rc < 0)
 		mcf_result_free(r);

@@ -607,6 +607,12 @@ struct mcf_result {
 	uint32_t warm_columns; /* columns it gave: trees that avoid the lost arcs */
 	double warm_bound;     /* the objective bound its prices gave on this graph */
 	double solve_seconds;  /* of seconds: column generation (setup and routes apart) */
+	/* The answer is the warm start's own flow with the lost arcs' share
+	 * rerouted (issue 38: sched/mcf_repair.c), not column generation's:
+	 * proven when it meets warm_bound, else better than the master's. */
+	bool repaired;
+	double repair_objective; /* that flow's objective (0: not tried) */
+	double repair_seconds;
 };
 
 /* L(N, d) of the Moore tree (notes Sec. 3): the least sum of distances from

@@ -217,6 +217,13 @@ static void write_a2a_json(const struct schedule_result *r, const struct schedul
 			 * solving it cost (not in "seconds"). */
 			jw_key(w, "warm_columns");
 			jw_uint(w, o->mcf.warm_columns);
+			/* The healthy flow with the lost links' flow rerouted is
+			 * the answer (issue 38), and what that flow reached. */
+			jw_key(w, "repaired");
+			jw_bool(w, o->mcf.repaired);
+			jw_key(w, "repair_objective");
+			jw_double(w,
+				  isfinite(o->mcf.repair_objective) ? o->mcf.repair_objective : 0);
 			jw_key(w, "warm_bound_theta");
 			jw_double(w, o->mcf.warm_bound > 0 ? 1 / o->mcf.warm_bound : 0);
 			jw_key(w, "healthy_seconds");

@@ -46,6 +46,9 @@ static void replan_mcf(struct strbuf *msg, const struct schedule_result *r,
 			  o->healthy_mcf_s);
 	else
 		sb_printf(msg, "; MCF not warm-started");
+	if (o->mcf.repaired)
+		sb_printf(msg, "; the healthy flow rerouted around the lost links%s",
+			  o->mcf.optimal ? ", proven optimal" : "");
 	if (!r->used_kept && kept_why && kept_why[0])
 		sb_printf(msg, " (none kept: %s)", kept_why);
 	sb_printf(msg, "; degraded MCF %.3f s (column generation %.3f s), theta %.9g",

@@ -869,6 +869,140 @@ static void test_warm_start(void **state)
 	}
 }
 
+/* The re-plan's repair (issue 38): the healthy flow with the lost arcs'
+ * flow rerouted. torus:4x8 less the link 0-1 (a short ring's, beside the
+ * long rings that bind) and product(complete:4,ring:8) less 0>1 (a clique's
+ * arc, the rings binding): the reroute fits the healthy slack, so the
+ * degraded optimum is the healthy one, proven by the healthy lengths with
+ * no master (no columns), and it is the cold solve's; its routes use g's
+ * arcs only, each pair's weigh 1, and their loads are the objective; lowered
+ * as paths, the one verifier passes them. hamming:2,4 less 0>1 has no such
+ * slack: the repair's flow is worse than the optimum, and the answer is
+ * column generation's. */
+static void test_warm_repair(void **state)
+{
+	static const struct {
+		const char *spec, *fail;
+		bool proven;
+	} t[] = {
+	    {"torus:4x8", "0-1", true},
+	    {"product(complete:4,ring:8)", "0>1", true},
+	    {"hamming:2,4", "0>1", false},
+	};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		struct graph *h = build(t[i].spec), *g = NULL;
+		struct ofc_error err = {0};
+		struct mcf_opts oh = {.keep_warm = true}, oc = {0};
+		struct mcf_result rh, cold, w;
+
+		assert_int_equal(topo_fail_links(h, t[i].fail, &g, &err), 0);
+		assert_int_equal(mcf_solve(h, &oh, &rh, &err), 0);
+		assert_int_equal(mcf_solve(g, &oc, &cold, &err), 0);
+		assert_true(cold.optimal && !cold.repaired && cold.repair_objective == 0);
+		struct mcf_opts ow = {.routes = true, .warm = rh.warm};
+		assert_int_equal(mcf_solve(g, &ow, &w, &err), 0);
+		if (w.repaired != t[i].proven)
+			fail_msg("%s less %s: repaired %d (repair %.9f, lower %.9f)", t[i].spec,
+				 t[i].fail, w.repaired, w.repair_objective, w.warm_bound);
+		assert_true(w.optimal && w.warm_started);
+		if (fabs(w.objective - cold.objective) > 1e-6 * cold.objective)
+			fail_msg("%s less %s: %.9f, cold %.9f", t[i].spec, t[i].fail, w.objective,
+				 cold.objective);
+		if (t[i].proven) {
+			/* the healthy optimum, certified on g by the healthy lengths */
+			assert_true(fabs(w.objective - rh.objective) <= 1e-9 * rh.objective);
+			assert_true(w.gap <= 1e-9 && w.lower == w.warm_bound);
+			assert_true(w.columns == 0 && w.iterations == 0);
+			assert_true(w.repair_objective >= w.objective * (1 - 1e-12));
+		} else {
+			assert_true(w.repair_objective > w.objective * (1 + 1e-6));
+		}
+		/* Routes on g's arcs, each pair's weights summing to 1, their
+		 * loads the objective. */
+		uint32_t *tail = graph_arc_tails(g), n = g->n;
+		double *load = xcalloc(g->m, sizeof(double)), *sum = xcalloc((size_t)n * n, 8);
+		double most = 0;
+		for (size_t r = 0; r < w.routes.nroutes; r++) {
+			uint32_t v = w.routes.src[r];
+
+			for (size_t k = w.routes.off[r]; k < w.routes.off[r + 1]; k++) {
+				assert_true(w.routes.arc[k] < g->m);
+				assert_int_equal(tail[w.routes.arc[k]], v);
+				v = g->adj[w.routes.arc[k]];
+				load[w.routes.arc[k]] += w.routes.w[r];
+			}
+			assert_int_equal(v, w.routes.dst[r]);
+			sum[(size_t)w.routes.src[r] * n + w.routes.dst[r]] += w.routes.w[r];
+		}
+		for (uint32_t a = 0; a < g->m; a++)
+			most = fmax(most, load[a]);
+		for (uint32_t s = 0; s < n; s++)
+			for (uint32_t d = 0; d < n; d++)
+				assert_true(s == d || fabs(sum[(size_t)s * n + d] - 1) < 1e-9);
+		if (fabs(most - w.objective) > 1e-9 * w.objective)
+			fail_msg("%s less %s: routes load %.9f, objective %.9f", t[i].spec,
+				 t[i].fail, most, w.objective);
+		free(tail);
+		free(load);
+		free(sum);
+		/* Lowered and verified as every MCF answer is. */
+		struct a2a_request q = {
+		    .algo = "mcf", .lowering = "paths", .mcf = {.warm = rh.warm}};
+		struct a2a_outcome o;
+		struct schedule s;
+		struct verify_report rep;
+		struct verify_opts vo = {.graph = g};
+		if (a2a_build(g, &q, &s, &o, &err) < 0)
+			fail_msg("%s less %s: %s", t[i].spec, t[i].fail, err.msg);
+		if (sched_verify(&s, &vo, &rep) < 0)
+			fail_msg("%s less %s: %s", t[i].spec, t[i].fail, rep.error);
+		assert_true(o.mcf.repaired == t[i].proven);
+		assert_true(rep.max_total_link_load >= (1 - 1e-9) * o.mcf.objective);
+		assert_true(fabs(rep.max_total_link_load - o.max_load) <= 1e-6 * o.max_load);
+		sched_free(&s);
+		a2a_outcome_free(&o);
+		mcf_result_free(&w);
+		mcf_result_free(&cold);
+		mcf_result_free(&rh);
+		graph_free(g);
+		graph_free(h);
+	}
+}
+
+/* The repair's regions (issue 38's measurements): freeing the flow at the
+ * lost arc's ends as well (radius 0) reroutes more, so it does no worse
+ * than the lost arc's flow alone, and no repair beats the optimum: on
+ * product(ring:4,ring:8) less 0>1, 160 and about 127 against 114.5. */
+static void test_repair_radius(void **state)
+{
+	struct graph *h = build("product(ring:4,ring:8)"), *g = NULL;
+	struct ofc_error err = {0};
+	struct mcf_opts oh = {.keep_warm = true}, oc = {0};
+	struct mcf_result rh, cold;
+	struct mcf_repair r1, r0;
+	(void)state;
+
+	assert_int_equal(topo_fail_links(h, "0>1", &g, &err), 0);
+	assert_int_equal(mcf_solve(h, &oh, &rh, &err), 0);
+	assert_int_equal(mcf_solve(g, &oc, &cold, &err), 0);
+	struct mcf_opts ow = {.warm = rh.warm};
+	assert_int_equal(mcf_repair_solve(g, &ow, -1, &r1, &err), 0);
+	assert_int_equal(mcf_repair_solve(g, &ow, 0, &r0, &err), 0);
+	assert_true(r1.nk == 1 && r0.nk > 1 && r0.radius == 0);
+	if (!(r0.objective <= r1.objective * (1 + 1e-9) &&
+	      r0.objective >= cold.objective * (1 - 1e-9) && r0.objective < r1.objective &&
+	      r1.lower <= cold.objective * (1 + 1e-9)))
+		fail_msg("radius -1 %.9f, radius 0 %.9f, optimum %.9f, lower %.9f", r1.objective,
+			 r0.objective, cold.objective, r1.lower);
+	mcf_repair_free(&r1);
+	mcf_repair_free(&r0);
+	mcf_result_free(&cold);
+	mcf_result_free(&rh);
+	graph_free(g);
+	graph_free(h);
+}
+
 /* Re-planning under a time limit (issue 14): stopped early, the warm
  * start still states a flow and a bound that bracket the degraded optimum
  * (a cold solve proves it here): lower <= optimum <= objective, and theta
@@ -1320,6 +1454,8 @@ int main(void)
 	    cmocka_unit_test(test_capacities_lowered),
 	    cmocka_unit_test(test_warm_start),
 	    cmocka_unit_test(test_warm_gap),
+	    cmocka_unit_test(test_warm_repair),
+	    cmocka_unit_test(test_repair_radius),
 	    cmocka_unit_test(test_cancel),
 	    cmocka_unit_test(test_sp_balanced),
 	    cmocka_unit_test(test_route_steps),
