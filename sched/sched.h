@@ -611,7 +611,7 @@ struct mcf_result {
 	 * rerouted (issue 38: sched/mcf_repair.c), not column generation's:
 	 * proven when it meets warm_bound, else better than the master's. */
 	bool repaired;
-	double repair_objective; /* that flow's objective (0: not tried) */
+	double repair_objective; /* that flow's objective (0: not tried, INFINITY: none found) */
 	double repair_seconds;
 };
 
