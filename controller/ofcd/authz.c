@@ -242,6 +242,12 @@ static bool item_visible(const struct ofcd *d, const Ofc__V1__Principal *p, cons
 	return authz_tenant_host(d, p, buf) && authz_tenant_host(d, p, dash + 1);
 }
 
+/* (queue_at_leader's filter: p is the principal) */
+static bool owns(const void *p, const char *partition)
+{
+	return authz_owns(p, partition);
+}
+
 static const char *job_kind_word(const struct job *j)
 {
 	return j->kind == JOB_RELEASE ? "release-partition" : "reconfigure";
@@ -321,6 +327,8 @@ Ofc__V1__State *authz_tenant_state(const struct ofcd *d, const Ofc__V1__Principa
 	for (const struct job *j = d->queue; j; j = j->next)
 		if (j->partition && authz_owns(p, j->partition))
 			st->queue[st->n_queue++] = tenant_txn(a, j, "queued", 0);
+	if (!st->n_queue) /* a follower: the leader's, from etcd */
+		st->n_queue = queue_at_leader(d, a, owns, p, &st->queue);
 	if (d->running && d->running->partition && authz_owns(p, d->running->partition) &&
 	    (d->running->kind == JOB_RECONFIGURE || d->running->kind == JOB_RELEASE)) {
 		st->transaction = tenant_txn(a, d->running, d->running_state, d->running_txn);

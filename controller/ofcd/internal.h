@@ -162,6 +162,8 @@ enum job_kind {
 	JOB_TAKEOVER,
 	JOB_SYNC, /* a follower: serve the state its watch of etcd delivered */
 };
+/* "reconfigure", "release-partition", ... (State's TransactionInfo.kind) */
+const char *job_kind_name(enum job_kind k);
 
 struct probe_dev {
 	char name[NAME_MAX_LEN + 1];
@@ -578,10 +580,19 @@ bool cluster_refresh(struct ofcd *d);
  * (NULL: nothing, or unreadable, logged); queue_forget drops the memory of
  * the last write. */
 struct Ofc__V1__MutationQueue;
+struct Ofc__V1__TransactionInfo;
 bool queue_kept(const struct ofcd *d, const struct job *j);
 int queue_persist(struct ofcd *d, struct ofc_error *err);
 struct Ofc__V1__MutationQueue *queue_load(struct ofcd *d);
 void queue_forget(struct ofcd *d);
+/* A follower's State.queue: the leader's waiting mutations as etcd's
+ * queue holds them, in a (strings too), state "queued at the leader";
+ * with tenant set only those of partitions tenant(ctx, partition) says
+ * are the caller's (authz.c), with a tenant's words for the kind. *out
+ * NULL and 0 when this replica leads or nothing waits. */
+size_t queue_at_leader(const struct ofcd *d, struct arena *a,
+		       bool (*tenant)(const void *ctx, const char *partition), const void *ctx,
+		       struct Ofc__V1__TransactionInfo ***out);
 /* Whether a mutation may run here now, by view v: STATUS_OK, else
  * STATUS_NOT_LEADER (a follower: msg says who leads) or
  * STATUS_UNAVAILABLE (leading without etcd's word: msg says why). */

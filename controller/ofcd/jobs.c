@@ -225,3 +225,17 @@ struct stream *stream_new(struct ofcd *d)
 	st->d = d;
 	return st;
 }
+
+const char *job_kind_name(enum job_kind k)
+{
+	return k == JOB_APPLY_CONFIG  ? "apply-config"
+	       : k == JOB_RECONFIGURE ? "reconfigure"
+	       : k == JOB_RELOAD      ? "reload"
+	       : k == JOB_PROBE	      ? "probe"
+	       : k == JOB_FAILURE     ? "report-failure"
+	       : k == JOB_PLAN	      ? "plan"
+	       : k == JOB_RELEASE     ? "release-partition"
+	       : k == JOB_TAKEOVER    ? "takeover"
+	       : k == JOB_SYNC	      ? "sync"
+				      : "schedule";
+}

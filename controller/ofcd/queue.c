@@ -48,6 +48,9 @@ static uint8_t *queue_pack(struct ofcd *d, size_t *len)
 		e[n].gid = j->peer.gid;
 		e[n].pid = j->peer.pid;
 		e[n].gateway = j->via_gateway;
+		e[n].kind = (char *)job_kind_name(j->kind);
+		e[n].target = j->target;
+		e[n].partition = j->partition;
 		pe[n] = &e[n];
 		n++;
 	}
@@ -107,7 +110,9 @@ void queue_forget(struct ofcd *d)
 	d->q_written_len = 0;
 }
 
-Ofc__V1__MutationQueue *queue_load(struct ofcd *d)
+/* What etcd's queue holds: NULL with why[0] 0 when nothing waits, NULL
+ * with why set when it cannot be read or is no MutationQueue. */
+static Ofc__V1__MutationQueue *queue_read(const struct ofcd *d, char *why, size_t n)
 {
 	struct ofc_error err = {0};
 	char *data = NULL;
@@ -115,28 +120,74 @@ Ofc__V1__MutationQueue *queue_load(struct ofcd *d)
 	bool missing = false;
 	Ofc__V1__MutationQueue *q = NULL;
 
+	why[0] = 0;
 	if (store_get(d->store, d->cfg->f->name, STORE_QUEUE, QUEUE_MAX_BYTES, &data, &len,
 		      &missing, &err) < 0) {
-		ofcd_log(d, OFCD_LOG_ERR,
-			 "the queue the last leader left cannot be read (%s): its mutations are "
-			 "not run",
-			 err.msg);
+		snprintf(why, n, "the queue the last leader left cannot be read (%.300s)", err.msg);
 		return NULL;
 	}
-	if (missing || !len) {
-		free(data);
-		return NULL;
+	if (!missing && len) {
+		q = ofc__v1__mutation_queue__unpack(NULL, len, (const uint8_t *)data);
+		if (!q)
+			snprintf(why, n,
+				 "the queue the last leader left in etcd (%zu bytes) is not a "
+				 "MutationQueue",
+				 len);
 	}
-	q = ofc__v1__mutation_queue__unpack(NULL, len, (const uint8_t *)data);
-	if (!q)
-		ofcd_log(
-		    d, OFCD_LOG_ERR,
-		    "the queue the last leader left in etcd (%zu bytes) is not a MutationQueue: "
-		    "its mutations are not run (it is written again at the next change)",
-		    len);
 	free(data);
+	return q;
+}
+
+Ofc__V1__MutationQueue *queue_load(struct ofcd *d)
+{
+	char why[400];
+	Ofc__V1__MutationQueue *q = queue_read(d, why, sizeof(why));
+
+	if (why[0])
+		ofcd_log(d, OFCD_LOG_ERR,
+			 "%s: its mutations are not run (it is written again at the next change)",
+			 why);
 	/* (what etcd holds now is not what this replica last wrote: the next
 	 * persist writes whatever it finds) */
 	queue_forget(d);
 	return q;
+}
+
+size_t queue_at_leader(const struct ofcd *d, struct arena *a,
+		       bool (*tenant)(const void *ctx, const char *partition), const void *ctx,
+		       Ofc__V1__TransactionInfo ***out)
+{
+	Ofc__V1__MutationQueue *q = NULL;
+	char why[400];
+	size_t n = 0;
+
+	*out = NULL;
+	/* (unreadable: the leader's own log says so; State shows none) */
+	if (!d->clustered || d->leading || !(q = queue_read(d, why, sizeof(why))))
+		return 0;
+	*out = arena_array(a, q->n_entries + 1, sizeof(**out));
+	for (size_t i = 0; i < q->n_entries; i++) {
+		const Ofc__V1__MutationQueue__Entry *e = q->entries[i];
+		const char *kind = e->kind ? e->kind : "mutation"; /* (an older leader's) */
+		Ofc__V1__TransactionInfo *t;
+
+		if (tenant && !(e->partition && tenant(ctx, e->partition)))
+			continue;
+		t = arena_alloc(a, sizeof(*t));
+		ofc__v1__transaction_info__init(t);
+		t->state = "queued at the leader";
+		t->target = arena_strdup(a, e->target ? e->target : "");
+		t->kind = arena_strdup(
+		    a, !tenant || !strcmp(kind, "release-partition") ? kind : "reconfigure");
+		t->has_ticket = 1;
+		t->ticket = e->ticket;
+		if (!tenant) {
+			t->has_peer_uid = t->has_peer_pid = 1;
+			t->peer_uid = e->uid;
+			t->peer_pid = (uint32_t)e->pid;
+		}
+		(*out)[n++] = t;
+	}
+	ofc__v1__mutation_queue__free_unpacked(q, NULL);
+	return n;
 }

@@ -408,20 +408,6 @@ static void maybe_start(struct ofcd *d)
 	changed(d);
 }
 
-static const char *job_kind_name(enum job_kind k)
-{
-	return k == JOB_APPLY_CONFIG  ? "apply-config"
-	       : k == JOB_RECONFIGURE ? "reconfigure"
-	       : k == JOB_RELOAD      ? "reload"
-	       : k == JOB_PROBE	      ? "probe"
-	       : k == JOB_FAILURE     ? "report-failure"
-	       : k == JOB_PLAN	      ? "plan"
-	       : k == JOB_RELEASE     ? "release-partition"
-	       : k == JOB_TAKEOVER    ? "takeover"
-	       : k == JOB_SYNC	      ? "sync"
-				      : "schedule";
-}
-
 static void broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn,
 			    uint64_t ticket, const char *device, const char *message,
 			    const char *sentence, uint64_t time_ms, const struct note *n);
@@ -617,6 +603,8 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	size_t k = 0;
 	for (struct job *j = d->queue; j; j = j->next)
 		st->queue[k++] = txn_info(&a, j, "queued", 0);
+	if (!d->nqueue) /* a follower: the leader's, from etcd */
+		st->n_queue = queue_at_leader(d, &a, NULL, NULL, &st->queue);
 	char nf[64] = "", pl[120] = "";
 	if (st->n_failed)
 		snprintf(nf, sizeof(nf), ", %zu failure%s in effect", st->n_failed,

@@ -224,6 +224,19 @@ until cluster_json "$L" && python3 -c 'import json,sys; sys.exit(0 if json.load(
 	[ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
 etcdctl --endpoints "127.0.0.1:$ETCD_C1" get --print-value-only /ofc/torus64-ocs/queue 2>/dev/null | grep -q "$Q" &&
 	ok || bad "the waiting mutation in etcd's queue"
+# a follower's state shows it, as etcd's queue holds it
+set -- $(others "$L")
+cat >"$TMP/fq.py" <<'EOF'
+import json, sys
+q = json.load(open(sys.argv[1])).get("queue", [])
+sys.exit(0 if [(x["kind"], x["target"], x["state"]) for x in q] ==
+         [("reconfigure", sys.argv[2], "queued at the leader")] and q[0]["ticket"] > 0 else 1)
+EOF
+_end=$(($(date +%s) + 2))
+until { $OFC --socket "$TMP/$1.sock" status --json >"$TMP/fq.json" 2>/dev/null &&
+	python3 "$TMP/fq.py" "$TMP/fq.json" "$Q"; } || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+python3 "$TMP/fq.py" "$TMP/fq.json" "$Q" && ok ||
+	bad "a follower's state shows the leader's waiting mutation" "$(head -c 600 "$TMP/fq.json")"
 replica_stop "$L" KILL
 wait $C $Q1 2>/dev/null
 set -- $(others "$L")
