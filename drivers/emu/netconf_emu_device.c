@@ -351,8 +351,11 @@ static void inject_all(struct nemu_client *c, const char *buf, size_t n)
 
 static void inject_rest(struct nemu_client *c)
 {
-	size_t k = c->nrest ? ncrelay_inject(c->relay, c->rest, c->nrest) : 0;
+	size_t k;
 
+	if (!c->nrest) /* (and c->rest may be NULL: no offset on it) */
+		return;
+	k = ncrelay_inject(c->relay, c->rest, c->nrest);
 	memmove(c->rest, c->rest + k, c->nrest - k);
 	c->nrest -= k;
 }
