@@ -308,6 +308,10 @@ static int recv_one(struct netconf_session *s, struct nc_rpc *rpc, uint64_t id, 
 		if (t == NC_MSG_WOULDBLOCK && e == NCRELAY_OPEN)
 			e = NCRELAY_TIMEOUT;
 		netconf_transport_error(e, what, deadline, err);
+		/* a reply that did not parse may leave libyang's envelope
+		 * (garbage after a good <rpc-reply> start) */
+		lyd_free_tree(envp);
+		lyd_free_tree(op);
 		return -2;
 	}
 	rc = use_reply(envp, op, u, re, err);
