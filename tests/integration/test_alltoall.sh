@@ -140,10 +140,15 @@ expect_stdout_has "NOT proven optimal (time limit)" $S --topology genkautz:100,4
 
 # The default lowering's time-stepped schedule, proven optimal but over
 # --max-memory, gives way to paths, saying so; asked for by name, refused.
-expect_json 'j["lowering"]=="paths" and j["verified"] and not j["mcf"]["time_stepped"]' \
-	$OFC schedule --size 1MiB --collective alltoall --topology torus:8x8 --algo mcf --max-memory 16MiB --json
-grep -q "^ofc schedule: the time-stepped schedule is over the memory limit: lowered to paths instead (--lowering steps says what it needs)$" "$TMP/err" &&
-	ok || bad "default lowering over the memory limit" "$(head -c 400 "$TMP/err")"
+# (The limits between the two lowerings count ofc's resident memory, which
+# the sanitizers' shadow and quarantine put past 16 MiB by themselves: not
+# under make check.)
+if [ -z "$SAN" ]; then
+	expect_json 'j["lowering"]=="paths" and j["verified"] and not j["mcf"]["time_stepped"]' \
+		$OFC schedule --size 1MiB --collective alltoall --topology torus:8x8 --algo mcf --max-memory 16MiB --json
+	grep -q "^ofc schedule: the time-stepped schedule is over the memory limit: lowered to paths instead (--lowering steps says what it needs)$" "$TMP/err" &&
+		ok || bad "default lowering over the memory limit" "$(head -c 400 "$TMP/err")"
+fi
 expect_exit 1 $OFC schedule --size 1MiB --collective alltoall --topology torus:8x8 --algo mcf --lowering steps --max-memory 16MiB
 # The MCF on Clp (issue 38): the same theta as lp_solve's, optimal, said in
 # the JSON; the mirrored master of genkautz:64,4 and the one-source torus.
@@ -159,8 +164,9 @@ expect_json 'j["mcf"]["lp_solver"]=="clp" and abs(j["mcf"]["theta"]-0.125)<1e-9 
 # and paths (about 6 MiB over): 16 MiB, as above, since the estimates
 # count ofc's resident memory, which linking the netconf driver's libssh
 # and libnetconf2 (libcrypto, GSSAPI) grew by about 4 MiB (issue 39).
-expect_json 'j["algorithm"]=="mcf/paths" and j["verified"] and "memory limit of 16 MiB" in j["comparison"][0]["error"] and all(c["verified"] for c in j["comparison"][1:] if "error" not in c)' \
-	$OFC schedule --size 1MiB --collective alltoall --topology torus:8x8 --algo all --max-memory 16MiB --json
+[ -n "$SAN" ] ||
+	expect_json 'j["algorithm"]=="mcf/paths" and j["verified"] and "memory limit of 16 MiB" in j["comparison"][0]["error"] and all(c["verified"] for c in j["comparison"][1:] if "error" not in c)' \
+		$OFC schedule --size 1MiB --collective alltoall --topology torus:8x8 --algo all --max-memory 16MiB --json
 # A cut-through schedule (paths, single) is priced as one step, so it is
 # bounded as one: never below its lower bound (the diameter's steps of the
 # store-and-forward bound put genkautz:64,4 paths at alpha 100 us at 0.66).
