@@ -1004,6 +1004,7 @@ static void run_free(struct run *r)
 	free(r->conns);
 	free(r->xconn);
 	free(r->expect);
+	free(r->Eb);
 }
 
 int exec_run(const struct schedule *s, const struct exec_net *net, const struct exec_opts *o,
