@@ -232,9 +232,13 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	fc.reads_only = true;
-	if (fc.dot && (fc.json || !fc.file))
-		return cli_usage_error(cmd, fc.json ? "--dot or --json, not both"
-						    : "--dot needs the fabric's FILE");
+	if (fc.dot && (fc.json || !fc.file)) {
+		const char *why =
+		    fc.json ? "--dot or --json, not both" : "--dot needs the fabric's FILE";
+
+		fabric_cmd_free(&fc);
+		return cli_usage_error(cmd, "%s", why);
+	}
 	if (!fc.file)
 		return status_all(&fc);
 	if (fabric_cmd_open(&fc, true, &err) < 0 ||
