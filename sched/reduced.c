@@ -258,7 +258,8 @@ int sched_reduced_expand(const struct sched_reduced *r, struct schedule *s, stru
 	s->root = p->root;
 	for (uint32_t t = 0; t < p->nsteps; t++) {
 		size_t k = sched_step_size(p, t), count = 0;
-		const struct xfer *in = p->xfers + p->step_start[t];
+		/* (an empty program has no array: no offset on NULL) */
+		const struct xfer *in = k ? p->xfers + p->step_start[t] : NULL;
 
 		for (size_t i = 0; i < k; i++)
 			count += xfer_blocks(&in[i]);

@@ -1744,6 +1744,8 @@ static double span_write(struct vstate *v, const struct xfer *x)
 static void cgrid_write(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
+	if (!s->xfers) /* (no transfers at all: no offset on NULL) */
+		return;
 	const struct xfer *first = s->xfers + (s->step_start[t] > v->from ? s->step_start[t] : v->from);
 	const struct xfer *end = s->xfers + s->step_start[t + 1];
 	const uint32_t *rank = v->rank;
@@ -3383,6 +3385,8 @@ struct snap_job {
 static int snap_read(const struct vstate *v, uint32_t t, size_t lo, size_t hi)
 {
 	const struct schedule *s = v->s;
+	if (lo >= hi) /* (nothing to read; xfers may be NULL: no offset on it) */
+		return 0;
 	const struct xfer *first = s->xfers + s->step_start[t];
 	const uint32_t *rank = v->rank;
 	const struct rwhole *grid = v->grid, *rw = v->rw;

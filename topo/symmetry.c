@@ -469,7 +469,8 @@ static bool same_graph(sparsegraph *a, sparsegraph *b)
 	sortlists_sg(b);
 	for (int v = 0; v < a->nv; v++)
 		if (a->d[v] != b->d[v] ||
-		    memcmp(a->e + a->v[v], b->e + b->v[v], (size_t)a->d[v] * sizeof(int)) != 0)
+		    (a->d[v] && /* (no edges: e may be NULL) */
+		     memcmp(a->e + a->v[v], b->e + b->v[v], (size_t)a->d[v] * sizeof(int)) != 0))
 			return false;
 	return true;
 }
