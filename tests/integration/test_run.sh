@@ -103,8 +103,10 @@ expect_exit 1 $RUN "$TMP/torus.yaml" --collective allgather --schedule "$TMP/emp
 	--steps --max-memory 96MiB
 python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['runs'][0]; e=r['error']; sys.exit(0 if not r['ran'] and e.startswith(sys.argv[2] + ': 10000004 steps and ') and ' transfers on 16 hosts: reading, checking and running them at 64 KiB per host needs about ' in e and e.endswith(', over the memory limit of 96 MiB (--max-memory)') else 1)" \
 	"$TMP/out" "$TMP/empty.pb" && ok || bad "10 M empty steps over --max-memory" "$(head -c 600 "$TMP/out")"
-expect_json '(lambda r: r["algorithm"]=="bfb (file)" and r["ran"] and r["data_ok"] and r["steps"]==10000004)(j["runs"][0])' \
-	$RUN "$TMP/torus.yaml" --collective allgather --schedule "$TMP/empty.pb" --size 64KiB --max-memory 96MiB
+# (Not under the sanitizers, whose shadow and quarantine alone fill 96 MiB.)
+[ -n "$SAN" ] ||
+	expect_json '(lambda r: r["algorithm"]=="bfb (file)" and r["ran"] and r["data_ok"] and r["steps"]==10000004)(j["runs"][0])' \
+		$RUN "$TMP/torus.yaml" --collective allgather --schedule "$TMP/empty.pb" --size 64KiB --max-memory 96MiB
 
 # A job's plan on the testbed (issue 41): a tp all-gather in groups of 4
 # (the groups together, as a demand matrix) and an allreduce over every

@@ -102,8 +102,11 @@ fi
 
 # Exports: pb holds a chunk of transfers (4,096), msccl every rank's chunks; json and
 # text are streamed. Refused before a byte is written.
-expect_refused '^ofc: writing the 1024-node schedule \([0-9]+ transfers\) as msccl needs about .* over the memory limit of 80 MiB \(--max-memory\); --format json, text or pb is written as it goes and fits$' \
-	$S --topology torus:32x32 --collective allreduce --algo bfb --format msccl -o "$TMP/x.xml" --max-memory 80MiB
+# (Not under the sanitizers: the limit sits between what two ways need over
+# ofc's resident memory, which their shadow and quarantine put past it.)
+[ -n "$SAN" ] ||
+	expect_refused '^ofc: writing the 1024-node schedule \([0-9]+ transfers\) as msccl needs about .* over the memory limit of 80 MiB \(--max-memory\); --format json, text or pb is written as it goes and fits$' \
+		$S --topology torus:32x32 --collective allreduce --algo bfb --format msccl -o "$TMP/x.xml" --max-memory 80MiB
 [ ! -e "$TMP/x.xml" ] && ok || bad "a refused export left $TMP/x.xml"
 expect_exit 0 $S --topology torus:32x32 --collective allreduce --algo bfb --format json -o "$TMP/x.json" --max-memory 80MiB
 
@@ -131,11 +134,14 @@ expect_error 2 "ofcd: --max-request-time 'soon': expected 0 (none) or a duration
 # them: it reserved 1,024 at once, 1 GiB here, and where the machine would
 # not map that (64 GiB on torus:256x256) the request failed instead of
 # falling back to paths. Under a 0.95 GiB address space it completes.
-(
-	ulimit -v 1000000
-	$S --topology torus:64x64 --collective alltoall --algo mcf --steps-try 1 >"$TMP/out" 2>"$TMP/err"
-) && grep -q '^  verified *yes' "$TMP/out" && ok ||
-	bad "default all-to-all lowering under ulimit -v 1000000" "$(head -c 400 "$TMP/err")"
+# (Not under ASan, whose shadow memory needs more address space.)
+if [ -z "$SAN" ]; then
+	(
+		ulimit -v 1000000
+		$S --topology torus:64x64 --collective alltoall --algo mcf --steps-try 1 >"$TMP/out" 2>"$TMP/err"
+	) && grep -q '^  verified *yes' "$TMP/out" && ok ||
+		bad "default all-to-all lowering under ulimit -v 1000000" "$(head -c 400 "$TMP/err")"
+fi
 
 # No progress line when stderr is not a terminal (scripts see the outcome alone).
 $S --topology torus:16x16 --collective allreduce --algo swing >"$TMP/out" 2>"$TMP/err"

@@ -318,8 +318,11 @@ if grep -q "host injection limits are modelled for built BFB schedules of exact 
 expect_exit 1 $S --topology genkautz:1024,4 --collective allreduce --algo bfb --max-memory 10MiB
 grep -q "^ofc schedule: bfb: BFB allreduce on 1024 nodes needs about [0-9.]* MiB (at least 2.1e+06 transfers), over the memory limit of 10 MiB (ofc --max-memory, ofcd --max-request-memory)" "$TMP/err" &&
 	ok || bad "BFB --max-memory refusal" "$(head -c 400 "$TMP/err")"
-expect_json 'j["verified"] and j["num_transfers"]==4412' \
-	$S --topology torus:8x8 --collective allgather --algo bfb --max-memory 10MiB --json
+# (Not under the sanitizers: the limit sits between what two ways need over
+# ofc's resident memory, which their shadow and quarantine put past it.)
+[ -n "$SAN" ] ||
+	expect_json 'j["verified"] and j["num_transfers"]==4412' \
+		$S --topology torus:8x8 --collective allgather --algo bfb --max-memory 10MiB --json
 
 # Symmetry-reduced BFB (issue 17): node 0's program and the translation
 # group, checked by symmetry, with the explicit schedule's figures.
