@@ -464,8 +464,9 @@ static void bench_dialects(const char *dir, int reps)
 }
 
 /* netconf-emu for 384 ports on loopback (SSH, the demo host key, the
- * bench's login); its known-hosts line goes to DIR/kh. */
-static int start_netconf(const char *dir, struct emu *e)
+ * bench's login; with unix, its Unix socket too); its known-hosts line
+ * goes to DIR/kh. */
+static int start_netconf(const char *dir, const char *unix_sock, struct emu *e)
 {
 	char *cred = xasprintf("%s/c.cred", dir), *kh = xasprintf("%s/kh", dir);
 	const char *argv[] = {"netconf-emu",
@@ -479,6 +480,8 @@ static int start_netconf(const char *dir, struct emu *e)
 			      cred,
 			      "--known-hosts",
 			      kh,
+			      unix_sock ? "--unix" : NULL,
+			      unix_sock,
 			      NULL};
 	int rc = start_emu(dir, argv, e);
 
@@ -743,22 +746,7 @@ static int tx_range(const struct nc_msgs *m, uint32_t *first, uint32_t *last)
 static void nc_record(const char *dir, struct fabric *f, struct strbuf *up)
 {
 	char *sock = xasprintf("%s/emu.sock", dir), *rec = xasprintf("%s/rec.sock", dir);
-	char *cred = xasprintf("%s/c.cred", dir), *kh = xasprintf("%s/kh", dir);
 	char *st = xasprintf("%s/nrec", dir), *ov = xasprintf("sw0=unix:%s", rec);
-	const char *argv[] = {"netconf-emu",
-			      "--ports",
-			      "384",
-			      "--delay-ms",
-			      "0",
-			      "--host-key",
-			      "configs/credentials/netconf-emu-host.key",
-			      "--credentials",
-			      cred,
-			      "--known-hosts",
-			      kh,
-			      "--unix",
-			      sock,
-			      NULL};
 	struct recorder r = {.emu_path = sock, .up = STRBUF_INIT};
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct emu e;
@@ -771,7 +759,7 @@ static void nc_record(const char *dir, struct fabric *f, struct strbuf *up)
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", rec);
 	r.lfd = socket(AF_UNIX, SOCK_STREAM, 0);
 	if (r.lfd < 0 || bind(r.lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(r.lfd, 1) < 0 || start_emu(dir, argv, &e) < 0 ||
+	    listen(r.lfd, 1) < 0 || start_netconf(dir, sock, &e) < 0 ||
 	    pthread_create(&r.tid, NULL, rec_main, &r) != 0) {
 		fprintf(stderr, "reconfig: cannot record the NETCONF transaction\n");
 		exit(1);
@@ -783,8 +771,6 @@ static void nc_record(const char *dir, struct fabric *f, struct strbuf *up)
 	*up = r.up;
 	free(sock);
 	free(rec);
-	free(cred);
-	free(kh);
 	free(st);
 	free(ov);
 }
@@ -867,7 +853,7 @@ static void nc_replay(const char *dir, const struct nc_msgs *m, uint32_t first, 
 	struct emu e;
 	long l;
 
-	if (start_netconf(dir, &e) < 0 || credentials_load(cpath, NULL, &cred, &err) < 0 ||
+	if (start_netconf(dir, NULL, &e) < 0 || credentials_load(cpath, NULL, &cred, &err) < 0 ||
 	    netconf_ssh_open("127.0.0.1", (unsigned)atoi(e.port), kh, &cred, NULL,
 			     now_seconds() + 10, &ssh, &ch, &err) < 0) {
 		fprintf(stderr, "reconfig: %s\n", err.msg);
@@ -944,7 +930,7 @@ static void bench_netconf(const char *dir, int reps)
 		char *st = xasprintf("%s/nst%d", dir, r);
 		char *ov;
 
-		if (start_netconf(dir, &e) < 0)
+		if (start_netconf(dir, NULL, &e) < 0)
 			exit(1);
 		rtt[r] = nc_round_trip(dir, e.port, 200);
 		ov = xasprintf("sw0=127.0.0.1:%s", e.port);
@@ -953,7 +939,7 @@ static void bench_netconf(const char *dir, int reps)
 		nc_replay(dir, &m, first, last, &per[(size_t)r * 64], got, &rawok[r], 100);
 		for (uint32_t k = 0; k < ntx; k++)
 			raw[r] += per[(size_t)r * 64 + k];
-		if (start_netconf(dir, &e) < 0)
+		if (start_netconf(dir, NULL, &e) < 0)
 			exit(1);
 		pp[r] = nc_per_pair(dir, f, e.port, &pp_rpcs);
 		stop_emu(&e);
