@@ -78,6 +78,16 @@ REPLICA_ETCD="etcd://127.0.0.1:$P1,127.0.0.1:$P2,127.0.0.1:$P3" rstart r3
 
 now_ms() { python3 -c 'import time; print(int(time.time() * 1000))'; }
 others() { for _o in r1 r2 r3; do [ "$_o" = "$1" ] || printf '%s ' "$_o"; done; }
+# until_state NAME SECS 'EXPR' [ARG]: poll NAME's state (cluster_json) until
+# the Python EXPR holds of it (j; ARG as a) or SECS pass
+until_state() {
+	_end=$(($(date +%s) + $2))
+	until cluster_json "$1" && python3 -c "import json,sys
+j = json.load(open(sys.argv[1])); a = sys.argv[2]
+sys.exit(0 if ($3) else 1)" "$TMP/$1.json" "${4:-}" || [ "$(date +%s)" -gt $_end ]; do
+		sleep 0.05
+	done
+}
 
 # check_consistent NAME WHAT: the record NAME serves equals what the switch
 # holds (its --state file), is at its own target, topology A or B, and no
@@ -214,14 +224,10 @@ wait_leader 20 r1 r2 r3
 L=$LEADER
 $OFC --socket "$TMP/$L.sock" reconfigure --topology "$nxt" >/dev/null 2>&1 &
 C=$!
-_end=$(($(date +%s) + 10))
-until cluster_json "$L" && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1])).get("transaction") else 1)' "$TMP/$L.json" ||
-	[ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+until_state "$L" 10 'j.get("transaction")'
 $OFC --socket "$TMP/$L.sock" reconfigure --topology "$Q" >"$TMP/q.out" 2>&1 &
 Q1=$!
-_end=$(($(date +%s) + 10))
-until cluster_json "$L" && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1])).get("queue") else 1)' "$TMP/$L.json" ||
-	[ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+until_state "$L" 10 'j.get("queue")'
 etcdctl --endpoints "127.0.0.1:$ETCD_C1" get --print-value-only /ofc/torus64-ocs/queue 2>/dev/null | grep -q "$Q" &&
 	ok || bad "the waiting mutation in etcd's queue"
 # a follower's state shows it, as etcd's queue holds it
@@ -242,11 +248,7 @@ wait $C $Q1 2>/dev/null
 set -- $(others "$L")
 wait_leader 20 "$@" && ok || bad "no replica took over with a queue"
 N=$LEADER
-_end=$(($(date +%s) + 20))
-until cluster_json "$N" && python3 -c 'import json,sys
-j = json.load(open(sys.argv[1]))
-sys.exit(0 if j["topology"]["spec"] == sys.argv[2] and j["at_target"] and not j.get("transaction") and not j.get("queue") else 1)' "$TMP/$N.json" "$Q" ||
-	[ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+until_state "$N" 20 'j["topology"]["spec"] == a and j["at_target"] and not j.get("transaction") and not j.get("queue")' "$Q"
 expect_json "j['topology']['spec'] == '$Q'" $OFC --socket "$TMP/$N.sock" status --json
 grep -q "the last leader's ticket [0-9]*, queued there and not started: run here" "$TMP/$N.log" && ok ||
 	bad "the new leader ran the queued mutation" "$(grep -i ticket "$TMP/$N.log" | tail -3)"
@@ -267,14 +269,10 @@ L=$LEADER
 T0=$(now_ms)
 $OFC --socket "$TMP/$L.sock" reconfigure --topology "$nxt" >"$TMP/stopped.out" 2>&1 &
 C=$!
-_end=$(($(date +%s) + 10))
-until cluster_json "$L" && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1])).get("transaction") else 1)' "$TMP/$L.json" ||
-	[ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+until_state "$L" 10 'j.get("transaction")'
 $OFC --socket "$TMP/$L.sock" reconfigure --topology "$B" >"$TMP/handed.out" 2>&1 &
 Q2=$!
-_end=$(($(date +%s) + 10))
-until cluster_json "$L" && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1])).get("queue") else 1)' "$TMP/$L.json" ||
-	[ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+until_state "$L" 10 'j.get("queue")'
 _left=$((800 - ($(now_ms) - T0)))
 [ "$_left" -gt 0 ] && sleep "$(printf '0.%03d' "$_left")"
 N0=$(wc -l <"$TMP/e.log")
@@ -282,11 +280,7 @@ replica_stop "$L" STOP
 set -- $(others "$L")
 wait_leader 20 "$@" && ok || bad "no replica took over from the stopped leader"
 N=$LEADER
-_end=$(($(date +%s) + 20))
-until cluster_json "$N" && python3 -c 'import json,sys
-j = json.load(open(sys.argv[1]))
-sys.exit(0 if j["topology"]["spec"] == sys.argv[2] and j["at_target"] and not j.get("transaction") and not j.get("queue") else 1)' "$TMP/$N.json" "$B" ||
-	[ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+until_state "$N" 20 'j["topology"]["spec"] == a and j["at_target"] and not j.get("transaction") and not j.get("queue")' "$B"
 check_consistent "$N" "after the takeover from the stopped $L"
 grep -q "the last leader's ticket [0-9]*, queued there and not started: run here" "$TMP/$N.log" && ok ||
 	bad "the new leader ran the stopped leader's queued mutation" "$(grep -i ticket "$TMP/$N.log" | tail -3)"
