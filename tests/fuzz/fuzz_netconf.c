@@ -57,23 +57,44 @@ static void data_path(struct ly_ctx *ctx, const char *xml, size_t len)
 	opsw_data_free(&d);
 }
 
+/* A <get>'s reply parsed in ctx as libnetconf2 parses one (its operation
+ * in *op, the envelope in *envp, both for reply_done): true when it parsed.
+ * libyang's log is quiet until reply_done. */
+static bool reply_parse(struct ly_ctx *ctx, const char *xml, struct lyd_node **op,
+			struct lyd_node **envp, struct ly_in **in)
+{
+	const struct lys_module *nc = ly_ctx_get_module_implemented(ctx, "ietf-netconf");
+	static uint32_t quiet = LY_LOSTORE_LAST;
+
+	*op = *envp = NULL;
+	*in = NULL;
+	if (!nc || lyd_new_inner(NULL, nc, "get", 0, op) != LY_SUCCESS)
+		abort();
+	quiet = LY_LOSTORE_LAST;
+	ly_temp_log_options(&quiet);
+	return ly_in_new_memory(xml, in) == LY_SUCCESS &&
+	       lyd_parse_op(NULL, *op, *in, LYD_XML, LYD_TYPE_REPLY_NETCONF, envp, NULL) ==
+		   LY_SUCCESS;
+}
+
+static void reply_done(struct lyd_node *op, struct lyd_node *envp, struct ly_in *in)
+{
+	ly_temp_log_options(NULL);
+	ly_in_free(in, 0);
+	lyd_free_all(envp);
+	lyd_free_all(op);
+}
+
 /* What the driver does with a reply libnetconf2 received. */
 static void reply_path(struct ly_ctx *session, struct ly_ctx *model, const char *xml)
 {
-	const struct lys_module *nc = ly_ctx_get_module_implemented(session, "ietf-netconf");
-	struct lyd_node *op = NULL, *envp = NULL;
+	struct lyd_node *op, *envp;
 	struct netconf_rpc_error re;
 	struct ofc_error err = {0};
-	struct ly_in *in = NULL;
+	struct ly_in *in;
 	char *got = NULL;
-	uint32_t quiet = LY_LOSTORE_LAST;
 
-	if (!nc || lyd_new_inner(NULL, nc, "get", 0, &op) != LY_SUCCESS)
-		abort();
-	ly_temp_log_options(&quiet);
-	if (ly_in_new_memory(xml, &in) == LY_SUCCESS &&
-	    lyd_parse_op(NULL, op, in, LYD_XML, LYD_TYPE_REPLY_NETCONF, &envp, NULL) ==
-		LY_SUCCESS) {
+	if (reply_parse(session, xml, &op, &envp, &in)) {
 		int rc = netconf_reply_take(envp, op, &got, &re, &err);
 
 		if (rc < 0 && !err.msg[0])
@@ -95,11 +116,8 @@ static void reply_path(struct ly_ctx *session, struct ly_ctx *model, const char 
 			opsw_data_free(&a);
 		}
 	}
-	ly_temp_log_options(NULL);
 	free(got);
-	ly_in_free(in, 0);
-	lyd_free_all(envp);
-	lyd_free_all(op);
+	reply_done(op, envp, in);
 }
 
 /* The driver's path since the session holds the model (check_caps): the
@@ -107,20 +125,13 @@ static void reply_path(struct ly_ctx *session, struct ly_ctx *model, const char 
  * the tree as it is: what is taken is a state an 8x8 switch can hold. */
 static void reply_tree_path(struct ly_ctx *typed, const char *xml)
 {
-	const struct lys_module *nc = ly_ctx_get_module_implemented(typed, "ietf-netconf");
-	struct lyd_node *op = NULL, *envp = NULL;
+	struct lyd_node *op, *envp;
 	const struct lyd_node *tree;
 	struct netconf_rpc_error re;
 	struct ofc_error err = {0};
-	struct ly_in *in = NULL;
-	uint32_t quiet = LY_LOSTORE_LAST;
+	struct ly_in *in;
 
-	if (!nc || lyd_new_inner(NULL, nc, "get", 0, &op) != LY_SUCCESS)
-		abort();
-	ly_temp_log_options(&quiet);
-	if (ly_in_new_memory(xml, &in) == LY_SUCCESS &&
-	    lyd_parse_op(NULL, op, in, LYD_XML, LYD_TYPE_REPLY_NETCONF, &envp, NULL) ==
-		LY_SUCCESS &&
+	if (reply_parse(typed, xml, &op, &envp, &in) &&
 	    netconf_reply_data(envp, op, &tree, &re, &err) == 0) {
 		struct opsw_data a;
 
@@ -131,10 +142,7 @@ static void reply_tree_path(struct ly_ctx *typed, const char *xml)
 			abort();
 		opsw_data_free(&a);
 	}
-	ly_temp_log_options(NULL);
-	ly_in_free(in, 0);
-	lyd_free_all(envp);
-	lyd_free_all(op);
+	reply_done(op, envp, in);
 }
 
 static void caps_path(const char *text)
