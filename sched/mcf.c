@@ -2781,6 +2781,171 @@ static bool repair_first(const struct graph *g, const struct mcf_opts *o, bool h
 	return true;
 }
 
+/* The automorphisms the mirrored master uses (AUTO where no translation
+ * applies, or MIRRORED asked for): *method becomes MIRRORED when some are
+ * left, COLGEN when none is (r->note says why), grp the group. */
+static void mcf_group(const struct graph *g, const struct mcf_opts *o, double t0,
+		      enum mcf_method *methodp, struct graph_group *grp0, struct mcf_result *r)
+{
+	enum mcf_method method = *methodp;
+	struct graph_group grp = {0};
+
+	/* The group listed element by element: within 64 MiB, and
+	 * within the solve's time limit (a subgroup found by then
+	 * mirrors as well, only into more classes). */
+	uint64_t cap = (16u << 20) / ((uint64_t)g->n + g->m);
+	struct ofc_clock clk = {.start = t0};
+	uint32_t found;
+
+	if (o->time_limit > 0) {
+		clk.deadline = t0 + o->time_limit;
+		clk.limit = o->time_limit;
+	}
+	graph_automorphisms(g, cap > 65536 ? 65536 : (uint32_t)cap, &clk, &grp);
+	found = grp.order;
+	if (o->capacity)
+		group_keep(&grp, keeps_capacity, o->capacity);
+	uint32_t by_cap = grp.order;
+	/* A demand matrix keeps the elements it is alike under; past
+	 * 2^28 pair checks none (plain column generation). */
+	if (o->demand && (double)grp.order * g->n * g->n > (double)(1u << 28))
+		grp.order = 1;
+	if (o->demand && grp.order > 1)
+		group_keep(&grp, keeps_demand, o->demand);
+	/* ... and only where it saves most sources: a mirrored solution
+	 * spreads a pair over its images' paths (the paths lowering then
+	 * keeps d of more), which a few classes saved do not repay
+	 * (torus:4x4 with 0 <-> 5 alone: 4 automorphisms, 9 classes of 16,
+	 * theta 1/65.5 lowered where the plain master's is 1/45). */
+	uint32_t kept = grp.order;
+	if (o->demand && grp.order > 1 && grp.norbits * 4 > g->n)
+		grp.order = 1;
+	if (grp.order < found) {
+		size_t len = strlen(r->note);
+
+		snprintf(r->note + len, sizeof(r->note) - len, "%s%s %u of %u automorphisms%s%s",
+			 len ? "; " : "",
+			 by_cap < found && kept < by_cap ? "capacities and the demand matrix keep"
+			 : by_cap < found		 ? "capacities keep"
+							 : "the demand matrix keeps",
+			 kept, found, kept > grp.order ? ", too few to mirror" : "",
+			 grp.order > 1 ? "" : ": plain column generation");
+	}
+	if (grp.order > 1) {
+		method = MCF_MIRRORED;
+	} else if (method == MCF_MIRRORED) {
+		/* One orbit per node and per arc: the same LP as plain
+		 * column generation, which solves it several times faster
+		 * (torus:8x8 less eight links: 2 s, not 15 s; the
+		 * mirrored warm start prices every source MW_ROUNDS
+		 * times). */
+		size_t len = strlen(r->note);
+
+		method = MCF_COLGEN;
+		if (found <= 1) /* else the note above says so */
+			snprintf(r->note + len, sizeof(r->note) - len,
+				 "%sthe automorphism group is trivial: plain column "
+				 "generation",
+				 len ? "; " : "");
+	}
+	r->group_order = grp.order;
+	*methodp = method;
+	*grp0 = grp;
+}
+
+/* Column generation (SYMMETRIC, MIRRORED or COLGEN), its warm start, routes
+ * and kept solution; the repair's flow (rp, when tried) taken when better. */
+static int colgen_solve(const struct graph *g, const struct mcf_opts *o, enum mcf_method method,
+			struct graph_group *grp, double inj, const double *injs, double t0,
+			struct mcf_repair *rp, struct mcf_result *r, struct ofc_error *err)
+{
+	struct cg c = {0};
+	int rc;
+
+	r->symmetric = method == MCF_SYMMETRIC;
+	if (r->symmetric)
+		r->group_order = g->n;
+	cg_setup(&c, g, o->steps, method, grp, o->threads, o->nic_forwarding ? 0 : inj,
+		 o->nic_forwarding ? NULL : injs, o->capacity);
+	c.cancel = o->cancel;
+	c.demand = o->demand;
+	c.solver = lp_solver_or(o->lp_solver, mcf_default_solver(g, method));
+	r->lp_solver = c.solver;
+	r->classes = c.nsrc;
+	r->rows = c.rows_per_slot;
+	/* A warm start: fluid, link rows only, the same nodes. */
+	bool fluid_links = !o->steps && !c.node_row;
+	if (o->warm && fluid_links && o->warm->n == g->n) {
+		c.warm = o->warm;
+		/* A degraded graph keeps few symmetries, so its master has
+		 * many classes, as a plain one: lp_solve's default scaling
+		 * solves those steadiest (genkautz:256,4 less one arc: 5
+		 * masters in 20 s against none with geometric). */
+		c.scaling = LP_SCALE_DEFAULT;
+	}
+	double t1 = now_seconds(), limit = o->time_limit;
+	/* A re-plan's limit is its latency: a warm start's routes (1-2 s
+	 * on genkautz:1024,4 less one arc) come out of it. */
+	if (c.warm && o->routes)
+		limit *= 1 - ROUTES_SHARE;
+	rc = cg_run(&c, o->gap > 0 ? o->gap : 1e-9, limit > 0 ? t0 + limit : 0, r, err);
+	r->solve_seconds = now_seconds() - t1;
+	r->warm_started = c.warm != NULL;
+	r->warm_columns = c.warm_cols;
+	r->warm_bound = c.warm_bound;
+	if (rc == 0 && o->keep_warm && fluid_links) {
+		uint32_t *perm = NULL;
+
+		if (method == MCF_SYMMETRIC && o->translations_known) {
+			rc = ofc_error_set(err, OFC_E_INPUT,
+					   "a kept solution needs every translation");
+		} else {
+			if (method == MCF_SYMMETRIC) {
+				perm = xmalloc((size_t)g->n * g->n * sizeof(uint32_t));
+				mcf_translations(g, perm, o->threads);
+			}
+			r->warm = warm_export(&c, perm);
+			free(perm);
+		}
+	}
+	bool nic = inj > 0 && o->nic_forwarding; /* may yet prove it, below */
+
+	if (rc == 0 && o->routes && (r->optimal || nic || !o->routes_if_optimal)) {
+		rc = cg_routes(&c, &r->routes, err);
+		r->routes.symmetric = r->symmetric;
+		if (rc == 0 && r->symmetric && !o->translations_known) {
+			r->routes.perm = xmalloc((size_t)g->n * g->n * sizeof(uint32_t));
+			mcf_translations(g, r->routes.perm, o->threads);
+		}
+		if (rc == 0 && method == MCF_MIRRORED)
+			mirror_routes(&c, &r->routes);
+	}
+	cg_free(&c);
+	/* The repaired flow, when better than the master's. */
+	if (rc == 0 && rp->objective < r->objective * (1 - 1e-9))
+		rc = repair_take(rp, o, r, err);
+	if (rc == 0 && nic) {
+		/* NIC forwarding: a host's own N-1 shards, whatever the
+		 * routes, through its injection (and ejection) link (with
+		 * a demand matrix the most any host sends or receives). */
+		double z = (o->demand ? demand_most(g->n, o->demand) : g->n - 1) /
+			   inj; /* the slowest host's own */
+
+		if (z > r->objective) {
+			r->objective = z;
+			r->theta = 1 / z;
+		}
+		if (z > r->lower)
+			r->lower = z;
+		r->gap = r->objective / r->lower - 1;
+		if (r->objective <= r->lower * (1 + (o->gap > 0 ? o->gap : 1e-9))) {
+			r->optimal = true;
+			r->stop = MCF_STOP_OPTIMAL;
+		}
+	}
+	return rc;
+}
+
 int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result *r,
 	      struct ofc_error *err)
 {
@@ -2875,68 +3040,8 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 		method = sym ? MCF_SYMMETRIC : MCF_COLGEN;
 	}
 	struct graph_group grp = {0};
-	if (!injs && ((o->method == MCF_AUTO && method == MCF_COLGEN) || method == MCF_MIRRORED)) {
-		/* The group listed element by element: within 64 MiB, and
-		 * within the solve's time limit (a subgroup found by then
-		 * mirrors as well, only into more classes). */
-		uint64_t cap = (16u << 20) / ((uint64_t)g->n + g->m);
-		struct ofc_clock clk = {.start = t0};
-		uint32_t found;
-
-		if (o->time_limit > 0) {
-			clk.deadline = t0 + o->time_limit;
-			clk.limit = o->time_limit;
-		}
-		graph_automorphisms(g, cap > 65536 ? 65536 : (uint32_t)cap, &clk, &grp);
-		found = grp.order;
-		if (o->capacity)
-			group_keep(&grp, keeps_capacity, o->capacity);
-		uint32_t by_cap = grp.order;
-		/* A demand matrix keeps the elements it is alike under; past
-		 * 2^28 pair checks none (plain column generation). */
-		if (o->demand && (double)grp.order * g->n * g->n > (double)(1u << 28))
-			grp.order = 1;
-		if (o->demand && grp.order > 1)
-			group_keep(&grp, keeps_demand, o->demand);
-		/* ... and only where it saves most sources: a mirrored solution
-		 * spreads a pair over its images' paths (the paths lowering then
-		 * keeps d of more), which a few classes saved do not repay
-		 * (torus:4x4 with 0 <-> 5 alone: 4 automorphisms, 9 classes of 16,
-		 * theta 1/65.5 lowered where the plain master's is 1/45). */
-		uint32_t kept = grp.order;
-		if (o->demand && grp.order > 1 && grp.norbits * 4 > g->n)
-			grp.order = 1;
-		if (grp.order < found) {
-			size_t len = strlen(r->note);
-
-			snprintf(r->note + len, sizeof(r->note) - len,
-				 "%s%s %u of %u automorphisms%s%s", len ? "; " : "",
-				 by_cap < found && kept < by_cap
-				     ? "capacities and the demand matrix keep"
-				 : by_cap < found ? "capacities keep"
-						  : "the demand matrix keeps",
-				 kept, found, kept > grp.order ? ", too few to mirror" : "",
-				 grp.order > 1 ? "" : ": plain column generation");
-		}
-		if (grp.order > 1) {
-			method = MCF_MIRRORED;
-		} else if (method == MCF_MIRRORED) {
-			/* One orbit per node and per arc: the same LP as plain
-			 * column generation, which solves it several times faster
-			 * (torus:8x8 less eight links: 2 s, not 15 s; the
-			 * mirrored warm start prices every source MW_ROUNDS
-			 * times). */
-			size_t len = strlen(r->note);
-
-			method = MCF_COLGEN;
-			if (found <= 1) /* else the note above says so */
-				snprintf(r->note + len, sizeof(r->note) - len,
-					 "%sthe automorphism group is trivial: plain column "
-					 "generation",
-					 len ? "; " : "");
-		}
-		r->group_order = grp.order;
-	}
+	if (!injs && ((o->method == MCF_AUTO && method == MCF_COLGEN) || method == MCF_MIRRORED))
+		mcf_group(g, o, t0, &method, &grp, r);
 	r->method = method;
 	if (inj > 0 && (method == MCF_MASTER || method == MCF_FULL))
 		return ofc_error_set(err, OFC_E_INPUT,
@@ -2970,89 +3075,7 @@ int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result
 	} else if (repair_first(g, o, inj > 0 || injs, &rp, r, &rc, err)) {
 		/* proven by the repaired healthy flow (or cancelled) */
 	} else {
-		struct cg c = {0};
-
-		r->symmetric = method == MCF_SYMMETRIC;
-		if (r->symmetric)
-			r->group_order = g->n;
-		cg_setup(&c, g, o->steps, method, &grp, o->threads, o->nic_forwarding ? 0 : inj,
-			 o->nic_forwarding ? NULL : injs, o->capacity);
-		c.cancel = o->cancel;
-		c.demand = o->demand;
-		c.solver = lp_solver_or(o->lp_solver, mcf_default_solver(g, method));
-		r->lp_solver = c.solver;
-		r->classes = c.nsrc;
-		r->rows = c.rows_per_slot;
-		/* A warm start: fluid, link rows only, the same nodes. */
-		bool fluid_links = !o->steps && !c.node_row;
-		if (o->warm && fluid_links && o->warm->n == g->n) {
-			c.warm = o->warm;
-			/* A degraded graph keeps few symmetries, so its master has
-			 * many classes, as a plain one: lp_solve's default scaling
-			 * solves those steadiest (genkautz:256,4 less one arc: 5
-			 * masters in 20 s against none with geometric). */
-			c.scaling = LP_SCALE_DEFAULT;
-		}
-		double t1 = now_seconds(), limit = o->time_limit;
-		/* A re-plan's limit is its latency: a warm start's routes (1-2 s
-		 * on genkautz:1024,4 less one arc) come out of it. */
-		if (c.warm && o->routes)
-			limit *= 1 - ROUTES_SHARE;
-		rc = cg_run(&c, o->gap > 0 ? o->gap : 1e-9, limit > 0 ? t0 + limit : 0, r, err);
-		r->solve_seconds = now_seconds() - t1;
-		r->warm_started = c.warm != NULL;
-		r->warm_columns = c.warm_cols;
-		r->warm_bound = c.warm_bound;
-		if (rc == 0 && o->keep_warm && fluid_links) {
-			uint32_t *perm = NULL;
-
-			if (method == MCF_SYMMETRIC && o->translations_known) {
-				rc = ofc_error_set(err, OFC_E_INPUT,
-						   "a kept solution needs every translation");
-			} else {
-				if (method == MCF_SYMMETRIC) {
-					perm = xmalloc((size_t)g->n * g->n * sizeof(uint32_t));
-					mcf_translations(g, perm, o->threads);
-				}
-				r->warm = warm_export(&c, perm);
-				free(perm);
-			}
-		}
-		bool nic = inj > 0 && o->nic_forwarding; /* may yet prove it, below */
-
-		if (rc == 0 && o->routes && (r->optimal || nic || !o->routes_if_optimal)) {
-			rc = cg_routes(&c, &r->routes, err);
-			r->routes.symmetric = r->symmetric;
-			if (rc == 0 && r->symmetric && !o->translations_known) {
-				r->routes.perm = xmalloc((size_t)g->n * g->n * sizeof(uint32_t));
-				mcf_translations(g, r->routes.perm, o->threads);
-			}
-			if (rc == 0 && method == MCF_MIRRORED)
-				mirror_routes(&c, &r->routes);
-		}
-		cg_free(&c);
-		/* The repaired flow, when better than the master's. */
-		if (rc == 0 && rp.objective < r->objective * (1 - 1e-9))
-			rc = repair_take(&rp, o, r, err);
-		if (rc == 0 && nic) {
-			/* NIC forwarding: a host's own N-1 shards, whatever the
-			 * routes, through its injection (and ejection) link (with
-			 * a demand matrix the most any host sends or receives). */
-			double z = (o->demand ? demand_most(g->n, o->demand) : g->n - 1) /
-				   inj; /* the slowest host's own */
-
-			if (z > r->objective) {
-				r->objective = z;
-				r->theta = 1 / z;
-			}
-			if (z > r->lower)
-				r->lower = z;
-			r->gap = r->objective / r->lower - 1;
-			if (r->objective <= r->lower * (1 + (o->gap > 0 ? o->gap : 1e-9))) {
-				r->optimal = true;
-				r->stop = MCF_STOP_OPTIMAL;
-			}
-		}
+		rc = colgen_solve(g, o, method, &grp, inj, injs, t0, &rp, r, err);
 	}
 	if (method == MCF_MASTER || method == MCF_FULL)
 		r->optimal = true;
