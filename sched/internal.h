@@ -189,6 +189,18 @@ struct mcf_warm {
  * one (w->m + 1 entries). */
 uint32_t *mcf_warm_arc_map(const struct graph *g, const struct mcf_warm *w);
 
+/* A re-plan's stand-in (mcf.c, issue 38): the degraded graph less its lost
+ * arcs' whole orbits, solved under the kept solution's group, its flow the
+ * answer when better. Tried from min_classes classes of sources, when the
+ * orbits take at most arc_share of the arcs; column generation on the
+ * degraded graph follows when at least rest of the time limit is left.
+ * Tests lower them to try it on small graphs. */
+struct mcf_standin_tuning {
+	uint32_t min_classes;
+	double arc_share, rest;
+};
+extern struct mcf_standin_tuning mcf_standin;
+
 /* Re-planning by repair (mcf_repair.c, issue 38): the kept healthy
  * solution (opts->warm) on g, a graph less lost arcs, with the flow of a
  * region around them (radius -1: the lost arcs alone; r: every arc at a

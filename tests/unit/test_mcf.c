@@ -882,6 +882,64 @@ static void test_warm_start(void **state)
  * column generation's flow is the mended healthy trees', worse than the
  * repaired one on genkautz:64,4 less 0>63, which is then the answer, not
  * proven, within its stated bounds. */
+/* A re-plan's answer on g: routes on g's arcs, each pair's weights
+ * summing to 1, their loads the objective. */
+static void replan_checks(const struct graph *g, const struct mcf_result *w, const char *spec,
+			  const char *fail)
+{
+	uint32_t *tail = graph_arc_tails(g), n = g->n;
+	double *load = xcalloc(g->m, sizeof(double)), *sum = xcalloc((size_t)n * n, 8);
+	double most = 0;
+
+	for (size_t r = 0; r < w->routes.nroutes; r++) {
+		uint32_t v = w->routes.src[r];
+
+		for (size_t k = w->routes.off[r]; k < w->routes.off[r + 1]; k++) {
+			assert_true(w->routes.arc[k] < g->m);
+			assert_int_equal(tail[w->routes.arc[k]], v);
+			v = g->adj[w->routes.arc[k]];
+			load[w->routes.arc[k]] += w->routes.w[r];
+		}
+		assert_int_equal(v, w->routes.dst[r]);
+		sum[(size_t)w->routes.src[r] * n + w->routes.dst[r]] += w->routes.w[r];
+	}
+	for (uint32_t a = 0; a < g->m; a++)
+		most = fmax(most, load[a]);
+	for (uint32_t s = 0; s < n; s++)
+		for (uint32_t d = 0; d < n; d++)
+			assert_true(s == d || fabs(sum[(size_t)s * n + d] - 1) < 1e-9);
+	if (fabs(most - w->objective) > 1e-9 * w->objective)
+		fail_msg("%s less %s: routes load %.9f, objective %.9f", spec, fail, most,
+			 w->objective);
+	free(tail);
+	free(load);
+	free(sum);
+}
+
+/* The re-plan lowered (paths) and verified, as every MCF answer is: the
+ * schedule loads its busiest link by what the outcome says (*o: the
+ * caller frees it). */
+static void replan_lowered(const struct graph *g, const struct mcf_warm *warm, double limit,
+			   enum lp_solver sv, const char *spec, const char *fail,
+			   struct a2a_outcome *o)
+{
+	struct a2a_request q = {.algo = "mcf",
+				.lowering = "paths",
+				.mcf = {.warm = warm, .time_limit = limit, .lp_solver = sv}};
+	struct schedule s;
+	struct verify_report rep;
+	struct verify_opts vo = {.graph = g};
+	struct ofc_error err = {0};
+
+	if (a2a_build(g, &q, &s, o, &err) < 0)
+		fail_msg("%s less %s: %s", spec, fail, err.msg);
+	if (sched_verify(&s, &vo, &rep) < 0)
+		fail_msg("%s less %s: %s", spec, fail, rep.error);
+	assert_true(rep.max_total_link_load >= (1 - 1e-9) * o->mcf.objective);
+	assert_true(fabs(rep.max_total_link_load - o->max_load) <= 1e-6 * o->max_load);
+	sched_free(&s);
+}
+
 static void test_warm_repair(void **state)
 {
 	static const struct {
@@ -931,49 +989,11 @@ static void test_warm_repair(void **state)
 		} else if (!t[i].taken) {
 			assert_true(w.repair_objective > w.objective * (1 + 1e-6));
 		}
-		/* Routes on g's arcs, each pair's weights summing to 1, their
-		 * loads the objective. */
-		uint32_t *tail = graph_arc_tails(g), n = g->n;
-		double *load = xcalloc(g->m, sizeof(double)), *sum = xcalloc((size_t)n * n, 8);
-		double most = 0;
-		for (size_t r = 0; r < w.routes.nroutes; r++) {
-			uint32_t v = w.routes.src[r];
-
-			for (size_t k = w.routes.off[r]; k < w.routes.off[r + 1]; k++) {
-				assert_true(w.routes.arc[k] < g->m);
-				assert_int_equal(tail[w.routes.arc[k]], v);
-				v = g->adj[w.routes.arc[k]];
-				load[w.routes.arc[k]] += w.routes.w[r];
-			}
-			assert_int_equal(v, w.routes.dst[r]);
-			sum[(size_t)w.routes.src[r] * n + w.routes.dst[r]] += w.routes.w[r];
-		}
-		for (uint32_t a = 0; a < g->m; a++)
-			most = fmax(most, load[a]);
-		for (uint32_t s = 0; s < n; s++)
-			for (uint32_t d = 0; d < n; d++)
-				assert_true(s == d || fabs(sum[(size_t)s * n + d] - 1) < 1e-9);
-		if (fabs(most - w.objective) > 1e-9 * w.objective)
-			fail_msg("%s less %s: routes load %.9f, objective %.9f", t[i].spec,
-				 t[i].fail, most, w.objective);
-		free(tail);
-		free(load);
-		free(sum);
+		replan_checks(g, &w, t[i].spec, t[i].fail);
 		/* Lowered and verified as every MCF answer is. */
-		struct a2a_request q = {
-		    .algo = "mcf", .lowering = "paths", .mcf = {.warm = rh.warm}};
 		struct a2a_outcome o;
-		struct schedule s;
-		struct verify_report rep;
-		struct verify_opts vo = {.graph = g};
-		if (a2a_build(g, &q, &s, &o, &err) < 0)
-			fail_msg("%s less %s: %s", t[i].spec, t[i].fail, err.msg);
-		if (sched_verify(&s, &vo, &rep) < 0)
-			fail_msg("%s less %s: %s", t[i].spec, t[i].fail, rep.error);
+		replan_lowered(g, rh.warm, 0, LP_SOLVER_DEFAULT, t[i].spec, t[i].fail, &o);
 		assert_true(t[i].limit > 0 || o.mcf.repaired == t[i].taken);
-		assert_true(rep.max_total_link_load >= (1 - 1e-9) * o.mcf.objective);
-		assert_true(fabs(rep.max_total_link_load - o.max_load) <= 1e-6 * o.max_load);
-		sched_free(&s);
 		a2a_outcome_free(&o);
 		mcf_result_free(&w);
 		mcf_result_free(&cold);
@@ -981,6 +1001,83 @@ static void test_warm_repair(void **state)
 		graph_free(g);
 		graph_free(h);
 	}
+}
+
+/* The stand-in (issue 38): a re-plan on a graph whose failure broke the
+ * symmetry tries the graph less the lost arc's whole orbit under the kept
+ * solution's group (genkautz:64,4 less 0>63: 12 arcs, 5 classes of sources
+ * where the degraded graph has 36), and takes that graph's flow when it
+ * beats the degraded graph's (here the repaired flow's, with no column
+ * generation after the stand-in: its thresholds lowered; on Clp, which it
+ * is tried on). The answer is
+ * that graph's optimum, on g's arcs; the bound stays g's own (the kept
+ * lengths'), below g's optimum, which the flow is above. */
+static void test_warm_standin(void **state)
+{
+	const struct mcf_standin_tuning keep = mcf_standin;
+	struct graph *h = build("genkautz:64,4"), *g = NULL;
+	struct ofc_error err = {0};
+	struct mcf_opts oh = {.keep_warm = true, .lp_solver = LP_SOLVER_CLP};
+	struct mcf_opts oc = {.lp_solver = LP_SOLVER_CLP};
+	struct mcf_result rh, cold, cold2, w;
+	struct graph_group grp = {0};
+	(void)state;
+
+	assert_int_equal(topo_fail_links(h, "0>63", &g, &err), 0);
+	/* the orbit of 0>63 under Aut(h), by hand */
+	uint32_t a0 = UINT32_MAX, norb = 0;
+	bool *gone = xcalloc(h->m, sizeof(bool));
+	graph_automorphisms(h, 65536, NULL, &grp);
+	for (uint32_t a = h->off[0]; a < h->off[1]; a++)
+		if (h->adj[a] == 63)
+			a0 = a;
+	for (uint32_t a = 0; a < h->m; a++)
+		if (grp.arc_orbit[a] == grp.arc_orbit[a0]) {
+			gone[a] = true;
+			norb++;
+		}
+	assert_int_equal(norb, 12);
+	struct graph *g2 = topo_without_arcs(h, gone, "genkautz:64,4 less the orbit of 0>63");
+	assert_int_equal(mcf_solve(h, &oh, &rh, &err), 0);
+	assert_int_equal(mcf_solve(g, &oc, &cold, &err), 0);
+	assert_int_equal(mcf_solve(g2, &oc, &cold2, &err), 0);
+	assert_true(cold.optimal && cold2.optimal);
+	assert_true(cold2.objective > cold.objective * (1 + 1e-6));
+
+	mcf_standin = (struct mcf_standin_tuning){.min_classes = 0, .arc_share = 1, .rest = 0};
+	struct mcf_opts ow = {
+	    .routes = true, .warm = rh.warm, .time_limit = 60, .lp_solver = LP_SOLVER_CLP};
+	assert_int_equal(mcf_solve(g, &ow, &w, &err), 0);
+	if (!strstr(w.note, "orbits") || w.repaired ||
+	    fabs(w.objective - cold2.objective) > 1e-6 * cold2.objective)
+		fail_msg("%.9f (%s), the graph less the orbit %.9f, the repair %.9f", w.objective,
+			 w.note, cold2.objective, w.repair_objective);
+	assert_true(w.warm_started && !w.optimal && w.stop == MCF_STOP_TIME);
+	assert_int_equal(w.classes, cold2.classes);
+	assert_true(w.repair_objective > w.objective);
+	assert_true(w.lower == w.warm_bound && w.lower <= cold.objective * (1 + 1e-9));
+	assert_true(fabs(w.gap - (w.objective / w.lower - 1)) <= 1e-12 * (1 + w.gap));
+	replan_checks(g, &w, "genkautz:64,4", "0>63");
+	struct a2a_outcome o;
+	replan_lowered(g, rh.warm, 60, LP_SOLVER_CLP, "genkautz:64,4", "0>63", &o);
+	assert_true(fabs(o.mcf.objective - w.objective) <= 1e-9 * w.objective);
+	a2a_outcome_free(&o);
+	mcf_standin = keep;
+
+	/* Untuned, a graph of 36 classes does not try it. */
+	mcf_result_free(&w);
+	assert_int_equal(mcf_solve(g, &ow, &w, &err), 0);
+	assert_null(strstr(w.note, "orbits"));
+	assert_true(w.optimal && fabs(w.objective - cold.objective) <= 1e-6 * cold.objective);
+	mcf_result_free(&w);
+	mcf_result_free(&cold2);
+	mcf_result_free(&cold);
+	mcf_result_free(&rh);
+	graph_group_free(&grp);
+	free(gone);
+	graph_free(g2);
+	graph_free(g);
+	graph_free(h);
 }
 
 /* The repair's regions (issue 38's measurements): freeing the flow at the
@@ -1453,18 +1550,31 @@ static void test_clp(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_moore_tree_cost),  cmocka_unit_test(test_theta_targets),
-	    cmocka_unit_test(test_methods_agree),    cmocka_unit_test(test_translations),
-	    cmocka_unit_test(test_time_stepped),     cmocka_unit_test(test_mirrored),
-	    cmocka_unit_test(test_time_limit),	     cmocka_unit_test(test_bad_input),
-	    cmocka_unit_test(test_degraded),	     cmocka_unit_test(test_injection),
-	    cmocka_unit_test(test_capacities),	     cmocka_unit_test(test_capacities_lowered),
-	    cmocka_unit_test(test_warm_start),	     cmocka_unit_test(test_warm_gap),
-	    cmocka_unit_test(test_warm_repair),	     cmocka_unit_test(test_repair_radius),
-	    cmocka_unit_test(test_cancel),	     cmocka_unit_test(test_sp_balanced),
-	    cmocka_unit_test(test_route_steps),	     cmocka_unit_test(test_demand_by_hand),
-	    cmocka_unit_test(test_demand),	     cmocka_unit_test(test_demand_symmetric),
-	    cmocka_unit_test(test_demand_steps_end), cmocka_unit_test(test_clp),
+	    cmocka_unit_test(test_moore_tree_cost),
+	    cmocka_unit_test(test_theta_targets),
+	    cmocka_unit_test(test_methods_agree),
+	    cmocka_unit_test(test_translations),
+	    cmocka_unit_test(test_time_stepped),
+	    cmocka_unit_test(test_mirrored),
+	    cmocka_unit_test(test_time_limit),
+	    cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_degraded),
+	    cmocka_unit_test(test_injection),
+	    cmocka_unit_test(test_capacities),
+	    cmocka_unit_test(test_capacities_lowered),
+	    cmocka_unit_test(test_warm_start),
+	    cmocka_unit_test(test_warm_gap),
+	    cmocka_unit_test(test_warm_repair),
+	    cmocka_unit_test(test_warm_standin),
+	    cmocka_unit_test(test_repair_radius),
+	    cmocka_unit_test(test_cancel),
+	    cmocka_unit_test(test_sp_balanced),
+	    cmocka_unit_test(test_route_steps),
+	    cmocka_unit_test(test_demand_by_hand),
+	    cmocka_unit_test(test_demand),
+	    cmocka_unit_test(test_demand_symmetric),
+	    cmocka_unit_test(test_demand_steps_end),
+	    cmocka_unit_test(test_clp),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
