@@ -311,28 +311,10 @@ static const char *coll_name(enum sched_collective c)
 					   : "alltoall";
 }
 
-int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info *info,
-			 struct ofc_error *err)
+/* Collectives and transfers an MSCCL program cannot carry, refused before
+ * anything is held. */
+static int msccl_refuse(const struct schedule *s, struct ofc_error *err)
 {
-	struct mx m = {.s = s, .n = s->nodes};
-	uint32_t n = s->nodes, Q, nchan = 1;
-	uint16_t *lanes; /* per (src, dst): lanes seen, at most 64 */
-	uint32_t *nlanes;
-	bool exact;
-	int rc = -1;
-
-	memset(info, 0, sizeof(*info));
-	if (n < 2 || n > MSCCL_MAX_RANKS)
-		return ofc_error_set(err, OFC_E_INPUT, "MSCCL programs here take 2 to %u ranks",
-				     MSCCL_MAX_RANKS);
-	if (sched_has_spans(s)) { /* a send a block, as the rest */
-		struct schedule u;
-
-		sched_unspan(s, &u);
-		rc = schedule_write_msccl(&u, out, info, err);
-		sched_free(&u);
-		return rc;
-	}
 	if (s->collective == SCHED_BROADCAST || s->collective == SCHED_REDUCE)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "MSCCL programs here are allgather, reduce-scatter, allreduce "
@@ -349,217 +331,234 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 					     "program sends one link at a time",
 					     k, xfer_arcs(&s->xfers[k]));
 	}
-	Q = m.Q = pick_q(s, &exact);
-	info->chunks_per_block = Q;
-	info->exact = exact;
-	m.rk = xcalloc(n, sizeof(*m.rk));
-	lanes = xcalloc((size_t)n * n * 64 + 1, sizeof(uint16_t));
-	nlanes = xcalloc((size_t)n * n + 1, sizeof(uint32_t));
-	for (uint32_t u = 0; u < n; u++) {
-		struct rank *r = &m.rk[u];
-		uint32_t slots = 0;
+	return 0;
+}
 
-		switch (s->collective) {
-		case SCHED_ALLGATHER:
-			r->nchunks[BUF_I] = Q;
-			r->nchunks[BUF_O] = n * Q;
-			break;
-		case SCHED_ALLREDUCE:
-			r->nchunks[BUF_I] = r->nchunks[BUF_O] = n * Q;
-			break;
-		case SCHED_REDUCE_SCATTER:
-			r->nchunks[BUF_I] = r->nchunks[BUF_S] = n * Q;
-			r->nchunks[BUF_O] = Q;
-			break;
-		case SCHED_ALLTOALL:
-			r->nchunks[BUF_I] = r->nchunks[BUF_O] = n * Q;
-			r->slot = xmalloc(((size_t)n * n + 1) * sizeof(uint32_t));
-			for (size_t b = 0; b < (size_t)n * n; b++)
-				r->slot[b] = UINT32_MAX;
-			for (size_t k = 0; k < s->nxfers; k++) {
-				const struct xfer *x = &s->xfers[k];
+/* Rank u's buffers: input, output and scratch chunks, and an all-to-all's
+ * scratch slot for each block it relays. */
+static void rank_buffers(struct mx *m, uint32_t u)
+{
+	const struct schedule *s = m->s;
+	struct rank *r = &m->rk[u];
+	uint32_t n = m->n, Q = m->Q, slots = 0;
 
-				if (x->dst == u && x->block / n != u && x->block % n != u &&
-				    r->slot[x->block] == UINT32_MAX)
-					r->slot[x->block] = slots++;
-			}
-			r->nchunks[BUF_S] = slots * Q;
-			break;
-		case SCHED_BROADCAST: /* refused above */
-		case SCHED_REDUCE:
-			break;
+	switch (s->collective) {
+	case SCHED_ALLGATHER:
+		r->nchunks[BUF_I] = Q;
+		r->nchunks[BUF_O] = n * Q;
+		break;
+	case SCHED_ALLREDUCE:
+		r->nchunks[BUF_I] = r->nchunks[BUF_O] = n * Q;
+		break;
+	case SCHED_REDUCE_SCATTER:
+		r->nchunks[BUF_I] = r->nchunks[BUF_S] = n * Q;
+		r->nchunks[BUF_O] = Q;
+		break;
+	case SCHED_ALLTOALL:
+		r->nchunks[BUF_I] = r->nchunks[BUF_O] = n * Q;
+		r->slot = xmalloc(((size_t)n * n + 1) * sizeof(uint32_t));
+		for (size_t b = 0; b < (size_t)n * n; b++)
+			r->slot[b] = UINT32_MAX;
+		for (size_t k = 0; k < s->nxfers; k++) {
+			const struct xfer *x = &s->xfers[k];
+
+			if (x->dst == u && x->block / n != u && x->block % n != u &&
+			    r->slot[x->block] == UINT32_MAX)
+				r->slot[x->block] = slots++;
 		}
-		for (unsigned b = 0; b < 3; b++) {
-			r->cs[b] = xcalloc(r->nchunks[b] + 1, sizeof(struct chunk_state));
-			for (uint32_t c = 0; c < r->nchunks[b]; c++)
-				r->cs[b][c].w = (struct opref){-1, -1};
-		}
-		/* Local copies first (thread block 0 of every rank). */
-		tb_find(r, -1, -1, 0);
-		if (s->collective == SCHED_ALLREDUCE || s->collective == SCHED_REDUCE_SCATTER) {
-			unsigned dst = s->collective == SCHED_ALLREDUCE ? BUF_O : BUF_S;
-
-			for (uint32_t b = 0; b < n; b++) {
-				struct opref o = emit(&m, u, 0,
-						      (struct mop){.type = "cpy",
-								   .srcbuf = BUF_I,
-								   .srcoff = (int32_t)(b * Q),
-								   .dstbuf = dst,
-								   .dstoff = (int32_t)(b * Q),
-								   .cnt = (int32_t)Q});
-
-				note_write(&m, u, dst, b * Q, Q, o);
-			}
-		} else {
-			/* allgather: own block into the output; all-to-all: the
-			 * block a rank sends itself. */
-			uint32_t so = s->collective == SCHED_ALLGATHER ? 0 : u * Q;
-			struct opref o = emit(&m, u, 0,
-					      (struct mop){.type = "cpy",
-							   .srcbuf = BUF_I,
-							   .srcoff = (int32_t)so,
-							   .dstbuf = BUF_O,
-							   .dstoff = (int32_t)(u * Q),
-							   .cnt = (int32_t)Q});
-
-			note_write(&m, u, BUF_O, u * Q, Q, o);
-		}
+		r->nchunks[BUF_S] = slots * Q;
+		break;
+	case SCHED_BROADCAST: /* refused by msccl_refuse */
+	case SCHED_REDUCE:
+		break;
 	}
-	for (uint32_t t = 0; t < s->nsteps; t++) {
-		/* Sends read the state before the step; receives write after. */
+	for (unsigned b = 0; b < 3; b++) {
+		r->cs[b] = xcalloc(r->nchunks[b] + 1, sizeof(struct chunk_state));
+		for (uint32_t c = 0; c < r->nchunks[b]; c++)
+			r->cs[b][c].w = (struct opref){-1, -1};
+	}
+}
+
+static struct opref emit_copy(struct mx *m, uint32_t u, unsigned from, uint32_t from_off,
+			      unsigned to, uint32_t to_off)
+{
+	return emit(m, u, 0,
+		    (struct mop){.type = "cpy",
+				 .srcbuf = (uint8_t)from,
+				 .srcoff = (int32_t)from_off,
+				 .dstbuf = (uint8_t)to,
+				 .dstoff = (int32_t)to_off,
+				 .cnt = (int32_t)m->Q});
+}
+
+/* Rank u's local copies, first, in its thread block 0: a reduction's
+ * input into where it accumulates; allgather's own block into the output;
+ * all-to-all's block a rank sends itself. */
+static void local_copies(struct mx *m, uint32_t u)
+{
+	enum sched_collective c = m->s->collective;
+	uint32_t Q = m->Q;
+
+	tb_find(&m->rk[u], -1, -1, 0);
+	if (c == SCHED_ALLREDUCE || c == SCHED_REDUCE_SCATTER) {
+		unsigned dst = c == SCHED_ALLREDUCE ? BUF_O : BUF_S;
+
+		for (uint32_t b = 0; b < m->n; b++)
+			note_write(m, u, dst, b * Q, Q, emit_copy(m, u, BUF_I, b * Q, dst, b * Q));
+		return;
+	}
+	uint32_t so = c == SCHED_ALLGATHER ? 0 : u * Q;
+
+	note_write(m, u, BUF_O, u * Q, Q, emit_copy(m, u, BUF_I, so, BUF_O, u * Q));
+}
+
+/* Transfer k's send of chunks [c0, c1) of its block, on channel ch. */
+static int emit_send(struct mx *m, size_t k, int32_t ch, uint32_t c0, uint32_t c1,
+		     struct ofc_error *err)
+{
+	const struct xfer *x = &m->s->xfers[k];
+	int32_t tb = tb_find(&m->rk[x->src], x->dst, -1, ch);
+	unsigned buf;
+	uint32_t off;
+
+	if (!locate(m, x->src, x->block, &buf, &off))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "transfer %zu: rank %u sends block %u, which it never holds",
+				     k, x->src, x->block);
+	deps_read(m, x->src, buf, off + c0, c1 - c0);
+	struct opref o = emit(m, x->src, tb,
+			      (struct mop){.type = "s",
+					   .srcbuf = (uint8_t)buf,
+					   .srcoff = (int32_t)(off + c0),
+					   .dstbuf = BUF_O,
+					   .dstoff = -1,
+					   .cnt = (int32_t)(c1 - c0)});
+
+	note_read(m, x->src, buf, off + c0, c1 - c0, o);
+	return 0;
+}
+
+/* Transfer k's receive (and reduction, rrc) of chunks [c0, c1). */
+static int emit_recv(struct mx *m, size_t k, int32_t ch, uint32_t c0, uint32_t c1,
+		     struct ofc_error *err)
+{
+	const struct xfer *x = &m->s->xfers[k];
+	int32_t tb = tb_find(&m->rk[x->dst], -1, x->src, ch);
+	bool red = xfer_op(x) == XFER_REDUCE;
+	unsigned buf;
+	uint32_t off;
+
+	(void)locate(m, x->dst, x->block, &buf, &off);
+	if (buf == BUF_I && m->s->collective == SCHED_ALLGATHER) {
+		buf = BUF_O; /* its own block back: a duplicate */
+		off = x->dst * m->Q;
+	} else if (buf == BUF_I) {
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "transfer %zu sends rank %u its own data back", k, x->dst);
+	}
+	deps_write(m, x->dst, buf, off + c0, c1 - c0);
+	struct opref o = emit(m, x->dst, tb,
+			      (struct mop){.type = "r",
+					   .srcbuf = (uint8_t)buf,
+					   .srcoff = red ? (int32_t)(off + c0) : -1,
+					   .dstbuf = (uint8_t)buf,
+					   .dstoff = (int32_t)(off + c0),
+					   .cnt = (int32_t)(c1 - c0)});
+	struct mop *p = &m->rk[x->dst].tb[o.tb].ops[o.idx];
+
+	if (red)
+		memcpy(p->type, "rrc", 4);
+	else
+		p->srcbuf = BUF_I;
+	note_write(m, x->dst, buf, off + c0, c1 - c0, o);
+	return 0;
+}
+
+/* Every step's transfers: sends read the state before the step, receives
+ * write after it. *nchan grows to the channels used; lanes (64 per pair of
+ * ranks) and nlanes number each pair's ports. */
+static int emit_transfers(struct mx *m, uint16_t *lanes, uint32_t *nlanes, uint32_t *nchan,
+			  struct ofc_error *err)
+{
+	const struct schedule *s = m->s;
+	uint32_t n = m->n, Q = m->Q;
+
+	for (uint32_t t = 0; t < s->nsteps; t++)
 		for (int phase = 0; phase < 2; phase++)
 			for (size_t k = s->step_start[t]; k < s->step_start[t + 1]; k++) {
 				const struct xfer *x = &s->xfers[k];
 				size_t pair = (size_t)x->src * n + x->dst;
 				uint32_t c0 = quant(x->offset, Q);
 				uint32_t c1 = quant((uint64_t)x->offset + x->length, Q);
-				int32_t ch;
-				unsigned buf;
-				uint32_t off;
 
-				if (x->src >= n || x->dst >= n || x->src == x->dst) {
-					ofc_error_set(err, OFC_E_INPUT,
-						      "transfer %zu is not between two ranks", k);
-					goto out;
-				}
+				if (x->src >= n || x->dst >= n || x->src == x->dst)
+					return ofc_error_set(
+					    err, OFC_E_INPUT,
+					    "transfer %zu is not between two ranks", k);
 				/* Chunks past the block would be past the buffer
 				 * for the last one (a file's offset and length
 				 * are each within [0, 1], not their sum). */
-				if ((uint64_t)x->offset + x->length > SCHED_ONE) {
-					ofc_error_set(err, OFC_E_INPUT,
-						      "transfer %zu ends past its block", k);
-					goto out;
-				}
-				if (nlanes[pair] >= 64 && x->lane != SCHED_NO_LANE) {
-					ofc_error_set(err, OFC_E_INPUT,
-						      "more than 64 ports from %u to %u", x->src,
-						      x->dst);
-					goto out;
-				}
-				ch = channel_of(s, x, lanes + pair * 64, &nlanes[pair]);
-				nchan = (uint32_t)ch + 1 > nchan ? (uint32_t)ch + 1 : nchan;
+				if ((uint64_t)x->offset + x->length > SCHED_ONE)
+					return ofc_error_set(err, OFC_E_INPUT,
+							     "transfer %zu ends past its block", k);
+				if (nlanes[pair] >= 64 && x->lane != SCHED_NO_LANE)
+					return ofc_error_set(err, OFC_E_INPUT,
+							     "more than 64 ports from %u to %u",
+							     x->src, x->dst);
+				int32_t ch = channel_of(s, x, lanes + pair * 64, &nlanes[pair]);
+
+				if ((uint32_t)ch + 1 > *nchan)
+					*nchan = (uint32_t)ch + 1;
 				if (c1 <= c0)
 					continue; /* rounded away */
-				if (phase == 0) {
-					struct opref o;
-					int32_t tb = tb_find(&m.rk[x->src], x->dst, -1, ch);
+				int rc = phase == 0 ? emit_send(m, k, ch, c0, c1, err)
+						    : emit_recv(m, k, ch, c0, c1, err);
 
-					if (!locate(&m, x->src, x->block, &buf, &off)) {
-						ofc_error_set(err, OFC_E_INPUT,
-							      "transfer %zu: rank %u sends block "
-							      "%u, which it never holds",
-							      k, x->src, x->block);
-						goto out;
-					}
-					deps_read(&m, x->src, buf, off + c0, c1 - c0);
-					o = emit(&m, x->src, tb,
-						 (struct mop){.type = "s",
-							      .srcbuf = (uint8_t)buf,
-							      .srcoff = (int32_t)(off + c0),
-							      .dstbuf = BUF_O,
-							      .dstoff = -1,
-							      .cnt = (int32_t)(c1 - c0)});
-					note_read(&m, x->src, buf, off + c0, c1 - c0, o);
-				} else {
-					struct opref o;
-					int32_t tb = tb_find(&m.rk[x->dst], -1, x->src, ch);
-					bool red = xfer_op(x) == XFER_REDUCE;
-
-					(void)locate(&m, x->dst, x->block, &buf, &off);
-					if (buf == BUF_I && s->collective == SCHED_ALLGATHER) {
-						buf = BUF_O; /* its own block back: a duplicate */
-						off = x->dst * Q;
-					} else if (buf == BUF_I) {
-						ofc_error_set(err, OFC_E_INPUT,
-							      "transfer %zu sends rank %u its own "
-							      "data back",
-							      k, x->dst);
-						goto out;
-					}
-					deps_write(&m, x->dst, buf, off + c0, c1 - c0);
-					o = emit(
-					    &m, x->dst, tb,
-					    (struct mop){.type = "r",
-							 .srcbuf = (uint8_t)buf,
-							 .srcoff = red ? (int32_t)(off + c0) : -1,
-							 .dstbuf = (uint8_t)buf,
-							 .dstoff = (int32_t)(off + c0),
-							 .cnt = (int32_t)(c1 - c0)});
-					if (red) {
-						struct mop *p = &m.rk[x->dst].tb[o.tb].ops[o.idx];
-
-						memcpy(p->type, "rrc", 4);
-					} else {
-						m.rk[x->dst].tb[o.tb].ops[o.idx].srcbuf = BUF_I;
-					}
-					note_write(&m, x->dst, buf, off + c0, c1 - c0, o);
-				}
+				if (rc < 0)
+					return -1;
 			}
-	}
-	/* reduce-scatter: the rank's shard from scratch into the output. */
-	if (s->collective == SCHED_REDUCE_SCATTER)
-		for (uint32_t u = 0; u < n; u++) {
-			deps_write(&m, u, BUF_S, u * Q, Q);
-			emit(&m, u, 0,
-			     (struct mop){.type = "cpy",
-					  .srcbuf = BUF_S,
-					  .srcoff = (int32_t)(u * Q),
-					  .dstbuf = BUF_O,
-					  .dstoff = 0,
-					  .cnt = (int32_t)Q});
-		}
-	for (uint32_t u = 0; u < n; u++) {
-		struct rank *r = &m.rk[u];
+	return 0;
+}
 
-		if (r->ntb > MSCCL_MAX_TBS) {
-			ofc_error_set(err, OFC_E_INPUT,
-				      "rank %u needs %u thread blocks, over MSCCL's %u", u, r->ntb,
-				      MSCCL_MAX_TBS);
-			goto out;
-		}
+/* MSCCL's limits on thread blocks, their operations and counts; the
+ * program's size into info. */
+static int check_limits(const struct mx *m, struct msccl_info *info, struct ofc_error *err)
+{
+	for (uint32_t u = 0; u < m->n; u++) {
+		const struct rank *r = &m->rk[u];
+
+		if (r->ntb > MSCCL_MAX_TBS)
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "rank %u needs %u thread blocks, over MSCCL's %u", u,
+					     r->ntb, MSCCL_MAX_TBS);
 		for (uint32_t i = 0; i < r->ntb; i++) {
-			if (r->tb[i].nops > MSCCL_MAX_STEPS) {
-				ofc_error_set(
+			if (r->tb[i].nops > MSCCL_MAX_STEPS)
+				return ofc_error_set(
 				    err, OFC_E_INPUT,
 				    "rank %u, thread block %u has %zu operations, over "
 				    "MSCCL's %u (fewer --chunks, or a schedule with fewer "
 				    "transfers per link)",
 				    u, i, r->tb[i].nops, MSCCL_MAX_STEPS);
-				goto out;
-			}
 			for (size_t j = 0; j < r->tb[i].nops; j++)
-				if ((uint32_t)r->tb[i].ops[j].cnt >= MSCCL_MAX_COUNT) {
-					ofc_error_set(err, OFC_E_INPUT,
-						      "an operation of %d chunks: MSCCL takes "
-						      "fewer than %u",
-						      r->tb[i].ops[j].cnt, MSCCL_MAX_COUNT);
-					goto out;
-				}
+				if ((uint32_t)r->tb[i].ops[j].cnt >= MSCCL_MAX_COUNT)
+					return ofc_error_set(
+					    err, OFC_E_INPUT,
+					    "an operation of %d chunks: MSCCL takes "
+					    "fewer than %u",
+					    r->tb[i].ops[j].cnt, MSCCL_MAX_COUNT);
 			info->thread_blocks += r->tb[i].nops ? 1 : 0;
 			info->operations += r->tb[i].nops;
 		}
 	}
-	info->channels = nchan;
+	return 0;
+}
+
+static int write_xml(const struct mx *m, FILE *out, bool exact, uint32_t nchan,
+		     struct ofc_error *err)
+{
+	const struct schedule *s = m->s;
+	uint32_t n = m->n, Q = m->Q;
+
 	fprintf(out, "<!-- ofc: %s %s on %s, %u ranks, %u steps; %u chunks per block (%s) -->\n",
 		s->algorithm, sched_collective_name(s->collective),
 		s->topology[0] ? s->topology : "?", n, s->nsteps, Q,
@@ -571,7 +570,7 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 		s->algorithm, sched_collective_name(s->collective), nchan, n * Q, n,
 		coll_name(s->collective), (unsigned long long)MSCCL_MAX_BYTES);
 	for (uint32_t u = 0; u < n; u++) {
-		struct rank *r = &m.rk[u];
+		const struct rank *r = &m->rk[u];
 
 		fprintf(out, "  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"%u\" s_chunks=\"%u\">\n",
 			u, r->nchunks[BUF_I], r->nchunks[BUF_O], r->nchunks[BUF_S]);
@@ -596,10 +595,13 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 		fprintf(out, "  </gpu>\n");
 	}
 	fprintf(out, "</algo>\n");
-	rc = ferror(out) ? ofc_error_set(err, OFC_E_RUNTIME, "short write") : 0;
-out:
-	for (uint32_t u = 0; u < n; u++) {
-		struct rank *r = &m.rk[u];
+	return ferror(out) ? ofc_error_set(err, OFC_E_RUNTIME, "short write") : 0;
+}
+
+static void mx_free(struct mx *m)
+{
+	for (uint32_t u = 0; u < m->n && m->rk; u++) {
+		struct rank *r = &m->rk[u];
 
 		for (uint32_t i = 0; i < r->ntb; i++)
 			free(r->tb[i].ops);
@@ -611,8 +613,58 @@ out:
 		free(r->tb);
 		free(r->slot);
 	}
-	free(m.rk);
-	free(m.dep);
+	free(m->rk);
+	free(m->dep);
+}
+
+int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info *info,
+			 struct ofc_error *err)
+{
+	struct mx m = {.s = s, .n = s->nodes};
+	uint32_t n = s->nodes, nchan = 1;
+	bool exact;
+	int rc = -1;
+
+	memset(info, 0, sizeof(*info));
+	if (n < 2 || n > MSCCL_MAX_RANKS)
+		return ofc_error_set(err, OFC_E_INPUT, "MSCCL programs here take 2 to %u ranks",
+				     MSCCL_MAX_RANKS);
+	if (sched_has_spans(s)) { /* a send a block, as the rest */
+		struct schedule u;
+
+		sched_unspan(s, &u);
+		rc = schedule_write_msccl(&u, out, info, err);
+		sched_free(&u);
+		return rc;
+	}
+	if (msccl_refuse(s, err) < 0)
+		return -1;
+	m.Q = pick_q(s, &exact);
+	info->chunks_per_block = m.Q;
+	info->exact = exact;
+	m.rk = xcalloc(n, sizeof(*m.rk));
+	/* per (src, dst): lanes seen, at most 64 */
+	uint16_t *lanes = xcalloc((size_t)n * n * 64 + 1, sizeof(uint16_t));
+	uint32_t *nlanes = xcalloc((size_t)n * n + 1, sizeof(uint32_t));
+
+	for (uint32_t u = 0; u < n; u++) {
+		rank_buffers(&m, u);
+		local_copies(&m, u);
+	}
+	if (emit_transfers(&m, lanes, nlanes, &nchan, err) < 0)
+		goto out;
+	/* reduce-scatter: the rank's shard from scratch into the output. */
+	if (s->collective == SCHED_REDUCE_SCATTER)
+		for (uint32_t u = 0; u < n; u++) {
+			deps_write(&m, u, BUF_S, u * m.Q, m.Q);
+			emit_copy(&m, u, BUF_S, u * m.Q, BUF_O, 0);
+		}
+	if (check_limits(&m, info, err) < 0)
+		goto out;
+	info->channels = nchan;
+	rc = write_xml(&m, out, exact, nchan, err);
+out:
+	mx_free(&m);
 	free(lanes);
 	free(nlanes);
 	return rc;
