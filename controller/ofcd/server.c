@@ -791,127 +791,190 @@ static const char *held_topology(const struct ofcd *d, const char *name)
 	return NULL;
 }
 
-static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g)
+/* Answer a request a check refuses: true. */
+static bool refused(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
+    OFC_PRINTF(4, 5);
+static bool refused(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
 {
-	struct ofcd *d = c->d;
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	reply(c, id, st, "%s", msg);
+	return true;
+}
+
+/* What a GetSchedule asks for, once checked. */
+struct sched_ask {
 	enum sched_collective coll;
-	struct job *j;
+	const struct partition *part; /* a configured partition's topology */
+	const char *held_spec;	      /* a held partition's last committed spec */
+};
+
+/* The collective and the algorithm; true when refused. */
+static bool bad_algorithm(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
+			  struct sched_ask *a)
+{
+	const char *path = c->d->cfg->path;
 
 	if (!g->collective || !*g->collective)
-		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-			     "get_schedule needs a collective (allgather, reduce-scatter, "
-			     "allreduce, alltoall)");
+		return refused(c, id, OFC__V1__STATUS__STATUS_INVALID,
+			       "get_schedule needs a collective (allgather, reduce-scatter, "
+			       "allreduce, alltoall)");
 	/* broadcast and reduce: the fluid engine's, on a server fabric. */
 	if (strcmp(g->collective, "broadcast") == 0)
-		coll = SCHED_BROADCAST;
+		a->coll = SCHED_BROADCAST;
 	else if (strcmp(g->collective, "reduce") == 0)
-		coll = SCHED_REDUCE;
-	else if (sched_collective_parse(g->collective, &coll) < 0)
-		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-			     "unknown collective '%.64s' (allgather, reduce-scatter, allreduce, "
-			     "alltoall)",
-			     g->collective);
+		a->coll = SCHED_REDUCE;
+	else if (sched_collective_parse(g->collective, &a->coll) < 0)
+		return refused(c, id, OFC__V1__STATUS__STATUS_INVALID,
+			       "unknown collective '%.64s' (allgather, reduce-scatter, allreduce, "
+			       "alltoall)",
+			       g->collective);
 	if (g->algorithm && *g->algorithm && algorithm_cli_only(g->algorithm))
-		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-			     "%.64s compares algorithms ('ofc schedule %s --collective %s --algo "
-			     "%.64s'); ask for one of them",
-			     g->algorithm, d->cfg->path, g->collective, g->algorithm);
+		return refused(c, id, OFC__V1__STATUS__STATUS_INVALID,
+			       "%.64s compares algorithms ('ofc schedule %s --collective %s --algo "
+			       "%.64s'); ask for one of them",
+			       g->algorithm, path, g->collective, g->algorithm);
 	if (g->algorithm && *g->algorithm && !schedule_algorithm_known(g->algorithm))
-		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-			     "unknown algorithm '%.64s' (bfb, bfb-lp, expansion, ring, bidir-ring, "
-			     "recursive, torus-rings; swing, recursive-doubling, bucket; mcf, "
-			     "direct, sp-balanced; on a WDM ring optree, ring, ne, onestage)",
-			     g->algorithm);
+		return refused(
+		    c, id, OFC__V1__STATUS__STATUS_INVALID,
+		    "unknown algorithm '%.64s' (bfb, bfb-lp, expansion, ring, bidir-ring, "
+		    "recursive, torus-rings; swing, recursive-doubling, bucket; mcf, "
+		    "direct, sp-balanced; on a WDM ring optree, ring, ne, onestage)",
+		    g->algorithm);
+	return false;
+}
+
+/* The topology: the request's, a partition's (held at run time or
+ * configured), else the fabric's; true when refused. */
+static bool bad_topology(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
+			 struct sched_ask *a)
+{
+	const struct fabric *f = c->d->cfg->f;
+
 	if (g->topology && strlen(g->topology) > topo_spec_max(g->topology))
-		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-			     "topology spec longer than %zu characters",
-			     topo_spec_max(g->topology));
-	const struct partition *part = NULL;
-	const char *held_spec =
-	    g->partition && *g->partition && !g->topology ? held_topology(d, g->partition) : NULL;
-	if (g->partition && *g->partition && !held_spec) {
-		part = fabric_find_partition(d->cfg->f, g->partition);
-		if (!part)
-			return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-				     "fabric '%s' has no partition '%.64s'", d->cfg->f->name,
-				     g->partition);
-		if (g->topology && *g->topology)
-			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-				     "give a partition or a topology, not both");
-		if (!part->topology.present)
-			return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-				     "partition '%s' has no topology", part->name);
-	}
+		return refused(c, id, OFC__V1__STATUS__STATUS_INVALID,
+			       "topology spec longer than %zu characters",
+			       topo_spec_max(g->topology));
+	if (!g->partition || !*g->partition)
+		return false;
+	a->held_spec = !g->topology ? held_topology(c->d, g->partition) : NULL;
+	if (a->held_spec)
+		return false;
+	a->part = fabric_find_partition(f, g->partition);
+	if (!a->part)
+		return refused(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+			       "fabric '%s' has no partition '%.64s'", f->name, g->partition);
+	if (g->topology && *g->topology)
+		return refused(c, id, OFC__V1__STATUS__STATUS_INVALID,
+			       "give a partition or a topology, not both");
+	if (!a->part->topology.present)
+		return refused(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+			       "partition '%s' has no topology", a->part->name);
+	return false;
+}
+
+/* Chunks and the all-to-all's lowering; true when refused. */
+static bool bad_options(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
+			const struct sched_ask *a)
+{
 	if (g->has_chunks && g->chunks > 1000000)
-		return reply(c, id, OFC__V1__STATUS__STATUS_INVALID, "chunks must be 0..1000000");
-	if (g->lowering && *g->lowering) {
-		if (strcmp(g->lowering, "steps") && strcmp(g->lowering, "paths") &&
-		    strcmp(g->lowering, "single"))
-			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-				     "unknown lowering '%.64s' (steps, paths, single)",
-				     g->lowering);
-		if (coll != SCHED_ALLTOALL)
-			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-				     "lowering is the all-to-all MCF's: not for %s", g->collective);
-		if ((g->algorithm && strcmp(g->algorithm, "fluid") == 0) ||
-		    ((!g->algorithm || !*g->algorithm) && !part &&
-		     (!g->topology || !*g->topology) && schedule_fluid_fabric(d->cfg->f)))
-			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-				     "lowering is the all-to-all MCF's: the fluid engine has none");
-	}
-	if (!part && (!g->topology || !*g->topology) && !d->cfg->f->graph && !d->cfg->f->nrings &&
-	    !schedule_fluid_fabric(d->cfg->f))
-		return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-			     "fabric '%s' has no topology: ask for one with topology",
-			     d->cfg->f->name);
-	if (!part && (!g->topology || !*g->topology) && d->cfg->no_schedule)
-		return reply(c, id, OFC__V1__STATUS__STATUS_FAILED, "%s", d->cfg->no_schedule);
+		return refused(c, id, OFC__V1__STATUS__STATUS_INVALID, "chunks must be 0..1000000");
+	if (!g->lowering || !*g->lowering)
+		return false;
+	if (strcmp(g->lowering, "steps") && strcmp(g->lowering, "paths") &&
+	    strcmp(g->lowering, "single"))
+		return refused(c, id, OFC__V1__STATUS__STATUS_INVALID,
+			       "unknown lowering '%.64s' (steps, paths, single)", g->lowering);
+	if (a->coll != SCHED_ALLTOALL)
+		return refused(c, id, OFC__V1__STATUS__STATUS_INVALID,
+			       "lowering is the all-to-all MCF's: not for %s", g->collective);
+	if ((g->algorithm && strcmp(g->algorithm, "fluid") == 0) ||
+	    ((!g->algorithm || !*g->algorithm) && !a->part && (!g->topology || !*g->topology) &&
+	     schedule_fluid_fabric(c->d->cfg->f)))
+		return refused(c, id, OFC__V1__STATUS__STATUS_INVALID,
+			       "lowering is the all-to-all MCF's: the fluid engine has none");
+	return false;
+}
+
+/* Whether the fabric's own topology can be scheduled now, when the request
+ * names none; true when refused. */
+static bool fabric_unready(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
+			   const struct sched_ask *a)
+{
+	const struct ofcd *d = c->d;
+	bool own = !a->part && (!g->topology || !*g->topology);
+
+	if (own && !d->cfg->f->graph && !d->cfg->f->nrings && !schedule_fluid_fabric(d->cfg->f))
+		return refused(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+			       "fabric '%s' has no topology: ask for one with topology",
+			       d->cfg->f->name);
+	if (own && d->cfg->no_schedule)
+		return refused(c, id, OFC__V1__STATUS__STATUS_FAILED, "%s", d->cfg->no_schedule);
 	if (d->stopping)
-		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	/* The workload's schedule: being computed (say so, never block on it
-	 * nor compute it a second time beside the planner), or kept. */
-	bool workload = is_workload(d, g, coll);
-	if (workload && d->planner && d->planner->cfg == d->cfg)
-		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
-			     "the workload's %s schedule is being computed (started %.0f s ago); "
-			     "ask again after the schedule re-planned event (ofc --socket PATH "
-			     "watch)",
-			     g->collective, (double)(unix_ms() - d->planner->since_ms) / 1000);
-	if (workload && atomic_load_explicit(&d->cfg->planned, memory_order_acquire) &&
-	    d->cfg->plan) {
-		if (g->has_summary_only && g->summary_only)
-			return answer_plan(c, id, d->cfg);
-		if (!d->cfg->plan_full)
-			return reply(c, id, OFC__V1__STATUS__STATUS_FAILED, "%s",
-				     d->cfg->plan_full_why ? d->cfg->plan_full_why
-							   : "the workload's schedule is not kept");
-		return answer_full(c, id, d->cfg);
-	}
-	if (d->sched_pending >= MAX_SCHEDULES)
-		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u schedules are being computed; try again shortly",
-			     d->sched_pending);
-	j = xcalloc(1, sizeof(*j));
+		return refused(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
+	return false;
+}
+
+/* The workload's schedule: being computed (say so, never block on it nor
+ * compute it a second time beside the planner), or kept. True when
+ * answered. */
+static bool answer_workload(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
+			    const struct sched_ask *a)
+{
+	struct ofcd *d = c->d;
+
+	if (!is_workload(d, g, a->coll))
+		return false;
+	if (d->planner && d->planner->cfg == d->cfg)
+		return refused(c, id, OFC__V1__STATUS__STATUS_BUSY,
+			       "the workload's %s schedule is being computed (started %.0f s ago); "
+			       "ask again after the schedule re-planned event (ofc --socket PATH "
+			       "watch)",
+			       g->collective, (double)(unix_ms() - d->planner->since_ms) / 1000);
+	if (!atomic_load_explicit(&d->cfg->planned, memory_order_acquire) || !d->cfg->plan)
+		return false;
+	if (g->has_summary_only && g->summary_only)
+		answer_plan(c, id, d->cfg);
+	else if (!d->cfg->plan_full)
+		reply(c, id, OFC__V1__STATUS__STATUS_FAILED, "%s",
+		      d->cfg->plan_full_why ? d->cfg->plan_full_why
+					    : "the workload's schedule is not kept");
+	else
+		answer_full(c, id, d->cfg);
+	return true;
+}
+
+/* The job that computes the schedule asked for. */
+static struct job *schedule_job(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
+				const struct sched_ask *a)
+{
+	struct ofcd *d = c->d;
+	struct job *j = xcalloc(1, sizeof(*j));
+
 	j->t0 = now_seconds();
 	j->kind = JOB_SCHEDULE;
 	j->conn_id = c->id;
 	j->req_id = id;
 	j->peer = c->peer;
 	j->who = c->principal ? xstrdup(c->principal->identity) : NULL;
-	j->coll = coll;
+	j->coll = a->coll;
 	j->algo = g->algorithm && *g->algorithm ? xstrdup(g->algorithm) : NULL;
 	j->lowering = g->lowering && *g->lowering ? xstrdup(g->lowering) : NULL;
 	j->size = g->has_size_bytes ? g->size_bytes : 0;
-	j->spec = part				? xstrdup(part->topology.spec)
-		  : held_spec			? xstrdup(held_spec)
+	j->spec = a->part			? xstrdup(a->part->topology.spec)
+		  : a->held_spec		? xstrdup(a->held_spec)
 		  : g->topology && *g->topology ? xstrdup(g->topology)
 						: NULL;
 	/* A held partition's spec came from a client too. */
-	j->spec_from_client = !part && j->spec;
+	j->spec_from_client = !a->part && j->spec;
 	/* A partition's schedule is sized by its own collectives. */
-	for (uint32_t i = 0; part && j->size == 0 && i < part->ncollectives; i++)
-		if (part->collectives[i].op == coll)
-			j->size = part->collectives[i].size;
+	for (uint32_t i = 0; a->part && j->size == 0 && i < a->part->ncollectives; i++)
+		if (a->part->collectives[i].op == a->coll)
+			j->size = a->part->collectives[i].size;
 	j->chunks = g->has_chunks ? g->chunks : 0;
 	j->summary_only = g->has_summary_only && g->summary_only;
 	j->cfg = fabcfg_ref(d->cfg);
@@ -919,29 +982,53 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 	/* Anyone may ask on the read-only socket: a smaller budget there. */
 	j->max_memory = conn_public(c) ? d->o.ro_max_request_memory : d->o.max_request_memory;
 	j->max_time = conn_public(c) ? d->o.ro_max_request_time : d->o.max_request_time;
+	return j;
+}
+
+/* Stream job j's schedule from a thread of its own. */
+static int schedule_stream(struct conn *c, uint64_t id, struct job *j)
+{
+	struct ofcd *d = c->d;
+
+	if (d->nstreams >= MAX_STREAMS) {
+		job_free(j);
+		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
+			     "%u schedules are being streamed; try again shortly", d->nstreams);
+	}
+	j->stream = stream_new(d);
+	j->stream->conn_id = c->id;
+	if (stream_start(j) < 0) {
+		job_free(j);
+		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
+			     "cannot start a thread for the stream");
+	}
+	d->sched_pending++;
+	GROW(d->streams, d->cap_streams, d->nstreams + 1);
+	d->streams[d->nstreams++] = j->stream;
+	return 0;
+}
+
+static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g)
+{
+	struct ofcd *d = c->d;
+	struct sched_ask a = {0};
+
+	if (bad_algorithm(c, id, g, &a) || bad_topology(c, id, g, &a) ||
+	    bad_options(c, id, g, &a) || fabric_unready(c, id, g, &a) ||
+	    answer_workload(c, id, g, &a))
+		return 0;
+	if (d->sched_pending >= MAX_SCHEDULES)
+		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
+			     "%u schedules are being computed; try again shortly",
+			     d->sched_pending);
+	struct job *j = schedule_job(c, id, g, &a);
 	/* Streams: the direct-connect and ring engines'; the fluid engine's
 	 * schedules (server fabrics) are answered in one frame. */
 	bool fluid = (j->algo && strcmp(j->algo, "fluid") == 0) ||
 		     (!j->algo && !j->spec && schedule_fluid_fabric(j->cfg->f));
-	if (g->has_stream && g->stream && !j->summary_only && !fluid) {
-		if (d->nstreams >= MAX_STREAMS) {
-			job_free(j);
-			return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
-				     "%u schedules are being streamed; try again shortly",
-				     d->nstreams);
-		}
-		j->stream = stream_new(d);
-		j->stream->conn_id = c->id;
-		if (stream_start(j) < 0) {
-			job_free(j);
-			return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
-				     "cannot start a thread for the stream");
-		}
-		d->sched_pending++;
-		GROW(d->streams, d->cap_streams, d->nstreams + 1);
-		d->streams[d->nstreams++] = j->stream;
-		return 0;
-	}
+
+	if (g->has_stream && g->stream && !j->summary_only && !fluid)
+		return schedule_stream(c, id, j);
 	d->sched_pending++;
 	pthread_mutex_lock(&d->mu);
 	if (d->squeue_tail)
