@@ -210,16 +210,245 @@ static int cmp_rpath(const void *a, const void *b)
 	return (x->dst > y->dst) - (x->dst < y->dst);
 }
 
+/* Scratch of the check, per step. */
+struct rscratch {
+	struct rpath *lp; /* the step's lightpaths */
+	size_t m, cap;
+	uint32_t *add, *drop; /* per node */
+	int32_t *diff;	      /* per segment */
+	uint32_t *dv;	      /* per transfer: its receiving representative */
+};
+
+/* Read step t: ranges, representatives, causality, and the arcs modulo per
+ * into s->lp. */
+static int step_paths(struct rcheck *c, uint32_t t, uint32_t per, struct rscratch *s)
+{
+	const struct schedule *p = &c->r->prog;
+	const struct verify_wdm *w = c->w;
+	uint32_t n = p->nodes, half = w->fibres * w->wavelengths;
+	size_t x0 = p->step_start[t], nx = p->step_start[t + 1] - x0;
+
+	if (nx > s->cap) {
+		s->cap = nx;
+		s->lp = xreallocarray(s->lp, s->cap, sizeof(*s->lp));
+	}
+	s->m = 0;
+	for (size_t k = x0; k < x0 + nx; k++) {
+		const struct xfer *x = &p->xfers[k];
+		enum ring_dir dir = xfer_dir(x);
+
+		if (x->src >= per)
+			return rfail(c, t, x, "sender %u is not a representative (< %u)", x->src,
+				     per);
+		if (x->dst >= n || x->src == x->dst || x->block >= n)
+			return rfail(c, t, x, "node or block out of range");
+		if (x->offset != 0 || x->length != SCHED_ONE || xfer_op(x) != XFER_COPY)
+			return rfail(c, t, x, "a reduced ring schedule copies whole blocks");
+		if (dir != DIR_CW && dir != DIR_CCW)
+			return rfail(c, t, x, "no ring direction");
+		if (x->fibre >= w->fibres || x->lane >= w->wavelengths)
+			return rfail(c, t, x, "fibre %u or wavelength %u out of range", x->fibre,
+				     x->lane);
+		if (!held(&c->st, x->src, x->block))
+			return rfail(c, t, x, "node %u does not hold block %u yet", x->src,
+				     x->block);
+		uint32_t first = dir == DIR_CW ? x->src : x->dst;
+		uint32_t len =
+		    dir == DIR_CW ? (x->dst + n - x->src) % n : (x->src + n - x->dst) % n;
+		uint32_t ch = (dir == DIR_CW ? 0 : half) + x->fibre * w->wavelengths + x->lane;
+
+		if (len > per)
+			return rfail(c, t, x,
+				     "lightpath conflict: %u segments meet the same lightpath "
+				     "rotated by %u (%s fibre %u wavelength %u)",
+				     len, per, dir == DIR_CW ? "cw" : "ccw", x->fibre, x->lane);
+		s->lp[s->m++] =
+		    (struct rpath){(uint64_t)ch * per + first % per, len, x->src, x->dst, k};
+	}
+	return 0;
+}
+
+/* lp[i] repeats lp[i - 1]: the same lightpath (sorted by cmp_rpath). */
+static bool same_path(const struct rpath *lp, size_t i)
+{
+	return i && lp[i - 1].key == lp[i].key && lp[i - 1].src == lp[i].src &&
+	       lp[i - 1].dst == lp[i].dst;
+}
+
+/* Conflicts per channel on the ring of per segments (lp sorted). */
+static int step_conflicts(struct rcheck *c, uint32_t t, uint32_t per, const struct rpath *lp,
+			  size_t m)
+{
+	const struct schedule *p = &c->r->prog;
+
+	for (size_t i = 0; i < m; i++) {
+		const struct rpath *a = &lp[i];
+		uint64_t ch = a->key / per;
+		const struct rpath *b = i + 1 < m && lp[i + 1].key / per == ch ? &lp[i + 1] : NULL;
+
+		if (same_path(lp, i))
+			return rfail(c, t, &p->xfers[a->k],
+				     "lightpath %u -> %u (wavelength %u) carries more than one "
+				     "block in one step",
+				     a->src, a->dst, p->xfers[a->k].lane);
+		if (!b) { /* the channel's last arc against its first, round */
+			size_t j = i;
+
+			while (j && lp[j - 1].key / per == ch)
+				j--;
+			if (j != i && a->key % per + a->len > per &&
+			    a->key % per + a->len - per > lp[j].key % per)
+				b = &lp[j];
+			else
+				continue;
+		} else if (a->key % per + a->len <= b->key % per) {
+			continue;
+		} else if (b->key == a->key && b->src == a->src && b->dst == a->dst) {
+			continue; /* the same lightpath: reported on the next round */
+		}
+		return rfail(c, t, &p->xfers[b->k],
+			     "lightpath conflict with %u -> %u (%s fibre %u wavelength %u) or a "
+			     "rotation of it by a multiple of %u",
+			     a->src, a->dst, xfer_dir(&p->xfers[a->k]) == DIR_CW ? "cw" : "ccw",
+			     p->xfers[a->k].fibre, p->xfers[a->k].lane, per);
+	}
+	return 0;
+}
+
+/* Add and drop: node v's lightpaths are the program's with src (dst)
+ * congruent to v modulo per. */
+static int step_add_drop(struct rcheck *c, uint32_t t, uint32_t per, struct rscratch *s)
+{
+	const struct schedule *p = &c->r->prog;
+	const struct rpath *lp = s->lp;
+	uint32_t A = c->w->max_add;
+	int rc = 0;
+
+	for (size_t i = 0; i < s->m && rc == 0; i++) {
+		const struct rpath *a = &lp[i];
+
+		if (same_path(lp, i))
+			continue;
+		if (++s->add[a->src] > A)
+			rc = rfail(c, t, &p->xfers[a->k],
+				   "node %u adds more than %u lightpaths in one step", a->src, A);
+		else if (++s->drop[a->dst % per] > A)
+			rc = rfail(c, t, &p->xfers[a->k],
+				   "node %u drops more than %u lightpaths in one step",
+				   a->dst % per, A);
+	}
+	for (size_t i = 0; i < s->m; i++)
+		s->add[lp[i].src] = s->drop[lp[i].dst % per] = 0;
+	return rc;
+}
+
+/* Busy wavelengths per fibre segment, from the arcs modulo per. */
+static void step_wavelengths(struct rcheck *c, uint32_t per, struct rscratch *s)
+{
+	const struct rpath *lp = s->lp;
+	uint32_t W = c->w->wavelengths;
+
+	for (size_t i = 0; i < s->m;) {
+		uint32_t df = (uint32_t)(lp[i].key / per) / W, most = 0, run = 0;
+		size_t j = i;
+
+		memset(s->diff, 0, ((size_t)per + 1) * sizeof(int32_t));
+		for (; j < s->m && (uint32_t)(lp[j].key / per) / W == df; j++) {
+			uint32_t st = (uint32_t)(lp[j].key % per), e = st + lp[j].len;
+
+			if (j > i && same_path(lp, j))
+				continue;
+			s->diff[st]++;
+			if (e <= per) {
+				s->diff[e]--;
+			} else {
+				s->diff[per]--;
+				s->diff[0]++;
+				s->diff[e - per]--;
+			}
+		}
+		for (uint32_t g = 0; g < per; g++) {
+			run += (uint32_t)s->diff[g];
+			if (run > most)
+				most = run;
+		}
+		if (most > c->rep->max_wavelengths_used)
+			c->rep->max_wavelengths_used = most;
+		i = j;
+	}
+}
+
+/* Write step t: representative dst mod per receives block - (dst - dst mod
+ * per); duplicates counted before anything is written. */
+static void step_write(struct rcheck *c, uint32_t t, uint32_t per, struct rscratch *s)
+{
+	const struct schedule *p = &c->r->prog;
+	uint32_t n = p->nodes;
+	size_t x0 = p->step_start[t], nx = p->step_start[t + 1] - x0;
+
+	for (size_t k = x0; k < x0 + nx; k++) {
+		const struct xfer *x = &p->xfers[k];
+		uint32_t rr = x->dst % per, h = x->dst - rr, b = (x->block + n - h) % n;
+
+		s->dv[k - x0] = rr;
+		if (held(&c->st, rr, b))
+			c->rep->duplicate_blocks += (double)(n / per);
+	}
+	for (size_t k = x0; k < x0 + nx; k++) {
+		const struct xfer *x = &p->xfers[k];
+		uint32_t rr = s->dv[k - x0], b = (x->block + n - (x->dst - rr)) % n;
+
+		row(&c->st, rr)[b / 64] |= 1ull << (b % 64);
+	}
+	c->rep->ntransfers += nx * (size_t)(n / per);
+}
+
+static int check_step(struct rcheck *c, uint32_t t, struct rscratch *s)
+{
+	const struct schedule *p = &c->r->prog;
+	uint32_t per = c->r->period[t], n = p->nodes;
+
+	if (!per || n % per)
+		return rfail(c, t, NULL, "period %u does not divide %u nodes", per, n);
+	if (state_period(c, t, per) < 0 || step_paths(c, t, per, s) < 0)
+		return -1;
+	qsort(s->lp, s->m, sizeof(*s->lp), cmp_rpath);
+	if (step_conflicts(c, t, per, s->lp, s->m) < 0 || step_add_drop(c, t, per, s) < 0)
+		return -1;
+	if (c->rep->max_wavelengths_used < c->w->wavelengths)
+		step_wavelengths(c, per, s);
+	step_write(c, t, per, s);
+	return 0;
+}
+
+/* Every node ends with all N blocks: every representative does. */
+static int check_complete(struct rcheck *c)
+{
+	const struct schedule *p = &c->r->prog;
+	uint32_t n = p->nodes;
+
+	for (uint32_t q = 0; q < c->st.reps; q++) {
+		uint32_t have = 0, b = 0;
+
+		for (uint32_t i = 0; i < c->st.words; i++)
+			have += (uint32_t)__builtin_popcountll(row(&c->st, q)[i]);
+		if (have == n)
+			continue;
+		while (b < n && held(&c->st, q, b))
+			b++;
+		return rfail(c, p->nsteps ? p->nsteps - 1 : 0, NULL,
+			     "node %u ends without block %u (%u of %u blocks)", q, b, have, n);
+	}
+	return 0;
+}
+
 int sched_verify_ring_reduced(const struct sched_ring_reduced *r, const struct verify_wdm *w,
 			      struct verify_report *rep)
 {
 	const struct schedule *p = &r->prog;
-	uint32_t n = p->nodes, half = w->fibres * w->wavelengths, A = w->max_add;
+	uint32_t n = p->nodes;
 	struct rcheck c = {r, w, rep, {0}};
-	struct rpath *lp = NULL;
-	uint32_t *add = NULL, *drop = NULL, *dv = NULL;
-	int32_t *diff = NULL;
-	size_t cap = 0;
+	struct rscratch s = {0};
 	int rc = 0;
 
 	memset(rep, 0, sizeof(*rep));
@@ -236,211 +465,20 @@ int sched_verify_ring_reduced(const struct sched_ring_reduced *r, const struct v
 	c.st.bits = xcalloc(c.st.words, sizeof(uint64_t));
 	c.st.tmp = xcalloc(c.st.words, sizeof(uint64_t));
 	c.st.bits[0] = 1; /* node 0 holds block 0; node h holds h */
-	add = xcalloc(n, sizeof(uint32_t));
-	drop = xcalloc(n, sizeof(uint32_t));
-	diff = xcalloc((size_t)n + 1, sizeof(int32_t));
-	dv = xcalloc((size_t)p->nxfers + 1, sizeof(uint32_t));
-
-	for (uint32_t t = 0; t < p->nsteps && rc == 0; t++) {
-		uint32_t per = r->period[t];
-		size_t x0 = p->step_start[t], m = 0, nx = p->step_start[t + 1] - x0;
-
-		if (!per || n % per) {
-			rc = rfail(&c, t, NULL, "period %u does not divide %u nodes", per, n);
-			break;
-		}
-		if ((rc = state_period(&c, t, per)) < 0)
-			break;
-		if (nx > cap) {
-			cap = nx;
-			lp = xreallocarray(lp, cap, sizeof(*lp));
-		}
-		/* Read: ranges, representatives, causality, the arcs modulo per. */
-		for (size_t k = x0; k < x0 + nx; k++) {
-			const struct xfer *x = &p->xfers[k];
-			enum ring_dir dir = xfer_dir(x);
-
-			if (x->src >= per) {
-				rc = rfail(&c, t, x, "sender %u is not a representative (< %u)",
-					   x->src, per);
-				break;
-			}
-			if (x->dst >= n || x->src == x->dst || x->block >= n) {
-				rc = rfail(&c, t, x, "node or block out of range");
-				break;
-			}
-			if (x->offset != 0 || x->length != SCHED_ONE || xfer_op(x) != XFER_COPY) {
-				rc = rfail(&c, t, x, "a reduced ring schedule copies whole blocks");
-				break;
-			}
-			if (dir != DIR_CW && dir != DIR_CCW) {
-				rc = rfail(&c, t, x, "no ring direction");
-				break;
-			}
-			if (x->fibre >= w->fibres || x->lane >= w->wavelengths) {
-				rc = rfail(&c, t, x, "fibre %u or wavelength %u out of range",
-					   x->fibre, x->lane);
-				break;
-			}
-			if (!held(&c.st, x->src, x->block)) {
-				rc = rfail(&c, t, x, "node %u does not hold block %u yet", x->src,
-					   x->block);
-				break;
-			}
-			uint32_t first = dir == DIR_CW ? x->src : x->dst;
-			uint32_t len =
-			    dir == DIR_CW ? (x->dst + n - x->src) % n : (x->src + n - x->dst) % n;
-			uint32_t ch =
-			    (dir == DIR_CW ? 0 : half) + x->fibre * w->wavelengths + x->lane;
-
-			if (len > per) {
-				rc = rfail(&c, t, x,
-					   "lightpath conflict: %u segments meet the same "
-					   "lightpath rotated by %u (%s fibre %u wavelength %u)",
-					   len, per, dir == DIR_CW ? "cw" : "ccw", x->fibre,
-					   x->lane);
-				break;
-			}
-			lp[m++] = (struct rpath){(uint64_t)ch * per + first % per, len, x->src,
-						 x->dst, k};
-		}
-		if (rc)
-			break;
-		/* Conflicts per channel on the ring of per segments. */
-		qsort(lp, m, sizeof(*lp), cmp_rpath);
-		for (size_t i = 0; i < m && rc == 0; i++) {
-			const struct rpath *a = &lp[i];
-			uint64_t ch = a->key / per;
-			const struct rpath *b =
-			    i + 1 < m && lp[i + 1].key / per == ch ? &lp[i + 1] : NULL;
-
-			if (i && lp[i - 1].key == a->key && lp[i - 1].src == a->src &&
-			    lp[i - 1].dst == a->dst) {
-				rc = rfail(&c, t, &p->xfers[a->k],
-					   "lightpath %u -> %u (wavelength %u) carries more than "
-					   "one block in one step",
-					   a->src, a->dst, p->xfers[a->k].lane);
-				break;
-			}
-			if (!b) { /* the channel's last arc against its first, round */
-				size_t j = i;
-
-				while (j && lp[j - 1].key / per == ch)
-					j--;
-				if (j != i && a->key % per + a->len > per &&
-				    a->key % per + a->len - per > lp[j].key % per)
-					b = &lp[j];
-				else
-					continue;
-			} else if (a->key % per + a->len <= b->key % per) {
-				continue;
-			} else if (b->key == a->key && b->src == a->src && b->dst == a->dst) {
-				continue; /* the same lightpath: reported on the next round */
-			}
-			rc = rfail(&c, t, &p->xfers[b->k],
-				   "lightpath conflict with %u -> %u (%s fibre %u wavelength %u) "
-				   "or a rotation of it by a multiple of %u",
-				   a->src, a->dst,
-				   xfer_dir(&p->xfers[a->k]) == DIR_CW ? "cw" : "ccw",
-				   p->xfers[a->k].fibre, p->xfers[a->k].lane, per);
-		}
-		if (rc)
-			break;
-		/* Add and drop: node v's lightpaths are the program's with src
-		 * (dst) congruent to v modulo per. */
-		for (size_t i = 0; i < m && rc == 0; i++) {
-			const struct rpath *a = &lp[i];
-
-			if (i && lp[i - 1].key == a->key && lp[i - 1].src == a->src &&
-			    lp[i - 1].dst == a->dst)
-				continue;
-			if (++add[a->src] > A)
-				rc = rfail(&c, t, &p->xfers[a->k],
-					   "node %u adds more than %u lightpaths in one step",
-					   a->src, A);
-			else if (++drop[a->dst % per] > A)
-				rc = rfail(&c, t, &p->xfers[a->k],
-					   "node %u drops more than %u lightpaths in one step",
-					   a->dst % per, A);
-		}
-		for (size_t i = 0; i < m; i++)
-			add[lp[i].src] = drop[lp[i].dst % per] = 0;
-		if (rc)
-			break;
-		/* Busy wavelengths per fibre segment: arcs modulo per. */
-		if (rep->max_wavelengths_used < w->wavelengths)
-			for (size_t i = 0; i < m;) {
-				uint32_t df = (uint32_t)(lp[i].key / per) / w->wavelengths,
-					 most = 0, run = 0;
-				size_t j = i;
-
-				memset(diff, 0, ((size_t)per + 1) * sizeof(int32_t));
-				for (; j < m && (uint32_t)(lp[j].key / per) / w->wavelengths == df;
-				     j++) {
-					uint32_t st = (uint32_t)(lp[j].key % per),
-						 e = st + lp[j].len;
-
-					if (j > i && lp[j - 1].key == lp[j].key &&
-					    lp[j - 1].src == lp[j].src &&
-					    lp[j - 1].dst == lp[j].dst)
-						continue;
-					diff[st]++;
-					if (e <= per) {
-						diff[e]--;
-					} else {
-						diff[per]--;
-						diff[0]++;
-						diff[e - per]--;
-					}
-				}
-				for (uint32_t s = 0; s < per; s++) {
-					run += (uint32_t)diff[s];
-					if (run > most)
-						most = run;
-				}
-				if (most > rep->max_wavelengths_used)
-					rep->max_wavelengths_used = most;
-				i = j;
-			}
-		/* Write: representative dst mod per receives block - (dst - dst mod per). */
-		for (size_t k = x0; k < x0 + nx; k++) {
-			const struct xfer *x = &p->xfers[k];
-			uint32_t rr = x->dst % per, h = x->dst - rr, b = (x->block + n - h) % n;
-
-			dv[k - x0] = rr;
-			if (held(&c.st, rr, b))
-				rep->duplicate_blocks += (double)(n / per);
-		}
-		for (size_t k = x0; k < x0 + nx; k++) {
-			const struct xfer *x = &p->xfers[k];
-			uint32_t rr = dv[k - x0], b = (x->block + n - (x->dst - rr)) % n;
-
-			row(&c.st, rr)[b / 64] |= 1ull << (b % 64);
-		}
-		rep->ntransfers += nx * (size_t)(n / per);
-	}
-	/* Every node ends with all N blocks: every representative does. */
-	for (uint32_t q = 0; q < c.st.reps && rc == 0; q++) {
-		uint32_t have = 0;
-
-		for (uint32_t i = 0; i < c.st.words; i++)
-			have += (uint32_t)__builtin_popcountll(row(&c.st, q)[i]);
-		if (have != n) {
-			uint32_t b = 0;
-
-			while (b < n && held(&c.st, q, b))
-				b++;
-			rc =
-			    rfail(&c, p->nsteps ? p->nsteps - 1 : 0, NULL,
-				  "node %u ends without block %u (%u of %u blocks)", q, b, have, n);
-		}
-	}
+	s.add = xcalloc(n, sizeof(uint32_t));
+	s.drop = xcalloc(n, sizeof(uint32_t));
+	s.diff = xcalloc((size_t)n + 1, sizeof(int32_t));
+	s.dv = xcalloc((size_t)p->nxfers + 1, sizeof(uint32_t));
+	for (uint32_t t = 0; t < p->nsteps && rc == 0; t++)
+		rc = check_step(&c, t, &s);
+	if (rc == 0)
+		rc = check_complete(&c);
 	free(c.st.bits);
 	free(c.st.tmp);
-	free(lp);
-	free(add);
-	free(drop);
-	free(diff);
-	free(dv);
+	free(s.lp);
+	free(s.add);
+	free(s.drop);
+	free(s.diff);
+	free(s.dv);
 	return rc;
 }
