@@ -399,6 +399,13 @@ static void add(struct schedule *s, uint32_t src, uint32_t dst, uint32_t block, 
 	sched_add(s, &x);
 }
 
+/* Collective c's share of a block, [*lo, *hi), of k. */
+static void share_of(uint32_t c, uint32_t k, uint32_t *lo, uint32_t *hi)
+{
+	*lo = (uint32_t)((uint64_t)c * SCHED_ONE / k);
+	*hi = (uint32_t)((uint64_t)(c + 1) * SCHED_ONE / k);
+}
+
 static void build(const struct tplan *pl, enum swing_variant v, const char *algo,
 		  struct schedule *s)
 {
@@ -414,8 +421,9 @@ static void build(const struct tplan *pl, enum swing_variant v, const char *algo
 	for (uint32_t st = 0; st < S; st++) {
 		sched_step(s);
 		for (uint32_t c = 0; c < k; c++) {
-			uint32_t lo = (uint32_t)((uint64_t)c * SCHED_ONE / k),
-				 hi = (uint32_t)((uint64_t)(c + 1) * SCHED_ONE / k);
+			uint32_t lo, hi;
+
+			share_of(c, k, &lo, &hi);
 
 			for (uint32_t r = 0; r < p; r++) {
 				uint32_t q = peer(pl, c, r, st);
@@ -438,8 +446,9 @@ static void build(const struct tplan *pl, enum swing_variant v, const char *algo
 
 		sched_step(s);
 		for (uint32_t c = 0; c < k; c++) {
-			uint32_t lo = (uint32_t)((uint64_t)c * SCHED_ONE / k),
-				 hi = (uint32_t)((uint64_t)(c + 1) * SCHED_ONE / k);
+			uint32_t lo, hi;
+
+			share_of(c, k, &lo, &hi);
 
 			for (uint32_t r = 0; r < p; r++) {
 				uint32_t q = peer(pl, c, r, st);
@@ -620,14 +629,188 @@ static uint64_t *send_sets_reduced(const struct tplan *pl, uint32_t c, const str
 	return X;
 }
 
+/* The subgroup of translations the program is reduced by (in H, which
+ * starts as the torus's translations). */
+static int reduced_group(const struct tplan *pl, struct sched_group *H, struct ofc_error *err)
+{
+	uint32_t step[SCHED_GROUP_MAX_DIMS];
+
+	if (!pl->rd) {
+		/* Peers keep the parity of every coordinate: the even translations. */
+		for (uint32_t i = 0; i < pl->D; i++)
+			step[i] = 2;
+		return sched_group_restrict(H, step, err);
+	}
+	/* Peers r XOR 2^s in a coordinate of power-of-two size: XOR on the ids,
+	 * whose translations keep the peers and so, by induction over the
+	 * steps, the block sets. */
+	uint32_t k = (uint32_t)__builtin_ctz(pl->p);
+
+	if (k > SCHED_GROUP_MAX_DIMS)
+		return ofc_error_set(err, OFC_E_INPUT, "%u nodes: too many", pl->p);
+	for (uint32_t i = 0; i < k; i++)
+		step[i] = 2;
+	sched_group_make(H, step, k);
+	return 0;
+}
+
+/* Figures alone: a latency-optimal step is every representative's run of
+ * the p blocks to its peer, routed as route_step routes the program's (the
+ * same calls, so the same figures). */
+static void reduced_figures(const struct tplan *pl, const struct sched_group *H,
+			    enum swing_variant v, struct torus_figures *f)
+{
+	struct loads L;
+	uint32_t p = pl->p, k = pl->k;
+
+	loads_init(&L, pl);
+	L.orbits = H;
+	L.now = 1;
+	for (uint32_t st = 0; st < pl->S; st++) {
+		for (uint32_t c = 0; c < k; c++) {
+			uint32_t lo, hi;
+
+			share_of(c, k, &lo, &hi);
+			for (uint32_t i = 0; i < H->reps; i++) {
+				uint32_t rn = sched_group_rep_node(H, i);
+
+				route(&L, rn, peer(pl, c, rn, st), p * (sched_frac(hi - lo) / p));
+			}
+		}
+		loads_step(&L, f);
+	}
+	loads_done(&L, pl, v, k, f);
+}
+
+/* Latency-optimal: one span of all p blocks per representative,
+ * collective and step (a transfer a block was 16.7 M at 65,536 nodes). */
+static void program_latency(const struct tplan *pl, const struct sched_group *H, struct schedule *s)
+{
+	uint32_t span = (uint32_t)__builtin_ctz(pl->p); /* p is a power of two */
+	uint32_t k = pl->k, nr = H->reps;
+
+	sched_reserve(s, (size_t)pl->S * k * nr);
+	for (uint32_t st = 0; st < pl->S; st++) {
+		sched_step(s);
+		for (uint32_t c = 0; c < k; c++) {
+			uint32_t lo, hi;
+
+			share_of(c, k, &lo, &hi);
+			for (uint32_t i = 0; i < nr; i++) {
+				uint32_t rn = sched_group_rep_node(H, i);
+				struct xfer x = {.src = (uint16_t)rn,
+						 .dst = (uint16_t)peer(pl, c, rn, st),
+						 .block = 0,
+						 .offset = lo,
+						 .length = hi - lo,
+						 .lane = SCHED_NO_LANE,
+						 .flags = xfer_span_flags(
+						     xfer_flags(DIR_NONE, XFER_REDUCE), span)};
+
+				sched_add(s, &x);
+			}
+		}
+	}
+}
+
+/* Bandwidth-optimal: p - 1 transfers per representative and collective in
+ * each half. Reduce-scatter: the representative's SEND sets; allgather in
+ * reverse: r sends q what q sent it, SEND(q) being the translate of
+ * SEND(rep(q)). */
+static void program_bandwidth(const struct tplan *pl, const struct sched_group *H,
+			      struct schedule *s)
+{
+	uint32_t p = pl->p, S = pl->S, k = pl->k, nr = H->reps;
+	size_t words = (p + 63) / 64;
+	uint64_t **X = xcalloc(k, sizeof(uint64_t *));
+
+	for (uint32_t c = 0; c < k; c++)
+		X[c] = send_sets_reduced(pl, c, H);
+	sched_reserve(s, 2 * (size_t)k * nr * (p - 1));
+	for (uint32_t t = 0; t < 2 * S; t++) {
+		bool gather = t >= S;
+		uint32_t st = gather ? 2 * S - 1 - t : t;
+
+		sched_step(s);
+		for (uint32_t c = 0; c < k; c++) {
+			uint32_t lo, hi;
+
+			share_of(c, k, &lo, &hi);
+			for (uint32_t i = 0; i < nr; i++) {
+				uint32_t rn = sched_group_rep_node(H, i), q = peer(pl, c, rn, st);
+				uint32_t h = 0, iq = gather ? sched_group_split(H, q, &h) : i;
+				const uint64_t *set = X[c] + ((size_t)st * nr + iq) * words;
+
+				for (size_t w = 0; w < words; w++)
+					for (uint64_t m = set[w]; m; m &= m - 1) {
+						uint32_t b =
+						    (uint32_t)(w * 64 + (size_t)__builtin_ctzll(m));
+
+						if (gather)
+							add(s, rn, q, sched_group_add(H, b, h), lo,
+							    hi, XFER_COPY);
+						else
+							add(s, rn, q, b, lo, hi, XFER_REDUCE);
+					}
+			}
+		}
+	}
+	for (uint32_t c = 0; c < k; c++)
+		free(X[c]);
+	free(X);
+}
+
+/* Routed loads of the arc orbits: the busiest orbit is the busiest arc.
+ * Recursive doubling: XOR keeps no arc orbit, so every node's message is
+ * routed, each (src, dst) pair of the step's program once with its total
+ * (every translate of a pair carries the same). */
+static void program_loads(const struct tplan *pl, const struct sched_group *H,
+			  const struct schedule *s, enum swing_variant v, struct torus_figures *f)
+{
+	struct loads L;
+	struct pair {
+		uint32_t src, dst;
+		double v;
+	} *pairs = NULL;
+	size_t npairs = 0, cap_pairs = 0;
+
+	loads_init(&L, pl);
+	L.orbits = pl->rd ? NULL : H;
+	L.now = 1;
+	for (uint32_t st = 0; st < s->nsteps; st++) {
+		npairs = 0;
+		if (!pl->rd) {
+			route_step(&L, s, st);
+			loads_step(&L, f);
+			continue;
+		}
+		for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++) {
+			const struct xfer *x = &s->xfers[i];
+			size_t j = 0;
+
+			while (j < npairs && (pairs[j].src != x->src || pairs[j].dst != x->dst))
+				j++;
+			if (j == npairs) {
+				GROW(pairs, cap_pairs, npairs + 1);
+				pairs[npairs++] = (struct pair){x->src, x->dst, 0};
+			}
+			pairs[j].v += xfer_blocks(x) * (sched_frac(x->length) / pl->p);
+		}
+		for (size_t j = 0; j < npairs; j++)
+			for (uint32_t e = 0; e < H->order; e++)
+				route(&L, pairs[j].src ^ e, pairs[j].dst ^ e, pairs[j].v);
+		loads_step(&L, f);
+	}
+	free(pairs);
+	loads_done(&L, pl, v, pl->k, f);
+}
+
 int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum swing_variant v,
 			    const struct sched_group *G, struct sched_reduced *r,
 			    struct torus_figures *f, struct ofc_error *err)
 {
 	struct tplan pl;
 	struct sched_group H = *G; /* G may be &r->group */
-	uint32_t step[SCHED_GROUP_MAX_DIMS];
-	struct loads L;
 
 	memset(f, 0, sizeof(*f));
 	if (r)
@@ -650,182 +833,27 @@ int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum sw
 				     "%u nodes: reduced latency-optimal %s schedules are built for "
 				     "up to %u nodes (transfers name nodes in 16 bits)",
 				     pl.p, algo, SWING_REDUCED_LATENCY_NODES);
-	if (pl.rd) {
-		/* Peers r XOR 2^s in a coordinate of power-of-two size: XOR on
-		 * the ids, whose translations keep the peers and so, by
-		 * induction over the steps, the block sets. */
-		uint32_t two[SCHED_GROUP_MAX_DIMS], k = (uint32_t)__builtin_ctz(pl.p);
-
-		if (k > SCHED_GROUP_MAX_DIMS)
-			return ofc_error_set(err, OFC_E_INPUT, "%u nodes: too many", pl.p);
-		for (uint32_t i = 0; i < k; i++)
-			two[i] = 2;
-		sched_group_make(&H, two, k);
-	} else {
-		/* Peers keep the parity of every coordinate: the even translations. */
-		for (uint32_t i = 0; i < pl.D; i++)
-			step[i] = 2;
-		if (sched_group_restrict(&H, step, err) < 0)
-			return -1;
-	}
-	uint32_t p = pl.p, S = pl.S, k = pl.k, nr = H.reps;
+	if (reduced_group(&pl, &H, err) < 0)
+		return -1;
 	if (!r) {
-		/* Figures alone: a latency-optimal step is every representative's
-		 * run of the p blocks to its peer, routed as route_step routes
-		 * the program's (the same calls, so the same figures). */
 		if (v != SWING_LATENCY || pl.rd)
 			return ofc_error_set(err, OFC_E_INPUT,
 					     "only latency-optimal swing has its reduced figures "
 					     "without the program");
-		loads_init(&L, &pl);
-		L.orbits = &H;
-		L.now = 1;
-		for (uint32_t st = 0; st < S; st++) {
-			for (uint32_t c = 0; c < k; c++) {
-				uint32_t lo = (uint32_t)((uint64_t)c * SCHED_ONE / k),
-					 hi = (uint32_t)((uint64_t)(c + 1) * SCHED_ONE / k);
-
-				for (uint32_t i = 0; i < nr; i++) {
-					uint32_t rn = sched_group_rep_node(&H, i);
-
-					route(&L, rn, peer(&pl, c, rn, st),
-					      p * (sched_frac(hi - lo) / p));
-				}
-			}
-			loads_step(&L, f);
-		}
-		loads_done(&L, &pl, v, k, f);
+		reduced_figures(&pl, &H, v, f);
 		return 0;
 	}
-	size_t words = (p + 63) / 64;
-	uint64_t **X = xcalloc(k, sizeof(uint64_t *));
 	struct schedule *s = &r->prog;
 
 	r->group = H;
-	sched_init(s, SCHED_ALLREDUCE, algo, p);
+	sched_init(s, SCHED_ALLREDUCE, algo, pl.p);
 	snprintf(s->topology, sizeof(s->topology), "%s", t->spec);
-	if (v == SWING_BANDWIDTH)
-		for (uint32_t c = 0; c < k; c++)
-			X[c] = send_sets_reduced(&pl, c, &H);
-	/* The representatives' sends, as build() writes every node's. Their
-	 * number is known (latency-optimal: one span of all p blocks per
-	 * representative, collective and step, where a transfer a block was
-	 * 16.7 M at 65,536 nodes; bandwidth-optimal: p - 1 per representative
-	 * and collective in each half), so the program is allocated once. */
-	if (v == SWING_LATENCY) {
-		uint32_t span = (uint32_t)__builtin_ctz(p); /* p is a power of two */
-
-		sched_reserve(s, (size_t)S * k * nr);
-		for (uint32_t st = 0; st < S; st++) {
-			sched_step(s);
-			for (uint32_t c = 0; c < k; c++) {
-				uint32_t lo = (uint32_t)((uint64_t)c * SCHED_ONE / k),
-					 hi = (uint32_t)((uint64_t)(c + 1) * SCHED_ONE / k);
-
-				for (uint32_t i = 0; i < nr; i++) {
-					uint32_t rn = sched_group_rep_node(&H, i);
-					struct xfer x = {
-					    .src = (uint16_t)rn,
-					    .dst = (uint16_t)peer(&pl, c, rn, st),
-					    .block = 0,
-					    .offset = lo,
-					    .length = hi - lo,
-					    .lane = SCHED_NO_LANE,
-					    .flags = xfer_span_flags(xfer_flags(DIR_NONE, XFER_REDUCE),
-								     span)};
-
-					sched_add(s, &x);
-				}
-			}
-		}
-	} else {
-		sched_reserve(s, 2 * (size_t)k * nr * (p - 1));
-	}
-	for (uint32_t st = 0; v == SWING_BANDWIDTH && st < S; st++) {
-		sched_step(s);
-		for (uint32_t c = 0; c < k; c++) {
-			uint32_t lo = (uint32_t)((uint64_t)c * SCHED_ONE / k),
-				 hi = (uint32_t)((uint64_t)(c + 1) * SCHED_ONE / k);
-
-			for (uint32_t i = 0; i < nr; i++) {
-				uint32_t rn = sched_group_rep_node(&H, i), q = peer(&pl, c, rn, st);
-				const uint64_t *set = X[c] + ((size_t)st * nr + i) * words;
-
-				for (size_t w = 0; w < words; w++)
-					for (uint64_t m = set[w]; m; m &= m - 1)
-						add(s, rn, q,
-						    (uint32_t)(w * 64 + (size_t)__builtin_ctzll(m)),
-						    lo, hi, XFER_REDUCE);
-			}
-		}
-	}
-	/* Allgather: the representative r sends to q what q sent it, SEND(q)
-	 * being the translate of SEND(rep(q)). */
-	for (uint32_t t2 = 0; v == SWING_BANDWIDTH && t2 < S; t2++) {
-		uint32_t st = S - 1 - t2;
-
-		sched_step(s);
-		for (uint32_t c = 0; c < k; c++) {
-			uint32_t lo = (uint32_t)((uint64_t)c * SCHED_ONE / k),
-				 hi = (uint32_t)((uint64_t)(c + 1) * SCHED_ONE / k);
-
-			for (uint32_t i = 0; i < nr; i++) {
-				uint32_t rn = sched_group_rep_node(&H, i), q = peer(&pl, c, rn, st),
-					 h;
-				uint32_t iq = sched_group_split(&H, q, &h);
-				const uint64_t *set = X[c] + ((size_t)st * nr + iq) * words;
-
-				for (size_t w = 0; w < words; w++)
-					for (uint64_t m = set[w]; m; m &= m - 1) {
-						uint32_t b =
-						    (uint32_t)(w * 64 + (size_t)__builtin_ctzll(m));
-
-						add(s, rn, q, sched_group_add(&H, b, h), lo, hi,
-						    XFER_COPY);
-					}
-			}
-		}
-	}
-	for (uint32_t c = 0; c < k; c++)
-		free(X[c]);
-	free(X);
-	/* Routed loads of the arc orbits: the busiest orbit is the busiest arc.
-	 * Recursive doubling: XOR keeps no arc orbit, so every node's message
-	 * is routed, each (src, dst) pair of the step's program once with its
-	 * total (every translate of a pair carries the same). */
-	loads_init(&L, &pl);
-	L.orbits = pl.rd ? NULL : &H;
-	L.now = 1;
-	struct pair {
-		uint32_t src, dst;
-		double v;
-	} *pairs = NULL;
-	size_t npairs = 0, cap_pairs = 0;
-	for (uint32_t st = 0; st < s->nsteps; st++) {
-		npairs = 0;
-		if (!pl.rd) {
-			route_step(&L, s, st);
-			loads_step(&L, f);
-			continue;
-		}
-		for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++) {
-			const struct xfer *x = &s->xfers[i];
-			size_t j = 0;
-
-			while (j < npairs && (pairs[j].src != x->src || pairs[j].dst != x->dst))
-				j++;
-			if (j == npairs) {
-				GROW(pairs, cap_pairs, npairs + 1);
-				pairs[npairs++] = (struct pair){x->src, x->dst, 0};
-			}
-			pairs[j].v += xfer_blocks(x) * (sched_frac(x->length) / p);
-		}
-		for (size_t j = 0; j < npairs; j++)
-			for (uint32_t e = 0; e < H.order; e++)
-				route(&L, pairs[j].src ^ e, pairs[j].dst ^ e, pairs[j].v);
-		loads_step(&L, f);
-	}
-	free(pairs);
-	loads_done(&L, &pl, v, k, f);
+	/* The representatives' sends, as build() writes every node's; their
+	 * number is known, so the program is allocated once. */
+	if (v == SWING_LATENCY)
+		program_latency(&pl, &H, s);
+	else
+		program_bandwidth(&pl, &H, s);
+	program_loads(&pl, &H, s, v, f);
 	return 0;
 }
