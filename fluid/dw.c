@@ -801,6 +801,192 @@ static void dw_routing(struct dw *d, const double *lambda, const struct fluid_gr
 	routing_measure(p, &r->routing);
 }
 
+/* One pricer per class of origins and the convexity rows they need;
+ * refuses pricing models over the memory limit, with the estimate. */
+static int dw_pricers(struct dw *d, const struct fluid_group *grp, struct fluid_result *r,
+		      struct ofc_error *err)
+{
+	const struct problem *p = d->p;
+	uint64_t cols = 0;
+
+	d->pr = xcalloc(d->ncls, sizeof(struct pricer));
+	d->conv_first = xmalloc((d->ncls + 1) * sizeof(uint32_t));
+	for (uint32_t k = 0; k < d->ncls; k++) {
+		if (pricer_init(&d->pr[k], p, d->x, d->rep[k], grp != NULL, err) < 0)
+			return -1;
+		d->conv_first[k] = d->nconv;
+		d->nconv += p->copy ? 1 : d->pr[k].ndest;
+		cols += d->pr[k].ncols;
+	}
+	/* The estimate: the pricing models (columns, their rows and cuts). */
+	r->model_cols = cols;
+	r->model_rows = d->nrows + d->nconv;
+	r->model_bytes = 400 * cols + 64ull * tx_narcs(d->x) * (d->ncls + 4);
+	if (r->model_bytes <= p->mem_limit)
+		return 0;
+	char need[32], max[32];
+
+	fmt_size(need, sizeof(need), r->model_bytes);
+	fmt_size(max, sizeof(max), p->mem_limit);
+	return ofc_error_set(err, OFC_E_RUNTIME,
+			     "the pricing models at T = %u need about %s, over the memory limit "
+			     "of %s",
+			     d->x->T, need, max);
+}
+
+static void dw_scratch(struct dw *d)
+{
+	const struct problem *p = d->p;
+	uint32_t ne = d->x->ne, na = tx_narcs(d->x);
+
+	d->u = xcalloc(ne + 1, sizeof(double));
+	d->coef = xcalloc(d->nrows + 1, sizeof(double));
+	d->touched = xmalloc((d->nrows + 1) * sizeof(uint32_t));
+	d->y = xcalloc(d->nrows + d->nconv + 1, sizeof(double));
+	d->Y = xcalloc(ne + 1, sizeof(double));
+	d->chat = xcalloc(ne + 1, sizeof(double));
+	d->wbuf = xcalloc((size_t)na + 1, sizeof(double));
+	d->wbuf2 = xcalloc((size_t)na + 1, sizeof(double));
+	d->disc = xcalloc((size_t)na + 1, sizeof(double));
+	d->patharcs = xmalloc(((size_t)p->nterm * d->x->T + 1) * sizeof(uint32_t));
+	d->pathlen = xmalloc((p->nterm + 1) * sizeof(uint32_t));
+	d->pathcost = xmalloc((p->nterm + 1) * sizeof(double));
+}
+
+/* Initial columns: the fastest routes alone (cost 1/b per arc). */
+static int dw_first_columns(struct dw *d, struct ofc_error *err)
+{
+	const struct problem *p = d->p;
+	const struct texp *x = d->x;
+
+	for (uint32_t e = 0; e < x->ne; e++)
+		d->chat[e] =
+		    (isinf(p->net->bw[e]) ? 0 : 1 / p->net->bw[e]) + 1e-3 * p->net->cost[e];
+	for (uint32_t k = 0; k < d->ncls; k++) {
+		if (!p->copy) {
+			pricer_paths(&d->pr[k], d->chat, d->patharcs, d->pathlen, d->pathcost);
+			for (uint32_t j = 0; j < d->pr[k].ndest; j++)
+				add_path_column(d, k, j, d->patharcs + (size_t)j * x->T,
+						d->pathlen[j]);
+			continue;
+		}
+		double v;
+
+		pricer_honest(&d->pr[k], d->chat, NULL, d->wbuf, &v);
+		if (isinf(v))
+			return ofc_error_set(err, OFC_E_RUNTIME,
+					     "no tree from %s reaches every destination within "
+					     "T = %u hops: raise T",
+					     fluid_vertex_name(p->net, d->rep[k]), x->T);
+		add_tree_column(d, k, d->wbuf, true);
+	}
+	return 0;
+}
+
+/* A phase's outcome: optimal unless out of time or stalled short of the
+ * bound (a stalled cut LP leaves the bound short, unless a later one
+ * closed it); the stop says which. */
+static bool phase_optimal(const struct dw *d, double z, double lb, bool timed,
+			  struct fluid_result *r)
+{
+	bool optimal = !timed && !(d->stalled && !gap_closed(d->p, z, lb));
+
+	if (timed)
+		r->stop = FLUID_STOP_TIME;
+	else if (!optimal)
+		r->stop = FLUID_STOP_STALL;
+	return optimal;
+}
+
+/* Realise the relaxation: the same two phases over actual trees alone,
+ * their columns so far and new ones (notes Sec. 2.1, the "provably optimal
+ * procedure": the relaxation bounds them; equal values prove the schedule
+ * optimal). */
+static int dw_realise(struct dw *d, struct fluid_result *r, bool *timed, struct ofc_error *err)
+{
+	double zr, lbr, t1 = now_seconds();
+	uint32_t it;
+
+	d->trees_only = true;
+	if (run_phase(d, false, r->rstar_lower, &zr, &lbr, &it, timed, err) < 0)
+		return -1;
+	/* Trees at the relaxation's R* keep its objective as a bound (the
+	 * same R fixed); slower trees do not. */
+	bool same_r = gap_closed(d->p, zr, r->rstar_lower);
+
+	if (!same_r)
+		d->rfix = zr * (1 + d->p->slack);
+	if (!*timed && run_phase(d, true, same_r ? r->objective_lower : -INFINITY, &zr, &lbr, &it,
+				 timed, err) < 0)
+		return -1;
+	r->seconds_realise = now_seconds() - t1;
+	if (*timed)
+		r->stop = FLUID_STOP_TIME;
+	return 0;
+}
+
+/* Phase 2 at R = R*(1 + slack), the realisation, and the routing of the
+ * master's solution. */
+static int dw_phase2(struct dw *d, const struct fluid_group *grp, double **lambda, bool *timed,
+		     struct fluid_result *r, struct ofc_error *err)
+{
+	const struct problem *p = d->p;
+	double z, lb, t1 = now_seconds();
+
+	d->rfix = r->rstar * (1 + p->slack);
+	d->stalled = false;
+	if (run_phase(d, true, -INFINITY, &z, &lb, &r->iterations[1], timed, err) < 0) {
+		r->stop = FLUID_STOP_LP;
+		return -1;
+	}
+	r->seconds[1] = now_seconds() - t1;
+	r->objective = z;
+	r->objective_lower = lb;
+	bool optimal = phase_optimal(d, z, lb, *timed, r);
+
+	r->optimal = r->optimal && optimal;
+	if (p->copy && !*timed && dw_realise(d, r, timed, err) < 0) {
+		r->stop = FLUID_STOP_LP;
+		return -1;
+	}
+	*lambda = xreallocarray(*lambda, d->ncols + 1, sizeof(double));
+	if (isnan(solve_master(d, true, *lambda, err)))
+		return -1;
+	dw_routing(d, *lambda, grp, r);
+	r->routing.exact = r->routing.r_actual <= r->rstar * (1 + 10 * p->slack + p->gap) &&
+			   r->routing.cost <= r->objective * (1 + 10 * p->slack + p->gap) + 1e-9;
+	return 0;
+}
+
+static void dw_free(struct dw *d)
+{
+	for (uint32_t k = 0; d->pr && k < d->ncls; k++)
+		pricer_free(&d->pr[k]);
+	for (size_t j = 0; j < d->ncols; j++)
+		column_free(&d->cols[j]);
+	free(d->cols);
+	free(d->pr);
+	free(d->conv_first);
+	free(d->identity);
+	free(d->rep);
+	free(d->orbit_size);
+	free(d->cls_of);
+	free(d->cap_row);
+	free(d->row_cap);
+	free(d->u);
+	free(d->coef);
+	free(d->touched);
+	free(d->y);
+	free(d->Y);
+	free(d->chat);
+	free(d->wbuf);
+	free(d->wbuf2);
+	free(d->disc);
+	free(d->patharcs);
+	free(d->pathlen);
+	free(d->pathcost);
+}
+
 int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_group *grp,
 	     bool phase2, struct fluid_result *r, struct ofc_error *err)
 {
@@ -812,70 +998,11 @@ int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_g
 		goto out;
 	r->classes = d.ncls;
 	r->group_order = d.order;
-	d.pr = xcalloc(d.ncls, sizeof(struct pricer));
-	d.conv_first = xmalloc((d.ncls + 1) * sizeof(uint32_t));
-	for (uint32_t k = 0; k < d.ncls; k++) {
-		if (pricer_init(&d.pr[k], p, x, d.rep[k], grp != NULL, err) < 0)
-			goto out;
-		d.conv_first[k] = d.nconv;
-		d.nconv += p->copy ? 1 : d.pr[k].ndest;
-	}
-	/* The estimate: the pricing models (columns, their rows and cuts). */
-	uint64_t cols = 0;
-
-	for (uint32_t k = 0; k < d.ncls; k++)
-		cols += d.pr[k].ncols;
-	r->model_cols = cols;
-	r->model_rows = d.nrows + d.nconv;
-	r->model_bytes = 400 * cols + 64ull * tx_narcs(x) * (d.ncls + 4);
-	if (r->model_bytes > p->mem_limit) {
-		char need[32], max[32];
-
-		fmt_size(need, sizeof(need), r->model_bytes);
-		fmt_size(max, sizeof(max), p->mem_limit);
-		ofc_error_set(err, OFC_E_RUNTIME,
-			      "the pricing models at T = %u need about %s, over the memory limit "
-			      "of %s",
-			      x->T, need, max);
+	if (dw_pricers(&d, grp, r, err) < 0)
 		goto out;
-	}
-	uint32_t ne = x->ne, na = tx_narcs(x);
-
-	d.u = xcalloc(ne + 1, sizeof(double));
-	d.coef = xcalloc(d.nrows + 1, sizeof(double));
-	d.touched = xmalloc((d.nrows + 1) * sizeof(uint32_t));
-	d.y = xcalloc(d.nrows + d.nconv + 1, sizeof(double));
-	d.Y = xcalloc(ne + 1, sizeof(double));
-	d.chat = xcalloc(ne + 1, sizeof(double));
-	d.wbuf = xcalloc((size_t)na + 1, sizeof(double));
-	d.wbuf2 = xcalloc((size_t)na + 1, sizeof(double));
-	d.disc = xcalloc((size_t)na + 1, sizeof(double));
-	d.patharcs = xmalloc(((size_t)p->nterm * x->T + 1) * sizeof(uint32_t));
-	d.pathlen = xmalloc((p->nterm + 1) * sizeof(uint32_t));
-	d.pathcost = xmalloc((p->nterm + 1) * sizeof(double));
-	/* Initial columns: the fastest routes alone (cost 1/b per arc). */
-	for (uint32_t e = 0; e < ne; e++)
-		d.chat[e] = (isinf(p->net->bw[e]) ? 0 : 1 / p->net->bw[e]) + 1e-3 * p->net->cost[e];
-	for (uint32_t k = 0; k < d.ncls; k++) {
-		if (p->copy) {
-			double v;
-
-			pricer_honest(&d.pr[k], d.chat, NULL, d.wbuf, &v);
-			if (isinf(v)) {
-				ofc_error_set(err, OFC_E_RUNTIME,
-					      "no tree from %s reaches every destination within "
-					      "T = %u hops: raise T",
-					      fluid_vertex_name(p->net, d.rep[k]), x->T);
-				goto out;
-			}
-			add_tree_column(&d, k, d.wbuf, true);
-		} else {
-			pricer_paths(&d.pr[k], d.chat, d.patharcs, d.pathlen, d.pathcost);
-			for (uint32_t j = 0; j < d.pr[k].ndest; j++)
-				add_path_column(&d, k, j, d.patharcs + (size_t)j * x->T,
-						d.pathlen[j]);
-		}
-	}
+	dw_scratch(&d);
+	if (dw_first_columns(&d, err) < 0)
+		goto out;
 	double t1 = now_seconds(), z, lb;
 	bool timed;
 
@@ -886,67 +1013,9 @@ int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_g
 	r->seconds[0] = now_seconds() - t1;
 	r->rstar = z;
 	r->rstar_lower = lb;
-	/* a stalled cut LP leaves the bound short, unless a later one closed it */
-	r->optimal = !timed && !(d.stalled && !gap_closed(p, z, lb));
-	if (timed)
-		r->stop = FLUID_STOP_TIME;
-	else if (!r->optimal)
-		r->stop = FLUID_STOP_STALL;
-	if (phase2 && !timed) {
-		d.rfix = z * (1 + p->slack);
-		d.stalled = false;
-		t1 = now_seconds();
-		if (run_phase(&d, true, -INFINITY, &z, &lb, &r->iterations[1], &timed, err) < 0) {
-			r->stop = FLUID_STOP_LP;
-			goto out;
-		}
-		r->seconds[1] = now_seconds() - t1;
-		r->objective = z;
-		r->objective_lower = lb;
-		if (r->optimal)
-			r->optimal = !timed && !(d.stalled && !gap_closed(p, z, lb));
-		if (timed)
-			r->stop = FLUID_STOP_TIME;
-		else if (!r->optimal)
-			r->stop = FLUID_STOP_STALL;
-		lambda = xcalloc(d.ncols + 1, sizeof(double));
-		if (p->copy && !timed) {
-			/* Realise it: the same two phases over actual trees alone,
-			 * their columns so far and new ones (notes Sec. 2.1, the
-			 * "provably optimal procedure": the relaxation bounds them;
-			 * equal values prove the schedule optimal). */
-			double zr, lbr;
-			uint32_t it;
-
-			d.trees_only = true;
-			t1 = now_seconds();
-			if (run_phase(&d, false, r->rstar_lower, &zr, &lbr, &it, &timed, err) < 0) {
-				r->stop = FLUID_STOP_LP;
-				goto out;
-			}
-			/* Trees at the relaxation's R* keep its objective as a
-			 * bound (the same R fixed); slower trees do not. */
-			bool same_r = gap_closed(p, zr, r->rstar_lower);
-
-			if (!same_r)
-				d.rfix = zr * (1 + p->slack);
-			if (!timed && run_phase(&d, true, same_r ? r->objective_lower : -INFINITY,
-						&zr, &lbr, &it, &timed, err) < 0) {
-				r->stop = FLUID_STOP_LP;
-				goto out;
-			}
-			r->seconds_realise = now_seconds() - t1;
-			if (timed)
-				r->stop = FLUID_STOP_TIME;
-		}
-		lambda = xreallocarray(lambda, d.ncols + 1, sizeof(double));
-		if (isnan(solve_master(&d, true, lambda, err)))
-			goto out;
-		dw_routing(&d, lambda, grp, r);
-		r->routing.exact =
-		    r->routing.r_actual <= r->rstar * (1 + 10 * p->slack + p->gap) &&
-		    r->routing.cost <= r->objective * (1 + 10 * p->slack + p->gap) + 1e-9;
-	}
+	r->optimal = phase_optimal(&d, z, lb, timed, r);
+	if (phase2 && !timed && dw_phase2(&d, grp, &lambda, &timed, r, err) < 0)
+		goto out;
 	if (phase2 && timed && r->routing.npieces == 0) {
 		/* Out of time before a cost phase: still a schedule, from the
 		 * trees (or paths) found so far at their least R, marked
@@ -970,31 +1039,7 @@ out:
 	r->lp_master = d.master_solver;
 	if (d.pr && d.ncls)
 		r->lp_pricing = d.pr[0].solver;
-	for (uint32_t k = 0; d.pr && k < d.ncls; k++)
-		pricer_free(&d.pr[k]);
-	for (size_t j = 0; j < d.ncols; j++)
-		column_free(&d.cols[j]);
-	free(d.cols);
-	free(d.pr);
-	free(d.conv_first);
-	free(d.identity);
-	free(d.rep);
-	free(d.orbit_size);
-	free(d.cls_of);
-	free(d.cap_row);
-	free(d.row_cap);
-	free(d.u);
-	free(d.coef);
-	free(d.touched);
-	free(d.y);
-	free(d.Y);
-	free(d.chat);
-	free(d.wbuf);
-	free(d.wbuf2);
-	free(d.disc);
-	free(d.patharcs);
-	free(d.pathlen);
-	free(d.pathcost);
+	dw_free(&d);
 	free(lambda);
 	return rc;
 }
