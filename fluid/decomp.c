@@ -31,8 +31,8 @@ void routing_add_piece(struct fluid_routing *rt, uint32_t origin, uint32_t targe
 		cap = rt->cap_hops;
 		GROW(rt->hop_layer, rt->cap_hops, rt->nhops + nhops);
 	}
-	rt->pieces[rt->npieces++] = (struct fluid_piece){origin, target, lo, hi,
-							 (uint32_t)rt->nhops, nhops};
+	rt->pieces[rt->npieces++] =
+	    (struct fluid_piece){origin, target, lo, hi, (uint32_t)rt->nhops, nhops};
 	memcpy(rt->hop_arc + rt->nhops, arcs, nhops * sizeof(uint32_t));
 	memcpy(rt->hop_layer + rt->nhops, layers, nhops * sizeof(uint32_t));
 	rt->nhops += nhops;
@@ -115,7 +115,7 @@ struct tree_ws {
 	uint32_t *plen;
 	uint32_t *used, *uses; /* arcs carrying the tree, with multiplicity */
 	size_t nused, cap_used, cap_uses;
-	uint32_t *touched;     /* nodes and vertices to reset */
+	uint32_t *touched; /* nodes and vertices to reset */
 	size_t ntouched, cap_touched;
 	uint32_t *list, *choice; /* the current entry's destinations and arcs */
 	uint32_t *child_arc, *child_ent;
@@ -150,7 +150,8 @@ static void touch(struct tree_ws *ws, uint32_t id)
 
 static bool stores_copies(const struct problem *p, uint32_t v)
 {
-	return (p->net->kind[v] & (FLUID_CAN_STORE | FLUID_CAN_COPY)) == (FLUID_CAN_STORE | FLUID_CAN_COPY);
+	return (p->net->kind[v] & (FLUID_CAN_STORE | FLUID_CAN_COPY)) ==
+	       (FLUID_CAN_STORE | FLUID_CAN_COPY);
 }
 
 /* The out-arcs of node (v, t) as G^T ids into out[]; returns how many. */
@@ -199,6 +200,192 @@ static uint32_t pick_arc(const struct texp *x, const double *f, const double *wr
 	return best;
 }
 
+/* How much of destination flow f arc a carries within the residual usage. */
+static inline double carried(const double *f, const double *wres, uint32_t a)
+{
+	return f[a] < wres[a] ? f[a] : wres[a];
+}
+
+/* First arcs of the entry's m destinations (ws->list) out of node (v, t),
+ * shared where the flows allow: repeatedly the arc that carries the most
+ * of the unassigned destinations' flows takes every one of them it carries
+ * at least half as well as its own best arc (a tree's copies go where many
+ * destinations' flows go together). False when one has no arc. */
+static bool first_arcs(const struct texp *x, const struct origin_flow *of, const double *wres,
+		       struct tree_ws *ws, uint32_t m, uint32_t v, uint32_t t, uint32_t *outs)
+{
+	uint32_t nout = node_out(x, v, t, outs), left = m;
+
+	for (uint32_t j = 0; j < m; j++) {
+		const double *f = of->f[ws->list[j]];
+		double bv = 0;
+
+		for (uint32_t i = 0; i < nout; i++)
+			if (carried(f, wres, outs[i]) > bv)
+				bv = carried(f, wres, outs[i]);
+		if (bv <= TOL)
+			return false;
+		ws->best[j] = bv;
+		ws->first[j] = UINT32_MAX;
+	}
+	while (left) {
+		uint32_t besta = UINT32_MAX;
+		double bs = 0;
+
+		for (uint32_t i = 0; i < nout; i++) {
+			double sc = 0;
+
+			for (uint32_t j = 0; j < m; j++) {
+				double q = carried(of->f[ws->list[j]], wres, outs[i]);
+
+				if (ws->first[j] == UINT32_MAX && q >= 0.5 * ws->best[j])
+					sc += q;
+			}
+			if (sc > bs) {
+				bs = sc;
+				besta = outs[i];
+			}
+		}
+		if (besta == UINT32_MAX)
+			return false;
+		for (uint32_t j = 0; j < m; j++) {
+			double q = carried(of->f[ws->list[j]], wres, besta);
+
+			if (ws->first[j] == UINT32_MAX && q >= 0.5 * ws->best[j]) {
+				ws->first[j] = besta;
+				left--;
+			}
+		}
+	}
+	return true;
+}
+
+/* Each destination's segment: from node to the next node where data may
+ * branch, appended to its path (ws->choice[j]: where the segment starts).
+ * False when one finds no arc or ends in a switch. */
+static bool follow_segments(const struct problem *p, const struct texp *x,
+			    const struct origin_flow *of, const double *wres, struct tree_ws *ws,
+			    uint32_t m, uint32_t node, uint32_t *outs)
+{
+	uint32_t T = x->T;
+
+	for (uint32_t j = 0; j < m; j++) {
+		uint32_t k = ws->list[j], at = node, start = ws->plen[k];
+		const double *f = of->f[k];
+
+		ws->choice[j] = start;
+		for (;;) {
+			uint32_t nout = node_out(x, at % x->nv, at / x->nv, outs),
+				 pref = UINT32_MAX;
+
+			/* keep with an earlier destination of this entry that
+			 * followed the same segment so far */
+			for (uint32_t i = 0; i < j && pref == UINT32_MAX; i++) {
+				uint32_t k2 = ws->list[i], s2 = ws->choice[i];
+				uint32_t len = ws->plen[k] - start;
+
+				if (ws->plen[k2] - s2 > len &&
+				    !memcmp(ws->path + (size_t)k2 * T + s2,
+					    ws->path + (size_t)k * T + start,
+					    len * sizeof(uint32_t)))
+					pref = ws->path[(size_t)k2 * T + s2 + len];
+			}
+			uint32_t a =
+			    at == node ? ws->first[j] : pick_arc(x, f, wres, outs, nout, pref);
+
+			if (a == UINT32_MAX)
+				return false;
+			ws->path[(size_t)k * T + ws->plen[k]++] = a;
+			at = tx_head(x, a);
+			if (branches(p, at % x->nv, of->origin))
+				break;
+			if (at / x->nv >= T)
+				return false; /* a switch at the end */
+		}
+	}
+	return true;
+}
+
+/* One more copy of the tree's data on arc a. */
+static void count_use(struct tree_ws *ws, uint32_t a)
+{
+	size_t u;
+
+	for (u = 0; u < ws->nused && ws->used[u] != a; u++)
+		;
+	if (u == ws->nused) {
+		GROW(ws->used, ws->cap_used, ws->nused + 1);
+		GROW(ws->uses, ws->cap_uses, ws->nused + 1);
+		ws->used[ws->nused] = a;
+		ws->uses[ws->nused++] = 0;
+	}
+	ws->uses[u]++;
+}
+
+/* The entry at node y where a segment ends; *use says whether the segment
+ * carries a copy of its own (not when the data reaches y already, nor when
+ * it waits at a vertex that stores it, but by a hold-over). */
+static uint32_t segment_end(const struct problem *p, const struct texp *x, struct tree_ws *ws,
+			    const uint32_t *seg, uint32_t len, bool *use)
+{
+	uint32_t y = tx_head(x, seg[len - 1]), vy = y % x->nv, ce;
+
+	*use = true;
+	if (ws->node_ent[y] >= 0) {
+		/* the data reaches y at that time already */
+		ce = (uint32_t)ws->node_ent[y];
+		*use = false;
+	} else {
+		/* stored: it arrived earlier and can wait there */
+		if (stores_copies(p, vy) && ws->first_layer[vy] <= y / x->nv)
+			*use = len == 1 && tx_is_hold(x, seg[0]);
+		ce = new_entry(ws, y);
+		ws->node_ent[y] = (int32_t)ce;
+		touch(ws, y + 2 * x->nv);
+	}
+	if (stores_copies(p, vy) && ws->first_layer[vy] == UINT32_MAX) {
+		ws->first_layer[vy] = y / x->nv;
+		touch(ws, x->nv + vy);
+	}
+	return ce;
+}
+
+/* Group the m destinations' equal segments: one copy of the data each,
+ * every destination into the entry where its segment ends. */
+static void group_segments(const struct problem *p, const struct texp *x, const double *wres,
+			   struct tree_ws *ws, uint32_t m)
+{
+	uint32_t T = x->T;
+
+	for (uint32_t j = 0; j < m; j++) {
+		uint32_t k = ws->list[j], s0 = ws->choice[j], len = ws->plen[k] - s0;
+		const uint32_t *seg = ws->path + (size_t)k * T + s0;
+		uint32_t owner = j;
+
+		for (uint32_t i = 0; i < j && owner == j; i++) {
+			uint32_t k2 = ws->list[i], s2 = ws->choice[i];
+
+			if (ws->plen[k2] - s2 == len &&
+			    !memcmp(ws->path + (size_t)k2 * T + s2, seg, len * sizeof(uint32_t)))
+				owner = i;
+		}
+		if (owner != j) {
+			/* same copy as an earlier destination: join its entry */
+			entry_push(ws, ws->child_ent[owner], k);
+			ws->child_ent[j] = ws->child_ent[owner];
+			continue;
+		}
+		bool use;
+		uint32_t ce = segment_end(p, x, ws, seg, len, &use);
+
+		for (uint32_t i = 0; use && i < len; i++)
+			if (!isinf(wres[seg[i]])) /* free hold-overs carry no usage */
+				count_use(ws, seg[i]);
+		ws->child_ent[j] = ce;
+		entry_push(ws, ce, k);
+	}
+}
+
 /* Build one tree from the residual flows. Entries sit at nodes where data
  * may branch; from an entry each destination follows its flow through the
  * vertices that cannot copy (a "segment") to the next node where data may
@@ -235,164 +422,10 @@ static bool build_tree(const struct problem *p, const struct texp *x, const stru
 					ws->list[m++] = k;
 			if (m == 0)
 				continue;
-			if (t == T)
+			if (t == T || !first_arcs(x, of, wres, ws, m, v, t, outs) ||
+			    !follow_segments(p, x, of, wres, ws, m, node, outs))
 				return false;
-			/* First arcs, shared where the flows allow: repeatedly the
-			 * arc that carries the most of the unassigned destinations'
-			 * flows takes every one of them it carries at least half as
-			 * well as its own best arc (a tree's copies go where many
-			 * destinations' flows go together). */
-			uint32_t nout0 = node_out(x, v, t, outs), left = m;
-
-			for (uint32_t j = 0; j < m; j++) {
-				const double *f = of->f[ws->list[j]];
-				double bv = 0;
-
-				for (uint32_t i = 0; i < nout0; i++) {
-					double sc = f[outs[i]] < wres[outs[i]] ? f[outs[i]] : wres[outs[i]];
-
-					if (sc > bv)
-						bv = sc;
-				}
-				if (bv <= TOL)
-					return false;
-				ws->best[j] = bv;
-				ws->first[j] = UINT32_MAX;
-			}
-			while (left) {
-				uint32_t besta = UINT32_MAX;
-				double bs = 0;
-
-				for (uint32_t i = 0; i < nout0; i++) {
-					double sc = 0;
-
-					for (uint32_t j = 0; j < m; j++) {
-						const double *f = of->f[ws->list[j]];
-						double q = f[outs[i]] < wres[outs[i]] ? f[outs[i]]
-										  : wres[outs[i]];
-
-						if (ws->first[j] == UINT32_MAX && q >= 0.5 * ws->best[j])
-							sc += q;
-					}
-					if (sc > bs) {
-						bs = sc;
-						besta = outs[i];
-					}
-				}
-				if (besta == UINT32_MAX)
-					return false;
-				for (uint32_t j = 0; j < m; j++) {
-					const double *f = of->f[ws->list[j]];
-					double q = f[besta] < wres[besta] ? f[besta] : wres[besta];
-
-					if (ws->first[j] == UINT32_MAX && q >= 0.5 * ws->best[j]) {
-						ws->first[j] = besta;
-						left--;
-					}
-				}
-			}
-			/* Each destination's segment: from here to the next node
-			 * where data may branch. */
-			for (uint32_t j = 0; j < m; j++) {
-				uint32_t k = ws->list[j], at = node, start = ws->plen[k];
-				const double *f = of->f[k];
-
-				ws->choice[j] = start; /* where its segment starts in path[k] */
-				for (;;) {
-					uint32_t av = at % x->nv, atl = at / x->nv;
-					uint32_t nout = node_out(x, av, atl, outs), pref = UINT32_MAX;
-
-					/* keep with an earlier destination of this entry that
-					 * followed the same segment so far */
-					for (uint32_t i = 0; i < j && pref == UINT32_MAX; i++) {
-						uint32_t k2 = ws->list[i], s2 = ws->choice[i];
-						uint32_t len = ws->plen[k] - start;
-
-						if (ws->plen[k2] - s2 > len &&
-						    !memcmp(ws->path + (size_t)k2 * T + s2,
-							    ws->path + (size_t)k * T + start,
-							    len * sizeof(uint32_t)))
-							pref = ws->path[(size_t)k2 * T + s2 + len];
-					}
-					uint32_t a = at == node ? ws->first[j]
-								: pick_arc(x, f, wres, outs, nout, pref);
-
-					if (a == UINT32_MAX)
-						return false;
-					ws->path[(size_t)k * T + ws->plen[k]++] = a;
-					at = tx_head(x, a);
-					if (branches(p, at % x->nv, o))
-						break;
-					if (at / x->nv >= T)
-						return false; /* a switch at the end */
-				}
-			}
-			/* Group equal segments: one copy of the data each. */
-			for (uint32_t j = 0; j < m; j++) {
-				uint32_t k = ws->list[j], s0 = ws->choice[j], len = ws->plen[k] - s0;
-				const uint32_t *seg = ws->path + (size_t)k * T + s0;
-				uint32_t owner = j;
-
-				for (uint32_t i = 0; i < j && owner == j; i++) {
-					uint32_t k2 = ws->list[i], s2 = ws->choice[i];
-
-					if (ws->plen[k2] - s2 == len &&
-					    !memcmp(ws->path + (size_t)k2 * T + s2, seg,
-						    len * sizeof(uint32_t)))
-						owner = i;
-				}
-				if (owner != j) {
-					/* same copy as an earlier destination: join its entry */
-					uint32_t k2 = ws->list[owner];
-
-					entry_push(ws, ws->child_ent[owner], k);
-					ws->child_ent[j] = ws->child_ent[owner];
-					(void)k2;
-					continue;
-				}
-				uint32_t y = tx_head(x, seg[len - 1]), vy = y % x->nv, ce;
-				bool use = true;
-
-				if (ws->node_ent[y] >= 0) {
-					/* the data reaches y at that time already */
-					ce = (uint32_t)ws->node_ent[y];
-					use = false;
-				} else if (stores_copies(p, vy) && ws->first_layer[vy] <= y / x->nv) {
-					/* it arrived earlier and can wait there */
-					ce = new_entry(ws, y);
-					ws->node_ent[y] = (int32_t)ce;
-					touch(ws, y + 2 * x->nv);
-					use = len == 1 && tx_is_hold(x, seg[0]);
-				} else {
-					ce = new_entry(ws, y);
-					ws->node_ent[y] = (int32_t)ce;
-					touch(ws, y + 2 * x->nv);
-				}
-				if (stores_copies(p, vy) && ws->first_layer[vy] == UINT32_MAX) {
-					ws->first_layer[vy] = y / x->nv;
-					touch(ws, x->nv + vy);
-				}
-				if (use)
-					for (uint32_t i = 0; i < len; i++) {
-						uint32_t a = seg[i];
-
-						if (isinf(wres[a]))
-							continue; /* free hold-overs carry no usage */
-						size_t u;
-
-						for (u = 0; u < ws->nused && ws->used[u] != a; u++)
-							;
-						if (u == ws->nused) {
-							GROW(ws->used, ws->cap_used, ws->nused + 1);
-							GROW(ws->uses, ws->cap_uses, ws->nused + 1);
-							ws->used[ws->nused] = a;
-							ws->uses[ws->nused++] = 0;
-						}
-						ws->uses[u]++;
-					}
-				ws->child_ent[j] = ce;
-				entry_push(ws, ce, k);
-			}
+			group_segments(p, x, wres, ws, m);
 		}
 	return true;
 }
@@ -410,197 +443,261 @@ static void reset_tree(const struct texp *x, struct tree_ws *ws)
 	ws->ntouched = 0;
 }
 
+static void tree_ws_init(struct tree_ws *ws, const struct texp *x, uint32_t nd)
+{
+	uint32_t nn = tx_nnodes(x);
+
+	memset(ws, 0, sizeof(*ws));
+	ws->next = xmalloc((nd + 1) * sizeof(uint32_t));
+	ws->first_layer = xmalloc((x->nv + 1) * sizeof(uint32_t));
+	memset(ws->first_layer, 0xff, (x->nv + 1) * sizeof(uint32_t));
+	ws->node_ent = xmalloc(((size_t)nn + 1) * sizeof(int32_t));
+	memset(ws->node_ent, 0xff, ((size_t)nn + 1) * sizeof(int32_t));
+	ws->path = xmalloc(((size_t)nd * x->T + 1) * sizeof(uint32_t));
+	ws->plen = xcalloc(nd + 1, sizeof(uint32_t));
+	ws->list = xmalloc((nd + 1) * sizeof(uint32_t));
+	ws->choice = xmalloc((nd + 1) * sizeof(uint32_t));
+	ws->child_arc = xmalloc((nd + 1) * sizeof(uint32_t));
+	ws->child_ent = xmalloc((nd + 1) * sizeof(uint32_t));
+	ws->first = xmalloc((nd + 1) * sizeof(uint32_t));
+	ws->best = xmalloc((nd + 1) * sizeof(double));
+}
+
+static void tree_ws_free(struct tree_ws *ws)
+{
+	free(ws->ent);
+	free(ws->next);
+	free(ws->first_layer);
+	free(ws->node_ent);
+	free(ws->path);
+	free(ws->plen);
+	free(ws->used);
+	free(ws->uses);
+	free(ws->touched);
+	free(ws->list);
+	free(ws->choice);
+	free(ws->child_arc);
+	free(ws->child_ent);
+	free(ws->first);
+	free(ws->best);
+}
+
+/* Max flows on the residual usage re-fit every destination's flow after
+ * each tree: a tree takes usage some other destination's flow was
+ * counting on, and fresh flows route around it (or show the tree was too
+ * heavy: then it is halved). */
+struct refit {
+	struct maxflow mf;
+	uint32_t *arcs, n; /* arcs with usage left */
+	double *cap;
+};
+
+static void refit_init(struct refit *rf, const struct texp *x, const double *wres)
+{
+	uint32_t na = tx_narcs(x);
+
+	rf->n = 0;
+	rf->arcs = xmalloc(((size_t)na + 1) * sizeof(uint32_t));
+	for (uint32_t a = 0; a < na; a++)
+		if (isinf(wres[a]) || wres[a] > 1e-12)
+			rf->arcs[rf->n++] = a;
+	maxflow_init(&rf->mf, x, rf->arcs, rf->n);
+	rf->cap = xcalloc((size_t)na + 1, sizeof(double));
+}
+
+static void refit_free(struct refit *rf)
+{
+	maxflow_free(&rf->mf);
+	free(rf->arcs);
+	free(rf->cap);
+}
+
+/* Does every destination still get need of the unit within wres? Its flow
+ * is re-fitted if so (and up to the first that does not, if not). */
+static bool refit_flows(const struct texp *x, struct origin_flow *of, const double *wres,
+			struct refit *rf, double need)
+{
+	for (uint32_t i = 0; i < rf->n; i++) {
+		uint32_t a = rf->arcs[i];
+
+		rf->cap[a] = isinf(wres[a]) ? 2 : wres[a] > 0 ? wres[a] : 0;
+	}
+	maxflow_set_caps(&rf->mf, rf->cap);
+	for (uint32_t k = 0; k < of->ndest; k++) {
+		double got = maxflow_run(&rf->mf, of->origin, x->T * x->nv + of->dest[k], need);
+
+		if (got < need - 1e-9)
+			return false;
+		for (uint32_t i = 0; i < rf->n; i++)
+			of->f[k][rf->arcs[i]] = maxflow_on(&rf->mf, rf->arcs[i]);
+	}
+	return true;
+}
+
+/* The tree's weight: at most what is left of the unit, and its bottleneck
+ * in w and in each f_d. */
+static double tree_weight(const struct texp *x, const struct origin_flow *of, const double *wres,
+			  const struct tree_ws *ws, double left)
+{
+	double theta = left;
+
+	for (size_t u = 0; u < ws->nused; u++)
+		if (wres[ws->used[u]] / ws->uses[u] < theta)
+			theta = wres[ws->used[u]] / ws->uses[u];
+	for (uint32_t k = 0; k < of->ndest; k++)
+		for (uint32_t h = 0; h < ws->plen[k]; h++) {
+			double fk = of->f[k][ws->path[(size_t)k * x->T + h]];
+
+			if (fk < theta)
+				theta = fk;
+		}
+	return theta;
+}
+
+/* Take *theta of the tree from wres, with the flows re-fitted into what is
+ * left; halve *theta on a shortfall, 30 times at most. */
+static bool take_tree(const struct texp *x, struct origin_flow *of, double *wres,
+		      const struct tree_ws *ws, struct refit *rf, double total, double *theta)
+{
+	for (int tries = 0; tries < 30; tries++) {
+		double need = 1 - total - *theta;
+
+		for (size_t u = 0; u < ws->nused; u++)
+			wres[ws->used[u]] -= *theta * ws->uses[u];
+		if (need <= TOL || refit_flows(x, of, wres, rf, need))
+			return true;
+		for (size_t u = 0; u < ws->nused; u++)
+			wres[ws->used[u]] += *theta * ws->uses[u];
+		*theta /= 2;
+	}
+	return false;
+}
+
+/* The tree's transfers: an arc carrying several copies is several. */
+static uint32_t tree_hops(const struct texp *x, const struct tree_ws *ws, uint32_t *hop_a,
+			  uint32_t *hop_l)
+{
+	uint32_t nh = 0;
+
+	for (size_t u = 0; u < ws->nused; u++) {
+		uint32_t a = ws->used[u];
+
+		for (uint32_t c = 0; c < ws->uses[u] && !tx_is_hold(x, a); c++) {
+			hop_a[nh] = tx_phys(x, a);
+			hop_l[nh++] = tx_layer(x, a);
+		}
+	}
+	return nh;
+}
+
+/* What no tree carried (rest = 1 - total of the unit): per-destination
+ * paths of the remaining flows, each destination splitting the same
+ * remaining part of the unit. pa: a path's scratch, T arcs. */
+static void rest_paths(const struct texp *x, struct origin_flow *of, double weight, double total,
+		       uint32_t *pa, uint32_t *hop_a, uint32_t *hop_l, struct fluid_routing *rt)
+{
+	double rest = 1 - total;
+	uint32_t T = x->T, o = of->origin;
+
+	for (uint32_t k = 0; k < of->ndest; k++) {
+		double got = 0, *f = of->f[k];
+		size_t first_piece = rt->npieces;
+
+		while (got < rest - 1e-12) {
+			uint32_t node = o, nh = 0, mh = 0;
+			double bott = INFINITY;
+
+			while (node / x->nv < T) {
+				double bv;
+				uint32_t a = heaviest_out(x, node, f, NULL, &bv);
+
+				if (a == UINT32_MAX)
+					break;
+				pa[nh++] = a;
+				if (bv < bott)
+					bott = bv;
+				node = tx_head(x, a);
+			}
+			if (node != T * x->nv + of->dest[k] || bott <= 1e-12)
+				break;
+			if (bott > rest - got)
+				bott = rest - got;
+			for (uint32_t h = 0; h < nh; h++) {
+				f[pa[h]] -= bott;
+				if (!tx_is_hold(x, pa[h])) {
+					hop_a[mh] = tx_phys(x, pa[h]);
+					hop_l[mh++] = tx_layer(x, pa[h]);
+				}
+			}
+			routing_add_piece(rt, o, of->dest[k], got, got + bott, hop_a, hop_l, mh);
+			got += bott;
+		}
+		/* this destination's paths onto [total, 1) of the unit */
+		double scale = got > 0 ? rest / got : 0;
+
+		for (size_t i = first_piece; i < rt->npieces; i++) {
+			struct fluid_piece *q = &rt->pieces[i];
+
+			q->lo = weight * (total + q->lo * scale);
+			q->hi = weight * (total + q->hi * scale);
+		}
+	}
+}
+
 void decompose_origin(const struct problem *p, const struct texp *x, struct origin_flow *of,
 		      double weight, struct fluid_routing *rt, double *deficit)
 {
-	uint32_t na = tx_narcs(x), nn = tx_nnodes(x), nd = of->ndest, T = x->T, o = of->origin;
+	uint32_t na = tx_narcs(x), nd = of->ndest;
 	double *wres = xmalloc(((size_t)na + 1) * sizeof(double)), total = 0;
-	struct tree_ws ws = {0};
+	struct tree_ws ws;
 	uint32_t *hop_a = xmalloc(((size_t)na * (nd + 1) + 1) * sizeof(uint32_t));
 	uint32_t *hop_l = xmalloc(((size_t)na * (nd + 1) + 1) * sizeof(uint32_t));
 	uint32_t *outs = xmalloc((x->ne + x->nhold + 2) * sizeof(uint32_t));
+	struct refit rf;
 
 	/* Hold-overs without w (vertices that store and copy) are free. */
 	for (uint32_t a = 0; a < na; a++)
-		wres[a] = tx_is_hold(x, a) && !p->conserve[tx_vertex_from(x, a)] ? INFINITY
-										    : of->w[a];
-	ws.next = xmalloc((nd + 1) * sizeof(uint32_t));
-	ws.first_layer = xmalloc((x->nv + 1) * sizeof(uint32_t));
-	memset(ws.first_layer, 0xff, (x->nv + 1) * sizeof(uint32_t));
-	ws.node_ent = xmalloc(((size_t)nn + 1) * sizeof(int32_t));
-	memset(ws.node_ent, 0xff, ((size_t)nn + 1) * sizeof(int32_t));
-	ws.path = xmalloc(((size_t)nd * T + 1) * sizeof(uint32_t));
-	ws.plen = xcalloc(nd + 1, sizeof(uint32_t));
-	ws.list = xmalloc((nd + 1) * sizeof(uint32_t));
-	ws.choice = xmalloc((nd + 1) * sizeof(uint32_t));
-	ws.child_arc = xmalloc((nd + 1) * sizeof(uint32_t));
-	ws.child_ent = xmalloc((nd + 1) * sizeof(uint32_t));
-	ws.first = xmalloc((nd + 1) * sizeof(uint32_t));
-	ws.best = xmalloc((nd + 1) * sizeof(double));
-	/* Max flows on the residual usage re-fit every destination's flow
-	 * after each tree: a tree takes usage some other destination's flow
-	 * was counting on, and fresh flows route around it (or show the tree
-	 * was too heavy: then it is halved). */
-	uint32_t nmf = 0, *mfarcs = xmalloc(((size_t)na + 1) * sizeof(uint32_t));
-	struct maxflow mf;
-
-	for (uint32_t a = 0; a < na; a++)
-		if (isinf(wres[a]) || wres[a] > 1e-12)
-			mfarcs[nmf++] = a;
-	maxflow_init(&mf, x, mfarcs, nmf);
-	double *capv = xcalloc((size_t)na + 1, sizeof(double));
-
+		wres[a] =
+		    tx_is_hold(x, a) && !p->conserve[tx_vertex_from(x, a)] ? INFINITY : of->w[a];
+	tree_ws_init(&ws, x, nd);
+	refit_init(&rf, x, wres);
 	for (uint32_t guard = 0; total < 1 - TOL && guard < 4 * na + 64; guard++) {
 		bool ok = build_tree(p, x, of, wres, &ws, outs);
-		double theta = 1 - total;
 
 		reset_tree(x, &ws);
 		if (!ok)
 			break;
-		for (size_t u = 0; u < ws.nused; u++)
-			if (wres[ws.used[u]] / ws.uses[u] < theta)
-				theta = wres[ws.used[u]] / ws.uses[u];
-		for (uint32_t k = 0; k < nd; k++)
-			for (uint32_t h = 0; h < ws.plen[k]; h++) {
-				double fk = of->f[k][ws.path[(size_t)k * T + h]];
+		double theta = tree_weight(x, of, wres, &ws, 1 - total);
 
-				if (fk < theta)
-					theta = fk;
-			}
-		if (theta <= 1e-12)
+		if (theta <= 1e-12 || !take_tree(x, of, wres, &ws, &rf, total, &theta))
 			break;
-		/* Take theta; re-fit the flows; halve on a shortfall. */
-		bool fits = false;
+		uint32_t nh = tree_hops(x, &ws, hop_a, hop_l);
 
-		for (int tries = 0; tries < 30 && !fits; tries++) {
-			double need = 1 - total - theta;
-
-			for (size_t u = 0; u < ws.nused; u++)
-				wres[ws.used[u]] -= theta * ws.uses[u];
-			fits = true;
-			if (need > TOL) {
-				for (uint32_t i = 0; i < nmf; i++)
-					capv[mfarcs[i]] = isinf(wres[mfarcs[i]]) ? 2
-						: wres[mfarcs[i]] > 0 ? wres[mfarcs[i]] : 0;
-				maxflow_set_caps(&mf, capv);
-				for (uint32_t k = 0; k < nd && fits; k++) {
-					double got = maxflow_run(&mf, o, T * x->nv + of->dest[k], need);
-
-					if (got < need - 1e-9) {
-						fits = false;
-						break;
-					}
-					for (uint32_t i = 0; i < nmf; i++)
-						of->f[k][mfarcs[i]] = maxflow_on(&mf, mfarcs[i]);
-				}
-			}
-			if (!fits) {
-				for (size_t u = 0; u < ws.nused; u++)
-					wres[ws.used[u]] += theta * ws.uses[u];
-				theta /= 2;
-			}
-		}
-		if (!fits)
-			break;
-		uint32_t nh = 0;
-
-		for (size_t u = 0; u < ws.nused; u++) {
-			uint32_t a = ws.used[u];
-
-			/* an arc carrying several copies is several transfers */
-			for (uint32_t c = 0; c < ws.uses[u] && !tx_is_hold(x, a); c++) {
-				hop_a[nh] = tx_phys(x, a);
-				hop_l[nh++] = tx_layer(x, a);
-			}
-		}
 		if (1 - total - theta <= TOL)
 			for (uint32_t k = 0; k < nd; k++)
 				memset(of->f[k], 0, (size_t)na * sizeof(double));
-		routing_add_piece(rt, o, UINT32_MAX, weight * total, weight * (total + theta),
-				  hop_a, hop_l, nh);
+		routing_add_piece(rt, of->origin, UINT32_MAX, weight * total,
+				  weight * (total + theta), hop_a, hop_l, nh);
 		total += theta;
 	}
-	maxflow_free(&mf);
-	free(mfarcs);
-	free(capv);
-	/* What no tree carried: per-destination paths of the remaining flows,
-	 * each destination splitting the same remaining part of the unit. */
-	double rest = 1 - total;
-
-	if (rest > TOL) {
-		*deficit += weight * rest;
-		for (uint32_t k = 0; k < nd; k++) {
-			double got = 0, *f = of->f[k];
-			size_t first_piece = rt->npieces;
-			uint32_t *pa = ws.path + (size_t)k * T;
-
-			while (got < rest - 1e-12) {
-				uint32_t node = o, nh = 0, mh = 0;
-				double bott = INFINITY;
-
-				while (node / x->nv < T) {
-					double bv;
-					uint32_t a = heaviest_out(x, node, f, NULL, &bv);
-
-					if (a == UINT32_MAX)
-						break;
-					pa[nh++] = a;
-					if (bv < bott)
-						bott = bv;
-					node = tx_head(x, a);
-				}
-				if (node != T * x->nv + of->dest[k] || bott <= 1e-12)
-					break;
-				if (bott > rest - got)
-					bott = rest - got;
-				for (uint32_t h = 0; h < nh; h++) {
-					f[pa[h]] -= bott;
-					if (!tx_is_hold(x, pa[h])) {
-						hop_a[mh] = tx_phys(x, pa[h]);
-						hop_l[mh++] = tx_layer(x, pa[h]);
-					}
-				}
-				routing_add_piece(rt, o, of->dest[k], got, got + bott, hop_a, hop_l,
-						  mh);
-				got += bott;
-			}
-			/* this destination's paths onto [total, 1) of the unit */
-			double scale = got > 0 ? rest / got : 0;
-
-			for (size_t i = first_piece; i < rt->npieces; i++) {
-				struct fluid_piece *q = &rt->pieces[i];
-
-				q->lo = weight * (total + q->lo * scale);
-				q->hi = weight * (total + q->hi * scale);
-			}
-		}
+	refit_free(&rf);
+	if (1 - total > TOL) {
+		*deficit += weight * (1 - total);
+		rest_paths(x, of, weight, total, ws.path, hop_a, hop_l, rt);
 	}
 	free(wres);
 	free(hop_a);
 	free(hop_l);
 	free(outs);
-	free(ws.ent);
-	free(ws.next);
-	free(ws.first_layer);
-	free(ws.node_ent);
-	free(ws.path);
-	free(ws.plen);
-	free(ws.used);
-	free(ws.uses);
-	free(ws.touched);
-	free(ws.list);
-	free(ws.choice);
-	free(ws.child_arc);
-	free(ws.child_ent);
-	free(ws.first);
-	free(ws.best);
+	tree_ws_free(&ws);
 }
 
 void decompose_pair(const struct texp *x, uint32_t origin, uint32_t dest, double *f,
 		    struct fluid_routing *rt)
 {
 	uint32_t T = x->T, *pa = xmalloc((T + 1) * sizeof(uint32_t));
-	uint32_t *ha = xmalloc((T + 1) * sizeof(uint32_t)), *hl = xmalloc((T + 1) * sizeof(uint32_t));
+	uint32_t *ha = xmalloc((T + 1) * sizeof(uint32_t)),
+		 *hl = xmalloc((T + 1) * sizeof(uint32_t));
 	double got = 0;
 	size_t first = rt->npieces;
 
