@@ -348,7 +348,9 @@ stop_emu "$o_pid"
 : >"$TMP/health"
 : >"$TMP/n.log"
 nemu n "$TMP/run.state" --health "$TMP/health" --log "$TMP/n.log"
-${OFCD:-$BUILD/ofcd} --foreground --config "$CIRC" --socket "$SOCK" --state-dir "$ST" \
+# Under ASan, freed memory waits in a quarantine that would count as RSS.
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0" \
+	${OFCD:-$BUILD/ofcd} --foreground --config "$CIRC" --socket "$SOCK" --state-dir "$ST" \
 	--credentials-dir "$TMP" --device "$(ssh_dev "$n_port")" --probe-interval 1h --log-level info \
 	2>>"$TMP/dn.log" &
 ofcd_pid=$!
