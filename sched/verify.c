@@ -435,8 +435,8 @@ static void reduce_pieces(struct vstate *v, uint64_t key, uint32_t lo, uint32_t 
  * the first writes of its table's pages. Sums are compared mod 2^48
  * (same_sum): the lists' 64-bit sums of them agree there. */
 #define RW_SHIFT 16
-#define RW_MARK 0x7fffull
-#define RW_LIST 0x8000ull
+#define RW_MARK	 0x7fffull
+#define RW_LIST	 0x8000ull
 static inline uint32_t rw_mark(const struct rwhole *e)
 {
 	return (uint32_t)(e->w & RW_MARK);
@@ -1746,7 +1746,8 @@ static void cgrid_write(struct vstate *v, uint32_t t)
 	const struct schedule *s = v->s;
 	if (!s->xfers) /* (no transfers at all: no offset on NULL) */
 		return;
-	const struct xfer *first = s->xfers + (s->step_start[t] > v->from ? s->step_start[t] : v->from);
+	const struct xfer *first =
+	    s->xfers + (s->step_start[t] > v->from ? s->step_start[t] : v->from);
 	const struct xfer *end = s->xfers + s->step_start[t + 1];
 	const uint32_t *rank = v->rank;
 	uint64_t *cgrid = v->cgrid, nblocks = v->nblocks, dup = 0, mask, *w;
@@ -2073,7 +2074,7 @@ static int run_steps(struct vstate *v)
  * again the step loop's way, which reports the first failure as it always
  * did. */
 #define A2A_BUCKET_EVENTS (1u << 14) /* a bucket and its scratch in L2 */
-#define A2A_CHUNKS 64 /* of the check, for two threads to share evenly */
+#define A2A_CHUNKS	  64	     /* of the check, for two threads to share evenly */
 /* By block first; bench/verify_diff also builds the verifier with 0, to
  * check the keying by node and block on its schedules (all fit by block). */
 #ifndef A2A_BY_BLOCK
@@ -2364,6 +2365,140 @@ static void a2a_check(void *ctx, size_t item, unsigned worker)
 
 /* One check by sorting, by block (one) or by node and block: 0 right,
  * -1 not, 1 not by block after all (its bits or piece numbers short). */
+/* Two halves, cut at the step nearest the middle transfer, when there are
+ * two workers and each half has as many piece numbers as one thread's. */
+static void a2a_halves(struct a2a_job *job, const struct schedule *s, unsigned workers,
+		       unsigned pbits, size_t nb)
+{
+	job->nhalves = 1;
+	job->half[0].t1 = s->nsteps;
+	if (workers > 1 && pbits >= SCHED_PIECE_BITS && s->nsteps > 1) {
+		size_t half = s->nxfers / 2;
+		uint32_t mid = 1;
+
+		while (mid + 1 < s->nsteps && s->step_start[mid + 1] <= half)
+			mid++;
+		if (mid + 1 < s->nsteps && s->step_start[mid] <= half &&
+		    s->step_start[mid + 1] - half < half - s->step_start[mid])
+			mid++;
+		job->nhalves = 2;
+		job->half[0].t1 = mid;
+		job->half[1].t0 = mid;
+		job->half[1].t1 = s->nsteps;
+	}
+	for (unsigned h = 0; h < job->nhalves; h++) {
+		job->half[h].ok = true;
+		job->half[h].at = xcalloc(nb + 1, sizeof(size_t));
+		piece_numbers_init(&job->half[h].num, job->nhalves > 1 ? pbits - 1 : pbits);
+	}
+	job->pw = (unsigned)__builtin_ctz(job->half[0].num.max);
+}
+
+static bool halves_ok(const struct a2a_job *job)
+{
+	bool ok = true;
+
+	for (unsigned h = 0; h < job->nhalves; h++)
+		ok = ok && job->half[h].ok;
+	return ok;
+}
+
+/* The events, bucketed: counted first (bucket by bucket, each half's
+ * stretch in turn), then emitted; one bucket on one thread needs no
+ * counting. False when a transfer is wrong. */
+static bool a2a_events(struct a2a_job *job, const struct schedule *s, unsigned workers)
+{
+	size_t nb = job->nb;
+	bool counted = nb > 1 || job->nhalves > 1;
+
+	if (counted) {
+		job->count = job->check = true;
+		parallel_for(job->nhalves, 1, workers, a2a_emit, job);
+		if (!halves_ok(job))
+			return false;
+		size_t at = 0;
+
+		for (size_t b = 0; b < nb; b++) {
+			job->start[b] = at;
+			for (unsigned h = 0; h < job->nhalves; h++) {
+				size_t c = job->half[h].at[b];
+
+				job->half[h].at[b] = at;
+				at += c;
+			}
+		}
+		job->start[nb] = at;
+		job->ev = xmalloc((at ? at : 1) * sizeof(*job->ev));
+	} else {
+		job->ev = xmalloc((2 * s->nxfers + 1) * sizeof(*job->ev));
+	}
+	job->count = false;
+	job->check = !counted;
+	parallel_for(job->nhalves, 1, workers, a2a_emit, job);
+	if (!halves_ok(job))
+		return false;
+	if (!counted)
+		job->start[1] = job->half[0].at[0];
+	return true;
+}
+
+/* Check the buckets in chunks of about equal events, the step loop
+ * alongside (off the caller's thread perhaps: not with a clock, whose
+ * progress is the caller's to report). Its step loads go to mine's array,
+ * copied to the caller's only when all is right: a wrong schedule's check
+ * from the start leaves the steps after its error as they were. */
+static bool a2a_buckets(struct a2a_job *job, struct vstate *v, struct verify_opts *mine,
+			unsigned workers, uint64_t *dup, uint64_t *complete)
+{
+	const struct schedule *s = v->s;
+	const struct verify_opts *caller = v->o;
+	size_t nb = job->nb, total = job->start[nb], b = 0;
+	bool ok = true;
+
+	job->most = 1;
+	for (b = 0; b < nb; b++)
+		if (job->start[b + 1] - job->start[b] > job->most)
+			job->most = job->start[b + 1] - job->start[b];
+	job->nchunks = workers > 1 ? A2A_CHUNKS : 1;
+	b = 0;
+	for (unsigned c = 1; c < job->nchunks; c++) {
+		while (b < nb && job->start[b] < total / job->nchunks * c)
+			b++;
+		job->chunk[c] = b;
+	}
+	job->chunk[job->nchunks] = nb;
+	job->loop = workers > 1 && !caller->clock;
+	if (job->loop && caller->step_link_load) {
+		mine->step_link_load = xcalloc(s->nsteps + 1, sizeof(double));
+		v->o = mine;
+	}
+	for (unsigned w = 0; w < workers; w++)
+		job->w[w].ok = true;
+	parallel_for(job->loop + job->nchunks, 1, workers, a2a_check, job);
+	v->o = caller;
+	for (unsigned w = 0; w < workers; w++) {
+		ok = ok && job->w[w].ok;
+		*dup += job->w[w].dup;
+		*complete += job->w[w].complete;
+	}
+	return ok;
+}
+
+static void a2a_job_free(struct a2a_job *job)
+{
+	for (unsigned w = 0; w < 2; w++) {
+		free(job->w[w].tmp);
+		free(job->w[w].held);
+		free(job->w[w].stamp);
+		piecemap_free(&job->w[w].lists);
+	}
+	for (unsigned h = 0; h < job->nhalves; h++)
+		free(job->half[h].at);
+	free(job->ev);
+	free(job->start);
+	free(job);
+}
+
 static int a2a_pass(struct vstate *v, bool one)
 {
 	const struct schedule *s = v->s;
@@ -2391,7 +2526,7 @@ static int a2a_pass(struct vstate *v, bool one)
 	unsigned pbits = 64 - shift - xbits;
 	struct a2a_job *job = xcalloc(1, sizeof(*job));
 	size_t nb = (size_t)((maxkey - 1) >> shift) + 1;
-	bool ok = true, counted, fallback = false;
+	bool ok, fallback = false;
 	unsigned workers = threads > 1 && s->nxfers >= par_least(v->o) ? 2 : 1;
 
 	/* (field by field: the piece tables make the job 200 KB, too
@@ -2406,64 +2541,8 @@ static int a2a_pass(struct vstate *v, bool one)
 	job->xbits = xbits;
 	job->nb = nb;
 	job->start = xcalloc(nb + 1, sizeof(size_t));
-	job->nhalves = 1;
-	job->half[0].t1 = s->nsteps;
-	/* Two halves, cut at the step nearest the middle transfer, when
-	 * each half has as many piece numbers as one thread's. */
-	if (workers > 1 && pbits >= SCHED_PIECE_BITS && s->nsteps > 1) {
-		size_t half = s->nxfers / 2;
-		uint32_t mid = 1;
-
-		while (mid + 1 < s->nsteps && s->step_start[mid + 1] <= half)
-			mid++;
-		if (mid + 1 < s->nsteps && s->step_start[mid] <= half &&
-		    s->step_start[mid + 1] - half < half - s->step_start[mid])
-			mid++;
-		job->nhalves = 2;
-		job->half[0].t1 = mid;
-		job->half[1].t0 = mid;
-		job->half[1].t1 = s->nsteps;
-	}
-	for (unsigned h = 0; h < job->nhalves; h++) {
-		job->half[h].ok = true;
-		job->half[h].at = xcalloc(nb + 1, sizeof(size_t));
-		piece_numbers_init(&job->half[h].num, job->nhalves > 1 ? pbits - 1 : pbits);
-	}
-	job->pw = (unsigned)__builtin_ctz(job->half[0].num.max);
-
-	counted = nb > 1 || job->nhalves > 1; /* one bucket on one thread: no counting */
-	if (counted) {
-		job->count = job->check = true;
-		parallel_for(job->nhalves, 1, workers, a2a_emit, job);
-		for (unsigned h = 0; h < job->nhalves; h++)
-			ok = ok && job->half[h].ok;
-		/* Bucket by bucket, each half's stretch in turn. */
-		size_t at = 0;
-		for (size_t b = 0; ok && b < nb; b++) {
-			job->start[b] = at;
-			for (unsigned h = 0; h < job->nhalves; h++) {
-				size_t c = job->half[h].at[b];
-
-				job->half[h].at[b] = at;
-				at += c;
-			}
-		}
-		job->start[nb] = at;
-		if (ok)
-			job->ev = xmalloc((at ? at : 1) * sizeof(*job->ev));
-	} else {
-		job->ev = xmalloc((2 * s->nxfers + 1) * sizeof(*job->ev));
-	}
-	if (ok) {
-		job->count = false;
-		job->check = !counted;
-		parallel_for(job->nhalves, 1, workers, a2a_emit, job);
-		for (unsigned h = 0; h < job->nhalves; h++)
-			ok = ok && job->half[h].ok;
-		if (!counted)
-			job->start[1] = job->half[0].at[0];
-	}
-
+	a2a_halves(job, s, workers, pbits, nb);
+	ok = a2a_events(job, s, workers);
 	if (ok) {
 		job->numbered = true;
 		for (unsigned h = 0; h < job->nhalves; h++)
@@ -2471,41 +2550,8 @@ static int a2a_pass(struct vstate *v, bool one)
 		/* by block only numbered */
 		fallback = one && !job->numbered;
 	}
-	if (ok && !fallback) {
-		size_t total = job->start[nb], b = 0;
-
-		job->most = 1;
-		for (b = 0; b < nb; b++)
-			if (job->start[b + 1] - job->start[b] > job->most)
-				job->most = job->start[b + 1] - job->start[b];
-		job->nchunks = workers > 1 ? A2A_CHUNKS : 1;
-		b = 0;
-		for (unsigned c = 1; c < job->nchunks; c++) {
-			while (b < nb && job->start[b] < total / job->nchunks * c)
-				b++;
-			job->chunk[c] = b;
-		}
-		job->chunk[job->nchunks] = nb;
-		/* The step loop alongside, off the caller's thread perhaps: not
-		 * with a clock, whose progress is the caller's to report. Its
-		 * step loads to the caller's array only when all is right: a
-		 * wrong schedule's check from the start leaves the steps after
-		 * its error as they were. */
-		job->loop = workers > 1 && !caller->clock;
-		if (job->loop && caller->step_link_load) {
-			mine.step_link_load = xcalloc(s->nsteps + 1, sizeof(double));
-			v->o = &mine;
-		}
-		for (unsigned w = 0; w < workers; w++)
-			job->w[w].ok = true;
-		parallel_for(job->loop + job->nchunks, 1, workers, a2a_check, job);
-		v->o = caller;
-		for (unsigned w = 0; w < workers; w++) {
-			ok = ok && job->w[w].ok;
-			dup += job->w[w].dup;
-			complete += job->w[w].complete;
-		}
-	}
+	if (ok && !fallback)
+		ok = a2a_buckets(job, v, &mine, workers, &dup, &complete);
 	for (unsigned h = 0; h < job->nhalves; h++)
 		dup += job->half[h].dup;
 	if (v->term)
@@ -2525,17 +2571,7 @@ static int a2a_pass(struct vstate *v, bool one)
 			       s->nsteps * sizeof(double));
 		free(mine.step_link_load);
 	}
-	for (unsigned w = 0; w < 2; w++) {
-		free(job->w[w].tmp);
-		free(job->w[w].held);
-		free(job->w[w].stamp);
-		piecemap_free(&job->w[w].lists);
-	}
-	for (unsigned h = 0; h < job->nhalves; h++)
-		free(job->half[h].at);
-	free(job->ev);
-	free(job->start);
-	free(job);
+	a2a_job_free(job);
 	if (fallback)
 		return 1;
 	return ok && !looped ? run_steps(v) : rc;
@@ -2864,6 +2900,199 @@ static void ring_rank(struct vstate *v)
 	free(succ);
 }
 
+/* Nodes that take part (absent ones do not); the root must. */
+static int setup_terminals(struct vstate *v)
+{
+	const struct schedule *s = v->s;
+	uint32_t n = v->n;
+
+	v->term = xcalloc(n + 1, 1);
+	for (uint32_t u = 0; u < n; u++)
+		if (!v->o->absent[u]) {
+			v->term[u] = 1;
+			v->nterm++;
+		}
+	if ((s->collective == SCHED_BROADCAST || s->collective == SCHED_REDUCE) &&
+	    !v->term[s->root])
+		return fail(v, 0, SIZE_MAX, "the root %u takes no part", s->root);
+	v->ninputs = v->nterm;
+	return 0;
+}
+
+/* An all-to-all's block weights: finite, at most 1e9, and which blocks
+ * are required. */
+static int setup_weights(struct vstate *v)
+{
+	const struct schedule *s = v->s;
+	uint32_t n = v->n;
+
+	if (s->collective != SCHED_ALLTOALL || v->o->network || v->o->wdm)
+		return fail(v, 0, SIZE_MAX,
+			    "block weights are for an all-to-all on a direct-connect topology");
+	for (uint32_t o = 0; o < n; o++)
+		for (uint32_t t = 0; t < n; t++) {
+			double w = v->o->block_weight[(uint64_t)o * n + t];
+
+			if (!(w >= 0) || !isfinite(w) || w > 1e9)
+				return fail(v, 0, SIZE_MAX, "block %u -> %u weighs %g", o, t, w);
+			v->nrequired += o != t && required(v, o, t);
+		}
+	return 0;
+}
+
+/* A reduction's state: the grid, rw by node or the fold table, and every
+ * node's input. */
+static int setup_reduce(struct vstate *v)
+{
+	const struct schedule *s = v->s;
+	uint32_t n = v->n;
+
+	if ((uint64_t)n * n > (1ull << 24))
+		return fail(v, 0, SIZE_MAX,
+			    "%u nodes: too large to verify a reduction (limit 4096)", n);
+	/* The fold table (two pieces inline) when many transfers cut shards
+	 * (a bidirectional ring: all); else 16-byte entries and lists for the
+	 * entries cut (BFB: 8% of its transfers). */
+	size_t cut;
+
+	v->gk = part_shift(v, &cut);
+	/* The grid when it is no larger than the fold table, or small; on
+	 * huge pages unless by diagonal (read in order, where the first touch
+	 * of fresh 4 KiB pages costs less). A guess of the parts that does not
+	 * lead to the grid is no guess: every transfer decides between rw and
+	 * the fold table (BFB's first steps cut more shards than its last). */
+	bool grid = grid_fits(v, cut);
+
+	/* First transfers that cut no shard (a ring) lead to rw as a scan of
+	 * all would, unless later ones cut many: rw then keeps those entries'
+	 * pieces in lists, right but slower. A scan of a ring allreduce's 670
+	 * MB on 4,096 nodes cost a tenth of its check's instructions. */
+	if (v->guess_parts && !grid && cut > 0) {
+		v->guess_parts = false;
+		v->gk = part_shift(v, &cut);
+		grid = grid_fits(v, cut);
+	}
+	if (!v->o->network) {
+		v->read_mark = true;
+		ring_rank(v);
+	}
+	if (grid)
+		v->grid = v->rank ? xmalloc(((size_t)n * n << v->gk) * sizeof(*v->grid))
+				  : sched_huge_alloc(((size_t)n * n << v->gk) * sizeof(*v->grid));
+	else if (!v->o->network && cut * 4 <= s->nxfers && s->nsteps < RW_MARK)
+		/* by node on huge pages too: a transfer's two entries are rows
+		 * apart, a TLB miss each on 4 KiB pages (torus:64x64 BFB:
+		 * 1.75-1.91 s to 1.45-1.51 s) */
+		v->rw = v->rank ? xmalloc((size_t)n * n * sizeof(*v->rw))
+				: sched_huge_alloc((size_t)n * n * sizeof(*v->rw));
+	else
+		foldmap_init(&v->fold, (size_t)n * n);
+	if (v->grid && v->guess_parts)
+		v->pmask = (1u << (31 - v->gk)) - 1;
+	v->weight = xmalloc((size_t)n * sizeof(uint64_t));
+	for (uint32_t u = 0; u < n; u++) {
+		v->weight[u] = sched_mix64((v->o->seed ? v->o->seed : 0x0fc) + u);
+		if (part(v, u))
+			v->total_weight += v->weight[u];
+	}
+	/* By diagonal, the first one here (node u's input at u's place), its
+	 * copies after; verify_par spreads those (or by node, every row) over
+	 * its threads. */
+	for (uint32_t u = 0; v->rank && u < n; u++)
+		put_input(v, u, u);
+	if (v->par == PAR_NONE)
+		init_inputs(v, 0, n);
+	return 0;
+}
+
+/* A copy collective's state (unsorted transfers): the bitmap of who holds
+ * what, by part or by node, and the pieces' keys. */
+static int setup_copies(struct vstate *v)
+{
+	const struct schedule *s = v->s;
+	uint32_t n = v->n;
+	uint64_t bits = (uint64_t)n * v->nblocks;
+	bool parts = (s->collective == SCHED_ALLGATHER || s->collective == SCHED_BROADCAST) &&
+		     !v->o->network;
+	size_t cut;
+
+	/* a ring's parts guessed from its first transfers, as a reduction's
+	 * (the grid's pmask, a restart on finer ones) */
+	if (parts)
+		ring_rank(v);
+	v->gk = parts ? part_shift(v, &cut) : 0;
+	if (parts && v->gk <= 3 && (bits << v->gk) <= BITMAP_MAX_BITS) {
+		v->cgrid = xcalloc((bits << v->gk) / 64 + 1, sizeof(uint64_t));
+		if (v->rank && v->guess_parts)
+			v->pmask = (1u << (31 - v->gk)) - 1;
+	} else if (bits <= BITMAP_MAX_BITS)
+		v->full = xcalloc(bits / 64 + 1, sizeof(uint64_t));
+	else if (s->collective == SCHED_ALLGATHER)
+		return fail(v, 0, SIZE_MAX, "%u nodes: too large to verify", n);
+	if (!v->cgrid) { /* the bitmap and pieces are by node */
+		free(v->rank);
+		v->rank = NULL;
+	}
+	/* Keys in pieces dense when an allgather's N^2 (node, block) pairs are
+	 * the keys: no hashing, no probing, 12 bytes a key touched (calloc's
+	 * pages cost only where used). Not the all-to-all's N^3, of which a
+	 * schedule touches a sparse few (hashed, they cost only what is held). */
+	if (bits <= PIECE_DENSE_MAX_KEYS && s->collective != SCHED_ALLTOALL && !v->cgrid)
+		piecemap_dense(&v->map, bits);
+	/* All-to-all: hashed within each block's stretch of the table, so a
+	 * step, whose transfers go pair by pair, reads and writes it nearly in
+	 * order instead of a cache and TLB miss each. Without the bitmap every
+	 * delivery may be a key: room for them all, and the table never grows
+	 * (the path lowering's hops are nearly all distinct keys, 35.6 M of 47
+	 * M on torus:32x32). */
+	else if (s->collective == SCHED_ALLTOALL)
+		piecemap_blocks(&v->map, v->nblocks, v->full ? 0 : s->nxfers);
+	return 0;
+}
+
+/* The topology's arcs and capacities, checked against the schedule. */
+static int setup_graph(struct vstate *v)
+{
+	const struct graph *g = v->o->graph;
+
+	if (g->n != v->n)
+		return fail(v, 0, SIZE_MAX, "the schedule has %u nodes, the topology %u", v->n,
+			    g->n);
+	for (uint32_t a = 0; v->o->arc_capacity && a < g->m; a++)
+		if (!(v->o->arc_capacity[a] > 0))
+			return fail(v, 0, SIZE_MAX, "arc %u has capacity %g", a,
+				    v->o->arc_capacity[a]);
+	v->arc = xcalloc((size_t)g->m + 1, sizeof(*v->arc));
+	for (uint32_t a = 0; a < g->m; a++)
+		v->arc[a].head = g->adj[a];
+	v->arc_used = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	return 0;
+}
+
+/* A WDM ring's channels and the per-node add/drop counters. */
+static int setup_wdm(struct vstate *v)
+{
+	const struct verify_wdm *w = v->o->wdm;
+	uint32_t n = v->n;
+
+	if (w->wavelengths == 0 || w->fibres == 0 || w->fibres > 255 || w->wavelengths > 65535)
+		return fail(v, 0, SIZE_MAX, "bad WDM ring parameters");
+	v->channels = 2 * w->fibres * w->wavelengths;
+	size_t cells = (size_t)v->channels * n;
+
+	v->lp_stamp = xcalloc(cells, sizeof(uint32_t));
+	v->lp_load = xcalloc(cells, sizeof(uint64_t));
+	v->busy_diff = xcalloc((size_t)2 * w->fibres * (n + 1), sizeof(int32_t));
+	v->df_seen = xcalloc((size_t)2 * w->fibres, 1);
+	v->sadd = xcalloc(n, sizeof(uint32_t));
+	v->sdrop = xcalloc(n, sizeof(uint32_t));
+	v->add_stamp = xcalloc(n, sizeof(uint32_t));
+	v->add_count = xcalloc(n, sizeof(uint32_t));
+	v->drop_stamp = xcalloc(n, sizeof(uint32_t));
+	v->drop_count = xcalloc(n, sizeof(uint32_t));
+	return 0;
+}
+
 static int setup(struct vstate *v)
 {
 	const struct schedule *s = v->s;
@@ -2877,168 +3106,20 @@ static int setup(struct vstate *v)
 		return fail(v, 0, SIZE_MAX, "the root %u is not a node", s->root);
 	if (v->o->network && setup_network(v) < 0)
 		return -1;
-	if (v->o->absent && !v->o->network) {
-		v->term = xcalloc(n + 1, 1);
-		for (uint32_t u = 0; u < n; u++)
-			if (!v->o->absent[u]) {
-				v->term[u] = 1;
-				v->nterm++;
-			}
-		if ((s->collective == SCHED_BROADCAST || s->collective == SCHED_REDUCE) &&
-		    !v->term[s->root])
-			return fail(v, 0, SIZE_MAX, "the root %u takes no part", s->root);
-		v->ninputs = v->nterm;
-	}
-	if (v->o->block_weight) {
-		if (s->collective != SCHED_ALLTOALL || v->o->network || v->o->wdm)
-			return fail(v, 0, SIZE_MAX,
-				    "block weights are for an all-to-all on a direct-connect "
-				    "topology");
-		for (uint32_t o = 0; o < n; o++)
-			for (uint32_t t = 0; t < n; t++) {
-				double w = v->o->block_weight[(uint64_t)o * n + t];
-
-				if (!(w >= 0) || !isfinite(w) || w > 1e9)
-					return fail(v, 0, SIZE_MAX, "block %u -> %u weighs %g", o,
-						    t, w);
-				v->nrequired += o != t && required(v, o, t);
-			}
-	}
+	if (v->o->absent && !v->o->network && setup_terminals(v) < 0)
+		return -1;
+	if (v->o->block_weight && setup_weights(v) < 0)
+		return -1;
 	if (v->reduce) {
-		if ((uint64_t)n * n > (1ull << 24))
-			return fail(v, 0, SIZE_MAX,
-				    "%u nodes: too large to verify a reduction "
-				    "(limit 4096)",
-				    n);
-		/* The fold table (two pieces inline) when many transfers cut
-		 * shards (a bidirectional ring: all); else 16-byte entries and
-		 * lists for the entries cut (BFB: 8% of its transfers). */
-		size_t cut;
-
-		v->gk = part_shift(v, &cut);
-		/* The grid when it is no larger than the fold table, or small;
-		 * on huge pages unless by diagonal (read in order, where the
-		 * first touch of fresh 4 KiB pages costs less). A guess of the
-		 * parts that does not lead to the grid is no guess: every
-		 * transfer decides between rw and the fold table (BFB's first
-		 * steps cut more shards than its last). */
-		bool grid = grid_fits(v, cut);
-
-		/* First transfers that cut no shard (a ring) lead to rw as a
-		 * scan of all would, unless later ones cut many: rw then keeps
-		 * those entries' pieces in lists, right but slower. A scan of a
-		 * ring allreduce's 670 MB on 4,096 nodes cost a tenth of its
-		 * check's instructions. */
-		if (v->guess_parts && !grid && cut > 0) {
-			v->guess_parts = false;
-			v->gk = part_shift(v, &cut);
-			grid = grid_fits(v, cut);
-		}
-		if (!v->o->network) {
-			v->read_mark = true;
-			ring_rank(v);
-		}
-		if (grid)
-			v->grid =
-			    v->rank ? xmalloc(((size_t)n * n << v->gk) * sizeof(*v->grid))
-				    : sched_huge_alloc(((size_t)n * n << v->gk) * sizeof(*v->grid));
-		else if (!v->o->network && cut * 4 <= s->nxfers && s->nsteps < RW_MARK)
-			/* by node on huge pages too: a transfer's two
-			 * entries are rows apart, a TLB miss each on 4 KiB
-			 * pages (torus:64x64 BFB: 1.75-1.91 s to 1.45-1.51 s) */
-			v->rw = v->rank ? xmalloc((size_t)n * n * sizeof(*v->rw))
-					: sched_huge_alloc((size_t)n * n * sizeof(*v->rw));
-		else
-			foldmap_init(&v->fold, (size_t)n * n);
-		if (v->grid && v->guess_parts)
-			v->pmask = (1u << (31 - v->gk)) - 1;
-		v->weight = xmalloc((size_t)n * sizeof(uint64_t));
-		for (uint32_t u = 0; u < n; u++) {
-			v->weight[u] = sched_mix64((v->o->seed ? v->o->seed : 0x0fc) + u);
-			if (part(v, u))
-				v->total_weight += v->weight[u];
-		}
-		/* By diagonal, the first one here (node u's input at u's
-		 * place), its copies after; verify_par spreads those (or by
-		 * node, every row) over its threads. */
-		for (uint32_t u = 0; v->rank && u < n; u++)
-			put_input(v, u, u);
-		if (v->par == PAR_NONE)
-			init_inputs(v, 0, n);
-	} else if (!v->sorted) {
-		uint64_t bits = (uint64_t)n * v->nblocks;
-		bool parts =
-		    (s->collective == SCHED_ALLGATHER || s->collective == SCHED_BROADCAST) &&
-		    !v->o->network;
-		size_t cut;
-
-		/* a ring's parts guessed from its first transfers, as a
-		 * reduction's (the grid's pmask, a restart on finer ones) */
-		if (parts)
-			ring_rank(v);
-		v->gk = parts ? part_shift(v, &cut) : 0;
-		if (parts && v->gk <= 3 && (bits << v->gk) <= BITMAP_MAX_BITS) {
-			v->cgrid = xcalloc((bits << v->gk) / 64 + 1, sizeof(uint64_t));
-			if (v->rank && v->guess_parts)
-				v->pmask = (1u << (31 - v->gk)) - 1;
-		} else if (bits <= BITMAP_MAX_BITS)
-			v->full = xcalloc(bits / 64 + 1, sizeof(uint64_t));
-		else if (s->collective == SCHED_ALLGATHER)
-			return fail(v, 0, SIZE_MAX, "%u nodes: too large to verify", n);
-		if (!v->cgrid) { /* the bitmap and pieces are by node */
-			free(v->rank);
-			v->rank = NULL;
-		}
-		/* Keys in pieces dense when an allgather's N^2 (node, block)
-		 * pairs are the keys: no hashing, no probing, 12 bytes a key
-		 * touched (calloc's pages cost only where used). Not the
-		 * all-to-all's N^3, of which a schedule touches a sparse few
-		 * (hashed, they cost only what is held). */
-		if (bits <= PIECE_DENSE_MAX_KEYS && s->collective != SCHED_ALLTOALL && !v->cgrid)
-			piecemap_dense(&v->map, bits);
-		/* All-to-all: hashed within each block's stretch of the table,
-		 * so a step, whose transfers go pair by pair, reads and writes
-		 * it nearly in order instead of a cache and TLB miss each.
-		 * Without the bitmap every delivery may be a key: room for them
-		 * all, and the table never grows (the path lowering's hops are
-		 * nearly all distinct keys, 35.6 M of 47 M on torus:32x32). */
-		else if (s->collective == SCHED_ALLTOALL)
-			piecemap_blocks(&v->map, v->nblocks, v->full ? 0 : s->nxfers);
+		if (setup_reduce(v) < 0)
+			return -1;
+	} else if (!v->sorted && setup_copies(v) < 0) {
+		return -1;
 	}
-	if (v->o->graph) {
-		const struct graph *g = v->o->graph;
-
-		if (g->n != n)
-			return fail(v, 0, SIZE_MAX, "the schedule has %u nodes, the topology %u", n,
-				    g->n);
-		for (uint32_t a = 0; v->o->arc_capacity && a < g->m; a++)
-			if (!(v->o->arc_capacity[a] > 0))
-				return fail(v, 0, SIZE_MAX, "arc %u has capacity %g", a,
-					    v->o->arc_capacity[a]);
-		v->arc = xcalloc((size_t)g->m + 1, sizeof(*v->arc));
-		for (uint32_t a = 0; a < g->m; a++)
-			v->arc[a].head = g->adj[a];
-		v->arc_used = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
-	}
-	if (v->o->wdm) {
-		const struct verify_wdm *w = v->o->wdm;
-
-		if (w->wavelengths == 0 || w->fibres == 0 || w->fibres > 255 ||
-		    w->wavelengths > 65535)
-			return fail(v, 0, SIZE_MAX, "bad WDM ring parameters");
-		v->channels = 2 * w->fibres * w->wavelengths;
-		size_t cells = (size_t)v->channels * n;
-		v->lp_stamp = xcalloc(cells, sizeof(uint32_t));
-		v->lp_load = xcalloc(cells, sizeof(uint64_t));
-		v->busy_diff = xcalloc((size_t)2 * w->fibres * (n + 1), sizeof(int32_t));
-		v->df_seen = xcalloc((size_t)2 * w->fibres, 1);
-		v->sadd = xcalloc(n, sizeof(uint32_t));
-		v->sdrop = xcalloc(n, sizeof(uint32_t));
-		v->add_stamp = xcalloc(n, sizeof(uint32_t));
-		v->add_count = xcalloc(n, sizeof(uint32_t));
-		v->drop_stamp = xcalloc(n, sizeof(uint32_t));
-		v->drop_count = xcalloc(n, sizeof(uint32_t));
-	}
+	if (v->o->graph && setup_graph(v) < 0)
+		return -1;
+	if (v->o->wdm && setup_wdm(v) < 0)
+		return -1;
 	return 0;
 }
 
@@ -3201,8 +3282,7 @@ static inline bool xfer_in(const struct xfer *x, uint32_t n, uint64_t nblocks, u
 	/* length 0 wraps to the top: length in [1, ONE - offset], offset
 	 * then below ONE */
 	return x->src < n && x->dst < n && (uint64_t)x->block + xfer_blocks(x) <= nblocks &&
-	       (uint64_t)x->offset + (x->length - 1) < SCHED_ONE &&
-	       !finer_parts(x, pmask) &&
+	       (uint64_t)x->offset + (x->length - 1) < SCHED_ONE && !finer_parts(x, pmask) &&
 	       (!odd || (x->src != x->dst && !(rf & odd)));
 }
 
@@ -3330,7 +3410,8 @@ reduce_once(struct vstate *v, const struct xfer *x, struct rwhole *grid, struct 
 static int par_reduce_step(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
-	const struct xfer *first = s->xfers + (s->step_start[t] > v->from ? s->step_start[t] : v->from);
+	const struct xfer *first =
+	    s->xfers + (s->step_start[t] > v->from ? s->step_start[t] : v->from);
 	const struct xfer *end = s->xfers + s->step_start[t + 1];
 	const uint32_t *rank = v->rank;
 	struct rwhole *grid = v->grid, *rw = v->rw;
@@ -3427,7 +3508,8 @@ static int snap_read(const struct vstate *v, uint32_t t, size_t lo, size_t hi)
 static int snap_write(struct vstate *v, uint32_t t, uint32_t rlo, uint32_t rhi, size_t mid)
 {
 	const struct schedule *s = v->s;
-	const struct xfer *first = s->xfers + s->step_start[t], *end = s->xfers + s->step_start[t + 1];
+	const struct xfer *first = s->xfers + s->step_start[t],
+			  *end = s->xfers + s->step_start[t + 1];
 	const uint32_t *rank = v->rank;
 	struct rwhole *grid = v->grid, *rw = v->rw;
 	uint64_t nblocks = v->nblocks;
@@ -3506,7 +3588,8 @@ static int par_reduce_snap(struct vstate *v, uint32_t t)
 static int par_copy_step(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
-	const struct xfer *first = s->xfers + (s->step_start[t] > v->from ? s->step_start[t] : v->from);
+	const struct xfer *first =
+	    s->xfers + (s->step_start[t] > v->from ? s->step_start[t] : v->from);
 	const struct xfer *end = s->xfers + s->step_start[t + 1];
 	const uint32_t *rank = v->rank;
 	uint64_t *cgrid = v->cgrid, nblocks = v->nblocks, mask, *w;
@@ -3526,7 +3609,8 @@ static int par_copy_step(struct vstate *v, uint32_t t)
 		}
 		if (x->block == x->src)
 			continue;
-		w = part_bits(cgrid, gk, cell_in(rank, n, nblocks, x->src, x->block), lo, hi, &mask);
+		w = part_bits(cgrid, gk, cell_in(rank, n, nblocks, x->src, x->block), lo, hi,
+			      &mask);
 		if ((*w & mask) != mask)
 			return -1;
 	}
@@ -3601,7 +3685,8 @@ static bool seq_fuses(const struct vstate *d)
 static size_t seq_fused(struct vstate *c, struct vstate *d, uint32_t t)
 {
 	const struct schedule *s = d->s;
-	const struct xfer *first = s->xfers + s->step_start[t], *end = s->xfers + s->step_start[t + 1];
+	const struct xfer *first = s->xfers + s->step_start[t],
+			  *end = s->xfers + s->step_start[t + 1];
 	const struct xfer *x = first;
 	const uint32_t *off = c->o->graph->off, *rank = d->rank;
 	struct arcload *arc = c->arc;
@@ -3634,7 +3719,8 @@ static size_t seq_fused(struct vstate *c, struct vstate *d, uint32_t t)
 			const struct xfer *y = x + PREFETCH_AHEAD;
 			uint32_t ys = y->src < n ? y->src : 0, yd = y->dst < n ? y->dst : 0;
 			uint64_t yb = y->block < nblocks ? y->block : 0;
-			uint64_t sc = cell_in(rank, n, nblocks, ys, yb), dc = cell_in(rank, n, nblocks, yd, yb);
+			uint64_t sc = cell_in(rank, n, nblocks, ys, yb),
+				 dc = cell_in(rank, n, nblocks, yd, yb);
 
 			__builtin_prefetch(grid ? (void *)&grid[sc << gk] : (void *)&rw[sc]);
 			__builtin_prefetch(grid ? (void *)&grid[dc << gk] : (void *)&rw[dc], 1);
@@ -3646,7 +3732,7 @@ static size_t seq_fused(struct vstate *c, struct vstate *d, uint32_t t)
 		    arc[a = off[src] + x->lane].head != dst || x->block >= nblocks ||
 		    (uint64_t)x->offset + (x->length - 1) >= SCHED_ONE || finer_parts(x, pmask))
 			break;
-		if (cgrid) { /* par_copy_step's read, cgrid_write's word */
+		if (cgrid) {		     /* par_copy_step's read, cgrid_write's word */
 			if (x->block == dst) /* a duplicate of its own: cgrid_write's */
 				break;
 			if (x->block != src) {
@@ -3655,8 +3741,8 @@ static size_t seq_fused(struct vstate *c, struct vstate *d, uint32_t t)
 				if ((*w & mask) != mask)
 					break;
 			}
-			w = part_bits(cgrid, gk, cell_in(rank, n, nblocks, dst, x->block), x->offset,
-				      x->offset + x->length, &mask);
+			w = part_bits(cgrid, gk, cell_in(rank, n, nblocks, dst, x->block),
+				      x->offset, x->offset + x->length, &mask);
 			*cw++ = (struct cwrite){w, mask}; /* cw[x - first] */
 		}
 		if (arc[a].stamp != mark) { /* load_arc, its fields in locals */
