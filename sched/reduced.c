@@ -402,7 +402,7 @@ struct rstate {
 	 * j, and per representative the ones it ends without every input
 	 * once (span_sums). */
 	uint8_t sums, *sums_bad;
-	uint64_t *port_load; /* node 0's ports, this step */
+	uint64_t *port_load;  /* node 0's ports, this step */
 	uint64_t *port_total; /* and over all steps */
 	uint32_t *run_to;     /* port j, k + 1 arcs from node 0: [j * SCHED_MAX_RUN + k] */
 	/* check_xfer's last sender [0] and receiver [1] split by the group
@@ -498,11 +498,11 @@ enum {
 };
 
 struct a2a_sort {
-	unsigned shift;	    /* key = bucket << shift | low bits (the word's top shift bits) */
-	unsigned xbits;	    /* transfer << 1 | write: the word's low xbits */
-	size_t nbuckets;    /* up to (maxkey - 1) >> shift */
-	size_t *start;	    /* bucket b's events start[b] .. start[b + 1] - 1 */
-	uint64_t *ev;	    /* the words */
+	unsigned shift;		  /* key = bucket << shift | low bits (the word's top shift bits) */
+	unsigned xbits;		  /* transfer << 1 | write: the word's low xbits */
+	size_t nbuckets;	  /* up to (maxkey - 1) >> shift */
+	size_t *start;		  /* bucket b's events start[b] .. start[b + 1] - 1 */
+	uint64_t *ev;		  /* the words */
 	struct piece_numbers num; /* between transfer and key */
 };
 
@@ -888,8 +888,7 @@ static int check_run(struct rstate *v, uint32_t t, size_t xi)
  * they are (Hacker's Delight, 2nd ed., section 2-18: the top bit of each
  * set in the minuend and cleared in the subtrahend, no borrow crosses a
  * coordinate; the last term puts the top bits right). */
-static __attribute__((noinline)) uint32_t sub_slow(const struct rstate *v, uint32_t a,
-						     uint32_t b)
+static __attribute__((noinline)) uint32_t sub_slow(const struct rstate *v, uint32_t a, uint32_t b)
 {
 	return sched_group_sub(&v->r->group, a, b);
 }
@@ -1019,7 +1018,7 @@ static uint8_t span_pieces(struct rstate *v)
 		grid_span(v, x->offset, x->offset + x->length);
 		if (x->block != 0 || xfer_blocks(x) != v->n || xfer_op(x) != XFER_REDUCE ||
 		    v->grid_b != v->grid_a + 1)
-			sums &= (uint8_t)~(((1u << v->grid_b) - 1) & ~((1u << v->grid_a) - 1));
+			sums &= (uint8_t) ~(((1u << v->grid_b) - 1) & ~((1u << v->grid_a) - 1));
 	}
 	return sums;
 }
@@ -1185,8 +1184,8 @@ static void span_sums(struct rstate *v)
 				     k < d.at[(size_t)t * reps + r + 1]; k++) {
 					const struct span_edge *e = &d.e[k];
 
-					for (size_t i = lstart[cur][e->from]; i < lstart[cur][e->from + 1];
-					     i++)
+					for (size_t i = lstart[cur][e->from];
+					     i < lstart[cur][e->from + 1]; i++)
 						b[m++] = sub(v, a[i], e->delta);
 				}
 			}
@@ -1214,8 +1213,8 @@ static void span_sums(struct rstate *v)
 
 				if (w.t == t0) {
 					mark_nodes(v, list[cur] + lstart[cur][w.r],
-						   lstart[cur][w.r + 1] - lstart[cur][w.r], w.off, mark,
-						   stamp);
+						   lstart[cur][w.r + 1] - lstart[cur][w.r], w.off,
+						   mark, stamp);
 					continue;
 				}
 				size_t lo = d.at[(size_t)(w.t - 1) * reps + w.r],
@@ -1224,8 +1223,9 @@ static void span_sums(struct rstate *v)
 					GROW(stack, cap, top + hi - lo + 1);
 				stack[top++] = (struct walk){w.r, w.t - 1, w.off};
 				for (size_t k = lo; k < hi; k++)
-					stack[top++] = (struct walk){
-					    d.e[k].from, w.t - 1, sched_group_add(G, w.off, d.e[k].delta)};
+					stack[top++] =
+					    (struct walk){d.e[k].from, w.t - 1,
+							  sched_group_add(G, w.off, d.e[k].delta)};
 			}
 			if (!all_marked(mark, n, stamp)) /* n marks, not every node: one twice */
 				v->sums_bad[r] |= (uint8_t)(1u << j);
@@ -1306,10 +1306,10 @@ static int reduce_blocks(struct rstate *v, uint32_t t, const struct xfer *x, uin
 		for (uint32_t j = 0; j < nb; j++) {
 			uint32_t b = x->block + j;
 
-			v->rd[v->nrd++] = (struct gread){
-			    ((uint32_t)(src0 + sub(v, b, hs)) + base) | len,
-			    ((uint32_t)(dst0 + sub(v, b, hd)) + base) |
-				(op == XFER_REDUCE ? GRID_REDUCE : 0)};
+			v->rd[v->nrd++] =
+			    (struct gread){((uint32_t)(src0 + sub(v, b, hs)) + base) | len,
+					   ((uint32_t)(dst0 + sub(v, b, hd)) + base) |
+					       (op == XFER_REDUCE ? GRID_REDUCE : 0)};
 		}
 		return 0;
 	}
@@ -1409,10 +1409,10 @@ static int check_xfer(struct rstate *v, uint32_t t, size_t xi)
 	if (xfer_op(x) == XFER_REDUCE)
 		return rfail(v, t, xi, "a reducing transfer in %s",
 			     sched_collective_name(p->collective));
-	bool held = at_src % n == sched_group_rep_node(G, rs) ||
-		    (v->full[at_src >> 6] >> (at_src & 63)) & 1 ||
-		    (v->mask ? mask_covers(v, at_src, lo, hi)
-			     : seglist_covers(&v->part[at_src], lo, hi));
+	bool held =
+	    at_src % n == sched_group_rep_node(G, rs) ||
+	    (v->full[at_src >> 6] >> (at_src & 63)) & 1 ||
+	    (v->mask ? mask_covers(v, at_src, lo, hi) : seglist_covers(&v->part[at_src], lo, hi));
 	if (!held)
 		return rfail(v, t, xi, "node %u does not hold that data at the start of the step",
 			     x->src);
@@ -1456,10 +1456,10 @@ static int at_once_step(struct rstate *v, uint32_t t)
 			continue;
 		}
 		uint32_t b = x->block, m = v->grid_b - v->grid_a;
-		const struct rslot *sk = v->slot + (size_t)v->grid_a * v->cells + (size_t)rs * n +
-					 swar_sub(high, b, hs);
-		struct rslot *dk = v->slot + (size_t)v->grid_a * v->cells + (size_t)rd * n +
-				   swar_sub(high, b, hd);
+		const struct rslot *sk =
+		    v->slot + (size_t)v->grid_a * v->cells + (size_t)rs * n + swar_sub(high, b, hs);
+		struct rslot *dk =
+		    v->slot + (size_t)v->grid_a * v->cells + (size_t)rd * n + swar_sub(high, b, hd);
 		bool reduce = xfer_op(x) == XFER_REDUCE;
 
 		for (uint32_t k = 0; k < m; k++, sk += v->cells, dk += v->cells) {
@@ -1513,8 +1513,8 @@ static void deliver_slots(struct rstate *v, uint32_t t)
 			}
 			if (v->ngdl == v->cap_gdl)
 				GROW(v->gdl, v->cap_gdl, v->ngdl + 1);
-			v->gdl[v->ngdl++] = (struct gdeliv){
-			    (uint32_t)(d - v->slot) | (q->dst & GRID_REDUCE), s->w};
+			v->gdl[v->ngdl++] =
+			    (struct gdeliv){(uint32_t)(d - v->slot) | (q->dst & GRID_REDUCE), s->w};
 		}
 	}
 	v->nrd = 0;
@@ -1650,6 +1650,201 @@ static int final_check(struct rstate *v)
 
 /* The check, deliveries at once (at_once) or by the read lists; -2: at
  * once met a clash. */
+/* The group's halves as bit masks for SWAR translation (power-of-two
+ * groups). */
+static void rstate_masks(struct rstate *v, const struct sched_group *G)
+{
+	uint32_t n = v->n;
+
+	v->lgn = n > 1 && !(n & (n - 1)) ? (unsigned)__builtin_ctz(n) : 0;
+	for (uint32_t i = 0; G->pow2 && G->reps == 1 && i < G->ndims; i++)
+		if (G->radix[i] > 1) {
+			uint64_t top = (uint64_t)G->radix[i] / 2 << G->shift[i];
+
+			v->swar |= top << v->lgn | top;
+		}
+	for (uint32_t i = 0; G->pow2 && !G->binary && i < G->ndims; i++)
+		if (G->radix[i] > 1)
+			v->high |= G->radix[i] / 2 << G->shift[i];
+}
+
+/* What the check by symmetry does not take. */
+static int reduced_refused(struct rstate *v, size_t cells)
+{
+	const struct schedule *p = &v->r->prog;
+	uint32_t n = v->n;
+
+	if (n < 2 || n > SCHED_REDUCED_MAX_NODES || p->nodes != n || !v->reps || cells > (1u << 26))
+		return rfail(v, 0, SIZE_MAX,
+			     "%u nodes (program of %u): a reduced schedule has 2..%u", n, p->nodes,
+			     SCHED_REDUCED_MAX_NODES);
+	if (p->collective != SCHED_ALLGATHER && p->collective != SCHED_REDUCE_SCATTER &&
+	    p->collective != SCHED_ALLREDUCE && p->collective != SCHED_ALLTOALL)
+		return rfail(v, 0, SIZE_MAX,
+			     "%s: the check by symmetry takes allgather, reduce-scatter, "
+			     "allreduce and alltoall",
+			     sched_collective_name(p->collective));
+	if (v->o->wdm || v->o->network)
+		return rfail(v, 0, SIZE_MAX,
+			     "the check by symmetry is for direct-connect topologies");
+	if (p->collective == SCHED_ALLTOALL && p->nxfers > (size_t)1 << 31)
+		return rfail(v, 0, SIZE_MAX,
+			     "%zu program transfers: the check by symmetry numbers them in 31 bits",
+			     p->nxfers);
+	if (v->o->graph && v->o->graph->n != n)
+		return rfail(v, 0, SIZE_MAX, "the schedule has %u nodes, the topology %u", n,
+			     v->o->graph->n);
+	return 0;
+}
+
+/* Port loads per representative, and where a run of k hops on port j
+ * from node 0 ends. Returns the degree. */
+static uint32_t reduced_ports(struct rstate *v)
+{
+	const struct graph *g = v->o->graph;
+	uint32_t d = graph_outdeg(g, 0);
+
+	v->port_load = xcalloc((size_t)d * v->reps + 1, sizeof(uint64_t));
+	v->port_total = xcalloc((size_t)d * v->reps + 1, sizeof(uint64_t));
+	v->run_to = xmalloc(((size_t)d * SCHED_MAX_RUN + 1) * sizeof(uint32_t));
+	for (uint32_t j = 0; j < d; j++)
+		for (uint32_t k = 0, u = 0; k < SCHED_MAX_RUN; k++) {
+			u = g->adj[g->off[u] + j];
+			v->run_to[j * SCHED_MAX_RUN + k] = u;
+		}
+	return d;
+}
+
+/* The representatives' state: planes of slots, the allgather's mask, or
+ * segment lists; returns whether pieces need their planes. */
+static bool reduced_state(struct rstate *v, size_t cells, bool at_once)
+{
+	const struct schedule *p = &v->r->prog;
+	bool planes = v->np && v->sums != (1u << v->np) - 1; /* a piece needs its plane */
+
+	if (v->np) { /* without planes when every piece goes by its sums */
+		if (planes) {
+			v->slot = sched_huge_alloc(cells * v->np * sizeof(struct rslot));
+			v->at_once = at_once;
+		}
+		if (planes && !at_once) {
+			size_t most = 0; /* a step's transfers, its reads and deliveries */
+
+			for (uint32_t t = 0; t < p->nsteps; t++)
+				if (p->step_start[t + 1] - p->step_start[t] > most)
+					most = p->step_start[t + 1] - p->step_start[t];
+			GROW(v->rd, v->cap_rd, most);
+			GROW(v->gdl, v->cap_gdl, most);
+		}
+	} else if (p->collective == SCHED_ALLGATHER && (v->cnp = grid_cuts(p, v->cut)) > 0) {
+		v->mask = xcalloc(cells + 1, 1);
+	} else {
+		v->part = xcalloc(cells, sizeof(struct seglist));
+	}
+	return planes;
+}
+
+/* A reduction's inputs. The input of u to shard k weighs W(rep(u), k - u),
+ * which H leaves alone; node 0's of shard k (G regular) is W(0, k). A
+ * shard's total depends on its class alone. */
+static void reduced_inputs(struct rstate *v, size_t cells)
+{
+	const struct sched_group *G = &v->r->group;
+	uint64_t seed = v->o->seed ? v->o->seed : 0x0fc;
+	uint32_t n = v->n, h;
+
+	v->total = xcalloc(v->reps, sizeof(uint64_t));
+	for (uint32_t i = 0; i < v->reps; i++) {
+		uint32_t me = sched_group_rep_node(G, i);
+
+		for (uint32_t k = 0; k < n; k++) {
+			uint64_t w =
+			    sched_mix64(seed + (uint64_t)i * n + sched_group_sub(G, k, me));
+			size_t e = (size_t)i * n + k;
+
+			for (uint32_t j = 0; j < v->np; j++)
+				v->slot[e + j * cells] = (struct rslot){w << 16};
+			if (!v->np)
+				seglist_push(&v->part[e], (struct seg){0, SCHED_ONE, 1, w});
+		}
+		for (uint32_t u = 0; u < n; u++) {
+			uint32_t ru = sched_group_split(G, u, &h);
+
+			v->total[i] +=
+			    sched_mix64(seed + (uint64_t)ru * n + sched_group_sub(G, me, u));
+		}
+	}
+}
+
+/* Step t's busiest port into the report, its loads into the totals. */
+static void step_port_loads(struct rstate *v, uint32_t t, uint32_t d)
+{
+	struct verify_report *report = v->rep;
+	uint64_t max = 0;
+
+	for (size_t j = 0; j < (size_t)d * v->reps; j++) {
+		max = v->port_load[j] > max ? v->port_load[j] : max;
+		v->port_total[j] += v->port_load[j];
+		v->port_load[j] = 0;
+	}
+	double load = (double)max / SCHED_ONE;
+
+	if (v->o->step_link_load)
+		v->o->step_link_load[t] = load;
+	report->sum_max_link_load += load;
+	if (load > report->max_link_load)
+		report->max_link_load = load;
+}
+
+/* Check step t; -2 when the at-once check meets a clash (run again, step
+ * by step). */
+static int reduced_step(struct rstate *v, uint32_t t, bool planes, size_t cells, uint32_t d)
+{
+	const struct schedule *p = &v->r->prog;
+
+	v->plane_step = planes && span_planes(v, t);
+	v->snap_plane = UINT32_MAX;
+	if (v->plane_step && !v->snap)
+		v->snap = xmalloc(cells * sizeof(struct rslot));
+	if (v->slot && t && stamp(t) == 1) /* the stamps come round */
+		clear_marks(v);
+	if (v->at_once && !v->o->graph) {
+		if (at_once_step(v, t) < 0)
+			return -1;
+	} else {
+		for (size_t xi = p->step_start[t]; xi < p->step_start[t + 1]; xi++)
+			if (check_xfer(v, t, xi) < 0)
+				return -1;
+	}
+	if (v->clash)
+		return -2;
+	deliver(v, t);
+	if (a2a_failure_at(v, t, A2A_AT_DELIVERY, 0) < 0)
+		return -1;
+	if (v->o->graph)
+		step_port_loads(v, t, d);
+	return 0;
+}
+
+static void rstate_free(struct rstate *v, size_t cells)
+{
+	for (size_t k = 0; v->part && k < cells; k++)
+		free(v->part[k].v);
+	free(v->part);
+	free(v->mask);
+	free(v->slot);
+	free(v->snap);
+	free(v->gdl);
+	free(v->rd);
+	free(v->total);
+	free(v->sums_bad);
+	free(v->full);
+	free(v->dl);
+	free(v->port_load);
+	free(v->port_total);
+	free(v->run_to);
+}
+
 static int verify_reduced(const struct sched_reduced *r, const struct verify_opts *o,
 			  struct verify_report *report, bool at_once)
 {
@@ -1661,176 +1856,44 @@ static int verify_reduced(const struct sched_reduced *r, const struct verify_opt
 			   .n = r->group.nodes,
 			   .reps = r->group.reps,
 			   .split_node = {UINT32_MAX, UINT32_MAX}};
-	uint32_t n = v.n, d = 0;
-	v.lgn = n > 1 && !(n & (n - 1)) ? (unsigned)__builtin_ctz(n) : 0;
-	for (uint32_t i = 0; r->group.pow2 && r->group.reps == 1 && i < r->group.ndims; i++)
-		if (r->group.radix[i] > 1) {
-			uint64_t top = (uint64_t)r->group.radix[i] / 2 << r->group.shift[i];
-
-			v.swar |= top << v.lgn | top;
-		}
-	for (uint32_t i = 0; r->group.pow2 && !r->group.binary && i < r->group.ndims; i++)
-		if (r->group.radix[i] > 1)
-			v.high |= r->group.radix[i] / 2 << r->group.shift[i];
-	size_t cells = (size_t)v.reps * n;
+	uint32_t d = 0;
+	size_t cells = (size_t)v.reps * v.n;
 	int rc = -1;
 
+	rstate_masks(&v, &r->group);
 	memset(report, 0, sizeof(*report));
 	report->ok = true;
 	report->nsteps = p->nsteps;
 	report->ntransfers = (size_t)sched_reduced_transfers(r);
-	if (n < 2 || n > SCHED_REDUCED_MAX_NODES || p->nodes != n || !v.reps || cells > (1u << 26))
-		return rfail(&v, 0, SIZE_MAX,
-			     "%u nodes (program of %u): a reduced schedule has 2..%u", n, p->nodes,
-			     SCHED_REDUCED_MAX_NODES);
-	if (p->collective != SCHED_ALLGATHER && p->collective != SCHED_REDUCE_SCATTER &&
-	    p->collective != SCHED_ALLREDUCE && p->collective != SCHED_ALLTOALL)
-		return rfail(&v, 0, SIZE_MAX,
-			     "%s: the check by symmetry takes allgather, reduce-scatter, "
-			     "allreduce and alltoall",
-			     sched_collective_name(p->collective));
-	if (v.o->wdm || v.o->network)
-		return rfail(&v, 0, SIZE_MAX,
-			     "the check by symmetry is for direct-connect topologies");
-	if (p->collective == SCHED_ALLTOALL && p->nxfers > (size_t)1 << 31)
-		return rfail(&v, 0, SIZE_MAX,
-			     "%zu program transfers: the check by symmetry numbers them in 31 bits",
-			     p->nxfers);
-	if (v.o->graph) {
-		if (v.o->graph->n != n)
-			return rfail(&v, 0, SIZE_MAX, "the schedule has %u nodes, the topology %u",
-				     n, v.o->graph->n);
-		d = graph_outdeg(v.o->graph, 0);
-		v.port_load = xcalloc((size_t)d * v.reps + 1, sizeof(uint64_t));
-		v.port_total = xcalloc((size_t)d * v.reps + 1, sizeof(uint64_t));
-		v.run_to = xmalloc(((size_t)d * SCHED_MAX_RUN + 1) * sizeof(uint32_t));
-		for (uint32_t j = 0; j < d; j++)
-			for (uint32_t k = 0, u = 0; k < SCHED_MAX_RUN; k++) {
-				u = v.o->graph->adj[v.o->graph->off[u] + j];
-				v.run_to[j * SCHED_MAX_RUN + k] = u;
-			}
-	}
+	if (reduced_refused(&v, cells) < 0)
+		return -1;
+	if (v.o->graph)
+		d = reduced_ports(&v);
 	v.reduce = p->collective != SCHED_ALLGATHER && p->collective != SCHED_ALLTOALL;
 	v.np = v.reduce ? grid_cuts(p, v.cut) : 0;
 	v.cells = (uint32_t)cells;
 	v.sums = v.np ? span_pieces(&v) : 0;
-	bool planes = v.np && v.sums != (1u << v.np) - 1; /* a piece needs its plane */
-	if (v.np) { /* without planes when every piece goes by its sums */
-		if (planes) {
-			v.slot = sched_huge_alloc(cells * v.np * sizeof(struct rslot));
-			v.at_once = at_once;
-		}
-		if (planes && !at_once) {
-			size_t most = 0; /* a step's transfers, its reads and deliveries */
+	bool planes = reduced_state(&v, cells, at_once);
 
-			for (uint32_t t = 0; t < p->nsteps; t++)
-				if (p->step_start[t + 1] - p->step_start[t] > most)
-					most = p->step_start[t + 1] - p->step_start[t];
-			GROW(v.rd, v.cap_rd, most);
-			GROW(v.gdl, v.cap_gdl, most);
-		}
-	} else if (p->collective == SCHED_ALLGATHER && (v.cnp = grid_cuts(p, v.cut)) > 0) {
-		v.mask = xcalloc(cells + 1, 1);
-	} else {
-		v.part = xcalloc(cells, sizeof(struct seglist));
-	}
-	if (v.reduce && (planes || !v.np)) {
-		const struct sched_group *G = &r->group;
-		uint64_t seed = v.o->seed ? v.o->seed : 0x0fc;
-
-		/* The input of u to shard k weighs W(rep(u), k - u), which H
-		 * leaves alone; node 0's of shard k (G regular) is W(0, k). A
-		 * shard's total depends on its class alone. */
-		v.total = xcalloc(v.reps, sizeof(uint64_t));
-		for (uint32_t i = 0; i < v.reps; i++) {
-			uint32_t me = sched_group_rep_node(G, i), h;
-
-			for (uint32_t k = 0; k < n; k++) {
-				uint64_t w =
-				    sched_mix64(seed + (uint64_t)i * n + sched_group_sub(G, k, me));
-				size_t e = (size_t)i * n + k;
-
-				for (uint32_t j = 0; j < v.np; j++)
-					v.slot[e + j * cells] = (struct rslot){w << 16};
-				if (!v.np)
-					seglist_push(&v.part[e], (struct seg){0, SCHED_ONE, 1, w});
-			}
-			for (uint32_t u = 0; u < n; u++) {
-				uint32_t ru = sched_group_split(G, u, &h);
-
-				v.total[i] += sched_mix64(seed + (uint64_t)ru * n +
-							  sched_group_sub(G, me, u));
-			}
-		}
-	} else if (!v.reduce) {
+	if (v.reduce && (planes || !v.np))
+		reduced_inputs(&v, cells);
+	else if (!v.reduce)
 		v.full = xcalloc(cells / 64 + 1, sizeof(uint64_t));
-	}
 	if (p->collective == SCHED_ALLTOALL)
 		a2a_sorted(&v);
-	for (uint32_t t = 0; t < p->nsteps; t++) {
-		v.plane_step = planes && span_planes(&v, t);
-		v.snap_plane = UINT32_MAX;
-		if (v.plane_step && !v.snap)
-			v.snap = xmalloc(cells * sizeof(struct rslot));
-		if (v.slot && t && stamp(t) == 1) /* the stamps come round */
-			clear_marks(&v);
-		if (v.at_once && !v.o->graph) {
-			if (at_once_step(&v, t) < 0)
-				goto out;
-		} else {
-			for (size_t xi = p->step_start[t]; xi < p->step_start[t + 1]; xi++)
-				if (check_xfer(&v, t, xi) < 0)
-					goto out;
-		}
-		if (v.clash) {
-			rc = -2;
+	for (uint32_t t = 0; t < p->nsteps; t++)
+		if ((rc = reduced_step(&v, t, planes, cells, d)) < 0)
 			goto out;
-		}
-		deliver(&v, t);
-		if (a2a_failure_at(&v, t, A2A_AT_DELIVERY, 0) < 0)
-			goto out;
-		if (v.o->graph) {
-			uint64_t max = 0;
-
-			for (size_t j = 0; j < (size_t)d * v.reps; j++) {
-				max = v.port_load[j] > max ? v.port_load[j] : max;
-				v.port_total[j] += v.port_load[j];
-				v.port_load[j] = 0;
-			}
-			double load = (double)max / SCHED_ONE;
-			if (v.o->step_link_load)
-				v.o->step_link_load[t] = load;
-			report->sum_max_link_load += load;
-			if (load > report->max_link_load)
-				report->max_link_load = load;
-		}
-	}
 	for (size_t j = 0; v.port_total && j < (size_t)d * v.reps; j++)
 		report->max_total_link_load =
 		    fmax(report->max_total_link_load, (double)v.port_total[j] / SCHED_ONE);
 	if (v.sums)
 		span_sums(&v);
 	report->pieces_by_sums = (uint32_t)__builtin_popcount(v.sums);
-	if (final_check(&v) < 0)
-		goto out;
-	rc = 0;
+	rc = final_check(&v) < 0 ? -1 : 0;
 out:
 	report->duplicate_blocks = v.dup * r->group.order;
-	for (size_t k = 0; v.part && k < cells; k++)
-		free(v.part[k].v);
-	free(v.part);
-	free(v.mask);
-	free(v.slot);
-	free(v.snap);
-	free(v.gdl);
-	free(v.rd);
-	free(v.total);
-	free(v.sums_bad);
-	free(v.full);
-	free(v.dl);
-	free(v.port_load);
-	free(v.port_total);
-	free(v.run_to);
+	rstate_free(&v, cells);
 	return rc;
 }
 
