@@ -791,10 +791,10 @@ static const char *held_topology(const struct ofcd *d, const char *name)
 	return NULL;
 }
 
-/* Answer a request a check refuses: true. */
-static bool refused(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
+/* reply(), for a check that refuses: -1. */
+static int refuse_req(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
     OFC_PRINTF(4, 5);
-static bool refused(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
+static int refuse_req(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -803,7 +803,7 @@ static bool refused(struct conn *c, uint64_t id, Ofc__V1__Status st, const char 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	reply(c, id, st, "%s", msg);
-	return true;
+	return -1;
 }
 
 /* What a GetSchedule asks for, once checked. */
@@ -813,110 +813,113 @@ struct sched_ask {
 	const char *held_spec;	      /* a held partition's last committed spec */
 };
 
-/* The collective and the algorithm; true when refused. */
-static bool bad_algorithm(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
-			  struct sched_ask *a)
+/* The collective and the algorithm. Answers and returns -1 when refused. */
+static int check_collective(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
+			    struct sched_ask *a)
 {
 	const char *path = c->d->cfg->path;
 
 	if (!g->collective || !*g->collective)
-		return refused(c, id, OFC__V1__STATUS__STATUS_INVALID,
-			       "get_schedule needs a collective (allgather, reduce-scatter, "
-			       "allreduce, alltoall)");
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				  "get_schedule needs a collective (allgather, reduce-scatter, "
+				  "allreduce, alltoall)");
 	/* broadcast and reduce: the fluid engine's, on a server fabric. */
 	if (strcmp(g->collective, "broadcast") == 0)
 		a->coll = SCHED_BROADCAST;
 	else if (strcmp(g->collective, "reduce") == 0)
 		a->coll = SCHED_REDUCE;
 	else if (sched_collective_parse(g->collective, &a->coll) < 0)
-		return refused(c, id, OFC__V1__STATUS__STATUS_INVALID,
-			       "unknown collective '%.64s' (allgather, reduce-scatter, allreduce, "
-			       "alltoall)",
-			       g->collective);
+		return refuse_req(
+		    c, id, OFC__V1__STATUS__STATUS_INVALID,
+		    "unknown collective '%.64s' (allgather, reduce-scatter, allreduce, "
+		    "alltoall)",
+		    g->collective);
 	if (g->algorithm && *g->algorithm && algorithm_cli_only(g->algorithm))
-		return refused(c, id, OFC__V1__STATUS__STATUS_INVALID,
-			       "%.64s compares algorithms ('ofc schedule %s --collective %s --algo "
-			       "%.64s'); ask for one of them",
-			       g->algorithm, path, g->collective, g->algorithm);
+		return refuse_req(
+		    c, id, OFC__V1__STATUS__STATUS_INVALID,
+		    "%.64s compares algorithms ('ofc schedule %s --collective %s --algo "
+		    "%.64s'); ask for one of them",
+		    g->algorithm, path, g->collective, g->algorithm);
 	if (g->algorithm && *g->algorithm && !schedule_algorithm_known(g->algorithm))
-		return refused(
+		return refuse_req(
 		    c, id, OFC__V1__STATUS__STATUS_INVALID,
 		    "unknown algorithm '%.64s' (bfb, bfb-lp, expansion, ring, bidir-ring, "
 		    "recursive, torus-rings; swing, recursive-doubling, bucket; mcf, "
 		    "direct, sp-balanced; on a WDM ring optree, ring, ne, onestage)",
 		    g->algorithm);
-	return false;
+	return 0;
 }
 
 /* The topology: the request's, a partition's (held at run time or
- * configured), else the fabric's; true when refused. */
-static bool bad_topology(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
-			 struct sched_ask *a)
+ * configured), else the fabric's. Answers and returns -1 when refused. */
+static int check_topology(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
+			  struct sched_ask *a)
 {
 	const struct fabric *f = c->d->cfg->f;
 
 	if (g->topology && strlen(g->topology) > topo_spec_max(g->topology))
-		return refused(c, id, OFC__V1__STATUS__STATUS_INVALID,
-			       "topology spec longer than %zu characters",
-			       topo_spec_max(g->topology));
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				  "topology spec longer than %zu characters",
+				  topo_spec_max(g->topology));
 	if (!g->partition || !*g->partition)
-		return false;
+		return 0;
 	a->held_spec = !g->topology ? held_topology(c->d, g->partition) : NULL;
 	if (a->held_spec)
-		return false;
+		return 0;
 	a->part = fabric_find_partition(f, g->partition);
 	if (!a->part)
-		return refused(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-			       "fabric '%s' has no partition '%.64s'", f->name, g->partition);
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+				  "fabric '%s' has no partition '%.64s'", f->name, g->partition);
 	if (g->topology && *g->topology)
-		return refused(c, id, OFC__V1__STATUS__STATUS_INVALID,
-			       "give a partition or a topology, not both");
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				  "give a partition or a topology, not both");
 	if (!a->part->topology.present)
-		return refused(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-			       "partition '%s' has no topology", a->part->name);
-	return false;
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+				  "partition '%s' has no topology", a->part->name);
+	return 0;
 }
 
-/* Chunks and the all-to-all's lowering; true when refused. */
-static bool bad_options(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
-			const struct sched_ask *a)
+/* Chunks and the all-to-all's lowering. Answers and returns -1 when refused. */
+static int check_options(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
+			 const struct sched_ask *a)
 {
 	if (g->has_chunks && g->chunks > 1000000)
-		return refused(c, id, OFC__V1__STATUS__STATUS_INVALID, "chunks must be 0..1000000");
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				  "chunks must be 0..1000000");
 	if (!g->lowering || !*g->lowering)
-		return false;
+		return 0;
 	if (strcmp(g->lowering, "steps") && strcmp(g->lowering, "paths") &&
 	    strcmp(g->lowering, "single"))
-		return refused(c, id, OFC__V1__STATUS__STATUS_INVALID,
-			       "unknown lowering '%.64s' (steps, paths, single)", g->lowering);
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				  "unknown lowering '%.64s' (steps, paths, single)", g->lowering);
 	if (a->coll != SCHED_ALLTOALL)
-		return refused(c, id, OFC__V1__STATUS__STATUS_INVALID,
-			       "lowering is the all-to-all MCF's: not for %s", g->collective);
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				  "lowering is the all-to-all MCF's: not for %s", g->collective);
 	if ((g->algorithm && strcmp(g->algorithm, "fluid") == 0) ||
 	    ((!g->algorithm || !*g->algorithm) && !a->part && (!g->topology || !*g->topology) &&
 	     schedule_fluid_fabric(c->d->cfg->f)))
-		return refused(c, id, OFC__V1__STATUS__STATUS_INVALID,
-			       "lowering is the all-to-all MCF's: the fluid engine has none");
-	return false;
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				  "lowering is the all-to-all MCF's: the fluid engine has none");
+	return 0;
 }
 
 /* Whether the fabric's own topology can be scheduled now, when the request
- * names none; true when refused. */
-static bool fabric_unready(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
-			   const struct sched_ask *a)
+ * names none. Answers and returns -1 when refused. */
+static int check_fabric(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
+			const struct sched_ask *a)
 {
 	const struct ofcd *d = c->d;
 	bool own = !a->part && (!g->topology || !*g->topology);
 
 	if (own && !d->cfg->f->graph && !d->cfg->f->nrings && !schedule_fluid_fabric(d->cfg->f))
-		return refused(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-			       "fabric '%s' has no topology: ask for one with topology",
-			       d->cfg->f->name);
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+				  "fabric '%s' has no topology: ask for one with topology",
+				  d->cfg->f->name);
 	if (own && d->cfg->no_schedule)
-		return refused(c, id, OFC__V1__STATUS__STATUS_FAILED, "%s", d->cfg->no_schedule);
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_FAILED, "%s", d->cfg->no_schedule);
 	if (d->stopping)
-		return refused(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	return false;
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
+	return 0;
 }
 
 /* The workload's schedule: being computed (say so, never block on it nor
@@ -930,14 +933,13 @@ static bool answer_workload(struct conn *c, uint64_t id, const Ofc__V1__GetSched
 	if (!is_workload(d, g, a->coll))
 		return false;
 	if (d->planner && d->planner->cfg == d->cfg)
-		return refused(c, id, OFC__V1__STATUS__STATUS_BUSY,
-			       "the workload's %s schedule is being computed (started %.0f s ago); "
-			       "ask again after the schedule re-planned event (ofc --socket PATH "
-			       "watch)",
-			       g->collective, (double)(unix_ms() - d->planner->since_ms) / 1000);
-	if (!atomic_load_explicit(&d->cfg->planned, memory_order_acquire) || !d->cfg->plan)
+		reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
+		      "the workload's %s schedule is being computed (started %.0f s ago); ask "
+		      "again after the schedule re-planned event (ofc --socket PATH watch)",
+		      g->collective, (double)(unix_ms() - d->planner->since_ms) / 1000);
+	else if (!atomic_load_explicit(&d->cfg->planned, memory_order_acquire) || !d->cfg->plan)
 		return false;
-	if (g->has_summary_only && g->summary_only)
+	else if (g->has_summary_only && g->summary_only)
 		answer_plan(c, id, d->cfg);
 	else if (!d->cfg->plan_full)
 		reply(c, id, OFC__V1__STATUS__STATUS_FAILED, "%s",
@@ -1013,8 +1015,8 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 	struct ofcd *d = c->d;
 	struct sched_ask a = {0};
 
-	if (bad_algorithm(c, id, g, &a) || bad_topology(c, id, g, &a) ||
-	    bad_options(c, id, g, &a) || fabric_unready(c, id, g, &a) ||
+	if (check_collective(c, id, g, &a) < 0 || check_topology(c, id, g, &a) < 0 ||
+	    check_options(c, id, g, &a) < 0 || check_fabric(c, id, g, &a) < 0 ||
 	    answer_workload(c, id, g, &a))
 		return 0;
 	if (d->sched_pending >= MAX_SCHEDULES)
@@ -1068,21 +1070,6 @@ static int deny(struct conn *c, uint64_t id, const char *what)
 		     "permission denied: %s needs root (you are uid %u, pid %d; ofcd has no "
 		     "--admin-group)",
 		     what, c->peer.uid, c->peer.pid);
-}
-
-/* reply(), for a check that refuses: -1. */
-static int refuse_req(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
-    OFC_PRINTF(4, 5);
-static int refuse_req(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	reply(c, id, st, "%s", msg);
-	return -1;
 }
 
 /* Issue 40: a name or a host a request gives, as the config allows them. */
