@@ -590,6 +590,49 @@ static uint32_t tree_hops(const struct texp *x, const struct tree_ws *ws, uint32
 	return nh;
 }
 
+/* Peel paths of flow f from origin to (dest, T), each along the heaviest
+ * arcs, until want of the unit is carried or no path is left: a piece
+ * [got, got + its bottleneck) each. pa, hop_a, hop_l: scratch of T hops.
+ * Returns what was carried. */
+static double peel_paths(const struct texp *x, uint32_t origin, uint32_t dest, double *f,
+			 double want, uint32_t *pa, uint32_t *hop_a, uint32_t *hop_l,
+			 struct fluid_routing *rt)
+{
+	uint32_t T = x->T;
+	double got = 0;
+
+	while (got < want - 1e-12) {
+		uint32_t node = origin, nh = 0, mh = 0;
+		double bott = INFINITY;
+
+		while (node / x->nv < T) {
+			double bv;
+			uint32_t a = heaviest_out(x, node, f, NULL, &bv);
+
+			if (a == UINT32_MAX)
+				break;
+			pa[nh++] = a;
+			if (bv < bott)
+				bott = bv;
+			node = tx_head(x, a);
+		}
+		if (node != T * x->nv + dest || bott <= 1e-12)
+			break;
+		if (bott > want - got)
+			bott = want - got;
+		for (uint32_t h = 0; h < nh; h++) {
+			f[pa[h]] -= bott;
+			if (!tx_is_hold(x, pa[h])) {
+				hop_a[mh] = tx_phys(x, pa[h]);
+				hop_l[mh++] = tx_layer(x, pa[h]);
+			}
+		}
+		routing_add_piece(rt, origin, dest, got, got + bott, hop_a, hop_l, mh);
+		got += bott;
+	}
+	return got;
+}
+
 /* What no tree carried (rest = 1 - total of the unit): per-destination
  * paths of the remaining flows, each destination splitting the same
  * remaining part of the unit. pa: a path's scratch, T arcs. */
@@ -597,41 +640,11 @@ static void rest_paths(const struct texp *x, struct origin_flow *of, double weig
 		       uint32_t *pa, uint32_t *hop_a, uint32_t *hop_l, struct fluid_routing *rt)
 {
 	double rest = 1 - total;
-	uint32_t T = x->T, o = of->origin;
 
 	for (uint32_t k = 0; k < of->ndest; k++) {
-		double got = 0, *f = of->f[k];
 		size_t first_piece = rt->npieces;
-
-		while (got < rest - 1e-12) {
-			uint32_t node = o, nh = 0, mh = 0;
-			double bott = INFINITY;
-
-			while (node / x->nv < T) {
-				double bv;
-				uint32_t a = heaviest_out(x, node, f, NULL, &bv);
-
-				if (a == UINT32_MAX)
-					break;
-				pa[nh++] = a;
-				if (bv < bott)
-					bott = bv;
-				node = tx_head(x, a);
-			}
-			if (node != T * x->nv + of->dest[k] || bott <= 1e-12)
-				break;
-			if (bott > rest - got)
-				bott = rest - got;
-			for (uint32_t h = 0; h < nh; h++) {
-				f[pa[h]] -= bott;
-				if (!tx_is_hold(x, pa[h])) {
-					hop_a[mh] = tx_phys(x, pa[h]);
-					hop_l[mh++] = tx_layer(x, pa[h]);
-				}
-			}
-			routing_add_piece(rt, o, of->dest[k], got, got + bott, hop_a, hop_l, mh);
-			got += bott;
-		}
+		double got =
+		    peel_paths(x, of->origin, of->dest[k], of->f[k], rest, pa, hop_a, hop_l, rt);
 		/* this destination's paths onto [total, 1) of the unit */
 		double scale = got > 0 ? rest / got : 0;
 
@@ -698,38 +711,9 @@ void decompose_pair(const struct texp *x, uint32_t origin, uint32_t dest, double
 	uint32_t T = x->T, *pa = xmalloc((T + 1) * sizeof(uint32_t));
 	uint32_t *ha = xmalloc((T + 1) * sizeof(uint32_t)),
 		 *hl = xmalloc((T + 1) * sizeof(uint32_t));
-	double got = 0;
 	size_t first = rt->npieces;
+	double got = peel_paths(x, origin, dest, f, 1, pa, ha, hl, rt);
 
-	while (got < 1 - 1e-12) {
-		uint32_t node = origin, nh = 0, m = 0;
-		double bott = INFINITY;
-
-		while (node / x->nv < T) {
-			double bv;
-			uint32_t a = heaviest_out(x, node, f, NULL, &bv);
-
-			if (a == UINT32_MAX)
-				break;
-			pa[nh++] = a;
-			if (bv < bott)
-				bott = bv;
-			node = tx_head(x, a);
-		}
-		if (node != T * x->nv + dest || bott <= 1e-12)
-			break;
-		if (bott > 1 - got)
-			bott = 1 - got;
-		for (uint32_t h = 0; h < nh; h++) {
-			f[pa[h]] -= bott;
-			if (!tx_is_hold(x, pa[h])) {
-				ha[m] = tx_phys(x, pa[h]);
-				hl[m++] = tx_layer(x, pa[h]);
-			}
-		}
-		routing_add_piece(rt, origin, dest, got, got + bott, ha, hl, m);
-		got += bott;
-	}
 	/* renormalise to exactly [0, 1) */
 	for (size_t i = first; got > 0 && i < rt->npieces; i++) {
 		rt->pieces[i].lo /= got;
