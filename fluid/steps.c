@@ -67,6 +67,138 @@ static enum sched_collective sched_coll(enum fluid_collective c)
 	return SCHED_ALLTOALL;
 }
 
+/* K, the chunks: as asked, else the fastest for alpha and the size, else
+ * enough for the staggering to cost at most epsilon of T - 1 hops. */
+static uint32_t choose_chunks(const struct fluid_steps_opts *o, double R, uint32_t T,
+			      struct fluid_steps_report *rep)
+{
+	uint32_t maxk = o->max_chunks ? o->max_chunks : 256, K;
+
+	if (o->chunks)
+		return o->chunks;
+	rep->chose_chunks = true;
+	if (o->alpha > 0)
+		return fluid_best_chunks(R, T, o->alpha, o->size > 0 ? o->size : 1, maxk);
+	double eps = o->epsilon > 0 ? o->epsilon : 0.1;
+
+	K = (uint32_t)ceil((T > 1 ? T - 1 : 0) / eps);
+	return K < 1 ? 1 : K > maxk ? maxk : K;
+}
+
+/* Chunk k of piece q: [*lo, *hi) of its block, empty when rounded away. */
+static bool chunk_of(const struct fluid_piece *q, uint32_t k, uint32_t K, uint32_t *lo,
+		     uint32_t *hi)
+{
+	*lo = sched_fix((k + q->lo) / K);
+	*hi = sched_fix((k + q->hi) / K);
+	return *hi > *lo;
+}
+
+/* Transfers per step (reversed for reductions) into cnt; their total. */
+static int count_steps(const struct fluid_routing *rt, uint32_t K, uint32_t S, bool rev,
+		       const struct fluid_steps_opts *o, size_t *cnt, double *total,
+		       struct ofc_error *err)
+{
+	uint32_t lo, hi;
+
+	for (size_t i = 0; i < rt->npieces; i++) {
+		const struct fluid_piece *q = &rt->pieces[i];
+
+		if (i % 4096 == 0 && clock_check(o->clock, "Theorem 4", err) < 0)
+			return -1;
+		for (uint32_t k = 0; k < K; k++) {
+			if (!chunk_of(q, k, K, &lo, &hi))
+				continue;
+			for (uint32_t h = 0; h < q->nhops; h++) {
+				uint32_t st = rt->hop_layer[q->first + h] + k;
+
+				cnt[rev ? S - 1 - st : st]++;
+			}
+		}
+	}
+	*total = 0;
+	for (uint32_t t = 0; t < S; t++)
+		*total += (double)cnt[t];
+	return 0;
+}
+
+/* Refuse a schedule over what a schedule holds or the memory left. */
+static int check_size(double total, uint32_t K, uint32_t S, const struct fluid_steps_opts *o,
+		      struct ofc_error *err)
+{
+	if (total > UINT32_MAX)
+		return ofc_error_set(
+		    err, OFC_E_RUNTIME,
+		    "Theorem 4's schedule (K = %u chunks) has %.3g transfers, more "
+		    "than a schedule holds (%u); fewer chunks (--chunks) have fewer",
+		    K, total, UINT32_MAX);
+	if (o->max_bytes && total * sizeof(struct xfer) > (double)o->max_bytes) {
+		char need_s[32], max_s[32];
+
+		fmt_size(need_s, sizeof(need_s), (uint64_t)(total * sizeof(struct xfer)));
+		fmt_size(max_s, sizeof(max_s), o->max_bytes);
+		return ofc_error_set(
+		    err, OFC_E_RUNTIME,
+		    "Theorem 4's schedule (K = %u chunks, %u steps) needs about %s for %.3g "
+		    "transfers, over the %s left of the memory limit (ofc --max-memory, ofcd "
+		    "--max-request-memory); fewer chunks (--chunks) need proportionally less",
+		    K, S, need_s, total, max_s);
+	}
+	return 0;
+}
+
+/* Every piece's chunks at their steps, counted in cnt, into s; returns
+ * the routing's cost. A transfer's lane is its arc's rank among its
+ * tail's out-arcs (its port). */
+static double fill_steps(const struct fluid_net *n, const struct fluid_result *r, uint32_t K,
+			 uint32_t S, bool rev, const size_t *cnt, struct schedule *s)
+{
+	const struct fluid_routing *rt = &r->routing;
+	uint32_t nv = n->nverts, lo, hi;
+	uint32_t *port = xmalloc((n->narcs + 1) * sizeof(uint32_t)), *deg = xcalloc(nv + 1, 4);
+	struct xfer *out = sched_append_steps(s, S, cnt);
+	size_t *pos = xcalloc(S + 1, sizeof(size_t));
+	double cost = 0;
+
+	for (uint32_t a = 0; a < n->narcs; a++)
+		port[a] = deg[n->tail[a]]++;
+	free(deg);
+	for (uint32_t t = 1; t < S; t++)
+		pos[t] = pos[t - 1] + cnt[t - 1];
+	for (size_t i = 0; i < rt->npieces; i++) {
+		const struct fluid_piece *q = &rt->pieces[i];
+		uint32_t block =
+		    r->collective == FLUID_ALLTOALL ? q->origin * nv + q->target : q->origin;
+
+		for (uint32_t k = 0; k < K; k++) {
+			if (!chunk_of(q, k, K, &lo, &hi))
+				continue;
+			for (uint32_t h = 0; h < q->nhops; h++) {
+				uint32_t e = rt->hop_arc[q->first + h];
+				uint32_t st = rt->hop_layer[q->first + h] + k;
+				bool red = rev && (n->kind[n->head[e]] & FLUID_CAN_REDUCE);
+
+				if (rev)
+					st = S - 1 - st;
+				out[pos[st]++] = (struct xfer){
+				    .src = (uint16_t)n->tail[e],
+				    .dst = (uint16_t)n->head[e],
+				    .block = block,
+				    .offset = lo,
+				    .length = hi - lo,
+				    .lane = (uint16_t)(port[e] < SCHED_NO_LANE ? port[e]
+									       : SCHED_NO_LANE),
+				    .flags = xfer_flags(DIR_NONE, red ? XFER_REDUCE : XFER_COPY),
+				};
+				cost += n->cost[e] * sched_frac(hi - lo);
+			}
+		}
+	}
+	free(pos);
+	free(port);
+	return cost;
+}
+
 int fluid_schedule(const struct fluid_net *n, const struct fluid_result *r,
 		   const struct fluid_steps_opts *o, struct schedule *s,
 		   struct fluid_steps_report *rep, struct ofc_error *err)
@@ -98,126 +230,23 @@ int fluid_schedule(const struct fluid_net *n, const struct fluid_result *r,
 			if (rt->hop_layer[rt->pieces[i].first + h] + 1 > T)
 				T = rt->hop_layer[rt->pieces[i].first + h] + 1;
 	/* The staggering bound holds for the pieces' own load: their R. */
-	double R = rt->r_actual > 0 ? rt->r_actual : r->rstar;
-	uint32_t K = o->chunks, maxk = o->max_chunks ? o->max_chunks : 256;
-
-	if (K == 0) {
-		rep->chose_chunks = true;
-		if (o->alpha > 0) {
-			K = fluid_best_chunks(R, T, o->alpha, o->size > 0 ? o->size : 1, maxk);
-		} else {
-			double eps = o->epsilon > 0 ? o->epsilon : 0.1;
-
-			K = (uint32_t)ceil((T > 1 ? T - 1 : 0) / eps);
-			if (K < 1)
-				K = 1;
-			if (K > maxk)
-				K = maxk;
-		}
-	}
-	uint32_t S = T + K - 1;
-	/* ports: an arc's rank among its tail's out-arcs */
-	uint32_t *port = xmalloc((n->narcs + 1) * sizeof(uint32_t)), *deg = xcalloc(nv + 1, 4);
-
-	for (uint32_t a = 0; a < n->narcs; a++)
-		port[a] = deg[n->tail[a]]++;
-	free(deg);
+	double R = rt->r_actual > 0 ? rt->r_actual : r->rstar, total;
+	uint32_t K = choose_chunks(o, R, T, rep), S = T + K - 1;
 	/* Count per step, then fill in place. */
 	size_t *cnt = xcalloc(S + 1, sizeof(size_t));
-	double total = 0;
 
-	for (size_t i = 0; i < rt->npieces; i++) {
-		const struct fluid_piece *q = &rt->pieces[i];
-
-		if (i % 4096 == 0 && clock_check(o->clock, "Theorem 4", err) < 0) {
-			free(cnt);
-			free(port);
-			return -1;
-		}
-		for (uint32_t k = 0; k < K; k++) {
-			uint32_t lo = sched_fix((k + q->lo) / K), hi = sched_fix((k + q->hi) / K);
-
-			if (hi <= lo)
-				continue;
-			for (uint32_t h = 0; h < q->nhops; h++) {
-				uint32_t st = rt->hop_layer[q->first + h] + k;
-
-				cnt[rev ? S - 1 - st : st]++;
-			}
-		}
-	}
-	for (uint32_t t = 0; t < S; t++)
-		total += (double)cnt[t];
-	if (total > UINT32_MAX) {
+	if (count_steps(rt, K, S, rev, o, cnt, &total, err) < 0 ||
+	    check_size(total, K, S, o, err) < 0) {
 		free(cnt);
-		free(port);
-		return ofc_error_set(
-		    err, OFC_E_RUNTIME,
-		    "Theorem 4's schedule (K = %u chunks) has %.3g transfers, more "
-		    "than a schedule holds (%u); fewer chunks (--chunks) have fewer",
-		    K, total, UINT32_MAX);
-	}
-	if (o->max_bytes && total * sizeof(struct xfer) > (double)o->max_bytes) {
-		char need_s[32], max_s[32];
-
-		fmt_size(need_s, sizeof(need_s), (uint64_t)(total * sizeof(struct xfer)));
-		fmt_size(max_s, sizeof(max_s), o->max_bytes);
-		free(cnt);
-		free(port);
-		return ofc_error_set(
-		    err, OFC_E_RUNTIME,
-		    "Theorem 4's schedule (K = %u chunks, %u steps) needs about %s "
-		    "for %.3g transfers, over the %s left of the memory limit (ofc "
-		    "--max-memory, ofcd --max-request-memory); fewer chunks (--chunks) "
-		    "need proportionally less",
-		    K, S, need_s, total, max_s);
+		return -1;
 	}
 	sched_init(s, sched_coll(r->collective), "fluid", nv);
 	s->root = 0;
 	if (r->collective == FLUID_BROADCAST || r->collective == FLUID_REDUCE)
 		s->root = rt->pieces[0].origin;
-	struct xfer *out = sched_append_steps(s, S, cnt);
-	size_t *pos = xcalloc(S + 1, sizeof(size_t));
+	double cost = fill_steps(n, r, K, S, rev, cnt, s);
 
-	for (uint32_t t = 1; t < S; t++)
-		pos[t] = pos[t - 1] + cnt[t - 1];
-	double cost = 0;
-
-	for (size_t i = 0; i < rt->npieces; i++) {
-		const struct fluid_piece *q = &rt->pieces[i];
-		uint32_t block = q->origin;
-
-		if (r->collective == FLUID_ALLTOALL)
-			block = q->origin * nv + q->target;
-		for (uint32_t k = 0; k < K; k++) {
-			uint32_t lo = sched_fix((k + q->lo) / K), hi = sched_fix((k + q->hi) / K);
-
-			if (hi <= lo)
-				continue;
-			for (uint32_t h = 0; h < q->nhops; h++) {
-				uint32_t e = rt->hop_arc[q->first + h];
-				uint32_t st = rt->hop_layer[q->first + h] + k;
-				bool red = rev && (n->kind[n->head[e]] & FLUID_CAN_REDUCE);
-
-				if (rev)
-					st = S - 1 - st;
-				out[pos[st]++] = (struct xfer){
-				    .src = (uint16_t)n->tail[e],
-				    .dst = (uint16_t)n->head[e],
-				    .block = block,
-				    .offset = lo,
-				    .length = hi - lo,
-				    .lane = (uint16_t)(port[e] < SCHED_NO_LANE ? port[e]
-									       : SCHED_NO_LANE),
-				    .flags = xfer_flags(DIR_NONE, red ? XFER_REDUCE : XFER_COPY),
-				};
-				cost += n->cost[e] * sched_frac(hi - lo);
-			}
-		}
-	}
-	free(pos);
 	free(cnt);
-	free(port);
 	rep->chunks = K;
 	rep->steps = S;
 	rep->hops = T;
