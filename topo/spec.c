@@ -462,14 +462,193 @@ static int arg_int(struct parser *p, size_t lo, size_t hi, uint32_t *v, const ch
 	return 0;
 }
 
+/* A function's parentheses: where they open and close, and the commas at
+ * their top level. */
+struct parens {
+	size_t open, close;
+	size_t commas[MAX_PARAMS];
+	unsigned nc;
+};
+
+static int find_parens(struct parser *p, const char *name, size_t i, size_t hi, struct parens *a)
+{
+	int depth = 0;
+
+	i = skip_space(p->s, i, hi);
+	if (i >= hi || p->s[i] != '(')
+		return fail(p, i, "expected '(' after %s", name);
+	a->open = i;
+	for (a->close = a->open; a->close < hi; a->close++) {
+		if (p->s[a->close] == '(')
+			depth++;
+		else if (p->s[a->close] == ')' && --depth == 0)
+			break;
+	}
+	if (a->close >= hi)
+		return fail(p, a->open, "unbalanced '('");
+	if (trim_end(p->s, a->close + 1, hi) != a->close + 1)
+		return fail(p, a->close + 1, "unexpected text after ')'");
+	a->nc = 0;
+	depth = 0;
+	for (size_t k = a->open + 1; k < a->close; k++) {
+		if (p->s[k] == '(')
+			depth++;
+		else if (p->s[k] == ')')
+			depth--;
+		else if (p->s[k] == ',' && depth == 0 && a->nc < MAX_PARAMS)
+			a->commas[a->nc++] = k;
+	}
+	return 0;
+}
+
+/* line^times(SPEC) and reverse(SPEC). */
+static struct graph *func_unary(struct parser *p, const char *name, uint32_t times, size_t lo,
+				const struct parens *a, struct strbuf *canon)
+{
+	struct graph *g = NULL, *x = NULL;
+	struct strbuf sub = STRBUF_INIT;
+
+	if (arg_spec(p, a->open + 1, a->close, &g, &sub) < 0)
+		goto out;
+	if (name[0] == 'r') {
+		x = graph_transpose(g);
+		sb_printf(canon, "reverse(%s)", sub.buf);
+		goto out;
+	}
+	for (uint32_t t = 0; t < times; t++) {
+		x = topo_line(g, p->err);
+		graph_free(g);
+		g = x;
+		if (!x) {
+			p->err->col = (unsigned)lo + 1;
+			goto out;
+		}
+	}
+	g = NULL;
+	p->last_k = times;
+	if (times == 1)
+		sb_printf(canon, "line(%s)", sub.buf);
+	else
+		sb_printf(canon, "line^%u(%s)", times, sub.buf);
+out:
+	graph_free(g);
+	sb_free(&sub);
+	return x;
+}
+
+/* degree(SPEC,n) and power(SPEC,n). */
+static struct graph *func_count(struct parser *p, const char *name, size_t lo,
+				const struct parens *a, struct strbuf *canon)
+{
+	struct graph *g = NULL, *x = NULL;
+	struct strbuf sub = STRBUF_INIT;
+	uint32_t k;
+
+	if (a->nc == 0) {
+		fail(p, a->close, "%s(SPEC,n) needs a count after a comma", name);
+		return NULL;
+	}
+	size_t last = a->commas[a->nc - 1];
+
+	if (arg_spec(p, a->open + 1, last, &g, &sub) < 0 ||
+	    arg_int(p, last + 1, a->close, &k, "a count") < 0)
+		goto out;
+	if (name[0] == 'd') {
+		if (k < 1) {
+			fail(p, last + 1, "degree expansion needs n >= 1");
+			goto out;
+		}
+		x = topo_degree_expand(g, k, p->err);
+	} else {
+		if (k < 1 || k > 16) {
+			fail(p, last + 1, "power needs n in 1..16");
+			goto out;
+		}
+		x = g;
+		for (uint32_t t = 1; t < k && x; t++) {
+			struct graph *y = topo_product(x, g, p->err);
+
+			if (x != g)
+				graph_free(x);
+			x = y;
+		}
+		if (x == g) /* power(G,1) */
+			g = NULL;
+	}
+	if (!x) {
+		p->err->col = (unsigned)lo + 1;
+		goto out;
+	}
+	sb_printf(canon, "%s(%s,%u)", name, sub.buf, k);
+	p->last_k = k;
+out:
+	graph_free(g);
+	sb_free(&sub);
+	return x;
+}
+
+/* product(SPEC,SPEC,...) and union(...): a comma starts a new topology
+ * where a name follows it (others belong to the topology's own spec). */
+static struct graph *func_fold(struct parser *p, const char *name, size_t lo,
+			       const struct parens *a, struct strbuf *canon)
+{
+	bool uni = name[0] == 'u';
+	size_t starts[MAX_PARAMS + 1], ends[MAX_PARAMS + 1];
+	unsigned na = 0;
+	struct graph *g = NULL;
+	struct strbuf sub = STRBUF_INIT;
+
+	starts[0] = a->open + 1;
+	for (unsigned k = 0; k < a->nc; k++) {
+		size_t nx = skip_space(p->s, a->commas[k] + 1, a->close);
+
+		if (nx < a->close && isalpha((unsigned char)p->s[nx])) {
+			ends[na++] = a->commas[k];
+			starts[na] = a->commas[k] + 1;
+		}
+	}
+	ends[na++] = a->close;
+	if (na < 2) {
+		fail(p, a->close, "%s needs at least two topologies", name);
+		return NULL;
+	}
+	sb_printf(canon, "%s(", name);
+	for (unsigned k = 0; k < na; k++) {
+		struct graph *f = NULL, *x;
+
+		sb_reset(&sub);
+		if (arg_spec(p, starts[k], ends[k], &f, &sub) < 0) {
+			graph_free(g);
+			g = NULL;
+			break;
+		}
+		sb_printf(canon, "%s%s", k ? "," : "", sub.buf);
+		if (!g) {
+			g = f;
+			continue;
+		}
+		x = uni ? topo_union(g, f, p->err) : topo_product(g, f, p->err);
+		graph_free(f);
+		graph_free(g);
+		g = x;
+		if (!g) {
+			p->err->col = (unsigned)lo + 1;
+			break;
+		}
+	}
+	if (g)
+		sb_putc(canon, ')');
+	sb_free(&sub);
+	return g;
+}
+
 static int func(struct parser *p, const char *name, size_t name_end, size_t lo, size_t hi,
 		struct graph **out, struct strbuf *canon)
 {
-	size_t i = name_end, open, close;
+	size_t i = name_end;
 	uint32_t times = 1;
-	struct graph *g = NULL, *x = NULL;
-	struct strbuf sub = STRBUF_INIT;
-	int depth = 0;
+	struct parens a = {0};
+	struct graph *x;
 
 	if (strcmp(name, "line") == 0 && i < hi && p->s[i] == '^') {
 		i++;
@@ -477,150 +656,18 @@ static int func(struct parser *p, const char *name, size_t name_end, size_t lo, 
 			return -1;
 		NEED(times >= 1 && times <= 8, name_end + 1, "line^K needs K in 1..8");
 	}
-	i = skip_space(p->s, i, hi);
-	if (i >= hi || p->s[i] != '(')
-		return fail(p, i, "expected '(' after %s", name);
-	open = i;
-	for (close = open; close < hi; close++) {
-		if (p->s[close] == '(')
-			depth++;
-		else if (p->s[close] == ')' && --depth == 0)
-			break;
-	}
-	if (close >= hi)
-		return fail(p, open, "unbalanced '('");
-	if (trim_end(p->s, close + 1, hi) != close + 1)
-		return fail(p, close + 1, "unexpected text after ')'");
-
-	/* Top-level commas inside the parentheses. */
-	size_t commas[MAX_PARAMS];
-	unsigned nc = 0;
-	depth = 0;
-	for (size_t k = open + 1; k < close; k++) {
-		if (p->s[k] == '(')
-			depth++;
-		else if (p->s[k] == ')')
-			depth--;
-		else if (p->s[k] == ',' && depth == 0 && nc < MAX_PARAMS)
-			commas[nc++] = k;
-	}
-
-	if (strcmp(name, "line") == 0 || strcmp(name, "reverse") == 0) {
-		if (arg_spec(p, open + 1, close, &g, &sub) < 0)
-			goto fail;
-		if (name[0] == 'r') {
-			x = graph_transpose(g);
-			sb_printf(canon, "reverse(%s)", sub.buf);
-		} else {
-			for (uint32_t t = 0; t < times; t++) {
-				x = topo_line(g, p->err);
-				if (!x) {
-					p->err->col = (unsigned)lo + 1;
-					goto fail;
-				}
-				graph_free(g);
-				g = x;
-			}
-			g = NULL;
-			p->last_k = times;
-			if (times == 1)
-				sb_printf(canon, "line(%s)", sub.buf);
-			else
-				sb_printf(canon, "line^%u(%s)", times, sub.buf);
-		}
-	} else if (strcmp(name, "degree") == 0 || strcmp(name, "power") == 0) {
-		uint32_t k;
-
-		if (nc == 0) {
-			fail(p, close, "%s(SPEC,n) needs a count after a comma", name);
-			goto fail;
-		}
-		size_t last = commas[nc - 1];
-		if (arg_spec(p, open + 1, last, &g, &sub) < 0 ||
-		    arg_int(p, last + 1, close, &k, "a count") < 0)
-			goto fail;
-		if (name[0] == 'd') {
-			if (k < 1) {
-				fail(p, last + 1, "degree expansion needs n >= 1");
-				goto fail;
-			}
-			x = topo_degree_expand(g, k, p->err);
-		} else {
-			if (k < 1 || k > 16) {
-				fail(p, last + 1, "power needs n in 1..16");
-				goto fail;
-			}
-			x = g;
-			for (uint32_t t = 1; t < k && x; t++) {
-				struct graph *y = topo_product(x, g, p->err);
-
-				if (x != g)
-					graph_free(x);
-				x = y;
-			}
-			if (x == g) { /* power(G,1) */
-				g = NULL;
-			}
-		}
-		if (!x) {
-			p->err->col = (unsigned)lo + 1;
-			goto fail;
-		}
-		sb_printf(canon, "%s(%s,%u)", name, sub.buf, k);
-		p->last_k = k;
-	} else { /* product, union */
-		bool uni = name[0] == 'u';
-		size_t starts[MAX_PARAMS + 1], ends[MAX_PARAMS + 1];
-		unsigned na = 0;
-
-		starts[0] = open + 1;
-		for (unsigned k = 0; k < nc; k++) {
-			size_t nx = skip_space(p->s, commas[k] + 1, close);
-
-			if (nx < close && isalpha((unsigned char)p->s[nx])) {
-				ends[na++] = commas[k];
-				starts[na] = commas[k] + 1;
-			}
-		}
-		ends[na++] = close;
-		if (na < 2) {
-			fail(p, close, "%s needs at least two topologies", name);
-			goto fail;
-		}
-		sb_printf(canon, "%s(", name);
-		for (unsigned k = 0; k < na; k++) {
-			struct graph *f = NULL;
-
-			sb_reset(&sub);
-			if (arg_spec(p, starts[k], ends[k], &f, &sub) < 0)
-				goto fail;
-			sb_printf(canon, "%s%s", k ? "," : "", sub.buf);
-			if (!g) {
-				g = f;
-				continue;
-			}
-			x = uni ? topo_union(g, f, p->err) : topo_product(g, f, p->err);
-			graph_free(f);
-			graph_free(g);
-			g = x;
-			x = NULL;
-			if (!g) {
-				p->err->col = (unsigned)lo + 1;
-				goto fail;
-			}
-		}
-		sb_putc(canon, ')');
-		x = g;
-		g = NULL;
-	}
-	graph_free(g);
-	sb_free(&sub);
+	if (find_parens(p, name, i, hi, &a) < 0)
+		return -1;
+	if (strcmp(name, "line") == 0 || strcmp(name, "reverse") == 0)
+		x = func_unary(p, name, times, lo, &a, canon);
+	else if (strcmp(name, "degree") == 0 || strcmp(name, "power") == 0)
+		x = func_count(p, name, lo, &a, canon);
+	else
+		x = func_fold(p, name, lo, &a, canon);
+	if (!x)
+		return -1;
 	*out = x;
 	return 0;
-fail:
-	graph_free(g);
-	sb_free(&sub);
-	return -1;
 }
 
 static int parse_node(struct parser *p, size_t lo, size_t hi, struct graph **out,
