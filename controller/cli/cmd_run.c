@@ -703,6 +703,118 @@ static void print_text(const struct run_args *a, const struct testbed_net *t,
 	}
 }
 
+/* Flags that exclude or need each other; the usage error's exit code, or 0. */
+static int run_usage(const struct cli_cmd *cmd, const struct run_args *a)
+{
+	if (a->workload && (a->q.collective || a->schedule_file || a->q.algorithm || a->mpi))
+		return cli_usage_error(cmd, "run: --workload runs a job's phases: not with "
+					    "--collective, --schedule, --algo or --mpi");
+	if (!a->workload && (a->iterations || a->way || a->overhead_set))
+		return cli_usage_error(
+		    cmd, "run: --iterations, --way and --switch-overhead go with --workload");
+	if (!a->workload && (!a->q.collective || (a->schedule_file && a->q.algorithm)))
+		return cli_usage_error(cmd, !a->q.collective
+						? "run: missing --collective"
+						: "run: --schedule and --algo exclude each other");
+	return 0;
+}
+
+/* The fabric, its testbed as brought up, and the rate its links carry;
+ * the fabric is freed again on an error. */
+static int open_testbed(struct run_args *a, struct testbed_net *t, struct ofc_error *err)
+{
+	if (fabric_open(a->fc.file, &a->fc.fabric, err) < 0)
+		return -1;
+	if (a->fc.fabric->degraded && a->fc.fabric->nfailed_hosts) {
+		/* The executor checks every host's data; a schedule among the
+		 * survivors leaves the failed hosts without theirs. */
+		ofc_error_set(err, OFC_E_INPUT,
+			      "%s: %u host%s failed: running a schedule among the surviving "
+			      "hosts on the testbed is not supported (ofc schedule computes it)",
+			      a->fc.file, a->fc.fabric->nfailed_hosts,
+			      a->fc.fabric->nfailed_hosts == 1 ? " is" : "s are");
+		goto fail;
+	}
+	if (testbed_net_read(a->fc.fabric, a->fc.state_dir, t, err) < 0)
+		goto fail;
+	if (check_carried(a, t, err) < 0) {
+		testbed_net_free(t);
+		goto fail;
+	}
+	return 0;
+fail:
+	fabric_free(a->fc.fabric);
+	a->fc.fabric = NULL;
+	return -1;
+}
+
+/* The model for these links: a host's egress is its ports at the shaped
+ * rate; alpha the config's, else the link's latency plus what a step
+ * costs a host here. */
+static void run_model(struct run_args *a, const struct testbed_net *t)
+{
+	a->q.fabric = a->fc.fabric;
+	a->progress = isatty(STDERR_FILENO) && !a->fc.json;
+	if (t->rate > 0) {
+		a->q.bandwidth = t->rate * t->ports;
+		a->q.bandwidth_set = true;
+	}
+	if (!a->q.alpha_set) {
+		a->q.alpha = a->fc.fabric->cost.alpha_set ? a->fc.fabric->cost.alpha
+							  : t->latency + ALPHA_DEFAULT;
+		a->q.alpha_set = true;
+	}
+}
+
+static int run_workload(struct run_args *a, struct testbed_net *t)
+{
+	struct workload_run_opts wo = {
+	    .workload = a->workload,
+	    .iterations = a->iterations ? a->iterations : 1,
+	    .ways = !a->way || strcmp(a->way, "all") == 0
+			? ~0u
+			: 1u << (strcmp(a->way, "static") == 0	    ? JOBPLAN_STATIC
+				 : strcmp(a->way, "per-phase") == 0 ? JOBPLAN_PER_PHASE
+								    : JOBPLAN_CHOSEN),
+	    .alpha = a->q.alpha,
+	    .timeout = a->timeout,
+	    .port = a->port,
+	    .max_memory = schedule_memory_limit(&a->q),
+	    .overhead = a->overhead,
+	    .overhead_set = a->overhead_set};
+
+	return testbed_run_workload(&a->fc, &wo, t);
+}
+
+/* The runs asked for, into rows: a schedule file, every algorithm, or one;
+ * then MPI's. */
+static int run_rows(struct run_args *a, struct testbed_net *t, struct run_row *rows,
+		    uint32_t *nrows, struct ofc_error *err)
+{
+	if (a->schedule_file) {
+		run_loaded(a, t, &rows[(*nrows)++]);
+	} else if (a->q.algorithm && (strcmp(a->q.algorithm, "all") == 0 ||
+				      strcmp(a->q.algorithm, "swing-all") == 0)) {
+		struct schedule_result r;
+
+		if (schedule_compute(&a->q, &r, NULL, err) < 0)
+			return -1;
+		for (uint32_t i = 0; i < r.nout && *nrows < MAX_RUNS; i++)
+			if (r.out[i].applies)
+				run_computed(a, t, r.out[i].algo, &rows[(*nrows)++]);
+		schedule_result_free(&r);
+	} else {
+		const char *name = a->q.algorithm		       ? a->q.algorithm
+				   : a->q.collective == SCHED_ALLTOALL ? "mcf"
+								       : "bfb";
+
+		run_computed(a, t, name, &rows[(*nrows)++]);
+	}
+	if (a->mpi && *nrows < MAX_RUNS)
+		run_mpi(a, t, &rows[(*nrows)++]);
+	return 0;
+}
+
 int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -735,111 +847,28 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 	rc = fabric_cmd_parse(&a.fc, cmd, argc, argv, opts, on_option, help, false);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	if (a.workload && (a.q.collective || a.schedule_file || a.q.algorithm || a.mpi)) {
+	if ((rc = run_usage(cmd, &a)) != 0) {
 		free(a.fc.state_dir);
-		return cli_usage_error(cmd, "run: --workload runs a job's phases: not with "
-					    "--collective, --schedule, --algo or --mpi");
-	}
-	if (!a.workload && (a.iterations || a.way || a.overhead_set)) {
-		free(a.fc.state_dir);
-		return cli_usage_error(
-		    cmd, "run: --iterations, --way and --switch-overhead go with --workload");
-	}
-	if (!a.workload && (!a.q.collective || (a.schedule_file && a.q.algorithm))) {
-		free(a.fc.state_dir);
-		return cli_usage_error(cmd, !a.q.collective
-						? "run: missing --collective"
-						: "run: --schedule and --algo exclude each other");
+		return rc;
 	}
 	if (!a.q.size)
 		a.q.size = 1u << 20;
-	if (fabric_open(a.fc.file, &a.fc.fabric, &err) < 0)
-		return cli_fail(&err);
-	if (a.fc.fabric->degraded && a.fc.fabric->nfailed_hosts) {
-		/* The executor checks every host's data; a schedule among the
-		 * survivors leaves the failed hosts without theirs. */
-		ofc_error_set(&err, OFC_E_INPUT,
-			      "%s: %u host%s failed: running a schedule among the surviving "
-			      "hosts on the testbed is not supported (ofc schedule computes it)",
-			      a.fc.file, a.fc.fabric->nfailed_hosts,
-			      a.fc.fabric->nfailed_hosts == 1 ? " is" : "s are");
-		fabric_free(a.fc.fabric);
-		free(a.fc.state_dir);
-		return cli_fail(&err);
-	}
-	if (testbed_net_read(a.fc.fabric, a.fc.state_dir, &t, &err) < 0) {
-		fabric_free(a.fc.fabric);
-		free(a.fc.state_dir);
-		return cli_fail(&err);
-	}
-	if (check_carried(&a, &t, &err) < 0) {
-		testbed_net_free(&t);
-		fabric_free(a.fc.fabric);
+	if (open_testbed(&a, &t, &err) < 0) {
 		free(a.fc.state_dir);
 		return cli_fail(&err);
 	}
 	if (a.carried_note[0])
 		fprintf(stderr, "ofc testbed run: warning: %s\n", a.carried_note);
-	a.q.fabric = a.fc.fabric;
-	a.progress = isatty(STDERR_FILENO) && !a.fc.json;
-	/* The model for these links: a host's egress is its ports at the
-	 * shaped rate; alpha the config's, else the link's latency plus what a
-	 * step costs a host here. */
-	if (t.rate > 0) {
-		a.q.bandwidth = t.rate * t.ports;
-		a.q.bandwidth_set = true;
-	}
-	if (!a.q.alpha_set) {
-		a.q.alpha = a.fc.fabric->cost.alpha_set ? a.fc.fabric->cost.alpha
-							: t.latency + ALPHA_DEFAULT;
-		a.q.alpha_set = true;
-	}
+	run_model(&a, &t);
 	if (a.workload) {
-		struct workload_run_opts wo = {
-		    .workload = a.workload,
-		    .iterations = a.iterations ? a.iterations : 1,
-		    .ways = !a.way || strcmp(a.way, "all") == 0
-				? ~0u
-				: 1u << (strcmp(a.way, "static") == 0	   ? JOBPLAN_STATIC
-					 : strcmp(a.way, "per-phase") == 0 ? JOBPLAN_PER_PHASE
-									   : JOBPLAN_CHOSEN),
-		    .alpha = a.q.alpha,
-		    .timeout = a.timeout,
-		    .port = a.port,
-		    .max_memory = schedule_memory_limit(&a.q),
-		    .overhead = a.overhead,
-		    .overhead_set = a.overhead_set};
-
-		status = testbed_run_workload(&a.fc, &wo, &t);
-		testbed_net_free(&t);
-		fabric_free(a.fc.fabric);
-		free(a.fc.state_dir);
-		return status;
+		status = run_workload(&a, &t);
+		goto out_net;
 	}
 	rows = xcalloc(MAX_RUNS, sizeof(*rows));
-	if (a.schedule_file) {
-		run_loaded(&a, &t, &rows[nrows++]);
-	} else if (a.q.algorithm &&
-		   (strcmp(a.q.algorithm, "all") == 0 || strcmp(a.q.algorithm, "swing-all") == 0)) {
-		struct schedule_result r;
-
-		if (schedule_compute(&a.q, &r, NULL, &err) < 0) {
-			status = cli_fail(&err);
-			goto out;
-		}
-		for (uint32_t i = 0; i < r.nout && nrows < MAX_RUNS; i++)
-			if (r.out[i].applies)
-				run_computed(&a, &t, r.out[i].algo, &rows[nrows++]);
-		schedule_result_free(&r);
-	} else {
-		const char *name = a.q.algorithm		      ? a.q.algorithm
-				   : a.q.collective == SCHED_ALLTOALL ? "mcf"
-								      : "bfb";
-
-		run_computed(&a, &t, name, &rows[nrows++]);
+	if (run_rows(&a, &t, rows, &nrows, &err) < 0) {
+		status = cli_fail(&err);
+		goto out;
 	}
-	if (a.mpi && nrows < MAX_RUNS)
-		run_mpi(&a, &t, &rows[nrows++]);
 	if (a.fc.json)
 		print_json(&a, &t, rows, nrows);
 	else
@@ -858,6 +887,7 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 	}
 out:
 	free(rows);
+out_net:
 	testbed_net_free(&t);
 	fabric_free(a.fc.fabric);
 	free(a.fc.state_dir);
