@@ -237,139 +237,212 @@ static int restore(struct device *dev, const struct rr *r, const struct device_s
 	return rc;
 }
 
+/* A run in progress: the ring's MRRs as they are and will be, the batches,
+ * and the timeline (us). */
+struct run {
+	struct rr r;
+	struct device *dev;
+	const struct schedule *s;
+	const uint32_t *stage_first;
+	uint32_t nstages;
+	const struct ring_run_opts *o;
+	uint8_t *cur, *next, *tmp;
+	uint32_t *used;
+	struct op_batch b, e;
+	double clock, prev_end, early_end;
+};
+
+/* The ring's driver, and a schedule the ring can run; NULL when refused. */
+static struct ctl_device *ring_device(struct ctl *c, const struct ring *ring,
+				      const struct schedule *s, const struct rr *r,
+				      struct ofc_error *err)
+{
+	struct ctl_device *cd = NULL;
+
+	for (uint32_t i = 0; i < c->ndevs; i++)
+		if (c->devs[i].cfg.cls == DEV_RING && strcmp(c->devs[i].cfg.name, ring->name) == 0)
+			cd = &c->devs[i];
+	if (!cd)
+		ofc_error_set(err, OFC_E_USAGE,
+			      "ring '%s' has no driver: nothing to run the schedule on",
+			      ring->name);
+	else if (s->nodes != r->n)
+		ofc_error_set(err, OFC_E_INPUT, "the schedule has %u nodes, ring '%s' %u", s->nodes,
+			      ring->name, r->n);
+	else if (2 * r->F > r->I)
+		ofc_error_set(err, OFC_E_INPUT,
+			      "ring '%s' has %u fibres a direction but %u interfaces a node: "
+			      "running a schedule needs one interface per fibre and direction",
+			      ring->name, r->F, r->I);
+	else
+		return cd;
+	return NULL;
+}
+
+/* Each stage's steps and its prediction (Eq. 3). */
+static void predict_stages(const struct run *x, struct ring_run_report *rep)
+{
+	const struct ring_run_opts *o = x->o;
+
+	rep->nstages = x->nstages;
+	rep->stage = xcalloc(x->nstages + 1, sizeof(*rep->stage));
+	for (uint32_t i = 0; i < x->nstages; i++) {
+		uint32_t end = i + 1 < x->nstages ? x->stage_first[i + 1] : x->s->nsteps;
+
+		rep->stage[i].first_step = x->stage_first[i];
+		rep->stage[i].steps = end - x->stage_first[i];
+		rep->stage[i].predicted_us =
+		    rep->stage[i].steps * o->step_us + o->mrr_us + o->oeo_us;
+		rep->predicted_us += rep->stage[i].predicted_us;
+	}
+}
+
+/* The MRRs tuned now, read from the agents into cur. */
+static int read_current(struct run *x, struct ofc_error *err)
+{
+	struct device_state st;
+	int rc;
+
+	state_init(&st, DEV_RING);
+	rc = device_read(x->dev, &st, err);
+	for (uint32_t i = 0; rc == 0 && i < st.nch; i++)
+		if (st.ch[i].node < x->r.n && st.ch[i].iface < x->r.I && st.ch[i].wl < x->r.W)
+			x->cur[cell(&x->r, st.ch[i])] = 1;
+	state_free(&st);
+	return rc;
+}
+
+/* Step t: retune (blocking), transmit, and with overlap pretune what of
+ * step t + 1 can be while this one transmits. */
+static int run_step(struct run *x, uint32_t t, struct ring_run_report *rep, struct ofc_error *err)
+{
+	const struct ring_run_opts *o = x->o;
+	uint32_t si = stage_of(x->stage_first, x->nstages, t);
+	struct ring_run_stage *st = &rep->stage[si];
+	double t0, w = 0;
+
+	step_config(&x->r, x->s, t, x->next, x->used, err);
+	transition(&x->r, x->cur, x->next, &x->b);
+	if (t == x->stage_first[si] && t)
+		x->clock += o->oeo_us; /* the O/E/O relay between stages */
+	if (x->b.n) {
+		t0 = now_seconds();
+		if (device_apply_batch(x->dev, &x->b, err) < 0) {
+			rep->failed_stage = si;
+			rep->failed_step = t;
+			return -1;
+		}
+		w = (now_seconds() - t0) * 1e6;
+		apply_ops(x->cur, &x->b, &x->r);
+		st->retunes++;
+		st->ops += x->b.n;
+		rep->ops += x->b.n;
+	}
+	/* The step starts when the blocking retune is done, and not before
+	 * the overlapped one has settled. */
+	double start = (x->early_end > x->prev_end ? x->early_end : x->prev_end) + w;
+
+	if (start < x->clock)
+		start = x->clock;
+	st->tune_us += w;
+	st->idle_us += start - x->prev_end;
+	if (t == x->stage_first[si])
+		st->start_us = start;
+	st->tx_us += o->step_us;
+	x->prev_end = start + o->step_us;
+	x->clock = x->prev_end;
+	st->end_us = x->prev_end;
+	x->early_end = 0;
+	if (!o->overlap || t + 1 >= x->s->nsteps)
+		return 0;
+	early_ops(&x->r, x->s, t + 1, x->cur, x->used, &x->e);
+	if (!x->e.n)
+		return 0;
+	t0 = now_seconds();
+	if (device_apply_batch(x->dev, &x->e, err) < 0) {
+		rep->failed_stage = stage_of(x->stage_first, x->nstages, t + 1);
+		rep->failed_step = t + 1;
+		return -1;
+	}
+	double ew = (now_seconds() - t0) * 1e6;
+
+	apply_ops(x->cur, &x->e, &x->r);
+	x->early_end = start + ew;
+	st->pretune_us += ew;
+	st->early_ops += x->e.n;
+	rep->early_ops += x->e.n;
+	rep->ops += x->e.n;
+	rep->hidden_us += ew < o->step_us ? ew : o->step_us;
+	return 0;
+}
+
+/* A run that stopped: the ring back to its static configuration, and the
+ * error says where it stopped and whether that worked. */
+static void run_failed(struct run *x, const struct device_state *target,
+		       struct ring_run_report *rep, struct ofc_error *err)
+{
+	struct ofc_error why = *err, rerr = {0};
+	const char *name = x->r.ring->name;
+
+	rep->failed = true;
+	if (restore(x->dev, &x->r, target, x->cur, x->tmp, &x->b, &rerr) == 0) {
+		rep->restored = true;
+		ofc_error_setr(err, why.code, why.reason,
+			       "ring '%s', stage %u, step %u: %s; the run stopped and the ring "
+			       "is back at its static configuration",
+			       name, rep->failed_stage + 1, rep->failed_step + 1, why.msg);
+	} else {
+		ofc_error_setr(err, why.code, why.reason,
+			       "ring '%s', stage %u, step %u: %s; the run stopped and restoring "
+			       "the static configuration failed too: %s",
+			       name, rep->failed_stage + 1, rep->failed_step + 1, why.msg,
+			       rerr.msg);
+	}
+}
+
 int ring_run(struct ctl *c, uint32_t ri, const struct schedule *s, const uint32_t *stage_first,
 	     uint32_t nstages, const struct ring_run_opts *o, struct ring_run_report *rep,
 	     struct ofc_error *err)
 {
 	const struct ring *ring = &c->fabric->rings[ri];
-	struct ctl_device *cd = NULL;
-	struct rr r = {ring, ring->nmembers, ring->interfaces, ring->wavelengths, ring->fibres, 0};
+	struct run x = {
+	    .r = {ring, ring->nmembers, ring->interfaces, ring->wavelengths, ring->fibres, 0},
+	    .s = s,
+	    .stage_first = stage_first,
+	    .nstages = nstages,
+	    .o = o};
 	int rc = 0;
 
 	memset(rep, 0, sizeof(*rep));
-	for (uint32_t i = 0; i < c->ndevs; i++)
-		if (c->devs[i].cfg.cls == DEV_RING && strcmp(c->devs[i].cfg.name, ring->name) == 0)
-			cd = &c->devs[i];
-	if (!cd)
-		return ofc_error_set(err, OFC_E_USAGE,
-				     "ring '%s' has no driver: nothing to run the schedule on",
-				     ring->name);
-	if (s->nodes != r.n)
-		return ofc_error_set(err, OFC_E_INPUT, "the schedule has %u nodes, ring '%s' %u",
-				     s->nodes, ring->name, r.n);
-	if (2 * r.F > r.I)
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "ring '%s' has %u fibres a direction but %u interfaces a "
-				     "node: running a schedule needs one interface per fibre and "
-				     "direction",
-				     ring->name, r.F, r.I);
-	r.cells = (size_t)r.n * r.I * r.W * 2;
-	uint8_t *cur = xcalloc(r.cells + 1, 1), *next = xcalloc(r.cells + 1, 1),
-		*tmp = xcalloc(r.cells + 1, 1);
-	uint32_t *used = xcalloc((size_t)r.n * r.I + 1, sizeof(uint32_t));
-	struct op_batch b = {0}, e = {0};
-	double clock = 0, prev_end = 0, early_end = 0;
+	struct ctl_device *cd = ring_device(c, ring, s, &x.r, err);
 
+	if (!cd)
+		return -1;
+	x.dev = &cd->dev;
+	x.r.cells = (size_t)x.r.n * x.r.I * x.r.W * 2;
+	x.cur = xcalloc(x.r.cells + 1, 1);
+	x.next = xcalloc(x.r.cells + 1, 1);
+	x.tmp = xcalloc(x.r.cells + 1, 1);
+	x.used = xcalloc((size_t)x.r.n * x.r.I + 1, sizeof(uint32_t));
 	/* Every step's configuration must fit before anything is touched. */
 	for (uint32_t t = 0; t < s->nsteps && rc == 0; t++)
-		rc = step_config(&r, s, t, next, used, err);
-	if (rc < 0)
+		rc = step_config(&x.r, s, t, x.next, x.used, err);
+	if (rc < 0 || (rc = ctl_lock(c, err)) < 0)
 		goto out;
-	if (ctl_lock(c, err) < 0) {
-		rc = -1;
-		goto out;
-	}
-	rep->nstages = nstages;
-	rep->stage = xcalloc(nstages + 1, sizeof(*rep->stage));
-	for (uint32_t i = 0; i < nstages; i++) {
-		rep->stage[i].first_step = stage_first[i];
-		rep->stage[i].steps =
-		    (i + 1 < nstages ? stage_first[i + 1] : s->nsteps) - stage_first[i];
-		rep->stage[i].predicted_us =
-		    rep->stage[i].steps * o->step_us + o->mrr_us + o->oeo_us;
-		rep->predicted_us += rep->stage[i].predicted_us;
-	}
-	{
-		struct device_state st;
-
-		state_init(&st, DEV_RING);
-		rc = device_read(&cd->dev, &st, err);
-		for (uint32_t i = 0; rc == 0 && i < st.nch; i++)
-			if (st.ch[i].node < r.n && st.ch[i].iface < r.I && st.ch[i].wl < r.W)
-				cur[cell(&r, st.ch[i])] = 1;
-		state_free(&st);
-		if (rc < 0) {
-			rep->failed = true;
+	predict_stages(&x, rep);
+	if (read_current(&x, err) < 0)
+		goto fail;
+	for (uint32_t t = 0; t < s->nsteps; t++)
+		if (run_step(&x, t, rep, err) < 0)
 			goto fail;
-		}
-	}
-	for (uint32_t t = 0; t < s->nsteps; t++) {
-		uint32_t si = stage_of(stage_first, nstages, t);
-		struct ring_run_stage *st = &rep->stage[si];
-		double t0, w = 0;
-
-		step_config(&r, s, t, next, used, err);
-		transition(&r, cur, next, &b);
-		if (t == stage_first[si] && t)
-			clock += o->oeo_us; /* the O/E/O relay between stages */
-		if (b.n) {
-			t0 = now_seconds();
-			if (device_apply_batch(&cd->dev, &b, err) < 0) {
-				rep->failed = true;
-				rep->failed_stage = si;
-				rep->failed_step = t;
-				goto fail;
-			}
-			w = (now_seconds() - t0) * 1e6;
-			apply_ops(cur, &b, &r);
-			st->retunes++;
-			st->ops += b.n;
-			rep->ops += b.n;
-		}
-		/* The step starts when the blocking retune is done, and not
-		 * before the overlapped one has settled. */
-		double start = (early_end > prev_end ? early_end : prev_end) + w;
-		if (start < clock)
-			start = clock;
-		st->tune_us += w;
-		st->idle_us += start - prev_end;
-		if (t == stage_first[si])
-			st->start_us = start;
-		st->tx_us += o->step_us;
-		prev_end = start + o->step_us;
-		clock = prev_end;
-		st->end_us = prev_end;
-		early_end = 0;
-		if (o->overlap && t + 1 < s->nsteps) {
-			early_ops(&r, s, t + 1, cur, used, &e);
-			if (e.n) {
-				t0 = now_seconds();
-				if (device_apply_batch(&cd->dev, &e, err) < 0) {
-					rep->failed = true;
-					rep->failed_stage = stage_of(stage_first, nstages, t + 1);
-					rep->failed_step = t + 1;
-					goto fail;
-				}
-				double ew = (now_seconds() - t0) * 1e6;
-
-				apply_ops(cur, &e, &r);
-				early_end = start + ew;
-				st->pretune_us += ew;
-				st->early_ops += e.n;
-				rep->early_ops += e.n;
-				rep->ops += e.n;
-				rep->hidden_us += ew < o->step_us ? ew : o->step_us;
-			}
-		}
-	}
 	rep->steps = s->nsteps;
-	rep->realised_us = prev_end + o->oeo_us;
+	rep->realised_us = x.prev_end + o->oeo_us;
 	for (uint32_t i = 0; i < nstages; i++) {
 		rep->tune_us += rep->stage[i].tune_us;
 		rep->retunes += rep->stage[i].retunes;
 	}
 	/* Done: back to the static configuration. */
-	if (restore(&cd->dev, &r, &cd->target, cur, tmp, &b, err) < 0) {
+	if (restore(x.dev, &x.r, &cd->target, x.cur, x.tmp, &x.b, err) < 0) {
 		ofc_error_prefix(err,
 				 "ring '%s': the schedule ran, but restoring its static "
 				 "configuration failed",
@@ -379,31 +452,16 @@ int ring_run(struct ctl *c, uint32_t ri, const struct schedule *s, const uint32_
 		rep->restored = true;
 	}
 	goto out;
-fail : {
-	struct ofc_error why = *err, rerr = {0};
-
-	if (restore(&cd->dev, &r, &cd->target, cur, tmp, &b, &rerr) == 0) {
-		rep->restored = true;
-		ofc_error_setr(err, why.code, why.reason,
-			       "ring '%s', stage %u, step %u: %s; the run stopped and the ring "
-			       "is back at its static configuration",
-			       ring->name, rep->failed_stage + 1, rep->failed_step + 1, why.msg);
-	} else {
-		ofc_error_setr(err, why.code, why.reason,
-			       "ring '%s', stage %u, step %u: %s; the run stopped and restoring "
-			       "the static configuration failed too: %s",
-			       ring->name, rep->failed_stage + 1, rep->failed_step + 1, why.msg,
-			       rerr.msg);
-	}
+fail:
+	run_failed(&x, &cd->target, rep, err);
 	rc = -1;
-}
 out:
-	batch_free(&b);
-	batch_free(&e);
-	free(cur);
-	free(next);
-	free(tmp);
-	free(used);
+	batch_free(&x.b);
+	batch_free(&x.e);
+	free(x.cur);
+	free(x.next);
+	free(x.tmp);
+	free(x.used);
 	return rc;
 }
 
