@@ -142,6 +142,189 @@ static void pause_us(uint32_t us)
 		;
 }
 
+static void log_request(struct agent *a, const Ofc__V1__MrrRequest *req)
+{
+	fprintf(a->co.log, "%llu %s", (unsigned long long)a->requests,
+		!req							 ? "garbage"
+		: req->body_case == OFC__V1__MRR_REQUEST__BODY_HELLO	 ? "hello"
+		: req->body_case == OFC__V1__MRR_REQUEST__BODY_GET_STATE ? "get-state"
+		: req->body_case == OFC__V1__MRR_REQUEST__BODY_TUNE	 ? "tune"
+									 : "unknown");
+	if (req && req->body_case == OFC__V1__MRR_REQUEST__BODY_TUNE) {
+		log_channels(a->co.log, "off", req->tune->off, req->tune->n_off);
+		log_channels(a->co.log, "on", req->tune->on, req->tune->n_on);
+	}
+	fprintf(a->co.log, "\n");
+	fflush(a->co.log);
+}
+
+/* An injected fault that answers the request itself (or not at all):
+ * true, with *keep false when the connection must close. */
+static bool inject_fault(struct agent *a, struct emu_client *c, enum fault_mode fault,
+			 Ofc__V1__MrrReply *r, bool *keep)
+{
+	static const uint8_t junk[] = {0, 0, 0, 6, 0x0f, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+	switch (fault) {
+	case FAULT_DENY:
+		r->status = OFC__V1__MRR_STATUS__MRR_STATUS_REFUSED;
+		r->message = "injected fault";
+		send_reply(c, r);
+		return true;
+	case FAULT_CLOSE:
+		*keep = false;
+		return true;
+	case FAULT_STALL:
+		c->stalled = true;
+		return true;
+	case FAULT_GARBAGE:
+		(void)!send(c->fd, junk, sizeof(junk), MSG_NOSIGNAL);
+		return true;
+	case FAULT_LIE:
+		a->lie_armed = true;
+		return false;
+	default:
+		return false;
+	}
+}
+
+static void answer_hello(const struct agent *a, const Ofc__V1__MrrHello *h, Ofc__V1__MrrReply *r)
+{
+	if (a->ring && h->ring && strcmp(a->ring, h->ring) != 0) {
+		r->status = OFC__V1__MRR_STATUS__MRR_STATUS_REFUSED;
+		r->message = "this agent drives another ring";
+	}
+	r->ring = (char *)(a->ring ? a->ring : "");
+	r->has_nodes = r->has_interfaces = r->has_wavelengths = true;
+	r->has_mrrs_per_interface = r->has_tuning_delay_ns = true;
+	r->nodes = a->nodes;
+	r->interfaces = a->ifaces;
+	r->wavelengths = a->wl;
+	r->mrrs_per_interface = a->mrrs;
+	r->tuning_delay_ns = (uint64_t)a->delay_us * 1000u;
+}
+
+static void channel_set(Ofc__V1__MrrChannel *ch, uint32_t node, uint32_t iface, uint32_t wl,
+			Ofc__V1__MrrRole role)
+{
+	ofc__v1__mrr_channel__init(ch);
+	ch->has_node = ch->has_interface = true;
+	ch->has_wavelength = ch->has_role = true;
+	ch->node = node;
+	ch->interface = iface;
+	ch->wavelength = wl;
+	ch->role = role;
+}
+
+/* Every MRR tuned, into the caller's chans and chp (freed after the reply
+ * is sent); once armed, a lie too. */
+static void answer_state(struct agent *a, Ofc__V1__MrrReply *r, Ofc__V1__MrrChannel **chans,
+			 Ofc__V1__MrrChannel ***chp)
+{
+	size_t total = (size_t)a->nodes * a->ifaces * a->wl * 2, n = 0;
+	Ofc__V1__MrrChannel *ch = *chans = xcalloc(total + 2, sizeof(**chans));
+	Ofc__V1__MrrChannel **p = *chp = xcalloc(total + 2, sizeof(**chp));
+
+	for (uint32_t nd = 0; nd < a->nodes; nd++)
+		for (uint32_t i = 0; i < a->ifaces; i++)
+			for (uint32_t w = 0; w < a->wl; w++)
+				for (uint32_t role = 1; role <= 2; role++) {
+					if (!a->on[slot(a, nd, i, w, role)])
+						continue;
+					channel_set(&ch[n], nd, i, w, (Ofc__V1__MrrRole)role);
+					p[n] = &ch[n];
+					n++;
+				}
+	if (a->lie_armed) {
+		/* Report a channel that is not there: node 0 drops the last wavelength. */
+		a->lie_armed = false;
+		channel_set(&ch[n], 0, 0, a->wl - 1,
+			    a->on[slot(a, 0, 0, a->wl - 1, 2)] ? OFC__V1__MRR_ROLE__MRR_ROLE_ADD
+							       : OFC__V1__MRR_ROLE__MRR_ROLE_DROP);
+		p[n] = &ch[n];
+		n++;
+	}
+	r->n_channels = n;
+	r->channels = p;
+}
+
+/* Tune on a copy, one MRR at a time, checking the light after each change:
+ * a refusal leaves the agent as it was. Returns why it is refused (in
+ * reason, or a constant), or NULL when done. */
+static const char *tune_copy(struct agent *a, const Ofc__V1__MrrTune *t, char *reason, size_t cap)
+{
+	size_t cells = (size_t)a->nodes * a->ifaces * a->wl * 2;
+	uint8_t *on = xmalloc(cells + 1);
+	uint32_t *used = xmalloc(((size_t)a->nodes * a->ifaces + 1) * sizeof(uint32_t));
+	char clash[200] = "";
+	const char *why = NULL;
+
+	memcpy(on, a->on, cells);
+	memcpy(used, a->used, (size_t)a->nodes * a->ifaces * sizeof(uint32_t));
+	for (size_t i = 0; i < t->n_off + t->n_on && !why; i++) {
+		bool off = i < t->n_off;
+		const Ofc__V1__MrrChannel *ch = off ? t->off[i] : t->on[i - t->n_off];
+		size_t s = slot(a, ch->node, ch->interface, ch->wavelength, ch->role);
+		uint32_t *u = &used[(size_t)ch->node * a->ifaces + ch->interface];
+
+		if (off && on[s]) {
+			on[s] = 0;
+			(*u)--;
+		} else if (!off && !on[s]) {
+			if (*u >= a->mrrs) {
+				snprintf(
+				    reason, cap,
+				    "node %u interface %u: every MRR of the interface is in use",
+				    ch->node, ch->interface);
+				why = reason;
+				break;
+			}
+			on[s] = 1;
+			(*u)++;
+		}
+		if (!clash[0] &&
+		    !light_ok(a, on, ch->interface, ch->wavelength, clash, sizeof(clash)))
+			a->conflicts++;
+	}
+	if (clash[0] && a->co.log) {
+		fprintf(a->co.log, "%llu CONFLICT %s\n", (unsigned long long)a->requests, clash);
+		fflush(a->co.log);
+	}
+	if (!why && clash[0] && a->refuse_conflicts) {
+		snprintf(reason, cap, "lightpaths would collide: %s", clash);
+		why = reason;
+	}
+	if (!why) {
+		memcpy(a->on, on, cells);
+		memcpy(a->used, used, (size_t)a->nodes * a->ifaces * sizeof(uint32_t));
+	}
+	free(on);
+	free(used);
+	return why;
+}
+
+static void answer_tune(struct agent *a, const Ofc__V1__MrrTune *t, Ofc__V1__MrrReply *r,
+			char *reason, size_t cap)
+{
+	const char *why = NULL;
+
+	for (size_t i = 0; i < t->n_off && !why; i++)
+		why = check_channel(a, t->off[i]);
+	for (size_t i = 0; i < t->n_on && !why; i++)
+		why = check_channel(a, t->on[i]);
+	if (!why && !(why = tune_copy(a, t, reason, cap))) {
+		pause_us(a->delay_us);
+		r->has_settled_ns = true;
+		r->settled_ns = (uint64_t)a->delay_us * 1000u;
+		if (a->co.log)
+			log_state(a);
+	}
+	if (why) {
+		r->status = OFC__V1__MRR_STATUS__MRR_STATUS_REFUSED;
+		r->message = (char *)why;
+	}
+}
+
 /* Returns false when the connection must close. */
 static bool handle(struct agent *a, struct emu_client *c, const uint8_t *data, size_t len)
 {
@@ -153,20 +336,8 @@ static bool handle(struct agent *a, struct emu_client *c, const uint8_t *data, s
 	char reason[256];
 
 	a->requests++;
-	if (a->co.log) {
-		fprintf(a->co.log, "%llu %s", (unsigned long long)a->requests,
-			!req							 ? "garbage"
-			: req->body_case == OFC__V1__MRR_REQUEST__BODY_HELLO	 ? "hello"
-			: req->body_case == OFC__V1__MRR_REQUEST__BODY_GET_STATE ? "get-state"
-			: req->body_case == OFC__V1__MRR_REQUEST__BODY_TUNE	 ? "tune"
-										 : "unknown");
-		if (req && req->body_case == OFC__V1__MRR_REQUEST__BODY_TUNE) {
-			log_channels(a->co.log, "off", req->tune->off, req->tune->n_off);
-			log_channels(a->co.log, "on", req->tune->on, req->tune->n_on);
-		}
-		fprintf(a->co.log, "\n");
-		fflush(a->co.log);
-	}
+	if (a->co.log)
+		log_request(a, req);
 	if (a->co.fail_at && a->requests >= a->co.fail_at &&
 	    a->requests < a->co.fail_at + a->co.fail_count)
 		fault = a->co.mode;
@@ -176,156 +347,17 @@ static bool handle(struct agent *a, struct emu_client *c, const uint8_t *data, s
 		r.has_seq = true;
 		r.seq = req->seq;
 	}
-	switch (fault) {
-	case FAULT_DENY:
-		r.status = OFC__V1__MRR_STATUS__MRR_STATUS_REFUSED;
-		r.message = "injected fault";
-		send_reply(c, &r);
+	if (inject_fault(a, c, fault, &r, &keep))
 		goto out;
-	case FAULT_CLOSE:
-		keep = false;
-		goto out;
-	case FAULT_STALL:
-		c->stalled = true;
-		goto out;
-	case FAULT_GARBAGE: {
-		static const uint8_t junk[] = {0, 0, 0, 6, 0x0f, 0xff, 0xff, 0xff, 0xff, 0xff};
-		(void)!send(c->fd, junk, sizeof(junk), MSG_NOSIGNAL);
-		goto out;
-	}
-	case FAULT_LIE:
-		a->lie_armed = true;
-		break;
-	default:
-		break;
-	}
 	if (!req) {
 		r.status = OFC__V1__MRR_STATUS__MRR_STATUS_BAD_REQUEST;
 		r.message = "not an MrrRequest";
 	} else if (req->body_case == OFC__V1__MRR_REQUEST__BODY_HELLO) {
-		if (a->ring && req->hello->ring && strcmp(a->ring, req->hello->ring) != 0) {
-			r.status = OFC__V1__MRR_STATUS__MRR_STATUS_REFUSED;
-			r.message = "this agent drives another ring";
-		}
-		r.ring = (char *)(a->ring ? a->ring : "");
-		r.has_nodes = r.has_interfaces = r.has_wavelengths = true;
-		r.has_mrrs_per_interface = r.has_tuning_delay_ns = true;
-		r.nodes = a->nodes;
-		r.interfaces = a->ifaces;
-		r.wavelengths = a->wl;
-		r.mrrs_per_interface = a->mrrs;
-		r.tuning_delay_ns = (uint64_t)a->delay_us * 1000u;
+		answer_hello(a, req->hello, &r);
 	} else if (req->body_case == OFC__V1__MRR_REQUEST__BODY_GET_STATE) {
-		size_t total = (size_t)a->nodes * a->ifaces * a->wl * 2, n = 0;
-
-		chans = xcalloc(total + 2, sizeof(*chans));
-		chp = xcalloc(total + 2, sizeof(*chp));
-		for (uint32_t nd = 0; nd < a->nodes; nd++)
-			for (uint32_t i = 0; i < a->ifaces; i++)
-				for (uint32_t w = 0; w < a->wl; w++)
-					for (uint32_t role = 1; role <= 2; role++) {
-						if (!a->on[slot(a, nd, i, w, role)])
-							continue;
-						Ofc__V1__MrrChannel *ch = &chans[n];
-
-						ofc__v1__mrr_channel__init(ch);
-						ch->has_node = ch->has_interface = true;
-						ch->has_wavelength = ch->has_role = true;
-						ch->node = nd;
-						ch->interface = i;
-						ch->wavelength = w;
-						ch->role = (Ofc__V1__MrrRole)role;
-						chp[n] = &chans[n];
-						n++;
-					}
-		if (a->lie_armed) {
-			/* Report a channel that is not there: node 0 drops the last wavelength. */
-			a->lie_armed = false;
-			ofc__v1__mrr_channel__init(&chans[n]);
-			chans[n].has_node = chans[n].has_interface = true;
-			chans[n].has_wavelength = chans[n].has_role = true;
-			chans[n].wavelength = a->wl - 1;
-			chans[n].role = a->on[slot(a, 0, 0, a->wl - 1, 2)]
-					    ? OFC__V1__MRR_ROLE__MRR_ROLE_ADD
-					    : OFC__V1__MRR_ROLE__MRR_ROLE_DROP;
-			chp[n] = &chans[n];
-			n++;
-		}
-		r.n_channels = n;
-		r.channels = chp;
+		answer_state(a, &r, &chans, &chp);
 	} else if (req->body_case == OFC__V1__MRR_REQUEST__BODY_TUNE) {
-		const Ofc__V1__MrrTune *t = req->tune;
-		const char *why = NULL;
-
-		for (size_t i = 0; i < t->n_off && !why; i++)
-			why = check_channel(a, t->off[i]);
-		for (size_t i = 0; i < t->n_on && !why; i++)
-			why = check_channel(a, t->on[i]);
-		if (!why) {
-			/* On a copy, one MRR at a time, checking the light after each
-			 * change: a refusal leaves the agent as it was. */
-			size_t cells = (size_t)a->nodes * a->ifaces * a->wl * 2;
-			uint8_t *on = xmalloc(cells + 1);
-			uint32_t *used =
-			    xmalloc(((size_t)a->nodes * a->ifaces + 1) * sizeof(uint32_t));
-			char clash[200] = "";
-
-			memcpy(on, a->on, cells);
-			memcpy(used, a->used, (size_t)a->nodes * a->ifaces * sizeof(uint32_t));
-			for (size_t i = 0; i < t->n_off + t->n_on && !why; i++) {
-				bool off = i < t->n_off;
-				const Ofc__V1__MrrChannel *ch =
-				    off ? t->off[i] : t->on[i - t->n_off];
-				size_t s =
-				    slot(a, ch->node, ch->interface, ch->wavelength, ch->role);
-				uint32_t *u = &used[(size_t)ch->node * a->ifaces + ch->interface];
-
-				if (off && on[s]) {
-					on[s] = 0;
-					(*u)--;
-				} else if (!off && !on[s]) {
-					if (*u >= a->mrrs) {
-						snprintf(reason, sizeof(reason),
-							 "node %u interface %u: every MRR of the "
-							 "interface is in use",
-							 ch->node, ch->interface);
-						why = reason;
-						break;
-					}
-					on[s] = 1;
-					(*u)++;
-				}
-				if (!clash[0] && !light_ok(a, on, ch->interface, ch->wavelength,
-							   clash, sizeof(clash)))
-					a->conflicts++;
-			}
-			if (clash[0] && a->co.log) {
-				fprintf(a->co.log, "%llu CONFLICT %s\n",
-					(unsigned long long)a->requests, clash);
-				fflush(a->co.log);
-			}
-			if (!why && clash[0] && a->refuse_conflicts) {
-				snprintf(reason, sizeof(reason), "lightpaths would collide: %s",
-					 clash);
-				why = reason;
-			}
-			if (!why) {
-				memcpy(a->on, on, cells);
-				memcpy(a->used, used,
-				       (size_t)a->nodes * a->ifaces * sizeof(uint32_t));
-				pause_us(a->delay_us);
-				r.has_settled_ns = true;
-				r.settled_ns = (uint64_t)a->delay_us * 1000u;
-				if (a->co.log)
-					log_state(a);
-			}
-			free(on);
-			free(used);
-		}
-		if (why) {
-			r.status = OFC__V1__MRR_STATUS__MRR_STATUS_REFUSED;
-			r.message = (char *)why;
-		}
+		answer_tune(a, req->tune, &r, reason, sizeof(reason));
 	} else {
 		r.status = OFC__V1__MRR_STATUS__MRR_STATUS_BAD_REQUEST;
 		r.message = "empty request";
