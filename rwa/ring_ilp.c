@@ -147,6 +147,135 @@ enum lp_result rwa_lp_relax(const struct rwa_ring *ring, const struct rwa_demand
 	return res;
 }
 
+/* The shorter way round from dem's source to its destination. */
+static uint32_t short_len(uint32_t n, const struct rwa_demand *dem)
+{
+	uint32_t cw = rwa_arc_len(n, dem->src, dem->dst, RWA_CW);
+
+	return cw < n - cw ? cw : n - cw;
+}
+
+/* Capacity: 2N segment-directions x K channels. With every lightpath
+ * placed, the routes' total length must fit; a demand whose longer way
+ * exceeds the slack left by the shortest routes can only go the short way,
+ * and with no slack at all every channel of every segment is used exactly
+ * once (equalities propagate much better in branch and bound). Sets each
+ * demand's allowed directions; returns the slack. */
+static int64_t route_slack(uint32_t n, uint32_t K, const struct rwa_demand *dem, size_t ndem,
+			   bool max_served, uint8_t *allow)
+{
+	int64_t slack = (int64_t)2 * n * K;
+
+	for (size_t d = 0; d < ndem; d++) {
+		uint32_t cw = rwa_arc_len(n, dem[d].src, dem[d].dst, RWA_CW);
+		uint32_t len = dem[d].dir == RWA_CW    ? cw
+			       : dem[d].dir == RWA_CCW ? n - cw
+						       : short_len(n, &dem[d]);
+
+		slack -= (int64_t)dem[d].count * len;
+		allow[d] = (uint8_t)rwa_dirs(&dem[d]);
+	}
+	if (max_served || slack < 0)
+		return slack;
+	for (size_t d = 0; d < ndem; d++) {
+		uint32_t cw = rwa_arc_len(n, dem[d].src, dem[d].dst, RWA_CW);
+		uint32_t lo = short_len(n, &dem[d]), hi = n - lo;
+
+		if (dem[d].dir == RWA_ANY && (int64_t)(hi - lo) > slack)
+			allow[d] = (uint8_t)(1u << (cw < n - cw ? RWA_CW : RWA_CCW));
+	}
+	return slack;
+}
+
+/* Channels are interchangeable in each direction, so relabel them in the
+ * order of first use: taking the demands longest first, the lightpaths of
+ * the first i demands (P of them) then use channels below P only. This
+ * cuts the copies of every solution that differ by a permutation of
+ * channels, which otherwise make infeasibility proofs hopeless. prefix[d]:
+ * the channels demand d may use. */
+static uint64_t *channel_prefix(uint32_t n, const struct rwa_demand *dem, size_t ndem)
+{
+	size_t *order = xmalloc((ndem + 1) * sizeof(size_t));
+	uint64_t *prefix = xmalloc((ndem + 1) * sizeof(uint64_t)), run = 0;
+
+	for (size_t d = 0; d < ndem; d++)
+		order[d] = d;
+	for (size_t i = 1; i < ndem; i++) {
+		size_t t = order[i], j = i;
+		uint32_t lt = short_len(n, &dem[t]);
+
+		while (j && short_len(n, &dem[order[j - 1]]) < lt) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = t;
+	}
+	for (size_t i = 0; i < ndem; i++) {
+		run += dem[order[i]].count;
+		prefix[order[i]] = run;
+	}
+	free(order);
+	return prefix;
+}
+
+/* Conflicts: at each segment where an arc of direction r starts (at every
+ * segment when tight), at most (tight: exactly) one lightpath per channel
+ * among the arcs covering it. */
+static void conflict_rows(struct lp *lp, uint32_t n, uint32_t K, const struct rwa_demand *dem,
+			  size_t ndem, const uint8_t *allow, bool tight, int *cols, double *vals)
+{
+	bool *starts = xcalloc((size_t)2 * n, sizeof(bool));
+	size_t *over = xmalloc((ndem + 1) * sizeof(size_t));
+
+	for (size_t d = 0; d < ndem; d++)
+		for (int r = 1; r <= 2; r++)
+			if (allow[d] & (1u << r))
+				starts[(r - 1) * n + rwa_arc_start(n, dem[d].src, dem[d].dst, r)] =
+				    true;
+	for (int r = 1; r <= 2; r++)
+		for (uint32_t e = 0; e < n; e++) {
+			size_t nd = 0;
+
+			if (!starts[(r - 1) * n + e] && !tight)
+				continue;
+			for (size_t d = 0; d < ndem; d++) {
+				if (!(allow[d] & (1u << r)))
+					continue;
+				uint32_t s = rwa_arc_start(n, dem[d].src, dem[d].dst, r);
+				uint32_t len = rwa_arc_len(n, dem[d].src, dem[d].dst, r);
+
+				if ((e + n - s) % n < len)
+					over[nd++] = d;
+			}
+			if (nd < 2 && !tight)
+				continue;
+			for (uint32_t q = 0; q < K; q++) {
+				for (size_t i = 0; i < nd; i++) {
+					cols[i] = (int)((2 * over[i] + (size_t)r - 1) * K + q);
+					vals[i] = 1;
+				}
+				lp_add_row(lp, (int)nd, cols, vals, tight ? LP_EQ : LP_LE, 1);
+			}
+		}
+	free(over);
+	free(starts);
+}
+
+/* The lightpaths of solution x, as runs of one channel each. */
+static void read_runs(const double *x, size_t ndem, uint32_t K, struct rwa_solution *sol)
+{
+	for (size_t d = 0; d < ndem; d++)
+		for (int r = 1; r <= 2; r++)
+			for (uint32_t q = 0; q < K; q++)
+				if (x[(2 * d + (size_t)r - 1) * K + q] > 0.5) {
+					GROW(sol->runs, sol->cap, sol->nruns + 1);
+					sol->runs[sol->nruns++] =
+					    (struct rwa_run){(uint32_t)d, q, 1, (uint8_t)r};
+					if (q + 1 > sol->colours[r])
+						sol->colours[r] = q + 1;
+				}
+}
+
 enum lp_result rwa_ilp(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t ndem,
 		       uint32_t wavelengths, bool max_served, double time_limit,
 		       struct rwa_solution *sol, double *objective, struct ofc_error *err)
@@ -154,81 +283,23 @@ enum lp_result rwa_ilp(const struct rwa_ring *ring, const struct rwa_demand *dem
 	uint32_t n = ring->nodes, K = ring->fibres * wavelengths;
 	/* Column of z[d][r][k]: (2 * d + r - 1) * K + k. */
 	int ncols = (int)(2 * ndem * K);
+	uint8_t *allow = xmalloc(ndem + 1);
+	int64_t slack = route_slack(n, K, dem, ndem, max_served, allow);
+
+	if (!max_served && slack < 0) {
+		free(allow);
+		return LP_INFEASIBLE;
+	}
+	bool tight = !max_served && slack == 0;
+	uint64_t *prefix = channel_prefix(n, dem, ndem);
 	struct lp *lp = lp_new(ncols);
 	int *cols = xmalloc(((size_t)2 * K + ndem + 1) * sizeof(int));
 	double *vals = xmalloc(((size_t)2 * K + ndem + 1) * sizeof(double));
 	enum lp_result res;
-	uint8_t *allow = xmalloc(ndem + 1);
-	bool tight = false;
-
-	/* Capacity: 2N segment-directions x K channels. With every lightpath
-	 * placed, the routes' total length must fit; a demand whose longer way
-	 * exceeds the slack left by the shortest routes can only go the short
-	 * way, and with no slack at all every channel of every segment is used
-	 * exactly once (equalities propagate much better in branch and bound). */
-	int64_t slack = (int64_t)2 * n * K;
-	for (size_t d = 0; d < ndem; d++) {
-		uint32_t cw = rwa_arc_len(n, dem[d].src, dem[d].dst, RWA_CW);
-		uint32_t len = dem[d].dir == RWA_CW    ? cw
-			       : dem[d].dir == RWA_CCW ? n - cw
-			       : cw < n - cw	       ? cw
-						       : n - cw;
-
-		slack -= (int64_t)dem[d].count * len;
-		allow[d] = (uint8_t)rwa_dirs(&dem[d]);
-	}
-	if (!max_served) {
-		if (slack < 0) {
-			free(allow);
-			free(cols);
-			free(vals);
-			lp_free(lp);
-			return LP_INFEASIBLE;
-		}
-		for (size_t d = 0; d < ndem; d++) {
-			uint32_t cw = rwa_arc_len(n, dem[d].src, dem[d].dst, RWA_CW);
-			uint32_t lo = cw < n - cw ? cw : n - cw, hi = n - lo;
-
-			if (dem[d].dir == RWA_ANY && (int64_t)(hi - lo) * 1 > slack)
-				allow[d] = (uint8_t)(1u << (cw < n - cw ? RWA_CW : RWA_CCW));
-		}
-		tight = slack == 0;
-	}
-
-	/* Channels are interchangeable in each direction, so relabel them in the
-	 * order of first use: taking the demands longest first, the lightpaths
-	 * of the first i demands (P of them) then use channels below P only.
-	 * This cuts the copies of every solution that differ by a permutation
-	 * of channels, which otherwise make infeasibility proofs hopeless. */
-	size_t *order = xmalloc((ndem + 1) * sizeof(size_t));
-	uint64_t *prefix = xmalloc((ndem + 1) * sizeof(uint64_t));
-	for (size_t d = 0; d < ndem; d++)
-		order[d] = d;
-	for (size_t i = 1; i < ndem; i++) {
-		size_t t = order[i], j = i;
-		uint32_t lt = rwa_arc_len(n, dem[t].src, dem[t].dst, RWA_CW);
-
-		lt = lt < n - lt ? lt : n - lt;
-		while (j) {
-			uint32_t lj =
-			    rwa_arc_len(n, dem[order[j - 1]].src, dem[order[j - 1]].dst, RWA_CW);
-
-			lj = lj < n - lj ? lj : n - lj;
-			if (lj >= lt)
-				break;
-			order[j] = order[j - 1];
-			j--;
-		}
-		order[j] = t;
-	}
-	uint64_t run = 0;
-	for (size_t i = 0; i < ndem; i++) {
-		run += dem[order[i]].count;
-		prefix[order[i]] = run;
-	}
 
 	for (int c = 0; c < ncols; c++)
 		lp_set_binary(lp, c);
+	/* Each demand's count of lightpaths (at most, when maximising). */
 	for (size_t d = 0; d < ndem; d++) {
 		int k = 0;
 
@@ -245,44 +316,7 @@ enum lp_result rwa_ilp(const struct rwa_ring *ring, const struct rwa_demand *dem
 			}
 		lp_add_row(lp, k, cols, vals, max_served ? LP_LE : LP_EQ, dem[d].count);
 	}
-	/* Conflicts: at each segment where an arc of direction r starts, at
-	 * most one lightpath per channel among the arcs covering it. */
-	bool *starts = xcalloc((size_t)2 * n, sizeof(bool));
-	for (size_t d = 0; d < ndem; d++)
-		for (int r = 1; r <= 2; r++)
-			if (allow[d] & (1u << r))
-				starts[(r - 1) * n + rwa_arc_start(n, dem[d].src, dem[d].dst, r)] =
-				    true;
-	for (int r = 1; r <= 2; r++)
-		for (uint32_t e = 0; e < n; e++) {
-			size_t nd = 0;
-
-			if (!starts[(r - 1) * n + e] && !tight)
-				continue;
-			size_t *over = xmalloc((ndem + 1) * sizeof(size_t));
-			for (size_t d = 0; d < ndem; d++) {
-				if (!(allow[d] & (1u << r)))
-					continue;
-				uint32_t s = rwa_arc_start(n, dem[d].src, dem[d].dst, r);
-				uint32_t len = rwa_arc_len(n, dem[d].src, dem[d].dst, r);
-
-				if ((e + n - s) % n < len)
-					over[nd++] = d;
-			}
-			if (nd >= 2 || tight)
-				for (uint32_t q = 0; q < K; q++) {
-					for (size_t i = 0; i < nd; i++) {
-						cols[i] =
-						    (int)((2 * over[i] + (size_t)r - 1) * K + q);
-						vals[i] = 1;
-					}
-					lp_add_row(lp, (int)nd, cols, vals, tight ? LP_EQ : LP_LE,
-						   1);
-				}
-			free(over);
-		}
-	free(starts);
-	free(order);
+	conflict_rows(lp, n, K, dem, ndem, allow, tight, cols, vals);
 	free(prefix);
 	free(allow);
 	if (max_served) {
@@ -306,16 +340,7 @@ enum lp_result rwa_ilp(const struct rwa_ring *ring, const struct rwa_demand *dem
 
 		lp_solution(lp, x);
 		*objective = lp_objective(lp);
-		for (size_t d = 0; d < ndem; d++)
-			for (int r = 1; r <= 2; r++)
-				for (uint32_t q = 0; q < K; q++)
-					if (x[(2 * d + (size_t)r - 1) * K + q] > 0.5) {
-						GROW(sol->runs, sol->cap, sol->nruns + 1);
-						sol->runs[sol->nruns++] =
-						    (struct rwa_run){(uint32_t)d, q, 1, (uint8_t)r};
-						if (q + 1 > sol->colours[r])
-							sol->colours[r] = q + 1;
-					}
+		read_runs(x, ndem, K, sol);
 		free(x);
 	}
 	lp_free(lp);
