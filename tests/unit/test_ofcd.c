@@ -574,24 +574,16 @@ static bool closed_by_peer(int fd)
 	return recv(fd, &b, 1, 0) == 0;
 }
 
-static void test_fuzz(void **state)
+/* Length 2^32-1 and just over the limit: an error answer, then closed. */
+static void fuzz_huge_lengths(struct world *w)
 {
-	struct world *w = *state;
-	struct bystander b = {.w = w};
-	pthread_t th;
-	uint64_t seed = 0x9e3779b97f4a7c15ull;
-	Ofc__V1__Response *r;
-	int fd;
-
-	start(w, 30, 1u << 20);
-	assert_int_equal(pthread_create(&th, NULL, bystand, &b), 0);
-
-	/* Length 2^32-1 and just over the limit: an error answer, then closed. */
 	uint32_t huge[] = {0xffffffffu, (1u << 20) + 1};
+
 	for (size_t i = 0; i < ARRAY_SIZE(huge); i++) {
 		uint8_t h[4];
+		int fd = raw_connect(w->sock);
+		Ofc__V1__Response *r;
 
-		fd = raw_connect(w->sock);
 		frame_len_put(h, huge[i]);
 		send_all(fd, h, 4);
 		r = read_answer(fd);
@@ -602,123 +594,126 @@ static void test_fuzz(void **state)
 		assert_true(closed_by_peer(fd));
 		close(fd);
 	}
+}
 
-	/* Length 0: an empty Request, which has no body. The connection stays. */
-	fd = raw_connect(w->sock);
+/* An empty frame and bytes that are not a Request: answered, and the
+ * connection still works. */
+static void fuzz_bad_frames(struct world *w)
+{
+	int fd = raw_connect(w->sock);
+	Ofc__V1__Response *r;
+
 	send_frame(fd, NULL, 0);
 	r = read_answer(fd);
 	assert_non_null(r);
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
 	assert_non_null(strstr(r->message, "has no body"));
 	ofc__v1__response__free_unpacked(r, NULL);
-	/* Bytes that are not a Request: answered, connection kept. */
 	send_frame(fd, (const uint8_t *)"\xff\xff\xff\xff\xff", 5);
 	r = read_answer(fd);
 	assert_non_null(r);
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
 	assert_non_null(strstr(r->message, "not an ofc.v1.Request"));
 	ofc__v1__response__free_unpacked(r, NULL);
-	/* ... and the same connection still works. */
-	{
-		struct ofcd_client c = {.fd = fd, .max_frame = 64u << 20, .timeout = 30};
+	struct ofcd_client c = {.fd = fd, .max_frame = 64u << 20, .timeout = 30};
 
-		r = get_state(&c, 5);
-		assert_non_null(r);
-		assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
-		assert_int_equal(r->id, 5);
-		ofc__v1__response__free_unpacked(r, NULL);
-	}
+	r = get_state(&c, 5);
+	assert_non_null(r);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	assert_int_equal(r->id, 5);
+	ofc__v1__response__free_unpacked(r, NULL);
 	close(fd);
+}
 
-	/* Valid frames holding invalid requests: each answered INVALID. */
-	{
-		Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
-		Ofc__V1__GetSchedule gs = OFC__V1__GET_SCHEDULE__INIT;
-		Ofc__V1__Reconfigure rq = OFC__V1__RECONFIGURE__INIT;
-		Ofc__V1__Workload wl = OFC__V1__WORKLOAD__INIT;
-		Ofc__V1__ApplyConfig ac = OFC__V1__APPLY_CONFIG__INIT;
-		Ofc__V1__Cancel k = OFC__V1__CANCEL__INIT;
-		struct ofcd_client c;
+/* Answer req (as id) and check its status. */
+static void expect_status(struct ofcd_client *c, Ofc__V1__Request *req, uint64_t id,
+			  Ofc__V1__Status status, const char *has)
+{
+	Ofc__V1__Response *r = call(c, req, id);
 
-		connect_ok(w, &c);
-		req.body_case = OFC__V1__REQUEST__BODY_GET_SCHEDULE;
-		req.get_schedule = &gs;
-		gs.collective = "bogus";
-		r = call(&c, &req, 1);
-		assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
-		ofc__v1__response__free_unpacked(r, NULL);
-		gs.collective = "allreduce";
-		gs.algorithm = "nonsense";
-		r = call(&c, &req, 2);
-		assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
-		ofc__v1__response__free_unpacked(r, NULL);
-		gs.algorithm = NULL;
-		gs.topology = "torus:0x";
-		r = call(&c, &req, 3);
-		assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
-		assert_non_null(strstr(r->message, "column"));
-		ofc__v1__response__free_unpacked(r, NULL);
+	assert_int_equal(r->status, status);
+	if (has)
+		assert_non_null(strstr(r->message, has));
+	ofc__v1__response__free_unpacked(r, NULL);
+}
 
-		req.body_case = OFC__V1__REQUEST__BODY_RECONFIGURE;
-		req.reconfigure = &rq; /* no target */
-		r = call(&c, &req, 4);
-		assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
-		ofc__v1__response__free_unpacked(r, NULL);
-		rq.target_case = OFC__V1__RECONFIGURE__TARGET_WORKLOAD;
-		rq.workload = &wl; /* no collective */
-		r = call(&c, &req, 5);
-		assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
-		ofc__v1__response__free_unpacked(r, NULL);
-		rq.target_case = OFC__V1__RECONFIGURE__TARGET_TOPOLOGY;
-		rq.topology = "hypercube:3"; /* 8 nodes for 64 hosts */
-		r = call(&c, &req, 6);
-		assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
-		assert_non_null(strstr(r->message, "8 nodes but the fabric has 64 hosts"));
-		ofc__v1__response__free_unpacked(r, NULL);
+/* Valid frames holding invalid requests: each answered INVALID (an
+ * unknown ticket NOT_FOUND). */
+static void fuzz_invalid_requests(struct world *w)
+{
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__GetSchedule gs = OFC__V1__GET_SCHEDULE__INIT;
+	Ofc__V1__Reconfigure rq = OFC__V1__RECONFIGURE__INIT;
+	Ofc__V1__Workload wl = OFC__V1__WORKLOAD__INIT;
+	Ofc__V1__ApplyConfig ac = OFC__V1__APPLY_CONFIG__INIT;
+	Ofc__V1__Cancel k = OFC__V1__CANCEL__INIT;
+	const Ofc__V1__Status invalid = OFC__V1__STATUS__STATUS_INVALID;
+	struct ofcd_client c;
+	Ofc__V1__Response *r;
 
-		req.body_case = OFC__V1__REQUEST__BODY_APPLY_CONFIG;
-		req.apply_config = &ac;
-		ac.yaml = "name: simfab\nhosts: {count: 4, prefix: h}\ntopology: [1\n";
-		ac.filename = "bad.yaml";
-		r = call(&c, &req, 7);
-		assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
-		assert_int_equal(r->body_case, OFC__V1__RESPONSE__BODY_CONFIG_ERROR);
-		assert_string_equal(r->config_error->file, "bad.yaml");
-		assert_true(r->config_error->line >= 3);
-		ofc__v1__response__free_unpacked(r, NULL);
+	connect_ok(w, &c);
+	req.body_case = OFC__V1__REQUEST__BODY_GET_SCHEDULE;
+	req.get_schedule = &gs;
+	gs.collective = "bogus";
+	expect_status(&c, &req, 1, invalid, NULL);
+	gs.collective = "allreduce";
+	gs.algorithm = "nonsense";
+	expect_status(&c, &req, 2, invalid, NULL);
+	gs.algorithm = NULL;
+	gs.topology = "torus:0x";
+	expect_status(&c, &req, 3, invalid, "column");
 
-		req.body_case = OFC__V1__REQUEST__BODY_CANCEL;
-		req.cancel = &k; /* neither ticket nor id */
-		r = call(&c, &req, 8);
-		assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
-		ofc__v1__response__free_unpacked(r, NULL);
-		k.has_ticket = 1;
-		k.ticket = 999;
-		r = call(&c, &req, 9);
-		assert_int_equal(r->status, OFC__V1__STATUS__STATUS_NOT_FOUND);
-		ofc__v1__response__free_unpacked(r, NULL);
-		ofcd_disconnect(&c);
-	}
+	req.body_case = OFC__V1__REQUEST__BODY_RECONFIGURE;
+	req.reconfigure = &rq; /* no target */
+	expect_status(&c, &req, 4, invalid, NULL);
+	rq.target_case = OFC__V1__RECONFIGURE__TARGET_WORKLOAD;
+	rq.workload = &wl; /* no collective */
+	expect_status(&c, &req, 5, invalid, NULL);
+	rq.target_case = OFC__V1__RECONFIGURE__TARGET_TOPOLOGY;
+	rq.topology = "hypercube:3"; /* 8 nodes for 64 hosts */
+	expect_status(&c, &req, 6, invalid, "8 nodes but the fabric has 64 hosts");
 
-	/* Random bytes, truncated frames, mutated valid frames, clients that
-	 * vanish mid-frame: none may crash the daemon or disturb the bystander. */
+	req.body_case = OFC__V1__REQUEST__BODY_APPLY_CONFIG;
+	req.apply_config = &ac;
+	ac.yaml = "name: simfab\nhosts: {count: 4, prefix: h}\ntopology: [1\n";
+	ac.filename = "bad.yaml";
+	r = call(&c, &req, 7);
+	assert_int_equal(r->status, invalid);
+	assert_int_equal(r->body_case, OFC__V1__RESPONSE__BODY_CONFIG_ERROR);
+	assert_string_equal(r->config_error->file, "bad.yaml");
+	assert_true(r->config_error->line >= 3);
+	ofc__v1__response__free_unpacked(r, NULL);
+
+	req.body_case = OFC__V1__REQUEST__BODY_CANCEL;
+	req.cancel = &k; /* neither ticket nor id */
+	expect_status(&c, &req, 8, invalid, NULL);
+	k.has_ticket = 1;
+	k.ticket = 999;
+	expect_status(&c, &req, 9, OFC__V1__STATUS__STATUS_NOT_FOUND, NULL);
+	ofcd_disconnect(&c);
+}
+
+/* Random bytes, truncated frames, mutated valid frames, clients that
+ * vanish mid-frame, 300 of them on both sockets. */
+static void fuzz_random(struct world *w)
+{
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
 	uint8_t valid[64];
 	size_t vlen;
-	{
-		Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
-		Ofc__V1__GetSchedule gs = OFC__V1__GET_SCHEDULE__INIT;
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__GetSchedule gs = OFC__V1__GET_SCHEDULE__INIT;
 
-		gs.collective = "allgather";
-		gs.has_summary_only = gs.summary_only = 1;
-		req.has_id = 1;
-		req.id = 77;
-		req.body_case = OFC__V1__REQUEST__BODY_GET_SCHEDULE;
-		req.get_schedule = &gs;
-		vlen = protobuf_c_message_pack(&req.base, valid);
-	}
+	gs.collective = "allgather";
+	gs.has_summary_only = gs.summary_only = 1;
+	req.has_id = 1;
+	req.id = 77;
+	req.body_case = OFC__V1__REQUEST__BODY_GET_SCHEDULE;
+	req.get_schedule = &gs;
+	vlen = protobuf_c_message_pack(&req.base, valid);
 	for (int round = 0; round < 300; round++) {
 		uint8_t buf[256];
 		size_t n;
+		int fd;
 
 		seed ^= seed << 13;
 		seed ^= seed >> 7;
@@ -745,13 +740,30 @@ static void test_fuzz(void **state)
 		}
 		close(fd);
 	}
+}
+
+/* Hostile frames and requests: none may crash the daemon or disturb a
+ * bystander asking GetState all along. */
+static void test_fuzz(void **state)
+{
+	struct world *w = *state;
+	struct bystander b = {.w = w};
+	pthread_t th;
+	struct ofcd_client c;
+	Ofc__V1__Response *r;
+
+	start(w, 30, 1u << 20);
+	assert_int_equal(pthread_create(&th, NULL, bystand, &b), 0);
+	fuzz_huge_lengths(w);
+	fuzz_bad_frames(w);
+	fuzz_invalid_requests(w);
+	fuzz_random(w);
 	atomic_store(&b.stop, true);
 	pthread_join(th, NULL);
 	assert_int_equal(atomic_load(&b.bad), 0);
 	assert_true(atomic_load(&b.ok) > 0);
 
 	/* Still serving, and the summary GetSchedule works. */
-	struct ofcd_client c;
 	connect_ok(w, &c);
 	r = get_state(&c, 1);
 	assert_non_null(r);
@@ -1511,209 +1523,245 @@ static void test_stop_planner(void **state)
 	print_message("stop: the planner gone %.3f s after ofcd_close\n", now_seconds() - t0);
 }
 
-static void test_failures(void **state)
+/* test_failures' daemon, its clients and what it has seen. */
+struct failures {
+	struct world *w;
+	struct ofcd_client c, wc; /* a client, and one watching events */
+	struct fabric *less;	  /* the torus less h0-h1 */
+	double healthy_us, degraded_us;
+};
+
+/* Start the daemon with a client and a watcher. */
+static void failures_start(struct failures *f, uint64_t watch_id)
 {
-	struct world *w = *state;
-	struct ofcd_client c, wc;
 	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
 	Ofc__V1__Watch wa = OFC__V1__WATCH__INIT;
-	Ofc__V1__Response *r, *e;
-	struct fabric *less = fabric_with(w, "{spec: torus:8x8, failed_links: [[h0, h1]]}");
-	double healthy_us;
+	Ofc__V1__Response *r;
 
-	start(w, 30, 0);
-	connect_ok(w, &wc);
-	connect_ok(w, &c);
+	start(f->w, 30, 0);
+	connect_ok(f->w, &f->wc);
+	connect_ok(f->w, &f->c);
 	req.body_case = OFC__V1__REQUEST__BODY_WATCH;
 	req.watch = &wa;
-	r = call(&wc, &req, 42);
+	r = call(&f->wc, &req, watch_id);
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
 	ofc__v1__response__free_unpacked(r, NULL);
-	r = get_schedule(&c, "allreduce", 1);
+}
+
+static void failures_stop(struct failures *f)
+{
+	ofcd_disconnect(&f->c);
+	ofcd_disconnect(&f->wc);
+	stop(f->w);
+}
+
+/* The allreduce schedule: on topology, taking time_us (when > 0). */
+static void expect_schedule(struct failures *f, uint64_t id, const char *topology, double time_us)
+{
+	Ofc__V1__Response *r = get_schedule(&f->c, "allreduce", id);
+
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
-	assert_null(strstr(r->schedule->topology, "without"));
-	healthy_us = r->schedule->time_us;
-	/* The check below has teeth: the healthy schedule uses h0 -> h1. */
-	char why[400];
-	assert_int_equal(verify_sent_rc(w, r->schedule, less->degraded, why, sizeof(why)), -1);
+	assert_string_equal(r->schedule->topology, topology);
+	if (time_us > 0)
+		assert_true(r->schedule->time_us == time_us);
 	ofc__v1__response__free_unpacked(r, NULL);
+}
 
-	/* Refused: no such link, no such host, bad syntax; nothing changes. */
-	r = report(&c, 2, false, false, "h0-h9", NULL);
-	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
-	assert_string_equal(r->message, "'h0-h9': topology 'torus:8x8' has no such link");
-	ofc__v1__response__free_unpacked(r, NULL);
-	r = report(&c, 3, false, false, "h0-h1", "h99:0");
-	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
-	assert_string_equal(r->message, "'h99:0': no host 'h99'");
-	ofc__v1__response__free_unpacked(r, NULL);
-	r = report(&c, 4, false, false, "h0 h1", NULL);
-	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
-	ofc__v1__response__free_unpacked(r, NULL);
-	r = report(&c, 5, true, false, "h2-h3", NULL);
-	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
-	assert_string_equal(r->message, "'h2-h3' was not reported failed");
-	ofc__v1__response__free_unpacked(r, NULL);
+/* Report items (or restore them); expect status and, when given, the
+ * message. */
+static void expect_report(struct failures *f, uint64_t id, bool restore, const char *a,
+			  const char *b, Ofc__V1__Status status, const char *message)
+{
+	Ofc__V1__Response *r = report(&f->c, id, restore, false, a, b);
 
-	/* A failed link (named either way round): the event carries the
-	 * re-planned schedule, GetSchedule and the state follow it. */
-	r = report(&c, 6, false, false, "h1-h0", NULL);
+	assert_int_equal(r->status, status);
+	if (message)
+		assert_string_equal(r->message, message);
+	ofc__v1__response__free_unpacked(r, NULL);
+}
+
+/* A failed link (named either way round): the event carries the
+ * re-planned schedule, GetSchedule and the state follow it. */
+static void failures_link(struct failures *f)
+{
+	Ofc__V1__Response *r = report(&f->c, 6, false, false, "h1-h0", NULL), *e;
+
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
 	assert_string_equal(r->transaction->kind, "report-failure");
 	assert_non_null(strstr(r->message, "1 failure in effect (h0-h1)"));
 	assert_non_null(strstr(r->message, "verified"));
 	ofc__v1__response__free_unpacked(r, NULL);
-	e = next_event(&wc, OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED);
+	e = next_event(&f->wc, OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED);
 	assert_int_equal(e->event->n_failed, 1);
 	assert_string_equal(e->event->failed[0], "h0-h1");
 	assert_non_null(e->event->schedule);
 	assert_true(e->event->schedule->verified);
 	assert_string_equal(e->event->schedule->topology, "torus:8x8 without h0-h1");
 	assert_int_equal(e->event->schedule->n_steps, 0); /* summary only */
-	assert_true(e->event->schedule->time_us > healthy_us);
-	double degraded_us = e->event->schedule->time_us;
+	assert_true(e->event->schedule->time_us > f->healthy_us);
+	f->degraded_us = e->event->schedule->time_us;
 	ofc__v1__response__free_unpacked(e, NULL);
-	r = get_schedule(&c, "allreduce", 7);
+	r = get_schedule(&f->c, "allreduce", 7);
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
-	assert_true(r->schedule->time_us == degraded_us);
-	check_degraded(w, r->schedule, less, 0, 1);
+	assert_true(r->schedule->time_us == f->degraded_us);
+	check_degraded(f->w, r->schedule, f->less, 0, 1);
 	ofc__v1__response__free_unpacked(r, NULL);
-	r = get_state(&c, 8);
+	r = get_state(&f->c, 8);
 	assert_int_equal(r->state->n_failed, 1);
 	assert_string_equal(r->state->failed[0], "h0-h1");
 	assert_null(r->state->schedule_error);
 	ofc__v1__response__free_unpacked(r, NULL);
+}
 
-	/* The set survives a restart (persisted before the answer). */
-	ofcd_disconnect(&c);
-	ofcd_disconnect(&wc);
-	stop(w);
-	start(w, 30, 0);
-	connect_ok(w, &c);
-	connect_ok(w, &wc);
-	req.body_case = OFC__V1__REQUEST__BODY_WATCH;
-	r = call(&wc, &req, 43);
-	ofc__v1__response__free_unpacked(r, NULL);
-	r = get_schedule(&c, "allreduce", 9);
-	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
-	assert_string_equal(r->schedule->topology, "torus:8x8 without h0-h1");
-	assert_true(r->schedule->time_us == degraded_us);
-	ofc__v1__response__free_unpacked(r, NULL);
+/* A Reconfigure keeps the set: on a topology without the link it is out of
+ * effect, back on the torus it is in effect again. */
+static void failures_reconfigure(struct failures *f)
+{
+	Ofc__V1__Response *r = reconfigure(&f->c, "circulant:64:3,8", 90);
 
-	/* A Reconfigure keeps the set: on a topology without the link it is
-	 * out of effect, back on the torus it is in effect again. */
-	r = reconfigure(&c, "circulant:64:3,8", 90);
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
 	ofc__v1__response__free_unpacked(r, NULL);
-	r = get_schedule(&c, "allreduce", 91);
-	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
-	assert_string_equal(r->schedule->topology, "circulant:64:3,8");
-	ofc__v1__response__free_unpacked(r, NULL);
-	assert_true(log_count(w, "failure h0-h1 is not in effect on topology circulant:64:3,8") >=
-		    1);
-	r = reconfigure(&c, "torus:8x8", 92);
+	expect_schedule(f, 91, "circulant:64:3,8", 0);
+	assert_true(
+	    log_count(f->w, "failure h0-h1 is not in effect on topology circulant:64:3,8") >= 1);
+	r = reconfigure(&f->c, "torus:8x8", 92);
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
 	ofc__v1__response__free_unpacked(r, NULL);
-	r = get_schedule(&c, "allreduce", 93);
-	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
-	assert_string_equal(r->schedule->topology, "torus:8x8 without h0-h1");
-	assert_true(r->schedule->time_us == degraded_us);
-	ofc__v1__response__free_unpacked(r, NULL);
-	r = get_state(&c, 94);
+	expect_schedule(f, 93, "torus:8x8 without h0-h1", f->degraded_us);
+	r = get_state(&f->c, 94);
 	assert_int_equal(r->state->n_failed, 1);
 	assert_non_null(r->state->schedule);
 	assert_string_equal(r->state->schedule->topology, "torus:8x8 without h0-h1");
 	ofc__v1__response__free_unpacked(r, NULL);
+}
 
-	/* Failures that cut a host off: accepted (they happened), but no
-	 * schedule survives, and GetSchedule says why. */
-	r = report(&c, 10, false, false, "h5:0", "h5:1");
-	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
-	ofc__v1__response__free_unpacked(r, NULL);
-	e = next_event(&wc, OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED);
-	assert_int_equal(e->event->n_failed, 3);
-	ofc__v1__response__free_unpacked(e, NULL);
-	Ofc__V1__Request rq2 = OFC__V1__REQUEST__INIT;
+/* Failures that cut a host off: accepted (they happened), but no schedule
+ * survives, and GetSchedule says why. */
+static void failures_cut_host(struct failures *f)
+{
+	Ofc__V1__Request rq = OFC__V1__REQUEST__INIT;
 	Ofc__V1__ReportFailure rf = OFC__V1__REPORT_FAILURE__INIT;
 	char *more[] = {"h5:2", "h5:3"};
+	Ofc__V1__Response *r, *e;
+
+	expect_report(f, 10, false, "h5:0", "h5:1", OFC__V1__STATUS__STATUS_OK, NULL);
+	e = next_event(&f->wc, OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED);
+	assert_int_equal(e->event->n_failed, 3);
+	ofc__v1__response__free_unpacked(e, NULL);
 	rf.n_items = 2;
 	rf.items = more;
-	rq2.body_case = OFC__V1__REQUEST__BODY_REPORT_FAILURE;
-	rq2.report_failure = &rf;
-	r = call(&c, &rq2, 11);
+	rq.body_case = OFC__V1__REQUEST__BODY_REPORT_FAILURE;
+	rq.report_failure = &rf;
+	r = call(&f->c, &rq, 11);
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_FAILED);
 	assert_non_null(strstr(r->message, "no longer strongly connected"));
 	ofc__v1__response__free_unpacked(r, NULL);
-	e = next_event(&wc, OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED);
+	e = next_event(&f->wc, OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED);
 	assert_null(e->event->schedule);
 	assert_int_equal(e->event->n_failed, 5);
 	ofc__v1__response__free_unpacked(e, NULL);
-	r = get_schedule(&c, "allreduce", 12);
+	r = get_schedule(&f->c, "allreduce", 12);
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_FAILED);
 	assert_non_null(strstr(r->message, "no schedule survives the failures (5 in effect)"));
 	ofc__v1__response__free_unpacked(r, NULL);
-	r = get_state(&c, 13);
+	r = get_state(&f->c, 13);
 	assert_non_null(r->state->schedule_error);
 	assert_null(r->state->schedule);
 	ofc__v1__response__free_unpacked(r, NULL);
+}
 
-	/* Restore all: the healthy schedule again, the file gone. */
-	r = report(&c, 14, true, true, NULL, NULL);
+/* Restore all: the healthy schedule again, the file at path gone. */
+static void failures_restore(struct failures *f, const char *path)
+{
+	Ofc__V1__Response *r = report(&f->c, 14, true, true, NULL, NULL), *e;
+
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
 	assert_non_null(strstr(r->message, "no failure in effect"));
 	ofc__v1__response__free_unpacked(r, NULL);
-	e = next_event(&wc, OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED);
+	e = next_event(&f->wc, OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED);
 	assert_int_equal(e->event->n_failed, 0);
 	assert_string_equal(e->event->schedule->topology, "torus:8x8");
-	assert_true(e->event->schedule->time_us == healthy_us);
+	assert_true(e->event->schedule->time_us == f->healthy_us);
 	ofc__v1__response__free_unpacked(e, NULL);
-	r = get_schedule(&c, "allreduce", 15);
-	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
-	assert_string_equal(r->schedule->topology, "torus:8x8");
-	assert_true(r->schedule->time_us == healthy_us);
-	ofc__v1__response__free_unpacked(r, NULL);
-	char path[200];
-	snprintf(path, sizeof(path), "%s/simfab.failed", w->dir);
+	expect_schedule(f, 15, "torus:8x8", f->healthy_us);
 	assert_int_equal(access(path, F_OK), -1);
+}
+
+/* A damaged failures file at path stops the start, with the file's line. */
+static void failures_damaged_file(struct world *w, const char *path)
+{
+	struct ofcd_opts o = {
+	    .config_path = w->cfg,
+	    .socket_path = w->sock,
+	    .state_dir = w->dir,
+	    .log_level = OFCD_LOG_DEBUG,
+	    .log = log_line,
+	    .log_ctx = w,
+	    .sim_lookup = lookup,
+	    .sim_ctx = w,
+	};
+	struct ofcd *d = NULL;
+	struct ofc_error err = {0};
+	char cwd[1024], cred[1100];
+
+	assert_int_equal(atomic_write(path, "h0-h1\nnot a failure\n", 20, &err), 0);
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	snprintf(cred, sizeof(cred), "%s/configs/credentials", cwd);
+	o.credentials_dir = cred;
+	assert_int_equal(ofcd_open(&o, &d, &err), -1);
+	assert_non_null(strstr(err.msg, "the file is damaged"));
+	assert_int_equal(err.line, 2);
+	assert_null(d);
+}
+
+static void test_failures(void **state)
+{
+	struct failures f = {.w = *state};
+	const Ofc__V1__Status invalid = OFC__V1__STATUS__STATUS_INVALID;
+	Ofc__V1__Response *r;
+	char why[400], path[200];
+
+	f.less = fabric_with(f.w, "{spec: torus:8x8, failed_links: [[h0, h1]]}");
+	failures_start(&f, 42);
+	r = get_schedule(&f.c, "allreduce", 1);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	assert_null(strstr(r->schedule->topology, "without"));
+	f.healthy_us = r->schedule->time_us;
+	/* The check below has teeth: the healthy schedule uses h0 -> h1. */
+	assert_int_equal(verify_sent_rc(f.w, r->schedule, f.less->degraded, why, sizeof(why)), -1);
+	ofc__v1__response__free_unpacked(r, NULL);
+
+	/* Refused: no such link, no such host, bad syntax; nothing changes. */
+	expect_report(&f, 2, false, "h0-h9", NULL, invalid,
+		      "'h0-h9': topology 'torus:8x8' has no such link");
+	expect_report(&f, 3, false, "h0-h1", "h99:0", invalid, "'h99:0': no host 'h99'");
+	expect_report(&f, 4, false, "h0 h1", NULL, invalid, NULL);
+	expect_report(&f, 5, true, "h2-h3", NULL, invalid, "'h2-h3' was not reported failed");
+
+	failures_link(&f);
+	/* The set survives a restart (persisted before the answer). */
+	failures_stop(&f);
+	failures_start(&f, 43);
+	expect_schedule(&f, 9, "torus:8x8 without h0-h1", f.degraded_us);
+	failures_reconfigure(&f);
+	failures_cut_host(&f);
+	snprintf(path, sizeof(path), "%s/simfab.failed", f.w->dir);
+	failures_restore(&f, path);
 
 	/* Read-only clients may not report. */
 	struct ofcd_client ro;
 	struct ofc_error err = {0};
-	assert_int_equal(ofcd_connect(&ro, w->ro, &err), 0);
+
+	assert_int_equal(ofcd_connect(&ro, f.w->ro, &err), 0);
 	ro.timeout = 30;
 	r = report(&ro, 16, false, false, "h0-h1", NULL);
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_DENIED);
 	ofc__v1__response__free_unpacked(r, NULL);
 	ofcd_disconnect(&ro);
 
-	/* A damaged failures file stops the start with its path. */
-	ofcd_disconnect(&c);
-	ofcd_disconnect(&wc);
-	stop(w);
-	assert_int_equal(atomic_write(path, "h0-h1\nnot a failure\n", 20, &err), 0);
-	{
-		struct ofcd_opts o = {
-		    .config_path = w->cfg,
-		    .socket_path = w->sock,
-		    .state_dir = w->dir,
-		    .log_level = OFCD_LOG_DEBUG,
-		    .log = log_line,
-		    .log_ctx = w,
-		    .sim_lookup = lookup,
-		    .sim_ctx = w,
-		};
-		struct ofcd *d = NULL;
-		char cwd[1024], cred[1100];
-
-		assert_non_null(getcwd(cwd, sizeof(cwd)));
-		snprintf(cred, sizeof(cred), "%s/configs/credentials", cwd);
-		o.credentials_dir = cred;
-		assert_int_equal(ofcd_open(&o, &d, &err), -1);
-		assert_non_null(strstr(err.msg, "the file is damaged"));
-		assert_int_equal(err.line, 2);
-		assert_null(d);
-	}
-	fabric_free(less);
+	failures_stop(&f);
+	failures_damaged_file(f.w, path);
+	fabric_free(f.less);
 }
 
 /* A switch lost: the host ports cabled to it fail with it (port 3 of every
