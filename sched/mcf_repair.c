@@ -112,6 +112,55 @@ static uint32_t class_size(const struct mcf_warm *w, uint32_t k)
 	return size;
 }
 
+/* The kept flow's load on each of w's arcs arcs[0..narcs) (load[i]):
+ * every tree carried by every group element, at the weight that spreads it
+ * over its class, as healthy_split counts it. */
+void mcf_warm_loads(const struct mcf_warm *w, const uint32_t *arcs, uint32_t narcs, double *load)
+{
+	uint32_t n = w->n, *wtail = xmalloc(((size_t)w->m + 1) * sizeof(uint32_t));
+	uint32_t *depth = xmalloc(n * sizeof(uint32_t)), *order = xmalloc(n * sizeof(uint32_t));
+	uint32_t *pre = xmalloc(((size_t)w->order * narcs + 1) * sizeof(uint32_t));
+	uint32_t *csize = xmalloc(((size_t)w->nclass + 1) * sizeof(uint32_t));
+	double *sz = xmalloc(n * sizeof(double));
+
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t a = w->off[u]; a < w->off[u + 1]; a++)
+			wtail[a] = u;
+	for (uint32_t k = 0; k < w->nclass; k++)
+		csize[k] = class_size(w, k);
+	/* pre[h narcs + j]: the arc element h takes onto arcs[j] */
+	for (uint32_t h = 0; h < w->order; h++) {
+		const uint32_t *ha = w->garc + (size_t)h * w->m;
+
+		for (uint32_t j = 0; j < narcs; j++)
+			pre[(size_t)h * narcs + j] = NONE;
+		for (uint32_t a = 0; a < w->m; a++)
+			for (uint32_t j = 0; j < narcs; j++)
+				if (ha[a] == arcs[j])
+					pre[(size_t)h * narcs + j] = a;
+	}
+	for (uint32_t j = 0; j < narcs; j++)
+		load[j] = 0;
+	for (uint32_t i = 0; i < w->ntrees; i++) {
+		const uint32_t *p = w->parent + (size_t)i * n;
+		double wt = w->tree_w[i] * csize[w->tree_class[i]] / w->order;
+
+		subtree_sizes(n, p, wtail, sz, depth, order);
+		for (size_t hj = 0; hj < (size_t)w->order * narcs; hj++) {
+			uint32_t c = pre[hj];
+
+			if (c != NONE && p[w->head[c]] == c)
+				load[hj % narcs] += wt * sz[w->head[c]];
+		}
+	}
+	free(wtail);
+	free(depth);
+	free(order);
+	free(pre);
+	free(csize);
+	free(sz);
+}
+
 /* The kept solution split at the region (inr, per arc of w): every tree
  * carried by every group element to its image source, at the weight that
  * spreads it over the class (mirror_routes' average). Each path's maximal

@@ -1044,7 +1044,8 @@ static void test_warm_standin(void **state)
 	assert_true(cold.optimal && cold2.optimal);
 	assert_true(cold2.objective > cold.objective * (1 + 1e-6));
 
-	mcf_standin = (struct mcf_standin_tuning){.min_classes = 0, .arc_share = 1, .rest = 0};
+	mcf_standin =
+	    (struct mcf_standin_tuning){.min_classes = 0, .arc_share = 1, .load = 1, .rest = 0};
 	struct mcf_opts ow = {
 	    .routes = true, .warm = rh.warm, .time_limit = 60, .lp_solver = LP_SOLVER_CLP};
 	assert_int_equal(mcf_solve(g, &ow, &w, &err), 0);
@@ -1062,6 +1063,16 @@ static void test_warm_standin(void **state)
 	replan_lowered(g, rh.warm, 60, LP_SOLVER_CLP, "genkautz:64,4", "0>63", &o);
 	assert_true(fabs(o.mcf.objective - w.objective) <= 1e-9 * w.objective);
 	a2a_outcome_free(&o);
+
+	/* Not tried when the kept flow loads the lost arc above the share
+	 * asked (here about 85% of its objective). */
+	double lost_load;
+	mcf_warm_loads(rh.warm, &a0, 1, &lost_load);
+	assert_true(lost_load > 0.5 * rh.objective && lost_load <= rh.objective * (1 + 1e-9));
+	mcf_standin.load = 0.5;
+	mcf_result_free(&w);
+	assert_int_equal(mcf_solve(g, &ow, &w, &err), 0);
+	assert_null(strstr(w.note, "orbits"));
 	mcf_standin = keep;
 
 	/* Untuned, a graph of 36 classes does not try it. */
