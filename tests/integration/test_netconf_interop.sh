@@ -54,15 +54,17 @@ unshare -m --propagation private sh -c "mount -t tmpfs -o size=1m,mode=755 ofc-s
 SSHD=$!
 # netconfd REVISION: yuma123's agent with ofc's module (the revision's
 # file), its own home, log (debug: it names each RPC) and socket, serving
-# the sshd's port
+# the sshd's port; run in $TMP, where it writes its backup-cfg.xml
 NETCONFD=
+SRC=$PWD
 netconfd() {
 	[ -n "$NETCONFD" ] && kill "$NETCONFD" 2>/dev/null && wait "$NETCONFD" 2>/dev/null
 	rm -f "$TMP/ncx.sock"
-	HOME="$TMP" /usr/sbin/netconfd --modpath="$PWD/drivers/yang:/usr/share/yuma/modules" \
-		--module="$PWD/drivers/yang/optical-switch@$1.yang" --no-startup \
+	(cd "$TMP" && HOME="$TMP" exec /usr/sbin/netconfd \
+		--modpath="$SRC/drivers/yang:/usr/share/yuma/modules" \
+		--module="$SRC/drivers/yang/optical-switch@$1.yang" --no-startup \
 		--superuser="$(id -un)" --access-control=off --port="$P" \
-		--ncxserver-sockname="$TMP/ncx.sock" --log="$TMP/netconfd.log" --log-level=debug \
+		--ncxserver-sockname="$TMP/ncx.sock" --log="$TMP/netconfd.log" --log-level=debug) \
 		>"$TMP/netconfd.out" 2>&1 &
 	NETCONFD=$!
 	_end=$(($(date +%s) + 10))
