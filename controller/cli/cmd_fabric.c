@@ -270,13 +270,18 @@ static int plan_workload(struct fabric_cmd *fc, const struct ofc_error *unread)
 	struct ofc_clock clk;
 	struct cli_progress prog;
 	cli_clock_init(&clk, &prog, fc->cmd, 0, fc->json);
-	struct jobplan_query q = {.fabric = fc->fabric,
-				  .workload = w,
-				  .actual = (const struct device_state *const *)actual,
-				  .mcf_time_limit = fc->mcf_time_limit,
-				  .alternatives = fc->alternatives_set ? fc->alternatives : 4,
-				  .overhead = fc->overhead,
-				  .clock = &clk};
+	struct jobplan_query q = {
+	    .fabric = fc->fabric,
+	    .workload = w,
+	    .actual = (const struct device_state *const *)actual,
+	    .mcf_time_limit = fc->mcf_time_limit,
+	    .alternatives = fc->alternatives_set ? fc->alternatives : 4,
+	    .overhead =
+		fc->overhead_set
+		    ? fc->overhead
+		    : (struct jobplan_overhead){fc->fabric->cost.switch_overhead.transaction,
+						fc->fabric->cost.switch_overhead.circuit},
+	    .clock = &clk};
 
 	rc = jobplan_compute(&q, &r, &err);
 	cli_progress_clear(&clk);

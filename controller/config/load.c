@@ -1048,11 +1048,18 @@ static const struct key partition_keys[] = {
     {NULL},
 };
 
+static const struct key switch_overhead_keys[] = {
+    {"transaction", h_duration, OFF(struct switch_overhead, transaction), .min = 0, .max = 86400},
+    {"circuit", h_duration, OFF(struct switch_overhead, circuit), .min = 0, .max = 86400},
+    {NULL},
+};
+
 static const struct key cost_keys[] = {
     {"alpha", h_duration, OFF(struct cost_model, alpha), .min = 0, .max = 10,
      .set_off = OFF(struct cost_model, alpha_set) + 1},
     {"link_bandwidth", h_rate, OFF(struct cost_model, link_bandwidth),
      .set_off = OFF(struct cost_model, bandwidth_set) + 1},
+    {"switch_overhead", h_mapping, OFF(struct cost_model, switch_overhead), switch_overhead_keys},
     {NULL},
 };
 

@@ -266,6 +266,13 @@ struct cost_model {
 	double alpha;	       /* seconds per step */
 	double link_bandwidth; /* bits/s */
 	bool alpha_set, bandwidth_set;
+	/* A switching's cost beyond the switches' own time (issue 41,
+	 * jobplan_overhead): the controller's per transaction and per changed
+	 * circuit, seconds; what `ofc plan` and ofcd's GetPlan and
+	 * MoveToPhase price (0, 0 when not given). */
+	struct switch_overhead {
+		double transaction, circuit;
+	} switch_overhead;
 	/* The hosts' port rates (port_rate, port_rates) and the topology's
 	 * link_rates when they differ (0 when all are one); without
 	 * link_bandwidth in the config, links are priced at the slowest. */

@@ -11,10 +11,15 @@
 #include <string.h>
 
 /* The config's workload planned on its fabric (the devices as the record
- * says: the config's circuits are taken as in place). */
+ * says: the config's circuits are taken as in place), a switching priced
+ * with the cost model's switch_overhead. */
 static int plan_of(const struct fabric *f, struct jobplan_result *r, struct ofc_error *err)
 {
-	struct jobplan_query q = {.fabric = f, .workload = &f->workload, .alternatives = 4};
+	struct jobplan_query q = {
+	    .fabric = f,
+	    .workload = &f->workload,
+	    .alternatives = 4,
+	    .overhead = {f->cost.switch_overhead.transaction, f->cost.switch_overhead.circuit}};
 
 	if (!f->workload.present)
 		return ofc_error_set(err, OFC_E_INPUT,

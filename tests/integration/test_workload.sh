@@ -98,6 +98,18 @@ expect_json '(lambda b: j["switch_overhead"]=={"transaction_s": 0.005, "change_s
 	$P "$TMP/w16.yaml" --workload config --json --switch-overhead 5ms,1ms
 expect_error 2 "ofc plan: bad --switch-overhead '5ms,x': expected a duration such as 30 (seconds), 25us, 10ms or 1.5s" \
 	$P "$TMP/w16.yaml" --workload config --switch-overhead 5ms,x
+# The cost model's switch_overhead gives the same figures from the config;
+# --switch-overhead overrides it (0,0: the switches' time alone again).
+sed 's/^cost_model: {alpha: 10us, link_bandwidth: 100Gbps}$/cost_model: {alpha: 10us, link_bandwidth: 100Gbps, switch_overhead: {transaction: 5ms, circuit: 1ms}}/' \
+	"$TMP/w16.yaml" >"$TMP/w16o.yaml"
+$P "$TMP/w16.yaml" --workload config --json --switch-overhead 5ms,1ms >"$TMP/flag.json" 2>/dev/null
+same_ways='all(w["have"] == f["ways"][k]["have"] and (not w["have"] or w["iteration_us"] == f["ways"][k]["iteration_us"]) for k, w in j["ways"].items())'
+expect_json "j['switch_overhead'] == {'transaction_s': 0.005, 'change_s': 0.001} and (lambda f: $same_ways)(json.load(open(sys.argv[1][:-3] + 'flag.json')))" \
+	$P "$TMP/w16o.yaml" --workload config --json
+expect_json "j['switch_overhead'] == {'transaction_s': 0, 'change_s': 0} and (lambda f: $same_ways)(json.load(open(sys.argv[1][:-3] + 'bare.json')))" \
+	$P "$TMP/w16o.yaml" --workload config --json --switch-overhead 0,0
+sed 's/circuit: 1ms}/circuit: 90000s}/' "$TMP/w16o.yaml" >"$TMP/w16x.yaml"
+expect_error 2 "$TMP/w16x.yaml:8:97: 'circuit' is out of range: '90000s' (allowed 0 s to 86400 s)" $OFC validate "$TMP/w16x.yaml"
 
 # A one-phase workload over every host is exactly what ofc schedule gives.
 for c in "allreduce 1GiB" "alltoall 64MiB" "allgather 4MiB"; do
@@ -205,7 +217,10 @@ OFCD=${OFCD:-$BUILD/ofcd}
 PY=python3
 python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
 cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
+# A switching costs 1 us more (the cost model's switch_overhead), which
+# GetPlan prices as ofc plan does.
 sed -e 's/{name: ocs0, type: ocs, ports: 64, reconfig_time: 10ms}/{name: ocs0, type: ocs, ports: 64, reconfig_time: 1us, driver: {type: tl1, address: "127.0.0.1:1", credentials: ocs0.cred}}/' \
+	-e 's/^cost_model: {alpha: 10us, link_bandwidth: 100Gbps}$/cost_model: {alpha: 10us, link_bandwidth: 100Gbps, switch_overhead: {transaction: 1us}}/' \
 	"$TMP/w16.yaml" >"$TMP/w16d.yaml"
 start_emu ocs-emu e --ports 64 --credentials configs/credentials/ocs0.cred
 ofcd_up() {
@@ -245,6 +260,7 @@ if mode == "plan":
     cli = json.load(open(sys.argv[3]))
     p = c.get_plan()
     ways = {w.kind: w for w in p.ways}
+    assert cli["switch_overhead"]["transaction_s"] == 1e-6, cli["switch_overhead"]
     assert p.workload == "small" and p.chosen == cli["chosen"], (p.chosen, cli["chosen"])
     for k, w in cli["ways"].items():
         assert ways[k].have == w["have"], k

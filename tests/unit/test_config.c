@@ -389,6 +389,17 @@ static void test_rates(void **state)
 		 "topology: torus:3\n");
 	assert_true(f->cost.rate_min == 0 && f->cost.link_bandwidth == 25e9);
 	assert_true(fabric_port_rate(f, 1, 1) == 25e9);
+	assert_true(f->cost.switch_overhead.transaction == 0 &&
+		    f->cost.switch_overhead.circuit == 0); /* default */
+	fabric_free(f);
+
+	/* A switching's overhead, transaction and circuit. */
+	f = load("name: r\n"
+		 "hosts: {count: 3, prefix: h, ports: 2}\n"
+		 "topology: torus:3\n"
+		 "cost_model: {switch_overhead: {transaction: 1.2s, circuit: 30ms}}\n");
+	assert_true(f->cost.switch_overhead.transaction == 1.2 &&
+		    f->cost.switch_overhead.circuit == 30e-3);
 	fabric_free(f);
 
 	struct ofc_error err = {0};
