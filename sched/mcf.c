@@ -2955,10 +2955,11 @@ static int colgen_solve(const struct graph *g, const struct mcf_opts *o, enum mc
 	c.cancel = o->cancel;
 	c.demand = o->demand;
 	c.solver = lp_solver_or(o->lp_solver, mcf_default_solver(g, method));
-	/* The difference form on Clp (cg.diff): genkautz:1024,4's healthy
-	 * solve in 12.0 s instead of 18.2; the degraded graph's first master
-	 * (dumped, each class's first column its reference) 18 s instead of
-	 * 53. */
+	/* The difference form on Clp (cg.diff): debruijn:2,8's MCF (128
+	 * classes) in 10.5-10.8 s instead of 19.9-22.0; the degraded
+	 * genkautz:1024,4's first master (dumped, each class's first column
+	 * its reference) 18 s instead of 53; genkautz:1024,4's healthy solve
+	 * level (13-15 s). */
 	c.diff = c.solver == LP_SOLVER_CLP && !o->steps && !c.node_row;
 	r->lp_solver = c.solver;
 	r->classes = c.nsrc;
