@@ -226,6 +226,8 @@ Ofc__V1__Fabric *fabric_msg(struct arena *a, const struct fabric *f)
 	Ofc__V1__CostModel *cm = NEW(a, Ofc__V1__CostModel, OFC__V1__COST_MODEL__INIT);
 	SET(cm, alpha_s, f->cost.alpha);
 	SET(cm, link_bandwidth_bps, f->cost.link_bandwidth);
+	SET(cm, switch_transaction_s, f->cost.switch_overhead.transaction);
+	SET(cm, switch_circuit_s, f->cost.switch_overhead.circuit);
 	m->cost_model = cm;
 
 	if (f->graph)

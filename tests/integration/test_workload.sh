@@ -108,6 +108,8 @@ expect_json "j['switch_overhead'] == {'transaction_s': 0.005, 'change_s': 0.001}
 	$P "$TMP/w16o.yaml" --workload config --json
 expect_json "j['switch_overhead'] == {'transaction_s': 0, 'change_s': 0} and (lambda f: $same_ways)(json.load(open(sys.argv[1][:-3] + 'bare.json')))" \
 	$P "$TMP/w16o.yaml" --workload config --json --switch-overhead 0,0
+expect_json 'j["cost_model"]["switch_transaction_s"] == 0.005 and j["cost_model"]["switch_circuit_s"] == 0.001' \
+	$OFC show "$TMP/w16o.yaml" --json
 sed 's/circuit: 1ms}/circuit: 90000s}/' "$TMP/w16o.yaml" >"$TMP/w16x.yaml"
 expect_error 2 "$TMP/w16x.yaml:8:97: 'circuit' is out of range: '90000s' (allowed 0 s to 86400 s)" $OFC validate "$TMP/w16x.yaml"
 
