@@ -1687,6 +1687,30 @@ static void failures_restore(struct failures *f, const char *path)
 	assert_int_equal(access(path, F_OK), -1);
 }
 
+/* ofcd_open on w's config and state directory: fails, err says why. */
+static void open_fails(struct world *w, struct ofc_error *err)
+{
+	char cwd[1024], cred[1100];
+	struct ofcd_opts o = {
+	    .config_path = w->cfg,
+	    .socket_path = w->sock,
+	    .state_dir = w->dir,
+	    .log_level = OFCD_LOG_DEBUG,
+	    .log = log_line,
+	    .log_ctx = w,
+	    .sim_lookup = lookup,
+	    .sim_ctx = w,
+	};
+	struct ofcd *d = NULL;
+
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	snprintf(cred, sizeof(cred), "%s/configs/credentials", cwd);
+	o.credentials_dir = cred;
+	ofc_error_clear(err);
+	assert_int_equal(ofcd_open(&o, &d, err), -1);
+	assert_null(d);
+}
+
 /* A damaged failures file at path stops the start, with the file's line. */
 static void failures_damaged_file(struct world *w, const char *path)
 {
@@ -1966,30 +1990,6 @@ static void test_nul_in_names(void **state)
 }
 
 /* ---- damaged state files (issue 34) ---------------------------------------------------- */
-
-/* ofcd_open on w's config and state directory: fails, err says why. */
-static void open_fails(struct world *w, struct ofc_error *err)
-{
-	char cwd[1024], cred[1100];
-	struct ofcd_opts o = {
-	    .config_path = w->cfg,
-	    .socket_path = w->sock,
-	    .state_dir = w->dir,
-	    .log_level = OFCD_LOG_DEBUG,
-	    .log = log_line,
-	    .log_ctx = w,
-	    .sim_lookup = lookup,
-	    .sim_ctx = w,
-	};
-	struct ofcd *d = NULL;
-
-	assert_non_null(getcwd(cwd, sizeof(cwd)));
-	snprintf(cred, sizeof(cred), "%s/configs/credentials", cwd);
-	o.credentials_dir = cred;
-	ofc_error_clear(err);
-	assert_int_equal(ofcd_open(&o, &d, err), -1);
-	assert_null(d);
-}
 
 /* .rewired lines that are not a move of this config's hosts stop the start
  * with the file, the line and the mv; the file is left as it was (such
