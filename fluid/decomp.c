@@ -220,9 +220,12 @@ static bool first_arcs(const struct texp *x, const struct origin_flow *of, const
 		const double *f = of->f[ws->list[j]];
 		double bv = 0;
 
-		for (uint32_t i = 0; i < nout; i++)
-			if (carried(f, wres, outs[i]) > bv)
-				bv = carried(f, wres, outs[i]);
+		for (uint32_t i = 0; i < nout; i++) {
+			double q = carried(f, wres, outs[i]);
+
+			if (q > bv)
+				bv = q;
+		}
 		if (bv <= TOL)
 			return false;
 		ws->best[j] = bv;

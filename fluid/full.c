@@ -39,6 +39,28 @@ static void ivec_push(struct ivec *a, int x)
 	a->v[a->n++] = x;
 }
 
+/* A row being gathered: its columns and their coefficients. */
+struct row {
+	struct ivec col;
+	double *val;
+	size_t cap;
+};
+
+static void row_put(struct row *r, int col, double v)
+{
+	ivec_push(&r->col, col);
+	GROW(r->val, r->cap, r->col.n);
+	r->val[r->col.n - 1] = v;
+}
+
+/* Add row r to lp (op, rhs) and free what it held. */
+static void row_add(struct lp *lp, struct row *r, enum lp_rel op, double rhs)
+{
+	lp_add_row(lp, (int)r->col.n, r->col.v, r->val, op, rhs);
+	free(r->col.v);
+	free(r->val);
+}
+
 /* Is G^T arc a usable by commodity (o, d) whose node cone is `cone`? */
 static bool commodity_arc(const struct texp *x, const uint64_t *cone, uint32_t a, uint32_t o,
 			  uint32_t d)
@@ -185,34 +207,21 @@ static void conservation_rows(const struct texp *x, struct lp *lp, const struct 
 	for (uint32_t k = 0; k < nnodes; k++)
 		if (rowof[nodes[k]] < 0)
 			rowof[nodes[k]] = (int)nr++;
-	struct ivec *cols = xcalloc(nr + 1, sizeof(*cols));
-	struct {
-		double *v;
-		size_t n, cap;
-	} *vals = xcalloc(nr + 1, sizeof(*vals));
+	struct row *rows = xcalloc(nr + 1, sizeof(*rows));
 	uint32_t *rownode = xmalloc((nr + 1) * sizeof(uint32_t));
 
 	for (uint32_t k = 0; k < nnodes; k++)
 		rownode[rowof[nodes[k]]] = nodes[k];
 	for (uint32_t k = 0; k < fc->n; k++) {
-		int ends[2] = {rowof[tx_tail(x, fc->arc[k])], rowof[tx_head(x, fc->arc[k])]};
-
-		for (int e = 0; e < 2; e++) {
-			ivec_push(&cols[ends[e]], fc->col[k]);
-			GROW(vals[ends[e]].v, vals[ends[e]].cap, vals[ends[e]].n + 1);
-			vals[ends[e]].v[vals[ends[e]].n++] = e == 0 ? 1 : -1;
-		}
+		row_put(&rows[rowof[tx_tail(x, fc->arc[k])]], fc->col[k], 1);
+		row_put(&rows[rowof[tx_head(x, fc->arc[k])]], fc->col[k], -1);
 	}
 	for (uint32_t k = 0; k < nr; k++) {
 		uint32_t node = rownode[k];
-		double rhs = node == o ? 1 : node == x->T * x->nv + d ? -1 : 0;
 
-		lp_add_row(lp, (int)cols[k].n, cols[k].v, vals[k].v, LP_EQ, rhs);
-		free(cols[k].v);
-		free(vals[k].v);
+		row_add(lp, &rows[k], LP_EQ, node == o ? 1 : node == x->T * x->nv + d ? -1 : 0);
 	}
-	free(cols);
-	free(vals);
+	free(rows);
 	free(rownode);
 	free(nodes);
 	free(rowof);
@@ -278,30 +287,18 @@ static void origin_rows(const struct problem *p, const struct texp *x, struct lp
 				ivec_push(&cons, (int)ends[e]);
 			}
 	}
-	struct ivec *cols = xcalloc(cons.n + 1, sizeof(*cols));
-	struct {
-		double *v;
-		size_t n, cap;
-	} *vals = xcalloc(cons.n + 1, sizeof(*vals));
+	struct row *rows = xcalloc(cons.n + 1, sizeof(*rows));
 
 	for (uint32_t k = 0; k < wc->n; k++) {
 		int ends[2] = {rowof[tx_tail(x, wc->arc[k])], rowof[tx_head(x, wc->arc[k])]};
 
-		for (int e = 0; e < 2; e++) {
-			if (ends[e] < 0)
-				continue;
-			ivec_push(&cols[ends[e]], wc->col[k]);
-			GROW(vals[ends[e]].v, vals[ends[e]].cap, vals[ends[e]].n + 1);
-			vals[ends[e]].v[vals[ends[e]].n++] = e == 0 ? 1 : -1;
-		}
+		for (int e = 0; e < 2; e++)
+			if (ends[e] >= 0)
+				row_put(&rows[ends[e]], wc->col[k], e == 0 ? 1 : -1);
 	}
-	for (size_t k = 0; k < cons.n; k++) {
-		lp_add_row(lp, (int)cols[k].n, cols[k].v, vals[k].v, LP_EQ, 0);
-		free(cols[k].v);
-		free(vals[k].v);
-	}
-	free(cols);
-	free(vals);
+	for (size_t k = 0; k < cons.n; k++)
+		row_add(lp, &rows[k], LP_EQ, 0);
+	free(rows);
 	free(cons.v);
 	free(rowof);
 }
