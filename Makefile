@@ -140,6 +140,10 @@ $(BUILD)/gen/proto/%.pb-c.c $(BUILD)/gen/proto/%.pb-c.h: proto/%.proto | $(STAMP
 	@echo "  PROTOC  $<"
 	$(Q)protoc-c --c_out=$(BUILD)/gen $<
 
+# The system's modules come with the packages the stamp installs: on a fresh
+# machine under -j, make must wait for it rather than find no rule for them.
+$(filter /usr/%,$(YANG_SRC)): | $(STAMP)
+	@test -f $@ || { echo "$@: missing after install-deps (libyuma-base)" >&2; exit 1; }
 $(YANG_C): scripts/embed-yang.py $(YANG_SRC) | $(STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  YANG    $@"
