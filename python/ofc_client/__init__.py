@@ -89,8 +89,8 @@ _MUTATIONS = frozenset(("apply_config", "reconfigure", "cancel", "report_failure
 
 # How errors name the Client's options; `python3 -m ofc_client` passes its
 # command line's, so that its errors name what its user typed.
-_NAMES = {"socket": "path=", "server": "server=", "cert": "cert=", "key": "key=",
-          "cacert": "cacert="}
+# socket and server, when named, come before each address in an error.
+_NAMES = {"socket": None, "server": None, "cert": "cert=", "key": "key=", "cacert": "cacert="}
 
 
 class OfcError(Exception):
@@ -159,8 +159,8 @@ class Client:
                                for a in addrs if not (a in seen or seen.add(a)))
         for a in self.addresses:
             if a.startswith("http://"):
-                raise ValueError(f"{self.names['server']} {a}: ofc-gateway speaks HTTPS "
-                                 "only (https://HOST:PORT)")
+                raise ValueError(f"{self._label(a)}: ofc-gateway speaks HTTPS only "
+                                 "(https://HOST:PORT)")
         urls = [a for a in self.addresses if is_url(a)]
         # (what the single-address client had: the socket, the URL)
         self.path = next((a for a in self.addresses if not is_url(a)), None)
@@ -270,15 +270,22 @@ class Client:
         lead = self._leader
         return ([lead] if lead else []) + [a for a in self.addresses if a != lead]
 
+    def _label(self, address):
+        """An address as errors name it: with its option, if the caller
+        named them (the command line's --socket, --server)."""
+        opt = self.names["server" if is_url(address) else "socket"]
+        return f"{opt} {address}" if opt else address
+
+    def _every(self, tried):
+        return "; ".join(f"{self._label(a)}: {w}" for a, w in tried.items())
+
     def _story(self, what, tried):
-        if not tried:
-            return what
-        return what + "; before it: " + "; ".join(f"{a}: {w}" for a, w in tried.items())
+        return what + "; before it: " + self._every(tried) if tried else what
 
     def _exhausted(self, tried, not_leader):
         """The error when the deadline passed without an answer: every
         address asked and why it did not answer."""
-        every = "; ".join(f"{a}: {w}" for a, w in tried.items())
+        every = self._every(tried)
         t = f"{self.timeout:g} s"
         if not_leader is not None:
             r = control_pb2.Response()

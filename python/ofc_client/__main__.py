@@ -18,6 +18,12 @@ _NAMES = {"socket": "--socket", "server": "--server", "cert": "--cert", "key": "
           "cacert": "--cacert"}
 
 
+def _usage(msg):
+    """A usage error: one line that names the options given, exit 2."""
+    print(f"python3 -m ofc_client: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
 def _parser():
     p = argparse.ArgumentParser(prog="python3 -m ofc_client")
     p.add_argument("--socket", action="append", default=[], metavar="PATH",
@@ -54,40 +60,39 @@ def _parser():
     return p
 
 
-def _client(p, a):
+def _client(a):
     if (a.cert or a.key or a.cacert) and not (a.server or os.environ.get("OFC_SERVER")):
-        p.error("--cert, --key and --cacert go with --server URL")
+        _usage("--cert, --key and --cacert go with --server URL")
     if a.socket and not a.server and os.environ.get("OFC_SERVER"):
         os.environ.pop("OFC_SERVER")  # (--socket given: the environment's server is not)
     try:
         return Client(a.socket or None, timeout=a.timeout, server=a.server or None,
                       cert=a.cert, key=a.key, cacert=a.cacert, _names=_NAMES)
     except ValueError as e:
-        p.error(str(e))
+        _usage(str(e))
 
 
-def _reconfigure(p, ofc, a):
+def _reconfigure(ofc, a):
     if a.hosts is not None or a.relabel:
         if not (a.hosts and a.partition and a.topology):
-            p.error("reconfigure --hosts makes a partition: give --partition NAME, --hosts "
+            _usage("reconfigure --hosts makes a partition: give --partition NAME, --hosts "
                     "LIST and a TOPOLOGY")
     elif a.partition and a.topology:
-        p.error("reconfigure --partition P goes to the config's topology for P: no TOPOLOGY "
+        _usage("reconfigure --partition P goes to the config's topology for P: no TOPOLOGY "
                 "(a partition made of --hosts takes one)")
     elif not (a.partition or a.topology):
-        p.error("reconfigure needs a TOPOLOGY, or --partition")
+        _usage("reconfigure needs a TOPOLOGY, or --partition")
     try:
         r = ofc.reconfigure(topology=a.topology, partition=a.partition, hosts=a.hosts,
                             relabel=a.relabel, dry_run=a.dry_run)
     except ValueError as e:  # (a malformed hostlist)
-        p.error(f"--hosts {a.hosts}: {e}")
+        _usage(f"--hosts {a.hosts}: {e}")
     print(r.message)
 
 
 def main(argv=None):
-    p = _parser()
-    a = p.parse_args(argv)
-    ofc = _client(p, a)
+    a = _parser().parse_args(argv)
+    ofc = _client(a)
     try:
         if a.cmd == "status":
             st = ofc.get_state()
@@ -111,7 +116,7 @@ def main(argv=None):
             print(f"{sc.algorithm} {sc.collective} on {sc.topology}: {sc.num_steps} steps,"
                   f" {sc.time_us:.6g} us, verified {sc.verified}")
         elif a.cmd == "reconfigure":
-            _reconfigure(p, ofc, a)
+            _reconfigure(ofc, a)
         elif a.cmd == "release":
             print(ofc.release_partition(a.partition).message)
     except OfcError as e:
