@@ -205,6 +205,7 @@ class Client:
         not_leader = None  # the last NOT_LEADER answer
         delay = self.backoff
         todo, asked, hint = self._order(), set(), None
+        gone = set()  # addresses not to ask again in this call (Unreachable.again)
         while True:
             if hint is not None:
                 address, hint = hint, None
@@ -213,12 +214,15 @@ class Client:
                 if address in asked:
                     continue
             else:
+                todo = [a for a in self._order() if a not in gone]
+                if not todo:
+                    raise self._exhausted(tried, not_leader, early=True)
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     raise self._exhausted(tried, not_leader)
                 time.sleep(delay if left is None else min(delay, left))
                 delay = min(2 * delay, MAX_BACKOFF)
-                todo, asked = self._order(), set()
+                asked = set()
                 continue
             if deadline is not None and tried and time.monotonic() >= deadline:
                 raise self._exhausted(tried, not_leader)
@@ -232,6 +236,8 @@ class Client:
                 if conn is not None:
                     conn.close()
                 tried[address] = e.why
+                if not e.again:
+                    gone.add(address)
                 if self._leader == address:
                     self._leader = None
                 continue
@@ -252,7 +258,7 @@ class Client:
                     if resp.HasField("leader") else ""
                 if to and (not is_url(address) or to.startswith("https://")):
                     self._leader = to
-                    if to not in asked:
+                    if to not in asked and to not in gone:
                         hint = to
                 continue
             # A replica that is handing over (SIGTERM) takes nothing more:
@@ -282,17 +288,18 @@ class Client:
     def _story(self, what, tried):
         return what + "; before it: " + self._every(tried) if tried else what
 
-    def _exhausted(self, tried, not_leader):
-        """The error when the deadline passed without an answer: every
-        address asked and why it did not answer."""
+    def _exhausted(self, tried, not_leader, early=False):
+        """The error when the deadline passed without an answer (early: no
+        address is worth asking again): every address asked and why it did
+        not answer."""
         every = self._every(tried)
-        t = f"{self.timeout:g} s"
+        t = "" if early else f" within {self.timeout:g} s"
         if not_leader is not None:
             r = control_pb2.Response()
             r.CopyFrom(not_leader)
-            r.message = f"no replica led within {t}: {every}"
+            r.message = f"no replica led{t}: {every}"
             return OfcError(r)
-        return ConnectionError(f"no ofcd answered within {t}: {every}")
+        return ConnectionError(f"no ofcd answered{t}: {every}")
 
     # ---- the protocol ---------------------------------------------------
 

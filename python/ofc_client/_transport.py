@@ -24,11 +24,15 @@ CONNECT_TIMEOUT = 3.0
 class Unreachable(ConnectionError):
     """This address took no request or gave no answer: refused, closed, no
     connection within CONNECT_TIMEOUT, or a gateway whose ofcd does not
-    answer. A ConnectionError, as the single-socket client raised."""
+    answer. A ConnectionError, as the single-socket client raised. again:
+    whether asking it again in the same call may help (a gateway that
+    closes a TLS connection without a word refused the certificate, most
+    likely, and would again)."""
 
-    def __init__(self, address, why):
+    def __init__(self, address, why, again=True):
         self.address = address
         self.why = why
+        self.again = again
         super().__init__(f"{address}: {why}")
 
 
@@ -164,13 +168,22 @@ class _HttpsConn:
             self.http.connect()  # TCP and the TLS handshake, within ct
         except BaseException as e:
             self.http.close()
-            self._raise(e, f"took no connection within {ct:g} s")
+            self._raise(e, f"took no connection within {ct:g} s", "connect")
 
     def close(self):
         self.http.close()
 
-    def _raise(self, e, timed_out):
-        """An exception of the connection as what the Client does with it."""
+    # A gateway that refuses the client's certificate ends the connection
+    # without a word: under TLS 1.3 the client has finished its handshake by
+    # then and sees the connection closed at its first read, as it would if
+    # the gateway died; the refusal is far the likelier.
+    _CLOSED = (http.client.RemoteDisconnected, ssl.SSLEOFError, ssl.SSLZeroReturnError,
+               ConnectionResetError, BrokenPipeError)
+
+    def _raise(self, e, timed_out, phase):
+        """An exception of the connection as what the Client does with it.
+        phase: connect (TCP and the handshake), request (until the answer's
+        header), answer (its body)."""
         if isinstance(e, ssl.SSLCertVerificationError):
             why = e.verify_message or str(e)
             if e.verify_code in (62, 64):  # X509_V_ERR_HOSTNAME_MISMATCH, _IP_ADDRESS_
@@ -178,8 +191,12 @@ class _HttpsConn:
                                       f"this host ({why})") from e
             raise ConnectionError(f"{self.path}: the gateway's certificate is not signed by a "
                                   f"CA you gave ({self.names['cacert']}): {why}") from e
-        if isinstance(e, (ssl.SSLEOFError, ssl.SSLZeroReturnError)):
-            raise Unreachable(self.path, "closed the connection") from e
+        if isinstance(e, self._CLOSED) and phase == "answer":
+            raise Unreachable(self.path, "broke off its answer") from e
+        if isinstance(e, self._CLOSED) and (phase == "request" or isinstance(e, ssl.SSLError)):
+            raise Unreachable(self.path, "closed the connection without an answer (a refused "
+                              "client certificate ends the TLS handshake; the gateway's log "
+                              "says why)", again=False) from e
         if isinstance(e, ssl.SSLError):
             raise ConnectionError(f"{self.path}: {e.reason or e} (a refused client certificate "
                                   "ends the TLS handshake; the gateway's log says why)") from e
@@ -204,13 +221,13 @@ class _HttpsConn:
                                        "Accept": "application/x-ofc-frames"})
             self.resp = self.http.getresponse()
         except BaseException as e:
-            self._raise(e, None)
+            self._raise(e, None, "request")
         if self.resp.getheader("Content-Type", "") == "application/x-ofc-frames":
             return
         try:
             body = self.resp.read(1 << 16)
         except BaseException as e:
-            self._raise(e, None)
+            self._raise(e, None, "answer")
         message = ""
         r = control_pb2.Response(id=request.id, status=control_pb2.STATUS_UNAVAILABLE)
         try:
@@ -234,7 +251,7 @@ class _HttpsConn:
         except BaseException as e:
             if isinstance(e, (socket.timeout, TimeoutError)):
                 raise TimeoutError(f"{self.path} sent nothing within {timeout:g} s") from e
-            self._raise(e, None)
+            self._raise(e, None, "answer")
         if len(b) < n:
             raise Unreachable(self.path, "closed the answer before its end")
         return b

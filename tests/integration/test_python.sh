@@ -12,6 +12,25 @@ OFCD=${OFCD:-$BUILD/ofcd}
 PY=python3
 python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
 export PYTHONPATH="$BUILD/python"
+# doc_example NAME FROM TO ...: the example of docs/python.md that follows
+# `<!-- test_python: NAME -->`, run as written there with each FROM (an
+# address, a certificate) replaced by this test's TO
+doc_example() {
+	$PY - "$@" <<'PY'
+import re, sys
+name, subs = sys.argv[1], sys.argv[2:]
+text = open("docs/python.md").read()
+m = re.search(r"<!-- test_python: %s -->\n```python\n(.*?)\n```\n" % re.escape(name), text, re.S)
+if not m:
+    sys.exit(f"docs/python.md has no example {name!r}")
+code = m.group(1)
+for a, b in zip(subs[::2], subs[1::2]):
+    if a not in code:
+        sys.exit(f"the example {name!r} no longer says {a!r}")
+    code = code.replace(a, b)
+exec(compile(code, f"docs/python.md ({name})", "exec"), {"__name__": "__main__"})
+PY
+}
 trap 'kill -9 $ofcd_pid 2>/dev/null; stop_cluster; rm -rf "$TMP"' EXIT
 
 ST="$TMP/state"
@@ -135,6 +154,11 @@ assert c.reconfigure(topology="torus:8x8").message.startswith("committed transac
 assert "1 failure in effect" in c.report_failure(["h0-h1"]).message
 c.report_failure(clear=True, restore=True)
 PY
+# docs/python.md's example, then the torus again for what follows.
+doc_example "one ofcd" /run/ofc/ofcd.sock "$SOCK" >"$TMP/doc.out" 2>&1 &&
+	grep -q "^committed transaction" "$TMP/doc.out" && grep -q "verified\|steps," "$TMP/doc.out" && ok ||
+	bad "docs/python.md: the example" "$(cat "$TMP/doc.out")"
+expect_stdout_has "committed transaction" $PY -m ofc_client --socket "$SOCK" reconfigure torus:8x8
 kill -TERM $ofcd_pid
 wait $ofcd_pid
 [ $? -eq 0 ] && ok || bad "ofcd did not exit 0"
@@ -188,6 +212,22 @@ try:
 except ConnectionError as e:
     assert str(e).startswith("no ofcd answered within 0.3 s: /n1.sock: cannot connect "
                              "(No such file or directory); /n2.sock: cannot connect"), str(e)
+PY
+# Every option docs/python.md's synopses show is one that command's --help has.
+$PY - <<'PY' >"$TMP/py.out" 2>&1 && ok || bad "docs/python.md's synopses" "$(cat "$TMP/py.out")"
+import re, subprocess, sys
+lines = [l.strip() for l in open("docs/python.md") if l.strip().startswith("python3 -m ofc_client ")]
+assert len(lines) >= 6, lines
+helps = {}
+for l in lines:
+    words = re.sub(r"\[[^]]*\]\.*|\.\.\.", " ", l).split()[3:]
+    cmd = next(w for w in words if re.fullmatch(r"[a-z]+", w))
+    for argv in ([], [cmd]):
+        if tuple(argv) not in helps:
+            helps[tuple(argv)] = subprocess.run([sys.executable, "-m", "ofc_client", *argv, "--help"],
+                                               capture_output=True, text=True, check=True).stdout
+    for o in re.findall(r"--[a-z][a-z-]*", l):
+        assert re.search(re.escape(o) + r"\b", helps[()] + helps[(cmd,)]), (o, l)
 PY
 # Replicas played by this test (each answers every request alike): a follower
 # names a leader, another an election, one closes at once, one is shutting
@@ -394,6 +434,13 @@ wait_leader 20 r1 r2 r3 && [ "$LEADER" != "$L" ] && ok || bad "a new leader" "$L
 OLD=$L
 L=$LEADER
 
+# docs/python.md's replicas example, one replica dead
+doc_example replicas /run/ofc/r1.sock "$TMP/r1.sock" /run/ofc/r2.sock "$TMP/r2.sock" \
+	/run/ofc/r3.sock "$TMP/r3.sock" >"$TMP/doc.out" 2>&1 &&
+	grep -q "^committed transaction" "$TMP/doc.out" && grep -q "^job-17 ring:8 8 hosts, owner " "$TMP/doc.out" &&
+	grep -q "^released partition 'job-17'" "$TMP/doc.out" && ok ||
+	bad "docs/python.md: the replicas example" "$(cat "$TMP/doc.out")"
+
 # Through the gateways: the first URL dead, the next one's ofcd killed above
 # (HTTP 502), then the followers' and the leader's.
 eval "GWO=\$GW_$OLD GWL=\$GW_$L"
@@ -422,6 +469,13 @@ except ConnectionError as e:
     assert str(e).startswith(f"{gwf}: the gateway's certificate is not signed by a CA you gave "
                              "(cacert=)"), str(e)
 PY
+# docs/python.md's gateways example: the first one's ofcd is dead
+doc_example gateways https://ofc1.lab:8443 "$GWO" https://ofc2.lab:8443 "$GWF" \
+	https://ofc3.lab:8443 "$GWL" /etc/ofc/launcher.pem "$C/admin.pem" \
+	/etc/ofc/launcher.key "$C/admin.key" /etc/ofc/ca.pem "$C/ca.pem" >"$TMP/doc.out" 2>&1 &&
+	grep -q "^torus64-ocs asked r. led by $L\$" "$TMP/doc.out" && grep -q "^committed transaction" "$TMP/doc.out" &&
+	grep -q "^released partition 'job-18'" "$TMP/doc.out" && ok ||
+	bad "docs/python.md: the gateways example" "$(cat "$TMP/doc.out")"
 # python3 -m ofc_client: --server repeated and as a list; errors name --cacert.
 TLS="--cert $C/admin.pem --key $C/admin.key --cacert $C/ca.pem"
 expect_stdout_has "committed transaction" $PY -m ofc_client --server "$DEAD,$GWO" --server "$GWF" $TLS \
