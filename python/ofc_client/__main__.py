@@ -63,8 +63,6 @@ def _parser():
 def _client(a):
     if (a.cert or a.key or a.cacert) and not (a.server or os.environ.get("OFC_SERVER")):
         _usage("--cert, --key and --cacert go with --server URL")
-    if a.socket and not a.server and os.environ.get("OFC_SERVER"):
-        os.environ.pop("OFC_SERVER")  # (--socket given: the environment's server is not)
     try:
         return Client(a.socket or None, timeout=a.timeout, server=a.server or None,
                       cert=a.cert, key=a.key, cacert=a.cacert, _names=_NAMES)

@@ -44,6 +44,10 @@ def _left(deadline):
     return None if deadline is None else max(0.0, deadline - time.monotonic())
 
 
+def _within(t):
+    return f"within {t:g} s" if t is not None else "before the call's deadline"
+
+
 def _connect_timeout(timeout, deadline):
     ts = [t for t in (timeout, CONNECT_TIMEOUT, _left(deadline)) if t is not None]
     return max(0.001, min(ts))
@@ -77,12 +81,12 @@ class _Conn:
         while len(buf) < n:
             left = _left(deadline)
             if left is not None and left <= 0:
-                raise TimeoutError(f"ofcd at {self.path} did not answer within {t:g} s")
+                raise TimeoutError(f"ofcd at {self.path} did not answer {_within(t)}")
             self.sock.settimeout(left)
             try:
                 chunk = self.sock.recv(n - len(buf))
             except socket.timeout as e:
-                raise TimeoutError(f"ofcd at {self.path} did not answer within {t:g} s") from e
+                raise TimeoutError(f"ofcd at {self.path} did not answer {_within(t)}") from e
             except OSError as e:
                 raise Unreachable(self.path, f"broke the connection ({e.strerror or e})") from e
             if not chunk:
@@ -202,8 +206,7 @@ class _HttpsConn:
                                   "ends the TLS handshake; the gateway's log says why)") from e
         if isinstance(e, (socket.timeout, TimeoutError)):
             if timed_out is None:
-                raise TimeoutError(f"{self.path} did not answer within "
-                                   f"{self.timeout:g} s") from e
+                raise TimeoutError(f"{self.path} did not answer {_within(self.timeout)}") from e
             raise Unreachable(self.path, timed_out) from e
         if isinstance(e, http.client.HTTPException):
             raise Unreachable(self.path, f"broke off its answer ({type(e).__name__})") from e
@@ -250,7 +253,7 @@ class _HttpsConn:
             b = self.resp.read(n)
         except BaseException as e:
             if isinstance(e, (socket.timeout, TimeoutError)):
-                raise TimeoutError(f"{self.path} sent nothing within {timeout:g} s") from e
+                raise TimeoutError(f"{self.path} sent nothing {_within(timeout)}") from e
             self._raise(e, None, "answer")
         if len(b) < n:
             raise Unreachable(self.path, "closed the answer before its end")

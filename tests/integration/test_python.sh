@@ -234,7 +234,7 @@ PY
 # down, one leads. The client goes on to the next, follows the hint, and at
 # the deadline names every address and why.
 $PY - "$TMP" <<'PY' >"$TMP/py.out" 2>&1 && ok || bad "the client among replicas played by the test" "$(cat "$TMP/py.out")"
-import socket, struct, sys, threading
+import socket, struct, sys, threading, time
 from ofc_client import Client, OfcError
 from ofc_client.pb import control_pb2 as pb
 t = sys.argv[1]
@@ -292,6 +292,14 @@ try:
 except ConnectionError as e:
     assert str(e) == (f"no ofcd answered within 0.3 s: {X}: closed the connection before it "
                       f"answered; {B}: ofcd is shutting down"), str(e)
+# one that takes the request and says nothing: the timeout is the call's
+S = replica("silent", lambda req: time.sleep(1))
+try:
+    Client([X, S], timeout=0.3).get_state()
+    raise SystemExit("no answer, no error")
+except TimeoutError as e:
+    assert str(e) == (f"ofcd at {S} did not answer within 0.3 s; before it: {X}: closed the "
+                      "connection before it answered"), str(e)
 # two followers naming each other: no loop, the deadline ends it
 F2 = f"{t}/fake-f2.sock"
 F1 = replica("f1", follower("r2", F2))
