@@ -198,6 +198,13 @@ os.environ["OFC_SOCKET"] = "/a.sock, /b.sock,/a.sock"
 assert Client().addresses == ("/a.sock", "/b.sock")
 assert Client(["/c.sock", "/d.sock"]).addresses == ("/c.sock", "/d.sock")
 assert Client("/x,y.sock").addresses == ("/x,y.sock",)  # a path is not split
+os.environ["OFC_SERVER"] = "https://a:1, https://b:2/"  # (before OFC_SOCKET)
+try:
+    Client()
+    raise SystemExit("a gateway without a certificate")
+except ValueError as e:
+    assert str(e).startswith("a gateway asks for a client certificate"), str(e)
+os.environ.pop("OFC_SERVER")
 for kw, why in ((dict(server="https://h:1"), "a gateway asks for a client certificate: give cert="),
                 (dict(server="https://h:1", cert="/none.pem"), "cert= /none.pem: No such file"),
                 (dict(path=["/s", "http://h:1"]), "http://h:1: ofc-gateway speaks HTTPS only")):
@@ -493,6 +500,8 @@ expect_stdout_has "leader $L" $PY -m ofc_client --server "$DEAD,$GWO" --server "
 expect_stdout_has "jobS" $PY -m ofc_client --server "$GWF" $TLS release jobS
 expect_error 1 "ofc_client: $GWF: the gateway's certificate is not signed by a CA you gave (--cacert): unable to get local issuer certificate" \
 	$PY -m ofc_client --server "$GWF" --cert "$C/admin.pem" --key "$C/admin.key" --cacert "$C/other.pem" status
+expect_stdout_has "leader $L" env OFC_SERVER="$DEAD,$GWF" OFC_CERT="$C/admin.pem" OFC_KEY="$C/admin.key" \
+	OFC_CACERT="$C/ca.pem" $PY -m ofc_client status
 expect_stdout_has "fabric torus64-ocs generation" env OFC_SOCKET="$TMP/$OLD.sock,$TMP/$F1.sock,$TMP/$F2.sock" \
 	$PY -m ofc_client status
 finish
