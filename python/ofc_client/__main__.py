@@ -74,10 +74,10 @@ def _reconfigure(ofc, a):
     if a.hosts is not None or a.relabel:
         if not (a.hosts and a.partition and a.topology):
             _usage("reconfigure --hosts makes a partition: give --partition NAME, --hosts "
-                    "LIST and a TOPOLOGY")
+                   "LIST and a TOPOLOGY")
     elif a.partition and a.topology:
         _usage("reconfigure --partition P goes to the config's topology for P: no TOPOLOGY "
-                "(a partition made of --hosts takes one)")
+               "(a partition made of --hosts takes one)")
     elif not (a.partition or a.topology):
         _usage("reconfigure needs a TOPOLOGY, or --partition")
     try:
