@@ -176,7 +176,8 @@ struct fabric_cmd {
 	double mcf_time_limit;
 	struct jobplan_overhead overhead; /* plan --switch-overhead T,C */
 	bool overhead_set;
-	bool dot; /* status: --dot, the circuits for Graphviz */
+	bool in_place; /* plan --workload --in-place: read the devices too */
+	bool dot;      /* status: --dot, the circuits for Graphviz */
 	struct fabric *fabric;
 	struct ctl *ctl;
 };
