@@ -4,7 +4,8 @@
 # starts it. Up: one replica leads; `status` answers through every
 # replica's socket and every gateway, with the commands the script prints;
 # the gateways' /metrics pass promtool, with HELP and TYPE for every family
-# (the ofc_cluster_* gauges among them); the tenants' policy holds. Down:
+# (the ofc_cluster_* gauges among them), and docs/ofcd.md's scrape job
+# scrapes them; the tenants' policy holds. Down:
 # every process it started is gone, and nothing else was touched.
 SUITE=lab
 . "$(dirname "$0")/lib.sh"
@@ -20,6 +21,7 @@ cleanup() {
 	# only if the test failed half-way: the lab's own processes, by its list
 	[ -s "$L/pids" ] && BUILD=$BUILD $LAB down "$L" >/dev/null 2>&1
 	kill "$DECOY" 2>/dev/null
+	[ -n "${PROM:-}" ] && kill "$PROM" 2>/dev/null
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -105,6 +107,33 @@ EOF
 done
 leaders=$(cat "$TMP"/r?.metrics | awk '$1 == "ofc_cluster_leader" {s += $2} END {print s}')
 [ "$leaders" = 1 ] && ok || bad "ofc_cluster_leader is 1 on exactly one replica" "$leaders"
+# docs/ofcd.md's scrape job scrapes the three gateways: its block with the
+# lab's gateways as targets (a 1 s interval before it, so the test need not
+# wait a minute), its files the reader's certificate and the lab's CA.
+if command -v prometheus >/dev/null; then
+	mkdir -p "$TMP/prom/ofc"
+	cp "$P/ca.pem" "$TMP/prom/ofc/ca.pem"
+	cp "$P/reader.pem" "$TMP/prom/ofc/prometheus.pem"
+	cp "$P/reader.key" "$TMP/prom/ofc/prometheus.key"
+	targets=$(for r in r1 r2 r3; do printf "'127.0.0.1:%s', " "$(cat "$L/$r.gwport")"; done)
+	{
+		printf 'global:\n  scrape_interval: 1s\n'
+		sed -n '/^<!-- prometheus.yml:/,/^```$/p' docs/ofcd.md | sed '1,2d;$d' |
+			sed "s|- targets: \[.*\]|- targets: [${targets%, }]|"
+	} >"$TMP/prom/prometheus.yml"
+	PP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	prometheus --config.file="$TMP/prom/prometheus.yml" --storage.tsdb.path="$TMP/prom/data" \
+		--web.listen-address="127.0.0.1:$PP" >"$TMP/prom/log" 2>&1 &
+	PROM=$!
+	Q="http://127.0.0.1:$PP/api/v1/query?query=count(ofc_cluster_leader)"
+	_end=$(($(date +%s) + 40))
+	until curl -s "$Q" 2>/dev/null | grep -q '"value":\[[0-9.]*,"3"\]' || [ "$(date +%s)" -gt $_end ]; do sleep 0.5; done
+	curl -s "http://127.0.0.1:$PP/api/v1/query?query=sum(ofc_cluster_leader)" >"$TMP/prom/sum" 2>&1
+	grep -q '"value":\[[0-9.]*,"1"\]' "$TMP/prom/sum" && ok ||
+		bad "prometheus, with docs/ofcd.md's job, scraped 3 replicas and 1 leader" "$(cat "$TMP/prom/sum")" "$(tail -3 "$TMP/prom/log")"
+	kill "$PROM" 2>/dev/null
+	wait "$PROM" 2>/dev/null
+fi
 
 # The policy: a tenant's partition through a follower's gateway (307 to the
 # leader's, followed), another tenant's name refused, the reader refused a
