@@ -158,7 +158,7 @@ import sys
 from ofc_client import Client
 url, p = sys.argv[1], sys.argv[2]
 s = Client(server=url, cert=p + "/admin.pem", key=p + "/admin.key", cacert=p + "/ca.pem").get_state()
-assert s.cluster.role == "follower" and s.fabric_name == "torus64-ocs", s.cluster
+assert s.cluster.role in ("leader", "follower") and s.fabric_name == "torus64-ocs", s.cluster
 EOF
 
 # Down: every process it started is gone; the decoy, and a process whose
