@@ -680,12 +680,12 @@ static void test_state_as_recorded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_switch_diff),	    cmocka_unit_test(test_hosts_diff),
-	    cmocka_unit_test(test_sim_faults),	    cmocka_unit_test(test_tl1_parse),
-	    cmocka_unit_test(test_tl1_replies),	    cmocka_unit_test(test_tl1_calient),
-	    cmocka_unit_test(test_device_lock),	    cmocka_unit_test(test_credentials),
-	    cmocka_unit_test(test_credentials_dir), cmocka_unit_test(test_fault_names),
-	    cmocka_unit_test(test_reply_numbers),   cmocka_unit_test(test_state_check),
+	    cmocka_unit_test(test_switch_diff),	      cmocka_unit_test(test_hosts_diff),
+	    cmocka_unit_test(test_sim_faults),	      cmocka_unit_test(test_tl1_parse),
+	    cmocka_unit_test(test_tl1_replies),	      cmocka_unit_test(test_tl1_calient),
+	    cmocka_unit_test(test_device_lock),	      cmocka_unit_test(test_credentials),
+	    cmocka_unit_test(test_credentials_dir),   cmocka_unit_test(test_fault_names),
+	    cmocka_unit_test(test_reply_numbers),     cmocka_unit_test(test_state_check),
 	    cmocka_unit_test(test_state_as_recorded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
