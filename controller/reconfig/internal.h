@@ -153,9 +153,11 @@ const char *journal_phase_name(enum journal_phase p);
 int record_write(const struct ctl *c, uint64_t generation, const struct device_state *states,
 		 const struct txn_meta *meta, struct ofc_error *err);
 /* record_write and the journal removed, in one write of the store (one
- * etcd transaction; files: the record first). */
+ * etcd transaction; files: the record first), with `also` (NULL or no
+ * data: nothing) written before them (ctl.commit_also). */
 int record_commit(const struct ctl *c, uint64_t generation, const struct device_state *states,
-		  const struct txn_meta *meta, struct ofc_error *err);
+		  const struct txn_meta *meta, const struct store_write *also,
+		  struct ofc_error *err);
 int journal_write(const struct ctl *c, const struct journal *j, struct ofc_error *err);
 /* *missing when there is no journal (returns 0). */
 int journal_read(struct store *st, const char *fabric, struct journal *j, bool *missing,

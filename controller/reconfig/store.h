@@ -6,8 +6,8 @@
  * is read and written only through a struct store, which has two backends
  * behind one ops table (the kernel's pattern, as drivers/ has):
  *
- *   files  the default: STATE_DIR/FABRIC.state, .journal, .failed and
- *          .rewired, each replaced whole by write-temp, fsync, rename
+ *   files  the default: STATE_DIR/FABRIC.state, .journal, .failed,
+ *          .rewired and .held, each replaced whole by write-temp, fsync, rename
  *          (store_files.c); `ofc` and a single ofcd use it;
  *   etcd   an etcd 3.4 cluster's keys (store_etcd.c): every write is one
  *          transaction that compares the writer's epoch (the create
@@ -17,7 +17,8 @@
  * Values are opaque bytes: the record and journal are protobuf messages
  * (journal.c), .failed and .rewired lines of text (controller/ofcd/
  * failures.c), the queue an ofc.v1.MutationQueue (controller/ofcd/
- * queue.c). A store is used by one thread at a time unless its backend
+ * queue.c), the held partitions an ofc.v1.HeldPartitions (controller/
+ * ofcd/held.c). A store is used by one thread at a time unless its backend
  * says otherwise: etcd's takes reads and writes from any thread (one
  * write at a time). */
 #ifndef OFC_CONTROLLER_RECONFIG_STORE_H
@@ -32,6 +33,7 @@ enum store_item {
 	STORE_REWIRED,	  /* FABRIC.rewired: host ports ofcd moved to spares */
 	STORE_QUEUE,	  /* the mutations a replicated leader accepted and has not
 			   * started (ofcd with an etcd store only; no file) */
+	STORE_HELD,	  /* FABRIC.held: the partitions ofcd holds for their owners */
 	STORE_NITEMS
 };
 

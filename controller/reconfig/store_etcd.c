@@ -4,7 +4,9 @@
  *
  * Keys (PREFIX is /ofc/ unless told): PREFIX FABRIC/leader (the leader's
  * name and addresses, bound to its lease), .../state, .../journal,
- * .../failed, .../rewired (the files' bytes, unchanged).
+ * .../failed, .../rewired (the files' bytes, unchanged), .../queue,
+ * .../held, and .../replicas/NAME (each replica's registration, bound to
+ * its lease).
  *
  * Leadership is etcd's, not ours: a replica grants itself a lease and
  * campaigns with a transaction that creates the leader key only if it does
@@ -35,7 +37,7 @@
 
 static const char *const item_names[STORE_NITEMS] = {
     [STORE_RECORD] = "state",	 [STORE_JOURNAL] = "journal", [STORE_FAILED] = "failed",
-    [STORE_REWIRED] = "rewired", [STORE_QUEUE] = "queue",
+    [STORE_REWIRED] = "rewired", [STORE_QUEUE] = "queue",     [STORE_HELD] = "held",
 };
 
 struct cached {
