@@ -126,4 +126,71 @@ kill $OFCD
 wait $OFCD 2>/dev/null
 stop_all_emus
 
+# ---- three replicas on etcd ----------------------------------------------------------
+if ! command -v etcd >/dev/null; then
+	echo "cluster-holds: no etcd (scripts/install-deps.sh installs etcd-server): replicas skipped"
+	finish
+	exit
+fi
+for r in r1 r2 r3; do printf 'user: %s\npassword: ofc-demo\n' $r >"$TMP/$r.cred"; done
+start_emu ocs-emu e --ports 256 --credentials "$TMP/r1.cred" --credentials "$TMP/r2.cred" \
+	--credentials "$TMP/r3.cred" --state "$TMP/e2.state"
+etcd_start 3 && ok || bad "etcd did not start" "$(tail -3 "$TMP/etcd/e1.log")"
+for r in r1 r2 r3; do
+	replica_dir $r "$TMP/a.yaml" "$e_port"
+	replica_start $r --probe-interval 0
+done
+others() { for _o in $2; do [ "$_o" = "$1" ] || printf '%s ' "$_o"; done; }
+# until_held NAME 'WANT' SECS: NAME's held partitions are WANT
+until_held() {
+	_end=$(($(date +%s) + $3))
+	until [ "$(held "$TMP/$1.sock" 2>/dev/null)" = "$2" ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+	[ "$(held "$TMP/$1.sock" 2>/dev/null)" = "$2" ]
+}
+wait_leader 20 r1 r2 r3 && ok || bad "no leader within 20 s" "$(tail -3 "$TMP/r1.log")"
+L=$LEADER
+set -- $(others "$L" "r1 r2 r3")
+F1=$1 F2=$2
+expect_exit 0 $OFC --socket "$TMP/$L.sock" reconfigure --topology torus:8x8
+$OFC --socket "$TMP/$F1.sock" watch --json >"$TMP/watch3.out" 2>&1 &
+W=$!
+sleep 0.3
+expect_stdout_has "partition slurm-job-11: ring:8 on 8 hosts committed" prolog "$TMP/$L.sock" 11 'h[0-7]' ring:8
+H11="slurm-job-11 $ME True h0 h1 h2 h3 h4 h5 h6 h7"
+for r in $L $F1 $F2; do
+	until_held $r "$H11" 10 && ok || bad "$r does not show the hold" "$(held "$TMP/$r.sock")"
+done
+_end=$(($(date +%s) + 5))
+until grep -q KIND_PARTITION_HELD "$TMP/watch3.out" || [ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+kill $W 2>/dev/null
+wait $W 2>/dev/null
+grep -q '"partition": *"slurm-job-11"' "$TMP/watch3.out" && grep -q 'held for uid:[0-9]* (by the leader, seen in the store)' "$TMP/watch3.out" &&
+	ok || bad "a follower's watch of a hold" "$(head -c 1500 "$TMP/watch3.out")"
+# the leader dies: the next one holds what it held
+replica_stop "$L" KILL
+wait_leader 20 $F1 $F2 && ok || bad "no new leader" "$(tail -3 "$TMP/$F1.log")"
+N=$LEADER
+set -- $(others "$N" "$F1 $F2")
+F=$1
+[ "$(held "$TMP/$N.sock")" = "$H11" ] && ok || bad "the new leader $N lost the hold" "$(held "$TMP/$N.sock")"
+expect_error 1 "ofc slurm prolog: job 12: partition 'slurm-job-12': host h4 is held by partition 'slurm-job-11' (requeued)" \
+	prolog "$TMP/$N.sock" 12 'h[4-11]' ring:8
+expect_exit 1 $OFC --socket "$TMP/$N.sock" reconfigure --topology circulant:64:3,8
+grep -q "of partition 'slurm-job-11', held for its owner; refused" "$TMP/err" && ok || bad "the new leader let a reconfigure over a hold" "$(cat "$TMP/err")"
+$OFC --socket "$TMP/$F.sock" watch --json >"$TMP/watch4.out" 2>&1 &
+W=$!
+sleep 0.3
+expect_stdout_has "released partition 'slurm-job-11'" epilog "$TMP/$N.sock" 11
+_end=$(($(date +%s) + 5))
+until grep -q KIND_PARTITION_RELEASED "$TMP/watch4.out" || [ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+kill $W 2>/dev/null
+wait $W 2>/dev/null
+grep -q '"partition": *"slurm-job-11"' "$TMP/watch4.out" && grep -q "let go by $ME.* (by the leader, seen in the store)" "$TMP/watch4.out" &&
+	ok || bad "a follower's watch of a release" "$(head -c 1500 "$TMP/watch4.out")"
+for r in $N $F; do
+	until_held $r "" 10 && ok || bad "$r still shows the hold" "$(held "$TMP/$r.sock")"
+done
+# the released hosts are free for another job on the new leader
+expect_stdout_has "partition slurm-job-12: ring:8 on 8 hosts committed" prolog "$TMP/$N.sock" 12 'h[4-11]' ring:8
+
 finish
