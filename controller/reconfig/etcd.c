@@ -493,6 +493,22 @@ int etcd_lease_keepalive(struct etcd_conn *c, int64_t id, double timeout, int64_
 	return 0;
 }
 
+int etcd_lease_ttl(struct etcd_conn *c, int64_t id, double timeout, int64_t *ttl,
+		   struct ofc_error *err)
+{
+	struct json_object *req = json_object_new_object(), *resp;
+	int rc;
+
+	etcd_add_int(req, "ID", id);
+	rc = etcd_call(c, "/v3/lease/timetolive", req, timeout, &resp, err);
+	json_object_put(req);
+	if (rc < 0)
+		return -1;
+	*ttl = etcd_int(resp, "TTL"); /* -1: expired */
+	json_object_put(resp);
+	return 0;
+}
+
 int etcd_lease_revoke(struct etcd_conn *c, int64_t id, double timeout, struct ofc_error *err)
 {
 	struct json_object *req = json_object_new_object(), *resp;

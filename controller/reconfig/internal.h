@@ -27,6 +27,7 @@ struct store_ops {
 	void (*cluster)(struct store *s, struct store_cluster *out);
 	double (*fence)(struct store *s);
 	uint64_t (*epoch)(struct store *s);
+	int (*reg)(struct store *s, double timeout, struct ofc_error *err);
 };
 
 /* Every backend's store begins with this. */
@@ -112,6 +113,9 @@ int etcd_lease_grant(struct etcd_conn *c, int64_t ttl, double timeout, int64_t *
 int etcd_lease_keepalive(struct etcd_conn *c, int64_t id, double timeout, int64_t *ttl,
 			 int64_t *revision, struct ofc_error *err);
 int etcd_lease_revoke(struct etcd_conn *c, int64_t id, double timeout, struct ofc_error *err);
+/* The seconds lease id has left (*ttl -1: expired or unknown). */
+int etcd_lease_ttl(struct etcd_conn *c, int64_t id, double timeout, int64_t *ttl,
+		   struct ofc_error *err);
 /* [key, range_end) (range_end NULL: the key alone), linearizable. */
 int etcd_range(struct etcd_conn *c, const char *key, const char *range_end, double timeout,
 	       struct etcd_kv **kvs, uint32_t *n, int64_t *revision, struct ofc_error *err);

@@ -152,6 +152,37 @@ L=$LEADER
 set -- $(others "$L" "r1 r2 r3")
 F1=$1 F2=$2
 expect_exit 0 $OFC --socket "$TMP/$L.sock" reconfigure --topology torus:8x8
+# replicas SOCKET: "NAME ROLE PID SOCKET LEASE_KNOWN" per registered replica, by name
+replicas() {
+	$OFC --socket "$1" status --json --timeout 5 | python3 -c 'import json,sys
+for r in sorted(json.load(sys.stdin)["cluster"].get("replicas", []), key=lambda r: r["name"]):
+    print(r["name"], r["role"], r["pid"], r["socket"], r.get("lease_left_seconds", -1) >= 0,
+          r.get("since_contact_seconds", -1) >= 0, r["host"] != "", r["started_unix_ms"] > 0)'
+}
+wantr=""
+for r in r1 r2 r3; do
+	role=follower
+	[ $r = "$L" ] && role=leader
+	eval "pid=\$${r}_pid"
+	wantr="$wantr$r $role $pid $TMP/$r.sock True True True True
+"
+done
+for r in $L $F1; do
+	_end=$(($(date +%s) + 10))
+	until [ "$(replicas "$TMP/$r.sock")
+" = "$wantr" ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+	[ "$(replicas "$TMP/$r.sock")
+" = "$wantr" ] && ok || bad "$r's list of replicas" "want: $wantr" "got:  $(replicas "$TMP/$r.sock")"
+done
+# a second replica under a name that runs is refused at its start, naming where it runs
+mkdir -p "$TMP/dup/state"
+eval "pid=\$${F1}_pid"
+expect_error 2 "ofcd: --cluster-name $F1: a replica of fabric $FAB runs under that name already, on $(hostname) (pid $pid, socket $TMP/$F1.sock): give this one a name of its own" \
+	$BUILD/ofcd --config "$TMP/$F1/fab.yaml" --socket "$TMP/dup.sock" --state-dir "$TMP/dup/state" \
+	--credentials-dir "$TMP/$F1" --cluster "$ETCD" --cluster-name "$F1" --cluster-ttl 2s --foreground
+got=$(replicas "$TMP/$L.sock")
+[ "$got
+" = "$wantr" ] && ok || bad "the refused replica changed the list" "$got" "$wantr"
 $OFC --socket "$TMP/$F1.sock" watch --json >"$TMP/watch3.out" 2>&1 &
 W=$!
 sleep 0.3
@@ -173,6 +204,12 @@ N=$LEADER
 set -- $(others "$N" "$F1 $F2")
 F=$1
 [ "$(held "$TMP/$N.sock")" = "$H11" ] && ok || bad "the new leader $N lost the hold" "$(held "$TMP/$N.sock")"
+# the dead leader leaves the list when its lease ends; the new one is leader there
+_end=$(($(date +%s) + 10))
+until [ "$(replicas "$TMP/$F.sock" | cut -d' ' -f1,2 | tr '\n' ' ')" = "$(printf '%s\n' "$N leader" "$F follower" | sort | tr '\n' ' ')" ] ||
+	[ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+[ "$(replicas "$TMP/$F.sock" | cut -d' ' -f1,2 | tr '\n' ' ')" = "$(printf '%s\n' "$N leader" "$F follower" | sort | tr '\n' ' ')" ] &&
+	ok || bad "the replicas after the failover" "$(replicas "$TMP/$F.sock")"
 expect_error 1 "ofc slurm prolog: job 12: partition 'slurm-job-12': host h4 is held by partition 'slurm-job-11' (requeued)" \
 	prolog "$TMP/$N.sock" 12 'h[4-11]' ring:8
 expect_exit 1 $OFC --socket "$TMP/$N.sock" reconfigure --topology circulant:64:3,8
