@@ -656,6 +656,9 @@ void ofcd_run_takeover(struct ofcd *d, struct job *j)
 	}
 	free(d->w_sync_bytes);
 	d->w_sync_bytes = NULL;
+	/* (the holds checked against the config read again) */
+	free(d->w_held_bytes);
+	d->w_held_bytes = NULL;
 	adopt(d, false, true, &j->snap, &err);
 	j->new_cfg = fabcfg_ref(d->w_pub);
 	j->done_ms = unix_ms();
