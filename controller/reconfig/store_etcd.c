@@ -715,6 +715,29 @@ static void reg_done(struct etcd_store *es, int64_t create, int64_t lease, bool 
 	es->reg_written = now_seconds();
 }
 
+/* The name is another live replica's: the lease taken for it goes back
+ * (nothing of this replica stays in etcd), and the error says where that
+ * one runs. */
+static int reg_refused(struct etcd_store *es, int64_t lease, const struct store_replica *o,
+		       struct ofc_error *err)
+{
+	struct ofc_error e = {0};
+
+	pthread_mutex_lock(&es->wmu);
+	etcd_lease_revoke(es->wconn, lease, 1.0, &e);
+	pthread_mutex_unlock(&es->wmu);
+	pthread_mutex_lock(&es->mu);
+	es->lease = 0;
+	es->valid_until = 0;
+	es->dup = true;
+	pthread_mutex_unlock(&es->mu);
+	return ofc_error_set(err, OFC_E_USAGE,
+			     "--cluster-name %s: a replica of fabric %s runs under that name "
+			     "already, on %s (pid %u%s%s): give this one a name of its own",
+			     es->name, es->fabric, o->host[0] ? o->host : "an unknown host", o->pid,
+			     o->socket[0] ? ", socket " : "", o->socket);
+}
+
 static int es_register(struct store *s, double timeout, struct ofc_error *err)
 {
 	struct etcd_store *es = es_of(s);
@@ -756,13 +779,7 @@ static int es_register(struct store *s, double timeout, struct ofc_error *err)
 		    kill((pid_t)o.pid, 0) != 0 && errno == ESRCH)
 			expect = create;
 		else if (now_seconds() > until)
-			return ofc_error_set(err, OFC_E_USAGE,
-					     "--cluster-name %s: a replica of fabric %s runs under "
-					     "that name already, "
-					     "on %s (pid %u%s%s): give this one a name of its own",
-					     es->name, es->fabric,
-					     o.host[0] ? o.host : "an unknown host", o.pid,
-					     o.socket[0] ? ", socket " : "", o.socket);
+			return reg_refused(es, lease, &o, err);
 		else
 			usleep(200000);
 	}
@@ -772,11 +789,11 @@ static int es_register(struct store *s, double timeout, struct ofc_error *err)
  * or the epoch changed, and every half lease (its written_unix_ms is when
  * it was last heard of). Someone else's under the name since this
  * replica's lease lapsed: it stops campaigning, and says why. */
-static void reg_turn(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
+static void reg_turn(struct etcd_store *es, struct etcd_conn *c)
 {
 	struct ofc_error err = {0};
 	struct store_replica o;
-	int64_t create = 0, expect;
+	int64_t create = 0, expect, lease;
 	bool won = false, leading;
 	uint64_t epoch;
 
@@ -937,7 +954,7 @@ static void session_turn(struct etcd_store *es, struct etcd_conn *c, double *las
 		*last_campaign = now_seconds();
 		campaign(es, c, lease);
 	}
-	reg_turn(es, c, lease);
+	reg_turn(es, c);
 }
 
 /* (session thread, under mu) Whether what the store shows is current:
