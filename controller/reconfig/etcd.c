@@ -424,16 +424,18 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 				  cc != CURLE_OK ? cu.easy_strerror(cc)
 				  : emsg	 ? emsg
 						 : "an answer that is not etcd's");
-		if (o)
-			json_object_put(o);
 		sb_free(&sb);
 		if (cc == CURLE_OK && emsg && !member_trouble(code)) {
 			/* The request itself was refused: another member
 			 * would say the same. */
 			ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED, "etcd: %s", emsg);
+			json_object_put(o);
 			sb_free(&errs);
 			return -1;
 		}
+		/* (emsg is o's: freed only once it is said) */
+		if (o)
+			json_object_put(o);
 		c->cur = (c->cur + 1) % c->n;
 	}
 	if (rc < 0)
