@@ -531,7 +531,8 @@ int held_adopt(struct ofcd *d, bool leader, bool announce, struct ofc_error *err
 		snprintf(what, sizeof(what), "cannot be read (%.150s)", e.msg);
 		return held_damaged(d, what, err);
 	}
-	if (d->w_held_bytes && len == d->w_held_len && memcmp(data, d->w_held_bytes, len) == 0) {
+	if (d->w_held_bytes && len == d->w_held_len &&
+	    (!len || memcmp(data, d->w_held_bytes, len) == 0)) {
 		free(data);
 		return 0;
 	}
