@@ -348,6 +348,11 @@ int held_release(struct ofcd *d, const struct job *j, struct ofc_error *err)
 {
 	int i = held_index(d, j->partition);
 
+	/* (a damaged item in the store is not written over: run_mutation's
+	 * rule) */
+	if (d->w_damaged)
+		return ofc_error_set(err, OFC_E_RUNTIME, "refused: %s; fix or remove it first",
+				     d->w_damaged);
 	if (i < 0)
 		return ofc_error_set(err, OFC_E_INPUT, "no partition '%.64s' is held",
 				     j->partition);

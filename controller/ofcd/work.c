@@ -567,11 +567,12 @@ static int reset_to_base(struct ofcd *d, struct ofc_error *err)
 	return 0;
 }
 
-/* The store's bytes of what a sync builds the config from, to tell
- * whether anything but the journal changed. */
+/* The store's bytes of what a sync builds the config and the holds from,
+ * to tell whether anything but the journal changed. */
 static char *sync_bytes(struct ofcd *d, size_t *len)
 {
-	static const enum store_item items[] = {STORE_RECORD, STORE_FAILED, STORE_REWIRED};
+	static const enum store_item items[] = {STORE_RECORD, STORE_FAILED, STORE_REWIRED,
+						STORE_HELD};
 	struct strbuf sb = STRBUF_INIT;
 
 	for (size_t i = 0; i < ARRAY_SIZE(items); i++) {
@@ -719,12 +720,10 @@ void ofcd_run_sync(struct ofcd *d, struct job *j)
 	sync_events(d);
 	bytes = sync_bytes(d, &len);
 	if (d->w_sync_bytes && len == d->w_sync_len && memcmp(bytes, d->w_sync_bytes, len) == 0) {
-		/* the journal or the holds alone: the same config, a new snapshot */
+		/* the journal alone: the same config, a new snapshot */
 		char why[400];
 
 		free(bytes);
-		if (held_adopt(d, false, true, &err) < 0)
-			damaged_item(d, &err);
 		j->snap = snapshot_build(d->state_dir, d->w_ctl, d->w_pub, why, sizeof(why));
 		held_state(d, j->snap);
 		return;

@@ -12,7 +12,10 @@
 #   followers (status --json), a follower's Watch hears it held and
 #   released, kill -9 of the leader leaves the new leader holding it and
 #   refusing the overlap for another name, the release works there; a
-#   second replica with a name already running is refused at its start.
+#   second replica with a name already running is refused at its start;
+#   every replica lists the registered replicas; a damaged held key makes
+#   the next leader refuse mutations and releases, naming the key and the
+#   etcdctl that sets it aside, until it is gone.
 SUITE=cluster-holds
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
@@ -229,5 +232,23 @@ for r in $N $F; do
 done
 # the released hosts are free for another job on the new leader
 expect_stdout_has "partition slurm-job-12: ring:8 on 8 hosts committed" prolog "$TMP/$N.sock" 12 'h[4-11]' ring:8
+
+# a damaged held key: the next leader refuses mutations, naming it, until
+# it is set aside
+KEY=/ofc/$FAB/held
+ETCDCTL="etcdctl --endpoints=127.0.0.1:$ETCD_C1"
+$ETCDCTL put "$KEY" 'not a HeldPartitions' >/dev/null && ok || bad "etcdctl put"
+replica_stop "$N" KILL
+wait_leader 20 "$F" && ok || bad "no leader after $N" "$(tail -3 "$TMP/$F.log")"
+expect_exit 1 prolog "$TMP/$F.sock" 13 'h[20-23]' ring:4
+grep -q "refused: $KEY: corrupt etcd key: 20 bytes that are not an ofc.v1.HeldPartitions.*etcdctl .*del '$KEY'.*fix or remove it first" "$TMP/err" &&
+	ok || bad "the damaged held key" "$(cat "$TMP/err")"
+expect_exit 1 epilog "$TMP/$F.sock" 12
+grep -q "corrupt etcd key" "$TMP/err" && ok || bad "a release over the damaged key" "$(cat "$TMP/err")"
+[ "$($ETCDCTL get --print-value-only "$KEY")" = "not a HeldPartitions" ] && ok || bad "the damaged key was written over"
+$ETCDCTL del "$KEY" >/dev/null
+_end=$(($(date +%s) + 10))
+until prolog "$TMP/$F.sock" 13 'h[20-23]' ring:4 >"$TMP/out" 2>"$TMP/err" || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+grep -q "partition slurm-job-13: ring:4 on 4 hosts committed" "$TMP/out" && ok || bad "mutations once the key is gone" "$(cat "$TMP/err")"
 
 finish
