@@ -472,6 +472,14 @@ static int adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **sna
 		}
 		damaged_item(d, &e);
 	}
+	/* Partitions held before a restart or a failover are still held. */
+	if (held_adopt(d, leader, !strict, &e) < 0) {
+		if (strict) {
+			*err = e;
+			return -1;
+		}
+		damaged_item(d, &e);
+	}
 	fabcfg_unref(d->w_pub);
 	d->w_pub = failures_publish(d);
 	if (d->w_pub->nfailed)
@@ -559,11 +567,12 @@ static int reset_to_base(struct ofcd *d, struct ofc_error *err)
 	return 0;
 }
 
-/* The store's bytes of what a sync builds the config from, to tell
- * whether anything but the journal changed. */
+/* The store's bytes of what a sync builds the config and the holds from,
+ * to tell whether anything but the journal changed. */
 static char *sync_bytes(struct ofcd *d, size_t *len)
 {
-	static const enum store_item items[] = {STORE_RECORD, STORE_FAILED, STORE_REWIRED};
+	static const enum store_item items[] = {STORE_RECORD, STORE_FAILED, STORE_REWIRED,
+						STORE_HELD};
 	struct strbuf sb = STRBUF_INIT;
 
 	for (size_t i = 0; i < ARRAY_SIZE(items); i++) {
@@ -648,6 +657,9 @@ void ofcd_run_takeover(struct ofcd *d, struct job *j)
 	}
 	free(d->w_sync_bytes);
 	d->w_sync_bytes = NULL;
+	/* (the holds checked against the config read again) */
+	free(d->w_held_bytes);
+	d->w_held_bytes = NULL;
 	adopt(d, false, true, &j->snap, &err);
 	j->new_cfg = fabcfg_ref(d->w_pub);
 	j->done_ms = unix_ms();
@@ -1090,6 +1102,7 @@ static void run_mutation(struct ofcd *d, struct job *j)
 	bool did = false, touched = false;
 	char why[400];
 	struct partition rtp = {0}; /* a run-time partition (held.c) */
+	struct held_stage hs = {0};
 
 	answer_init(&an, j);
 	/* Damaged state in etcd is not overwritten (issue 37). */
@@ -1140,7 +1153,12 @@ static void run_mutation(struct ofcd *d, struct job *j)
 		goto out;
 	}
 	touched = true;
+	/* The holds this commit takes or drops go into its store write. */
+	held_stage(d, j, j->nhosts ? &rtp : NULL, ncfg->f, &hs);
+	nc->commit_also = held_commit_also;
+	nc->commit_also_ctx = &hs;
 	int rc = ctl_apply(nc, 0, &res, &err);
+	nc->commit_also = NULL;
 	j->txn = res.txn;
 	an.t.has_id = 1;
 	an.t.id = res.txn;
@@ -1159,11 +1177,10 @@ static void run_mutation(struct ofcd *d, struct job *j)
 		d->w_ctl = nc;
 		nc = NULL;
 		ctl_quiet(d->w_ctl, NULL);
-		if (j->nhosts) {
-			/* held from now on; the ctl's pointer would outlive rtp */
+		/* held from now on; the ctl's pointer would outlive rtp */
+		if (j->nhosts)
 			d->w_ctl->partition = NULL;
-			held_keep(d, &rtp, res.txn, res.ops_applied);
-		}
+		held_committed(&hs, j->nhosts ? &rtp : NULL, res.txn, res.ops_applied);
 		fabcfg_unref(d->w_cfg);
 		d->w_cfg = ncfg;
 		ncfg = NULL;
@@ -1204,6 +1221,7 @@ out:
 		j->outcome = an.t.state;
 	ofcd_ctl_close(d, nc);
 	fabcfg_unref(ncfg);
+	held_stage_free(&hs);
 	held_partition_free(&rtp);
 	response_pack(&an.r, &j->reply, &j->reply_len);
 	arena_free(&an.a);
@@ -1212,12 +1230,16 @@ out:
 void ofcd_run_release(struct ofcd *d, struct job *j)
 {
 	struct answer an;
+	struct ofc_error err = {0};
 	char why[400];
 
 	answer_init(&an, j);
-	if (held_release(d, j->partition) < 0) {
-		answer_status(&an, OFC__V1__STATUS__STATUS_NOT_FOUND,
-			      "no partition '%.64s' is held", j->partition);
+	if (held_release(d, j, &err) < 0) {
+		if (!answer_fenced(d, &an, &err))
+			answer_status(&an,
+				      err.code == OFC_E_INPUT ? OFC__V1__STATUS__STATUS_NOT_FOUND
+							      : OFC__V1__STATUS__STATUS_FAILED,
+				      "%s", err.msg);
 		an.t.state = "refused";
 	} else {
 		answer_status(&an, OFC__V1__STATUS__STATUS_OK,

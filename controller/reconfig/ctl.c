@@ -833,7 +833,7 @@ static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_res
 		/* The devices are verified at their old state: record it. */
 		/* ... under the topology they realise again, not the one
 		 * this transaction was for. */
-		record_commit(c, c->prev_generation, j->before, &c->prev, &e);
+		record_commit(c, c->prev_generation, j->before, &c->prev, NULL, &e);
 		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL, OFC_R_NONE,
 		     "every device verified at its previous state");
 	} else {
@@ -866,8 +866,15 @@ static int commit(struct ctl *c, struct journal *j, struct ofc_error *err)
 		free(mv);
 		return rc;
 	}
-	if (set_phase(c, j, JOURNAL_COMMITTING, err) < 0 ||
-	    record_commit(c, c->txn, j->target, &j->meta, err) < 0)
+	struct store_write also = {0};
+	int rc = set_phase(c, j, JOURNAL_COMMITTING, err);
+
+	if (rc == 0 && c->commit_also)
+		c->commit_also(c->commit_also_ctx, c, &also);
+	if (rc == 0)
+		rc = record_commit(c, c->txn, j->target, &j->meta, &also, err);
+	free((void *)also.data);
+	if (rc < 0)
 		return -1;
 	emit(c, CTL_EV_TXN_COMMITTED, NULL, OFC_R_NONE, NULL);
 	return 0;

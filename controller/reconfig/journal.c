@@ -348,14 +348,19 @@ int record_write(const struct ctl *c, uint64_t generation, const struct device_s
 }
 
 int record_commit(const struct ctl *c, uint64_t generation, const struct device_state *states,
-		  const struct txn_meta *meta, struct ofc_error *err)
+		  const struct txn_meta *meta, const struct store_write *also,
+		  struct ofc_error *err)
 {
-	struct store_write w[2] = {[1] = {STORE_JOURNAL, NULL, 0}};
+	struct store_write w[3];
+	uint32_t n = 0;
 	int rc;
 
-	record_pack(c, generation, states, meta, &w[0]);
-	rc = store_write(c->store, c->fabric->name, w, 2, err);
-	free((void *)w[0].data);
+	if (also && also->data)
+		w[n++] = *also;
+	record_pack(c, generation, states, meta, &w[n]);
+	w[n + 1] = (struct store_write){STORE_JOURNAL, NULL, 0};
+	rc = store_write(c->store, c->fabric->name, w, n + 2, err);
+	free((void *)w[n].data);
 	return rc;
 }
 

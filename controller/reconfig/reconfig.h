@@ -127,6 +127,14 @@ struct ctl {
 	bool relabelled;	  /* ctl_relabel changed this plan's target (rep.changed) */
 	/* ctl_partition: the plan changes this partition's ports alone. */
 	const struct partition *partition;
+	/* What the caller keeps with a commit of this ctl's transaction (ofcd's
+	 * held partitions): called with the transaction's id set (c->txn), it
+	 * fills *w, which goes into the commit's store write before the record
+	 * (etcd: the same transaction; files: its file first, so a crash
+	 * before the record leaves a journal whose repair commits), never into
+	 * a rollback's. w->data is freed after. NULL: nothing. */
+	void (*commit_also)(void *ctx, const struct ctl *c, struct store_write *w);
+	void *commit_also_ctx;
 };
 
 /* The state directory: `dir` if given, else $OFC_STATE_DIR, else
