@@ -151,6 +151,14 @@ Ofc__V1__Leader *cluster_leader_msg(struct arena *a, const struct store_cluster 
 	return l;
 }
 
+Ofc__V1__Leader *cluster_refusal_leader(struct arena *a, const struct store_cluster *v)
+{
+	bool other = v->leader[0] && strcmp(v->leader, v->name) != 0;
+
+	/* (stale: only another replica's key, as last heard, is worth asking) */
+	return v->fresh || (!v->leading && other) ? cluster_leader_msg(a, v) : NULL;
+}
+
 Ofc__V1__Cluster *cluster_msg(struct arena *a, const struct ofcd *d, const struct store_cluster *v)
 {
 	Ofc__V1__Cluster *c = arena_alloc(a, sizeof(*c));
@@ -223,15 +231,18 @@ Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster
 		return OFC__V1__STATUS__STATUS_NOT_LEADER;
 	}
 	if (!v->fresh) {
-		/* Leading or not, nobody can be confirmed leader from here. */
+		/* Leading or not, nobody can be confirmed leader from here:
+		 * NOT_LEADER naming none, so that clients go on to the next
+		 * replica (one that reaches etcd may lead by now) rather than
+		 * take it for the request's answer. */
 		snprintf(
 		    msg, n,
 		    "mutations are refused: this replica (%s) cannot confirm with etcd who leads "
 		    "(%s; last answer %.1f s ago): reads are answered, marked stale, and "
-		    "mutations resume when etcd answers",
+		    "mutations resume when etcd answers; ask another replica",
 		    v->name, v->why[0] ? v->why : "no answer",
 		    v->since_ok >= 0 ? v->since_ok : 0.0);
-		return OFC__V1__STATUS__STATUS_UNAVAILABLE;
+		return OFC__V1__STATUS__STATUS_NOT_LEADER;
 	}
 	snprintf(
 	    msg, n,

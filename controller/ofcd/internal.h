@@ -179,6 +179,23 @@ struct probe_dev {
 
 struct note;
 
+/* outcomes.c: a keyed mutation's outcome, oldest first in the table. */
+#define OUTCOMES_MAX	    256		      /* entries kept ... */
+#define OUTCOMES_MAX_AGE_MS (10u * 60 * 1000) /* ... none older than this */
+#define OUTCOME_KEY_MAX	    128		      /* Request.request_key's length */
+struct outcome {
+	char *key, *owner;	       /* the client's key; uid:N or gateway:IDENTITY */
+	char *kind, *target, *replica; /* what it was, where it ran */
+	uint64_t ticket, epoch, gen_before, time_ms;
+	bool done;	   /* else started, no answer yet */
+	uint8_t *response; /* done: the packed Response, no id (NULL: not kept) */
+	size_t response_len;
+};
+struct outcomes {
+	struct outcome *v;
+	uint32_t n;
+};
+
 struct job {
 	struct job *next;
 	enum job_kind kind;
@@ -233,6 +250,11 @@ struct job {
 	uint8_t *req;
 	size_t req_len;
 	bool via_gateway;
+	bool stored; /* ... and etcd's queue holds it (a write with it succeeded) */
+	/* Request.request_key (outcomes.c); answered: from its recorded
+	 * outcome (or refused for its key), not run */
+	char *key;
+	bool answered;
 	/* results */
 	uint8_t *reply; /* a packed Response for conn_id (no frame header) */
 	size_t reply_len;
@@ -452,6 +474,7 @@ struct ofcd {
 	uint8_t *q_written;
 	size_t q_written_len;
 	bool q_replaying;
+	struct outcomes outcomes; /* outcomes.c: keyed mutations' recent outcomes */
 	struct job *cluster_job;
 	bool sync_again;
 	bool cl_stale_said; /* the log said it is stale */
@@ -593,6 +616,16 @@ struct Ofc__V1__MutationQueue;
 struct Ofc__V1__TransactionInfo;
 bool queue_kept(const struct ofcd *d, const struct job *j);
 int queue_persist(struct ofcd *d, struct ofc_error *err);
+/* The list queue_persist would write (NULL: too large), and its write
+ * done (buf moved in). */
+uint8_t *queue_pack_current(struct ofcd *d, size_t *len);
+void queue_written(struct ofcd *d, uint8_t *buf, size_t len);
+/* A takeover's replay of the last leader's queue: begin settles the
+ * outcomes it left (outcomes_takeover) and sets aside what was queued
+ * here meanwhile (returned), so the last leader's mutations, accepted
+ * first, run first; end queues those after them and writes etcd's queue. */
+struct job *queue_takeover_begin(struct ofcd *d);
+void queue_takeover_end(struct ofcd *d, struct job *mine);
 struct Ofc__V1__MutationQueue *queue_load(struct ofcd *d);
 void queue_forget(struct ofcd *d);
 /* A follower's State.queue: the leader's waiting mutations as etcd's
@@ -604,10 +637,13 @@ size_t queue_at_leader(const struct ofcd *d, struct arena *a,
 		       bool (*tenant)(const void *ctx, const char *partition), const void *ctx,
 		       struct Ofc__V1__TransactionInfo ***out);
 /* Whether a mutation may run here now, by view v: STATUS_OK, else
- * STATUS_NOT_LEADER (a follower: msg says who leads) or
- * STATUS_UNAVAILABLE (leading without etcd's word: msg says why). */
+ * STATUS_NOT_LEADER: a follower (msg says who leads), or a replica that
+ * cannot confirm with etcd who leads (msg says why). Either way clients
+ * go on to the leader the answer names (cluster_refusal_leader: NULL
+ * when there is none to name), or to the next replica. */
 Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster *v, char *msg,
 				size_t n);
+Ofc__V1__Leader *cluster_refusal_leader(struct arena *a, const struct store_cluster *v);
 /* Messages of view v (in a): State.cluster and Response.leader (NULL when
  * no replica leads). */
 Ofc__V1__Cluster *cluster_msg(struct arena *a, const struct ofcd *d, const struct store_cluster *v);
@@ -793,5 +829,27 @@ bool wire_string_with_nul(const ProtobufCMessageDescriptor *d, const uint8_t *p,
 
 /* A packed Response (caller frees *buf). */
 void response_pack(const Ofc__V1__Response *r, uint8_t **buf, size_t *len);
+
+/* outcomes.c: the table (pure: unit-tested). trim drops the expired and
+ * all but the newest OUTCOMES_MAX; put adds (owner, key) newest, replacing
+ * one there; pack/unpack are its ofc.v1.MutationOutcomes (unpack: -1 when
+ * buf is none; entries without a key or owner are skipped). */
+void outcomes_free(struct outcomes *t);
+void outcomes_trim(struct outcomes *t, uint64_t now_ms);
+struct outcome *outcomes_find(struct outcomes *t, const char *owner, const char *key);
+struct outcome *outcomes_put(struct outcomes *t, const char *owner, const char *key);
+uint8_t *outcomes_pack(const struct outcomes *t, uint64_t epoch, size_t *len);
+int outcomes_unpack(struct outcomes *t, const uint8_t *buf, size_t len);
+bool outcome_key_ok(const char *key);
+/* (loop) enqueue: j keeps its Request's bytes (a replica's, for etcd's
+ * queue) and its request_key. maybe_start, j just out of the queue: true
+ * when j is answered without running (j->reply set: its recorded outcome,
+ * or a refusal of its key), else j is marked started (with etcd's queue,
+ * one write). job_done: j's answer recorded. A takeover: the last
+ * leader's table read and its started entries settled. */
+void outcome_adopt(struct ofcd *d, struct job *j, bool mutation);
+bool queue_start(struct ofcd *d, struct job *j);
+void outcome_done(struct ofcd *d, struct job *j);
+void outcomes_takeover(struct ofcd *d);
 
 #endif

@@ -125,6 +125,7 @@ void job_free(struct job *j)
 	free(j->partition);
 	free(j->who);
 	free(j->req);
+	free(j->key);
 	stream_free(j->stream);
 	free(j->algo);
 	free(j->lowering);

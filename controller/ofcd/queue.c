@@ -73,12 +73,31 @@ static uint8_t *queue_pack(struct ofcd *d, size_t *len)
 	return buf;
 }
 
+uint8_t *queue_pack_current(struct ofcd *d, size_t *len)
+{
+	return queue_pack(d, len);
+}
+
+/* After a write of what queue_pack made (buf, moved in): every waiting
+ * mutation is in etcd now, and a same list need not be written again. */
+void queue_written(struct ofcd *d, uint8_t *buf, size_t len)
+{
+	for (struct job *j = d->queue; j; j = j->next)
+		j->stored = queue_kept(d, j);
+	free(d->q_written);
+	d->q_written = buf;
+	d->q_written_len = len;
+}
+
 int queue_persist(struct ofcd *d, struct ofc_error *err)
 {
 	size_t len;
 	uint8_t *buf;
 
-	if (!d->clustered || d->q_replaying)
+	/* Not while taking over either: etcd's queue is the last leader's
+	 * until the takeover has read it (queue_takeover_begin); what came
+	 * meanwhile waits here and is written after it. */
+	if (!d->clustered || d->q_replaying || !d->leading)
 		return 0;
 	buf = queue_pack(d, &len);
 	if (!buf)
@@ -97,9 +116,7 @@ int queue_persist(struct ofcd *d, struct ofc_error *err)
 		free(buf);
 		return -1;
 	}
-	free(d->q_written);
-	d->q_written = buf;
-	d->q_written_len = len;
+	queue_written(d, buf, len);
 	return 0;
 }
 
@@ -190,4 +207,36 @@ size_t queue_at_leader(const struct ofcd *d, struct arena *a,
 	}
 	ofc__v1__mutation_queue__free_unpacked(q, NULL);
 	return n;
+}
+
+struct job *queue_takeover_begin(struct ofcd *d)
+{
+	struct job *mine = d->queue;
+
+	/* (first: a resend waiting here is answered from what it settles) */
+	outcomes_takeover(d);
+	d->queue = d->queue_tail = NULL;
+	d->nqueue = 0;
+	d->q_replaying = true;
+	return mine;
+}
+
+void queue_takeover_end(struct ofcd *d, struct job *mine)
+{
+	struct ofc_error err = {0};
+
+	for (struct job *j = mine, *next; j; j = next) {
+		next = j->next;
+		j->next = NULL;
+		if (d->queue_tail)
+			d->queue_tail->next = j;
+		else
+			d->queue = j;
+		d->queue_tail = j;
+		d->nqueue++;
+	}
+	d->q_replaying = false;
+	if (queue_persist(d, &err) < 0)
+		ofcd_log(d, OFCD_LOG_WARNING, "etcd's queue not written after the takeover: %s",
+			 err.msg);
 }

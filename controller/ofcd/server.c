@@ -362,6 +362,7 @@ static void hand_to_worker(struct ofcd *d, struct job *j)
 }
 
 static void replay_queue(struct ofcd *d);
+static void job_done(struct ofcd *d, struct job *j);
 
 static void maybe_start(struct ofcd *d)
 {
@@ -387,24 +388,19 @@ static void maybe_start(struct ofcd *d)
 		changed(d);
 		return;
 	}
-	/* Mutations wait for the planner (at most PLAN_HOLD_SECONDS). */
-	if (!j || (d->planner && now_seconds() < d->plan_hold_until))
+	/* Mutations wait for the planner (at most PLAN_HOLD_SECONDS), and
+	 * for a takeover's replay to queue them all. */
+	if (!j || d->q_replaying || (d->planner && now_seconds() < d->plan_hold_until))
 		return;
 	d->queue = j->next;
 	if (!d->queue)
 		d->queue_tail = NULL;
 	d->nqueue--;
 	j->next = NULL;
-	if (queue_kept(d, j)) {
-		struct ofc_error e = {0};
-
-		if (queue_persist(d, &e) < 0)
-			ofcd_log(d, OFCD_LOG_WARNING,
-				 "ticket %llu starts, but etcd's queue still lists it (%s): a "
-				 "next leader may run it again",
-				 (unsigned long long)j->ticket, e.msg);
-	}
-	hand_to_worker(d, j);
+	if (queue_start(d, j)) /* its key's recorded outcome: not run again */
+		job_done(d, j);
+	else
+		hand_to_worker(d, j);
 	changed(d);
 }
 
@@ -440,12 +436,7 @@ static void enqueue(struct ofcd *d, struct job *j)
 	struct ofc_error err = {0};
 
 	j->ticket = ++d->next_ticket;
-	if (d->cur_req && d->clustered && is_mutation(j)) {
-		j->req = xmalloc(d->cur_req_len ? d->cur_req_len : 1);
-		memcpy(j->req, d->cur_req, d->cur_req_len);
-		j->req_len = d->cur_req_len;
-		j->via_gateway = d->cur_req_gw;
-	}
+	outcome_adopt(d, j, is_mutation(j));
 	if (d->queue_tail)
 		d->queue_tail->next = j;
 	else
@@ -1544,7 +1535,7 @@ static int cluster_gate(struct conn *c, const Ofc__V1__Request *req)
 	r.has_id = r.has_status = 1;
 	r.id = req->id;
 	r.message = msg;
-	r.leader = cluster_leader_msg(&a, &d->cl);
+	r.leader = cluster_refusal_leader(&a, &d->cl);
 	d->errors++;
 	send_response(c, &r);
 	arena_free(&a);
@@ -2482,6 +2473,7 @@ static void job_done(struct ofcd *d, struct job *j)
 			d->errors++;
 		if (r)
 			ofc__v1__response__free_unpacked(r, NULL);
+		outcome_done(d, j);
 		if (c)
 			conn_queue(c, j->reply, j->reply_len, NULL, 0);
 		else if (j->conn_id)
@@ -2660,8 +2652,10 @@ static void refuse_queue(struct ofcd *d)
 		d->nqueue--;
 		/* One in etcd's queue is the next leader's to run: its client
 		 * is told so, and not to send it again (NOT_LEADER would make
-		 * ofc and the Python client ask the new leader themselves). */
-		bool handed = queue_kept(d, j);
+		 * ofc and the Python client ask the new leader themselves),
+		 * unless it has a request_key: the next leader runs that once
+		 * however often it is sent, so its client asks it. */
+		bool handed = j->stored && !j->key;
 		char hmsg[1100];
 
 		if (handed)
@@ -2679,7 +2673,7 @@ static void refuse_queue(struct ofcd *d)
 					  : OFC__V1__STATUS__STATUS_NOT_LEADER;
 			r.message = handed ? hmsg : msg;
 			if (!handed)
-				r.leader = cluster_leader_msg(&a, &d->cl);
+				r.leader = cluster_refusal_leader(&a, &d->cl);
 			send_response(c, &r);
 		}
 		ofcd_log(d, OFCD_LOG_NOTICE, "ticket %llu (%s %s) not run: %s",
@@ -2702,9 +2696,8 @@ static void dispatch(struct conn *c, const Ofc__V1__Request *req);
 static void replay_queue(struct ofcd *d)
 {
 	struct Ofc__V1__MutationQueue *q = queue_load(d);
-	struct ofc_error err = {0};
+	struct job *mine = queue_takeover_begin(d);
 
-	d->q_replaying = true;
 	for (size_t i = 0; q && i < q->n_entries; i++) {
 		const Ofc__V1__MutationQueue__Entry *e = q->entries[i];
 		Ofc__V1__Request *req =
@@ -2741,12 +2734,9 @@ static void replay_queue(struct ofcd *d)
 		ofc__v1__request__free_unpacked(req, NULL);
 		free(c);
 	}
-	d->q_replaying = false;
 	if (q)
 		ofc__v1__mutation_queue__free_unpacked(q, NULL);
-	if (queue_persist(d, &err) < 0)
-		ofcd_log(d, OFCD_LOG_WARNING, "etcd's queue not written after the takeover: %s",
-			 err.msg);
+	queue_takeover_end(d, mine);
 }
 
 static void cluster_event(struct ofcd *d, enum store_event ev)
@@ -3417,5 +3407,6 @@ void ofcd_close(struct ofcd *d)
 	store_close(d->store);
 	free(d->state_dir);
 	queue_forget(d);
+	outcomes_free(&d->outcomes);
 	free(d);
 }

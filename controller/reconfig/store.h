@@ -34,6 +34,8 @@ enum store_item {
 	STORE_QUEUE,	  /* the mutations a replicated leader accepted and has not
 			   * started (ofcd with an etcd store only; no file) */
 	STORE_HELD,	  /* FABRIC.held: the partitions ofcd holds for their owners */
+	STORE_OUTCOMES,	  /* the outcomes of a replicated leader's recent keyed
+			   * mutations (etcd only; no file) */
 	STORE_NITEMS
 };
 

@@ -38,8 +38,9 @@
 #include <unistd.h>
 
 static const char *const item_names[STORE_NITEMS] = {
-    [STORE_RECORD] = "state",	 [STORE_JOURNAL] = "journal", [STORE_FAILED] = "failed",
-    [STORE_REWIRED] = "rewired", [STORE_QUEUE] = "queue",     [STORE_HELD] = "held",
+    [STORE_RECORD] = "state",	   [STORE_JOURNAL] = "journal", [STORE_FAILED] = "failed",
+    [STORE_REWIRED] = "rewired",   [STORE_QUEUE] = "queue",	[STORE_HELD] = "held",
+    [STORE_OUTCOMES] = "outcomes",
 };
 
 struct cached {

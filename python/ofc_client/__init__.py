@@ -35,7 +35,11 @@ Replicas (ofcd --cluster): give every replica's socket, or every gateway's
 URL; a call goes to the replica that answers it (a mutation to the leader,
 which a follower names), and during a failover it asks again, the next
 address after a short backoff, until one answers or the call's timeout
-passes:
+passes. A replica that cannot confirm with etcd who leads answers
+STATUS_NOT_LEADER naming no leader, and the call goes on to the next one.
+A mutation carries a request_key (a fresh UUID, or the Request's own) that
+every resend keeps, so the leader runs it at most once however often it
+is sent, and answers a resend with the recorded outcome:
 
     ofc = Client(["/run/ofc/r1.sock", "/run/ofc/r2.sock", "/run/ofc/r3.sock"])
 
@@ -51,6 +55,7 @@ import itertools
 import os
 import sys
 import time
+import uuid
 
 try:
     from .pb import control_pb2
@@ -309,6 +314,11 @@ class Client:
         goes to the leader of replicas (see _ask)."""
         if not request.HasField("id"):
             request.id = next(_ids)
+        # One key for the logical request, kept across every resend (the
+        # next replica after a failover, a broken answer): the leader runs
+        # it at most once and answers a resend with the recorded outcome.
+        if request.WhichOneof("body") in _MUTATIONS and not request.request_key:
+            request.request_key = uuid.uuid4().hex
         conn, resp = self._ask(request, self._rest)
         conn.close()
         if check and resp.status != control_pb2.STATUS_OK:
