@@ -340,6 +340,21 @@ until [ "$(cluster_view "$L" | cut -d' ' -f4)" = True ] && sleep 2.5 &&
 expect_exit 1 $OFC --socket "$TMP/$L.sock" reconfigure --topology "$nxt"
 grep -q "mutations are refused: this replica ($L) cannot confirm with etcd who leads" "$TMP/err" &&
 	ok || bad "quorum lost: the refusal" "$(cat "$TMP/err")"
+# ... is NOT_LEADER naming no leader (not UNAVAILABLE, an answer): clients
+# go on to the next replica until their deadline
+$PY - "$BUILD/python" "$TMP/$L.sock" <<'EOF2' && ok || bad "quorum lost: the refusal's status"
+import sys
+sys.path.insert(0, sys.argv[1])
+from ofc_client import _Conn
+from ofc_client.pb import control_pb2 as pb
+c = _Conn(sys.argv[2], 10, 1 << 20)
+req = pb.Request(id=7)
+req.reconfigure.topology = "torus:8x8"
+c.send(req)
+r = c.recv()
+assert r.status == pb.STATUS_NOT_LEADER and not r.HasField("leader"), r
+assert "cannot confirm with etcd who leads" in r.message, r
+EOF2
 set -- $(others "$L")
 _end=$(($(date +%s) + 10))
 until [ "$(cluster_view "$1" | cut -d' ' -f4)" = True ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done

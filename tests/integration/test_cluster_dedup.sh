@@ -1,0 +1,120 @@
+#!/bin/sh
+# A mutation runs at most once across a failover (docs/control.md, "Sending
+# a mutation again"; docs/ofcd.md, "Replicas"): three replicas on a 3-member
+# etcd, an emulated switch slow enough (--delay-ms) that a reconfigure is
+# still running when the leader is killed with kill -9.
+# - a client given every replica, its request killed with the leader,
+#   sends it again to the next replica with the same request_key: the new
+#   leader rolls back the killed transaction, settles the key as not done,
+#   and runs the resend once (one commit after the failover, nothing run
+#   from etcd's queue);
+# - the same key sent again deliberately gets the recorded outcome, with
+#   no new transaction; the key for another request is refused;
+# - a mutation sent while the new leader takes over is not read back from
+#   etcd's queue as the last leader's (it ran twice so).
+SUITE=cluster-dedup
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/emu.sh"
+. "$(dirname "$0")/cluster_env.sh"
+
+if ! command -v etcd >/dev/null; then
+	echo "cluster-dedup: no etcd (scripts/install-deps.sh installs etcd-server): skipped"
+	exit 0
+fi
+PY=python3
+python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
+make_torus_config "$TMP/a.yaml" torus:8x8 2s 2
+A=torus:8x8
+B=circulant:64:3,8
+for r in r1 r2 r3; do printf 'user: %s\npassword: ofc-demo\n' $r >"$TMP/$r.cred"; done
+start_emu ocs-emu e --ports 256 --credentials "$TMP/r1.cred" --credentials "$TMP/r2.cred" \
+	--credentials "$TMP/r3.cred" --delay-ms 20 --state "$TMP/e.state"
+etcd_start 3 && ok || bad "etcd did not start" "$(tail -3 "$TMP/etcd/e1.log")"
+for r in r1 r2 r3; do
+	replica_dir $r "$TMP/a.yaml" "$e_port"
+	replica_start $r --probe-interval 0
+done
+ALL="$TMP/r1.sock,$TMP/r2.sock,$TMP/r3.sock"
+others() { for _o in r1 r2 r3; do [ "$_o" = "$1" ] || printf '%s ' "$_o"; done; }
+gen() { cluster_json "$1" && python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("config_generation", 0))' "$TMP/$1.json"; }
+# until_state NAME SECS 'EXPR': poll NAME's state until EXPR holds of it (j)
+until_state() {
+	_end=$(($(date +%s) + $2))
+	until cluster_json "$1" && python3 -c "import json,sys
+j = json.load(open(sys.argv[1])); sys.exit(0 if ($3) else 1)" "$TMP/$1.json" ||
+		[ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+}
+# send KEY TOPOLOGY [ADDRESSES]: a Reconfigure with request_key KEY through
+# the Python client, given every replica; prints "STATUS TXN_STATE MESSAGE"
+send() {
+	$PY - "$BUILD/python" "${3:-$ALL}" "$1" "$2" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+import ofc_client
+from ofc_client.pb import control_pb2 as pb
+req = pb.Request()
+req.reconfigure.topology = sys.argv[4]
+req.request_key = sys.argv[3]
+r = ofc_client.Client(sys.argv[2].split(","), timeout=40).call(req, check=False)
+print(pb.Status.Name(r.status), r.transaction.state or "-", r.message)
+EOF
+}
+
+wait_leader 20 r1 r2 r3 && ok || bad "no leader within 20 s" "$(tail -3 "$TMP/r1.log")"
+L=$LEADER
+expect_exit 0 $OFC --socket "$TMP/$L.sock" reconfigure --topology "$A"
+G0=$(gen "$L")
+
+# ---- kill -9 the leader during a keyed reconfigure -------------------------------
+K=dedup-$$-1
+send "$K" "$B" >"$TMP/k1.out" 2>"$TMP/k1.err" &
+C=$!
+until_state "$L" 10 'j.get("transaction")'
+sleep 0.3
+replica_stop "$L" KILL
+set -- $(others "$L")
+wait_leader 30 "$@" && ok || bad "no replica took over"
+N=$LEADER
+wait $C
+read -r st ts msg <"$TMP/k1.out"
+[ "$st $ts" = "STATUS_OK committed" ] && ok ||
+	bad "the client's resend after the kill" "$(cat "$TMP/k1.out" "$TMP/k1.err")"
+until_state "$N" 10 'not j.get("transaction") and not j.get("queue")'
+G1=$(gen "$N")
+# the killed transaction rolled back, the resend committed once: one
+# generation more, not two
+[ "$G1" = $((G0 + 1)) ] && ok || bad "one commit after the failover" "generation $G0 before, $G1 after"
+expect_json "j['topology']['spec'] == '$B' and j['at_target']" $OFC --socket "$TMP/$N.sock" status --json
+runs=$(grep -c "ticket [0-9]*: reconfigure $B from .*: ok: committed" "$TMP/$N.log")
+[ "$runs" = 1 ] && ok || bad "the request ran once on the new leader, not $runs times" "$(grep -i ticket "$TMP/$N.log")"
+grep -q "queued there and not started: run here" "$TMP/$N.log" &&
+	bad "the new leader ran something from etcd's queue" "$(grep -i ticket "$TMP/$N.log")" || ok
+grep -q "request_key '$K' (reconfigure $B, ticket [0-9]* on $L) had started when its leader went away and did not take effect" "$TMP/$N.log" &&
+	ok || bad "the new leader settled the killed run of the key" "$(grep -i request_key "$TMP/$N.log")"
+
+# ---- the same key again: the recorded outcome, no new transaction ----------------
+send "$K" "$B" >"$TMP/k2.out" 2>&1
+read -r st ts msg <"$TMP/k2.out"
+[ "$st $ts" = "STATUS_OK committed" ] && grep -q "(the recorded outcome of request_key '$K', ticket [0-9]* on $N: not run again)" "$TMP/k2.out" &&
+	ok || bad "a deliberate resend of the key" "$(cat "$TMP/k2.out")"
+[ "$(gen "$N")" = "$G1" ] && ok || bad "the resend made a transaction" "generation $(gen "$N"), was $G1"
+runs=$(grep "ticket [0-9]*: reconfigure $B from .*: ok: committed transaction [0-9]*:" "$TMP/$N.log" | grep -vc "recorded outcome")
+[ "$runs" = 1 ] && ok || bad "a transaction for the resend" "$(grep -i ticket "$TMP/$N.log")"
+grep -q "request_key '$K' of uid:$(id -u) ran before as ticket [0-9]*: answered with its recorded outcome, not run again" "$TMP/$N.log" &&
+	ok || bad "the log of the recorded answer" "$(grep -i request_key "$TMP/$N.log")"
+# ... on the follower it reaches first too: the client goes on to the leader
+set -- $(others "$N")
+send "$K" "$B" "$TMP/$1.sock,$TMP/$N.sock" >"$TMP/k3.out" 2>&1
+grep -q "^STATUS_OK committed .*recorded outcome of request_key '$K'" "$TMP/k3.out" && ok ||
+	bad "the resend through a follower" "$(cat "$TMP/k3.out")"
+# the key is the request's: another request under it is refused
+send "$K" "$A" >"$TMP/k4.out" 2>&1
+grep -q "^STATUS_INVALID - request_key '$K' was sent before for another request (reconfigure $B, ticket" "$TMP/k4.out" &&
+	ok || bad "a key sent for another request" "$(cat "$TMP/k4.out")"
+send "bad key" "$A" >"$TMP/k5.out" 2>&1
+grep -q "^STATUS_INVALID - request_key: 1 to 128 characters" "$TMP/k5.out" && ok || bad "a key with a space" "$(cat "$TMP/k5.out")"
+[ "$(gen "$N")" = "$G1" ] && ok || bad "a refused key made a transaction" "generation $(gen "$N")"
+# the outcomes live in etcd beside the queue
+etcdctl --endpoints "127.0.0.1:$ETCD_C1" get --print-value-only /ofc/torus64-ocs/outcomes 2>/dev/null | grep -q "$K" &&
+	ok || bad "no outcomes key in etcd"
+finish
