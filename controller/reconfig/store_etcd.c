@@ -437,6 +437,12 @@ static uint64_t es_epoch(struct store *s)
 	return e;
 }
 
+/* (es->name is set at open and never changes: no lock) */
+static const char *es_replica(const struct store *s)
+{
+	return ces_of(s)->name;
+}
+
 static int es_load(struct store *s, double timeout, struct ofc_error *err)
 {
 	struct etcd_store *es = es_of(s);
@@ -1018,6 +1024,7 @@ static const struct store_ops etcd_ops = {
     .cluster = es_cluster,
     .fence = es_fence,
     .epoch = es_epoch,
+    .replica = es_replica,
 };
 
 /* A prefix of keys for etcd: printable, no quote (it goes into commands
