@@ -221,6 +221,23 @@ void ctl_retarget(struct ctl *c)
 	ctl_diff(c);
 }
 
+void ctl_fabric_target(const struct ctl *c, uint32_t i, struct device_state *out)
+{
+	const struct ctl_device *cd = &c->devs[i];
+	const struct fabric *f = c->fabric;
+
+	state_init(out, cd->cfg.cls);
+	if (cd->cfg.cls == DEV_SWITCH) {
+		ctl_switch_target(f, (uint32_t)fabric_find_switch(f, cd->cfg.name), out);
+	} else if (cd->cfg.cls == DEV_HOSTS) {
+		ctl_hosts_target(f, out);
+	} else {
+		for (uint32_t r = 0; r < f->nrings; r++)
+			if (strcmp(f->rings[r].name, cd->cfg.name) == 0)
+				ring_target(f, r, out);
+	}
+}
+
 int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struct ofc_error *err)
 {
 	struct ctl *c;

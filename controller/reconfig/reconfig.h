@@ -169,6 +169,11 @@ int ctl_plan(struct ctl *c, struct ofc_error *err);
 /* Each device's plan from its last read to its target (what ctl_plan does
  * after reading). */
 void ctl_diff(struct ctl *c);
+/* Device i's target for the whole fabric, from c->fabric alone (its
+ * topology's circuits, its rings' lightpaths), whatever a partition's aim
+ * made of devs[i].target since: what every replica computes alike from the
+ * same config and record. *out is initialised here (caller frees). */
+void ctl_fabric_target(const struct ctl *c, uint32_t i, struct device_state *out);
 /* After ctl_plan: renumber the target topology so that the most
  * cross-connects the switches hold stay (fabric_relabel), then the
  * switches' and testbed's targets and plans again. For a topology wanted
