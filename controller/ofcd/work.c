@@ -92,7 +92,7 @@ static void on_ctl_event(void *ctx, const struct ctl_event *ev)
 		return;
 	}
 	/* A replica says which of them ran it, in the log and to watchers. */
-	char by[600];
+	char by[720]; /* (the message is at most 640) */
 	if (ofcd_txn_words(d, ev, by, sizeof(by))) {
 		post_event(d, kinds[ev->kind], ev->txn, ev->device, by, NULL, OFC_R_NONE);
 		return;
