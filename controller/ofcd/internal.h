@@ -158,6 +158,8 @@ void held_view(const struct ofcd *d, struct snapshot *s);
 /* A replica's transaction: t names the replica and epoch that ran it, and
  * buf has " (replica NAME, epoch E)" for its answer ("" for one ofcd). */
 void ofcd_txn_by(const struct ofcd *d, Ofc__V1__TransactionInfo *t, char *buf, size_t n);
+/* (loop) The transaction running now, as State.transaction shows it. */
+void ofcd_txn_running(const struct ofcd *d, Ofc__V1__TransactionInfo *t);
 /* A transaction's event on a replica in words naming the replica ("by
  * replica NAME (epoch E): MESSAGE"); false when it names none. */
 bool ofcd_txn_words(const struct ofcd *d, const struct ctl_event *ev, char *buf, size_t n);

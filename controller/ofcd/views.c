@@ -269,6 +269,14 @@ void ofcd_txn_by(const struct ofcd *d, Ofc__V1__TransactionInfo *t, char *buf, s
 	snprintf(buf, n, " (replica %s, epoch %llu)", name, (unsigned long long)t->epoch);
 }
 
+void ofcd_txn_running(const struct ofcd *d, Ofc__V1__TransactionInfo *t)
+{
+	char by[160];
+
+	t->has_running = t->running = 1;
+	ofcd_txn_by(d, t, by, sizeof(by));
+}
+
 bool ofcd_txn_words(const struct ofcd *d, const struct ctl_event *ev, char *buf, size_t n)
 {
 	const char *name = store_replica(d->store);

@@ -155,6 +155,15 @@ python3 -c 'import json,sys
 t = json.load(open(sys.argv[1]))["transaction"]
 sys.exit(0 if t.get("replica") == sys.argv[2] and t.get("epoch") else 1)' "$TMP/$F.json" "$L" &&
 	ok || bad "a follower's view of the running transaction names the replica running it" "$(head -c 600 "$TMP/$F.json")"
+# ... as the leader shows the one it runs
+_end=$(($(date +%s) + 3))
+until cluster_json "$L" && python3 -c 'import json,sys
+t = json.load(open(sys.argv[1])).get("transaction") or {}
+sys.exit(0 if t.get("id") == int(sys.argv[2]) and t.get("replica") == sys.argv[3] and t.get("running") else 1)' \
+	"$TMP/$L.json" "$K" "$L" || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+python3 -c 'import json,sys; t = json.load(open(sys.argv[1])).get("transaction") or {}
+sys.exit(0 if t.get("replica") == sys.argv[2] and t.get("epoch") else 1)' "$TMP/$L.json" "$L" &&
+	ok || bad "the leader's running transaction names its replica" "$(head -c 400 "$TMP/$L.json")"
 replica_stop "$L" KILL
 wait $C 2>/dev/null
 wait_leader 20 "$@" && ok || bad "no replica took over"
