@@ -111,6 +111,49 @@ Ofc__V1__Schedule *snapshot_schedule_summary(struct arena *a, const struct sched
 	return h;
 }
 
+/* Each device of c as recorded (rec), with what the last read said of it;
+ * true when every one's record is at the fabric's target. */
+static bool snapshot_devices(struct snapshot *s, const struct ctl *c, const struct fabric *f,
+			     const struct ctl_record *rec)
+{
+	struct arena *a = &s->a;
+	Ofc__V1__State *st = s->state;
+	bool all_at_target = true;
+
+	s->ndevs = c->ndevs;
+	s->devs = st->devices = arena_array(a, c->ndevs, sizeof(*st->devices));
+	s->public_error = arena_array(a, c->ndevs + 1, sizeof(*s->public_error));
+	st->n_devices = c->ndevs;
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		const struct ctl_device *cd = &c->devs[i];
+		const struct device_state *r = recorded(rec, cd->cfg.name);
+		Ofc__V1__DeviceState *m = device_state_msg(a, f, &cd->cfg, r);
+
+		if (cd->read_ok || cd->lost) {
+			m->has_reachable = 1;
+			m->reachable = !cd->lost;
+			if (cd->lost) {
+				m->error = arena_strdup(a, cd->read_err.msg);
+				s->public_error[i] = ofcd_public_reason(cd->read_err.reason);
+			} else {
+				device_alarms_msg(a, f, &cd->dev, m);
+			}
+		}
+		/* Against the fabric's target as the config and the record
+		 * make it, never cd->target: a partition's aim leaves its own
+		 * there on the replica that ran it alone, and the replicas
+		 * disagreed (views.c judges the held partitions' ports). */
+		struct device_state want;
+		ctl_fabric_target(c, i, &want);
+		m->has_at_target = 1;
+		m->at_target = r && state_equal(r, &want);
+		state_free(&want);
+		all_at_target &= m->at_target;
+		st->devices[i] = m;
+	}
+	return all_at_target;
+}
+
 /* ---- building ------------------------------------------------------------------------ */
 
 struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fabcfg *cfg, char *why,
@@ -122,7 +165,7 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 	struct ctl_record rec;
 	struct ofc_error err = {0};
 	Ofc__V1__State *st;
-	bool all_at_target = true;
+	bool all_at_target;
 
 	why[0] = 0;
 	s->cfg = fabcfg_ref(cfg);
@@ -160,37 +203,7 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 	st->has_daemon_pid = 1;
 	st->daemon_pid = (uint64_t)getpid();
 
-	s->ndevs = c->ndevs;
-	s->devs = st->devices = arena_array(a, c->ndevs, sizeof(*st->devices));
-	s->public_error = arena_array(a, c->ndevs + 1, sizeof(*s->public_error));
-	st->n_devices = c->ndevs;
-	for (uint32_t i = 0; i < c->ndevs; i++) {
-		const struct ctl_device *cd = &c->devs[i];
-		const struct device_state *r = recorded(&rec, cd->cfg.name);
-		Ofc__V1__DeviceState *m = device_state_msg(a, f, &cd->cfg, r);
-
-		if (cd->read_ok || cd->lost) {
-			m->has_reachable = 1;
-			m->reachable = !cd->lost;
-			if (cd->lost) {
-				m->error = arena_strdup(a, cd->read_err.msg);
-				s->public_error[i] = ofcd_public_reason(cd->read_err.reason);
-			} else {
-				device_alarms_msg(a, f, &cd->dev, m);
-			}
-		}
-		/* Against the fabric's target as the config and the record
-		 * make it, never cd->target: a partition's aim leaves its own
-		 * there on the replica that ran it alone, and the replicas
-		 * disagreed (views.c judges the held partitions' ports). */
-		struct device_state want;
-		ctl_fabric_target(c, i, &want);
-		m->has_at_target = 1;
-		m->at_target = r && state_equal(r, &want);
-		state_free(&want);
-		all_at_target &= m->at_target;
-		st->devices[i] = m;
-	}
+	all_at_target = snapshot_devices(s, c, f, &rec);
 	st->has_at_target = 1;
 	st->at_target = rec.have_state && all_at_target;
 
