@@ -240,4 +240,6 @@ void held_state(const struct ofcd *d, struct snapshot *s)
 			m->hosts[k] = arena_strdup(&s->a, h->p.members[k]);
 		st->held[i] = m;
 	}
+	/* what every replica shows alike (views.c) */
+	held_view(d, s);
 }

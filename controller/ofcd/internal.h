@@ -147,6 +147,22 @@ struct snapshot {
 struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fabcfg *cfg, char *why,
 				size_t why_len);
 void snapshot_free(struct snapshot *s);
+/* A schedule's figures without its steps, every string in a. */
+Ofc__V1__Schedule *snapshot_schedule_summary(struct arena *a, const struct schedule_result *r);
+
+/* views.c: what every replica shows alike, from the store's state alone */
+/* (mutation worker, after held_state on a snapshot of d->w_ctl) The
+ * fabric's at_target outside the held partitions' ports, and each one's
+ * own at_target and schedule. */
+void held_view(const struct ofcd *d, struct snapshot *s);
+/* A replica's transaction: t names the replica and epoch that ran it, and
+ * buf has " (replica NAME, epoch E)" for its answer ("" for one ofcd). */
+void ofcd_txn_by(const struct ofcd *d, Ofc__V1__TransactionInfo *t, char *buf, size_t n);
+/* (loop) The transaction running now, as State.transaction shows it. */
+void ofcd_txn_running(const struct ofcd *d, Ofc__V1__TransactionInfo *t);
+/* A transaction's event on a replica in words naming the replica ("by
+ * replica NAME (epoch E): MESSAGE"); false when it names none. */
+bool ofcd_txn_words(const struct ofcd *d, const struct ctl_event *ev, char *buf, size_t n);
 
 enum job_kind {
 	JOB_APPLY_CONFIG = 1,

@@ -585,7 +585,7 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	st->transaction = s->unfinished;
 	if (d->running && is_mutation(d->running)) {
 		st->transaction = txn_info(&a, d->running, d->running_state, d->running_txn);
-		st->transaction->has_running = st->transaction->running = 1;
+		ofcd_txn_running(d, st->transaction); /* (running; a replica's name) */
 	}
 	/* a replica's view of the cluster (issue 37), as of the last refresh */
 	st->cluster = d->clustered ? cluster_msg(&a, d, &d->cl) : NULL;

@@ -91,6 +91,12 @@ static void on_ctl_event(void *ctx, const struct ctl_event *ev)
 		post_event(d, kinds[ev->kind], ev->txn, ev->device, pub, ev->message, ev->reason);
 		return;
 	}
+	/* A replica says which of them ran it, in the log and to watchers. */
+	char by[720]; /* (the message is at most 640) */
+	if (ofcd_txn_words(d, ev, by, sizeof(by))) {
+		post_event(d, kinds[ev->kind], ev->txn, ev->device, by, NULL, OFC_R_NONE);
+		return;
+	}
 	post_event(d, kinds[ev->kind], ev->txn, ev->device, ev->message, NULL, OFC_R_NONE);
 }
 
@@ -333,17 +339,16 @@ static void moves_from_record(struct ofcd *d, const struct ctl_record *rec, bool
  * not fit the config (a config changed while ofcd was down) is the
  * caller's to weigh. Edge lists are left to it too: a file that is gone is
  * not damage in the record. */
-static int recorded_spec_damaged(const struct ofcd *d, const struct ctl_record *rec,
-				 struct ofc_error *err)
+static int recorded_spec_damaged(const struct ofcd *d, const char *spec, struct ofc_error *err)
 {
 	const char *fabric = d->w_cfg->f->name;
 	struct ofc_error e = {0};
 	struct graph *g;
 	char at[32] = "";
 
-	if (strstr(rec->topology, "edges:"))
+	if (strstr(spec, "edges:"))
 		return 0;
-	if (topo_build(rec->topology, &g, &e) == 0) {
+	if (topo_build(spec, &g, &e) == 0) {
 		graph_free(g);
 		return 0;
 	}
@@ -355,8 +360,8 @@ static int recorded_spec_damaged(const struct ofcd *d, const struct ctl_record *
 		     "corrupt %s: its topology ('%.40s%s', %zu characters) does not parse: "
 		     "%s%.120s. ofcd cannot tell what the devices hold: look at it, then set it "
 		     "aside (ofcd then serves the config's topology): %s",
-		     store_noun(d->store), rec->topology, strlen(rec->topology) > 40 ? "..." : "",
-		     strlen(rec->topology), at, e.msg, mv);
+		     store_noun(d->store), spec, strlen(spec) > 40 ? "..." : "", strlen(spec), at,
+		     e.msg, mv);
 	free(where);
 	free(mv);
 	return -1;
@@ -402,11 +407,14 @@ static int adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **sna
 	if (ctl_load_record_in(d->store, f->name, &rec, &e) == 0) {
 		if (rec.have_state && !rec.have_journal && rec.moves_known)
 			moves_from_record(d, &rec, leader);
-		/* (A partition's commit records that partition's topology.) */
-		bool other = rec.have_state && !rec.have_journal && !rec.partition &&
-			     rec.topology && *rec.topology && f->topology.present && f->nswitches &&
-			     strcmp(rec.topology, f->topology.spec) != 0;
-		if (other && recorded_spec_damaged(d, &rec, &e) < 0) {
+		/* The fabric's topology, which a partition's commit keeps (its
+		 * own topology is the partition's; an older record after one
+		 * does not say: the config's then). */
+		const char *fab = rec.fabric_topology;
+		bool other = rec.have_state && !rec.have_journal && fab && *fab &&
+			     f->topology.present && f->nswitches &&
+			     strcmp(fab, f->topology.spec) != 0;
+		if (other && recorded_spec_damaged(d, fab, &e) < 0) {
 			ctl_record_free(&rec);
 			if (strict) {
 				*err = e;
@@ -417,7 +425,7 @@ static int adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **sna
 			other = false;
 		}
 		if (other || (d->nw_moves && f->topology.present && f->nswitches)) {
-			const char *spec = other ? rec.topology : f->topology.spec;
+			const char *spec = other ? fab : f->topology.spec;
 			struct fabric *nf;
 			struct ctl *nc;
 			struct ofc_error e2 = {0};
@@ -433,7 +441,7 @@ static int adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **sna
 						 strict || leader ? OFCD_LOG_NOTICE : OFCD_LOG_INFO,
 						 "serving the recorded topology %s (the config "
 						 "asks for %s; reload or reconfigure to change it)",
-						 rec.topology, f->topology.spec);
+						 fab, f->topology.spec);
 				if (d->nw_moves)
 					ofcd_log(d,
 						 strict || leader ? OFCD_LOG_NOTICE : OFCD_LOG_INFO,
@@ -680,25 +688,28 @@ static void sync_events(struct ofcd *d)
 		return;
 	uint64_t gen = r.have_state ? r.generation : 0, jid = r.have_journal ? r.journal_id : 0;
 	const char *phase = r.have_journal ? r.journal_phase : NULL;
+	/* who wrote the journal, and the record */
+	char jby[96], rby[96];
+	snprintf(jby, sizeof(jby), "by %s%s (seen in etcd)", r.journal_replica ? "replica " : "",
+		 r.journal_replica ? r.journal_replica : "the leader");
+	snprintf(rby, sizeof(rby), "by %s%s (seen in etcd)", r.replica ? "replica " : "",
+		 r.replica ? r.replica : "the leader");
 
-	if (jid && jid != d->w_sync_jid) {
-		snprintf(msg, sizeof(msg), "by the leader (seen in etcd)");
-		post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_STARTED, jid, NULL, msg, NULL,
+	if (jid && jid != d->w_sync_jid)
+		post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_STARTED, jid, NULL, jby, NULL,
 			   OFC_R_NONE);
-	}
 	if (jid && phase && strcmp(phase, "rolling-back") == 0 &&
 	    (jid != d->w_sync_jid || !d->w_sync_phase ||
 	     strcmp(d->w_sync_phase, "rolling-back") != 0))
-		post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLING_BACK, jid, NULL,
-			   "by the leader (seen in etcd)", NULL, OFC_R_NONE);
+		post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLING_BACK, jid, NULL, jby,
+			   NULL, OFC_R_NONE);
 	if (gen != d->w_sync_gen && gen) {
-		snprintf(msg, sizeof(msg), "generation %llu, by the leader (seen in etcd)",
-			 (unsigned long long)gen);
+		snprintf(msg, sizeof(msg), "generation %llu, %s", (unsigned long long)gen, rby);
 		post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED, gen, NULL, msg,
 			   NULL, OFC_R_NONE);
 	} else if (!jid && d->w_sync_jid && gen == d->w_sync_gen) {
 		post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLED_BACK, d->w_sync_jid,
-			   NULL, "by the leader (seen in etcd)", NULL, OFC_R_NONE);
+			   NULL, rby, NULL, OFC_R_NONE);
 	}
 	d->w_sync_gen = gen;
 	d->w_sync_jid = jid;
@@ -1165,14 +1176,17 @@ static void run_mutation(struct ofcd *d, struct job *j)
 	an.t.has_operations = an.t.has_seconds = 1;
 	an.t.operations = res.ops_applied;
 	an.t.seconds = res.seconds;
+	char by[160];
+	ofcd_txn_by(d, &an.t, by, sizeof(by));
 	if (rc == 0) {
 		an.t.state = "committed";
 		j->outcome = "committed";
-		answer_status(&an, OFC__V1__STATUS__STATUS_OK,
-			      "committed transaction %llu: %u operation%s on %u device%s in %.3f s",
-			      (unsigned long long)res.txn, res.ops_applied,
-			      res.ops_applied == 1 ? "" : "s", nc->ndevs, nc->ndevs == 1 ? "" : "s",
-			      res.seconds);
+		answer_status(
+		    &an, OFC__V1__STATUS__STATUS_OK,
+		    "committed transaction %llu%s: %u operation%s on %u device%s in %.3f s",
+		    (unsigned long long)res.txn, by, res.ops_applied,
+		    res.ops_applied == 1 ? "" : "s", nc->ndevs, nc->ndevs == 1 ? "" : "s",
+		    res.seconds);
 		ofcd_ctl_close(d, d->w_ctl);
 		d->w_ctl = nc;
 		nc = NULL;

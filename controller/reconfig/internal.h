@@ -28,6 +28,7 @@ struct store_ops {
 	double (*fence)(struct store *s);
 	uint64_t (*epoch)(struct store *s);
 	int (*reg)(struct store *s, double timeout, struct ofc_error *err);
+	const char *(*replica)(const struct store *s);
 };
 
 /* Every backend's store begins with this. */
@@ -56,6 +57,7 @@ struct journal {
 	uint32_t version; /* 1: an older ofc's (no field) */
 	uint32_t pid;
 	uint64_t epoch; /* the writer's leadership (an etcd store's); 0: none */
+	char *replica;	/* ... its replica's name (NULL: none) */
 	uint64_t started_ms;
 	double trial_deadline;
 	struct txn_meta meta; /* what the commit records */

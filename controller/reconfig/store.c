@@ -88,3 +88,8 @@ uint64_t store_epoch(struct store *s)
 {
 	return s->ops->epoch ? s->ops->epoch(s) : 0;
 }
+
+const char *store_replica(const struct store *s)
+{
+	return s->ops->replica ? s->ops->replica(s) : NULL;
+}

@@ -184,5 +184,8 @@ void store_cluster(struct store *s, struct store_cluster *out);
 double store_fence(struct store *s);
 /* This replica's epoch while it leads, else 0 (files: 0). */
 uint64_t store_epoch(struct store *s);
+/* This replica's name (store_etcd_opts.name), NULL for a files store:
+ * the record and the journal say which replica wrote them. */
+const char *store_replica(const struct store *s);
 
 #endif

@@ -462,6 +462,12 @@ static uint64_t es_epoch(struct store *s)
 	return e;
 }
 
+/* (es->name is set at open and never changes: no lock) */
+static const char *es_replica(const struct store *s)
+{
+	return ces_of(s)->name;
+}
+
 static int es_load(struct store *s, double timeout, struct ofc_error *err)
 {
 	struct etcd_store *es = es_of(s);
@@ -1309,6 +1315,7 @@ static const struct store_ops etcd_ops = {
     .fence = es_fence,
     .epoch = es_epoch,
     .reg = es_register,
+    .replica = es_replica,
 };
 
 /* A prefix of keys for etcd: printable, no quote (it goes into commands
