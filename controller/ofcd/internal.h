@@ -636,10 +636,10 @@ int queue_persist(struct ofcd *d, struct ofc_error *err);
  * done (buf moved in). */
 uint8_t *queue_pack_current(struct ofcd *d, size_t *len);
 void queue_written(struct ofcd *d, uint8_t *buf, size_t len);
-/* A takeover's replay of the last leader's queue: begin settles the
- * outcomes it left (outcomes_takeover) and sets aside what was queued
- * here meanwhile (returned), so the last leader's mutations, accepted
- * first, run first; end queues those after them and writes etcd's queue. */
+/* A takeover's replay of the last leader's queue: begin sets aside what
+ * was queued here meanwhile (returned), so the last leader's mutations,
+ * accepted first, run first; end queues those after them and writes
+ * etcd's queue. */
 struct job *queue_takeover_begin(struct ofcd *d);
 void queue_takeover_end(struct ofcd *d, struct job *mine);
 struct Ofc__V1__MutationQueue *queue_load(struct ofcd *d);

@@ -213,8 +213,6 @@ struct job *queue_takeover_begin(struct ofcd *d)
 {
 	struct job *mine = d->queue;
 
-	/* (first: a resend waiting here is answered from what it settles) */
-	outcomes_takeover(d);
 	d->queue = d->queue_tail = NULL;
 	d->nqueue = 0;
 	d->q_replaying = true;

@@ -2698,6 +2698,7 @@ static void replay_queue(struct ofcd *d)
 	struct Ofc__V1__MutationQueue *q = queue_load(d);
 	struct job *mine = queue_takeover_begin(d);
 
+	outcomes_takeover(d); /* (what a resend queued here is answered from) */
 	for (size_t i = 0; q && i < q->n_entries; i++) {
 		const Ofc__V1__MutationQueue__Entry *e = q->entries[i];
 		Ofc__V1__Request *req =
