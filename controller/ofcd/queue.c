@@ -6,7 +6,11 @@
  * had sent them to it (server.c, replay_queue), answered to nobody: their
  * connections went with the last leader, and watchers see them queued and
  * run. The mutation running is not in it: the journal's repair decides
- * that one (old or new), as a restart's does.
+ * that one (old or new), as a restart's does; one with a request_key
+ * leaves the list in the same write that records it started
+ * (outcomes.c). Nothing is written while the replica takes over: until
+ * its replay has read the last leader's list, that list is etcd's queue,
+ * and what clients send meanwhile waits in memory, then goes after it.
  *
  * Loop thread only (the store takes writes from any thread, one at a
  * time). A single ofcd with files keeps its queue in memory, as before. */
