@@ -11,7 +11,10 @@
 # - the same key sent again deliberately gets the recorded outcome, with
 #   no new transaction; the key for another request is refused;
 # - a mutation sent while the new leader takes over is not read back from
-#   etcd's queue as the last leader's (it ran twice so).
+#   etcd's queue as the last leader's (it ran twice so);
+# - what a leader left started is settled at the next takeover by the
+#   record: committed since (a resend gets "committed"), or not (the
+#   resend runs once).
 SUITE=cluster-dedup
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
@@ -119,4 +122,43 @@ grep -q "^STATUS_INVALID - 0 request_key: 1 to 128 characters" "$TMP/k5.out" && 
 # the outcomes live in etcd beside the queue
 etcdctl --endpoints "127.0.0.1:$ETCD_C1" get --print-value-only /ofc/torus64-ocs/outcomes 2>/dev/null | grep -q "$K" &&
 	ok || bad "no outcomes key in etcd"
+
+# ---- what a dead leader left started is settled by the record ----------------------
+# Every replica stopped, then etcd's outcomes as a leader killed between
+# its commit and its answer leaves them: K2 started before the record's
+# last commit (it is that commit), K3 at it (it did not take effect). The
+# next leader answers K2's resend "committed", and runs K3's once.
+G=$(gen "$N")
+for r in r1 r2 r3; do replica_stop $r; done
+$PY - "$BUILD/python" "$ETCD_C1" "uid:$(id -u)" "$G" "$B" "$A" <<'EOF' && ok || bad "the outcomes put in etcd"
+import base64, json, sys, time, urllib.request
+sys.path.insert(0, sys.argv[1])
+from ofc_client.pb import state_pb2 as st
+port, owner, gen, b, a = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6]
+m = st.MutationOutcomes(epoch=1)
+for key, target, before, ticket in (("k2-committed", b, gen - 1, 7), ("k3-rolled-back", a, gen, 8)):
+    m.outcomes.add(key=key, owner=owner, kind="reconfigure", target=target, ticket=ticket,
+                   epoch=1, replica="r9", done=False, generation_before=before,
+                   time_unix_ms=int(time.time() * 1000))
+b64 = lambda x: base64.b64encode(x).decode()
+body = json.dumps({"key": b64(b"/ofc/torus64-ocs/outcomes"), "value": b64(m.SerializeToString())})
+r = urllib.request.urlopen("http://127.0.0.1:%s/v3/kv/put" % port, body.encode(), timeout=5)
+sys.exit(0 if r.status == 200 else 1)
+EOF
+for r in r1 r2 r3; do replica_start $r --probe-interval 0; done
+wait_leader 30 r1 r2 r3 && ok || bad "no leader after the restart"
+N=$LEADER
+grep -q "request_key 'k2-committed' (reconfigure $B): committed transaction $G (ticket 7 on r9, which went away before it answered)" "$TMP/$N.log" &&
+	ok || bad "K2 settled as committed" "$(grep -i request_key "$TMP/$N.log")"
+send k2-committed "$B" >"$TMP/k6.out" 2>&1
+read -r st ts tid msg <"$TMP/k6.out"
+[ "$st $ts $tid" = "STATUS_OK committed $G" ] && grep -q "recorded outcome of request_key 'k2-committed', ticket 7 on r9" "$TMP/k6.out" &&
+	ok || bad "K2's resend: the recorded commit" "$(cat "$TMP/k6.out")"
+grep -q "request_key 'k3-rolled-back' (reconfigure $A, ticket 8 on r9) had started when its leader went away and did not take effect" "$TMP/$N.log" &&
+	ok || bad "K3 settled as not done" "$(grep -i request_key "$TMP/$N.log")"
+send k3-rolled-back "$A" >"$TMP/k7.out" 2>&1
+read -r st ts tid msg <"$TMP/k7.out"
+[ "$st $ts" = "STATUS_OK committed" ] && [ "$tid" -gt "$G" ] && ! grep -q "recorded outcome" "$TMP/k7.out" &&
+	ok || bad "K3's resend runs" "$(cat "$TMP/k7.out")"
+[ "$(gen "$N")" = "$tid" ] && ok || bad "K3's commit is the record" "generation $(gen "$N"), K3's $tid"
 finish
