@@ -216,9 +216,10 @@ static int outcomes_write(struct ofcd *d, const uint8_t *q, size_t qlen, struct 
 	uint8_t *buf;
 	int rc;
 
+	/* (bounded in memory too: a single ofcd writes nothing) */
+	outcomes_trim(&d->outcomes, unix_ms());
 	if (!d->clustered || !d->leading)
 		return 0;
-	outcomes_trim(&d->outcomes, unix_ms());
 	buf = outcomes_pack(&d->outcomes, store_epoch(d->store), &len);
 	if (len > OUTCOMES_MAX_BYTES) {
 		free(buf);

@@ -1070,8 +1070,13 @@ static int on_watch(void *ctx, struct json_object *msg)
 				es->wake = true;
 			post(es, STORE_EV_HEALTH);
 		}
-		/* (a registration is the replicas' health, not the state) */
+		/* (a registration is the replicas' health, not the state; the
+		 * outcomes are read at a takeover only: no follower syncs for
+		 * them, twice a mutation) */
 		bool is_reg = strncmp(kv.key, es->reg_prefix, strlen(es->reg_prefix)) == 0;
+		size_t plen = strlen(es->prefix);
+		bool quiet = strncmp(kv.key, es->prefix, plen) == 0 &&
+			     strcmp(kv.key + plen, item_names[STORE_OUTCOMES]) == 0;
 
 		cache_set(es, kv.key, del ? NULL : kv.value, kv.len, kv.create_rev, kv.mod_rev,
 			  kv.lease);
@@ -1079,7 +1084,7 @@ static int on_watch(void *ctx, struct json_object *msg)
 			free(kv.value);
 		if (is_reg)
 			post(es, STORE_EV_HEALTH);
-		else if (!is_leader)
+		else if (!is_leader && !quiet)
 			post(es, STORE_EV_CHANGED);
 	}
 	if (last > es->rev)
