@@ -204,6 +204,10 @@ void outcome_adopt(struct ofcd *d, struct job *j, bool mutation)
 	if (req->request_key && *req->request_key)
 		j->key = xstrndup(req->request_key, OUTCOME_KEY_MAX + 1);
 	ofc__v1__request__free_unpacked(req, NULL);
+	/* (what an operator sends again by hand, or looks up) */
+	if (j->key && outcome_key_ok(j->key))
+		ofcd_log(d, OFCD_LOG_INFO, "ticket %llu carries request_key '%s'",
+			 (unsigned long long)j->ticket, j->key);
 }
 
 /* The table into the store with the queue's new list (NULL: the queue not

@@ -92,6 +92,7 @@ G1=$(gen "$N")
 expect_json "j['topology']['spec'] == '$B' and j['at_target']" $OFC --socket "$TMP/$N.sock" status --json
 runs=$(grep -c "ticket [0-9]*: reconfigure $B from .*: ok: committed transaction $tid " "$TMP/$N.log")
 [ "$runs" = 1 ] && ok || bad "the request ran once on the new leader, not $runs times" "$(grep -i ticket "$TMP/$N.log")"
+grep -q "ticket [0-9]* carries request_key '$K'" "$TMP/$N.log" && ok || bad "the key in the new leader's log"
 grep -q "queued there and not started: run here" "$TMP/$N.log" &&
 	bad "the new leader ran something from etcd's queue" "$(grep -i ticket "$TMP/$N.log")" || ok
 grep -q "request_key '$K' (reconfigure $B, ticket [0-9]* on $L) had started when its leader went away and did not take effect" "$TMP/$N.log" &&
