@@ -386,8 +386,10 @@ int metrics_main(struct cli_targets *t, int argc, char **argv)
 		if (opt == 'h')
 			return cli_help(&metrics_cmd,
 					"Prints GetMetrics' answer: the Prometheus text "
-					"exposition of the replica asked\n(the first address "
-					"that answers: every replica has its own).\n\n"
+					"exposition of the replica asked\n(the first of the "
+					"addresses given that answers, --socket PATH or --server\n"
+					"URL, repeated or a comma list; every replica has its "
+					"own).\n\n"
 					"  --timeout DUR  give up after DUR (default 30s)\n");
 		if (opt == 'W' && cli_opt_duration(&metrics_cmd, "timeout", optarg, &timeout))
 			return 2;
