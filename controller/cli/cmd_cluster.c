@@ -183,7 +183,9 @@ static void print_text(const struct cli_targets *t, const struct cl_report *c)
 				known++;
 				up += s->devices[i]->reachable;
 			}
-		printf("  devices    %zu, %zu of %zu reachable", s->n_devices, up, known);
+		printf("  devices    %zu: %zu reachable", s->n_devices, up);
+		if (known < s->n_devices)
+			printf(", %zu not contacted yet", s->n_devices - known);
 		for (size_t i = 0; i < s->n_devices; i++)
 			if (s->devices[i]->has_reachable && !s->devices[i]->reachable)
 				printf("; %s UNREACHABLE", OR_DASH(s->devices[i]->name));
@@ -195,19 +197,19 @@ static void print_text(const struct cli_targets *t, const struct cl_report *c)
 		if (!s->n_held)
 			printf("  held       none\n");
 	}
-	if (c->nproblems)
-		printf("PROBLEMS:\n  %s\n", c->problems.buf);
-	else
+	if (!c->nproblems) {
 		printf("healthy\n");
-	if (c->nproblems) {
-		/* the same, one per line on stderr, for a probe's log */
-		char *p = c->problems.buf;
+		return;
+	}
+	/* on stdout, and one per line on stderr for a probe's log */
+	printf("PROBLEMS:\n");
+	for (char *p = c->problems.buf, *e; p; p = e ? e + 1 : NULL) {
+		int n;
 
-		for (char *e; p; p = e ? e + 1 : NULL) {
-			e = strchr(p, '\n');
-			fprintf(stderr, "ofc cluster: %.*s\n", (int)(e ? e - p : (long)strlen(p)),
-				p);
-		}
+		e = strchr(p, '\n');
+		n = (int)(e ? e - p : (long)strlen(p));
+		printf("  %.*s\n", n, p);
+		fprintf(stderr, "ofc cluster: %.*s\n", n, p);
 	}
 }
 
@@ -304,7 +306,7 @@ static void print_json_doc(const struct cl_report *c)
 	jw_finish(&w);
 }
 
-static const struct cli_cmd cluster_cmd = {
+static const struct cli_cmd cluster_base = {
     "cluster", "status [--json] [--timeout DUR]",
     "every replica's role, lease and contact, etcd, devices, queue and holds", NULL};
 
@@ -321,8 +323,24 @@ static const char cluster_help[] =
     "                 ofc.v1.Cluster or error), etcd, devices, queue_depth, held\n"
     "  --timeout DUR  how long each address may take to answer (default 5s)\n";
 
+/* The command as the user typed it: "--socket PATH cluster" when the
+ * addresses came from an option, so usage errors name it. */
+static struct cli_cmd named(const struct cli_cmd *base, const struct cli_targets *t, char *buf,
+			    size_t n)
+{
+	struct cli_cmd c = *base;
+
+	if (!t->default_socket && t->opt && t->opt[0] == '-') {
+		snprintf(buf, n, "%s %s", t->https ? "--server URL" : "--socket PATH", base->name);
+		c.name = buf;
+	}
+	return c;
+}
+
 int cluster_main(struct cli_targets *t, int argc, char **argv)
 {
+	char nbuf[64];
+	const struct cli_cmd cluster_cmd = named(&cluster_base, t, nbuf, sizeof(nbuf));
 	static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
 					     {"timeout", required_argument, NULL, 'W'},
 					     {"help", no_argument, NULL, 'h'},
@@ -332,6 +350,15 @@ int cluster_main(struct cli_targets *t, int argc, char **argv)
 	bool json = false;
 	int opt;
 
+	/* the subcommand first, as `ofc slurm` takes its own */
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
+		return cli_help(&cluster_cmd, cluster_help);
+	if (argc < 2 || strcmp(argv[1], "status") != 0)
+		return cli_usage_error(
+		    &cluster_cmd, argc < 2 ? "expected status" : "unknown subcommand '%s' (status)",
+		    argc < 2 ? "" : argv[1]);
+	argc--;
+	argv++;
 	optind = 0;
 	while ((opt = cli_getopt(&cluster_cmd, argc, argv, "h", opts)) != -1) {
 		if (opt == -2)
@@ -343,12 +370,8 @@ int cluster_main(struct cli_targets *t, int argc, char **argv)
 		else if (opt == 'W' && cli_opt_duration(&cluster_cmd, "timeout", optarg, &timeout))
 			return 2;
 	}
-	if (optind >= argc || strcmp(argv[optind], "status") != 0)
-		return cli_usage_error(
-		    &cluster_cmd, optind < argc ? "unknown subcommand '%s'" : "expected status%s",
-		    optind < argc ? argv[optind] : "");
-	if (optind + 1 < argc)
-		return cli_usage_error(&cluster_cmd, "unexpected argument '%s'", argv[optind + 1]);
+	if (optind < argc)
+		return cli_usage_error(&cluster_cmd, "unexpected argument '%s'", argv[optind]);
 	c = xcalloc(1, sizeof(*c));
 	ask_each(t, timeout, c);
 	judge(c);
@@ -365,11 +388,13 @@ int cluster_main(struct cli_targets *t, int argc, char **argv)
 	return rc;
 }
 
-static const struct cli_cmd metrics_cmd = {"metrics", "[--timeout DUR]",
+static const struct cli_cmd metrics_base = {"metrics", "[--timeout DUR]",
 					   "ofcd's metrics, as Prometheus scrapes them", NULL};
 
 int metrics_main(struct cli_targets *t, int argc, char **argv)
 {
+	char nbuf[64];
+	const struct cli_cmd metrics_cmd = named(&metrics_base, t, nbuf, sizeof(nbuf));
 	static const struct option opts[] = {
 	    {"timeout", required_argument, NULL, 'W'}, {"help", no_argument, NULL, 'h'}, {0}};
 	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;

@@ -88,10 +88,10 @@ static void usage_all(void)
 {
 	FILE *out = stdout;
 
-	fprintf(out, "usage: ofc COMMAND [ARGS]\n       ofc --socket PATH[,PATH...] "
+	fprintf(out, "usage: ofc COMMAND [ARGS]\n       ofc --socket PATH "
 		     "status|apply|reconfigure|release|schedule|watch|cancel|fail|restore|"
 		     "cluster|metrics [ARGS]\n"
-		     "       ofc --server https://HOST:PORT[,...] --cert FILE --key FILE --cacert "
+		     "       ofc --server https://HOST:PORT --cert FILE --key FILE --cacert "
 		     "FILE COMMAND [ARGS]\n"
 		     "       ofc --help | --version\n\ncommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
@@ -102,7 +102,8 @@ static void usage_all(void)
 		"release,\nschedule, watch, cancel, fail, restore, cluster and metrics "
 		"(OFC_SOCKET= unset or\nempty: status, apply and schedule act locally; the "
 		"others ask ofcd at\n" OFCD_SOCKET_DEFAULT "). Replicas: --socket and --server "
-		"repeat, and each (and OFC_SOCKET)\ntakes a comma list; ofc asks them in turn "
+		"repeat, and each (and OFC_SOCKET)\ntakes a comma list (PATH,PATH...); ofc asks "
+		"them in turn "
 		"until one leads (a follower names\nthe leader) or --timeout passes. Exit "
 		"status: 0 success, 1 runtime failure,\n2 bad input or usage.\n");
 }
@@ -231,8 +232,10 @@ int ofc_cli_main(int argc, char **argv)
 	 * OFC_SOCKET's, else the default socket. */
 	if (strcmp(argv[1], "slurm") == 0)
 		for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-			if (strcmp(commands[i].name, "slurm") == 0)
+			if (strcmp(commands[i].name, "slurm") == 0) {
+				optind = 0; /* GNU: reinitialise getopt for this argv */
 				return slurm_main(t, &commands[i], argc - 1, argv + 1);
+			}
 	/* --socket or --server anywhere, or $OFC_SOCKET for the commands ofcd
 	 * answers: ask the daemon instead of acting locally. */
 	if (t->n)

@@ -64,6 +64,20 @@ rstart() {
 		--advertise "$_u"
 }
 for r in r1 r2 r3; do replica_dir $r "$TMP/fab.yaml" "$e_port"; done
+
+# ---- a replica whose etcd never answered: stale, and not "-1.0 s ago" -------------
+replica_dir x1 "$TMP/fab.yaml" "$e_port"
+REPLICA_ETCD=etcd://127.0.0.1:1 replica_start x1 --probe-interval 0
+# (until its first try at etcd has failed)
+_end=$(($(date +%s) + 10))
+until $OFC --socket "$TMP/x1.sock" status 2>/dev/null | grep -q "STALE      etcd: " ||
+	[ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+expect_stdout_has "(etcd has not answered yet): what is shown may be behind" $OFC --socket "$TMP/x1.sock" status
+expect_exit 1 $OFC --socket "$TMP/x1.sock" cluster status
+grep -q "^  $TMP/x1.sock (x1) is stale: " "$TMP/out" && grep -q "^  no replica leads" "$TMP/out" &&
+	grep -q "^ofc cluster: etcd member 127.0.0.1:1 (http://127.0.0.1:1) does not answer" "$TMP/err" &&
+	ok || bad "cluster status of a stale replica" "$(cat "$TMP/out" "$TMP/err")"
+replica_stop x1 KILL
 for r in r1 r2 r3; do rstart $r; done
 others() { for _o in r1 r2 r3; do [ "$_o" = "$1" ] || printf '%s ' "$_o"; done; }
 gw() { eval "printf '%s' \"\$GW_$1\""; }
