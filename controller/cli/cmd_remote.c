@@ -136,15 +136,17 @@ static int common_opt(struct remote *r, int c, const char *arg)
 #define OR_DASH(p) ((p) ? (p) : "-")
 
 /* Issue 37: a replica of ofcd on etcd, and the cluster as it sees it. */
-static void print_cluster(const Ofc__V1__Cluster *c)
+static void print_cluster(const Ofc__V1__Cluster *c, bool https)
 {
 	const Ofc__V1__Leader *l = c->leader;
+	/* where this client reaches the leader: through a gateway, its URL */
+	const char *at = !l ? NULL : https ? l->url : l->socket;
 
-	printf("  replica    %s, %s", c->name ? c->name : "?", c->role ? c->role : "?");
+	printf("  replica    %s, %s", c->name && *c->name ? c->name : "?",
+	       c->role && *c->role ? c->role : "?");
 	if (l)
 		printf("; leader %s, epoch %llu%s%s", l->name ? l->name : "?",
-		       (unsigned long long)l->epoch, l->socket ? ", at " : "",
-		       l->socket ? l->socket : "");
+		       (unsigned long long)l->epoch, at && *at ? ", at " : "", at && *at ? at : "");
 	else
 		printf("; no leader now (an election is under way)");
 	printf("\n  lease      %.0f s, %.1f s left\n", c->lease_ttl_seconds, c->lease_left_seconds);
@@ -174,7 +176,7 @@ static void print_cluster(const Ofc__V1__Cluster *c)
 	}
 }
 
-static void print_state(const Ofc__V1__State *s)
+static void print_state(const Ofc__V1__State *s, bool https)
 {
 	/* A tenant through the gateway is not shown the config's path, nor
 	 * other fields its policy hides: what is absent is left out. */
@@ -195,7 +197,7 @@ static void print_state(const Ofc__V1__State *s)
 	printf("  target     %s, %s\n", s->target_topology ? s->target_topology : "-",
 	       s->at_target ? "at target" : "NOT at target");
 	if (s->cluster)
-		print_cluster(s->cluster);
+		print_cluster(s->cluster, https);
 	if (s->schedule)
 		printf("  schedule   %s %s: %u steps, %.6g us (lower bound %.6g us), verified %s\n",
 		       OR_DASH(s->schedule->algorithm), OR_DASH(s->schedule->collective),
@@ -308,7 +310,7 @@ static int r_status(struct remote *r, int argc, char **argv)
 		if (r->json)
 			print_json(stdout, &resp->state->base);
 		else
-			print_state(resp->state);
+			print_state(resp->state, r->t->https);
 		/* a switch that does not answer: 1, as `ofc status FILE` */
 		rc = status_devices_exit(resp->state);
 		ofc__v1__response__free_unpacked(resp, NULL);

@@ -131,6 +131,10 @@ grep -q "does not lead; asking the leader, $L, at $(gw "$L")" "$TMP/err" && ok |
 expect_exit 0 $OFC --server "$SERVERS" $TENANT status
 grep -q "(config ?)\|(null)" "$TMP/out" && bad "a tenant's status shows what it may not see" "$(cat "$TMP/out")" || ok
 expect_stdout_has "released partition 't-a'" $OFC --server "$SERVERS" $TENANT release t-a
+# a follower answers the read, and names the leader where this client goes
+expect_stdout_has "; leader $L, epoch" $OFC --server "$SERVERS" $ADMIN status
+grep -q "; leader $L, epoch [0-9]*, at $(gw "$L")\$" "$TMP/out" && ok ||
+	bad "status through a follower's gateway names the leader's URL" "$(cat "$TMP/out")"
 
 # ---- through a follower's gateway, ofcd's words name the leader's URL ------------
 curl -s --cacert "$C/ca.pem" --cert "$C/admin.pem" --key "$C/admin.key" \
@@ -168,6 +172,14 @@ prolog() { # JOB NODELIST COMMENT [ofc options]
 		OFC_SLURM_SCONTROL="$TMP/fake-scontrol" OFC_SOCKET="$ALL" $OFC "$@" slurm prolog --timeout 30
 }
 epilog() { env -i SLURM_JOB_ID="$1" OFC_SOCKET="$ALL" $OFC slurm epilog --timeout 30; }
+# the env file naming one follower: it names the leader, asked in turn
+env -i SLURM_JOB_ID=10 SLURM_JOB_NODELIST='h[12-15]' SLURM_JOB_COMMENT='ofc:topology=ring:4' \
+	OFC_SLURM_SCONTROL="$TMP/fake-scontrol" OFC_SOCKET="$TMP/$F1.sock" $OFC slurm prolog --timeout 30 \
+	>"$TMP/out" 2>"$TMP/err"
+[ $? -eq 0 ] && grep -q "ofc: job 10: partition slurm-job-10: ring:4 on 4 hosts committed" "$TMP/out" &&
+	grep -q "ofc: $TMP/$F1.sock does not lead; asking the leader, $L" "$TMP/err" && ok ||
+	bad "the prolog given a follower alone" "$(cat "$TMP/out" "$TMP/err")"
+expect_stdout_has "released partition 'slurm-job-10'" epilog 10
 expect_stdout_has "ofc: job 11: partition slurm-job-11: ring:4 on 4 hosts committed" prolog 11 'h[0-3]' 'ofc:topology=ring:4'
 # the same prolog again (its leader died after the commit): the hold stands
 expect_stdout_has "ofc: job 11: partition slurm-job-11: ring:4 on 4 hosts" prolog 11 'h[0-3]' 'ofc:topology=ring:4'
