@@ -224,47 +224,85 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Whether state s holds `name` on exactly these hosts at spec. */
+static bool holds(const Ofc__V1__State *s, const char *name, char **hosts, uint32_t n,
+		  const char *spec)
+{
+	bool same = false;
+
+	for (size_t i = 0; i < s->n_held && !same; i++) {
+		const Ofc__V1__HeldPartition *h = s->held[i];
+
+		if (!h->name || strcmp(h->name, name) != 0 || h->n_hosts != n || !h->topology ||
+		    strcmp(h->topology, spec) != 0)
+			continue;
+		char **a = xcalloc(n + 1, sizeof(*a)), **b = xcalloc(n + 1, sizeof(*b));
+		memcpy(a, hosts, n * sizeof(*a));
+		memcpy(b, h->hosts, n * sizeof(*b));
+		qsort(a, n, sizeof(*a), cmp_str);
+		qsort(b, n, sizeof(*b), cmp_str);
+		same = true;
+		for (uint32_t k = 0; k < n && same; k++)
+			same = strcmp(a[k], b[k]) == 0;
+		free(a);
+		free(b);
+	}
+	return same;
+}
+
 /* After a refusal: is `name` held already on exactly these hosts at spec?
  * The leader may have died after committing the prolog's first try, and
  * the retry on the next leader then finds the hold it made: the job has
- * what it asked for. */
+ * what it asked for. Every address is asked (a replica that does not
+ * lead may not show the leader's holds): held on any is held. */
 static bool already_held(const struct slurm_opts *o, const char *name, char **hosts, uint32_t n,
 			 const char *spec, double timeout)
 {
-	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
-	Ofc__V1__GetState gs = OFC__V1__GET_STATE__INIT;
-	Ofc__V1__Response *resp = NULL;
-	struct ofc_error err = {0};
+	struct cli_targets *one = xcalloc(1, sizeof(*one));
+	double end = now_seconds() + timeout;
 	bool same = false;
 
-	req.body_case = OFC__V1__REQUEST__BODY_GET_STATE;
-	req.get_state = &gs;
-	if (timeout <= 0 || ask(o, &req, timeout, CLI_CALL_READ, &resp, &err) < 0)
-		return false;
-	if (resp->status == OFC__V1__STATUS__STATUS_OK &&
-	    resp->body_case == OFC__V1__RESPONSE__BODY_STATE) {
-		const Ofc__V1__State *s = resp->state;
+	for (uint32_t i = 0; i < o->t->n && !same && now_seconds() < end; i++) {
+		Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+		Ofc__V1__GetState gs = OFC__V1__GET_STATE__INIT;
+		Ofc__V1__Response *resp = NULL;
+		struct ofc_error err = {0};
+		double left = end - now_seconds();
 
-		for (size_t i = 0; i < s->n_held && !same; i++) {
-			const Ofc__V1__HeldPartition *h = s->held[i];
-
-			if (!h->name || strcmp(h->name, name) != 0 || h->n_hosts != n ||
-			    !h->topology || strcmp(h->topology, spec) != 0)
-				continue;
-			char **a = xcalloc(n + 1, sizeof(*a)), **b = xcalloc(n + 1, sizeof(*b));
-			memcpy(a, hosts, n * sizeof(*a));
-			memcpy(b, h->hosts, n * sizeof(*b));
-			qsort(a, n, sizeof(*a), cmp_str);
-			qsort(b, n, sizeof(*b), cmp_str);
-			same = true;
-			for (uint32_t k = 0; k < n && same; k++)
-				same = strcmp(a[k], b[k]) == 0;
-			free(a);
-			free(b);
-		}
+		memset(one, 0, sizeof(*one));
+		one->https = o->t->https;
+		one->srv = o->t->srv;
+		req.body_case = OFC__V1__REQUEST__BODY_GET_STATE;
+		req.get_state = &gs;
+		if (cli_targets_add(one, o->t->opt, o->t->addr[i], &err) < 0 ||
+		    cli_call(one, &req, left < 5 ? left : 5, CLI_CALL_READ, &resp, &err) < 0)
+			continue;
+		same = resp->status == OFC__V1__STATUS__STATUS_OK &&
+		       resp->body_case == OFC__V1__RESPONSE__BODY_STATE &&
+		       holds(resp->state, name, hosts, n, spec);
+		ofc__v1__response__free_unpacked(resp, NULL);
 	}
-	ofc__v1__response__free_unpacked(resp, NULL);
+	free(one);
 	return same;
+}
+
+/* already_held now, or (wait) once the next leader has run what a deposed
+ * leader handed to etcd's queue: it answered UNAVAILABLE ("do not send it
+ * again"), and the request runs after the takeover. Polled until the
+ * prolog's deadline, less the margin for telling Slurm why. */
+static bool held_by_deadline(const struct slurm_opts *o, const char *name, char **hosts, uint32_t n,
+			     const char *spec, double deadline, bool wait)
+{
+	for (;;) {
+		double left = deadline - now_seconds();
+		struct timespec ts = {0, 500 * 1000 * 1000};
+
+		if (already_held(o, name, hosts, n, spec, left))
+			return true;
+		if (!wait || left < 1.5)
+			return false;
+		nanosleep(&ts, NULL);
+	}
 }
 
 static int prolog(const struct slurm_opts *o)
@@ -338,10 +376,12 @@ static int prolog(const struct slurm_opts *o)
 		       t && t->operations == 1 ? "" : "s", t ? (unsigned long long)t->id : 0ULL,
 		       now_seconds() - t0);
 		rc = 0;
-	} else if (already_held(o, name, hosts, n, spec, timeout - (now_seconds() - t0))) {
-		/* asked twice across a failover: the first commit stands */
-		printf("ofc: job %s: partition %s: %s on %u host%s is held already (committed "
-		       "before a failover; %s answered the retry: %s) in %.3f s\n",
+	} else if (held_by_deadline(o, name, hosts, n, spec, t0 + timeout,
+				    resp->status == OFC__V1__STATUS__STATUS_UNAVAILABLE)) {
+		/* asked twice across a failover: the first commit stands; or
+		 * the next leader ran what the deposed one handed on */
+		printf("ofc: job %s: partition %s: %s on %u host%s is held (committed across a "
+		       "failover; %s answered: %s) in %.3f s\n",
 		       job, name, spec, n, n == 1 ? "" : "s", o->t->answered,
 		       resp->message ? resp->message : "refused", now_seconds() - t0);
 		rc = 0;

@@ -227,4 +227,39 @@ wait $P15
 expect_stdout_has "released partition 'slurm-job-15'" epilog 15
 rstart "$L"
 
+# ---- a prolog queued at a leader that is deposed (SIGSTOP past its lease) ---------
+# the leader hands the waiting request to the next through etcd's queue and
+# tells the prolog "do not send it again": the prolog waits for the hold
+wait_leader 20 r1 r2 r3 && ok || bad "no leader after the second restart"
+L=$LEADER
+now=$($OFC --socket "$TMP/$L.sock" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["topology"]["spec"])')
+next=torus:4x4
+[ "$now" = torus:4x4 ] && next=circulant:16:1,4
+$OFC --socket "$TMP/$L.sock" reconfigure --topology "$next" >"$TMP/busy.out" 2>&1 &
+BUSY=$!
+_end=$(($(date +%s) + 10))
+until $OFC --socket "$TMP/$L.sock" status --json 2>/dev/null | python3 -c 'import json,sys
+sys.exit(0 if json.load(sys.stdin).get("transaction") else 1)' || [ "$(date +%s)" -gt $_end ]; do
+	sleep 0.02
+done
+env -i SLURM_JOB_ID=16 SLURM_JOB_NODELIST='h[0-3]' SLURM_JOB_COMMENT='ofc:topology=ring:4' \
+	OFC_SLURM_SCONTROL="$TMP/fake-scontrol" OFC_SOCKET="$TMP/$L.sock,$ALL" $OFC slurm prolog \
+	--timeout 40 >"$TMP/p16.out" 2>"$TMP/p16.err" &
+P16=$!
+_end=$(($(date +%s) + 10))
+until $OFC --socket "$TMP/$L.sock" status --json 2>/dev/null | python3 -c 'import json,sys
+sys.exit(0 if json.load(sys.stdin).get("queue") else 1)' || [ "$(date +%s)" -gt $_end ]; do
+	sleep 0.02
+done
+replica_stop "$L" STOP
+set -- $(others "$L")
+wait_leader 20 "$@" && ok || bad "no replica took over from the stopped leader"
+replica_stop "$L" CONT
+wait $P16
+rc16=$?
+wait $BUSY
+[ $rc16 -eq 0 ] && grep -q "ofc: job 16: partition slurm-job-16: ring:4 on 4 hosts" "$TMP/p16.out" && ok ||
+	bad "the prolog queued at a deposed leader" "exit $rc16" "$(cat "$TMP/p16.out" "$TMP/p16.err")"
+expect_stdout_has "released partition 'slurm-job-16'" epilog 16
+
 finish
