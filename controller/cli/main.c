@@ -211,10 +211,9 @@ static int take_targets(int *argc, char **argv, struct cli_targets *t)
 	return 0;
 }
 
-int ofc_cli_main(int argc, char **argv)
+static int cli_main(struct cli_targets *t, int argc, char **argv)
 {
 	const char *env = getenv("OFC_SOCKET");
-	struct cli_targets *t = xcalloc(1, sizeof(*t)); /* lives until exit */
 	struct ofc_error err = {0};
 
 	if (take_targets(&argc, argv, t))
@@ -263,4 +262,13 @@ int ofc_cli_main(int argc, char **argv)
 		}
 	fprintf(stderr, "ofc: unknown command '%s'\nTry 'ofc --help'.\n", argv[1]);
 	return 2;
+}
+
+int ofc_cli_main(int argc, char **argv)
+{
+	struct cli_targets *t = xcalloc(1, sizeof(*t)); /* 25 KiB: not on the stack */
+	int rc = cli_main(t, argc, argv);
+
+	free(t);
+	return rc;
 }
