@@ -8,8 +8,9 @@
 #   make fuzz       build the libFuzzer targets (clang)
 #   make install    binaries, man pages, completion, systemd unit, sysusers.d
 #                   and tmpfiles.d, headers, libofc.a and ofc.pc, the docs,
-#                   the .proto files and the example configs (share/ofc)
-#                   under $(DESTDIR)$(PREFIX) (PREFIX=/usr/local)
+#                   the .proto files, the example configs and the Slurm
+#                   wrappers (share/ofc) under $(DESTDIR)$(PREFIX)
+#                   (PREFIX=/usr/local)
 #
 # BUILD=dir selects the output directory, so several builds (sanitizers, a
 # helper's worktree) never share objects.
@@ -306,6 +307,9 @@ $(BUILD)/ofc.pc: contrib/ofc.pc.in VERSION Makefile
 	  -e 's|@REQUIRES@|$(filter-out libsystemd,$(PKGS))|' -e 's|@LIBS@|$(LPSOLVE_LIBS) -lpthread -lm|' \
 	  $< >$@
 
+# The Slurm wrappers go to share/ofc/slurm, to be copied into /etc/slurm
+# (docs/slurm.md); they and their env file name the ofc installed here
+# ($(BINDIR)/ofc), not /usr/bin's, which a PREFIX=/usr/local install lacks.
 install: all $(LIB)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man1 \
 	  $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(UNITDIR) \
@@ -313,7 +317,7 @@ install: all $(LIB)
 	  $(DESTDIR)$(INCLUDEDIR)/ofc/proto $(DESTDIR)$(SYSCONFDIR)/default \
 	  $(DESTDIR)$(DOCDIR) $(DESTDIR)$(PYTHONDIR) $(DESTDIR)$(OFCDATADIR)/proto \
 	  $(DESTDIR)$(OFCDATADIR)/configs/credentials $(DESTDIR)$(OFCDATADIR)/examples/modelw \
-	  $(DESTDIR)$(OFCDATADIR)/yang $(DESTDIR)$(LIBDIR)/ofc
+	  $(DESTDIR)$(OFCDATADIR)/yang $(DESTDIR)$(OFCDATADIR)/slurm $(DESTDIR)$(LIBDIR)/ofc
 	install -m 0755 $(BUILD)/ofc $(BUILD)/ocs-emu $(BUILD)/mrr-emu $(BUILD)/netconf-emu \
 	  $(BUILD)/ofc-mpi-rank $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/ofcd $(BUILD)/ofc-gateway $(DESTDIR)$(SBINDIR)/
@@ -344,6 +348,12 @@ install: all $(LIB)
 	install -m 0644 drivers/yang/*.yang $(DESTDIR)$(OFCDATADIR)/yang/
 	install -m 0644 examples/README.md $(DESTDIR)$(OFCDATADIR)/examples/
 	install -m 0644 examples/modelw/*.yaml $(DESTDIR)$(OFCDATADIR)/examples/modelw/
+	for f in ofc-prolog ofc-epilog; do \
+	  sed -e 's|^OFC=.*|OFC=$(BINDIR)/ofc|' contrib/slurm/$$f >$(DESTDIR)$(OFCDATADIR)/slurm/$$f && \
+	  chmod 0755 $(DESTDIR)$(OFCDATADIR)/slurm/$$f || exit 1; done
+	sed -e 's|^OFC=.*|OFC=$(BINDIR)/ofc|' contrib/slurm/ofc-slurm.env \
+	  >$(DESTDIR)$(OFCDATADIR)/slurm/ofc-slurm.env
+	chmod 0644 $(DESTDIR)$(OFCDATADIR)/slurm/ofc-slurm.env
 	cp -r $(BUILD)/python/ofc_client $(DESTDIR)$(PYTHONDIR)/
 	find $(DESTDIR)$(PYTHONDIR)/ofc_client -name __pycache__ -prune -exec rm -rf {} +
 

@@ -74,6 +74,9 @@ void state_sort(struct device_state *s);
 bool state_equal(const struct device_state *a, const struct device_state *b);
 /* Number of entries (cross-connects + channels + links + routes). */
 uint32_t state_size(const struct device_state *s);
+/* Whether a device as read agrees with its record: rec NULL is nothing
+ * recorded for it, which a device that holds nothing agrees with. */
+bool state_as_recorded(const struct device_state *rec, const struct device_state *actual);
 
 struct device_cfg;
 /* Whether sorted state s is one the device cfg describes can hold: entries

@@ -33,9 +33,15 @@ description. The rules:
    --pid-file, --log-file, -o, --json) left out with their values, as are a
    test's bare $VARIABLE arguments.
 
+6. A table preceded by `<!-- check-docs: options BINARY -->` lists that
+   binary's options, one a row (the first cell's backquoted `--OPTION`):
+   it must list every option `BINARY --help` prints (but --help and
+   --version) and none that it does not, so the docs' table and the man
+   page (made from --help) never disagree.
+
 A command no rule covers, a synopsis option the command lacks, a command
-that fails or output that differs is reported as FILE:LINE: why, and the
-check exits 1. --list prints every command with the rule that took it.
+that fails, output that differs or an options table that is not the
+binary's is reported as FILE:LINE: why, and the check exits 1. --list prints every command with the rule that took it.
 """
 import argparse
 import concurrent.futures
@@ -58,6 +64,8 @@ WHERE_OPTS = {"--socket", "--state-dir", "--device", "--credentials-dir", "--por
               "--pid-file", "--log-file", "-o"}
 WHERE_FLAGS = {"--json"}
 MARKER_RE = re.compile(r"^\s*<!--\s*check-docs:\s*run\b([^>]*)-->\s*$")
+OPTIONS_RE = re.compile(r"^\s*<!--\s*check-docs:\s*options\s+([a-z-]+)\s*-->\s*$")
+HELP_OPT_RE = re.compile(r"(?<![A-Za-z0-9-])--[a-z][a-z0-9-]*")
 UPPER_RE = re.compile(r"^[A-Z][A-Z0-9_]*(?:[:=,.x][A-Z][A-Z0-9_]*)*(?:\.\.\.?)?$")
 SAFE_TIMEOUT = 180
 BLOCK_TIMEOUT = 180
@@ -434,6 +442,52 @@ class Checker:
                               % (target, p.returncode, (p.stderr or p.stdout).strip()[-300:]))
 
 
+def option_tables(path):
+    """Rule 6: (line, binary, {option: line}) for each marked table."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    out = []
+    for n, raw in enumerate(lines, 1):
+        m = OPTIONS_RE.match(raw)
+        if not m:
+            continue
+        opts, k = {}, n
+        while k < len(lines) and not lines[k].strip().startswith("|"):
+            k += 1  # blank lines between the marker and the table
+        while k < len(lines) and lines[k].strip().startswith("|"):
+            first = lines[k].strip().strip("|").split("|")[0]
+            for o in re.findall(r"`(--[a-z][a-z0-9-]*)", first):
+                opts.setdefault(o, k + 1)
+            k += 1
+        out.append((n, m.group(1), opts))
+    return out
+
+
+def check_option_tables(ck, files):
+    problems = []
+    for path in files:
+        for line, binary, opts in option_tables(path):
+            if binary not in BINARIES:
+                problems.append("%s:%d: options table of '%s', which is not one of %s"
+                                % (path, line, binary, ", ".join(BINARIES)))
+                continue
+            rc, text = ck.help_text([binary, "--help"])
+            want = set(HELP_OPT_RE.findall(text)) - {"--help", "--version"}
+            if rc != 0 or not want:
+                problems.append("%s:%d: '%s --help' exits %d and lists no option"
+                                % (path, line, binary, rc))
+                continue
+            missing = sorted(want - set(opts))
+            if missing:
+                problems.append("%s:%d: the options table lacks %s ('%s --help' lists %s)"
+                                % (path, line, ", ".join(missing), binary,
+                                   "it" if len(missing) == 1 else "them"))
+            for o in sorted(set(opts) - want):
+                problems.append("%s:%d: the options table lists %s, which '%s --help' does "
+                                "not" % (path, opts[o], o, binary))
+    return problems
+
+
 def classify(c):
     toks = tokens(c.text)
     if c.block.marker is not None:
@@ -506,6 +560,7 @@ def main():
             if c.text not in done:
                 done.add(c.text)
                 ck.run_make(c, tokens(c.text)[1])
+        table_problems = check_option_tables(ck, files)
         block_problem, skipped = {}, []
         for b in run_blocks:
             why = ck.run_block(b)
@@ -525,6 +580,9 @@ def main():
         for p in c.problems:
             print("%s: %s" % (c.where(), p))
             failed += 1
+    for p in table_problems:
+        print(p)
+        failed += 1
     for b in skipped:
         print("%s:%d: skipped: the block needs root and network and mount namespaces (uid %d)"
               % (b.path, b.line, os.geteuid()))

@@ -321,6 +321,21 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
+	if (fc.in_place && !fc.workload) {
+		fabric_cmd_free(&fc);
+		return cli_usage_error(cmd, "--in-place goes with --workload");
+	}
+	/* A job's plan is pricing: it needs the config alone, not the state
+	 * directory (a fresh machine has none) nor the devices, which it
+	 * reads only when asked to weigh the circuits they hold. */
+	if (fc.workload && !fc.in_place) {
+		if (fabric_open(fc.file, &fc.fabric, &err) < 0)
+			return fabric_cmd_fail(&fc, &err);
+		ofc_error_set(&err, OFC_E_USAGE, "no device was read (--in-place reads them)");
+		rc = plan_workload(&fc, &err);
+		fabric_cmd_free(&fc);
+		return rc;
+	}
 	/* A plan only reads: a mistyped --state-dir is an error, not a new
 	 * empty directory that hides the fabric's record. */
 	fc.reads_only = true;

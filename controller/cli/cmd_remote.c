@@ -211,19 +211,13 @@ static void print_state(const Ofc__V1__State *s, bool https)
 		printf("  schedule   computing, started %.0f s ago (a watch sees it land)\n",
 		       now > t ? (double)(now - t) / 1000 : 0.0);
 	}
-	if (s->n_failed) {
-		printf("  failed    ");
-		for (size_t i = 0; i < s->n_failed; i++)
-			printf(" %s", s->failed[i]);
-		printf(" (schedules run without them)\n");
-	}
-	if (s->n_moved) {
-		printf("  moved     ");
-		for (size_t i = 0; i < s->n_moved; i++)
-			printf(" %s", s->moved[i]);
-		printf(" (circuits re-wired onto spare ports; kept after a restore: ApplyConfig "
-		       "or a reload puts them back)\n");
-	}
+	if (s->n_failed)
+		print_status_items("failed", s->failed, s->n_failed, true, NULL,
+				   "schedules run without them");
+	if (s->n_moved)
+		print_status_items("moved", s->moved, s->n_moved, false, "ports",
+				   "circuits re-wired onto spare ports; kept after a restore: "
+				   "ApplyConfig or a reload puts them back");
 	/* issue 40: partitions made at run time, held for their owners */
 	for (size_t i = 0; i < s->n_held; i++)
 		printf("  held       %s: %s on %zu host%s (transaction %llu, %u operations)\n",

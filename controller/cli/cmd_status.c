@@ -281,20 +281,21 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 		for (uint32_t k = 0; k < r.ndevs; k++)
 			if (strcmp(r.dev_names[k], cd->cfg.name) == 0)
 				rec = &r.dev_states[k];
-		sync = cd->read_ok && rec && state_equal(rec, &cd->actual);
+		sync = cd->read_ok && state_as_recorded(rec, &cd->actual);
 		target = cd->read_ok && state_equal(&cd->target, &cd->actual);
 		all_reachable &= cd->read_ok;
 		if (!cd->read_ok) {
 			printf("  %s (%s): UNREACHABLE: %s\n", cd->cfg.name, cd->cfg.driver,
 			       cd->read_err.msg);
 		} else {
-			printf("  %s (%s%s%s): %u entr%s; %s the record; %s the config's target\n",
+			printf("  %s (%s%s%s): %u entr%s; %s; %s the config's target\n",
 			       cd->cfg.name, cd->cfg.driver, cd->cfg.address ? " at " : "",
 			       cd->cfg.address ? cd->cfg.address : "", state_size(&cd->actual),
 			       state_size(&cd->actual) == 1 ? "y" : "ies",
-			       sync  ? "matches"
-			       : rec ? "DIFFERS FROM"
-				     : "no record of",
+			       rec && sync ? "matches the record"
+			       : sync	   ? "nothing recorded for it yet, and it holds nothing"
+			       : rec	   ? "DIFFERS FROM the record"
+					   : "nothing recorded for it yet",
 			       target ? "at" : "not at");
 			struct arena a = {0};
 			Ofc__V1__DeviceState m = OFC__V1__DEVICE_STATE__INIT;

@@ -255,6 +255,10 @@ int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg)
 		fc->plot = arg;
 		return 0;
 	}
+	if (c == 'I') {
+		fc->in_place = true;
+		return 0;
+	}
 	if (c == 'l') {
 		if (cli_opt_duration(fc->cmd, "time-limit", arg, &fc->mcf_time_limit))
 			return 2;
@@ -302,7 +306,11 @@ const char fabric_cmd_workload_help[] =
     "                           static topology, a topology per phase (switching\n"
     "                           paid, overlapped where the circuits are idle), the\n"
     "                           circuits in place and the choice among them all are\n"
-    "                           printed; nothing is changed\n"
+    "                           printed; nothing is changed. The devices are not\n"
+    "                           read, nor the state directory, unless --in-place\n"
+    "  --in-place               with --workload: read every device and weigh the\n"
+    "                           circuits they hold too (the way 'in place', and\n"
+    "                           the switching from them to the first phase)\n"
     "  --plot FILE              with --workload: an SVG of the iteration time\n"
     "                           against the switching time and the message size\n"
     "  --time-limit T           with --workload: each MCF's time limit, and each\n"
@@ -324,6 +332,7 @@ const struct option fabric_cmd_plan_options[] = {
     {"plot", required_argument, NULL, 'o'},
     {"time-limit", required_argument, NULL, 'l'},
     {"switch-overhead", required_argument, NULL, 'O'},
+    {"in-place", no_argument, NULL, 'I'},
     {0},
 };
 

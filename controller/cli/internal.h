@@ -176,7 +176,8 @@ struct fabric_cmd {
 	double mcf_time_limit;
 	struct jobplan_overhead overhead; /* plan --switch-overhead T,C */
 	bool overhead_set;
-	bool dot; /* status: --dot, the circuits for Graphviz */
+	bool in_place; /* plan --workload --in-place: read the devices too */
+	bool dot;      /* status: --dot, the circuits for Graphviz */
 	struct fabric *fabric;
 	struct ctl *ctl;
 };
@@ -238,6 +239,11 @@ void status_write_json(const struct fabric_cmd *fc, const struct ctl_record *r, 
  * ofc --socket PATH status). */
 struct Ofc__V1__PortAlarm;
 void print_port_alarms(const struct Ofc__V1__PortAlarm *const *a, size_t n);
+/* status's line of failures or moves: "  LABEL      ITEM ITEM (TAIL)", or
+ * past 8 items their count by kind (with kinds: links U-V, ports
+ * HOST:PORT, hosts; else NOUN) and the first 6: "... and N more". */
+void print_status_items(const char *label, char *const *v, size_t n, bool kinds, const char *noun,
+			const char *tail);
 int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv);
 /* The exec/ view of a testbed's circuits (borrows t's arrays; testbed_net.c). */
 struct exec_net;

@@ -103,7 +103,7 @@ void status_write_json(const struct fabric_cmd *fc, const struct ctl_record *r, 
 			m->error = (char *)cd->read_err.msg;
 		else
 			device_alarms_msg(&a, f, &cd->dev, m);
-		m->in_sync = cd->read_ok && rec && state_equal(rec, &cd->actual);
+		m->in_sync = cd->read_ok && state_as_recorded(rec, &cd->actual);
 		m->at_target = cd->read_ok && state_equal(&cd->target, &cd->actual);
 		in_sync &= m->in_sync;
 		at_target &= m->at_target;
@@ -120,6 +120,40 @@ void status_write_json(const struct fabric_cmd *fc, const struct ctl_record *r, 
 	arena_free(&a);
 	graph_free(own);
 	port_map_free(&ports);
+}
+
+/* A fabric with a switch lost has 256 failed ports: one line of them all
+ * was unreadable; --json lists every one. */
+void print_status_items(const char *label, char *const *v, size_t n, bool kinds, const char *noun,
+			const char *tail)
+{
+	enum { ALL = 8, FIRST = 6 };
+	size_t links = 0, ports = 0, hosts = 0;
+
+	printf("  %-10s", label);
+	if (n > ALL) {
+		for (size_t i = 0; i < n; i++) {
+			links += strchr(v[i], '-') != NULL;
+			ports += !strchr(v[i], '-') && strchr(v[i], ':') != NULL;
+		}
+		hosts = n - links - ports;
+		if (!kinds)
+			printf(" %zu %s:", n, noun);
+		else if (links == n || ports == n || hosts == n)
+			printf(" %zu %s:", n,
+			       links == n   ? "links"
+			       : ports == n ? "ports"
+					    : "hosts");
+		else
+			printf(" %zu (%zu link%s, %zu port%s, %zu host%s):", n, links,
+			       links == 1 ? "" : "s", ports, ports == 1 ? "" : "s", hosts,
+			       hosts == 1 ? "" : "s");
+	}
+	for (size_t i = 0; i < n && (n <= ALL || i < FIRST); i++)
+		printf(" %s", v[i]);
+	if (n > ALL)
+		printf(" ... and %zu more", n - FIRST);
+	printf(" (%s)\n", tail);
 }
 
 void print_port_alarms(const Ofc__V1__PortAlarm *const *a, size_t n)

@@ -2353,7 +2353,7 @@ static void report_start_check(struct ofcd *d, const struct job *j)
 		const struct probe_dev *p = &j->probe[i];
 
 		up += p->reachable;
-		same += p->in_sync;
+		same += p->in_sync && p->recorded;
 		fresh += p->reachable && !p->recorded;
 		if (!p->reachable)
 			ofcd_log(d, OFCD_LOG_WARNING, "start check: %s unreachable: %s", p->name,

@@ -1262,7 +1262,7 @@ static void run_probe(struct ofcd *d, struct job *j)
 				r = &rec.dev_states[k];
 		p->recorded = r != NULL;
 		p->entries = p->reachable ? state_size(&c->devs[i].actual) : 0;
-		p->in_sync = p->reachable && r && state_equal(r, &c->devs[i].actual);
+		p->in_sync = p->reachable && state_as_recorded(r, &c->devs[i].actual);
 	}
 	if (have)
 		ctl_record_free(&rec);

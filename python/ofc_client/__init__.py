@@ -21,31 +21,34 @@ built from proto/ by `make`; nothing here is generated.
 
 A request the daemon refuses or that fails raises OfcError (its .status is
 the ofc.v1.Status name, .response the whole Response, .config_error the
-FILE:LINE:COL of a bad config). A daemon that does not answer within the
-timeout raises TimeoutError; a broken connection ConnectionError.
+FILE:LINE:COL of a bad config). No answer within the timeout raises
+TimeoutError; no address that answers, ConnectionError.
 
-Mutations (apply_config, reconfigure, cancel) need the main socket and
-root or the daemon's --admin-group; the read-only socket answers reads.
+Mutations (apply_config, reconfigure, release_partition, cancel, ...) need
+the main socket and root or the daemon's --admin-group; the read-only
+socket answers reads.
 
 Each call opens its own connection, like `ofc --socket`: a Client is cheap,
 holds no connection between calls and may be shared by threads.
 
-From another machine (issue 36), the same calls go through ofc-gateway
-over HTTPS with a client certificate (the standard library's ssl and
-http.client; POST /v1/call carries the Request and answers ofcd's frames):
+Replicas (ofcd --cluster): give every replica's socket, or every gateway's
+URL; a call goes to the replica that answers it (a mutation to the leader,
+which a follower names), and during a failover it asks again, the next
+address after a short backoff, until one answers or the call's timeout
+passes:
 
-    ofc = Client(server="https://ofc.lab:8443", cert="me.pem", key="me.key",
-                 cacert="ca.pem")
+    ofc = Client(["/run/ofc/r1.sock", "/run/ofc/r2.sock", "/run/ofc/r3.sock"])
+
+From another machine, the same calls go through ofc-gateway over HTTPS with
+a client certificate (the standard library's ssl and http.client; POST
+/v1/call carries the Request and answers ofcd's frames):
+
+    ofc = Client(server=["https://ofc1.lab:8443", "https://ofc2.lab:8443"],
+                 cert="me.pem", key="me.key", cacert="ca.pem")
 """
 
-import http.client
 import itertools
-import json
 import os
-import ssl
-import urllib.parse
-import socket
-import struct
 import sys
 import time
 
@@ -64,12 +67,30 @@ except ImportError as _e:
         "for Debian's /usr/bin/python3. Run the client with /usr/bin/python3, or from "
         "a virtualenv made with --system-site-packages", name=_e.name) from _e
 
-__all__ = ["Client", "OfcError", "control_pb2", "MAX_FRAME"]
+from ._transport import CONNECT_TIMEOUT, Unreachable, _Conn, _HttpsConn, is_url, tls_context
+from .hostlist import expand_hostlist
+
+__all__ = ["Client", "OfcError", "control_pb2", "expand_hostlist", "MAX_FRAME",
+           "CONNECT_TIMEOUT"]
 
 #: The daemon's default frame limit (--max-frame); answers above it are refused.
 MAX_FRAME = 16 << 20
 
+#: The longest pause between two rounds over the addresses (the first is
+#: Client's backoff, doubled each round up to this).
+MAX_BACKOFF = 0.5
+
 _ids = itertools.count(1)
+
+# The requests only the leader of replicas runs: a follower answers them
+# STATUS_NOT_LEADER and names the leader. Any replica answers the others.
+_MUTATIONS = frozenset(("apply_config", "reconfigure", "cancel", "report_failure",
+                        "release_partition", "move_to_phase"))
+
+# How errors name the Client's options; `python3 -m ofc_client` passes its
+# command line's, so that its errors name what its user typed.
+# socket and server, when named, come before each address in an error.
+_NAMES = {"socket": None, "server": None, "cert": "cert=", "key": "key=", "cacert": "cacert="}
 
 
 class OfcError(Exception):
@@ -87,158 +108,78 @@ class OfcError(Exception):
         super().__init__(msg)
 
 
-class _Conn:
-    """One connection: frames out and in, each within the deadline."""
-
-    def __init__(self, path, timeout, max_frame):
-        self.timeout = timeout
-        self.max_frame = max_frame
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            self.sock.settimeout(timeout)
-            self.sock.connect(path)
-        except OSError as e:
-            self.sock.close()
-            if isinstance(e, socket.timeout):
-                raise TimeoutError(f"ofcd at {path} did not accept within {timeout} s") from e
-            raise ConnectionError(f"cannot connect to ofcd at {path}: {e.strerror or e}") from e
-        self.path = path
-
-    def close(self):
-        self.sock.close()
-
-    def _recv_exact(self, n, deadline):
-        buf = bytearray()
-        while len(buf) < n:
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                raise TimeoutError(f"ofcd at {self.path} did not answer within {self.timeout} s")
-            self.sock.settimeout(left)
-            try:
-                chunk = self.sock.recv(n - len(buf))
-            except socket.timeout as e:
-                raise TimeoutError(
-                    f"ofcd at {self.path} did not answer within {self.timeout} s") from e
-            if not chunk:
-                raise ConnectionError(f"ofcd at {self.path} closed the connection")
-            buf += chunk
-        return bytes(buf)
-
-    def send(self, request):
-        data = request.SerializeToString()
-        self.sock.settimeout(self.timeout)
-        try:
-            self.sock.sendall(struct.pack(">I", len(data)) + data)
-        except socket.timeout as e:
-            raise TimeoutError(f"ofcd at {self.path} did not take the request") from e
-
-    def recv(self, timeout="default"):
-        t = self.timeout if timeout == "default" else timeout
-        deadline = None if t is None else time.monotonic() + t
-        (n,) = struct.unpack(">I", self._recv_exact(4, deadline))
-        if n > self.max_frame:
-            raise ConnectionError(f"ofcd sent a frame of {n} bytes (limit {self.max_frame})")
-        resp = control_pb2.Response()
-        resp.ParseFromString(self._recv_exact(n, deadline))
-        return resp
+def _listed(value, split):
+    """Addresses from an argument or a variable: None, one string (split at
+    commas when split), or a list of them."""
+    if value is None:
+        return []
+    if isinstance(value, (str, os.PathLike)):
+        value = [os.fspath(value)]
+    out = []
+    for v in value:
+        v = os.fspath(v)
+        out += [p.strip() for p in v.split(",")] if split else [v]
+    return [a for a in out if a]
 
 
-class _HttpsConn:
-    """One request through ofc-gateway: POST /v1/call with the Request,
-    the answer's body is ofcd's frames (empty ones keep a quiet Watch's
-    connection alive and are skipped). The gateway's own refusals (its
-    policy, a bad request) come as one Response in JSON."""
-
-    def __init__(self, url, ctx, timeout, max_frame):
-        u = urllib.parse.urlsplit(url)
-        if u.scheme != "https" or not u.hostname:
-            raise ValueError(f"server {url!r}: expected https://HOST:PORT")
-        self.path = url
-        self.timeout = timeout
-        self.max_frame = max_frame
-        self.http = http.client.HTTPSConnection(u.hostname, u.port or 443, context=ctx,
-                                                timeout=timeout)
-        self.resp = None
-        self.refusal = None
-
-    def close(self):
-        self.http.close()
-
-    def send(self, request):
-        data = request.SerializeToString()
-        try:
-            self.http.request("POST", "/v1/call", body=data,
-                              headers={"Content-Type": "application/x-protobuf",
-                                       "Accept": "application/x-ofc-frames"})
-            self.resp = self.http.getresponse()
-        except (ssl.SSLError, OSError) as e:
-            if isinstance(e, (socket.timeout, TimeoutError)):
-                raise TimeoutError(f"{self.path} did not answer within {self.timeout} s") from e
-            raise ConnectionError(f"{self.path}: {e} (a refused client certificate ends "
-                                  "the handshake; the gateway's log says why)") from e
-        if self.resp.getheader("Content-Type", "") != "application/x-ofc-frames":
-            body = self.resp.read(1 << 16)
-            r = control_pb2.Response(id=request.id, status=control_pb2.STATUS_UNAVAILABLE,
-                                     message=f"{self.path} answered HTTP {self.resp.status}")
-            try:
-                j = json.loads(body)
-                r.status = control_pb2.Status.Value(j.get("status", "STATUS_UNAVAILABLE"))
-                r.message = f"{self.path}: {j.get('message', '')}"
-            except (ValueError, AttributeError):
-                pass
-            self.refusal = r
-
-    def _read(self, n, timeout):
-        if self.http.sock is not None:
-            self.http.sock.settimeout(timeout)
-        try:
-            b = self.resp.read(n)
-        except (socket.timeout, TimeoutError) as e:
-            raise TimeoutError(f"{self.path} sent nothing within {timeout} s") from e
-        if len(b) < n:
-            raise ConnectionError(f"{self.path} closed the answer")
-        return b
-
-    def recv(self, timeout="default"):
-        if self.refusal is not None:
-            r, self.refusal = self.refusal, None
-            return r
-        t = self.timeout if timeout == "default" else timeout
-        while True:
-            (n,) = struct.unpack(">I", self._read(4, t))
-            if n == 0:
-                continue
-            if n > self.max_frame:
-                raise ConnectionError(f"{self.path} sent a frame of {n} bytes "
-                                      f"(limit {self.max_frame})")
-            resp = control_pb2.Response()
-            resp.ParseFromString(self._read(n, t))
-            return resp
+def _leader_text(resp):
+    """What a NOT_LEADER answer says of the leader, for the error."""
+    lead = resp.leader if resp.HasField("leader") else None
+    if lead is None or not lead.name:
+        return "follows; no replica leads now (an election is under way)"
+    where = lead.url or lead.socket
+    return f"follows; the leader is {lead.name}" + (f" at {where}" if where else "")
 
 
 class Client:
-    """A client of one ofcd socket, or of ofc-gateway at server (an
-    https:// URL, with the client certificate cert and key and the CA
-    cacert, read by the standard library's ssl). timeout: seconds for each
-    request (None: wait for ever); max_frame: the largest answer accepted."""
+    """A client of ofcd: of its socket, of several replicas' sockets, or of
+    ofc-gateways (https:// URLs, with the client certificate cert and key
+    and the CA cacert, read by the standard library's ssl).
+
+    path: a socket path or a gateway URL, or a list of them; server: a
+    gateway URL, a comma-separated list of URLs, or a list (both may be
+    given: the addresses are path's, then server's). With neither, the
+    comma-separated lists $OFC_SERVER, else $OFC_SOCKET, else
+    /run/ofc/ofcd.sock. cert, key, cacert: default $OFC_CERT, $OFC_KEY,
+    $OFC_CACERT. timeout: seconds for each call, all its tries and their
+    answers (None: wait for ever); backoff: the first pause, in seconds,
+    before asking every address again; max_frame: the largest answer
+    accepted."""
 
     def __init__(self, path=None, timeout=30.0, max_frame=MAX_FRAME, server=None,
-                 cert=None, key=None, cacert=None):
-        self.path = path or os.environ.get("OFC_SOCKET") or "/run/ofc/ofcd.sock"
+                 cert=None, key=None, cacert=None, backoff=0.05, _names=None):
+        self.names = dict(_NAMES, **(_names or {}))
+        addrs = _listed(path, split=False) + _listed(server, split=True)
+        if not addrs:
+            addrs = (_listed(os.environ.get("OFC_SERVER"), split=True)
+                     or _listed(os.environ.get("OFC_SOCKET"), split=True)
+                     or ["/run/ofc/ofcd.sock"])
+        seen = set()
+        self.addresses = tuple(a.rstrip("/") if is_url(a) else a
+                               for a in addrs if not (a in seen or seen.add(a)))
+        for a in self.addresses:
+            if a.startswith("http://"):
+                raise ValueError(f"{self._label(a)}: ofc-gateway speaks HTTPS only "
+                                 "(https://HOST:PORT)")
+        urls = [a for a in self.addresses if is_url(a)]
+        # (what the single-address client had: the socket, the URL)
+        self.path = next((a for a in self.addresses if not is_url(a)), None)
+        self.server = urls[0] if urls else None
         self.timeout = timeout
         self.max_frame = max_frame
-        self.server = server
+        self.backoff = backoff
         self.ctx = None
-        if server:
-            self.ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=cacert)
-            self.ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-            if cert:
-                self.ctx.load_cert_chain(cert, key)
+        if urls:
+            self.ctx = tls_context(cert or os.environ.get("OFC_CERT"),
+                                   key or os.environ.get("OFC_KEY"),
+                                   cacert or os.environ.get("OFC_CACERT"), self.names)
+        self._leader = None  # the address that last led: asked first
 
-    def _conn(self):
-        if self.server:
-            return _HttpsConn(self.server, self.ctx, self.timeout, self.max_frame)
-        return _Conn(self.path, self.timeout, self.max_frame)
+    def _connect(self, address, deadline):
+        if is_url(address):
+            return _HttpsConn(address, self.ctx, self.timeout, self.max_frame, deadline,
+                              self.names)
+        return _Conn(address, self.timeout, self.max_frame, deadline)
 
     def __enter__(self):
         return self
@@ -246,49 +187,149 @@ class Client:
     def __exit__(self, *exc):
         return False
 
+    # ---- finding the replica that answers --------------------------------
+
+    def _ask(self, request, finish):
+        """(connection, answer) of the first address that answers request
+        as it should be: a follower's NOT_LEADER sends it to the leader it
+        names; an address that takes no request or breaks off its answer
+        (Unreachable), or a replica that is shutting down, is passed over for
+        the next; after every address, a pause (backoff, doubled up to
+        MAX_BACKOFF) and again, until the call's deadline. finish(conn,
+        first) reads the rest of the answer (a stream's pieces); a break
+        there is passed over too. The caller closes the connection."""
+        mutation = request.WhichOneof("body") in _MUTATIONS
+        start = time.monotonic()
+        deadline = None if self.timeout is None else start + self.timeout
+        tried = {}  # address -> why it did not answer, in the order first asked
+        not_leader = None  # the last NOT_LEADER answer
+        delay = self.backoff
+        todo, asked, hint = self._order(), set(), None
+        gone = set()  # addresses not to ask again in this call (Unreachable.again)
+        while True:
+            if hint is not None:
+                address, hint = hint, None
+            elif todo:
+                address = todo.pop(0)
+                if address in asked:
+                    continue
+            else:
+                todo = [a for a in self._order() if a not in gone]
+                if not todo:
+                    raise self._exhausted(tried, not_leader, early=True)
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise self._exhausted(tried, not_leader)
+                time.sleep(delay if left is None else min(delay, left))
+                delay = min(2 * delay, MAX_BACKOFF)
+                asked = set()
+                continue
+            if deadline is not None and tried and time.monotonic() >= deadline:
+                raise self._exhausted(tried, not_leader)
+            asked.add(address)
+            conn = None
+            try:
+                conn = self._connect(address, deadline)
+                conn.send(request)
+                resp = finish(conn, conn.recv())
+            except Unreachable as e:
+                if conn is not None:
+                    conn.close()
+                tried[address] = e.why
+                if not e.again:
+                    gone.add(address)
+                if self._leader == address:
+                    self._leader = None
+                continue
+            except TimeoutError as e:
+                if conn is not None:
+                    conn.close()
+                raise TimeoutError(self._story(str(e), tried)) from e
+            except BaseException:
+                if conn is not None:
+                    conn.close()
+                raise
+            if resp.status == control_pb2.STATUS_NOT_LEADER:
+                conn.close()
+                tried[address] = _leader_text(resp)
+                not_leader = resp
+                lead = resp.leader
+                to = (lead.url.rstrip("/") if is_url(address) else lead.socket) \
+                    if resp.HasField("leader") else ""
+                if to and (not is_url(address) or to.startswith("https://")):
+                    self._leader = to
+                    if to not in asked and to not in gone:
+                        hint = to
+                continue
+            # A replica that is handing over (SIGTERM) takes nothing more:
+            # the next one may lead by now.
+            if resp.status == control_pb2.STATUS_BUSY and "shutting down" in resp.message:
+                conn.close()
+                tried[address] = resp.message
+                continue
+            if mutation:
+                self._leader = address
+            return conn, resp
+
+    def _order(self):
+        """The addresses to ask in a round: the last leader first."""
+        lead = self._leader
+        return ([lead] if lead else []) + [a for a in self.addresses if a != lead]
+
+    def _label(self, address):
+        """An address as errors name it: with its option, if the caller
+        named them (the command line's --socket, --server)."""
+        opt = self.names["server" if is_url(address) else "socket"]
+        return f"{opt} {address}" if opt else address
+
+    def _every(self, tried):
+        return "; ".join(f"{self._label(a)}: {w}" for a, w in tried.items())
+
+    def _story(self, what, tried):
+        return what + "; before it: " + self._every(tried) if tried else what
+
+    def _exhausted(self, tried, not_leader, early=False):
+        """The error when the deadline passed without an answer (early: no
+        address is worth asking again): every address asked and why it did
+        not answer."""
+        every = self._every(tried)
+        t = "" if early else f" within {self.timeout:g} s"
+        if not_leader is not None:
+            r = control_pb2.Response()
+            r.CopyFrom(not_leader)
+            r.message = f"no replica led{t}: {every}"
+            return OfcError(r)
+        return ConnectionError(f"no ofcd answered{t}: {every}")
+
     # ---- the protocol ---------------------------------------------------
 
     def call(self, request, check=True):
         """Send one ofc.v1.Request, return its ofc.v1.Response (raises
-        OfcError on a status other than OK when check is true)."""
+        OfcError on a status other than OK when check is true). A mutation
+        goes to the leader of replicas (see _ask)."""
         if not request.HasField("id"):
             request.id = next(_ids)
-        resp = self._call_once(self._conn(), request)
-        # Issue 37: a replica that does not lead names the leader; asked
-        # once more there: at its socket, or through a gateway at the URL
-        # of the leader's gateway (the one this client trusts by cacert).
-        if resp.status == control_pb2.STATUS_NOT_LEADER and resp.HasField("leader"):
-            lead = resp.leader
-            if (self.server and lead.url.startswith("https://")
-                    and lead.url != self.server):
-                resp = self._call_once(
-                    _HttpsConn(lead.url, self.ctx, self.timeout, self.max_frame), request)
-            elif not self.server and lead.socket and lead.socket != self.path:
-                resp = self._call_once(_Conn(lead.socket, self.timeout, self.max_frame),
-                                       request)
+        conn, resp = self._ask(request, self._rest)
+        conn.close()
         if check and resp.status != control_pb2.STATUS_OK:
             raise OfcError(resp)
         return resp
 
-    def _call_once(self, conn, request):
-        try:
-            conn.send(request)
-            resp = conn.recv()
-            # A stream (GetSchedule.stream): the pieces, merged; a frame
-            # with continues_step adds to the previous frame's step.
-            while resp.more:
-                part = conn.recv()
-                if part.WhichOneof("body") == "schedule" and len(part.schedule.steps) == 1:
-                    if part.continues_step:
-                        resp.schedule.steps[-1].transfers.extend(part.schedule.steps[0].transfers)
-                    else:
-                        resp.schedule.steps.append(part.schedule.steps[0])
-                elif not part.more:
-                    resp.more = False
-                    if part.status != control_pb2.STATUS_OK:
-                        resp.status, resp.message = part.status, part.message
-        finally:
-            conn.close()
+    @staticmethod
+    def _rest(conn, resp):
+        """A stream (GetSchedule.stream): the pieces, merged; a frame with
+        continues_step adds to the previous frame's step."""
+        while resp.more:
+            part = conn.recv()
+            if part.WhichOneof("body") == "schedule" and len(part.schedule.steps) == 1:
+                if part.continues_step:
+                    resp.schedule.steps[-1].transfers.extend(part.schedule.steps[0].transfers)
+                else:
+                    resp.schedule.steps.append(part.schedule.steps[0])
+            elif not part.more:
+                resp.more = False
+                if part.status != control_pb2.STATUS_OK:
+                    resp.status, resp.message = part.status, part.message
         return resp
 
     # ---- reads ----------------------------------------------------------
@@ -336,10 +377,9 @@ class Client:
         when none came for `idle_timeout` seconds (None: never)."""
         req = control_pb2.Request(id=next(_ids))
         req.watch.SetInParent()
-        conn = self._conn()
+        conn, ack = self._ask(req, lambda conn, first: first)
+        conn.deadline = None  # (the timeout was the acknowledgement's)
         try:
-            conn.send(req)
-            ack = conn.recv()
             if ack.status != control_pb2.STATUS_OK:
                 raise OfcError(ack)
             seen = 0
@@ -372,17 +412,33 @@ class Client:
         return self.call(req)
 
     def reconfigure(self, topology=None, collective=None, size_bytes=None, nodes=None,
-                    dry_run=False, partition=None):
+                    dry_run=False, partition=None, hosts=None, relabel=False):
         """Rewire to a topology spec, to the finder's pick for a workload
         (collective and size_bytes), or one partition of the config to its
-        own topology. Returns the Response."""
+        own topology (partition alone). With hosts (a list of host names, or
+        a hostlist expression such as "h[0-15]"), a partition made at run
+        time: those hosts, named partition, aimed at topology, held for that
+        name until release_partition (relabel: the topology renumbered over
+        the hosts for the fewest moves). Returns the Response."""
         req = control_pb2.Request()
         rq = req.reconfigure
         if topology and collective:
             raise ValueError("give a topology or a workload, not both")
-        if partition and (topology or collective):
-            raise ValueError("a partition goes to its own topology: no topology or workload")
-        if partition:
+        if hosts is not None or relabel:
+            if isinstance(hosts, str):
+                hosts = expand_hostlist(hosts)
+            if not hosts or not partition or not topology or collective:
+                raise ValueError("a partition made of hosts needs hosts=, partition= and "
+                                 "topology= (no workload)")
+            rq.partition = partition
+            rq.topology = topology
+            rq.hosts.extend(hosts)
+            if relabel:
+                rq.relabel = True
+        elif partition and (topology or collective):
+            raise ValueError("a partition of the config goes to its own topology: no "
+                             "topology or workload (a partition made of hosts= takes one)")
+        elif partition:
             rq.partition = partition
         elif topology:
             rq.topology = topology
@@ -395,6 +451,17 @@ class Client:
             raise ValueError("give topology=SPEC, collective= and size_bytes=, or partition=")
         if dry_run:
             rq.dry_run = True
+        return self.call(req)
+
+    def release_partition(self, name):
+        """Let go of a partition made at run time (reconfigure with hosts):
+        its hosts return to the pool; the circuits stay as they are. Queued
+        with the mutations, so it lets go after those asked before it.
+        Returns the Response."""
+        if not name:
+            raise ValueError("release_partition needs the partition's name")
+        req = control_pb2.Request()
+        req.release_partition.name = name
         return self.call(req)
 
     def report_failure(self, items=(), restore=False, clear=False, check=True):

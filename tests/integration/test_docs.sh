@@ -44,6 +44,60 @@ for want in \
 done
 grep -q "^$TMP/bad.md:2[0-9]:" "$TMP/out" && bad "the docs check reported a command that works" "$(cat "$TMP/out")" || ok
 
+# Rule 6: a marked options table lists every option of the binary's
+# --help and no other.
+{
+	echo '# A table of ofcd options'
+	echo
+	echo '<!-- check-docs: options ofcd -->'
+	echo '| option | meaning |'
+	echo '|---|---|'
+	"$BUILD/ofcd" --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u |
+		grep -vxE -- '--(help|version|gateway-uid|cluster-ttl)' | sed 's/.*/| `&` | x |/'
+	echo '| `--no-such-option N` | x |'
+} >"$TMP/table.md"
+expect_exit 1 scripts/check-docs.py --build "$BUILD" "$TMP/table.md"
+grep -qF "$TMP/table.md:3: the options table lacks --cluster-ttl, --gateway-uid ('ofcd --help' lists them)" "$TMP/out" &&
+	grep -qE "^$TMP/table.md:[0-9]+: the options table lists --no-such-option, which 'ofcd --help' does not" "$TMP/out" &&
+	ok || bad "the docs check should name the table's missing and unknown options" "$(cat "$TMP/out")"
+# The replica example of docs/ofcd.md keeps the options the shipped
+# /etc/default/ofcd gives (--admin-group ...) and adds the gateway's.
+line=$(grep '^    OFCD_OPTS=.*--cluster ' docs/ofcd.md)
+missing=""
+for o in $(sed -n 's/^OFCD_OPTS="\(.*\)"$/\1/p' contrib/ofcd.conf | grep -oE -- '--[a-z][a-z0-9-]*') \
+	--gateway-socket --gateway-uid --advertise --cluster-name; do
+	echo "$line" | grep -qE -- "$o( |\")" || missing="$missing $o"
+done
+[ -n "$line" ] && [ -z "$missing" ] && ok || bad "docs/ofcd.md's replica example lacks:$missing" "$line"
+
+# docs/ofcd.md's Prometheus scrape job, as written, passes promtool check
+# config, with the certificate files it names (relative to the config)
+# made here by openssl.
+if command -v promtool >/dev/null; then
+	mkdir -p "$TMP/prom/ofc"
+	sed -n '/^<!-- prometheus.yml:/,/^```$/p' docs/ofcd.md | sed '1,2d;$d' >"$TMP/prom/prometheus.yml"
+	(
+		cd "$TMP/prom/ofc" &&
+			openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+				-subj /CN=ofc-ca -keyout ca.key -out ca.pem &&
+			openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=prometheus \
+				-keyout prometheus.key -out prometheus.csr &&
+			openssl x509 -req -in prometheus.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+				-days 2 -out prometheus.pem
+	) >"$TMP/prom/openssl.log" 2>&1 || bad "openssl: the scrape job's certificates" "$(tail -3 "$TMP/prom/openssl.log")"
+	grep -q '^    tls_config:$' "$TMP/prom/prometheus.yml" && grep -q 'ca_file: ofc/ca.pem' "$TMP/prom/prometheus.yml" &&
+		grep -q 'cert_file: ofc/prometheus.pem' "$TMP/prom/prometheus.yml" &&
+		promtool check config "$TMP/prom/prometheus.yml" >"$TMP/prom/check.out" 2>&1 && ok ||
+		bad "docs/ofcd.md's scrape job: promtool check config" "$(cat "$TMP/prom/prometheus.yml" "$TMP/prom/check.out")"
+	# (and promtool does look at the files: without the key it fails)
+	mv "$TMP/prom/ofc/prometheus.key" "$TMP/prom/ofc/k"
+	! promtool check config "$TMP/prom/prometheus.yml" >/dev/null 2>&1 && ok ||
+		bad "promtool check config passed without the key file"
+	mv "$TMP/prom/ofc/k" "$TMP/prom/ofc/prometheus.key"
+else
+	bad "promtool missing: scripts/install-deps.sh installs prometheus"
+fi
+
 # The real docs.
 scripts/check-docs.py --build "$BUILD" >"$TMP/out" 2>&1
 rc=$?

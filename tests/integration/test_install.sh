@@ -56,6 +56,27 @@ grep -q "^ExecStart=/usr/sbin/ofcd " "$TMP/usr/usr/lib/systemd/system/ofcd.servi
 see_also "$TMP/usr/usr/share/man/man8/ofcd.8" | grep -qx /usr/share/doc/ofc/ofcd.md &&
 	! grep -q /usr/local "$TMP/usr/usr/share/man/man8/ofcd.8" && ok || bad "PREFIX=/usr man page paths"
 
+# The Slurm wrappers (docs/slurm.md) under share/ofc/slurm, naming the ofc
+# this install put in BINDIR: the wrappers' own default and the env file's
+# (a PREFIX=/usr/local install has no /usr/bin/ofc).
+for f in ofc-prolog ofc-epilog; do
+	[ -x "$D$P/share/ofc/slurm/$f" ] && grep -qx "OFC=$P/bin/ofc" "$D$P/share/ofc/slurm/$f" && ok ||
+		bad "$P/share/ofc/slurm/$f: not installed, or not naming $P/bin/ofc" "$(grep '^OFC=' "$D$P/share/ofc/slurm/$f" 2>&1)"
+done
+[ -f "$D$P/share/ofc/slurm/ofc-slurm.env" ] && grep -qx "OFC=$P/bin/ofc" "$D$P/share/ofc/slurm/ofc-slurm.env" &&
+	! grep -rq /usr/bin/ofc "$D$P/share/ofc/slurm" && ok ||
+	bad "ofc-slurm.env should name $P/bin/ofc" "$(grep -r 'bin/ofc' "$D$P/share/ofc/slurm" 2>&1)"
+grep -qx "OFC=/usr/bin/ofc" "$TMP/usr/usr/share/ofc/slurm/ofc-slurm.env" && ok || bad "PREFIX=/usr: ofc-slurm.env names /usr/bin/ofc"
+# Installed into a prefix of its own (no DESTDIR), the epilog runs that
+# prefix's ofc: its usage error (no SLURM_JOB_ID) lands in the log the env
+# file names.
+make --no-print-directory BUILD="$BUILD" PREFIX="$TMP/pfx" SYSCONFDIR="$TMP/pfx/etc" CC="${CC:-cc}" SAN="${SAN:-}" \
+	install >"$TMP/pfx.log" 2>&1 || bad "make install PREFIX=$TMP/pfx" "$(tail -3 "$TMP/pfx.log")"
+S="$TMP/pfx/share/ofc/slurm"
+sed -i -e "s|^OFC_SLURM_LOG=.*|OFC_SLURM_LOG=$TMP/slurm.log|" -e "s|^OFC_SOCKET=.*|OFC_SOCKET=$TMP/none.sock|" "$S/ofc-slurm.env"
+env -i "$S/ofc-epilog" >/dev/null 2>&1
+[ $? -ne 0 ] && grep -q "SLURM_JOB_ID" "$TMP/slurm.log" && ok || bad "the installed epilog should run $TMP/pfx/bin/ofc" "$(cat "$TMP/slurm.log" 2>&1)"
+
 # One version string for every binary.
 V=$(cat VERSION)
 for b in bin/ofc bin/ocs-emu bin/mrr-emu bin/netconf-emu sbin/ofcd sbin/ofc-gateway; do

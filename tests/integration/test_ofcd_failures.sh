@@ -63,7 +63,19 @@ for st in xa:
 EOF
 }
 
+# An empty switch with nothing recorded is as recorded, here and through
+# ofcd (once its start check has read it), not "DIFFERS from the record".
+expect_stdout_has "  ocs0 (sim): 0 entries; nothing recorded for it yet, and it holds nothing; not at the config's target" \
+	$OFC status "$TMP/fab.yaml" --state-dir "$ST"
+expect_json 'j["in_sync"] and j["devices"][0]["in_sync"]' $OFC status "$TMP/fab.yaml" --state-dir "$ST" --json
 start_ofcd
+_end=$(($(date +%s) + 20))
+until $OFC --socket "$SOCK" status --json 2>/dev/null | grep -q '"in_sync"' || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+$OFC --socket "$SOCK" status >"$TMP/out" 2>&1
+grep -q "^  ocs0 (switch sim): 0 entries recorded, not at target, reachable, in sync$" "$TMP/out" && ok ||
+	bad "ofcd: an empty switch with nothing recorded is in sync" "$(cat "$TMP/out")"
+grep -q "start check: 1 device: 1 reachable, 0 as recorded, 0 not, 1 with nothing recorded yet" "$TMP/d.log" && ok ||
+	bad "the start check counts the switch as having nothing recorded" "$(grep 'start check' "$TMP/d.log")"
 $OFC --socket "$SOCK" watch --json >"$TMP/watch" 2>/dev/null & # ends with the daemon
 watch_pid=$!
 sleep 0.2
@@ -134,6 +146,20 @@ expect_stdout_has "every reported failure cleared; no failure in effect; bfb all
 	$OFC --socket "$SOCK" restore --all
 expect_json 'j["topology"] == "torus:8x8" and not j.get("failed_nodes")' \
 	$OFC --socket "$SOCK" schedule --collective allgather --summary --json
+# Every port failed (a switch lost): status counts them and shows the first
+# few, not 256 on one line; --json has them all; a few are listed as they are.
+all=$(for h in $(seq 0 63); do printf 'h%s:0 h%s:1 h%s:2 h%s:3 ' $h $h $h $h; done)
+$OFC --socket "$SOCK" fail $all >/dev/null 2>&1
+expect_stdout_has "  failed     256 ports: h0:0 h0:1 h0:2 h0:3 h1:0 h1:1 ... and 250 more (schedules run without them)" \
+	$OFC --socket "$SOCK" status
+expect_json 'len(j["failed"]) == 256' $OFC --socket "$SOCK" status --json
+$OFC --socket "$SOCK" restore --all >/dev/null 2>&1
+$OFC --socket "$SOCK" fail h0-h1 h3:2 h9 >/dev/null 2>&1
+expect_stdout_has "  failed     h0-h1 h3:2 h9 (schedules run without them)" $OFC --socket "$SOCK" status
+$OFC --socket "$SOCK" fail h0-h8 h2:0 h2:1 h2:2 h2:3 h4:1 >/dev/null 2>&1
+expect_stdout_has "  failed     9 (2 links, 6 ports, 1 host): " $OFC --socket "$SOCK" status
+expect_stdout_has "every reported failure cleared; no failure in effect; bfb allgather on torus:8x8: " \
+	$OFC --socket "$SOCK" restore --all
 # Re-wiring around a lost port (issue 14): hosts with a fifth, spare port
 # on the same switch (torus:4x4 uses four). Sequential wiring puts host h's
 # port p on switch port 1 + 5h + p: h5:0 is 26, its spare h5:4 is 30, h6:0

@@ -154,6 +154,50 @@ grep -q "^workload moe-layer on torus64-ocs: 64 hosts of 4 ports, 3 phases, 1000
 	grep -q "the circuits in place are not weighed" "$TMP/err" && ok ||
 	bad "docs/workload.md's plan example" "$(cat "$TMP/out" "$TMP/err")"
 
+# A job's plan is pricing: on a fresh machine (no state directory) it
+# plans, and it contacts no device unless --in-place asks it to (the OCS's
+# address is a listener here that counts who connects).
+cat >"$TMP/listen.py" <<'PY'
+import socket, subprocess, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+s.settimeout(0.2)
+port = s.getsockname()[1]
+p = subprocess.Popen(sys.argv[2:] + ["--device", "ocs0=127.0.0.1:%d" % port],
+                     stdout=open(sys.argv[1] + ".out", "w"), stderr=open(sys.argv[1] + ".err", "w"))
+n = 0
+while True:
+    done = p.poll() is not None
+    try:
+        c, _ = s.accept()
+        c.close()  # a device that hangs up: the read fails at once
+        n += 1
+        continue
+    except socket.timeout:
+        if done:
+            break
+rc = p.wait(timeout=300)
+print(rc, n)
+PY
+sed 's/{name: ocs0, type: ocs, ports: 64, reconfig_time: 10ms}/{name: ocs0, type: ocs, ports: 64, reconfig_time: 10ms, driver: {type: tl1, address: "127.0.0.1:1", credentials: ocs0.cred}}/' \
+	"$TMP/w16.yaml" >"$TMP/w16l.yaml"
+cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
+r=$(python3 "$TMP/listen.py" "$TMP/fresh" $OFC plan "$TMP/w16l.yaml" --workload config --state-dir "$TMP/no/such/dir")
+[ "$r" = "0 0" ] && grep -q "^chose " "$TMP/fresh.out" &&
+	grep -qx "ofc plan: note: no device was read (--in-place reads them); the circuits in place are not weighed" "$TMP/fresh.err" &&
+	[ ! -e "$TMP/no" ] && ok ||
+	bad "plan --workload on a fresh machine: exit 0, no device contacted, no directory made" "$r" "$(cat "$TMP/fresh.err")"
+# --in-place reads the devices (the listener is connected to) and needs the
+# state directory, as a plan of the config does.
+r=$(python3 "$TMP/listen.py" "$TMP/inplace" $OFC plan "$TMP/w16l.yaml" --workload config --in-place --state-dir "$ST")
+case $r in "0 "[1-9]*) ok ;; *) bad "plan --workload --in-place should read the device" "$r" "$(cat "$TMP/inplace.err")" ;; esac
+! grep -q "no device was read" "$TMP/inplace.err" && grep -q "the circuits in place are not weighed" "$TMP/inplace.err" && ok ||
+	bad "plan --in-place: the device's failure, not 'no device was read'" "$(cat "$TMP/inplace.err")"
+expect_error 2 "ofc plan: state directory '$TMP/no/such/dir' does not exist (ofc apply creates it)" \
+	$OFC plan "$TMP/w16l.yaml" --workload config --in-place --state-dir "$TMP/no/such/dir"
+expect_error 2 "ofc plan: --in-place goes with --workload" $P "$TMP/w16.yaml" --in-place
+
 # Errors at FILE:LINE:COL.
 bad_workload() { # LINE-WANTED SED-EXPRESSION
 	sed "$2" "$TMP/w16.yaml" >"$TMP/bad.yaml"

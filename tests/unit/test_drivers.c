@@ -653,15 +653,40 @@ static void test_state_check(void **state)
 	sim_device_free(&sim);
 }
 
+/* A device as read against its record: nothing recorded agrees with a
+ * device that holds nothing (an empty switch before the first commit is
+ * not "DIFFERS"), and with nothing else. */
+static void test_state_as_recorded(void **state)
+{
+	struct device_state empty, one, other;
+
+	(void)state;
+	state_init(&empty, DEV_SWITCH);
+	state_init(&one, DEV_SWITCH);
+	state_init(&other, DEV_SWITCH);
+	state_add_xconn(&one, 1, 2);
+	state_add_xconn(&other, 1, 3);
+	assert_true(state_as_recorded(NULL, &empty));
+	assert_false(state_as_recorded(NULL, &one));
+	assert_true(state_as_recorded(&one, &one));
+	assert_false(state_as_recorded(&one, &other));
+	assert_false(state_as_recorded(&one, &empty));
+	assert_true(state_as_recorded(&empty, &empty));
+	state_free(&empty);
+	state_free(&one);
+	state_free(&other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_switch_diff),	    cmocka_unit_test(test_hosts_diff),
-	    cmocka_unit_test(test_sim_faults),	    cmocka_unit_test(test_tl1_parse),
-	    cmocka_unit_test(test_tl1_replies),	    cmocka_unit_test(test_tl1_calient),
-	    cmocka_unit_test(test_device_lock),	    cmocka_unit_test(test_credentials),
-	    cmocka_unit_test(test_credentials_dir), cmocka_unit_test(test_fault_names),
-	    cmocka_unit_test(test_reply_numbers),   cmocka_unit_test(test_state_check),
+	    cmocka_unit_test(test_switch_diff),	      cmocka_unit_test(test_hosts_diff),
+	    cmocka_unit_test(test_sim_faults),	      cmocka_unit_test(test_tl1_parse),
+	    cmocka_unit_test(test_tl1_replies),	      cmocka_unit_test(test_tl1_calient),
+	    cmocka_unit_test(test_device_lock),	      cmocka_unit_test(test_credentials),
+	    cmocka_unit_test(test_credentials_dir),   cmocka_unit_test(test_fault_names),
+	    cmocka_unit_test(test_reply_numbers),     cmocka_unit_test(test_state_check),
+	    cmocka_unit_test(test_state_as_recorded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

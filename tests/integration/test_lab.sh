@@ -1,0 +1,195 @@
+#!/bin/sh
+# scripts/lab up DIR / down DIR (README.md, "A replicated fabric on one
+# machine"): the whole replicated deployment on loopback as a newcomer
+# starts it. Up: one replica leads; `status` answers through every
+# replica's socket and every gateway, with the commands the script prints;
+# the gateways' /metrics pass promtool, with HELP and TYPE for every family
+# (the ofc_cluster_* gauges among them), and docs/ofcd.md's scrape job
+# scrapes them; the tenants' policy holds. Down:
+# every process it started is gone, and nothing else was touched.
+SUITE=lab
+. "$(dirname "$0")/lib.sh"
+
+PY=python3
+python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
+LAB="scripts/lab"
+export BUILD
+# What the test itself starts: a decoy the lab must not stop.
+sleep 600 &
+DECOY=$!
+cleanup() {
+	# only if the test failed half-way: the lab's own processes, by its list
+	[ -s "$L/pids" ] && BUILD=$BUILD $LAB down "$L" >/dev/null 2>&1
+	kill "$DECOY" 2>/dev/null
+	[ -n "${PROM:-}" ] && kill "$PROM" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+expect_error 2 "usage: lab up DIR | down DIR" $LAB
+mkdir -p "$TMP/none"
+expect_error 1 "lab: $TMP/none is not up (no $TMP/none/pids)" $LAB down "$TMP/none"
+mkdir -p "$TMP/full" && : >"$TMP/full/x"
+expect_error 1 "lab: $TMP/full is not empty (and no lab was stopped there): give a new directory (it holds x)" $LAB up "$TMP/full"
+
+# README.md's block, as it is, from a directory of its own that holds what
+# a clone has (scripts/, configs/, build/): its lines up, status and down.
+sed -n '/^<!-- lab: tests\/integration\/test_lab.sh/,/^[^ <]/p' README.md | sed -n 's/^    //p' >"$TMP/readme.sh"
+[ "$(wc -l <"$TMP/readme.sh")" -eq 3 ] && grep -q '^scripts/lab up lab$' "$TMP/readme.sh" &&
+	grep -q '^scripts/lab down lab$' "$TMP/readme.sh" && ok || bad "README.md's lab block: up, status, down" "$(cat "$TMP/readme.sh")"
+W="$TMP/w"
+mkdir -p "$W"
+ln -s "$(pwd)/scripts" "$(pwd)/configs" "$W/"
+ln -s "$(cd "$BUILD" && pwd)" "$W/build"
+L="$W/lab"
+readme() { # N: README's line N, run from $W
+	(cd "$W" && BUILD=build sh -ec "$(sed -n "${1}p" "$TMP/readme.sh")")
+}
+readme 1 >"$TMP/up.out" 2>"$TMP/up.err" && ok ||
+	bad "scripts/lab up" "$(cat "$TMP/up.err")" "$(tail -5 "$L"/r1.log "$L"/etcd/e1.log 2>/dev/null)"
+readme 2 >"$TMP/out" 2>&1 && grep -q "^  replica    r2, " "$TMP/out" && ok || bad "README's status through r2's socket" "$(head -5 "$TMP/out")"
+[ "$(wc -l <"$L/pids")" -eq 10 ] && ok || bad "10 processes recorded (3 etcd, 1 switch, 3 gateways, 3 replicas)" "$(cat "$L/pids")"
+grep -q "plain HTTP on loopback: ofcd has no TLS to etcd yet" "$TMP/up.out" && ok ||
+	bad "the output says etcd runs without TLS" "$(head -3 "$TMP/up.out")"
+expect_error 1 "lab: $L is up already (etcd-e1, pid $(awk 'NR==1 {print $2}' "$L/pids")): lab down $L first" $LAB up "$L"
+
+# Every replica's socket: one leader, the others follow it.
+roles=""
+for r in r1 r2 r3; do
+	$OFC --socket "$L/$r.sock" status --json >"$TMP/$r.json" 2>"$TMP/err" && ok || bad "status through $r's socket" "$(cat "$TMP/err")"
+	$PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["cluster"]["role"])' "$TMP/$r.json" >"$TMP/$r.role" 2>/dev/null
+	roles="$roles $(cat "$TMP/$r.role")"
+done
+[ "$(echo $roles | tr ' ' '\n' | sort | tr '\n' ' ')" = "follower follower leader " ] && ok || bad "one leader, two followers" "$roles"
+
+# The commands the script printed, as printed: ofc through a socket and a
+# gateway (status), curl for the state and the metrics.
+grep -E "^  [^ ]*/ofc .* status$|^  curl .*/v1/state$" "$TMP/up.out" >"$TMP/cmds"
+n=0
+while read -r c; do
+	n=$((n + 1))
+	sh -c "$c" >"$TMP/c.out" 2>&1 && grep -q "torus64-ocs" "$TMP/c.out" && ok || bad "the printed command: $c" "$(head -5 "$TMP/c.out")"
+done <"$TMP/cmds"
+[ $n -eq 4 ] && ok || bad "4 status commands printed (2 sockets, 2 gateways, curl)" "$(cat "$TMP/cmds")"
+
+# Every gateway, with the reader's certificate: its replica's state.
+P="$L/pki"
+for r in r1 r2 r3; do
+	U=https://127.0.0.1:$(cat "$L/$r.gwport")
+	$OFC --server "$U" --cert "$P/reader.pem" --key "$P/reader.key" --cacert "$P/ca.pem" status >"$TMP/out" 2>&1 &&
+		grep -q "^  replica    $r, " "$TMP/out" && ok || bad "status through $r's gateway" "$(head -5 "$TMP/out")"
+	curl -sS --cacert "$P/ca.pem" --cert "$P/reader.pem" --key "$P/reader.key" "$U/metrics" >"$TMP/$r.metrics" 2>&1
+	promtool check metrics <"$TMP/$r.metrics" >"$TMP/prom.out" 2>&1 && ok ||
+		bad "promtool check metrics, $r" "$(head -5 "$TMP/prom.out")"
+	# every family has its HELP and its TYPE before its samples
+	$PY - "$TMP/$r.metrics" <<'EOF' && ok || bad "HELP and TYPE of every family ($r)" "$(cat "$TMP/$r.metrics.why")"
+import re, sys
+help_, type_, why, fams = set(), {}, [], set()
+for line in open(sys.argv[1]):
+    m = re.match(r"# (HELP|TYPE) (\S+) (.*)", line)
+    if m:
+        (help_.add(m[2]) if m[1] == "HELP" else type_.__setitem__(m[2], m[3].strip()))
+        continue
+    if not line.strip() or line.startswith("#"):
+        continue
+    name = re.match(r"[a-zA-Z_:][a-zA-Z0-9_:]*", line)[0]
+    fam = re.sub(r"_(bucket|sum|count)$", "", name) if re.sub(r"_(bucket|sum|count)$", "", name) in type_ else name
+    fams.add(fam)
+    if fam not in help_ or fam not in type_:
+        why.append(name + " before its HELP and TYPE")
+cl = {"ofc_cluster_leader", "ofc_cluster_epoch", "ofc_cluster_lease_left_seconds",
+      "ofc_cluster_stale", "ofc_cluster_etcd_members_up"}
+if not cl <= fams: why.append("missing " + " ".join(sorted(cl - fams)))
+if any(type_.get(f) != "gauge" for f in cl): why.append("ofc_cluster_* not gauges")
+open(sys.argv[1] + ".why", "w").write("; ".join(why))
+sys.exit(1 if why else 0)
+EOF
+done
+leaders=$(cat "$TMP"/r?.metrics | awk '$1 == "ofc_cluster_leader" {s += $2} END {print s}')
+[ "$leaders" = 1 ] && ok || bad "ofc_cluster_leader is 1 on exactly one replica" "$leaders"
+# docs/ofcd.md's scrape job scrapes the three gateways: its block with the
+# lab's gateways as targets (a 1 s interval before it, so the test need not
+# wait a minute), its files the reader's certificate and the lab's CA.
+if command -v prometheus >/dev/null; then
+	mkdir -p "$TMP/prom/ofc"
+	cp "$P/ca.pem" "$TMP/prom/ofc/ca.pem"
+	cp "$P/reader.pem" "$TMP/prom/ofc/prometheus.pem"
+	cp "$P/reader.key" "$TMP/prom/ofc/prometheus.key"
+	targets=$(for r in r1 r2 r3; do printf "'127.0.0.1:%s', " "$(cat "$L/$r.gwport")"; done)
+	{
+		printf 'global:\n  scrape_interval: 1s\n'
+		sed -n '/^<!-- prometheus.yml:/,/^```$/p' docs/ofcd.md | sed '1,2d;$d' |
+			sed "s|- targets: \[.*\]|- targets: [${targets%, }]|"
+	} >"$TMP/prom/prometheus.yml"
+	PP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	prometheus --config.file="$TMP/prom/prometheus.yml" --storage.tsdb.path="$TMP/prom/data" \
+		--web.listen-address="127.0.0.1:$PP" >"$TMP/prom/log" 2>&1 &
+	PROM=$!
+	Q="http://127.0.0.1:$PP/api/v1/query?query=count(ofc_cluster_leader)"
+	_end=$(($(date +%s) + 40))
+	until curl -s "$Q" 2>/dev/null | grep -q '"value":\[[0-9.]*,"3"\]' || [ "$(date +%s)" -gt $_end ]; do sleep 0.5; done
+	curl -s "http://127.0.0.1:$PP/api/v1/query?query=sum(ofc_cluster_leader)" >"$TMP/prom/sum" 2>&1
+	grep -q '"value":\[[0-9.]*,"1"\]' "$TMP/prom/sum" && ok ||
+		bad "prometheus, with docs/ofcd.md's job, scraped 3 replicas and 1 leader" "$(cat "$TMP/prom/sum")" "$(tail -3 "$TMP/prom/log")"
+	kill "$PROM" 2>/dev/null
+	wait "$PROM" 2>/dev/null
+fi
+
+# The policy: a tenant's partition through a follower's gateway (307 to the
+# leader's, followed), another tenant's name refused, the reader refused a
+# mutation; the Python client through a gateway.
+for r in r1 r2 r3; do
+	[ "$(cat "$TMP/$r.role")" = follower ] && F=$r && break
+done
+FU=https://127.0.0.1:$(cat "$L/$F.gwport")
+tcurl() { # WHO ARGS...: the HTTP status
+	_w=$1
+	shift
+	curl -sS -L -o "$TMP/body" -w '%{http_code}' --cacert "$P/ca.pem" --cert "$P/$_w.pem" --key "$P/$_w.key" "$@"
+}
+got=$(tcurl tenant-a -X POST "$FU/v1/reconfigure" -d '{"partition":"a-job1","topology":"ring:4","hosts":["h0","h1","h2","h3"]}')
+[ "$got" = 200 ] && grep -q '"state":"committed"' "$TMP/body" && ok || bad "tenant-a makes a-job1 through $F's gateway" "$got $(cat "$TMP/body")"
+got=$(tcurl tenant-b -X POST "$FU/v1/reconfigure" -d '{"partition":"a-job2","topology":"ring:4","hosts":["h8","h9","h10","h11"]}')
+[ "$got" = 403 ] && ok || bad "tenant-b may not make a-job2" "$got $(cat "$TMP/body")"
+got=$(tcurl reader -X POST "$FU/v1/reconfigure" -d '{"topology":"ring:64"}')
+[ "$got" = 403 ] && ok || bad "the reader may not reconfigure" "$got $(cat "$TMP/body")"
+PYTHONPATH="$BUILD/python" $PY - "$FU" "$P" <<'EOF' >"$TMP/py.out" 2>&1 && ok || bad "the Python client through a gateway" "$(tail -3 "$TMP/py.out")"
+import sys
+from ofc_client import Client
+url, p = sys.argv[1], sys.argv[2]
+s = Client(server=url, cert=p + "/admin.pem", key=p + "/admin.key", cacert=p + "/ca.pem").get_state()
+assert s.cluster.role in ("leader", "follower") and s.fabric_name == "torus64-ocs", s.cluster
+EOF
+
+# Down: every process it started is gone; the decoy, and a process whose
+# pid the list names with another start time (a pid used again), are not
+# touched.
+sleep 600 &
+REUSED=$!
+echo "ocs-emu $REUSED 1" >>"$L/pids"
+PIDS=$(awk '{print $2}' "$L/pids")
+readme 3 >"$TMP/down.out" 2>&1 && ok || bad "scripts/lab down" "$(cat "$TMP/down.out")"
+left=""
+for p in $PIDS; do
+	[ "$p" = "$REUSED" ] && continue
+	[ -e "/proc/$p" ] && left="$left $p"
+done
+# (and none that names the lab's directory: a child a process left)
+left="$left$($PY -c '
+import glob, os, sys
+for c in glob.glob("/proc/[0-9]*/cmdline"):
+    try:
+        if sys.argv[1].encode() in open(c, "rb").read() and c.split("/")[2] != str(os.getpid()):
+            print(" " + c.split("/")[2], end="")
+    except OSError:
+        pass' "$L/")"
+[ -z "$left" ] && ok || bad "processes left after down:$left" "$(cat "$TMP/down.out")"
+kill -0 "$DECOY" 2>/dev/null && kill -0 "$REUSED" 2>/dev/null && ok || bad "down stopped a process it did not start"
+kill "$REUSED" 2>/dev/null
+[ ! -e "$L/pids" ] && [ -s "$L/r1.log" ] && ok || bad "down keeps the directory and its logs"
+# Up again in the same directory: a fresh lab (etcd's members anew).
+$LAB up "$L" >"$TMP/up2.out" 2>"$TMP/up2.err" && $OFC --socket "$L/r1.sock" status >/dev/null 2>&1 && ok ||
+	bad "scripts/lab up again after down" "$(cat "$TMP/up2.err")"
+$LAB down "$L" >/dev/null 2>&1 && ok || bad "scripts/lab down, the second"
+
+finish
