@@ -105,8 +105,10 @@ static void usage_all(void)
 		"others ask ofcd at\n" OFCD_SOCKET_DEFAULT "). Replicas: --socket and --server "
 		"repeat, and each (and OFC_SOCKET)\ntakes a comma list (PATH,PATH...); ofc asks "
 		"them in turn "
-		"until one leads (a follower names\nthe leader) or --timeout passes. Exit "
-		"status: 0 success, 1 runtime failure,\n2 bad input or usage.\n");
+		"until one leads (a follower names\nthe leader) or --timeout passes. "
+		"OFC_SERVER=URL[,URL...] (with OFC_CERT, OFC_KEY\nand OFC_CACERT) is --server "
+		"for the same commands, before OFC_SOCKET. Exit status:\n0 success, 1 runtime "
+		"failure, 2 bad input or usage.\n");
 }
 
 static const char *cli_command = "ofc";
@@ -203,7 +205,7 @@ static int take_targets(int *argc, char **argv, struct cli_targets *t)
 		fprintf(stderr, "ofc: --server and --socket: choose one\nTry 'ofc --help'.\n");
 		return 2;
 	}
-	if (!srv && (t->srv.cert || t->srv.key || t->srv.cacert)) {
+	if (!srv && (t->srv.cert || t->srv.key || t->srv.cacert) && !getenv("OFC_SERVER")) {
 		fprintf(stderr, "ofc: --cert, --key and --cacert go with --server URL\nTry 'ofc "
 				"--help'.\n");
 		return 2;
@@ -214,7 +216,7 @@ static int take_targets(int *argc, char **argv, struct cli_targets *t)
 
 static int cli_main(struct cli_targets *t, int argc, char **argv)
 {
-	const char *env = getenv("OFC_SOCKET");
+	const char *env = getenv("OFC_SOCKET"), *srv = getenv("OFC_SERVER");
 	struct ofc_error err = {0};
 
 	if (take_targets(&argc, argv, t))
@@ -240,8 +242,8 @@ static int cli_main(struct cli_targets *t, int argc, char **argv)
 	 * answers: ask the daemon instead of acting locally. */
 	if (t->n)
 		return remote_main(t, argc - 1, argv + 1);
-	if (env && *env && remote_command(argv[1])) {
-		if (cli_targets_add(t, "OFC_SOCKET", env, &err) < 0) {
+	if (((env && *env) || (srv && *srv)) && remote_command(argv[1])) {
+		if (cli_targets_from_env(t, &err) < 0) {
 			fprintf(stderr, "ofc: %s\n", err.msg);
 			return 2;
 		}

@@ -25,18 +25,26 @@ int cli_targets_add(struct cli_targets *t, const char *opt, const char *list, st
 	while (*p) {
 		const char *e = strchr(p, ',');
 		size_t n = e ? (size_t)(e - p) : strlen(p);
+		const char *a = p;
 
+		/* "A, B" as people type lists; a URL's last '/' is the route's */
+		p += n + (e ? 1 : 0);
+		while (n && (*a == ' ' || *a == '\t'))
+			a++, n--;
+		while (n && (a[n - 1] == ' ' || a[n - 1] == '\t'))
+			n--;
+		if (n > 8 && strncmp(a, "https://", 8) == 0 && a[n - 1] == '/')
+			n--;
 		if (n == 0)
 			return ofc_error_set(err, OFC_E_USAGE,
 					     "%s '%s': an empty address in the list", opt, list);
 		if (n >= CLI_TARGET_LEN)
 			return ofc_error_set(err, OFC_E_USAGE, "%s: address too long: %.*s", opt,
-					     (int)n, p);
+					     (int)n, a);
 		if (t->n == CLI_TARGETS_MAX)
 			return ofc_error_set(err, OFC_E_USAGE, "%s: more than %u addresses", opt,
 					     CLI_TARGETS_MAX);
-		snprintf(t->addr[t->n++], CLI_TARGET_LEN, "%.*s", (int)n, p);
-		p += n + (e ? 1 : 0);
+		snprintf(t->addr[t->n++], CLI_TARGET_LEN, "%.*s", (int)n, a);
 		if (e && !*p)
 			return ofc_error_set(err, OFC_E_USAGE,
 					     "%s '%s': an empty address in the list", opt, list);
@@ -261,15 +269,34 @@ int cli_call(struct cli_targets *t, Ofc__V1__Request *req, double timeout, unsig
 	return rc;
 }
 
-/* OFC_SOCKET's list, or the default socket, when no option named any.
- * (OFC_SERVER is the Slurm wrappers': they pass it as --server.) */
+static const char *env_set(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+/* With no --socket or --server: OFC_SERVER's list (the gateways, with
+ * OFC_CERT, OFC_KEY and OFC_CACERT where no option gave them), else
+ * OFC_SOCKET's, else the default socket; the Python client's order. */
 int cli_targets_from_env(struct cli_targets *t, struct ofc_error *err)
 {
-	const char *sock = getenv("OFC_SOCKET");
+	const char *srv = env_set("OFC_SERVER"), *sock = env_set("OFC_SOCKET");
 
 	if (t->n)
 		return 0;
-	if (sock && *sock)
+	if (srv) {
+		t->https = true;
+		t->srv.cert = t->srv.cert ? t->srv.cert : env_set("OFC_CERT");
+		t->srv.key = t->srv.key ? t->srv.key : env_set("OFC_KEY");
+		t->srv.cacert = t->srv.cacert ? t->srv.cacert : env_set("OFC_CACERT");
+		return cli_targets_add(t, "OFC_SERVER", srv, err);
+	}
+	if (t->srv.cert || t->srv.key || t->srv.cacert)
+		return ofc_error_set(
+		    err, OFC_E_USAGE,
+		    "--cert, --key and --cacert go with --server URL (or OFC_SERVER)");
+	if (sock)
 		return cli_targets_add(t, "OFC_SOCKET", sock, err);
 	t->default_socket = true;
 	return cli_targets_add(t, "--socket", OFCD_SOCKET_DEFAULT, err);

@@ -136,6 +136,13 @@ expect_stdout_has "; leader $L, epoch" $OFC --server "$SERVERS" $ADMIN status
 grep -q "; leader $L, epoch [0-9]*, at $(gw "$L")\$" "$TMP/out" && ok ||
 	bad "status through a follower's gateway names the leader's URL" "$(cat "$TMP/out")"
 
+# OFC_SERVER (before OFC_SOCKET) with OFC_CERT, OFC_KEY and OFC_CACERT, as the
+# Python client reads them
+expect_stdout_has "; leader $L, epoch" env OFC_SOCKET="$TMP/none.sock" OFC_SERVER="$(gw "$F1"), $(gw "$L")/" \
+	OFC_CERT="$C/admin.pem" OFC_KEY="$C/admin.key" OFC_CACERT="$C/ca.pem" $OFC status
+expect_exit 0 env OFC_SERVER="$SERVERS" OFC_CERT="$C/admin.pem" OFC_KEY="$C/admin.key" \
+	OFC_CACERT="$C/ca.pem" $OFC cluster status
+
 # ---- through a follower's gateway, ofcd's words name the leader's URL ------------
 curl -s --cacert "$C/ca.pem" --cert "$C/admin.pem" --key "$C/admin.key" \
 	-X POST -d '{"topology":"torus:4x4"}' "$(gw "$F1")/v1/reconfigure" >"$TMP/nl.json"

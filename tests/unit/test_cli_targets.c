@@ -33,6 +33,21 @@ static void test_lists_and_repeats(void **state)
 	free(t);
 }
 
+/* "A, B/" as people type lists: spaces and a URL's last '/' go. */
+static void test_trimmed(void **state)
+{
+	struct cli_targets *t = fresh();
+	struct ofc_error err = {0};
+
+	(void)state;
+	assert_int_equal(cli_targets_add(t, "OFC_SERVER", " https://a:1, https://b:2/ ", &err), 0);
+	assert_int_equal(t->n, 2);
+	assert_string_equal(t->addr[0], "https://a:1");
+	assert_string_equal(t->addr[1], "https://b:2");
+	assert_int_equal(cli_targets_add(t, "OFC_SERVER", "https://c:3, ", &err), -1);
+	free(t);
+}
+
 static void test_empty_entries_refused(void **state)
 {
 	static const char *const bad[] = {"", ",/a", "/a,,/b", "/a,"};
@@ -112,6 +127,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_lists_and_repeats),
+	    cmocka_unit_test(test_trimmed),
 	    cmocka_unit_test(test_empty_entries_refused),
 	    cmocka_unit_test(test_too_many),
 	    cmocka_unit_test(test_server_checks),
