@@ -389,7 +389,7 @@ int cluster_main(struct cli_targets *t, int argc, char **argv)
 }
 
 static const struct cli_cmd metrics_base = {"metrics", "[--timeout DUR]",
-					   "ofcd's metrics, as Prometheus scrapes them", NULL};
+					    "ofcd's metrics, as Prometheus scrapes them", NULL};
 
 int metrics_main(struct cli_targets *t, int argc, char **argv)
 {
