@@ -423,7 +423,7 @@ int metrics_main(struct cli_targets *t, int argc, char **argv)
 		return cli_usage_error(&metrics_cmd, "unexpected argument '%s'", argv[optind]);
 	req.body_case = OFC__V1__REQUEST__BODY_GET_METRICS;
 	req.get_metrics = &gm;
-	if (cli_call(t, &req, timeout, CLI_CALL_READ, &resp, &err) < 0) {
+	if (cli_call(t, &req, timeout, CLI_CALL_READ | CLI_CALL_QUICK, &resp, &err) < 0) {
 		fprintf(stderr, "ofc: %s\n", err.msg);
 		return 1;
 	}

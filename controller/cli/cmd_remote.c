@@ -296,7 +296,7 @@ static int r_status(struct remote *r, int argc, char **argv)
 				       argv[optind]);
 	req.body_case = OFC__V1__REQUEST__BODY_GET_STATE;
 	req.get_state = &gs;
-	if ((rc = call_flags(r, &req, CLI_CALL_READ, &resp)) != 0)
+	if ((rc = call_flags(r, &req, CLI_CALL_READ | CLI_CALL_QUICK, &resp)) != 0)
 		return rc;
 	if (resp->status == OFC__V1__STATUS__STATUS_OK &&
 	    resp->body_case == OFC__V1__RESPONSE__BODY_STATE) {
@@ -714,6 +714,7 @@ static int schedule_streamed(struct remote *r, Ofc__V1__Request *req, enum out_f
 	say_default(r);
 	if (cli_open(r->t, req, r->timeout, CLI_CALL_READ, &first, &err) < 0)
 		return connect_fail(&err);
+	r->t->cl.timeout = r->timeout; /* now the wait for each frame */
 	if (first->body_case != OFC__V1__RESPONSE__BODY_SCHEDULE || !first->more) {
 		ofcd_disconnect(&r->t->cl);
 		if (first->body_case != OFC__V1__RESPONSE__BODY_SCHEDULE)
@@ -970,8 +971,9 @@ static int r_watch(struct remote *r, int argc, char **argv)
 	req.body_case = OFC__V1__REQUEST__BODY_WATCH;
 	req.watch = &w;
 	say_default(r);
-	if (cli_open(r->t, &req, r->timeout, CLI_CALL_READ, &resp, &err) < 0)
+	if (cli_open(r->t, &req, r->timeout, CLI_CALL_READ | CLI_CALL_QUICK, &resp, &err) < 0)
 		return connect_fail(&err);
+	r->t->cl.timeout = r->timeout; /* now the wait for each event */
 	rc = status_exit(resp->status);
 	if (rc) {
 		ofcd_disconnect(&r->t->cl);

@@ -329,10 +329,13 @@ int cli_targets_check(const struct cli_targets *t, struct ofc_error *err);
  * reads); ONCE, a request that must not be sent twice (an answer lost
  * after sending is an error, not a reason to ask the next replica);
  * PERSIST, keep trying when no address answers at all (otherwise the walk
- * goes on only while some replica answers: an election). */
+ * goes on only while some replica answers: an election); QUICK, a request
+ * any replica answers at once (GetState, GetMetrics, a Watch's
+ * acknowledgement): one that hangs gets a share of the deadline, not all. */
 #define CLI_CALL_READ	 1u
 #define CLI_CALL_ONCE	 2u
 #define CLI_CALL_PERSIST 4u /* addresses that do not answer are tried again until the deadline */
+#define CLI_CALL_QUICK	 8u /* answered at once: each address gets a share of the deadline */
 /* One request, walked over the addresses until a replica answers as
  * leader (or, READ, at all): a follower names the leader and it is asked;
  * an address that does not answer is skipped; whole passes repeat with a

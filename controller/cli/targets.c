@@ -203,6 +203,24 @@ static int walk_failed(const struct cli_targets *t, double timeout, bool lost,
 	return -1;
 }
 
+/* How long one address may take to answer: what is left of the deadline
+ * (0: no limit when the request has none). A QUICK one, which any replica
+ * answers at once, gets a share of it, so a replica that hangs (paused,
+ * its machine frozen) leaves time to ask the others; a mutation's answer
+ * comes when its transaction ends, a schedule's when it is computed, and
+ * they are waited for whole. */
+static double per_try(const struct cli_targets *t, double timeout, double end, unsigned flags)
+{
+	double left = end - now_seconds(), share;
+
+	if (timeout <= 0)
+		return 0;
+	if (!(flags & CLI_CALL_QUICK) || t->n < 2)
+		return left;
+	share = timeout / t->n > 1.0 ? timeout / t->n : 1.0;
+	return share < left ? share : left;
+}
+
 int cli_open(struct cli_targets *t, Ofc__V1__Request *req, double timeout, unsigned flags,
 	     Ofc__V1__Response **resp, struct ofc_error *err)
 {
@@ -216,28 +234,28 @@ int cli_open(struct cli_targets *t, Ofc__V1__Request *req, double timeout, unsig
 		req->has_id = 1;
 		req->id = (uint64_t)getpid();
 	}
+	if (!t->n)
+		return ofc_error_set(err, OFC_E_USAGE, "no address of ofcd given");
 	for (;;) {
 		/* Start where the last answer came from (a process asks twice:
 		 * the prolog's GetState after its Reconfigure). */
-		for (uint32_t k = 0; k <= t->n; k++) {
-			uint32_t i = (t->first + k) % (t->n ? t->n : 1);
-			const char *addr = t->addr[i];
+		for (uint32_t k = 0; k < t->n; k++) {
+			uint32_t i = (t->first + k) % t->n;
 			enum outcome o;
-			double left = end - now_seconds();
 			int hops = 0;
 
-			if (k == t->n)
+			if (end - now_seconds() <= 0)
 				break;
-			if (left <= 0)
-				break;
+			o = try_one(t, t->addr[i], req, per_try(t, timeout, end, flags), flags,
+				    resp);
 			/* a follower named the leader: ask it before the next on
 			 * the list (a few hops at most: leaders change) */
-			o = try_one(t, addr, req, timeout > 0 ? left : 0, flags, resp);
-			while (o == REDIRECTED && hops++ < 3 && (left = end - now_seconds()) > 0) {
+			while (o == REDIRECTED && hops++ < 3 && end - now_seconds() > 0) {
 				char to[CLI_TARGET_LEN];
 
 				snprintf(to, sizeof(to), "%s", t->hint);
-				o = try_one(t, to, req, timeout > 0 ? left : 0, flags, resp);
+				o = try_one(t, to, req, per_try(t, timeout, end, flags), flags,
+					    resp);
 			}
 			if (o == ANSWERED) {
 				t->first = i;

@@ -261,6 +261,9 @@ done
 replica_stop "$L" STOP
 set -- $(others "$L")
 wait_leader 20 "$@" && ok || bad "no replica took over from the stopped leader"
+# a read: the stopped replica, first in the list, gets its share of the
+# deadline and the next one answers
+expect_stdout_has "replica    " $OFC --socket "$TMP/$L.sock,$ALL" status --timeout 8
 replica_stop "$L" CONT
 wait $P16
 rc16=$?
