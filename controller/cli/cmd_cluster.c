@@ -143,8 +143,11 @@ static void print_text(const struct cli_targets *t, const struct cl_report *c)
 			printf("  replica    %s: %s", OR_DASH(r->name), OR_DASH(r->role));
 			if (r->role && strcmp(r->role, "leader") == 0)
 				printf(", epoch %llu", (unsigned long long)r->epoch);
-			printf(", lease %.1f s left, last contact %.1f s ago, at %s\n",
+			printf(", lease %.1f s left, last contact %.1f s ago, at %s",
 			       r->lease_left_seconds, r->since_contact_seconds, replica_addr(t, r));
+			if (r->host && *r->host)
+				printf(" (pid %u on %s)", r->pid, r->host);
+			printf("\n");
 		}
 	}
 	for (uint32_t i = 0; i < c->n; i++) {

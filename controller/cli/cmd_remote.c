@@ -183,8 +183,15 @@ static void print_state(const Ofc__V1__State *s, bool https)
 	printf("fabric %s", s->fabric_name ? s->fabric_name : "?");
 	if (s->config_file)
 		printf(" (config %s)", s->config_file);
-	printf(", generation %llu%s\n", (unsigned long long)s->config_generation,
+	printf(", generation %llu%s", (unsigned long long)s->config_generation,
 	       s->config_generation ? "" : " (nothing committed yet)");
+	/* a replica's commit: which of them made it */
+	if (s->committed_by)
+		printf(", committed by replica %s (epoch %llu)", s->committed_by,
+		       (unsigned long long)s->committed_epoch);
+	if (s->partition)
+		printf(", last by partition %s", s->partition);
+	printf("\n");
 	if (s->topology) {
 		printf("  topology   %s: %u nodes, degree %u", OR_DASH(s->topology->spec),
 		       s->topology->nodes, s->topology->degree);
@@ -218,12 +225,24 @@ static void print_state(const Ofc__V1__State *s, bool https)
 		print_status_items("moved", s->moved, s->n_moved, false, "ports",
 				   "circuits re-wired onto spare ports; kept after a restore: "
 				   "ApplyConfig or a reload puts them back");
-	/* issue 40: partitions made at run time, held for their owners */
-	for (size_t i = 0; i < s->n_held; i++)
-		printf("  held       %s: %s on %zu host%s (transaction %llu, %u operations)\n",
-		       OR_DASH(s->held[i]->name), OR_DASH(s->held[i]->topology),
-		       s->held[i]->n_hosts, s->held[i]->n_hosts == 1 ? "" : "s",
-		       (unsigned long long)s->held[i]->transaction, s->held[i]->operations);
+	/* issue 40: partitions made at run time, held for their owners, each
+	 * with its own topology, target and schedule */
+	for (size_t i = 0; i < s->n_held; i++) {
+		const Ofc__V1__HeldPartition *h = s->held[i];
+
+		printf("  held       %s: %s on %zu host%s, %s (transaction %llu, %u operations)\n",
+		       OR_DASH(h->name), OR_DASH(h->topology), h->n_hosts,
+		       h->n_hosts == 1 ? "" : "s",
+		       !h->has_at_target ? "target unknown"
+		       : h->at_target	 ? "at target"
+					 : "NOT at target",
+		       (unsigned long long)h->transaction, h->operations);
+		if (h->schedule)
+			printf("             schedule %s %s: %u steps, %.6g us, verified %s\n",
+			       OR_DASH(h->schedule->algorithm), OR_DASH(h->schedule->collective),
+			       h->schedule->num_steps, h->schedule->time_us,
+			       h->schedule->verified ? "yes" : "NO");
+	}
 	if (s->transaction)
 		printf("  transaction %llu: %s (%s %s, ticket %llu)\n",
 		       (unsigned long long)s->transaction->id,

@@ -83,6 +83,7 @@ static int status_all(struct fabric_cmd *fc)
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct ctl_record r;
+		const char *topo;
 
 		if (ctl_load_record(fc->state_dir, names[i], &r, &err) < 0) {
 			char buf[700];
@@ -90,6 +91,8 @@ static int status_all(struct fabric_cmd *fc)
 			fprintf(stderr, "ofc: %s\n", ofc_error_str(&err, buf, sizeof(buf)));
 			continue;
 		}
+		/* the fabric's (a partition's commit leaves it) */
+		topo = r.fabric_topology ? r.fabric_topology : r.topology;
 		if (fc->json) {
 			jw_obj_begin(&w);
 			jw_key(&w, "fabric");
@@ -99,7 +102,7 @@ static int status_all(struct fabric_cmd *fc)
 			jw_key(&w, "config");
 			jw_str(&w, r.config ? r.config : "");
 			jw_key(&w, "topology");
-			jw_str(&w, r.topology ? r.topology : "");
+			jw_str(&w, topo ? topo : "");
 			jw_key(&w, "testbed_up");
 			jw_bool(&w, testbed_is_up(fc->state_dir, names[i]));
 			json_txn(&w, &r);
@@ -107,7 +110,7 @@ static int status_all(struct fabric_cmd *fc)
 		} else {
 			printf("%s: generation %llu, config %s, topology %s%s\n", names[i],
 			       (unsigned long long)r.generation, r.config ? r.config : "-",
-			       r.topology && *r.topology ? r.topology : "-",
+			       topo && *topo ? topo : "-",
 			       testbed_is_up(fc->state_dir, names[i]) ? ", testbed up" : "");
 			text_txn(&r);
 		}
@@ -264,11 +267,18 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 			printf("fabric %s (state directory %s does not exist: nothing recorded; "
 			       "ofc apply creates it)\n",
 			       fc.fabric->name, fc.state_dir);
+		/* the fabric's topology, then the partition the last commit
+		 * changed (its own topology) */
 		if (r.have_state)
-			printf("  recorded: generation %llu, topology %s%s%s, from %s\n",
-			       (unsigned long long)r.generation, *r.topology ? r.topology : "-",
-			       r.partition ? " of partition " : "", r.partition ? r.partition : "",
-			       r.config);
+			printf("  recorded: generation %llu, topology %s, from %s%s%s%s%s%s%s\n",
+			       (unsigned long long)r.generation,
+			       r.fabric_topology && *r.fabric_topology ? r.fabric_topology
+			       : r.fabric_topology		       ? "-"
+								       : "(not recorded)",
+			       r.config, r.partition ? "; the last commit was partition " : "",
+			       r.partition ? r.partition : "", r.partition ? "'s, to " : "",
+			       r.partition ? r.topology : "", r.replica ? ", by replica " : "",
+			       r.replica ? r.replica : "");
 		else
 			printf("  recorded: nothing yet (no transaction has committed)\n");
 		text_txn(&r);

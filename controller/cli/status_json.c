@@ -61,7 +61,16 @@ static void record_fields(struct arena *a, const struct fabric *f, const struct 
 	st->recorded_config = arena_strdup(a, r->config);
 	if (r->partition)
 		st->partition = arena_strdup(a, r->partition);
-	if (recorded_topology(f, r->topology, &g, &facts, &pm, own, ports))
+	if (r->replica)
+		st->committed_by = arena_strdup(a, r->replica);
+	st->has_committed_epoch = r->epoch != 0;
+	st->committed_epoch = r->epoch;
+	/* The fabric's, as ofcd shows it: a partition's commit leaves it (an
+	 * older record that does not say: the config's). */
+	const char *spec = r->fabric_topology	 ? r->fabric_topology
+			   : f->topology.present ? f->topology.spec
+						 : NULL;
+	if (recorded_topology(f, spec, &g, &facts, &pm, own, ports))
 		st->topology = topology_msg(a, g, &facts, pm, false);
 }
 

@@ -82,7 +82,9 @@ int cluster_open(struct ofcd *d, const char *fabric, struct ofc_error *err)
 			 "etcd does not answer yet (%s): serving nothing recorded, marked stale, "
 			 "until it does",
 			 e.msg);
-	return 0;
+	/* Registered under its lease before it serves: a second replica
+	 * under a name that runs is refused here, at its start. */
+	return store_register(s, 2.0, err);
 }
 
 int cluster_start(struct ofcd *d, struct ofc_error *err)
@@ -97,6 +99,39 @@ int cluster_start(struct ofcd *d, struct ofc_error *err)
 }
 
 /* ---- messages ------------------------------------------------------------------------ */
+
+/* State.cluster.replicas: every replica as its registration says, with
+ * what this reader computes (lease left, since it was last heard of);
+ * this replica's role is its own view (taking-over included). */
+static void replicas_msg(struct arena *a, Ofc__V1__Cluster *c, const struct store_cluster *v)
+{
+	uint64_t now = unix_ms();
+
+	c->n_replicas = v->nreplicas;
+	c->replicas = arena_array(a, v->nreplicas + 1, sizeof(*c->replicas));
+	for (uint32_t i = 0; i < v->nreplicas; i++) {
+		const struct store_replica *r = &v->replicas[i];
+		Ofc__V1__Replica *m = arena_alloc(a, sizeof(*m));
+		bool self = strcmp(r->name, v->name) == 0;
+
+		ofc__v1__replica__init(m);
+		m->name = arena_strdup(a, r->name);
+		m->role = self ? (char *)c->role : arena_strdup(a, r->role);
+		m->socket = r->socket[0] ? arena_strdup(a, r->socket) : NULL;
+		m->url = r->url[0] ? arena_strdup(a, r->url) : NULL;
+		m->host = r->host[0] ? arena_strdup(a, r->host) : NULL;
+		m->has_epoch = m->has_pid = m->has_started_unix_ms = 1;
+		m->epoch = r->epoch;
+		m->pid = r->pid;
+		m->started_unix_ms = r->started_ms;
+		m->has_lease_left_seconds = r->lease_left >= 0;
+		m->lease_left_seconds = r->lease_left;
+		m->has_since_contact_seconds = r->written_ms != 0;
+		m->since_contact_seconds =
+		    now > r->written_ms ? (double)(now - r->written_ms) / 1000 : 0;
+		c->replicas[i] = m;
+	}
+}
 
 Ofc__V1__Leader *cluster_leader_msg(struct arena *a, const struct store_cluster *v)
 {
@@ -162,6 +197,7 @@ Ofc__V1__Cluster *cluster_msg(struct arena *a, const struct ofcd *d, const struc
 	c->n_endpoints = 1;
 	c->endpoints = arena_array(a, 2, sizeof(*c->endpoints));
 	c->endpoints[0] = arena_strdup(a, d->o.cluster);
+	replicas_msg(a, c, v);
 	return c;
 }
 

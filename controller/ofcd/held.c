@@ -8,8 +8,19 @@
  * partition owns, and on commit holds it under NAME until ReleasePartition.
  * The hold is the whole of ofcd's part in "who owns which hosts": the
  * orchestrator allocates, ofcd refuses an overlap it is asked to make.
- * Held partitions live in memory (a restart lets go of them, and the
- * circuits stay as they are in any case). */
+ *
+ * Holds live in the store (STORE_HELD: STATE_DIR/FABRIC.held, or
+ * PREFIX/FABRIC/held in etcd), an ofc.v1.HeldPartitions written with the
+ * commit that takes or changes one (etcd: in the record's transaction, so
+ * the record and the holds never disagree) and at every release or drop:
+ * a restarted ofcd, and a new leader after a failover, hold what the last
+ * one held and refuse the same overlaps; a follower shows them as its
+ * watch delivers them, and its watchers hear of holds taken and let go
+ * (held_adopt). A hold goes only by its owner's ReleasePartition or by a
+ * drop that is logged and announced (KIND_PARTITION_DROPPED with the
+ * reason): a config that no longer has its hosts, an entry of the store
+ * that does not fit the config. The circuits stay as they are in any
+ * case. The store's side is held_store.c. */
 #include "controller/ofcd/internal.h"
 
 #include <stdlib.h>
@@ -28,17 +39,8 @@ void held_partition_free(struct partition *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static const struct held_part *held_find(const struct ofcd *d, const char *name)
-{
-	for (uint32_t i = 0; i < d->nw_held; i++)
-		if (strcmp(d->w_held[i].p.name, name) == 0)
-			return &d->w_held[i];
-	return NULL;
-}
-
 /* Another partition held under another name that has host `host`. */
-static const struct held_part *held_owner(const struct ofcd *d, const char *name,
-					  const char *host)
+static const struct held_part *held_owner(const struct ofcd *d, const char *name, const char *host)
 {
 	for (uint32_t i = 0; i < d->nw_held; i++) {
 		const struct partition *p = &d->w_held[i].p;
@@ -115,13 +117,14 @@ int held_make(const struct ofcd *d, const struct fabric *f, const char *name, ch
 		p->members[m] = xstrdup(hosts[m]);
 		p->member_port[m] = UINT32_MAX;
 		if (h < 0) {
-			ofc_error_set(err, OFC_E_INPUT, "partition '%s': fabric '%s' has no host '%.64s'",
-				      name, f->name, hosts[m]);
+			ofc_error_set(err, OFC_E_INPUT,
+				      "partition '%s': fabric '%s' has no host '%.64s'", name,
+				      f->name, hosts[m]);
 			goto out;
 		}
 		if (seen[h]) {
-			ofc_error_set(err, OFC_E_INPUT, "partition '%s': host %s is named twice", name,
-				      hosts[m]);
+			ofc_error_set(err, OFC_E_INPUT, "partition '%s': host %s is named twice",
+				      name, hosts[m]);
 			goto out;
 		}
 		seen[h] = 1;
@@ -181,7 +184,8 @@ int held_check_plan(const struct ofcd *d, const struct ctl *c, const char *name,
 		}
 		for (uint32_t k = 0; k < c->ndevs; k++) {
 			const struct ctl_device *cd = &c->devs[k];
-			int s = cd->cfg.cls == DEV_SWITCH ? fabric_find_switch(f, cd->cfg.name) : -1;
+			int s =
+			    cd->cfg.cls == DEV_SWITCH ? fabric_find_switch(f, cd->cfg.name) : -1;
 
 			if (s < 0)
 				continue;
@@ -210,46 +214,6 @@ int held_check_plan(const struct ofcd *d, const struct ctl *c, const char *name,
 	return 0;
 }
 
-void held_keep(struct ofcd *d, struct partition *p, uint64_t txn, uint32_t ops)
-{
-	struct held_part *h = NULL;
-
-	for (uint32_t i = 0; i < d->nw_held; i++)
-		if (strcmp(d->w_held[i].p.name, p->name) == 0) {
-			h = &d->w_held[i];
-			held_partition_free(&h->p);
-		}
-	if (!h) {
-		d->w_held = xrealloc(d->w_held, ((size_t)d->nw_held + 1) * sizeof(*d->w_held));
-		h = &d->w_held[d->nw_held++];
-	}
-	h->p = *p;
-	h->txn = txn;
-	h->ops = ops;
-	memset(p, 0, sizeof(*p));
-}
-
-int held_release(struct ofcd *d, const char *name)
-{
-	const struct held_part *h = held_find(d, name);
-
-	if (!h)
-		return -1;
-	uint32_t i = (uint32_t)(h - d->w_held);
-	held_partition_free(&d->w_held[i].p);
-	d->w_held[i] = d->w_held[--d->nw_held];
-	return 0;
-}
-
-void held_free_all(struct ofcd *d)
-{
-	for (uint32_t i = 0; i < d->nw_held; i++)
-		held_partition_free(&d->w_held[i].p);
-	free(d->w_held);
-	d->w_held = NULL;
-	d->nw_held = 0;
-}
-
 void held_state(const struct ofcd *d, struct snapshot *s)
 {
 	if (!s || !d->nw_held)
@@ -267,10 +231,15 @@ void held_state(const struct ofcd *d, struct snapshot *s)
 		m->has_transaction = m->has_operations = 1;
 		m->transaction = h->txn;
 		m->operations = h->ops;
+		m->owner = h->owner ? arena_strdup(&s->a, h->owner) : NULL;
+		m->has_since_unix_ms = h->since_ms != 0;
+		m->since_unix_ms = h->since_ms;
 		m->n_hosts = h->p.nmembers;
 		m->hosts = arena_array(&s->a, h->p.nmembers, sizeof(char *));
 		for (uint32_t k = 0; k < h->p.nmembers; k++)
 			m->hosts[k] = arena_strdup(&s->a, h->p.members[k]);
 		st->held[i] = m;
 	}
+	/* what every replica shows alike (views.c) */
+	held_view(d, s);
 }

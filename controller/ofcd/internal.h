@@ -147,6 +147,22 @@ struct snapshot {
 struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fabcfg *cfg, char *why,
 				size_t why_len);
 void snapshot_free(struct snapshot *s);
+/* A schedule's figures without its steps, every string in a. */
+Ofc__V1__Schedule *snapshot_schedule_summary(struct arena *a, const struct schedule_result *r);
+
+/* views.c: what every replica shows alike, from the store's state alone */
+/* (mutation worker, after held_state on a snapshot of d->w_ctl) The
+ * fabric's at_target outside the held partitions' ports, and each one's
+ * own at_target and schedule. */
+void held_view(const struct ofcd *d, struct snapshot *s);
+/* A replica's transaction: t names the replica and epoch that ran it, and
+ * buf has " (replica NAME, epoch E)" for its answer ("" for one ofcd). */
+void ofcd_txn_by(const struct ofcd *d, Ofc__V1__TransactionInfo *t, char *buf, size_t n);
+/* (loop) The transaction running now, as State.transaction shows it. */
+void ofcd_txn_running(const struct ofcd *d, Ofc__V1__TransactionInfo *t);
+/* A transaction's event on a replica in words naming the replica ("by
+ * replica NAME (epoch E): MESSAGE"); false when it names none. */
+bool ofcd_txn_words(const struct ofcd *d, const struct ctl_event *ev, char *buf, size_t n);
 
 enum job_kind {
 	JOB_APPLY_CONFIG = 1,
@@ -164,6 +180,8 @@ enum job_kind {
 };
 /* "reconfigure", "release-partition", ... (State's TransactionInfo.kind) */
 const char *job_kind_name(enum job_kind k);
+/* "transaction committed", "partition held", ... (the log's words) */
+const char *event_kind_name(Ofc__V1__Event__Kind k);
 
 struct probe_dev {
 	char name[NAME_MAX_LEN + 1];
@@ -274,6 +292,7 @@ struct note {
 	struct stream *stream;
 	uint64_t stream_conn;
 	enum store_event cluster; /* issue 37: what the store said (0: none) */
+	char *partition;	  /* KIND_PARTITION_*: which (Event.partition) */
 };
 
 /* stream.c (issue 36): a streamed GetSchedule's thread and the loop agree
@@ -486,10 +505,17 @@ struct ofcd {
 	 * persisted in STATE_DIR/FABRIC.rewired): part of w_cfg. */
 	struct port_move *w_moves;
 	uint32_t nw_moves;
-	/* Partitions made at run time and held for their owners (held.c,
-	 * issue 40): in memory only, so a restart lets go of them. */
+	/* Partitions made at run time and held for their owners (held.c),
+	 * kept in the store (STORE_HELD) so a restart or a new leader holds
+	 * them too; the last few let go of (w_gone, for the followers' events)
+	 * and the store's bytes as last read (a sync that finds them again
+	 * has nothing to do). */
 	struct held_part *w_held;
 	uint32_t nw_held;
+	struct held_gone *w_gone;
+	uint32_t nw_gone;
+	char *w_held_bytes;
+	size_t w_held_len;
 	/* Issue 37: the --config as read, which a replica's state is built on
 	 * again when it syncs or takes over; what the last sync saw (the
 	 * record's generation, the journal's id and phase, the store's bytes
@@ -668,7 +694,42 @@ struct held_part {
 	struct partition p; /* members are host names; member_host as of when it was made */
 	uint64_t txn;	    /* the commit that last aimed it */
 	uint32_t ops;	    /* ... and what it changed */
+	char *owner;	    /* uid:N, or the gateway principal's identity */
+	uint64_t since_ms;  /* first held (unix ms) */
 };
+/* A hold let go of (HeldPartitions.Gone). */
+struct held_gone {
+	char *name, *reason;
+	bool dropped; /* by ofcd, not by its owner */
+	uint64_t time_ms;
+};
+/* What a mutation's commit does to the holds (held_stage): the partition
+ * it holds (add, with its owner) and the holds it drops (their hosts gone
+ * from the new config), written with the commit's record
+ * (held_commit_also as ctl.commit_also) and made so in memory once it
+ * committed (held_committed). */
+struct held_stage {
+	struct ofcd *d;
+	const struct partition *add;
+	char *owner;
+	char **drop_why; /* per d->w_held as staged (nstaged): NULL kept, else why */
+	uint32_t nstaged, ndrop;
+};
+void held_stage(struct ofcd *d, const struct job *j, const struct partition *add,
+		const struct fabric *f, struct held_stage *hs);
+void held_commit_also(void *ctx, const struct ctl *c, struct store_write *w);
+/* add (moved in when not NULL: *add is left empty) held after its commit
+ * txn of ops operations; the drops made; their events posted. */
+void held_committed(struct held_stage *hs, struct partition *add, uint64_t txn, uint32_t ops);
+void held_stage_free(struct held_stage *hs);
+/* (mutation worker) The holds as the store keeps them, into d->w_held,
+ * checked against d->w_cfg: an entry that does not fit it (a host it
+ * lacks, a host held twice, a config partition's name) is dropped, logged
+ * and announced, and a leader writes the list again. announce: post
+ * events for what changed since the last load (a follower's watchers hear
+ * the leader's holds and releases). A damaged item is an error naming it
+ * and the command that sets it aside; d->w_held is left as it was. */
+int held_adopt(struct ofcd *d, bool leader, bool announce, struct ofc_error *err);
 /* (mutation worker) The run-time partition `name` of hosts on f, aimed at
  * spec (read under d->files): hosts known and distinct, none held under
  * another name, the topology one node per host, strongly connected and
@@ -680,10 +741,10 @@ void held_partition_free(struct partition *p);
  * another name than `name` ("": any held partition). */
 int held_check_plan(const struct ofcd *d, const struct ctl *c, const char *name,
 		    struct ofc_error *err);
-/* (mutation worker) Hold p (moved in: *p is left empty) after its commit. */
-void held_keep(struct ofcd *d, struct partition *p, uint64_t txn, uint32_t ops);
-/* (mutation worker) ReleasePartition; 0 released, -1 none of that name. */
-int held_release(struct ofcd *d, const char *name);
+/* (mutation worker) ReleasePartition j->partition, written to the store
+ * first: 0 released; -1 with err: OFC_E_INPUT when none of that name is
+ * held, else the store's error (nothing changed). */
+int held_release(struct ofcd *d, const struct job *j, struct ofc_error *err);
 void held_free_all(struct ofcd *d);
 /* (mutation worker) State.held of a snapshot being built. */
 void held_state(const struct ofcd *d, struct snapshot *s);

@@ -195,6 +195,7 @@ void note_free(struct note *n)
 	free(n->device);
 	free(n->message);
 	free(n->detail);
+	free(n->partition);
 	free(n->sched);
 	strv_free(n->failed, n->nfailed);
 	plan_unref(n->plan);
@@ -224,6 +225,28 @@ struct stream *stream_new(struct ofcd *d)
 	pthread_cond_init(&st->cond, NULL);
 	st->d = d;
 	return st;
+}
+
+const char *event_kind_name(Ofc__V1__Event__Kind k)
+{
+	static const char *const names[] = {
+	    [OFC__V1__EVENT__KIND__KIND_TRANSACTION_STARTED] = "transaction started",
+	    [OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED] = "transaction committed",
+	    [OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLED_BACK] = "transaction rolled back",
+	    [OFC__V1__EVENT__KIND__KIND_DEVICE_LOST] = "device lost",
+	    [OFC__V1__EVENT__KIND__KIND_DEVICE_BACK] = "device back",
+	    [OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED] = "config applied",
+	    [OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLING_BACK] = "transaction rolling back",
+	    [OFC__V1__EVENT__KIND__KIND_DEVICE_APPLIED] = "device applied",
+	    [OFC__V1__EVENT__KIND__KIND_RECOVERED] = "recovered",
+	    [OFC__V1__EVENT__KIND__KIND_CONFIG_REJECTED] = "config rejected",
+	    [OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED] = "schedule re-planned",
+	    [OFC__V1__EVENT__KIND__KIND_PARTITION_HELD] = "partition held",
+	    [OFC__V1__EVENT__KIND__KIND_PARTITION_RELEASED] = "partition released",
+	    [OFC__V1__EVENT__KIND__KIND_PARTITION_DROPPED] = "partition dropped",
+	};
+
+	return (size_t)k < ARRAY_SIZE(names) && names[k] ? names[k] : "event";
 }
 
 const char *job_kind_name(enum job_kind k)

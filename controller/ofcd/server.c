@@ -594,7 +594,7 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	st->transaction = s->unfinished;
 	if (d->running && is_mutation(d->running)) {
 		st->transaction = txn_info(&a, d->running, d->running_state, d->running_txn);
-		st->transaction->has_running = st->transaction->running = 1;
+		ofcd_txn_running(d, st->transaction); /* (running; a replica's name) */
 	}
 	/* a replica's view of the cluster (issue 37), as of the last refresh */
 	st->cluster = d->clustered ? cluster_msg(&a, d, &d->cl) : NULL;
@@ -2120,7 +2120,9 @@ static void broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t 
 	r.message = (char *)sentence;
 	r.body_case = OFC__V1__RESPONSE__BODY_EVENT;
 	r.event = &e;
-	const char *part = event_partition(d, ticket);
+	/* (a partition event names its own; else the request's) */
+	const char *part = n && n->partition ? n->partition : event_partition(d, ticket);
+	e.partition = (char *)(n ? n->partition : NULL);
 	for (size_t i = 0; i < d->nconns; i++) {
 		struct conn *c = d->conns[i];
 
@@ -2164,19 +2166,6 @@ static void set_reachable(struct ofcd *d, int i, bool up, const char *error, enu
 
 static void on_event(struct ofcd *d, struct note *n)
 {
-	static const char *const names[] = {
-	    [OFC__V1__EVENT__KIND__KIND_TRANSACTION_STARTED] = "transaction started",
-	    [OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED] = "transaction committed",
-	    [OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLED_BACK] = "transaction rolled back",
-	    [OFC__V1__EVENT__KIND__KIND_DEVICE_LOST] = "device lost",
-	    [OFC__V1__EVENT__KIND__KIND_DEVICE_BACK] = "device back",
-	    [OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED] = "config applied",
-	    [OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLING_BACK] = "transaction rolling back",
-	    [OFC__V1__EVENT__KIND__KIND_DEVICE_APPLIED] = "device applied",
-	    [OFC__V1__EVENT__KIND__KIND_RECOVERED] = "recovered",
-	    [OFC__V1__EVENT__KIND__KIND_CONFIG_REJECTED] = "config rejected",
-	    [OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED] = "schedule re-planned",
-	};
 	int level = OFCD_LOG_INFO;
 	uint64_t ticket = d->running ? d->running->ticket : 0;
 
@@ -2193,6 +2182,7 @@ static void on_event(struct ofcd *d, struct note *n)
 		break;
 	case OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLED_BACK:
 	case OFC__V1__EVENT__KIND__KIND_CONFIG_REJECTED:
+	case OFC__V1__EVENT__KIND__KIND_PARTITION_DROPPED:
 		level = OFCD_LOG_WARNING;
 		break;
 	case OFC__V1__EVENT__KIND__KIND_DEVICE_LOST:
@@ -2209,6 +2199,8 @@ static void on_event(struct ofcd *d, struct note *n)
 	case OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED:
 	case OFC__V1__EVENT__KIND__KIND_RECOVERED:
 	case OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED:
+	case OFC__V1__EVENT__KIND__KIND_PARTITION_HELD:
+	case OFC__V1__EVENT__KIND__KIND_PARTITION_RELEASED:
 		level = OFCD_LOG_NOTICE;
 		break;
 	default:
@@ -2219,8 +2211,7 @@ static void on_event(struct ofcd *d, struct note *n)
 	char txn[48] = "", line[900];
 	if (n->txn)
 		snprintf(txn, sizeof(txn), " (transaction %llu)", (unsigned long long)n->txn);
-	const char *name =
-	    (size_t)n->kind < ARRAY_SIZE(names) && names[n->kind] ? names[n->kind] : "event";
+	const char *name = event_kind_name(n->kind);
 	/* The log gets the detail; watchers the public message. */
 	const char *detail = n->detail ? n->detail : n->message;
 	snprintf(line, sizeof(line), "%s%s%s%s%s%s", name, txn, n->device ? ": " : "",

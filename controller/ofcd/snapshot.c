@@ -98,7 +98,7 @@ static const struct device_state *recorded(const struct ctl_record *r, const cha
 
 /* The schedule's figures without its steps, with every string copied into
  * the arena (the schedule itself is freed right after). */
-static Ofc__V1__Schedule *summary(struct arena *a, const struct schedule_result *r)
+Ofc__V1__Schedule *snapshot_schedule_summary(struct arena *a, const struct schedule_result *r)
 {
 	Ofc__V1__Schedule *h = schedule_header_msg(a, &r->main->s);
 	Ofc__V1__Schedule *x = schedule_extra_msg(a, r);
@@ -109,6 +109,49 @@ static Ofc__V1__Schedule *summary(struct arena *a, const struct schedule_result 
 		h->metrics[i]->key = arena_strdup(a, h->metrics[i]->key);
 	schedule_msg_summary(h, x);
 	return h;
+}
+
+/* Each device of c as recorded (rec), with what the last read said of it;
+ * true when every one's record is at the fabric's target. */
+static bool snapshot_devices(struct snapshot *s, const struct ctl *c, const struct fabric *f,
+			     const struct ctl_record *rec)
+{
+	struct arena *a = &s->a;
+	Ofc__V1__State *st = s->state;
+	bool all_at_target = true;
+
+	s->ndevs = c->ndevs;
+	s->devs = st->devices = arena_array(a, c->ndevs, sizeof(*st->devices));
+	s->public_error = arena_array(a, c->ndevs + 1, sizeof(*s->public_error));
+	st->n_devices = c->ndevs;
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		const struct ctl_device *cd = &c->devs[i];
+		const struct device_state *r = recorded(rec, cd->cfg.name);
+		Ofc__V1__DeviceState *m = device_state_msg(a, f, &cd->cfg, r);
+
+		if (cd->read_ok || cd->lost) {
+			m->has_reachable = 1;
+			m->reachable = !cd->lost;
+			if (cd->lost) {
+				m->error = arena_strdup(a, cd->read_err.msg);
+				s->public_error[i] = ofcd_public_reason(cd->read_err.reason);
+			} else {
+				device_alarms_msg(a, f, &cd->dev, m);
+			}
+		}
+		/* Against the fabric's target as the config and the record
+		 * make it, never cd->target: a partition's aim leaves its own
+		 * there on the replica that ran it alone, and the replicas
+		 * disagreed (views.c judges the held partitions' ports). */
+		struct device_state want;
+		ctl_fabric_target(c, i, &want);
+		m->has_at_target = 1;
+		m->at_target = r && state_equal(r, &want);
+		state_free(&want);
+		all_at_target &= m->at_target;
+		st->devices[i] = m;
+	}
+	return all_at_target;
 }
 
 /* ---- building ------------------------------------------------------------------------ */
@@ -122,7 +165,7 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 	struct ctl_record rec;
 	struct ofc_error err = {0};
 	Ofc__V1__State *st;
-	bool all_at_target = true;
+	bool all_at_target;
 
 	why[0] = 0;
 	s->cfg = fabcfg_ref(cfg);
@@ -147,6 +190,10 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 		st->recorded_config = arena_strdup(a, rec.config);
 		if (rec.partition)
 			st->partition = arena_strdup(a, rec.partition);
+		if (rec.replica)
+			st->committed_by = arena_strdup(a, rec.replica);
+		st->has_committed_epoch = rec.epoch != 0;
+		st->committed_epoch = rec.epoch;
 	}
 	/* What `ofc status FILE` says too (one shape: docs/json.md). */
 	st->state_dir = arena_strdup(a, state_dir);
@@ -156,41 +203,24 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 	st->has_daemon_pid = 1;
 	st->daemon_pid = (uint64_t)getpid();
 
-	s->ndevs = c->ndevs;
-	s->devs = st->devices = arena_array(a, c->ndevs, sizeof(*st->devices));
-	s->public_error = arena_array(a, c->ndevs + 1, sizeof(*s->public_error));
-	st->n_devices = c->ndevs;
-	for (uint32_t i = 0; i < c->ndevs; i++) {
-		const struct ctl_device *cd = &c->devs[i];
-		const struct device_state *r = recorded(&rec, cd->cfg.name);
-		Ofc__V1__DeviceState *m = device_state_msg(a, f, &cd->cfg, r);
-
-		if (cd->read_ok || cd->lost) {
-			m->has_reachable = 1;
-			m->reachable = !cd->lost;
-			if (cd->lost) {
-				m->error = arena_strdup(a, cd->read_err.msg);
-				s->public_error[i] = ofcd_public_reason(cd->read_err.reason);
-			} else {
-				device_alarms_msg(a, f, &cd->dev, m);
-			}
-		}
-		m->has_at_target = 1;
-		m->at_target = r && state_equal(r, &cd->target);
-		all_at_target &= m->at_target;
-		st->devices[i] = m;
-	}
+	all_at_target = snapshot_devices(s, c, f, &rec);
 	st->has_at_target = 1;
 	st->at_target = rec.have_state && all_at_target;
 
-	/* The committed topology: the config's graph when it is the one
-	 * recorded, else built from the record's spec. */
+	/* The fabric's committed topology: the config's graph when it is
+	 * the one recorded, else built from the record's spec. A partition's
+	 * commit leaves it (each held partition shows its own); a record of an
+	 * older ofc's that does not say is taken to hold the config's. */
 	const struct graph *g = NULL;
 	const struct port_map *pm = NULL;
 	struct topo_facts facts;
 	bool own = false;
 	if (rec.have_state) {
-		recorded_topology(f, rec.topology, &g, &facts, &pm, &s->graph, &s->ports);
+		const char *spec = rec.fabric_topology	 ? rec.fabric_topology
+				   : f->topology.present ? f->topology.spec
+							 : NULL;
+
+		recorded_topology(f, spec, &g, &facts, &pm, &s->graph, &s->ports);
 		own = s->graph != NULL;
 	}
 	if (g) {
@@ -205,7 +235,7 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 		struct schedule_result r;
 
 		if (schedule_compute(&q, &r, NULL, &err) == 0 && schedule_check(&r, &err) == 0) {
-			st->schedule = summary(a, &r);
+			st->schedule = snapshot_schedule_summary(a, &r);
 			schedule_result_free(&r);
 		} else {
 			snprintf(why, why_len, "no OpTree schedule: %s", err.msg);
@@ -229,7 +259,7 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 		struct schedule_result r;
 
 		if (schedule_compute(&q, &r, NULL, &err) == 0 && schedule_check(&r, &err) == 0) {
-			st->schedule = summary(a, &r);
+			st->schedule = snapshot_schedule_summary(a, &r);
 			schedule_result_free(&r);
 		} else if (!why[0]) {
 			snprintf(why, why_len, "no schedule for %s: %s",
@@ -261,6 +291,10 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 			t->has_peer_pid = 1;
 			t->peer_pid = rec.journal_pid;
 		}
+		if (rec.journal_replica)
+			t->replica = arena_strdup(a, rec.journal_replica);
+		t->has_epoch = rec.journal_epoch != 0;
+		t->epoch = rec.journal_epoch;
 		s->unfinished = t;
 	}
 	ctl_record_free(&rec);

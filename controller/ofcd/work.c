@@ -91,6 +91,12 @@ static void on_ctl_event(void *ctx, const struct ctl_event *ev)
 		post_event(d, kinds[ev->kind], ev->txn, ev->device, pub, ev->message, ev->reason);
 		return;
 	}
+	/* A replica says which of them ran it, in the log and to watchers. */
+	char by[720]; /* (the message is at most 640) */
+	if (ofcd_txn_words(d, ev, by, sizeof(by))) {
+		post_event(d, kinds[ev->kind], ev->txn, ev->device, by, NULL, OFC_R_NONE);
+		return;
+	}
 	post_event(d, kinds[ev->kind], ev->txn, ev->device, ev->message, NULL, OFC_R_NONE);
 }
 
@@ -333,17 +339,16 @@ static void moves_from_record(struct ofcd *d, const struct ctl_record *rec, bool
  * not fit the config (a config changed while ofcd was down) is the
  * caller's to weigh. Edge lists are left to it too: a file that is gone is
  * not damage in the record. */
-static int recorded_spec_damaged(const struct ofcd *d, const struct ctl_record *rec,
-				 struct ofc_error *err)
+static int recorded_spec_damaged(const struct ofcd *d, const char *spec, struct ofc_error *err)
 {
 	const char *fabric = d->w_cfg->f->name;
 	struct ofc_error e = {0};
 	struct graph *g;
 	char at[32] = "";
 
-	if (strstr(rec->topology, "edges:"))
+	if (strstr(spec, "edges:"))
 		return 0;
-	if (topo_build(rec->topology, &g, &e) == 0) {
+	if (topo_build(spec, &g, &e) == 0) {
 		graph_free(g);
 		return 0;
 	}
@@ -355,8 +360,8 @@ static int recorded_spec_damaged(const struct ofcd *d, const struct ctl_record *
 		     "corrupt %s: its topology ('%.40s%s', %zu characters) does not parse: "
 		     "%s%.120s. ofcd cannot tell what the devices hold: look at it, then set it "
 		     "aside (ofcd then serves the config's topology): %s",
-		     store_noun(d->store), rec->topology, strlen(rec->topology) > 40 ? "..." : "",
-		     strlen(rec->topology), at, e.msg, mv);
+		     store_noun(d->store), spec, strlen(spec) > 40 ? "..." : "", strlen(spec), at,
+		     e.msg, mv);
 	free(where);
 	free(mv);
 	return -1;
@@ -402,11 +407,14 @@ static int adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **sna
 	if (ctl_load_record_in(d->store, f->name, &rec, &e) == 0) {
 		if (rec.have_state && !rec.have_journal && rec.moves_known)
 			moves_from_record(d, &rec, leader);
-		/* (A partition's commit records that partition's topology.) */
-		bool other = rec.have_state && !rec.have_journal && !rec.partition &&
-			     rec.topology && *rec.topology && f->topology.present && f->nswitches &&
-			     strcmp(rec.topology, f->topology.spec) != 0;
-		if (other && recorded_spec_damaged(d, &rec, &e) < 0) {
+		/* The fabric's topology, which a partition's commit keeps (its
+		 * own topology is the partition's; an older record after one
+		 * does not say: the config's then). */
+		const char *fab = rec.fabric_topology;
+		bool other = rec.have_state && !rec.have_journal && fab && *fab &&
+			     f->topology.present && f->nswitches &&
+			     strcmp(fab, f->topology.spec) != 0;
+		if (other && recorded_spec_damaged(d, fab, &e) < 0) {
 			ctl_record_free(&rec);
 			if (strict) {
 				*err = e;
@@ -417,7 +425,7 @@ static int adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **sna
 			other = false;
 		}
 		if (other || (d->nw_moves && f->topology.present && f->nswitches)) {
-			const char *spec = other ? rec.topology : f->topology.spec;
+			const char *spec = other ? fab : f->topology.spec;
 			struct fabric *nf;
 			struct ctl *nc;
 			struct ofc_error e2 = {0};
@@ -433,7 +441,7 @@ static int adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **sna
 						 strict || leader ? OFCD_LOG_NOTICE : OFCD_LOG_INFO,
 						 "serving the recorded topology %s (the config "
 						 "asks for %s; reload or reconfigure to change it)",
-						 rec.topology, f->topology.spec);
+						 fab, f->topology.spec);
 				if (d->nw_moves)
 					ofcd_log(d,
 						 strict || leader ? OFCD_LOG_NOTICE : OFCD_LOG_INFO,
@@ -466,6 +474,14 @@ static int adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **sna
 	}
 	/* Failures reported before a restart are still failed. */
 	if (failures_load(d, d->w_cfg->f->name, &e) < 0) {
+		if (strict) {
+			*err = e;
+			return -1;
+		}
+		damaged_item(d, &e);
+	}
+	/* Partitions held before a restart or a failover are still held. */
+	if (held_adopt(d, leader, !strict, &e) < 0) {
 		if (strict) {
 			*err = e;
 			return -1;
@@ -559,11 +575,12 @@ static int reset_to_base(struct ofcd *d, struct ofc_error *err)
 	return 0;
 }
 
-/* The store's bytes of what a sync builds the config from, to tell
- * whether anything but the journal changed. */
+/* The store's bytes of what a sync builds the config and the holds from,
+ * to tell whether anything but the journal changed. */
 static char *sync_bytes(struct ofcd *d, size_t *len)
 {
-	static const enum store_item items[] = {STORE_RECORD, STORE_FAILED, STORE_REWIRED};
+	static const enum store_item items[] = {STORE_RECORD, STORE_FAILED, STORE_REWIRED,
+						STORE_HELD};
 	struct strbuf sb = STRBUF_INIT;
 
 	for (size_t i = 0; i < ARRAY_SIZE(items); i++) {
@@ -648,6 +665,9 @@ void ofcd_run_takeover(struct ofcd *d, struct job *j)
 	}
 	free(d->w_sync_bytes);
 	d->w_sync_bytes = NULL;
+	/* (the holds checked against the config read again) */
+	free(d->w_held_bytes);
+	d->w_held_bytes = NULL;
 	adopt(d, false, true, &j->snap, &err);
 	j->new_cfg = fabcfg_ref(d->w_pub);
 	j->done_ms = unix_ms();
@@ -668,25 +688,28 @@ static void sync_events(struct ofcd *d)
 		return;
 	uint64_t gen = r.have_state ? r.generation : 0, jid = r.have_journal ? r.journal_id : 0;
 	const char *phase = r.have_journal ? r.journal_phase : NULL;
+	/* who wrote the journal, and the record */
+	char jby[96], rby[96];
+	snprintf(jby, sizeof(jby), "by %s%s (seen in etcd)", r.journal_replica ? "replica " : "",
+		 r.journal_replica ? r.journal_replica : "the leader");
+	snprintf(rby, sizeof(rby), "by %s%s (seen in etcd)", r.replica ? "replica " : "",
+		 r.replica ? r.replica : "the leader");
 
-	if (jid && jid != d->w_sync_jid) {
-		snprintf(msg, sizeof(msg), "by the leader (seen in etcd)");
-		post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_STARTED, jid, NULL, msg, NULL,
+	if (jid && jid != d->w_sync_jid)
+		post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_STARTED, jid, NULL, jby, NULL,
 			   OFC_R_NONE);
-	}
 	if (jid && phase && strcmp(phase, "rolling-back") == 0 &&
 	    (jid != d->w_sync_jid || !d->w_sync_phase ||
 	     strcmp(d->w_sync_phase, "rolling-back") != 0))
-		post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLING_BACK, jid, NULL,
-			   "by the leader (seen in etcd)", NULL, OFC_R_NONE);
+		post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLING_BACK, jid, NULL, jby,
+			   NULL, OFC_R_NONE);
 	if (gen != d->w_sync_gen && gen) {
-		snprintf(msg, sizeof(msg), "generation %llu, by the leader (seen in etcd)",
-			 (unsigned long long)gen);
+		snprintf(msg, sizeof(msg), "generation %llu, %s", (unsigned long long)gen, rby);
 		post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED, gen, NULL, msg,
 			   NULL, OFC_R_NONE);
 	} else if (!jid && d->w_sync_jid && gen == d->w_sync_gen) {
 		post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLED_BACK, d->w_sync_jid,
-			   NULL, "by the leader (seen in etcd)", NULL, OFC_R_NONE);
+			   NULL, rby, NULL, OFC_R_NONE);
 	}
 	d->w_sync_gen = gen;
 	d->w_sync_jid = jid;
@@ -1090,6 +1113,7 @@ static void run_mutation(struct ofcd *d, struct job *j)
 	bool did = false, touched = false;
 	char why[400];
 	struct partition rtp = {0}; /* a run-time partition (held.c) */
+	struct held_stage hs = {0};
 
 	answer_init(&an, j);
 	/* Damaged state in etcd is not overwritten (issue 37). */
@@ -1140,30 +1164,37 @@ static void run_mutation(struct ofcd *d, struct job *j)
 		goto out;
 	}
 	touched = true;
+	/* The holds this commit takes or drops go into its store write. */
+	held_stage(d, j, j->nhosts ? &rtp : NULL, ncfg->f, &hs);
+	nc->commit_also = held_commit_also;
+	nc->commit_also_ctx = &hs;
 	int rc = ctl_apply(nc, 0, &res, &err);
+	nc->commit_also = NULL;
 	j->txn = res.txn;
 	an.t.has_id = 1;
 	an.t.id = res.txn;
 	an.t.has_operations = an.t.has_seconds = 1;
 	an.t.operations = res.ops_applied;
 	an.t.seconds = res.seconds;
+	char by[160];
+	ofcd_txn_by(d, &an.t, by, sizeof(by));
 	if (rc == 0) {
 		an.t.state = "committed";
 		j->outcome = "committed";
-		answer_status(&an, OFC__V1__STATUS__STATUS_OK,
-			      "committed transaction %llu: %u operation%s on %u device%s in %.3f s",
-			      (unsigned long long)res.txn, res.ops_applied,
-			      res.ops_applied == 1 ? "" : "s", nc->ndevs, nc->ndevs == 1 ? "" : "s",
-			      res.seconds);
+		answer_status(
+		    &an, OFC__V1__STATUS__STATUS_OK,
+		    "committed transaction %llu%s: %u operation%s on %u device%s in %.3f s",
+		    (unsigned long long)res.txn, by, res.ops_applied,
+		    res.ops_applied == 1 ? "" : "s", nc->ndevs, nc->ndevs == 1 ? "" : "s",
+		    res.seconds);
 		ofcd_ctl_close(d, d->w_ctl);
 		d->w_ctl = nc;
 		nc = NULL;
 		ctl_quiet(d->w_ctl, NULL);
-		if (j->nhosts) {
-			/* held from now on; the ctl's pointer would outlive rtp */
+		/* held from now on; the ctl's pointer would outlive rtp */
+		if (j->nhosts)
 			d->w_ctl->partition = NULL;
-			held_keep(d, &rtp, res.txn, res.ops_applied);
-		}
+		held_committed(&hs, j->nhosts ? &rtp : NULL, res.txn, res.ops_applied);
 		fabcfg_unref(d->w_cfg);
 		d->w_cfg = ncfg;
 		ncfg = NULL;
@@ -1204,6 +1235,7 @@ out:
 		j->outcome = an.t.state;
 	ofcd_ctl_close(d, nc);
 	fabcfg_unref(ncfg);
+	held_stage_free(&hs);
 	held_partition_free(&rtp);
 	response_pack(&an.r, &j->reply, &j->reply_len);
 	arena_free(&an.a);
@@ -1212,12 +1244,16 @@ out:
 void ofcd_run_release(struct ofcd *d, struct job *j)
 {
 	struct answer an;
+	struct ofc_error err = {0};
 	char why[400];
 
 	answer_init(&an, j);
-	if (held_release(d, j->partition) < 0) {
-		answer_status(&an, OFC__V1__STATUS__STATUS_NOT_FOUND,
-			      "no partition '%.64s' is held", j->partition);
+	if (held_release(d, j, &err) < 0) {
+		if (!answer_fenced(d, &an, &err))
+			answer_status(&an,
+				      err.code == OFC_E_INPUT ? OFC__V1__STATUS__STATUS_NOT_FOUND
+							      : OFC__V1__STATUS__STATUS_FAILED,
+				      "%s", err.msg);
 		an.t.state = "refused";
 	} else {
 		answer_status(&an, OFC__V1__STATUS__STATUS_OK,

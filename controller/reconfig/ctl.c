@@ -221,6 +221,23 @@ void ctl_retarget(struct ctl *c)
 	ctl_diff(c);
 }
 
+void ctl_fabric_target(const struct ctl *c, uint32_t i, struct device_state *out)
+{
+	const struct ctl_device *cd = &c->devs[i];
+	const struct fabric *f = c->fabric;
+
+	state_init(out, cd->cfg.cls);
+	if (cd->cfg.cls == DEV_SWITCH) {
+		ctl_switch_target(f, (uint32_t)fabric_find_switch(f, cd->cfg.name), out);
+	} else if (cd->cfg.cls == DEV_HOSTS) {
+		ctl_hosts_target(f, out);
+	} else {
+		for (uint32_t r = 0; r < f->nrings; r++)
+			if (strcmp(f->rings[r].name, cd->cfg.name) == 0)
+				ring_target(f, r, out);
+	}
+}
+
 int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struct ofc_error *err)
 {
 	struct ctl *c;
@@ -752,31 +769,42 @@ static int undo(struct ctl *c, int last, const struct device_state *before, stru
 	return rc;
 }
 
-/* The next transaction's id, after the record's generation and any
- * journal's. A record or journal that cannot be read is an error: going on
- * restarted the ids at 1 and overwrote the record. */
+/* The next transaction's id, after every id the store shows used: the
+ * record's generation and last_transaction (a rolled-back id, which the
+ * generation does not keep), and any journal's. The store is the only
+ * memory of ids, so they stay unique across processes, replicas and
+ * failovers: a journal is written (the intent, before any device is
+ * touched) under the new id before anything else happens under it, and
+ * its removal writes the record that keeps the id, in one write of the
+ * store. A leader's writes compare its epoch, and a new leader reads the
+ * whole store in the transaction that elects it, so it sees every id its
+ * predecessors wrote. A record or journal that cannot be read is an
+ * error: going on restarted the ids at 1 and overwrote the record. */
 static int next_txn_id(struct ctl *c, uint64_t *id, struct ofc_error *err)
 {
 	struct ctl_record r;
 
 	*id = 1;
 	c->prev_generation = 0;
+	c->last_txn = 0;
 	txn_meta_free(&c->prev);
 	if (ctl_load_record_in(c->store, c->fabric->name, &r, err) < 0)
 		return -1;
 	if (r.have_state) {
-		*id = r.generation + 1;
+		c->last_txn = r.last_txn > r.generation ? r.last_txn : r.generation;
 		c->prev_generation = r.generation;
 		txn_meta_copy(&c->prev, &(struct txn_meta){.topology = r.topology,
 							   .config = r.config,
 							   .partition = r.partition,
+							   .fabric_topology = r.fabric_topology,
 							   .relabelled = r.relabelled,
 							   .moves = r.moves,
 							   .nmoves = r.nmoves,
 							   .moves_known = r.moves_known});
 	}
-	if (r.have_journal && r.journal_id >= *id)
-		*id = r.journal_id + 1;
+	if (r.have_journal && r.journal_id > c->last_txn)
+		c->last_txn = r.journal_id;
+	*id = c->last_txn + 1;
 	ctl_record_free(&r);
 	return 0;
 }
@@ -792,16 +820,19 @@ static void journal_from_ctl(struct ctl *c, struct journal *j, const struct devi
 	/* What the commit will record, from this transaction's fabric: a
 	 * repair after a crash records it whatever config the repairing
 	 * command has (it used to record its own config's topology). */
-	txn_meta_copy(&j->meta,
-		      &(struct txn_meta){
-			  .topology = c->partition ? c->partition->topology.spec : f->topology.spec,
-			  .config = f->file,
-			  .partition = c->partition ? c->partition->name : NULL,
-			  .relabelled = c->relabelled,
-			  .moves = f->moves,
-			  .nmoves = f->nmoves,
-			  .moves_known = true,
-		      });
+	txn_meta_copy(
+	    &j->meta,
+	    &(struct txn_meta){
+		.topology = c->partition ? c->partition->topology.spec : f->topology.spec,
+		.config = f->file,
+		.partition = c->partition ? c->partition->name : NULL,
+		/* the fabric's stays what it is under a partition's */
+		.fabric_topology = f->topology.present && f->topology.spec ? f->topology.spec : "",
+		.relabelled = c->relabelled,
+		.moves = f->moves,
+		.nmoves = f->nmoves,
+		.moves_known = true,
+	    });
 	j->ndevs = c->ndevs;
 	j->names = xcalloc(c->ndevs + 1, sizeof(char *));
 	j->drivers = xcalloc(c->ndevs + 1, sizeof(char *));
@@ -833,7 +864,7 @@ static void roll_back(struct ctl *c, struct journal *j, int last, struct ctl_res
 		/* The devices are verified at their old state: record it. */
 		/* ... under the topology they realise again, not the one
 		 * this transaction was for. */
-		record_commit(c, c->prev_generation, j->before, &c->prev, &e);
+		record_commit(c, c->prev_generation, j->before, &c->prev, NULL, &e);
 		emit(c, CTL_EV_TXN_ROLLED_BACK, NULL, OFC_R_NONE,
 		     "every device verified at its previous state");
 	} else {
@@ -866,8 +897,15 @@ static int commit(struct ctl *c, struct journal *j, struct ofc_error *err)
 		free(mv);
 		return rc;
 	}
-	if (set_phase(c, j, JOURNAL_COMMITTING, err) < 0 ||
-	    record_commit(c, c->txn, j->target, &j->meta, err) < 0)
+	struct store_write also = {0};
+	int rc = set_phase(c, j, JOURNAL_COMMITTING, err);
+
+	if (rc == 0 && c->commit_also)
+		c->commit_also(c->commit_also_ctx, c, &also);
+	if (rc == 0)
+		rc = record_commit(c, c->txn, j->target, &j->meta, &also, err);
+	free((void *)also.data);
+	if (rc < 0)
 		return -1;
 	emit(c, CTL_EV_TXN_COMMITTED, NULL, OFC_R_NONE, NULL);
 	return 0;

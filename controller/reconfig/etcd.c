@@ -424,16 +424,18 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 				  cc != CURLE_OK ? cu.easy_strerror(cc)
 				  : emsg	 ? emsg
 						 : "an answer that is not etcd's");
-		if (o)
-			json_object_put(o);
 		sb_free(&sb);
 		if (cc == CURLE_OK && emsg && !member_trouble(code)) {
 			/* The request itself was refused: another member
 			 * would say the same. */
 			ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED, "etcd: %s", emsg);
+			json_object_put(o);
 			sb_free(&errs);
 			return -1;
 		}
+		/* (emsg is o's: freed only once it is said) */
+		if (o)
+			json_object_put(o);
 		c->cur = (c->cur + 1) % c->n;
 	}
 	if (rc < 0)
@@ -489,6 +491,22 @@ int etcd_lease_keepalive(struct etcd_conn *c, int64_t id, double timeout, int64_
 	}
 	*ttl = etcd_int(r, "TTL");
 	*revision = etcd_int(etcd_obj(r, "header"), "revision");
+	json_object_put(resp);
+	return 0;
+}
+
+int etcd_lease_ttl(struct etcd_conn *c, int64_t id, double timeout, int64_t *ttl,
+		   struct ofc_error *err)
+{
+	struct json_object *req = json_object_new_object(), *resp;
+	int rc;
+
+	etcd_add_int(req, "ID", id);
+	rc = etcd_call(c, "/v3/lease/timetolive", req, timeout, &resp, err);
+	json_object_put(req);
+	if (rc < 0)
+		return -1;
+	*ttl = etcd_int(resp, "TTL"); /* -1: expired */
 	json_object_put(resp);
 	return 0;
 }

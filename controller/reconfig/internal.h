@@ -27,6 +27,8 @@ struct store_ops {
 	void (*cluster)(struct store *s, struct store_cluster *out);
 	double (*fence)(struct store *s);
 	uint64_t (*epoch)(struct store *s);
+	int (*reg)(struct store *s, double timeout, struct ofc_error *err);
+	const char *(*replica)(const struct store *s);
 };
 
 /* Every backend's store begins with this. */
@@ -55,6 +57,7 @@ struct journal {
 	uint32_t version; /* 1: an older ofc's (no field) */
 	uint32_t pid;
 	uint64_t epoch; /* the writer's leadership (an etcd store's); 0: none */
+	char *replica;	/* ... its replica's name (NULL: none) */
 	uint64_t started_ms;
 	double trial_deadline;
 	struct txn_meta meta; /* what the commit records */
@@ -112,6 +115,9 @@ int etcd_lease_grant(struct etcd_conn *c, int64_t ttl, double timeout, int64_t *
 int etcd_lease_keepalive(struct etcd_conn *c, int64_t id, double timeout, int64_t *ttl,
 			 int64_t *revision, struct ofc_error *err);
 int etcd_lease_revoke(struct etcd_conn *c, int64_t id, double timeout, struct ofc_error *err);
+/* The seconds lease id has left (*ttl -1: expired or unknown). */
+int etcd_lease_ttl(struct etcd_conn *c, int64_t id, double timeout, int64_t *ttl,
+		   struct ofc_error *err);
 /* [key, range_end) (range_end NULL: the key alone), linearizable. */
 int etcd_range(struct etcd_conn *c, const char *key, const char *range_end, double timeout,
 	       struct etcd_kv **kvs, uint32_t *n, int64_t *revision, struct ofc_error *err);
@@ -153,9 +159,11 @@ const char *journal_phase_name(enum journal_phase p);
 int record_write(const struct ctl *c, uint64_t generation, const struct device_state *states,
 		 const struct txn_meta *meta, struct ofc_error *err);
 /* record_write and the journal removed, in one write of the store (one
- * etcd transaction; files: the record first). */
+ * etcd transaction; files: the record first), with `also` (NULL or no
+ * data: nothing) written before them (ctl.commit_also). */
 int record_commit(const struct ctl *c, uint64_t generation, const struct device_state *states,
-		  const struct txn_meta *meta, struct ofc_error *err);
+		  const struct txn_meta *meta, const struct store_write *also,
+		  struct ofc_error *err);
 int journal_write(const struct ctl *c, const struct journal *j, struct ofc_error *err);
 /* *missing when there is no journal (returns 0). */
 int journal_read(struct store *st, const char *fabric, struct journal *j, bool *missing,

@@ -191,6 +191,7 @@ void txn_meta_free(struct txn_meta *m)
 	free(m->topology);
 	free(m->config);
 	free(m->partition);
+	free(m->fabric_topology);
 	for (uint32_t i = 0; i < m->nmoves; i++)
 		free(m->moves[i].host);
 	free(m->moves);
@@ -203,6 +204,7 @@ void txn_meta_copy(struct txn_meta *dst, const struct txn_meta *src)
 	dst->topology = xstrdup(src->topology ? src->topology : "");
 	dst->config = xstrdup(src->config ? src->config : "");
 	dst->partition = src->partition && *src->partition ? xstrdup(src->partition) : NULL;
+	dst->fabric_topology = src->fabric_topology ? xstrdup(src->fabric_topology) : NULL;
 	dst->relabelled = src->relabelled;
 	dst->moves_known = src->moves_known;
 	dst->nmoves = src->nmoves;
@@ -311,8 +313,15 @@ static void record_pack(const struct ctl *c, uint64_t generation, const struct d
 	r.time_unix_ms = unix_ms();
 	r.topology = meta->topology;
 	r.partition = meta->partition && *meta->partition ? meta->partition : NULL;
+	r.fabric_topology = meta->fabric_topology;
 	r.has_relabelled = meta->relabelled;
 	r.relabelled = meta->relabelled;
+	/* Every id used so far, this transaction's too when it rolled back
+	 * (the record keeps the generation before it): the next is after. */
+	r.has_last_transaction = true;
+	r.last_transaction = generation > c->txn ? generation : c->txn;
+	if (c->last_txn > r.last_transaction)
+		r.last_transaction = c->last_txn;
 	/* Only what is known is recorded as such: a rollback to an older
 	 * ofc's record keeps its moves unknown. */
 	if (meta->moves_known) {
@@ -321,9 +330,11 @@ static void record_pack(const struct ctl *c, uint64_t generation, const struct d
 		r.n_moves = meta->nmoves;
 		r.moves = pack_moves(&a, meta);
 	}
-	/* (a replicated ofcd's: the leadership that committed it) */
+	/* (a replicated ofcd's: the leadership that committed it, and which
+	 * replica that was) */
 	r.epoch = store_epoch(c->store);
 	r.has_epoch = r.epoch != 0;
+	r.replica = (char *)store_replica(c->store);
 	r.n_devices = c->ndevs;
 	r.devices = arena_array(&a, c->ndevs + 1, sizeof(*r.devices));
 	for (uint32_t i = 0; i < c->ndevs; i++) {
@@ -348,14 +359,19 @@ int record_write(const struct ctl *c, uint64_t generation, const struct device_s
 }
 
 int record_commit(const struct ctl *c, uint64_t generation, const struct device_state *states,
-		  const struct txn_meta *meta, struct ofc_error *err)
+		  const struct txn_meta *meta, const struct store_write *also,
+		  struct ofc_error *err)
 {
-	struct store_write w[2] = {[1] = {STORE_JOURNAL, NULL, 0}};
+	struct store_write w[3];
+	uint32_t n = 0;
 	int rc;
 
-	record_pack(c, generation, states, meta, &w[0]);
-	rc = store_write(c->store, c->fabric->name, w, 2, err);
-	free((void *)w[0].data);
+	if (also && also->data)
+		w[n++] = *also;
+	record_pack(c, generation, states, meta, &w[n]);
+	w[n + 1] = (struct store_write){STORE_JOURNAL, NULL, 0};
+	rc = store_write(c->store, c->fabric->name, w, n + 2, err);
+	free((void *)w[n].data);
 	return rc;
 }
 
@@ -394,10 +410,12 @@ int journal_write(const struct ctl *c, const struct journal *j, struct ofc_error
 	m.pid = (uint32_t)getpid();
 	m.epoch = store_epoch(c->store);
 	m.has_epoch = m.epoch != 0;
+	m.replica = (char *)store_replica(c->store);
 	m.has_started_unix_ms = true;
 	m.started_unix_ms = j->started_ms;
 	m.topology = j->meta.topology;
 	m.partition = j->meta.partition && *j->meta.partition ? j->meta.partition : NULL;
+	m.fabric_topology = j->meta.fabric_topology;
 	m.has_relabelled = j->meta.relabelled;
 	m.relabelled = j->meta.relabelled;
 	m.n_moves = j->meta.nmoves;
@@ -435,6 +453,7 @@ void journal_free(struct journal *j)
 	free(j->before);
 	free(j->target);
 	txn_meta_free(&j->meta);
+	free(j->replica);
 	memset(j, 0, sizeof(*j));
 }
 
@@ -461,12 +480,14 @@ static int parse_journal(const struct loc *path, const uint8_t *data, size_t len
 	j->phase = (enum journal_phase)m->phase;
 	j->pid = m->pid;
 	j->epoch = m->has_epoch ? m->epoch : 0;
+	j->replica = m->replica && *m->replica ? xstrdup(m->replica) : NULL;
 	j->started_ms = m->started_unix_ms;
 	j->trial_deadline = m->has_trial_deadline_unix ? m->trial_deadline_unix : 0;
 	j->version = m->has_version ? m->version : 1;
 	j->meta.config = xstrdup(m->config ? m->config : "");
 	j->meta.topology = xstrdup(m->topology ? m->topology : "");
 	j->meta.partition = m->partition && *m->partition ? xstrdup(m->partition) : NULL;
+	j->meta.fabric_topology = m->fabric_topology ? xstrdup(m->fabric_topology) : NULL;
 	j->meta.relabelled = m->has_relabelled && m->relabelled;
 	j->meta.moves_known = j->version >= 2;
 	rc = unpack_moves(m->moves, m->n_moves, &j->meta.moves, &j->meta.nmoves, path, err);
@@ -571,6 +592,15 @@ static int parse_record(const struct loc *path, const char *fabric, const uint8_
 	r->topology = xstrdup(m->topology ? m->topology : "");
 	r->relabelled = m->has_relabelled && m->relabelled;
 	r->partition = m->partition ? xstrdup(m->partition) : NULL;
+	/* An older ofc's record says the fabric's topology only where the
+	 * last commit was the fabric's. */
+	r->fabric_topology = m->fabric_topology ? xstrdup(m->fabric_topology)
+			     : !r->partition	? xstrdup(r->topology)
+						: NULL;
+	r->last_txn = m->has_last_transaction && m->last_transaction > m->generation
+			  ? m->last_transaction
+			  : m->generation;
+	r->replica = m->replica && *m->replica ? xstrdup(m->replica) : NULL;
 	r->moves_known = m->has_version && m->version >= 2;
 	rc = unpack_moves(m->moves, m->n_moves, &r->moves, &r->nmoves, path, err);
 	r->ndevs = (uint32_t)m->n_devices;
@@ -620,6 +650,7 @@ int ctl_load_record_in(struct store *st, const char *fabric, struct ctl_record *
 		r->journal_phase = journal_phase_name(j.phase);
 		r->journal_pid = j.pid;
 		r->journal_epoch = j.epoch;
+		r->journal_replica = j.replica ? xstrdup(j.replica) : NULL;
 		r->trial_deadline = j.trial_deadline;
 		r->journal_owner_alive = store_writer_alive(st, fabric, j.pid, j.epoch);
 		journal_free(&j);
@@ -650,6 +681,9 @@ void ctl_record_free(struct ctl_record *r)
 	free(r->config);
 	free(r->topology);
 	free(r->partition);
+	free(r->fabric_topology);
+	free(r->replica);
+	free(r->journal_replica);
 	for (uint32_t i = 0; i < r->nmoves; i++)
 		free(r->moves[i].host);
 	free(r->moves);

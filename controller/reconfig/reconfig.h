@@ -100,13 +100,17 @@ struct ctl_device {
  * transaction's journal carries it, so that a repair records what the
  * transaction applied, not what the repairing command's config says.
  * moves_known is false for an older ofc's record, which kept no moves
- * (ofcd then has only its .rewired file). Owned. */
+ * (ofcd then has only its .rewired file). fabric_topology is the whole
+ * fabric's topology, which a partition's commit leaves as it was (its
+ * topology is then the partition's; "" when the fabric has none of its
+ * own; NULL: not known, an older ofc's). Owned. */
 struct txn_meta {
 	char *topology, *config, *partition;
 	bool relabelled;
 	struct port_move *moves;
 	uint32_t nmoves;
 	bool moves_known;
+	char *fabric_topology;
 };
 void txn_meta_free(struct txn_meta *m);
 void txn_meta_copy(struct txn_meta *dst, const struct txn_meta *src);
@@ -122,11 +126,20 @@ struct ctl {
 	uint32_t ndevs;
 	char **netns;		  /* testbed namespaces, one per host, when up */
 	uint64_t txn;		  /* the transaction running or last run */
+	uint64_t last_txn;	  /* the highest id the store showed before it */
 	uint64_t prev_generation; /* of the record before it (kept by a rollback) */
 	struct txn_meta prev;	  /* ... and what it recorded (a rollback records it again) */
 	bool relabelled;	  /* ctl_relabel changed this plan's target (rep.changed) */
 	/* ctl_partition: the plan changes this partition's ports alone. */
 	const struct partition *partition;
+	/* What the caller keeps with a commit of this ctl's transaction (ofcd's
+	 * held partitions): called with the transaction's id set (c->txn), it
+	 * fills *w, which goes into the commit's store write before the record
+	 * (etcd: the same transaction; files: its file first, so a crash
+	 * before the record leaves a journal whose repair commits), never into
+	 * a rollback's. w->data is freed after. NULL: nothing. */
+	void (*commit_also)(void *ctx, const struct ctl *c, struct store_write *w);
+	void *commit_also_ctx;
 };
 
 /* The state directory: `dir` if given, else $OFC_STATE_DIR, else
@@ -164,6 +177,11 @@ int ctl_plan(struct ctl *c, struct ofc_error *err);
 /* Each device's plan from its last read to its target (what ctl_plan does
  * after reading). */
 void ctl_diff(struct ctl *c);
+/* Device i's target for the whole fabric, from c->fabric alone (its
+ * topology's circuits, its rings' lightpaths), whatever a partition's aim
+ * made of devs[i].target since: what every replica computes alike from the
+ * same config and record. *out is initialised here (caller frees). */
+void ctl_fabric_target(const struct ctl *c, uint32_t i, struct device_state *out);
 /* After ctl_plan: renumber the target topology so that the most
  * cross-connects the switches hold stay (fabric_relabel), then the
  * switches' and testbed's targets and plans again. For a topology wanted
@@ -300,6 +318,14 @@ struct ctl_record {
 	char *config, *topology;
 	bool relabelled; /* the topology was renumbered to keep circuits */
 	char *partition; /* the last commit changed this partition alone (NULL: none) */
+	/* The whole fabric's topology as committed: topology when the last
+	 * commit was the fabric's, the one before a partition's commit ("":
+	 * none of its own; NULL: an older ofc's record after a partition's
+	 * commit, which did not keep it). */
+	char *fabric_topology;
+	/* The highest transaction id used (committed or rolled back): the
+	 * record's last_transaction, else its generation. */
+	uint64_t last_txn;
 	/* The host ports moved onto spares in the wiring the devices hold
 	 * (moves_known: the record says; an older ofc's does not). */
 	struct port_move *moves;
@@ -313,8 +339,10 @@ struct ctl_record {
 	const char *journal_phase; /* "applying", "rolling-back", "trial", "committing" */
 	uint32_t journal_pid;
 	/* A replicated ofcd's (issue 37): the leadership that committed the
-	 * record, and that wrote the journal (0: none, a files store). */
+	 * record, and that wrote the journal (0: none, a files store); the
+	 * replicas' names (NULL: none). */
 	uint64_t epoch, journal_epoch;
+	char *replica, *journal_replica;
 	bool journal_owner_alive; /* the process that wrote it holds the lock */
 	double trial_deadline;
 };

@@ -56,6 +56,11 @@ int store_load(struct store *s, double timeout, struct ofc_error *err)
 	return s->ops->load ? s->ops->load(s, timeout, err) : 0;
 }
 
+int store_register(struct store *s, double timeout, struct ofc_error *err)
+{
+	return s->ops->reg ? s->ops->reg(s, timeout, err) : 0;
+}
+
 int store_start(struct store *s, struct ofc_error *err)
 {
 	return s->ops->start ? s->ops->start(s, err) : 0;
@@ -82,4 +87,9 @@ double store_fence(struct store *s)
 uint64_t store_epoch(struct store *s)
 {
 	return s->ops->epoch ? s->ops->epoch(s) : 0;
+}
+
+const char *store_replica(const struct store *s)
+{
+	return s->ops->replica ? s->ops->replica(s) : NULL;
 }

@@ -6,8 +6,8 @@
  * is read and written only through a struct store, which has two backends
  * behind one ops table (the kernel's pattern, as drivers/ has):
  *
- *   files  the default: STATE_DIR/FABRIC.state, .journal, .failed and
- *          .rewired, each replaced whole by write-temp, fsync, rename
+ *   files  the default: STATE_DIR/FABRIC.state, .journal, .failed,
+ *          .rewired and .held, each replaced whole by write-temp, fsync, rename
  *          (store_files.c); `ofc` and a single ofcd use it;
  *   etcd   an etcd 3.4 cluster's keys (store_etcd.c): every write is one
  *          transaction that compares the writer's epoch (the create
@@ -17,7 +17,8 @@
  * Values are opaque bytes: the record and journal are protobuf messages
  * (journal.c), .failed and .rewired lines of text (controller/ofcd/
  * failures.c), the queue an ofc.v1.MutationQueue (controller/ofcd/
- * queue.c). A store is used by one thread at a time unless its backend
+ * queue.c), the held partitions an ofc.v1.HeldPartitions (controller/
+ * ofcd/held.c). A store is used by one thread at a time unless its backend
  * says otherwise: etcd's takes reads and writes from any thread (one
  * write at a time). */
 #ifndef OFC_CONTROLLER_RECONFIG_STORE_H
@@ -32,6 +33,7 @@ enum store_item {
 	STORE_REWIRED,	  /* FABRIC.rewired: host ports ofcd moved to spares */
 	STORE_QUEUE,	  /* the mutations a replicated leader accepted and has not
 			   * started (ofcd with an etcd store only; no file) */
+	STORE_HELD,	  /* FABRIC.held: the partitions ofcd holds for their owners */
 	STORE_NITEMS
 };
 
@@ -117,6 +119,15 @@ int store_open_etcd(const struct store_etcd_opts *o, struct store **out, struct 
  * sees the state before the threads run; an etcd that does not answer is
  * an error the caller may go on after (the threads keep trying). */
 int store_load(struct store *s, double timeout, struct ofc_error *err);
+/* Register this replica (PREFIX FABRIC/replicas/NAME, bound to its lease:
+ * gone when it dies) so that every replica lists the others
+ * (store_cluster.replicas), after any fork. Another replica that runs
+ * under the same name is refused (OFC_E_USAGE, naming where it runs) once
+ * its registration outlives its lease (a dead one's goes then; one on
+ * this machine whose pid is gone is replaced at once). An etcd that does
+ * not answer within timeout: 0, the session registers later. Files:
+ * nothing. */
+int store_register(struct store *s, double timeout, struct ofc_error *err);
 /* Start the lease, the campaign and the watch (threads: call it after any
  * fork). A files store has nothing to start. */
 int store_start(struct store *s, struct ofc_error *err);
@@ -132,6 +143,15 @@ struct store_member {
 };
 
 #define STORE_MAX_MEMBERS 16
+/* A replica as its registration says (the fabric's replicas/NAME key). */
+struct store_replica {
+	char name[64], role[16], socket[256], url[256], host[128];
+	uint64_t epoch; /* while it leads */
+	uint32_t pid;
+	uint64_t started_ms, written_ms; /* unix ms: its start, its registration's last write */
+	double lease_left;		 /* seconds its lease surely has left (-1: not known) */
+};
+#define STORE_MAX_REPLICAS 16
 struct store_cluster {
 	bool clustered; /* false: files, one ofcd */
 	bool leading;	/* this replica leads (its lease may be lapsing: see fresh) */
@@ -148,6 +168,9 @@ struct store_cluster {
 	int64_t revision;  /* of what the store shows */
 	uint32_t nmembers;
 	struct store_member members[STORE_MAX_MEMBERS];
+	/* The fabric's replicas as registered, by name, this one too. */
+	uint32_t nreplicas;
+	struct store_replica replicas[STORE_MAX_REPLICAS];
 	uint64_t serial; /* changes whenever any of the above changes but lease_left */
 };
 /* What the store knows of the cluster (any thread). */
@@ -159,5 +182,8 @@ void store_cluster(struct store *s, struct store_cluster *out);
 double store_fence(struct store *s);
 /* This replica's epoch while it leads, else 0 (files: 0). */
 uint64_t store_epoch(struct store *s);
+/* This replica's name (store_etcd_opts.name), NULL for a files store:
+ * the record and the journal say which replica wrote them. */
+const char *store_replica(const struct store *s);
 
 #endif

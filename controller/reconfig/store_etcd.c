@@ -4,7 +4,9 @@
  *
  * Keys (PREFIX is /ofc/ unless told): PREFIX FABRIC/leader (the leader's
  * name and addresses, bound to its lease), .../state, .../journal,
- * .../failed, .../rewired (the files' bytes, unchanged).
+ * .../failed, .../rewired (the files' bytes, unchanged), .../queue,
+ * .../held, and .../replicas/NAME (each replica's registration, bound to
+ * its lease).
  *
  * Leadership is etcd's, not ours: a replica grants itself a lease and
  * campaigns with a transaction that creates the leader key only if it does
@@ -26,8 +28,10 @@
  * events go to the owner's callback outside it. */
 #include "controller/reconfig/internal.h"
 
+#include <errno.h>
 #include <json-c/json.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +39,7 @@
 
 static const char *const item_names[STORE_NITEMS] = {
     [STORE_RECORD] = "state",	 [STORE_JOURNAL] = "journal", [STORE_FAILED] = "failed",
-    [STORE_REWIRED] = "rewired", [STORE_QUEUE] = "queue",
+    [STORE_REWIRED] = "rewired", [STORE_QUEUE] = "queue",     [STORE_HELD] = "held",
 };
 
 struct cached {
@@ -93,6 +97,23 @@ struct etcd_store {
 	 * its mutation worker the rest): one at a time. */
 	pthread_mutex_t wmu;
 	struct etcd_conn *wconn;
+	/* This replica's registration (PREFIX FABRIC/replicas/NAME): its key
+	 * and the keys' prefix, what it says of the process; under mu: its
+	 * create revision while it is ours (0: not registered), the lease,
+	 * role and epoch it was last written with and when; dup: another
+	 * replica holds the name (this one never campaigns). */
+	char *reg_key, *reg_prefix, host[128];
+	uint64_t started_ms;
+	int64_t reg_create, reg_lease;
+	bool reg_leading, dup;
+	uint64_t reg_epoch;
+	double reg_written;
+	/* the other replicas' leases as the health thread last asked etcd */
+	struct rlease {
+		int64_t lease;
+		double left, at; /* seconds left, at (now_seconds) */
+	} rlease[STORE_MAX_REPLICAS];
+	uint32_t nrlease;
 };
 
 static struct etcd_store *es_of(struct store *s)
@@ -391,6 +412,8 @@ static bool es_writer_alive(struct store *s, const char *fabric, uint32_t pid, u
 	return alive;
 }
 
+static void replicas_of(struct etcd_store *es, struct store_cluster *out, double now);
+
 static void es_cluster(struct store *s, struct store_cluster *out)
 {
 	struct etcd_store *es = es_of(s);
@@ -411,6 +434,7 @@ static void es_cluster(struct store *s, struct store_cluster *out)
 	out->revision = es->rev;
 	out->nmembers = es->nmembers;
 	memcpy(out->members, es->members, sizeof(out->members));
+	replicas_of(es, out, now);
 	out->serial = es->serial;
 	pthread_mutex_unlock(&es->mu);
 }
@@ -435,6 +459,12 @@ static uint64_t es_epoch(struct store *s)
 	e = es->leading ? es->epoch : 0;
 	pthread_mutex_unlock(&es->mu);
 	return e;
+}
+
+/* (es->name is set at open and never changes: no lock) */
+static const char *es_replica(const struct store *s)
+{
+	return ces_of(s)->name;
 }
 
 static int es_load(struct store *s, double timeout, struct ofc_error *err)
@@ -601,6 +631,261 @@ static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 		json_object_put(resp);
 }
 
+/* ---- the replicas' registrations ------------------------------------------------------ */
+
+/* What this replica's registration says (caller frees). */
+static char *reg_value(const struct etcd_store *es, bool leading, uint64_t epoch)
+{
+	struct json_object *v = json_object_new_object();
+	char *out;
+
+	json_object_object_add(v, "name", json_object_new_string(es->name));
+	json_object_object_add(v, "role", json_object_new_string(leading ? "leader" : "follower"));
+	if (es->sock)
+		json_object_object_add(v, "socket", json_object_new_string(es->sock));
+	if (es->url)
+		json_object_object_add(v, "url", json_object_new_string(es->url));
+	json_object_object_add(v, "epoch", json_object_new_int64((int64_t)epoch));
+	json_object_object_add(v, "pid", json_object_new_int64((int64_t)getpid()));
+	json_object_object_add(v, "host", json_object_new_string(es->host));
+	json_object_object_add(v, "started_unix_ms",
+			       json_object_new_int64((int64_t)es->started_ms));
+	json_object_object_add(v, "written_unix_ms", json_object_new_int64((int64_t)unix_ms()));
+	out = xstrdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+	json_object_put(v);
+	return out;
+}
+
+/* A registration's value into r (name from the key when it says none). */
+static void reg_parse(const char *name, const uint8_t *value, struct store_replica *r)
+{
+	struct json_object *o = json_tokener_parse((const char *)value);
+	const char *v;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "%s", (v = etcd_str(o, "name")) ? v : name);
+	snprintf(r->role, sizeof(r->role), "%s", (v = etcd_str(o, "role")) ? v : "?");
+	snprintf(r->socket, sizeof(r->socket), "%s", (v = etcd_str(o, "socket")) ? v : "");
+	snprintf(r->url, sizeof(r->url), "%s", (v = etcd_str(o, "url")) ? v : "");
+	snprintf(r->host, sizeof(r->host), "%s", (v = etcd_str(o, "host")) ? v : "");
+	r->epoch = (uint64_t)etcd_int(o, "epoch");
+	r->pid = (uint32_t)etcd_int(o, "pid");
+	r->started_ms = (uint64_t)etcd_int(o, "started_unix_ms");
+	r->written_ms = (uint64_t)etcd_int(o, "written_unix_ms");
+	r->lease_left = -1;
+	if (o)
+		json_object_put(o);
+}
+
+/* Write the registration under lease if its key's create revision is
+ * still `expect` (0: none there): *won, and *create its create revision;
+ * lost, *other is what holds the name (its create revision in *create). */
+static int reg_write(struct etcd_store *es, struct etcd_conn *c, int64_t expect, int64_t lease,
+		     bool leading, uint64_t epoch, bool *won, int64_t *create,
+		     struct store_replica *other, struct ofc_error *err)
+{
+	struct json_object *t = etcd_txn_new(), *resp = NULL;
+	char *v = reg_value(es, leading, epoch);
+	int64_t rev = 0;
+	int rc;
+
+	etcd_txn_compare_create(t, es->reg_key, expect);
+	etcd_txn_put(t, true, es->reg_key, v, strlen(v), lease);
+	etcd_txn_range(t, false, es->reg_key, NULL, false);
+	rc = etcd_txn(c, t, call_timeout(es), won, &rev, &resp, err);
+	json_object_put(t);
+	free(v);
+	if (rc == 0 && *won) {
+		*create = expect ? expect : rev;
+	} else if (rc == 0) {
+		struct etcd_kv *kv;
+		uint32_t n = etcd_txn_kvs(resp, 0, &kv);
+
+		*create = n ? kv[0].create_rev : 0;
+		reg_parse(es->name, n ? kv[0].value : (const uint8_t *)"", other);
+		kvs_free(kv, n);
+	}
+	if (resp)
+		json_object_put(resp);
+	return rc;
+}
+
+/* (under mu) This replica's registration is written as it is now. */
+static void reg_done(struct etcd_store *es, int64_t create, int64_t lease, bool leading,
+		     uint64_t epoch)
+{
+	es->reg_create = create;
+	es->reg_lease = lease;
+	es->reg_leading = leading;
+	es->reg_epoch = epoch;
+	es->reg_written = now_seconds();
+}
+
+/* The name is another live replica's: the lease taken for it goes back
+ * (nothing of this replica stays in etcd), and the error says where that
+ * one runs. */
+static int reg_refused(struct etcd_store *es, int64_t lease, const struct store_replica *o,
+		       struct ofc_error *err)
+{
+	struct ofc_error e = {0};
+
+	pthread_mutex_lock(&es->wmu);
+	etcd_lease_revoke(es->wconn, lease, 1.0, &e);
+	pthread_mutex_unlock(&es->wmu);
+	pthread_mutex_lock(&es->mu);
+	es->lease = 0;
+	es->valid_until = 0;
+	es->dup = true;
+	pthread_mutex_unlock(&es->mu);
+	return ofc_error_set(err, OFC_E_USAGE,
+			     "--cluster-name %s: a replica of fabric %s runs under that name "
+			     "already, on %s (pid %u%s%s): give this one a name of its own",
+			     es->name, es->fabric, o->host[0] ? o->host : "an unknown host", o->pid,
+			     o->socket[0] ? ", socket " : "", o->socket);
+}
+
+static int es_register(struct store *s, double timeout, struct ofc_error *err)
+{
+	struct etcd_store *es = es_of(s);
+	struct ofc_error e = {0};
+	int64_t lease, asked = (int64_t)(es->ttl_asked + 0.999);
+	double t0 = now_seconds(), until = t0 + es->ttl_asked + 1;
+
+	pthread_mutex_lock(&es->wmu);
+	int rc = etcd_lease_grant(es->wconn, asked, timeout, &lease, &e);
+	pthread_mutex_unlock(&es->wmu);
+	if (rc < 0)
+		return 0; /* (the session registers once etcd answers) */
+	pthread_mutex_lock(&es->mu);
+	es->lease = lease;
+	es->ttl = asked;
+	es->valid_until = t0 + (double)asked;
+	pthread_mutex_unlock(&es->mu);
+	for (int64_t expect = 0;;) {
+		struct store_replica o;
+		int64_t create = 0;
+		bool won = false;
+
+		pthread_mutex_lock(&es->wmu);
+		rc = reg_write(es, es->wconn, expect, lease, false, 0, &won, &create, &o, &e);
+		pthread_mutex_unlock(&es->wmu);
+		if (rc < 0)
+			return 0;
+		if (won) {
+			pthread_mutex_lock(&es->mu);
+			reg_done(es, create, lease, false, 0);
+			pthread_mutex_unlock(&es->mu);
+			return 0;
+		}
+		/* A dead process of this machine's (a kill -9 before a
+		 * restart) leaves its registration until its lease ends: this
+		 * one takes it at once. Another machine's waits out a lease. */
+		expect = 0;
+		if (o.pid && strcmp(o.host, es->host) == 0 && o.pid != (uint32_t)getpid() &&
+		    kill((pid_t)o.pid, 0) != 0 && errno == ESRCH)
+			expect = create;
+		else if (now_seconds() > until)
+			return reg_refused(es, lease, &o, err);
+		else
+			usleep(200000);
+	}
+}
+
+/* (session thread) Write the registration again when the lease, the role
+ * or the epoch changed, and every half lease (its written_unix_ms is when
+ * it was last heard of). Someone else's under the name since this
+ * replica's lease lapsed: it stops campaigning, and says why. */
+static void reg_turn(struct etcd_store *es, struct etcd_conn *c)
+{
+	struct ofc_error err = {0};
+	struct store_replica o;
+	int64_t create = 0, expect, lease;
+	bool won = false, leading;
+	uint64_t epoch;
+
+	pthread_mutex_lock(&es->mu);
+	lease = es->lease;
+	leading = es->leading;
+	epoch = es->epoch;
+	expect = es->reg_lease == lease ? es->reg_create : 0;
+	bool need = !es->dup && lease &&
+		    (es->reg_lease != lease || es->reg_leading != leading ||
+		     es->reg_epoch != epoch || now_seconds() - es->reg_written > es->ttl_asked / 2);
+	pthread_mutex_unlock(&es->mu);
+	if (!need || reg_write(es, c, expect, lease, leading, epoch, &won, &create, &o, &err) < 0)
+		return;
+	pthread_mutex_lock(&es->mu);
+	if (won) {
+		reg_done(es, create, lease, leading, epoch);
+	} else {
+		char why[sizeof(es->why)];
+
+		es->dup = true;
+		snprintf(why, sizeof(why),
+			 "another replica registered as %s (on %s, pid %u) while this one was cut "
+			 "off: this one no longer campaigns",
+			 es->name, o.host, o.pid);
+		depose(es, why);
+		snprintf(es->why, sizeof(es->why), "%s", why);
+		post(es, STORE_EV_HEALTH);
+	}
+	pthread_mutex_unlock(&es->mu);
+}
+
+/* (under mu) The replicas as their registrations say, into out. */
+static void replicas_of(struct etcd_store *es, struct store_cluster *out, double now)
+{
+	size_t plen = strlen(es->reg_prefix);
+
+	out->nreplicas = 0;
+	for (uint32_t i = 0; i < es->nkv && out->nreplicas < STORE_MAX_REPLICAS; i++) {
+		const struct cached *c = &es->kv[i];
+		struct store_replica *r = &out->replicas[out->nreplicas];
+
+		if (strncmp(c->key, es->reg_prefix, plen) != 0)
+			continue;
+		reg_parse(c->key + plen, c->value, r);
+		if (strcmp(c->key, es->reg_key) == 0)
+			r->lease_left = out->lease_left;
+		/* (surely left: less the time since etcd said it; 0 once that
+		 * is over, -1 while etcd was not asked) */
+		for (uint32_t k = 0; k < es->nrlease; k++)
+			if (es->rlease[k].lease == c->lease && es->rlease[k].left >= 0) {
+				r->lease_left = es->rlease[k].left - (now - es->rlease[k].at);
+				r->lease_left = r->lease_left > 0 ? r->lease_left : 0;
+			}
+		out->nreplicas++;
+	}
+}
+
+/* (health thread) Ask etcd how long the other replicas' leases have. */
+static void replica_leases(struct etcd_store *es, struct etcd_conn *c)
+{
+	int64_t leases[STORE_MAX_REPLICAS];
+	uint32_t n = 0;
+	size_t plen = strlen(es->reg_prefix);
+	struct rlease got[STORE_MAX_REPLICAS];
+
+	pthread_mutex_lock(&es->mu);
+	for (uint32_t i = 0; i < es->nkv && n < STORE_MAX_REPLICAS; i++)
+		if (strncmp(es->kv[i].key, es->reg_prefix, plen) == 0 && es->kv[i].lease &&
+		    strcmp(es->kv[i].key, es->reg_key) != 0)
+			leases[n++] = es->kv[i].lease;
+	pthread_mutex_unlock(&es->mu);
+	for (uint32_t i = 0; i < n && !atomic_load(&es->stop); i++) {
+		struct ofc_error err = {0};
+		int64_t ttl = -1;
+
+		if (etcd_lease_ttl(c, leases[i], 0.3, &ttl, &err) < 0)
+			ttl = -1;
+		got[i] = (struct rlease){leases[i], ttl >= 0 ? (double)ttl : -1, now_seconds()};
+	}
+	pthread_mutex_lock(&es->mu);
+	memcpy(es->rlease, got, n * sizeof(*got));
+	es->nrlease = n;
+	pthread_mutex_unlock(&es->mu);
+}
+
 /* (session thread) One turn: a lease if none, else keep it alive; then
  * campaign when nobody leads. */
 static void session_turn(struct etcd_store *es, struct etcd_conn *c, double *last_campaign)
@@ -666,14 +951,16 @@ static void session_turn(struct etcd_store *es, struct etcd_conn *c, double *las
 	/* Campaign when the cache shows no leader, and now and then anyway
 	 * (a watch cut off may not have said the key went). */
 	pthread_mutex_lock(&es->mu);
-	bool go = !es->leading && (!find(es, es->leader_key) || es->wake ||
-				   now_seconds() - *last_campaign > es->ttl_asked);
+	bool go = !es->leading && !es->dup &&
+		  (!find(es, es->leader_key) || es->wake ||
+		   now_seconds() - *last_campaign > es->ttl_asked);
 	es->wake = false;
 	pthread_mutex_unlock(&es->mu);
 	if (go) {
 		*last_campaign = now_seconds();
 		campaign(es, c, lease);
 	}
+	reg_turn(es, c);
 }
 
 /* (session thread, under mu) Whether what the store shows is current:
@@ -782,11 +1069,16 @@ static int on_watch(void *ctx, struct json_object *msg)
 				es->wake = true;
 			post(es, STORE_EV_HEALTH);
 		}
+		/* (a registration is the replicas' health, not the state) */
+		bool is_reg = strncmp(kv.key, es->reg_prefix, strlen(es->reg_prefix)) == 0;
+
 		cache_set(es, kv.key, del ? NULL : kv.value, kv.len, kv.create_rev, kv.mod_rev,
 			  kv.lease);
 		if (del)
 			free(kv.value);
-		if (!is_leader)
+		if (is_reg)
+			post(es, STORE_EV_HEALTH);
+		else if (!is_leader)
 			post(es, STORE_EV_CHANGED);
 	}
 	if (last > es->rev)
@@ -891,6 +1183,7 @@ static void *health_main(void *arg)
 				if ((mid[i] && ids[k] == mid[i]) || strcmp(urls[k], m[i].url) == 0)
 					snprintf(m[i].name, sizeof(m[i].name), "%s", names[k]);
 		}
+		replica_leases(es, c);
 		pthread_mutex_lock(&es->mu);
 		if (es->nmembers != n || memcmp(es->members, m, sizeof(m)) != 0) {
 			memcpy(es->members, m, sizeof(m));
@@ -999,6 +1292,8 @@ static void es_close(struct store *s)
 	free(es->prefix);
 	free(es->range_end);
 	free(es->leader_key);
+	free(es->reg_prefix);
+	free(es->reg_key);
 	free(es->value);
 	free(es);
 }
@@ -1018,6 +1313,8 @@ static const struct store_ops etcd_ops = {
     .cluster = es_cluster,
     .fence = es_fence,
     .epoch = es_epoch,
+    .reg = es_register,
+    .replica = es_replica,
 };
 
 /* A prefix of keys for etcd: printable, no quote (it goes into commands
@@ -1069,6 +1366,10 @@ int store_open_etcd(const struct store_etcd_opts *o, struct store **out, struct 
 	es->range_end = xstrdup(es->prefix);
 	es->range_end[strlen(es->range_end) - 1]++; /* '/' + 1: every key under the prefix */
 	es->leader_key = xasprintf("%sleader", es->prefix);
+	es->reg_prefix = xasprintf("%sreplicas/", es->prefix);
+	es->reg_key = xasprintf("%s%s", es->reg_prefix, o->name);
+	gethostname(es->host, sizeof(es->host) - 1);
+	es->started_ms = unix_ms();
 	es->ttl_asked = o->ttl;
 	es->margin = o->margin > 0 ? o->margin : o->ttl / 4;
 	/* Four keepalives a lease: one lost costs a quarter of it. */

@@ -1,8 +1,8 @@
 /* The files backend of the store (store.h): STATE_DIR/FABRIC.state,
- * .journal, .failed and .rewired, what ofc has always kept. Each write
- * replaces a file whole (atomic_write: temp file, fsync, rename, fsync
- * the directory), so a crash leaves the old file or the new one; a batch
- * is written in its order, one file at a time. */
+ * .journal, .failed, .rewired and .held. Each write replaces a file
+ * whole (atomic_write: temp file, fsync, rename, fsync the directory), so
+ * a crash leaves the old file or the new one; a batch is written in its
+ * order, one file at a time. */
 #include "controller/reconfig/internal.h"
 
 #include <errno.h>
@@ -24,11 +24,8 @@ char *ctl_path(const char *state_dir, const char *fabric, const char *ext)
 }
 
 static const char *const exts[STORE_NITEMS] = {
-    [STORE_RECORD] = "state",
-    [STORE_JOURNAL] = "journal",
-    [STORE_FAILED] = "failed",
-    [STORE_REWIRED] = "rewired",
-    [STORE_QUEUE] = "queue",
+    [STORE_RECORD] = "state",	 [STORE_JOURNAL] = "journal", [STORE_FAILED] = "failed",
+    [STORE_REWIRED] = "rewired", [STORE_QUEUE] = "queue",     [STORE_HELD] = "held",
 };
 
 static const char *dir_of(const struct store *s)

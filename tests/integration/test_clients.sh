@@ -163,7 +163,10 @@ grep -q "^ofc: --server needs --cert FILE and --key FILE" "$TMP/err" && ok ||
 
 # ---- cluster status and metrics ------------------------------------------------------
 expect_stdout_has "healthy" $OFC --socket "$ALL" cluster status
-expect_json "j['healthy'] and not j['problems'] and len(j['addresses']) == 3 and all(a['answered'] for a in j['addresses']) and j['leader']['name'] == '$L' and len(j['etcd']) == 3 and j['queue_depth'] == 0" \
+grep -q "^  replica    $L: leader, epoch [0-9]*, lease .* at $TMP/$L.sock (pid [0-9]* on " "$TMP/out" &&
+	grep -q "^  etcd       e1 (http://127.0.0.1:$ETCD_C1): up" "$TMP/out" && ok ||
+	bad "cluster status: the store's replicas and etcd's members" "$(cat "$TMP/out")"
+expect_json "j['healthy'] and not j['problems'] and len(j['addresses']) == 3 and sorted(r['name'] for r in j['replicas']) == ['r1', 'r2', 'r3'] and all(a['answered'] for a in j['addresses']) and j['leader']['name'] == '$L' and len(j['etcd']) == 3 and j['queue_depth'] == 0" \
 	$OFC --socket "$ALL" cluster status --json
 expect_exit 0 $OFC --server "$SERVERS" $ADMIN cluster status
 expect_stdout_has "# TYPE ofc_cluster_leader gauge" $OFC --socket "$ALL" metrics

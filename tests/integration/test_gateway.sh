@@ -361,11 +361,17 @@ job() { # ID NODELIST PROLOG-OR-EPILOG
 		"$TMP/slurm/ofc-$3"
 }
 expect_stdout_has "ofc: job 77: partition slurm-job-77: ring:4 on 4 hosts committed" job 77 'h[0-3]' prolog
+# held for the certificate's identity, in the state directory: it outlives ofcd
+expect_json '[(h["name"], h["owner"]) for h in j["held"]] == [("slurm-job-77", "cn:tenant-a")]' \
+	$OFC --socket "$SOCK" status --json
+grep -q "cn:tenant-a" "$TMP/st/"*.held && ok || bad "the hold's owner is not in the store" "$(ls "$TMP/st")"
 expect_error 1 "ofc slurm prolog: job 78: permission denied: partition jobB belongs to another tenant (held: the request cannot be met)" \
 	job 78 'h[40-43]' prolog
 grep -q "^update JobId=78 AdminComment=ofc: permission denied: partition jobB belongs to another tenant" "$TMP/scontrol.log" &&
 	ok || bad "the refusal is on the job" "$(cat "$TMP/scontrol.log")"
 expect_stdout_has "ofc: job 77: released partition 'slurm-job-77'" job 77 'h[0-3]' epilog
+grep -q "partition released: partition slurm-job-77 released: let go by cn:tenant-a" "$TMP/ofcd.log" &&
+	ok || bad "the release's log line names the tenant" "$(grep -i partition "$TMP/ofcd.log" | tail -3)"
 expect_stdout_has "ofc: job 78 held no partition" \
 	env SLURM_JOB_ID=78 $OFC $SRV --cert "$C/admin.pem" --key "$C/admin.key" slurm epilog
 PYTHONPATH="$BUILD/python" $PY - "$URL" "$C" <<'PY' >"$TMP/out" 2>&1 && ok || bad "the Python client over TLS" "$(cat "$TMP/out")"

@@ -84,7 +84,10 @@ expect_error 1 "ofc slurm prolog: job 902: partition 'slurm-job-902': host h3 is
 	prolog 902 'h[3-6]' 'ofc:topology=ring:4'
 grep -qx "update JobId=902 AdminComment=ofc: partition 'slurm-job-902': host h3 is held by partition 'slurm-job-901'" "$TMP/scontrol.log" &&
 	! grep -q "^hold 902" "$TMP/scontrol.log" && ok || bad "scontrol for job 902 (reason, no hold)" "$(cat "$TMP/scontrol.log")"
-expect_stdout_has "  held       slurm-job-901: ring:4 on 4 hosts (transaction 2, " $OFC --socket "$SOCK" status
+expect_stdout_has "  held       slurm-job-901: ring:4 on 4 hosts, at target (transaction 2, " $OFC --socket "$SOCK" status
+# the fabric's topology and schedule stay its own; the job's partition has its
+# own, and its circuits are its topology's (relabelled or not)
+expect_json '(h := j["held"][0])["at_target"] and h["schedule"]["topology"] == "ring:4" and h["schedule"]["nodes"] == 4 and h["schedule"]["verified"] and j["topology"]["spec"] == "torus:4x4" and j["schedule"]["topology"] == "torus:4x4"' $OFC --socket "$SOCK" status --json
 # a held partition's circuits change for its owner alone
 cp "$TMP/emu.state" "$TMP/emu.held"
 expect_exit 1 $OFC --socket "$SOCK" reconfigure --topology circulant:16:1,3

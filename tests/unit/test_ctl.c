@@ -758,6 +758,77 @@ static void test_fence(void **state)
 	state_free(&torus);
 }
 
+/* The record's ids after each step: generation, last id used. */
+static void ids_are(struct world *w, uint64_t gen, uint64_t last)
+{
+	struct ofc_error err = {0};
+	struct ctl_record rec;
+
+	assert_int_equal(ctl_load_record(w->dir, "simfab", &rec, &err), 0);
+	assert_int_equal(rec.generation, gen);
+	assert_int_equal(rec.last_txn, last);
+	assert_null(rec.replica); /* a files store names no replica */
+	ctl_record_free(&rec);
+}
+
+/* A rolled-back transaction's id is never used again: not after a
+ * rollback that kept the old generation, not after a journal that the
+ * next changer repaired. (The record kept the generation alone, so the
+ * next transaction was numbered as the rolled-back one.) */
+static void test_txn_ids(void **state)
+{
+	struct world *w = *state;
+	struct device_state pre, tgt;
+	struct ctl_result res;
+	struct ofc_error err = {0};
+	bool did;
+
+	target_of(w, w->circ, &pre);
+	target_of(w, w->torus, &tgt);
+	reset(w, &pre);
+	assert_int_equal(apply(w, w->torus, 0, &res, &err), 0);
+	assert_int_equal(res.txn, 1);
+	ids_are(w, 1, 1);
+	/* 2 fails half-way and is undone: the record keeps generation 1
+	 * and says 2 was used */
+	w->sim.fail_at = w->sim.commands + 100;
+	w->sim.mode = FAULT_DENY;
+	assert_int_equal(apply(w, w->circ, 0, &res, &err), -1);
+	assert_true(res.rolled_back && res.rollback_ok);
+	assert_int_equal(res.txn, 2);
+	assert_true(state_equal(&w->sim.state, &tgt));
+	ids_are(w, 1, 2);
+	w->sim.fail_at = 0;
+	assert_int_equal(apply(w, w->circ, 0, &res, &err), 0);
+	assert_int_equal(res.txn, 3);
+	ids_are(w, 3, 3);
+	/* 4 leaves its journal (the device dies, the undo cannot reach
+	 * it); the repair rolls it back, and the next is 5 */
+	w->sim.fail_at = w->sim.commands + 100;
+	w->sim.fail_count = 1u << 30;
+	w->sim.mode = FAULT_CLOSE;
+	assert_int_equal(apply(w, w->torus, 0, &res, &err), -1);
+	assert_int_equal(res.txn, 4);
+	assert_false(res.rollback_ok);
+	assert_true(journal_exists(w));
+	w->sim.fail_at = 0;
+	struct ctl *c = open_ctl(w, w->torus);
+	assert_int_equal(ctl_recover(c, &did, &err), 0);
+	assert_true(did);
+	ctl_close(c);
+	ids_are(w, 3, 4);
+	assert_int_equal(apply(w, w->torus, 0, &res, &err), 0);
+	assert_int_equal(res.txn, 5);
+	ids_are(w, 5, 5);
+	/* the whole fabric's commit: its topology is the fabric's */
+	struct ctl_record rec;
+	assert_int_equal(ctl_load_record(w->dir, "simfab", &rec, &err), 0);
+	assert_string_equal(rec.fabric_topology, "torus:8x8");
+	ctl_record_free(&rec);
+	state_free(&pre);
+	state_free(&tgt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -770,6 +841,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_overrides, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_candidate_quiet, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fence, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_txn_ids, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -135,6 +135,55 @@ static void test_record_round_trip(void **state)
 	free(names);
 }
 
+/* What a record says of the fabric's topology and the ids used, written
+ * now and by an older ofc: a partition's commit keeps the fabric's
+ * topology beside its own; an older record says it only for a whole
+ * fabric's commit, and its generation is the last id it knows. */
+static void test_record_ids_and_topology(void **state)
+{
+	struct world *w = *state;
+	struct ofc_error err = {0};
+	struct device_state s;
+	struct ctl_record r;
+	uint8_t buf[256];
+
+	some_state(&s, 3);
+	w->c->txn = 9; /* a rolled-back transaction records generation 7 */
+	assert_int_equal(record_write(w->c, 7, &s,
+				      &(struct txn_meta){.topology = "ring:4",
+							 .config = "j.yaml",
+							 .partition = "p",
+							 .fabric_topology = "ring:16"},
+				      &err),
+			 0);
+	w->c->txn = 0;
+	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), 0);
+	assert_int_equal(r.generation, 7);
+	assert_int_equal(r.last_txn, 9);
+	assert_string_equal(r.topology, "ring:4");
+	assert_string_equal(r.partition, "p");
+	assert_string_equal(r.fabric_topology, "ring:16");
+	ctl_record_free(&r);
+	state_free(&s);
+
+	Ofc__V1__FabricRecord fr = OFC__V1__FABRIC_RECORD__INIT;
+	fr.fabric = "jfab";
+	fr.has_generation = true;
+	fr.generation = 4;
+	fr.topology = "ring:4";
+	fr.partition = "p";
+	write_file(w->dir, "jfab.state", buf, ofc__v1__fabric_record__pack(&fr, buf));
+	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), 0);
+	assert_int_equal(r.last_txn, 4);
+	assert_null(r.fabric_topology); /* not known: the config's, say its readers */
+	ctl_record_free(&r);
+	fr.partition = NULL;
+	write_file(w->dir, "jfab.state", buf, ofc__v1__fabric_record__pack(&fr, buf));
+	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), 0);
+	assert_string_equal(r.fabric_topology, "ring:4");
+	ctl_record_free(&r);
+}
+
 static void test_journal_round_trip(void **state)
 {
 	struct world *w = *state;
@@ -586,6 +635,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_record_round_trip, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_record_ids_and_topology, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_journal_round_trip, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_damaged_files_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_damaged_state_stops_changes, setup, teardown),

@@ -2068,6 +2068,56 @@ static void test_damaged_state_files(void **state)
 	assert_true(S_ISFIFO(st.st_mode));
 	rmdir(rec);
 	unlink(jour);
+
+	/* .held: bytes that are no HeldPartitions stop the start, named with
+	 * the mv; an entry the config cannot hold (a host it lacks) is
+	 * dropped, logged, and the file written again without it. */
+	snprintf(path, sizeof(path), "%s/simfab.held", w->dir);
+	assert_int_equal(atomic_write(path, "\xff\xff\xff", 3, &err), 0);
+	open_fails(w, &err);
+	ofc_error_str(&err, buf, sizeof(buf));
+	if (strcmp(err.file, path) != 0 || !strstr(err.msg, "not an ofc.v1.HeldPartitions") ||
+	    !strstr(err.msg, ".held.corrupt'"))
+		fail_msg(".held: %s", buf);
+	char *hosts[] = {"h0", "zz"}, *ok_hosts[] = {"h1"};
+	Ofc__V1__HeldPartitions__Held e[2] = {OFC__V1__HELD_PARTITIONS__HELD__INIT,
+					      OFC__V1__HELD_PARTITIONS__HELD__INIT},
+				      *pe[2] = {&e[0], &e[1]};
+	Ofc__V1__HeldPartitions hp = OFC__V1__HELD_PARTITIONS__INIT;
+	e[0] = (Ofc__V1__HeldPartitions__Held){
+	    .base = e[0].base, .name = "gone", .n_hosts = 2, .hosts = hosts, .topology = "ring:2"};
+	e[1] = (Ofc__V1__HeldPartitions__Held){.base = e[1].base,
+					       .name = "kept",
+					       .n_hosts = 1,
+					       .hosts = ok_hosts,
+					       .topology = "ring:1",
+					       .owner = "uid:7"};
+	hp.n_held = 2;
+	hp.held = pe;
+	uint8_t hb[256];
+	size_t hl = ofc__v1__held_partitions__pack(&hp, hb);
+	assert_int_equal(atomic_write(path, hb, hl, &err), 0);
+	start(w, 30, 0);
+	stop(w);
+	pthread_mutex_lock(&w->log_mu);
+	named = strstr(w->log.buf, "partition gone dropped: the store's entry does not fit the "
+				   "config: the config (fabric simfab) has no host zz") != NULL;
+	pthread_mutex_unlock(&w->log_mu);
+	if (!named)
+		fail_msg("log: %s", w->log.buf);
+	assert_int_equal(read_file(path, 4096, &text, &len, &err), 0);
+	Ofc__V1__HeldPartitions *got =
+	    ofc__v1__held_partitions__unpack(NULL, len, (const uint8_t *)text);
+	assert_non_null(got);
+	assert_int_equal(got->n_held, 1);
+	assert_string_equal(got->held[0]->name, "kept");
+	assert_string_equal(got->held[0]->owner, "uid:7");
+	assert_int_equal(got->n_gone, 1);
+	assert_string_equal(got->gone[0]->name, "gone");
+	assert_true(got->gone[0]->dropped);
+	ofc__v1__held_partitions__free_unpacked(got, NULL);
+	free(text);
+	unlink(path);
 }
 
 /* ---- kill points of a re-wiring (issue 34) ------------------------------------------ */

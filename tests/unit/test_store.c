@@ -4,7 +4,8 @@
  * replicas, lets only the leader write, fences a replica whose leadership
  * ended (its writes refused, store_fence negative), hands the leadership
  * over when the leader resigns, and delivers the leader's writes to the
- * follower's reads through its watch. */
+ * follower's reads through its watch; each replica registers under its
+ * lease and lists the others, and a name that runs is refused. */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -70,6 +71,20 @@ static void test_files(void **state)
 	free(mv);
 	free(want);
 	unlink(path);
+	free(path);
+	/* the held partitions: FABRIC.held, kept and set aside like the rest */
+	struct store_write hw = {STORE_HELD, "\x12\x01x", 3};
+	assert_int_equal(store_write(s, "f", &hw, 1, &err), 0);
+	assert_int_equal(store_get(s, "f", STORE_HELD, 100, &data, &len, &missing, &err), 0);
+	assert_false(missing);
+	assert_int_equal(len, 3);
+	assert_memory_equal(data, "\x12\x01x", 3);
+	free(data);
+	path = store_where(s, "f", STORE_HELD);
+	want = xasprintf("%s/f.held", dir);
+	assert_string_equal(path, want);
+	free(want);
+	assert_int_equal(access(path, F_OK), 0);
 	free(path);
 	/* files always lead, unfenced */
 	struct store_cluster cl;
@@ -199,6 +214,7 @@ static void replica_open(struct replica *r, const struct etcd_world *w, const ch
 	pthread_mutex_init(&r->mu, NULL);
 	assert_int_equal(store_open_etcd(&o, &r->s, &err), 0);
 	assert_int_equal(store_load(r->s, 2, &err), 0);
+	assert_int_equal(store_register(r->s, 2, &err), 0);
 	assert_int_equal(store_start(r->s, &err), 0);
 }
 
@@ -370,12 +386,103 @@ static void test_etcd_key_deleted(void **state)
 	store_close(b.s);
 }
 
+/* The cluster as r sees it once it lists n replicas (up to secs). */
+static void replicas_known(struct replica *r, struct store_cluster *cl, uint32_t n, double secs)
+{
+	double end = now_seconds() + secs;
+
+	store_cluster(r->s, cl);
+	while ((cl->nreplicas != n || !cl->leader[0]) && now_seconds() < end) {
+		usleep(20000);
+		store_cluster(r->s, cl);
+	}
+}
+
+static const struct store_replica *replica_named(const struct store_cluster *cl, const char *name)
+{
+	for (uint32_t i = 0; i < cl->nreplicas; i++)
+		if (strcmp(cl->replicas[i].name, name) == 0)
+			return &cl->replicas[i];
+	return NULL;
+}
+
+/* The held partitions go with the record in one transaction of the
+ * leader's, under its epoch, to the follower's reads; each replica is
+ * registered and listed by both, and a third under a name that runs is
+ * refused, naming where that one runs. */
+static void test_etcd_held_and_replicas(void **state)
+{
+	struct etcd_world *w = *state;
+	struct replica a, b, *l, *f;
+	struct ofc_error err = {0};
+	struct store_cluster cl;
+
+	replica_open(&a, w, "a");
+	replica_open(&b, w, "b");
+	l = one_leader(&a, &b, 10);
+	f = l == &a ? &b : &a;
+	char *key = store_where(l->s, "fab", STORE_HELD);
+	assert_string_equal(key, "/ofc/fab/held");
+	free(key);
+	struct store_write wr[2] = {{STORE_HELD, "h1", 2}, {STORE_RECORD, "r1", 2}};
+	assert_int_equal(store_write(l->s, "fab", wr, 2, &err), 0);
+	assert_true(read_is(f, STORE_HELD, "h1", 5));
+	assert_true(read_is(f, STORE_RECORD, "r1", 5));
+	struct store_write fw = {STORE_HELD, "mine", 4};
+	assert_int_equal(store_write(f->s, "fab", &fw, 1, &err), -1);
+	assert_int_equal(err.reason, OFC_R_FENCED);
+	assert_true(read_is(l, STORE_HELD, "h1", 0.01));
+
+	/* both listed by both, the leader as leader once it wrote so */
+	for (int k = 0; k < 2; k++) {
+		struct replica *r = k ? f : l;
+		double end = now_seconds() + 5;
+		const struct store_replica *me;
+
+		do {
+			replicas_known(r, &cl, 2, 5);
+			me = replica_named(&cl, l == &a ? "a" : "b");
+		} while ((!me || strcmp(me->role, "leader") != 0) && now_seconds() < end &&
+			 !usleep(20000));
+		assert_int_equal(cl.nreplicas, 2);
+		assert_non_null(me);
+		assert_string_equal(me->role, "leader");
+		assert_int_equal(me->epoch, store_epoch(l->s));
+		me = replica_named(&cl, f == &a ? "a" : "b");
+		assert_non_null(me);
+		assert_string_equal(me->role, "follower");
+		assert_string_equal(me->socket, "/run/x.sock");
+		assert_int_equal(me->pid, (uint32_t)getpid());
+		assert_true(me->started_ms > 0 && me->written_ms >= me->started_ms);
+		assert_true(me->host[0]);
+	}
+	/* a third "a": this process's own pid holds it, alive: refused */
+	struct store *dup;
+	struct store_etcd_opts o = {
+	    .endpoints = w->endpoints, .fabric = "fab", .name = "a", .ttl = 2};
+	assert_int_equal(store_open_etcd(&o, &dup, &err), 0);
+	assert_int_equal(store_load(dup, 2, &err), 0);
+	assert_int_equal(store_register(dup, 2, &err), -1);
+	assert_int_equal(err.code, OFC_E_USAGE);
+	char *pid = xasprintf("(pid %d, socket /run/x.sock)", (int)getpid());
+	assert_non_null(strstr(err.msg, "--cluster-name a: a replica of fabric fab runs under "
+					"that name already"));
+	assert_non_null(strstr(err.msg, pid));
+	free(pid);
+	store_close(dup);
+	replicas_known(f, &cl, 2, 1);
+	assert_int_equal(cl.nreplicas, 2);
+	store_close(a.s);
+	store_close(b.s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_files),
 	    cmocka_unit_test_setup_teardown(test_etcd_leadership, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_key_deleted, etcd_setup, etcd_teardown),
+	    cmocka_unit_test_setup_teardown(test_etcd_held_and_replicas, etcd_setup, etcd_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

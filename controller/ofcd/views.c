@@ -1,0 +1,292 @@
+/* What every replica shows alike, from the store's state alone: the
+ * fabric's at_target judged outside the held partitions' ports, each held
+ * partition's own at_target and schedule, and which replica ran a
+ * transaction.
+ *
+ * Why from the store alone: the replica that ran a partition's commit kept
+ * that partition's aim as its ctl's target (ctl_partition), so it said "at
+ * target" where the followers, building the config's target from the same
+ * record, said "NOT at target"; and a partition's topology, recorded as the
+ * last commit's, was shown as the fabric's. Now the fabric's target is the
+ * config's circuits on the fabric's committed topology (ctl_fabric_target,
+ * snapshot.c), every port of a held partition is left to that partition,
+ * and a held partition is at its target when the record's cross-connects
+ * on its ports stay among its hosts and form its topology, up to the
+ * numbering of its nodes (a Slurm job's is relabelled for fewest moves,
+ * and the numbering chosen is not kept): an isomorphism test on the
+ * recorded circuits, by nauty's canonical forms. */
+#include "controller/ofcd/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A partition's own schedule is looked for this long at most; the
+ * isomorphism test of its circuits too. (A Slurm job's few dozen hosts
+ * take milliseconds.) */
+#define VIEW_SECONDS 1.0
+
+static const struct device_state *recorded(const struct ctl_record *r, const char *name)
+{
+	for (uint32_t i = 0; i < r->ndevs; i++)
+		if (strcmp(r->dev_names[i], name) == 0)
+			return &r->dev_states[i];
+	return NULL;
+}
+
+/* The held partition m as a struct partition on f (whole hosts; strings
+ * borrowed from m; a host f does not have any more is left out). */
+static void part_of(const struct fabric *f, const Ofc__V1__HeldPartition *m, struct partition *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->name = m->name;
+	p->runtime = true;
+	p->members = m->hosts;
+	p->member_host = xcalloc(m->n_hosts + 1, sizeof(uint32_t));
+	p->member_port = xcalloc(m->n_hosts + 1, sizeof(uint32_t));
+	for (size_t k = 0; k < m->n_hosts; k++) {
+		int h = fabric_find_host(f, m->hosts[k]);
+
+		if (h < 0)
+			continue;
+		p->member_host[p->nmembers] = (uint32_t)h;
+		p->member_port[p->nmembers++] = UINT32_MAX;
+	}
+}
+
+/* The switch's cross-connects that touch no port flagged in skip (ports
+ * past the switch's count are kept: they are compared as they are). */
+static void outside(const struct device_state *s, const uint8_t *skip, uint32_t ports,
+		    struct device_state *out)
+{
+	state_init(out, DEV_SWITCH);
+	for (uint32_t k = 0; k < s->nxc; k++) {
+		struct xconn x = s->xc[k];
+
+		if ((x.in <= ports && skip[x.in]) || (x.out <= ports && skip[x.out]))
+			continue;
+		state_add_xconn(out, x.in, x.out);
+	}
+	state_sort(out);
+}
+
+/* Device i's record equals the fabric's target but on the ports in skip
+ * (a switch's; NULL: compare everything). */
+static bool device_at_target(const struct ctl *c, uint32_t i, const struct device_state *rec,
+			     const uint8_t *skip)
+{
+	struct device_state want, a, b;
+	bool eq;
+
+	if (!rec)
+		return false;
+	ctl_fabric_target(c, i, &want);
+	if (!skip) {
+		eq = state_equal(rec, &want);
+		state_free(&want);
+		return eq;
+	}
+	outside(rec, skip, c->devs[i].cfg.ports, &a);
+	outside(&want, skip, c->devs[i].cfg.ports, &b);
+	eq = state_equal(&a, &b);
+	state_free(&a);
+	state_free(&b);
+	state_free(&want);
+	return eq;
+}
+
+/* The record's circuits on p's ports stay among p's hosts and form
+ * topology g (p's members as its nodes, in any numbering). */
+static bool part_at_target(const struct ctl *c, const struct partition *p, const struct graph *g,
+			   const struct ctl_record *rec)
+{
+	const struct fabric *f = c->fabric;
+	struct device_state *in = xcalloc((size_t)f->nswitches + 1, sizeof(*in));
+	const struct device_state **act = xcalloc((size_t)f->nswitches + 1, sizeof(*act));
+	bool ok = p->nmembers == g->n;
+
+	for (uint32_t i = 0; i < c->ndevs && ok; i++) {
+		const struct ctl_device *cd = &c->devs[i];
+		int sw = cd->cfg.cls == DEV_SWITCH ? fabric_find_switch(f, cd->cfg.name) : -1;
+		const struct device_state *r = recorded(rec, cd->cfg.name);
+
+		if (sw < 0 || !r)
+			continue;
+		uint8_t *mine = partition_switch_ports(f, p, (uint32_t)sw);
+		uint32_t ports = f->switches[sw].ports;
+
+		state_init(&in[sw], DEV_SWITCH);
+		for (uint32_t k = 0; k < r->nxc && ok; k++) {
+			struct xconn x = r->xc[k];
+			bool a = x.in <= ports && mine[x.in], b = x.out <= ports && mine[x.out];
+
+			ok = a == b; /* none joins one of its ports to one outside */
+			if (a && b)
+				state_add_xconn(&in[sw], x.in, x.out);
+		}
+		act[sw] = &in[sw];
+		free(mine);
+	}
+	if (ok) {
+		/* the host-level graph of those circuits, over p's members */
+		struct graph *all = fabric_current_graph(f, act);
+		uint32_t *idx = xmalloc(((size_t)f->nhosts + 1) * sizeof(*idx));
+		uint32_t *tails = graph_arc_tails(all);
+		uint32_t *t = xmalloc(((size_t)all->m + 1) * sizeof(*t));
+		uint32_t *h = xmalloc(((size_t)all->m + 1) * sizeof(*h));
+		uint32_t m = 0;
+
+		for (uint32_t u = 0; u < f->nhosts; u++)
+			idx[u] = UINT32_MAX;
+		for (uint32_t k = 0; k < p->nmembers; k++)
+			idx[p->member_host[k]] = k;
+		for (uint32_t a = 0; a < all->m; a++)
+			if (idx[tails[a]] != UINT32_MAX && idx[all->adj[a]] != UINT32_MAX) {
+				t[m] = idx[tails[a]];
+				h[m++] = idx[all->adj[a]];
+			}
+		struct graph *pg = graph_from_arcs(p->nmembers, m, t, h, "recorded");
+		uint32_t *map = xcalloc((size_t)g->n + 1, sizeof(*map));
+
+		ok = graph_isomorphism(pg, g, now_seconds() + VIEW_SECONDS, map);
+		free(map);
+		graph_free(pg);
+		free(t);
+		free(h);
+		free(tails);
+		free(idx);
+		graph_free(all);
+	}
+	for (uint32_t s = 0; s < f->nswitches; s++)
+		state_free(&in[s]);
+	free(in);
+	free(act);
+	return ok;
+}
+
+/* The workload's schedule on a held partition's topology (figures only),
+ * as State.schedule is the fabric's: none for an all-to-all (its MCF is
+ * the planner's, too costly for every snapshot) or when none is found. */
+static Ofc__V1__Schedule *part_schedule(const struct ofcd *d, struct snapshot *s, const char *spec)
+{
+	const struct fabcfg *cfg = s->cfg;
+	struct ofc_clock clk = {.start = now_seconds()};
+	struct schedule_result r;
+	struct ofc_error err = {0};
+	Ofc__V1__Schedule *out = NULL;
+
+	if (!cfg->coll || cfg->coll == SCHED_ALLTOALL || cfg->f->nrings || !spec || !*spec)
+		return NULL;
+	clk.deadline = clk.start + VIEW_SECONDS;
+	clk.limit = VIEW_SECONDS;
+	struct schedule_query q = {.fabric = cfg->f,
+				   .spec = spec,
+				   .files = &d->files,
+				   .collective = cfg->coll,
+				   .size = cfg->size,
+				   .clock = &clk,
+				   .time_limit = VIEW_SECONDS};
+	if (schedule_compute(&q, &r, NULL, &err) < 0)
+		return NULL;
+	if (schedule_check(&r, &err) == 0)
+		out = snapshot_schedule_summary(&s->a, &r);
+	schedule_result_free(&r);
+	return out;
+}
+
+void held_view(const struct ofcd *d, struct snapshot *s)
+{
+	Ofc__V1__State *st = s ? s->state : NULL;
+	const struct ctl *c = d->w_ctl;
+	struct ofc_error err = {0};
+	struct ctl_record rec;
+
+	if (!st || !st->n_held || !c || s->ndevs != c->ndevs)
+		return;
+	const struct fabric *f = c->fabric;
+	if (ctl_load_record_in(d->store, f->name, &rec, &err) < 0)
+		return; /* (snapshot_build said why) */
+	struct partition *parts = xcalloc(st->n_held + 1, sizeof(*parts));
+	uint8_t **skip = xcalloc((size_t)f->nswitches + 1, sizeof(*skip));
+
+	for (size_t i = 0; i < st->n_held; i++)
+		part_of(f, st->held[i], &parts[i]);
+	for (uint32_t sw = 0; sw < f->nswitches; sw++) {
+		skip[sw] = xcalloc((size_t)f->switches[sw].ports + 1, 1);
+		for (size_t i = 0; i < st->n_held; i++) {
+			uint8_t *mine = partition_switch_ports(f, &parts[i], sw);
+
+			for (uint32_t p = 0; p <= f->switches[sw].ports; p++)
+				skip[sw][p] |= mine[p];
+			free(mine);
+		}
+	}
+	/* the fabric's target, outside the held partitions */
+	bool all = rec.have_state;
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		const struct ctl_device *cd = &c->devs[i];
+		int sw = cd->cfg.cls == DEV_SWITCH ? fabric_find_switch(f, cd->cfg.name) : -1;
+
+		s->devs[i]->at_target =
+		    device_at_target(c, i, recorded(&rec, cd->cfg.name), sw >= 0 ? skip[sw] : NULL);
+		all &= s->devs[i]->at_target;
+	}
+	st->at_target = all;
+	/* each held partition: its own target and schedule */
+	for (size_t i = 0; i < st->n_held; i++) {
+		Ofc__V1__HeldPartition *m = st->held[i];
+		struct ofc_error e = {0};
+		struct graph *g = NULL;
+
+		m->has_at_target = 1;
+		m->at_target = false;
+		if (rec.have_state && m->topology &&
+		    topo_build_in(m->topology, &d->files, &g, &e) == 0)
+			m->at_target = part_at_target(c, &parts[i], g, &rec);
+		graph_free(g);
+		m->schedule = part_schedule(d, s, m->topology);
+	}
+	for (size_t i = 0; i < st->n_held; i++) {
+		free(parts[i].member_host);
+		free(parts[i].member_port);
+	}
+	for (uint32_t sw = 0; sw < f->nswitches; sw++)
+		free(skip[sw]);
+	free(skip);
+	free(parts);
+	ctl_record_free(&rec);
+}
+
+void ofcd_txn_by(const struct ofcd *d, Ofc__V1__TransactionInfo *t, char *buf, size_t n)
+{
+	const char *name = store_replica(d->store);
+
+	buf[0] = 0;
+	if (!d->clustered || !name || !t->id)
+		return;
+	t->replica = (char *)name;
+	t->epoch = store_epoch(d->store);
+	t->has_epoch = t->epoch != 0;
+	snprintf(buf, n, " (replica %s, epoch %llu)", name, (unsigned long long)t->epoch);
+}
+
+void ofcd_txn_running(const struct ofcd *d, Ofc__V1__TransactionInfo *t)
+{
+	char by[160];
+
+	t->has_running = t->running = 1;
+	ofcd_txn_by(d, t, by, sizeof(by));
+}
+
+bool ofcd_txn_words(const struct ofcd *d, const struct ctl_event *ev, char *buf, size_t n)
+{
+	const char *name = store_replica(d->store);
+
+	if (!d->clustered || !name || !ev->txn ||
+	    (ev->kind != CTL_EV_TXN_STARTED && ev->kind != CTL_EV_TXN_COMMITTED &&
+	     ev->kind != CTL_EV_TXN_ROLLED_BACK && ev->kind != CTL_EV_RECOVERED))
+		return false;
+	snprintf(buf, n, "by replica %s (epoch %llu)%s%s", name,
+		 (unsigned long long)store_epoch(d->store), ev->message && *ev->message ? ": " : "",
+		 ev->message ? ev->message : "");
+	return true;
+}
