@@ -131,7 +131,7 @@ def main():
         out.append(".PP")
         out.append("With \\fB\\-\\-socket\\fR \\fIPATH\\fR (anywhere on the line) or "
                    "\\fBOFC_SOCKET\\fR, these commands ask a running \\fBofcd\\fR(8).")
-        for c in ("status", "apply", "reconfigure", "schedule", "watch", "cancel"):
+        for c in ("status", "apply", "reconfigure", "release", "schedule", "watch", "cancel"):
             out.append(".SS " + esc(c) + " (ofcd)")
             out += body(run([binary, "--socket", "/nonexistent", c, "--help"]))
     sys.stdout.write("\n".join(out) + "\n")

@@ -8,6 +8,7 @@
  * ofc.v1.TransactionInfo; watch one Response a line. */
 #include "controller/cli/internal.h"
 #include "controller/export/export.h"
+#include "controller/slurm/slurm.h"
 #include "proto/control.pb-c.h"
 
 #include <limits.h>
@@ -19,28 +20,10 @@
 
 struct remote {
 	const struct cli_cmd *cmd;
-	const char *socket;
-	bool default_socket; /* neither --socket nor OFC_SOCKET: say which */
-	struct ofcd_client cl;
-	const struct cli_server *srv; /* issue 36: through ofc-gateway */
+	struct cli_targets *t; /* every address given; the walk finds the leader */
 	bool json;
 	double timeout;
-	char leader[sizeof(((struct ofcd_client *)0)->path)]; /* issue 37: asked instead */
-	struct cli_server leader_srv;			      /* ... through the leader's gateway */
-	char leader_url[512];
 };
-
-static int connect_ofcd(struct remote *r, struct ofc_error *err)
-{
-	if (r->default_socket)
-		fprintf(stderr,
-			"ofc %s: asking ofcd at %s (the default; --socket PATH or "
-			"OFC_SOCKET=PATH for another)\n",
-			strrchr(r->cmd->name, ' ') + 1, r->socket);
-	if (r->srv)
-		return cli_https_connect(&r->cl, r->srv, err);
-	return ofcd_connect(&r->cl, r->socket, err);
-}
 
 static int status_exit(Ofc__V1__Status st)
 {
@@ -62,54 +45,35 @@ static void print_json(FILE *out, const ProtobufCMessage *m)
 	jw_finish(&w);
 }
 
-/* A replica that does not lead (issue 37) named the leader: where to ask
- * it (its socket; through a gateway, its gateway's URL), else false. */
-static bool ask_leader(struct remote *r, const Ofc__V1__Leader *l)
+/* Neither --socket nor OFC_SOCKET: say which daemon is asked. */
+static void say_default(const struct remote *r)
 {
-	const char *to = !l ? NULL : r->srv ? l->url : l->socket;
-	char *buf = r->srv ? r->leader_url : r->leader;
-	size_t cap = r->srv ? sizeof(r->leader_url) : sizeof(r->leader);
-
-	if (!to || !*to || strlen(to) >= cap || strcmp(to, r->socket) == 0 ||
-	    (r->srv && strncmp(to, "https://", 8) != 0))
-		return false;
-	snprintf(buf, cap, "%s", to);
-	fprintf(stderr, "ofc: %s does not lead; asking the leader, %s, at %s\n", r->socket,
-		l->name ? l->name : "?", buf);
-	if (r->srv) {
-		r->leader_srv = *r->srv;
-		r->leader_srv.url = buf;
-		r->srv = &r->leader_srv;
-	}
-	r->socket = buf;
-	r->default_socket = false;
-	return true;
+	if (r->t->default_socket)
+		fprintf(stderr,
+			"ofc %s: asking ofcd at %s (the default; --socket PATH or "
+			"OFC_SOCKET=PATH for another)\n",
+			strrchr(r->cmd->name, ' ') + 1, r->t->addr[0]);
 }
 
-/* One request, one answer. Returns 0 with *resp, or an exit status. A
- * replica that does not lead (issue 37) names the leader: asked once more
- * there (ask_leader). */
-static int call(struct remote *r, Ofc__V1__Request *req, Ofc__V1__Response **resp)
+/* One request, one answer, from the replica that leads (targets.c walks
+ * the addresses); reads may be answered by any replica. Returns 0 with
+ * *resp, or an exit status. */
+static int call_flags(struct remote *r, Ofc__V1__Request *req, unsigned flags,
+		      Ofc__V1__Response **resp)
 {
 	struct ofc_error err = {0};
 
+	say_default(r);
 	req->has_id = 1;
 	req->id = (uint64_t)getpid();
-	for (int tries = 0;; tries++) {
-		if (connect_ofcd(r, &err) < 0)
-			return connect_fail(&err);
-		r->cl.timeout = r->timeout;
-		if (ofcd_call(&r->cl, req, resp, &err) < 0) {
-			ofcd_disconnect(&r->cl);
-			return connect_fail(&err);
-		}
-		ofcd_disconnect(&r->cl);
-		if (tries || (*resp)->status != OFC__V1__STATUS__STATUS_NOT_LEADER ||
-		    !ask_leader(r, (*resp)->leader))
-			return 0;
-		ofc__v1__response__free_unpacked(*resp, NULL);
-		*resp = NULL;
-	}
+	if (cli_call(r->t, req, r->timeout, flags, resp, &err) < 0)
+		return connect_fail(&err);
+	return 0;
+}
+
+static int call(struct remote *r, Ofc__V1__Request *req, Ofc__V1__Response **resp)
+{
+	return call_flags(r, req, 0, resp);
 }
 
 /* The outcome of a mutation or cancel: the message, or the error. */
@@ -168,16 +132,21 @@ static int common_opt(struct remote *r, int c, const char *arg)
 
 /* ---- status ------------------------------------------------------------------ */
 
+/* A string a message may lack (a tenant's view leaves fields out). */
+#define OR_DASH(p) ((p) ? (p) : "-")
+
 /* Issue 37: a replica of ofcd on etcd, and the cluster as it sees it. */
-static void print_cluster(const Ofc__V1__Cluster *c)
+static void print_cluster(const Ofc__V1__Cluster *c, bool https)
 {
 	const Ofc__V1__Leader *l = c->leader;
+	/* where this client reaches the leader: through a gateway, its URL */
+	const char *at = !l ? NULL : https ? l->url : l->socket;
 
-	printf("  replica    %s, %s", c->name ? c->name : "?", c->role ? c->role : "?");
+	printf("  replica    %s, %s", c->name && *c->name ? c->name : "?",
+	       c->role && *c->role ? c->role : "?");
 	if (l)
 		printf("; leader %s, epoch %llu%s%s", l->name ? l->name : "?",
-		       (unsigned long long)l->epoch, l->socket ? ", at " : "",
-		       l->socket ? l->socket : "");
+		       (unsigned long long)l->epoch, at && *at ? ", at " : "", at && *at ? at : "");
 	else
 		printf("; no leader now (an election is under way)");
 	printf("\n  lease      %.0f s, %.1f s left\n", c->lease_ttl_seconds, c->lease_left_seconds);
@@ -187,23 +156,34 @@ static void print_cluster(const Ofc__V1__Cluster *c)
 
 		if (strncmp(url, "http://", 7) == 0)
 			url += 7;
-		printf("%s %s (%s) %s%s", i ? "," : "", c->members[i]->name, url,
+		printf("%s %s (%s) %s%s", i ? "," : "", OR_DASH(c->members[i]->name), url,
 		       c->members[i]->reachable ? "up" : "DOWN",
 		       c->members[i]->leader ? ", raft leader" : "");
 	}
 	printf("\n");
-	if (c->stale)
-		printf("  STALE      %s (etcd last answered %.1f s ago): what is shown may be "
-		       "behind%s\n",
-		       c->stale_reason ? c->stale_reason : "etcd does not answer",
-		       c->has_since_contact_seconds ? c->since_contact_seconds : -1.0,
+	if (c->stale) {
+		char when[64];
+
+		/* before its first answer there is no "ago" to say */
+		if (c->has_since_contact_seconds && c->since_contact_seconds >= 0)
+			snprintf(when, sizeof(when), "etcd last answered %.1f s ago",
+				 c->since_contact_seconds);
+		else
+			snprintf(when, sizeof(when), "etcd has not answered yet");
+		printf("  STALE      %s (%s): what is shown may be behind%s\n",
+		       c->stale_reason ? c->stale_reason : "etcd does not answer", when,
 		       c->role && strcmp(c->role, "leader") == 0 ? "; mutations are refused" : "");
+	}
 }
 
-static void print_state(const Ofc__V1__State *s)
+static void print_state(const Ofc__V1__State *s, bool https)
 {
-	printf("fabric %s (config %s), generation %llu%s", s->fabric_name ? s->fabric_name : "?",
-	       s->config_file ? s->config_file : "?", (unsigned long long)s->config_generation,
+	/* A tenant through the gateway is not shown the config's path, nor
+	 * other fields its policy hides: what is absent is left out. */
+	printf("fabric %s", s->fabric_name ? s->fabric_name : "?");
+	if (s->config_file)
+		printf(" (config %s)", s->config_file);
+	printf(", generation %llu%s", (unsigned long long)s->config_generation,
 	       s->config_generation ? "" : " (nothing committed yet)");
 	/* a replica's commit: which of them made it */
 	if (s->committed_by)
@@ -213,7 +193,7 @@ static void print_state(const Ofc__V1__State *s)
 		printf(", last by partition %s", s->partition);
 	printf("\n");
 	if (s->topology) {
-		printf("  topology   %s: %u nodes, degree %u", s->topology->spec,
+		printf("  topology   %s: %u nodes, degree %u", OR_DASH(s->topology->spec),
 		       s->topology->nodes, s->topology->degree);
 		if (s->topology->has_diameter)
 			printf(", diameter %u", s->topology->diameter);
@@ -224,11 +204,11 @@ static void print_state(const Ofc__V1__State *s)
 	printf("  target     %s, %s\n", s->target_topology ? s->target_topology : "-",
 	       s->at_target ? "at target" : "NOT at target");
 	if (s->cluster)
-		print_cluster(s->cluster);
+		print_cluster(s->cluster, https);
 	if (s->schedule)
 		printf("  schedule   %s %s: %u steps, %.6g us (lower bound %.6g us), verified %s\n",
-		       s->schedule->algorithm, s->schedule->collective, s->schedule->num_steps,
-		       s->schedule->time_us, s->schedule->lower_bound_us,
+		       OR_DASH(s->schedule->algorithm), OR_DASH(s->schedule->collective),
+		       s->schedule->num_steps, s->schedule->time_us, s->schedule->lower_bound_us,
 		       s->schedule->verified ? "yes" : "NO");
 	if (s->schedule_error)
 		printf("  schedule   none: %s\n", s->schedule_error);
@@ -251,7 +231,7 @@ static void print_state(const Ofc__V1__State *s)
 		const Ofc__V1__HeldPartition *h = s->held[i];
 
 		printf("  held       %s: %s on %zu host%s, %s (transaction %llu, %u operations)\n",
-		       h->name, h->topology ? h->topology : "-", h->n_hosts,
+		       OR_DASH(h->name), OR_DASH(h->topology), h->n_hosts,
 		       h->n_hosts == 1 ? "" : "s",
 		       !h->has_at_target ? "target unknown"
 		       : h->at_target	 ? "at target"
@@ -259,7 +239,7 @@ static void print_state(const Ofc__V1__State *s)
 		       (unsigned long long)h->transaction, h->operations);
 		if (h->schedule)
 			printf("             schedule %s %s: %u steps, %.6g us, verified %s\n",
-			       h->schedule->algorithm, h->schedule->collective,
+			       OR_DASH(h->schedule->algorithm), OR_DASH(h->schedule->collective),
 			       h->schedule->num_steps, h->schedule->time_us,
 			       h->schedule->verified ? "yes" : "NO");
 	}
@@ -274,14 +254,15 @@ static void print_state(const Ofc__V1__State *s)
 		printf("  no transaction in progress\n");
 	for (size_t i = 0; i < s->n_queue; i++)
 		printf("  queued     ticket %llu: %s %s (uid %u pid %u)\n",
-		       (unsigned long long)s->queue[i]->ticket, s->queue[i]->kind,
-		       s->queue[i]->target, s->queue[i]->peer_uid, s->queue[i]->peer_pid);
+		       (unsigned long long)s->queue[i]->ticket, OR_DASH(s->queue[i]->kind),
+		       OR_DASH(s->queue[i]->target), s->queue[i]->peer_uid, s->queue[i]->peer_pid);
 	for (size_t i = 0; i < s->n_devices; i++) {
 		const Ofc__V1__DeviceState *d = s->devices[i];
 
-		printf("  %s (%s %s%s%s): %u entr%s recorded, %s", d->name, d->kind, d->driver,
-		       d->address ? " at " : "", d->address ? d->address : "", d->entries,
-		       d->entries == 1 ? "y" : "ies", d->at_target ? "at target" : "not at target");
+		printf("  %s (%s %s%s%s): %u entr%s recorded, %s", OR_DASH(d->name),
+		       OR_DASH(d->kind), OR_DASH(d->driver), d->address ? " at " : "",
+		       d->address ? d->address : "", d->entries, d->entries == 1 ? "y" : "ies",
+		       d->at_target ? "at target" : "not at target");
 		if (d->has_reachable)
 			printf(", %s", d->reachable ? "reachable" : "UNREACHABLE");
 		if (d->has_in_sync)
@@ -334,7 +315,7 @@ static int r_status(struct remote *r, int argc, char **argv)
 				       argv[optind]);
 	req.body_case = OFC__V1__REQUEST__BODY_GET_STATE;
 	req.get_state = &gs;
-	if ((rc = call(r, &req, &resp)) != 0)
+	if ((rc = call_flags(r, &req, CLI_CALL_READ | CLI_CALL_QUICK, &resp)) != 0)
 		return rc;
 	if (resp->status == OFC__V1__STATUS__STATUS_OK &&
 	    resp->body_case == OFC__V1__RESPONSE__BODY_STATE) {
@@ -342,9 +323,11 @@ static int r_status(struct remote *r, int argc, char **argv)
 		if (r->json)
 			print_json(stdout, &resp->state->base);
 		else
-			print_state(resp->state);
+			print_state(resp->state, r->t->https);
+		/* a switch that does not answer: 1, as `ofc status FILE` */
+		rc = status_devices_exit(resp->state);
 		ofc__v1__response__free_unpacked(resp, NULL);
-		return 0;
+		return rc;
 	}
 	return finish(r, resp);
 }
@@ -424,12 +407,18 @@ static int r_reconfigure(struct remote *r, int argc, char **argv)
 	    {"size", required_argument, NULL, 's'},
 	    {"nodes", required_argument, NULL, 'N'},
 	    {"partition", required_argument, NULL, 'p'},
+	    {"hosts", required_argument, NULL, 'H'},
+	    {"relabel", no_argument, NULL, 'R'},
 	    {"dry-run", no_argument, NULL, 'n'},
 	    COMMON_OPTS,
 	    {0},
 	};
 	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
 	Ofc__V1__Reconfigure rq = OFC__V1__RECONFIGURE__INIT;
+	struct ofc_error err = {0};
+	const char *hostlist = NULL;
+	char **hosts = NULL;
+	uint32_t nhosts = 0;
 	Ofc__V1__Workload wl = OFC__V1__WORKLOAD__INIT;
 	Ofc__V1__Response *resp;
 	enum sched_collective coll;
@@ -448,7 +437,14 @@ static int r_reconfigure(struct remote *r, int argc, char **argv)
 			    "workload (--collective, --size and\noptionally --nodes, which "
 			    "must be every host); or one partition of the config\nto its own "
 			    "topology (--partition NAME), every other circuit left as it "
-			    "is.\n\n  --dry-run  validate and plan only\n"
+			    "is.\nWith --hosts, a partition made now of exactly those hosts "
+			    "(a comma list or a\nSlurm hostlist such as h[0-7]) at --topology "
+			    "SPEC, held under NAME until\n'ofc release NAME' (the HTTP API's "
+			    "and the Slurm prolog's request).\n\n"
+			    "  --hosts LIST  the partition's hosts (with --partition and "
+			    "--topology)\n"
+			    "  --relabel  renumber the topology over the hosts for fewest moves\n"
+			    "  --dry-run  validate and plan only\n"
 			    "  --json     the ofc.v1.TransactionInfo as JSON (docs/json.md)\n");
 		case 'T':
 			spec = optarg;
@@ -475,6 +471,12 @@ static int r_reconfigure(struct remote *r, int argc, char **argv)
 		case 'p':
 			rq.partition = optarg;
 			break;
+		case 'H':
+			hostlist = optarg;
+			break;
+		case 'R':
+			rq.has_relabel = rq.relabel = 1;
+			break;
 		case 'n':
 			rq.has_dry_run = rq.dry_run = 1;
 			break;
@@ -487,6 +489,24 @@ static int r_reconfigure(struct remote *r, int argc, char **argv)
 		return cli_usage_error(r->cmd, "unexpected argument '%s'", argv[optind]);
 	if (spec && (wl.collective || wl.has_size_bytes || wl.has_nodes))
 		return cli_usage_error(r->cmd, "give --topology or a workload, not both");
+	if (hostlist) {
+		if (!rq.partition || !spec)
+			return cli_usage_error(r->cmd, "--hosts makes a partition: give "
+						       "--partition NAME and --topology SPEC too");
+		if (slurm_hostlist_expand(hostlist, &hosts, &nhosts, &err) < 0)
+			return cli_usage_error(r->cmd, "--hosts '%s': %s", hostlist, err.msg);
+		rq.n_hosts = nhosts;
+		rq.hosts = hosts;
+		rq.target_case = OFC__V1__RECONFIGURE__TARGET_TOPOLOGY;
+		rq.topology = (char *)spec;
+		req.body_case = OFC__V1__REQUEST__BODY_RECONFIGURE;
+		req.reconfigure = &rq;
+		rc = call(r, &req, &resp);
+		slurm_strv_free(hosts, nhosts);
+		return rc ? rc : finish(r, resp);
+	}
+	if (rq.has_relabel)
+		return cli_usage_error(r->cmd, "--relabel goes with --hosts");
 	if (rq.partition && (spec || wl.collective || wl.has_size_bytes || wl.has_nodes))
 		return cli_usage_error(r->cmd, "--partition goes to the partition's own topology: "
 					       "no --topology or workload with it");
@@ -504,6 +524,38 @@ static int r_reconfigure(struct remote *r, int argc, char **argv)
 	}
 	req.body_case = OFC__V1__REQUEST__BODY_RECONFIGURE;
 	req.reconfigure = &rq;
+	rc = call(r, &req, &resp);
+	return rc ? rc : finish(r, resp);
+}
+
+/* ---- release ----------------------------------------------------------------------------- */
+
+static int r_release(struct remote *r, int argc, char **argv)
+{
+	static const struct option opts[] = {COMMON_OPTS, {0}};
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__ReleasePartition rel = OFC__V1__RELEASE_PARTITION__INIT;
+	Ofc__V1__Response *resp;
+	int c, rc;
+
+	r->timeout = 60;
+	while ((c = cli_getopt(r->cmd, argc, argv, "h", opts)) != -1) {
+		if (c == -2)
+			return 2;
+		if (c == 'h')
+			return cli_help(r->cmd,
+					"Lets go of a partition made with 'ofc reconfigure "
+					"--partition NAME --hosts LIST':\nits hosts return to "
+					"the pool; the circuits stay as they are.\n");
+		if ((rc = common_opt(r, c, optarg)) != 0)
+			return rc;
+	}
+	if (optind != argc - 1)
+		return cli_usage_error(r->cmd,
+				       optind < argc ? "too many arguments" : "missing NAME");
+	rel.name = argv[optind];
+	req.body_case = OFC__V1__REQUEST__BODY_RELEASE_PARTITION;
+	req.release_partition = &rel;
 	rc = call(r, &req, &resp);
 	return rc ? rc : finish(r, resp);
 }
@@ -646,7 +698,7 @@ static int stream_rest(struct remote *r, Ofc__V1__Response *first, struct stream
 	for (;;) {
 		Ofc__V1__Response *resp;
 
-		if (ofcd_recv(&r->cl, &resp, err) < 0)
+		if (ofcd_recv(&r->t->cl, &resp, err) < 0)
 			return -1;
 		if (resp->body_case == OFC__V1__RESPONSE__BODY_SCHEDULE &&
 		    resp->schedule->n_steps == 1) {
@@ -678,17 +730,12 @@ static int schedule_streamed(struct remote *r, Ofc__V1__Request *req, enum out_f
 	bool out_is_stdout = strcmp(output, "-") == 0;
 	int rc;
 
-	req->has_id = 1;
-	req->id = (uint64_t)getpid();
-	if (connect_ofcd(r, &err) < 0)
+	say_default(r);
+	if (cli_open(r->t, req, r->timeout, CLI_CALL_READ, &first, &err) < 0)
 		return connect_fail(&err);
-	r->cl.timeout = r->timeout;
-	if (ofcd_call(&r->cl, req, &first, &err) < 0) {
-		ofcd_disconnect(&r->cl);
-		return connect_fail(&err);
-	}
+	r->t->cl.timeout = r->timeout; /* now the wait for each frame */
 	if (first->body_case != OFC__V1__RESPONSE__BODY_SCHEDULE || !first->more) {
-		ofcd_disconnect(&r->cl);
+		ofcd_disconnect(&r->t->cl);
 		if (first->body_case != OFC__V1__RESPONSE__BODY_SCHEDULE)
 			return finish(r, first);
 		rc = status_exit(first->status);
@@ -700,14 +747,14 @@ static int schedule_streamed(struct remote *r, Ofc__V1__Request *req, enum out_f
 		return rc;
 	}
 	if (cli_output_open(&out, output, &err) < 0) {
-		ofcd_disconnect(&r->cl);
+		ofcd_disconnect(&r->t->cl);
 		ofc__v1__response__free_unpacked(first, NULL);
 		return cli_fail(&err);
 	}
 	o.f = out.f;
 	o.whole = first->schedule;
 	rc = stream_rest(r, first, &o, &last, &err);
-	ofcd_disconnect(&r->cl);
+	ofcd_disconnect(&r->t->cl);
 	if (rc == 0 && last->status != OFC__V1__STATUS__STATUS_OK)
 		ofc_error_set(&err, OFC_E_RUNTIME, "%s", last->message ? last->message : "failed");
 	else if (rc == 0 && fmt == FMT_JSON) {
@@ -862,7 +909,7 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 		gs.has_stream = gs.stream = 1;
 		return schedule_streamed(r, &req, fmt, output);
 	}
-	if ((rc = call(r, &req, &resp)) != 0)
+	if ((rc = call_flags(r, &req, CLI_CALL_READ, &resp)) != 0)
 		return rc;
 	if (resp->body_case != OFC__V1__RESPONSE__BODY_SCHEDULE)
 		return finish(r, resp);
@@ -942,22 +989,21 @@ static int r_watch(struct remote *r, int argc, char **argv)
 	req.id = 1;
 	req.body_case = OFC__V1__REQUEST__BODY_WATCH;
 	req.watch = &w;
-	if (connect_ofcd(r, &err) < 0)
+	say_default(r);
+	if (cli_open(r->t, &req, r->timeout, CLI_CALL_READ | CLI_CALL_QUICK, &resp, &err) < 0)
 		return connect_fail(&err);
-	r->cl.timeout = r->timeout;
-	if (ofcd_call(&r->cl, &req, &resp, &err) < 0)
-		goto fail;
+	r->t->cl.timeout = r->timeout; /* now the wait for each event */
 	rc = status_exit(resp->status);
 	if (rc) {
-		ofcd_disconnect(&r->cl);
+		ofcd_disconnect(&r->t->cl);
 		return finish(r, resp);
 	}
 	ofc__v1__response__free_unpacked(resp, NULL);
 	/* The acknowledgement is out: say so, for scripts that wait on it. */
 	if (!r->json)
-		fprintf(stderr, "watching %s\n", r->socket);
+		fprintf(stderr, "watching %s\n", r->t->answered);
 	while (!count || seen < count) {
-		if (ofcd_recv(&r->cl, &resp, &err) < 0) {
+		if (ofcd_recv(&r->t->cl, &resp, &err) < 0) {
 			/* --timeout: no event for that long is the end asked for. */
 			if (err.reason == OFC_R_TIMEOUT && r->timeout > 0)
 				break;
@@ -989,10 +1035,10 @@ static int r_watch(struct remote *r, int argc, char **argv)
 		}
 		ofc__v1__response__free_unpacked(resp, NULL);
 	}
-	ofcd_disconnect(&r->cl);
+	ofcd_disconnect(&r->t->cl);
 	return 0;
 fail:
-	ofcd_disconnect(&r->cl);
+	ofcd_disconnect(&r->t->cl);
 	return connect_fail(&err);
 }
 
@@ -1024,7 +1070,8 @@ static int r_cancel(struct remote *r, int argc, char **argv)
 	k.has_ticket = 1;
 	req.body_case = OFC__V1__REQUEST__BODY_CANCEL;
 	req.cancel = &k;
-	rc = call(r, &req, &resp);
+	/* a ticket is one replica's: never sent twice */
+	rc = call_flags(r, &req, CLI_CALL_ONCE, &resp);
 	return rc ? rc : finish(r, resp);
 }
 
@@ -1098,10 +1145,14 @@ static const struct {
      r_apply},
     {"reconfigure",
      {"--socket PATH reconfigure",
-      "(--topology SPEC | --collective C --size M [--nodes N] | --partition NAME) [--dry-run] "
-      "[--json] [--timeout DUR]",
+      "(--topology SPEC | --collective C --size M [--nodes N] | --partition NAME [--topology "
+      "SPEC --hosts LIST [--relabel]]) [--dry-run] [--json] [--timeout DUR]",
       "rewire the fabric through the daemon", NULL},
      r_reconfigure},
+    {"release",
+     {"--socket PATH release", "NAME [--json] [--timeout DUR]",
+      "let go of a partition made with --hosts", NULL},
+     r_release},
     {"schedule",
      {"--socket PATH schedule",
       "--collective C [--algo A] [--size M] [--topology SPEC | --partition NAME] [--chunks P] "
@@ -1127,50 +1178,54 @@ static const struct {
 
 bool remote_command(const char *name)
 {
+	if (strcmp(name, "cluster") == 0 || strcmp(name, "metrics") == 0)
+		return true;
 	for (size_t i = 0; i < ARRAY_SIZE(remote_cmds); i++)
 		if (strcmp(name, remote_cmds[i].name) == 0)
 			return true;
 	return false;
 }
 
-static int remote_run(const char *socket, bool default_socket, const struct cli_server *srv,
-		      int argc, char **argv)
+int remote_main(struct cli_targets *t, int argc, char **argv)
 {
-	struct remote r = {.socket = socket, .default_socket = default_socket, .srv = srv};
+	struct remote r = {.t = t};
+	struct ofc_error err = {0};
 
-	if (!r.socket || !*r.socket) {
-		fprintf(stderr,
-			"ofc: --socket needs the path of ofcd's socket\nTry 'ofc --help'.\n");
-		return 2;
-	}
 	if (argc < 1) {
-		fprintf(stderr, "ofc: missing a command after --socket %s\nTry 'ofc --help'.\n",
-			r.socket);
+		fprintf(stderr, "ofc: missing a command after %s %s\nTry 'ofc --help'.\n",
+			t->opt ? t->opt : "--socket", t->n ? t->addr[0] : "");
 		return 2;
 	}
+	if (cli_targets_check(t, &err) < 0) {
+		fprintf(stderr, "ofc: %s\nTry 'ofc --help'.\n", err.msg);
+		return 2;
+	}
+	/* The HTTPS thread writes to a socket the command may have closed. */
+	if (t->https)
+		signal(SIGPIPE, SIG_IGN);
+	t->verbose = true;
+	if (strcmp(argv[0], "cluster") == 0)
+		return cluster_main(t, argc, argv);
+	if (strcmp(argv[0], "metrics") == 0)
+		return metrics_main(t, argc, argv);
 	for (size_t i = 0; i < ARRAY_SIZE(remote_cmds); i++)
 		if (strcmp(argv[0], remote_cmds[i].name) == 0) {
-			r.cmd = &remote_cmds[i].cmd;
+			/* usage errors name the option given: --server, not --socket */
+			struct cli_cmd c = remote_cmds[i].cmd;
+			char name[64];
+
+			snprintf(name, sizeof(name), "%s %s",
+				 t->https ? "--server URL" : "--socket PATH", remote_cmds[i].name);
+			c.name = name;
+			r.cmd = &c;
 			optind = 0;
 			return remote_cmds[i].run(&r, argc, argv);
 		}
 	fprintf(stderr,
-		"ofc: '%s' does not talk to ofcd (status, apply, reconfigure, schedule, watch, "
-		"cancel, fail and restore do)\nTry 'ofc --help'.\n",
+		"ofc: '%s' does not talk to ofcd (status, apply, reconfigure, release, schedule, "
+		"watch, cancel, fail, restore, cluster and metrics do)\nTry 'ofc --help'.\n",
 		argv[0]);
 	return 2;
-}
-
-int remote_main(const char *socket, int argc, char **argv)
-{
-	return remote_run(socket, false, NULL, argc, argv);
-}
-
-int remote_server_main(const struct cli_server *srv, int argc, char **argv)
-{
-	/* The HTTPS thread writes to a socket the command may have closed. */
-	signal(SIGPIPE, SIG_IGN);
-	return remote_run(srv->url, false, srv, argc, argv);
 }
 
 /* reconfigure, watch, cancel, fail and restore with neither --socket nor
@@ -1178,6 +1233,13 @@ int remote_server_main(const struct cli_server *srv, int argc, char **argv)
  * Python client defaults to as well, said on stderr when it connects. */
 int cmd_daemon_only(const struct cli_cmd *cmd, int argc, char **argv)
 {
+	struct cli_targets t = {0};
+	struct ofc_error err = {0};
+
 	(void)cmd;
-	return remote_run(OFCD_SOCKET_DEFAULT, true, NULL, argc, argv);
+	if (cli_targets_from_env(&t, &err) < 0) {
+		fprintf(stderr, "ofc: %s\n", err.msg);
+		return 2;
+	}
+	return remote_main(&t, argc, argv);
 }

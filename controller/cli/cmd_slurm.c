@@ -28,7 +28,11 @@ static const char help[] =
     "(--socket PATH, else OFC_SOCKET, else " OFCD_SOCKET_DEFAULT "; or ofc-gateway:\n"
     "ofc --server URL --cert C --key K --cacert A slurm ...), relabelled for\n"
     "fewest moves, and waits for the commit; the epilog releases it (the circuits\n"
-    "stay). topology writes topology.conf for TopologyPlugin=topology/tree from\n"
+    "stay). Replicas: give every replica's socket (or gateway) as a comma list\n"
+    "or a repeated option; the hooks ask the one that leads, past followers and\n"
+    "replicas that are down, until the deadline, and a prolog whose leader died\n"
+    "mid-request asks the next leader again (a hold it finds made is success).\n"
+    "topology writes topology.conf for TopologyPlugin=topology/tree from\n"
     "a fabric config; hostlist prints the hosts of a Slurm hostlist.\n\n"
     "  --map FILE            'NODE HOST' lines: the ofc host of each Slurm node\n"
     "                        (default $OFC_SLURM_MAP, else node names are hosts)\n"
@@ -47,8 +51,7 @@ static const char help[] =
     "request that can never be met also holds it), 2 bad usage.\n";
 
 struct slurm_opts {
-	const char *socket;
-	const struct cli_server *srv; /* --server: through ofc-gateway instead */
+	struct cli_targets *t; /* every replica (or gateway) given; the walk finds the leader */
 	const char *map_path, *default_topo, *slurm_conf, *scontrol, *config;
 	double timeout; /* < 0: from slurm.conf */
 	uint32_t group;
@@ -205,23 +208,101 @@ static bool final_status(Ofc__V1__Status st)
 	       st == OFC__V1__STATUS__STATUS_DENIED;
 }
 
-/* One request to ofcd within `timeout` seconds. *resp NULL: not answered
- * (err says why). */
-static int ask(const struct slurm_opts *o, Ofc__V1__Request *req, double timeout,
+/* One request to the replica that leads, within `timeout` seconds: the
+ * addresses are walked (targets.c) past followers, replicas that do not
+ * answer and an election. *resp NULL: not answered (err names every
+ * address and why). */
+static int ask(const struct slurm_opts *o, Ofc__V1__Request *req, double timeout, unsigned flags,
 	       Ofc__V1__Response **resp, struct ofc_error *err)
 {
-	struct ofcd_client c;
-	int rc;
-
 	*resp = NULL;
-	if (o->srv) /* the HTTPS thread may write to a connection given up on */
-		signal(SIGPIPE, SIG_IGN);
-	if ((o->srv ? cli_https_connect(&c, o->srv, err) : ofcd_connect(&c, o->socket, err)) < 0)
-		return -1;
-	c.timeout = timeout > 0.5 ? timeout : 0.5;
-	rc = ofcd_call(&c, req, resp, err);
-	ofcd_disconnect(&c);
-	return rc;
+	return cli_call(o->t, req, timeout > 0.5 ? timeout : 0.5, flags, resp, err);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether state s holds `name` on exactly these hosts at spec. */
+static bool holds(const Ofc__V1__State *s, const char *name, char **hosts, uint32_t n,
+		  const char *spec)
+{
+	bool same = false;
+
+	for (size_t i = 0; i < s->n_held && !same; i++) {
+		const Ofc__V1__HeldPartition *h = s->held[i];
+
+		if (!h->name || strcmp(h->name, name) != 0 || h->n_hosts != n || !h->topology ||
+		    strcmp(h->topology, spec) != 0)
+			continue;
+		char **a = xcalloc(n + 1, sizeof(*a)), **b = xcalloc(n + 1, sizeof(*b));
+		memcpy(a, hosts, n * sizeof(*a));
+		memcpy(b, h->hosts, n * sizeof(*b));
+		qsort(a, n, sizeof(*a), cmp_str);
+		qsort(b, n, sizeof(*b), cmp_str);
+		same = true;
+		for (uint32_t k = 0; k < n && same; k++)
+			same = strcmp(a[k], b[k]) == 0;
+		free(a);
+		free(b);
+	}
+	return same;
+}
+
+/* After a refusal: is `name` held already on exactly these hosts at spec?
+ * The leader may have died after committing the prolog's first try, and
+ * the retry on the next leader then finds the hold it made: the job has
+ * what it asked for. Every address is asked (a replica that does not
+ * lead may not show the leader's holds): held on any is held. */
+static bool already_held(const struct slurm_opts *o, const char *name, char **hosts, uint32_t n,
+			 const char *spec, double timeout)
+{
+	struct cli_targets *one = xcalloc(1, sizeof(*one));
+	double end = now_seconds() + timeout;
+	bool same = false;
+
+	for (uint32_t i = 0; i < o->t->n && !same && now_seconds() < end; i++) {
+		Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+		Ofc__V1__GetState gs = OFC__V1__GET_STATE__INIT;
+		Ofc__V1__Response *resp = NULL;
+		struct ofc_error err = {0};
+		double left = end - now_seconds();
+
+		memset(one, 0, sizeof(*one));
+		one->https = o->t->https;
+		one->srv = o->t->srv;
+		req.body_case = OFC__V1__REQUEST__BODY_GET_STATE;
+		req.get_state = &gs;
+		if (cli_targets_add(one, o->t->opt, o->t->addr[i], &err) < 0 ||
+		    cli_call(one, &req, left < 5 ? left : 5, CLI_CALL_READ, &resp, &err) < 0)
+			continue;
+		same = resp->status == OFC__V1__STATUS__STATUS_OK &&
+		       resp->body_case == OFC__V1__RESPONSE__BODY_STATE &&
+		       holds(resp->state, name, hosts, n, spec);
+		ofc__v1__response__free_unpacked(resp, NULL);
+	}
+	free(one);
+	return same;
+}
+
+/* already_held now, or (wait) once the next leader has run what a deposed
+ * leader handed to etcd's queue: it answered UNAVAILABLE ("do not send it
+ * again"), and the request runs after the takeover. Polled until the
+ * prolog's deadline, less the margin for telling Slurm why. */
+static bool held_by_deadline(const struct slurm_opts *o, const char *name, char **hosts, uint32_t n,
+			     const char *spec, double deadline, bool wait)
+{
+	for (;;) {
+		double left = deadline - now_seconds();
+		struct timespec ts = {0, 500 * 1000 * 1000};
+
+		if (already_held(o, name, hosts, n, spec, left))
+			return true;
+		if (!wait || left < 1.5)
+			return false;
+		nanosleep(&ts, NULL);
+	}
 }
 
 static int prolog(const struct slurm_opts *o)
@@ -275,7 +356,7 @@ static int prolog(const struct slurm_opts *o)
 	rc_msg.hosts = hosts;
 	rc_msg.has_relabel = 1;
 	rc_msg.relabel = rq.relabel;
-	if (ask(o, &req, timeout - (now_seconds() - t0), &resp, &err) < 0) {
+	if (ask(o, &req, timeout - (now_seconds() - t0), CLI_CALL_PERSIST, &resp, &err) < 0) {
 		char why[700];
 
 		snprintf(why, sizeof(why), "%.400s (partition %s: %.200s on %u hosts)", err.msg,
@@ -294,6 +375,15 @@ static int prolog(const struct slurm_opts *o)
 		       job, name, spec, n, n == 1 ? "" : "s", t ? t->operations : 0,
 		       t && t->operations == 1 ? "" : "s", t ? (unsigned long long)t->id : 0ULL,
 		       now_seconds() - t0);
+		rc = 0;
+	} else if (held_by_deadline(o, name, hosts, n, spec, t0 + timeout,
+				    resp->status == OFC__V1__STATUS__STATUS_UNAVAILABLE)) {
+		/* asked twice across a failover: the first commit stands; or
+		 * the next leader ran what the deposed one handed on */
+		printf("ofc: job %s: partition %s: %s on %u host%s is held (committed across a "
+		       "failover; %s answered: %s) in %.3f s\n",
+		       job, name, spec, n, n == 1 ? "" : "s", o->t->answered,
+		       resp->message ? resp->message : "refused", now_seconds() - t0);
 		rc = 0;
 	} else {
 		bool final = final_status(resp->status);
@@ -332,7 +422,7 @@ static int epilog(const struct slurm_opts *o)
 	req.body_case = OFC__V1__REQUEST__BODY_RELEASE_PARTITION;
 	req.release_partition = &rel;
 	rel.name = name;
-	if (ask(o, &req, o->timeout >= 0 ? o->timeout : 60, &resp, &err) < 0) {
+	if (ask(o, &req, o->timeout >= 0 ? o->timeout : 60, CLI_CALL_PERSIST, &resp, &err) < 0) {
 		fprintf(stderr, "ofc slurm epilog: job %s: %s\n", job, err.msg);
 		return 1;
 	}
@@ -340,7 +430,9 @@ static int epilog(const struct slurm_opts *o)
 		printf("ofc: job %s: %s\n", job, resp->message);
 		rc = 0;
 	} else if (resp->status == OFC__V1__STATUS__STATUS_NOT_FOUND) {
-		printf("ofc: job %s held no partition\n", job);
+		/* nothing to let go of: a release asked twice across a
+		 * failover, or a prolog that made none */
+		printf("ofc: job %s held no partition (nothing to release: done)\n", job);
 		rc = 0;
 	} else {
 		fprintf(stderr, "ofc slurm epilog: job %s: %s\n", job,
@@ -406,8 +498,7 @@ static int hostlist(const struct slurm_opts *o, const char *expr)
 	return rc;
 }
 
-int slurm_main(const char *socket, const struct cli_server *srv, const struct cli_cmd *cmd,
-	       int argc, char **argv)
+int slurm_main(struct cli_targets *t, const struct cli_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"map", required_argument, NULL, 'm'},
@@ -421,8 +512,7 @@ int slurm_main(const char *socket, const struct cli_server *srv, const struct cl
 	    {0},
 	};
 	struct slurm_opts o = {
-	    .socket = socket ? socket : env_or("OFC_SOCKET", OFCD_SOCKET_DEFAULT),
-	    .srv = srv,
+	    .t = t,
 	    .map_path = env_or("OFC_SLURM_MAP", NULL),
 	    .default_topo = env_or("OFC_SLURM_DEFAULT_TOPOLOGY", NULL),
 	    .slurm_conf = env_or("SLURM_CONF", "/etc/slurm/slurm.conf"),
@@ -474,11 +564,18 @@ int slurm_main(const char *socket, const struct cli_server *srv, const struct cl
 	}
 	int rest = argc - optind;
 	if (strcmp(sub, "prolog") == 0 || strcmp(sub, "epilog") == 0) {
+		struct ofc_error err = {0};
+
 		if (rest)
 			return cli_usage_error(cmd,
 					       "%s takes no arguments (the job comes from "
 					       "the environment)",
 					       sub);
+		if (cli_targets_from_env(t, &err) < 0 || cli_targets_check(t, &err) < 0)
+			return cli_usage_error(cmd, "%s", err.msg);
+		if (t->https) /* the HTTPS thread may write to a connection given up on */
+			signal(SIGPIPE, SIG_IGN);
+		t->verbose = true; /* the log says which replica sent it where */
 		return sub[0] == 'p' ? prolog(&o) : epilog(&o);
 	}
 	if (strcmp(sub, "topology") == 0) {
@@ -498,5 +595,7 @@ int slurm_main(const char *socket, const struct cli_server *srv, const struct cl
 
 int cmd_slurm(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	return slurm_main(NULL, NULL, cmd, argc, argv);
+	struct cli_targets t = {0};
+
+	return slurm_main(&t, cmd, argc, argv);
 }

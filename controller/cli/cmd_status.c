@@ -320,3 +320,13 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 	fabric_cmd_free(&fc);
 	return all_reachable ? 0 : 1;
 }
+
+/* The rule `ofc status FILE` applies above (every device answered, else 1),
+ * on the state ofcd sends: a device it marks unreachable. */
+int status_devices_exit(const Ofc__V1__State *s)
+{
+	for (size_t i = 0; i < s->n_devices; i++)
+		if (s->devices[i]->has_reachable && !s->devices[i]->reachable)
+			return 1;
+	return 0;
+}

@@ -124,8 +124,10 @@ static size_t on_body(char *b, size_t size, size_t n, void *ctx)
 	return len;
 }
 
-/* One Response for the command, with the request's id. */
-static void answer(struct https_call *h, Ofc__V1__Status st, const char *msg)
+/* One Response for the command, with the request's id (leader: a
+ * follower's, passed on). */
+static void answer_leader(struct https_call *h, Ofc__V1__Status st, const char *msg,
+			  Ofc__V1__Leader *leader)
 {
 	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 	uint8_t *b;
@@ -136,6 +138,7 @@ static void answer(struct https_call *h, Ofc__V1__Status st, const char *msg)
 	r.id = h->id;
 	r.status = st;
 	r.message = (char *)msg;
+	r.leader = leader;
 	n = protobuf_c_message_get_packed_size(&r.base);
 	b = xmalloc(n + 1);
 	protobuf_c_message_pack(&r.base, b);
@@ -143,6 +146,20 @@ static void answer(struct https_call *h, Ofc__V1__Status st, const char *msg)
 	if (write_all(h->fd, hd, 4))
 		write_all(h->fd, b, n);
 	free(b);
+}
+
+/* Made up here: the message starts with the URL (cli_https_unreached). */
+static void answer(struct https_call *h, Ofc__V1__Status st, const char *msg)
+{
+	answer_leader(h, st, msg, NULL);
+}
+
+bool cli_https_unreached(const Ofc__V1__Response *r, const char *url)
+{
+	size_t n = strlen(url);
+
+	return r->status == OFC__V1__STATUS__STATUS_UNAVAILABLE && r->message &&
+	       strncmp(r->message, url, n) == 0 && strncmp(r->message + n, ": ", 2) == 0;
 }
 
 /* The gateway's own answers are a Response in JSON: its status and
@@ -159,7 +176,8 @@ static void answer_body(struct https_call *h)
 
 		snprintf(msg, sizeof(msg), "%s: %s", h->srv.url,
 			 r->message ? r->message : "refused");
-		answer(h, r->has_status ? r->status : OFC__V1__STATUS__STATUS_UNAVAILABLE, msg);
+		answer_leader(h, r->has_status ? r->status : OFC__V1__STATUS__STATUS_UNAVAILABLE,
+			      msg, r->leader);
 		protobuf_c_message_free_unpacked(m, NULL);
 		return;
 	}
@@ -174,6 +192,25 @@ static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off
 {
 	(void)ctx, (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
 	return atomic_load(&exiting) ? 1 : 0;
+}
+
+/* What a TLS failure asks the user to do, before libcurl's words ("" when
+ * it is not one of these). */
+static const char *tls_advice(CURLcode rc, const struct cli_server *srv)
+{
+	switch (rc) {
+	case CURLE_PEER_FAILED_VERIFICATION:
+		return srv->cacert ? "the gateway's certificate is not signed by a CA you gave "
+				     "(--cacert): give the CA that signed it: "
+				   : "the gateway's certificate is not signed by a CA you gave "
+				     "(--cacert): give --cacert FILE, the CA that signed it: ";
+	case CURLE_SSL_CACERT_BADFILE:
+		return "--cacert: the file is not a readable PEM CA certificate: ";
+	case CURLE_SSL_CERTPROBLEM:
+		return "--cert/--key: the client certificate or its key cannot be used: ";
+	default:
+		return "";
+	}
 }
 
 static void *https_main(void *arg)
@@ -216,12 +253,15 @@ static void *https_main(void *arg)
 
 			/* No HTTP status: the connection or the handshake failed,
 			 * and a gateway refuses a certificate by ending the
-			 * handshake (its log names the certificate and why). */
-			snprintf(msg, sizeof(msg), "%s: %s%s", url,
-				 ebuf[0] ? ebuf : h->curl.easy_strerror(rc),
-				 h->code ? ""
-					 : " (no answer: a refused client certificate ends the "
-					   "TLS handshake; the gateway's log says why)");
+			 * handshake (its log names the certificate and why). The
+			 * message starts with the server's URL: made up here. */
+			snprintf(msg, sizeof(msg), "%s: %s%s", h->srv.url, tls_advice(rc, &h->srv),
+				 ebuf[0] ? ebuf : h->curl.easy_strerror(rc));
+			if (!h->code && !*tls_advice(rc, &h->srv) && rc != CURLE_COULDNT_CONNECT &&
+			    rc != CURLE_OPERATION_TIMEDOUT)
+				snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s",
+					 " (no answer: a refused client certificate ends the "
+					 "TLS handshake; the gateway's log says why)");
 			answer(h, OFC__V1__STATUS__STATUS_UNAVAILABLE, msg);
 		} else if (!h->frames) {
 			answer_body(h);

@@ -289,28 +289,91 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_show(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv);
-/* `ofc slurm` (cmd_slurm.c, issue 40); socket: --socket's, or NULL; srv:
- * --server's (issue 36: through ofc-gateway), or NULL. */
-struct cli_server;
-int cmd_slurm(const struct cli_cmd *cmd, int argc, char **argv);
-int slurm_main(const char *socket, const struct cli_server *srv, const struct cli_cmd *cmd,
-	       int argc, char **argv);
-
-/* `ofc --socket PATH COMMAND ...`: the commands ofcd answers (cmd_remote.c);
- * argv[0] is the command. */
-int remote_main(const char *socket, int argc, char **argv);
-/* Issue 36: `ofc --server URL --cert C --key K --cacert A COMMAND`: the
- * commands remote_main runs, through ofc-gateway (https.c). */
+/* Where ofc asks ofcd (targets.c): every address given, --socket PATH or
+ * --server URL (each repeatable, each a comma list), else OFC_SOCKET (a
+ * comma list), else the default socket; through gateways, the certificate
+ * for all of them. */
 struct cli_server {
 	const char *url, *cert, *key, *cacert;
 };
-int remote_server_main(const struct cli_server *srv, int argc, char **argv);
+#define CLI_TARGETS_MAX	 16
+#define CLI_TARGET_LEN	 512
+#define CLI_WALK_DEFAULT 30.0 /* seconds, when a request has no deadline */
+struct cli_targets {
+	const char *opt; /* the option or variable the addresses came from, for errors */
+	bool https;	 /* --server: through ofc-gateway */
+	bool default_socket;
+	bool verbose;	       /* say on stderr when a follower sends us on */
+	struct cli_server srv; /* --cert, --key, --cacert (url unused) */
+	char addr[CLI_TARGETS_MAX][CLI_TARGET_LEN];
+	uint32_t n, first; /* first: where the last answer came from */
+	/* the last walk: each address asked and what it said */
+	struct {
+		char addr[CLI_TARGET_LEN];
+		char why[300];
+	} tried[CLI_TARGETS_MAX + 4];
+	uint32_t ntried;
+	char hint[CLI_TARGET_LEN];     /* a follower named the leader here */
+	char answered[CLI_TARGET_LEN]; /* who gave the last answer */
+	bool heard;		       /* in this walk a replica answered, not as leader */
+	struct ofcd_client cl;	       /* cli_open's connection */
+};
+/* Append a comma list of addresses (opt names them in errors). */
+int cli_targets_add(struct cli_targets *t, const char *opt, const char *list,
+		    struct ofc_error *err);
+/* With no address given: OFC_SOCKET's list, else the default socket. */
+int cli_targets_from_env(struct cli_targets *t, struct ofc_error *err);
+/* Before connecting: gateways need https:// URLs and a certificate. */
+int cli_targets_check(const struct cli_targets *t, struct ofc_error *err);
+/* Flags of a call: READ, any replica's answer will do (a follower answers
+ * reads); ONCE, a request that must not be sent twice (an answer lost
+ * after sending is an error, not a reason to ask the next replica);
+ * PERSIST, keep trying when no address answers at all (otherwise the walk
+ * goes on only while some replica answers: an election); QUICK, a request
+ * any replica answers at once (GetState, GetMetrics, a Watch's
+ * acknowledgement): one that hangs gets a share of the deadline, not all. */
+#define CLI_CALL_READ	 1u
+#define CLI_CALL_ONCE	 2u
+#define CLI_CALL_PERSIST 4u /* addresses that do not answer are tried again until the deadline */
+#define CLI_CALL_QUICK	 8u /* answered at once: each address gets a share of the deadline */
+/* One request, walked over the addresses until a replica answers as
+ * leader (or, READ, at all): a follower names the leader and it is asked;
+ * an address that does not answer is skipped; whole passes repeat with a
+ * short backoff until `timeout` seconds pass (0: CLI_WALK_DEFAULT, and no
+ * limit on the answer). Returns 0 with *resp (the caller frees it), or -1
+ * with err naming every address tried and why. cli_open leaves the
+ * connection open in t->cl for the rest of a stream (watch). */
+int cli_call(struct cli_targets *t, struct Ofc__V1__Request *req, double timeout, unsigned flags,
+	     struct Ofc__V1__Response **resp, struct ofc_error *err);
+int cli_open(struct cli_targets *t, struct Ofc__V1__Request *req, double timeout, unsigned flags,
+	     struct Ofc__V1__Response **resp, struct ofc_error *err);
+
+/* `ofc slurm` (cmd_slurm.c, issue 40): t the addresses given (NULL: none,
+ * OFC_SOCKET or the default). */
+int cmd_slurm(const struct cli_cmd *cmd, int argc, char **argv);
+int slurm_main(struct cli_targets *t, const struct cli_cmd *cmd, int argc, char **argv);
+
+/* `ofc --socket PATH COMMAND ...`: the commands ofcd answers
+ * (cmd_remote.c); argv[0] is the command. */
+int remote_main(struct cli_targets *t, int argc, char **argv);
+/* `ofc cluster status` and `ofc metrics` (cmd_cluster.c). */
+int cluster_main(struct cli_targets *t, int argc, char **argv);
+int metrics_main(struct cli_targets *t, int argc, char **argv);
 /* A connection whose frames travel over HTTPS (POST /v1/call). */
-struct ofcd_client;
 int cli_https_connect(struct ofcd_client *c, const struct cli_server *srv, struct ofc_error *err);
+/* An answer https.c made up because url gave none of ofcd's (the gateway
+ * did not answer, or could not reach its ofcd): its message starts with
+ * the URL. */
+bool cli_https_unreached(const struct Ofc__V1__Response *r, const char *url);
 /* Whether ofcd answers this command. */
 bool remote_command(const char *name);
 /* reconfigure, watch, cancel without --socket: say they need the daemon. */
 int cmd_daemon_only(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_cluster(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_metrics(const struct cli_cmd *cmd, int argc, char **argv);
+/* Exit status of a state: 1 when a switch does not answer (what `ofc
+ * status FILE` and `ofc --socket S status` both say), else 0. */
+struct Ofc__V1__State;
+int status_devices_exit(const struct Ofc__V1__State *s);
 
 #endif

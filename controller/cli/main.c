@@ -73,7 +73,12 @@ static const struct cli_cmd commands[] = {
      "[--lp-solver lpsolve|clp] [--json] [--lightpaths]",
      "routing and wavelength assignment for demands on a WDM ring", cmd_rwa},
     /* ofcd's alone: their usage and help are cmd_remote.c's */
-    {"reconfigure", NULL, "rewire the fabric through ofcd", cmd_daemon_only},
+    {"reconfigure", NULL, "rewire the fabric, or make a partition of hosts, through ofcd",
+     cmd_daemon_only},
+    {"release", NULL, "let go of a partition made with reconfigure --hosts", cmd_daemon_only},
+    {"cluster", "status [--json] [--timeout DUR]",
+     "every replica's role, lease and contact, etcd, devices, queue and holds", cmd_cluster},
+    {"metrics", "[--timeout DUR]", "ofcd's metrics, as Prometheus scrapes them", cmd_metrics},
     {"watch", NULL, "print ofcd's events", cmd_daemon_only},
     {"cancel", NULL, "cancel a mutation queued in ofcd", cmd_daemon_only},
     {"fail", NULL, "tell ofcd links, ports or hosts failed; it re-plans", cmd_daemon_only},
@@ -85,48 +90,25 @@ static void usage_all(void)
 	FILE *out = stdout;
 
 	fprintf(out, "usage: ofc COMMAND [ARGS]\n       ofc --socket PATH "
-		     "status|apply|reconfigure|schedule|watch|cancel|fail|restore [ARGS]\n"
-		     "       ofc --server https://HOST:PORT --cert FILE --key FILE --cacert FILE "
-		     "COMMAND [ARGS]\n"
+		     "status|apply|reconfigure|release|schedule|watch|cancel|fail|restore|"
+		     "cluster|metrics [ARGS]\n"
+		     "       ofc --server https://HOST:PORT --cert FILE --key FILE --cacert "
+		     "FILE COMMAND [ARGS]\n"
 		     "       ofc --help | --version\n\ncommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out,
 		"\n'ofc COMMAND --help' shows a command's options. --socket PATH may come "
 		"anywhere;\nOFC_SOCKET=PATH is --socket PATH for status, apply, reconfigure, "
-		"schedule, watch,\ncancel, fail and restore (OFC_SOCKET= unset or empty: status, "
-		"apply and schedule\nact locally; the others ask ofcd at " OFCD_SOCKET_DEFAULT
-		"). Exit status: 0 success,\n1 runtime failure, 2 bad input or usage.\n");
-}
-
-/* --socket PATH (or --socket=PATH) anywhere before "--": taken out of argv
- * (compacted in place). Returns 1 when found, 0 when not, -1 when it has no
- * value. */
-static int take_socket(int *argc, char **argv, const char **socket)
-{
-	int out = 1, found = 0;
-
-	for (int i = 1; i < *argc; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			while (i < *argc)
-				argv[out++] = argv[i++];
-			break;
-		}
-		if (strncmp(argv[i], "--socket=", 9) == 0) {
-			*socket = argv[i] + 9;
-			found = 1;
-		} else if (strcmp(argv[i], "--socket") == 0) {
-			if (i + 1 >= *argc)
-				return -1;
-			*socket = argv[++i];
-			found = 1;
-		} else {
-			argv[out++] = argv[i];
-		}
-	}
-	*argc = out;
-	argv[out] = NULL;
-	return found;
+		"release,\nschedule, watch, cancel, fail, restore, cluster and metrics "
+		"(OFC_SOCKET= unset or\nempty: status, apply and schedule act locally; the "
+		"others ask ofcd at\n" OFCD_SOCKET_DEFAULT "). Replicas: --socket and --server "
+		"repeat, and each (and OFC_SOCKET)\ntakes a comma list (PATH,PATH...); ofc asks "
+		"them in turn "
+		"until one leads (a follower names\nthe leader) or --timeout passes. "
+		"OFC_SERVER=URL[,URL...] (with OFC_CERT, OFC_KEY\nand OFC_CACERT) is --server "
+		"for the same commands, before OFC_SOCKET. Exit status:\n0 success, 1 runtime "
+		"failure, 2 bad input or usage.\n");
 }
 
 static const char *cli_command = "ofc";
@@ -161,64 +143,84 @@ __attribute__((noreturn)) static void cli_out_of_memory(size_t asked)
 	_exit(1);
 }
 
-/* Issue 36: --server URL, --cert, --key, --cacert anywhere before "--",
- * taken out of argv as --socket is. Returns 1 with srv->url, 0 without,
- * 2 (an exit status) for an option without its value. */
-static int take_server(int *argc, char **argv, struct cli_server *srv)
+/* --socket PATH, --server URL (each repeatable, each a comma list: the
+ * replicas, or their gateways), --cert, --key, --cacert, anywhere before
+ * "--" (--socket=PATH too), taken out of argv (compacted in place) into t.
+ * Returns 0, or 2 (an exit status) after saying what is wrong. */
+static int take_targets(int *argc, char **argv, struct cli_targets *t)
 {
-	static const char *const names[] = {"--server", "--cert", "--key", "--cacert"};
-	const char **vals[] = {&srv->url, &srv->cert, &srv->key, &srv->cacert};
+	static const char *const names[] = {"--socket", "--server", "--cert", "--key", "--cacert"};
+	const char **vals[] = {NULL, NULL, &t->srv.cert, &t->srv.key, &t->srv.cacert};
+	struct ofc_error err = {0};
+	bool sock = false, srv = false;
 	int out = 1;
 
 	for (int i = 1; i < *argc; i++) {
 		size_t k = 0;
+		const char *v;
 
 		if (strcmp(argv[i], "--") == 0) {
 			while (i < *argc)
 				argv[out++] = argv[i++];
 			break;
 		}
-		while (k < ARRAY_SIZE(names) && strcmp(argv[i], names[k]) != 0)
-			k++;
-		if (k == ARRAY_SIZE(names)) {
-			argv[out++] = argv[i];
+		if (strncmp(argv[i], "--socket=", 9) == 0) {
+			v = argv[i] + 9;
+		} else {
+			while (k < ARRAY_SIZE(names) && strcmp(argv[i], names[k]) != 0)
+				k++;
+			if (k == ARRAY_SIZE(names)) {
+				argv[out++] = argv[i];
+				continue;
+			}
+			if (i + 1 >= *argc) {
+				fprintf(stderr, "ofc: %s needs %s\nTry 'ofc --help'.\n", names[k],
+					k == 0 ? "the path of ofcd's socket" : "a value");
+				return 2;
+			}
+			v = argv[++i];
+		}
+		if (k >= 2) {
+			*vals[k] = v;
 			continue;
 		}
-		if (i + 1 >= *argc) {
-			fprintf(stderr, "ofc: %s needs a value\nTry 'ofc --help'.\n", names[k]);
+		if (k == 0)
+			sock = true;
+		else
+			srv = true;
+		if (k == 0 && !*v) {
+			fprintf(
+			    stderr,
+			    "ofc: --socket needs the path of ofcd's socket\nTry 'ofc --help'.\n");
 			return 2;
 		}
-		*vals[k] = argv[++i];
+		if (cli_targets_add(t, names[k], v, &err) < 0) {
+			fprintf(stderr, "ofc: %s\nTry 'ofc --help'.\n", err.msg);
+			return 2;
+		}
 	}
 	*argc = out;
 	argv[out] = NULL;
-	if (!srv->url && (srv->cert || srv->key || srv->cacert)) {
+	if (sock && srv) {
+		fprintf(stderr, "ofc: --server and --socket: choose one\nTry 'ofc --help'.\n");
+		return 2;
+	}
+	if (!srv && (t->srv.cert || t->srv.key || t->srv.cacert) && !getenv("OFC_SERVER")) {
 		fprintf(stderr, "ofc: --cert, --key and --cacert go with --server URL\nTry 'ofc "
 				"--help'.\n");
 		return 2;
 	}
-	return srv->url ? 1 : 0;
+	t->https = srv;
+	return 0;
 }
 
-int ofc_cli_main(int argc, char **argv)
+static int cli_main(struct cli_targets *t, int argc, char **argv)
 {
-	const char *socket = NULL, *env = getenv("OFC_SOCKET");
-	struct cli_server srv = {0};
-	int has_server = take_server(&argc, argv, &srv);
-	int has_socket = take_socket(&argc, argv, &socket);
+	const char *env = getenv("OFC_SOCKET"), *srv = getenv("OFC_SERVER");
+	struct ofc_error err = {0};
 
-	if (has_server == 2)
+	if (take_targets(&argc, argv, t))
 		return 2;
-	if (has_server && has_socket) {
-		fprintf(stderr, "ofc: --server and --socket: choose one\nTry 'ofc --help'.\n");
-		return 2;
-	}
-
-	if (has_socket < 0) {
-		fprintf(stderr,
-			"ofc: --socket needs the path of ofcd's socket\nTry 'ofc --help'.\n");
-		return 2;
-	}
 	if (argc < 2) {
 		fprintf(stderr, "ofc: missing a command\nTry 'ofc --help'.\n");
 		return 2;
@@ -228,22 +230,25 @@ int ofc_cli_main(int argc, char **argv)
 		usage_all();
 		return 0;
 	}
-	/* --socket PATH anywhere, or $OFC_SOCKET for the commands ofcd answers:
-	 * ask the daemon instead of acting locally. */
-	/* ofc slurm talks to ofcd itself (issue 40): --socket is its socket,
-	 * --server its gateway. */
-	if ((has_socket || has_server) && strcmp(argv[1], "slurm") == 0)
+	/* ofc slurm talks to ofcd itself (issue 40): the addresses given, else
+	 * OFC_SOCKET's, else the default socket. */
+	if (strcmp(argv[1], "slurm") == 0)
 		for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-			if (strcmp(commands[i].name, "slurm") == 0)
-				return slurm_main(has_socket ? socket : NULL,
-						  has_server ? &srv : NULL, &commands[i], argc - 1,
-						  argv + 1);
-	if (has_socket)
-		return remote_main(socket, argc - 1, argv + 1);
-	if (has_server)
-		return remote_server_main(&srv, argc - 1, argv + 1);
-	if (env && *env && remote_command(argv[1]))
-		return remote_main(env, argc - 1, argv + 1);
+			if (strcmp(commands[i].name, "slurm") == 0) {
+				optind = 0; /* GNU: reinitialise getopt for this argv */
+				return slurm_main(t, &commands[i], argc - 1, argv + 1);
+			}
+	/* --socket or --server anywhere, or $OFC_SOCKET for the commands ofcd
+	 * answers: ask the daemon instead of acting locally. */
+	if (t->n)
+		return remote_main(t, argc - 1, argv + 1);
+	if (((env && *env) || (srv && *srv)) && remote_command(argv[1])) {
+		if (cli_targets_from_env(t, &err) < 0) {
+			fprintf(stderr, "ofc: %s\n", err.msg);
+			return 2;
+		}
+		return remote_main(t, argc - 1, argv + 1);
+	}
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("ofc %s\n", OFC_VERSION);
 		return 0;
@@ -260,4 +265,13 @@ int ofc_cli_main(int argc, char **argv)
 		}
 	fprintf(stderr, "ofc: unknown command '%s'\nTry 'ofc --help'.\n", argv[1]);
 	return 2;
+}
+
+int ofc_cli_main(int argc, char **argv)
+{
+	struct cli_targets *t = xcalloc(1, sizeof(*t)); /* 25 KiB: not on the stack */
+	int rc = cli_main(t, argc, argv);
+
+	free(t);
+	return rc;
 }

@@ -932,6 +932,9 @@ static enum MHD_Result call_once(struct gateway *g, struct MHD_Connection *mc, O
 	if (up_call_frame(&g->up, q, &frame, &len, &skip, &err) < 0)
 		return send_error(mc, MHD_HTTP_BAD_GATEWAY, OFC__V1__STATUS__STATUS_UNAVAILABLE,
 				  "ofcd did not answer: %s", err.msg);
+	/* a small answer may be a follower's: its words name the leader's URL */
+	if (len < 4096)
+		skip = 0;
 	if (client_id && skip && (plen = up_id_prefix(client_id, pre, sizeof(pre)))) {
 		char *out = xmalloc(4 + plen + len - skip);
 
@@ -949,6 +952,7 @@ static enum MHD_Result call_once(struct gateway *g, struct MHD_Connection *mc, O
 				  "ofcd sent %zu bytes that are not a Response", len);
 	if (client_id && r->id) /* id 0 is about the connection: it stays */
 		r->id = client_id;
+	up_not_leader_words(r);
 	size_t n = protobuf_c_message_get_packed_size(&r->base);
 	char *out = xmalloc(4 + n);
 	frame_len_put((uint8_t *)out, (uint32_t)n);

@@ -55,6 +55,11 @@ void up_fini(struct upstream *u);
  * no answer in time, no free connection in time). */
 int up_call(struct upstream *u, Ofc__V1__Request *req, Ofc__V1__Response **resp,
 	    struct ofc_error *err);
+/* A follower's NOT_LEADER names the leader's socket; through the gateway
+ * it must name the leader's URL (Leader.url): the message is rewritten so
+ * (true), when the leader has one. up_call does it; up_call_frame's
+ * callers do it when they unpack. */
+bool up_not_leader_words(Ofc__V1__Response *r);
 /* As up_call, the answer left as ofcd sent it: *frame (the caller frees
  * it) of *len bytes. When *skip > 0 the frame begins with the request's id
  * (*skip bytes), and the rest depends on the answer alone: the same bytes

@@ -188,6 +188,7 @@ static int recv_resp(int fd, uint64_t id, uint8_t **buf, size_t *cap, double dea
 	if (!*resp)
 		return ofc_error_set(err, OFC_E_RUNTIME,
 				     "ofcd sent %zu bytes that are not a Response", len);
+	up_not_leader_words(*resp);
 	return 0;
 }
 
@@ -227,6 +228,27 @@ int up_call_frame(struct upstream *u, Ofc__V1__Request *req, uint8_t **frame, si
 	return -1;
 }
 
+bool up_not_leader_words(Ofc__V1__Response *r)
+{
+	const Ofc__V1__Leader *l = r->leader;
+	const char *at;
+	size_t n;
+
+	if (r->status != OFC__V1__STATUS__STATUS_NOT_LEADER || !l || !r->message || !l->socket ||
+	    !*l->socket || !l->url || strncmp(l->url, "https://", 8) != 0)
+		return false;
+	/* ofcd names where its own clients reach the leader: a socket on the
+	 * leader's machine, which means nothing to a client of the gateway;
+	 * the leader's gateway is where that client goes. */
+	if (!(at = strstr(r->message, l->socket)))
+		return false;
+	n = strlen(l->socket);
+	char *m = xasprintf("%.*s%s%s", (int)(at - r->message), r->message, l->url, at + n);
+	free(r->message); /* unpacked with the default allocator */
+	r->message = m;
+	return true;
+}
+
 int up_call(struct upstream *u, Ofc__V1__Request *req, Ofc__V1__Response **resp,
 	    struct ofc_error *err)
 {
@@ -241,6 +263,7 @@ int up_call(struct upstream *u, Ofc__V1__Request *req, Ofc__V1__Response **resp,
 	if (!*resp)
 		return ofc_error_set(err, OFC_E_RUNTIME,
 				     "ofcd sent %zu bytes that are not a Response", len);
+	up_not_leader_words(*resp);
 	return 0;
 }
 

@@ -274,7 +274,13 @@ static void test_usage_lists_every_option(void **state)
 			snprintf(acts, sizeof(acts), "%.*s", (int)w, u);
 			for (char *a = strtok_r(acts, "|", &save); a;
 			     a = strtok_r(NULL, "|", &save)) {
-				const char *av[] = {help_name, a, "--help", NULL};
+				/* through ofcd too: "--socket PATH cluster status" */
+				const char *av[] = {sp ? "--socket" : help_name,
+						    sp ? "/nonexistent/ofcd.sock" : a,
+						    sp ? sp + 5 : "--help",
+						    sp ? a : NULL,
+						    "--help",
+						    NULL};
 				char *t;
 				struct opts more = {0};
 

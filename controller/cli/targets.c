@@ -1,0 +1,321 @@
+/* Where `ofc` asks: every address the user gave (--socket/--server, each
+ * repeatable and each a comma list, or OFC_SOCKET/OFC_SERVER as lists),
+ * and the walk that finds the replica that leads. One walk for every
+ * client in controller/cli (the remote commands, the Slurm hooks, cluster
+ * status), so a failover looks the same to all of them: an address that
+ * does not answer is skipped, a follower names the leader and the leader
+ * is asked, and the whole is bounded by the request's deadline. */
+#include "controller/cli/internal.h"
+#include "proto/control.pb-c.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int cli_targets_add(struct cli_targets *t, const char *opt, const char *list, struct ofc_error *err)
+{
+	const char *p = list;
+
+	if (!t->opt)
+		t->opt = opt;
+	if (!list || !*list)
+		return ofc_error_set(err, OFC_E_USAGE, "%s needs an address", opt);
+	while (*p) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		const char *a = p;
+
+		/* "A, B" as people type lists; a URL's last '/' is the route's */
+		p += n + (e ? 1 : 0);
+		while (n && (*a == ' ' || *a == '\t'))
+			a++, n--;
+		while (n && (a[n - 1] == ' ' || a[n - 1] == '\t'))
+			n--;
+		if (n > 8 && strncmp(a, "https://", 8) == 0 && a[n - 1] == '/')
+			n--;
+		if (n == 0)
+			return ofc_error_set(err, OFC_E_USAGE,
+					     "%s '%s': an empty address in the list", opt, list);
+		if (n >= CLI_TARGET_LEN)
+			return ofc_error_set(err, OFC_E_USAGE, "%s: address too long: %.*s", opt,
+					     (int)n, a);
+		if (t->n == CLI_TARGETS_MAX)
+			return ofc_error_set(err, OFC_E_USAGE, "%s: more than %u addresses", opt,
+					     CLI_TARGETS_MAX);
+		snprintf(t->addr[t->n++], CLI_TARGET_LEN, "%.*s", (int)n, a);
+		if (e && !*p)
+			return ofc_error_set(err, OFC_E_USAGE,
+					     "%s '%s': an empty address in the list", opt, list);
+	}
+	return 0;
+}
+
+int cli_targets_check(const struct cli_targets *t, struct ofc_error *err)
+{
+	if (!t->https)
+		return 0;
+	for (uint32_t i = 0; i < t->n; i++)
+		if (strncmp(t->addr[i], "https://", 8) != 0)
+			return ofc_error_set(err, OFC_E_USAGE,
+					     "%s '%s': expected https://HOST:PORT", t->opt,
+					     t->addr[i]);
+	/* The gateway asks every client for a certificate: without one the
+	 * handshake ends with a bare TLS alert, so say it before connecting. */
+	if (!t->srv.cert || !t->srv.key)
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "%s needs --cert FILE and --key FILE (the client certificate "
+				     "the gateway asks for) and --cacert FILE (the CA that signed "
+				     "the gateway's)",
+				     t->opt);
+	return 0;
+}
+
+/* One connection to addr, over the socket or through the gateway. */
+static int connect_one(const struct cli_targets *t, const char *addr, struct ofcd_client *c,
+		       struct ofc_error *err)
+{
+	if (t->https) {
+		struct cli_server s = t->srv;
+
+		s.url = addr;
+		return cli_https_connect(c, &s, err);
+	}
+	return ofcd_connect(c, addr, err);
+}
+
+/* What one address said, for the error that names them all. */
+static void note(struct cli_targets *t, const char *addr, const char *fmt, ...) OFC_PRINTF(3, 4);
+static void note(struct cli_targets *t, const char *addr, const char *fmt, ...)
+{
+	uint32_t i = 0;
+	va_list ap;
+
+	while (i < t->ntried && strcmp(t->tried[i].addr, addr) != 0)
+		i++;
+	if (i == t->ntried) {
+		if (t->ntried == ARRAY_SIZE(t->tried))
+			return;
+		snprintf(t->tried[t->ntried++].addr, CLI_TARGET_LEN, "%s", addr);
+	}
+	va_start(ap, fmt);
+	vsnprintf(t->tried[i].why, sizeof(t->tried[i].why), fmt, ap);
+	va_end(ap);
+}
+
+enum outcome { ANSWERED, REDIRECTED, SKIPPED, LOST_AFTER_SEND };
+
+/* A follower's answer: where the leader is for this transport, copied to
+ * t->hint; false when it names none or names addr itself. */
+static bool take_hint(struct cli_targets *t, const char *addr, const Ofc__V1__Response *r)
+{
+	const Ofc__V1__Leader *l = r->leader;
+	const char *to = !l ? NULL : t->https ? l->url : l->socket;
+
+	note(t, addr, "follows (%s)", r->message ? r->message : "not the leader");
+	if (!to || !*to || strlen(to) >= CLI_TARGET_LEN || strcmp(to, addr) == 0 ||
+	    (t->https && strncmp(to, "https://", 8) != 0))
+		return false;
+	snprintf(t->hint, sizeof(t->hint), "%s", to);
+	if (t->verbose)
+		fprintf(stderr, "ofc: %s does not lead; asking the leader, %s, at %s\n", addr,
+			l->name ? l->name : "?", t->hint);
+	return true;
+}
+
+/* Ask addr once: connect, send, the first answer. ANSWERED leaves the
+ * connection open in t->cl with *resp. */
+static enum outcome try_one(struct cli_targets *t, const char *addr, Ofc__V1__Request *req,
+			    double timeout, unsigned flags, Ofc__V1__Response **resp)
+{
+	struct ofc_error err = {0};
+	Ofc__V1__Status st;
+
+	*resp = NULL;
+	if (connect_one(t, addr, &t->cl, &err) < 0) {
+		note(t, addr, "%s", err.msg);
+		return SKIPPED;
+	}
+	t->cl.timeout = timeout;
+	if (ofcd_call(&t->cl, req, resp, &err) < 0) {
+		ofcd_disconnect(&t->cl);
+		note(t, addr, "%s", err.msg);
+		/* Sent and lost: done or not, the caller must know which. */
+		return flags & CLI_CALL_ONCE ? LOST_AFTER_SEND : SKIPPED;
+	}
+	st = (*resp)->status;
+	/* ofcd's own UNAVAILABLE is an answer: a leader that stepped down
+	 * with the request queued says it is in etcd's queue for the next
+	 * leader, and sending it again would run it twice. */
+	if (t->https && cli_https_unreached(*resp, addr)) {
+		/* the gateway, or its ofcd behind it, did not answer */
+		note(t, addr, "%s", (*resp)->message + strlen(addr) + 2);
+	} else if (st == OFC__V1__STATUS__STATUS_NOT_LEADER) {
+		bool hint = take_hint(t, addr, *resp);
+
+		t->heard = true; /* a replica is up: an election ends soon */
+		ofcd_disconnect(&t->cl);
+		ofc__v1__response__free_unpacked(*resp, NULL);
+		*resp = NULL;
+		return hint ? REDIRECTED : SKIPPED;
+	} else {
+		snprintf(t->answered, sizeof(t->answered), "%s", addr);
+		return ANSWERED;
+	}
+	ofcd_disconnect(&t->cl);
+	ofc__v1__response__free_unpacked(*resp, NULL);
+	*resp = NULL;
+	return SKIPPED;
+}
+
+static void pause_for(double s)
+{
+	struct timespec ts;
+
+	if (s <= 0)
+		return;
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* Every address tried and why, in err. */
+static int walk_failed(const struct cli_targets *t, double timeout, bool lost,
+		       struct ofc_error *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	/* one address: the client's own words are the error */
+	if (t->n == 1 && t->ntried == 1 && !lost)
+		return ofc_error_set(err, OFC_E_RUNTIME, "%s", t->tried[0].why);
+	if (lost)
+		sb_printf(&sb, "the answer was lost (the request may or may not have been done: "
+			       "'ofc status' shows which): ");
+	else
+		sb_printf(&sb, "no replica of ofcd answered as leader within %g s (%s): ", timeout,
+			  t->opt ? t->opt : "--socket");
+	for (uint32_t i = 0; i < t->ntried; i++)
+		sb_printf(&sb, "%s%s: %s", i ? "; " : "", t->tried[i].addr, t->tried[i].why);
+	ofc_error_set(err, OFC_E_RUNTIME, "%.*s", (int)(sizeof(err->msg) - 1), sb.buf);
+	sb_free(&sb);
+	return -1;
+}
+
+/* How long one address may take to answer: what is left of the deadline
+ * (0: no limit when the request has none). A QUICK one, which any replica
+ * answers at once, gets a share of it, so a replica that hangs (paused,
+ * its machine frozen) leaves time to ask the others; a mutation's answer
+ * comes when its transaction ends, a schedule's when it is computed, and
+ * they are waited for whole. */
+static double per_try(const struct cli_targets *t, double timeout, double end, unsigned flags)
+{
+	double left = end - now_seconds(), share;
+
+	if (timeout <= 0)
+		return 0;
+	if (!(flags & CLI_CALL_QUICK) || t->n < 2)
+		return left;
+	share = timeout / t->n > 1.0 ? timeout / t->n : 1.0;
+	return share < left ? share : left;
+}
+
+int cli_open(struct cli_targets *t, Ofc__V1__Request *req, double timeout, unsigned flags,
+	     Ofc__V1__Response **resp, struct ofc_error *err)
+{
+	double end = now_seconds() + (timeout > 0 ? timeout : CLI_WALK_DEFAULT);
+	double wait = 0.1;
+
+	t->ntried = 0;
+	t->hint[0] = 0;
+	t->heard = false;
+	if (!req->has_id) {
+		req->has_id = 1;
+		req->id = (uint64_t)getpid();
+	}
+	if (!t->n)
+		return ofc_error_set(err, OFC_E_USAGE, "no address of ofcd given");
+	for (;;) {
+		/* Start where the last answer came from (a process asks twice:
+		 * the prolog's GetState after its Reconfigure). */
+		for (uint32_t k = 0; k < t->n; k++) {
+			uint32_t i = (t->first + k) % t->n;
+			enum outcome o;
+			int hops = 0;
+
+			if (end - now_seconds() <= 0)
+				break;
+			o = try_one(t, t->addr[i], req, per_try(t, timeout, end, flags), flags,
+				    resp);
+			/* a follower named the leader: ask it before the next on
+			 * the list (a few hops at most: leaders change) */
+			while (o == REDIRECTED && hops++ < 3 && end - now_seconds() > 0) {
+				char to[CLI_TARGET_LEN];
+
+				snprintf(to, sizeof(to), "%s", t->hint);
+				o = try_one(t, to, req, per_try(t, timeout, end, flags), flags,
+					    resp);
+			}
+			if (o == ANSWERED) {
+				t->first = i;
+				return 0;
+			}
+			if (o == LOST_AFTER_SEND)
+				return walk_failed(t, timeout, true, err);
+		}
+		/* Nobody answered at all: ofcd is not running there. Keep
+		 * trying only when asked to (a Slurm hook: a replica may be
+		 * restarting) or when a replica answered (an election). */
+		if (!t->heard && !(flags & CLI_CALL_PERSIST))
+			return walk_failed(t, timeout > 0 ? timeout : CLI_WALK_DEFAULT, false, err);
+		if (now_seconds() + wait >= end)
+			return walk_failed(t, timeout > 0 ? timeout : CLI_WALK_DEFAULT, false, err);
+		/* an election, or every replica restarting: a short pause */
+		pause_for(wait);
+		wait = wait * 2 < 1.0 ? wait * 2 : 1.0;
+	}
+}
+
+int cli_call(struct cli_targets *t, Ofc__V1__Request *req, double timeout, unsigned flags,
+	     Ofc__V1__Response **resp, struct ofc_error *err)
+{
+	int rc = cli_open(t, req, timeout, flags, resp, err);
+
+	if (rc == 0)
+		ofcd_disconnect(&t->cl);
+	return rc;
+}
+
+static const char *env_set(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+/* With no --socket or --server: OFC_SERVER's list (the gateways, with
+ * OFC_CERT, OFC_KEY and OFC_CACERT where no option gave them), else
+ * OFC_SOCKET's, else the default socket; the Python client's order. */
+int cli_targets_from_env(struct cli_targets *t, struct ofc_error *err)
+{
+	const char *srv = env_set("OFC_SERVER"), *sock = env_set("OFC_SOCKET");
+
+	if (t->n)
+		return 0;
+	if (srv) {
+		t->https = true;
+		t->srv.cert = t->srv.cert ? t->srv.cert : env_set("OFC_CERT");
+		t->srv.key = t->srv.key ? t->srv.key : env_set("OFC_KEY");
+		t->srv.cacert = t->srv.cacert ? t->srv.cacert : env_set("OFC_CACERT");
+		return cli_targets_add(t, "OFC_SERVER", srv, err);
+	}
+	if (t->srv.cert || t->srv.key || t->srv.cacert)
+		return ofc_error_set(
+		    err, OFC_E_USAGE,
+		    "--cert, --key and --cacert go with --server URL (or OFC_SERVER)");
+	if (sock)
+		return cli_targets_add(t, "OFC_SOCKET", sock, err);
+	t->default_socket = true;
+	return cli_targets_add(t, "--socket", OFCD_SOCKET_DEFAULT, err);
+}
