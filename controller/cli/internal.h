@@ -317,6 +317,10 @@ struct cli_targets {
 	char answered[CLI_TARGET_LEN]; /* who gave the last answer */
 	bool heard;		       /* in this walk a replica answered, not as leader */
 	struct ofcd_client cl;	       /* cli_open's connection */
+	/* The request_key cli_open gave the last mutation it sent without
+	 * one: OFC_REQUEST_KEY, else a fresh random one (docs/control.md,
+	 * "Sending a mutation again"). */
+	char key[132];
 };
 /* Append a comma list of addresses (opt names them in errors). */
 int cli_targets_add(struct cli_targets *t, const char *opt, const char *list,
@@ -345,6 +349,11 @@ int cli_targets_check(const struct cli_targets *t, struct ofc_error *err);
  * connection open in t->cl for the rest of a stream (watch). */
 int cli_call(struct cli_targets *t, struct Ofc__V1__Request *req, double timeout, unsigned flags,
 	     struct Ofc__V1__Response **resp, struct ofc_error *err);
+/* A mutation (what only the leader runs) gets a request_key for the whole
+ * walk: the leader runs it at most once however often the walk sends it,
+ * so an answer lost after sending (the leader killed) is asked of the next
+ * replica even with ONCE. The key is t->key (it lives as long as t). */
+void cli_request_key(struct cli_targets *t, struct Ofc__V1__Request *req);
 int cli_open(struct cli_targets *t, struct Ofc__V1__Request *req, double timeout, unsigned flags,
 	     struct Ofc__V1__Response **resp, struct ofc_error *err);
 

@@ -9,6 +9,7 @@
 #include "proto/control.pb-c.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -141,8 +142,9 @@ static enum outcome try_one(struct cli_targets *t, const char *addr, Ofc__V1__Re
 	if (ofcd_call(&t->cl, req, resp, &err) < 0) {
 		ofcd_disconnect(&t->cl);
 		note(t, addr, "%s", err.msg);
-		/* Sent and lost: done or not, the caller must know which. */
-		return flags & CLI_CALL_ONCE ? LOST_AFTER_SEND : SKIPPED;
+		/* Sent and lost: done or not, the caller must know which;
+		 * with a request_key the leader knows, and answers it again. */
+		return flags & CLI_CALL_ONCE && !req->request_key ? LOST_AFTER_SEND : SKIPPED;
 	}
 	st = (*resp)->status;
 	/* ofcd's own UNAVAILABLE is an answer: a leader that stepped down
@@ -221,6 +223,45 @@ static double per_try(const struct cli_targets *t, double timeout, double end, u
 	return share < left ? share : left;
 }
 
+void cli_request_key(struct cli_targets *t, Ofc__V1__Request *req)
+{
+	const char *given = getenv("OFC_REQUEST_KEY");
+	uint8_t r[16] = {0};
+	int fd;
+
+	switch (req->body_case) {
+	case OFC__V1__REQUEST__BODY_APPLY_CONFIG:
+	case OFC__V1__REQUEST__BODY_RECONFIGURE:
+	case OFC__V1__REQUEST__BODY_REPORT_FAILURE:
+	case OFC__V1__REQUEST__BODY_RELEASE_PARTITION:
+	case OFC__V1__REQUEST__BODY_MOVE_TO_PHASE:
+		break;
+	default:
+		return;
+	}
+	if (req->request_key)
+		return;
+	if (given && *given) {
+		/* (ofcd refuses one outside its alphabet, and says so) */
+		snprintf(t->key, sizeof(t->key), "%s", given);
+	} else {
+		/* 128 random bits: keys of different requests never meet */
+		fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || read(fd, r, sizeof(r)) != (ssize_t)sizeof(r)) {
+			/* (no urandom: time and pid, still one per request) */
+			uint64_t x = (uint64_t)(now_seconds() * 1e9) ^ ((uint64_t)getpid() << 32);
+
+			memcpy(r, &x, sizeof(x));
+		}
+		if (fd >= 0)
+			close(fd);
+		snprintf(t->key, sizeof(t->key), "ofc-");
+		for (size_t i = 0; i < sizeof(r); i++)
+			snprintf(t->key + 4 + 2 * i, 3, "%02x", r[i]);
+	}
+	req->request_key = t->key;
+}
+
 int cli_open(struct cli_targets *t, Ofc__V1__Request *req, double timeout, unsigned flags,
 	     Ofc__V1__Response **resp, struct ofc_error *err)
 {
@@ -234,6 +275,7 @@ int cli_open(struct cli_targets *t, Ofc__V1__Request *req, double timeout, unsig
 		req->has_id = 1;
 		req->id = (uint64_t)getpid();
 	}
+	cli_request_key(t, req);
 	if (!t->n)
 		return ofc_error_set(err, OFC_E_USAGE, "no address of ofcd given");
 	for (;;) {

@@ -162,4 +162,35 @@ read -r st ts tid msg <"$TMP/k7.out"
 [ "$st $ts" = "STATUS_OK committed" ] && [ "$tid" -gt "$G" ] && ! grep -q "recorded outcome" "$TMP/k7.out" &&
 	ok || bad "K3's resend runs" "$(cat "$TMP/k7.out")"
 [ "$(gen "$N")" = "$tid" ] && ok || bad "K3's commit is the record" "generation $(gen "$N"), K3's $tid"
+
+# ---- ofc given every replica (OFC_SOCKET), the leader killed under it --------------
+# ofc sets a key of its own, keeps it while it walks the replicas, and
+# exits 0 with the new leader's one commit; OFC_REQUEST_KEY sends it again
+# by hand as the same request.
+L=$N
+for r in r1 r2 r3; do eval "N0_$r=$(wc -l <"$TMP/$r.log")"; done
+OFC_SOCKET="$ALL" $OFC reconfigure --topology "$B" --json --timeout 40 >"$TMP/o1.out" 2>"$TMP/o1.err" &
+C=$!
+until_state "$L" 10 'j.get("transaction")'
+sleep 0.3
+replica_stop "$L" KILL
+set -- $(others "$L")
+wait_leader 30 "$@" && ok || bad "no replica took over from $L"
+N=$LEADER
+wait $C && ok || bad "ofc given every replica, its leader killed: exit $?" "$(cat "$TMP/o1.err")"
+KEY=$(sed -n "s/.*ticket [0-9]* carries request_key '\(ofc-[0-9a-f]*\)'.*/\1/p" "$TMP/$L.log" | tail -1)
+[ -n "$KEY" ] && ok || bad "ofc's request_key in the killed leader's log" "$(tail -5 "$TMP/$L.log")"
+grep -q "request_key '$KEY' (reconfigure $B, ticket [0-9]* on $L) had started when its leader went away and did not take effect" "$TMP/$N.log" &&
+	ok || bad "the killed run of ofc's key settled" "$(grep -i request_key "$TMP/$N.log")"
+G2=$(gen "$N")
+python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); sys.exit(0 if t["state"] == "committed" and t["id"] == int(sys.argv[2]) else 1)' "$TMP/o1.out" "$G2" &&
+	ok || bad "ofc's answer is the new leader's commit" "generation $G2: $(cat "$TMP/o1.out")"
+# every replica's log since: one commit of it, on the new leader
+runs=$(for r in r1 r2 r3; do eval "tail -n +\$((N0_$r + 1)) \"\$TMP/$r.log\""; done |
+	grep "ticket [0-9]*: reconfigure $B from .*: ok: committed transaction" | grep -vc "recorded outcome")
+[ "$runs" = 1 ] && ok || bad "ofc's request ran once, not $runs times" "$(grep -h "reconfigure $B" "$TMP"/r?.log | tail -5)"
+OFC_REQUEST_KEY=$KEY OFC_SOCKET="$ALL" $OFC reconfigure --topology "$B" >"$TMP/o2.out" 2>&1 &&
+	grep -q "the recorded outcome of request_key '$KEY', ticket [0-9]* on $N: not run again" "$TMP/o2.out" &&
+	ok || bad "ofc sent again with OFC_REQUEST_KEY" "$(cat "$TMP/o2.out")"
+[ "$(gen "$N")" = "$G2" ] && ok || bad "ofc's resend made a transaction" "generation $(gen "$N"), was $G2"
 finish
