@@ -123,6 +123,42 @@ static void test_walk_names_every_address(void **state)
 	free(t);
 }
 
+/* A mutation gets a request_key for its whole walk: OFC_REQUEST_KEY, else
+ * a fresh random one each time; a read or a key the caller set, none. */
+static void test_request_key(void **state)
+{
+	struct cli_targets *t = fresh();
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT, read = OFC__V1__REQUEST__INIT;
+	char first[sizeof(t->key)];
+
+	(void)state;
+	unsetenv("OFC_REQUEST_KEY");
+	req.body_case = OFC__V1__REQUEST__BODY_RECONFIGURE;
+	cli_request_key(t, &req);
+	assert_non_null(req.request_key);
+	assert_int_equal(strlen(req.request_key), 4 + 32);
+	assert_memory_equal(req.request_key, "ofc-", 4);
+	assert_int_equal(strspn(req.request_key + 4, "0123456789abcdef"), 32);
+	snprintf(first, sizeof(first), "%s", req.request_key);
+	/* kept: the walk's resends carry the same one */
+	cli_request_key(t, &req);
+	assert_string_equal(req.request_key, first);
+	/* the next request gets another */
+	req.request_key = NULL;
+	cli_request_key(t, &req);
+	assert_string_not_equal(req.request_key, first);
+	/* by hand */
+	setenv("OFC_REQUEST_KEY", "job-42.prolog", 1);
+	req.request_key = NULL;
+	cli_request_key(t, &req);
+	assert_string_equal(req.request_key, "job-42.prolog");
+	unsetenv("OFC_REQUEST_KEY");
+	read.body_case = OFC__V1__REQUEST__BODY_GET_STATE;
+	cli_request_key(t, &read);
+	assert_null(read.request_key);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -132,6 +168,7 @@ int main(void)
 	    cmocka_unit_test(test_too_many),
 	    cmocka_unit_test(test_server_checks),
 	    cmocka_unit_test(test_walk_names_every_address),
+	    cmocka_unit_test(test_request_key),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
