@@ -1067,6 +1067,9 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 		want_pb = true;
 	q.principal = &r->pr;
 	set_body(&q, r->rt, m);
+	/* (a client's resend of a mutation, curl -L's too, as the same
+	 * request: ofcd runs one key once; it checks the key) */
+	q.request_key = (char *)MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Idempotency-Key");
 	atomic_fetch_add(&g->n_requests, 1);
 	if (r->rt->kind == RT_WATCH || r->rt->body == OFC__V1__REQUEST__BODY_GET_SCHEDULE) {
 		rc = r->rt->kind == RT_WATCH ? start_watch(g, mc, &q)

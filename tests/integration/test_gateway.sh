@@ -576,6 +576,26 @@ until grep -q "reload refused, the old CA, CRL and policy stay: $TMP/policy:1: u
 grep -q "reload refused, the old CA, CRL and policy stay: $TMP/policy:1: unknown role 'nobody'" "$TMP/gw.log" && ok || bad "a bad policy is refused on reload" "$(tail -2 "$TMP/gw.log")"
 req reader 200 "$URL/v1/state"
 
+# ---- a REST mutation sent again with the same Idempotency-Key -----------------------
+# (its request_key): the recorded outcome, whatever it was, not a second
+# run; the key is the tenant's own
+idem() {
+	curl -sS -o "$TMP/$1.json" -w '%{http_code}' --cacert "$C/ca.pem" --cert "$C/tenant-a.pem" \
+		--key "$C/tenant-a.key" -X POST "$URL/v1/reconfigure" -H "Idempotency-Key: $2" \
+		-d '{"partition":"jobA"}' 2>"$TMP/err"
+}
+c1=$(idem idem1 gw-key-1)
+c2=$(idem idem2 gw-key-1)
+python3 - "$TMP/idem1.json" "$TMP/idem2.json" <<'PY' && [ "$c1" = "$c2" ] && ok || bad "a REST resend with the same Idempotency-Key: $c1 then $c2" "$(cat "$TMP/idem1.json" "$TMP/idem2.json")"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert "recorded outcome" not in a["message"], a
+assert b["message"].startswith(a["message"]) and "(the recorded outcome of request_key 'gw-key-1', ticket" in b["message"], b
+assert a.get("transaction", {}).get("id") == b.get("transaction", {}).get("id"), (a, b)
+PY
+[ "$(idem idem3 'gw key')" = 400 ] && grep -q '"request_key: 1 to 128 characters' "$TMP/idem3.json" && ok ||
+	bad "a bad Idempotency-Key" "$(cat "$TMP/idem3.json")"
+
 # ---- ofcd's side of the seam ------------------------------------------------------
 # A principal on the main socket is refused, and so is the gateway socket
 # to any uid but --gateway-uid.
