@@ -385,6 +385,40 @@ bool queue_start(struct ofcd *d, struct job *j)
 	return false;
 }
 
+/* r (no id) as o's answer; one over OUTCOME_RESPONSE_MAX is cut to its
+ * status, the start of its message and what its transaction was. */
+static void keep_answer(struct outcome *o, const Ofc__V1__Response *r)
+{
+	Ofc__V1__Response cut = OFC__V1__RESPONSE__INIT;
+	Ofc__V1__TransactionInfo t = OFC__V1__TRANSACTION_INFO__INIT;
+	const Ofc__V1__TransactionInfo *f =
+	    r->body_case == OFC__V1__RESPONSE__BODY_TRANSACTION ? r->transaction : NULL;
+	char msg[1001];
+
+	response_pack(r, &o->response, &o->response_len);
+	if (o->response_len <= OUTCOME_RESPONSE_MAX)
+		return;
+	free(o->response);
+	snprintf(msg, sizeof(msg), "%s", r->message ? r->message : "");
+	cut.has_status = r->has_status;
+	cut.status = r->status;
+	cut.message = msg;
+	if (f) {
+		t.has_id = f->has_id;
+		t.id = f->id;
+		t.has_ticket = f->has_ticket;
+		t.ticket = f->ticket;
+		t.has_operations = f->has_operations;
+		t.operations = f->operations;
+		t.state = f->state;
+		t.kind = f->kind;
+		t.target = f->target && strlen(f->target) < 400 ? f->target : NULL;
+		cut.body_case = OFC__V1__RESPONSE__BODY_TRANSACTION;
+		cut.transaction = &t;
+	}
+	response_pack(&cut, &o->response, &o->response_len);
+}
+
 void outcome_done(struct ofcd *d, struct job *j)
 {
 	struct ofc_error err = {0};
@@ -427,13 +461,8 @@ void outcome_done(struct ofcd *d, struct job *j)
 		}
 	}
 	if (r) {
-		response_pack(r, &o->response, &o->response_len);
+		keep_answer(o, r);
 		ofc__v1__response__free_unpacked(r, NULL);
-	}
-	if (o->response_len > OUTCOME_RESPONSE_MAX) {
-		free(o->response);
-		o->response = NULL;
-		o->response_len = 0;
 	}
 	if (outcomes_write(d, NULL, 0, &err) < 0)
 		ofcd_log(d, OFCD_LOG_WARNING,
