@@ -235,13 +235,15 @@ Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster
 		 * NOT_LEADER naming none, so that clients go on to the next
 		 * replica (one that reaches etcd may lead by now) rather than
 		 * take it for the request's answer. */
-		snprintf(
-		    msg, n,
-		    "mutations are refused: this replica (%s) cannot confirm with etcd who leads "
-		    "(%s; last answer %.1f s ago): reads are answered, marked stale, and "
-		    "mutations resume when etcd answers; ask another replica",
-		    v->name, v->why[0] ? v->why : "no answer",
-		    v->since_ok >= 0 ? v->since_ok : 0.0);
+		char last[48] = "etcd has not answered yet";
+
+		if (v->since_ok >= 0)
+			snprintf(last, sizeof(last), "last answer %.1f s ago", v->since_ok);
+		snprintf(msg, n,
+			 "mutations are refused: this replica (%s) cannot confirm with etcd who "
+			 "leads (%s; %s): reads are answered, marked stale, and mutations resume "
+			 "when etcd answers; ask another replica",
+			 v->name, v->why[0] ? v->why : "no answer", last);
 		return OFC__V1__STATUS__STATUS_NOT_LEADER;
 	}
 	snprintf(

@@ -77,6 +77,10 @@ expect_exit 1 $OFC --socket "$TMP/x1.sock" cluster status
 grep -q "^  $TMP/x1.sock (x1) is stale: " "$TMP/out" && grep -q "^  no replica leads" "$TMP/out" &&
 	grep -q "^ofc cluster: etcd member 127.0.0.1:1 (http://127.0.0.1:1) does not answer" "$TMP/err" &&
 	ok || bad "cluster status of a stale replica" "$(cat "$TMP/out" "$TMP/err")"
+# a mutation there is refused, saying etcd never answered (no "0.0 s ago")
+expect_exit 1 $OFC --socket "$TMP/x1.sock" reconfigure --topology ring:64 --timeout 2
+grep -q "cannot confirm with etcd who leads (.*; etcd has not answered yet)" "$TMP/err" && ok ||
+	bad "a mutation on a replica whose etcd never answered" "$(cat "$TMP/err")"
 replica_stop x1 KILL
 for r in r1 r2 r3; do rstart $r; done
 others() { for _o in r1 r2 r3; do [ "$_o" = "$1" ] || printf '%s ' "$_o"; done; }
