@@ -411,10 +411,17 @@ static int adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **sna
 		 * own topology is the partition's; an older record after one
 		 * does not say: the config's then). */
 		const char *fab = rec.fabric_topology;
+		const char *last = rec.topology;
 		bool other = rec.have_state && !rec.have_journal && fab && *fab &&
 			     f->topology.present && f->nswitches &&
 			     strcmp(fab, f->topology.spec) != 0;
-		if (other && recorded_spec_damaged(d, fab, &e) < 0) {
+		/* The last commit's topology (a partition's, or the fabric's)
+		 * is damage too when it does not parse, even where the fabric's
+		 * is served: the record cannot be trusted whole. */
+		bool last_bad = rec.have_state && !rec.have_journal && last && *last &&
+				(!fab || strcmp(last, fab) != 0) &&
+				recorded_spec_damaged(d, last, &e) < 0;
+		if (last_bad || (other && recorded_spec_damaged(d, fab, &e) < 0)) {
 			ctl_record_free(&rec);
 			if (strict) {
 				*err = e;

@@ -367,7 +367,7 @@ r.topology = "ports:16:ABCDEFGHIJKLMNOP.ABCDEFGHIJKLMNOA"
 open(sys.argv[1], "wb").write(r.SerializeToString())
 PY
 cp "$TMP/dstate/w16.state" "$TMP/damaged.state"
-"$OFCD" --foreground --credentials-dir "$TMP" --config "$TMP/w16d.yaml" --socket "$TMP/ofcd2.sock" \
+timeout 60 "$OFCD" --foreground --credentials-dir "$TMP" --config "$TMP/w16d.yaml" --socket "$TMP/ofcd2.sock" \
 	--state-dir "$TMP/dstate" --device "ocs0=127.0.0.1:$e_port" --probe-interval 0 >"$TMP/out" 2>"$TMP/err"
 rc=$?
 want="$TMP/dstate/w16.state: corrupt file: its topology ('ports:16:ABCDEFGHIJKLMNOP.ABCDEFGHIJKLMN...', 42 characters) does not parse: at column 42: port 1: node 0 is reached twice (a port's row is a permutation of the nodes). ofcd cannot tell what the devices hold: look at it, then set it aside (ofcd then serves the config's topology): mv '$TMP/dstate/w16.state' '$TMP/dstate/w16.state.corrupt'"
