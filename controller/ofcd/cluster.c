@@ -57,6 +57,9 @@ int cluster_open(struct ofcd *d, const char *fabric, struct ofc_error *err)
 	gethostname(host, sizeof(host) - 1);
 	struct store_etcd_opts o = {
 	    .endpoints = d->o.cluster,
+	    .cacert = d->o.cluster_cacert,
+	    .cert = d->o.cluster_cert,
+	    .key = d->o.cluster_key,
 	    .fabric = fabric,
 	    .prefix = d->o.cluster_prefix,
 	    .name = d->o.cluster_name ? d->o.cluster_name : host,
