@@ -34,7 +34,8 @@ static const char usage_line[] =
     "            [--ro-max-request-memory SIZE] [--ro-max-request-time DUR]\n"
     "            [--topology-dir DIR] [--gateway-socket PATH --gateway-uid USER]\n"
     "            [--cluster etcds://HOST:PORT[,HOST:PORT...] --cluster-cacert FILE\n"
-    "             --cluster-cert FILE --cluster-key FILE [--cluster-ttl DUR]\n"
+    "             --cluster-cert FILE --cluster-key FILE | --cluster etcd://...\n"
+    "             --cluster-insecure] [--cluster-ttl DUR]\n"
     "             [--cluster-name NAME] [--cluster-prefix PREFIX] [--advertise ADDR]...]\n"
     "            [--client-timeout DUR] [--probe-interval DUR] [--log-level LEVEL] [--check]\n"
     "            [--lp-solver lpsolve|clp]\n"
@@ -102,6 +103,8 @@ static const char help_text[] =
     "  --cluster-cacert FILE    the CA that signed etcd's members' certificates (PEM)\n"
     "  --cluster-cert FILE      this replica's client certificate for etcd (PEM)\n"
     "  --cluster-key FILE       its private key (PEM; not readable by others)\n"
+    "  --cluster-insecure       allow plain etcd:// (no TLS, no client certificate):\n"
+    "                           anyone who reaches etcd may then rewire the fabric\n"
     "  --cluster-ttl DUR        the leader's lease on etcd (default 2s, whole seconds):\n"
     "                           a new leader takes over about this long after one dies\n"
     "  --cluster-name NAME      this replica among them (default: the host's name)\n"
@@ -261,6 +264,7 @@ struct args {
 	const char *config, *sock, *ro, *state, *topo, *log_file, *pid_file;
 	bool foreground, use_syslog, use_journal, check;
 	bool have_gateway_uid; /* issue 36 */
+	bool cluster_insecure; /* plain etcd:// allowed, said in so many words */
 };
 
 /* ---- issue 37: replicas on etcd ------------------------------------------ */
@@ -273,6 +277,7 @@ enum {
 	OPT_CLUSTER_CACERT,
 	OPT_CLUSTER_CERT,
 	OPT_CLUSTER_KEY,
+	OPT_CLUSTER_INSECURE,
 };
 
 /* Returns -1 to go on, else the exit status. */
@@ -318,6 +323,9 @@ static int parse_cluster_opt(int c, const char *arg, struct args *a)
 		break;
 	case OPT_CLUSTER_KEY:
 		o->cluster_key = arg;
+		break;
+	case OPT_CLUSTER_INSECURE:
+		a->cluster_insecure = true;
 		break;
 	default:
 		if (strncmp(arg, "http://", 7) == 0 || strncmp(arg, "https://", 8) == 0)
@@ -528,6 +536,7 @@ static const struct option ofcd_options[] = {
     {"cluster-cacert", required_argument, NULL, OPT_CLUSTER_CACERT},
     {"cluster-cert", required_argument, NULL, OPT_CLUSTER_CERT},
     {"cluster-key", required_argument, NULL, OPT_CLUSTER_KEY},
+    {"cluster-insecure", no_argument, NULL, OPT_CLUSTER_INSECURE},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {0},
@@ -565,8 +574,9 @@ static int check_tls_file(const char *option, const char *path, bool key)
 
 /* etcds:// with all three files, each checked; the files without
  * etcds://. Returns -1 to go on, else the exit status. */
-static int check_cluster_tls(const struct ofcd_opts *o)
+static int check_cluster_tls(const struct args *a)
 {
+	const struct ofcd_opts *o = &a->o;
 	bool any = o->cluster_cacert || o->cluster_cert || o->cluster_key;
 	bool tls = o->cluster && strncmp(o->cluster, "etcds://", 8) == 0;
 	int rc;
@@ -575,6 +585,18 @@ static int check_cluster_tls(const struct ofcd_opts *o)
 		return usage("--cluster-cacert, --cluster-cert and --cluster-key go with "
 			     "--cluster etcds://...%s",
 			     "");
+	/* Whoever can write the store rewires the fabric: an etcd anyone who
+	 * reaches it may write is run only when the operator says so. */
+	if (o->cluster && !tls && !a->cluster_insecure) {
+		fprintf(stderr,
+			"ofcd: --cluster %s: etcd without TLS and client certificates lets anyone "
+			"who reaches it rewire the fabric; use etcds:// with --cluster-cacert, "
+			"--cluster-cert and --cluster-key, or say --cluster-insecure\n",
+			o->cluster);
+		return 2;
+	}
+	if (a->cluster_insecure && !o->cluster)
+		return usage("--cluster-insecure goes with --cluster etcd://...%s", "");
 	if (!tls)
 		return -1;
 	if (!(o->cluster_cacert && o->cluster_cert && o->cluster_key))
@@ -699,6 +721,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case OPT_CLUSTER_CACERT:
 		case OPT_CLUSTER_CERT:
 		case OPT_CLUSTER_KEY:
+		case OPT_CLUSTER_INSECURE:
 			if ((c = parse_cluster_opt(c, optarg, a)) >= 0)
 				return c;
 			break;
@@ -728,7 +751,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	if (a->log_file && (a->use_syslog || a->use_journal))
 		return usage("--log-file %s: choose one of --log-file, --syslog and --journal",
 			     a->log_file);
-	return check_cluster_tls(o);
+	return check_cluster_tls(a);
 }
 
 /* A file ofcd will create (--pid-file, --log-file) needs a directory

@@ -396,6 +396,36 @@ static size_t on_data(char *p, size_t size, size_t n, void *ctx)
 	return size * n;
 }
 
+/* Whether a transfer failed at TLS: the member's certificate not
+ * vouched for by --cluster-cacert, or this client's refused by the member
+ * (in TLS 1.3 the member's alert arrives at the first read, which curl
+ * calls a receive error: its detailed message, OpenSSL's, says SSL). A
+ * setting to fix, not a member to wait for. */
+static bool tls_failure(CURLcode cc, const char *detail)
+{
+	switch (cc) {
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_ISSUER_ERROR:
+		return true;
+	case CURLE_RECV_ERROR:
+	case CURLE_SEND_ERROR:
+		return strstr(detail, "SSL") != NULL;
+	default:
+		return false;
+	}
+}
+
+/* What went wrong with a transfer: curl's detailed message (OpenSSL's
+ * reason for a TLS failure) when it has one. */
+static const char *transfer_error(CURLcode cc, const char *detail)
+{
+	return detail[0] ? detail : cu.easy_strerror(cc);
+}
+
 /* Whether an etcd error is about the member answering (try another) rather
  * than about the request: gRPC's UNAVAILABLE (14) and DEADLINE_EXCEEDED (4),
  * which a member without a leader or quorum answers. */
@@ -423,12 +453,13 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 		       : timeout > 6	   ? 2
 		       : timeout / 3 > 0.5 ? timeout / 3
 					   : 0.5;
-	uint32_t errs_n = 0;
+	uint32_t errs_n = 0, tls_n = 0;
 
 	for (;;) {
 		struct strbuf sb = STRBUF_INIT;
 		double left = deadline - now_seconds();
 		long status = 0;
+		char detail[CURL_ERROR_SIZE] = "";
 		CURLcode cc;
 
 		if (left <= 0.001)
@@ -447,7 +478,9 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 		cu.easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS,
 			       (long)(left * 1000 < 1000 ? left * 1000 : 1000) + 1);
 		conn_transport(c);
+		cu.easy_setopt(c->h, CURLOPT_ERRORBUFFER, detail);
 		cc = cu.easy_perform(c->h);
+		cu.easy_setopt(c->h, CURLOPT_ERRORBUFFER, NULL);
 		free(url);
 		if (cc == CURLE_OK)
 			cu.easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &status);
@@ -466,11 +499,14 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 			emsg = etcd_str(o, "message");
 		int64_t code = o ? etcd_int(o, "code") : 0;
 
-		/* (the first round's failures: the message stays short) */
+		/* (the first round's failures: the message stays short; when
+		 * each was TLS's, the error says so) */
+		if (errs_n < c->n && cc != CURLE_OK && tls_failure(cc, detail))
+			tls_n++;
 		if (errs_n++ < c->n)
 			sb_printf(&errs, "%s%s: %s", errs.len ? "; " : "",
 				  url_member(c->urls[c->cur]),
-				  cc != CURLE_OK ? cu.easy_strerror(cc)
+				  cc != CURLE_OK ? transfer_error(cc, detail)
 				  : emsg	 ? emsg
 						 : "an answer that is not etcd's");
 		sb_free(&sb);
@@ -487,7 +523,12 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 			json_object_put(o);
 		c->cur = (c->cur + 1) % c->n;
 	}
-	if (rc < 0)
+	if (rc < 0 && errs_n && tls_n == (errs_n < c->n ? errs_n : c->n))
+		ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_CREDENTIALS,
+			       "etcd: TLS with no member succeeded (%s): check --cluster-cacert, "
+			       "--cluster-cert and --cluster-key",
+			       errs.buf);
+	else if (rc < 0)
 		ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST,
 			       "etcd: no member answered within %.1f s (%s)", timeout,
 			       errs.len ? errs.buf : "out of time");
@@ -832,7 +873,10 @@ int etcd_watch(struct etcd_conn *c, const char *key, const char *range_end, int6
 	cu.easy_setopt(c->h, CURLOPT_WRITEDATA, &w);
 	cu.easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
 	cu.easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
+	char detail[CURL_ERROR_SIZE] = "";
+
 	conn_transport(c);
+	cu.easy_setopt(c->h, CURLOPT_ERRORBUFFER, detail);
 	/* A stop is seen within the progress callback's period (curl calls it
 	 * about once a second when nothing moves, more often otherwise). */
 	cu.easy_setopt(c->h, CURLOPT_NOPROGRESS, 0L);
@@ -844,6 +888,7 @@ int etcd_watch(struct etcd_conn *c, const char *key, const char *range_end, int6
 	cu.easy_setopt(c->h, CURLOPT_TCP_KEEPIDLE, 2L);
 	cu.easy_setopt(c->h, CURLOPT_TCP_KEEPINTVL, 1L);
 	cc = cu.easy_perform(c->h);
+	cu.easy_setopt(c->h, CURLOPT_ERRORBUFFER, NULL);
 	free(url);
 	json_tokener_free(w.tok);
 	json_object_put(req);
@@ -851,7 +896,7 @@ int etcd_watch(struct etcd_conn *c, const char *key, const char *range_end, int6
 		return 0;
 	ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST, "etcd: the watch at %s ended: %s",
 		       url_member(c->urls[c->cur]),
-		       cc == CURLE_OK ? "the member closed it" : cu.easy_strerror(cc));
+		       cc == CURLE_OK ? "the member closed it" : transfer_error(cc, detail));
 	c->cur = (c->cur + 1) % c->n;
 	return -1;
 }

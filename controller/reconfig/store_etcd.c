@@ -391,11 +391,17 @@ static char *es_aside(const struct store *s, const char *fabric, enum store_item
 {
 	const struct etcd_store *es = ces_of(s);
 	char *key = key_of(es, it);
-	const char *ep = es->urls[0] + strlen("http://");
-	char *cmd = xasprintf("etcdctl --endpoints=%s get '%s' -w json >'%s.%s%s.json' && etcdctl "
-			      "--endpoints=%s del '%s'",
-			      ep, key, fabric, item_names[it], suffix, ep, key);
+	/* (over TLS etcdctl needs the files this replica uses, from its
+	 * environment: their paths would not fit in an error's message) */
+	bool tls = es->tls.cert != NULL;
+	char *ep = xstrdup(tls ? es->urls[0] : es->urls[0] + strlen("http://"));
+	char *cmd = xasprintf(
+	    "%setcdctl --endpoints=%s get '%s' -w json >'%s.%s%s.json' && "
+	    "etcdctl --endpoints=%s del '%s'",
+	    tls ? "ETCDCTL_{CACERT,CERT,KEY} as ofcd's --cluster-{cacert,cert,key}: " : "", ep, key,
+	    fabric, item_names[it], suffix, ep, key);
 
+	free(ep);
 	free(key);
 	return cmd;
 }
@@ -1173,7 +1179,7 @@ static void *health_main(void *arg)
 
 			snprintf(m[i].url, sizeof(m[i].url), "%s", es->urls[i]);
 			snprintf(m[i].name, sizeof(m[i].name), "%s",
-				 es->urls[i] + strlen("http://"));
+				 strstr(es->urls[i], "://") + 3);
 			m[i].reachable = etcd_member_status(c, i, 0.3, &mid[i], &l, &err) == 0;
 			if (l)
 				leader = l;
