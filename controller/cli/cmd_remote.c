@@ -154,8 +154,11 @@ static void print_cluster(const Ofc__V1__Cluster *c, bool https)
 	for (size_t i = 0; i < c->n_members; i++) {
 		const char *url = c->members[i]->url ? c->members[i]->url : "";
 
+		/* (HOST:PORT: whether it is TLS is --cluster's business) */
 		if (strncmp(url, "http://", 7) == 0)
 			url += 7;
+		else if (strncmp(url, "https://", 8) == 0)
+			url += 8;
 		printf("%s %s (%s) %s%s", i ? "," : "", OR_DASH(c->members[i]->name), url,
 		       c->members[i]->reachable ? "up" : "DOWN",
 		       c->members[i]->leader ? ", raft leader" : "");

@@ -57,6 +57,9 @@ int cluster_open(struct ofcd *d, const char *fabric, struct ofc_error *err)
 	gethostname(host, sizeof(host) - 1);
 	struct store_etcd_opts o = {
 	    .endpoints = d->o.cluster,
+	    .cacert = d->o.cluster_cacert,
+	    .cert = d->o.cluster_cert,
+	    .key = d->o.cluster_key,
 	    .fabric = fabric,
 	    .prefix = d->o.cluster_prefix,
 	    .name = d->o.cluster_name ? d->o.cluster_name : host,
@@ -76,8 +79,14 @@ int cluster_open(struct ofcd *d, const char *fabric, struct ofc_error *err)
 	d->clustered = true;
 	/* What etcd holds now, so the first answers show it; an etcd that
 	 * does not answer yet leaves the replica serving nothing recorded,
-	 * marked stale, while its threads keep asking. */
-	if (store_load(s, 2.0, &e) < 0)
+	 * marked stale, while its threads keep asking; one that refuses TLS
+	 * (a certificate another CA signed, a CA that does not vouch for
+	 * etcd) is a setting to fix, not an etcd to wait for: no start. */
+	int lrc = store_load(s, 2.0, &e);
+
+	if (lrc < 0 && e.reason == OFC_R_CREDENTIALS)
+		return ofc_error_set(err, OFC_E_USAGE, "--cluster %s: %s", d->o.cluster, e.msg);
+	if (lrc < 0)
 		ofcd_log(d, OFCD_LOG_WARNING,
 			 "etcd does not answer yet (%s): serving nothing recorded, marked stale, "
 			 "until it does",

@@ -116,13 +116,17 @@ struct ofcd_opts {
 	unsigned gateway_gid;
 	/* Issue 37, replicas on etcd (docs/ofcd.md, "Replicas"): the record,
 	 * journal, .failed and .rewired live in etcd at `cluster`
-	 * ("etcd://HOST:PORT[,...]"; NULL: one ofcd, files in state_dir);
+	 * ("etcds://HOST:PORT[,...]", TLS, or "etcd://..."; NULL: one ofcd,
+	 * files in state_dir);
 	 * the replica whose lease holds the fabric's leader key leads, the
 	 * others answer mutations STATUS_NOT_LEADER with where it is. */
 	const char *cluster;
 	double cluster_ttl;	    /* the lease, seconds (0: OFCD_CLUSTER_TTL_DEFAULT) */
 	const char *cluster_name;   /* this replica among them (NULL: the host's name) */
 	const char *cluster_prefix; /* etcd keys' prefix (NULL: "/ofc/") */
+	/* etcds://: the CA of etcd's members, this replica's certificate and
+	 * its key (PEM files; checked at start by ofcd_main.c). */
+	const char *cluster_cacert, *cluster_cert, *cluster_key;
 	/* Where clients reach this replica when it leads (--advertise): its
 	 * control socket (NULL: socket_path, made absolute) and its
 	 * gateway's URL (NULL: none). */

@@ -33,7 +33,9 @@ static const char usage_line[] =
     "            [--max-request-memory SIZE] [--max-request-time DUR]\n"
     "            [--ro-max-request-memory SIZE] [--ro-max-request-time DUR]\n"
     "            [--topology-dir DIR] [--gateway-socket PATH --gateway-uid USER]\n"
-    "            [--cluster etcd://HOST:PORT[,HOST:PORT...] [--cluster-ttl DUR]\n"
+    "            [--cluster etcds://HOST:PORT[,HOST:PORT...] --cluster-cacert FILE\n"
+    "             --cluster-cert FILE --cluster-key FILE | --cluster etcd://...\n"
+    "             --cluster-insecure] [--cluster-ttl DUR]\n"
     "             [--cluster-name NAME] [--cluster-prefix PREFIX] [--advertise ADDR]...]\n"
     "            [--client-timeout DUR] [--probe-interval DUR] [--log-level LEVEL] [--check]\n"
     "            [--lp-solver lpsolve|clp]\n"
@@ -93,10 +95,16 @@ static const char help_text[] =
     "                           only --gateway-uid may connect, and ofcd authorises\n"
     "                           each request by the principal the gateway names\n"
     "  --gateway-uid USER       the gateway's user (name or number)\n"
-    "  --cluster etcd://HOST:PORT[,...]  run as one of several replicas whose state\n"
+    "  --cluster etcds://HOST:PORT[,...]  run as one of several replicas whose state\n"
     "                           lives in this etcd cluster (docs/ofcd.md, \"Replicas\"):\n"
     "                           the one holding the fabric's lease leads, the others\n"
-    "                           answer reads and tell clients who leads\n"
+    "                           answer reads and tell clients who leads; etcds:// is\n"
+    "                           TLS with a client certificate, etcd:// plain http\n"
+    "  --cluster-cacert FILE    the CA that signed etcd's members' certificates (PEM)\n"
+    "  --cluster-cert FILE      this replica's client certificate for etcd (PEM)\n"
+    "  --cluster-key FILE       its private key (PEM; not readable by others)\n"
+    "  --cluster-insecure       allow plain etcd:// (no TLS, no client certificate):\n"
+    "                           anyone who reaches etcd may then rewire the fabric\n"
     "  --cluster-ttl DUR        the leader's lease on etcd (default 2s, whole seconds):\n"
     "                           a new leader takes over about this long after one dies\n"
     "  --cluster-name NAME      this replica among them (default: the host's name)\n"
@@ -256,10 +264,21 @@ struct args {
 	const char *config, *sock, *ro, *state, *topo, *log_file, *pid_file;
 	bool foreground, use_syslog, use_journal, check;
 	bool have_gateway_uid; /* issue 36 */
+	bool cluster_insecure; /* plain etcd:// allowed, said in so many words */
 };
 
 /* ---- issue 37: replicas on etcd ------------------------------------------ */
-enum { OPT_CLUSTER = 0x3700, OPT_CLUSTER_TTL, OPT_CLUSTER_NAME, OPT_CLUSTER_PREFIX, OPT_ADVERTISE };
+enum {
+	OPT_CLUSTER = 0x3700,
+	OPT_CLUSTER_TTL,
+	OPT_CLUSTER_NAME,
+	OPT_CLUSTER_PREFIX,
+	OPT_ADVERTISE,
+	OPT_CLUSTER_CACERT,
+	OPT_CLUSTER_CERT,
+	OPT_CLUSTER_KEY,
+	OPT_CLUSTER_INSECURE,
+};
 
 /* Returns -1 to go on, else the exit status. */
 static int parse_cluster_opt(int c, const char *arg, struct args *a)
@@ -269,8 +288,10 @@ static int parse_cluster_opt(int c, const char *arg, struct args *a)
 
 	switch (c) {
 	case OPT_CLUSTER:
-		if (strncmp(arg, "etcd://", 7) != 0 || !arg[7])
-			return usage("--cluster '%s': expected etcd://HOST:PORT[,HOST:PORT...]",
+		if (!(strncmp(arg, "etcd://", 7) == 0 && arg[7]) &&
+		    !(strncmp(arg, "etcds://", 8) == 0 && arg[8]))
+			return usage("--cluster '%s': expected etcds://HOST:PORT[,HOST:PORT...] "
+				     "(TLS) or etcd://...",
 				     arg);
 		o->cluster = arg;
 		break;
@@ -293,6 +314,18 @@ static int parse_cluster_opt(int c, const char *arg, struct args *a)
 		break;
 	case OPT_CLUSTER_PREFIX:
 		o->cluster_prefix = arg;
+		break;
+	case OPT_CLUSTER_CACERT:
+		o->cluster_cacert = arg;
+		break;
+	case OPT_CLUSTER_CERT:
+		o->cluster_cert = arg;
+		break;
+	case OPT_CLUSTER_KEY:
+		o->cluster_key = arg;
+		break;
+	case OPT_CLUSTER_INSECURE:
+		a->cluster_insecure = true;
 		break;
 	default:
 		if (strncmp(arg, "http://", 7) == 0 || strncmp(arg, "https://", 8) == 0)
@@ -500,10 +533,82 @@ static const struct option ofcd_options[] = {
     {"cluster-name", required_argument, NULL, OPT_CLUSTER_NAME},
     {"cluster-prefix", required_argument, NULL, OPT_CLUSTER_PREFIX},
     {"advertise", required_argument, NULL, OPT_ADVERTISE},
+    {"cluster-cacert", required_argument, NULL, OPT_CLUSTER_CACERT},
+    {"cluster-cert", required_argument, NULL, OPT_CLUSTER_CERT},
+    {"cluster-key", required_argument, NULL, OPT_CLUSTER_KEY},
+    {"cluster-insecure", no_argument, NULL, OPT_CLUSTER_INSECURE},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {0},
 };
+
+/* One of etcd's TLS files: a regular file this user can read; the key
+ * also owned by root or this user and unreadable by others (whoever holds
+ * it may write the store, which is to rewire the fabric). Its contents are
+ * libcurl's to read, and no message says more than its path. */
+static int check_tls_file(const char *option, const char *path, bool key)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		fprintf(stderr, "ofcd: %s %s: %s\n", option, path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 2;
+	}
+	close(fd);
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "ofcd: %s %s: not a regular file\n", option, path);
+		return 2;
+	}
+	if (key && ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & 007))) {
+		fprintf(stderr,
+			"ofcd: %s %s: a private key must be owned by root or this user and not "
+			"readable by others (chmod 600)\n",
+			option, path);
+		return 2;
+	}
+	return -1;
+}
+
+/* etcds:// with all three files, each checked; the files without
+ * etcds://. Returns -1 to go on, else the exit status. */
+static int check_cluster_tls(const struct args *a)
+{
+	const struct ofcd_opts *o = &a->o;
+	bool any = o->cluster_cacert || o->cluster_cert || o->cluster_key;
+	bool tls = o->cluster && strncmp(o->cluster, "etcds://", 8) == 0;
+	int rc;
+
+	if (any && !tls)
+		return usage("--cluster-cacert, --cluster-cert and --cluster-key go with "
+			     "--cluster etcds://...%s",
+			     "");
+	/* Whoever can write the store rewires the fabric: an etcd anyone who
+	 * reaches it may write is run only when the operator says so. */
+	if (o->cluster && !tls && !a->cluster_insecure) {
+		fprintf(stderr,
+			"ofcd: --cluster %s: etcd without TLS and client certificates lets anyone "
+			"who reaches it rewire the fabric; use etcds:// with --cluster-cacert, "
+			"--cluster-cert and --cluster-key, or say --cluster-insecure\n",
+			o->cluster);
+		return 2;
+	}
+	if (a->cluster_insecure && !o->cluster)
+		return usage("--cluster-insecure goes with --cluster etcd://...%s", "");
+	if (!tls)
+		return -1;
+	if (!(o->cluster_cacert && o->cluster_cert && o->cluster_key))
+		return usage("--cluster %s: TLS to etcd needs --cluster-cacert, --cluster-cert "
+			     "and --cluster-key",
+			     o->cluster);
+	if ((rc = check_tls_file("--cluster-cacert", o->cluster_cacert, false)) >= 0 ||
+	    (rc = check_tls_file("--cluster-cert", o->cluster_cert, false)) >= 0 ||
+	    (rc = check_tls_file("--cluster-key", o->cluster_key, true)) >= 0)
+		return rc;
+	return -1;
+}
 
 /* Options into args; returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct args *a)
@@ -613,6 +718,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case OPT_CLUSTER_NAME:
 		case OPT_CLUSTER_PREFIX:
 		case OPT_ADVERTISE:
+		case OPT_CLUSTER_CACERT:
+		case OPT_CLUSTER_CERT:
+		case OPT_CLUSTER_KEY:
+		case OPT_CLUSTER_INSECURE:
 			if ((c = parse_cluster_opt(c, optarg, a)) >= 0)
 				return c;
 			break;
@@ -642,7 +751,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	if (a->log_file && (a->use_syslog || a->use_journal))
 		return usage("--log-file %s: choose one of --log-file, --syslog and --journal",
 			     a->log_file);
-	return -1;
+	return check_cluster_tls(a);
 }
 
 /* A file ofcd will create (--pid-file, --log-file) needs a directory
@@ -785,6 +894,8 @@ int main(int argc, char **argv)
 	char *aconfig = absolute(a.config), *asock = absolute(a.sock), *aro = absolute(a.ro),
 	     *astate = absolute(a.state), *acred = absolute(a.o.credentials_dir),
 	     *atopo = absolute(a.topo), *apid = absolute(a.pid_file);
+	char *acacert = absolute(a.o.cluster_cacert), *acert = absolute(a.o.cluster_cert),
+	     *akey = absolute(a.o.cluster_key);
 	a.o.config_path = aconfig;
 	a.o.socket_path = asock;
 	a.o.ro_socket_path = aro;
@@ -793,6 +904,9 @@ int main(int argc, char **argv)
 	a.o.allow_devices = a.allow;
 	a.o.credentials_dir = acred;
 	a.o.topology_dir = atopo;
+	a.o.cluster_cacert = acacert;
+	a.o.cluster_cert = acert;
+	a.o.cluster_key = akey;
 	a.o.signals = true;
 	/* Socket activation: the first fd passed is the main socket, a second
 	 * the read-only one (systemd's ofcd.socket). */
@@ -820,6 +934,9 @@ int main(int argc, char **argv)
 	free(astate);
 	free(acred);
 	free(atopo);
+	free(acacert);
+	free(acert);
+	free(akey);
 	if (lg.use_syslog)
 		closelog();
 	return rc;

@@ -78,9 +78,10 @@ int etcd_curl(struct ofc_error *err)
 
 struct etcd_conn {
 	CURL *h;
-	char **urls; /* "http://HOST:PORT" */
+	char **urls; /* "http://HOST:PORT" or "https://HOST:PORT" */
 	uint32_t n, cur;
 	struct curl_slist *headers;
+	char *cacert, *cert, *key; /* NULL: plain http */
 };
 
 /* ---- base64 (RFC 4648, the gateway's bytes) ------------------------------------ */
@@ -246,11 +247,19 @@ int etcd_endpoints_parse(const char *spec, char ***urls, uint32_t *n, struct ofc
 
 	*urls = NULL;
 	*n = 0;
-	if (strncmp(p, "etcd://", 7) != 0)
-		return ofc_error_set(err, OFC_E_USAGE,
-				     "--cluster '%s': expected etcd://HOST:PORT[,HOST:PORT...]",
-				     spec);
-	p += 7;
+	const char *scheme = "http";
+
+	if (strncmp(p, "etcds://", 8) == 0) {
+		scheme = "https";
+		p += 8;
+	} else if (strncmp(p, "etcd://", 7) == 0) {
+		p += 7;
+	} else {
+		return ofc_error_set(
+		    err, OFC_E_USAGE,
+		    "--cluster '%s': expected etcds://HOST:PORT[,HOST:PORT...] (TLS) or etcd://...",
+		    spec);
+	}
 	for (;;) {
 		size_t len = strcspn(p, ",");
 		const char *colon = memchr(p, ':', len);
@@ -289,7 +298,7 @@ int etcd_endpoints_parse(const char *spec, char ***urls, uint32_t *n, struct ofc
 			    spec);
 		}
 		*urls = xreallocarray(*urls, *n + 1, sizeof(char *));
-		(*urls)[(*n)++] = xasprintf("http://%.*s", (int)len, p);
+		(*urls)[(*n)++] = xasprintf("%s://%.*s", scheme, (int)len, p);
 		if (!p[len])
 			break;
 		p += len + 1;
@@ -304,9 +313,15 @@ void etcd_endpoints_free(char **urls, uint32_t n)
 	free(urls);
 }
 
-struct etcd_conn *etcd_conn_new(char *const *urls, uint32_t n)
+struct etcd_conn *etcd_conn_new(char *const *urls, uint32_t n, const struct etcd_tls *tls)
 {
 	struct etcd_conn *c = xcalloc(1, sizeof(*c));
+
+	if (tls && tls->cacert && tls->cert && tls->key) {
+		c->cacert = xstrdup(tls->cacert);
+		c->cert = xstrdup(tls->cert);
+		c->key = xstrdup(tls->key);
+	}
 
 	pthread_once(&curl_once, curl_load);
 	c->urls = xcalloc(n + 1, sizeof(char *));
@@ -329,12 +344,46 @@ void etcd_conn_free(struct etcd_conn *c)
 	if (c->headers)
 		cu.slist_free_all(c->headers);
 	etcd_endpoints_free(c->urls, c->n);
+	free(c->cacert);
+	free(c->cert);
+	free(c->key);
 	free(c);
 }
 
 const char *etcd_conn_url(const struct etcd_conn *c)
 {
 	return c->urls[c->cur];
+}
+
+/* The member a URL names, for messages: HOST:PORT. */
+static const char *url_member(const char *url)
+{
+	const char *p = strstr(url, "://");
+
+	return p ? p + 3 : url;
+}
+
+/* The protocol, and over TLS the member's certificate checked against
+ * the CA and its name (fail closed: a member that cannot prove it is one
+ * is not spoken to) and this client's certificate shown, which etcd's
+ * --client-cert-auth asks for. An https URL without the files (never
+ * made by the store: it refuses etcds:// without them) still verifies,
+ * against the system's CAs. */
+static void conn_transport(struct etcd_conn *c)
+{
+	if (strncmp(c->urls[c->cur], "https://", 8) != 0) {
+		cu.easy_setopt(c->h, CURLOPT_PROTOCOLS_STR, "http");
+		return;
+	}
+	cu.easy_setopt(c->h, CURLOPT_PROTOCOLS_STR, "https");
+	cu.easy_setopt(c->h, CURLOPT_SSL_VERIFYPEER, 1L);
+	cu.easy_setopt(c->h, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (c->cacert)
+		cu.easy_setopt(c->h, CURLOPT_CAINFO, c->cacert);
+	if (c->cert) {
+		cu.easy_setopt(c->h, CURLOPT_SSLCERT, c->cert);
+		cu.easy_setopt(c->h, CURLOPT_SSLKEY, c->key);
+	}
 }
 
 static size_t on_data(char *p, size_t size, size_t n, void *ctx)
@@ -345,6 +394,36 @@ static size_t on_data(char *p, size_t size, size_t n, void *ctx)
 		return 0; /* curl stops: CURLE_WRITE_ERROR */
 	sb_add(sb, p, size * n);
 	return size * n;
+}
+
+/* Whether a transfer failed at TLS: the member's certificate not
+ * vouched for by --cluster-cacert, or this client's refused by the member
+ * (in TLS 1.3 the member's alert arrives at the first read, which curl
+ * calls a receive error: its detailed message, OpenSSL's, says SSL). A
+ * setting to fix, not a member to wait for. */
+static bool tls_failure(CURLcode cc, const char *detail)
+{
+	switch (cc) {
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_ISSUER_ERROR:
+		return true;
+	case CURLE_RECV_ERROR:
+	case CURLE_SEND_ERROR:
+		return strstr(detail, "SSL") != NULL;
+	default:
+		return false;
+	}
+}
+
+/* What went wrong with a transfer: curl's detailed message (OpenSSL's
+ * reason for a TLS failure) when it has one. */
+static const char *transfer_error(CURLcode cc, const char *detail)
+{
+	return detail[0] ? detail : cu.easy_strerror(cc);
 }
 
 /* Whether an etcd error is about the member answering (try another) rather
@@ -374,12 +453,13 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 		       : timeout > 6	   ? 2
 		       : timeout / 3 > 0.5 ? timeout / 3
 					   : 0.5;
-	uint32_t errs_n = 0;
+	uint32_t errs_n = 0, tls_n = 0;
 
 	for (;;) {
 		struct strbuf sb = STRBUF_INIT;
 		double left = deadline - now_seconds();
 		long status = 0;
+		char detail[CURL_ERROR_SIZE] = "";
 		CURLcode cc;
 
 		if (left <= 0.001)
@@ -397,8 +477,10 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 		cu.easy_setopt(c->h, CURLOPT_TIMEOUT_MS, (long)(left * 1000) + 1);
 		cu.easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS,
 			       (long)(left * 1000 < 1000 ? left * 1000 : 1000) + 1);
-		cu.easy_setopt(c->h, CURLOPT_PROTOCOLS_STR, "http");
+		conn_transport(c);
+		cu.easy_setopt(c->h, CURLOPT_ERRORBUFFER, detail);
 		cc = cu.easy_perform(c->h);
+		cu.easy_setopt(c->h, CURLOPT_ERRORBUFFER, NULL);
 		free(url);
 		if (cc == CURLE_OK)
 			cu.easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &status);
@@ -417,11 +499,14 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 			emsg = etcd_str(o, "message");
 		int64_t code = o ? etcd_int(o, "code") : 0;
 
-		/* (the first round's failures: the message stays short) */
+		/* (the first round's failures: the message stays short; when
+		 * each was TLS's, the error says so) */
+		if (errs_n < c->n && cc != CURLE_OK && tls_failure(cc, detail))
+			tls_n++;
 		if (errs_n++ < c->n)
 			sb_printf(&errs, "%s%s: %s", errs.len ? "; " : "",
-				  c->urls[c->cur] + strlen("http://"),
-				  cc != CURLE_OK ? cu.easy_strerror(cc)
+				  url_member(c->urls[c->cur]),
+				  cc != CURLE_OK ? transfer_error(cc, detail)
 				  : emsg	 ? emsg
 						 : "an answer that is not etcd's");
 		sb_free(&sb);
@@ -438,7 +523,12 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 			json_object_put(o);
 		c->cur = (c->cur + 1) % c->n;
 	}
-	if (rc < 0)
+	if (rc < 0 && errs_n && tls_n == (errs_n < c->n ? errs_n : c->n))
+		ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_CREDENTIALS,
+			       "etcd: TLS with no member succeeded (%s): check --cluster-cacert, "
+			       "--cluster-cert and --cluster-key",
+			       errs.buf);
+	else if (rc < 0)
 		ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST,
 			       "etcd: no member answered within %.1f s (%s)", timeout,
 			       errs.len ? errs.buf : "out of time");
@@ -783,7 +873,10 @@ int etcd_watch(struct etcd_conn *c, const char *key, const char *range_end, int6
 	cu.easy_setopt(c->h, CURLOPT_WRITEDATA, &w);
 	cu.easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
 	cu.easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
-	cu.easy_setopt(c->h, CURLOPT_PROTOCOLS_STR, "http");
+	char detail[CURL_ERROR_SIZE] = "";
+
+	conn_transport(c);
+	cu.easy_setopt(c->h, CURLOPT_ERRORBUFFER, detail);
 	/* A stop is seen within the progress callback's period (curl calls it
 	 * about once a second when nothing moves, more often otherwise). */
 	cu.easy_setopt(c->h, CURLOPT_NOPROGRESS, 0L);
@@ -795,14 +888,15 @@ int etcd_watch(struct etcd_conn *c, const char *key, const char *range_end, int6
 	cu.easy_setopt(c->h, CURLOPT_TCP_KEEPIDLE, 2L);
 	cu.easy_setopt(c->h, CURLOPT_TCP_KEEPINTVL, 1L);
 	cc = cu.easy_perform(c->h);
+	cu.easy_setopt(c->h, CURLOPT_ERRORBUFFER, NULL);
 	free(url);
 	json_tokener_free(w.tok);
 	json_object_put(req);
 	if (atomic_load(stop) || w.stop)
 		return 0;
 	ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST, "etcd: the watch at %s ended: %s",
-		       c->urls[c->cur] + strlen("http://"),
-		       cc == CURLE_OK ? "the member closed it" : cu.easy_strerror(cc));
+		       url_member(c->urls[c->cur]),
+		       cc == CURLE_OK ? "the member closed it" : transfer_error(cc, detail));
 	c->cur = (c->cur + 1) % c->n;
 	return -1;
 }

@@ -101,7 +101,14 @@ int etcd_curl(struct ofc_error *err);
 /* "etcd://HOST:PORT[,...]" into "http://HOST:PORT" urls (OFC_E_USAGE). */
 int etcd_endpoints_parse(const char *spec, char ***urls, uint32_t *n, struct ofc_error *err);
 void etcd_endpoints_free(char **urls, uint32_t n);
-struct etcd_conn *etcd_conn_new(char *const *urls, uint32_t n);
+/* TLS to etcd (etcds://): the CA that signed the members' certificates,
+ * and this client's certificate and key, PEM files (the key's path is
+ * given to libcurl, its contents never read here). All three, or NULL
+ * for plain http. */
+struct etcd_tls {
+	const char *cacert, *cert, *key;
+};
+struct etcd_conn *etcd_conn_new(char *const *urls, uint32_t n, const struct etcd_tls *tls);
 void etcd_conn_free(struct etcd_conn *c);
 const char *etcd_conn_url(const struct etcd_conn *c);
 /* POST body to PATH within timeout seconds in all; *resp (json_object_put

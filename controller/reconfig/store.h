@@ -100,10 +100,13 @@ enum store_event {
 };
 
 struct store_etcd_opts {
-	const char *endpoints; /* "etcd://HOST:PORT[,HOST:PORT...]" */
-	const char *fabric;    /* the fabric's keys are PREFIX FABRIC/... */
-	const char *prefix;    /* NULL: "/ofc/" */
-	const char *name;      /* this replica's name, unique among the fabric's replicas */
+	const char *endpoints; /* "etcds://HOST:PORT[,...]" (TLS) or "etcd://..." */
+	/* etcds:// needs all three (PEM files): the CA that signed the
+	 * members' certificates, this replica's certificate and its key. */
+	const char *cacert, *cert, *key;
+	const char *fabric; /* the fabric's keys are PREFIX FABRIC/... */
+	const char *prefix; /* NULL: "/ofc/" */
+	const char *name;   /* this replica's name, unique among the fabric's replicas */
 	/* Where clients reach this replica when it leads (ofcd --advertise):
 	 * its control socket and its gateway's URL (NULL: none). */
 	const char *advertise_socket, *advertise_url;

@@ -55,6 +55,7 @@ struct etcd_store {
 	char *fabric, *name, *sock, *url;
 	char **urls;
 	uint32_t nurls;
+	struct etcd_tls tls; /* its strings owned; all NULL: plain http */
 	char *prefix, *range_end, *leader_key, *value;
 	double ttl_asked, margin, tick;
 	void (*on_event)(void *ctx, enum store_event ev);
@@ -390,11 +391,17 @@ static char *es_aside(const struct store *s, const char *fabric, enum store_item
 {
 	const struct etcd_store *es = ces_of(s);
 	char *key = key_of(es, it);
-	const char *ep = es->urls[0] + strlen("http://");
-	char *cmd = xasprintf("etcdctl --endpoints=%s get '%s' -w json >'%s.%s%s.json' && etcdctl "
-			      "--endpoints=%s del '%s'",
-			      ep, key, fabric, item_names[it], suffix, ep, key);
+	/* (over TLS etcdctl needs the files this replica uses, from its
+	 * environment: their paths would not fit in an error's message) */
+	bool tls = es->tls.cert != NULL;
+	char *ep = xstrdup(tls ? es->urls[0] : es->urls[0] + strlen("http://"));
+	char *cmd = xasprintf(
+	    "%setcdctl --endpoints=%s get '%s' -w json >'%s.%s%s.json' && "
+	    "etcdctl --endpoints=%s del '%s'",
+	    tls ? "ETCDCTL_{CACERT,CERT,KEY} as ofcd's --cluster-{cacert,cert,key}: " : "", ep, key,
+	    fabric, item_names[it], suffix, ep, key);
 
+	free(ep);
 	free(key);
 	return cmd;
 }
@@ -990,7 +997,7 @@ static void check_fresh(struct etcd_store *es)
 static void *session_main(void *arg)
 {
 	struct etcd_store *es = arg;
-	struct etcd_conn *c = etcd_conn_new(es->urls, es->nurls);
+	struct etcd_conn *c = etcd_conn_new(es->urls, es->nurls, &es->tls);
 	double last_campaign = 0;
 
 	while (!atomic_load(&es->stop)) {
@@ -1099,7 +1106,7 @@ static int on_watch(void *ctx, struct json_object *msg)
 static void *watch_main(void *arg)
 {
 	struct etcd_store *es = arg;
-	struct etcd_conn *c = etcd_conn_new(es->urls, es->nurls);
+	struct etcd_conn *c = etcd_conn_new(es->urls, es->nurls, &es->tls);
 	double backoff = 0.05;
 
 	while (!atomic_load(&es->stop)) {
@@ -1155,7 +1162,7 @@ static void *watch_main(void *arg)
 static void *health_main(void *arg)
 {
 	struct etcd_store *es = arg;
-	struct etcd_conn *c = etcd_conn_new(es->urls, es->nurls);
+	struct etcd_conn *c = etcd_conn_new(es->urls, es->nurls, &es->tls);
 	uint64_t ids[STORE_MAX_MEMBERS] = {0};
 	char names[STORE_MAX_MEMBERS][64], urls[STORE_MAX_MEMBERS][128];
 	uint32_t nnames = 0;
@@ -1172,7 +1179,7 @@ static void *health_main(void *arg)
 
 			snprintf(m[i].url, sizeof(m[i].url), "%s", es->urls[i]);
 			snprintf(m[i].name, sizeof(m[i].name), "%s",
-				 es->urls[i] + strlen("http://"));
+				 strstr(es->urls[i], "://") + 3);
 			m[i].reachable = etcd_member_status(c, i, 0.3, &mid[i], &l, &err) == 0;
 			if (l)
 				leader = l;
@@ -1260,7 +1267,7 @@ static void es_resign(struct store *s)
 	/* Revoking the lease deletes the leader key: a follower campaigns at
 	 * once instead of waiting for the TTL. */
 	if (lease) {
-		struct etcd_conn *c = etcd_conn_new(es->urls, es->nurls);
+		struct etcd_conn *c = etcd_conn_new(es->urls, es->nurls, &es->tls);
 
 		etcd_lease_revoke(c, lease, 1.0, &err);
 		etcd_conn_free(c);
@@ -1288,6 +1295,9 @@ static void es_close(struct store *s)
 	for (uint32_t i = 0; i < es->nprev; i++)
 		free(es->prev[i].key);
 	etcd_endpoints_free(es->urls, es->nurls);
+	free((char *)es->tls.cacert);
+	free((char *)es->tls.cert);
+	free((char *)es->tls.key);
 	pthread_mutex_destroy(&es->mu);
 	pthread_mutex_destroy(&es->wmu);
 	pthread_cond_destroy(&es->cond);
@@ -1361,6 +1371,28 @@ int store_open_etcd(const struct store_etcd_opts *o, struct store **out, struct 
 		free(es);
 		return -1;
 	}
+	bool tls = strncmp(o->endpoints, "etcds://", 8) == 0;
+
+	if (tls && !(o->cacert && o->cert && o->key)) {
+		etcd_endpoints_free(es->urls, es->nurls);
+		free(es);
+		return ofc_error_set(
+		    err, OFC_E_USAGE,
+		    "--cluster etcds://...: needs --cluster-cacert, --cluster-cert "
+		    "and --cluster-key");
+	}
+	if (!tls && (o->cacert || o->cert || o->key)) {
+		etcd_endpoints_free(es->urls, es->nurls);
+		free(es);
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "--cluster-cacert, --cluster-cert and --cluster-key are for "
+				     "etcds:// (TLS); --cluster names plain etcd://");
+	}
+	if (tls) {
+		es->tls.cacert = xstrdup(o->cacert);
+		es->tls.cert = xstrdup(o->cert);
+		es->tls.key = xstrdup(o->key);
+	}
 	pthread_mutex_init(&es->mu, NULL);
 	pthread_mutex_init(&es->wmu, NULL);
 	pthread_cond_init(&es->cond, NULL);
@@ -1383,7 +1415,7 @@ int store_open_etcd(const struct store_etcd_opts *o, struct store **out, struct 
 	es->on_event = o->on_event;
 	es->ctx = o->ctx;
 
-	es->wconn = etcd_conn_new(es->urls, es->nurls);
+	es->wconn = etcd_conn_new(es->urls, es->nurls, &es->tls);
 	snprintf(es->why, sizeof(es->why), "etcd not asked yet");
 	*out = &es->s;
 	return 0;

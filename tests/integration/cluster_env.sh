@@ -3,24 +3,71 @@
 # under $TMP: each etcd member's data in $TMP/etcd/NAME, each replica's
 # config, credentials, state directory, socket and log in $TMP/NAME.
 #
-#   etcd_start N            N members e1..eN on free loopback ports; ETCD is
-#                           --cluster's etcd://HOST:PORT,... (0 once they answer)
+#   etcd_start N            N members e1..eN on free loopback ports, clients
+#                           over TLS with client certificates (etcd's
+#                           --client-cert-auth; peers plain http on loopback);
+#                           ETCD is --cluster's etcds://HOST:PORT,..., ETCD_TLS
+#                           ofcd's --cluster-cacert/-cert/-key, ETCD_PKI their
+#                           directory (0 once they answer)
+#   etcd_curl PORT PATH BODY  POST to a member's v3 JSON API as the client
+#   etcd_ctl ARGS...        etcdctl on e1 as the client
 #   etcd_kill I, etcd_restart I
 #   replica_dir NAME CONFIG a replica's directory: CONFIG with its own
 #                           credentials (user NAME) and the emulator's address
 #   replica_start NAME ARGS... ofcd --cluster "$ETCD" (or what REPLICA_ETCD
 #                           says at its first start) as NAME, in the
-#                           foreground; NAME_pid
+#                           foreground, with ETCD_TLS for etcds:// (a plain
+#                           etcd:// needs ARGS' --cluster-insecure); NAME_pid
 #   replica_stop NAME [SIG] (SIGTERM by default; KILL for kill -9)
 #   cluster_json NAME       `ofc --socket $TMP/NAME.sock status --json` into
 #                           $TMP/NAME.json (0 when it answered)
 #   wait_leader SECS [NAME...]  until one of them says it leads and took
 #                           over; LEADER its name (0), else 1
 
+# A CA, the members' certificate (IP:127.0.0.1: loopback only) and the
+# clients' (replicas, tests' etcdctl and curl), made once per test; another
+# CA's client certificate (intruder) for tests of what etcd refuses.
+etcd_pki() {
+	ETCD_PKI="$TMP/etcd/pki"
+	ETCD_TLS="--cluster-cacert $ETCD_PKI/ca.pem --cluster-cert $ETCD_PKI/client.pem --cluster-key $ETCD_PKI/client.key"
+	[ -s "$ETCD_PKI/intruder.pem" ] && return 0
+	mkdir -p "$ETCD_PKI"
+	chmod 700 "$ETCD_PKI"
+	(
+		cd "$ETCD_PKI" || exit 1
+		nk() { openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "$@"; }
+		for ca in ca other; do
+			nk -x509 -days 2 -keyout $ca.key -out $ca.pem -subj "/CN=ofc-test-etcd-$ca" \
+				-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign || exit 1
+		done
+		printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth,clientAuth\nsubjectAltName=IP:127.0.0.1\n' >server.ext
+		printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n' >client.ext
+		for n in server:ca:server client:ca:client intruder:other:client; do
+			who=${n%%:*} ext=${n##*:} ca=${n#*:}
+			ca=${ca%%:*}
+			nk -keyout $who.key -out $who.csr -subj "/CN=$who" &&
+				openssl x509 -req -in $who.csr -CA $ca.pem -CAkey $ca.key -CAcreateserial \
+					-days 2 -extfile $ext.ext -out $who.pem || exit 1
+		done
+		chmod 600 ./*.key
+	) >"$TMP/etcd/openssl.log" 2>&1
+}
+
+etcd_curl() {
+	curl -s -m 1 --cacert "$ETCD_PKI/ca.pem" --cert "$ETCD_PKI/client.pem" --key "$ETCD_PKI/client.key" \
+		-X POST "https://127.0.0.1:$1$2" -d "$3"
+}
+
+etcd_ctl() {
+	etcdctl --endpoints "https://127.0.0.1:$ETCD_C1" --cacert "$ETCD_PKI/ca.pem" \
+		--cert "$ETCD_PKI/client.pem" --key "$ETCD_PKI/client.key" "$@"
+}
+
 ETCD_PIDS=""
 etcd_start() {
 	_n=$1
 	mkdir -p "$TMP/etcd"
+	etcd_pki || return 1
 	python3 -c '
 import socket, sys
 ss = [socket.socket() for _ in range(2 * int(sys.argv[1]))]
@@ -37,7 +84,7 @@ print(" ".join(str(s.getsockname()[1]) for s in ss))' "$_n" >"$TMP/etcd/ports"
 		shift 2
 		_i=$((_i + 1))
 	done
-	ETCD="etcd://$_eps"
+	ETCD="etcds://$_eps"
 	ETCD_INIT=$_init
 	ETCD_N=$_n
 	_i=1
@@ -51,7 +98,7 @@ print(" ".join(str(s.getsockname()[1]) for s in ss))' "$_n" >"$TMP/etcd/ports"
 	_i=1
 	while [ $_i -le "$_n" ] && [ "$(date +%s)" -le $_end ]; do
 		eval "_c=\$ETCD_C$_i"
-		if curl -s -m 1 -X POST "http://127.0.0.1:$_c/v3/kv/range" -d '{"key":"eA=="}' |
+		if etcd_curl "$_c" /v3/kv/range '{"key":"eA=="}' |
 			grep -q '"revision"'; then
 			_i=$((_i + 1))
 		else
@@ -65,7 +112,9 @@ print(" ".join(str(s.getsockname()[1]) for s in ss))' "$_n" >"$TMP/etcd/ports"
 etcd_restart() {
 	eval "_c=\$ETCD_C$1 _p=\$ETCD_P$1"
 	etcd --name "e$1" --data-dir "$TMP/etcd/e$1" \
-		--listen-client-urls "http://127.0.0.1:$_c" --advertise-client-urls "http://127.0.0.1:$_c" \
+		--listen-client-urls "https://127.0.0.1:$_c" --advertise-client-urls "https://127.0.0.1:$_c" \
+		--client-cert-auth --trusted-ca-file "$ETCD_PKI/ca.pem" \
+		--cert-file "$ETCD_PKI/server.pem" --key-file "$ETCD_PKI/server.key" \
 		--listen-peer-urls "http://127.0.0.1:$_p" --initial-advertise-peer-urls "http://127.0.0.1:$_p" \
 		--initial-cluster "$ETCD_INIT" --initial-cluster-token "ofc-test-$$" \
 		--initial-cluster-state new >>"$TMP/etcd/e$1.log" 2>&1 &
@@ -97,7 +146,10 @@ replica_start() {
 	# (the endpoints it was first given, again at a restart)
 	eval "_eps=\${${_name}_etcd:-\${REPLICA_ETCD:-\$ETCD}}"
 	eval "${_name}_etcd=\$_eps"
-	$BUILD/ofcd --config "$TMP/$_name/fab.yaml" --socket "$TMP/$_name.sock" \
+	_tls=""
+	case $_eps in etcds://*) _tls=$ETCD_TLS ;; esac
+	# shellcheck disable=SC2086 # (ETCD_TLS: options and paths without spaces)
+	$BUILD/ofcd $_tls --config "$TMP/$_name/fab.yaml" --socket "$TMP/$_name.sock" \
 		--state-dir "$TMP/$_name/state" --credentials-dir "$TMP/$_name" \
 		--cluster "$_eps" --cluster-name "$_name" --cluster-ttl 2s \
 		--foreground --log-file "$TMP/$_name.log" --log-level info "$@" 2>>"$TMP/$_name.stderr" &

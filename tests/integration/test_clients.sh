@@ -67,7 +67,7 @@ for r in r1 r2 r3; do replica_dir $r "$TMP/fab.yaml" "$e_port"; done
 
 # ---- a replica whose etcd never answered: stale, and not "-1.0 s ago" -------------
 replica_dir x1 "$TMP/fab.yaml" "$e_port"
-REPLICA_ETCD=etcd://127.0.0.1:1 replica_start x1 --probe-interval 0
+REPLICA_ETCD=etcds://127.0.0.1:1 replica_start x1 --probe-interval 0
 # (until its first try at etcd has failed)
 _end=$(($(date +%s) + 10))
 until $OFC --socket "$TMP/x1.sock" status 2>/dev/null | grep -q "STALE      etcd: " ||
@@ -75,7 +75,7 @@ until $OFC --socket "$TMP/x1.sock" status 2>/dev/null | grep -q "STALE      etcd
 expect_stdout_has "(etcd has not answered yet): what is shown may be behind" $OFC --socket "$TMP/x1.sock" status
 expect_exit 1 $OFC --socket "$TMP/x1.sock" cluster status
 grep -q "^  $TMP/x1.sock (x1) is stale: " "$TMP/out" && grep -q "^  no replica leads" "$TMP/out" &&
-	grep -q "^ofc cluster: etcd member 127.0.0.1:1 (http://127.0.0.1:1) does not answer" "$TMP/err" &&
+	grep -q "^ofc cluster: etcd member 127.0.0.1:1 (https://127.0.0.1:1) does not answer" "$TMP/err" &&
 	ok || bad "cluster status of a stale replica" "$(cat "$TMP/out" "$TMP/err")"
 # a mutation there is refused, saying etcd never answered (no "0.0 s ago")
 expect_exit 1 $OFC --socket "$TMP/x1.sock" reconfigure --topology ring:64 --timeout 2
@@ -168,7 +168,7 @@ grep -q "^ofc: --server needs --cert FILE and --key FILE" "$TMP/err" && ok ||
 # ---- cluster status and metrics ------------------------------------------------------
 expect_stdout_has "healthy" $OFC --socket "$ALL" cluster status
 grep -q "^  replica    $L: leader, epoch [0-9]*, lease .* at $TMP/$L.sock (pid [0-9]* on " "$TMP/out" &&
-	grep -q "^  etcd       e1 (http://127.0.0.1:$ETCD_C1): up" "$TMP/out" && ok ||
+	grep -q "^  etcd       e1 (https://127.0.0.1:$ETCD_C1): up" "$TMP/out" && ok ||
 	bad "cluster status: the store's replicas and etcd's members" "$(cat "$TMP/out")"
 expect_json "j['healthy'] and not j['problems'] and len(j['addresses']) == 3 and sorted(r['name'] for r in j['replicas']) == ['r1', 'r2', 'r3'] and all(a['answered'] for a in j['addresses']) and j['leader']['name'] == '$L' and len(j['etcd']) == 3 and j['queue_depth'] == 0" \
 	$OFC --socket "$ALL" cluster status --json

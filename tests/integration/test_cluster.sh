@@ -74,7 +74,7 @@ rstart() {
 for r in r1 r2 r3; do replica_dir $r "$TMP/a.yaml" "$e_port"; done
 rstart r1
 rstart r2
-REPLICA_ETCD="etcd://127.0.0.1:$P1,127.0.0.1:$P2,127.0.0.1:$P3" rstart r3
+REPLICA_ETCD="etcds://127.0.0.1:$P1,127.0.0.1:$P2,127.0.0.1:$P3" rstart r3
 
 now_ms() { python3 -c 'import time; print(int(time.time() * 1000))'; }
 others() { for _o in r1 r2 r3; do [ "$_o" = "$1" ] || printf '%s ' "$_o"; done; }
@@ -228,7 +228,7 @@ until_state "$L" 10 'j.get("transaction")'
 $OFC --socket "$TMP/$L.sock" reconfigure --topology "$Q" >"$TMP/q.out" 2>&1 &
 Q1=$!
 until_state "$L" 10 'j.get("queue")'
-etcdctl --endpoints "127.0.0.1:$ETCD_C1" get --print-value-only /ofc/torus64-ocs/queue 2>/dev/null | grep -q "$Q" &&
+etcd_ctl get --print-value-only /ofc/torus64-ocs/queue 2>/dev/null | grep -q "$Q" &&
 	ok || bad "the waiting mutation in etcd's queue"
 # a follower's state shows it, as etcd's queue holds it
 set -- $(others "$L")
@@ -253,7 +253,7 @@ expect_json "j['topology']['spec'] == '$Q'" $OFC --socket "$TMP/$N.sock" status 
 grep -q "the last leader's ticket [0-9]*, queued there and not started: run here" "$TMP/$N.log" && ok ||
 	bad "the new leader ran the queued mutation" "$(grep -i ticket "$TMP/$N.log" | tail -3)"
 check_consistent "$N" "the queued mutation run after kill -9"
-[ -z "$(etcdctl --endpoints "127.0.0.1:$ETCD_C1" get --print-value-only /ofc/torus64-ocs/queue 2>/dev/null)" ] &&
+[ -z "$(etcd_ctl get --print-value-only /ofc/torus64-ocs/queue 2>/dev/null)" ] &&
 	ok || bad "etcd's queue emptied once it ran"
 rstart "$L"
 cur=$Q

@@ -121,7 +121,7 @@ send "bad key" "$A" >"$TMP/k5.out" 2>&1
 grep -q "^STATUS_INVALID - 0 request_key: 1 to 128 characters" "$TMP/k5.out" && ok || bad "a key with a space" "$(cat "$TMP/k5.out")"
 [ "$(gen "$N")" = "$G1" ] && ok || bad "a refused key made a transaction" "generation $(gen "$N")"
 # the outcomes live in etcd beside the queue
-etcdctl --endpoints "127.0.0.1:$ETCD_C1" get --print-value-only /ofc/torus64-ocs/outcomes 2>/dev/null | grep -q "$K" &&
+etcd_ctl get --print-value-only /ofc/torus64-ocs/outcomes 2>/dev/null | grep -q "$K" &&
 	ok || bad "no outcomes key in etcd"
 
 # ---- what a dead leader left started is settled by the record ----------------------
@@ -131,8 +131,8 @@ etcdctl --endpoints "127.0.0.1:$ETCD_C1" get --print-value-only /ofc/torus64-ocs
 # next leader answers K2's resend "committed", and runs K3's once.
 G=$(gen "$N")
 for r in r1 r2 r3; do replica_stop $r; done
-$PY - "$BUILD/python" "$ETCD_C1" "uid:$(id -u)" "$G" "$B" "$A" <<'EOF' && ok || bad "the outcomes put in etcd"
-import base64, json, sys, time, urllib.request
+$PY - "$BUILD/python" "$ETCD_C1" "uid:$(id -u)" "$G" "$B" "$A" "$ETCD_PKI" <<'EOF' && ok || bad "the outcomes put in etcd"
+import base64, json, ssl, sys, time, urllib.request
 sys.path.insert(0, sys.argv[1])
 from ofc_client.pb import state_pb2 as st
 port, owner, gen, b, a = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6]
@@ -143,7 +143,11 @@ for key, target, before, ticket in (("k2-committed", b, gen - 1, 7), ("k3-rolled
                    time_unix_ms=int(time.time() * 1000))
 b64 = lambda x: base64.b64encode(x).decode()
 body = json.dumps({"key": b64(b"/ofc/torus64-ocs/outcomes"), "value": b64(m.SerializeToString())})
-r = urllib.request.urlopen("http://127.0.0.1:%s/v3/kv/put" % port, body.encode(), timeout=5)
+pki = sys.argv[7]  # (etcd asks for the client's certificate)
+ctx = ssl.create_default_context(cafile=pki + "/ca.pem")
+ctx.load_cert_chain(pki + "/client.pem", pki + "/client.key")
+r = urllib.request.urlopen("https://127.0.0.1:%s/v3/kv/put" % port, body.encode(), timeout=5,
+                           context=ctx)
 sys.exit(0 if r.status == 200 else 1)
 EOF
 for r in r1 r2 r3; do replica_start $r --probe-interval 0; done

@@ -182,7 +182,7 @@ mkdir -p "$TMP/dup/state"
 eval "pid=\$${F1}_pid"
 expect_error 2 "ofcd: --cluster-name $F1: a replica of fabric $FAB runs under that name already, on $(hostname) (pid $pid, socket $TMP/$F1.sock): give this one a name of its own" \
 	$BUILD/ofcd --config "$TMP/$F1/fab.yaml" --socket "$TMP/dup.sock" --state-dir "$TMP/dup/state" \
-	--credentials-dir "$TMP/$F1" --cluster "$ETCD" --cluster-name "$F1" --cluster-ttl 2s --foreground
+	--credentials-dir "$TMP/$F1" --cluster "$ETCD" $ETCD_TLS --cluster-name "$F1" --cluster-ttl 2s --foreground
 got=$(replicas "$TMP/$L.sock")
 [ "$got
 " = "$wantr" ] && ok || bad "the refused replica changed the list" "$got" "$wantr"
@@ -236,17 +236,21 @@ expect_stdout_has "partition slurm-job-12: ring:8 on 8 hosts committed" prolog "
 # a damaged held key: the next leader refuses mutations, naming it, until
 # it is set aside
 KEY=/ofc/$FAB/held
-ETCDCTL="etcdctl --endpoints=127.0.0.1:$ETCD_C1"
+ETCDCTL=etcd_ctl
 $ETCDCTL put "$KEY" 'not a HeldPartitions' >/dev/null && ok || bad "etcdctl put"
 replica_stop "$N" KILL
 wait_leader 20 "$F" && ok || bad "no leader after $N" "$(tail -3 "$TMP/$F.log")"
 expect_exit 1 prolog "$TMP/$F.sock" 13 'h[20-23]' ring:4
-grep -q "refused: $KEY: corrupt etcd key: 20 bytes that are not an ofc.v1.HeldPartitions.*etcdctl .*del '$KEY'.*fix or remove it first" "$TMP/err" &&
+grep -q "refused: $KEY: corrupt etcd key: 20 bytes that are not an ofc.v1.HeldPartitions.*ETCDCTL_{CACERT,CERT,KEY} as ofcd's --cluster-{cacert,cert,key}: etcdctl .*del '$KEY'; fix or remove it first" "$TMP/err" &&
 	ok || bad "the damaged held key" "$(cat "$TMP/err")"
 expect_exit 1 epilog "$TMP/$F.sock" 12
 grep -q "corrupt etcd key" "$TMP/err" && ok || bad "a release over the damaged key" "$(cat "$TMP/err")"
 [ "$($ETCDCTL get --print-value-only "$KEY")" = "not a HeldPartitions" ] && ok || bad "the damaged key was written over"
-$ETCDCTL del "$KEY" >/dev/null
+# set aside by the command the refusal names (over TLS: with the replica's files)
+cmd=$(sed -n "s/.*--cluster-{cacert,cert,key}: \(etcdctl .* del '[^']*'\).*/\1/p" "$TMP/err" | head -n 1)
+(cd "$TMP" && ETCDCTL_CACERT=$ETCD_PKI/ca.pem ETCDCTL_CERT=$ETCD_PKI/client.pem \
+	ETCDCTL_KEY=$ETCD_PKI/client.key sh -c "$cmd") >/dev/null 2>&1 && ls "$TMP/$FAB.held"*.json >/dev/null &&
+	[ -z "$($ETCDCTL get --print-value-only "$KEY")" ] && ok || bad "the refusal's etcdctl command" "$cmd"
 _end=$(($(date +%s) + 10))
 until prolog "$TMP/$F.sock" 13 'h[20-23]' ring:4 >"$TMP/out" 2>"$TMP/err" || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
 grep -q "partition slurm-job-13: ring:4 on 4 hosts committed" "$TMP/out" && ok || bad "mutations once the key is gone" "$(cat "$TMP/err")"

@@ -49,8 +49,19 @@ readme 1 >"$TMP/up.out" 2>"$TMP/up.err" && ok ||
 	bad "scripts/lab up" "$(cat "$TMP/up.err")" "$(tail -5 "$L"/r1.log "$L"/etcd/e1.log 2>/dev/null)"
 readme 2 >"$TMP/out" 2>&1 && grep -q "^  replica    r2, " "$TMP/out" && ok || bad "README's status through r2's socket" "$(head -5 "$TMP/out")"
 [ "$(wc -l <"$L/pids")" -eq 10 ] && ok || bad "10 processes recorded (3 etcd, 1 switch, 3 gateways, 3 replicas)" "$(cat "$L/pids")"
-grep -q "plain HTTP on loopback: ofcd has no TLS to etcd yet" "$TMP/up.out" && ok ||
-	bad "the output says etcd runs without TLS" "$(head -3 "$TMP/up.out")"
+grep -q "^  etcd       etcds://127.0.0.1:[0-9]*,127.0.0.1:[0-9]*,127.0.0.1:[0-9]* (three members; TLS, and only a certificate of $L/pki/etcd/ca.pem" "$TMP/up.out" && ok ||
+	bad "the output says etcd is authenticated" "$(head -3 "$TMP/up.out")"
+# etcd itself refuses a client without its CA's certificate: the gateway
+# users' admin certificate opens nothing there
+set -- $(sed -n 's/^  etcd       etcds:\/\/127.0.0.1:\([0-9]*\),.*/\1/p' "$TMP/up.out")
+EP=$1
+curl -s -m 3 --cacert "$L/pki/etcd/ca.pem" -X POST "https://127.0.0.1:$EP/v3/kv/range" -d '{"key":"eA=="}' >"$TMP/etcd.anon" 2>&1
+curl -s -m 3 --cacert "$L/pki/etcd/ca.pem" --cert "$L/pki/admin.pem" --key "$L/pki/admin.key" \
+	-X POST "https://127.0.0.1:$EP/v3/kv/range" -d '{"key":"eA=="}' >"$TMP/etcd.admin" 2>&1
+curl -s -m 3 --cacert "$L/pki/etcd/ca.pem" --cert "$L/pki/etcd/ofcd.pem" --key "$L/pki/etcd/ofcd.key" \
+	-X POST "https://127.0.0.1:$EP/v3/kv/range" -d '{"key":"eA=="}' >"$TMP/etcd.ofcd" 2>&1
+! grep -q revision "$TMP/etcd.anon" && ! grep -q revision "$TMP/etcd.admin" && grep -q revision "$TMP/etcd.ofcd" &&
+	ok || bad "etcd answers only the replicas' certificate" "$(cat "$TMP/etcd.anon" "$TMP/etcd.admin" "$TMP/etcd.ofcd")"
 expect_error 1 "lab: $L is up already (etcd-e1, pid $(awk 'NR==1 {print $2}' "$L/pids")): lab down $L first" $LAB up "$L"
 
 # Every replica's socket: one leader, the others follow it.

@@ -104,7 +104,46 @@ struct etcd_world {
 	char dir[64];
 	pid_t pid;
 	char endpoints[64];
+	/* the client's certificate (etcd's --client-cert-auth asks for it) */
+	char ca[96], cert[96], key[96];
+	struct etcd_tls tls;
 };
+
+/* A CA, etcd's certificate (IP:127.0.0.1) and a client's, and another
+ * CA's client certificate (intruder.*), made in dir by the openssl CLI.
+ * etcd's certificate is a client's too: its JSON gateway dials its own
+ * gRPC port with it. */
+static void make_pki(const char *dir)
+{
+	static const char script[] =
+	    "set -e\n"
+	    "nk() { openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \"$@\"; }\n"
+	    "for ca in ca other; do\n"
+	    "  nk -x509 -days 2 -keyout $ca.key -out $ca.pem -subj /CN=ofc-unit-$ca \\\n"
+	    "    -addext basicConstraints=critical,CA:TRUE \\\n"
+	    "    -addext keyUsage=critical,keyCertSign,cRLSign\n"
+	    "done\n"
+	    "printf 'subjectAltName=IP:127.0.0.1\\nextendedKeyUsage=serverAuth,clientAuth\\n' "
+	    ">s.ext\n"
+	    "printf 'extendedKeyUsage=clientAuth\\n' >c.ext\n"
+	    "for n in server:ca:s client:ca:c intruder:other:c; do\n"
+	    "  IFS=: read -r w ca e <<EOF\n$n\nEOF\n"
+	    "  nk -keyout $w.key -out $w.csr -subj /CN=$w\n"
+	    "  openssl x509 -req -in $w.csr -CA $ca.pem -CAkey $ca.key -CAcreateserial \\\n"
+	    "    -days 2 -extfile $e.ext -out $w.pem\n"
+	    "done\n"
+	    "chmod 600 ./*.key\n";
+	char *path = xasprintf("%s/pki.sh", dir);
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(script, f);
+	fclose(f);
+	char *cmd = xasprintf("cd '%s' && sh pki.sh >openssl.log 2>&1", dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	free(path);
+}
 
 /* A free loopback port (bound, then let go: etcd takes it at once). */
 static int free_port(void)
@@ -128,12 +167,19 @@ static int etcd_setup(void **state)
 
 	snprintf(w->dir, sizeof(w->dir), "/tmp/ofc-etcd.XXXXXX");
 	assert_non_null(mkdtemp(w->dir));
-	snprintf(curl, sizeof(curl), "http://127.0.0.1:%d", cport);
+	make_pki(w->dir);
+	snprintf(w->ca, sizeof(w->ca), "%s/ca.pem", w->dir);
+	snprintf(w->cert, sizeof(w->cert), "%s/client.pem", w->dir);
+	snprintf(w->key, sizeof(w->key), "%s/client.key", w->dir);
+	w->tls = (struct etcd_tls){w->ca, w->cert, w->key};
+	char *scert = xasprintf("%s/server.pem", w->dir),
+	     *skey = xasprintf("%s/server.key", w->dir);
+	snprintf(curl, sizeof(curl), "https://127.0.0.1:%d", cport);
 	snprintf(purl, sizeof(purl), "http://127.0.0.1:%d", pport);
 	snprintf(cluster, sizeof(cluster), "s1=%s", purl);
 	snprintf(data, sizeof(data), "%s/data", w->dir);
 	snprintf(log, sizeof(log), "%s/etcd.log", w->dir);
-	snprintf(w->endpoints, sizeof(w->endpoints), "etcd://127.0.0.1:%d", cport);
+	snprintf(w->endpoints, sizeof(w->endpoints), "etcds://127.0.0.1:%d", cport);
 	w->pid = fork();
 	assert_true(w->pid >= 0);
 	if (w->pid == 0) {
@@ -144,7 +190,8 @@ static int etcd_setup(void **state)
 		execlp("etcd", "etcd", "--name", "s1", "--data-dir", data, "--listen-client-urls",
 		       curl, "--advertise-client-urls", curl, "--listen-peer-urls", purl,
 		       "--initial-advertise-peer-urls", purl, "--initial-cluster", cluster,
-		       (char *)NULL);
+		       "--client-cert-auth", "--trusted-ca-file", w->ca, "--cert-file", scert,
+		       "--key-file", skey, (char *)NULL);
 		_exit(127);
 	}
 	/* until it answers (10 s by the clock) */
@@ -152,7 +199,7 @@ static int etcd_setup(void **state)
 	uint32_t n;
 	struct ofc_error err = {0};
 	assert_int_equal(etcd_endpoints_parse(w->endpoints, &urls, &n, &err), 0);
-	struct etcd_conn *c = etcd_conn_new(urls, n);
+	struct etcd_conn *c = etcd_conn_new(urls, n, &w->tls);
 	double end = now_seconds() + 10;
 	struct etcd_kv *kvs = NULL;
 	uint32_t nk = 0;
@@ -165,6 +212,8 @@ static int etcd_setup(void **state)
 	free(kvs);
 	etcd_conn_free(c);
 	etcd_endpoints_free(urls, n);
+	free(scert);
+	free(skey);
 	*state = w;
 	return 0;
 }
@@ -202,6 +251,9 @@ static void replica_open(struct replica *r, const struct etcd_world *w, const ch
 	struct ofc_error err = {0};
 	struct store_etcd_opts o = {
 	    .endpoints = w->endpoints,
+	    .cacert = w->ca,
+	    .cert = w->cert,
+	    .key = w->key,
 	    .fabric = "fab",
 	    .name = name,
 	    .advertise_socket = "/run/x.sock",
@@ -358,7 +410,7 @@ static void test_etcd_key_deleted(void **state)
 	assert_int_equal(store_write(l->s, "fab", &wr, 1, &err), 0);
 
 	assert_int_equal(etcd_endpoints_parse(w->endpoints, &urls, &n, &err), 0);
-	struct etcd_conn *c = etcd_conn_new(urls, n);
+	struct etcd_conn *c = etcd_conn_new(urls, n, &w->tls);
 	struct json_object *t = etcd_txn_new(), *resp;
 	bool ok;
 	int64_t rev;
@@ -458,8 +510,13 @@ static void test_etcd_held_and_replicas(void **state)
 	}
 	/* a third "a": this process's own pid holds it, alive: refused */
 	struct store *dup;
-	struct store_etcd_opts o = {
-	    .endpoints = w->endpoints, .fabric = "fab", .name = "a", .ttl = 2};
+	struct store_etcd_opts o = {.endpoints = w->endpoints,
+				    .cacert = w->ca,
+				    .cert = w->cert,
+				    .key = w->key,
+				    .fabric = "fab",
+				    .name = "a",
+				    .ttl = 2};
 	assert_int_equal(store_open_etcd(&o, &dup, &err), 0);
 	assert_int_equal(store_load(dup, 2, &err), 0);
 	assert_int_equal(store_register(dup, 2, &err), -1);
@@ -476,6 +533,82 @@ static void test_etcd_held_and_replicas(void **state)
 	store_close(b.s);
 }
 
+/* One range on w's etcd through a connection to endpoints with tls. */
+static int try_range(const char *endpoints, const struct etcd_tls *tls, struct ofc_error *err)
+{
+	char **urls;
+	uint32_t n;
+	struct etcd_kv *kvs = NULL;
+	uint32_t nk = 0;
+	int64_t rev;
+
+	assert_int_equal(etcd_endpoints_parse(endpoints, &urls, &n, err), 0);
+	struct etcd_conn *c = etcd_conn_new(urls, n, tls);
+	int rc = etcd_range(c, "x", NULL, 1, &kvs, &nk, &rev, err);
+
+	free(kvs);
+	etcd_conn_free(c);
+	etcd_endpoints_free(urls, n);
+	return rc;
+}
+
+/* etcd with --client-cert-auth answers only a client whose certificate
+ * its CA signed, and the client speaks only to a member its CA vouches
+ * for: every other way fails closed. */
+static void test_etcd_tls(void **state)
+{
+	struct etcd_world *w = *state;
+	struct ofc_error err = {0};
+	char other_ca[96], icert[96], ikey[96], plain[64];
+	struct store *s = NULL;
+
+	snprintf(other_ca, sizeof(other_ca), "%s/other.pem", w->dir);
+	snprintf(icert, sizeof(icert), "%s/intruder.pem", w->dir);
+	snprintf(ikey, sizeof(ikey), "%s/intruder.key", w->dir);
+	snprintf(plain, sizeof(plain), "etcd://%s", w->endpoints + strlen("etcds://"));
+
+	assert_int_equal(try_range(w->endpoints, &w->tls, &err), 0);
+	/* another CA's client certificate: etcd refuses it. (In TLS 1.3 it
+	 * says so after the handshake, and the client may see its alert or
+	 * only the connection reset: a TLS error or a member that does not
+	 * answer, never an answer.) */
+	struct etcd_tls intruder = {w->ca, icert, ikey};
+	assert_int_equal(try_range(w->endpoints, &intruder, &err), -1);
+	assert_true(err.reason == OFC_R_CREDENTIALS || err.reason == OFC_R_LOST);
+	/* no client certificate at all */
+	struct etcd_tls anon = {w->ca, NULL, NULL};
+	assert_int_equal(try_range(w->endpoints, &anon, &err), -1);
+	assert_true(err.reason == OFC_R_CREDENTIALS || err.reason == OFC_R_LOST);
+	/* a member another CA does not vouch for: not spoken to */
+	struct etcd_tls wrong_ca = {other_ca, w->cert, w->key};
+	assert_int_equal(try_range(w->endpoints, &wrong_ca, &err), -1);
+	assert_int_equal(err.reason, OFC_R_CREDENTIALS);
+	assert_non_null(strstr(err.msg, "etcd: TLS with no member succeeded"));
+	/* plain http to the TLS port */
+	assert_int_equal(try_range(plain, NULL, &err), -1);
+
+	/* the store: etcds:// needs the three files, etcd:// takes none */
+	struct store_etcd_opts o = {.endpoints = w->endpoints,
+				    .cert = w->cert,
+				    .key = w->key,
+				    .fabric = "fab",
+				    .name = "t",
+				    .ttl = 2};
+	assert_int_equal(store_open_etcd(&o, &s, &err), -1);
+	assert_int_equal(err.code, OFC_E_USAGE);
+	assert_non_null(strstr(err.msg, "--cluster-cacert"));
+	o.endpoints = plain;
+	o.cacert = w->ca;
+	assert_int_equal(store_open_etcd(&o, &s, &err), -1);
+	assert_int_equal(err.code, OFC_E_USAGE);
+	assert_null(s);
+	/* and a wrong scheme is refused, naming the right ones */
+	char **urls;
+	uint32_t n;
+	assert_int_equal(etcd_endpoints_parse("https://127.0.0.1:1", &urls, &n, &err), -1);
+	assert_non_null(strstr(err.msg, "etcds://"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +616,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_etcd_leadership, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_key_deleted, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_held_and_replicas, etcd_setup, etcd_teardown),
+	    cmocka_unit_test_setup_teardown(test_etcd_tls, etcd_setup, etcd_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
