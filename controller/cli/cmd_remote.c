@@ -228,7 +228,7 @@ static void print_state(const Ofc__V1__State *s, bool https)
 		print_status_items("moved", s->moved, s->n_moved, false, "ports",
 				   "circuits re-wired onto spare ports; kept after a restore: "
 				   "ApplyConfig or a reload puts them back");
-	/* issue 40: partitions made at run time, held for their owners, each
+	/* partitions made at run time, held for their owners, each
 	 * with its own topology, target and schedule */
 	for (size_t i = 0; i < s->n_held; i++) {
 		const Ofc__V1__HeldPartition *h = s->held[i];

@@ -357,7 +357,7 @@ void cli_request_key(struct cli_targets *t, struct Ofc__V1__Request *req);
 int cli_open(struct cli_targets *t, struct Ofc__V1__Request *req, double timeout, unsigned flags,
 	     struct Ofc__V1__Response **resp, struct ofc_error *err);
 
-/* `ofc slurm` (cmd_slurm.c, issue 40): t the addresses given (NULL: none,
+/* `ofc slurm` (cmd_slurm.c): to the addresses given (NULL: none,
  * OFC_SOCKET or the default). */
 int cmd_slurm(const struct cli_cmd *cmd, int argc, char **argv);
 int slurm_main(struct cli_targets *t, const struct cli_cmd *cmd, int argc, char **argv);

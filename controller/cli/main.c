@@ -230,7 +230,7 @@ static int cli_main(struct cli_targets *t, int argc, char **argv)
 		usage_all();
 		return 0;
 	}
-	/* ofc slurm talks to ofcd itself (issue 40): the addresses given, else
+	/* ofc slurm talks to ofcd itself (a Slurm hook): the addresses given, else
 	 * OFC_SOCKET's, else the default socket. */
 	if (strcmp(argv[1], "slurm") == 0)
 		for (size_t i = 0; i < ARRAY_SIZE(commands); i++)

@@ -84,13 +84,7 @@ static void post_partition(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t t
 	n->detail = detail ? xstrdup(detail) : NULL;
 	n->time_ms = unix_ms();
 	if (d->w_job) {
-		struct job *j = d->w_job;
-
-		if (j->deferred_tail)
-			j->deferred_tail->next = n;
-		else
-			j->deferred = n;
-		j->deferred_tail = n;
+		job_defer(d->w_job, n);
 		return;
 	}
 	ofcd_note(d, n);

@@ -289,6 +289,8 @@ struct job {
 };
 
 void job_free(struct job *j);
+/* Keep an event for after the job's snapshot is published (deferred). */
+void job_defer(struct job *j, struct note *n);
 void note_free(struct note *n);
 
 /* From a worker to the loop: an event, or (job != NULL) a finished job.
@@ -642,6 +644,8 @@ void queue_written(struct ofcd *d, uint8_t *buf, size_t len);
  * etcd's queue. */
 struct job *queue_takeover_begin(struct ofcd *d);
 void queue_takeover_end(struct ofcd *d, struct job *mine);
+/* The job at the queue's end (the loop thread; the queue in memory only). */
+void queue_append(struct ofcd *d, struct job *j);
 struct Ofc__V1__MutationQueue *queue_load(struct ofcd *d);
 void queue_forget(struct ofcd *d);
 /* A follower's State.queue: the leader's waiting mutations as etcd's

@@ -147,6 +147,15 @@ void job_free(struct job *j)
 	free(j);
 }
 
+void job_defer(struct job *j, struct note *n)
+{
+	if (j->deferred_tail)
+		j->deferred_tail->next = n;
+	else
+		j->deferred = n;
+	j->deferred_tail = n;
+}
+
 /* Planner tasks (plan.c) are handed between threads too. */
 void plan_out_free(struct plan_out *o)
 {

@@ -223,6 +223,16 @@ struct job *queue_takeover_begin(struct ofcd *d)
 	return mine;
 }
 
+void queue_append(struct ofcd *d, struct job *j)
+{
+	if (d->queue_tail)
+		d->queue_tail->next = j;
+	else
+		d->queue = j;
+	d->queue_tail = j;
+	d->nqueue++;
+}
+
 void queue_takeover_end(struct ofcd *d, struct job *mine)
 {
 	struct ofc_error err = {0};
@@ -230,12 +240,7 @@ void queue_takeover_end(struct ofcd *d, struct job *mine)
 	for (struct job *j = mine, *next; j; j = next) {
 		next = j->next;
 		j->next = NULL;
-		if (d->queue_tail)
-			d->queue_tail->next = j;
-		else
-			d->queue = j;
-		d->queue_tail = j;
-		d->nqueue++;
+		queue_append(d, j);
 	}
 	d->q_replaying = false;
 	if (queue_persist(d, &err) < 0)

@@ -437,12 +437,7 @@ static void enqueue(struct ofcd *d, struct job *j)
 
 	j->ticket = ++d->next_ticket;
 	outcome_adopt(d, j, is_mutation(j));
-	if (d->queue_tail)
-		d->queue_tail->next = j;
-	else
-		d->queue = j;
-	d->queue_tail = j;
-	d->nqueue++;
+	queue_append(d, j);
 	/* Issue 37: a replica's waiting mutations are in etcd before they are
 	 * queued (one that starts at once is the journal's instead). */
 	if (queue_kept(d, j) && !starts_now(d, j) && queue_persist(d, &err) < 0) {

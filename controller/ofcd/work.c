@@ -31,13 +31,7 @@ static void post_note(struct ofcd *d, struct note *n)
 			 kind == OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED ||
 			 kind == OFC__V1__EVENT__KIND__KIND_RECOVERED ||
 			 kind == OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED)) {
-		struct job *j = d->w_job;
-
-		if (j->deferred_tail)
-			j->deferred_tail->next = n;
-		else
-			j->deferred = n;
-		j->deferred_tail = n;
+		job_defer(d->w_job, n);
 		return;
 	}
 	ofcd_note(d, n);
