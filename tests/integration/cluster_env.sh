@@ -21,6 +21,7 @@
 #   replica_stop NAME [SIG] (SIGTERM by default; KILL for kill -9)
 #   cluster_json NAME       `ofc --socket $TMP/NAME.sock status --json` into
 #                           $TMP/NAME.json (0 when it answered)
+#   three_replicas DELAY_MS  torus:8x8 on an ocs-emu, etcd, r1..r3 started
 #   wait_leader SECS [NAME...]  until one of them says it leads and took
 #                           over; LEADER its name (0), else 1
 
@@ -195,6 +196,27 @@ EOF
 		sleep 0.1
 	done
 	return 1
+}
+
+# three_replicas DELAY_MS: what most suites start with: torus:8x8 on a
+# 256-port ocs-emu taking DELAY_MS a change, each replica logged in as its
+# own user (r1..r3), a 3-member etcd, r1..r3 started (--probe-interval 0);
+# $TMP/a.yaml the config, A and B two topologies of it, PY a python3 with
+# the protobuf runtime
+three_replicas() {
+	PY=python3
+	python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
+	make_torus_config "$TMP/a.yaml" torus:8x8 2s 2
+	A=torus:8x8
+	B=circulant:64:3,8
+	for _r in r1 r2 r3; do printf 'user: %s\npassword: ofc-demo\n' $_r >"$TMP/$_r.cred"; done
+	start_emu ocs-emu e --ports 256 --credentials "$TMP/r1.cred" --credentials "$TMP/r2.cred" \
+		--credentials "$TMP/r3.cred" --delay-ms "$1" --state "$TMP/e.state"
+	etcd_start 3 && ok || bad "etcd did not start" "$(tail -3 "$TMP/etcd/e1.log")"
+	for _r in r1 r2 r3; do
+		replica_dir $_r "$TMP/a.yaml" "$e_port"
+		replica_start $_r --probe-interval 0
+	done
 }
 
 # Other helpers (proxies) the test started: killed with the rest.

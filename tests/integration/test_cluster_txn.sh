@@ -16,19 +16,7 @@ if ! command -v etcd >/dev/null; then
 	echo "cluster_txn: no etcd (scripts/install-deps.sh installs etcd-server): skipped"
 	exit 0
 fi
-PY=python3
-python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
-make_torus_config "$TMP/a.yaml" torus:8x8 2s 2
-A=torus:8x8
-B=circulant:64:3,8
-for r in r1 r2 r3; do printf 'user: %s\npassword: ofc-demo\n' $r >"$TMP/$r.cred"; done
-start_emu ocs-emu e --ports 256 --credentials "$TMP/r1.cred" --credentials "$TMP/r2.cred" \
-	--credentials "$TMP/r3.cred" --delay-ms 5 --state "$TMP/e.state"
-etcd_start 3 && ok || bad "etcd did not start" "$(tail -3 "$TMP/etcd/e1.log")"
-for r in r1 r2 r3; do
-	replica_dir $r "$TMP/a.yaml" "$e_port"
-	replica_start $r --probe-interval 0
-done
+three_replicas 5
 
 # req SOCK hold NAME TOPOLOGY HOSTS | release NAME: what a Slurm job's
 # prolog and epilog send (Reconfigure with hosts, relabelled; ReleasePartition)
