@@ -24,13 +24,14 @@ CHECK="python3 $(dirname "$0")/tls_scan_check.py"
 
 # scan NAME HOST:PORT [CERT KEY]: sslscan's XML in $TMP/NAME.xml (SIGPIPE
 # ignored: sslscan dies of it when a server closes on it mid-probe, as
-# both do without a client certificate)
+# both do without a client certificate; 15 s a socket, not 3: run.sh runs
+# suites side by side, and a probe that timed out would read as a refusal)
 scan() {
 	_n=$1 _hp=$2
 	shift 2
 	(
 		trap '' PIPE
-		exec timeout 120 sslscan --no-colour --show-sigs --xml="$TMP/$_n.xml" ${1:+--certs="$1" --pk="$2"} "$_hp"
+		exec timeout 300 sslscan --no-colour --show-sigs --timeout=15 --xml="$TMP/$_n.xml" ${1:+--certs="$1" --pk="$2"} "$_hp"
 	) >"$TMP/$_n.txt" 2>&1
 }
 # scan_ok NAME [--bare]: the scan holds to the bar; its summary in
