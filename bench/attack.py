@@ -22,6 +22,8 @@ import sys
 import tempfile
 import time
 
+from attack_tls import tls_downgrades
+
 SECRET = "TOPSECRET"
 
 
@@ -369,6 +371,8 @@ class Attack:
                       "failures", self.configs())
         self.disk_category("the disk: damaged state files (.rewired, .failed, record, "
                            "journal; FIFOs, directories)", self.state_files())
+        self.rows.append(tls_downgrades(self.build, self.tmp, self.path("good.yaml"),
+                                        self.path("creds")))
 
     def report(self):
         print("| who, what | inputs | rejected correctly |")

@@ -1291,11 +1291,11 @@ int gw_open(const struct gw_opts *o, struct gateway **out, struct ofc_error *err
 	    0, NULL, NULL, handler, g, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, g,
 	    MHD_OPTION_LISTEN_SOCKET, g->listen_fd, MHD_OPTION_HTTPS_MEM_KEY, g->key_pem,
 	    MHD_OPTION_HTTPS_MEM_CERT, g->cert_pem, MHD_OPTION_HTTPS_MEM_TRUST, g->ca_pem,
-	    MHD_OPTION_HTTPS_PRIORITIES, "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2",
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)g->o.max_connections,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(g->o.idle_timeout + 0.5),
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HEADER_POOL, MHD_OPTION_NOTIFY_CONNECTION,
-	    notify_conn, g, MHD_OPTION_NOTIFY_COMPLETED, completed, g, MHD_OPTION_THREAD_STACK_SIZE,
+	    MHD_OPTION_HTTPS_PRIORITIES, GW_TLS_PRIORITIES, MHD_OPTION_CONNECTION_LIMIT,
+	    (unsigned)g->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned)(g->o.idle_timeout + 0.5), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    (size_t)HEADER_POOL, MHD_OPTION_NOTIFY_CONNECTION, notify_conn, g,
+	    MHD_OPTION_NOTIFY_COMPLETED, completed, g, MHD_OPTION_THREAD_STACK_SIZE,
 	    (size_t)(256u << 10), MHD_OPTION_END);
 	if (!g->mhd) {
 		gw_close(g);

@@ -18,6 +18,20 @@
 #include "controller/gateway/gateway.h"
 #include "proto/control.pb-c.h"
 
+/* What the gateway speaks (GnuTLS's priority string): TLS 1.3 and 1.2, and
+ * in 1.2 only forward-secret (ECDHE) suites with authenticated encryption
+ * (GCM, ChaCha20-Poly1305) as RFC 9325 (BCP 195) recommends, and no SHA-1
+ * handshake signature (RFC 9155). GnuTLS's NORMAL alone adds CBC with HMAC
+ * (the construction padding oracles such as Lucky 13 read), the static RSA
+ * key exchange under an RSA certificate made for key encipherment (no
+ * forward secrecy), SHA-1 signatures for a client that offers only those
+ * and, in TLS 1.3, ffdhe2048 (112 bits). tests/integration/test_tls_scan.sh
+ * scans it with sslscan. */
+#define GW_TLS_PRIORITIES                                                                          \
+	"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:"              \
+	"-CIPHER-ALL:+AES-256-GCM:+CHACHA20-POLY1305:+AES-128-GCM:-MAC-ALL:+AEAD:-GROUP-DH-ALL:"   \
+	"-SIGN-RSA-SHA1:-SIGN-ECDSA-SHA1:-SIGN-DSA-SHA1"
+
 /* ---- tls.c ---- */
 /* CA certificates (PEM, one or more) and optionally a CRL into a new
  * trust list. Errors name the file. */
