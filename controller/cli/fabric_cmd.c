@@ -381,24 +381,19 @@ const char fabric_cmd_relabel_help[] =
 static int check_moves(const struct fabric_cmd *fc, struct ofc_error *err)
 {
 	uint32_t ops = ctl_plan_size(fc->ctl);
-	double est = 0;
-	char buf[32] = "";
+	char buf[96];
 
 	if (!fc->max_moves_set || ops <= fc->max_moves)
 		return 0;
-	for (uint32_t i = 0; i < fc->ctl->ndevs; i++)
-		est += fc->ctl->devs[i].est_seconds;
-	if (est > 0)
-		fmt_duration_long(buf, sizeof(buf), est);
-	return ofc_error_set(err, OFC_E_RUNTIME,
-			     "reaching %s takes %u operation%s%s%s%s, more than --max-moves %u; "
-			     "nothing was changed%s",
-			     fc->ctl->fabric->graph && fc->ctl->fabric->graph->spec
-				 ? fc->ctl->fabric->graph->spec
-				 : "the config",
-			     ops, ops == 1 ? "" : "s", est > 0 ? " (switching time about " : "",
-			     buf, est > 0 ? ")" : "", fc->max_moves,
-			     fc->relabel ? "" : " (--relabel may keep more circuits in place)");
+	ctl_plan_seconds_text(fc->ctl, buf, sizeof(buf));
+	return ofc_error_set(
+	    err, OFC_E_RUNTIME,
+	    "reaching %s takes %u operation%s%s%s%s, more than --max-moves %u; "
+	    "nothing was changed%s",
+	    fc->ctl->fabric->graph && fc->ctl->fabric->graph->spec ? fc->ctl->fabric->graph->spec
+								   : "the config",
+	    ops, ops == 1 ? "" : "s", buf[0] ? " (" : "", buf, buf[0] ? ")" : "", fc->max_moves,
+	    fc->relabel ? "" : " (--relabel may keep more circuits in place)");
 }
 
 /* What --relabel saved, on stderr. */

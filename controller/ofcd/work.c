@@ -976,7 +976,7 @@ static void answer_plan(const struct ofcd *d, struct answer *an, const struct ct
 {
 	struct strbuf sb = STRBUF_INIT;
 	uint32_t room = d->o.max_frame ? d->o.max_frame : OFCD_MAX_FRAME_DEFAULT;
-	char est[32] = "";
+	char est[96];
 
 	an->t.state = "planned";
 	an->t.has_operations = an->t.has_switching_seconds = 1;
@@ -986,14 +986,12 @@ static void answer_plan(const struct ofcd *d, struct answer *an, const struct ct
 	/* the rest of the answer is a few hundred bytes */
 	if (sb.len + 4096 <= room)
 		an->t.plan = arena_strdup(&an->a, sb.buf ? sb.buf : "");
-	if (an->t.switching_seconds > 0)
-		fmt_duration_long(est, sizeof(est), an->t.switching_seconds);
+	ctl_plan_seconds_text(nc, est, sizeof(est));
 	answer_status(an, OFC__V1__STATUS__STATUS_OK,
 		      "%u operation%s on %u device%s would take fabric '%s' to %s%s%s%s%s",
 		      an->t.operations, an->t.operations == 1 ? "" : "s", nc->ndevs,
-		      nc->ndevs == 1 ? "" : "s", nc->fabric->name, target,
-		      est[0] ? " (switching time about " : "", est, est[0] ? ")" : "",
-		      an->t.plan ? "" : "; the plan's lines do not fit a frame");
+		      nc->ndevs == 1 ? "" : "s", nc->fabric->name, target, est[0] ? " (" : "", est,
+		      est[0] ? ")" : "", an->t.plan ? "" : "; the plan's lines do not fit a frame");
 	sb_free(&sb);
 }
 

@@ -1,7 +1,8 @@
 /* Reconfiguration as a transaction (DESIGN.md §5): plan (read every device,
  * diff against the target), record the intent in the journal (fsync), apply
- * per device, read back and compare, commit. On any failure, undo what was
- * applied device by device in reverse order and verify again. A crash at
+ * on every device at once (drive.c: one thread a device), read back and
+ * compare, commit. On any failure, undo every device, again side by side,
+ * and verify again. A crash at
  * any point leaves the journal, which the next changer resolves
  * (ctl_recover): finish when every device already holds the target, else
  * undo back to the recorded "before" states.
@@ -36,27 +37,47 @@ char *ctl_state_dir(const char *dir)
 }
 
 /* reason: why a device failed (DEVICE_LOST, ROLLING_BACK, an incomplete
- * rollback), for listeners that must not show the device's own words. */
+ * rollback), for listeners that must not show the device's own words.
+ * cd: the device the event is about, whose thread may be raising it while
+ * devices are driven side by side (then it is queued: drive.c). */
+static void vemit(struct ctl *c, const struct ctl_device *cd, enum ctl_event_kind kind,
+		  const char *device, enum ofc_reason reason, const char *fmt, va_list ap)
+{
+	char msg[640];
+
+	if (!c->opts.on_event)
+		return;
+	msg[0] = 0;
+	if (fmt)
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+	struct ctl_event ev = {
+	    .kind = kind, .txn = c->txn, .device = device, .message = msg, .reason = reason};
+	if (!cd || !ctl_queue_event(c, cd, &ev))
+		c->opts.on_event(c->opts.ctx, &ev);
+}
+
 static void emit(struct ctl *c, enum ctl_event_kind kind, const char *device,
 		 enum ofc_reason reason, const char *fmt, ...) OFC_PRINTF(5, 6);
 static void emit(struct ctl *c, enum ctl_event_kind kind, const char *device,
 		 enum ofc_reason reason, const char *fmt, ...)
 {
-	char msg[640];
 	va_list ap;
 
-	if (!c->opts.on_event)
-		return;
-	msg[0] = 0;
-	if (fmt) {
-		va_start(ap, fmt);
-		vsnprintf(msg, sizeof(msg), fmt, ap);
-		va_end(ap);
-	}
-	c->opts.on_event(
-	    c->opts.ctx,
-	    &(struct ctl_event){
-		.kind = kind, .txn = c->txn, .device = device, .message = msg, .reason = reason});
+	va_start(ap, fmt);
+	vemit(c, NULL, kind, device, reason, fmt, ap);
+	va_end(ap);
+}
+
+static void emit_dev(struct ctl *c, const struct ctl_device *cd, enum ctl_event_kind kind,
+		     enum ofc_reason reason, const char *fmt, ...) OFC_PRINTF(5, 6);
+static void emit_dev(struct ctl *c, const struct ctl_device *cd, enum ctl_event_kind kind,
+		     enum ofc_reason reason, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vemit(c, cd, kind, cd->cfg.name, reason, fmt, ap);
+	va_end(ap);
 }
 
 static int mkdir_p(const char *dir, struct ofc_error *err)
@@ -462,12 +483,12 @@ static int read_device(struct ctl *c, struct ctl_device *cd, struct ofc_error *e
 		cd->read_ok = false;
 		cd->read_err = *err;
 		if (!cd->lost && !cd->quiet)
-			emit(c, CTL_EV_DEVICE_LOST, cd->cfg.name, err->reason, "%s", err->msg);
+			emit_dev(c, cd, CTL_EV_DEVICE_LOST, err->reason, "%s", err->msg);
 		cd->lost = true;
 		return -1;
 	}
 	if (cd->lost && !cd->quiet)
-		emit(c, CTL_EV_DEVICE_BACK, cd->cfg.name, OFC_R_NONE, NULL);
+		emit_dev(c, cd, CTL_EV_DEVICE_BACK, OFC_R_NONE, NULL);
 	cd->lost = false;
 	state_free(&cd->actual);
 	cd->actual = s;
@@ -475,19 +496,53 @@ static int read_device(struct ctl *c, struct ctl_device *cd, struct ofc_error *e
 	return 0;
 }
 
+/* Each device's outcome of a drive side by side (ctl_each): rc[i] and
+ * err[i] are device i's, written by its thread alone. */
+struct outcomes {
+	int *rc;
+	struct ofc_error *err;
+};
+
+static void outcomes_init(struct outcomes *o, const struct ctl *c)
+{
+	o->rc = xcalloc(c->ndevs + 1, sizeof(*o->rc));
+	o->err = xcalloc(c->ndevs + 1, sizeof(*o->err));
+}
+
+/* The first device (in order) that failed, its error in *err; -1: none. */
+static int outcomes_first(const struct outcomes *o, const struct ctl *c, struct ofc_error *err)
+{
+	for (uint32_t i = 0; i < c->ndevs; i++)
+		if (o->rc[i] < 0) {
+			*err = o->err[i];
+			return (int)i;
+		}
+	return -1;
+}
+
+static void outcomes_free(struct outcomes *o)
+{
+	free(o->rc);
+	free(o->err);
+}
+
+static void read_one(struct ctl *c, uint32_t i, void *arg)
+{
+	struct outcomes *o = arg;
+
+	o->rc[i] = read_device(c, &c->devs[i], &o->err[i]);
+}
+
 int ctl_read(struct ctl *c, struct ofc_error *err)
 {
-	int rc = 0;
+	struct outcomes o;
+	int failed;
 
-	for (uint32_t i = 0; i < c->ndevs; i++) {
-		struct ofc_error e = {0};
-
-		if (read_device(c, &c->devs[i], &e) < 0 && rc == 0) {
-			*err = e;
-			rc = -1;
-		}
-	}
-	return rc;
+	outcomes_init(&o, c);
+	ctl_each(c, read_one, &o);
+	failed = outcomes_first(&o, c, err);
+	outcomes_free(&o);
+	return failed < 0 ? 0 : -1;
 }
 
 int ctl_plan(struct ctl *c, struct ofc_error *err)
@@ -739,33 +794,48 @@ static int converge(struct ctl *c, struct ctl_device *cd, const struct device_st
 	return 0;
 }
 
-/* Undo devices last..0 back to before[]; a device that fails is tried
- * once more after the others. Returns 0 when every device verified. */
+struct undo_arg {
+	struct outcomes o;
+	const struct device_state *before;
+	bool *pending;
+};
+
+static void undo_one(struct ctl *c, uint32_t i, void *arg)
+{
+	struct undo_arg *u = arg;
+
+	if (!u->pending[i])
+		return;
+	u->o.err[i] = (struct ofc_error){0};
+	u->o.rc[i] = converge(c, &c->devs[i], &u->before[i], NULL, &u->o.err[i]);
+	u->pending[i] = u->o.rc[i] < 0;
+}
+
+/* Undo devices 0..last back to before[], side by side; a device that
+ * fails is tried once more after the others. Returns 0 when every device
+ * verified, else -1 with the last such device's error (as when they were
+ * undone from the last one down). */
 static int undo(struct ctl *c, int last, const struct device_state *before, struct ofc_error *err)
 {
-	bool *pending = xcalloc((size_t)last + 2, 1);
+	struct undo_arg u = {.before = before, .pending = xcalloc(c->ndevs + 1, 1)};
 	int rc = 0;
 
+	outcomes_init(&u.o, c);
+	for (int i = 0; i <= last && i < (int)c->ndevs; i++)
+		u.pending[i] = true;
 	for (int round = 0; round < 2; round++) {
+		ctl_each(c, undo_one, &u);
 		rc = 0;
-		for (int i = last; i >= 0; i--) {
-			struct ofc_error e = {0};
-
-			if (round && !pending[i])
-				continue;
-			if (converge(c, &c->devs[i], &before[i], NULL, &e) < 0) {
-				pending[i] = true;
-				if (rc == 0)
-					*err = e;
+		for (int i = last; i >= 0 && rc == 0; i--)
+			if (u.pending[i]) {
+				*err = u.o.err[i];
 				rc = -1;
-			} else {
-				pending[i] = false;
 			}
-		}
 		if (rc == 0)
 			break;
 	}
-	free(pending);
+	outcomes_free(&u.o);
+	free(u.pending);
 	return rc;
 }
 
@@ -913,20 +983,45 @@ static int commit(struct ctl *c, struct journal *j, struct ofc_error *err)
 
 /* ---- the devices' own locks and trials -------------------------------------------------- */
 
+static void unlock_one(struct ctl *c, uint32_t i, void *arg)
+{
+	struct ofc_error e = {0};
+
+	(void)arg;
+	if (!c->devs[i].locked)
+		return;
+	c->devs[i].locked = false;
+	if (device_unlock(&c->devs[i].dev, &e) < 0)
+		device_close(&c->devs[i].dev);
+}
+
 /* Release the devices' own locks. A release that fails is let go: the
  * device drops the lock with the session anyway, and the transaction's
  * outcome is settled by then. */
 static void unlock_devices(struct ctl *c)
 {
-	for (uint32_t i = 0; i < c->ndevs; i++) {
-		struct ofc_error e = {0};
+	bool any = false;
 
-		if (!c->devs[i].locked)
-			continue;
-		c->devs[i].locked = false;
-		if (device_unlock(&c->devs[i].dev, &e) < 0)
-			device_close(&c->devs[i].dev);
-	}
+	for (uint32_t i = 0; i < c->ndevs; i++)
+		any |= c->devs[i].locked;
+	if (any)
+		ctl_each(c, unlock_one, NULL);
+}
+
+/* Take the own lock of a device that has one and will change, and read
+ * it again once held. */
+static void lock_one(struct ctl *c, uint32_t i, void *arg)
+{
+	struct outcomes *o = arg;
+	struct ctl_device *cd = &c->devs[i];
+	bool held = false;
+
+	if (cd->plan.n == 0)
+		return;
+	o->rc[i] = device_lock(&cd->dev, &held, &o->err[i]);
+	cd->locked = o->rc[i] == 0 && held;
+	if (cd->locked)
+		o->rc[i] = read_device(c, cd, &o->err[i]);
 }
 
 /* Take the own lock of every device that has one and will change (a
@@ -936,26 +1031,20 @@ static void unlock_devices(struct ctl *c)
  * failure (the locks taken are released). */
 static int lock_devices(struct ctl *c, struct ofc_error *err)
 {
+	struct outcomes o;
 	bool any = false;
+	int failed;
 
-	for (uint32_t i = 0; i < c->ndevs; i++) {
-		struct ctl_device *cd = &c->devs[i];
-		bool held = false;
-
-		if (cd->plan.n == 0)
-			continue;
-		if (device_lock(&cd->dev, &held, err) < 0) {
-			unlock_devices(c);
-			return -1;
-		}
-		cd->locked = held;
-		any |= held;
+	outcomes_init(&o, c);
+	ctl_each(c, lock_one, &o);
+	failed = outcomes_first(&o, c, err);
+	outcomes_free(&o);
+	if (failed >= 0) {
+		unlock_devices(c);
+		return -1;
 	}
-	for (uint32_t i = 0; any && i < c->ndevs; i++)
-		if (c->devs[i].locked && read_device(c, &c->devs[i], err) < 0) {
-			unlock_devices(c);
-			return -1;
-		}
+	for (uint32_t i = 0; i < c->ndevs; i++)
+		any |= c->devs[i].locked;
 	if (any)
 		ctl_diff(c);
 	return 0;
@@ -971,6 +1060,37 @@ static double trial_seconds(const struct ctl_device *cd, double trial_deadline)
 	double left = trial_deadline - (double)unix_ms() / 1000;
 
 	return (left > 0 ? left : 0) + 3 * cd->cfg.timeout + 5;
+}
+
+/* A transaction's drive, device by device (ctl_each). */
+struct drive {
+	double trial_deadline;
+	struct outcomes o;
+	uint32_t *done; /* per device: operations that took effect for certain */
+};
+
+/* Apply device i's plan, read it back and compare. */
+static void apply_one(struct ctl *c, uint32_t i, void *arg)
+{
+	struct drive *dr = arg;
+	struct ctl_device *cd = &c->devs[i];
+	struct ofc_error *err = &dr->o.err[i];
+
+	if (cd->plan.n == 0)
+		return;
+	cd->dev.trial_seconds = dr->trial_deadline > 0 ? trial_seconds(cd, dr->trial_deadline) : 0;
+	int arc = device_apply(&cd->dev, &cd->plan, &dr->done[i], err);
+	cd->dev.trial_seconds = 0; /* undoing is never a trial */
+	if (arc < 0 || read_device(c, cd, err) < 0) {
+		dr->o.rc[i] = -1;
+	} else if (!state_equal(&cd->actual, &cd->target)) {
+		mismatch(&cd->target, &cd->actual, err);
+		ofc_error_prefix(err, "%s", cd->cfg.name);
+		dr->o.rc[i] = -1;
+	} else {
+		emit_dev(c, cd, CTL_EV_DEVICE_APPLIED, OFC_R_NONE, "%u operation%s, verified",
+			 dr->done[i], dr->done[i] == 1 ? "" : "s");
+	}
 }
 
 int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, struct ofc_error *err)
@@ -999,27 +1119,22 @@ int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, stru
 	emit(c, CTL_EV_TXN_STARTED, NULL, OFC_R_NONE, "%u operation%s on %u device%s",
 	     ctl_plan_size(c), ctl_plan_size(c) == 1 ? "" : "s", c->ndevs,
 	     c->ndevs == 1 ? "" : "s");
-	for (uint32_t i = 0; i < c->ndevs && failed < 0; i++) {
-		struct ctl_device *cd = &c->devs[i];
-		uint32_t done = 0;
-
-		if (cd->plan.n == 0)
-			continue;
-		cd->dev.trial_seconds = trial_deadline > 0 ? trial_seconds(cd, trial_deadline) : 0;
-		int arc = device_apply(&cd->dev, &cd->plan, &done, err);
-		cd->dev.trial_seconds = 0; /* undoing is never a trial */
-		if (arc < 0 || read_device(c, cd, err) < 0) {
+	struct drive dr = {.trial_deadline = trial_deadline,
+			   .done = xcalloc(c->ndevs + 1, sizeof(*dr.done))};
+	outcomes_init(&dr.o, c);
+	ctl_each(c, apply_one, &dr);
+	failed = outcomes_first(&dr.o, c, err);
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		res->ops_applied += dr.done[i];
+		/* A fenced device stops the whole transaction as it is. */
+		if (dr.o.rc[i] < 0 && dr.o.err[i].reason == OFC_R_FENCED) {
 			failed = (int)i;
-		} else if (!state_equal(&cd->actual, &cd->target)) {
-			mismatch(&cd->target, &cd->actual, err);
-			ofc_error_prefix(err, "%s", cd->cfg.name);
-			failed = (int)i;
+			*err = dr.o.err[i];
+			break;
 		}
-		res->ops_applied += done;
-		if (failed < 0)
-			emit(c, CTL_EV_DEVICE_APPLIED, cd->cfg.name, OFC_R_NONE,
-			     "%u operation%s, verified", done, done == 1 ? "" : "s");
 	}
+	free(dr.done);
+	outcomes_free(&dr.o);
 	if (failed >= 0 && err->reason == OFC_R_FENCED) {
 		/* This daemon may not drive the devices any more (issue 37):
 		 * the next leader repairs the transaction from its journal,
@@ -1037,7 +1152,8 @@ int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, stru
 			 c->devs[failed].cfg.name);
 		emit(c, CTL_EV_TXN_ROLLING_BACK, c->devs[failed].cfg.name, err->reason, "%s",
 		     err->msg);
-		roll_back(c, &j, failed, res);
+		/* every device was driven, so every one goes back */
+		roll_back(c, &j, (int)c->ndevs - 1, res);
 		goto out;
 	}
 	if (trial_deadline > 0) {

@@ -83,6 +83,15 @@ int ctl_partition_aim(struct ctl *c, const struct partition *p, const struct cir
 
 char *ctl_path(const char *state_dir, const char *fabric, const char *ext);
 
+/* drive.c: fn(c, i, arg) for every device i at once, one thread each (at
+ * most 64), returning when all have; fn touches devs[i] alone. Events
+ * raised meanwhile (ctl_queue_event) reach opts.on_event afterwards, on
+ * the calling thread, in device order. */
+void ctl_each(struct ctl *c, void (*fn)(struct ctl *c, uint32_t i, void *arg), void *arg);
+/* During ctl_each: queue ev (copied) as device cd's and return true;
+ * outside one: false (the caller tells it now). */
+bool ctl_queue_event(struct ctl *c, const struct ctl_device *cd, const struct ctl_event *ev);
+
 /* etcd.c: etcd 3.4's v3 JSON gateway over libcurl and json-c (issue 37).
  * A struct etcd_conn is one thread's: it calls the endpoint that answered
  * last and goes round the others within the call's time. Keys are C

@@ -95,26 +95,47 @@ double ctl_plan_seconds(const struct ctl *c)
 {
 	double est = 0;
 
+	/* a transaction drives its devices side by side (drive.c) */
 	for (uint32_t i = 0; i < c->ndevs; i++)
-		est += c->devs[i].est_seconds;
+		est = c->devs[i].est_seconds > est ? c->devs[i].est_seconds : est;
 	return est;
+}
+
+/* How many devices the plan changes. */
+static uint32_t devices_changed(const struct ctl *c)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < c->ndevs; i++)
+		n += c->devs[i].plan.n > 0;
+	return n;
+}
+
+void ctl_plan_seconds_text(const struct ctl *c, char *buf, size_t n)
+{
+	double est = ctl_plan_seconds(c);
+	char d[32];
+
+	buf[0] = 0;
+	if (est <= 0)
+		return;
+	fmt_duration_long(d, sizeof(d), est);
+	snprintf(buf, n, "switching time about %s%s", d,
+		 devices_changed(c) > 1 ? ", the devices driven side by side" : "");
 }
 
 void ctl_plan_text(const struct ctl *c, struct strbuf *out)
 {
-	double est = ctl_plan_seconds(c);
+	char est[96];
 
+	ctl_plan_seconds_text(c, est, sizeof(est));
 	sb_printf(out, "fabric %s", c->fabric->name);
 	if (c->partition)
 		sb_printf(out, ", partition %s", c->partition->name);
 	sb_printf(out, ": %u operation%s on %u device%s", ctl_plan_size(c),
 		  ctl_plan_size(c) == 1 ? "" : "s", c->ndevs, c->ndevs == 1 ? "" : "s");
-	if (est > 0) {
-		char buf[32];
-
-		fmt_duration_long(buf, sizeof(buf), est);
-		sb_printf(out, " (switching time about %s)", buf);
-	}
+	if (est[0])
+		sb_printf(out, " (%s)", est);
 	sb_printf(out, "\n");
 	for (uint32_t i = 0; i < c->ndevs; i++) {
 		const struct ctl_device *cd = &c->devs[i];

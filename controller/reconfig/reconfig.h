@@ -140,6 +140,9 @@ struct ctl {
 	 * a rollback's. w->data is freed after. NULL: nothing. */
 	void (*commit_also)(void *ctx, const struct ctl *c, struct store_write *w);
 	void *commit_also_ctx;
+	/* While devices are driven side by side (drive.c's ctl_each): each
+	 * device's events, told in device order when all are done. */
+	struct ctl_evq *evq;
 };
 
 /* The state directory: `dir` if given, else $OFC_STATE_DIR, else
@@ -195,8 +198,12 @@ struct ctl_plan_counts {
 	uint32_t del, add, rset, rdel;
 };
 struct ctl_plan_counts ctl_plan_counts(const struct op_batch *b);
-/* The switching time the devices' plans will take, in seconds. */
+/* The switching time the devices' plans will take, in seconds: the
+ * slowest device's, as the devices are driven side by side. */
 double ctl_plan_seconds(const struct ctl *c);
+/* "switching time about 2.05 s[, the devices driven side by side]" into
+ * buf, or "" when the plan takes none. */
+void ctl_plan_seconds_text(const struct ctl *c, char *buf, size_t n);
 /* After ctl_plan: the plan as `ofc plan` prints it, appended to out: the
  * totals and switching time, then per device its counts and one line an
  * operation. */
@@ -291,9 +298,10 @@ struct ctl_result {
 };
 
 /* Apply the plan (ctl_plan first) as one transaction: journal the intent
- * (fsync), apply per device in order, read back and compare, then commit
- * (state file, journal removed). On any failure undo what was applied, in
- * reverse order, read back again and return -1 with err saying what failed;
+ * (fsync), apply on every device at once (side by side, each on its own
+ * connection), read back and compare, then commit (state file, journal
+ * removed). On any failure undo every device, read back again and return
+ * -1 with err saying what failed (the first failing device in order);
  * res says whether the fabric is back where it was. With trial_deadline
  * (Unix seconds) > 0 the transaction stays open in PHASE_TRIAL instead of
  * committing: ctl_trial_finish() ends it. */
