@@ -180,6 +180,9 @@ static void write_plan_json(const struct ctl *c, FILE *out, const struct fabric_
 	}
 	jw_key(&w, "operations");
 	jw_uint(&w, ctl_plan_size(c));
+	/* the slowest device's estimated_seconds: they are driven side by side */
+	jw_key(&w, "switching_seconds");
+	jw_double(&w, ctl_plan_seconds(c));
 	if (rel) {
 		jw_key(&w, "relabel");
 		jw_obj_begin(&w);

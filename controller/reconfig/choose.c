@@ -98,14 +98,15 @@ static void count_moves(const struct ctl *c, const struct fabric *t, struct ctl_
 			ctl_hosts_target(t, &want);
 		} else {
 			k->moves += cd->plan.n;
-			k->reconfig_s += cd->plan.n * cd->op_seconds;
+			k->reconfig_s = fmax(k->reconfig_s, cd->plan.n * cd->op_seconds);
 			continue;
 		}
 		batch_free(&ops);
 		state_diff(&cd->actual, &want, &ops);
 		n = ops.n;
 		k->moves += n;
-		k->reconfig_s += n * cd->op_seconds;
+		/* the slowest device's: a transaction drives them side by side */
+		k->reconfig_s = fmax(k->reconfig_s, n * cd->op_seconds);
 	}
 	batch_free(&ops);
 	state_free(&want);
@@ -161,8 +162,7 @@ static int price_partition_topology(const struct scope *sc, struct graph *g,
 		rc = ctl_partition_aim(c, sc->p, k->circuits, k->ncircuits, err);
 	if (rc == 0) {
 		k->moves = ctl_plan_size(c);
-		for (uint32_t i = 0; i < c->ndevs; i++)
-			k->reconfig_s += c->devs[i].est_seconds;
+		k->reconfig_s = ctl_plan_seconds(c);
 	}
 	return rc;
 }

@@ -245,7 +245,7 @@ struct ctl_candidate {
 	char spec[TOPO_MAX_SPEC + 1]; /* the topology ("in place" for KEEP) */
 	char label[TOPO_MAX_SPEC + 40];
 	uint32_t moves;	      /* operations of its plan */
-	double reconfig_s;    /* switching time of those operations */
+	double reconfig_s;    /* switching time of those operations (the slowest device's) */
 	double collective_us; /* one run of the priced collectives */
 	double total_s;	      /* reconfig_s + horizon x collective_us */
 	uint32_t steps;	      /* summed over the priced collectives */
