@@ -120,4 +120,64 @@ done
 expect_json 'j["in_sync"] and j["at_target"] and j.get("transaction") is None' \
 	$OFC status "$TORUS" $DEVS --state-dir "$ST" --json
 
+# ---- the same over NETCONF: four SSH sessions (libssh, libnetconf2 and
+# libyang on four threads at once) ---------------------------------------------------
+cp configs/credentials/known_hosts "$TMP/known_hosts"
+for f in torus circ; do
+	sed -e 's|type: tl1, address: 127.0.0.1:1, credentials: ocs0.cred|type: netconf, address: 127.0.0.1:1, credentials: ocs0.cred, known_hosts: known_hosts|' \
+		-e 's|^name: par4|name: par4n|' "$TMP/$f.yaml" >"$TMP/${f}n.yaml"
+done
+# start_nc I ARGS...: netconf-emu for switch I on its state file and log
+start_nc() {
+	i=$1
+	shift
+	start_emu netconf-emu "s$i" --ports 16 --host-key configs/credentials/netconf-emu-host.key \
+		--credentials "$TMP/ocs0.cred" --state "$TMP/n$i.state" --log "$TMP/n$i.log" "$@"
+}
+for i in 0 1 2 3; do
+	stop_emu "$(eval echo "\$s${i}_pid")"
+	: >"$TMP/n$i.state"
+	start_nc $i --hold-file "$TMP/hold"
+done
+devices
+touch "$TMP/hold"
+$OFC apply "$TMP/torusn.yaml" $DEVS --state-dir "$ST" >"$TMP/apply.out" 2>&1 &
+APPLY=$!
+end=$(($(date +%s) + 20))
+held=0
+while [ "$(date +%s)" -le $end ]; do
+	held=0
+	for i in 0 1 2 3; do
+		grep -q " commit$" "$TMP/n$i.log" && held=$((held + 1))
+	done
+	[ $held -eq $N ] && break
+	sleep 0.05
+done
+rm -f "$TMP/hold"
+wait $APPLY
+rc=$?
+if [ $held -eq $N ] && [ $rc -eq 0 ]; then ok; else
+	bad "netconf: $held of $N switches had a commit in flight at once; the apply exited $rc" \
+		"$(head -c 600 "$TMP/apply.out")"
+fi
+# ocs1 again, refusing the read-back after its commit (its 8th command:
+# get, two locks, get, discard, edit, commit, get): changed, then failed
+for i in 0 1 2 3; do cp "$TMP/n$i.state" "$TMP/n$i.before"; done
+stop_emu "$s1_pid"
+: >"$TMP/n1.log"
+start_nc 1 --fail-at 8 --fail-mode deny
+for i in 0 2 3; do : >"$TMP/n$i.log"; done
+devices
+expect_exit 1 $OFC apply "$TMP/circn.yaml" $DEVS --state-dir "$ST"
+if grep -q "ocs1" "$TMP/err" && grep -qi "rolled back" "$TMP/err" &&
+	[ "$(awk '$1 < 8 && $2 == "commit"' "$TMP/n1.log" | wc -l)" -eq 1 ]; then ok; else
+	bad "netconf: ocs1 should have committed, then failed, and all rolled back" \
+		"$(head -c 600 "$TMP/err")" "$(head -c 600 "$TMP/n1.log")"
+fi
+for i in 0 1 2 3; do
+	if grep -q " connect " "$TMP/n$i.log" && cmp -s "$TMP/n$i.state" "$TMP/n$i.before"; then ok; else
+		bad "netconf: ocs$i is not where it started (or was never driven)"
+	fi
+done
+
 finish
