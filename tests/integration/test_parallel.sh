@@ -119,6 +119,15 @@ for i in 0 1 2 3; do
 done
 expect_json 'j["in_sync"] and j["at_target"] and j.get("transaction") is None' \
 	$OFC status "$TORUS" $DEVS --state-dir "$ST" --json
+# --horizon prices a candidate's switching as the plan says it: the
+# slowest switch's, not the sum
+cp "$CIRC" "$TMP/circh.yaml"
+printf 'collectives:\n  - {op: allreduce, size: 1MiB}\ncost_model: {alpha: 10us, link_bandwidth: 100Gbps}\n' >>"$TMP/circh.yaml"
+expect_json 'j["switching_seconds"]==max(d["estimated_seconds"] for d in j["devices"]) and j["switching_seconds"]<sum(d["estimated_seconds"] for d in j["devices"])' \
+	$OFC plan "$TMP/circh.yaml" $DEVS --state-dir "$ST" --relabel --json
+S=$(python3 -c 'import json,sys; print(repr(json.load(open(sys.argv[1]))["switching_seconds"]))' "$TMP/out")
+expect_json "[k['reconfig_seconds'] for k in j['choice']['candidates'] if k['kind']=='requested']==[$S]" \
+	$OFC plan "$TMP/circh.yaml" $DEVS --state-dir "$ST" --horizon 1 --alternatives 0 --json
 
 # ---- the same over NETCONF: four SSH sessions (libssh, libnetconf2 and
 # libyang on four threads at once) ---------------------------------------------------
