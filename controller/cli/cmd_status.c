@@ -244,8 +244,7 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 	}
 	if (!fc.file)
 		return status_all(&fc);
-	if (fabric_cmd_open(&fc, true, &err) < 0 ||
-	    ctl_load_record(fc.state_dir, fc.fabric->name, &r, &err) < 0)
+	if (fabric_cmd_open(&fc, true, &err) < 0 || ctl_load_record_for(fc.ctl, &r, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
 	ctl_read(fc.ctl, &err);
 	if (fc.dot) {

@@ -508,7 +508,7 @@ int fabric_cmd_target(struct fabric_cmd *fc, struct ofc_error *err)
 		struct ctl_record r;
 		struct ofc_error e = {0};
 
-		if (ctl_load_record(fc->ctl->state_dir, f->name, &r, &e) == 0) {
+		if (ctl_load_record_for(fc->ctl, &r, &e) == 0) {
 			if (r.have_state && r.relabelled && !r.partition &&
 			    strcmp(r.topology, f->topology.spec) == 0) {
 				fc->relabel = true;

@@ -171,7 +171,7 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 	s->cfg = fabcfg_ref(cfg);
 	st = s->state = arena_alloc(a, sizeof(*st));
 	ofc__v1__state__init(st);
-	if (ctl_load_record_in(c->store, f->name, &rec, &err) < 0) {
+	if (ctl_load_record_for(c, &rec, &err) < 0) {
 		char buf[sizeof(err.file) + sizeof(err.msg) + 32];
 
 		snprintf(why, why_len, "cannot read the record: %s",

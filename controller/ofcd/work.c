@@ -1279,7 +1279,7 @@ static void run_probe(struct ofcd *d, struct job *j)
 	struct ctl *c = d->w_ctl;
 	struct ctl_record rec;
 	struct ofc_error err = {0};
-	bool have = ctl_load_record_in(d->store, d->w_cfg->f->name, &rec, &err) == 0;
+	bool have = ctl_load_record_for(c, &rec, &err) == 0;
 
 	ctl_read(c, &err);
 	j->probe = xcalloc(c->ndevs + 1, sizeof(*j->probe));

@@ -496,7 +496,7 @@ int ctl_plan(struct ctl *c, struct ofc_error *err)
 
 	/* A damaged record or journal stops the plan with the way out, before
 	 * any device is read: what would be applied next would overwrite it. */
-	if (ctl_load_record_in(c->store, c->fabric->name, &r, err) < 0)
+	if (ctl_load_record_for(c, &r, err) < 0)
 		return -1;
 	ctl_record_free(&r);
 	if (ctl_read(c, err) < 0)
@@ -788,7 +788,7 @@ static int next_txn_id(struct ctl *c, uint64_t *id, struct ofc_error *err)
 	c->prev_generation = 0;
 	c->last_txn = 0;
 	txn_meta_free(&c->prev);
-	if (ctl_load_record_in(c->store, c->fabric->name, &r, err) < 0)
+	if (ctl_load_record_for(c, &r, err) < 0)
 		return -1;
 	if (r.have_state) {
 		c->last_txn = r.last_txn > r.generation ? r.last_txn : r.generation;

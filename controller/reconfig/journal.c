@@ -660,6 +660,33 @@ int ctl_load_record_in(struct store *st, const char *fabric, struct ctl_record *
 	return rc;
 }
 
+/* What can only be checked with the config: each recorded device's
+ * numbers against the device the config describes (a cross-connect to
+ * port 9999 of a 256-port switch read as "fine" without it). A device the
+ * config no longer has is nobody's plan and is not checked. */
+int ctl_load_record_for(const struct ctl *c, struct ctl_record *r, struct ofc_error *err)
+{
+	if (ctl_load_record_in(c->store, c->fabric->name, r, err) < 0)
+		return -1;
+	for (uint32_t k = 0; k < r->ndevs; k++) {
+		const struct device_cfg *cfg = NULL;
+		struct ofc_error e = {0};
+		struct loc l;
+
+		for (uint32_t i = 0; i < c->ndevs && !cfg; i++)
+			if (strcmp(c->devs[i].cfg.name, r->dev_names[k]) == 0)
+				cfg = &c->devs[i].cfg;
+		if (!cfg || state_check(&r->dev_states[k], cfg, &e) == 0)
+			continue;
+		loc_of(c->store, c->fabric->name, STORE_RECORD, &l);
+		damaged(err, &l, "device '%.64s': %s", r->dev_names[k], e.msg);
+		loc_free(&l);
+		ctl_record_free(r);
+		return -1;
+	}
+	return 0;
+}
+
 int ctl_load_record(const char *state_dir, const char *fabric, struct ctl_record *r,
 		    struct ofc_error *err)
 {

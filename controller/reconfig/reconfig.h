@@ -352,6 +352,11 @@ int ctl_load_record(const char *state_dir, const char *fabric, struct ctl_record
  * state_dir). */
 int ctl_load_record_in(struct store *s, const char *fabric, struct ctl_record *r,
 		       struct ofc_error *err);
+/* The record of c's fabric from c's store, each device's state checked
+ * against c's config (its ports, rings, hosts): what is planned or shown
+ * beside a config reads it this way. A state that does not fit is a
+ * corrupt record, named with its file or key and the way out. */
+int ctl_load_record_for(const struct ctl *c, struct ctl_record *r, struct ofc_error *err);
 void ctl_record_free(struct ctl_record *r);
 /* Fabrics with a state or journal file in the directory (caller frees). */
 int ctl_list_fabrics(const char *state_dir, char ***names, uint32_t *n, struct ofc_error *err);

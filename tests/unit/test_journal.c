@@ -378,6 +378,63 @@ static void test_damaged_state_stops_changes(void **state)
 	free(path);
 }
 
+/* A record's ports are checked against the config's switch: 40 -> 5 on
+ * this 32-port switch is a corrupt record (named with its file, the
+ * device and the port) for everything that plans beside the config, and
+ * port 0 is no port even where the switch's size is not known. */
+static void test_record_ports_checked(void **state)
+{
+	struct world *w = *state;
+	struct ctl_record r;
+	struct ofc_error err = {0};
+	struct device_state s;
+	char *path = xasprintf("%s/jfab.state", w->dir);
+
+	state_init(&s, DEV_SWITCH);
+	state_add_xconn(&s, 40, 5);
+	assert_int_equal(
+	    record_write(w->c, 5, &s, &(struct txn_meta){"ring:16", "j.yaml", NULL, false}, &err),
+	    0);
+	assert_int_equal(ctl_load_record_for(w->c, &r, &err), -1);
+	assert_string_equal(err.file, path);
+	char *want = xasprintf("corrupt file: device 'ocs0': cross-connect 40 -> 5: port 40 is "
+			       "outside the switch's ports 1..32. Nothing is planned or changed "
+			       "while it is there; move it aside to start a new record: mv '%s' "
+			       "'%s.corrupt'",
+			       path, path);
+	assert_string_equal(err.msg, want);
+	free(want);
+	assert_int_equal(ctl_plan(w->c, &err), -1);
+	assert_non_null(strstr(err.msg, "port 40 is outside the switch's ports 1..32"));
+	state_clear(&s);
+	state_add_xconn(&s, 3, 33);
+	assert_int_equal(
+	    record_write(w->c, 5, &s, &(struct txn_meta){"ring:16", "j.yaml", NULL, false}, &err),
+	    0);
+	assert_int_equal(ctl_load_record_for(w->c, &r, &err), -1);
+	assert_non_null(strstr(err.msg, "cross-connect 3 -> 33: port 33 is outside"));
+	/* the last port is one */
+	state_clear(&s);
+	state_add_xconn(&s, 32, 1);
+	assert_int_equal(
+	    record_write(w->c, 5, &s, &(struct txn_meta){"ring:16", "j.yaml", NULL, false}, &err),
+	    0);
+	assert_int_equal(ctl_load_record_for(w->c, &r, &err), 0);
+	ctl_record_free(&r);
+	/* port 0, without the config */
+	state_clear(&s);
+	state_add_xconn(&s, 0, 5);
+	assert_int_equal(
+	    record_write(w->c, 5, &s, &(struct txn_meta){"ring:16", "j.yaml", NULL, false}, &err),
+	    0);
+	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), -1);
+	assert_non_null(strstr(err.msg, "device 'ocs0': cross-connect 0 -> 5: port 0 is no port "
+					"(ports count from 1)"));
+	assert_null(strstr(err.msg, "1..0"));
+	state_free(&s);
+	free(path);
+}
+
 static void journal_with(struct world *w, enum journal_phase phase, struct device_state *before,
 			 struct device_state *target)
 {
@@ -432,8 +489,8 @@ static void test_journal_values_checked(void **state)
 	assert_int_equal(ctl_recover(w->c, &did, &err), -1);
 	assert_non_null(strstr(err.file, "jfab.journal"));
 	assert_non_null(strstr(err.msg, "the target state of device 'ocs0' does not fit the "
-					"device (cross-connect 9 -> 4294967042 is outside the "
-					"switch's ports 1..32)"));
+					"device (cross-connect 9 -> 4294967042: port 4294967042 is "
+					"outside the switch's ports 1..32)"));
 	assert_non_null(strstr(err.msg, ".corrupt'"));
 	assert_int_equal(ctl_read(w->c, &err), 0);
 	assert_true(state_equal(&w->c->devs[0].actual, &before));
@@ -639,6 +696,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_journal_round_trip, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_damaged_files_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_damaged_state_stops_changes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_record_ports_checked, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_journal_values_checked, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_repair_keeps_direction, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_old_journal, setup, teardown),
