@@ -129,6 +129,7 @@ static void print_event(void *ctx, const struct ctl_event *ev)
 
 int fabric_cmd_open(struct fabric_cmd *fc, bool with_testbed, struct ofc_error *err)
 {
+	char who[32];
 	struct ctl_opts o = {
 	    .state_dir = fc->state_dir,
 	    .overrides = (const char *const *)fc->overrides,
@@ -137,8 +138,11 @@ int fabric_cmd_open(struct fabric_cmd *fc, bool with_testbed, struct ofc_error *
 	    .ctx = fc,
 	    .no_testbed = !with_testbed,
 	    .no_mkdir = fc->reads_only,
+	    /* (the audit's: who ran the command, as ofcd names a socket's client) */
+	    .principal = who,
 	};
 
+	snprintf(who, sizeof(who), "uid:%u", (unsigned)getuid());
 	if (fabric_open(fc->file, &fc->fabric, err) < 0)
 		return -1;
 	return ctl_open(fc->fabric, &o, &fc->ctl, err);

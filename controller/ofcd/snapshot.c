@@ -192,6 +192,8 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 			st->partition = arena_strdup(a, rec.partition);
 		if (rec.replica)
 			st->committed_by = arena_strdup(a, rec.replica);
+		if (rec.principal)
+			st->committed_principal = arena_strdup(a, rec.principal);
 		st->has_committed_epoch = rec.epoch != 0;
 		st->committed_epoch = rec.epoch;
 	}
@@ -293,6 +295,8 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 		}
 		if (rec.journal_replica)
 			t->replica = arena_strdup(a, rec.journal_replica);
+		if (rec.journal_principal)
+			t->principal = arena_strdup(a, rec.journal_principal);
 		t->has_epoch = rec.journal_epoch != 0;
 		t->epoch = rec.journal_epoch;
 		s->unfinished = t;

@@ -248,6 +248,8 @@ int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struc
 	c = xcalloc(1, sizeof(*c));
 	c->fabric = f;
 	c->opts = *o;
+	c->opts.principal = NULL; /* (c->principal is the copy) */
+	c->principal = o->principal ? xstrdup(o->principal) : NULL;
 	c->lock_fd = -1;
 	c->state_dir = ctl_state_dir(o->state_dir);
 	c->store = o->store;
@@ -335,6 +337,7 @@ void ctl_close(struct ctl *c)
 		store_close(c->store);
 	free(c->state_dir);
 	txn_meta_free(&c->prev);
+	free(c->principal);
 	free(c);
 }
 
@@ -800,7 +803,8 @@ static int next_txn_id(struct ctl *c, uint64_t *id, struct ofc_error *err)
 							   .relabelled = r.relabelled,
 							   .moves = r.moves,
 							   .nmoves = r.nmoves,
-							   .moves_known = r.moves_known});
+							   .moves_known = r.moves_known,
+							   .principal = r.principal});
 	}
 	if (r.have_journal && r.journal_id > c->last_txn)
 		c->last_txn = r.journal_id;
@@ -832,6 +836,7 @@ static void journal_from_ctl(struct ctl *c, struct journal *j, const struct devi
 		.moves = f->moves,
 		.nmoves = f->nmoves,
 		.moves_known = true,
+		.principal = c->principal,
 	    });
 	j->ndevs = c->ndevs;
 	j->names = xcalloc(c->ndevs + 1, sizeof(char *));

@@ -207,7 +207,8 @@ static void test_journal_round_trip(void **state)
 				   .relabelled = true,
 				   .moves = moves,
 				   .nmoves = 2,
-				   .moves_known = true};
+				   .moves_known = true,
+				   .principal = "cn:tenant-a"};
 	j.started_ms = 1234;
 	j.trial_deadline = 1.5e9;
 	j.ndevs = 1;
@@ -240,6 +241,7 @@ static void test_journal_round_trip(void **state)
 	assert_string_equal(back.meta.moves[1].host, "h5");
 	assert_int_equal(back.meta.moves[1].from, 1);
 	assert_int_equal(back.meta.moves[1].to, 0);
+	assert_string_equal(back.meta.principal, "cn:tenant-a");
 	journal_free(&back);
 
 	/* status sees it, and whether its writer still runs */
@@ -248,6 +250,7 @@ static void test_journal_round_trip(void **state)
 	assert_true(r.have_journal);
 	assert_int_equal(r.journal_id, 7);
 	assert_string_equal(r.journal_phase, "trial");
+	assert_string_equal(r.journal_principal, "cn:tenant-a");
 	ctl_record_free(&r);
 
 	assert_int_equal(journal_remove(w->c, &err), 0);
@@ -467,6 +470,38 @@ static void device_holds(struct world *w, const struct device_state *s)
 	batch_free(&b);
 	assert_int_equal(ctl_read(w->c, &err), 0);
 	assert_true(state_equal(&w->c->devs[0].actual, s));
+}
+
+/* Who asked for a transaction (ctl_opts.principal) is in its journal and
+ * in the record of its commit; a record that does not say says nothing. */
+static void test_principal_recorded(void **state)
+{
+	struct world *w = *state;
+	struct ctl_result res;
+	struct ctl_record r;
+	struct ofc_error err = {0};
+
+	assert_int_equal(ctl_plan(w->c, &err), 0);
+	assert_int_equal(ctl_apply(w->c, 0, &res, &err), 0);
+	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), 0);
+	assert_null(r.principal);
+	ctl_record_free(&r);
+	struct ctl *c;
+	struct ctl_opts o = {.state_dir = w->dir, .no_testbed = true, .principal = "cn:tenant-a"};
+	ctl_close(w->c);
+	assert_int_equal(ctl_open(w->f, &o, &c, &err), 0);
+	w->c = c;
+	struct device_state s;
+	some_state(&s, 9);
+	device_holds(w, &s);
+	state_free(&s);
+	assert_int_equal(ctl_plan(w->c, &err), 0);
+	assert_true(ctl_plan_size(w->c) > 0);
+	assert_int_equal(ctl_apply(w->c, 0, &res, &err), 0);
+	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), 0);
+	assert_string_equal(r.principal, "cn:tenant-a");
+	assert_int_equal(r.generation, res.txn);
+	ctl_record_free(&r);
 }
 
 /* Every journal value is checked against the device before anything is
@@ -697,6 +732,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_damaged_files_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_damaged_state_stops_changes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_record_ports_checked, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_principal_recorded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_journal_values_checked, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_repair_keeps_direction, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_old_journal, setup, teardown),
