@@ -61,7 +61,7 @@ cert() { # NAME EXTENSIONS [openssl ca options]
 	openssl ca -batch -config "$C/ca.cnf" -extensions "$e" -in "$C/$n.csr" -out "$C/$n.pem" \
 		-notext "$@" >/dev/null 2>&1
 }
-for n in admin reader tenant-a tenant-b stranger revoked; do cert $n client; done
+for n in admin reader tenant-a tenant-b tenant-c stranger revoked; do cert $n client; done
 cert server server
 cert expired client -startdate 20200101000000Z -enddate 20200201000000Z
 openssl ca -batch -config "$C/ca.cnf" -revoke "$C/revoked.pem" >/dev/null 2>&1
@@ -81,6 +81,7 @@ cn:admin      admin
 cn:reader     read-only
 cn:tenant-a   tenant     jobA,slurm-job-*
 cn:tenant-b   tenant     jobB
+cn:tenant-c   tenant     slurm-job-*
 cn:revoked    admin
 cn:expired    admin
 EOF
@@ -341,7 +342,7 @@ $OFC $SRV --cert "$C/reader.pem" --key "$C/reader.key" status >"$TMP/out" 2>"$TM
 	bad "ofc --server status with the switch unreachable: exit 1" "$(cat "$TMP/out" "$TMP/err")"
 expect_error 1 "ofc: permission denied: partition jobA belongs to another tenant" \
 	$OFC $SRV --cert "$C/tenant-b.pem" --key "$C/tenant-b.key" reconfigure --partition jobA
-expect_json 'j["state"]=="committed" and j["operations"]==0' \
+expect_json 'j["state"]=="committed" and j["operations"]==0 and j["principal"]=="cn:tenant-a"' \
 	$OFC $SRV --cert "$C/tenant-a.pem" --key "$C/tenant-a.key" reconfigure --partition jobA --json
 $OFC $SRV --cert "$C/intruder.pem" --key "$C/intruder.key" status >"$TMP/out" 2>"$TMP/err"
 [ $? -eq 1 ] && grep -q "a refused client certificate ends the TLS handshake; the gateway's log says why" "$TMP/err" &&
@@ -365,6 +366,19 @@ expect_stdout_has "ofc: job 77: partition slurm-job-77: ring:4 on 4 hosts commit
 expect_json '[(h["name"], h["owner"]) for h in j["held"]] == [("slurm-job-77", "cn:tenant-a")]' \
 	$OFC --socket "$SOCK" status --json
 grep -q "cn:tenant-a" "$TMP/st/"*.held && ok || bad "the hold's owner is not in the store" "$(ls "$TMP/st")"
+# who changed the fabric: the tenant's identity, not the gateway's uid, in the
+# record, the state, ofc status and the outcome's log line
+grep -q "cn:tenant-a" "$TMP/st/"*.state && ok || bad "the record does not name the tenant"
+expect_json 'j["committed_principal"] == "cn:tenant-a"' $OFC --socket "$SOCK" status --json
+expect_stdout_has ", asked for by cn:tenant-a" $OFC --socket "$SOCK" status
+expect_stdout_has ", asked for by cn:tenant-a" $OFC status "$TMP/part.yaml" --state-dir "$TMP/st" --device "ocs0=127.0.0.1:$e_port"
+grep -q "ticket [0-9]*: reconfigure .*slurm-job-77.* from cn:tenant-a through the gateway (uid $(id -u) pid [0-9]*): ok: committed" "$TMP/ofcd.log" &&
+	ok || bad "the outcome's log line names the tenant" "$(grep "slurm-job-77" "$TMP/ofcd.log" | tail -3)"
+# A pattern says which names a tenant may take, not whose holds it may end:
+# tenant c's slurm-job-* matches, but the hold is tenant a's.
+req tenant-c 403 -X POST "$URL/v1/release-partition" -d '{"name":"slurm-job-77"}'
+body_is 'j["status"]=="STATUS_DENIED" and j["message"]=="permission denied: partition slurm-job-77 belongs to another tenant (held for the principal that made it)"'
+expect_json '[h["name"] for h in j["held"]] == ["slurm-job-77"]' $OFC --socket "$SOCK" status --json
 expect_error 1 "ofc slurm prolog: job 78: permission denied: partition jobB belongs to another tenant (held: the request cannot be met)" \
 	job 78 'h[40-43]' prolog
 grep -q "^update JobId=78 AdminComment=ofc: permission denied: partition jobB belongs to another tenant" "$TMP/scontrol.log" &&
@@ -372,6 +386,11 @@ grep -q "^update JobId=78 AdminComment=ofc: permission denied: partition jobB be
 expect_stdout_has "ofc: job 77: released partition 'slurm-job-77'" job 77 'h[0-3]' epilog
 grep -q "partition released: partition slurm-job-77 released: let go by cn:tenant-a" "$TMP/ofcd.log" &&
 	ok || bad "the release's log line names the tenant" "$(grep -i partition "$TMP/ofcd.log" | tail -3)"
+# an admin may end a tenant's hold
+expect_stdout_has "ofc: job 79: partition slurm-job-79: ring:4 on 4 hosts committed" job 79 'h[4-7]' prolog
+req admin 200 -X POST "$URL/v1/release-partition" -d '{"name":"slurm-job-79"}'
+grep -q "partition released: partition slurm-job-79 released: let go by cn:admin" "$TMP/ofcd.log" &&
+	ok || bad "the admin's release" "$(grep -i slurm-job-79 "$TMP/ofcd.log" | tail -3)"
 expect_stdout_has "ofc: job 78 held no partition" \
 	env SLURM_JOB_ID=78 $OFC $SRV --cert "$C/admin.pem" --key "$C/admin.key" slurm epilog
 PYTHONPATH="$BUILD/python" $PY - "$URL" "$C" <<'PY' >"$TMP/out" 2>&1 && ok || bad "the Python client over TLS" "$(cat "$TMP/out")"
