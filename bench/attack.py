@@ -33,6 +33,7 @@ class Attack:
         self.tmp = tempfile.mkdtemp(prefix="ofc-attack.")
         os.chmod(self.tmp, 0o755)
         self.rows = []  # (category, tried, ok, failures)
+        self.fakes = []  # fake replicas (leader_sockets)
         self.daemon = None
         self.logs = []
 
@@ -353,6 +354,119 @@ class Attack:
                           "NUL and control bytes (ReportFailure, topology)", n, n - len(fails),
                           fails))
 
+    # A fake replica of ofcd: answers every request NOT_LEADER naming `lead`,
+    # or ("" ) OK itself; logs how many bytes each connection sent.
+    FAKE = r"""
+import os, socket, struct, sys, threading
+sys.path.insert(0, sys.argv[4])
+from ofc_client.pb import control_pb2
+path, log, lead = sys.argv[1:4]
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+os.chmod(path, 0o777)
+srv.listen(16)
+def serve(c):
+    data = b""
+    try:
+        c.settimeout(10)
+        while len(data) < 4 or len(data) < 4 + struct.unpack(">I", data[:4])[0]:
+            b = c.recv(65536)
+            if not b:
+                break
+            data += b
+    except OSError:
+        pass
+    with open(log, "a") as f:
+        f.write("%d\n" % len(data))
+    if len(data) >= 4:
+        req = control_pb2.Request()
+        req.ParseFromString(data[4:])
+        r = control_pb2.Response(id=req.id, status=control_pb2.STATUS_OK, message="committed")
+        if lead:
+            r.status = control_pb2.STATUS_NOT_LEADER
+            r.leader.name, r.leader.socket = "r9", lead
+        out = r.SerializeToString()
+        c.sendall(struct.pack(">I", len(out)) + out)
+    c.close()
+while True:
+    c, _ = srv.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+"""
+
+    def fake(self, user, sock, log, lead):
+        """A fake replica at sock as user (a setpriv prefix), until the run ends."""
+        open(log, "w").close()
+        os.chmod(log, 0o666)
+        p = subprocess.Popen(user + [sys.executable, "-c", self.FAKE, sock, log, lead,
+                                     os.path.abspath(os.path.join(self.build, "python"))])
+        self.fakes.append(p)
+        for _ in range(500):
+            if os.path.exists(sock):
+                return
+            time.sleep(0.01)
+
+    def leader_sockets(self):
+        """A follower's NOT_LEADER names the leader's socket as the store holds
+        it: whoever writes the store names a socket of its own. Sockets served
+        by nobody and by daemon (uid 1), named directly and after a hop through
+        a root replica, asked by ofc and the Python client: each refused with
+        both sockets named, and not one byte sent to them."""
+        os.mkdir(self.path("evil"))
+        os.chmod(self.path("evil"), 0o1777)  # (as /tmp: anyone makes a socket there)
+        bad = []
+        for name, uid in (("nobody", "65534"), ("daemon", "1")):
+            sock = self.path("evil", name + ".sock")
+            self.fake(["setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups"], sock,
+                      self.path("evil", name + ".log"), "")
+            self.fake([], self.path(name + "-follower.sock"), self.path(name + "-f.log"), sock)
+            bad.append((name, sock))
+        # a root replica that names the nobody follower... which names the nobody socket
+        self.fake([], self.path("hop.sock"), self.path("hop.log"), self.path("evil", "nobody.sock"))
+        self.fake([], self.path("hop2.sock"), self.path("hop2.log"), self.path("hop.sock"))
+        cases, frag = [], "not following it, nothing was sent"
+        for name, sock in bad:
+            f = self.path(name + "-follower.sock")
+            for args in (["apply", self.path("good.yaml"), "--dry-run"],
+                         ["reconfigure", "--topology", "ring:64"], ["status"],
+                         ["cancel", "1"]):
+                cases.append(([self.ofc, "--socket", f] + args, 1, frag))
+        cases.append(([self.ofc, "--socket", self.path("hop2.sock"), "reconfigure",
+                       "--topology", "ring:64"], 1, frag))
+        for name, sock in bad:
+            code = ("import sys; sys.path.insert(0, %r); import ofc_client\n"
+                    "from ofc_client.pb import control_pb2 as pb\n"
+                    "c = ofc_client.Client(%r, timeout=10)\n"
+                    "try:\n c.call(pb.Request(reconfigure=pb.Reconfigure(topology='ring:64')))\n"
+                    "except ConnectionError as e:\n print(e); sys.exit(1)\n"
+                    % (os.path.join(self.build, "python"), self.path(name + "-follower.sock")))
+            cases.append(([sys.executable, "-c", code], 1, frag))
+        self.category("whoever writes the store: a leader's socket it names, served by "
+                      "another user (ofc, the Python client)", cases)
+        sent = [n for n, _ in bad
+                if [ln for ln in open(self.path("evil", n + ".log")) if ln.strip() != "0"]]
+        if sent:
+            self.rows[-1][3].extend(("%s's socket" % n, "it received a request") for n in sent)
+
+    def record_ports(self):
+        """A record whose cross-connects do not fit the config's 256-port
+        switch, or name port 0: ofc plan stops with the file, the device and
+        the port, and the mv that sets the record aside."""
+        sys.path.insert(0, os.path.join(self.build, "python"))
+        from ofc_client.pb import state_pb2
+        cases = []
+        st = self.path("st-ports")
+        record = os.path.join(st, "torus64-ocs.state")
+        plan = [self.ofc, "plan", self.path("good.yaml"), "--state-dir", st]
+        for xc in ([9999, 5], [5, 9999], [0, 5], [5, 0], [257, 1], [1, 257],
+                   [4294967295, 1], [256, 1, 300, 2]):
+            m = state_pb2.FabricRecord(fabric="torus64-ocs", generation=1, version=2,
+                                       config="good.yaml", topology="torus:8x8")
+            m.devices.add(name="ocs0", driver="tl1", xconn=xc)
+            text = m.SerializeToString().decode("utf-8", "surrogateescape")
+            cases.append((plan, 1, "device 'ocs0': cross-connect", record, text))
+        self.disk_category("whoever writes the store or the disk: a record's ports outside "
+                           "the config's switch, port 0", cases)
+
     def run(self):
         self.setup()
         self.start_ofcd()
@@ -369,6 +483,8 @@ class Attack:
                       "failures", self.configs())
         self.disk_category("the disk: damaged state files (.rewired, .failed, record, "
                            "journal; FIFOs, directories)", self.state_files())
+        self.record_ports()
+        self.leader_sockets()
 
     def report(self):
         print("| who, what | inputs | rejected correctly |")
@@ -399,6 +515,8 @@ def main():
         ok = att.report()
     finally:
         att.stop_ofcd()
+        for p in att.fakes:
+            p.kill()
         shutil.rmtree(att.tmp, ignore_errors=True)
     return 0 if ok else 1
 

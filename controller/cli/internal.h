@@ -322,6 +322,7 @@ struct cli_targets {
 	 * that uid answers there (targets.c, peer_trusted). */
 	char via[CLI_TARGET_LEN];
 	uid_t via_uid;
+	char named_by[CLI_TARGET_LEN];		  /* the replica that named t->hint */
 	char untrusted[3 * CLI_TARGET_LEN + 300]; /* why the walk stopped there */
 	struct ofcd_client cl;			  /* cli_open's connection */
 	/* The request_key cli_open gave the last mutation it sent without

@@ -136,7 +136,7 @@ static bool peer_trusted(struct cli_targets *t, const char *addr, bool given)
 		 "neither root nor uid %d (the ofcd at %s): not following it, nothing was sent "
 		 "(whoever can write the cluster's store can name any socket: check the "
 		 "leader key)",
-		 t->via, addr, (int)cr.uid, (int)t->via_uid, t->via);
+		 t->named_by, addr, (int)cr.uid, (int)t->via_uid, t->via);
 	return false;
 }
 
@@ -152,6 +152,7 @@ static bool take_hint(struct cli_targets *t, const char *addr, const Ofc__V1__Re
 	    (t->https && strncmp(to, "https://", 8) != 0))
 		return false;
 	snprintf(t->hint, sizeof(t->hint), "%s", to);
+	snprintf(t->named_by, sizeof(t->named_by), "%s", addr);
 	if (t->verbose)
 		fprintf(stderr, "ofc: %s does not lead; asking the leader, %s, at %s\n", addr,
 			l->name ? l->name : "?", t->hint);

@@ -212,6 +212,7 @@ class Client:
         delay = self.backoff
         todo, asked, hint = self._order(), set(), None
         gone = set()  # addresses not to ask again in this call (Unreachable.again)
+        named = {}  # a leader's address -> the replica that named it
         while True:
             if hint is not None:
                 address, hint = hint, None
@@ -237,7 +238,7 @@ class Client:
             try:
                 conn = self._connect(address, deadline)
                 if not is_url(address):
-                    self._trust(conn, address)
+                    self._trust(conn, address, named.get(address))
                 conn.send(request)
                 resp = finish(conn, conn.recv())
             except Unreachable as e:
@@ -266,6 +267,7 @@ class Client:
                     if resp.HasField("leader") else ""
                 if to and (not is_url(address) or to.startswith("https://")):
                     self._leader = to
+                    named[to] = address
                     if to not in asked and to not in gone:
                         hint = to
                 continue
@@ -279,7 +281,7 @@ class Client:
                 self._leader = address
             return conn, resp
 
-    def _trust(self, conn, address):
+    def _trust(self, conn, address, named_by):
         """A socket the caller did not give comes from what a replica says,
         which comes from the store: whoever can write the store names any
         path. Such a socket is asked only when the process behind it is root
@@ -294,7 +296,7 @@ class Client:
             return
         self._leader = None
         raise ConnectionError(
-            f"{via} named {address} as the leader's socket, but the process behind it "
+            f"{named_by or via} named {address} as the leader's socket, but the process behind it "
             f"runs as uid {uid}, neither root nor uid {via_uid} (the ofcd at {via}): not "
             "following it, nothing was sent (whoever can write the cluster's store can "
             "name any socket: check the leader key)")
