@@ -25,7 +25,7 @@ struct gw_trust {
 	int64_t crl_next_update; /* unix s, the earliest of its CRLs' */
 	/* A stale CRL refuses every handshake: one line a minute says so,
 	 * with the count of those not logged. */
-	atomic_llong stale_logged_at;
+	_Atomic int64_t stale_logged_at;
 	atomic_ullong stale_unlogged;
 };
 
