@@ -66,7 +66,7 @@ struct gateway {
 	unsigned port;
 	char *cert_pem, *key_pem, *ca_pem;
 	pthread_rwlock_t lock; /* trust and policy, swapped by a reload */
-	gnutls_x509_trust_list_t trust;
+	struct gw_trust *trust;
 	struct gw_policy *policy;
 	struct upstream up;
 	struct gw_cache cache;
@@ -76,7 +76,7 @@ struct gateway {
 	bool watchdog_started;
 	int wake_fd;
 	atomic_int stop_req;
-	atomic_ullong n_handshakes, n_refused, n_cut, n_requests;
+	atomic_ullong n_handshakes, n_refused, n_cut, n_requests, n_reload_failures;
 };
 
 static void gw_log(struct gateway *g, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
@@ -144,7 +144,9 @@ static int verify_peer(gnutls_session_t s)
 	if (rc < 0) {
 		c->refusal_logged = true;
 		atomic_fetch_add(&c->g->n_refused, 1);
-		gw_log(c->g, 4, "refused TLS client %s: certificate %s: %s", c->peer, who, why);
+		if (rc == -1) /* (-2: a stale CRL, said in the last minute) */
+			gw_log(c->g, 4, "refused TLS client %s: certificate %s: %s", c->peer, who,
+			       why);
 		return GNUTLS_E_CERTIFICATE_ERROR;
 	}
 	c->verified = true;
@@ -1094,12 +1096,16 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 		pthread_mutex_lock(&g->cache.mu);
 		uint64_t hits = g->cache.hits;
 		pthread_mutex_unlock(&g->cache.mu);
+		pthread_rwlock_rdlock(&g->lock);
+		char *trust = gw_trust_metrics(g->trust);
+		pthread_rwlock_unlock(&g->lock);
 		char *text = xasprintf(
 		    "%s# HELP ofc_gateway_tls_handshakes_total TLS handshakes with a verified "
 		    "client certificate.\n# TYPE ofc_gateway_tls_handshakes_total counter\n"
 		    "ofc_gateway_tls_handshakes_total %llu\n"
 		    "# HELP ofc_gateway_tls_refused_total TLS clients refused (no, untrusted, "
-		    "expired or revoked certificate).\n# TYPE ofc_gateway_tls_refused_total "
+		    "expired, revoked or non-client certificate, or a stale CRL).\n"
+		    "# TYPE ofc_gateway_tls_refused_total "
 		    "counter\nofc_gateway_tls_refused_total %llu\n"
 		    "# HELP ofc_gateway_connections_cut_total Connections cut at --read-timeout.\n"
 		    "# TYPE ofc_gateway_connections_cut_total counter\n"
@@ -1109,11 +1115,17 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 		    "# HELP ofc_gateway_state_json_reused_total GetState answers whose JSON was "
 		    "written before for the same bytes from ofcd.\n"
 		    "# TYPE ofc_gateway_state_json_reused_total counter\n"
-		    "ofc_gateway_state_json_reused_total %llu\n",
+		    "ofc_gateway_state_json_reused_total %llu\n"
+		    "# HELP ofc_gateway_trust_reload_failures_total SIGHUP reloads refused (a bad "
+		    "CA, CRL or policy file): the old ones stay.\n"
+		    "# TYPE ofc_gateway_trust_reload_failures_total counter\n"
+		    "ofc_gateway_trust_reload_failures_total %llu\n%s",
 		    resp->metrics, (unsigned long long)atomic_load(&g->n_handshakes),
 		    (unsigned long long)atomic_load(&g->n_refused),
 		    (unsigned long long)atomic_load(&g->n_cut),
-		    (unsigned long long)atomic_load(&g->n_requests), (unsigned long long)hits);
+		    (unsigned long long)atomic_load(&g->n_requests), (unsigned long long)hits,
+		    (unsigned long long)atomic_load(&g->n_reload_failures), trust);
+		free(trust);
 		ofc__v1__response__free_unpacked(resp, NULL);
 		return send_bytes(mc, MHD_HTTP_OK, "text/plain; version=0.0.4", text, strlen(text));
 	}
@@ -1242,19 +1254,6 @@ static int bind_listener(struct gateway *g, struct ofc_error *err)
 	return 0;
 }
 
-static int load_trust_policy(const struct gw_opts *o, gnutls_x509_trust_list_t *tl,
-			     struct gw_policy **pol, struct ofc_error *err)
-{
-	if (gw_trust_load(o->ca, o->crl, tl, err) < 0)
-		return -1;
-	if (gw_policy_load(o->policy, pol, err) < 0) {
-		gnutls_x509_trust_list_deinit(*tl, 1);
-		*tl = NULL;
-		return -1;
-	}
-	return 0;
-}
-
 int gw_open(const struct gw_opts *o, struct gateway **out, struct ofc_error *err)
 {
 	struct gateway *g = xcalloc(1, sizeof(*g));
@@ -1281,7 +1280,7 @@ int gw_open(const struct gw_opts *o, struct gateway **out, struct ofc_error *err
 	if (read_file(o->cert, 4u << 20, &g->cert_pem, &len, err) < 0 ||
 	    read_file(o->key, 1u << 20, &g->key_pem, &len, err) < 0 ||
 	    read_file(o->ca, 4u << 20, &g->ca_pem, &len, err) < 0 ||
-	    load_trust_policy(o, &g->trust, &g->policy, err) < 0 || bind_listener(g, err) < 0) {
+	    gw_load_trust_policy(o, &g->trust, &g->policy, err) < 0 || bind_listener(g, err) < 0) {
 		gw_close(g);
 		return -1;
 	}
@@ -1326,11 +1325,12 @@ int gw_open(const struct gw_opts *o, struct gateway **out, struct ofc_error *err
 
 static void reload(struct gateway *g)
 {
-	gnutls_x509_trust_list_t tl, old_tl;
+	struct gw_trust *tl, *old_tl;
 	struct gw_policy *pol, *old_pol;
 	struct ofc_error err = {0};
 
-	if (load_trust_policy(&g->o, &tl, &pol, &err) < 0) {
+	if (gw_load_trust_policy(&g->o, &tl, &pol, &err) < 0) {
+		atomic_fetch_add(&g->n_reload_failures, 1);
 		gw_log(g, 3, "reload refused, the old CA, CRL and policy stay: %s", err.msg);
 		return;
 	}
@@ -1340,7 +1340,7 @@ static void reload(struct gateway *g)
 	g->trust = tl;
 	g->policy = pol;
 	pthread_rwlock_unlock(&g->lock);
-	gnutls_x509_trust_list_deinit(old_tl, 1);
+	gw_trust_free(old_tl);
 	gw_policy_free(old_pol);
 	gw_log(g, 5, "reloaded the CA, the CRL and the policy (%u entries)", pol->n);
 }
@@ -1388,8 +1388,7 @@ void gw_close(struct gateway *g)
 		MHD_stop_daemon(g->mhd);
 	if (g->listen_fd >= 0)
 		close(g->listen_fd);
-	if (g->trust)
-		gnutls_x509_trust_list_deinit(g->trust, 1);
+	gw_trust_free(g->trust);
 	gw_policy_free(g->policy);
 	up_fini(&g->up);
 	gw_cache_fini(&g->cache);

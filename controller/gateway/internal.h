@@ -33,16 +33,34 @@
 	"-SIGN-RSA-SHA1:-SIGN-ECDSA-SHA1:-SIGN-DSA-SHA1"
 
 /* ---- tls.c ---- */
-/* CA certificates (PEM, one or more) and optionally a CRL into a new
- * trust list. Errors name the file. */
-int gw_trust_load(const char *ca, const char *crl, gnutls_x509_trust_list_t *out,
-		  struct ofc_error *err);
-/* The peer's certificate chain against tl: 0 when it verifies (signed by
- * the CA, in its validity period, not revoked); else -1 with `why` ("no
- * client certificate", "expired", "revoked", "not signed by the CA", ...).
- * `who` gets the subject's DN either way (for the log). */
-int gw_peer_verify(gnutls_session_t s, gnutls_x509_trust_list_t tl, char *who, size_t wlen,
-		   char *why, size_t ylen);
+/* What a client's certificate is checked against: the CA certificates and
+ * the CA's CRL, and when that CRL goes stale. */
+struct gw_trust;
+/* CA certificates (PEM, one or more) and optionally the CA's CRLs (PEM)
+ * into a new trust. A CRL file is refused unless every CRL in it (one at
+ * least) is signed by a CA of the CA file, has a nextUpdate that has not
+ * passed and a thisUpdate that has. Errors name the file and why. crl is
+ * kept (the options' string, for the log). */
+int gw_trust_load(const char *ca, const char *crl, struct gw_trust **out, struct ofc_error *err);
+void gw_trust_free(struct gw_trust *t);
+/* The trust (o->ca, o->crl) and the policy (o->policy), both or neither:
+ * what the gateway starts with and a reload swaps in. */
+int gw_load_trust_policy(const struct gw_opts *o, struct gw_trust **t, struct gw_policy **pol,
+			 struct ofc_error *err);
+/* The trust's lines of /metrics (Prometheus text; "" without a CRL); the
+ * caller frees them. */
+char *gw_trust_metrics(const struct gw_trust *t);
+/* The peer's certificate chain against t: 0 when it verifies (signed by
+ * the CA, in its validity period, not revoked, made for client
+ * authentication) and the CRL is not stale; else -1 with `why` ("no client
+ * certificate", "expired", "revoked", "not signed by the CA", "not for
+ * client authentication", "the CRL ... is stale ..."), or -2: refused for
+ * a stale CRL, which a line logged in the last minute already said (do not
+ * log it). `who` gets the subject's DN either way (for the log). Called
+ * from the connections' threads at once: t is changed only through
+ * atomics. */
+int gw_peer_verify(gnutls_session_t s, struct gw_trust *t, char *who, size_t wlen, char *why,
+		   size_t ylen);
 /* The peer certificate's names as the policy writes them: "cn:NAME", then
  * "dns:", "uri:", "email:" for each subject alternative name. At most
  * GW_MAX_NAMES; the caller frees each and the array. */

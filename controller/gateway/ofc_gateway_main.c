@@ -1,6 +1,7 @@
 /* ofc-gateway: the network API in front of ofcd (issue 36; gateway.h).
  * Options and logging; the server is the rest of controller/gateway/.
- * SIGTERM/SIGINT stop it, SIGHUP reloads the CA, the CRL and the policy.
+ * SIGTERM/SIGINT stop it, SIGHUP reloads the CA, the CRL and the policy
+ * (a file refused there leaves the old ones in effect: gw_reload).
  * Exit status: 0 after a clean stop, 1 on a runtime failure, 2 on bad
  * options or a bad file. */
 #include "controller/gateway/gateway.h"
@@ -29,7 +30,9 @@ static const char help_text[] =
     "  --port-file FILE         write the port bound once serving\n"
     "  --cert FILE, --key FILE  the server's certificate chain and key (PEM)\n"
     "  --ca FILE                clients' certificates must chain to these (PEM)\n"
-    "  --crl FILE               the CA's revocation list (PEM); SIGHUP reads it again\n"
+    "  --crl FILE               the CA's revocation lists (PEM): each must be the\n"
+    "                           CA's, its nextUpdate ahead; once that passes every\n"
+    "                           client certificate is refused; SIGHUP reads it again\n"
     "  --policy FILE            lines IDENTITY ROLE [PARTITION,...]: cn:NAME,\n"
     "                           dns:NAME, uri:NAME or email:NAME; admin, read-only or\n"
     "                           tenant; SIGHUP reads it again\n"

@@ -2,7 +2,9 @@
 # ofc-gateway, the network API (issue 36), against a real ofcd and ocs-emu:
 # certificates the test makes with the openssl CLI (a CA with a CRL; admin,
 # reader, two tenants, a stranger the policy does not name, an expired, a
-# revoked, one of another CA, none), curl against every route, tenants kept
+# revoked, one of another CA, a server's, none; CRLs stale, of another CA,
+# forged, or none, at start, on SIGHUP and gone stale while serving), curl
+# against every route, tenants kept
 # to their partitions (replies, state, events), bad requests, and ofcd's
 # gateway socket refusing principals from anyone but the gateway's uid.
 SUITE=gateway
@@ -63,6 +65,9 @@ cert() { # NAME EXTENSIONS [openssl ca options]
 }
 for n in admin reader tenant-a tenant-b stranger revoked; do cert $n client; done
 cert server server
+# A server's certificate (serverAuth only) the policy names as an admin:
+# refused as a client all the same.
+cert srvauth server
 cert expired client -startdate 20200101000000Z -enddate 20200201000000Z
 openssl ca -batch -config "$C/ca.cnf" -revoke "$C/revoked.pem" >/dev/null 2>&1
 openssl ca -batch -config "$C/ca.cnf" -gencrl -out "$C/crl.pem" >/dev/null 2>&1
@@ -72,7 +77,20 @@ newkey -x509 -days 30 -keyout "$C/other.key" -out "$C/other.pem" -subj /CN=other
 newkey -keyout "$C/intruder.key" -out "$C/intruder.csr" -subj /CN=admin
 openssl x509 -req -in "$C/intruder.csr" -CA "$C/other.pem" -CAkey "$C/other.key" \
 	-CAcreateserial -out "$C/intruder.pem" -days 30 >/dev/null 2>&1
-[ -s "$C/crl.pem" ] && [ -s "$C/expired.pem" ] && [ -s "$C/intruder.pem" ] && ok ||
+# CRLs that would switch revocation off: stale (nextUpdate passed), another
+# CA's, one signed with another key under the CA's name, none at all.
+openssl ca -batch -config "$C/ca.cnf" -gencrl -crl_lastupdate 20250101000000Z \
+	-crl_nextupdate 20250201000000Z -out "$C/stale-crl.pem" >/dev/null 2>&1
+sed -e "s|= $C/ca.pem|= $C/other.pem|" -e "s|= $C/ca.key|= $C/other.key|" "$C/ca.cnf" >"$C/other.cnf"
+openssl ca -batch -config "$C/other.cnf" -gencrl -out "$C/foreign-crl.pem" >/dev/null 2>&1
+newkey -x509 -days 30 -keyout "$C/forger.key" -out "$C/forger.pem" -subj /CN=ofc-test-ca \
+	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
+sed -e "s|= $C/ca.pem|= $C/forger.pem|" -e "s|= $C/ca.key|= $C/forger.key|" "$C/ca.cnf" >"$C/forger.cnf"
+openssl ca -batch -config "$C/forger.cnf" -gencrl -out "$C/forged-crl.pem" >/dev/null 2>&1
+printf 'not a CRL\n' >"$C/garbage-crl.pem"
+cat "$C/crl.pem" "$C/stale-crl.pem" >"$C/two-crl.pem"
+[ -s "$C/crl.pem" ] && [ -s "$C/expired.pem" ] && [ -s "$C/intruder.pem" ] &&
+	[ -s "$C/stale-crl.pem" ] && [ -s "$C/foreign-crl.pem" ] && [ -s "$C/forged-crl.pem" ] && ok ||
 	bad "the openssl CLI made the certificates"
 
 cat >"$TMP/policy" <<'EOF'
@@ -83,6 +101,7 @@ cn:tenant-a   tenant     jobA,slurm-job-*
 cn:tenant-b   tenant     jobB
 cn:revoked    admin
 cn:expired    admin
+cn:srvauth    admin
 EOF
 
 # ---- the policy file's errors --------------------------------------------------
@@ -94,6 +113,20 @@ printf 'x admin\n' >"$TMP/bad.policy"
 expect_error 2 "ofc-gateway: $TMP/bad.policy:1: identity 'x' is not cn:NAME, dns:NAME, uri:NAME or email:NAME" \
 	$GW $GWOPTS --policy "$TMP/bad.policy" --ofcd-socket "$TMP/gw.sock"
 expect_error 2 "ofc-gateway: missing --ofcd-socket PATH" $GW $GWOPTS --policy "$TMP/policy"
+
+# ---- CRLs that would switch revocation off: refused at start, naming the file ----
+# (GnuTLS skips a CRL it cannot verify and adds nothing: each of these
+# once started a gateway that took revoked certificates; timeout ends one.)
+crl_refused() { # FILE WHY
+	expect_error 2 "ofc-gateway: $1: $2" timeout 20 $GW $GWOPTS --crl "$1" --policy "$TMP/policy" \
+		--ofcd-socket "$TMP/gw.sock"
+}
+crl_refused "$C/stale-crl.pem" "stale: its nextUpdate, 2025-02-01T00:00:00Z, has passed (issue a fresh one: openssl ca -gencrl)"
+crl_refused "$C/foreign-crl.pem" "not signed by the configured CA (its issuer is CN=other-ca): a CRL another CA signed revokes nothing here"
+crl_refused "$C/forged-crl.pem" "its signature does not verify with the key of the configured CA CN=ofc-test-ca"
+crl_refused "$C/garbage-crl.pem" "no CRL in it (PEM, -----BEGIN X509 CRL-----)"
+crl_refused "$C/admin.pem" "no CRL in it (PEM, -----BEGIN X509 CRL-----)"
+crl_refused "$C/two-crl.pem" "its CRL 2 of 2: stale: its nextUpdate, 2025-02-01T00:00:00Z, has passed (issue a fresh one: openssl ca -gencrl)"
 
 # ---- a fabric of two partitions, ofcd with a gateway socket, the gateway ----------
 cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
@@ -156,6 +189,7 @@ refused() { # NAME LOG-TEXT [curl options]
 refused expired "certificate CN=expired: expired" --cert "$C/expired.pem" --key "$C/expired.key"
 refused revoked "certificate CN=revoked: revoked (on the CA's CRL)" --cert "$C/revoked.pem" --key "$C/revoked.key"
 refused other-ca "certificate CN=admin: not signed by the configured CA" --cert "$C/intruder.pem" --key "$C/intruder.key"
+refused server-as-client "certificate CN=srvauth: not for client authentication" --cert "$C/srvauth.pem" --key "$C/srvauth.key"
 refused none "no verified client certificate (none sent, or the handshake failed)"
 req stranger 403 "$URL/v1/state"
 body_is 'j["status"]=="STATUS_DENIED" and j["message"]=="permission denied: the certificate (cn:stranger) is not in the gateway'"'"'s policy"'
@@ -558,6 +592,53 @@ except socket.timeout:
 sys.exit("the gateway kept a watcher that never read")
 PY
 req reader 200 "$URL/v1/state"
+
+# ---- SIGHUP with a CRL that would switch revocation off: refused, the old trust stays --
+# logged_more TEXT N: more than N lines of the gateway's log hold TEXT (5 s at most).
+count() { grep -cF -- "$1" "$TMP/gw.log"; }
+logged_more() {
+	_end=$(($(date +%s) + 5))
+	until [ "$(count "$1")" -gt "$2" ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+	[ "$(count "$1")" -gt "$2" ] && ok || bad "the log should say once more: $1" "$(tail -3 "$TMP/gw.log")"
+}
+cp "$C/crl.pem" "$C/crl.good"
+for f in "stale-crl|stale: its nextUpdate, 2025-02-01T00:00:00Z, has passed" \
+	"foreign-crl|not signed by the configured CA (its issuer is CN=other-ca)" \
+	"forged-crl|its signature does not verify" "garbage-crl|no CRL in it"; do
+	cp "$C/${f%%|*}.pem" "$C/crl.pem"
+	n=$(count "reload refused, the old CA, CRL and policy stay: $C/crl.pem: ${f#*|}")
+	kill -HUP "$GWPID"
+	logged_more "reload refused, the old CA, CRL and policy stay: $C/crl.pem: ${f#*|}" "$n"
+	# The revoked admin is still refused, by the old CRL; the admin served.
+	n=$(count "certificate CN=revoked: revoked (on the CA's CRL)")
+	if curl -sS -o /dev/null --cacert "$C/ca.pem" --cert "$C/revoked.pem" --key "$C/revoked.key" \
+		"$URL/v1/state" 2>/dev/null; then bad "${f%%|*} on SIGHUP: the revoked admin was served"; else ok; fi
+	logged_more "certificate CN=revoked: revoked (on the CA's CRL)" "$n"
+	req admin 200 "$URL/v1/state"
+done
+if grep -q "reloaded the CA" "$TMP/gw.log"; then bad "a bad CRL was reloaded" "$(grep "reloaded the CA" "$TMP/gw.log")"; else ok; fi
+# The refusals are counted, and the CRL in effect is still the good one.
+cp "$C/crl.good" "$C/crl.pem"
+next=$(date -d "$(openssl crl -in "$C/crl.pem" -noout -nextupdate | cut -d= -f2)" +%s)
+req reader 200 "$URL/metrics"
+grep -qx "ofc_gateway_trust_reload_failures_total 4" "$TMP/out" &&
+	grep -qx "ofc_gateway_crl_next_update_timestamp_seconds $next" "$TMP/out" && ok ||
+	bad "the metrics of the refused reloads and of the CRL's nextUpdate ($next)" "$(grep -e reload -e crl "$TMP/out")"
+
+# ---- a CRL that goes stale while serving: every certificate refused ---------------
+# (it no longer says who is revoked), said once a minute, until a fresh one
+# is loaded (the next section). Its nextUpdate is 8 s away: the reload must
+# come before that (a stale one is refused).
+openssl ca -batch -config "$C/ca.cnf" -gencrl -crlsec 8 -out "$C/crl.pem" >/dev/null 2>&1
+next=$(date -d "$(openssl crl -in "$C/crl.pem" -noout -nextupdate | cut -d= -f2)" +%s)
+kill -HUP "$GWPID"
+logged_more "reloaded the CA, the CRL and the policy" 0
+_end=$((next + 5))
+while [ "$(date +%s)" -le "$next" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.2; done
+stale_line="certificate CN=admin: the CRL $C/crl.pem is stale (its nextUpdate, $(date -u -d "@$next" +%Y-%m-%dT%H:%M:%SZ), has passed): every client certificate is refused until a fresh CRL is loaded (SIGHUP)"
+refused admin-stale-crl "$stale_line" --cert "$C/admin.pem" --key "$C/admin.key"
+refused reader-stale-crl "refused TLS client" --cert "$C/reader.pem" --key "$C/reader.key"
+[ "$(count "is stale (its nextUpdate")" = 1 ] && ok || bad "a stale CRL is said once a minute" "$(grep "is stale" "$TMP/gw.log")"
 
 # ---- SIGHUP: the CRL and the policy read again ----------------------------------
 openssl ca -batch -config "$C/ca.cnf" -revoke "$C/tenant-b.pem" >/dev/null 2>&1
