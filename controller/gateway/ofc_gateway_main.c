@@ -16,8 +16,9 @@
 static const char usage_line[] =
     "usage: ofc-gateway --listen HOST:PORT --cert FILE --key FILE --ca FILE [--crl FILE]\n"
     "                   --policy FILE --ofcd-socket PATH [--port-file FILE]\n"
-    "                   [--max-connections N] [--max-body SIZE] [--read-timeout DUR]\n"
-    "                   [--idle-timeout DUR] [--request-timeout DUR] [--upstream N]\n"
+    "                   [--max-connections N] [--max-connections-per-address N]\n"
+    "                   [--max-body SIZE] [--read-timeout DUR] [--idle-timeout DUR]\n"
+    "                   [--request-timeout DUR] [--upstream N]\n"
     "                   | --help | --version\n";
 
 static const char help_text[] =
@@ -34,7 +35,13 @@ static const char help_text[] =
     "                           dns:NAME, uri:NAME or email:NAME; admin, read-only or\n"
     "                           tenant; SIGHUP reads it again\n"
     "  --ofcd-socket PATH       ofcd's --gateway-socket\n"
-    "  --max-connections N      TLS connections at once (default 1024)\n"
+    "  --max-connections N      TLS connections at once (default 1024); at most half\n"
+    "                           of them before their TLS handshake, the oldest of\n"
+    "                           those closed to make room for a new one\n"
+    "  --max-connections-per-address N\n"
+    "                           connections from one address at once, more are\n"
+    "                           closed as accepted (default a quarter of\n"
+    "                           --max-connections)\n"
     "  --max-body SIZE          largest request body (default 1MiB)\n"
     "  --read-timeout DUR       a connection's handshake and each request (line,\n"
     "                           headers, body) must arrive within this (default 10s)\n"
@@ -93,6 +100,7 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 	    {"policy", required_argument, NULL, 'P'},
 	    {"ofcd-socket", required_argument, NULL, 's'},
 	    {"max-connections", required_argument, NULL, 'C'},
+	    {"max-connections-per-address", required_argument, NULL, 'A'},
 	    {"max-body", required_argument, NULL, 'B'},
 	    {"read-timeout", required_argument, NULL, 'R'},
 	    {"idle-timeout", required_argument, NULL, 'I'},
@@ -137,6 +145,13 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 65536)
 				return usage("--max-connections '%s': expected 1..65536", optarg);
 			o->max_connections = (uint32_t)v;
+			break;
+		case 'A':
+			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 65536)
+				return usage(
+				    "--max-connections-per-address '%s': expected 1..65536",
+				    optarg);
+			o->max_per_address = (uint32_t)v;
 			break;
 		case 'B':
 			if (parse_size(optarg, &v, &why) < 0 || v < 1024 || v > (64u << 20))
