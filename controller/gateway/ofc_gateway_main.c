@@ -24,7 +24,7 @@ static const char usage_line[] =
 static const char help_text[] =
     "\nServes ofcd's control API as JSON over HTTPS with client certificates\n"
     "(docs/control.md, \"The network API\"). It holds no device credentials and no\n"
-    "device connection: each request goes to ofcd's --gateway-socket with the\n"
+    "device connection: each request goes to ofcd's gateway socket with the\n"
     "identity and role the policy gives the client's certificate.\n\n"
     "  --listen HOST:PORT       a numeric address (port 0: any, see --port-file)\n"
     "  --port-file FILE         write the port bound once serving\n"
@@ -34,7 +34,8 @@ static const char help_text[] =
     "  --policy FILE            lines IDENTITY ROLE [PARTITION,...]: cn:NAME,\n"
     "                           dns:NAME, uri:NAME or email:NAME; admin, read-only or\n"
     "                           tenant; SIGHUP reads it again\n"
-    "  --ofcd-socket PATH       ofcd's --gateway-socket\n"
+    "  --ofcd-socket PATH       the socket ofcd serves the gateway on (its gateway\n"
+    "                           socket option)\n"
     "  --max-connections N      TLS connections at once (default 1024); at most half\n"
     "                           of them before their TLS handshake, the oldest of\n"
     "                           those closed to make room for a new one\n"
@@ -48,7 +49,7 @@ static const char help_text[] =
     "  --idle-timeout DUR       no byte either way for this closes it (default 30s)\n"
     "  --request-timeout DUR    how long ofcd may take to answer (default 10min)\n"
     "  --upstream N             connections to ofcd at once (default 32; at most\n"
-    "                           ofcd's --max-clients-per-uid)\n";
+    "                           what ofcd lets one user hold, its max-clients-per-uid)\n";
 
 static void log_line(void *ctx, int level, const char *msg)
 {
