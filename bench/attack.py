@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 
+import attack_gateway
 from attack_tls import tls_downgrades
 
 SECRET = "TOPSECRET"
@@ -537,6 +538,7 @@ class Attack:
         if self.start_ofcd("--topology-dir", self.path("topo")):
             self.category("read-only socket, any local user: names under --topology-dir",
                           self.readonly_specs(True), daemon=True)
+        attack_gateway.run(self)
         self.stop_ofcd()
         self.category("config author: ofc validate on hostile YAML, server fabrics and "
                       "failures", self.configs())
