@@ -13,7 +13,7 @@ libjson-c-dev libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev
 openssl curl prometheus
 libnetconf2-dev libssh-dev libyuma-base netconfd openssh-server openssh-client
 python3-ncclient
-etcd-server etcd-client"
+etcd-server etcd-client sslscan"
 
 # --check PKG...: every pkg-config name the Makefile links is there, else
 # say which Debian package brings it (run by make after installing, so a

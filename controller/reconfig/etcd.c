@@ -368,7 +368,10 @@ static const char *url_member(const char *url)
  * is not spoken to) and this client's certificate shown, which etcd's
  * --client-cert-auth asks for. An https URL without the files (never
  * made by the store: it refuses etcds:// without them) still verifies,
- * against the system's CAs. */
+ * against the system's CAs. Nothing below TLS 1.2, whatever the system's
+ * OpenSSL configuration allows (libcurl's own floor is TLS 1.0): etcd
+ * speaks 1.2 and 1.3, so an older version is a member that is not etcd or
+ * a downgrade. */
 static void conn_transport(struct etcd_conn *c)
 {
 	if (strncmp(c->urls[c->cur], "https://", 8) != 0) {
@@ -376,6 +379,7 @@ static void conn_transport(struct etcd_conn *c)
 		return;
 	}
 	cu.easy_setopt(c->h, CURLOPT_PROTOCOLS_STR, "https");
+	cu.easy_setopt(c->h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
 	cu.easy_setopt(c->h, CURLOPT_SSL_VERIFYPEER, 1L);
 	cu.easy_setopt(c->h, CURLOPT_SSL_VERIFYHOST, 2L);
 	if (c->cacert)

@@ -6,6 +6,8 @@
 # an exported schedule runs from its file;
 # after reconfiguring to circulant:16:3,4 the runs are still correct.
 # Sizes are small: the figures are for `make bench`, not for tests.
+# (run alone: its circuits carry traffic at rates this machine's cores
+# must keep up with)
 SUITE=run
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"

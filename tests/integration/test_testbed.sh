@@ -5,6 +5,8 @@
 # The shipped configs/testbed12-patch.yaml as a new operator meets it
 # (issue 35): no emulator, then its 25 Gb/s ports, then more than this
 # machine's cores carry.
+# (run alone: its circuits carry traffic at rates this machine's cores
+# must keep up with)
 SUITE=testbed
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
