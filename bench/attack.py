@@ -570,6 +570,8 @@ while True:
         shutil.copy(os.path.join(c, "crl.pem"), crl)
         log = self.path("gw.log")
         port = self.path("gw.port")
+        if os.path.exists(port):  # (attack_gateway's gateway left its port there)
+            os.unlink(port)
         p = subprocess.Popen(opts + ["--crl", crl, "--port-file", port],
                              stderr=open(log, "w"))
         fails, n = [], 0
