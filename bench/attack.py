@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 
+import attack_gateway
 from attack_tls import tls_downgrades
 
 SECRET = "TOPSECRET"
@@ -35,6 +36,7 @@ class Attack:
         self.tmp = tempfile.mkdtemp(prefix="ofc-attack.")
         os.chmod(self.tmp, 0o755)
         self.rows = []  # (category, tried, ok, failures)
+        self.fakes = []  # fake replicas (leader_sockets)
         self.daemon = None
         self.logs = []
 
@@ -355,6 +357,292 @@ class Attack:
                           "NUL and control bytes (ReportFailure, topology)", n, n - len(fails),
                           fails))
 
+    # A fake replica of ofcd: answers every request NOT_LEADER naming `lead`,
+    # or ("" ) OK itself; logs how many bytes each connection sent.
+    FAKE = r"""
+import os, socket, struct, sys, threading
+sys.path.insert(0, sys.argv[4])
+from ofc_client.pb import control_pb2
+path, log, lead = sys.argv[1:4]
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+os.chmod(path, 0o777)
+srv.listen(16)
+def serve(c):
+    data = b""
+    try:
+        c.settimeout(10)
+        while len(data) < 4 or len(data) < 4 + struct.unpack(">I", data[:4])[0]:
+            b = c.recv(65536)
+            if not b:
+                break
+            data += b
+    except OSError:
+        pass
+    with open(log, "a") as f:
+        f.write("%d\n" % len(data))
+    if len(data) >= 4:
+        req = control_pb2.Request()
+        req.ParseFromString(data[4:])
+        r = control_pb2.Response(id=req.id, status=control_pb2.STATUS_OK, message="committed")
+        if lead:
+            r.status = control_pb2.STATUS_NOT_LEADER
+            r.leader.name, r.leader.socket = "r9", lead
+        out = r.SerializeToString()
+        c.sendall(struct.pack(">I", len(out)) + out)
+    c.close()
+while True:
+    c, _ = srv.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+"""
+
+    def fake(self, user, sock, log, lead):
+        """A fake replica at sock as user (a setpriv prefix), until the run ends."""
+        open(log, "w").close()
+        os.chmod(log, 0o666)
+        p = subprocess.Popen(user + [sys.executable, "-c", self.FAKE, sock, log, lead,
+                                     os.path.abspath(os.path.join(self.build, "python"))])
+        self.fakes.append(p)
+        for _ in range(500):
+            if os.path.exists(sock):
+                return
+            time.sleep(0.01)
+
+    def leader_sockets(self):
+        """A follower's NOT_LEADER names the leader's socket as the store holds
+        it: whoever writes the store names a socket of its own. Sockets served
+        by nobody and by daemon (uid 1), named directly and after a hop through
+        a root replica, asked by ofc and the Python client: each refused with
+        both sockets named, and not one byte sent to them."""
+        os.mkdir(self.path("evil"))
+        os.chmod(self.path("evil"), 0o1777)  # (as /tmp: anyone makes a socket there)
+        bad = []
+        for name, uid in (("nobody", "65534"), ("daemon", "1")):
+            sock = self.path("evil", name + ".sock")
+            self.fake(["setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups"], sock,
+                      self.path("evil", name + ".log"), "")
+            self.fake([], self.path(name + "-follower.sock"), self.path(name + "-f.log"), sock)
+            bad.append((name, sock))
+        # a root replica that names the nobody follower... which names the nobody socket
+        self.fake([], self.path("hop.sock"), self.path("hop.log"), self.path("evil", "nobody.sock"))
+        self.fake([], self.path("hop2.sock"), self.path("hop2.log"), self.path("hop.sock"))
+        cases, frag = [], "not following it, nothing was sent"
+        for name, sock in bad:
+            f = self.path(name + "-follower.sock")
+            for args in (["apply", self.path("good.yaml"), "--dry-run"],
+                         ["reconfigure", "--topology", "ring:64"], ["status"],
+                         ["cancel", "1"]):
+                cases.append(([self.ofc, "--socket", f] + args, 1, frag))
+        cases.append(([self.ofc, "--socket", self.path("hop2.sock"), "reconfigure",
+                       "--topology", "ring:64"], 1, frag))
+        for name, sock in bad:
+            code = ("import sys; sys.path.insert(0, %r); import ofc_client\n"
+                    "from ofc_client.pb import control_pb2 as pb\n"
+                    "c = ofc_client.Client(%r, timeout=10)\n"
+                    "try:\n c.call(pb.Request(reconfigure=pb.Reconfigure(topology='ring:64')))\n"
+                    "except ConnectionError as e:\n print(e); sys.exit(1)\n"
+                    % (os.path.join(self.build, "python"), self.path(name + "-follower.sock")))
+            cases.append(([sys.executable, "-c", code], 1, frag))
+        self.category("whoever writes the store: a leader's socket it names, served by "
+                      "another user (ofc, the Python client)", cases)
+        sent = [n for n, _ in bad
+                if [ln for ln in open(self.path("evil", n + ".log")) if ln.strip() != "0"]]
+        if sent:
+            self.rows[-1][3].extend(("%s's socket" % n, "it received a request") for n in sent)
+
+    def record_ports(self):
+        """A record whose cross-connects do not fit the config's 256-port
+        switch, or name port 0: ofc plan stops with the file, the device and
+        the port, and the mv that sets the record aside."""
+        sys.path.insert(0, os.path.join(self.build, "python"))
+        from ofc_client.pb import state_pb2
+        cases = []
+        st = self.path("st-ports")
+        record = os.path.join(st, "torus64-ocs.state")
+        plan = [self.ofc, "plan", self.path("good.yaml"), "--state-dir", st]
+        for xc in ([9999, 5], [5, 9999], [0, 5], [5, 0], [257, 1], [1, 257],
+                   [4294967295, 1], [256, 1, 300, 2]):
+            m = state_pb2.FabricRecord(fabric="torus64-ocs", generation=1, version=2,
+                                       config="good.yaml", topology="torus:8x8")
+            m.devices.add(name="ocs0", driver="tl1", xconn=xc)
+            text = m.SerializeToString().decode("utf-8", "surrogateescape")
+            cases.append((plan, 1, "device 'ocs0': cross-connect", record, text))
+        self.disk_category("whoever writes the store or the disk: a record's ports outside "
+                           "the config's switch, port 0", cases)
+
+    # ---- the gateway's trust ----------------------------------------------------------
+    def pki(self):
+        """A CA as docs/control.md makes it (openssl ca), its certificates and
+        CRLs good and bad, under tmp/pki. Returns the directory."""
+        c = self.path("pki")
+        os.makedirs(os.path.join(c, "newcerts"))
+        open(os.path.join(c, "index.txt"), "w").close()
+        for f in ("serial", "crlnumber"):
+            with open(os.path.join(c, f), "w") as fh:
+                fh.write("01\n")
+        base = ("[ca]\ndefault_ca = ofc\n[ofc]\ndatabase = {c}/index.txt\nserial = {c}/serial\n"
+                "crlnumber = {c}/crlnumber\nnew_certs_dir = {c}/newcerts\n"
+                "certificate = {c}/{ca}.pem\nprivate_key = {c}/{ca}.key\ndefault_md = sha256\n"
+                "default_days = 30\ndefault_crl_days = 30\npolicy = any\nunique_subject = no\n"
+                "[any]\ncommonName = supplied\n"
+                "[client]\nbasicConstraints = critical,CA:FALSE\n"
+                "keyUsage = critical,digitalSignature\nextendedKeyUsage = clientAuth\n"
+                "[server]\nbasicConstraints = critical,CA:FALSE\n"
+                "keyUsage = critical,digitalSignature\nextendedKeyUsage = serverAuth\n"
+                "subjectAltName = IP:127.0.0.1\n")
+
+        def run(*args):
+            subprocess.run(["openssl"] + list(args), cwd=c, check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        def newkey(*args):
+            run("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                "-nodes", *args)
+
+        for ca, cn in (("ca", "attack-ca"), ("other", "other-ca"), ("forger", "attack-ca")):
+            with open(os.path.join(c, ca + ".cnf"), "w") as fh:
+                fh.write(base.format(c=c, ca=ca))
+            newkey("-x509", "-days", "30", "-keyout", ca + ".key", "-out", ca + ".pem",
+                   "-subj", "/CN=" + cn, "-addext", "basicConstraints=critical,CA:TRUE",
+                   "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+
+        def cert(name, ext, ca="ca", *extra):
+            newkey("-keyout", name + ".key", "-out", name + ".csr", "-subj", "/CN=" + name)
+            run("ca", "-batch", "-config", ca + ".cnf", "-extensions", ext, "-in",
+                name + ".csr", "-out", name + ".pem", "-notext", *extra)
+
+        for n in ("admin", "revoked"):
+            cert(n, "client")
+        cert("server", "server")
+        cert("srvauth", "server")
+        cert("expired", "client", "ca", "-startdate", "20200101000000Z", "-enddate",
+             "20200201000000Z")
+        cert("intruder", "client", "other")
+        run("ca", "-batch", "-config", "ca.cnf", "-revoke", "revoked.pem")
+        run("ca", "-batch", "-config", "ca.cnf", "-gencrl", "-out", "crl.pem")
+        run("ca", "-batch", "-config", "ca.cnf", "-gencrl", "-crl_lastupdate",
+            "20250101000000Z", "-crl_nextupdate", "20250201000000Z", "-out", "stale.crl")
+        run("ca", "-batch", "-config", "ca.cnf", "-gencrl", "-crl_lastupdate",
+            "20990101000000Z", "-crl_nextupdate", "20990201000000Z", "-out", "future.crl")
+        run("ca", "-batch", "-config", "other.cnf", "-gencrl", "-out", "foreign.crl")
+        run("ca", "-batch", "-config", "forger.cnf", "-gencrl", "-out", "forged.crl")
+        good = open(os.path.join(c, "crl.pem")).read()
+        for name, text in (("garbage.crl", "not a CRL " + SECRET + "\n"), ("empty.crl", ""),
+                           ("truncated.crl", good[:len(good) // 2]),
+                           ("two.crl", good + open(os.path.join(c, "stale.crl")).read())):
+            with open(os.path.join(c, name), "w") as fh:
+                fh.write(text)
+        os.symlink(self.path("root", "shadow"), os.path.join(c, "shadow.crl"))
+        os.mkfifo(os.path.join(c, "fifo.crl"))
+        with open(self.path("gw.policy"), "w") as fh:
+            fh.write("cn:admin admin\ncn:revoked admin\ncn:expired admin\ncn:srvauth admin\n")
+        return c
+
+    def gateway_trust(self):
+        """A remote client's certificate and an operator's CRL file against
+        ofc-gateway: CRLs that would switch revocation off (stale, another
+        CA's, forged under the CA's name, none, bytes that are no CRL, a
+        secret file through a symlink) refused at the start (exit 2, naming
+        the file) and on SIGHUP (the old trust kept: the revoked admin still
+        refused); certificates refused in the handshake with the reason in
+        the log (a server's, revoked, expired, another CA's), and every one
+        once the CRL in effect goes stale."""
+        gw = os.path.join(self.build, "ofc-gateway")
+        c = self.pki()
+        opts = [gw, "--listen", "127.0.0.1:0", "--cert", os.path.join(c, "server.pem"),
+                "--key", os.path.join(c, "server.key"), "--ca", os.path.join(c, "ca.pem"),
+                "--policy", self.path("gw.policy"), "--ofcd-socket", self.path("gw.sock")]
+        cases = []
+        for f, frag in (("stale.crl", "stale: its nextUpdate"),
+                        ("foreign.crl", "not signed by the configured CA"),
+                        ("forged.crl", "its signature does not verify"),
+                        ("future.crl", "issued in the future"),
+                        ("two.crl", "its CRL 2 of 2: stale"),
+                        ("garbage.crl", "no CRL in it"), ("empty.crl", "no CRL in it"),
+                        ("truncated.crl", "a CRL that does not parse"),
+                        ("admin.pem", "no CRL in it"), ("shadow.crl", "no CRL in it"),
+                        ("fifo.crl", "is not a regular file"), ("newcerts", "is a directory")):
+            path = os.path.join(c, f)
+            cases.append((["timeout", "10"] + opts + ["--crl", path], 2, path + ": " + frag))
+        self.category("a machine on the network and the gateway's operator: CRLs at "
+                      "ofc-gateway's start", cases)
+        crl = self.path("crl.pem")
+        shutil.copy(os.path.join(c, "crl.pem"), crl)
+        log = self.path("gw.log")
+        port = self.path("gw.port")
+        if os.path.exists(port):  # (attack_gateway's gateway left its port there)
+            os.unlink(port)
+        p = subprocess.Popen(opts + ["--crl", crl, "--port-file", port],
+                             stderr=open(log, "w"))
+        fails, n = [], 0
+        try:
+            for _ in range(500):
+                if os.path.exists(port) and os.path.getsize(port):
+                    break
+                time.sleep(0.02)
+            url = "https://127.0.0.1:%s/v1/state" % open(port).read().strip()
+
+            def refused(who, frag):
+                """None when who's certificate is refused and the log says frag."""
+                before = open(log, errors="replace").read().count(frag)
+                args = ["curl", "-sS", "-o", "/dev/null", "--max-time", "10", "--cacert",
+                        os.path.join(c, "ca.pem"), url]
+                if who:
+                    args += ["--cert", os.path.join(c, who + ".pem"), "--key",
+                             os.path.join(c, who + ".key")]
+                if subprocess.run(args, capture_output=True).returncode == 0:
+                    return "served"
+                for _ in range(100):
+                    if open(log, errors="replace").read().count(frag) > before:
+                        return None
+                    time.sleep(0.05)
+                return "the log does not say '%s'" % frag
+
+            for who, frag in (("srvauth", "CN=srvauth: not for client authentication"),
+                              ("revoked", "CN=revoked: revoked"), ("expired", "CN=expired: expired"),
+                              ("intruder", "CN=intruder: not signed by the configured CA"),
+                              (None, "no verified client certificate")):
+                n += 1
+                why = refused(who, frag)
+                if why:
+                    fails.append(("handshake as %s" % who, why))
+            for f, frag in (("stale.crl", "stale"), ("foreign.crl", "not signed"),
+                            ("forged.crl", "signature"), ("garbage.crl", "no CRL in it")):
+                n += 1
+                shutil.copy(os.path.join(c, f), crl)
+                want = "reload refused, the old CA, CRL and policy stay: %s: " % crl
+                before = open(log, errors="replace").read().count(want)
+                p.send_signal(signal.SIGHUP)
+                for _ in range(100):
+                    if open(log, errors="replace").read().count(want) > before:
+                        break
+                    time.sleep(0.05)
+                else:
+                    fails.append(("SIGHUP with " + f, "no refusal logged"))
+                    continue
+                why = refused("revoked", "CN=revoked: revoked")
+                if why:
+                    fails.append(("SIGHUP with " + f + ", then the revoked admin", why))
+            # A CRL that goes stale while the gateway runs: 3 s from now.
+            n += 1
+            subprocess.run(["openssl", "ca", "-batch", "-config", "ca.cnf", "-gencrl",
+                            "-crlsec", "3", "-out", crl], cwd=c, check=True,
+                           capture_output=True)
+            p.send_signal(signal.SIGHUP)
+            time.sleep(4.5)
+            why = refused("admin", "is stale (its nextUpdate")
+            if why:
+                fails.append(("a CRL gone stale, then the admin", why))
+        finally:
+            p.terminate()
+            p.wait(10)
+        text = open(log, errors="replace").read()
+        if SECRET in text:
+            fails.append((log, "a secret in the gateway's log"))
+        self.rows.append(("a machine on the network and the gateway's operator: client "
+                          "certificates in the handshake, CRLs on SIGHUP and gone stale",
+                          n, n - len([f for f in fails if f[0] != log]), fails))
+
     def run(self):
         self.setup()
         self.start_ofcd()
@@ -366,13 +654,17 @@ class Attack:
         if self.start_ofcd("--topology-dir", self.path("topo")):
             self.category("read-only socket, any local user: names under --topology-dir",
                           self.readonly_specs(True), daemon=True)
+        attack_gateway.run(self)
         self.stop_ofcd()
         self.category("config author: ofc validate on hostile YAML, server fabrics and "
                       "failures", self.configs())
         self.disk_category("the disk: damaged state files (.rewired, .failed, record, "
                            "journal; FIFOs, directories)", self.state_files())
+        self.record_ports()
+        self.leader_sockets()
         self.rows.append(tls_downgrades(self.build, self.tmp, self.path("good.yaml"),
                                         self.path("creds")))
+        self.gateway_trust()
 
     def report(self):
         print("| who, what | inputs | rejected correctly |")
@@ -403,6 +695,8 @@ def main():
         ok = att.report()
     finally:
         att.stop_ofcd()
+        for p in att.fakes:
+            p.kill()
         shutil.rmtree(att.tmp, ignore_errors=True)
     return 0 if ok else 1
 

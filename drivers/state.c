@@ -156,9 +156,19 @@ static int check_switch(const struct device_state *s, uint32_t ports, struct ofc
 	for (uint32_t i = 0; i < s->nxc && rc == 0; i++) {
 		const struct xconn *x = &s->xc[i];
 
-		if (x->in < 1 || x->out < 1 || (ports && (x->in > ports || x->out > ports)))
-			rc = bad(err, "cross-connect %u -> %u is outside the switch's ports 1..%u",
-				 x->in, x->out, ports);
+		bool in_bad = x->in < 1 || (ports && x->in > ports);
+
+		/* (ports 0: the switch's size is not known here, a record read
+		 * without its config; ports still count from 1) */
+		if (in_bad || x->out < 1 || (ports && x->out > ports))
+			rc = ports ? bad(err,
+					 "cross-connect %u -> %u: port %u is outside the switch's "
+					 "ports 1..%u",
+					 x->in, x->out, in_bad ? x->in : x->out, ports)
+				   : bad(err,
+					 "cross-connect %u -> %u: port 0 is no port (ports count "
+					 "from 1)",
+					 x->in, x->out);
 		else if (i && s->xc[i - 1].in == x->in)
 			rc = bad(err, "ingress %u is cross-connected twice (to %u and %u)", x->in,
 				 s->xc[i - 1].out, x->out);

@@ -134,6 +134,8 @@ static int common_opt(struct remote *r, int c, const char *arg)
 
 /* A string a message may lack (a tenant's view leaves fields out). */
 #define OR_DASH(p) ((p) ? (p) : "-")
+/* a principal other than the socket's uid:N, which uid and pid say ("": none) */
+#define GATEWAY_PRINCIPAL(p) ((p) && strncmp((p), "uid:", 4) != 0 ? (p) : "")
 
 /* Issue 37: a replica of ofcd on etcd, and the cluster as it sees it. */
 static void print_cluster(const Ofc__V1__Cluster *c, bool https)
@@ -192,6 +194,9 @@ static void print_state(const Ofc__V1__State *s, bool https)
 	if (s->committed_by)
 		printf(", committed by replica %s (epoch %llu)", s->committed_by,
 		       (unsigned long long)s->committed_epoch);
+	/* who asked for it (the audit: docs/security.md) */
+	if (s->committed_principal)
+		printf(", asked for by %s", s->committed_principal);
 	if (s->partition)
 		printf(", last by partition %s", s->partition);
 	printf("\n");
@@ -247,18 +252,22 @@ static void print_state(const Ofc__V1__State *s, bool https)
 			       h->schedule->verified ? "yes" : "NO");
 	}
 	if (s->transaction)
-		printf("  transaction %llu: %s (%s %s, ticket %llu)\n",
+		printf("  transaction %llu: %s (%s %s, ticket %llu%s%s)\n",
 		       (unsigned long long)s->transaction->id,
 		       s->transaction->state ? s->transaction->state : "?",
 		       s->transaction->kind ? s->transaction->kind : "-",
 		       s->transaction->target ? s->transaction->target : "-",
-		       (unsigned long long)s->transaction->ticket);
+		       (unsigned long long)s->transaction->ticket,
+		       s->transaction->principal ? ", asked for by " : "",
+		       s->transaction->principal ? s->transaction->principal : "");
 	else
 		printf("  no transaction in progress\n");
 	for (size_t i = 0; i < s->n_queue; i++)
-		printf("  queued     ticket %llu: %s %s (uid %u pid %u)\n",
+		printf("  queued     ticket %llu: %s %s (%s%suid %u pid %u)\n",
 		       (unsigned long long)s->queue[i]->ticket, OR_DASH(s->queue[i]->kind),
-		       OR_DASH(s->queue[i]->target), s->queue[i]->peer_uid, s->queue[i]->peer_pid);
+		       OR_DASH(s->queue[i]->target), GATEWAY_PRINCIPAL(s->queue[i]->principal),
+		       *GATEWAY_PRINCIPAL(s->queue[i]->principal) ? ", " : "",
+		       s->queue[i]->peer_uid, s->queue[i]->peer_pid);
 	for (size_t i = 0; i < s->n_devices; i++) {
 		const Ofc__V1__DeviceState *d = s->devices[i];
 

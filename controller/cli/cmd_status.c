@@ -47,7 +47,9 @@ static void text_txn(const struct ctl_record *r)
 		printf("  no unfinished transaction\n");
 		return;
 	}
-	printf("  transaction %llu: %s, %s\n", (unsigned long long)r->journal_id, r->journal_phase,
+	printf("  transaction %llu: %s%s%s, %s\n", (unsigned long long)r->journal_id,
+	       r->journal_phase, r->journal_principal ? ", asked for by " : "",
+	       r->journal_principal ? r->journal_principal : "",
 	       r->journal_owner_alive
 		   ? "in progress"
 		   : "UNFINISHED (its process is gone): the next plan, apply, try or "
@@ -244,8 +246,7 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 	}
 	if (!fc.file)
 		return status_all(&fc);
-	if (fabric_cmd_open(&fc, true, &err) < 0 ||
-	    ctl_load_record(fc.state_dir, fc.fabric->name, &r, &err) < 0)
+	if (fabric_cmd_open(&fc, true, &err) < 0 || ctl_load_record_for(fc.ctl, &r, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
 	ctl_read(fc.ctl, &err);
 	if (fc.dot) {
@@ -270,15 +271,17 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 		/* the fabric's topology, then the partition the last commit
 		 * changed (its own topology) */
 		if (r.have_state)
-			printf("  recorded: generation %llu, topology %s, from %s%s%s%s%s%s%s\n",
-			       (unsigned long long)r.generation,
-			       r.fabric_topology && *r.fabric_topology ? r.fabric_topology
-			       : r.fabric_topology		       ? "-"
-								       : "(not recorded)",
-			       r.config, r.partition ? "; the last commit was partition " : "",
-			       r.partition ? r.partition : "", r.partition ? "'s, to " : "",
-			       r.partition ? r.topology : "", r.replica ? ", by replica " : "",
-			       r.replica ? r.replica : "");
+			printf(
+			    "  recorded: generation %llu, topology %s, from %s%s%s%s%s%s%s%s%s\n",
+			    (unsigned long long)r.generation,
+			    r.fabric_topology && *r.fabric_topology ? r.fabric_topology
+			    : r.fabric_topology			    ? "-"
+								    : "(not recorded)",
+			    r.config, r.partition ? "; the last commit was partition " : "",
+			    r.partition ? r.partition : "", r.partition ? "'s, to " : "",
+			    r.partition ? r.topology : "", r.replica ? ", by replica " : "",
+			    r.replica ? r.replica : "", r.principal ? ", asked for by " : "",
+			    r.principal ? r.principal : "");
 		else
 			printf("  recorded: nothing yet (no transaction has committed)\n");
 		text_txn(&r);

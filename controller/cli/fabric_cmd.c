@@ -129,6 +129,7 @@ static void print_event(void *ctx, const struct ctl_event *ev)
 
 int fabric_cmd_open(struct fabric_cmd *fc, bool with_testbed, struct ofc_error *err)
 {
+	char who[32];
 	struct ctl_opts o = {
 	    .state_dir = fc->state_dir,
 	    .overrides = (const char *const *)fc->overrides,
@@ -137,8 +138,11 @@ int fabric_cmd_open(struct fabric_cmd *fc, bool with_testbed, struct ofc_error *
 	    .ctx = fc,
 	    .no_testbed = !with_testbed,
 	    .no_mkdir = fc->reads_only,
+	    /* (the audit's: who ran the command, as ofcd names a socket's client) */
+	    .principal = who,
 	};
 
+	snprintf(who, sizeof(who), "uid:%u", (unsigned)getuid());
 	if (fabric_open(fc->file, &fc->fabric, err) < 0)
 		return -1;
 	return ctl_open(fc->fabric, &o, &fc->ctl, err);
@@ -503,7 +507,7 @@ int fabric_cmd_target(struct fabric_cmd *fc, struct ofc_error *err)
 		struct ctl_record r;
 		struct ofc_error e = {0};
 
-		if (ctl_load_record(fc->ctl->state_dir, f->name, &r, &e) == 0) {
+		if (ctl_load_record_for(fc->ctl, &r, &e) == 0) {
 			if (r.have_state && r.relabelled && !r.partition &&
 			    strcmp(r.topology, f->topology.spec) == 0) {
 				fc->relabel = true;

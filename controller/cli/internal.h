@@ -5,6 +5,7 @@
 
 #include <getopt.h>
 #include <pthread.h>
+#include <sys/types.h>
 
 #include "controller/cli/cli.h"
 #include "controller/config/config.h"
@@ -316,7 +317,14 @@ struct cli_targets {
 	char hint[CLI_TARGET_LEN];     /* a follower named the leader here */
 	char answered[CLI_TARGET_LEN]; /* who gave the last answer */
 	bool heard;		       /* in this walk a replica answered, not as leader */
-	struct ofcd_client cl;	       /* cli_open's connection */
+	/* The user's address that named the leader, and the uid of the
+	 * process behind it: a socket it names is followed only when root or
+	 * that uid answers there (targets.c, peer_trusted). */
+	char via[CLI_TARGET_LEN];
+	uid_t via_uid;
+	char named_by[CLI_TARGET_LEN];		  /* the replica that named t->hint */
+	char untrusted[3 * CLI_TARGET_LEN + 300]; /* why the walk stopped there */
+	struct ofcd_client cl;			  /* cli_open's connection */
 	/* The request_key cli_open gave the last mutation it sent without
 	 * one: OFC_REQUEST_KEY, else a fresh random one (docs/control.md,
 	 * "Sending a mutation again"). */

@@ -36,6 +36,8 @@ static Ofc__V1__TransactionInfo *journal_msg(struct arena *a, const struct ctl_r
 		t->has_peer_pid = 1;
 		t->peer_pid = r->journal_pid;
 	}
+	if (r->journal_principal)
+		t->principal = arena_strdup(a, r->journal_principal);
 	if (r->trial_deadline > 0) {
 		t->has_trial_deadline_unix = 1;
 		t->trial_deadline_unix = r->trial_deadline;
@@ -63,6 +65,8 @@ static void record_fields(struct arena *a, const struct fabric *f, const struct 
 		st->partition = arena_strdup(a, r->partition);
 	if (r->replica)
 		st->committed_by = arena_strdup(a, r->replica);
+	if (r->principal)
+		st->committed_principal = arena_strdup(a, r->principal);
 	st->has_committed_epoch = r->epoch != 0;
 	st->committed_epoch = r->epoch;
 	/* The fabric's, as ofcd shows it: a partition's commit leaves it (an

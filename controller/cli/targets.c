@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -105,7 +106,39 @@ static void note(struct cli_targets *t, const char *addr, const char *fmt, ...)
 	va_end(ap);
 }
 
-enum outcome { ANSWERED, REDIRECTED, SKIPPED, LOST_AFTER_SEND };
+enum outcome { ANSWERED, REDIRECTED, SKIPPED, LOST_AFTER_SEND, UNTRUSTED };
+
+/* A leader's socket comes from what a replica says, which comes from the
+ * store: whoever can write the store names any path, and root's `ofc
+ * apply` would send its whole config there and believe its answer. So a
+ * socket the user did not give is asked only when the process behind it
+ * is root or runs as the ofcd the user did reach (SO_PEERCRED, before a
+ * byte is sent); else the walk stops there and names it. `given`: the
+ * address is one of the user's (its peer's uid becomes the one trusted). */
+static bool peer_trusted(struct cli_targets *t, const char *addr, bool given)
+{
+	struct ucred cr;
+	socklen_t n = sizeof(cr);
+
+	if (t->https)
+		return true; /* the gateway's certificate is checked instead */
+	if (getsockopt(t->cl.fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) != 0 || n != sizeof(cr))
+		cr.uid = (uid_t)-1;
+	if (given) {
+		t->via_uid = cr.uid;
+		snprintf(t->via, sizeof(t->via), "%s", addr);
+		return true;
+	}
+	if (cr.uid == 0 || (cr.uid == t->via_uid && cr.uid != (uid_t)-1))
+		return true;
+	snprintf(t->untrusted, sizeof(t->untrusted),
+		 "%s named %s as the leader's socket, but the process behind it runs as uid %d, "
+		 "neither root nor uid %d (the ofcd at %s): not following it, nothing was sent "
+		 "(whoever can write the cluster's store can name any socket: check the "
+		 "leader key)",
+		 t->named_by, addr, (int)cr.uid, (int)t->via_uid, t->via);
+	return false;
+}
 
 /* A follower's answer: where the leader is for this transport, copied to
  * t->hint; false when it names none or names addr itself. */
@@ -119,6 +152,7 @@ static bool take_hint(struct cli_targets *t, const char *addr, const Ofc__V1__Re
 	    (t->https && strncmp(to, "https://", 8) != 0))
 		return false;
 	snprintf(t->hint, sizeof(t->hint), "%s", to);
+	snprintf(t->named_by, sizeof(t->named_by), "%s", addr);
 	if (t->verbose)
 		fprintf(stderr, "ofc: %s does not lead; asking the leader, %s, at %s\n", addr,
 			l->name ? l->name : "?", t->hint);
@@ -127,8 +161,9 @@ static bool take_hint(struct cli_targets *t, const char *addr, const Ofc__V1__Re
 
 /* Ask addr once: connect, send, the first answer. ANSWERED leaves the
  * connection open in t->cl with *resp. */
-static enum outcome try_one(struct cli_targets *t, const char *addr, Ofc__V1__Request *req,
-			    double timeout, unsigned flags, Ofc__V1__Response **resp)
+static enum outcome try_one(struct cli_targets *t, const char *addr, bool given,
+			    Ofc__V1__Request *req, double timeout, unsigned flags,
+			    Ofc__V1__Response **resp)
 {
 	struct ofc_error err = {0};
 	Ofc__V1__Status st;
@@ -137,6 +172,10 @@ static enum outcome try_one(struct cli_targets *t, const char *addr, Ofc__V1__Re
 	if (connect_one(t, addr, &t->cl, &err) < 0) {
 		note(t, addr, "%s", err.msg);
 		return SKIPPED;
+	}
+	if (!peer_trusted(t, addr, given)) {
+		ofcd_disconnect(&t->cl);
+		return UNTRUSTED;
 	}
 	t->cl.timeout = timeout;
 	if (ofcd_call(&t->cl, req, resp, &err) < 0) {
@@ -288,17 +327,19 @@ int cli_open(struct cli_targets *t, Ofc__V1__Request *req, double timeout, unsig
 
 			if (end - now_seconds() <= 0)
 				break;
-			o = try_one(t, t->addr[i], req, per_try(t, timeout, end, flags), flags,
-				    resp);
+			o = try_one(t, t->addr[i], true, req, per_try(t, timeout, end, flags),
+				    flags, resp);
 			/* a follower named the leader: ask it before the next on
 			 * the list (a few hops at most: leaders change) */
 			while (o == REDIRECTED && hops++ < 3 && end - now_seconds() > 0) {
 				char to[CLI_TARGET_LEN];
 
 				snprintf(to, sizeof(to), "%s", t->hint);
-				o = try_one(t, to, req, per_try(t, timeout, end, flags), flags,
-					    resp);
+				o = try_one(t, to, false, req, per_try(t, timeout, end, flags),
+					    flags, resp);
 			}
+			if (o == UNTRUSTED)
+				return ofc_error_set(err, OFC_E_RUNTIME, "%s", t->untrusted);
 			if (o == ANSWERED) {
 				t->first = i;
 				return 0;

@@ -4,7 +4,9 @@
  * libmicrohttpd with GnuTLS, a thread per connection: each thread blocks
  * on ofcd for its own requests, streams included, and nothing it waits for
  * holds another connection up. Bounds (all documented in docs/control.md):
- * --max-connections at once; a connection's TLS handshake, request line,
+ * --max-connections at once, --max-connections-per-address of them from
+ * one address, half of them before their handshake (admit.c); a
+ * connection's TLS handshake, request line,
  * headers and body must all have arrived within --read-timeout of its
  * start or of its previous answer (the watchdog shuts down what is late:
  * slowloris, a handshake never finished, an idle keep-alive); headers
@@ -34,31 +36,6 @@
 #define STREAM_BLOCK	(64u << 10)
 #define SEND_BUFFER	(128 << 10) /* SO_SNDBUF of a client connection */
 
-enum conn_phase { PH_READING, PH_HANDLING };
-
-/* One TLS connection, from accept to close (MHD's socket context). */
-struct gw_conn {
-	struct gw_conn *next, *prev;
-	struct gateway *g;
-	int fd;
-	char peer[80];
-	enum conn_phase phase;
-	double since; /* the current read window began */
-	bool verified, refusal_logged, cut;
-	uint64_t requests;
-	/* The names of the certificate verified in the handshake, read once
-	 * (parsing it for each request was a third of the gateway's time). */
-	char *names[GW_MAX_NAMES];
-	uint32_t nnames;
-};
-
-static void conn_forget_names(struct gw_conn *c)
-{
-	for (uint32_t i = 0; i < c->nnames; i++)
-		free(c->names[i]);
-	c->nnames = 0;
-}
-
 struct gateway {
 	struct gw_opts o;
 	struct MHD_Daemon *mhd;
@@ -66,32 +43,21 @@ struct gateway {
 	unsigned port;
 	char *cert_pem, *key_pem, *ca_pem;
 	pthread_rwlock_t lock; /* trust and policy, swapped by a reload */
-	gnutls_x509_trust_list_t trust;
+	struct gw_trust *trust;
 	struct gw_policy *policy;
 	struct upstream up;
 	struct gw_cache cache;
-	pthread_mutex_t cmu;
-	struct gw_conn *conns;
+	struct gw_log log;
+	struct gw_conns conns; /* every connection (MHD's socket contexts) */
 	pthread_t watchdog;
 	bool watchdog_started;
 	int wake_fd;
 	atomic_int stop_req;
-	atomic_ullong n_handshakes, n_refused, n_cut, n_requests;
+	atomic_ullong n_handshakes, n_refused, n_requests, n_reload_failures;
 };
 
-static void gw_log(struct gateway *g, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
-static void gw_log(struct gateway *g, int level, const char *fmt, ...)
-{
-	char line[1200];
-	va_list ap;
-
-	if (!g->o.log)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	g->o.log(g->o.log_ctx, level, line);
-}
+/* A line of the gateway's own; a stranger's (a kind) through gw_logf. */
+#define gw_log(g, level, ...) gw_logf(&(g)->log, GW_LOG_ANY, level, __VA_ARGS__)
 
 /* ---- connections and the watchdog ------------------------------------------ */
 
@@ -100,29 +66,6 @@ static void gw_log(struct gateway *g, int level, const char *fmt, ...)
 static double keepalive(const struct gateway *g)
 {
 	return g->o.idle_timeout / 2 < WATCH_KEEPALIVE ? g->o.idle_timeout / 2 : WATCH_KEEPALIVE;
-}
-
-static void peer_name(struct MHD_Connection *mc, char *buf, size_t len)
-{
-	const union MHD_ConnectionInfo *ci =
-	    MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	char host[64] = "?";
-	unsigned port = 0;
-
-	if (ci && ci->client_addr) {
-		const struct sockaddr *sa = ci->client_addr;
-
-		if (sa->sa_family == AF_INET) {
-			const struct sockaddr_in *s4 = (const void *)sa;
-			inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
-			port = ntohs(s4->sin_port);
-		} else if (sa->sa_family == AF_INET6) {
-			const struct sockaddr_in6 *s6 = (const void *)sa;
-			inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
-			port = ntohs(s6->sin6_port);
-		}
-	}
-	snprintf(buf, len, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
 }
 
 /* The handshake's check of the client's certificate (set on each session
@@ -144,11 +87,15 @@ static int verify_peer(gnutls_session_t s)
 	if (rc < 0) {
 		c->refusal_logged = true;
 		atomic_fetch_add(&c->g->n_refused, 1);
-		gw_log(c->g, 4, "refused TLS client %s: certificate %s: %s", c->peer, who, why);
+		if (rc == -1) /* (-2: a stale CRL, said in the last minute) */
+			gw_logf(&c->g->log, GW_LOG_CERT, 4,
+				"refused TLS client %s: certificate %s: %s", c->peer, who, why);
 		return GNUTLS_E_CERTIFICATE_ERROR;
 	}
-	c->verified = true;
-	conn_forget_names(c);
+	if (!gw_conn_verified(&c->g->conns, c))
+		return GNUTLS_E_CERTIFICATE_ERROR; /* closed meanwhile: it gave way */
+	while (c->nnames)
+		free(c->names[--c->nnames]);
 	c->nnames = gw_peer_names(s, c->names);
 	atomic_fetch_add(&c->g->n_handshakes, 1);
 	return 0;
@@ -160,14 +107,16 @@ static void notify_conn(void *cls, struct MHD_Connection *mc, void **socket_cont
 	struct gateway *g = cls;
 
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-		struct gw_conn *c = xcalloc(1, sizeof(*c));
 		const union MHD_ConnectionInfo *fi =
 		    MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *ai =
+		    MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 		const union MHD_ConnectionInfo *ti =
 		    MHD_get_connection_info(mc, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+		struct gw_conn *c =
+		    gw_conn_start(&g->conns, fi ? fi->connect_fd : -1, ai ? ai->client_addr : NULL);
 
 		c->g = g;
-		c->fd = fi ? fi->connect_fd : -1;
 		/* What the kernel holds for a client that does not read: a
 		 * quarter of a MiB (the kernel doubles this), not the several
 		 * MiB autotuning grows to, so 1,000 such clients hold little and
@@ -175,9 +124,6 @@ static void notify_conn(void *cls, struct MHD_Connection *mc, void **socket_cont
 		int sndbuf = SEND_BUFFER;
 		if (c->fd >= 0)
 			setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-		c->since = now_seconds();
-		c->phase = PH_READING;
-		peer_name(mc, c->peer, sizeof(c->peer));
 		*socket_context = c;
 		if (ti && ti->tls_session) {
 			gnutls_session_t s = (gnutls_session_t)ti->tls_session;
@@ -185,35 +131,18 @@ static void notify_conn(void *cls, struct MHD_Connection *mc, void **socket_cont
 			gnutls_certificate_server_set_request(s, GNUTLS_CERT_REQUIRE);
 			gnutls_session_set_verify_function(s, verify_peer);
 		}
-		pthread_mutex_lock(&g->cmu);
-		c->next = g->conns;
-		if (g->conns)
-			g->conns->prev = c;
-		g->conns = c;
-		pthread_mutex_unlock(&g->cmu);
 		return;
 	}
-	struct gw_conn *c = *socket_context;
-	if (!c)
-		return;
-	pthread_mutex_lock(&g->cmu);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		g->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	pthread_mutex_unlock(&g->cmu);
-	if (!c->verified && !c->refusal_logged && !c->cut) {
+	if (*socket_context && gw_conn_end(&g->conns, *socket_context))
 		atomic_fetch_add(&g->n_refused, 1);
-		gw_log(g, 4,
-		       "refused TLS client %s: no verified client certificate (none sent, or the "
-		       "handshake failed)",
-		       c->peer);
-	}
-	conn_forget_names(c);
-	free(c);
 	*socket_context = NULL;
+}
+
+static enum MHD_Result admit(void *cls, const struct sockaddr *sa, socklen_t len)
+{
+	struct gateway *g = cls;
+
+	return gw_conns_admit(&g->conns, sa, len) ? MHD_YES : MHD_NO;
 }
 
 static struct gw_conn *conn_of(struct MHD_Connection *mc)
@@ -224,18 +153,9 @@ static struct gw_conn *conn_of(struct MHD_Connection *mc)
 	return ci ? ci->socket_context : NULL;
 }
 
-static void set_phase(struct gateway *g, struct gw_conn *c, enum conn_phase ph)
-{
-	if (!c)
-		return;
-	pthread_mutex_lock(&g->cmu);
-	c->phase = ph;
-	c->since = now_seconds();
-	pthread_mutex_unlock(&g->cmu);
-}
-
 /* Every second: shut down connections whose handshake, request line,
- * headers and body have not all arrived within --read-timeout. */
+ * headers and body have not all arrived within --read-timeout, and say
+ * what the log left out in windows that ended. */
 static void *watchdog(void *arg)
 {
 	struct gateway *g = arg;
@@ -244,23 +164,8 @@ static void *watchdog(void *arg)
 		struct pollfd p = {.fd = g->wake_fd, .events = POLLIN};
 		double now = now_seconds();
 
-		pthread_mutex_lock(&g->cmu);
-		for (struct gw_conn *c = g->conns; c; c = c->next)
-			if (c->phase == PH_READING && !c->cut && c->fd >= 0 &&
-			    now - c->since > g->o.read_timeout) {
-				c->cut = true;
-				shutdown(c->fd, SHUT_RDWR);
-				atomic_fetch_add(&g->n_cut, 1);
-				gw_log(g, 5,
-				       "closing the connection of %s: %s not complete within %.0f "
-				       "s (--read-timeout)",
-				       c->peer,
-				       !c->verified  ? "its TLS handshake"
-				       : c->requests ? "its next request"
-						     : "its first request",
-				       g->o.read_timeout);
-			}
-		pthread_mutex_unlock(&g->cmu);
+		gw_conns_sweep(&g->conns, now);
+		gw_log_flush(&g->log, now);
 		poll(&p, 1, 1000);
 	}
 	return NULL;
@@ -293,13 +198,17 @@ static unsigned http_status(Ofc__V1__Status st)
 	}
 }
 
+/* close: the connection ends with the answer (a request the gateway could
+ * not read: what follows it may not be where the client meant). */
 static enum MHD_Result send_bytes(struct MHD_Connection *mc, unsigned code, const char *type,
-				  char *body, size_t len)
+				  char *body, size_t len, bool close)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	enum MHD_Result rc;
 
 	MHD_add_response_header(r, "Content-Type", type);
+	if (close)
+		MHD_add_response_header(r, "Connection", "close");
 	rc = MHD_queue_response(mc, code, r);
 	MHD_destroy_response(r);
 	return rc;
@@ -355,7 +264,7 @@ static enum MHD_Result send_response(struct MHD_Connection *mc, const Ofc__V1__R
 	const char *url = path ? leader_url(r) : NULL;
 
 	if (!url)
-		return send_bytes(mc, http_status(r->status), "application/json", body, len);
+		return send_bytes(mc, http_status(r->status), "application/json", body, len, false);
 	size_t n = strlen(url);
 	char *loc = xasprintf("%.*s%s", (int)(n && url[n - 1] == '/' ? n - 1 : n), url, path);
 	struct MHD_Response *resp =
@@ -387,7 +296,7 @@ static enum MHD_Result send_error(struct MHD_Connection *mc, unsigned code, Ofc_
 	r.status = st;
 	r.message = msg;
 	char *body = response_json(&r, &len);
-	return send_bytes(mc, code, "application/json", body, len);
+	return send_bytes(mc, code, "application/json", body, len, code == MHD_HTTP_BAD_REQUEST);
 }
 
 /* ---- routes -------------------------------------------------------------------- */
@@ -458,9 +367,11 @@ static void completed(void *cls, struct MHD_Connection *mc, void **req_cls,
 	(void)toe;
 	req_free(*req_cls);
 	*req_cls = NULL;
-	if (c)
+	if (c) {
 		c->requests++;
-	set_phase(g, c, PH_READING); /* the next request's window */
+		c->nul = false;
+	}
+	gw_conn_phase(&g->conns, c, GW_READING); /* the next request's window */
 }
 
 /* The principal of the connection's certificate, by the policy; false
@@ -497,10 +408,9 @@ static bool principal(struct gateway *g, struct MHD_Connection *mc, struct gw_re
 			 "permission denied: the certificate (%.100s) is not in the gateway's "
 			 "policy",
 			 n ? names[0] : "no name");
-		char peer[80];
-		peer_name(mc, peer, sizeof(peer));
-		gw_log(g, 4, "refused %s: certificate %s is in no line of the policy", peer,
-		       n ? names[0] : "(no name)");
+		gw_logf(&g->log, GW_LOG_POLICY, 4,
+			"refused %s: certificate %s is in no line of the policy", c ? c->peer : "?",
+			n ? names[0] : "(no name)");
 	}
 	return e != NULL;
 }
@@ -943,7 +853,7 @@ static enum MHD_Result call_once(struct gateway *g, struct MHD_Connection *mc, O
 		memcpy(out + 4 + plen, frame + skip, len - skip);
 		free(frame);
 		return send_bytes(mc, MHD_HTTP_OK, "application/x-ofc-frames", out,
-				  4 + plen + len - skip);
+				  4 + plen + len - skip, false);
 	}
 	Ofc__V1__Response *r = ofc__v1__response__unpack(NULL, len, frame);
 	free(frame);
@@ -958,7 +868,7 @@ static enum MHD_Result call_once(struct gateway *g, struct MHD_Connection *mc, O
 	frame_len_put((uint8_t *)out, (uint32_t)n);
 	protobuf_c_message_pack(&r->base, (uint8_t *)out + 4);
 	ofc__v1__response__free_unpacked(r, NULL);
-	return send_bytes(mc, MHD_HTTP_OK, "application/x-ofc-frames", out, 4 + n);
+	return send_bytes(mc, MHD_HTTP_OK, "application/x-ofc-frames", out, 4 + n, false);
 }
 
 static enum MHD_Result start_call(struct gateway *g, struct MHD_Connection *mc, struct gw_req *r)
@@ -1045,7 +955,7 @@ static enum MHD_Result forward_state(struct gateway *g, struct MHD_Connection *m
 			gw_cache_put(&g->cache, frame + skip, len - skip, json, jlen, code);
 	}
 	free(frame);
-	return send_bytes(mc, code, "application/json", json, jlen);
+	return send_bytes(mc, code, "application/json", json, jlen, false);
 }
 
 static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, struct gw_req *r)
@@ -1094,28 +1004,37 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 		pthread_mutex_lock(&g->cache.mu);
 		uint64_t hits = g->cache.hits;
 		pthread_mutex_unlock(&g->cache.mu);
+		pthread_rwlock_rdlock(&g->lock);
+		char *trust = gw_trust_metrics(g->trust);
+		pthread_rwlock_unlock(&g->lock);
+		char *conns = gw_conns_metrics(&g->conns);
 		char *text = xasprintf(
 		    "%s# HELP ofc_gateway_tls_handshakes_total TLS handshakes with a verified "
 		    "client certificate.\n# TYPE ofc_gateway_tls_handshakes_total counter\n"
 		    "ofc_gateway_tls_handshakes_total %llu\n"
 		    "# HELP ofc_gateway_tls_refused_total TLS clients refused (no, untrusted, "
-		    "expired or revoked certificate).\n# TYPE ofc_gateway_tls_refused_total "
-		    "counter\nofc_gateway_tls_refused_total %llu\n"
-		    "# HELP ofc_gateway_connections_cut_total Connections cut at --read-timeout.\n"
-		    "# TYPE ofc_gateway_connections_cut_total counter\n"
-		    "ofc_gateway_connections_cut_total %llu\n"
+		    "expired, revoked or non-client certificate, or a stale CRL).\n"
+		    "# TYPE ofc_gateway_tls_refused_total "
+		    "counter\nofc_gateway_tls_refused_total %llu\n%s"
 		    "# HELP ofc_gateway_requests_total Requests forwarded to ofcd.\n"
 		    "# TYPE ofc_gateway_requests_total counter\nofc_gateway_requests_total %llu\n"
 		    "# HELP ofc_gateway_state_json_reused_total GetState answers whose JSON was "
 		    "written before for the same bytes from ofcd.\n"
 		    "# TYPE ofc_gateway_state_json_reused_total counter\n"
-		    "ofc_gateway_state_json_reused_total %llu\n",
+		    "ofc_gateway_state_json_reused_total %llu\n"
+		    "# HELP ofc_gateway_trust_reload_failures_total SIGHUP reloads refused (a bad "
+		    "CA, CRL or policy file): the old ones stay.\n"
+		    "# TYPE ofc_gateway_trust_reload_failures_total counter\n"
+		    "ofc_gateway_trust_reload_failures_total %llu\n%s",
 		    resp->metrics, (unsigned long long)atomic_load(&g->n_handshakes),
-		    (unsigned long long)atomic_load(&g->n_refused),
-		    (unsigned long long)atomic_load(&g->n_cut),
-		    (unsigned long long)atomic_load(&g->n_requests), (unsigned long long)hits);
+		    (unsigned long long)atomic_load(&g->n_refused), conns,
+		    (unsigned long long)atomic_load(&g->n_requests), (unsigned long long)hits,
+		    (unsigned long long)atomic_load(&g->n_reload_failures), trust);
+		free(conns);
+		free(trust);
 		ofc__v1__response__free_unpacked(resp, NULL);
-		return send_bytes(mc, MHD_HTTP_OK, "text/plain; version=0.0.4", text, strlen(text));
+		return send_bytes(mc, MHD_HTTP_OK, "text/plain; version=0.0.4", text, strlen(text),
+				  false);
 	}
 	rc = send_response(mc, resp, r->rt->path);
 	ofc__v1__response__free_unpacked(resp, NULL);
@@ -1129,12 +1048,15 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char 
 	struct gateway *g = cls;
 	struct gw_req *r = *req_cls;
 
-	(void)version;
 	if (!r) {
 		bool path_known = false;
+		char why[120];
 
 		r = xcalloc(1, sizeof(*r));
 		*req_cls = r;
+		if (gw_framing_check(mc, conn_of(mc), version, why, sizeof(why)) < 0)
+			return send_error(mc, MHD_HTTP_BAD_REQUEST, OFC__V1__STATUS__STATUS_INVALID,
+					  "bad request: %s", why);
 		for (size_t i = 0; i < ARRAY_SIZE(routes); i++)
 			if (strcmp(url, routes[i].path) == 0) {
 				path_known = true;
@@ -1179,7 +1101,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char 
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	set_phase(g, conn_of(mc), PH_HANDLING);
+	gw_conn_phase(&g->conns, conn_of(mc), GW_HANDLING);
 	if (r->too_big)
 		return send_error(mc, MHD_HTTP_CONTENT_TOO_LARGE, OFC__V1__STATUS__STATUS_INVALID,
 				  "the body is larger than the limit of %u bytes (--max-body)",
@@ -1194,7 +1116,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 	vsnprintf(line, sizeof(line), fmt, ap);
 	line[strcspn(line, "\n")] = 0;
-	gw_log(g, 6, "libmicrohttpd: %s", line);
+	gw_logf(&g->log, GW_LOG_MHD, 6, "libmicrohttpd: %s", line);
 }
 
 /* ---- start and stop ------------------------------------------------------------------- */
@@ -1242,19 +1164,6 @@ static int bind_listener(struct gateway *g, struct ofc_error *err)
 	return 0;
 }
 
-static int load_trust_policy(const struct gw_opts *o, gnutls_x509_trust_list_t *tl,
-			     struct gw_policy **pol, struct ofc_error *err)
-{
-	if (gw_trust_load(o->ca, o->crl, tl, err) < 0)
-		return -1;
-	if (gw_policy_load(o->policy, pol, err) < 0) {
-		gnutls_x509_trust_list_deinit(*tl, 1);
-		*tl = NULL;
-		return -1;
-	}
-	return 0;
-}
-
 int gw_open(const struct gw_opts *o, struct gateway **out, struct ofc_error *err)
 {
 	struct gateway *g = xcalloc(1, sizeof(*g));
@@ -1274,25 +1183,30 @@ int gw_open(const struct gw_opts *o, struct gateway **out, struct ofc_error *err
 		g->o.idle_timeout = GW_IDLE_TIMEOUT_DEFAULT;
 	if (g->o.request_timeout <= 0)
 		g->o.request_timeout = GW_REQUEST_TIMEOUT_DEFAULT;
+	if (!g->o.max_per_address)
+		g->o.max_per_address = GW_PER_ADDRESS_DEFAULT(g->o.max_connections);
 	pthread_rwlock_init(&g->lock, NULL);
-	pthread_mutex_init(&g->cmu, NULL);
+	gw_log_init(&g->log, o->log, o->log_ctx);
+	gw_conns_init(&g->conns, g->o.max_connections, g->o.max_per_address, g->o.read_timeout,
+		      &g->log);
 	up_init(&g->up, o->ofcd_socket, o->upstream, g->o.request_timeout);
 	gw_cache_init(&g->cache);
 	if (read_file(o->cert, 4u << 20, &g->cert_pem, &len, err) < 0 ||
 	    read_file(o->key, 1u << 20, &g->key_pem, &len, err) < 0 ||
 	    read_file(o->ca, 4u << 20, &g->ca_pem, &len, err) < 0 ||
-	    load_trust_policy(o, &g->trust, &g->policy, err) < 0 || bind_listener(g, err) < 0) {
+	    gw_load_trust_policy(o, &g->trust, &g->policy, err) < 0 || bind_listener(g, err) < 0) {
 		gw_close(g);
 		return -1;
 	}
 	g->mhd = MHD_start_daemon(
 	    MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
 		MHD_USE_TLS | MHD_USE_ERROR_LOG,
-	    0, NULL, NULL, handler, g, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, g,
+	    0, admit, g, handler, g, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, g,
 	    MHD_OPTION_LISTEN_SOCKET, g->listen_fd, MHD_OPTION_HTTPS_MEM_KEY, g->key_pem,
 	    MHD_OPTION_HTTPS_MEM_CERT, g->cert_pem, MHD_OPTION_HTTPS_MEM_TRUST, g->ca_pem,
 	    MHD_OPTION_HTTPS_PRIORITIES, GW_TLS_PRIORITIES, MHD_OPTION_CONNECTION_LIMIT,
-	    (unsigned)g->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned)(g->o.max_connections + GW_CONNS_SLACK(g->o.max_connections)),
+	    MHD_OPTION_UNESCAPE_CALLBACK, gw_unescape, g, MHD_OPTION_CONNECTION_TIMEOUT,
 	    (unsigned)(g->o.idle_timeout + 0.5), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 	    (size_t)HEADER_POOL, MHD_OPTION_NOTIFY_CONNECTION, notify_conn, g,
 	    MHD_OPTION_NOTIFY_COMPLETED, completed, g, MHD_OPTION_THREAD_STACK_SIZE,
@@ -1326,11 +1240,12 @@ int gw_open(const struct gw_opts *o, struct gateway **out, struct ofc_error *err
 
 static void reload(struct gateway *g)
 {
-	gnutls_x509_trust_list_t tl, old_tl;
+	struct gw_trust *tl, *old_tl;
 	struct gw_policy *pol, *old_pol;
 	struct ofc_error err = {0};
 
-	if (load_trust_policy(&g->o, &tl, &pol, &err) < 0) {
+	if (gw_load_trust_policy(&g->o, &tl, &pol, &err) < 0) {
+		atomic_fetch_add(&g->n_reload_failures, 1);
 		gw_log(g, 3, "reload refused, the old CA, CRL and policy stay: %s", err.msg);
 		return;
 	}
@@ -1340,7 +1255,7 @@ static void reload(struct gateway *g)
 	g->trust = tl;
 	g->policy = pol;
 	pthread_rwlock_unlock(&g->lock);
-	gnutls_x509_trust_list_deinit(old_tl, 1);
+	gw_trust_free(old_tl);
 	gw_policy_free(old_pol);
 	gw_log(g, 5, "reloaded the CA, the CRL and the policy (%u entries)", pol->n);
 }
@@ -1388,8 +1303,7 @@ void gw_close(struct gateway *g)
 		MHD_stop_daemon(g->mhd);
 	if (g->listen_fd >= 0)
 		close(g->listen_fd);
-	if (g->trust)
-		gnutls_x509_trust_list_deinit(g->trust, 1);
+	gw_trust_free(g->trust);
 	gw_policy_free(g->policy);
 	up_fini(&g->up);
 	gw_cache_fini(&g->cache);
@@ -1401,6 +1315,7 @@ void gw_close(struct gateway *g)
 	if (g->wake_fd >= 0)
 		close(g->wake_fd);
 	pthread_rwlock_destroy(&g->lock);
-	pthread_mutex_destroy(&g->cmu);
+	gw_conns_fini(&g->conns);
+	gw_log_fini(&g->log);
 	free(g);
 }

@@ -18,11 +18,16 @@
 #include "util/util.h"
 
 #define GW_MAX_CONNECTIONS_DEFAULT 1024
-#define GW_MAX_BODY_DEFAULT	   (1u << 20)
-#define GW_READ_TIMEOUT_DEFAULT	   10.0	 /* handshake + headers + body */
-#define GW_IDLE_TIMEOUT_DEFAULT	   30.0	 /* no byte either way */
-#define GW_REQUEST_TIMEOUT_DEFAULT 600.0 /* ofcd's answer */
-#define GW_UPSTREAM_DEFAULT	   32	 /* connections to ofcd at once */
+/* An address's share of the connections: a quarter, so that one machine
+ * (a flood of bare connections, a runaway script) leaves three quarters to
+ * the others, and a Slurm controller starting many jobs at once still has
+ * hundreds. */
+#define GW_PER_ADDRESS_DEFAULT(max) ((max) / 4 ? (max) / 4 : 1)
+#define GW_MAX_BODY_DEFAULT	    (1u << 20)
+#define GW_READ_TIMEOUT_DEFAULT	    10.0  /* handshake + headers + body */
+#define GW_IDLE_TIMEOUT_DEFAULT	    30.0  /* no byte either way */
+#define GW_REQUEST_TIMEOUT_DEFAULT  600.0 /* ofcd's answer */
+#define GW_UPSTREAM_DEFAULT	    32	  /* connections to ofcd at once */
 
 struct gw_opts {
 	const char *listen;	 /* HOST:PORT (port 0: any; see port_file) */
@@ -33,6 +38,7 @@ struct gw_opts {
 	const char *policy;	 /* identities to roles */
 	const char *ofcd_socket; /* ofcd's --gateway-socket */
 	uint32_t max_connections;
+	uint32_t max_per_address; /* 0: GW_PER_ADDRESS_DEFAULT(max_connections) */
 	uint32_t max_body;
 	double read_timeout, idle_timeout, request_timeout;
 	uint32_t upstream;				    /* connections to ofcd */

@@ -1,7 +1,11 @@
 /* Private to controller/gateway/: the parts of ofc-gateway its files share.
  *
- *   gateway.c   the HTTPS server (libmicrohttpd): connections, the
- *               watchdog that cuts slow ones, routes, answers, streams
+ *   gateway.c   the HTTPS server (libmicrohttpd): its start, the
+ *               watchdog's thread, routes, answers, streams
+ *   admit.c     connections from accept to close: who is let in, who gives
+ *               way, who is cut; log lines strangers cause, limited
+ *   framing.c   a request's framing (Content-Length, Transfer-Encoding)
+ *               and a NUL decoded into its path or query
  *   tls.c       the clients' certificates: the trust list (CA + CRL), the
  *               check in the handshake, the names a certificate carries
  *   upstream.c  connections to ofcd's gateway socket: a pool for calls,
@@ -13,7 +17,10 @@
 
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
+#include <microhttpd.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <sys/socket.h>
 
 #include "controller/gateway/gateway.h"
 #include "proto/control.pb-c.h"
@@ -33,16 +40,34 @@
 	"-SIGN-RSA-SHA1:-SIGN-ECDSA-SHA1:-SIGN-DSA-SHA1"
 
 /* ---- tls.c ---- */
-/* CA certificates (PEM, one or more) and optionally a CRL into a new
- * trust list. Errors name the file. */
-int gw_trust_load(const char *ca, const char *crl, gnutls_x509_trust_list_t *out,
-		  struct ofc_error *err);
-/* The peer's certificate chain against tl: 0 when it verifies (signed by
- * the CA, in its validity period, not revoked); else -1 with `why` ("no
- * client certificate", "expired", "revoked", "not signed by the CA", ...).
- * `who` gets the subject's DN either way (for the log). */
-int gw_peer_verify(gnutls_session_t s, gnutls_x509_trust_list_t tl, char *who, size_t wlen,
-		   char *why, size_t ylen);
+/* What a client's certificate is checked against: the CA certificates and
+ * the CA's CRL, and when that CRL goes stale. */
+struct gw_trust;
+/* CA certificates (PEM, one or more) and optionally the CA's CRLs (PEM)
+ * into a new trust. A CRL file is refused unless every CRL in it (one at
+ * least) is signed by a CA of the CA file, has a nextUpdate that has not
+ * passed and a thisUpdate that has. Errors name the file and why. crl is
+ * kept (the options' string, for the log). */
+int gw_trust_load(const char *ca, const char *crl, struct gw_trust **out, struct ofc_error *err);
+void gw_trust_free(struct gw_trust *t);
+/* The trust (o->ca, o->crl) and the policy (o->policy), both or neither:
+ * what the gateway starts with and a reload swaps in. */
+int gw_load_trust_policy(const struct gw_opts *o, struct gw_trust **t, struct gw_policy **pol,
+			 struct ofc_error *err);
+/* The trust's lines of /metrics (Prometheus text; "" without a CRL); the
+ * caller frees them. */
+char *gw_trust_metrics(const struct gw_trust *t);
+/* The peer's certificate chain against t: 0 when it verifies (signed by
+ * the CA, in its validity period, not revoked, made for client
+ * authentication) and the CRL is not stale; else -1 with `why` ("no client
+ * certificate", "expired", "revoked", "not signed by the CA", "not for
+ * client authentication", "the CRL ... is stale ..."), or -2: refused for
+ * a stale CRL, which a line logged in the last minute already said (do not
+ * log it). `who` gets the subject's DN either way (for the log). Called
+ * from the connections' threads at once: t is changed only through
+ * atomics. */
+int gw_peer_verify(gnutls_session_t s, struct gw_trust *t, char *who, size_t wlen, char *why,
+		   size_t ylen);
 /* The peer certificate's names as the policy writes them: "cn:NAME", then
  * "dns:", "uri:", "email:" for each subject alternative name. At most
  * GW_MAX_NAMES; the caller frees each and the array. */
@@ -135,5 +160,145 @@ char *gw_cache_get(struct gw_cache *c, const uint8_t *key, size_t klen, size_t *
 /* Store copies of key and json (a key over GW_CACHE_MAX_KEY: nothing). */
 void gw_cache_put(struct gw_cache *c, const uint8_t *key, size_t klen, const char *json,
 		  size_t jlen, unsigned code);
+
+/* ---- admit.c: the log ----
+ * Lines anyone can cause without end (one a connection or a request of a
+ * stranger) are of a kind: at most GW_LOG_BURST of a kind are written per
+ * GW_LOG_WINDOW seconds; the rest are counted, and when the window ends
+ * one line says how many were left out and repeats the last of them. A
+ * flood costs the log a few lines a kind every window, whatever its rate. */
+enum gw_log_kind {
+	GW_LOG_ANY = -1, /* not limited: the gateway's own events */
+	GW_LOG_ADDRESS,	 /* refused: the address holds its share */
+	GW_LOG_FULL,	 /* refused: --max-connections held past their handshake */
+	GW_LOG_EVICTED,	 /* closed before its handshake ended, to make room */
+	GW_LOG_CUT,	 /* cut at --read-timeout */
+	GW_LOG_NO_CERT,	 /* a connection that ended without a verified certificate */
+	GW_LOG_CERT,	 /* a certificate refused in the handshake */
+	GW_LOG_POLICY,	 /* a certificate the policy does not name */
+	GW_LOG_MHD,	 /* libmicrohttpd's own lines */
+	GW_LOG_KINDS
+};
+#define GW_LOG_WINDOW 10.0
+#define GW_LOG_BURST  10
+
+struct gw_log {
+	void (*out)(void *ctx, int level, const char *msg); /* NULL: nothing */
+	void *ctx;
+	pthread_mutex_t mu;
+	struct gw_log_window {
+		double start;
+		uint32_t shown;
+		uint64_t left_out;
+		int level;
+		char last[400];
+	} k[GW_LOG_KINDS];
+	uint64_t suppressed; /* lines left out, ever */
+};
+
+void gw_log_init(struct gw_log *l, void (*out)(void *, int, const char *), void *ctx);
+void gw_log_fini(struct gw_log *l);
+void gw_logf(struct gw_log *l, enum gw_log_kind kind, int level, const char *fmt, ...)
+    OFC_PRINTF(4, 5);
+/* One line at time `now` (gw_logf's core; tests give their own clock). */
+void gw_log_line(struct gw_log *l, enum gw_log_kind kind, int level, double now, const char *msg);
+/* Windows that ended by `now`: the line saying what each left out. */
+void gw_log_flush(struct gw_log *l, double now);
+
+/* ---- admit.c: connections ----
+ * Every connection MHD holds, from its start to its close. Admission (MHD's
+ * accept policy, in its listening thread, just before the connection's
+ * start in the same thread, so what it counts is what is held):
+ *   - an address holding --max-connections-per-address is refused;
+ *   - connections before their TLS handshake ("waiting") hold at most half
+ *     of --max-connections: past that, or at --max-connections, the oldest
+ *     waiting one is closed to make room (a real client's handshake takes
+ *     milliseconds; a bare connection waits forever), and only when every
+ *     connection is past its handshake is the new one refused.
+ * So a flood of bare connections from one address holds its share and no
+ * more, and one from many addresses holds half the connections and cannot
+ * keep a new client from its handshake unless it opens half
+ * --max-connections of them within that handshake. */
+enum gw_phase { GW_READING, GW_HANDLING };
+
+struct gw_addr {
+	uint8_t len; /* 4 (IPv4, IPv4-mapped IPv6 too) or 16; 0: not IP */
+	uint8_t b[16];
+};
+
+struct gw_conn {
+	struct gw_conn *next, *prev;   /* all held, newest first */
+	struct gw_conn *wnext, *wprev; /* waiting for their handshake, oldest first */
+	struct gateway *g;
+	int fd;
+	char peer[80];
+	struct gw_addr addr;
+	enum gw_phase phase;
+	double since; /* the current read window began */
+	double started;
+	bool waiting, verified, refusal_logged, cut;
+	bool nul; /* framing.c: a %00 decoded in this request's path or query */
+	uint64_t requests;
+	/* The names of the certificate verified in the handshake, read once
+	 * (parsing it for each request was a third of the gateway's time). */
+	char *names[GW_MAX_NAMES];
+	uint32_t nnames;
+};
+
+struct gw_addr_slot {
+	struct gw_addr a;
+	uint32_t hash, n; /* n 0: empty */
+};
+
+struct gw_conns {
+	pthread_mutex_t mu;
+	struct gw_conn *all, *whead, *wtail;
+	uint32_t max, per_address, max_waiting;
+	uint32_t live;		  /* held and not cut */
+	uint32_t waiting;	  /* of them, before their handshake */
+	struct gw_addr_slot *tab; /* connections held by address (open addressing) */
+	uint32_t mask;
+	double read_timeout;
+	struct gw_log *log;
+	uint64_t refused_address, refused_full, evicted, cut;
+};
+
+/* MHD's own limit past max: connections cut or evicted whose threads have
+ * not ended yet (milliseconds each). */
+#define GW_CONNS_SLACK(max) ((max) / 4 + 16)
+
+void gw_conns_init(struct gw_conns *t, uint32_t max, uint32_t per_address, double read_timeout,
+		   struct gw_log *log);
+void gw_conns_fini(struct gw_conns *t);
+/* Let a connection from sa in (MHD's accept policy)? May evict the oldest
+ * waiting connection to make room. */
+bool gw_conns_admit(struct gw_conns *t, const struct sockaddr *sa, socklen_t len);
+/* A connection MHD started (fd -1: none to shut down, for tests). */
+struct gw_conn *gw_conn_start(struct gw_conns *t, int fd, const struct sockaddr *sa);
+/* Its client's certificate verified: no longer waiting. False when it was
+ * closed meanwhile (the handshake fails). */
+bool gw_conn_verified(struct gw_conns *t, struct gw_conn *c);
+void gw_conn_phase(struct gw_conns *t, struct gw_conn *c, enum gw_phase ph);
+/* MHD closed it: forgotten and freed. True when it ended without a verified
+ * certificate and without a word so far (logged here, as a refusal). */
+bool gw_conn_end(struct gw_conns *t, struct gw_conn *c);
+/* The watchdog's: shut down connections whose handshake or request has
+ * not arrived within read_timeout of their window's start. */
+void gw_conns_sweep(struct gw_conns *t, double now);
+/* Prometheus's text of the counters (the caller frees it). */
+char *gw_conns_metrics(struct gw_conns *t);
+void gw_addr_str(const struct sockaddr *sa, char *buf, size_t len);
+
+/* ---- framing.c ---- */
+/* MHD's unescape callback: libmicrohttpd's own decoding, and a %00 decoded
+ * into the path, a query key or value marks the connection's request. */
+size_t gw_unescape(void *cls, struct MHD_Connection *mc, char *s);
+/* The request's framing as RFC 9112 section 6 wants it (one Content-Length
+ * at most, none beside a Transfer-Encoding, which is chunked alone, and
+ * none in HTTP/1.0), and no NUL decoded into its path or query: 0, or -1
+ * with why (a 400 that closes the connection: its body cannot be told
+ * from the next request). Clears the NUL mark. */
+int gw_framing_check(struct MHD_Connection *mc, struct gw_conn *c, const char *version, char *why,
+		     size_t len);
 
 #endif

@@ -1,6 +1,7 @@
 /* ofc-gateway: the network API in front of ofcd (issue 36; gateway.h).
  * Options and logging; the server is the rest of controller/gateway/.
- * SIGTERM/SIGINT stop it, SIGHUP reloads the CA, the CRL and the policy.
+ * SIGTERM/SIGINT stop it, SIGHUP reloads the CA, the CRL and the policy
+ * (a file refused there leaves the old ones in effect: gw_reload).
  * Exit status: 0 after a clean stop, 1 on a runtime failure, 2 on bad
  * options or a bad file. */
 #include "controller/gateway/gateway.h"
@@ -16,32 +17,42 @@
 static const char usage_line[] =
     "usage: ofc-gateway --listen HOST:PORT --cert FILE --key FILE --ca FILE [--crl FILE]\n"
     "                   --policy FILE --ofcd-socket PATH [--port-file FILE]\n"
-    "                   [--max-connections N] [--max-body SIZE] [--read-timeout DUR]\n"
-    "                   [--idle-timeout DUR] [--request-timeout DUR] [--upstream N]\n"
+    "                   [--max-connections N] [--max-connections-per-address N]\n"
+    "                   [--max-body SIZE] [--read-timeout DUR] [--idle-timeout DUR]\n"
+    "                   [--request-timeout DUR] [--upstream N]\n"
     "                   | --help | --version\n";
 
 static const char help_text[] =
     "\nServes ofcd's control API as JSON over HTTPS with client certificates\n"
     "(docs/control.md, \"The network API\"). It holds no device credentials and no\n"
-    "device connection: each request goes to ofcd's --gateway-socket with the\n"
+    "device connection: each request goes to ofcd's gateway socket with the\n"
     "identity and role the policy gives the client's certificate.\n\n"
     "  --listen HOST:PORT       a numeric address (port 0: any, see --port-file)\n"
     "  --port-file FILE         write the port bound once serving\n"
     "  --cert FILE, --key FILE  the server's certificate chain and key (PEM)\n"
     "  --ca FILE                clients' certificates must chain to these (PEM)\n"
-    "  --crl FILE               the CA's revocation list (PEM); SIGHUP reads it again\n"
+    "  --crl FILE               the CA's revocation lists (PEM): each must be the\n"
+    "                           CA's, its nextUpdate ahead; once that passes every\n"
+    "                           client certificate is refused; SIGHUP reads it again\n"
     "  --policy FILE            lines IDENTITY ROLE [PARTITION,...]: cn:NAME,\n"
     "                           dns:NAME, uri:NAME or email:NAME; admin, read-only or\n"
     "                           tenant; SIGHUP reads it again\n"
-    "  --ofcd-socket PATH       ofcd's --gateway-socket\n"
-    "  --max-connections N      TLS connections at once (default 1024)\n"
+    "  --ofcd-socket PATH       the socket ofcd serves the gateway on (its gateway\n"
+    "                           socket option)\n"
+    "  --max-connections N      TLS connections at once (default 1024); at most half\n"
+    "                           of them before their TLS handshake, the oldest of\n"
+    "                           those closed to make room for a new one\n"
+    "  --max-connections-per-address N\n"
+    "                           connections from one address at once, more are\n"
+    "                           closed as accepted (default a quarter of\n"
+    "                           --max-connections)\n"
     "  --max-body SIZE          largest request body (default 1MiB)\n"
     "  --read-timeout DUR       a connection's handshake and each request (line,\n"
     "                           headers, body) must arrive within this (default 10s)\n"
     "  --idle-timeout DUR       no byte either way for this closes it (default 30s)\n"
     "  --request-timeout DUR    how long ofcd may take to answer (default 10min)\n"
     "  --upstream N             connections to ofcd at once (default 32; at most\n"
-    "                           ofcd's --max-clients-per-uid)\n";
+    "                           what ofcd lets one user hold, its max-clients-per-uid)\n";
 
 static void log_line(void *ctx, int level, const char *msg)
 {
@@ -93,6 +104,7 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 	    {"policy", required_argument, NULL, 'P'},
 	    {"ofcd-socket", required_argument, NULL, 's'},
 	    {"max-connections", required_argument, NULL, 'C'},
+	    {"max-connections-per-address", required_argument, NULL, 'A'},
 	    {"max-body", required_argument, NULL, 'B'},
 	    {"read-timeout", required_argument, NULL, 'R'},
 	    {"idle-timeout", required_argument, NULL, 'I'},
@@ -137,6 +149,13 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 65536)
 				return usage("--max-connections '%s': expected 1..65536", optarg);
 			o->max_connections = (uint32_t)v;
+			break;
+		case 'A':
+			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 65536)
+				return usage(
+				    "--max-connections-per-address '%s': expected 1..65536",
+				    optarg);
+			o->max_per_address = (uint32_t)v;
 			break;
 		case 'B':
 			if (parse_size(optarg, &v, &why) < 0 || v < 1024 || v > (64u << 20))

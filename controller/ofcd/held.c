@@ -214,6 +214,27 @@ int held_check_plan(const struct ofcd *d, const struct ctl *c, const char *name,
 	return 0;
 }
 
+bool held_may(const struct ofcd *d, const struct job *j, char *why, size_t n)
+{
+	if (!j->tenant || !j->partition)
+		return true;
+	for (uint32_t i = 0; i < d->nw_held; i++) {
+		const struct held_part *h = &d->w_held[i];
+
+		if (strcmp(h->p.name, j->partition) != 0)
+			continue;
+		if (h->owner && j->principal && strcmp(h->owner, j->principal) == 0)
+			return true;
+		/* (the words authz uses: no owner named to another tenant) */
+		snprintf(why, n,
+			 "permission denied: partition %.64s belongs to another tenant (held for "
+			 "the principal that made it)",
+			 j->partition);
+		return false;
+	}
+	return true;
+}
+
 void held_state(const struct ofcd *d, struct snapshot *s)
 {
 	if (!s || !d->nw_held)

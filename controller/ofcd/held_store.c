@@ -64,7 +64,7 @@ static int held_index(const struct ofcd *d, const char *name)
 /* Who asked: the gateway principal's identity, else the socket peer's uid. */
 static char *owner_of(const struct job *j)
 {
-	return j->who ? xstrdup(j->who) : xasprintf("uid:%u", (unsigned)j->peer.uid);
+	return xstrdup(j->principal ? j->principal : "?");
 }
 
 /* ---- events ------------------------------------------------------------------------- */

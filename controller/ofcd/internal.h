@@ -219,7 +219,13 @@ struct job {
 	uint64_t conn_id; /* who to answer; 0: nobody */
 	uint64_t req_id;
 	struct ucred peer;
-	char *who;	       /* issue 36: the principal's identity, through the gateway */
+	char *who; /* issue 36: the principal's identity, through the gateway */
+	/* Who asked, for the audit (the journal, the record, the log, holds'
+	 * owners): who, else "uid:N" of the socket's client. tenant: a
+	 * gateway principal of the tenant role (an admin and a socket's
+	 * client may change anyone's holds; a tenant only its own). */
+	char *principal;
+	bool tenant;
 	double t0;	       /* issue 36, metrics: started (schedules: asked for) */
 	struct stream *stream; /* issue 36: a streamed GetSchedule (stream.c) */
 	bool dry_run;
@@ -289,6 +295,11 @@ struct job {
 };
 
 void job_free(struct job *j);
+/* j's client: the socket peer's credentials and the gateway's principal
+ * (NULL: none) into peer, who, tenant and principal. */
+void job_from(struct job *j, struct ucred peer, const Ofc__V1__Principal *p);
+/* "cn:NAME through the gateway (uid U pid P)" or "uid U pid P", for logs. */
+const char *job_from_words(const struct job *j, char *buf, size_t n);
 /* Keep an event for after the job's snapshot is published (deferred). */
 void job_defer(struct job *j, struct note *n);
 void note_free(struct note *n);
@@ -567,6 +578,9 @@ void ofcd_note(struct ofcd *d, struct note *n);
 /* A device's own news (device_cfg.news, any thread): the loop probes the
  * devices soon (server.c news_probe). */
 void ofcd_device_news(void *ctx, const char *device);
+/* A replica's fence (issue 37; ctl_opts.fence, ctx the ofcd): store_fence,
+ * for the devices. */
+double ofcd_fence(void *ctx);
 
 /* policy.c: what a config may make the daemon do (credentials, addresses) */
 int ofcd_allow_parse(struct ofcd *d, struct ofc_error *err);
@@ -785,6 +799,12 @@ int held_check_plan(const struct ofcd *d, const struct ctl *c, const char *name,
  * first: 0 released; -1 with err: OFC_E_INPUT when none of that name is
  * held, else the store's error (nothing changed). */
 int held_release(struct ofcd *d, const struct job *j, struct ofc_error *err);
+/* (mutation worker) Whether j may change or let go of the partition it
+ * names when that is held: its owner, an admin or a socket's client may; a
+ * tenant whose partitions' pattern matches the name may not (a pattern
+ * says which names a tenant may take, not whose holds it may end). false
+ * with why (the refusal, which names no owner). */
+bool held_may(const struct ofcd *d, const struct job *j, char *why, size_t n);
 void held_free_all(struct ofcd *d);
 /* (mutation worker) State.held of a snapshot being built. */
 void held_state(const struct ofcd *d, struct snapshot *s);

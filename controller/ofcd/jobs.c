@@ -107,11 +107,36 @@ void ofcd_device_news(void *ctx, const char *device)
 	(void)!write(d->wake_fd, &one, sizeof(one));
 }
 
+double ofcd_fence(void *ctx)
+{
+	struct ofcd *d = ctx;
+
+	return store_fence(d->store);
+}
+
 void response_pack(const Ofc__V1__Response *r, uint8_t **buf, size_t *len)
 {
 	*len = protobuf_c_message_get_packed_size(&r->base);
 	*buf = xmalloc(*len + 1);
 	protobuf_c_message_pack(&r->base, *buf);
+}
+
+void job_from(struct job *j, struct ucred peer, const Ofc__V1__Principal *p)
+{
+	j->peer = peer;
+	j->who = p ? xstrdup(p->identity ? p->identity : "?") : NULL;
+	j->tenant = p && p->role == OFC__V1__PRINCIPAL__ROLE__ROLE_TENANT;
+	j->principal = j->who ? xstrdup(j->who) : xasprintf("uid:%u", (unsigned)peer.uid);
+}
+
+const char *job_from_words(const struct job *j, char *buf, size_t n)
+{
+	if (j->who)
+		snprintf(buf, n, "%.64s through the gateway (uid %u pid %d)", j->who, j->peer.uid,
+			 j->peer.pid);
+	else
+		snprintf(buf, n, "uid %u pid %d", j->peer.uid, j->peer.pid);
+	return buf;
 }
 
 void job_free(struct job *j)
@@ -124,6 +149,7 @@ void job_free(struct job *j)
 	free(j->spec);
 	free(j->partition);
 	free(j->who);
+	free(j->principal);
 	free(j->req);
 	free(j->key);
 	stream_free(j->stream);

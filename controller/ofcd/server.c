@@ -455,13 +455,10 @@ static void enqueue(struct ofcd *d, struct job *j)
 		job_free(j);
 		return;
 	}
-	char from[120];
-	if (j->who)
-		snprintf(from, sizeof(from), "%.64s through the gateway", j->who);
-	else
-		snprintf(from, sizeof(from), "uid %u pid %d", j->peer.uid, j->peer.pid);
+	char from[160];
 	snprintf(msg, sizeof(msg), "ticket %llu: %s %s from %s (%u ahead)",
-		 (unsigned long long)j->ticket, job_kind_name(j->kind), j->target, from,
+		 (unsigned long long)j->ticket, job_kind_name(j->kind), j->target,
+		 job_from_words(j, from, sizeof(from)),
 		 d->nqueue - 1 + (d->running && is_mutation(d->running)));
 	ofcd_log(d, OFCD_LOG_INFO, "queued %s", msg);
 	broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_QUEUED, 0, j->ticket, NULL, msg, msg,
@@ -530,6 +527,7 @@ static Ofc__V1__TransactionInfo *txn_info(struct arena *a, const struct job *j, 
 	t->dry_run = j->dry_run;
 	t->peer_uid = j->peer.uid;
 	t->peer_pid = (uint32_t)j->peer.pid;
+	t->principal = j->principal;
 	return t;
 }
 
@@ -947,8 +945,7 @@ static struct job *schedule_job(struct conn *c, uint64_t id, const Ofc__V1__GetS
 	j->kind = JOB_SCHEDULE;
 	j->conn_id = c->id;
 	j->req_id = id;
-	j->peer = c->peer;
-	j->who = c->principal ? xstrdup(c->principal->identity) : NULL;
+	job_from(j, c->peer, c->principal);
 	j->coll = a->coll;
 	j->algo = g->algorithm && *g->algorithm ? xstrdup(g->algorithm) : NULL;
 	j->lowering = g->lowering && *g->lowering ? xstrdup(g->lowering) : NULL;
@@ -1130,8 +1127,7 @@ static int release_partition(struct conn *c, const Ofc__V1__Request *req)
 	j->kind = JOB_RELEASE;
 	j->conn_id = c->id;
 	j->req_id = req->id;
-	j->peer = c->peer;
-	j->who = c->principal ? xstrdup(c->principal->identity) : NULL;
+	job_from(j, c->peer, c->principal);
 	j->partition = xstrdup(rp->name);
 	j->target = xasprintf("partition %s", rp->name);
 	enqueue(d, j);
@@ -1156,8 +1152,7 @@ static int mutation(struct conn *c, const Ofc__V1__Request *req)
 	j = xcalloc(1, sizeof(*j));
 	j->conn_id = c->id;
 	j->req_id = id;
-	j->peer = c->peer;
-	j->who = c->principal ? xstrdup(c->principal->identity) : NULL;
+	job_from(j, c->peer, c->principal);
 	if (apply) {
 		const Ofc__V1__ApplyConfig *a = req->apply_config;
 
@@ -1252,8 +1247,7 @@ static int get_plan(struct conn *c, uint64_t id)
 	j->get_plan = true;
 	j->conn_id = c->id;
 	j->req_id = id;
-	j->peer = c->peer;
-	j->who = c->principal ? xstrdup(c->principal->identity) : NULL;
+	job_from(j, c->peer, c->principal);
 	j->cfg = fabcfg_ref(d->cfg);
 	d->sched_pending++;
 	pthread_mutex_lock(&d->mu);
@@ -1294,8 +1288,7 @@ static int move_to_phase(struct conn *c, const Ofc__V1__Request *req)
 	j->kind = JOB_RECONFIGURE;
 	j->conn_id = c->id;
 	j->req_id = req->id;
-	j->peer = c->peer;
-	j->who = c->principal ? xstrdup(c->principal->identity) : NULL;
+	job_from(j, c->peer, c->principal);
 	j->dry_run = m->has_dry_run && m->dry_run;
 	j->to_phase = true;
 	j->phase = m->has_phase ? m->phase : 0;
@@ -1396,8 +1389,7 @@ static int report_failure(struct conn *c, const Ofc__V1__Request *req)
 	j->kind = JOB_FAILURE;
 	j->conn_id = c->id;
 	j->req_id = req->id;
-	j->peer = c->peer;
-	j->who = c->principal ? xstrdup(c->principal->identity) : NULL;
+	job_from(j, c->peer, c->principal);
 	j->restore = restore;
 	j->clear = clear;
 	j->items = xcalloc(rf->n_items + 1, sizeof(char *));
@@ -2447,6 +2439,7 @@ static void job_done(struct ofcd *d, struct job *j)
 			report_start_check(d, j);
 	} else {
 		Ofc__V1__Response *r = ofc__v1__response__unpack(NULL, j->reply_len, j->reply);
+		char from[160];
 
 		/* Publish first, then tell: whoever hears "committed" and asks
 		 * sees the committed state. */
@@ -2459,9 +2452,9 @@ static void job_done(struct ofcd *d, struct job *j)
 		ofcd_log(d,
 			 r && r->status == OFC__V1__STATUS__STATUS_OK ? OFCD_LOG_NOTICE
 								      : OFCD_LOG_WARNING,
-			 "ticket %llu: %s%s %s from uid %u pid %d: %s: %s",
-			 (unsigned long long)j->ticket, job_kind_name(j->kind),
-			 j->dry_run ? " (dry run)" : "", j->target, j->peer.uid, j->peer.pid,
+			 "ticket %llu: %s%s %s from %s: %s: %s", (unsigned long long)j->ticket,
+			 job_kind_name(j->kind), j->dry_run ? " (dry run)" : "", j->target,
+			 job_from_words(j, from, sizeof(from)),
 			 r && r->status < ARRAY_SIZE(status_names) ? status_names[r->status] : "?",
 			 r && r->message ? r->message : "");
 		if (r && r->status != OFC__V1__STATUS__STATUS_OK && c)

@@ -171,7 +171,7 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 	s->cfg = fabcfg_ref(cfg);
 	st = s->state = arena_alloc(a, sizeof(*st));
 	ofc__v1__state__init(st);
-	if (ctl_load_record_in(c->store, f->name, &rec, &err) < 0) {
+	if (ctl_load_record_for(c, &rec, &err) < 0) {
 		char buf[sizeof(err.file) + sizeof(err.msg) + 32];
 
 		snprintf(why, why_len, "cannot read the record: %s",
@@ -192,6 +192,8 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 			st->partition = arena_strdup(a, rec.partition);
 		if (rec.replica)
 			st->committed_by = arena_strdup(a, rec.replica);
+		if (rec.principal)
+			st->committed_principal = arena_strdup(a, rec.principal);
 		st->has_committed_epoch = rec.epoch != 0;
 		st->committed_epoch = rec.epoch;
 	}
@@ -293,6 +295,8 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 		}
 		if (rec.journal_replica)
 			t->replica = arena_strdup(a, rec.journal_replica);
+		if (rec.journal_principal)
+			t->principal = arena_strdup(a, rec.journal_principal);
 		t->has_epoch = rec.journal_epoch != 0;
 		t->epoch = rec.journal_epoch;
 		s->unfinished = t;

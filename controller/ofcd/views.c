@@ -203,7 +203,7 @@ void held_view(const struct ofcd *d, struct snapshot *s)
 	if (!st || !st->n_held || !c || s->ndevs != c->ndevs)
 		return;
 	const struct fabric *f = c->fabric;
-	if (ctl_load_record_in(d->store, f->name, &rec, &err) < 0)
+	if (ctl_load_record_for(c, &rec, &err) < 0)
 		return; /* (snapshot_build said why) */
 	struct partition *parts = xcalloc(st->n_held + 1, sizeof(*parts));
 	uint8_t **skip = xcalloc((size_t)f->nswitches + 1, sizeof(*skip));

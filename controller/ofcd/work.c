@@ -151,14 +151,6 @@ static void drop_moves(struct ofcd *d)
 		log_error(d, "", &err);
 }
 
-/* A replica's fence (issue 37): store_fence, for the devices. */
-static double fence(void *ctx)
-{
-	struct ofcd *d = ctx;
-
-	return store_fence(d->store);
-}
-
 static int open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **out,
 		    struct ofc_error *err)
 {
@@ -178,8 +170,9 @@ static int open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **
 	    .daemon_socket =
 		d->o.inherit_fds || !d->o.socket_path ? OFCD_SOCKET_DEFAULT : d->o.socket_path,
 	    /* a replica drives devices only while its lease surely holds */
-	    .fence = d->clustered ? fence : NULL,
+	    .fence = d->clustered ? ofcd_fence : NULL,
 	    .fence_ctx = d,
+	    .principal = d->w_job ? d->w_job->principal : NULL, /* who asked (the audit) */
 	};
 	int rc;
 
@@ -775,10 +768,10 @@ static void answer_init(struct answer *an, const struct job *j)
 		     : j->kind == JOB_RELEASE	 ? "release-partition"
 						 : "reconfigure";
 	an->t.target = j->target;
-	an->t.has_ticket = 1;
+	an->t.has_ticket = an->t.has_dry_run = 1;
 	an->t.ticket = j->ticket;
-	an->t.has_dry_run = 1;
 	an->t.dry_run = j->dry_run;
+	an->t.principal = j->principal;
 	an->t.has_peer_uid = an->t.has_peer_pid = 1;
 	an->t.peer_uid = j->peer.uid;
 	an->t.peer_pid = (uint32_t)j->peer.pid;
@@ -1121,6 +1114,10 @@ static void run_mutation(struct ofcd *d, struct job *j)
 			      "refused: %s; fix or remove it first", d->w_damaged);
 		goto out;
 	}
+	if (j->nhosts && !held_may(d, j, why, sizeof(why))) {
+		answer_status(&an, OFC__V1__STATUS__STATUS_DENIED, "%s", why);
+		goto out;
+	}
 	/* A journal left by an earlier failure is resolved first. */
 	if (ctl_recover(d->w_ctl, &did, &err) < 0) {
 		if (!answer_fenced(d, &an, &err))
@@ -1247,7 +1244,10 @@ void ofcd_run_release(struct ofcd *d, struct job *j)
 	char why[400];
 
 	answer_init(&an, j);
-	if (held_release(d, j, &err) < 0) {
+	if (!held_may(d, j, why, sizeof(why))) {
+		answer_status(&an, OFC__V1__STATUS__STATUS_DENIED, "%s", why);
+		an.t.state = "refused";
+	} else if (held_release(d, j, &err) < 0) {
 		if (!answer_fenced(d, &an, &err))
 			answer_status(&an,
 				      err.code == OFC_E_INPUT ? OFC__V1__STATUS__STATUS_NOT_FOUND
@@ -1277,7 +1277,7 @@ static void run_probe(struct ofcd *d, struct job *j)
 	struct ctl *c = d->w_ctl;
 	struct ctl_record rec;
 	struct ofc_error err = {0};
-	bool have = ctl_load_record_in(d->store, d->w_cfg->f->name, &rec, &err) == 0;
+	bool have = ctl_load_record_for(c, &rec, &err) == 0;
 
 	ctl_read(c, &err);
 	j->probe = xcalloc(c->ndevs + 1, sizeof(*j->probe));

@@ -286,7 +286,7 @@ static void label_in_place(const struct scope *sc, struct ctl_candidate *k)
 	bool same = true;
 
 	snprintf(k->label, sizeof(k->label), "keep the circuits in place");
-	if (ctl_load_record_in(c->store, c->fabric->name, &r, &e) < 0)
+	if (ctl_load_record_for(c, &r, &e) < 0)
 		return;
 	for (uint32_t i = 0; i < c->ndevs && same; i++) {
 		const struct ctl_device *cd = &c->devs[i];

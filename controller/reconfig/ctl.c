@@ -269,6 +269,8 @@ int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struc
 	c = xcalloc(1, sizeof(*c));
 	c->fabric = f;
 	c->opts = *o;
+	c->opts.principal = NULL; /* (c->principal is the copy) */
+	c->principal = o->principal ? xstrdup(o->principal) : NULL;
 	c->lock_fd = -1;
 	c->state_dir = ctl_state_dir(o->state_dir);
 	c->store = o->store;
@@ -356,6 +358,7 @@ void ctl_close(struct ctl *c)
 		store_close(c->store);
 	free(c->state_dir);
 	txn_meta_free(&c->prev);
+	free(c->principal);
 	free(c);
 }
 
@@ -551,7 +554,7 @@ int ctl_plan(struct ctl *c, struct ofc_error *err)
 
 	/* A damaged record or journal stops the plan with the way out, before
 	 * any device is read: what would be applied next would overwrite it. */
-	if (ctl_load_record_in(c->store, c->fabric->name, &r, err) < 0)
+	if (ctl_load_record_for(c, &r, err) < 0)
 		return -1;
 	ctl_record_free(&r);
 	if (ctl_read(c, err) < 0)
@@ -858,7 +861,7 @@ static int next_txn_id(struct ctl *c, uint64_t *id, struct ofc_error *err)
 	c->prev_generation = 0;
 	c->last_txn = 0;
 	txn_meta_free(&c->prev);
-	if (ctl_load_record_in(c->store, c->fabric->name, &r, err) < 0)
+	if (ctl_load_record_for(c, &r, err) < 0)
 		return -1;
 	if (r.have_state) {
 		c->last_txn = r.last_txn > r.generation ? r.last_txn : r.generation;
@@ -870,7 +873,8 @@ static int next_txn_id(struct ctl *c, uint64_t *id, struct ofc_error *err)
 							   .relabelled = r.relabelled,
 							   .moves = r.moves,
 							   .nmoves = r.nmoves,
-							   .moves_known = r.moves_known});
+							   .moves_known = r.moves_known,
+							   .principal = r.principal});
 	}
 	if (r.have_journal && r.journal_id > c->last_txn)
 		c->last_txn = r.journal_id;
@@ -902,6 +906,7 @@ static void journal_from_ctl(struct ctl *c, struct journal *j, const struct devi
 		.moves = f->moves,
 		.nmoves = f->nmoves,
 		.moves_known = true,
+		.principal = c->principal,
 	    });
 	j->ndevs = c->ndevs;
 	j->names = xcalloc(c->ndevs + 1, sizeof(char *));

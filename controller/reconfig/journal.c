@@ -192,6 +192,7 @@ void txn_meta_free(struct txn_meta *m)
 	free(m->config);
 	free(m->partition);
 	free(m->fabric_topology);
+	free(m->principal);
 	for (uint32_t i = 0; i < m->nmoves; i++)
 		free(m->moves[i].host);
 	free(m->moves);
@@ -205,6 +206,7 @@ void txn_meta_copy(struct txn_meta *dst, const struct txn_meta *src)
 	dst->config = xstrdup(src->config ? src->config : "");
 	dst->partition = src->partition && *src->partition ? xstrdup(src->partition) : NULL;
 	dst->fabric_topology = src->fabric_topology ? xstrdup(src->fabric_topology) : NULL;
+	dst->principal = src->principal ? xstrdup(src->principal) : NULL;
 	dst->relabelled = src->relabelled;
 	dst->moves_known = src->moves_known;
 	dst->nmoves = src->nmoves;
@@ -314,6 +316,7 @@ static void record_pack(const struct ctl *c, uint64_t generation, const struct d
 	r.topology = meta->topology;
 	r.partition = meta->partition && *meta->partition ? meta->partition : NULL;
 	r.fabric_topology = meta->fabric_topology;
+	r.principal = meta->principal;
 	r.has_relabelled = meta->relabelled;
 	r.relabelled = meta->relabelled;
 	/* Every id used so far, this transaction's too when it rolled back
@@ -416,6 +419,7 @@ int journal_write(const struct ctl *c, const struct journal *j, struct ofc_error
 	m.topology = j->meta.topology;
 	m.partition = j->meta.partition && *j->meta.partition ? j->meta.partition : NULL;
 	m.fabric_topology = j->meta.fabric_topology;
+	m.principal = j->meta.principal;
 	m.has_relabelled = j->meta.relabelled;
 	m.relabelled = j->meta.relabelled;
 	m.n_moves = j->meta.nmoves;
@@ -488,6 +492,7 @@ static int parse_journal(const struct loc *path, const uint8_t *data, size_t len
 	j->meta.topology = xstrdup(m->topology ? m->topology : "");
 	j->meta.partition = m->partition && *m->partition ? xstrdup(m->partition) : NULL;
 	j->meta.fabric_topology = m->fabric_topology ? xstrdup(m->fabric_topology) : NULL;
+	j->meta.principal = m->principal && *m->principal ? xstrdup(m->principal) : NULL;
 	j->meta.relabelled = m->has_relabelled && m->relabelled;
 	j->meta.moves_known = j->version >= 2;
 	rc = unpack_moves(m->moves, m->n_moves, &j->meta.moves, &j->meta.nmoves, path, err);
@@ -601,6 +606,7 @@ static int parse_record(const struct loc *path, const char *fabric, const uint8_
 			  ? m->last_transaction
 			  : m->generation;
 	r->replica = m->replica && *m->replica ? xstrdup(m->replica) : NULL;
+	r->principal = m->principal && *m->principal ? xstrdup(m->principal) : NULL;
 	r->moves_known = m->has_version && m->version >= 2;
 	rc = unpack_moves(m->moves, m->n_moves, &r->moves, &r->nmoves, path, err);
 	r->ndevs = (uint32_t)m->n_devices;
@@ -651,6 +657,7 @@ int ctl_load_record_in(struct store *st, const char *fabric, struct ctl_record *
 		r->journal_pid = j.pid;
 		r->journal_epoch = j.epoch;
 		r->journal_replica = j.replica ? xstrdup(j.replica) : NULL;
+		r->journal_principal = j.meta.principal ? xstrdup(j.meta.principal) : NULL;
 		r->trial_deadline = j.trial_deadline;
 		r->journal_owner_alive = store_writer_alive(st, fabric, j.pid, j.epoch);
 		journal_free(&j);
@@ -658,6 +665,33 @@ int ctl_load_record_in(struct store *st, const char *fabric, struct ctl_record *
 	if (rc < 0)
 		ctl_record_free(r);
 	return rc;
+}
+
+/* What can only be checked with the config: each recorded device's
+ * numbers against the device the config describes (a cross-connect to
+ * port 9999 of a 256-port switch read as "fine" without it). A device the
+ * config no longer has is nobody's plan and is not checked. */
+int ctl_load_record_for(const struct ctl *c, struct ctl_record *r, struct ofc_error *err)
+{
+	if (ctl_load_record_in(c->store, c->fabric->name, r, err) < 0)
+		return -1;
+	for (uint32_t k = 0; k < r->ndevs; k++) {
+		const struct device_cfg *cfg = NULL;
+		struct ofc_error e = {0};
+		struct loc l;
+
+		for (uint32_t i = 0; i < c->ndevs && !cfg; i++)
+			if (strcmp(c->devs[i].cfg.name, r->dev_names[k]) == 0)
+				cfg = &c->devs[i].cfg;
+		if (!cfg || state_check(&r->dev_states[k], cfg, &e) == 0)
+			continue;
+		loc_of(c->store, c->fabric->name, STORE_RECORD, &l);
+		damaged(err, &l, "device '%.64s': %s", r->dev_names[k], e.msg);
+		loc_free(&l);
+		ctl_record_free(r);
+		return -1;
+	}
+	return 0;
 }
 
 int ctl_load_record(const char *state_dir, const char *fabric, struct ctl_record *r,
@@ -684,6 +718,8 @@ void ctl_record_free(struct ctl_record *r)
 	free(r->fabric_topology);
 	free(r->replica);
 	free(r->journal_replica);
+	free(r->principal);
+	free(r->journal_principal);
 	for (uint32_t i = 0; i < r->nmoves; i++)
 		free(r->moves[i].host);
 	free(r->moves);

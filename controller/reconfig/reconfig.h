@@ -73,6 +73,9 @@ struct ctl_opts {
 	 * journal). */
 	double (*fence)(void *ctx);
 	void *fence_ctx;
+	/* Who asks for this ctl's transactions (txn_meta.principal): their
+	 * journal and record keep it, for the audit. Copied; NULL: not said. */
+	const char *principal;
 };
 
 struct ctl_device {
@@ -111,6 +114,9 @@ struct txn_meta {
 	uint32_t nmoves;
 	bool moves_known;
 	char *fabric_topology;
+	/* who asked for it: cn:NAME (a certificate through ofc-gateway),
+	 * uid:N (a socket's client); NULL: not said */
+	char *principal;
 };
 void txn_meta_free(struct txn_meta *m);
 void txn_meta_copy(struct txn_meta *dst, const struct txn_meta *src);
@@ -140,6 +146,7 @@ struct ctl {
 	 * a rollback's. w->data is freed after. NULL: nothing. */
 	void (*commit_also)(void *ctx, const struct ctl *c, struct store_write *w);
 	void *commit_also_ctx;
+	char *principal; /* opts.principal's copy (owned) */
 	/* While devices are driven side by side (drive.c's ctl_each): each
 	 * device's events, told in device order when all are done. */
 	struct ctl_evq *evq;
@@ -351,6 +358,9 @@ struct ctl_record {
 	 * replicas' names (NULL: none). */
 	uint64_t epoch, journal_epoch;
 	char *replica, *journal_replica;
+	/* Who asked for the commit, and for the journal's transaction
+	 * (txn_meta.principal; NULL: not recorded). */
+	char *principal, *journal_principal;
 	bool journal_owner_alive; /* the process that wrote it holds the lock */
 	double trial_deadline;
 };
@@ -360,6 +370,11 @@ int ctl_load_record(const char *state_dir, const char *fabric, struct ctl_record
  * state_dir). */
 int ctl_load_record_in(struct store *s, const char *fabric, struct ctl_record *r,
 		       struct ofc_error *err);
+/* The record of c's fabric from c's store, each device's state checked
+ * against c's config (its ports, rings, hosts): what is planned or shown
+ * beside a config reads it this way. A state that does not fit is a
+ * corrupt record, named with its file or key and the way out. */
+int ctl_load_record_for(const struct ctl *c, struct ctl_record *r, struct ofc_error *err);
 void ctl_record_free(struct ctl_record *r);
 /* Fabrics with a state or journal file in the directory (caller frees). */
 int ctl_list_fabrics(const char *state_dir, char ***names, uint32_t *n, struct ofc_error *err);

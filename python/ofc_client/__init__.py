@@ -179,6 +179,7 @@ class Client:
                                    key or os.environ.get("OFC_KEY"),
                                    cacert or os.environ.get("OFC_CACERT"), self.names)
         self._leader = None  # the address that last led: asked first
+        self._via = (None, None)  # the given socket that named it, and its peer's uid
 
     def _connect(self, address, deadline):
         if is_url(address):
@@ -211,6 +212,7 @@ class Client:
         delay = self.backoff
         todo, asked, hint = self._order(), set(), None
         gone = set()  # addresses not to ask again in this call (Unreachable.again)
+        named = {}  # a leader's address -> the replica that named it
         while True:
             if hint is not None:
                 address, hint = hint, None
@@ -235,6 +237,8 @@ class Client:
             conn = None
             try:
                 conn = self._connect(address, deadline)
+                if not is_url(address):
+                    self._trust(conn, address, named.get(address))
                 conn.send(request)
                 resp = finish(conn, conn.recv())
             except Unreachable as e:
@@ -263,6 +267,7 @@ class Client:
                     if resp.HasField("leader") else ""
                 if to and (not is_url(address) or to.startswith("https://")):
                     self._leader = to
+                    named[to] = address
                     if to not in asked and to not in gone:
                         hint = to
                 continue
@@ -275,6 +280,26 @@ class Client:
             if mutation:
                 self._leader = address
             return conn, resp
+
+    def _trust(self, conn, address, named_by):
+        """A socket the caller did not give comes from what a replica says,
+        which comes from the store: whoever can write the store names any
+        path. Such a socket is asked only when the process behind it is root
+        or runs as the ofcd the caller's own address reached (SO_PEERCRED,
+        before anything is sent); else ConnectionError names it."""
+        uid = conn.peer_uid()
+        if address in self.addresses:
+            self._via = (address, uid)
+            return
+        via, via_uid = self._via
+        if uid == 0 or (uid is not None and uid == via_uid):
+            return
+        self._leader = None
+        raise ConnectionError(
+            f"{named_by or via} named {address} as the leader's socket, but the process behind it "
+            f"runs as uid {uid}, neither root nor uid {via_uid} (the ofcd at {via}): not "
+            "following it, nothing was sent (whoever can write the cluster's store can "
+            "name any socket: check the leader key)")
 
     def _order(self):
         """The addresses to ask in a round: the last leader first."""

@@ -76,6 +76,15 @@ class _Conn:
     def close(self):
         self.sock.close()
 
+    def peer_uid(self):
+        """The uid of the process behind the socket (SO_PEERCRED), or None."""
+        try:
+            cred = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                        struct.calcsize("3i"))
+        except OSError:
+            return None
+        return struct.unpack("3i", cred)[1]
+
     def _recv_exact(self, n, deadline, t):
         buf = bytearray()
         while len(buf) < n:

@@ -2,7 +2,9 @@
 # ofc-gateway, the network API (issue 36), against a real ofcd and ocs-emu:
 # certificates the test makes with the openssl CLI (a CA with a CRL; admin,
 # reader, two tenants, a stranger the policy does not name, an expired, a
-# revoked, one of another CA, none), curl against every route, tenants kept
+# revoked, one of another CA, a server's, none; CRLs stale, of another CA,
+# forged, or none, at start, on SIGHUP and gone stale while serving), curl
+# against every route, tenants kept
 # to their partitions (replies, state, events), bad requests, and ofcd's
 # gateway socket refusing principals from anyone but the gateway's uid.
 SUITE=gateway
@@ -61,8 +63,11 @@ cert() { # NAME EXTENSIONS [openssl ca options]
 	openssl ca -batch -config "$C/ca.cnf" -extensions "$e" -in "$C/$n.csr" -out "$C/$n.pem" \
 		-notext "$@" >/dev/null 2>&1
 }
-for n in admin reader tenant-a tenant-b stranger revoked; do cert $n client; done
+for n in admin reader tenant-a tenant-b tenant-c stranger revoked; do cert $n client; done
 cert server server
+# A server's certificate (serverAuth only) the policy names as an admin:
+# refused as a client all the same.
+cert srvauth server
 cert expired client -startdate 20200101000000Z -enddate 20200201000000Z
 openssl ca -batch -config "$C/ca.cnf" -revoke "$C/revoked.pem" >/dev/null 2>&1
 openssl ca -batch -config "$C/ca.cnf" -gencrl -out "$C/crl.pem" >/dev/null 2>&1
@@ -72,7 +77,20 @@ newkey -x509 -days 30 -keyout "$C/other.key" -out "$C/other.pem" -subj /CN=other
 newkey -keyout "$C/intruder.key" -out "$C/intruder.csr" -subj /CN=admin
 openssl x509 -req -in "$C/intruder.csr" -CA "$C/other.pem" -CAkey "$C/other.key" \
 	-CAcreateserial -out "$C/intruder.pem" -days 30 >/dev/null 2>&1
-[ -s "$C/crl.pem" ] && [ -s "$C/expired.pem" ] && [ -s "$C/intruder.pem" ] && ok ||
+# CRLs that would switch revocation off: stale (nextUpdate passed), another
+# CA's, one signed with another key under the CA's name, none at all.
+openssl ca -batch -config "$C/ca.cnf" -gencrl -crl_lastupdate 20250101000000Z \
+	-crl_nextupdate 20250201000000Z -out "$C/stale-crl.pem" >/dev/null 2>&1
+sed -e "s|= $C/ca.pem|= $C/other.pem|" -e "s|= $C/ca.key|= $C/other.key|" "$C/ca.cnf" >"$C/other.cnf"
+openssl ca -batch -config "$C/other.cnf" -gencrl -out "$C/foreign-crl.pem" >/dev/null 2>&1
+newkey -x509 -days 30 -keyout "$C/forger.key" -out "$C/forger.pem" -subj /CN=ofc-test-ca \
+	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
+sed -e "s|= $C/ca.pem|= $C/forger.pem|" -e "s|= $C/ca.key|= $C/forger.key|" "$C/ca.cnf" >"$C/forger.cnf"
+openssl ca -batch -config "$C/forger.cnf" -gencrl -out "$C/forged-crl.pem" >/dev/null 2>&1
+printf 'not a CRL\n' >"$C/garbage-crl.pem"
+cat "$C/crl.pem" "$C/stale-crl.pem" >"$C/two-crl.pem"
+[ -s "$C/crl.pem" ] && [ -s "$C/expired.pem" ] && [ -s "$C/intruder.pem" ] &&
+	[ -s "$C/stale-crl.pem" ] && [ -s "$C/foreign-crl.pem" ] && [ -s "$C/forged-crl.pem" ] && ok ||
 	bad "the openssl CLI made the certificates"
 
 cat >"$TMP/policy" <<'EOF'
@@ -81,8 +99,10 @@ cn:admin      admin
 cn:reader     read-only
 cn:tenant-a   tenant     jobA,slurm-job-*
 cn:tenant-b   tenant     jobB
+cn:tenant-c   tenant     slurm-job-*
 cn:revoked    admin
 cn:expired    admin
+cn:srvauth    admin
 EOF
 
 # ---- the policy file's errors --------------------------------------------------
@@ -94,6 +114,20 @@ printf 'x admin\n' >"$TMP/bad.policy"
 expect_error 2 "ofc-gateway: $TMP/bad.policy:1: identity 'x' is not cn:NAME, dns:NAME, uri:NAME or email:NAME" \
 	$GW $GWOPTS --policy "$TMP/bad.policy" --ofcd-socket "$TMP/gw.sock"
 expect_error 2 "ofc-gateway: missing --ofcd-socket PATH" $GW $GWOPTS --policy "$TMP/policy"
+
+# ---- CRLs that would switch revocation off: refused at start, naming the file ----
+# (GnuTLS skips a CRL it cannot verify and adds nothing: each of these
+# once started a gateway that took revoked certificates; timeout ends one.)
+crl_refused() { # FILE WHY
+	expect_error 2 "ofc-gateway: $1: $2" timeout 20 $GW $GWOPTS --crl "$1" --policy "$TMP/policy" \
+		--ofcd-socket "$TMP/gw.sock"
+}
+crl_refused "$C/stale-crl.pem" "stale: its nextUpdate, 2025-02-01T00:00:00Z, has passed (issue a fresh one: openssl ca -gencrl)"
+crl_refused "$C/foreign-crl.pem" "not signed by the configured CA (its issuer is CN=other-ca): a CRL another CA signed revokes nothing here"
+crl_refused "$C/forged-crl.pem" "its signature does not verify with the key of the configured CA CN=ofc-test-ca"
+crl_refused "$C/garbage-crl.pem" "no CRL in it (PEM, -----BEGIN X509 CRL-----)"
+crl_refused "$C/admin.pem" "no CRL in it (PEM, -----BEGIN X509 CRL-----)"
+crl_refused "$C/two-crl.pem" "its CRL 2 of 2: stale: its nextUpdate, 2025-02-01T00:00:00Z, has passed (issue a fresh one: openssl ca -gencrl)"
 
 # ---- a fabric of two partitions, ofcd with a gateway socket, the gateway ----------
 cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
@@ -156,6 +190,7 @@ refused() { # NAME LOG-TEXT [curl options]
 refused expired "certificate CN=expired: expired" --cert "$C/expired.pem" --key "$C/expired.key"
 refused revoked "certificate CN=revoked: revoked (on the CA's CRL)" --cert "$C/revoked.pem" --key "$C/revoked.key"
 refused other-ca "certificate CN=admin: not signed by the configured CA" --cert "$C/intruder.pem" --key "$C/intruder.key"
+refused server-as-client "certificate CN=srvauth: not for client authentication" --cert "$C/srvauth.pem" --key "$C/srvauth.key"
 refused none "no verified client certificate (none sent, or the handshake failed)"
 req stranger 403 "$URL/v1/state"
 body_is 'j["status"]=="STATUS_DENIED" and j["message"]=="permission denied: the certificate (cn:stranger) is not in the gateway'"'"'s policy"'
@@ -341,7 +376,7 @@ $OFC $SRV --cert "$C/reader.pem" --key "$C/reader.key" status >"$TMP/out" 2>"$TM
 	bad "ofc --server status with the switch unreachable: exit 1" "$(cat "$TMP/out" "$TMP/err")"
 expect_error 1 "ofc: permission denied: partition jobA belongs to another tenant" \
 	$OFC $SRV --cert "$C/tenant-b.pem" --key "$C/tenant-b.key" reconfigure --partition jobA
-expect_json 'j["state"]=="committed" and j["operations"]==0' \
+expect_json 'j["state"]=="committed" and j["operations"]==0 and j["principal"]=="cn:tenant-a"' \
 	$OFC $SRV --cert "$C/tenant-a.pem" --key "$C/tenant-a.key" reconfigure --partition jobA --json
 $OFC $SRV --cert "$C/intruder.pem" --key "$C/intruder.key" status >"$TMP/out" 2>"$TMP/err"
 [ $? -eq 1 ] && grep -q "a refused client certificate ends the TLS handshake; the gateway's log says why" "$TMP/err" &&
@@ -365,6 +400,19 @@ expect_stdout_has "ofc: job 77: partition slurm-job-77: ring:4 on 4 hosts commit
 expect_json '[(h["name"], h["owner"]) for h in j["held"]] == [("slurm-job-77", "cn:tenant-a")]' \
 	$OFC --socket "$SOCK" status --json
 grep -q "cn:tenant-a" "$TMP/st/"*.held && ok || bad "the hold's owner is not in the store" "$(ls "$TMP/st")"
+# who changed the fabric: the tenant's identity, not the gateway's uid, in the
+# record, the state, ofc status and the outcome's log line
+grep -q "cn:tenant-a" "$TMP/st/"*.state && ok || bad "the record does not name the tenant"
+expect_json 'j["committed_principal"] == "cn:tenant-a"' $OFC --socket "$SOCK" status --json
+expect_stdout_has ", asked for by cn:tenant-a" $OFC --socket "$SOCK" status
+expect_stdout_has ", asked for by cn:tenant-a" $OFC status "$TMP/part.yaml" --state-dir "$TMP/st" --device "ocs0=127.0.0.1:$e_port"
+grep -q "ticket [0-9]*: reconfigure .*slurm-job-77.* from cn:tenant-a through the gateway (uid $(id -u) pid [0-9]*): ok: committed" "$TMP/ofcd.log" &&
+	ok || bad "the outcome's log line names the tenant" "$(grep "slurm-job-77" "$TMP/ofcd.log" | tail -3)"
+# A pattern says which names a tenant may take, not whose holds it may end:
+# tenant c's slurm-job-* matches, but the hold is tenant a's.
+req tenant-c 403 -X POST "$URL/v1/release-partition" -d '{"name":"slurm-job-77"}'
+body_is 'j["status"]=="STATUS_DENIED" and j["message"]=="permission denied: partition slurm-job-77 belongs to another tenant (held for the principal that made it)"'
+expect_json '[h["name"] for h in j["held"]] == ["slurm-job-77"]' $OFC --socket "$SOCK" status --json
 expect_error 1 "ofc slurm prolog: job 78: permission denied: partition jobB belongs to another tenant (held: the request cannot be met)" \
 	job 78 'h[40-43]' prolog
 grep -q "^update JobId=78 AdminComment=ofc: permission denied: partition jobB belongs to another tenant" "$TMP/scontrol.log" &&
@@ -372,6 +420,11 @@ grep -q "^update JobId=78 AdminComment=ofc: permission denied: partition jobB be
 expect_stdout_has "ofc: job 77: released partition 'slurm-job-77'" job 77 'h[0-3]' epilog
 grep -q "partition released: partition slurm-job-77 released: let go by cn:tenant-a" "$TMP/ofcd.log" &&
 	ok || bad "the release's log line names the tenant" "$(grep -i partition "$TMP/ofcd.log" | tail -3)"
+# an admin may end a tenant's hold
+expect_stdout_has "ofc: job 79: partition slurm-job-79: ring:4 on 4 hosts committed" job 79 'h[4-7]' prolog
+req admin 200 -X POST "$URL/v1/release-partition" -d '{"name":"slurm-job-79"}'
+grep -q "partition released: partition slurm-job-79 released: let go by cn:admin" "$TMP/ofcd.log" &&
+	ok || bad "the admin's release" "$(grep -i slurm-job-79 "$TMP/ofcd.log" | tail -3)"
 expect_stdout_has "ofc: job 78 held no partition" \
 	env SLURM_JOB_ID=78 $OFC $SRV --cert "$C/admin.pem" --key "$C/admin.key" slurm epilog
 PYTHONPATH="$BUILD/python" $PY - "$URL" "$C" <<'PY' >"$TMP/out" 2>&1 && ok || bad "the Python client over TLS" "$(cat "$TMP/out")"
@@ -495,18 +548,99 @@ grep -q "closing the connection of 127.0.0.1:[0-9]*: its first request not compl
 	grep -q "closing the connection of 127.0.0.1:[0-9]*: its TLS handshake not complete within 2 s (--read-timeout)" "$TMP/gw.log" &&
 	ok || bad "the cuts are logged" "$(grep closing "$TMP/gw.log" | tail -3)"
 
-# 1,000 idle connections: each cut at the read timeout, and a client
-# answered meanwhile.
-PYTHONPATH="$BUILD/python" $PY - "$P" "$C" <<'PY' >"$TMP/out" 2>&1 && ok || bad "1,000 idle connections" "$(cat "$TMP/out")"
+# Request framing (RFC 9112 section 6.3): two Content-Length headers, one
+# beside a Transfer-Encoding, a Transfer-Encoding other than chunked: 400,
+# and the connection closed, so what follows (here a good request in the
+# same write) is never read as a request. A NUL decoded into the path or
+# the query is 400 too, not a name cut short (partition=jobA%00x was jobA).
+PYTHONPATH="$BUILD/python" $PY - "$P" "$C" <<'PY' >"$TMP/out" 2>&1 && ok || bad "request framing and NUL bytes" "$(cat "$TMP/out")"
+import json, socket, ssl, sys
+port, c = int(sys.argv[1]), sys.argv[2]
+ctx = ssl.create_default_context(cafile=f"{c}/ca.pem")
+ctx.load_cert_chain(f"{c}/admin.pem", f"{c}/admin.key")
+good = b"GET /v1/state HTTP/1.1\r\nHost: x\r\n\r\n"
+def exchange(raw):
+    s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="127.0.0.1")
+    s.sendall(raw + good)
+    s.settimeout(20)  # (the read timeout, 2 s, would end a connection kept open)
+    data = b""
+    try:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            data += b
+    except (ConnectionError, ssl.SSLError):
+        pass
+    return data
+def post(headers, body=b'{"partition":"jobA"}'):
+    return b"POST /v1/reconfigure HTTP/1.1\r\nHost: x\r\n" + headers + b"\r\n" + body
+cases = [
+    (post(b"Content-Length: 20\r\nContent-Length: 2\r\n"), "2 Content-Length headers: one at most"),
+    (post(b"Content-Length: 20\r\nContent-Length: 20\r\n"), "2 Content-Length headers: one at most"),
+    (post(b"Content-Length: 4\r\nTransfer-Encoding: chunked\r\n",
+          b'14\r\n{"partition":"jobA"}\r\n0\r\n\r\n'), "Content-Length and Transfer-Encoding together"),
+    (post(b"Transfer-Encoding: chunked\r\ncontent-length: 4\r\n",
+          b'14\r\n{"partition":"jobA"}\r\n0\r\n\r\n'), "Content-Length and Transfer-Encoding together"),
+    (post(b"Transfer-Encoding: gzip\r\n"), "Transfer-Encoding 'gzip': only chunked is taken"),
+    (post(b"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
+          b'14\r\n{"partition":"jobA"}\r\n0\r\n\r\n'), "2 Transfer-Encoding headers: one at most"),
+    (b"POST /v1/reconfigure HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n"
+     b'14\r\n{"partition":"jobA"}\r\n0\r\n\r\n', "Transfer-Encoding in an HTTP/1.0 request"),
+    (b"GET /v1/schedule?collective=allreduce&partition=jobA%00x&summary_only=true HTTP/1.1\r\nHost: x\r\n\r\n",
+     "a NUL byte (%00) in the path or the query"),
+    (b"GET /v1/state?with_fabric%00x=true HTTP/1.1\r\nHost: x\r\n\r\n", "a NUL byte (%00) in the path or the query"),
+    (b"GET /v1/state%00.json HTTP/1.1\r\nHost: x\r\n\r\n", "a NUL byte (%00) in the path or the query"),
+]
+def refused(a, why):
+    try:
+        body = json.loads(a.partition(b"\r\n\r\n")[2])
+    except ValueError:
+        return False
+    return a.startswith(b"HTTP/1.1 400 ") and a.count(b"HTTP/1.1 ") == 1 and \
+        body == {"status": "STATUS_INVALID", "message": "bad request: " + why}
+wrong = []
+for raw, why in cases:
+    a = exchange(raw)
+    if not refused(a, why):
+        wrong.append((raw[:70], a[:200]))
+assert not wrong, "\n".join(map(repr, wrong))
+# A chunked body alone is read as one, and the connection goes on.
+a = exchange(b"POST /v1/report-failure HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+             b'c\r\n{"items":[]}\r\n0\r\n\r\n')
+assert a.count(b"HTTP/1.1 ") == 2 and b"report_failure needs items" in a and b"HTTP/1.1 200 OK" in a, a[:600]
+PY
+req tenant-a 400 "$URL/v1/schedule?collective=allreduce&partition=jobA%00x&summary_only=true"
+body_is 'j["message"]=="bad request: a NUL byte (%00) in the path or the query"'
+# (%2500 is the three characters %00: a name like any other)
+req tenant-a 403 "$URL/v1/schedule?collective=allreduce&partition=jobA%2500x&summary_only=true"
+body_is 'j["message"]=="permission denied: partition jobA%00x belongs to another tenant"'
+
+# 1,000 bare connections from four addresses (250 each, within an
+# address's share: a quarter of --max-connections, 256): at most half of
+# --max-connections (512) wait for their TLS handshake, a new one past that
+# closes the oldest; a client is answered meanwhile (its connection makes
+# room too), and every bare one is closed, the rest at the read timeout.
+PYTHONPATH="$BUILD/python" $PY - "$P" "$C" <<'PY' >"$TMP/out" 2>&1 && ok || bad "1,000 bare connections" "$(cat "$TMP/out")"
 import resource, socket, subprocess, sys, time
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (min(4096, hard), hard))
 port, c = int(sys.argv[1]), sys.argv[2]
-conns = [socket.create_connection(("127.0.0.1", port)) for _ in range(1000)]
-code = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", f"{c}/ca.pem",
-                       "--cert", f"{c}/reader.pem", "--key", f"{c}/reader.key",
-                       f"https://127.0.0.1:{port}/v1/state"], capture_output=True, text=True).stdout
-assert code == "200", f"answered {code!r} beside 1,000 idle connections"
+def bare(src):
+    s = socket.socket()
+    s.bind((src, 0))
+    s.connect(("127.0.0.1", port))
+    return s
+conns = [bare(f"127.0.0.{11 + i % 4}") for i in range(1000)]
+def curl(*args):
+    return subprocess.run(["curl", "-sS", "--cacert", f"{c}/ca.pem", "--cert", f"{c}/reader.pem",
+                           "--key", f"{c}/reader.key", *args], capture_output=True, text=True).stdout
+code = curl("-o", "/dev/null", "-w", "%{http_code}", f"https://127.0.0.1:{port}/v1/state")
+assert code == "200", f"answered {code!r} beside 1,000 bare connections"
+m = dict(l.rsplit(" ", 1) for l in curl(f"https://127.0.0.1:{port}/metrics").splitlines()
+         if l.startswith("ofc_gateway_"))
+assert int(m['ofc_gateway_connections{state="handshake"}']) <= 512, m
+assert int(m["ofc_gateway_handshakes_evicted_total"]) >= 1, m
 deadline = time.time() + 15
 left = set(range(len(conns)))
 while left and time.time() < deadline:
@@ -521,7 +655,72 @@ while left and time.time() < deadline:
             left.discard(i)
 assert not left, f"{len(left)} of 1000 still open"
 PY
+grep -q "closing the connection of 127.0.0.1[1-4]:[0-9]* after [0-9.]* s without a TLS handshake: 512 connections wait for theirs (at most half of --max-connections), and the oldest makes room for a new one" "$TMP/gw.log" &&
+	ok || bad "an eviction is logged" "$(grep -i handshake "$TMP/gw.log" | tail -3)"
 req reader 200 "$URL/v1/state"
+
+# A flood: 1,100 bare connections from 127.0.0.1, each reopened as soon as
+# the gateway closes it, while a client with a certificate asks five times
+# from 127.0.0.2: each is answered (127.0.0.1 holds its share, 256, the
+# rest are closed as accepted), and the log stays bounded: at most 10 lines
+# of a kind in 10 s and a line for what was left out (8 kinds), where the
+# gateway before wrote a line or more a connection (18,000 in 25 s).
+n0=$(grep -c . "$TMP/gw.log")
+PYTHONPATH="$BUILD/python" $PY - "$P" "$C" <<'PY' >"$TMP/flood.out" 2>&1 && ok || bad "a flood of bare connections from one address" "$(cat "$TMP/flood.out")"
+import resource, selectors, socket, subprocess, sys, time
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(4096, hard), hard))
+port, c = int(sys.argv[1]), sys.argv[2]
+sel = selectors.DefaultSelector()
+opened = 0
+def bare():
+    global opened
+    s = socket.socket()
+    s.setblocking(False)
+    s.bind(("127.0.0.1", 0))
+    try:
+        s.connect(("127.0.0.1", port))
+    except BlockingIOError:
+        pass
+    sel.register(s, selectors.EVENT_READ)
+    opened += 1
+for _ in range(1100):
+    bare()
+t0 = time.time()
+codes, asked = [], None
+while len(codes) < 5:
+    for key, _ in sel.select(0.05):
+        try:
+            d = key.fileobj.recv(4096)
+        except OSError:
+            d = b""
+        if not d:
+            sel.unregister(key.fileobj)
+            key.fileobj.close()
+            bare()
+    if asked is None and time.time() > t0 + 1 + len(codes):
+        asked = subprocess.Popen(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
+                                  "--max-time", "20", "--interface", "127.0.0.2",
+                                  "--cacert", f"{c}/ca.pem", "--cert", f"{c}/reader.pem",
+                                  "--key", f"{c}/reader.key", f"https://127.0.0.1:{port}/v1/state"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if asked is not None and asked.poll() is not None:
+        codes.append(asked.stdout.read())
+        asked = None
+print(f"{opened} connections in {time.time() - t0:.1f} s; the client: {codes}")
+assert codes == ["200"] * 5, codes
+assert opened > 1100, opened
+PY
+n1=$(grep -c . "$TMP/gw.log")
+secs=$(sed -n 's/.* in \([0-9]*\)\.[0-9] s;.*/\1/p' "$TMP/flood.out")
+[ $((n1 - n0)) -le $((8 * 11 * (${secs:-0} / 10 + 2))) ] && ok ||
+	bad "the flood's log: $((n1 - n0)) lines in ${secs} s" "$(tail -5 "$TMP/gw.log")"
+grep -q "refused a connection from 127.0.0.1:[0-9]*: its address holds 256 connections (--max-connections-per-address)" "$TMP/gw.log" &&
+	ok || bad "the refusals are logged" "$(tail -3 "$TMP/gw.log")"
+req reader 200 "$URL/metrics"
+grep -q '^ofc_gateway_connections_refused_total{reason="per-address"} [1-9]' "$TMP/out" &&
+	grep -q '^ofc_gateway_log_lines_suppressed_total [1-9]' "$TMP/out" && ok ||
+	bad "the refusals and the lines left out are counted" "$(grep ofc_gateway_ "$TMP/out")"
 
 # A Watch reader that never reads: once the socket buffers are full nothing
 # moves, and --idle-timeout (4 s) closes it; the daemons go on.
@@ -558,6 +757,53 @@ except socket.timeout:
 sys.exit("the gateway kept a watcher that never read")
 PY
 req reader 200 "$URL/v1/state"
+
+# ---- SIGHUP with a CRL that would switch revocation off: refused, the old trust stays --
+# logged_more TEXT N: more than N lines of the gateway's log hold TEXT (5 s at most).
+count() { grep -cF -- "$1" "$TMP/gw.log"; }
+logged_more() {
+	_end=$(($(date +%s) + 5))
+	until [ "$(count "$1")" -gt "$2" ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+	[ "$(count "$1")" -gt "$2" ] && ok || bad "the log should say once more: $1" "$(tail -3 "$TMP/gw.log")"
+}
+cp "$C/crl.pem" "$C/crl.good"
+for f in "stale-crl|stale: its nextUpdate, 2025-02-01T00:00:00Z, has passed" \
+	"foreign-crl|not signed by the configured CA (its issuer is CN=other-ca)" \
+	"forged-crl|its signature does not verify" "garbage-crl|no CRL in it"; do
+	cp "$C/${f%%|*}.pem" "$C/crl.pem"
+	n=$(count "reload refused, the old CA, CRL and policy stay: $C/crl.pem: ${f#*|}")
+	kill -HUP "$GWPID"
+	logged_more "reload refused, the old CA, CRL and policy stay: $C/crl.pem: ${f#*|}" "$n"
+	# The revoked admin is still refused, by the old CRL; the admin served.
+	n=$(count "certificate CN=revoked: revoked (on the CA's CRL)")
+	if curl -sS -o /dev/null --cacert "$C/ca.pem" --cert "$C/revoked.pem" --key "$C/revoked.key" \
+		"$URL/v1/state" 2>/dev/null; then bad "${f%%|*} on SIGHUP: the revoked admin was served"; else ok; fi
+	logged_more "certificate CN=revoked: revoked (on the CA's CRL)" "$n"
+	req admin 200 "$URL/v1/state"
+done
+if grep -q "reloaded the CA" "$TMP/gw.log"; then bad "a bad CRL was reloaded" "$(grep "reloaded the CA" "$TMP/gw.log")"; else ok; fi
+# The refusals are counted, and the CRL in effect is still the good one.
+cp "$C/crl.good" "$C/crl.pem"
+next=$(date -d "$(openssl crl -in "$C/crl.pem" -noout -nextupdate | cut -d= -f2)" +%s)
+req reader 200 "$URL/metrics"
+grep -qx "ofc_gateway_trust_reload_failures_total 4" "$TMP/out" &&
+	grep -qx "ofc_gateway_crl_next_update_timestamp_seconds $next" "$TMP/out" && ok ||
+	bad "the metrics of the refused reloads and of the CRL's nextUpdate ($next)" "$(grep -e reload -e crl "$TMP/out")"
+
+# ---- a CRL that goes stale while serving: every certificate refused ---------------
+# (it no longer says who is revoked), said once a minute, until a fresh one
+# is loaded (the next section). Its nextUpdate is 8 s away: the reload must
+# come before that (a stale one is refused).
+openssl ca -batch -config "$C/ca.cnf" -gencrl -crlsec 8 -out "$C/crl.pem" >/dev/null 2>&1
+next=$(date -d "$(openssl crl -in "$C/crl.pem" -noout -nextupdate | cut -d= -f2)" +%s)
+kill -HUP "$GWPID"
+logged_more "reloaded the CA, the CRL and the policy" 0
+_end=$((next + 5))
+while [ "$(date +%s)" -le "$next" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.2; done
+stale_line="certificate CN=admin: the CRL $C/crl.pem is stale (its nextUpdate, $(date -u -d "@$next" +%Y-%m-%dT%H:%M:%SZ), has passed): every client certificate is refused until a fresh CRL is loaded (SIGHUP)"
+refused admin-stale-crl "$stale_line" --cert "$C/admin.pem" --key "$C/admin.key"
+refused reader-stale-crl "refused TLS client" --cert "$C/reader.pem" --key "$C/reader.key"
+[ "$(count "is stale (its nextUpdate")" = 1 ] && ok || bad "a stale CRL is said once a minute" "$(grep "is stale" "$TMP/gw.log")"
 
 # ---- SIGHUP: the CRL and the policy read again ----------------------------------
 openssl ca -batch -config "$C/ca.cnf" -revoke "$C/tenant-b.pem" >/dev/null 2>&1

@@ -451,4 +451,105 @@ expect_error 2 "ofcd: --topology-dir $TMP/topo-w: owned by uid $(id -u), mode 07
 	bounded $OFCD --foreground --credentials-dir "$CREDS" --config "$TMP/good.yaml" --socket "$SOCK" \
 	--state-dir "$TMP/st7" --topology-dir "$TMP/topo-w"
 
+# ---- a leader's socket named by the store is followed only to root or ofcd's uid -------
+# A follower answers NOT_LEADER with the leader's socket, which comes from
+# the store: an attacker who can write it names a socket of its own. The
+# fake follower here (as root) names one that nobody listens on; `ofc`
+# and the Python client must refuse it before sending a byte (the evil
+# server records every byte), and follow the same answer to a leader that
+# runs as root.
+PY=python3
+python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
+mkdir -m 755 "$TMP/evil" && chown nobody "$TMP/evil"
+cat >"$TMP/fake_ofcd.py" <<'PY'
+import os, socket, struct, sys, threading
+sys.path.insert(0, os.environ["PB"])
+from ofc_client.pb import control_pb2
+path, log, lead = sys.argv[1], sys.argv[2], sys.argv[3]  # lead: "" answers OK itself
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+os.chmod(path, 0o777)
+srv.listen(8)
+srv.settimeout(120)
+def serve(c):
+    data = b""
+    try:
+        c.settimeout(10)
+        while len(data) < 4 or len(data) < 4 + struct.unpack(">I", data[:4])[0]:
+            b = c.recv(65536)
+            if not b:
+                break
+            data += b
+    except OSError:
+        pass
+    with open(log, "a") as f:
+        f.write(f"{len(data)} bytes\n")
+    if len(data) >= 4:
+        req = control_pb2.Request()
+        req.ParseFromString(data[4:])
+        r = control_pb2.Response(id=req.id)
+        if lead:
+            r.status = control_pb2.STATUS_NOT_LEADER
+            r.message = "not the leader"
+            r.leader.name = "r9"
+            r.leader.socket = lead
+        else:
+            r.status = control_pb2.STATUS_OK
+            r.message = "committed transaction 7 (fake leader)"
+        out = r.SerializeToString()
+        c.sendall(struct.pack(">I", len(out)) + out)
+    c.close()
+while True:
+    try:
+        c, _ = srv.accept()
+    except socket.timeout:
+        break
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PY
+: >"$TMP/evil.log" && chmod 666 "$TMP/evil.log"
+PB="$BUILD/python" setpriv --reuid nobody --regid nogroup --clear-groups \
+	$PY "$TMP/fake_ofcd.py" "$TMP/evil/ofcd.sock" "$TMP/evil.log" "" &
+DAEMONS="$DAEMONS $!"
+PB="$BUILD/python" $PY "$TMP/fake_ofcd.py" "$TMP/follower.sock" "$TMP/follower.log" "$TMP/evil/ofcd.sock" &
+DAEMONS="$DAEMONS $!"
+PB="$BUILD/python" $PY "$TMP/fake_ofcd.py" "$TMP/root-leader.sock" "$TMP/root-leader.log" "" &
+DAEMONS="$DAEMONS $!"
+PB="$BUILD/python" $PY "$TMP/fake_ofcd.py" "$TMP/follower2.sock" "$TMP/follower2.log" "$TMP/root-leader.sock" &
+DAEMONS="$DAEMONS $!"
+i=0
+until [ -S "$TMP/evil/ofcd.sock" ] && [ -S "$TMP/follower.sock" ] && [ -S "$TMP/root-leader.sock" ] &&
+	[ -S "$TMP/follower2.sock" ] || [ $i -ge 1000 ]; do sleep 0.01; i=$((i + 1)); done
+REFUSED="ofc: $TMP/follower.sock named $TMP/evil/ofcd.sock as the leader's socket, but the process behind it runs as uid 65534, neither root nor uid 0 (the ofcd at $TMP/follower.sock): not following it, nothing was sent (whoever can write the cluster's store can name any socket: check the leader key)"
+for cmd in "apply --dry-run $TORUS" "reconfigure --topology ring:64"; do
+	expect_exit 1 bounded $OFC --socket "$TMP/follower.sock" $cmd
+	grep -qxF "$REFUSED" "$TMP/err" && ok || bad "ofc $cmd followed the hostile socket" "$(cat "$TMP/err")"
+done
+PYTHONPATH="$BUILD/python" bounded $PY - "$TMP/follower.sock" >"$TMP/out" 2>&1 <<'PY' && ok || bad "the Python client followed the hostile socket" "$(cat "$TMP/out")"
+import sys
+import ofc_client
+from ofc_client.pb import control_pb2
+c = ofc_client.Client(sys.argv[1], timeout=10)
+try:
+    c.call(control_pb2.Request(reconfigure=control_pb2.Reconfigure(topology="ring:64")))
+except ConnectionError as e:
+    assert "ofcd.sock as the leader's socket, but the process behind it runs as uid 65534" in str(e), e
+    assert "nothing was sent" in str(e), e
+else:
+    sys.exit("no error")
+PY
+grep -q "bytes" "$TMP/follower.log" && ok || bad "the fake follower was not asked"
+if grep -qv "^0 bytes$" "$TMP/evil.log"; then bad "the hostile socket received a request" "$(cat "$TMP/evil.log")"; else ok; fi
+# the same answer naming a leader that runs as root is followed
+expect_stdout_has "committed transaction 7 (fake leader)" \
+	bounded $OFC --socket "$TMP/follower2.sock" reconfigure --topology ring:64
+grep -q "^[1-9][0-9]* bytes$" "$TMP/root-leader.log" && ok || bad "ofc did not follow a root leader" "$(cat "$TMP/root-leader.log")"
+PYTHONPATH="$BUILD/python" bounded $PY - "$TMP/follower2.sock" >"$TMP/out" 2>&1 <<'PY' && ok || bad "the Python client did not follow a root leader" "$(cat "$TMP/out")"
+import sys
+import ofc_client
+from ofc_client.pb import control_pb2
+c = ofc_client.Client(sys.argv[1], timeout=10)
+r = c.call(control_pb2.Request(reconfigure=control_pb2.Reconfigure(topology="ring:64")))
+assert "fake leader" in r.message, r
+PY
+
 finish

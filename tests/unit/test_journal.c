@@ -207,7 +207,8 @@ static void test_journal_round_trip(void **state)
 				   .relabelled = true,
 				   .moves = moves,
 				   .nmoves = 2,
-				   .moves_known = true};
+				   .moves_known = true,
+				   .principal = "cn:tenant-a"};
 	j.started_ms = 1234;
 	j.trial_deadline = 1.5e9;
 	j.ndevs = 1;
@@ -240,6 +241,7 @@ static void test_journal_round_trip(void **state)
 	assert_string_equal(back.meta.moves[1].host, "h5");
 	assert_int_equal(back.meta.moves[1].from, 1);
 	assert_int_equal(back.meta.moves[1].to, 0);
+	assert_string_equal(back.meta.principal, "cn:tenant-a");
 	journal_free(&back);
 
 	/* status sees it, and whether its writer still runs */
@@ -248,6 +250,7 @@ static void test_journal_round_trip(void **state)
 	assert_true(r.have_journal);
 	assert_int_equal(r.journal_id, 7);
 	assert_string_equal(r.journal_phase, "trial");
+	assert_string_equal(r.journal_principal, "cn:tenant-a");
 	ctl_record_free(&r);
 
 	assert_int_equal(journal_remove(w->c, &err), 0);
@@ -378,6 +381,63 @@ static void test_damaged_state_stops_changes(void **state)
 	free(path);
 }
 
+/* A record's ports are checked against the config's switch: 40 -> 5 on
+ * this 32-port switch is a corrupt record (named with its file, the
+ * device and the port) for everything that plans beside the config, and
+ * port 0 is no port even where the switch's size is not known. */
+static void test_record_ports_checked(void **state)
+{
+	struct world *w = *state;
+	struct ctl_record r;
+	struct ofc_error err = {0};
+	struct device_state s;
+	char *path = xasprintf("%s/jfab.state", w->dir);
+
+	state_init(&s, DEV_SWITCH);
+	state_add_xconn(&s, 40, 5);
+	assert_int_equal(
+	    record_write(w->c, 5, &s, &(struct txn_meta){"ring:16", "j.yaml", NULL, false}, &err),
+	    0);
+	assert_int_equal(ctl_load_record_for(w->c, &r, &err), -1);
+	assert_string_equal(err.file, path);
+	char *want = xasprintf("corrupt file: device 'ocs0': cross-connect 40 -> 5: port 40 is "
+			       "outside the switch's ports 1..32. Nothing is planned or changed "
+			       "while it is there; move it aside to start a new record: mv '%s' "
+			       "'%s.corrupt'",
+			       path, path);
+	assert_string_equal(err.msg, want);
+	free(want);
+	assert_int_equal(ctl_plan(w->c, &err), -1);
+	assert_non_null(strstr(err.msg, "port 40 is outside the switch's ports 1..32"));
+	state_clear(&s);
+	state_add_xconn(&s, 3, 33);
+	assert_int_equal(
+	    record_write(w->c, 5, &s, &(struct txn_meta){"ring:16", "j.yaml", NULL, false}, &err),
+	    0);
+	assert_int_equal(ctl_load_record_for(w->c, &r, &err), -1);
+	assert_non_null(strstr(err.msg, "cross-connect 3 -> 33: port 33 is outside"));
+	/* the last port is one */
+	state_clear(&s);
+	state_add_xconn(&s, 32, 1);
+	assert_int_equal(
+	    record_write(w->c, 5, &s, &(struct txn_meta){"ring:16", "j.yaml", NULL, false}, &err),
+	    0);
+	assert_int_equal(ctl_load_record_for(w->c, &r, &err), 0);
+	ctl_record_free(&r);
+	/* port 0, without the config */
+	state_clear(&s);
+	state_add_xconn(&s, 0, 5);
+	assert_int_equal(
+	    record_write(w->c, 5, &s, &(struct txn_meta){"ring:16", "j.yaml", NULL, false}, &err),
+	    0);
+	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), -1);
+	assert_non_null(strstr(err.msg, "device 'ocs0': cross-connect 0 -> 5: port 0 is no port "
+					"(ports count from 1)"));
+	assert_null(strstr(err.msg, "1..0"));
+	state_free(&s);
+	free(path);
+}
+
 static void journal_with(struct world *w, enum journal_phase phase, struct device_state *before,
 			 struct device_state *target)
 {
@@ -412,6 +472,38 @@ static void device_holds(struct world *w, const struct device_state *s)
 	assert_true(state_equal(&w->c->devs[0].actual, s));
 }
 
+/* Who asked for a transaction (ctl_opts.principal) is in its journal and
+ * in the record of its commit; a record that does not say says nothing. */
+static void test_principal_recorded(void **state)
+{
+	struct world *w = *state;
+	struct ctl_result res;
+	struct ctl_record r;
+	struct ofc_error err = {0};
+
+	assert_int_equal(ctl_plan(w->c, &err), 0);
+	assert_int_equal(ctl_apply(w->c, 0, &res, &err), 0);
+	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), 0);
+	assert_null(r.principal);
+	ctl_record_free(&r);
+	struct ctl *c;
+	struct ctl_opts o = {.state_dir = w->dir, .no_testbed = true, .principal = "cn:tenant-a"};
+	ctl_close(w->c);
+	assert_int_equal(ctl_open(w->f, &o, &c, &err), 0);
+	w->c = c;
+	struct device_state s;
+	some_state(&s, 9);
+	device_holds(w, &s);
+	state_free(&s);
+	assert_int_equal(ctl_plan(w->c, &err), 0);
+	assert_true(ctl_plan_size(w->c) > 0);
+	assert_int_equal(ctl_apply(w->c, 0, &res, &err), 0);
+	assert_int_equal(ctl_load_record(w->dir, "jfab", &r, &err), 0);
+	assert_string_equal(r.principal, "cn:tenant-a");
+	assert_int_equal(r.generation, res.txn);
+	ctl_record_free(&r);
+}
+
 /* Every journal value is checked against the device before anything is
  * driven to it: an egress of 4294967042 on this 32-port switch (which a
  * TL1 command would have sent as N + 4294967042 = port 2 on a 256-port
@@ -432,8 +524,8 @@ static void test_journal_values_checked(void **state)
 	assert_int_equal(ctl_recover(w->c, &did, &err), -1);
 	assert_non_null(strstr(err.file, "jfab.journal"));
 	assert_non_null(strstr(err.msg, "the target state of device 'ocs0' does not fit the "
-					"device (cross-connect 9 -> 4294967042 is outside the "
-					"switch's ports 1..32)"));
+					"device (cross-connect 9 -> 4294967042: port 4294967042 is "
+					"outside the switch's ports 1..32)"));
 	assert_non_null(strstr(err.msg, ".corrupt'"));
 	assert_int_equal(ctl_read(w->c, &err), 0);
 	assert_true(state_equal(&w->c->devs[0].actual, &before));
@@ -639,6 +731,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_journal_round_trip, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_damaged_files_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_damaged_state_stops_changes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_record_ports_checked, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_principal_recorded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_journal_values_checked, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_repair_keeps_direction, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_old_journal, setup, teardown),
