@@ -99,7 +99,7 @@ EOF
 V="{\"name\":\"r2\",\"socket\":\"$TMP/r2.sock\"}"
 etcd_ctl put "$K/leader" "$V" --lease="$(printf '%x' "$L2")" >/dev/null &&
 	ok || bad "the forgery with the replicas' certificate was refused"
-$PY "$TMP/leaders.py" "$OFC" "$TMP" 6 r1 r2 >"$TMP/leaders.out" &&
+$PY "$TMP/leaders.py" "$OFC" "$TMP" 6 r1 r2 >"$TMP/leaders.out" 2>&1 &&
 	ok || bad "two replicas lead at once after the leader key was bound to r2's lease" "$(cat "$TMP/leaders.out")"
 grep -q "this replica leads fabric torus64-ocs no more (the leader key was written over, bound to another lease" "$TMP/r1.log" &&
 	ok || bad "r1 was not deposed by the key written over" "$(grep -i "leads\|lead " "$TMP/r1.log" | tail -3)"
