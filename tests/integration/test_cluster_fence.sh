@@ -39,9 +39,11 @@ while [ ! -s "$TMP/proxy.port" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.02; 
 read -r P1 <"$TMP/proxy.port"
 for r in r1 r2; do replica_dir $r "$TMP/a.yaml" "$e_port"; done
 r1_etcd="etcds://127.0.0.1:$P1"
-replica_start r1 --probe-interval 0
+# (a lease of 4 s, not cluster_env's 2: beside other suites on a loaded
+# machine a 2 s lease's fence can close in the middle of a commit)
+replica_start r1 --probe-interval 0 --cluster-ttl 4s
 wait_leader 20 r1 && ok || bad "r1 does not lead" "$(tail -3 "$TMP/r1.log")"
-replica_start r2 --probe-interval 0
+replica_start r2 --probe-interval 0 --cluster-ttl 4s
 
 # kv KEY FIELD: the key's FIELD as etcd says (create_revision, lease, ...; 0: no key)
 kv() {
@@ -204,7 +206,7 @@ done
 replica_stop r2
 mv "$TMP/r2.log" "$TMP/r2.log.1"
 wait_leader 20 r1 && ok || bad "r1 does not lead with r2 stopped"
-replica_start r2 --probe-interval 0
+replica_start r2 --probe-interval 0 --cluster-ttl 4s
 E0=$(kv "$K/leader" create_revision)
 etcd_ctl lease keep-alive "$(printf '%x' "$(kv "$K/replicas/r1" lease)")" >/dev/null 2>&1 &
 KEEP=$!
