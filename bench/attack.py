@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 
+import attack_etcd
 import attack_gateway
 from attack_tls import tls_downgrades
 
@@ -665,6 +666,7 @@ while True:
         self.rows.append(tls_downgrades(self.build, self.tmp, self.path("good.yaml"),
                                         self.path("creds")))
         self.gateway_trust()
+        attack_etcd.etcd_forgeries(self)  # (bench/attack_etcd.py: etcd and two replicas)
 
     def report(self):
         print("| who, what | inputs | rejected correctly |")

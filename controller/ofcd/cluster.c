@@ -23,6 +23,13 @@ static void on_store(void *ctx, enum store_event ev)
 	struct ofcd *d = ctx;
 	struct note *n;
 
+	if (ev == STORE_EV_FORGED) {
+		ofcd_log(d, OFCD_LOG_WARNING,
+			 "the leader key was bound to this replica's lease under an epoch it never "
+			 "won (written by someone holding etcd's credentials): deleted it, so that "
+			 "the replicas campaign again");
+		return;
+	}
 	if (ev == STORE_EV_CHANGED && atomic_exchange(&d->cl_change_posted, true))
 		return;
 	n = xcalloc(1, sizeof(*n));
@@ -263,6 +270,9 @@ Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster
 	return OFC__V1__STATUS__STATUS_NOT_LEADER;
 }
 
+/* (the staleness of a deposed replica that has not read etcd again) */
+#define DEPOSED_WHY "this replica stopped leading"
+
 /* (loop) The store's view again; logs what changed for an operator.
  * Returns whether it changed what GetState shows. */
 bool cluster_refresh(struct ofcd *d)
@@ -270,7 +280,13 @@ bool cluster_refresh(struct ofcd *d)
 	struct store_cluster v;
 
 	store_cluster(d->store, &v);
-	if (v.serial == d->cl.serial && v.leading == d->cl.leading)
+	/* (deposed: stale until etcd was read again, cluster_sync_start) */
+	if (d->cl_reload && !v.leading && v.fresh) {
+		v.fresh = false;
+		snprintf(v.why, sizeof(v.why), "%s (%s) and has not read etcd again since",
+			 DEPOSED_WHY, v.deposed[0] ? v.deposed : "deposed");
+	}
+	if (v.serial == d->cl.serial && v.leading == d->cl.leading && v.fresh == d->cl.fresh)
 		return false;
 	/* (Not fresh before the first answer: cluster_open said so.) */
 	if (!v.fresh && d->cl.fresh) {
@@ -278,8 +294,10 @@ bool cluster_refresh(struct ofcd *d)
 			 v.leading ? "; mutations are refused until etcd answers" : "");
 		d->cl_stale_said = true;
 	} else if (v.fresh && d->cl_stale_said) {
-		ofcd_log(d, OFCD_LOG_NOTICE,
-			 "etcd answers again: what this replica shows is current");
+		ofcd_log(d, OFCD_LOG_NOTICE, "%s: what this replica shows is current",
+			 strncmp(d->cl.why, DEPOSED_WHY, strlen(DEPOSED_WHY)) == 0
+			     ? "etcd read again since this replica stopped leading"
+			     : "etcd answers again");
 		d->cl_stale_said = false;
 	}
 	if (strcmp(v.leader, d->cl.leader) != 0 || v.epoch != d->cl.epoch) {
@@ -298,4 +316,48 @@ bool cluster_refresh(struct ofcd *d)
 				 v.members[i].reachable ? "answers again" : "does not answer");
 	d->cl = v;
 	return true;
+}
+
+/* ---- deposed ---------------------------------------------------------------------------- */
+
+void cluster_deposed(struct ofcd *d)
+{
+	struct store_cluster v;
+
+	store_cluster(d->store, &v);
+	if (d->leading)
+		ofcd_log(d, OFCD_LOG_WARNING,
+			 "this replica leads fabric %s no more (%s): it drives no device and "
+			 "writes nothing from now on, and shows what etcd holds once it has read "
+			 "it again",
+			 d->cfg->f->name, v.deposed[0] ? v.deposed : "deposed");
+	d->leading = false;
+	d->cl_reload = true;
+	cluster_refresh(d);
+}
+
+bool cluster_sync_start(struct ofcd *d, struct job *j)
+{
+	struct ofc_error e = {0};
+
+	/* A linearizable read: every write that succeeded before it, the
+	 * next leader's included, is in what the sync adopts. */
+	if (j->reload && store_load(d->store, 2.0, &e) == 0) {
+		free(d->w_sync_bytes); /* (adopted whatever they are) */
+		d->w_sync_bytes = NULL;
+		j->reloaded = store_epoch(d->store) == 0;
+	} else if (j->reload) {
+		ofcd_log(d, OFCD_LOG_WARNING,
+			 "deposed, and etcd could not be read again (%s): shown stale until it is",
+			 e.msg);
+	}
+	return store_epoch(d->store) != 0;
+}
+
+void cluster_synced(struct ofcd *d, const struct job *j)
+{
+	if (d->cl_reload && (j->reloaded || (j->kind == JOB_TAKEOVER && j->done_ms))) {
+		d->cl_reload = false;
+		cluster_refresh(d);
+	}
 }

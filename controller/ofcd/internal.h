@@ -286,6 +286,8 @@ struct job {
 	uint32_t nprobe;
 	bool startup;	  /* probe: the check once at start, reported in the log */
 	uint64_t done_ms; /* takeover: when it finished (unix ms) */
+	bool reload;	  /* sync: read etcd whole first (d->cl_reload when it started) */
+	bool reloaded;	  /* ... and it did, this replica following */
 	uint64_t txn;	  /* the transaction it ran (0: none) */
 	/* Events that say how it ended (committed, rolled back, config
 	 * applied): delivered after its snapshot is published, so a client
@@ -509,6 +511,10 @@ struct ofcd {
 	bool cl_stale_said; /* the log said it is stale */
 	uint64_t cluster_timer;
 	atomic_bool cl_change_posted; /* a STORE_EV_CHANGED note is on its way */
+	/* Deposed, and what it shows not read from etcd since: shown stale
+	 * (cluster_refresh) until a sync that read etcd whole (cluster_sync_start)
+	 * or a takeover is done. */
+	bool cl_reload;
 
 	/* ---- handing jobs to the workers ---- */
 	pthread_mutex_t mu;
@@ -637,6 +643,15 @@ int cluster_start(struct ofcd *d, struct ofc_error *err);
 /* (loop) The store's view into d->cl, its changes logged; true when it
  * changed what GetState shows. */
 bool cluster_refresh(struct ofcd *d);
+/* (loop) STORE_EV_DEPOSED: this replica leads no more; what it shows is
+ * stale until a sync read etcd again (the caller asks for one). */
+void cluster_deposed(struct ofcd *d);
+/* (mutation worker) A sync's start: etcd read whole first when j->reload,
+ * so a deposed replica shows what etcd holds, not what it last wrote or
+ * what its watch has delivered so far. Returns whether this replica leads. */
+bool cluster_sync_start(struct ofcd *d, struct job *j);
+/* (loop) A takeover or a sync j is done: a reload's ends the staleness. */
+void cluster_synced(struct ofcd *d, const struct job *j);
 
 /* Issue 37, queue.c: the waiting mutations in etcd. queue_kept: whether j
  * goes there (a client's mutation, not a dry run, on a replica); persist

@@ -375,6 +375,7 @@ static void maybe_start(struct ofcd *d)
 	if (d->cluster_job) {
 		j = d->cluster_job;
 		d->cluster_job = NULL;
+		j->reload = d->cl_reload;
 		hand_to_worker(d, j);
 		changed(d);
 		return;
@@ -2386,6 +2387,7 @@ static void job_done(struct ofcd *d, struct job *j)
 	}
 	if (j->kind == JOB_TAKEOVER || j->kind == JOB_SYNC) {
 		d->running = NULL;
+		cluster_synced(d, j);
 		publish(d, j);
 		changed(d);
 		flush_deferred(d, j);
@@ -2736,20 +2738,17 @@ static void cluster_event(struct ofcd *d, enum store_event ev)
 		want_cluster_job(d, JOB_TAKEOVER);
 		break;
 	case STORE_EV_DEPOSED:
-		if (d->leading)
-			ofcd_log(d, OFCD_LOG_WARNING,
-				 "this replica leads fabric %s no more: it drives no device and "
-				 "writes nothing from now on",
-				 d->cfg->f->name);
-		d->leading = false;
-		cluster_refresh(d);
+		cluster_deposed(d);
 		refuse_queue(d);
+		want_cluster_job(d, JOB_SYNC);
 		break;
 	case STORE_EV_CHANGED:
 		atomic_store(&d->cl_change_posted, false);
 		want_cluster_job(d, JOB_SYNC);
 		break;
-	default:
+	default: /* (health: a deposed replica's reload that found etcd silent, again) */
+		if (d->cl_reload)
+			want_cluster_job(d, JOB_SYNC);
 		break;
 	}
 	if (cluster_refresh(d) || ev != STORE_EV_HEALTH)

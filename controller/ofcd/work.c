@@ -714,7 +714,7 @@ static void sync_events(struct ofcd *d)
 void ofcd_run_sync(struct ofcd *d, struct job *j)
 {
 	struct ofc_error err = {0};
-	bool leading = store_epoch(d->store) != 0;
+	bool leading = cluster_sync_start(d, j);
 	size_t len;
 	char *bytes;
 
@@ -829,7 +829,7 @@ static bool answer_fenced(struct ofcd *d, struct answer *an, const struct ofc_er
 		snprintf(msg, sizeof(msg), "try again");
 	}
 	answer_status(an, st, "%s; %s", err->msg, msg);
-	an->r.leader = cluster_leader_msg(&an->a, &v);
+	an->r.leader = cluster_refusal_leader(&an->a, &v);
 	return true;
 }
 

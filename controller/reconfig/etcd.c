@@ -668,6 +668,18 @@ void etcd_txn_compare_create(struct json_object *t, const char *key, int64_t cre
 	json_object_array_add(etcd_obj(t, "compare"), c);
 }
 
+/* (etcd 3.3 and later: target LEASE; a key without a lease has lease 0) */
+void etcd_txn_compare_lease(struct json_object *t, const char *key, int64_t lease)
+{
+	struct json_object *c = json_object_new_object();
+
+	etcd_add_bytes(c, "key", key, strlen(key));
+	json_object_object_add(c, "target", json_object_new_string("LEASE"));
+	json_object_object_add(c, "result", json_object_new_string("EQUAL"));
+	etcd_add_int(c, "lease", lease);
+	json_object_array_add(etcd_obj(t, "compare"), c);
+}
+
 void etcd_txn_put(struct json_object *t, bool success, const char *key, const void *value,
 		  size_t len, int64_t lease)
 {
@@ -903,4 +915,27 @@ int etcd_watch(struct etcd_conn *c, const char *key, const char *range_end, int6
 		       cc == CURLE_OK ? "the member closed it" : transfer_error(cc, detail));
 	c->cur = (c->cur + 1) % c->n;
 	return -1;
+}
+
+/* ---- the replicas' registrations ---------------------------------------------------------- */
+
+/* A registration's value into r (name from the key when it says none). */
+void etcd_reg_parse(const char *name, const uint8_t *value, struct store_replica *r)
+{
+	struct json_object *o = json_tokener_parse((const char *)value);
+	const char *v;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "%s", (v = etcd_str(o, "name")) ? v : name);
+	snprintf(r->role, sizeof(r->role), "%s", (v = etcd_str(o, "role")) ? v : "?");
+	snprintf(r->socket, sizeof(r->socket), "%s", (v = etcd_str(o, "socket")) ? v : "");
+	snprintf(r->url, sizeof(r->url), "%s", (v = etcd_str(o, "url")) ? v : "");
+	snprintf(r->host, sizeof(r->host), "%s", (v = etcd_str(o, "host")) ? v : "");
+	r->epoch = (uint64_t)etcd_int(o, "epoch");
+	r->pid = (uint32_t)etcd_int(o, "pid");
+	r->started_ms = (uint64_t)etcd_int(o, "started_unix_ms");
+	r->written_ms = (uint64_t)etcd_int(o, "written_unix_ms");
+	r->lease_left = -1;
+	if (o)
+		json_object_put(o);
 }

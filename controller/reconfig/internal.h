@@ -141,6 +141,8 @@ int etcd_range(struct etcd_conn *c, const char *key, const char *range_end, doub
  * range in the branch taken found, when range_kv). */
 struct json_object *etcd_txn_new(void);
 void etcd_txn_compare_create(struct json_object *t, const char *key, int64_t create_rev);
+/* The key is bound to lease (0: to none). */
+void etcd_txn_compare_lease(struct json_object *t, const char *key, int64_t lease);
 void etcd_txn_put(struct json_object *t, bool success, const char *key, const void *value,
 		  size_t len, int64_t lease);
 void etcd_txn_delete(struct json_object *t, bool success, const char *key);
@@ -168,6 +170,9 @@ int64_t etcd_int(struct json_object *o, const char *key);
 struct json_object *etcd_obj(struct json_object *o, const char *key);
 int etcd_kv_parse(struct json_object *o, struct etcd_kv *kv);
 void etcd_kv_free(struct etcd_kv *kv);
+/* A replica's registration (store_etcd.c: a JSON object) into r, name
+ * from its key when it says none. */
+void etcd_reg_parse(const char *name, const uint8_t *value, struct store_replica *r);
 char *etcd_b64(const void *data, size_t len);
 int etcd_unb64(const char *s, uint8_t **out, size_t *len);
 const char *journal_phase_name(enum journal_phase p);

@@ -90,13 +90,16 @@ const char *store_state_dir(const struct store *s);
  * Replicas of ofcd share one etcd store; the one whose lease holds the
  * fabric's leader key (PREFIX/FABRIC/leader) leads, and its epoch is the
  * key's create revision. Only the leader writes, and every write compares
- * the epoch. */
+ * the epoch and the lease. */
 
 enum store_event {
 	STORE_EV_LEADER = 1, /* this replica leads now (store_epoch) */
 	STORE_EV_DEPOSED,    /* ... no longer: a write refused, the lease gone */
 	STORE_EV_CHANGED,    /* the watch delivered a change of the fabric's keys */
 	STORE_EV_HEALTH,     /* what store_cluster shows changed (members, lease, staleness) */
+	/* A leader key bound to this replica's lease that it did not win (written
+	 * by someone with etcd's credentials) was found and deleted. */
+	STORE_EV_FORGED,
 };
 
 struct store_etcd_opts {
@@ -169,6 +172,7 @@ struct store_cluster {
 	double lease_left; /* seconds this replica's lease surely has left (0: none) */
 	bool fresh;	   /* etcd answered within the lease's time, and the watch is current */
 	char why[560];	   /* when not fresh: what failed */
+	char deposed[160]; /* why this replica last stopped leading ("": never) */
 	double since_ok;   /* seconds since etcd last answered */
 	int64_t revision;  /* of what the store shows */
 	uint32_t nmembers;

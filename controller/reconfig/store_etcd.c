@@ -11,9 +11,14 @@
  * Leadership is etcd's, not ours: a replica grants itself a lease and
  * campaigns with a transaction that creates the leader key only if it does
  * not exist (compare create_revision = 0). The key's create revision is the
- * epoch; every write of the state is a transaction that compares it first,
- * so a replica whose key was deleted (its lease expired: killed, paused,
- * cut off) writes nothing any more, whatever it believes. Jepsen found
+ * epoch; every write of the state is a transaction that compares it and the
+ * key's lease first, so a replica whose key was deleted (its lease expired:
+ * killed, paused, cut off) writes nothing any more, whatever it believes.
+ * (The lease too because a put over the key keeps its create revision:
+ * `etcdctl put KEY V --lease=<another replica's>` rebinds the epoch to
+ * another lease without changing it.) A replica leads only under an epoch
+ * it won itself: one that finds the key bound to its lease with another
+ * epoch did not create it, deletes it, and campaigns. Jepsen found
  * etcd 3.4's transactions strict serializable and its locks alone unsafe;
  * this is the fencing it asks for. Devices cannot compare an epoch, so the
  * leader also stops sending them commands before its lease can end
@@ -71,6 +76,8 @@ struct etcd_store {
 	int64_t lease, ttl; /* ours (0: none) and the TTL granted */
 	double valid_until; /* the lease surely lasts until then (now_seconds) */
 	uint64_t epoch;	    /* ours while leading */
+	uint64_t again;	    /* the epoch it lapsed from only here (ours_again) */
+	char deposed[160];  /* why it last stopped leading */
 	bool leading;
 	double last_ok;	   /* etcd last answered the session */
 	bool watching;	   /* the watch stream is open and current */
@@ -90,6 +97,7 @@ struct etcd_store {
 	uint64_t serial;
 	unsigned pending; /* events to fire (1 << store_event) */
 	bool wake;	  /* the session: look at the leader key now */
+	bool forged_wait; /* a forged key waits for its epoch's leader (claimed) */
 	bool resigned;
 	/* ---- threads ---- */
 	_Atomic bool stop;
@@ -152,7 +160,7 @@ static void fire(struct etcd_store *es)
 	p = es->pending;
 	es->pending = 0;
 	pthread_mutex_unlock(&es->mu);
-	for (int ev = STORE_EV_LEADER; ev <= STORE_EV_HEALTH; ev++)
+	for (int ev = STORE_EV_LEADER; ev <= STORE_EV_FORGED; ev++)
 		if (p & (1u << ev) && es->on_event)
 			es->on_event(es->ctx, (enum store_event)ev);
 }
@@ -165,6 +173,7 @@ static void depose(struct etcd_store *es, const char *why)
 	es->leading = false;
 	es->epoch = 0;
 	snprintf(es->why, sizeof(es->why), "%s", why);
+	snprintf(es->deposed, sizeof(es->deposed), "%.150s", why);
 	post(es, STORE_EV_DEPOSED);
 }
 
@@ -303,8 +312,9 @@ static double call_timeout(const struct etcd_store *es)
 	return 2 * es->ttl_asked > 5 ? 2 * es->ttl_asked : 5;
 }
 
-/* Every write compares the epoch: a replica that leads no more changes
- * nothing, and learns it here at the latest. */
+/* Every write compares the epoch and the lease (etcd 3.4's compare target
+ * LEASE): a replica that leads no more changes nothing, and learns it here
+ * at the latest. */
 static int es_write(struct store *s, const char *fabric, const struct store_write *w, uint32_t n,
 		    struct ofc_error *err)
 {
@@ -314,11 +324,13 @@ static int es_write(struct store *s, const char *fabric, const struct store_writ
 	bool ok = false;
 	int64_t rev = 0;
 	uint64_t epoch;
+	int64_t lease;
 	int rc;
 
 	(void)fabric;
 	pthread_mutex_lock(&es->mu);
 	epoch = es->leading ? es->epoch : 0;
+	lease = es->lease;
 	pthread_mutex_unlock(&es->mu);
 	if (!epoch) {
 		free(keys);
@@ -329,6 +341,7 @@ static int es_write(struct store *s, const char *fabric, const struct store_writ
 	}
 	t = etcd_txn_new();
 	etcd_txn_compare_create(t, es->leader_key, (int64_t)epoch);
+	etcd_txn_compare_lease(t, es->leader_key, lease);
 	for (uint32_t i = 0; i < n; i++) {
 		keys[i] = key_of(es, w[i].item);
 		if (w[i].data)
@@ -361,13 +374,17 @@ static int es_write(struct store *s, const char *fabric, const struct store_writ
 		struct etcd_kv *kv;
 		uint32_t nk = etcd_txn_kvs(resp, 0, &kv);
 
-		depose(es, "a write found another replica's leader key");
-		rc =
-		    ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_FENCED,
-				   "this replica (%s) leads fabric '%s' no more: its epoch %llu is "
-				   "over (the leader key's is %lld); nothing was written",
-				   es->name, es->fabric, (unsigned long long)epoch,
-				   nk ? (long long)kv[0].create_rev : 0LL);
+		depose(es, nk && kv[0].create_rev == (int64_t)epoch
+			       ? "a write found the leader key bound to another lease"
+			       : "a write found another replica's leader key");
+		rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_FENCED,
+				    "this replica (%s) leads fabric '%s' no more: its epoch %llu "
+				    "under lease %llx is over (the leader key's is %lld under "
+				    "lease %llx); nothing was written",
+				    es->name, es->fabric, (unsigned long long)epoch,
+				    (unsigned long long)lease,
+				    nk ? (long long)kv[0].create_rev : 0LL,
+				    nk ? (unsigned long long)kv[0].lease : 0ULL);
 		kvs_free(kv, nk);
 	}
 	pthread_mutex_unlock(&es->mu);
@@ -438,6 +455,7 @@ static void es_cluster(struct store *s, struct store_cluster *out)
 	out->lease_left = es->lease && es->valid_until > now ? es->valid_until - now : 0;
 	out->fresh = es->fresh;
 	snprintf(out->why, sizeof(out->why), "%s", es->fresh ? "" : es->why);
+	snprintf(out->deposed, sizeof(out->deposed), "%s", es->deposed);
 	out->since_ok = es->last_ok > 0 ? now - es->last_ok : -1;
 	out->revision = es->rev;
 	out->nmembers = es->nmembers;
@@ -558,23 +576,76 @@ static void check_behind(struct etcd_store *es, const struct etcd_kv *keys, uint
 			 "others?)");
 }
 
-/* (session thread, under mu) The leader key a lost campaign found is this
- * replica's own, bound to its lease: it leads again with that key's
- * epoch (nobody else wrote meanwhile: the key stayed its own). */
-static bool ours_again(struct etcd_store *es, struct json_object *resp, int64_t lease)
+/* (session thread, under mu) The leader key a lost campaign found is the
+ * very one this replica created, still bound to its lease: it stepped down
+ * only because it could not renew the lease in time, and etcd kept it. It
+ * leads again under that epoch (nobody else led meanwhile: the key stayed
+ * its own). A key bound to its lease under any other epoch is not its
+ * leadership: someone wrote it (or a campaign's answer was lost): -1. */
+static int ours_again(struct etcd_store *es, struct json_object *resp, int64_t lease,
+		      int64_t *create)
 {
 	struct etcd_kv *kv;
 	uint32_t n = etcd_txn_kvs(resp, 0, &kv);
-	bool ours = n && kv[0].lease == lease && lease;
+	bool bound = n && lease && kv[0].lease == lease;
+	bool ours = bound && es->again && kv[0].create_rev == (int64_t)es->again;
 
+	*create = n ? kv[0].create_rev : 0;
 	if (ours) {
 		es->leading = true;
 		es->behind = false;
-		es->epoch = (uint64_t)kv[0].create_rev;
+		es->epoch = es->again;
 		es->last_ok = now_seconds();
 	}
+	es->again = 0;
 	kvs_free(kv, n);
-	return ours;
+	return ours ? 1 : bound ? -1 : 0;
+}
+
+/* (under mu) Whether another replica's registration says it leads under
+ * epoch: it may still command devices (a put over its key deposes it only
+ * once its watch delivers it), so a key of that epoch is not deleted until
+ * it says it stopped, or its registration went with its lease. */
+static bool claimed(struct etcd_store *es, int64_t epoch)
+{
+	size_t plen = strlen(es->reg_prefix);
+	struct store_replica r;
+
+	for (uint32_t i = 0; i < es->nkv; i++) {
+		if (strncmp(es->kv[i].key, es->reg_prefix, plen) != 0 ||
+		    strcmp(es->kv[i].key, es->reg_key) == 0)
+			continue;
+		etcd_reg_parse(es->kv[i].key + plen, es->kv[i].value, &r);
+		if (strcmp(r.role, "leader") == 0 && r.epoch == (uint64_t)epoch)
+			return true;
+	}
+	return false;
+}
+
+/* (session thread) Delete a leader key bound to this replica's lease that
+ * it did not win (ours_again's -1), if it is still that key: no replica
+ * leads under it (this one never did, the others' writes compare their
+ * own lease), and while its lease lives nobody could campaign. */
+static void drop_forged(struct etcd_store *es, struct etcd_conn *c, int64_t lease, int64_t create)
+{
+	struct json_object *t = etcd_txn_new(), *resp = NULL;
+	struct ofc_error err = {0};
+	bool done = false;
+	int64_t rev = 0;
+
+	etcd_txn_compare_create(t, es->leader_key, create);
+	etcd_txn_compare_lease(t, es->leader_key, lease);
+	etcd_txn_delete(t, true, es->leader_key);
+	if (etcd_txn(c, t, es->tick > 0.2 ? es->tick : 0.2, &done, &rev, &resp, &err) == 0 &&
+	    done) {
+		pthread_mutex_lock(&es->mu);
+		es->wake = true;
+		post(es, STORE_EV_FORGED);
+		pthread_mutex_unlock(&es->mu);
+	}
+	json_object_put(t);
+	if (resp)
+		json_object_put(resp);
 }
 
 /* (session thread) Campaign: create the leader key bound to our lease if
@@ -587,7 +658,8 @@ static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 	struct json_object *t = etcd_txn_new(), *resp = NULL;
 	struct ofc_error err = {0};
 	bool won = false;
-	int64_t rev = 0;
+	int64_t rev = 0, forged = 0;
+	int again = 0;
 
 	etcd_txn_compare_create(t, es->leader_key, 0);
 	etcd_txn_put(t, true, es->leader_key, es->value, strlen(es->value), lease);
@@ -599,7 +671,7 @@ static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 	pthread_mutex_lock(&es->mu);
 	if (rc < 0) {
 		snprintf(es->why, sizeof(es->why), "campaign: %.500s", err.msg);
-	} else if (!won && !es->resigned && ours_again(es, resp, lease)) {
+	} else if (!won && !es->resigned && (again = ours_again(es, resp, lease, &forged)) > 0) {
 		/* (this replica's key, still bound to its lease: it lapsed here
 		 * but not in etcd) */
 		post(es, STORE_EV_LEADER);
@@ -612,6 +684,7 @@ static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 		es->leading = true;
 		es->behind = false;
 		es->epoch = (uint64_t)rev;
+		es->again = 0;
 		es->last_ok = now_seconds();
 		post(es, STORE_EV_LEADER);
 	} else {
@@ -634,9 +707,14 @@ static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 		kvs_free(kv, n);
 		kvs_free(keys, nk);
 	}
+	/* (a forged key another replica's registration claims: later, once
+	 * it said it stopped; its registration's change wakes the session) */
+	bool wait = es->forged_wait = again < 0 && claimed(es, forged);
 	pthread_mutex_unlock(&es->mu);
 	if (resp)
 		json_object_put(resp);
+	if (again < 0 && !wait)
+		drop_forged(es, c, lease, forged);
 }
 
 /* ---- the replicas' registrations ------------------------------------------------------ */
@@ -664,27 +742,6 @@ static char *reg_value(const struct etcd_store *es, bool leading, uint64_t epoch
 	return out;
 }
 
-/* A registration's value into r (name from the key when it says none). */
-static void reg_parse(const char *name, const uint8_t *value, struct store_replica *r)
-{
-	struct json_object *o = json_tokener_parse((const char *)value);
-	const char *v;
-
-	memset(r, 0, sizeof(*r));
-	snprintf(r->name, sizeof(r->name), "%s", (v = etcd_str(o, "name")) ? v : name);
-	snprintf(r->role, sizeof(r->role), "%s", (v = etcd_str(o, "role")) ? v : "?");
-	snprintf(r->socket, sizeof(r->socket), "%s", (v = etcd_str(o, "socket")) ? v : "");
-	snprintf(r->url, sizeof(r->url), "%s", (v = etcd_str(o, "url")) ? v : "");
-	snprintf(r->host, sizeof(r->host), "%s", (v = etcd_str(o, "host")) ? v : "");
-	r->epoch = (uint64_t)etcd_int(o, "epoch");
-	r->pid = (uint32_t)etcd_int(o, "pid");
-	r->started_ms = (uint64_t)etcd_int(o, "started_unix_ms");
-	r->written_ms = (uint64_t)etcd_int(o, "written_unix_ms");
-	r->lease_left = -1;
-	if (o)
-		json_object_put(o);
-}
-
 /* Write the registration under lease if its key's create revision is
  * still `expect` (0: none there): *won, and *create its create revision;
  * lost, *other is what holds the name (its create revision in *create). */
@@ -710,7 +767,7 @@ static int reg_write(struct etcd_store *es, struct etcd_conn *c, int64_t expect,
 		uint32_t n = etcd_txn_kvs(resp, 0, &kv);
 
 		*create = n ? kv[0].create_rev : 0;
-		reg_parse(es->name, n ? kv[0].value : (const uint8_t *)"", other);
+		etcd_reg_parse(es->name, n ? kv[0].value : (const uint8_t *)"", other);
 		kvs_free(kv, n);
 	}
 	if (resp)
@@ -852,7 +909,7 @@ static void replicas_of(struct etcd_store *es, struct store_cluster *out, double
 
 		if (strncmp(c->key, es->reg_prefix, plen) != 0)
 			continue;
-		reg_parse(c->key + plen, c->value, r);
+		etcd_reg_parse(c->key + plen, c->value, r);
 		if (strcmp(c->key, es->reg_key) == 0)
 			r->lease_left = out->lease_left;
 		/* (surely left: less the time since etcd said it; 0 once that
@@ -950,9 +1007,11 @@ static void session_turn(struct etcd_store *es, struct etcd_conn *c, double *las
 		 * another replica may lead: this one steps down (the fence has
 		 * closed a margin before). If etcd kept it after all, the
 		 * campaign finds the key ours and leads again. */
-		if (es->leading && now_seconds() > es->valid_until)
+		if (es->leading && now_seconds() > es->valid_until) {
+			es->again = es->epoch;
 			depose(es, "this replica could not renew its lease in time (etcd did "
 				   "not answer)");
+		}
 		pthread_mutex_unlock(&es->mu);
 		return;
 	}
@@ -1068,12 +1127,18 @@ static int on_watch(void *ctx, struct json_object *msg)
 		bool is_leader = strcmp(kv.key, es->leader_key) == 0;
 
 		if (is_leader) {
-			/* Our key gone or another's: we lead no more. */
+			/* Our key gone, another's, or ours bound to another
+			 * lease (written over): we lead no more. */
 			if (es->leading && (del || (uint64_t)kv.create_rev != es->epoch))
 				depose(es, del ? "the leader key was deleted (the lease expired, "
 						 "or an operator deleted it)"
 					       : "another replica created the leader key");
-			if (del && !es->leading)
+			else if (es->leading && kv.lease != es->lease)
+				depose(es, "the leader key was written over, bound to another "
+					   "lease (not by this replica)");
+			/* (bound to our lease while we follow: the campaign
+			 * looks at it now) */
+			if ((del || (kv.lease && kv.lease == es->lease)) && !es->leading)
 				es->wake = true;
 			post(es, STORE_EV_HEALTH);
 		}
@@ -1089,6 +1154,7 @@ static int on_watch(void *ctx, struct json_object *msg)
 			  kv.lease);
 		if (del)
 			free(kv.value);
+		es->wake |= is_reg && es->forged_wait;
 		if (is_reg)
 			post(es, STORE_EV_HEALTH);
 		else if (!is_leader && !quiet)

@@ -438,6 +438,65 @@ static void test_etcd_key_deleted(void **state)
 	store_close(b.s);
 }
 
+/* The leader key written over, bound to the follower's lease (`etcdctl
+ * put KEY V --lease=...` keeps its create revision, the epoch): the leader
+ * writes nothing more (the key's lease is compared too), the follower does
+ * not lead under that epoch, deletes the key once the leader stopped, and
+ * one of them leads under a new epoch; never both at once. */
+static void test_etcd_key_rebound(void **state)
+{
+	struct etcd_world *w = *state;
+	struct replica a, b, *l, *f;
+	struct ofc_error err = {0};
+	struct etcd_kv *kv;
+	uint32_t nk, n;
+	int64_t rev;
+	char **urls;
+	bool ok;
+
+	replica_open(&a, w, "a");
+	replica_open(&b, w, "b");
+	l = one_leader(&a, &b, 10);
+	f = l == &a ? &b : &a;
+	uint64_t epoch = store_epoch(l->s);
+	assert_int_equal(etcd_endpoints_parse(w->endpoints, &urls, &n, &err), 0);
+	struct etcd_conn *c = etcd_conn_new(urls, n, &w->tls);
+	/* (the follower's registration, written at its start, is bound to
+	 * its lease) */
+	assert_int_equal(etcd_range(c, f == &a ? "/ofc/fab/replicas/a" : "/ofc/fab/replicas/b",
+				    NULL, 2, &kv, &nk, &rev, &err),
+			 0);
+	assert_int_equal(nk, 1);
+	struct json_object *t = etcd_txn_new(), *resp;
+	etcd_txn_put(t, true, "/ofc/fab/leader", "{\"name\":\"x\"}", 12, kv[0].lease);
+	assert_int_equal(etcd_txn(c, t, 2, &ok, &rev, &resp, &err), 0);
+	assert_true(ok);
+	json_object_put(resp);
+	json_object_put(t);
+	etcd_kv_free(&kv[0]);
+	free(kv);
+
+	struct store_write late = {STORE_RECORD, "late", 4};
+	assert_int_equal(store_write(l->s, "fab", &late, 1, &err), -1);
+	assert_int_equal(err.reason, OFC_R_FENCED);
+	double end = now_seconds() + 10;
+	while (!(leads(&a) || leads(&b)) || (store_epoch(a.s) | store_epoch(b.s)) == epoch) {
+		assert_false(leads(&a) && leads(&b));
+		assert_int_not_equal(store_epoch(f->s), epoch);
+		assert_true(now_seconds() < end);
+		usleep(10000);
+	}
+	assert_false(leads(&a) && leads(&b));
+	assert_true(store_epoch(leads(&a) ? a.s : b.s) > epoch);
+	pthread_mutex_lock(&f->mu);
+	assert_true(f->events & (1u << STORE_EV_FORGED));
+	pthread_mutex_unlock(&f->mu);
+	etcd_conn_free(c);
+	etcd_endpoints_free(urls, n);
+	store_close(a.s);
+	store_close(b.s);
+}
+
 /* The cluster as r sees it once it lists n replicas (up to secs). */
 static void replicas_known(struct replica *r, struct store_cluster *cl, uint32_t n, double secs)
 {
@@ -615,6 +674,7 @@ int main(void)
 	    cmocka_unit_test(test_files),
 	    cmocka_unit_test_setup_teardown(test_etcd_leadership, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_key_deleted, etcd_setup, etcd_teardown),
+	    cmocka_unit_test_setup_teardown(test_etcd_key_rebound, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_held_and_replicas, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_tls, etcd_setup, etcd_teardown),
 	};
