@@ -12,10 +12,13 @@
  * with the node sitting where that arc would be kept, when the trade keeps
  * more. Rounds start from different hosts and random tie-breaks, and, once
  * every host has seeded one, every other round restarts from the best
- * mapping with three random trades (iterated local search); the search
- * stops at once when every arc is kept (nothing can do better), when the
- * budget runs out, or after max_rounds. The identity is the floor: a result
- * never keeps fewer arcs than leaving the labels alone. Before any round,
+ * mapping with three random trades (iterated local search). The first
+ * round trades from the best mapping so far (the identity or the
+ * isomorphism's) instead. The search stops at once when it reaches an
+ * upper bound (upper_bound: then nothing can do better), when the budget
+ * runs out (the result says so: the best found so far), or after
+ * max_rounds. The identity is the floor: a result never keeps fewer arcs
+ * than leaving the labels alone. Before any round,
  * when both graphs have as many arcs, an isomorphism search
  * (graph_isomorphism, topo/automorph.c) gets a quarter of the budget: a
  * relabelled copy is then found exactly, whatever the greedy could read. */
