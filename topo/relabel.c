@@ -12,10 +12,13 @@
  * with the node sitting where that arc would be kept, when the trade keeps
  * more. Rounds start from different hosts and random tie-breaks, and, once
  * every host has seeded one, every other round restarts from the best
- * mapping with three random trades (iterated local search); the search
- * stops at once when every arc is kept (nothing can do better), when the
- * budget runs out, or after max_rounds. The identity is the floor: a result
- * never keeps fewer arcs than leaving the labels alone. Before any round,
+ * mapping with three random trades (iterated local search). The first
+ * round trades from the best mapping so far (the identity or the
+ * isomorphism's) instead. The search stops at once when it reaches an
+ * upper bound (upper_bound: then nothing can do better), when the budget
+ * runs out (the result says so: the best found so far), or after
+ * max_rounds. The identity is the floor: a result never keeps fewer arcs
+ * than leaving the labels alone. Before any round,
  * when both graphs have as many arcs, an isomorphism search
  * (graph_isomorphism, topo/automorph.c) gets a quarter of the budget: a
  * relabelled copy is then found exactly, whatever the greedy could read. */
@@ -27,6 +30,8 @@
 #define NONE UINT32_MAX
 /* Up to this many nodes every pair is tried as a trade after the aimed ones. */
 #define RELABEL_PAIRS_MAX 256u
+/* Up to this many nodes multiplicities are looked up in a table. */
+#define RELABEL_DENSE_MAX 1024u
 
 /* A graph's arcs sorted per tail (for multiplicities by binary search) and
  * its undirected neighbourhoods (out and in, distinct, for the search). */
@@ -35,6 +40,7 @@ struct rgraph {
 	uint32_t *off, *adj;   /* sorted heads */
 	uint32_t *ioff, *iadj; /* sorted tails, per head */
 	uint32_t *uoff, *uadj;
+	uint8_t *dense; /* n x n multiplicities when small (NULL: search adj) */
 };
 
 struct search {
@@ -47,6 +53,11 @@ struct search {
 	int64_t *cnt_t, *cnt_c; /* 2-path counts, by target node / host */
 	uint32_t *seen_t, *seen_c, *list_t, *list_c;
 	uint32_t *mark, stamp, cstamp;
+	/* Arcs at each node that the target has (inc_t), at each host that
+	 * the wiring has (inc_c), and at each node that the mapping keeps
+	 * (kept_at; loops once): a trade that cannot beat what its two nodes
+	 * keep now is not tried (most of improve_pairs' n^2 / 2). */
+	uint32_t *inc_t, *inc_c, *kept_at;
 	uint64_t rng;
 	double deadline;
 };
@@ -65,6 +76,31 @@ static int cmp_u32(const void *a, const void *b)
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	return (x > y) - (x < y);
+}
+
+/* Small graphs get an n x n table of multiplicities: the swaps ask for
+ * millions of them a round, and a lookup is several times cheaper than a
+ * binary search (1 MiB at RELABEL_DENSE_MAX nodes). Left out when a pair
+ * has more arcs than a byte holds. */
+static void rgraph_dense(struct rgraph *r)
+{
+	uint32_t n = r->n;
+
+	r->dense = NULL;
+	if (n == 0 || n > RELABEL_DENSE_MAX)
+		return;
+	uint8_t *d = xcalloc((size_t)n * n, 1);
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t a = r->off[u]; a < r->off[u + 1]; a++) {
+			uint8_t *x = &d[(size_t)u * n + r->adj[a]];
+
+			if (*x == UINT8_MAX) {
+				free(d);
+				return;
+			}
+			(*x)++;
+		}
+	r->dense = d;
 }
 
 static void rgraph_build(struct rgraph *r, const struct graph *g)
@@ -104,6 +140,7 @@ static void rgraph_build(struct rgraph *r, const struct graph *g)
 	}
 	r->uoff[n] = k;
 	graph_free(tr);
+	rgraph_dense(r);
 }
 
 static void rgraph_free(struct rgraph *r)
@@ -114,11 +151,15 @@ static void rgraph_free(struct rgraph *r)
 	free(r->iadj);
 	free(r->uoff);
 	free(r->uadj);
+	free(r->dense);
 }
 
 /* Arcs u -> v in r. */
 static uint32_t mult(const struct rgraph *r, uint32_t u, uint32_t v)
 {
+	if (r->dense)
+		return r->dense[(size_t)u * r->n + v];
+
 	const uint32_t *lo = r->adj + r->off[u], *hi = r->adj + r->off[u + 1];
 
 	while (lo < hi) { /* first >= v */
@@ -371,18 +412,69 @@ static void swap_nodes(struct search *s, uint32_t a, uint32_t b)
 	s->inv[ha] = b;
 }
 
+/* Arcs kept at node u under the mapping (a loop once). */
+static uint32_t kept_node(const struct search *s, uint32_t u)
+{
+	uint32_t k = kept_pair(s, u, u, s->map[u], s->map[u]);
+
+	for (uint32_t x = s->t.uoff[u]; x < s->t.uoff[u + 1]; x++) {
+		uint32_t v = s->t.uadj[x];
+
+		k += kept_pair(s, u, v, s->map[u], s->map[v]) +
+		     kept_pair(s, v, u, s->map[v], s->map[u]);
+	}
+	return k;
+}
+
+/* Arcs at u in r, a loop once. */
+static uint32_t incident(const struct rgraph *r, uint32_t u)
+{
+	return r->off[u + 1] - r->off[u] + r->ioff[u + 1] - r->ioff[u] - mult(r, u, u);
+}
+
+/* kept_at of every node, for a mapping made anew. */
+static void kept_at_all(struct search *s)
+{
+	for (uint32_t u = 0; u < s->n; u++)
+		s->kept_at[u] = kept_node(s, u);
+}
+
+/* After a trade of a and b: their kept_at and their neighbours'. */
+static void kept_at_update(struct search *s, uint32_t a, uint32_t b)
+{
+	uint32_t nodes[2] = {a, b};
+
+	for (int i = 0; i < 2; i++) {
+		uint32_t u = nodes[i];
+
+		s->kept_at[u] = kept_node(s, u);
+		for (uint32_t x = s->t.uoff[u]; x < s->t.uoff[u + 1]; x++)
+			s->kept_at[s->t.uadj[x]] = kept_node(s, s->t.uadj[x]);
+	}
+}
+
 /* Try moving node a to host h (trading with whoever sits there); keep the
- * trade when it keeps more arcs. */
+ * trade when it keeps more arcs. A trade is skipped when the most the two
+ * nodes could keep at their new hosts (their arcs, the hosts' arcs) is no
+ * more than they keep now: it cannot gain, so the answer is the same. */
 static bool try_swap(struct search *s, uint32_t a, uint32_t h)
 {
-	uint32_t b = s->inv[h];
+	uint32_t b = s->inv[h], ha = s->map[a];
 
 	if (b == a)
 		return false;
+	uint64_t most =
+	    (uint64_t)min_u32(s->inc_t[a], s->inc_c[h]) + min_u32(s->inc_t[b], s->inc_c[ha]);
+	uint64_t now = (uint64_t)s->kept_at[a] + s->kept_at[b] - kept_pair(s, a, b, ha, h) -
+		       kept_pair(s, b, a, h, ha);
+	if (most <= now)
+		return false;
 	uint64_t before = kept_around(s, a, b);
 	swap_nodes(s, a, b);
-	if (kept_around(s, a, b) > before)
+	if (kept_around(s, a, b) > before) {
+		kept_at_update(s, a, b);
 		return true;
+	}
 	swap_nodes(s, a, b);
 	return false;
 }
@@ -479,6 +571,145 @@ static void search_free(struct search *s)
 	free(s->list_t);
 	free(s->list_c);
 	free(s->mark);
+	free(s->inc_t);
+	free(s->inc_c);
+	free(s->kept_at);
+}
+
+static int cmp_desc_u32(const void *a, const void *b)
+{
+	return cmp_u32(b, a);
+}
+
+/* Arcs degree by degree: sum_u min(deg_t(u), deg_c(map(u))) over the best
+ * map pairs the largest with the largest (an exchange argument: min is
+ * supermodular), and every kept arc counts at both its tail's out-degree
+ * and its head's in-degree. */
+static uint64_t degree_bound(const struct rgraph *t, const struct rgraph *c, bool in)
+{
+	uint32_t n = t->n, *dt = xmalloc(((size_t)n + 1) * 4), *dc = xmalloc(((size_t)n + 1) * 4);
+	const uint32_t *ot = in ? t->ioff : t->off, *oc = in ? c->ioff : c->off;
+	uint64_t k = 0;
+
+	for (uint32_t u = 0; u < n; u++) {
+		dt[u] = ot[u + 1] - ot[u];
+		dc[u] = oc[u + 1] - oc[u];
+	}
+	qsort(dt, n, sizeof(uint32_t), cmp_desc_u32);
+	qsort(dc, n, sizeof(uint32_t), cmp_desc_u32);
+	for (uint32_t u = 0; u < n; u++)
+		k += min_u32(dt[u], dc[u]);
+	free(dt);
+	free(dc);
+	return k;
+}
+
+/* No mapping keeps more than this: the target's arcs, the current arcs
+ * (each pair's multiplicity capped at the most any target pair has), and
+ * the two degree bounds. A mapping that reaches it is optimal, so the
+ * search stops there; most of a churning cluster's requests reach it at
+ * once (the members hold a few fragments of earlier jobs' circuits that
+ * the new topology can take whole). */
+static uint64_t upper_bound(const struct search *s)
+{
+	uint32_t cap = 0;
+	uint64_t kc = 0;
+
+	for (uint32_t u = 0; u < s->n; u++)
+		for (uint32_t a = s->t.off[u]; a < s->t.off[u + 1]; a++)
+			if (a == s->t.off[u] || s->t.adj[a - 1] != s->t.adj[a]) {
+				uint32_t k = mult(&s->t, u, s->t.adj[a]);
+
+				cap = k > cap ? k : cap;
+			}
+	for (uint32_t u = 0; u < s->n; u++)
+		for (uint32_t a = s->c.off[u]; a < s->c.off[u + 1]; a++)
+			if (a == s->c.off[u] || s->c.adj[a - 1] != s->c.adj[a])
+				kc += min_u32(mult(&s->c, u, s->c.adj[a]), cap);
+	uint64_t b = s->t.off[s->n] < kc ? s->t.off[s->n] : kc;
+	uint64_t bo = degree_bound(&s->t, &s->c, false), bi = degree_bound(&s->t, &s->c, true);
+
+	b = bo < b ? bo : b;
+	return bi < b ? bi : b;
+}
+
+static void search_init(struct search *s, const struct graph *cur, const struct graph *target)
+{
+	uint32_t n = target->n;
+	size_t sz = ((size_t)n + 1) * sizeof(uint32_t);
+
+	rgraph_build(&s->t, target);
+	rgraph_build(&s->c, cur);
+	s->map = xmalloc(sz);
+	s->inv = xmalloc(sz);
+	s->order = xmalloc(sz);
+	s->cand = xmalloc(sz);
+	s->seen_t = xcalloc((size_t)n + 1, sizeof(uint32_t));
+	s->seen_c = xcalloc((size_t)n + 1, sizeof(uint32_t));
+	s->mark = xcalloc((size_t)n + 1, sizeof(uint32_t));
+	s->list_t = xmalloc(sz);
+	s->list_c = xmalloc(sz);
+	s->cnt_t = xmalloc(((size_t)n + 1) * sizeof(int64_t));
+	s->cnt_c = xmalloc(((size_t)n + 1) * sizeof(int64_t));
+	s->inc_t = xmalloc(sz);
+	s->inc_c = xmalloc(sz);
+	s->kept_at = xmalloc(sz);
+	for (uint32_t u = 0; u < n; u++) {
+		s->inc_t[u] = incident(&s->t, u);
+		s->inc_c[u] = incident(&s->c, u);
+	}
+}
+
+/* s->map, improved by swaps, replaces the best when it keeps more. */
+static void polish(struct search *s, struct relabel_result *r)
+{
+	kept_at_all(s);
+	improve(s);
+	if (s->n <= RELABEL_PAIRS_MAX)
+		improve_pairs(s);
+	uint64_t k = kept_all(s, s->map);
+	if (k > r->kept) {
+		r->kept = k;
+		memcpy(r->map, s->map, (size_t)s->n * sizeof(uint32_t));
+	}
+}
+
+/* Rounds until the bound is reached, the rounds run out or the deadline
+ * passes (then r->deadline says so). The first round improves the best
+ * mapping so far (the identity or the isomorphism's): the members often
+ * hold most of an earlier job's numbering, which a fresh greedy start
+ * does not find. */
+static void search_rounds(struct search *s, struct relabel_result *r)
+{
+	const struct relabel_opts *o = s->o;
+	uint32_t n = s->n, root = 0;
+
+	for (uint32_t u = 1; u < n; u++) /* the best-connected node anchors best */
+		if (s->t.uoff[u + 1] - s->t.uoff[u] > s->t.uoff[root + 1] - s->t.uoff[root])
+			root = u;
+	bfs_order(s, root);
+	while (r->kept < r->bound) {
+		if (o->max_rounds && r->rounds >= o->max_rounds)
+			return;
+		if (now_seconds() >= s->deadline) {
+			r->deadline = true;
+			return;
+		}
+		if (r->rounds == 0) {
+			memcpy(s->map, r->map, (size_t)n * sizeof(uint32_t));
+			for (uint32_t u = 0; u < n; u++)
+				s->inv[s->map[u]] = u;
+		} else if (r->rounds <= n || r->rounds % 2 == 1) {
+			grow(s, seed_host(s, r->rounds - 1, root));
+		} else {
+			kick(s, r->map);
+		}
+		polish(s, r);
+		r->rounds++;
+	}
+	/* a round cut short by the clock: the bound not reached */
+	if (r->kept < r->bound && now_seconds() >= s->deadline)
+		r->deadline = true;
 }
 
 int topo_relabel(const struct graph *cur, const struct graph *target, const struct relabel_opts *o,
@@ -494,26 +725,13 @@ int topo_relabel(const struct graph *cur, const struct graph *target, const stru
 				     cur->n, n);
 	struct search s = {.o = o, .n = n, .rng = o->seed ? o->seed : 0x0fc};
 	s.deadline = t0 + (o->budget_s > 0 ? o->budget_s : 1.0);
-	rgraph_build(&s.t, target);
-	rgraph_build(&s.c, cur);
-	size_t sz = ((size_t)n + 1) * sizeof(uint32_t);
-	s.map = xmalloc(sz);
-	s.inv = xmalloc(sz);
-	s.order = xmalloc(sz);
-	s.cand = xmalloc(sz);
-	s.seen_t = xcalloc((size_t)n + 1, sizeof(uint32_t));
-	s.seen_c = xcalloc((size_t)n + 1, sizeof(uint32_t));
-	s.mark = xcalloc((size_t)n + 1, sizeof(uint32_t));
-	s.list_t = xmalloc(sz);
-	s.list_c = xmalloc(sz);
-	s.cnt_t = xmalloc(((size_t)n + 1) * sizeof(int64_t));
-	s.cnt_c = xmalloc(((size_t)n + 1) * sizeof(int64_t));
-
-	r->map = xmalloc(sz);
+	search_init(&s, cur, target);
+	r->map = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
 	r->arcs = target->m;
 	for (uint32_t u = 0; u < n; u++)
 		r->map[u] = u;
 	r->kept_identity = r->kept = kept_all(&s, r->map);
+	r->bound = upper_bound(&s);
 
 	/* A relabelled copy is found exactly by an isomorphism search
 	 * (individualisation and refinement, topo/automorph.c), which reads
@@ -521,7 +739,7 @@ int topo_relabel(const struct graph *cur, const struct graph *target, const stru
 	 * groups of nodes sharing their out-neighbours). A quarter of the
 	 * budget at most: graphs that are not copies usually fail at once, but
 	 * regular ones of one degree can make it backtrack. */
-	if (n && r->kept < r->arcs && cur->m == target->m &&
+	if (n && r->kept < r->bound && cur->m == target->m &&
 	    graph_isomorphism(target, cur, t0 + (s.deadline - t0) / 4, s.map)) {
 		uint64_t k = kept_all(&s, s.map);
 
@@ -531,29 +749,10 @@ int topo_relabel(const struct graph *cur, const struct graph *target, const stru
 			memcpy(r->map, s.map, (size_t)n * sizeof(uint32_t));
 		}
 	}
-	uint32_t root = 0;
-	for (uint32_t u = 1; u < n; u++) /* the best-connected node anchors best */
-		if (s.t.uoff[u + 1] - s.t.uoff[u] > s.t.uoff[root + 1] - s.t.uoff[root])
-			root = u;
 	if (n)
-		bfs_order(&s, root);
-	while (n && r->kept < r->arcs && now_seconds() < s.deadline &&
-	       (o->max_rounds == 0 || r->rounds < o->max_rounds)) {
-		if (r->rounds < n || r->rounds % 2 == 0)
-			grow(&s, seed_host(&s, r->rounds, root));
-		else
-			kick(&s, r->map);
-		improve(&s);
-		if (n <= RELABEL_PAIRS_MAX)
-			improve_pairs(&s);
-		uint64_t k = kept_all(&s, s.map);
-		if (k > r->kept) {
-			r->kept = k;
-			memcpy(r->map, s.map, (size_t)n * sizeof(uint32_t));
-		}
-		r->rounds++;
-	}
+		search_rounds(&s, r);
 	r->complete = r->kept == r->arcs;
+	r->optimal = r->kept == r->bound;
 	r->seconds = now_seconds() - t0;
 	search_free(&s);
 	return 0;

@@ -246,10 +246,12 @@ int topo_ports_prefer(const struct graph *g, const struct port_map *prefer, stru
  * circuits in place can stay: a bijection map[node] = host keeping the most
  * target arcs u -> v present as map[u] -> map[v] in the current wiring
  * (counted with multiplicity). It contains graph isomorphism, so it is a
- * search with a budget (greedy growth with a 2-path tie-break, then
- * swaps); it stops early when every arc is kept, and never keeps fewer than
- * the identity. Deterministic for a given seed when max_rounds, not the
- * budget, ends it. */
+ * search with a budget (swaps from the identity, greedy growth with a
+ * 2-path tie-break, then swaps); it stops as soon as it reaches an upper
+ * bound (then the answer is optimal), and never keeps fewer than the
+ * identity. When the budget's clock stops it first, `deadline` says so and
+ * the map is the best found so far. Deterministic for a given seed when the
+ * bound or max_rounds, not the clock, ends it. */
 struct relabel_opts {
 	double budget_s;     /* wall-clock seconds; 0 = 1 s */
 	uint32_t max_rounds; /* 0 = as many as the budget allows */
@@ -263,6 +265,11 @@ struct relabel_result {
 	uint64_t kept_identity; /* ... under the identity */
 	bool complete;		/* every arc kept: nothing can do better */
 	bool iso;		/* found by the isomorphism search (a relabelled copy) */
+	uint64_t bound;		/* no mapping keeps more (see topo/relabel.c) */
+	bool optimal;		/* kept == bound: nothing can do better */
+	/* The clock ended the search before the bound was reached: map is the
+	 * best found so far, perhaps not the best there is. */
+	bool deadline;
 	uint32_t rounds;
 	double seconds;
 };

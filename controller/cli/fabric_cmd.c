@@ -407,8 +407,9 @@ static void relabel_report(const struct fabric_cmd *fc, uint32_t before)
 	const char *why = "";
 
 	if (!r->complete)
-		why = r->changed ? " (best found within the budget)"
-				 : " (no numbering found keeps more than the config's)";
+		why = r->deadline  ? " (the budget ran out: the best numbering found so far)"
+		      : r->changed ? " (best found within the budget)"
+				   : " (no numbering found keeps more than the config's)";
 	fprintf(stderr,
 		"relabelled: %u operation%s instead of %u; %llu of %llu cross-connects stay "
 		"in place (%llu with the config's numbering), %u node%s renumbered%s\n",

@@ -551,6 +551,8 @@ struct fabric_relabel {
 	uint32_t moved_nodes;	/* topology nodes given another host */
 	bool changed;		/* the circuits are not the config's (which kept as many) */
 	bool complete;		/* every cross-connect in place: nothing is better */
+	bool optimal;		/* the search's links reached its upper bound */
+	bool deadline;		/* the clock stopped the search: the best found so far */
 	uint32_t rounds;
 	double seconds;
 };

@@ -226,6 +226,8 @@ static void report(const struct relabel_result *r, const struct numbering *best,
 				       .moved_nodes = best->moved,
 				       .changed = best->g != NULL,
 				       .complete = best->kept == best->nc,
+				       .optimal = r->optimal,
+				       .deadline = r->deadline,
 				       .rounds = r->rounds,
 				       .seconds = r->seconds};
 }

@@ -137,7 +137,7 @@ static void test_circulant_to_torus_saves_moves(void **state)
  * search reaches the best count. */
 static uint64_t best_by_brute_force(const struct graph *cur, const struct graph *t)
 {
-	uint32_t n = t->n, p[8], c[8] = {0};
+	uint32_t n = t->n, p[8] = {0}, c[8] = {0};
 	uint64_t best = 0;
 
 	for (uint32_t i = 0; i < n; i++)
@@ -189,6 +189,107 @@ static void test_small_graphs_reach_the_optimum(void **state)
 		graph_free(cur);
 		graph_free(t);
 	}
+}
+
+/* Part of a random regular digraph's arcs (each kept with probability
+ * 1/2), on shuffled nodes: the current wiring of hosts that hold some
+ * circuits of earlier jobs and not others. */
+static struct graph *random_part(uint32_t n, uint32_t d, uint64_t *seed)
+{
+	struct graph *g = random_regular(n, d, seed);
+	uint32_t *tails = graph_arc_tails(g), heads[64], k = 0;
+
+	for (uint32_t a = 0; a < g->m; a++)
+		if (next(seed) % 2) {
+			tails[k] = tails[a];
+			heads[k++] = g->adj[a];
+		}
+	struct graph *r = graph_from_arcs(n, k, tails, heads, "part");
+	free(tails);
+	graph_free(g);
+	return r;
+}
+
+/* The upper bound is one (no mapping keeps more), the search reaches the
+ * best count on every small case, and when it says optimal that is the
+ * best count. Whatever stops it, the clock does not here. */
+static void test_partial_wiring_reaches_the_optimum(void **state)
+{
+	uint64_t seed = 51;
+	uint32_t optimal = 0;
+	(void)state;
+
+	for (int round = 0; round < 24; round++) {
+		struct graph *cur = random_part(8, 3, &seed), *t = random_regular(8, 3, &seed);
+		struct relabel_result r;
+		uint64_t best = best_by_brute_force(cur, t);
+
+		relabel(cur, t, 200, &r);
+		assert_int_equal(r.kept, best);
+		assert_true(best <= r.bound);
+		assert_true(r.optimal == (r.kept == r.bound));
+		assert_false(r.deadline);
+		optimal += r.optimal;
+		relabel_result_free(&r);
+		graph_free(cur);
+		graph_free(t);
+	}
+	assert_true(optimal > 0); /* the bound is met often on sparse wiring */
+}
+
+/* Hosts that hold nothing among themselves, or a few links the target can
+ * take whole: the answer is optimal at once, with no greedy round (a
+ * prolog's search used to spend its whole budget on them). */
+static void test_bound_stops_the_search(void **state)
+{
+	struct graph *t = build("torus:16x16"), *none = graph_from_arcs(256, 0, NULL, NULL, "none");
+	uint32_t tails[] = {3, 4, 5}, heads[] = {4, 5, 6};
+	struct graph *path = graph_from_arcs(256, 3, tails, heads, "path");
+	struct relabel_opts o = {.budget_s = 60, .seed = 7};
+	struct relabel_result r;
+	struct ofc_error err = {0};
+	(void)state;
+
+	assert_int_equal(topo_relabel(none, t, &o, &r, &err), 0);
+	assert_true(r.optimal);
+	assert_false(r.deadline);
+	assert_int_equal(r.bound, 0);
+	assert_int_equal(r.rounds, 0);
+	relabel_result_free(&r);
+
+	assert_int_equal(topo_relabel(path, t, &o, &r, &err), 0);
+	assert_true(r.optimal);
+	assert_false(r.deadline);
+	assert_int_equal(r.kept, 3);
+	assert_int_equal(topo_relabel_kept(path, t, r.map), 3);
+	assert_true(r.rounds <= 2);
+	relabel_result_free(&r);
+	graph_free(path);
+	graph_free(none);
+	graph_free(t);
+}
+
+/* A budget far too short for two graphs the bound cannot settle: the
+ * answer is the best found so far (never below the identity, counted
+ * right), and it says the clock stopped it. */
+static void test_deadline_returns_the_best_so_far(void **state)
+{
+	struct graph *cur = build("torus:32x32"), *t = build("genkautz:1024,4");
+	struct relabel_opts o = {.budget_s = 1e-6, .seed = 7};
+	struct relabel_result r;
+	struct ofc_error err = {0};
+	(void)state;
+
+	assert_int_equal(topo_relabel(cur, t, &o, &r, &err), 0);
+	assert_true(r.deadline);
+	assert_false(r.optimal);
+	assert_true(r.kept < r.bound);
+	assert_bijection(r.map, t->n);
+	assert_int_equal(topo_relabel_kept(cur, t, r.map), r.kept);
+	assert_true(r.kept >= r.kept_identity);
+	relabel_result_free(&r);
+	graph_free(cur);
+	graph_free(t);
 }
 
 /* Issue 15's gap: a shuffled generalized Kautz graph of 1024 nodes (groups
@@ -589,6 +690,9 @@ int main(void)
 	    cmocka_unit_test(test_relabelled_copy_needs_no_move),
 	    cmocka_unit_test(test_circulant_to_torus_saves_moves),
 	    cmocka_unit_test(test_small_graphs_reach_the_optimum),
+	    cmocka_unit_test(test_partial_wiring_reaches_the_optimum),
+	    cmocka_unit_test(test_bound_stops_the_search),
+	    cmocka_unit_test(test_deadline_returns_the_best_so_far),
 	    cmocka_unit_test(test_large_genkautz_copy_found),
 	    cmocka_unit_test(test_no_isomorphism_between_different_graphs),
 	    cmocka_unit_test(test_size_mismatch_refused),
