@@ -133,7 +133,9 @@ system_default = sys
 MinProtocol = TLSv1
 CipherString = DEFAULT:@SECLEVEL=0
 EOF
-timeout 60 openssl s_server -accept 127.0.0.1:0 -tls1_1 -cipher 'DEFAULT:@SECLEVEL=0' \
+# (no timeout wrapper: the clean-up's kill -9 would reach it and leave
+# s_server listening)
+openssl s_server -accept 127.0.0.1:0 -tls1_1 -cipher 'DEFAULT:@SECLEVEL=0' \
 	-cert "$P/server.pem" -key "$P/server.key" -www >"$TMP/s_server.out" 2>&1 &
 HELPER_PIDS="$HELPER_PIDS $!"
 _end=$(($(date +%s) + 10))
