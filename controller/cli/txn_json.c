@@ -21,6 +21,7 @@ static void init(Ofc__V1__TransactionInfo *t, const struct fabric_cmd *fc)
 	t->kind = (char *)kind_of(fc);
 	t->has_dry_run = 1;
 	t->dry_run = fc->dry_run;
+	t->principal = fc->ctl ? fc->ctl->principal : NULL; /* (as ofcd names its client) */
 }
 
 static void print(const Ofc__V1__TransactionInfo *t)
