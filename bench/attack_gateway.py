@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The attack table's category for ofc-gateway from the network (issue 49,
-items 5 and 8; docs/security.md): requests whose framing two HTTP parsers
+"""The attack table's category for ofc-gateway from the network
+(docs/security.md): requests whose framing two HTTP parsers
 could read differently (two Content-Length headers, one beside a
 Transfer-Encoding, a coding other than chunked), NUL bytes encoded into a
 path, a query key or value, and floods of bare TCP connections that never

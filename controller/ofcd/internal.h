@@ -219,7 +219,7 @@ struct job {
 	uint64_t conn_id; /* who to answer; 0: nobody */
 	uint64_t req_id;
 	struct ucred peer;
-	char *who; /* issue 36: the principal's identity, through the gateway */
+	char *who; /* the principal's identity, through the gateway */
 	/* Who asked, for the audit (the journal, the record, the log, holds'
 	 * owners): who, else "uid:N" of the socket's client. tenant: a
 	 * gateway principal of the tenant role (an admin and a socket's
@@ -584,7 +584,7 @@ void ofcd_note(struct ofcd *d, struct note *n);
 /* A device's own news (device_cfg.news, any thread): the loop probes the
  * devices soon (server.c news_probe). */
 void ofcd_device_news(void *ctx, const char *device);
-/* A replica's fence (issue 37; ctl_opts.fence, ctx the ofcd): store_fence,
+/* A replica's fence (ctl_opts.fence, ctx the ofcd): store_fence,
  * for the devices. */
 double ofcd_fence(void *ctx);
 
