@@ -55,6 +55,14 @@ bool authz_is_tenant(const Ofc__V1__Principal *p)
 	return p && p->role == OFC__V1__PRINCIPAL__ROLE__ROLE_TENANT;
 }
 
+bool authz_may_cancel(const Ofc__V1__Principal *p, const struct job *j)
+{
+	if (!authz_is_tenant(p))
+		return true;
+	return j && j->partition && authz_owns(p, j->partition) && j->principal && p->identity &&
+	       strcmp(j->principal, p->identity) == 0;
+}
+
 /* The host part of a member or failure item: "h3" of "h3:1". */
 static bool same_host(const char *member, const char *host)
 {

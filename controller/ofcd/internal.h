@@ -598,11 +598,16 @@ int ofcd_check_config(const struct ofcd *d, const struct fabric *f, bool from_ap
 /* Remember the --config file's device addresses (worker). */
 void ofcd_trust_config(struct ofcd *d, const struct fabric *f);
 
-/* authz.c (issue 36): what a principal from the gateway may do. */
+/* authz.c: what a principal from the gateway may do. */
 const char *authz_role_name(const Ofc__V1__Principal *p);
 bool authz_is_tenant(const Ofc__V1__Principal *p);
 /* p may act on partition `partition` (an admin on any). */
 bool authz_owns(const Ofc__V1__Principal *p, const char *partition);
+/* p may cancel the queued or running job j (NULL: none): an admin or a
+ * socket client any, a tenant only its own requests on its partitions (a
+ * policy pattern names what a tenant may ask for, not whose requests it
+ * may undo). */
+bool authz_may_cancel(const Ofc__V1__Principal *p, const struct job *j);
 bool authz_tenant_host(const struct ofcd *d, const Ofc__V1__Principal *p, const char *name);
 /* 0: p may send req; -1: refused, with the status and the sentence. */
 int authz_request(const struct ofcd *d, const Ofc__V1__Principal *p, const Ofc__V1__Request *req,

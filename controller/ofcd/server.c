@@ -1316,15 +1316,15 @@ static int cancel(struct conn *c, const Ofc__V1__Request *req)
 		if (by_ticket ? j->ticket == k->ticket
 			      : j->conn_id == c->id && j->req_id == k->request_id)
 			break;
-	/* A tenant's ticket must be one of its partitions' requests; any other
-	 * is "not waiting" to it, whether it exists or not. */
+	/* A tenant's ticket must be one of its own requests on its partitions;
+	 * any other is "not waiting" to it, whether it exists or not. */
 	struct job *run = d->running;
-	if (authz_is_tenant(c->principal) &&
-	    (j ? !(j->partition && authz_owns(c->principal, j->partition))
-	       : !(run && is_mutation(run) && run->ticket == k->ticket && run->partition &&
-		   authz_owns(c->principal, run->partition)))) {
+	if (!authz_may_cancel(c->principal, j ? j
+					    : run && is_mutation(run) && run->ticket == k->ticket
+						? run
+						: NULL)) {
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-			     "no request of your partitions with ticket %llu is waiting",
+			     "no request of yours with ticket %llu is waiting",
 			     (unsigned long long)k->ticket);
 	}
 	if (j) {

@@ -280,7 +280,7 @@ $(python3 -c 'import json,sys; print(json.dumps({"yaml": open(sys.argv[1]).read(
 EOF
 body_is 'j["transaction"]["state"]=="planned"'
 req tenant-b 404 -X POST "$URL/v1/cancel" -d '{"ticket":1}'
-body_is 'j["message"]=="no request of your partitions with ticket 1 is waiting"'
+body_is 'j["message"]=="no request of yours with ticket 1 is waiting"'
 req tenant-b 403 -X POST "$URL/v1/cancel" -d '{"request_id":1}'
 req tenant-a 403 -X POST "$URL/v1/report-failure" -d '{"items":["h0:0"]}'
 req admin 400 -X POST "$URL/v1/report-failure" -d '{"items":[]}'
