@@ -1,6 +1,6 @@
 #!/bin/sh
-# A rollback that cannot finish, and the way out (ofc adopt); the bound on a
-# TL1 read-back, which grows with the switch. Against build/ocs-emu: a
+# A rollback that cannot finish, and the way out (ofc adopt); the bounds on
+# a TL1 and a NETCONF read-back, which grow with the switch. With ocs-emu: a
 # switch that refuses every change from some command on leaves "ROLLBACK
 # INCOMPLETE", and every later apply retries the undo and is refused with
 # it; adopt records what the switch holds and ends the transaction.
@@ -51,6 +51,29 @@ start_emu ocs-emu h --ports 256 --credentials $CRED --state "$TMP/run.state" --f
 expect_error 2 "ofc adopt: stdin is not a terminal to confirm on: add --yes to record what the devices hold without asking" \
 	$OFC adopt "$TORUS" --device "ocs0=127.0.0.1:$h_port" --state-dir "$ST" </dev/null
 [ -e "$ST/torus64-ocs.journal" ] && ok || bad "adopt without --yes ended the transaction"
+# On a terminal it shows what the switch holds and asks; anything but y
+# records nothing.
+python3 - "$OFC" "$TORUS" "ocs0=127.0.0.1:$h_port" "$ST" >"$TMP/tty.out" 2>&1 <<'PY'
+import os, subprocess, sys
+m, s = os.openpty()
+p = subprocess.Popen([sys.argv[1], "adopt", sys.argv[2], "--device", sys.argv[3],
+                      "--state-dir", sys.argv[4]], stdin=s, stdout=subprocess.PIPE,
+                     stderr=subprocess.STDOUT)
+os.close(s)
+os.write(m, b"n\n")
+out, _ = p.communicate(timeout=60)
+sys.stdout.write(out.decode())
+sys.exit(p.returncode)
+PY
+rc=$?
+[ $rc -eq 1 ] && grep -q "ocs0 .* circuits: neither before nor target (before: 256, target: 256)" "$TMP/tty.out" &&
+	grep -q "record this as generation 3 and end transaction 2?" "$TMP/tty.out" &&
+	grep -q "not confirmed: nothing recorded; transaction 2 is kept" "$TMP/tty.out" && ok ||
+	bad "adopt on a terminal, answered n: exit $rc" "$(head -c 600 "$TMP/tty.out")"
+[ -e "$ST/torus64-ocs.journal" ] && ok || bad "adopt answered n ended the transaction"
+# (the emulator counts commands across sessions: a fresh one reads again)
+stop_emu "$h_pid"
+start_emu ocs-emu h --ports 256 --credentials $CRED --state "$TMP/run.state" --fail-at 3 --fail-count 100000
 HELD=$(wc -l <"$TMP/held.state")
 [ "$HELD" -gt 0 ] && [ "$HELD" -lt 256 ] && ok || bad "the failed apply left $HELD circuits, not part of them"
 expect_json 'j["transaction"]==2 and j["generation"]==3 and j["devices"][0]["holds"]=="neither" and j["devices"][0]["circuits"]=='"$HELD" \
@@ -88,5 +111,15 @@ expect_exit 1 $OFC plan "$TORUS" --device "ocs0=127.0.0.1:$b_port" --state-dir "
 grep -q "reply larger than 1114112 bytes, the bound for 'ocs0' (256 ports)" "$TMP/err" && ok ||
 	bad "an oversized reply is not refused by name" "$(head -c 400 "$TMP/err")"
 stop_emu "$b_pid"
+# NETCONF too: the <get> of a fully connected 65,536-port switch is about
+# 21 MB of XML, over the 16 MiB that once bounded it.
+cp configs/credentials/known_hosts "$TMP/known_hosts"
+sed -e "s|credentials: .*|credentials: ocs0.cred|" -e "s|known_hosts: .*|known_hosts: known_hosts|" \
+	-e 's|ports: 256$|ports: 65536|' -e 's|timeout: .*|timeout: 30s|' configs/torus64-netconf.yaml >"$TMP/nbig.yaml"
+start_emu netconf-emu n --ports 65536 --host-key configs/credentials/netconf-emu-host.key \
+	--credentials $CRED --unix "$TMP/n.sock" --state "$TMP/big.state"
+expect_json 'len(j["devices"][0]["circuits"])==65536' \
+	$OFC status "$TMP/nbig.yaml" --device "ocs0=unix:$TMP/n.sock" --state-dir "$ST" --json
+stop_emu "$n_pid"
 
 finish
