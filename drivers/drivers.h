@@ -373,8 +373,20 @@ void sim_device_free(struct sim_device *s);
 
 /* ---- TL1 (shared by the driver and build/ocs-emu) ---------------------------- */
 
-#define TL1_MAX_LINE  1024
-#define TL1_MAX_REPLY (1u << 20)
+#define TL1_MAX_LINE 1024
+/* A reply's bound grows with the switch: a full read-back (RTRV-CRS,
+ * RTRV-PATCH) is one line a port, a Calient line with its names and group
+ * about 60 bytes, so TL1_REPLY_PER_PORT leaves a fourfold margin over the
+ * longest and TL1_MAX_REPLY covers the header, comments and small switches.
+ * A fixed 1 MiB failed a 65,536-port switch's read-back (1.2 MiB of
+ * Polatis lines) and with it every rollback there. The ceiling keeps a
+ * misbehaving device from making ofc hold more than this much. */
+#define TL1_MAX_REPLY	   (1u << 20)
+#define TL1_REPLY_PER_PORT 256u
+#define TL1_REPLY_CEILING  (256u << 20)
+/* The most bytes one reply may bring from a switch of `ports` ports
+ * (0: a device without ports: TL1_MAX_REPLY). */
+size_t tl1_reply_bound(uint32_t ports);
 
 /* A parsed command: VERB:TID:AID:CTAG:GENERAL:PARAMS...; fields are the
  * colon-separated blocks after the verb; pointers into the caller's buffer. */

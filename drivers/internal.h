@@ -96,7 +96,15 @@ void tl1_driver_close(struct device *dev);
 
 /* ---- NETCONF data of the Polatis optical-switch model (netconf_data.c) ---- */
 
-#define OPSW_MAX_DATA (16u << 20) /* the most of a <get> reply ofc parses */
+/* The most of a <get> reply ofc parses grows with the switch: a port's
+ * cross-connect and its two ends' status and power are about 330 bytes of
+ * XML, so OPSW_DATA_PER_PORT leaves a threefold margin, OPSW_MAX_DATA is
+ * the least bound, OPSW_DATA_CEILING the most (a fixed 16 MiB refused a
+ * fully connected 65,536-port switch's 21 MB). */
+#define OPSW_MAX_DATA	   (16u << 20)
+#define OPSW_DATA_PER_PORT 1024u
+#define OPSW_DATA_CEILING  (256u << 20)
+size_t opsw_max_data(uint32_t ports);
 enum opsw_status { OPSW_UNKNOWN = 0, OPSW_ENABLED, OPSW_DISABLED, OPSW_FAILED };
 /* One port's health as the switch reports it: port 1..2N (egress N+k). */
 struct opsw_port {
@@ -129,7 +137,7 @@ int opsw_revision(const char *capability, char *rev, size_t n);
 struct ly_ctx;
 int opsw_context(const char *yang_dir, const char *rev, struct ly_ctx **out, struct ofc_error *err);
 void opsw_context_free(struct ly_ctx *ctx);
-/* Parse a <get> reply's data (XML, at most OPSW_MAX_DATA bytes) of an NxN
+/* Parse a <get> reply's data (XML, at most opsw_max_data(N) bytes) of an NxN
  * switch into d: 0, or -1 with err (OFC_R_GARBAGE: malformed XML, an
  * element the module lacks, a port outside 1..2N, an ingress or egress
  * twice, a power that is not a number of dBm). */
@@ -220,9 +228,10 @@ void netconf_caps_read(const char *const *cpblts, struct netconf_caps *c);
 int netconf_ssh_open(const char *host, unsigned port, const char *known_hosts,
 		     const struct credentials *cred, const char *key_text, double deadline,
 		     void **ssh, void **chan, struct ofc_error *err);
-/* The most a reply may bring (the <get> data is bounded by OPSW_MAX_DATA;
- * the rest is the envelope). */
-#define NETCONF_MAX_REPLY (OPSW_MAX_DATA + (1u << 20))
+/* The most a reply may bring from a switch of `ports` ports (the <get>
+ * data is bounded by opsw_max_data; the rest is the envelope). */
+#define NETCONF_ENVELOPE (1u << 20)
+uint64_t netconf_max_reply(uint32_t ports);
 
 /* A client session (netconf_session.c): the relay, libnetconf2's session
  * on its socketpair and the session's YANG context. */
@@ -234,7 +243,8 @@ struct netconf_session {
 	struct nc_session *nc;
 	struct ly_ctx *ctx;
 	struct netconf_caps caps;
-	uint32_t sid; /* the device's id of this session */
+	uint32_t sid;	    /* the device's id of this session */
+	uint64_t max_reply; /* netconf_max_reply of the device's ports */
 };
 /* What a session logs in with: the credentials file, and the files it
  * names (SSH: a private key, or none with a password; TLS: a certificate
@@ -264,7 +274,7 @@ struct netconf_rpc_error {
 	uint32_t session_id; /* error-info's, as for lock-denied; 0: none */
 };
 /* Send rpc and wait for its reply until the absolute deadline, at most
- * NETCONF_MAX_REPLY bytes of it. 0 with the reply's <data> as XML in *data
+ * s->max_reply bytes of it. 0 with the reply's <data> as XML in *data
  * (when data is not NULL and the reply has some; the caller frees it);
  * -1 with err: OFC_R_REFUSED and *re for an <rpc-error> (the session stays
  * up), else a timeout, a lost or closed connection, a reply too big or
@@ -286,7 +296,7 @@ int netconf_rpc_tree(struct netconf_session *s, struct nc_rpc *rpc, const char *
  * reply came (each may be a refusal), -1 with err when the session failed
  * (a timeout, a lost connection, a reply not NETCONF: the session is cut,
  * and what the device did of the RPCs not answered is unknown). At most
- * NETCONF_MANY RPCs; the bound on what may come is NETCONF_MAX_REPLY for
+ * NETCONF_MANY RPCs; the bound on what may come is s->max_reply for
  * all of them. */
 #define NETCONF_MANY 4
 struct netconf_call {
@@ -299,8 +309,8 @@ struct netconf_call {
 int netconf_rpc_many(struct netconf_session *s, struct netconf_call *c, uint32_t n, double deadline,
 		     struct ofc_error *err);
 /* The error for a session that ended as e during `what`. */
-int netconf_transport_error(enum ncrelay_end e, const char *what, double deadline,
-			    struct ofc_error *err);
+int netconf_transport_error(const struct netconf_session *s, enum ncrelay_end e, const char *what,
+			    double deadline, struct ofc_error *err);
 
 /* The notification session (netconf_notif.c): a thread with a session of
  * its own, subscribed, that sets *due (the next read reads health) and

@@ -309,6 +309,13 @@ static int take_ports(const struct lyd_node *cont, bool power, uint32_t n, struc
 	return 0;
 }
 
+size_t opsw_max_data(uint32_t ports)
+{
+	uint64_t b = (uint64_t)OPSW_MAX_DATA + (uint64_t)ports * OPSW_DATA_PER_PORT;
+
+	return b > OPSW_DATA_CEILING ? OPSW_DATA_CEILING : (size_t)b;
+}
+
 int opsw_parse(struct ly_ctx *ctx, const char *xml, size_t len, uint32_t ports, struct opsw_data *d,
 	       struct ofc_error *err)
 {
@@ -319,9 +326,10 @@ int opsw_parse(struct ly_ctx *ctx, const char *xml, size_t len, uint32_t ports, 
 
 	if (!mod)
 		return ofc_error_set(err, OFC_E_RUNTIME, "no optical-switch module in the context");
-	if (len > OPSW_MAX_DATA)
+	if (len > opsw_max_data(ports))
 		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_TOO_BIG,
-				      "data larger than %u bytes", OPSW_MAX_DATA);
+				      "data larger than %zu bytes, the bound for %u ports",
+				      opsw_max_data(ports), ports);
 	if (ports < 1 || ports > UINT32_MAX / 2)
 		return ofc_error_set(err, OFC_E_RUNTIME, "bad port count %u", ports);
 	uint32_t quiet = LY_LOSTORE_LAST; /* as in opsw_context */

@@ -151,6 +151,7 @@ int netconf_session_open(const struct device *dev, const struct netconf_login *l
 
 	memset(s, 0, sizeof(*s));
 	s->lib_fd = -1;
+	s->max_reply = netconf_max_reply(dev->cfg.ports);
 	netconf_quiet();
 	if (split_address(dev->cfg.address, host, sizeof(host), &port, &unix_path) < 0)
 		return ofc_error_set(err, OFC_E_INPUT, "bad address '%s'", dev->cfg.address);
@@ -177,14 +178,14 @@ int netconf_session_open(const struct device *dev, const struct netconf_login *l
 		return -1;
 	}
 	/* The hello, and what libnetconf2 then asks to learn the device's
-	 * modules, within the deadline and NETCONF_MAX_REPLY. */
-	ncrelay_arm(s->relay, NETCONF_MAX_REPLY, deadline);
+	 * modules, within the deadline and the reply bound. */
+	ncrelay_arm(s->relay, s->max_reply, deadline);
 	netconf_clear_log();
 	s->nc = nc_connect_inout(s->lib_fd, s->lib_fd, s->ctx);
 	if (!s->nc) {
 		enum ncrelay_end e = ncrelay_state(s->relay, NULL);
 
-		netconf_transport_error(e, "hello", deadline, err);
+		netconf_transport_error(s, e, "hello", deadline, err);
 		netconf_session_close(s, 0);
 		return -1;
 	}
@@ -226,8 +227,13 @@ bool netconf_session_up(const struct netconf_session *s)
 
 /* ---- one exchange -------------------------------------------------------------- */
 
-int netconf_transport_error(enum ncrelay_end e, const char *what, double deadline,
-			    struct ofc_error *err)
+uint64_t netconf_max_reply(uint32_t ports)
+{
+	return (uint64_t)opsw_max_data(ports) + NETCONF_ENVELOPE;
+}
+
+int netconf_transport_error(const struct netconf_session *s, enum ncrelay_end e, const char *what,
+			    double deadline, struct ofc_error *err)
 {
 	const char *lib = netconf_last_log();
 
@@ -237,7 +243,8 @@ int netconf_transport_error(enum ncrelay_end e, const char *what, double deadlin
 				      "%s: no whole reply before the deadline", what);
 	case NCRELAY_TOO_BIG:
 		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_TOO_BIG,
-				      "%s: reply larger than %u bytes", what, NETCONF_MAX_REPLY);
+				      "%s: reply larger than %llu bytes", what,
+				      (unsigned long long)s->max_reply);
 	case NCRELAY_EOF:
 		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_CLOSED,
 				      "%s: connection closed by the device", what);
@@ -283,9 +290,9 @@ static int send_one(struct netconf_session *s, struct nc_rpc *rpc, const char *w
 
 	if (t == NC_MSG_RPC)
 		return 0;
-	netconf_transport_error(t == NC_MSG_WOULDBLOCK ? NCRELAY_TIMEOUT
-						       : ncrelay_state(s->relay, NULL),
-				what, deadline, err);
+	netconf_transport_error(
+	    s, t == NC_MSG_WOULDBLOCK ? NCRELAY_TIMEOUT : ncrelay_state(s->relay, NULL), what,
+	    deadline, err);
 	return -2;
 }
 
@@ -307,7 +314,7 @@ static int recv_one(struct netconf_session *s, struct nc_rpc *rpc, uint64_t id, 
 
 		if (t == NC_MSG_WOULDBLOCK && e == NCRELAY_OPEN)
 			e = NCRELAY_TIMEOUT;
-		netconf_transport_error(e, what, deadline, err);
+		netconf_transport_error(s, e, what, deadline, err);
 		/* a reply that did not parse may leave libyang's envelope
 		 * (garbage after a good <rpc-reply> start) */
 		lyd_free_tree(envp);
@@ -344,7 +351,7 @@ static int exchange(struct netconf_session *s, struct nc_rpc *rpc, const char *w
 		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST, "%s: the session is gone",
 				      what);
 	netconf_clear_log();
-	ncrelay_arm(s->relay, NETCONF_MAX_REPLY, deadline);
+	ncrelay_arm(s->relay, s->max_reply, deadline);
 	rc = send_one(s, rpc, what, deadline, &id, err);
 	if (rc == 0)
 		rc = recv_one(s, rpc, id, what, deadline, u, re, err);
@@ -375,7 +382,7 @@ int netconf_rpc_many(struct netconf_session *s, struct netconf_call *c, uint32_t
 		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST, "%s: the session is gone",
 				      c[0].what);
 	netconf_clear_log();
-	ncrelay_arm(s->relay, NETCONF_MAX_REPLY, deadline);
+	ncrelay_arm(s->relay, s->max_reply, deadline);
 	for (uint32_t i = 0; i < n && rc == 0; i++)
 		rc = send_one(s, c[i].rpc, c[i].what, deadline, &id[i], err);
 	for (uint32_t i = 0; i < n && rc == 0; i++) {

@@ -244,18 +244,30 @@ int tl1_parse_xconn(const char *line, uint32_t ports, uint32_t *in, uint32_t *ou
 	return 0;
 }
 
-/* Read until the reply to ctag is complete. */
-static int read_reply(struct tl1_session *s, uint32_t ctag, double deadline, struct tl1_reply *r,
-		      struct ofc_error *err)
+size_t tl1_reply_bound(uint32_t ports)
 {
+	uint64_t b = (uint64_t)TL1_MAX_REPLY + (uint64_t)ports * TL1_REPLY_PER_PORT;
+
+	return b > TL1_REPLY_CEILING ? TL1_REPLY_CEILING : (size_t)b;
+}
+
+/* Read until the reply to ctag is complete. */
+static int read_reply(const struct device *dev, struct tl1_session *s, uint32_t ctag,
+		      double deadline, struct tl1_reply *r, struct ofc_error *err)
+{
+	size_t bound = tl1_reply_bound(dev->cfg.ports);
+
 	for (;;) {
 		int rc = tl1_take_reply(&s->in, ctag, r, err);
 
 		if (rc != 0)
 			return rc < 0 ? -1 : 0;
-		if (s->in.len > TL1_MAX_REPLY)
+		if (s->in.len > bound)
 			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_TOO_BIG,
-					      "reply larger than %u bytes", TL1_MAX_REPLY);
+					      "reply larger than %zu bytes, the bound for "
+					      "'%s' (%u ports)",
+					      bound, dev->cfg.name ? dev->cfg.name : "?",
+					      dev->cfg.ports);
 		char chunk[4096];
 		long n = fd_read_some(s->fd, chunk, sizeof(chunk), deadline, err);
 		if (n < 0)
@@ -287,7 +299,7 @@ static int exchange(struct device *dev, struct tl1_session *s, const char *verb,
 	explicit_bzero(cmd, strlen(cmd)); /* ACT-USER carries the password */
 	free(cmd);
 	if (rc == 0)
-		rc = read_reply(s, ctag, deadline, r, err);
+		rc = read_reply(dev, s, ctag, deadline, r, err);
 	return rc;
 }
 

@@ -179,6 +179,7 @@ struct fabric_cmd {
 	bool overhead_set;
 	bool in_place; /* plan --workload --in-place: read the devices too */
 	bool dot;      /* status: --dot, the circuits for Graphviz */
+	bool yes;      /* adopt: --yes, no question asked */
 	struct fabric *fabric;
 	struct ctl *ctl;
 };
@@ -215,6 +216,7 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_apply(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_try(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_adopt(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_status(const struct cli_cmd *cmd, int argc, char **argv);
 /* A schedule's summary in one shape, local or through ofcd (schedule_json.c,
  * docs/json.md): the figures of ofc.v1.Schedule m (and more, NULL: none)

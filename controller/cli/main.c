@@ -42,6 +42,8 @@ static const struct cli_cmd commands[] = {
      "apply, then revert unless 'ofc confirm' arrives within S seconds", cmd_try},
     {"confirm", "[FILE] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
      "keep what a running 'ofc try' applied", cmd_confirm},
+    {"adopt", "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--yes] [--json]",
+     "end a rollback that cannot finish: record what the devices hold", cmd_adopt},
     {"status", "[FILE] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json | --dot]",
      "recorded and live device state, and any unfinished transaction", cmd_status},
     {"testbed",

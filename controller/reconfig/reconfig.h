@@ -179,6 +179,24 @@ void ctl_quiet(struct ctl *c, const struct ctl *running);
 /* If a journal is left over and nobody holds the lock, finish or undo that
  * transaction (ctl_lock first). *did is set when there was one to repair. */
 int ctl_recover(struct ctl *c, bool *did, struct ofc_error *err);
+/* The way out of a rollback that cannot finish (a device refuses the undo,
+ * or cannot be restored): rather than retrying it on every mutation, the
+ * operator takes what the devices hold as the new record. ctl_adopt_read
+ * locks (ctl_lock), checks that the fabric's unfinished transaction is
+ * rolling back and reads every device into devs[i].actual; the caller shows
+ * that against the journal's before and target (a's, c->devs' order) and
+ * asks. ctl_adopt_commit then records devs[i].actual as a new generation
+ * (*generation) and ends the transaction, in one store write. a is freed
+ * by ctl_adopt_free either way. */
+struct ctl_adopt {
+	uint64_t txn;				    /* the unfinished transaction */
+	uint64_t generation;			    /* the record ctl_adopt_commit writes */
+	const struct device_state *before, *target; /* the journal's (owned by a) */
+	struct journal *journal;		    /* (private) */
+};
+int ctl_adopt_read(struct ctl *c, struct ctl_adopt *a, struct ofc_error *err);
+int ctl_adopt_commit(struct ctl *c, struct ctl_adopt *a, struct ofc_error *err);
+void ctl_adopt_free(struct ctl_adopt *a);
 /* Read every device; per-device results in devs[i].actual/read_ok/read_err.
  * Fails (the first error) when any device could not be read. */
 int ctl_read(struct ctl *c, struct ofc_error *err);

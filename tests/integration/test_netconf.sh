@@ -166,7 +166,7 @@ fault_says() { # K MODE 'MESSAGE' [ARGS...]: the first line of stderr
 # the deadline would speak before the bound)
 nc_config "$TMP/huge.yaml" torus:8x8 5s 0
 FAULT_CFG="$TMP/huge.yaml"
-fault_says 1 huge "ofc: ocs0: <get>: reply larger than 17825792 bytes"
+fault_says 1 huge "ofc: ocs0: <get>: reply larger than 18087936 bytes"
 unset FAULT_CFG
 fault_says 1 endless "ofc: ocs0: <get>: no whole reply before the deadline"
 fault_says 1 stall "ofc: ocs0: <get>: no whole reply before the deadline"

@@ -416,6 +416,37 @@ static void test_tl1_replies(void **state)
 	sb_free(&in);
 }
 
+/* A reply's bound grows with the switch: a 65,536-port switch's full
+ * read-back (a line a port; over the 1 MiB that once bounded every reply)
+ * fits, as does the longest Calient line a port; the bound stops at its
+ * ceiling however many ports a config claims. */
+static void test_tl1_reply_bound(void **state)
+{
+	const struct tl1_port_map map = {1, 1, 32};
+	struct strbuf in = {0};
+	char src[32], dst[32];
+	(void)state;
+
+	assert_int_equal(tl1_reply_bound(0), TL1_MAX_REPLY);
+	assert_true(tl1_reply_bound(256) >= TL1_MAX_REPLY);
+	sb_puts(&in, "\r\n\n   OCS-EMU 2026-11-26 10:00:00\r\nM  7 COMPLD\r\n");
+	for (uint32_t i = 1; i <= 65536; i++)
+		sb_printf(&in, "   \"%u,%u\"\r\n", i, 65536 + (65537 - i));
+	sb_puts(&in, ";\r\n");
+	assert_true(in.len > (1u << 20));
+	assert_true(in.len <= tl1_reply_bound(65536));
+	/* Calient: "SRC,DST:GROUP,1WAY,STATE" with the longest names. */
+	assert_true(tl1_calient_aid(&map, 65536, 65536, src, sizeof(src)));
+	assert_true(tl1_calient_aid(&map, 65536, 65535, dst, sizeof(dst)));
+	sb_reset(&in);
+	sb_printf(&in, "   \"%s,%s:%s,1WAY,IDLE\"\r\n", src, dst,
+		  "OFC-GROUP-NAME-32-CHARACTERS-XX");
+	assert_true((uint64_t)in.len * 65536 + 4096 <= tl1_reply_bound(65536));
+	assert_int_equal(tl1_reply_bound(UINT32_MAX), TL1_REPLY_CEILING);
+	assert_true(tl1_reply_bound(1u << 20) <= TL1_REPLY_CEILING);
+	sb_free(&in);
+}
+
 /* Numbers in replies are taken whole or refused: sscanf's %u read
  * "4294967298" as 2 and "-1" as 4294967295. A reply with ctag 0 answers a
  * command the switch could not parse: an error, not a stale reply to skip
@@ -680,13 +711,13 @@ static void test_state_as_recorded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_switch_diff),	      cmocka_unit_test(test_hosts_diff),
-	    cmocka_unit_test(test_sim_faults),	      cmocka_unit_test(test_tl1_parse),
-	    cmocka_unit_test(test_tl1_replies),	      cmocka_unit_test(test_tl1_calient),
-	    cmocka_unit_test(test_device_lock),	      cmocka_unit_test(test_credentials),
-	    cmocka_unit_test(test_credentials_dir),   cmocka_unit_test(test_fault_names),
-	    cmocka_unit_test(test_reply_numbers),     cmocka_unit_test(test_state_check),
-	    cmocka_unit_test(test_state_as_recorded),
+	    cmocka_unit_test(test_switch_diff), cmocka_unit_test(test_hosts_diff),
+	    cmocka_unit_test(test_sim_faults),	cmocka_unit_test(test_tl1_parse),
+	    cmocka_unit_test(test_tl1_replies), cmocka_unit_test(test_tl1_reply_bound),
+	    cmocka_unit_test(test_tl1_calient), cmocka_unit_test(test_device_lock),
+	    cmocka_unit_test(test_credentials), cmocka_unit_test(test_credentials_dir),
+	    cmocka_unit_test(test_fault_names), cmocka_unit_test(test_reply_numbers),
+	    cmocka_unit_test(test_state_check), cmocka_unit_test(test_state_as_recorded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -174,7 +174,14 @@ static void test_parse_bad(void **state)
 	struct ly_ctx *ctx = NULL;
 	assert_int_equal(opsw_context(YANG_DIR, "2017-08-04", &ctx, &err), 0);
 	opsw_data_init(&d);
-	assert_int_equal(opsw_parse(ctx, "", (size_t)OPSW_MAX_DATA + 1, 4, &d, &err), -1);
+	assert_int_equal(opsw_parse(ctx, "", opsw_max_data(4) + 1, 4, &d, &err), -1);
+	assert_int_equal(err.reason, OFC_R_TOO_BIG);
+	/* ... a bound that grows with the switch, to its ceiling */
+	assert_int_equal(opsw_max_data(0), OPSW_MAX_DATA);
+	assert_true(opsw_max_data(65536) >= (size_t)65536 * 330 * 3);
+	assert_int_equal(opsw_max_data(UINT32_MAX), OPSW_DATA_CEILING);
+	assert_int_equal(
+	    opsw_parse(ctx, "", opsw_max_data(UINT32_MAX / 2) + 1, UINT32_MAX / 2, &d, &err), -1);
 	assert_int_equal(err.reason, OFC_R_TOO_BIG);
 	opsw_data_free(&d);
 	opsw_context_free(ctx);
