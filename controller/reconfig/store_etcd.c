@@ -6,7 +6,8 @@
  * name and addresses, bound to its lease), .../state, .../journal,
  * .../failed, .../rewired (the files' bytes, unchanged), .../queue,
  * .../held, and .../replicas/NAME (each replica's registration, bound to
- * its lease).
+ * its lease). A value too large for one etcd request is a head naming its
+ * parts, KEY/part/GEN/NNNN (store_parts.c).
  *
  * Leadership is etcd's, not ours: a replica grants itself a lease and
  * campaigns with a transaction that creates the leader key only if it does

@@ -49,7 +49,7 @@
 
 #define PARTS_MAGIC	"ofc-parts 1 "
 #define PART_MAX	((size_t)1 << 20)
-#define PART_MIN	((size_t)4 << 10)
+#define PART_MIN	((size_t)256)
 #define PARTS_MAX_COUNT 100000u
 
 /* What parts_put wrote: the head to write as the item's value (owned),

@@ -5,7 +5,10 @@
  * ended (its writes refused, store_fence negative), hands the leadership
  * over when the leader resigns, and delivers the leader's writes to the
  * follower's reads through its watch; each replica registers under its
- * lease and lists the others, and a name that runs is refused. */
+ * lease and lists the others, and a name that runs is refused. Against an
+ * etcd with a small --max-request-bytes, values several times one request
+ * go as parts that a new leader and a follower read back, a damaged or
+ * missing part is refused by its key, and what cannot fit says so. */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -251,6 +254,12 @@ static int etcd_setup(void **state)
 static int etcd_setup_small(void **state)
 {
 	return etcd_up(state, "65536");
+}
+
+/* ... and one that takes hardly any value at all. */
+static int etcd_setup_tiny(void **state)
+{
+	return etcd_up(state, "300");
 }
 
 static int etcd_teardown(void **state)
@@ -906,6 +915,38 @@ static void test_etcd_parts(void **state)
 	free(jou2);
 }
 
+/* A value that does not fit even as the smallest parts: the error names
+ * its size and the option of etcd's to raise, and nothing is written. */
+static void test_etcd_parts_refused(void **state)
+{
+	struct etcd_world *w = *state;
+	struct ofc_error err = {0};
+	struct json_object *resp = NULL;
+	char **urls, *keys[1] = {"/ofc/fab/state"};
+	uint32_t n;
+	size_t part = parts_first_size();
+	bool ok = false;
+	int64_t rev = 0;
+	uint8_t *v = big_value(3000, 4);
+	struct store_write wr = {STORE_RECORD, v, 3000};
+	struct etcd_kv *kvs;
+
+	assert_int_equal(etcd_endpoints_parse(w->endpoints, &urls, &n, &err), 0);
+	struct etcd_conn *c = etcd_conn_new(urls, n, &w->tls);
+	/* (fenced by a key nobody holds: create revision 0, no lease) */
+	assert_int_equal(parts_write(c, &(struct parts_fence){"/ofc/fab/leader", 0, 0, 5}, keys,
+				     &wr, 1, &part, &ok, &rev, &resp, &err),
+			 -1);
+	if (!strstr(err.msg, "--max-request-bytes") || !strstr(err.msg, "raise it"))
+		fail_msg("%s", err.msg);
+	assert_non_null(strstr(err.msg, "3000 bytes"));
+	assert_int_equal(raw_range(w, "/ofc/fab/state", NULL, &kvs), 0);
+	free(kvs);
+	etcd_conn_free(c);
+	etcd_endpoints_free(urls, n);
+	free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -916,6 +957,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_etcd_held_and_replicas, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_tls, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_parts, etcd_setup_small, etcd_teardown),
+	    cmocka_unit_test_setup_teardown(test_etcd_parts_refused, etcd_setup_tiny,
+					    etcd_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
