@@ -211,9 +211,9 @@ bool parts_is_head(const uint8_t *v, size_t len)
 	return len > strlen(PARTS_MAGIC) && memcmp(v, PARTS_MAGIC, strlen(PARTS_MAGIC)) == 0;
 }
 
-static int damaged(struct ofc_error *err, const char *key, const char *fmt, const char *what)
+static int damaged(struct ofc_error *err, const char *key, const char *what, const char *why)
 {
-	return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE, "%s: %s: %s", key, fmt, what);
+	return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE, "%s: %s: %s", key, what, why);
 }
 
 int parts_join(const char *key, const uint8_t *head, size_t hlen, parts_lookup *look, void *ctx,
