@@ -702,6 +702,17 @@ void etcd_txn_delete(struct json_object *t, bool success, const char *key)
 	json_object_array_add(etcd_obj(t, success ? "success" : "failure"), op);
 }
 
+void etcd_txn_delete_range(struct json_object *t, bool success, const char *key,
+			   const char *range_end)
+{
+	struct json_object *op = json_object_new_object(), *del = json_object_new_object();
+
+	etcd_add_bytes(del, "key", key, strlen(key));
+	etcd_add_bytes(del, "range_end", range_end, strlen(range_end));
+	json_object_object_add(op, "request_delete_range", del);
+	json_object_array_add(etcd_obj(t, success ? "success" : "failure"), op);
+}
+
 void etcd_txn_range(struct json_object *t, bool success, const char *key, const char *range_end,
 		    bool keys_only)
 {
@@ -938,4 +949,18 @@ void etcd_reg_parse(const char *name, const uint8_t *value, struct store_replica
 	r->lease_left = -1;
 	if (o)
 		json_object_put(o);
+}
+
+/* A prefix of keys for etcd: printable, no quote (it goes into commands
+ * the messages give), starting and ending with '/'. */
+bool etcd_prefix_ok(const char *p)
+{
+	size_t n = strlen(p);
+
+	if (n < 1 || n > 200 || p[0] != '/' || p[n - 1] != '/')
+		return false;
+	for (; *p; p++)
+		if (*p <= ' ' || *p == '\'' || *p == 0x7f)
+			return false;
+	return true;
 }

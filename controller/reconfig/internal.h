@@ -110,6 +110,8 @@ int etcd_curl(struct ofc_error *err);
 /* "etcd://HOST:PORT[,...]" into "http://HOST:PORT" urls (OFC_E_USAGE). */
 int etcd_endpoints_parse(const char *spec, char ***urls, uint32_t *n, struct ofc_error *err);
 void etcd_endpoints_free(char **urls, uint32_t n);
+/* A prefix of keys for etcd: printable, no quote, from '/' to '/'. */
+bool etcd_prefix_ok(const char *p);
 /* TLS to etcd (etcds://): the CA that signed the members' certificates,
  * and this client's certificate and key, PEM files (the key's path is
  * given to libcurl, its contents never read here). All three, or NULL
@@ -146,6 +148,9 @@ void etcd_txn_compare_lease(struct json_object *t, const char *key, int64_t leas
 void etcd_txn_put(struct json_object *t, bool success, const char *key, const void *value,
 		  size_t len, int64_t lease);
 void etcd_txn_delete(struct json_object *t, bool success, const char *key);
+/* Every key from key up to range_end (excluded). */
+void etcd_txn_delete_range(struct json_object *t, bool success, const char *key,
+			   const char *range_end);
 void etcd_txn_range(struct json_object *t, bool success, const char *key, const char *range_end,
 		    bool keys_only);
 int etcd_txn(struct etcd_conn *c, struct json_object *t, double timeout, bool *succeeded,
@@ -174,6 +179,34 @@ void etcd_kv_free(struct etcd_kv *kv);
  * from its key when it says none. */
 void etcd_reg_parse(const char *name, const uint8_t *value, struct store_replica *r);
 char *etcd_b64(const void *data, size_t len);
+
+/* store_parts.c: a value over one etcd request, as parts under keys of
+ * their own and a head naming them (the why and the crash-safety there).
+ * The fence every part's transaction compares, as the item's write does. */
+struct parts_fence {
+	const char *leader_key;
+	uint64_t epoch;
+	int64_t lease;
+	double timeout;
+};
+size_t parts_first_size(void);
+uint64_t parts_sum(const void *data, size_t len);
+/* KEY/part/GEN/NNNN (caller frees). */
+char *parts_key(const char *key, const char *gen, uint32_t i);
+/* The store's write: the values too large for one request as parts
+ * (parts_split), then one transaction fenced by f that writes the heads
+ * and the other values and prunes the items' other parts; *ok, *rev and
+ * *resp (caller frees) as etcd_txn's. */
+int parts_write(struct etcd_conn *c, const struct parts_fence *f, char *const *keys,
+		const struct store_write *w, uint32_t n, size_t *part_size, bool *ok, int64_t *rev,
+		struct json_object **resp, struct ofc_error *err);
+bool parts_is_head(const uint8_t *v, size_t len);
+/* A part's bytes by its key (NULL: none), borrowed. */
+typedef const uint8_t *parts_lookup(void *ctx, const char *key, size_t *len);
+/* The value a head names, reassembled and checked (*data NUL-terminated,
+ * caller frees); a missing or damaged part is OFC_R_GARBAGE naming it. */
+int parts_join(const char *key, const uint8_t *head, size_t hlen, parts_lookup *look, void *ctx,
+	       size_t max, char **data, size_t *len, struct ofc_error *err);
 int etcd_unb64(const char *s, uint8_t **out, size_t *len);
 const char *journal_phase_name(enum journal_phase p);
 /* states[i] belongs to c->devs[i]; meta says what they realise. */

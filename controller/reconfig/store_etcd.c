@@ -6,7 +6,8 @@
  * name and addresses, bound to its lease), .../state, .../journal,
  * .../failed, .../rewired (the files' bytes, unchanged), .../queue,
  * .../held, and .../replicas/NAME (each replica's registration, bound to
- * its lease).
+ * its lease). A value too large for one etcd request is a head naming its
+ * parts, KEY/part/GEN/NNNN (store_parts.c).
  *
  * Leadership is etcd's, not ours: a replica grants itself a lease and
  * campaigns with a transaction that creates the leader key only if it does
@@ -107,6 +108,7 @@ struct etcd_store {
 	 * its mutation worker the rest): one at a time. */
 	pthread_mutex_t wmu;
 	struct etcd_conn *wconn;
+	size_t part_size; /* (under wmu) of a value's parts: store_parts.c */
 	/* This replica's registration (PREFIX FABRIC/replicas/NAME): its key
 	 * and the keys' prefix, what it says of the process; under mu: its
 	 * create revision while it is ours (0: not registered), the lease,
@@ -279,6 +281,15 @@ static void kvs_free(struct etcd_kv *kvs, uint32_t n)
 
 /* ---- the store's operations ------------------------------------------------------------ */
 
+/* (under mu: parts_join's lookup) */
+static const uint8_t *part_of(void *ctx, const char *key, size_t *len)
+{
+	struct cached *c = find(ctx, key);
+
+	*len = c ? c->len : 0;
+	return c ? c->value : NULL;
+}
+
 static int es_get(struct store *s, const char *fabric, enum store_item it, size_t max, char **data,
 		  size_t *len, bool *missing, struct ofc_error *err)
 {
@@ -291,6 +302,8 @@ static int es_get(struct store *s, const char *fabric, enum store_item it, size_
 	struct cached *c = find(es, key);
 	if (!c) {
 		*missing = true;
+	} else if (parts_is_head(c->value, c->len)) {
+		rc = parts_join(key, c->value, c->len, part_of, es, max, data, len, err);
 	} else if (c->len > max) {
 		rc = ofc_error_at(err, OFC_E_RUNTIME, key, 0, 0,
 				  "holds %zu bytes, more than the %zu ofc reads", c->len, max);
@@ -319,7 +332,7 @@ static int es_write(struct store *s, const char *fabric, const struct store_writ
 		    struct ofc_error *err)
 {
 	struct etcd_store *es = es_of(s);
-	struct json_object *t, *resp = NULL;
+	struct json_object *resp = NULL;
 	char **keys = xcalloc(n + 1, sizeof(char *));
 	bool ok = false;
 	int64_t rev = 0;
@@ -339,21 +352,13 @@ static int es_write(struct store *s, const char *fabric, const struct store_writ
 				      "written",
 				      es->name, es->fabric);
 	}
-	t = etcd_txn_new();
-	etcd_txn_compare_create(t, es->leader_key, (int64_t)epoch);
-	etcd_txn_compare_lease(t, es->leader_key, lease);
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < n; i++)
 		keys[i] = key_of(es, w[i].item);
-		if (w[i].data)
-			etcd_txn_put(t, true, keys[i], w[i].data, w[i].len, 0);
-		else
-			etcd_txn_delete(t, true, keys[i]);
-	}
-	etcd_txn_range(t, false, es->leader_key, NULL, false);
 	pthread_mutex_lock(&es->wmu);
-	rc = etcd_txn(es->wconn, t, call_timeout(es), &ok, &rev, &resp, err);
+	rc = parts_write(es->wconn,
+			 &(struct parts_fence){es->leader_key, epoch, lease, call_timeout(es)},
+			 keys, w, n, &es->part_size, &ok, &rev, &resp, err);
 	pthread_mutex_unlock(&es->wmu);
-	json_object_put(t);
 	pthread_mutex_lock(&es->mu);
 	if (rc == 0 && ok) {
 		for (uint32_t i = 0; i < n; i++) {
@@ -1399,20 +1404,6 @@ static const struct store_ops etcd_ops = {
     .replica = es_replica,
 };
 
-/* A prefix of keys for etcd: printable, no quote (it goes into commands
- * the messages give), starting and ending with '/'. */
-static bool prefix_ok(const char *p)
-{
-	size_t n = strlen(p);
-
-	if (n < 1 || n > 200 || p[0] != '/' || p[n - 1] != '/')
-		return false;
-	for (; *p; p++)
-		if (*p <= ' ' || *p == '\'' || *p == 0x7f)
-			return false;
-	return true;
-}
-
 int store_open_etcd(const struct store_etcd_opts *o, struct store **out, struct ofc_error *err)
 {
 	struct etcd_store *es;
@@ -1421,7 +1412,7 @@ int store_open_etcd(const struct store_etcd_opts *o, struct store **out, struct 
 	*out = NULL;
 	if (etcd_curl(err) < 0)
 		return -1;
-	if (!prefix_ok(prefix))
+	if (!etcd_prefix_ok(prefix))
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "etcd key prefix '%s': printable, no quote, from '/' to '/'",
 				     prefix);
@@ -1482,6 +1473,7 @@ int store_open_etcd(const struct store_etcd_opts *o, struct store **out, struct 
 	es->ctx = o->ctx;
 
 	es->wconn = etcd_conn_new(es->urls, es->nurls, &es->tls);
+	es->part_size = parts_first_size();
 	snprintf(es->why, sizeof(es->why), "etcd not asked yet");
 	*out = &es->s;
 	return 0;

@@ -12,6 +12,8 @@
 #   etcd_curl PORT PATH BODY  POST to a member's v3 JSON API as the client
 #   etcd_ctl ARGS...        etcdctl on e1 as the client
 #   etcd_kill I, etcd_restart I
+#                           (ETCD_ARGS: more of etcd's options, as
+#                           --max-request-bytes N)
 #   replica_dir NAME CONFIG a replica's directory: CONFIG with its own
 #                           credentials (user NAME) and the emulator's address
 #   replica_start NAME ARGS... ofcd --cluster "$ETCD" (or what REPLICA_ETCD
@@ -124,7 +126,7 @@ etcd_restart() {
 		--cert-file "$ETCD_PKI/server.pem" --key-file "$ETCD_PKI/server.key" --cipher-suites "$ETCD_CIPHERS" \
 		--listen-peer-urls "http://127.0.0.1:$_p" --initial-advertise-peer-urls "http://127.0.0.1:$_p" \
 		--initial-cluster "$ETCD_INIT" --initial-cluster-token "ofc-test-$$" \
-		--initial-cluster-state new >>"$TMP/etcd/e$1.log" 2>&1 &
+		--initial-cluster-state new $ETCD_ARGS >>"$TMP/etcd/e$1.log" 2>&1 &
 	eval "ETCD_PID$1=$!"
 	ETCD_PIDS="$ETCD_PIDS $!"
 }

@@ -5,7 +5,10 @@
  * ended (its writes refused, store_fence negative), hands the leadership
  * over when the leader resigns, and delivers the leader's writes to the
  * follower's reads through its watch; each replica registers under its
- * lease and lists the others, and a name that runs is refused. */
+ * lease and lists the others, and a name that runs is refused. Against an
+ * etcd with a small --max-request-bytes, values several times one request
+ * go as parts that a new leader and a follower read back, a damaged or
+ * missing part is refused by its key, and what cannot fit says so. */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -159,7 +162,8 @@ static int free_port(void)
 	return port;
 }
 
-static int etcd_setup(void **state)
+/* etcd on loopback; max_request its --max-request-bytes (NULL: its own). */
+static int etcd_up(void **state, const char *max_request)
 {
 	struct etcd_world *w = xcalloc(1, sizeof(*w));
 	int cport = free_port(), pport = free_port();
@@ -187,11 +191,32 @@ static int etcd_setup(void **state)
 
 		dup2(fd, 1);
 		dup2(fd, 2);
-		execlp("etcd", "etcd", "--name", "s1", "--data-dir", data, "--listen-client-urls",
-		       curl, "--advertise-client-urls", curl, "--listen-peer-urls", purl,
-		       "--initial-advertise-peer-urls", purl, "--initial-cluster", cluster,
-		       "--client-cert-auth", "--trusted-ca-file", w->ca, "--cert-file", scert,
-		       "--key-file", skey, (char *)NULL);
+		char *argv[] = {"etcd",
+				"--name",
+				"s1",
+				"--data-dir",
+				data,
+				"--listen-client-urls",
+				curl,
+				"--advertise-client-urls",
+				curl,
+				"--listen-peer-urls",
+				purl,
+				"--initial-advertise-peer-urls",
+				purl,
+				"--initial-cluster",
+				cluster,
+				"--client-cert-auth",
+				"--trusted-ca-file",
+				w->ca,
+				"--cert-file",
+				scert,
+				"--key-file",
+				skey,
+				max_request ? "--max-request-bytes" : NULL,
+				(char *)max_request,
+				NULL};
+		execvp("etcd", argv);
 		_exit(127);
 	}
 	/* until it answers (10 s by the clock) */
@@ -216,6 +241,25 @@ static int etcd_setup(void **state)
 	free(skey);
 	*state = w;
 	return 0;
+}
+
+static int etcd_setup(void **state)
+{
+	return etcd_up(state, NULL);
+}
+
+/* An etcd that takes no request over 64 KiB: a value of a few hundred
+ * KiB is over one request, as a fabric of 49,152 hosts' journal is over
+ * etcd's default 1.5 MiB. */
+static int etcd_setup_small(void **state)
+{
+	return etcd_up(state, "65536");
+}
+
+/* ... and one that takes hardly any value at all. */
+static int etcd_setup_tiny(void **state)
+{
+	return etcd_up(state, "300");
 }
 
 static int etcd_teardown(void **state)
@@ -668,6 +712,241 @@ static void test_etcd_tls(void **state)
 	assert_non_null(strstr(err.msg, "etcds://"));
 }
 
+/* ---- values larger than one etcd request ------------------------------------------- */
+
+/* len bytes that do not compress or repeat, starting as a protobuf does
+ * (a tag: never a head of parts). Caller frees. */
+static uint8_t *big_value(size_t len, uint32_t seed)
+{
+	uint8_t *v = xmalloc(len);
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		x = x * 1103515245u + 12345u;
+		v[i] = (uint8_t)(x >> 16);
+	}
+	v[0] = 0x0a;
+	return v;
+}
+
+/* Whether r reads want as item it within secs (each read must succeed:
+ * a reader never sees a head without its parts). */
+static bool holds(struct replica *r, enum store_item it, const uint8_t *want, size_t wlen,
+		  double secs)
+{
+	double end = now_seconds() + secs;
+	struct ofc_error err = {0};
+
+	for (bool first = true; first || now_seconds() < end; first = false) {
+		char *data;
+		size_t len;
+		bool missing;
+
+		assert_int_equal(store_get(r->s, "fab", it, 1 << 24, &data, &len, &missing, &err),
+				 0);
+		bool same = !missing && len == wlen && memcmp(data, want, wlen) == 0;
+
+		free(data);
+		if (same)
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
+static void wait_leads(struct replica *r, double secs)
+{
+	double end = now_seconds() + secs;
+
+	while (!leads(r) && now_seconds() < end)
+		usleep(20000);
+	assert_true(leads(r));
+}
+
+/* etcd's keys from key up to end, straight from etcd (caller frees). */
+static uint32_t raw_range(const struct etcd_world *w, const char *key, const char *end,
+			  struct etcd_kv **kvs)
+{
+	struct ofc_error err = {0};
+	char **urls;
+	uint32_t n, nk = 0;
+	int64_t rev;
+
+	assert_int_equal(etcd_endpoints_parse(w->endpoints, &urls, &n, &err), 0);
+	struct etcd_conn *c = etcd_conn_new(urls, n, &w->tls);
+	assert_int_equal(etcd_range(c, key, end, 2, kvs, &nk, &rev, &err), 0);
+	etcd_conn_free(c);
+	etcd_endpoints_free(urls, n);
+	return nk;
+}
+
+/* Put (value) or delete (NULL) key behind the store's back, as an
+ * operator or a damaged disk might. */
+static void raw_write(const struct etcd_world *w, const char *key, const void *value, size_t len)
+{
+	struct ofc_error err = {0};
+	struct json_object *t = etcd_txn_new(), *resp = NULL;
+	char **urls;
+	uint32_t n;
+	bool ok = false;
+	int64_t rev;
+
+	assert_int_equal(etcd_endpoints_parse(w->endpoints, &urls, &n, &err), 0);
+	struct etcd_conn *c = etcd_conn_new(urls, n, &w->tls);
+	if (value)
+		etcd_txn_put(t, true, key, value, len, 0);
+	else
+		etcd_txn_delete(t, true, key);
+	assert_int_equal(etcd_txn(c, t, 2, &ok, &rev, &resp, &err), 0);
+	assert_true(ok);
+	json_object_put(t);
+	json_object_put(resp);
+	etcd_conn_free(c);
+	etcd_endpoints_free(urls, n);
+}
+
+static void kvs_drop(struct etcd_kv *kvs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		etcd_kv_free(&kvs[i]);
+	free(kvs);
+}
+
+/* Wait (secs) until r's read of it is refused naming what; the error. */
+static void refused_naming(struct replica *r, enum store_item it, const char *what, double secs)
+{
+	double end = now_seconds() + secs;
+	struct ofc_error err = {0};
+	char *data = NULL;
+	size_t len;
+	bool missing;
+
+	while (store_get(r->s, "fab", it, 1 << 24, &data, &len, &missing, &err) == 0 &&
+	       now_seconds() < end) {
+		free(data);
+		usleep(20000);
+	}
+	assert_null(data);
+	assert_int_equal(err.reason, OFC_R_GARBAGE);
+	if (!strstr(err.msg, what))
+		fail_msg("'%s' does not name '%s'", err.msg, what);
+}
+
+/* A record and a journal each several times etcd's request limit commit
+ * as parts, are read back by a new leader after the first died without a
+ * word and by a follower through its watch, leave no parts behind when
+ * written again, and a damaged or missing part is refused by its key. */
+static void test_etcd_parts(void **state)
+{
+	struct etcd_world *w = *state;
+	struct replica a, b, c;
+	struct ofc_error err = {0};
+	struct etcd_kv *kvs;
+	uint32_t n;
+	size_t rlen = 300000, jlen = 200000;
+	uint8_t *rec = big_value(rlen, 1), *jou = big_value(jlen, 2), *jou2 = big_value(jlen, 3);
+
+	replica_open(&a, w, "a");
+	wait_leads(&a, 10);
+	struct store_write wr[3] = {
+	    {STORE_RECORD, rec, rlen}, {STORE_JOURNAL, jou, jlen}, {STORE_FAILED, "h1\n", 3}};
+	if (store_write(a.s, "fab", wr, 3, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(holds(&a, STORE_RECORD, rec, rlen, 0.01));
+	assert_true(holds(&a, STORE_JOURNAL, jou, jlen, 0.01));
+	/* in etcd: the record's key holds a head, its parts each under the
+	 * limit, together the record */
+	n = raw_range(w, "/ofc/fab/state", NULL, &kvs);
+	assert_int_equal(n, 1);
+	assert_memory_equal(kvs[0].value, "ofc-parts 1 ", 12);
+	kvs_drop(kvs, n);
+	n = raw_range(w, "/ofc/fab/state/part/", "/ofc/fab/state/part0", &kvs);
+	assert_true(n >= rlen / 65536 + 1);
+	size_t sum = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		assert_true(kvs[i].len < 65536);
+		sum += kvs[i].len - 8;
+	}
+	assert_int_equal(sum, rlen);
+	kvs_drop(kvs, n);
+
+	/* the leader dies without a word (its lease left to run out): a new
+	 * replica takes over and reads both back */
+	store_close(a.s);
+	replica_open(&b, w, "b");
+	wait_leads(&b, 10);
+	assert_true(holds(&b, STORE_RECORD, rec, rlen, 0.01));
+	assert_true(holds(&b, STORE_JOURNAL, jou, jlen, 0.01));
+	/* a follower follows */
+	replica_open(&c, w, "c");
+	assert_true(holds(&c, STORE_JOURNAL, jou, jlen, 5));
+
+	/* written small again, the record's parts go with its head's
+	 * transaction; the journal written again keeps only its new parts */
+	struct store_write wr2[2] = {{STORE_RECORD, "\x0asmall", 6}, {STORE_JOURNAL, jou2, jlen}};
+	assert_int_equal(store_write(b.s, "fab", wr2, 2, &err), 0);
+	n = raw_range(w, "/ofc/fab/state/part/", "/ofc/fab/state/part0", &kvs);
+	assert_int_equal(n, 0);
+	kvs_drop(kvs, n);
+	assert_true(holds(&c, STORE_RECORD, (const uint8_t *)"\x0asmall", 6, 5));
+	assert_true(holds(&c, STORE_JOURNAL, jou2, jlen, 5));
+	n = raw_range(w, "/ofc/fab/journal/part/", "/ofc/fab/journal/part0", &kvs);
+	assert_true(n >= 2);
+	char *gen = xstrdup(kvs[0].key);
+	*strrchr(gen, '/') = 0;
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(strncmp(kvs[i].key, gen, strlen(gen)), 0);
+	/* a part changed behind ofc's back is refused by its key, as is one
+	 * gone */
+	char *part1 = xstrdup(kvs[1].key), *part0 = xstrdup(kvs[0].key);
+	kvs[1].value[20] ^= 1;
+	raw_write(w, part1, kvs[1].value, kvs[1].len);
+	kvs_drop(kvs, n);
+	refused_naming(&c, STORE_JOURNAL, part1, 5);
+	raw_write(w, part0, NULL, 0);
+	refused_naming(&c, STORE_JOURNAL, part0, 5);
+	store_close(b.s);
+	store_close(c.s);
+	free(gen);
+	free(part0);
+	free(part1);
+	free(rec);
+	free(jou);
+	free(jou2);
+}
+
+/* A value that does not fit even as the smallest parts: the error names
+ * its size and the option of etcd's to raise, and nothing is written. */
+static void test_etcd_parts_refused(void **state)
+{
+	struct etcd_world *w = *state;
+	struct ofc_error err = {0};
+	struct json_object *resp = NULL;
+	char **urls, *keys[1] = {"/ofc/fab/state"};
+	uint32_t n;
+	size_t part = parts_first_size();
+	bool ok = false;
+	int64_t rev = 0;
+	uint8_t *v = big_value(3000, 4);
+	struct store_write wr = {STORE_RECORD, v, 3000};
+	struct etcd_kv *kvs;
+
+	assert_int_equal(etcd_endpoints_parse(w->endpoints, &urls, &n, &err), 0);
+	struct etcd_conn *c = etcd_conn_new(urls, n, &w->tls);
+	/* (fenced by a key nobody holds: create revision 0, no lease) */
+	assert_int_equal(parts_write(c, &(struct parts_fence){"/ofc/fab/leader", 0, 0, 5}, keys,
+				     &wr, 1, &part, &ok, &rev, &resp, &err),
+			 -1);
+	if (!strstr(err.msg, "--max-request-bytes") || !strstr(err.msg, "raise it"))
+		fail_msg("%s", err.msg);
+	assert_non_null(strstr(err.msg, "3000 bytes"));
+	assert_int_equal(raw_range(w, "/ofc/fab/state", NULL, &kvs), 0);
+	free(kvs);
+	etcd_conn_free(c);
+	etcd_endpoints_free(urls, n);
+	free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -677,6 +956,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_etcd_key_rebound, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_held_and_replicas, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_tls, etcd_setup, etcd_teardown),
+	    cmocka_unit_test_setup_teardown(test_etcd_parts, etcd_setup_small, etcd_teardown),
+	    cmocka_unit_test_setup_teardown(test_etcd_parts_refused, etcd_setup_tiny,
+					    etcd_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
