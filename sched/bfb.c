@@ -757,7 +757,7 @@ static void solve_node(void *arg, size_t ui, unsigned wid)
 
 	if (w->failed)
 		return;
-	if (clock_expired(vw->o->clock)) { /* the request's deadline (issue 17) */
+	if (clock_expired(vw->o->clock)) { /* the request's deadline */
 		w->failed = true;
 		snprintf(w->why, sizeof(w->why), "time limit reached in generation");
 		return;

@@ -1,4 +1,4 @@
-/* BFB with NIC-limited hosts (issue 14; notes alltoall-mcf.md 2.6 and 7).
+/* BFB with NIC-limited hosts (notes alltoall-mcf.md 2.6 and 7).
  *
  * A host whose injection bandwidth I is below the sum of its links cannot
  * keep them all busy: in a step of time T it sends at most I T. With host

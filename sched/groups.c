@@ -1,4 +1,4 @@
-/* Schedules of disjoint groups run at once on one topology (issue 41: a
+/* Schedules of disjoint groups run at once on one topology (a
  * workload's phase in every tensor-parallel group, say). Each group's
  * schedule goes through the one verifier on its own (the nodes outside
  * the group absent, so it keeps to its members), then the link loads of

@@ -192,7 +192,7 @@ uint32_t *mcf_warm_arc_map(const struct graph *g, const struct mcf_warm *w);
 /* (mcf_repair.c) The kept flow's load on w's arcs arcs[0..narcs), into load[]. */
 void mcf_warm_loads(const struct mcf_warm *w, const uint32_t *arcs, uint32_t narcs, double *load);
 
-/* A re-plan's stand-in (mcf.c, issue 38): the degraded graph less its lost
+/* A re-plan's stand-in (mcf.c): the degraded graph less its lost
  * arcs' whole orbits, solved under the kept solution's group, its flow the
  * answer when better. Tried from min_classes classes of sources, when the
  * orbits take at most arc_share of the arcs and the kept flow loads each
@@ -205,7 +205,7 @@ struct mcf_standin_tuning {
 };
 extern struct mcf_standin_tuning mcf_standin;
 
-/* Re-planning by repair (mcf_repair.c, issue 38): the kept healthy
+/* Re-planning by repair (mcf_repair.c): the kept healthy
  * solution (opts->warm) on g, a graph less lost arcs, with the flow of a
  * region around them (radius -1: the lost arcs alone; r: every arc at a
  * node within r hops of their ends) rerouted by the LP that keeps the most

@@ -255,7 +255,7 @@ struct cg {
 	uint32_t *arc_row; /* arc -> row within a slot, UINT32_MAX for self-loops */
 	uint32_t rows_per_slot;
 	double *row_size; /* rows_per_slot: arcs in the row's orbit */
-	/* Host rows (issue 14, notes alltoall-mcf.md 2.6, host forwarding):
+	/* Host rows (notes alltoall-mcf.md 2.6, host forwarding):
 	 * every hop leaving u costs u's injection and every hop entering v
 	 * costs v's ejection, each at most host_cap (in link capacities) times
 	 * the slot's U_k. Within a slot the link rows come first
@@ -1174,7 +1174,7 @@ out:
 	return rc;
 }
 
-/* Re-planning (issue 14): start from a solution of a graph this one's arcs
+/* Re-planning: start from a solution of a graph this one's arcs
  * are a subset of (a healthy fabric, this one less failed links) instead of
  * multiplicative weights. Its lengths, per arc, price every source here: a
  * Lagrangian bound at once (theta <= sum c_e l_e / sum dist_l(s, t), the
@@ -1662,7 +1662,7 @@ out:
 	return rc;
 }
 
-/* A cold start of many classes (issue 41: a demand matrix over 1,024 hosts
+/* A cold start of many classes (a demand matrix over 1,024 hosts
  * alike under no symmetry, 1,024 sources): lp_solve does not finish the
  * first master in minutes, so the multiplicative-weights flow is polished
  * first, as a warm start's is (warm_polish), until `until`; the master
@@ -3040,7 +3040,7 @@ static int colgen_solve(const struct graph *g, const struct mcf_opts *o, enum mc
 static int mcf_solve_at(const struct graph *g, const struct mcf_opts *o, bool replan,
 			struct mcf_result *r, struct ofc_error *err);
 
-/* A re-plan whose failures broke the symmetry (issue 38): g less the lost
+/* A re-plan whose failures broke the symmetry: g less the lost
  * arcs' whole orbits under the kept solution's group keeps that group, so
  * its master has the healthy graph's few classes of sources where g's has
  * many (genkautz:1024,4 less 0>1023: 51 against 528, whose master takes

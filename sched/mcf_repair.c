@@ -1,4 +1,4 @@
-/* Re-planning the all-to-all MCF by repair (issue 38): the kept healthy
+/* Re-planning the all-to-all MCF by repair: the kept healthy
  * solution less the lost arcs, their flow rerouted.
  *
  * Whatever commodity crosses a lost arc a = (u, v), the flow on a goes from
@@ -19,7 +19,7 @@
  * at a node within r hops of the lost arcs' ends; the runs' flow, one
  * commodity per run end q with its supply at each run start, is rerouted by
  * the same LP. mcf_solve tries radius -1 (the lost arcs alone); the wider
- * regions are measured by bench/mcf_repair (bench/RESULTS.md, issue 38). */
+ * regions are measured by bench/mcf_repair (bench/RESULTS.md). */
 #include "sched/internal.h"
 
 #include "rwa/rwa.h"

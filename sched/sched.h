@@ -287,7 +287,7 @@ struct bfb_opts {
 	 * D.3 without its alpha term; NULL: every link alike. tau_B is then in
 	 * units of the rate-1 link (B/d). Not with chunks. */
 	const uint32_t *rate;
-	/* NIC-limited hosts (issue 14; notes alltoall-mcf.md 2.6, 7; sched/
+	/* NIC-limited hosts (notes alltoall-mcf.md 2.6, 7; sched/
 	 * bfb_host.c): inject[v] is host v's injection bandwidth in rate-1
 	 * links. In every step a host sends at most inject x the step's time:
 	 * with host forwarding every byte it sends counts, with nic_forwarding
@@ -300,13 +300,13 @@ struct bfb_opts {
 	 * the schedule unchanged. Built schedules, exact methods, no chunks. */
 	const struct frac *inject;
 	bool nic_forwarding;
-	/* The request's deadline (issue 17), or NULL: checked per node
+	/* The request's deadline, or NULL: checked per node
 	 * solved; past it bfb_schedule fails (OFC_E_RUNTIME). */
 	const struct ofc_clock *clock;
-	/* BFB_LP's solver (issue 38); LP_SOLVER_DEFAULT: BFB_LP_SOLVER. */
+	/* BFB_LP's solver; LP_SOLVER_DEFAULT: BFB_LP_SOLVER. */
 	enum lp_solver lp_solver;
 };
-/* LP (3)'s solver when the request names none (issue 38; measured in
+/* LP (3)'s solver when the request names none (measured in
  * bench/RESULTS.md, "LP solvers"). */
 #define BFB_LP_SOLVER LP_SOLVER_LPSOLVE
 
@@ -479,7 +479,7 @@ struct mcf_opts {
 	 * otherwise: on torus:256x256 the time-stepped routes took 3-4 s past
 	 * its limit, to be thrown away). */
 	bool routes_if_optimal;
-	/* NIC-limited hosts (issue 14; notes alltoall-mcf.md 2.6, 7): every
+	/* NIC-limited hosts (notes alltoall-mcf.md 2.6, 7): every
 	 * host's injection (= ejection) bandwidth in link capacities, 0 for
 	 * none (d links' worth). Host forwarding (nic_forwarding false): relayed
 	 * bytes cross the host, so every hop leaving a node costs its injection
@@ -494,7 +494,7 @@ struct mcf_opts {
 	 * mirrored masters rely on, so AUTO then solves the plain master
 	 * (column generation over every source) and SYMMETRIC / MIRRORED refuse. */
 	const double *injections;
-	/* Mixed link rates (issue 14): each arc's capacity (m entries, CSR
+	/* Mixed link rates: each arc's capacity (m entries, CSR
 	 * index) in units of a reference link, the slowest by convention; NULL:
 	 * every arc 1. theta and the objective are then per reference link.
 	 * The one-source reduction needs every port at one capacity (the
@@ -503,7 +503,7 @@ struct mcf_opts {
 	 * subgroup), and AUTO falls back to plain column generation when none
 	 * but the identity does (mcf_result.note says which). */
 	const double *capacity;
-	/* Re-planning (issue 14): keep_warm asks for the solution as a warm
+	/* Re-planning: keep_warm asks for the solution as a warm
 	 * start (mcf_result.warm); warm starts column generation from one, a
 	 * fluid solution on a graph this one's arcs are a subset of (by tail,
 	 * head and rank among parallel arcs: a graph less failed links). */
@@ -520,7 +520,7 @@ struct mcf_opts {
 	 * limit is, and by lp_solve between pivots: once it is true, mcf_solve
 	 * returns -1 with OFC_E_RUNTIME "cancelled", never a result. */
 	const atomic_bool *cancel;
-	/* Per-pair demands (issue 41: skewed all-to-all, concurrent groups):
+	/* Per-pair demands (skewed all-to-all, concurrent groups):
 	 * demand[s * n + t] is what s sends t, relative (the diagonal is not
 	 * read), NULL: 1 for every pair. theta is then the concurrent flow per
 	 * unit of demand: every pair gets theta x demand[s][t]. Pairs asking
@@ -528,12 +528,12 @@ struct mcf_opts {
 	 * FULL and MASTER take it too): a caller with a uniform matrix passes
 	 * NULL and keeps the symmetric masters; no warm starts. */
 	const double *demand;
-	/* The LP solver of its models (issue 38); LP_SOLVER_DEFAULT: MCF_LP,
+	/* The LP solver of its models; LP_SOLVER_DEFAULT: MCF_LP,
 	 * Clp for column generation on MCF_CLP_NODES nodes and more (but the
 	 * one-source master, milliseconds either way). */
 	enum lp_solver lp_solver;
 };
-/* The MCF's LP solver when the request names none (issue 38; measured in
+/* The MCF's LP solver when the request names none (measured in
  * bench/RESULTS.md, "LP solvers"). */
 #define MCF_LP	      LP_SOLVER_LPSOLVE
 #define MCF_CLP_NODES 256
@@ -582,7 +582,7 @@ enum mcf_stop {
 struct mcf_result {
 	uint32_t nodes, degree, steps;
 	enum mcf_method method;	  /* the one used */
-	enum lp_solver lp_solver; /* its models' (issue 38) */
+	enum lp_solver lp_solver; /* its models' */
 	bool symmetric;
 	double theta;	  /* fluid: the max concurrent flow; time-stepped: 1 / sum U_t */
 	double objective; /* 1 / theta: shard-times (per unit link capacity) */
@@ -608,7 +608,7 @@ struct mcf_result {
 	double warm_bound;     /* the objective bound its prices gave on this graph */
 	double solve_seconds;  /* of seconds: column generation (setup and routes apart) */
 	/* The answer is the warm start's own flow with the lost arcs' share
-	 * rerouted (issue 38: sched/mcf_repair.c), not column generation's:
+	 * rerouted (sched/mcf_repair.c), not column generation's:
 	 * proven when it meets warm_bound, else better than the master's. */
 	bool repaired;
 	double repair_objective; /* that flow's objective (0: not tried, INFINITY: none found) */
@@ -810,7 +810,7 @@ struct verify_opts {
 	/* Direct-connect: when set, nsteps entries for each step's most data
 	 * (blocks) on one link (pricing NIC-limited hosts step by step). */
 	double *step_link_load;
-	/* Nodes that take no part (failed hosts, issue 14), one byte per node,
+	/* Nodes that take no part (failed hosts), one byte per node,
 	 * nonzero: absent. An absent node has no data of its own and needs
 	 * none, so its blocks (shards) do not exist, and a transfer from or to
 	 * it is an error; the others complete the collective among themselves
@@ -820,7 +820,7 @@ struct verify_opts {
 	 * links; a link's load is then its data over its capacity (step times
 	 * at mixed link rates). NULL: every link 1. */
 	const double *arc_capacity;
-	/* The request's deadline and progress (issue 17), or NULL: checked
+	/* The request's deadline and progress, or NULL: checked
 	 * and reported every step; past the deadline the check fails. */
 	const struct ofc_clock *clock;
 	/* Worker threads the check may use (0 = all CPUs, 1 = this thread
@@ -835,7 +835,7 @@ struct verify_opts {
 	/* The step loop's check alone, never split: the reference the split
 	 * one is held to in tests. */
 	bool step_loop;
-	/* An all-to-all of skewed pairs (issue 41, a demand matrix): each
+	/* An all-to-all of skewed pairs (a demand matrix): each
 	 * block's size in shards (n x n by block id, origin * n + target),
 	 * NULL: 1 each. A transfer then loads its links with its part times
 	 * its block's weight, and a block of weight 0 need not arrive. */
@@ -883,8 +883,8 @@ struct verify_report {
 int sched_verify(const struct schedule *s, const struct verify_opts *o,
 		 struct verify_report *report);
 
-/* Schedules of k disjoint groups run at once on one topology (issue 41,
- * sched/groups.c): s[i] names nodes of o[i]->graph (the same graph for
+/* Schedules of k disjoint groups run at once on one topology
+ * (sched/groups.c): s[i] names nodes of o[i]->graph (the same graph for
  * all; o[i]->absent marks the nodes outside group i, o[i]->block_weight
  * an all-to-all's demands), each checked by sched_verify with its o[i];
  * then their link loads are summed step by step (step t of every group at

@@ -1,5 +1,5 @@
 /* Automorphism groups of a digraph: nauty finds the generators
- * (topo/symmetry.c; issue 38: the individualisation and refinement search
+ * (topo/symmetry.c: the individualisation and refinement search
  * ofc carried by hand took 0.4 s on genkautz:1024,4 and 5 s on
  * genkautz:4096,4, nauty milliseconds), this file gives each its map of
  * arcs and lists the group they generate element by element up to a
@@ -8,7 +8,7 @@
  * Sec. 4.3), for which any subgroup is correct and a larger one only
  * faster.
  *
- * Bounds (issue 34): a request's clock stops the search and the listing
+ * Bounds: a request's clock stops the search and the listing
  * where they are (the group found so far is a subgroup); the generators
  * take at most AUTOMORPH_MAX_BYTES (a subgroup again when more are found).
  * The listing is the caller's max_order elements of n + m words.

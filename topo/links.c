@@ -12,7 +12,7 @@
  * plus one). A parallel link is named once per copy. A failed node stays in
  * the degraded graph without arcs, so node numbers keep their meaning;
  * topo_survivors() renumbers the others for the engines, which schedule
- * among them (issue 14). */
+ * among them. */
 #include "topo/topo.h"
 
 #include <ctype.h>

@@ -12,7 +12,7 @@
  * topo_ports_prefer (ports_prefer.c) is the same decomposition when some
  * arcs should stay on the ports a switch carries them on now.
  *
- * Parallel arcs (issue 34: an edge list of 15.7 M copies of a few links).
+ * Parallel arcs (an edge list of 15.7 M copies of a few links).
  * Copies of one arc u->v are interchangeable to a matching, and a scan that
  * finds v taken finds every copy of it taken: each round looks at one copy
  * of each pair (u, v), the first one not used yet, its "visible" copy. The

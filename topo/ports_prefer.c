@@ -19,11 +19,11 @@
  * Karp rounds with the preferred arcs, as topo_ports_prefer did before,
  * kept them only until an augmenting path ran through them: a torus:8x8
  * renumbered onto a torus:4x8 and a circulant:32:1,4 kept 8 of the 208
- * arcs in place (issue 35), this 208. Rounds are greedy in port order, so
+ * arcs in place, this 208. Rounds are greedy in port order, so
  * a decomposition that keeps every preferred arc is not always found when
  * one exists (a precoloured edge colouring, NP-complete in general).
  *
- * Parallel arcs (issue 34) are pairs with a count: a round looks at each
+ * Parallel arcs are pairs with a count: a round looks at each
  * distinct u -> v once. */
 #include "topo/internal.h"
 

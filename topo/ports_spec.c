@@ -2,7 +2,7 @@
  * the node port j of every node 0..N-1 transmits to, each node id in
  * base64url digits (A-Z a-z 0-9 - _, most significant first) of the width
  * N needs (one up to 64 nodes, two up to 4,096, ...). It is the spec of a
- * topology no family or expansion names (issue 41: the planner's
+ * topology no family or expansion names (the planner's
  * topologies built for traffic, unions of groups laid out irregularly), so
  * that a record, a config or a request can build it again exactly: the
  * graph's arcs are in port order and every row is a permutation, so

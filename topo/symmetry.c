@@ -1,7 +1,7 @@
 /* Automorphism groups and canonical labellings through nauty (McKay and
  * Piperno, "Practical graph isomorphism, II", J. Symb. Comput. 60, 2014),
  * the field's library for them, in place of the individualisation and
- * refinement search ofc carried by hand (issue 38; bench/RESULTS.md,
+ * refinement search ofc carried by hand (bench/RESULTS.md,
  * "Symmetry through nauty", says why nauty rather than bliss).
  *
  * ofc's graphs are multigraphs with self-loops and ports; nauty takes simple

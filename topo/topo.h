@@ -129,7 +129,7 @@ int topo_fail_links(const struct graph *g, const char *list, struct graph **out,
  * named spec (the caller frees). */
 int topo_mark_links(const struct graph *g, const char *list, bool *gone, struct ofc_error *err);
 struct graph *topo_without_arcs(const struct graph *g, const bool *gone, const char *spec);
-/* Failures with whole nodes (issue 14): as topo_fail_links / _mark_links,
+/* Failures with whole nodes: as topo_fail_links / _mark_links,
  * and a bare node U fails the node: every arc to or from it goes and
  * dead[U] is set (dead: g->n bytes, zeroed by the caller; NULL refuses a
  * node, as the two above do). The node stays in *out, without arcs. */
@@ -306,7 +306,7 @@ struct graph_group {
 	bool timed_out;	    /* the clock ran out: a subgroup, complete false */
 };
 
-/* Aut(g) by nauty (topo/symmetry.c, issue 38), found without knowing the
+/* Aut(g) by nauty (topo/symmetry.c), found without knowing the
  * family; at most max_order elements are listed (a
  * subgroup when Aut(g) is larger, then complete is false): they take
  * max_order (n + m) words. Past the clock's deadline (NULL: none) every
