@@ -91,8 +91,8 @@ static bool answered(const struct ofc_error *err)
  * through. */
 static int counted(struct device *dev, uint64_t sent, int rc, const struct ofc_error *err)
 {
-	/* (the controller's own fence refusing, issue 37, is not the
-	 * device's error) */
+	/* (the controller's own fence refusing is not the device's
+	 * error) */
 	if (rc < 0 && err->reason != OFC_R_FENCED)
 		dev->stats.errors++;
 	if ((rc >= 0 && dev->stats.commands > sent) || (rc < 0 && answered(err)))
@@ -107,7 +107,7 @@ int device_read(struct device *dev, struct device_state *out, struct ofc_error *
 	int rc;
 
 	state_init(out, dev->cfg.cls);
-	/* (a fenced controller does not even open a session: issue 37) */
+	/* (a fenced controller does not even open a session) */
 	rc = device_fence(dev, NULL, err);
 	if (rc == 0)
 		rc = ensure_open(dev, err);

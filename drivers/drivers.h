@@ -169,7 +169,7 @@ struct device_cfg {
 	double link_latency;	/* ... and delay it by seconds (0: none) */
 	const char *state_dir;	/* sim devices without an in-process twin persist here */
 	struct sim_device *sim; /* sim: the in-process device, or NULL */
-	/* The controller's fence (issue 37): the time (now_seconds' clock)
+	/* The controller's fence: the time (now_seconds' clock)
 	 * after which it may neither send the device a command nor wait for
 	 * one (a replicated ofcd's lease, less a margin); negative: no command
 	 * may go now. NULL: no fence. Asked before every command. */
@@ -281,8 +281,8 @@ void device_close(struct device *dev);
  * the fence forbids sending now, else 0 with *deadline (when not NULL)
  * no later than the fence. */
 int device_fence(const struct device *dev, double *deadline, struct ofc_error *err);
-/* The device's own lock where its driver has one (issue 39, for fencing by
- * issue 37; ctl_apply takes it for the whole transaction): 0 with *held
+/* The device's own lock where its driver has one (for fencing; ctl_apply
+ * takes it for the whole transaction): 0 with *held
  * true when taken now, 0 with *held false when the driver or the device has
  * no lock, or this session holds it already (nothing was sent: whoever
  * took it releases it, so a fence held across transactions outlives
@@ -455,7 +455,7 @@ int testbed_shape_links(const char *const *netns, uint32_t n, uint32_t ports, do
 int testbed_ping_all(const char *const *netns, uint32_t n, double timeout, uint8_t *reach,
 		     struct ofc_error *err);
 
-/* ---- NETCONF (issue 39; docs/netconf.md), shared by the driver and build/netconf-emu ---- */
+/* ---- NETCONF (docs/netconf.md), shared by the driver and build/netconf-emu ---- */
 
 /* The relay between a NETCONF connection and libnetconf2
  * (drivers/netconf_relay.c): libnetconf2 gets *lib_fd, one end of a

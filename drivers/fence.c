@@ -1,4 +1,4 @@
-/* The controller's fence (issue 37), asked by the device wrappers and by
+/* The controller's fence, asked by the device wrappers and by
  * every driver before a command goes out: its own file, below both, so
  * the registry (device.c) and the drivers it names do not call each other
  * in a circle. */

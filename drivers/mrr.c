@@ -38,7 +38,7 @@ static int exchange(struct device *dev, Ofc__V1__MrrRequest *req, Ofc__V1__MrrRe
 	uint8_t *out;
 	int rc;
 
-	if (device_fence(dev, &deadline, err) < 0) /* issue 37 */
+	if (device_fence(dev, &deadline, err) < 0) /* fenced: send nothing */
 		return -1;
 	req->has_seq = true;
 	req->seq = ++p->seq;

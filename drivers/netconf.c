@@ -1,4 +1,4 @@
-/* The netconf driver (ops "netconf", issue 39; docs/netconf.md): an
+/* The netconf driver (ops "netconf"; docs/netconf.md): an
  * optical switch or patch panel of the Polatis optical-switch model over
  * NETCONF (RFC 6241), on SSH or a Unix socket (netconf_session.c).
  *
@@ -359,7 +359,7 @@ static int take_data(const struct lyd_node *tree, void *arg, struct ofc_error *e
 /* One <get> on the current session; with health, the ports' too. The
  * reply's data is checked on the tree libnetconf2 parsed it into (the
  * session's context holds the model: check_caps), not printed back to XML
- * and parsed again (bench/RESULTS.md, "NETCONF (issue 39)"). */
+ * and parsed again (bench/RESULTS.md, "NETCONF"). */
 static int get_once(struct device *dev, struct opsw_data *d, bool health, double deadline,
 		    struct ofc_error *err)
 {

@@ -1,5 +1,5 @@
-/* NETCONF notifications (RFC 5277) for the netconf driver (issue 39;
- * docs/netconf.md): when a caller wants the device's own news
+/* NETCONF notifications (RFC 5277) for the netconf driver
+ * (docs/netconf.md): when a caller wants the device's own news
  * (device_cfg.news: ofcd) and the device's hello offers :notification,
  * a thread of the driver's keeps a second session with the device,
  * subscribed with <create-subscription> (on the Polatis stream, else the
@@ -174,7 +174,7 @@ static void *listen_main(void *arg)
 
 		memset(&s, 0, sizeof(s));
 		s.lib_fd = -1;
-		/* a fenced controller (issue 37) opens no session */
+		/* a fenced controller opens no session */
 		if (device_fence(dev, &deadline, &err) == 0 &&
 		    netconf_session_open(dev, l->login, true, deadline, &s, &err) == 0) {
 			publish(l, s.relay);

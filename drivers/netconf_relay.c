@@ -1,5 +1,5 @@
-/* The byte relay between a NETCONF connection and libnetconf2 (issue 39;
- * docs/netconf.md), for the driver and build/netconf-emu alike.
+/* The byte relay between a NETCONF connection and libnetconf2
+ * (docs/netconf.md), for the driver and build/netconf-emu alike.
  *
  * libnetconf2 2.0 reads a whole message before it returns: it has no bound
  * on a message's size and waits up to 300 s for one that keeps coming

@@ -1,5 +1,5 @@
 /* NETCONF over TLS (RFC 7589) through GnuTLS, for the driver and
- * build/netconf-emu (issue 39; docs/netconf.md, "TLS"): the handshake of
+ * build/netconf-emu (docs/netconf.md, "TLS"): the handshake of
  * either side, with certificates both ways, within an absolute deadline;
  * then the connection goes to the relay (netconf_relay.c), which moves
  * records as it moves an SSH channel's bytes, and libnetconf2 gets its

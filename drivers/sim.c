@@ -142,7 +142,7 @@ static int sim_open(struct device *dev, struct ofc_error *err)
 {
 	struct sim_priv *p;
 
-	if (device_fence(dev, NULL, err) < 0) /* issue 37 */
+	if (device_fence(dev, NULL, err) < 0) /* fenced: send nothing */
 		return -1;
 	p = xcalloc(1, sizeof(*p));
 	if (dev->cfg.sim) {
@@ -181,7 +181,7 @@ static int sim_read(struct device *dev, struct device_state *out, struct ofc_err
 	struct sim_priv *p = dev->priv;
 	enum fault_mode f;
 
-	if (device_fence(dev, NULL, err) < 0) /* issue 37 */
+	if (device_fence(dev, NULL, err) < 0) /* fenced: send nothing */
 		return -1;
 	f = next_command(p->dev);
 
@@ -303,7 +303,7 @@ static int sim_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 	for (uint32_t i = 0; i < b->n; i++) {
 		enum fault_mode f;
 
-		if (device_fence(dev, NULL, err) < 0) /* issue 37 */
+		if (device_fence(dev, NULL, err) < 0) /* fenced: send nothing */
 			return -1;
 		f = next_command(p->dev);
 
@@ -339,7 +339,7 @@ static int sim_lock(struct device *dev, struct ofc_error *err)
 		return 1; /* no lock on this device: nothing sent */
 	if (p->dev->locked)
 		return 2; /* this session holds it already */
-	if (device_fence(dev, NULL, err) < 0) /* issue 37 */
+	if (device_fence(dev, NULL, err) < 0) /* fenced: send nothing */
 		return -1;
 	f = next_command(p->dev);
 
@@ -360,7 +360,7 @@ static int sim_unlock(struct device *dev, struct ofc_error *err)
 
 	if (!p->dev->lockable)
 		return 0;
-	if (device_fence(dev, NULL, err) < 0) /* issue 37 */
+	if (device_fence(dev, NULL, err) < 0) /* fenced: send nothing */
 		return -1;
 	f = next_command(p->dev);
 

@@ -289,7 +289,7 @@ static int exchange(struct device *dev, struct tl1_session *s, const char *verb,
 	int rc;
 
 	/* A fenced controller sends nothing, and waits for no answer past
-	 * its fence (issue 37). */
+	 * its fence. */
 	if (device_fence(dev, &deadline, err) < 0)
 		return -1;
 	ctag = ++s->ctag;

@@ -1,5 +1,5 @@
 /* The only place ofc calls an LP solver: lp_solve here, COIN-OR Clp through
- * lp_clp.cc (issue 38), one struct lp for both. A model is on one solver for
+ * lp_clp.cc, one struct lp for both. A model is on one solver for
  * its life, chosen at lp_new_on; every call below goes to that one. */
 #include "rwa/lp_clp.h"
 #include "rwa/rwa.h"

@@ -1,4 +1,4 @@
-// The Clp half of rwa/lp.c (issue 38): COIN-OR Clp behind the same struct lp
+// The Clp half of rwa/lp.c: COIN-OR Clp behind the same struct lp
 // as lp_solve, built into the plugin libofc-clp.so (rwa/lp_clp.h says why a
 // plugin). C++ because what a time limit and a cancellation need, a check
 // at every iteration, is Clp's ClpEventHandler: its C interface hands

@@ -1,4 +1,4 @@
-/* rwa/lp.c's Clp half (issue 38), private to rwa/: rwa/lp_clp.cc is built
+/* rwa/lp.c's Clp half, private to rwa/: rwa/lp_clp.cc is built
  * into a plugin of its own, libofc-clp.so, which rwa/lp.c loads the first
  * time a model asks for Clp (dlopen, as controller/cli/https.c loads
  * libcurl): linked, Clp and what it pulls in (libstdc++, LAPACK, BLAS,

@@ -1,6 +1,6 @@
 /* rwa — routing and wavelength assignment, and the one wrapper around the
  * LP solvers that every LP and ILP in ofc goes through (BFB, RWA, MCF, the
- * fluid engine): lp_solve, and COIN-OR Clp for LPs (issue 38).
+ * fluid engine): lp_solve, and COIN-OR Clp for LPs.
  *
  * The wrapper keeps lp_solve's 1-based columns, its globals-free lprec and
  * its status codes, and Clp's C++ model (rwa/lp_clp.cc), behind a small API
@@ -87,7 +87,7 @@ void lp_set_cancel(struct lp *lp, const atomic_bool *cancel);
  * or none (Clp: automatic, geometric, none; its dynamic modes are its plain
  * ones, as Clp scales the model as it is at every solve). Column generation masters with dense
  * columns solve about twice as fast with geometric alone, and do not stall or fail in LUSOL the way
- * they do when equilibrated (bench/RESULTS.md, issue 7b). */
+ * they do when equilibrated (bench/RESULTS.md). */
 enum lp_scaling {
 	LP_SCALE_DEFAULT = 0,
 	LP_SCALE_GEOMETRIC,
@@ -102,7 +102,7 @@ void lp_set_scaling(struct lp *lp, enum lp_scaling s);
  * columns or costs, from the last basis). Models re-solved after
  * rows are added (cutting planes) stay dual feasible: dual simplex in both
  * phases starts from there, where the default (dual then primal) can
- * stall in primal on degenerate cut LPs (fluid pricing, issue 13). */
+ * stall in primal on degenerate cut LPs (fluid pricing). */
 enum lp_simplex { LP_SIMPLEX_DEFAULT = 0, LP_SIMPLEX_DUAL, LP_SIMPLEX_PRIMAL };
 void lp_set_simplex(struct lp *lp, enum lp_simplex s);
 /* MIP: stop at the first integer solution found (for feasibility models
@@ -251,7 +251,7 @@ const char *rwa_engine_name(enum rwa_engine e);
 #define RWA_ILP_MAX_COLUMNS 2000000u
 enum rwa_objective { RWA_MIN_WAVELENGTHS = 1, RWA_MAX_SERVED = 2 };
 
-/* The relaxation's solver when the request names none (issue 38; measured
+/* The relaxation's solver when the request names none (measured
  * in bench/RESULTS.md, "LP solvers": 3.5-15x faster on the all-to-all of
  * 32-128 nodes), lp_solve when Clp's plugin cannot be loaded. */
 #define RWA_LP_SOLVER LP_SOLVER_CLP
@@ -259,7 +259,7 @@ struct rwa_opts {
 	enum rwa_engine engine;
 	enum rwa_objective objective;
 	double time_limit; /* seconds for the solver (ILP and LP); 0 = none */
-	/* The LP relaxation's solver (issue 38; the ILP is lp_solve's);
+	/* The LP relaxation's solver (the ILP is lp_solve's);
 	 * LP_SOLVER_DEFAULT: RWA_LP_SOLVER. */
 	enum lp_solver lp_solver;
 	/* ILP, min wavelengths: solve the exact model up to and including the
