@@ -25,7 +25,7 @@ V        ?= 0
 Q         = $(if $(filter 1,$(V)),,@)
 # ARCH: extra machine flags (e.g. -march=native). None by default: the
 # binaries run on any x86-64; BFB no longer counts bits in its inner loops
-# (its -mpopcnt, issue 17, made no difference after that).
+# (its -mpopcnt made no difference after that).
 ARCH     ?=
 CSTD      = -std=c11 -D_GNU_SOURCE -DOFC_VERSION='"$(VERSION)"'
 WARN      = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -181,7 +181,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TESTLIB_OBJ) $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(OPT) $(SAN) $^ -o $@ $(LDLIBS_ALL) -lcmocka
 
-# COIN-OR Clp, the second LP solver (issue 38), is a plugin rwa/lp.c loads
+# COIN-OR Clp, the second LP solver, is a plugin rwa/lp.c loads
 # when a model asks for it (rwa/lp_clp.h: linked, Clp and what it pulls in
 # added 4 MB to every run's resident memory). C++ (its event handler stops
 # a solve at every iteration), without the sanitizers: an instrumented
@@ -194,7 +194,7 @@ $(CLP_PLUGIN): $(BUILD)/obj/rwa/lp_clp.o
 	@echo "  LD      $@"
 	$(Q)$(CXX) -shared $(OPT) $< -o $@ -Wl,--no-undefined $(shell pkg-config --libs $(CLP_PC))
 
-# bench/symmetry measures bliss beside nauty (issue 38): bliss's digraphs
+# bench/symmetry measures bliss beside nauty: bliss's digraphs
 # are C++ only (its C interface has undirected graphs), so a shim of the
 # bench's own, built with g++ against libbliss; ofc itself calls nauty.
 BLISS_PC = libbliss-cxx

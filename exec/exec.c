@@ -10,7 +10,7 @@
  * dst's, so no state is shared between agents but the stop flag, the
  * error and the progress counters.
  *
- * Before any of it (issue 34) one pass over the transfers counts what the
+ * Before any of it one pass over the transfers counts what the
  * run will hold (exec_memory: blocks, the expected result, each host's
  * transfers and the steps it takes part in, the connections) and the run
  * is refused with that figure when it does not fit; nothing is held per

@@ -59,13 +59,13 @@ struct exec_net {
 struct exec_opts {
 	uint64_t size; /* M: bytes per node */
 	/* Absolute, on the now_seconds() clock: the caller's, so that reading
-	 * the schedule and setting up count (issue 34). */
+	 * the schedule and setting up count. */
 	double deadline;
 	/* Refuse a run that would take the process (what it holds already and
 	 * the run: exec_memory) past this; 0: half the machine's memory. */
 	uint64_t max_memory;
 	uint64_t seed;	 /* input data; 0: fixed default */
-	/* An all-to-all of skewed pairs (issue 41): block b (origin x N +
+	/* An all-to-all of skewed pairs: block b (origin x N +
 	 * target) holds its weight times M / N (verify_opts.block_weight's
 	 * meaning), a block of weight 0 nothing and unchecked. NULL: all 1. */
 	const double *block_weight;
@@ -99,7 +99,7 @@ int exec_run(const struct schedule *s, const struct exec_net *net, const struct 
 	     struct exec_result *r, struct ofc_error *err);
 void exec_result_free(struct exec_result *r);
 /* What exec_run holds beyond the schedule, before the schedule is read
- * (issue 34), from its counts (spans counted as one transfer: exec_run
+ * from its counts (spans counted as one transfer: exec_run
  * checks their copy itself): every host's blocks at size bytes per host
  * (all-to-all: its own and one per transfer at each end) and the expected
  * result, for the reduce collectives a stage of up to what a host holds,

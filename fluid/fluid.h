@@ -284,11 +284,11 @@ struct fluid_opts {
 	double time_limit;  /* seconds for the whole solve; 0 = none */
 	uint64_t mem_limit; /* bytes a model may take (estimated before building); 0 = 4 GiB */
 	bool skip_phase2;   /* R* only */
-	/* After phase 2, also the layers summed (fluid/hopfree.c, issue 38):
+	/* After phase 2, also the layers summed (fluid/hopfree.c):
 	 * LP 4.2 without layers at the same R, whose optimum bounds the
 	 * objective of every T (objective_any_hops). */
 	bool bound_any_hops;
-	/* The LP solver of every model (issue 38); LP_SOLVER_DEFAULT: each
+	/* The LP solver of every model; LP_SOLVER_DEFAULT: each
 	 * model's measured default (FLUID_LP_* in fluid/internal.h). */
 	enum lp_solver lp_solver;
 	void (*progress)(void *ctx, const struct fluid_progress *p);
@@ -350,7 +350,7 @@ struct fluid_result {
 	double seconds_any_hops;
 	bool optimal;
 	enum fluid_stop stop;
-	/* the LP solver of each kind of model (issue 38) */
+	/* the LP solver of each kind of model */
 	enum lp_solver lp_master, lp_pricing, lp_full;
 	uint32_t classes;     /* pricing problems per iteration */
 	uint32_t group_order; /* 1 without symmetry */

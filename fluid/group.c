@@ -557,7 +557,7 @@ int fluid_group_detect(const struct fluid_net *n, uint32_t max_order,
  * caller falls back.
  *
  * H is looked for among one element per action on the GPUs, found from
- * nauty's generators (issue 34): the group itself can be huge for no use
+ * nauty's generators: the group itself can be huge for no use
  * (20 interchangeable switches in a server are S_20, 2.4e18 elements, all
  * fixing the GPUs), and its listing, capped at 2^17 elements of 464 words,
  * took 14 s and 490 MB to find H of one element. The actions are at most

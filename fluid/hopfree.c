@@ -1,4 +1,4 @@
-/* The layers summed (issue 38): a bound on LP 4.2's objective at every hop
+/* The layers summed: a bound on LP 4.2's objective at every hop
  * limit T.
  *
  * Take any solution of LP 4.2 at any T and add up, for every physical arc,

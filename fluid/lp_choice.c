@@ -1,4 +1,4 @@
-/* Which LP solver a fluid model runs on (issue 38): a leaf of the files that
+/* Which LP solver a fluid model runs on: a leaf of the files that
  * make models (dw.c, pricing.c, full.c), so none of them calls solve.c.
  * The defaults and why: fluid/internal.h, bench/RESULTS.md "LP solvers". */
 #include "fluid/internal.h"

@@ -375,7 +375,7 @@ int fluid_solve(const struct fluid_net *n, const struct fluid_opts *o, struct fl
 	uint32_t best_t = tmin, flat = 0;
 	double best = INFINITY;
 	/* The best trial is R*(best_t) already: with phase 1 alone it is the
-	 * answer, not solved again (issue 35: under a time limit the second
+	 * answer, not solved again (under a time limit the second
 	 * solve had no time left and answered 17.6 where the trial had 7.456,
 	 * losing the trial's bound too). */
 	struct fluid_result best_r;

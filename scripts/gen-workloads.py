@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write examples/workloads/'s matrices (issue 41): run it again rather than
+"""Write examples/workloads/'s matrices: run it again rather than
 editing them by hand.
 
 moe-skew8.txt   a mixture-of-experts layer's all-to-all in a group of 8: row

@@ -53,7 +53,7 @@ enum ofc_reason {
 	OFC_R_TOO_BIG,	   /* a frame or reply over its limit */
 	OFC_R_MISMATCH,	   /* read-back differs from what was applied */
 	OFC_R_CREDENTIALS, /* the credentials file is unusable */
-	OFC_R_FENCED,	   /* not sent: this controller may not act any more (issue 37) */
+	OFC_R_FENCED,	   /* not sent: this controller may not act any more */
 };
 
 struct ofc_error {
@@ -167,7 +167,7 @@ struct json_writer {
 	struct json_level level[JSON_MAX_DEPTH];
 	/* The first JSON_TOP_KEYS keys of the outermost object, hashed: a
 	 * printer that adds the fields a message has and it did not print
-	 * asks jw_wrote_key (issue 35: one shape of a schedule's summary). */
+	 * asks jw_wrote_key (one shape of a schedule's summary). */
 	uint64_t top[JSON_TOP_KEYS];
 	unsigned ntop;
 };
@@ -303,7 +303,7 @@ uint64_t unix_ms(void);
 /* Peak resident set size of this process in bytes (0 when unknown). */
 uint64_t peak_rss_bytes(void);
 
-/* A request's clock (issue 17): one absolute deadline on the now_seconds()
+/* A request's clock: one absolute deadline on the now_seconds()
  * clock that every phase of a long request checks, and where people watch,
  * a progress report. Library code calls clock_check() between units of
  * work and clock_progress() as it goes; the caller (a main) owns the clock

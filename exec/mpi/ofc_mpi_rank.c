@@ -1,5 +1,5 @@
 /* ofc-mpi-rank: one rank of the MPI baseline that `ofc testbed run --mpi`
- * sets beside ofc's own schedules (issue 16). Started by MPICH's mpiexec,
+ * sets beside ofc's own schedules. Started by MPICH's mpiexec,
  * one process per testbed host:
  *
  *   mpiexec -n N ofc-mpi-rank HOSTS-FILE COLLECTIVE SIZE ITERATIONS

@@ -404,7 +404,7 @@ class Client:
         if lowering:
             gs.lowering = lowering
         if stream:
-            gs.stream = True  # any size: ofcd sends it step by step (issue 36)
+            gs.stream = True  # any size: ofcd sends it step by step
         return self.call(req).schedule
 
     def watch(self, idle_timeout=None, count=None):
@@ -515,7 +515,7 @@ class Client:
         return self.call(req, check=check)
 
     def get_plan(self):
-        """The running config's workload planned (issue 41; `ofc plan FILE
+        """The running config's workload planned (`ofc plan FILE
         --workload config`): a Plan, every way phase by phase, the choice
         and why."""
         req = control_pb2.Request()
