@@ -245,7 +245,7 @@ static bool is_directory(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* ofc plan --workload (issue 41): the job's plan, from the devices as read
+/* ofc plan --workload: the job's plan, from the devices as read
  * (the circuits in place); nothing is changed. */
 static int plan_workload(struct fabric_cmd *fc, const struct ofc_error *unread)
 {

@@ -137,7 +137,7 @@ static int common_opt(struct remote *r, int c, const char *arg)
 /* a principal other than the socket's uid:N, which uid and pid say ("": none) */
 #define GATEWAY_PRINCIPAL(p) ((p) && strncmp((p), "uid:", 4) != 0 ? (p) : "")
 
-/* Issue 37: a replica of ofcd on etcd, and the cluster as it sees it. */
+/* A replica of ofcd on etcd, and the cluster as it sees it. */
 static void print_cluster(const Ofc__V1__Cluster *c, bool https)
 {
 	const Ofc__V1__Leader *l = c->leader;
@@ -631,7 +631,7 @@ static void print_schedule(FILE *out, const Ofc__V1__Schedule *s)
 			s->n_links);
 }
 
-/* Issue 36: the rest of a streamed GetSchedule after its first frame
+/* The rest of a streamed GetSchedule after its first frame
  * (first->more): the steps one at a time, each written as a Schedule
  * holding it (protobuf merges them into the header already written), so
  * the file decodes to the schedule and only one step is held; as JSON the
@@ -730,7 +730,7 @@ static int stream_rest(struct remote *r, Ofc__V1__Response *first, struct stream
 	}
 }
 
-/* -o with the steps: a stream (issue 36), so a schedule larger than a
+/* -o with the steps: a stream, so a schedule larger than a
  * frame arrives; an ofcd without streams answers in one frame, as before. */
 static int schedule_streamed(struct remote *r, Ofc__V1__Request *req, enum out_format fmt,
 			     const char *output)

@@ -201,7 +201,7 @@ static double predict_steps(const struct schedule *s, const struct testbed_net *
 		double most = 0, step;
 
 		/* What the step before loaded, back to zero: a step costs its
-		 * transfers, not the links (52 M empty steps, issue 34). */
+		 * transfers, not the links (52 M empty steps). */
 		for (size_t k = st ? s->step_start[st - 1] : 0; k < s->step_start[st]; k++) {
 			const struct xfer *x = &s->xfers[k];
 
@@ -356,7 +356,7 @@ static void run_computed(struct run_args *a, const struct testbed_net *t, const 
 	schedule_result_free(&r);
 }
 
-/* sched_verify's own memory on a schedule read back (measured, issue 34):
+/* sched_verify's own memory on a schedule read back (measured):
  * the all-to-all's check sorts, 8 bytes a transfer (24.9 M transfers: 191
  * MB); the others' about 24 (a 256-node allreduce: 23) and tables of up to
  * 176 bytes a (node, shard) (VERIFY_PIECES_BYTES in schedule/direct.c). */
@@ -503,7 +503,7 @@ static void run_mpi(struct run_args *a, const struct testbed_net *t, struct run_
 /* What the circuits carry against the shaping the model prices them at:
  * recorded by testbed up or check, else measured now (a third of a second,
  * recorded). When they carry less, measured/predicted is this machine's
- * cores, not the schedule: the run says so (issue 35: 17x the model, with
+ * cores, not the schedule: the run says so (17x the model, with
  * no word, on 2 cores). */
 static int check_carried(struct run_args *a, struct testbed_net *t, struct ofc_error *err)
 {

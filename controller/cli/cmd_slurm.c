@@ -1,4 +1,4 @@
-/* `ofc slurm prolog|epilog|topology|hostlist` (issue 40, docs/slurm.md):
+/* `ofc slurm prolog|epilog|topology|hostlist` (docs/slurm.md):
  * Slurm jobs get their own topology before they start. The prolog is
  * PrologSlurmctld's program: it reads the job from the environment Slurm
  * 22.05 gives it (SLURM_JOB_ID, SLURM_JOB_NODELIST, SLURM_JOB_COMMENT),

@@ -302,7 +302,7 @@ out:
 }
 
 /* ofc testbed up: the namespaces and veths, shaped to a rate the kernel
- * can shape and this machine can carry (issue 35: the config's 25 Gb/s
+ * can shape and this machine can carry (the config's 25 Gb/s
  * was refused by the first apply that added a circuit, and 2.5 Gb/s ran
  * 17x the model's time on 2 cores without a word). */
 static int up(struct fabric_cmd *fc)

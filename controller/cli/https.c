@@ -1,4 +1,4 @@
-/* `ofc --server URL --cert C --key K --cacert A ...` (issue 36): the same
+/* `ofc --server URL --cert C --key K --cacert A ...`: the same
  * commands as --socket, through ofc-gateway's POST /v1/call, which takes
  * one ofc.v1.Request and answers ofcd's frames. The connection the
  * commands use is one end of a socketpair; a thread (libcurl) reads the

@@ -63,7 +63,7 @@ int cli_opt_size(const struct cli_cmd *cmd, const char *opt, const char *arg, ui
 int cli_opt_rate(const struct cli_cmd *cmd, const char *opt, const char *arg, double *out);
 int cli_opt_duration(const struct cli_cmd *cmd, const char *opt, const char *arg, double *out);
 /* --switch-overhead T,C: a transaction's and a changed circuit's time
- * beyond the switches' own (issue 41). */
+ * beyond the switches' own. */
 int cli_opt_overhead(const struct cli_cmd *cmd, const char *arg, struct jobplan_overhead *out);
 /* A whole number in lo..hi; limit_why (may be NULL) says where hi comes from. */
 int cli_opt_u32(const struct cli_cmd *cmd, const char *opt, const char *arg, uint32_t lo,
@@ -251,7 +251,7 @@ int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv);
 /* The exec/ view of a testbed's circuits (borrows t's arrays; testbed_net.c). */
 struct exec_net;
 void testbed_exec_net(const struct testbed_net *t, uint16_t port, struct exec_net *net);
-/* ofc testbed run --workload (run_workload.c, issue 41): the job's plan run
+/* ofc testbed run --workload (run_workload.c): the job's plan run
  * on the testbed, way by way (ways: a mask of 1 << enum jobplan_kind). */
 struct workload_run_opts {
 	const char *workload; /* a file, or "config" */

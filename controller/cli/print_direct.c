@@ -218,7 +218,7 @@ static void write_a2a_json(const struct schedule_result *r, const struct schedul
 			jw_key(w, "warm_columns");
 			jw_uint(w, o->mcf.warm_columns);
 			/* The healthy flow with the lost links' flow rerouted is
-			 * the answer (issue 38), and what that flow reached. */
+			 * the answer, and what that flow reached. */
 			jw_key(w, "repaired");
 			jw_bool(w, o->mcf.repaired);
 			jw_key(w, "repair_objective");

@@ -84,7 +84,7 @@ static void write_json(FILE *out, const struct schedule_query *q, const struct f
 	jw_str(&w, "fluid");
 	jw_key(&w, "method");
 	jw_str(&w, fluid_method_name(r->method));
-	/* the LP solver of each kind of model it solved (issue 38) */
+	/* the LP solver of each kind of model it solved */
 	jw_key(&w, "lp_solver");
 	jw_obj_begin(&w);
 	if (r->method == FLUID_FULL) {

@@ -169,7 +169,7 @@ static void write_json_one(struct json_writer *w, const struct schedule_result *
 	jw_key(w, "time_us");
 	jw_double(w, o->ring.tm.time_us);
 	if (q->compare && q->fluid.have) {
-		/* --algo all: LP 4.2 on the ring certifies it (issue 13) */
+		/* --algo all: LP 4.2 on the ring certifies it */
 		jw_key(w, "fluid_bound_us");
 		jw_double(w, o->fluid_bound_us);
 		jw_key(w, "below_fluid_bound");

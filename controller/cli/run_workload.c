@@ -1,4 +1,4 @@
-/* ofc testbed run FILE --workload W (issue 41): the job's plan executed on
+/* ofc testbed run FILE --workload W: the job's plan executed on
  * the netns testbed. The plan is made for the testbed (its link rate and
  * alpha; every phase as the executor runs and checks it: a collective over
  * every host, groups together as a demand matrix); then each way asked for
@@ -155,7 +155,7 @@ static struct jobplan_overhead fit(const struct calib_txn *c, uint32_t n)
 	return o;
 }
 
-/* The switching's overhead on this testbed (issue 41): the model prices the
+/* The switching's overhead on this testbed: the model prices the
  * switches' own time (the emulator's per-change delay), but a transaction
  * here also reads every device, moves each changed circuit's veth pair and
  * routes by netlink in the hosts' namespaces and writes the journal, which

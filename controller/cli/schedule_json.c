@@ -1,5 +1,5 @@
 /* A schedule's summary as JSON, one shape whether computed here or by
- * ofcd (issue 35; docs/json.md): the figures of ofc.v1.Schedule (the
+ * ofcd (docs/json.md): the figures of ofc.v1.Schedule (the
  * message GetSchedule answers with, and `ofc schedule -o x.pb` writes) at
  * the top level, its metrics among them. `ofc --socket PATH schedule
  * --json` prints exactly these; `ofc schedule --json` prints its engine's

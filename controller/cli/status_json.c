@@ -1,6 +1,6 @@
 /* `ofc status FILE --json`: the state as ofc.v1.State, the message ofcd
  * answers GetState with and `ofc --socket PATH status --json` prints, so a
- * script reads one shape either way (issue 35; docs/json.md). Built from
+ * script reads one shape either way (docs/json.md). Built from
  * what this process read: each device as it is now, the record, the
  * journal. */
 #include "controller/cli/internal.h"

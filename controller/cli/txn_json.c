@@ -1,7 +1,6 @@
 /* `ofc apply|try|confirm --json`: the transaction as ofc.v1.TransactionInfo,
  * the message ofcd answers ApplyConfig with and `ofc --socket PATH apply
- * --json` prints, so a script reads one shape either way (issue 35;
- * docs/json.md). */
+ * --json` prints, so a script reads one shape either way (docs/json.md). */
 #include "controller/cli/internal.h"
 #include "controller/export/export.h"
 

@@ -29,7 +29,7 @@ int fabric_validate(struct fabric *f, struct ofc_error *err);
  * survivors must still reach one another). */
 int fabric_failures_renumbered(struct fabric *f, struct ofc_error *err);
 
-/* A workload file (`--workload FILE`, issue 41): a YAML mapping with the
+/* A workload file (`--workload FILE`): a YAML mapping with the
  * keys of a config's `workload` section (docs/config.md), errors at
  * FILE:LINE:COL; matrices it names resolve in its directory. Checked
  * against a fabric by workload_validate. */

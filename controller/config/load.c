@@ -871,7 +871,7 @@ static int h_failed_links(struct loader *L, yaml_node_t *n, const struct key *k,
 	return 0;
 }
 
-/* failed_hosts: a list of host names (issue 14). */
+/* failed_hosts: a list of host names. */
 static int h_failed_hosts(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
 	struct topo_target *t = base;
@@ -1196,7 +1196,7 @@ static const struct key server_keys[] = {
     {NULL},
 };
 
-/* ---- workload (issue 41) ------------------------------------------------------ */
+/* ---- workload ----------------------------------------------------------------- */
 
 /* members: a list of groups, each a list of host names. */
 static int h_wl_members(struct loader *L, yaml_node_t *n, const struct key *k, void *base)

@@ -810,7 +810,7 @@ static int mark_failed_hosts(struct fabric *f, struct ofc_error *err)
 	return 0;
 }
 
-/* Failed hosts, ports and links (issue 14): the graph schedules run on,
+/* Failed hosts, ports and links: the graph schedules run on,
  * f->degraded, is the target topology less what failed. A failed host
  * (`failed: true`, or named in the topology's failed_hosts) keeps its node
  * without arcs; the others must still reach one another. renumbered: the
@@ -940,7 +940,7 @@ int fabric_failures_renumbered(struct fabric *f, struct ofc_error *err)
 	return degrade(f, true, err);
 }
 
-/* Per-port and per-link rates (issue 14): a host's port_rates name every
+/* Per-port and per-link rates: a host's port_rates name every
  * port; a link_rates entry names a link of the topology, once. */
 static int check_rates(struct fabric *f, struct ofc_error *err)
 {
@@ -1148,8 +1148,8 @@ out:
 	return rc;
 }
 
-/* A topology that does not connect every host is a workload's (issue 41:
- * the planner gives a phase's groups links of their own, and MoveToPhase
+/* A topology that does not connect every host is a workload's (the
+ * planner gives a phase's groups links of their own, and MoveToPhase
  * commits them) when every group of one of its kinds is connected within
  * it; else it is refused as any other that strands hosts. */
 static int check_split(struct fabric *f, struct ofc_error *err)

@@ -1,4 +1,4 @@
-/* A workload against its fabric (issue 41): the kinds of groups resolved to
+/* A workload against its fabric: the kinds of groups resolved to
  * hosts (written out, from parallelism degrees, and `all`), every phase
  * checked and its matrix read. Errors at the workload file's FILE:LINE:COL
  * (a config's section: the config; --workload FILE: that file). */

@@ -10,7 +10,7 @@
  * switch's. Failed hosts, ports and links are red; circuits the target has
  * and the devices lack are dotted grey. Port numbers and switch ports are
  * in the tooltips (SVG): drawn as records with a line per port, 64 hosts
- * were a tangle of crossing curves (issue 35). */
+ * were a tangle of crossing curves. */
 #include "controller/export/export.h"
 
 #include <math.h>

@@ -24,7 +24,7 @@ int topology_pack(const struct graph *g, const struct topo_facts *facts, const s
  * concatenated messages, appending repeated fields), each streamed
  * PB_CHUNK transfers at a time, so memory stays one chunk's worth. */
 int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err);
-/* What writing s as protobuf holds (issue 17): a chunk's messages and
+/* What writing s as protobuf holds: a chunk's messages and
  * packed bytes; whole: every step at once (ofcd's one-frame reply). JSON
  * and text are written transfer by transfer and hold nothing per
  * transfer. */
@@ -36,7 +36,7 @@ uint64_t schedule_pb_memory(const struct schedule *s, bool whole);
  * read (the reader prices and verifies again). Errors name the file. */
 #define SCHEDULE_PB_MAX (1ull << 30)
 int schedule_read_pb(const char *path, struct schedule *s, struct ofc_error *err);
-/* The same in two passes (issue 34), so that a caller can price what the
+/* The same in two passes, so that a caller can price what the
  * schedule will take before it is built: schedule_pb_open reads the file
  * (refused when its size would take the process past max_memory, 0: no
  * limit but SCHEDULE_PB_MAX) and walks it once, counting steps and
@@ -75,7 +75,7 @@ struct msccl_info {
 	uint32_t channels, thread_blocks;
 	size_t operations;
 };
-/* What schedule_write_msccl holds for s, before it starts (issue 17): every
+/* What schedule_write_msccl holds for s, before it starts: every
  * rank's chunk states, its operations and the lane tables. */
 uint64_t schedule_msccl_memory(const struct schedule *s);
 int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info *info,
@@ -103,7 +103,7 @@ void fabric_write_dot_circuits(const struct fabric *f, const struct fabric_dot *
 
 /* Any protobuf-c message as JSON (controller/export/pbjson.c). */
 void pb_write_json(struct json_writer *w, const ProtobufCMessage *m);
-/* A message of descriptor d from JSON text (issue 36: the network API's
+/* A message of descriptor d from JSON text (the network API's
  * request bodies), field names as in the .proto; OFC_E_INPUT naming the
  * field's path for anything else. *out is malloc'd throughout: free it with
  * protobuf_c_message_free_unpacked(*out, NULL). pb_read_json_object takes a

@@ -188,7 +188,7 @@ void pb_write_json(struct json_writer *w, const ProtobufCMessage *m)
 	jw_obj_end(w);
 }
 
-/* ---- JSON in (issue 36) ------------------------------------------------------
+/* ---- JSON in -----------------------------------------------------------------
  * The network API's request bodies and query strings, into any protobuf-c
  * message through its descriptor: JSON names are the .proto field names,
  * enums their value names (or numbers), 64-bit integers numbers or decimal

@@ -398,7 +398,7 @@ Ofc__V1__Schedule *schedule_step_msg(struct arena *a, const struct schedule *s, 
 	return m;
 }
 
-/* Writing a step as it is built (issue 17): PB_CHUNK transfers at a time
+/* Writing a step as it is built: PB_CHUNK transfers at a time
  * in reused structs, packed by protobuf-c into one reused buffer and
  * written. A Step holding transfers [i, j) packs to those transfers' bytes
  * alone (a repeated field is its elements one after the other), so the
@@ -672,7 +672,7 @@ int schedule_append_pb(const Ofc__V1__Schedule *m, FILE *out, struct ofc_error *
 	return rc;
 }
 
-/* ---- reading a schedule back (issue 34) --------------------------------------
+/* ---- reading a schedule back -------------------------------------------------
  * protobuf-c unpacks a message whole: every step a struct of its own and a
  * pointer, 56 bytes for an empty step that takes 2 in the file, so a 100 MB
  * file of 52 M empty steps became 4.6 GB, and a decode that ran out of

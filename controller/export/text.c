@@ -111,7 +111,7 @@ static void link_counts(FILE *out, const struct sv_link *l, uint32_t n)
 		fprintf(out, " (%u one way)", oneway);
 }
 
-/* A server fabric (issue 13) as an operator counts it: which hosts are
+/* A server fabric as an operator counts it: which hosts are
  * which server, each template's GPUs, switches, memories, NICs and links,
  * and what joins the servers (rails, circuits between NICs). */
 static void write_servers(const struct fabric *f, FILE *out)

@@ -38,14 +38,14 @@ struct host {
 	} port_rates;
 	char *server; /* a server template it instantiates, or NULL */
 	struct src_loc server_loc;
-	/* NIC-limited hosts (issue 14): the host's injection (= ejection)
+	/* NIC-limited hosts: the host's injection (= ejection)
 	 * bandwidth to its NIC, bits/s (0: not limited, d x port rate), and
 	 * whether bytes it relays cross the host (HOST_FORWARDING, the default:
 	 * GPU/ML fabrics, store-and-forward) or only the NIC (NIC_FORWARDING). */
 	double injection;
 	struct src_loc injection_loc;
 	int forwarding; /* enum host_forwarding */
-	/* Failures (issue 14): the whole host (`failed: true`, or named in
+	/* Failures: the whole host (`failed: true`, or named in
 	 * the topology's failed_hosts: validation sets it and failed_loc), or
 	 * some of its NIC ports (both fibres of each: the links they carry are
 	 * gone). */
@@ -56,7 +56,7 @@ struct host {
 	uint32_t nfailed_ports;
 };
 
-/* A circuit moved off a lost host port onto a spare one (issue 14, ofcd's
+/* A circuit moved off a lost host port onto a spare one (ofcd's
  * re-wiring): host port `from` and the spare port `to`, cabled to the same
  * switch, trade switch ports, so the topology's port `from` runs on the
  * spare's fibre and the lost port is left dark (failed_ports name physical
@@ -67,7 +67,7 @@ struct port_move {
 	uint32_t from, to;
 };
 
-/* Server fabrics (issue 13, fluid/): a template's vertices, links and
+/* Server fabrics (fluid/): a template's vertices, links and
  * capacity sets, instantiated per host as "host/vertex"; and the same at
  * fabric level for rails and circuits between NICs. */
 /* A NIC is a switch to the fluid engine (it stores, copies and reduces
@@ -249,7 +249,7 @@ struct topo_target {
 	bool auto_picked;
 	double auto_time_us; /* the workload's predicted time on the pick */
 	/* Not strongly connected, and taken because every group of one of the
-	 * workload's kinds is connected within it (issue 41: a phase's
+	 * workload's kinds is connected within it (a phase's
 	 * topology, its groups on links of their own). */
 	bool split;
 };
@@ -266,8 +266,8 @@ struct cost_model {
 	double alpha;	       /* seconds per step */
 	double link_bandwidth; /* bits/s */
 	bool alpha_set, bandwidth_set;
-	/* A switching's cost beyond the switches' own time (issue 41,
-	 * jobplan_overhead): the controller's per transaction and per changed
+	/* A switching's cost beyond the switches' own time
+	 * (jobplan_overhead): the controller's per transaction and per changed
 	 * circuit, seconds; what `ofc plan` and ofcd's GetPlan and
 	 * MoveToPhase price (0, 0 when not given). */
 	struct switch_overhead {
@@ -289,7 +289,7 @@ struct testbed_cfg {
 	double rate_scale;   /* 0: not given (1) */
 };
 
-/* A partition (issue 15): the hosts, or single host ports ("h3:1"), one
+/* A partition: the hosts, or single host ports ("h3:1"), one
  * job owns, with its own topology and collectives. No two partitions
  * claim the same host port (fabric_validate). */
 struct partition {
@@ -304,14 +304,14 @@ struct partition {
 	/* Filled by fabric_validate(): each member's host index and port
 	 * (UINT32_MAX: every port of the host). */
 	uint32_t *member_host, *member_port;
-	/* Made at run time (ofcd's Reconfigure with hosts, issue 40), not
+	/* Made at run time (ofcd's Reconfigure with hosts), not
 	 * from the config: a cross-connect joining one of its ports to a port
 	 * outside it is taken down instead of refused (the caller checks that
 	 * no other owner's port is among them). */
 	bool runtime;
 };
 
-/* A training job's workload (issue 41; docs/config.md "workload"): the
+/* A training job's workload (docs/config.md "workload"): the
  * phases of one iteration, each a collective in every group of one kind at
  * once (or a traffic matrix over every host), repeated `iterations` times.
  * A kind of groups cuts (some of) the hosts into disjoint groups of one
@@ -440,7 +440,7 @@ struct fabric {
 	uint32_t npartitions;
 	struct cost_model cost;
 	/* `lp_solver`: the LP solver of this fabric's schedules when a request
-	 * names none (issue 38); LP_SOLVER_DEFAULT: each LP's own default. */
+	 * names none; LP_SOLVER_DEFAULT: each LP's own default. */
 	enum lp_solver lp_solver;
 	struct testbed_cfg testbed;
 	struct server_template *servers; /* templates */

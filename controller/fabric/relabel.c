@@ -6,7 +6,7 @@
  *
  * The search counts links between hosts; a plan counts cross-connects,
  * which also need the link on the port it uses now, and the ports cannot
- * always follow (issue 35: 208 links kept, 8 cross-connects). So the
+ * always follow (208 links kept, 8 cross-connects). So the
  * numbering found is a candidate, with the config's numbering on the
  * preferred ports and the config's circuits as they are; the one whose
  * circuits the switches hold most of wins, the config's on a tie. A

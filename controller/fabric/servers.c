@@ -1,4 +1,4 @@
-/* A config's server fabric as fluid's network (issue 13): every host with
+/* A config's server fabric as fluid's network: every host with
  * `server: T` instantiates template T (its vertices named "host/vertex"),
  * then the fabric-level vertices (rail switches), links (rails, circuits
  * between NICs) and capacity sets. Names resolve here, so every error

@@ -1,4 +1,4 @@
-/* A training job's workload (issue 41): freeing it, its kinds of groups by
+/* A training job's workload: freeing it, its kinds of groups by
  * name, and each phase's traffic as bytes between hosts. */
 #include "controller/fabric/fabric.h"
 

@@ -1,4 +1,4 @@
-/* ofc-gateway's HTTPS server (issue 36; gateway.h, docs/control.md "The
+/* ofc-gateway's HTTPS server (gateway.h, docs/control.md "The
  * network API").
  *
  * libmicrohttpd with GnuTLS, a thread per connection: each thread blocks
@@ -234,7 +234,7 @@ static char *response_json(const Ofc__V1__Response *r, size_t *len)
 	return buf;
 }
 
-/* A replica of ofcd that does not lead (issue 37) names the leader: its
+/* A replica of ofcd that does not lead names the leader: its
  * gateway's URL, as the leader's --advertise gave it, if it is one a
  * Location header can carry (http(s)://, printable, bounded). */
 static const char *leader_url(const Ofc__V1__Response *r)

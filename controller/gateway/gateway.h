@@ -1,4 +1,4 @@
-/* controller/gateway — ofc-gateway, the network API (issue 36).
+/* controller/gateway — ofc-gateway, the network API.
  *
  * The process that parses what strangers send: it terminates TLS
  * (libmicrohttpd over GnuTLS), requires a client certificate the
@@ -6,9 +6,9 @@
  * a role with the policy file, and forwards each request to ofcd's gateway
  * socket as an ofc.v1.Request carrying that principal; ofcd decides what
  * the principal may do. It holds no device credentials and no device
- * connection (docs/ARCHITECTURE.md, "Seams between the network API (issue
- * 36) and the cluster (issue 37)"; routes in docs/control.md, "The network
- * API"). Nothing here prints: lines go to opts.log. */
+ * connection (docs/ARCHITECTURE.md, "Seams between the network API and the
+ * cluster"; routes in docs/control.md, "The network API"). Nothing here
+ * prints: lines go to opts.log. */
 #ifndef OFC_CONTROLLER_GATEWAY_H
 #define OFC_CONTROLLER_GATEWAY_H
 

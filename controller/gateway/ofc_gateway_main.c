@@ -1,4 +1,4 @@
-/* ofc-gateway: the network API in front of ofcd (issue 36; gateway.h).
+/* ofc-gateway: the network API in front of ofcd (gateway.h).
  * Options and logging; the server is the rest of controller/gateway/.
  * SIGTERM/SIGINT stop it, SIGHUP reloads the CA, the CRL and the policy
  * (a file refused there leaves the old ones in effect: gw_reload).

@@ -1,4 +1,4 @@
-/* Client certificates (issue 36): GnuTLS's trust list holds the CA and
+/* Client certificates: GnuTLS's trust list holds the CA and
  * the CRL, and verifies a peer's chain (signature, validity period,
  * revocation, purpose) in the handshake, before any HTTP byte is read.
  *

@@ -1,4 +1,4 @@
-/* The gateway's connections to ofcd's gateway socket (issue 36): a pool
+/* The gateway's connections to ofcd's gateway socket: a pool
  * of at most max_open, each carrying one request at a time, so an answer
  * is the next frame; streams take a connection of their own from the same
  * count. Waits are bounded by the request timeout. */

@@ -1,5 +1,5 @@
 /* The assignment of most weight for a port of a topology built for
- * traffic (issue 41): a permutation u -> to[u], no u -> u, that carries the
+ * traffic: a permutation u -> to[u], no u -> u, that carries the
  * most weight, where only the pairs that trade (the traffic's support)
  * weigh anything.
  *

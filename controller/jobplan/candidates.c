@@ -1,4 +1,4 @@
-/* The topologies a workload is weighed on (issue 41): the config's, the
+/* The topologies a workload is weighed on: the config's, the
  * circuits in place, the finder's frontier for the hosts and their ports,
  * unions of per-group topologies (each kind of groups used by a phase its
  * share of the ports: TopoOpt allots degree to allreduce groups and to

@@ -119,7 +119,7 @@ static void why_text(struct jobplan_result *r)
 	}
 }
 
-/* A WDM ring (issue 41): its collectives are OpTree's and the baselines'
+/* A WDM ring: its collectives are OpTree's and the baselines'
  * over every node, the MRRs retuned stage by stage inside each schedule
  * (its time counts mrr_tuning_delay), so the ring is the one candidate and
  * the ways are one. A workload fits a ring when every phase is a

@@ -1,4 +1,4 @@
-/* controller/jobplan — planning for the job, not one collective (issue 41):
+/* controller/jobplan — planning for the job, not one collective:
  * a workload (phases of collectives in groups of hosts, or traffic
  * matrices, repeated every iteration; struct workload) on a switched
  * direct-connect fabric, priced on candidate topologies through the one

@@ -1,4 +1,4 @@
-/* --plot FILE (issue 41): where reconfiguring pays. The iteration time of
+/* --plot FILE: where reconfiguring pays. The iteration time of
  * each way against the switching time per change (every switch's, 1 us to
  * 100 s, log scale) at the workload's sizes, and against the message size
  * (every phase's, 1/64 to 64 times, log scale) at the configured switching;

@@ -1,4 +1,4 @@
-/* The ways to run an iteration (issue 41): which candidate topology each
+/* The ways to run an iteration: which candidate topology each
  * phase runs on, and what switching between them costs.
  *
  * Switching: the circuits of the topology before and after, compared as

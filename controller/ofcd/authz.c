@@ -1,9 +1,9 @@
-/* What a principal may do (issue 36): requests that came through
+/* What a principal may do: requests that came through
  * ofc-gateway carry who sent them (Request.principal: an identity, a role
  * and, for a tenant, its partitions), and ofcd decides here, against the
  * running config's partitions and the partitions held at run time, because
  * it is the one process that knows them (docs/ARCHITECTURE.md, "Seams
- * between the network API (issue 36) and the cluster (issue 37)").
+ * between the network API and the cluster").
  *
  * admin: everything. read-only: GetState, GetSchedule, Watch, GetMetrics.
  * tenant: GetState and Watch filtered to its partitions, GetSchedule and
@@ -215,7 +215,7 @@ int authz_request(const struct ofcd *d, const Ofc__V1__Principal *p, const Ofc__
 		case OFC__V1__REQUEST__BODY_GET_SCHEDULE:
 		case OFC__V1__REQUEST__BODY_WATCH:
 		case OFC__V1__REQUEST__BODY_GET_METRICS:
-		case OFC__V1__REQUEST__BODY_GET_PLAN: /* issue 41 */
+		case OFC__V1__REQUEST__BODY_GET_PLAN:
 			return 0;
 		default:
 			return refuse(st, why, len,

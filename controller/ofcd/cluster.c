@@ -1,4 +1,4 @@
-/* ofcd's replicas on etcd (issue 37; docs/ofcd.md, "Replicas"). With
+/* ofcd's replicas on etcd (docs/ofcd.md, "Replicas"). With
  * --cluster the daemon's store is etcd's (controller/reconfig/store.h):
  * the replica whose lease holds the fabric's leader key leads, repairs what
  * its predecessor left (work.c, JOB_TAKEOVER) and alone drives the devices

@@ -1,4 +1,4 @@
-/* Failures at run time (issue 14). Two sources: ReportFailure (links "U-V",
+/* Failures at run time. Two sources: ReportFailure (links "U-V",
  * ports "HOST:PORT" and whole hosts "HOST" an operator or a monitor reports, persisted in
  * STATE_DIR/FABRIC.failed so a restart keeps them) and the devices (every
  * host port cabled to a switch found lost fails with it, until it is back).

@@ -1,4 +1,4 @@
-/* Partitions made at run time (issue 40). An orchestrator (a Slurm job's
+/* Partitions made at run time. An orchestrator (a Slurm job's
  * PrologSlurmctld, docs/slurm.md) asks for a topology on exactly the hosts
  * it allocated: Reconfigure {partition: NAME, topology, hosts, relabel}.
  * ofcd builds a `struct partition` of those hosts on the running config

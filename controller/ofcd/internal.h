@@ -66,7 +66,7 @@ struct fabcfg {
 	uint8_t *plan_full;
 	size_t plan_full_len;
 	char *plan_full_why;
-	/* An all-to-all workload's healthy MCF run (issue 14), kept by the
+	/* An all-to-all workload's healthy MCF run, kept by the
 	 * planner (or a re-plan) that computed the workload on this config's
 	 * healthy graph:
 	 * a re-plan after a failure warm-starts from its solution and prices
@@ -91,11 +91,11 @@ struct fabcfg {
 
 /* The most a config's kept healthy MCF solution may hold. genkautz:1024,4's
  * (mirrored: the group, 51 classes' trees, the lengths) holds 1.2 MiB
- * (bench/RESULTS.md, issue 14); a plain solution (no symmetry) keeps a
+ * (bench/RESULTS.md); a plain solution (no symmetry) keeps a
  * class per node, at least n trees of n arcs: 4 MiB and up at 1024 nodes. */
 #define KEPT_MAX_BYTES ((size_t)256 << 20)
-/* A re-plan's all-to-all MCF on the degraded graph stops here (issue 14's
- * target), within the gap its message gives. */
+/* A re-plan's all-to-all MCF on the degraded graph stops here (the target:
+ * a re-plan within 10 s of the failure), within the gap its message gives. */
 #define REPLAN_MCF_SECONDS 10
 /* The lowering of the workload's schedule (State.schedule, re-plans): an
  * all-to-all's MCF is the fluid one lowered to paths, the MCF that keeps
@@ -172,8 +172,8 @@ enum job_kind {
 	JOB_SCHEDULE,
 	JOB_FAILURE, /* ReportFailure: the failed set changes, the schedule is re-planned */
 	JOB_PLAN,    /* the planner's result: install it on its config, publish */
-	JOB_RELEASE, /* ReleasePartition: let go of a run-time partition (issue 40) */
-	/* Issue 37 (cluster.c): this replica leads now: repair what the last
+	JOB_RELEASE, /* ReleasePartition: let go of a run-time partition */
+	/* cluster.c: this replica leads now: repair what the last
 	 * leader left and serve the store's state as the leader */
 	JOB_TAKEOVER,
 	JOB_SYNC, /* a follower: serve the state its watch of etcd delivered */
@@ -226,8 +226,8 @@ struct job {
 	 * client may change anyone's holds; a tenant only its own). */
 	char *principal;
 	bool tenant;
-	double t0;	       /* issue 36, metrics: started (schedules: asked for) */
-	struct stream *stream; /* issue 36: a streamed GetSchedule (stream.c) */
+	double t0;	       /* metrics: started (schedules: asked for) */
+	struct stream *stream; /* a streamed GetSchedule (stream.c) */
 	bool dry_run;
 	char *target; /* for people: the topology, workload or file */
 	/* apply-config; unnamed: sent without a filename, so its relative
@@ -239,13 +239,13 @@ struct job {
 	char *spec;
 	bool spec_from_client; /* spec came in the request: read under d->files */
 	char *partition;       /* reconfigure: that partition alone */
-	/* reconfigure: a partition made at run time of these hosts (issue 40),
+	/* reconfigure: a partition made at run time of these hosts,
 	 * renumbered for fewest moves when relabel */
 	char **hosts;
 	uint32_t nhosts;
 	bool relabel;
 	bool workload;
-	/* Issue 41: GetPlan (a schedule worker's read), MoveToPhase (a
+	/* GetPlan (a schedule worker's read), MoveToPhase (a
 	 * reconfigure to the chosen way's topology of phase `phase`, or of the
 	 * phase named phase_name). */
 	bool get_plan, to_phase;
@@ -267,7 +267,7 @@ struct job {
 	char **items;
 	uint32_t nitems;
 	bool restore, clear;
-	/* Issue 37: the Request as its client sent it (a mutation a replica
+	/* The Request as its client sent it (a mutation a replica
 	 * leading on etcd keeps in etcd's queue while it waits: queue.c) */
 	uint8_t *req;
 	size_t req_len;
@@ -324,15 +324,15 @@ struct note {
 	char **failed;
 	uint32_t nfailed;
 	struct plan_task *plan; /* the planner finished (a reference) */
-	/* Issue 36: a frame of a streamed GetSchedule (in sched) for the
+	/* A frame of a streamed GetSchedule (in sched) for the
 	 * connection stream_conn; the stream is the job's, not the note's. */
 	struct stream *stream;
 	uint64_t stream_conn;
-	enum store_event cluster; /* issue 37: what the store said (0: none) */
+	enum store_event cluster; /* what the store said (0: none) */
 	char *partition;	  /* KIND_PARTITION_*: which (Event.partition) */
 };
 
-/* stream.c (issue 36): a streamed GetSchedule's thread and the loop agree
+/* stream.c: a streamed GetSchedule's thread and the loop agree
  * on how many frames the loop holds for the client (inflight, at most a
  * window); the loop acknowledges each once the client's unsent answers
  * are below OUT_HIGH, and cancels when the client is gone. */
@@ -353,7 +353,7 @@ int stream_start(struct job *j);
 struct conn;
 struct allow_entry;
 
-/* metrics.c (issue 36): the loop thread's counters and histograms. */
+/* metrics.c: the loop thread's counters and histograms. */
 #define METRICS_BUCKETS 10
 struct metrics_hist {
 	uint64_t bucket[METRICS_BUCKETS]; /* cumulative, as Prometheus counts them */
@@ -426,7 +426,7 @@ struct ofcd {
 	uint32_t nallow;
 	int listen_fd, ro_fd;
 	bool bound_main, bound_ro; /* the socket files are ours to remove */
-	int gw_fd;		   /* issue 36: the gateway socket, -1: none */
+	int gw_fd;		   /* the gateway socket, -1: none */
 	bool bound_gw;
 	int wake_fd; /* eventfd: notes, stop and reload requests */
 	int sig_fd;  /* signalfd with opts.signals, else -1 */
@@ -450,7 +450,7 @@ struct ofcd {
 	} cache[8]; /* by GetState's options, and whether the asker reads only */
 	struct job *queue, *queue_tail; /* mutations waiting, in order */
 	struct job *ev_job;		/* a job taken out of the queue, while its event goes out */
-	struct stream **streams;	/* issue 36: streamed GetSchedules running */
+	struct stream **streams;	/* streamed GetSchedules running */
 	uint32_t nstreams;
 	size_t cap_streams;
 	uint32_t nqueue;
@@ -478,8 +478,8 @@ struct ofcd {
 	double accept_logged;	  /* when the last line about it was */
 	bool accept_told;	  /* this episode was logged: log its end */
 	struct log_limit peer_log;
-	struct metrics metrics;	 /* issue 36 */
-	struct dev_metrics devm; /* issue 36: its own mutex */
+	struct metrics metrics;
+	struct dev_metrics devm; /* its own mutex */
 	/* The planner computing the workload's schedule of cfg (plan.c), or
 	 * NULL; mutations wait for it until plan_hold_until (unix seconds,
 	 * 0: not holding). plan_job: its result, to run before the queue. */
@@ -487,7 +487,7 @@ struct ofcd {
 	double plan_hold_until;
 	uint64_t plan_timer;
 	struct job *plan_job;
-	/* Issue 37 (cluster.c): replicas on etcd. clustered: d->store is
+	/* cluster.c: replicas on etcd. clustered: d->store is
 	 * etcd's. cl: the store's view as last refreshed (GetState shows it,
 	 * the gate decides on it); leading: this replica took over and
 	 * leads; cluster_job: a takeover or a sync to run before anything
@@ -558,7 +558,7 @@ struct ofcd {
 	uint32_t nw_gone;
 	char *w_held_bytes;
 	size_t w_held_len;
-	/* Issue 37: the --config as read, which a replica's state is built on
+	/* The --config as read, which a replica's state is built on
 	 * again when it syncs or takes over; what the last sync saw (the
 	 * record's generation, the journal's id and phase, the store's bytes
 	 * of the record, .failed and .rewired); a .failed or .rewired in the
@@ -616,7 +616,7 @@ int authz_request(const struct ofcd *d, const Ofc__V1__Principal *p, const Ofc__
 Ofc__V1__State *authz_tenant_state(const struct ofcd *d, const Ofc__V1__Principal *p,
 				   struct arena *a);
 
-/* metrics.c (issue 36): count a job the loop got back; the exposition,
+/* metrics.c: count a job the loop got back; the exposition,
  * with the connections counted by role (admin, read-only on the main
  * socket, the read-only socket, the gateway). The caller frees it. */
 void metrics_job_done(struct metrics *m, const struct job *j, bool ok, double seconds);
@@ -635,11 +635,11 @@ int ofcd_schedule_compute(const struct ofcd *d, struct job *j, struct ofc_clock 
 /* The answer's Schedule without its steps: header, figures, links. */
 Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_result *r);
 int ofcd_start(struct ofcd *d, struct ofc_error *err); /* config, lock, recovery */
-/* (mutation worker, issue 37) JOB_TAKEOVER and JOB_SYNC. */
+/* (mutation worker) JOB_TAKEOVER and JOB_SYNC. */
 void ofcd_run_takeover(struct ofcd *d, struct job *j);
 void ofcd_run_sync(struct ofcd *d, struct job *j);
 
-/* cluster.c (issue 37): replicas on etcd */
+/* cluster.c: replicas on etcd */
 /* (ofcd_start) d->store becomes etcd's for this fabric; its state read
  * once. */
 int cluster_open(struct ofcd *d, const char *fabric, struct ofc_error *err);
@@ -658,7 +658,7 @@ bool cluster_sync_start(struct ofcd *d, struct job *j);
 /* (loop) A takeover or a sync j is done: a reload's ends the staleness. */
 void cluster_synced(struct ofcd *d, const struct job *j);
 
-/* Issue 37, queue.c: the waiting mutations in etcd. queue_kept: whether j
+/* queue.c: the waiting mutations in etcd. queue_kept: whether j
  * goes there (a client's mutation, not a dry run, on a replica); persist
  * writes the list again when it changed (errors: the store's, FENCED when
  * this replica does not lead); queue_load reads what the last leader left
@@ -706,7 +706,7 @@ void *ofcd_mutation_worker(void *arg);
 void *ofcd_schedule_worker(void *arg);
 void ofcd_run_job(struct ofcd *d, struct job *j);
 
-/* plan.c: the workload's schedule computed off the start path (issue 14).
+/* plan.c: the workload's schedule computed off the start path.
  * A detached thread computes an all-to-all's schedule (the MCF: minutes on
  * a large fabric) on a config reference; the daemon may let go of it at
  * any time (a new config, shutdown) without waiting: letting go cancels
@@ -762,7 +762,7 @@ void plan_out_free(struct plan_out *o);
  * and, when it is the one published, a snapshot and the event. */
 void ofcd_run_plan(struct ofcd *d, struct job *j);
 
-/* held.c: partitions made at run time of given hosts (issue 40) */
+/* held.c: partitions made at run time of given hosts */
 #define HELD_MAX_HOSTS 65536
 struct held_part {
 	struct partition p; /* members are host names; member_host as of when it was made */
@@ -831,7 +831,7 @@ void held_state(const struct ofcd *d, struct snapshot *s);
 /* (mutation worker) JOB_RELEASE. */
 void ofcd_run_release(struct ofcd *d, struct job *j);
 
-/* ---- the job's plan (jobplan.c, issue 41) ---------------------------------- */
+/* ---- the job's plan (jobplan.c) -------------------------------------------- */
 
 /* GetPlan's answer into j->reply: the running config's workload planned. */
 void ofcd_run_get_plan(const struct ofcd *d, struct job *j);
@@ -840,7 +840,7 @@ void ofcd_run_get_plan(const struct ofcd *d, struct job *j);
  * Reconfigure's (and a restart the record's); j->target says which. */
 int ofcd_phase_spec(const struct fabcfg *cfg, struct job *j, char **spec, struct ofc_error *err);
 
-/* failures.c: failures reported at run time and lost switches (issue 14) */
+/* failures.c: failures reported at run time and lost switches */
 #define FAIL_MAX_ITEMS 4096
 /* Syntax alone: "U-V" or "HOST:PORT" with names a config may have. */
 bool failure_item_ok(const char *item);

@@ -1,4 +1,4 @@
-/* ofcd and the job's plan (issue 41): GetPlan plans the running config's
+/* ofcd and the job's plan: GetPlan plans the running config's
  * workload as `ofc plan FILE --workload config` does (on a schedule worker:
  * it prices every phase on every candidate), and MoveToPhase takes the
  * fabric to the topology the chosen way gives a phase (a mutation, on the

@@ -238,7 +238,7 @@ void note_free(struct note *n)
 	free(n);
 }
 
-/* A streamed GetSchedule's handshake with the loop (stream.c, issue 36):
+/* A streamed GetSchedule's handshake with the loop (stream.c):
  * here with the jobs that own it, so freeing a job needs nothing of stream.c. */
 void stream_free(struct stream *st)
 {

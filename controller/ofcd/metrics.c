@@ -1,4 +1,4 @@
-/* ofcd's metrics (issue 36): counters, gauges and histograms with fixed
+/* ofcd's metrics: counters, gauges and histograms with fixed
  * label sets, updated by the loop thread alone (jobs are counted when they
  * come back to it), written in Prometheus's text exposition format for
  * GetMetrics (ofc-gateway serves it at /metrics with its own TLS counters
@@ -235,7 +235,7 @@ char *metrics_text(struct ofcd *d, const uint32_t clients[4])
 		  (unsigned long long)m->schedules[0], (unsigned long long)m->schedules[1]);
 	hist(&sb, "ofc_schedule_duration_seconds", "a GetSchedule computed and answered",
 	     &m->schedule_seconds, sched_bounds);
-	/* Issue 37: a replica on etcd (d->cl, the loop's last view). */
+	/* A replica on etcd (d->cl, the loop's last view). */
 	if (d->clustered) {
 		uint32_t up = 0;
 

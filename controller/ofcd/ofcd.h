@@ -25,7 +25,7 @@
 /* Where the packaged unit listens and clients look when told nothing else
  * (ofc's daemon-only commands, the Python client). */
 #define OFCD_SOCKET_DEFAULT "/run/ofc/ofcd.sock"
-/* Issue 37: a replica's lease on etcd, seconds. */
+/* A replica's lease on etcd, seconds. */
 #define OFCD_CLUSTER_TTL_DEFAULT 2
 /* Seconds a GetSchedule from the read-only socket may take by default. */
 #define OFCD_RO_REQUEST_TIME_DEFAULT 10
@@ -81,7 +81,7 @@ struct ofcd_opts {
 	 * 0: 60, < 0: none. */
 	double max_request_time;
 	/* --lp-solver: the LP solver of the schedules it computes for a config
-	 * that names none (issue 38); LP_SOLVER_DEFAULT: each LP's own. */
+	 * that names none; LP_SOLVER_DEFAULT: each LP's own. */
 	enum lp_solver lp_solver;
 	/* The same two for requests on the read-only socket, which anyone may
 	 * send: 0 = the smaller defaults (OFCD_RO_REQUEST_TIME_DEFAULT, an
@@ -104,7 +104,7 @@ struct ofcd_opts {
 	 * those paths (the service manager owns them). -1: none. */
 	bool inherit_fds;
 	int main_fd, ro_fd;
-	/* Issue 36, the network API: a third socket for ofc-gateway
+	/* The network API: a third socket for ofc-gateway
 	 * (docs/control.md, "The network API"). Only gateway_uid may connect
 	 * (SO_PEERCRED); each request there carries its principal, which
 	 * ofcd authorises (authz.c). NULL: none. */
@@ -114,7 +114,7 @@ struct ofcd_opts {
 	 * (mode 0660; ofcd's user must be a member). */
 	bool have_gateway_gid;
 	unsigned gateway_gid;
-	/* Issue 37, replicas on etcd (docs/ofcd.md, "Replicas"): the record,
+	/* Replicas on etcd (docs/ofcd.md, "Replicas"): the record,
 	 * journal, .failed and .rewired live in etcd at `cluster`
 	 * ("etcds://HOST:PORT[,...]", TLS, or "etcd://..."; NULL: one ofcd,
 	 * files in state_dir);

@@ -263,11 +263,11 @@ struct args {
 	const char *allow[MAX_DEVICES];
 	const char *config, *sock, *ro, *state, *topo, *log_file, *pid_file;
 	bool foreground, use_syslog, use_journal, check;
-	bool have_gateway_uid; /* issue 36 */
+	bool have_gateway_uid;
 	bool cluster_insecure; /* plain etcd:// allowed, said in so many words */
 };
 
-/* ---- issue 37: replicas on etcd ------------------------------------------ */
+/* ---- replicas on etcd ---------------------------------------------------- */
 enum {
 	OPT_CLUSTER = 0x3700,
 	OPT_CLUSTER_TTL,
@@ -340,9 +340,9 @@ static int parse_cluster_opt(int c, const char *arg, struct args *a)
 	}
 	return -1;
 }
-/* ---- end of issue 37's options ------------------------------------------- */
+/* ---- end of the replicas' options ---------------------------------------- */
 
-/* ---- issue 36: the network API's options -------------------------------- */
+/* ---- the network API's options ------------------------------------------ */
 enum { OPT_GATEWAY_SOCKET = 0x3600, OPT_GATEWAY_UID, OPT_LP_SOLVER = 0x3800 };
 
 /* Returns -1 to go on, else the exit status. */
@@ -372,7 +372,7 @@ static int parse_net_opt(int c, const char *arg, struct args *a)
 	a->have_gateway_uid = true;
 	return -1;
 }
-/* ---- end of issue 36's options ------------------------------------------ */
+/* ---- end of the network API's options ----------------------------------- */
 
 /* The limits' options (sizes, counts, durations, the socket's mode) into
  * o; returns -1 to go on, else the exit status. */
@@ -524,10 +524,10 @@ static const struct option ofcd_options[] = {
     {"log-level", required_argument, NULL, 'l'},
     {"check", no_argument, NULL, 'k'},
     {"lp-solver", required_argument, NULL, OPT_LP_SOLVER},
-    /* Issue 36, the network API (parse_net_opt). */
+    /* The network API (parse_net_opt). */
     {"gateway-socket", required_argument, NULL, OPT_GATEWAY_SOCKET},
     {"gateway-uid", required_argument, NULL, OPT_GATEWAY_UID},
-    /* Issue 37, replicas on etcd (parse_cluster_opt). */
+    /* Replicas on etcd (parse_cluster_opt). */
     {"cluster", required_argument, NULL, OPT_CLUSTER},
     {"cluster-ttl", required_argument, NULL, OPT_CLUSTER_TTL},
     {"cluster-name", required_argument, NULL, OPT_CLUSTER_NAME},

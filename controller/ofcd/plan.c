@@ -1,4 +1,4 @@
-/* The workload's schedule, off the start path (issue 14). An all-to-all
+/* The workload's schedule, off the start path. An all-to-all
  * workload's schedule is the fluid MCF lowered to paths: 52 s on
  * genkautz:1024,4, which ofcd used to compute in its start-up snapshot
  * before it bound its sockets. Now the snapshot leaves it out, the daemon
@@ -147,7 +147,7 @@ void plan_compute(const struct fabcfg *pub, const struct schedule_kept *kept, co
 	struct schedule_result r;
 	struct ofc_error err = {0};
 
-	/* Issue 14: the degraded MCF within 10 s of the failure; the message
+	/* The degraded MCF within 10 s of the failure; the message
 	 * gives the gap it stopped at (the healthy run, when one is solved,
 	 * keeps the default limit: pipeline.c). */
 	if (pub->nfailed && pub->coll == SCHED_ALLTOALL)

@@ -1,4 +1,4 @@
-/* The mutation queue in etcd (issue 37; docs/ofcd.md, "Replicas"). A
+/* The mutation queue in etcd (docs/ofcd.md, "Replicas"). A
  * replicated leader writes the mutations it accepted and has not started
  * (ofc.v1.MutationQueue, the store's STORE_QUEUE) whenever that list
  * changes, each write a transaction guarded by its epoch as the record's

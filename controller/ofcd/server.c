@@ -46,7 +46,7 @@
 #define MAX_QUEUE	   64	       /* mutations waiting */
 #define MAX_SCHEDULES	   16	       /* GetSchedule jobs handed out */
 #define DRAIN_SECONDS	   2.0	       /* on stop: time to send what is queued */
-#define MAX_STREAMS	   4	       /* streamed GetSchedules at once (issue 36) */
+#define MAX_STREAMS	   4	       /* streamed GetSchedules at once */
 
 struct obuf {
 	uint8_t *b;
@@ -54,7 +54,7 @@ struct obuf {
 };
 
 struct conn {
-	/* Issue 37: a mutation the last leader queued, run again after a
+	/* A mutation the last leader queued, run again after a
 	 * takeover (replay_queue): not a connection; answers go to the log. */
 	bool replay;
 	struct ofcd *d;
@@ -62,13 +62,13 @@ struct conn {
 	int fd;
 	bool ro;	 /* accepted on the read-only socket */
 	bool may_mutate; /* not ro, and root or in the admin group */
-	/* Issue 36: accepted on the gateway socket (from --gateway-uid):
+	/* Accepted on the gateway socket (from --gateway-uid):
 	 * every request carries its principal, which is the one being
 	 * answered while handle_frame runs; a watcher's is kept (a copy). */
 	bool gw;
 	const Ofc__V1__Principal *principal;
 	Ofc__V1__Principal *watch_principal;
-	/* Issue 36: the streamed GetSchedule sending to it, and how many of
+	/* The streamed GetSchedule sending to it, and how many of
 	 * its frames wait for an acknowledgement (until unsent < OUT_HIGH). */
 	struct stream *stream;
 	uint32_t stream_owed;
@@ -370,7 +370,7 @@ static void maybe_start(struct ofcd *d)
 
 	if (d->running)
 		return;
-	/* A replica's takeover or sync first (issue 37): what it leads or
+	/* A replica's takeover or sync first: what it leads or
 	 * follows is the state everything after it works on. */
 	if (d->cluster_job) {
 		j = d->cluster_job;
@@ -439,7 +439,7 @@ static void enqueue(struct ofcd *d, struct job *j)
 	j->ticket = ++d->next_ticket;
 	outcome_adopt(d, j, is_mutation(j));
 	queue_append(d, j);
-	/* Issue 37: a replica's waiting mutations are in etcd before they are
+	/* A replica's waiting mutations are in etcd before they are
 	 * queued (one that starts at once is the journal's instead). */
 	if (queue_kept(d, j) && !starts_now(d, j) && queue_persist(d, &err) < 0) {
 		struct conn *c = find_conn(d, j->conn_id);
@@ -581,7 +581,7 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 		st->transaction = txn_info(&a, d->running, d->running_state, d->running_txn);
 		ofcd_txn_running(d, st->transaction); /* (running; a replica's name) */
 	}
-	/* a replica's view of the cluster (issue 37), as of the last refresh */
+	/* a replica's view of the cluster, as of the last refresh */
 	st->cluster = d->clustered ? cluster_msg(&a, d, &d->cl) : NULL;
 	st->n_queue = d->nqueue;
 	st->queue = arena_array(&a, d->nqueue, sizeof(*st->queue));
@@ -764,7 +764,7 @@ static int answer_plan(struct conn *c, uint64_t id, const struct fabcfg *cfg)
 	return 0;
 }
 
-/* The topology a partition held at run time (issue 40) was last committed
+/* The topology a partition held at run time was last committed
  * to, or NULL: GetSchedule of it is a schedule on that spec. */
 static const char *held_topology(const struct ofcd *d, const char *name)
 {
@@ -1056,7 +1056,7 @@ static int deny(struct conn *c, uint64_t id, const char *what)
 		     what, c->peer.uid, c->peer.pid);
 }
 
-/* Issue 40: a name or a host a request gives, as the config allows them. */
+/* A name or a host a request gives, as the config allows them. */
 static bool plain_name(const char *s)
 {
 	size_t n = strlen(s);
@@ -1106,7 +1106,7 @@ static int runtime_partition(struct conn *c, const Ofc__V1__Reconfigure *r, stru
 	return 0;
 }
 
-/* ReleasePartition (issue 40): queued with the mutations, so it lets go
+/* ReleasePartition: queued with the mutations, so it lets go
  * after the transactions asked before it. */
 static int release_partition(struct conn *c, const Ofc__V1__Request *req)
 {
@@ -1227,7 +1227,7 @@ static int mutation(struct conn *c, const Ofc__V1__Request *req)
 	return 0;
 }
 
-/* Issue 41: GetPlan, a read planned on a schedule worker. */
+/* GetPlan, a read planned on a schedule worker. */
 static int get_plan(struct conn *c, uint64_t id)
 {
 	struct ofcd *d = c->d;
@@ -1262,7 +1262,7 @@ static int get_plan(struct conn *c, uint64_t id)
 	return 0;
 }
 
-/* Issue 41: MoveToPhase, a reconfigure to the chosen way's topology of a
+/* MoveToPhase, a reconfigure to the chosen way's topology of a
  * phase (the target is made on the mutation worker: ofcd_phase_spec). */
 static int move_to_phase(struct conn *c, const Ofc__V1__Request *req)
 {
@@ -1424,7 +1424,7 @@ static Ofc__V1__Principal *principal_copy(const Ofc__V1__Principal *p)
 	return q;
 }
 
-/* GetMetrics (issue 36): the exposition text, for anyone who may read. */
+/* GetMetrics: the exposition text, for anyone who may read. */
 static int get_metrics(struct conn *c, uint64_t id)
 {
 	struct ofcd *d = c->d;
@@ -1447,7 +1447,7 @@ static int get_metrics(struct conn *c, uint64_t id)
 	return 0;
 }
 
-/* Issue 36: who a request is from. A principal only from ofc-gateway on
+/* Who a request is from. A principal only from ofc-gateway on
  * the gateway socket, and there always one; authz.c decides what it may
  * do. Refused: answered and -1. */
 static int principal_check(struct conn *c, const Ofc__V1__Request *req)
@@ -1490,7 +1490,7 @@ static int principal_check(struct conn *c, const Ofc__V1__Request *req)
 	return 0;
 }
 
-/* Issue 37, after the principal's check and before the request's own
+/* After the principal's check and before the request's own
  * (ARCHITECTURE, "Seams"): a mutation reaches a replica that does not lead,
  * or leads without etcd's word. Answered with who leads, and -1. Those who
  * may not mutate at all get their denial from the request's handler. */
@@ -2107,7 +2107,7 @@ static void broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t 
 
 		if (!c->watching || c->dead)
 			continue;
-		/* A tenant hears of its partitions' requests alone (issue 36). */
+		/* A tenant hears of its partitions' requests alone. */
 		if (authz_is_tenant(c->watch_principal) &&
 		    !(part && authz_owns(c->watch_principal, part)))
 			continue;
@@ -2604,7 +2604,7 @@ static void stream_frame(struct ofcd *d, struct note *n)
 	}
 }
 
-/* ---- replicas (issue 37, cluster.c) ---------------------------------------------------- */
+/* ---- replicas (cluster.c) -------------------------------------------------------------- */
 
 /* A takeover replaces a sync waiting; a sync asked while one waits or runs
  * is one more sync after it. */
@@ -2679,7 +2679,7 @@ static void refuse_queue(struct ofcd *d)
 static int principal_check(struct conn *c, const Ofc__V1__Request *req);
 static void dispatch(struct conn *c, const Ofc__V1__Request *req);
 
-/* After a takeover (issue 37): the mutations the last leader queued and
+/* After a takeover: the mutations the last leader queued and
  * had not started, from etcd's queue, queued here in their order as if
  * their clients had sent them here (a gateway's principal checked again),
  * answered to nobody; then etcd's queue is this leader's. */
@@ -3171,7 +3171,7 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 			goto fail;
 		d->bound_ro = true;
 	}
-	/* Issue 36: the gateway's socket, its uid's alone (and checked again
+	/* The gateway's socket, its uid's alone (and checked again
 	 * for every connection by SO_PEERCRED). */
 	if (o->gateway_socket_path) {
 		if (listen_unix(o->gateway_socket_path, 0600, -1, &d->gw_fd, err) < 0)
@@ -3254,7 +3254,7 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 		j->startup = true;
 		hand_to_worker(d, j);
 	}
-	/* A replica campaigns now (issue 37): it reads its devices once it
+	/* A replica campaigns now: it reads its devices once it
 	 * leads. */
 	if (d->clustered) {
 		if (cluster_start(d, err) < 0)
@@ -3274,7 +3274,7 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	pthread_join(d->sthread, NULL);
 	d->threads_started = false;
 	/* The running transaction has ended: a follower takes over at once
-	 * instead of after the lease (issue 37). */
+	 * instead of after the lease. */
 	store_resign(d->store);
 	ofcd_log(d, OFCD_LOG_NOTICE, "stopped: %llu requests answered, %llu with an error",
 		 (unsigned long long)d->requests, (unsigned long long)d->errors);

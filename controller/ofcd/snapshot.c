@@ -34,7 +34,7 @@ struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const 
 	c->path = xstrdup(path);
 	/* The workload to show: the config's first collective other than
 	 * all-to-all, else its all-to-all (the MCF: costly, computed once per
-	 * config and its solution kept for re-planning, issue 14). */
+	 * config and its solution kept for re-planning). */
 	for (uint32_t i = 0; i < f->ncollectives && !c->coll; i++)
 		if (f->collectives[i].op != SCHED_ALLTOALL) {
 			c->coll = f->collectives[i].op;

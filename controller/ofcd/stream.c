@@ -1,4 +1,4 @@
-/* Streamed GetSchedule (issue 36, GetSchedule.stream): a thread of its own
+/* Streamed GetSchedule (GetSchedule.stream): a thread of its own
  * computes the schedule as run_schedule does, then hands the loop one frame
  * at a time: the status, message and header (every figure, no steps), then
  * the steps, at most STREAM_TRANSFERS transfers a frame (a frame with

@@ -1,6 +1,6 @@
 /* Strings in a request as they came over the wire. protobuf-c hands a
  * string field on as a C string, so one with a NUL byte in it is cut there
- * without a word: ReportFailure's "h0\0x" was taken as "h0" (issue 34).
+ * without a word: ReportFailure's "h0\0x" was taken as "h0".
  * The packed request is walked once more, by its descriptors, and any
  * string field holding a NUL byte is named, so the request is refused
  * instead of read as something shorter. */

@@ -516,7 +516,7 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 	d->w_cfg = fabcfg_new(f, text, len, d->o.config_path, d->o.lp_solver);
 	d->w_base = fabcfg_ref(d->w_cfg);
 	free(text);
-	/* A replica's state is etcd's (issue 37): it leads, locks and
+	/* A replica's state is etcd's: it leads, locks and
 	 * repairs only once it is elected (JOB_TAKEOVER). */
 	if (d->o.cluster && cluster_open(d, f->name, err) < 0)
 		return -1;
@@ -543,7 +543,7 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 	return 0;
 }
 
-/* ---- replicas (issue 37) ------------------------------------------------------------- */
+/* ---- replicas ------------------------------------------------------------------------ */
 
 /* Back to the config as read (d->w_base) with no moves or failures in
  * effect, before the store's state is adopted again. */
@@ -812,7 +812,7 @@ static void answer_config_error(struct answer *an, const struct ofc_error *err)
 }
 
 /* A mutation stopped because this replica may no longer drive the devices
- * or write the state (issue 37, OFC_R_FENCED): the answer says so and who
+ * or write the state (OFC_R_FENCED): the answer says so and who
  * leads now. */
 static bool answer_fenced(struct ofcd *d, struct answer *an, const struct ofc_error *err)
 {
@@ -912,7 +912,7 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 			      cur->name, cur->nrings ? "lightpaths" : "config");
 		return -1;
 	}
-	if (j->to_phase) { /* issue 41: MoveToPhase, by the phase's spec as a restart
+	if (j->to_phase) { /* MoveToPhase, by the phase's spec as a restart
 			    * builds the recorded topology */
 		char *ps = NULL;
 
@@ -1017,7 +1017,7 @@ static void answer_workload_schedule(const struct ofcd *d, const struct job *j, 
 	schedule_result_free(&r);
 }
 
-/* A run-time partition's plan (issue 40): its topology over its hosts,
+/* A run-time partition's plan: its topology over its hosts,
  * renumbered for fewest moves when asked. */
 static int aim_runtime(const struct job *j, struct ctl *nc, const struct partition *p,
 		       struct ofc_error *err)
@@ -1051,7 +1051,7 @@ static int plan_mutation(const struct ofcd *d, const struct job *j, const struct
 		return -1;
 	}
 	/* Nothing but its owner changes a held partition's circuits: not a
-	 * whole-fabric Reconfigure, a config, another partition (issue 40). */
+	 * whole-fabric Reconfigure, a config, another partition. */
 	if (held_check_plan(d, nc, j->nhosts ? j->partition : "", &err) < 0) {
 		answer_status(an, OFC__V1__STATUS__STATUS_FAILED, "%s", err.msg);
 		return -1;
@@ -1108,7 +1108,7 @@ static void run_mutation(struct ofcd *d, struct job *j)
 	struct held_stage hs = {0};
 
 	answer_init(&an, j);
-	/* Damaged state in etcd is not overwritten (issue 37). */
+	/* Damaged state in etcd is not overwritten. */
 	if (d->w_damaged) {
 		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED,
 			      "refused: %s; fix or remove it first", d->w_damaged);
@@ -1483,7 +1483,7 @@ static const struct attachment *attached(const struct fabric *f, uint32_t h, uin
 	return NULL;
 }
 
-/* Re-wiring around a lost port (issue 14): when host port `item` (HOST:PORT)
+/* Re-wiring around a lost port: when host port `item` (HOST:PORT)
  * carries the topology and the same host has a spare port (one the topology
  * leaves dark, not failed, not moved) cabled to the same switch, move the
  * port's circuits onto the spare in one transaction (the running config

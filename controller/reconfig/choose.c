@@ -1,4 +1,4 @@
-/* Choosing a target by its cost (issue 15): a robotic patch panel moves a
+/* Choosing a target by its cost: a robotic patch panel moves a
  * circuit a minute, so a topology whose collectives are a little faster may
  * not repay the hours its moves take before the job ends. Every candidate
  * is priced twice, by the moves its plan needs and by its predicted

@@ -1141,7 +1141,7 @@ int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, stru
 	free(dr.done);
 	outcomes_free(&dr.o);
 	if (failed >= 0 && err->reason == OFC_R_FENCED) {
-		/* This daemon may not drive the devices any more (issue 37):
+		/* This daemon may not drive the devices any more:
 		 * the next leader repairs the transaction from its journal,
 		 * old or new; undoing it here would be driving them. */
 		snprintf(res->failed_device, sizeof(res->failed_device), "%s",

@@ -1,4 +1,4 @@
-/* A client of etcd 3.4's v3 JSON gateway (issue 37): POST /v3/... with a
+/* A client of etcd 3.4's v3 JSON gateway: POST /v3/... with a
  * JSON body, over libcurl, answers read with json-c. Keys and values travel
  * base64-encoded and 64-bit numbers as strings (the gateway's proto3 JSON
  * mapping). There is no C client of etcd in Debian; the gateway is part of
@@ -25,8 +25,8 @@
 /* libcurl is loaded when a store on etcd is opened, not linked: linked,
  * it and the libraries it pulls in (OpenSSL, nghttp2, ...) were mapped
  * into every ofc and ofcd run, and their pages raised the resident memory
- * the schedule engines count in their estimates (issue 36 met it first:
- * controller/cli/https.c loads it the same way). Only its types come from
+ * the schedule engines count in their estimates
+ * (controller/cli/https.c loads it the same way). Only its types come from
  * curl/curl.h. */
 static struct {
 	CURLcode (*global_init)(long);

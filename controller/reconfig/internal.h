@@ -92,7 +92,7 @@ void ctl_each(struct ctl *c, void (*fn)(struct ctl *c, uint32_t i, void *arg), v
  * outside one: false (the caller tells it now). */
 bool ctl_queue_event(struct ctl *c, const struct ctl_device *cd, const struct ctl_event *ev);
 
-/* etcd.c: etcd 3.4's v3 JSON gateway over libcurl and json-c (issue 37).
+/* etcd.c: etcd 3.4's v3 JSON gateway over libcurl and json-c.
  * A struct etcd_conn is one thread's: it calls the endpoint that answered
  * last and goes round the others within the call's time. Keys are C
  * strings, values bytes; etcd_kv's are owned (etcd_kv_free). */

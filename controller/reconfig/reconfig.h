@@ -67,7 +67,7 @@ struct ctl_opts {
 	/* Where the record and journal live (borrowed; NULL: the files of
 	 * state_dir). */
 	struct store *store;
-	/* A replicated daemon's fence (issue 37; device_cfg.fence): its
+	/* A replicated daemon's fence (device_cfg.fence): its
 	 * devices get it, and a transaction whose device command is fenced
 	 * stops there, undoing nothing (the leader after it repairs from the
 	 * journal). */
@@ -233,7 +233,7 @@ void ctl_plan_seconds_text(const struct ctl *c, char *buf, size_t n);
  * totals and switching time, then per device its counts and one line an
  * operation. */
 void ctl_plan_text(const struct ctl *c, struct strbuf *out);
-/* After ctl_plan: aim at partition p alone (issue 15). Each switch's
+/* After ctl_plan: aim at partition p alone. Each switch's
  * target is what it holds now, less every cross-connect on p's ports,
  * plus the circuits p's own topology needs (partition_circuits); rings
  * keep what they hold. Refused, with nothing planned: a cross-connect
@@ -247,7 +247,7 @@ int ctl_partition(struct ctl *c, const struct partition *p, const struct relabel
 		  struct fabric_relabel *rep, struct ofc_error *err);
 
 /* ---- choosing a target (reconfig/choose.c) --------------------------------
- * Issue 15's trade-off: is the requested topology worth its moves? After
+ * The trade-off: is the requested topology worth its moves? After
  * ctl_plan, the candidates are the config's topology (renumbered to keep
  * circuits unless o->relabel is false), the circuits in place (no move,
  * when they connect every host), and up to o->alternatives members of the
@@ -257,7 +257,7 @@ int ctl_partition(struct ctl *c, const struct partition *p, const struct relabel
  * panel's move_time, an OCS's reconfig_time) and its predicted collective
  * time (the config's collectives, once each, through the schedule
  * pipeline on the candidate's graph under the config's cost model, as `ofc
- * schedule` prices them, all-to-all by the MCF: issue 41). The choice minimises
+ * schedule` prices them, all-to-all by the MCF). The choice minimises
  * reconfiguration + horizon x collective time among the candidates of at
  * most o->max_moves moves (when max_moves_set); none fitting is an error
  * listing them. The chosen target becomes the plan (devs' targets and
@@ -371,7 +371,7 @@ struct ctl_record {
 	uint64_t journal_id;
 	const char *journal_phase; /* "applying", "rolling-back", "trial", "committing" */
 	uint32_t journal_pid;
-	/* A replicated ofcd's (issue 37): the leadership that committed the
+	/* A replicated ofcd's: the leadership that committed the
 	 * record, and that wrote the journal (0: none, a files store); the
 	 * replicas' names (NULL: none). */
 	uint64_t epoch, journal_epoch;

@@ -1,4 +1,4 @@
-/* controller/reconfig/store.h — where a fabric's state lives (issue 37).
+/* controller/reconfig/store.h — where a fabric's state lives.
  *
  * What ofc keeps between transactions and across a crash, per fabric: the
  * record of the last commit, the journal of a transaction in progress, and

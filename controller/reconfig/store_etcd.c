@@ -1,4 +1,4 @@
-/* The etcd backend of the store (store.h, issue 37): a fabric's state in
+/* The etcd backend of the store (store.h): a fabric's state in
  * an etcd 3.4 cluster, shared by ofcd's replicas, and the leadership that
  * decides which of them may write it and drive the devices.
  *
@@ -1040,7 +1040,7 @@ static void session_turn(struct etcd_store *es, struct etcd_conn *c, double *las
  * behind what etcd holds (check_behind). A watch that closed less than
  * half a lease ago counts as open: the member it streamed from died and
  * the stream is being opened on the next (losing one member of three
- * changes nothing, issue 37 item 5); a stream not back by then is. */
+ * changes nothing); a stream not back by then is. */
 static void check_fresh(struct etcd_store *es)
 {
 	double now = now_seconds(), limit = es->ttl > 0 ? (double)es->ttl : es->ttl_asked;

@@ -10,7 +10,7 @@
  * bound it holds for any T too. A cut-through all-to-all's routes may be
  * longer than its one priced step, so it gets the any-T bound.
  *
- * What it costs (issue 35). Plain Dantzig-Wolfe prices one problem per
+ * What it costs. Plain Dantzig-Wolfe prices one problem per
  * origin: on torus:8x8's all-to-all it ran its 5 s and certified nothing
  * beyond the cut bound, 5 of the command's 5.7 s. The graph's automorphisms
  * (nauty, milliseconds) make it Mirrored DW, one problem
@@ -228,8 +228,7 @@ static void certify_graph(struct schedule_result *r, const struct schedule_query
 		snprintf(df->why, sizeof(df->why), "no fluid bound: %.140s", err.msg);
 		fluid_net_free(&n);
 	} else {
-		/* the request's memory (--max-memory), 1 GiB at most, as before
-		 * issue 35 */
+		/* the request's memory (--max-memory), 1 GiB at most */
 		uint64_t mem = q ? q->max_memory : 0;
 
 		clock_progress(q ? q->clock : NULL, "fluid bound", -1);

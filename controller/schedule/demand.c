@@ -1,4 +1,4 @@
-/* Demand matrices for the all-to-all MCF (issue 41): normalised so that
+/* Demand matrices for the all-to-all MCF: normalised so that
  * the mean pair asks for one shard, and the bound they put on theta on any
  * topology of the degree. */
 #include "controller/schedule/internal.h"

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- what a request may hold and how long it may take (issue 17) ------------- */
+/* ---- what a request may hold and how long it may take ------------------------ */
 
 /* The memory a request may hold: --max-memory (ofcd --max-request-memory),
  * else half the machine's. */
@@ -335,7 +335,7 @@ static const char *not_reducible(const struct schedule_result *r, struct sched_g
 	return NULL;
 }
 
-/* BFB as node 0's program and the translation group (issue 17): what a
+/* BFB as node 0's program and the translation group: what a
  * Cayley family of any size up to 65,536 nodes needs, checked by symmetry.
  * auto_why: the reason it was not built explicitly (a note), or NULL for
  * --reduced. */
@@ -1335,7 +1335,7 @@ static void a2a_rate_bound(struct schedule_result *r)
 	r->lb_rates = true;
 }
 
-/* A demand matrix (issue 41): an all-to-all's, of the topology's nodes;
+/* A demand matrix: an all-to-all's, of the topology's nodes;
  * the lower bound becomes the one it gives (schedule_demand_bound, over
  * the links' rates when they differ). */
 static int demand_bound(struct schedule_result *r, const struct schedule_query *q,
@@ -1383,7 +1383,7 @@ static int demand_bound(struct schedule_result *r, const struct schedule_query *
 	return 0;
 }
 
-/* NIC-limited hosts (issue 14): the request's injection (every host) and
+/* NIC-limited hosts: the request's injection (every host) and
  * forwarding, else the config hosts' (a host without `injection` is not
  * limited: d links). All-to-all only: r->host_betas per node in link
  * capacities when some host is below its d links, and the lower bound: a

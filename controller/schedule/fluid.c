@@ -1,10 +1,10 @@
-/* Schedules on a server fabric (issue 13): the config's servers, rails and
+/* Schedules on a server fabric: the config's servers, rails and
  * capacity sets as fluid's network (fabric/servers.c), LP 4.2 solved by the
  * method asked (Mirrored DW over the automorphisms found by refinement, plain
  * DW or the full LP), Theorem 4 turning the fluid optimum into a step
  * schedule of K chunks, and the one verifier checking it on the network
  * (vertex kinds, capacity sets per step). An allreduce is a reduce-scatter
- * then an allgather (issue 35): two solves, one schedule, one check. */
+ * then an allgather: two solves, one schedule, one check. */
 #include "controller/schedule/schedule.h"
 
 #include <math.h>
@@ -100,7 +100,7 @@ static int prepare(const struct schedule_query *q, const struct fluid_query *x,
 	struct fluid_net *n = a->net;
 	struct fluid_group *g = a->group;
 	/* The symmetry search may take a quarter of the request's memory and
-	 * its time (issue 34). */
+	 * its time. */
 	struct fluid_group_limits lim = {.clock = q->clock,
 					 .max_bytes = schedule_memory_limit(q) / 4};
 	bool late = false;

@@ -1,4 +1,4 @@
-/* What a request asks beyond its fields (issue 38): a leaf of the
+/* What a request asks beyond its fields: a leaf of the
  * pipeline's files, which all read it (check-layers: no circle). */
 #include "controller/schedule/internal.h"
 

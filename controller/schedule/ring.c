@@ -72,7 +72,7 @@ static void run_one(struct schedule_result *r, const struct schedule_query *q, e
 	}
 	/* Every algorithm here delivers each of the N(N-1) blocks once per
 	 * phase (the all-to-all's lightpaths too): the estimate before
-	 * building (issue 17). */
+	 * building. */
 	double phases = q->collective == SCHED_ALLREDUCE ? 2 : 1;
 	/* One stage of direct lightpaths goes through the RWA engine, which
 	 * holds each lightpath and its colouring too: 1,155 MiB measured for

@@ -40,7 +40,7 @@ enum schedule_reduce { SCHEDULE_REDUCED_NEVER = 0, SCHEDULE_REDUCED_AUTO, SCHEDU
 struct schedule_query {
 	const struct fabric *fabric; /* validated; NULL with spec or ring alone */
 	const char *spec;	     /* a topology instead of the fabric's (no NIC ports) */
-	/* ... or a topology as a graph (issue 41: the planner's unions, the
+	/* ... or a topology as a graph (the planner's unions, the
 	 * topologies it builds for traffic, a group's own links), not owned;
 	 * no family (its spec names it for people): no construction or torus
 	 * algorithm; nodes are the fabric's hosts or a group's members, never
@@ -74,7 +74,7 @@ struct schedule_query {
 	double time_limit;    /* all-to-all mcf, seconds: 0 = 60 s, < 0 = none */
 	double steps_try;     /* all-to-all mcf, default lowering: 0 = A2A_STEPS_TRY_SECONDS */
 	uint64_t max_memory;  /* bytes a request may hold; 0: half the machine's memory */
-	/* The whole request's deadline and progress (issue 17), or NULL: every
+	/* The whole request's deadline and progress, or NULL: every
 	 * engine but the all-to-all MCF (whose LP stops at time_limit with a
 	 * certified flow) stops with "time limit T reached in PHASE" past it.
 	 * Owned by the caller. */
@@ -83,13 +83,13 @@ struct schedule_query {
 	uint32_t radix[OPTREE_MAX_DEPTH]; /* WDM: a forced OpTree plan ... */
 	uint32_t depth;			  /* ... of this many stages (0: the planner's) */
 	int rwa_engine;			  /* WDM all-to-all: enum rwa_engine (0: the heuristic) */
-	/* NIC-limited hosts (issue 14): a host's injection bandwidth, bits/s
+	/* NIC-limited hosts: a host's injection bandwidth, bits/s
 	 * (0: the config's hosts' `injection`, else none), and the forwarding
 	 * model (0: the hosts'; 1 + enum host_forwarding: 1 host, 2 NIC). */
 	double injection;
 	int forwarding;
 	enum schedule_reduce reduced;
-	/* All-to-all MCF re-planning (issue 14): keep_warm keeps the fluid
+	/* All-to-all MCF re-planning: keep_warm keeps the fluid
 	 * MCF's solution in the outcome (mcf.warm) for a later warm start;
 	 * warm starts the fluid MCF from one (a healthy fabric's, this one
 	 * less failed links). schedule_compute with failures sets both itself
@@ -97,7 +97,7 @@ struct schedule_query {
 	bool keep_warm;
 	const struct mcf_warm *warm;
 	/* A run of the same request on the healthy graph kept from before
-	 * (ofcd keeps its config's, issue 14): with failures, schedule_compute
+	 * (ofcd keeps its config's): with failures, schedule_compute
 	 * then prices "vs healthy" from it and warm-starts the degraded MCF
 	 * from its solution instead of solving the healthy graph again. Used
 	 * only when its solution was solved on this fabric's healthy graph
@@ -111,7 +111,7 @@ struct schedule_query {
 	 * 5 s), for a caller that shows none: ofc optree --sweep, and the
 	 * healthy run that prices failures (pipeline.c). */
 	bool no_certify;
-	/* All-to-all of skewed pairs (issue 41): demand[s * demand_n + t]
+	/* All-to-all of skewed pairs: demand[s * demand_n + t]
 	 * what node s sends node t, normalised (schedule_demand_normalise:
 	 * the mean pair's is 1, so M/N per pair on average); NULL: every pair
 	 * alike (a uniform matrix is passed as NULL, and gives exactly the
@@ -123,7 +123,7 @@ struct schedule_query {
 	 * Not with failed hosts (their survivors are renumbered). */
 	const double *demand;
 	uint32_t demand_n;
-	/* The LP solver of every LP the request solves (issue 38: BFB's LP,
+	/* The LP solver of every LP the request solves (BFB's LP,
 	 * the MCF, the fluid engine and its bound, the RWA relaxation; the
 	 * RWA ILP is lp_solve's); LP_SOLVER_DEFAULT: each one's measured
 	 * default, else the fabric's `lp_solver`. */
@@ -284,7 +284,7 @@ struct schedule_result {
 	 * (schedule_demand_bound), else NULL and 0. */
 	const double *demand;
 	double theta_demand;
-	/* NIC-limited hosts (issue 14): injection in link capacities (0: not
+	/* NIC-limited hosts: injection in link capacities (0: not
 	 * limited, or not below d links), the forwarding model, and the rate
 	 * (bits/s) it came from. All-to-all only: the MCF's host rows, the
 	 * lower bound and the pricing (per step, the busier of the busiest
@@ -384,12 +384,12 @@ enum lp_solver schedule_lp_solver(const struct schedule_query *q);
  * whether building and verifying xfers transfers on n nodes (blocks cut
  * into pieces: 1 when whole; xfer_bytes each, 0: 24) fits in it with
  * what the process holds already: 0, or -1 with the estimate, the limit
- * and how many nodes would fit in why (issue 17). */
+ * and how many nodes would fit in why. */
 uint64_t schedule_memory_limit(const struct schedule_query *q);
 int schedule_memory_check(const struct schedule_query *q, const char *what, uint32_t n,
 			  double xfers, uint32_t pieces, double xfer_bytes, char *why, size_t len);
 
-/* ---- demand matrices (demand.c, issue 41) --------------------------------------
+/* ---- demand matrices (demand.c) ------------------------------------------------
  * Scale an n x n matrix of what each node sends each other (relative, or
  * bytes) so that the mean off-diagonal entry is 1 (the diagonal set to
  * 0); *mean is that mean (bytes per pair when the matrix was in bytes),

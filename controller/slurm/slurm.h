@@ -1,4 +1,4 @@
-/* controller/slurm: what ofc needs to know of Slurm (issue 40, docs/slurm.md):
+/* controller/slurm: what ofc needs to know of Slurm (docs/slurm.md):
  * its hostlist expressions, the job's request in its comment, the map from
  * Slurm node names to ofc hosts, PrologEpilogTimeout from slurm.conf, and
  * topology.conf for TopologyPlugin=topology/tree. No I/O but the map's

@@ -1,4 +1,4 @@
-/* topology.conf for Slurm's topology/tree plugin from a fabric (issue 40).
+/* topology.conf for Slurm's topology/tree plugin from a fabric.
  * Slurm reads a tree of "switches" and keeps a job within as few leaves as
  * it can (and within N of them with sbatch --switches=N). For an optical
  * fabric the question is which hosts a partition's circuits can join:
