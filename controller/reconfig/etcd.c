@@ -657,27 +657,28 @@ struct json_object *etcd_txn_new(void)
 	return t;
 }
 
-void etcd_txn_compare_create(struct json_object *t, const char *key, int64_t create_rev)
+/* One compare of a txn: KEY's TARGET equals VALUE (its FIELD in etcd's JSON). */
+static void compare_equal(struct json_object *t, const char *key, const char *target,
+			  const char *field, int64_t value)
 {
 	struct json_object *c = json_object_new_object();
 
 	etcd_add_bytes(c, "key", key, strlen(key));
-	json_object_object_add(c, "target", json_object_new_string("CREATE"));
+	json_object_object_add(c, "target", json_object_new_string(target));
 	json_object_object_add(c, "result", json_object_new_string("EQUAL"));
-	etcd_add_int(c, "create_revision", create_rev);
+	etcd_add_int(c, field, value);
 	json_object_array_add(etcd_obj(t, "compare"), c);
+}
+
+void etcd_txn_compare_create(struct json_object *t, const char *key, int64_t create_rev)
+{
+	compare_equal(t, key, "CREATE", "create_revision", create_rev);
 }
 
 /* (etcd 3.3 and later: target LEASE; a key without a lease has lease 0) */
 void etcd_txn_compare_lease(struct json_object *t, const char *key, int64_t lease)
 {
-	struct json_object *c = json_object_new_object();
-
-	etcd_add_bytes(c, "key", key, strlen(key));
-	json_object_object_add(c, "target", json_object_new_string("LEASE"));
-	json_object_object_add(c, "result", json_object_new_string("EQUAL"));
-	etcd_add_int(c, "lease", lease);
-	json_object_array_add(etcd_obj(t, "compare"), c);
+	compare_equal(t, key, "LEASE", "lease", lease);
 }
 
 void etcd_txn_put(struct json_object *t, bool success, const char *key, const void *value,
