@@ -812,7 +812,7 @@ static void kvs_drop(struct etcd_kv *kvs, uint32_t n)
 	free(kvs);
 }
 
-/* Wait (secs) until r's read of it is refused naming what; the error. */
+/* Wait (secs) until r's read of it is refused naming what. */
 static void refused_naming(struct replica *r, enum store_item it, const char *what, double secs)
 {
 	double end = now_seconds() + secs;
@@ -821,8 +821,14 @@ static void refused_naming(struct replica *r, enum store_item it, const char *wh
 	size_t len;
 	bool missing;
 
-	while (store_get(r->s, "fab", it, 1 << 24, &data, &len, &missing, &err) == 0 &&
-	       now_seconds() < end) {
+	/* (until it names what: a follower's watch may not have seen the
+	 * latest change yet, and still refuse the one before) */
+	for (;;) {
+		data = NULL;
+		err = (struct ofc_error){0};
+		int rc = store_get(r->s, "fab", it, 1 << 24, &data, &len, &missing, &err);
+		if ((rc < 0 && strstr(err.msg, what)) || now_seconds() >= end)
+			break;
 		free(data);
 		usleep(20000);
 	}
