@@ -1,4 +1,4 @@
-/* The assignments of the planner's topologies built for traffic (issue 41):
+/* The assignments of the planner's topologies built for traffic:
  * jobplan_assign, the sparse most-weight permutation, on the traffic of a
  * training iteration at N hosts, against the dense Hungarian it replaced
  * (O(N^3), which stopped the planner at 512 hosts).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The attack table (issue 34): hostile inputs, as a local user, a member of
+"""The attack table: hostile inputs, as a local user, a member of
 the admin group, a config author, a disk and a schedule file would send them,
 each checked for being rejected correctly: the exit status or error reply
 expected, a message that says why, no byte of a secret anywhere (replies,

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The attack table (issue 34; docs/security.md): hostile inputs checked for
+# The attack table (docs/security.md): hostile inputs checked for
 # being rejected correctly. Needs root.
 cd "$(dirname "$0")/.." || exit 1
 PY=python3

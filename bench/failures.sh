@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 14's speed target: after one failed link on genkautz:1024,4, a
+# The re-plan's speed target: after one failed link on genkautz:1024,4, a
 # verified BFB allgather (target: 1 s) and the all-to-all MCF (target: 10 s)
 # on the degraded graph. One failed link is one circuit, the arc 0 -> 1023
 # (generalized Kautz is directed: 1023 -> 0 is another circuit). Each row is

@@ -1,4 +1,4 @@
-/* Fluid engine on model W (issue 13): solve time and peak memory per size,
+/* Fluid engine on model W: solve time and peak memory per size,
  * scenario and method. Each case runs in a child process, so its peak RSS
  * (wait4) is its own; every solve has a time limit.
  *
@@ -6,7 +6,7 @@
  *   build/bench/fluid SCEN SERVERS METHOD T [allgather|alltoall] [LIMIT_S] [SOLVER] [bound]
  *
  * SOLVER: lpsolve, clp, default (each model's own, fluid/internal.h), both
- * (lpsolve and clp) or all (the three; the default table's; issue 38):
+ * (lpsolve and clp) or all (the three; the default table's):
  * every case runs on each in turn, side by side in one run. bound: also the layers
  * summed (fluid_opts.bound_any_hops), the least objective at that R over
  * every T, after the objective ("any T >= ...", its seconds apart).

@@ -1,7 +1,7 @@
 #!/bin/sh
-# Issue 38's "every fluid bench row no slower with the chosen defaults": the
+# "Every fluid bench row no slower with the chosen defaults": the
 # default table of bench/fluid before the LP backends (OLD, default the
-# commit before issue 38: lp_solve alone) and this tree's with each model's
+# commit before Clp: lp_solve alone) and this tree's with each model's
 # default solver, alternated old, new, old, new so that a busy machine hits
 # both alike:
 #   bench/fluid_ab.sh [OLD_COMMIT [N]]

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The network API's figures (issue 36; bench/RESULTS.md, "The network API"):
+# The network API's figures (bench/RESULTS.md, "The network API"):
 # GetState with 64 concurrent persistent clients over mutual TLS through
 # ofc-gateway and over ofcd's Unix socket, alternated in one run, on
 # configs/torus64-ocs.yaml applied to an ocs-emu (a State of 128 circuits,

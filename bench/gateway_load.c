@@ -1,4 +1,4 @@
-/* GetState under load (issue 36): N clients, each a thread with its own
+/* GetState under load: N clients, each a thread with its own
  * persistent connection, M requests each; prints requests/s, the latency
  * percentiles and the client's CPU time a request. Over ofcd's Unix socket
  * (--socket PATH: framed protobuf, ofcd_call) or through ofc-gateway

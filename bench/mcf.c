@@ -4,7 +4,7 @@
  * within a gap), the plain master for comparison, and Swing's congestion
  * deficiency. `build/bench/mcf [full]` (full adds genkautz N = 1024, graphs
  * with small groups, the plain column generation at N = 64 and the plain
- * master LP). Every row on lp_solve and on Clp side by side (issue 38). */
+ * master LP). Every row on lp_solve and on Clp side by side. */
 #include "sched/sched.h"
 
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* The re-plan's repair (issue 38, sched/mcf_repair.c) by region: the kept
+/* The re-plan's repair (sched/mcf_repair.c) by region: the kept
  * healthy MCF solution less the failed arcs, the flow of a region around
  * them rerouted (radius -1: the lost arcs' flow alone, the one mcf_solve
  * tries; r: every arc at a node within r hops of their ends), against the

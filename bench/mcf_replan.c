@@ -1,10 +1,10 @@
-/* Re-planning the all-to-all MCF after failed links (issue 14): the healthy
+/* Re-planning the all-to-all MCF after failed links: the healthy
  * graph solved once (keep_warm), then the degraded one warm-started from it
  * with a time limit, routes included; optionally a cold solve of the
  * degraded graph for reference (small graphs: it proves the optimum).
  * `build/bench/mcf_replan SPEC FAIL [LIMIT_S [cold [COLD_LIMIT_S]]]`, e.g.
  * `build/bench/mcf_replan genkautz:1024,4 0>1023 10`: on lp_solve, then on
- * Clp (issue 38), or on the one $LP names (lpsolve, clp). */
+ * Clp, or on the one $LP names (lpsolve, clp). */
 #include "sched/sched.h"
 
 #include <stdio.h>

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 14's speed target through the daemon: one failed link (or, with
+# The re-plan's speed target through the daemon: one failed link (or, with
 # ITEM=node7, a whole failed host) on a genkautz:1024,4 fabric reported to a
 # running ofcd, and the time until a
 # watcher holds the re-planned, verified BFB allgather schedule (the

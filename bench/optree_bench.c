@@ -1,4 +1,4 @@
-/* OpTree benchmarks (issue 3).
+/* OpTree benchmarks.
  *
  *   build/bench/optree_bench            everything below
  *   build/bench/optree_bench headline   N = 4096, W = 64 only
@@ -10,7 +10,7 @@
  * compare: the four algorithms at N = 1024, W = 64 (steps, time model).
  * overlap: stage retunes hidden by --overlap, percent of Eq. 3's k d_mrr.
  * gap: the planner's steps against Theorem 2's analytic count for N from 64
- *   to 16384 and W from 4 to 128 (issue 18: within 5 %), listing the
+ *   to 16384 and W from 4 to 128 (within 5 %), listing the
  *   rings where it is not, with their plans (each stage is coloured at its
  *   load; what is left is whole steps per stage and integer radices).
  * ilp: all-to-all on N = 3.. nodes, the ILP engine alone (pure_ilp: it

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 15's overhead target: two partitions reconfigured through ofcd cost
+# The partitions' overhead target: two partitions reconfigured through ofcd cost
 # the same per command as one reconfigure of the whole fabric. 64 hosts on
 # one 256-port ocs-emu (no move delay): jobA (h0..h31, torus:4x8) and jobB
 # (h32..h63, circulant:32:1,4). Per round, from an empty switch: one

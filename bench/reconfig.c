@@ -8,7 +8,7 @@
  *   build/bench/reconfig dialects [REPS]
  *   build/bench/reconfig netconf [REPS]     (its NETCONF part alone, for perf)
  *
- * `dialects` (issue 39): 384 cross-connects applied over TL1 in each
+ * `dialects`: 384 cross-connects applied over TL1 in each
  * dialect to ocs-emu on loopback, against the dialect's round-trip floor:
  * its commands (Polatis one a change, Calient two) times the median round
  * trip of one command on the same kind of session (a read of an empty
@@ -589,7 +589,7 @@ static double nc_per_pair(const char *dir, const struct fabric *f, const char *p
 	return s;
 }
 
-/* ---- NETCONF: the per-command floor (issue 39) ------------------------------------------- */
+/* ---- NETCONF: the per-command floor ------------------------------------------- */
 
 /* The transaction's RPCs as the driver sends them are recorded once (the
  * driver over a Unix socket through recorder below, to netconf-emu's
@@ -887,7 +887,7 @@ static void nc_replay(const char *dir, const struct nc_msgs *m, uint32_t first, 
 	free(cpath);
 }
 
-/* NETCONF (issue 39): the same 384 cross-connects to netconf-emu over SSH,
+/* NETCONF: the same 384 cross-connects to netconf-emu over SSH,
  * one transaction (locks, a read under them, the candidate edited once
  * and committed, the read-back), against two floors: its RPCs times the
  * median round trip of the smallest RPC (<lock>, <unlock>: <ok/>), and

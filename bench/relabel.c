@@ -3,7 +3,7 @@
  * pair at 1024 hosts. "copy" shuffles the target's hosts, so every circuit
  * can stay. Each row runs with a 5 s budget (the issue's goal).
  * Usage: build/bench/relabel [BUDGET_S [SPEC...]]: SPECs given, only a
- * shuffled copy of each (issue 38: genkautz:4096,4). */
+ * shuffled copy of each (genkautz:4096,4). */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# ofc ring run against build/mrr-emu on loopback (issue 18): the realised
+# ofc ring run against build/mrr-emu on loopback: the realised
 # timeline of OpTree schedules driven step by step through the MRR agent,
 # with and without --overlap, against Eq. 3. Tuning is measured (loopback
 # round trip plus the emulator's 25 us per retune), transmission is the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 17: the baselines and recursive doubling at 4,096 and 16,384 nodes
+# The baselines and recursive doubling at 4,096 and 16,384 nodes
 # after their symmetry-reduced forms (reduced by themselves above 1,024
 # nodes where they have one, else explicit). One markdown row per command:
 # wall and user CPU seconds and peak RSS from /usr/bin/time -f '%e %U %M',

@@ -1,5 +1,5 @@
 #!/bin/sh
-# BFB at scale (issue 17): `ofc schedule --algo bfb` on hypercubes, square
+# BFB at scale: `ofc schedule --algo bfb` on hypercubes, square
 # tori and generalized Kautz graphs of N = 256 ... 4096 nodes, allgather and
 # allreduce. Per row: transfers, generation and verification seconds (the
 # summary's generate_s / verify_s), export seconds (--format pb -o FILE: the

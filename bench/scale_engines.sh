@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 17: what every engine does at 4,096 and 16,384 nodes: built (wall
+# What every engine does at 4,096 and 16,384 nodes: built (wall
 # seconds, peak RSS, transfers) or refused (the estimate), and that nothing
 # is killed (exit 134 / 137). One markdown row per command.
 #   sh bench/scale_engines.sh [OFC] [TIMEOUT_S]

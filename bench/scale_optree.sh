@@ -1,5 +1,5 @@
 #!/bin/sh
-# OpTree all-gather on a WDM ring at scale (issue 17 item 3): `ofc optree
+# OpTree all-gather on a WDM ring at scale: `ofc optree
 # --nodes N --wavelengths 64 --json`, explicit (the planner's best plan,
 # and the best even plan forced with --radices, the plan the reduced
 # schedule takes) and symmetry-reduced (--reduced; by itself above 8,192

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Symmetry-reduced BFB (issue 17 items 2 and 4): `ofc schedule --algo bfb
+# Symmetry-reduced BFB: `ofc schedule --algo bfb
 # --reduced` on square tori and hypercubes of N = 256 ... 65,536 nodes,
 # allgather and allreduce; at N <= 4,096 the explicit schedule beside it
 # (the same command without --reduced). Per row: the program's transfers

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 17's scale table: every engine of `ofc schedule` / `ofc optree` at
+# The scale table: every engine of `ofc schedule` / `ofc optree` at
 # N = 256, 1,024, 4,096, 16,384 and 65,536 nodes (square tori torus:16x16 ..
 # torus:256x256, hypercube:8 .. hypercube:16, genkautz:N,4, where the engine
 # applies), with the same commands on a previous build beside them.

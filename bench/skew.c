@@ -1,4 +1,4 @@
-/* Skewed all-to-all (issue 41): the MCF with per-pair demands against the
+/* Skewed all-to-all: the MCF with per-pair demands against the
  * uniform all-to-all's schedule run on the same skewed traffic, and the
  * MCF's solve time with a demand matrix.
  *

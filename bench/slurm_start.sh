@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 40: the time from sbatch to the job's start, with ofc's
+# The time from sbatch to the job's start, with ofc's
 # PrologSlurmctld (the job's hosts rewired to its topology first) and
 # without it, on ocs-emu with a 25 ms per-change delay and with none, for
 # 16 and 64 hosts. Slurm on loopback as tests/integration/test_slurm.sh

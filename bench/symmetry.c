@@ -1,4 +1,4 @@
-/* Symmetry by nauty and by bliss on the same graphs (issue 38): which
+/* Symmetry by nauty and by bliss on the same graphs: which
  * library ofc calls was chosen by this table (bench/RESULTS.md, "Symmetry
  * through nauty"). Each graph goes through topo/symmetry.c's encoding (a
  * simple coloured digraph), then to nauty (the code ofc runs) and to bliss

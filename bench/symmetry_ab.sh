@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 38's symmetry figures, the hand-written search (OLD, default the
+# The symmetry figures, the hand-written search (OLD, default the
 # commit before nauty) and nauty (this tree's $BUILD) side by side in one
 # run, alternated old, new, old, new so that a busy machine hits both alike:
 #   bench/symmetry_ab.sh [OLD_COMMIT [N]]

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 17 item 5 in instructions, which this VM's timings are too noisy
+# Generation against verification in instructions, which this VM's timings are too noisy
 # for (its first touch of memory runs at about 1 GB/s, and a pass over the
 # same schedule took 0.03 s or 0.9 s from one run to the next):
 # callgrind's count of the instructions in sched_verify (inclusive) and in

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 17 item 5: generation against verification, one command a line.
+# Generation against verification, one command a line.
 # usage: [THREADS=N] [GAP=S] bench/verify_ratio.sh [OFC]   (default
 # build/ofc, and ofc's own default threads: all CPUs; GAP: seconds to wait
 # before each row, so that its generation, like its check, gets memory no

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The three example workloads (examples/workloads/, issue 41) planned on an
+# The three example workloads (examples/workloads/) planned on an
 # OCS of 10 ms (configs/torus64-ocs.yaml), a patch panel of 30 s a move
 # (examples/workloads/torus64-patch.yaml) and, where the workload fits a
 # ring, an MRR ring (examples/workloads/ring64-mrr.yaml): each way's time

@@ -1,5 +1,5 @@
 #!/bin/sh
-# A job's plan run on the netns testbed (issue 41): tests/configs/tb16-torus.yaml
+# A job's plan run on the netns testbed: tests/configs/tb16-torus.yaml
 # (16 hosts, 4 ports, torus:4x4) as a patch panel of 2 ms a move, an ocs-emu
 # with --delay-ms 2 behind it, every circuit shaped to RATE_SCALE x 1 Gb/s,
 # and a workload whose three small all-gathers alternate kinds of groups

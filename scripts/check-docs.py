@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Every command the docs show is run by a test (issue 35).
+"""Every command the docs show is run by a test.
 
 Reads README.md and docs/*.md, takes the command lines out of their code
 blocks (indented or fenced) and checks each one; `make test` runs it. A

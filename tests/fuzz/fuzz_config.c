@@ -1,6 +1,6 @@
 /* libFuzzer: the YAML loader and validator must never crash, leak or hang,
  * and must reject bad input with a positioned OFC_E_INPUT error, the
- * validator's too (issue 34: server fabrics, partitions, failures and
+ * validator's too (server fabrics, partitions, failures and
  * rates are all checked there; tests/fuzz/config.dict names their keys). */
 #include <stdlib.h>
 #include <string.h>

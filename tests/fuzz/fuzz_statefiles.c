@@ -1,4 +1,4 @@
-/* libFuzzer: ofcd's line files in the state directory (issue 34), the
+/* libFuzzer: ofcd's line files in the state directory, the
  * failures reported (FABRIC.failed: failures_parse) and the ports moved
  * onto spares (FABRIC.rewired: moves_parse, against a fabric of 16 hosts
  * with 5 ports). The first byte picks the file (even: .failed, odd:

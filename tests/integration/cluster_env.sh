@@ -1,4 +1,4 @@
-# etcd and ofcd replicas on loopback for tests and benchmarks (issue 37;
+# etcd and ofcd replicas on loopback for tests and benchmarks (see
 # docs/ofcd.md, "Replicas"). Source after lib.sh and emu.sh. Everything lives
 # under $TMP: each etcd member's data in $TMP/etcd/NAME, each replica's
 # config, credentials, state directory, socket and log in $TMP/NAME.

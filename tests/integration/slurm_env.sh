@@ -1,4 +1,4 @@
-# Slurm on loopback for tests and benchmarks (issue 40; docs/slurm.md, "Munge
+# Slurm on loopback for tests and benchmarks (docs/slurm.md, "Munge
 # and Slurm for a test"). Source after lib.sh; needs root. Everything lives
 # under $TMP: a munge key made here and munged on its own socket, slurm.conf
 # with slurmctld and one slurmd -N per node (each its own port), node00..

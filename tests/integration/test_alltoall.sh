@@ -41,7 +41,7 @@ expect_json '[c["algorithm"] for c in j["comparison"]]==["mcf/steps","mcf/paths"
 	$S --topology genkautz:16,4 --algo all --json
 expect_json 'j["algorithm"]=="direct" and j["verified"] and abs(j["theta"]-1/12)<1e-9' $S --topology torus:4x4 --algo direct --json
 
-# NIC-limited hosts (issue 14): torus:4x4 (d = 4, links 25 Gb/s at B = 100
+# NIC-limited hosts: torus:4x4 (d = 4, links 25 Gb/s at B = 100
 # Gb/s), the links alone give theta 1/8. Injection 50 Gb/s (2 links): host
 # forwarding pays every relayed hop at the host, theta 1/16; NIC forwarding
 # only its own 15 shards, so the links still bind (1/8). Injection 25 Gb/s:
@@ -150,7 +150,7 @@ if [ -z "$SAN" ]; then
 		ok || bad "default lowering over the memory limit" "$(head -c 400 "$TMP/err")"
 fi
 expect_exit 1 $OFC schedule --size 1MiB --collective alltoall --topology torus:8x8 --algo mcf --lowering steps --max-memory 16MiB
-# The MCF on Clp (issue 38): the same theta as lp_solve's, optimal, said in
+# The MCF on Clp: the same theta as lp_solve's, optimal, said in
 # the JSON; the mirrored master of genkautz:64,4 and the one-source torus.
 expect_json 'j["mcf"]["lp_solver"]=="clp" and j["mcf"]["optimal"] and abs(j["mcf"]["theta"]-0.021708)<5e-7 and j["verified"]' \
 	$OFC schedule --topology genkautz:64,4 --collective alltoall --size 1MiB --lowering paths --lp-solver clp --json
@@ -163,7 +163,7 @@ expect_json 'j["mcf"]["lp_solver"]=="clp" and abs(j["mcf"]["theta"]-0.125)<1e-9 
 # between the steps lowering (about 31 MiB over what ofc holds at start)
 # and paths (about 6 MiB over): 16 MiB, as above, since the estimates
 # count ofc's resident memory, which linking the netconf driver's libssh
-# and libnetconf2 (libcrypto, GSSAPI) grew by about 4 MiB (issue 39).
+# and libnetconf2 (libcrypto, GSSAPI) grew by about 4 MiB.
 [ -n "$SAN" ] ||
 	expect_json 'j["algorithm"]=="mcf/paths" and j["verified"] and "memory limit of 16 MiB" in j["comparison"][0]["error"] and all(c["verified"] for c in j["comparison"][1:] if "error" not in c)' \
 		$OFC schedule --size 1MiB --collective alltoall --topology torus:8x8 --algo all --max-memory 16MiB --json
@@ -177,7 +177,7 @@ done
 expect_json 'j["lower_bound_steps"]==3 and j["tau_l"]==j["num_steps"] and j["ratio"]>=1' \
 	$OFC schedule --size 1MiB --alpha 100us --bandwidth 100Gbps --collective alltoall --topology genkautz:64,4 --lowering steps --json
 
-# A demand matrix (issue 41). Uniform (any value): the plain all-to-all's
+# A demand matrix. Uniform (any value): the plain all-to-all's
 # figures and schedule, byte for byte but the seconds. Skewed on torus:4x4:
 # only 0 -> 5 (weight 3) and 5 -> 0 (weight 1); normalised to a mean of 1
 # over the 240 pairs, 0 -> 5 is 180 shards and 5 -> 0 60. Node 0 sends 180

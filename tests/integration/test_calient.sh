@@ -1,5 +1,5 @@
 #!/bin/sh
-# The Calient TL1 dialect (issue 39, docs/tl1.md): ofc plan/apply/try/
+# The Calient TL1 dialect (docs/tl1.md): ofc plan/apply/try/
 # confirm/status against build/ocs-emu --dialect calient, refusals at
 # sampled commands of an apply (every kind of command, both halves of a
 # change), lost connections and stalls between ENT-CRS and ACT-CRS, kill -9

@@ -12,7 +12,7 @@ mkdir -p "$ST"
 cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
 # patch OUT TOPOLOGY MOVE_TIME: configs/torus64-ocs.yaml as a patch panel
 # of that move time, one allreduce of 1 MiB (latency counts) and the
-# all-to-all of 16 MiB (priced too, issue 41: every candidate through the
+# all-to-all of 16 MiB (priced too: every candidate through the
 # schedule pipeline).
 patch() {
 	sed -e "s|^topology: .*|topology: $2|" -e "s|credentials: .*|credentials: ocs0.cred|" \
@@ -109,7 +109,7 @@ grep -q "^  \* keep circulant:64:1,2 in place " "$TMP/out" && grep -q "^fabric t
 	ok || bad "the table should mark the kept topology" "$(cat "$TMP/out")"
 # "renumbered" when a numbering keeps more cross-connects than the
 # config's (the search is time-bounded), and never more moves than the
-# config's numbering plans (issue 35: 396 against 288).
+# config's numbering plans (396 against 288).
 expect_exit 0 $OFC plan "$TMP/slow.yaml" $D $B --horizon 1e6 --alternatives 0
 grep -Eq "; next best torus:8x8 (renumbered )?\(requested\): " "$TMP/out" && ok ||
 	bad "the text should name the next best" "$(cat "$TMP/out")"

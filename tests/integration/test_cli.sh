@@ -1,5 +1,5 @@
 #!/bin/sh
-# Sharp edges of `ofc` that operators hit (issue 12): option errors that name
+# Sharp edges of `ofc` that operators hit: option errors that name
 # the real reason, bare seconds, -o - keeping stdout one document, DOT
 # pictures graphviz accepts.
 SUITE=cli
@@ -70,7 +70,7 @@ for f in both.pb s.svg t2.pb p.png; do
 	[ ! -e "$TMP/$f" ] && ok || bad "a refused -o still wrote $f"
 done
 
-# DOT (issue 35 item 16): every node pinned (neato), links straight; tori as
+# DOT: every node pinned (neato), links straight; tori as
 # their grid with the wrap-around links as stubs at the border named after
 # the node they reach, so no line runs through a node or crosses another;
 # every other family on a circle in node order. `ofc show` draws a fabric's

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Replicas of ofcd on a 3-member etcd cluster (issue 37; docs/ofcd.md,
+# Replicas of ofcd on a 3-member etcd cluster (docs/ofcd.md,
 # "Replicas"), all on loopback, with an emulated switch that takes 10 ms a
 # change and logs which connection sent each command (each replica logs in
 # as its own user). Lean for make test: three kill -9s of the leader in the
@@ -38,7 +38,7 @@ _end=$(($(date +%s) + 5))
 while [ ! -s "$TMP/proxy.port" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.02; done
 read -r P1 P2 P3 <"$TMP/proxy.port"
 
-# A gateway before each replica (the network API, issue 36): a CA, the
+# A gateway before each replica (the network API): a CA, the
 # gateways' certificate and an admin's, made with the openssl CLI.
 C="$TMP/pki"
 mkdir -p "$C"

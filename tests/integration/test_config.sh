@@ -103,7 +103,7 @@ check no_value "6:1: 'topology' has no value" <<YAML
 $HOSTS
 topology:
 YAML
-# NIC-limited hosts (issue 14): injection is a rate, forwarding host or nic.
+# NIC-limited hosts: injection is a rate, forwarding host or nic.
 check bad_injection "6:14: 'injection': bad rate 'fast': expected a rate such as 40Gbps, 100Gb/s or 12.5GB/s" <<YAML
 $HOSTS
   injection: fast
@@ -445,7 +445,7 @@ while [ $i -lt 30 ]; do
 	i=$((i + 1))
 done
 
-# Server fabrics are checked when loaded (issue 34), not first when scheduled:
+# Server fabrics are checked when loaded, not first when scheduled:
 # the model W examples validate, a link to a vertex the template lacks does
 # not, at its place, and ofc schedule refuses the same config the same way.
 for f in examples/modelw/*.yaml; do

@@ -59,7 +59,7 @@ while [ $i -le 20 ]; do
 		[ -e "$ST/torus64-ocs.journal" ] && ok || bad "status repaired the journal"
 	fi
 	# The next command that touches the fabric repairs it: on odd runs
-	# one with the other config (issue 34: its topology was recorded).
+	# one with the other config (its topology was recorded).
 	if [ $((i % 2)) -eq 1 ]; then rep=$old; else rep=$new; fi
 	expect_exit 0 $OFC plan "$rep" --device "$DEV" --state-dir "$ST"
 	[ ! -e "$ST/torus64-ocs.journal" ] && ok || bad "run $i: journal left after plan"
@@ -77,7 +77,7 @@ echo "crash: 20 kills, $unfinished left a journal to repair"
 [ $unfinished -ge 3 ] && ok || bad "only $unfinished of 20 kills hit a transaction"
 stop_emu "$e_pid"
 
-# ---- kill points (issue 34) ----------------------------------------------------
+# ---- kill points ----------------------------------------------------
 # A kill -9 at a chosen point: the emulator, restarted on its saved state and
 # port, stalls at command K (1 ACT-USER, 2 the plan's RTRV-PATCH, 3..N+2 the
 # N changes from torus:8x8 to circulant:64:3,8, N+3 the read-back), the
@@ -148,7 +148,7 @@ record_is "$B" circulant:64:3,8 "$B"
 stop_emu "$e2_pid"
 e2_pid=
 
-# ofcd (issue 34): Reconfigure to circulant:64:1 (ports 0 and 1; 2 and 3
+# ofcd: Reconfigure to circulant:64:1 (ports 0 and 1; 2 and 3
 # spare), `fail h20:0` moves its circuits onto h20:2 in a transaction of
 # 4 changes (after the emulator's restart: 1 ACT-USER, 2 RTRV-PATCH, 3..6,
 # 7 the read-back); ofcd is killed -9 at command K and started again with

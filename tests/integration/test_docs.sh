@@ -1,5 +1,5 @@
 #!/bin/sh
-# The docs check (scripts/check-docs.py, issue 35): every command README.md
+# The docs check (scripts/check-docs.py): every command README.md
 # and docs/*.md show is run by a test. First the check itself on a page
 # that breaks each rule once (each must be reported with its line, and the
 # check must fail); then on the real docs, which must pass.

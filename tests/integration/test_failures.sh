@@ -1,5 +1,5 @@
 #!/bin/sh
-# Failed links and edge lists (issue 14): on torus:8x8 with 1, 2 and 8 failed
+# Failed links and edge lists: on torus:8x8 with 1, 2 and 8 failed
 # links every engine's schedule passes the verifier and, read back transfer
 # by transfer, never crosses a failed link; the all-to-all MCF is optimal
 # (its LP bound meets its flow); each outcome is priced against the healthy
@@ -73,7 +73,7 @@ done
 
 # Less a link of a short ring of torus:4x8 (the long ones bind), the
 # healthy flow with the link's flow rerouted keeps the healthy optimum,
-# proven by the healthy lengths with no master (issue 38).
+# proven by the healthy lengths with no master.
 expect_json "j['verified'] and j['mcf']['optimal'] and j['mcf']['repaired'] and j['mcf']['columns']==0 and abs(j['mcf']['objective']-32)<=1e-9*32 and abs(j['mcf']['lower_bound']-32)<=1e-9*32" \
 	$S --topology torus:4x8 --fail 0-1 --collective alltoall --lowering paths --json
 
@@ -146,7 +146,7 @@ sed 's/failed_ports: \[0\]/failed_ports: [0, 1, 2, 3]/' "$TMP/p16.yaml" >"$TMP/b
 expect_error 2 "$TMP/bad6.yaml:9:41: with these failures topology 'torus:4x4' is no longer strongly connected: some hosts could never reach others" \
 	$S "$TMP/bad6.yaml" --collective allgather
 
-# Failed hosts (issue 14): a bare node in --fail, or a config's
+# Failed hosts: a bare node in --fail, or a config's
 # topology.failed_hosts (or a host's failed: true), takes the host out: it
 # neither sends nor receives nor forwards, and the collective runs among the
 # others on what is left. check_nodes FILE NODES LINKS COLL: the schedule

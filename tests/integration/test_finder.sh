@@ -61,7 +61,7 @@ expect_error 2 "ofc finder: bad --degree '0': must be 1..64 (BFB's link masks ar
 expect_error 2 "ofc finder: bad --size 'lots': expected a size such as 4096, 64KiB, 4MB or 1GiB" $OFC finder --nodes 100 --degree 4 --size lots
 expect_error 2 "ofc finder: --collective must be allreduce, allgather, reduce-scatter or alltoall" $OFC finder --nodes 100 --degree 4 --collective broadcast
 expect_error 2 "ofc finder: --injection goes with --collective alltoall" $OFC finder --nodes 100 --degree 4 --injection 25Gbps
-# All-to-all under NIC-limited hosts (issue 14; the all-to-all paper's Fig.
+# All-to-all under NIC-limited hosts (the all-to-all paper's Fig.
 # 13): N = 100, d = 4, 25 Gb/s links. Unlimited, genkautz:100,4 beats
 # torus:10x10 (theta 0.012357 vs 1/125). With NIC forwarding a host injects
 # only its own 99 shards, theta <= I / (99 links): at 15 Gb/s both are

@@ -1,5 +1,5 @@
 #!/bin/sh
-# ofc schedule on server fabrics (issue 13): model W configs from
+# ofc schedule on server fabrics: model W configs from
 # examples/modelw through the fluid engine (LP 4.2 by Dantzig-Wolfe, Theorem
 # 4's step schedule) and the one verifier; the figures are the thesis's
 # (notes fluid-mcf-mirrored-dw.md, Sec. 6.3), computed here, not read.
@@ -27,7 +27,7 @@ expect_json 'j["method"]=="full" and abs(j["rstar_s_per_gb"]-0.0210843373)<1e-8 
 python3 scripts/gen-modelw.py "$TMP/mw" >/dev/null && diff -r "$TMP/mw" $W >"$TMP/diff" && ok ||
 	bad "examples/modelw differs from scripts/gen-modelw.py's" "$(head -5 "$TMP/diff")"
 # `ofc show` describes a server fabric: its servers' GPUs, switches, NICs
-# and links, and the rails between them (issue 35 item 12), not "1 port
+# and links, and the rails between them, not "1 port
 # each" of hosts that have no ports of their own.
 $OFC show $W/all-links-2.yaml >"$TMP/show.txt" 2>&1
 grep -qxF "servers dgx-a100: 2 hosts (s0..s1)" "$TMP/show.txt" &&
@@ -37,7 +37,7 @@ grep -qxF "servers dgx-a100: 2 hosts (s0..s1)" "$TMP/show.txt" &&
 	grep -qxF "  16 links: 16 x 25 GB/s" "$TMP/show.txt" && ! grep -q "port" "$TMP/show.txt" &&
 	ok || bad "ofc show of a server fabric" "$(cat "$TMP/show.txt")"
 # --size alone prices the schedule with the config's alpha (10 us, which
-# `ofc show` prints) and chooses K for them (issue 35 item 12): steps x
+# `ofc show` prints) and chooses K for them: steps x
 # (alpha + R*/K x size); the text prints the predicted time, for 1 GB per
 # GPU without a size.
 expect_json 'j["chose_chunks"] and j["alpha_s"]==1e-05 and j["size_bytes"]==64<<20 and abs(j["predicted_s"]-j["steps"]*(1e-05+j["step_time_s_per_gb"]*(64<<20)/1e9))<1e-12 and abs(j["step_time_s_per_gb"]*j["chunks"]-j["rstar_s_per_gb"])<1e-6*j["rstar_s_per_gb"] and j["verified"]' \
@@ -78,7 +78,7 @@ expect_json 'j["pricing_classes"]==1 and j["group_order"]==32 and j["optimal"] a
 	$S $W/no-nvlink-4.yaml --collective allgather --method mirrored --json
 expect_json 'j["pricing_classes"]==1 and j["verified"] and abs(j["objective"]-2176)<1e-6' \
 	$S $W/only-nvlink-4.yaml --collective allgather --method mirrored --json
-# Issue 34's config: a server of one GPU and 20 interchangeable switches on a
+# A server of one GPU and 20 interchangeable switches on a
 # hub, two of them. Their group is S_20 for every server, of which the
 # engine needs the action on the GPUs alone: one pricing class, at once
 # (a listing of S_20 ran 16 s and 490 MB past --time-limit 2).
@@ -142,7 +142,7 @@ expect_error 2 "ofc schedule: the fluid engine needs a server fabric (servers:, 
 expect_error 2 "ofc schedule: broadcast is scheduled by the fluid engine on a server fabric (--algo fluid)" \
 	$S --topology torus:4x4 --collective broadcast --size 1MiB
 expect_error 2 "ofc schedule: --hops must be 1..64, got '0'" $S $W/all-links-1.yaml --collective allgather --hops 0
-# The layers summed (--bound-any-hops, issue 38): a bound on the objective
+# The layers summed (--bound-any-hops): a bound on the objective
 # of every T at R*; the searched T (2) is short of it on one server, T = 4
 # meets it, and the text says which; without the option no such key.
 expect_json 'abs(j["objective"]-112)<1e-6 and abs(j["objective_any_hops"]-109.6867)<1e-3' \
@@ -152,7 +152,7 @@ expect_json 'abs(j["objective"]-j["objective_any_hops"])<1e-6*j["objective"]' \
 expect_json '"objective_any_hops" not in j' $S $W/all-links-1.yaml --collective allgather --hops 4 --json
 expect_stdout_has "  any T         objective >= 109.686747 at R* for every hop limit (the layers summed): T is enough" \
 	$S $W/all-links-1.yaml --collective allgather --hops 4 --bound-any-hops
-# The LP solver (issue 38): Clp's models give lp_solve's figures, asked by
+# The LP solver: Clp's models give lp_solve's figures, asked by
 # --lp-solver or by the config's lp_solver (the request's wins); a name
 # neither is refused, and so is a Clp whose plugin cannot be loaded.
 expect_json 'abs(j["rstar_s_per_gb"]-15/332)<1e-9 and abs(j["objective"]-504.867)<2e-3 and j["lp_solver"]=={"master":"clp","pricing":"clp"} and j["verified"]' \

@@ -1,5 +1,5 @@
 #!/bin/sh
-# ofc-gateway, the network API (issue 36), against a real ofcd and ocs-emu:
+# ofc-gateway, the network API, against a real ofcd and ocs-emu:
 # certificates the test makes with the openssl CLI (a CA with a CRL; admin,
 # reader, two tenants, a stranger the policy does not name, an expired, a
 # revoked, one of another CA, a server's, none; CRLs stale, of another CA,

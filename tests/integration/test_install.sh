@@ -19,7 +19,7 @@ for f in bin/ofc bin/ocs-emu bin/mrr-emu bin/netconf-emu sbin/ofcd lib/libofc.a 
 	[ -f "$D$P/$f" ] && ok || bad "not installed: $P/$f"
 done
 [ -f "$D/etc/default/ofcd" ] && [ -f "$D/etc/default/ofc-gateway" ] && ok || bad "not installed: /etc/default/ofcd, /etc/default/ofc-gateway"
-# The protos and the example configs under share/ofc (issue 35 item 15): an
+# The protos and the example configs under share/ofc: an
 # installed ofc reads its examples where the man page says they are, and
 # a client generates its messages from the installed protos (which import
 # each other as proto/NAME.proto: -I share/ofc).
@@ -134,7 +134,7 @@ if systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
 	score=$(systemd-analyze security --offline=yes contrib/ofcd.service 2>/dev/null |
 		sed -n 's/.*Overall exposure level for ofcd.service: \([0-9.]*\).*/\1/p')
 	[ -n "$score" ] && awk "BEGIN{exit !($score < 3.0)}" && ok || bad "systemd-analyze security: '$score'"
-	# Issue 36: the process that parses the network's bytes, at most 2.0.
+	# The process that parses the network's bytes, at most 2.0.
 	score=$(systemd-analyze security --offline=yes contrib/ofc-gateway.service 2>/dev/null |
 		sed -n 's/.*Overall exposure level for ofc-gateway.service: \([0-9.]*\).*/\1/p')
 	[ -n "$score" ] && awk "BEGIN{exit !($score <= 2.0)}" && ok || bad "systemd-analyze security of ofc-gateway: '$score'"
@@ -142,7 +142,7 @@ fi
 bash -n contrib/ofc.bash-completion && ok || bad "bash completion does not parse"
 # Completion (Debian's bash-completion, which install-deps installs) offers
 # every command `ofc --help` lists and every format each command's usage
-# names (issue 35 item 8: fail, restore and msccl were missing).
+# names (fail, restore and msccl were missing).
 BC=/usr/share/bash-completion/bash_completion
 if [ -f "$BC" ]; then
 	cat >"$TMP/comp.bash" <<B

@@ -1,5 +1,5 @@
 #!/bin/sh
-# One JSON shape per command, answered here or by ofcd (issue 35,
+# One JSON shape per command, answered here or by ofcd (see
 # docs/json.md): status, schedule and apply run locally and through an ofcd
 # on the same state, and their JSON is compared key by key. What may differ
 # is what docs/json.md lists: status's in_sync and each device's reachable,

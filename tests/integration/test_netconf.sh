@@ -1,5 +1,5 @@
 #!/bin/sh
-# The netconf driver and build/netconf-emu (issue 39, docs/netconf.md):
+# The netconf driver and build/netconf-emu (docs/netconf.md):
 # ofc plan/apply/try/confirm/status over NETCONF on SSH and on a Unix
 # socket; every RPC of an apply refused, dropped (before, after, half-way
 # through a commit), stalled, answered with XML that is not well-formed,

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The netconf driver against NETCONF implementations ofc did not write
-# (issue 39 item 3, docs/netconf.md "Interop"): yuma123's netconfd (Debian
+# (docs/netconf.md "Interop"): yuma123's netconfd (Debian
 # netconfd) loaded with ofc's YANG module, behind a private OpenSSH sshd on
 # a loopback port this test picks, with its own host key and config (the
 # netconf subsystem is yuma's netconf-subsystem), with ofc and with ofcd

@@ -163,7 +163,7 @@ expect_error 2 "ofc --socket PATH schedule: -o '$TMP/remote.txt' names a text fi
 expect_exit 1 $OFC --socket "$SOCK" schedule --collective alltoall --algo mcf --lowering steps --topology torus:24x24 --size 1MiB --summary
 grep -q "needs about .* GiB (.* hops in all), over the memory limit of 8 GiB (ofc --max-memory, ofcd --max-request-memory)" "$TMP/err" &&
 	ok || bad "GetSchedule over the memory limit" "$(head -c 400 "$TMP/err")"
-# ... for every engine (issue 17): recursive doubling on 16,384 nodes.
+# ... for every engine: recursive doubling on 16,384 nodes.
 expect_exit 1 $OFC --socket "$SOCK" schedule --collective allreduce --algo recursive-doubling --topology torus:128x128 --size 1MiB --summary
 grep -q "bandwidth-optimal recursive-doubling on 16384 nodes needs about .* GiB (.* transfers), over the memory limit of 8 GiB (ofc --max-memory, ofcd --max-request-memory); about [0-9]* nodes would fit" "$TMP/err" &&
 	ok || bad "GetSchedule swing over the memory limit" "$(head -c 400 "$TMP/err")"
@@ -395,7 +395,7 @@ state_is 's["topology"]["spec"]=="circulant:64:3,8" and s["target_topology"]=="c
 # stopped (exit 1), with the way to ask for less in both clients' words.
 PY_PB=python3
 python3 -c 'import google.protobuf' 2>/dev/null || PY_PB=/usr/bin/python3
-# -o asks for a stream (issue 36): the same schedule arrives, in frames of
+# -o asks for a stream: the same schedule arrives, in frames of
 # at most --max-frame / 64 transfers (its steps split with continues_step).
 for t in "" "--topology torus:8x8"; do
 	# shellcheck disable=SC2086
@@ -468,7 +468,7 @@ while kill -0 "$DPID" 2>/dev/null && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1))
 [ ! -e "$SOCK" ] && ok || bad "daemonized ofcd did not stop"
 [ ! -e "$TMP/dd.pid" ] && grep -q "notice: stopped: " "$TMP/dd.log" && ok || bad "pid file left, or the stop not logged"
 
-# ---- a new operator's start (issue 35): each refusal names the path and the option -----------
+# ---- a new operator's start: each refusal names the path and the option -----------
 # Without syslog a detached ofcd would lose every line: it refuses, unless
 # told where to log.
 if [ ! -e /dev/log ]; then
@@ -533,7 +533,7 @@ expect_json 'j["algorithm"]=="ne" and j["verified"]' \
 same_schedule "ring allreduce optree" --collective allreduce --algo optree -- \
 	tests/configs/ring8-mrr.yaml --collective allreduce --algo optree
 # An all-to-all without --algo: the ring's own default, one stage of direct
-# lightpaths (issue 35: the all-gather's optree was tried, and refused).
+# lightpaths (the all-gather's optree was tried, and refused).
 same_schedule "ring alltoall default" --collective alltoall -- \
 	tests/configs/ring8-mrr.yaml --collective alltoall
 expect_error 2 "ofc: fabric 'ring8' has no circuit switch to rewire: change its lightpaths with ApplyConfig" \

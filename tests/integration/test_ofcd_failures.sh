@@ -1,5 +1,5 @@
 #!/bin/sh
-# ofcd reacting to failures (issue 14), driven through `ofc --socket`: `fail`
+# ofcd reacting to failures, driven through `ofc --socket`: `fail`
 # re-plans the running schedule on the surviving graph and watchers see it;
 # GetSchedule then returns the schedule `ofc schedule` computes (and
 # verifies) for the same config with the link in its failed_links, and no
@@ -116,7 +116,7 @@ r = [e for e in ev if e['kind'] == 'KIND_SCHEDULE_REPLANNED']
 sys.exit(0 if r and r[0]['failed'] == ['h0-h1'] and r[0]['schedule']['verified']
          and r[0]['schedule']['topology'] == 'torus:8x8 without h0-h1' else 1)
 EOF
-# A whole host fails (issue 14): the collective runs among the other 63
+# A whole host fails: the collective runs among the other 63
 # hosts; GetSchedule is what `ofc schedule` gives for the config with the
 # host in topology.failed_hosts, lists it in failed_nodes, and no transfer
 # names it. Three more hosts around h28 (h20, h29, h36; its fourth
@@ -160,7 +160,7 @@ $OFC --socket "$SOCK" fail h0-h8 h2:0 h2:1 h2:2 h2:3 h4:1 >/dev/null 2>&1
 expect_stdout_has "  failed     9 (2 links, 6 ports, 1 host): " $OFC --socket "$SOCK" status
 expect_stdout_has "every reported failure cleared; no failure in effect; bfb allgather on torus:8x8: " \
 	$OFC --socket "$SOCK" restore --all
-# Re-wiring around a lost port (issue 14): hosts with a fifth, spare port
+# Re-wiring around a lost port: hosts with a fifth, spare port
 # on the same switch (torus:4x4 uses four). Sequential wiring puts host h's
 # port p on switch port 1 + 5h + p: h5:0 is 26, its spare h5:4 is 30, h6:0
 # 31, h4:0 21. Failing h5:0 moves its two circuits (26 -> 31 out, 21 -> 26
@@ -236,7 +236,7 @@ expect_json 'j["moved"] == ["h5:0>h5:4"] and not j.get("failed")' \
 if circuits_ok; then ok; else bad "circuits after the restore"; fi
 stop_ofcd
 
-# An all-to-all workload (issue 14): the snapshot that computes it on the
+# An all-to-all workload: the snapshot that computes it on the
 # applied config's healthy graph keeps its MCF solution; a failure re-plans
 # the degraded MCF from it (the healthy graph is not solved again), with the
 # theta `ofc schedule` gets for the config with the link failed (which
@@ -304,7 +304,7 @@ expect_stdout_has "; warm-started from the kept healthy MCF solution (" \
 	$OFC --socket "$SOCK" fail h0-h1
 stop_ofcd
 
-# The all-to-all's MCF does not hold up the start (issue 14): on
+# The all-to-all's MCF does not hold up the start: on
 # genkautz:200,4 (seconds of MCF) ofcd answers status while the workload's
 # schedule is still being computed (State.schedule_computing_since_unix_ms,
 # no schedule yet), a GetSchedule of the workload (lowering paths) is BUSY

@@ -83,7 +83,7 @@ if grep -q "^allgather schedule 'optree' on 16 nodes: 12 steps, 240 transfers$" 
 expect_error 2 "ofc optree: missing --wavelengths" $OFC optree --nodes 16
 expect_error 2 "ofc optree: bad --nodes '1': must be 2..65535 (node ids are 16 bits)" $OFC optree --nodes 1 --wavelengths 2
 expect_error 2 "ofc optree: bad --nodes '70000': must be 2..65535 (node ids are 16 bits)" $OFC optree --nodes 70000 --wavelengths 2
-# Symmetry-reduced (issue 17): above 8,192 nodes by itself, with a note;
+# Symmetry-reduced: above 8,192 nodes by itself, with a note;
 # at any size with --reduced; only OpTree's all-gather on an even plan.
 expect_json 'j["num_steps"]==1664 and j["num_transfers"]==16384*16383 and j["reduced"]["program_transfers"]==344064 and j["reduced"]["stage_periods"]==[16384,4096,1024,256,64,16,4] and j["verified"]' $OFC optree --nodes 16384 --wavelengths 64 --json
 expect_json 'j["num_steps"]==72 and j["num_transfers"]==1047552 and j["reduced"]["program_transfers"]==15360 and j["verified"]' $OFC optree --nodes 1024 --wavelengths 64 --reduced --json

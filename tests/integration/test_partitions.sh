@@ -61,7 +61,7 @@ expect_stdout_has "committed transaction 1: 128 operations" $OFC apply "$CFG" $D
 [ "$(count_of A)" -eq 128 ] && [ "$(count_of B)" -eq 0 ] && ok ||
 	bad "after jobA's apply: $(count_of A) cross-connects on jobA's ports (want 128), $(count_of B) on jobB's (want 0)"
 xcs_of A >"$TMP/A.1"
-# `ofc status --dot` (issue 35 item 16): the circuits the switch holds, a
+# `ofc status --dot`: the circuits the switch holds, a
 # partition per colour, each drawn as its topology is (jobA's torus:4x8 a
 # grid), the target's it lacks dotted: jobA's 64 links drawn, jobB's 64
 # (circulant:32:1,4) dotted, and no line between the two.
@@ -94,7 +94,7 @@ expect_json 'j["partition"]=="jobB" and "topology" not in j and j["at_target"]' 
 	$OFC status "$CFG" $D --json
 expect_json 'j["operations"]==0' $OFC plan "$CFG" $D --json
 
-# ---- the whole torus over both jobs' circuits, renumbered (issue 35) -----------
+# ---- the whole torus over both jobs' circuits, renumbered -----------
 # --relabel planned 496 operations where the config's numbering needs 304:
 # never more than the config's numbering, and the counts are the plan's.
 make_torus_config "$TMP/torus.yaml" torus:8x8 2s 2

@@ -138,7 +138,7 @@ rc=$?
 	ok || bad "colliding light not refused: exit $rc" "$(head -c 300 "$TMP/err")"
 stop_emu "$c_pid"
 
-# ---- a config's algorithm is its own collective's (issue 35) -------------------
+# ---- a config's algorithm is its own collective's -------------------
 # ring16-optree names optree for its allgather: an all-to-all, scheduled or
 # run, gets its own default (one stage of direct lightpaths), where it was
 # refused as optree; an algorithm named for allgather runs for allgather

@@ -96,7 +96,7 @@ expect_error 2 "ofc testbed: run: --schedule and --algo exclude each other" \
 # The same schedule with 10 M empty steps after it (2 bytes each, 20 MB):
 # counted and priced before it is built (4 bytes a step, 8 more with
 # --steps for the times), refused over --max-memory with the estimate
-# (issue 34: 52 M of them took 4.6 GB, and past the limit decoding said
+# (52 M of them took 4.6 GB, and past the limit decoding said
 # the file was no schedule); within the limit it runs, the hosts passing
 # the empty steps at no cost.
 python3 -c "import sys; d = open(sys.argv[1], 'rb').read(); open(sys.argv[2], 'wb').write(d + b'\x32\x00' * 10000000)" \
@@ -110,7 +110,7 @@ python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['runs'][0]; e=r['err
 	expect_json '(lambda r: r["algorithm"]=="bfb (file)" and r["ran"] and r["data_ok"] and r["steps"]==10000004)(j["runs"][0])' \
 		$RUN "$TMP/torus.yaml" --collective allgather --schedule "$TMP/empty.pb" --size 64KiB --max-memory 96MiB
 
-# A job's plan on the testbed (issue 41): a tp all-gather in groups of 4
+# A job's plan on the testbed: a tp all-gather in groups of 4
 # (the groups together, as a demand matrix) and an allreduce over every
 # host; each way runs, its circuits applied before a phase whose topology
 # is not up, every phase's data checked; the config's own topology is up

@@ -10,7 +10,7 @@ expect_json 'j["wavelengths_used"]==6 and j["optimal"] is True and j["ilp_solves
 expect_json 'j["wavelengths_used"]==8 and j["lower_bound"]==6 and j["optimal"] is False' $OFC rwa --nodes 7 --wavelengths 64 --pattern all-to-all --json
 # The LP engine: the relaxation as the bound, never above the heuristic.
 expect_json 'abs(j["relaxation"]-6)<1e-6 and j["lower_bound"]==6 and j["wavelengths_used"]>=6' $OFC rwa --nodes 7 --wavelengths 64 --pattern all-to-all --engine lp --json
-# the relaxation on Clp (issue 38): the same bound
+# the relaxation on Clp: the same bound
 expect_json 'abs(j["relaxation"]-6)<1e-6 and j["lower_bound"]==6 and j["wavelengths_used"]>=6' $OFC rwa --nodes 7 --wavelengths 64 --pattern all-to-all --engine lp --lp-solver clp --json
 expect_error 2 "ofc rwa: --lp-solver is lpsolve or clp, got 'cplex'" $OFC rwa --nodes 7 --wavelengths 64 --pattern all-to-all --engine lp --lp-solver cplex
 # Every lightpath is listed with route and wavelength, and within the ring.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 17, "nothing aborts on size": every engine estimates its memory
+# Nothing aborts on size: every engine estimates its memory
 # before it builds and refuses, exit 1 (never killed: not 134 or 137), with
 # the estimate, the limit and what would fit; just under the limit it
 # builds; -o exports are estimated before they are written; --time-limit

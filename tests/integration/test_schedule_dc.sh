@@ -259,7 +259,7 @@ sed 's/25Gbps/100Gbps/' "$TMP/broom.yaml" >"$TMP/broom1.yaml"
 expect_json 'j["tau_b_fraction"]=="14/3" and j["verified"]' \
 	$OFC schedule "$TMP/broom1.yaml" --collective allgather --algo bfb --size 1MiB --json
 
-# NIC-limited hosts in BFB (issue 14). A ring of four, host a injecting one
+# NIC-limited hosts in BFB. A ring of four, host a injecting one
 # link's worth (its neighbours b, d; c opposite). Allgather, by hand: step
 # 1 a sends its shard on both links, 2 / 1 = 2. Step 2 b needs d's shard
 # and d b's, from a or c: a sends x + y <= T, c's links carry 1 - x and
@@ -324,7 +324,7 @@ grep -q "^ofc schedule: bfb: BFB allreduce on 1024 nodes needs about [0-9.]* MiB
 	expect_json 'j["verified"] and j["num_transfers"]==4412' \
 		$S --topology torus:8x8 --collective allgather --algo bfb --max-memory 10MiB --json
 
-# Symmetry-reduced BFB (issue 17): node 0's program and the translation
+# Symmetry-reduced BFB: node 0's program and the translation
 # group, checked by symmetry, with the explicit schedule's figures.
 for spec in torus:8x8 torus:3x4x5 hypercube:6 circulant:16:3,4 bipartite:4; do
 	for c in allgather reduce-scatter allreduce; do

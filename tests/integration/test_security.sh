@@ -1,5 +1,5 @@
 #!/bin/sh
-# Files and inputs ofc must not trust (issue 12): a FIFO in a file's place
+# Files and inputs ofc must not trust: a FIFO in a file's place
 # never blocks a command or the daemon.
 SUITE=security
 . "$(dirname "$0")/lib.sh"
@@ -383,7 +383,7 @@ expect_exit 0 stop_ofcd
 expect_error 2 "$TORUS:22:20: credentials 'ocs0.cred' of ocs0: outside ofcd's credentials directory $CREDS: a daemon reads credentials only from there (ofcd --credentials-dir)" \
 	$OFCD --foreground --credentials-dir "$CREDS" --config "$TORUS" --socket "$SOCK" --state-dir "$ST"
 
-# ---- paths in requests (issue 34) ----------------------------------------------------------
+# ---- paths in requests ----------------------------------------------------------
 # An edge list named in a request (any local user on the read-only socket; an
 # admin-group member's config or Reconfigure) is read only beneath the
 # operator's --topology-dir: never a file of root's, never ofcd's stdin, and

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Slurm jobs get their own topology before they start (issue 40), with the
+# Slurm jobs get their own topology before they start, with the
 # Debian slurm-wlm 22.05 daemons: munged with a key made here, slurmctld and
 # one slurmd per node name (slurmd -N NAME, each on its own port: this build
 # allows it), all on loopback with their own configs and state under $TMP;

@@ -3,7 +3,7 @@
 # every ordered pair reaches every other; reconfigure to circulant:16:3,4
 # with the testbed up and every pair reaches again; down removes it all.
 # The shipped configs/testbed12-patch.yaml as a new operator meets it
-# (issue 35): no emulator, then its 25 Gb/s ports, then more than this
+#: no emulator, then its 25 Gb/s ports, then more than this
 # machine's cores carry.
 # (run alone: its circuits carry traffic at rates this machine's cores
 # must keep up with)

@@ -56,7 +56,7 @@ expect_error 2 "ofc topo: invalid spec '' at column 1: empty topology spec" $OFC
 expect_error 2 "ofc topo: invalid spec 'torus' at column 6: expected ':' after 'torus' (torus:AxB[xC...])" $OFC topo torus
 expect_error 2 "ofc topo: invalid spec 'ring:99999999999' at column 6: a node count is too large" $OFC topo ring:99999999999
 # An edge list's errors: FILE:LINE:COL first, and what a terminal would act
-# on escaped, never written raw (issue 34).
+# on escaped, never written raw.
 printf '0-1\n1-2 \033[2Jx\n' >"$TMP/esc.edges"
 expect_error 2 "$TMP/esc.edges:2:5: '\\x1b[2Jx' is not a link: write U-V (both directions) or U>V (one arc)" \
 	$OFC topo "edges:$TMP/esc.edges"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# ofc plan FILE --workload W (issue 41): a job's phases priced on candidate
+# ofc plan FILE --workload W: a job's phases priced on candidate
 # topologies through the schedule pipeline, the ways to run an iteration
 # and the choice; a one-phase workload is what `ofc schedule` gives; the
 # arithmetic of every way checked independently; workload errors at
@@ -249,7 +249,7 @@ expect_error 2 "$TMP/split2.yaml:7:11: topology 'product(complete:2,empty:8)' is
 sed '/^workload:/,$d' "$TMP/split.yaml" >"$TMP/split3.yaml"
 expect_error 2 "$TMP/split3.yaml:7:11: topology 'product(complete:4,empty:4)' is not strongly connected: some hosts could never reach others" \
 	$OFC validate "$TMP/split3.yaml"
-# ofcd (issue 41): GetPlan plans the running config's workload as ofc plan
+# ofcd: GetPlan plans the running config's workload as ofc plan
 # does; MoveToPhase takes the fabric to the chosen way's topology of a phase,
 # answered once committed (the emulated OCS then holds its circuits). The
 # OCS switches in 1 us here, so the choice is a topology per phase: ag's

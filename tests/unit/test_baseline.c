@@ -147,7 +147,7 @@ static void test_ring_irregular(void **state)
 }
 
 /* The ring's n (n - 1) transfers are built under the request's clock
- * (issue 34): past it, nothing is built and the error says so. */
+ *: past it, nothing is built and the error says so. */
 static void test_ring_clock(void **state)
 {
 	struct graph *g = NULL;

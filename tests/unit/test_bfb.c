@@ -373,7 +373,7 @@ static void test_fractions(void **state)
 	assert_string_equal(frac_str(frac_make(1, 0), buf, sizeof(buf)), "?");
 }
 
-/* ---- irregular graphs and link rates (issue 14) ---------------------------- */
+/* ---- irregular graphs and link rates ---------------------------- */
 
 /* A star 1 - 0 - 2 (not regular) by hand: step 1 every node hears its
  * neighbours, one shard per link (U = 1); step 2 the leaves hear each other
@@ -586,7 +586,7 @@ static void test_rates_vs_lp(void **state)
 	}
 }
 
-/* NIC-limited hosts (issue 14), by hand on K_{2,3} (a0 = 0, a1 = 1 joined
+/* NIC-limited hosts, by hand on K_{2,3} (a0 = 0, a1 = 1 joined
  * both ways to b0..b2 = 2..4; d = 3, N = 5, diameter 2). Injection in
  * links: a0 1, a1 3, the b's 2 (their own two links: never binding).
  * Step 1: a0 sends its shard to three b's, 3 / 1 = 3 (the links: 1).
@@ -677,7 +677,7 @@ static void test_host_injection(void **state)
 	graph_free(g);
 }
 
-/* Clp (issue 38): BFB's LP (3) on Clp's models gives the tau_B the exact
+/* Clp: BFB's LP (3) on Clp's models gives the tau_B the exact
  * methods give, on the graphs the tests above use (allgather and allreduce;
  * verified with unit links, and with link rates LP (13)'s figure). */
 static void test_lp_clp(void **state)

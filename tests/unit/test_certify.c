@@ -2,7 +2,7 @@
  * certify.c): found by Mirrored DW from the graph's automorphisms, equal
  * to R* worked out from first principles where that is easy; given as
  * long as the engines took (within 0.25 s and 5 s, half the request's
- * clock); and the cut bound kept when LP 4.2 gives nothing. Issue 35: a
+ * clock); and the cut bound kept when LP 4.2 gives nothing. Why: a
  * plain DW spent 5 of the command's 5.7 s on torus:8x8's all-to-all and
  * certified nothing beyond the cut bound. */
 #include <setjmp.h>

@@ -358,7 +358,7 @@ static void test_fabric_pb_roundtrip(void **state)
 	fabric_free(f);
 }
 
-/* Per-port and per-link rates (issue 14): loaded for generated and listed
+/* Per-port and per-link rates: loaded for generated and listed
  * hosts, resolved to host indices, the slowest and fastest known to the
  * cost model, and the slowest the default link bandwidth. */
 static void test_rates(void **state)
@@ -450,7 +450,7 @@ static char *server_cfg(unsigned line, const char *with)
 	return sb.buf;
 }
 
-/* Server fabrics are validated when loaded (issue 34): `ofc validate` and
+/* Server fabrics are validated when loaded: `ofc validate` and
  * every command that opens a config refuse what `ofc schedule` used to
  * find only when it built the network, each at FILE:LINE:COL, with a
  * message (the nested ones were once formatted onto themselves, empty). */

@@ -412,7 +412,7 @@ static void kill_and_repair(struct world *w, const struct txn_case *tc, enum kil
 	struct ctl *c = open_ctl(w, tc->next);
 	/* Two rounds of the search, whatever the machine's load: a numbering
 	 * that keeps more than the config's, which the record says relabelled
-	 * only then (issue 35). */
+	 * only then. */
 	struct relabel_opts ro = {.budget_s = 10, .max_rounds = 2, .seed = 1};
 	struct fabric_relabel rep = {0};
 	assert_int_equal(ctl_plan(c, &err), 0);
@@ -489,7 +489,7 @@ static void kill_and_repair(struct world *w, const struct txn_case *tc, enum kil
 	state_free(&tgt);
 }
 
-/* Issue 34: a transaction killed at any point and repaired by a command
+/* A transaction killed at any point and repaired by a command
  * with another config records what the transaction's journal says
  * (topology, config file, partition, relabelling), or undoes it. The
  * repair used to record the repairing command's topology and config, drop
@@ -666,7 +666,7 @@ static void test_device_locks(void **state)
 	state_free(&tgt);
 }
 
-/* ---- issue 37: a replicated daemon's fence and the devices' locks ------------------- */
+/* ---- a replicated daemon's fence and the devices' locks ------------------- */
 
 struct fence_ctx {
 	double until;	   /* what the fence says */
@@ -737,7 +737,7 @@ static void test_fence(void **state)
 	assert_true(state_equal(&w->sim.state, &torus));
 	ctl_close(c);
 
-	/* the device's lock (issue 39's, taken by every transaction) held by
+	/* the device's lock (taken by every transaction) held by
 	 * another manager, a deposed leader's session: refused, nothing
 	 * written */
 	w->sim.lockable = true;

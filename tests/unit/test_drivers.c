@@ -487,7 +487,7 @@ static void test_reply_numbers(void **state)
 	sb_free(&in);
 }
 
-/* The device lock of the driver interface (issue 39, for issue 37's
+/* The device lock of the driver interface (for the replicas'
  * fencing): taken and released through the sim; refused, naming the
  * device, while another manager holds it; dropped when the session ends;
  * a driver without a lock (tl1) reports none held and sends nothing. */

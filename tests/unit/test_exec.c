@@ -149,7 +149,7 @@ static void test_ring_runs(void **state)
 	}
 }
 
-/* A skewed all-to-all (issue 41, exec_opts.block_weight): each block as
+/* A skewed all-to-all (exec_opts.block_weight): each block as
  * long as its weight (0 -> 1 weighs 3, 1 -> 2 a half, 2 -> 3 nothing and
  * is not sent), every element of every block asked for checked, the bytes
  * on the sockets the weights' (a block of weight 1 is 16 KiB of 64 KiB on

@@ -110,7 +110,7 @@ static void test_product_prediction(void **state)
 	}
 }
 
-/* A construction stops at the request's clock (issue 34): line^2 of
+/* A construction stops at the request's clock: line^2 of
  * genkautz:128,4 is 4 M transfers (a few tenths of a second) on a base
  * whose BFB takes milliseconds, so a 20 ms deadline falls inside the
  * construction, which must stop there instead of running to its end. */

@@ -401,7 +401,7 @@ static void test_schedule_pb_spans(void **state)
 /* Steps of many chunks (BFB allreduce on genkautz:256,4: 130,560
  * transfers in 8 steps, several PB_CHUNK each), streamed: the bytes are
  * those of the message tree packed whole, header and one Schedule per
- * step (what the writer held before issue 17), and schedule_read_pb reads
+ * step (what the writer once held whole), and schedule_read_pb reads
  * them back to the same transfers. A full device fails the write with
  * "short write". */
 static void test_schedule_pb_chunks(void **state)
@@ -455,7 +455,7 @@ static void test_schedule_pb_chunks(void **state)
 	graph_free(g);
 }
 
-/* The reader in two passes (issue 34): a BFB all-gather on torus:4x4 and
+/* The reader in two passes: a BFB all-gather on torus:4x4 and
  * 200,000 empty steps after it (2 bytes each in the file, where protobuf-c
  * held 56 each) are counted before anything is built, and decode to the
  * schedule with its steps reserved to the count; the file is refused when

@@ -506,7 +506,7 @@ static void test_modelw16_mirrored(void **state)
 }
 
 /* The thesis's 32 and 64 GPUs (Tables 6.3-6.6), Mirrored DW: seconds each
- * since the pricing's stall handling (bench/RESULTS.md, issue 13). */
+ * since the pricing's stall handling (bench/RESULTS.md). */
 static void test_modelw32_64_mirrored(void **state)
 {
 	(void)state;
@@ -531,7 +531,7 @@ static void test_modelw16_methods_agree(void **state)
 		run_table(&w16[full_rows[i]], 1, FLUID_FULL);
 }
 
-/* Clp (issue 38): every R* and objective above, and the methods' agreement,
+/* Clp: every R* and objective above, and the methods' agreement,
  * on Clp's models alike, each as the tables state them (lp_solve's runs
  * above): no figure changes with the solver. */
 static void test_modelw_clp(void **state)
@@ -553,7 +553,7 @@ static void test_modelw_clp(void **state)
 	run_table_on(w64, ARRAY_SIZE(w64), FLUID_MIRRORED, LP_SOLVER_CLP);
 }
 
-/* The layers summed (issue 38): LP 4.2 without layers at phase 2's R is a
+/* The layers summed: LP 4.2 without layers at phase 2's R is a
  * relaxation of every hop limit, so its optimum never exceeds the objective
  * at any T; at the tables' T it meets it (T is enough), at a T too short for
  * the cheapest routes it is below (32 GPUs, all links: T = 8 is not enough,
@@ -722,7 +722,7 @@ static uint32_t build_leaves(struct fluid_net *n, uint32_t servers, uint32_t lea
 	return 3 + leaves;
 }
 
-/* 20 interchangeable switches in a server (issue 34): its group is S_2 x
+/* 20 interchangeable switches in a server: its group is S_2 x
  * S_20, 4.9e18 elements that a listing capped at 2^17 (490 MB, 14 s) could
  * not search; the servers' group comes from the generators along the GPUs
  * and fits in 1 MiB: order 6, regular on the GPUs. A clock past its
@@ -762,7 +762,7 @@ static void test_group_blocks_leaves(void **state)
 	fluid_net_free(&n);
 }
 
-/* The pipeline under a request's clock (issue 34): past the deadline,
+/* The pipeline under a request's clock: past the deadline,
  * "time limit ... reached in PHASE" (exit 1), not an answer late. */
 static void test_schedule_fluid_clock(void **state)
 {
@@ -791,7 +791,7 @@ static void test_schedule_fluid_clock(void **state)
 	fabric_free(f);
 }
 
-/* An allreduce on a server fabric (issue 35): a reduce-scatter then an
+/* An allreduce on a server fabric: a reduce-scatter then an
  * allgather, one schedule the verifier checks whole, each step against its
  * own phase's step time; priced against what any allreduce needs. */
 static void test_schedule_fluid_allreduce(void **state)

@@ -1,4 +1,4 @@
-/* The job planner's switching arithmetic (issue 41), by hand: an OCS
+/* The job planner's switching arithmetic, by hand: an OCS
  * reconfigures once however many circuits change, a patch panel a move at a
  * time; changes on host ports the phase before leaves idle are made while
  * it runs (make-before-break), those on its ports after it. And the

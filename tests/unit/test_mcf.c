@@ -363,7 +363,7 @@ static void test_bad_input(void **state)
 	graph_free(g);
 }
 
-/* Degraded and irregular graphs (issue 14). The star 1 - 0 - 2 by hand:
+/* Degraded and irregular graphs. The star 1 - 0 - 2 by hand:
  * the arc 1 -> 0 carries 1's flows to 0 and to 2, so theta <= 1/2, met by
  * routing everything on its only path. Degraded tori: the link LP, the
  * master, column generation and the mirrored master (over what automorphisms
@@ -474,7 +474,7 @@ static double host_objective(const char *spec, enum mcf_method m, uint32_t steps
 	return z;
 }
 
-/* NIC-limited hosts (issue 14): on torus:4x4 (N = 16, d = 4, shortest
+/* NIC-limited hosts: on torus:4x4 (N = 16, d = 4, shortest
  * paths sum to 32 per source) the links alone give Z = 1 / theta = 8.
  * Host forwarding: every hop leaving a host costs its injection, so a host
  * carries at least 32 / injection; NIC forwarding: only its own 15 shards.
@@ -557,7 +557,7 @@ static void test_injection(void **state)
 	graph_free(g);
 }
 
-/* Mixed link rates (issue 14): per-arc capacities. */
+/* Mixed link rates: per-arc capacities. */
 static double cap_theta(const struct graph *g, enum mcf_method m, const double *cap,
 			enum mcf_method *used)
 {
@@ -812,7 +812,7 @@ static void test_capacities_lowered(void **state)
 	graph_free(g);
 }
 
-/* Re-planning (issue 14): the healthy solution warm-starts the degraded
+/* Re-planning: the healthy solution warm-starts the degraded
  * graph's MCF; the warm-started theta is the cold-solved one (to 1e-6),
  * the healthy lengths' bound holds (>= the degraded optimum's objective),
  * and the routes never use a lost arc. torus:8x8 (one-source healthy) less
@@ -869,7 +869,7 @@ static void test_warm_start(void **state)
 	}
 }
 
-/* The re-plan's repair (issue 38): the healthy flow with the lost arcs'
+/* The re-plan's repair: the healthy flow with the lost arcs'
  * flow rerouted. torus:4x8 less the link 0-1 (a short ring's, beside the
  * long rings that bind) and product(complete:4,ring:8) less 0>1 (a clique's
  * arc, the rings binding): the reroute fits the healthy slack, so the
@@ -1004,7 +1004,7 @@ static void test_warm_repair(void **state)
 	}
 }
 
-/* The stand-in (issue 38): a re-plan on a graph whose failure broke the
+/* The stand-in: a re-plan on a graph whose failure broke the
  * symmetry tries the graph less the lost arc's whole orbit under the kept
  * solution's group (genkautz:64,4 less 0>63: 12 arcs, 5 classes of sources
  * where the degraded graph has 36), and takes that graph's flow when it
@@ -1092,7 +1092,7 @@ static void test_warm_standin(void **state)
 	graph_free(h);
 }
 
-/* The repair's regions (issue 38's measurements): freeing the flow at the
+/* The repair's regions: freeing the flow at the
  * lost arc's ends as well (radius 0) reroutes more, so it does no worse
  * than the lost arc's flow alone, and no repair beats the optimum: on
  * product(ring:4,ring:8) less 0>1, 160 and about 127 against 114.5. */
@@ -1125,7 +1125,7 @@ static void test_repair_radius(void **state)
 	graph_free(h);
 }
 
-/* Re-planning under a time limit (issue 14): stopped early, the warm
+/* Re-planning under a time limit: stopped early, the warm
  * start still states a flow and a bound that bracket the degraded optimum
  * (a cold solve proves it here): lower <= optimum <= objective, and theta
  * is within the stated gap of the optimum's. Limits from one that stops
@@ -1183,7 +1183,7 @@ static void *cancel_soon(void *arg)
 	return NULL;
 }
 
-/* Cancelling (ofcd letting go of its planner, issue 14): the time-stepped
+/* Cancelling (ofcd letting go of its planner): the time-stepped
  * MCF on genkautz:128,4 at its diameter runs to its time limit (two
  * masters in 30 s, mostly inside lp_solve); set from another thread after
  * 100 ms, the flag stops it with "cancelled", no result, long before the
@@ -1235,7 +1235,7 @@ static void test_cancel(void **state)
 	}
 }
 
-/* A demand matrix (issue 41). By hand on the directed 5-cycle: only 0 -> 2
+/* A demand matrix. By hand on the directed 5-cycle: only 0 -> 2
  * (demand 3) and 1 -> 0 (demand 1); both cross arc 1 -> 2, which carries
  * 3 theta + theta <= 1, so theta = 1/4, whatever the method (column
  * generation, master LP, link LP), and only those two pairs get routes. */
@@ -1491,7 +1491,7 @@ static double theta_on(const struct graph *g, enum mcf_method m, uint32_t T, enu
 	return t;
 }
 
-/* Clp (issue 38): the theta every test above reproduces, on Clp's models
+/* Clp: the theta every test above reproduces, on Clp's models
  * and on lp_solve's side by side: the targets, every method on the small
  * graphs (link LP, master LP, column generation, the one-source reduction),
  * the time-stepped sums, the mirrored master and the degraded tori. */

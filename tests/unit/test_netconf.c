@@ -1,4 +1,4 @@
-/* The NETCONF data path of the Polatis optical-switch model (issue 39,
+/* The NETCONF data path of the Polatis optical-switch model (see
  * drivers/netconf_data.c): the revision from a hello capability, the
  * list's name by revision, cross-connects and port health out of <get>
  * data, refusals of what a switch cannot hold, the edit of a batch, what

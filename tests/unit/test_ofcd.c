@@ -5,7 +5,7 @@
  * disturb a bystander; queue order and cancel; reloads that keep the old
  * config on error; GetSchedule against the library; clients that vanish
  * or stall; failures reported or a switch lost: the schedule re-planned on
- * the surviving graph, announced, served and verified (issue 14); a stop
+ * the surviving graph, announced, served and verified; a stop
  * while the planner computes leaves no thread behind. */
 #include <libgen.h>
 #include <math.h>
@@ -1275,7 +1275,7 @@ static void test_log_limit(void **state)
 	stop(w);
 }
 
-/* ---- failures (issue 14) ---------------------------------------------------------------- */
+/* ---- failures ---------------------------------------------------------------- */
 
 static Ofc__V1__Response *report(struct ofcd_client *c, uint64_t id, bool restore, bool clear,
 				 const char *a, const char *b)
@@ -1399,7 +1399,7 @@ static int verify_sent_rc(struct world *w, const Ofc__V1__Schedule *got, const s
 	return rc;
 }
 
-/* The healthy all-to-all run ofcd keeps per config (issue 14): taken
+/* The healthy all-to-all run ofcd keeps per config: taken
  * under a byte limit (refused over it), it stands in for the healthy solve
  * of a request with failures on the same graph (warm start, "vs healthy"
  * price; theta as when the healthy graph is solved again), and is ignored
@@ -1482,7 +1482,7 @@ static int threads_now(void)
 	return n;
 }
 
-/* Stopping ofcd while its planner computes the workload's MCF (issue 14):
+/* Stopping ofcd while its planner computes the workload's MCF:
  * ofcd_close does not wait for the detached thread, and cancels its MCF,
  * so the thread is gone within moments, not when the solve ends (the
  * fluid MCF on genkautz:1024,4 ran on 42 s after the close without the
@@ -1868,7 +1868,7 @@ static const char spare[] = "name: simfab\n"
 			    "collectives:\n"
 			    "  - {op: allgather, size: 1MiB}\n";
 
-/* Re-wiring a lost port onto a spare (issue 14): sixteen hosts with a fifth
+/* Re-wiring a lost port onto a spare: sixteen hosts with a fifth
  * port, all on ocs0 (sequential: host h's port p on switch port 1 + 5h +
  * p), torus:4x4 on ports 0-3. With ocs0 refusing a command the move's
  * transaction fails and rolls back: the port is a plain failure (the
@@ -1925,7 +1925,7 @@ static void test_rewire(void **state)
 }
 
 /* ReportFailure items with a NUL byte are refused: protobuf-c cut "h0\0x"
- * at the NUL and the daemon failed h0 (issue 34). So are control
+ * at the NUL and the daemon failed h0. So are control
  * characters, and a NUL in any other request's string (a topology spec).
  * Nothing changes: no failure in effect afterwards. */
 static void test_nul_in_names(void **state)
@@ -1973,7 +1973,7 @@ static void test_nul_in_names(void **state)
 	stop(w);
 }
 
-/* ---- damaged state files (issue 34) ---------------------------------------------------- */
+/* ---- damaged state files ---------------------------------------------------- */
 
 /* .rewired lines that are not a move of this config's hosts stop the start
  * with the file, the line and the mv; the file is left as it was (such
@@ -2120,7 +2120,7 @@ static void test_damaged_state_files(void **state)
 	unlink(path);
 }
 
-/* ---- kill points of a re-wiring (issue 34) ------------------------------------------ */
+/* ---- kill points of a re-wiring ------------------------------------------ */
 
 /* Where ofcd dies in the re-wiring's transaction: before its first change,
  * half-way, before the read-back (every change made), with the journal at

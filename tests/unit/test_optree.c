@@ -620,7 +620,7 @@ static void test_reduced_refusals(void **state)
 	o.algo = OPTREE_RING;
 	assert_int_equal(optree_build(&r, &o, &res, &err), -1);
 	/* Explicit schedules are no longer capped at OPTREE_MAX_NODES: the
-	 * pipeline's memory estimate decides (issue 17; test_scale.sh). */
+	 * pipeline's memory estimate decides (test_scale.sh). */
 	o.algo = OPTREE_TREE;
 	/* A prime has one stage of radix N: no smaller than the explicit. */
 	r = ring(8209, 64);

@@ -292,7 +292,7 @@ static void test_deadline_returns_the_best_so_far(void **state)
 	graph_free(t);
 }
 
-/* Issue 15's gap: a shuffled generalized Kautz graph of 1024 nodes (groups
+/* The greedy's gap: a shuffled generalized Kautz graph of 1024 nodes (groups
  * of nodes share their out-neighbours, which the greedy cannot read) is
  * recognised by the isomorphism search, every link kept, well within the
  * 5 s the issue allows. */
@@ -365,7 +365,7 @@ static void test_size_mismatch_refused(void **state)
 }
 
 /* ---- a fabric's plan: never more operations than the config's numbering --
- * Issue 35: with the switches holding a torus:4x8 and a circulant:32:1,4
+ * With the switches holding a torus:4x8 and a circulant:32:1,4
  * side by side, `ofc plan torus64.yaml --relabel` planned 496 operations
  * where the config's numbering needed 304 (the search kept 208 links
  * between hosts, the ports 8 of them). Every plan below is made twice

@@ -1,5 +1,5 @@
 /* The LP wrapper: optimum, duals, integrality, infeasibility, on lp_solve;
- * and the same on Clp (issue 38), whose answers must agree, with a time
+ * and the same on Clp, whose answers must agree, with a time
  * limit and a cancellation that stop both alike. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -403,7 +403,7 @@ static void test_demand_file(void **state)
 	}
 }
 
-/* Clp (issue 38): the relaxation's value, hence the bound and the
+/* Clp: the relaxation's value, hence the bound and the
  * assignment, is lp_solve's, on random demands (min wavelengths and max
  * served). */
 static void test_relaxation_clp(void **state)

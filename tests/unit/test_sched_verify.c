@@ -83,7 +83,7 @@ static void test_append_empty_steps(void **state)
 	sched_free(&s);
 }
 
-/* The request's clock (issue 17): every step reports its fraction; past
+/* The request's clock: every step reports its fraction; past
  * the deadline the check stops with the phase. */
 static void count_steps(void *ctx, const char *phase, double done, double elapsed)
 {
@@ -447,7 +447,7 @@ static void test_alltoall(void **state)
 	sched_free(&s);
 }
 
-/* Skewed all-to-all (issue 41, verify_opts.block_weight): each block loads
+/* Skewed all-to-all (verify_opts.block_weight): each block loads
  * its link by its weight, a block of weight 0 need not arrive, and weights
  * are refused off all-to-alls. */
 static void test_alltoall_weights(void **state)
@@ -1389,7 +1389,7 @@ test_wdm(void **state)
 	sched_free(&s);
 }
 
-/* Failed hosts (issue 14): a schedule among the survivors, renumbered to
+/* Failed hosts: a schedule among the survivors, renumbered to
  * the whole topology's nodes (sched_renumber), verifies with the failed
  * node absent and not without; a transfer to or from the absent node, or
  * of its block, is refused; reductions count the survivors' inputs only;

@@ -1,4 +1,4 @@
-/* controller/slurm (issue 40): Slurm's hostlists as Slurm 22.05 expands
+/* controller/slurm: Slurm's hostlists as Slurm 22.05 expands
  * them (brackets, ranges, zero padding, several ranges and brackets,
  * commas; what scontrol refuses is refused), a job's ofc: request in its
  * comment, the node map, PrologEpilogTimeout, and topology.conf's

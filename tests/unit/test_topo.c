@@ -463,7 +463,7 @@ static void test_ports_spec_round_trip(void **state)
 
 /* empty:N has no links; as a factor of product() it places copies of a
  * topology (consecutive nodes, or every s-th), and union() lays two on the
- * same nodes, the first's ports first: the planner's groups (issue 41). */
+ * same nodes, the first's ports first: the planner's groups. */
 static void test_union_of_placed_groups(void **state)
 {
 	struct ofc_error err = {0};
@@ -539,7 +539,7 @@ static void test_ports_prefer(void **state)
 }
 
 /* ---- the port decomposition as it scanned every arc ------------------------
- * Before issue 34 each round scanned every arc of a node, used or not, every
+ * The old decomposition: each round scanned every arc of a node, used or not, every
  * copy of a parallel arc: the reference the visible-copy rounds are held to
  * (the same ports on every graph below). */
 struct ref_hk {
@@ -677,7 +677,7 @@ static uint32_t count_kept(const struct port_map *want, const uint32_t *to)
 /* topo_ports's ports are the every-arc scan's. With a preference (every
  * other entry of the reverse port order) topo_ports_prefer's are a
  * decomposition; *kept and *kept_ref count the preferred entries it and
- * the scan seeded with the preference keep (issue 35: that seeding, which
+ * the scan seeded with the preference keep (that seeding, which
  * topo_ports_prefer did before, lost them along augmenting paths). */
 static void check_same_ports(const struct graph *g, uint32_t *kept, uint32_t *kept_ref)
 {
@@ -1107,7 +1107,7 @@ static void check_map(const struct graph *g, const uint32_t *hn, const uint32_t 
 	free(hit);
 }
 
-/* The strong generators are kept (issue 34): automorphisms that generate
+/* The strong generators are kept: automorphisms that generate
  * the whole group when the listing is capped (torus:4x4, 384 elements from
  * a listing of 50). A clock past its deadline stops the search at once:
  * the identity alone, timed_out, not complete. */
@@ -1142,7 +1142,7 @@ static void test_automorphisms_generators_clock(void **state)
  * Along a base that starts with the GPUs, only their levels are searched:
  * the generators swap the GPUs (S_2) and none is a permutation of leaves
  * alone, and the 2 x k! elements are never listed; the whole search would
- * be k levels of refinements deep (issue 34: 80 leaves, 122 s). */
+ * be k levels of refinements deep (80 leaves, 122 s). */
 static void test_automorphism_gens_first(void **state)
 {
 	enum { K = 200 };
@@ -1174,7 +1174,7 @@ static void test_automorphism_gens_first(void **state)
 
 /* nauty takes simple digraphs: self-loops become colours and pairs of a
  * multiplicity other than the least a vertex of their own (topo/symmetry.c,
- * issue 38). On random multigraphs of up to 7 nodes, loops and 1-3
+ * with its own reasons). On random multigraphs of up to 7 nodes, loops and 1-3
  * parallel arcs a pair, the group has the order trying every permutation
  * finds, and a shuffled copy is recognised with a map that keeps every
  * arc count; a copy with one arc moved is recognised exactly when some
@@ -1298,7 +1298,7 @@ static void test_automorphisms_deadline(void **state)
 	graph_free(g);
 }
 
-/* Failed links (issue 14): U-V takes out both arcs of a bidirectional link,
+/* Failed links: U-V takes out both arcs of a bidirectional link,
  * U>V one arc; the rest of the graph is untouched; bad words are refused
  * with the column of the word. */
 static void test_fail_links(void **state)
@@ -1350,7 +1350,7 @@ static void test_fail_links(void **state)
 	graph_free(g);
 }
 
-/* A bare node in a failure list fails the whole node (issue 14): every arc
+/* A bare node in a failure list fails the whole node: every arc
  * to or from it goes, it stays (so numbers keep their meaning), dead[]
  * marks it; topo_survivors renumbers the others keeping each node's arcs in
  * order (so ports mean the same); topo_fail_links refuses a node. */
@@ -1481,7 +1481,7 @@ static void refused(const struct topo_files *tf, const char *spec, const char *w
 	assert_null(strstr(err.msg, "SECRET"));
 }
 
-/* topo_build_in (issue 34): a daemon's client names edge lists only
+/* topo_build_in: a daemon's client names edge lists only
  * beneath the operator's directory, and errors never show their bytes. */
 static void test_edges_policy(void **state)
 {
