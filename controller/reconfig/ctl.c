@@ -501,19 +501,19 @@ static int read_device(struct ctl *c, struct ctl_device *cd, struct ofc_error *e
 
 /* Each device's outcome of a drive side by side (ctl_each): rc[i] and
  * err[i] are device i's, written by its thread alone. */
-struct outcomes {
+struct dev_results {
 	int *rc;
 	struct ofc_error *err;
 };
 
-static void outcomes_init(struct outcomes *o, const struct ctl *c)
+static void dev_results_init(struct dev_results *o, const struct ctl *c)
 {
 	o->rc = xcalloc(c->ndevs + 1, sizeof(*o->rc));
 	o->err = xcalloc(c->ndevs + 1, sizeof(*o->err));
 }
 
 /* The first device (in order) that failed, its error in *err; -1: none. */
-static int outcomes_first(const struct outcomes *o, const struct ctl *c, struct ofc_error *err)
+static int dev_results_first(const struct dev_results *o, const struct ctl *c, struct ofc_error *err)
 {
 	for (uint32_t i = 0; i < c->ndevs; i++)
 		if (o->rc[i] < 0) {
@@ -523,7 +523,7 @@ static int outcomes_first(const struct outcomes *o, const struct ctl *c, struct 
 	return -1;
 }
 
-static void outcomes_free(struct outcomes *o)
+static void dev_results_free(struct dev_results *o)
 {
 	free(o->rc);
 	free(o->err);
@@ -531,20 +531,20 @@ static void outcomes_free(struct outcomes *o)
 
 static void read_one(struct ctl *c, uint32_t i, void *arg)
 {
-	struct outcomes *o = arg;
+	struct dev_results *o = arg;
 
 	o->rc[i] = read_device(c, &c->devs[i], &o->err[i]);
 }
 
 int ctl_read(struct ctl *c, struct ofc_error *err)
 {
-	struct outcomes o;
+	struct dev_results o;
 	int failed;
 
-	outcomes_init(&o, c);
+	dev_results_init(&o, c);
 	ctl_each(c, read_one, &o);
-	failed = outcomes_first(&o, c, err);
-	outcomes_free(&o);
+	failed = dev_results_first(&o, c, err);
+	dev_results_free(&o);
 	return failed < 0 ? 0 : -1;
 }
 
@@ -798,7 +798,7 @@ static int converge(struct ctl *c, struct ctl_device *cd, const struct device_st
 }
 
 struct undo_arg {
-	struct outcomes o;
+	struct dev_results o;
 	const struct device_state *before;
 	bool *pending;
 };
@@ -823,7 +823,7 @@ static int undo(struct ctl *c, int last, const struct device_state *before, stru
 	struct undo_arg u = {.before = before, .pending = xcalloc(c->ndevs + 1, 1)};
 	int rc = 0;
 
-	outcomes_init(&u.o, c);
+	dev_results_init(&u.o, c);
 	for (int i = 0; i <= last && i < (int)c->ndevs; i++)
 		u.pending[i] = true;
 	for (int round = 0; round < 2; round++) {
@@ -837,7 +837,7 @@ static int undo(struct ctl *c, int last, const struct device_state *before, stru
 		if (rc == 0)
 			break;
 	}
-	outcomes_free(&u.o);
+	dev_results_free(&u.o);
 	free(u.pending);
 	return rc;
 }
@@ -1017,7 +1017,7 @@ static void unlock_devices(struct ctl *c)
  * it again once held. */
 static void lock_one(struct ctl *c, uint32_t i, void *arg)
 {
-	struct outcomes *o = arg;
+	struct dev_results *o = arg;
 	struct ctl_device *cd = &c->devs[i];
 	bool held = false;
 
@@ -1036,14 +1036,14 @@ static void lock_one(struct ctl *c, uint32_t i, void *arg)
  * failure (the locks taken are released). */
 static int lock_devices(struct ctl *c, struct ofc_error *err)
 {
-	struct outcomes o;
+	struct dev_results o;
 	bool any = false;
 	int failed;
 
-	outcomes_init(&o, c);
+	dev_results_init(&o, c);
 	ctl_each(c, lock_one, &o);
-	failed = outcomes_first(&o, c, err);
-	outcomes_free(&o);
+	failed = dev_results_first(&o, c, err);
+	dev_results_free(&o);
 	if (failed >= 0) {
 		unlock_devices(c);
 		return -1;
@@ -1070,7 +1070,7 @@ static double trial_seconds(const struct ctl_device *cd, double trial_deadline)
 /* A transaction's drive, device by device (ctl_each). */
 struct drive {
 	double trial_deadline;
-	struct outcomes o;
+	struct dev_results o;
 	uint32_t *done; /* per device: operations that took effect for certain */
 };
 
@@ -1126,9 +1126,9 @@ int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, stru
 	     c->ndevs == 1 ? "" : "s");
 	struct drive dr = {.trial_deadline = trial_deadline,
 			   .done = xcalloc(c->ndevs + 1, sizeof(*dr.done))};
-	outcomes_init(&dr.o, c);
+	dev_results_init(&dr.o, c);
 	ctl_each(c, apply_one, &dr);
-	failed = outcomes_first(&dr.o, c, err);
+	failed = dev_results_first(&dr.o, c, err);
 	for (uint32_t i = 0; i < c->ndevs; i++) {
 		res->ops_applied += dr.done[i];
 		/* A fenced device stops the whole transaction as it is. */
@@ -1139,7 +1139,7 @@ int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, stru
 		}
 	}
 	free(dr.done);
-	outcomes_free(&dr.o);
+	dev_results_free(&dr.o);
 	if (failed >= 0 && err->reason == OFC_R_FENCED) {
 		/* This daemon may not drive the devices any more:
 		 * the next leader repairs the transaction from its journal,
