@@ -145,16 +145,17 @@ $(BUILD)/man/%.8: $(BUILD)/% scripts/man.py docs/man/%.extra VERSION $(BUILD)/ma
 	$(Q)scripts/man.py $< $* 8 $(VERSION) docs/man/$*.extra $(MAN_PATHS) >$@.tmp && mv $@.tmp $@
 
 # Install the Debian packages when any is missing; the stamps keep this to
-# once per group. `make deps` installs every group.
+# once per group. `make deps` installs every group. One after another, as
+# apt-get takes a lock: under -j two groups' installs would race for it.
 deps: $(STAMP) $(MPI_STAMP) $(TEST_STAMP)
 $(STAMP): scripts/install-deps.sh
 	@scripts/install-deps.sh build
 	@scripts/install-deps.sh --check $(PKGS) $(CLP_PC)
 	@mkdir -p $(BUILD) && touch $@
-$(MPI_STAMP): scripts/install-deps.sh
+$(MPI_STAMP): scripts/install-deps.sh | $(STAMP)
 	@scripts/install-deps.sh mpi
 	@mkdir -p $(BUILD) && touch $@
-$(TEST_STAMP): scripts/install-deps.sh
+$(TEST_STAMP): scripts/install-deps.sh | $(STAMP) $(MPI_STAMP)
 	@scripts/install-deps.sh test
 	@scripts/install-deps.sh --check $(BLISS_PC) libcurl
 	@mkdir -p $(BUILD) && touch $@
