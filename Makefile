@@ -1,8 +1,11 @@
 # ofc — optical fabric controller.
 #
-#   make            build build/ofc (installs missing Debian packages first)
+#   make            build build/ofc (installs missing Debian packages first:
+#                   those building and running need, scripts/install-deps.sh)
 #   make run        validate and show an example fabric
-#   make test       build and run every unit and integration test
+#   make mpi        the MPI baseline's rank, build/ofc-mpi-rank (MPICH)
+#   make test       build and run every unit and integration test (installs
+#                   the servers and tools the tests run against first)
 #   make check      the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      benchmarks (results are recorded in bench/RESULTS.md)
 #   make fuzz       build the libFuzzer targets (clang)
@@ -49,7 +52,14 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(filter-out -lnauty,$(shell pkg-config --libs $(PKGS)))
 NAUTY_LIBS = -Wl,-Bstatic -lnauty -Wl,-Bdynamic
 CFLAGS_ALL = $(CSTD) $(OPT) $(ARCH) $(SAN) $(WARN) -I. -I$(BUILD)/gen $(PKG_CFLAGS) -MMD -MP
-LDLIBS_ALL = $(PKG_LIBS) $(NAUTY_LIBS) $(LPSOLVE_LIBS) -lpthread -lm
+# Every program links against the one archive and the one list of
+# libraries; --as-needed keeps a library out of a program's NEEDED entries
+# unless an object the program pulls from libofc.a calls it, so ofc-gateway
+# loads libmicrohttpd and GnuTLS but not lp_solve, libnl or libyang, and
+# ocs-emu only libc (Debian's gcc does this by default, clang and gcc's
+# sanitizer builds do not; test_install.sh checks the lists).
+AS_NEEDED  = -Wl,--as-needed
+LDLIBS_ALL = $(AS_NEEDED) $(PKG_LIBS) $(NAUTY_LIBS) $(LPSOLVE_LIBS) -lpthread -lm
 
 MODULES  = util topo sched rwa optree fluid drivers exec controller
 # Modules may hold sub-folders (controller/cli/, drivers/emu/, ...).
@@ -85,7 +95,11 @@ TESTLIB_SRC = $(filter-out tests/unit/test_%.c,$(wildcard tests/unit/*.c))
 BENCH_SRC = $(wildcard bench/*.c)
 BENCHES   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-STAMP    = $(BUILD)/.deps-ok
+# What each group of Debian packages installed leaves behind (install-deps
+# below): building and running, MPICH, and the tests' servers and tools.
+STAMP      = $(BUILD)/.deps-ok
+MPI_STAMP  = $(BUILD)/.deps-mpi-ok
+TEST_STAMP = $(BUILD)/.deps-test-ok
 
 # Man pages are generated from each binary's --help (scripts/man.py) and
 # the hand-written sections in docs/man/NAME.extra, so they list every
@@ -95,18 +109,20 @@ MAN8     = ofcd ofc-gateway
 MANS     = $(patsubst %,$(BUILD)/man/%.1,$(MAN1)) $(patsubst %,$(BUILD)/man/%.8,$(MAN8))
 
 # The MPI baseline's rank (ofc testbed run --mpi), built with MPICH's
-# mpicc (install-deps installs MPICH).
+# mpicc: not part of `all`, so building and running ofc needs no MPICH
+# (make mpi, and the targets that run or install it, install MPICH first).
 MPICC    ?= mpicc
 MPI_RANK  = $(BUILD)/ofc-mpi-rank
 
-.PHONY: all run test layers unit integration check bench fuzz clean deps format install python FORCE
+.PHONY: all run mpi test layers unit integration check bench fuzz clean deps format install python FORCE
 .DEFAULT_GOAL := all
 # Keep generated protobuf sources and test objects: they are not throwaway.
 .SECONDARY:
 
-all: $(BINS) $(MANS) $(BUILD)/ofc.pc python $(MPI_RANK) $(CLP_PLUGIN)
+all: $(BINS) $(MANS) $(BUILD)/ofc.pc python $(CLP_PLUGIN)
 
-$(BUILD)/ofc-mpi-rank: exec/mpi/ofc_mpi_rank.c | $(STAMP)
+mpi: $(MPI_RANK)
+$(BUILD)/ofc-mpi-rank: exec/mpi/ofc_mpi_rank.c | $(MPI_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  MPICC   $<"
 	$(Q)$(MPICC) -std=c11 $(OPT) $(WARN) $< -o $@
@@ -128,11 +144,20 @@ $(BUILD)/man/%.8: $(BUILD)/% scripts/man.py docs/man/%.extra VERSION $(BUILD)/ma
 	@echo "  MAN     $@"
 	$(Q)scripts/man.py $< $* 8 $(VERSION) docs/man/$*.extra $(MAN_PATHS) >$@.tmp && mv $@.tmp $@
 
-# Install the Debian packages when any is missing; the stamp keeps this to once.
-deps: $(STAMP)
+# Install the Debian packages when any is missing; the stamps keep this to
+# once per group. `make deps` installs every group. One after another, as
+# apt-get takes a lock: under -j two groups' installs would race for it.
+deps: $(STAMP) $(MPI_STAMP) $(TEST_STAMP)
 $(STAMP): scripts/install-deps.sh
-	@scripts/install-deps.sh
-	@scripts/install-deps.sh --check $(PKGS) $(CLP_PC) $(BLISS_PC)
+	@scripts/install-deps.sh build
+	@scripts/install-deps.sh --check $(PKGS) $(CLP_PC)
+	@mkdir -p $(BUILD) && touch $@
+$(MPI_STAMP): scripts/install-deps.sh | $(STAMP)
+	@scripts/install-deps.sh mpi
+	@mkdir -p $(BUILD) && touch $@
+$(TEST_STAMP): scripts/install-deps.sh | $(STAMP) $(MPI_STAMP)
+	@scripts/install-deps.sh test
+	@scripts/install-deps.sh --check $(BLISS_PC) libcurl
 	@mkdir -p $(BUILD) && touch $@
 
 # Generated C is never an intermediate to delete: a missing header next to
@@ -176,6 +201,11 @@ endef
 $(foreach f,$(MAIN_SRC),$(eval $(call main_rule,$(f))))
 
 TESTLIB_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(TESTLIB_SRC))
+# The unit tests' objects include cmocka's header, the benchmarks' libcurl's:
+# the tests' packages first.
+TEST_OBJ  = $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRC) $(TESTLIB_SRC))
+BENCH_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_SRC))
+$(TEST_OBJ) $(BENCH_OBJ): | $(TEST_STAMP)
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TESTLIB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
@@ -192,13 +222,13 @@ $(BUILD)/obj/rwa/lp_clp.o: rwa/lp_clp.cc rwa/lp_clp.h | $(STAMP)
 	$(Q)$(CXX) -std=c++11 -fPIC $(OPT) -Wall -Wextra -Werror -I. $(shell pkg-config --cflags $(CLP_PC)) -c $< -o $@
 $(CLP_PLUGIN): $(BUILD)/obj/rwa/lp_clp.o
 	@echo "  LD      $@"
-	$(Q)$(CXX) -shared $(OPT) $< -o $@ -Wl,--no-undefined $(shell pkg-config --libs $(CLP_PC))
+	$(Q)$(CXX) -shared $(OPT) $< -o $@ -Wl,--no-undefined $(AS_NEEDED) $(shell pkg-config --libs $(CLP_PC))
 
 # bench/symmetry measures bliss beside nauty: bliss's digraphs
 # are C++ only (its C interface has undirected graphs), so a shim of the
 # bench's own, built with g++ against libbliss; ofc itself calls nauty.
 BLISS_PC = libbliss-cxx
-$(BUILD)/obj/bench/%.o: bench/%.cc bench/bliss_shim.h | $(STAMP)
+$(BUILD)/obj/bench/%.o: bench/%.cc bench/bliss_shim.h | $(TEST_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CXX     $<"
 	$(Q)$(CXX) -std=c++11 $(OPT) $(SAN) -Wall -Wextra -Werror -I. $(shell pkg-config --cflags $(BLISS_PC)) -c $< -o $@
@@ -218,11 +248,11 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB)
 run: all
 	@BUILD=$(BUILD) scripts/demo.sh configs/torus64-ocs.yaml
 
-unit: $(TESTS)
+unit: $(TESTS) | $(TEST_STAMP)
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 
 # CC and SAN: test_install builds a program against the library as built.
-integration: all
+integration: all $(MPI_RANK) | $(TEST_STAMP)
 	@BUILD=$(BUILD) CC="$(CC)" SAN="$(SAN)" tests/integration/run.sh
 
 # No circles between files or folders, no private header across folders.
@@ -246,7 +276,7 @@ check:
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  OPT="-O1 -g" test
 
-bench: $(BENCHES) all
+bench: $(BENCHES) all $(MPI_RANK) | $(TEST_STAMP)
 	@BUILD=$(BUILD) bench/run.sh
 
 fuzz:
@@ -310,7 +340,7 @@ $(BUILD)/ofc.pc: contrib/ofc.pc.in VERSION Makefile
 # The Slurm wrappers go to share/ofc/slurm, to be copied into /etc/slurm
 # (docs/slurm.md); they and their env file name the ofc installed here
 # ($(BINDIR)/ofc), not /usr/bin's, which a PREFIX=/usr/local install lacks.
-install: all $(LIB)
+install: all $(LIB) $(MPI_RANK)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man1 \
 	  $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(UNITDIR) \
 	  $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \

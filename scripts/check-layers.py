@@ -28,7 +28,9 @@ import re
 import subprocess
 import sys
 
-MODULES = ["util", "topo", "sched", "rwa", "optree", "fluid", "drivers", "controller"]
+MODULES = ["util", "topo", "sched", "rwa", "optree", "fluid", "drivers", "exec", "controller"]
+# Built outside libofc with their own compiler, as the Makefile says.
+OUTSIDE = ("exec/mpi/",)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -37,8 +39,9 @@ def sources(root):
     for m in MODULES:
         for d, _, files in os.walk(os.path.join(root, m)):
             for f in files:
-                if f.endswith((".c", ".h")):
-                    out.append(os.path.relpath(os.path.join(d, f), root))
+                rel = os.path.relpath(os.path.join(d, f), root)
+                if f.endswith((".c", ".h")) and not rel.startswith(OUTSIDE):
+                    out.append(rel)
     return sorted(out)
 
 

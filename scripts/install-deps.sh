@@ -1,19 +1,37 @@
 #!/bin/sh
-# Install the Debian packages ofc builds and tests against, only those missing.
-# Called by `make` when a dependency check fails; safe to run by hand.
+# Install the Debian packages ofc needs, only those missing. Safe to run by
+# hand. The packages come in groups, each installed by the make targets that
+# use it, so that building and running ofc does not pull in the test suite's
+# servers:
+#
+#   build  what `make`, `make run` and the programs need: the compilers'
+#          libraries, protoc, the YANG modules embedded at build time, and
+#          what the programs load when they run (libcurl for ofc --server,
+#          the Python client's protobuf, iproute2 for the testbed)
+#   mpi    MPICH, for the MPI baseline's rank (make mpi, make install)
+#   test   what the tests and benchmarks run against: cmocka, etcd, Slurm,
+#          Prometheus's promtool, yuma123's netconfd behind an sshd,
+#          ncclient, sslscan, graphviz's dot, man, bash-completion, bliss
+#          and libcurl's headers for the benchmarks (make unit, make
+#          integration, make test, make bench); it includes mpi
+#
+# With no group named, every group (what a developer's machine wants).
+# Usage: scripts/install-deps.sh [build|mpi|test]...
+#        scripts/install-deps.sh --check PKGCONFIG...
 set -eu
 
-PKGS="libyaml-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
-liblpsolve55-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libcmocka-dev
-pkg-config graphviz iproute2 iputils-ping python3 libsystemd-dev systemd
-python3-protobuf man-db groff-base mpich libmpich-dev bash-completion
-slurmctld slurmd slurm-client munge
-libyang2-dev libnauty2-dev coinor-libclp-dev g++ libbliss-dev
-libjson-c-dev libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev
-openssl curl prometheus
-libnetconf2-dev libssh-dev libyuma-base netconfd openssh-server openssh-client
-python3-ncclient
-etcd-server etcd-client sslscan"
+BUILD_PKGS="libyaml-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
+liblpsolve55-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev pkg-config
+python3 libsystemd-dev libyang2-dev libnauty2-dev coinor-libclp-dev g++
+libjson-c-dev libmicrohttpd-dev libgnutls28-dev libnetconf2-dev libssh-dev
+libyuma-base libcurl4 python3-protobuf iproute2"
+
+MPI_PKGS="mpich libmpich-dev"
+
+TEST_PKGS="libcmocka-dev graphviz iputils-ping systemd man-db groff-base
+bash-completion slurmctld slurmd slurm-client munge libbliss-dev
+libcurl4-openssl-dev openssl curl prometheus netconfd openssh-server
+openssh-client python3-ncclient etcd-server etcd-client sslscan"
 
 # --check PKG...: every pkg-config name the Makefile links is there, else
 # say which Debian package brings it (run by make after installing, so a
@@ -46,6 +64,20 @@ if [ "${1:-}" = "--check" ]; then
 	done
 	exit $status
 fi
+
+[ $# -eq 0 ] && set -- build mpi test
+PKGS=""
+for group in "$@"; do
+	case "$group" in
+	build) PKGS="$PKGS $BUILD_PKGS" ;;
+	mpi) PKGS="$PKGS $MPI_PKGS" ;;
+	test) PKGS="$PKGS $MPI_PKGS $TEST_PKGS" ;;
+	*)
+		echo "install-deps: no group '$group' (build, mpi, test)" >&2
+		exit 2
+		;;
+	esac
+done
 
 missing=""
 for p in $PKGS; do

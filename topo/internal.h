@@ -37,10 +37,10 @@ int topo_ports_work(const struct graph *g, struct port_map *pm, uint64_t *work,
 		    struct ofc_error *err);
 
 /* Every node's out-degree and in-degree is d, or an error saying which is
- * not (ports.c). */
+ * not (port_map.c). */
 int topo_check_regular(const struct graph *g, uint32_t d, struct ofc_error *err);
 
-/* pm's self-loops listed by node, then port (pm->nself counted). */
+/* pm's self-loops listed by node, then port (pm->nself counted; port_map.c). */
 void port_map_list_self_loops(struct port_map *pm);
 
 /* ---- symmetry through nauty (symmetry.c) ----------------------------------

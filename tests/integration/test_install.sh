@@ -169,4 +169,18 @@ B
 else
 	bad "$BC missing: scripts/install-deps.sh installs bash-completion"
 fi
+# Each program loads only the libraries it calls (the Makefile links with
+# --as-needed): the gateway no YAML, netlink, LP or NETCONF library, the
+# emulators what their protocol needs, whatever the compiler's default.
+# The C runtime's own (libc, libm, ..., which a sanitizer's runtime adds)
+# are left out of the comparison.
+needed() {
+	readelf -d "$BUILD/$1" | sed -n 's/.*(NEEDED).*\[\(lib[^.]*\).*/\1/p' |
+		grep -vxE 'lib(c|m|dl|rt|pthread|gcc_s|stdc\+\+|asan|ubsan)' | sort | tr '\n' ' '
+}
+[ "$(needed ofc-gateway)" = "libgnutls libjson-c libmicrohttpd libprotobuf-c " ] && ok ||
+	bad "ofc-gateway links more than it uses" "$(needed ofc-gateway)"
+[ "$(needed ocs-emu)" = "" ] && ok || bad "ocs-emu links more than libc" "$(needed ocs-emu)"
+[ "$(needed mrr-emu)" = "libprotobuf-c " ] && ok || bad "mrr-emu links more than it uses" "$(needed mrr-emu)"
+needed ofc | grep -q libmicrohttpd && bad "ofc links libmicrohttpd" "$(needed ofc)" || ok
 finish
