@@ -39,10 +39,10 @@
  * (the pricing brings it back when it prices out again; one it brought
  * back is kept from then on, or the master can cycle: see col_back). */
 #define KEEP_ITERS 4u
-/* Trees of more entries than this (n (T + 1), store_tree) are given room
+/* Trees of more entries than this (n (T + 1), cg_store_tree) are given room
  * 16 at first rather than 1,024. */
 #define CG_TREE_ENTRIES_MANY (1u << 16)
-/* Rounds of multiplicative weights before the master (warm_start). The
+/* Rounds of multiplicative weights before the master (cg_warm_start). The
  * mirrored master, small, is solved once or twice from many; the plain
  * master on n sources with as many columns stalls in lp_solve (genkautz:27,6
  * does with 40), so it starts from fewer and generates the rest. */
@@ -334,18 +334,18 @@ struct cg {
 };
 
 /* What source node s asks of t (1 without a demand matrix). */
-static inline double demand_of(const struct cg *c, uint32_t s, uint32_t t)
+static inline double cg_demand_of(const struct cg *c, uint32_t s, uint32_t t)
 {
 	return c->demand ? c->demand[(size_t)s * c->n + t] : 1;
 }
 
 /* Another thread let go of the solve (mcf_opts.cancel). */
-static bool cancelled(const atomic_bool *cancel)
+static bool mcf_cancelled(const atomic_bool *cancel)
 {
 	return cancel && atomic_load_explicit(cancel, memory_order_relaxed);
 }
 
-static int cancel_error(struct ofc_error *err)
+static int mcf_cancel_error(struct ofc_error *err)
 {
 	return ofc_error_set(err, OFC_E_RUNTIME, "cancelled");
 }
@@ -362,7 +362,7 @@ struct cg_scratch {
 	double *sub;
 };
 
-static uint32_t row_of(const struct cg *c, uint32_t arc, uint32_t step)
+static uint32_t cg_row_of(const struct cg *c, uint32_t arc, uint32_t step)
 {
 	uint32_t r = c->arc_row[arc];
 
@@ -382,7 +382,7 @@ static double host_price(const struct cg *c, uint32_t arc, uint32_t step)
 
 /* Fluid: Dijkstra from s under the link prices; parent[v] is the arc into
  * v. Returns the sum of the distances (the tree's cost). */
-static double dijkstra(const struct cg *c, struct cg_scratch *w, uint32_t s, uint32_t *parent)
+static double cg_dijkstra(const struct cg *c, struct cg_scratch *w, uint32_t s, uint32_t *parent)
 {
 	const struct graph *g = c->g;
 	double total = 0;
@@ -396,7 +396,7 @@ static double dijkstra(const struct cg *c, struct cg_scratch *w, uint32_t s, uin
 	while (w->h.n) {
 		uint32_t u = heap_pop(&w->h);
 
-		total += c->demand ? demand_of(c, s, u) * w->dist[u] : w->dist[u];
+		total += c->demand ? cg_demand_of(c, s, u) * w->dist[u] : w->dist[u];
 		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
 			uint32_t v = g->adj[a], r = c->arc_row[a];
 			double nd;
@@ -440,7 +440,7 @@ static double dag_paths(const struct cg *c, struct cg_scratch *w, uint32_t s, ui
 			if (isinf(prev[u]))
 				continue;
 			for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
-				uint32_t r = row_of(c, a, t - 1);
+				uint32_t r = cg_row_of(c, a, t - 1);
 				double nd;
 
 				if (r == UINT32_MAX)
@@ -455,14 +455,14 @@ static double dag_paths(const struct cg *c, struct cg_scratch *w, uint32_t s, ui
 	}
 	for (uint32_t v = 0; v < n; v++)
 		if (v != s)
-			total += demand_of(c, s, v) * w->dist[(size_t)T * n + v];
+			total += cg_demand_of(c, s, v) * w->dist[(size_t)T * n + v];
 	return total;
 }
 
 /* Walk the route of destination t in a parent array: calls back each hop
  * (arc, step), destination first. Returns the hop count. */
-static uint32_t walk(const struct cg *c, const uint32_t *parent, uint32_t t,
-		     void (*hop)(void *, uint32_t arc, uint32_t step), void *ctx)
+static uint32_t cg_walk(const struct cg *c, const uint32_t *parent, uint32_t t,
+			void (*hop)(void *, uint32_t arc, uint32_t step), void *ctx)
 {
 	uint32_t hops = 0;
 
@@ -490,7 +490,7 @@ static uint32_t walk(const struct cg *c, const uint32_t *parent, uint32_t t,
 static void add_hops(const struct cg *c, struct cg_scratch *w, uint32_t arc, uint32_t step,
 		     double hops)
 {
-	uint32_t r = row_of(c, arc, step);
+	uint32_t r = cg_row_of(c, arc, step);
 
 	if (w->cnt[r] == 0)
 		w->touched[w->ntouched++] = r;
@@ -611,7 +611,7 @@ static void tree_coefs_fluid(const struct cg *c, struct cg_scratch *w, uint32_t 
 	for (uint32_t v = 0; v < n; v++)
 		w->order[w->bucket[depth[v]]++] = v;
 	for (uint32_t v = 0; v < n; v++)
-		w->sub[v] = v != src ? demand_of(c, src, v) : 0;
+		w->sub[v] = v != src ? cg_demand_of(c, src, v) : 0;
 	for (uint32_t i = n; i-- > 0;) {
 		uint32_t v = w->order[i], a = parent[v];
 		double hops = w->sub[v];
@@ -632,7 +632,8 @@ static void tree_coefs_fluid(const struct cg *c, struct cg_scratch *w, uint32_t 
  * nodes up counts every arc in O(n) (walking each destination's route
  * took O(n * depth) and, with its sort, most of a Frank-Wolfe round of
  * the warm start on genkautz:1024,4). */
-static void tree_coefs(const struct cg *c, struct cg_scratch *w, uint32_t s, const uint32_t *parent)
+static void cg_tree_coefs(const struct cg *c, struct cg_scratch *w, uint32_t s,
+			  const uint32_t *parent)
 {
 	struct hop_count k = {c, w, 1};
 	uint32_t src = c->src_node[s];
@@ -642,16 +643,16 @@ static void tree_coefs(const struct cg *c, struct cg_scratch *w, uint32_t s, con
 		tree_coefs_fluid(c, w, src, parent);
 	} else {
 		for (uint32_t t = 0; t < c->n; t++) {
-			k.demand = demand_of(c, src, t);
+			k.demand = cg_demand_of(c, src, t);
 			if (t != src && k.demand > 0)
-				walk(c, parent, t, count_hop, &k);
+				cg_walk(c, parent, t, count_hop, &k);
 		}
 	}
 }
 
 /* A class-s tree's coefficient on row r, given the hops over r's arcs: its
  * src_weight sources (mirrored) spread that load over the row_size arcs. */
-static double coef(const struct cg *c, uint32_t s, uint32_t r, double hops)
+static double cg_coef(const struct cg *c, uint32_t s, uint32_t r, double hops)
 {
 	return hops * c->src_weight[s] / c->row_size[r % c->rows_per_slot];
 }
@@ -663,7 +664,7 @@ static int lp_put(struct cg *c, struct cg_scratch *w, uint32_t k, struct ofc_err
 	int *rows, col;
 	double *vals;
 
-	tree_coefs(c, w, s, c->col_parent + (size_t)k * c->psize);
+	cg_tree_coefs(c, w, s, c->col_parent + (size_t)k * c->psize);
 	for (size_t i = c->diff ? c->ref_off[s] : 0; c->diff && i < c->ref_off[s + 1]; i++) {
 		uint32_t r = c->ref_row[i];
 
@@ -680,7 +681,7 @@ static int lp_put(struct cg *c, struct cg_scratch *w, uint32_t k, struct ofc_err
 
 		if (w->cnt[r] != 0) { /* (hop counts: a difference is exact) */
 			rows[nz] = (int)r;
-			vals[nz++] = coef(c, s, r, w->cnt[r]);
+			vals[nz++] = cg_coef(c, s, r, w->cnt[r]);
 		}
 		w->cnt[r] = 0;
 	}
@@ -698,7 +699,7 @@ static int lp_put(struct cg *c, struct cg_scratch *w, uint32_t k, struct ofc_err
 }
 
 /* The column of a tree: a known one, or a new one (not in the LP yet). */
-static uint32_t store_tree(struct cg *c, uint32_t s, const uint32_t *parent)
+static uint32_t cg_store_tree(struct cg *c, uint32_t s, const uint32_t *parent)
 {
 	size_t at = 0;
 	uint64_t h = tree_hash(c, s, parent);
@@ -731,7 +732,7 @@ static uint32_t store_tree(struct cg *c, uint32_t s, const uint32_t *parent)
 }
 
 /* Put column k into the LP unless it is there: 1 when it put it. */
-static int add_column(struct cg *c, struct cg_scratch *w, uint32_t k, struct ofc_error *err)
+static int cg_add_column(struct cg *c, struct cg_scratch *w, uint32_t k, struct ofc_error *err)
 {
 	for (size_t i = 0; i < c->nlive; i++)
 		if (c->live[i] == k)
@@ -748,7 +749,7 @@ static void price_one(void *ctx, size_t s, unsigned worker)
 	uint32_t *parent = c->cand + s * c->psize, v = c->src_node[s];
 
 	c->best[s] =
-	    c->src_weight[s] * (c->T ? dag_paths(c, w, v, parent) : dijkstra(c, w, v, parent));
+	    c->src_weight[s] * (c->T ? dag_paths(c, w, v, parent) : cg_dijkstra(c, w, v, parent));
 }
 
 static void cg_free(struct cg *c)
@@ -928,8 +929,8 @@ static void cg_refs(struct cg *c)
 	c->ref_off = xcalloc((size_t)c->nsrc + 1, sizeof(size_t));
 	c->ref_rhs = xcalloc(c->R, sizeof(double));
 	for (uint32_t s = 0; s < c->nsrc; s++) {
-		dijkstra(c, w, c->src_node[s], parent);
-		tree_coefs(c, w, s, parent);
+		cg_dijkstra(c, w, c->src_node[s], parent);
+		cg_tree_coefs(c, w, s, parent);
 		GROW(c->ref_row, cap, c->ref_off[s] + w->ntouched + 1);
 		c->ref_hops = xreallocarray(c->ref_hops, cap, sizeof(double));
 		c->ref_off[s + 1] = c->ref_off[s];
@@ -938,7 +939,7 @@ static void cg_refs(struct cg *c)
 
 			c->ref_row[c->ref_off[s + 1]] = r;
 			c->ref_hops[c->ref_off[s + 1]++] = w->cnt[r];
-			c->ref_rhs[r] -= coef(c, s, r, w->cnt[r]);
+			c->ref_rhs[r] -= cg_coef(c, s, r, w->cnt[r]);
 			w->cnt[r] = 0;
 		}
 	}
@@ -1003,7 +1004,7 @@ static int cg_rebuild(struct cg *c, bool all, enum lp_scaling scaling, struct of
  * the healthy solve in 39 masters and 13.6-14.7 s of CPU, against 91 and
  * 17.8-18.3 s rebuilt). Up to CLP_KEEP_COLS_PER_ROW columns a row; then the
  * stale ones go. */
-static bool keeps_master(const struct cg *c)
+static bool cg_keeps_master(const struct cg *c)
 {
 	return c->solver == LP_SOLVER_CLP &&
 	       c->nlive <= (size_t)CLP_KEEP_COLS_PER_ROW * (c->R + c->nsrc);
@@ -1011,26 +1012,26 @@ static bool keeps_master(const struct cg *c)
 
 /* The difference form: class s's reference tree's cost under prices y
  * (its columns' duals are relative to it). */
-static double ref_cost(const struct cg *c, uint32_t s, const double *y)
+static double cg_ref_cost(const struct cg *c, uint32_t s, const double *y)
 {
 	double cost = 0;
 
 	for (size_t i = c->ref_off[s]; i < c->ref_off[s + 1]; i++)
-		cost += coef(c, s, c->ref_row[i], c->ref_hops[i]) * y[c->ref_row[i]];
+		cost += cg_coef(c, s, c->ref_row[i], c->ref_hops[i]) * y[c->ref_row[i]];
 	return cost;
 }
 
 /* The tree's cost under prices y. */
-static double tree_cost(const struct cg *c, struct cg_scratch *w, uint32_t s,
-			const uint32_t *parent, const double *y)
+static double cg_tree_cost(const struct cg *c, struct cg_scratch *w, uint32_t s,
+			   const uint32_t *parent, const double *y)
 {
 	double cost = 0;
 
-	tree_coefs(c, w, s, parent);
+	cg_tree_coefs(c, w, s, parent);
 	for (uint32_t i = 0; i < w->ntouched; i++) {
 		uint32_t r = w->touched[i];
 
-		cost += coef(c, s, r, w->cnt[r]) * y[r];
+		cost += cg_coef(c, s, r, w->cnt[r]) * y[r];
 		w->cnt[r] = 0;
 	}
 	return cost;
@@ -1038,7 +1039,7 @@ static double tree_cost(const struct cg *c, struct cg_scratch *w, uint32_t s,
 
 /* Price every source at c->y; returns the Lagrangian bound those prices
  * certify (0 when they are all zero). */
-static double price_all(struct cg *c)
+static double cg_price_all(struct cg *c)
 {
 	double total = 0, ymax = 0;
 
@@ -1060,7 +1061,7 @@ static double price_all(struct cg *c)
 
 /* The objective of a solution given its link loads: sum over slots of the
  * most loaded row (fluid: Z). */
-static double objective_of(const struct cg *c, const double *load)
+static double cg_objective_of(const struct cg *c, const double *load)
 {
 	double total = 0;
 
@@ -1077,7 +1078,7 @@ static double objective_of(const struct cg *c, const double *load)
 
 /* Keep a master solution (x over the LP's columns, U_k first) as the best
  * primal: it is what the routes and the step loads come from. */
-static void keep_solution(struct cg *c, const double *x)
+static void cg_keep_solution(struct cg *c, const double *x)
 {
 	c->sol_n = c->nlive;
 	c->sol_live = xreallocarray(c->sol_live, c->nlive + 1, sizeof(uint32_t));
@@ -1093,8 +1094,8 @@ static void keep_solution(struct cg *c, const double *x)
  * proper (whose first duals otherwise price a single link) needs few
  * iterations. The trees' average is a feasible flow, the primal to fall
  * back on when the time runs out before the master is solved once (*ub). */
-static int warm_start(struct cg *c, double *lb, double **center, double *ub, double until,
-		      struct ofc_error *err)
+static int cg_warm_start(struct cg *c, double *lb, double **center, double *ub, double until,
+			 struct ofc_error *err)
 {
 	double *load = xcalloc(c->R, sizeof(double));
 	uint32_t rounds = c->nsrc == 1		      ? 8
@@ -1111,7 +1112,7 @@ static int warm_start(struct cg *c, double *lb, double **center, double *ub, dou
 	 * time-expanded graph about a second): past the deadline the rounds
 	 * so far make the average, one at least. */
 	for (done = 0; done < rounds && (done == 0 || now_seconds() < until); done++) {
-		double max = 0, b = price_all(c);
+		double max = 0, b = cg_price_all(c);
 
 		/* These prices certify a bound too (the first, uniform ones give
 		 * the distance bound sum c(e) / sum dist(s, t)). */
@@ -1124,9 +1125,9 @@ static int warm_start(struct cg *c, double *lb, double **center, double *ub, dou
 		for (uint32_t s = 0; s < c->nsrc; s++) {
 			const uint32_t *tree = c->cand + s * c->psize;
 			struct cg_scratch *w = &c->ws[0];
-			uint32_t col = store_tree(c, s, tree);
+			uint32_t col = cg_store_tree(c, s, tree);
 
-			if (add_column(c, w, col, err) < 0)
+			if (cg_add_column(c, w, col, err) < 0)
 				goto out;
 			if (col >= cap_picks) {
 				size_t old = cap_picks;
@@ -1135,11 +1136,11 @@ static int warm_start(struct cg *c, double *lb, double **center, double *ub, dou
 				memset(picks + old, 0, (cap_picks - old) * sizeof(double));
 			}
 			picks[col] += 1.0;
-			tree_coefs(c, w, s, tree);
+			cg_tree_coefs(c, w, s, tree);
 			for (uint32_t i = 0; i < w->ntouched; i++) {
 				uint32_t r = w->touched[i];
 
-				load[r] += coef(c, s, r, w->cnt[r]);
+				load[r] += cg_coef(c, s, r, w->cnt[r]);
 				w->cnt[r] = 0;
 			}
 		}
@@ -1153,7 +1154,7 @@ static int warm_start(struct cg *c, double *lb, double **center, double *ub, dou
 	 * its busiest row, every tree picked weighted by how often. */
 	for (uint32_t r = 0; r < c->R; r++)
 		load[r] /= done;
-	*ub = objective_of(c, load);
+	*ub = cg_objective_of(c, load);
 	c->sol_n = 0;
 	c->sol_live = xreallocarray(c->sol_live, c->ncols + 1, sizeof(uint32_t));
 	c->sol = xreallocarray(c->sol, c->slots + c->ncols + 1, sizeof(double));
@@ -1253,15 +1254,15 @@ static double warm_flow(struct cg *c, const double *x, size_t nx, double *load)
 
 		if (x[k] <= 0)
 			continue;
-		tree_coefs(c, ws, s, c->col_parent + k * c->psize);
+		cg_tree_coefs(c, ws, s, c->col_parent + k * c->psize);
 		for (uint32_t i = 0; i < ws->ntouched; i++) {
 			uint32_t r = ws->touched[i];
 
-			load[r] += x[k] * coef(c, s, r, ws->cnt[r]);
+			load[r] += x[k] * cg_coef(c, s, r, ws->cnt[r]);
 			ws->cnt[r] = 0;
 		}
 	}
-	return objective_of(c, load);
+	return cg_objective_of(c, load);
 }
 
 /* Before the master (lp_solve takes seconds a solve on a degraded graph's
@@ -1306,7 +1307,7 @@ struct polish_hop {
 };
 
 /* Column k joins class s's flow; ws->sub holds its subtree sizes (from
- * tree_coefs on it). */
+ * cg_tree_coefs on it). */
 static void polish_add(const struct cg *c, struct polish *p, uint32_t s, uint32_t k,
 		       const struct cg_scratch *ws)
 {
@@ -1405,17 +1406,17 @@ static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, doub
 	    .e = xmalloc(R * sizeof(double)),
 	    .sup = xmalloc(R * sizeof(uint32_t)),
 	};
-	double u = objective_of(c, load), beta = POLISH_BETA0;
+	double u = cg_objective_of(c, load), beta = POLISH_BETA0;
 
 	for (size_t k = 0; k < *nx && k < c->ncols; k++) {
 		if ((*x)[k] <= 0)
 			continue;
-		tree_coefs(c, ws, c->col_src[k], c->col_parent + k * c->psize);
+		cg_tree_coefs(c, ws, c->col_src[k], c->col_parent + k * c->psize);
 		for (uint32_t i = 0; i < ws->ntouched; i++)
 			ws->cnt[ws->touched[i]] = 0;
 		polish_add(c, &p, c->col_src[k], (uint32_t)k, ws);
 	}
-	while (u - *lb > gap * u && now_seconds() < until && !cancelled(c->cancel)) {
+	while (u - *lb > gap * u && now_seconds() < until && !mcf_cancelled(c->cancel)) {
 		double u0 = u, bb = beta / u0;
 
 		for (uint32_t r = 0; r < R; r++) {
@@ -1425,11 +1426,11 @@ static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, doub
 			c->y[r] = p.e[r] / cap;
 			c->ys[r] = c->y[r] / c->row_size[r % c->rows_per_slot];
 		}
-		for (uint32_t s = 0; s < ns && now_seconds() < until && !cancelled(c->cancel);
+		for (uint32_t s = 0; s < ns && now_seconds() < until && !mcf_cancelled(c->cancel);
 		     s++) {
 			uint32_t *parent = c->cand + (size_t)s * c->psize, nsup = 0;
 
-			double blen = dijkstra(c, ws, c->src_node[s], parent);
+			double blen = cg_dijkstra(c, ws, c->src_node[s], parent);
 			uint32_t away = UINT32_MAX, ai = 0;
 			double worst = blen * (1 + 1e-9), mass;
 
@@ -1450,18 +1451,18 @@ static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, doub
 			if (away == UINT32_MAX)
 				continue;
 			mass = (*x)[away];
-			tree_coefs(c, ws, s, c->col_parent + (size_t)away * c->psize);
+			cg_tree_coefs(c, ws, s, c->col_parent + (size_t)away * c->psize);
 			for (uint32_t i = 0; i < ws->ntouched; i++) {
 				uint32_t r = ws->touched[i];
 
-				p.dn[r] -= mass * coef(c, s, r, ws->cnt[r]);
+				p.dn[r] -= mass * cg_coef(c, s, r, ws->cnt[r]);
 				ws->cnt[r] = 0;
 			}
-			tree_coefs(c, ws, s, parent);
+			cg_tree_coefs(c, ws, s, parent);
 			for (uint32_t i = 0; i < ws->ntouched; i++) {
 				uint32_t r = ws->touched[i];
 
-				p.dn[r] += mass * coef(c, s, r, ws->cnt[r]);
+				p.dn[r] += mass * cg_coef(c, s, r, ws->cnt[r]);
 				ws->cnt[r] = 0;
 			}
 			for (uint32_t r = 0; r < R; r++) {
@@ -1487,7 +1488,7 @@ static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, doub
 			(*x)[away] = t >= 1 ? 0 : (*x)[away] - t * mass;
 			if (t >= 1)
 				polish_drop(&p, s, ai);
-			uint32_t k = store_tree(c, s, parent);
+			uint32_t k = cg_store_tree(c, s, parent);
 			if (c->ncols > *nx) {
 				size_t grow = c->ncols > 2 * *nx ? c->ncols : 2 * *nx;
 
@@ -1498,13 +1499,13 @@ static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, doub
 			(*x)[k] += t * mass;
 			polish_add(c, &p, s, k, ws);
 		}
-		double nu = objective_of(c, load);
+		double nu = cg_objective_of(c, load);
 
 		/* Sharper prices crowd onto a few rows and bound worse (measured
 		 * on genkautz:256,4 and 1024,4 less one arc), so they are not
 		 * priced: a quarter of a pass saved. */
 		if (beta <= POLISH_BETA_PRICED) {
-			double b = price_all(c);
+			double b = cg_price_all(c);
 
 			if (b > *lb) {
 				*lb = b;
@@ -1535,8 +1536,8 @@ static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, doub
 	free(p.sup);
 }
 
-static int warm_from(struct cg *c, double *lb, double **center, double *ub, double gap,
-		     double until, double master_by, struct ofc_error *err)
+static int cg_warm_from(struct cg *c, double *lb, double **center, double *ub, double gap,
+			double until, double master_by, struct ofc_error *err)
 {
 	const struct mcf_warm *w = c->warm;
 	uint32_t n = c->n, *map = mcf_warm_arc_map(c->g, w), *tree = xmalloc(n * sizeof(uint32_t));
@@ -1550,7 +1551,7 @@ static int warm_from(struct cg *c, double *lb, double **center, double *ub, doub
 	for (uint32_t a = 0; a < w->m; a++)
 		if (map[a] != UINT32_MAX && c->arc_row[map[a]] != UINT32_MAX)
 			c->y[c->arc_row[map[a]]] += w->price[a];
-	*lb = c->warm_bound = price_all(c);
+	*lb = c->warm_bound = cg_price_all(c);
 	*center = xmalloc(c->R * sizeof(double));
 	memcpy(*center, c->y, c->R * sizeof(double));
 	for (uint32_t s = 0; s < c->nsrc; s++) {
@@ -1584,8 +1585,8 @@ static int warm_from(struct cg *c, double *lb, double **center, double *ub, doub
 					continue;
 				if (!whole)
 					broken += w->tree_w[i] / images;
-				uint32_t col = store_tree(c, s, tree);
-				int added = add_column(c, &c->ws[0], col, err);
+				uint32_t col = cg_store_tree(c, s, tree);
+				int added = cg_add_column(c, &c->ws[0], col, err);
 
 				if (added < 0)
 					goto out;
@@ -1607,8 +1608,8 @@ static int warm_from(struct cg *c, double *lb, double **center, double *ub, doub
 			}
 		}
 		/* The rest of the source's unit on its tree under the lengths. */
-		uint32_t col = store_tree(c, s, c->cand + (size_t)s * c->psize);
-		if (add_column(c, &c->ws[0], col, err) < 0)
+		uint32_t col = cg_store_tree(c, s, c->cand + (size_t)s * c->psize);
+		if (cg_add_column(c, &c->ws[0], col, err) < 0)
 			goto out;
 		if (col >= cap_picks) {
 			size_t old = cap_picks;
@@ -1636,10 +1637,10 @@ static int warm_from(struct cg *c, double *lb, double **center, double *ub, doub
 	/* The heaviest trees of the flow so far go into the master too, if a
 	 * master is to come (genkautz:1024,4 less one arc: 1.1-3.7 s to put
 	 * them, and no master finishes there in the time). */
-	for (size_t k = 0;
-	     k < c->ncols && k < cap_picks && now_seconds() < master_by && !cancelled(c->cancel);
+	for (size_t k = 0; k < c->ncols && k < cap_picks && now_seconds() < master_by &&
+			   !mcf_cancelled(c->cancel);
 	     k++)
-		if (picks[k] >= 0.05 && add_column(c, &c->ws[0], (uint32_t)k, err) < 0)
+		if (picks[k] >= 0.05 && cg_add_column(c, &c->ws[0], (uint32_t)k, err) < 0)
 			goto out;
 	/* That flow as the primal so far. */
 	c->sol_n = 0;
@@ -1670,8 +1671,8 @@ out:
  * demand matrices only (the uniform all-to-all's cold starts are as they
  * were). */
 #define COLD_POLISH_CLASSES 256u
-static int cold_polish(struct cg *c, double *lb, double **center, double *ub, double gap,
-		       double until, struct ofc_error *err)
+static int cg_cold_polish(struct cg *c, double *lb, double **center, double *ub, double gap,
+			  double until, struct ofc_error *err)
 {
 	size_t nx = c->ncols;
 	double *x = xcalloc(nx + 1, sizeof(double)), *load = xcalloc(c->R, sizeof(double));
@@ -1686,7 +1687,7 @@ static int cold_polish(struct cg *c, double *lb, double **center, double *ub, do
 	warm_flow(c, x, nx, load);
 	warm_polish(c, &x, &nx, load, lb, center, gap, until);
 	for (size_t k = 0; k < c->ncols && k < nx; k++)
-		if (x[k] >= 0.05 && add_column(c, &c->ws[0], (uint32_t)k, err) < 0)
+		if (x[k] >= 0.05 && cg_add_column(c, &c->ws[0], (uint32_t)k, err) < 0)
 			goto out;
 	double u = warm_flow(c, x, nx, load);
 	if (u < *ub) {
@@ -1742,8 +1743,8 @@ static int master_solve(struct cg *c, double deadline, enum mcf_stop *stop, stru
 			return 0;
 		}
 		/* Stopped by the callback: not lp_solve's trouble, no retry. */
-		if (cancelled(c->cancel))
-			return cancel_error(err);
+		if (mcf_cancelled(c->cancel))
+			return mcf_cancel_error(err);
 		if (lr == LP_INFEASIBLE || lr == LP_UNBOUNDED)
 			/* Not lp_solve's trouble: the model's. */
 			return ofc_error_set(err, OFC_E_RUNTIME, "master LP: %s",
@@ -1784,19 +1785,19 @@ static int cg_run(struct cg *c, double gap, double deadline, struct mcf_result *
 	 * 12.6 s at load 5), and putting the polished flow's heaviest trees
 	 * into it took 1.1-3.7 s on genkautz:1024,4 less one arc. */
 	double master_by = c->warm && deadline > 0 ? deadline - 0.1 * (deadline - begin) : until;
-	if (c->warm ? warm_from(c, &lb, &center, &ub, gap, until, master_by, err) < 0
-		    : warm_start(c, &lb, &center, &ub, until, err) < 0)
+	if (c->warm ? cg_warm_from(c, &lb, &center, &ub, gap, until, master_by, err) < 0
+		    : cg_warm_start(c, &lb, &center, &ub, until, err) < 0)
 		goto out;
 	if (!c->warm && c->demand && c->T == 0 && !c->node_row && c->nsrc >= COLD_POLISH_CLASSES &&
 	    ub - lb > gap * ub &&
-	    cold_polish(c, &lb, &center, &ub, gap,
-			deadline > 0 ? begin + 0.8 * (deadline - begin) : INFINITY, err) < 0)
+	    cg_cold_polish(c, &lb, &center, &ub, gap,
+			   deadline > 0 ? begin + 0.8 * (deadline - begin) : INFINITY, err) < 0)
 		goto out;
 	for (it = 1; it <= MAX_ITER && ub - lb > gap * ub; it++) {
 		int lr;
 
-		if (cancelled(c->cancel)) {
-			cancel_error(err);
+		if (mcf_cancelled(c->cancel)) {
+			mcf_cancel_error(err);
 			goto out;
 		}
 		if (deadline > 0 && now_seconds() >= deadline) {
@@ -1808,7 +1809,7 @@ static int cg_run(struct cg *c, double gap, double deadline, struct mcf_result *
 			break;
 		}
 		c->iter = it;
-		if (it > 1 && (shrink || !keeps_master(c)) &&
+		if (it > 1 && (shrink || !cg_keeps_master(c)) &&
 		    cg_rebuild(c, false, c->scaling, err) < 0)
 			goto out;
 		shrink = false;
@@ -1843,7 +1844,7 @@ static int cg_run(struct cg *c, double gap, double deadline, struct mcf_result *
 		 * falls; the warm start's average may still be better. */
 		if (lp_objective(c->lp) < ub) {
 			ub = lp_objective(c->lp);
-			keep_solution(c, x);
+			cg_keep_solution(c, x);
 		}
 		for (size_t i = 0; i < c->nlive; i++)
 			if (x[c->slots + i] > 0)
@@ -1854,7 +1855,7 @@ static int cg_run(struct cg *c, double gap, double deadline, struct mcf_result *
 
 			for (uint32_t r = 0; r < c->R; r++)
 				c->y[r] = pass ? ylp[r] : alpha * center[r] + (1 - alpha) * ylp[r];
-			b = price_all(c);
+			b = cg_price_all(c);
 			if (b > lb) {
 				lb = b;
 				if (!center)
@@ -1864,16 +1865,16 @@ static int cg_run(struct cg *c, double gap, double deadline, struct mcf_result *
 			if (ub - lb <= gap * ub)
 				break;
 			for (uint32_t s = 0; s < c->nsrc; s++) {
-				double pi = c->diff ? c->duals[c->R + s] + ref_cost(c, s, ylp)
+				double pi = c->diff ? c->duals[c->R + s] + cg_ref_cost(c, s, ylp)
 					    : c->duals[c->R + s] > 0 ? c->duals[c->R + s]
 								     : 0;
 				const uint32_t *tree = c->cand + s * c->psize;
 				double cost =
-				    pass ? c->best[s] : tree_cost(c, &c->ws[0], s, tree, ylp);
+				    pass ? c->best[s] : cg_tree_cost(c, &c->ws[0], s, tree, ylp);
 				/* lp_solve's duals are good to about 1e-9. */
 				if (cost < pi - 1e-9 * (1 + pi)) {
-					int a =
-					    add_column(c, &c->ws[0], store_tree(c, s, tree), err);
+					int a = cg_add_column(c, &c->ws[0],
+							      cg_store_tree(c, s, tree), err);
 
 					if (a < 0)
 						goto out;
@@ -1916,7 +1917,7 @@ out:
  * another graph (fluid, link rows only). Symmetric: one class, the
  * translations (arcs by port); mirrored: the group; plain: each node its
  * own class under the identity. */
-static struct mcf_warm *warm_export(const struct cg *c, const uint32_t *perm)
+static struct mcf_warm *cg_warm_export(const struct cg *c, const uint32_t *perm)
 {
 	const struct graph *g = c->g;
 	uint32_t n = c->n, m = g->m;
@@ -2161,7 +2162,7 @@ static int class_routes_fluid(struct cg *c, uint32_t s, const size_t *cols, cons
 		for (uint32_t t = 0; t < n; t++) {
 			uint32_t nl = 0;
 
-			if (t == src || !(demand_of(c, src, t) > 0))
+			if (t == src || !(cg_demand_of(c, src, t) > 0))
 				continue;
 			for (size_t i = 0; i < ntr; i++) {
 				uint32_t id = pid[i * n + t];
@@ -2252,7 +2253,7 @@ static int cg_routes(struct cg *c, struct a2a_routes *rt, struct ofc_error *err)
 			continue;
 		}
 		for (uint32_t t = 0; t < c->n; t++) {
-			if (t == src || !(demand_of(c, src, t) > 0))
+			if (t == src || !(cg_demand_of(c, src, t) > 0))
 				continue;
 			size_t pair0 = rt->nroutes;
 
@@ -2263,7 +2264,7 @@ static int cg_routes(struct cg *c, struct a2a_routes *rt, struct ofc_error *err)
 				if (w <= 1e-12 * sum[s])
 					continue;
 				b->n = 0;
-				walk(c, c->col_parent + k * c->psize, t, push_hop, b);
+				cg_walk(c, c->col_parent + k * c->psize, t, push_hop, b);
 				if (b->n > ARRAY_SIZE(b->arc) / 2) {
 					free(sum), free(b), free(phash), free(first), free(by);
 					free(cols), free(cw);
@@ -2322,7 +2323,7 @@ static int cg_routes(struct cg *c, struct a2a_routes *rt, struct ofc_error *err)
  * weight 1 / |stabiliser of o_k|. That averages o_k's solution over the
  * whole group, so every arc of an orbit carries the same load: the load the
  * master's orbit row bounds. Identical paths of a pair are merged. */
-static void mirror_routes(const struct cg *c, struct a2a_routes *rt)
+static void cg_mirror_routes(const struct cg *c, struct a2a_routes *rt)
 {
 	const struct graph_group *grp = c->grp;
 	uint32_t n = c->n, m = c->g->m, H = grp->order;
@@ -2417,8 +2418,8 @@ static void mirror_routes(const struct cg *c, struct a2a_routes *rt)
 /* ---- the plain LPs ---------------------------------------------------------------- */
 
 /* The master LP (6)-(9): g[s][a] for every source and non-loop arc, theta. */
-static int master_lp(const struct graph *g, const double *cap, const double *demand,
-		     enum lp_solver sv, struct mcf_result *res, struct ofc_error *err)
+static int mcf_master_lp(const struct graph *g, const double *cap, const double *demand,
+			 enum lp_solver sv, struct mcf_result *res, struct ofc_error *err)
 {
 	uint32_t n = g->n, m = g->m;
 	uint32_t *tail = graph_arc_tails(g);
@@ -2515,9 +2516,9 @@ static int master_lp(const struct graph *g, const double *cap, const double *dem
  * capacities: the common core of the link LP (1)-(5) (all sources, unit
  * capacity shared) and the child LP (10)-(14) (one source, cap = g^s). The
  * sink constraint counts net inflow (the notes' caveat to (4)). */
-static int commodity_lp(const struct graph *g, const uint32_t *srcs, uint32_t nsrcs,
-			const double *cap, const double *demand, enum lp_solver sv, double *theta,
-			struct ofc_error *err)
+static int mcf_commodity_lp(const struct graph *g, const uint32_t *srcs, uint32_t nsrcs,
+			    const double *cap, const double *demand, enum lp_solver sv,
+			    double *theta, struct ofc_error *err)
 {
 	uint32_t n = g->n, m = g->m;
 	size_t K = (size_t)nsrcs * (n - 1), ncols = K * m + 1;
@@ -2614,14 +2615,14 @@ int mcf_child_lp(const struct graph *g, uint32_t s, const double *cap, double *t
 		return ofc_error_set(err, OFC_E_INPUT, "no node %u", s);
 	if (!lp_solver_available(MCF_LP, err))
 		return -1;
-	return commodity_lp(g, &s, 1, cap, NULL, MCF_LP, theta_s, err);
+	return mcf_commodity_lp(g, &s, 1, cap, NULL, MCF_LP, theta_s, err);
 }
 
 /* ---- capacities and symmetry ------------------------------------------------------ */
 
 /* Every port at one capacity at every node: what the translations (which
  * keep ports) need to load each port's arcs alike. */
-static bool caps_per_port(const struct graph *g, const double *cap)
+static bool mcf_caps_per_port(const struct graph *g, const double *cap)
 {
 	for (uint32_t u = 1; u < g->n; u++)
 		for (uint32_t j = 0; j < graph_outdeg(g, u); j++)
@@ -2751,7 +2752,7 @@ static double demand_most(uint32_t n, const double *demand)
 
 /* A demand matrix: finite, not negative, something asked; warm starts
  * keep unit demands. (Whether the symmetric masters apply is whether it is
- * alike under their group: translations_keep, group_keep.) */
+ * alike under their group: mcf_translations_keep, group_keep.) */
 static int check_demand(uint32_t n, const struct mcf_opts *o, struct ofc_error *err)
 {
 	double sum = 0;
@@ -2778,7 +2779,7 @@ static int check_demand(uint32_t n, const struct mcf_opts *o, struct ofc_error *
 /* The demand is alike under every translation of a Cayley graph: under
  * the ones taking node 0 to its neighbours, which generate them all (the
  * graph is connected). */
-static bool translations_keep(const struct graph *g, const double *dem, unsigned threads)
+static bool mcf_translations_keep(const struct graph *g, const double *dem, unsigned threads)
 {
 	uint32_t n = g->n, *perm = xmalloc((size_t)n * n * sizeof(uint32_t));
 	bool keep = mcf_translations(g, perm, threads);
@@ -2811,8 +2812,8 @@ static enum lp_solver mcf_default_solver(const struct graph *g, enum mcf_method 
 /* The repaired flow as the answer (its routes when asked for): proven
  * when it meets the better of its bound and r's (column generation's, when
  * it ran first). */
-static int repair_take(struct mcf_repair *rp, const struct mcf_opts *o, struct mcf_result *r,
-		       struct ofc_error *err)
+static int mcf_repair_take(struct mcf_repair *rp, const struct mcf_opts *o, struct mcf_result *r,
+			   struct ofc_error *err)
 {
 	double gap = o->gap > 0 ? o->gap : 1e-9, obj = rp->objective, t1 = now_seconds();
 	double lower = fmax(rp->lower, r->lower);
@@ -2862,7 +2863,7 @@ static bool repair_first(const struct graph *g, const struct mcf_opts *o, bool h
 	if (!(rp->objective <= rp->lower * (1 + gap)))
 		return false;
 	r->solve_seconds = rp->seconds;
-	*rc = repair_take(rp, o, r, err);
+	*rc = mcf_repair_take(rp, o, r, err);
 	return true;
 }
 
@@ -2940,9 +2941,9 @@ static void mcf_group(const struct graph *g, const struct mcf_opts *o, double t0
 
 /* Column generation (SYMMETRIC, MIRRORED or COLGEN), its warm start, routes
  * and kept solution; the repair's flow (rp, when tried) taken when better. */
-static int colgen_solve(const struct graph *g, const struct mcf_opts *o, enum mcf_method method,
-			struct graph_group *grp, double inj, const double *injs, double t0,
-			struct mcf_repair *rp, struct mcf_result *r, struct ofc_error *err)
+static int mcf_colgen_solve(const struct graph *g, const struct mcf_opts *o, enum mcf_method method,
+			    struct graph_group *grp, double inj, const double *injs, double t0,
+			    struct mcf_repair *rp, struct mcf_result *r, struct ofc_error *err)
 {
 	struct cg c = {0};
 	int rc;
@@ -2995,7 +2996,7 @@ static int colgen_solve(const struct graph *g, const struct mcf_opts *o, enum mc
 				perm = xmalloc((size_t)g->n * g->n * sizeof(uint32_t));
 				mcf_translations(g, perm, o->threads);
 			}
-			r->warm = warm_export(&c, perm);
+			r->warm = cg_warm_export(&c, perm);
 			free(perm);
 		}
 	}
@@ -3009,12 +3010,12 @@ static int colgen_solve(const struct graph *g, const struct mcf_opts *o, enum mc
 			mcf_translations(g, r->routes.perm, o->threads);
 		}
 		if (rc == 0 && method == MCF_MIRRORED)
-			mirror_routes(&c, &r->routes);
+			cg_mirror_routes(&c, &r->routes);
 	}
 	cg_free(&c);
 	/* The repaired flow, when better than the master's. */
 	if (rc == 0 && rp->objective < r->objective * (1 - 1e-9))
-		rc = repair_take(rp, o, r, err);
+		rc = mcf_repair_take(rp, o, r, err);
 	if (rc == 0 && nic) {
 		/* NIC forwarding: a host's own N-1 shards, whatever the
 		 * routes, through its injection (and ejection) link (with
@@ -3119,7 +3120,7 @@ static int standin_try(const struct graph *g, const struct mcf_opts *o, uint32_t
 				st->routes.arc[i] = to[st->routes.arc[i]];
 			free(to);
 			rc = 1;
-		} else if (cancelled(o->cancel)) {
+		} else if (mcf_cancelled(o->cancel)) {
 			rc = -1;
 		} else {
 			if (st->symmetric) /* (not a Cayley graph's routes: a port may be gone) */
@@ -3187,13 +3188,13 @@ static int replan_solve(const struct graph *g, const struct mcf_opts *o, bool st
 	if (sr < 0)
 		return -1;
 	if (sr == 0 || now_seconds() < t0 + mcf_standin.rest * o->time_limit) {
-		rc = colgen_solve(g, o, method, grp, inj, injs, t0, rp, r, err);
+		rc = mcf_colgen_solve(g, o, method, grp, inj, injs, t0, rp, r, err);
 		ran = true;
 	}
 	if (rc == 0 && sr > 0 && (!ran || st.objective < r->objective * (1 - 1e-9))) {
 		standin_take(&st, rp, o, ran, r);
 		if (!ran && rp->objective < r->objective * (1 - 1e-9))
-			rc = repair_take(rp, o, r, err);
+			rc = mcf_repair_take(rp, o, r, err);
 	}
 	mcf_result_free(&st);
 	return rc;
@@ -3211,8 +3212,8 @@ static int mcf_solve_at(const struct graph *g, const struct mcf_opts *o, bool re
 	memset(r, 0, sizeof(*r));
 	/* Let go before it began (ofcd's degraded run after a cancelled
 	 * healthy one): not even the graph's facts. */
-	if (cancelled(o->cancel))
-		return cancel_error(err);
+	if (mcf_cancelled(o->cancel))
+		return mcf_cancel_error(err);
 	r->lp_solver = lp_solver_or(o->lp_solver, MCF_LP);
 	if (!lp_solver_available(o->lp_solver, err))
 		return -1;
@@ -3266,7 +3267,7 @@ static int mcf_solve_at(const struct graph *g, const struct mcf_opts *o, bool re
 	if (method == MCF_AUTO || method == MCF_SYMMETRIC) {
 		bool sym = o->translations_known || mcf_translations(g, NULL, o->threads);
 
-		if (sym && o->demand && !translations_keep(g, o->demand, o->threads)) {
+		if (sym && o->demand && !mcf_translations_keep(g, o->demand, o->threads)) {
 			if (method == MCF_SYMMETRIC)
 				return ofc_error_set(
 				    err, OFC_E_INPUT,
@@ -3281,7 +3282,7 @@ static int mcf_solve_at(const struct graph *g, const struct mcf_opts *o, bool re
 					     "%s: its ports are not translations of one Cayley "
 					     "graph, so the one-source reduction does not apply",
 					     g->spec ? g->spec : "the topology");
-		if (sym && o->capacity && !caps_per_port(g, o->capacity)) {
+		if (sym && o->capacity && !mcf_caps_per_port(g, o->capacity)) {
 			if (method == MCF_SYMMETRIC)
 				return ofc_error_set(err, OFC_E_INPUT,
 						     "link capacities differ within a port, so "
@@ -3313,15 +3314,15 @@ static int mcf_solve_at(const struct graph *g, const struct mcf_opts *o, bool re
 				     "come from column generation",
 				     method == MCF_MASTER ? "master" : "link");
 	if (method == MCF_MASTER) {
-		rc = master_lp(g, o->capacity, o->demand, lp_solver_or(o->lp_solver, MCF_LP), r,
-			       err);
+		rc = mcf_master_lp(g, o->capacity, o->demand, lp_solver_or(o->lp_solver, MCF_LP), r,
+				   err);
 	} else if (method == MCF_FULL) {
 		uint32_t *all = xmalloc(g->n * sizeof(uint32_t));
 
 		for (uint32_t s = 0; s < g->n; s++)
 			all[s] = s;
-		rc = commodity_lp(g, all, g->n, o->capacity, o->demand,
-				  lp_solver_or(o->lp_solver, MCF_LP), &r->theta, err);
+		rc = mcf_commodity_lp(g, all, g->n, o->capacity, o->demand,
+				      lp_solver_or(o->lp_solver, MCF_LP), &r->theta, err);
 		free(all);
 		if (rc == 0)
 			r->objective = r->lower = 1 / r->theta;
@@ -3337,8 +3338,8 @@ static int mcf_solve_at(const struct graph *g, const struct mcf_opts *o, bool re
 	/* Let go after the last look (its routes, say, or a whole master or
 	 * link LP, which do not look): still no result, so a caller that
 	 * cancelled never takes one. */
-	if (rc == 0 && cancelled(o->cancel))
-		rc = cancel_error(err);
+	if (rc == 0 && mcf_cancelled(o->cancel))
+		rc = mcf_cancel_error(err);
 	graph_group_free(&grp);
 	mcf_repair_free(&rp);
 	r->seconds = now_seconds() - t0;
