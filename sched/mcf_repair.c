@@ -38,8 +38,8 @@
 #define REPAIR_MAX_BOUND  (1u << 26)
 #define REPAIR_MAX_SPREAD (1u << 28)
 
-/* (Here rather than in mcf.c, whose warm start maps w too: mcf.c calls
- * this file, not the other way.) */
+/* (Here rather than in mcf_start.c, whose warm start maps w too: the
+ * other mcf files call this one, not the other way.) */
 uint32_t *mcf_warm_arc_map(const struct graph *g, const struct mcf_warm *w)
 {
 	uint32_t *map = xmalloc(((size_t)w->m + 1) * sizeof(uint32_t));
