@@ -1,7 +1,7 @@
 /* YAML fabric configs, read with libyaml's document API and walked with one
  * table per mapping (after netplan's parse.c): each table entry names a key,
  * the handler that reads its value and where the value goes (an offsetof
- * into the struct being filled). process_mapping() walks any mapping with
+ * into the struct being filled). cfg_process_mapping() walks any mapping with
  * any table, rejects unknown and duplicate keys, and reports missing ones.
  * Every error is raised on a YAML node and so names FILE:LINE:COL.
  *
@@ -60,9 +60,9 @@ struct key {
 
 /* ---- errors on nodes ------------------------------------------------------ */
 
-static int node_error(struct loader *L, const yaml_node_t *n, const char *fmt, ...)
+static int cfg_node_error(struct loader *L, const yaml_node_t *n, const char *fmt, ...)
     OFC_PRINTF(3, 4);
-static int node_error(struct loader *L, const yaml_node_t *n, const char *fmt, ...)
+static int cfg_node_error(struct loader *L, const yaml_node_t *n, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -76,26 +76,26 @@ static int node_error(struct loader *L, const yaml_node_t *n, const char *fmt, .
 	return -1;
 }
 
-static struct src_loc loc_of(const yaml_node_t *n)
+static struct src_loc cfg_loc_of(const yaml_node_t *n)
 {
 	return (struct src_loc){(uint32_t)n->start_mark.line + 1,
 				(uint32_t)n->start_mark.column + 1};
 }
 
-static void *field(void *base, size_t off)
+static void *cfg_field(void *base, size_t off)
 {
 	return (char *)base + off;
 }
 
-static void mark(const struct key *k, void *base, const yaml_node_t *n)
+static void cfg_mark(const struct key *k, void *base, const yaml_node_t *n)
 {
 	if (k->loc_off)
-		*(struct src_loc *)field(base, k->loc_off - 1) = loc_of(n);
+		*(struct src_loc *)cfg_field(base, k->loc_off - 1) = cfg_loc_of(n);
 	if (k->set_off)
-		*(bool *)field(base, k->set_off - 1) = true;
+		*(bool *)cfg_field(base, k->set_off - 1) = true;
 }
 
-static const char *type_name(const yaml_node_t *n)
+static const char *cfg_type_name(const yaml_node_t *n)
 {
 	switch (n->type) {
 	case YAML_SCALAR_NODE:
@@ -111,40 +111,40 @@ static const char *type_name(const yaml_node_t *n)
 
 /* The scalar's text, or an error when the node is not a scalar or holds a
  * NUL (which would silently cut the value short). */
-static int scalar(struct loader *L, yaml_node_t *n, const struct key *k, const char **out)
+static int cfg_scalar(struct loader *L, yaml_node_t *n, const struct key *k, const char **out)
 {
 	if (n->type != YAML_SCALAR_NODE)
-		return node_error(L, n, "'%s' must be a single value, not %s", k->name,
-				  type_name(n));
+		return cfg_node_error(L, n, "'%s' must be a single value, not %s", k->name,
+				      cfg_type_name(n));
 	if (strlen((const char *)n->data.scalar.value) != n->data.scalar.length)
-		return node_error(L, n, "'%s' contains a NUL character", k->name);
+		return cfg_node_error(L, n, "'%s' contains a NUL character", k->name);
 	*out = (const char *)n->data.scalar.value;
 	return 0;
 }
 
-static bool range_set(const struct key *k)
+static bool cfg_range_set(const struct key *k)
 {
 	return k->min != 0 || k->max != 0;
 }
 
 /* ---- generic handlers ----------------------------------------------------- */
 
-static int h_str(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+static int cfg_str(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
 	const char *s;
 
-	if (scalar(L, n, k, &s) < 0)
+	if (cfg_scalar(L, n, k, &s) < 0)
 		return -1;
 	if (!*s && k->required)
-		return node_error(L, n, "'%s' must not be empty", k->name);
-	char **dst = field(base, k->off);
+		return cfg_node_error(L, n, "'%s' must not be empty", k->name);
+	char **dst = cfg_field(base, k->off);
 	free(*dst);
 	*dst = xstrdup(s);
-	mark(k, base, n);
+	cfg_mark(k, base, n);
 	return 0;
 }
 
-static bool valid_name(const char *s)
+static bool cfg_valid_name(const char *s)
 {
 	size_t len = strlen(s);
 
@@ -160,45 +160,46 @@ static bool valid_name(const char *s)
 	return true;
 }
 
-static int check_name(struct loader *L, yaml_node_t *n, const char *what, const char *s)
+static int cfg_check_name(struct loader *L, yaml_node_t *n, const char *what, const char *s)
 {
-	if (!valid_name(s))
-		return node_error(L, n,
-				  "invalid %s '%s': use 1-%d letters, digits, '-', '_' or '.', "
-				  "starting with a letter or digit",
-				  what, s, NAME_MAX_LEN);
+	if (!cfg_valid_name(s))
+		return cfg_node_error(L, n,
+				      "invalid %s '%s': use 1-%d letters, digits, '-', '_' or '.', "
+				      "starting with a letter or digit",
+				      what, s, NAME_MAX_LEN);
 	return 0;
 }
 
-static int h_name(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+static int cfg_name(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
 	const char *s;
 
-	if (scalar(L, n, k, &s) < 0 || check_name(L, n, k->name, s) < 0)
+	if (cfg_scalar(L, n, k, &s) < 0 || cfg_check_name(L, n, k->name, s) < 0)
 		return -1;
-	return h_str(L, n, k, base);
+	return cfg_str(L, n, k, base);
 }
 
-static int h_u32(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+static int cfg_u32(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
 	const char *s;
 	uint64_t v;
 
-	if (scalar(L, n, k, &s) < 0)
+	if (cfg_scalar(L, n, k, &s) < 0)
 		return -1;
 	if (s[0] == '-')
-		return node_error(L, n, "'%s' must not be negative, got '%s'", k->name, s);
+		return cfg_node_error(L, n, "'%s' must not be negative, got '%s'", k->name, s);
 	if (parse_u64(s, &v) < 0 || v > UINT32_MAX) {
-		if (range_set(k))
-			return node_error(L, n, "'%s' must be an integer in %.0f..%.0f, got '%s'",
-					  k->name, k->min, k->max, s);
-		return node_error(L, n, "'%s' must be an integer, got '%s'", k->name, s);
+		if (cfg_range_set(k))
+			return cfg_node_error(L, n,
+					      "'%s' must be an integer in %.0f..%.0f, got '%s'",
+					      k->name, k->min, k->max, s);
+		return cfg_node_error(L, n, "'%s' must be an integer, got '%s'", k->name, s);
 	}
-	if (range_set(k) && ((double)v < k->min || (double)v > k->max))
-		return node_error(L, n, "'%s' must be in %.0f..%.0f, got %llu", k->name, k->min,
-				  k->max, (unsigned long long)v);
-	*(uint32_t *)field(base, k->off) = (uint32_t)v;
-	mark(k, base, n);
+	if (cfg_range_set(k) && ((double)v < k->min || (double)v > k->max))
+		return cfg_node_error(L, n, "'%s' must be in %.0f..%.0f, got %llu", k->name, k->min,
+				      k->max, (unsigned long long)v);
+	*(uint32_t *)cfg_field(base, k->off) = (uint32_t)v;
+	cfg_mark(k, base, n);
 	return 0;
 }
 
@@ -215,135 +216,139 @@ static int h_quantity(struct loader *L, yaml_node_t *n, const struct key *k, voi
 	double v = 0;
 	int rc;
 
-	if (scalar(L, n, k, &s) < 0)
+	if (cfg_scalar(L, n, k, &s) < 0)
 		return -1;
 	rc = q == Q_SIZE   ? parse_size(s, &bytes, &why)
 	     : q == Q_RATE ? parse_rate(s, &v, &why)
 			   : parse_duration(s, &v, &why);
 	if (rc < 0)
-		return node_error(L, n, "'%s': bad %s '%s': %s", k->name, what[q], s, why);
+		return cfg_node_error(L, n, "'%s': bad %s '%s': %s", k->name, what[q], s, why);
 	switch (q) {
 	case Q_SIZE:
-		if (range_set(k) && ((double)bytes < k->min || (double)bytes > k->max))
-			return node_error(L, n, "'%s' must be at least %.0f bytes, got '%s'",
-					  k->name, k->min, s);
-		*(uint64_t *)field(base, k->off) = bytes;
+		if (cfg_range_set(k) && ((double)bytes < k->min || (double)bytes > k->max))
+			return cfg_node_error(L, n, "'%s' must be at least %.0f bytes, got '%s'",
+					      k->name, k->min, s);
+		*(uint64_t *)cfg_field(base, k->off) = bytes;
 		break;
 	case Q_RATE:
 		if (v <= 0)
-			return node_error(L, n, "'%s' must be greater than zero", k->name);
+			return cfg_node_error(L, n, "'%s' must be greater than zero", k->name);
 		if (v > 1e15)
-			return node_error(L, n, "'%s' is out of range (above 1 Pb/s): '%s'",
-					  k->name, s);
-		*(double *)field(base, k->off) = v;
+			return cfg_node_error(L, n, "'%s' is out of range (above 1 Pb/s): '%s'",
+					      k->name, s);
+		*(double *)cfg_field(base, k->off) = v;
 		break;
 	case Q_DURATION:
-		if (range_set(k) && (v < k->min || v > k->max))
-			return node_error(L, n, "'%s' is out of range: '%s' (allowed %g s to %g s)",
-					  k->name, s, k->min, k->max);
-		*(double *)field(base, k->off) = v;
+		if (cfg_range_set(k) && (v < k->min || v > k->max))
+			return cfg_node_error(L, n,
+					      "'%s' is out of range: '%s' (allowed %g s to %g s)",
+					      k->name, s, k->min, k->max);
+		*(double *)cfg_field(base, k->off) = v;
 		break;
 	}
-	mark(k, base, n);
+	cfg_mark(k, base, n);
 	return 0;
 }
 
-static int h_size(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+static int cfg_size(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
 	return h_quantity(L, n, k, base, Q_SIZE);
 }
 
-static int h_rate(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+static int cfg_rate(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
 	return h_quantity(L, n, k, base, Q_RATE);
 }
 
-static int h_duration(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+static int cfg_duration(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
 	return h_quantity(L, n, k, base, Q_DURATION);
 }
 
 /* A plain number in (0, 1]: the testbed's rate_scale. */
-static int h_quantity_scale(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+static int cfg_scale(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
 	const char *s;
 	char *end;
 	double v;
 
-	if (scalar(L, n, k, &s) < 0)
+	if (cfg_scalar(L, n, k, &s) < 0)
 		return -1;
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno || end == s || *end || !(v > 0 && v <= 1))
-		return node_error(L, n, "'%s' must be a number in (0, 1], got '%s'", k->name, s);
-	*(double *)field(base, k->off) = v;
-	mark(k, base, n);
+		return cfg_node_error(L, n, "'%s' must be a number in (0, 1], got '%s'", k->name,
+				      s);
+	*(double *)cfg_field(base, k->off) = v;
+	cfg_mark(k, base, n);
 	return 0;
 }
 
-static int h_choice(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+static int cfg_choice(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
 	struct strbuf sb = STRBUF_INIT;
 	const char *s;
 
-	if (scalar(L, n, k, &s) < 0)
+	if (cfg_scalar(L, n, k, &s) < 0)
 		return -1;
 	for (const struct choice *c = k->choices; c->name; c++)
 		if (strcmp(c->name, s) == 0) {
-			*(int *)field(base, k->off) = c->value;
-			mark(k, base, n);
+			*(int *)cfg_field(base, k->off) = c->value;
+			cfg_mark(k, base, n);
 			return 0;
 		}
 	for (const struct choice *c = k->choices; c->name; c++)
 		sb_printf(&sb, "%s%s", c == k->choices ? "" : ", ", c->name);
-	node_error(L, n, "'%s' must be one of %s; got '%s'", k->name, sb.buf, s);
+	cfg_node_error(L, n, "'%s' must be one of %s; got '%s'", k->name, sb.buf, s);
 	sb_free(&sb);
 	return -1;
 }
 
-static int h_refuse(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+static int cfg_refuse(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
 	(void)base;
-	return node_error(L, n, "%s", k->why);
+	return cfg_node_error(L, n, "%s", k->why);
 }
 
-static int process_mapping(struct loader *L, yaml_node_t *n, const struct key *table, void *base,
-			   const char *what);
+static int cfg_process_mapping(struct loader *L, yaml_node_t *n, const struct key *table,
+			       void *base, const char *what);
 
-static int enter(struct loader *L, yaml_node_t *n)
+static int cfg_enter(struct loader *L, yaml_node_t *n)
 {
 	if (++L->visits > CONFIG_MAX_NODES)
-		return node_error(L, n,
-				  "document too large: more than %u nodes after expanding aliases",
-				  CONFIG_MAX_NODES);
+		return cfg_node_error(
+		    L, n, "document too large: more than %u nodes after expanding aliases",
+		    CONFIG_MAX_NODES);
 	if (++L->depth > CONFIG_MAX_DEPTH)
-		return node_error(L, n, "nested too deeply (limit %d levels)", CONFIG_MAX_DEPTH);
+		return cfg_node_error(L, n, "nested too deeply (limit %d levels)",
+				      CONFIG_MAX_DEPTH);
 	return 0;
 }
 
 /* A nested mapping filling an embedded struct at k->off. */
-static int h_mapping(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+static int cfg_mapping(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
-	mark(k, base, n);
-	return process_mapping(L, n, k->sub, field(base, k->off), k->name);
+	cfg_mark(k, base, n);
+	return cfg_process_mapping(L, n, k->sub, cfg_field(base, k->off), k->name);
 }
 
 /* A list of mappings: an array of k->size structs at k->off, count at
  * k->count_off. */
-static int h_list(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+static int cfg_list(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
-	void **arr = field(base, k->off);
-	uint32_t *count = field(base, k->count_off);
+	void **arr = cfg_field(base, k->off);
+	uint32_t *count = cfg_field(base, k->count_off);
 
 	if (n->type != YAML_SEQUENCE_NODE)
-		return node_error(L, n, "'%s' must be a list, not %s", k->name, type_name(n));
+		return cfg_node_error(L, n, "'%s' must be a list, not %s", k->name,
+				      cfg_type_name(n));
 	size_t total = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
 	if (total > CONFIG_MAX_HOSTS)
-		return node_error(L, n, "'%s' has too many entries (%zu; limit %u)", k->name, total,
-				  CONFIG_MAX_HOSTS);
+		return cfg_node_error(L, n, "'%s' has too many entries (%zu; limit %u)", k->name,
+				      total, CONFIG_MAX_HOSTS);
 	*arr = xcalloc(total ? total : 1, k->size);
 	*count = 0;
-	mark(k, base, n);
+	cfg_mark(k, base, n);
 	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
 	     it++) {
 		yaml_node_t *item = yaml_document_get_node(&L->doc, *it);
@@ -352,21 +357,22 @@ static int h_list(struct loader *L, yaml_node_t *n, const struct key *k, void *b
 		if (k->init)
 			k->init(elem);
 		(*count)++; /* counted before filling, so fabric_free sees it */
-		if (process_mapping(L, item, k->sub, elem, k->name) < 0)
+		if (cfg_process_mapping(L, item, k->sub, elem, k->name) < 0)
 			return -1;
 	}
 	return 0;
 }
 
 /* A list of names, with the location of each. */
-static int name_list(struct loader *L, yaml_node_t *n, const char *what, char ***names,
-		     struct src_loc **locs, uint32_t *count)
+static int cfg_name_list(struct loader *L, yaml_node_t *n, const char *what, char ***names,
+			 struct src_loc **locs, uint32_t *count)
 {
 	if (n->type != YAML_SEQUENCE_NODE)
-		return node_error(L, n, "'%s' must be a list of names, not %s", what, type_name(n));
+		return cfg_node_error(L, n, "'%s' must be a list of names, not %s", what,
+				      cfg_type_name(n));
 	size_t total = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
 	if (total > CONFIG_MAX_HOSTS)
-		return node_error(L, n, "'%s' has too many entries", what);
+		return cfg_node_error(L, n, "'%s' has too many entries", what);
 	*names = xcalloc(total ? total : 1, sizeof(char *));
 	*locs = xcalloc(total ? total : 1, sizeof(struct src_loc));
 	*count = 0;
@@ -376,13 +382,13 @@ static int name_list(struct loader *L, yaml_node_t *n, const char *what, char **
 		struct key k = {.name = what};
 		const char *s;
 
-		if (enter(L, item) < 0)
+		if (cfg_enter(L, item) < 0)
 			return -1;
 		L->depth--;
-		if (scalar(L, item, &k, &s) < 0 || check_name(L, item, "name", s) < 0)
+		if (cfg_scalar(L, item, &k, &s) < 0 || cfg_check_name(L, item, "name", s) < 0)
 			return -1;
 		(*names)[*count] = xstrdup(s);
-		(*locs)[*count] = loc_of(item);
+		(*locs)[*count] = cfg_loc_of(item);
 		(*count)++;
 	}
 	return 0;
@@ -405,9 +411,9 @@ static const struct choice tl1_dialects[] = {
 
 /* A Calient switch's port names: port k is shelf.slot.port (docs/tl1.md). */
 static const struct key port_map_keys[] = {
-    {"shelf", h_u32, OFF(struct tl1_port_map, shelf), .min = 1, .max = 255},
-    {"first_slot", h_u32, OFF(struct tl1_port_map, first_slot), .min = 1, .max = 65535},
-    {"slot_ports", h_u32, OFF(struct tl1_port_map, slot_ports), .min = 1, .max = 65535},
+    {"shelf", cfg_u32, OFF(struct tl1_port_map, shelf), .min = 1, .max = 255},
+    {"first_slot", cfg_u32, OFF(struct tl1_port_map, first_slot), .min = 1, .max = 65535},
+    {"slot_ports", cfg_u32, OFF(struct tl1_port_map, slot_ports), .min = 1, .max = 65535},
     {NULL},
 };
 
@@ -421,54 +427,54 @@ static int h_dbm(struct loader *L, yaml_node_t *n, const struct key *k, void *ba
 	char *end;
 	double v;
 
-	if (scalar(L, n, k, &s) < 0)
+	if (cfg_scalar(L, n, k, &s) < 0)
 		return -1;
 	errno = 0;
 	v = strtod(s, &end);
 	while (*end == ' ')
 		end++;
 	if (errno || end == s || (*end && strcmp(end, "dBm") != 0) || !(v >= k->min && v <= k->max))
-		return node_error(L, n, "'%s' must be a power in dBm within %g..%g, got '%s'",
-				  k->name, k->min, k->max, s);
-	*(double *)field(base, k->off) = v;
-	mark(k, base, n);
+		return cfg_node_error(L, n, "'%s' must be a power in dBm within %g..%g, got '%s'",
+				      k->name, k->min, k->max, s);
+	*(double *)cfg_field(base, k->off) = v;
+	cfg_mark(k, base, n);
 	return 0;
 }
 
 static int h_driver(struct loader *L, yaml_node_t *n, const struct key *k, void *base);
 
 static const struct key driver_keys[] = {
-    {"type", h_str, OFF(struct driver_cfg, type), .required = true},
-    {"address", h_str, OFF(struct driver_cfg, address),
+    {"type", cfg_str, OFF(struct driver_cfg, type), .required = true},
+    {"address", cfg_str, OFF(struct driver_cfg, address),
      .loc_off = LOC(struct driver_cfg, address_loc)},
-    {"credentials", h_str, OFF(struct driver_cfg, credentials),
+    {"credentials", cfg_str, OFF(struct driver_cfg, credentials),
      .loc_off = LOC(struct driver_cfg, credentials_loc)},
-    {"timeout", h_duration, OFF(struct driver_cfg, timeout), .min = 0.001, .max = 3600},
-    {"retries", h_u32, OFF(struct driver_cfg, retries), .min = 0, .max = 10},
-    {"dialect", h_choice, OFF(struct driver_cfg, dialect), .choices = tl1_dialects,
+    {"timeout", cfg_duration, OFF(struct driver_cfg, timeout), .min = 0.001, .max = 3600},
+    {"retries", cfg_u32, OFF(struct driver_cfg, retries), .min = 0, .max = 10},
+    {"dialect", cfg_choice, OFF(struct driver_cfg, dialect), .choices = tl1_dialects,
      .loc_off = LOC(struct driver_cfg, dialect_loc),
      .set_off = LOC(struct driver_cfg, dialect_set)},
-    {"port_map", h_mapping, OFF(struct driver_cfg, port_map), .sub = port_map_keys,
+    {"port_map", cfg_mapping, OFF(struct driver_cfg, port_map), .sub = port_map_keys,
      .loc_off = LOC(struct driver_cfg, port_map_loc),
      .set_off = LOC(struct driver_cfg, port_map_set)},
-    {"known_hosts", h_str, OFF(struct driver_cfg, known_hosts),
+    {"known_hosts", cfg_str, OFF(struct driver_cfg, known_hosts),
      .loc_off = LOC(struct driver_cfg, known_hosts_loc),
      .set_off = LOC(struct driver_cfg, known_hosts_set)},
-    {"datastore", h_choice, OFF(struct driver_cfg, datastore), .choices = netconf_datastores,
+    {"datastore", cfg_choice, OFF(struct driver_cfg, datastore), .choices = netconf_datastores,
      .loc_off = LOC(struct driver_cfg, datastore_loc),
      .set_off = LOC(struct driver_cfg, datastore_set)},
     {"min_power", h_dbm, OFF(struct driver_cfg, min_power), .min = -100, .max = 30,
      .loc_off = LOC(struct driver_cfg, min_power_loc),
      .set_off = LOC(struct driver_cfg, min_power_set)},
-    {"transport", h_choice, OFF(struct driver_cfg, transport), .choices = netconf_transports,
+    {"transport", cfg_choice, OFF(struct driver_cfg, transport), .choices = netconf_transports,
      .loc_off = LOC(struct driver_cfg, transport_loc),
      .set_off = LOC(struct driver_cfg, transport_set)},
-    {"tls_ca", h_str, OFF(struct driver_cfg, tls_ca), .loc_off = LOC(struct driver_cfg, tls_ca_loc),
-     .set_off = LOC(struct driver_cfg, tls_ca_set)},
-    {"tls_server_name", h_str, OFF(struct driver_cfg, tls_server_name),
+    {"tls_ca", cfg_str, OFF(struct driver_cfg, tls_ca),
+     .loc_off = LOC(struct driver_cfg, tls_ca_loc), .set_off = LOC(struct driver_cfg, tls_ca_set)},
+    {"tls_server_name", cfg_str, OFF(struct driver_cfg, tls_server_name),
      .loc_off = LOC(struct driver_cfg, tls_server_name_loc),
      .set_off = LOC(struct driver_cfg, tls_server_name_set)},
-    {"password", h_refuse,
+    {"password", cfg_refuse,
      .why = "passwords never go in the config: put them in a credentials file and "
 	    "name it with 'credentials: PATH'"},
     {NULL},
@@ -476,11 +482,11 @@ static const struct key driver_keys[] = {
 
 static int h_driver(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
-	struct driver_cfg *d = field(base, k->off);
+	struct driver_cfg *d = cfg_field(base, k->off);
 
 	driver_init(d);
 	d->present = true;
-	return process_mapping(L, n, driver_keys, d, k->name);
+	return cfg_process_mapping(L, n, driver_keys, d, k->name);
 }
 
 static void host_init(void *p)
@@ -490,7 +496,7 @@ static void host_init(void *p)
 	h->ports = 1;
 }
 
-static int h_bool(struct loader *L, yaml_node_t *n, const struct key *k, void *base);
+static int cfg_bool(struct loader *L, yaml_node_t *n, const struct key *k, void *base);
 
 /* failed_ports: a list of port numbers 0..63 (range against the host's
  * ports is validation's). */
@@ -499,11 +505,11 @@ static int h_failed_ports(struct loader *L, yaml_node_t *n, const struct key *k,
 	struct host *h = base;
 
 	if (n->type != YAML_SEQUENCE_NODE)
-		return node_error(L, n, "'%s' must be a list of port numbers, not %s", k->name,
-				  type_name(n));
+		return cfg_node_error(L, n, "'%s' must be a list of port numbers, not %s", k->name,
+				      cfg_type_name(n));
 	size_t total = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
 	if (total == 0 || total > 64)
-		return node_error(L, n, "'%s' needs 1..64 ports", k->name);
+		return cfg_node_error(L, n, "'%s' needs 1..64 ports", k->name);
 	h->failed_ports = xcalloc(total, sizeof(uint32_t));
 	h->failed_port_locs = xcalloc(total, sizeof(struct src_loc));
 	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
@@ -511,21 +517,21 @@ static int h_failed_ports(struct loader *L, yaml_node_t *n, const struct key *k,
 		yaml_node_t *item = yaml_document_get_node(&L->doc, *it);
 		struct key pk = {.name = k->name, .min = 0, .max = 63};
 
-		if (enter(L, item) < 0)
+		if (cfg_enter(L, item) < 0)
 			return -1;
 		L->depth--;
-		if (h_u32(L, item, &pk, &h->failed_ports[h->nfailed_ports]) < 0)
+		if (cfg_u32(L, item, &pk, &h->failed_ports[h->nfailed_ports]) < 0)
 			return -1;
 		/* A port named twice is a typo for another port (as a host or
 		 * link named twice is refused), not a port failed twice. */
 		for (uint32_t j = 0; j < h->nfailed_ports; j++)
 			if (h->failed_ports[j] == h->failed_ports[h->nfailed_ports])
-				return node_error(
+				return cfg_node_error(
 				    L, item,
 				    "'%s' names port %u twice (first at line %u, column %u)",
 				    k->name, h->failed_ports[j], h->failed_port_locs[j].line,
 				    h->failed_port_locs[j].col);
-		h->failed_port_locs[h->nfailed_ports++] = loc_of(item);
+		h->failed_port_locs[h->nfailed_ports++] = cfg_loc_of(item);
 	}
 	return 0;
 }
@@ -534,25 +540,25 @@ static int h_failed_ports(struct loader *L, yaml_node_t *n, const struct key *k,
  * host's ports is validation's), into the struct rate_list at k->off. */
 static int h_port_rates(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
-	struct rate_list *rf = field(base, k->off);
+	struct rate_list *rf = cfg_field(base, k->off);
 
 	if (n->type != YAML_SEQUENCE_NODE)
-		return node_error(L, n, "'%s' must be a list of rates, one per port, not %s",
-				  k->name, type_name(n));
+		return cfg_node_error(L, n, "'%s' must be a list of rates, one per port, not %s",
+				      k->name, cfg_type_name(n));
 	size_t total = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
 	if (total == 0 || total > 64)
-		return node_error(L, n, "'%s' needs 1..64 rates", k->name);
+		return cfg_node_error(L, n, "'%s' needs 1..64 rates", k->name);
 	rf->v = xcalloc(total, sizeof(double));
-	rf->loc = loc_of(n);
+	rf->loc = cfg_loc_of(n);
 	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
 	     it++) {
 		yaml_node_t *item = yaml_document_get_node(&L->doc, *it);
 		struct key rk = {.name = k->name};
 
-		if (enter(L, item) < 0)
+		if (cfg_enter(L, item) < 0)
 			return -1;
 		L->depth--;
-		if (h_rate(L, item, &rk, &rf->v[rf->n]) < 0)
+		if (cfg_rate(L, item, &rk, &rf->v[rf->n]) < 0)
 			return -1;
 		rf->n++;
 	}
@@ -566,14 +572,15 @@ static const struct choice forwarding_modes[] = {
 };
 
 static const struct key host_keys[] = {
-    {"name", h_name, OFF(struct host, name), .required = true},
-    {"ports", h_u32, OFF(struct host, ports), .min = 1, .max = 64},
-    {"port_rate", h_rate, OFF(struct host, port_rate)},
+    {"name", cfg_name, OFF(struct host, name), .required = true},
+    {"ports", cfg_u32, OFF(struct host, ports), .min = 1, .max = 64},
+    {"port_rate", cfg_rate, OFF(struct host, port_rate)},
     {"port_rates", h_port_rates, OFF(struct host, port_rates)},
-    {"server", h_name, OFF(struct host, server), .loc_off = LOC(struct host, server_loc)},
-    {"failed", h_bool, OFF(struct host, failed), .loc_off = LOC(struct host, failed_loc)},
-    {"injection", h_rate, OFF(struct host, injection), .loc_off = LOC(struct host, injection_loc)},
-    {"forwarding", h_choice, OFF(struct host, forwarding), .choices = forwarding_modes},
+    {"server", cfg_name, OFF(struct host, server), .loc_off = LOC(struct host, server_loc)},
+    {"failed", cfg_bool, OFF(struct host, failed), .loc_off = LOC(struct host, failed_loc)},
+    {"injection", cfg_rate, OFF(struct host, injection),
+     .loc_off = LOC(struct host, injection_loc)},
+    {"forwarding", cfg_choice, OFF(struct host, forwarding), .choices = forwarding_modes},
     {"failed_ports", h_failed_ports},
     {NULL},
 };
@@ -591,15 +598,15 @@ struct host_gen {
 };
 
 static const struct key host_gen_keys[] = {
-    {"count", h_u32, OFF(struct host_gen, count), .min = 1, .max = CONFIG_MAX_HOSTS,
+    {"count", cfg_u32, OFF(struct host_gen, count), .min = 1, .max = CONFIG_MAX_HOSTS,
      .required = true},
-    {"prefix", h_name, OFF(struct host_gen, prefix)},
-    {"first_index", h_u32, OFF(struct host_gen, start), .min = 0, .max = 1000000000},
-    {"ports", h_u32, OFF(struct host_gen, ports), .min = 1, .max = 64},
-    {"port_rate", h_rate, OFF(struct host_gen, port_rate)},
+    {"prefix", cfg_name, OFF(struct host_gen, prefix)},
+    {"first_index", cfg_u32, OFF(struct host_gen, start), .min = 0, .max = 1000000000},
+    {"ports", cfg_u32, OFF(struct host_gen, ports), .min = 1, .max = 64},
+    {"port_rate", cfg_rate, OFF(struct host_gen, port_rate)},
     {"port_rates", h_port_rates, OFF(struct host_gen, port_rates)},
-    {"injection", h_rate, OFF(struct host_gen, injection)},
-    {"forwarding", h_choice, OFF(struct host_gen, forwarding), .choices = forwarding_modes},
+    {"injection", cfg_rate, OFF(struct host_gen, injection)},
+    {"forwarding", cfg_choice, OFF(struct host_gen, forwarding), .choices = forwarding_modes},
     {NULL},
 };
 
@@ -608,24 +615,25 @@ static int h_hosts(struct loader *L, yaml_node_t *n, const struct key *k, void *
 {
 	struct fabric *f = base;
 
-	f->hosts_loc = loc_of(n);
+	f->hosts_loc = cfg_loc_of(n);
 	if (n->type == YAML_SEQUENCE_NODE) {
 		struct key list = {.name = k->name,
-				   .fn = h_list,
+				   .fn = cfg_list,
 				   .off = OFF(struct fabric, hosts),
 				   .sub = host_keys,
 				   .size = sizeof(struct host),
 				   .count_off = OFF(struct fabric, nhosts),
 				   .init = host_init};
-		return h_list(L, n, &list, base);
+		return cfg_list(L, n, &list, base);
 	}
 	if (n->type != YAML_MAPPING_NODE)
-		return node_error(L, n,
-				  "'hosts' must be a list of hosts or a mapping with 'count' and "
-				  "'prefix', not %s",
-				  type_name(n));
+		return cfg_node_error(
+		    L, n,
+		    "'hosts' must be a list of hosts or a mapping with 'count' and "
+		    "'prefix', not %s",
+		    cfg_type_name(n));
 	struct host_gen g = {.ports = 1};
-	int rc = process_mapping(L, n, host_gen_keys, &g, "hosts");
+	int rc = cfg_process_mapping(L, n, host_gen_keys, &g, "hosts");
 	if (rc == 0) {
 		const char *prefix = g.prefix ? g.prefix : "host";
 
@@ -634,12 +642,12 @@ static int h_hosts(struct loader *L, yaml_node_t *n, const struct key *k, void *
 		for (uint32_t i = 0; i < g.count; i++) {
 			struct host *h = &f->hosts[i];
 
-			h->loc = loc_of(n);
+			h->loc = cfg_loc_of(n);
 			h->name = xasprintf("%s%u", prefix, g.start + i);
 			h->ports = g.ports;
 			h->port_rate = g.port_rate;
 			h->injection = g.injection;
-			h->injection_loc = loc_of(n);
+			h->injection_loc = cfg_loc_of(n);
 			h->forwarding = g.forwarding;
 			if (g.port_rates.n) {
 				h->port_rates = g.port_rates;
@@ -650,8 +658,9 @@ static int h_hosts(struct loader *L, yaml_node_t *n, const struct key *k, void *
 		}
 		f->nhosts = g.count;
 		if (strlen(f->hosts[g.count - 1].name) > NAME_MAX_LEN)
-			rc = node_error(L, n, "generated host names are longer than %d characters",
-					NAME_MAX_LEN);
+			rc = cfg_node_error(L, n,
+					    "generated host names are longer than %d characters",
+					    NAME_MAX_LEN);
 	}
 	free(g.prefix);
 	free(g.port_rates.v);
@@ -663,16 +672,17 @@ static int h_ring_nodes(struct loader *L, yaml_node_t *n, const struct key *k, v
 	struct ring *r = base;
 
 	(void)k;
-	r->nodes_loc = loc_of(n);
+	r->nodes_loc = cfg_loc_of(n);
 	if (n->type == YAML_SCALAR_NODE) {
 		if (strcmp((const char *)n->data.scalar.value, "all") == 0) {
 			r->all_nodes = true;
 			return 0;
 		}
-		return node_error(L, n, "'nodes' must be 'all' or a list of host names, got '%s'",
-				  (const char *)n->data.scalar.value);
+		return cfg_node_error(L, n,
+				      "'nodes' must be 'all' or a list of host names, got '%s'",
+				      (const char *)n->data.scalar.value);
 	}
-	return name_list(L, n, "nodes", &r->node_names, &r->node_locs, &r->nnode_names);
+	return cfg_name_list(L, n, "nodes", &r->node_names, &r->node_locs, &r->nnode_names);
 }
 
 static void ring_init(void *p)
@@ -686,26 +696,27 @@ static void ring_init(void *p)
 }
 
 static const struct key lightpath_keys[] = {
-    {"from", h_name, OFF(struct lightpath_cfg, from), .required = true},
-    {"to", h_name, OFF(struct lightpath_cfg, to), .required = true},
-    {"wavelength", h_u32, OFF(struct lightpath_cfg, wavelength), .min = 0, .max = 4095,
+    {"from", cfg_name, OFF(struct lightpath_cfg, from), .required = true},
+    {"to", cfg_name, OFF(struct lightpath_cfg, to), .required = true},
+    {"wavelength", cfg_u32, OFF(struct lightpath_cfg, wavelength), .min = 0, .max = 4095,
      .required = true},
-    {"interface", h_u32, OFF(struct lightpath_cfg, interface), .min = 0, .max = 63},
+    {"interface", cfg_u32, OFF(struct lightpath_cfg, interface), .min = 0, .max = 63},
     {NULL},
 };
 
 static const struct key ring_keys[] = {
-    {"name", h_name, OFF(struct ring, name), .required = true},
+    {"name", cfg_name, OFF(struct ring, name), .required = true},
     {"nodes", h_ring_nodes, .required = true},
-    {"wavelengths", h_u32, OFF(struct ring, wavelengths), .min = 1, .max = 4096, .required = true},
-    {"fibres_per_direction", h_u32, OFF(struct ring, fibres), .min = 1, .max = 64},
-    {"rate_per_wavelength", h_rate, OFF(struct ring, rate), .required = true},
-    {"interfaces_per_node", h_u32, OFF(struct ring, interfaces), .min = 1, .max = 64},
-    {"mrrs_per_interface", h_u32, OFF(struct ring, mrrs), .min = 1, .max = 4096},
-    {"mrr_tuning_delay", h_duration, OFF(struct ring, mrr_delay), .min = 0, .max = 10},
-    {"oeo_delay", h_duration, OFF(struct ring, oeo_delay), .min = 0, .max = 10},
+    {"wavelengths", cfg_u32, OFF(struct ring, wavelengths), .min = 1, .max = 4096,
+     .required = true},
+    {"fibres_per_direction", cfg_u32, OFF(struct ring, fibres), .min = 1, .max = 64},
+    {"rate_per_wavelength", cfg_rate, OFF(struct ring, rate), .required = true},
+    {"interfaces_per_node", cfg_u32, OFF(struct ring, interfaces), .min = 1, .max = 64},
+    {"mrrs_per_interface", cfg_u32, OFF(struct ring, mrrs), .min = 1, .max = 4096},
+    {"mrr_tuning_delay", cfg_duration, OFF(struct ring, mrr_delay), .min = 0, .max = 10},
+    {"oeo_delay", cfg_duration, OFF(struct ring, oeo_delay), .min = 0, .max = 10},
     {"driver", h_driver, OFF(struct ring, driver)},
-    {"lightpaths", h_list, OFF(struct ring, lightpaths), lightpath_keys,
+    {"lightpaths", cfg_list, OFF(struct ring, lightpaths), lightpath_keys,
      sizeof(struct lightpath_cfg), OFF(struct ring, nlightpaths)},
     {NULL},
 };
@@ -724,14 +735,14 @@ static void switch_init(void *p)
 }
 
 static const struct key switch_keys[] = {
-    {"name", h_name, OFF(struct fswitch, name), .required = true},
-    {"type", h_choice, OFF(struct fswitch, kind), .choices = switch_types, .required = true},
-    {"ports", h_u32, OFF(struct fswitch, ports), .min = 1, .max = 100000, .required = true,
+    {"name", cfg_name, OFF(struct fswitch, name), .required = true},
+    {"type", cfg_choice, OFF(struct fswitch, kind), .choices = switch_types, .required = true},
+    {"ports", cfg_u32, OFF(struct fswitch, ports), .min = 1, .max = 100000, .required = true,
      .loc_off = LOC(struct fswitch, ports_loc)},
-    {"reconfig_time", h_duration, OFF(struct fswitch, reconfig_time), .min = 0, .max = 3600,
+    {"reconfig_time", cfg_duration, OFF(struct fswitch, reconfig_time), .min = 0, .max = 3600,
      .loc_off = LOC(struct fswitch, reconfig_loc),
      .set_off = OFF(struct fswitch, reconfig_set) + 1},
-    {"move_time", h_duration, OFF(struct fswitch, move_time), .min = 0, .max = 86400,
+    {"move_time", cfg_duration, OFF(struct fswitch, move_time), .min = 0, .max = 86400,
      .loc_off = LOC(struct fswitch, move_loc), .set_off = OFF(struct fswitch, move_set) + 1},
     {"driver", h_driver, OFF(struct fswitch, driver)},
     {NULL},
@@ -748,22 +759,23 @@ static int h_wiring_switches(struct loader *L, yaml_node_t *n, const struct key 
 	struct wiring_cfg *w = base;
 
 	(void)k;
-	return name_list(L, n, "switches", &w->switch_names, &w->switch_locs, &w->nswitch_names);
+	return cfg_name_list(L, n, "switches", &w->switch_names, &w->switch_locs,
+			     &w->nswitch_names);
 }
 
 static const struct key wiring_pattern_keys[] = {
-    {"pattern", h_choice, OFF(struct wiring_cfg, pattern), .choices = wiring_patterns,
+    {"pattern", cfg_choice, OFF(struct wiring_cfg, pattern), .choices = wiring_patterns,
      .required = true},
     {"switches", h_wiring_switches, .required = true},
-    {"first_port", h_u32, OFF(struct wiring_cfg, first_port), .min = 1, .max = 100000},
+    {"first_port", cfg_u32, OFF(struct wiring_cfg, first_port), .min = 1, .max = 100000},
     {NULL},
 };
 
 static const struct key attachment_keys[] = {
-    {"host", h_name, OFF(struct attachment, host_name), .required = true},
-    {"port", h_u32, OFF(struct attachment, host_port), .min = 0, .max = 63, .required = true},
-    {"switch", h_name, OFF(struct attachment, switch_name), .required = true},
-    {"switch_port", h_u32, OFF(struct attachment, sw_port), .min = 1, .max = 100000,
+    {"host", cfg_name, OFF(struct attachment, host_name), .required = true},
+    {"port", cfg_u32, OFF(struct attachment, host_port), .min = 0, .max = 63, .required = true},
+    {"switch", cfg_name, OFF(struct attachment, switch_name), .required = true},
+    {"switch_port", cfg_u32, OFF(struct attachment, sw_port), .min = 1, .max = 100000,
      .required = true},
     {NULL},
 };
@@ -771,9 +783,9 @@ static const struct key attachment_keys[] = {
 /* wiring: {pattern, switches, first_port}, or a list of attachments. */
 static int h_wiring(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
-	struct wiring_cfg *w = field(base, k->off);
+	struct wiring_cfg *w = cfg_field(base, k->off);
 
-	w->loc = loc_of(n);
+	w->loc = cfg_loc_of(n);
 	w->first_port = 1;
 	if (n->type == YAML_SEQUENCE_NODE) {
 		struct key list = {.name = "wiring",
@@ -782,14 +794,15 @@ static int h_wiring(struct loader *L, yaml_node_t *n, const struct key *k, void 
 				   .size = sizeof(struct attachment),
 				   .count_off = OFF(struct wiring_cfg, nexplicit)};
 		w->pattern = WIRING_EXPLICIT;
-		return h_list(L, n, &list, w);
+		return cfg_list(L, n, &list, w);
 	}
 	if (n->type != YAML_MAPPING_NODE)
-		return node_error(L, n,
-				  "'wiring' must be a mapping with 'pattern' and 'switches', or a "
-				  "list of {host, port, switch, switch_port}, not %s",
-				  type_name(n));
-	return process_mapping(L, n, wiring_pattern_keys, w, "wiring");
+		return cfg_node_error(
+		    L, n,
+		    "'wiring' must be a mapping with 'pattern' and 'switches', or a "
+		    "list of {host, port, switch, switch_port}, not %s",
+		    cfg_type_name(n));
+	return cfg_process_mapping(L, n, wiring_pattern_keys, w, "wiring");
 }
 
 static int h_spec(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
@@ -797,13 +810,13 @@ static int h_spec(struct loader *L, yaml_node_t *n, const struct key *k, void *b
 	struct topo_target *t = base;
 	const char *s;
 
-	if (scalar(L, n, k, &s) < 0)
+	if (cfg_scalar(L, n, k, &s) < 0)
 		return -1;
 	if (!*s)
-		return node_error(L, n, "'%s' must not be empty", k->name);
+		return cfg_node_error(L, n, "'%s' must not be empty", k->name);
 	free(t->spec);
 	t->spec = xstrdup(s);
-	t->spec_loc = loc_of(n);
+	t->spec_loc = cfg_loc_of(n);
 	t->spec_quoted = n->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
 			 n->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
 	return 0;
@@ -829,7 +842,8 @@ static int host_pair(struct loader *L, yaml_node_t *item, const struct key *k, c
 		    yaml_document_get_node(&L->doc, item->data.sequence.items.start[i]);
 		struct key hk = {.name = k->name};
 
-		if (scalar(L, h, &hk, &end[i]) < 0 || check_name(L, h, "host name", end[i]) < 0)
+		if (cfg_scalar(L, h, &hk, &end[i]) < 0 ||
+		    cfg_check_name(L, h, "host name", end[i]) < 0)
 			return -1;
 	}
 	return 0;
@@ -841,11 +855,11 @@ static int h_failed_links(struct loader *L, yaml_node_t *n, const struct key *k,
 	struct topo_target *t = base;
 
 	if (n->type != YAML_SEQUENCE_NODE)
-		return node_error(L, n, "'%s' must be a list of [HOST, HOST] pairs, not %s",
-				  k->name, type_name(n));
+		return cfg_node_error(L, n, "'%s' must be a list of [HOST, HOST] pairs, not %s",
+				      k->name, cfg_type_name(n));
 	size_t total = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
 	if (total > CONFIG_MAX_HOSTS * 64u)
-		return node_error(L, n, "'%s' has too many entries", k->name);
+		return cfg_node_error(L, n, "'%s' has too many entries", k->name);
 	t->failed_links = xcalloc(total ? total : 1, sizeof(struct failed_link));
 	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
 	     it++) {
@@ -853,17 +867,17 @@ static int h_failed_links(struct loader *L, yaml_node_t *n, const struct key *k,
 		struct failed_link *fl = &t->failed_links[t->nfailed_links];
 		const char *end[2];
 
-		if (enter(L, item) < 0)
+		if (cfg_enter(L, item) < 0)
 			return -1;
 		L->depth--;
 		if (item->type != YAML_SEQUENCE_NODE ||
 		    item->data.sequence.items.top - item->data.sequence.items.start != 2)
-			return node_error(L, item,
-					  "a failed link is a pair of hosts, [HOST, HOST], not %s",
-					  type_name(item));
+			return cfg_node_error(
+			    L, item, "a failed link is a pair of hosts, [HOST, HOST], not %s",
+			    cfg_type_name(item));
 		if (host_pair(L, item, k, end) < 0)
 			return -1;
-		fl->loc = loc_of(item);
+		fl->loc = cfg_loc_of(item);
 		fl->a = xstrdup(end[0]);
 		fl->b = xstrdup(end[1]);
 		t->nfailed_links++;
@@ -877,11 +891,11 @@ static int h_failed_hosts(struct loader *L, yaml_node_t *n, const struct key *k,
 	struct topo_target *t = base;
 
 	if (n->type != YAML_SEQUENCE_NODE)
-		return node_error(L, n, "'%s' must be a list of host names, not %s", k->name,
-				  type_name(n));
+		return cfg_node_error(L, n, "'%s' must be a list of host names, not %s", k->name,
+				      cfg_type_name(n));
 	size_t total = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
 	if (total > CONFIG_MAX_HOSTS)
-		return node_error(L, n, "'%s' has too many entries", k->name);
+		return cfg_node_error(L, n, "'%s' has too many entries", k->name);
 	t->failed_hosts = xcalloc(total ? total : 1, sizeof(struct failed_host));
 	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
 	     it++) {
@@ -889,9 +903,10 @@ static int h_failed_hosts(struct loader *L, yaml_node_t *n, const struct key *k,
 		struct key hk = {.name = k->name};
 		const char *name;
 
-		if (scalar(L, item, &hk, &name) < 0 || check_name(L, item, "host name", name) < 0)
+		if (cfg_scalar(L, item, &hk, &name) < 0 ||
+		    cfg_check_name(L, item, "host name", name) < 0)
 			return -1;
-		t->failed_hosts[t->nfailed_hosts].loc = loc_of(item);
+		t->failed_hosts[t->nfailed_hosts].loc = cfg_loc_of(item);
 		t->failed_hosts[t->nfailed_hosts++].name = xstrdup(name);
 	}
 	return 0;
@@ -903,11 +918,11 @@ static int h_link_rates(struct loader *L, yaml_node_t *n, const struct key *k, v
 	struct topo_target *t = base;
 
 	if (n->type != YAML_SEQUENCE_NODE)
-		return node_error(L, n, "'%s' must be a list of [HOST, HOST, RATE], not %s",
-				  k->name, type_name(n));
+		return cfg_node_error(L, n, "'%s' must be a list of [HOST, HOST, RATE], not %s",
+				      k->name, cfg_type_name(n));
 	size_t total = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
 	if (total > CONFIG_MAX_HOSTS * 64u)
-		return node_error(L, n, "'%s' has too many entries", k->name);
+		return cfg_node_error(L, n, "'%s' has too many entries", k->name);
 	t->link_rates = xcalloc(total ? total : 1, sizeof(struct link_rate));
 	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
 	     it++) {
@@ -915,17 +930,17 @@ static int h_link_rates(struct loader *L, yaml_node_t *n, const struct key *k, v
 		struct link_rate *lr = &t->link_rates[t->nlink_rates];
 		const char *end[2];
 
-		if (enter(L, item) < 0)
+		if (cfg_enter(L, item) < 0)
 			return -1;
 		L->depth--;
 		if (item->type != YAML_SEQUENCE_NODE)
-			return node_error(
+			return cfg_node_error(
 			    L, item,
 			    "a link's rate is [HOST, HOST, RATE], e.g. [h0, h1, 25Gbps], "
 			    "not %s",
-			    type_name(item));
+			    cfg_type_name(item));
 		if (item->data.sequence.items.top - item->data.sequence.items.start != 3)
-			return node_error(
+			return cfg_node_error(
 			    L, item,
 			    "a link's rate is [HOST, HOST, RATE], e.g. [h0, h1, 25Gbps]: this list "
 			    "has %d item%s",
@@ -936,10 +951,10 @@ static int h_link_rates(struct loader *L, yaml_node_t *n, const struct key *k, v
 		if (host_pair(L, item, k, end) < 0)
 			return -1;
 		struct key rk = {.name = k->name};
-		if (h_rate(L, yaml_document_get_node(&L->doc, item->data.sequence.items.start[2]),
-			   &rk, &lr->rate) < 0)
+		if (cfg_rate(L, yaml_document_get_node(&L->doc, item->data.sequence.items.start[2]),
+			     &rk, &lr->rate) < 0)
 			return -1;
-		lr->loc = loc_of(item);
+		lr->loc = cfg_loc_of(item);
 		lr->a = xstrdup(end[0]);
 		lr->b = xstrdup(end[1]);
 		t->nlink_rates++;
@@ -952,26 +967,27 @@ static const struct key topology_keys[] = {
     {"failed_links", h_failed_links},
     {"failed_hosts", h_failed_hosts},
     {"link_rates", h_link_rates},
-    {"self_loops", h_choice, OFF(struct topo_target, self_loops), .choices = self_loop_modes},
+    {"self_loops", cfg_choice, OFF(struct topo_target, self_loops), .choices = self_loop_modes},
     {NULL},
 };
 
 /* topology: SPEC, or {spec: SPEC, self_loops: loopback|dark}. */
 static int h_topology(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
-	struct topo_target *t = field(base, k->off);
+	struct topo_target *t = cfg_field(base, k->off);
 
 	t->present = true;
-	t->loc = loc_of(n);
+	t->loc = cfg_loc_of(n);
 	t->self_loops = SELF_LOOPS_LOOPBACK;
 	if (n->type == YAML_SCALAR_NODE)
 		return h_spec(L, n, k, t);
 	if (n->type != YAML_MAPPING_NODE)
-		return node_error(L, n,
-				  "'topology' must be a spec such as torus:8x8, or a mapping with "
-				  "'spec', not %s",
-				  type_name(n));
-	return process_mapping(L, n, topology_keys, t, "topology");
+		return cfg_node_error(
+		    L, n,
+		    "'topology' must be a spec such as torus:8x8, or a mapping with "
+		    "'spec', not %s",
+		    cfg_type_name(n));
+	return cfg_process_mapping(L, n, topology_keys, t, "topology");
 }
 
 static const struct choice collective_ops[] = {
@@ -983,9 +999,9 @@ static const struct choice collective_ops[] = {
 };
 
 static const struct key collective_keys[] = {
-    {"op", h_choice, OFF(struct collective, op), .choices = collective_ops, .required = true},
-    {"size", h_size, OFF(struct collective, size), .min = 1, .max = 1.8e19, .required = true},
-    {"algorithm", h_name, OFF(struct collective, algorithm)},
+    {"op", cfg_choice, OFF(struct collective, op), .choices = collective_ops, .required = true},
+    {"size", cfg_size, OFF(struct collective, size), .min = 1, .max = 1.8e19, .required = true},
+    {"algorithm", cfg_name, OFF(struct collective, algorithm)},
     {NULL},
 };
 
@@ -996,11 +1012,11 @@ static int h_part_hosts(struct loader *L, yaml_node_t *n, const struct key *k, v
 
 	(void)k;
 	if (n->type != YAML_SEQUENCE_NODE)
-		return node_error(L, n, "'hosts' must be a list of HOST or HOST:PORT, not %s",
-				  type_name(n));
+		return cfg_node_error(L, n, "'hosts' must be a list of HOST or HOST:PORT, not %s",
+				      cfg_type_name(n));
 	size_t total = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
 	if (total == 0 || total > CONFIG_MAX_HOSTS)
-		return node_error(L, n, "'hosts' needs 1..%u entries", CONFIG_MAX_HOSTS);
+		return cfg_node_error(L, n, "'hosts' needs 1..%u entries", CONFIG_MAX_HOSTS);
 	p->members = xcalloc(total, sizeof(char *));
 	p->member_locs = xcalloc(total, sizeof(struct src_loc));
 	p->nmembers = 0;
@@ -1010,89 +1026,89 @@ static int h_part_hosts(struct loader *L, yaml_node_t *n, const struct key *k, v
 		struct key hk = {.name = "hosts"};
 		const char *s;
 
-		if (enter(L, item) < 0)
+		if (cfg_enter(L, item) < 0)
 			return -1;
 		L->depth--;
-		if (scalar(L, item, &hk, &s) < 0)
+		if (cfg_scalar(L, item, &hk, &s) < 0)
 			return -1;
 		const char *colon = strchr(s, ':');
 		char host[NAME_MAX_LEN + 1];
 		size_t hl = colon ? (size_t)(colon - s) : strlen(s);
 
 		if (hl > NAME_MAX_LEN)
-			return check_name(L, item, "host name", s);
+			return cfg_check_name(L, item, "host name", s);
 		memcpy(host, s, hl);
 		host[hl] = 0;
-		if (check_name(L, item, "host name", host) < 0)
+		if (cfg_check_name(L, item, "host name", host) < 0)
 			return -1;
 		if (colon) {
 			char *end;
 			unsigned long port = strtoul(colon + 1, &end, 10);
 
 			if (!colon[1] || *end || port > 63)
-				return node_error(L, item, "'%s': the port after ':' must be 0..63",
-						  s);
+				return cfg_node_error(L, item,
+						      "'%s': the port after ':' must be 0..63", s);
 		}
-		p->member_locs[p->nmembers] = loc_of(item);
+		p->member_locs[p->nmembers] = cfg_loc_of(item);
 		p->members[p->nmembers++] = xstrdup(s);
 	}
 	return 0;
 }
 
 static const struct key partition_keys[] = {
-    {"name", h_name, OFF(struct partition, name), .required = true},
+    {"name", cfg_name, OFF(struct partition, name), .required = true},
     {"hosts", h_part_hosts, .required = true},
     {"topology", h_topology, OFF(struct partition, topology)},
-    {"collectives", h_list, OFF(struct partition, collectives), collective_keys,
+    {"collectives", cfg_list, OFF(struct partition, collectives), collective_keys,
      sizeof(struct collective), OFF(struct partition, ncollectives)},
     {NULL},
 };
 
 static const struct key switch_overhead_keys[] = {
-    {"transaction", h_duration, OFF(struct switch_overhead, transaction), .min = 0, .max = 86400},
-    {"circuit", h_duration, OFF(struct switch_overhead, circuit), .min = 0, .max = 86400},
+    {"transaction", cfg_duration, OFF(struct switch_overhead, transaction), .min = 0, .max = 86400},
+    {"circuit", cfg_duration, OFF(struct switch_overhead, circuit), .min = 0, .max = 86400},
     {NULL},
 };
 
 static const struct key cost_keys[] = {
-    {"alpha", h_duration, OFF(struct cost_model, alpha), .min = 0, .max = 10,
+    {"alpha", cfg_duration, OFF(struct cost_model, alpha), .min = 0, .max = 10,
      .set_off = OFF(struct cost_model, alpha_set) + 1},
-    {"link_bandwidth", h_rate, OFF(struct cost_model, link_bandwidth),
+    {"link_bandwidth", cfg_rate, OFF(struct cost_model, link_bandwidth),
      .set_off = OFF(struct cost_model, bandwidth_set) + 1},
-    {"switch_overhead", h_mapping, OFF(struct cost_model, switch_overhead), switch_overhead_keys},
+    {"switch_overhead", cfg_mapping, OFF(struct cost_model, switch_overhead), switch_overhead_keys},
     {NULL},
 };
 
 static const struct key testbed_keys[] = {
-    {"link_rate", h_rate, OFF(struct testbed_cfg, link_rate)},
-    {"link_latency", h_duration, OFF(struct testbed_cfg, link_latency), .min = 0, .max = 1},
-    {"rate_scale", h_quantity_scale, OFF(struct testbed_cfg, rate_scale)},
+    {"link_rate", cfg_rate, OFF(struct testbed_cfg, link_rate)},
+    {"link_latency", cfg_duration, OFF(struct testbed_cfg, link_latency), .min = 0, .max = 1},
+    {"rate_scale", cfg_scale, OFF(struct testbed_cfg, rate_scale)},
     {NULL},
 };
 
 /* ---- server fabrics (fluid/) ------------------------------------------------ */
 
-static int h_number(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+static int cfg_number(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
 	const char *s;
 	char *end;
 
-	if (scalar(L, n, k, &s) < 0)
+	if (cfg_scalar(L, n, k, &s) < 0)
 		return -1;
 	errno = 0;
 	double v = strtod(s, &end);
 
 	if (end == s || *end || errno || !isfinite(v))
-		return node_error(L, n, "'%s' must be a number, got '%s'", k->name, s);
-	if (range_set(k) && (v < k->min || v > k->max))
-		return node_error(L, n, "'%s' must be in %g..%g, got %s", k->name, k->min, k->max,
-				  s);
-	*(double *)field(base, k->off) = v;
-	mark(k, base, n);
+		return cfg_node_error(L, n, "'%s' must be a number, got '%s'", k->name, s);
+	if (cfg_range_set(k) && (v < k->min || v > k->max))
+		return cfg_node_error(L, n, "'%s' must be in %g..%g, got %s", k->name, k->min,
+				      k->max, s);
+	*(double *)cfg_field(base, k->off) = v;
+	cfg_mark(k, base, n);
 	return 0;
 }
 
-static int h_bool(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+static int cfg_bool(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
 	static const struct choice yes_no[] = {{"true", 1}, {"false", 0}, {NULL}};
 	struct key c = *k;
@@ -1101,10 +1117,10 @@ static int h_bool(struct loader *L, yaml_node_t *n, const struct key *k, void *b
 	c.choices = yes_no;
 	c.off = 0;
 	c.loc_off = c.set_off = 0;
-	if (h_choice(L, n, &c, &v) < 0)
+	if (cfg_choice(L, n, &c, &v) < 0)
 		return -1;
-	*(bool *)field(base, k->off) = v;
-	mark(k, base, n);
+	*(bool *)cfg_field(base, k->off) = v;
+	cfg_mark(k, base, n);
 	return 0;
 }
 
@@ -1114,17 +1130,17 @@ static int h_vname(struct loader *L, yaml_node_t *n, const struct key *k, void *
 {
 	const char *s;
 
-	if (scalar(L, n, k, &s) < 0)
+	if (cfg_scalar(L, n, k, &s) < 0)
 		return -1;
 	char *copy = xstrdup(s), *slash = strchr(copy, '/');
-	bool ok =
-	    slash ? valid_name(slash + 1) && (*slash = 0, valid_name(copy)) : valid_name(copy);
+	bool ok = slash ? cfg_valid_name(slash + 1) && (*slash = 0, cfg_valid_name(copy))
+			: cfg_valid_name(copy);
 
 	free(copy);
 	if (!ok)
-		return node_error(L, n, "invalid vertex name '%s' in '%s' (NAME or HOST/NAME)", s,
-				  k->name);
-	return h_str(L, n, k, base);
+		return cfg_node_error(L, n, "invalid vertex name '%s' in '%s' (NAME or HOST/NAME)",
+				      s, k->name);
+	return cfg_str(L, n, k, base);
 }
 
 /* Arcs of a capacity set: a list of "from>to". */
@@ -1133,11 +1149,11 @@ static int h_arcs(struct loader *L, yaml_node_t *n, const struct key *k, void *b
 	struct sv_set *set = base;
 
 	if (n->type != YAML_SEQUENCE_NODE)
-		return node_error(L, n, "'%s' must be a list of 'from>to' arcs, not %s", k->name,
-				  type_name(n));
+		return cfg_node_error(L, n, "'%s' must be a list of 'from>to' arcs, not %s",
+				      k->name, cfg_type_name(n));
 	size_t total = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
 	if (total == 0 || total > CONFIG_MAX_HOSTS)
-		return node_error(L, n, "'%s' needs 1..%u arcs", k->name, CONFIG_MAX_HOSTS);
+		return cfg_node_error(L, n, "'%s' needs 1..%u arcs", k->name, CONFIG_MAX_HOSTS);
 	set->arcs = xcalloc(total, sizeof(char *));
 	set->arc_locs = xcalloc(total, sizeof(struct src_loc));
 	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
@@ -1145,14 +1161,14 @@ static int h_arcs(struct loader *L, yaml_node_t *n, const struct key *k, void *b
 		yaml_node_t *item = yaml_document_get_node(&L->doc, *it);
 		const char *s;
 
-		if (enter(L, item) < 0)
+		if (cfg_enter(L, item) < 0)
 			return -1;
 		L->depth--;
-		if (scalar(L, item, k, &s) < 0)
+		if (cfg_scalar(L, item, k, &s) < 0)
 			return -1;
 		if (!strchr(s, '>'))
-			return node_error(L, item, "arc '%s' must read 'from>to'", s);
-		set->arc_locs[set->narcs] = loc_of(item);
+			return cfg_node_error(L, item, "arc '%s' must read 'from>to'", s);
+		set->arc_locs[set->narcs] = cfg_loc_of(item);
 		set->arcs[set->narcs++] = xstrdup(s);
 	}
 	return 0;
@@ -1161,38 +1177,38 @@ static int h_arcs(struct loader *L, yaml_node_t *n, const struct key *k, void *b
 static const struct choice server_kinds[] = {
     {"gpu", SK_GPU}, {"memory", SK_MEMORY}, {"switch", SK_SWITCH}, {"nic", SK_NIC}, {NULL}};
 
-static const struct key sv_vertex_keys[] = {
+static const struct key cfg_sv_vertex_keys[] = {
     {"name", h_vname, OFF(struct sv_vertex, name), .required = true},
-    {"kind", h_choice, OFF(struct sv_vertex, kind), .choices = server_kinds, .required = true},
+    {"kind", cfg_choice, OFF(struct sv_vertex, kind), .choices = server_kinds, .required = true},
     {NULL},
 };
 
-static const struct key sv_link_keys[] = {
+static const struct key cfg_sv_link_keys[] = {
     {"from", h_vname, OFF(struct sv_link, from), .required = true,
      .loc_off = LOC(struct sv_link, from_loc)},
     {"to", h_vname, OFF(struct sv_link, to), .required = true,
      .loc_off = LOC(struct sv_link, to_loc)},
-    {"bandwidth", h_rate, OFF(struct sv_link, bandwidth), .required = true},
-    {"cost", h_number, OFF(struct sv_link, cost), .min = 0, .max = 1e9},
-    {"one_way", h_bool, OFF(struct sv_link, one_way)},
+    {"bandwidth", cfg_rate, OFF(struct sv_link, bandwidth), .required = true},
+    {"cost", cfg_number, OFF(struct sv_link, cost), .min = 0, .max = 1e9},
+    {"one_way", cfg_bool, OFF(struct sv_link, one_way)},
     {NULL},
 };
 
-static const struct key sv_set_keys[] = {
-    {"name", h_name, OFF(struct sv_set, name), .required = true},
-    {"bandwidth", h_rate, OFF(struct sv_set, bandwidth), .required = true},
+static const struct key cfg_sv_set_keys[] = {
+    {"name", cfg_name, OFF(struct sv_set, name), .required = true},
+    {"bandwidth", cfg_rate, OFF(struct sv_set, bandwidth), .required = true},
     {"arcs", h_arcs, .required = true},
     {NULL},
 };
 
-static const struct key server_keys[] = {
-    {"name", h_name, OFF(struct server_template, name), .required = true},
-    {"vertices", h_list, OFF(struct server_template, vertices), sv_vertex_keys,
+static const struct key cfg_server_keys[] = {
+    {"name", cfg_name, OFF(struct server_template, name), .required = true},
+    {"vertices", cfg_list, OFF(struct server_template, vertices), cfg_sv_vertex_keys,
      sizeof(struct sv_vertex), OFF(struct server_template, nvertices), .required = true},
-    {"links", h_list, OFF(struct server_template, links), sv_link_keys, sizeof(struct sv_link),
-     OFF(struct server_template, nlinks)},
-    {"capacity_sets", h_list, OFF(struct server_template, sets), sv_set_keys, sizeof(struct sv_set),
-     OFF(struct server_template, nsets)},
+    {"links", cfg_list, OFF(struct server_template, links), cfg_sv_link_keys,
+     sizeof(struct sv_link), OFF(struct server_template, nlinks)},
+    {"capacity_sets", cfg_list, OFF(struct server_template, sets), cfg_sv_set_keys,
+     sizeof(struct sv_set), OFF(struct server_template, nsets)},
     {NULL},
 };
 
@@ -1205,28 +1221,28 @@ static int h_wl_members(struct loader *L, yaml_node_t *n, const struct key *k, v
 	size_t total = 0, ng;
 
 	(void)k;
-	g->members_loc = loc_of(n);
+	g->members_loc = cfg_loc_of(n);
 	if (n->type != YAML_SEQUENCE_NODE)
-		return node_error(L, n,
-				  "'members' must be a list of groups, each a list of hosts, "
-				  "not %s",
-				  type_name(n));
+		return cfg_node_error(L, n,
+				      "'members' must be a list of groups, each a list of hosts, "
+				      "not %s",
+				      cfg_type_name(n));
 	ng = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
 	if (ng == 0 || ng > CONFIG_MAX_HOSTS)
-		return node_error(L, n, "'members' needs 1..%u groups", CONFIG_MAX_HOSTS);
+		return cfg_node_error(L, n, "'members' needs 1..%u groups", CONFIG_MAX_HOSTS);
 	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
 	     it++) {
 		yaml_node_t *item = yaml_document_get_node(&L->doc, *it);
 
 		if (item->type != YAML_SEQUENCE_NODE)
-			return node_error(L, item,
-					  "a group in 'members' must be a list of hosts, "
-					  "not %s",
-					  type_name(item));
+			return cfg_node_error(L, item,
+					      "a group in 'members' must be a list of hosts, "
+					      "not %s",
+					      cfg_type_name(item));
 		total += (size_t)(item->data.sequence.items.top - item->data.sequence.items.start);
 		if (total > CONFIG_MAX_HOSTS)
-			return node_error(L, item, "'members' names more than %u hosts",
-					  CONFIG_MAX_HOSTS);
+			return cfg_node_error(L, item, "'members' names more than %u hosts",
+					      CONFIG_MAX_HOSTS);
 	}
 	g->members = xcalloc(total ? total : 1, sizeof(char *));
 	g->member_locs = xcalloc(total ? total : 1, sizeof(struct src_loc));
@@ -1238,15 +1254,15 @@ static int h_wl_members(struct loader *L, yaml_node_t *n, const struct key *k, v
 		struct src_loc *locs;
 		uint32_t count;
 
-		if (enter(L, item) < 0)
+		if (cfg_enter(L, item) < 0)
 			return -1;
 		L->depth--;
-		if (name_list(L, item, "members", &names, &locs, &count) < 0)
+		if (cfg_name_list(L, item, "members", &names, &locs, &count) < 0)
 			return -1;
 		if (count == 0) {
 			free(names);
 			free(locs);
-			return node_error(L, item, "a group in 'members' names no host");
+			return cfg_node_error(L, item, "a group in 'members' names no host");
 		}
 		memcpy(g->members + g->nmembers, names, count * sizeof(char *));
 		memcpy(g->member_locs + g->nmembers, locs, count * sizeof(struct src_loc));
@@ -1259,19 +1275,19 @@ static int h_wl_members(struct loader *L, yaml_node_t *n, const struct key *k, v
 }
 
 static const struct key wl_group_keys[] = {
-    {"name", h_name, OFF(struct wl_group_list, name), .required = true},
+    {"name", cfg_name, OFF(struct wl_group_list, name), .required = true},
     {"members", h_wl_members, .required = true},
     {NULL},
 };
 
 static const struct key wl_parallelism_keys[] = {
-    {"tp", h_u32, OFF(struct wl_parallelism, tp), .min = 1, .max = CONFIG_MAX_HOSTS,
+    {"tp", cfg_u32, OFF(struct wl_parallelism, tp), .min = 1, .max = CONFIG_MAX_HOSTS,
      .loc_off = LOC(struct wl_parallelism, tp_loc)},
-    {"pp", h_u32, OFF(struct wl_parallelism, pp), .min = 1, .max = CONFIG_MAX_HOSTS,
+    {"pp", cfg_u32, OFF(struct wl_parallelism, pp), .min = 1, .max = CONFIG_MAX_HOSTS,
      .loc_off = LOC(struct wl_parallelism, pp_loc)},
-    {"dp", h_u32, OFF(struct wl_parallelism, dp), .min = 1, .max = CONFIG_MAX_HOSTS,
+    {"dp", cfg_u32, OFF(struct wl_parallelism, dp), .min = 1, .max = CONFIG_MAX_HOSTS,
      .loc_off = LOC(struct wl_parallelism, dp_loc)},
-    {"ep", h_u32, OFF(struct wl_parallelism, ep), .min = 1, .max = CONFIG_MAX_HOSTS,
+    {"ep", cfg_u32, OFF(struct wl_parallelism, ep), .min = 1, .max = CONFIG_MAX_HOSTS,
      .loc_off = LOC(struct wl_parallelism, ep_loc)},
     {NULL},
 };
@@ -1288,75 +1304,76 @@ static void wl_phase_init(void *p)
 }
 
 static const struct key wl_phase_keys[] = {
-    {"name", h_name, OFF(struct wl_phase, name), .required = true,
+    {"name", cfg_name, OFF(struct wl_phase, name), .required = true,
      .loc_off = LOC(struct wl_phase, name_loc)},
-    {"collective", h_choice, OFF(struct wl_phase, collective), .choices = wl_collectives,
+    {"collective", cfg_choice, OFF(struct wl_phase, collective), .choices = wl_collectives,
      .loc_off = LOC(struct wl_phase, collective_loc),
      .set_off = OFF(struct wl_phase, collective_set) + 1},
-    {"group", h_name, OFF(struct wl_phase, group), .loc_off = LOC(struct wl_phase, group_loc)},
-    {"size", h_size, OFF(struct wl_phase, size), .min = 1, .max = 1.8e19,
+    {"group", cfg_name, OFF(struct wl_phase, group), .loc_off = LOC(struct wl_phase, group_loc)},
+    {"size", cfg_size, OFF(struct wl_phase, size), .min = 1, .max = 1.8e19,
      .loc_off = LOC(struct wl_phase, size_loc), .set_off = OFF(struct wl_phase, size_set) + 1},
-    {"count", h_u32, OFF(struct wl_phase, count), .min = 1, .max = 1000000,
+    {"count", cfg_u32, OFF(struct wl_phase, count), .min = 1, .max = 1000000,
      .set_off = OFF(struct wl_phase, count_set) + 1},
-    {"demand", h_str, OFF(struct wl_phase, demand), .loc_off = LOC(struct wl_phase, demand_loc)},
-    {"traffic", h_str, OFF(struct wl_phase, traffic), .loc_off = LOC(struct wl_phase, traffic_loc)},
-    {"reverse", h_bool, OFF(struct wl_phase, reverse)},
+    {"demand", cfg_str, OFF(struct wl_phase, demand), .loc_off = LOC(struct wl_phase, demand_loc)},
+    {"traffic", cfg_str, OFF(struct wl_phase, traffic),
+     .loc_off = LOC(struct wl_phase, traffic_loc)},
+    {"reverse", cfg_bool, OFF(struct wl_phase, reverse)},
     {NULL},
 };
 
-static const struct key workload_keys[] = {
-    {"name", h_name, OFF(struct workload, name)},
-    {"iterations", h_u32, OFF(struct workload, iterations), .min = 1, .max = 4000000000.0},
-    {"parallelism", h_mapping, OFF(struct workload, parallelism), wl_parallelism_keys,
+static const struct key cfg_workload_keys[] = {
+    {"name", cfg_name, OFF(struct workload, name)},
+    {"iterations", cfg_u32, OFF(struct workload, iterations), .min = 1, .max = 4000000000.0},
+    {"parallelism", cfg_mapping, OFF(struct workload, parallelism), wl_parallelism_keys,
      .set_off = OFF(struct workload, parallelism_set) + 1},
-    {"groups", h_list, OFF(struct workload, groups), wl_group_keys, sizeof(struct wl_group_list),
+    {"groups", cfg_list, OFF(struct workload, groups), wl_group_keys, sizeof(struct wl_group_list),
      OFF(struct workload, ngroups)},
-    {"phases", h_list, OFF(struct workload, phases), wl_phase_keys, sizeof(struct wl_phase),
+    {"phases", cfg_list, OFF(struct workload, phases), wl_phase_keys, sizeof(struct wl_phase),
      OFF(struct workload, nphases), .required = true, .init = wl_phase_init},
     {NULL},
 };
 
 /* The config's workload section: read relative to the config. */
-static int h_workload(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
+static int cfg_workload(struct loader *L, yaml_node_t *n, const struct key *k, void *base)
 {
-	struct workload *w = field(base, k->off);
+	struct workload *w = cfg_field(base, k->off);
 
 	w->present = true;
 	free(w->file);
 	free(w->dir);
 	w->file = xstrdup(L->fab->file);
 	w->dir = xstrdup(L->fab->dir);
-	return process_mapping(L, n, workload_keys, w, "workload");
+	return cfg_process_mapping(L, n, cfg_workload_keys, w, "workload");
 }
 
-static const struct key fabric_keys[] = {
-    {"version", h_u32, OFF(struct fabric, version), .min = 1, .max = 1},
-    {"name", h_name, OFF(struct fabric, name), .required = true,
+static const struct key cfg_fabric_keys[] = {
+    {"version", cfg_u32, OFF(struct fabric, version), .min = 1, .max = 1},
+    {"name", cfg_name, OFF(struct fabric, name), .required = true,
      .loc_off = LOC(struct fabric, name_loc)},
-    {"description", h_str, OFF(struct fabric, description)},
+    {"description", cfg_str, OFF(struct fabric, description)},
     {"hosts", h_hosts, .required = true},
-    {"rings", h_list, OFF(struct fabric, rings), ring_keys, sizeof(struct ring),
+    {"rings", cfg_list, OFF(struct fabric, rings), ring_keys, sizeof(struct ring),
      OFF(struct fabric, nrings), .init = ring_init},
-    {"switches", h_list, OFF(struct fabric, switches), switch_keys, sizeof(struct fswitch),
+    {"switches", cfg_list, OFF(struct fabric, switches), switch_keys, sizeof(struct fswitch),
      OFF(struct fabric, nswitches), .init = switch_init},
     {"wiring", h_wiring, OFF(struct fabric, wiring_cfg)},
     {"topology", h_topology, OFF(struct fabric, topology)},
-    {"collectives", h_list, OFF(struct fabric, collectives), collective_keys,
+    {"collectives", cfg_list, OFF(struct fabric, collectives), collective_keys,
      sizeof(struct collective), OFF(struct fabric, ncollectives)},
-    {"partitions", h_list, OFF(struct fabric, partitions), partition_keys, sizeof(struct partition),
-     OFF(struct fabric, npartitions)},
-    {"cost_model", h_mapping, OFF(struct fabric, cost), cost_keys},
-    {"lp_solver", h_choice, OFF(struct fabric, lp_solver), .choices = lp_solvers},
-    {"testbed", h_mapping, OFF(struct fabric, testbed), testbed_keys},
-    {"servers", h_list, OFF(struct fabric, servers), server_keys, sizeof(struct server_template),
-     OFF(struct fabric, nservers)},
-    {"fabric_vertices", h_list, OFF(struct fabric, fvertices), sv_vertex_keys,
+    {"partitions", cfg_list, OFF(struct fabric, partitions), partition_keys,
+     sizeof(struct partition), OFF(struct fabric, npartitions)},
+    {"cost_model", cfg_mapping, OFF(struct fabric, cost), cost_keys},
+    {"lp_solver", cfg_choice, OFF(struct fabric, lp_solver), .choices = lp_solvers},
+    {"testbed", cfg_mapping, OFF(struct fabric, testbed), testbed_keys},
+    {"servers", cfg_list, OFF(struct fabric, servers), cfg_server_keys,
+     sizeof(struct server_template), OFF(struct fabric, nservers)},
+    {"fabric_vertices", cfg_list, OFF(struct fabric, fvertices), cfg_sv_vertex_keys,
      sizeof(struct sv_vertex), OFF(struct fabric, nfvertices)},
-    {"fabric_links", h_list, OFF(struct fabric, flinks), sv_link_keys, sizeof(struct sv_link),
+    {"fabric_links", cfg_list, OFF(struct fabric, flinks), cfg_sv_link_keys, sizeof(struct sv_link),
      OFF(struct fabric, nflinks)},
-    {"capacity_sets", h_list, OFF(struct fabric, fsets), sv_set_keys, sizeof(struct sv_set),
+    {"capacity_sets", cfg_list, OFF(struct fabric, fsets), cfg_sv_set_keys, sizeof(struct sv_set),
      OFF(struct fabric, nfsets)},
-    {"workload", h_workload, OFF(struct fabric, workload)},
+    {"workload", cfg_workload, OFF(struct fabric, workload)},
     {NULL},
 };
 
@@ -1370,7 +1387,7 @@ static const char *suggest(const struct key *table, const char *word)
 	for (const struct key *k = table; k->name; k++) {
 		unsigned d = edit_distance(word, k->name);
 
-		if (d < bd && k->fn != h_refuse) {
+		if (d < bd && k->fn != cfg_refuse) {
 			bd = d;
 			best = k->name;
 		}
@@ -1378,8 +1395,8 @@ static const char *suggest(const struct key *table, const char *word)
 	return best;
 }
 
-static int process_mapping(struct loader *L, yaml_node_t *n, const struct key *table, void *base,
-			   const char *what)
+static int cfg_process_mapping(struct loader *L, yaml_node_t *n, const struct key *table,
+			       void *base, const char *what)
 {
 	struct src_loc first[32];
 	uint32_t seen = 0;
@@ -1388,13 +1405,14 @@ static int process_mapping(struct loader *L, yaml_node_t *n, const struct key *t
 
 	while (table[nkeys].name)
 		nkeys++;
-	if (enter(L, n) < 0)
+	if (cfg_enter(L, n) < 0)
 		return -1;
 	if (n->type != YAML_MAPPING_NODE) {
-		node_error(L, n, "'%s' must be a mapping of keys, not %s", what, type_name(n));
+		cfg_node_error(L, n, "'%s' must be a mapping of keys, not %s", what,
+			       cfg_type_name(n));
 		goto out;
 	}
-	*(struct src_loc *)base = loc_of(n);
+	*(struct src_loc *)base = cfg_loc_of(n);
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
 	     p++) {
 		yaml_node_t *kn = yaml_document_get_node(&L->doc, p->key);
@@ -1403,8 +1421,8 @@ static int process_mapping(struct loader *L, yaml_node_t *n, const struct key *t
 		size_t i;
 
 		if (kn->type != YAML_SCALAR_NODE) {
-			node_error(L, kn, "keys in '%s' must be plain names, not %s", what,
-				   type_name(kn));
+			cfg_node_error(L, kn, "keys in '%s' must be plain names, not %s", what,
+				       cfg_type_name(kn));
 			goto out;
 		}
 		name = (const char *)kn->data.scalar.value;
@@ -1416,32 +1434,32 @@ static int process_mapping(struct loader *L, yaml_node_t *n, const struct key *t
 			struct strbuf sb = STRBUF_INIT;
 
 			if (hint) {
-				node_error(L, kn, "unknown key '%s' in %s (did you mean '%s'?)",
-					   name, what, hint);
+				cfg_node_error(L, kn, "unknown key '%s' in %s (did you mean '%s'?)",
+					       name, what, hint);
 			} else {
 				for (size_t j = 0; j < nkeys; j++)
-					if (table[j].fn != h_refuse)
+					if (table[j].fn != cfg_refuse)
 						sb_printf(&sb, "%s%s", j ? ", " : "",
 							  table[j].name);
-				node_error(L, kn, "unknown key '%s' in %s (expected %s)", name,
-					   what, sb.buf);
+				cfg_node_error(L, kn, "unknown key '%s' in %s (expected %s)", name,
+					       what, sb.buf);
 				sb_free(&sb);
 			}
 			goto out;
 		}
 		if (seen & (1u << i)) {
-			node_error(L, kn, "duplicate key '%s' (first at line %u, column %u)", name,
-				   first[i].line, first[i].col);
+			cfg_node_error(L, kn, "duplicate key '%s' (first at line %u, column %u)",
+				       name, first[i].line, first[i].col);
 			goto out;
 		}
 		seen |= 1u << i;
-		first[i] = loc_of(kn);
+		first[i] = cfg_loc_of(kn);
 		if (vn->type == YAML_SCALAR_NODE && vn->data.scalar.length == 0 &&
-		    vn->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && table[i].fn != h_refuse) {
-			node_error(L, kn, "'%s' has no value", name);
+		    vn->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && table[i].fn != cfg_refuse) {
+			cfg_node_error(L, kn, "'%s' has no value", name);
 			goto out;
 		}
-		if (enter(L, vn) < 0)
+		if (cfg_enter(L, vn) < 0)
 			goto out;
 		L->depth--;
 		if (table[i].fn(L, vn, &table[i], base) < 0)
@@ -1449,7 +1467,8 @@ static int process_mapping(struct loader *L, yaml_node_t *n, const struct key *t
 	}
 	for (size_t i = 0; i < nkeys; i++)
 		if (table[i].required && !(seen & (1u << i))) {
-			node_error(L, n, "missing required key '%s' in %s", table[i].name, what);
+			cfg_node_error(L, n, "missing required key '%s' in %s", table[i].name,
+				       what);
 			goto out;
 		}
 	rc = 0;
@@ -1752,11 +1771,11 @@ int config_parse(const char *file, const char *text, size_t len, struct fabric *
 				  root ? (unsigned)root->start_mark.line + 1 : 1, 1,
 				  "empty configuration: expected a mapping with name, hosts, ...");
 	} else if (root->type != YAML_MAPPING_NODE) {
-		rc = node_error(&L, root,
-				"a config must be a mapping with name, hosts, ...; this is %s",
-				type_name(root));
+		rc = cfg_node_error(&L, root,
+				    "a config must be a mapping with name, hosts, ...; this is %s",
+				    cfg_type_name(root));
 	} else {
-		rc = process_mapping(&L, root, fabric_keys, f, "the config");
+		rc = cfg_process_mapping(&L, root, cfg_fabric_keys, f, "the config");
 	}
 	yaml_document_delete(&L.doc);
 	if (rc < 0) {
@@ -1805,7 +1824,7 @@ int config_parse_workload(const char *file, const char *text, size_t len, struct
 		w->file = xstrdup(file);
 		w->dir = xstrdup(strcmp(file, "-") == 0 ? "." : dirname(copy));
 		free(copy);
-		rc = process_mapping(&L, root, workload_keys, w, "the workload");
+		rc = cfg_process_mapping(&L, root, cfg_workload_keys, w, "the workload");
 	}
 	yaml_document_delete(&L.doc);
 	if (rc < 0)
