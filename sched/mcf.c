@@ -304,6 +304,130 @@ static int replan_solve(const struct graph *g, const struct mcf_opts *o, bool st
 	return rc;
 }
 
+/* Per-host injections: alike, they are one limit (*inj); else the plain
+ * master, at the least of them, with *injs the hosts' own. */
+static int host_injections(const struct graph *g, const struct mcf_opts *o, enum mcf_method *method,
+			   double *inj, const double **injs, struct ofc_error *err)
+{
+	double inj_min = 0;
+
+	*inj = o->injection;
+	*injs = NULL;
+	if (o->injections) {
+		*inj = inj_min = o->injections[0];
+		for (uint32_t v = 1; v < g->n; v++) {
+			if (o->injections[v] != *inj)
+				*injs = o->injections;
+			inj_min = fmin(inj_min, o->injections[v]);
+		}
+		if (*injs && !(inj_min > 0))
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "every host needs a positive injection");
+		if (*injs && (*method == MCF_SYMMETRIC || *method == MCF_MIRRORED))
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "hosts of different injection: the %s master does "
+					     "not apply (the plain one does)",
+					     *method == MCF_SYMMETRIC ? "one-source" : "mirrored");
+		if (*injs && *method == MCF_AUTO)
+			*method = MCF_COLGEN;
+		if (*injs)
+			*inj = inj_min;
+	}
+	return 0;
+}
+
+/* What every method needs of the graph and the options: node count,
+ * strong connectivity, enough steps, capacities, the demand matrix (r
+ * takes the graph's figures on the way, as before any solve). */
+static int check_inputs(const struct graph *g, const struct mcf_opts *o, const struct topo_facts *f,
+			struct mcf_result *r, struct ofc_error *err)
+{
+	/* Node ids are 16 bits: a reduced program (translations known) may
+	 * name all 65,536 of them, an explicit schedule one id fewer. */
+	uint32_t most = o->translations_known ? SCHED_REDUCED_MAX_NODES : SCHED_MAX_NODES;
+	if (g->n < 2 || g->n > most)
+		return ofc_error_set(err, OFC_E_INPUT, "%u nodes: all-to-all needs 2..%u", g->n,
+				     most);
+	if (!f->strongly_connected)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%s is not strongly connected: some pairs have no path",
+				     g->spec ? g->spec : "the topology");
+	if (o->steps && (!f->diameter_known || o->steps < f->diameter))
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "a time-stepped schedule needs at least the diameter (%u) steps", f->diameter);
+	r->nodes = g->n;
+	r->degree = f->degree;
+	r->steps = o->steps;
+	for (uint32_t a = 0; o->capacity && a < g->m; a++)
+		if (!(o->capacity[a] > 0) || !isfinite(o->capacity[a]))
+			return ofc_error_set(err, OFC_E_INPUT, "arc %u: capacity %g", a,
+					     o->capacity[a]);
+	if (o->demand && check_demand(g->n, o, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* AUTO or SYMMETRIC asked for: the one-source master when the graph's
+ * ports are translations of a Cayley graph and the capacities and demand
+ * are alike under them (SYMMETRIC asked for: an error where not), else
+ * plain column generation (r->note says why, where it is the capacities). */
+static int pick_symmetric(const struct graph *g, const struct mcf_opts *o, enum mcf_method *method,
+			  struct mcf_result *r, struct ofc_error *err)
+{
+	bool sym = o->translations_known || mcf_translations(g, NULL, o->threads);
+
+	if (sym && o->demand && !mcf_translations_keep(g, o->demand, o->threads)) {
+		if (*method == MCF_SYMMETRIC)
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "the demand matrix is not alike under the "
+					     "translations, so the one-source reduction does "
+					     "not apply");
+		sym = false;
+	}
+
+	if (!sym && *method == MCF_SYMMETRIC)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%s: its ports are not translations of one Cayley "
+				     "graph, so the one-source reduction does not apply",
+				     g->spec ? g->spec : "the topology");
+	if (sym && o->capacity && !mcf_caps_per_port(g, o->capacity)) {
+		if (*method == MCF_SYMMETRIC)
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "link capacities differ within a port, so "
+					     "the one-source reduction does not apply");
+		sym = false;
+		snprintf(r->note, sizeof(r->note),
+			 "capacities differ within a port: no one-source reduction");
+	}
+	*method = sym ? MCF_SYMMETRIC : MCF_COLGEN;
+	return 0;
+}
+
+/* The combinations of method, injection limit and options no master
+ * models. */
+static int check_method(const struct mcf_opts *o, enum mcf_method method, double inj,
+			struct ofc_error *err)
+{
+	if (inj > 0 && (method == MCF_MASTER || method == MCF_FULL))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "the %s LP does not model injection limits; column "
+				     "generation does",
+				     method == MCF_MASTER ? "master" : "link");
+	if (inj > 0 && o->nic_forwarding && o->steps)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "the time-stepped MCF does not model NIC forwarding with an "
+				     "injection limit yet (host forwarding it does); use a fluid "
+				     "lowering (paths or single), which is cut-through as NIC "
+				     "forwarding is");
+	if ((method == MCF_MASTER || method == MCF_FULL) && (o->steps || o->routes))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "the %s LP gives theta only (fluid); routes and time steps "
+				     "come from column generation",
+				     method == MCF_MASTER ? "master" : "link");
+	return 0;
+}
+
 static int mcf_solve_at(const struct graph *g, const struct mcf_opts *o, bool replan,
 			struct mcf_result *r, struct ofc_error *err)
 {
@@ -322,101 +446,20 @@ static int mcf_solve_at(const struct graph *g, const struct mcf_opts *o, bool re
 	if (!lp_solver_available(o->lp_solver, err))
 		return -1;
 	topo_facts(g, &f, o->threads);
-	/* Per-host injections: alike, they are one limit; else the plain master. */
-	double inj = o->injection, inj_min = 0;
-	const double *injs = NULL;
-	if (o->injections) {
-		inj = inj_min = o->injections[0];
-		for (uint32_t v = 1; v < g->n; v++) {
-			if (o->injections[v] != inj)
-				injs = o->injections;
-			inj_min = fmin(inj_min, o->injections[v]);
-		}
-		if (injs && !(inj_min > 0))
-			return ofc_error_set(err, OFC_E_INPUT,
-					     "every host needs a positive injection");
-		if (injs && (method == MCF_SYMMETRIC || method == MCF_MIRRORED))
-			return ofc_error_set(err, OFC_E_INPUT,
-					     "hosts of different injection: the %s master does "
-					     "not apply (the plain one does)",
-					     method == MCF_SYMMETRIC ? "one-source" : "mirrored");
-		if (injs && method == MCF_AUTO)
-			method = MCF_COLGEN;
-		if (injs)
-			inj = inj_min;
-	}
-	/* Node ids are 16 bits: a reduced program (translations known) may
-	 * name all 65,536 of them, an explicit schedule one id fewer. */
-	uint32_t most = o->translations_known ? SCHED_REDUCED_MAX_NODES : SCHED_MAX_NODES;
-	if (g->n < 2 || g->n > most)
-		return ofc_error_set(err, OFC_E_INPUT, "%u nodes: all-to-all needs 2..%u", g->n,
-				     most);
-	if (!f.strongly_connected)
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "%s is not strongly connected: some pairs have no path",
-				     g->spec ? g->spec : "the topology");
-	if (o->steps && (!f.diameter_known || o->steps < f.diameter))
-		return ofc_error_set(
-		    err, OFC_E_INPUT,
-		    "a time-stepped schedule needs at least the diameter (%u) steps", f.diameter);
-	r->nodes = g->n;
-	r->degree = f.degree;
-	r->steps = o->steps;
-	for (uint32_t a = 0; o->capacity && a < g->m; a++)
-		if (!(o->capacity[a] > 0) || !isfinite(o->capacity[a]))
-			return ofc_error_set(err, OFC_E_INPUT, "arc %u: capacity %g", a,
-					     o->capacity[a]);
-	if (o->demand && check_demand(g->n, o, err) < 0)
+	double inj;
+	const double *injs;
+	if (host_injections(g, o, &method, &inj, &injs, err) < 0 ||
+	    check_inputs(g, o, &f, r, err) < 0)
 		return -1;
-	if (method == MCF_AUTO || method == MCF_SYMMETRIC) {
-		bool sym = o->translations_known || mcf_translations(g, NULL, o->threads);
-
-		if (sym && o->demand && !mcf_translations_keep(g, o->demand, o->threads)) {
-			if (method == MCF_SYMMETRIC)
-				return ofc_error_set(
-				    err, OFC_E_INPUT,
-				    "the demand matrix is not alike under the "
-				    "translations, so the one-source reduction does "
-				    "not apply");
-			sym = false;
-		}
-
-		if (!sym && method == MCF_SYMMETRIC)
-			return ofc_error_set(err, OFC_E_INPUT,
-					     "%s: its ports are not translations of one Cayley "
-					     "graph, so the one-source reduction does not apply",
-					     g->spec ? g->spec : "the topology");
-		if (sym && o->capacity && !mcf_caps_per_port(g, o->capacity)) {
-			if (method == MCF_SYMMETRIC)
-				return ofc_error_set(err, OFC_E_INPUT,
-						     "link capacities differ within a port, so "
-						     "the one-source reduction does not apply");
-			sym = false;
-			snprintf(r->note, sizeof(r->note),
-				 "capacities differ within a port: no one-source reduction");
-		}
-		method = sym ? MCF_SYMMETRIC : MCF_COLGEN;
-	}
+	if ((method == MCF_AUTO || method == MCF_SYMMETRIC) &&
+	    pick_symmetric(g, o, &method, r, err) < 0)
+		return -1;
 	struct graph_group grp = {0};
 	if (!injs && ((o->method == MCF_AUTO && method == MCF_COLGEN) || method == MCF_MIRRORED))
 		mcf_group(g, o, t0, &method, &grp, r);
 	r->method = method;
-	if (inj > 0 && (method == MCF_MASTER || method == MCF_FULL))
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "the %s LP does not model injection limits; column "
-				     "generation does",
-				     method == MCF_MASTER ? "master" : "link");
-	if (inj > 0 && o->nic_forwarding && o->steps)
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "the time-stepped MCF does not model NIC forwarding with an "
-				     "injection limit yet (host forwarding it does); use a fluid "
-				     "lowering (paths or single), which is cut-through as NIC "
-				     "forwarding is");
-	if ((method == MCF_MASTER || method == MCF_FULL) && (o->steps || o->routes))
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "the %s LP gives theta only (fluid); routes and time steps "
-				     "come from column generation",
-				     method == MCF_MASTER ? "master" : "link");
+	if (check_method(o, method, inj, err) < 0)
+		return -1;
 	if (method == MCF_MASTER) {
 		rc = mcf_master_lp(g, o->capacity, o->demand, lp_solver_or(o->lp_solver, MCF_LP), r,
 				   err);
