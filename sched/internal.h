@@ -169,10 +169,11 @@ int bfb_host_phase(const struct graph *g, const struct bfb_opts *o, bool reverse
  * s (perm may be NULL to only test). true when g is such a Cayley graph. */
 bool mcf_translations(const struct graph *g, uint32_t *perm, unsigned threads);
 
-/* A fluid solution kept (sched/mcf.c, read by mcf_repair.c too) to warm-start another graph's
+/* A fluid solution kept (sched/mcf_start.c, read by mcf_repair.c too) to warm-start another graph's
  * (mcf_opts.warm). Trees are per class of sources (a class's representative rep[k]); the group
  * elements (order of them: node and arc maps) carry a class's trees to every source in it, each
- * image at 1 / (elements taking rep to it) of the tree's weight, as mirror_routes spreads them. */
+ * image at 1 / (elements taking rep to it) of the tree's weight, as cg_mirror_routes spreads them.
+ */
 struct mcf_warm {
 	uint32_t n, m;
 	uint32_t *off, *head; /* the graph it was solved on (CSR) */

@@ -38,8 +38,8 @@
 #define REPAIR_MAX_BOUND  (1u << 26)
 #define REPAIR_MAX_SPREAD (1u << 28)
 
-/* (Here rather than in mcf.c, whose warm start maps w too: mcf.c calls
- * this file, not the other way.) */
+/* (Here rather than in mcf_start.c, whose warm start maps w too: the
+ * other mcf files call this one, not the other way.) */
 uint32_t *mcf_warm_arc_map(const struct graph *g, const struct mcf_warm *w)
 {
 	uint32_t *map = xmalloc(((size_t)w->m + 1) * sizeof(uint32_t));
@@ -163,7 +163,7 @@ void mcf_warm_loads(const struct mcf_warm *w, const uint32_t *arcs, uint32_t nar
 
 /* The kept solution split at the region (inr, per arc of w): every tree
  * carried by every group element to its image source, at the weight that
- * spreads it over the class (mirror_routes' average). Each path's maximal
+ * spreads it over the class (cg_mirror_routes' average). Each path's maximal
  * runs of region arcs are freed: a run from u to q adds its weight to
  * commodity q's supply at u (b[eidx[q] * n + u]); the rest of the load
  * stays on its arcs (wload, per arc of w; 0 on region arcs). */
@@ -633,7 +633,7 @@ int mcf_repair_solve(const struct graph *g, const struct mcf_opts *o, int radius
 
 /* Routes: the healthy solution's paths of every pair (each tree of a
  * source's class carried to it by the group elements that take the class's
- * representative there, as mirror_routes averages them), each path across
+ * representative there, as cg_mirror_routes averages them), each path across
  * a lost arc spliced with that arc's reroute paths, weights split by
  * theirs, loops cut. */
 struct splice {
