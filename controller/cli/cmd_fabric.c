@@ -2,7 +2,7 @@
  * the transaction engine (controller/reconfig). Each command that changes
  * the fabric first takes its lock and repairs any transaction a crash left
  * behind (ctl_recover); what they share with status and testbed is in
- * fabric_cmd.c. */
+ * fabric_common.c. */
 #include "controller/cli/internal.h"
 
 #include <signal.h>

@@ -145,7 +145,7 @@ int cli_write_schedule(const struct schedule_print *p, const struct schedule *s,
 		       const struct schedule_result *r, struct ofc_error *err);
 
 /* Commands that talk to devices (cmd_fabric.c, cmd_status.c, cmd_testbed.c)
- * share FILE, --device, --state-dir and --json (fabric_cmd.c). */
+ * share FILE, --device, --state-dir and --json (fabric_common.c). */
 struct fabric_cmd {
 	const struct cli_cmd *cmd;
 	const char *file;
