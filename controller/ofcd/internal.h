@@ -626,8 +626,29 @@ char *metrics_text(struct ofcd *d, const uint32_t clients[4]);
 void metrics_devices_take(struct ofcd *d, struct ctl *c);
 void metrics_devices_free(struct dev_metrics *m);
 
-/* work.c */
-/* GetSchedule's computation for j (run_schedule, stream.c): 0 with r
+/* work.c: the mutation worker's configs, ctls and events, shared by the
+ * files of its jobs (takeover.c, plan.c, schedule_job.c). */
+/* A ctl closed, what its devices counted kept first (metrics.c). */
+void ofcd_ctl_close(struct ofcd *d, struct ctl *c);
+/* A ctl on f with the daemon's store, callbacks and fence; strict: every
+ * --device override (else those naming a device of f). */
+int ofcd_open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **out,
+		  struct ofc_error *err);
+/* A note for the loop; one saying how a job ended travels with it. */
+void ofcd_post_note(struct ofcd *d, struct note *n);
+/* An event: message to watchers, detail (NULL: the message) to the log. */
+void ofcd_post_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, const char *device,
+		     const char *message, const char *detail, enum ofc_reason reason);
+void ofcd_log_error(struct ofcd *d, const char *what, const struct ofc_error *err);
+/* The running config from what the store holds, and its snapshot
+ * (strict: the start, where damage stops it; leader: it may write). */
+int ofcd_adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **snap,
+	       struct ofc_error *err);
+/* (schedule worker) GetSchedule's answers: the pipeline's, and the fluid
+ * engine's on a server fabric. */
+void ofcd_run_schedule(const struct ofcd *d, struct job *j);
+void ofcd_run_schedule_fluid(struct job *j);
+/* GetSchedule's computation for j (ofcd_run_schedule, stream.c): 0 with r
  * computed and resp's status and message set; -1 with resp's refusal.
  * Strings live in a. */
 int ofcd_schedule_compute(const struct ofcd *d, struct job *j, struct ofc_clock *clk,

@@ -12,7 +12,7 @@
 #include <string.h>
 
 /* A ctl closed, what its devices counted kept first (metrics.c). */
-static void ofcd_ctl_close(struct ofcd *d, struct ctl *c)
+void ofcd_ctl_close(struct ofcd *d, struct ctl *c)
 {
 	metrics_devices_take(d, c);
 	ctl_close(c);
@@ -22,7 +22,7 @@ static void ofcd_ctl_close(struct ofcd *d, struct ctl *c)
 
 /* Events that say how a job ended travel with it, delivered after its
  * snapshot is published; the rest go to the loop at once. */
-static void post_note(struct ofcd *d, struct note *n)
+void ofcd_post_note(struct ofcd *d, struct note *n)
 {
 	Ofc__V1__Event__Kind kind = n->kind;
 
@@ -38,8 +38,8 @@ static void post_note(struct ofcd *d, struct note *n)
 }
 
 /* message goes to watchers, detail (NULL: the message) to the log. */
-static void post_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, const char *device,
-		       const char *message, const char *detail, enum ofc_reason reason)
+void ofcd_post_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, const char *device,
+		     const char *message, const char *detail, enum ofc_reason reason)
 {
 	struct note *n = xcalloc(1, sizeof(*n));
 
@@ -50,7 +50,7 @@ static void post_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, 
 	n->detail = detail ? xstrdup(detail) : NULL;
 	n->reason = reason;
 	n->time_ms = unix_ms();
-	post_note(d, n);
+	ofcd_post_note(d, n);
 }
 
 static void on_ctl_event(void *ctx, const struct ctl_event *ev)
@@ -75,23 +75,24 @@ static void on_ctl_event(void *ctx, const struct ctl_event *ev)
 	 * may quote what a device sent, or name a credentials file). The log
 	 * keeps the text. */
 	if (ev->kind == CTL_EV_DEVICE_LOST || ev->kind == CTL_EV_TXN_ROLLING_BACK) {
-		post_event(d, kinds[ev->kind], ev->txn, ev->device, ofcd_public_reason(ev->reason),
-			   ev->message, ev->reason);
+		ofcd_post_event(d, kinds[ev->kind], ev->txn, ev->device,
+				ofcd_public_reason(ev->reason), ev->message, ev->reason);
 		return;
 	}
 	if (ev->kind == CTL_EV_TXN_ROLLED_BACK && ev->reason != OFC_R_NONE) {
 		snprintf(pub, sizeof(pub), "rollback incomplete (%s): the journal is kept",
 			 ofcd_public_reason(ev->reason));
-		post_event(d, kinds[ev->kind], ev->txn, ev->device, pub, ev->message, ev->reason);
+		ofcd_post_event(d, kinds[ev->kind], ev->txn, ev->device, pub, ev->message,
+				ev->reason);
 		return;
 	}
 	/* A replica says which of them ran it, in the log and to watchers. */
 	char by[720]; /* (the message is at most 640) */
 	if (ofcd_txn_words(d, ev, by, sizeof(by))) {
-		post_event(d, kinds[ev->kind], ev->txn, ev->device, by, NULL, OFC_R_NONE);
+		ofcd_post_event(d, kinds[ev->kind], ev->txn, ev->device, by, NULL, OFC_R_NONE);
 		return;
 	}
-	post_event(d, kinds[ev->kind], ev->txn, ev->device, ev->message, NULL, OFC_R_NONE);
+	ofcd_post_event(d, kinds[ev->kind], ev->txn, ev->device, ev->message, NULL, OFC_R_NONE);
 }
 
 /* ---- configs and ctls ------------------------------------------------------------ */
@@ -128,7 +129,7 @@ static struct sim_device *sim_lookup(void *ctx, const char *device)
 
 /* An error in ofcd's log, with the file it is about (a state file's path
  * is in err->file: "ofcd: is not a regular file" named none). */
-static void log_error(struct ofcd *d, const char *what, const struct ofc_error *err)
+void ofcd_log_error(struct ofcd *d, const char *what, const struct ofc_error *err)
 {
 	char buf[sizeof(err->file) + sizeof(err->msg) + 32];
 
@@ -148,11 +149,11 @@ static void drop_moves(struct ofcd *d)
 			 d->nw_moves == 1 ? "" : "s");
 	moves_clear(d);
 	if (moves_save(d, &err) < 0)
-		log_error(d, "", &err);
+		ofcd_log_error(d, "", &err);
 }
 
-static int open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **out,
-		    struct ofc_error *err)
+int ofcd_open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **out,
+		  struct ofc_error *err)
 {
 	const char **ov = xcalloc(d->o.noverrides + 1, sizeof(char *));
 	struct ctl_opts co = {
@@ -314,7 +315,7 @@ static void moves_from_record(struct ofcd *d, const struct ctl_record *rec, bool
 		d->w_moves[d->nw_moves++] = (struct port_move){
 		    xstrdup(rec->moves[i].host), rec->moves[i].from, rec->moves[i].to};
 	if (save && moves_save(d, &err) < 0)
-		log_error(d, "", &err);
+		ofcd_log_error(d, "", &err);
 }
 
 /* A recorded topology that does not parse as a spec is a damaged record
@@ -373,8 +374,8 @@ static void damaged_item(struct ofcd *d, const struct ofc_error *e)
  * snapshot. strict (the start): a damaged .failed or .rewired stops it
  * (-1); else it is left out of effect (damaged_item). leader: it may
  * write the store. */
-static int adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **snap,
-		 struct ofc_error *err)
+int ofcd_adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **snap,
+	       struct ofc_error *err)
 {
 	struct fabric *f = d->w_cfg->f;
 	struct ofc_error e = {0};
@@ -425,7 +426,7 @@ static int adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **sna
 			struct ofc_error e2 = {0};
 
 			if (fabric_with_topology(d, d->w_cfg, spec, false, &nf, &e2) == 0 &&
-			    open_ctl(d, nf, false, &nc, &e2) == 0) {
+			    ofcd_open_ctl(d, nf, false, &nc, &e2) == 0) {
 				struct fabcfg *nc_cfg =
 				    fabcfg_new(nf, d->w_cfg->yaml, d->w_cfg->yaml_len,
 					       d->w_cfg->path, d->o.lp_solver);
@@ -463,7 +464,7 @@ static int adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **sna
 		}
 		ctl_record_free(&rec);
 	} else {
-		log_error(d, "", &e);
+		ofcd_log_error(d, "", &e);
 		ofc_error_clear(&e);
 	}
 	/* Failures reported before a restart are still failed. */
@@ -520,7 +521,7 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 	 * repairs only once it is elected (JOB_TAKEOVER). */
 	if (d->o.cluster && cluster_open(d, f->name, err) < 0)
 		return -1;
-	if (open_ctl(d, f, true, &d->w_ctl, err) < 0)
+	if (ofcd_open_ctl(d, f, true, &d->w_ctl, err) < 0)
 		return -1;
 	if (!d->clustered) {
 		if (ctl_lock(d->w_ctl, err) < 0)
@@ -530,14 +531,14 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 		 * cannot be read now, the daemon serves anyway and every
 		 * mutation tries again first. */
 		if (ctl_recover(d->w_ctl, &did, err) < 0) {
-			log_error(d, "recovery of an unfinished transaction failed: ", err);
+			ofcd_log_error(d, "recovery of an unfinished transaction failed: ", err);
 			ofc_error_clear(err);
 		} else if (did) {
 			ofcd_log(d, OFCD_LOG_NOTICE,
 				 "recovered an unfinished transaction from the journal");
 		}
 	}
-	if (adopt(d, true, !d->clustered, &d->snap, err) < 0)
+	if (ofcd_adopt(d, true, !d->clustered, &d->snap, err) < 0)
 		return -1;
 	d->cfg = fabcfg_ref(d->w_pub);
 	return 0;
@@ -552,7 +553,7 @@ static int reset_to_base(struct ofcd *d, struct ofc_error *err)
 	if (d->w_cfg != d->w_base) {
 		struct ctl *nc;
 
-		if (open_ctl(d, d->w_base->f, true, &nc, err) < 0)
+		if (ofcd_open_ctl(d, d->w_base->f, true, &nc, err) < 0)
 			return -1;
 		ctl_handover(d->w_ctl, nc);
 		ctl_close(d->w_ctl);
@@ -639,18 +640,18 @@ void ofcd_run_takeover(struct ofcd *d, struct job *j)
 		 d->w_base->f->name, (unsigned long long)epoch);
 	reread_base(d);
 	if (reset_to_base(d, &err) < 0) {
-		log_error(d, "takeover: ", &err);
+		ofcd_log_error(d, "takeover: ", &err);
 		return;
 	}
 	/* Nobody on this machine changes the fabric beside the leader. */
 	if (ctl_lock(d->w_ctl, &err) < 0) {
-		log_error(d, "takeover: ", &err);
+		ofcd_log_error(d, "takeover: ", &err);
 		ofc_error_clear(&err);
 	}
 	/* What the last leader left half-done is finished or undone, as a
 	 * restarted ofcd does with its own journal. */
 	if (ctl_recover(d->w_ctl, &did, &err) < 0) {
-		log_error(d, "recovery of an unfinished transaction failed: ", &err);
+		ofcd_log_error(d, "recovery of an unfinished transaction failed: ", &err);
 		ofc_error_clear(&err);
 	} else if (did) {
 		ofcd_log(d, OFCD_LOG_NOTICE,
@@ -662,7 +663,7 @@ void ofcd_run_takeover(struct ofcd *d, struct job *j)
 	/* (the holds checked against the config read again) */
 	free(d->w_held_bytes);
 	d->w_held_bytes = NULL;
-	adopt(d, false, true, &j->snap, &err);
+	ofcd_adopt(d, false, true, &j->snap, &err);
 	j->new_cfg = fabcfg_ref(d->w_pub);
 	j->done_ms = unix_ms();
 	ofcd_log(d, OFCD_LOG_NOTICE, "took over fabric %s (epoch %llu) in %.3f s",
@@ -690,20 +691,20 @@ static void sync_events(struct ofcd *d)
 		 r.replica ? r.replica : "the leader");
 
 	if (jid && jid != d->w_sync_jid)
-		post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_STARTED, jid, NULL, jby, NULL,
-			   OFC_R_NONE);
+		ofcd_post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_STARTED, jid, NULL, jby,
+				NULL, OFC_R_NONE);
 	if (jid && phase && strcmp(phase, "rolling-back") == 0 &&
 	    (jid != d->w_sync_jid || !d->w_sync_phase ||
 	     strcmp(d->w_sync_phase, "rolling-back") != 0))
-		post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLING_BACK, jid, NULL, jby,
-			   NULL, OFC_R_NONE);
+		ofcd_post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLING_BACK, jid, NULL,
+				jby, NULL, OFC_R_NONE);
 	if (gen != d->w_sync_gen && gen) {
 		snprintf(msg, sizeof(msg), "generation %llu, %s", (unsigned long long)gen, rby);
-		post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED, gen, NULL, msg,
-			   NULL, OFC_R_NONE);
+		ofcd_post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED, gen, NULL, msg,
+				NULL, OFC_R_NONE);
 	} else if (!jid && d->w_sync_jid && gen == d->w_sync_gen) {
-		post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLED_BACK, d->w_sync_jid,
-			   NULL, rby, NULL, OFC_R_NONE);
+		ofcd_post_event(d, OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLED_BACK,
+				d->w_sync_jid, NULL, rby, NULL, OFC_R_NONE);
 	}
 	d->w_sync_gen = gen;
 	d->w_sync_jid = jid;
@@ -737,10 +738,10 @@ void ofcd_run_sync(struct ofcd *d, struct job *j)
 	d->w_sync_bytes = bytes;
 	d->w_sync_len = len;
 	if (reset_to_base(d, &err) < 0) {
-		log_error(d, "sync: ", &err);
+		ofcd_log_error(d, "sync: ", &err);
 		return;
 	}
-	adopt(d, false, leading, &j->snap, &err);
+	ofcd_adopt(d, false, leading, &j->snap, &err);
 	j->new_cfg = fabcfg_ref(d->w_pub);
 }
 
@@ -1090,8 +1091,8 @@ static void post_reload_rejected(struct ofcd *d, const struct answer *an)
 	char *pub = xasprintf("%sthe config was rejected; the running config stays (the "
 			      "reason is in ofcd's log)",
 			      where);
-	post_event(d, OFC__V1__EVENT__KIND__KIND_CONFIG_REJECTED, 0, NULL, pub, an->r.message,
-		   OFC_R_NONE);
+	ofcd_post_event(d, OFC__V1__EVENT__KIND__KIND_CONFIG_REJECTED, 0, NULL, pub, an->r.message,
+			OFC_R_NONE);
 	free(pub);
 }
 
@@ -1139,7 +1140,7 @@ static void run_mutation(struct ofcd *d, struct job *j)
 		goto out;
 	}
 	an.t.fabric = arena_strdup(&an.a, ncfg->f->name);
-	if (open_ctl(d, ncfg->f, false, &nc, &err) < 0) {
+	if (ofcd_open_ctl(d, ncfg->f, false, &nc, &err) < 0) {
 		answer_status(&an, OFC__V1__STATUS__STATUS_INVALID, "%s", err.msg);
 		goto out;
 	}
@@ -1203,8 +1204,8 @@ static void run_mutation(struct ofcd *d, struct job *j)
 		d->w_pub = failures_publish(d);
 		j->new_cfg = fabcfg_ref(d->w_pub);
 		if (j->kind != JOB_RECONFIGURE)
-			post_event(d, OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED, res.txn, NULL,
-				   j->filename, NULL, OFC_R_NONE);
+			ofcd_post_event(d, OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED, res.txn, NULL,
+					j->filename, NULL, OFC_R_NONE);
 	} else if (answer_fenced(d, &an, &err)) {
 		/* deposed mid-way: the leader after it repairs it */
 		an.t.state = "stopped";
@@ -1409,7 +1410,7 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 	held_state(d, j->snap);
 	if (why[0])
 		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
-	post_note(d, ev);
+	ofcd_post_note(d, ev);
 	sb_free(&list);
 }
 
@@ -1471,7 +1472,7 @@ void ofcd_run_plan(struct ofcd *d, struct job *j)
 	held_state(d, j->snap);
 	if (why[0])
 		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
-	post_note(d, ev);
+	ofcd_post_note(d, ev);
 }
 
 /* The attachment of host port (h, p), or NULL. */
@@ -1544,7 +1545,7 @@ static void rewire(struct ofcd *d, const char *item, struct strbuf *say)
 	d->w_moves = xrealloc(d->w_moves, (d->nw_moves + 1) * sizeof(*d->w_moves));
 	d->w_moves[d->nw_moves++] = (struct port_move){xstrdup(host), p, spare};
 	if (fabric_with_topology(d, d->w_cfg, f->topology.spec, false, &nf, &err) < 0 ||
-	    open_ctl(d, nf, false, &nc, &err) < 0) {
+	    ofcd_open_ctl(d, nf, false, &nc, &err) < 0) {
 		sb_printf(say, "; %s not moved to %s: %s", item, spare_item, err.msg);
 		goto undo;
 	}
@@ -1567,7 +1568,7 @@ static void rewire(struct ofcd *d, const char *item, struct strbuf *say)
 	fabcfg_unref(d->w_cfg);
 	d->w_cfg = ncfg;
 	if (moves_save(d, &err) < 0)
-		log_error(d, "", &err);
+		ofcd_log_error(d, "", &err);
 	sb_printf(say, "; %s moved to spare port %s on %s (transaction %llu, %u operation%s)", item,
 		  spare_item, ncfg->f->switches[sw].name, (unsigned long long)res.txn,
 		  res.ops_applied, res.ops_applied == 1 ? "" : "s");
@@ -1657,7 +1658,7 @@ static bool reply_over_memory(const struct schedule_query *q, const struct sched
 
 /* GetSchedule on a server fabric: the fluid engine (docs/fluid.md) with its
  * defaults; the schedule's nodes are the network's vertices. */
-static void run_schedule_fluid(struct job *j)
+void ofcd_run_schedule_fluid(struct job *j)
 {
 	/* The request's deadline, as run_schedule's: every phase checks it
 	 * (the symmetry search ran 21 s past --max-request-time 5s). */
@@ -1814,7 +1815,7 @@ Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_res
 	return h;
 }
 
-static void run_schedule(const struct ofcd *d, struct job *j)
+void ofcd_run_schedule(const struct ofcd *d, struct job *j)
 {
 	struct ofc_clock clk = {0};
 	struct schedule_query q = {.max_memory = j->max_memory};
@@ -1901,9 +1902,9 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 			ofcd_run_get_plan(d, j);
 		else if ((j->algo && strcmp(j->algo, "fluid") == 0) ||
 			 (!j->algo && !j->spec && schedule_fluid_fabric(j->cfg->f)))
-			run_schedule_fluid(j);
+			ofcd_run_schedule_fluid(j);
 		else
-			run_schedule(d, j);
+			ofcd_run_schedule(d, j);
 		break;
 	default:
 		run_mutation(d, j);
