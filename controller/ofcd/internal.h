@@ -640,6 +640,16 @@ void ofcd_post_note(struct ofcd *d, struct note *n);
 void ofcd_post_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, const char *device,
 		     const char *message, const char *detail, enum ofc_reason reason);
 void ofcd_log_error(struct ofcd *d, const char *what, const struct ofc_error *err);
+/* The running YAML with another topology and the port moves in effect: a
+ * new fabric, validated (from_client: edge lists only under d->files). */
+int ofcd_fabric_with_topology(const struct ofcd *d, const struct fabcfg *cfg, const char *spec,
+			      bool from_client, struct fabric **out, struct ofc_error *err);
+/* The port moves are over (a new config, or one they do not fit). */
+void ofcd_drop_moves(struct ofcd *d);
+/* (mutation worker) ApplyConfig, Reconfigure, MoveToPhase and reloads;
+ * a device probe (JOB_PROBE). */
+void ofcd_run_mutation(struct ofcd *d, struct job *j);
+void ofcd_run_probe(struct ofcd *d, struct job *j);
 /* The running config from what the store holds, and its snapshot
  * (strict: the start, where damage stops it; leader: it may write). */
 int ofcd_adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **snap,

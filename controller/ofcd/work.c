@@ -137,7 +137,7 @@ void ofcd_log_error(struct ofcd *d, const char *what, const struct ofc_error *er
 }
 
 /* The port moves are over (a new config, or one they do not fit). */
-static void drop_moves(struct ofcd *d)
+void ofcd_drop_moves(struct ofcd *d)
 {
 	struct ofc_error err = {0};
 
@@ -194,8 +194,8 @@ int ofcd_open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **ou
  * file): a spec that does not parse names its column in the spec. A spec a
  * client sent reads edge lists only under d->files, and names them by
  * their absolute path from then on (the record, later re-plans). */
-static int fabric_with_topology(const struct ofcd *d, const struct fabcfg *cfg, const char *spec,
-				bool from_client, struct fabric **out, struct ofc_error *err)
+int ofcd_fabric_with_topology(const struct ofcd *d, const struct fabcfg *cfg, const char *spec,
+			      bool from_client, struct fabric **out, struct ofc_error *err)
 {
 	const struct topo_files *files = from_client ? &d->files : cfg->f->files;
 	struct ofc_error sub = {0};
@@ -425,7 +425,7 @@ int ofcd_adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **snap,
 			struct ctl *nc;
 			struct ofc_error e2 = {0};
 
-			if (fabric_with_topology(d, d->w_cfg, spec, false, &nf, &e2) == 0 &&
+			if (ofcd_fabric_with_topology(d, d->w_cfg, spec, false, &nf, &e2) == 0 &&
 			    ofcd_open_ctl(d, nf, false, &nc, &e2) == 0) {
 				struct fabcfg *nc_cfg =
 				    fabcfg_new(nf, d->w_cfg->yaml, d->w_cfg->yaml_len,
@@ -918,7 +918,7 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 		char *ps = NULL;
 
 		if (ofcd_phase_spec(d->w_cfg, j, &ps, &err) < 0 ||
-		    fabric_with_topology(d, d->w_cfg, ps, false, &f, &err) < 0) {
+		    ofcd_fabric_with_topology(d, d->w_cfg, ps, false, &f, &err) < 0) {
 			free(ps);
 			answer_status(an,
 				      err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
@@ -948,7 +948,7 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 	} else {
 		want = j->spec; /* (a "ports:" spec may be longer than spec[]) */
 	}
-	if (fabric_with_topology(d, d->w_cfg, want, j->spec_from_client, &f, &err) < 0) {
+	if (ofcd_fabric_with_topology(d, d->w_cfg, want, j->spec_from_client, &f, &err) < 0) {
 		answer_status(an, OFC__V1__STATUS__STATUS_INVALID, "%s", err.msg);
 		return -1;
 	}
@@ -1096,7 +1096,7 @@ static void post_reload_rejected(struct ofcd *d, const struct answer *an)
 	free(pub);
 }
 
-static void run_mutation(struct ofcd *d, struct job *j)
+void ofcd_run_mutation(struct ofcd *d, struct job *j)
 {
 	struct answer an;
 	struct ofc_error err = {0};
@@ -1198,7 +1198,7 @@ static void run_mutation(struct ofcd *d, struct job *j)
 		/* A new config describes the wiring afresh: its circuits are
 		 * what was applied, so the moves are over. */
 		if (j->kind == JOB_APPLY_CONFIG || j->kind == JOB_RELOAD)
-			drop_moves(d);
+			ofcd_drop_moves(d);
 		/* The failures still in effect apply to the new config too. */
 		fabcfg_unref(d->w_pub);
 		d->w_pub = failures_publish(d);
@@ -1273,7 +1273,7 @@ void ofcd_run_release(struct ofcd *d, struct job *j)
 
 /* Read every device: reachability (device lost / back events come from
  * ctl) and whether each still holds what the record says. */
-static void run_probe(struct ofcd *d, struct job *j)
+void ofcd_run_probe(struct ofcd *d, struct job *j)
 {
 	struct ctl *c = d->w_ctl;
 	struct ctl_record rec;
@@ -1544,7 +1544,7 @@ static void rewire(struct ofcd *d, const char *item, struct strbuf *say)
 	}
 	d->w_moves = xrealloc(d->w_moves, (d->nw_moves + 1) * sizeof(*d->w_moves));
 	d->w_moves[d->nw_moves++] = (struct port_move){xstrdup(host), p, spare};
-	if (fabric_with_topology(d, d->w_cfg, f->topology.spec, false, &nf, &err) < 0 ||
+	if (ofcd_fabric_with_topology(d, d->w_cfg, f->topology.spec, false, &nf, &err) < 0 ||
 	    ofcd_open_ctl(d, nf, false, &nc, &err) < 0) {
 		sb_printf(say, "; %s not moved to %s: %s", item, spare_item, err.msg);
 		goto undo;
@@ -1584,7 +1584,7 @@ undo:
 /* ReportFailure: the reported set changes (and is persisted) or nothing
  * does; a lost port is re-wired onto a spare where the switch has one
  * (rewire); then the schedule is re-planned. */
-static void run_failure(struct ofcd *d, struct job *j)
+void ofcd_run_failure(struct ofcd *d, struct job *j)
 {
 	struct answer an;
 	struct ofc_error err = {0};
@@ -1880,10 +1880,10 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 {
 	switch (j->kind) {
 	case JOB_PROBE:
-		run_probe(d, j);
+		ofcd_run_probe(d, j);
 		break;
 	case JOB_FAILURE:
-		run_failure(d, j);
+		ofcd_run_failure(d, j);
 		break;
 	case JOB_PLAN:
 		ofcd_run_plan(d, j);
@@ -1907,7 +1907,7 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 			ofcd_run_schedule(d, j);
 		break;
 	default:
-		run_mutation(d, j);
+		ofcd_run_mutation(d, j);
 		break;
 	}
 }
