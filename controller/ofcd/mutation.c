@@ -193,7 +193,7 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 		return 0;
 	}
 	/* Reconfigure of a partition: the running config as it is; the plan
-	 * (run_mutation) aims at the partition alone (one made of hosts at
+	 * (ofcd_run_mutation) aims at the partition alone (one made of hosts at
 	 * run time is built there, held.c). */
 	if (j->partition && j->nhosts) {
 		*out = fabcfg_ref(d->w_cfg);

@@ -62,7 +62,7 @@ static void replan_mcf(struct strbuf *msg, const struct schedule_result *r,
 						       : "iteration cap");
 }
 
-/* GetSchedule's whole answer for the workload, as run_schedule (work.c)
+/* GetSchedule's whole answer for the workload, as ofcd_run_schedule (schedule_job.c)
  * builds it, packed without an id (the loop appends one: protobuf merges
  * concatenated messages, and the schedule appears once), when it fits a
  * frame with room for the id. */

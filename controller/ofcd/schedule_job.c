@@ -38,7 +38,7 @@ static bool reply_over_memory(const struct schedule_query *q, const struct sched
  * defaults; the schedule's nodes are the network's vertices. */
 void ofcd_run_schedule_fluid(struct job *j)
 {
-	/* The request's deadline, as run_schedule's: every phase checks it
+	/* The request's deadline, as ofcd_run_schedule's: every phase checks it
 	 * (the symmetry search ran 21 s past --max-request-time 5s). */
 	struct ofc_clock clk = {.start = now_seconds()};
 	struct schedule_query q = {

@@ -1,11 +1,10 @@
-/* ofcd's workers. The mutation worker owns the running config and its
- * struct ctl, and runs ApplyConfig, Reconfigure, reloads and device probes
- * one at a time, as the loop hands them over; each mutation is the
- * transaction of controller/reconfig/ctl.c on a new validated fabric (a changed
- * topology is a new fabric: the running YAML with another spec). The
- * schedule worker computes GetSchedule answers. Both hand finished jobs
- * back as notes; the loop answers and publishes. */
-#include "controller/export/export.h"
+/* ofcd's two worker threads and which job runs where. The mutation worker
+ * owns the running config and its struct ctl and runs one job at a time,
+ * as the loop hands them over: mutations, probes and ReportFailure
+ * (mutation.c), the planner's results (plan.c), a replica's takeover and
+ * sync (takeover.c). The schedule worker computes GetSchedule and GetPlan
+ * answers (schedule_job.c, jobplan.c). Both hand finished jobs back as
+ * notes; the loop answers and publishes. */
 #include "controller/ofcd/internal.h"
 
 #include <stdlib.h>
