@@ -380,14 +380,16 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 		fabric_cmd_free(&fc);
 		return rc;
 	}
-	if (ctl_plan(fc.ctl, &err) < 0 || fabric_cmd_target(&fc, &err) < 0)
+	/* (repaired above, or only read) */
+	if (fabric_cmd_reconfigure(&fc, false, true, 0, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
+	const struct reconfigure_result *r = &fc.result;
 	if (fc.json) {
-		write_plan_json(fc.ctl, stdout, fc.relabel && !fc.chose ? &fc.relabelled : NULL,
-				fc.chose ? &fc.choice : NULL);
+		write_plan_json(fc.ctl, stdout, r->renumbered && !r->chose ? &r->relabel : NULL,
+				r->chose ? &r->choice : NULL);
 	} else {
-		if (fc.chose)
-			write_choice_text(&fc.choice, stdout);
+		if (r->chose)
+			write_choice_text(&r->choice, stdout);
 		write_plan_text(fc.ctl, stdout);
 	}
 	fabric_cmd_free(&fc);
@@ -467,7 +469,6 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 	};
 	struct fabric_cmd fc;
 	struct ofc_error err = {0};
-	struct ctl_result res = {0};
 	int rc;
 
 	rc = fabric_cmd_parse(
@@ -484,8 +485,11 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 		return rc < 0 ? 0 : rc;
 	if (fc.timeout == 0)
 		fc.timeout = 60;
-	if (fabric_cmd_open(&fc, true, &err) < 0 || fabric_cmd_repair(&fc, &err) < 0 ||
-	    ctl_plan(fc.ctl, &err) < 0 || fabric_cmd_target(&fc, &err) < 0)
+	if (fabric_cmd_open(&fc, true, &err) < 0)
+		return fabric_cmd_fail(&fc, &err);
+	/* repaired, planned, aimed and checked, then applied unless a dry run */
+	rc = fabric_cmd_reconfigure(&fc, true, fc.dry_run, trial > 0 ? fc.timeout : 0, &err);
+	if (rc < 0 && fc.result.stage != RECONF_APPLY)
 		return fabric_cmd_fail(&fc, &err);
 	if (fc.dry_run) {
 		if (fc.json) /* as ofcd answers a dry run (txn_json.c); `ofc plan --json`: the
@@ -496,14 +500,9 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 		fabric_cmd_free(&fc);
 		return 0;
 	}
-	double deadline = 0;
-	if (trial > 0) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		deadline = (double)ts.tv_sec + ts.tv_nsec / 1e9 + fc.timeout;
-	}
-	if (ctl_apply(fc.ctl, deadline, &res, &err) < 0) {
+	const struct ctl_result res = fc.result.txn;
+	double deadline = fc.result.trial_deadline;
+	if (rc < 0) {
 		rc = cli_fail(&err);
 		report_failure(&res);
 		write_result(&fc, &res, false, res.rolled_back ? "rolled-back" : "failed", &err);
