@@ -92,9 +92,11 @@ static int apply_topo(struct wrun *w, uint32_t k, double *secs, struct ofc_error
 			     .overrides = (const char *const *)w->fc->overrides,
 			     .noverrides = w->fc->noverrides};
 	struct ctl *ctl;
-	struct ctl_result res;
+	/* (committed: a trial deadline left each switching open, and the
+	 * next transaction's recovery rolled it back first) */
+	struct reconfigure_req q = {.lock = true, .recover = true, .skip_empty = true};
+	struct reconfigure_result r;
 	double t0 = now_seconds();
-	bool did;
 	int rc;
 
 	tf.graph = t->g;
@@ -105,15 +107,9 @@ static int apply_topo(struct wrun *w, uint32_t k, double *secs, struct ofc_error
 	tf.topology.spec = t->spec ? t->spec : (char *)t->name; /* (what the record names) */
 	if (ctl_open(&tf, &o, &ctl, err) < 0)
 		return -1;
-	rc = ctl_lock(ctl, err);
-	if (rc == 0)
-		rc = ctl_recover(ctl, &did, err);
-	if (rc == 0)
-		rc = ctl_plan(ctl, err);
-	/* (committed: a trial deadline left each switching open, and the
-	 * next transaction's recovery rolled it back first) */
-	if (rc == 0 && ctl_plan_size(ctl))
-		rc = ctl_apply(ctl, 0, &res, err);
+	q.ctl = ctl;
+	rc = reconfigure_run(&q, &r, err);
+	reconfigure_result_free(&r);
 	ctl_close(ctl);
 	*secs = now_seconds() - t0;
 	return rc;
