@@ -324,44 +324,63 @@ static void answer_workload_schedule(const struct ofcd *d, const struct job *j, 
 	schedule_result_free(&r);
 }
 
-/* A run-time partition's plan: its topology over its hosts,
- * renumbered for fewest moves when asked. */
-static int aim_runtime(const struct job *j, struct ctl *nc, const struct partition *p,
-		       struct ofc_error *err)
-{
-	/* A tenth of a second: the queue plans 600 jobs a minute; the search
-	 * stops sooner at its bound (bench/RESULTS.md, "the renumbering's"). */
-	struct relabel_opts o = {.budget_s = 0.1};
-	struct fabric_relabel rep = {0};
+/* A mutation on its way through reconfigure_run: what its callbacks
+ * answer into and make. */
+struct mutation {
+	struct ofcd *d;
+	struct job *j;
+	struct answer *an;
+	struct fabcfg *ncfg;
+	struct partition rtp; /* a run-time partition (held.c) */
+	struct held_stage hs;
+};
 
-	return ctl_partition(nc, p, j->relabel ? &o : NULL, &rep, err);
+/* After the repair: the new fabric j asks for and its ctl beside the
+ * running one, which hands it the lock. Until it commits, it speaks for
+ * the running devices only where it reaches them as they run: a config's
+ * other credentials file or address failing is its own error (in the
+ * answer), not the device lost for watchers and the state. -1: m->an says
+ * why. */
+static int mutation_target(void *ctx, struct ctl **out, struct ofc_error *err)
+{
+	struct mutation *m = ctx;
+	struct ofcd *d = m->d;
+	struct job *j = m->j;
+
+	if (build_target(d, j, m->an, &m->ncfg) < 0)
+		return -1;
+	if (j->nhosts && held_make(d, m->ncfg->f, j->partition, j->hosts, j->nhosts, j->spec,
+				   &m->rtp, err) < 0) {
+		answer_status(m->an,
+			      err->code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
+							 : OFC__V1__STATUS__STATUS_INVALID,
+			      "%s", err->msg);
+		return -1;
+	}
+	m->an->t.fabric = arena_strdup(&m->an->a, m->ncfg->f->name);
+	if (ofcd_open_ctl(d, m->ncfg->f, false, out, err) < 0) {
+		answer_status(m->an, OFC__V1__STATUS__STATUS_INVALID, "%s", err->msg);
+		return -1;
+	}
+	ctl_handover(d->w_ctl, *out);
+	ctl_quiet(*out, d->w_ctl);
+	return 0;
 }
 
-/* Read the devices and plan what j asks of them (a partition's ports
- * alone for a partition); a plan that would change a held partition's
- * circuits is refused. -1: refused, an says why. */
-static int plan_mutation(const struct ofcd *d, const struct job *j, const struct fabcfg *ncfg,
-			 struct ctl *nc, const struct partition *rtp, struct answer *an)
+/* Nothing but its owner changes a held partition's circuits: not a
+ * whole-fabric Reconfigure, a config, another partition. A commit takes or
+ * drops holds in its store write. */
+static int mutation_check(void *ctx, struct ctl *nc, struct ofc_error *err)
 {
-	struct ofc_error err = {0};
+	struct mutation *m = ctx;
+	struct job *j = m->j;
 
-	if (ctl_plan(nc, &err) < 0) {
-		answer_status(an, OFC__V1__STATUS__STATUS_FAILED, "cannot read the devices: %s",
-			      err.msg);
+	if (held_check_plan(m->d, nc, j->nhosts ? j->partition : "", err) < 0)
 		return -1;
-	}
-	if (j->nhosts
-		? aim_runtime(j, nc, rtp, &err) < 0
-		: j->partition && ctl_partition(nc, fabric_find_partition(ncfg->f, j->partition),
-						NULL, NULL, &err) < 0) {
-		answer_status(an, OFC__V1__STATUS__STATUS_FAILED, "%s", err.msg);
-		return -1;
-	}
-	/* Nothing but its owner changes a held partition's circuits: not a
-	 * whole-fabric Reconfigure, a config, another partition. */
-	if (held_check_plan(d, nc, j->nhosts ? j->partition : "", &err) < 0) {
-		answer_status(an, OFC__V1__STATUS__STATUS_FAILED, "%s", err.msg);
-		return -1;
+	if (!j->dry_run) {
+		held_stage(m->d, j, j->nhosts ? &m->rtp : NULL, m->ncfg->f, &m->hs);
+		nc->commit_also = held_commit_also;
+		nc->commit_also_ctx = &m->hs;
 	}
 	return 0;
 }
@@ -402,17 +421,40 @@ static void post_reload_rejected(struct ofcd *d, const struct answer *an)
 	free(pub);
 }
 
+/* A repair first (a journal left by an earlier failure), then the new
+ * fabric planned (a partition's ports alone for a partition: one made of
+ * hosts at run time renumbered for fewest moves when asked, in a tenth of
+ * a second, as the queue plans 600 jobs a minute), checked against the
+ * holds, and answered (a dry run) or applied and committed. */
+static int mutation_reconfigure(struct mutation *m, struct reconfigure_result *r,
+				struct ofc_error *err)
+{
+	struct job *j = m->j;
+	struct reconfigure_req q = {
+	    .ctl = m->d->w_ctl,
+	    .recover = true,
+	    .target = mutation_target,
+	    .partition = j->nhosts ? &m->rtp : NULL,
+	    .partition_name = j->nhosts ? NULL : j->partition,
+	    .relabel = j->nhosts && j->relabel,
+	    .relabel_opts = {.budget_s = 0.1}, /* (bench/RESULTS.md, "the renumbering's") */
+	    .check = mutation_check,
+	    .dry_run = j->dry_run,
+	    .ctx = m,
+	};
+
+	return reconfigure_run(&q, r, err);
+}
+
 void ofcd_run_mutation(struct ofcd *d, struct job *j)
 {
 	struct answer an;
 	struct ofc_error err = {0};
-	struct fabcfg *ncfg = NULL;
+	struct mutation m = {.d = d, .j = j, .an = &an};
+	struct reconfigure_result r = {0};
 	struct ctl *nc = NULL;
-	struct ctl_result res = {0};
-	bool did = false, touched = false;
+	bool touched = false;
 	char why[400];
-	struct partition rtp = {0}; /* a run-time partition (held.c) */
-	struct held_stage hs = {0};
 
 	answer_init(&an, j);
 	/* Damaged state in etcd is not overwritten. */
@@ -425,38 +467,24 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 		answer_status(&an, OFC__V1__STATUS__STATUS_DENIED, "%s", why);
 		goto out;
 	}
-	/* A journal left by an earlier failure is resolved first. */
-	if (ctl_recover(d->w_ctl, &did, &err) < 0) {
+	int rc = mutation_reconfigure(&m, &r, &err);
+	nc = r.planned;
+	touched = r.recovered;
+	if (rc < 0 && r.stage == RECONF_RECOVER) {
 		if (!answer_fenced(d, &an, &err))
 			answer_status(&an, OFC__V1__STATUS__STATUS_FAILED,
 				      "an unfinished transaction could not be repaired first: %s",
 				      err.msg);
-		touched = did;
 		goto out;
 	}
-	touched = did;
-	if (build_target(d, j, &an, &ncfg) < 0)
-		goto out;
-	if (j->nhosts &&
-	    held_make(d, ncfg->f, j->partition, j->hosts, j->nhosts, j->spec, &rtp, &err) < 0) {
-		answer_status(&an,
-			      err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
-							: OFC__V1__STATUS__STATUS_INVALID,
-			      "%s", err.msg);
-		goto out;
-	}
-	an.t.fabric = arena_strdup(&an.a, ncfg->f->name);
-	if (ofcd_open_ctl(d, ncfg->f, false, &nc, &err) < 0) {
-		answer_status(&an, OFC__V1__STATUS__STATUS_INVALID, "%s", err.msg);
-		goto out;
-	}
-	ctl_handover(d->w_ctl, nc);
-	/* Until it commits, nc speaks for the running devices only where it
-	 * reaches them as they run: a config's other credentials file or
-	 * address failing is its own error (in the answer), not the device
-	 * lost for watchers and the state. */
-	ctl_quiet(nc, d->w_ctl);
-	if (plan_mutation(d, j, ncfg, nc, &rtp, &an) < 0) {
+	if (rc < 0 && r.stage == RECONF_TARGET)
+		goto out; /* (answered) */
+	if (rc < 0 && r.stage != RECONF_APPLY) {
+		if (r.stage == RECONF_READ)
+			answer_status(&an, OFC__V1__STATUS__STATUS_FAILED,
+				      "cannot read the devices: %s", err.msg);
+		else
+			answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "%s", err.msg);
 		ctl_handover(nc, d->w_ctl);
 		goto out;
 	}
@@ -467,12 +495,8 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 		goto out;
 	}
 	touched = true;
-	/* The holds this commit takes or drops go into its store write. */
-	held_stage(d, j, j->nhosts ? &rtp : NULL, ncfg->f, &hs);
-	nc->commit_also = held_commit_also;
-	nc->commit_also_ctx = &hs;
-	int rc = ctl_apply(nc, 0, &res, &err);
 	nc->commit_also = NULL;
+	const struct ctl_result res = r.txn;
 	j->txn = res.txn;
 	an.t.has_id = 1;
 	an.t.id = res.txn;
@@ -497,10 +521,10 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 		/* held from now on; the ctl's pointer would outlive rtp */
 		if (j->nhosts)
 			d->w_ctl->partition = NULL;
-		held_committed(&hs, j->nhosts ? &rtp : NULL, res.txn, res.ops_applied);
+		held_committed(&m.hs, j->nhosts ? &m.rtp : NULL, res.txn, res.ops_applied);
 		fabcfg_unref(d->w_cfg);
-		d->w_cfg = ncfg;
-		ncfg = NULL;
+		d->w_cfg = m.ncfg;
+		m.ncfg = NULL;
 		/* A new config describes the wiring afresh: its circuits are
 		 * what was applied, so the moves are over. */
 		if (j->kind == JOB_APPLY_CONFIG || j->kind == JOB_RELOAD)
@@ -537,9 +561,10 @@ out:
 	if (!j->outcome)
 		j->outcome = an.t.state;
 	ofcd_ctl_close(d, nc);
-	fabcfg_unref(ncfg);
-	held_stage_free(&hs);
-	held_partition_free(&rtp);
+	fabcfg_unref(m.ncfg);
+	held_stage_free(&m.hs);
+	held_partition_free(&m.rtp);
+	reconfigure_result_free(&r);
 	response_pack(&an.r, &j->reply, &j->reply_len);
 	arena_free(&an.a);
 }
@@ -629,6 +654,33 @@ static const struct attachment *attached(const struct fabric *f, uint32_t h, uin
 	return NULL;
 }
 
+/* A re-wiring on its way through reconfigure_run. */
+struct rewiring {
+	struct ofcd *d;
+	struct port_move move; /* (host borrowed) */
+	struct fabric *nf;
+};
+
+/* After the repair: the running config with one more port move, and its
+ * ctl beside the running one (which hands it the lock; quiet where it
+ * reaches a device otherwise). */
+static int rewired_target(void *ctx, struct ctl **out, struct ofc_error *err)
+{
+	struct rewiring *rw = ctx;
+	struct ofcd *d = rw->d;
+
+	d->w_moves = xrealloc(d->w_moves, (d->nw_moves + 1) * sizeof(*d->w_moves));
+	d->w_moves[d->nw_moves++] =
+	    (struct port_move){xstrdup(rw->move.host), rw->move.from, rw->move.to};
+	if (ofcd_fabric_with_topology(d, d->w_cfg, d->w_cfg->f->topology.spec, false, &rw->nf,
+				      err) < 0 ||
+	    ofcd_open_ctl(d, rw->nf, false, out, err) < 0)
+		return -1;
+	ctl_handover(d->w_ctl, *out);
+	ctl_quiet(*out, d->w_ctl);
+	return 0;
+}
+
 /* Re-wiring around a lost port: when host port `item` (HOST:PORT)
  * carries the topology and the same host has a spare port (one the topology
  * leaves dark, not failed, not moved) cabled to the same switch, move the
@@ -644,8 +696,6 @@ static void rewire(struct ofcd *d, const char *item, struct strbuf *say)
 	struct ofc_error err = {0};
 	struct fabric *nf = NULL;
 	struct ctl *nc = NULL;
-	struct ctl_result res = {0};
-	bool did;
 	int h;
 
 	if (!colon || (size_t)(colon - item) > NAME_MAX_LEN || !f->ports.to || !f->nwiring ||
@@ -680,23 +730,30 @@ static void rewire(struct ofcd *d, const char *item, struct strbuf *say)
 	}
 	snprintf(spare_item, sizeof(spare_item), "%s:%u", host, spare);
 	uint32_t sw = a->sw; /* a is the running config's, which goes */
-	if (ctl_recover(d->w_ctl, &did, &err) < 0) {
+	struct rewiring rw = {.d = d, .move = {host, p, spare}};
+	struct reconfigure_req q = {
+	    .ctl = d->w_ctl, .recover = true, .target = rewired_target, .ctx = &rw};
+	struct reconfigure_result r;
+	int rc = reconfigure_run(&q, &r, &err);
+	const struct ctl_result res = r.txn;
+
+	enum reconfigure_stage stage = r.stage;
+
+	nf = rw.nf;
+	nc = r.planned;
+	reconfigure_result_free(&r);
+	if (rc < 0 && stage == RECONF_RECOVER) {
 		sb_printf(say,
 			  "; %s not moved: an unfinished transaction could not be repaired "
 			  "first: %s",
 			  item, err.msg);
 		return;
 	}
-	d->w_moves = xrealloc(d->w_moves, (d->nw_moves + 1) * sizeof(*d->w_moves));
-	d->w_moves[d->nw_moves++] = (struct port_move){xstrdup(host), p, spare};
-	if (ofcd_fabric_with_topology(d, d->w_cfg, f->topology.spec, false, &nf, &err) < 0 ||
-	    ofcd_open_ctl(d, nf, false, &nc, &err) < 0) {
+	if (rc < 0 && stage == RECONF_TARGET) {
 		sb_printf(say, "; %s not moved to %s: %s", item, spare_item, err.msg);
 		goto undo;
 	}
-	ctl_handover(d->w_ctl, nc);
-	ctl_quiet(nc, d->w_ctl);
-	if (ctl_plan(nc, &err) < 0 || ctl_apply(nc, 0, &res, &err) < 0) {
+	if (rc < 0) {
 		sb_printf(say, "; moving %s to %s failed: %s%s", item, spare_item, err.msg,
 			  res.rolled_back && res.rollback_ok ? " (rolled back)" : "");
 		ctl_handover(nc, d->w_ctl);
