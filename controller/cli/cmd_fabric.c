@@ -250,43 +250,32 @@ static bool is_directory(const char *path)
 static int plan_workload(struct fabric_cmd *fc, const struct ofc_error *unread)
 {
 	struct ofc_error err = {0};
-	struct workload own = {0};
-	const struct workload *w = &fc->fabric->workload;
+	struct workload own;
 	struct jobplan_result r;
 	int rc = 0;
 
 	if (fc->horizon_set || fc->relabel || fc->partition || fc->max_moves_set)
 		return cli_usage_error(fc->cmd, "--workload plans a job: not with --horizon, "
 						"--relabel, --partition or --max-moves");
-	if (strcmp(fc->workload, "config") == 0) {
-		if (!w->present)
-			return cli_usage_error(fc->cmd, "%s has no workload section", fc->file);
-	} else {
-		if (config_load_workload(fc->workload, &own, &err) < 0 ||
-		    workload_validate(fc->fabric, &own, &err) < 0) {
-			workload_free(&own);
-			return cli_fail(&err);
-		}
-		w = &own;
-	}
+	if (strcmp(fc->workload, "config") == 0 && !fc->fabric->workload.present)
+		return cli_usage_error(fc->cmd, "%s has no workload section", fc->file);
 	const struct device_state **actual = unread ? NULL : cli_switch_states(fc->ctl);
 	struct ofc_clock clk;
 	struct cli_progress prog;
 	cli_clock_init(&clk, &prog, fc->cmd, 0, fc->json);
-	struct jobplan_query q = {
-	    .fabric = fc->fabric,
-	    .workload = w,
-	    .actual = (const struct device_state *const *)actual,
-	    .mcf_time_limit = fc->mcf_time_limit,
-	    .alternatives = fc->alternatives_set ? fc->alternatives : 4,
-	    .overhead =
-		fc->overhead_set
-		    ? fc->overhead
-		    : (struct jobplan_overhead){fc->fabric->cost.switch_overhead.transaction,
-						fc->fabric->cost.switch_overhead.circuit},
-	    .clock = &clk};
+	struct jobplan_request q = {
+	    .q = {.fabric = fc->fabric,
+		  .actual = (const struct device_state *const *)actual,
+		  .mcf_time_limit = fc->mcf_time_limit,
+		  .alternatives = fc->alternatives,
+		  .overhead = fc->overhead,
+		  .clock = &clk},
+	    .workload = fc->workload,
+	    .alternatives_set = fc->alternatives_set,
+	    .overhead_set = fc->overhead_set,
+	};
 
-	rc = jobplan_compute(&q, &r, &err);
+	rc = jobplan_plan_workload(&q, &own, &r, &err);
 	cli_progress_clear(&clk);
 	free(actual);
 	if (rc < 0) {
