@@ -1,7 +1,8 @@
-/* ofc plan | apply | try | confirm: the commands that change devices, over
- * the transaction engine (controller/reconfig). Each command that changes
- * the fabric first takes its lock and repairs any transaction a crash left
- * behind (ctl_recover); what they share with status and testbed is in
+/* ofc plan | apply | try | confirm: the commands that change devices. Plan,
+ * apply and try run the use case reconfigure_run (controller/reconfig/
+ * reconfigure.c: the lock and a crash's repair, the plan, the aim, the
+ * checks, the transaction) and print what it did; plan --workload runs
+ * jobplan_plan_workload. What they share with status and testbed is in
  * fabric_common.c. */
 #include "controller/cli/internal.h"
 
