@@ -28,7 +28,7 @@ grep -v '^#' "$list" | grep -v '^$' | while IFS= read -r line; do
 	n=$((n + 1))
 	id=$(printf '%03d' "$n")
 	tmp=$(mktemp -d)
-	cmd=$(printf '%s\n' "$line" | sed -e "s#^OFC#\"$ofc\"#" -e "s#OUT\\.#$tmp/out.#g")
+	cmd=$(printf '%s\n' "$line" | sed -e "s#\\bOFC\\b#\"$ofc\"#g" -e "s#OUT\\.#$tmp/out.#g")
 	(cd "$(dirname "$list")/../.." && OFC_SOCKET= timeout 120 sh -c "$cmd" \
 		>"$tmp/stdout" 2>"$tmp/stderr" </dev/null; echo "rc $?" >"$tmp/rc")
 	{

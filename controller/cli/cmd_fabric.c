@@ -1,8 +1,9 @@
-/* ofc plan | apply | try | confirm: the commands that change devices, over
- * the transaction engine (controller/reconfig). Each command that changes
- * the fabric first takes its lock and repairs any transaction a crash left
- * behind (ctl_recover); what they share with status and testbed is in
- * fabric_cmd.c. */
+/* ofc plan | apply | try | confirm: the commands that change devices. Plan,
+ * apply and try run the use case reconfigure_run (controller/reconfig/
+ * reconfigure.c: the lock and a crash's repair, the plan, the aim, the
+ * checks, the transaction) and print what it did; plan --workload runs
+ * jobplan_plan_workload. What they share with status and testbed is in
+ * fabric_common.c. */
 #include "controller/cli/internal.h"
 
 #include <signal.h>
@@ -250,43 +251,32 @@ static bool is_directory(const char *path)
 static int plan_workload(struct fabric_cmd *fc, const struct ofc_error *unread)
 {
 	struct ofc_error err = {0};
-	struct workload own = {0};
-	const struct workload *w = &fc->fabric->workload;
+	struct workload own;
 	struct jobplan_result r;
 	int rc = 0;
 
 	if (fc->horizon_set || fc->relabel || fc->partition || fc->max_moves_set)
 		return cli_usage_error(fc->cmd, "--workload plans a job: not with --horizon, "
 						"--relabel, --partition or --max-moves");
-	if (strcmp(fc->workload, "config") == 0) {
-		if (!w->present)
-			return cli_usage_error(fc->cmd, "%s has no workload section", fc->file);
-	} else {
-		if (config_load_workload(fc->workload, &own, &err) < 0 ||
-		    workload_validate(fc->fabric, &own, &err) < 0) {
-			workload_free(&own);
-			return cli_fail(&err);
-		}
-		w = &own;
-	}
+	if (strcmp(fc->workload, "config") == 0 && !fc->fabric->workload.present)
+		return cli_usage_error(fc->cmd, "%s has no workload section", fc->file);
 	const struct device_state **actual = unread ? NULL : cli_switch_states(fc->ctl);
 	struct ofc_clock clk;
 	struct cli_progress prog;
 	cli_clock_init(&clk, &prog, fc->cmd, 0, fc->json);
-	struct jobplan_query q = {
-	    .fabric = fc->fabric,
-	    .workload = w,
-	    .actual = (const struct device_state *const *)actual,
-	    .mcf_time_limit = fc->mcf_time_limit,
-	    .alternatives = fc->alternatives_set ? fc->alternatives : 4,
-	    .overhead =
-		fc->overhead_set
-		    ? fc->overhead
-		    : (struct jobplan_overhead){fc->fabric->cost.switch_overhead.transaction,
-						fc->fabric->cost.switch_overhead.circuit},
-	    .clock = &clk};
+	struct jobplan_request q = {
+	    .q = {.fabric = fc->fabric,
+		  .actual = (const struct device_state *const *)actual,
+		  .mcf_time_limit = fc->mcf_time_limit,
+		  .alternatives = fc->alternatives,
+		  .overhead = fc->overhead,
+		  .clock = &clk},
+	    .workload = fc->workload,
+	    .alternatives_set = fc->alternatives_set,
+	    .overhead_set = fc->overhead_set,
+	};
 
-	rc = jobplan_compute(&q, &r, &err);
+	rc = jobplan_plan_workload(&q, &own, &r, &err);
 	cli_progress_clear(&clk);
 	free(actual);
 	if (rc < 0) {
@@ -380,14 +370,16 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 		fabric_cmd_free(&fc);
 		return rc;
 	}
-	if (ctl_plan(fc.ctl, &err) < 0 || fabric_cmd_target(&fc, &err) < 0)
+	/* (repaired above, or only read) */
+	if (fabric_cmd_reconfigure(&fc, false, true, 0, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
+	const struct reconfigure_result *r = &fc.result;
 	if (fc.json) {
-		write_plan_json(fc.ctl, stdout, fc.relabel && !fc.chose ? &fc.relabelled : NULL,
-				fc.chose ? &fc.choice : NULL);
+		write_plan_json(fc.ctl, stdout, r->renumbered && !r->chose ? &r->relabel : NULL,
+				r->chose ? &r->choice : NULL);
 	} else {
-		if (fc.chose)
-			write_choice_text(&fc.choice, stdout);
+		if (r->chose)
+			write_choice_text(&r->choice, stdout);
 		write_plan_text(fc.ctl, stdout);
 	}
 	fabric_cmd_free(&fc);
@@ -467,7 +459,6 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 	};
 	struct fabric_cmd fc;
 	struct ofc_error err = {0};
-	struct ctl_result res = {0};
 	int rc;
 
 	rc = fabric_cmd_parse(
@@ -484,8 +475,11 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 		return rc < 0 ? 0 : rc;
 	if (fc.timeout == 0)
 		fc.timeout = 60;
-	if (fabric_cmd_open(&fc, true, &err) < 0 || fabric_cmd_repair(&fc, &err) < 0 ||
-	    ctl_plan(fc.ctl, &err) < 0 || fabric_cmd_target(&fc, &err) < 0)
+	if (fabric_cmd_open(&fc, true, &err) < 0)
+		return fabric_cmd_fail(&fc, &err);
+	/* repaired, planned, aimed and checked, then applied unless a dry run */
+	rc = fabric_cmd_reconfigure(&fc, true, fc.dry_run, trial > 0 ? fc.timeout : 0, &err);
+	if (rc < 0 && fc.result.stage != RECONF_APPLY)
 		return fabric_cmd_fail(&fc, &err);
 	if (fc.dry_run) {
 		if (fc.json) /* as ofcd answers a dry run (txn_json.c); `ofc plan --json`: the
@@ -496,14 +490,9 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 		fabric_cmd_free(&fc);
 		return 0;
 	}
-	double deadline = 0;
-	if (trial > 0) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		deadline = (double)ts.tv_sec + ts.tv_nsec / 1e9 + fc.timeout;
-	}
-	if (ctl_apply(fc.ctl, deadline, &res, &err) < 0) {
+	const struct ctl_result res = fc.result.txn;
+	double deadline = fc.result.trial_deadline;
+	if (rc < 0) {
 		rc = cli_fail(&err);
 		report_failure(&res);
 		write_result(&fc, &res, false, res.rolled_back ? "rolled-back" : "failed", &err);

@@ -145,7 +145,7 @@ int cli_write_schedule(const struct schedule_print *p, const struct schedule *s,
 		       const struct schedule_result *r, struct ofc_error *err);
 
 /* Commands that talk to devices (cmd_fabric.c, cmd_status.c, cmd_testbed.c)
- * share FILE, --device, --state-dir and --json (fabric_cmd.c). */
+ * share FILE, --device, --state-dir and --json (fabric_common.c). */
 struct fabric_cmd {
 	const struct cli_cmd *cmd;
 	const char *file;
@@ -162,14 +162,14 @@ struct fabric_cmd {
 	uint32_t max_moves; /* plan, apply, try: refuse plans of more operations (0: none) */
 	bool no_relabel;    /* plan, apply, try: the config's numbering, whatever the record */
 	bool max_moves_set;
-	const char *partition;		  /* plan, apply, try: this partition alone */
-	struct fabric_relabel relabelled; /* what --relabel found */
-	double horizon;			  /* plan --horizon: runs to weigh moves against */
+	const char *partition; /* plan, apply, try: this partition alone */
+	double horizon;	       /* plan --horizon: runs to weigh moves against */
 	bool horizon_set;
 	uint32_t alternatives; /* plan --alternatives (default 3) */
 	bool alternatives_set;
-	struct ctl_choice choice; /* what --horizon chose */
-	bool chose;
+	/* plan, apply, try: the reconfiguration (what --horizon chose, what
+	 * --relabel found, the transaction) */
+	struct reconfigure_result result;
 	double rate_scale; /* testbed up: --rate-scale (0: the config's) */
 	/* plan --workload W (`config`: the config's own section), --plot
 	 * FILE, --time-limit T (each MCF's) */
@@ -199,10 +199,15 @@ extern const char fabric_cmd_workload_help[];
 extern const char fabric_cmd_relabel_help[];
 /* ... and plan's --horizon and --alternatives (ctl_choose). */
 extern const char fabric_cmd_choose_help[];
-/* After ctl_plan, the target those options ask for: with --partition,
- * that partition alone; with --relabel, renumbered to keep circuits (what
- * it saved on stderr, text, or in the JSON later); then --max-moves. */
-int fabric_cmd_target(struct fabric_cmd *fc, struct ofc_error *err);
+/* The reconfiguration those options ask for (reconfigure_run into
+ * fc->result): repair first (the lock and a crash's journal) when asked;
+ * the devices read and planned; with --horizon the cheapest target, with
+ * --partition that partition alone, with --relabel (or the last commit's
+ * numbering) renumbered to keep circuits, what it saved on stderr (text;
+ * the JSON has it later); --max-moves; then, unless dry_run, applied (a
+ * trial left open trial_s when > 0). */
+int fabric_cmd_reconfigure(struct fabric_cmd *fc, bool repair, bool dry_run, double trial_s,
+			   struct ofc_error *err);
 int fabric_cmd_open(struct fabric_cmd *fc, bool with_testbed, struct ofc_error *err);
 /* Take the lock and resolve a journal a crash left. */
 int fabric_cmd_repair(struct fabric_cmd *fc, struct ofc_error *err);

@@ -92,9 +92,11 @@ static int apply_topo(struct wrun *w, uint32_t k, double *secs, struct ofc_error
 			     .overrides = (const char *const *)w->fc->overrides,
 			     .noverrides = w->fc->noverrides};
 	struct ctl *ctl;
-	struct ctl_result res;
+	/* (committed: a trial deadline left each switching open, and the
+	 * next transaction's recovery rolled it back first) */
+	struct reconfigure_req q = {.lock = true, .recover = true, .skip_empty = true};
+	struct reconfigure_result r;
 	double t0 = now_seconds();
-	bool did;
 	int rc;
 
 	tf.graph = t->g;
@@ -105,15 +107,9 @@ static int apply_topo(struct wrun *w, uint32_t k, double *secs, struct ofc_error
 	tf.topology.spec = t->spec ? t->spec : (char *)t->name; /* (what the record names) */
 	if (ctl_open(&tf, &o, &ctl, err) < 0)
 		return -1;
-	rc = ctl_lock(ctl, err);
-	if (rc == 0)
-		rc = ctl_recover(ctl, &did, err);
-	if (rc == 0)
-		rc = ctl_plan(ctl, err);
-	/* (committed: a trial deadline left each switching open, and the
-	 * next transaction's recovery rolled it back first) */
-	if (rc == 0 && ctl_plan_size(ctl))
-		rc = ctl_apply(ctl, 0, &res, err);
+	q.ctl = ctl;
+	rc = reconfigure_run(&q, &r, err);
+	reconfigure_result_free(&r);
 	ctl_close(ctl);
 	*secs = now_seconds() - t0;
 	return rc;
@@ -519,37 +515,32 @@ static void print_json(const struct wrun *w, const struct way_row *rows, uint32_
 int testbed_run_workload(struct fabric_cmd *fc, const struct workload_run_opts *o,
 			 struct testbed_net *t)
 {
-	struct workload own = {0};
-	const struct workload *wl = &fc->fabric->workload;
+	struct workload own;
 	struct ofc_error err = {0};
 	struct wrun w = {.fc = fc, .o = o, .t = t};
 	struct way_row rows[JOBPLAN_KINDS];
 	uint32_t n = 0;
 	int status = 0;
 
-	if (strcmp(o->workload, "config") == 0) {
-		if (!wl->present)
-			return cli_usage_error(fc->cmd, "%s has no workload section", fc->file);
-	} else {
-		if (config_load_workload(o->workload, &own, &err) < 0 ||
-		    workload_validate(fc->fabric, &own, &err) < 0) {
-			workload_free(&own);
-			return cli_fail(&err);
-		}
-		wl = &own;
-	}
-	/* (serial: the run switches between phases, hiding nothing) */
-	w.q = (struct jobplan_query){.fabric = fc->fabric,
-				     .workload = wl,
-				     .executable = true,
-				     .serial_switching = true,
-				     .link_rate = t->rate,
-				     .alpha = o->alpha,
-				     .alternatives = 2};
-	if (jobplan_compute(&w.q, &w.r, &err) < 0) {
+	if (strcmp(o->workload, "config") == 0 && !fc->fabric->workload.present)
+		return cli_usage_error(fc->cmd, "%s has no workload section", fc->file);
+	/* (serial: the run switches between phases, hiding nothing; the
+	 * switching's overhead comes after, given or measured) */
+	struct jobplan_request rq = {.q = {.fabric = fc->fabric,
+					   .executable = true,
+					   .serial_switching = true,
+					   .link_rate = t->rate,
+					   .alpha = o->alpha,
+					   .alternatives = 2},
+				     .workload = o->workload,
+				     .alternatives_set = true,
+				     .overhead_set = true};
+	if (jobplan_plan_workload(&rq, &own, &w.r, &err) < 0) {
 		workload_free(&own);
 		return cli_fail(&err);
 	}
+	w.q = rq.q;
+	w.q.workload = w.r.workload;
 	/* The ways weighed again with the switching's overhead, given or
 	 * measured here. */
 	if (o->overhead_set) {

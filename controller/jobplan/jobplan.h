@@ -179,6 +179,20 @@ struct jobplan_result {
 };
 
 int jobplan_compute(const struct jobplan_query *q, struct jobplan_result *r, struct ofc_error *err);
+/* The use case "plan a workload" (plan_workload.c), as `ofc plan
+ * --workload`, `ofc testbed run --workload` and GetPlan run it: rq->workload
+ * a file (loaded into *own and checked against q.fabric) or "config" /
+ * NULL (the config's own section: its absence is an error, which each
+ * caller words as its own first); q.alternatives 4 and q.overhead the
+ * config's switch_overhead unless set; then jobplan_compute. The caller
+ * frees *own with workload_free once it is done with r. */
+struct jobplan_request {
+	struct jobplan_query q; /* fabric and the knobs; workload is filled here */
+	const char *workload;
+	bool alternatives_set, overhead_set;
+};
+int jobplan_plan_workload(const struct jobplan_request *rq, struct workload *own,
+			  struct jobplan_result *r, struct ofc_error *err);
 void jobplan_result_free(struct jobplan_result *r);
 
 /* The switching between candidates a and b (a == UINT32_MAX: from the

@@ -1,7 +1,7 @@
 /* ofcd's replicas on etcd (docs/ofcd.md, "Replicas"). With
  * --cluster the daemon's store is etcd's (controller/reconfig/store.h):
  * the replica whose lease holds the fabric's leader key leads, repairs what
- * its predecessor left (work.c, JOB_TAKEOVER) and alone drives the devices
+ * its predecessor left (takeover.c, JOB_TAKEOVER) and alone drives the devices
  * and writes the state, every write guarded by its epoch; the others follow
  * the state as their watch of etcd delivers it (JOB_SYNC) and answer reads
  * from it, mutations with STATUS_NOT_LEADER and where the leader is.

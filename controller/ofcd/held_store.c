@@ -70,7 +70,7 @@ static char *owner_of(const struct job *j)
 /* ---- events ------------------------------------------------------------------------- */
 
 /* An event about partition `name` for the loop: with the job's outcome
- * (after its snapshot is published, as work.c's post_note does for a
+ * (after its snapshot is published, as ofcd_post_note does for a
  * commit), else at once. detail (NULL: the message) goes to the log. */
 static void post_partition(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn,
 			   const char *name, const char *message, const char *detail)
@@ -342,7 +342,7 @@ int held_release(struct ofcd *d, const struct job *j, struct ofc_error *err)
 {
 	int i = held_index(d, j->partition);
 
-	/* (a damaged item in the store is not written over: run_mutation's
+	/* (a damaged item in the store is not written over: ofcd_run_mutation's
 	 * rule) */
 	if (d->w_damaged)
 		return ofc_error_set(err, OFC_E_RUNTIME, "refused: %s; fix or remove it first",

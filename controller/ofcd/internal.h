@@ -2,8 +2,11 @@
  *
  *   server.c      the event loop side: sockets, connections, frames,
  *                 authorisation, reads from the snapshot, the mutation queue
- *   work.c        the two workers: mutations (owns the struct ctl) and
- *                 schedules; the start-up (config, lock, recovery)
+ *   work.c        the two workers and which job runs where; their jobs:
+ *                 mutation.c (ApplyConfig, Reconfigure, probes, failures),
+ *                 takeover.c (a replica's takeover and sync), schedule_job.c
+ *                 (GetSchedule), startup.c (config, lock, recovery), and
+ *                 what they share, work_ctl.c (ctls and their events)
  *   snapshot.c    snapshots: the last committed state as an ofc.v1.State
  *   plan.c        the workload's schedule: the query, and the planner
  *                 thread that computes an all-to-all's off the start path
@@ -543,7 +546,7 @@ struct ofcd {
 	char **w_lost;
 	uint32_t nw_lost;
 	struct fabcfg *w_pub;
-	/* Circuits moved off lost ports onto spare ones (work.c rewire;
+	/* Circuits moved off lost ports onto spare ones (mutation.c rewire;
 	 * persisted in STATE_DIR/FABRIC.rewired): part of w_cfg. */
 	struct port_move *w_moves;
 	uint32_t nw_moves;
@@ -626,16 +629,47 @@ char *metrics_text(struct ofcd *d, const uint32_t clients[4]);
 void metrics_devices_take(struct ofcd *d, struct ctl *c);
 void metrics_devices_free(struct dev_metrics *m);
 
-/* work.c */
-/* GetSchedule's computation for j (run_schedule, stream.c): 0 with r
+/* work_ctl.c: the mutation worker's ctls and events, shared by the files
+ * of its jobs (startup.c, takeover.c, mutation.c, plan.c). */
+/* A ctl closed, what its devices counted kept first (metrics.c). */
+void ofcd_ctl_close(struct ofcd *d, struct ctl *c);
+/* A ctl on f with the daemon's store, callbacks and fence; strict: every
+ * --device override (else those naming a device of f). */
+int ofcd_open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **out,
+		  struct ofc_error *err);
+/* A note for the loop; one saying how a job ended travels with it. */
+void ofcd_post_note(struct ofcd *d, struct note *n);
+/* An event: message to watchers, detail (NULL: the message) to the log. */
+void ofcd_post_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, const char *device,
+		     const char *message, const char *detail, enum ofc_reason reason);
+void ofcd_log_error(struct ofcd *d, const char *what, const struct ofc_error *err);
+/* The running YAML with another topology and the port moves in effect: a
+ * new fabric, validated (from_client: edge lists only under d->files). */
+int ofcd_fabric_with_topology(const struct ofcd *d, const struct fabcfg *cfg, const char *spec,
+			      bool from_client, struct fabric **out, struct ofc_error *err);
+/* The port moves are over (a new config, or one they do not fit). */
+void ofcd_drop_moves(struct ofcd *d);
+/* (mutation worker, mutation.c) ApplyConfig, Reconfigure, MoveToPhase
+ * and reloads; a device probe (JOB_PROBE). */
+void ofcd_run_mutation(struct ofcd *d, struct job *j);
+void ofcd_run_probe(struct ofcd *d, struct job *j);
+/* The running config from what the store holds, and its snapshot
+ * (strict: the start, where damage stops it; leader: it may write). */
+int ofcd_adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **snap,
+	       struct ofc_error *err); /* startup.c */
+/* (schedule worker, schedule_job.c) GetSchedule's answers: the
+ * pipeline's, and the fluid engine's on a server fabric. */
+void ofcd_run_schedule(const struct ofcd *d, struct job *j);
+void ofcd_run_schedule_fluid(struct job *j);
+/* GetSchedule's computation for j (ofcd_run_schedule, stream.c): 0 with r
  * computed and resp's status and message set; -1 with resp's refusal.
  * Strings live in a. */
 int ofcd_schedule_compute(const struct ofcd *d, struct job *j, struct ofc_clock *clk,
 			  struct schedule_result *r, Ofc__V1__Response *resp, struct arena *a);
 /* The answer's Schedule without its steps: header, figures, links. */
 Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_result *r);
-int ofcd_start(struct ofcd *d, struct ofc_error *err); /* config, lock, recovery */
-/* (mutation worker) JOB_TAKEOVER and JOB_SYNC. */
+int ofcd_start(struct ofcd *d, struct ofc_error *err); /* startup.c: config, lock, recovery */
+/* (mutation worker, takeover.c) JOB_TAKEOVER and JOB_SYNC. */
 void ofcd_run_takeover(struct ofcd *d, struct job *j);
 void ofcd_run_sync(struct ofcd *d, struct job *j);
 
@@ -860,7 +894,7 @@ bool failures_devices(struct ofcd *d, char *cause, size_t n);
 /* (mutation worker) Change d->w_reported as a ReportFailure job asks, and
  * persist it; on error nothing changed. */
 int failures_report(struct ofcd *d, const struct job *j, struct ofc_error *err);
-/* (work.c, mutation worker) Publish d->w_cfg with the failures in effect:
+/* (plan.c, mutation worker) Publish d->w_cfg with the failures in effect:
  * config and snapshot on j, and a KIND_SCHEDULE_REPLANNED event. */
 void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentence, size_t n);
 /* Port moves (re-wiring around lost ports): STATE_DIR/FABRIC.rewired into

@@ -15,18 +15,15 @@
  * with the cost model's switch_overhead. */
 static int plan_of(const struct fabric *f, struct jobplan_result *r, struct ofc_error *err)
 {
-	struct jobplan_query q = {
-	    .fabric = f,
-	    .workload = &f->workload,
-	    .alternatives = 4,
-	    .overhead = {f->cost.switch_overhead.transaction, f->cost.switch_overhead.circuit}};
+	struct jobplan_request rq = {.q = {.fabric = f}}; /* (the config's workload) */
+	struct workload none;
 
 	if (!f->workload.present)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "fabric '%s' has no workload section to plan (docs/config.md, "
 				     "\"workload\")",
 				     f->name);
-	return jobplan_compute(&q, r, err);
+	return jobplan_plan_workload(&rq, &none, r, err);
 }
 
 void ofcd_run_get_plan(const struct ofcd *d, struct job *j)

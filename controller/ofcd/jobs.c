@@ -3,7 +3,7 @@
  * news too, ofcd_device_news, from a driver's thread) and planner
  * tasks (plan.c), their freeing, packed
  * replies, and the log every thread writes through. The loop (server.c)
- * and the workers (work.c) both sit on this file. */
+ * and the workers (work.c and their jobs) both sit on this file. */
 #include "controller/ofcd/internal.h"
 
 #include <stdarg.h>

@@ -62,7 +62,7 @@ static void replan_mcf(struct strbuf *msg, const struct schedule_result *r,
 						       : "iteration cap");
 }
 
-/* GetSchedule's whole answer for the workload, as run_schedule (work.c)
+/* GetSchedule's whole answer for the workload, as ofcd_run_schedule (schedule_job.c)
  * builds it, packed without an id (the loop appends one: protobuf merges
  * concatenated messages, and the schedule appears once), when it fits a
  * frame with room for the id. */
@@ -261,4 +261,167 @@ struct plan_task *plan_start(struct ofcd *d, struct fabcfg *cfg)
 	}
 	pthread_attr_destroy(&attr);
 	return t;
+}
+
+/* ---- re-plans and the planner's result, on the mutation worker ------------------------ */
+
+/* Publish d->w_cfg with the failures now in effect (failures.c): the config
+ * and the snapshot travel on j to the loop, followed by a
+ * KIND_SCHEDULE_REPLANNED event with the workload's schedule on the
+ * surviving graph, verified (summary: GetSchedule has the steps). sentence
+ * gets what happened, for the answer. */
+void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentence, size_t n)
+{
+	double t0 = now_seconds();
+	struct fabcfg *pub = failures_publish(d);
+	struct note *ev = xcalloc(1, sizeof(*ev));
+	struct strbuf list = STRBUF_INIT, msg = STRBUF_INIT;
+	char why[400];
+
+	fabcfg_unref(d->w_pub);
+	d->w_pub = pub;
+	fabcfg_unref(j->new_cfg);
+	j->new_cfg = fabcfg_ref(pub);
+	for (uint32_t i = 0; i < pub->nfailed && i < 8; i++)
+		sb_printf(&list, "%s%s", i ? ", " : "", pub->failed[i]);
+	if (pub->nfailed > 8)
+		sb_printf(&list, " and %u more", pub->nfailed - 8);
+	sb_printf(&msg, "%s; ", cause);
+	if (pub->nfailed)
+		sb_printf(&msg, "%u failure%s in effect (%s); ", pub->nfailed,
+			  pub->nfailed == 1 ? "" : "s", list.buf);
+	else
+		sb_printf(&msg, "no failure in effect; ");
+	if (pub->no_schedule) {
+		sb_printf(&msg, "%s", pub->no_schedule);
+	} else if (!pub->f->graph || pub->f->nrings) {
+		sb_printf(&msg, "fabric '%s' has no direct-connect topology to re-plan on",
+			  pub->f->name);
+	} else if (!pub->nfailed && pub->plan && pub->kept.warm) {
+		/* Back on the healthy graph: the schedule its snapshot
+		 * computed and kept is the answer (not solved again). */
+		Ofc__V1__Schedule *h = ofc__v1__schedule__unpack(NULL, pub->plan_len, pub->plan);
+
+		ev->sched = xmalloc(pub->plan_len + 1);
+		memcpy(ev->sched, pub->plan, pub->plan_len);
+		ev->sched_len = pub->plan_len;
+		if (h)
+			sb_printf(&msg, "%s %s on %s: %u steps, %.6g us, verified, ", h->algorithm,
+				  h->collective, h->topology ? h->topology : "?", h->num_steps,
+				  h->time_us);
+		sb_printf(&msg, "the kept healthy schedule, re-planned in %.3f s",
+			  now_seconds() - t0);
+		if (h)
+			ofc__v1__schedule__free_unpacked(h, NULL);
+	} else {
+		/* Back on the healthy graph with nothing kept yet (failures
+		 * were in effect since the start): keep this run. */
+		bool keep = !pub->nfailed && pub->coll == SCHED_ALLTOALL && !pub->f->degraded &&
+			    !pub->kept.warm && !atomic_load(&pub->planned);
+		bool from = pub != d->w_cfg && pub->coll == d->w_cfg->coll &&
+			    pub->size == d->w_cfg->size && d->w_cfg->kept.warm;
+		struct plan_out out = {0};
+
+		/* The whole answer is kept for an all-to-all only (GetSchedule
+		 * answers the workload from it: is_workload in server.c). */
+		plan_compute(pub, from ? &d->w_cfg->kept : NULL, d->w_cfg->kept_why, keep, NULL, t0,
+			     "re-planned", pub->coll == SCHED_ALLTOALL ? d->o.max_frame : 0, &msg,
+			     &out);
+		if (keep) {
+			pub->kept = out.kept;
+			memset(&out.kept, 0, sizeof(out.kept));
+			snprintf(pub->kept_why, sizeof(pub->kept_why), "%s", out.kept_why);
+		}
+		ev->sched = out.sched;
+		ev->sched_len = out.sched_len;
+		/* The snapshot's State.schedule is this one (same workload):
+		 * not computed twice. */
+		if (out.sched && pub->coll && !pub->plan && !atomic_load(&pub->planned)) {
+			pub->plan = xmalloc(out.sched_len + 1);
+			memcpy(pub->plan, out.sched, out.sched_len);
+			pub->plan_len = out.sched_len;
+			plan_keep_full(pub, &out);
+		}
+		out.sched = NULL;
+		plan_out_free(&out);
+	}
+	/* Final for this config: GetSchedule may answer the workload from it,
+	 * and a planner still computing it drops its result. */
+	atomic_store_explicit(&pub->planned, true, memory_order_release);
+	snprintf(sentence, n, "%s", msg.buf);
+	ev->kind = OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED;
+	ev->message = sb_detach(&msg);
+	ev->failed = pub->nfailed ? xcalloc(pub->nfailed + 1, sizeof(char *)) : NULL;
+	for (uint32_t i = 0; i < pub->nfailed; i++)
+		ev->failed[i] = xstrdup(pub->failed[i]);
+	ev->nfailed = pub->nfailed;
+	ev->time_ms = unix_ms();
+	snapshot_free(j->snap);
+	j->snap = snapshot_build(d->state_dir, d->w_ctl, pub, why, sizeof(why));
+	held_state(d, j->snap);
+	if (why[0])
+		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
+	ofcd_post_note(d, ev);
+	sb_free(&list);
+}
+
+void ofcd_run_plan(struct ofcd *d, struct job *j)
+{
+	struct plan_task *t = j->plan;
+	struct fabcfg *c = t->cfg;
+	char why[400];
+
+	/* A re-plan computed it meanwhile (the hold ran out), or the config
+	 * is no longer running: nothing to install. */
+	if (atomic_load(&c->planned) || (c != d->w_pub && c != d->w_cfg)) {
+		ofcd_log(d, OFCD_LOG_INFO,
+			 "the workload's schedule computed in the background is not needed any "
+			 "more (%s)",
+			 atomic_load(&c->planned) ? "re-planned meanwhile" : "another config runs");
+		return;
+	}
+	if (t->out.kept.warm) {
+		c->kept = t->out.kept;
+		memset(&t->out.kept, 0, sizeof(t->out.kept));
+		ofcd_log(
+		    d, OFCD_LOG_NOTICE,
+		    "kept the healthy MCF solution (%.1f MiB) for the re-plans after a failure",
+		    c->kept.bytes / 1048576.0);
+	} else if (t->out.kept_why[0]) {
+		ofcd_log(d, OFCD_LOG_NOTICE, "no healthy MCF solution kept: %s", t->out.kept_why);
+	}
+	snprintf(c->kept_why, sizeof(c->kept_why), "%s", t->out.kept_why);
+	if (t->out.sched && !c->plan) {
+		c->plan = xmalloc(t->out.sched_len + 1);
+		memcpy(c->plan, t->out.sched, t->out.sched_len);
+		c->plan_len = t->out.sched_len;
+		plan_keep_full(c, &t->out);
+	}
+	atomic_store_explicit(&c->planned, true, memory_order_release);
+	if (c != d->w_pub) {
+		/* The healthy config while failures are in effect: kept for the
+		 * next re-plan; what is published does not change. */
+		ofcd_log(d, OFCD_LOG_NOTICE,
+			 "kept the healthy schedule computed in the background");
+		return;
+	}
+	struct note *ev = xcalloc(1, sizeof(*ev));
+
+	ev->kind = OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED;
+	ev->message = xstrdup(t->out.message ? t->out.message : "");
+	if (t->out.sched) {
+		ev->sched = xmalloc(t->out.sched_len + 1);
+		memcpy(ev->sched, t->out.sched, t->out.sched_len);
+		ev->sched_len = t->out.sched_len;
+	}
+	ev->failed = c->nfailed ? xcalloc(c->nfailed + 1, sizeof(char *)) : NULL;
+	for (uint32_t i = 0; i < c->nfailed; i++)
+		ev->failed[i] = xstrdup(c->failed[i]);
+	ev->nfailed = c->nfailed;
+	ev->time_ms = unix_ms();
+	j->snap = snapshot_build(d->state_dir, d->w_ctl, c, why, sizeof(why));
+	held_state(d, j->snap);
+	if (why[0])
+		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
+	ofcd_post_note(d, ev);
 }

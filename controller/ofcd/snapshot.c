@@ -272,7 +272,7 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 	st->n_failed = cfg->nfailed;
 	st->failed = cfg->failed;
 	st->schedule_error = cfg->no_schedule;
-	/* Ports re-wired onto spares (work.c rewire), part of the config. */
+	/* Ports re-wired onto spares (mutation.c rewire), part of the config. */
 	if (f->nmoves) {
 		st->moved = arena_array(a, f->nmoves, sizeof(*st->moved));
 		for (uint32_t i = 0; i < f->nmoves; i++)

@@ -1,5 +1,5 @@
 /* Streamed GetSchedule (GetSchedule.stream): a thread of its own
- * computes the schedule as run_schedule does, then hands the loop one frame
+ * computes the schedule as ofcd_run_schedule does, then hands the loop one frame
  * at a time: the status, message and header (every figure, no steps), then
  * the steps, at most STREAM_TRANSFERS transfers a frame (a frame with
  * continues_step adds to the previous frame's step), then an empty last

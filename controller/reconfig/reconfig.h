@@ -331,6 +331,79 @@ struct ctl_result {
  * (Unix seconds) > 0 the transaction stays open in PHASE_TRIAL instead of
  * committing: ctl_trial_finish() ends it. */
 int ctl_apply(struct ctl *c, double trial_deadline, struct ctl_result *res, struct ofc_error *err);
+/* ---- the use case: reconfigure the fabric or a partition (reconfigure.c) --
+ * One function for every front door (`ofc plan|apply|try`, `ofc testbed
+ * run --workload`, ofcd's mutations and re-wiring): lock and repair a
+ * transaction a crash left (q->ctl), make the ctl to plan on (q->target,
+ * else q->ctl), read the devices and plan, aim (a choice by cost with
+ * choose, a partition, a renumbering kept or asked for), check (max_moves,
+ * q->check), then, unless dry_run, apply and record as one transaction.
+ * Nothing prints: on_event tells the caller what it may report. -1: r->stage
+ * says where it stopped, err why; r->planned is the ctl planned on (NULL
+ * before it is made), the caller's to close or keep either way. */
+enum reconfigure_stage {
+	RECONF_RECOVER = 1, /* the lock and a crash's journal */
+	RECONF_TARGET,	    /* q->target */
+	RECONF_READ,	    /* reading the devices: ctl_plan */
+	RECONF_AIM,	    /* partition, choice, renumbering */
+	RECONF_CHECK,	    /* max_moves, q->check */
+	RECONF_APPLY,	    /* the transaction (r->txn) */
+	RECONF_DONE,
+};
+enum reconfigure_event {
+	RECONF_EV_KEEP_NUMBERING, /* the last commit's renumbering is kept */
+	RECONF_EV_AIMED,	  /* the aim is planned (before the checks) */
+};
+struct reconfigure_result;
+struct reconfigure_req {
+	struct ctl *ctl; /* repairs; planned on unless target gives another */
+	bool lock;	 /* take the fabric's lock first */
+	bool recover;	 /* finish or undo a journal left behind */
+	/* After the repair: the ctl to plan and apply on (ofcd: a new config's
+	 * beside the running one), into *out. NULL: ctl. */
+	int (*target)(void *ctx, struct ctl **out, struct ofc_error *err);
+	/* the aim: a partition given, else one of the config's by name
+	 * (looked up after the read) */
+	const struct partition *partition;
+	const char *partition_name;
+	bool relabel; /* renumber to keep circuits */
+	struct relabel_opts relabel_opts;
+	bool relabel_before; /* a partition: its plan without renumbering too (r->before) */
+	bool no_relabel;     /* never renumber (and no candidate renumbered) */
+	bool keep_numbering; /* keep the last commit's renumbering of this topology */
+	bool choose;	     /* the cheapest target over horizon runs (ctl_choose) */
+	double horizon;
+	uint32_t alternatives;
+	bool alternatives_set;
+	uint32_t max_moves; /* refuse larger plans (max_moves_set) */
+	bool max_moves_set;
+	int (*check)(void *ctx, struct ctl *planned, struct ofc_error *err);
+	bool dry_run;	 /* stop at the plan */
+	bool skip_empty; /* apply nothing when nothing changes */
+	double trial_s;	 /* > 0: leave a trial open that long (ctl_trial_finish) */
+	void (*on_event)(void *ctx, enum reconfigure_event ev, const struct reconfigure_result *r);
+	void *ctx; /* target's, check's and on_event's */
+};
+struct reconfigure_result {
+	enum reconfigure_stage stage; /* reached (RECONF_DONE), or where it stopped */
+	bool recovered;		      /* a journal was repaired */
+	struct ctl *planned;
+	const struct partition *partition; /* aimed at (NULL: the whole fabric) */
+	uint32_t before;		   /* operations before renumbering */
+	bool renumbered;		   /* asked, or kept from the last commit */
+	bool kept_numbering;
+	uint64_t kept_generation; /* ... the commit's */
+	struct fabric_relabel relabel;
+	bool chose;
+	struct ctl_choice choice;
+	bool applied; /* the transaction ran (r->txn) */
+	double trial_deadline;
+	struct ctl_result txn;
+};
+int reconfigure_run(const struct reconfigure_req *q, struct reconfigure_result *r,
+		    struct ofc_error *err);
+void reconfigure_result_free(struct reconfigure_result *r);
+
 /* Commit (confirmed) or undo the open trial. */
 int ctl_trial_finish(struct ctl *c, bool confirmed, struct ctl_result *res, struct ofc_error *err);
 /* Whether `ofc confirm` has confirmed the open trial of this ctl. */

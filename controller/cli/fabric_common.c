@@ -159,7 +159,7 @@ int fabric_cmd_repair(struct fabric_cmd *fc, struct ofc_error *err)
 
 void fabric_cmd_free(struct fabric_cmd *fc)
 {
-	ctl_choice_free(&fc->choice);
+	reconfigure_result_free(&fc->result);
 	ctl_close(fc->ctl);
 	fabric_free(fc->fabric);
 	free(fc->state_dir);
@@ -381,29 +381,11 @@ const char fabric_cmd_relabel_help[] =
     "  --partition NAME         this partition alone (the config's partitions:): its\n"
     "                           topology on its ports; every other circuit stays\n";
 
-/* --max-moves: the plan as made (relabelled or not) against the limit. */
-static int check_moves(const struct fabric_cmd *fc, struct ofc_error *err)
-{
-	uint32_t ops = ctl_plan_size(fc->ctl);
-	char buf[96];
-
-	if (!fc->max_moves_set || ops <= fc->max_moves)
-		return 0;
-	ctl_plan_seconds_text(fc->ctl, buf, sizeof(buf));
-	return ofc_error_set(
-	    err, OFC_E_RUNTIME,
-	    "reaching %s takes %u operation%s%s%s%s, more than --max-moves %u; "
-	    "nothing was changed%s",
-	    fc->ctl->fabric->graph && fc->ctl->fabric->graph->spec ? fc->ctl->fabric->graph->spec
-								   : "the config",
-	    ops, ops == 1 ? "" : "s", buf[0] ? " (" : "", buf, buf[0] ? ")" : "", fc->max_moves,
-	    fc->relabel ? "" : " (--relabel may keep more circuits in place)");
-}
-
 /* What --relabel saved, on stderr. */
-static void relabel_report(const struct fabric_cmd *fc, uint32_t before)
+static void relabel_report(const struct reconfigure_result *res)
 {
-	const struct fabric_relabel *r = &fc->relabelled;
+	const struct fabric_relabel *r = &res->relabel;
+	uint32_t ops = ctl_plan_size(res->planned);
 	const char *why = "";
 
 	if (!r->complete)
@@ -413,123 +395,67 @@ static void relabel_report(const struct fabric_cmd *fc, uint32_t before)
 	fprintf(stderr,
 		"relabelled: %u operation%s instead of %u; %llu of %llu cross-connects stay "
 		"in place (%llu with the config's numbering), %u node%s renumbered%s\n",
-		ctl_plan_size(fc->ctl), ctl_plan_size(fc->ctl) == 1 ? "" : "s", before,
-		(unsigned long long)r->kept, (unsigned long long)r->arcs,
-		(unsigned long long)r->kept_identity, r->moved_nodes,
+		ops, ops == 1 ? "" : "s", res->before, (unsigned long long)r->kept,
+		(unsigned long long)r->arcs, (unsigned long long)r->kept_identity, r->moved_nodes,
 		r->moved_nodes == 1 ? "" : "s", why);
 }
 
-/* --partition NAME's partition, or a usage error naming those there are. */
-static const struct partition *find_partition(const struct fabric_cmd *fc, struct ofc_error *err)
+/* What the reconfiguration tells as it goes, on stderr: the last commit's
+ * numbering kept, and (text) the partition aimed at and what --relabel
+ * saved. */
+static void on_reconfigure(void *ctx, enum reconfigure_event ev, const struct reconfigure_result *r)
 {
-	const struct fabric *f = fc->ctl->fabric;
-	const struct partition *p = fabric_find_partition(f, fc->partition);
-	struct strbuf names = {0};
+	const struct fabric_cmd *fc = ctx;
+	const struct ctl *c = r->planned;
 
-	if (!p) {
-		for (uint32_t i = 0; i < f->npartitions; i++)
-			sb_printf(&names, "%s'%s'", i ? ", " : "", f->partitions[i].name);
-		ofc_error_set(err, OFC_E_USAGE, "--partition '%s': %s has %s%s", fc->partition,
-			      f->file, f->npartitions ? "the partitions " : "no partitions",
-			      names.len ? names.buf : "");
-		sb_free(&names);
+	if (ev == RECONF_EV_KEEP_NUMBERING) {
+		fprintf(stderr,
+			"ofc %s: the last commit (generation %llu) renumbered %s to "
+			"keep circuits; keeping that numbering (--no-relabel for the "
+			"config's)\n",
+			fc->cmd->name, (unsigned long long)r->kept_generation,
+			c->fabric->topology.spec);
+		return;
 	}
-	return p;
-}
+	if (fc->json || r->chose)
+		return;
+	if (r->partition) {
+		const struct partition *p = r->partition;
 
-/* --partition: aim at that partition alone. */
-static int target_partition(struct fabric_cmd *fc, struct ofc_error *err)
-{
-	const struct partition *p = find_partition(fc, err);
-
-	if (!p)
-		return -1;
-	struct relabel_opts o = {.budget_s = fc->relabel_budget > 0 ? fc->relabel_budget : 2};
-	uint32_t before = 0;
-
-	if (fc->relabel) {
-		/* What the members' own numbering would take, for the report. */
-		if (ctl_partition(fc->ctl, p, NULL, NULL, err) < 0)
-			return -1;
-		before = ctl_plan_size(fc->ctl);
-	}
-	if (ctl_partition(fc->ctl, p, fc->relabel ? &o : NULL, &fc->relabelled, err) < 0)
-		return -1;
-	if (!fc->json) {
 		fprintf(stderr, "partition %s: topology %s on its %u member%s; %u operation%s\n",
 			p->name, p->topology.spec, p->nmembers, p->nmembers == 1 ? "" : "s",
-			ctl_plan_size(fc->ctl), ctl_plan_size(fc->ctl) == 1 ? "" : "s");
-		if (fc->relabel)
-			relabel_report(fc, before);
+			ctl_plan_size(c), ctl_plan_size(c) == 1 ? "" : "s");
 	}
-	return check_moves(fc, err);
+	if (r->renumbered)
+		relabel_report(r);
 }
 
-/* --horizon: the cheapest target all told (ctl_choose), shown with the
- * plan (text: the table on stdout before it; JSON: "choice"). */
-static int target_choose(struct fabric_cmd *fc, const struct relabel_opts *ro,
-			 struct ofc_error *err)
+int fabric_cmd_reconfigure(struct fabric_cmd *fc, bool repair, bool dry_run, double trial_s,
+			   struct ofc_error *err)
 {
-	struct ctl_choice_opts o = {
+	struct reconfigure_req q = {
+	    .ctl = fc->ctl,
+	    .lock = repair,
+	    .recover = repair,
+	    .partition_name = fc->partition,
+	    .relabel = fc->relabel,
+	    .relabel_opts = {.budget_s = fc->relabel_budget > 0 ? fc->relabel_budget : 2},
+	    .relabel_before = true,
+	    .no_relabel = fc->no_relabel,
+	    .keep_numbering = true,
+	    .choose = fc->horizon_set,
 	    .horizon = fc->horizon,
-	    .relabel = !fc->no_relabel,
-	    .relabel_opts = *ro,
-	    .alternatives = fc->alternatives_set ? fc->alternatives : 3,
+	    .alternatives = fc->alternatives,
+	    .alternatives_set = fc->alternatives_set,
 	    .max_moves = fc->max_moves,
 	    .max_moves_set = fc->max_moves_set,
+	    .dry_run = dry_run,
+	    .trial_s = trial_s,
+	    .on_event = on_reconfigure,
+	    .ctx = fc,
 	};
 
-	if (fc->partition && !(o.partition = find_partition(fc, err)))
-		return -1;
-
-	if (fc->relabel && fc->no_relabel)
-		return ofc_error_set(err, OFC_E_USAGE, "--relabel and --no-relabel contradict");
-	if (ctl_choose(fc->ctl, &o, &fc->choice, err) < 0)
-		return -1;
-	fc->chose = true;
-	return 0;
-}
-
-int fabric_cmd_target(struct fabric_cmd *fc, struct ofc_error *err)
-{
-	struct relabel_opts o = {.budget_s = fc->relabel_budget > 0 ? fc->relabel_budget : 2};
-	uint32_t before = ctl_plan_size(fc->ctl);
-	const struct fabric *f = fc->ctl->fabric;
-
-	if (fc->alternatives_set && !fc->horizon_set)
-		return ofc_error_set(err, OFC_E_USAGE, "--alternatives goes with --horizon");
-	if (fc->horizon_set)
-		return target_choose(fc, &o, err);
-	if (fc->partition)
-		return target_partition(fc, err);
-	/* The last commit renumbered this topology to keep circuits: keep its
-	 * numbering (a plain plan would otherwise plan back to the config's). */
-	if (!fc->relabel && !fc->no_relabel && f->topology.spec) {
-		struct ctl_record r;
-		struct ofc_error e = {0};
-
-		if (ctl_load_record_for(fc->ctl, &r, &e) == 0) {
-			if (r.have_state && r.relabelled && !r.partition &&
-			    strcmp(r.topology, f->topology.spec) == 0) {
-				fc->relabel = true;
-				fprintf(
-				    stderr,
-				    "ofc %s: the last commit (generation %llu) renumbered %s to "
-				    "keep circuits; keeping that numbering (--no-relabel for the "
-				    "config's)\n",
-				    fc->cmd->name, (unsigned long long)r.generation,
-				    f->topology.spec);
-			}
-			ctl_record_free(&r);
-		}
-	}
-	if (!fc->relabel)
-		return check_moves(fc, err);
-	if (ctl_relabel(fc->ctl, &o, &fc->relabelled, err) < 0)
-		return -1;
-	if (!fc->json)
-		relabel_report(fc, before);
-	return check_moves(fc, err);
+	return reconfigure_run(&q, &fc->result, err);
 }
 
 /* A device's identity as plan and status print it: name, class (plan

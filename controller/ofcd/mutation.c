@@ -1,0 +1,830 @@
+/* The mutation worker's jobs that change the fabric: ApplyConfig,
+ * Reconfigure (of a topology, a workload's pick, a phase, a partition),
+ * reloads and releases, each the transaction of controller/reconfig on a
+ * new validated fabric; device probes; ReportFailure with the re-wiring of
+ * a lost port onto a spare. The answers are built here; the loop sends
+ * them. */
+#include "controller/export/export.h"
+#include "controller/ofcd/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Reconfigure for a workload: the finder's pick for every host of the
+ * fabric at the fewest NIC ports any host has, minimising the workload's
+ * time under the config's cost model (Zhao et al. Sec. 5.4). */
+static int pick_topology(const struct fabric *f, const struct job *j, char *spec, size_t n,
+			 struct ofc_error *err)
+{
+	struct finder_result r;
+	uint32_t d = UINT32_MAX;
+
+	if (j->nodes && j->nodes != f->nhosts)
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "workload of %u nodes: fabric '%s' has %u hosts, and a topology "
+		    "spans all of them",
+		    j->nodes, f->name, f->nhosts);
+	if (j->coll != SCHED_ALLGATHER && j->coll != SCHED_REDUCE_SCATTER &&
+	    j->coll != SCHED_ALLREDUCE)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "workload: the finder picks topologies for allgather, "
+				     "reduce-scatter and allreduce");
+	for (uint32_t h = 0; h < f->nhosts; h++)
+		d = f->hosts[h].ports < d ? f->hosts[h].ports : d;
+	d = d > BFB_MAX_DEGREE ? BFB_MAX_DEGREE : d;
+	if (d == 0 || d >= f->nhosts)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "workload: %u hosts with %u ports each have no direct-connect "
+				     "topology to choose",
+				     f->nhosts, d);
+	if (finder_run(f->nhosts, d, 0, &r, err) < 0)
+		return -1;
+	struct sched_cost cost = {
+	    .alpha = f->cost.alpha > 0 ? f->cost.alpha : 10e-6,
+	    .bandwidth = (f->cost.link_bandwidth > 0 ? f->cost.link_bandwidth : 100e9) * d,
+	    .size = j->size,
+	};
+	size_t p = finder_pick(&r, &j->coll, &cost, 1);
+	snprintf(spec, n, "%s", r.front[p].spec);
+	finder_free(&r);
+	return 0;
+}
+
+/* ---- mutations ------------------------------------------------------------------------ */
+
+struct answer {
+	struct arena a;
+	Ofc__V1__Response r;
+	Ofc__V1__TransactionInfo t;
+	Ofc__V1__ConfigError ce;
+};
+
+static void answer_init(struct answer *an, const struct job *j)
+{
+	memset(an, 0, sizeof(*an));
+	ofc__v1__response__init(&an->r);
+	ofc__v1__transaction_info__init(&an->t);
+	ofc__v1__config_error__init(&an->ce);
+	an->r.has_id = 1;
+	an->r.id = j->req_id;
+	an->r.has_status = 1;
+	an->t.kind = j->kind == JOB_APPLY_CONFIG ? "apply-config"
+		     : j->kind == JOB_RELOAD	 ? "reload"
+		     : j->kind == JOB_FAILURE	 ? "report-failure"
+		     : j->kind == JOB_RELEASE	 ? "release-partition"
+						 : "reconfigure";
+	an->t.target = j->target;
+	an->t.has_ticket = an->t.has_dry_run = 1;
+	an->t.ticket = j->ticket;
+	an->t.dry_run = j->dry_run;
+	an->t.principal = j->principal;
+	an->t.has_peer_uid = an->t.has_peer_pid = 1;
+	an->t.peer_uid = j->peer.uid;
+	an->t.peer_pid = (uint32_t)j->peer.pid;
+	an->r.body_case = OFC__V1__RESPONSE__BODY_TRANSACTION;
+	an->r.transaction = &an->t;
+}
+
+static void answer_status(struct answer *an, Ofc__V1__Status st, const char *fmt, ...)
+    OFC_PRINTF(3, 4);
+static void answer_status(struct answer *an, Ofc__V1__Status st, const char *fmt, ...)
+{
+	va_list ap;
+	struct strbuf sb = STRBUF_INIT;
+
+	va_start(ap, fmt);
+	sb_vprintf(&sb, fmt, ap);
+	va_end(ap);
+	an->r.status = st;
+	an->r.message = arena_strdup(&an->a, sb.buf ? sb.buf : "");
+	sb_free(&sb);
+}
+
+/* A config that did not load or validate: status INVALID with its
+ * position, so clients can point at the line. */
+static void answer_config_error(struct answer *an, const struct ofc_error *err)
+{
+	char buf[900];
+
+	answer_status(an, OFC__V1__STATUS__STATUS_INVALID, "%s",
+		      ofc_error_str(err, buf, sizeof(buf)));
+	an->ce.file = arena_strdup(&an->a, err->file);
+	an->ce.has_line = an->ce.has_column = err->line > 0;
+	an->ce.line = err->line;
+	an->ce.column = err->col;
+	an->ce.message = arena_strdup(&an->a, err->msg);
+	an->r.body_case = OFC__V1__RESPONSE__BODY_CONFIG_ERROR;
+	an->r.config_error = &an->ce;
+}
+
+/* A mutation stopped because this replica may no longer drive the devices
+ * or write the state (OFC_R_FENCED): the answer says so and who
+ * leads now. */
+static bool answer_fenced(struct ofcd *d, struct answer *an, const struct ofc_error *err)
+{
+	struct store_cluster v;
+	char msg[700];
+	Ofc__V1__Status st;
+
+	if (err->reason != OFC_R_FENCED)
+		return false;
+	store_cluster(d->store, &v);
+	st = cluster_refusal(d, &v, msg, sizeof(msg));
+	if (st == OFC__V1__STATUS__STATUS_OK) {
+		st = OFC__V1__STATUS__STATUS_UNAVAILABLE;
+		snprintf(msg, sizeof(msg), "try again");
+	}
+	answer_status(an, st, "%s; %s", err->msg, msg);
+	an->r.leader = cluster_refusal_leader(&an->a, &v);
+	return true;
+}
+
+/* The new fabric a mutation asks for, and its shared config. */
+static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct fabcfg **out)
+{
+	struct ofc_error err = {0};
+	struct fabric *f = NULL;
+	const struct fabric *cur = d->w_cfg->f;
+
+	*out = NULL;
+	if (j->kind == JOB_RELOAD) {
+		free(j->yaml);
+		j->yaml = NULL;
+		if (read_file(d->o.config_path, CONFIG_MAX_BYTES, &j->yaml, &j->yaml_len, &err) <
+		    0) {
+			answer_config_error(an, &err);
+			return -1;
+		}
+	}
+	if (j->kind == JOB_APPLY_CONFIG || j->kind == JOB_RELOAD) {
+		/* A config from the API is checked for what it may make the
+		 * daemon do before validation looks at the files it names. */
+		bool from_api = j->kind == JOB_APPLY_CONFIG;
+
+		if (config_parse(j->filename, j->yaml, j->yaml_len, &f, &err) == 0) {
+			f->files = from_api ? &d->files : NULL;
+			/* No filename, no directory of its own: relative
+			 * credentials resolve where the running config's do
+			 * (ofcd's cwd is / under systemd, never theirs). */
+			if (from_api && j->unnamed && cur->dir) {
+				free(f->dir);
+				f->dir = xstrdup(cur->dir);
+			}
+		}
+		if (!f || ofcd_check_config(d, f, from_api, &err) < 0 ||
+		    fabric_validate(f, &err) < 0) {
+			fabric_free(f);
+			answer_config_error(an, &err);
+			return -1;
+		}
+		if (j->kind == JOB_RELOAD)
+			ofcd_trust_config(d, f);
+		if (strcmp(f->name, cur->name) != 0) {
+			answer_status(
+			    an, OFC__V1__STATUS__STATUS_INVALID,
+			    "this ofcd serves fabric '%s'; the config is for '%s' (each fabric "
+			    "has its own ofcd)",
+			    cur->name, f->name);
+			fabric_free(f);
+			return -1;
+		}
+		*out = fabcfg_new(f, j->yaml, j->yaml_len, j->filename, d->o.lp_solver);
+		return 0;
+	}
+	/* Reconfigure of a partition: the running config as it is; the plan
+	 * (ofcd_run_mutation) aims at the partition alone (one made of hosts at
+	 * run time is built there, held.c). */
+	if (j->partition && j->nhosts) {
+		*out = fabcfg_ref(d->w_cfg);
+		return 0;
+	}
+	if (j->partition) {
+		if (!fabric_find_partition(cur, j->partition)) {
+			answer_status(an, OFC__V1__STATUS__STATUS_NOT_FOUND,
+				      "fabric '%s' has no partition '%.64s' any more", cur->name,
+				      j->partition);
+			return -1;
+		}
+		*out = fabcfg_ref(d->w_cfg);
+		return 0;
+	}
+	/* Reconfigure: the running config with another topology. */
+	char spec[TOPO_MAX_SPEC + 1];
+	const char *want = spec;
+	if (cur->nrings || !cur->nswitches) {
+		answer_status(an, OFC__V1__STATUS__STATUS_INVALID,
+			      "fabric '%s' has no circuit switch to rewire: change its %s with "
+			      "ApplyConfig",
+			      cur->name, cur->nrings ? "lightpaths" : "config");
+		return -1;
+	}
+	if (j->to_phase) { /* MoveToPhase, by the phase's spec as a restart
+			    * builds the recorded topology */
+		char *ps = NULL;
+
+		if (ofcd_phase_spec(d->w_cfg, j, &ps, &err) < 0 ||
+		    ofcd_fabric_with_topology(d, d->w_cfg, ps, false, &f, &err) < 0) {
+			free(ps);
+			answer_status(an,
+				      err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
+								: OFC__V1__STATUS__STATUS_INVALID,
+				      "%s", err.msg);
+			return -1;
+		}
+		free(ps);
+		an->t.target = j->target;
+		*out = fabcfg_new(f, d->w_cfg->yaml, d->w_cfg->yaml_len, d->w_cfg->path,
+				  d->o.lp_solver);
+		(*out)->coll = d->w_cfg->coll;
+		(*out)->size = d->w_cfg->size;
+		return 0;
+	}
+	if (j->workload) {
+		if (pick_topology(cur, j, spec, sizeof(spec), &err) < 0) {
+			answer_status(an,
+				      err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
+								: OFC__V1__STATUS__STATUS_INVALID,
+				      "%s", err.msg);
+			return -1;
+		}
+		free(j->target);
+		j->target = xstrdup(spec);
+		an->t.target = j->target;
+	} else {
+		want = j->spec; /* (a "ports:" spec may be longer than spec[]) */
+	}
+	if (ofcd_fabric_with_topology(d, d->w_cfg, want, j->spec_from_client, &f, &err) < 0) {
+		answer_status(an, OFC__V1__STATUS__STATUS_INVALID, "%s", err.msg);
+		return -1;
+	}
+	*out = fabcfg_new(f, d->w_cfg->yaml, d->w_cfg->yaml_len, d->w_cfg->path, d->o.lp_solver);
+	if (j->workload) {
+		(*out)->coll = j->coll;
+		(*out)->size = j->size;
+	} else {
+		(*out)->coll = d->w_cfg->coll;
+		(*out)->size = d->w_cfg->size;
+	}
+	return 0;
+}
+
+/* A dry run's answer: the counts, the switching time and the plan as `ofc
+ * plan` words it (left out when it would not fit a frame, and said). */
+static void answer_plan(const struct ofcd *d, struct answer *an, const struct ctl *nc,
+			const char *target)
+{
+	struct strbuf sb = STRBUF_INIT;
+	uint32_t room = d->o.max_frame ? d->o.max_frame : OFCD_MAX_FRAME_DEFAULT;
+	char est[96];
+
+	an->t.state = "planned";
+	an->t.has_operations = an->t.has_switching_seconds = 1;
+	an->t.operations = ctl_plan_size(nc);
+	an->t.switching_seconds = ctl_plan_seconds(nc);
+	ctl_plan_text(nc, &sb);
+	/* the rest of the answer is a few hundred bytes */
+	if (sb.len + 4096 <= room)
+		an->t.plan = arena_strdup(&an->a, sb.buf ? sb.buf : "");
+	ctl_plan_seconds_text(nc, est, sizeof(est));
+	answer_status(an, OFC__V1__STATUS__STATUS_OK,
+		      "%u operation%s on %u device%s would take fabric '%s' to %s%s%s%s%s",
+		      an->t.operations, an->t.operations == 1 ? "" : "s", nc->ndevs,
+		      nc->ndevs == 1 ? "" : "s", nc->fabric->name, target, est[0] ? " (" : "", est,
+		      est[0] ? ")" : "", an->t.plan ? "" : "; the plan's lines do not fit a frame");
+	sb_free(&sb);
+}
+
+/* A workload's answer, once committed: the schedule it gets on the picked
+ * topology (its summary), or the answer as it is when none is found. */
+static void answer_workload_schedule(const struct ofcd *d, const struct job *j, struct answer *an)
+{
+	struct schedule_query q = {.fabric = d->w_pub->f, .collective = j->coll, .size = j->size};
+	struct schedule_result r;
+	struct ofc_error err = {0};
+
+	if (schedule_compute(&q, &r, NULL, &err) < 0)
+		return;
+	if (schedule_check(&r, &err) == 0) {
+		const struct schedule *s = &r.main->s;
+
+		an->t.schedule = schedule_header_msg(&an->a, s);
+		an->t.schedule->algorithm = arena_strdup(&an->a, an->t.schedule->algorithm);
+		an->t.schedule->topology = arena_strdup(&an->a, s->topology);
+		for (size_t i = 0; i < an->t.schedule->n_metrics; i++)
+			an->t.schedule->metrics[i]->key =
+			    arena_strdup(&an->a, an->t.schedule->metrics[i]->key);
+		schedule_msg_summary(an->t.schedule, schedule_extra_msg(&an->a, &r));
+		answer_status(an, OFC__V1__STATUS__STATUS_OK,
+			      "%s; topology %s picked for %s: %s takes %u steps, %.6g us "
+			      "(verified)",
+			      an->r.message, j->target, sched_collective_name(j->coll),
+			      s->algorithm, s->nsteps, s->time_us);
+	}
+	schedule_result_free(&r);
+}
+
+/* A mutation on its way through reconfigure_run: what its callbacks
+ * answer into and make. */
+struct mutation {
+	struct ofcd *d;
+	struct job *j;
+	struct answer *an;
+	struct fabcfg *ncfg;
+	struct partition rtp; /* a run-time partition (held.c) */
+	struct held_stage hs;
+};
+
+/* After the repair: the new fabric j asks for and its ctl beside the
+ * running one, which hands it the lock. Until it commits, it speaks for
+ * the running devices only where it reaches them as they run: a config's
+ * other credentials file or address failing is its own error (in the
+ * answer), not the device lost for watchers and the state. -1: m->an says
+ * why. */
+static int mutation_target(void *ctx, struct ctl **out, struct ofc_error *err)
+{
+	struct mutation *m = ctx;
+	struct ofcd *d = m->d;
+	struct job *j = m->j;
+
+	if (build_target(d, j, m->an, &m->ncfg) < 0)
+		return -1;
+	if (j->nhosts && held_make(d, m->ncfg->f, j->partition, j->hosts, j->nhosts, j->spec,
+				   &m->rtp, err) < 0) {
+		answer_status(m->an,
+			      err->code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
+							 : OFC__V1__STATUS__STATUS_INVALID,
+			      "%s", err->msg);
+		return -1;
+	}
+	m->an->t.fabric = arena_strdup(&m->an->a, m->ncfg->f->name);
+	if (ofcd_open_ctl(d, m->ncfg->f, false, out, err) < 0) {
+		answer_status(m->an, OFC__V1__STATUS__STATUS_INVALID, "%s", err->msg);
+		return -1;
+	}
+	ctl_handover(d->w_ctl, *out);
+	ctl_quiet(*out, d->w_ctl);
+	return 0;
+}
+
+/* Nothing but its owner changes a held partition's circuits: not a
+ * whole-fabric Reconfigure, a config, another partition. A commit takes or
+ * drops holds in its store write. */
+static int mutation_check(void *ctx, struct ctl *nc, struct ofc_error *err)
+{
+	struct mutation *m = ctx;
+	struct job *j = m->j;
+
+	if (held_check_plan(m->d, nc, j->nhosts ? j->partition : "", err) < 0)
+		return -1;
+	if (!j->dry_run) {
+		held_stage(m->d, j, j->nhosts ? &m->rtp : NULL, m->ncfg->f, &m->hs);
+		nc->commit_also = held_commit_also;
+		nc->commit_also_ctx = &m->hs;
+	}
+	return 0;
+}
+
+/* The answer of a transaction that failed (rolled back or not). */
+static void answer_failed(struct job *j, struct answer *an, const struct ctl_result *res,
+			  const struct ofc_error *err)
+{
+	an->t.state = res->rolled_back ? "rolled-back" : "failed";
+	j->outcome = an->t.state;
+	if (res->failed_device[0])
+		an->t.failed_device = arena_strdup(&an->a, res->failed_device);
+	an->t.has_restored = 1;
+	an->t.restored = res->rolled_back && res->rollback_ok;
+	answer_status(an, OFC__V1__STATUS__STATUS_FAILED, "transaction %llu failed: %s%s",
+		      (unsigned long long)res->txn, err->msg,
+		      !res->rolled_back ? ""
+		      : res->rollback_ok
+			  ? "; rolled back: every device is verified back at its previous state"
+			  : "; ROLLBACK INCOMPLETE: the journal is kept and the next mutation "
+			    "retries it");
+}
+
+/* A reload refused: watchers get where, not what (the reason may quote
+ * the file or name a credentials path). The log has it all. */
+static void post_reload_rejected(struct ofcd *d, const struct answer *an)
+{
+	char where[300] = "";
+
+	if (an->r.body_case == OFC__V1__RESPONSE__BODY_CONFIG_ERROR && an->ce.file && *an->ce.file)
+		snprintf(where, sizeof(where), an->ce.has_line ? "%s:%u:%u: " : "%s: ", an->ce.file,
+			 an->ce.line, an->ce.column ? an->ce.column : 1);
+	char *pub = xasprintf("%sthe config was rejected; the running config stays (the "
+			      "reason is in ofcd's log)",
+			      where);
+	ofcd_post_event(d, OFC__V1__EVENT__KIND__KIND_CONFIG_REJECTED, 0, NULL, pub, an->r.message,
+			OFC_R_NONE);
+	free(pub);
+}
+
+/* A repair first (a journal left by an earlier failure), then the new
+ * fabric planned (a partition's ports alone for a partition: one made of
+ * hosts at run time renumbered for fewest moves when asked, in a tenth of
+ * a second, as the queue plans 600 jobs a minute), checked against the
+ * holds, and answered (a dry run) or applied and committed. */
+static int mutation_reconfigure(struct mutation *m, struct reconfigure_result *r,
+				struct ofc_error *err)
+{
+	struct job *j = m->j;
+	struct reconfigure_req q = {
+	    .ctl = m->d->w_ctl,
+	    .recover = true,
+	    .target = mutation_target,
+	    .partition = j->nhosts ? &m->rtp : NULL,
+	    .partition_name = j->nhosts ? NULL : j->partition,
+	    .relabel = j->nhosts && j->relabel,
+	    .relabel_opts = {.budget_s = 0.1}, /* (bench/RESULTS.md, "the renumbering's") */
+	    .check = mutation_check,
+	    .dry_run = j->dry_run,
+	    .ctx = m,
+	};
+
+	return reconfigure_run(&q, r, err);
+}
+
+void ofcd_run_mutation(struct ofcd *d, struct job *j)
+{
+	struct answer an;
+	struct ofc_error err = {0};
+	struct mutation m = {.d = d, .j = j, .an = &an};
+	struct reconfigure_result r = {0};
+	struct ctl *nc = NULL;
+	bool touched = false;
+	char why[400];
+
+	answer_init(&an, j);
+	/* Damaged state in etcd is not overwritten. */
+	if (d->w_damaged) {
+		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED,
+			      "refused: %s; fix or remove it first", d->w_damaged);
+		goto out;
+	}
+	if (j->nhosts && !held_may(d, j, why, sizeof(why))) {
+		answer_status(&an, OFC__V1__STATUS__STATUS_DENIED, "%s", why);
+		goto out;
+	}
+	int rc = mutation_reconfigure(&m, &r, &err);
+	nc = r.planned;
+	touched = r.recovered;
+	if (rc < 0 && r.stage == RECONF_RECOVER) {
+		if (!answer_fenced(d, &an, &err))
+			answer_status(&an, OFC__V1__STATUS__STATUS_FAILED,
+				      "an unfinished transaction could not be repaired first: %s",
+				      err.msg);
+		goto out;
+	}
+	if (rc < 0 && r.stage == RECONF_TARGET)
+		goto out; /* (answered) */
+	if (rc < 0 && r.stage != RECONF_APPLY) {
+		if (r.stage == RECONF_READ)
+			answer_status(&an, OFC__V1__STATUS__STATUS_FAILED,
+				      "cannot read the devices: %s", err.msg);
+		else
+			answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "%s", err.msg);
+		ctl_handover(nc, d->w_ctl);
+		goto out;
+	}
+	if (j->dry_run) {
+		answer_plan(d, &an, nc, j->target);
+		j->outcome = "planned";
+		ctl_handover(nc, d->w_ctl);
+		goto out;
+	}
+	touched = true;
+	nc->commit_also = NULL;
+	const struct ctl_result res = r.txn;
+	j->txn = res.txn;
+	an.t.has_id = 1;
+	an.t.id = res.txn;
+	an.t.has_operations = an.t.has_seconds = 1;
+	an.t.operations = res.ops_applied;
+	an.t.seconds = res.seconds;
+	char by[160];
+	ofcd_txn_by(d, &an.t, by, sizeof(by));
+	if (rc == 0) {
+		an.t.state = "committed";
+		j->outcome = "committed";
+		answer_status(
+		    &an, OFC__V1__STATUS__STATUS_OK,
+		    "committed transaction %llu%s: %u operation%s on %u device%s in %.3f s",
+		    (unsigned long long)res.txn, by, res.ops_applied,
+		    res.ops_applied == 1 ? "" : "s", nc->ndevs, nc->ndevs == 1 ? "" : "s",
+		    res.seconds);
+		ofcd_ctl_close(d, d->w_ctl);
+		d->w_ctl = nc;
+		nc = NULL;
+		ctl_quiet(d->w_ctl, NULL);
+		/* held from now on; the ctl's pointer would outlive rtp */
+		if (j->nhosts)
+			d->w_ctl->partition = NULL;
+		held_committed(&m.hs, j->nhosts ? &m.rtp : NULL, res.txn, res.ops_applied);
+		fabcfg_unref(d->w_cfg);
+		d->w_cfg = m.ncfg;
+		m.ncfg = NULL;
+		/* A new config describes the wiring afresh: its circuits are
+		 * what was applied, so the moves are over. */
+		if (j->kind == JOB_APPLY_CONFIG || j->kind == JOB_RELOAD)
+			ofcd_drop_moves(d);
+		/* The failures still in effect apply to the new config too. */
+		fabcfg_unref(d->w_pub);
+		d->w_pub = failures_publish(d);
+		j->new_cfg = fabcfg_ref(d->w_pub);
+		if (j->kind != JOB_RECONFIGURE)
+			ofcd_post_event(d, OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED, res.txn, NULL,
+					j->filename, NULL, OFC_R_NONE);
+	} else if (answer_fenced(d, &an, &err)) {
+		/* deposed mid-way: the leader after it repairs it */
+		an.t.state = "stopped";
+		j->outcome = "stopped";
+		ctl_handover(nc, d->w_ctl);
+	} else {
+		answer_failed(j, &an, &res, &err);
+		ctl_handover(nc, d->w_ctl);
+	}
+	if (an.r.status == OFC__V1__STATUS__STATUS_OK && j->workload && !j->dry_run)
+		answer_workload_schedule(d, j, &an);
+out:
+	if (touched) {
+		j->snap = snapshot_build(d->state_dir, d->w_ctl, d->w_pub, why, sizeof(why));
+		held_state(d, j->snap);
+		if (why[0])
+			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
+	}
+	if (j->kind == JOB_RELOAD && an.r.status != OFC__V1__STATUS__STATUS_OK)
+		post_reload_rejected(d, &an);
+	if (!an.t.state)
+		an.t.state = an.r.status == OFC__V1__STATUS__STATUS_INVALID ? "refused" : "failed";
+	if (!j->outcome)
+		j->outcome = an.t.state;
+	ofcd_ctl_close(d, nc);
+	fabcfg_unref(m.ncfg);
+	held_stage_free(&m.hs);
+	held_partition_free(&m.rtp);
+	reconfigure_result_free(&r);
+	response_pack(&an.r, &j->reply, &j->reply_len);
+	arena_free(&an.a);
+}
+
+void ofcd_run_release(struct ofcd *d, struct job *j)
+{
+	struct answer an;
+	struct ofc_error err = {0};
+	char why[400];
+
+	answer_init(&an, j);
+	if (!held_may(d, j, why, sizeof(why))) {
+		answer_status(&an, OFC__V1__STATUS__STATUS_DENIED, "%s", why);
+		an.t.state = "refused";
+	} else if (held_release(d, j, &err) < 0) {
+		if (!answer_fenced(d, &an, &err))
+			answer_status(&an,
+				      err.code == OFC_E_INPUT ? OFC__V1__STATUS__STATUS_NOT_FOUND
+							      : OFC__V1__STATUS__STATUS_FAILED,
+				      "%s", err.msg);
+		an.t.state = "refused";
+	} else {
+		answer_status(&an, OFC__V1__STATUS__STATUS_OK,
+			      "released partition '%s': its hosts return to the pool; its "
+			      "circuits stay",
+			      j->partition);
+		an.t.state = "committed";
+		j->snap = snapshot_build(d->state_dir, d->w_ctl, d->w_pub, why, sizeof(why));
+		if (why[0])
+			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
+		held_state(d, j->snap);
+	}
+	j->outcome = an.t.state;
+	response_pack(&an.r, &j->reply, &j->reply_len);
+	arena_free(&an.a);
+}
+
+/* Read every device: reachability (device lost / back events come from
+ * ctl) and whether each still holds what the record says. */
+void ofcd_run_probe(struct ofcd *d, struct job *j)
+{
+	struct ctl *c = d->w_ctl;
+	struct ctl_record rec;
+	struct ofc_error err = {0};
+	bool have = ctl_load_record_for(c, &rec, &err) == 0;
+
+	ctl_read(c, &err);
+	j->probe = xcalloc(c->ndevs + 1, sizeof(*j->probe));
+	j->nprobe = c->ndevs;
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		struct probe_dev *p = &j->probe[i];
+		const struct device_state *r = NULL;
+
+		snprintf(p->name, sizeof(p->name), "%s", c->devs[i].cfg.name);
+		p->reachable = c->devs[i].read_ok;
+		if (!p->reachable) {
+			snprintf(p->error, sizeof(p->error), "%s", c->devs[i].read_err.msg);
+			p->reason = c->devs[i].read_err.reason;
+		}
+		for (uint32_t k = 0; have && k < rec.ndevs; k++)
+			if (strcmp(rec.dev_names[k], p->name) == 0)
+				r = &rec.dev_states[k];
+		p->recorded = r != NULL;
+		p->entries = p->reachable ? state_size(&c->devs[i].actual) : 0;
+		p->in_sync = p->reachable && state_as_recorded(r, &c->devs[i].actual);
+	}
+	if (have)
+		ctl_record_free(&rec);
+	/* A switch lost takes the host ports cabled to it along; a switch port
+	 * the switch reports failing, the host port cabled to it. */
+	char cause[160];
+	if (failures_devices(d, cause, sizeof(cause))) {
+		char sentence[600];
+
+		ofcd_replan(d, j, cause, sentence, sizeof(sentence));
+	}
+}
+
+/* ---- failures -------------------------------------------------------------------------- */
+
+/* The attachment of host port (h, p), or NULL. */
+static const struct attachment *attached(const struct fabric *f, uint32_t h, uint32_t p)
+{
+	for (uint32_t i = 0; i < f->nwiring; i++)
+		if (f->wiring[i].host == h && f->wiring[i].host_port == p)
+			return &f->wiring[i];
+	return NULL;
+}
+
+/* A re-wiring on its way through reconfigure_run. */
+struct rewiring {
+	struct ofcd *d;
+	struct port_move move; /* (host borrowed) */
+	struct fabric *nf;
+};
+
+/* After the repair: the running config with one more port move, and its
+ * ctl beside the running one (which hands it the lock; quiet where it
+ * reaches a device otherwise). */
+static int rewired_target(void *ctx, struct ctl **out, struct ofc_error *err)
+{
+	struct rewiring *rw = ctx;
+	struct ofcd *d = rw->d;
+
+	d->w_moves = xrealloc(d->w_moves, (d->nw_moves + 1) * sizeof(*d->w_moves));
+	d->w_moves[d->nw_moves++] =
+	    (struct port_move){xstrdup(rw->move.host), rw->move.from, rw->move.to};
+	if (ofcd_fabric_with_topology(d, d->w_cfg, d->w_cfg->f->topology.spec, false, &rw->nf,
+				      err) < 0 ||
+	    ofcd_open_ctl(d, rw->nf, false, out, err) < 0)
+		return -1;
+	ctl_handover(d->w_ctl, *out);
+	ctl_quiet(*out, d->w_ctl);
+	return 0;
+}
+
+/* Re-wiring around a lost port: when host port `item` (HOST:PORT)
+ * carries the topology and the same host has a spare port (one the topology
+ * leaves dark, not failed, not moved) cabled to the same switch, move the
+ * port's circuits onto the spare in one transaction (the running config
+ * with one more port move: validation puts the circuits on the spare's
+ * switch port), and keep the move (STATE_DIR/FABRIC.rewired). The failed
+ * port is then dark and the graph whole again. What happened goes to say. */
+static void rewire(struct ofcd *d, const char *item, struct strbuf *say)
+{
+	const struct fabric *f = d->w_cfg->f;
+	const char *colon = strrchr(item, ':');
+	char host[NAME_MAX_LEN + 1], spare_item[NAME_MAX_LEN + 16];
+	struct ofc_error err = {0};
+	struct fabric *nf = NULL;
+	struct ctl *nc = NULL;
+	int h;
+
+	if (!colon || (size_t)(colon - item) > NAME_MAX_LEN || !f->ports.to || !f->nwiring ||
+	    f->nrings || !f->topology.present)
+		return;
+	memcpy(host, item, (size_t)(colon - item));
+	host[colon - item] = 0;
+	uint32_t p = (uint32_t)strtoul(colon + 1, NULL, 10), spare = UINT32_MAX;
+	if ((h = fabric_find_host(f, host)) < 0 || p >= f->ports.d)
+		return; /* a dark port carries nothing */
+	for (uint32_t i = 0; i < d->nw_moves; i++)
+		if (strcmp(d->w_moves[i].host, host) == 0 &&
+		    (d->w_moves[i].from == p || d->w_moves[i].to == p))
+			return; /* moved already (or the spare itself failing) */
+	const struct attachment *a = attached(f, (uint32_t)h, p);
+	if (!a)
+		return;
+	for (uint32_t q = f->ports.d; q < f->hosts[h].ports && spare == UINT32_MAX; q++) {
+		const struct attachment *b = attached(f, (uint32_t)h, q);
+		bool used = false;
+
+		for (uint32_t i = 0; i < d->nw_moves; i++)
+			used |= strcmp(d->w_moves[i].host, host) == 0 && d->w_moves[i].to == q;
+		snprintf(spare_item, sizeof(spare_item), "%s:%u", host, q);
+		if (b && b->sw == a->sw && !used && !failures_has(d, spare_item))
+			spare = q;
+	}
+	if (spare == UINT32_MAX) {
+		sb_printf(say, "; no spare port of %s on %s to move %s to", host,
+			  f->switches[a->sw].name, item);
+		return;
+	}
+	snprintf(spare_item, sizeof(spare_item), "%s:%u", host, spare);
+	uint32_t sw = a->sw; /* a is the running config's, which goes */
+	struct rewiring rw = {.d = d, .move = {host, p, spare}};
+	struct reconfigure_req q = {
+	    .ctl = d->w_ctl, .recover = true, .target = rewired_target, .ctx = &rw};
+	struct reconfigure_result r;
+	int rc = reconfigure_run(&q, &r, &err);
+	const struct ctl_result res = r.txn;
+
+	enum reconfigure_stage stage = r.stage;
+
+	nf = rw.nf;
+	nc = r.planned;
+	reconfigure_result_free(&r);
+	if (rc < 0 && stage == RECONF_RECOVER) {
+		sb_printf(say,
+			  "; %s not moved: an unfinished transaction could not be repaired "
+			  "first: %s",
+			  item, err.msg);
+		return;
+	}
+	if (rc < 0 && stage == RECONF_TARGET) {
+		sb_printf(say, "; %s not moved to %s: %s", item, spare_item, err.msg);
+		goto undo;
+	}
+	if (rc < 0) {
+		sb_printf(say, "; moving %s to %s failed: %s%s", item, spare_item, err.msg,
+			  res.rolled_back && res.rollback_ok ? " (rolled back)" : "");
+		ctl_handover(nc, d->w_ctl);
+		goto undo;
+	}
+	struct fabcfg *ncfg =
+	    fabcfg_new(nf, d->w_cfg->yaml, d->w_cfg->yaml_len, d->w_cfg->path, d->o.lp_solver);
+	ncfg->coll = d->w_cfg->coll;
+	ncfg->size = d->w_cfg->size;
+	nf = NULL;
+	ofcd_ctl_close(d, d->w_ctl);
+	d->w_ctl = nc;
+	ctl_quiet(nc, NULL);
+	fabcfg_unref(d->w_cfg);
+	d->w_cfg = ncfg;
+	if (moves_save(d, &err) < 0)
+		ofcd_log_error(d, "", &err);
+	sb_printf(say, "; %s moved to spare port %s on %s (transaction %llu, %u operation%s)", item,
+		  spare_item, ncfg->f->switches[sw].name, (unsigned long long)res.txn,
+		  res.ops_applied, res.ops_applied == 1 ? "" : "s");
+	return;
+undo:
+	ofcd_ctl_close(d, nc);
+	if (nf)
+		fabric_free(nf);
+	d->nw_moves--;
+	free(d->w_moves[d->nw_moves].host);
+}
+
+/* ReportFailure: the reported set changes (and is persisted) or nothing
+ * does; a lost port is re-wired onto a spare where the switch has one
+ * (rewire); then the schedule is re-planned. */
+void ofcd_run_failure(struct ofcd *d, struct job *j)
+{
+	struct answer an;
+	struct ofc_error err = {0};
+	char sentence[1000];
+
+	answer_init(&an, j);
+	if (d->w_damaged) {
+		err.code = OFC_E_RUNTIME;
+		snprintf(err.msg, sizeof(err.msg), "refused: %.400s; fix or remove it first",
+			 d->w_damaged);
+	}
+	if (d->w_damaged || failures_report(d, j, &err) < 0) {
+		if (!answer_fenced(d, &an, &err))
+			answer_status(&an,
+				      err.code == OFC_E_INPUT ? OFC__V1__STATUS__STATUS_INVALID
+							      : OFC__V1__STATUS__STATUS_FAILED,
+				      "%s", err.msg);
+		an.t.state = "refused";
+		j->outcome = "refused";
+		response_pack(&an.r, &j->reply, &j->reply_len);
+		arena_free(&an.a);
+		return;
+	}
+	struct strbuf cause = STRBUF_INIT;
+	sb_printf(&cause, "%s %s", j->target,
+		  j->clear && !j->nitems ? "cleared"
+		  : j->restore		 ? "restored"
+					 : "failed");
+	for (uint32_t i = 0; !j->restore && !j->clear && i < j->nitems; i++)
+		rewire(d, j->items[i], &cause);
+	ofcd_replan(d, j, cause.buf, sentence, sizeof(sentence));
+	sb_free(&cause);
+	an.t.state = "replanned";
+	j->outcome = "replanned";
+	answer_status(&an,
+		      d->w_pub->no_schedule ? OFC__V1__STATUS__STATUS_FAILED
+					    : OFC__V1__STATUS__STATUS_OK,
+		      "%s", sentence);
+	response_pack(&an.r, &j->reply, &j->reply_len);
+	arena_free(&an.a);
+}

@@ -1,0 +1,253 @@
+/* The schedule worker's jobs: GetSchedule answered with one Response
+ * holding the whole ofc.v1.Schedule, from the pipeline or, on a server
+ * fabric, the fluid engine. */
+#include "controller/export/export.h"
+#include "controller/ofcd/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The answer to GetSchedule: one Response holding the whole ofc.v1.Schedule.
+ * (Concatenated pieces would merge under the protobuf rules, but protobuf-c
+ * replaces a oneof member seen twice instead of merging it, so clients
+ * built on it would lose all but the last piece.) The message tree is
+ * built only when the schedule can fit in a frame: every transfer packs to
+ * at least MIN_TRANSFER_BYTES (internal.h). */
+
+/* The reply's message tree holds every transfer at once: true, with resp
+ * set to the refusal, when that is over the request's memory limit. */
+static bool reply_over_memory(const struct schedule_query *q, const struct schedule *s,
+			      struct arena *a, Ofc__V1__Response *resp)
+{
+	uint64_t need = mem_resident() + schedule_pb_memory(s, true);
+	char need_s[32], max_s[32];
+
+	if (need <= schedule_memory_limit(q))
+		return false;
+	fmt_size(need_s, sizeof(need_s), need);
+	fmt_size(max_s, sizeof(max_s), schedule_memory_limit(q));
+	resp->status = OFC__V1__STATUS__STATUS_FAILED;
+	resp->message = arena_printf(a,
+				     "the reply's %zu transfers as messages need about %s, over "
+				     "the memory limit of %s (--max-request-memory): " ASK_SUMMARY,
+				     s->nxfers, need_s, max_s);
+	return true;
+}
+
+/* GetSchedule on a server fabric: the fluid engine (docs/fluid.md) with its
+ * defaults; the schedule's nodes are the network's vertices. */
+void ofcd_run_schedule_fluid(struct job *j)
+{
+	/* The request's deadline, as ofcd_run_schedule's: every phase checks it
+	 * (the symmetry search ran 21 s past --max-request-time 5s). */
+	struct ofc_clock clk = {.start = now_seconds()};
+	struct schedule_query q = {
+	    .fabric = j->cfg->f,
+	    .collective = j->coll,
+	    .size = j->size,
+	    .chunks = j->chunks,
+	    .max_memory = j->max_memory,
+	    .clock = &clk,
+	};
+	struct fluid_query x = {.time_limit = j->max_time > 0 ? j->max_time : 0};
+	struct fluid_answer fa;
+	struct ofc_error err = {0};
+	Ofc__V1__Response resp = OFC__V1__RESPONSE__INIT;
+	struct arena a = {0};
+	const struct schedule *s;
+	char lim[32];
+
+	resp.has_id = resp.has_status = 1;
+	resp.id = j->req_id;
+	fmt_size(lim, sizeof(lim), j->max_frame);
+	if (j->max_time > 0) {
+		clk.deadline = clk.start + j->max_time;
+		clk.limit = j->max_time;
+	}
+	if (schedule_fluid(&q, &x, &fa, &err) < 0) {
+		resp.status = err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
+							: OFC__V1__STATUS__STATUS_INVALID;
+		resp.message = err.msg;
+		response_pack(&resp, &j->reply, &j->reply_len);
+		fluid_answer_free(&fa);
+		return;
+	}
+	s = &fa.s;
+	if (!j->summary_only && (double)s->nxfers * MIN_TRANSFER_BYTES > j->max_frame) {
+		resp.status = OFC__V1__STATUS__STATUS_FAILED;
+		resp.message =
+		    arena_printf(&a,
+				 "the fluid schedule (%zu transfers in %u steps) does not "
+				 "fit in a frame of %s: " ASK_SUMMARY ", or run ofcd "
+				 "with a larger --max-frame",
+				 s->nxfers, s->nsteps, lim);
+		response_pack(&resp, &j->reply, &j->reply_len);
+		arena_free(&a);
+		fluid_answer_free(&fa);
+		return;
+	}
+	if (!j->summary_only && reply_over_memory(&q, s, &a, &resp)) {
+		response_pack(&resp, &j->reply, &j->reply_len);
+		arena_free(&a);
+		fluid_answer_free(&fa);
+		return;
+	}
+	resp.status = fa.verified ? OFC__V1__STATUS__STATUS_OK : OFC__V1__STATUS__STATUS_INTERNAL;
+	resp.message =
+	    !fa.verified
+		? arena_printf(&a, "the fluid schedule failed verification: %s", fa.vr.error)
+	    : fa.allreduce
+		? arena_printf(&a,
+			       "fluid allreduce on %s: a reduce-scatter (R* %.10g s/GB of shard at "
+			       "T = %u, K = %u chunks) then an allgather (R* %.10g s/GB at T = %u, "
+			       "K = %u), %u steps, verified",
+			       j->cfg->f->name, fa.r.rstar, fa.r.hops, fa.rep.chunks, fa.r_ag.rstar,
+			       fa.r_ag.hops, fa.rep_ag.chunks, s->nsteps)
+		: arena_printf(&a,
+			       "fluid %s on %s: R* %.10g s/GB at T = %u, objective %.6f, K = %u "
+			       "chunks, %u steps, verified",
+			       sched_collective_name(s->collective), j->cfg->f->name, fa.r.rstar,
+			       fa.r.hops, fa.r.objective, fa.rep.chunks, s->nsteps);
+	Ofc__V1__Schedule *h = schedule_header_msg(&a, s);
+	Ofc__V1__Schedule *vx = schedule_vertices_msg(&a, fa.net);
+
+	h->n_vertices = vx->n_vertices;
+	h->vertices = vx->vertices;
+	if (!j->summary_only) {
+		h->n_steps = s->nsteps;
+		h->steps = arena_array(&a, s->nsteps, sizeof(*h->steps));
+		for (uint32_t t = 0; t < s->nsteps; t++)
+			h->steps[t] = schedule_step_msg(&a, s, t)->steps[0];
+	}
+	resp.body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
+	resp.schedule = h;
+	if (protobuf_c_message_get_packed_size(&resp.base) > j->max_frame) {
+		ofc__v1__response__init(&resp);
+		resp.has_id = resp.has_status = 1;
+		resp.id = j->req_id;
+		resp.status = OFC__V1__STATUS__STATUS_FAILED;
+		resp.message =
+		    arena_printf(&a,
+				 "the fluid schedule does not fit in a frame of %s: " ASK_SUMMARY
+				 ", or run ofcd with a larger --max-frame",
+				 lim);
+	}
+	response_pack(&resp, &j->reply, &j->reply_len);
+	arena_free(&a);
+	fluid_answer_free(&fa);
+}
+
+int ofcd_schedule_compute(const struct ofcd *d, struct job *j, struct ofc_clock *clk,
+			  struct schedule_result *r, Ofc__V1__Response *resp, struct arena *a)
+{
+	struct schedule_query q = {
+	    .fabric = j->cfg->f,
+	    .spec = j->spec,
+	    .files = j->spec_from_client ? &d->files : j->cfg->f->files,
+	    .collective = j->coll,
+	    .algorithm = j->algo,
+	    .size = j->size,
+	    .chunks = j->chunks,
+	    .lowering = j->lowering,
+	    .max_memory = j->max_memory,
+	    .time_limit = j->max_time,
+	    .clock = clk,
+	};
+	struct ofc_error err = {0};
+	bool spec_error;
+
+	clk->start = now_seconds();
+	if (j->max_time > 0) {
+		clk->deadline = clk->start + j->max_time;
+		clk->limit = j->max_time;
+	}
+	if (schedule_compute(&q, r, &spec_error, &err) < 0 || schedule_check(r, &err) < 0) {
+		char why[1024];
+
+		resp->status = err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
+							 : OFC__V1__STATUS__STATUS_INVALID;
+		resp->message = spec_error
+				    ? arena_printf(a, "topology %s",
+						   topo_spec_error(why, sizeof(why), j->spec, &err))
+				    : arena_strdup(a, err.msg);
+		return -1;
+	}
+	const struct schedule *s = &r->main->s;
+	resp->status = s->verified ? OFC__V1__STATUS__STATUS_OK : OFC__V1__STATUS__STATUS_INTERNAL;
+	resp->message = s->verified
+			    ? arena_printf(a, "%s %s on %s: %u steps, %.6g us, verified",
+					   s->algorithm, sched_collective_name(s->collective),
+					   s->topology, s->nsteps, s->time_us)
+			    : arena_printf(a, "the %s schedule failed verification: %s",
+					   s->algorithm, r->main->verify_error);
+	return 0;
+}
+
+Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_result *r)
+{
+	Ofc__V1__Schedule *h = schedule_header_msg(a, &r->main->s), *x = schedule_extra_msg(a, r);
+
+	schedule_msg_summary(h, x);
+	h->n_links = x->n_links;
+	h->links = x->links;
+	return h;
+}
+
+void ofcd_run_schedule(const struct ofcd *d, struct job *j)
+{
+	struct ofc_clock clk = {0};
+	struct schedule_query q = {.max_memory = j->max_memory};
+	struct schedule_result r;
+	Ofc__V1__Response resp = OFC__V1__RESPONSE__INIT;
+	struct arena a = {0};
+	char lim[32];
+
+	resp.has_id = resp.has_status = 1;
+	resp.id = j->req_id;
+	fmt_size(lim, sizeof(lim), j->max_frame);
+	if (ofcd_schedule_compute(d, j, &clk, &r, &resp, &a) < 0) {
+		response_pack(&resp, &j->reply, &j->reply_len);
+		arena_free(&a);
+		return;
+	}
+	const struct schedule *s = &r.main->s;
+	bool steps = !j->summary_only;
+	if (steps && (double)s->nxfers * MIN_TRANSFER_BYTES > j->max_frame)
+		goto too_big;
+	if (steps && reply_over_memory(&q, s, &a, &resp)) {
+		response_pack(&resp, &j->reply, &j->reply_len);
+		arena_free(&a);
+		schedule_result_free(&r);
+		return;
+	}
+	Ofc__V1__Schedule *h = ofcd_schedule_head(&a, &r);
+	if (steps) {
+		h->n_steps = s->nsteps;
+		h->steps = arena_array(&a, s->nsteps, sizeof(*h->steps));
+		for (uint32_t t = 0; t < s->nsteps; t++)
+			h->steps[t] = schedule_step_msg(&a, s, t)->steps[0];
+	}
+	resp.body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
+	resp.schedule = h;
+	if (protobuf_c_message_get_packed_size(&resp.base) > j->max_frame)
+		goto too_big;
+	response_pack(&resp, &j->reply, &j->reply_len);
+	arena_free(&a);
+	schedule_result_free(&r);
+	return;
+too_big:
+	arena_free(&a);
+	ofc__v1__response__init(&resp);
+	resp.has_id = resp.has_status = 1;
+	resp.id = j->req_id;
+	resp.status = OFC__V1__STATUS__STATUS_FAILED;
+	resp.message = arena_printf(&a,
+				    "the %s schedule (%zu transfers in %u steps) does not fit in a "
+				    "frame of %s: " ASK_SUMMARY ", ask with stream (ofc --socket "
+				    "PATH schedule -o FILE streams), or run ofcd with a larger "
+				    "--max-frame",
+				    s->algorithm, s->nxfers, s->nsteps, lim);
+	response_pack(&resp, &j->reply, &j->reply_len);
+	arena_free(&a);
+	schedule_result_free(&r);
+}

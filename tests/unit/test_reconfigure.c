@@ -1,0 +1,278 @@
+/* reconfigure_run, the use case every front door calls, over a sim OCS:
+ * a dry run stops at the plan and changes nothing; --max-moves and the
+ * caller's check refuse at RECONF_CHECK with the device untouched; an
+ * apply commits, and again changes nothing (skip_empty: no transaction);
+ * a partition by name is aimed at alone, an unknown one is a usage error
+ * at RECONF_AIM; a target callback's ctl is the one planned; the last
+ * commit's renumbering is kept and told. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "controller/config/config.h"
+#include "controller/reconfig/reconfig.h"
+
+static const char cfg_fmt[] = "name: parts\n"
+			      "hosts: {count: 8, prefix: h, ports: 2}\n"
+			      "switches:\n"
+			      "  - {name: ocs0, type: ocs, ports: 16, driver: {type: sim}}\n"
+			      "wiring: {pattern: sequential, switches: [ocs0]}\n"
+			      "topology: %s\n"
+			      "partitions:\n"
+			      "  - {name: jobA, hosts: [h0, h1, h2, h3], topology: 'biring:4'}\n";
+
+struct world {
+	char dir[64];
+	struct sim_device sim;
+	struct fabric *circ, *biring;
+	uint32_t kept, aimed; /* events told */
+	struct ctl *other;    /* what target() gives */
+	bool refuse;	      /* check() refuses */
+	uint32_t checked;     /* ... the plan's size it saw */
+	uint32_t planned_ops; /* the plan's size at the end of a run */
+};
+
+static struct sim_device *lookup(void *ctx, const char *name)
+{
+	struct world *w = ctx;
+
+	return strcmp(name, "ocs0") == 0 ? &w->sim : NULL;
+}
+
+static struct fabric *load(const char *spec)
+{
+	char *text = xasprintf(cfg_fmt, spec);
+	struct fabric *f;
+	struct ofc_error err = {0};
+
+	assert_int_equal(config_parse("parts.yaml", text, strlen(text), &f, &err), 0);
+	assert_int_equal(fabric_validate(f, &err), 0);
+	free(text);
+	return f;
+}
+
+static int setup(void **state)
+{
+	struct world *w = xcalloc(1, sizeof(*w));
+	const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+
+	snprintf(w->dir, sizeof(w->dir), "%s/ofc-reconf.XXXXXX", base);
+	assert_non_null(mkdtemp(w->dir));
+	sim_device_init(&w->sim, DEV_SWITCH, 16);
+	w->circ = load("circulant:8:3");
+	w->biring = load("biring:8");
+	*state = w;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct world *w = *state;
+	char *cmd = xasprintf("rm -rf '%s'", w->dir);
+
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	sim_device_free(&w->sim);
+	fabric_free(w->circ);
+	fabric_free(w->biring);
+	free(w);
+	return 0;
+}
+
+static struct ctl *open_ctl(struct world *w, struct fabric *f)
+{
+	struct ctl_opts o = {.state_dir = w->dir, .sim_lookup = lookup, .ctx = w};
+	struct ofc_error err = {0};
+	struct ctl *c;
+
+	assert_int_equal(ctl_open(f, &o, &c, &err), 0);
+	return c;
+}
+
+static void on_event(void *ctx, enum reconfigure_event ev, const struct reconfigure_result *r)
+{
+	struct world *w = ctx;
+
+	(void)r;
+	if (ev == RECONF_EV_KEEP_NUMBERING)
+		w->kept++;
+	else
+		w->aimed++;
+}
+
+static int target(void *ctx, struct ctl **out, struct ofc_error *err)
+{
+	struct world *w = ctx;
+
+	(void)err;
+	*out = w->other;
+	return 0;
+}
+
+static int check(void *ctx, struct ctl *planned, struct ofc_error *err)
+{
+	struct world *w = ctx;
+
+	w->checked = ctl_plan_size(planned);
+	return w->refuse ? ofc_error_set(err, OFC_E_RUNTIME, "held elsewhere") : 0;
+}
+
+/* One run of the use case on a fresh ctl of f. */
+static int run(struct world *w, struct fabric *f, struct reconfigure_req *q,
+	       struct reconfigure_result *r, struct ofc_error *err)
+{
+	struct ctl *c = open_ctl(w, f);
+	int rc;
+
+	q->ctl = c;
+	q->lock = q->recover = true;
+	q->on_event = on_event;
+	q->ctx = w;
+	rc = reconfigure_run(q, r, err);
+	w->planned_ops = r->planned ? ctl_plan_size(r->planned) : 0;
+	if (r->planned != c)
+		ctl_close(r->planned);
+	ctl_close(c);
+	return rc;
+}
+
+static void test_dry_run_changes_nothing(void **state)
+{
+	struct world *w = *state;
+	struct reconfigure_req q = {.dry_run = true};
+	struct reconfigure_result r;
+	struct ofc_error err = {0};
+
+	assert_int_equal(run(w, w->circ, &q, &r, &err), 0);
+	assert_int_equal(r.stage, RECONF_DONE);
+	assert_false(r.applied);
+	assert_int_equal(w->aimed, 1);
+	assert_int_equal(w->sim.state.nxc, 0);
+	reconfigure_result_free(&r);
+}
+
+static void test_checks_refuse_untouched(void **state)
+{
+	struct world *w = *state;
+	struct reconfigure_req q = {.max_moves = 3, .max_moves_set = true};
+	struct reconfigure_result r;
+	struct ofc_error err = {0};
+
+	assert_int_equal(run(w, w->circ, &q, &r, &err), -1);
+	assert_int_equal(r.stage, RECONF_CHECK);
+	assert_non_null(strstr(err.msg, "16 operations"));
+	assert_non_null(strstr(err.msg, "more than --max-moves 3"));
+	assert_false(r.applied);
+	assert_int_equal(w->sim.state.nxc, 0);
+	reconfigure_result_free(&r);
+
+	struct reconfigure_req q2 = {.check = check};
+	w->refuse = true;
+	ofc_error_clear(&err);
+	assert_int_equal(run(w, w->circ, &q2, &r, &err), -1);
+	assert_int_equal(r.stage, RECONF_CHECK);
+	assert_int_equal(w->checked, 16);
+	assert_string_equal(err.msg, "held elsewhere");
+	assert_int_equal(w->sim.state.nxc, 0);
+	reconfigure_result_free(&r);
+}
+
+static void test_apply_then_nothing(void **state)
+{
+	struct world *w = *state;
+	struct reconfigure_req q = {0};
+	struct reconfigure_result r;
+	struct ofc_error err = {0};
+
+	assert_int_equal(run(w, w->circ, &q, &r, &err), 0);
+	assert_int_equal(r.stage, RECONF_DONE);
+	assert_true(r.applied);
+	assert_int_equal(r.txn.ops_applied, 16);
+	assert_int_equal(w->sim.state.nxc, 16);
+	reconfigure_result_free(&r);
+
+	struct reconfigure_req again = {.skip_empty = true};
+	assert_int_equal(run(w, w->circ, &again, &r, &err), 0);
+	assert_int_equal(r.stage, RECONF_DONE);
+	assert_false(r.applied);
+	reconfigure_result_free(&r);
+}
+
+static void test_partition_by_name(void **state)
+{
+	struct world *w = *state;
+	struct reconfigure_req q = {.partition_name = "jobA", .dry_run = true};
+	struct reconfigure_result r;
+	struct ofc_error err = {0};
+
+	assert_int_equal(run(w, w->circ, &q, &r, &err), 0);
+	assert_non_null(r.partition);
+	assert_string_equal(r.partition->name, "jobA");
+	reconfigure_result_free(&r);
+
+	struct reconfigure_req nope = {.partition_name = "nope", .dry_run = true};
+	assert_int_equal(run(w, w->circ, &nope, &r, &err), -1);
+	assert_int_equal(r.stage, RECONF_AIM);
+	assert_int_equal(err.code, OFC_E_USAGE);
+	assert_non_null(strstr(err.msg, "has the partitions 'jobA'"));
+	reconfigure_result_free(&r);
+}
+
+static void test_target_planned(void **state)
+{
+	struct world *w = *state;
+	struct reconfigure_req q = {.target = target, .dry_run = true};
+	struct reconfigure_result r;
+	struct ofc_error err = {0};
+
+	w->other = open_ctl(w, w->biring);
+	assert_int_equal(run(w, w->circ, &q, &r, &err), 0);
+	assert_ptr_equal(r.planned, w->other); /* (closed by run) */
+	assert_int_equal(w->planned_ops, 16);
+	reconfigure_result_free(&r);
+}
+
+static void test_keeps_numbering(void **state)
+{
+	struct world *w = *state;
+	struct reconfigure_req q = {0};
+	struct reconfigure_result r;
+	struct ofc_error err = {0};
+
+	assert_int_equal(run(w, w->circ, &q, &r, &err), 0);
+	reconfigure_result_free(&r);
+	/* biring:8 renumbered onto the circulant's circuits */
+	struct reconfigure_req relabel = {.relabel = true, .relabel_opts = {.budget_s = 1}};
+	assert_int_equal(run(w, w->biring, &relabel, &r, &err), 0);
+	assert_true(r.renumbered);
+	assert_int_equal(r.txn.ops_applied, 0);
+	reconfigure_result_free(&r);
+	/* a plain plan keeps that numbering, and says so */
+	struct reconfigure_req plain = {.keep_numbering = true, .dry_run = true};
+	w->kept = 0;
+	assert_int_equal(run(w, w->biring, &plain, &r, &err), 0);
+	assert_int_equal(w->kept, 1);
+	assert_true(r.kept_numbering);
+	assert_int_equal(r.kept_generation, 2);
+	assert_int_equal(w->planned_ops, 0);
+	reconfigure_result_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_dry_run_changes_nothing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_checks_refuse_untouched, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_apply_then_nothing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_partition_by_name, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_target_planned, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_keeps_numbering, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
