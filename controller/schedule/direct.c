@@ -375,7 +375,7 @@ static void run_bfb_reduced(struct schedule_result *r, const struct schedule_que
 }
 
 static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
-		    struct schedule_outcome *o, bool lp)
+		    struct schedule_outcome *o, const struct engine_ops *e, bool lp)
 {
 	struct ofc_error err = {0};
 	struct bfb_opts bo = r->bopts;
@@ -391,7 +391,7 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 	bo.clock = r->clock;
 	/* Refuse, with the estimate, what would not fit, before building it. */
 	uint64_t limit = q->max_memory ? q->max_memory : mem_physical() / 2;
-	double need = (double)mem_resident() + (double)bfb_memory_estimate(r->g->n, q->collective);
+	double need = (double)mem_resident() + (double)e->memory(r, q);
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS) {
 		run_bfb_reduced(r, q, o, &bo, NULL);
 		return;
@@ -1045,66 +1045,6 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 	}
 }
 
-/* ---- the algorithms by name ------------------------------------------------------- */
-
-static bool torus_algo(const char *algo)
-{
-	return strcmp(algo, "swing") == 0 || strcmp(algo, "recursive-doubling") == 0 ||
-	       strcmp(algo, "bucket") == 0 || strcmp(algo, "swing-all") == 0;
-}
-
-static bool a2a_algo(const char *algo)
-{
-	return strcmp(algo, "mcf") == 0 || strcmp(algo, "direct") == 0 ||
-	       strcmp(algo, "sp-balanced") == 0;
-}
-
-bool direct_algorithm_known(const char *algo)
-{
-	return !strcmp(algo, "bfb") || !strcmp(algo, "bfb-lp") || !strcmp(algo, "expansion") ||
-	       baseline_known(algo) || (torus_algo(algo) && strcmp(algo, "swing-all")) ||
-	       a2a_algo(algo);
-}
-
-static const char *algos_help =
-    "bfb, bfb-lp, expansion, ring, bidir-ring, recursive, torus-rings or all";
-
-/* The request's options against the algorithm, before anything is built. */
-static int check_options(const struct schedule_query *q, const char *algo, struct ofc_error *err)
-{
-	if (q->collective == SCHED_ALLTOALL) {
-		if (!a2a_algo(algo) && strcmp(algo, "all"))
-			return ofc_error_set(err, OFC_E_USAGE,
-					     "unknown --algo '%s' for alltoall (mcf, direct, "
-					     "sp-balanced or all)",
-					     algo);
-	} else if (strcmp(algo, "bfb") && strcmp(algo, "bfb-lp") && strcmp(algo, "expansion") &&
-		   strcmp(algo, "all") && !baseline_known(algo) && !torus_algo(algo) &&
-		   !a2a_algo(algo)) {
-		return ofc_error_set(err, OFC_E_USAGE,
-				     "unknown --algo '%s' for a direct-connect topology (%s)", algo,
-				     algos_help);
-	}
-	if (q->variant && strcmp(algo, "swing") && strcmp(algo, "recursive-doubling"))
-		return ofc_error_set(err, OFC_E_USAGE,
-				     "--variant goes with --algo swing or recursive-doubling");
-	if (q->reduced == SCHEDULE_REDUCED_ALWAYS &&
-	    (q->collective == SCHED_ALLTOALL
-		 ? !a2a_algo(algo)
-		 : strcmp(algo, "bfb") && strcmp(algo, "bfb-lp") && strcmp(algo, "swing") &&
-		       strcmp(algo, "recursive-doubling") && strcmp(algo, "bucket") &&
-		       !baseline_known(algo)))
-		return ofc_error_set(err, OFC_E_USAGE,
-				     "--reduced goes with --algo bfb, bfb-lp, ring, bidir-ring, "
-				     "recursive or torus-rings (allgather, reduce-scatter, "
-				     "allreduce), swing, recursive-doubling or bucket (allreduce) "
-				     "and mcf, direct or sp-balanced (alltoall)");
-	if (q->lowering && (q->collective != SCHED_ALLTOALL || strcmp(algo, "mcf")))
-		return ofc_error_set(err, OFC_E_USAGE,
-				     "--lowering goes with --collective alltoall --algo mcf");
-	return 0;
-}
-
 /* M: the request's, else the fabric's collective of this kind, else its
  * first collective's size. */
 static uint64_t pick_size(const struct schedule_query *q)
@@ -1477,7 +1417,7 @@ static int host_limits(struct schedule_result *r, const struct schedule_query *q
 	return 0;
 }
 
-static int setup(struct schedule_result *r, const struct schedule_query *q, struct ofc_error *err)
+int direct_setup(struct schedule_result *r, const struct schedule_query *q, struct ofc_error *err)
 {
 	const struct graph *g = r->g;
 	const struct fabric *f = q->fabric;
@@ -1592,36 +1532,41 @@ static struct schedule_outcome *next(struct schedule_result *r)
 
 /* The comparisons keep every figure but only one schedule (next()); when
  * no row applies, the first row stands for them. */
-static void keep_first(struct schedule_result *r)
+void direct_keep_first(struct schedule_result *r)
 {
 	keep_or_drop(r, &r->out[r->nout - 1]);
 	if (!r->main)
 		r->main = &r->out[0];
 }
 
-static void run_alltoall(struct schedule_result *r, const struct schedule_query *q,
-			 const char *algo)
+/* mcf, direct, sp-balanced; in a comparison mcf is a row per lowering. */
+void direct_build_alltoall(struct schedule_result *r, const struct schedule_query *q,
+			   const struct engine_ops *e)
 {
 	static const char *const lowerings[] = {"steps", "paths", "single"};
 
-	if (strcmp(algo, "all") == 0) {
+	if (q->collective != SCHED_ALLTOALL) {
+		struct schedule_outcome *o = next(r);
+
+		snprintf(o->algo, sizeof(o->algo), "%s", e->name);
+		snprintf(o->why, sizeof(o->why), "%s schedules alltoall", e->name);
+		o->why_code = OFC_E_INPUT;
+	} else if (r->compare && (e->flags & ENGINE_LOWERING)) {
 		for (unsigned i = 0; i < ARRAY_SIZE(lowerings); i++) {
 			struct schedule_outcome *o = next(r);
 
-			run_a2a(r, q, o, "mcf", lowerings[i]);
-			snprintf(o->algo, sizeof(o->algo), "mcf/%s", lowerings[i]);
+			run_a2a(r, q, o, e->name, lowerings[i]);
+			snprintf(o->algo, sizeof(o->algo), "%s/%s", e->name, lowerings[i]);
 		}
-		run_a2a(r, q, next(r), "direct", NULL);
-		run_a2a(r, q, next(r), "sp-balanced", NULL);
-		keep_first(r);
-	} else if (strcmp(algo, "mcf") == 0) {
-		run_a2a(r, q, next(r), "mcf", q->lowering); /* NULL: the default */
 	} else {
-		run_a2a(r, q, next(r), algo, NULL);
+		/* (NULL: the default lowering) */
+		run_a2a(r, q, next(r), e->name, (e->flags & ENGINE_LOWERING) ? q->lowering : NULL);
 	}
 }
 
-static void run_swing_all(struct schedule_result *r, const struct schedule_query *q)
+/* Swing's and recursive doubling's variants and the torus baselines. */
+void direct_build_swing_all(struct schedule_result *r, const struct schedule_query *q,
+			    const struct engine_ops *e)
 {
 	static const struct {
 		const char *algo, *label;
@@ -1642,18 +1587,26 @@ static void run_swing_all(struct schedule_result *r, const struct schedule_query
 	run_torus_baseline(r, q, next(r), "ring");
 	run_torus_baseline(r, q, next(r), "bidir-ring");
 	run_torus_baseline(r, q, next(r), "bucket");
-	keep_first(r);
+	(void)e;
 }
 
-/* BFB, with the expansion construction it is compared with when the
- * topology is one, or Thm 13's prediction on a product. */
-static void run_bfb_and_construction(struct schedule_result *r, const struct schedule_query *q,
-				     bool lp)
+uint64_t direct_bfb_memory(const struct schedule_result *r, const struct schedule_query *q)
+{
+	return bfb_memory_estimate(r->g->n, q->collective);
+}
+
+/* BFB (lp: by its LP); alone, with the expansion construction it is
+ * compared with when the topology is one, or Thm 13's prediction on a
+ * product. */
+static void build_bfb(struct schedule_result *r, const struct schedule_query *q,
+		      const struct engine_ops *e, bool lp)
 {
 	struct schedule_outcome *o = next(r);
 	struct ofc_error err = {0};
 
-	run_bfb(r, q, o, lp);
+	run_bfb(r, q, o, e, lp);
+	if (r->compare)
+		return;
 	if (expand_applies(r->tree)) {
 		r->construction = next(r);
 		run_expansion(r, q, r->construction);
@@ -1665,49 +1618,39 @@ static void run_bfb_and_construction(struct schedule_result *r, const struct sch
 	}
 }
 
-int schedule_direct(struct schedule_result *r, const struct schedule_query *q, const char *algo,
-		    struct ofc_error *err)
+void direct_build_bfb(struct schedule_result *r, const struct schedule_query *q,
+		      const struct engine_ops *e)
 {
-	double t_start = now_seconds();
+	build_bfb(r, q, e, false);
+}
 
-	if (check_options(q, algo, err) < 0 || setup(r, q, err) < 0)
-		return -1;
-	r->out = xcalloc(8, sizeof(*r->out));
-	r->compare = strcmp(algo, "all") == 0 || strcmp(algo, "swing-all") == 0;
-	if (q->collective == SCHED_ALLTOALL) {
-		run_alltoall(r, q, algo);
-	} else if (strcmp(algo, "swing") == 0 || strcmp(algo, "recursive-doubling") == 0) {
-		run_torus_auto(r, q, next(r), algo);
-	} else if (strcmp(algo, "bucket") == 0) {
-		run_torus_baseline(r, q, next(r), "bucket");
-	} else if (strcmp(algo, "swing-all") == 0) {
-		run_swing_all(r, q);
-	} else if (strcmp(algo, "all") == 0) {
-		run_bfb(r, q, next(r), false);
-		run_expansion(r, q, next(r));
-		for (unsigned i = 0; baseline_name(i); i++)
-			run_baseline(r, q, next(r), baseline_name(i));
-		keep_first(r);
-	} else if (strcmp(algo, "bfb") == 0 || strcmp(algo, "bfb-lp") == 0) {
-		run_bfb_and_construction(r, q, strcmp(algo, "bfb-lp") == 0);
-	} else if (strcmp(algo, "expansion") == 0) {
-		run_expansion(r, q, next(r));
-	} else if (a2a_algo(algo)) {
-		struct schedule_outcome *o = next(r);
+void direct_build_bfb_lp(struct schedule_result *r, const struct schedule_query *q,
+			 const struct engine_ops *e)
+{
+	build_bfb(r, q, e, true);
+}
 
-		snprintf(o->algo, sizeof(o->algo), "%s", algo);
-		snprintf(o->why, sizeof(o->why), "%s schedules alltoall", algo);
-		o->why_code = OFC_E_INPUT;
-	} else {
-		run_baseline(r, q, next(r), algo);
-	}
-	if (!r->main)
-		r->main = &r->out[0];
-	/* (LP 4.2's all-to-all is the uniform one: no bound for a demand
-	 * matrix's, whose own is theta_demand.) */
-	if (strcmp(algo, "all") == 0 && !q->no_certify && !q->demand)
-		direct_certify(r, q, now_seconds() - t_start);
-	if (r->nic_ports && r->main->applies)
-		r->nlinks = fabric_view_links(&r->fv, q->fabric, &r->main->s, &r->links);
-	return 0;
+void direct_build_expansion(struct schedule_result *r, const struct schedule_query *q,
+			    const struct engine_ops *e)
+{
+	(void)e;
+	run_expansion(r, q, next(r));
+}
+
+void direct_build_baseline(struct schedule_result *r, const struct schedule_query *q,
+			   const struct engine_ops *e)
+{
+	run_baseline(r, q, next(r), e->name);
+}
+
+void direct_build_torus(struct schedule_result *r, const struct schedule_query *q,
+			const struct engine_ops *e)
+{
+	run_torus_auto(r, q, next(r), e->name);
+}
+
+void direct_build_bucket(struct schedule_result *r, const struct schedule_query *q,
+			 const struct engine_ops *e)
+{
+	run_torus_baseline(r, q, next(r), e->name);
 }

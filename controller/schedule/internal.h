@@ -7,10 +7,75 @@
 /* Each fills r (outcomes, main, figures) for the algorithm named (never
  * NULL); errors as schedule_compute's. */
 int schedule_direct(struct schedule_result *r, const struct schedule_query *q, const char *algo,
-		    struct ofc_error *err); /* direct.c */
+		    struct ofc_error *err); /* dispatch.c */
 int schedule_ring(struct schedule_result *r, const struct schedule_query *q, const char *algo,
 		  struct ofc_error *err); /* ring.c */
-bool direct_algorithm_known(const char *algo);
+/* ---- the engines (engines.c) ------------------------------------------------
+ * One row per algorithm, as drivers/ has struct driver_ops: everything that
+ * names algorithms reads this table. */
+#define ENGINE_C(c) (1u << (c)) /* a collective in a mask */
+enum engine_flag {
+	ENGINE_COMPARE = 1,  /* a table of outcomes side by side, not one engine */
+	ENGINE_EVERY = 2,    /* ... of every row that names the collective in in_all */
+	ENGINE_CERTIFY = 4,  /* ... with the fluid bound beside them (certify.c) */
+	ENGINE_CLI_ONLY = 8, /* ofc schedule's alone: not a config's nor GetSchedule's */
+	ENGINE_VARIANT = 16, /* --variant goes with it */
+	ENGINE_LOWERING = 32 /* --lowering goes with it (alltoall) */
+};
+struct engine_ops {
+	const char *name;     /* as --algo and a config's `algorithm:` give it */
+	unsigned fabrics;     /* the ENGINE_DIRECT, _RING, _SERVERS it runs on */
+	unsigned serves;      /* the collectives it schedules (ENGINE_C) */
+	unsigned in_all;      /* those for which 'all' compares it */
+	unsigned reduced;     /* those for which --reduced goes with it */
+	unsigned flags;	      /* enum engine_flag */
+	enum optree_algo wdm; /* a WDM ring's: which optree/ builds (ring.c) */
+	/* What its explicit schedule holds on r->g, in bytes, refused before
+	 * it is built when over the memory limit; NULL: the build estimates
+	 * each thing it holds as it goes. */
+	uint64_t (*memory)(const struct schedule_result *r, const struct schedule_query *q);
+	/* Adds its outcome, or its rows (r->compare: as one row of a
+	 * comparison), to a direct-connect result set up for q (dispatch.c).
+	 * NULL: the family builds it (ring.c from wdm; fluid.c), or it is
+	 * ENGINE_EVERY. */
+	void (*build)(struct schedule_result *r, const struct schedule_query *q,
+		      const struct engine_ops *e);
+};
+/* The i-th row, NULL past the end. */
+const struct engine_ops *engine_at(unsigned i);
+/* The row named name among the fabrics (ENGINE_* or'ed), or NULL. */
+const struct engine_ops *engine_find(const char *name, unsigned fabrics);
+/* The names of the rows of those fabrics that serve one of colls and have
+ * every one of flags, in the table's order: "a, b{last}c". */
+void engine_names(struct strbuf *sb, unsigned fabrics, unsigned colls, unsigned flags,
+		  const char *last);
+/* "--reduced goes with --algo ..."'s list: the direct-connect rows by the
+ * collectives --reduced goes with them for. */
+void engine_reduced_names(struct strbuf *sb);
+
+/* The direct-connect builds the rows name (direct.c, torus.c, alltoall.c). */
+uint64_t direct_bfb_memory(const struct schedule_result *r, const struct schedule_query *q);
+void direct_build_bfb(struct schedule_result *r, const struct schedule_query *q,
+		      const struct engine_ops *e);
+void direct_build_bfb_lp(struct schedule_result *r, const struct schedule_query *q,
+			 const struct engine_ops *e);
+void direct_build_expansion(struct schedule_result *r, const struct schedule_query *q,
+			    const struct engine_ops *e);
+void direct_build_baseline(struct schedule_result *r, const struct schedule_query *q,
+			   const struct engine_ops *e);
+void direct_build_torus(struct schedule_result *r, const struct schedule_query *q,
+			const struct engine_ops *e);
+void direct_build_bucket(struct schedule_result *r, const struct schedule_query *q,
+			 const struct engine_ops *e);
+void direct_build_swing_all(struct schedule_result *r, const struct schedule_query *q,
+			    const struct engine_ops *e);
+void direct_build_alltoall(struct schedule_result *r, const struct schedule_query *q,
+			   const struct engine_ops *e);
+/* direct.c: the request's set-up (degree, size, cost, bounds, rates, host
+ * limits, the fabric view), and a comparison's end (one schedule kept). */
+int direct_setup(struct schedule_result *r, const struct schedule_query *q, struct ofc_error *err);
+void direct_keep_first(struct schedule_result *r);
+
 /* --algo all: the fluid bound on r->g beside every outcome (certify.c),
  * in about as many seconds as the engines spent (at least 0.25 s, at
  * most 5 s). */
