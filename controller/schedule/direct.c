@@ -92,9 +92,9 @@ int schedule_memory_check(const struct schedule_query *q, const char *what, uint
  * cells, as the explicit verifier's N x N; blocks cut into pieces: 1 when
  * whole; 0: every piece checked by its spans' sums, a byte a node) against
  * the limit. */
-static bool reduced_over_limit(const struct schedule_result *r, const struct schedule_query *q,
-			       struct schedule_outcome *o, const char *algo, double xfers,
-			       uint32_t reps, uint32_t pieces)
+bool outcome_reduced_over_limit(const struct schedule_result *r, const struct schedule_query *q,
+				struct schedule_outcome *o, const char *algo, double xfers,
+				uint32_t reps, uint32_t pieces)
 {
 	double cells = (double)reps * r->g->n, table;
 	uint64_t limit = schedule_memory_limit(q);
@@ -125,17 +125,18 @@ static bool reduced_over_limit(const struct schedule_result *r, const struct sch
 
 /* A reduced baseline's: a torus:256x256 ring is 512 representatives'
  * programs of 2 x 65,535 transfers per phase. */
-static bool reduced_over_memory(const struct schedule_result *r, const struct schedule_query *q,
-				struct schedule_outcome *o, const char *algo)
+bool outcome_reduced_over_memory(const struct schedule_result *r, const struct schedule_query *q,
+				 struct schedule_outcome *o, const char *algo)
 {
 	uint32_t reps;
 	double xfers = baseline_reduced_transfers(r->g, r->tree, algo, q->collective, &reps);
 
-	return reduced_over_limit(r, q, o, algo, xfers, reps, baseline_pieces(r->g, algo));
+	return outcome_reduced_over_limit(r, q, o, algo, xfers, reps, baseline_pieces(r->g, algo));
 }
 
-static bool over_memory(const struct schedule_result *r, const struct schedule_query *q,
-			struct schedule_outcome *o, const char *what, double xfers, uint32_t pieces)
+bool outcome_over_memory(const struct schedule_result *r, const struct schedule_query *q,
+			 struct schedule_outcome *o, const char *what, double xfers,
+			 uint32_t pieces)
 {
 	if (schedule_memory_check(q, what, r->g->n, xfers, pieces, 0, o->why, sizeof(o->why)) == 0)
 		return false;
@@ -145,8 +146,8 @@ static bool over_memory(const struct schedule_result *r, const struct schedule_q
 
 /* Past the request's deadline: o does not apply, with "time limit T
  * reached in PHASE" (its schedule dropped). */
-static bool out_of_time(const struct schedule_result *r, struct schedule_outcome *o,
-			const char *phase)
+bool outcome_out_of_time(const struct schedule_result *r, struct schedule_outcome *o,
+			 const char *phase)
 {
 	struct ofc_error err = {0};
 
@@ -162,8 +163,8 @@ static bool out_of_time(const struct schedule_result *r, struct schedule_outcome
 }
 
 /* A phase begins: progress says so (fraction unknown). */
-static void phase(const struct schedule_result *r, const struct schedule_outcome *o,
-		  const char *what)
+void outcome_phase(const struct schedule_result *r, const struct schedule_outcome *o,
+		   const char *what)
 {
 	char buf[64];
 
@@ -179,8 +180,8 @@ static void phase(const struct schedule_result *r, const struct schedule_outcome
  * Per step (link: the step's busiest link) the sum over steps of the
  * busier of the link and the busiest host over its injection; whole
  * (cut-through): the busiest host over all steps, over its injection. */
-static double host_priced(const struct schedule_result *r, const struct schedule *s,
-			  const double *link, bool whole)
+double outcome_host_priced(const struct schedule_result *r, const struct schedule *s,
+			   const double *link, bool whole)
 {
 	uint32_t n = s->nodes;
 	double *out = xcalloc(n, sizeof(double)), *in = xcalloc(n, sizeof(double));
@@ -219,8 +220,8 @@ static double host_priced(const struct schedule_result *r, const struct schedule
 
 /* o's schedule through the verifier: a reduced one by the same symmetry,
  * never expanded (its transfer count is then the expanded one's). */
-static void verify_outcome(struct schedule_outcome *o, const struct verify_opts *vo,
-			   struct verify_report *rep)
+void outcome_verify(struct schedule_outcome *o, const struct verify_opts *vo,
+		    struct verify_report *rep)
 {
 	if (o->is_reduced) {
 		struct sched_reduced red = {.group = o->group, .prog = o->s};
@@ -232,7 +233,7 @@ static void verify_outcome(struct schedule_outcome *o, const struct verify_opts 
 	}
 }
 
-static void finish(struct schedule_result *r, struct schedule_outcome *o)
+void outcome_finish(struct schedule_result *r, struct schedule_outcome *o)
 {
 	struct verify_report rep;
 	struct verify_opts vo = {.graph = r->nic_ports ? r->fv.pg : r->g,
@@ -251,10 +252,10 @@ static void finish(struct schedule_result *r, struct schedule_outcome *o)
 	o->have = true;
 	o->steps = o->s.nsteps;
 	o->ntransfers = o->s.nxfers;
-	phase(r, o, "verification");
-	verify_outcome(o, &vo, &rep);
+	outcome_phase(r, o, "verification");
+	outcome_verify(o, &vo, &rep);
 	o->verify_s = now_seconds() - t0;
-	if (!o->is_a2a && out_of_time(r, o, "verification")) {
+	if (!o->is_a2a && outcome_out_of_time(r, o, "verification")) {
 		free(step_link);
 		return;
 	}
@@ -263,7 +264,7 @@ static void finish(struct schedule_result *r, struct schedule_outcome *o)
 	o->measured = rep.sum_max_link_load * r->degree / r->g->n;
 	o->measured_total = rep.max_total_link_load;
 	if (step_link && o->verified)
-		o->measured = host_priced(r, &o->s, step_link, false) * r->degree / r->g->n;
+		o->measured = outcome_host_priced(r, &o->s, step_link, false) * r->degree / r->g->n;
 	free(step_link);
 	if (!o->is_bfb) {
 		/* Baselines and constructions: tau_B is what the links carry. */
@@ -295,7 +296,7 @@ static void finish(struct schedule_result *r, struct schedule_outcome *o)
 		sched_set_metric(s, "group_order", o->group.order);
 }
 
-static void not_applies(struct schedule_outcome *o, const struct ofc_error *err)
+void outcome_not_applies(struct schedule_outcome *o, const struct ofc_error *err)
 {
 	snprintf(o->why, sizeof(o->why), "%s", err->msg);
 	o->why_code = err->code == OFC_E_RUNTIME ? OFC_E_RUNTIME : OFC_E_INPUT;
@@ -318,8 +319,8 @@ static bool refuse_degraded(const struct schedule_result *r, struct schedule_out
 
 /* Why BFB on r->g cannot be symmetry-reduced, or NULL (then *G is its
  * translation group). */
-static const char *not_reducible(const struct schedule_result *r, struct sched_group *G,
-				 struct ofc_error *err)
+const char *outcome_not_reducible(const struct schedule_result *r, struct sched_group *G,
+				  struct ofc_error *err)
 {
 	if (r->demand)
 		return "a demand matrix is not alike at every node";
@@ -346,7 +347,7 @@ static void run_bfb_reduced(struct schedule_result *r, const struct schedule_que
 	struct ofc_error err = {0};
 	struct sched_reduced red;
 	double t0 = now_seconds();
-	const char *why = not_reducible(r, &o->group, &err);
+	const char *why = outcome_not_reducible(r, &o->group, &err);
 
 	if (why) {
 		snprintf(o->why, sizeof(o->why), "--reduced: %.400s", why);
@@ -354,7 +355,7 @@ static void run_bfb_reduced(struct schedule_result *r, const struct schedule_que
 		return;
 	}
 	if (bfb_reduced(r->g, &o->group, q->collective, bo, &red, &o->bst, &err) < 0) {
-		not_applies(o, &err);
+		outcome_not_applies(o, &err);
 		return;
 	}
 	o->s = red.prog;
@@ -371,7 +372,7 @@ static void run_bfb_reduced(struct schedule_result *r, const struct schedule_que
 			 "asks for it)",
 			 len ? "; " : "", auto_why, o->group.name);
 	}
-	finish(r, o);
+	outcome_finish(r, o);
 }
 
 static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
@@ -401,7 +402,7 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 		struct sched_group G;
 		char why[160], need_s[32];
 
-		if (!not_reducible(r, &G, &err)) {
+		if (!outcome_not_reducible(r, &G, &err)) {
 			fmt_size(need_s, sizeof(need_s), (uint64_t)need);
 			if (r->g->n > BFB_MAX_NODES)
 				snprintf(why, sizeof(why),
@@ -431,14 +432,14 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 		o->why_code = OFC_E_RUNTIME;
 		return;
 	}
-	phase(r, o, "generation");
+	outcome_phase(r, o, "generation");
 	if (bfb_schedule(r->g, q->collective, &bo, &o->s, &o->bst, &err) < 0) {
-		if (!out_of_time(r, o, "generation"))
-			not_applies(o, &err);
+		if (!outcome_out_of_time(r, o, "generation"))
+			outcome_not_applies(o, &err);
 		return;
 	}
 	o->have = true;
-	if (out_of_time(r, o, "generation"))
+	if (outcome_out_of_time(r, o, "generation"))
 		return;
 	if (r->link_rate) {
 		/* tau_B in gcd-rate links, priced in slowest-link ones. */
@@ -454,7 +455,7 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 	o->applies = true;
 	o->tau_b = o->bst.tau_b;
 	o->tau_b_value = o->bst.tau_b_value;
-	finish(r, o);
+	outcome_finish(r, o);
 }
 
 static void run_expansion(struct schedule_result *r, const struct schedule_query *q,
@@ -472,24 +473,24 @@ static void run_expansion(struct schedule_result *r, const struct schedule_query
 		return;
 	}
 	/* The constructions deliver every shard once per phase, as BFB does. */
-	if (over_memory(r, q, o, "the expansion construction",
-			(q->collective == SCHED_ALLREDUCE ? 2.0 : 1.0) * r->g->n * (r->g->n - 1.0),
-			1))
+	if (outcome_over_memory(
+		r, q, o, "the expansion construction",
+		(q->collective == SCHED_ALLREDUCE ? 2.0 : 1.0) * r->g->n * (r->g->n - 1.0), 1))
 		return;
-	phase(r, o, "generation");
+	outcome_phase(r, o, "generation");
 	if (expand_schedule(r->tree, q->collective, &r->bopts, &o->s, &o->pred, &err) < 0) {
-		if (!out_of_time(r, o, "generation"))
-			not_applies(o, &err);
+		if (!outcome_out_of_time(r, o, "generation"))
+			outcome_not_applies(o, &err);
 		return;
 	}
 	o->have = true;
-	if (out_of_time(r, o, "generation"))
+	if (outcome_out_of_time(r, o, "generation"))
 		return;
 	o->gen_s = now_seconds() - t0;
 	o->applies = true;
 	o->has_pred = true;
 	snprintf(o->s.algorithm, sizeof(o->s.algorithm), "expansion");
-	finish(r, o);
+	outcome_finish(r, o);
 }
 
 /* Baseline `name`'s explicit schedule into o->s (refusals name it `algo`:
@@ -498,26 +499,26 @@ static void run_expansion(struct schedule_result *r, const struct schedule_query
  * not apply, is refused or is out of time. (Estimated first, torus-rings
  * on hypercube:12 in `--algo all` was "over the memory limit", not "needs
  * a torus".) */
-static bool explicit_baseline(struct schedule_result *r, const struct schedule_query *q,
+bool direct_explicit_baseline(struct schedule_result *r, const struct schedule_query *q,
 			      struct schedule_outcome *o, const char *algo, const char *name)
 {
 	struct ofc_error err = {0};
 
 	if (baseline_check(r->g, r->tree, name, q->collective, &err) < 0) {
-		not_applies(o, &err);
+		outcome_not_applies(o, &err);
 		return false;
 	}
-	if (over_memory(r, q, o, algo, baseline_transfers(r->g, name, q->collective),
-			baseline_pieces(r->g, name)))
+	if (outcome_over_memory(r, q, o, algo, baseline_transfers(r->g, name, q->collective),
+				baseline_pieces(r->g, name)))
 		return false;
-	phase(r, o, "generation");
+	outcome_phase(r, o, "generation");
 	if (baseline_schedule(r->g, r->tree, name, q->collective, &o->s, r->clock, &err) < 0) {
-		if (!out_of_time(r, o, "generation"))
-			not_applies(o, &err);
+		if (!outcome_out_of_time(r, o, "generation"))
+			outcome_not_applies(o, &err);
 		return false;
 	}
 	o->have = true;
-	return !out_of_time(r, o, "generation");
+	return !outcome_out_of_time(r, o, "generation");
 }
 
 /* "node 0's program" or "N nodes' programs": what a reduced schedule holds. */
@@ -530,8 +531,8 @@ static const char *reps_text(const struct sched_group *G, char *buf, size_t size
 }
 
 /* The note that algo above `limit` nodes came symmetry-reduced by itself. */
-static void note_reduced_above(struct schedule_result *r, uint32_t limit, const char *algo,
-			       const struct sched_group *G)
+void outcome_note_reduced_above(struct schedule_result *r, uint32_t limit, const char *algo,
+				const struct sched_group *G)
 {
 	size_t len = strlen(r->note);
 	char reps[48];
@@ -556,18 +557,18 @@ static void run_baseline(struct schedule_result *r, const struct schedule_query 
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
 	    (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > BASELINE_MAX_SCHEDULE_NODES &&
 	     baseline_reduced_transfers(r->g, r->tree, algo, q->collective, &nreps) > 0 &&
-	     !not_reducible(r, &o->group, &err) &&
+	     !outcome_not_reducible(r, &o->group, &err) &&
 	     (strcmp(algo, "recursive") || o->group.binary))) {
-		const char *why = not_reducible(r, &o->group, &err);
+		const char *why = outcome_not_reducible(r, &o->group, &err);
 
 		if (why) {
 			snprintf(o->why, sizeof(o->why), "--reduced: %.400s", why);
 			o->why_code = OFC_E_INPUT;
 			return;
 		}
-		if (reduced_over_memory(r, q, o, algo))
+		if (outcome_reduced_over_memory(r, q, o, algo))
 			return;
-		phase(r, o, "generation");
+		outcome_phase(r, o, "generation");
 		if (baseline_reduced(r->g, r->tree, algo, q->collective, &o->group, &red, &err) <
 		    0) {
 			snprintf(o->why, sizeof(o->why), "--reduced: %.400s", err.msg);
@@ -580,21 +581,22 @@ static void run_baseline(struct schedule_result *r, const struct schedule_query 
 			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
 				 "; also %s (x %s)", algo, red.group.name);
 		} else {
-			note_reduced_above(r, BASELINE_MAX_SCHEDULE_NODES, algo, &red.group);
+			outcome_note_reduced_above(r, BASELINE_MAX_SCHEDULE_NODES, algo,
+						   &red.group);
 		}
 		o->s = red.prog;
 		o->group = red.group;
 		o->is_reduced = true;
 		o->gen_s = now_seconds() - t0;
 		o->applies = true;
-		finish(r, o);
+		outcome_finish(r, o);
 		return;
 	}
-	if (!explicit_baseline(r, q, o, algo, algo))
+	if (!direct_explicit_baseline(r, q, o, algo, algo))
 		return;
 	o->gen_s = now_seconds() - t0;
 	o->applies = true;
-	finish(r, o);
+	outcome_finish(r, o);
 }
 
 void schedule_outcome_free(struct schedule_outcome *o)
@@ -611,7 +613,7 @@ void schedule_outcome_free(struct schedule_outcome *o)
 }
 
 /* Keep the figures, drop the schedule (comparisons keep only the main one). */
-static void drop_schedule(struct schedule_outcome *o)
+void outcome_drop(struct schedule_outcome *o)
 {
 	if (o->have)
 		sched_free(&o->s);
@@ -639,10 +641,10 @@ static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
 	o->steps = o->s.nsteps;
 	o->ntransfers = o->s.nxfers;
 	struct verify_opts vo = {.clock = r->clock, .threads = r->bopts.threads};
-	phase(r, o, "verification");
-	verify_outcome(o, &vo, &rep);
+	outcome_phase(r, o, "verification");
+	outcome_verify(o, &vo, &rep);
 	o->verify_s = now_seconds() - t0;
-	if (out_of_time(r, o, "verification"))
+	if (outcome_out_of_time(r, o, "verification"))
 		return;
 	if (!o->verified)
 		snprintf(o->verify_error, sizeof(o->verify_error), "%s", rep.error);
@@ -684,8 +686,8 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 	/* Reduced: asked for, or (swing) above the explicit schedules' size. */
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
 	    (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > SWING_MAX_SCHEDULE_NODES &&
-	     !not_reducible(r, &o->group, &err))) {
-		const char *why = not_reducible(r, &o->group, &err);
+	     !outcome_not_reducible(r, &o->group, &err))) {
+		const char *why = outcome_not_reducible(r, &o->group, &err);
 		struct sched_reduced red;
 
 		if (why) {
@@ -703,14 +705,14 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 		char what[64];
 		snprintf(what, sizeof(what), "%s %s",
 			 v == SWING_LATENCY ? "latency-optimal" : "bandwidth-optimal", algo);
-		if (reduced_over_limit(r, q, o, what, xfers, nreps,
-				       v == SWING_LATENCY	    ? 0
-				       : strcmp(algo, "swing") == 0 ? r->degree
-								    : 1))
+		if (outcome_reduced_over_limit(r, q, o, what, xfers, nreps,
+					       v == SWING_LATENCY	    ? 0
+					       : strcmp(algo, "swing") == 0 ? r->degree
+									    : 1))
 			return;
-		phase(r, o, "generation");
+		outcome_phase(r, o, "generation");
 		if (torus_allreduce_reduced(r->tree, algo, v, &o->group, &red, &o->tf, &err) < 0) {
-			not_applies(o, &err);
+			outcome_not_applies(o, &err);
 			return;
 		}
 		o->s = red.prog;
@@ -730,24 +732,25 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 				snprintf(r->note + strlen(r->note),
 					 sizeof(r->note) - strlen(r->note), "; also %s", algo);
 		} else if (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "swing"))
-			note_reduced_above(r, SWING_MAX_SCHEDULE_NODES, algo, &o->group);
+			outcome_note_reduced_above(r, SWING_MAX_SCHEDULE_NODES, algo, &o->group);
 	} else {
 		char what[64];
 
 		snprintf(what, sizeof(what), "%s %s",
 			 v == SWING_LATENCY ? "latency-optimal" : "bandwidth-optimal", algo);
 		/* Swing's 2D collectives each carry 1/2D of every block. */
-		if (over_memory(r, q, o, what, torus_allreduce_transfers(r->tree, algo, v, true),
-				strcmp(algo, "swing") == 0 ? r->degree : 1))
+		if (outcome_over_memory(r, q, o, what,
+					torus_allreduce_transfers(r->tree, algo, v, true),
+					strcmp(algo, "swing") == 0 ? r->degree : 1))
 			return;
-		phase(r, o, "generation");
+		outcome_phase(r, o, "generation");
 		if (torus_allreduce(r->tree, algo, v, true, &o->s, &o->tf, &err) < 0) {
-			not_applies(o, &err);
+			outcome_not_applies(o, &err);
 			return;
 		}
 	}
 	o->have = true;
-	if (out_of_time(r, o, "generation"))
+	if (outcome_out_of_time(r, o, "generation"))
 		return;
 	o->gen_s = now_seconds() - t0;
 	o->applies = true;
@@ -820,11 +823,11 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 	    q->reduced == SCHEDULE_REDUCED_ALWAYS ||
 	    (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > BASELINE_MAX_SCHEDULE_NODES &&
 	     baseline_reduced_transfers(r->g, r->tree, name, q->collective, &nreps) > 0 &&
-	     !not_reducible(r, &o->group, &err));
+	     !outcome_not_reducible(r, &o->group, &err));
 	if (reduce) {
-		const char *why = not_reducible(r, &o->group, &err);
+		const char *why = outcome_not_reducible(r, &o->group, &err);
 
-		if (!why && reduced_over_memory(r, q, o, name))
+		if (!why && outcome_reduced_over_memory(r, q, o, name))
 			return;
 		if (!why &&
 		    baseline_reduced(r->g, r->tree, name, q->collective, &o->group, &red, &err) < 0)
@@ -840,20 +843,21 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
 				 "; also %s", algo);
 		else if (q->reduced == SCHEDULE_REDUCED_AUTO)
-			note_reduced_above(r, BASELINE_MAX_SCHEDULE_NODES, algo, &red.group);
+			outcome_note_reduced_above(r, BASELINE_MAX_SCHEDULE_NODES, algo,
+						   &red.group);
 		o->s = red.prog;
 		o->group = red.group;
 		o->is_reduced = true;
 		o->have = true;
 		if (torus_routed_figures_reduced(r->tree, &red, d / k, &o->tf, &err) < 0) {
-			not_applies(o, &err);
+			outcome_not_applies(o, &err);
 			return;
 		}
 	} else {
-		if (!explicit_baseline(r, q, o, algo, name))
+		if (!direct_explicit_baseline(r, q, o, algo, name))
 			return;
 		if (torus_routed_figures(r->tree, &o->s, d / k, &o->tf, &err) < 0) {
-			not_applies(o, &err);
+			outcome_not_applies(o, &err);
 			sched_free(&o->s);
 			o->have = false;
 			return;
@@ -896,7 +900,7 @@ static void a2a_finish(struct schedule_result *r, struct schedule_outcome *o,
 	o->max_load = a->max_load;
 	o->max_paths = a->max_paths;
 	o->max_hops = a->max_hops;
-	finish(r, o);
+	outcome_finish(r, o);
 	for (size_t k = 0; k < o->s.nxfers; k++)
 		o->nhops += xfer_arcs(&o->s.xfers[k]);
 	if (o->is_reduced)
@@ -917,7 +921,7 @@ static void a2a_finish(struct schedule_result *r, struct schedule_outcome *o,
 			    o->max_load);
 		}
 		if (r->host_beta > 0) /* the busiest host may bind instead */
-			z = fmax(z, host_priced(r, &o->s, NULL, true));
+			z = fmax(z, outcome_host_priced(r, &o->s, NULL, true));
 		o->tau_b_value = z * r->degree / r->g->n;
 		o->tau_b = frac_from_double(o->tau_b_value, 16 * (int64_t)r->g->n, 1e-9);
 		o->theta = 1 / z;
@@ -980,8 +984,8 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 	/* Reduced: asked for, or where the explicit schedule is not built. */
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
 	    (q->reduced == SCHEDULE_REDUCED_AUTO && (strcmp(algo, "mcf") || reducible) &&
-	     r->g->n > A2A_MAX_NODES && !not_reducible(r, &o->group, &err))) {
-		const char *why = not_reducible(r, &o->group, &err);
+	     r->g->n > A2A_MAX_NODES && !outcome_not_reducible(r, &o->group, &err))) {
+		const char *why = outcome_not_reducible(r, &o->group, &err);
 		struct sched_reduced red;
 
 		if (why) {
@@ -991,8 +995,8 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 		}
 		aq.runs = true; /* nothing runs a reduced program hop by hop */
 		if (a2a_reduced(r->g, &o->group, &aq, &red, &a, &err) < 0) {
-			if (!(aq.clock && out_of_time(r, o, "generation")))
-				not_applies(o, &err);
+			if (!(aq.clock && outcome_out_of_time(r, o, "generation")))
+				outcome_not_applies(o, &err);
 			return;
 		}
 		o->s = red.prog;
@@ -1003,13 +1007,13 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 				 "reduced instead (node 0's routes x %s; --reduced asks for it)",
 				 r->note[0] ? "; " : "", r->g->n, A2A_MAX_NODES, o->group.name);
 	} else if (a2a_build(r->g, &aq, &o->s, &a, &err) < 0) {
-		if (aq.clock && out_of_time(r, o, "generation"))
+		if (aq.clock && outcome_out_of_time(r, o, "generation"))
 			return;
-		not_applies(o, &err);
+		outcome_not_applies(o, &err);
 		/* The explicit time-stepped schedule is not reduced by itself (its
 		 * MCF runs to its time limit at thousands of nodes): say how. */
 		if (r->g->n > A2A_MAX_NODES && q->reduced == SCHEDULE_REDUCED_AUTO &&
-		    !not_reducible(r, &o->group, &err))
+		    !outcome_not_reducible(r, &o->group, &err))
 			snprintf(o->why + strlen(o->why), sizeof(o->why) - strlen(o->why),
 				 "; --reduced builds it by symmetry (the time-stepped MCF then "
 				 "runs to --time-limit unless it proves its optimum), and the "
@@ -1520,17 +1524,17 @@ static void keep_or_drop(struct schedule_result *r, struct schedule_outcome *o)
 	if (!r->main && o->applies)
 		r->main = o;
 	else if (o != r->main)
-		drop_schedule(o);
+		outcome_drop(o);
 }
 
-static struct schedule_outcome *next(struct schedule_result *r)
+struct schedule_outcome *outcome_next(struct schedule_result *r)
 {
 	if (r->compare && r->nout > 0)
 		keep_or_drop(r, &r->out[r->nout - 1]);
 	return &r->out[r->nout++];
 }
 
-/* The comparisons keep every figure but only one schedule (next()); when
+/* The comparisons keep every figure but only one schedule (outcome_next()); when
  * no row applies, the first row stands for them. */
 void direct_keep_first(struct schedule_result *r)
 {
@@ -1546,21 +1550,22 @@ void direct_build_alltoall(struct schedule_result *r, const struct schedule_quer
 	static const char *const lowerings[] = {"steps", "paths", "single"};
 
 	if (q->collective != SCHED_ALLTOALL) {
-		struct schedule_outcome *o = next(r);
+		struct schedule_outcome *o = outcome_next(r);
 
 		snprintf(o->algo, sizeof(o->algo), "%s", e->name);
 		snprintf(o->why, sizeof(o->why), "%s schedules alltoall", e->name);
 		o->why_code = OFC_E_INPUT;
 	} else if (r->compare && (e->flags & ENGINE_LOWERING)) {
 		for (unsigned i = 0; i < ARRAY_SIZE(lowerings); i++) {
-			struct schedule_outcome *o = next(r);
+			struct schedule_outcome *o = outcome_next(r);
 
 			run_a2a(r, q, o, e->name, lowerings[i]);
 			snprintf(o->algo, sizeof(o->algo), "%s/%s", e->name, lowerings[i]);
 		}
 	} else {
 		/* (NULL: the default lowering) */
-		run_a2a(r, q, next(r), e->name, (e->flags & ENGINE_LOWERING) ? q->lowering : NULL);
+		run_a2a(r, q, outcome_next(r), e->name,
+			(e->flags & ENGINE_LOWERING) ? q->lowering : NULL);
 	}
 }
 
@@ -1579,14 +1584,14 @@ void direct_build_swing_all(struct schedule_result *r, const struct schedule_que
 	};
 
 	for (unsigned i = 0; i < ARRAY_SIZE(runs); i++) {
-		struct schedule_outcome *o = next(r);
+		struct schedule_outcome *o = outcome_next(r);
 
 		run_torus(r, q, o, runs[i].algo, runs[i].v);
 		snprintf(o->algo, sizeof(o->algo), "%s", runs[i].label);
 	}
-	run_torus_baseline(r, q, next(r), "ring");
-	run_torus_baseline(r, q, next(r), "bidir-ring");
-	run_torus_baseline(r, q, next(r), "bucket");
+	run_torus_baseline(r, q, outcome_next(r), "ring");
+	run_torus_baseline(r, q, outcome_next(r), "bidir-ring");
+	run_torus_baseline(r, q, outcome_next(r), "bucket");
 	(void)e;
 }
 
@@ -1601,16 +1606,16 @@ uint64_t direct_bfb_memory(const struct schedule_result *r, const struct schedul
 static void build_bfb(struct schedule_result *r, const struct schedule_query *q,
 		      const struct engine_ops *e, bool lp)
 {
-	struct schedule_outcome *o = next(r);
+	struct schedule_outcome *o = outcome_next(r);
 	struct ofc_error err = {0};
 
 	run_bfb(r, q, o, e, lp);
 	if (r->compare)
 		return;
 	if (expand_applies(r->tree)) {
-		r->construction = next(r);
+		r->construction = outcome_next(r);
 		run_expansion(r, q, r->construction);
-		drop_schedule(r->construction);
+		outcome_drop(r->construction);
 	} else if (r->tree->op == TOPO_PRODUCT && o->applies) {
 		/* No construction: Thm 13 predicts BFB on the product. */
 		if (expand_predict(r->tree, q->collective, &r->bopts, &o->pred, &err) == 0)
@@ -1634,23 +1639,23 @@ void direct_build_expansion(struct schedule_result *r, const struct schedule_que
 			    const struct engine_ops *e)
 {
 	(void)e;
-	run_expansion(r, q, next(r));
+	run_expansion(r, q, outcome_next(r));
 }
 
 void direct_build_baseline(struct schedule_result *r, const struct schedule_query *q,
 			   const struct engine_ops *e)
 {
-	run_baseline(r, q, next(r), e->name);
+	run_baseline(r, q, outcome_next(r), e->name);
 }
 
 void direct_build_torus(struct schedule_result *r, const struct schedule_query *q,
 			const struct engine_ops *e)
 {
-	run_torus_auto(r, q, next(r), e->name);
+	run_torus_auto(r, q, outcome_next(r), e->name);
 }
 
 void direct_build_bucket(struct schedule_result *r, const struct schedule_query *q,
 			 const struct engine_ops *e)
 {
-	run_torus_baseline(r, q, next(r), e->name);
+	run_torus_baseline(r, q, outcome_next(r), e->name);
 }

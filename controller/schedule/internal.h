@@ -71,6 +71,52 @@ void direct_build_swing_all(struct schedule_result *r, const struct schedule_que
 			    const struct engine_ops *e);
 void direct_build_alltoall(struct schedule_result *r, const struct schedule_query *q,
 			   const struct engine_ops *e);
+/* ---- what every direct-connect outcome goes through (outcome.c) ----------------
+ * Each returns true when o was refused (o->why says why) and leaves o as it
+ * was otherwise. */
+/* A reduced program of xfers transfers on reps representatives (blocks cut
+ * into pieces; 0: spans checked by their sums), or a reduced baseline's,
+ * or an explicit schedule of xfers transfers, against the memory limit. */
+bool outcome_reduced_over_limit(const struct schedule_result *r, const struct schedule_query *q,
+				struct schedule_outcome *o, const char *algo, double xfers,
+				uint32_t reps, uint32_t pieces);
+bool outcome_reduced_over_memory(const struct schedule_result *r, const struct schedule_query *q,
+				 struct schedule_outcome *o, const char *algo);
+bool outcome_over_memory(const struct schedule_result *r, const struct schedule_query *q,
+			 struct schedule_outcome *o, const char *what, double xfers,
+			 uint32_t pieces);
+/* Past the request's deadline in phase: o dropped, "time limit T reached". */
+bool outcome_out_of_time(const struct schedule_result *r, struct schedule_outcome *o,
+			 const char *phase);
+/* A phase of o begins: the progress line says so. */
+void outcome_phase(const struct schedule_result *r, const struct schedule_outcome *o,
+		   const char *what);
+/* An all-to-all priced host by host (r->host_betas): per step against
+ * link[t], or whole (cut-through). */
+double outcome_host_priced(const struct schedule_result *r, const struct schedule *s,
+			   const double *link, bool whole);
+/* o's schedule through the verifier (a reduced one by its symmetry). */
+void outcome_verify(struct schedule_outcome *o, const struct verify_opts *vo,
+		    struct verify_report *rep);
+/* A built o verified on r's graph (NIC ports on a fabric) and priced. */
+void outcome_finish(struct schedule_result *r, struct schedule_outcome *o);
+void outcome_not_applies(struct schedule_outcome *o, const struct ofc_error *err);
+/* Why r->g cannot be symmetry-reduced, or NULL (then *G is its group). */
+const char *outcome_not_reducible(const struct schedule_result *r, struct sched_group *G,
+				  struct ofc_error *err);
+/* r->note: algo above limit nodes came symmetry-reduced by itself. */
+void outcome_note_reduced_above(struct schedule_result *r, uint32_t limit, const char *algo,
+				const struct sched_group *G);
+/* Keep o's figures, drop its schedule. */
+void outcome_drop(struct schedule_outcome *o);
+/* r's next outcome (a comparison drops the last row's schedule unless it
+ * is the one kept). */
+struct schedule_outcome *outcome_next(struct schedule_result *r);
+/* Baseline name's explicit schedule into o (refusals name it algo): false
+ * when it does not apply, is refused or is out of time (engine_bfb.c). */
+bool direct_explicit_baseline(struct schedule_result *r, const struct schedule_query *q,
+			      struct schedule_outcome *o, const char *algo, const char *name);
+
 /* direct.c: the request's set-up (degree, size, cost, bounds, rates, host
  * limits, the fabric view), and a comparison's end (one schedule kept). */
 int direct_setup(struct schedule_result *r, const struct schedule_query *q, struct ofc_error *err);
