@@ -20,7 +20,7 @@
 /* In the order `--algo all` compares them and the lists name them. "all"
  * comes last: the lists end with it. */
 static const struct engine_ops engines[] = {
-    /* direct-connect topologies (direct.c, torus.c, alltoall.c) */
+    /* direct-connect topologies (engine_bfb.c, engine_torus.c, engine_alltoall.c) */
     {.name = "bfb",
      .fabrics = ENGINE_DIRECT,
      .serves = REDUCING,

@@ -53,7 +53,8 @@ void engine_names(struct strbuf *sb, unsigned fabrics, unsigned colls, unsigned 
  * collectives --reduced goes with them for. */
 void engine_reduced_names(struct strbuf *sb);
 
-/* The direct-connect builds the rows name (direct.c, torus.c, alltoall.c). */
+/* The direct-connect builds the rows name (engine_bfb.c, engine_torus.c,
+ * engine_alltoall.c). */
 uint64_t direct_bfb_memory(const struct schedule_result *r, const struct schedule_query *q);
 void direct_build_bfb(struct schedule_result *r, const struct schedule_query *q,
 		      const struct engine_ops *e);
@@ -117,8 +118,9 @@ struct schedule_outcome *outcome_next(struct schedule_result *r);
 bool direct_explicit_baseline(struct schedule_result *r, const struct schedule_query *q,
 			      struct schedule_outcome *o, const char *algo, const char *name);
 
-/* direct.c: the request's set-up (degree, size, cost, bounds, rates, host
- * limits, the fabric view), and a comparison's end (one schedule kept). */
+/* The request's set-up (direct.c: degree, size, cost, bounds, rates, host
+ * limits, the fabric view), and a comparison's end, one schedule kept
+ * (outcome.c). */
 int direct_setup(struct schedule_result *r, const struct schedule_query *q, struct ofc_error *err);
 void direct_keep_first(struct schedule_result *r);
 
