@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char help[] =
+static const char help_head[] =
     "FILE is a fabric config: a WDM ring in it gets ring schedules, a topology\n"
     "gets direct-connect schedules, servers get the fluid engine's (--algo fluid:\n"
     "LP 4.2's optimum R*, Theorem 4's schedule of K chunks; docs/fluid.md).\n"
@@ -15,7 +15,9 @@ static const char help[] =
     "                   also broadcast and reduce)\n"
     "  --algo A         the algorithm, or 'all' to compare them (default: the\n"
     "                   config's algorithm for the collective, else bfb, mcf for\n"
-    "                   alltoall; on a WDM ring optree, onestage for alltoall)\n"
+    "                   alltoall; on a WDM ring optree, onestage for alltoall):\n";
+/* (the engines, from the engine table: schedule_algorithms_help) */
+static const char help_tail[] =
     "  --size M         data per node, e.g. 64MiB (default: the config's collective)\n"
     "  --alpha T        latency per step, e.g. 10us (default: the config's, or 10us)\n"
     "  --bandwidth B    a node's egress bandwidth, e.g. 100Gbps\n"
@@ -92,6 +94,20 @@ static const char help[] =
     "                   plan, stage 1 whole and stage i repeated every n_(i-1)\n"
     "                   nodes (reduced by itself above 8,192 nodes)\n"
     "On a terminal a line on stderr shows the phase and the seconds so far.\n";
+
+/* --help: the engines' list between the options' text, from the table. */
+static int schedule_help(const struct cli_cmd *cmd)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int rc;
+
+	sb_puts(&sb, help_head);
+	schedule_algorithms_help(&sb, "                   ", 79);
+	sb_puts(&sb, help_tail);
+	rc = cli_help(cmd, sb.buf);
+	sb_free(&sb);
+	return rc;
+}
 
 /* The ring family's refusal that comes before any work: -o names one file. */
 static bool ring_request(const struct schedule_query *q)
@@ -355,7 +371,7 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 		if (c == -2)
 			return 2;
 		if (c == 'h')
-			return cli_help(cmd, help);
+			return schedule_help(cmd);
 		if ((rc = schedule_option(cmd, c, optarg, &a)) >= 0)
 			return rc;
 	}
@@ -417,8 +433,7 @@ int cmd_schedule(const struct cli_cmd *cmd, int argc, char **argv)
 	cli_clock_init(&clk, &prog, cmd, q.time_limit, p.json);
 	q.clock = &clk;
 	/* A server fabric is scheduled by the fluid engine (its default). */
-	bool fluid = (q.algorithm && strcmp(q.algorithm, "fluid") == 0) ||
-		     (!q.algorithm && !q.spec && schedule_fluid_fabric(f));
+	bool fluid = schedule_fluid_request(&q);
 	if (fluid && q.fail)
 		rc = cli_usage_error(cmd, "--fail is for direct-connect topologies, not the "
 					  "fluid engine's server fabrics");

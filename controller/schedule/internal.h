@@ -7,10 +7,123 @@
 /* Each fills r (outcomes, main, figures) for the algorithm named (never
  * NULL); errors as schedule_compute's. */
 int schedule_direct(struct schedule_result *r, const struct schedule_query *q, const char *algo,
-		    struct ofc_error *err); /* direct.c */
+		    struct ofc_error *err); /* dispatch.c */
 int schedule_ring(struct schedule_result *r, const struct schedule_query *q, const char *algo,
 		  struct ofc_error *err); /* ring.c */
-bool direct_algorithm_known(const char *algo);
+/* ---- the engines (engines.c) ------------------------------------------------
+ * One row per algorithm, as drivers/ has struct driver_ops: everything that
+ * names algorithms reads this table. */
+#define ENGINE_C(c) (1u << (c)) /* a collective in a mask */
+enum engine_flag {
+	ENGINE_COMPARE = 1,  /* a table of outcomes side by side, not one engine */
+	ENGINE_EVERY = 2,    /* ... of every row that names the collective in in_all */
+	ENGINE_CERTIFY = 4,  /* ... with the fluid bound beside them (certify.c) */
+	ENGINE_CLI_ONLY = 8, /* ofc schedule's alone: not a config's nor GetSchedule's */
+	ENGINE_VARIANT = 16, /* --variant goes with it */
+	ENGINE_LOWERING = 32 /* --lowering goes with it (alltoall) */
+};
+struct engine_ops {
+	const char *name;     /* as --algo and a config's `algorithm:` give it */
+	unsigned fabrics;     /* the ENGINE_DIRECT, _RING, _SERVERS it runs on */
+	unsigned serves;      /* the collectives it schedules (ENGINE_C) */
+	unsigned in_all;      /* those for which 'all' compares it */
+	unsigned reduced;     /* those for which --reduced goes with it */
+	unsigned flags;	      /* enum engine_flag */
+	enum optree_algo wdm; /* a WDM ring's: which optree/ builds (ring.c) */
+	/* What its explicit schedule holds on r->g, in bytes, refused before
+	 * it is built when over the memory limit; NULL: the build estimates
+	 * each thing it holds as it goes. */
+	uint64_t (*memory)(const struct schedule_result *r, const struct schedule_query *q);
+	/* Adds its outcome, or its rows (r->compare: as one row of a
+	 * comparison), to a direct-connect result set up for q (dispatch.c).
+	 * NULL: the family builds it (ring.c from wdm; fluid.c), or it is
+	 * ENGINE_EVERY. */
+	void (*build)(struct schedule_result *r, const struct schedule_query *q,
+		      const struct engine_ops *e);
+};
+/* The i-th row, NULL past the end. */
+const struct engine_ops *engine_at(unsigned i);
+/* The row named name among the fabrics (ENGINE_* or'ed), or NULL. */
+const struct engine_ops *engine_find(const char *name, unsigned fabrics);
+/* The names of the rows of those fabrics that serve one of colls and have
+ * every one of flags, in the table's order: "a, b{last}c". */
+void engine_names(struct strbuf *sb, unsigned fabrics, unsigned colls, unsigned flags,
+		  const char *last);
+/* "--reduced goes with --algo ..."'s list: the direct-connect rows by the
+ * collectives --reduced goes with them for. */
+void engine_reduced_names(struct strbuf *sb);
+
+/* The direct-connect builds the rows name (engine_bfb.c, engine_torus.c,
+ * engine_alltoall.c). */
+uint64_t direct_bfb_memory(const struct schedule_result *r, const struct schedule_query *q);
+void direct_build_bfb(struct schedule_result *r, const struct schedule_query *q,
+		      const struct engine_ops *e);
+void direct_build_bfb_lp(struct schedule_result *r, const struct schedule_query *q,
+			 const struct engine_ops *e);
+void direct_build_expansion(struct schedule_result *r, const struct schedule_query *q,
+			    const struct engine_ops *e);
+void direct_build_baseline(struct schedule_result *r, const struct schedule_query *q,
+			   const struct engine_ops *e);
+void direct_build_torus(struct schedule_result *r, const struct schedule_query *q,
+			const struct engine_ops *e);
+void direct_build_bucket(struct schedule_result *r, const struct schedule_query *q,
+			 const struct engine_ops *e);
+void direct_build_swing_all(struct schedule_result *r, const struct schedule_query *q,
+			    const struct engine_ops *e);
+void direct_build_alltoall(struct schedule_result *r, const struct schedule_query *q,
+			   const struct engine_ops *e);
+/* ---- what every direct-connect outcome goes through (outcome.c) ----------------
+ * Each returns true when o was refused (o->why says why) and leaves o as it
+ * was otherwise. */
+/* A reduced program of xfers transfers on reps representatives (blocks cut
+ * into pieces; 0: spans checked by their sums), or a reduced baseline's,
+ * or an explicit schedule of xfers transfers, against the memory limit. */
+bool outcome_reduced_over_limit(const struct schedule_result *r, const struct schedule_query *q,
+				struct schedule_outcome *o, const char *algo, double xfers,
+				uint32_t reps, uint32_t pieces);
+bool outcome_reduced_over_memory(const struct schedule_result *r, const struct schedule_query *q,
+				 struct schedule_outcome *o, const char *algo);
+bool outcome_over_memory(const struct schedule_result *r, const struct schedule_query *q,
+			 struct schedule_outcome *o, const char *what, double xfers,
+			 uint32_t pieces);
+/* Past the request's deadline in phase: o dropped, "time limit T reached". */
+bool outcome_out_of_time(const struct schedule_result *r, struct schedule_outcome *o,
+			 const char *phase);
+/* A phase of o begins: the progress line says so. */
+void outcome_phase(const struct schedule_result *r, const struct schedule_outcome *o,
+		   const char *what);
+/* An all-to-all priced host by host (r->host_betas): per step against
+ * link[t], or whole (cut-through). */
+double outcome_host_priced(const struct schedule_result *r, const struct schedule *s,
+			   const double *link, bool whole);
+/* o's schedule through the verifier (a reduced one by its symmetry). */
+void outcome_verify(struct schedule_outcome *o, const struct verify_opts *vo,
+		    struct verify_report *rep);
+/* A built o verified on r's graph (NIC ports on a fabric) and priced. */
+void outcome_finish(struct schedule_result *r, struct schedule_outcome *o);
+void outcome_not_applies(struct schedule_outcome *o, const struct ofc_error *err);
+/* Why r->g cannot be symmetry-reduced, or NULL (then *G is its group). */
+const char *outcome_not_reducible(const struct schedule_result *r, struct sched_group *G,
+				  struct ofc_error *err);
+/* r->note: algo above limit nodes came symmetry-reduced by itself. */
+void outcome_note_reduced_above(struct schedule_result *r, uint32_t limit, const char *algo,
+				const struct sched_group *G);
+/* Keep o's figures, drop its schedule. */
+void outcome_drop(struct schedule_outcome *o);
+/* r's next outcome (a comparison drops the last row's schedule unless it
+ * is the one kept). */
+struct schedule_outcome *outcome_next(struct schedule_result *r);
+/* Baseline name's explicit schedule into o (refusals name it algo): false
+ * when it does not apply, is refused or is out of time (engine_bfb.c). */
+bool direct_explicit_baseline(struct schedule_result *r, const struct schedule_query *q,
+			      struct schedule_outcome *o, const char *algo, const char *name);
+
+/* The request's set-up (direct.c: degree, size, cost, bounds, rates, host
+ * limits, the fabric view), and a comparison's end, one schedule kept
+ * (outcome.c). */
+int direct_setup(struct schedule_result *r, const struct schedule_query *q, struct ofc_error *err);
+void direct_keep_first(struct schedule_result *r);
+
 /* --algo all: the fluid bound on r->g beside every outcome (certify.c),
  * in about as many seconds as the engines spent (at least 0.25 s, at
  * most 5 s). */

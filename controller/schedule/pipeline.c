@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool schedule_algorithm_known(const char *algo)
+bool schedule_fluid_request(const struct schedule_query *q)
 {
-	enum optree_algo wdm;
+	const char *a = q->algorithm;
 
-	return direct_algorithm_known(algo) || optree_algo_parse(algo, &wdm) == 0 ||
-	       strcmp(algo, "fluid") == 0;
+	return (a && engine_find(a, ENGINE_SERVERS)) ||
+	       (!a && !q->spec && schedule_fluid_fabric(q->fabric));
 }
 
 struct schedule_optimality schedule_optimality(const struct schedule_result *r,
@@ -243,22 +243,28 @@ const char *schedule_pick_algorithm(const struct schedule_query *q)
 	return q->collective == SCHED_ALLTOALL ? "mcf" : "bfb";
 }
 
-/* A config's algorithm is one for its kind of fabric, or an error at its
- * place in the config (a request's --algo is checked where it is parsed). */
+/* A config's algorithm is one for its kind of fabric (a WDM ring's, else a
+ * direct-connect topology's or a server fabric's; 'all' compares a fabric's
+ * own), or an error at its place in the config (a request's --algo is
+ * checked where it is parsed). */
 static int check_config_algorithm(const struct schedule_query *q, bool ring, struct ofc_error *err)
 {
 	const struct collective *c = config_algorithm(q);
-	enum optree_algo wdm;
+	const struct engine_ops *e;
+	struct strbuf sb = STRBUF_INIT;
 
-	if (!c || (q->algorithm && *q->algorithm) || strcmp(c->algorithm, "all") == 0)
+	if (!c || (q->algorithm && *q->algorithm))
 		return 0;
-	if (ring ? optree_algo_parse(c->algorithm, &wdm) == 0
-		 : direct_algorithm_known(c->algorithm) || strcmp(c->algorithm, "fluid") == 0)
+	e = engine_find(c->algorithm, ring ? ENGINE_RING : ENGINE_DIRECT | ENGINE_SERVERS);
+	if (e && !(e->flags & ENGINE_CLI_ONLY))
 		return 0;
-	fabric_error_at(
-	    err, q->fabric, c->loc, "algorithm '%s' for %s is not one for %s (%s)", c->algorithm,
-	    sched_collective_name(c->op), ring ? "a WDM ring" : "a direct-connect topology",
-	    ring ? "optree, ring, ne, onestage, wrht" : "'ofc schedule --help' lists them");
+	if (ring)
+		engine_names(&sb, ENGINE_RING, ~0u, 0, ", ");
+	fabric_error_at(err, q->fabric, c->loc, "algorithm '%s' for %s is not one for %s (%s)",
+			c->algorithm, sched_collective_name(c->op),
+			ring ? "a WDM ring" : "a direct-connect topology",
+			ring ? sb.buf : "'ofc schedule --help' lists them");
+	sb_free(&sb);
 	err->code = OFC_E_INPUT;
 	return -1;
 }

@@ -27,9 +27,6 @@ struct optree_ring ring_optree_model(const struct fabric *f, const struct ring *
 
 /* ---- collectives on a WDM ring ---------------------------------------------------- */
 
-static const enum optree_algo all_algos[] = {OPTREE_RING, OPTREE_NE, OPTREE_ONESTAGE, OPTREE_WRHT,
-					     OPTREE_TREE};
-
 /* Reduced (OpTree's all-gather above OPTREE_MAX_NODES, or asked for):
  * Eq. 3 with every stage retuning, since the MRR tracking of
  * optree_timing needs every node's lightpaths. */
@@ -138,11 +135,44 @@ fail:
 	o->why_code = err.code;
 }
 
+/* The WDM ring's rows of the engine table, at most. */
+#define RING_MAX_ENGINES 8
+
+/* The rows a WDM ring request runs: the one named, or (a comparison) every
+ * one 'all' compares for the collective; -1 when the name is none of a
+ * ring's. */
+static int ring_engines(const struct schedule_query *q, const char *algo, enum optree_algo *algos,
+			size_t *n, struct ofc_error *err)
+{
+	const struct engine_ops *e = engine_find(algo, ENGINE_RING), *x;
+
+	*n = 0;
+	if (!e) {
+		struct strbuf sb = STRBUF_INIT;
+
+		engine_names(&sb, ENGINE_RING, ~0u, 0, ", ");
+		ofc_error_set(err, OFC_E_USAGE, "unknown --algo '%s' (%s)", algo, sb.buf);
+		sb_free(&sb);
+		return -1;
+	}
+	if (!(e->flags & ENGINE_COMPARE)) {
+		algos[(*n)++] = e->wdm;
+		return 0;
+	}
+	for (unsigned i = 0; (x = engine_at(i)) && *n < RING_MAX_ENGINES; i++)
+		if ((x->fabrics & ENGINE_RING) && (x->in_all & ENGINE_C(q->collective)))
+			algos[(*n)++] = x->wdm;
+	if (*n == 0)
+		return ofc_error_set(err, OFC_E_USAGE, "no engine on a WDM ring compares %s",
+				     sched_collective_name(q->collective));
+	return 0;
+}
+
 int schedule_ring(struct schedule_result *r, const struct schedule_query *q, const char *algo,
 		  struct ofc_error *err)
 {
-	enum optree_algo one;
-	const enum optree_algo *algos = &one;
+	enum optree_algo algos[RING_MAX_ENGINES], one = 0;
+	const struct engine_ops *e;
 	size_t n = 1;
 	double t_start = now_seconds();
 
@@ -166,15 +196,11 @@ int schedule_ring(struct schedule_result *r, const struct schedule_query *q, con
 		r->ring = ring_optree_model(f, ring, q->collective, q->size);
 		r->ring_name = ring->name;
 	}
-	if (strcmp(algo, "all") == 0) {
-		algos = all_algos;
-		n = ARRAY_SIZE(all_algos);
-		r->compare = true;
-	} else if (optree_algo_parse(algo, &one) < 0) {
-		return ofc_error_set(err, OFC_E_USAGE,
-				     "unknown --algo '%s' (ring, ne, onestage, wrht, optree, all)",
-				     algo);
-	}
+	if (ring_engines(q, algo, algos, &n, err) < 0)
+		return -1;
+	e = engine_find(algo, ENGINE_RING);
+	r->compare = e->flags & ENGINE_COMPARE;
+	one = algos[0];
 	if (q->depth && n == 1 && one != OPTREE_TREE)
 		return ofc_error_set(err, OFC_E_USAGE, "--radices applies to --algo optree");
 	if (optree_ring_check(&r->ring, err) < 0)
@@ -227,7 +253,7 @@ int schedule_ring(struct schedule_result *r, const struct schedule_query *q, con
 		}
 	}
 	r->main = &r->out[0];
-	if (r->compare && !q->no_certify)
+	if ((e->flags & ENGINE_CERTIFY) && !q->no_certify)
 		ring_certify(r, q, now_seconds() - t_start);
 	return 0;
 }

@@ -361,8 +361,19 @@ int schedule_kept_take(struct schedule_kept *k, struct schedule_result *r, size_
 		       struct ofc_error *err);
 void schedule_kept_free(struct schedule_kept *k);
 /* The algorithms schedule_compute knows by name (whether one applies to a
- * given fabric and collective, only schedule_compute tells). */
+ * given fabric and collective, only schedule_compute tells; the
+ * comparisons, 'all' and 'swing-all', are not among them). Every name comes
+ * from the engine table (engines.c). */
+enum engine_fabric { ENGINE_DIRECT = 1, ENGINE_RING = 2, ENGINE_SERVERS = 4, ENGINE_ANY = 7 };
 bool schedule_algorithm_known(const char *algo);
+/* Whether q is the fluid engine's: it names it, or names nothing on a
+ * config's server fabric (schedule_fluid answers it, not
+ * schedule_compute). */
+bool schedule_fluid_request(const struct schedule_query *q);
+/* --algo's list for a help text: every engine by fabric and collectives,
+ * and what 'all' compares, in lines of at most width columns after
+ * indent. */
+void schedule_algorithms_help(struct strbuf *sb, const char *indent, size_t width);
 /* A direct-connect outcome against the lower bound: its steps meet the
  * Moore bound's (a cut-through schedule is one step), its tau_B the
  * bound's (exactly, when both are fractions). */

@@ -156,7 +156,7 @@ expect_json 'j["algorithm"]=="ne"' $OFC schedule "$TMP/ne.yaml" --collective all
 expect_json 'j["algorithm"]=="optree"' $OFC schedule "$TMP/ne.yaml" --collective allreduce --json
 expect_json 'j["algorithm"]=="ring"' $OFC schedule "$TMP/ne.yaml" --collective allgather --algo ring --json
 sed 's/algorithm: optree/algorithm: bfb/' $CFG >"$TMP/bfb.yaml"
-expect_error 2 "$TMP/bfb.yaml:27:5: algorithm 'bfb' for allgather is not one for a WDM ring (optree, ring, ne, onestage, wrht)" \
+expect_error 2 "$TMP/bfb.yaml:27:5: algorithm 'bfb' for allgather is not one for a WDM ring (ring, ne, onestage, wrht, optree, all)" \
 	$OFC schedule "$TMP/bfb.yaml" --collective allgather
 
 # Bad requests.

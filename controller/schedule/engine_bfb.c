@@ -1,0 +1,305 @@
+/* The engines of the first family on a direct-connect topology: BFB
+ * (exact, or lp_solve's), explicit or symmetry-reduced, the paper's
+ * expansion constructions, and the classic baselines (ring, bidir-ring,
+ * recursive, torus-rings); the rows of engines.c name the builds at the
+ * end. */
+#include "controller/schedule/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* BFB as node 0's program and the translation group: what a
+ * Cayley family of any size up to 65,536 nodes needs, checked by symmetry.
+ * auto_why: the reason it was not built explicitly (a note), or NULL for
+ * --reduced. */
+static void run_bfb_reduced(struct schedule_result *r, const struct schedule_query *q,
+			    struct schedule_outcome *o, const struct bfb_opts *bo,
+			    const char *auto_why)
+{
+	struct ofc_error err = {0};
+	struct sched_reduced red;
+	double t0 = now_seconds();
+	const char *why = outcome_not_reducible(r, &o->group, &err);
+
+	if (why) {
+		snprintf(o->why, sizeof(o->why), "--reduced: %.400s", why);
+		o->why_code = OFC_E_INPUT;
+		return;
+	}
+	if (bfb_reduced(r->g, &o->group, q->collective, bo, &red, &o->bst, &err) < 0) {
+		outcome_not_applies(o, &err);
+		return;
+	}
+	o->s = red.prog;
+	o->is_reduced = true;
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	o->tau_b = o->bst.tau_b;
+	o->tau_b_value = o->bst.tau_b_value;
+	if (auto_why) {
+		size_t len = strlen(r->note);
+
+		snprintf(r->note + len, sizeof(r->note) - len,
+			 "%s%s: BFB symmetry-reduced instead (node 0's program x %s; --reduced "
+			 "asks for it)",
+			 len ? "; " : "", auto_why, o->group.name);
+	}
+	outcome_finish(r, o);
+}
+
+static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
+		    struct schedule_outcome *o, const struct engine_ops *e, bool lp)
+{
+	struct ofc_error err = {0};
+	struct bfb_opts bo = r->bopts;
+	double t0 = now_seconds();
+
+	snprintf(o->algo, sizeof(o->algo), "%s", lp ? "bfb-lp" : "bfb");
+	if (lp)
+		bo.method = BFB_LP;
+	o->is_bfb = true;
+	bo.rate = r->link_rate;
+	bo.inject = r->bfb_inject;
+	bo.nic_forwarding = r->nic_forwarding;
+	bo.clock = r->clock;
+	/* Refuse, with the estimate, what would not fit, before building it. */
+	uint64_t limit = q->max_memory ? q->max_memory : mem_physical() / 2;
+	double need = (double)mem_resident() + (double)e->memory(r, q);
+	if (q->reduced == SCHEDULE_REDUCED_ALWAYS) {
+		run_bfb_reduced(r, q, o, &bo, NULL);
+		return;
+	}
+	if (q->reduced == SCHEDULE_REDUCED_AUTO &&
+	    (need > (double)limit || r->g->n > BFB_MAX_NODES)) {
+		struct sched_group G;
+		char why[160], need_s[32];
+
+		if (!outcome_not_reducible(r, &G, &err)) {
+			fmt_size(need_s, sizeof(need_s), (uint64_t)need);
+			if (r->g->n > BFB_MAX_NODES)
+				snprintf(why, sizeof(why),
+					 "%u nodes: explicit BFB schedules stop at %u", r->g->n,
+					 BFB_MAX_NODES);
+			else
+				snprintf(why, sizeof(why),
+					 "the explicit schedule needs about %s, over the memory "
+					 "limit",
+					 need_s);
+			run_bfb_reduced(r, q, o, &bo, why);
+			return;
+		}
+		err = (struct ofc_error){0};
+	}
+	if (need > (double)limit) {
+		char need_s[32], max_s[32];
+
+		fmt_size(need_s, sizeof(need_s), (uint64_t)need);
+		fmt_size(max_s, sizeof(max_s), limit);
+		snprintf(o->why, sizeof(o->why),
+			 "BFB %s on %u nodes needs about %s (at least %.3g transfers), over the "
+			 "memory limit of %s (ofc --max-memory, ofcd --max-request-memory)",
+			 sched_collective_name(q->collective), r->g->n, need_s,
+			 (q->collective == SCHED_ALLREDUCE ? 2.0 : 1.0) * r->g->n * (r->g->n - 1.0),
+			 max_s);
+		o->why_code = OFC_E_RUNTIME;
+		return;
+	}
+	outcome_phase(r, o, "generation");
+	if (bfb_schedule(r->g, q->collective, &bo, &o->s, &o->bst, &err) < 0) {
+		if (!outcome_out_of_time(r, o, "generation"))
+			outcome_not_applies(o, &err);
+		return;
+	}
+	o->have = true;
+	if (outcome_out_of_time(r, o, "generation"))
+		return;
+	if (r->link_rate) {
+		/* tau_B in gcd-rate links, priced in slowest-link ones. */
+		struct bfb_stats *b = &o->bst;
+		double k = frac_value(r->rate_scale);
+
+		b->tau_b = frac_mul(b->tau_b, r->rate_scale);
+		b->tau_b_exact = frac_mul(b->tau_b_exact, r->rate_scale);
+		b->tau_b_value *= k;
+		b->tau_b_exact_value *= k;
+	}
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	o->tau_b = o->bst.tau_b;
+	o->tau_b_value = o->bst.tau_b_value;
+	outcome_finish(r, o);
+}
+
+static void run_expansion(struct schedule_result *r, const struct schedule_query *q,
+			  struct schedule_outcome *o)
+{
+	struct ofc_error err = {0};
+	double t0 = now_seconds();
+
+	snprintf(o->algo, sizeof(o->algo), "expansion");
+	if (!expand_applies(r->tree)) {
+		snprintf(o->why, sizeof(o->why),
+			 "%s is not a line, degree or power expansion (no construction)",
+			 r->g->spec);
+		o->why_code = OFC_E_INPUT;
+		return;
+	}
+	/* The constructions deliver every shard once per phase, as BFB does. */
+	if (outcome_over_memory(
+		r, q, o, "the expansion construction",
+		(q->collective == SCHED_ALLREDUCE ? 2.0 : 1.0) * r->g->n * (r->g->n - 1.0), 1))
+		return;
+	outcome_phase(r, o, "generation");
+	if (expand_schedule(r->tree, q->collective, &r->bopts, &o->s, &o->pred, &err) < 0) {
+		if (!outcome_out_of_time(r, o, "generation"))
+			outcome_not_applies(o, &err);
+		return;
+	}
+	o->have = true;
+	if (outcome_out_of_time(r, o, "generation"))
+		return;
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	o->has_pred = true;
+	snprintf(o->s.algorithm, sizeof(o->s.algorithm), "expansion");
+	outcome_finish(r, o);
+}
+
+/* Baseline `name`'s explicit schedule into o->s (refusals name it `algo`:
+ * bucket is torus-rings' schedule): whether it applies, then estimated
+ * against the memory limit, then built; false (o says why) when it does
+ * not apply, is refused or is out of time. (Estimated first, torus-rings
+ * on hypercube:12 in `--algo all` was "over the memory limit", not "needs
+ * a torus".) */
+bool direct_explicit_baseline(struct schedule_result *r, const struct schedule_query *q,
+			      struct schedule_outcome *o, const char *algo, const char *name)
+{
+	struct ofc_error err = {0};
+
+	if (baseline_check(r->g, r->tree, name, q->collective, &err) < 0) {
+		outcome_not_applies(o, &err);
+		return false;
+	}
+	if (outcome_over_memory(r, q, o, algo, baseline_transfers(r->g, name, q->collective),
+				baseline_pieces(r->g, name)))
+		return false;
+	outcome_phase(r, o, "generation");
+	if (baseline_schedule(r->g, r->tree, name, q->collective, &o->s, r->clock, &err) < 0) {
+		if (!outcome_out_of_time(r, o, "generation"))
+			outcome_not_applies(o, &err);
+		return false;
+	}
+	o->have = true;
+	return !outcome_out_of_time(r, o, "generation");
+}
+
+static void run_baseline(struct schedule_result *r, const struct schedule_query *q,
+			 struct schedule_outcome *o, const char *algo)
+{
+	struct ofc_error err = {0};
+	double t0 = now_seconds();
+	struct sched_reduced red;
+
+	snprintf(o->algo, sizeof(o->algo), "%s", algo);
+	/* Reduced: asked for, or above BASELINE_MAX_SCHEDULE_NODES where the
+	 * baseline has a symmetric form on this graph (else explicit), its
+	 * program and check estimated first. */
+	uint32_t nreps;
+	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
+	    (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > BASELINE_MAX_SCHEDULE_NODES &&
+	     baseline_reduced_transfers(r->g, r->tree, algo, q->collective, &nreps) > 0 &&
+	     !outcome_not_reducible(r, &o->group, &err) &&
+	     (strcmp(algo, "recursive") || o->group.binary))) {
+		const char *why = outcome_not_reducible(r, &o->group, &err);
+
+		if (why) {
+			snprintf(o->why, sizeof(o->why), "--reduced: %.400s", why);
+			o->why_code = OFC_E_INPUT;
+			return;
+		}
+		if (outcome_reduced_over_memory(r, q, o, algo))
+			return;
+		outcome_phase(r, o, "generation");
+		if (baseline_reduced(r->g, r->tree, algo, q->collective, &o->group, &red, &err) <
+		    0) {
+			snprintf(o->why, sizeof(o->why), "--reduced: %.400s", err.msg);
+			o->why_code = OFC_E_INPUT;
+			return;
+		}
+		if (q->reduced == SCHEDULE_REDUCED_ALWAYS) {
+			/* asked for: no note */
+		} else if (strstr(r->note, "is symmetry-reduced")) { /* --algo all: short */
+			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
+				 "; also %s (x %s)", algo, red.group.name);
+		} else {
+			outcome_note_reduced_above(r, BASELINE_MAX_SCHEDULE_NODES, algo,
+						   &red.group);
+		}
+		o->s = red.prog;
+		o->group = red.group;
+		o->is_reduced = true;
+		o->gen_s = now_seconds() - t0;
+		o->applies = true;
+		outcome_finish(r, o);
+		return;
+	}
+	if (!direct_explicit_baseline(r, q, o, algo, algo))
+		return;
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	outcome_finish(r, o);
+}
+
+uint64_t direct_bfb_memory(const struct schedule_result *r, const struct schedule_query *q)
+{
+	return bfb_memory_estimate(r->g->n, q->collective);
+}
+
+/* BFB (lp: by its LP); alone, with the expansion construction it is
+ * compared with when the topology is one, or Thm 13's prediction on a
+ * product. */
+static void build_bfb(struct schedule_result *r, const struct schedule_query *q,
+		      const struct engine_ops *e, bool lp)
+{
+	struct schedule_outcome *o = outcome_next(r);
+	struct ofc_error err = {0};
+
+	run_bfb(r, q, o, e, lp);
+	if (r->compare)
+		return;
+	if (expand_applies(r->tree)) {
+		r->construction = outcome_next(r);
+		run_expansion(r, q, r->construction);
+		outcome_drop(r->construction);
+	} else if (r->tree->op == TOPO_PRODUCT && o->applies) {
+		/* No construction: Thm 13 predicts BFB on the product. */
+		if (expand_predict(r->tree, q->collective, &r->bopts, &o->pred, &err) == 0)
+			o->has_pred = true;
+	}
+}
+
+void direct_build_bfb(struct schedule_result *r, const struct schedule_query *q,
+		      const struct engine_ops *e)
+{
+	build_bfb(r, q, e, false);
+}
+
+void direct_build_bfb_lp(struct schedule_result *r, const struct schedule_query *q,
+			 const struct engine_ops *e)
+{
+	build_bfb(r, q, e, true);
+}
+
+void direct_build_expansion(struct schedule_result *r, const struct schedule_query *q,
+			    const struct engine_ops *e)
+{
+	(void)e;
+	run_expansion(r, q, outcome_next(r));
+}
+
+void direct_build_baseline(struct schedule_result *r, const struct schedule_query *q,
+			   const struct engine_ops *e)
+{
+	run_baseline(r, q, outcome_next(r), e->name);
+}

@@ -1,0 +1,327 @@
+/* Swing and its baselines on a torus (recursive doubling, and bucket,
+ * ring and bidir-ring priced as routed on the torus), one variant or the
+ * one the cost model prefers, and swing-all's table of them; the rows of
+ * engines.c name the builds at the end. */
+#include "controller/schedule/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The torus algorithms route over every link of a whole torus (dimension
+ * order); with failed links they would cross a dead one. */
+static bool refuse_degraded(const struct schedule_result *r, struct schedule_outcome *o,
+			    const char *algo)
+{
+	if (!r->healthy)
+		return false;
+	snprintf(o->why, sizeof(o->why),
+		 "%s routes over every link of a whole torus and %s has failed links (bfb, "
+		 "mcf and the recursive baseline schedule degraded graphs)",
+		 algo, r->g->spec);
+	o->why_code = OFC_E_INPUT;
+	return true;
+}
+
+/* T = sum_s (alpha + h_s t_hop) + tau_B M/B (Swing notes 4.3). */
+static double torus_time_us(const struct schedule_result *r, uint32_t steps,
+			    const struct torus_figures *tf)
+{
+	return cost_time_us(&r->cost, steps, tf->tau_b) + tf->hops * r->hop_latency * 1e6;
+}
+
+/* Verified without a graph (peers are routed, not linked), priced by the
+ * routed loads (torus_time_us). */
+static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
+{
+	struct verify_report rep;
+	double t0 = now_seconds();
+
+	o->is_torus = true;
+	o->have = true;
+	o->steps = o->s.nsteps;
+	o->ntransfers = o->s.nxfers;
+	struct verify_opts vo = {.clock = r->clock, .threads = r->bopts.threads};
+	outcome_phase(r, o, "verification");
+	outcome_verify(o, &vo, &rep);
+	o->verify_s = now_seconds() - t0;
+	if (outcome_out_of_time(r, o, "verification"))
+		return;
+	if (!o->verified)
+		snprintf(o->verify_error, sizeof(o->verify_error), "%s", rep.error);
+	o->measured = o->tf.tau_b;
+	o->tau_b_value = o->tf.tau_b;
+	o->tau_b = frac_from_double(o->tf.tau_b, 16 * (int64_t)r->g->n, 1e-9);
+	o->time_us = torus_time_us(r, o->steps, &o->tf);
+	o->lb_us = r->lb_us;
+	o->lb_steps = r->lb.steps;
+	o->ratio = o->time_us / o->lb_us;
+	o->s.size_bytes = r->cost.size;
+	o->s.time_us = o->time_us;
+	o->s.lower_bound_us = o->lb_us;
+	o->s.verified = o->verified;
+	sched_set_metric(&o->s, "tau_l", o->steps);
+	sched_set_metric(&o->s, "tau_b", o->tau_b_value);
+	sched_set_metric(&o->s, "congestion_deficiency", o->tf.xi);
+	sched_set_metric(&o->s, "alpha_us", r->cost.alpha * 1e6);
+	sched_set_metric(&o->s, "bandwidth_bps", r->cost.bandwidth);
+	if (o->is_reduced)
+		sched_set_metric(&o->s, "group_order", o->group.order);
+}
+
+static void run_torus(struct schedule_result *r, const struct schedule_query *q,
+		      struct schedule_outcome *o, const char *algo, enum swing_variant v)
+{
+	struct ofc_error err = {0};
+	double t0 = now_seconds();
+
+	snprintf(o->algo, sizeof(o->algo), "%s", algo);
+	o->variant = v == SWING_LATENCY ? "latency" : "bandwidth";
+	if (q->collective != SCHED_ALLREDUCE) {
+		snprintf(o->why, sizeof(o->why), "%s schedules allreduce", algo);
+		o->why_code = OFC_E_INPUT;
+		return;
+	}
+	if (refuse_degraded(r, o, algo))
+		return;
+	/* Reduced: asked for, or (swing) above the explicit schedules' size. */
+	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
+	    (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > SWING_MAX_SCHEDULE_NODES &&
+	     !outcome_not_reducible(r, &o->group, &err))) {
+		const char *why = outcome_not_reducible(r, &o->group, &err);
+		struct sched_reduced red;
+
+		if (why) {
+			snprintf(o->why, sizeof(o->why), "--reduced: %.400s", why);
+			o->why_code = OFC_E_INPUT;
+			return;
+		}
+		/* A latency-optimal program is reps x steps x collectives
+		 * spans of N blocks, every one a reduction of the whole vector,
+		 * which the check takes by their sums (a byte a node, no
+		 * planes). Swing's 2D collectives each carry 1/2D of every
+		 * block. */
+		uint32_t nreps;
+		double xfers = torus_allreduce_reduced_transfers(r->tree, algo, v, &nreps);
+		char what[64];
+		snprintf(what, sizeof(what), "%s %s",
+			 v == SWING_LATENCY ? "latency-optimal" : "bandwidth-optimal", algo);
+		if (outcome_reduced_over_limit(r, q, o, what, xfers, nreps,
+					       v == SWING_LATENCY	    ? 0
+					       : strcmp(algo, "swing") == 0 ? r->degree
+									    : 1))
+			return;
+		outcome_phase(r, o, "generation");
+		if (torus_allreduce_reduced(r->tree, algo, v, &o->group, &red, &o->tf, &err) < 0) {
+			outcome_not_applies(o, &err);
+			return;
+		}
+		o->s = red.prog;
+		o->group = red.group;
+		o->is_reduced = true;
+		if (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "swing") == 0 &&
+		    !strstr(r->note, "Swing symmetry"))
+			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
+				 "%s%u nodes: explicit Swing schedules stop at %u: Swing "
+				 "symmetry-reduced instead (%u nodes' programs x %s; --reduced "
+				 "asks for it)",
+				 r->note[0] ? "; " : "", r->g->n, SWING_MAX_SCHEDULE_NODES,
+				 o->group.reps, o->group.name);
+		else if (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "swing") &&
+			 strstr(r->note, "symmetry-reduced")) {
+			if (!strstr(r->note, algo)) /* swing-all: short */
+				snprintf(r->note + strlen(r->note),
+					 sizeof(r->note) - strlen(r->note), "; also %s", algo);
+		} else if (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "swing"))
+			outcome_note_reduced_above(r, SWING_MAX_SCHEDULE_NODES, algo, &o->group);
+	} else {
+		char what[64];
+
+		snprintf(what, sizeof(what), "%s %s",
+			 v == SWING_LATENCY ? "latency-optimal" : "bandwidth-optimal", algo);
+		/* Swing's 2D collectives each carry 1/2D of every block. */
+		if (outcome_over_memory(r, q, o, what,
+					torus_allreduce_transfers(r->tree, algo, v, true),
+					strcmp(algo, "swing") == 0 ? r->degree : 1))
+			return;
+		outcome_phase(r, o, "generation");
+		if (torus_allreduce(r->tree, algo, v, true, &o->s, &o->tf, &err) < 0) {
+			outcome_not_applies(o, &err);
+			return;
+		}
+	}
+	o->have = true;
+	if (outcome_out_of_time(r, o, "generation"))
+		return;
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	torus_finish(r, o);
+}
+
+/* Reduced Swing, the latency-optimal program is the whole vector every
+ * step (torus:16x16x16x16: 134 M blocks to check),
+ * while its price needs only its figures, the built program's: when they
+ * price it no lower than the bandwidth-optimal outcome o, it would not be
+ * chosen, and is not built. */
+static bool latency_loses(const struct schedule_result *r, const struct schedule_outcome *o,
+			  const char *algo)
+{
+	struct ofc_error err = {0};
+	struct sched_group G;
+	struct torus_figures f;
+
+	if (!o->applies || !o->is_reduced || strcmp(algo, "swing") ||
+	    sched_group_of(r->g, r->tree, &G, &err) < 0 ||
+	    torus_allreduce_reduced(r->tree, algo, SWING_LATENCY, &G, NULL, &f, &err) < 0)
+		return false;
+	return !(torus_time_us(r, f.steps, &f) < o->time_us);
+}
+
+/* The variant the cost model prefers (the paper picks per size). */
+static void run_torus_auto(struct schedule_result *r, const struct schedule_query *q,
+			   struct schedule_outcome *o, const char *algo)
+{
+	const char *v = q->variant ? q->variant : "auto";
+
+	if (strcmp(v, "auto")) {
+		run_torus(r, q, o, algo,
+			  strcmp(v, "latency") == 0 ? SWING_LATENCY : SWING_BANDWIDTH);
+		return;
+	}
+	struct schedule_outcome lat = {0};
+	run_torus(r, q, o, algo, SWING_BANDWIDTH);
+	if (latency_loses(r, o, algo))
+		return;
+	run_torus(r, q, &lat, algo, SWING_LATENCY);
+	if (lat.applies && (!o->applies || lat.time_us < o->time_us)) {
+		schedule_outcome_free(o);
+		*o = lat;
+	} else {
+		schedule_outcome_free(&lat);
+	}
+}
+
+/* A classic baseline (ring, bidir-ring, torus-rings = bucket) priced the
+ * same way: its transfers are between neighbours, so routed = linked. */
+static void run_torus_baseline(struct schedule_result *r, const struct schedule_query *q,
+			       struct schedule_outcome *o, const char *algo)
+{
+	struct ofc_error err = {0};
+	double t0 = now_seconds(), d = r->degree, k;
+	const char *name = strcmp(algo, "bucket") == 0 ? "torus-rings" : algo;
+
+	snprintf(o->algo, sizeof(o->algo), "%s", algo);
+	o->variant = "bandwidth";
+	if (refuse_degraded(r, o, algo))
+		return;
+	/* Ports used: one ring, two (both ways), or 2 per dimension. */
+	k = strcmp(name, "ring") == 0 ? 1 : strcmp(name, "bidir-ring") == 0 ? 2 : d;
+	/* Reduced: asked for, or above BASELINE_MAX_SCHEDULE_NODES where it
+	 * exists (as run_baseline). */
+	struct sched_reduced red;
+	uint32_t nreps;
+	bool reduce =
+	    q->reduced == SCHEDULE_REDUCED_ALWAYS ||
+	    (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > BASELINE_MAX_SCHEDULE_NODES &&
+	     baseline_reduced_transfers(r->g, r->tree, name, q->collective, &nreps) > 0 &&
+	     !outcome_not_reducible(r, &o->group, &err));
+	if (reduce) {
+		const char *why = outcome_not_reducible(r, &o->group, &err);
+
+		if (!why && outcome_reduced_over_memory(r, q, o, name))
+			return;
+		if (!why &&
+		    baseline_reduced(r->g, r->tree, name, q->collective, &o->group, &red, &err) < 0)
+			why = err.msg;
+		if (why) {
+			snprintf(o->why, sizeof(o->why), "--reduced: %.400s", why);
+			o->why_code = OFC_E_INPUT;
+			return;
+		}
+	}
+	if (reduce) {
+		if (q->reduced == SCHEDULE_REDUCED_AUTO && strstr(r->note, "symmetry-reduced"))
+			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
+				 "; also %s", algo);
+		else if (q->reduced == SCHEDULE_REDUCED_AUTO)
+			outcome_note_reduced_above(r, BASELINE_MAX_SCHEDULE_NODES, algo,
+						   &red.group);
+		o->s = red.prog;
+		o->group = red.group;
+		o->is_reduced = true;
+		o->have = true;
+		if (torus_routed_figures_reduced(r->tree, &red, d / k, &o->tf, &err) < 0) {
+			outcome_not_applies(o, &err);
+			return;
+		}
+	} else {
+		if (!direct_explicit_baseline(r, q, o, algo, name))
+			return;
+		if (torus_routed_figures(r->tree, &o->s, d / k, &o->tf, &err) < 0) {
+			outcome_not_applies(o, &err);
+			sched_free(&o->s);
+			o->have = false;
+			return;
+		}
+	}
+	o->gen_s = now_seconds() - t0;
+	o->tf.instances = (uint32_t)k;
+	o->applies = true;
+	torus_finish(r, o);
+	/* Neighbour-only: the graph check holds too. */
+	struct verify_report rep;
+	struct verify_opts vo = {.graph = r->g};
+	if (o->is_reduced) {
+		struct sched_reduced chk = {.group = o->group, .prog = o->s};
+
+		if (o->applies && o->verified && sched_verify_reduced(&chk, &vo, &rep) < 0) {
+			o->verified = false;
+			o->s.verified = false;
+			snprintf(o->verify_error, sizeof(o->verify_error), "%s", rep.error);
+		}
+		return;
+	}
+	if (o->applies && o->verified && sched_verify(&o->s, &vo, &rep) < 0) {
+		o->verified = false;
+		o->s.verified = false;
+		snprintf(o->verify_error, sizeof(o->verify_error), "%s", rep.error);
+	}
+}
+
+/* Swing's and recursive doubling's variants and the torus baselines. */
+void direct_build_swing_all(struct schedule_result *r, const struct schedule_query *q,
+			    const struct engine_ops *e)
+{
+	static const struct {
+		const char *algo, *label;
+		enum swing_variant v;
+	} runs[] = {
+	    {"swing", "swing/B", SWING_BANDWIDTH},
+	    {"swing", "swing/L", SWING_LATENCY},
+	    {"recursive-doubling", "rd/B", SWING_BANDWIDTH},
+	    {"recursive-doubling", "rd/L", SWING_LATENCY},
+	};
+
+	for (unsigned i = 0; i < ARRAY_SIZE(runs); i++) {
+		struct schedule_outcome *o = outcome_next(r);
+
+		run_torus(r, q, o, runs[i].algo, runs[i].v);
+		snprintf(o->algo, sizeof(o->algo), "%s", runs[i].label);
+	}
+	run_torus_baseline(r, q, outcome_next(r), "ring");
+	run_torus_baseline(r, q, outcome_next(r), "bidir-ring");
+	run_torus_baseline(r, q, outcome_next(r), "bucket");
+	(void)e;
+}
+
+void direct_build_torus(struct schedule_result *r, const struct schedule_query *q,
+			const struct engine_ops *e)
+{
+	run_torus_auto(r, q, outcome_next(r), e->name);
+}
+
+void direct_build_bucket(struct schedule_result *r, const struct schedule_query *q,
+			 const struct engine_ops *e)
+{
+	run_torus_baseline(r, q, outcome_next(r), e->name);
+}
