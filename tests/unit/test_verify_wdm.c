@@ -1,4 +1,4 @@
-/* The verifier's sorted WDM path (sched/verify.c): conflicts including
+/* The verifier's sorted WDM path (sched/verify_wdm.c): conflicts including
  * round the wrap, one lightpath carrying parts of blocks, capacity and
  * add/drop limits, busy wavelengths in sparse and dense steps, and the
  * first offending transfer reported as a walk in order finds it. */
