@@ -5,7 +5,7 @@
  * lowering's hops are nearly all distinct keys (35.6 M of 47 M on
  * torus:32x32): a check by lookups is a cache miss per read and per
  * delivery into a table of them all (1 GiB, whose fresh pages the kernel
- * zeroes), where generation writes in order. So, as reduced.c's a2a_sorted,
+ * zeroes), where generation writes in order. So, as verify_reduced_a2a.c's check,
  * the transfers become 8-byte events, a read (the sender must hold the
  * piece at the start of its step; not at its origin, which always does)
  * and a write (the receiver holds it after; at the origin a duplicate,
