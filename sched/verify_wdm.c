@@ -3,40 +3,28 @@
  * block each, at most max_add added and dropped at a node; and the most
  * wavelengths a segment carries. A step is proved by sorting its
  * lightpaths (verify_wdm_sorted_check); only a step with a conflict is walked
- * segment by segment (verify_check_lightpath), to report the first offending
+ * segment by segment (verify_walk_lightpath), to report the first offending
  * transfer. */
 #include "sched/verify_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Segment k of the ring is the fibre from node k to node k+1 (CW) or from
+/* The walk after verify_check_lightpath's range checks (verify_internal.h).
+ * Segment k of the ring is the fibre from node k to node k+1 (CW) or from
  * node k+1 to node k (CCW). */
-int verify_check_lightpath(struct vstate *v, uint32_t t, size_t xi)
+int verify_walk_lightpath(struct vstate *v, uint32_t t, size_t xi)
 {
 	const struct verify_wdm *w = v->o->wdm;
 	const struct xfer *x = &v->s->xfers[xi];
 	enum ring_dir dir = xfer_dir(x);
 	uint32_t n = v->n, stamp = t + 1;
-
-	if (dir != DIR_CW && dir != DIR_CCW)
-		return verify_fail(v, t, xi, "no ring direction");
-	if (x->fibre >= w->fibres)
-		return verify_fail(v, t, xi, "fibre %u out of range (%u per direction)", x->fibre,
-				   w->fibres);
-	if (x->lane >= w->wavelengths)
-		return verify_fail(v, t, xi, "wavelength %u out of range (%u per fibre)", x->lane,
-				   w->wavelengths);
-
 	uint32_t df = (dir == DIR_CW ? 0 : w->fibres) + x->fibre;
 	uint32_t ch = df * w->wavelengths + x->lane;
 	uint32_t owner = (uint32_t)x->src << 16 | x->dst;
 	size_t lp = (size_t)ch * n + x->src;
 
-	/* Walk the segments: each must be free on this channel or ours. Steps
-	 * the sorted check cleared skip this (it also counted busy channels). */
-	if (!v->walk)
-		return 0; /* the sorted check covered segments, capacity, add/drop */
+	/* Walk the segments: each must be free on this channel or ours. */
 	uint32_t len = dir == DIR_CW ? (x->dst + n - x->src) % n : (x->src + n - x->dst) % n;
 	uint32_t seg = dir == DIR_CW ? x->src : (x->src + n - 1) % n;
 	for (uint32_t k = 0; k < len; k++) {
