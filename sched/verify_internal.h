@@ -443,9 +443,9 @@ void verify_apply_rdeliveries(struct vstate *v);
 int verify_setup_network(struct vstate *v);
 
 /* verify_wdm.c: a step's lightpaths by sorting (sets v->walk on a
- * conflict), a transfer's by walking (verify_check_lightpath's, below);
- * the ring's tables. */
-void verify_wdm_sorted_check(struct vstate *v, uint32_t t);
+ * conflict, and makes the walk's tables), a transfer's by walking
+ * (verify_check_lightpath's, below); the ring's tables. */
+void verify_wdm_step(struct vstate *v, uint32_t t);
 int verify_walk_lightpath(struct vstate *v, uint32_t t, size_t xi);
 int verify_setup_wdm(struct vstate *v);
 

@@ -413,18 +413,8 @@ int verify_read_phase(struct vstate *v, uint32_t t)
 
 	v->ndl = 0;
 	v->nwhole = 0;
-	if (v->o->wdm) {
-		verify_wdm_sorted_check(v, t);
-		if (v->walk && !v->seg_stamp) {
-			size_t cells = (size_t)v->channels * v->n;
-			uint32_t dfn = 2 * v->o->wdm->fibres * v->n;
-
-			v->seg_stamp = xcalloc(cells, sizeof(uint32_t));
-			v->seg_owner = xcalloc(cells, sizeof(uint32_t));
-			v->busy_stamp = xcalloc(dfn, sizeof(uint32_t));
-			v->busy = xcalloc(dfn, sizeof(uint32_t));
-		}
-	}
+	if (v->o->wdm)
+		verify_wdm_step(v, t);
 	for (size_t xi = first; xi < s->step_start[t + 1]; xi++) {
 		const struct xfer *x = &s->xfers[xi];
 		uint32_t lo = x->offset, hi;

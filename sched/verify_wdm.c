@@ -2,7 +2,7 @@
  * free of conflicts on every fibre segment and wavelength, at most one
  * block each, at most max_add added and dropped at a node; and the most
  * wavelengths a segment carries. A step is proved by sorting its
- * lightpaths (verify_wdm_sorted_check); only a step with a conflict is walked
+ * lightpaths (wdm_sorted_check); only a step with a conflict is walked
  * segment by segment (verify_walk_lightpath), to report the first offending
  * transfer. */
 #include "sched/verify_internal.h"
@@ -186,7 +186,7 @@ static void busy_sparse(struct vstate *v, size_t m)
  * offending transfer exactly as before. Otherwise it counts the busy
  * wavelengths per fibre segment with difference arrays. Transfers out of
  * range are left to the per-transfer checks. */
-void verify_wdm_sorted_check(struct vstate *v, uint32_t t)
+static void wdm_sorted_check(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
 	const struct verify_wdm *w = v->o->wdm;
@@ -311,6 +311,22 @@ bad:
 	for (size_t k = 0; k < m; k++)
 		v->sadd[v->lps[k].owner >> 16] = v->sdrop[v->lps[k].owner & 0xffff] = 0;
 	v->walk = true;
+}
+
+/* Step t's lightpaths by sorting, and the tables of the walk when a
+ * conflict asks for one (allocated then: most schedules never walk). */
+void verify_wdm_step(struct vstate *v, uint32_t t)
+{
+	wdm_sorted_check(v, t);
+	if (v->walk && !v->seg_stamp) {
+		size_t cells = (size_t)v->channels * v->n;
+		uint32_t dfn = 2 * v->o->wdm->fibres * v->n;
+
+		v->seg_stamp = xcalloc(cells, sizeof(uint32_t));
+		v->seg_owner = xcalloc(cells, sizeof(uint32_t));
+		v->busy_stamp = xcalloc(dfn, sizeof(uint32_t));
+		v->busy = xcalloc(dfn, sizeof(uint32_t));
+	}
 }
 
 /* A WDM ring's channels and the per-node add/drop counters. */
