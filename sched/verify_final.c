@@ -4,8 +4,6 @@
  * shards reduced over every input exactly once). */
 #include "sched/verify_internal.h"
 
-/* ---- final state ------------------------------------------------------------- */
-
 static bool full_copy(struct vstate *v, uint32_t node, uint64_t block)
 {
 	uint64_t key = (uint64_t)node * v->nblocks + block;

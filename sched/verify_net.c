@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- general networks ------------------------------------------------------------ */
-
 static int cmp_rmove(const void *a, const void *b)
 {
 	const struct rmove *x = a, *y = b;

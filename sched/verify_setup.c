@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- setup ------------------------------------------------------------------- */
-
 /* gk: the k of the finest 1/2^k of a block that every transfer's offset
  * and length are multiples of (0: whole blocks only); cut: the transfers
  * of less than a block. */

@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- per-step checks ---------------------------------------------------------- */
-
 /* Inlined, as block_ok: a call per transfer in the read phase (they
  * stopped being inlined when the read phase grew, 5% of a ring's check). */
 static inline __attribute__((always_inline)) void load_arc(struct vstate *v, uint32_t t, uint32_t a,
