@@ -226,6 +226,8 @@ struct lpath {
 	uint32_t amount; /* fixed-point length carried */
 };
 
+/* The check in two parts (verify.c's verify_par, verify_par.c's threads):
+ * each part's state and report, and whether it passed. */
 struct par_job {
 	struct vstate w[2]; /* data, checks */
 	struct verify_report r[2];
