@@ -21,7 +21,7 @@
  * from T = U* (a lower bound: the links alone) reaches the least feasible T
  * in a few max flows, exactly: T_next = (demands - A) / B. The last flow,
  * run with capacities scaled to integers, gives the fractions, laid end to
- * end per source as bfb.c lays its own. Steps where no host binds keep
+ * end per source as bfb_solve.c lays its own. Steps where no host binds keep
  * bfb.c's transfers, so hosts that can drive all their links leave the
  * schedule byte for byte as it was.
  *

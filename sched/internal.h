@@ -8,7 +8,7 @@
 
 /* Sorted, disjoint pieces [lo, hi) of a block with what was folded into
  * each (seglist.c): the verifier's state per (node, block), explicit
- * (verify.c) or by symmetry (reduced.c). */
+ * (verify*.c) or by symmetry (verify_reduced*.c). */
 struct seg {
 	uint32_t lo, hi;
 	uint32_t count;
@@ -89,7 +89,7 @@ bool piece_whole(const struct piece *e);
 void piece_clear(struct piecemap *m, struct piece *e);
 void piecemap_free(struct piecemap *m);
 
-/* The all-to-all checks by sorting (reduced.c, verify.c) turn transfers
+/* The all-to-all checks by sorting (verify_reduced_a2a.c, verify_a2a.c) turn transfers
  * into 8-byte events. A path's piece is the same at every hop, so a
  * program has few distinct pieces [lo, hi): numbered on first sight, an
  * event holds the number (a table half full at most, in L1 for the few

@@ -894,7 +894,7 @@ int sched_verify(const struct schedule *s, const struct verify_opts *o,
 int sched_verify_groups(const struct schedule *const *s, const struct verify_opts *const *o,
 			uint32_t k, struct verify_report *report);
 
-/* ---- symmetry-reduced schedules (sched/reduced.c) ---------------------------
+/* ---- symmetry-reduced schedules (sched/reduced.c, verify_reduced*.c) -----------
  * On a Cayley graph of an abelian group G (tori Z_a x Z_b x ..., hypercubes
  * Z_2^k, circulants and rings Z_n, Hamming Z_q^n, complete graphs Z_n,
  * complete bipartite Z_d x Z_2), where port j of every node u leads to

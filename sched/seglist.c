@@ -1,7 +1,7 @@
 /* Sorted, disjoint lists of pieces [lo, hi) of a block (fixed point,
  * SCHED_ONE = one block), each with a (count, hash) of what was folded
  * into it: what the verifier tracks per (node, block), explicitly
- * (verify.c) or by symmetry (reduced.c). */
+ * (verify*.c) or by symmetry (verify_reduced*.c). */
 #include "sched/internal.h"
 
 #include <stdlib.h>

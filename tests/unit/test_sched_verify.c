@@ -561,7 +561,7 @@ static void test_alltoall_threads(void **state)
 	graph_free(g);
 }
 
-/* The all-to-all's holdings are checked by sorting (verify.c a2a_sorted)
+/* The all-to-all's holdings are checked by sorting (verify_a2a.c)
  * and, when that finds fault, again the step loop's way: the duplicates of
  * a right schedule (at a relay, back at the origin) as the step loop sums
  * them, and the first failure where the step loop finds it. */

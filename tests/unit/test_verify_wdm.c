@@ -1,7 +1,8 @@
-/* The verifier's sorted WDM path (sched/verify.c): conflicts including
+/* The verifier's sorted WDM path (sched/verify_wdm.c): conflicts including
  * round the wrap, one lightpath carrying parts of blocks, capacity and
  * add/drop limits, busy wavelengths in sparse and dense steps, and the
- * first offending transfer reported as a walk in order finds it. */
+ * first offending transfer reported as a walk in order finds it, out of
+ * range or not. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -162,6 +163,39 @@ static void test_busy_sparse_and_dense(void **state)
 	sched_free(&s);
 }
 
+/* A transfer with no direction, or a fibre or wavelength the ring lacks,
+ * is refused where it stands, in a step the sorted check clears (it
+ * leaves them out) and in one it walks (a conflict after them). */
+static void test_out_of_range(void **state)
+{
+	static const struct {
+		struct xfer bad;
+		const char *why;
+	} cases[] = {
+	    {{.src = 3, .dst = 4, .block = 3, .length = SCHED_ONE}, "no ring direction"},
+	    {{.src = 3, .dst = 4, .block = 3, .length = SCHED_ONE, .fibre = 2, .flags = DIR_CW},
+	     "fibre 2 out of range (2 per direction)"},
+	    {{.src = 3, .dst = 4, .block = 3, .length = SCHED_ONE, .lane = 3, .flags = DIR_CCW},
+	     "wavelength 3 out of range (3 per fibre)"},
+	};
+	struct schedule s;
+	struct verify_report r;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (int walk = 0; walk < 2; walk++) {
+			/* walk: 6 -> 1 and 0 -> 2 meet on segment 0, after the bad one */
+			struct xfer x[3] = {L(0, 2, 0, DIR_CW, 0, 0), cases[i].bad,
+					    L(6, 1, 6, DIR_CW, 0, 0)};
+
+			one_step(&s, 8, x, walk ? 3 : 2);
+			assert_int_equal(verify(&s, 3, 2, 8, &r), -1);
+			assert_int_equal(r.bad_xfer, 1);
+			assert_non_null(strstr(r.error, cases[i].why));
+			sched_free(&s);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -170,6 +204,7 @@ int main(void)
 	    cmocka_unit_test(test_one_lightpath_two_halves),
 	    cmocka_unit_test(test_drop_limit),
 	    cmocka_unit_test(test_busy_sparse_and_dense),
+	    cmocka_unit_test(test_out_of_range),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

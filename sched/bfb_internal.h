@@ -1,0 +1,108 @@
+/* Private to BFB (sched/bfb*.c): a worker's scratch and the view of the
+ * graph its problems are solved on, which bfb.c (the schedule) builds and
+ * bfb_solve.c (each receiver's problems) fills. */
+#ifndef OFC_SCHED_BFB_INTERNAL_H
+#define OFC_SCHED_BFB_INTERNAL_H
+
+#include "sched/internal.h"
+
+/* EVAL: the figures only. BUILD: every transfer too, each (u, t) problem
+ * solved once and its pieces written into its worker's buffer for the step,
+ * gathered into the schedule step by step afterwards. */
+enum pass { PASS_EVAL, PASS_BUILD };
+
+struct group {
+	uint64_t mask; /* candidate in-links (bit k: in-link k of u) */
+	uint32_t cnt;
+	uint32_t first; /* its sources: order[first .. first + cnt) */
+	uint32_t gl;	/* its link flows: gl_link/gl_flow[gl .. gl + nl) */
+	uint32_t nl;	/* popcount(mask), counted once: loops test it often */
+};
+
+/* A small max-flow network (Dinic): source, groups, links, sink, in
+ * compressed rows: node v's edges are slots start[v] .. start[v + 1] - 1,
+ * slot e runs to to[e] with residual cap[e] and its reverse is slot rev[e].
+ * Rows are scanned in order, so a BFS or DFS reads memory in sequence. */
+struct net {
+	uint32_t nv, ne;
+	size_t cap_v, cap_e;
+	uint32_t *start, *it, *queue, *path; /* per node (start: nv + 1) */
+	int32_t *level;
+	uint32_t *to, *rev; /* per slot */
+	int64_t *cap;
+};
+
+/* A worker's pieces of one step, in chunks: a (u, t) problem's pieces lie
+ * in one chunk, and chunks fill in the order the worker takes nodes
+ * (ascending), so gathering a step in node order frees them as it goes. */
+struct stepbuf {
+	struct xfer **chunk;
+	uint32_t nchunk, cap_chunk;
+	uint32_t used, size; /* of the last chunk */
+	uint32_t live;	     /* gathering: chunks below this are freed */
+};
+
+struct worker {
+	uint32_t *src; /* the sources of u, by distance */
+	uint64_t *mask;
+	uint32_t *tstart, *tcur; /* D + 2 */
+	uint32_t *gid, *order;
+	struct group *groups;
+	uint64_t *hkey;
+	uint32_t *hval;
+	size_t hcap;
+	uint32_t *gl_link;
+	int64_t *gl_flow;
+	size_t cap_gl;
+	uint64_t *subset;      /* 2^SUBSET_MAX counters, allocated on first use */
+	uint32_t *subset_rate; /* r(K) of every subset K, likewise */
+	struct net net;
+	/* The max flow the network holds (valid until the next problem is
+	 * grouped): the value's last flow is often the fractions' flow. */
+	bool net_valid;
+	int64_t net_su, net_cap, net_flow;
+	/* BUILD: the pieces of every step (so, in schedule order) */
+	struct stepbuf *sb;
+	uint32_t nsteps;
+	double *lpx;
+	int *lpcol;
+	double *lpval;
+	size_t cap_lp;
+	/* per-step maxima of U* (c/k), of W (chunks) and of U (LP) */
+	uint64_t *max_c, *max_k, *max_w;
+	double *max_u;
+	/* rates of the links of the node being solved (1 without rates) */
+	uint32_t wt[BFB_MAX_DEGREE];
+	uint64_t problems, lps;
+	bool failed;
+	char why[200];
+};
+
+struct view {
+	const struct graph *g;
+	bool reverse;	  /* reduce-scatter: BFB allgather on g^T, run backwards */
+	uint32_t n, d, D; /* d prices a step (the most links a node has) */
+	const uint32_t *in_off, *in_peer, *in_arc;
+	uint32_t *own_off, *own_peer, *own_arc; /* allocated here (allgather) */
+	const uint16_t **row;			/* row[x][v] = d_H(v, x); NULL when not computed */
+	uint16_t *dist;
+	uint16_t *rows; /* evaluation of a vertex-transitive graph: a few rows */
+	const struct bfb_opts *o;
+	enum pass pass;
+	uint32_t nrecv; /* receivers to process: n, or 1 (vertex-transitive figures) */
+	/* BUILD, per (u, t) at index u * D + t - 1: u's pieces at step t are
+	 * count pieces of w[owner[u]].sb[so], chunk where >> 32 from where's
+	 * low half */
+	uint32_t *count, *owner;
+	uint64_t *where;
+	struct worker *w;
+	unsigned nworkers;
+};
+
+/* bfb_solve.c: receiver ui's problems (u, t) for every step t, on worker
+ * wid (a parallel_for item over vw, a struct view); a worker's scratch
+ * freed. */
+void bfb_solve_receiver(void *vw, size_t ui, unsigned wid);
+void bfb_worker_free(struct worker *w);
+
+#endif
