@@ -241,7 +241,7 @@ size_t topo_spec_max(const char *spec);
 int topo_ports_prefer(const struct graph *g, const struct port_map *prefer, struct port_map *pm,
 		      struct ofc_error *err);
 
-/* ---- relabelling (topo/relabel.c) ---------------------------------------
+/* ---- relabelling (topo/relabel_search.c) ---------------------------------------
  * Which host should play which node of a target topology so that the most
  * circuits in place can stay: a bijection map[node] = host keeping the most
  * target arcs u -> v present as map[u] -> map[v] in the current wiring
@@ -265,7 +265,7 @@ struct relabel_result {
 	uint64_t kept_identity; /* ... under the identity */
 	bool complete;		/* every arc kept: nothing can do better */
 	bool iso;		/* found by the isomorphism search (a relabelled copy) */
-	uint64_t bound;		/* no mapping keeps more (see topo/relabel.c) */
+	uint64_t bound;		/* no mapping keeps more (see topo/relabel_search.c) */
 	bool optimal;		/* kept == bound: nothing can do better */
 	/* The clock ended the search before the bound was reached: map is the
 	 * best found so far, perhaps not the best there is. */

@@ -2,7 +2,7 @@
  * permutations over the fabric's wiring. Port j of host u transmits to
  * port j of host ports.to[j][u], so each (j, u) is one cross-connect on the
  * switch both ports are cabled to. Validation builds them once; a
- * relabelling (fabric/relabel.c) builds them again for the new numbering. */
+ * relabelling (fabric/relabel_target.c) builds them again for the new numbering. */
 #include "controller/fabric/fabric.h"
 
 #include <stdarg.h>

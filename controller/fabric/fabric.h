@@ -540,7 +540,7 @@ uint8_t *partition_switch_ports(const struct fabric *f, const struct partition *
  * nodes (`ofc plan --relabel`). Replaces f->graph, f->ports and
  * f->circuits when a numbering keeps more cross-connects than the
  * config's circuits (never fewer: the config's are a candidate); the
- * report counts cross-connects (fabric/relabel.c). f->degraded is left
+ * report counts cross-connects (fabric/relabel_target.c). f->degraded is left
  * as it was: the caller derives it again (fabric_failures_renumbered,
  * controller/config/), as ctl_relabel does. */
 struct fabric_relabel {
