@@ -32,7 +32,7 @@ enum lp_result {
 /* Which solver a model runs on. Clp solves LPs only (no branch-and-bound:
  * the RWA ILP stays on lp_solve, and integer columns on a Clp model fail its
  * solve). LP_SOLVER_DEFAULT leaves the choice to each use, which takes the
- * one measured best for it (docs/algorithms.md, "LP solvers"). */
+ * one measured best for it (docs/rings-fluid.md, "LP solvers"). */
 enum lp_solver { LP_SOLVER_DEFAULT = 0, LP_SOLVER_LPSOLVE, LP_SOLVER_CLP };
 /* "lpsolve", "clp" ("default" for LP_SOLVER_DEFAULT) and back; -1 for any
  * other name. */

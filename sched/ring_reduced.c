@@ -10,7 +10,7 @@
  * of L >= 2 segments and its translate by 1 share a segment, so one
  * program under all of Z_N with the same wavelengths does not exist for
  * any schedule with a lightpath longer than one segment
- * (docs/algorithms.md, "OpTree by symmetry").
+ * (docs/rings-fluid.md, "OpTree by symmetry").
  *
  * Why the check is sound: let p be step t's period and suppose the state
  * before the step is invariant under rotation by p (node r + h holds

@@ -159,7 +159,7 @@ expect_json 'abs(j["rstar_s_per_gb"]-15/332)<1e-9 and abs(j["objective"]-504.867
 	$S $W/all-links-2.yaml --collective allgather --lp-solver clp --json
 expect_json 'j["lp_solver"]=={"master":"lpsolve","pricing":"lpsolve"} and abs(j["objective"]-504.867)<2e-3' \
 	$S $W/all-links-2.yaml --collective allgather --lp-solver lpsolve --json
-# Without one, each model's default (docs/algorithms.md, "LP solvers"):
+# Without one, each model's default (docs/rings-fluid.md, "LP solvers"):
 # lp_solve for Mirrored DW's small pricing LPs and masters, Clp for plain
 # DW's pricing and its masters of 64 rows and more, and for the full LP.
 expect_json 'j["lp_solver"]=={"master":"lpsolve","pricing":"lpsolve"} and abs(j["objective"]-109.6867)<1e-3' \

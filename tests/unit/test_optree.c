@@ -459,7 +459,7 @@ static bool rotation_invariant(const struct schedule *s, size_t x0, size_t x1, u
 	return same;
 }
 
-/* What docs/algorithms.md ("OpTree by symmetry") says of the explicit
+/* What docs/rings-fluid.md ("OpTree by symmetry") says of the explicit
  * schedules: with even groups the whole schedule is invariant under the
  * rotation by N/2 only (stage 1's tilings), stage i >= 2 under rotation by
  * its group size n_(i-1) (and not by n_(i-1)/2); uneven groups have no

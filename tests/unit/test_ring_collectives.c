@@ -230,7 +230,7 @@ static void test_stage_colour_at_load(void **state)
 			stage_colour(&L, 1, true, &st);
 			/* Large odd radices (m >= 25: N = 50, m = 25 takes 157 for
 			 * 156) stay within 1 %; no plan the planner picks has
-			 * one (docs/algorithms.md, "OpTree"). */
+			 * one (docs/rings-fluid.md, "OpTree"). */
 			if (m <= 23 ? st.colours != st.max_load
 				    : st.colours > st.max_load + st.max_load / 100)
 				fail_msg("N=%u m=%u: %u colours for a load of %llu", n, m,
