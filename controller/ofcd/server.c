@@ -60,11 +60,11 @@ struct conn {
 	struct ofcd *d;
 	uint64_t id;
 	int fd;
-	bool ro;	 /* accepted on the read-only socket */
-	bool may_mutate; /* not ro, and root or in the admin group */
+	bool ro;    /* accepted on the read-only socket */
+	bool admin; /* on the main socket, and root or in the admin group */
 	/* Accepted on the gateway socket (from --gateway-uid):
 	 * every request carries its principal, which is the one being
-	 * answered while handle_frame runs; a watcher's is kept (a copy). */
+	 * answered while its handler runs; a watcher's is kept (a copy). */
 	bool gw;
 	const Ofc__V1__Principal *principal;
 	Ofc__V1__Principal *watch_principal;
@@ -85,6 +85,19 @@ struct conn {
 	uint64_t watch_id;
 	bool closing; /* send what is queued, then close */
 	bool dead;    /* to be closed by reap() */
+};
+
+/* A request being answered: what the chain (run_request) hands its
+ * handler. The connection it came on, the decoded message and its bytes
+ * (a mutation's job keeps them: outcome_adopt), its row of the request
+ * table (NULL: no body) and who sent it. It lives on the chain's stack. */
+struct request {
+	struct conn *c;
+	const Ofc__V1__Request *req;
+	const uint8_t *raw;
+	size_t len;
+	const struct api_request *k;
+	struct principal who;
 };
 
 static const char *const status_names[] = {"ok",	  "invalid",   "denied",    "busy",
@@ -431,13 +444,14 @@ static bool starts_now(const struct ofcd *d, const struct job *j)
 	       !(d->planner && now_seconds() < d->plan_hold_until);
 }
 
-static void enqueue(struct ofcd *d, struct job *j)
+/* rq: the request j answers (NULL: none, a reload's). */
+static void enqueue(struct ofcd *d, struct job *j, const struct request *rq)
 {
 	char msg[600];
 	struct ofc_error err = {0};
 
 	j->ticket = ++d->next_ticket;
-	outcome_adopt(d, j, is_mutation(j));
+	outcome_adopt(d, j, is_mutation(j), rq ? rq->raw : NULL, rq ? rq->len : 0, rq && rq->c->gw);
 	queue_append(d, j);
 	/* A replica's waiting mutations are in etcd before they are
 	 * queued (one that starts at once is the journal's instead). */
@@ -674,11 +688,14 @@ static int tenant_state(struct conn *c, uint64_t id)
 	return 0;
 }
 
-static int get_state(struct conn *c, uint64_t id, const Ofc__V1__GetState *g)
+static int get_state(const struct request *rq)
 {
+	struct conn *c = rq->c;
+	uint64_t id = rq->req->id;
+	const Ofc__V1__GetState *g = rq->req->get_state;
 	Ofc__V1__Response idr = OFC__V1__RESPONSE__INIT;
 	unsigned variant = (g && g->with_fabric ? 1u : 0u) | (g && g->with_edges ? 2u : 0u) |
-			   (c->may_mutate && !conn_public(c) ? 0u : 4u);
+			   (authz_sees_all(&rq->who) ? 0u : 4u);
 	const uint8_t *body;
 	uint8_t idbuf[16];
 	size_t len, idlen;
@@ -994,8 +1011,11 @@ static int schedule_stream(struct conn *c, uint64_t id, struct job *j)
 	return 0;
 }
 
-static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g)
+static int get_schedule(const struct request *rq)
 {
+	struct conn *c = rq->c;
+	uint64_t id = rq->req->id;
+	const Ofc__V1__GetSchedule *g = rq->req->get_schedule;
 	struct ofcd *d = c->d;
 	struct sched_ask a = {0};
 
@@ -1028,33 +1048,6 @@ static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 }
 
 /* ---- mutations --------------------------------------------------------------------- */
-
-static int deny(struct conn *c, uint64_t id, const char *what)
-{
-	struct ofcd *d = c->d;
-
-	d->metrics.denied++;
-	if (c->gw) /* authz.c let it through: an admin may, anyone else was refused there */
-		return reply(c, id, OFC__V1__STATUS__STATUS_DENIED,
-			     "permission denied: %s needs the admin role", what);
-	ofcd_log_peer(d, OFCD_LOG_WARNING, "denied %s to uid %u gid %u pid %d on the %s socket",
-		      what, c->peer.uid, c->peer.gid, c->peer.pid, c->ro ? "read-only" : "main");
-	if (c->ro)
-		return reply(c, id, OFC__V1__STATUS__STATUS_DENIED,
-			     "permission denied: %s on the read-only socket, which answers reads "
-			     "only; mutations go to the main socket",
-			     what);
-	if (d->o.have_admin_group)
-		return reply(c, id, OFC__V1__STATUS__STATUS_DENIED,
-			     "permission denied: %s needs root or membership of group '%s' (you "
-			     "are uid %u, pid %d)",
-			     what, d->o.admin_group ? d->o.admin_group : "?", c->peer.uid,
-			     c->peer.pid);
-	return reply(c, id, OFC__V1__STATUS__STATUS_DENIED,
-		     "permission denied: %s needs root (you are uid %u, pid %d; ofcd has no "
-		     "--admin-group)",
-		     what, c->peer.uid, c->peer.pid);
-}
 
 /* A name or a host a request gives, as the config allows them. */
 static bool plain_name(const char *s)
@@ -1108,14 +1101,14 @@ static int runtime_partition(struct conn *c, const Ofc__V1__Reconfigure *r, stru
 
 /* ReleasePartition: queued with the mutations, so it lets go
  * after the transactions asked before it. */
-static int release_partition(struct conn *c, const Ofc__V1__Request *req)
+static int release_partition(const struct request *rq)
 {
+	struct conn *c = rq->c;
+	const Ofc__V1__Request *req = rq->req;
 	struct ofcd *d = c->d;
 	const Ofc__V1__ReleasePartition *rp = req->release_partition;
 	struct job *j;
 
-	if (!c->may_mutate)
-		return deny(c, req->id, "release-partition");
 	if (!rp->name || !plain_name(rp->name))
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "release_partition needs the partition's name");
@@ -1131,20 +1124,20 @@ static int release_partition(struct conn *c, const Ofc__V1__Request *req)
 	job_from(j, c->peer, c->principal);
 	j->partition = xstrdup(rp->name);
 	j->target = xasprintf("partition %s", rp->name);
-	enqueue(d, j);
+	enqueue(d, j, rq);
 	return 0;
 }
 
-static int mutation(struct conn *c, const Ofc__V1__Request *req)
+/* ApplyConfig and Reconfigure. */
+static int mutation(const struct request *rq)
 {
+	struct conn *c = rq->c;
+	const Ofc__V1__Request *req = rq->req;
 	struct ofcd *d = c->d;
 	uint64_t id = req->id;
-	bool apply = req->body_case == OFC__V1__REQUEST__BODY_APPLY_CONFIG;
-	const char *what = apply ? "apply-config" : "reconfigure";
+	bool apply = rq->k->kind == API_APPLY_CONFIG;
 	struct job *j;
 
-	if (!c->may_mutate)
-		return deny(c, id, what);
 	if (d->stopping)
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
 	if (d->nqueue >= MAX_QUEUE)
@@ -1223,13 +1216,15 @@ static int mutation(struct conn *c, const Ofc__V1__Request *req)
 				     TOPO_MAX_SPEC, TOPO_MAX_PORTS_SPEC);
 		}
 	}
-	enqueue(d, j);
+	enqueue(d, j, rq);
 	return 0;
 }
 
 /* GetPlan, a read planned on a schedule worker. */
-static int get_plan(struct conn *c, uint64_t id)
+static int get_plan(const struct request *rq)
 {
+	struct conn *c = rq->c;
+	uint64_t id = rq->req->id;
 	struct ofcd *d = c->d;
 	struct job *j;
 
@@ -1264,14 +1259,14 @@ static int get_plan(struct conn *c, uint64_t id)
 
 /* MoveToPhase, a reconfigure to the chosen way's topology of a
  * phase (the target is made on the mutation worker: ofcd_phase_spec). */
-static int move_to_phase(struct conn *c, const Ofc__V1__Request *req)
+static int move_to_phase(const struct request *rq)
 {
+	struct conn *c = rq->c;
+	const Ofc__V1__Request *req = rq->req;
 	struct ofcd *d = c->d;
 	const Ofc__V1__MoveToPhase *m = req->move_to_phase;
 	struct job *j;
 
-	if (!c->may_mutate)
-		return deny(c, req->id, "move-to-phase");
 	if (d->stopping)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
 	if (!d->cfg->f->workload.present)
@@ -1296,19 +1291,19 @@ static int move_to_phase(struct conn *c, const Ofc__V1__Request *req)
 	j->phase_name = m->name && *m->name ? xstrdup(m->name) : NULL;
 	j->target =
 	    j->phase_name ? xasprintf("phase %s", j->phase_name) : xasprintf("phase %u", j->phase);
-	enqueue(d, j);
+	enqueue(d, j, rq);
 	return 0;
 }
 
-static int cancel(struct conn *c, const Ofc__V1__Request *req)
+static int cancel(const struct request *rq)
 {
+	struct conn *c = rq->c;
+	const Ofc__V1__Request *req = rq->req;
 	struct ofcd *d = c->d;
 	const Ofc__V1__Cancel *k = req->cancel;
 	bool by_ticket = k->has_ticket && k->ticket, by_id = k->has_request_id;
 	struct job *j;
 
-	if (!c->may_mutate)
-		return deny(c, req->id, "cancel");
 	if (!by_ticket && !by_id)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "cancel needs a ticket or a request_id");
@@ -1357,16 +1352,16 @@ static int cancel(struct conn *c, const Ofc__V1__Request *req)
 
 /* ReportFailure: a mutation of the failed set, queued with the others so it
  * applies to the config that runs when its turn comes. */
-static int report_failure(struct conn *c, const Ofc__V1__Request *req)
+static int report_failure(const struct request *rq)
 {
+	struct conn *c = rq->c;
+	const Ofc__V1__Request *req = rq->req;
 	struct ofcd *d = c->d;
 	const Ofc__V1__ReportFailure *rf = req->report_failure;
 	bool clear = rf->has_clear && rf->clear, restore = rf->has_restore && rf->restore;
 	struct strbuf t = STRBUF_INIT;
 	struct job *j;
 
-	if (!c->may_mutate)
-		return deny(c, req->id, "report-failure");
 	if (!rf->n_items && !clear)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "report_failure needs items (links U-V, ports HOST:PORT, hosts HOST) "
@@ -1404,7 +1399,7 @@ static int report_failure(struct conn *c, const Ofc__V1__Request *req)
 	if (clear)
 		sb_printf(&t, "%severy reported failure", rf->n_items ? " and " : "");
 	j->target = sb_detach(&t);
-	enqueue(d, j);
+	enqueue(d, j, rq);
 	return 0;
 }
 
@@ -1425,8 +1420,10 @@ static Ofc__V1__Principal *principal_copy(const Ofc__V1__Principal *p)
 }
 
 /* GetMetrics: the exposition text, for anyone who may read. */
-static int get_metrics(struct conn *c, uint64_t id)
+static int get_metrics(const struct request *rq)
 {
+	struct conn *c = rq->c;
+	uint64_t id = rq->req->id;
 	struct ofcd *d = c->d;
 	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 	uint32_t clients[4] = {0};
@@ -1434,7 +1431,7 @@ static int get_metrics(struct conn *c, uint64_t id)
 	for (size_t i = 0; i < d->nconns; i++) {
 		const struct conn *k = d->conns[i];
 
-		clients[k->gw ? 3 : k->ro ? 2 : k->may_mutate ? 0 : 1] += !k->dead;
+		clients[k->gw ? 3 : k->ro ? 2 : k->admin ? 0 : 1] += !k->dead;
 	}
 	r.has_id = r.has_status = 1;
 	r.id = id;
@@ -1447,15 +1444,42 @@ static int get_metrics(struct conn *c, uint64_t id)
 	return 0;
 }
 
-/* Who a request is from. A principal only from ofc-gateway on
- * the gateway socket, and there always one; authz.c decides what it may
- * do. Refused: answered and -1. */
-static int principal_check(struct conn *c, const Ofc__V1__Request *req)
+/* Watch: this connection gets the events from now on. */
+static int watch(const struct request *rq)
+{
+	struct conn *c = rq->c;
+
+	c->watching = true;
+	c->watch_id = rq->req->id;
+	if (rq->who.p && !c->watch_principal)
+		c->watch_principal = principal_copy(rq->who.p);
+	return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_OK, "watching the events of fabric %s",
+		     c->d->cfg->f->name);
+}
+
+/* Each request kind's handler, by the request table's rows (controller/api):
+ * a kind without one is refused at the start (ofcd_open). */
+static int (*const handlers[API_NKINDS])(const struct request *rq) = {
+    [API_APPLY_CONFIG] = mutation,
+    [API_RECONFIGURE] = mutation,
+    [API_GET_SCHEDULE] = get_schedule,
+    [API_GET_STATE] = get_state,
+    [API_WATCH] = watch,
+    [API_CANCEL] = cancel,
+    [API_REPORT_FAILURE] = report_failure,
+    [API_RELEASE_PARTITION] = release_partition,
+    [API_GET_METRICS] = get_metrics,
+    [API_GET_PLAN] = get_plan,
+    [API_MOVE_TO_PHASE] = move_to_phase,
+};
+
+/* The chain's second step, who a request is from: the socket's peer, or
+ * the principal ofc-gateway names, which it must, and only on the gateway
+ * socket. Refused: answered and -1. */
+static int principal_of(struct conn *c, const Ofc__V1__Request *req, struct principal *who)
 {
 	struct ofcd *d = c->d;
 	const Ofc__V1__Principal *p = req->principal;
-	Ofc__V1__Status st;
-	char why[400];
 
 	if (p && !c->gw) {
 		ofcd_log_peer(d, OFCD_LOG_WARNING,
@@ -1467,9 +1491,7 @@ static int principal_check(struct conn *c, const Ofc__V1__Request *req)
 		      "gateway socket");
 		return -1;
 	}
-	if (!c->gw)
-		return 0;
-	if (!p || !p->identity || !*p->identity || !p->has_role) {
+	if (c->gw && (!p || !p->identity || !*p->identity || !p->has_role)) {
 		ofcd_log_peer(d, OFCD_LOG_WARNING,
 			      "the gateway (pid %d) sent a request without a principal: refused",
 			      c->peer.pid);
@@ -1477,43 +1499,47 @@ static int principal_check(struct conn *c, const Ofc__V1__Request *req)
 		      "permission denied: a request on the gateway socket carries its principal");
 		return -1;
 	}
-	if (authz_request(d, p, req, &st, why, sizeof(why)) < 0) {
-		d->metrics.denied++;
-		ofcd_log_peer(d, OFCD_LOG_WARNING, "denied to %.64s (%s) through the gateway: %s",
-			      p->identity, authz_role_name(p), why);
-		reply(c, req->id, st, "%s", why);
-		return -1;
-	}
-	c->principal = p;
-	c->may_mutate = p->role == OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN ||
-			p->role == OFC__V1__PRINCIPAL__ROLE__ROLE_TENANT;
+	*who = (struct principal){
+	    .gateway = c->gw, .ro = c->ro, .admin = c->admin, .peer = c->peer, .p = p};
 	return 0;
 }
 
-/* After the principal's check and before the request's own
- * (ARCHITECTURE, "Seams"): a mutation reaches a replica that does not lead,
- * or leads without etcd's word. Answered with who leads, and -1. Those who
- * may not mutate at all get their denial from the request's handler. */
-static int cluster_gate(struct conn *c, const Ofc__V1__Request *req)
+/* The third, one authoriser for every sender (authz.c): refused requests
+ * are counted, logged as their sender's kind says, and answered. */
+static int authorise(const struct request *rq)
 {
+	struct conn *c = rq->c;
+	struct ofcd *d = c->d;
+	Ofc__V1__Status st;
+	char why[512];
+
+	if (authz_decide(d, &rq->who, rq->k, rq->req, &st, why, sizeof(why)) == 0)
+		return 0;
+	d->metrics.denied++;
+	if (rq->who.gateway)
+		ofcd_log_peer(d, OFCD_LOG_WARNING, "denied to %.64s (%s) through the gateway: %s",
+			      rq->who.p->identity, authz_role_name(rq->who.p), why);
+	else
+		ofcd_log_peer(d, OFCD_LOG_WARNING,
+			      "denied %s to uid %u gid %u pid %d on the %s socket", rq->k->word,
+			      c->peer.uid, c->peer.gid, c->peer.pid, c->ro ? "read-only" : "main");
+	reply(c, rq->req->id, st, "%s", why);
+	return -1;
+}
+
+/* The fourth, admission: a kind only the leader runs (API_LEADER) reaches
+ * a replica that does not lead, or leads without etcd's word (ARCHITECTURE,
+ * "Seams"). Answered with who leads, and -1. */
+static int cluster_gate(const struct request *rq)
+{
+	struct conn *c = rq->c;
 	struct ofcd *d = c->d;
 	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 	struct arena a = {0};
 	char msg[900];
 
-	if (!d->clustered || !c->may_mutate)
+	if (!d->clustered || !rq->k || !(rq->k->flags & API_LEADER))
 		return 0;
-	switch (req->body_case) {
-	case OFC__V1__REQUEST__BODY_APPLY_CONFIG:
-	case OFC__V1__REQUEST__BODY_RECONFIGURE:
-	case OFC__V1__REQUEST__BODY_CANCEL:
-	case OFC__V1__REQUEST__BODY_REPORT_FAILURE:
-	case OFC__V1__REQUEST__BODY_RELEASE_PARTITION:
-	case OFC__V1__REQUEST__BODY_MOVE_TO_PHASE:
-		break;
-	default:
-		return 0;
-	}
 	if (cluster_refresh(d))
 		changed(d);
 	r.status = cluster_refusal(d, &d->cl, msg, sizeof(msg));
@@ -1521,7 +1547,7 @@ static int cluster_gate(struct conn *c, const Ofc__V1__Request *req)
 	if (r.status == OFC__V1__STATUS__STATUS_OK)
 		return 0;
 	r.has_id = r.has_status = 1;
-	r.id = req->id;
+	r.id = rq->req->id;
 	r.message = msg;
 	r.leader = cluster_refusal_leader(&a, &d->cl);
 	d->errors++;
@@ -1530,58 +1556,41 @@ static int cluster_gate(struct conn *c, const Ofc__V1__Request *req)
 	return -1;
 }
 
-/* A request to its handler (after the checks handle_frame makes). */
-static void dispatch(struct conn *c, const Ofc__V1__Request *req)
+/* A Request without a body: the answer lists the bodies there are. */
+static void no_body(struct conn *c, uint64_t id)
 {
-	struct ofcd *d = c->d;
+	struct strbuf sb = STRBUF_INIT;
 
-	switch (req->body_case) {
-	case OFC__V1__REQUEST__BODY_GET_STATE:
-		get_state(c, req->id, req->get_state);
-		break;
-	case OFC__V1__REQUEST__BODY_GET_SCHEDULE:
-		get_schedule(c, req->id, req->get_schedule);
-		break;
-	case OFC__V1__REQUEST__BODY_WATCH:
-		c->watching = true;
-		c->watch_id = req->id;
-		if (c->principal && !c->watch_principal)
-			c->watch_principal = principal_copy(c->principal);
-		reply(c, req->id, OFC__V1__STATUS__STATUS_OK, "watching the events of fabric %s",
-		      d->cfg->f->name);
-		break;
-	case OFC__V1__REQUEST__BODY_APPLY_CONFIG:
-	case OFC__V1__REQUEST__BODY_RECONFIGURE:
-		mutation(c, req);
-		break;
-	case OFC__V1__REQUEST__BODY_CANCEL:
-		cancel(c, req);
-		break;
-	case OFC__V1__REQUEST__BODY_REPORT_FAILURE:
-		report_failure(c, req);
-		break;
-	case OFC__V1__REQUEST__BODY_RELEASE_PARTITION:
-		release_partition(c, req);
-		break;
-	case OFC__V1__REQUEST__BODY_GET_METRICS:
-		get_metrics(c, req->id);
-		break;
-	case OFC__V1__REQUEST__BODY_GET_PLAN:
-		get_plan(c, req->id);
-		break;
-	case OFC__V1__REQUEST__BODY_MOVE_TO_PHASE:
-		move_to_phase(c, req);
-		break;
-	default:
-		reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
-		      "request %llu has no body: expected one of apply_config, reconfigure, "
-		      "get_schedule, get_state, watch, cancel, report_failure, release_partition, "
-		      "get_metrics, get_plan, move_to_phase",
-		      (unsigned long long)req->id);
-		break;
-	}
+	for (size_t i = 0; i < API_NKINDS; i++)
+		sb_printf(&sb, "%s%s", i ? ", " : "", api_requests[i].field);
+	reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+	      "request %llu has no body: expected one of %s", (unsigned long long)id, sb.buf);
+	sb_free(&sb);
 }
 
+/* A decoded request through the chain: principal -> authorisation ->
+ * admission -> its handler. raw, len: its bytes (a mutation's job keeps
+ * them). A takeover's replay of the last leader's queue comes here too,
+ * past the cluster's gate (it runs as the leader taking over). */
+static void run_request(struct conn *c, const Ofc__V1__Request *req, const uint8_t *raw, size_t len)
+{
+	struct request rq = {
+	    .c = c, .req = req, .raw = raw, .len = len, .k = api_request_of(req->body_case)};
+	if (principal_of(c, req, &rq.who) < 0 || authorise(&rq) < 0 ||
+	    (!c->replay && cluster_gate(&rq) < 0))
+		return;
+	if (!rq.k) {
+		no_body(c, req->id);
+		return;
+	}
+	/* (what the handler's helpers read: its principal, its budgets) */
+	c->principal = rq.who.p;
+	handlers[rq.k->kind](&rq);
+	c->principal = NULL;
+}
+
+/* The chain's first step, decoding: bytes that are not a Request, or hold
+ * a NUL byte in a string, are answered INVALID here. */
 static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
 {
 	struct ofcd *d = c->d;
@@ -1606,17 +1615,7 @@ static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
 		ofc__v1__request__free_unpacked(req, NULL);
 		return 0;
 	}
-	if (principal_check(c, req) < 0 || cluster_gate(c, req) < 0) {
-		ofc__v1__request__free_unpacked(req, NULL);
-		return 0;
-	}
-	d->cur_req = p;
-	d->cur_req_len = len;
-	d->cur_req_gw = c->gw;
-	dispatch(c, req);
-	d->cur_req = NULL;
-	c->principal = NULL;
-	c->may_mutate = c->may_mutate && !c->gw;
+	run_request(c, req, p, len);
 	ofc__v1__request__free_unpacked(req, NULL);
 	return 0;
 }
@@ -1983,7 +1982,7 @@ static void accept_event(struct loop *l, int lfd, void *ctx, unsigned mask)
 		u->conns++;
 		c->ro = lfd == d->ro_fd;
 		c->gw = lfd == d->gw_fd;
-		c->may_mutate = !c->ro && !c->gw && (cr.uid == 0 || in_admin_group(d, fd, &cr));
+		c->admin = !c->ro && !c->gw && (cr.uid == 0 || in_admin_group(d, fd, &cr));
 		c->in_cap = IN_INITIAL;
 		c->in = xmalloc(c->in_cap);
 		conn_charge(c, c->in_cap, 0);
@@ -1996,7 +1995,7 @@ static void accept_event(struct loop *l, int lfd, void *ctx, unsigned mask)
 			      c->ro   ? "read-only"
 			      : c->gw ? "gateway"
 				      : "main",
-			      c->may_mutate ? " (may mutate)" : "");
+			      c->admin ? " (may mutate)" : "");
 	}
 }
 
@@ -2580,7 +2579,7 @@ static void queue_reload(struct ofcd *d)
 	j->peer.gid = getgid();
 	j->filename = xstrdup(d->o.config_path);
 	j->target = xstrdup(d->o.config_path);
-	enqueue(d, j);
+	enqueue(d, j, NULL);
 }
 
 /* A streamed GetSchedule's frame: to its client, acknowledged at once
@@ -2676,8 +2675,8 @@ static void refuse_queue(struct ofcd *d)
 	arena_free(&a);
 }
 
-static int principal_check(struct conn *c, const Ofc__V1__Request *req);
-static void dispatch(struct conn *c, const Ofc__V1__Request *req);
+static void run_request(struct conn *c, const Ofc__V1__Request *req, const uint8_t *raw,
+			size_t len);
 
 /* After a takeover: the mutations the last leader queued and
  * had not started, from etcd's queue, queued here in their order as if
@@ -2707,16 +2706,11 @@ static void replay_queue(struct ofcd *d)
 		c->d = d;
 		c->dead = c->replay = true;
 		c->gw = e->gateway;
-		c->may_mutate = !c->gw;
+		c->admin = !c->gw;
 		c->peer.uid = e->uid;
 		c->peer.gid = e->gid;
 		c->peer.pid = e->pid;
-		d->cur_req = e->request.data;
-		d->cur_req_len = e->request.len;
-		d->cur_req_gw = c->gw;
-		if (principal_check(c, req) == 0)
-			dispatch(c, req);
-		d->cur_req = NULL;
+		run_request(c, req, e->request.data, e->request.len);
 		if (d->next_ticket != before)
 			ofcd_log(d, OFCD_LOG_NOTICE,
 				 "ticket %llu is the last leader's ticket %llu, queued there and "
@@ -3088,9 +3082,15 @@ static int open_topology_dir(struct ofcd *d, struct ofc_error *err)
 
 int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *err)
 {
-	struct ofcd *d = xcalloc(1, sizeof(*d));
+	struct ofcd *d;
 
 	*out = NULL;
+	for (size_t i = 0; i < API_NKINDS; i++)
+		if (!handlers[i])
+			return ofc_error_set(err, OFC_E_RUNTIME,
+					     "the request table's %s has no handler in ofcd",
+					     api_requests[i].name);
+	d = xcalloc(1, sizeof(*d));
 	d->o = *o;
 	if (!d->o.max_frame)
 		d->o.max_frame = OFCD_MAX_FRAME_DEFAULT;
