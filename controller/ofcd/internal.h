@@ -369,6 +369,7 @@ struct metrics {
 	uint64_t schedules[2]; /* answered OK, with an error */
 	struct metrics_hist schedule_seconds;
 	uint64_t denied, devices_lost;
+	uint64_t received[API_NKINDS]; /* requests decoded, by the request table's kind */
 };
 /* Per device, by name: commands sent, operations failed and when it last
  * answered (drivers' device_stats), moved here from the devices of a ctl

@@ -1576,6 +1576,9 @@ static void run_request(struct conn *c, const Ofc__V1__Request *req, const uint8
 {
 	struct request rq = {
 	    .c = c, .req = req, .raw = raw, .len = len, .k = api_request_of(req->body_case)};
+
+	if (rq.k && !c->replay)
+		c->d->metrics.received[rq.k->kind]++;
 	if (principal_of(c, req, &rq.who) < 0 || authorise(&rq) < 0 ||
 	    (!c->replay && cluster_gate(&rq) < 0))
 		return;

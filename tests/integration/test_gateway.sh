@@ -311,8 +311,10 @@ grep -q '^ofc_transactions_total{outcome="committed"} 1$' "$TMP/out" &&
 	grep -q '^ofc_device_up{device="ocs0"} 1$' "$TMP/out" &&
 	grep -q '^ofc_transaction_duration_seconds_count 1$' "$TMP/out" &&
 	grep -q '^ofc_gateway_tls_refused_total [1-9]' "$TMP/out" &&
-	grep -q '^ofc_gateway_state_json_reused_total [1-9]' "$TMP/out" && ok ||
-	bad "/metrics counts the commit, the device, the refusals and the JSON reused" "$(head -c 600 "$TMP/out")"
+	grep -q '^ofc_gateway_state_json_reused_total [1-9]' "$TMP/out" &&
+	grep -q '^ofc_requests_received_total{request="get-state"} [1-9]' "$TMP/out" &&
+	grep -q '^ofc_requests_received_total{request="move-to-phase"} 3$' "$TMP/out" && ok ||
+	bad "/metrics counts the commit, the device, the refusals, the JSON reused and the requests by kind" "$(head -c 600 "$TMP/out")"
 if command -v promtool >/dev/null; then
 	promtool check metrics <"$TMP/out" >"$TMP/promtool.out" 2>&1 && ok ||
 		bad "promtool check metrics" "$(head -5 "$TMP/promtool.out")"
