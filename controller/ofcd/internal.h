@@ -9,6 +9,8 @@
  *                 thread that computes an all-to-all's off the start path
  *   jobs.c        jobs, notes and planner tasks handed between the
  *                 threads, the log
+ *   startup.c     what ofcd_open does before it serves: sockets bound,
+ *                 descriptors, budgets, --topology-dir
  *   loop.c        the event loop (loop.h)
  *   client.c      the client side of the socket (ofcd.h)
  *
@@ -902,6 +904,13 @@ void strv_free(char **v, uint32_t n);
  * string at; *field names the first such field. */
 bool wire_string_with_nul(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len,
 			  const char **field);
+
+/* startup.c: what ofcd_open does before it serves. */
+int listen_unix(const char *path, unsigned mode, int gid, int *out, struct ofc_error *err);
+int check_socket_dir(const char *path, const char *option, struct ofc_error *err);
+void fd_limit(struct ofcd *d);
+void ro_budget(struct ofcd_opts *o);
+int open_topology_dir(struct ofcd *d, struct ofc_error *err);
 
 /* A packed Response (caller frees *buf). */
 void response_pack(const Ofc__V1__Response *r, uint8_t **buf, size_t *len);
