@@ -356,6 +356,16 @@ int stream_start(struct job *j);
 struct conn;
 struct allow_entry;
 
+/* The request chain as the connections call it: a frame read, and a
+ * decoded request (a takeover's replay of the last leader's queue). Set
+ * at ofcd_open, so that the connections' code calls up into the
+ * requests' without a circle between their files. */
+struct ofcd_chain {
+	int (*frame)(struct conn *c, const uint8_t *p, uint32_t len);
+	void (*request)(struct conn *c, const Ofc__V1__Request *req, const uint8_t *raw,
+			size_t len);
+};
+
 /* metrics.c: the loop thread's counters and histograms. */
 #define METRICS_BUCKETS 10
 struct metrics_hist {
@@ -440,6 +450,7 @@ struct ofcd {
 	struct loop *loop;
 
 	/* ---- loop thread ---- */
+	struct ofcd_chain chain;
 	struct conn **conns;
 	size_t nconns, cap_conns;
 	uint64_t next_conn_id;

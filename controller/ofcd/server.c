@@ -12,6 +12,7 @@
  * unsent replies exceed OUT_HIGH its further requests wait in the kernel:
  * pipelining cannot make the daemon buffer without bound. Nothing a client
  * does blocks the loop; mutations and schedules run on the workers. */
+#include "controller/ofcd/conn.h"
 #include "controller/ofcd/internal.h"
 
 #include <ctype.h>
@@ -43,68 +44,13 @@
 #define ACCEPT_BACKOFF_MAX 1000	       /* ... up to this */
 #define ACCEPT_LOG_EVERY   60.0	       /* s between two lines about it */
 #define READ_BUDGET	   (1u << 20)  /* bytes read from one client per wake-up (fairness) */
-#define MAX_QUEUE	   64	       /* mutations waiting */
-#define MAX_SCHEDULES	   16	       /* GetSchedule jobs handed out */
 #define DRAIN_SECONDS	   2.0	       /* on stop: time to send what is queued */
-#define MAX_STREAMS	   4	       /* streamed GetSchedules at once */
-
-struct obuf {
-	uint8_t *b;
-	size_t off, len, cap; /* unsent bytes are [off, len) */
-};
-
-struct conn {
-	/* A mutation the last leader queued, run again after a
-	 * takeover (replay_queue): not a connection; answers go to the log. */
-	bool replay;
-	struct ofcd *d;
-	uint64_t id;
-	int fd;
-	bool ro;    /* accepted on the read-only socket */
-	bool admin; /* on the main socket, and root or in the admin group */
-	/* Accepted on the gateway socket (from --gateway-uid):
-	 * every request carries its principal, which is the one being
-	 * answered while its handler runs; a watcher's is kept (a copy). */
-	bool gw;
-	const Ofc__V1__Principal *principal;
-	Ofc__V1__Principal *watch_principal;
-	/* The streamed GetSchedule sending to it, and how many of
-	 * its frames wait for an acknowledgement (until unsent < OUT_HIGH). */
-	struct stream *stream;
-	uint32_t stream_owed;
-	struct ucred peer;
-	struct uid_use *use; /* its user's connections and bytes */
-	size_t charged;	     /* of use->bytes: in_cap + out.cap */
-	uint8_t *in;
-	size_t in_len, in_cap;
-	struct obuf out;
-	double in_since;  /* a partial frame has been waiting since (0: none) */
-	double out_since; /* unsent replies made no progress since */
-	bool reading;	  /* LOOP_READ is registered */
-	bool watching;
-	uint64_t watch_id;
-	bool closing; /* send what is queued, then close */
-	bool dead;    /* to be closed by reap() */
-};
-
-/* A request being answered: what the chain (run_request) hands its
- * handler. The connection it came on, the decoded message and its bytes
- * (a mutation's job keeps them: outcome_adopt), its row of the request
- * table (NULL: no body) and who sent it. It lives on the chain's stack. */
-struct request {
-	struct conn *c;
-	const Ofc__V1__Request *req;
-	const uint8_t *raw;
-	size_t len;
-	const struct api_request *k;
-	struct principal who;
-};
 
 static const char *const status_names[] = {"ok",	  "invalid",   "denied",    "busy",
 					   "failed",	  "not-found", "cancelled", "internal",
 					   "unavailable", "not-leader"};
 
-static void changed(struct ofcd *d)
+void changed(struct ofcd *d)
 {
 	d->version++;
 }
@@ -141,7 +87,7 @@ static uint32_t conn_max_frame(const struct conn *c)
 /* What the request being answered may see: the read-only socket's view
  * (device failures as a word, no credentials paths, the smaller budgets)
  * for the read-only socket and for every principal but an admin. */
-static bool conn_public(const struct conn *c)
+bool conn_public(const struct conn *c)
 {
 	return c->ro ||
 	       (c->principal && c->principal->role != OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN);
@@ -248,7 +194,7 @@ static void conn_flush(struct conn *c)
 }
 
 /* Queue one frame made of parts a and b (either may be empty). */
-static void conn_queue(struct conn *c, const void *a, size_t alen, const void *b, size_t blen)
+void conn_queue(struct conn *c, const void *a, size_t alen, const void *b, size_t blen)
 {
 	struct ofcd *d = c->d;
 	size_t n = alen + blen, limit = (size_t)d->o.max_frame + (8u << 20);
@@ -290,7 +236,7 @@ static void conn_queue(struct conn *c, const void *a, size_t alen, const void *b
 	conn_flush(c);
 }
 
-static void send_response(struct conn *c, const Ofc__V1__Response *r)
+void send_response(struct conn *c, const Ofc__V1__Response *r)
 {
 	if (c->replay) {
 		if (r->has_status && r->status != OFC__V1__STATUS__STATUS_OK)
@@ -322,10 +268,7 @@ static void send_response(struct conn *c, const Ofc__V1__Response *r)
 		free(buf);
 }
 
-/* Returns 0, so handlers can end with `return reply(...)`. */
-static int reply(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
-    OFC_PRINTF(4, 5);
-static int reply(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
+int reply(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
 {
 	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 	char msg[1024];
@@ -356,7 +299,7 @@ static struct conn *find_conn(struct ofcd *d, uint64_t id)
 
 /* A mutation (a transaction, queued with a ticket), not the daemon's own
  * device probe or installing the planner's result. */
-static bool is_mutation(const struct job *j)
+bool is_mutation(const struct job *j)
 {
 	return j->kind != JOB_PROBE && j->kind != JOB_PLAN && j->kind != JOB_TAKEOVER &&
 	       j->kind != JOB_SYNC;
@@ -445,7 +388,7 @@ static bool starts_now(const struct ofcd *d, const struct job *j)
 }
 
 /* rq: the request j answers (NULL: none, a reload's). */
-static void enqueue(struct ofcd *d, struct job *j, const struct request *rq)
+void enqueue(struct ofcd *d, struct job *j, const struct request *rq)
 {
 	char msg[600];
 	struct ofc_error err = {0};
@@ -483,7 +426,7 @@ static void enqueue(struct ofcd *d, struct job *j, const struct request *rq)
 }
 
 /* Take a queued mutation out; answer its client CANCELLED. */
-static void cancel_job(struct ofcd *d, struct job *j, const char *why)
+void cancel_job(struct ofcd *d, struct job *j, const char *why)
 {
 	struct job **pp = &d->queue, *prev = NULL;
 	struct conn *c;
@@ -1623,6 +1566,20 @@ static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
 	return 0;
 }
 
+/* ofcd.h: the daemon, its connections calling this chain (d->chain). */
+int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *err)
+{
+	static const struct ofcd_chain chain = {handle_frame, run_request};
+
+	*out = NULL;
+	for (size_t i = 0; i < API_NKINDS; i++)
+		if (!handlers[i])
+			return ofc_error_set(err, OFC_E_RUNTIME,
+					     "the request table's %s has no handler in ofcd",
+					     api_requests[i].name);
+	return server_open(o, &chain, out, err);
+}
+
 /* Answer every complete frame in the input buffer. */
 static void process_input(struct conn *c)
 {
@@ -1652,7 +1609,7 @@ static void process_input(struct conn *c)
 		}
 		if (c->in_len - off - 4 < len)
 			break;
-		handle_frame(c, c->in + off + 4, len);
+		c->d->chain.frame(c, c->in + off + 4, len);
 		off += 4 + (size_t)len;
 	}
 	if (off) {
@@ -2678,9 +2635,6 @@ static void refuse_queue(struct ofcd *d)
 	arena_free(&a);
 }
 
-static void run_request(struct conn *c, const Ofc__V1__Request *req, const uint8_t *raw,
-			size_t len);
-
 /* After a takeover: the mutations the last leader queued and
  * had not started, from etcd's queue, queued here in their order as if
  * their clients had sent them here (a gateway's principal checked again),
@@ -2713,7 +2667,7 @@ static void replay_queue(struct ofcd *d)
 		c->peer.uid = e->uid;
 		c->peer.gid = e->gid;
 		c->peer.pid = e->pid;
-		run_request(c, req, e->request.data, e->request.len);
+		d->chain.request(c, req, e->request.data, e->request.len);
 		if (d->next_ticket != before)
 			ofcd_log(d, OFCD_LOG_NOTICE,
 				 "ticket %llu is the last leader's ticket %llu, queued there and "
@@ -2925,17 +2879,13 @@ static int64_t probe_timer(struct loop *l, uint64_t id, void *ctx)
 
 /* ---- opening and running ------------------------------------------------------------------ */
 
-int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *err)
+int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struct ofcd **out,
+		struct ofc_error *err)
 {
-	struct ofcd *d;
+	struct ofcd *d = xcalloc(1, sizeof(*d));
 
 	*out = NULL;
-	for (size_t i = 0; i < API_NKINDS; i++)
-		if (!handlers[i])
-			return ofc_error_set(err, OFC_E_RUNTIME,
-					     "the request table's %s has no handler in ofcd",
-					     api_requests[i].name);
-	d = xcalloc(1, sizeof(*d));
+	d->chain = *chain;
 	d->o = *o;
 	if (!d->o.max_frame)
 		d->o.max_frame = OFCD_MAX_FRAME_DEFAULT;
