@@ -82,8 +82,23 @@ bool is_mutation(const struct job *j);
 void enqueue(struct ofcd *d, struct job *j, const struct request *rq);
 /* Take a queued mutation out; answer its client CANCELLED. */
 void cancel_job(struct ofcd *d, struct job *j, const char *why);
+/* reply(), for a check that refuses: -1. */
+int refuse_req(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
+    OFC_PRINTF(4, 5);
 /* The daemon with chain plugged into its connections (ofcd_open). */
 int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struct ofcd **out,
 		struct ofc_error *err);
+
+/* reads.c and mutations.c: the request table's handlers (requests.c). */
+int get_state(const struct request *rq);
+int get_schedule(const struct request *rq);
+int get_plan(const struct request *rq);
+int get_metrics(const struct request *rq);
+int watch(const struct request *rq);
+int mutation(const struct request *rq); /* ApplyConfig and Reconfigure */
+int release_partition(const struct request *rq);
+int move_to_phase(const struct request *rq);
+int cancel(const struct request *rq);
+int report_failure(const struct request *rq);
 
 #endif
