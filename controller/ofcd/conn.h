@@ -1,7 +1,8 @@
 /* Private to ofcd's loop thread: a connection, the request being
- * answered, and what the requests' files (requests.c, reads.c,
- * mutations.c) call of the connections' and the queue's (server.c). The
- * connections call the requests only through d->chain (internal.h). */
+ * answered, and what the requests' files (requests.c, read_requests.c,
+ * mutation_requests.c) call of the connections' and the queue's
+ * (server.c). The connections call the requests only through d->chain
+ * (internal.h). */
 #ifndef OFC_CONTROLLER_OFCD_CONN_H
 #define OFC_CONTROLLER_OFCD_CONN_H
 
@@ -89,7 +90,8 @@ int refuse_req(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt,
 int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struct ofcd **out,
 		struct ofc_error *err);
 
-/* reads.c and mutations.c: the request table's handlers (requests.c). */
+/* read_requests.c and mutation_requests.c: the request table's handlers
+ * (requests.c). */
 int get_state(const struct request *rq);
 int get_schedule(const struct request *rq);
 int get_plan(const struct request *rq);

@@ -9,7 +9,7 @@
  *                 thread that computes an all-to-all's off the start path
  *   jobs.c        jobs, notes and planner tasks handed between the
  *                 threads, the log
- *   startup.c     what ofcd_open does before it serves: sockets bound,
+ *   setup.c       what ofcd_open does before it serves: sockets bound,
  *                 descriptors, budgets, --topology-dir
  *   loop.c        the event loop (loop.h)
  *   client.c      the client side of the socket (ofcd.h)
@@ -916,7 +916,7 @@ void strv_free(char **v, uint32_t n);
 bool wire_string_with_nul(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len,
 			  const char **field);
 
-/* startup.c: what ofcd_open does before it serves. */
+/* setup.c: what ofcd_open does before it serves. */
 int listen_unix(const char *path, unsigned mode, int gid, int *out, struct ofc_error *err);
 int check_socket_dir(const char *path, const char *option, struct ofc_error *err);
 void fd_limit(struct ofcd *d);

@@ -1,8 +1,9 @@
 /* A request through ofcd, one way for every sender: decode (handle_frame)
  * -> principal (a socket's peer or the gateway's principal) -> one
  * authoriser (authz.c, by the request table's flags) -> admission (the
- * follower's gate) -> the row's handler (reads.c, mutations.c). ofcd_open
- * plugs this chain into the connections (d->chain). */
+ * follower's gate) -> the row's handler (read_requests.c,
+ * mutation_requests.c). ofcd_open plugs this chain into the connections
+ * (d->chain). */
 #include "controller/ofcd/conn.h"
 #include "controller/ofcd/internal.h"
 
