@@ -15,6 +15,7 @@
  * within --request-timeout. */
 #include "controller/gateway/internal.h"
 
+#include "controller/api/api.h"
 #include "controller/export/export.h"
 
 #include <arpa/inet.h>
@@ -301,42 +302,16 @@ static enum MHD_Result send_error(struct MHD_Connection *mc, unsigned code, Ofc_
 
 /* ---- routes -------------------------------------------------------------------- */
 
-enum route_kind { RT_QUERY, RT_BODY, RT_WATCH, RT_METRICS, RT_CALL };
-
-struct route {
-	const char *method, *path;
-	enum route_kind kind;
-	/* the Request's body field this route fills */
-	Ofc__V1__Request__BodyCase body;
-	const ProtobufCMessageDescriptor *desc;
-};
-
-static const struct route routes[] = {
-    {"GET", "/v1/state", RT_QUERY, OFC__V1__REQUEST__BODY_GET_STATE,
-     &ofc__v1__get_state__descriptor},
-    {"GET", "/v1/schedule", RT_QUERY, OFC__V1__REQUEST__BODY_GET_SCHEDULE,
-     &ofc__v1__get_schedule__descriptor},
-    {"GET", "/v1/watch", RT_WATCH, OFC__V1__REQUEST__BODY_WATCH, &ofc__v1__watch__descriptor},
-    {"GET", "/metrics", RT_METRICS, OFC__V1__REQUEST__BODY_GET_METRICS,
-     &ofc__v1__get_metrics__descriptor},
-    {"POST", "/v1/apply", RT_BODY, OFC__V1__REQUEST__BODY_APPLY_CONFIG,
-     &ofc__v1__apply_config__descriptor},
-    {"POST", "/v1/reconfigure", RT_BODY, OFC__V1__REQUEST__BODY_RECONFIGURE,
-     &ofc__v1__reconfigure__descriptor},
-    {"POST", "/v1/cancel", RT_BODY, OFC__V1__REQUEST__BODY_CANCEL, &ofc__v1__cancel__descriptor},
-    {"POST", "/v1/report-failure", RT_BODY, OFC__V1__REQUEST__BODY_REPORT_FAILURE,
-     &ofc__v1__report_failure__descriptor},
-    {"POST", "/v1/release-partition", RT_BODY, OFC__V1__REQUEST__BODY_RELEASE_PARTITION,
-     &ofc__v1__release_partition__descriptor},
-    /* The protobuf encoding: a Request in, ofcd's frames out (ofc --server,
-     * the Python client). */
-    {"POST", "/v1/call", RT_CALL, OFC__V1__REQUEST__BODY__NOT_SET, &ofc__v1__request__descriptor},
-};
+/* The request kinds' routes are the request table's (controller/api);
+ * one more is the gateway's own: the protobuf encoding, a Request in and
+ * ofcd's frames out (ofc --server, the Python client). */
+#define CALL_ROUTE "/v1/call"
 
 /* One HTTP request (MHD's per-request context). */
 struct gw_req {
-	const struct route *rt;
-	unsigned early_code; /* answered before the body: this status */
+	const struct api_request *rt; /* NULL: none, or call */
+	bool call;		      /* POST /v1/call */
+	unsigned early_code;	      /* answered before the body: this status */
 	char early_msg[400];
 	struct strbuf body;
 	bool too_big;
@@ -441,9 +416,9 @@ static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char 
 static int route_message(struct MHD_Connection *mc, const struct gw_req *r, ProtobufCMessage **m,
 			 bool *want_pb, struct ofc_error *err)
 {
-	const struct route *rt = r->rt;
+	const struct api_request *rt = r->rt;
 
-	if (rt->kind == RT_BODY)
+	if (rt->rt == API_RT_BODY)
 		return pb_read_json(rt->desc, r->body.buf ? r->body.buf : "", r->body.len, m, err);
 	json_object *o = json_object_new_object();
 	MHD_get_connection_values(mc, MHD_GET_ARGUMENT_KIND, query_arg, o);
@@ -462,42 +437,6 @@ static int route_message(struct MHD_Connection *mc, const struct gw_req *r, Prot
 	int rc = pb_read_json_object(rt->desc, o, true, m, err);
 	json_object_put(o);
 	return rc;
-}
-
-static void set_body(Ofc__V1__Request *q, const struct route *rt, ProtobufCMessage *m)
-{
-	q->body_case = rt->body;
-	switch (rt->body) {
-	case OFC__V1__REQUEST__BODY_GET_STATE:
-		q->get_state = (Ofc__V1__GetState *)m;
-		break;
-	case OFC__V1__REQUEST__BODY_GET_SCHEDULE:
-		q->get_schedule = (Ofc__V1__GetSchedule *)m;
-		break;
-	case OFC__V1__REQUEST__BODY_WATCH:
-		q->watch = (Ofc__V1__Watch *)m;
-		break;
-	case OFC__V1__REQUEST__BODY_GET_METRICS:
-		q->get_metrics = (Ofc__V1__GetMetrics *)m;
-		break;
-	case OFC__V1__REQUEST__BODY_APPLY_CONFIG:
-		q->apply_config = (Ofc__V1__ApplyConfig *)m;
-		break;
-	case OFC__V1__REQUEST__BODY_RECONFIGURE:
-		q->reconfigure = (Ofc__V1__Reconfigure *)m;
-		break;
-	case OFC__V1__REQUEST__BODY_CANCEL:
-		q->cancel = (Ofc__V1__Cancel *)m;
-		break;
-	case OFC__V1__REQUEST__BODY_REPORT_FAILURE:
-		q->report_failure = (Ofc__V1__ReportFailure *)m;
-		break;
-	case OFC__V1__REQUEST__BODY_RELEASE_PARTITION:
-		q->release_partition = (Ofc__V1__ReleasePartition *)m;
-		break;
-	default:
-		break;
-	}
 }
 
 /* ---- Watch: one JSON Response a line, an empty line when quiet ------------------ */
@@ -967,7 +906,7 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 	bool want_pb = false;
 	enum MHD_Result rc;
 
-	if (r->rt->kind == RT_CALL)
+	if (r->call)
 		return start_call(g, mc, r);
 	if (route_message(mc, r, &m, &want_pb, &err) < 0)
 		return send_error(mc, MHD_HTTP_BAD_REQUEST, OFC__V1__STATUS__STATUS_INVALID,
@@ -976,18 +915,18 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 	if (accept && strstr(accept, "application/x-protobuf"))
 		want_pb = true;
 	q.principal = &r->pr;
-	set_body(&q, r->rt, m);
+	api_set_body(&q, r->rt, m);
 	/* (a client's resend of a mutation, curl -L's too, as the same
 	 * request: ofcd runs one key once; it checks the key) */
 	q.request_key = (char *)MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Idempotency-Key");
 	atomic_fetch_add(&g->n_requests, 1);
-	if (r->rt->kind == RT_WATCH || r->rt->body == OFC__V1__REQUEST__BODY_GET_SCHEDULE) {
-		rc = r->rt->kind == RT_WATCH ? start_watch(g, mc, &q)
-					     : start_schedule(g, mc, &q, want_pb);
+	if (r->rt->rt == API_RT_WATCH || r->rt->kind == API_GET_SCHEDULE) {
+		rc = r->rt->rt == API_RT_WATCH ? start_watch(g, mc, &q)
+					       : start_schedule(g, mc, &q, want_pb);
 		protobuf_c_message_free_unpacked(m, NULL);
 		return rc;
 	}
-	if (r->rt->body == OFC__V1__REQUEST__BODY_GET_STATE) {
+	if (r->rt->kind == API_GET_STATE) {
 		rc = forward_state(g, mc, &q);
 		protobuf_c_message_free_unpacked(m, NULL);
 		return rc;
@@ -999,7 +938,7 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 				  "ofcd did not answer: %s", err.msg);
 	}
 	protobuf_c_message_free_unpacked(m, NULL);
-	if (r->rt->kind == RT_METRICS && resp->status == OFC__V1__STATUS__STATUS_OK &&
+	if (r->rt->rt == API_RT_METRICS && resp->status == OFC__V1__STATUS__STATUS_OK &&
 	    resp->body_case == OFC__V1__RESPONSE__BODY_METRICS) {
 		pthread_mutex_lock(&g->cache.mu);
 		uint64_t hits = g->cache.hits;
@@ -1036,7 +975,7 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 		return send_bytes(mc, MHD_HTTP_OK, "text/plain; version=0.0.4", text, strlen(text),
 				  false);
 	}
-	rc = send_response(mc, resp, r->rt->path);
+	rc = send_response(mc, resp, r->rt->route);
 	ofc__v1__response__free_unpacked(resp, NULL);
 	return rc;
 }
@@ -1057,13 +996,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char 
 		if (gw_framing_check(mc, conn_of(mc), version, why, sizeof(why)) < 0)
 			return send_error(mc, MHD_HTTP_BAD_REQUEST, OFC__V1__STATUS__STATUS_INVALID,
 					  "bad request: %s", why);
-		for (size_t i = 0; i < ARRAY_SIZE(routes); i++)
-			if (strcmp(url, routes[i].path) == 0) {
-				path_known = true;
-				if (strcmp(method, routes[i].method) == 0)
-					r->rt = &routes[i];
-			}
-		if (!r->rt) {
+		if (strcmp(url, CALL_ROUTE) == 0) {
+			path_known = true;
+			r->call = strcmp(method, "POST") == 0;
+		} else {
+			path_known = api_route(NULL, url) != NULL;
+			r->rt = api_route(method, url);
+		}
+		if (!r->rt && !r->call) {
 			r->early_code =
 			    path_known ? MHD_HTTP_METHOD_NOT_ALLOWED : MHD_HTTP_NOT_FOUND;
 			snprintf(r->early_msg, sizeof(r->early_msg),

@@ -4,6 +4,8 @@
  * count. Waits are bounded by the request timeout. */
 #include "controller/gateway/internal.h"
 
+#include "controller/api/api.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -196,9 +198,8 @@ int up_call_frame(struct upstream *u, Ofc__V1__Request *req, uint8_t **frame, si
 		  size_t *skip, struct ofc_error *err)
 {
 	double deadline = now_seconds() + u->timeout;
-	bool read = req->body_case == OFC__V1__REQUEST__BODY_GET_STATE ||
-		    req->body_case == OFC__V1__REQUEST__BODY_GET_SCHEDULE ||
-		    req->body_case == OFC__V1__REQUEST__BODY_GET_METRICS;
+	const struct api_request *k = api_request_of(req->body_case);
+	bool read = k && (k->flags & API_READ);
 
 	req->has_id = 1;
 	req->id = up_id(u);

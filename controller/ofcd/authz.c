@@ -5,11 +5,15 @@
  * it is the one process that knows them (docs/ARCHITECTURE.md, "Seams
  * between the network API and the cluster").
  *
- * admin: everything. read-only: GetState, GetSchedule, Watch, GetMetrics.
- * tenant: GetState and Watch filtered to its partitions, GetSchedule and
- * Reconfigure of its partitions, ReleasePartition and Cancel of its own;
- * nothing else. A refusal names the partition and says it belongs to
- * another tenant, and never more: no owner, no host, no state. */
+ * The request table's flags (controller/api) say what each role may send:
+ * admin everything; read-only the API_READ kinds (GetState, GetSchedule,
+ * Watch, GetMetrics, GetPlan); tenant the API_TENANT kinds, checked here
+ * against its partitions (GetState and Watch filtered to them, GetSchedule
+ * and Reconfigure of them, ReleasePartition and Cancel of its own); nothing
+ * else. A refusal names the partition and says it belongs to another
+ * tenant, and never more: no owner, no host, no state. A socket's peer is
+ * decided by the same table (authz_decide): root or --admin-group on the
+ * main socket everything, anyone else the API_READ kinds. */
 #include "controller/ofcd/internal.h"
 
 #include <stdarg.h>
@@ -140,16 +144,19 @@ static int refuse(Ofc__V1__Status *st, char *why, size_t len, const char *fmt, .
 
 #define OTHER_TENANT "permission denied: partition %.64s belongs to another tenant"
 
+/* A tenant's request of a kind tenants may send (API_TENANT): the
+ * partitions it names must be the tenant's. */
 static int tenant_request(const struct ofcd *d, const Ofc__V1__Principal *p,
-			  const Ofc__V1__Request *req, Ofc__V1__Status *st, char *why, size_t len)
+			  const struct api_request *k, const Ofc__V1__Request *req,
+			  Ofc__V1__Status *st, char *why, size_t len)
 {
 	const char *name = p->identity ? p->identity : "?";
 
-	switch (req->body_case) {
-	case OFC__V1__REQUEST__BODY_GET_STATE:
-	case OFC__V1__REQUEST__BODY_WATCH:
+	switch (k->kind) {
+	case API_GET_STATE:
+	case API_WATCH:
 		return 0; /* filtered to its partitions */
-	case OFC__V1__REQUEST__BODY_GET_SCHEDULE: {
+	case API_GET_SCHEDULE: {
 		const Ofc__V1__GetSchedule *g = req->get_schedule;
 
 		if (!g->partition || !*g->partition)
@@ -161,7 +168,7 @@ static int tenant_request(const struct ofcd *d, const Ofc__V1__Principal *p,
 			return refuse(st, why, len, OTHER_TENANT, g->partition);
 		return 0;
 	}
-	case OFC__V1__REQUEST__BODY_RECONFIGURE: {
+	case API_RECONFIGURE: {
 		const Ofc__V1__Reconfigure *r = req->reconfigure;
 
 		if (!r->partition || !*r->partition)
@@ -181,19 +188,19 @@ static int tenant_request(const struct ofcd *d, const Ofc__V1__Principal *p,
 		}
 		return 0;
 	}
-	case OFC__V1__REQUEST__BODY_RELEASE_PARTITION:
+	case API_RELEASE_PARTITION:
 		if (!authz_owns(p, req->release_partition->name))
 			return refuse(st, why, len, OTHER_TENANT,
 				      req->release_partition->name ? req->release_partition->name
 								   : "(none)");
 		return 0;
-	case OFC__V1__REQUEST__BODY_CANCEL:
+	case API_CANCEL:
 		if (!req->cancel->has_ticket || !req->cancel->ticket)
 			return refuse(st, why, len,
 				      "permission denied: a tenant cancels by ticket (its "
 				      "requests' tickets are in its state and events)");
 		return 0; /* the ticket's partition is checked where the queue is */
-	default:
+	default:	  /* a kind flagged API_TENANT without its partitions' check here */
 		return refuse(st, why, len,
 			      "permission denied: %.64s is a tenant; this request needs the admin "
 			      "role",
@@ -201,33 +208,73 @@ static int tenant_request(const struct ofcd *d, const Ofc__V1__Principal *p,
 	}
 }
 
-int authz_request(const struct ofcd *d, const Ofc__V1__Principal *p, const Ofc__V1__Request *req,
-		  Ofc__V1__Status *st, char *why, size_t len)
+/* A principal from the gateway: by its role. */
+static int gateway_request(const struct ofcd *d, const Ofc__V1__Principal *p,
+			   const struct api_request *k, const Ofc__V1__Request *req,
+			   Ofc__V1__Status *st, char *why, size_t len)
 {
 	const char *name = p->identity ? p->identity : "?";
+	unsigned flags = k ? k->flags : 0;
 
 	switch (p->role) {
 	case OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN:
 		return 0;
 	case OFC__V1__PRINCIPAL__ROLE__ROLE_READ_ONLY:
-		switch (req->body_case) {
-		case OFC__V1__REQUEST__BODY_GET_STATE:
-		case OFC__V1__REQUEST__BODY_GET_SCHEDULE:
-		case OFC__V1__REQUEST__BODY_WATCH:
-		case OFC__V1__REQUEST__BODY_GET_METRICS:
-		case OFC__V1__REQUEST__BODY_GET_PLAN:
+		if (flags & API_READ)
 			return 0;
-		default:
-			return refuse(st, why, len,
-				      "permission denied: %.64s has the read-only role; this "
-				      "request needs the admin role",
-				      name);
-		}
+		return refuse(st, why, len,
+			      "permission denied: %.64s has the read-only role; this request "
+			      "needs the admin role",
+			      name);
 	case OFC__V1__PRINCIPAL__ROLE__ROLE_TENANT:
-		return tenant_request(d, p, req, st, why, len);
+		if (!(flags & API_TENANT))
+			return refuse(st, why, len,
+				      "permission denied: %.64s is a tenant; this request needs "
+				      "the admin role",
+				      name);
+		return tenant_request(d, p, k, req, st, why, len);
 	default:
 		return refuse(st, why, len, "permission denied: %.64s has no role", name);
 	}
+}
+
+/* A peer of a socket: an admin anything, anyone else what reads. A
+ * Request without a body passes: its answer says it has none. */
+static int socket_request(const struct ofcd *d, const struct principal *who,
+			  const struct api_request *k, Ofc__V1__Status *st, char *why, size_t len)
+{
+	if (!k || (k->flags & API_READ) || (who->admin && !who->ro))
+		return 0;
+	if (who->ro)
+		return refuse(st, why, len,
+			      "permission denied: %s on the read-only socket, which answers reads "
+			      "only; mutations go to the main socket",
+			      k->word);
+	if (d->o.have_admin_group)
+		return refuse(st, why, len,
+			      "permission denied: %s needs root or membership of group '%s' (you "
+			      "are uid %u, pid %d)",
+			      k->word, d->o.admin_group ? d->o.admin_group : "?", who->peer.uid,
+			      who->peer.pid);
+	return refuse(st, why, len,
+		      "permission denied: %s needs root (you are uid %u, pid %d; ofcd has no "
+		      "--admin-group)",
+		      k->word, who->peer.uid, who->peer.pid);
+}
+
+int authz_decide(const struct ofcd *d, const struct principal *who, const struct api_request *k,
+		 const Ofc__V1__Request *req, Ofc__V1__Status *st, char *why, size_t len)
+{
+	if (who->gateway)
+		return gateway_request(d, who->p, k, req, st, why, len);
+	return socket_request(d, who, k, st, why, len);
+}
+
+bool authz_sees_all(const struct principal *who)
+{
+	if (who->gateway)
+		return who->p && who->p->role == OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN;
+	return who->admin && !who->ro;
 }
 
 /* A failure item ("U-V", "HOST:PORT", "HOST") whose hosts are all p's. */

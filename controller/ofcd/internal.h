@@ -12,6 +12,8 @@
  *                 thread that computes an all-to-all's off the start path
  *   jobs.c        jobs, notes and planner tasks handed between the
  *                 threads, the log
+ *   setup.c       what ofcd_open does before it serves: sockets bound,
+ *                 descriptors, budgets, --topology-dir
  *   loop.c        the event loop (loop.h)
  *   client.c      the client side of the socket (ofcd.h)
  *
@@ -28,6 +30,7 @@
 #include <stdatomic.h>
 #include <sys/socket.h>
 
+#include "controller/api/api.h"
 #include "controller/config/config.h"
 #include "controller/export/export.h"
 #include "controller/ofcd/loop.h"
@@ -356,6 +359,16 @@ int stream_start(struct job *j);
 struct conn;
 struct allow_entry;
 
+/* The request chain as the connections call it: a frame read, and a
+ * decoded request (a takeover's replay of the last leader's queue). Set
+ * at ofcd_open, so that the connections' code calls up into the
+ * requests' without a circle between their files. */
+struct ofcd_chain {
+	int (*frame)(struct conn *c, const uint8_t *p, uint32_t len);
+	void (*request)(struct conn *c, const Ofc__V1__Request *req, const uint8_t *raw,
+			size_t len);
+};
+
 /* metrics.c: the loop thread's counters and histograms. */
 #define METRICS_BUCKETS 10
 struct metrics_hist {
@@ -371,6 +384,7 @@ struct metrics {
 	uint64_t schedules[2]; /* answered OK, with an error */
 	struct metrics_hist schedule_seconds;
 	uint64_t denied, devices_lost;
+	uint64_t received[API_NKINDS]; /* requests decoded, by the request table's kind */
 };
 /* Per device, by name: commands sent, operations failed and when it last
  * answered (drivers' device_stats), moved here from the devices of a ctl
@@ -439,6 +453,7 @@ struct ofcd {
 	struct loop *loop;
 
 	/* ---- loop thread ---- */
+	struct ofcd_chain chain;
 	struct conn **conns;
 	size_t nconns, cap_conns;
 	uint64_t next_conn_id;
@@ -500,11 +515,8 @@ struct ofcd {
 	bool leading;
 	uint64_t took_over_ms;
 	uint64_t elected_ms; /* the loop learned it leads (STORE_EV_LEADER) */
-	/* etcd's queue (queue.c): the request being handled (handle_frame),
-	 * the last list written, and a takeover's replay going on */
-	const uint8_t *cur_req;
-	size_t cur_req_len;
-	bool cur_req_gw;
+	/* etcd's queue (queue.c): the last list written, and a takeover's
+	 * replay going on */
 	uint8_t *q_written;
 	size_t q_written_len;
 	bool q_replaying;
@@ -601,7 +613,27 @@ int ofcd_check_config(const struct ofcd *d, const struct fabric *f, bool from_ap
 /* Remember the --config file's device addresses (worker). */
 void ofcd_trust_config(struct ofcd *d, const struct fabric *f);
 
-/* authz.c: what a principal from the gateway may do. */
+/* authz.c: who may send what. Who sends a request: a peer of the main or
+ * read-only socket (its credentials; an admin when root or in
+ * --admin-group on the main socket, decided when it connects), or the
+ * principal ofc-gateway names on the gateway socket (identity, role,
+ * partitions). One type, so that one authoriser decides for both. */
+struct principal {
+	bool gateway;		     /* through ofc-gateway: p says who */
+	bool ro;		     /* a peer of the read-only socket */
+	bool admin;		     /* a socket peer that is root or in --admin-group */
+	struct ucred peer;	     /* the socket's peer (the gateway's, for a principal) */
+	const Ofc__V1__Principal *p; /* the gateway's principal (NULL: a socket peer) */
+};
+/* 0: who may send req, of kind k (the request table's row; NULL: a Request
+ * without a body, answered INVALID by the caller); -1: refused, with the
+ * status and the sentence. By the row's flags: an admin anything, the
+ * read-only socket, a socket peer that is not an admin and the read-only
+ * role the API_READ kinds, a tenant the API_TENANT kinds of its partitions. */
+int authz_decide(const struct ofcd *d, const struct principal *who, const struct api_request *k,
+		 const Ofc__V1__Request *req, Ofc__V1__Status *st, char *why, size_t len);
+/* who sees the whole state (device errors, credentials' paths): an admin. */
+bool authz_sees_all(const struct principal *who);
 const char *authz_role_name(const Ofc__V1__Principal *p);
 bool authz_is_tenant(const Ofc__V1__Principal *p);
 /* p may act on partition `partition` (an admin on any). */
@@ -612,9 +644,6 @@ bool authz_owns(const Ofc__V1__Principal *p, const char *partition);
  * may undo). */
 bool authz_may_cancel(const Ofc__V1__Principal *p, const struct job *j);
 bool authz_tenant_host(const struct ofcd *d, const Ofc__V1__Principal *p, const char *name);
-/* 0: p may send req; -1: refused, with the status and the sentence. */
-int authz_request(const struct ofcd *d, const Ofc__V1__Principal *p, const Ofc__V1__Request *req,
-		  Ofc__V1__Status *st, char *why, size_t len);
 /* A tenant's GetState: its partitions' part of the snapshot (in a). */
 Ofc__V1__State *authz_tenant_state(const struct ofcd *d, const Ofc__V1__Principal *p,
 				   struct arena *a);
@@ -921,6 +950,13 @@ void strv_free(char **v, uint32_t n);
 bool wire_string_with_nul(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len,
 			  const char **field);
 
+/* setup.c: what ofcd_open does before it serves. */
+int listen_unix(const char *path, unsigned mode, int gid, int *out, struct ofc_error *err);
+int check_socket_dir(const char *path, const char *option, struct ofc_error *err);
+void fd_limit(struct ofcd *d);
+void ro_budget(struct ofcd_opts *o);
+int open_topology_dir(struct ofcd *d, struct ofc_error *err);
+
 /* A packed Response (caller frees *buf). */
 void response_pack(const Ofc__V1__Response *r, uint8_t **buf, size_t *len);
 
@@ -935,13 +971,13 @@ struct outcome *outcomes_put(struct outcomes *t, const char *owner, const char *
 uint8_t *outcomes_pack(const struct outcomes *t, uint64_t epoch, size_t *len);
 int outcomes_unpack(struct outcomes *t, const uint8_t *buf, size_t len);
 bool outcome_key_ok(const char *key);
-/* (loop) enqueue: j keeps its Request's bytes (a replica's, for etcd's
- * queue) and its request_key. maybe_start, j just out of the queue: true
- * when j is answered without running (j->reply set: its recorded outcome,
- * or a refusal of its key), else j is marked started (with etcd's queue,
- * one write). job_done: j's answer recorded. A takeover: the last
- * leader's table read and its started entries settled. */
-void outcome_adopt(struct ofcd *d, struct job *j, bool mutation);
+/* (loop) enqueue: j keeps its Request's bytes (raw, len; a replica's, for
+ * etcd's queue; gw: it came through the gateway) and its request_key. maybe_start, j just out of
+ * the queue: true when j is answered without running (j->reply set: its recorded outcome, or a
+ * refusal of its key), else j is marked started (with etcd's queue, one write). job_done: j's
+ * answer recorded. A takeover: the last leader's table read and its started entries settled. */
+void outcome_adopt(struct ofcd *d, struct job *j, bool mutation, const uint8_t *raw, size_t len,
+		   bool gw);
 bool queue_start(struct ofcd *d, struct job *j);
 void outcome_done(struct ofcd *d, struct job *j);
 void outcomes_takeover(struct ofcd *d);

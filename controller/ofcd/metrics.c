@@ -221,6 +221,11 @@ char *metrics_text(struct ofcd *d, const uint32_t clients[4])
 	sb_printf(&sb, "ofc_request_errors_total %llu\n", (unsigned long long)d->errors);
 	head(&sb, "ofc_requests_denied_total", "counter", "requests refused by authorisation");
 	sb_printf(&sb, "ofc_requests_denied_total %llu\n", (unsigned long long)m->denied);
+	head(&sb, "ofc_requests_received_total", "counter",
+	     "requests decoded, by the request table's kind");
+	for (size_t i = 0; i < API_NKINDS; i++)
+		sb_printf(&sb, "ofc_requests_received_total{request=\"%s\"} %llu\n",
+			  api_requests[i].word, (unsigned long long)m->received[i]);
 	head(&sb, "ofc_failures", "gauge", "failed links, ports and hosts in effect");
 	sb_printf(&sb, "ofc_failures %zu\n", s->state->n_failed);
 	head(&sb, "ofc_replans_total", "counter",

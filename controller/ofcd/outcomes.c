@@ -186,20 +186,21 @@ static char *owner_of(const struct job *j)
 	return j->who ? xasprintf("gateway:%s", j->who) : xasprintf("uid:%u", j->peer.uid);
 }
 
-void outcome_adopt(struct ofcd *d, struct job *j, bool mutation)
+void outcome_adopt(struct ofcd *d, struct job *j, bool mutation, const uint8_t *raw, size_t len,
+		   bool gw)
 {
 	Ofc__V1__Request *req;
 
-	if (!d->cur_req || !mutation)
+	if (!raw || !mutation)
 		return;
 	if (d->clustered) {
-		j->req = xmalloc(d->cur_req_len ? d->cur_req_len : 1);
-		memcpy(j->req, d->cur_req, d->cur_req_len);
-		j->req_len = d->cur_req_len;
-		j->via_gateway = d->cur_req_gw;
+		j->req = xmalloc(len ? len : 1);
+		memcpy(j->req, raw, len);
+		j->req_len = len;
+		j->via_gateway = gw;
 	}
 	/* (a dry run changes nothing: nothing to answer twice) */
-	if (j->dry_run || !(req = ofc__v1__request__unpack(NULL, d->cur_req_len, d->cur_req)))
+	if (j->dry_run || !(req = ofc__v1__request__unpack(NULL, len, raw)))
 		return;
 	if (req->request_key && *req->request_key)
 		j->key = xstrndup(req->request_key, OUTCOME_KEY_MAX + 1);

@@ -12,6 +12,7 @@
  * unsent replies exceed OUT_HIGH its further requests wait in the kernel:
  * pipelining cannot make the daemon buffer without bound. Nothing a client
  * does blocks the loop; mutations and schedules run on the workers. */
+#include "controller/ofcd/conn.h"
 #include "controller/ofcd/internal.h"
 
 #include <ctype.h>
@@ -43,55 +44,13 @@
 #define ACCEPT_BACKOFF_MAX 1000	       /* ... up to this */
 #define ACCEPT_LOG_EVERY   60.0	       /* s between two lines about it */
 #define READ_BUDGET	   (1u << 20)  /* bytes read from one client per wake-up (fairness) */
-#define MAX_QUEUE	   64	       /* mutations waiting */
-#define MAX_SCHEDULES	   16	       /* GetSchedule jobs handed out */
 #define DRAIN_SECONDS	   2.0	       /* on stop: time to send what is queued */
-#define MAX_STREAMS	   4	       /* streamed GetSchedules at once */
-
-struct obuf {
-	uint8_t *b;
-	size_t off, len, cap; /* unsent bytes are [off, len) */
-};
-
-struct conn {
-	/* A mutation the last leader queued, run again after a
-	 * takeover (replay_queue): not a connection; answers go to the log. */
-	bool replay;
-	struct ofcd *d;
-	uint64_t id;
-	int fd;
-	bool ro;	 /* accepted on the read-only socket */
-	bool may_mutate; /* not ro, and root or in the admin group */
-	/* Accepted on the gateway socket (from --gateway-uid):
-	 * every request carries its principal, which is the one being
-	 * answered while handle_frame runs; a watcher's is kept (a copy). */
-	bool gw;
-	const Ofc__V1__Principal *principal;
-	Ofc__V1__Principal *watch_principal;
-	/* The streamed GetSchedule sending to it, and how many of
-	 * its frames wait for an acknowledgement (until unsent < OUT_HIGH). */
-	struct stream *stream;
-	uint32_t stream_owed;
-	struct ucred peer;
-	struct uid_use *use; /* its user's connections and bytes */
-	size_t charged;	     /* of use->bytes: in_cap + out.cap */
-	uint8_t *in;
-	size_t in_len, in_cap;
-	struct obuf out;
-	double in_since;  /* a partial frame has been waiting since (0: none) */
-	double out_since; /* unsent replies made no progress since */
-	bool reading;	  /* LOOP_READ is registered */
-	bool watching;
-	uint64_t watch_id;
-	bool closing; /* send what is queued, then close */
-	bool dead;    /* to be closed by reap() */
-};
 
 static const char *const status_names[] = {"ok",	  "invalid",   "denied",    "busy",
 					   "failed",	  "not-found", "cancelled", "internal",
 					   "unavailable", "not-leader"};
 
-static void changed(struct ofcd *d)
+void changed(struct ofcd *d)
 {
 	d->version++;
 }
@@ -128,7 +87,7 @@ static uint32_t conn_max_frame(const struct conn *c)
 /* What the request being answered may see: the read-only socket's view
  * (device failures as a word, no credentials paths, the smaller budgets)
  * for the read-only socket and for every principal but an admin. */
-static bool conn_public(const struct conn *c)
+bool conn_public(const struct conn *c)
 {
 	return c->ro ||
 	       (c->principal && c->principal->role != OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN);
@@ -235,7 +194,7 @@ static void conn_flush(struct conn *c)
 }
 
 /* Queue one frame made of parts a and b (either may be empty). */
-static void conn_queue(struct conn *c, const void *a, size_t alen, const void *b, size_t blen)
+void conn_queue(struct conn *c, const void *a, size_t alen, const void *b, size_t blen)
 {
 	struct ofcd *d = c->d;
 	size_t n = alen + blen, limit = (size_t)d->o.max_frame + (8u << 20);
@@ -277,7 +236,7 @@ static void conn_queue(struct conn *c, const void *a, size_t alen, const void *b
 	conn_flush(c);
 }
 
-static void send_response(struct conn *c, const Ofc__V1__Response *r)
+void send_response(struct conn *c, const Ofc__V1__Response *r)
 {
 	if (c->replay) {
 		if (r->has_status && r->status != OFC__V1__STATUS__STATUS_OK)
@@ -309,10 +268,7 @@ static void send_response(struct conn *c, const Ofc__V1__Response *r)
 		free(buf);
 }
 
-/* Returns 0, so handlers can end with `return reply(...)`. */
-static int reply(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
-    OFC_PRINTF(4, 5);
-static int reply(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
+int reply(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
 {
 	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 	char msg[1024];
@@ -331,6 +287,19 @@ static int reply(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fm
 	return 0;
 }
 
+/* reply(), for a check that refuses: -1. */
+int refuse_req(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	reply(c, id, st, "%s", msg);
+	return -1;
+}
+
 static struct conn *find_conn(struct ofcd *d, uint64_t id)
 {
 	for (size_t i = 0; i < d->nconns; i++)
@@ -343,7 +312,7 @@ static struct conn *find_conn(struct ofcd *d, uint64_t id)
 
 /* A mutation (a transaction, queued with a ticket), not the daemon's own
  * device probe or installing the planner's result. */
-static bool is_mutation(const struct job *j)
+bool is_mutation(const struct job *j)
 {
 	return j->kind != JOB_PROBE && j->kind != JOB_PLAN && j->kind != JOB_TAKEOVER &&
 	       j->kind != JOB_SYNC;
@@ -431,13 +400,14 @@ static bool starts_now(const struct ofcd *d, const struct job *j)
 	       !(d->planner && now_seconds() < d->plan_hold_until);
 }
 
-static void enqueue(struct ofcd *d, struct job *j)
+/* rq: the request j answers (NULL: none, a reload's). */
+void enqueue(struct ofcd *d, struct job *j, const struct request *rq)
 {
 	char msg[600];
 	struct ofc_error err = {0};
 
 	j->ticket = ++d->next_ticket;
-	outcome_adopt(d, j, is_mutation(j));
+	outcome_adopt(d, j, is_mutation(j), rq ? rq->raw : NULL, rq ? rq->len : 0, rq && rq->c->gw);
 	queue_append(d, j);
 	/* A replica's waiting mutations are in etcd before they are
 	 * queued (one that starts at once is the journal's instead). */
@@ -469,7 +439,7 @@ static void enqueue(struct ofcd *d, struct job *j)
 }
 
 /* Take a queued mutation out; answer its client CANCELLED. */
-static void cancel_job(struct ofcd *d, struct job *j, const char *why)
+void cancel_job(struct ofcd *d, struct job *j, const char *why)
 {
 	struct job **pp = &d->queue, *prev = NULL;
 	struct conn *c;
@@ -508,1119 +478,6 @@ static void cancel_job(struct ofcd *d, struct job *j, const char *why)
 	changed(d);
 }
 
-/* ---- reads --------------------------------------------------------------------------- */
-
-static Ofc__V1__TransactionInfo *txn_info(struct arena *a, const struct job *j, const char *state,
-					  uint64_t txn)
-{
-	Ofc__V1__TransactionInfo *t = arena_alloc(a, sizeof(*t));
-
-	ofc__v1__transaction_info__init(t);
-	if (txn) {
-		t->has_id = 1;
-		t->id = txn;
-	}
-	t->state = (char *)state;
-	t->target = j->target;
-	t->kind = (char *)job_kind_name(j->kind);
-	t->has_ticket = t->has_dry_run = t->has_peer_uid = t->has_peer_pid = 1;
-	t->ticket = j->ticket;
-	t->dry_run = j->dry_run;
-	t->peer_uid = j->peer.uid;
-	t->peer_pid = (uint32_t)j->peer.pid;
-	t->principal = j->principal;
-	return t;
-}
-
-/* The packed State answer without its id, for one combination of
- * GetState's options, rebuilt only when something it shows changed. A
- * request's answer is a packed Response holding only the id, then this:
- * protobuf merges concatenated messages, so the two make one Response,
- * whose bytes after the id are the same for every request (ofc-gateway
- * keeps the JSON it wrote for them: controller/gateway/cache.c). */
-static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, size_t *len)
-{
-	struct snapshot *s = d->snap;
-	Ofc__V1__State *st = s->state;
-	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
-	struct arena a = {0};
-	char msg[900];
-
-	if (d->cache[variant].valid && d->cache[variant].version == d->version) {
-		*buf = d->cache[variant].buf;
-		*len = d->cache[variant].len;
-		return;
-	}
-	st->topology = variant & 2 ? s->topo_edges : s->topo;
-	st->fabric = variant & 1 ? s->fabric : NULL;
-	/* Read-only clients: device failures as the reason's word, and no
-	 * credentials paths in the fabric. Swapped in for the pack and back. */
-	bool ro = variant & 4;
-	const char **errs = ro ? xcalloc(s->ndevs + 1, sizeof(*errs)) : NULL;
-	for (uint32_t i = 0; ro && i < s->ndevs; i++) {
-		errs[i] = s->devs[i]->error;
-		s->devs[i]->error = s->devs[i]->error ? (char *)s->public_error[i] : NULL;
-	}
-	char **creds = NULL;
-	size_t nsw = s->fabric ? s->fabric->n_switches : 0,
-	       nrg = s->fabric ? s->fabric->n_rings : 0;
-	if (ro && st->fabric) {
-		creds = xcalloc(nsw + nrg + 1, sizeof(*creds));
-		for (size_t i = 0; i < nsw + nrg; i++) {
-			Ofc__V1__Driver *dr = i < nsw ? s->fabric->switches[i]->driver
-						      : s->fabric->rings[i - nsw]->driver;
-
-			if (dr) {
-				creds[i] = dr->credentials;
-				dr->credentials = NULL;
-			}
-		}
-	}
-	st->transaction = s->unfinished;
-	if (d->running && is_mutation(d->running)) {
-		st->transaction = txn_info(&a, d->running, d->running_state, d->running_txn);
-		ofcd_txn_running(d, st->transaction); /* (running; a replica's name) */
-	}
-	/* a replica's view of the cluster, as of the last refresh */
-	st->cluster = d->clustered ? cluster_msg(&a, d, &d->cl) : NULL;
-	st->n_queue = d->nqueue;
-	st->queue = arena_array(&a, d->nqueue, sizeof(*st->queue));
-	size_t k = 0;
-	for (struct job *j = d->queue; j; j = j->next)
-		st->queue[k++] = txn_info(&a, j, "queued", 0);
-	if (!d->nqueue) /* a follower: the leader's, from etcd */
-		st->n_queue = queue_at_leader(d, &a, NULL, NULL, &st->queue);
-	char nf[64] = "", pl[120] = "";
-	if (st->n_failed)
-		snprintf(nf, sizeof(nf), ", %zu failure%s in effect", st->n_failed,
-			 st->n_failed == 1 ? "" : "s");
-	/* The planner computes this config's schedule: when it began (the
-	 * answer is cached until something changes, so no "N s ago" here:
-	 * clients count from the time). */
-	if (d->planner && d->planner->cfg == s->cfg) {
-		time_t since = (time_t)(d->planner->since_ms / 1000);
-		struct tm tm;
-
-		st->has_schedule_computing_since_unix_ms = 1;
-		st->schedule_computing_since_unix_ms = d->planner->since_ms;
-		gmtime_r(&since, &tm);
-		strftime(pl, sizeof(pl),
-			 ", the workload's schedule is being computed (since %H:%M:%S UTC)", &tm);
-	}
-	char cl[600] = "";
-	if (d->clustered)
-		snprintf(cl, sizeof(cl), "; replica %s %s%s%s%.300s", d->cl.name,
-			 d->cl.leading	   ? "leads"
-			 : d->cl.leader[0] ? "follows "
-					   : "follows (no leader now)",
-			 d->cl.leading ? "" : d->cl.leader,
-			 d->cl.fresh ? "" : "; STALE: ", d->cl.fresh ? "" : d->cl.why);
-	snprintf(msg, sizeof(msg), "fabric %s: generation %llu, topology %s%s%s%s%s",
-		 st->fabric_name, (unsigned long long)st->config_generation,
-		 s->topo ? s->topo->spec : "(none recorded)", nf, pl,
-		 st->transaction ? ", a transaction is in progress" : "", cl);
-	r.has_status = 1;
-	r.status = OFC__V1__STATUS__STATUS_OK;
-	r.message = msg;
-	r.body_case = OFC__V1__RESPONSE__BODY_STATE;
-	r.state = st;
-	free(d->cache[variant].buf);
-	response_pack(&r, &d->cache[variant].buf, &d->cache[variant].len);
-	d->cache[variant].valid = true;
-	d->cache[variant].version = d->version;
-	for (uint32_t i = 0; ro && i < s->ndevs; i++)
-		s->devs[i]->error = (char *)errs[i];
-	for (size_t i = 0; creds && i < nsw + nrg; i++) {
-		Ofc__V1__Driver *dr =
-		    i < nsw ? s->fabric->switches[i]->driver : s->fabric->rings[i - nsw]->driver;
-
-		if (dr)
-			dr->credentials = creds[i];
-	}
-	free(errs);
-	free(creds);
-	st->topology = NULL;
-	st->fabric = NULL;
-	st->has_schedule_computing_since_unix_ms = 0;
-	st->schedule_computing_since_unix_ms = 0;
-	st->transaction = NULL;
-	st->queue = NULL;
-	st->n_queue = 0;
-	st->cluster = NULL;
-	arena_free(&a);
-	*buf = d->cache[variant].buf;
-	*len = d->cache[variant].len;
-}
-
-/* A tenant's state (authz.c): its partitions' part, built per request. */
-static int tenant_state(struct conn *c, uint64_t id)
-{
-	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
-	struct arena a = {0};
-	char msg[400];
-	Ofc__V1__State *st = authz_tenant_state(c->d, c->principal, &a);
-
-	snprintf(msg, sizeof(msg), "fabric %s: generation %llu, as tenant %.64s sees it",
-		 st->fabric_name, (unsigned long long)st->config_generation,
-		 c->principal->identity ? c->principal->identity : "?");
-	r.has_id = r.has_status = 1;
-	r.id = id;
-	r.status = OFC__V1__STATUS__STATUS_OK;
-	r.message = msg;
-	r.body_case = OFC__V1__RESPONSE__BODY_STATE;
-	r.state = st;
-	send_response(c, &r);
-	arena_free(&a);
-	return 0;
-}
-
-static int get_state(struct conn *c, uint64_t id, const Ofc__V1__GetState *g)
-{
-	Ofc__V1__Response idr = OFC__V1__RESPONSE__INIT;
-	unsigned variant = (g && g->with_fabric ? 1u : 0u) | (g && g->with_edges ? 2u : 0u) |
-			   (c->may_mutate && !conn_public(c) ? 0u : 4u);
-	const uint8_t *body;
-	uint8_t idbuf[16];
-	size_t len, idlen;
-
-	if (authz_is_tenant(c->principal))
-		return tenant_state(c, id);
-	state_answer(c->d, variant, &body, &len);
-	idr.has_id = 1;
-	idr.id = id;
-	idlen = protobuf_c_message_pack(&idr.base, idbuf);
-	if (len + idlen > c->d->o.max_frame) {
-		reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-		      "the state is %zu bytes, more than the frame limit of %u bytes%s", len,
-		      c->d->o.max_frame,
-		      variant & 3 ? ": ask without with_fabric / with_edges" : "");
-		return 0;
-	}
-	conn_queue(c, idbuf, idlen, body, len);
-	return 0;
-}
-
-/* `ofc schedule --algo swing-all` is a comparison table, not a schedule. */
-
-static bool algorithm_cli_only(const char *a)
-{
-	return !strcmp(a, "swing-all");
-}
-
-/* GetSchedule of the running workload as the daemon computes it (an
- * all-to-all by the MCF lowered to paths, on the running topology, at the
- * config's size): answered from the config's plan and kept MCF run. */
-static bool is_workload(const struct ofcd *d, const Ofc__V1__GetSchedule *g,
-			enum sched_collective coll)
-{
-	const char *lw = workload_lowering(d->cfg->f, NULL, coll);
-
-	return coll == SCHED_ALLTOALL && d->cfg->coll == coll && lw && g->lowering &&
-	       strcmp(g->lowering, lw) == 0 && (!g->topology || !*g->topology) &&
-	       (!g->partition || !*g->partition) &&
-	       (!g->algorithm || !*g->algorithm || strcmp(g->algorithm, "mcf") == 0) &&
-	       (!g->has_size_bytes || !g->size_bytes || g->size_bytes == d->cfg->size) &&
-	       (!g->has_chunks || !g->chunks);
-}
-
-/* The workload's whole schedule as the config keeps it: its packed
- * Response and one holding the id (protobuf merges the two). */
-static int answer_full(struct conn *c, uint64_t id, const struct fabcfg *cfg)
-{
-	Ofc__V1__Response idr = OFC__V1__RESPONSE__INIT;
-	uint8_t idbuf[16];
-	size_t idlen;
-
-	idr.has_id = 1;
-	idr.id = id;
-	idlen = protobuf_c_message_pack(&idr.base, idbuf);
-	conn_queue(c, idbuf, idlen, cfg->plan_full, cfg->plan_full_len);
-	return 0;
-}
-
-/* The workload's summary as the config keeps it (not computed again). */
-static int answer_plan(struct conn *c, uint64_t id, const struct fabcfg *cfg)
-{
-	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
-	Ofc__V1__Schedule *h = ofc__v1__schedule__unpack(NULL, cfg->plan_len, cfg->plan);
-	char msg[400];
-
-	if (!h)
-		return reply(c, id, OFC__V1__STATUS__STATUS_INTERNAL,
-			     "the kept schedule does not unpack");
-	snprintf(msg, sizeof(msg),
-		 "%s %s on %s: %u steps, %.6g us, verified (the workload's schedule as ofcd keeps "
-		 "it, not computed again)",
-		 h->algorithm, h->collective, h->topology ? h->topology : "?", h->num_steps,
-		 h->time_us);
-	r.has_id = r.has_status = 1;
-	r.id = id;
-	r.status = OFC__V1__STATUS__STATUS_OK;
-	r.message = msg;
-	r.body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
-	r.schedule = h;
-	send_response(c, &r);
-	ofc__v1__schedule__free_unpacked(h, NULL);
-	return 0;
-}
-
-/* The topology a partition held at run time was last committed
- * to, or NULL: GetSchedule of it is a schedule on that spec. */
-static const char *held_topology(const struct ofcd *d, const char *name)
-{
-	const Ofc__V1__State *st = d->snap->state;
-
-	for (size_t i = 0; i < st->n_held; i++)
-		if (strcmp(st->held[i]->name, name) == 0)
-			return st->held[i]->topology;
-	return NULL;
-}
-
-/* reply(), for a check that refuses: -1. */
-static int refuse_req(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
-    OFC_PRINTF(4, 5);
-static int refuse_req(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	reply(c, id, st, "%s", msg);
-	return -1;
-}
-
-/* What a GetSchedule asks for, once checked. */
-struct sched_ask {
-	enum sched_collective coll;
-	const struct partition *part; /* a configured partition's topology */
-	const char *held_spec;	      /* a held partition's last committed spec */
-};
-
-/* The collective and the algorithm. Answers and returns -1 when refused. */
-static int check_collective(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
-			    struct sched_ask *a)
-{
-	const char *path = c->d->cfg->path;
-
-	if (!g->collective || !*g->collective)
-		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
-				  "get_schedule needs a collective (allgather, reduce-scatter, "
-				  "allreduce, alltoall)");
-	/* broadcast and reduce: the fluid engine's, on a server fabric. */
-	if (strcmp(g->collective, "broadcast") == 0)
-		a->coll = SCHED_BROADCAST;
-	else if (strcmp(g->collective, "reduce") == 0)
-		a->coll = SCHED_REDUCE;
-	else if (sched_collective_parse(g->collective, &a->coll) < 0)
-		return refuse_req(
-		    c, id, OFC__V1__STATUS__STATUS_INVALID,
-		    "unknown collective '%.64s' (allgather, reduce-scatter, allreduce, "
-		    "alltoall)",
-		    g->collective);
-	if (g->algorithm && *g->algorithm && algorithm_cli_only(g->algorithm))
-		return refuse_req(
-		    c, id, OFC__V1__STATUS__STATUS_INVALID,
-		    "%.64s compares algorithms ('ofc schedule %s --collective %s --algo "
-		    "%.64s'); ask for one of them",
-		    g->algorithm, path, g->collective, g->algorithm);
-	if (g->algorithm && *g->algorithm && !schedule_algorithm_known(g->algorithm))
-		return refuse_req(
-		    c, id, OFC__V1__STATUS__STATUS_INVALID,
-		    "unknown algorithm '%.64s' (bfb, bfb-lp, expansion, ring, bidir-ring, "
-		    "recursive, torus-rings; swing, recursive-doubling, bucket; mcf, "
-		    "direct, sp-balanced; on a WDM ring optree, ring, ne, onestage)",
-		    g->algorithm);
-	return 0;
-}
-
-/* The topology: the request's, a partition's (held at run time or
- * configured), else the fabric's. Answers and returns -1 when refused. */
-static int check_topology(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
-			  struct sched_ask *a)
-{
-	const struct fabric *f = c->d->cfg->f;
-
-	if (g->topology && strlen(g->topology) > topo_spec_max(g->topology))
-		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
-				  "topology spec longer than %zu characters",
-				  topo_spec_max(g->topology));
-	if (!g->partition || !*g->partition)
-		return 0;
-	a->held_spec = !g->topology ? held_topology(c->d, g->partition) : NULL;
-	if (a->held_spec)
-		return 0;
-	a->part = fabric_find_partition(f, g->partition);
-	if (!a->part)
-		return refuse_req(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-				  "fabric '%s' has no partition '%.64s'", f->name, g->partition);
-	if (g->topology && *g->topology)
-		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
-				  "give a partition or a topology, not both");
-	if (!a->part->topology.present)
-		return refuse_req(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-				  "partition '%s' has no topology", a->part->name);
-	return 0;
-}
-
-/* Chunks and the all-to-all's lowering. Answers and returns -1 when refused. */
-static int check_options(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
-			 const struct sched_ask *a)
-{
-	if (g->has_chunks && g->chunks > 1000000)
-		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
-				  "chunks must be 0..1000000");
-	if (!g->lowering || !*g->lowering)
-		return 0;
-	if (strcmp(g->lowering, "steps") && strcmp(g->lowering, "paths") &&
-	    strcmp(g->lowering, "single"))
-		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
-				  "unknown lowering '%.64s' (steps, paths, single)", g->lowering);
-	if (a->coll != SCHED_ALLTOALL)
-		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
-				  "lowering is the all-to-all MCF's: not for %s", g->collective);
-	if ((g->algorithm && strcmp(g->algorithm, "fluid") == 0) ||
-	    ((!g->algorithm || !*g->algorithm) && !a->part && (!g->topology || !*g->topology) &&
-	     schedule_fluid_fabric(c->d->cfg->f)))
-		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
-				  "lowering is the all-to-all MCF's: the fluid engine has none");
-	return 0;
-}
-
-/* Whether the fabric's own topology can be scheduled now, when the request
- * names none. Answers and returns -1 when refused. */
-static int check_fabric(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
-			const struct sched_ask *a)
-{
-	const struct ofcd *d = c->d;
-	bool own = !a->part && (!g->topology || !*g->topology);
-
-	if (own && !d->cfg->f->graph && !d->cfg->f->nrings && !schedule_fluid_fabric(d->cfg->f))
-		return refuse_req(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-				  "fabric '%s' has no topology: ask for one with topology",
-				  d->cfg->f->name);
-	if (own && d->cfg->no_schedule)
-		return refuse_req(c, id, OFC__V1__STATUS__STATUS_FAILED, "%s", d->cfg->no_schedule);
-	if (d->stopping)
-		return refuse_req(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	return 0;
-}
-
-/* The workload's schedule: being computed (say so, never block on it nor
- * compute it a second time beside the planner), or kept. True when
- * answered. */
-static bool answer_workload(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
-			    const struct sched_ask *a)
-{
-	struct ofcd *d = c->d;
-
-	if (!is_workload(d, g, a->coll))
-		return false;
-	if (d->planner && d->planner->cfg == d->cfg)
-		reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
-		      "the workload's %s schedule is being computed (started %.0f s ago); ask "
-		      "again after the schedule re-planned event (ofc --socket PATH watch)",
-		      g->collective, (double)(unix_ms() - d->planner->since_ms) / 1000);
-	else if (!atomic_load_explicit(&d->cfg->planned, memory_order_acquire) || !d->cfg->plan)
-		return false;
-	else if (g->has_summary_only && g->summary_only)
-		answer_plan(c, id, d->cfg);
-	else if (!d->cfg->plan_full)
-		reply(c, id, OFC__V1__STATUS__STATUS_FAILED, "%s",
-		      d->cfg->plan_full_why ? d->cfg->plan_full_why
-					    : "the workload's schedule is not kept");
-	else
-		answer_full(c, id, d->cfg);
-	return true;
-}
-
-/* The job that computes the schedule asked for. */
-static struct job *schedule_job(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
-				const struct sched_ask *a)
-{
-	struct ofcd *d = c->d;
-	struct job *j = xcalloc(1, sizeof(*j));
-
-	j->t0 = now_seconds();
-	j->kind = JOB_SCHEDULE;
-	j->conn_id = c->id;
-	j->req_id = id;
-	job_from(j, c->peer, c->principal);
-	j->coll = a->coll;
-	j->algo = g->algorithm && *g->algorithm ? xstrdup(g->algorithm) : NULL;
-	j->lowering = g->lowering && *g->lowering ? xstrdup(g->lowering) : NULL;
-	j->size = g->has_size_bytes ? g->size_bytes : 0;
-	j->spec = a->part			? xstrdup(a->part->topology.spec)
-		  : a->held_spec		? xstrdup(a->held_spec)
-		  : g->topology && *g->topology ? xstrdup(g->topology)
-						: NULL;
-	/* A held partition's spec came from a client too. */
-	j->spec_from_client = !a->part && j->spec;
-	/* A partition's schedule is sized by its own collectives. */
-	for (uint32_t i = 0; a->part && j->size == 0 && i < a->part->ncollectives; i++)
-		if (a->part->collectives[i].op == a->coll)
-			j->size = a->part->collectives[i].size;
-	j->chunks = g->has_chunks ? g->chunks : 0;
-	j->summary_only = g->has_summary_only && g->summary_only;
-	j->cfg = fabcfg_ref(d->cfg);
-	j->max_frame = d->o.max_frame;
-	/* Anyone may ask on the read-only socket: a smaller budget there. */
-	j->max_memory = conn_public(c) ? d->o.ro_max_request_memory : d->o.max_request_memory;
-	j->max_time = conn_public(c) ? d->o.ro_max_request_time : d->o.max_request_time;
-	return j;
-}
-
-/* Stream job j's schedule from a thread of its own. */
-static int schedule_stream(struct conn *c, uint64_t id, struct job *j)
-{
-	struct ofcd *d = c->d;
-
-	if (d->nstreams >= MAX_STREAMS) {
-		job_free(j);
-		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u schedules are being streamed; try again shortly", d->nstreams);
-	}
-	j->stream = stream_new(d);
-	j->stream->conn_id = c->id;
-	if (stream_start(j) < 0) {
-		job_free(j);
-		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
-			     "cannot start a thread for the stream");
-	}
-	d->sched_pending++;
-	GROW(d->streams, d->cap_streams, d->nstreams + 1);
-	d->streams[d->nstreams++] = j->stream;
-	return 0;
-}
-
-static int get_schedule(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g)
-{
-	struct ofcd *d = c->d;
-	struct sched_ask a = {0};
-
-	if (check_collective(c, id, g, &a) < 0 || check_topology(c, id, g, &a) < 0 ||
-	    check_options(c, id, g, &a) < 0 || check_fabric(c, id, g, &a) < 0 ||
-	    answer_workload(c, id, g, &a))
-		return 0;
-	if (d->sched_pending >= MAX_SCHEDULES)
-		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u schedules are being computed; try again shortly",
-			     d->sched_pending);
-	struct job *j = schedule_job(c, id, g, &a);
-	/* Streams: the direct-connect and ring engines'; the fluid engine's
-	 * schedules (server fabrics) are answered in one frame. */
-	bool fluid = (j->algo && strcmp(j->algo, "fluid") == 0) ||
-		     (!j->algo && !j->spec && schedule_fluid_fabric(j->cfg->f));
-
-	if (g->has_stream && g->stream && !j->summary_only && !fluid)
-		return schedule_stream(c, id, j);
-	d->sched_pending++;
-	pthread_mutex_lock(&d->mu);
-	if (d->squeue_tail)
-		d->squeue_tail->next = j;
-	else
-		d->squeue = j;
-	d->squeue_tail = j;
-	pthread_cond_broadcast(&d->cond);
-	pthread_mutex_unlock(&d->mu);
-	return 0;
-}
-
-/* ---- mutations --------------------------------------------------------------------- */
-
-static int deny(struct conn *c, uint64_t id, const char *what)
-{
-	struct ofcd *d = c->d;
-
-	d->metrics.denied++;
-	if (c->gw) /* authz.c let it through: an admin may, anyone else was refused there */
-		return reply(c, id, OFC__V1__STATUS__STATUS_DENIED,
-			     "permission denied: %s needs the admin role", what);
-	ofcd_log_peer(d, OFCD_LOG_WARNING, "denied %s to uid %u gid %u pid %d on the %s socket",
-		      what, c->peer.uid, c->peer.gid, c->peer.pid, c->ro ? "read-only" : "main");
-	if (c->ro)
-		return reply(c, id, OFC__V1__STATUS__STATUS_DENIED,
-			     "permission denied: %s on the read-only socket, which answers reads "
-			     "only; mutations go to the main socket",
-			     what);
-	if (d->o.have_admin_group)
-		return reply(c, id, OFC__V1__STATUS__STATUS_DENIED,
-			     "permission denied: %s needs root or membership of group '%s' (you "
-			     "are uid %u, pid %d)",
-			     what, d->o.admin_group ? d->o.admin_group : "?", c->peer.uid,
-			     c->peer.pid);
-	return reply(c, id, OFC__V1__STATUS__STATUS_DENIED,
-		     "permission denied: %s needs root (you are uid %u, pid %d; ofcd has no "
-		     "--admin-group)",
-		     what, c->peer.uid, c->peer.pid);
-}
-
-/* A name or a host a request gives, as the config allows them. */
-static bool plain_name(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (!n || n > NAME_MAX_LEN)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && !strchr("-_.", s[i]))
-			return false;
-	return true;
-}
-
-/* Reconfigure {partition, topology, hosts, relabel}: a partition made at
- * run time (held.c). Answers and returns -1 when refused. */
-static int runtime_partition(struct conn *c, const Ofc__V1__Reconfigure *r, struct job *j)
-{
-	uint64_t id = j->req_id;
-
-	if (!r->n_hosts || !r->partition || !plain_name(r->partition) ||
-	    r->target_case != OFC__V1__RECONFIGURE__TARGET_TOPOLOGY || !r->topology ||
-	    !*r->topology || strlen(r->topology) > TOPO_MAX_SPEC)
-		return refuse_req(
-		    c, id, OFC__V1__STATUS__STATUS_INVALID,
-		    "a partition made of hosts needs its hosts, a name (letters, digits, "
-		    "'-', '_', '.', up to %u) and a topology spec (up to %u characters)",
-		    NAME_MAX_LEN, TOPO_MAX_SPEC);
-	if (r->n_hosts > HELD_MAX_HOSTS)
-		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
-				  "a partition takes up to %u hosts", HELD_MAX_HOSTS);
-	for (size_t i = 0; i < r->n_hosts; i++)
-		if (!plain_name(r->hosts[i]))
-			return refuse_req(
-			    c, id, OFC__V1__STATUS__STATUS_INVALID,
-			    "host %zu is not a host name (letters, digits, '-', '_', '.', "
-			    "up to %u)",
-			    i + 1, NAME_MAX_LEN);
-	j->partition = xstrdup(r->partition);
-	j->hosts = xcalloc(r->n_hosts + 1, sizeof(char *));
-	for (size_t i = 0; i < r->n_hosts; i++)
-		j->hosts[j->nhosts++] = xstrdup(r->hosts[i]);
-	j->spec = xstrdup(r->topology);
-	j->spec_from_client = true;
-	j->relabel = r->has_relabel && r->relabel;
-	j->target =
-	    xasprintf("partition %s: %s on %u host%s%s", r->partition, r->topology, j->nhosts,
-		      j->nhosts == 1 ? "" : "s", j->relabel ? ", relabelled" : "");
-	return 0;
-}
-
-/* ReleasePartition: queued with the mutations, so it lets go
- * after the transactions asked before it. */
-static int release_partition(struct conn *c, const Ofc__V1__Request *req)
-{
-	struct ofcd *d = c->d;
-	const Ofc__V1__ReleasePartition *rp = req->release_partition;
-	struct job *j;
-
-	if (!c->may_mutate)
-		return deny(c, req->id, "release-partition");
-	if (!rp->name || !plain_name(rp->name))
-		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
-			     "release_partition needs the partition's name");
-	if (d->stopping)
-		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->nqueue >= MAX_QUEUE)
-		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->nqueue);
-	j = xcalloc(1, sizeof(*j));
-	j->kind = JOB_RELEASE;
-	j->conn_id = c->id;
-	j->req_id = req->id;
-	job_from(j, c->peer, c->principal);
-	j->partition = xstrdup(rp->name);
-	j->target = xasprintf("partition %s", rp->name);
-	enqueue(d, j);
-	return 0;
-}
-
-static int mutation(struct conn *c, const Ofc__V1__Request *req)
-{
-	struct ofcd *d = c->d;
-	uint64_t id = req->id;
-	bool apply = req->body_case == OFC__V1__REQUEST__BODY_APPLY_CONFIG;
-	const char *what = apply ? "apply-config" : "reconfigure";
-	struct job *j;
-
-	if (!c->may_mutate)
-		return deny(c, id, what);
-	if (d->stopping)
-		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->nqueue >= MAX_QUEUE)
-		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->nqueue);
-	j = xcalloc(1, sizeof(*j));
-	j->conn_id = c->id;
-	j->req_id = id;
-	job_from(j, c->peer, c->principal);
-	if (apply) {
-		const Ofc__V1__ApplyConfig *a = req->apply_config;
-
-		if (!a->yaml || !*a->yaml) {
-			job_free(j);
-			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-				     "apply_config needs the config's yaml");
-		}
-		j->kind = JOB_APPLY_CONFIG;
-		j->yaml_len = strlen(a->yaml);
-		j->yaml = xstrdup(a->yaml);
-		j->unnamed = !a->filename || !*a->filename;
-		j->filename = xstrdup(j->unnamed ? "apply-config" : a->filename);
-		j->target = xstrdup(j->filename);
-		j->dry_run = a->has_dry_run && a->dry_run;
-	} else {
-		const Ofc__V1__Reconfigure *r = req->reconfigure;
-
-		j->kind = JOB_RECONFIGURE;
-		j->dry_run = r->has_dry_run && r->dry_run;
-		if (r->n_hosts || (r->has_relabel && r->relabel)) {
-			if (runtime_partition(c, r, j) < 0) {
-				job_free(j);
-				return 0;
-			}
-		} else if (r->partition && *r->partition) {
-			if (r->target_case != OFC__V1__RECONFIGURE__TARGET__NOT_SET) {
-				job_free(j);
-				return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-					     "a partition goes to its own topology in the config: "
-					     "give no topology or workload with it");
-			}
-			if (!fabric_find_partition(d->cfg->f, r->partition)) {
-				job_free(j);
-				return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-					     "fabric '%s' has no partition '%.64s'",
-					     d->cfg->f->name, r->partition);
-			}
-			j->partition = xstrdup(r->partition);
-			j->target = xasprintf("partition %s", r->partition);
-		} else if (r->target_case == OFC__V1__RECONFIGURE__TARGET_TOPOLOGY && r->topology &&
-			   *r->topology && strlen(r->topology) <= topo_spec_max(r->topology)) {
-			j->spec = xstrdup(r->topology);
-			j->spec_from_client = true;
-			j->target = xstrdup(r->topology);
-		} else if (r->target_case == OFC__V1__RECONFIGURE__TARGET_WORKLOAD) {
-			const Ofc__V1__Workload *w = r->workload;
-			char sz[32];
-
-			if (!w->collective || sched_collective_parse(w->collective, &j->coll) < 0 ||
-			    !w->has_size_bytes || w->size_bytes == 0) {
-				job_free(j);
-				return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-					     "a workload needs a collective (allgather, "
-					     "reduce-scatter, allreduce) and a size_bytes > 0");
-			}
-			j->workload = true;
-			j->nodes = w->has_nodes ? w->nodes : 0;
-			j->size = w->size_bytes;
-			fmt_size(sz, sizeof(sz), j->size);
-			j->target = xasprintf("workload %s of %s per node", w->collective, sz);
-		} else {
-			job_free(j);
-			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-				     "reconfigure needs a topology spec (up to %u characters, a "
-				     "ports: one up to %u) or a workload",
-				     TOPO_MAX_SPEC, TOPO_MAX_PORTS_SPEC);
-		}
-	}
-	enqueue(d, j);
-	return 0;
-}
-
-/* GetPlan, a read planned on a schedule worker. */
-static int get_plan(struct conn *c, uint64_t id)
-{
-	struct ofcd *d = c->d;
-	struct job *j;
-
-	if (!d->cfg->f->workload.present)
-		return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-			     "fabric '%s' has no workload section to plan", d->cfg->f->name);
-	if (d->stopping)
-		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->sched_pending >= MAX_SCHEDULES)
-		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u schedules are being computed; try again shortly",
-			     d->sched_pending);
-	j = xcalloc(1, sizeof(*j));
-	j->t0 = now_seconds();
-	j->kind = JOB_SCHEDULE;
-	j->get_plan = true;
-	j->conn_id = c->id;
-	j->req_id = id;
-	job_from(j, c->peer, c->principal);
-	j->cfg = fabcfg_ref(d->cfg);
-	d->sched_pending++;
-	pthread_mutex_lock(&d->mu);
-	if (d->squeue_tail)
-		d->squeue_tail->next = j;
-	else
-		d->squeue = j;
-	d->squeue_tail = j;
-	pthread_cond_broadcast(&d->cond);
-	pthread_mutex_unlock(&d->mu);
-	return 0;
-}
-
-/* MoveToPhase, a reconfigure to the chosen way's topology of a
- * phase (the target is made on the mutation worker: ofcd_phase_spec). */
-static int move_to_phase(struct conn *c, const Ofc__V1__Request *req)
-{
-	struct ofcd *d = c->d;
-	const Ofc__V1__MoveToPhase *m = req->move_to_phase;
-	struct job *j;
-
-	if (!c->may_mutate)
-		return deny(c, req->id, "move-to-phase");
-	if (d->stopping)
-		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (!d->cfg->f->workload.present)
-		return reply(c, req->id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-			     "fabric '%s' has no workload section to plan", d->cfg->f->name);
-	if (m->name && strlen(m->name) > NAME_MAX_LEN)
-		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
-			     "a phase's name is %u "
-			     "characters at most",
-			     NAME_MAX_LEN);
-	if (d->nqueue >= MAX_QUEUE)
-		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->nqueue);
-	j = xcalloc(1, sizeof(*j));
-	j->kind = JOB_RECONFIGURE;
-	j->conn_id = c->id;
-	j->req_id = req->id;
-	job_from(j, c->peer, c->principal);
-	j->dry_run = m->has_dry_run && m->dry_run;
-	j->to_phase = true;
-	j->phase = m->has_phase ? m->phase : 0;
-	j->phase_name = m->name && *m->name ? xstrdup(m->name) : NULL;
-	j->target =
-	    j->phase_name ? xasprintf("phase %s", j->phase_name) : xasprintf("phase %u", j->phase);
-	enqueue(d, j);
-	return 0;
-}
-
-static int cancel(struct conn *c, const Ofc__V1__Request *req)
-{
-	struct ofcd *d = c->d;
-	const Ofc__V1__Cancel *k = req->cancel;
-	bool by_ticket = k->has_ticket && k->ticket, by_id = k->has_request_id;
-	struct job *j;
-
-	if (!c->may_mutate)
-		return deny(c, req->id, "cancel");
-	if (!by_ticket && !by_id)
-		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
-			     "cancel needs a ticket or a request_id");
-	for (j = d->queue; j; j = j->next)
-		if (by_ticket ? j->ticket == k->ticket
-			      : j->conn_id == c->id && j->req_id == k->request_id)
-			break;
-	/* A tenant's ticket must be one of its own requests on its partitions;
-	 * any other is "not waiting" to it, whether it exists or not. */
-	struct job *run = d->running;
-	if (!authz_may_cancel(c->principal, j ? j
-					    : run && is_mutation(run) && run->ticket == k->ticket
-						? run
-						: NULL)) {
-		return reply(c, req->id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-			     "no request of yours with ticket %llu is waiting",
-			     (unsigned long long)k->ticket);
-	}
-	if (j) {
-		char why[200];
-		uint64_t t = j->ticket;
-
-		snprintf(why, sizeof(why), "cancelled by uid %u pid %d before it started",
-			 c->peer.uid, c->peer.pid);
-		cancel_job(d, j, why);
-		return reply(c, req->id, OFC__V1__STATUS__STATUS_OK, "cancelled ticket %llu",
-			     (unsigned long long)t);
-	}
-	j = d->running;
-	if (j && is_mutation(j) &&
-	    (by_ticket ? j->ticket == k->ticket
-		       : j->conn_id == c->id && j->req_id == k->request_id))
-		return reply(
-		    c, req->id, OFC__V1__STATUS__STATUS_BUSY,
-		    "ticket %llu is running: a transaction in progress is never cancelled; "
-		    "it commits or rolls back",
-		    (unsigned long long)j->ticket);
-	if (by_ticket)
-		return reply(c, req->id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-			     "no mutation with ticket %llu is waiting",
-			     (unsigned long long)k->ticket);
-	return reply(c, req->id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-		     "request %llu of this connection is not waiting",
-		     (unsigned long long)k->request_id);
-}
-
-/* ReportFailure: a mutation of the failed set, queued with the others so it
- * applies to the config that runs when its turn comes. */
-static int report_failure(struct conn *c, const Ofc__V1__Request *req)
-{
-	struct ofcd *d = c->d;
-	const Ofc__V1__ReportFailure *rf = req->report_failure;
-	bool clear = rf->has_clear && rf->clear, restore = rf->has_restore && rf->restore;
-	struct strbuf t = STRBUF_INIT;
-	struct job *j;
-
-	if (!c->may_mutate)
-		return deny(c, req->id, "report-failure");
-	if (!rf->n_items && !clear)
-		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
-			     "report_failure needs items (links U-V, ports HOST:PORT, hosts HOST) "
-			     "or clear");
-	if (rf->n_items > FAIL_MAX_ITEMS)
-		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
-			     "report_failure takes up to %u items", FAIL_MAX_ITEMS);
-	for (size_t i = 0; i < rf->n_items; i++)
-		if (!failure_item_ok(rf->items[i]))
-			return reply(
-			    c, req->id, OFC__V1__STATUS__STATUS_INVALID,
-			    "item %zu is not a host, a link U-V or a port HOST:PORT of host "
-			    "names",
-			    i + 1);
-	if (d->stopping)
-		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->nqueue >= MAX_QUEUE)
-		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->nqueue);
-	j = xcalloc(1, sizeof(*j));
-	j->kind = JOB_FAILURE;
-	j->conn_id = c->id;
-	j->req_id = req->id;
-	job_from(j, c->peer, c->principal);
-	j->restore = restore;
-	j->clear = clear;
-	j->items = xcalloc(rf->n_items + 1, sizeof(char *));
-	for (size_t i = 0; i < rf->n_items; i++) {
-		j->items[j->nitems++] = xstrdup(rf->items[i]);
-		if (i < 4)
-			sb_printf(&t, "%s%s", i ? "," : "", rf->items[i]);
-	}
-	if (rf->n_items > 4)
-		sb_printf(&t, " and %zu more", rf->n_items - 4);
-	if (clear)
-		sb_printf(&t, "%severy reported failure", rf->n_items ? " and " : "");
-	j->target = sb_detach(&t);
-	enqueue(d, j);
-	return 0;
-}
-
-/* ---- frames -------------------------------------------------------------------------- */
-
-static Ofc__V1__Principal *principal_copy(const Ofc__V1__Principal *p)
-{
-	size_t n = protobuf_c_message_get_packed_size(&p->base);
-	uint8_t *b = xmalloc(n ? n : 1);
-	Ofc__V1__Principal *q;
-
-	protobuf_c_message_pack(&p->base, b);
-	q = ofc__v1__principal__unpack(NULL, n, b);
-	free(b);
-	if (!q)
-		abort(); /* it packed: it unpacks */
-	return q;
-}
-
-/* GetMetrics: the exposition text, for anyone who may read. */
-static int get_metrics(struct conn *c, uint64_t id)
-{
-	struct ofcd *d = c->d;
-	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
-	uint32_t clients[4] = {0};
-
-	for (size_t i = 0; i < d->nconns; i++) {
-		const struct conn *k = d->conns[i];
-
-		clients[k->gw ? 3 : k->ro ? 2 : k->may_mutate ? 0 : 1] += !k->dead;
-	}
-	r.has_id = r.has_status = 1;
-	r.id = id;
-	r.status = OFC__V1__STATUS__STATUS_OK;
-	r.message = "ofcd's metrics (Prometheus text)";
-	r.body_case = OFC__V1__RESPONSE__BODY_METRICS;
-	r.metrics = metrics_text(d, clients);
-	send_response(c, &r);
-	free(r.metrics);
-	return 0;
-}
-
-/* Who a request is from. A principal only from ofc-gateway on
- * the gateway socket, and there always one; authz.c decides what it may
- * do. Refused: answered and -1. */
-static int principal_check(struct conn *c, const Ofc__V1__Request *req)
-{
-	struct ofcd *d = c->d;
-	const Ofc__V1__Principal *p = req->principal;
-	Ofc__V1__Status st;
-	char why[400];
-
-	if (p && !c->gw) {
-		ofcd_log_peer(d, OFCD_LOG_WARNING,
-			      "uid %u pid %d sent a request with a principal on the %s socket: "
-			      "refused",
-			      c->peer.uid, c->peer.pid, c->ro ? "read-only" : "main");
-		reply(c, req->id, OFC__V1__STATUS__STATUS_DENIED,
-		      "permission denied: a principal is taken only from ofc-gateway on the "
-		      "gateway socket");
-		return -1;
-	}
-	if (!c->gw)
-		return 0;
-	if (!p || !p->identity || !*p->identity || !p->has_role) {
-		ofcd_log_peer(d, OFCD_LOG_WARNING,
-			      "the gateway (pid %d) sent a request without a principal: refused",
-			      c->peer.pid);
-		reply(c, req->id, OFC__V1__STATUS__STATUS_DENIED,
-		      "permission denied: a request on the gateway socket carries its principal");
-		return -1;
-	}
-	if (authz_request(d, p, req, &st, why, sizeof(why)) < 0) {
-		d->metrics.denied++;
-		ofcd_log_peer(d, OFCD_LOG_WARNING, "denied to %.64s (%s) through the gateway: %s",
-			      p->identity, authz_role_name(p), why);
-		reply(c, req->id, st, "%s", why);
-		return -1;
-	}
-	c->principal = p;
-	c->may_mutate = p->role == OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN ||
-			p->role == OFC__V1__PRINCIPAL__ROLE__ROLE_TENANT;
-	return 0;
-}
-
-/* After the principal's check and before the request's own
- * (ARCHITECTURE, "Seams"): a mutation reaches a replica that does not lead,
- * or leads without etcd's word. Answered with who leads, and -1. Those who
- * may not mutate at all get their denial from the request's handler. */
-static int cluster_gate(struct conn *c, const Ofc__V1__Request *req)
-{
-	struct ofcd *d = c->d;
-	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
-	struct arena a = {0};
-	char msg[900];
-
-	if (!d->clustered || !c->may_mutate)
-		return 0;
-	switch (req->body_case) {
-	case OFC__V1__REQUEST__BODY_APPLY_CONFIG:
-	case OFC__V1__REQUEST__BODY_RECONFIGURE:
-	case OFC__V1__REQUEST__BODY_CANCEL:
-	case OFC__V1__REQUEST__BODY_REPORT_FAILURE:
-	case OFC__V1__REQUEST__BODY_RELEASE_PARTITION:
-	case OFC__V1__REQUEST__BODY_MOVE_TO_PHASE:
-		break;
-	default:
-		return 0;
-	}
-	if (cluster_refresh(d))
-		changed(d);
-	r.status = cluster_refusal(d, &d->cl, msg, sizeof(msg));
-	/* Leading but not taken over yet: the takeover runs first, then it. */
-	if (r.status == OFC__V1__STATUS__STATUS_OK)
-		return 0;
-	r.has_id = r.has_status = 1;
-	r.id = req->id;
-	r.message = msg;
-	r.leader = cluster_refusal_leader(&a, &d->cl);
-	d->errors++;
-	send_response(c, &r);
-	arena_free(&a);
-	return -1;
-}
-
-/* A request to its handler (after the checks handle_frame makes). */
-static void dispatch(struct conn *c, const Ofc__V1__Request *req)
-{
-	struct ofcd *d = c->d;
-
-	switch (req->body_case) {
-	case OFC__V1__REQUEST__BODY_GET_STATE:
-		get_state(c, req->id, req->get_state);
-		break;
-	case OFC__V1__REQUEST__BODY_GET_SCHEDULE:
-		get_schedule(c, req->id, req->get_schedule);
-		break;
-	case OFC__V1__REQUEST__BODY_WATCH:
-		c->watching = true;
-		c->watch_id = req->id;
-		if (c->principal && !c->watch_principal)
-			c->watch_principal = principal_copy(c->principal);
-		reply(c, req->id, OFC__V1__STATUS__STATUS_OK, "watching the events of fabric %s",
-		      d->cfg->f->name);
-		break;
-	case OFC__V1__REQUEST__BODY_APPLY_CONFIG:
-	case OFC__V1__REQUEST__BODY_RECONFIGURE:
-		mutation(c, req);
-		break;
-	case OFC__V1__REQUEST__BODY_CANCEL:
-		cancel(c, req);
-		break;
-	case OFC__V1__REQUEST__BODY_REPORT_FAILURE:
-		report_failure(c, req);
-		break;
-	case OFC__V1__REQUEST__BODY_RELEASE_PARTITION:
-		release_partition(c, req);
-		break;
-	case OFC__V1__REQUEST__BODY_GET_METRICS:
-		get_metrics(c, req->id);
-		break;
-	case OFC__V1__REQUEST__BODY_GET_PLAN:
-		get_plan(c, req->id);
-		break;
-	case OFC__V1__REQUEST__BODY_MOVE_TO_PHASE:
-		move_to_phase(c, req);
-		break;
-	default:
-		reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
-		      "request %llu has no body: expected one of apply_config, reconfigure, "
-		      "get_schedule, get_state, watch, cancel, report_failure, release_partition, "
-		      "get_metrics, get_plan, move_to_phase",
-		      (unsigned long long)req->id);
-		break;
-	}
-}
-
-static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
-{
-	struct ofcd *d = c->d;
-	Ofc__V1__Request *req = ofc__v1__request__unpack(NULL, len, p);
-
-	d->requests++;
-	if (!req) {
-		ofcd_log_peer(d, OFCD_LOG_INFO,
-			      "uid %u pid %d sent %u bytes that are not a Request", c->peer.uid,
-			      c->peer.pid, len);
-		return reply(c, 0, OFC__V1__STATUS__STATUS_INVALID,
-			     "malformed request: %u bytes that are not an ofc.v1.Request message",
-			     len);
-	}
-	/* A string with a NUL byte would be read up to it ("h0\0x" as h0). */
-	const char *field;
-	if (wire_string_with_nul(&ofc__v1__request__descriptor, p, len, &field)) {
-		reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
-		      "request %llu: field '%s' holds a NUL byte; names, specs and paths are text "
-		      "without one",
-		      (unsigned long long)req->id, field);
-		ofc__v1__request__free_unpacked(req, NULL);
-		return 0;
-	}
-	if (principal_check(c, req) < 0 || cluster_gate(c, req) < 0) {
-		ofc__v1__request__free_unpacked(req, NULL);
-		return 0;
-	}
-	d->cur_req = p;
-	d->cur_req_len = len;
-	d->cur_req_gw = c->gw;
-	dispatch(c, req);
-	d->cur_req = NULL;
-	c->principal = NULL;
-	c->may_mutate = c->may_mutate && !c->gw;
-	ofc__v1__request__free_unpacked(req, NULL);
-	return 0;
-}
-
 /* Answer every complete frame in the input buffer. */
 static void process_input(struct conn *c)
 {
@@ -1650,7 +507,7 @@ static void process_input(struct conn *c)
 		}
 		if (c->in_len - off - 4 < len)
 			break;
-		handle_frame(c, c->in + off + 4, len);
+		c->d->chain.frame(c, c->in + off + 4, len);
 		off += 4 + (size_t)len;
 	}
 	if (off) {
@@ -1983,7 +840,7 @@ static void accept_event(struct loop *l, int lfd, void *ctx, unsigned mask)
 		u->conns++;
 		c->ro = lfd == d->ro_fd;
 		c->gw = lfd == d->gw_fd;
-		c->may_mutate = !c->ro && !c->gw && (cr.uid == 0 || in_admin_group(d, fd, &cr));
+		c->admin = !c->ro && !c->gw && (cr.uid == 0 || in_admin_group(d, fd, &cr));
 		c->in_cap = IN_INITIAL;
 		c->in = xmalloc(c->in_cap);
 		conn_charge(c, c->in_cap, 0);
@@ -1996,7 +853,7 @@ static void accept_event(struct loop *l, int lfd, void *ctx, unsigned mask)
 			      c->ro   ? "read-only"
 			      : c->gw ? "gateway"
 				      : "main",
-			      c->may_mutate ? " (may mutate)" : "");
+			      c->admin ? " (may mutate)" : "");
 	}
 }
 
@@ -2580,7 +1437,7 @@ static void queue_reload(struct ofcd *d)
 	j->peer.gid = getgid();
 	j->filename = xstrdup(d->o.config_path);
 	j->target = xstrdup(d->o.config_path);
-	enqueue(d, j);
+	enqueue(d, j, NULL);
 }
 
 /* A streamed GetSchedule's frame: to its client, acknowledged at once
@@ -2676,9 +1533,6 @@ static void refuse_queue(struct ofcd *d)
 	arena_free(&a);
 }
 
-static int principal_check(struct conn *c, const Ofc__V1__Request *req);
-static void dispatch(struct conn *c, const Ofc__V1__Request *req);
-
 /* After a takeover: the mutations the last leader queued and
  * had not started, from etcd's queue, queued here in their order as if
  * their clients had sent them here (a gateway's principal checked again),
@@ -2707,16 +1561,11 @@ static void replay_queue(struct ofcd *d)
 		c->d = d;
 		c->dead = c->replay = true;
 		c->gw = e->gateway;
-		c->may_mutate = !c->gw;
+		c->admin = !c->gw;
 		c->peer.uid = e->uid;
 		c->peer.gid = e->gid;
 		c->peer.pid = e->pid;
-		d->cur_req = e->request.data;
-		d->cur_req_len = e->request.len;
-		d->cur_req_gw = c->gw;
-		if (principal_check(c, req) == 0)
-			dispatch(c, req);
-		d->cur_req = NULL;
+		d->chain.request(c, req, e->request.data, e->request.len);
 		if (d->next_ticket != before)
 			ofcd_log(d, OFCD_LOG_NOTICE,
 				 "ticket %llu is the last leader's ticket %llu, queued there and "
@@ -2928,169 +1777,13 @@ static int64_t probe_timer(struct loop *l, uint64_t id, void *ctx)
 
 /* ---- opening and running ------------------------------------------------------------------ */
 
-static int listen_unix(const char *path, unsigned mode, int gid, int *out, struct ofc_error *err)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct stat st;
-	mode_t old;
-	int fd;
-
-	*out = -1;
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return ofc_error_set(err, OFC_E_USAGE, "socket path too long: %s", path);
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode))
-			return ofc_error_set(err, OFC_E_RUNTIME, "%s exists and is not a socket",
-					     path);
-		/* A socket nobody answers on is left over from a crash. */
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-			close(fd);
-			return ofc_error_set(err, OFC_E_RUNTIME,
-					     "another ofcd is serving %s already", path);
-		}
-		if (fd >= 0)
-			close(fd);
-		unlink(path);
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return ofc_error_set(err, OFC_E_RUNTIME, "socket: %s", strerror(errno));
-	/* Created private, then opened up: no moment with a wider mode. */
-	old = umask(0177);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		int e = errno;
-
-		umask(old);
-		close(fd);
-		return ofc_error_set(err, OFC_E_RUNTIME, "cannot bind %s: %s", path, strerror(e));
-	}
-	umask(old);
-	if ((gid >= 0 && chown(path, (uid_t)-1, (gid_t)gid) != 0) || chmod(path, mode) != 0 ||
-	    listen(fd, 128) != 0) {
-		int e = errno;
-
-		close(fd);
-		unlink(path);
-		return ofc_error_set(err, OFC_E_RUNTIME, "cannot set up %s: %s", path, strerror(e));
-	}
-	*out = fd;
-	return 0;
-}
-
-/* Where a socket will be bound: its directory must exist and take a new
- * file. Checked before the lock is taken and the state directory made, so
- * that a start refused for a missing /run/ofc leaves nothing behind, and
- * the error names the option that moves it. */
-static int check_socket_dir(const char *path, const char *option, struct ofc_error *err)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir =
-	    slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
-	struct stat st;
-	int rc = 0;
-
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-		rc = ofc_error_set(err, OFC_E_USAGE,
-				   "%s %s: no directory %s (create it, or give %s a path in a "
-				   "directory that exists)",
-				   option, path, dir, option);
-	else if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0)
-		rc = ofc_error_set(err, OFC_E_USAGE,
-				   "%s %s: cannot create a socket in %s: %s (give %s a path in a "
-				   "directory this user may write)",
-				   option, path, dir, strerror(errno), option);
-	free(dir);
-	return rc;
-}
-
-/* Descriptors for max_clients clients, a session per device and the
- * daemon's own (OFCD_FDS_RESERVED): raise the soft RLIMIT_NOFILE as far as
- * the hard one allows, and say so when even that is short. Past the limit
- * clients wait in the backlog (accept_backoff); nothing breaks. */
-static void fd_limit(struct ofcd *d)
-{
-	const struct fabric *f = d->cfg->f;
-	rlim_t need = (rlim_t)d->o.max_clients + f->nswitches + f->nrings + OFCD_FDS_RESERVED;
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
-		return;
-	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need) {
-		rl.rlim_cur = need;
-		if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
-			return;
-	} else {
-		rl.rlim_cur = rl.rlim_max;
-		(void)setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	ofcd_log(d, OFCD_LOG_WARNING,
-		 "--max-clients %u needs %llu file descriptors, the limit is %llu (LimitNOFILE= "
-		 "or ulimit -n): beyond about %llu clients, new ones wait",
-		 d->o.max_clients, (unsigned long long)need, (unsigned long long)rl.rlim_cur,
-		 rl.rlim_cur > need - d->o.max_clients
-		     ? (unsigned long long)(rl.rlim_cur - (need - d->o.max_clients))
-		     : 0ull);
-}
-
-/* The read-only socket's budget: what was asked, else the smaller
- * defaults, and never more than the main socket's (< 0: none). */
-static void ro_budget(struct ofcd_opts *o)
-{
-	if (!o->ro_max_request_memory)
-		o->ro_max_request_memory = mem_physical() / 8;
-	if (o->ro_max_request_memory > o->max_request_memory)
-		o->ro_max_request_memory = o->max_request_memory;
-	if (!o->ro_max_request_time)
-		o->ro_max_request_time = OFCD_RO_REQUEST_TIME_DEFAULT;
-	if (o->max_request_time > 0 &&
-	    (o->ro_max_request_time < 0 || o->ro_max_request_time > o->max_request_time))
-		o->ro_max_request_time = o->max_request_time;
-}
-
-/* --topology-dir: held open (O_PATH) for topo_build_in, under its real
- * name so that absolute names in requests compare with it. Like sshd's
- * StrictModes: a directory others may write to is refused, since anyone
- * who can plant a symbolic link there could point ofcd at any file. */
-static int open_topology_dir(struct ofcd *d, struct ofc_error *err)
-{
-	const char *dir = d->o.topology_dir;
-	struct stat st;
-	char *real;
-
-	if (!dir || !*dir)
-		return 0;
-	real = realpath(dir, NULL);
-	if (!real)
-		return ofc_error_set(err, OFC_E_USAGE, "--topology-dir %s: %s", dir,
-				     strerror(errno));
-	d->files.dirfd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (d->files.dirfd < 0 || fstat(d->files.dirfd, &st) != 0) {
-		int e = errno;
-
-		free(real);
-		return ofc_error_set(err, OFC_E_USAGE, "--topology-dir %s: %s", dir, strerror(e));
-	}
-	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & 022)) {
-		ofc_error_set(err, OFC_E_USAGE,
-			      "--topology-dir %s: owned by uid %u, mode %04o: it must belong to "
-			      "root (or ofcd's user) and be closed to writes by group and others "
-			      "(chmod go-w %s)",
-			      dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), real);
-		free(real);
-		return -1;
-	}
-	d->topo_dir = real;
-	d->files.dir = real;
-	return 0;
-}
-
-int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *err)
+int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struct ofcd **out,
+		struct ofc_error *err)
 {
 	struct ofcd *d = xcalloc(1, sizeof(*d));
 
 	*out = NULL;
+	d->chain = *chain;
 	d->o = *o;
 	if (!d->o.max_frame)
 		d->o.max_frame = OFCD_MAX_FRAME_DEFAULT;

@@ -288,6 +288,22 @@ body_is 'j["status"]=="STATUS_INVALID" and j["message"].startswith("report_failu
 req tenant-a 403 -X POST "$URL/v1/release-partition" -d '{"name":"jobB"}'
 req tenant-a 404 -X POST "$URL/v1/release-partition" -d '{"name":"jobA"}'
 
+# ---- GetPlan and MoveToPhase: their routes from the request table --------------------
+# (this config has no workload section: ofcd answers NOT_FOUND, past the
+# authoriser, which lets the read-only role plan and only an admin move)
+req reader 404 "$URL/v1/plan"
+body_is 'j["status"]=="STATUS_NOT_FOUND" and j["message"].endswith("has no workload section to plan")'
+req tenant-a 403 "$URL/v1/plan"
+body_is 'j["message"]=="permission denied: cn:tenant-a is a tenant; this request needs the admin role"'
+req admin 404 -X POST "$URL/v1/move-to-phase" -d '{"phase":1,"dry_run":true}'
+body_is 'j["status"]=="STATUS_NOT_FOUND" and "no workload section" in j["message"]'
+req reader 403 -X POST "$URL/v1/move-to-phase" -d '{"name":"decode"}'
+req tenant-a 403 -X POST "$URL/v1/move-to-phase" -d '{"phase":0}'
+req admin 405 "$URL/v1/move-to-phase"
+req admin 405 -X POST "$URL/v1/plan"
+req admin 400 -X POST "$URL/v1/move-to-phase" -d '{"phse":1}'
+body_is 'j["message"].startswith("bad request: phse: unknown field of MoveToPhase")'
+
 # ---- /metrics: Prometheus's text, checked by promtool, scraped by prometheus -------
 req tenant-a 403 "$URL/metrics"
 req reader 200 "$URL/metrics"
@@ -295,8 +311,10 @@ grep -q '^ofc_transactions_total{outcome="committed"} 1$' "$TMP/out" &&
 	grep -q '^ofc_device_up{device="ocs0"} 1$' "$TMP/out" &&
 	grep -q '^ofc_transaction_duration_seconds_count 1$' "$TMP/out" &&
 	grep -q '^ofc_gateway_tls_refused_total [1-9]' "$TMP/out" &&
-	grep -q '^ofc_gateway_state_json_reused_total [1-9]' "$TMP/out" && ok ||
-	bad "/metrics counts the commit, the device, the refusals and the JSON reused" "$(head -c 600 "$TMP/out")"
+	grep -q '^ofc_gateway_state_json_reused_total [1-9]' "$TMP/out" &&
+	grep -q '^ofc_requests_received_total{request="get-state"} [1-9]' "$TMP/out" &&
+	grep -q '^ofc_requests_received_total{request="move-to-phase"} 3$' "$TMP/out" && ok ||
+	bad "/metrics counts the commit, the device, the refusals, the JSON reused and the requests by kind" "$(head -c 600 "$TMP/out")"
 if command -v promtool >/dev/null; then
 	promtool check metrics <"$TMP/out" >"$TMP/promtool.out" 2>&1 && ok ||
 		bad "promtool check metrics" "$(head -5 "$TMP/promtool.out")"

@@ -1,7 +1,10 @@
-/* Who may cancel a queued request (authz_may_cancel): an admin and a
- * socket client any; a tenant only its own requests, on partitions its
- * policy names. A pattern another tenant shares (slurm-job-*) names what
- * each may ask for, not whose requests it may undo. */
+/* Who may send what (authz.c): every row of the request table
+ * (controller/api) against each kind of sender, by a table of what each
+ * may do written out here, apart from the request table's flags; and who
+ * may cancel a queued request (authz_may_cancel): an admin and a socket
+ * client any; a tenant only its own requests, on partitions its policy
+ * names. A pattern another tenant shares (slurm-job-*) names what each may
+ * ask for, not whose requests it may undo. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -59,11 +62,201 @@ static void test_admin_and_socket_cancel_any(void **state)
 	assert_true(authz_may_cancel(&admin, NULL));
 }
 
+/* The senders a request can come from. */
+enum sender {
+	GW_ADMIN,     /* the gateway's admin role */
+	GW_TENANT,    /* a tenant, of its own partition */
+	GW_READ_ONLY, /* the gateway's read-only role */
+	SOCK_RO,      /* the read-only socket */
+	SOCK_PEER,    /* the main socket, neither root nor --admin-group */
+	SOCK_ADMIN,   /* the main socket, root or --admin-group */
+	NSENDERS
+};
+
+/* What each may send, by kind (1: let through to the request's handler;
+ * the tenant's requests name a partition of its own, a Cancel a ticket). */
+static const struct {
+	enum api_kind kind;
+	bool may[NSENDERS];
+} expected[] = {
+    /*                          admin tenant ro-role ro-sock peer sock-admin */
+    {API_APPLY_CONFIG, {1, 0, 0, 0, 0, 1}},   {API_RECONFIGURE, {1, 1, 0, 0, 0, 1}},
+    {API_GET_SCHEDULE, {1, 1, 1, 1, 1, 1}},   {API_GET_STATE, {1, 1, 1, 1, 1, 1}},
+    {API_WATCH, {1, 1, 1, 1, 1, 1}},	      {API_CANCEL, {1, 1, 0, 0, 0, 1}},
+    {API_REPORT_FAILURE, {1, 0, 0, 0, 0, 1}}, {API_RELEASE_PARTITION, {1, 1, 0, 0, 0, 1}},
+    {API_GET_METRICS, {1, 0, 1, 1, 1, 1}},    {API_GET_PLAN, {1, 0, 1, 1, 1, 1}},
+    {API_MOVE_TO_PHASE, {1, 0, 0, 0, 0, 1}},
+};
+
+/* A Request of kind k, naming the tenant's partition where it names one. */
+static ProtobufCMessage *request_of(const struct api_request *k, Ofc__V1__Request *q)
+{
+	ProtobufCMessage *m = calloc(1, k->desc->sizeof_message);
+
+	protobuf_c_message_init(k->desc, m);
+	ofc__v1__request__init(q);
+	api_set_body(q, k, m);
+	switch (k->kind) {
+	case API_GET_SCHEDULE:
+		q->get_schedule->partition = "slurm-job-7";
+		break;
+	case API_RECONFIGURE:
+		q->reconfigure->partition = "slurm-job-7";
+		break;
+	case API_RELEASE_PARTITION:
+		q->release_partition->name = "slurm-job-7";
+		break;
+	case API_CANCEL:
+		q->cancel->has_ticket = 1;
+		q->cancel->ticket = 3;
+		break;
+	default:
+		break;
+	}
+	return m;
+}
+
+static struct principal sender(enum sender s, Ofc__V1__Principal *gw)
+{
+	struct principal who = {.peer = {.pid = 42, .uid = 1000, .gid = 1000}};
+
+	switch (s) {
+	case GW_ADMIN:
+		*gw = principal("cn:admin", OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN);
+		break;
+	case GW_TENANT:
+		*gw = principal("cn:tenant-a", OFC__V1__PRINCIPAL__ROLE__ROLE_TENANT);
+		break;
+	case GW_READ_ONLY:
+		*gw = principal("cn:viewer", OFC__V1__PRINCIPAL__ROLE__ROLE_READ_ONLY);
+		break;
+	case SOCK_RO:
+		who.ro = true;
+		return who;
+	case SOCK_PEER:
+		return who;
+	case SOCK_ADMIN:
+	default:
+		who.admin = true;
+		who.peer.uid = 0;
+		return who;
+	}
+	who.gateway = true;
+	who.p = gw;
+	return who;
+}
+
+static void test_every_request_by_every_sender(void **state)
+{
+	static struct ofcd d; /* (no partition of the config: none is looked up) */
+	bool seen[API_NKINDS] = {0};
+
+	(void)state;
+	for (size_t e = 0; e < sizeof(expected) / sizeof(expected[0]); e++) {
+		const struct api_request *k = &api_requests[expected[e].kind];
+		Ofc__V1__Request q;
+		ProtobufCMessage *m = request_of(k, &q);
+
+		seen[k->kind] = true;
+		for (int s = 0; s < NSENDERS; s++) {
+			Ofc__V1__Principal gw;
+			struct principal who = sender(s, &gw);
+			Ofc__V1__Status st = OFC__V1__STATUS__STATUS_OK;
+			char why[512] = "";
+			int rc = authz_decide(&d, &who, k, &q, &st, why, sizeof(why));
+
+			if ((rc == 0) != expected[e].may[s])
+				fail_msg("%s from sender %d: %s, expected %s (%s)", k->name, s,
+					 rc == 0 ? "let through" : "refused",
+					 expected[e].may[s] ? "let through" : "refused", why);
+			if (rc < 0) {
+				assert_int_equal(st, OFC__V1__STATUS__STATUS_DENIED);
+				assert_non_null(strstr(why, "permission denied"));
+			}
+		}
+		free(m);
+	}
+	/* every row of the request table has its line above */
+	for (size_t i = 0; i < API_NKINDS; i++)
+		if (!seen[i])
+			fail_msg("request %s has no line in test_authz's table",
+				 api_requests[i].name);
+}
+
+/* A socket peer's refusal says which socket and what it needs; a tenant's
+ * another tenant's partition, and nothing else. */
+static void test_refusals_say_why(void **state)
+{
+	static struct ofcd d;
+	const struct api_request *k = &api_requests[API_APPLY_CONFIG];
+	Ofc__V1__Principal gw;
+	struct principal who = sender(SOCK_RO, &gw);
+	Ofc__V1__Request q;
+	ProtobufCMessage *m = request_of(k, &q);
+	Ofc__V1__Status st;
+	char why[512];
+
+	(void)state;
+	assert_int_equal(authz_decide(&d, &who, k, &q, &st, why, sizeof(why)), -1);
+	assert_string_equal(why, "permission denied: apply-config on the read-only socket, which "
+				 "answers reads only; mutations go to the main socket");
+	who = sender(SOCK_PEER, &gw);
+	assert_int_equal(authz_decide(&d, &who, k, &q, &st, why, sizeof(why)), -1);
+	assert_string_equal(why,
+			    "permission denied: apply-config needs root (you are uid 1000, pid "
+			    "42; ofcd has no --admin-group)");
+	d.o.have_admin_group = true;
+	d.o.admin_group = "ofc";
+	assert_int_equal(authz_decide(&d, &who, k, &q, &st, why, sizeof(why)), -1);
+	assert_string_equal(why,
+			    "permission denied: apply-config needs root or membership of group "
+			    "'ofc' (you are uid 1000, pid 42)");
+	free(m);
+
+	k = &api_requests[API_RECONFIGURE];
+	m = request_of(k, &q);
+	q.reconfigure->partition = "other-3";
+	who = sender(GW_TENANT, &gw);
+	assert_int_equal(authz_decide(&d, &who, k, &q, &st, why, sizeof(why)), -1);
+	assert_string_equal(why, "permission denied: partition other-3 belongs to another tenant");
+	free(m);
+
+	/* a Request without a body: through to its INVALID answer, but for
+	 * the roles that may not send what a body could hold */
+	ofc__v1__request__init(&q);
+	who = sender(SOCK_PEER, &gw);
+	assert_int_equal(authz_decide(&d, &who, NULL, &q, &st, why, sizeof(why)), 0);
+	who = sender(GW_ADMIN, &gw);
+	assert_int_equal(authz_decide(&d, &who, NULL, &q, &st, why, sizeof(why)), 0);
+	who = sender(GW_READ_ONLY, &gw);
+	assert_int_equal(authz_decide(&d, &who, NULL, &q, &st, why, sizeof(why)), -1);
+}
+
+/* Who sees the whole state: an admin, by socket or by role. */
+static void test_sees_all(void **state)
+{
+	Ofc__V1__Principal gw;
+	struct principal who;
+
+	(void)state;
+	who = sender(GW_ADMIN, &gw);
+	assert_true(authz_sees_all(&who));
+	who = sender(SOCK_ADMIN, &gw);
+	assert_true(authz_sees_all(&who));
+	for (int s = GW_TENANT; s <= SOCK_PEER; s++) {
+		who = sender(s, &gw);
+		assert_false(authz_sees_all(&who));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_tenant_cancels_only_its_own),
 	    cmocka_unit_test(test_admin_and_socket_cancel_any),
+	    cmocka_unit_test(test_every_request_by_every_sender),
+	    cmocka_unit_test(test_refusals_say_why),
+	    cmocka_unit_test(test_sees_all),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

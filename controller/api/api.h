@@ -1,0 +1,85 @@
+/* controller/api — the control API's request kinds, one row each: the
+ * table ofcd's dispatch, its follower's gate, its authoriser and the
+ * read-only socket's filter read, and ofc-gateway's routes come from, so
+ * that a request kind is listed once (docs/control.md, "Requests", is
+ * checked against it). Adding a request: its message in
+ * proto/control.proto's Request oneof, a row here, a handler in ofcd
+ * (controller/ofcd/server.c, `handlers`), a line in docs/control.md.
+ *
+ * Only data and lookups: both binaries link it, and it knows nothing of
+ * either (no handler pointers: ofcd keeps its handlers by the row's kind). */
+#ifndef OFC_CONTROLLER_API_H
+#define OFC_CONTROLLER_API_H
+
+#include <protobuf-c/protobuf-c.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "proto/control.pb-c.h"
+
+/* The request kinds, in the order of the Request oneof's fields in
+ * proto/control.proto (the order a "no body" answer lists them in). */
+enum api_kind {
+	API_APPLY_CONFIG,
+	API_RECONFIGURE,
+	API_GET_SCHEDULE,
+	API_GET_STATE,
+	API_WATCH,
+	API_CANCEL,
+	API_REPORT_FAILURE,
+	API_RELEASE_PARTITION,
+	API_GET_METRICS,
+	API_GET_PLAN,
+	API_MOVE_TO_PHASE,
+	API_NKINDS
+};
+
+enum api_flag {
+	/* Changes nothing: the read-only socket, a socket peer that is not
+	 * an admin and the read-only role may send it. */
+	API_READ = 1u << 0,
+	/* Changes the fabric or the queue: an admin's (a socket peer that is
+	 * root or in --admin-group, or the gateway's admin role). */
+	API_MUTATION = 1u << 1,
+	/* May be answered with more than one frame (a Watch's events, a
+	 * GetSchedule asked with `stream`). */
+	API_STREAM = 1u << 2,
+	/* A tenant may send it, of its own partitions (ofcd's authz.c says
+	 * which partitions a request names). */
+	API_TENANT = 1u << 3,
+	/* Only the leader of a cluster runs it: a follower answers NOT_LEADER
+	 * naming the leader. */
+	API_LEADER = 1u << 4,
+};
+
+/* How the gateway reads a route's message: from the query string (GET),
+ * from a JSON body (POST), or as a stream it keeps open. */
+enum api_route_kind { API_RT_QUERY, API_RT_BODY, API_RT_WATCH, API_RT_METRICS };
+
+struct api_request {
+	enum api_kind kind;
+	const char *name;  /* the body's message: "GetState" */
+	const char *field; /* the oneof's field: "get_state" */
+	const char *word;  /* for logs, refusals and metrics labels: "get-state" */
+	Ofc__V1__Request__BodyCase body;
+	const ProtobufCMessageDescriptor *desc; /* the body's message */
+	/* The gateway's route (docs/control.md, "The network API"). */
+	const char *method, *route;
+	enum api_route_kind rt;
+	unsigned flags; /* enum api_flag */
+};
+
+/* Every kind, indexed by enum api_kind. */
+extern const struct api_request api_requests[API_NKINDS];
+
+/* The row of a Request's body case; NULL for none (a Request without a
+ * body) or a case this build does not know. */
+const struct api_request *api_request_of(Ofc__V1__Request__BodyCase body);
+/* The row whose route is path (method: the one asked, NULL for any);
+ * NULL: no route is path. */
+const struct api_request *api_route(const char *method, const char *path);
+/* Set q's body to m (a message of k->desc), as the oneof's case k->body:
+ * q borrows m. */
+void api_set_body(Ofc__V1__Request *q, const struct api_request *k, ProtobufCMessage *m);
+
+#endif

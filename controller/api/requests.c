@@ -1,0 +1,70 @@
+/* The request table: one row per kind of ofc.v1.Request body, with what
+ * ofcd and ofc-gateway each read from it (api.h). */
+#include "controller/api/api.h"
+
+#include <string.h>
+
+/* One row: KIND (enum api_kind's API_KIND and the Request oneof's case
+ * BODY_KIND), the body's message and field, the word for people, the
+ * gateway's method, route and way of reading it, the flags. */
+#define ROW(KIND, NAME, FIELD, WORD, METHOD, ROUTE, RT, FLAGS)                                     \
+	[API_##KIND] = {.kind = API_##KIND,                                                        \
+			.name = #NAME,                                                             \
+			.field = #FIELD,                                                           \
+			.word = WORD,                                                              \
+			.body = OFC__V1__REQUEST__BODY_##KIND,                                     \
+			.desc = &ofc__v1__##FIELD##__descriptor,                                   \
+			.method = #METHOD,                                                         \
+			.route = ROUTE,                                                            \
+			.rt = API_RT_##RT,                                                         \
+			.flags = FLAGS}
+
+#define MUTATION (API_MUTATION | API_LEADER)
+
+/* clang-format off */
+const struct api_request api_requests[API_NKINDS] = {
+/*  kind               message           field              word                method route                    reading  flags */
+ROW(APPLY_CONFIG,      ApplyConfig,      apply_config,      "apply-config",      POST, "/v1/apply",             BODY,    MUTATION),
+ROW(RECONFIGURE,       Reconfigure,      reconfigure,       "reconfigure",       POST, "/v1/reconfigure",       BODY,    MUTATION | API_TENANT),
+ROW(GET_SCHEDULE,      GetSchedule,      get_schedule,      "get-schedule",      GET,  "/v1/schedule",          QUERY,   API_READ | API_STREAM | API_TENANT),
+ROW(GET_STATE,         GetState,         get_state,         "get-state",         GET,  "/v1/state",             QUERY,   API_READ | API_TENANT),
+ROW(WATCH,             Watch,            watch,             "watch",             GET,  "/v1/watch",             WATCH,   API_READ | API_STREAM | API_TENANT),
+ROW(CANCEL,            Cancel,           cancel,            "cancel",            POST, "/v1/cancel",            BODY,    MUTATION | API_TENANT),
+ROW(REPORT_FAILURE,    ReportFailure,    report_failure,    "report-failure",    POST, "/v1/report-failure",    BODY,    MUTATION),
+ROW(RELEASE_PARTITION, ReleasePartition, release_partition, "release-partition", POST, "/v1/release-partition", BODY,    MUTATION | API_TENANT),
+ROW(GET_METRICS,       GetMetrics,       get_metrics,       "get-metrics",       GET,  "/metrics",              METRICS, API_READ),
+ROW(GET_PLAN,          GetPlan,          get_plan,          "get-plan",          GET,  "/v1/plan",              QUERY,   API_READ),
+ROW(MOVE_TO_PHASE,     MoveToPhase,      move_to_phase,     "move-to-phase",     POST, "/v1/move-to-phase",     BODY,    MUTATION),
+};
+/* clang-format on */
+
+const struct api_request *api_request_of(Ofc__V1__Request__BodyCase body)
+{
+	for (size_t i = 0; i < API_NKINDS; i++)
+		if (api_requests[i].body == body)
+			return &api_requests[i];
+	return NULL;
+}
+
+const struct api_request *api_route(const char *method, const char *path)
+{
+	for (size_t i = 0; i < API_NKINDS; i++)
+		if (strcmp(api_requests[i].route, path) == 0 &&
+		    (!method || strcmp(api_requests[i].method, method) == 0))
+			return &api_requests[i];
+	return NULL;
+}
+
+/* Through the Request's descriptor: the oneof's field of k->field, its
+ * case member at the field's quantifier offset (protobuf-c keeps a oneof's
+ * case there). */
+void api_set_body(Ofc__V1__Request *q, const struct api_request *k, ProtobufCMessage *m)
+{
+	const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field_by_name(
+	    &ofc__v1__request__descriptor, k->field);
+
+	if (!f)
+		return; /* (a row names a field of the oneof: test_requests checks each) */
+	*(ProtobufCMessage **)((char *)q + f->offset) = m;
+	*(Ofc__V1__Request__BodyCase *)((char *)q + f->quantifier_offset) = k->body;
+}

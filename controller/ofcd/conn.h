@@ -1,0 +1,106 @@
+/* Private to ofcd's loop thread: a connection, the request being
+ * answered, and what the requests' files (requests.c, read_requests.c,
+ * mutation_requests.c) call of the connections' and the queue's
+ * (server.c). The connections call the requests only through d->chain
+ * (internal.h). */
+#ifndef OFC_CONTROLLER_OFCD_CONN_H
+#define OFC_CONTROLLER_OFCD_CONN_H
+
+#include "controller/ofcd/internal.h"
+
+#define MAX_QUEUE     64 /* mutations waiting */
+#define MAX_SCHEDULES 16 /* GetSchedule jobs handed out */
+#define MAX_STREAMS   4	 /* streamed GetSchedules at once */
+
+struct obuf {
+	uint8_t *b;
+	size_t off, len, cap; /* unsent bytes are [off, len) */
+};
+
+struct conn {
+	/* A mutation the last leader queued, run again after a
+	 * takeover (replay_queue): not a connection; answers go to the log. */
+	bool replay;
+	struct ofcd *d;
+	uint64_t id;
+	int fd;
+	bool ro;    /* accepted on the read-only socket */
+	bool admin; /* on the main socket, and root or in the admin group */
+	/* Accepted on the gateway socket (from --gateway-uid):
+	 * every request carries its principal, which is the one being
+	 * answered while its handler runs; a watcher's is kept (a copy). */
+	bool gw;
+	const Ofc__V1__Principal *principal;
+	Ofc__V1__Principal *watch_principal;
+	/* The streamed GetSchedule sending to it, and how many of
+	 * its frames wait for an acknowledgement (until unsent < OUT_HIGH). */
+	struct stream *stream;
+	uint32_t stream_owed;
+	struct ucred peer;
+	struct uid_use *use; /* its user's connections and bytes */
+	size_t charged;	     /* of use->bytes: in_cap + out.cap */
+	uint8_t *in;
+	size_t in_len, in_cap;
+	struct obuf out;
+	double in_since;  /* a partial frame has been waiting since (0: none) */
+	double out_since; /* unsent replies made no progress since */
+	bool reading;	  /* LOOP_READ is registered */
+	bool watching;
+	uint64_t watch_id;
+	bool closing; /* send what is queued, then close */
+	bool dead;    /* to be closed by reap() */
+};
+
+/* A request being answered: what the chain (run_request) hands its
+ * handler. The connection it came on, the decoded message and its bytes
+ * (a mutation's job keeps them: outcome_adopt), its row of the request
+ * table (NULL: no body) and who sent it. It lives on the chain's stack. */
+struct request {
+	struct conn *c;
+	const Ofc__V1__Request *req;
+	const uint8_t *raw;
+	size_t len;
+	const struct api_request *k;
+	struct principal who;
+};
+
+/* server.c: the connections' output and the mutation queue, for the
+ * requests' handlers. */
+void changed(struct ofcd *d); /* what GetState shows changed */
+/* What the request being answered may see: the read-only socket's view
+ * (device failures as a word, no credentials paths, the smaller budgets)
+ * for the read-only socket and for every principal but an admin. */
+bool conn_public(const struct conn *c);
+/* Queue one frame made of parts a and b (either may be empty). */
+void conn_queue(struct conn *c, const void *a, size_t alen, const void *b, size_t blen);
+void send_response(struct conn *c, const Ofc__V1__Response *r);
+/* Returns 0, so handlers can end with `return reply(...)`. */
+int reply(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...) OFC_PRINTF(4, 5);
+/* A mutation (a transaction, queued with a ticket), not the daemon's own
+ * device probe or installing the planner's result. */
+bool is_mutation(const struct job *j);
+/* rq: the request j answers (NULL: none, a reload's). */
+void enqueue(struct ofcd *d, struct job *j, const struct request *rq);
+/* Take a queued mutation out; answer its client CANCELLED. */
+void cancel_job(struct ofcd *d, struct job *j, const char *why);
+/* reply(), for a check that refuses: -1. */
+int refuse_req(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
+    OFC_PRINTF(4, 5);
+/* The daemon with chain plugged into its connections (ofcd_open). */
+int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struct ofcd **out,
+		struct ofc_error *err);
+
+/* read_requests.c and mutation_requests.c: the request table's handlers
+ * (requests.c). */
+int get_state(const struct request *rq);
+int get_schedule(const struct request *rq);
+int get_plan(const struct request *rq);
+int get_metrics(const struct request *rq);
+int watch(const struct request *rq);
+int mutation(const struct request *rq); /* ApplyConfig and Reconfigure */
+int release_partition(const struct request *rq);
+int move_to_phase(const struct request *rq);
+int cancel(const struct request *rq);
+int report_failure(const struct request *rq);
+
+#endif

@@ -1,0 +1,331 @@
+/* The mutations ofcd takes on its loop thread (ApplyConfig, Reconfigure,
+ * ReleasePartition, MoveToPhase, ReportFailure: checked, then queued for
+ * the mutation worker; Cancel of a queued one): the handlers of the request
+ * table's mutation rows (requests.c). */
+#include "controller/ofcd/conn.h"
+#include "controller/ofcd/internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- mutations --------------------------------------------------------------------- */
+
+/* A name or a host a request gives, as the config allows them. */
+static bool plain_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > NAME_MAX_LEN)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("-_.", s[i]))
+			return false;
+	return true;
+}
+
+/* Reconfigure {partition, topology, hosts, relabel}: a partition made at
+ * run time (held.c). Answers and returns -1 when refused. */
+static int runtime_partition(struct conn *c, const Ofc__V1__Reconfigure *r, struct job *j)
+{
+	uint64_t id = j->req_id;
+
+	if (!r->n_hosts || !r->partition || !plain_name(r->partition) ||
+	    r->target_case != OFC__V1__RECONFIGURE__TARGET_TOPOLOGY || !r->topology ||
+	    !*r->topology || strlen(r->topology) > TOPO_MAX_SPEC)
+		return refuse_req(
+		    c, id, OFC__V1__STATUS__STATUS_INVALID,
+		    "a partition made of hosts needs its hosts, a name (letters, digits, "
+		    "'-', '_', '.', up to %u) and a topology spec (up to %u characters)",
+		    NAME_MAX_LEN, TOPO_MAX_SPEC);
+	if (r->n_hosts > HELD_MAX_HOSTS)
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				  "a partition takes up to %u hosts", HELD_MAX_HOSTS);
+	for (size_t i = 0; i < r->n_hosts; i++)
+		if (!plain_name(r->hosts[i]))
+			return refuse_req(
+			    c, id, OFC__V1__STATUS__STATUS_INVALID,
+			    "host %zu is not a host name (letters, digits, '-', '_', '.', "
+			    "up to %u)",
+			    i + 1, NAME_MAX_LEN);
+	j->partition = xstrdup(r->partition);
+	j->hosts = xcalloc(r->n_hosts + 1, sizeof(char *));
+	for (size_t i = 0; i < r->n_hosts; i++)
+		j->hosts[j->nhosts++] = xstrdup(r->hosts[i]);
+	j->spec = xstrdup(r->topology);
+	j->spec_from_client = true;
+	j->relabel = r->has_relabel && r->relabel;
+	j->target =
+	    xasprintf("partition %s: %s on %u host%s%s", r->partition, r->topology, j->nhosts,
+		      j->nhosts == 1 ? "" : "s", j->relabel ? ", relabelled" : "");
+	return 0;
+}
+
+/* ReleasePartition: queued with the mutations, so it lets go
+ * after the transactions asked before it. */
+int release_partition(const struct request *rq)
+{
+	struct conn *c = rq->c;
+	const Ofc__V1__Request *req = rq->req;
+	struct ofcd *d = c->d;
+	const Ofc__V1__ReleasePartition *rp = req->release_partition;
+	struct job *j;
+
+	if (!rp->name || !plain_name(rp->name))
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "release_partition needs the partition's name");
+	if (d->stopping)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
+	if (d->nqueue >= MAX_QUEUE)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY,
+			     "%u mutations are waiting already; try again later", d->nqueue);
+	j = xcalloc(1, sizeof(*j));
+	j->kind = JOB_RELEASE;
+	j->conn_id = c->id;
+	j->req_id = req->id;
+	job_from(j, c->peer, c->principal);
+	j->partition = xstrdup(rp->name);
+	j->target = xasprintf("partition %s", rp->name);
+	enqueue(d, j, rq);
+	return 0;
+}
+
+/* ApplyConfig and Reconfigure. */
+int mutation(const struct request *rq)
+{
+	struct conn *c = rq->c;
+	const Ofc__V1__Request *req = rq->req;
+	struct ofcd *d = c->d;
+	uint64_t id = req->id;
+	bool apply = rq->k->kind == API_APPLY_CONFIG;
+	struct job *j;
+
+	if (d->stopping)
+		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
+	if (d->nqueue >= MAX_QUEUE)
+		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
+			     "%u mutations are waiting already; try again later", d->nqueue);
+	j = xcalloc(1, sizeof(*j));
+	j->conn_id = c->id;
+	j->req_id = id;
+	job_from(j, c->peer, c->principal);
+	if (apply) {
+		const Ofc__V1__ApplyConfig *a = req->apply_config;
+
+		if (!a->yaml || !*a->yaml) {
+			job_free(j);
+			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				     "apply_config needs the config's yaml");
+		}
+		j->kind = JOB_APPLY_CONFIG;
+		j->yaml_len = strlen(a->yaml);
+		j->yaml = xstrdup(a->yaml);
+		j->unnamed = !a->filename || !*a->filename;
+		j->filename = xstrdup(j->unnamed ? "apply-config" : a->filename);
+		j->target = xstrdup(j->filename);
+		j->dry_run = a->has_dry_run && a->dry_run;
+	} else {
+		const Ofc__V1__Reconfigure *r = req->reconfigure;
+
+		j->kind = JOB_RECONFIGURE;
+		j->dry_run = r->has_dry_run && r->dry_run;
+		if (r->n_hosts || (r->has_relabel && r->relabel)) {
+			if (runtime_partition(c, r, j) < 0) {
+				job_free(j);
+				return 0;
+			}
+		} else if (r->partition && *r->partition) {
+			if (r->target_case != OFC__V1__RECONFIGURE__TARGET__NOT_SET) {
+				job_free(j);
+				return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+					     "a partition goes to its own topology in the config: "
+					     "give no topology or workload with it");
+			}
+			if (!fabric_find_partition(d->cfg->f, r->partition)) {
+				job_free(j);
+				return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+					     "fabric '%s' has no partition '%.64s'",
+					     d->cfg->f->name, r->partition);
+			}
+			j->partition = xstrdup(r->partition);
+			j->target = xasprintf("partition %s", r->partition);
+		} else if (r->target_case == OFC__V1__RECONFIGURE__TARGET_TOPOLOGY && r->topology &&
+			   *r->topology && strlen(r->topology) <= topo_spec_max(r->topology)) {
+			j->spec = xstrdup(r->topology);
+			j->spec_from_client = true;
+			j->target = xstrdup(r->topology);
+		} else if (r->target_case == OFC__V1__RECONFIGURE__TARGET_WORKLOAD) {
+			const Ofc__V1__Workload *w = r->workload;
+			char sz[32];
+
+			if (!w->collective || sched_collective_parse(w->collective, &j->coll) < 0 ||
+			    !w->has_size_bytes || w->size_bytes == 0) {
+				job_free(j);
+				return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+					     "a workload needs a collective (allgather, "
+					     "reduce-scatter, allreduce) and a size_bytes > 0");
+			}
+			j->workload = true;
+			j->nodes = w->has_nodes ? w->nodes : 0;
+			j->size = w->size_bytes;
+			fmt_size(sz, sizeof(sz), j->size);
+			j->target = xasprintf("workload %s of %s per node", w->collective, sz);
+		} else {
+			job_free(j);
+			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				     "reconfigure needs a topology spec (up to %u characters, a "
+				     "ports: one up to %u) or a workload",
+				     TOPO_MAX_SPEC, TOPO_MAX_PORTS_SPEC);
+		}
+	}
+	enqueue(d, j, rq);
+	return 0;
+}
+
+/* MoveToPhase, a reconfigure to the chosen way's topology of a
+ * phase (the target is made on the mutation worker: ofcd_phase_spec). */
+int move_to_phase(const struct request *rq)
+{
+	struct conn *c = rq->c;
+	const Ofc__V1__Request *req = rq->req;
+	struct ofcd *d = c->d;
+	const Ofc__V1__MoveToPhase *m = req->move_to_phase;
+	struct job *j;
+
+	if (d->stopping)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
+	if (!d->cfg->f->workload.present)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+			     "fabric '%s' has no workload section to plan", d->cfg->f->name);
+	if (m->name && strlen(m->name) > NAME_MAX_LEN)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "a phase's name is %u "
+			     "characters at most",
+			     NAME_MAX_LEN);
+	if (d->nqueue >= MAX_QUEUE)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY,
+			     "%u mutations are waiting already; try again later", d->nqueue);
+	j = xcalloc(1, sizeof(*j));
+	j->kind = JOB_RECONFIGURE;
+	j->conn_id = c->id;
+	j->req_id = req->id;
+	job_from(j, c->peer, c->principal);
+	j->dry_run = m->has_dry_run && m->dry_run;
+	j->to_phase = true;
+	j->phase = m->has_phase ? m->phase : 0;
+	j->phase_name = m->name && *m->name ? xstrdup(m->name) : NULL;
+	j->target =
+	    j->phase_name ? xasprintf("phase %s", j->phase_name) : xasprintf("phase %u", j->phase);
+	enqueue(d, j, rq);
+	return 0;
+}
+
+int cancel(const struct request *rq)
+{
+	struct conn *c = rq->c;
+	const Ofc__V1__Request *req = rq->req;
+	struct ofcd *d = c->d;
+	const Ofc__V1__Cancel *k = req->cancel;
+	bool by_ticket = k->has_ticket && k->ticket, by_id = k->has_request_id;
+	struct job *j;
+
+	if (!by_ticket && !by_id)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "cancel needs a ticket or a request_id");
+	for (j = d->queue; j; j = j->next)
+		if (by_ticket ? j->ticket == k->ticket
+			      : j->conn_id == c->id && j->req_id == k->request_id)
+			break;
+	/* A tenant's ticket must be one of its own requests on its partitions;
+	 * any other is "not waiting" to it, whether it exists or not. */
+	struct job *run = d->running;
+	if (!authz_may_cancel(c->principal, j ? j
+					    : run && is_mutation(run) && run->ticket == k->ticket
+						? run
+						: NULL)) {
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+			     "no request of yours with ticket %llu is waiting",
+			     (unsigned long long)k->ticket);
+	}
+	if (j) {
+		char why[200];
+		uint64_t t = j->ticket;
+
+		snprintf(why, sizeof(why), "cancelled by uid %u pid %d before it started",
+			 c->peer.uid, c->peer.pid);
+		cancel_job(d, j, why);
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_OK, "cancelled ticket %llu",
+			     (unsigned long long)t);
+	}
+	j = d->running;
+	if (j && is_mutation(j) &&
+	    (by_ticket ? j->ticket == k->ticket
+		       : j->conn_id == c->id && j->req_id == k->request_id))
+		return reply(
+		    c, req->id, OFC__V1__STATUS__STATUS_BUSY,
+		    "ticket %llu is running: a transaction in progress is never cancelled; "
+		    "it commits or rolls back",
+		    (unsigned long long)j->ticket);
+	if (by_ticket)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+			     "no mutation with ticket %llu is waiting",
+			     (unsigned long long)k->ticket);
+	return reply(c, req->id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+		     "request %llu of this connection is not waiting",
+		     (unsigned long long)k->request_id);
+}
+
+/* ReportFailure: a mutation of the failed set, queued with the others so it
+ * applies to the config that runs when its turn comes. */
+int report_failure(const struct request *rq)
+{
+	struct conn *c = rq->c;
+	const Ofc__V1__Request *req = rq->req;
+	struct ofcd *d = c->d;
+	const Ofc__V1__ReportFailure *rf = req->report_failure;
+	bool clear = rf->has_clear && rf->clear, restore = rf->has_restore && rf->restore;
+	struct strbuf t = STRBUF_INIT;
+	struct job *j;
+
+	if (!rf->n_items && !clear)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "report_failure needs items (links U-V, ports HOST:PORT, hosts HOST) "
+			     "or clear");
+	if (rf->n_items > FAIL_MAX_ITEMS)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "report_failure takes up to %u items", FAIL_MAX_ITEMS);
+	for (size_t i = 0; i < rf->n_items; i++)
+		if (!failure_item_ok(rf->items[i]))
+			return reply(
+			    c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+			    "item %zu is not a host, a link U-V or a port HOST:PORT of host "
+			    "names",
+			    i + 1);
+	if (d->stopping)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
+	if (d->nqueue >= MAX_QUEUE)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY,
+			     "%u mutations are waiting already; try again later", d->nqueue);
+	j = xcalloc(1, sizeof(*j));
+	j->kind = JOB_FAILURE;
+	j->conn_id = c->id;
+	j->req_id = req->id;
+	job_from(j, c->peer, c->principal);
+	j->restore = restore;
+	j->clear = clear;
+	j->items = xcalloc(rf->n_items + 1, sizeof(char *));
+	for (size_t i = 0; i < rf->n_items; i++) {
+		j->items[j->nitems++] = xstrdup(rf->items[i]);
+		if (i < 4)
+			sb_printf(&t, "%s%s", i ? "," : "", rf->items[i]);
+	}
+	if (rf->n_items > 4)
+		sb_printf(&t, " and %zu more", rf->n_items - 4);
+	if (clear)
+		sb_printf(&t, "%severy reported failure", rf->n_items ? " and " : "");
+	j->target = sb_detach(&t);
+	enqueue(d, j, rq);
+	return 0;
+}

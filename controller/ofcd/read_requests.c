@@ -1,0 +1,611 @@
+/* The reads ofcd answers on its loop thread (GetState from the published
+ * snapshot, cached per view; GetSchedule's checks, then the schedule
+ * worker or a stream; GetPlan; GetMetrics; Watch): the handlers of the
+ * request table's read rows (requests.c). */
+#include "controller/ofcd/conn.h"
+#include "controller/ofcd/internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- reads --------------------------------------------------------------------------- */
+
+static Ofc__V1__TransactionInfo *txn_info(struct arena *a, const struct job *j, const char *state,
+					  uint64_t txn)
+{
+	Ofc__V1__TransactionInfo *t = arena_alloc(a, sizeof(*t));
+
+	ofc__v1__transaction_info__init(t);
+	if (txn) {
+		t->has_id = 1;
+		t->id = txn;
+	}
+	t->state = (char *)state;
+	t->target = j->target;
+	t->kind = (char *)job_kind_name(j->kind);
+	t->has_ticket = t->has_dry_run = t->has_peer_uid = t->has_peer_pid = 1;
+	t->ticket = j->ticket;
+	t->dry_run = j->dry_run;
+	t->peer_uid = j->peer.uid;
+	t->peer_pid = (uint32_t)j->peer.pid;
+	t->principal = j->principal;
+	return t;
+}
+
+/* The packed State answer without its id, for one combination of
+ * GetState's options, rebuilt only when something it shows changed. A
+ * request's answer is a packed Response holding only the id, then this:
+ * protobuf merges concatenated messages, so the two make one Response,
+ * whose bytes after the id are the same for every request (ofc-gateway
+ * keeps the JSON it wrote for them: controller/gateway/cache.c). */
+static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, size_t *len)
+{
+	struct snapshot *s = d->snap;
+	Ofc__V1__State *st = s->state;
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+	struct arena a = {0};
+	char msg[900];
+
+	if (d->cache[variant].valid && d->cache[variant].version == d->version) {
+		*buf = d->cache[variant].buf;
+		*len = d->cache[variant].len;
+		return;
+	}
+	st->topology = variant & 2 ? s->topo_edges : s->topo;
+	st->fabric = variant & 1 ? s->fabric : NULL;
+	/* Read-only clients: device failures as the reason's word, and no
+	 * credentials paths in the fabric. Swapped in for the pack and back. */
+	bool ro = variant & 4;
+	const char **errs = ro ? xcalloc(s->ndevs + 1, sizeof(*errs)) : NULL;
+	for (uint32_t i = 0; ro && i < s->ndevs; i++) {
+		errs[i] = s->devs[i]->error;
+		s->devs[i]->error = s->devs[i]->error ? (char *)s->public_error[i] : NULL;
+	}
+	char **creds = NULL;
+	size_t nsw = s->fabric ? s->fabric->n_switches : 0,
+	       nrg = s->fabric ? s->fabric->n_rings : 0;
+	if (ro && st->fabric) {
+		creds = xcalloc(nsw + nrg + 1, sizeof(*creds));
+		for (size_t i = 0; i < nsw + nrg; i++) {
+			Ofc__V1__Driver *dr = i < nsw ? s->fabric->switches[i]->driver
+						      : s->fabric->rings[i - nsw]->driver;
+
+			if (dr) {
+				creds[i] = dr->credentials;
+				dr->credentials = NULL;
+			}
+		}
+	}
+	st->transaction = s->unfinished;
+	if (d->running && is_mutation(d->running)) {
+		st->transaction = txn_info(&a, d->running, d->running_state, d->running_txn);
+		ofcd_txn_running(d, st->transaction); /* (running; a replica's name) */
+	}
+	/* a replica's view of the cluster, as of the last refresh */
+	st->cluster = d->clustered ? cluster_msg(&a, d, &d->cl) : NULL;
+	st->n_queue = d->nqueue;
+	st->queue = arena_array(&a, d->nqueue, sizeof(*st->queue));
+	size_t k = 0;
+	for (struct job *j = d->queue; j; j = j->next)
+		st->queue[k++] = txn_info(&a, j, "queued", 0);
+	if (!d->nqueue) /* a follower: the leader's, from etcd */
+		st->n_queue = queue_at_leader(d, &a, NULL, NULL, &st->queue);
+	char nf[64] = "", pl[120] = "";
+	if (st->n_failed)
+		snprintf(nf, sizeof(nf), ", %zu failure%s in effect", st->n_failed,
+			 st->n_failed == 1 ? "" : "s");
+	/* The planner computes this config's schedule: when it began (the
+	 * answer is cached until something changes, so no "N s ago" here:
+	 * clients count from the time). */
+	if (d->planner && d->planner->cfg == s->cfg) {
+		time_t since = (time_t)(d->planner->since_ms / 1000);
+		struct tm tm;
+
+		st->has_schedule_computing_since_unix_ms = 1;
+		st->schedule_computing_since_unix_ms = d->planner->since_ms;
+		gmtime_r(&since, &tm);
+		strftime(pl, sizeof(pl),
+			 ", the workload's schedule is being computed (since %H:%M:%S UTC)", &tm);
+	}
+	char cl[600] = "";
+	if (d->clustered)
+		snprintf(cl, sizeof(cl), "; replica %s %s%s%s%.300s", d->cl.name,
+			 d->cl.leading	   ? "leads"
+			 : d->cl.leader[0] ? "follows "
+					   : "follows (no leader now)",
+			 d->cl.leading ? "" : d->cl.leader,
+			 d->cl.fresh ? "" : "; STALE: ", d->cl.fresh ? "" : d->cl.why);
+	snprintf(msg, sizeof(msg), "fabric %s: generation %llu, topology %s%s%s%s%s",
+		 st->fabric_name, (unsigned long long)st->config_generation,
+		 s->topo ? s->topo->spec : "(none recorded)", nf, pl,
+		 st->transaction ? ", a transaction is in progress" : "", cl);
+	r.has_status = 1;
+	r.status = OFC__V1__STATUS__STATUS_OK;
+	r.message = msg;
+	r.body_case = OFC__V1__RESPONSE__BODY_STATE;
+	r.state = st;
+	free(d->cache[variant].buf);
+	response_pack(&r, &d->cache[variant].buf, &d->cache[variant].len);
+	d->cache[variant].valid = true;
+	d->cache[variant].version = d->version;
+	for (uint32_t i = 0; ro && i < s->ndevs; i++)
+		s->devs[i]->error = (char *)errs[i];
+	for (size_t i = 0; creds && i < nsw + nrg; i++) {
+		Ofc__V1__Driver *dr =
+		    i < nsw ? s->fabric->switches[i]->driver : s->fabric->rings[i - nsw]->driver;
+
+		if (dr)
+			dr->credentials = creds[i];
+	}
+	free(errs);
+	free(creds);
+	st->topology = NULL;
+	st->fabric = NULL;
+	st->has_schedule_computing_since_unix_ms = 0;
+	st->schedule_computing_since_unix_ms = 0;
+	st->transaction = NULL;
+	st->queue = NULL;
+	st->n_queue = 0;
+	st->cluster = NULL;
+	arena_free(&a);
+	*buf = d->cache[variant].buf;
+	*len = d->cache[variant].len;
+}
+
+/* A tenant's state (authz.c): its partitions' part, built per request. */
+static int tenant_state(struct conn *c, uint64_t id)
+{
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+	struct arena a = {0};
+	char msg[400];
+	Ofc__V1__State *st = authz_tenant_state(c->d, c->principal, &a);
+
+	snprintf(msg, sizeof(msg), "fabric %s: generation %llu, as tenant %.64s sees it",
+		 st->fabric_name, (unsigned long long)st->config_generation,
+		 c->principal->identity ? c->principal->identity : "?");
+	r.has_id = r.has_status = 1;
+	r.id = id;
+	r.status = OFC__V1__STATUS__STATUS_OK;
+	r.message = msg;
+	r.body_case = OFC__V1__RESPONSE__BODY_STATE;
+	r.state = st;
+	send_response(c, &r);
+	arena_free(&a);
+	return 0;
+}
+
+int get_state(const struct request *rq)
+{
+	struct conn *c = rq->c;
+	uint64_t id = rq->req->id;
+	const Ofc__V1__GetState *g = rq->req->get_state;
+	Ofc__V1__Response idr = OFC__V1__RESPONSE__INIT;
+	unsigned variant = (g && g->with_fabric ? 1u : 0u) | (g && g->with_edges ? 2u : 0u) |
+			   (authz_sees_all(&rq->who) ? 0u : 4u);
+	const uint8_t *body;
+	uint8_t idbuf[16];
+	size_t len, idlen;
+
+	if (authz_is_tenant(c->principal))
+		return tenant_state(c, id);
+	state_answer(c->d, variant, &body, &len);
+	idr.has_id = 1;
+	idr.id = id;
+	idlen = protobuf_c_message_pack(&idr.base, idbuf);
+	if (len + idlen > c->d->o.max_frame) {
+		reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+		      "the state is %zu bytes, more than the frame limit of %u bytes%s", len,
+		      c->d->o.max_frame,
+		      variant & 3 ? ": ask without with_fabric / with_edges" : "");
+		return 0;
+	}
+	conn_queue(c, idbuf, idlen, body, len);
+	return 0;
+}
+
+/* `ofc schedule --algo swing-all` is a comparison table, not a schedule. */
+
+static bool algorithm_cli_only(const char *a)
+{
+	return !strcmp(a, "swing-all");
+}
+
+/* GetSchedule of the running workload as the daemon computes it (an
+ * all-to-all by the MCF lowered to paths, on the running topology, at the
+ * config's size): answered from the config's plan and kept MCF run. */
+static bool is_workload(const struct ofcd *d, const Ofc__V1__GetSchedule *g,
+			enum sched_collective coll)
+{
+	const char *lw = workload_lowering(d->cfg->f, NULL, coll);
+
+	return coll == SCHED_ALLTOALL && d->cfg->coll == coll && lw && g->lowering &&
+	       strcmp(g->lowering, lw) == 0 && (!g->topology || !*g->topology) &&
+	       (!g->partition || !*g->partition) &&
+	       (!g->algorithm || !*g->algorithm || strcmp(g->algorithm, "mcf") == 0) &&
+	       (!g->has_size_bytes || !g->size_bytes || g->size_bytes == d->cfg->size) &&
+	       (!g->has_chunks || !g->chunks);
+}
+
+/* The workload's whole schedule as the config keeps it: its packed
+ * Response and one holding the id (protobuf merges the two). */
+static int answer_full(struct conn *c, uint64_t id, const struct fabcfg *cfg)
+{
+	Ofc__V1__Response idr = OFC__V1__RESPONSE__INIT;
+	uint8_t idbuf[16];
+	size_t idlen;
+
+	idr.has_id = 1;
+	idr.id = id;
+	idlen = protobuf_c_message_pack(&idr.base, idbuf);
+	conn_queue(c, idbuf, idlen, cfg->plan_full, cfg->plan_full_len);
+	return 0;
+}
+
+/* The workload's summary as the config keeps it (not computed again). */
+static int answer_plan(struct conn *c, uint64_t id, const struct fabcfg *cfg)
+{
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+	Ofc__V1__Schedule *h = ofc__v1__schedule__unpack(NULL, cfg->plan_len, cfg->plan);
+	char msg[400];
+
+	if (!h)
+		return reply(c, id, OFC__V1__STATUS__STATUS_INTERNAL,
+			     "the kept schedule does not unpack");
+	snprintf(msg, sizeof(msg),
+		 "%s %s on %s: %u steps, %.6g us, verified (the workload's schedule as ofcd keeps "
+		 "it, not computed again)",
+		 h->algorithm, h->collective, h->topology ? h->topology : "?", h->num_steps,
+		 h->time_us);
+	r.has_id = r.has_status = 1;
+	r.id = id;
+	r.status = OFC__V1__STATUS__STATUS_OK;
+	r.message = msg;
+	r.body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
+	r.schedule = h;
+	send_response(c, &r);
+	ofc__v1__schedule__free_unpacked(h, NULL);
+	return 0;
+}
+
+/* The topology a partition held at run time was last committed
+ * to, or NULL: GetSchedule of it is a schedule on that spec. */
+static const char *held_topology(const struct ofcd *d, const char *name)
+{
+	const Ofc__V1__State *st = d->snap->state;
+
+	for (size_t i = 0; i < st->n_held; i++)
+		if (strcmp(st->held[i]->name, name) == 0)
+			return st->held[i]->topology;
+	return NULL;
+}
+
+/* What a GetSchedule asks for, once checked. */
+struct sched_ask {
+	enum sched_collective coll;
+	const struct partition *part; /* a configured partition's topology */
+	const char *held_spec;	      /* a held partition's last committed spec */
+};
+
+/* The collective and the algorithm. Answers and returns -1 when refused. */
+static int check_collective(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
+			    struct sched_ask *a)
+{
+	const char *path = c->d->cfg->path;
+
+	if (!g->collective || !*g->collective)
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				  "get_schedule needs a collective (allgather, reduce-scatter, "
+				  "allreduce, alltoall)");
+	/* broadcast and reduce: the fluid engine's, on a server fabric. */
+	if (strcmp(g->collective, "broadcast") == 0)
+		a->coll = SCHED_BROADCAST;
+	else if (strcmp(g->collective, "reduce") == 0)
+		a->coll = SCHED_REDUCE;
+	else if (sched_collective_parse(g->collective, &a->coll) < 0)
+		return refuse_req(
+		    c, id, OFC__V1__STATUS__STATUS_INVALID,
+		    "unknown collective '%.64s' (allgather, reduce-scatter, allreduce, "
+		    "alltoall)",
+		    g->collective);
+	if (g->algorithm && *g->algorithm && algorithm_cli_only(g->algorithm))
+		return refuse_req(
+		    c, id, OFC__V1__STATUS__STATUS_INVALID,
+		    "%.64s compares algorithms ('ofc schedule %s --collective %s --algo "
+		    "%.64s'); ask for one of them",
+		    g->algorithm, path, g->collective, g->algorithm);
+	if (g->algorithm && *g->algorithm && !schedule_algorithm_known(g->algorithm))
+		return refuse_req(
+		    c, id, OFC__V1__STATUS__STATUS_INVALID,
+		    "unknown algorithm '%.64s' (bfb, bfb-lp, expansion, ring, bidir-ring, "
+		    "recursive, torus-rings; swing, recursive-doubling, bucket; mcf, "
+		    "direct, sp-balanced; on a WDM ring optree, ring, ne, onestage)",
+		    g->algorithm);
+	return 0;
+}
+
+/* The topology: the request's, a partition's (held at run time or
+ * configured), else the fabric's. Answers and returns -1 when refused. */
+static int check_topology(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
+			  struct sched_ask *a)
+{
+	const struct fabric *f = c->d->cfg->f;
+
+	if (g->topology && strlen(g->topology) > topo_spec_max(g->topology))
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				  "topology spec longer than %zu characters",
+				  topo_spec_max(g->topology));
+	if (!g->partition || !*g->partition)
+		return 0;
+	a->held_spec = !g->topology ? held_topology(c->d, g->partition) : NULL;
+	if (a->held_spec)
+		return 0;
+	a->part = fabric_find_partition(f, g->partition);
+	if (!a->part)
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+				  "fabric '%s' has no partition '%.64s'", f->name, g->partition);
+	if (g->topology && *g->topology)
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				  "give a partition or a topology, not both");
+	if (!a->part->topology.present)
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+				  "partition '%s' has no topology", a->part->name);
+	return 0;
+}
+
+/* Chunks and the all-to-all's lowering. Answers and returns -1 when refused. */
+static int check_options(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
+			 const struct sched_ask *a)
+{
+	if (g->has_chunks && g->chunks > 1000000)
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				  "chunks must be 0..1000000");
+	if (!g->lowering || !*g->lowering)
+		return 0;
+	if (strcmp(g->lowering, "steps") && strcmp(g->lowering, "paths") &&
+	    strcmp(g->lowering, "single"))
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				  "unknown lowering '%.64s' (steps, paths, single)", g->lowering);
+	if (a->coll != SCHED_ALLTOALL)
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				  "lowering is the all-to-all MCF's: not for %s", g->collective);
+	if ((g->algorithm && strcmp(g->algorithm, "fluid") == 0) ||
+	    ((!g->algorithm || !*g->algorithm) && !a->part && (!g->topology || !*g->topology) &&
+	     schedule_fluid_fabric(c->d->cfg->f)))
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				  "lowering is the all-to-all MCF's: the fluid engine has none");
+	return 0;
+}
+
+/* Whether the fabric's own topology can be scheduled now, when the request
+ * names none. Answers and returns -1 when refused. */
+static int check_fabric(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
+			const struct sched_ask *a)
+{
+	const struct ofcd *d = c->d;
+	bool own = !a->part && (!g->topology || !*g->topology);
+
+	if (own && !d->cfg->f->graph && !d->cfg->f->nrings && !schedule_fluid_fabric(d->cfg->f))
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+				  "fabric '%s' has no topology: ask for one with topology",
+				  d->cfg->f->name);
+	if (own && d->cfg->no_schedule)
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_FAILED, "%s", d->cfg->no_schedule);
+	if (d->stopping)
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
+	return 0;
+}
+
+/* The workload's schedule: being computed (say so, never block on it nor
+ * compute it a second time beside the planner), or kept. True when
+ * answered. */
+static bool answer_workload(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
+			    const struct sched_ask *a)
+{
+	struct ofcd *d = c->d;
+
+	if (!is_workload(d, g, a->coll))
+		return false;
+	if (d->planner && d->planner->cfg == d->cfg)
+		reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
+		      "the workload's %s schedule is being computed (started %.0f s ago); ask "
+		      "again after the schedule re-planned event (ofc --socket PATH watch)",
+		      g->collective, (double)(unix_ms() - d->planner->since_ms) / 1000);
+	else if (!atomic_load_explicit(&d->cfg->planned, memory_order_acquire) || !d->cfg->plan)
+		return false;
+	else if (g->has_summary_only && g->summary_only)
+		answer_plan(c, id, d->cfg);
+	else if (!d->cfg->plan_full)
+		reply(c, id, OFC__V1__STATUS__STATUS_FAILED, "%s",
+		      d->cfg->plan_full_why ? d->cfg->plan_full_why
+					    : "the workload's schedule is not kept");
+	else
+		answer_full(c, id, d->cfg);
+	return true;
+}
+
+/* The job that computes the schedule asked for. */
+static struct job *schedule_job(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
+				const struct sched_ask *a)
+{
+	struct ofcd *d = c->d;
+	struct job *j = xcalloc(1, sizeof(*j));
+
+	j->t0 = now_seconds();
+	j->kind = JOB_SCHEDULE;
+	j->conn_id = c->id;
+	j->req_id = id;
+	job_from(j, c->peer, c->principal);
+	j->coll = a->coll;
+	j->algo = g->algorithm && *g->algorithm ? xstrdup(g->algorithm) : NULL;
+	j->lowering = g->lowering && *g->lowering ? xstrdup(g->lowering) : NULL;
+	j->size = g->has_size_bytes ? g->size_bytes : 0;
+	j->spec = a->part			? xstrdup(a->part->topology.spec)
+		  : a->held_spec		? xstrdup(a->held_spec)
+		  : g->topology && *g->topology ? xstrdup(g->topology)
+						: NULL;
+	/* A held partition's spec came from a client too. */
+	j->spec_from_client = !a->part && j->spec;
+	/* A partition's schedule is sized by its own collectives. */
+	for (uint32_t i = 0; a->part && j->size == 0 && i < a->part->ncollectives; i++)
+		if (a->part->collectives[i].op == a->coll)
+			j->size = a->part->collectives[i].size;
+	j->chunks = g->has_chunks ? g->chunks : 0;
+	j->summary_only = g->has_summary_only && g->summary_only;
+	j->cfg = fabcfg_ref(d->cfg);
+	j->max_frame = d->o.max_frame;
+	/* Anyone may ask on the read-only socket: a smaller budget there. */
+	j->max_memory = conn_public(c) ? d->o.ro_max_request_memory : d->o.max_request_memory;
+	j->max_time = conn_public(c) ? d->o.ro_max_request_time : d->o.max_request_time;
+	return j;
+}
+
+/* Stream job j's schedule from a thread of its own. */
+static int schedule_stream(struct conn *c, uint64_t id, struct job *j)
+{
+	struct ofcd *d = c->d;
+
+	if (d->nstreams >= MAX_STREAMS) {
+		job_free(j);
+		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
+			     "%u schedules are being streamed; try again shortly", d->nstreams);
+	}
+	j->stream = stream_new(d);
+	j->stream->conn_id = c->id;
+	if (stream_start(j) < 0) {
+		job_free(j);
+		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
+			     "cannot start a thread for the stream");
+	}
+	d->sched_pending++;
+	GROW(d->streams, d->cap_streams, d->nstreams + 1);
+	d->streams[d->nstreams++] = j->stream;
+	return 0;
+}
+
+int get_schedule(const struct request *rq)
+{
+	struct conn *c = rq->c;
+	uint64_t id = rq->req->id;
+	const Ofc__V1__GetSchedule *g = rq->req->get_schedule;
+	struct ofcd *d = c->d;
+	struct sched_ask a = {0};
+
+	if (check_collective(c, id, g, &a) < 0 || check_topology(c, id, g, &a) < 0 ||
+	    check_options(c, id, g, &a) < 0 || check_fabric(c, id, g, &a) < 0 ||
+	    answer_workload(c, id, g, &a))
+		return 0;
+	if (d->sched_pending >= MAX_SCHEDULES)
+		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
+			     "%u schedules are being computed; try again shortly",
+			     d->sched_pending);
+	struct job *j = schedule_job(c, id, g, &a);
+	/* Streams: the direct-connect and ring engines'; the fluid engine's
+	 * schedules (server fabrics) are answered in one frame. */
+	bool fluid = (j->algo && strcmp(j->algo, "fluid") == 0) ||
+		     (!j->algo && !j->spec && schedule_fluid_fabric(j->cfg->f));
+
+	if (g->has_stream && g->stream && !j->summary_only && !fluid)
+		return schedule_stream(c, id, j);
+	d->sched_pending++;
+	pthread_mutex_lock(&d->mu);
+	if (d->squeue_tail)
+		d->squeue_tail->next = j;
+	else
+		d->squeue = j;
+	d->squeue_tail = j;
+	pthread_cond_broadcast(&d->cond);
+	pthread_mutex_unlock(&d->mu);
+	return 0;
+}
+
+/* GetPlan, a read planned on a schedule worker. */
+int get_plan(const struct request *rq)
+{
+	struct conn *c = rq->c;
+	uint64_t id = rq->req->id;
+	struct ofcd *d = c->d;
+	struct job *j;
+
+	if (!d->cfg->f->workload.present)
+		return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+			     "fabric '%s' has no workload section to plan", d->cfg->f->name);
+	if (d->stopping)
+		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
+	if (d->sched_pending >= MAX_SCHEDULES)
+		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
+			     "%u schedules are being computed; try again shortly",
+			     d->sched_pending);
+	j = xcalloc(1, sizeof(*j));
+	j->t0 = now_seconds();
+	j->kind = JOB_SCHEDULE;
+	j->get_plan = true;
+	j->conn_id = c->id;
+	j->req_id = id;
+	job_from(j, c->peer, c->principal);
+	j->cfg = fabcfg_ref(d->cfg);
+	d->sched_pending++;
+	pthread_mutex_lock(&d->mu);
+	if (d->squeue_tail)
+		d->squeue_tail->next = j;
+	else
+		d->squeue = j;
+	d->squeue_tail = j;
+	pthread_cond_broadcast(&d->cond);
+	pthread_mutex_unlock(&d->mu);
+	return 0;
+}
+
+static Ofc__V1__Principal *principal_copy(const Ofc__V1__Principal *p)
+{
+	size_t n = protobuf_c_message_get_packed_size(&p->base);
+	uint8_t *b = xmalloc(n ? n : 1);
+	Ofc__V1__Principal *q;
+
+	protobuf_c_message_pack(&p->base, b);
+	q = ofc__v1__principal__unpack(NULL, n, b);
+	free(b);
+	if (!q)
+		abort(); /* it packed: it unpacks */
+	return q;
+}
+
+/* GetMetrics: the exposition text, for anyone who may read. */
+int get_metrics(const struct request *rq)
+{
+	struct conn *c = rq->c;
+	uint64_t id = rq->req->id;
+	struct ofcd *d = c->d;
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+	uint32_t clients[4] = {0};
+
+	for (size_t i = 0; i < d->nconns; i++) {
+		const struct conn *k = d->conns[i];
+
+		clients[k->gw ? 3 : k->ro ? 2 : k->admin ? 0 : 1] += !k->dead;
+	}
+	r.has_id = r.has_status = 1;
+	r.id = id;
+	r.status = OFC__V1__STATUS__STATUS_OK;
+	r.message = "ofcd's metrics (Prometheus text)";
+	r.body_case = OFC__V1__RESPONSE__BODY_METRICS;
+	r.metrics = metrics_text(d, clients);
+	send_response(c, &r);
+	free(r.metrics);
+	return 0;
+}
+
+/* Watch: this connection gets the events from now on. */
+int watch(const struct request *rq)
+{
+	struct conn *c = rq->c;
+
+	c->watching = true;
+	c->watch_id = rq->req->id;
+	if (rq->who.p && !c->watch_principal)
+		c->watch_principal = principal_copy(rq->who.p);
+	return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_OK, "watching the events of fabric %s",
+		     c->d->cfg->f->name);
+}

@@ -1,0 +1,204 @@
+/* The request table (controller/api) against what it stands for: each
+ * row's message, field and case are the Request oneof's (the descriptor
+ * says), its flags agree with each other, its route is found by its method
+ * and path, and docs/control.md lists every kind in "Requests" and every
+ * route in "The network API", and nothing the table lacks. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "controller/api/api.h"
+#include "util/util.h"
+
+#define DOC "docs/control.md"
+
+static void test_rows_are_the_oneof(void **state)
+{
+	const ProtobufCMessageDescriptor *rd = &ofc__v1__request__descriptor;
+	size_t in_oneof = 0;
+
+	(void)state;
+	for (size_t i = 0; i < API_NKINDS; i++) {
+		const struct api_request *k = &api_requests[i];
+		const ProtobufCFieldDescriptor *f =
+		    protobuf_c_message_descriptor_get_field_by_name(rd, k->field);
+
+		assert_int_equal(k->kind, i);
+		assert_non_null(f);
+		assert_true(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF);
+		assert_int_equal(f->id, k->body);
+		assert_ptr_equal(f->descriptor, k->desc);
+		assert_string_equal(k->desc->short_name, k->name);
+		assert_ptr_equal(api_request_of(k->body), k);
+		/* a read changes nothing; whatever changes something is the
+		 * leader's alone */
+		assert_true(!(k->flags & API_READ) != !(k->flags & API_MUTATION));
+		assert_true(!(k->flags & API_MUTATION) == !(k->flags & API_LEADER));
+		assert_ptr_equal(api_route(k->method, k->route), k);
+		assert_ptr_equal(api_route(NULL, k->route), k);
+		assert_string_equal(k->method, k->flags & API_READ ? "GET" : "POST");
+		/* the word is the field's, in dashes */
+		for (size_t c = 0; k->field[c]; c++)
+			assert_int_equal(k->word[c], k->field[c] == '_' ? '-' : k->field[c]);
+	}
+	for (unsigned i = 0; i < rd->n_fields; i++)
+		in_oneof += !!(rd->fields[i].flags & PROTOBUF_C_FIELD_FLAG_ONEOF);
+	assert_int_equal(in_oneof, API_NKINDS); /* a body without a row */
+	assert_null(api_request_of(OFC__V1__REQUEST__BODY__NOT_SET));
+	assert_null(api_route("GET", "/v1/apply"));
+	assert_null(api_route(NULL, "/v1/call")); /* the gateway's own */
+}
+
+/* The first cells of the table rows under the heading `heading` in the
+ * document: each cell's backquoted text, up to the first of `stop`. */
+static size_t doc_cells(const char *doc, const char *heading, const char *stop, char out[][64],
+			size_t max)
+{
+	const char *p = strstr(doc, heading);
+	size_t n = 0;
+
+	assert_non_null(p);
+	p = strchr(p + 1, '\n');
+	while (p && p[1] && !(p[1] == '#' && p[2] == '#')) {
+		p++;
+		if (strncmp(p, "| `", 3) == 0 && n < max) {
+			size_t len = strcspn(p + 3, stop);
+
+			snprintf(out[n++], 64, "%.*s", (int)(len < 63 ? len : 63), p + 3);
+		}
+		p = strchr(p, '\n');
+	}
+	return n;
+}
+
+static char *read_doc(void)
+{
+	FILE *f = fopen(DOC, "r");
+	char *buf = calloc(1, 1u << 20);
+	size_t n;
+
+	if (!f)
+		fail_msg("%s: cannot open it (run from the source tree)", DOC);
+	n = fread(buf, 1, (1u << 20) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return buf;
+}
+
+static void test_docs_list_every_request(void **state)
+{
+	char *doc = read_doc();
+	char cells[64][64];
+	size_t n = doc_cells(doc, "\n## Requests\n", " {`", cells, 64);
+
+	(void)state;
+	for (size_t i = 0; i < API_NKINDS; i++) {
+		bool found = false;
+
+		for (size_t c = 0; c < n; c++)
+			found |= strcmp(cells[c], api_requests[i].name) == 0;
+		if (!found)
+			fail_msg("%s, \"Requests\": no row for %s", DOC, api_requests[i].name);
+	}
+	for (size_t c = 0; c < n; c++) {
+		bool found = false;
+
+		for (size_t i = 0; i < API_NKINDS; i++)
+			found |= strcmp(cells[c], api_requests[i].name) == 0;
+		if (!found)
+			fail_msg("%s, \"Requests\": %s is in no row of the request table", DOC,
+				 cells[c]);
+	}
+	free(doc);
+}
+
+static void test_docs_list_every_route(void **state)
+{
+	char *doc = read_doc();
+	char cells[64][64];
+	size_t n = doc_cells(doc, "\n## The network API", "?`", cells, 64);
+
+	(void)state;
+	for (size_t i = 0; i < API_NKINDS; i++) {
+		char want[64];
+		bool found = false;
+
+		snprintf(want, sizeof(want), "%s %s", api_requests[i].method,
+			 api_requests[i].route);
+		for (size_t c = 0; c < n; c++)
+			found |= strcmp(cells[c], want) == 0;
+		if (!found)
+			fail_msg("%s, \"The network API\": no route %s (%s)", DOC, want,
+				 api_requests[i].name);
+	}
+	for (size_t c = 0; c < n; c++) {
+		char method[8], path[56];
+
+		if (sscanf(cells[c], "%7s %55s", method, path) != 2 || path[0] != '/')
+			continue; /* another table's row (options, statuses) */
+		if (strcmp(path, "/v1/call") && !api_route(method, path))
+			fail_msg("%s, \"The network API\": %s %s is no row's route", DOC, method,
+				 path);
+	}
+	free(doc);
+}
+
+/* "The request table" in docs/control.md: a row per kind, its route and
+ * its flags in words, exactly as the table has them, and no other row. */
+static void test_docs_table_is_the_table(void **state)
+{
+	static const struct {
+		unsigned flag;
+		const char *word;
+	} words[] = {{API_READ, "read"},
+		     {API_MUTATION, "mutation"},
+		     {API_STREAM, "stream"},
+		     {API_TENANT, "tenant"},
+		     {API_LEADER, "leader"}};
+	char *doc = read_doc();
+	char *sec = strstr(doc, "\n### The request table\n");
+	char cells[64][64];
+	size_t n;
+
+	(void)state;
+	if (!sec)
+		fail_msg("%s: no section \"The request table\"", DOC);
+	n = doc_cells(doc, "\n### The request table\n", "`", cells, 64);
+	for (size_t i = 0; i < API_NKINDS; i++) {
+		const struct api_request *k = &api_requests[i];
+		char want[200];
+		int len = snprintf(want, sizeof(want), "\n| `%s` | `%s %s` | ", k->name, k->method,
+				   k->route);
+		bool first = true;
+
+		for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++)
+			if (k->flags & words[w].flag) {
+				len += snprintf(want + len, sizeof(want) - (size_t)len, "%s%s",
+						first ? "" : ", ", words[w].word);
+				first = false;
+			}
+		snprintf(want + len, sizeof(want) - (size_t)len, " |\n");
+		if (!strstr(sec, want))
+			fail_msg("%s, \"The request table\": no line \"%.*s\"", DOC,
+				 (int)strlen(want) - 2, want + 1);
+	}
+	if (n != API_NKINDS)
+		fail_msg("%s, \"The request table\": %zu rows for %d kinds", DOC, n, API_NKINDS);
+	free(doc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_rows_are_the_oneof),
+	    cmocka_unit_test(test_docs_list_every_request),
+	    cmocka_unit_test(test_docs_list_every_route),
+	    cmocka_unit_test(test_docs_table_is_the_table),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
