@@ -19,7 +19,7 @@ struct obuf {
 
 struct conn {
 	/* A mutation the last leader queued, run again after a
-	 * takeover (replay_queue): not a connection; answers go to the log. */
+	 * takeover (ofcd_replay_queue): not a connection; answers go to the log. */
 	bool replay;
 	struct ofcd *d;
 	uint64_t id;
@@ -48,7 +48,7 @@ struct conn {
 	bool watching;
 	uint64_t watch_id;
 	bool closing; /* send what is queued, then close */
-	bool dead;    /* to be closed by reap() */
+	bool dead;    /* to be closed by conn_reap() */
 };
 
 /* A request being answered: what the chain (run_request) hands its
@@ -63,6 +63,13 @@ struct request {
 	const struct api_request *k;
 	struct principal who;
 };
+
+/* A connection's buffers: the requests of a client whose unsent answers
+ * exceed OUT_HIGH wait in the kernel; buffers start at IN_INITIAL and an
+ * idle connection's shrink back below BUF_KEEP. */
+#define OUT_HIGH   (1u << 20)  /* stop reading a client's requests above this much unsent */
+#define IN_INITIAL (16u << 10) /* input buffer to start with */
+#define BUF_KEEP   (64u << 10) /* an idle connection's buffers shrink back below this */
 
 /* server.c: the connections' output and the mutation queue, for the
  * requests' handlers. */
@@ -89,6 +96,38 @@ int refuse_req(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt,
 /* The daemon with chain plugged into its connections (ofcd_open). */
 int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struct ofcd **out,
 		struct ofc_error *err);
+
+/* server.c: what the loop's files call of each other. */
+size_t conn_unsent(const struct conn *c);
+/* Charge buffers of in_cap and out_cap bytes to the connection's user:
+ * false (nothing changed) past max_buffer_per_uid. */
+bool conn_charge(struct conn *c, size_t in_cap, size_t out_cap);
+uint32_t conn_max_frame(const struct conn *c); /* the largest request it may send */
+void conn_kill(struct conn *c, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
+void conn_read_pause(struct conn *c, bool pause);
+void conn_flush(struct conn *c);
+void conn_stream_drop(struct conn *c);
+void conn_process_input(struct conn *c); /* answer every complete frame in */
+struct conn *conn_find(struct ofcd *d, uint64_t id);
+void conn_stream_frame(struct ofcd *d, struct note *n); /* a streamed GetSchedule's frame */
+void conn_reap(struct ofcd *d);				/* close the connections marked dead */
+void conn_listeners(struct ofcd *d, bool on);
+void ofcd_hand_to_worker(struct ofcd *d, struct job *j);
+void ofcd_maybe_start(struct ofcd *d); /* hand the mutation worker its next job */
+void ofcd_job_done(struct ofcd *d, struct job *j);
+/* n (may be NULL): a note with a re-planned schedule and the failures. */
+void ofcd_broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, uint64_t ticket,
+			  const char *device, const char *message, const char *sentence,
+			  uint64_t time_ms, const struct note *n);
+void ofcd_on_event(struct ofcd *d, struct note *n);
+int ofcd_snap_dev(struct snapshot *s, const char *name); /* its index, or -1 */
+void ofcd_set_reachable(struct ofcd *d, int i, bool up, const char *error, enum ofc_reason reason);
+void ofcd_plan_stop(struct ofcd *d);
+void ofcd_plan_check(struct ofcd *d); /* start the planner if the config needs one */
+void ofcd_plan_landed(struct ofcd *d, struct plan_task *t);
+void ofcd_want_cluster_job(struct ofcd *d, enum job_kind kind);
+void ofcd_refuse_queue(struct ofcd *d); /* this replica leads no more */
+void ofcd_replay_queue(struct ofcd *d); /* after a takeover: the last leader's queue */
 
 /* read_requests.c and mutation_requests.c: the request table's handlers
  * (requests.c). */

@@ -37,14 +37,11 @@
 #define SO_PEERGROUPS 59
 #endif
 
-#define OUT_HIGH	   (1u << 20)  /* stop reading a client's requests above this much unsent */
-#define IN_INITIAL	   (16u << 10) /* input buffer to start with */
-#define BUF_KEEP	   (64u << 10) /* an idle connection's buffers shrink back below this */
-#define ACCEPT_BACKOFF_MIN 50	       /* ms the listeners rest after EMFILE, doubling ... */
-#define ACCEPT_BACKOFF_MAX 1000	       /* ... up to this */
-#define ACCEPT_LOG_EVERY   60.0	       /* s between two lines about it */
-#define READ_BUDGET	   (1u << 20)  /* bytes read from one client per wake-up (fairness) */
-#define DRAIN_SECONDS	   2.0	       /* on stop: time to send what is queued */
+#define ACCEPT_BACKOFF_MIN 50	      /* ms the listeners rest after EMFILE, doubling ... */
+#define ACCEPT_BACKOFF_MAX 1000	      /* ... up to this */
+#define ACCEPT_LOG_EVERY   60.0	      /* s between two lines about it */
+#define READ_BUDGET	   (1u << 20) /* bytes read from one client per wake-up (fairness) */
+#define DRAIN_SECONDS	   2.0	      /* on stop: time to send what is queued */
 
 static const char *const status_names[] = {"ok",	  "invalid",   "denied",    "busy",
 					   "failed",	  "not-found", "cancelled", "internal",
@@ -57,7 +54,7 @@ void changed(struct ofcd *d)
 
 /* ---- connections: output ------------------------------------------------------------ */
 
-static size_t unsent(const struct conn *c)
+size_t conn_unsent(const struct conn *c)
 {
 	return c->out.len - c->out.off;
 }
@@ -65,7 +62,7 @@ static size_t unsent(const struct conn *c)
 /* Charge buffers of in_cap and out_cap bytes to the connection's user.
  * Growing past max_buffer_per_uid is refused (false, nothing changed);
  * shrinking always works. */
-static bool conn_charge(struct conn *c, size_t in_cap, size_t out_cap)
+bool conn_charge(struct conn *c, size_t in_cap, size_t out_cap)
 {
 	struct uid_use *u = c->use;
 	size_t now = in_cap + out_cap;
@@ -79,7 +76,7 @@ static bool conn_charge(struct conn *c, size_t in_cap, size_t out_cap)
 
 /* The largest request this connection may send: anyone can reach the
  * read-only socket, and its requests are all small. */
-static uint32_t conn_max_frame(const struct conn *c)
+uint32_t conn_max_frame(const struct conn *c)
 {
 	return c->ro ? c->d->o.max_ro_frame : c->d->o.max_frame;
 }
@@ -93,9 +90,7 @@ bool conn_public(const struct conn *c)
 	       (c->principal && c->principal->role != OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN);
 }
 
-static void conn_stream_drop(struct conn *c);
-static void conn_kill(struct conn *c, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
-static void conn_kill(struct conn *c, int level, const char *fmt, ...)
+void conn_kill(struct conn *c, int level, const char *fmt, ...)
 {
 	char why[600];
 	va_list ap;
@@ -113,7 +108,7 @@ static void conn_kill(struct conn *c, int level, const char *fmt, ...)
 	loop_del(c->d->loop, c->fd, LOOP_READ | LOOP_WRITE);
 }
 
-static void conn_read_pause(struct conn *c, bool pause)
+void conn_read_pause(struct conn *c, bool pause)
 {
 	if (pause && c->reading)
 		loop_del(c->d->loop, c->fd, LOOP_READ);
@@ -122,9 +117,6 @@ static void conn_read_pause(struct conn *c, bool pause)
 		return;
 	c->reading = !pause;
 }
-
-static void process_input(struct conn *c);
-static void reap(struct ofcd *d);
 
 /* Tell a stream's thread that k of its frames are out of the way (and,
  * with cancel, to stop). */
@@ -138,7 +130,7 @@ static void stream_ack(struct stream *st, uint32_t k, bool cancel)
 	pthread_mutex_unlock(&st->mu);
 }
 
-static void conn_stream_drop(struct conn *c)
+void conn_stream_drop(struct conn *c)
 {
 	if (c->stream)
 		stream_ack(c->stream, c->stream_owed, true);
@@ -146,13 +138,13 @@ static void conn_stream_drop(struct conn *c)
 	c->stream_owed = 0;
 }
 
-static void conn_flush(struct conn *c)
+void conn_flush(struct conn *c)
 {
 	struct ofcd *d = c->d;
 
-	while (unsent(c)) {
+	while (conn_unsent(c)) {
 		ssize_t k =
-		    send(c->fd, c->out.b + c->out.off, unsent(c), MSG_NOSIGNAL | MSG_DONTWAIT);
+		    send(c->fd, c->out.b + c->out.off, conn_unsent(c), MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (k < 0) {
 			if (errno == EINTR)
@@ -165,13 +157,13 @@ static void conn_flush(struct conn *c)
 		c->out.off += (size_t)k;
 		c->out_since = now_seconds();
 	}
-	if (c->stream && c->stream_owed && unsent(c) < OUT_HIGH) {
+	if (c->stream && c->stream_owed && conn_unsent(c) < OUT_HIGH) {
 		stream_ack(c->stream, c->stream_owed, false);
 		c->stream_owed = 0;
 	}
-	if (unsent(c)) {
+	if (conn_unsent(c)) {
 		loop_add(d->loop, c->fd, LOOP_WRITE, NULL, NULL);
-		if (unsent(c) > OUT_HIGH)
+		if (conn_unsent(c) > OUT_HIGH)
 			conn_read_pause(c, true);
 		return;
 	}
@@ -189,7 +181,7 @@ static void conn_flush(struct conn *c)
 	}
 	if (!c->reading) {
 		conn_read_pause(c, false);
-		process_input(c); /* requests that waited in the buffer */
+		conn_process_input(c); /* requests that waited in the buffer */
 	}
 }
 
@@ -201,15 +193,15 @@ void conn_queue(struct conn *c, const void *a, size_t alen, const void *b, size_
 
 	if (c->dead)
 		return;
-	if (unsent(c) + n + 4 > limit) {
+	if (conn_unsent(c) + n + 4 > limit) {
 		conn_kill(c, OFCD_LOG_WARNING, "%zu bytes of replies unread (slow client)",
-			  unsent(c) + n);
+			  conn_unsent(c) + n);
 		return;
 	}
-	if (!unsent(c))
+	if (!conn_unsent(c))
 		c->out_since = now_seconds();
 	if (c->out.off && c->out.len + n + 4 > c->out.cap) {
-		memmove(c->out.b, c->out.b + c->out.off, unsent(c));
+		memmove(c->out.b, c->out.b + c->out.off, conn_unsent(c));
 		c->out.len -= c->out.off;
 		c->out.off = 0;
 	}
@@ -221,7 +213,7 @@ void conn_queue(struct conn *c, const void *a, size_t alen, const void *b, size_
 				  "uid %u would hold more than %llu bytes in buffers "
 				  "(--max-buffer-per-uid) with %zu bytes of replies unread",
 				  c->peer.uid, (unsigned long long)d->o.max_buffer_per_uid,
-				  unsent(c) + n);
+				  conn_unsent(c) + n);
 			return;
 		}
 		c->out.cap = cap;
@@ -300,7 +292,7 @@ int refuse_req(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt,
 	return -1;
 }
 
-static struct conn *find_conn(struct ofcd *d, uint64_t id)
+struct conn *conn_find(struct ofcd *d, uint64_t id)
 {
 	for (size_t i = 0; i < d->nconns; i++)
 		if (d->conns[i]->id == id && !d->conns[i]->dead)
@@ -318,7 +310,7 @@ bool is_mutation(const struct job *j)
 	       j->kind != JOB_SYNC;
 }
 
-static void hand_to_worker(struct ofcd *d, struct job *j)
+void ofcd_hand_to_worker(struct ofcd *d, struct job *j)
 {
 	d->running = j;
 	d->running_txn = 0;
@@ -330,10 +322,7 @@ static void hand_to_worker(struct ofcd *d, struct job *j)
 	pthread_mutex_unlock(&d->mu);
 }
 
-static void replay_queue(struct ofcd *d);
-static void job_done(struct ofcd *d, struct job *j);
-
-static void maybe_start(struct ofcd *d)
+void ofcd_maybe_start(struct ofcd *d)
 {
 	struct job *j = d->queue;
 
@@ -345,7 +334,7 @@ static void maybe_start(struct ofcd *d)
 		j = d->cluster_job;
 		d->cluster_job = NULL;
 		j->reload = d->cl_reload;
-		hand_to_worker(d, j);
+		ofcd_hand_to_worker(d, j);
 		changed(d);
 		return;
 	}
@@ -354,7 +343,7 @@ static void maybe_start(struct ofcd *d)
 	if (d->plan_job) {
 		j = d->plan_job;
 		d->plan_job = NULL;
-		hand_to_worker(d, j);
+		ofcd_hand_to_worker(d, j);
 		changed(d);
 		return;
 	}
@@ -368,15 +357,11 @@ static void maybe_start(struct ofcd *d)
 	d->nqueue--;
 	j->next = NULL;
 	if (queue_start(d, j)) /* its key's recorded outcome: not run again */
-		job_done(d, j);
+		ofcd_job_done(d, j);
 	else
-		hand_to_worker(d, j);
+		ofcd_hand_to_worker(d, j);
 	changed(d);
 }
-
-static void broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn,
-			    uint64_t ticket, const char *device, const char *message,
-			    const char *sentence, uint64_t time_ms, const struct note *n);
 
 /* Take the queue's last job out again (its write to etcd's queue failed). */
 static void unqueue_tail(struct ofcd *d, struct job *j)
@@ -393,7 +378,7 @@ static void unqueue_tail(struct ofcd *d, struct job *j)
 	d->nqueue--;
 }
 
-/* Whether maybe_start would hand j, the queue's only job, over at once. */
+/* Whether ofcd_maybe_start would hand j, the queue's only job, over at once. */
 static bool starts_now(const struct ofcd *d, const struct job *j)
 {
 	return !d->running && !d->cluster_job && !d->plan_job && d->queue == j &&
@@ -412,7 +397,7 @@ void enqueue(struct ofcd *d, struct job *j, const struct request *rq)
 	/* A replica's waiting mutations are in etcd before they are
 	 * queued (one that starts at once is the journal's instead). */
 	if (queue_kept(d, j) && !starts_now(d, j) && queue_persist(d, &err) < 0) {
-		struct conn *c = find_conn(d, j->conn_id);
+		struct conn *c = conn_find(d, j->conn_id);
 
 		unqueue_tail(d, j);
 		ofcd_log(d, OFCD_LOG_WARNING, "%s %s not queued: %s", job_kind_name(j->kind),
@@ -432,10 +417,10 @@ void enqueue(struct ofcd *d, struct job *j, const struct request *rq)
 		 job_from_words(j, from, sizeof(from)),
 		 d->nqueue - 1 + (d->running && is_mutation(d->running)));
 	ofcd_log(d, OFCD_LOG_INFO, "queued %s", msg);
-	broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_QUEUED, 0, j->ticket, NULL, msg, msg,
-			unix_ms(), NULL);
+	ofcd_broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_QUEUED, 0, j->ticket, NULL, msg,
+			     msg, unix_ms(), NULL);
 	changed(d);
-	maybe_start(d);
+	ofcd_maybe_start(d);
 }
 
 /* Take a queued mutation out; answer its client CANCELLED. */
@@ -461,7 +446,7 @@ void cancel_job(struct ofcd *d, struct job *j, const char *why)
 				 "a next leader may run it",
 				 (unsigned long long)j->ticket, e.msg);
 	}
-	c = find_conn(d, j->conn_id);
+	c = conn_find(d, j->conn_id);
 	if (c)
 		reply(c, j->req_id, OFC__V1__STATUS__STATUS_CANCELLED, "ticket %llu (%s %s) %s",
 		      (unsigned long long)j->ticket, job_kind_name(j->kind), j->target, why);
@@ -471,15 +456,15 @@ void cancel_job(struct ofcd *d, struct job *j, const char *why)
 	snprintf(msg, sizeof(msg), "ticket %llu (%s %s) %s", (unsigned long long)j->ticket,
 		 job_kind_name(j->kind), j->target, why);
 	d->ev_job = j;
-	broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_CANCELLED, 0, j->ticket, NULL, msg,
-			msg, unix_ms(), NULL);
+	ofcd_broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_CANCELLED, 0, j->ticket, NULL,
+			     msg, msg, unix_ms(), NULL);
 	d->ev_job = NULL;
 	job_free(j);
 	changed(d);
 }
 
 /* Answer every complete frame in the input buffer. */
-static void process_input(struct conn *c)
+void conn_process_input(struct conn *c)
 {
 	struct ofcd *d = c->d;
 	size_t off = 0;
@@ -550,7 +535,7 @@ static void conn_event(struct loop *l, int fd, void *ctx, unsigned mask)
 				need = frame_len_get(c->in) + 4u;
 			need = need > max ? max : need;
 			if (need <= c->in_cap)
-				break; /* cannot happen: process_input closes on oversize */
+				break; /* cannot happen: conn_process_input closes on oversize */
 			if (!conn_charge(c, need, c->out.cap)) {
 				ofcd_log_peer(d, OFCD_LOG_WARNING,
 					      "uid %u pid %d would have more than %llu bytes in "
@@ -596,9 +581,9 @@ static void conn_event(struct loop *l, int fd, void *ctx, unsigned mask)
 		}
 		c->in_len += (size_t)k;
 		budget -= (size_t)k;
-		process_input(c);
+		conn_process_input(c);
 	}
-	reap(d);
+	conn_reap(d);
 }
 
 /* ---- accepting ---------------------------------------------------------------------------- */
@@ -672,7 +657,7 @@ static void uid_unuse(struct ofcd *d, struct uid_use *u)
 
 static void accept_event(struct loop *l, int lfd, void *ctx, unsigned mask);
 
-static void listeners(struct ofcd *d, bool on)
+void conn_listeners(struct ofcd *d, bool on)
 {
 	if (d->listen_fd >= 0) {
 		if (on)
@@ -702,7 +687,7 @@ static int64_t accept_resume(struct loop *l, uint64_t id, void *ctx)
 	(void)id;
 	d->accept_timer = 0;
 	if (!d->stopping)
-		listeners(d, true); /* begin_stop closed them otherwise */
+		conn_listeners(d, true); /* begin_stop closed them otherwise */
 	return LOOP_NOMORE;
 }
 
@@ -733,7 +718,7 @@ static void accept_backoff(struct ofcd *d, int e)
 		if (d->accept_backoff_ms > ACCEPT_BACKOFF_MAX)
 			d->accept_backoff_ms = ACCEPT_BACKOFF_MAX;
 	}
-	listeners(d, false);
+	conn_listeners(d, false);
 	d->accept_timer = loop_timer(d->loop, d->accept_backoff_ms, accept_resume, d);
 }
 
@@ -757,7 +742,7 @@ static void finish_hung_up(struct ofcd *d, uid_t uid)
 	}
 	/* By id: reading one may close another (an event to a slow watcher). */
 	for (size_t i = 0; i < n; i++) {
-		struct conn *c = find_conn(d, ids[i]);
+		struct conn *c = conn_find(d, ids[i]);
 
 		if (c)
 			conn_event(d->loop, c->fd, c, LOOP_READ);
@@ -880,7 +865,7 @@ static void conn_free(struct ofcd *d, struct conn *c)
 }
 
 /* Close the connections marked dead. */
-static void reap(struct ofcd *d)
+void conn_reap(struct ofcd *d)
 {
 	struct conn **dead = NULL;
 	size_t k = 0, ndead = 0, cap = 0;
@@ -922,9 +907,9 @@ static const char *event_partition(const struct ofcd *d, uint64_t ticket)
 }
 
 /* n (may be NULL): a note with a re-planned schedule and the failures. */
-static void broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn,
-			    uint64_t ticket, const char *device, const char *message,
-			    const char *sentence, uint64_t time_ms, const struct note *n)
+void ofcd_broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, uint64_t ticket,
+			  const char *device, const char *message, const char *sentence,
+			  uint64_t time_ms, const struct note *n)
 {
 	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 	Ofc__V1__Event e = OFC__V1__EVENT__INIT;
@@ -976,7 +961,7 @@ static void broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t 
 }
 
 /* The index of device `name` in the snapshot, or -1. */
-static int snap_dev(struct snapshot *s, const char *name)
+int ofcd_snap_dev(struct snapshot *s, const char *name)
 {
 	for (uint32_t i = 0; name && i < s->ndevs; i++)
 		if (strcmp(s->devs[i]->name, name) == 0)
@@ -986,7 +971,7 @@ static int snap_dev(struct snapshot *s, const char *name)
 
 /* error: the device's text (root and the admin group see it); reason:
  * what read-only clients see instead. */
-static void set_reachable(struct ofcd *d, int i, bool up, const char *error, enum ofc_reason reason)
+void ofcd_set_reachable(struct ofcd *d, int i, bool up, const char *error, enum ofc_reason reason)
 {
 	Ofc__V1__DeviceState *m;
 
@@ -1000,7 +985,7 @@ static void set_reachable(struct ofcd *d, int i, bool up, const char *error, enu
 	changed(d);
 }
 
-static void on_event(struct ofcd *d, struct note *n)
+void ofcd_on_event(struct ofcd *d, struct note *n)
 {
 	int level = OFCD_LOG_INFO;
 	uint64_t ticket = d->running ? d->running->ticket : 0;
@@ -1024,12 +1009,12 @@ static void on_event(struct ofcd *d, struct note *n)
 	case OFC__V1__EVENT__KIND__KIND_DEVICE_LOST:
 		level = OFCD_LOG_WARNING;
 		d->metrics.devices_lost++;
-		set_reachable(d, snap_dev(d->snap, n->device), false,
-			      n->detail ? n->detail : n->message, n->reason);
+		ofcd_set_reachable(d, ofcd_snap_dev(d->snap, n->device), false,
+				   n->detail ? n->detail : n->message, n->reason);
 		break;
 	case OFC__V1__EVENT__KIND__KIND_DEVICE_BACK:
 		level = OFCD_LOG_NOTICE;
-		set_reachable(d, snap_dev(d->snap, n->device), true, NULL, OFC_R_NONE);
+		ofcd_set_reachable(d, ofcd_snap_dev(d->snap, n->device), true, NULL, OFC_R_NONE);
 		break;
 	case OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED:
 	case OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED:
@@ -1057,7 +1042,8 @@ static void on_event(struct ofcd *d, struct note *n)
 		snprintf(line, sizeof(line), "%s%s%s%s%s%s", name, txn, n->device ? ": " : "",
 			 n->device ? n->device : "", n->message && *n->message ? ": " : "",
 			 n->message ? n->message : "");
-	broadcast_event(d, n->kind, n->txn, ticket, n->device, n->message, line, n->time_ms, n);
+	ofcd_broadcast_event(d, n->kind, n->txn, ticket, n->device, n->message, line, n->time_ms,
+			     n);
 }
 
 /* A finished job's state and config become the daemon's (what it built
@@ -1083,7 +1069,7 @@ static void flush_deferred(struct ofcd *d, struct job *j)
 		struct note *n = j->deferred;
 
 		j->deferred = n->next;
-		on_event(d, n);
+		ofcd_on_event(d, n);
 		note_free(n);
 	}
 	j->deferred_tail = NULL;
@@ -1106,11 +1092,11 @@ static int64_t plan_hold_timer(struct loop *l, uint64_t id, void *ctx)
 			 "waiting mutation%s go%s on without it",
 			 PLAN_HOLD_SECONDS, d->nqueue, d->nqueue == 1 ? "" : "s",
 			 d->nqueue == 1 ? "es" : "");
-	maybe_start(d);
+	ofcd_maybe_start(d);
 	return LOOP_NOMORE;
 }
 
-static void plan_stop(struct ofcd *d)
+void ofcd_plan_stop(struct ofcd *d)
 {
 	if (d->plan_timer)
 		loop_timer_del(d->loop, d->plan_timer);
@@ -1125,10 +1111,10 @@ static void plan_stop(struct ofcd *d)
  * (an all-to-all): start one. One computing another config (not the
  * healthy one behind the published failures) is let go of: its MCF is
  * cancelled and its thread, not waited for, drops what it found. */
-static void plan_check(struct ofcd *d)
+void ofcd_plan_check(struct ofcd *d)
 {
 	if (d->planner && d->planner->cfg != d->cfg && d->planner->cfg != d->cfg->healthy)
-		plan_stop(d);
+		ofcd_plan_stop(d);
 	if (d->planner || d->stopping || !plan_needed(d->cfg))
 		return;
 	d->planner = plan_start(d, d->cfg);
@@ -1149,7 +1135,7 @@ static void plan_check(struct ofcd *d)
 
 /* The planner finished (t: the note's reference, ours now): its result
  * goes to the mutation worker before any queued mutation. */
-static void plan_landed(struct ofcd *d, struct plan_task *t)
+void ofcd_plan_landed(struct ofcd *d, struct plan_task *t)
 {
 	struct job *j;
 
@@ -1157,7 +1143,7 @@ static void plan_landed(struct ofcd *d, struct plan_task *t)
 		plan_unref(t);
 		return;
 	}
-	plan_stop(d);
+	ofcd_plan_stop(d);
 	ofcd_log(d, OFCD_LOG_INFO, "the workload's schedule was computed in %.1f s",
 		 (double)(unix_ms() - t->since_ms) / 1000);
 	j = xcalloc(1, sizeof(*j));
@@ -1165,7 +1151,7 @@ static void plan_landed(struct ofcd *d, struct plan_task *t)
 	j->plan = t;
 	job_free(d->plan_job);
 	d->plan_job = j;
-	maybe_start(d);
+	ofcd_maybe_start(d);
 }
 
 /* The check once at start (ofcd_run): what each device holds against the
@@ -1208,11 +1194,9 @@ static void report_start_check(struct ofcd *d, const struct job *j)
 		 j->nprobe, j->nprobe == 1 ? "" : "s", up, same, up - same - fresh, fresh);
 }
 
-static void want_cluster_job(struct ofcd *d, enum job_kind kind);
-
-static void job_done(struct ofcd *d, struct job *j)
+void ofcd_job_done(struct ofcd *d, struct job *j)
 {
-	struct conn *c = j->conn_id ? find_conn(d, j->conn_id) : NULL;
+	struct conn *c = j->conn_id ? conn_find(d, j->conn_id) : NULL;
 
 	if (j->kind == JOB_SCHEDULE) {
 		/* Only an error's answer is small enough to look into cheaply. */
@@ -1252,7 +1236,7 @@ static void job_done(struct ofcd *d, struct job *j)
 			d->leading = store_epoch(d->store) != 0;
 			d->took_over_ms = j->done_ms;
 			if (d->leading)
-				replay_queue(d);
+				ofcd_replay_queue(d);
 			/* the start check, now that this replica may read them */
 			if (d->leading && d->o.probe_interval > 0 && !d->stopping) {
 				struct job *p = xcalloc(1, sizeof(*p));
@@ -1265,11 +1249,11 @@ static void job_done(struct ofcd *d, struct job *j)
 		}
 		if (d->sync_again) {
 			d->sync_again = false;
-			want_cluster_job(d, JOB_SYNC);
+			ofcd_want_cluster_job(d, JOB_SYNC);
 		}
 		job_free(j);
-		plan_check(d);
-		maybe_start(d);
+		ofcd_plan_check(d);
+		ofcd_maybe_start(d);
 		return;
 	}
 	if (j->kind == JOB_PROBE || j->kind == JOB_PLAN) {
@@ -1278,14 +1262,14 @@ static void job_done(struct ofcd *d, struct job *j)
 		 * config and state first, then the event. */
 		publish(d, j);
 		for (uint32_t i = 0; i < j->nprobe; i++) {
-			int k = snap_dev(d->snap, j->probe[i].name);
+			int k = ofcd_snap_dev(d->snap, j->probe[i].name);
 			Ofc__V1__DeviceState *m = k >= 0 ? d->snap->devs[k] : NULL;
 
 			if (!m)
 				continue;
 			if (!m->has_reachable || m->reachable != j->probe[i].reachable)
-				set_reachable(d, k, j->probe[i].reachable, j->probe[i].error,
-					      j->probe[i].reason);
+				ofcd_set_reachable(d, k, j->probe[i].reachable, j->probe[i].error,
+						   j->probe[i].reason);
 			if (!m->has_in_sync || m->in_sync != j->probe[i].in_sync) {
 				m->has_in_sync = 1;
 				m->in_sync = j->probe[i].in_sync;
@@ -1329,8 +1313,8 @@ static void job_done(struct ofcd *d, struct job *j)
 				 (unsigned long long)j->ticket);
 	}
 	job_free(j);
-	plan_check(d);
-	maybe_start(d);
+	ofcd_plan_check(d);
+	ofcd_maybe_start(d);
 }
 
 /* ---- stopping and reloading ------------------------------------------------------------ */
@@ -1342,7 +1326,7 @@ static int64_t drain_timer(struct loop *l, uint64_t id, void *ctx)
 
 	(void)id;
 	for (size_t i = 0; i < d->nconns; i++)
-		pending |= !d->conns[i]->dead && unsent(d->conns[i]) > 0;
+		pending |= !d->conns[i]->dead && conn_unsent(d->conns[i]) > 0;
 	if (!pending || now_seconds() > d->drain_deadline) {
 		loop_stop(l);
 		return LOOP_NOMORE;
@@ -1391,7 +1375,7 @@ static void begin_stop(struct ofcd *d)
 		ofcd_log(d, OFCD_LOG_NOTICE,
 			 "the workload's schedule, computing for %.0f s, is given up",
 			 (double)(unix_ms() - d->planner->since_ms) / 1000);
-	plan_stop(d);
+	ofcd_plan_stop(d);
 	job_free(d->plan_job);
 	d->plan_job = NULL;
 	pthread_mutex_lock(&d->mu);
@@ -1400,7 +1384,7 @@ static void begin_stop(struct ofcd *d)
 	pthread_mutex_unlock(&d->mu);
 	while (sq) {
 		struct job *next = sq->next;
-		struct conn *c = find_conn(d, sq->conn_id);
+		struct conn *c = conn_find(d, sq->conn_id);
 
 		if (c)
 			reply(c, sq->req_id, OFC__V1__STATUS__STATUS_CANCELLED,
@@ -1442,9 +1426,9 @@ static void queue_reload(struct ofcd *d)
 
 /* A streamed GetSchedule's frame: to its client, acknowledged at once
  * while the client keeps up, else when its unsent answers drain. */
-static void stream_frame(struct ofcd *d, struct note *n)
+void conn_stream_frame(struct ofcd *d, struct note *n)
 {
-	struct conn *c = find_conn(d, n->stream_conn);
+	struct conn *c = conn_find(d, n->stream_conn);
 
 	if (!c) {
 		stream_ack(n->stream, 1, true);
@@ -1455,7 +1439,7 @@ static void stream_frame(struct ofcd *d, struct note *n)
 	conn_queue(c, n->sched, n->sched_len, NULL, 0); /* may flush and acknowledge */
 	if (c->dead)
 		return; /* conn_kill cancelled it */
-	if (c->stream_owed && unsent(c) < OUT_HIGH) {
+	if (c->stream_owed && conn_unsent(c) < OUT_HIGH) {
 		stream_ack(c->stream, c->stream_owed, false);
 		c->stream_owed = 0;
 	}
@@ -1465,7 +1449,7 @@ static void stream_frame(struct ofcd *d, struct note *n)
 
 /* A takeover replaces a sync waiting; a sync asked while one waits or runs
  * is one more sync after it. */
-static void want_cluster_job(struct ofcd *d, enum job_kind kind)
+void ofcd_want_cluster_job(struct ofcd *d, enum job_kind kind)
 {
 	struct job *j;
 
@@ -1485,7 +1469,7 @@ static void want_cluster_job(struct ofcd *d, enum job_kind kind)
 
 /* This replica leads no more: what waits is answered with who leads now
  * (the running job ends on its own at its next write or device command). */
-static void refuse_queue(struct ofcd *d)
+void ofcd_refuse_queue(struct ofcd *d)
 {
 	char msg[900];
 	struct arena a = {0};
@@ -1493,7 +1477,7 @@ static void refuse_queue(struct ofcd *d)
 	cluster_refusal(d, &d->cl, msg, sizeof(msg));
 	while (d->queue) {
 		struct job *j = d->queue;
-		struct conn *c = find_conn(d, j->conn_id);
+		struct conn *c = conn_find(d, j->conn_id);
 
 		d->queue = j->next;
 		d->nqueue--;
@@ -1537,7 +1521,7 @@ static void refuse_queue(struct ofcd *d)
  * had not started, from etcd's queue, queued here in their order as if
  * their clients had sent them here (a gateway's principal checked again),
  * answered to nobody; then etcd's queue is this leader's. */
-static void replay_queue(struct ofcd *d)
+void ofcd_replay_queue(struct ofcd *d)
 {
 	struct Ofc__V1__MutationQueue *q = queue_load(d);
 	struct job *mine = queue_takeover_begin(d);
@@ -1584,25 +1568,25 @@ static void cluster_event(struct ofcd *d, enum store_event ev)
 	switch (ev) {
 	case STORE_EV_LEADER:
 		d->elected_ms = unix_ms();
-		want_cluster_job(d, JOB_TAKEOVER);
+		ofcd_want_cluster_job(d, JOB_TAKEOVER);
 		break;
 	case STORE_EV_DEPOSED:
 		cluster_deposed(d);
-		refuse_queue(d);
-		want_cluster_job(d, JOB_SYNC);
+		ofcd_refuse_queue(d);
+		ofcd_want_cluster_job(d, JOB_SYNC);
 		break;
 	case STORE_EV_CHANGED:
 		atomic_store(&d->cl_change_posted, false);
-		want_cluster_job(d, JOB_SYNC);
+		ofcd_want_cluster_job(d, JOB_SYNC);
 		break;
 	default: /* (health: a deposed replica's reload that found etcd silent, again) */
 		if (d->cl_reload)
-			want_cluster_job(d, JOB_SYNC);
+			ofcd_want_cluster_job(d, JOB_SYNC);
 		break;
 	}
 	if (cluster_refresh(d) || ev != STORE_EV_HEALTH)
 		changed(d);
-	maybe_start(d);
+	ofcd_maybe_start(d);
 }
 
 /* What GetState shows of the lease moves on by itself. */
@@ -1667,7 +1651,7 @@ static void news_probe(struct ofcd *d)
 		 "device news from %s (a notification, or a new subscription): probing", from);
 	j = xcalloc(1, sizeof(*j));
 	j->kind = JOB_PROBE;
-	hand_to_worker(d, j);
+	ofcd_hand_to_worker(d, j);
 }
 
 static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
@@ -1693,22 +1677,22 @@ static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
 		struct note *next = n->next;
 
 		if (n->job)
-			job_done(d, n->job);
+			ofcd_job_done(d, n->job);
 		else if (n->stream)
-			stream_frame(d, n);
+			conn_stream_frame(d, n);
 		else if (n->plan)
-			plan_landed(d, n->plan);
+			ofcd_plan_landed(d, n->plan);
 		else if (n->cluster)
 			cluster_event(d, n->cluster);
 		else
-			on_event(d, n);
-		n->job = NULL;	/* job_done freed it */
-		n->plan = NULL; /* plan_landed took it */
+			ofcd_on_event(d, n);
+		n->job = NULL;	/* ofcd_job_done freed it */
+		n->plan = NULL; /* ofcd_plan_landed took it */
 		note_free(n);
 		n = next;
 	}
 	news_probe(d);
-	reap(d);
+	conn_reap(d);
 	check_drain(d);
 }
 
@@ -1728,7 +1712,7 @@ static void signal_event(struct loop *l, int fd, void *ctx, unsigned mask)
 			begin_stop(d);
 		}
 	}
-	reap(d);
+	conn_reap(d);
 }
 
 /* Disconnect clients that stalled: half a request, or replies unread, for
@@ -1749,11 +1733,11 @@ static int64_t sweep_timer(struct loop *l, uint64_t id, void *ctx)
 			conn_kill(c, OFCD_LOG_WARNING,
 				  "half a request (%zu bytes) waited %.0f s for the rest",
 				  c->in_len, now - c->in_since);
-		else if (unsent(c) && now - c->out_since > t)
+		else if (conn_unsent(c) && now - c->out_since > t)
 			conn_kill(c, OFCD_LOG_WARNING, "%zu bytes of replies unread for %.0f s",
-				  unsent(c), now - c->out_since);
+				  conn_unsent(c), now - c->out_since);
 	}
-	reap(d);
+	conn_reap(d);
 	ofcd_log_flush(d);
 	return t < 1 ? 100 : 1000;
 }
@@ -1770,7 +1754,7 @@ static int64_t probe_timer(struct loop *l, uint64_t id, void *ctx)
 		struct job *j = xcalloc(1, sizeof(*j));
 
 		j->kind = JOB_PROBE;
-		hand_to_worker(d, j);
+		ofcd_hand_to_worker(d, j);
 	}
 	return (int64_t)(d->o.probe_interval * 1000);
 }
@@ -1924,7 +1908,7 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 			return ofc_error_set(err, OFC_E_RUNTIME, "signalfd: %s", strerror(errno));
 		loop_add(d->loop, d->sig_fd, LOOP_READ, signal_event, d);
 	}
-	listeners(d, true);
+	conn_listeners(d, true);
 	loop_add(d->loop, d->wake_fd, LOOP_READ, wake_event, d);
 	d->sweep_timer = loop_timer(d->loop, 1000, sweep_timer, d);
 	if (d->o.probe_interval > 0)
@@ -1945,7 +1929,7 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 
 		j->kind = JOB_PROBE;
 		j->startup = true;
-		hand_to_worker(d, j);
+		ofcd_hand_to_worker(d, j);
 	}
 	/* A replica campaigns now: it reads its devices once it
 	 * leads. */
@@ -1956,7 +1940,7 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	}
 	/* Ready before the workload's schedule: an all-to-all's is computed
 	 * now, in the background. */
-	plan_check(d);
+	ofcd_plan_check(d);
 	/* A stop asked before the loop ran is in the eventfd already. */
 	rc = loop_run(d->loop, err);
 	pthread_mutex_lock(&d->mu);
