@@ -4,7 +4,7 @@
  * that a request kind is listed once (docs/control.md, "Requests", is
  * checked against it). Adding a request: its message in
  * proto/control.proto's Request oneof, a row here, a handler in ofcd
- * (controller/ofcd/server.c, `handlers`), a line in docs/control.md.
+ * (controller/ofcd/requests.c, `handlers`), a line in docs/control.md.
  *
  * Only data and lookups: both binaries link it, and it knows nothing of
  * either (no handler pointers: ofcd keeps its handlers by the row's kind). */

@@ -1,8 +1,9 @@
 /* Private to ofcd's loop thread: a connection, the request being
- * answered, and what the requests' files (requests.c, read_requests.c,
- * mutation_requests.c) call of the connections' and the queue's
- * (server.c). The connections call the requests only through d->chain
- * (internal.h). */
+ * answered, what the requests' files (requests.c, read_requests.c,
+ * mutation_requests.c) call of the connections' and the queue's, and what
+ * the loop's files (server.c, conn_io.c, connections.c, events.c,
+ * dispatch.c, cluster.c) call of each other. The connections call the
+ * requests only through d->chain (internal.h). */
 #ifndef OFC_CONTROLLER_OFCD_CONN_H
 #define OFC_CONTROLLER_OFCD_CONN_H
 
@@ -71,8 +72,8 @@ struct request {
 #define IN_INITIAL (16u << 10) /* input buffer to start with */
 #define BUF_KEEP   (64u << 10) /* an idle connection's buffers shrink back below this */
 
-/* server.c: the connections' output and the mutation queue, for the
- * requests' handlers. */
+/* conn_io.c and dispatch.c: the connections' output and the mutation
+ * queue, for the requests' handlers. */
 void changed(struct ofcd *d); /* what GetState shows changed */
 /* What the request being answered may see: the read-only socket's view
  * (device failures as a word, no credentials paths, the smaller budgets)
@@ -97,7 +98,11 @@ int refuse_req(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt,
 int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struct ofcd **out,
 		struct ofc_error *err);
 
-/* server.c: what the loop's files call of each other. */
+/* What the loop's files call of each other, from the bottom up (no
+ * circles between them): conn_io.c (a connection's frames), events.c (the
+ * watchers), cluster.c (a replica's queue), dispatch.c (the queue and the
+ * finished jobs), connections.c (accepting, closing), server.c (the
+ * loop). */
 size_t conn_unsent(const struct conn *c);
 /* Charge buffers of in_cap and out_cap bytes to the connection's user:
  * false (nothing changed) past max_buffer_per_uid. */
