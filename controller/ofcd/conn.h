@@ -2,7 +2,7 @@
  * answered, what the requests' files (requests.c, read_requests.c,
  * mutation_requests.c) call of the connections' and the queue's, and what
  * the loop's files (server.c, conn_io.c, connections.c, events.c,
- * dispatch.c, cluster.c) call of each other. The connections call the
+ * job_queue.c, cluster.c) call of each other. The connections call the
  * requests only through d->chain (internal.h). */
 #ifndef OFC_CONTROLLER_OFCD_CONN_H
 #define OFC_CONTROLLER_OFCD_CONN_H
@@ -72,7 +72,7 @@ struct request {
 #define IN_INITIAL (16u << 10) /* input buffer to start with */
 #define BUF_KEEP   (64u << 10) /* an idle connection's buffers shrink back below this */
 
-/* conn_io.c and dispatch.c: the connections' output and the mutation
+/* conn_io.c and job_queue.c: the connections' output and the mutation
  * queue, for the requests' handlers. */
 void changed(struct ofcd *d); /* what GetState shows changed */
 /* What the request being answered may see: the read-only socket's view
@@ -100,7 +100,7 @@ int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struc
 
 /* What the loop's files call of each other, from the bottom up (no
  * circles between them): conn_io.c (a connection's frames), events.c (the
- * watchers), cluster.c (a replica's queue), dispatch.c (the queue and the
+ * watchers), cluster.c (a replica's queue), job_queue.c (the queue and the
  * finished jobs), connections.c (accepting, closing), server.c (the
  * loop). */
 size_t conn_unsent(const struct conn *c);

@@ -3,7 +3,7 @@
  * each user's connections and buffers, a rest for the listeners when
  * descriptors run out), reading their requests (conn_event, a budget per
  * wake-up), and closing the ones marked dead, whose queued mutations are
- * dropped (cancel_job, dispatch.c). Their frames and answers are
+ * dropped (cancel_job, job_queue.c). Their frames and answers are
  * conn_io.c's. */
 #include "controller/ofcd/conn.h"
 #include "controller/ofcd/internal.h"

@@ -3,7 +3,7 @@
  *   server.c      the event loop: opening, its notes and timers, stopping;
  *                 clients in conn_io.c (frames, answers) and connections.c
  *                 (accepting, closing), the mutation queue and finished
- *                 jobs in dispatch.c, events to watchers in events.c; the
+ *                 jobs in job_queue.c, events to watchers in events.c; the
  *                 requests in requests.c, read_requests.c and
  *                 mutation_requests.c (conn.h)
  *   work.c        the two workers and which job runs where; their jobs:

@@ -3,7 +3,7 @@
  * probe, device-news and lease timers, a replica's leadership events),
  * stopping and reloading, and closing (docs/control.md,
  * docs/ARCHITECTURE.md "ofcd"). The loop's other parts: conn_io.c and
- * connections.c (the clients), dispatch.c (the mutation queue and the
+ * connections.c (the clients), job_queue.c (the mutation queue and the
  * finished jobs), events.c (the watchers), cluster.c (replicas). */
 #include "controller/ofcd/conn.h"
 #include "controller/ofcd/internal.h"
