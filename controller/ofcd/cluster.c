@@ -9,12 +9,15 @@
  * The store's threads call on_store; everything else here runs on the loop
  * thread (the notes) or builds messages from the store's view, which any
  * thread may ask for. */
+#include "controller/ofcd/conn.h"
 #include "controller/ofcd/internal.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "proto/state.pb-c.h"
 
 /* (a store thread) What the store says goes to the loop as a note; changes
  * of the state are coalesced (one sync at a time reads all of them). */
@@ -360,4 +363,122 @@ void cluster_synced(struct ofcd *d, const struct job *j)
 		d->cl_reload = false;
 		cluster_refresh(d);
 	}
+}
+
+/* ---- on the loop: a replica's jobs, and the queue refused or replayed ------- */
+
+/* A takeover replaces a sync waiting; a sync asked while one waits or runs
+ * is one more sync after it. */
+void ofcd_want_cluster_job(struct ofcd *d, enum job_kind kind)
+{
+	struct job *j;
+
+	if (d->stopping)
+		return;
+	if (d->cluster_job && (d->cluster_job->kind == JOB_TAKEOVER || kind == JOB_SYNC))
+		return;
+	if (kind == JOB_SYNC && d->running && d->running->kind == JOB_SYNC) {
+		d->sync_again = true;
+		return;
+	}
+	job_free(d->cluster_job);
+	j = xcalloc(1, sizeof(*j));
+	j->kind = kind;
+	d->cluster_job = j;
+}
+
+/* This replica leads no more: what waits is answered with who leads now
+ * (the running job ends on its own at its next write or device command). */
+void ofcd_refuse_queue(struct ofcd *d)
+{
+	char msg[900];
+	struct arena a = {0};
+
+	cluster_refusal(d, &d->cl, msg, sizeof(msg));
+	while (d->queue) {
+		struct job *j = d->queue;
+		struct conn *c = conn_find(d, j->conn_id);
+
+		d->queue = j->next;
+		d->nqueue--;
+		/* One in etcd's queue is the next leader's to run: its client
+		 * is told so, and not to send it again (NOT_LEADER would make
+		 * ofc and the Python client ask the new leader themselves),
+		 * unless it has a request_key: the next leader runs that once
+		 * however often it is sent, so its client asks it. */
+		bool handed = j->stored && !j->key;
+		char hmsg[1100];
+
+		if (handed)
+			snprintf(hmsg, sizeof(hmsg),
+				 "ticket %llu was not run here: this replica (%s) leads no more; "
+				 "it is in etcd's queue, and the next leader runs it after its "
+				 "takeover (watch it there; do not send it again)",
+				 (unsigned long long)j->ticket, d->cl.name);
+		if (c) {
+			Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+
+			r.has_id = r.has_status = 1;
+			r.id = j->req_id;
+			r.status = handed ? OFC__V1__STATUS__STATUS_UNAVAILABLE
+					  : OFC__V1__STATUS__STATUS_NOT_LEADER;
+			r.message = handed ? hmsg : msg;
+			if (!handed)
+				r.leader = cluster_refusal_leader(&a, &d->cl);
+			send_response(c, &r);
+		}
+		ofcd_log(d, OFCD_LOG_NOTICE, "ticket %llu (%s %s) not run: %s",
+			 (unsigned long long)j->ticket, job_kind_name(j->kind), j->target,
+			 handed ? "handed to the next leader through etcd's queue" : msg);
+		job_free(j);
+	}
+	d->queue_tail = NULL;
+	queue_forget(d);
+	arena_free(&a);
+}
+
+/* After a takeover: the mutations the last leader queued and
+ * had not started, from etcd's queue, queued here in their order as if
+ * their clients had sent them here (a gateway's principal checked again),
+ * answered to nobody; then etcd's queue is this leader's. */
+void ofcd_replay_queue(struct ofcd *d)
+{
+	struct Ofc__V1__MutationQueue *q = queue_load(d);
+	struct job *mine = queue_takeover_begin(d);
+
+	outcomes_takeover(d); /* (what a resend queued here is answered from) */
+	for (size_t i = 0; q && i < q->n_entries; i++) {
+		const Ofc__V1__MutationQueue__Entry *e = q->entries[i];
+		Ofc__V1__Request *req =
+		    ofc__v1__request__unpack(NULL, e->request.len, e->request.data);
+		struct conn *c = xcalloc(1, sizeof(*c));
+		uint64_t before = d->next_ticket;
+
+		if (!req) {
+			ofcd_log(d, OFCD_LOG_ERR,
+				 "the last leader's ticket %llu in etcd's queue is not a Request: "
+				 "not run",
+				 (unsigned long long)e->ticket);
+			free(c);
+			continue;
+		}
+		c->d = d;
+		c->dead = c->replay = true;
+		c->gw = e->gateway;
+		c->admin = !c->gw;
+		c->peer.uid = e->uid;
+		c->peer.gid = e->gid;
+		c->peer.pid = e->pid;
+		d->chain.request(c, req, e->request.data, e->request.len);
+		if (d->next_ticket != before)
+			ofcd_log(d, OFCD_LOG_NOTICE,
+				 "ticket %llu is the last leader's ticket %llu, queued there and "
+				 "not started: run here",
+				 (unsigned long long)d->next_ticket, (unsigned long long)e->ticket);
+		ofc__v1__request__free_unpacked(req, NULL);
+		free(c);
+	}
+	if (q)
+		ofc__v1__mutation_queue__free_unpacked(q, NULL);
+	queue_takeover_end(d, mine);
 }

@@ -1,8 +1,9 @@
 /* Private to ofcd's loop thread: a connection, the request being
- * answered, and what the requests' files (requests.c, read_requests.c,
- * mutation_requests.c) call of the connections' and the queue's
- * (server.c). The connections call the requests only through d->chain
- * (internal.h). */
+ * answered, what the requests' files (requests.c, read_requests.c,
+ * mutation_requests.c) call of the connections' and the queue's, and what
+ * the loop's files (server.c, conn_io.c, connections.c, events.c,
+ * job_queue.c, cluster.c) call of each other. The connections call the
+ * requests only through d->chain (internal.h). */
 #ifndef OFC_CONTROLLER_OFCD_CONN_H
 #define OFC_CONTROLLER_OFCD_CONN_H
 
@@ -19,7 +20,7 @@ struct obuf {
 
 struct conn {
 	/* A mutation the last leader queued, run again after a
-	 * takeover (replay_queue): not a connection; answers go to the log. */
+	 * takeover (ofcd_replay_queue): not a connection; answers go to the log. */
 	bool replay;
 	struct ofcd *d;
 	uint64_t id;
@@ -48,7 +49,7 @@ struct conn {
 	bool watching;
 	uint64_t watch_id;
 	bool closing; /* send what is queued, then close */
-	bool dead;    /* to be closed by reap() */
+	bool dead;    /* to be closed by conn_reap() */
 };
 
 /* A request being answered: what the chain (run_request) hands its
@@ -64,8 +65,15 @@ struct request {
 	struct principal who;
 };
 
-/* server.c: the connections' output and the mutation queue, for the
- * requests' handlers. */
+/* A connection's buffers: the requests of a client whose unsent answers
+ * exceed OUT_HIGH wait in the kernel; buffers start at IN_INITIAL and an
+ * idle connection's shrink back below BUF_KEEP. */
+#define OUT_HIGH   (1u << 20)  /* stop reading a client's requests above this much unsent */
+#define IN_INITIAL (16u << 10) /* input buffer to start with */
+#define BUF_KEEP   (64u << 10) /* an idle connection's buffers shrink back below this */
+
+/* conn_io.c and job_queue.c: the connections' output and the mutation
+ * queue, for the requests' handlers. */
 void changed(struct ofcd *d); /* what GetState shows changed */
 /* What the request being answered may see: the read-only socket's view
  * (device failures as a word, no credentials paths, the smaller budgets)
@@ -89,6 +97,42 @@ int refuse_req(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt,
 /* The daemon with chain plugged into its connections (ofcd_open). */
 int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struct ofcd **out,
 		struct ofc_error *err);
+
+/* What the loop's files call of each other, from the bottom up (no
+ * circles between them): conn_io.c (a connection's frames), events.c (the
+ * watchers), cluster.c (a replica's queue), job_queue.c (the queue and the
+ * finished jobs), connections.c (accepting, closing), server.c (the
+ * loop). */
+size_t conn_unsent(const struct conn *c);
+/* Charge buffers of in_cap and out_cap bytes to the connection's user:
+ * false (nothing changed) past max_buffer_per_uid. */
+bool conn_charge(struct conn *c, size_t in_cap, size_t out_cap);
+uint32_t conn_max_frame(const struct conn *c); /* the largest request it may send */
+void conn_kill(struct conn *c, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
+void conn_read_pause(struct conn *c, bool pause);
+void conn_flush(struct conn *c);
+void conn_stream_drop(struct conn *c);
+void conn_process_input(struct conn *c); /* answer every complete frame in */
+struct conn *conn_find(struct ofcd *d, uint64_t id);
+void conn_stream_frame(struct ofcd *d, struct note *n); /* a streamed GetSchedule's frame */
+void conn_reap(struct ofcd *d);				/* close the connections marked dead */
+void conn_listeners(struct ofcd *d, bool on);
+void ofcd_hand_to_worker(struct ofcd *d, struct job *j);
+void ofcd_maybe_start(struct ofcd *d); /* hand the mutation worker its next job */
+void ofcd_job_done(struct ofcd *d, struct job *j);
+/* n (may be NULL): a note with a re-planned schedule and the failures. */
+void ofcd_broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, uint64_t ticket,
+			  const char *device, const char *message, const char *sentence,
+			  uint64_t time_ms, const struct note *n);
+void ofcd_on_event(struct ofcd *d, struct note *n);
+int ofcd_snap_dev(struct snapshot *s, const char *name); /* its index, or -1 */
+void ofcd_set_reachable(struct ofcd *d, int i, bool up, const char *error, enum ofc_reason reason);
+void ofcd_plan_stop(struct ofcd *d);
+void ofcd_plan_check(struct ofcd *d); /* start the planner if the config needs one */
+void ofcd_plan_landed(struct ofcd *d, struct plan_task *t);
+void ofcd_want_cluster_job(struct ofcd *d, enum job_kind kind);
+void ofcd_refuse_queue(struct ofcd *d); /* this replica leads no more */
+void ofcd_replay_queue(struct ofcd *d); /* after a takeover: the last leader's queue */
 
 /* read_requests.c and mutation_requests.c: the request table's handlers
  * (requests.c). */

@@ -1,7 +1,11 @@
 /* Private to controller/ofcd/: the parts of ofcd that its files share.
  *
- *   server.c      the event loop side: sockets, connections, frames,
- *                 authorisation, reads from the snapshot, the mutation queue
+ *   server.c      the event loop: opening, its notes and timers, stopping;
+ *                 clients in conn_io.c (frames, answers) and connections.c
+ *                 (accepting, closing), the mutation queue and finished
+ *                 jobs in job_queue.c, events to watchers in events.c; the
+ *                 requests in requests.c, read_requests.c and
+ *                 mutation_requests.c (conn.h)
  *   work.c        the two workers and which job runs where; their jobs:
  *                 mutation.c (ApplyConfig, Reconfigure, probes, failures),
  *                 takeover.c (a replica's takeover and sync), schedule_job.c
@@ -597,7 +601,7 @@ const char *ofcd_public_reason(enum ofc_reason r);
 /* Queue a note for the loop and wake it (any thread). */
 void ofcd_note(struct ofcd *d, struct note *n);
 /* A device's own news (device_cfg.news, any thread): the loop probes the
- * devices soon (server.c news_probe). */
+ * devices soon (server.c, news_probe). */
 void ofcd_device_news(void *ctx, const char *device);
 /* A replica's fence (ctl_opts.fence, ctx the ofcd): store_fence,
  * for the devices. */
@@ -972,9 +976,9 @@ uint8_t *outcomes_pack(const struct outcomes *t, uint64_t epoch, size_t *len);
 int outcomes_unpack(struct outcomes *t, const uint8_t *buf, size_t len);
 bool outcome_key_ok(const char *key);
 /* (loop) enqueue: j keeps its Request's bytes (raw, len; a replica's, for
- * etcd's queue; gw: it came through the gateway) and its request_key. maybe_start, j just out of
- * the queue: true when j is answered without running (j->reply set: its recorded outcome, or a
- * refusal of its key), else j is marked started (with etcd's queue, one write). job_done: j's
+ * etcd's queue; gw: it came through the gateway) and its request_key. ofcd_maybe_start, j just out
+ * of the queue: true when j is answered without running (j->reply set: its recorded outcome, or a
+ * refusal of its key), else j is marked started (with etcd's queue, one write). ofcd_job_done: j's
  * answer recorded. A takeover: the last leader's table read and its started entries settled. */
 void outcome_adopt(struct ofcd *d, struct job *j, bool mutation, const uint8_t *raw, size_t len,
 		   bool gw);

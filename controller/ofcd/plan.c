@@ -323,7 +323,7 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 		struct plan_out out = {0};
 
 		/* The whole answer is kept for an all-to-all only (GetSchedule
-		 * answers the workload from it: is_workload in server.c). */
+		 * answers the workload from it: is_workload in read_requests.c). */
 		plan_compute(pub, from ? &d->w_cfg->kept : NULL, d->w_cfg->kept_why, keep, NULL, t0,
 			     "re-planned", pub->coll == SCHED_ALLTOALL ? d->o.max_frame : 0, &msg,
 			     &out);

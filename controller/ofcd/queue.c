@@ -3,7 +3,7 @@
  * (ofc.v1.MutationQueue, the store's STORE_QUEUE) whenever that list
  * changes, each write a transaction guarded by its epoch as the record's
  * are; the next leader runs them after its takeover as if their clients
- * had sent them to it (server.c, replay_queue), answered to nobody: their
+ * had sent them to it (cluster.c, ofcd_replay_queue), answered to nobody: their
  * connections went with the last leader, and watchers see them queued and
  * run. The mutation running is not in it: the journal's repair decides
  * that one (old or new), as a restart's does; one with a request_key

@@ -9,7 +9,7 @@
  * step's message tree while its frames are packed; the loop holds at most
  * STREAM_WINDOW frames for the client beyond what it has read, because the
  * thread waits for the loop to acknowledge each frame once the client's
- * unsent answers are below OUT_HIGH (server.c stream_ack). A client that
+ * unsent answers are below OUT_HIGH (conn_io.c stream_ack). A client that
  * stops reading is cut by the usual client timeout, which cancels the
  * stream.
  *
@@ -158,7 +158,7 @@ static void *stream_main(void *arg)
 	arena_free(&a);
 	if (computed)
 		schedule_result_free(&r);
-	/* Done: the job goes back to the loop (job_done), or is freed here
+	/* Done: the job goes back to the loop (ofcd_job_done), or is freed here
 	 * when the daemon let go of it. */
 	struct note *n = xcalloc(1, sizeof(*n));
 	n->job = j;

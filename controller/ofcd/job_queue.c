@@ -1,0 +1,452 @@
+/* ofcd's jobs on the loop thread: the queue of mutations (enqueue,
+ * cancel_job), which job the mutation worker runs next (a replica's
+ * takeover or sync first, then the planner's result, then the queue, which
+ * waits a while for the planner: the planner's hold), and the finished
+ * jobs that come back as notes (ofcd_job_done: publish, answer, tell the
+ * watchers, start the next). */
+#include "controller/ofcd/conn.h"
+#include "controller/ofcd/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const status_names[] = {"ok",	  "invalid",   "denied",    "busy",
+					   "failed",	  "not-found", "cancelled", "internal",
+					   "unavailable", "not-leader"};
+
+/* ---- the mutation queue -------------------------------------------------------------- */
+
+/* A mutation (a transaction, queued with a ticket), not the daemon's own
+ * device probe or installing the planner's result. */
+bool is_mutation(const struct job *j)
+{
+	return j->kind != JOB_PROBE && j->kind != JOB_PLAN && j->kind != JOB_TAKEOVER &&
+	       j->kind != JOB_SYNC;
+}
+
+void ofcd_hand_to_worker(struct ofcd *d, struct job *j)
+{
+	d->running = j;
+	d->running_txn = 0;
+	d->running_state = "running";
+	j->t0 = now_seconds();
+	pthread_mutex_lock(&d->mu);
+	d->mjob = j;
+	pthread_cond_broadcast(&d->cond);
+	pthread_mutex_unlock(&d->mu);
+}
+
+void ofcd_maybe_start(struct ofcd *d)
+{
+	struct job *j = d->queue;
+
+	if (d->running)
+		return;
+	/* A replica's takeover or sync first: what it leads or
+	 * follows is the state everything after it works on. */
+	if (d->cluster_job) {
+		j = d->cluster_job;
+		d->cluster_job = NULL;
+		j->reload = d->cl_reload;
+		ofcd_hand_to_worker(d, j);
+		changed(d);
+		return;
+	}
+	/* The planner's result first: a failure waiting for it re-plans from
+	 * the MCF solution it keeps. */
+	if (d->plan_job) {
+		j = d->plan_job;
+		d->plan_job = NULL;
+		ofcd_hand_to_worker(d, j);
+		changed(d);
+		return;
+	}
+	/* Mutations wait for the planner (at most PLAN_HOLD_SECONDS), and
+	 * for a takeover's replay to queue them all. */
+	if (!j || d->q_replaying || (d->planner && now_seconds() < d->plan_hold_until))
+		return;
+	d->queue = j->next;
+	if (!d->queue)
+		d->queue_tail = NULL;
+	d->nqueue--;
+	j->next = NULL;
+	if (queue_start(d, j)) /* its key's recorded outcome: not run again */
+		ofcd_job_done(d, j);
+	else
+		ofcd_hand_to_worker(d, j);
+	changed(d);
+}
+
+/* Take the queue's last job out again (its write to etcd's queue failed). */
+static void unqueue_tail(struct ofcd *d, struct job *j)
+{
+	struct job *prev = NULL;
+
+	for (struct job *x = d->queue; x && x != j; x = x->next)
+		prev = x;
+	if (prev)
+		prev->next = NULL;
+	else
+		d->queue = NULL;
+	d->queue_tail = prev;
+	d->nqueue--;
+}
+
+/* Whether ofcd_maybe_start would hand j, the queue's only job, over at once. */
+static bool starts_now(const struct ofcd *d, const struct job *j)
+{
+	return !d->running && !d->cluster_job && !d->plan_job && d->queue == j &&
+	       !(d->planner && now_seconds() < d->plan_hold_until);
+}
+
+/* rq: the request j answers (NULL: none, a reload's). */
+void enqueue(struct ofcd *d, struct job *j, const struct request *rq)
+{
+	char msg[600];
+	struct ofc_error err = {0};
+
+	j->ticket = ++d->next_ticket;
+	outcome_adopt(d, j, is_mutation(j), rq ? rq->raw : NULL, rq ? rq->len : 0, rq && rq->c->gw);
+	queue_append(d, j);
+	/* A replica's waiting mutations are in etcd before they are
+	 * queued (one that starts at once is the journal's instead). */
+	if (queue_kept(d, j) && !starts_now(d, j) && queue_persist(d, &err) < 0) {
+		struct conn *c = conn_find(d, j->conn_id);
+
+		unqueue_tail(d, j);
+		ofcd_log(d, OFCD_LOG_WARNING, "%s %s not queued: %s", job_kind_name(j->kind),
+			 j->target, err.msg);
+		if (c)
+			reply(c, j->req_id,
+			      err.reason == OFC_R_FENCED ? OFC__V1__STATUS__STATUS_NOT_LEADER
+							 : OFC__V1__STATUS__STATUS_UNAVAILABLE,
+			      "%s", err.msg);
+		d->next_ticket--;
+		job_free(j);
+		return;
+	}
+	char from[160];
+	snprintf(msg, sizeof(msg), "ticket %llu: %s %s from %s (%u ahead)",
+		 (unsigned long long)j->ticket, job_kind_name(j->kind), j->target,
+		 job_from_words(j, from, sizeof(from)),
+		 d->nqueue - 1 + (d->running && is_mutation(d->running)));
+	ofcd_log(d, OFCD_LOG_INFO, "queued %s", msg);
+	ofcd_broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_QUEUED, 0, j->ticket, NULL, msg,
+			     msg, unix_ms(), NULL);
+	changed(d);
+	ofcd_maybe_start(d);
+}
+
+/* Take a queued mutation out; answer its client CANCELLED. */
+void cancel_job(struct ofcd *d, struct job *j, const char *why)
+{
+	struct job **pp = &d->queue, *prev = NULL;
+	struct conn *c;
+
+	for (; *pp && *pp != j; pp = &(*pp)->next)
+		prev = *pp;
+	if (!*pp)
+		return;
+	*pp = j->next;
+	if (d->queue_tail == j)
+		d->queue_tail = prev;
+	d->nqueue--;
+	if (queue_kept(d, j)) {
+		struct ofc_error e = {0};
+
+		if (queue_persist(d, &e) < 0)
+			ofcd_log(d, OFCD_LOG_WARNING,
+				 "ticket %llu is cancelled, but etcd's queue still lists it (%s): "
+				 "a next leader may run it",
+				 (unsigned long long)j->ticket, e.msg);
+	}
+	c = conn_find(d, j->conn_id);
+	if (c)
+		reply(c, j->req_id, OFC__V1__STATUS__STATUS_CANCELLED, "ticket %llu (%s %s) %s",
+		      (unsigned long long)j->ticket, job_kind_name(j->kind), j->target, why);
+	ofcd_log(d, OFCD_LOG_NOTICE, "ticket %llu (%s %s) %s", (unsigned long long)j->ticket,
+		 job_kind_name(j->kind), j->target, why);
+	char msg[600];
+	snprintf(msg, sizeof(msg), "ticket %llu (%s %s) %s", (unsigned long long)j->ticket,
+		 job_kind_name(j->kind), j->target, why);
+	d->ev_job = j;
+	ofcd_broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_CANCELLED, 0, j->ticket, NULL,
+			     msg, msg, unix_ms(), NULL);
+	d->ev_job = NULL;
+	job_free(j);
+	changed(d);
+}
+
+/* ---- finished jobs ---------------------------------------------------------------------- */
+
+/* A finished job's state and config become the daemon's (what it built
+ * while it ran: a committed transaction, a re-plan after a failure). */
+static void publish(struct ofcd *d, struct job *j)
+{
+	if (j->snap) {
+		snapshot_free(d->snap);
+		d->snap = j->snap;
+		j->snap = NULL;
+	}
+	if (j->new_cfg) {
+		fabcfg_unref(d->cfg);
+		d->cfg = j->new_cfg;
+		j->new_cfg = NULL;
+	}
+}
+
+/* The events a job held back until its state was published, in order. */
+static void flush_deferred(struct ofcd *d, struct job *j)
+{
+	while (j->deferred) {
+		struct note *n = j->deferred;
+
+		j->deferred = n->next;
+		ofcd_on_event(d, n);
+		note_free(n);
+	}
+	j->deferred_tail = NULL;
+}
+
+/* ---- the planner (plan.c) --------------------------------------------------------------- */
+
+/* Past PLAN_HOLD_SECONDS the queue goes on without the planner's result. */
+static int64_t plan_hold_timer(struct loop *l, uint64_t id, void *ctx)
+{
+	struct ofcd *d = ctx;
+
+	(void)l;
+	(void)id;
+	d->plan_timer = 0;
+	d->plan_hold_until = 0;
+	if (d->planner && d->queue)
+		ofcd_log(d, OFCD_LOG_WARNING,
+			 "the workload's schedule is still being computed after %d s: the %u "
+			 "waiting mutation%s go%s on without it",
+			 PLAN_HOLD_SECONDS, d->nqueue, d->nqueue == 1 ? "" : "s",
+			 d->nqueue == 1 ? "es" : "");
+	ofcd_maybe_start(d);
+	return LOOP_NOMORE;
+}
+
+void ofcd_plan_stop(struct ofcd *d)
+{
+	if (d->plan_timer)
+		loop_timer_del(d->loop, d->plan_timer);
+	d->plan_timer = 0;
+	d->plan_hold_until = 0;
+	plan_abandon(d->planner);
+	d->planner = NULL;
+	changed(d);
+}
+
+/* The published config's workload schedule is the planner's to compute
+ * (an all-to-all): start one. One computing another config (not the
+ * healthy one behind the published failures) is let go of: its MCF is
+ * cancelled and its thread, not waited for, drops what it found. */
+void ofcd_plan_check(struct ofcd *d)
+{
+	if (d->planner && d->planner->cfg != d->cfg && d->planner->cfg != d->cfg->healthy)
+		ofcd_plan_stop(d);
+	if (d->planner || d->stopping || !plan_needed(d->cfg))
+		return;
+	d->planner = plan_start(d, d->cfg);
+	if (!d->planner) {
+		ofcd_log(d, OFCD_LOG_ERR,
+			 "cannot start a thread for the workload's schedule: State.schedule stays "
+			 "empty until the next re-plan");
+		return;
+	}
+	d->plan_hold_until = now_seconds() + PLAN_HOLD_SECONDS;
+	d->plan_timer = loop_timer(d->loop, PLAN_HOLD_SECONDS * 1000, plan_hold_timer, d);
+	ofcd_log(d, OFCD_LOG_NOTICE,
+		 "computing the workload's %s schedule on %s in the background (mutations wait "
+		 "for it up to %d s)",
+		 sched_collective_name(d->cfg->coll), d->cfg->f->topology.spec, PLAN_HOLD_SECONDS);
+	changed(d);
+}
+
+/* The planner finished (t: the note's reference, ours now): its result
+ * goes to the mutation worker before any queued mutation. */
+void ofcd_plan_landed(struct ofcd *d, struct plan_task *t)
+{
+	struct job *j;
+
+	if (t != d->planner || d->stopping) {
+		plan_unref(t);
+		return;
+	}
+	ofcd_plan_stop(d);
+	ofcd_log(d, OFCD_LOG_INFO, "the workload's schedule was computed in %.1f s",
+		 (double)(unix_ms() - t->since_ms) / 1000);
+	j = xcalloc(1, sizeof(*j));
+	j->kind = JOB_PLAN;
+	j->plan = t;
+	job_free(d->plan_job);
+	d->plan_job = j;
+	ofcd_maybe_start(d);
+}
+
+/* The check once at start (ofcd_run): what each device holds against the
+ * record, in the log, so an operator sees at once whether ofcd reaches
+ * its devices and whether they were changed while it was down. Reads
+ * only: nothing is changed here. */
+static void report_start_check(struct ofcd *d, const struct job *j)
+{
+	uint32_t up = 0, same = 0, fresh = 0;
+
+	for (uint32_t i = 0; i < j->nprobe; i++) {
+		const struct probe_dev *p = &j->probe[i];
+
+		up += p->reachable;
+		same += p->in_sync && p->recorded;
+		fresh += p->reachable && !p->recorded;
+		if (!p->reachable)
+			ofcd_log(d, OFCD_LOG_WARNING, "start check: %s unreachable: %s", p->name,
+				 p->error);
+		else if (!p->recorded)
+			ofcd_log(
+			    d, OFCD_LOG_NOTICE,
+			    "start check: %s reachable, %u entries, nothing recorded for it yet",
+			    p->name, p->entries);
+		else if (p->in_sync)
+			ofcd_log(d, OFCD_LOG_NOTICE,
+				 "start check: %s reachable, %u entries, as the record says",
+				 p->name, p->entries);
+		else
+			ofcd_log(d, OFCD_LOG_WARNING,
+				 "start check: %s reachable, %u entries, NOT as the record says "
+				 "(changed while ofcd was down? status shows it; the next change "
+				 "takes it to its target)",
+				 p->name, p->entries);
+	}
+	ofcd_log(d,
+		 up == j->nprobe && same + fresh == j->nprobe ? OFCD_LOG_NOTICE : OFCD_LOG_WARNING,
+		 "start check: %u device%s: %u reachable, %u as recorded, %u not, %u with nothing "
+		 "recorded yet",
+		 j->nprobe, j->nprobe == 1 ? "" : "s", up, same, up - same - fresh, fresh);
+}
+
+void ofcd_job_done(struct ofcd *d, struct job *j)
+{
+	struct conn *c = j->conn_id ? conn_find(d, j->conn_id) : NULL;
+
+	if (j->kind == JOB_SCHEDULE) {
+		/* Only an error's answer is small enough to look into cheaply. */
+		Ofc__V1__Response *r = j->reply_len < 4096
+					   ? ofc__v1__response__unpack(NULL, j->reply_len, j->reply)
+					   : NULL;
+		metrics_job_done(&d->metrics, j,
+				 j->reply_len >= 4096 ||
+				     (r && r->status == OFC__V1__STATUS__STATUS_OK),
+				 now_seconds() - j->t0);
+		if (r)
+			ofc__v1__response__free_unpacked(r, NULL);
+		d->sched_pending--;
+		if (j->stream) {
+			for (uint32_t i = 0; i < d->nstreams; i++)
+				if (d->streams[i] == j->stream)
+					d->streams[i] = d->streams[--d->nstreams];
+			if (c && c->stream == j->stream) {
+				c->stream = NULL;
+				c->stream_owed = 0;
+			}
+			job_free(j);
+			return;
+		}
+		if (c)
+			conn_queue(c, j->reply, j->reply_len, NULL, 0);
+		job_free(j);
+		return;
+	}
+	if (j->kind == JOB_TAKEOVER || j->kind == JOB_SYNC) {
+		d->running = NULL;
+		cluster_synced(d, j);
+		publish(d, j);
+		changed(d);
+		flush_deferred(d, j);
+		if (j->kind == JOB_TAKEOVER && j->done_ms) {
+			d->leading = store_epoch(d->store) != 0;
+			d->took_over_ms = j->done_ms;
+			if (d->leading)
+				ofcd_replay_queue(d);
+			/* the start check, now that this replica may read them */
+			if (d->leading && d->o.probe_interval > 0 && !d->stopping) {
+				struct job *p = xcalloc(1, sizeof(*p));
+
+				p->kind = JOB_PROBE;
+				p->startup = true;
+				job_free(d->plan_job);
+				d->plan_job = p;
+			}
+		}
+		if (d->sync_again) {
+			d->sync_again = false;
+			ofcd_want_cluster_job(d, JOB_SYNC);
+		}
+		job_free(j);
+		ofcd_plan_check(d);
+		ofcd_maybe_start(d);
+		return;
+	}
+	if (j->kind == JOB_PROBE || j->kind == JOB_PLAN) {
+		d->running = NULL;
+		/* A switch lost or back changed the failures: the re-planned
+		 * config and state first, then the event. */
+		publish(d, j);
+		for (uint32_t i = 0; i < j->nprobe; i++) {
+			int k = ofcd_snap_dev(d->snap, j->probe[i].name);
+			Ofc__V1__DeviceState *m = k >= 0 ? d->snap->devs[k] : NULL;
+
+			if (!m)
+				continue;
+			if (!m->has_reachable || m->reachable != j->probe[i].reachable)
+				ofcd_set_reachable(d, k, j->probe[i].reachable, j->probe[i].error,
+						   j->probe[i].reason);
+			if (!m->has_in_sync || m->in_sync != j->probe[i].in_sync) {
+				m->has_in_sync = 1;
+				m->in_sync = j->probe[i].in_sync;
+				changed(d);
+			}
+		}
+		changed(d);
+		flush_deferred(d, j);
+		if (j->startup)
+			report_start_check(d, j);
+	} else {
+		Ofc__V1__Response *r = ofc__v1__response__unpack(NULL, j->reply_len, j->reply);
+		char from[160];
+
+		/* Publish first, then tell: whoever hears "committed" and asks
+		 * sees the committed state. */
+		publish(d, j);
+		changed(d);
+		flush_deferred(d, j);
+		d->running = NULL;
+		metrics_job_done(&d->metrics, j, r && r->status == OFC__V1__STATUS__STATUS_OK,
+				 now_seconds() - j->t0);
+		ofcd_log(d,
+			 r && r->status == OFC__V1__STATUS__STATUS_OK ? OFCD_LOG_NOTICE
+								      : OFCD_LOG_WARNING,
+			 "ticket %llu: %s%s %s from %s: %s: %s", (unsigned long long)j->ticket,
+			 job_kind_name(j->kind), j->dry_run ? " (dry run)" : "", j->target,
+			 job_from_words(j, from, sizeof(from)),
+			 r && r->status < ARRAY_SIZE(status_names) ? status_names[r->status] : "?",
+			 r && r->message ? r->message : "");
+		if (r && r->status != OFC__V1__STATUS__STATUS_OK && c)
+			d->errors++;
+		if (r)
+			ofc__v1__response__free_unpacked(r, NULL);
+		outcome_done(d, j);
+		if (c)
+			conn_queue(c, j->reply, j->reply_len, NULL, 0);
+		else if (j->conn_id)
+			ofcd_log(d, OFCD_LOG_INFO,
+				 "ticket %llu: its client went away before the answer",
+				 (unsigned long long)j->ticket);
+	}
+	job_free(j);
+	ofcd_plan_check(d);
+	ofcd_maybe_start(d);
+}
