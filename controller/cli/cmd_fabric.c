@@ -260,7 +260,7 @@ static int plan_workload(struct fabric_cmd *fc, const struct ofc_error *unread)
 						"--relabel, --partition or --max-moves");
 	if (strcmp(fc->workload, "config") == 0 && !fc->fabric->workload.present)
 		return cli_usage_error(fc->cmd, "%s has no workload section", fc->file);
-	const struct device_state **actual = unread ? NULL : cli_switch_states(fc->ctl);
+	const struct device_state **actual = unread ? NULL : ctl_switch_states(fc->ctl);
 	struct ofc_clock clk;
 	struct cli_progress prog;
 	cli_clock_init(&clk, &prog, fc->cmd, 0, fc->json);

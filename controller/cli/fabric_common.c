@@ -340,22 +340,6 @@ const struct option fabric_cmd_plan_options[] = {
     {0},
 };
 
-const struct device_state **cli_switch_states(const struct ctl *c)
-{
-	const struct fabric *f = c->fabric;
-	const struct device_state **actual = xcalloc((size_t)f->nswitches + 1, sizeof(*actual));
-
-	for (uint32_t i = 0; i < c->ndevs; i++) {
-		int s = c->devs[i].cfg.cls == DEV_SWITCH
-			    ? fabric_find_switch(f, c->devs[i].cfg.name)
-			    : -1;
-
-		if (s >= 0 && c->devs[i].read_ok)
-			actual[s] = &c->devs[i].actual;
-	}
-	return actual;
-}
-
 const char fabric_cmd_choose_help[] =
     "  --horizon RUNS           weigh moves against collective time: plan the target\n"
     "                           with the least switching time + RUNS x the predicted\n"

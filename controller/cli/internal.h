@@ -102,9 +102,6 @@ int cli_schedule_fluid(const struct schedule_print *p, const struct schedule_que
  * sweep: the --plot points too (JSON). */
 void print_jobplan_text(const struct jobplan_result *r, FILE *out);
 void print_jobplan_json(const struct jobplan_result *r, bool sweep, FILE *out);
-/* The switches' states a ctl read, by f->switches index (NULL where not
- * read); the caller frees the array. */
-const struct device_state **cli_switch_states(const struct ctl *c);
 /* The two families' printers; each returns the exit status. */
 int print_direct(const struct schedule_print *p, const struct schedule_result *r);
 int print_ring(const struct schedule_print *p, const struct schedule_result *r);

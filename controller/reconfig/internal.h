@@ -73,9 +73,6 @@ void ctl_hosts_target(const struct fabric *f, struct device_state *target);
 /* Every device's target again from c->fabric's circuits, then ctl_diff. */
 void ctl_retarget(struct ctl *c);
 
-/* The switches' last reads, indexed by the fabric's switch number (NULL
- * where unread), for fabric_relabel and its kin; caller frees the array. */
-const struct device_state **ctl_switch_states(const struct ctl *c);
 /* ctl_partition's second half: aim partition p at the circuits pc (p's
  * ports' cross-connects replaced by them, everything else as read). */
 int ctl_partition_aim(struct ctl *c, const struct partition *p, const struct circuit *pc,

@@ -217,6 +217,9 @@ void ctl_fabric_target(const struct ctl *c, uint32_t i, struct device_state *out
 int ctl_relabel(struct ctl *c, const struct relabel_opts *o, struct fabric_relabel *rep,
 		struct ofc_error *err);
 uint32_t ctl_plan_size(const struct ctl *c);
+/* The switches' last reads, indexed by the fabric's switch number (NULL
+ * where unread), for fabric_relabel and its kin; caller frees the array. */
+const struct device_state **ctl_switch_states(const struct ctl *c);
 /* A plan's operations by kind: removals (cross-connects, MRRs, circuits),
  * additions, routes set and removed (plan_text.c). */
 struct ctl_plan_counts {
