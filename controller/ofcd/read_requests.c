@@ -206,13 +206,6 @@ int get_state(const struct request *rq)
 	return 0;
 }
 
-/* `ofc schedule --algo swing-all` is a comparison table, not a schedule. */
-
-static bool algorithm_cli_only(const char *a)
-{
-	return !strcmp(a, "swing-all");
-}
-
 /* GetSchedule of the running workload as the daemon computes it (an
  * all-to-all by the MCF lowered to paths, on the running topology, at the
  * config's size): answered from the config's plan and kept MCF run. */
@@ -310,7 +303,7 @@ static int check_collective(struct conn *c, uint64_t id, const Ofc__V1__GetSched
 		    "unknown collective '%.64s' (allgather, reduce-scatter, allreduce, "
 		    "alltoall)",
 		    g->collective);
-	if (g->algorithm && *g->algorithm && algorithm_cli_only(g->algorithm))
+	if (g->algorithm && *g->algorithm && schedule_algorithm_cli_only(g->algorithm))
 		return refuse_req(
 		    c, id, OFC__V1__STATUS__STATUS_INVALID,
 		    "%.64s compares algorithms ('ofc schedule %s --collective %s --algo "

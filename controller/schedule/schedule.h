@@ -366,6 +366,9 @@ void schedule_kept_free(struct schedule_kept *k);
  * from the engine table (engines.c). */
 enum engine_fabric { ENGINE_DIRECT = 1, ENGINE_RING = 2, ENGINE_SERVERS = 4, ENGINE_ANY = 7 };
 bool schedule_algorithm_known(const char *algo);
+/* Whether algo is a table only `ofc schedule` prints (a comparison such as
+ * swing-all), which neither a config nor GetSchedule may name. */
+bool schedule_algorithm_cli_only(const char *algo);
 /* Whether q is the fluid engine's: it names it, or names nothing on a
  * config's server fabric (schedule_fluid answers it, not
  * schedule_compute). */

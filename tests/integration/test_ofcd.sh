@@ -219,6 +219,10 @@ done
 expect_error 2 "ofc: swing schedules allreduce" \
 	$OFC --socket "$SOCK" schedule --collective allgather --algo swing --topology torus:8x8
 expect_exit 2 $OFC --socket "$SOCK" schedule --collective allreduce --algo torus-rings
+# A comparison table is ofc schedule's alone (the engine table's CLI-only rows).
+expect_exit 2 $OFC --socket "$SOCK" schedule --collective allreduce --algo swing-all --topology torus:8x8 --size 1MiB
+grep -q "^ofc: swing-all compares algorithms ('ofc schedule .* --algo swing-all'); ask for one of them" "$TMP/err" && ok ||
+	bad "GetSchedule took a comparison table" "$(cat "$TMP/err")"
 # The read-only socket: reads yes, mutations no (even for root).
 expect_stdout_has "fabric torus64-ocs" $OFC --socket "$RO" status
 expect_error 1 "ofc: permission denied: reconfigure on the read-only socket, which answers reads only; mutations go to the main socket" \
