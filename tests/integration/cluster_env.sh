@@ -71,11 +71,7 @@ etcd_start() {
 	_n=$1
 	mkdir -p "$TMP/etcd"
 	etcd_pki || return 1
-	python3 -c '
-import socket, sys
-ss = [socket.socket() for _ in range(2 * int(sys.argv[1]))]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))' "$_n" >"$TMP/etcd/ports"
+	scripts/free-ports $((2 * _n)) >"$TMP/etcd/ports" || return 1
 	set -- $(cat "$TMP/etcd/ports")
 	_i=1
 	_init=""

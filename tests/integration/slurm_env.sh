@@ -16,11 +16,7 @@ slurm_configure() {
 	dd if=/dev/urandom of="$TMP/munge/munge.key" bs=1024 count=1 2>/dev/null
 	chmod 400 "$TMP/munge/munge.key"
 	# free loopback ports: slurmctld's and one per slurmd
-	python3 -c '
-import socket, sys
-ss = [socket.socket() for _ in range(int(sys.argv[1]) + 1)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))' "$_n" >"$TMP/ports"
+	scripts/free-ports $((_n + 1)) >"$TMP/ports" || return 1
 	set -- $(cat "$TMP/ports")
 	_ctld=$1
 	shift

@@ -77,11 +77,7 @@ rc=$?
 expect_json "[r['name'] for r in j['cluster']['replicas']] == ['r1']" $OFC --socket "$TMP/r1.sock" status --json
 
 # ---- a plain etcd, said in so many words ---------------------------------------------------
-set -- $(python3 -c '
-import socket
-ss = [socket.socket() for _ in range(2)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
+set -- $(scripts/free-ports 2)
 etcd --name p1 --data-dir "$TMP/etcd/p1" --listen-client-urls "http://127.0.0.1:$1" \
 	--advertise-client-urls "http://127.0.0.1:$1" --listen-peer-urls "http://127.0.0.1:$2" \
 	--initial-advertise-peer-urls "http://127.0.0.1:$2" --initial-cluster "p1=http://127.0.0.1:$2" \

@@ -320,7 +320,7 @@ if command -v promtool >/dev/null; then
 		bad "promtool check metrics" "$(head -5 "$TMP/promtool.out")"
 fi
 if command -v prometheus >/dev/null; then
-	PP=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	PP=$(scripts/free-ports 1)
 	printf '%s\n' "global:" "  scrape_interval: 1s" "scrape_configs:" "  - job_name: ofc" \
 		"    scheme: https" "    tls_config:" "      ca_file: $C/ca.pem" \
 		"      cert_file: $C/reader.pem" "      key_file: $C/reader.key" \

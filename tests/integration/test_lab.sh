@@ -132,7 +132,7 @@ if command -v prometheus >/dev/null; then
 		sed -n '/^<!-- prometheus.yml:/,/^```$/p' docs/ofcd.md | sed '1,2d;$d' |
 			sed "s|- targets: \[.*\]|- targets: [${targets%, }]|"
 	} >"$TMP/prom/prometheus.yml"
-	PP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	PP=$(scripts/free-ports 1)
 	prometheus --config.file="$TMP/prom/prometheus.yml" --storage.tsdb.path="$TMP/prom/data" \
 		--web.listen-address="127.0.0.1:$PP" >"$TMP/prom/log" 2>&1 &
 	PROM=$!

@@ -26,7 +26,7 @@ unshare -m --propagation private true 2>/dev/null || skip "cannot make a mount n
 
 ST="$TMP/state"
 mkdir -p "$ST"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+free_port() { scripts/free-ports 1; }
 P=$(free_port)
 ssh-keygen -q -t ed25519 -N '' -f "$TMP/host_key"
 ssh-keygen -q -t ed25519 -N '' -f "$TMP/ofc.key"
