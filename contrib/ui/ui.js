@@ -201,14 +201,14 @@
 			const nm = node("span");
 			nm.append(sw, node("span", p.name));
 			nm.setAttribute("data-partition", p.name);
-			const act = mayRelease(p.name) ? button("release", "release", p.name, () => api("/v1/release-partition", {name: p.name}).then(refreshSoon)) : "";
+			const act = mayRelease(p.name) ? button("release", "release", p.name, () => api("/v1/release-partition", {name: p.name}).then(refreshAfter)) : "";
 			return [nm, p.owner, p.topology, hostsText(p.hosts), when(p.since_unix_ms), p.at_target ? "yes" : "no", act];
 		});
 		$("partitions").replaceChildren(table(["name", "owner", "topology", "hosts", "since", "at target", ""], rows, "none held"));
 	}
 
 	function renderFailures(s) {
-		const rows = (s.failed || []).map((it) => [it, me && me.role === "admin" ? button("restore", "restore", it, () => api("/v1/report-failure", {items: [it], restore: true}).then(refreshSoon)) : ""]);
+		const rows = (s.failed || []).map((it) => [it, me && me.role === "admin" ? button("restore", "restore", it, () => api("/v1/report-failure", {items: [it], restore: true}).then(refreshAfter)) : ""]);
 		for (const mv of s.moved || []) rows.push(["moved " + mv, ""]);
 		const parts = [table(["failed", ""], rows, "none in effect")];
 		if (s.schedule_error) parts.push(node("p", s.schedule_error, "bad"));
@@ -300,8 +300,11 @@
 		}
 	}
 
-	function refreshSoon() {
+	/* After a button's request: the state again (the Watch would say so
+	 * too), its answer passed on. */
+	function refreshAfter(r) {
 		refresh();
+		return r;
 	}
 
 	function setLive(on, text) {

@@ -1017,6 +1017,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char 
 					    : "%.8s %.100s: no such route (docs/control.md, \"The "
 					      "network API\")",
 				 method, url);
+		} else if (gw_ui_cross_site(mc, method, r->ui)) {
+			r->early_code = MHD_HTTP_FORBIDDEN;
+			snprintf(r->early_msg, sizeof(r->early_msg),
+				 "permission denied: a request another site's page started "
+				 "(Sec-Fetch-Site)");
 		} else if (principal(g, mc, r)) {
 			const char *cl =
 			    MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Length");

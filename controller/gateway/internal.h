@@ -315,6 +315,13 @@ bool gw_ui_route(const char *url);
  * never served (more than one path component, a leading dot, "..", an
  * extension not of the page's). */
 const char *gw_ui_type(const char *name);
+/* A request a browser sent for a page of another site or origin
+ * (Sec-Fetch-Site cross-site or same-site), with the certificate an
+ * operator imported: refused, so that no other site can make the
+ * operator's browser ask for anything (a form's POST to /v1/apply, a
+ * script's to /v1/report-failure); only a link's navigation to the page
+ * itself (page) opens. Clients other than browsers do not send the header. */
+bool gw_ui_cross_site(struct MHD_Connection *mc, const char *method, bool page);
 /* Answer url (gw_ui_route's) to the principal pr, whom the policy named;
  * ui NULL: the gateway serves no page (404). */
 enum MHD_Result gw_ui_answer(const struct gw_ui *ui, struct MHD_Connection *mc, const char *method,

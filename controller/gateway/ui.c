@@ -83,6 +83,13 @@ void gw_ui_close(struct gw_ui *ui)
 	free(ui);
 }
 
+static const char *url_mode(struct MHD_Connection *mc)
+{
+	const char *m = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Sec-Fetch-Mode");
+
+	return m ? m : "";
+}
+
 bool gw_ui_route(const char *url)
 {
 	return strcmp(url, "/ui") == 0 || strncmp(url, "/ui/", 4) == 0;
@@ -182,6 +189,17 @@ static unsigned read_asset(const struct gw_ui *ui, const char *name, char **buf,
 	}
 	close(fd);
 	return 0;
+}
+
+bool gw_ui_cross_site(struct MHD_Connection *mc, const char *method, bool page)
+{
+	const char *site = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Sec-Fetch-Site");
+
+	if (!site || strcmp(site, "same-origin") == 0 || strcmp(site, "none") == 0)
+		return false;
+	/* a link from elsewhere to the page itself: it opens, and its own
+	 * requests are then same-origin */
+	return !(page && strcmp(method, "GET") == 0 && strcmp(url_mode(mc), "navigate") == 0);
 }
 
 enum MHD_Result gw_ui_answer(const struct gw_ui *ui, struct MHD_Connection *mc, const char *method,
