@@ -124,19 +124,21 @@
 		for (const sw of (s.fabric && s.fabric.switches) || []) swPorts.set(sw.name, sw.ports);
 		for (const d of s.devices || []) {
 			if (d.kind !== "switch" && !(d.circuits || []).length) continue;
-			const by = new Map();
-			let used = 0;
+			/* a port is in use when a circuit enters or leaves by it (a
+			 * port has both sides: one circuit in, another out) */
+			const owner = new Map();
 			for (const c of d.circuits || []) {
 				const pa = hostPart.get(c.src_host), pb = hostPart.get(c.dst_host);
 				const p = pa && pa === pb ? pa : "";
 				circuits.push({a: c.src_host, b: c.dst_host, partition: p});
 				if (c.src_host) seen.add(c.src_host);
 				if (c.dst_host) seen.add(c.dst_host);
-				by.set(p, (by.get(p) || 0) + 2);
-				used += 2;
+				for (const port of [c.in_port, c.out_port]) if (port && !owner.has(port)) owner.set(port, p);
 				if (p) partitions.get(p).circuits++;
 			}
-			switches.push({name: d.name, ports: swPorts.get(d.name), used, byPartition: by, alarms: d.port_alarms || []});
+			const by = new Map();
+			for (const p of owner.values()) by.set(p, (by.get(p) || 0) + 1);
+			switches.push({name: d.name, ports: swPorts.get(d.name), used: owner.size, byPartition: by, alarms: d.port_alarms || []});
 		}
 		if (!hosts) {
 			for (const p of partitions.values()) p.hosts.forEach((h) => seen.add(h));

@@ -72,6 +72,25 @@ cert() { # NAME EXTENSIONS
 for n in admin reader tenant-a stranger; do cert $n client; done
 cert server server
 [ -s "$C/server.pem" ] && [ -s "$C/stranger.pem" ] && ok || bad "the openssl CLI made the certificates"
+# What docs/ofcd.md has an operator import into a browser: a PKCS#12 of the
+# certificate, its key and the CA, made with openssl; imported into an NSS
+# database (Chromium's store on Linux) with NSS's tools when they are here;
+# the driver below loads the page with it as the tenant.
+(
+	cd "$C" &&
+		openssl pkcs12 -export -in tenant-a.pem -inkey tenant-a.key -certfile ca.pem -name "ofc tenant-a" -passout pass:PASSWORD -out tenant-a.p12
+) && [ -s "$C/tenant-a.p12" ] && ok || bad "openssl pkcs12 -export"
+if command -v pk12util >/dev/null && command -v certutil >/dev/null; then
+	HOME=$TMP/home
+	mkdir -p "$HOME/.pki/nssdb"
+	certutil -N -d "sql:$HOME/.pki/nssdb" --empty-password
+	(
+		cd "$C" && pk12util -i tenant-a.p12 -d "sql:$HOME/.pki/nssdb" -W PASSWORD >/dev/null &&
+			certutil -A -d "sql:$HOME/.pki/nssdb" -n ofc-ca -t C,, -i ca.pem
+	) && certutil -L -d "sql:$HOME/.pki/nssdb" | grep -q "ofc tenant-a" &&
+		certutil -L -d "sql:$HOME/.pki/nssdb" | grep -q "ofc-test-ca  *C,," && ok ||
+		bad "the PKCS#12 and the CA imported into an NSS database" "$(certutil -L -d "sql:$HOME/.pki/nssdb" 2>&1)"
+fi
 cat >"$TMP/policy" <<'POL'
 cn:admin      admin
 cn:reader     read-only

@@ -43,7 +43,10 @@ const consoleErrors = new Map();
 async function open(browser, who) {
 	const ctx = await browser.newContext({
 		ignoreHTTPSErrors: true, // the server's certificate is the test CA's
-		clientCertificates: [{ origin: URL, certPath: `${PKI}/${who}.pem`, keyPath: `${PKI}/${who}.key` }],
+		// the tenant's as the PKCS#12 the docs have an operator import
+		clientCertificates: [who === "tenant-a"
+			? { origin: URL, pfxPath: `${PKI}/${who}.p12`, passphrase: "PASSWORD" }
+			: { origin: URL, certPath: `${PKI}/${who}.pem`, keyPath: `${PKI}/${who}.key` }],
 		viewport: { width: 1280, height: 900 },
 	});
 	const page = await ctx.newPage();
@@ -83,6 +86,8 @@ async function main() {
 		check((await admin.locator('svg g.host[data-host="h63"]').count()) === 1, "h63 is drawn for the admin");
 		check((await admin.locator("svg line.circuit").count()) === 128, "jobA's 128 circuits are drawn",
 			`${await admin.locator("svg line.circuit").count()} circuits`);
+		const bar = await admin.locator('#switches [data-switch="ocs0"]').textContent();
+		check(/^ocs0: 128 of 256 ports in use/.test(bar), "ocs0's bar: jobA's 32 hosts hold 128 of its 256 ports", bar);
 
 		// A failure reported through the API: the port is marked within 2 s
 		// on every page that may see it, with no reload.
@@ -132,6 +137,10 @@ async function main() {
 			(await tenant.locator('button[data-action="restore"]').count()) === 0,
 			"the tenant may release its partition and restore nothing");
 		await admin.screenshot({ path: `${SHOTS}/admin.png`, fullPage: true });
+		// docs/ofcd.md's picture: the top of the admin's page, small
+		await admin.setViewportSize({ width: 1000, height: 640 });
+		await admin.screenshot({ path: `${SHOTS}/docs.png` });
+		await admin.setViewportSize({ width: 1280, height: 900 });
 		await reader.screenshot({ path: `${SHOTS}/read-only.png`, fullPage: true });
 		await tenant.screenshot({ path: `${SHOTS}/tenant.png`, fullPage: true });
 		await admin.locator('button[data-action="restore"][data-arg="h5:0"]').click();
