@@ -24,6 +24,11 @@
 	const events = [];
 	const colors = new Map();
 	let inflight = false, again = false;
+	/* The running config (hosts, switches) is read with the state once, and
+	 * again only when a config is applied or the stream opens anew: the
+	 * other events change the state, not the config, and the config is
+	 * most of the state's bytes. */
+	let fabric = null, needFabric = true;
 
 	function color(p) {
 		if (!p) return "#6b7a88";
@@ -288,14 +293,23 @@
 		try {
 			do {
 				again = false;
-				const r = await api("/v1/state?with_fabric=true");
+				const withFabric = needFabric;
+				needFabric = false;
+				const r = await api(withFabric ? "/v1/state?with_fabric=true" : "/v1/state");
 				if (r.ok) {
 					state = r.j.state || {};
+					if (withFabric) fabric = state.fabric || null;
+					else if (fabric && state.fabric_name === fabric.name) state.fabric = fabric;
+					else if (fabric) needFabric = again = true; /* another fabric */
 					showError("");
 					render();
-				} else showError("state: " + (r.j.message || "HTTP " + r.status));
+				} else {
+					needFabric = needFabric || withFabric;
+					showError("state: " + (r.j.message || "HTTP " + r.status));
+				}
 			} while (again);
 		} catch (e) {
+			needFabric = true;
 			showError("state: " + e.message);
 		} finally {
 			inflight = false;
@@ -323,6 +337,7 @@
 				if (!r.ok || !r.body) throw new Error("HTTP " + r.status);
 				setLive(true, "live");
 				wait = 1000;
+				needFabric = true;
 				refresh(); /* what happened while it was not open */
 				const rd = r.body.getReader(), dec = new TextDecoder();
 				let buf = "";
@@ -357,6 +372,15 @@
 		const e = j.event;
 		events.unshift({kind: e.kind || "", time_unix_ms: e.time_unix_ms, text: j.message || e.message || ""});
 		if (events.length > MAX_EVENTS) events.length = MAX_EVENTS;
+		if (/CONFIG_APPLIED|RECOVERED/.test(e.kind || "")) needFabric = true;
+		/* A re-plan carries the failures in effect and the new schedule:
+		 * drawn at once, not after the state read it asks for (which may
+		 * wait behind one in flight). */
+		if (e.kind === "KIND_SCHEDULE_REPLANNED" && state && Array.isArray(e.failed)) {
+			state.failed = e.failed;
+			if (e.schedule) state.schedule = e.schedule;
+			render();
+		} else renderEvents();
 		refresh();
 	}
 
