@@ -18,6 +18,11 @@
 	const $ = (id) => document.getElementById(id);
 	const PALETTE = ["#4f9dde", "#e0a84a", "#9b7be0", "#4cc3a0", "#e07a9b", "#c6d35a", "#5ad3d6", "#e0804a"];
 	const MAX_EVENTS = 50;
+	/* Replicated ofcd: who leads and the lease change with no event on the
+	 * Watch, so a page shown replicas reads the state again this often
+	 * (one read, answered from the gateway's cache while nothing changed). */
+	const CLUSTER_REFRESH_MS = 3000;
+	let clusterTimer = null;
 
 	let me = null; /* whoami */
 	let state = null;
@@ -280,6 +285,11 @@
 		renderDevices(state);
 		renderEvents();
 		document.body.setAttribute("data-generation", String(state.config_generation || 0));
+		if (state.cluster && !clusterTimer)
+			clusterTimer = setTimeout(() => {
+				clusterTimer = null;
+				refresh();
+			}, CLUSTER_REFRESH_MS);
 	}
 
 	/* ---- the state, and the Watch that keeps it current ---- */
