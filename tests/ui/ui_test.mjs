@@ -150,6 +150,32 @@ async function main() {
 		await tenant.locator('button[data-action="release"][data-arg="slurm-job-7"]').click();
 		check((await waitFor(admin, job, 5000, "detached")) >= 0, "the tenant's release takes slurm-job-7's circuits away");
 
+		// At scale: 1,024 hosts of a torus:32x32 with 4,096 circuits, 256 of
+		// the hosts a partition: drawn as cells and a block, no lines, soon.
+		const big = await reader.evaluate(() => {
+			const hosts = [], circuits = [], hp = [];
+			for (let i = 0; i < 1024; i++) hosts.push("n" + i);
+			for (let i = 0; i < 1024; i++)
+				for (const d of [1, 32, 1023, 992]) circuits.push({ a: hosts[i], b: hosts[(i + d) % 1024], partition: i < 256 ? "big" : "" });
+			for (let i = 0; i < 256; i++) hp.push(hosts[i]);
+			const m = {
+				hosts, spec: "torus:32x32", circuits, moved: new Set(),
+				partitions: new Map([["big", { hosts: hp, circuits: 1024 }]]),
+				failed: { hosts: new Set(["n700"]), ports: new Map([["n5", ["0"]]]), links: [] },
+				color: (p) => (p ? "#4f9dde" : "#6b7a88"),
+			};
+			const div = document.createElement("div");
+			const t0 = performance.now();
+			window.ofcFabric.draw(div, m);
+			return {
+				ms: performance.now() - t0, hosts: div.querySelectorAll("g.host").length,
+				lines: div.querySelectorAll("line.circuit").length, blocks: div.querySelectorAll('rect.block[data-partition="big"]').length,
+				down: div.querySelectorAll('g.host.down[data-host="n700"]').length,
+			};
+		});
+		check(big.hosts === 1024 && big.lines === 0 && big.blocks === 1 && big.down === 1 && big.ms < 1000,
+			"1,024 hosts: drawn as cells with the partition as one block, no circuit lines, within 1 s", JSON.stringify(big));
+
 		for (const [who, errs] of consoleErrors)
 			check(errs.length === 0, `${who}'s page logs no console errors`, errs.slice(0, 3).join(" | "));
 	} finally {
