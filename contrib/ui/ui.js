@@ -27,6 +27,12 @@
 	let me = null; /* whoami */
 	let state = null;
 	const events = [];
+	/* The transactions seen on the Watch, by ticket: who asked and for
+	 * what (the queued event), what it changed (started), how it ended and
+	 * how long it took (committed or rolled back). The state carries only
+	 * the running one and the queue. */
+	const txns = new Map();
+	const MAX_TXNS = 10;
 	const colors = new Map();
 	let inflight = false, again = false;
 	/* The running config (hosts, switches) is read with the state once, and
@@ -236,8 +242,12 @@
 		if (s.config_generation)
 			parts.push(node("p", "last commit: generation " + s.config_generation + (s.committed_principal ? " by " + s.committed_principal : "") +
 				(s.committed_by ? " on " + s.committed_by : "") + (s.committed_unix_ms ? " at " + when(s.committed_unix_ms) : ""), "dim"));
-		const done = events.filter((e) => /TRANSACTION_(COMMITTED|ROLLED_BACK)|REQUEST_QUEUED/.test(e.kind)).slice(0, 10);
-		if (done.length) parts.push(table(["seen", "what"], done.map((e) => [when(e.time_unix_ms), e.text]), ""));
+		const seen = [...txns.values()].sort((a, b) => b.ticket - a.ticket);
+		if (seen.length)
+			parts.push(table(["ticket", "who", "what", "changed", "outcome", "took"], seen.map((t) => {
+				const row = [String(t.ticket), t.who || "", t.what || "", t.ops || "", t.outcome || "", t.took !== undefined ? (t.took / 1000).toFixed(3) + " s" : ""];
+				return row;
+			}), ""));
 		$("transactions").replaceChildren(...parts);
 	}
 
@@ -371,6 +381,29 @@
 		}
 	}
 
+	function noteTxn(e) {
+		if (!e.ticket) return;
+		let t = txns.get(e.ticket);
+		if (!t) {
+			if (e.kind !== "KIND_REQUEST_QUEUED" && e.kind !== "KIND_TRANSACTION_STARTED") return;
+			t = {ticket: Number(e.ticket)};
+			txns.set(e.ticket, t);
+			if (txns.size > MAX_TXNS) txns.delete(txns.keys().next().value);
+		}
+		const m = /^ticket \d+: (.*) from (\S+)/.exec(e.message || "");
+		if (e.kind === "KIND_REQUEST_QUEUED" && m) {
+			t.what = m[1];
+			t.who = m[2];
+		} else if (e.kind === "KIND_TRANSACTION_STARTED") {
+			t.started = Number(e.time_unix_ms);
+			t.ops = e.message;
+			t.outcome = "running";
+		} else if (/TRANSACTION_(COMMITTED|ROLLED_BACK)|REQUEST_CANCELLED/.test(e.kind)) {
+			t.outcome = e.kind.replace(/^KIND_(TRANSACTION_|REQUEST_)?/, "").toLowerCase().replace("_", " ");
+			if (t.started) t.took = Number(e.time_unix_ms) - t.started;
+		}
+	}
+
 	function onLine(line) {
 		let j;
 		try {
@@ -382,6 +415,7 @@
 		const e = j.event;
 		events.unshift({kind: e.kind || "", time_unix_ms: e.time_unix_ms, text: j.message || e.message || ""});
 		if (events.length > MAX_EVENTS) events.length = MAX_EVENTS;
+		noteTxn(e);
 		if (/CONFIG_APPLIED|RECOVERED/.test(e.kind || "")) needFabric = true;
 		/* A re-plan carries the failures in effect and the new schedule:
 		 * drawn at once, not after the state read it asks for (which may

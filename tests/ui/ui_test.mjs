@@ -116,6 +116,10 @@ async function main() {
 		check(stroke && stroke !== plain, "slurm-job-7's circuits have a colour of their own", `${stroke} vs ${plain}`);
 		check((await admin.locator(job).count()) === 4, "a ring of 4: 4 circuits coloured", `${await admin.locator(job).count()}`);
 		await waitFor(admin, '#partitions [data-partition="ops-1"]', 5000);
+		// The transactions seen: who asked, what for, what it changed, how long.
+		const tx = await admin.locator("#transactions").textContent();
+		check(/[0-9]+cn:tenant-areconfigure partition slurm-job-7: ring:4 on 4 hosts4 operations on 1 devicecommitted[0-9.]+ s/.test(tx),
+			"the admin's page lists the tenant's transaction: who, what, what changed, outcome, time", tx.slice(0, 600));
 		await waitFor(tenant, '#partitions [data-partition="slurm-job-7"]', 5000);
 		check((await admin.locator('#partitions [data-partition="ops-1"]').count()) === 1 &&
 			(await admin.locator('#partitions [data-partition="slurm-job-7"]').count()) === 1,
