@@ -390,10 +390,11 @@
 			txns.set(e.ticket, t);
 			if (txns.size > MAX_TXNS) txns.delete(txns.keys().next().value);
 		}
-		const m = /^ticket \d+: (.*) from (\S+)/.exec(e.message || "");
+		/* "ticket N: WHAT from WHO [through the gateway] (uid U pid P) (K ahead)" */
+		const m = /^ticket \d+: (.*) from (.*?) \(\d+ ahead\)$/.exec(e.message || "");
 		if (e.kind === "KIND_REQUEST_QUEUED" && m) {
 			t.what = m[1];
-			t.who = m[2];
+			t.who = m[2].replace(/ through the gateway.*$/, "").replace(/^uid (\d+) pid \d+$/, "uid:$1");
 		} else if (e.kind === "KIND_TRANSACTION_STARTED") {
 			t.started = Number(e.time_unix_ms);
 			t.ops = e.message;

@@ -120,6 +120,7 @@ async function main() {
 		const tx = await admin.locator("#transactions").textContent();
 		check(/[0-9]+cn:tenant-areconfigure partition slurm-job-7: ring:4 on 4 hosts4 operations on 1 devicecommitted[0-9.]+ s/.test(tx),
 			"the admin's page lists the tenant's transaction: who, what, what changed, outcome, time", tx.slice(0, 600));
+		check(/[0-9]+uid:[0-9]+report-failure h5:0/.test(tx), "... and the failure reported on the socket, by uid", tx.slice(0, 600));
 		await waitFor(tenant, '#partitions [data-partition="slurm-job-7"]', 5000);
 		check((await admin.locator('#partitions [data-partition="ops-1"]').count()) === 1 &&
 			(await admin.locator('#partitions [data-partition="slurm-job-7"]').count()) === 1,
