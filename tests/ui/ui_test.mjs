@@ -99,6 +99,11 @@ async function main() {
 		const took = Date.now() - t0;
 		check(ta >= 0 && tr >= 0, `h5:0 is marked failed within ${MARK_WITHIN} ms of ofc fail`,
 			`admin ${ta} ms, reader ${tr} ms (-1: not marked)`);
+		// A link and a whole host: the link dashed, the host filled.
+		execFileSync(OFC, ["--socket", SOCK, "fail", "h8-h9", "h60"], { stdio: "ignore" });
+		check((await waitFor(admin, 'svg line.link-failed[data-link="h8-h9"]', MARK_WITHIN)) >= 0 &&
+			(await waitFor(admin, 'svg g.host.down[data-host="h60"]', MARK_WITHIN)) >= 0,
+			"a failed link is drawn dashed and a failed host filled");
 		console.log(`ui-driver: h5:0 marked ${took} ms after ofc fail began (it answered in ${answered} ms)`);
 
 		// A partition of its own, started by the tenant through the API (as
