@@ -162,6 +162,11 @@ Ofc__V1__Schedule *schedule_vertices_msg(struct arena *a, const struct fluid_net
  * schedule's. */
 Ofc__V1__Schedule *schedule_reduced_msg(struct arena *a, const struct sched_group *G,
 					uint64_t transfers);
+/* A job's plan as ofc.v1.Plan (plan.c): what `ofc plan --workload --json`
+ * prints and ofcd answers GetPlan with; sweep: --plot's points too. The
+ * message borrows r's strings. */
+struct jobplan_result;
+Ofc__V1__Plan *plan_msg(struct arena *a, const struct jobplan_result *r, bool sweep);
 /* Pack m and append it to out (protobuf merges concatenated messages). */
 int schedule_append_pb(const Ofc__V1__Schedule *m, FILE *out, struct ofc_error *err);
 
