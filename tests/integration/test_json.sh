@@ -24,9 +24,11 @@ CREDS="$(pwd)/configs/credentials"
 sed -e "s|^topology: .*|topology: circulant:64:3,8|" -e "s|credentials: .*|credentials: $CREDS/ocs0.cred|" \
 	"$TORUS" >"$CIRC"
 
-start_ofcd() { # CONFIG DEVICE
-	$BUILD/ofcd --foreground --credentials-dir "$CREDS" --config "$1" --socket "$SOCK" \
-		--state-dir "$ST" --device "$2" --probe-interval 0 2>>"$TMP/ofcd.log" &
+start_ofcd() { # CONFIG DEVICE [OPTION...]
+	_cfg=$1 _dev=$2
+	shift 2
+	$BUILD/ofcd --foreground --credentials-dir "$CREDS" --config "$_cfg" --socket "$SOCK" \
+		--state-dir "$ST" --device "$_dev" --probe-interval 0 "$@" 2>>"$TMP/ofcd.log" &
 	ofcd_pid=$!
 	DAEMONS="$DAEMONS $ofcd_pid"
 	_end=$(($(date +%s) + 10))
@@ -187,6 +189,15 @@ start_ofcd "$WL" "$DEV"
 same plan "plan --workload" plan "$WL" --workload config --json -- plan --json
 expect_json 'j["workload"]=="dp-tp" and j["fabric"]=="torus64-ocs" and len(j["phases"])==2 and [w["kind"] for w in j["ways"]]==["static","per-phase","in place","chosen"] and j["candidates"][0]["origin"]=="config" and all(len(p["on"])==len(j["candidates"]) for p in j["phases"])' \
 	cat "$TMP/r.json"
+expect_exit 0 stop_ofcd
+# A dry run whose plan's words do not fit ofcd's frame: the transaction
+# without its plan, and the answer says why (the one builder's limit).
+start_ofcd "$TORUS" "$DEV" --max-frame 8KiB
+expect_json 'j["state"]=="planned" and j["operations"]>0 and "plan" not in j and j["switching_seconds"]>0' \
+	$OFC --socket "$SOCK" apply "$CIRC" --dry-run --json
+$OFC --socket "$SOCK" apply "$CIRC" --dry-run >"$TMP/small.out" 2>&1
+grep -q "would take fabric 'torus64-ocs' to .*; the plan's lines do not fit a frame" "$TMP/small.out" && ok ||
+	bad "a dry run's plan too big for the frame is left out, and said" "$(head -3 "$TMP/small.out")"
 expect_exit 0 stop_ofcd
 # docs/json.md's example: one phase, reconfiguring never pays.
 expect_json 'j["chosen"]=="static" and j["ways"][2]=={"kind": "in place", "have": False, "why_not": "no circuits in place were read", "phases": []} and abs(j["ways"][0]["job_us"]-j["ways"][0]["first_switch_us"]-1000*j["ways"][0]["iteration_us"])<1e-6*j["ways"][0]["job_us"] and j["phases"][0]["group"]=="all"' \
