@@ -189,6 +189,12 @@ start_ofcd "$WL" "$DEV"
 same plan "plan --workload" plan "$WL" --workload config --json -- plan --json
 expect_json 'j["workload"]=="dp-tp" and j["fabric"]=="torus64-ocs" and len(j["phases"])==2 and [w["kind"] for w in j["ways"]]==["static","per-phase","in place","chosen"] and j["candidates"][0]["origin"]=="config" and all(len(p["on"])==len(j["candidates"]) for p in j["phases"])' \
 	cat "$TMP/r.json"
+# Without --json: the ways and the choice's words, GetPlan's message.
+$OFC --socket "$SOCK" plan >"$TMP/plan.txt" 2>&1 &&
+	grep -q "^static .* an iteration (the first: .* of switching before it)$" "$TMP/plan.txt" &&
+	grep -q "^  ag  *tp " "$TMP/plan.txt" &&
+	tail -1 "$TMP/plan.txt" | grep -qF "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["why"])' "$TMP/r.json")" && ok ||
+	bad "ofc --socket PATH plan prints the ways and why" "$(head -5 "$TMP/plan.txt")"
 expect_exit 0 stop_ofcd
 # A dry run whose plan's words do not fit ofcd's frame: the transaction
 # without its plan, and the answer says why (the one builder's limit).
