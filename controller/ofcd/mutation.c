@@ -274,25 +274,17 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 static void answer_plan(const struct ofcd *d, struct answer *an, const struct ctl *nc,
 			const char *target)
 {
-	struct strbuf sb = STRBUF_INIT;
 	uint32_t room = d->o.max_frame ? d->o.max_frame : OFCD_MAX_FRAME_DEFAULT;
 	char est[96];
 
-	an->t.state = "planned";
-	an->t.has_operations = an->t.has_switching_seconds = 1;
-	an->t.operations = ctl_plan_size(nc);
-	an->t.switching_seconds = ctl_plan_seconds(nc);
-	ctl_plan_text(nc, &sb);
 	/* the rest of the answer is a few hundred bytes */
-	if (sb.len + 4096 <= room)
-		an->t.plan = arena_strdup(&an->a, sb.buf ? sb.buf : "");
+	txn_planned_msg(&an->a, nc, room >= 4096 ? room - 4096 : 0, &an->t);
 	ctl_plan_seconds_text(nc, est, sizeof(est));
 	answer_status(an, OFC__V1__STATUS__STATUS_OK,
 		      "%u operation%s on %u device%s would take fabric '%s' to %s%s%s%s%s",
 		      an->t.operations, an->t.operations == 1 ? "" : "s", nc->ndevs,
 		      nc->ndevs == 1 ? "" : "s", nc->fabric->name, target, est[0] ? " (" : "", est,
 		      est[0] ? ")" : "", an->t.plan ? "" : "; the plan's lines do not fit a frame");
-	sb_free(&sb);
 }
 
 /* A workload's answer, once committed: the schedule it gets on the picked
