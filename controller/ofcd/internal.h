@@ -432,6 +432,14 @@ struct log_limit {
 	uint64_t suppressed;
 };
 
+/* Notes from any thread to the loop (ofcd_note, ofcd_device_news): every
+ * field under mu; the loop takes the list whole, woken by wake_fd. */
+struct ofcd_notes {
+	pthread_mutex_t mu;
+	struct note *head, *tail;
+	char news_from[NAME_MAX_LEN + 1]; /* the last device with news */
+};
+
 struct ofcd {
 	struct ofcd_opts o;
 	char *state_dir;
@@ -453,7 +461,6 @@ struct ofcd {
 	int sig_fd;  /* signalfd with opts.signals, else -1 */
 	atomic_int stop_req, reload_req;
 	atomic_int news_req; /* a device's news (ofcd_device_news), from a driver's thread */
-	char news_from[NAME_MAX_LEN + 1]; /* the last device with news (under note_mu) */
 	struct loop *loop;
 
 	/* ---- loop thread ---- */
@@ -544,9 +551,7 @@ struct ofcd {
 	pthread_t mthread, sthread;
 	bool threads_started;
 
-	/* ---- notes to the loop ---- */
-	pthread_mutex_t note_mu;
-	struct note *notes, *notes_tail;
+	struct ofcd_notes notes;
 
 	/* ---- mutation worker (before ofcd_run: the opening thread) ---- */
 	struct fabcfg *w_cfg;

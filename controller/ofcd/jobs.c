@@ -85,13 +85,13 @@ void ofcd_note(struct ofcd *d, struct note *n)
 {
 	uint64_t one = 1;
 
-	pthread_mutex_lock(&d->note_mu);
-	if (d->notes_tail)
-		d->notes_tail->next = n;
+	pthread_mutex_lock(&d->notes.mu);
+	if (d->notes.tail)
+		d->notes.tail->next = n;
 	else
-		d->notes = n;
-	d->notes_tail = n;
-	pthread_mutex_unlock(&d->note_mu);
+		d->notes.head = n;
+	d->notes.tail = n;
+	pthread_mutex_unlock(&d->notes.mu);
 	(void)!write(d->wake_fd, &one, sizeof(one));
 }
 
@@ -100,9 +100,9 @@ void ofcd_device_news(void *ctx, const char *device)
 	struct ofcd *d = ctx;
 	uint64_t one = 1;
 
-	pthread_mutex_lock(&d->note_mu);
-	snprintf(d->news_from, sizeof(d->news_from), "%s", device ? device : "");
-	pthread_mutex_unlock(&d->note_mu);
+	pthread_mutex_lock(&d->notes.mu);
+	snprintf(d->notes.news_from, sizeof(d->notes.news_from), "%s", device ? device : "");
+	pthread_mutex_unlock(&d->notes.mu);
 	atomic_store(&d->news_req, 1);
 	(void)!write(d->wake_fd, &one, sizeof(one));
 }

@@ -209,11 +209,11 @@ static void news_probe(struct ofcd *d)
 			    loop_timer(d->loop, (int64_t)((at - now) * 1000) + 1, news_timer, d);
 		return;
 	}
-	char from[sizeof(d->news_from)];
+	char from[sizeof(d->notes.news_from)];
 
-	pthread_mutex_lock(&d->note_mu);
-	snprintf(from, sizeof(from), "%s", d->news_from);
-	pthread_mutex_unlock(&d->note_mu);
+	pthread_mutex_lock(&d->notes.mu);
+	snprintf(from, sizeof(from), "%s", d->notes.news_from);
+	pthread_mutex_unlock(&d->notes.mu);
 	d->news_pending = false;
 	d->news_probe_at = now;
 	ofcd_log(d, OFCD_LOG_INFO,
@@ -238,10 +238,10 @@ static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
 		queue_reload(d);
 	if (atomic_exchange(&d->news_req, 0))
 		d->news_pending = true;
-	pthread_mutex_lock(&d->note_mu);
-	n = d->notes;
-	d->notes = d->notes_tail = NULL;
-	pthread_mutex_unlock(&d->note_mu);
+	pthread_mutex_lock(&d->notes.mu);
+	n = d->notes.head;
+	d->notes.head = d->notes.tail = NULL;
+	pthread_mutex_unlock(&d->notes.mu);
 	while (n) {
 		struct note *next = n->next;
 
@@ -376,7 +376,7 @@ int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struc
 	d->files.why = "ofcd --topology-dir";
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_cond_init(&d->cond, NULL);
-	pthread_mutex_init(&d->note_mu, NULL);
+	pthread_mutex_init(&d->notes.mu, NULL);
 	pthread_mutex_init(&d->devm.mu, NULL);
 	d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (d->wake_fd < 0) {
@@ -584,10 +584,10 @@ void ofcd_close(struct ofcd *d)
 		pthread_mutex_unlock(&d->streams[i]->mu);
 	}
 	free(d->streams);
-	while (d->notes) {
-		struct note *n = d->notes;
+	while (d->notes.head) {
+		struct note *n = d->notes.head;
 
-		d->notes = n->next;
+		d->notes.head = n->next;
 		note_free(n);
 	}
 	if (d->listen_fd >= 0)
@@ -627,7 +627,7 @@ void ofcd_close(struct ofcd *d)
 	loop_free(d->loop);
 	pthread_mutex_destroy(&d->mu);
 	pthread_cond_destroy(&d->cond);
-	pthread_mutex_destroy(&d->note_mu);
+	pthread_mutex_destroy(&d->notes.mu);
 	metrics_devices_free(&d->devm);
 	pthread_mutex_destroy(&d->devm.mu);
 	for (uint32_t i = 0; i < d->nw_trusted; i++)
