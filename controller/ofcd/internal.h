@@ -432,6 +432,19 @@ struct log_limit {
 	uint64_t suppressed;
 };
 
+/* The two workers and the jobs the loop hands them: mjob, squeue and stop
+ * under mu (cond wakes the workers); the threads are started and joined by
+ * the loop thread alone (ofcd_run). */
+struct ofcd_jobs {
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	struct job *mjob;		  /* for the mutation worker */
+	struct job *squeue, *squeue_tail; /* for the schedule worker */
+	bool stop;			  /* the workers return */
+	pthread_t mthread, sthread;
+	bool started;
+};
+
 /* Notes from any thread to the loop (ofcd_note, ofcd_device_news): every
  * field under mu; the loop takes the list whole, woken by wake_fd. */
 struct ofcd_notes {
@@ -542,14 +555,7 @@ struct ofcd {
 	 * or a takeover is done. */
 	bool cl_reload;
 
-	/* ---- handing jobs to the workers ---- */
-	pthread_mutex_t mu;
-	pthread_cond_t cond;
-	struct job *mjob;		  /* for the mutation worker */
-	struct job *squeue, *squeue_tail; /* for the schedule worker */
-	bool workers_stop;
-	pthread_t mthread, sthread;
-	bool threads_started;
+	struct ofcd_jobs jobs;
 
 	struct ofcd_notes notes;
 

@@ -31,10 +31,10 @@ void ofcd_hand_to_worker(struct ofcd *d, struct job *j)
 	d->running_txn = 0;
 	d->running_state = "running";
 	j->t0 = now_seconds();
-	pthread_mutex_lock(&d->mu);
-	d->mjob = j;
-	pthread_cond_broadcast(&d->cond);
-	pthread_mutex_unlock(&d->mu);
+	pthread_mutex_lock(&d->jobs.mu);
+	d->jobs.mjob = j;
+	pthread_cond_broadcast(&d->jobs.cond);
+	pthread_mutex_unlock(&d->jobs.mu);
 }
 
 void ofcd_maybe_start(struct ofcd *d)

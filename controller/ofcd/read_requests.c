@@ -503,14 +503,14 @@ int get_schedule(const struct request *rq)
 	if (g->has_stream && g->stream && !j->summary_only && !fluid)
 		return schedule_stream(c, id, j);
 	d->sched_pending++;
-	pthread_mutex_lock(&d->mu);
-	if (d->squeue_tail)
-		d->squeue_tail->next = j;
+	pthread_mutex_lock(&d->jobs.mu);
+	if (d->jobs.squeue_tail)
+		d->jobs.squeue_tail->next = j;
 	else
-		d->squeue = j;
-	d->squeue_tail = j;
-	pthread_cond_broadcast(&d->cond);
-	pthread_mutex_unlock(&d->mu);
+		d->jobs.squeue = j;
+	d->jobs.squeue_tail = j;
+	pthread_cond_broadcast(&d->jobs.cond);
+	pthread_mutex_unlock(&d->jobs.mu);
 	return 0;
 }
 
@@ -540,14 +540,14 @@ int get_plan(const struct request *rq)
 	job_from(j, c->peer, c->principal);
 	j->cfg = fabcfg_ref(d->cfg);
 	d->sched_pending++;
-	pthread_mutex_lock(&d->mu);
-	if (d->squeue_tail)
-		d->squeue_tail->next = j;
+	pthread_mutex_lock(&d->jobs.mu);
+	if (d->jobs.squeue_tail)
+		d->jobs.squeue_tail->next = j;
 	else
-		d->squeue = j;
-	d->squeue_tail = j;
-	pthread_cond_broadcast(&d->cond);
-	pthread_mutex_unlock(&d->mu);
+		d->jobs.squeue = j;
+	d->jobs.squeue_tail = j;
+	pthread_cond_broadcast(&d->jobs.cond);
+	pthread_mutex_unlock(&d->jobs.mu);
 	return 0;
 }
 

@@ -86,10 +86,10 @@ static void begin_stop(struct ofcd *d)
 	ofcd_plan_stop(d);
 	job_free(d->plan_job);
 	d->plan_job = NULL;
-	pthread_mutex_lock(&d->mu);
-	sq = d->squeue;
-	d->squeue = d->squeue_tail = NULL;
-	pthread_mutex_unlock(&d->mu);
+	pthread_mutex_lock(&d->jobs.mu);
+	sq = d->jobs.squeue;
+	d->jobs.squeue = d->jobs.squeue_tail = NULL;
+	pthread_mutex_unlock(&d->jobs.mu);
 	while (sq) {
 		struct job *next = sq->next;
 		struct conn *c = conn_find(d, sq->conn_id);
@@ -374,8 +374,8 @@ int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struc
 							      : OFCD_CREDENTIALS_DIR_DEFAULT);
 	d->files.dirfd = -1;
 	d->files.why = "ofcd --topology-dir";
-	pthread_mutex_init(&d->mu, NULL);
-	pthread_cond_init(&d->cond, NULL);
+	pthread_mutex_init(&d->jobs.mu, NULL);
+	pthread_cond_init(&d->jobs.cond, NULL);
 	pthread_mutex_init(&d->notes.mu, NULL);
 	pthread_mutex_init(&d->devm.mu, NULL);
 	d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -483,10 +483,10 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	if (d->o.probe_interval > 0)
 		d->probe_timer =
 		    loop_timer(d->loop, (int64_t)(d->o.probe_interval * 1000), probe_timer, d);
-	if (pthread_create(&d->mthread, NULL, ofcd_mutation_worker, d) != 0 ||
-	    pthread_create(&d->sthread, NULL, ofcd_schedule_worker, d) != 0)
+	if (pthread_create(&d->jobs.mthread, NULL, ofcd_mutation_worker, d) != 0 ||
+	    pthread_create(&d->jobs.sthread, NULL, ofcd_schedule_worker, d) != 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "cannot start the worker threads");
-	d->threads_started = true;
+	d->jobs.started = true;
 	if (d->o.notify)
 		d->o.notify(d->o.log_ctx, "READY=1");
 	/* Read every device once now (the probe, reported in the log), rather
@@ -512,13 +512,13 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	ofcd_plan_check(d);
 	/* A stop asked before the loop ran is in the eventfd already. */
 	rc = loop_run(d->loop, err);
-	pthread_mutex_lock(&d->mu);
-	d->workers_stop = true;
-	pthread_cond_broadcast(&d->cond);
-	pthread_mutex_unlock(&d->mu);
-	pthread_join(d->mthread, NULL);
-	pthread_join(d->sthread, NULL);
-	d->threads_started = false;
+	pthread_mutex_lock(&d->jobs.mu);
+	d->jobs.stop = true;
+	pthread_cond_broadcast(&d->jobs.cond);
+	pthread_mutex_unlock(&d->jobs.mu);
+	pthread_join(d->jobs.mthread, NULL);
+	pthread_join(d->jobs.sthread, NULL);
+	d->jobs.started = false;
 	/* The running transaction has ended: a follower takes over at once
 	 * instead of after the lease. */
 	store_resign(d->store);
@@ -566,13 +566,13 @@ void ofcd_close(struct ofcd *d)
 		d->queue = j->next;
 		job_free(j);
 	}
-	while (d->squeue) {
-		struct job *j = d->squeue;
+	while (d->jobs.squeue) {
+		struct job *j = d->jobs.squeue;
 
-		d->squeue = j->next;
+		d->jobs.squeue = j->next;
 		job_free(j);
 	}
-	job_free(d->mjob);
+	job_free(d->jobs.mjob);
 	job_free(d->plan_job);
 	job_free(d->cluster_job);
 	plan_abandon(d->planner);
@@ -625,8 +625,8 @@ void ofcd_close(struct ofcd *d)
 	free(d->w_moves);
 	held_free_all(d);
 	loop_free(d->loop);
-	pthread_mutex_destroy(&d->mu);
-	pthread_cond_destroy(&d->cond);
+	pthread_mutex_destroy(&d->jobs.mu);
+	pthread_cond_destroy(&d->jobs.cond);
 	pthread_mutex_destroy(&d->notes.mu);
 	metrics_devices_free(&d->devm);
 	pthread_mutex_destroy(&d->devm.mu);

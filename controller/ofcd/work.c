@@ -60,25 +60,25 @@ void *ofcd_mutation_worker(void *arg)
 {
 	struct ofcd *d = arg;
 
-	pthread_mutex_lock(&d->mu);
+	pthread_mutex_lock(&d->jobs.mu);
 	for (;;) {
 		struct job *j;
 
-		while (!d->mjob && !d->workers_stop)
-			pthread_cond_wait(&d->cond, &d->mu);
-		if (!d->mjob)
+		while (!d->jobs.mjob && !d->jobs.stop)
+			pthread_cond_wait(&d->jobs.cond, &d->jobs.mu);
+		if (!d->jobs.mjob)
 			break;
-		j = d->mjob;
-		pthread_mutex_unlock(&d->mu);
+		j = d->jobs.mjob;
+		pthread_mutex_unlock(&d->jobs.mu);
 		d->w_job = j;
 		ofcd_run_job(d, j);
 		metrics_devices_take(d, d->w_ctl);
 		d->w_job = NULL;
-		pthread_mutex_lock(&d->mu);
-		d->mjob = NULL;
+		pthread_mutex_lock(&d->jobs.mu);
+		d->jobs.mjob = NULL;
 		finished(d, j);
 	}
-	pthread_mutex_unlock(&d->mu);
+	pthread_mutex_unlock(&d->jobs.mu);
 	return NULL;
 }
 
@@ -86,23 +86,23 @@ void *ofcd_schedule_worker(void *arg)
 {
 	struct ofcd *d = arg;
 
-	pthread_mutex_lock(&d->mu);
+	pthread_mutex_lock(&d->jobs.mu);
 	for (;;) {
 		struct job *j;
 
-		while (!d->squeue && !d->workers_stop)
-			pthread_cond_wait(&d->cond, &d->mu);
-		if (!d->squeue)
+		while (!d->jobs.squeue && !d->jobs.stop)
+			pthread_cond_wait(&d->jobs.cond, &d->jobs.mu);
+		if (!d->jobs.squeue)
 			break;
-		j = d->squeue;
-		d->squeue = j->next;
-		if (!d->squeue)
-			d->squeue_tail = NULL;
-		pthread_mutex_unlock(&d->mu);
+		j = d->jobs.squeue;
+		d->jobs.squeue = j->next;
+		if (!d->jobs.squeue)
+			d->jobs.squeue_tail = NULL;
+		pthread_mutex_unlock(&d->jobs.mu);
 		ofcd_run_job(d, j);
 		finished(d, j);
-		pthread_mutex_lock(&d->mu);
+		pthread_mutex_lock(&d->jobs.mu);
 	}
-	pthread_mutex_unlock(&d->mu);
+	pthread_mutex_unlock(&d->jobs.mu);
 	return NULL;
 }
