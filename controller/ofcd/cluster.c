@@ -346,8 +346,8 @@ bool cluster_sync_start(struct ofcd *d, struct job *j)
 	/* A linearizable read: every write that succeeded before it, the
 	 * next leader's included, is in what the sync adopts. */
 	if (j->reload && store_load(d->store, 2.0, &e) == 0) {
-		free(d->w_sync_bytes); /* (adopted whatever they are) */
-		d->w_sync_bytes = NULL;
+		free(d->w.sync_bytes); /* (adopted whatever they are) */
+		d->w.sync_bytes = NULL;
 		j->reloaded = store_epoch(d->store) == 0;
 	} else if (j->reload) {
 		ofcd_log(d, OFCD_LOG_WARNING,

@@ -161,7 +161,7 @@ void snapshot_free(struct snapshot *s);
 Ofc__V1__Schedule *snapshot_schedule_summary(struct arena *a, const struct schedule_result *r);
 
 /* views.c: what every replica shows alike, from the store's state alone */
-/* (mutation worker, after held_state on a snapshot of d->w_ctl) The
+/* (mutation worker, after held_state on a snapshot of d->w.ctl) The
  * fabric's at_target outside the held partitions' ports, and each one's
  * own at_target and schedule. */
 void held_view(const struct ofcd *d, struct snapshot *s);
@@ -432,6 +432,53 @@ struct log_limit {
 	uint64_t suppressed;
 };
 
+/* The mutation worker's own: the running config and its ctl, the failures,
+ * port moves and holds in effect, what the last sync saw. Only the mutation
+ * worker touches them (before ofcd_run, the opening thread; after the
+ * workers are joined, ofcd_close); the loop sees them through the snapshots
+ * and configs the worker posts with its jobs. */
+struct ofcd_worker {
+	struct fabcfg *cfg;
+	struct ctl *ctl;
+	struct job *job; /* the job the mutation worker runs */
+	char **trusted;	 /* device addresses of the --config file, as last read */
+	uint32_t ntrusted;
+	/* Failures (failures.c): reported at run time (persisted in
+	 * STATE_DIR/FABRIC.failed), and the host ports of switches found
+	 * lost; pub is cfg with them, the config schedules run on. */
+	char **reported;
+	uint32_t nreported;
+	char **lost;
+	uint32_t nlost;
+	struct fabcfg *pub;
+	/* Circuits moved off lost ports onto spare ones (mutation.c rewire;
+	 * persisted in STATE_DIR/FABRIC.rewired): part of cfg. */
+	struct port_move *moves;
+	uint32_t nmoves;
+	/* Partitions made at run time and held for their owners (held.c),
+	 * kept in the store (STORE_HELD) so a restart or a new leader holds
+	 * them too; the last few let go of (gone, for the followers' events)
+	 * and the store's bytes as last read (a sync that finds them again
+	 * has nothing to do). */
+	struct held_part *held;
+	uint32_t nheld;
+	struct held_gone *gone;
+	uint32_t ngone;
+	char *held_bytes;
+	size_t held_len;
+	/* The --config as read, which a replica's state is built on
+	 * again when it syncs or takes over; what the last sync saw (the
+	 * record's generation, the journal's id and phase, the store's bytes
+	 * of the record, .failed and .rewired); a .failed or .rewired in the
+	 * store that does not parse (mutations are refused while it is). */
+	struct fabcfg *base;
+	uint64_t sync_gen, sync_jid;
+	const char *sync_phase;
+	char *sync_bytes;
+	size_t sync_len;
+	char *damaged;
+};
+
 /* The two workers and the jobs the loop hands them: mjob, squeue and stop
  * under mu (cond wakes the workers); the threads are started and joined by
  * the loop thread alone (ofcd_run). */
@@ -559,46 +606,7 @@ struct ofcd {
 
 	struct ofcd_notes notes;
 
-	/* ---- mutation worker (before ofcd_run: the opening thread) ---- */
-	struct fabcfg *w_cfg;
-	struct ctl *w_ctl;
-	struct job *w_job; /* the job the mutation worker runs */
-	char **w_trusted;  /* device addresses of the --config file, as last read */
-	uint32_t nw_trusted;
-	/* Failures (failures.c): reported at run time (persisted in
-	 * STATE_DIR/FABRIC.failed), and the host ports of switches found
-	 * lost; w_pub is w_cfg with them, the config schedules run on. */
-	char **w_reported;
-	uint32_t nw_reported;
-	char **w_lost;
-	uint32_t nw_lost;
-	struct fabcfg *w_pub;
-	/* Circuits moved off lost ports onto spare ones (mutation.c rewire;
-	 * persisted in STATE_DIR/FABRIC.rewired): part of w_cfg. */
-	struct port_move *w_moves;
-	uint32_t nw_moves;
-	/* Partitions made at run time and held for their owners (held.c),
-	 * kept in the store (STORE_HELD) so a restart or a new leader holds
-	 * them too; the last few let go of (w_gone, for the followers' events)
-	 * and the store's bytes as last read (a sync that finds them again
-	 * has nothing to do). */
-	struct held_part *w_held;
-	uint32_t nw_held;
-	struct held_gone *w_gone;
-	uint32_t nw_gone;
-	char *w_held_bytes;
-	size_t w_held_len;
-	/* The --config as read, which a replica's state is built on
-	 * again when it syncs or takes over; what the last sync saw (the
-	 * record's generation, the journal's id and phase, the store's bytes
-	 * of the record, .failed and .rewired); a .failed or .rewired in the
-	 * store that does not parse (mutations are refused while it is). */
-	struct fabcfg *w_base;
-	uint64_t w_sync_gen, w_sync_jid;
-	const char *w_sync_phase;
-	char *w_sync_bytes;
-	size_t w_sync_len;
-	char *w_damaged;
+	struct ofcd_worker w;
 };
 
 void ofcd_log(struct ofcd *d, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
@@ -864,7 +872,7 @@ struct held_stage {
 	struct ofcd *d;
 	const struct partition *add;
 	char *owner;
-	char **drop_why; /* per d->w_held as staged (nstaged): NULL kept, else why */
+	char **drop_why; /* per d->w.held as staged (nstaged): NULL kept, else why */
 	uint32_t nstaged, ndrop;
 };
 void held_stage(struct ofcd *d, const struct job *j, const struct partition *add,
@@ -874,13 +882,13 @@ void held_commit_also(void *ctx, const struct ctl *c, struct store_write *w);
  * txn of ops operations; the drops made; their events posted. */
 void held_committed(struct held_stage *hs, struct partition *add, uint64_t txn, uint32_t ops);
 void held_stage_free(struct held_stage *hs);
-/* (mutation worker) The holds as the store keeps them, into d->w_held,
- * checked against d->w_cfg: an entry that does not fit it (a host it
+/* (mutation worker) The holds as the store keeps them, into d->w.held,
+ * checked against d->w.cfg: an entry that does not fit it (a host it
  * lacks, a host held twice, a config partition's name) is dropped, logged
  * and announced, and a leader writes the list again. announce: post
  * events for what changed since the last load (a follower's watchers hear
  * the leader's holds and releases). A damaged item is an error naming it
- * and the command that sets it aside; d->w_held is left as it was. */
+ * and the command that sets it aside; d->w.held is left as it was. */
 int held_adopt(struct ofcd *d, bool leader, bool announce, struct ofc_error *err);
 /* (mutation worker) The run-time partition `name` of hosts on f, aimed at
  * spec (read under d->files): hosts known and distinct, none held under
@@ -922,34 +930,34 @@ int ofcd_phase_spec(const struct fabcfg *cfg, struct job *j, char **spec, struct
 #define FAIL_MAX_ITEMS 4096
 /* Syntax alone: "U-V" or "HOST:PORT" with names a config may have. */
 bool failure_item_ok(const char *item);
-/* STATE_DIR/FABRIC.failed into d->w_reported (none: empty). A damaged file
+/* STATE_DIR/FABRIC.failed into d->w.reported (none: empty). A damaged file
  * is an error naming it and the mv that sets it aside. */
 int failures_load(struct ofcd *d, const char *fabric, struct ofc_error *err);
-/* d->w_cfg with d->w_reported and d->w_lost in effect (a new reference). */
+/* d->w.cfg with d->w.reported and d->w.lost in effect (a new reference). */
 struct fabcfg *failures_publish(struct ofcd *d);
 /* (mutation worker) ReportFailure: change the set, persist it, re-plan. */
 void ofcd_run_failure(struct ofcd *d, struct job *j);
-/* (mutation worker) After reading the devices: d->w_lost = the host ports
+/* (mutation worker) After reading the devices: d->w.lost = the host ports
  * of lost switches and those cabled to switch ports the switch reports
  * failing (port alarms: a FAILED port in use, light under min_power);
  * true when that changed (the caller re-plans), with what changed in
  * cause. */
 bool failures_devices(struct ofcd *d, char *cause, size_t n);
-/* (mutation worker) Change d->w_reported as a ReportFailure job asks, and
+/* (mutation worker) Change d->w.reported as a ReportFailure job asks, and
  * persist it; on error nothing changed. */
 int failures_report(struct ofcd *d, const struct job *j, struct ofc_error *err);
-/* (plan.c, mutation worker) Publish d->w_cfg with the failures in effect:
+/* (plan.c, mutation worker) Publish d->w.cfg with the failures in effect:
  * config and snapshot on j, and a KIND_SCHEDULE_REPLANNED event. */
 void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentence, size_t n);
 /* Port moves (re-wiring around lost ports): STATE_DIR/FABRIC.rewired into
- * d->w_moves (a damaged file is an error naming it), written back (none: no
+ * d->w.moves (a damaged file is an error naming it), written back (none: no
  * file), and copied into a fabric before it is validated. */
 int moves_load(struct ofcd *d, const char *fabric, struct ofc_error *err);
-/* Forget d->w_moves (in memory: the file stays). */
+/* Forget d->w.moves (in memory: the file stays). */
 void moves_clear(struct ofcd *d);
 /* The readers' halves that take the file's text (len bytes, changed in
- * place; path names it in errors), appending to d->w_reported or
- * d->w_moves (the moves against d->w_cfg's hosts): the loaders call them,
+ * place; path names it in errors), appending to d->w.reported or
+ * d->w.moves (the moves against d->w.cfg's hosts): the loaders call them,
  * and so does the fuzzer. On error the set is emptied. */
 int failures_parse(struct ofcd *d, const char *path, char *text, size_t len, struct ofc_error *err);
 int moves_parse(struct ofcd *d, const char *path, char *text, size_t len, struct ofc_error *err);

@@ -606,23 +606,23 @@ void ofcd_close(struct ofcd *d)
 		close(d->sig_fd);
 	/* the devices first: their drivers' threads (notifications) wake the
 	 * loop through wake_fd until they stop */
-	ctl_close(d->w_ctl);
+	ctl_close(d->w.ctl);
 	if (d->wake_fd >= 0)
 		close(d->wake_fd);
 	for (size_t i = 0; i < ARRAY_SIZE(d->cache); i++)
 		free(d->cache[i].buf);
 	snapshot_free(d->snap);
 	fabcfg_unref(d->cfg);
-	fabcfg_unref(d->w_cfg);
-	fabcfg_unref(d->w_pub);
-	fabcfg_unref(d->w_base);
-	free(d->w_sync_bytes);
-	free(d->w_damaged);
-	strv_free(d->w_reported, d->nw_reported);
-	strv_free(d->w_lost, d->nw_lost);
-	for (uint32_t i = 0; i < d->nw_moves; i++)
-		free(d->w_moves[i].host);
-	free(d->w_moves);
+	fabcfg_unref(d->w.cfg);
+	fabcfg_unref(d->w.pub);
+	fabcfg_unref(d->w.base);
+	free(d->w.sync_bytes);
+	free(d->w.damaged);
+	strv_free(d->w.reported, d->w.nreported);
+	strv_free(d->w.lost, d->w.nlost);
+	for (uint32_t i = 0; i < d->w.nmoves; i++)
+		free(d->w.moves[i].host);
+	free(d->w.moves);
 	held_free_all(d);
 	loop_free(d->loop);
 	pthread_mutex_destroy(&d->jobs.mu);
@@ -630,9 +630,9 @@ void ofcd_close(struct ofcd *d)
 	pthread_mutex_destroy(&d->notes.mu);
 	metrics_devices_free(&d->devm);
 	pthread_mutex_destroy(&d->devm.mu);
-	for (uint32_t i = 0; i < d->nw_trusted; i++)
-		free(d->w_trusted[i]);
-	free(d->w_trusted);
+	for (uint32_t i = 0; i < d->w.ntrusted; i++)
+		free(d->w.trusted[i]);
+	free(d->w.trusted);
 	free(d->allow);
 	free(d->cred_dir);
 	if (d->files.dirfd >= 0)

@@ -70,10 +70,10 @@ void *ofcd_mutation_worker(void *arg)
 			break;
 		j = d->jobs.mjob;
 		pthread_mutex_unlock(&d->jobs.mu);
-		d->w_job = j;
+		d->w.job = j;
 		ofcd_run_job(d, j);
-		metrics_devices_take(d, d->w_ctl);
-		d->w_job = NULL;
+		metrics_devices_take(d, d->w.ctl);
+		d->w.job = NULL;
 		pthread_mutex_lock(&d->jobs.mu);
 		d->jobs.mjob = NULL;
 		finished(d, j);
