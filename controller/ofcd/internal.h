@@ -21,12 +21,12 @@
  *   loop.c        the event loop (loop.h)
  *   client.c      the client side of the socket (ofcd.h)
  *
- * Threads: the loop thread owns connections, the queue and the published
- * snapshot; the mutation worker owns the running config and its ctl; the
- * schedule worker and the planner only read configs they hold a reference
- * to. They talk
- * through jobs (handed over under ofcd.mu) and notes (events and finished
- * jobs, under ofcd.note_mu, with an eventfd to wake the loop). */
+ * Threads (struct ofcd's parts say who owns each field): the loop thread
+ * owns connections, the queue and the published snapshot (d->loop); the
+ * mutation worker owns the running config and its ctl (d->w); the schedule
+ * worker and the planner only read configs they hold a reference to. They
+ * talk through jobs (handed over under d->jobs.mu) and notes (events and
+ * finished jobs, under d->notes.mu, with an eventfd to wake the loop). */
 #ifndef OFC_CONTROLLER_OFCD_INTERNAL_H
 #define OFC_CONTROLLER_OFCD_INTERNAL_H
 
@@ -296,7 +296,7 @@ struct job {
 	uint32_t nprobe;
 	bool startup;	  /* probe: the check once at start, reported in the log */
 	uint64_t done_ms; /* takeover: when it finished (unix ms) */
-	bool reload;	  /* sync: read etcd whole first (d->cl_reload when it started) */
+	bool reload;	  /* sync: read etcd whole first (d->loop.cl_reload when it started) */
 	bool reloaded;	  /* ... and it did, this replica following */
 	uint64_t txn;	  /* the transaction it ran (0: none) */
 	/* Events that say how it ended (committed, rolled back, config
@@ -500,30 +500,18 @@ struct ofcd_notes {
 	char news_from[NAME_MAX_LEN + 1]; /* the last device with news */
 };
 
-struct ofcd {
-	struct ofcd_opts o;
-	char *state_dir;
-	/* Where the record, journal, .failed and .rewired live (store.h):
-	 * the files of state_dir. Every ctl of the daemon uses it. */
-	struct store *store;
-	char *cred_dir; /* o.credentials_dir or the default */
-	/* What requests and API configs may read (o.topology_dir opened
-	 * O_PATH, its real path; dirfd -1 without one). */
-	struct topo_files files;
-	char *topo_dir;
-	struct allow_entry *allow; /* o.allow_devices, parsed */
-	uint32_t nallow;
+/* The loop thread's own (before ofcd_run, the opening thread's): the
+ * sockets and connections, the published snapshot and config, the
+ * mutation queue and what runs, the planner's hold, the replica's view.
+ * No other thread touches them: the workers get what they need in their
+ * jobs and answer with notes. */
+struct ofcd_loop {
+	struct loop *ev; /* the event loop (loop.h) */
 	int listen_fd, ro_fd;
 	bool bound_main, bound_ro; /* the socket files are ours to remove */
 	int gw_fd;		   /* the gateway socket, -1: none */
 	bool bound_gw;
-	int wake_fd; /* eventfd: notes, stop and reload requests */
-	int sig_fd;  /* signalfd with opts.signals, else -1 */
-	atomic_int stop_req, reload_req;
-	atomic_int news_req; /* a device's news (ofcd_device_news), from a driver's thread */
-	struct loop *loop;
-
-	/* ---- loop thread ---- */
+	int sig_fd; /* signalfd with opts.signals, else -1 */
 	struct ofcd_chain chain;
 	struct conn **conns;
 	size_t nconns, cap_conns;
@@ -568,7 +556,6 @@ struct ofcd {
 	bool accept_told;	  /* this episode was logged: log its end */
 	struct log_limit peer_log;
 	struct metrics metrics;
-	struct dev_metrics devm; /* its own mutex */
 	/* The planner computing the workload's schedule of cfg (plan.c), or
 	 * NULL; mutations wait for it until plan_hold_until (unix seconds,
 	 * 0: not holding). plan_job: its result, to run before the queue. */
@@ -576,12 +563,10 @@ struct ofcd {
 	double plan_hold_until;
 	uint64_t plan_timer;
 	struct job *plan_job;
-	/* cluster.c: replicas on etcd. clustered: d->store is
-	 * etcd's. cl: the store's view as last refreshed (GetState shows it,
-	 * the gate decides on it); leading: this replica took over and
-	 * leads; cluster_job: a takeover or a sync to run before anything
-	 * queued; sync_again: a change came while a sync ran. */
-	bool clustered;
+	/* cluster.c: replicas on etcd (d->clustered). cl: the store's view as last refreshed
+	 * (GetState shows it, the gate decides on it); leading: this replica took over and leads;
+	 * cluster_job: a takeover or a sync to run before anything queued; sync_again: a change
+	 * came while a sync ran. */
 	struct store_cluster cl;
 	bool leading;
 	uint64_t took_over_ms;
@@ -596,16 +581,51 @@ struct ofcd {
 	bool sync_again;
 	bool cl_stale_said; /* the log said it is stale */
 	uint64_t cluster_timer;
-	atomic_bool cl_change_posted; /* a STORE_EV_CHANGED note is on its way */
 	/* Deposed, and what it shows not read from etcd since: shown stale
 	 * (cluster_refresh) until a sync that read etcd whole (cluster_sync_start)
 	 * or a takeover is done. */
 	bool cl_reload;
+};
 
+/* The daemon: what every thread reads (set before the threads start), the
+ * few fields any thread sets (atomics, devm), and one part per owner: the
+ * loop thread's, the jobs handed to the workers (under jobs.mu), the notes
+ * back to the loop (under notes.mu) and the mutation worker's. The schedule
+ * worker, the streams' threads and the planner own nothing here: they work
+ * on the job or task they were handed and the configs it holds. */
+struct ofcd {
+	/* Set while ofcd_open and ofcd_start run (the opening thread), only
+	 * read after that, by any thread. */
+	struct ofcd_opts o;
+	char *state_dir;
+	/* Where the record, journal, .failed and .rewired live (store.h):
+	 * the files of state_dir. Every ctl of the daemon uses it. The loop
+	 * writes and reads it only when clustered (etcd's store takes any
+	 * thread's calls, store.h). */
+	struct store *store;
+	char *cred_dir; /* o.credentials_dir or the default */
+	/* What requests and API configs may read (o.topology_dir opened
+	 * O_PATH, its real path; dirfd -1 without one). */
+	struct topo_files files;
+	char *topo_dir;
+	struct allow_entry *allow; /* o.allow_devices, parsed */
+	uint32_t nallow;
+	bool clustered; /* replicas on etcd: d->store is etcd's (cluster_open) */
+	int wake_fd;	/* eventfd: notes, stop and reload requests */
+
+	/* Any thread, without a lock: what the loop is asked to do when
+	 * wake_fd wakes it (the loop clears them as it takes them). */
+	atomic_int stop_req, reload_req;
+	atomic_int news_req; /* a device's news (ofcd_device_news), from a driver's thread */
+	atomic_bool cl_change_posted; /* a STORE_EV_CHANGED note is on its way (cluster.c) */
+
+	/* Devices' counts: the mutation worker adds, the loop reads, under
+	 * devm.mu (metrics.c). */
+	struct dev_metrics devm;
+
+	struct ofcd_loop loop;
 	struct ofcd_jobs jobs;
-
 	struct ofcd_notes notes;
-
 	struct ofcd_worker w;
 };
 
@@ -731,7 +751,7 @@ void ofcd_run_sync(struct ofcd *d, struct job *j);
 int cluster_open(struct ofcd *d, const char *fabric, struct ofc_error *err);
 /* (ofcd_run) Start campaigning. */
 int cluster_start(struct ofcd *d, struct ofc_error *err);
-/* (loop) The store's view into d->cl, its changes logged; true when it
+/* (loop) The store's view into d->loop.cl, its changes logged; true when it
  * changed what GetState shows. */
 bool cluster_refresh(struct ofcd *d);
 /* (loop) STORE_EV_DEPOSED: this replica leads no more; what it shows is

@@ -76,11 +76,11 @@ int release_partition(const struct request *rq)
 	if (!rp->name || !plain_name(rp->name))
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "release_partition needs the partition's name");
-	if (d->stopping)
+	if (d->loop.stopping)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->nqueue >= MAX_QUEUE)
+	if (d->loop.nqueue >= MAX_QUEUE)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->nqueue);
+			     "%u mutations are waiting already; try again later", d->loop.nqueue);
 	j = xcalloc(1, sizeof(*j));
 	j->kind = JOB_RELEASE;
 	j->conn_id = c->id;
@@ -102,11 +102,11 @@ int mutation(const struct request *rq)
 	bool apply = rq->k->kind == API_APPLY_CONFIG;
 	struct job *j;
 
-	if (d->stopping)
+	if (d->loop.stopping)
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->nqueue >= MAX_QUEUE)
+	if (d->loop.nqueue >= MAX_QUEUE)
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->nqueue);
+			     "%u mutations are waiting already; try again later", d->loop.nqueue);
 	j = xcalloc(1, sizeof(*j));
 	j->conn_id = c->id;
 	j->req_id = id;
@@ -143,11 +143,11 @@ int mutation(const struct request *rq)
 					     "a partition goes to its own topology in the config: "
 					     "give no topology or workload with it");
 			}
-			if (!fabric_find_partition(d->cfg->f, r->partition)) {
+			if (!fabric_find_partition(d->loop.cfg->f, r->partition)) {
 				job_free(j);
 				return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
 					     "fabric '%s' has no partition '%.64s'",
-					     d->cfg->f->name, r->partition);
+					     d->loop.cfg->f->name, r->partition);
 			}
 			j->partition = xstrdup(r->partition);
 			j->target = xasprintf("partition %s", r->partition);
@@ -194,19 +194,19 @@ int move_to_phase(const struct request *rq)
 	const Ofc__V1__MoveToPhase *m = req->move_to_phase;
 	struct job *j;
 
-	if (d->stopping)
+	if (d->loop.stopping)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (!d->cfg->f->workload.present)
+	if (!d->loop.cfg->f->workload.present)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-			     "fabric '%s' has no workload section to plan", d->cfg->f->name);
+			     "fabric '%s' has no workload section to plan", d->loop.cfg->f->name);
 	if (m->name && strlen(m->name) > NAME_MAX_LEN)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "a phase's name is %u "
 			     "characters at most",
 			     NAME_MAX_LEN);
-	if (d->nqueue >= MAX_QUEUE)
+	if (d->loop.nqueue >= MAX_QUEUE)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->nqueue);
+			     "%u mutations are waiting already; try again later", d->loop.nqueue);
 	j = xcalloc(1, sizeof(*j));
 	j->kind = JOB_RECONFIGURE;
 	j->conn_id = c->id;
@@ -234,13 +234,13 @@ int cancel(const struct request *rq)
 	if (!by_ticket && !by_id)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "cancel needs a ticket or a request_id");
-	for (j = d->queue; j; j = j->next)
+	for (j = d->loop.queue; j; j = j->next)
 		if (by_ticket ? j->ticket == k->ticket
 			      : j->conn_id == c->id && j->req_id == k->request_id)
 			break;
 	/* A tenant's ticket must be one of its own requests on its partitions;
 	 * any other is "not waiting" to it, whether it exists or not. */
-	struct job *run = d->running;
+	struct job *run = d->loop.running;
 	if (!authz_may_cancel(c->principal, j ? j
 					    : run && is_mutation(run) && run->ticket == k->ticket
 						? run
@@ -259,7 +259,7 @@ int cancel(const struct request *rq)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_OK, "cancelled ticket %llu",
 			     (unsigned long long)t);
 	}
-	j = d->running;
+	j = d->loop.running;
 	if (j && is_mutation(j) &&
 	    (by_ticket ? j->ticket == k->ticket
 		       : j->conn_id == c->id && j->req_id == k->request_id))
@@ -303,11 +303,11 @@ int report_failure(const struct request *rq)
 			    "item %zu is not a host, a link U-V or a port HOST:PORT of host "
 			    "names",
 			    i + 1);
-	if (d->stopping)
+	if (d->loop.stopping)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->nqueue >= MAX_QUEUE)
+	if (d->loop.nqueue >= MAX_QUEUE)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->nqueue);
+			     "%u mutations are waiting already; try again later", d->loop.nqueue);
 	j = xcalloc(1, sizeof(*j));
 	j->kind = JOB_FAILURE;
 	j->conn_id = c->id;

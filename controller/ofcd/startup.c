@@ -270,8 +270,8 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 				 "recovered an unfinished transaction from the journal");
 		}
 	}
-	if (ofcd_adopt(d, true, !d->clustered, &d->snap, err) < 0)
+	if (ofcd_adopt(d, true, !d->clustered, &d->loop.snap, err) < 0)
 		return -1;
-	d->cfg = fabcfg_ref(d->w.pub);
+	d->loop.cfg = fabcfg_ref(d->w.pub);
 	return 0;
 }
