@@ -277,6 +277,11 @@ bool authz_sees_all(const struct principal *who)
 	return who->admin && !who->ro;
 }
 
+bool authz_public(const struct principal *who)
+{
+	return who->ro || (who->p && who->p->role != OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN);
+}
+
 /* A failure item ("U-V", "HOST:PORT", "HOST") whose hosts are all p's. */
 static bool item_visible(const struct ofcd *d, const Ofc__V1__Principal *p, const char *item)
 {

@@ -27,11 +27,10 @@ struct conn {
 	int fd;
 	bool ro;    /* accepted on the read-only socket */
 	bool admin; /* on the main socket, and root or in the admin group */
-	/* Accepted on the gateway socket (from --gateway-uid):
-	 * every request carries its principal, which is the one being
-	 * answered while its handler runs; a watcher's is kept (a copy). */
+	/* Accepted on the gateway socket (from --gateway-uid): every
+	 * request carries its principal (struct request's who); a
+	 * watcher's is kept (a copy). */
 	bool gw;
-	const Ofc__V1__Principal *principal;
 	Ofc__V1__Principal *watch_principal;
 	/* The streamed GetSchedule sending to it, and how many of
 	 * its frames wait for an acknowledgement (until unsent < OUT_HIGH). */
@@ -75,10 +74,6 @@ struct request {
 /* conn_io.c and job_queue.c: the connections' output and the mutation
  * queue, for the requests' handlers. */
 void changed(struct ofcd *d); /* what GetState shows changed */
-/* What the request being answered may see: the read-only socket's view
- * (device failures as a word, no credentials paths, the smaller budgets)
- * for the read-only socket and for every principal but an admin. */
-bool conn_public(const struct conn *c);
 /* Queue one frame made of parts a and b (either may be empty). */
 void conn_queue(struct conn *c, const void *a, size_t alen, const void *b, size_t blen);
 void send_response(struct conn *c, const Ofc__V1__Response *r);

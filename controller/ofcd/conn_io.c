@@ -57,15 +57,6 @@ uint32_t conn_max_frame(const struct conn *c)
 	return c->ro ? c->d->o.max_ro_frame : c->d->o.max_frame;
 }
 
-/* What the request being answered may see: the read-only socket's view
- * (device failures as a word, no credentials paths, the smaller budgets)
- * for the read-only socket and for every principal but an admin. */
-bool conn_public(const struct conn *c)
-{
-	return c->ro ||
-	       (c->principal && c->principal->role != OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN);
-}
-
 void conn_kill(struct conn *c, int level, const char *fmt, ...)
 {
 	char why[600];

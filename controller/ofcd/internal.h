@@ -677,6 +677,10 @@ int authz_decide(const struct ofcd *d, const struct principal *who, const struct
 		 const Ofc__V1__Request *req, Ofc__V1__Status *st, char *why, size_t len);
 /* who sees the whole state (device errors, credentials' paths): an admin. */
 bool authz_sees_all(const struct principal *who);
+/* who gets the read-only socket's budgets (GetSchedule's memory and time):
+ * a peer of the read-only socket, and every gateway principal but an
+ * admin. */
+bool authz_public(const struct principal *who);
 const char *authz_role_name(const Ofc__V1__Principal *p);
 bool authz_is_tenant(const Ofc__V1__Principal *p);
 /* p may act on partition `partition` (an admin on any). */

@@ -85,7 +85,7 @@ int release_partition(const struct request *rq)
 	j->kind = JOB_RELEASE;
 	j->conn_id = c->id;
 	j->req_id = req->id;
-	job_from(j, c->peer, c->principal);
+	job_from(j, rq->who.peer, rq->who.p);
 	j->partition = xstrdup(rp->name);
 	j->target = xasprintf("partition %s", rp->name);
 	enqueue(d, j, rq);
@@ -110,7 +110,7 @@ int mutation(const struct request *rq)
 	j = xcalloc(1, sizeof(*j));
 	j->conn_id = c->id;
 	j->req_id = id;
-	job_from(j, c->peer, c->principal);
+	job_from(j, rq->who.peer, rq->who.p);
 	if (apply) {
 		const Ofc__V1__ApplyConfig *a = req->apply_config;
 
@@ -211,7 +211,7 @@ int move_to_phase(const struct request *rq)
 	j->kind = JOB_RECONFIGURE;
 	j->conn_id = c->id;
 	j->req_id = req->id;
-	job_from(j, c->peer, c->principal);
+	job_from(j, rq->who.peer, rq->who.p);
 	j->dry_run = m->has_dry_run && m->dry_run;
 	j->to_phase = true;
 	j->phase = m->has_phase ? m->phase : 0;
@@ -241,10 +241,10 @@ int cancel(const struct request *rq)
 	/* A tenant's ticket must be one of its own requests on its partitions;
 	 * any other is "not waiting" to it, whether it exists or not. */
 	struct job *run = d->loop.running;
-	if (!authz_may_cancel(c->principal, j ? j
-					    : run && is_mutation(run) && run->ticket == k->ticket
-						? run
-						: NULL)) {
+	if (!authz_may_cancel(rq->who.p, j ? j
+					 : run && is_mutation(run) && run->ticket == k->ticket
+					     ? run
+					     : NULL)) {
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_NOT_FOUND,
 			     "no request of yours with ticket %llu is waiting",
 			     (unsigned long long)k->ticket);
@@ -312,7 +312,7 @@ int report_failure(const struct request *rq)
 	j->kind = JOB_FAILURE;
 	j->conn_id = c->id;
 	j->req_id = req->id;
-	job_from(j, c->peer, c->principal);
+	job_from(j, rq->who.peer, rq->who.p);
 	j->restore = restore;
 	j->clear = clear;
 	j->items = xcalloc(rf->n_items + 1, sizeof(char *));

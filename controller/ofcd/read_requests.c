@@ -158,18 +158,20 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 }
 
 /* A tenant's state (authz.c): its partitions' part, built per request. */
-static int tenant_state(struct conn *c, uint64_t id)
+static int tenant_state(const struct request *rq)
 {
+	struct conn *c = rq->c;
+	const Ofc__V1__Principal *p = rq->who.p;
 	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 	struct arena a = {0};
 	char msg[400];
-	Ofc__V1__State *st = authz_tenant_state(c->d, c->principal, &a);
+	Ofc__V1__State *st = authz_tenant_state(c->d, p, &a);
 
 	snprintf(msg, sizeof(msg), "fabric %s: generation %llu, as tenant %.64s sees it",
 		 st->fabric_name, (unsigned long long)st->config_generation,
-		 c->principal->identity ? c->principal->identity : "?");
+		 p->identity ? p->identity : "?");
 	r.has_id = r.has_status = 1;
-	r.id = id;
+	r.id = rq->req->id;
 	r.status = OFC__V1__STATUS__STATUS_OK;
 	r.message = msg;
 	r.body_case = OFC__V1__RESPONSE__BODY_STATE;
@@ -191,8 +193,8 @@ int get_state(const struct request *rq)
 	uint8_t idbuf[16];
 	size_t len, idlen;
 
-	if (authz_is_tenant(c->principal))
-		return tenant_state(c, id);
+	if (authz_is_tenant(rq->who.p))
+		return tenant_state(rq);
 	state_answer(c->d, variant, &body, &len);
 	idr.has_id = 1;
 	idr.id = id;
@@ -425,17 +427,18 @@ static bool answer_workload(struct conn *c, uint64_t id, const Ofc__V1__GetSched
 }
 
 /* The job that computes the schedule asked for. */
-static struct job *schedule_job(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
-				const struct sched_ask *a)
+static struct job *schedule_job(const struct request *rq, const struct sched_ask *a)
 {
+	struct conn *c = rq->c;
+	const Ofc__V1__GetSchedule *g = rq->req->get_schedule;
 	struct ofcd *d = c->d;
 	struct job *j = xcalloc(1, sizeof(*j));
 
 	j->t0 = now_seconds();
 	j->kind = JOB_SCHEDULE;
 	j->conn_id = c->id;
-	j->req_id = id;
-	job_from(j, c->peer, c->principal);
+	j->req_id = rq->req->id;
+	job_from(j, rq->who.peer, rq->who.p);
 	j->coll = a->coll;
 	j->algo = g->algorithm && *g->algorithm ? xstrdup(g->algorithm) : NULL;
 	j->lowering = g->lowering && *g->lowering ? xstrdup(g->lowering) : NULL;
@@ -455,8 +458,9 @@ static struct job *schedule_job(struct conn *c, uint64_t id, const Ofc__V1__GetS
 	j->cfg = fabcfg_ref(d->loop.cfg);
 	j->max_frame = d->o.max_frame;
 	/* Anyone may ask on the read-only socket: a smaller budget there. */
-	j->max_memory = conn_public(c) ? d->o.ro_max_request_memory : d->o.max_request_memory;
-	j->max_time = conn_public(c) ? d->o.ro_max_request_time : d->o.max_request_time;
+	j->max_memory =
+	    authz_public(&rq->who) ? d->o.ro_max_request_memory : d->o.max_request_memory;
+	j->max_time = authz_public(&rq->who) ? d->o.ro_max_request_time : d->o.max_request_time;
 	return j;
 }
 
@@ -500,7 +504,7 @@ int get_schedule(const struct request *rq)
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
 			     "%u schedules are being computed; try again shortly",
 			     d->loop.sched_pending);
-	struct job *j = schedule_job(c, id, g, &a);
+	struct job *j = schedule_job(rq, &a);
 	/* Streams: the direct-connect and ring engines'; the fluid engine's
 	 * schedules (server fabrics) are answered in one frame. */
 	bool fluid = (j->algo && strcmp(j->algo, "fluid") == 0) ||
@@ -543,7 +547,7 @@ int get_plan(const struct request *rq)
 	j->get_plan = true;
 	j->conn_id = c->id;
 	j->req_id = id;
-	job_from(j, c->peer, c->principal);
+	job_from(j, rq->who.peer, rq->who.p);
 	j->cfg = fabcfg_ref(d->loop.cfg);
 	d->loop.sched_pending++;
 	pthread_mutex_lock(&d->jobs.mu);

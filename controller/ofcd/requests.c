@@ -144,10 +144,7 @@ static void run_request(struct conn *c, const Ofc__V1__Request *req, const uint8
 		no_body(c, req->id);
 		return;
 	}
-	/* (what the handler's helpers read: its principal, its budgets) */
-	c->principal = rq.who.p;
 	handlers[rq.k->kind](&rq);
-	c->principal = NULL;
 }
 
 /* The chain's first step, decoding: bytes that are not a Request, or hold
