@@ -82,6 +82,9 @@ int reply(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
 /* A mutation (a transaction, queued with a ticket), not the daemon's own
  * device probe or installing the planner's result. */
 bool is_mutation(const struct job *j);
+/* A job of kind answering rq: who to answer (its connection and id) and
+ * who asked (job_from). */
+struct job *request_job(const struct request *rq, enum job_kind kind);
 /* rq: the request j answers (NULL: none, a reload's). */
 void enqueue(struct ofcd *d, struct job *j, const struct request *rq);
 /* Take a queued mutation out; answer its client CANCELLED. */

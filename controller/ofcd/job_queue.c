@@ -101,6 +101,17 @@ static bool starts_now(const struct ofcd *d, const struct job *j)
 	       d->loop.queue == j && !(d->loop.planner && now_seconds() < d->loop.plan_hold_until);
 }
 
+struct job *request_job(const struct request *rq, enum job_kind kind)
+{
+	struct job *j = xcalloc(1, sizeof(*j));
+
+	j->kind = kind;
+	j->conn_id = rq->c->id;
+	j->req_id = rq->req->id;
+	job_from(j, rq->who.peer, rq->who.p);
+	return j;
+}
+
 /* rq: the request j answers (NULL: none, a reload's). */
 void enqueue(struct ofcd *d, struct job *j, const struct request *rq)
 {

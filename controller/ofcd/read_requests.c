@@ -432,13 +432,9 @@ static struct job *schedule_job(const struct request *rq, const struct sched_ask
 	struct conn *c = rq->c;
 	const Ofc__V1__GetSchedule *g = rq->req->get_schedule;
 	struct ofcd *d = c->d;
-	struct job *j = xcalloc(1, sizeof(*j));
+	struct job *j = request_job(rq, JOB_SCHEDULE);
 
 	j->t0 = now_seconds();
-	j->kind = JOB_SCHEDULE;
-	j->conn_id = c->id;
-	j->req_id = rq->req->id;
-	job_from(j, rq->who.peer, rq->who.p);
 	j->coll = a->coll;
 	j->algo = g->algorithm && *g->algorithm ? xstrdup(g->algorithm) : NULL;
 	j->lowering = g->lowering && *g->lowering ? xstrdup(g->lowering) : NULL;
@@ -462,6 +458,20 @@ static struct job *schedule_job(const struct request *rq, const struct sched_ask
 	    authz_public(&rq->who) ? d->o.ro_max_request_memory : d->o.max_request_memory;
 	j->max_time = authz_public(&rq->who) ? d->o.ro_max_request_time : d->o.max_request_time;
 	return j;
+}
+
+/* Hand j to the schedule workers (counted until its answer comes back). */
+static void to_schedule_worker(struct ofcd *d, struct job *j)
+{
+	d->loop.sched_pending++;
+	pthread_mutex_lock(&d->jobs.mu);
+	if (d->jobs.squeue_tail)
+		d->jobs.squeue_tail->next = j;
+	else
+		d->jobs.squeue = j;
+	d->jobs.squeue_tail = j;
+	pthread_cond_broadcast(&d->jobs.cond);
+	pthread_mutex_unlock(&d->jobs.mu);
 }
 
 /* Stream job j's schedule from a thread of its own. */
@@ -512,15 +522,7 @@ int get_schedule(const struct request *rq)
 
 	if (g->has_stream && g->stream && !j->summary_only && !fluid)
 		return schedule_stream(c, id, j);
-	d->loop.sched_pending++;
-	pthread_mutex_lock(&d->jobs.mu);
-	if (d->jobs.squeue_tail)
-		d->jobs.squeue_tail->next = j;
-	else
-		d->jobs.squeue = j;
-	d->jobs.squeue_tail = j;
-	pthread_cond_broadcast(&d->jobs.cond);
-	pthread_mutex_unlock(&d->jobs.mu);
+	to_schedule_worker(d, j);
 	return 0;
 }
 
@@ -541,23 +543,11 @@ int get_plan(const struct request *rq)
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
 			     "%u schedules are being computed; try again shortly",
 			     d->loop.sched_pending);
-	j = xcalloc(1, sizeof(*j));
+	j = request_job(rq, JOB_SCHEDULE);
 	j->t0 = now_seconds();
-	j->kind = JOB_SCHEDULE;
 	j->get_plan = true;
-	j->conn_id = c->id;
-	j->req_id = id;
-	job_from(j, rq->who.peer, rq->who.p);
 	j->cfg = fabcfg_ref(d->loop.cfg);
-	d->loop.sched_pending++;
-	pthread_mutex_lock(&d->jobs.mu);
-	if (d->jobs.squeue_tail)
-		d->jobs.squeue_tail->next = j;
-	else
-		d->jobs.squeue = j;
-	d->jobs.squeue_tail = j;
-	pthread_cond_broadcast(&d->jobs.cond);
-	pthread_mutex_unlock(&d->jobs.mu);
+	to_schedule_worker(d, j);
 	return 0;
 }
 
