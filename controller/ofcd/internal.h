@@ -307,6 +307,9 @@ struct job {
 };
 
 void job_free(struct job *j);
+/* A GetSchedule job the fluid engine answers (schedule_fluid_request): it
+ * names it, or names nothing on a server fabric. */
+bool job_fluid(const struct job *j);
 /* j's client: the socket peer's credentials and the gateway's principal
  * (NULL: none) into peer, who, tenant and principal. */
 void job_from(struct job *j, struct ucred peer, const Ofc__V1__Principal *p);

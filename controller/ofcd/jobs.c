@@ -121,6 +121,13 @@ void response_pack(const Ofc__V1__Response *r, uint8_t **buf, size_t *len)
 	protobuf_c_message_pack(&r->base, *buf);
 }
 
+bool job_fluid(const struct job *j)
+{
+	struct schedule_query q = {.fabric = j->cfg->f, .spec = j->spec, .algorithm = j->algo};
+
+	return schedule_fluid_request(&q);
+}
+
 void job_from(struct job *j, struct ucred peer, const Ofc__V1__Principal *p)
 {
 	j->peer = peer;

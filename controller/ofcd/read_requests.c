@@ -221,7 +221,7 @@ static bool is_workload(const struct ofcd *d, const Ofc__V1__GetSchedule *g,
 	return coll == SCHED_ALLTOALL && d->loop.cfg->coll == coll && lw && g->lowering &&
 	       strcmp(g->lowering, lw) == 0 && (!g->topology || !*g->topology) &&
 	       (!g->partition || !*g->partition) &&
-	       (!g->algorithm || !*g->algorithm || strcmp(g->algorithm, "mcf") == 0) &&
+	       (!g->algorithm || !*g->algorithm || schedule_algorithm_lowers(g->algorithm)) &&
 	       (!g->has_size_bytes || !g->size_bytes || g->size_bytes == d->loop.cfg->size) &&
 	       (!g->has_chunks || !g->chunks);
 }
@@ -368,9 +368,15 @@ static int check_options(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule
 	if (a->coll != SCHED_ALLTOALL)
 		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
 				  "lowering is the all-to-all MCF's: not for %s", g->collective);
-	if ((g->algorithm && strcmp(g->algorithm, "fluid") == 0) ||
-	    ((!g->algorithm || !*g->algorithm) && !a->part && (!g->topology || !*g->topology) &&
-	     schedule_fluid_fabric(c->d->loop.cfg->f)))
+	/* The engine that answers it, asked as its job will be (an empty
+	 * field names nothing; a partition is asked for by its spec). */
+	const char *topology = g->topology && *g->topology ? g->topology : NULL;
+	struct schedule_query q = {
+	    .fabric = c->d->loop.cfg->f,
+	    .spec = a->part ? a->part->topology.spec : topology,
+	    .algorithm = g->algorithm && *g->algorithm ? g->algorithm : NULL,
+	};
+	if (schedule_fluid_request(&q))
 		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
 				  "lowering is the all-to-all MCF's: the fluid engine has none");
 	return 0;
@@ -517,10 +523,7 @@ int get_schedule(const struct request *rq)
 	struct job *j = schedule_job(rq, &a);
 	/* Streams: the direct-connect and ring engines'; the fluid engine's
 	 * schedules (server fabrics) are answered in one frame. */
-	bool fluid = (j->algo && strcmp(j->algo, "fluid") == 0) ||
-		     (!j->algo && !j->spec && schedule_fluid_fabric(j->cfg->f));
-
-	if (g->has_stream && g->stream && !j->summary_only && !fluid)
+	if (g->has_stream && g->stream && !j->summary_only && !job_fluid(j))
 		return schedule_stream(c, id, j);
 	to_schedule_worker(d, j);
 	return 0;

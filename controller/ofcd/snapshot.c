@@ -75,8 +75,9 @@ const char *workload_lowering(const struct fabric *f, const char *spec, enum sch
 {
 	struct schedule_query q = {.fabric = f, .spec = spec, .collective = coll};
 
-	return coll == SCHED_ALLTOALL && strcmp(schedule_pick_algorithm(&q), "mcf") == 0 ? "paths"
-											 : NULL;
+	return coll == SCHED_ALLTOALL && schedule_algorithm_lowers(schedule_pick_algorithm(&q))
+		   ? "paths"
+		   : NULL;
 }
 
 /* ---- devices ---------------------------------------------------------------------- */

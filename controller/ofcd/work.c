@@ -36,8 +36,7 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 	case JOB_SCHEDULE:
 		if (j->get_plan)
 			ofcd_run_get_plan(d, j);
-		else if ((j->algo && strcmp(j->algo, "fluid") == 0) ||
-			 (!j->algo && !j->spec && schedule_fluid_fabric(j->cfg->f)))
+		else if (job_fluid(j))
 			ofcd_run_schedule_fluid(j);
 		else
 			ofcd_run_schedule(d, j);
