@@ -125,9 +125,9 @@ void ofcd_broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t tx
 void ofcd_on_event(struct ofcd *d, struct note *n);
 int ofcd_snap_dev(struct snapshot *s, const char *name); /* its index, or -1 */
 void ofcd_set_reachable(struct ofcd *d, int i, bool up, const char *error, enum ofc_reason reason);
-void ofcd_plan_stop(struct ofcd *d);
-void ofcd_plan_check(struct ofcd *d); /* start the planner if the config needs one */
-void ofcd_plan_landed(struct ofcd *d, struct plan_task *t);
+void ofcd_planner_stop(struct ofcd *d);
+void ofcd_planner_check(struct ofcd *d); /* start the planner if the config needs one */
+void ofcd_planner_landed(struct ofcd *d, struct planner_task *t);
 void ofcd_want_cluster_job(struct ofcd *d, enum job_kind kind);
 void ofcd_refuse_queue(struct ofcd *d); /* this replica leads no more */
 void ofcd_replay_queue(struct ofcd *d); /* after a takeover: the last leader's queue */

@@ -12,7 +12,7 @@
  *                 (GetSchedule), startup.c (config, lock, recovery), and
  *                 what they share, work_ctl.c (ctls and their events)
  *   snapshot.c    snapshots: the last committed state as an ofc.v1.State
- *   plan.c        the workload's schedule: the query, and the planner
+ *   planner.c     the workload's schedule: the query, and the planner
  *                 thread that computes an all-to-all's off the start path
  *   jobs.c        jobs, notes and planner tasks handed between the
  *                 threads, the log
@@ -118,7 +118,7 @@ const char *workload_lowering(const struct fabric *f, const char *spec, enum sch
  * report above all) wait for it at most this long, so a re-plan starts from
  * the kept healthy MCF solution instead of solving the healthy graph again
  * beside the planner (docs/ARCHITECTURE.md, ofcd, "Start-up"). */
-#define PLAN_HOLD_SECONDS 120
+#define PLANNER_HOLD_SECONDS 120
 /* A GetSchedule answer holds every transfer: each packs to at least this
  * many bytes, so a schedule of more than max_frame / MIN_TRANSFER_BYTES
  * transfers cannot fit a frame and its message tree is not built. */
@@ -181,7 +181,7 @@ enum job_kind {
 	JOB_PROBE,  /* read every device (health, drift) */
 	JOB_SCHEDULE,
 	JOB_FAILURE, /* ReportFailure: the failed set changes, the schedule is re-planned */
-	JOB_PLAN,    /* the planner's result: install it on its config, publish */
+	JOB_PLANNER, /* the planner's result: install it on its config, publish */
 	JOB_RELEASE, /* ReleasePartition: let go of a run-time partition */
 	/* cluster.c: this replica leads now: repair what the last
 	 * leader left and serve the store's state as the leader */
@@ -268,8 +268,8 @@ struct job {
 	char *lowering; /* GetSchedule: alltoall mcf's (NULL: the default) */
 	uint32_t chunks;
 	bool summary_only;
-	struct plan_task *plan; /* JOB_PLAN: the planner's result (a reference) */
-	struct fabcfg *cfg;	/* schedule: the config it runs on */
+	struct planner_task *planner; /* JOB_PLANNER: the planner's result (a reference) */
+	struct fabcfg *cfg;	      /* schedule: the config it runs on */
 	uint32_t max_frame;
 	uint64_t max_memory; /* GetSchedule: the request's memory limit */
 	double max_time;     /* ... and its time limit, seconds (< 0: none) */
@@ -336,7 +336,7 @@ struct note {
 	size_t sched_len;
 	char **failed;
 	uint32_t nfailed;
-	struct plan_task *plan; /* the planner finished (a reference) */
+	struct planner_task *planner; /* the planner finished (a reference) */
 	/* A frame of a streamed GetSchedule (in sched) for the
 	 * connection stream_conn; the stream is the job's, not the note's. */
 	struct stream *stream;
@@ -559,13 +559,13 @@ struct ofcd_loop {
 	bool accept_told;	  /* this episode was logged: log its end */
 	struct log_limit peer_log;
 	struct metrics metrics;
-	/* The planner computing the workload's schedule of cfg (plan.c), or
-	 * NULL; mutations wait for it until plan_hold_until (unix seconds,
-	 * 0: not holding). plan_job: its result, to run before the queue. */
-	struct plan_task *planner;
-	double plan_hold_until;
-	uint64_t plan_timer;
-	struct job *plan_job;
+	/* The planner computing the workload's schedule of cfg (planner.c), or
+	 * NULL; mutations wait for it until planner_hold_until (unix seconds,
+	 * 0: not holding). planner_job: its result, to run before the queue. */
+	struct planner_task *planner;
+	double planner_hold_until;
+	uint64_t planner_timer;
+	struct job *planner_job;
 	/* cluster.c: replicas on etcd (d->clustered). cl: the store's view as last refreshed
 	 * (GetState shows it, the gate decides on it); leading: this replica took over and leads;
 	 * cluster_job: a takeover or a sync to run before anything queued; sync_again: a change
@@ -709,7 +709,7 @@ void metrics_devices_take(struct ofcd *d, struct ctl *c);
 void metrics_devices_free(struct dev_metrics *m);
 
 /* work_ctl.c: the mutation worker's ctls and events, shared by the files
- * of its jobs (startup.c, takeover.c, mutation.c, plan.c). */
+ * of its jobs (startup.c, takeover.c, mutation.c, planner.c). */
 /* A ctl closed, what its devices counted kept first (metrics.c). */
 void ofcd_ctl_close(struct ofcd *d, struct ctl *c);
 /* A ctl on f with the daemon's store, callbacks and fence; strict: every
@@ -819,13 +819,13 @@ void *ofcd_mutation_worker(void *arg);
 void *ofcd_schedule_worker(void *arg);
 void ofcd_run_job(struct ofcd *d, struct job *j);
 
-/* plan.c: the workload's schedule computed off the start path.
+/* planner.c: the workload's schedule computed off the start path.
  * A detached thread computes an all-to-all's schedule (the MCF: minutes on
  * a large fabric) on a config reference; the daemon may let go of it at
  * any time (a new config, shutdown) without waiting: letting go cancels
  * the MCF, which stops within a pivot or so, and the thread drops what it
  * found. */
-struct plan_task {
+struct planner_task {
 	pthread_mutex_t mu;
 	unsigned refs;	    /* under mu: the thread's, the daemon's, notes', jobs' */
 	struct ofcd *d;	    /* under mu: NULL once the daemon let go */
@@ -834,8 +834,8 @@ struct plan_task {
 	uint32_t max_frame; /* the daemon's (the thread never reads d->o) */
 	atomic_bool cancel; /* set when the daemon lets go: the MCF stops */
 	/* The result, the thread's until it posts its note; then read by
-	 * the loop and moved out by the mutation worker (JOB_PLAN). */
-	struct plan_out {
+	 * the loop and moved out by the mutation worker (JOB_PLANNER). */
+	struct planner_out {
 		uint8_t *sched; /* packed ofc.v1.Schedule summary, NULL: none */
 		size_t sched_len;
 		uint8_t *full; /* GetSchedule's answer (fabcfg.plan_full), NULL: */
@@ -850,13 +850,13 @@ struct plan_task {
 /* Whether cfg's workload schedule is left to the planner: an all-to-all on
  * a direct-connect topology, not computed yet. (Mutation worker, or the loop
  * once the config is published: `planned` is read with acquire.) */
-bool plan_needed(struct fabcfg *cfg);
+bool planner_needed(struct fabcfg *cfg);
 /* (loop) Start a planner for cfg; NULL when the thread cannot start. */
-struct plan_task *plan_start(struct ofcd *d, struct fabcfg *cfg);
+struct planner_task *planner_start(struct ofcd *d, struct fabcfg *cfg);
 /* Let go of a reference; the daemon's own (ofcd_close, a new config) also
  * cancels the thread's MCF and tells it to drop its result. */
-void plan_unref(struct plan_task *t);
-void plan_abandon(struct plan_task *t);
+void planner_unref(struct planner_task *t);
+void planner_abandon(struct planner_task *t);
 /* The workload's schedule on pub (its failures in effect): the same query
  * a re-plan makes; kept: the healthy config's kept run to start from (NULL:
  * none); keep: keep this run's MCF solution in out->kept (pub healthy);
@@ -864,16 +864,17 @@ void plan_abandon(struct plan_task *t);
  * What it found is appended to msg ("..., verified, DONE in S s" since t0);
  * GetSchedule's whole answer goes to out->full when it fits max_frame (0:
  * not built). Any thread: reads pub->f only. */
-void plan_compute(const struct fabcfg *pub, const struct schedule_kept *kept, const char *kept_why,
-		  bool keep, const atomic_bool *cancel, double t0, const char *done,
-		  uint32_t max_frame, struct strbuf *msg, struct plan_out *out);
+void planner_compute(const struct fabcfg *pub, const struct schedule_kept *kept,
+		     const char *kept_why, bool keep, const atomic_bool *cancel, double t0,
+		     const char *done, uint32_t max_frame, struct strbuf *msg,
+		     struct planner_out *out);
 /* (mutation worker) Move out's whole answer (or why there is none) to cfg,
  * not planned yet. */
-void plan_keep_full(struct fabcfg *cfg, struct plan_out *out);
-void plan_out_free(struct plan_out *o);
-/* (mutation worker) JOB_PLAN: install the planner's result on its config
+void planner_keep_full(struct fabcfg *cfg, struct planner_out *out);
+void planner_out_free(struct planner_out *o);
+/* (mutation worker) JOB_PLANNER: install the planner's result on its config
  * and, when it is the one published, a snapshot and the event. */
-void ofcd_run_plan(struct ofcd *d, struct job *j);
+void ofcd_run_planner(struct ofcd *d, struct job *j);
 
 /* held.c: partitions made at run time of given hosts */
 #define HELD_MAX_HOSTS 65536
@@ -973,7 +974,7 @@ bool failures_devices(struct ofcd *d, char *cause, size_t n);
 /* (mutation worker) Change d->w.reported as a ReportFailure job asks, and
  * persist it; on error nothing changed. */
 int failures_report(struct ofcd *d, const struct job *j, struct ofc_error *err);
-/* (plan.c, mutation worker) Publish d->w.cfg with the failures in effect:
+/* (planner.c, mutation worker) Publish d->w.cfg with the failures in effect:
  * config and snapshot on j, and a KIND_SCHEDULE_REPLANNED event. */
 void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentence, size_t n);
 /* Port moves (re-wiring around lost ports): STATE_DIR/FABRIC.rewired into

@@ -21,7 +21,7 @@ static const char *const status_names[] = {"ok",	  "invalid",   "denied",    "bu
  * device probe or installing the planner's result. */
 bool is_mutation(const struct job *j)
 {
-	return j->kind != JOB_PROBE && j->kind != JOB_PLAN && j->kind != JOB_TAKEOVER &&
+	return j->kind != JOB_PROBE && j->kind != JOB_PLANNER && j->kind != JOB_TAKEOVER &&
 	       j->kind != JOB_SYNC;
 }
 
@@ -55,17 +55,17 @@ void ofcd_maybe_start(struct ofcd *d)
 	}
 	/* The planner's result first: a failure waiting for it re-plans from
 	 * the MCF solution it keeps. */
-	if (d->loop.plan_job) {
-		j = d->loop.plan_job;
-		d->loop.plan_job = NULL;
+	if (d->loop.planner_job) {
+		j = d->loop.planner_job;
+		d->loop.planner_job = NULL;
 		ofcd_hand_to_worker(d, j);
 		changed(d);
 		return;
 	}
-	/* Mutations wait for the planner (at most PLAN_HOLD_SECONDS), and
+	/* Mutations wait for the planner (at most PLANNER_HOLD_SECONDS), and
 	 * for a takeover's replay to queue them all. */
 	if (!j || d->loop.q_replaying ||
-	    (d->loop.planner && now_seconds() < d->loop.plan_hold_until))
+	    (d->loop.planner && now_seconds() < d->loop.planner_hold_until))
 		return;
 	d->loop.queue = j->next;
 	if (!d->loop.queue)
@@ -97,8 +97,9 @@ static void unqueue_tail(struct ofcd *d, struct job *j)
 /* Whether ofcd_maybe_start would hand j, the queue's only job, over at once. */
 static bool starts_now(const struct ofcd *d, const struct job *j)
 {
-	return !d->loop.running && !d->loop.cluster_job && !d->loop.plan_job &&
-	       d->loop.queue == j && !(d->loop.planner && now_seconds() < d->loop.plan_hold_until);
+	return !d->loop.running && !d->loop.cluster_job && !d->loop.planner_job &&
+	       d->loop.queue == j &&
+	       !(d->loop.planner && now_seconds() < d->loop.planner_hold_until);
 }
 
 struct job *request_job(const struct request *rq, enum job_kind kind)
@@ -221,34 +222,34 @@ static void flush_deferred(struct ofcd *d, struct job *j)
 	j->deferred_tail = NULL;
 }
 
-/* ---- the planner (plan.c) --------------------------------------------------------------- */
+/* ---- the planner (planner.c) ------------------------------------------------------------ */
 
-/* Past PLAN_HOLD_SECONDS the queue goes on without the planner's result. */
-static int64_t plan_hold_timer(struct loop *l, uint64_t id, void *ctx)
+/* Past PLANNER_HOLD_SECONDS the queue goes on without the planner's result. */
+static int64_t planner_hold_timer(struct loop *l, uint64_t id, void *ctx)
 {
 	struct ofcd *d = ctx;
 
 	(void)l;
 	(void)id;
-	d->loop.plan_timer = 0;
-	d->loop.plan_hold_until = 0;
+	d->loop.planner_timer = 0;
+	d->loop.planner_hold_until = 0;
 	if (d->loop.planner && d->loop.queue)
 		ofcd_log(d, OFCD_LOG_WARNING,
 			 "the workload's schedule is still being computed after %d s: the %u "
 			 "waiting mutation%s go%s on without it",
-			 PLAN_HOLD_SECONDS, d->loop.nqueue, d->loop.nqueue == 1 ? "" : "s",
+			 PLANNER_HOLD_SECONDS, d->loop.nqueue, d->loop.nqueue == 1 ? "" : "s",
 			 d->loop.nqueue == 1 ? "es" : "");
 	ofcd_maybe_start(d);
 	return LOOP_NOMORE;
 }
 
-void ofcd_plan_stop(struct ofcd *d)
+void ofcd_planner_stop(struct ofcd *d)
 {
-	if (d->loop.plan_timer)
-		loop_timer_del(d->loop.ev, d->loop.plan_timer);
-	d->loop.plan_timer = 0;
-	d->loop.plan_hold_until = 0;
-	plan_abandon(d->loop.planner);
+	if (d->loop.planner_timer)
+		loop_timer_del(d->loop.ev, d->loop.planner_timer);
+	d->loop.planner_timer = 0;
+	d->loop.planner_hold_until = 0;
+	planner_abandon(d->loop.planner);
 	d->loop.planner = NULL;
 	changed(d);
 }
@@ -257,48 +258,49 @@ void ofcd_plan_stop(struct ofcd *d)
  * (an all-to-all): start one. One computing another config (not the
  * healthy one behind the published failures) is let go of: its MCF is
  * cancelled and its thread, not waited for, drops what it found. */
-void ofcd_plan_check(struct ofcd *d)
+void ofcd_planner_check(struct ofcd *d)
 {
 	if (d->loop.planner && d->loop.planner->cfg != d->loop.cfg &&
 	    d->loop.planner->cfg != d->loop.cfg->healthy)
-		ofcd_plan_stop(d);
-	if (d->loop.planner || d->loop.stopping || !plan_needed(d->loop.cfg))
+		ofcd_planner_stop(d);
+	if (d->loop.planner || d->loop.stopping || !planner_needed(d->loop.cfg))
 		return;
-	d->loop.planner = plan_start(d, d->loop.cfg);
+	d->loop.planner = planner_start(d, d->loop.cfg);
 	if (!d->loop.planner) {
 		ofcd_log(d, OFCD_LOG_ERR,
 			 "cannot start a thread for the workload's schedule: State.schedule stays "
 			 "empty until the next re-plan");
 		return;
 	}
-	d->loop.plan_hold_until = now_seconds() + PLAN_HOLD_SECONDS;
-	d->loop.plan_timer = loop_timer(d->loop.ev, PLAN_HOLD_SECONDS * 1000, plan_hold_timer, d);
+	d->loop.planner_hold_until = now_seconds() + PLANNER_HOLD_SECONDS;
+	d->loop.planner_timer =
+	    loop_timer(d->loop.ev, PLANNER_HOLD_SECONDS * 1000, planner_hold_timer, d);
 	ofcd_log(d, OFCD_LOG_NOTICE,
 		 "computing the workload's %s schedule on %s in the background (mutations wait "
 		 "for it up to %d s)",
 		 sched_collective_name(d->loop.cfg->coll), d->loop.cfg->f->topology.spec,
-		 PLAN_HOLD_SECONDS);
+		 PLANNER_HOLD_SECONDS);
 	changed(d);
 }
 
 /* The planner finished (t: the note's reference, ours now): its result
  * goes to the mutation worker before any queued mutation. */
-void ofcd_plan_landed(struct ofcd *d, struct plan_task *t)
+void ofcd_planner_landed(struct ofcd *d, struct planner_task *t)
 {
 	struct job *j;
 
 	if (t != d->loop.planner || d->loop.stopping) {
-		plan_unref(t);
+		planner_unref(t);
 		return;
 	}
-	ofcd_plan_stop(d);
+	ofcd_planner_stop(d);
 	ofcd_log(d, OFCD_LOG_INFO, "the workload's schedule was computed in %.1f s",
 		 (double)(unix_ms() - t->since_ms) / 1000);
 	j = xcalloc(1, sizeof(*j));
-	j->kind = JOB_PLAN;
-	j->plan = t;
-	job_free(d->loop.plan_job);
-	d->loop.plan_job = j;
+	j->kind = JOB_PLANNER;
+	j->planner = t;
+	job_free(d->loop.planner_job);
+	d->loop.planner_job = j;
 	ofcd_maybe_start(d);
 }
 
@@ -391,8 +393,8 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 
 				p->kind = JOB_PROBE;
 				p->startup = true;
-				job_free(d->loop.plan_job);
-				d->loop.plan_job = p;
+				job_free(d->loop.planner_job);
+				d->loop.planner_job = p;
 			}
 		}
 		if (d->loop.sync_again) {
@@ -400,11 +402,11 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 			ofcd_want_cluster_job(d, JOB_SYNC);
 		}
 		job_free(j);
-		ofcd_plan_check(d);
+		ofcd_planner_check(d);
 		ofcd_maybe_start(d);
 		return;
 	}
-	if (j->kind == JOB_PROBE || j->kind == JOB_PLAN) {
+	if (j->kind == JOB_PROBE || j->kind == JOB_PLANNER) {
 		d->loop.running = NULL;
 		/* A switch lost or back changed the failures: the re-planned
 		 * config and state first, then the event. */
@@ -461,6 +463,6 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 				 (unsigned long long)j->ticket);
 	}
 	job_free(j);
-	ofcd_plan_check(d);
+	ofcd_planner_check(d);
 	ofcd_maybe_start(d);
 }

@@ -1,7 +1,7 @@
 /* What ofcd's threads hand each other: jobs (loop -> worker -> loop),
  * notes (worker or planner -> loop, woken through the eventfd; a device's
  * news too, ofcd_device_news, from a driver's thread) and planner
- * tasks (plan.c), their freeing, packed
+ * tasks (planner.c), their freeing, packed
  * replies, and the log every thread writes through. The loop (server.c)
  * and the workers (work.c and their jobs) both sit on this file. */
 #include "controller/ofcd/internal.h"
@@ -163,7 +163,7 @@ void job_free(struct job *j)
 	free(j->algo);
 	free(j->lowering);
 	free(j->phase_name);
-	plan_unref(j->plan);
+	planner_unref(j->planner);
 	strv_free(j->items, j->nitems);
 	strv_free(j->hosts, j->nhosts);
 	fabcfg_unref(j->cfg);
@@ -189,8 +189,8 @@ void job_defer(struct job *j, struct note *n)
 	j->deferred_tail = n;
 }
 
-/* Planner tasks (plan.c) are handed between threads too. */
-void plan_out_free(struct plan_out *o)
+/* Planner tasks (planner.c) are handed between threads too. */
+void planner_out_free(struct planner_out *o)
 {
 	free(o->sched);
 	free(o->full);
@@ -200,7 +200,7 @@ void plan_out_free(struct plan_out *o)
 	memset(o, 0, sizeof(*o));
 }
 
-void plan_unref(struct plan_task *t)
+void planner_unref(struct planner_task *t)
 {
 	unsigned left;
 
@@ -211,13 +211,13 @@ void plan_unref(struct plan_task *t)
 	pthread_mutex_unlock(&t->mu);
 	if (left)
 		return;
-	plan_out_free(&t->out);
+	planner_out_free(&t->out);
 	fabcfg_unref(t->cfg);
 	pthread_mutex_destroy(&t->mu);
 	free(t);
 }
 
-void plan_abandon(struct plan_task *t)
+void planner_abandon(struct planner_task *t)
 {
 	if (!t)
 		return;
@@ -227,7 +227,7 @@ void plan_abandon(struct plan_task *t)
 	pthread_mutex_lock(&t->mu);
 	t->d = NULL;
 	pthread_mutex_unlock(&t->mu);
-	plan_unref(t);
+	planner_unref(t);
 }
 
 void note_free(struct note *n)
@@ -241,7 +241,7 @@ void note_free(struct note *n)
 	free(n->partition);
 	free(n->sched);
 	strv_free(n->failed, n->nfailed);
-	plan_unref(n->plan);
+	planner_unref(n->planner);
 	free(n);
 }
 
@@ -299,7 +299,7 @@ const char *job_kind_name(enum job_kind k)
 	       : k == JOB_RELOAD      ? "reload"
 	       : k == JOB_PROBE	      ? "probe"
 	       : k == JOB_FAILURE     ? "report-failure"
-	       : k == JOB_PLAN	      ? "plan"
+	       : k == JOB_PLANNER     ? "plan"
 	       : k == JOB_RELEASE     ? "release-partition"
 	       : k == JOB_TAKEOVER    ? "takeover"
 	       : k == JOB_SYNC	      ? "sync"

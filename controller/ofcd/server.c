@@ -83,9 +83,9 @@ static void begin_stop(struct ofcd *d)
 		ofcd_log(d, OFCD_LOG_NOTICE,
 			 "the workload's schedule, computing for %.0f s, is given up",
 			 (double)(unix_ms() - d->loop.planner->since_ms) / 1000);
-	ofcd_plan_stop(d);
-	job_free(d->loop.plan_job);
-	d->loop.plan_job = NULL;
+	ofcd_planner_stop(d);
+	job_free(d->loop.planner_job);
+	d->loop.planner_job = NULL;
 	pthread_mutex_lock(&d->jobs.mu);
 	sq = d->jobs.squeue;
 	d->jobs.squeue = d->jobs.squeue_tail = NULL;
@@ -201,7 +201,7 @@ static void news_probe(struct ofcd *d)
 		return;
 	}
 	if (!d->loop.news_pending || d->loop.stopping || d->loop.running || d->loop.queue ||
-	    d->loop.plan_job || d->loop.cluster_job)
+	    d->loop.planner_job || d->loop.cluster_job)
 		return; /* the job's end comes back here */
 	if (now < at) {
 		if (!d->loop.news_timer)
@@ -249,14 +249,14 @@ static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
 			ofcd_job_done(d, n->job);
 		else if (n->stream)
 			conn_stream_frame(d, n);
-		else if (n->plan)
-			ofcd_plan_landed(d, n->plan);
+		else if (n->planner)
+			ofcd_planner_landed(d, n->planner);
 		else if (n->cluster)
 			cluster_event(d, n->cluster);
 		else
 			ofcd_on_event(d, n);
-		n->job = NULL;	/* ofcd_job_done freed it */
-		n->plan = NULL; /* ofcd_plan_landed took it */
+		n->job = NULL;	   /* ofcd_job_done freed it */
+		n->planner = NULL; /* ofcd_planner_landed took it */
 		note_free(n);
 		n = next;
 	}
@@ -318,7 +318,7 @@ static int64_t probe_timer(struct loop *l, uint64_t id, void *ctx)
 	(void)l;
 	(void)id;
 	/* (a replica reads devices only while it leads) */
-	if (!d->loop.stopping && !d->loop.running && !d->loop.queue && !d->loop.plan_job &&
+	if (!d->loop.stopping && !d->loop.running && !d->loop.queue && !d->loop.planner_job &&
 	    !d->loop.cluster_job && (!d->clustered || d->loop.leading)) {
 		struct job *j = xcalloc(1, sizeof(*j));
 
@@ -509,7 +509,7 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	}
 	/* Ready before the workload's schedule: an all-to-all's is computed
 	 * now, in the background. */
-	ofcd_plan_check(d);
+	ofcd_planner_check(d);
 	/* A stop asked before the loop ran is in the eventfd already. */
 	rc = loop_run(d->loop.ev, err);
 	pthread_mutex_lock(&d->jobs.mu);
@@ -573,9 +573,9 @@ void ofcd_close(struct ofcd *d)
 		job_free(j);
 	}
 	job_free(d->jobs.mjob);
-	job_free(d->loop.plan_job);
+	job_free(d->loop.planner_job);
 	job_free(d->loop.cluster_job);
-	plan_abandon(d->loop.planner);
+	planner_abandon(d->loop.planner);
 	/* Streams still running free themselves (stream.c). */
 	for (uint32_t i = 0; i < d->loop.nstreams; i++) {
 		pthread_mutex_lock(&d->loop.streams[i]->mu);

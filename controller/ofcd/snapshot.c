@@ -250,7 +250,7 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 		st->schedule = s->plan;
 	} else if (g && cfg->coll && !f->nrings && !cfg->no_schedule &&
 		   !(cfg->coll == SCHED_ALLTOALL && !own)) {
-		/* (An all-to-all on the config's graph is the planner's: plan.c,
+		/* (An all-to-all on the config's graph is the planner's: planner.c,
 		 * off the start path; State.schedule waits for it.) */
 		struct schedule_query q = {
 		    .fabric = f,

@@ -1,7 +1,7 @@
 /* ofcd's two worker threads and which job runs where. The mutation worker
  * owns the running config and its struct ctl and runs one job at a time,
  * as the loop hands them over: mutations, probes and ReportFailure
- * (mutation.c), the planner's results (plan.c), a replica's takeover and
+ * (mutation.c), the planner's results (planner.c), a replica's takeover and
  * sync (takeover.c). The schedule worker computes GetSchedule and GetPlan
  * answers (schedule_job.c, jobplan.c). Both hand finished jobs back as
  * notes; the loop answers and publishes. */
@@ -21,8 +21,8 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 	case JOB_FAILURE:
 		ofcd_run_failure(d, j);
 		break;
-	case JOB_PLAN:
-		ofcd_run_plan(d, j);
+	case JOB_PLANNER:
+		ofcd_run_planner(d, j);
 		break;
 	case JOB_RELEASE:
 		ofcd_run_release(d, j);
