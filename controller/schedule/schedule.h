@@ -369,6 +369,9 @@ bool schedule_algorithm_known(const char *algo);
 /* Whether algo is a table only `ofc schedule` prints (a comparison such as
  * swing-all), which neither a config nor GetSchedule may name. */
 bool schedule_algorithm_cli_only(const char *algo);
+/* Whether algo's all-to-all takes a lowering (steps, paths, single): the
+ * MCF's, whose solution a daemon keeps and warm-starts from. */
+bool schedule_algorithm_lowers(const char *algo);
 /* Whether q is the fluid engine's: it names it, or names nothing on a
  * config's server fabric (schedule_fluid answers it, not
  * schedule_compute). */

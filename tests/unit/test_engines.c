@@ -74,6 +74,8 @@ static void test_help_and_names(void **state)
 		if (!(e->flags & ENGINE_EVERY) && !has_word(help.buf, e->name))
 			fail_msg("--help does not list '%s':\n%s", e->name, help.buf);
 		assert_int_equal(schedule_algorithm_known(e->name), !(e->flags & ENGINE_COMPARE));
+		assert_int_equal(schedule_algorithm_lowers(e->name),
+				 !!(e->flags & ENGINE_LOWERING));
 		assert_ptr_equal(engine_find(e->name, e->fabrics), e);
 		assert_true(e->serves != 0);
 		/* a direct-connect row is built by its own build, or is 'all' */
@@ -83,6 +85,7 @@ static void test_help_and_names(void **state)
 		assert_true(p == help.buf || p[-1] != '\n' || *p == ' ');
 	assert_false(schedule_algorithm_known("nope"));
 	assert_false(schedule_algorithm_known("all"));
+	assert_true(schedule_algorithm_lowers("mcf") && !schedule_algorithm_lowers("nope"));
 	sb_free(&help);
 }
 
