@@ -221,12 +221,14 @@ static pid_t dying_leader(const char *path, double hold)
 	pid_t pid = fork();
 
 	if (pid == 0) {
+		Ofc__V1__Request *r;
 		int c;
 
 		alarm(10); /* (gone even when the test fails first) */
 		c = accept(lfd, NULL, NULL);
-		if (c >= 0)
-			ofc__v1__request__free_unpacked(read_request(c), NULL);
+		r = c >= 0 ? read_request(c) : NULL;
+		if (r)
+			ofc__v1__request__free_unpacked(r, NULL);
 		usleep((useconds_t)(hold * 1e6));
 		unlink(path);
 		_exit(0);
