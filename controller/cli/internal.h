@@ -329,6 +329,13 @@ struct cli_targets {
 	char named_by[CLI_TARGET_LEN];		  /* the replica that named t->hint */
 	char untrusted[3 * CLI_TARGET_LEN + 300]; /* why the walk stopped there */
 	struct ofcd_client cl;			  /* cli_open's connection */
+	/* Where this walk lost an answer after sending (the leader killed
+	 * under its mutation): the next leader is asked with the same
+	 * request_key, and the answer says it came from there. */
+	char lost[CLI_TARGET_LEN];
+	/* The walk's budget when the request has no deadline (0:
+	 * CLI_WALK_DEFAULT), counted again from an answer lost. */
+	double walk;
 	/* The request_key cli_open gave the last mutation it sent without
 	 * one: OFC_REQUEST_KEY, else a fresh random one (docs/control.md,
 	 * "Sending a mutation again"). */

@@ -146,14 +146,20 @@ static bool take_hint(struct cli_targets *t, const char *addr, const Ofc__V1__Re
 {
 	const Ofc__V1__Leader *l = r->leader;
 	const char *to = !l ? NULL : t->https ? l->url : l->socket;
+	bool again = false;
 
+	for (uint32_t i = 0; i < t->ntried; i++)
+		if (strcmp(t->tried[i].addr, addr) == 0)
+			again = strncmp(t->tried[i].why, "follows", 7) == 0;
 	note(t, addr, "follows (%s)", r->message ? r->message : "not the leader");
 	if (!to || !*to || strlen(to) >= CLI_TARGET_LEN || strcmp(to, addr) == 0 ||
 	    (t->https && strncmp(to, "https://", 8) != 0))
 		return false;
+	/* (said once a walk: while an election runs, every pass repeats it) */
+	again = again && strcmp(t->hint, to) == 0;
 	snprintf(t->hint, sizeof(t->hint), "%s", to);
 	snprintf(t->named_by, sizeof(t->named_by), "%s", addr);
-	if (t->verbose)
+	if (t->verbose && !again)
 		fprintf(stderr, "ofc: %s does not lead; asking the leader, %s, at %s\n", addr,
 			l->name ? l->name : "?", t->hint);
 	return true;
@@ -183,7 +189,10 @@ static enum outcome try_one(struct cli_targets *t, const char *addr, bool given,
 		note(t, addr, "%s", err.msg);
 		/* Sent and lost: done or not, the caller must know which;
 		 * with a request_key the leader knows, and answers it again. */
-		return flags & CLI_CALL_ONCE && !req->request_key ? LOST_AFTER_SEND : SKIPPED;
+		if (flags & CLI_CALL_ONCE && !req->request_key)
+			return LOST_AFTER_SEND;
+		snprintf(t->lost, sizeof(t->lost), "%s", addr);
+		return SKIPPED;
 	}
 	st = (*resp)->status;
 	/* ofcd's own UNAVAILABLE is an answer: a leader that stepped down
@@ -223,11 +232,30 @@ static void pause_for(double s)
 }
 
 /* Every address tried and why, in err. */
-static int walk_failed(const struct cli_targets *t, double timeout, bool lost,
+static int walk_failed(const struct cli_targets *t, const char *req_key, double timeout, bool lost,
 		       struct ofc_error *err)
 {
 	struct strbuf sb = STRBUF_INIT;
 
+	/* A mutation's answer lost, and no leader since: done or not, its
+	 * key asks whichever leads next for what it came to. */
+	if (t->lost[0] && req_key && !lost) {
+		sb_printf(&sb,
+			  "the answer was lost and no replica answered as leader since (the "
+			  "request may or may not have been done: 'ofc status' shows which, and "
+			  "OFC_REQUEST_KEY=%s sends it again as the same request, answered with "
+			  "what it came to%s): ",
+			  req_key,
+			  t->n == 1 ? "; give every replica, --socket A,B,C, and ofc asks the "
+				      "next leader itself"
+				    : "");
+		for (uint32_t i = 0; i < t->ntried; i++)
+			sb_printf(&sb, "%s%s: %s", i ? "; " : "", t->tried[i].addr,
+				  t->tried[i].why);
+		ofc_error_set(err, OFC_E_RUNTIME, "%.*s", (int)(sizeof(err->msg) - 1), sb.buf);
+		sb_free(&sb);
+		return -1;
+	}
 	/* one address: the client's own words are the error */
 	if (t->n == 1 && t->ntried == 1 && !lost)
 		return ofc_error_set(err, OFC_E_RUNTIME, "%s", t->tried[0].why);
@@ -301,14 +329,35 @@ void cli_request_key(struct cli_targets *t, Ofc__V1__Request *req)
 	req->request_key = t->key;
 }
 
+/* A mutation's answer lost (its leader gone) and then given: one line on
+ * stderr says where it came from, since it is not where it was sent. */
+static void said_lost(const struct cli_targets *t, const Ofc__V1__Request *req)
+{
+	if (!t->lost[0] || !req->request_key)
+		return;
+	if (strcmp(t->lost, t->answered) == 0)
+		fprintf(stderr,
+			"ofc: %s closed the connection before answering; sent again with "
+			"request_key %s, it answered what the request came to\n",
+			t->lost, req->request_key);
+	else
+		fprintf(stderr,
+			"ofc: the leader changed: %s closed the connection before answering; the "
+			"answer is from the leader now, %s, asked with the same request_key %s "
+			"(it runs a request once: this is what it came to)\n",
+			t->lost, t->answered, req->request_key);
+}
+
 int cli_open(struct cli_targets *t, Ofc__V1__Request *req, double timeout, unsigned flags,
 	     Ofc__V1__Response **resp, struct ofc_error *err)
 {
-	double end = now_seconds() + (timeout > 0 ? timeout : CLI_WALK_DEFAULT);
-	double wait = 0.1;
+	double walk = t->walk > 0 ? t->walk : CLI_WALK_DEFAULT;
+	double end = now_seconds() + (timeout > 0 ? timeout : walk);
+	double wait = 0.1, lost_at = 0;
 
 	t->ntried = 0;
 	t->hint[0] = 0;
+	t->lost[0] = 0;
 	t->heard = false;
 	if (!req->has_id) {
 		req->has_id = 1;
@@ -342,18 +391,28 @@ int cli_open(struct cli_targets *t, Ofc__V1__Request *req, double timeout, unsig
 				return ofc_error_set(err, OFC_E_RUNTIME, "%s", t->untrusted);
 			if (o == ANSWERED) {
 				t->first = i;
+				said_lost(t, req);
 				return 0;
 			}
 			if (o == LOST_AFTER_SEND)
-				return walk_failed(t, timeout, true, err);
+				return walk_failed(t, req->request_key, timeout, true, err);
+			/* With no deadline the answer is waited for whole (an
+			 * apply may take minutes): a walk after its loss gets
+			 * its own budget, from the loss. */
+			if (timeout <= 0 && t->lost[0] && !lost_at) {
+				lost_at = now_seconds();
+				end = lost_at + walk;
+			}
 		}
 		/* Nobody answered at all: ofcd is not running there. Keep
 		 * trying only when asked to (a Slurm hook: a replica may be
 		 * restarting) or when a replica answered (an election). */
 		if (!t->heard && !(flags & CLI_CALL_PERSIST))
-			return walk_failed(t, timeout > 0 ? timeout : CLI_WALK_DEFAULT, false, err);
+			return walk_failed(t, req->request_key, timeout > 0 ? timeout : walk, false,
+					   err);
 		if (now_seconds() + wait >= end)
-			return walk_failed(t, timeout > 0 ? timeout : CLI_WALK_DEFAULT, false, err);
+			return walk_failed(t, req->request_key, timeout > 0 ? timeout : walk, false,
+					   err);
 		/* an election, or every replica restarting: a short pause */
 		pause_for(wait);
 		wait = wait * 2 < 1.0 ? wait * 2 : 1.0;

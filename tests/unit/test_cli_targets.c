@@ -1,13 +1,21 @@
 /* cli targets: the addresses ofc is given (--socket/--server repeated, each
- * a comma list, OFC_SOCKET) and the walk's refusals before it connects;
- * the walk over live replicas is tests/integration/test_clients.sh's. */
+ * a comma list, OFC_SOCKET), the walk's refusals before it connects, and a
+ * mutation's answer lost with its leader, asked again of the next one
+ * (fake replicas: forked processes on Unix sockets); the walk over live
+ * replicas is tests/integration/test_clients.sh's and test_failover_client.sh's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 
 #include <cmocka.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "controller/cli/internal.h"
 #include "proto/control.pb-c.h"
@@ -159,6 +167,189 @@ static void test_request_key(void **state)
 	free(t);
 }
 
+/* ---- fake replicas ---------------------------------------------------------------------- */
+
+static int listen_at(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	unlink(path);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 8) != 0)
+		_exit(3);
+	return fd;
+}
+
+static Ofc__V1__Request *read_request(int fd)
+{
+	struct ofc_error err = {0};
+	uint8_t *body = NULL;
+	size_t cap = 0, len = 0;
+	Ofc__V1__Request *r = NULL;
+
+	if (frame_recv(fd, &body, &cap, &len, 1u << 20, now_seconds() + 5, &err) == 0)
+		r = ofc__v1__request__unpack(NULL, len, body);
+	free(body);
+	return r;
+}
+
+static void answer(int fd, const Ofc__V1__Request *req, Ofc__V1__Status st, const char *msg)
+{
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+	struct ofc_error err = {0};
+	size_t len;
+	uint8_t *buf;
+
+	r.has_id = r.has_status = 1;
+	r.id = req->id;
+	r.status = st;
+	r.message = (char *)msg;
+	len = ofc__v1__response__get_packed_size(&r);
+	buf = xmalloc(len + 4);
+	frame_len_put(buf, (uint32_t)len);
+	ofc__v1__response__pack(&r, buf + 4);
+	fd_write_all(fd, buf, len + 4, now_seconds() + 5, &err);
+	free(buf);
+}
+
+/* The leader killed under the mutation: it reads the request, holds it
+ * `hold` seconds, and goes (its socket gone with it). */
+static pid_t dying_leader(const char *path, double hold)
+{
+	int lfd = listen_at(path);
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		Ofc__V1__Request *r;
+		int c;
+
+		alarm(10); /* (gone even when the test fails first) */
+		c = accept(lfd, NULL, NULL);
+		r = c >= 0 ? read_request(c) : NULL;
+		if (r)
+			ofc__v1__request__free_unpacked(r, NULL);
+		usleep((useconds_t)(hold * 1e6));
+		unlink(path);
+		_exit(0);
+	}
+	close(lfd);
+	return pid;
+}
+
+/* The next leader: "not the leader" (naming none: an election) until
+ * `from` seconds after t0, then OK with the request_key it was sent. */
+static pid_t next_leader(const char *path, double t0, double from)
+{
+	int lfd = listen_at(path);
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		alarm(10); /* (gone even when the test fails first) */
+		for (;;) {
+			int c = accept(lfd, NULL, NULL);
+			Ofc__V1__Request *r = c >= 0 ? read_request(c) : NULL;
+			char msg[300];
+
+			if (!r)
+				_exit(4);
+			if (now_seconds() < t0 + from) {
+				answer(c, r, OFC__V1__STATUS__STATUS_NOT_LEADER, "electing");
+			} else {
+				snprintf(msg, sizeof(msg), "committed for %s",
+					 r->request_key ? r->request_key : "no key");
+				answer(c, r, OFC__V1__STATUS__STATUS_OK, msg);
+			}
+			close(c);
+			ofc__v1__request__free_unpacked(r, NULL);
+		}
+	}
+	close(lfd);
+	return pid;
+}
+
+static void reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* A mutation with no deadline, its leader gone after longer than the
+ * walk's budget: the walk after the loss gets its own budget, and the next
+ * leader is sent the same request_key; its answer is the call's. */
+static void test_lost_answer_asked_of_next_leader(void **state)
+{
+	struct cli_targets *t = fresh();
+	struct ofc_error err = {0};
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__Reconfigure rc = OFC__V1__RECONFIGURE__INIT;
+	Ofc__V1__Response *resp = NULL;
+	char dir[] = "/tmp/ofc-targets.XXXXXX", a[64], b[64], list[140], want[200];
+	double t0 = now_seconds();
+	pid_t pa, pb;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a.sock", dir);
+	snprintf(b, sizeof(b), "%s/b.sock", dir);
+	snprintf(list, sizeof(list), "%s,%s", a, b);
+	unsetenv("OFC_REQUEST_KEY");
+	pa = dying_leader(a, 1.5);
+	pb = next_leader(b, t0, 2.0);
+	assert_int_equal(cli_targets_add(t, "--socket", list, &err), 0);
+	t->walk = 1.0; /* (CLI_WALK_DEFAULT's 30 s, shortened) */
+	rc.topology = "torus:8x8";
+	req.body_case = OFC__V1__REQUEST__BODY_RECONFIGURE;
+	req.reconfigure = &rc;
+	if (cli_call(t, &req, 0, CLI_CALL_ONCE, &resp, &err) < 0)
+		fail_msg("the walk after the lost answer: %s", err.msg);
+	assert_int_equal(resp->status, OFC__V1__STATUS__STATUS_OK);
+	snprintf(want, sizeof(want), "committed for %s", t->key);
+	assert_string_equal(resp->message, want);
+	assert_string_equal(t->answered, b);
+	assert_string_equal(t->lost, a);
+	ofc__v1__response__free_unpacked(resp, NULL);
+	reap(pa);
+	reap(pb);
+	unlink(a);
+	unlink(b);
+	rmdir(dir);
+	free(t);
+}
+
+/* Lost with no replica to ask since: the error names the key to send it
+ * again with, and says to give every replica. */
+static void test_lost_answer_names_key(void **state)
+{
+	struct cli_targets *t = fresh();
+	struct ofc_error err = {0};
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__Reconfigure rc = OFC__V1__RECONFIGURE__INIT;
+	Ofc__V1__Response *resp = NULL;
+	char dir[] = "/tmp/ofc-targets.XXXXXX", a[64], want[200];
+	pid_t pa;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a.sock", dir);
+	unsetenv("OFC_REQUEST_KEY");
+	pa = dying_leader(a, 0.1);
+	assert_int_equal(cli_targets_add(t, "--socket", a, &err), 0);
+	rc.topology = "torus:8x8";
+	req.body_case = OFC__V1__REQUEST__BODY_RECONFIGURE;
+	req.reconfigure = &rc;
+	assert_int_equal(cli_call(t, &req, 0, CLI_CALL_ONCE, &resp, &err), -1);
+	assert_null(resp);
+	snprintf(want, sizeof(want), "OFC_REQUEST_KEY=%s sends it again", t->key);
+	assert_non_null(strstr(err.msg, want));
+	assert_non_null(strstr(err.msg, "give every replica, --socket A,B,C"));
+	assert_non_null(strstr(err.msg, "ofcd closed the connection"));
+	reap(pa);
+	unlink(a);
+	rmdir(dir);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -169,6 +360,8 @@ int main(void)
 	    cmocka_unit_test(test_server_checks),
 	    cmocka_unit_test(test_walk_names_every_address),
 	    cmocka_unit_test(test_request_key),
+	    cmocka_unit_test(test_lost_answer_asked_of_next_leader),
+	    cmocka_unit_test(test_lost_answer_names_key),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
