@@ -37,9 +37,6 @@ int a2a_solve(const struct graph *g, const struct a2a_request *q, const struct t
 
 /* The reduce weights' mixer (splitmix64). */
 uint64_t sched_mix64(uint64_t x);
-/* bytes for a table read at random, on huge pages where THP allows (fewer
- * TLB misses and page faults); not zeroed; free(). */
-void *sched_huge_alloc(size_t bytes);
 
 /* Copy mode's state, key -> what is held of that (node, block): one piece
  * [lo, hi) inline (what nearly every block is: a path's piece moves on its

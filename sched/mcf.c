@@ -46,24 +46,6 @@ struct mcf_standin_tuning mcf_standin = {
     .min_classes = 256, .arc_share = 0.01, .load = 0.95, .rest = 0.5};
 #define STANDIN_FEWER 4u
 
-uint64_t moore_tree_cost(uint64_t n, uint32_t d)
-{
-	uint64_t L = 0, rem = n ? n - 1 : 0, layer = d;
-
-	if (d == 0)
-		return 0;
-	for (uint64_t i = 1; rem > 0; i++) {
-		uint64_t k = rem < layer ? rem : layer;
-
-		L += i * k;
-		rem -= k;
-		/* Layers only grow; past n they no longer matter. */
-		if (layer <= n)
-			layer *= d;
-	}
-	return L;
-}
-
 const char *mcf_method_name(enum mcf_method m)
 {
 	static const char *const name[] = {

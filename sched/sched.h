@@ -185,6 +185,10 @@ static inline uint32_t sched_block_target(const struct schedule *s, uint32_t blo
 	return s->collective == SCHED_ALLTOALL ? block % s->nodes : UINT32_MAX;
 }
 
+/* bytes for a table read at random, on huge pages where THP allows (fewer
+ * TLB misses and page faults): the verifier's and the all-to-all's routes.
+ * Not zeroed; free(). */
+void *sched_huge_alloc(size_t bytes);
 const char *sched_collective_name(enum sched_collective c);
 int sched_collective_parse(const char *name, enum sched_collective *c);
 
@@ -254,6 +258,9 @@ struct cost_bound {
 	struct frac tau_b;
 };
 int cost_lower_bound(enum sched_collective c, uint32_t n, uint32_t d, struct cost_bound *b);
+/* L(N, d) of the Moore tree (notes Sec. 3): the least sum of distances from
+ * one node to the N-1 others in any digraph of out-degree d. 0 on overflow. */
+uint64_t moore_tree_cost(uint64_t n, uint32_t d);
 
 /* ---- BFB: breadth-first-broadcast schedules (sched/bfb.c) --------------------
  * Zhao et al., Sec. 6: at step t node u receives the shards of the nodes at
@@ -615,9 +622,6 @@ struct mcf_result {
 	double repair_seconds;
 };
 
-/* L(N, d) of the Moore tree (notes Sec. 3): the least sum of distances from
- * one node to the N-1 others in any digraph of out-degree d. 0 on overflow. */
-uint64_t moore_tree_cost(uint64_t n, uint32_t d);
 int mcf_solve(const struct graph *g, const struct mcf_opts *o, struct mcf_result *r,
 	      struct ofc_error *err);
 void mcf_result_free(struct mcf_result *r);
@@ -1081,7 +1085,7 @@ int sched_verify_ring_reduced(const struct sched_ring_reduced *r, const struct v
 int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_collective c,
 		const struct bfb_opts *o, struct sched_reduced *r, struct bfb_stats *st,
 		struct ofc_error *err);
-/* The all-to-all MCF (sched/reduced.c) as a reduced schedule on G: the
+/* The all-to-all MCF (sched/alltoall.c) as a reduced schedule on G: the
  * one-source symmetric solution's routes are node 0's, so lowered as
  * a2a_build lowers them ("paths": at most d heaviest paths per pair, hop i
  * at step i, cut-through; "steps": each hop at its time-expanded step) they
