@@ -28,7 +28,10 @@ import re
 import subprocess
 import sys
 
-MODULES = ["util", "topo", "sched", "rwa", "optree", "fluid", "drivers", "exec", "controller"]
+MODULES = [
+    "util", "topo", "sched", "rwa", "bfb", "alltoall", "baselines", "optree", "fluid", "drivers",
+    "exec", "controller",
+]
 # Built outside libofc with their own compiler, as the Makefile says.
 OUTSIDE = ("exec/mpi/",)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

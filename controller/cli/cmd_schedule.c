@@ -1,5 +1,6 @@
 /* ofc schedule: options into a schedule_query, the pipeline
  * (controller/schedule), and the printers of its two families. */
+#include "alltoall/alltoall.h"
 #include "controller/cli/internal.h"
 
 #include <stdlib.h>

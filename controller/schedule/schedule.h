@@ -23,6 +23,9 @@
 #ifndef OFC_CONTROLLER_SCHEDULE_H
 #define OFC_CONTROLLER_SCHEDULE_H
 
+#include "alltoall/alltoall.h"
+#include "baselines/baselines.h"
+#include "bfb/bfb.h"
 #include "controller/fabric/fabric.h"
 #include "fluid/fluid.h"
 #include "optree/optree.h"

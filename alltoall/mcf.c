@@ -28,7 +28,7 @@
  * source, mirrored or plain), a re-plan's repair and stand-in, and the
  * single LPs; mcf_internal.h says which mcf_*.c file holds the rest.
  */
-#include "sched/mcf_internal.h"
+#include "alltoall/mcf_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -41,7 +41,7 @@
  * leave at most 1 / STANDIN_FEWER as many classes, and the kept flow loads
  * no lost arc above 95% of its objective; column generation on the
  * degraded graph follows when half the time limit is left
- * (sched/internal.h: tests change them). */
+ * (internal.h: tests change them). */
 struct mcf_standin_tuning mcf_standin = {
     .min_classes = 256, .arc_share = 0.01, .load = 0.95, .rest = 0.5};
 #define STANDIN_FEWER 4u
@@ -98,7 +98,7 @@ static int check_demand(uint32_t n, const struct mcf_opts *o, struct ofc_error *
 	return 0;
 }
 
-/* A re-plan tries the repair first (sched/mcf_repair.c): the kept healthy
+/* A re-plan tries the repair first (alltoall/mcf_repair.c): the kept healthy
  * flow with the lost arcs' flow rerouted. true when that settles it: its
  * flow meets the kept lengths' bound on g (r filled, *rc 0), or the solve
  * was cancelled (*rc -1). Else *rp holds what it reached, for column

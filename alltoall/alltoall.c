@@ -4,7 +4,7 @@
  * schedule type so the verifier checks every one (each ordered pair's
  * block delivered to its target exactly once, relays store-and-forward);
  * and the same as reduced programs on a Cayley graph (a2a_reduced). */
-#include "sched/internal.h"
+#include "alltoall/internal.h"
 
 #include <math.h>
 #include <stdlib.h>
