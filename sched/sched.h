@@ -22,23 +22,13 @@
 #include <stdatomic.h>
 
 #include "rwa/rwa.h"
+#include "sched/types.h"
 #include "topo/topo.h"
 #include "util/util.h"
 
 #define SCHED_ONE	(1u << 31) /* a whole block */
 #define SCHED_MAX_NODES 65535u
 #define SCHED_NO_LANE	0xffffu
-
-enum sched_collective {
-	SCHED_ALLGATHER = 1,
-	SCHED_REDUCE_SCATTER = 2,
-	SCHED_ALLREDUCE = 3,
-	SCHED_ALLTOALL = 4,
-	/* Rooted collectives (fluid/): the root's block to every node, and
-	 * every node's input reduced at the root. Block id = the root. */
-	SCHED_BROADCAST = 5,
-	SCHED_REDUCE = 6,
-};
 
 enum xfer_op { XFER_COPY = 0, XFER_REDUCE = 1 };
 enum ring_dir { DIR_NONE = 0, DIR_CW = 1, DIR_CCW = 2 };

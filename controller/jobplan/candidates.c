@@ -14,6 +14,7 @@
  * restart builds again is the candidate priced. */
 #include "bfb/bfb.h"
 #include "controller/jobplan/internal.h"
+#include "drivers/drivers.h"
 
 #include <math.h>
 #include <stdlib.h>
