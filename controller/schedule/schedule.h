@@ -372,6 +372,12 @@ bool schedule_algorithm_known(const char *algo);
 /* Whether algo is a table only `ofc schedule` prints (a comparison such as
  * swing-all), which neither a config nor GetSchedule may name. */
 bool schedule_algorithm_cli_only(const char *algo);
+/* Whether algo names a comparison of several outcomes on one of fabrics
+ * (ENGINE_* or'ed: 'all', and 'swing-all' on direct-connect topologies),
+ * not one schedule. */
+bool schedule_algorithm_compares(const char *algo, unsigned fabrics);
+/* Whether --variant (bandwidth- or latency-optimal) goes with algo. */
+bool schedule_algorithm_variant(const char *algo);
 /* Whether q is the fluid engine's: it names it, or names nothing on a
  * config's server fabric (schedule_fluid answers it, not
  * schedule_compute). */
