@@ -347,7 +347,8 @@ install: all $(LIB) $(MPI_RANK)
 	  $(DESTDIR)$(INCLUDEDIR)/ofc/proto $(DESTDIR)$(SYSCONFDIR)/default \
 	  $(DESTDIR)$(DOCDIR) $(DESTDIR)$(PYTHONDIR) $(DESTDIR)$(OFCDATADIR)/proto \
 	  $(DESTDIR)$(OFCDATADIR)/configs/credentials $(DESTDIR)$(OFCDATADIR)/examples/modelw \
-	  $(DESTDIR)$(OFCDATADIR)/yang $(DESTDIR)$(OFCDATADIR)/slurm $(DESTDIR)$(LIBDIR)/ofc
+	  $(DESTDIR)$(OFCDATADIR)/yang $(DESTDIR)$(OFCDATADIR)/slurm $(DESTDIR)$(LIBDIR)/ofc \
+	  $(DESTDIR)$(OFCDATADIR)/ui
 	install -m 0755 $(BUILD)/ofc $(BUILD)/ocs-emu $(BUILD)/mrr-emu $(BUILD)/netconf-emu \
 	  $(BUILD)/ofc-mpi-rank $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/ofcd $(BUILD)/ofc-gateway $(DESTDIR)$(SBINDIR)/
@@ -376,6 +377,7 @@ install: all $(LIB) $(MPI_RANK)
 	install -m 0644 configs/*.yaml $(DESTDIR)$(OFCDATADIR)/configs/
 	install -m 0644 configs/credentials/* $(DESTDIR)$(OFCDATADIR)/configs/credentials/
 	install -m 0644 drivers/yang/*.yang $(DESTDIR)$(OFCDATADIR)/yang/
+	install -m 0644 contrib/ui/* $(DESTDIR)$(OFCDATADIR)/ui/
 	install -m 0644 examples/README.md $(DESTDIR)$(OFCDATADIR)/examples/
 	install -m 0644 examples/modelw/*.yaml $(DESTDIR)$(OFCDATADIR)/examples/modelw/
 	for f in ofc-prolog ofc-epilog; do \

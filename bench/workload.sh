@@ -28,7 +28,7 @@ import json, sys
 j = json.load(sys.stdin)
 n = j["iterations"]
 def per(k):
-    w = j["ways"][k]
+    w = {w["kind"]: w for w in j["ways"]}[k]
     return w["job_us"] / n / 1000 if w["have"] else None
 s, p, c = per("static"), per("per-phase"), per("chosen")
 f = lambda v: "%.2f" % v if v is not None else "-"

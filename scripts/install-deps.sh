@@ -13,7 +13,9 @@
 #          Prometheus's promtool, yuma123's netconfd behind an sshd,
 #          ncclient, sslscan, graphviz's dot, man, bash-completion, bliss
 #          and libcurl's headers for the benchmarks (make unit, make
-#          integration, make test, make bench); it includes mpi
+#          integration, make test, make bench), Debian's chromium and node
+#          with playwright-core as tests/ui/package-lock.json pins it (npm
+#          ci: the operator page's test); it includes mpi
 #
 # With no group named, every group (what a developer's machine wants).
 # Usage: scripts/install-deps.sh [build|mpi|test]...
@@ -31,7 +33,7 @@ MPI_PKGS="mpich libmpich-dev"
 TEST_PKGS="libcmocka-dev graphviz iputils-ping systemd man-db groff-base
 bash-completion slurmctld slurmd slurm-client munge libbliss-dev
 libcurl4-openssl-dev openssl curl prometheus netconfd openssh-server
-openssh-client python3-ncclient etcd-server etcd-client sslscan"
+openssh-client python3-ncclient etcd-server etcd-client sslscan chromium nodejs"
 
 # --check PKG...: every pkg-config name the Makefile links is there, else
 # say which Debian package brings it (run by make after installing, so a
@@ -67,11 +69,15 @@ fi
 
 [ $# -eq 0 ] && set -- build mpi test
 PKGS=""
+UI=""
 for group in "$@"; do
 	case "$group" in
 	build) PKGS="$PKGS $BUILD_PKGS" ;;
 	mpi) PKGS="$PKGS $MPI_PKGS" ;;
-	test) PKGS="$PKGS $MPI_PKGS $TEST_PKGS" ;;
+	test)
+		PKGS="$PKGS $MPI_PKGS $TEST_PKGS"
+		UI=yes
+		;;
 	*)
 		echo "install-deps: no group '$group' (build, mpi, test)" >&2
 		exit 2
@@ -86,10 +92,25 @@ for p in $PKGS; do
 	fi
 done
 
-[ -z "$missing" ] && exit 0
+# The page's test drives chromium with playwright-core from npm, pinned by
+# the lock file (npm ci; from npm's cache when it holds it). Debian's
+# nodejs has npm in its own package; NodeSource's brings it along.
+ui_npm() {
+	[ -n "$UI" ] || return 0
+	ui="$(dirname "$0")/../tests/ui"
+	[ -d "$ui/node_modules/playwright-core" ] && return 0
+	command -v npm >/dev/null 2>&1 || $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null
+	echo "install-deps: npm ci in tests/ui (playwright-core)" >&2
+	npm ci --prefix "$ui" --prefer-offline --ignore-scripts --no-audit --no-fund >/dev/null
+}
+
+SUDO=""
+if [ -z "$missing" ]; then
+	ui_npm
+	exit 0
+fi
 
 echo "install-deps: installing:$missing" >&2
-SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
 	if command -v sudo >/dev/null 2>&1; then
 		SUDO="sudo"
@@ -102,3 +123,4 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+ui_npm

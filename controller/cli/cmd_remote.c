@@ -1,11 +1,12 @@
 /* `ofc --socket PATH COMMAND ...`: status, apply, reconfigure, schedule,
- * watch, cancel, fail and restore asked of a running ofcd over its control socket instead
- * of done locally. Exit status follows the answer: 0 for OK, 2 for a
- * request the daemon found invalid (a config error prints as
- * FILE:LINE:COL: message), 1 for anything else (denied, failed, busy, ...).
+ * plan, watch, cancel, fail and restore asked of a running ofcd over its
+ * control socket instead of done locally. Exit status follows the answer:
+ * 0 for OK, 2 for a request the daemon found invalid (a config error
+ * prints as FILE:LINE:COL: message), 1 for anything else (denied, failed,
+ * busy, ...).
  * --json prints what the local command prints (docs/json.md): status the
- * ofc.v1.State, schedule its summary, apply and the other mutations the
- * ofc.v1.TransactionInfo; watch one Response a line. */
+ * ofc.v1.State, schedule its summary, plan the ofc.v1.Plan, apply and the
+ * other mutations the ofc.v1.TransactionInfo; watch one Response a line. */
 #include "controller/cli/internal.h"
 #include "controller/export/export.h"
 #include "controller/slurm/slurm.h"
@@ -943,6 +944,77 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 	return rc;
 }
 
+/* ---- plan ----------------------------------------------------------------------- */
+
+/* The ways as the text of `ofc plan FILE --workload config` ends: each
+ * way's iteration, its phases' topologies, then the choice and why. */
+static void print_plan(const Ofc__V1__Plan *p)
+{
+	for (size_t k = 0; k < p->n_ways; k++) {
+		const Ofc__V1__PlanWay *w = p->ways[k];
+		char it[32], first[32];
+
+		if (!w->have) {
+			printf("%-10s (none: %s)\n", w->kind, OR_DASH(w->why_not));
+			continue;
+		}
+		fmt_duration_long(it, sizeof(it), w->iteration_us * 1e-6);
+		fmt_duration_long(first, sizeof(first), w->first_switch_us * 1e-6);
+		printf("%-10s %s an iteration (the first: %s of switching before it)\n", w->kind,
+		       it, first);
+		for (size_t i = 0; i < w->n_phases; i++) {
+			char t[32];
+
+			fmt_duration_long(t, sizeof(t), w->phases[i]->time_us * 1e-6);
+			printf("  %-12s %-40.40s %10s\n", w->phases[i]->name,
+			       w->phases[i]->topology, t);
+		}
+	}
+	printf("\n%s\n", OR_DASH(p->why));
+}
+
+static int r_plan(struct remote *r, int argc, char **argv)
+{
+	static const struct option opts[] = {COMMON_OPTS, {0}};
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__GetPlan gp = OFC__V1__GET_PLAN__INIT;
+	Ofc__V1__Response *resp;
+	int c, rc;
+
+	r->timeout = 300; /* every phase priced on every candidate */
+	while ((c = cli_getopt(r->cmd, argc, argv, "h", opts)) != -1) {
+		if (c == -2)
+			return 2;
+		if (c == 'h')
+			return cli_help(r->cmd,
+					"Asks ofcd to plan its running config's workload, as "
+					"'ofc plan FILE --workload\nconfig' does: every way to "
+					"run an iteration, the choice and why.\n\n  --json     "
+					"the ofc.v1.Plan as JSON, as 'ofc plan FILE --workload "
+					"config --json'\n             prints it (docs/json.md)\n");
+		if ((rc = common_opt(r, c, optarg)) != 0)
+			return rc;
+	}
+	if (optind < argc)
+		return cli_usage_error(r->cmd,
+				       "unexpected argument '%s' (the daemon plans its "
+				       "config's workload)",
+				       argv[optind]);
+	req.body_case = OFC__V1__REQUEST__BODY_GET_PLAN;
+	req.get_plan = &gp;
+	if ((rc = call_flags(r, &req, CLI_CALL_READ, &resp)) != 0)
+		return rc;
+	if (resp->status != OFC__V1__STATUS__STATUS_OK ||
+	    resp->body_case != OFC__V1__RESPONSE__BODY_PLAN)
+		return finish(r, resp);
+	if (r->json)
+		print_json(stdout, &resp->plan->base);
+	else
+		print_plan(resp->plan);
+	ofc__v1__response__free_unpacked(resp, NULL);
+	return 0;
+}
+
 /* "2024-05-01T12:34:56.789+02:00": local time with ms and the offset, so
  * lines from hosts in other zones still sort and compare. */
 static const char *iso_time_ms(uint64_t unix_ms, char *buf, size_t n)
@@ -1171,6 +1243,10 @@ static const struct {
       "[--lowering L] [--summary] [--json] [--format pb|json -o OUT] [--timeout DUR]",
       "a verified schedule from the daemon", NULL},
      r_schedule},
+    {"plan",
+     {"--socket PATH plan", "[--json] [--timeout DUR]",
+      "the daemon's plan for its config's workload", NULL},
+     r_plan},
     {"watch",
      {"--socket PATH watch", "[--count N] [--timeout DUR] [--json]", "print the daemon's events",
       NULL},
@@ -1192,6 +1268,10 @@ bool remote_command(const char *name)
 {
 	if (strcmp(name, "cluster") == 0 || strcmp(name, "metrics") == 0)
 		return true;
+	/* `ofc plan FILE` plans locally whatever OFC_SOCKET says: only
+	 * --socket or --server asks ofcd for its plan */
+	if (strcmp(name, "plan") == 0)
+		return false;
 	for (size_t i = 0; i < ARRAY_SIZE(remote_cmds); i++)
 		if (strcmp(name, remote_cmds[i].name) == 0)
 			return true;
@@ -1235,7 +1315,7 @@ int remote_main(struct cli_targets *t, int argc, char **argv)
 		}
 	fprintf(stderr,
 		"ofc: '%s' does not talk to ofcd (status, apply, reconfigure, release, schedule, "
-		"watch, cancel, fail, restore, cluster and metrics do)\nTry 'ofc --help'.\n",
+		"plan, watch, cancel, fail, restore, cluster and metrics do)\nTry 'ofc --help'.\n",
 		argv[0]);
 	return 2;
 }

@@ -92,7 +92,7 @@ static void usage_all(void)
 	FILE *out = stdout;
 
 	fprintf(out, "usage: ofc COMMAND [ARGS]\n       ofc --socket PATH "
-		     "status|apply|reconfigure|release|schedule|watch|cancel|fail|restore|"
+		     "status|apply|reconfigure|release|schedule|plan|watch|cancel|fail|restore|"
 		     "cluster|metrics [ARGS]\n"
 		     "       ofc --server https://HOST:PORT --cert FILE --key FILE --cacert "
 		     "FILE COMMAND [ARGS]\n"

@@ -1,7 +1,9 @@
-/* ofc plan --workload: the job's plan (controller/jobplan) as text and
- * JSON: the candidates, every phase's time on each, the ways to run an
- * iteration phase by phase, the choice and why. */
+/* ofc plan --workload: the job's plan (controller/jobplan) as text (the
+ * candidates, every phase's time on each, the ways to run an iteration
+ * phase by phase, the choice and why) and as JSON, the message
+ * controller/export builds. */
 #include "controller/cli/internal.h"
+#include "controller/export/export.h"
 
 #include <math.h>
 #include <string.h>
@@ -124,195 +126,15 @@ void print_jobplan_text(const struct jobplan_result *r, FILE *out)
 	fprintf(out, "\n%s\n", r->why);
 }
 
-static void way_json(const struct jobplan_result *r, const struct jobplan_way *w,
-		     struct json_writer *j)
-{
-	jw_obj_begin(j);
-	jw_key(j, "have");
-	jw_bool(j, w->have);
-	if (!w->have) {
-		jw_key(j, "why_not");
-		jw_str(j, w->why_not);
-		jw_obj_end(j);
-		return;
-	}
-	jw_key(j, "iteration_us");
-	jw_double(j, w->iter_us);
-	jw_key(j, "first_switch_us");
-	jw_double(j, w->first_us);
-	double iters = r->workload->iterations ? r->workload->iterations : 1;
-	jw_key(j, "job_us");
-	jw_double(j, w->first_us + iters * w->iter_us);
-	jw_key(j, "phases");
-	jw_arr_begin(j);
-	for (uint32_t p = 0; p < r->nphases; p++) {
-		jw_obj_begin(j);
-		jw_key(j, "phase");
-		jw_str(j, r->workload->phases[p].name);
-		jw_key(j, "topology");
-		jw_uint(j, w->topo[p]);
-		jw_key(j, "topology_name");
-		jw_str(j, r->topo[w->topo[p]].name);
-		if (r->topo[w->topo[p]].spec) {
-			jw_key(j, "topology_spec");
-			jw_str(j, r->topo[w->topo[p]].spec);
-		}
-		jw_key(j, "time_us");
-		jw_double(j, w->phase_us[p]);
-		jw_key(j, "switch_us");
-		jw_double(j, w->switch_us[p]);
-		jw_key(j, "switch_full_us");
-		jw_double(j, w->switch_full[p]);
-		jw_key(j, "moves");
-		jw_uint(j, w->changes[p]);
-		jw_obj_end(j);
-	}
-	jw_arr_end(j);
-	jw_obj_end(j);
-}
-
+/* --json: the plan as ofc.v1.Plan, the message ofcd answers GetPlan with
+ * (docs/json.md). */
 void print_jobplan_json(const struct jobplan_result *r, bool sweep, FILE *out)
 {
+	struct arena a = {0};
 	struct json_writer j;
-	const struct workload *w = r->workload;
 
 	jw_init(&j, out, true);
-	jw_obj_begin(&j);
-	jw_key(&j, "workload");
-	jw_str(&j, w->name ? w->name : "");
-	jw_key(&j, "fabric");
-	jw_str(&j, r->fabric->name);
-	jw_key(&j, "hosts");
-	jw_uint(&j, r->fabric->nhosts);
-	jw_key(&j, "ports");
-	jw_uint(&j, r->ports);
-	jw_key(&j, "iterations");
-	jw_uint(&j, w->iterations ? w->iterations : 1);
-	jw_key(&j, "seconds");
-	jw_double(&j, r->seconds);
-	jw_key(&j, "switches");
-	jw_arr_begin(&j);
-	for (uint32_t s = 0; s < r->fabric->nswitches; s++) {
-		const struct fswitch *sw = &r->fabric->switches[s];
-
-		jw_obj_begin(&j);
-		jw_key(&j, "name");
-		jw_str(&j, sw->name);
-		jw_key(&j, "type");
-		jw_str(&j, sw->kind == SWITCH_PATCH_PANEL ? "patch-panel" : "ocs");
-		jw_key(&j, "switch_s");
-		jw_double(&j, sw->kind == SWITCH_PATCH_PANEL ? sw->move_time : sw->reconfig_time);
-		jw_obj_end(&j);
-	}
-	jw_arr_end(&j);
-	if (r->notes[0]) {
-		jw_key(&j, "notes");
-		jw_str(&j, r->notes);
-	}
-	jw_key(&j, "switch_overhead");
-	jw_obj_begin(&j);
-	jw_key(&j, "transaction_s");
-	jw_double(&j, r->overhead.txn_s);
-	jw_key(&j, "change_s");
-	jw_double(&j, r->overhead.change_s);
-	jw_obj_end(&j);
-	jw_key(&j, "candidates");
-	jw_arr_begin(&j);
-	for (uint32_t t = 0; t < r->ntopo; t++) {
-		jw_obj_begin(&j);
-		jw_key(&j, "name");
-		jw_str(&j, r->topo[t].name);
-		if (r->topo[t].spec) {
-			jw_key(&j, "spec");
-			jw_str(&j, r->topo[t].spec);
-		}
-		jw_key(&j, "origin");
-		jw_str(&j, jobplan_origin_name(r->topo[t].origin));
-		jw_key(&j, "connected");
-		jw_bool(&j, r->topo[t].connected);
-		jw_key(&j, "circuits");
-		jw_uint(&j, r->topo[t].ncircuits);
-		jw_obj_end(&j);
-	}
-	jw_arr_end(&j);
-	jw_key(&j, "phases");
-	jw_arr_begin(&j);
-	for (uint32_t p = 0; p < r->nphases; p++) {
-		const struct wl_phase *ph = &w->phases[p];
-
-		jw_obj_begin(&j);
-		jw_key(&j, "name");
-		jw_str(&j, ph->name);
-		jw_key(&j, "collective");
-		jw_str(&j, workload_collective_name(ph->collective));
-		jw_key(&j, "group");
-		jw_str(&j, kind_of(r, p));
-		jw_key(&j, "groups");
-		jw_uint(&j, w->kinds[ph->kind].ngroups);
-		jw_key(&j, "group_size");
-		jw_uint(&j, w->kinds[ph->kind].size);
-		jw_key(&j, "size");
-		jw_uint(&j, ph->size);
-		jw_key(&j, "count");
-		jw_uint(&j, ph->count);
-		jw_key(&j, "on");
-		jw_arr_begin(&j);
-		for (uint32_t t = 0; t < r->ntopo; t++) {
-			const struct jobplan_cost *c = &r->cost[(size_t)p * r->ntopo + t];
-
-			jw_obj_begin(&j);
-			jw_key(&j, "ok");
-			jw_bool(&j, c->ok);
-			jw_key(&j, "seconds");
-			jw_double(&j, c->seconds);
-			if (c->ok) {
-				jw_key(&j, "time_us");
-				jw_double(&j, c->us);
-				jw_key(&j, "latency_us");
-				jw_double(&j, c->lat_us);
-				jw_key(&j, "bandwidth_us");
-				jw_double(&j, c->bw_us);
-				jw_key(&j, "steps");
-				jw_uint(&j, c->steps);
-				jw_key(&j, "how");
-				jw_str(&j, c->how);
-				jw_key(&j, "algorithm");
-				jw_str(&j, c->algo);
-				jw_key(&j, "verified");
-				jw_bool(&j, c->verified);
-				if (c->theta > 0) {
-					jw_key(&j, "theta");
-					jw_double(&j, c->theta);
-				}
-				if (c->mcf_s > 0) {
-					jw_key(&j, "mcf_seconds");
-					jw_double(&j, c->mcf_s);
-				}
-			} else {
-				jw_key(&j, "why");
-				jw_str(&j, c->why);
-			}
-			jw_obj_end(&j);
-		}
-		jw_arr_end(&j);
-		jw_obj_end(&j);
-	}
-	jw_arr_end(&j);
-	jw_key(&j, "ways");
-	jw_obj_begin(&j);
-	for (int k = 0; k < JOBPLAN_KINDS; k++) {
-		jw_key(&j, jobplan_kind_name((enum jobplan_kind)k));
-		way_json(r, &r->way[k], &j);
-	}
-	jw_obj_end(&j);
-	jw_key(&j, "chosen");
-	jw_str(&j, jobplan_kind_name(r->chosen_kind));
-	jw_key(&j, "why");
-	jw_str(&j, r->why);
-	if (sweep) {
-		jw_key(&j, "sweep");
-		jobplan_sweep_json(r, &j);
-	}
-	jw_obj_end(&j);
+	pb_write_json(&j, &plan_msg(&a, r, sweep)->base);
 	jw_finish(&j);
+	arena_free(&a);
 }

@@ -57,15 +57,10 @@ void txn_write_json(const struct fabric_cmd *fc, const struct ctl_result *res, b
 void txn_write_plan_json(const struct fabric_cmd *fc)
 {
 	Ofc__V1__TransactionInfo t;
-	struct strbuf sb = STRBUF_INIT;
+	struct arena a = {0};
 
 	init(&t, fc);
-	t.state = "planned";
-	t.has_operations = t.has_switching_seconds = 1;
-	t.operations = ctl_plan_size(fc->ctl);
-	t.switching_seconds = ctl_plan_seconds(fc->ctl);
-	ctl_plan_text(fc->ctl, &sb);
-	t.plan = sb.buf ? sb.buf : "";
+	txn_planned_msg(&a, fc->ctl, SIZE_MAX, &t); /* as ofcd answers a dry run */
 	print(&t);
-	sb_free(&sb);
+	arena_free(&a);
 }

@@ -164,6 +164,18 @@ Ofc__V1__Schedule *schedule_vertices_msg(struct arena *a, const struct fluid_net
  * schedule's. */
 Ofc__V1__Schedule *schedule_reduced_msg(struct arena *a, const struct sched_group *G,
 					uint64_t transfers);
+/* A job's plan as ofc.v1.Plan (plan.c): what `ofc plan --workload --json`
+ * prints and ofcd answers GetPlan with; sweep: --plot's points too. The
+ * message borrows r's strings. */
+struct jobplan_result;
+Ofc__V1__Plan *plan_msg(struct arena *a, const struct jobplan_result *r, bool sweep);
+/* A dry run's transaction (txn.c): state "planned", the operations and
+ * switching time of plan c and the plan in `ofc plan`'s words, in a;
+ * false, and no plan, when its words pass max_plan bytes (SIZE_MAX: any).
+ * The caller sets the rest (id, target, ...). */
+struct ctl;
+bool txn_planned_msg(struct arena *a, const struct ctl *c, size_t max_plan,
+		     Ofc__V1__TransactionInfo *t);
 /* Pack m and append it to out (protobuf merges concatenated messages). */
 int schedule_append_pb(const Ofc__V1__Schedule *m, FILE *out, struct ofc_error *err);
 

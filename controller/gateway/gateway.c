@@ -48,6 +48,7 @@ struct gateway {
 	struct gw_policy *policy;
 	struct upstream up;
 	struct gw_cache cache;
+	struct gw_ui *ui; /* the page (NULL: none) */
 	struct gw_log log;
 	struct gw_conns conns; /* every connection (MHD's socket contexts) */
 	pthread_t watchdog;
@@ -311,6 +312,7 @@ static enum MHD_Result send_error(struct MHD_Connection *mc, unsigned code, Ofc_
 struct gw_req {
 	const struct api_request *rt; /* NULL: none, or call */
 	bool call;		      /* POST /v1/call */
+	bool ui;		      /* the page: /ui, /ui/... (ui.c) */
 	unsigned early_code;	      /* answered before the body: this status */
 	char early_msg[400];
 	struct strbuf body;
@@ -999,11 +1001,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char 
 		if (strcmp(url, CALL_ROUTE) == 0) {
 			path_known = true;
 			r->call = strcmp(method, "POST") == 0;
+		} else if (gw_ui_route(url)) {
+			path_known = true;
+			r->ui = true;
 		} else {
 			path_known = api_route(NULL, url) != NULL;
 			r->rt = api_route(method, url);
 		}
-		if (!r->rt && !r->call) {
+		if (!r->rt && !r->call && !r->ui) {
 			r->early_code =
 			    path_known ? MHD_HTTP_METHOD_NOT_ALLOWED : MHD_HTTP_NOT_FOUND;
 			snprintf(r->early_msg, sizeof(r->early_msg),
@@ -1012,6 +1017,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char 
 					    : "%.8s %.100s: no such route (docs/control.md, \"The "
 					      "network API\")",
 				 method, url);
+		} else if (gw_ui_cross_site(mc, method, r->ui)) {
+			r->early_code = MHD_HTTP_FORBIDDEN;
+			snprintf(r->early_msg, sizeof(r->early_msg),
+				 "permission denied: a request another site's page started "
+				 "(Sec-Fetch-Site)");
 		} else if (principal(g, mc, r)) {
 			const char *cl =
 			    MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Length");
@@ -1046,6 +1056,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char 
 		return send_error(mc, MHD_HTTP_CONTENT_TOO_LARGE, OFC__V1__STATUS__STATUS_INVALID,
 				  "the body is larger than the limit of %u bytes (--max-body)",
 				  g->o.max_body);
+	if (r->ui)
+		return gw_ui_answer(g->ui, mc, method, url, &r->pr);
 	return forward(g, mc, r);
 }
 
@@ -1134,7 +1146,8 @@ int gw_open(const struct gw_opts *o, struct gateway **out, struct ofc_error *err
 	if (read_file(o->cert, 4u << 20, &g->cert_pem, &len, err) < 0 ||
 	    read_file(o->key, 1u << 20, &g->key_pem, &len, err) < 0 ||
 	    read_file(o->ca, 4u << 20, &g->ca_pem, &len, err) < 0 ||
-	    gw_load_trust_policy(o, &g->trust, &g->policy, err) < 0 || bind_listener(g, err) < 0) {
+	    gw_load_trust_policy(o, &g->trust, &g->policy, err) < 0 ||
+	    (o->ui_dir && gw_ui_open(o->ui_dir, &g->ui, err) < 0) || bind_listener(g, err) < 0) {
 		gw_close(g);
 		return -1;
 	}
@@ -1245,6 +1258,7 @@ void gw_close(struct gateway *g)
 		close(g->listen_fd);
 	gw_trust_free(g->trust);
 	gw_policy_free(g->policy);
+	gw_ui_close(g->ui);
 	up_fini(&g->up);
 	gw_cache_fini(&g->cache);
 	free(g->cert_pem);

@@ -42,6 +42,7 @@ struct gw_opts {
 	uint32_t max_body;
 	double read_timeout, idle_timeout, request_timeout;
 	uint32_t upstream;				    /* connections to ofcd */
+	const char *ui_dir;				    /* the page's files (NULL: no page) */
 	void (*log)(void *ctx, int level, const char *msg); /* syslog levels */
 	void *log_ctx;
 };

@@ -11,7 +11,8 @@
  *   upstream.c  connections to ofcd's gateway socket: a pool for calls,
  *               one of its own for each stream
  *   policy.c    the policy file (gateway.h)
- *   cache.c     answers already written as JSON, by ofcd's bytes */
+ *   cache.c     answers already written as JSON, by ofcd's bytes
+ *   ui.c        the operator's page: /ui/ and its files from --ui-dir */
 #ifndef OFC_CONTROLLER_GATEWAY_INTERNAL_H
 #define OFC_CONTROLLER_GATEWAY_INTERNAL_H
 
@@ -300,5 +301,30 @@ size_t gw_unescape(void *cls, struct MHD_Connection *mc, char *s);
  * from the next request). Clears the NUL mark. */
 int gw_framing_check(struct MHD_Connection *mc, struct gw_conn *c, const char *version, char *why,
 		     size_t len);
+
+/* ---- ui.c ---- */
+/* The page's directory (--ui-dir), opened once: its files are read beneath
+ * it, never outside. */
+struct gw_ui;
+/* OFC_E_INPUT when dir cannot be opened or has no index.html. */
+int gw_ui_open(const char *dir, struct gw_ui **out, struct ofc_error *err);
+void gw_ui_close(struct gw_ui *ui);
+/* A path the page answers: /ui, /ui/... */
+bool gw_ui_route(const char *url);
+/* The Content-Type a file of the page is served with, or NULL for a name
+ * never served (more than one path component, a leading dot, "..", an
+ * extension not of the page's). */
+const char *gw_ui_type(const char *name);
+/* A request a browser sent for a page of another site or origin
+ * (Sec-Fetch-Site cross-site or same-site), with the certificate an
+ * operator imported: refused, so that no other site can make the
+ * operator's browser ask for anything (a form's POST to /v1/apply, a
+ * script's to /v1/report-failure); only a link's navigation to the page
+ * itself (page) opens. Clients other than browsers do not send the header. */
+bool gw_ui_cross_site(struct MHD_Connection *mc, const char *method, bool page);
+/* Answer url (gw_ui_route's) to the principal pr, whom the policy named;
+ * ui NULL: the gateway serves no page (404). */
+enum MHD_Result gw_ui_answer(const struct gw_ui *ui, struct MHD_Connection *mc, const char *method,
+			     const char *url, const Ofc__V1__Principal *pr);
 
 #endif

@@ -19,7 +19,7 @@ static const char usage_line[] =
     "                   --policy FILE --ofcd-socket PATH [--port-file FILE]\n"
     "                   [--max-connections N] [--max-connections-per-address N]\n"
     "                   [--max-body SIZE] [--read-timeout DUR] [--idle-timeout DUR]\n"
-    "                   [--request-timeout DUR] [--upstream N]\n"
+    "                   [--request-timeout DUR] [--upstream N] [--ui-dir DIR]\n"
     "                   | --help | --version\n";
 
 static const char help_text[] =
@@ -52,7 +52,9 @@ static const char help_text[] =
     "  --idle-timeout DUR       no byte either way for this closes it (default 30s)\n"
     "  --request-timeout DUR    how long ofcd may take to answer (default 10min)\n"
     "  --upstream N             connections to ofcd at once (default 32; at most\n"
-    "                           what ofcd lets one user hold, its max-clients-per-uid)\n";
+    "                           what ofcd lets one user hold, its max-clients-per-uid)\n"
+    "  --ui-dir DIR             serve the operator's page at /ui/ from DIR (its files:\n"
+    "                           share/ofc/ui where ofc is installed)\n";
 
 static void log_line(void *ctx, int level, const char *msg)
 {
@@ -110,6 +112,7 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 	    {"idle-timeout", required_argument, NULL, 'I'},
 	    {"request-timeout", required_argument, NULL, 'T'},
 	    {"upstream", required_argument, NULL, 'U'},
+	    {"ui-dir", required_argument, NULL, 'u'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {0},
@@ -180,6 +183,9 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 4096)
 				return usage("--upstream '%s': expected 1..4096", optarg);
 			o->upstream = (uint32_t)v;
+			break;
+		case 'u':
+			o->ui_dir = optarg;
 			break;
 		case 'h':
 			printf("%s%s", usage_line, help_text);

@@ -234,9 +234,15 @@ void jobplan_exec_free(struct jobplan_exec *x);
 /* --plot FILE: an SVG of the iteration time of each way against the
  * switching time (every switch's scaled from 1 us to 100 s) and against the
  * message size (every phase's size from 1/64 to 64 times), the crossovers
- * marked; points also into w as JSON when w is given. */
+ * marked. jobplan_sweep gives its points (by_delay: the first panel's), for
+ * the plan's message (controller/export). */
 int jobplan_plot(const struct jobplan_result *r, const char *path, struct ofc_error *err);
-struct json_writer;
-void jobplan_sweep_json(const struct jobplan_result *r, struct json_writer *w);
+#define JOBPLAN_SWEEP_POINTS 41
+struct jobplan_series {
+	double x[JOBPLAN_SWEEP_POINTS];		       /* seconds a change, or a size's scale */
+	double y[JOBPLAN_KINDS][JOBPLAN_SWEEP_POINTS]; /* us; NAN: that way does not run */
+	int chosen[JOBPLAN_SWEEP_POINTS];	       /* enum jobplan_kind */
+};
+void jobplan_sweep(const struct jobplan_result *r, bool by_delay, struct jobplan_series *s);
 
 #endif

@@ -14,15 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NPTS 41
+#define NPTS JOBPLAN_SWEEP_POINTS
 
-struct series {
-	double x[NPTS];
-	double y[JOBPLAN_KINDS][NPTS]; /* NAN: that way does not run */
-	int chosen[NPTS];
-};
-
-static void sweep(const struct jobplan_result *r, bool by_delay, struct series *s)
+void jobplan_sweep(const struct jobplan_result *r, bool by_delay, struct jobplan_series *s)
 {
 	for (int i = 0; i < NPTS; i++) {
 		struct jobplan_way w[JOBPLAN_KINDS];
@@ -46,8 +40,8 @@ static void sweep(const struct jobplan_result *r, bool by_delay, struct series *
 
 static const char *const colour[JOBPLAN_KINDS] = {"#1f77b4", "#d62728", "#7f7f7f", "#2ca02c"};
 
-static void panel(FILE *out, const struct series *s, double x0, double y0, double w, double h,
-		  const char *xlabel, bool seconds)
+static void panel(FILE *out, const struct jobplan_series *s, double x0, double y0, double w,
+		  double h, const char *xlabel, bool seconds)
 {
 	double lo = INFINITY, hi = 0;
 
@@ -134,10 +128,10 @@ static void panel(FILE *out, const struct series *s, double x0, double y0, doubl
 int jobplan_plot(const struct jobplan_result *r, const char *path, struct ofc_error *err)
 {
 	struct atomic_file af;
-	struct series *sd = xcalloc(1, sizeof(*sd)), *ss = xcalloc(1, sizeof(*ss));
+	struct jobplan_series *sd = xcalloc(1, sizeof(*sd)), *ss = xcalloc(1, sizeof(*ss));
 
-	sweep(r, true, sd);
-	sweep(r, false, ss);
+	jobplan_sweep(r, true, sd);
+	jobplan_sweep(r, false, ss);
 	if (atomic_open(&af, path, err) < 0) {
 		free(sd);
 		free(ss);
@@ -164,41 +158,4 @@ int jobplan_plot(const struct jobplan_result *r, const char *path, struct ofc_er
 	free(sd);
 	free(ss);
 	return atomic_commit(&af, err);
-}
-
-static void series_json(const struct series *s, struct json_writer *w, const char *xname)
-{
-	jw_arr_begin(w);
-	for (int i = 0; i < NPTS; i++) {
-		jw_obj_begin(w);
-		jw_key(w, xname);
-		jw_double(w, s->x[i]);
-		for (int k = 0; k < JOBPLAN_KINDS; k++) {
-			jw_key(w, jobplan_kind_name((enum jobplan_kind)k));
-			if (isfinite(s->y[k][i]))
-				jw_double(w, s->y[k][i]);
-			else
-				jw_null(w);
-		}
-		jw_key(w, "best");
-		jw_str(w, jobplan_kind_name((enum jobplan_kind)s->chosen[i]));
-		jw_obj_end(w);
-	}
-	jw_arr_end(w);
-}
-
-void jobplan_sweep_json(const struct jobplan_result *r, struct json_writer *w)
-{
-	struct series *sd = xcalloc(1, sizeof(*sd)), *ss = xcalloc(1, sizeof(*ss));
-
-	sweep(r, true, sd);
-	sweep(r, false, ss);
-	jw_obj_begin(w);
-	jw_key(w, "by_switching_s");
-	series_json(sd, w, "switching_s");
-	jw_key(w, "by_size_scale");
-	series_json(ss, w, "size_scale");
-	jw_obj_end(w);
-	free(sd);
-	free(ss);
 }

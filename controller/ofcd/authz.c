@@ -80,7 +80,7 @@ static bool same_host(const char *member, const char *host)
 static const char *foreign_owner(const struct ofcd *d, const Ofc__V1__Principal *p,
 				 const char *name)
 {
-	const struct fabric *f = d->cfg->f;
+	const struct fabric *f = d->loop.cfg->f;
 
 	for (uint32_t i = 0; i < f->npartitions; i++) {
 		const struct partition *pt = &f->partitions[i];
@@ -91,7 +91,7 @@ static const char *foreign_owner(const struct ofcd *d, const Ofc__V1__Principal 
 			if (same_host(pt->members[k], name))
 				return pt->name;
 	}
-	const Ofc__V1__State *st = d->snap ? d->snap->state : NULL;
+	const Ofc__V1__State *st = d->loop.snap ? d->loop.snap->state : NULL;
 	for (size_t i = 0; st && i < st->n_held; i++) {
 		if (authz_owns(p, st->held[i]->name))
 			continue;
@@ -105,7 +105,7 @@ static const char *foreign_owner(const struct ofcd *d, const Ofc__V1__Principal 
 /* Whether host `name` is in one of the partitions p owns. */
 bool authz_tenant_host(const struct ofcd *d, const Ofc__V1__Principal *p, const char *name)
 {
-	const struct fabric *f = d->cfg->f;
+	const struct fabric *f = d->loop.cfg->f;
 
 	if (!name)
 		return false;
@@ -118,7 +118,7 @@ bool authz_tenant_host(const struct ofcd *d, const Ofc__V1__Principal *p, const 
 			if (same_host(pt->members[k], name))
 				return true;
 	}
-	const Ofc__V1__State *st = d->snap ? d->snap->state : NULL;
+	const Ofc__V1__State *st = d->loop.snap ? d->loop.snap->state : NULL;
 	for (size_t i = 0; st && i < st->n_held; i++) {
 		if (!authz_owns(p, st->held[i]->name))
 			continue;
@@ -277,6 +277,11 @@ bool authz_sees_all(const struct principal *who)
 	return who->admin && !who->ro;
 }
 
+bool authz_public(const struct principal *who)
+{
+	return who->ro || (who->p && who->p->role != OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN);
+}
+
 /* A failure item ("U-V", "HOST:PORT", "HOST") whose hosts are all p's. */
 static bool item_visible(const struct ofcd *d, const Ofc__V1__Principal *p, const char *item)
 {
@@ -336,7 +341,7 @@ static Ofc__V1__TransactionInfo *tenant_txn(struct arena *a, const struct job *j
 Ofc__V1__State *authz_tenant_state(const struct ofcd *d, const Ofc__V1__Principal *p,
 				   struct arena *a)
 {
-	const struct snapshot *s = d->snap;
+	const struct snapshot *s = d->loop.snap;
 	const Ofc__V1__State *src = s->state;
 	Ofc__V1__State *st = arena_alloc(a, sizeof(*st));
 
@@ -378,15 +383,17 @@ Ofc__V1__State *authz_tenant_state(const struct ofcd *d, const Ofc__V1__Principa
 			st->moved[st->n_moved++] = src->moved[i];
 	if (src->partition && authz_owns(p, src->partition))
 		st->partition = src->partition;
-	st->queue = arena_array(a, d->nqueue + 1, sizeof(*st->queue));
-	for (const struct job *j = d->queue; j; j = j->next)
+	st->queue = arena_array(a, d->loop.nqueue + 1, sizeof(*st->queue));
+	for (const struct job *j = d->loop.queue; j; j = j->next)
 		if (j->partition && authz_owns(p, j->partition))
 			st->queue[st->n_queue++] = tenant_txn(a, j, "queued", 0);
 	if (!st->n_queue) /* a follower: the leader's, from etcd */
 		st->n_queue = queue_at_leader(d, a, owns, p, &st->queue);
-	if (d->running && d->running->partition && authz_owns(p, d->running->partition) &&
-	    (d->running->kind == JOB_RECONFIGURE || d->running->kind == JOB_RELEASE)) {
-		st->transaction = tenant_txn(a, d->running, d->running_state, d->running_txn);
+	if (d->loop.running && d->loop.running->partition &&
+	    authz_owns(p, d->loop.running->partition) &&
+	    (d->loop.running->kind == JOB_RECONFIGURE || d->loop.running->kind == JOB_RELEASE)) {
+		st->transaction =
+		    tenant_txn(a, d->loop.running, d->loop.running_state, d->loop.running_txn);
 		st->transaction->has_running = st->transaction->running = 1;
 	}
 	return st;

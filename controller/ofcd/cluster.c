@@ -112,7 +112,7 @@ int cluster_start(struct ofcd *d, struct ofc_error *err)
 		return 0;
 	ofcd_log(d, OFCD_LOG_NOTICE,
 		 "replica %s of fabric %s on etcd %s: campaigning for leadership (lease %.0f s)",
-		 d->o.cluster_name ? d->o.cluster_name : "(host name)", d->cfg->f->name,
+		 d->o.cluster_name ? d->o.cluster_name : "(host name)", d->loop.cfg->f->name,
 		 d->o.cluster, d->o.cluster_ttl > 0 ? d->o.cluster_ttl : OFCD_CLUSTER_TTL_DEFAULT);
 	return store_start(d->store, err);
 }
@@ -184,7 +184,7 @@ Ofc__V1__Cluster *cluster_msg(struct arena *a, const struct ofcd *d, const struc
 
 	ofc__v1__cluster__init(c);
 	/* (leading in etcd, the takeover not done yet: mutations wait for it) */
-	c->role = !v->leading ? "follower" : d->leading ? "leader" : "taking-over";
+	c->role = !v->leading ? "follower" : d->loop.leading ? "leader" : "taking-over";
 	c->name = arena_strdup(a, v->name);
 	c->leader = cluster_leader_msg(a, v);
 	c->has_lease_ttl_seconds = c->has_lease_left_seconds = 1;
@@ -211,13 +211,13 @@ Ofc__V1__Cluster *cluster_msg(struct arena *a, const struct ofcd *d, const struc
 		c->has_since_contact_seconds = 1;
 		c->since_contact_seconds = v->since_ok;
 	}
-	if (d->took_over_ms) {
+	if (d->loop.took_over_ms) {
 		c->has_took_over_unix_ms = 1;
-		c->took_over_unix_ms = d->took_over_ms;
+		c->took_over_unix_ms = d->loop.took_over_ms;
 	}
-	if (d->elected_ms) {
+	if (d->loop.elected_ms) {
 		c->has_elected_unix_ms = 1;
-		c->elected_unix_ms = d->elected_ms;
+		c->elected_unix_ms = d->loop.elected_ms;
 	}
 	c->has_revision = 1;
 	c->revision = v->revision;
@@ -243,7 +243,7 @@ Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster
 		    msg, n,
 		    "this replica (%s) follows; the leader of fabric %s is %s (epoch %llu)%s%s%s: "
 		    "ask it%s",
-		    v->name, d->cfg->f->name, v->leader, (unsigned long long)v->epoch,
+		    v->name, d->loop.cfg->f->name, v->leader, (unsigned long long)v->epoch,
 		    v->leader_socket[0] ? " at " : "", v->leader_socket,
 		    v->leader_socket[0] || v->leader_url[0] ? "" : ", which advertises no address",
 		    v->fresh ? "" : " (as this replica last heard: etcd does not answer it)");
@@ -269,7 +269,7 @@ Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster
 	    msg, n,
 	    "this replica (%s) follows and no replica leads fabric %s now (an election is under "
 	    "way): try again in a moment",
-	    v->name, d->cfg->f->name);
+	    v->name, d->loop.cfg->f->name);
 	return OFC__V1__STATUS__STATUS_NOT_LEADER;
 }
 
@@ -284,40 +284,41 @@ bool cluster_refresh(struct ofcd *d)
 
 	store_cluster(d->store, &v);
 	/* (deposed: stale until etcd was read again, cluster_sync_start) */
-	if (d->cl_reload && !v.leading && v.fresh) {
+	if (d->loop.cl_reload && !v.leading && v.fresh) {
 		v.fresh = false;
 		snprintf(v.why, sizeof(v.why), "%s (%s) and has not read etcd again since",
 			 DEPOSED_WHY, v.deposed[0] ? v.deposed : "deposed");
 	}
-	if (v.serial == d->cl.serial && v.leading == d->cl.leading && v.fresh == d->cl.fresh)
+	if (v.serial == d->loop.cl.serial && v.leading == d->loop.cl.leading &&
+	    v.fresh == d->loop.cl.fresh)
 		return false;
 	/* (Not fresh before the first answer: cluster_open said so.) */
-	if (!v.fresh && d->cl.fresh) {
+	if (!v.fresh && d->loop.cl.fresh) {
 		ofcd_log(d, OFCD_LOG_WARNING, "%s: what this replica shows is stale%s", v.why,
 			 v.leading ? "; mutations are refused until etcd answers" : "");
-		d->cl_stale_said = true;
-	} else if (v.fresh && d->cl_stale_said) {
+		d->loop.cl_stale_said = true;
+	} else if (v.fresh && d->loop.cl_stale_said) {
 		ofcd_log(d, OFCD_LOG_NOTICE, "%s: what this replica shows is current",
-			 strncmp(d->cl.why, DEPOSED_WHY, strlen(DEPOSED_WHY)) == 0
+			 strncmp(d->loop.cl.why, DEPOSED_WHY, strlen(DEPOSED_WHY)) == 0
 			     ? "etcd read again since this replica stopped leading"
 			     : "etcd answers again");
-		d->cl_stale_said = false;
+		d->loop.cl_stale_said = false;
 	}
-	if (strcmp(v.leader, d->cl.leader) != 0 || v.epoch != d->cl.epoch) {
+	if (strcmp(v.leader, d->loop.cl.leader) != 0 || v.epoch != d->loop.cl.epoch) {
 		if (v.leader[0])
 			ofcd_log(d, OFCD_LOG_NOTICE, "fabric %s is led by %s (epoch %llu)%s",
-				 d->cfg->f->name, v.leader, (unsigned long long)v.epoch,
+				 d->loop.cfg->f->name, v.leader, (unsigned long long)v.epoch,
 				 v.leading ? ": this replica" : "");
 		else
 			ofcd_log(d, OFCD_LOG_NOTICE, "fabric %s has no leader now",
-				 d->cfg->f->name);
+				 d->loop.cfg->f->name);
 	}
-	for (uint32_t i = 0; i < v.nmembers && i < d->cl.nmembers; i++)
-		if (v.members[i].reachable != d->cl.members[i].reachable)
+	for (uint32_t i = 0; i < v.nmembers && i < d->loop.cl.nmembers; i++)
+		if (v.members[i].reachable != d->loop.cl.members[i].reachable)
 			ofcd_log(d, v.members[i].reachable ? OFCD_LOG_NOTICE : OFCD_LOG_WARNING,
 				 "etcd member %s (%s) %s", v.members[i].name, v.members[i].url,
 				 v.members[i].reachable ? "answers again" : "does not answer");
-	d->cl = v;
+	d->loop.cl = v;
 	return true;
 }
 
@@ -328,14 +329,14 @@ void cluster_deposed(struct ofcd *d)
 	struct store_cluster v;
 
 	store_cluster(d->store, &v);
-	if (d->leading)
+	if (d->loop.leading)
 		ofcd_log(d, OFCD_LOG_WARNING,
 			 "this replica leads fabric %s no more (%s): it drives no device and "
 			 "writes nothing from now on, and shows what etcd holds once it has read "
 			 "it again",
-			 d->cfg->f->name, v.deposed[0] ? v.deposed : "deposed");
-	d->leading = false;
-	d->cl_reload = true;
+			 d->loop.cfg->f->name, v.deposed[0] ? v.deposed : "deposed");
+	d->loop.leading = false;
+	d->loop.cl_reload = true;
 	cluster_refresh(d);
 }
 
@@ -346,8 +347,8 @@ bool cluster_sync_start(struct ofcd *d, struct job *j)
 	/* A linearizable read: every write that succeeded before it, the
 	 * next leader's included, is in what the sync adopts. */
 	if (j->reload && store_load(d->store, 2.0, &e) == 0) {
-		free(d->w_sync_bytes); /* (adopted whatever they are) */
-		d->w_sync_bytes = NULL;
+		free(d->w.sync_bytes); /* (adopted whatever they are) */
+		d->w.sync_bytes = NULL;
 		j->reloaded = store_epoch(d->store) == 0;
 	} else if (j->reload) {
 		ofcd_log(d, OFCD_LOG_WARNING,
@@ -359,8 +360,8 @@ bool cluster_sync_start(struct ofcd *d, struct job *j)
 
 void cluster_synced(struct ofcd *d, const struct job *j)
 {
-	if (d->cl_reload && (j->reloaded || (j->kind == JOB_TAKEOVER && j->done_ms))) {
-		d->cl_reload = false;
+	if (d->loop.cl_reload && (j->reloaded || (j->kind == JOB_TAKEOVER && j->done_ms))) {
+		d->loop.cl_reload = false;
 		cluster_refresh(d);
 	}
 }
@@ -373,18 +374,18 @@ void ofcd_want_cluster_job(struct ofcd *d, enum job_kind kind)
 {
 	struct job *j;
 
-	if (d->stopping)
+	if (d->loop.stopping)
 		return;
-	if (d->cluster_job && (d->cluster_job->kind == JOB_TAKEOVER || kind == JOB_SYNC))
+	if (d->loop.cluster_job && (d->loop.cluster_job->kind == JOB_TAKEOVER || kind == JOB_SYNC))
 		return;
-	if (kind == JOB_SYNC && d->running && d->running->kind == JOB_SYNC) {
-		d->sync_again = true;
+	if (kind == JOB_SYNC && d->loop.running && d->loop.running->kind == JOB_SYNC) {
+		d->loop.sync_again = true;
 		return;
 	}
-	job_free(d->cluster_job);
+	job_free(d->loop.cluster_job);
 	j = xcalloc(1, sizeof(*j));
 	j->kind = kind;
-	d->cluster_job = j;
+	d->loop.cluster_job = j;
 }
 
 /* This replica leads no more: what waits is answered with who leads now
@@ -394,13 +395,13 @@ void ofcd_refuse_queue(struct ofcd *d)
 	char msg[900];
 	struct arena a = {0};
 
-	cluster_refusal(d, &d->cl, msg, sizeof(msg));
-	while (d->queue) {
-		struct job *j = d->queue;
+	cluster_refusal(d, &d->loop.cl, msg, sizeof(msg));
+	while (d->loop.queue) {
+		struct job *j = d->loop.queue;
 		struct conn *c = conn_find(d, j->conn_id);
 
-		d->queue = j->next;
-		d->nqueue--;
+		d->loop.queue = j->next;
+		d->loop.nqueue--;
 		/* One in etcd's queue is the next leader's to run: its client
 		 * is told so, and not to send it again (NOT_LEADER would make
 		 * ofc and the Python client ask the new leader themselves),
@@ -414,7 +415,7 @@ void ofcd_refuse_queue(struct ofcd *d)
 				 "ticket %llu was not run here: this replica (%s) leads no more; "
 				 "it is in etcd's queue, and the next leader runs it after its "
 				 "takeover (watch it there; do not send it again)",
-				 (unsigned long long)j->ticket, d->cl.name);
+				 (unsigned long long)j->ticket, d->loop.cl.name);
 		if (c) {
 			Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 
@@ -424,7 +425,7 @@ void ofcd_refuse_queue(struct ofcd *d)
 					  : OFC__V1__STATUS__STATUS_NOT_LEADER;
 			r.message = handed ? hmsg : msg;
 			if (!handed)
-				r.leader = cluster_refusal_leader(&a, &d->cl);
+				r.leader = cluster_refusal_leader(&a, &d->loop.cl);
 			send_response(c, &r);
 		}
 		ofcd_log(d, OFCD_LOG_NOTICE, "ticket %llu (%s %s) not run: %s",
@@ -432,7 +433,7 @@ void ofcd_refuse_queue(struct ofcd *d)
 			 handed ? "handed to the next leader through etcd's queue" : msg);
 		job_free(j);
 	}
-	d->queue_tail = NULL;
+	d->loop.queue_tail = NULL;
 	queue_forget(d);
 	arena_free(&a);
 }
@@ -452,7 +453,7 @@ void ofcd_replay_queue(struct ofcd *d)
 		Ofc__V1__Request *req =
 		    ofc__v1__request__unpack(NULL, e->request.len, e->request.data);
 		struct conn *c = xcalloc(1, sizeof(*c));
-		uint64_t before = d->next_ticket;
+		uint64_t before = d->loop.next_ticket;
 
 		if (!req) {
 			ofcd_log(d, OFCD_LOG_ERR,
@@ -469,12 +470,13 @@ void ofcd_replay_queue(struct ofcd *d)
 		c->peer.uid = e->uid;
 		c->peer.gid = e->gid;
 		c->peer.pid = e->pid;
-		d->chain.request(c, req, e->request.data, e->request.len);
-		if (d->next_ticket != before)
+		d->loop.chain.request(c, req, e->request.data, e->request.len);
+		if (d->loop.next_ticket != before)
 			ofcd_log(d, OFCD_LOG_NOTICE,
 				 "ticket %llu is the last leader's ticket %llu, queued there and "
 				 "not started: run here",
-				 (unsigned long long)d->next_ticket, (unsigned long long)e->ticket);
+				 (unsigned long long)d->loop.next_ticket,
+				 (unsigned long long)e->ticket);
 		ofc__v1__request__free_unpacked(req, NULL);
 		free(c);
 	}

@@ -3,7 +3,7 @@
  * mutation_requests.c) call of the connections' and the queue's, and what
  * the loop's files (server.c, conn_io.c, connections.c, events.c,
  * job_queue.c, cluster.c) call of each other. The connections call the
- * requests only through d->chain (internal.h). */
+ * requests only through d->loop.chain (internal.h). */
 #ifndef OFC_CONTROLLER_OFCD_CONN_H
 #define OFC_CONTROLLER_OFCD_CONN_H
 
@@ -27,11 +27,10 @@ struct conn {
 	int fd;
 	bool ro;    /* accepted on the read-only socket */
 	bool admin; /* on the main socket, and root or in the admin group */
-	/* Accepted on the gateway socket (from --gateway-uid):
-	 * every request carries its principal, which is the one being
-	 * answered while its handler runs; a watcher's is kept (a copy). */
+	/* Accepted on the gateway socket (from --gateway-uid): every
+	 * request carries its principal (struct request's who); a
+	 * watcher's is kept (a copy). */
 	bool gw;
-	const Ofc__V1__Principal *principal;
 	Ofc__V1__Principal *watch_principal;
 	/* The streamed GetSchedule sending to it, and how many of
 	 * its frames wait for an acknowledgement (until unsent < OUT_HIGH). */
@@ -75,10 +74,6 @@ struct request {
 /* conn_io.c and job_queue.c: the connections' output and the mutation
  * queue, for the requests' handlers. */
 void changed(struct ofcd *d); /* what GetState shows changed */
-/* What the request being answered may see: the read-only socket's view
- * (device failures as a word, no credentials paths, the smaller budgets)
- * for the read-only socket and for every principal but an admin. */
-bool conn_public(const struct conn *c);
 /* Queue one frame made of parts a and b (either may be empty). */
 void conn_queue(struct conn *c, const void *a, size_t alen, const void *b, size_t blen);
 void send_response(struct conn *c, const Ofc__V1__Response *r);
@@ -87,6 +82,9 @@ int reply(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
 /* A mutation (a transaction, queued with a ticket), not the daemon's own
  * device probe or installing the planner's result. */
 bool is_mutation(const struct job *j);
+/* A job of kind answering rq: who to answer (its connection and id) and
+ * who asked (job_from). */
+struct job *request_job(const struct request *rq, enum job_kind kind);
 /* rq: the request j answers (NULL: none, a reload's). */
 void enqueue(struct ofcd *d, struct job *j, const struct request *rq);
 /* Take a queued mutation out; answer its client CANCELLED. */
@@ -127,9 +125,9 @@ void ofcd_broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t tx
 void ofcd_on_event(struct ofcd *d, struct note *n);
 int ofcd_snap_dev(struct snapshot *s, const char *name); /* its index, or -1 */
 void ofcd_set_reachable(struct ofcd *d, int i, bool up, const char *error, enum ofc_reason reason);
-void ofcd_plan_stop(struct ofcd *d);
-void ofcd_plan_check(struct ofcd *d); /* start the planner if the config needs one */
-void ofcd_plan_landed(struct ofcd *d, struct plan_task *t);
+void ofcd_planner_stop(struct ofcd *d);
+void ofcd_planner_check(struct ofcd *d); /* start the planner if the config needs one */
+void ofcd_planner_landed(struct ofcd *d, struct planner_task *t);
 void ofcd_want_cluster_job(struct ofcd *d, enum job_kind kind);
 void ofcd_refuse_queue(struct ofcd *d); /* this replica leads no more */
 void ofcd_replay_queue(struct ofcd *d); /* after a takeover: the last leader's queue */

@@ -1,6 +1,6 @@
 /* A connection's frames, on ofcd's loop thread: its output buffer and
  * the answers queued in it (conn_queue, send_response, reply), the frames
- * of its input buffer handed to the request chain (d->chain.frame), a
+ * of its input buffer handed to the request chain (d->loop.chain.frame), a
  * streamed GetSchedule's frames, and a connection marked dead (conn_kill;
  * connections.c closes it). Accepting and reading are connections.c's.
  *
@@ -25,7 +25,7 @@
 
 void changed(struct ofcd *d)
 {
-	d->version++;
+	d->loop.version++;
 }
 
 /* ---- connections: output ------------------------------------------------------------ */
@@ -57,15 +57,6 @@ uint32_t conn_max_frame(const struct conn *c)
 	return c->ro ? c->d->o.max_ro_frame : c->d->o.max_frame;
 }
 
-/* What the request being answered may see: the read-only socket's view
- * (device failures as a word, no credentials paths, the smaller budgets)
- * for the read-only socket and for every principal but an admin. */
-bool conn_public(const struct conn *c)
-{
-	return c->ro ||
-	       (c->principal && c->principal->role != OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN);
-}
-
 void conn_kill(struct conn *c, int level, const char *fmt, ...)
 {
 	char why[600];
@@ -81,15 +72,15 @@ void conn_kill(struct conn *c, int level, const char *fmt, ...)
 			      c->peer.uid, c->peer.pid, why);
 	c->dead = true;
 	conn_stream_drop(c);
-	loop_del(c->d->loop, c->fd, LOOP_READ | LOOP_WRITE);
+	loop_del(c->d->loop.ev, c->fd, LOOP_READ | LOOP_WRITE);
 }
 
 void conn_read_pause(struct conn *c, bool pause)
 {
 	if (pause && c->reading)
-		loop_del(c->d->loop, c->fd, LOOP_READ);
+		loop_del(c->d->loop.ev, c->fd, LOOP_READ);
 	else if (!pause && !c->reading && !c->dead &&
-		 loop_add(c->d->loop, c->fd, LOOP_READ, NULL, NULL) < 0)
+		 loop_add(c->d->loop.ev, c->fd, LOOP_READ, NULL, NULL) < 0)
 		return;
 	c->reading = !pause;
 }
@@ -138,7 +129,7 @@ void conn_flush(struct conn *c)
 		c->stream_owed = 0;
 	}
 	if (conn_unsent(c)) {
-		loop_add(d->loop, c->fd, LOOP_WRITE, NULL, NULL);
+		loop_add(d->loop.ev, c->fd, LOOP_WRITE, NULL, NULL);
 		if (conn_unsent(c) > OUT_HIGH)
 			conn_read_pause(c, true);
 		return;
@@ -150,7 +141,7 @@ void conn_flush(struct conn *c)
 		c->out.cap = 0;
 		conn_charge(c, c->in_cap, 0);
 	}
-	loop_del(d->loop, c->fd, LOOP_WRITE);
+	loop_del(d->loop.ev, c->fd, LOOP_WRITE);
 	if (c->closing) {
 		conn_kill(c, OFCD_LOG_DEBUG, "%s", "");
 		return;
@@ -250,7 +241,7 @@ int reply(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
 	r.status = st;
 	r.message = msg;
 	if (st != OFC__V1__STATUS__STATUS_OK)
-		c->d->errors++;
+		c->d->loop.errors++;
 	send_response(c, &r);
 	return 0;
 }
@@ -270,9 +261,9 @@ int refuse_req(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt,
 
 struct conn *conn_find(struct ofcd *d, uint64_t id)
 {
-	for (size_t i = 0; i < d->nconns; i++)
-		if (d->conns[i]->id == id && !d->conns[i]->dead)
-			return d->conns[i];
+	for (size_t i = 0; i < d->loop.nconns; i++)
+		if (d->loop.conns[i]->id == id && !d->loop.conns[i]->dead)
+			return d->loop.conns[i];
 	return NULL;
 }
 
@@ -305,7 +296,7 @@ void conn_process_input(struct conn *c)
 		}
 		if (c->in_len - off - 4 < len)
 			break;
-		c->d->chain.frame(c, c->in + off + 4, len);
+		c->d->loop.chain.frame(c, c->in + off + 4, len);
 		off += 4 + (size_t)len;
 	}
 	if (off) {

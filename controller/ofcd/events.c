@@ -16,11 +16,11 @@ static const char *event_partition(const struct ofcd *d, uint64_t ticket)
 {
 	if (!ticket)
 		return NULL;
-	if (d->ev_job && d->ev_job->ticket == ticket)
-		return d->ev_job->partition;
-	if (d->running && d->running->ticket == ticket)
-		return d->running->partition;
-	for (const struct job *j = d->queue; j; j = j->next)
+	if (d->loop.ev_job && d->loop.ev_job->ticket == ticket)
+		return d->loop.ev_job->partition;
+	if (d->loop.running && d->loop.running->ticket == ticket)
+		return d->loop.running->partition;
+	for (const struct job *j = d->loop.queue; j; j = j->next)
 		if (j->ticket == ticket)
 			return j->partition;
 	return NULL;
@@ -64,8 +64,8 @@ void ofcd_broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t tx
 	/* (a partition event names its own; else the request's) */
 	const char *part = n && n->partition ? n->partition : event_partition(d, ticket);
 	e.partition = (char *)(n ? n->partition : NULL);
-	for (size_t i = 0; i < d->nconns; i++) {
-		struct conn *c = d->conns[i];
+	for (size_t i = 0; i < d->loop.nconns; i++) {
+		struct conn *c = d->loop.conns[i];
 
 		if (!c->watching || c->dead)
 			continue;
@@ -97,27 +97,27 @@ void ofcd_set_reachable(struct ofcd *d, int i, bool up, const char *error, enum 
 
 	if (i < 0)
 		return;
-	m = d->snap->devs[i];
+	m = d->loop.snap->devs[i];
 	m->has_reachable = 1;
 	m->reachable = up;
-	m->error = up || !error ? NULL : arena_strdup(&d->snap->a, error);
-	d->snap->public_error[i] = m->error ? ofcd_public_reason(reason) : NULL;
+	m->error = up || !error ? NULL : arena_strdup(&d->loop.snap->a, error);
+	d->loop.snap->public_error[i] = m->error ? ofcd_public_reason(reason) : NULL;
 	changed(d);
 }
 
 void ofcd_on_event(struct ofcd *d, struct note *n)
 {
 	int level = OFCD_LOG_INFO;
-	uint64_t ticket = d->running ? d->running->ticket : 0;
+	uint64_t ticket = d->loop.running ? d->loop.running->ticket : 0;
 
 	switch (n->kind) {
 	case OFC__V1__EVENT__KIND__KIND_TRANSACTION_STARTED:
-		d->running_txn = n->txn;
-		d->running_state = "applying";
+		d->loop.running_txn = n->txn;
+		d->loop.running_state = "applying";
 		changed(d);
 		break;
 	case OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLING_BACK:
-		d->running_state = "rolling-back";
+		d->loop.running_state = "rolling-back";
 		level = OFCD_LOG_WARNING;
 		changed(d);
 		break;
@@ -128,13 +128,14 @@ void ofcd_on_event(struct ofcd *d, struct note *n)
 		break;
 	case OFC__V1__EVENT__KIND__KIND_DEVICE_LOST:
 		level = OFCD_LOG_WARNING;
-		d->metrics.devices_lost++;
-		ofcd_set_reachable(d, ofcd_snap_dev(d->snap, n->device), false,
+		d->loop.metrics.devices_lost++;
+		ofcd_set_reachable(d, ofcd_snap_dev(d->loop.snap, n->device), false,
 				   n->detail ? n->detail : n->message, n->reason);
 		break;
 	case OFC__V1__EVENT__KIND__KIND_DEVICE_BACK:
 		level = OFCD_LOG_NOTICE;
-		ofcd_set_reachable(d, ofcd_snap_dev(d->snap, n->device), true, NULL, OFC_R_NONE);
+		ofcd_set_reachable(d, ofcd_snap_dev(d->loop.snap, n->device), true, NULL,
+				   OFC_R_NONE);
 		break;
 	case OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED:
 	case OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED:

@@ -42,14 +42,14 @@ void held_partition_free(struct partition *p)
 /* Another partition held under another name that has host `host`. */
 static const struct held_part *held_owner(const struct ofcd *d, const char *name, const char *host)
 {
-	for (uint32_t i = 0; i < d->nw_held; i++) {
-		const struct partition *p = &d->w_held[i].p;
+	for (uint32_t i = 0; i < d->w.nheld; i++) {
+		const struct partition *p = &d->w.held[i].p;
 
 		if (strcmp(p->name, name) == 0)
 			continue;
 		for (uint32_t m = 0; m < p->nmembers; m++)
 			if (strcmp(p->members[m], host) == 0)
-				return &d->w_held[i];
+				return &d->w.held[i];
 	}
 	return NULL;
 }
@@ -170,8 +170,8 @@ int held_check_plan(const struct ofcd *d, const struct ctl *c, const char *name,
 {
 	const struct fabric *f = c->fabric;
 
-	for (uint32_t i = 0; i < d->nw_held; i++) {
-		const struct partition *hp = &d->w_held[i].p;
+	for (uint32_t i = 0; i < d->w.nheld; i++) {
+		const struct partition *hp = &d->w.held[i].p;
 
 		if (strcmp(hp->name, name) == 0)
 			continue;
@@ -218,8 +218,8 @@ bool held_may(const struct ofcd *d, const struct job *j, char *why, size_t n)
 {
 	if (!j->tenant || !j->partition)
 		return true;
-	for (uint32_t i = 0; i < d->nw_held; i++) {
-		const struct held_part *h = &d->w_held[i];
+	for (uint32_t i = 0; i < d->w.nheld; i++) {
+		const struct held_part *h = &d->w.held[i];
 
 		if (strcmp(h->p.name, j->partition) != 0)
 			continue;
@@ -237,13 +237,13 @@ bool held_may(const struct ofcd *d, const struct job *j, char *why, size_t n)
 
 void held_state(const struct ofcd *d, struct snapshot *s)
 {
-	if (!s || !d->nw_held)
+	if (!s || !d->w.nheld)
 		return;
 	Ofc__V1__State *st = s->state;
-	st->held = arena_array(&s->a, d->nw_held, sizeof(*st->held));
-	st->n_held = d->nw_held;
-	for (uint32_t i = 0; i < d->nw_held; i++) {
-		const struct held_part *h = &d->w_held[i];
+	st->held = arena_array(&s->a, d->w.nheld, sizeof(*st->held));
+	st->n_held = d->w.nheld;
+	for (uint32_t i = 0; i < d->w.nheld; i++) {
+		const struct held_part *h = &d->w.held[i];
 		Ofc__V1__HeldPartition *m = arena_alloc(&s->a, sizeof(*m));
 
 		ofc__v1__held_partition__init(m);

@@ -12,7 +12,7 @@
  *                 (GetSchedule), startup.c (config, lock, recovery), and
  *                 what they share, work_ctl.c (ctls and their events)
  *   snapshot.c    snapshots: the last committed state as an ofc.v1.State
- *   plan.c        the workload's schedule: the query, and the planner
+ *   planner.c     the workload's schedule: the query, and the planner
  *                 thread that computes an all-to-all's off the start path
  *   jobs.c        jobs, notes and planner tasks handed between the
  *                 threads, the log
@@ -21,12 +21,12 @@
  *   loop.c        the event loop (loop.h)
  *   client.c      the client side of the socket (ofcd.h)
  *
- * Threads: the loop thread owns connections, the queue and the published
- * snapshot; the mutation worker owns the running config and its ctl; the
- * schedule worker and the planner only read configs they hold a reference
- * to. They talk
- * through jobs (handed over under ofcd.mu) and notes (events and finished
- * jobs, under ofcd.note_mu, with an eventfd to wake the loop). */
+ * Threads (struct ofcd's parts say who owns each field): the loop thread
+ * owns connections, the queue and the published snapshot (d->loop); the
+ * mutation worker owns the running config and its ctl (d->w); the schedule
+ * worker and the planner only read configs they hold a reference to. They
+ * talk through jobs (handed over under d->jobs.mu) and notes (events and
+ * finished jobs, under d->notes.mu, with an eventfd to wake the loop). */
 #ifndef OFC_CONTROLLER_OFCD_INTERNAL_H
 #define OFC_CONTROLLER_OFCD_INTERNAL_H
 
@@ -118,7 +118,7 @@ const char *workload_lowering(const struct fabric *f, const char *spec, enum sch
  * report above all) wait for it at most this long, so a re-plan starts from
  * the kept healthy MCF solution instead of solving the healthy graph again
  * beside the planner (docs/ARCHITECTURE.md, ofcd, "Start-up"). */
-#define PLAN_HOLD_SECONDS 120
+#define PLANNER_HOLD_SECONDS 120
 /* A GetSchedule answer holds every transfer: each packs to at least this
  * many bytes, so a schedule of more than max_frame / MIN_TRANSFER_BYTES
  * transfers cannot fit a frame and its message tree is not built. */
@@ -161,7 +161,7 @@ void snapshot_free(struct snapshot *s);
 Ofc__V1__Schedule *snapshot_schedule_summary(struct arena *a, const struct schedule_result *r);
 
 /* views.c: what every replica shows alike, from the store's state alone */
-/* (mutation worker, after held_state on a snapshot of d->w_ctl) The
+/* (mutation worker, after held_state on a snapshot of d->w.ctl) The
  * fabric's at_target outside the held partitions' ports, and each one's
  * own at_target and schedule. */
 void held_view(const struct ofcd *d, struct snapshot *s);
@@ -181,7 +181,7 @@ enum job_kind {
 	JOB_PROBE,  /* read every device (health, drift) */
 	JOB_SCHEDULE,
 	JOB_FAILURE, /* ReportFailure: the failed set changes, the schedule is re-planned */
-	JOB_PLAN,    /* the planner's result: install it on its config, publish */
+	JOB_PLANNER, /* the planner's result: install it on its config, publish */
 	JOB_RELEASE, /* ReleasePartition: let go of a run-time partition */
 	/* cluster.c: this replica leads now: repair what the last
 	 * leader left and serve the store's state as the leader */
@@ -268,8 +268,8 @@ struct job {
 	char *lowering; /* GetSchedule: alltoall mcf's (NULL: the default) */
 	uint32_t chunks;
 	bool summary_only;
-	struct plan_task *plan; /* JOB_PLAN: the planner's result (a reference) */
-	struct fabcfg *cfg;	/* schedule: the config it runs on */
+	struct planner_task *planner; /* JOB_PLANNER: the planner's result (a reference) */
+	struct fabcfg *cfg;	      /* schedule: the config it runs on */
 	uint32_t max_frame;
 	uint64_t max_memory; /* GetSchedule: the request's memory limit */
 	double max_time;     /* ... and its time limit, seconds (< 0: none) */
@@ -296,7 +296,7 @@ struct job {
 	uint32_t nprobe;
 	bool startup;	  /* probe: the check once at start, reported in the log */
 	uint64_t done_ms; /* takeover: when it finished (unix ms) */
-	bool reload;	  /* sync: read etcd whole first (d->cl_reload when it started) */
+	bool reload;	  /* sync: read etcd whole first (d->loop.cl_reload when it started) */
 	bool reloaded;	  /* ... and it did, this replica following */
 	uint64_t txn;	  /* the transaction it ran (0: none) */
 	/* Events that say how it ended (committed, rolled back, config
@@ -307,6 +307,9 @@ struct job {
 };
 
 void job_free(struct job *j);
+/* A GetSchedule job the fluid engine answers (schedule_fluid_request): it
+ * names it, or names nothing on a server fabric. */
+bool job_fluid(const struct job *j);
 /* j's client: the socket peer's credentials and the gateway's principal
  * (NULL: none) into peer, who, tenant and principal. */
 void job_from(struct job *j, struct ucred peer, const Ofc__V1__Principal *p);
@@ -333,7 +336,7 @@ struct note {
 	size_t sched_len;
 	char **failed;
 	uint32_t nfailed;
-	struct plan_task *plan; /* the planner finished (a reference) */
+	struct planner_task *planner; /* the planner finished (a reference) */
 	/* A frame of a streamed GetSchedule (in sched) for the
 	 * connection stream_conn; the stream is the job's, not the note's. */
 	struct stream *stream;
@@ -432,31 +435,86 @@ struct log_limit {
 	uint64_t suppressed;
 };
 
-struct ofcd {
-	struct ofcd_opts o;
-	char *state_dir;
-	/* Where the record, journal, .failed and .rewired live (store.h):
-	 * the files of state_dir. Every ctl of the daemon uses it. */
-	struct store *store;
-	char *cred_dir; /* o.credentials_dir or the default */
-	/* What requests and API configs may read (o.topology_dir opened
-	 * O_PATH, its real path; dirfd -1 without one). */
-	struct topo_files files;
-	char *topo_dir;
-	struct allow_entry *allow; /* o.allow_devices, parsed */
-	uint32_t nallow;
+/* The mutation worker's own: the running config and its ctl, the failures,
+ * port moves and holds in effect, what the last sync saw. Only the mutation
+ * worker touches them (before ofcd_run, the opening thread; after the
+ * workers are joined, ofcd_close); the loop sees them through the snapshots
+ * and configs the worker posts with its jobs. */
+struct ofcd_worker {
+	struct fabcfg *cfg;
+	struct ctl *ctl;
+	struct job *job; /* the job the mutation worker runs */
+	char **trusted;	 /* device addresses of the --config file, as last read */
+	uint32_t ntrusted;
+	/* Failures (failures.c): reported at run time (persisted in
+	 * STATE_DIR/FABRIC.failed), and the host ports of switches found
+	 * lost; pub is cfg with them, the config schedules run on. */
+	char **reported;
+	uint32_t nreported;
+	char **lost;
+	uint32_t nlost;
+	struct fabcfg *pub;
+	/* Circuits moved off lost ports onto spare ones (mutation.c rewire;
+	 * persisted in STATE_DIR/FABRIC.rewired): part of cfg. */
+	struct port_move *moves;
+	uint32_t nmoves;
+	/* Partitions made at run time and held for their owners (held.c),
+	 * kept in the store (STORE_HELD) so a restart or a new leader holds
+	 * them too; the last few let go of (gone, for the followers' events)
+	 * and the store's bytes as last read (a sync that finds them again
+	 * has nothing to do). */
+	struct held_part *held;
+	uint32_t nheld;
+	struct held_gone *gone;
+	uint32_t ngone;
+	char *held_bytes;
+	size_t held_len;
+	/* The --config as read, which a replica's state is built on
+	 * again when it syncs or takes over; what the last sync saw (the
+	 * record's generation, the journal's id and phase, the store's bytes
+	 * of the record, .failed and .rewired); a .failed or .rewired in the
+	 * store that does not parse (mutations are refused while it is). */
+	struct fabcfg *base;
+	uint64_t sync_gen, sync_jid;
+	const char *sync_phase;
+	char *sync_bytes;
+	size_t sync_len;
+	char *damaged;
+};
+
+/* The two workers and the jobs the loop hands them: mjob, squeue and stop
+ * under mu (cond wakes the workers); the threads are started and joined by
+ * the loop thread alone (ofcd_run). */
+struct ofcd_jobs {
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	struct job *mjob;		  /* for the mutation worker */
+	struct job *squeue, *squeue_tail; /* for the schedule worker */
+	bool stop;			  /* the workers return */
+	pthread_t mthread, sthread;
+	bool started;
+};
+
+/* Notes from any thread to the loop (ofcd_note, ofcd_device_news): every
+ * field under mu; the loop takes the list whole, woken by wake_fd. */
+struct ofcd_notes {
+	pthread_mutex_t mu;
+	struct note *head, *tail;
+	char news_from[NAME_MAX_LEN + 1]; /* the last device with news */
+};
+
+/* The loop thread's own (before ofcd_run, the opening thread's): the
+ * sockets and connections, the published snapshot and config, the
+ * mutation queue and what runs, the planner's hold, the replica's view.
+ * No other thread touches them: the workers get what they need in their
+ * jobs and answer with notes. */
+struct ofcd_loop {
+	struct loop *ev; /* the event loop (loop.h) */
 	int listen_fd, ro_fd;
 	bool bound_main, bound_ro; /* the socket files are ours to remove */
 	int gw_fd;		   /* the gateway socket, -1: none */
 	bool bound_gw;
-	int wake_fd; /* eventfd: notes, stop and reload requests */
-	int sig_fd;  /* signalfd with opts.signals, else -1 */
-	atomic_int stop_req, reload_req;
-	atomic_int news_req; /* a device's news (ofcd_device_news), from a driver's thread */
-	char news_from[NAME_MAX_LEN + 1]; /* the last device with news (under note_mu) */
-	struct loop *loop;
-
-	/* ---- loop thread ---- */
+	int sig_fd; /* signalfd with opts.signals, else -1 */
 	struct ofcd_chain chain;
 	struct conn **conns;
 	size_t nconns, cap_conns;
@@ -501,20 +559,17 @@ struct ofcd {
 	bool accept_told;	  /* this episode was logged: log its end */
 	struct log_limit peer_log;
 	struct metrics metrics;
-	struct dev_metrics devm; /* its own mutex */
-	/* The planner computing the workload's schedule of cfg (plan.c), or
-	 * NULL; mutations wait for it until plan_hold_until (unix seconds,
-	 * 0: not holding). plan_job: its result, to run before the queue. */
-	struct plan_task *planner;
-	double plan_hold_until;
-	uint64_t plan_timer;
-	struct job *plan_job;
-	/* cluster.c: replicas on etcd. clustered: d->store is
-	 * etcd's. cl: the store's view as last refreshed (GetState shows it,
-	 * the gate decides on it); leading: this replica took over and
-	 * leads; cluster_job: a takeover or a sync to run before anything
-	 * queued; sync_again: a change came while a sync ran. */
-	bool clustered;
+	/* The planner computing the workload's schedule of cfg (planner.c), or
+	 * NULL; mutations wait for it until planner_hold_until (unix seconds,
+	 * 0: not holding). planner_job: its result, to run before the queue. */
+	struct planner_task *planner;
+	double planner_hold_until;
+	uint64_t planner_timer;
+	struct job *planner_job;
+	/* cluster.c: replicas on etcd (d->clustered). cl: the store's view as last refreshed
+	 * (GetState shows it, the gate decides on it); leading: this replica took over and leads;
+	 * cluster_job: a takeover or a sync to run before anything queued; sync_again: a change
+	 * came while a sync ran. */
 	struct store_cluster cl;
 	bool leading;
 	uint64_t took_over_ms;
@@ -529,65 +584,52 @@ struct ofcd {
 	bool sync_again;
 	bool cl_stale_said; /* the log said it is stale */
 	uint64_t cluster_timer;
-	atomic_bool cl_change_posted; /* a STORE_EV_CHANGED note is on its way */
 	/* Deposed, and what it shows not read from etcd since: shown stale
 	 * (cluster_refresh) until a sync that read etcd whole (cluster_sync_start)
 	 * or a takeover is done. */
 	bool cl_reload;
+};
 
-	/* ---- handing jobs to the workers ---- */
-	pthread_mutex_t mu;
-	pthread_cond_t cond;
-	struct job *mjob;		  /* for the mutation worker */
-	struct job *squeue, *squeue_tail; /* for the schedule worker */
-	bool workers_stop;
-	pthread_t mthread, sthread;
-	bool threads_started;
+/* The daemon: what every thread reads (set before the threads start), the
+ * few fields any thread sets (atomics, devm), and one part per owner: the
+ * loop thread's, the jobs handed to the workers (under jobs.mu), the notes
+ * back to the loop (under notes.mu) and the mutation worker's. The schedule
+ * worker, the streams' threads and the planner own nothing here: they work
+ * on the job or task they were handed and the configs it holds. */
+struct ofcd {
+	/* Set while ofcd_open and ofcd_start run (the opening thread), only
+	 * read after that, by any thread. */
+	struct ofcd_opts o;
+	char *state_dir;
+	/* Where the record, journal, .failed and .rewired live (store.h):
+	 * the files of state_dir. Every ctl of the daemon uses it. The loop
+	 * writes and reads it only when clustered (etcd's store takes any
+	 * thread's calls, store.h). */
+	struct store *store;
+	char *cred_dir; /* o.credentials_dir or the default */
+	/* What requests and API configs may read (o.topology_dir opened
+	 * O_PATH, its real path; dirfd -1 without one). */
+	struct topo_files files;
+	char *topo_dir;
+	struct allow_entry *allow; /* o.allow_devices, parsed */
+	uint32_t nallow;
+	bool clustered; /* replicas on etcd: d->store is etcd's (cluster_open) */
+	int wake_fd;	/* eventfd: notes, stop and reload requests */
 
-	/* ---- notes to the loop ---- */
-	pthread_mutex_t note_mu;
-	struct note *notes, *notes_tail;
+	/* Any thread, without a lock: what the loop is asked to do when
+	 * wake_fd wakes it (the loop clears them as it takes them). */
+	atomic_int stop_req, reload_req;
+	atomic_int news_req; /* a device's news (ofcd_device_news), from a driver's thread */
+	atomic_bool cl_change_posted; /* a STORE_EV_CHANGED note is on its way (cluster.c) */
 
-	/* ---- mutation worker (before ofcd_run: the opening thread) ---- */
-	struct fabcfg *w_cfg;
-	struct ctl *w_ctl;
-	struct job *w_job; /* the job the mutation worker runs */
-	char **w_trusted;  /* device addresses of the --config file, as last read */
-	uint32_t nw_trusted;
-	/* Failures (failures.c): reported at run time (persisted in
-	 * STATE_DIR/FABRIC.failed), and the host ports of switches found
-	 * lost; w_pub is w_cfg with them, the config schedules run on. */
-	char **w_reported;
-	uint32_t nw_reported;
-	char **w_lost;
-	uint32_t nw_lost;
-	struct fabcfg *w_pub;
-	/* Circuits moved off lost ports onto spare ones (mutation.c rewire;
-	 * persisted in STATE_DIR/FABRIC.rewired): part of w_cfg. */
-	struct port_move *w_moves;
-	uint32_t nw_moves;
-	/* Partitions made at run time and held for their owners (held.c),
-	 * kept in the store (STORE_HELD) so a restart or a new leader holds
-	 * them too; the last few let go of (w_gone, for the followers' events)
-	 * and the store's bytes as last read (a sync that finds them again
-	 * has nothing to do). */
-	struct held_part *w_held;
-	uint32_t nw_held;
-	struct held_gone *w_gone;
-	uint32_t nw_gone;
-	char *w_held_bytes;
-	size_t w_held_len;
-	/* The --config as read, which a replica's state is built on
-	 * again when it syncs or takes over; what the last sync saw (the
-	 * record's generation, the journal's id and phase, the store's bytes
-	 * of the record, .failed and .rewired); a .failed or .rewired in the
-	 * store that does not parse (mutations are refused while it is). */
-	struct fabcfg *w_base;
-	uint64_t w_sync_gen, w_sync_jid;
-	const char *w_sync_phase;
-	char *w_sync_bytes;
-	size_t w_sync_len;
-	char *w_damaged;
+	/* Devices' counts: the mutation worker adds, the loop reads, under
+	 * devm.mu (metrics.c). */
+	struct dev_metrics devm;
+
+	struct ofcd_loop loop;
+	struct ofcd_jobs jobs;
+	struct ofcd_notes notes;
+	struct ofcd_worker w;
 };
 
 void ofcd_log(struct ofcd *d, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
@@ -638,6 +680,10 @@ int authz_decide(const struct ofcd *d, const struct principal *who, const struct
 		 const Ofc__V1__Request *req, Ofc__V1__Status *st, char *why, size_t len);
 /* who sees the whole state (device errors, credentials' paths): an admin. */
 bool authz_sees_all(const struct principal *who);
+/* who gets the read-only socket's budgets (GetSchedule's memory and time):
+ * a peer of the read-only socket, and every gateway principal but an
+ * admin. */
+bool authz_public(const struct principal *who);
 const char *authz_role_name(const Ofc__V1__Principal *p);
 bool authz_is_tenant(const Ofc__V1__Principal *p);
 /* p may act on partition `partition` (an admin on any). */
@@ -663,7 +709,7 @@ void metrics_devices_take(struct ofcd *d, struct ctl *c);
 void metrics_devices_free(struct dev_metrics *m);
 
 /* work_ctl.c: the mutation worker's ctls and events, shared by the files
- * of its jobs (startup.c, takeover.c, mutation.c, plan.c). */
+ * of its jobs (startup.c, takeover.c, mutation.c, planner.c). */
 /* A ctl closed, what its devices counted kept first (metrics.c). */
 void ofcd_ctl_close(struct ofcd *d, struct ctl *c);
 /* A ctl on f with the daemon's store, callbacks and fence; strict: every
@@ -712,7 +758,7 @@ void ofcd_run_sync(struct ofcd *d, struct job *j);
 int cluster_open(struct ofcd *d, const char *fabric, struct ofc_error *err);
 /* (ofcd_run) Start campaigning. */
 int cluster_start(struct ofcd *d, struct ofc_error *err);
-/* (loop) The store's view into d->cl, its changes logged; true when it
+/* (loop) The store's view into d->loop.cl, its changes logged; true when it
  * changed what GetState shows. */
 bool cluster_refresh(struct ofcd *d);
 /* (loop) STORE_EV_DEPOSED: this replica leads no more; what it shows is
@@ -773,13 +819,13 @@ void *ofcd_mutation_worker(void *arg);
 void *ofcd_schedule_worker(void *arg);
 void ofcd_run_job(struct ofcd *d, struct job *j);
 
-/* plan.c: the workload's schedule computed off the start path.
+/* planner.c: the workload's schedule computed off the start path.
  * A detached thread computes an all-to-all's schedule (the MCF: minutes on
  * a large fabric) on a config reference; the daemon may let go of it at
  * any time (a new config, shutdown) without waiting: letting go cancels
  * the MCF, which stops within a pivot or so, and the thread drops what it
  * found. */
-struct plan_task {
+struct planner_task {
 	pthread_mutex_t mu;
 	unsigned refs;	    /* under mu: the thread's, the daemon's, notes', jobs' */
 	struct ofcd *d;	    /* under mu: NULL once the daemon let go */
@@ -788,8 +834,8 @@ struct plan_task {
 	uint32_t max_frame; /* the daemon's (the thread never reads d->o) */
 	atomic_bool cancel; /* set when the daemon lets go: the MCF stops */
 	/* The result, the thread's until it posts its note; then read by
-	 * the loop and moved out by the mutation worker (JOB_PLAN). */
-	struct plan_out {
+	 * the loop and moved out by the mutation worker (JOB_PLANNER). */
+	struct planner_out {
 		uint8_t *sched; /* packed ofc.v1.Schedule summary, NULL: none */
 		size_t sched_len;
 		uint8_t *full; /* GetSchedule's answer (fabcfg.plan_full), NULL: */
@@ -804,13 +850,13 @@ struct plan_task {
 /* Whether cfg's workload schedule is left to the planner: an all-to-all on
  * a direct-connect topology, not computed yet. (Mutation worker, or the loop
  * once the config is published: `planned` is read with acquire.) */
-bool plan_needed(struct fabcfg *cfg);
+bool planner_needed(struct fabcfg *cfg);
 /* (loop) Start a planner for cfg; NULL when the thread cannot start. */
-struct plan_task *plan_start(struct ofcd *d, struct fabcfg *cfg);
+struct planner_task *planner_start(struct ofcd *d, struct fabcfg *cfg);
 /* Let go of a reference; the daemon's own (ofcd_close, a new config) also
  * cancels the thread's MCF and tells it to drop its result. */
-void plan_unref(struct plan_task *t);
-void plan_abandon(struct plan_task *t);
+void planner_unref(struct planner_task *t);
+void planner_abandon(struct planner_task *t);
 /* The workload's schedule on pub (its failures in effect): the same query
  * a re-plan makes; kept: the healthy config's kept run to start from (NULL:
  * none); keep: keep this run's MCF solution in out->kept (pub healthy);
@@ -818,16 +864,17 @@ void plan_abandon(struct plan_task *t);
  * What it found is appended to msg ("..., verified, DONE in S s" since t0);
  * GetSchedule's whole answer goes to out->full when it fits max_frame (0:
  * not built). Any thread: reads pub->f only. */
-void plan_compute(const struct fabcfg *pub, const struct schedule_kept *kept, const char *kept_why,
-		  bool keep, const atomic_bool *cancel, double t0, const char *done,
-		  uint32_t max_frame, struct strbuf *msg, struct plan_out *out);
+void planner_compute(const struct fabcfg *pub, const struct schedule_kept *kept,
+		     const char *kept_why, bool keep, const atomic_bool *cancel, double t0,
+		     const char *done, uint32_t max_frame, struct strbuf *msg,
+		     struct planner_out *out);
 /* (mutation worker) Move out's whole answer (or why there is none) to cfg,
  * not planned yet. */
-void plan_keep_full(struct fabcfg *cfg, struct plan_out *out);
-void plan_out_free(struct plan_out *o);
-/* (mutation worker) JOB_PLAN: install the planner's result on its config
+void planner_keep_full(struct fabcfg *cfg, struct planner_out *out);
+void planner_out_free(struct planner_out *o);
+/* (mutation worker) JOB_PLANNER: install the planner's result on its config
  * and, when it is the one published, a snapshot and the event. */
-void ofcd_run_plan(struct ofcd *d, struct job *j);
+void ofcd_run_planner(struct ofcd *d, struct job *j);
 
 /* held.c: partitions made at run time of given hosts */
 #define HELD_MAX_HOSTS 65536
@@ -853,7 +900,7 @@ struct held_stage {
 	struct ofcd *d;
 	const struct partition *add;
 	char *owner;
-	char **drop_why; /* per d->w_held as staged (nstaged): NULL kept, else why */
+	char **drop_why; /* per d->w.held as staged (nstaged): NULL kept, else why */
 	uint32_t nstaged, ndrop;
 };
 void held_stage(struct ofcd *d, const struct job *j, const struct partition *add,
@@ -863,13 +910,13 @@ void held_commit_also(void *ctx, const struct ctl *c, struct store_write *w);
  * txn of ops operations; the drops made; their events posted. */
 void held_committed(struct held_stage *hs, struct partition *add, uint64_t txn, uint32_t ops);
 void held_stage_free(struct held_stage *hs);
-/* (mutation worker) The holds as the store keeps them, into d->w_held,
- * checked against d->w_cfg: an entry that does not fit it (a host it
+/* (mutation worker) The holds as the store keeps them, into d->w.held,
+ * checked against d->w.cfg: an entry that does not fit it (a host it
  * lacks, a host held twice, a config partition's name) is dropped, logged
  * and announced, and a leader writes the list again. announce: post
  * events for what changed since the last load (a follower's watchers hear
  * the leader's holds and releases). A damaged item is an error naming it
- * and the command that sets it aside; d->w_held is left as it was. */
+ * and the command that sets it aside; d->w.held is left as it was. */
 int held_adopt(struct ofcd *d, bool leader, bool announce, struct ofc_error *err);
 /* (mutation worker) The run-time partition `name` of hosts on f, aimed at
  * spec (read under d->files): hosts known and distinct, none held under
@@ -911,34 +958,34 @@ int ofcd_phase_spec(const struct fabcfg *cfg, struct job *j, char **spec, struct
 #define FAIL_MAX_ITEMS 4096
 /* Syntax alone: "U-V" or "HOST:PORT" with names a config may have. */
 bool failure_item_ok(const char *item);
-/* STATE_DIR/FABRIC.failed into d->w_reported (none: empty). A damaged file
+/* STATE_DIR/FABRIC.failed into d->w.reported (none: empty). A damaged file
  * is an error naming it and the mv that sets it aside. */
 int failures_load(struct ofcd *d, const char *fabric, struct ofc_error *err);
-/* d->w_cfg with d->w_reported and d->w_lost in effect (a new reference). */
+/* d->w.cfg with d->w.reported and d->w.lost in effect (a new reference). */
 struct fabcfg *failures_publish(struct ofcd *d);
 /* (mutation worker) ReportFailure: change the set, persist it, re-plan. */
 void ofcd_run_failure(struct ofcd *d, struct job *j);
-/* (mutation worker) After reading the devices: d->w_lost = the host ports
+/* (mutation worker) After reading the devices: d->w.lost = the host ports
  * of lost switches and those cabled to switch ports the switch reports
  * failing (port alarms: a FAILED port in use, light under min_power);
  * true when that changed (the caller re-plans), with what changed in
  * cause. */
 bool failures_devices(struct ofcd *d, char *cause, size_t n);
-/* (mutation worker) Change d->w_reported as a ReportFailure job asks, and
+/* (mutation worker) Change d->w.reported as a ReportFailure job asks, and
  * persist it; on error nothing changed. */
 int failures_report(struct ofcd *d, const struct job *j, struct ofc_error *err);
-/* (plan.c, mutation worker) Publish d->w_cfg with the failures in effect:
+/* (planner.c, mutation worker) Publish d->w.cfg with the failures in effect:
  * config and snapshot on j, and a KIND_SCHEDULE_REPLANNED event. */
 void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentence, size_t n);
 /* Port moves (re-wiring around lost ports): STATE_DIR/FABRIC.rewired into
- * d->w_moves (a damaged file is an error naming it), written back (none: no
+ * d->w.moves (a damaged file is an error naming it), written back (none: no
  * file), and copied into a fabric before it is validated. */
 int moves_load(struct ofcd *d, const char *fabric, struct ofc_error *err);
-/* Forget d->w_moves (in memory: the file stays). */
+/* Forget d->w.moves (in memory: the file stays). */
 void moves_clear(struct ofcd *d);
 /* The readers' halves that take the file's text (len bytes, changed in
- * place; path names it in errors), appending to d->w_reported or
- * d->w_moves (the moves against d->w_cfg's hosts): the loaders call them,
+ * place; path names it in errors), appending to d->w.reported or
+ * d->w.moves (the moves against d->w.cfg's hosts): the loaders call them,
  * and so does the fuzzer. On error the set is emptied. */
 int failures_parse(struct ofcd *d, const char *path, char *text, size_t len, struct ofc_error *err);
 int moves_parse(struct ofcd *d, const char *path, char *text, size_t len, struct ofc_error *err);

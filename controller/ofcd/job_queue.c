@@ -21,55 +21,56 @@ static const char *const status_names[] = {"ok",	  "invalid",   "denied",    "bu
  * device probe or installing the planner's result. */
 bool is_mutation(const struct job *j)
 {
-	return j->kind != JOB_PROBE && j->kind != JOB_PLAN && j->kind != JOB_TAKEOVER &&
+	return j->kind != JOB_PROBE && j->kind != JOB_PLANNER && j->kind != JOB_TAKEOVER &&
 	       j->kind != JOB_SYNC;
 }
 
 void ofcd_hand_to_worker(struct ofcd *d, struct job *j)
 {
-	d->running = j;
-	d->running_txn = 0;
-	d->running_state = "running";
+	d->loop.running = j;
+	d->loop.running_txn = 0;
+	d->loop.running_state = "running";
 	j->t0 = now_seconds();
-	pthread_mutex_lock(&d->mu);
-	d->mjob = j;
-	pthread_cond_broadcast(&d->cond);
-	pthread_mutex_unlock(&d->mu);
+	pthread_mutex_lock(&d->jobs.mu);
+	d->jobs.mjob = j;
+	pthread_cond_broadcast(&d->jobs.cond);
+	pthread_mutex_unlock(&d->jobs.mu);
 }
 
 void ofcd_maybe_start(struct ofcd *d)
 {
-	struct job *j = d->queue;
+	struct job *j = d->loop.queue;
 
-	if (d->running)
+	if (d->loop.running)
 		return;
 	/* A replica's takeover or sync first: what it leads or
 	 * follows is the state everything after it works on. */
-	if (d->cluster_job) {
-		j = d->cluster_job;
-		d->cluster_job = NULL;
-		j->reload = d->cl_reload;
+	if (d->loop.cluster_job) {
+		j = d->loop.cluster_job;
+		d->loop.cluster_job = NULL;
+		j->reload = d->loop.cl_reload;
 		ofcd_hand_to_worker(d, j);
 		changed(d);
 		return;
 	}
 	/* The planner's result first: a failure waiting for it re-plans from
 	 * the MCF solution it keeps. */
-	if (d->plan_job) {
-		j = d->plan_job;
-		d->plan_job = NULL;
+	if (d->loop.planner_job) {
+		j = d->loop.planner_job;
+		d->loop.planner_job = NULL;
 		ofcd_hand_to_worker(d, j);
 		changed(d);
 		return;
 	}
-	/* Mutations wait for the planner (at most PLAN_HOLD_SECONDS), and
+	/* Mutations wait for the planner (at most PLANNER_HOLD_SECONDS), and
 	 * for a takeover's replay to queue them all. */
-	if (!j || d->q_replaying || (d->planner && now_seconds() < d->plan_hold_until))
+	if (!j || d->loop.q_replaying ||
+	    (d->loop.planner && now_seconds() < d->loop.planner_hold_until))
 		return;
-	d->queue = j->next;
-	if (!d->queue)
-		d->queue_tail = NULL;
-	d->nqueue--;
+	d->loop.queue = j->next;
+	if (!d->loop.queue)
+		d->loop.queue_tail = NULL;
+	d->loop.nqueue--;
 	j->next = NULL;
 	if (queue_start(d, j)) /* its key's recorded outcome: not run again */
 		ofcd_job_done(d, j);
@@ -83,21 +84,33 @@ static void unqueue_tail(struct ofcd *d, struct job *j)
 {
 	struct job *prev = NULL;
 
-	for (struct job *x = d->queue; x && x != j; x = x->next)
+	for (struct job *x = d->loop.queue; x && x != j; x = x->next)
 		prev = x;
 	if (prev)
 		prev->next = NULL;
 	else
-		d->queue = NULL;
-	d->queue_tail = prev;
-	d->nqueue--;
+		d->loop.queue = NULL;
+	d->loop.queue_tail = prev;
+	d->loop.nqueue--;
 }
 
 /* Whether ofcd_maybe_start would hand j, the queue's only job, over at once. */
 static bool starts_now(const struct ofcd *d, const struct job *j)
 {
-	return !d->running && !d->cluster_job && !d->plan_job && d->queue == j &&
-	       !(d->planner && now_seconds() < d->plan_hold_until);
+	return !d->loop.running && !d->loop.cluster_job && !d->loop.planner_job &&
+	       d->loop.queue == j &&
+	       !(d->loop.planner && now_seconds() < d->loop.planner_hold_until);
+}
+
+struct job *request_job(const struct request *rq, enum job_kind kind)
+{
+	struct job *j = xcalloc(1, sizeof(*j));
+
+	j->kind = kind;
+	j->conn_id = rq->c->id;
+	j->req_id = rq->req->id;
+	job_from(j, rq->who.peer, rq->who.p);
+	return j;
 }
 
 /* rq: the request j answers (NULL: none, a reload's). */
@@ -106,7 +119,7 @@ void enqueue(struct ofcd *d, struct job *j, const struct request *rq)
 	char msg[600];
 	struct ofc_error err = {0};
 
-	j->ticket = ++d->next_ticket;
+	j->ticket = ++d->loop.next_ticket;
 	outcome_adopt(d, j, is_mutation(j), rq ? rq->raw : NULL, rq ? rq->len : 0, rq && rq->c->gw);
 	queue_append(d, j);
 	/* A replica's waiting mutations are in etcd before they are
@@ -122,7 +135,7 @@ void enqueue(struct ofcd *d, struct job *j, const struct request *rq)
 			      err.reason == OFC_R_FENCED ? OFC__V1__STATUS__STATUS_NOT_LEADER
 							 : OFC__V1__STATUS__STATUS_UNAVAILABLE,
 			      "%s", err.msg);
-		d->next_ticket--;
+		d->loop.next_ticket--;
 		job_free(j);
 		return;
 	}
@@ -130,7 +143,7 @@ void enqueue(struct ofcd *d, struct job *j, const struct request *rq)
 	snprintf(msg, sizeof(msg), "ticket %llu: %s %s from %s (%u ahead)",
 		 (unsigned long long)j->ticket, job_kind_name(j->kind), j->target,
 		 job_from_words(j, from, sizeof(from)),
-		 d->nqueue - 1 + (d->running && is_mutation(d->running)));
+		 d->loop.nqueue - 1 + (d->loop.running && is_mutation(d->loop.running)));
 	ofcd_log(d, OFCD_LOG_INFO, "queued %s", msg);
 	ofcd_broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_QUEUED, 0, j->ticket, NULL, msg,
 			     msg, unix_ms(), NULL);
@@ -141,7 +154,7 @@ void enqueue(struct ofcd *d, struct job *j, const struct request *rq)
 /* Take a queued mutation out; answer its client CANCELLED. */
 void cancel_job(struct ofcd *d, struct job *j, const char *why)
 {
-	struct job **pp = &d->queue, *prev = NULL;
+	struct job **pp = &d->loop.queue, *prev = NULL;
 	struct conn *c;
 
 	for (; *pp && *pp != j; pp = &(*pp)->next)
@@ -149,9 +162,9 @@ void cancel_job(struct ofcd *d, struct job *j, const char *why)
 	if (!*pp)
 		return;
 	*pp = j->next;
-	if (d->queue_tail == j)
-		d->queue_tail = prev;
-	d->nqueue--;
+	if (d->loop.queue_tail == j)
+		d->loop.queue_tail = prev;
+	d->loop.nqueue--;
 	if (queue_kept(d, j)) {
 		struct ofc_error e = {0};
 
@@ -170,10 +183,10 @@ void cancel_job(struct ofcd *d, struct job *j, const char *why)
 	char msg[600];
 	snprintf(msg, sizeof(msg), "ticket %llu (%s %s) %s", (unsigned long long)j->ticket,
 		 job_kind_name(j->kind), j->target, why);
-	d->ev_job = j;
+	d->loop.ev_job = j;
 	ofcd_broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_CANCELLED, 0, j->ticket, NULL,
 			     msg, msg, unix_ms(), NULL);
-	d->ev_job = NULL;
+	d->loop.ev_job = NULL;
 	job_free(j);
 	changed(d);
 }
@@ -185,13 +198,13 @@ void cancel_job(struct ofcd *d, struct job *j, const char *why)
 static void publish(struct ofcd *d, struct job *j)
 {
 	if (j->snap) {
-		snapshot_free(d->snap);
-		d->snap = j->snap;
+		snapshot_free(d->loop.snap);
+		d->loop.snap = j->snap;
 		j->snap = NULL;
 	}
 	if (j->new_cfg) {
-		fabcfg_unref(d->cfg);
-		d->cfg = j->new_cfg;
+		fabcfg_unref(d->loop.cfg);
+		d->loop.cfg = j->new_cfg;
 		j->new_cfg = NULL;
 	}
 }
@@ -209,35 +222,35 @@ static void flush_deferred(struct ofcd *d, struct job *j)
 	j->deferred_tail = NULL;
 }
 
-/* ---- the planner (plan.c) --------------------------------------------------------------- */
+/* ---- the planner (planner.c) ------------------------------------------------------------ */
 
-/* Past PLAN_HOLD_SECONDS the queue goes on without the planner's result. */
-static int64_t plan_hold_timer(struct loop *l, uint64_t id, void *ctx)
+/* Past PLANNER_HOLD_SECONDS the queue goes on without the planner's result. */
+static int64_t planner_hold_timer(struct loop *l, uint64_t id, void *ctx)
 {
 	struct ofcd *d = ctx;
 
 	(void)l;
 	(void)id;
-	d->plan_timer = 0;
-	d->plan_hold_until = 0;
-	if (d->planner && d->queue)
+	d->loop.planner_timer = 0;
+	d->loop.planner_hold_until = 0;
+	if (d->loop.planner && d->loop.queue)
 		ofcd_log(d, OFCD_LOG_WARNING,
 			 "the workload's schedule is still being computed after %d s: the %u "
 			 "waiting mutation%s go%s on without it",
-			 PLAN_HOLD_SECONDS, d->nqueue, d->nqueue == 1 ? "" : "s",
-			 d->nqueue == 1 ? "es" : "");
+			 PLANNER_HOLD_SECONDS, d->loop.nqueue, d->loop.nqueue == 1 ? "" : "s",
+			 d->loop.nqueue == 1 ? "es" : "");
 	ofcd_maybe_start(d);
 	return LOOP_NOMORE;
 }
 
-void ofcd_plan_stop(struct ofcd *d)
+void ofcd_planner_stop(struct ofcd *d)
 {
-	if (d->plan_timer)
-		loop_timer_del(d->loop, d->plan_timer);
-	d->plan_timer = 0;
-	d->plan_hold_until = 0;
-	plan_abandon(d->planner);
-	d->planner = NULL;
+	if (d->loop.planner_timer)
+		loop_timer_del(d->loop.ev, d->loop.planner_timer);
+	d->loop.planner_timer = 0;
+	d->loop.planner_hold_until = 0;
+	planner_abandon(d->loop.planner);
+	d->loop.planner = NULL;
 	changed(d);
 }
 
@@ -245,46 +258,49 @@ void ofcd_plan_stop(struct ofcd *d)
  * (an all-to-all): start one. One computing another config (not the
  * healthy one behind the published failures) is let go of: its MCF is
  * cancelled and its thread, not waited for, drops what it found. */
-void ofcd_plan_check(struct ofcd *d)
+void ofcd_planner_check(struct ofcd *d)
 {
-	if (d->planner && d->planner->cfg != d->cfg && d->planner->cfg != d->cfg->healthy)
-		ofcd_plan_stop(d);
-	if (d->planner || d->stopping || !plan_needed(d->cfg))
+	if (d->loop.planner && d->loop.planner->cfg != d->loop.cfg &&
+	    d->loop.planner->cfg != d->loop.cfg->healthy)
+		ofcd_planner_stop(d);
+	if (d->loop.planner || d->loop.stopping || !planner_needed(d->loop.cfg))
 		return;
-	d->planner = plan_start(d, d->cfg);
-	if (!d->planner) {
+	d->loop.planner = planner_start(d, d->loop.cfg);
+	if (!d->loop.planner) {
 		ofcd_log(d, OFCD_LOG_ERR,
 			 "cannot start a thread for the workload's schedule: State.schedule stays "
 			 "empty until the next re-plan");
 		return;
 	}
-	d->plan_hold_until = now_seconds() + PLAN_HOLD_SECONDS;
-	d->plan_timer = loop_timer(d->loop, PLAN_HOLD_SECONDS * 1000, plan_hold_timer, d);
+	d->loop.planner_hold_until = now_seconds() + PLANNER_HOLD_SECONDS;
+	d->loop.planner_timer =
+	    loop_timer(d->loop.ev, PLANNER_HOLD_SECONDS * 1000, planner_hold_timer, d);
 	ofcd_log(d, OFCD_LOG_NOTICE,
 		 "computing the workload's %s schedule on %s in the background (mutations wait "
 		 "for it up to %d s)",
-		 sched_collective_name(d->cfg->coll), d->cfg->f->topology.spec, PLAN_HOLD_SECONDS);
+		 sched_collective_name(d->loop.cfg->coll), d->loop.cfg->f->topology.spec,
+		 PLANNER_HOLD_SECONDS);
 	changed(d);
 }
 
 /* The planner finished (t: the note's reference, ours now): its result
  * goes to the mutation worker before any queued mutation. */
-void ofcd_plan_landed(struct ofcd *d, struct plan_task *t)
+void ofcd_planner_landed(struct ofcd *d, struct planner_task *t)
 {
 	struct job *j;
 
-	if (t != d->planner || d->stopping) {
-		plan_unref(t);
+	if (t != d->loop.planner || d->loop.stopping) {
+		planner_unref(t);
 		return;
 	}
-	ofcd_plan_stop(d);
+	ofcd_planner_stop(d);
 	ofcd_log(d, OFCD_LOG_INFO, "the workload's schedule was computed in %.1f s",
 		 (double)(unix_ms() - t->since_ms) / 1000);
 	j = xcalloc(1, sizeof(*j));
-	j->kind = JOB_PLAN;
-	j->plan = t;
-	job_free(d->plan_job);
-	d->plan_job = j;
+	j->kind = JOB_PLANNER;
+	j->planner = t;
+	job_free(d->loop.planner_job);
+	d->loop.planner_job = j;
 	ofcd_maybe_start(d);
 }
 
@@ -337,17 +353,17 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 		Ofc__V1__Response *r = j->reply_len < 4096
 					   ? ofc__v1__response__unpack(NULL, j->reply_len, j->reply)
 					   : NULL;
-		metrics_job_done(&d->metrics, j,
+		metrics_job_done(&d->loop.metrics, j,
 				 j->reply_len >= 4096 ||
 				     (r && r->status == OFC__V1__STATUS__STATUS_OK),
 				 now_seconds() - j->t0);
 		if (r)
 			ofc__v1__response__free_unpacked(r, NULL);
-		d->sched_pending--;
+		d->loop.sched_pending--;
 		if (j->stream) {
-			for (uint32_t i = 0; i < d->nstreams; i++)
-				if (d->streams[i] == j->stream)
-					d->streams[i] = d->streams[--d->nstreams];
+			for (uint32_t i = 0; i < d->loop.nstreams; i++)
+				if (d->loop.streams[i] == j->stream)
+					d->loop.streams[i] = d->loop.streams[--d->loop.nstreams];
 			if (c && c->stream == j->stream) {
 				c->stream = NULL;
 				c->stream_owed = 0;
@@ -361,43 +377,43 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 		return;
 	}
 	if (j->kind == JOB_TAKEOVER || j->kind == JOB_SYNC) {
-		d->running = NULL;
+		d->loop.running = NULL;
 		cluster_synced(d, j);
 		publish(d, j);
 		changed(d);
 		flush_deferred(d, j);
 		if (j->kind == JOB_TAKEOVER && j->done_ms) {
-			d->leading = store_epoch(d->store) != 0;
-			d->took_over_ms = j->done_ms;
-			if (d->leading)
+			d->loop.leading = store_epoch(d->store) != 0;
+			d->loop.took_over_ms = j->done_ms;
+			if (d->loop.leading)
 				ofcd_replay_queue(d);
 			/* the start check, now that this replica may read them */
-			if (d->leading && d->o.probe_interval > 0 && !d->stopping) {
+			if (d->loop.leading && d->o.probe_interval > 0 && !d->loop.stopping) {
 				struct job *p = xcalloc(1, sizeof(*p));
 
 				p->kind = JOB_PROBE;
 				p->startup = true;
-				job_free(d->plan_job);
-				d->plan_job = p;
+				job_free(d->loop.planner_job);
+				d->loop.planner_job = p;
 			}
 		}
-		if (d->sync_again) {
-			d->sync_again = false;
+		if (d->loop.sync_again) {
+			d->loop.sync_again = false;
 			ofcd_want_cluster_job(d, JOB_SYNC);
 		}
 		job_free(j);
-		ofcd_plan_check(d);
+		ofcd_planner_check(d);
 		ofcd_maybe_start(d);
 		return;
 	}
-	if (j->kind == JOB_PROBE || j->kind == JOB_PLAN) {
-		d->running = NULL;
+	if (j->kind == JOB_PROBE || j->kind == JOB_PLANNER) {
+		d->loop.running = NULL;
 		/* A switch lost or back changed the failures: the re-planned
 		 * config and state first, then the event. */
 		publish(d, j);
 		for (uint32_t i = 0; i < j->nprobe; i++) {
-			int k = ofcd_snap_dev(d->snap, j->probe[i].name);
-			Ofc__V1__DeviceState *m = k >= 0 ? d->snap->devs[k] : NULL;
+			int k = ofcd_snap_dev(d->loop.snap, j->probe[i].name);
+			Ofc__V1__DeviceState *m = k >= 0 ? d->loop.snap->devs[k] : NULL;
 
 			if (!m)
 				continue;
@@ -423,8 +439,8 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 		publish(d, j);
 		changed(d);
 		flush_deferred(d, j);
-		d->running = NULL;
-		metrics_job_done(&d->metrics, j, r && r->status == OFC__V1__STATUS__STATUS_OK,
+		d->loop.running = NULL;
+		metrics_job_done(&d->loop.metrics, j, r && r->status == OFC__V1__STATUS__STATUS_OK,
 				 now_seconds() - j->t0);
 		ofcd_log(d,
 			 r && r->status == OFC__V1__STATUS__STATUS_OK ? OFCD_LOG_NOTICE
@@ -435,7 +451,7 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 			 r && r->status < ARRAY_SIZE(status_names) ? status_names[r->status] : "?",
 			 r && r->message ? r->message : "");
 		if (r && r->status != OFC__V1__STATUS__STATUS_OK && c)
-			d->errors++;
+			d->loop.errors++;
 		if (r)
 			ofc__v1__response__free_unpacked(r, NULL);
 		outcome_done(d, j);
@@ -447,6 +463,6 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 				 (unsigned long long)j->ticket);
 	}
 	job_free(j);
-	ofcd_plan_check(d);
+	ofcd_planner_check(d);
 	ofcd_maybe_start(d);
 }

@@ -29,7 +29,6 @@ static int plan_of(const struct fabric *f, struct jobplan_result *r, struct ofc_
 void ofcd_run_get_plan(const struct ofcd *d, struct job *j)
 {
 	Ofc__V1__Response resp = OFC__V1__RESPONSE__INIT;
-	Ofc__V1__Plan plan = OFC__V1__PLAN__INIT;
 	struct jobplan_result r;
 	struct ofc_error err = {0};
 	struct arena a = {0};
@@ -45,49 +44,11 @@ void ofcd_run_get_plan(const struct ofcd *d, struct job *j)
 		response_pack(&resp, &j->reply, &j->reply_len);
 		return;
 	}
-	plan.workload = (char *)(r.workload->name ? r.workload->name : "");
-	plan.chosen = (char *)jobplan_kind_name(r.chosen_kind);
-	plan.why = r.why;
-	plan.n_ways = JOBPLAN_KINDS;
-	plan.ways = arena_array(&a, JOBPLAN_KINDS, sizeof(*plan.ways));
-	for (int k = 0; k < JOBPLAN_KINDS; k++) {
-		const struct jobplan_way *w = &r.way[k];
-		Ofc__V1__PlanWay *pw = arena_alloc(&a, sizeof(*pw));
-
-		ofc__v1__plan_way__init(pw);
-		plan.ways[k] = pw;
-		pw->kind = (char *)jobplan_kind_name((enum jobplan_kind)k);
-		pw->has_have = 1;
-		pw->have = w->have;
-		if (!w->have) {
-			pw->why_not = arena_strdup(&a, w->why_not);
-			continue;
-		}
-		pw->has_iteration_us = pw->has_first_switch_us = 1;
-		pw->iteration_us = w->iter_us;
-		pw->first_switch_us = w->first_us;
-		pw->n_phases = r.nphases;
-		pw->phases = arena_array(&a, r.nphases, sizeof(*pw->phases));
-		for (uint32_t p = 0; p < r.nphases; p++) {
-			Ofc__V1__PlanPhase *ph = arena_alloc(&a, sizeof(*ph));
-
-			ofc__v1__plan_phase__init(ph);
-			ph->name = r.workload->phases[p].name;
-			ph->topology = r.topo[w->topo[p]].name;
-			ph->spec = r.topo[w->topo[p]].spec;
-			ph->has_time_us = ph->has_switch_us = ph->has_switch_full_us = 1;
-			ph->has_moves = 1;
-			ph->time_us = w->phase_us[p];
-			ph->switch_us = w->switch_us[p];
-			ph->switch_full_us = w->switch_full[p];
-			ph->moves = w->changes[p];
-			pw->phases[p] = ph;
-		}
-	}
+	/* the message `ofc plan --workload --json` prints (controller/export) */
 	resp.status = OFC__V1__STATUS__STATUS_OK;
 	resp.message = r.why;
 	resp.body_case = OFC__V1__RESPONSE__BODY_PLAN;
-	resp.plan = &plan;
+	resp.plan = plan_msg(&a, &r, false);
 	response_pack(&resp, &j->reply, &j->reply_len);
 	arena_free(&a);
 	jobplan_result_free(&r);

@@ -1,7 +1,7 @@
 /* What ofcd's threads hand each other: jobs (loop -> worker -> loop),
  * notes (worker or planner -> loop, woken through the eventfd; a device's
  * news too, ofcd_device_news, from a driver's thread) and planner
- * tasks (plan.c), their freeing, packed
+ * tasks (planner.c), their freeing, packed
  * replies, and the log every thread writes through. The loop (server.c)
  * and the workers (work.c and their jobs) both sit on this file. */
 #include "controller/ofcd/internal.h"
@@ -56,7 +56,7 @@ static bool log_token(struct log_limit *b)
 
 void ofcd_log_flush(struct ofcd *d)
 {
-	struct log_limit *b = &d->peer_log;
+	struct log_limit *b = &d->loop.peer_log;
 
 	if (!b->suppressed || !log_token(b))
 		return;
@@ -72,8 +72,8 @@ void ofcd_log_peer(struct ofcd *d, int level, const char *fmt, ...)
 	if (!d->o.log || level > d->o.log_level)
 		return;
 	ofcd_log_flush(d);
-	if (!log_token(&d->peer_log)) {
-		d->peer_log.suppressed++;
+	if (!log_token(&d->loop.peer_log)) {
+		d->loop.peer_log.suppressed++;
 		return;
 	}
 	va_start(ap, fmt);
@@ -85,13 +85,13 @@ void ofcd_note(struct ofcd *d, struct note *n)
 {
 	uint64_t one = 1;
 
-	pthread_mutex_lock(&d->note_mu);
-	if (d->notes_tail)
-		d->notes_tail->next = n;
+	pthread_mutex_lock(&d->notes.mu);
+	if (d->notes.tail)
+		d->notes.tail->next = n;
 	else
-		d->notes = n;
-	d->notes_tail = n;
-	pthread_mutex_unlock(&d->note_mu);
+		d->notes.head = n;
+	d->notes.tail = n;
+	pthread_mutex_unlock(&d->notes.mu);
 	(void)!write(d->wake_fd, &one, sizeof(one));
 }
 
@@ -100,9 +100,9 @@ void ofcd_device_news(void *ctx, const char *device)
 	struct ofcd *d = ctx;
 	uint64_t one = 1;
 
-	pthread_mutex_lock(&d->note_mu);
-	snprintf(d->news_from, sizeof(d->news_from), "%s", device ? device : "");
-	pthread_mutex_unlock(&d->note_mu);
+	pthread_mutex_lock(&d->notes.mu);
+	snprintf(d->notes.news_from, sizeof(d->notes.news_from), "%s", device ? device : "");
+	pthread_mutex_unlock(&d->notes.mu);
 	atomic_store(&d->news_req, 1);
 	(void)!write(d->wake_fd, &one, sizeof(one));
 }
@@ -119,6 +119,13 @@ void response_pack(const Ofc__V1__Response *r, uint8_t **buf, size_t *len)
 	*len = protobuf_c_message_get_packed_size(&r->base);
 	*buf = xmalloc(*len + 1);
 	protobuf_c_message_pack(&r->base, *buf);
+}
+
+bool job_fluid(const struct job *j)
+{
+	struct schedule_query q = {.fabric = j->cfg->f, .spec = j->spec, .algorithm = j->algo};
+
+	return schedule_fluid_request(&q);
 }
 
 void job_from(struct job *j, struct ucred peer, const Ofc__V1__Principal *p)
@@ -156,7 +163,7 @@ void job_free(struct job *j)
 	free(j->algo);
 	free(j->lowering);
 	free(j->phase_name);
-	plan_unref(j->plan);
+	planner_unref(j->planner);
 	strv_free(j->items, j->nitems);
 	strv_free(j->hosts, j->nhosts);
 	fabcfg_unref(j->cfg);
@@ -182,8 +189,8 @@ void job_defer(struct job *j, struct note *n)
 	j->deferred_tail = n;
 }
 
-/* Planner tasks (plan.c) are handed between threads too. */
-void plan_out_free(struct plan_out *o)
+/* Planner tasks (planner.c) are handed between threads too. */
+void planner_out_free(struct planner_out *o)
 {
 	free(o->sched);
 	free(o->full);
@@ -193,7 +200,7 @@ void plan_out_free(struct plan_out *o)
 	memset(o, 0, sizeof(*o));
 }
 
-void plan_unref(struct plan_task *t)
+void planner_unref(struct planner_task *t)
 {
 	unsigned left;
 
@@ -204,13 +211,13 @@ void plan_unref(struct plan_task *t)
 	pthread_mutex_unlock(&t->mu);
 	if (left)
 		return;
-	plan_out_free(&t->out);
+	planner_out_free(&t->out);
 	fabcfg_unref(t->cfg);
 	pthread_mutex_destroy(&t->mu);
 	free(t);
 }
 
-void plan_abandon(struct plan_task *t)
+void planner_abandon(struct planner_task *t)
 {
 	if (!t)
 		return;
@@ -220,7 +227,7 @@ void plan_abandon(struct plan_task *t)
 	pthread_mutex_lock(&t->mu);
 	t->d = NULL;
 	pthread_mutex_unlock(&t->mu);
-	plan_unref(t);
+	planner_unref(t);
 }
 
 void note_free(struct note *n)
@@ -234,7 +241,7 @@ void note_free(struct note *n)
 	free(n->partition);
 	free(n->sched);
 	strv_free(n->failed, n->nfailed);
-	plan_unref(n->plan);
+	planner_unref(n->planner);
 	free(n);
 }
 
@@ -292,7 +299,7 @@ const char *job_kind_name(enum job_kind k)
 	       : k == JOB_RELOAD      ? "reload"
 	       : k == JOB_PROBE	      ? "probe"
 	       : k == JOB_FAILURE     ? "report-failure"
-	       : k == JOB_PLAN	      ? "plan"
+	       : k == JOB_PLANNER     ? "plan"
 	       : k == JOB_RELEASE     ? "release-partition"
 	       : k == JOB_TAKEOVER    ? "takeover"
 	       : k == JOB_SYNC	      ? "sync"

@@ -63,6 +63,26 @@ static int runtime_partition(struct conn *c, const Ofc__V1__Reconfigure *r, stru
 	return 0;
 }
 
+/* A mutation's job for rq, of kind: NULL when ofcd is shutting down or the
+ * queue is full (answered BUSY). */
+static struct job *queued_job(const struct request *rq, enum job_kind kind)
+{
+	struct conn *c = rq->c;
+	struct ofcd *d = c->d;
+	uint64_t id = rq->req->id;
+
+	if (d->loop.stopping) {
+		reply(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
+		return NULL;
+	}
+	if (d->loop.nqueue >= MAX_QUEUE) {
+		reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
+		      "%u mutations are waiting already; try again later", d->loop.nqueue);
+		return NULL;
+	}
+	return request_job(rq, kind);
+}
+
 /* ReleasePartition: queued with the mutations, so it lets go
  * after the transactions asked before it. */
 int release_partition(const struct request *rq)
@@ -76,16 +96,8 @@ int release_partition(const struct request *rq)
 	if (!rp->name || !plain_name(rp->name))
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "release_partition needs the partition's name");
-	if (d->stopping)
-		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->nqueue >= MAX_QUEUE)
-		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->nqueue);
-	j = xcalloc(1, sizeof(*j));
-	j->kind = JOB_RELEASE;
-	j->conn_id = c->id;
-	j->req_id = req->id;
-	job_from(j, c->peer, c->principal);
+	if (!(j = queued_job(rq, JOB_RELEASE)))
+		return 0;
 	j->partition = xstrdup(rp->name);
 	j->target = xasprintf("partition %s", rp->name);
 	enqueue(d, j, rq);
@@ -102,15 +114,8 @@ int mutation(const struct request *rq)
 	bool apply = rq->k->kind == API_APPLY_CONFIG;
 	struct job *j;
 
-	if (d->stopping)
-		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->nqueue >= MAX_QUEUE)
-		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->nqueue);
-	j = xcalloc(1, sizeof(*j));
-	j->conn_id = c->id;
-	j->req_id = id;
-	job_from(j, c->peer, c->principal);
+	if (!(j = queued_job(rq, apply ? JOB_APPLY_CONFIG : JOB_RECONFIGURE)))
+		return 0;
 	if (apply) {
 		const Ofc__V1__ApplyConfig *a = req->apply_config;
 
@@ -119,7 +124,6 @@ int mutation(const struct request *rq)
 			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
 				     "apply_config needs the config's yaml");
 		}
-		j->kind = JOB_APPLY_CONFIG;
 		j->yaml_len = strlen(a->yaml);
 		j->yaml = xstrdup(a->yaml);
 		j->unnamed = !a->filename || !*a->filename;
@@ -129,7 +133,6 @@ int mutation(const struct request *rq)
 	} else {
 		const Ofc__V1__Reconfigure *r = req->reconfigure;
 
-		j->kind = JOB_RECONFIGURE;
 		j->dry_run = r->has_dry_run && r->dry_run;
 		if (r->n_hosts || (r->has_relabel && r->relabel)) {
 			if (runtime_partition(c, r, j) < 0) {
@@ -143,11 +146,11 @@ int mutation(const struct request *rq)
 					     "a partition goes to its own topology in the config: "
 					     "give no topology or workload with it");
 			}
-			if (!fabric_find_partition(d->cfg->f, r->partition)) {
+			if (!fabric_find_partition(d->loop.cfg->f, r->partition)) {
 				job_free(j);
 				return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
 					     "fabric '%s' has no partition '%.64s'",
-					     d->cfg->f->name, r->partition);
+					     d->loop.cfg->f->name, r->partition);
 			}
 			j->partition = xstrdup(r->partition);
 			j->target = xasprintf("partition %s", r->partition);
@@ -194,24 +197,18 @@ int move_to_phase(const struct request *rq)
 	const Ofc__V1__MoveToPhase *m = req->move_to_phase;
 	struct job *j;
 
-	if (d->stopping)
+	if (d->loop.stopping)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (!d->cfg->f->workload.present)
+	if (!d->loop.cfg->f->workload.present)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-			     "fabric '%s' has no workload section to plan", d->cfg->f->name);
+			     "fabric '%s' has no workload section to plan", d->loop.cfg->f->name);
 	if (m->name && strlen(m->name) > NAME_MAX_LEN)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "a phase's name is %u "
 			     "characters at most",
 			     NAME_MAX_LEN);
-	if (d->nqueue >= MAX_QUEUE)
-		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->nqueue);
-	j = xcalloc(1, sizeof(*j));
-	j->kind = JOB_RECONFIGURE;
-	j->conn_id = c->id;
-	j->req_id = req->id;
-	job_from(j, c->peer, c->principal);
+	if (!(j = queued_job(rq, JOB_RECONFIGURE)))
+		return 0;
 	j->dry_run = m->has_dry_run && m->dry_run;
 	j->to_phase = true;
 	j->phase = m->has_phase ? m->phase : 0;
@@ -234,17 +231,17 @@ int cancel(const struct request *rq)
 	if (!by_ticket && !by_id)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "cancel needs a ticket or a request_id");
-	for (j = d->queue; j; j = j->next)
+	for (j = d->loop.queue; j; j = j->next)
 		if (by_ticket ? j->ticket == k->ticket
 			      : j->conn_id == c->id && j->req_id == k->request_id)
 			break;
 	/* A tenant's ticket must be one of its own requests on its partitions;
 	 * any other is "not waiting" to it, whether it exists or not. */
-	struct job *run = d->running;
-	if (!authz_may_cancel(c->principal, j ? j
-					    : run && is_mutation(run) && run->ticket == k->ticket
-						? run
-						: NULL)) {
+	struct job *run = d->loop.running;
+	if (!authz_may_cancel(rq->who.p, j ? j
+					 : run && is_mutation(run) && run->ticket == k->ticket
+					     ? run
+					     : NULL)) {
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_NOT_FOUND,
 			     "no request of yours with ticket %llu is waiting",
 			     (unsigned long long)k->ticket);
@@ -259,7 +256,7 @@ int cancel(const struct request *rq)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_OK, "cancelled ticket %llu",
 			     (unsigned long long)t);
 	}
-	j = d->running;
+	j = d->loop.running;
 	if (j && is_mutation(j) &&
 	    (by_ticket ? j->ticket == k->ticket
 		       : j->conn_id == c->id && j->req_id == k->request_id))
@@ -303,16 +300,8 @@ int report_failure(const struct request *rq)
 			    "item %zu is not a host, a link U-V or a port HOST:PORT of host "
 			    "names",
 			    i + 1);
-	if (d->stopping)
-		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->nqueue >= MAX_QUEUE)
-		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->nqueue);
-	j = xcalloc(1, sizeof(*j));
-	j->kind = JOB_FAILURE;
-	j->conn_id = c->id;
-	j->req_id = req->id;
-	job_from(j, c->peer, c->principal);
+	if (!(j = queued_job(rq, JOB_FAILURE)))
+		return 0;
 	j->restore = restore;
 	j->clear = clear;
 	j->items = xcalloc(rf->n_items + 1, sizeof(char *));

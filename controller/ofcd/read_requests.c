@@ -43,15 +43,15 @@ static Ofc__V1__TransactionInfo *txn_info(struct arena *a, const struct job *j, 
  * keeps the JSON it wrote for them: controller/gateway/cache.c). */
 static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, size_t *len)
 {
-	struct snapshot *s = d->snap;
+	struct snapshot *s = d->loop.snap;
 	Ofc__V1__State *st = s->state;
 	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 	struct arena a = {0};
 	char msg[900];
 
-	if (d->cache[variant].valid && d->cache[variant].version == d->version) {
-		*buf = d->cache[variant].buf;
-		*len = d->cache[variant].len;
+	if (d->loop.cache[variant].valid && d->loop.cache[variant].version == d->loop.version) {
+		*buf = d->loop.cache[variant].buf;
+		*len = d->loop.cache[variant].len;
 		return;
 	}
 	st->topology = variant & 2 ? s->topo_edges : s->topo;
@@ -80,18 +80,19 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 		}
 	}
 	st->transaction = s->unfinished;
-	if (d->running && is_mutation(d->running)) {
-		st->transaction = txn_info(&a, d->running, d->running_state, d->running_txn);
+	if (d->loop.running && is_mutation(d->loop.running)) {
+		st->transaction =
+		    txn_info(&a, d->loop.running, d->loop.running_state, d->loop.running_txn);
 		ofcd_txn_running(d, st->transaction); /* (running; a replica's name) */
 	}
 	/* a replica's view of the cluster, as of the last refresh */
-	st->cluster = d->clustered ? cluster_msg(&a, d, &d->cl) : NULL;
-	st->n_queue = d->nqueue;
-	st->queue = arena_array(&a, d->nqueue, sizeof(*st->queue));
+	st->cluster = d->clustered ? cluster_msg(&a, d, &d->loop.cl) : NULL;
+	st->n_queue = d->loop.nqueue;
+	st->queue = arena_array(&a, d->loop.nqueue, sizeof(*st->queue));
 	size_t k = 0;
-	for (struct job *j = d->queue; j; j = j->next)
+	for (struct job *j = d->loop.queue; j; j = j->next)
 		st->queue[k++] = txn_info(&a, j, "queued", 0);
-	if (!d->nqueue) /* a follower: the leader's, from etcd */
+	if (!d->loop.nqueue) /* a follower: the leader's, from etcd */
 		st->n_queue = queue_at_leader(d, &a, NULL, NULL, &st->queue);
 	char nf[64] = "", pl[120] = "";
 	if (st->n_failed)
@@ -100,24 +101,25 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	/* The planner computes this config's schedule: when it began (the
 	 * answer is cached until something changes, so no "N s ago" here:
 	 * clients count from the time). */
-	if (d->planner && d->planner->cfg == s->cfg) {
-		time_t since = (time_t)(d->planner->since_ms / 1000);
+	if (d->loop.planner && d->loop.planner->cfg == s->cfg) {
+		time_t since = (time_t)(d->loop.planner->since_ms / 1000);
 		struct tm tm;
 
 		st->has_schedule_computing_since_unix_ms = 1;
-		st->schedule_computing_since_unix_ms = d->planner->since_ms;
+		st->schedule_computing_since_unix_ms = d->loop.planner->since_ms;
 		gmtime_r(&since, &tm);
 		strftime(pl, sizeof(pl),
 			 ", the workload's schedule is being computed (since %H:%M:%S UTC)", &tm);
 	}
 	char cl[600] = "";
 	if (d->clustered)
-		snprintf(cl, sizeof(cl), "; replica %s %s%s%s%.300s", d->cl.name,
-			 d->cl.leading	   ? "leads"
-			 : d->cl.leader[0] ? "follows "
+		snprintf(
+		    cl, sizeof(cl), "; replica %s %s%s%s%.300s", d->loop.cl.name,
+		    d->loop.cl.leading	   ? "leads"
+		    : d->loop.cl.leader[0] ? "follows "
 					   : "follows (no leader now)",
-			 d->cl.leading ? "" : d->cl.leader,
-			 d->cl.fresh ? "" : "; STALE: ", d->cl.fresh ? "" : d->cl.why);
+		    d->loop.cl.leading ? "" : d->loop.cl.leader,
+		    d->loop.cl.fresh ? "" : "; STALE: ", d->loop.cl.fresh ? "" : d->loop.cl.why);
 	snprintf(msg, sizeof(msg), "fabric %s: generation %llu, topology %s%s%s%s%s",
 		 st->fabric_name, (unsigned long long)st->config_generation,
 		 s->topo ? s->topo->spec : "(none recorded)", nf, pl,
@@ -127,10 +129,10 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	r.message = msg;
 	r.body_case = OFC__V1__RESPONSE__BODY_STATE;
 	r.state = st;
-	free(d->cache[variant].buf);
-	response_pack(&r, &d->cache[variant].buf, &d->cache[variant].len);
-	d->cache[variant].valid = true;
-	d->cache[variant].version = d->version;
+	free(d->loop.cache[variant].buf);
+	response_pack(&r, &d->loop.cache[variant].buf, &d->loop.cache[variant].len);
+	d->loop.cache[variant].valid = true;
+	d->loop.cache[variant].version = d->loop.version;
 	for (uint32_t i = 0; ro && i < s->ndevs; i++)
 		s->devs[i]->error = (char *)errs[i];
 	for (size_t i = 0; creds && i < nsw + nrg; i++) {
@@ -151,23 +153,25 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	st->n_queue = 0;
 	st->cluster = NULL;
 	arena_free(&a);
-	*buf = d->cache[variant].buf;
-	*len = d->cache[variant].len;
+	*buf = d->loop.cache[variant].buf;
+	*len = d->loop.cache[variant].len;
 }
 
 /* A tenant's state (authz.c): its partitions' part, built per request. */
-static int tenant_state(struct conn *c, uint64_t id)
+static int tenant_state(const struct request *rq)
 {
+	struct conn *c = rq->c;
+	const Ofc__V1__Principal *p = rq->who.p;
 	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 	struct arena a = {0};
 	char msg[400];
-	Ofc__V1__State *st = authz_tenant_state(c->d, c->principal, &a);
+	Ofc__V1__State *st = authz_tenant_state(c->d, p, &a);
 
 	snprintf(msg, sizeof(msg), "fabric %s: generation %llu, as tenant %.64s sees it",
 		 st->fabric_name, (unsigned long long)st->config_generation,
-		 c->principal->identity ? c->principal->identity : "?");
+		 p->identity ? p->identity : "?");
 	r.has_id = r.has_status = 1;
-	r.id = id;
+	r.id = rq->req->id;
 	r.status = OFC__V1__STATUS__STATUS_OK;
 	r.message = msg;
 	r.body_case = OFC__V1__RESPONSE__BODY_STATE;
@@ -189,8 +193,8 @@ int get_state(const struct request *rq)
 	uint8_t idbuf[16];
 	size_t len, idlen;
 
-	if (authz_is_tenant(c->principal))
-		return tenant_state(c, id);
+	if (authz_is_tenant(rq->who.p))
+		return tenant_state(rq);
 	state_answer(c->d, variant, &body, &len);
 	idr.has_id = 1;
 	idr.id = id;
@@ -212,13 +216,13 @@ int get_state(const struct request *rq)
 static bool is_workload(const struct ofcd *d, const Ofc__V1__GetSchedule *g,
 			enum sched_collective coll)
 {
-	const char *lw = workload_lowering(d->cfg->f, NULL, coll);
+	const char *lw = workload_lowering(d->loop.cfg->f, NULL, coll);
 
-	return coll == SCHED_ALLTOALL && d->cfg->coll == coll && lw && g->lowering &&
+	return coll == SCHED_ALLTOALL && d->loop.cfg->coll == coll && lw && g->lowering &&
 	       strcmp(g->lowering, lw) == 0 && (!g->topology || !*g->topology) &&
 	       (!g->partition || !*g->partition) &&
-	       (!g->algorithm || !*g->algorithm || strcmp(g->algorithm, "mcf") == 0) &&
-	       (!g->has_size_bytes || !g->size_bytes || g->size_bytes == d->cfg->size) &&
+	       (!g->algorithm || !*g->algorithm || schedule_algorithm_lowers(g->algorithm)) &&
+	       (!g->has_size_bytes || !g->size_bytes || g->size_bytes == d->loop.cfg->size) &&
 	       (!g->has_chunks || !g->chunks);
 }
 
@@ -267,7 +271,7 @@ static int answer_plan(struct conn *c, uint64_t id, const struct fabcfg *cfg)
  * to, or NULL: GetSchedule of it is a schedule on that spec. */
 static const char *held_topology(const struct ofcd *d, const char *name)
 {
-	const Ofc__V1__State *st = d->snap->state;
+	const Ofc__V1__State *st = d->loop.snap->state;
 
 	for (size_t i = 0; i < st->n_held; i++)
 		if (strcmp(st->held[i]->name, name) == 0)
@@ -286,7 +290,7 @@ struct sched_ask {
 static int check_collective(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
 			    struct sched_ask *a)
 {
-	const char *path = c->d->cfg->path;
+	const char *path = c->d->loop.cfg->path;
 
 	if (!g->collective || !*g->collective)
 		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
@@ -324,7 +328,7 @@ static int check_collective(struct conn *c, uint64_t id, const Ofc__V1__GetSched
 static int check_topology(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
 			  struct sched_ask *a)
 {
-	const struct fabric *f = c->d->cfg->f;
+	const struct fabric *f = c->d->loop.cfg->f;
 
 	if (g->topology && strlen(g->topology) > topo_spec_max(g->topology))
 		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
@@ -364,9 +368,15 @@ static int check_options(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule
 	if (a->coll != SCHED_ALLTOALL)
 		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
 				  "lowering is the all-to-all MCF's: not for %s", g->collective);
-	if ((g->algorithm && strcmp(g->algorithm, "fluid") == 0) ||
-	    ((!g->algorithm || !*g->algorithm) && !a->part && (!g->topology || !*g->topology) &&
-	     schedule_fluid_fabric(c->d->cfg->f)))
+	/* The engine that answers it, asked as its job will be (an empty
+	 * field names nothing; a partition is asked for by its spec). */
+	const char *topology = g->topology && *g->topology ? g->topology : NULL;
+	struct schedule_query q = {
+	    .fabric = c->d->loop.cfg->f,
+	    .spec = a->part ? a->part->topology.spec : topology,
+	    .algorithm = g->algorithm && *g->algorithm ? g->algorithm : NULL,
+	};
+	if (schedule_fluid_request(&q))
 		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
 				  "lowering is the all-to-all MCF's: the fluid engine has none");
 	return 0;
@@ -380,13 +390,15 @@ static int check_fabric(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 	const struct ofcd *d = c->d;
 	bool own = !a->part && (!g->topology || !*g->topology);
 
-	if (own && !d->cfg->f->graph && !d->cfg->f->nrings && !schedule_fluid_fabric(d->cfg->f))
+	if (own && !d->loop.cfg->f->graph && !d->loop.cfg->f->nrings &&
+	    !schedule_fluid_fabric(d->loop.cfg->f))
 		return refuse_req(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
 				  "fabric '%s' has no topology: ask for one with topology",
-				  d->cfg->f->name);
-	if (own && d->cfg->no_schedule)
-		return refuse_req(c, id, OFC__V1__STATUS__STATUS_FAILED, "%s", d->cfg->no_schedule);
-	if (d->stopping)
+				  d->loop.cfg->f->name);
+	if (own && d->loop.cfg->no_schedule)
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_FAILED, "%s",
+				  d->loop.cfg->no_schedule);
+	if (d->loop.stopping)
 		return refuse_req(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
 	return 0;
 }
@@ -401,36 +413,34 @@ static bool answer_workload(struct conn *c, uint64_t id, const Ofc__V1__GetSched
 
 	if (!is_workload(d, g, a->coll))
 		return false;
-	if (d->planner && d->planner->cfg == d->cfg)
+	if (d->loop.planner && d->loop.planner->cfg == d->loop.cfg)
 		reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
 		      "the workload's %s schedule is being computed (started %.0f s ago); ask "
 		      "again after the schedule re-planned event (ofc --socket PATH watch)",
-		      g->collective, (double)(unix_ms() - d->planner->since_ms) / 1000);
-	else if (!atomic_load_explicit(&d->cfg->planned, memory_order_acquire) || !d->cfg->plan)
+		      g->collective, (double)(unix_ms() - d->loop.planner->since_ms) / 1000);
+	else if (!atomic_load_explicit(&d->loop.cfg->planned, memory_order_acquire) ||
+		 !d->loop.cfg->plan)
 		return false;
 	else if (g->has_summary_only && g->summary_only)
-		answer_plan(c, id, d->cfg);
-	else if (!d->cfg->plan_full)
+		answer_plan(c, id, d->loop.cfg);
+	else if (!d->loop.cfg->plan_full)
 		reply(c, id, OFC__V1__STATUS__STATUS_FAILED, "%s",
-		      d->cfg->plan_full_why ? d->cfg->plan_full_why
-					    : "the workload's schedule is not kept");
+		      d->loop.cfg->plan_full_why ? d->loop.cfg->plan_full_why
+						 : "the workload's schedule is not kept");
 	else
-		answer_full(c, id, d->cfg);
+		answer_full(c, id, d->loop.cfg);
 	return true;
 }
 
 /* The job that computes the schedule asked for. */
-static struct job *schedule_job(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
-				const struct sched_ask *a)
+static struct job *schedule_job(const struct request *rq, const struct sched_ask *a)
 {
+	struct conn *c = rq->c;
+	const Ofc__V1__GetSchedule *g = rq->req->get_schedule;
 	struct ofcd *d = c->d;
-	struct job *j = xcalloc(1, sizeof(*j));
+	struct job *j = request_job(rq, JOB_SCHEDULE);
 
 	j->t0 = now_seconds();
-	j->kind = JOB_SCHEDULE;
-	j->conn_id = c->id;
-	j->req_id = id;
-	job_from(j, c->peer, c->principal);
 	j->coll = a->coll;
 	j->algo = g->algorithm && *g->algorithm ? xstrdup(g->algorithm) : NULL;
 	j->lowering = g->lowering && *g->lowering ? xstrdup(g->lowering) : NULL;
@@ -447,12 +457,27 @@ static struct job *schedule_job(struct conn *c, uint64_t id, const Ofc__V1__GetS
 			j->size = a->part->collectives[i].size;
 	j->chunks = g->has_chunks ? g->chunks : 0;
 	j->summary_only = g->has_summary_only && g->summary_only;
-	j->cfg = fabcfg_ref(d->cfg);
+	j->cfg = fabcfg_ref(d->loop.cfg);
 	j->max_frame = d->o.max_frame;
 	/* Anyone may ask on the read-only socket: a smaller budget there. */
-	j->max_memory = conn_public(c) ? d->o.ro_max_request_memory : d->o.max_request_memory;
-	j->max_time = conn_public(c) ? d->o.ro_max_request_time : d->o.max_request_time;
+	j->max_memory =
+	    authz_public(&rq->who) ? d->o.ro_max_request_memory : d->o.max_request_memory;
+	j->max_time = authz_public(&rq->who) ? d->o.ro_max_request_time : d->o.max_request_time;
 	return j;
+}
+
+/* Hand j to the schedule workers (counted until its answer comes back). */
+static void to_schedule_worker(struct ofcd *d, struct job *j)
+{
+	d->loop.sched_pending++;
+	pthread_mutex_lock(&d->jobs.mu);
+	if (d->jobs.squeue_tail)
+		d->jobs.squeue_tail->next = j;
+	else
+		d->jobs.squeue = j;
+	d->jobs.squeue_tail = j;
+	pthread_cond_broadcast(&d->jobs.cond);
+	pthread_mutex_unlock(&d->jobs.mu);
 }
 
 /* Stream job j's schedule from a thread of its own. */
@@ -460,10 +485,11 @@ static int schedule_stream(struct conn *c, uint64_t id, struct job *j)
 {
 	struct ofcd *d = c->d;
 
-	if (d->nstreams >= MAX_STREAMS) {
+	if (d->loop.nstreams >= MAX_STREAMS) {
 		job_free(j);
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u schedules are being streamed; try again shortly", d->nstreams);
+			     "%u schedules are being streamed; try again shortly",
+			     d->loop.nstreams);
 	}
 	j->stream = stream_new(d);
 	j->stream->conn_id = c->id;
@@ -472,9 +498,9 @@ static int schedule_stream(struct conn *c, uint64_t id, struct job *j)
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
 			     "cannot start a thread for the stream");
 	}
-	d->sched_pending++;
-	GROW(d->streams, d->cap_streams, d->nstreams + 1);
-	d->streams[d->nstreams++] = j->stream;
+	d->loop.sched_pending++;
+	GROW(d->loop.streams, d->loop.cap_streams, d->loop.nstreams + 1);
+	d->loop.streams[d->loop.nstreams++] = j->stream;
 	return 0;
 }
 
@@ -490,27 +516,16 @@ int get_schedule(const struct request *rq)
 	    check_options(c, id, g, &a) < 0 || check_fabric(c, id, g, &a) < 0 ||
 	    answer_workload(c, id, g, &a))
 		return 0;
-	if (d->sched_pending >= MAX_SCHEDULES)
+	if (d->loop.sched_pending >= MAX_SCHEDULES)
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
 			     "%u schedules are being computed; try again shortly",
-			     d->sched_pending);
-	struct job *j = schedule_job(c, id, g, &a);
+			     d->loop.sched_pending);
+	struct job *j = schedule_job(rq, &a);
 	/* Streams: the direct-connect and ring engines'; the fluid engine's
 	 * schedules (server fabrics) are answered in one frame. */
-	bool fluid = (j->algo && strcmp(j->algo, "fluid") == 0) ||
-		     (!j->algo && !j->spec && schedule_fluid_fabric(j->cfg->f));
-
-	if (g->has_stream && g->stream && !j->summary_only && !fluid)
+	if (g->has_stream && g->stream && !j->summary_only && !job_fluid(j))
 		return schedule_stream(c, id, j);
-	d->sched_pending++;
-	pthread_mutex_lock(&d->mu);
-	if (d->squeue_tail)
-		d->squeue_tail->next = j;
-	else
-		d->squeue = j;
-	d->squeue_tail = j;
-	pthread_cond_broadcast(&d->cond);
-	pthread_mutex_unlock(&d->mu);
+	to_schedule_worker(d, j);
 	return 0;
 }
 
@@ -522,32 +537,20 @@ int get_plan(const struct request *rq)
 	struct ofcd *d = c->d;
 	struct job *j;
 
-	if (!d->cfg->f->workload.present)
+	if (!d->loop.cfg->f->workload.present)
 		return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-			     "fabric '%s' has no workload section to plan", d->cfg->f->name);
-	if (d->stopping)
+			     "fabric '%s' has no workload section to plan", d->loop.cfg->f->name);
+	if (d->loop.stopping)
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->sched_pending >= MAX_SCHEDULES)
+	if (d->loop.sched_pending >= MAX_SCHEDULES)
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
 			     "%u schedules are being computed; try again shortly",
-			     d->sched_pending);
-	j = xcalloc(1, sizeof(*j));
+			     d->loop.sched_pending);
+	j = request_job(rq, JOB_SCHEDULE);
 	j->t0 = now_seconds();
-	j->kind = JOB_SCHEDULE;
 	j->get_plan = true;
-	j->conn_id = c->id;
-	j->req_id = id;
-	job_from(j, c->peer, c->principal);
-	j->cfg = fabcfg_ref(d->cfg);
-	d->sched_pending++;
-	pthread_mutex_lock(&d->mu);
-	if (d->squeue_tail)
-		d->squeue_tail->next = j;
-	else
-		d->squeue = j;
-	d->squeue_tail = j;
-	pthread_cond_broadcast(&d->cond);
-	pthread_mutex_unlock(&d->mu);
+	j->cfg = fabcfg_ref(d->loop.cfg);
+	to_schedule_worker(d, j);
 	return 0;
 }
 
@@ -574,8 +577,8 @@ int get_metrics(const struct request *rq)
 	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 	uint32_t clients[4] = {0};
 
-	for (size_t i = 0; i < d->nconns; i++) {
-		const struct conn *k = d->conns[i];
+	for (size_t i = 0; i < d->loop.nconns; i++) {
+		const struct conn *k = d->loop.conns[i];
 
 		clients[k->gw ? 3 : k->ro ? 2 : k->admin ? 0 : 1] += !k->dead;
 	}
@@ -600,5 +603,5 @@ int watch(const struct request *rq)
 	if (rq->who.p && !c->watch_principal)
 		c->watch_principal = principal_copy(rq->who.p);
 	return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_OK, "watching the events of fabric %s",
-		     c->d->cfg->f->name);
+		     c->d->loop.cfg->f->name);
 }

@@ -33,9 +33,9 @@ static int64_t drain_timer(struct loop *l, uint64_t id, void *ctx)
 	bool pending = false;
 
 	(void)id;
-	for (size_t i = 0; i < d->nconns; i++)
-		pending |= !d->conns[i]->dead && conn_unsent(d->conns[i]) > 0;
-	if (!pending || now_seconds() > d->drain_deadline) {
+	for (size_t i = 0; i < d->loop.nconns; i++)
+		pending |= !d->loop.conns[i]->dead && conn_unsent(d->loop.conns[i]) > 0;
+	if (!pending || now_seconds() > d->loop.drain_deadline) {
 		loop_stop(l);
 		return LOOP_NOMORE;
 	}
@@ -44,52 +44,52 @@ static int64_t drain_timer(struct loop *l, uint64_t id, void *ctx)
 
 static void check_drain(struct ofcd *d)
 {
-	if (!d->stopping || d->running || d->sched_pending || d->drain_timer)
+	if (!d->loop.stopping || d->loop.running || d->loop.sched_pending || d->loop.drain_timer)
 		return;
-	d->drain_deadline = now_seconds() + DRAIN_SECONDS;
-	d->drain_timer = loop_timer(d->loop, 0, drain_timer, d);
+	d->loop.drain_deadline = now_seconds() + DRAIN_SECONDS;
+	d->loop.drain_timer = loop_timer(d->loop.ev, 0, drain_timer, d);
 }
 
 static void begin_stop(struct ofcd *d)
 {
 	struct job *sq;
 
-	if (d->stopping)
+	if (d->loop.stopping)
 		return;
-	d->stopping = true;
+	d->loop.stopping = true;
 	if (d->o.notify)
 		d->o.notify(d->o.log_ctx, "STOPPING=1");
-	if (d->running && is_mutation(d->running))
+	if (d->loop.running && is_mutation(d->loop.running))
 		ofcd_log(d, OFCD_LOG_NOTICE, "stopping after ticket %llu (%s %s) finishes",
-			 (unsigned long long)d->running->ticket, job_kind_name(d->running->kind),
-			 d->running->target);
+			 (unsigned long long)d->loop.running->ticket,
+			 job_kind_name(d->loop.running->kind), d->loop.running->target);
 	else
 		ofcd_log(d, OFCD_LOG_NOTICE, "stopping");
 	/* No new clients; the ones connected still get their reads answered
 	 * while the running transaction finishes. */
-	for (int *fd = &d->listen_fd; fd; fd = fd == &d->listen_fd ? &d->ro_fd
-					       : fd == &d->ro_fd   ? &d->gw_fd
-								   : NULL)
+	for (int *fd = &d->loop.listen_fd; fd; fd = fd == &d->loop.listen_fd ? &d->loop.ro_fd
+						    : fd == &d->loop.ro_fd   ? &d->loop.gw_fd
+									     : NULL)
 		if (*fd >= 0) {
-			loop_del(d->loop, *fd, LOOP_READ);
+			loop_del(d->loop.ev, *fd, LOOP_READ);
 			close(*fd);
 			*fd = -1;
 		}
-	while (d->queue)
-		cancel_job(d, d->queue, "cancelled: ofcd is shutting down");
+	while (d->loop.queue)
+		cancel_job(d, d->loop.queue, "cancelled: ofcd is shutting down");
 	/* Not waited for: plan_stop cancels the MCF, which stops within a
 	 * pivot or so, and the detached thread ends on its own. */
-	if (d->planner)
+	if (d->loop.planner)
 		ofcd_log(d, OFCD_LOG_NOTICE,
 			 "the workload's schedule, computing for %.0f s, is given up",
-			 (double)(unix_ms() - d->planner->since_ms) / 1000);
-	ofcd_plan_stop(d);
-	job_free(d->plan_job);
-	d->plan_job = NULL;
-	pthread_mutex_lock(&d->mu);
-	sq = d->squeue;
-	d->squeue = d->squeue_tail = NULL;
-	pthread_mutex_unlock(&d->mu);
+			 (double)(unix_ms() - d->loop.planner->since_ms) / 1000);
+	ofcd_planner_stop(d);
+	job_free(d->loop.planner_job);
+	d->loop.planner_job = NULL;
+	pthread_mutex_lock(&d->jobs.mu);
+	sq = d->jobs.squeue;
+	d->jobs.squeue = d->jobs.squeue_tail = NULL;
+	pthread_mutex_unlock(&d->jobs.mu);
 	while (sq) {
 		struct job *next = sq->next;
 		struct conn *c = conn_find(d, sq->conn_id);
@@ -97,7 +97,7 @@ static void begin_stop(struct ofcd *d)
 		if (c)
 			reply(c, sq->req_id, OFC__V1__STATUS__STATUS_CANCELLED,
 			      "cancelled: ofcd is shutting down");
-		d->sched_pending--;
+		d->loop.sched_pending--;
 		job_free(sq);
 		sq = next;
 	}
@@ -109,16 +109,16 @@ static void queue_reload(struct ofcd *d)
 {
 	struct job *j;
 
-	if (d->stopping)
+	if (d->loop.stopping)
 		return;
-	if (d->clustered && !d->leading) {
+	if (d->clustered && !d->loop.leading) {
 		ofcd_log(d, OFCD_LOG_NOTICE,
 			 "reload asked of a follower: the leader applies its config (reload it); "
 			 "this replica reads %s again when it takes over",
 			 d->o.config_path);
 		return;
 	}
-	for (j = d->queue; j; j = j->next)
+	for (j = d->loop.queue; j; j = j->next)
 		if (j->kind == JOB_RELOAD)
 			return; /* one waiting reload reads the newest file anyway */
 	ofcd_log(d, OFCD_LOG_NOTICE, "reloading %s", d->o.config_path);
@@ -136,7 +136,7 @@ static void cluster_event(struct ofcd *d, enum store_event ev)
 {
 	switch (ev) {
 	case STORE_EV_LEADER:
-		d->elected_ms = unix_ms();
+		d->loop.elected_ms = unix_ms();
 		ofcd_want_cluster_job(d, JOB_TAKEOVER);
 		break;
 	case STORE_EV_DEPOSED:
@@ -149,7 +149,7 @@ static void cluster_event(struct ofcd *d, enum store_event ev)
 		ofcd_want_cluster_job(d, JOB_SYNC);
 		break;
 	default: /* (health: a deposed replica's reload that found etcd silent, again) */
-		if (d->cl_reload)
+		if (d->loop.cl_reload)
 			ofcd_want_cluster_job(d, JOB_SYNC);
 		break;
 	}
@@ -182,7 +182,7 @@ static int64_t news_timer(struct loop *l, uint64_t id, void *ctx)
 
 	(void)l;
 	(void)id;
-	d->news_timer = 0;
+	d->loop.news_timer = 0;
 	news_probe(d);
 	return LOOP_NOMORE;
 }
@@ -193,29 +193,29 @@ static int64_t news_timer(struct loop *l, uint64_t id, void *ctx)
  * failures in effect as at every probe, without waiting for the next. */
 static void news_probe(struct ofcd *d)
 {
-	double now = now_seconds(), at = d->news_probe_at + NEWS_GAP;
+	double now = now_seconds(), at = d->loop.news_probe_at + NEWS_GAP;
 	struct job *j;
 
-	if (d->clustered && !d->leading) {
-		d->news_pending = false; /* a replica reads devices only while it leads */
+	if (d->clustered && !d->loop.leading) {
+		d->loop.news_pending = false; /* a replica reads devices only while it leads */
 		return;
 	}
-	if (!d->news_pending || d->stopping || d->running || d->queue || d->plan_job ||
-	    d->cluster_job)
+	if (!d->loop.news_pending || d->loop.stopping || d->loop.running || d->loop.queue ||
+	    d->loop.planner_job || d->loop.cluster_job)
 		return; /* the job's end comes back here */
 	if (now < at) {
-		if (!d->news_timer)
-			d->news_timer =
-			    loop_timer(d->loop, (int64_t)((at - now) * 1000) + 1, news_timer, d);
+		if (!d->loop.news_timer)
+			d->loop.news_timer =
+			    loop_timer(d->loop.ev, (int64_t)((at - now) * 1000) + 1, news_timer, d);
 		return;
 	}
-	char from[sizeof(d->news_from)];
+	char from[sizeof(d->notes.news_from)];
 
-	pthread_mutex_lock(&d->note_mu);
-	snprintf(from, sizeof(from), "%s", d->news_from);
-	pthread_mutex_unlock(&d->note_mu);
-	d->news_pending = false;
-	d->news_probe_at = now;
+	pthread_mutex_lock(&d->notes.mu);
+	snprintf(from, sizeof(from), "%s", d->notes.news_from);
+	pthread_mutex_unlock(&d->notes.mu);
+	d->loop.news_pending = false;
+	d->loop.news_probe_at = now;
 	ofcd_log(d, OFCD_LOG_INFO,
 		 "device news from %s (a notification, or a new subscription): probing", from);
 	j = xcalloc(1, sizeof(*j));
@@ -237,11 +237,11 @@ static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
 	if (atomic_exchange(&d->reload_req, 0))
 		queue_reload(d);
 	if (atomic_exchange(&d->news_req, 0))
-		d->news_pending = true;
-	pthread_mutex_lock(&d->note_mu);
-	n = d->notes;
-	d->notes = d->notes_tail = NULL;
-	pthread_mutex_unlock(&d->note_mu);
+		d->loop.news_pending = true;
+	pthread_mutex_lock(&d->notes.mu);
+	n = d->notes.head;
+	d->notes.head = d->notes.tail = NULL;
+	pthread_mutex_unlock(&d->notes.mu);
 	while (n) {
 		struct note *next = n->next;
 
@@ -249,14 +249,14 @@ static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
 			ofcd_job_done(d, n->job);
 		else if (n->stream)
 			conn_stream_frame(d, n);
-		else if (n->plan)
-			ofcd_plan_landed(d, n->plan);
+		else if (n->planner)
+			ofcd_planner_landed(d, n->planner);
 		else if (n->cluster)
 			cluster_event(d, n->cluster);
 		else
 			ofcd_on_event(d, n);
-		n->job = NULL;	/* ofcd_job_done freed it */
-		n->plan = NULL; /* ofcd_plan_landed took it */
+		n->job = NULL;	   /* ofcd_job_done freed it */
+		n->planner = NULL; /* ofcd_planner_landed took it */
 		note_free(n);
 		n = next;
 	}
@@ -293,8 +293,8 @@ static int64_t sweep_timer(struct loop *l, uint64_t id, void *ctx)
 
 	(void)l;
 	(void)id;
-	for (size_t i = 0; i < d->nconns; i++) {
-		struct conn *c = d->conns[i];
+	for (size_t i = 0; i < d->loop.nconns; i++) {
+		struct conn *c = d->loop.conns[i];
 
 		if (c->dead)
 			continue;
@@ -318,8 +318,8 @@ static int64_t probe_timer(struct loop *l, uint64_t id, void *ctx)
 	(void)l;
 	(void)id;
 	/* (a replica reads devices only while it leads) */
-	if (!d->stopping && !d->running && !d->queue && !d->plan_job && !d->cluster_job &&
-	    (!d->clustered || d->leading)) {
+	if (!d->loop.stopping && !d->loop.running && !d->loop.queue && !d->loop.planner_job &&
+	    !d->loop.cluster_job && (!d->clustered || d->loop.leading)) {
 		struct job *j = xcalloc(1, sizeof(*j));
 
 		j->kind = JOB_PROBE;
@@ -336,7 +336,7 @@ int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struc
 	struct ofcd *d = xcalloc(1, sizeof(*d));
 
 	*out = NULL;
-	d->chain = *chain;
+	d->loop.chain = *chain;
 	d->o = *o;
 	if (!d->o.max_frame)
 		d->o.max_frame = OFCD_MAX_FRAME_DEFAULT;
@@ -366,7 +366,7 @@ int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struc
 		d->o.socket_mode = 0660;
 	if (!d->o.log_level)
 		d->o.log_level = OFCD_LOG_NOTICE;
-	d->listen_fd = d->ro_fd = d->gw_fd = d->sig_fd = -1;
+	d->loop.listen_fd = d->loop.ro_fd = d->loop.gw_fd = d->loop.sig_fd = -1;
 	d->state_dir = ctl_state_dir(o->state_dir);
 	d->store = store_open_files(d->state_dir);
 	d->cred_dir =
@@ -374,9 +374,9 @@ int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struc
 							      : OFCD_CREDENTIALS_DIR_DEFAULT);
 	d->files.dirfd = -1;
 	d->files.why = "ofcd --topology-dir";
-	pthread_mutex_init(&d->mu, NULL);
-	pthread_cond_init(&d->cond, NULL);
-	pthread_mutex_init(&d->note_mu, NULL);
+	pthread_mutex_init(&d->jobs.mu, NULL);
+	pthread_cond_init(&d->jobs.cond, NULL);
+	pthread_mutex_init(&d->notes.mu, NULL);
 	pthread_mutex_init(&d->devm.mu, NULL);
 	d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (d->wake_fd < 0) {
@@ -400,29 +400,29 @@ int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struc
 		goto fail;
 	if (o->inherit_fds) {
 		/* Socket activation: the manager bound them (mode, group). */
-		d->listen_fd = o->main_fd;
-		d->ro_fd = o->ro_fd;
-		fcntl(d->listen_fd, F_SETFL, fcntl(d->listen_fd, F_GETFL) | O_NONBLOCK);
-		if (d->ro_fd >= 0)
-			fcntl(d->ro_fd, F_SETFL, fcntl(d->ro_fd, F_GETFL) | O_NONBLOCK);
+		d->loop.listen_fd = o->main_fd;
+		d->loop.ro_fd = o->ro_fd;
+		fcntl(d->loop.listen_fd, F_SETFL, fcntl(d->loop.listen_fd, F_GETFL) | O_NONBLOCK);
+		if (d->loop.ro_fd >= 0)
+			fcntl(d->loop.ro_fd, F_SETFL, fcntl(d->loop.ro_fd, F_GETFL) | O_NONBLOCK);
 	} else if (listen_unix(o->socket_path, d->o.socket_mode,
-			       o->have_admin_group ? (int)o->admin_gid : -1, &d->listen_fd,
+			       o->have_admin_group ? (int)o->admin_gid : -1, &d->loop.listen_fd,
 			       err) < 0) {
 		goto fail;
 	} else {
-		d->bound_main = true;
+		d->loop.bound_main = true;
 	}
 	if (o->ro_socket_path && !o->inherit_fds) {
-		if (listen_unix(o->ro_socket_path, 0666, -1, &d->ro_fd, err) < 0)
+		if (listen_unix(o->ro_socket_path, 0666, -1, &d->loop.ro_fd, err) < 0)
 			goto fail;
-		d->bound_ro = true;
+		d->loop.bound_ro = true;
 	}
 	/* The gateway's socket, its uid's alone (and checked again
 	 * for every connection by SO_PEERCRED). */
 	if (o->gateway_socket_path) {
-		if (listen_unix(o->gateway_socket_path, 0600, -1, &d->gw_fd, err) < 0)
+		if (listen_unix(o->gateway_socket_path, 0600, -1, &d->loop.gw_fd, err) < 0)
 			goto fail;
-		d->bound_gw = true;
+		d->loop.bound_gw = true;
 		/* root gives it to the gateway's user (0600); ofcd's own user,
 		 * to the gateway's group, of which it is a member (0660). */
 		bool gave =
@@ -446,7 +446,7 @@ int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struc
 	}
 	fd_limit(d);
 	ofcd_log(d, OFCD_LOG_NOTICE, "serving fabric %s (config %s, state in %s) on %s%s%s",
-		 d->cfg->f->name, o->config_path, d->state_dir, o->socket_path,
+		 d->loop.cfg->f->name, o->config_path, d->state_dir, o->socket_path,
 		 o->ro_socket_path ? " and read-only on " : "",
 		 o->ro_socket_path ? o->ro_socket_path : "");
 	*out = d;
@@ -461,8 +461,8 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	sigset_t set;
 	int rc;
 
-	d->loop = loop_new((int)d->o.max_clients * 2 + 1024, err);
-	if (!d->loop)
+	d->loop.ev = loop_new((int)d->o.max_clients * 2 + 1024, err);
+	if (!d->loop.ev)
 		return -1;
 	if (d->o.signals) {
 		sigemptyset(&set);
@@ -472,21 +472,21 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 		/* Blocked before the workers start, so they inherit it and
 		 * every signal arrives through the signalfd. */
 		pthread_sigmask(SIG_BLOCK, &set, NULL);
-		d->sig_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-		if (d->sig_fd < 0)
+		d->loop.sig_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+		if (d->loop.sig_fd < 0)
 			return ofc_error_set(err, OFC_E_RUNTIME, "signalfd: %s", strerror(errno));
-		loop_add(d->loop, d->sig_fd, LOOP_READ, signal_event, d);
+		loop_add(d->loop.ev, d->loop.sig_fd, LOOP_READ, signal_event, d);
 	}
 	conn_listeners(d, true);
-	loop_add(d->loop, d->wake_fd, LOOP_READ, wake_event, d);
-	d->sweep_timer = loop_timer(d->loop, 1000, sweep_timer, d);
+	loop_add(d->loop.ev, d->wake_fd, LOOP_READ, wake_event, d);
+	d->loop.sweep_timer = loop_timer(d->loop.ev, 1000, sweep_timer, d);
 	if (d->o.probe_interval > 0)
-		d->probe_timer =
-		    loop_timer(d->loop, (int64_t)(d->o.probe_interval * 1000), probe_timer, d);
-	if (pthread_create(&d->mthread, NULL, ofcd_mutation_worker, d) != 0 ||
-	    pthread_create(&d->sthread, NULL, ofcd_schedule_worker, d) != 0)
+		d->loop.probe_timer =
+		    loop_timer(d->loop.ev, (int64_t)(d->o.probe_interval * 1000), probe_timer, d);
+	if (pthread_create(&d->jobs.mthread, NULL, ofcd_mutation_worker, d) != 0 ||
+	    pthread_create(&d->jobs.sthread, NULL, ofcd_schedule_worker, d) != 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "cannot start the worker threads");
-	d->threads_started = true;
+	d->jobs.started = true;
 	if (d->o.notify)
 		d->o.notify(d->o.log_ctx, "READY=1");
 	/* Read every device once now (the probe, reported in the log), rather
@@ -505,25 +505,25 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	if (d->clustered) {
 		if (cluster_start(d, err) < 0)
 			return -1;
-		d->cluster_timer = loop_timer(d->loop, 250, cluster_timer, d);
+		d->loop.cluster_timer = loop_timer(d->loop.ev, 250, cluster_timer, d);
 	}
 	/* Ready before the workload's schedule: an all-to-all's is computed
 	 * now, in the background. */
-	ofcd_plan_check(d);
+	ofcd_planner_check(d);
 	/* A stop asked before the loop ran is in the eventfd already. */
-	rc = loop_run(d->loop, err);
-	pthread_mutex_lock(&d->mu);
-	d->workers_stop = true;
-	pthread_cond_broadcast(&d->cond);
-	pthread_mutex_unlock(&d->mu);
-	pthread_join(d->mthread, NULL);
-	pthread_join(d->sthread, NULL);
-	d->threads_started = false;
+	rc = loop_run(d->loop.ev, err);
+	pthread_mutex_lock(&d->jobs.mu);
+	d->jobs.stop = true;
+	pthread_cond_broadcast(&d->jobs.cond);
+	pthread_mutex_unlock(&d->jobs.mu);
+	pthread_join(d->jobs.mthread, NULL);
+	pthread_join(d->jobs.sthread, NULL);
+	d->jobs.started = false;
 	/* The running transaction has ended: a follower takes over at once
 	 * instead of after the lease. */
 	store_resign(d->store);
 	ofcd_log(d, OFCD_LOG_NOTICE, "stopped: %llu requests answered, %llu with an error",
-		 (unsigned long long)d->requests, (unsigned long long)d->errors);
+		 (unsigned long long)d->loop.requests, (unsigned long long)d->loop.errors);
 	return rc;
 }
 
@@ -547,92 +547,92 @@ void ofcd_close(struct ofcd *d)
 {
 	if (!d)
 		return;
-	for (size_t i = 0; i < d->nconns; i++) {
-		close(d->conns[i]->fd);
-		free(d->conns[i]->in);
-		free(d->conns[i]->out.b);
-		free(d->conns[i]);
+	for (size_t i = 0; i < d->loop.nconns; i++) {
+		close(d->loop.conns[i]->fd);
+		free(d->loop.conns[i]->in);
+		free(d->loop.conns[i]->out.b);
+		free(d->loop.conns[i]);
 	}
-	free(d->conns);
-	while (d->uids) {
-		struct uid_use *u = d->uids;
+	free(d->loop.conns);
+	while (d->loop.uids) {
+		struct uid_use *u = d->loop.uids;
 
-		d->uids = u->next;
+		d->loop.uids = u->next;
 		free(u);
 	}
-	while (d->queue) {
-		struct job *j = d->queue;
+	while (d->loop.queue) {
+		struct job *j = d->loop.queue;
 
-		d->queue = j->next;
+		d->loop.queue = j->next;
 		job_free(j);
 	}
-	while (d->squeue) {
-		struct job *j = d->squeue;
+	while (d->jobs.squeue) {
+		struct job *j = d->jobs.squeue;
 
-		d->squeue = j->next;
+		d->jobs.squeue = j->next;
 		job_free(j);
 	}
-	job_free(d->mjob);
-	job_free(d->plan_job);
-	job_free(d->cluster_job);
-	plan_abandon(d->planner);
+	job_free(d->jobs.mjob);
+	job_free(d->loop.planner_job);
+	job_free(d->loop.cluster_job);
+	planner_abandon(d->loop.planner);
 	/* Streams still running free themselves (stream.c). */
-	for (uint32_t i = 0; i < d->nstreams; i++) {
-		pthread_mutex_lock(&d->streams[i]->mu);
-		d->streams[i]->orphan = d->streams[i]->cancel = true;
-		pthread_cond_signal(&d->streams[i]->cond);
-		pthread_mutex_unlock(&d->streams[i]->mu);
+	for (uint32_t i = 0; i < d->loop.nstreams; i++) {
+		pthread_mutex_lock(&d->loop.streams[i]->mu);
+		d->loop.streams[i]->orphan = d->loop.streams[i]->cancel = true;
+		pthread_cond_signal(&d->loop.streams[i]->cond);
+		pthread_mutex_unlock(&d->loop.streams[i]->mu);
 	}
-	free(d->streams);
-	while (d->notes) {
-		struct note *n = d->notes;
+	free(d->loop.streams);
+	while (d->notes.head) {
+		struct note *n = d->notes.head;
 
-		d->notes = n->next;
+		d->notes.head = n->next;
 		note_free(n);
 	}
-	if (d->listen_fd >= 0)
-		close(d->listen_fd);
-	if (d->ro_fd >= 0)
-		close(d->ro_fd);
-	if (d->bound_main)
+	if (d->loop.listen_fd >= 0)
+		close(d->loop.listen_fd);
+	if (d->loop.ro_fd >= 0)
+		close(d->loop.ro_fd);
+	if (d->loop.bound_main)
 		unlink(d->o.socket_path);
-	if (d->bound_ro)
+	if (d->loop.bound_ro)
 		unlink(d->o.ro_socket_path);
-	if (d->gw_fd >= 0)
-		close(d->gw_fd);
-	if (d->bound_gw)
+	if (d->loop.gw_fd >= 0)
+		close(d->loop.gw_fd);
+	if (d->loop.bound_gw)
 		unlink(d->o.gateway_socket_path);
-	if (d->sig_fd >= 0)
-		close(d->sig_fd);
+	if (d->loop.sig_fd >= 0)
+		close(d->loop.sig_fd);
 	/* the devices first: their drivers' threads (notifications) wake the
 	 * loop through wake_fd until they stop */
-	ctl_close(d->w_ctl);
+	ctl_close(d->w.ctl);
 	if (d->wake_fd >= 0)
 		close(d->wake_fd);
-	for (size_t i = 0; i < ARRAY_SIZE(d->cache); i++)
-		free(d->cache[i].buf);
-	snapshot_free(d->snap);
-	fabcfg_unref(d->cfg);
-	fabcfg_unref(d->w_cfg);
-	fabcfg_unref(d->w_pub);
-	fabcfg_unref(d->w_base);
-	free(d->w_sync_bytes);
-	free(d->w_damaged);
-	strv_free(d->w_reported, d->nw_reported);
-	strv_free(d->w_lost, d->nw_lost);
-	for (uint32_t i = 0; i < d->nw_moves; i++)
-		free(d->w_moves[i].host);
-	free(d->w_moves);
+	for (size_t i = 0; i < ARRAY_SIZE(d->loop.cache); i++)
+		free(d->loop.cache[i].buf);
+	snapshot_free(d->loop.snap);
+	fabcfg_unref(d->loop.cfg);
+	fabcfg_unref(d->w.cfg);
+	fabcfg_unref(d->w.pub);
+	fabcfg_unref(d->w.base);
+	free(d->w.sync_bytes);
+	free(d->w.damaged);
+	strv_free(d->w.reported, d->w.nreported);
+	strv_free(d->w.lost, d->w.nlost);
+	for (uint32_t i = 0; i < d->w.nmoves; i++)
+		free(d->w.moves[i].host);
+	free(d->w.moves);
 	held_free_all(d);
-	loop_free(d->loop);
-	pthread_mutex_destroy(&d->mu);
-	pthread_cond_destroy(&d->cond);
-	pthread_mutex_destroy(&d->note_mu);
+	loop_free(d->loop.ev);
+	pthread_mutex_destroy(&d->jobs.mu);
+	pthread_cond_destroy(&d->jobs.cond);
+	pthread_mutex_destroy(&d->notes.mu);
 	metrics_devices_free(&d->devm);
 	pthread_mutex_destroy(&d->devm.mu);
-	for (uint32_t i = 0; i < d->nw_trusted; i++)
-		free(d->w_trusted[i]);
-	free(d->w_trusted);
+	for (uint32_t i = 0; i < d->w.ntrusted; i++)
+		free(d->w.trusted[i]);
+	free(d->w.trusted);
 	free(d->allow);
 	free(d->cred_dir);
 	if (d->files.dirfd >= 0)
@@ -641,6 +641,6 @@ void ofcd_close(struct ofcd *d)
 	store_close(d->store);
 	free(d->state_dir);
 	queue_forget(d);
-	outcomes_free(&d->outcomes);
+	outcomes_free(&d->loop.outcomes);
 	free(d);
 }

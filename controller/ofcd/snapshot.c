@@ -75,8 +75,9 @@ const char *workload_lowering(const struct fabric *f, const char *spec, enum sch
 {
 	struct schedule_query q = {.fabric = f, .spec = spec, .collective = coll};
 
-	return coll == SCHED_ALLTOALL && strcmp(schedule_pick_algorithm(&q), "mcf") == 0 ? "paths"
-											 : NULL;
+	return coll == SCHED_ALLTOALL && schedule_algorithm_lowers(schedule_pick_algorithm(&q))
+		   ? "paths"
+		   : NULL;
 }
 
 /* ---- devices ---------------------------------------------------------------------- */
@@ -249,7 +250,7 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 		st->schedule = s->plan;
 	} else if (g && cfg->coll && !f->nrings && !cfg->no_schedule &&
 		   !(cfg->coll == SCHED_ALLTOALL && !own)) {
-		/* (An all-to-all on the config's graph is the planner's: plan.c,
+		/* (An all-to-all on the config's graph is the planner's: planner.c,
 		 * off the start path; State.schedule waits for it.) */
 		struct schedule_query q = {
 		    .fabric = f,

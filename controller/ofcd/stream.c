@@ -16,7 +16,7 @@
  * Lifetime: the job (and its struct stream) is the thread's until it posts
  * the finished job; ofcd_close marks a live stream orphaned under its mutex
  * and the thread then frees it instead of posting (the planner's pattern,
- * plan.c). */
+ * planner.c). */
 #include "controller/ofcd/internal.h"
 
 #include <stdlib.h>

@@ -196,7 +196,7 @@ static Ofc__V1__Schedule *part_schedule(const struct ofcd *d, struct snapshot *s
 void held_view(const struct ofcd *d, struct snapshot *s)
 {
 	Ofc__V1__State *st = s ? s->state : NULL;
-	const struct ctl *c = d->w_ctl;
+	const struct ctl *c = d->w.ctl;
 	struct ofc_error err = {0};
 	struct ctl_record rec;
 

@@ -1,7 +1,7 @@
 /* ofcd's two worker threads and which job runs where. The mutation worker
  * owns the running config and its struct ctl and runs one job at a time,
  * as the loop hands them over: mutations, probes and ReportFailure
- * (mutation.c), the planner's results (plan.c), a replica's takeover and
+ * (mutation.c), the planner's results (planner.c), a replica's takeover and
  * sync (takeover.c). The schedule worker computes GetSchedule and GetPlan
  * answers (schedule_job.c, jobplan.c). Both hand finished jobs back as
  * notes; the loop answers and publishes. */
@@ -21,8 +21,8 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 	case JOB_FAILURE:
 		ofcd_run_failure(d, j);
 		break;
-	case JOB_PLAN:
-		ofcd_run_plan(d, j);
+	case JOB_PLANNER:
+		ofcd_run_planner(d, j);
 		break;
 	case JOB_RELEASE:
 		ofcd_run_release(d, j);
@@ -36,8 +36,7 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 	case JOB_SCHEDULE:
 		if (j->get_plan)
 			ofcd_run_get_plan(d, j);
-		else if ((j->algo && strcmp(j->algo, "fluid") == 0) ||
-			 (!j->algo && !j->spec && schedule_fluid_fabric(j->cfg->f)))
+		else if (job_fluid(j))
 			ofcd_run_schedule_fluid(j);
 		else
 			ofcd_run_schedule(d, j);
@@ -60,25 +59,25 @@ void *ofcd_mutation_worker(void *arg)
 {
 	struct ofcd *d = arg;
 
-	pthread_mutex_lock(&d->mu);
+	pthread_mutex_lock(&d->jobs.mu);
 	for (;;) {
 		struct job *j;
 
-		while (!d->mjob && !d->workers_stop)
-			pthread_cond_wait(&d->cond, &d->mu);
-		if (!d->mjob)
+		while (!d->jobs.mjob && !d->jobs.stop)
+			pthread_cond_wait(&d->jobs.cond, &d->jobs.mu);
+		if (!d->jobs.mjob)
 			break;
-		j = d->mjob;
-		pthread_mutex_unlock(&d->mu);
-		d->w_job = j;
+		j = d->jobs.mjob;
+		pthread_mutex_unlock(&d->jobs.mu);
+		d->w.job = j;
 		ofcd_run_job(d, j);
-		metrics_devices_take(d, d->w_ctl);
-		d->w_job = NULL;
-		pthread_mutex_lock(&d->mu);
-		d->mjob = NULL;
+		metrics_devices_take(d, d->w.ctl);
+		d->w.job = NULL;
+		pthread_mutex_lock(&d->jobs.mu);
+		d->jobs.mjob = NULL;
 		finished(d, j);
 	}
-	pthread_mutex_unlock(&d->mu);
+	pthread_mutex_unlock(&d->jobs.mu);
 	return NULL;
 }
 
@@ -86,23 +85,23 @@ void *ofcd_schedule_worker(void *arg)
 {
 	struct ofcd *d = arg;
 
-	pthread_mutex_lock(&d->mu);
+	pthread_mutex_lock(&d->jobs.mu);
 	for (;;) {
 		struct job *j;
 
-		while (!d->squeue && !d->workers_stop)
-			pthread_cond_wait(&d->cond, &d->mu);
-		if (!d->squeue)
+		while (!d->jobs.squeue && !d->jobs.stop)
+			pthread_cond_wait(&d->jobs.cond, &d->jobs.mu);
+		if (!d->jobs.squeue)
 			break;
-		j = d->squeue;
-		d->squeue = j->next;
-		if (!d->squeue)
-			d->squeue_tail = NULL;
-		pthread_mutex_unlock(&d->mu);
+		j = d->jobs.squeue;
+		d->jobs.squeue = j->next;
+		if (!d->jobs.squeue)
+			d->jobs.squeue_tail = NULL;
+		pthread_mutex_unlock(&d->jobs.mu);
 		ofcd_run_job(d, j);
 		finished(d, j);
-		pthread_mutex_lock(&d->mu);
+		pthread_mutex_lock(&d->jobs.mu);
 	}
-	pthread_mutex_unlock(&d->mu);
+	pthread_mutex_unlock(&d->jobs.mu);
 	return NULL;
 }

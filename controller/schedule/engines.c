@@ -181,6 +181,13 @@ bool schedule_algorithm_variant(const char *algo)
 	return e && (e->flags & ENGINE_VARIANT);
 }
 
+bool schedule_algorithm_lowers(const char *algo)
+{
+	const struct engine_ops *e = engine_find(algo, ENGINE_ANY);
+
+	return e && (e->flags & ENGINE_LOWERING);
+}
+
 /* Whether row e is one engine_names lists. */
 static bool listed(const struct engine_ops *e, unsigned fabrics, unsigned colls, unsigned flags)
 {

@@ -378,6 +378,9 @@ bool schedule_algorithm_cli_only(const char *algo);
 bool schedule_algorithm_compares(const char *algo, unsigned fabrics);
 /* Whether --variant (bandwidth- or latency-optimal) goes with algo. */
 bool schedule_algorithm_variant(const char *algo);
+/* Whether algo's all-to-all takes a lowering (steps, paths, single): the
+ * MCF's, whose solution a daemon keeps and warm-starts from. */
+bool schedule_algorithm_lowers(const char *algo);
 /* Whether q is the fluid engine's: it names it, or names nothing on a
  * config's server fabric (schedule_fluid answers it, not
  * schedule_compute). */

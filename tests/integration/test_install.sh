@@ -25,7 +25,8 @@ done
 # each other as proto/NAME.proto: -I share/ofc).
 for f in proto/control.proto proto/schedule.proto configs/torus64-ocs.yaml \
 	configs/credentials/ocs0.cred examples/README.md examples/modelw/all-links-1.yaml \
-	configs/torus64-netconf.yaml configs/credentials/known_hosts yang/optical-switch@2017-08-04.yang; do
+	configs/torus64-netconf.yaml configs/credentials/known_hosts yang/optical-switch@2017-08-04.yang \
+	ui/index.html ui/ui.js ui/fabric.js ui/ui.css; do
 	[ -f "$D$P/share/ofc/$f" ] && ok || bad "not installed: $P/share/ofc/$f"
 done
 expect_exit 0 "$D$P/bin/ofc" validate "$D$P/share/ofc/configs/torus64-ocs.yaml"
@@ -46,7 +47,7 @@ done
 find "$D" -path '*dist-packages/ofc_client/pb/control_pb2.py' | grep -q . && ok || bad "python package not installed"
 [ "$(stat -c %a "$D$P/sbin/ofcd")" = 755 ] && [ "$(stat -c %a "$D$P/lib/libofc.a")" = 644 ] && ok || bad "modes"
 grep -q "^ExecStart=$P/sbin/ofcd --foreground" "$D$P/lib/systemd/system/ofcd.service" && ok || bad "unit paths"
-grep -q "^ExecStart=$P/sbin/ofc-gateway --listen" "$D$P/lib/systemd/system/ofc-gateway.service" && ok || bad "the gateway unit's paths"
+grep -q "^ExecStart=$P/sbin/ofc-gateway --listen.* --ui-dir $P/share/ofc/ui " "$D$P/lib/systemd/system/ofc-gateway.service" && ok || bad "the gateway unit's paths"
 grep -q '^u ofc-gateway -:ofc-gateway ' "$D$P/lib/sysusers.d/ofc.conf" && grep -q '^m ofcd ofc-gateway' "$D$P/lib/sysusers.d/ofc.conf" && ok || bad "sysusers: the gateway's user"
 grep -q '^u ofcd -:ofc ' "$D$P/lib/sysusers.d/ofc.conf" && grep -q '^g ofc -' "$D$P/lib/sysusers.d/ofc.conf" && ok || bad "sysusers"
 grep -q '^d /etc/ofc/credentials 0750 root ofc' "$D$P/lib/tmpfiles.d/ofc.conf" && grep -q '^d /var/lib/ofc ' "$D$P/lib/tmpfiles.d/ofc.conf" && ok || bad "tmpfiles"

@@ -1,11 +1,12 @@
 #!/bin/sh
 # One JSON shape per command, answered here or by ofcd (see
-# docs/json.md): status, schedule and apply run locally and through an ofcd
-# on the same state, and their JSON is compared key by key. What may differ
-# is what docs/json.md lists: status's in_sync and each device's reachable,
-# in_sync and error (a local run reads every device; ofcd says them once it
-# has read), the daemon's own fields; a schedule's engine working, which
-# ofcd does not send; a transaction's ticket and peer.
+# docs/json.md): status, schedule, plan and apply run locally and through
+# an ofcd on the same state, and their JSON is compared key by key. What
+# may differ is what docs/json.md lists: status's in_sync and each device's
+# reachable, in_sync and error (a local run reads every device; ofcd says
+# them once it has read), the daemon's own fields; a schedule's engine
+# working, which ofcd does not send; a transaction's ticket and peer; a
+# plan's timings.
 SUITE=json
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
@@ -23,9 +24,11 @@ CREDS="$(pwd)/configs/credentials"
 sed -e "s|^topology: .*|topology: circulant:64:3,8|" -e "s|credentials: .*|credentials: $CREDS/ocs0.cred|" \
 	"$TORUS" >"$CIRC"
 
-start_ofcd() { # CONFIG DEVICE
-	$BUILD/ofcd --foreground --credentials-dir "$CREDS" --config "$1" --socket "$SOCK" \
-		--state-dir "$ST" --device "$2" --probe-interval 0 2>>"$TMP/ofcd.log" &
+start_ofcd() { # CONFIG DEVICE [OPTION...]
+	_cfg=$1 _dev=$2
+	shift 2
+	$BUILD/ofcd --foreground --credentials-dir "$CREDS" --config "$_cfg" --socket "$SOCK" \
+		--state-dir "$ST" --device "$_dev" --probe-interval 0 "$@" 2>>"$TMP/ofcd.log" &
 	ofcd_pid=$!
 	DAEMONS="$DAEMONS $ofcd_pid"
 	_end=$(($(date +%s) + 10))
@@ -95,6 +98,16 @@ elif kind == "schedule":
     for k in set(l) - set(r):
         if k in fields:
             bad.append("%s: a Schedule field ofcd did not send" % k)
+elif kind == "plan":
+    # one ofc.v1.Plan both ways: every key the same but the pricing's
+    # seconds (the whole plan's, each price's, each MCF's), which are timings
+    def untimed(x):
+        if isinstance(x, dict):
+            return {k: untimed(v) for k, v in x.items() if k not in ("seconds", "mcf_seconds")}
+        if isinstance(x, list):
+            return [untimed(v) for v in x]
+        return x
+    agree(untimed(l), untimed(r), "")
 elif kind == "transaction":
     daemon_only = {"ticket", "peer_uid", "peer_pid"}
     for k in set(r) - set(l) - daemon_only:
@@ -163,6 +176,38 @@ done
 expect_json 'j["algorithm"]=="bfb" and j["num_transfers"]>0 and j["degree"]==4 and j["tau_l"]==j["num_steps"]' \
 	$OFC --socket "$SOCK" schedule --collective allreduce --summary --json
 expect_exit 0 stop_ofcd
+# A job's plan: the torus with a workload section, planned here and by ofcd
+# (GetPlan), one ofc.v1.Plan both ways.
+WL="$TMP/wl.yaml"
+{
+	sed -e "s|credentials: .*|credentials: $CREDS/ocs0.cred|" "$TORUS"
+	printf 'workload:\n  name: dp-tp\n  iterations: 100\n  parallelism: {tp: 8, dp: 8}\n  phases:\n'
+	printf '    - {name: ag, collective: allgather, group: tp, size: 16MiB}\n'
+	printf '    - {name: ar, collective: allreduce, group: dp, size: 256MiB}\n'
+} >"$WL"
+start_ofcd "$WL" "$DEV"
+same plan "plan --workload" plan "$WL" --workload config --json -- plan --json
+expect_json 'j["workload"]=="dp-tp" and j["fabric"]=="torus64-ocs" and len(j["phases"])==2 and [w["kind"] for w in j["ways"]]==["static","per-phase","in place","chosen"] and j["candidates"][0]["origin"]=="config" and all(len(p["on"])==len(j["candidates"]) for p in j["phases"])' \
+	cat "$TMP/r.json"
+# Without --json: the ways and the choice's words, GetPlan's message.
+$OFC --socket "$SOCK" plan >"$TMP/plan.txt" 2>&1 &&
+	grep -q "^static .* an iteration (the first: .* of switching before it)$" "$TMP/plan.txt" &&
+	grep -q "^  ag  *tp " "$TMP/plan.txt" &&
+	tail -1 "$TMP/plan.txt" | grep -qF "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["why"])' "$TMP/r.json")" && ok ||
+	bad "ofc --socket PATH plan prints the ways and why" "$(head -5 "$TMP/plan.txt")"
+expect_exit 0 stop_ofcd
+# A dry run whose plan's words do not fit ofcd's frame: the transaction
+# without its plan, and the answer says why (the one builder's limit).
+start_ofcd "$TORUS" "$DEV" --max-frame 8KiB
+expect_json 'j["state"]=="planned" and j["operations"]>0 and "plan" not in j and j["switching_seconds"]>0' \
+	$OFC --socket "$SOCK" apply "$CIRC" --dry-run --json
+$OFC --socket "$SOCK" apply "$CIRC" --dry-run >"$TMP/small.out" 2>&1
+grep -q "would take fabric 'torus64-ocs' to .*; the plan's lines do not fit a frame" "$TMP/small.out" && ok ||
+	bad "a dry run's plan too big for the frame is left out, and said" "$(head -3 "$TMP/small.out")"
+expect_exit 0 stop_ofcd
+# docs/json.md's example: one phase, reconfiguring never pays.
+expect_json 'j["chosen"]=="static" and j["ways"][2]=={"kind": "in place", "have": False, "why_not": "no circuits in place were read", "phases": []} and abs(j["ways"][0]["job_us"]-j["ways"][0]["first_switch_us"]-1000*j["ways"][0]["iteration_us"])<1e-6*j["ways"][0]["job_us"] and j["phases"][0]["group"]=="all"' \
+	$OFC plan configs/torus64-ocs.yaml --workload examples/workloads/dp-allreduce.yaml --json
 stop_emu "$e_pid"
 
 # ---- a WDM ring: its MRR channels and OpTree's schedule ------------------------------

@@ -42,32 +42,37 @@ P="$OFC plan --state-dir $ST"
 # the first switching plus iterations x that; the choice is no slower than
 # any other way; static has one topology, per-phase each phase's fastest.
 cat >"$TMP/ways.py" <<'PY'
+def by_kind(j):
+    return {w["kind"]: w for w in j["ways"]}
+
 def check(j):
     n = j["iterations"]
     ph = j["phases"]
     best = None
-    for name, w in j["ways"].items():
+    ways = by_kind(j)
+    for name, w in ways.items():
         if not w["have"]:
             continue
         it = 0
         for i, p in enumerate(w["phases"]):
-            c = ph[i]["on"][p["topology"]]
+            c = ph[i]["on"][p["candidate"]]
+            assert p["topology"] == j["candidates"][p["candidate"]]["name"], (name, p)
             assert c["ok"] and c["verified"], (name, p, c)
             assert abs(p["time_us"] - ph[i]["count"] * c["time_us"]) < 1e-6 * p["time_us"], (name, p)
             assert p["switch_us"] <= p["switch_full_us"] + 1e-9, p
             it += p["time_us"] + p["switch_us"]
         assert abs(it - w["iteration_us"]) < 1e-6 * it, (name, it, w)
         assert abs(w["job_us"] - (w["first_switch_us"] + n * w["iteration_us"])) < 1e-6 * w["job_us"]
-    c = j["ways"]["chosen"]
-    for name, w in j["ways"].items():
+    c = ways["chosen"]
+    for name, w in ways.items():
         if w["have"]:
             assert c["job_us"] <= w["job_us"] * (1 + 1e-9), (name, w["job_us"], c["job_us"])
-    s = j["ways"]["static"]
-    assert len({p["topology"] for p in s["phases"]}) == 1 and not any(p["switch_us"] for p in s["phases"])
-    pp = j["ways"]["per-phase"]
+    s = ways["static"]
+    assert len({p["candidate"] for p in s["phases"]}) == 1 and not any(p["switch_us"] for p in s["phases"])
+    pp = ways["per-phase"]
     for i, p in enumerate(pp["phases"]):
         fastest = min(c["time_us"] for c in ph[i]["on"] if c["ok"])
-        assert abs(ph[i]["on"][p["topology"]]["time_us"] - fastest) < 1e-9 * fastest, (i, p)
+        assert abs(ph[i]["on"][p["candidate"]]["time_us"] - fastest) < 1e-9 * fastest, (i, p)
     return True
 PY
 PYTHONPATH="$TMP"
@@ -94,7 +99,7 @@ expect_json '"for tm" + "\x27s traffic: not built, its assignments passed 1 us (
 # top of the switches' own time, never hidden (per-phase's topologies are
 # each phase's fastest, the same with it or without).
 $P "$TMP/w16.yaml" --workload config --json >"$TMP/bare.json" 2>/dev/null
-expect_json '(lambda b: j["switch_overhead"]=={"transaction_s": 0.005, "change_s": 0.001} and __import__("ways").check(j) and [p["topology"] for p in j["ways"]["per-phase"]["phases"]]==[p["topology"] for p in b["ways"]["per-phase"]["phases"]] and all(abs(p["switch_full_us"] - q["switch_full_us"] - (5000 + 1000*p["moves"] if p["moves"] else 0)) < 1e-6 and abs(p["switch_us"] - q["switch_us"] - (5000 + 1000*p["moves"] if p["moves"] else 0)) < 1e-6 for p, q in zip(j["ways"]["per-phase"]["phases"], b["ways"]["per-phase"]["phases"])) and any(p["moves"] for p in j["ways"]["per-phase"]["phases"]))(json.load(open(sys.argv[1][:-3] + "bare.json")))' \
+expect_json '(lambda b, W: j["switch_overhead"]=={"transaction_s": 0.005, "change_s": 0.001} and __import__("ways").check(j) and [p["candidate"] for p in W(j)["per-phase"]["phases"]]==[p["candidate"] for p in W(b)["per-phase"]["phases"]] and all(abs(p["switch_full_us"] - q["switch_full_us"] - (5000 + 1000*p["moves"] if p["moves"] else 0)) < 1e-6 and abs(p["switch_us"] - q["switch_us"] - (5000 + 1000*p["moves"] if p["moves"] else 0)) < 1e-6 for p, q in zip(W(j)["per-phase"]["phases"], W(b)["per-phase"]["phases"])) and any(p["moves"] for p in W(j)["per-phase"]["phases"]))(json.load(open(sys.argv[1][:-3] + "bare.json")), __import__("ways").by_kind)' \
 	$P "$TMP/w16.yaml" --workload config --json --switch-overhead 5ms,1ms
 expect_error 2 "ofc plan: bad --switch-overhead '5ms,x': expected a duration such as 30 (seconds), 25us, 10ms or 1.5s" \
 	$P "$TMP/w16.yaml" --workload config --switch-overhead 5ms,x
@@ -103,7 +108,7 @@ expect_error 2 "ofc plan: bad --switch-overhead '5ms,x': expected a duration suc
 sed 's/^cost_model: {alpha: 10us, link_bandwidth: 100Gbps}$/cost_model: {alpha: 10us, link_bandwidth: 100Gbps, switch_overhead: {transaction: 5ms, circuit: 1ms}}/' \
 	"$TMP/w16.yaml" >"$TMP/w16o.yaml"
 $P "$TMP/w16.yaml" --workload config --json --switch-overhead 5ms,1ms >"$TMP/flag.json" 2>/dev/null
-same_ways='all(w["have"] == f["ways"][k]["have"] and (not w["have"] or w["iteration_us"] == f["ways"][k]["iteration_us"]) for k, w in j["ways"].items())'
+same_ways='all(w["have"] == v["have"] and (not w["have"] or w["iteration_us"] == v["iteration_us"]) for w, v in zip(j["ways"], f["ways"]))'
 expect_json "j['switch_overhead'] == {'transaction_s': 0.005, 'change_s': 0.001} and (lambda f: $same_ways)(json.load(open(sys.argv[1][:-3] + 'flag.json')))" \
 	$P "$TMP/w16o.yaml" --workload config --json
 expect_json "j['switch_overhead'] == {'transaction_s': 0, 'change_s': 0} and (lambda f: $same_ways)(json.load(open(sys.argv[1][:-3] + 'bare.json')))" \
@@ -125,7 +130,7 @@ done
 # --plot: an SVG, and the sweep's points in the JSON (each way's job over
 # its iterations): the chosen way never slower than the others at any
 # switching time or size.
-expect_json 'all(pt["chosen"] <= min(v for k, v in pt.items() if k in ("static","per-phase","in place") and v is not None)*(1+1e-9) for s in j["sweep"].values() for pt in s)' \
+expect_json 'all(pt["iteration_us"]["chosen"] <= min(v for k, v in pt["iteration_us"].items() if k != "chosen" and v is not None)*(1+1e-9) and pt["best"] in pt["iteration_us"] for s in j["sweep"].values() for pt in s)' \
 	$P "$TMP/w16.yaml" --workload config --plot "$TMP/w16.svg" --json
 python3 -c "import xml.dom.minidom as m, sys; d = m.parse(sys.argv[1]); assert d.documentElement.tagName == 'svg' and len(d.getElementsByTagName('polyline')) >= 3" "$TMP/w16.svg" &&
 	ok || bad "--plot should write an SVG with the ways' lines"
@@ -138,7 +143,7 @@ expect_json 'j["chosen"]=="static" and __import__("ways").check(j)' $P "$TMP/w16
 # A WDM ring: its collectives retune per stage, one candidate, the ways one.
 printf 'name: dp\niterations: 3\nphases:\n  - {name: grads, collective: allreduce, size: 4MiB}\n' >"$TMP/dp.yaml"
 US=$($OFC schedule configs/ring16-optree.yaml --collective allreduce --size 4MiB --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["time_us"])')
-expect_json "len(j['candidates'])==1 and abs(j['ways']['chosen']['iteration_us']-$US)<1e-6*$US and j['ways']['static']['iteration_us']==j['ways']['per-phase']['iteration_us']" \
+expect_json "(lambda w: len(j['candidates'])==1 and abs(w['chosen']['iteration_us']-$US)<1e-6*$US and w['static']['iteration_us']==w['per-phase']['iteration_us'])(__import__('ways').by_kind(j))" \
 	$P configs/ring16-optree.yaml --workload "$TMP/dp.yaml" --json
 printf 'name: g\nparallelism: {tp: 4, dp: 4}\nphases:\n  - {name: ag, collective: allgather, group: tp, size: 1MiB}\n' >"$TMP/ringg.yaml"
 expect_error 2 "ofc: ring16-optree is a WDM ring: phase ag does not fit it (a ring runs collectives over every host, uniform all-to-alls among them)" \
@@ -308,12 +313,15 @@ if mode == "plan":
     ways = {w.kind: w for w in p.ways}
     assert cli["switch_overhead"]["transaction_s"] == 1e-6, cli["switch_overhead"]
     assert p.workload == "small" and p.chosen == cli["chosen"], (p.chosen, cli["chosen"])
-    for k, w in cli["ways"].items():
+    for w in cli["ways"]:
+        k = w["kind"]
         assert ways[k].have == w["have"], k
         if w["have"]:
             assert abs(ways[k].iteration_us - w["iteration_us"]) < 1e-6 * w["iteration_us"], (k, ways[k])
-            assert [ph.topology for ph in ways[k].phases] == [ph["topology_name"] for ph in w["phases"]]
-            assert [ph.spec for ph in ways[k].phases] == [ph["topology_spec"] for ph in w["phases"]]
+            assert [ph.topology for ph in ways[k].phases] == [ph["topology"] for ph in w["phases"]]
+            assert [ph.spec for ph in ways[k].phases] == [ph["spec"] for ph in w["phases"]]
+            assert [ph.candidate for ph in ways[k].phases] == [ph["candidate"] for ph in w["phases"]]
+    assert [t.name for t in p.candidates] == [t["name"] for t in cli["candidates"]]
     c.move_to_phase(phase=0, dry_run=True)
     try:
         c.move_to_phase(name="nothere")

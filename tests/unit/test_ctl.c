@@ -20,6 +20,7 @@
 #include "controller/reconfig/internal.h"
 #include "controller/schedule/schedule.h"
 #include "tests/unit/crashpoint.h"
+#include "tests/unit/sim_world.h"
 
 static const char cfg_fmt[] = "name: simfab\n"
 			      "hosts: {count: 64, prefix: h, ports: 4}\n"
@@ -51,24 +52,14 @@ static void on_event(void *ctx, const struct ctl_event *ev)
 
 static struct fabric *load(const char *spec)
 {
-	char *text = xasprintf(cfg_fmt, spec);
-	struct fabric *f;
-	struct ofc_error err = {0};
-
-	assert_int_equal(config_parse("sim.yaml", text, strlen(text), &f, &err), 0);
-	assert_int_equal(fabric_validate(f, &err), 0);
-	free(text);
-	return f;
+	return test_fabricf("sim.yaml", cfg_fmt, spec);
 }
 
 static int setup(void **state)
 {
 	struct world *w = xcalloc(1, sizeof(*w));
-	/* tmpfs when there is one: the sweep fsyncs thousands of small files. */
-	const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
 
-	snprintf(w->dir, sizeof(w->dir), "%s/ofc-ctl.XXXXXX", base);
-	assert_non_null(mkdtemp(w->dir));
+	test_state_dir(w->dir, sizeof(w->dir), "ctl");
 	sim_device_init(&w->sim, DEV_SWITCH, 256);
 	w->torus = load("torus:8x8");
 	w->circ = load("circulant:64:3,8");
@@ -79,10 +70,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct world *w = *state;
-	char *cmd = xasprintf("rm -rf '%s'", w->dir);
 
-	assert_int_equal(system(cmd), 0);
-	free(cmd);
+	test_state_dir_remove(w->dir);
 	sim_device_free(&w->sim);
 	fabric_free(w->torus);
 	fabric_free(w->circ);

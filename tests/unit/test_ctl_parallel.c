@@ -17,6 +17,7 @@
 
 #include "controller/config/config.h"
 #include "controller/reconfig/internal.h"
+#include "tests/unit/sim_world.h"
 
 #define NSW 4
 
@@ -98,23 +99,14 @@ static void barrier(void *ctx, uint64_t command)
 
 static struct fabric *load(const char *spec)
 {
-	char *text = xasprintf(cfg_fmt, spec);
-	struct fabric *f;
-	struct ofc_error err = {0};
-
-	assert_int_equal(config_parse("par.yaml", text, strlen(text), &f, &err), 0);
-	assert_int_equal(fabric_validate(f, &err), 0);
-	free(text);
-	return f;
+	return test_fabricf("par.yaml", cfg_fmt, spec);
 }
 
 static int setup(void **state)
 {
 	struct world *w = xcalloc(1, sizeof(*w));
-	const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
 
-	snprintf(w->dir, sizeof(w->dir), "%s/ofc-par.XXXXXX", base);
-	assert_non_null(mkdtemp(w->dir));
+	test_state_dir(w->dir, sizeof(w->dir), "par");
 	for (uint32_t i = 0; i < NSW; i++)
 		sim_device_init(&w->sim[i], DEV_SWITCH, 16);
 	pthread_mutex_init(&w->mu, NULL);
@@ -128,10 +120,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct world *w = *state;
-	char *cmd = xasprintf("rm -rf '%s'", w->dir);
 
-	assert_int_equal(system(cmd), 0);
-	free(cmd);
+	test_state_dir_remove(w->dir);
 	for (uint32_t i = 0; i < NSW; i++)
 		sim_device_free(&w->sim[i]);
 	fabric_free(w->torus);

@@ -76,6 +76,8 @@ static void test_help_and_names(void **state)
 		assert_int_equal(schedule_algorithm_known(e->name), !(e->flags & ENGINE_COMPARE));
 		assert_int_equal(schedule_algorithm_compares(e->name, e->fabrics),
 				 !!(e->flags & ENGINE_COMPARE));
+		assert_int_equal(schedule_algorithm_lowers(e->name),
+				 !!(e->flags & ENGINE_LOWERING));
 		assert_ptr_equal(engine_find(e->name, e->fabrics), e);
 		assert_true(e->serves != 0);
 		/* a direct-connect row is built by its own build, or is 'all' */
@@ -97,6 +99,7 @@ static void test_help_and_names(void **state)
 	assert_true(schedule_algorithm_variant("recursive-doubling"));
 	assert_false(schedule_algorithm_variant("bfb"));
 	assert_false(schedule_algorithm_variant("nope"));
+	assert_true(schedule_algorithm_lowers("mcf") && !schedule_algorithm_lowers("nope"));
 	sb_free(&help);
 }
 

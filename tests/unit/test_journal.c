@@ -15,6 +15,7 @@
 #include "controller/config/config.h"
 #include "controller/reconfig/internal.h"
 #include "proto/state.pb-c.h"
+#include "tests/unit/sim_world.h"
 
 static const char cfg[] = "name: jfab\n"
 			  "hosts: {count: 16, prefix: h, ports: 2}\n"
@@ -34,10 +35,8 @@ static int setup(void **state)
 	struct world *w = xcalloc(1, sizeof(*w));
 	struct ofc_error err = {0};
 
-	snprintf(w->dir, sizeof(w->dir), "/tmp/ofc-journal.XXXXXX");
-	assert_non_null(mkdtemp(w->dir));
-	assert_int_equal(config_parse("j.yaml", cfg, strlen(cfg), &w->f, &err), 0);
-	assert_int_equal(fabric_validate(w->f, &err), 0);
+	test_state_dir(w->dir, sizeof(w->dir), "journal");
+	w->f = test_fabric("j.yaml", cfg);
 	struct ctl_opts o = {.state_dir = w->dir, .no_testbed = true};
 	assert_int_equal(ctl_open(w->f, &o, &w->c, &err), 0);
 	assert_int_equal(w->c->ndevs, 1);
@@ -48,12 +47,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct world *w = *state;
-	char *cmd = xasprintf("rm -rf '%s'", w->dir);
 
 	ctl_close(w->c);
 	fabric_free(w->f);
-	(void)!system(cmd);
-	free(cmd);
+	test_state_dir_remove(w->dir);
 	free(w);
 	return 0;
 }

@@ -16,6 +16,7 @@
 
 #include "controller/config/config.h"
 #include "controller/reconfig/reconfig.h"
+#include "tests/unit/sim_world.h"
 
 static const char cfg_fmt[] = "name: parts\n"
 			      "hosts: {count: 8, prefix: h, ports: 2}\n"
@@ -46,23 +47,14 @@ static struct sim_device *lookup(void *ctx, const char *name)
 
 static struct fabric *load(const char *spec)
 {
-	char *text = xasprintf(cfg_fmt, spec);
-	struct fabric *f;
-	struct ofc_error err = {0};
-
-	assert_int_equal(config_parse("parts.yaml", text, strlen(text), &f, &err), 0);
-	assert_int_equal(fabric_validate(f, &err), 0);
-	free(text);
-	return f;
+	return test_fabricf("parts.yaml", cfg_fmt, spec);
 }
 
 static int setup(void **state)
 {
 	struct world *w = xcalloc(1, sizeof(*w));
-	const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
 
-	snprintf(w->dir, sizeof(w->dir), "%s/ofc-reconf.XXXXXX", base);
-	assert_non_null(mkdtemp(w->dir));
+	test_state_dir(w->dir, sizeof(w->dir), "reconf");
 	sim_device_init(&w->sim, DEV_SWITCH, 16);
 	w->circ = load("circulant:8:3");
 	w->biring = load("biring:8");
@@ -73,10 +65,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct world *w = *state;
-	char *cmd = xasprintf("rm -rf '%s'", w->dir);
 
-	assert_int_equal(system(cmd), 0);
-	free(cmd);
+	test_state_dir_remove(w->dir);
 	sim_device_free(&w->sim);
 	fabric_free(w->circ);
 	fabric_free(w->biring);

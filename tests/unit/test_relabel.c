@@ -13,6 +13,7 @@
 
 #include "controller/config/config.h"
 #include "controller/reconfig/reconfig.h"
+#include "tests/unit/sim_world.h"
 #include "topo/topo.h"
 
 static struct graph *build(const char *spec)
@@ -399,15 +400,7 @@ static struct sim_device *bench_lookup(void *ctx, const char *name)
 
 static struct fabric *fabric_of(const char *body)
 {
-	char *text = xasprintf(fab_fmt, body);
-	struct fabric *f;
-	struct ofc_error err = {0};
-
-	if (config_parse("relabel.yaml", text, strlen(text), &f, &err) < 0 ||
-	    fabric_validate(f, &err) < 0)
-		fail_msg("%s: %s", body, err.msg);
-	free(text);
-	return f;
+	return test_fabricf("relabel.yaml", fab_fmt, body);
 }
 
 /* jobA on h0..h31, jobB on h32..h63. */
@@ -649,11 +642,9 @@ static void test_plan_never_longer_relabelled(void **state)
 	};
 	struct bench b;
 	struct device_state other[3];
-	const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
 	(void)state;
 
-	snprintf(b.dir, sizeof(b.dir), "%s/ofc-relabel.XXXXXX", base);
-	assert_non_null(mkdtemp(b.dir));
+	test_state_dir(b.dir, sizeof(b.dir), "relabel");
 	sim_device_init(&b.sim, DEV_SWITCH, SWPORTS);
 	struct fabric *part = partitioned("torus:4x8", "circulant:32:1,4");
 	struct fabric *part2 = partitioned("circulant:32:1,3", "torus:4x8");
@@ -679,9 +670,7 @@ static void test_plan_never_longer_relabelled(void **state)
 	fabric_free(part2);
 	fabric_free(ring);
 	sim_device_free(&b.sim);
-	char *cmd = xasprintf("rm -rf '%s'", b.dir);
-	assert_int_equal(system(cmd), 0);
-	free(cmd);
+	test_state_dir_remove(b.dir);
 }
 
 int main(void)

@@ -15,6 +15,7 @@
 
 #include "controller/config/config.h"
 #include "controller/reconfig/reconfig.h"
+#include "tests/unit/sim_world.h"
 #include "topo/topo.h"
 
 #define HOSTS 16
@@ -38,7 +39,6 @@ static struct fabric *fabric_with(const char *extra)
 {
 	struct strbuf y = STRBUF_INIT;
 	struct fabric *f;
-	struct ofc_error err = {0};
 
 	sb_printf(&y, "name: relabelfail\nhosts:\n");
 	for (int h = 0; h < HOSTS; h++)
@@ -50,9 +50,7 @@ static struct fabric *fabric_with(const char *extra)
 		  "wiring: {pattern: sequential, switches: [ocs0]}\n"
 		  "topology: %s\n",
 		  extra);
-	if (config_parse("relabelfail.yaml", y.buf, y.len, &f, &err) < 0 ||
-	    fabric_validate(f, &err) < 0)
-		fail_msg("%s", err.msg);
+	f = test_fabric("relabelfail.yaml", y.buf);
 	sb_free(&y);
 	return f;
 }
@@ -133,8 +131,7 @@ static void test_failed_port_cuts_relabelled_topology(void **state)
 	for (uint32_t h = 0; h < HOSTS; h++)
 		pi[h] = (h + 5) % HOSTS;
 	pi[0] = 6, pi[1] = 5;
-	snprintf(b.dir, sizeof(b.dir), "/tmp/ofc-relabelfail.XXXXXX");
-	assert_non_null(mkdtemp(b.dir));
+	test_state_dir(b.dir, sizeof(b.dir), "relabelfail");
 	sim_device_init(&b.sim, DEV_SWITCH, 64);
 
 	struct fabric *f = fabric_with("torus:4x4");
@@ -167,9 +164,7 @@ static void test_failed_port_cuts_relabelled_topology(void **state)
 	fabric_free(f);
 
 	sim_device_free(&b.sim);
-	char *cmd = xasprintf("rm -rf '%s'", b.dir);
-	assert_int_equal(system(cmd), 0);
-	free(cmd);
+	test_state_dir_remove(b.dir);
 }
 
 int main(void)

@@ -3,21 +3,21 @@
  * genkautz:1024,4, which ofcd used to compute in its start-up snapshot
  * before it bound its sockets. Now the snapshot leaves it out, the daemon
  * answers at once, and a planner thread computes it on a reference to the
- * published config; the mutation worker installs the result (JOB_PLAN: the
+ * published config; the mutation worker installs the result (JOB_PLANNER: the
  * plan, the kept MCF solution, a snapshot) and watchers get a
  * KIND_SCHEDULE_REPLANNED event. The same query serves the re-plans after
- * a failure (plan_compute, called by ofcd_replan on the mutation worker).
+ * a failure (planner_compute, called by ofcd_replan on the mutation worker).
  *
  * Why a detached thread of its own: a thread the daemon never joins lets a
- * stop or a new config go on at once. Letting go (plan_abandon) also sets
- * plan_task.cancel, which the MCF looks at where it looks at its time
+ * stop or a new config go on at once. Letting go (planner_abandon) also sets
+ * planner_task.cancel, which the MCF looks at where it looks at its time
  * limit, and lp_solve between pivots (mcf_opts.cancel): the thread stops
  * burning a core and holding the solve's memory within moments instead of
  * at the solve's end (52 s). It is still not joined: what does not look at
  * the flag (the MCF's setup and routes, a lowering or verification under
  * way) may take seconds more on a large fabric. The thread drops its
- * result when it finds the daemon gone (plan_task.d NULL, under
- * plan_task.mu, which the daemon takes to let go, so the thread never
+ * result when it finds the daemon gone (planner_task.d NULL, under
+ * planner_task.mu, which the daemon takes to let go, so the thread never
  * posts to a freed daemon); the flag lives in the task, which the thread
  * holds a reference to, so the daemon sets it and goes. */
 #include "alltoall/alltoall.h"
@@ -67,7 +67,8 @@ static void replan_mcf(struct strbuf *msg, const struct schedule_result *r,
  * builds it, packed without an id (the loop appends one: protobuf merges
  * concatenated messages, and the schedule appears once), when it fits a
  * frame with room for the id. */
-static void full_answer(const struct schedule_result *r, uint32_t max_frame, struct plan_out *out)
+static void full_answer(const struct schedule_result *r, uint32_t max_frame,
+			struct planner_out *out)
 {
 	const struct schedule *s = &r->main->s;
 	Ofc__V1__Response resp = OFC__V1__RESPONSE__INIT;
@@ -116,7 +117,7 @@ static void full_answer(const struct schedule_result *r, uint32_t max_frame, str
 	arena_free(&a);
 }
 
-void plan_keep_full(struct fabcfg *cfg, struct plan_out *out)
+void planner_keep_full(struct fabcfg *cfg, struct planner_out *out)
 {
 	cfg->plan_full = out->full;
 	cfg->plan_full_len = out->full_len;
@@ -126,9 +127,10 @@ void plan_keep_full(struct fabcfg *cfg, struct plan_out *out)
 	out->full_why = NULL;
 }
 
-void plan_compute(const struct fabcfg *pub, const struct schedule_kept *kept, const char *kept_why,
-		  bool keep, const atomic_bool *cancel, double t0, const char *done,
-		  uint32_t max_frame, struct strbuf *msg, struct plan_out *out)
+void planner_compute(const struct fabcfg *pub, const struct schedule_kept *kept,
+		     const char *kept_why, bool keep, const atomic_bool *cancel, double t0,
+		     const char *done, uint32_t max_frame, struct strbuf *msg,
+		     struct planner_out *out)
 {
 	/* The workload's; a config without collectives gets an allgather of
 	 * 1 MiB, so watchers still see what survives. */
@@ -190,7 +192,7 @@ void plan_compute(const struct fabcfg *pub, const struct schedule_kept *kept, co
 	schedule_result_free(&r);
 }
 
-bool plan_needed(struct fabcfg *cfg)
+bool planner_needed(struct fabcfg *cfg)
 {
 	return cfg && cfg->coll == SCHED_ALLTOALL && cfg->f->graph && !cfg->f->nrings &&
 	       !cfg->no_schedule && !atomic_load_explicit(&cfg->planned, memory_order_acquire);
@@ -198,9 +200,9 @@ bool plan_needed(struct fabcfg *cfg)
 
 /* ---- the thread ---------------------------------------------------------------------- */
 
-static void *plan_thread(void *arg)
+static void *planner_thread(void *arg)
 {
-	struct plan_task *t = arg;
+	struct planner_task *t = arg;
 	struct fabcfg *c = t->cfg;
 	double t0 = now_seconds();
 	struct strbuf msg = STRBUF_INIT, list = STRBUF_INIT;
@@ -220,8 +222,8 @@ static void *plan_thread(void *arg)
 	/* A healthy graph's run is kept for the re-plans; with failures in
 	 * effect (from before a restart) the pipeline solves the healthy
 	 * graph itself, and nothing is kept until they are restored. */
-	plan_compute(c, NULL, NULL, !c->nfailed && !c->f->degraded, &t->cancel, t0, "computed",
-		     t->max_frame, &msg, &t->out);
+	planner_compute(c, NULL, NULL, !c->nfailed && !c->f->degraded, &t->cancel, t0, "computed",
+			t->max_frame, &msg, &t->out);
 	t->out.message = sb_detach(&msg);
 	sb_free(&list);
 
@@ -232,17 +234,17 @@ static void *plan_thread(void *arg)
 		struct note *n = xcalloc(1, sizeof(*n));
 
 		t->refs++;
-		n->plan = t;
+		n->planner = t;
 		ofcd_note(t->d, n);
 	}
 	pthread_mutex_unlock(&t->mu);
-	plan_unref(t);
+	planner_unref(t);
 	return NULL;
 }
 
-struct plan_task *plan_start(struct ofcd *d, struct fabcfg *cfg)
+struct planner_task *planner_start(struct ofcd *d, struct fabcfg *cfg)
 {
-	struct plan_task *t = xcalloc(1, sizeof(*t));
+	struct planner_task *t = xcalloc(1, sizeof(*t));
 	pthread_attr_t attr;
 	pthread_t th;
 
@@ -254,10 +256,10 @@ struct plan_task *plan_start(struct ofcd *d, struct fabcfg *cfg)
 	t->max_frame = d->o.max_frame;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&th, &attr, plan_thread, t) != 0) {
+	if (pthread_create(&th, &attr, planner_thread, t) != 0) {
 		pthread_attr_destroy(&attr);
 		t->refs = 1;
-		plan_unref(t);
+		planner_unref(t);
 		return NULL;
 	}
 	pthread_attr_destroy(&attr);
@@ -266,7 +268,7 @@ struct plan_task *plan_start(struct ofcd *d, struct fabcfg *cfg)
 
 /* ---- re-plans and the planner's result, on the mutation worker ------------------------ */
 
-/* Publish d->w_cfg with the failures now in effect (failures.c): the config
+/* Publish d->w.cfg with the failures now in effect (failures.c): the config
  * and the snapshot travel on j to the loop, followed by a
  * KIND_SCHEDULE_REPLANNED event with the workload's schedule on the
  * surviving graph, verified (summary: GetSchedule has the steps). sentence
@@ -279,8 +281,8 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 	struct strbuf list = STRBUF_INIT, msg = STRBUF_INIT;
 	char why[400];
 
-	fabcfg_unref(d->w_pub);
-	d->w_pub = pub;
+	fabcfg_unref(d->w.pub);
+	d->w.pub = pub;
 	fabcfg_unref(j->new_cfg);
 	j->new_cfg = fabcfg_ref(pub);
 	for (uint32_t i = 0; i < pub->nfailed && i < 8; i++)
@@ -319,15 +321,15 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 		 * were in effect since the start): keep this run. */
 		bool keep = !pub->nfailed && pub->coll == SCHED_ALLTOALL && !pub->f->degraded &&
 			    !pub->kept.warm && !atomic_load(&pub->planned);
-		bool from = pub != d->w_cfg && pub->coll == d->w_cfg->coll &&
-			    pub->size == d->w_cfg->size && d->w_cfg->kept.warm;
-		struct plan_out out = {0};
+		bool from = pub != d->w.cfg && pub->coll == d->w.cfg->coll &&
+			    pub->size == d->w.cfg->size && d->w.cfg->kept.warm;
+		struct planner_out out = {0};
 
 		/* The whole answer is kept for an all-to-all only (GetSchedule
 		 * answers the workload from it: is_workload in read_requests.c). */
-		plan_compute(pub, from ? &d->w_cfg->kept : NULL, d->w_cfg->kept_why, keep, NULL, t0,
-			     "re-planned", pub->coll == SCHED_ALLTOALL ? d->o.max_frame : 0, &msg,
-			     &out);
+		planner_compute(pub, from ? &d->w.cfg->kept : NULL, d->w.cfg->kept_why, keep, NULL,
+				t0, "re-planned", pub->coll == SCHED_ALLTOALL ? d->o.max_frame : 0,
+				&msg, &out);
 		if (keep) {
 			pub->kept = out.kept;
 			memset(&out.kept, 0, sizeof(out.kept));
@@ -341,10 +343,10 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 			pub->plan = xmalloc(out.sched_len + 1);
 			memcpy(pub->plan, out.sched, out.sched_len);
 			pub->plan_len = out.sched_len;
-			plan_keep_full(pub, &out);
+			planner_keep_full(pub, &out);
 		}
 		out.sched = NULL;
-		plan_out_free(&out);
+		planner_out_free(&out);
 	}
 	/* Final for this config: GetSchedule may answer the workload from it,
 	 * and a planner still computing it drops its result. */
@@ -358,7 +360,7 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 	ev->nfailed = pub->nfailed;
 	ev->time_ms = unix_ms();
 	snapshot_free(j->snap);
-	j->snap = snapshot_build(d->state_dir, d->w_ctl, pub, why, sizeof(why));
+	j->snap = snapshot_build(d->state_dir, d->w.ctl, pub, why, sizeof(why));
 	held_state(d, j->snap);
 	if (why[0])
 		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
@@ -366,15 +368,15 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 	sb_free(&list);
 }
 
-void ofcd_run_plan(struct ofcd *d, struct job *j)
+void ofcd_run_planner(struct ofcd *d, struct job *j)
 {
-	struct plan_task *t = j->plan;
+	struct planner_task *t = j->planner;
 	struct fabcfg *c = t->cfg;
 	char why[400];
 
 	/* A re-plan computed it meanwhile (the hold ran out), or the config
 	 * is no longer running: nothing to install. */
-	if (atomic_load(&c->planned) || (c != d->w_pub && c != d->w_cfg)) {
+	if (atomic_load(&c->planned) || (c != d->w.pub && c != d->w.cfg)) {
 		ofcd_log(d, OFCD_LOG_INFO,
 			 "the workload's schedule computed in the background is not needed any "
 			 "more (%s)",
@@ -396,10 +398,10 @@ void ofcd_run_plan(struct ofcd *d, struct job *j)
 		c->plan = xmalloc(t->out.sched_len + 1);
 		memcpy(c->plan, t->out.sched, t->out.sched_len);
 		c->plan_len = t->out.sched_len;
-		plan_keep_full(c, &t->out);
+		planner_keep_full(c, &t->out);
 	}
 	atomic_store_explicit(&c->planned, true, memory_order_release);
-	if (c != d->w_pub) {
+	if (c != d->w.pub) {
 		/* The healthy config while failures are in effect: kept for the
 		 * next re-plan; what is published does not change. */
 		ofcd_log(d, OFCD_LOG_NOTICE,
@@ -420,7 +422,7 @@ void ofcd_run_plan(struct ofcd *d, struct job *j)
 		ev->failed[i] = xstrdup(c->failed[i]);
 	ev->nfailed = c->nfailed;
 	ev->time_ms = unix_ms();
-	j->snap = snapshot_build(d->state_dir, d->w_ctl, c, why, sizeof(why));
+	j->snap = snapshot_build(d->state_dir, d->w.ctl, c, why, sizeof(why));
 	held_state(d, j->snap);
 	if (why[0])
 		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);

@@ -1,0 +1,444 @@
+/* ofc's operator page: reads who it is shown to (GET /ui/whoami) and the
+ * state (GET /v1/state?with_fabric=true), and keeps it current through the
+ * API's Watch (GET /v1/watch, one JSON Response a line, read as a stream):
+ * each event read asks for the state again, at most one request in
+ * flight, so a burst of events costs a few reads, and nothing is asked
+ * while nothing happens. The stream is the one connection a page left
+ * open holds; when it ends the page says so and opens it again, waiting
+ * longer each time (1 s to 30 s).
+ *
+ * What a role sees is what ofcd answers it (a tenant: its own partitions
+ * and circuits); the buttons (restore a failure, release a partition) are
+ * drawn only for a role that may ask (an admin; a tenant for its own
+ * partitions), and ofcd checks them again. Text goes in through
+ * textContent only: nothing the state holds is read as HTML. */
+"use strict";
+
+(function () {
+	const $ = (id) => document.getElementById(id);
+	const PALETTE = ["#4f9dde", "#e0a84a", "#9b7be0", "#4cc3a0", "#e07a9b", "#c6d35a", "#5ad3d6", "#e0804a"];
+	const MAX_EVENTS = 50;
+	/* Replicated ofcd: who leads and the lease change with no event on the
+	 * Watch, so a page shown replicas reads the state again this often
+	 * (one read, answered from the gateway's cache while nothing changed). */
+	const CLUSTER_REFRESH_MS = 3000;
+	let clusterTimer = null;
+
+	let me = null; /* whoami */
+	let state = null;
+	const events = [];
+	/* The transactions seen on the Watch, by ticket: who asked and for
+	 * what (the queued event), what it changed (started), how it ended and
+	 * how long it took (committed or rolled back). The state carries only
+	 * the running one and the queue. */
+	const txns = new Map();
+	const MAX_TXNS = 10;
+	const colors = new Map();
+	let inflight = false, again = false;
+	/* The running config (hosts, switches) is read with the state once, and
+	 * again only when a config is applied or the stream opens anew: the
+	 * other events change the state, not the config, and the config is
+	 * most of the state's bytes. */
+	let fabric = null, needFabric = true;
+
+	function color(p) {
+		if (!p) return "#6b7a88";
+		if (!colors.has(p)) colors.set(p, PALETTE[colors.size % PALETTE.length]);
+		return colors.get(p);
+	}
+
+	function node(tag, text, cls) {
+		const e = document.createElement(tag);
+		if (text !== undefined && text !== null) e.textContent = String(text);
+		if (cls) e.className = cls;
+		return e;
+	}
+
+	/* A table of rows (arrays of strings or nodes). */
+	function table(head, rows, empty) {
+		if (!rows.length) return node("p", empty, "dim");
+		const t = node("table");
+		const hr = node("tr");
+		for (const h of head) hr.appendChild(node("th", h));
+		t.appendChild(hr);
+		for (const r of rows) {
+			const tr = node("tr");
+			for (const c of r) {
+				const td = node("td");
+				if (c instanceof Node) td.appendChild(c);
+				else td.textContent = c === undefined || c === null ? "" : String(c);
+				tr.appendChild(td);
+			}
+			t.appendChild(tr);
+		}
+		return t;
+	}
+
+	function when(ms) {
+		if (!ms) return "";
+		const d = new Date(Number(ms));
+		return d.toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+	}
+
+	function hostsText(hosts) {
+		if (!hosts || !hosts.length) return "";
+		return hosts.length <= 6 ? hosts.join(" ") : hosts.slice(0, 4).join(" ") + " … " + hosts[hosts.length - 1] + " (" + hosts.length + ")";
+	}
+
+	function showError(msg) {
+		const f = $("error");
+		f.hidden = !msg;
+		f.textContent = msg || "";
+	}
+
+	async function api(path, body) {
+		const opt = body === undefined ? {} : {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body)};
+		const r = await fetch(path, opt);
+		const j = await r.json().catch(() => ({message: "HTTP " + r.status}));
+		return {ok: r.ok, status: r.status, j};
+	}
+
+	function button(label, action, arg, fn) {
+		const b = node("button", label);
+		b.setAttribute("data-action", action);
+		b.setAttribute("data-arg", arg);
+		b.addEventListener("click", async () => {
+			b.disabled = true;
+			const r = await fn();
+			if (!r.ok) showError(label + " " + arg + ": " + (r.j.message || "HTTP " + r.status));
+			b.disabled = false;
+		});
+		return b;
+	}
+
+	/* ---- the model of the picture ---- */
+
+	function failures(s) {
+		const f = {hosts: new Set(), ports: new Map(), links: []};
+		for (const it of s.failed || []) {
+			if (it.includes(":")) {
+				const [h, p] = it.split(":");
+				if (!f.ports.has(h)) f.ports.set(h, []);
+				f.ports.get(h).push(p);
+			} else if (/^[^-]+-[^-]+$/.test(it) && !(s.fabric && (s.fabric.hosts || []).some((h) => h.name === it))) {
+				f.links.push(it.split("-"));
+			} else f.hosts.add(it);
+		}
+		return f;
+	}
+
+	function model(s) {
+		const partitions = new Map(), hostPart = new Map();
+		for (const p of s.held || []) {
+			partitions.set(p.name, {hosts: p.hosts || [], circuits: 0});
+			for (const h of p.hosts || []) hostPart.set(h, p.name);
+		}
+		let hosts = s.fabric && s.fabric.hosts ? s.fabric.hosts.map((h) => h.name) : null;
+		const seen = new Set();
+		const circuits = [], switches = [];
+		const swPorts = new Map();
+		for (const sw of (s.fabric && s.fabric.switches) || []) swPorts.set(sw.name, sw.ports);
+		for (const d of s.devices || []) {
+			if (d.kind !== "switch" && !(d.circuits || []).length) continue;
+			/* a port is in use when a circuit enters or leaves by it (a
+			 * port has both sides: one circuit in, another out) */
+			const owner = new Map();
+			for (const c of d.circuits || []) {
+				const pa = hostPart.get(c.src_host), pb = hostPart.get(c.dst_host);
+				const p = pa && pa === pb ? pa : "";
+				circuits.push({a: c.src_host, b: c.dst_host, partition: p});
+				if (c.src_host) seen.add(c.src_host);
+				if (c.dst_host) seen.add(c.dst_host);
+				for (const port of [c.in_port, c.out_port]) if (port && !owner.has(port)) owner.set(port, p);
+				if (p) partitions.get(p).circuits++;
+			}
+			const by = new Map();
+			for (const p of owner.values()) by.set(p, (by.get(p) || 0) + 1);
+			switches.push({name: d.name, ports: swPorts.get(d.name), used: owner.size, byPartition: by, alarms: d.port_alarms || []});
+		}
+		if (!hosts) {
+			for (const p of partitions.values()) p.hosts.forEach((h) => seen.add(h));
+			hosts = [...seen].sort((a, b) => a.localeCompare(b, undefined, {numeric: true}));
+		}
+		const moved = new Set((s.moved || []).map((m) => m.split(":")[0]));
+		const spec = (s.topology && s.topology.spec) || s.target_topology || "";
+		return {hosts, spec, circuits, switches, partitions, failed: failures(s), moved, color};
+	}
+
+	/* ---- the sections ---- */
+
+	function renderHeader(s) {
+		$("fabric-name").textContent = s.fabric_name || "ofc";
+		document.title = "ofc: " + (s.fabric_name || "");
+		const bits = [];
+		if (s.config_generation) bits.push("generation " + s.config_generation);
+		if (s.at_target !== undefined) bits.push(s.at_target ? "at target" : "not at target");
+		if (s.partition) bits.push("last commit: partition " + s.partition);
+		$("summary").textContent = bits.join(" · ");
+	}
+
+	function renderFabric(s) {
+		const m = model(s);
+		$("fabric-topology").textContent = (m.spec || "") + " · " + m.hosts.length + " hosts · " + m.circuits.length + " circuits";
+		window.ofcFabric.draw($("fabric"), m);
+		window.ofcFabric.drawSwitches($("switches"), m.switches, color);
+		const lg = [];
+		for (const p of ["", ...m.partitions.keys()]) {
+			const sw = node("span", null, "swatch");
+			sw.style.background = color(p);
+			lg.push(sw, node("span", p || "fabric"));
+		}
+		$("legend").replaceChildren(...lg);
+	}
+
+	function renderReplicas(s) {
+		const c = s.cluster;
+		$("replicas-section").hidden = !c;
+		if (!c) return;
+		const L = c.leader;
+		const head = node("p");
+		head.textContent = "leader: " + (L ? L.name + " (epoch " + L.epoch + ")" : "none (an election is under way)") +
+			" · this replica: " + c.name + " (" + c.role + ")" +
+			(c.lease_left_seconds !== undefined ? " · lease " + c.lease_left_seconds.toFixed(1) + " of " + c.lease_ttl_seconds + " s" : "") +
+			(c.stale ? " · STALE" : "");
+		head.setAttribute("data-leader", L ? L.name : "");
+		const rows = (c.members || []).map((mb) => [mb.name, mb.url, node("span", mb.reachable ? "reachable" : "unreachable", mb.reachable ? "ok" : "bad"), mb.leader ? "etcd leader" : ""]);
+		$("replicas").replaceChildren(head, table(["etcd member", "url", "health", ""], rows, "no etcd members known"));
+	}
+
+	function mayRelease(name) {
+		if (!me) return false;
+		if (me.role === "admin") return true;
+		return me.role === "tenant" && me.partitions.some((p) => (p.endsWith("*") ? name.startsWith(p.slice(0, -1)) : p === name));
+	}
+
+	function renderPartitions(s) {
+		const rows = (s.held || []).map((p) => {
+			const sw = node("span", null, "swatch");
+			sw.style.background = color(p.name);
+			const nm = node("span");
+			nm.append(sw, node("span", p.name));
+			nm.setAttribute("data-partition", p.name);
+			const act = mayRelease(p.name) ? button("release", "release", p.name, () => api("/v1/release-partition", {name: p.name}).then(refreshAfter)) : "";
+			return [nm, p.owner, p.topology, hostsText(p.hosts), when(p.since_unix_ms), p.at_target ? "yes" : "no", act];
+		});
+		$("partitions").replaceChildren(table(["name", "owner", "topology", "hosts", "since", "at target", ""], rows, "none held"));
+	}
+
+	function renderFailures(s) {
+		const rows = (s.failed || []).map((it) => [it, me && me.role === "admin" ? button("restore", "restore", it, () => api("/v1/report-failure", {items: [it], restore: true}).then(refreshAfter)) : ""]);
+		for (const mv of s.moved || []) rows.push(["moved " + mv, ""]);
+		const parts = [table(["failed", ""], rows, "none in effect")];
+		if (s.schedule_error) parts.push(node("p", s.schedule_error, "bad"));
+		$("failures").replaceChildren(...parts);
+	}
+
+	function renderTransactions(s) {
+		const rows = [];
+		const t = s.transaction;
+		if (t) rows.push(["now", t.kind, t.target, t.principal, t.state, t.operations, t.seconds !== undefined ? t.seconds.toFixed(3) + " s" : ""]);
+		for (const q of s.queue || []) rows.push(["queued #" + q.ticket, q.kind, q.target, q.principal, q.state, "", ""]);
+		const parts = [table(["", "kind", "target", "who", "state", "ops", "took"], rows, "nothing running or queued")];
+		if (s.config_generation)
+			parts.push(node("p", "last commit: generation " + s.config_generation + (s.committed_principal ? " by " + s.committed_principal : "") +
+				(s.committed_by ? " on " + s.committed_by : "") + (s.committed_unix_ms ? " at " + when(s.committed_unix_ms) : ""), "dim"));
+		const seen = [...txns.values()].sort((a, b) => b.ticket - a.ticket);
+		if (seen.length)
+			parts.push(table(["ticket", "who", "what", "changed", "outcome", "took"], seen.map((t) => {
+				const row = [String(t.ticket), t.who || "", t.what || "", t.ops || "", t.outcome || "", t.took !== undefined ? (t.took / 1000).toFixed(3) + " s" : ""];
+				return row;
+			}), ""));
+		$("transactions").replaceChildren(...parts);
+	}
+
+	function renderSchedule(s) {
+		const c = s.schedule;
+		if (!c) {
+			const why = s.schedule_computing_since_unix_ms ? "being computed since " + when(s.schedule_computing_since_unix_ms) : s.schedule_error || "none";
+			$("schedule").replaceChildren(node("p", why, "dim"));
+			return;
+		}
+		const rows = [
+			["collective", c.collective + " (" + c.algorithm + ")"],
+			["on", c.topology + ", " + c.nodes + " nodes"],
+			["steps", c.num_steps + (c.lower_bound_steps ? " (bound " + c.lower_bound_steps + ")" : "")],
+			["time", (c.time_us || 0).toFixed(1) + " µs" + (c.lower_bound_us ? " against a bound of " + c.lower_bound_us.toFixed(1) + " µs" : "")],
+			["verified", c.verified ? "yes" : "no"],
+		];
+		$("schedule").replaceChildren(table(["", ""], rows, ""));
+	}
+
+	function renderDevices(s) {
+		const rows = (s.devices || []).map((d) => {
+			const r = d.reachable === undefined ? node("span", "not yet", "dim") : node("span", d.reachable ? "yes" : "no", d.reachable ? "ok" : "bad");
+			const al = (d.port_alarms || []).map((a) => "port " + a.port + " " + a.kind + (a.power_dbm !== undefined ? " " + a.power_dbm + " dBm" : "")).join(", ");
+			return [d.name, d.kind, d.driver, r, d.error || "", d.entries !== undefined ? d.entries : (d.circuits || []).length,
+				d.at_target === undefined ? "" : d.at_target ? "yes" : "no", d.in_sync === undefined ? "" : d.in_sync ? "yes" : "no",
+				al ? node("span", al, "bad") : ""];
+		});
+		$("devices").replaceChildren(table(["device", "kind", "driver", "reachable", "error", "entries", "at target", "in sync", "alarms"], rows, "none"));
+	}
+
+	function renderEvents() {
+		$("events").replaceChildren(table(["time", "kind", "what"], events.map((e) => [when(e.time_unix_ms), e.kind.replace(/^KIND_/, "").toLowerCase(), e.text]), "none yet"));
+	}
+
+	function render() {
+		if (!state) return;
+		renderHeader(state);
+		renderFabric(state);
+		renderReplicas(state);
+		renderPartitions(state);
+		renderFailures(state);
+		renderTransactions(state);
+		renderSchedule(state);
+		renderDevices(state);
+		renderEvents();
+		document.body.setAttribute("data-generation", String(state.config_generation || 0));
+		if (state.cluster && !clusterTimer)
+			clusterTimer = setTimeout(() => {
+				clusterTimer = null;
+				refresh();
+			}, CLUSTER_REFRESH_MS);
+	}
+
+	/* ---- the state, and the Watch that keeps it current ---- */
+
+	async function refresh() {
+		if (inflight) {
+			again = true;
+			return;
+		}
+		inflight = true;
+		try {
+			do {
+				again = false;
+				const withFabric = needFabric;
+				needFabric = false;
+				const r = await api(withFabric ? "/v1/state?with_fabric=true" : "/v1/state");
+				if (r.ok) {
+					state = r.j.state || {};
+					if (withFabric) fabric = state.fabric || null;
+					else if (fabric && state.fabric_name === fabric.name) state.fabric = fabric;
+					else if (fabric) needFabric = again = true; /* another fabric */
+					showError("");
+					render();
+				} else {
+					needFabric = needFabric || withFabric;
+					showError("state: " + (r.j.message || "HTTP " + r.status));
+				}
+			} while (again);
+		} catch (e) {
+			needFabric = true;
+			showError("state: " + e.message);
+		} finally {
+			inflight = false;
+		}
+	}
+
+	/* After a button's request: the state again (the Watch would say so
+	 * too), its answer passed on. */
+	function refreshAfter(r) {
+		refresh();
+		return r;
+	}
+
+	function setLive(on, text) {
+		const l = $("live");
+		l.className = "chip " + (on ? "on" : "off");
+		l.textContent = text;
+	}
+
+	async function watch() {
+		let wait = 1000;
+		for (;;) {
+			try {
+				const r = await fetch("/v1/watch", {headers: {Accept: "application/x-ndjson"}});
+				if (!r.ok || !r.body) throw new Error("HTTP " + r.status);
+				setLive(true, "live");
+				wait = 1000;
+				needFabric = true;
+				refresh(); /* what happened while it was not open */
+				const rd = r.body.getReader(), dec = new TextDecoder();
+				let buf = "";
+				for (;;) {
+					const {value, done} = await rd.read();
+					if (done) break;
+					buf += dec.decode(value, {stream: true});
+					let nl;
+					while ((nl = buf.indexOf("\n")) >= 0) {
+						const line = buf.slice(0, nl).trim();
+						buf = buf.slice(nl + 1);
+						if (line) onLine(line);
+					}
+				}
+			} catch (e) {
+				/* below: said on the chip, tried again */
+			}
+			setLive(false, "reconnecting");
+			await new Promise((ok) => setTimeout(ok, wait));
+			wait = Math.min(wait * 2, 30000);
+		}
+	}
+
+	function noteTxn(e) {
+		if (!e.ticket) return;
+		let t = txns.get(e.ticket);
+		if (!t) {
+			if (e.kind !== "KIND_REQUEST_QUEUED" && e.kind !== "KIND_TRANSACTION_STARTED") return;
+			t = {ticket: Number(e.ticket)};
+			txns.set(e.ticket, t);
+			if (txns.size > MAX_TXNS) txns.delete(txns.keys().next().value);
+		}
+		/* "ticket N: WHAT from WHO [through the gateway] (uid U pid P) (K ahead)" */
+		const m = /^ticket \d+: (.*) from (.*?) \(\d+ ahead\)$/.exec(e.message || "");
+		if (e.kind === "KIND_REQUEST_QUEUED" && m) {
+			t.what = m[1];
+			t.who = m[2].replace(/ through the gateway.*$/, "").replace(/^uid (\d+) pid \d+$/, "uid:$1");
+		} else if (e.kind === "KIND_TRANSACTION_STARTED") {
+			t.started = Number(e.time_unix_ms);
+			t.ops = e.message;
+			t.outcome = "running";
+		} else if (/TRANSACTION_(COMMITTED|ROLLED_BACK)|REQUEST_CANCELLED/.test(e.kind)) {
+			t.outcome = e.kind.replace(/^KIND_(TRANSACTION_|REQUEST_)?/, "").toLowerCase().replace("_", " ");
+			if (t.started) t.took = Number(e.time_unix_ms) - t.started;
+		}
+	}
+
+	function onLine(line) {
+		let j;
+		try {
+			j = JSON.parse(line);
+		} catch (e) {
+			return;
+		}
+		if (!j.event) return;
+		const e = j.event;
+		events.unshift({kind: e.kind || "", time_unix_ms: e.time_unix_ms, text: j.message || e.message || ""});
+		if (events.length > MAX_EVENTS) events.length = MAX_EVENTS;
+		noteTxn(e);
+		if (/CONFIG_APPLIED|RECOVERED/.test(e.kind || "")) needFabric = true;
+		/* A re-plan carries the failures in effect and the new schedule:
+		 * drawn at once, not after the state read it asks for (which may
+		 * wait behind one in flight). */
+		if (e.kind === "KIND_SCHEDULE_REPLANNED" && state && Array.isArray(e.failed)) {
+			state.failed = e.failed;
+			if (e.schedule) state.schedule = e.schedule;
+			render();
+		} else renderEvents();
+		refresh();
+	}
+
+	async function start() {
+		const r = await api("/ui/whoami");
+		if (r.ok) {
+			me = r.j;
+			$("who").textContent = me.identity + " · " + me.role + (me.partitions.length ? " · " + me.partitions.join(",") : "");
+			document.body.setAttribute("data-role", me.role);
+		} else showError("who: " + (r.j.message || "HTTP " + r.status));
+		await refresh();
+		watch();
+	}
+
+	document.addEventListener("DOMContentLoaded", start);
+})();

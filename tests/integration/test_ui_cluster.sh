@@ -1,0 +1,78 @@
+#!/bin/sh
+# The operator's page before replicated ofcd (docs/ofcd.md, "The
+# operator's page"): two replicas on etcd, a gateway before each; the page,
+# in Debian's chromium by Playwright (tests/ui/ui_cluster.mjs), opened on
+# the follower's gateway names the leader, and after kill -9 of the leader
+# names the follower that took over. Skipped without chromium, node, npm
+# or etcd.
+SUITE=ui-cluster
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/emu.sh"
+. "$(dirname "$0")/cluster_env.sh"
+
+CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser)}
+if [ -z "$CHROMIUM" ] || ! command -v node >/dev/null || ! command -v npm >/dev/null ||
+	! command -v etcd >/dev/null; then
+	echo "ui-cluster: skipped: needs chromium, node, npm and etcd (scripts/install-deps.sh test)"
+	exit 0
+fi
+if [ ! -d tests/ui/node_modules/playwright-core ] &&
+	! npm ci --prefix tests/ui --prefer-offline --no-audit --no-fund >"$TMP/npm.log" 2>&1; then
+	echo "ui-cluster: skipped: npm ci in tests/ui failed: $(tail -1 "$TMP/npm.log")"
+	exit 0
+fi
+
+make_torus_config "$TMP/a.yaml" torus:8x8 2s 2
+for r in r1 r2; do printf 'user: %s\npassword: ofc-demo\n' $r >"$TMP/$r.cred"; done
+start_emu ocs-emu e --ports 256 --credentials "$TMP/r1.cred" --credentials "$TMP/r2.cred" \
+	--state "$TMP/e.state"
+etcd_start 1 && ok || bad "etcd did not start" "$(tail -3 "$TMP/etcd/e1.log")"
+
+# A gateway before each replica, serving the page.
+C="$TMP/pki"
+mkdir -p "$C"
+newkey() { openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "$@" 2>/dev/null; }
+newkey -x509 -days 2 -keyout "$C/ca.key" -out "$C/ca.pem" -subj /CN=ofc-ui-cluster-ca \
+	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
+printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n' >"$C/server.ext"
+printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n' >"$C/admin.ext"
+for n in server admin; do
+	newkey -keyout "$C/$n.key" -out "$C/$n.csr" -subj "/CN=$n"
+	openssl x509 -req -in "$C/$n.csr" -CA "$C/ca.pem" -CAkey "$C/ca.key" -CAcreateserial \
+		-days 2 -extfile "$C/$n.ext" -out "$C/$n.pem" >/dev/null 2>&1
+done
+echo "cn:admin admin" >"$TMP/policy"
+for r in r1 r2; do
+	$BUILD/ofc-gateway --listen 127.0.0.1:0 --cert "$C/server.pem" --key "$C/server.key" \
+		--ca "$C/ca.pem" --policy "$TMP/policy" --ofcd-socket "$TMP/$r.gw" --ui-dir contrib/ui \
+		--port-file "$TMP/$r.gwport" 2>"$TMP/$r.gwlog" &
+	HELPER_PIDS="$HELPER_PIDS $!"
+done
+for r in r1 r2; do
+	_end=$(($(date +%s) + 10))
+	while [ ! -s "$TMP/$r.gwport" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.02; done
+	eval "GW_$r=https://127.0.0.1:$(cat "$TMP/$r.gwport")"
+done
+for r in r1 r2; do
+	replica_dir $r "$TMP/a.yaml" "$e_port"
+	eval "_u=\$GW_$r"
+	replica_start $r --probe-interval 0 --gateway-socket "$TMP/$r.gw" --gateway-uid "$(id -u)" \
+		--advertise "$_u"
+done
+wait_leader 20 r1 r2 && ok || bad "no replica leads" "$(tail -3 "$TMP/r1.log")"
+if [ "$LEADER" = r1 ]; then FOLLOWER=r2; else FOLLOWER=r1; fi
+eval "_pid=\$${LEADER}_pid"
+eval "_url=\$GW_$FOLLOWER"
+
+UI_URL=$_url UI_PKI=$C UI_LEADER=$LEADER UI_NEW_LEADER=$FOLLOWER UI_KILL_PID=$_pid \
+	UI_SHOTS="$BUILD/ui-shots" CHROMIUM=$CHROMIUM timeout 120 node tests/ui/ui_cluster.mjs >"$TMP/driver.out" 2>&1
+grep '^FAIL\|^      \|named' "$TMP/driver.out"
+dp=$(sed -n 's/^ui-driver: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$TMP/driver.out")
+df=$(sed -n 's/^ui-driver: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$TMP/driver.out")
+if [ -n "$dp" ]; then
+	pass=$((pass + dp))
+	fail=$((fail + df))
+else
+	bad "the browser's driver ran" "$(tail -5 "$TMP/driver.out")"
+fi
+finish

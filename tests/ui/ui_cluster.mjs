@@ -1,0 +1,63 @@
+// The operator's page before replicated ofcd (tests/integration/
+// test_ui_cluster.sh): opened on a follower's gateway, it names the leader;
+// once the leader is killed (UI_KILL_PID, kill -9), it names the new one.
+// Environment: UI_URL, UI_PKI (admin.pem, admin.key), UI_LEADER,
+// UI_KILL_PID, UI_NEW_LEADER, UI_SHOTS, CHROMIUM. Prints failed checks and
+// "ui-driver: P passed, F failed"; exits 1 if any failed.
+import { mkdirSync } from "node:fs";
+import { chromium } from "playwright-core";
+
+const env = (k) => {
+	if (!process.env[k]) throw new Error(`${k} is not set`);
+	return process.env[k];
+};
+let passed = 0, failed = 0;
+function check(cond, what, detail) {
+	if (cond) passed++;
+	else {
+		failed++;
+		console.log(`FAIL: ${what}` + (detail ? `\n      ${detail}` : ""));
+	}
+}
+
+async function main() {
+	const URL = env("UI_URL"), PKI = env("UI_PKI"), SHOTS = env("UI_SHOTS");
+	mkdirSync(SHOTS, { recursive: true });
+	const browser = await chromium.launch({ executablePath: env("CHROMIUM"), args: ["--no-sandbox"] });
+	const errors = [];
+	try {
+		const ctx = await browser.newContext({
+			ignoreHTTPSErrors: true,
+			clientCertificates: [{ origin: URL, certPath: `${PKI}/admin.pem`, keyPath: `${PKI}/admin.key` }],
+		});
+		const page = await ctx.newPage();
+		page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+		page.on("pageerror", (e) => errors.push(e.message));
+		await page.goto(URL + "/ui/");
+		const leader = `#replicas [data-leader="${env("UI_LEADER")}"]`;
+		await page.locator(leader).waitFor({ timeout: 10000 }).catch(() => {});
+		check((await page.locator(leader).count()) === 1, `the page names ${env("UI_LEADER")} as the leader`,
+			await page.locator("#replicas").textContent());
+		await page.screenshot({ path: `${SHOTS}/replicas-before.png`, fullPage: true });
+		const t0 = Date.now();
+		process.kill(Number(env("UI_KILL_PID")), "SIGKILL");
+		const next = `#replicas [data-leader="${env("UI_NEW_LEADER")}"]`;
+		await page.locator(next).waitFor({ timeout: 20000 }).catch(() => {});
+		check((await page.locator(next).count()) === 1, `after kill -9 of the leader, the page names ${env("UI_NEW_LEADER")}`,
+			await page.locator("#replicas").textContent());
+		console.log(`ui-driver: the new leader named ${Date.now() - t0} ms after the kill`);
+		await page.screenshot({ path: `${SHOTS}/replicas-after.png`, fullPage: true });
+		// (a stream cut off as its replica goes is not an error the page logs)
+		check(errors.length === 0, "the page logs no console errors", errors.slice(0, 3).join(" | "));
+	} finally {
+		await browser.close();
+	}
+}
+
+try {
+	await main();
+} catch (e) {
+	check(false, "the driver ran to its end", e.stack || String(e));
+}
+console.log(`ui-driver: ${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

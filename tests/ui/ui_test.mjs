@@ -1,0 +1,202 @@
+// Drives ofc-gateway's page (contrib/ui) in Debian's chromium with
+// Playwright (playwright-core, pinned in package-lock.json), a client
+// certificate a context: as admin, tenant and read-only. Run by
+// tests/integration/test_ui.sh, which makes the certificates and starts
+// ocs-emu, ofcd and the gateway; it passes them in the environment:
+//   UI_URL     the gateway (https://127.0.0.1:PORT)
+//   UI_PKI     the certificates: NAME.pem and NAME.key, ca.pem
+//   UI_OFC     the ofc CLI; UI_SOCK ofcd's socket (ofc fail, as an operator)
+//   UI_SHOTS   where the screenshots go
+//   CHROMIUM   the browser
+// Prints one line a failed check ("FAIL: ...") and last
+// "ui-driver: P passed, F failed"; exits 1 if any failed.
+import { execFileSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { chromium } from "playwright-core";
+
+const env = (k) => {
+	if (!process.env[k]) throw new Error(`${k} is not set`);
+	return process.env[k];
+};
+const URL = env("UI_URL"), PKI = env("UI_PKI"), OFC = env("UI_OFC"), SOCK = env("UI_SOCK");
+const SHOTS = env("UI_SHOTS");
+const MARK_WITHIN = Number(process.env.UI_MARK_WITHIN_MS || 2000);
+let passed = 0, failed = 0;
+
+function check(cond, what, detail) {
+	if (cond) passed++;
+	else {
+		failed++;
+		console.log(`FAIL: ${what}` + (detail ? `\n      ${detail}` : ""));
+	}
+}
+
+// The API as NAME, with curl (what an operator's script or Slurm does).
+function api(who, path, body) {
+	const args = ["-sS", "--cacert", `${PKI}/ca.pem`, "--cert", `${PKI}/${who}.pem`, "--key", `${PKI}/${who}.key`];
+	if (body !== undefined) args.push("-X", "POST", "-d", JSON.stringify(body));
+	return JSON.parse(execFileSync("curl", [...args, URL + path], { encoding: "utf8" }));
+}
+
+const consoleErrors = new Map();
+
+async function open(browser, who) {
+	const ctx = await browser.newContext({
+		ignoreHTTPSErrors: true, // the server's certificate is the test CA's
+		// the tenant's as the PKCS#12 the docs have an operator import
+		clientCertificates: [who === "tenant-a"
+			? { origin: URL, pfxPath: `${PKI}/${who}.p12`, passphrase: "PASSWORD" }
+			: { origin: URL, certPath: `${PKI}/${who}.pem`, keyPath: `${PKI}/${who}.key` }],
+		viewport: { width: 1280, height: 900 },
+	});
+	const page = await ctx.newPage();
+	consoleErrors.set(who, []);
+	page.on("console", (m) => m.type() === "error" && consoleErrors.get(who).push(m.text()));
+	page.on("pageerror", (e) => consoleErrors.get(who).push(e.message));
+	await page.goto(URL + "/ui/");
+	await page.locator("#live.on").waitFor({ timeout: 10000 });
+	return page;
+}
+
+// Wait until sel is there (or gone: state "detached"); the time it took, or -1.
+async function waitFor(page, sel, ms, state = "attached") {
+	const t0 = Date.now();
+	try {
+		await page.locator(sel).first().waitFor({ state, timeout: ms });
+		return Date.now() - t0;
+	} catch {
+		return -1;
+	}
+}
+
+async function main() {
+	mkdirSync(SHOTS, { recursive: true });
+	const browser = await chromium.launch({ executablePath: env("CHROMIUM"), args: ["--no-sandbox"] });
+	try {
+		const admin = await open(browser, "admin");
+		const reader = await open(browser, "reader");
+		const tenant = await open(browser, "tenant-a");
+
+		// Who each is shown as.
+		check((await admin.getAttribute("body", "data-role")) === "admin", "the admin's page says admin");
+		check((await reader.getAttribute("body", "data-role")) === "read-only", "the reader's page says read-only");
+		check((await tenant.getAttribute("body", "data-role")) === "tenant", "the tenant's page says tenant");
+		check(/64 hosts/.test(await admin.locator("#fabric-topology").textContent()), "the admin sees the fabric's 64 hosts",
+			await admin.locator("#fabric-topology").textContent());
+		check((await admin.locator('svg g.host[data-host="h63"]').count()) === 1, "h63 is drawn for the admin");
+		check((await admin.locator("svg line.circuit").count()) === 128, "jobA's 128 circuits are drawn",
+			`${await admin.locator("svg line.circuit").count()} circuits`);
+		const bar = await admin.locator('#switches [data-switch="ocs0"]').textContent();
+		check(/^ocs0: 128 of 256 ports in use/.test(bar), "ocs0's bar: jobA's 32 hosts hold 128 of its 256 ports", bar);
+
+		// A failure reported through the API: the port is marked within 2 s
+		// on every page that may see it, with no reload.
+		const t0 = Date.now();
+		execFileSync(OFC, ["--socket", SOCK, "fail", "h5:0"], { stdio: "ignore" });
+		const answered = Date.now() - t0;
+		const sel = 'svg g.host[data-host="h5"][data-failed="0"]';
+		const [ta, tr] = await Promise.all([waitFor(admin, sel, MARK_WITHIN), waitFor(reader, sel, MARK_WITHIN)]);
+		const took = Date.now() - t0;
+		check(ta >= 0 && tr >= 0, `h5:0 is marked failed within ${MARK_WITHIN} ms of ofc fail`,
+			`admin ${ta} ms, reader ${tr} ms (-1: not marked)`);
+		// A link and a whole host: the link dashed, the host filled.
+		execFileSync(OFC, ["--socket", SOCK, "fail", "h8-h9", "h60"], { stdio: "ignore" });
+		check((await waitFor(admin, 'svg line.link-failed[data-link="h8-h9"]', MARK_WITHIN)) >= 0 &&
+			(await waitFor(admin, 'svg g.host.down[data-host="h60"]', MARK_WITHIN)) >= 0,
+			"a failed link is drawn dashed and a failed host filled");
+		console.log(`ui-driver: h5:0 marked ${took} ms after ofc fail began (it answered in ${answered} ms)`);
+
+		// A partition of its own, started by the tenant through the API (as
+		// its Slurm prolog would), and one of the admin's: each page sees
+		// what its role may, the tenant's circuits coloured as its partition.
+		const r1 = api("admin", "/v1/reconfigure", { partition: "ops-1", hosts: ["h48", "h49", "h50", "h51"], topology: "ring:4" });
+		check(r1.status === "STATUS_OK", "the admin holds ops-1", JSON.stringify(r1).slice(0, 300));
+		const r2 = api("tenant-a", "/v1/reconfigure", { partition: "slurm-job-7", hosts: ["h32", "h33", "h34", "h35"], topology: "ring:4" });
+		check(r2.status === "STATUS_OK", "the tenant holds slurm-job-7", JSON.stringify(r2).slice(0, 300));
+		const job = 'svg line.circuit[data-partition="slurm-job-7"]';
+		check((await waitFor(admin, job, 5000)) >= 0 && (await waitFor(tenant, job, 5000)) >= 0,
+			"slurm-job-7's circuits are drawn as the partition's on the admin's and the tenant's pages");
+		const stroke = await admin.locator(job).first().getAttribute("stroke", { timeout: 2000 });
+		const plain = await admin.locator('svg line.circuit[data-partition=""]').first().getAttribute("stroke", { timeout: 2000 });
+		check(stroke && stroke !== plain, "slurm-job-7's circuits have a colour of their own", `${stroke} vs ${plain}`);
+		check((await admin.locator(job).count()) === 4, "a ring of 4: 4 circuits coloured", `${await admin.locator(job).count()}`);
+		await waitFor(admin, '#partitions [data-partition="ops-1"]', 5000);
+		// The transactions seen: who asked, what for, what it changed, how long.
+		const tx = await admin.locator("#transactions").textContent();
+		check(/[0-9]+cn:tenant-areconfigure partition slurm-job-7: ring:4 on 4 hosts4 operations on 1 devicecommitted[0-9.]+ s/.test(tx),
+			"the admin's page lists the tenant's transaction: who, what, what changed, outcome, time", tx.slice(0, 600));
+		check(/[0-9]+uid:[0-9]+report-failure h5:0/.test(tx), "... and the failure reported on the socket, by uid", tx.slice(0, 600));
+		await waitFor(tenant, '#partitions [data-partition="slurm-job-7"]', 5000);
+		check((await admin.locator('#partitions [data-partition="ops-1"]').count()) === 1 &&
+			(await admin.locator('#partitions [data-partition="slurm-job-7"]').count()) === 1,
+			"the admin sees both partitions");
+		check((await reader.locator('#partitions [data-partition="ops-1"]').count()) === 1 &&
+			(await reader.locator('#partitions [data-partition="slurm-job-7"]').count()) === 1,
+			"the reader sees both partitions");
+		check((await tenant.locator('#partitions [data-partition="slurm-job-7"]').count()) === 1 &&
+			(await tenant.locator('#partitions [data-partition="ops-1"]').count()) === 0,
+			"the tenant sees its own partition only");
+		const tenantText = await tenant.locator("body").textContent();
+		check(!/ops-1|h48|jobB/.test(tenantText) && (await tenant.locator('svg g.host[data-host="h48"]').count()) === 0,
+			"nothing of others reaches the tenant's page", String(tenantText.match(/ops-1|h48|jobB/)));
+
+		// Controls: none at all for read-only; the tenant's release of its
+		// own and no restore; the admin's restore works from the page.
+		check((await reader.locator("button").count()) === 0, "the read-only page has no control",
+			`${await reader.locator("button").count()} buttons`);
+		check((await tenant.locator('button[data-action="release"][data-arg="slurm-job-7"]').count()) === 1 &&
+			(await tenant.locator('button[data-action="restore"]').count()) === 0,
+			"the tenant may release its partition and restore nothing");
+		await admin.screenshot({ path: `${SHOTS}/admin.png`, fullPage: true });
+		// docs/ofcd.md's picture: the top of the admin's page, small
+		await admin.setViewportSize({ width: 1000, height: 640 });
+		await admin.screenshot({ path: `${SHOTS}/docs.png` });
+		await admin.setViewportSize({ width: 1280, height: 900 });
+		await reader.screenshot({ path: `${SHOTS}/read-only.png`, fullPage: true });
+		await tenant.screenshot({ path: `${SHOTS}/tenant.png`, fullPage: true });
+		await admin.locator('button[data-action="restore"][data-arg="h5:0"]').click();
+		check((await waitFor(admin, 'svg g.host[data-host="h5"][data-failed]', 3000, "detached")) >= 0,
+			"the admin's restore clears h5:0's mark");
+		await tenant.locator('button[data-action="release"][data-arg="slurm-job-7"]').click();
+		check((await waitFor(admin, job, 5000, "detached")) >= 0, "the tenant's release takes slurm-job-7's circuits away");
+
+		// At scale: 1,024 hosts of a torus:32x32 with 4,096 circuits, 256 of
+		// the hosts a partition: drawn as cells and a block, no lines, soon.
+		const big = await reader.evaluate(() => {
+			const hosts = [], circuits = [], hp = [];
+			for (let i = 0; i < 1024; i++) hosts.push("n" + i);
+			for (let i = 0; i < 1024; i++)
+				for (const d of [1, 32, 1023, 992]) circuits.push({ a: hosts[i], b: hosts[(i + d) % 1024], partition: i < 256 ? "big" : "" });
+			for (let i = 0; i < 256; i++) hp.push(hosts[i]);
+			const m = {
+				hosts, spec: "torus:32x32", circuits, moved: new Set(),
+				partitions: new Map([["big", { hosts: hp, circuits: 1024 }]]),
+				failed: { hosts: new Set(["n700"]), ports: new Map([["n5", ["0"]]]), links: [] },
+				color: (p) => (p ? "#4f9dde" : "#6b7a88"),
+			};
+			const div = document.createElement("div");
+			const t0 = performance.now();
+			window.ofcFabric.draw(div, m);
+			return {
+				ms: performance.now() - t0, hosts: div.querySelectorAll("g.host").length,
+				lines: div.querySelectorAll("line.circuit").length, blocks: div.querySelectorAll('rect.block[data-partition="big"]').length,
+				down: div.querySelectorAll('g.host.down[data-host="n700"]').length,
+			};
+		});
+		check(big.hosts === 1024 && big.lines === 0 && big.blocks === 1 && big.down === 1 && big.ms < 1000,
+			"1,024 hosts: drawn as cells with the partition as one block, no circuit lines, within 1 s", JSON.stringify(big));
+
+		for (const [who, errs] of consoleErrors)
+			check(errs.length === 0, `${who}'s page logs no console errors`, errs.slice(0, 3).join(" | "));
+	} finally {
+		await browser.close();
+	}
+}
+
+try {
+	await main();
+} catch (e) {
+	check(false, "the driver ran to its end", e.stack || String(e));
+}
+console.log(`ui-driver: ${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
